@@ -12,11 +12,14 @@ import { OP_TABLE } from "./opcodes.js";
 
 /**
  * Called once per instruction, operands first. `operands` are the instruction's
- * operands as already rebuilt. Return a replacement (made with `factory`, or any
- * instruction made earlier in this sweep), or undefined to keep the instruction (it is
- * copied when its operands changed).
+ * operands as already rebuilt; `rebuilt` gives the rebuilt version of any earlier
+ * instruction. Return a replacement (made with `factory`, or any instruction made
+ * earlier in this sweep), or undefined to keep the instruction (it is copied when its
+ * operands changed).
  */
-export type Visit = (inst: Instruction, operands: readonly Instruction[], factory: InstructionFactory) => Instruction | undefined;
+export type Visit = (
+  inst: Instruction, operands: readonly Instruction[], factory: InstructionFactory, rebuilt: (earlier: Instruction) => Instruction,
+) => Instruction | undefined;
 
 /** Whether an instruction must stay even when nothing uses its value. */
 export function hasSideEffect(inst: Instruction): boolean {
@@ -68,10 +71,11 @@ export function rebuild(c: Computation, visit: Visit): Computation {
       order.push(inst);
     }
   };
+  const rebuilt = (earlier: Instruction): Instruction => replaced.get(earlier) ?? earlier;
   for (const inst of c.instructions) {
-    const operands = inst.operands.map((o) => replaced.get(o) ?? o);
+    const operands = inst.operands.map(rebuilt);
     const sameOperands = operands.every((o, i) => o === inst.operands[i]);
-    let out = inst.opcode === "parameter" ? undefined : visit(inst, operands, factory);
+    let out = inst.opcode === "parameter" ? undefined : visit(inst, operands, factory, rebuilt);
     if (out === undefined && !sameOperands) {
       // A copy may keep the name of the instruction it replaces.
       factory.releaseName(inst.name);
