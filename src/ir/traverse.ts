@@ -84,7 +84,7 @@ function valueKey(v: unknown): string {
 export function structuralKey(inst: Instruction): string {
   return [
     inst.opcode,
-    shapeToString(inst.shape),
+    shapeToString(inst.shape, true),
     inst.operands.map((o) => o.id).join(","),
     valueKey(inst.attrs),
     inst.sharding ?? "",
