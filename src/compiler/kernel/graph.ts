@@ -27,7 +27,7 @@ export type UnaryScalarOp =
 export type BinaryScalarOp =
   | "add" | "sub" | "mul" | "div" | "rem" | "pow" | "max" | "min" | "and" | "or" | "xor" | "shl" | "shrA" | "shrL"
   | "atan2";
-/** Comparison: the direction, with "T" appended for TOTALORDER on floats. */
+/** Comparison: the direction, with "_TOTAL" appended for TOTALORDER on floats. */
 export type CompareOp = "EQ" | "NE" | "LT" | "LE" | "GT" | "GE";
 export type ValueOp =
   | "load" | "const" | "fromIdx" | "select" | "condToPred" | "convert" | "bitcast" | "compare" | "accum"
@@ -41,7 +41,7 @@ export interface Node {
   readonly args: readonly number[];
   /**
    * var: dimension; iconst: value; imul/idiv/imod: the constant; load: operand number;
-   * const: the value (bigint for 64-bit ints); compare: direction (+ "T" for total order);
+   * const: the value (bigint for 64-bit ints); compare: direction (+ "_TOTAL" for total order);
    * accum: the reduction's number.
    */
   readonly attr?: number | bigint | string;

@@ -44,7 +44,7 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
       && compareType !== (ELEMENT_TYPES[t].kind === "signed" ? "SIGNED" : "UNSIGNED")) {
       return { unsupported: `compare ${compareType} on ${t}` };
     }
-    return g.op("compare", "pred", [a!, b!], total ? `${direction}T` : direction);
+    return g.op("compare", "pred", [a!, b!], total ? `${direction}_TOTAL` : direction);
   },
   // A rank-0 predicate (or clamp bound) stands for every element: the lowering reads rank-0 operands at [].
   select: (g, inst, [p, a, b]) => (a === b ? a! : g.op("select", typeOf(inst), [p!, a!, b!])),
