@@ -6,10 +6,13 @@
 import type { Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./wasm/kernel.js";
+import { emitFusionKernel } from "./wasm/emit_loop.js";
 
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupported;
 
-const ROUTINES: Partial<Record<Opcode, Routine>> = {};
+const ROUTINES: Partial<Record<Opcode, Routine>> = {
+  fusion: (inst, target) => emitFusionKernel((inst as Instruction<"fusion">).attrs.calledComputation, target, inst.name),
+};
 
 /** The opcodes with a code generator. */
 export const COMPILED_OPCODES = Object.keys(ROUTINES) as Opcode[];
