@@ -4,7 +4,7 @@
 
 import { evaluate } from "../interpreter/evaluate.js";
 import { createClient, type Client } from "../runtime/client.js";
-import { runCheckTextAsync, type CheckCaseResult } from "../text/check/runner.js";
+import { runCheckTextAsync, type CheckCaseResult } from "../check/runner.js";
 import type { Computation } from "../ir/computation.js";
 import { parseMlirLiteral, printMlirLiteral, shapeToMlir } from "../text/mlir/index.js";
 import { XlaError } from "../types/errors.js";

@@ -13,15 +13,15 @@
 // of that (and every earlier) run_parallel at hand. Programs are deterministic, so each
 // replay takes the same path up to the next unknown run_parallel.
 
-import type { Computation, HloModule } from "../../ir/computation.js";
-import type { CustomCallContext, CustomCallTarget } from "../../interpreter/context.js";
-import { evaluate, type EvaluateOptions } from "../../interpreter/evaluate.js";
-import { createClient, type Client } from "../../runtime/client.js";
-import { ParseError } from "../../types/errors.js";
-import { Literal } from "../../types/literal.js";
-import type { Shape } from "../../types/shape.js";
-import { parseStableHlo } from "../mlir/index.js";
-import { parseMlirLiteral } from "../mlir/literal.js";
+import type { Computation, HloModule } from "../ir/computation.js";
+import type { CustomCallContext, CustomCallTarget } from "../interpreter/context.js";
+import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
+import { createClient, type Client } from "../runtime/client.js";
+import { ParseError } from "../types/errors.js";
+import { Literal } from "../types/literal.js";
+import type { Shape } from "../types/shape.js";
+import { parseStableHlo } from "../text/mlir/index.js";
+import { parseMlirLiteral } from "../text/mlir/literal.js";
 import { expectAlmostEq, expectClose, expectEq, type CheckOutcome } from "./compare.js";
 import { matchBlocks, parseCheckBlocks, parseRunLines, type PrintedValue, type RunLine } from "./filecheck.js";
 import { parseRunParallelConfig, PRINT, RUN_PARALLEL, runParallel, usesRunParallel, type ParallelOutcome, type ParallelRequest } from "./parallel.js";
