@@ -11,7 +11,9 @@ import { OP_TABLE, type OpAttributes } from "../ir/opcodes.js";
 import { ExecutionError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString, type Shape } from "../types/shape.js";
-import { interpreterBackend, type Backend } from "./backend.js";
+import type { Backend, BackendCompileOptions } from "./backend.js";
+import { getBackend } from "./backend_registry.js";
+import { DEFAULT_BACKEND } from "./backends.js";
 import { collectiveGroupMode, formProcessGroups } from "../interpreter/collective_groups.js";
 import { recognizeReduction } from "../interpreter/kernels/collective_reduce.js";
 import {
@@ -22,7 +24,8 @@ import { ResultArenas } from "./result_arenas.js";
 import { defaultWorkerFactory, type WorkerFactory, type WorkerHandle } from "./worker_host.js";
 
 export interface ClientOptions {
-  backend?: Backend;
+  /** A registered backend's name (backend_registry.ts) or a Backend (default: DEFAULT_BACKEND of backends.ts). */
+  backend?: string | Backend;
   /** Number of devices (default 1). */
   deviceCount?: number;
   /** How device workers are started (default: Node worker threads under Node). */
@@ -36,6 +39,8 @@ export interface CompileOptions {
   partitions?: number;
   /** deviceAssignment[replica][partition] = client device id (default replica * partitions + partition). */
   deviceAssignment?: readonly (readonly number[])[];
+  /** Passed to the backend's `prepare` as they are (e.g. the compiler's options). */
+  compileOptions?: BackendCompileOptions;
 }
 
 export interface ExecuteOptions {
@@ -102,6 +107,8 @@ export class DeviceBuffer {
 export type ProgramGrid = readonly (readonly Computation[])[];
 
 export class Executable {
+  private deleted = false;
+
   /** @internal */
   constructor(
     readonly replicas: number,
@@ -117,12 +124,35 @@ export class Executable {
     readonly reduceBytes: number,
     /** @internal bytes of all-reduce results one execution shares between group members */
     readonly arenaBytes: number,
+    /** @internal unloads the programs from the devices; called once by delete() */
+    private readonly onDelete: (exe: Executable) => void,
   ) {}
 
   /** @internal rendezvous memory of finished executions, ready for reuse */
   readonly memoryPool: RendezvousMemory[] = [];
   /** @internal result arenas nothing reads any more, ready for reuse */
   readonly arenaPool: SharedArrayBuffer[] = [];
+
+  /**
+   * Unloads the executable's programs from every device and frees the memory it keeps
+   * for reuse (rendezvous mailboxes, result arenas). Executions already started finish;
+   * later ones are an error. Result buffers stay readable. Deleting twice is harmless.
+   */
+  delete(): void {
+    if (this.deleted) return;
+    this.deleted = true;
+    this.memoryPool.length = 0;
+    this.onDelete(this);
+  }
+
+  get isDeleted(): boolean {
+    return this.deleted;
+  }
+
+  /** @internal */
+  checkLive(use: string): void {
+    if (this.deleted) throw new ExecutionError(`${use}: the executable has been deleted`);
+  }
 
   /** Device of logical process `id` (replica * partitions + partition). */
   deviceOf(id: number): number {
@@ -226,15 +256,32 @@ export class Client {
       if (!ids.has(c)) {
         const id = nextProgramId++;
         ids.set(c, id);
-        prepared.set(id, this.backend.prepare(c));
+        prepared.set(id, await this.backend.prepare(c, options.compileOptions));
       }
     }
-    this.prepared = new Map([...this.prepared, ...prepared]);
+    for (const [id, p] of prepared) this.prepared.set(id, p);
     const { payload, reduce, arena } = rendezvousSizes(computations, replicas, partitions);
-    return new Executable(replicas, partitions, assignment, computations.map((c) => ids.get(c)!), computations, payload, reduce, arena);
+    const programIds = [...prepared.keys()];
+    return new Executable(
+      replicas, partitions, assignment, computations.map((c) => ids.get(c)!), computations, payload, reduce, arena,
+      (exe) => {
+        this.arenas.closePool(exe.arenaPool);
+        this.unload(programIds);
+      },
+    );
   }
 
-  private prepared = new Map<number, unknown>();
+  /** Forgets programs and unloads them from the devices that loaded them. */
+  private unload(programIds: readonly number[]): void {
+    for (const id of programIds) {
+      this.prepared.delete(id);
+      for (const w of this.workers.values()) {
+        if (!w.dead && w.loaded.delete(id)) w.handle.post({ type: "unload", programId: id });
+      }
+    }
+  }
+
+  private readonly prepared = new Map<number, unknown>();
 
   /**
    * Runs the executable: `args[id]` are the arguments of logical process id (replica *
@@ -242,6 +289,7 @@ export class Client {
    */
   async execute(exe: Executable, args: readonly (readonly (DeviceBuffer | Literal)[])[], options: ExecuteOptions = {}): Promise<DeviceBuffer[]> {
     this.checkOpen();
+    exe.checkLive("execute");
     const count = exe.replicas * exe.partitions;
     if (args.length !== count) throw new ExecutionError(`execute: expected arguments for ${count} processes, got ${args.length}`);
     const wires = args.map((list, id) => {
@@ -287,7 +335,10 @@ export class Client {
       worker.handle.ref();
       const programId = exe.programIds[id]!;
       if (!worker.loaded.has(programId)) {
-        worker.handle.post({ type: "load", programId, backend: this.backend.name, prepared: this.prepared.get(programId) });
+        worker.handle.post({
+          type: "load", programId, backend: this.backend.name, prepared: this.prepared.get(programId),
+          ...(this.backend.deviceModule === undefined ? {} : { module: this.backend.deviceModule }),
+        });
         worker.loaded.add(programId);
       }
       const runId = nextRunId++;
@@ -352,7 +403,7 @@ export class Client {
       throw e;
     } finally {
       for (const w of workers) if (!w.dead) w.handle.unref();
-      if (reusable) exe.memoryPool.push(memory);
+      if (reusable && !exe.isDeleted) exe.memoryPool.push(memory);
       this.arenas.unpin(pinned);
       if (arena !== undefined) this.arenas.finish(arena, reusable);
     }
@@ -361,11 +412,15 @@ export class Client {
   /** Compiles and runs in one step, with host literals in and out. */
   async run(program: Computation | ProgramGrid, args: readonly (readonly Literal[])[], options: CompileOptions & ExecuteOptions = {}): Promise<Literal[]> {
     const exe = await this.compile(program, options);
-    const results = await this.execute(exe, args, options);
-    const literals = await Promise.all(results.map((b) => b.toLiteral()));
-    // The literals are copies: the device buffers' memory can serve the next execution.
-    for (const b of results) b.delete();
-    return literals;
+    try {
+      const results = await this.execute(exe, args, options);
+      const literals = await Promise.all(results.map((b) => b.toLiteral()));
+      // The literals are copies: the device buffers' memory can serve the next execution.
+      for (const b of results) b.delete();
+      return literals;
+    } finally {
+      exe.delete();
+    }
   }
 
   /** Terminates every device worker; the client cannot be used afterwards. */
@@ -479,12 +534,13 @@ function operandBytes(inst: Instruction): number {
   return inst.opcode === "recv" ? payloadBytesOf(inst.shape) : ofOperands;
 }
 
-/** A client with `deviceCount` devices of `backend` (default: the interpreter). */
+/** A client with `deviceCount` devices of `backend` (a registered name or a Backend; default: DEFAULT_BACKEND). */
 export async function createClient(options: ClientOptions = {}): Promise<Client> {
   const deviceCount = options.deviceCount ?? 1;
   if (!Number.isInteger(deviceCount) || deviceCount < 1) {
     throw new ExecutionError(`createClient: deviceCount must be a positive integer, got ${deviceCount}`);
   }
   const factory = options.workers ?? await defaultWorkerFactory();
-  return new Client(options.backend ?? interpreterBackend, deviceCount, factory, options.collectiveTimeoutMs ?? 30_000);
+  const backend = typeof options.backend === "object" ? options.backend : getBackend(options.backend ?? DEFAULT_BACKEND).host;
+  return new Client(backend, deviceCount, factory, options.collectiveTimeoutMs ?? 30_000);
 }

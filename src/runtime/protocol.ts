@@ -33,7 +33,11 @@ export interface ProcessInfo {
 }
 
 export type HostMessage =
-  | { readonly type: "load"; readonly programId: number; readonly backend: string; readonly prepared: unknown }
+  | {
+    readonly type: "load"; readonly programId: number; readonly backend: string; readonly prepared: unknown;
+    /** A module to import when the worker has no device backend of that name (Backend.deviceModule). */
+    readonly module?: string;
+  }
   | { readonly type: "unload"; readonly programId: number }
   | {
     readonly type: "run"; readonly runId: number; readonly programId: number; readonly process: ProcessInfo;
