@@ -12,6 +12,8 @@ export const ASYNC_BACKEND = "async-test";
 
 /** Compile options each prepare call received, in order (main thread only). */
 export const preparedWith: unknown[] = [];
+/** How many times the in-process evaluate ran (main thread only). */
+export const inProcess = { evaluations: 0 };
 
 interface Prepared {
   readonly tag: typeof ASYNC_BACKEND;
@@ -55,6 +57,7 @@ registerBackend({
   host: asyncBackend,
   device: asyncDeviceBackend,
   evaluate: async (computation, args, options) => {
+    inProcess.evaluations++;
     await yieldToEventLoop();
     return evaluate(computation, args, options);
   },
