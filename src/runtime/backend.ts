@@ -30,6 +30,13 @@ export interface Backend {
    * first time they are asked to load a program of this backend.
    */
   readonly deviceModule?: string;
+  /**
+   * The backend keeps each device's buffers in one shared WebAssembly.Memory: the client
+   * creates it (DeviceMemory), gives it to DeviceBackend.load, writes bufferFromLiteral's
+   * values into it, places every argument there and reserves the results there before
+   * each run (device_buffers.ts).
+   */
+  readonly deviceMemory?: boolean;
 }
 
 /** What a device program sees of the device it runs on. */
@@ -43,6 +50,18 @@ export interface DeviceEnvironment {
   readonly collectives: CollectiveBackend;
   /** Present only when the run has host queues (infeed, outfeed, host Send/Recv). */
   readonly host?: HostTransfers;
+  /** The device's memory, when the backend keeps its buffers there (Backend.deviceMemory). */
+  readonly memory?: WebAssembly.Memory;
+  /** With `memory`: the byte offset of each argument's array in it (undefined for tuple and token arguments: their arrays are in argumentLeafOffsets). */
+  readonly argumentOffsets?: readonly (number | undefined)[];
+  /** With `memory`: the offsets of every argument's arrays, argument by argument, leaves in order. */
+  readonly argumentLeafOffsets?: readonly (readonly number[])[];
+  /**
+   * With `memory`: where the host reserved the result's arrays (leaves in order). The
+   * program may write its results there and return views of them; whatever it returns
+   * is copied there otherwise.
+   */
+  readonly resultOffsets?: readonly number[];
 }
 
 export interface DeviceProgram {
@@ -55,8 +74,14 @@ export interface DeviceProgram {
   unload?(): void;
 }
 
+/** What a device backend gets to know about the device it loads a program on. */
+export interface DeviceContext {
+  /** The device's memory, when the backend asked for one (Backend.deviceMemory). */
+  readonly memory?: WebAssembly.Memory;
+}
+
 /** Device side of a backend: loads prepared programs in a worker. */
 export interface DeviceBackend {
   readonly name: string;
-  load(prepared: unknown): DeviceProgram | Promise<DeviceProgram>;
+  load(prepared: unknown, device: DeviceContext): DeviceProgram | Promise<DeviceProgram>;
 }

@@ -21,6 +21,8 @@ import {
 } from "./protocol.js";
 import { abortRendezvous, allocateRendezvous, payloadBytesOf, resetRendezvous, type RendezvousMemory } from "./shared_collectives.js";
 import { ResultArenas } from "./result_arenas.js";
+import { allocateLeaves, deviceOffsets, literalToDeviceMemory, wireArrays, wireInMemory } from "./device_buffers.js";
+import { DeviceMemory } from "./device_memory.js";
 import { defaultWorkerFactory, type WorkerFactory, type WorkerHandle } from "./worker_host.js";
 
 export interface ClientOptions {
@@ -197,6 +199,8 @@ export class Client {
   readonly devices: readonly Device[];
   private readonly workers = new Map<number, DeviceWorker>();
   private readonly arenas = new ResultArenas();
+  /** Each device's memory, when the backend keeps buffers there (created on first use; outlives the device's workers). */
+  private readonly memories = new Map<number, DeviceMemory>();
   private closed = false;
 
   /** @internal use createClient */
@@ -208,8 +212,24 @@ export class Client {
   async bufferFromLiteral(literal: Literal, device: Device = this.devices[0]!): Promise<DeviceBuffer> {
     this.checkOpen();
     if (!this.devices.includes(device)) throw new ExecutionError(`bufferFromLiteral: ${device} is not a device of this client`);
+    const memory = this.deviceMemory(device);
+    if (memory !== undefined) {
+      const wire = literalToDeviceMemory(memory, literal);
+      return new DeviceBuffer(device, wire, literal.shape, () => releaseAll(memory, deviceOffsets(wire)));
+    }
     const wire = toWire(literal, true);
     return new DeviceBuffer(device, wire, literal.shape);
+  }
+
+  /** The memory holding `device`'s buffers when the backend keeps them in one (Backend.deviceMemory), else undefined. */
+  deviceMemory(device: Device): DeviceMemory | undefined {
+    if (this.backend.deviceMemory !== true) return undefined;
+    let memory = this.memories.get(device.id);
+    if (memory === undefined) {
+      memory = new DeviceMemory({ shared: true });
+      this.memories.set(device.id, memory);
+    }
+    return memory;
   }
 
   /**
@@ -311,6 +331,27 @@ export class Client {
         return toWire(a);
       });
     });
+    // With device memory, every argument must lie in its process's device memory:
+    // those that do not (host literals, buffers of another device) are copied there for
+    // this run. Results get buffers reserved there before the run.
+    const temporaries: { memory: DeviceMemory; offsets: number[] }[] = [];
+    const resultOffsets: (number[] | undefined)[] = [];
+    if (this.backend.deviceMemory === true) {
+      for (let id = 0; id < count; id++) {
+        const device = this.devices[exe.deviceOf(id)]!;
+        const memory = this.deviceMemory(device)!;
+        wires[id] = wires[id]!.map((w, k) => {
+          const a = args[id]![k]!;
+          const onDevice = a instanceof DeviceBuffer && a.device === device && wireArrays(w).every((leaf) => leaf.offset !== undefined);
+          if (onDevice) return w;
+          const placed = literalToDeviceMemory(memory, a instanceof DeviceBuffer ? fromWire(w) : a);
+          temporaries.push({ memory, offsets: deviceOffsets(placed) });
+          return placed;
+        });
+        resultOffsets.push(allocateLeaves(memory, exe.computations[id]!.root.shape));
+      }
+    }
+    let resultsOwned = false;
     const hostSetups = hostSetupsOf(count, options);
     // Rendezvous memory is reused across executions (its mailboxes are large); each
     // execution in flight holds its own.
@@ -353,6 +394,7 @@ export class Client {
       worker.handle.post({
         type: "run", runId, programId, memory, timeoutMs, names, args: wires[id]!, shared, ...(arena === undefined ? {} : { arena }),
         ...(host ? { host } : {}),
+        ...(resultOffsets[id] === undefined ? {} : { resultOffsets: resultOffsets[id] }),
         process: {
           self: id, replicaId: Math.floor(id / exe.partitions), partitionId: id % exe.partitions,
           replicaCount: exe.replicas, partitionCount: exe.partitions, deviceId: exe.deviceOf(id),
@@ -379,11 +421,18 @@ export class Client {
         if (options.onOutfeed) {
           for (let id = 0; id < count; id++) options.onOutfeed(id, (outfeeds.get(id) ?? []).map((w) => fromWire(w).clone()));
         }
+        resultsOwned = true;
         return first.map((r, id) => {
-          const wire = resolveKnownBuffers((r as { value: WireValue }).value, known);
-          const buffer: DeviceBuffer = new DeviceBuffer(
-            this.devices[exe.deviceOf(id)]!, wire, exe.computations[id]!.root.shape, () => this.arenas.drop(buffer, wire),
-          );
+          const device = this.devices[exe.deviceOf(id)]!;
+          const memory = this.memories.get(device.id);
+          const offsets = resultOffsets[id];
+          const wire = memory !== undefined && offsets !== undefined
+            ? wireInMemory(exe.computations[id]!.root.shape, memory, offsets)
+            : resolveKnownBuffers((r as { value: WireValue }).value, known);
+          const buffer: DeviceBuffer = new DeviceBuffer(device, wire, exe.computations[id]!.root.shape, () => {
+            this.arenas.drop(buffer, wire);
+            if (memory !== undefined && offsets !== undefined) releaseAll(memory, offsets);
+          });
           this.arenas.hold(buffer, wire);
           return buffer;
         });
@@ -406,6 +455,12 @@ export class Client {
       if (reusable && !exe.isDeleted) exe.memoryPool.push(memory);
       this.arenas.unpin(pinned);
       if (arena !== undefined) this.arenas.finish(arena, reusable);
+      for (const t of temporaries) releaseAll(t.memory, t.offsets);
+      if (!resultsOwned) {
+        resultOffsets.forEach((offsets, id) => {
+          if (offsets !== undefined) releaseAll(this.memories.get(exe.deviceOf(id))!, offsets);
+        });
+      }
     }
   }
 
@@ -428,6 +483,7 @@ export class Client {
     this.closed = true;
     const all = [...this.workers.keys()];
     await Promise.all(all.map((d) => this.discardWorker(d)));
+    this.memories.clear();
   }
 
   private checkOpen(): void {
@@ -439,6 +495,8 @@ export class Client {
     if (w === undefined || w.dead) {
       w = new DeviceWorker(this.factory());
       this.workers.set(device, w);
+      const memory = this.deviceMemory(this.devices[device]!);
+      if (memory !== undefined) w.handle.post({ type: "memory", memory: memory.memory });
     }
     return w;
   }
@@ -465,6 +523,10 @@ function hostSetupsOf(count: number, options: ExecuteOptions): HostSetup[] | und
     infeed: (infeed?.[id] ?? []).map((v) => toWire(v)),
     hostTransfersBetweenDevices: hostTransfersBetweenDevices === true,
   }));
+}
+
+function releaseAll(memory: DeviceMemory, offsets: readonly number[]): void {
+  for (const offset of offsets) memory.release(offset);
 }
 
 function delay(ms: number): Promise<void> {

@@ -6,6 +6,7 @@
 
 import type { DeviceBackend, DeviceProgram } from "./backend.js";
 import { backendNames, findBackend } from "./backend_registry.js";
+import { deviceOffsets, placeResult } from "./device_buffers.js";
 import { HostQueues, type HostTransfers } from "./device_interfaces.js";
 import { fromWire, markKnownBuffers, toWire, toWireError, type DeviceMessage, type HostMessage, type HostSetup } from "./protocol.js";
 import { SharedCollectives } from "./shared_collectives.js";
@@ -24,13 +25,14 @@ export interface DevicePort {
  */
 export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[]): void {
   const programs = new Map<number, DeviceProgram | Error>();
+  let memory: WebAssembly.Memory | undefined;
   let queue: Promise<void> = Promise.resolve();
   const handle = async (message: HostMessage): Promise<void> => {
     switch (message.type) {
       case "load":
         try {
           const backend = await deviceBackend(message.backend, message.module, backends);
-          programs.set(message.programId, await backend.load(message.prepared));
+          programs.set(message.programId, await backend.load(message.prepared, memory === undefined ? {} : { memory }));
         } catch (e) {
           programs.set(message.programId, e instanceof Error ? e : new Error(String(e)));
         }
@@ -41,8 +43,11 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
         if (program !== undefined && !(program instanceof Error)) program.unload?.();
         return;
       }
+      case "memory":
+        memory = message.memory;
+        return;
       case "run":
-        port.post(await run(message, programs));
+        port.post(await run(message, programs, memory));
         return;
     }
   };
@@ -71,7 +76,7 @@ async function deviceBackend(name: string, module: string | undefined, backends?
 type RunMessage = Extract<HostMessage, { type: "run" }>;
 
 /** One run; always marks the device done, so peers never wait for a device that has stopped. */
-async function run(message: RunMessage, programs: ReadonlyMap<number, DeviceProgram | Error>): Promise<DeviceMessage> {
+async function run(message: RunMessage, programs: ReadonlyMap<number, DeviceProgram | Error>, memory: WebAssembly.Memory | undefined): Promise<DeviceMessage> {
   const p = message.process;
   const collectives = new SharedCollectives(message.memory, {
     self: p.self, timeoutMs: message.timeoutMs, describe: (id) => message.names[id] ?? `device ${id}`,
@@ -85,13 +90,23 @@ async function run(message: RunMessage, programs: ReadonlyMap<number, DeviceProg
     if (program === undefined) throw new Error(`program ${message.programId} is not loaded on this device`);
     if (program instanceof Error) throw program;
     const host = message.host === undefined ? undefined : hostFor(message.host, collectives);
+    const resultOffsets = message.resultOffsets;
+    if (resultOffsets !== undefined && memory === undefined) throw new Error("the host reserved results in device memory, but this device has none");
+    const inMemory = resultOffsets === undefined || memory === undefined ? {} : {
+      memory, resultOffsets,
+      argumentOffsets: message.args.map((a) => (a.kind === "array" ? a.offset : undefined)),
+      argumentLeafOffsets: message.args.map(deviceOffsets),
+    };
     const result = await program.run(message.args.map(fromWire), {
       replicaId: p.replicaId, partitionId: p.partitionId, replicaCount: p.replicaCount, partitionCount: p.partitionCount,
-      deviceId: p.deviceId, collectives, ...(host ? { host } : {}),
+      deviceId: p.deviceId, collectives, ...(host ? { host } : {}), ...inMemory,
     });
     // Results in the execution's shared buffers (an argument passed through, an
-    // all-reduce result in the arena) say so, and travel without a copy.
-    const wire = markKnownBuffers(toWire(result), known);
+    // all-reduce result in the arena) say so, and travel without a copy; with device
+    // memory, results go where the host reserved them.
+    const wire = resultOffsets !== undefined && memory !== undefined
+      ? placeResult(result, memory, resultOffsets)
+      : markKnownBuffers(toWire(result), known);
     reply = host === undefined
       ? { type: "done", runId: message.runId, result: wire }
       : { type: "done", runId: message.runId, result: wire, outfeed: host.outfeed.map((value) => toWire(value)) };
