@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { createClient } from "../../src/runtime/client.js";
-import { runCheckTextAsync, type CheckCaseResult } from "../../src/text/check/runner.js";
+import { runCheckTextAsync, type CheckCaseResult } from "../../src/check/runner.js";
 import { parseStableHlo, printStableHlo } from "../../src/text/mlir/index.js";
 import { EXPECTED_FAILURES } from "./expected_failures.js";
 
