@@ -3,8 +3,9 @@
 
 import type { BackendEntry } from "./backend_registry.js";
 import { interpreterEntry } from "./interpreter_backend.js";
+import { wasmEntry } from "../compiler/backend.js";
 
-export const BUILTIN_BACKENDS: readonly BackendEntry[] = [interpreterEntry];
+export const BUILTIN_BACKENDS: readonly BackendEntry[] = [interpreterEntry, wasmEntry];
 
 /** The backend `xlats run`, `xlats test` and the check runner use when none is named. */
 export const DEFAULT_BACKEND = "interpreter";
