@@ -219,7 +219,10 @@ test("fft: near-zero bins of a pure tone stay near zero (double accuracy, rounde
   ];
   for (const { n, f, values } of cases) {
     const { x, norm, bins } = tone(n, f, values);
-    const bound = 8 * eps * norm * Math.max(1, Math.log2(n));
+    // Mixed radix: a few ulps of |x| (exact zeros for radix 2/3/4 here; a direct DFT leaves
+    // up to 40 eps·|x| at n = 4096, 6144). Bluestein (1002) goes through a convolution of
+    // length 2048: within the usual FFT bound.
+    const bound = (n === 1002 ? 8 * Math.log2(n) : 4) * eps * norm;
     for (const [type, t] of [["FFT", "c128"], ["FFT", "c64"], ["RFFT", "f64"], ["RFFT", "f32"]] as const) {
       const input = type === "FFT" ? Literal.fromValues(t, [n], x.map((re) => ({ re, im: 0 }))) : Literal.fromValues(t, [n], x);
       const parts = complexParts(transform(input, type, [n]));

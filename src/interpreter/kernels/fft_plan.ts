@@ -157,7 +157,7 @@ class StockhamPlan implements FftPlan {
   private pass3(l: number, s1: number, aRe: Float64Array, aIm: Float64Array, bRe: Float64Array, bIm: Float64Array): void {
     const s = 3 * s1;
     // e^{∓2πi/3} = -1/2 ∓ i·√3/2.
-    const c1 = -0.5, s1n = (this.inverse ? 1 : -1) * (Math.sqrt(3) / 2);
+    const cosThird = -0.5, sinThird = (this.inverse ? 1 : -1) * (Math.sqrt(3) / 2);
     for (let k = 0; k < l; k++) {
       const w1r = this.cos[k * s1]!, w1i = this.sin[k * s1]!;
       const w2r = this.cos[2 * k * s1]!, w2i = this.sin[2 * k * s1]!;
@@ -170,9 +170,9 @@ class StockhamPlan implements FftPlan {
         yr = aRe[in0 + 2 * s1 + j]!; yi = aIm[in0 + 2 * s1 + j]!;
         const x2r = yr * w2r - yi * w2i, x2i = yr * w2i + yi * w2r;
         const sr = x1r + x2r, si = x1i + x2i, dr = x1r - x2r, di = x1i - x2i;
-        const mr = x0r + c1 * sr, mi = x0i + c1 * si;
-        // ± i·s1n·d: i·(dr + i·di) = -di + i·dr.
-        const tr = -s1n * di, ti = s1n * dr;
+        const mr = x0r + cosThird * sr, mi = x0i + cosThird * si;
+        // i·sinThird·d, with i·(dr + i·di) = -di + i·dr.
+        const tr = -sinThird * di, ti = sinThird * dr;
         bRe[o0 + j] = x0r + sr; bIm[o0 + j] = x0i + si;
         bRe[o1 + j] = mr + tr; bIm[o1 + j] = mi + ti;
         bRe[o2 + j] = mr - tr; bIm[o2 + j] = mi - ti;
