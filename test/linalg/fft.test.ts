@@ -283,3 +283,14 @@ test("fft: n = 65536 runs in O(n log n) (time reported, not asserted)", (t) => {
   const back = complexParts(transform(spectrum, "IFFT", [n]));
   assertClose(back, Array.from(x.re).flatMap((r, i) => [r, x.im[i]!]), 16 * eps * 17, "IFFT(FFT)");
 });
+
+test("fft: operands in a non-default layout are read in logical order", () => {
+  const next = rng(107);
+  for (const [type, t] of [["FFT", "c128"], ["RFFT", "f32"], ["IRFFT", "c64"]] as const) {
+    const x = randomArray(next, [3, 4], type === "RFFT", true);
+    const rowMajor = toLiteral(t, x);
+    const colMajor = Literal.fromValues(t, [3, 4], rowMajor.values(), { minorToMajor: [0, 1] });
+    const lengths = type === "IRFFT" ? [3, 6] : [3, 4];
+    assert.deepEqual(complexParts(transform(colMajor, type, lengths)), complexParts(transform(rowMajor, type, lengths)), type);
+  }
+});

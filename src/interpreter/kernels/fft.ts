@@ -2,8 +2,9 @@
 // any lengths, one axis at a time with the O(n log n) plans of fft_plan.ts (mixed radix
 // or Bluestein), computed in doubles and rounded to the result type once.
 
-import { Literal } from "../../types/literal.js";
-import { elementCount } from "../../types/shape.js";
+import { isComplex } from "../../types/element_type.js";
+import { Literal, type Storage } from "../../types/literal.js";
+import { elementCount, hasDefaultLayout, type ArrayShape } from "../../types/shape.js";
 import type { Kernel } from "../context.js";
 import { toComplex } from "./arith.js";
 import { fftPlan } from "./fft_plan.js";
@@ -53,15 +54,55 @@ function fftAxis(a: ComplexArray, axis: number, inverse: boolean): void {
   }
 }
 
+/** The operand (c64, c128, f32 or f64) in doubles, row-major. */
 function fromLiteral(lit: Literal): ComplexArray {
-  const values = lit.values();
-  const re = new Float64Array(values.length), im = new Float64Array(values.length);
-  values.forEach((v, i) => {
-    const c = toComplex(v);
-    re[i] = c.re;
-    im[i] = c.im;
-  });
-  return { dims: [...lit.dimensions], re, im };
+  const shape = lit.arrayShape;
+  const count = elementCount(shape);
+  const re = new Float64Array(count), im = new Float64Array(count);
+  if (hasDefaultLayout(shape) && isFloatStorage(lit.data)) {
+    // Row-major storage: read it directly (re, im pairs for complex types).
+    const data = lit.data;
+    if (isComplex(shape.elementType)) {
+      for (let i = 0; i < count; i++) {
+        re[i] = data[2 * i]!;
+        im[i] = data[2 * i + 1]!;
+      }
+    } else {
+      re.set(data);
+    }
+  } else {
+    lit.values().forEach((v, i) => {
+      const c = toComplex(v);
+      re[i] = c.re;
+      im[i] = c.im;
+    });
+  }
+  return { dims: [...shape.dimensions], re, im };
+}
+
+function isFloatStorage(data: Storage): data is Float32Array | Float64Array {
+  return data instanceof Float32Array || data instanceof Float64Array;
+}
+
+/** The result literal of `shape` from `a` (the real parts only for a real type), each value rounded once. */
+function toLiteral(a: ComplexArray, shape: ArrayShape): Literal {
+  const complex = isComplex(shape.elementType);
+  if (!hasDefaultLayout(shape)) {
+    const values = Array.from(a.re, (re, i) => (complex ? { re, im: a.im[i]! } : re));
+    return Literal.fromValues(shape.elementType, shape.dimensions, values, shape.layout);
+  }
+  const result = Literal.zeros(shape);
+  const data = result.data;
+  if (!isFloatStorage(data)) throw new Error(`fft: unexpected result type ${shape.elementType}`);
+  if (complex) {
+    for (let i = 0; i < a.re.length; i++) {
+      data[2 * i] = a.re[i]!;
+      data[2 * i + 1] = a.im[i]!;
+    }
+  } else {
+    data.set(a.re);
+  }
+  return result;
 }
 
 /**
@@ -115,10 +156,5 @@ export const fftKernel: Kernel<"fft"> = (inst, operands) => {
       fftAxis(a, last, true);
       break;
   }
-  const result = Literal.zeros(shape);
-  const isReal = fftType === "IRFFT";
-  for (let i = 0; i < a.re.length; i++) {
-    result.writeLinear(i, isReal ? a.re[i]! : { re: a.re[i]!, im: a.im[i]! });
-  }
-  return result;
+  return toLiteral(a, shape);
 };
