@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { arrayShape, fft, Literal, parameter, XlaBuilder, type Complex, type ElementType, type FftType } from "../../src/index.js";
 import { assertClose, complexParts, rng, run } from "../reduction/support.js";
+import { unitRoot } from "../../src/interpreter/kernels/fft_plan.js";
 import { referenceFft, type RefArray } from "./fft_reference.js";
 
 const C = (pairs: [number, number][]): Complex[] => pairs.map(([re, im]) => ({ re, im }));
@@ -219,10 +220,9 @@ test("fft: near-zero bins of a pure tone stay near zero (double accuracy, rounde
   ];
   for (const { n, f, values } of cases) {
     const { x, norm, bins } = tone(n, f, values);
-    // Mixed radix: a few ulps of |x| (exact zeros for radix 2/3/4 here; a direct DFT leaves
-    // up to 40 eps·|x| at n = 4096, 6144). Bluestein (1002) goes through a convolution of
-    // length 2048: within the usual FFT bound.
-    const bound = (n === 1002 ? 8 * Math.log2(n) : 4) * eps * norm;
+    // The usual FFT bound, eps·|x|·log2 n: the last passes cancel partial sums as large as
+    // the peak, so the zeros are a few ulps of those (often exactly 0 here).
+    const bound = 8 * eps * norm * Math.log2(n);
     for (const [type, t] of [["FFT", "c128"], ["FFT", "c64"], ["RFFT", "f64"], ["RFFT", "f32"]] as const) {
       const input = type === "FFT" ? Literal.fromValues(t, [n], x.map((re) => ({ re, im: 0 }))) : Literal.fromValues(t, [n], x);
       const parts = complexParts(transform(input, type, [n]));
@@ -292,5 +292,26 @@ test("fft: operands in a non-default layout are read in logical order", () => {
     const colMajor = Literal.fromValues(t, [3, 4], rowMajor.values(), { minorToMajor: [0, 1] });
     const lengths = type === "IRFFT" ? [3, 6] : [3, 4];
     assert.deepEqual(complexParts(transform(colMajor, type, lengths)), complexParts(transform(rowMajor, type, lengths)), type);
+  }
+});
+
+test("fft: twiddles e^{2πit/n} are within an ulp or two, and exact at the symmetric angles", () => {
+  for (let n = 1; n <= 200; n++) {
+    for (let t = -n; t <= 2 * n; t++) {
+      const [c, s] = unitRoot(t, n);
+      // Math.cos/sin of 2πt'/n with t' = t mod n in (-n/2, n/2]: an angle within an ulp of π.
+      const m = ((t % n) + n) % n, angle = (2 * Math.PI * (2 * m > n ? m - n : m)) / n;
+      assert.ok(Math.abs(c - Math.cos(angle)) <= 4 * eps && Math.abs(s - Math.sin(angle)) <= 4 * eps, `t=${t} n=${n}`);
+      assert.ok(Math.abs(c * c + s * s - 1) <= 4 * eps, `|root| t=${t} n=${n}`);
+      if ((4 * t) % n === 0) {
+        const quarter = ((((4 * t) / n) % 4) + 4) % 4;
+        assert.deepEqual([c, s].map((v) => v + 0), [[1, 0], [0, 1], [-1, 0], [0, -1]][quarter], `quarter turn t=${t} n=${n}`);
+      }
+      // Odd multiples of 45°: |c| = |s| = √½; multiples of 30° but not of 90°: {|c|, |s|} = {½, √3/2}.
+      if ((8 * t) % n === 0 && (4 * t) % n !== 0) assert.deepEqual([Math.abs(c), Math.abs(s)], [Math.SQRT1_2, Math.SQRT1_2], `t=${t} n=${n}`);
+      if ((12 * t) % n === 0 && (4 * t) % n !== 0) {
+        assert.deepEqual([Math.abs(c), Math.abs(s)].sort(), [0.5, Math.sqrt(3) / 2], `t=${t} n=${n}`);
+      }
+    }
   }
 });

@@ -23,24 +23,23 @@ function fftAxis(a: ComplexArray, axis: number, inverse: boolean): void {
   const total = a.re.length;
   if (n <= 1 || total === 0) return;
   const plan = fftPlan(n, inverse);
-  // Lines along `axis` are `stride` apart; `outer` blocks of n·stride elements each hold `stride` lines.
   const stride = elementCount(a.dims.slice(axis + 1));
-  const outer = total / (n * stride);
-  const lineRe = stride === 1 ? a.re : new Float64Array(n);
-  const lineIm = stride === 1 ? a.im : new Float64Array(n);
-  for (let o = 0; o < outer; o++) {
-    for (let inner = 0; inner < stride; inner++) {
-      const start = o * n * stride + inner;
-      if (stride === 1) {
-        plan.transform(a.re, a.im, start);
-        if (inverse) {
-          for (let k = 0; k < n; k++) {
-            a.re[start + k] = a.re[start + k]! / n;
-            a.im[start + k] = a.im[start + k]! / n;
-          }
-        }
-        continue;
+  if (stride === 1) {
+    // Innermost axis: every line is contiguous, transform it where it is.
+    for (let start = 0; start < total; start += n) {
+      plan.transform(a.re, a.im, start);
+      if (!inverse) continue;
+      for (let k = start; k < start + n; k++) {
+        a.re[k] = a.re[k]! / n;
+        a.im[k] = a.im[k]! / n;
       }
+    }
+    return;
+  }
+  // Lines `stride` apart: blocks of n·stride elements each hold `stride` of them.
+  const lineRe = new Float64Array(n), lineIm = new Float64Array(n);
+  for (let block = 0; block < total; block += n * stride) {
+    for (let start = block; start < block + stride; start++) {
       for (let j = 0; j < n; j++) {
         lineRe[j] = a.re[start + j * stride]!;
         lineIm[j] = a.im[start + j * stride]!;

@@ -48,8 +48,17 @@ export function unitRoot(t: number, n: number): [number, number] {
   const q = Math.floor((4 * m) / n);
   const r = 4 * m - q * n;
   const mirrored = 2 * r > n;
-  const theta = (Math.PI * (mirrored ? n - r : r)) / (2 * n);
-  let c = Math.cos(theta), s = Math.sin(theta);
+  const u = mirrored ? n - r : r;
+  let c: number, s: number;
+  // θ = π u/(2n) in [0, π/4]; π/4 and π/6 from correctly rounded square roots, so that
+  // every multiple of 30° or 45° is exact to the last bit and symmetric.
+  if (2 * u === n) c = s = Math.SQRT1_2;
+  else if (3 * u === n) [c, s] = [Math.sqrt(3) / 2, 0.5];
+  else {
+    const theta = (Math.PI * u) / (2 * n);
+    c = Math.cos(theta);
+    s = Math.sin(theta);
+  }
   if (mirrored) [c, s] = [s, c];
   // Rotate by q quarter turns: (c, s) → (-s, c) per turn.
   switch (q) {
