@@ -18,9 +18,16 @@ export interface FftPlan {
 
 /** Above this prime factor, a length goes through Bluestein instead of a generic radix-p pass. */
 const maxGenericRadix = 64;
-const maxCachedPlans = 64;
+/** The cache keeps plans holding up to this many doubles in all (128 MiB), dropping the oldest first. */
+const cacheBudget = 1 << 24;
 
-const planCache = new Map<string, FftPlan>();
+interface CachedPlan extends FftPlan {
+  /** Doubles held by the plan's own tables and scratch. */
+  readonly doubles: number;
+}
+
+const planCache = new Map<string, CachedPlan>();
+let cachedDoubles = 0;
 
 /** The cached plan for length n (n >= 1) in one direction. */
 export function fftPlan(n: number, inverse: boolean): FftPlan {
@@ -30,9 +37,13 @@ export function fftPlan(n: number, inverse: boolean): FftPlan {
   if (plan === undefined) {
     const factors = factorize(n);
     plan = factors.some((p) => p > maxGenericRadix) ? new BluesteinPlan(n, inverse) : new StockhamPlan(n, inverse, factors);
-    // A plan holds O(n) doubles: keep a bounded number, dropping the oldest first.
-    if (planCache.size >= maxCachedPlans) planCache.delete(planCache.keys().next().value!);
+    for (const [oldKey, old] of planCache) {
+      if (cachedDoubles + plan.doubles <= cacheBudget) break;
+      planCache.delete(oldKey);
+      cachedDoubles -= old.doubles;
+    }
     planCache.set(key, plan);
+    cachedDoubles += plan.doubles;
   }
   return plan;
 }
@@ -89,13 +100,14 @@ function factorize(n: number): number[] {
  *   Y'_j[k + L·k2] = Σ_q e^{∓2πi q·k2/r} · (e^{∓2πi q·k/(rL)} · Y_{j + s'q}[k]),
  * written to B[(k + L·k2)·s' + j]. Starting from L = 1 (A = x) no reordering is needed.
  */
-class StockhamPlan implements FftPlan {
+class StockhamPlan implements CachedPlan {
   private readonly cos: Float64Array;
   private readonly sin: Float64Array;
   private readonly bufRe: Float64Array[];
   private readonly bufIm: Float64Array[];
   /** Per generic radix p: cos/sin of 2π·m/p for m < p (sign applied to sin). */
   private readonly radixRoots = new Map<number, [Float64Array, Float64Array]>();
+  readonly doubles: number;
 
   constructor(readonly n: number, readonly inverse: boolean, private readonly factors: number[]) {
     const sign = inverse ? 1 : -1;
@@ -108,6 +120,7 @@ class StockhamPlan implements FftPlan {
     }
     this.bufRe = [new Float64Array(n), new Float64Array(n)];
     this.bufIm = [new Float64Array(n), new Float64Array(n)];
+    this.doubles = 6 * n;
     for (const p of factors) {
       if (p <= 5 || this.radixRoots.has(p)) continue;
       const c = new Float64Array(p), s = new Float64Array(p);
@@ -309,7 +322,7 @@ class StockhamPlan implements FftPlan {
  * where c[j] = e^{∓πi j²/n}; the sum is a cyclic convolution of length m >= 2n-1 (a power
  * of two) done with two FFTs of length m, the transform of the chirp being precomputed.
  */
-class BluesteinPlan implements FftPlan {
+class BluesteinPlan implements CachedPlan {
   private readonly chirpRe: Float64Array;
   private readonly chirpIm: Float64Array;
   /** FFT of the zero-padded, wrapped conj(c), divided by m (the inverse's scale). */
@@ -319,6 +332,7 @@ class BluesteinPlan implements FftPlan {
   private readonly workIm: Float64Array;
   private readonly forward: FftPlan;
   private readonly backward: FftPlan;
+  readonly doubles: number;
 
   constructor(readonly n: number, readonly inverse: boolean) {
     let m = 1;
@@ -352,6 +366,7 @@ class BluesteinPlan implements FftPlan {
     }
     this.workRe = new Float64Array(m);
     this.workIm = new Float64Array(m);
+    this.doubles = 2 * n + 4 * m;
   }
 
   transform(re: Float64Array, im: Float64Array, offset = 0): void {
