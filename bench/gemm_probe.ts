@@ -1,11 +1,15 @@
-// Ad-hoc GEMM throughput probe (not a test): node dist/bench/gemm_probe.js [sizes...]
-// Run with and without --experimental-wasm-relaxed-simd. Prints GFLOP/s, one thread.
+// Ad-hoc GEMM throughput probe (not a test). One thread; best time over repeated runs,
+// variants interleaved so that a loaded machine disadvantages none of them.
+//   node dist/bench/gemm_probe.js [sizes...] [f64] ['tiling={"mr":6}' ...] [seconds=2]
+// Run with and without --experimental-wasm-relaxed-simd.
 
 import { emitGemmKernel, type GemmSpec, type GemmTiling, defaultGemmTiling } from "../src/compiler/wasm/gemm.js";
 import { detectWasmTarget } from "../src/compiler/wasm/features.js";
 import { isUnsupported, MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
 
-function probe(spec: GemmSpec, tiling?: Partial<GemmTiling>): number {
+interface Prepared { readonly run: () => void; readonly flops: number; best: number; bestCpu: number }
+
+function prepare(spec: GemmSpec, tiling: Partial<GemmTiling>): Prepared {
   const target = detectWasmTarget();
   const full = { ...defaultGemmTiling(spec, target), ...tiling };
   const kernel = emitGemmKernel(spec, target, full);
@@ -18,29 +22,36 @@ function probe(spec: GemmSpec, tiling?: Partial<GemmTiling>): number {
   const F = spec.elementType === "f32" ? Float32Array : Float64Array;
   const buffer = memory.buffer as ArrayBuffer;
   const av = new F(buffer, a, aBytes / es), bv = new F(buffer, b, bBytes / es);
-  for (let i = 0; i < av.length; i++) av[i] = Math.sin(i) ;
+  for (let i = 0; i < av.length; i++) av[i] = Math.sin(i);
   for (let i = 0; i < bv.length; i++) bv[i] = Math.cos(i);
   const instance = new WebAssembly.Instance(new WebAssembly.Module(kernel.bytes), { env: { memory } });
   const run = instance.exports["run"] as (...args: number[]) => void;
   run(a, b, c, s, 0, kernel.parallelExtent);
-  const flops = 2 * spec.batch * spec.m * spec.n * spec.k;
-  const reps = Math.max(3, Math.min(50, Math.round(2e10 / flops)));
-  let best = Infinity;
-  for (let r = 0; r < reps; r++) {
-    const t0 = performance.now();
-    run(a, b, c, s, 0, kernel.parallelExtent);
-    best = Math.min(best, performance.now() - t0);
-  }
-  return flops / best / 1e6;
+  return { run: () => run(a, b, c, s, 0, kernel.parallelExtent), flops: 2 * spec.batch * spec.m * spec.n * spec.k, best: Infinity, bestCpu: Infinity };
 }
 
 const args = process.argv.slice(2);
 const sizes = args.filter((x) => /^\d+$/.test(x)).map(Number);
-const tilingArg = args.find((x) => x.startsWith("tiling="));
-const tiling = tilingArg ? (JSON.parse(tilingArg.slice(7)) as Partial<GemmTiling>) : undefined;
+const tilings = args.filter((x) => x.startsWith("tiling=")).map((x) => JSON.parse(x.slice(7)) as Partial<GemmTiling>);
+const secondsArg = args.find((x) => x.startsWith("seconds="));
+const seconds = secondsArg ? Number(secondsArg.slice(8)) : 2;
 const type = args.includes("f64") ? "f64" : "f32";
-console.log(`target ${JSON.stringify(detectWasmTarget())} tiling ${JSON.stringify(tiling ?? {})}`);
+console.log(`target ${JSON.stringify(detectWasmTarget())}`);
 for (const size of sizes.length ? sizes : [256, 512, 1024, 2048]) {
   const spec: GemmSpec = { elementType: type, batch: 1, m: size, n: size, k: size };
-  console.log(`${type} ${size}: ${probe(spec, tiling).toFixed(1)} GFLOP/s`);
+  const variants = (tilings.length ? tilings : [{}]).map((t) => ({ t, p: prepare(spec, t) }));
+  const deadline = performance.now() + seconds * 1000;
+  do {
+    for (const { p } of variants) {
+      // CPU time as well as wall time: on a loaded machine the thread's CPU time
+      // excludes the time other processes held the core.
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      p.run();
+      p.best = Math.min(p.best, performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      p.bestCpu = Math.min(p.bestCpu, (c.user + c.system) / 1000);
+    }
+  } while (performance.now() < deadline);
+  for (const { t, p } of variants) console.log(`${type} ${size} ${JSON.stringify(t)}: ${(p.flops / p.best / 1e6).toFixed(1)} GFLOP/s wall, ${(p.flops / p.bestCpu / 1e6).toFixed(1)} per CPU second`);
 }

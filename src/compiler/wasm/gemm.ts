@@ -2,11 +2,12 @@
 // A optionally stored [b][k][m] (lhsTransposed) and B [b][n][k] (rhsTransposed).
 //
 // The GotoBLAS/BLIS structure with XNNPACK-style wasm SIMD tiles: for each block of nc
-// columns and kc steps of k, pack B into nr-wide panels (scratch); for each block of mc
-// rows, pack A into mr-high panels; then a register-blocked microkernel computes each
-// mr x nr tile of C with v128 accumulators held in locals, a load-splat of A and
-// contiguous loads of B per k step (relaxed_madd where the engine has relaxed SIMD,
-// f32x4.mul + f32x4.add otherwise). Tiles on the edges of C go through a tile buffer.
+// columns and kc steps of k, pack B into nr-wide panels (scratch, so they stay in L2);
+// then for each mr rows of C (A read in place, a few KB that stay in L1) and each
+// panel, a register-blocked microkernel computes the mr x nr tile with v128
+// accumulators held in locals, a load-splat of A and contiguous loads of B per k step
+// (relaxed_madd where the engine has relaxed SIMD, mul + add otherwise). Tiles on the
+// right edge of C go through a tile buffer; the last rows use a shorter microkernel.
 //
 // Accumulation: in the element type (f32 for f32, as XLA's CPU backend does), for each
 // element of C sequentially over k within a block of kc steps, the blocks added in
@@ -21,7 +22,7 @@ import type { ArrayShape } from "../../types/shape.js";
 import { ModuleBuilder } from "./encoder.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { forRange, setMinU } from "./loops.js";
-import { elementInfo, emitCopyTile, emitMicrokernel, emitPack, type GemmElement, type GemmTiling } from "./gemm_microkernel.js";
+import { elementInfo, emitCopyTile, emitMicrokernel, emitPack, emitPackRowsB, type GemmElement, type GemmTiling } from "./gemm_microkernel.js";
 
 export type { GemmTiling } from "./gemm_microkernel.js";
 
@@ -41,19 +42,16 @@ const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 const align64 = (x: number): number => roundUp(x, 64);
 
 /**
- * The tiling used for a spec. 4 x 8 f32 (8 accumulators + 2 B vectors + the A splat)
- * fits the 16 xmm registers V8 allocates on x64 with room for temporaries, as
- * XNNPACK's x86 choice; kc x nr B panels stay in L1, mc x kc A blocks in L2.
+ * The tiling used for a spec. 4 x 8 f32 (8 accumulators + 2 B vectors + 4 A splats)
+ * fits the 15 xmm registers V8 allocates on x64, as XNNPACK's x86 choice; a kc x nr B
+ * panel stays in L1 and the kc x nc block in L2.
  */
 export function defaultGemmTiling(spec: GemmSpec, _target: WasmTarget): GemmTiling {
   const { lanes } = elementInfo(spec.elementType);
   const nrVectors = 2;
-  let mr = 4;
-  // Few rows: a shorter tile wastes less of each microkernel call.
-  if (spec.m < mr) mr = spec.m;
-  const kUnroll = spec.k >= 4 ? 4 : 1;
+  const mr = Math.max(1, Math.min(4, spec.m));
   const kc = spec.elementType === "f32" ? 256 : 128;
-  return { mr, nrVectors, kUnroll, kc, mc: roundUp(Math.min(128, Math.max(spec.m, 1)), mr), nc: roundUp(Math.min(1024, spec.n), nrVectors * lanes) };
+  return { mr, nrVectors, kc, nc: roundUp(Math.min(512, Math.max(spec.n, 1)), nrVectors * lanes) };
 }
 
 function checkSpec(spec: GemmSpec): string | undefined {
@@ -80,86 +78,91 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
   const type = spec.elementType;
   const { bytes: es, lanes } = elementInfo(type);
   const { batch, m, n, k } = spec;
-  const { mr, nrVectors, kUnroll } = tiling;
+  const { mr, nrVectors } = tiling;
   const nr = nrVectors * lanes;
-  if (m > 0 && (tiling.mc % mr !== 0 || tiling.nc % nr !== 0)) return { unsupported: "gemm: tiling mc/nc must be multiples of mr/nr" };
+  if (tiling.nc % nr !== 0 || mr < 1) return { unsupported: "gemm: tiling nc must be a multiple of nr" };
   const mTiles = m === 0 ? 0 : Math.ceil(m / mr);
   const parallelExtent = batch * mTiles;
-  const name = gemmKernelName(spec);
-  const kcMax = roundUp(Math.min(tiling.kc, Math.max(k, 1)), kUnroll);
-  const ncMax = roundUp(Math.min(tiling.nc, Math.max(n, 1)), nr);
-  const mcMax = roundUp(Math.min(tiling.mc, Math.max(m, 1)), mr);
-  const packedBBytes = align64(kcMax * ncMax * es);
-  const packedABytes = align64(mcMax * kcMax * es);
+  const kc = Math.min(tiling.kc, Math.max(k, 1));
+  const nc = Math.min(tiling.nc, roundUp(Math.max(n, 1), nr));
+  const packedBBytes = align64(kc * nc * es);
   const tileBytes = align64(mr * nr * es);
-  const scratchBytes = packedBBytes + packedABytes + tileBytes;
+  const scratchBytes = packedBBytes + tileBytes;
+  // Byte strides of the stored operands: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine.
+  const aRow = (spec.lhsTransposed ? 1 : k) * es;
+  const aK = (spec.lhsTransposed ? m : 1) * es;
+  const bK = (spec.rhsTransposed ? 1 : n) * es;
+  const bLine = (spec.rhsTransposed ? k : 1) * es;
 
   const module = new ModuleBuilder().importMemory(target);
-  // A's lines are rows i (stride k) stepping over k (stride 1), or transposed.
-  const packA = emitPack(module, type, mr, (spec.lhsTransposed ? 1 : k) * es, (spec.lhsTransposed ? m : 1) * es);
-  // B's lines are columns j stepping over k.
-  const packB = emitPack(module, type, nr, (spec.rhsTransposed ? k : 1) * es, (spec.rhsTransposed ? 1 : n) * es);
+  const packB = emitPack(module, type, nr, bLine, bK);
+  const packRowsB = spec.rhsTransposed ? undefined : emitPackRowsB(module, type, nrVectors, bK);
   const fused = target.relaxedSimd;
-  const micro = emitMicrokernel(module, type, tiling, n * es, fused);
-  const microTile = emitMicrokernel(module, type, tiling, nr * es, fused);
+  const aLayout = { rowStride: aRow, kStep: aK };
+  const lastRows = m % mr;
+  const micro = emitMicrokernel(module, type, mr, nrVectors, aLayout, n * es, fused);
+  const microTile = emitMicrokernel(module, type, mr, nrVectors, aLayout, nr * es, fused);
+  const microLast = lastRows === 0 ? micro : emitMicrokernel(module, type, lastRows, nrVectors, aLayout, n * es, fused);
+  const microLastTile = lastRows === 0 ? microTile : emitMicrokernel(module, type, lastRows, nrVectors, aLayout, nr * es, fused);
   const copyTile = emitCopyTile(module, type);
 
   // rows(a, b, c, scratch, rowBegin, rowEnd): one batch's rows [rowBegin, rowEnd).
   const rows = module.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
     const [a, b, c, scratch, rowBegin, rowEnd] = [0, 1, 2, 3, 4, 5];
-    const [jc, pc, ic, jr, ir, nLen, kLen, kcPad, mLen, pa, pb, cp, tr, tc, packedA, tile] =
-      Array.from({ length: 16 }, () => f.local("i32"));
-    f.localGet(scratch).i32Const(packedBBytes).i32Add().localTee(packedA).i32Const(packedABytes).i32Add().localSet(tile);
+    const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src] = Array.from({ length: 14 }, () => f.local("i32"));
+    f.localGet(scratch).i32Const(packedBBytes).i32Add().localSet(tile);
     forRange(f, jc, 0, n, tiling.nc, () => {
       f.i32Const(n).localGet(jc).i32Sub().localSet(tr);
       setMinU(f, nLen, tiling.nc, { local: tr });
       forRange(f, pc, 0, k, tiling.kc, () => {
         f.i32Const(k).localGet(pc).i32Sub().localSet(tr);
         setMinU(f, kLen, tiling.kc, { local: tr });
-        f.localGet(kLen).i32Const(kUnroll - 1).i32Add().i32Const(-kUnroll).i32And().localSet(kcPad);
-        // packB(b + (pc*kStride + jc*lineStride)), lines = columns jc..
-        f.localGet(b);
-        f.localGet(pc).i32Const((spec.rhsTransposed ? 1 : n) * es).i32Mul().i32Add();
-        f.localGet(jc).i32Const((spec.rhsTransposed ? k : 1) * es).i32Mul().i32Add();
-        f.localGet(kLen).localGet(kcPad).localGet(nLen).localGet(scratch).call(packB);
-        forRange(f, ic, { local: rowBegin }, { local: rowEnd }, tiling.mc, () => {
-          f.localGet(rowEnd).localGet(ic).i32Sub().localSet(tr);
-          setMinU(f, mLen, tiling.mc, { local: tr });
-          f.localGet(a);
-          f.localGet(pc).i32Const((spec.lhsTransposed ? m : 1) * es).i32Mul().i32Add();
-          f.localGet(ic).i32Const((spec.lhsTransposed ? 1 : k) * es).i32Mul().i32Add();
-          f.localGet(kLen).localGet(kcPad).localGet(mLen).localGet(packedA).call(packA);
-          forRange(f, jr, 0, { local: nLen }, nr, () => {
-            // pb = scratch + (jr/nr) * kcPad * nr * es
-            f.localGet(scratch).localGet(jr).localGet(kcPad).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pb);
-            forRange(f, ir, 0, { local: mLen }, mr, () => {
-              f.localGet(packedA).localGet(ir).localGet(kcPad).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pa);
-              // cp = c + ((ic + ir) * n + jc + jr) * es
-              f.localGet(c).localGet(ic).localGet(ir).i32Add().i32Const(n).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
-              f.localGet(ir).i32Const(mr).i32Add().localGet(mLen).i32LeU();
-              f.localGet(jr).i32Const(nr).i32Add().localGet(nLen).i32LeU().i32And();
-              f.if();
-              f.localGet(pa).localGet(pb).localGet(cp).localGet(kcPad).localGet(pc).call(micro);
+        // Pack B's block: full panels by rows of B when it is stored [k][n], the rest generically.
+        f.localGet(b).localGet(pc).i32Const(bK).i32Mul().i32Add().localGet(jc).i32Const(bLine).i32Mul().i32Add().localSet(src);
+        if (packRowsB !== undefined) {
+          f.localGet(src).localGet(kLen).localGet(nLen).localGet(scratch).call(packRowsB);
+          f.localGet(nLen).i32Const(nr).i32DivU().i32Const(nr).i32Mul().localSet(full);
+        } else {
+          f.i32Const(0).localSet(full);
+        }
+        f.localGet(src).localGet(full).i32Const(bLine).i32Mul().i32Add();
+        f.localGet(kLen).localGet(kLen).localGet(nLen).localGet(full).i32Sub();
+        f.localGet(scratch).localGet(full).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add();
+        f.call(packB);
+        forRange(f, ir, { local: rowBegin }, { local: rowEnd }, mr, () => {
+          f.localGet(a).localGet(ir).i32Const(aRow).i32Mul().i32Add().localGet(pc).i32Const(aK).i32Mul().i32Add().localSet(pa);
+          const tiles = (fullFn: number, tileFn: number, rowCount: number): void => {
+            forRange(f, jr, 0, { local: nLen }, nr, () => {
+              f.localGet(scratch).localGet(jr).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pb);
+              // cp = c + (ir * n + jc + jr) * es
+              f.localGet(c).localGet(ir).i32Const(n).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
+              f.localGet(jr).i32Const(nr).i32Add().localGet(nLen).i32LeU().if();
+              f.localGet(pa).localGet(pb).localGet(cp).localGet(kLen).localGet(pc).call(fullFn);
               f.else();
               {
-                f.localGet(mLen).localGet(ir).i32Sub().localSet(tr);
-                setMinU(f, tr, { local: tr }, mr);
                 f.localGet(nLen).localGet(jr).i32Sub().localSet(tc);
-                setMinU(f, tc, { local: tc }, nr);
                 f.localGet(pc).if();
-                f.localGet(cp).i32Const(n * es).localGet(tile).i32Const(nr * es).localGet(tr).localGet(tc).call(copyTile);
+                f.localGet(cp).i32Const(n * es).localGet(tile).i32Const(nr * es).i32Const(rowCount).localGet(tc).call(copyTile);
                 f.end();
-                f.localGet(pa).localGet(pb).localGet(tile).localGet(kcPad).localGet(pc).call(microTile);
-                f.localGet(tile).i32Const(nr * es).localGet(cp).i32Const(n * es).localGet(tr).localGet(tc).call(copyTile);
+                f.localGet(pa).localGet(pb).localGet(tile).localGet(kLen).localGet(pc).call(tileFn);
+                f.localGet(tile).i32Const(nr * es).localGet(cp).i32Const(n * es).i32Const(rowCount).localGet(tc).call(copyTile);
               }
               f.end();
             });
-          });
+          };
+          if (lastRows === 0) {
+            tiles(micro, microTile, mr);
+          } else {
+            f.localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).i32LeU().if();
+            tiles(micro, microTile, mr);
+            f.else();
+            tiles(microLast, microLastTile, lastRows);
+            f.end();
+          }
         });
       });
     });
   });
-
   module.addFunction("run", ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
     const [a, b, c, scratch, begin, end] = [0, 1, 2, 3, 4, 5];
     const bi = f.local("i32");
@@ -189,7 +192,7 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
   });
 
   return {
-    name,
+    name: gemmKernelName(spec),
     bytes: module.finish(),
     operandCount: 2,
     resultCount: 1,

@@ -1,11 +1,17 @@
-// The inner pieces of the GEMM kernel (gemm.ts): packing A and B into panels, the
+// The inner pieces of the GEMM kernel (gemm.ts): packing B into panels, the
 // register-blocked SIMD microkernel, and the copies for tiles on the matrix edges.
 //
-// Packed layouts (as in GotoBLAS/BLIS and XNNPACK): a panel of B holds NR columns for
-// kcPad values of k, k-major, so the microkernel reads NR contiguous elements per k; a
-// panel of A holds MR rows, k-major, so it reads MR contiguous elements per k. Panels
-// are zero-padded past the matrix edges and past kLen (up to kcPad, a multiple of the
-// k unroll), so the microkernel always computes a full MR x NR tile over kcPad steps.
+// A panel of B holds nr columns for kLen values of k, k-major, so the microkernel
+// reads nr contiguous elements per k; panels are zero-padded past the last column, so
+// the microkernel always computes full-width tiles. A is read in place (as XNNPACK
+// does): row r of a tile at a constant offset r * aRowStride from the tile's pointer,
+// which steps aKStep bytes per k, so both A layouts ([m][k] and [k][m]) need no copy.
+//
+// Why no k unrolling: TurboFan schedules the loads of a loop body first (they are
+// ordered by the effect chain) and sinks the pure multiply-adds to the end, so every
+// loaded value of an unrolled body is live at once and spills past the 15 xmm
+// registers V8 allocates. One k step per iteration with a 4 x 8 tile keeps 8
+// accumulators + 2 B vectors + 4 A splats in registers.
 
 import type { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { forRange } from "./loops.js";
@@ -18,12 +24,8 @@ export interface GemmTiling {
   readonly mr: number;
   /** v128 vectors per tile row: the tile has nr = nrVectors * lanes columns. */
   readonly nrVectors: number;
-  /** k steps per iteration of the microkernel loop (kc is padded to a multiple). */
-  readonly kUnroll: number;
   /** Depth of one packed block of k. */
   readonly kc: number;
-  /** Rows of A packed at a time (a multiple of mr). */
-  readonly mc: number;
   /** Columns of B packed at a time (a multiple of nr). */
   readonly nc: number;
 }
@@ -103,74 +105,100 @@ export function emitPack(m: ModuleBuilder, type: GemmElement, width: number, lin
   });
 }
 
+/** Where the microkernel finds A: row r of the tile at pa + r*rowStride, stepping kStep bytes per k. */
+export interface ALayout {
+  readonly rowStride: number;
+  readonly kStep: number;
+}
+
 /**
- * Emits micro(pa, pb, c, kcPad, accumulate): the mr x nr tile of C at c (row stride
- * ldc bytes) becomes (accumulate ? C : 0) + sum over kcPad steps of packed A times
- * packed B, with the accumulators in locals (registers). `fused` uses relaxed_madd.
+ * Emits micro(pa, pb, c, kLen, accumulate): the rows x nr tile of C at c (row stride
+ * ldc bytes) becomes (accumulate ? C : 0) + sum over kLen steps of A times packed B,
+ * with the accumulators in locals (registers). `fused` uses relaxed_madd.
  * Accumulation is in the element type, in order of k.
  */
-export function emitMicrokernel(m: ModuleBuilder, type: GemmElement, tiling: GemmTiling, ldc: number, fused: boolean): number {
+export function emitMicrokernel(m: ModuleBuilder, type: GemmElement, rows: number, nrVectors: number, a: ALayout, ldc: number, fused: boolean): number {
   const { bytes: es, lanes } = elementInfo(type);
-  const { mr, nrVectors, kUnroll } = tiling;
   const nr = nrVectors * lanes;
   return m.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32"], [], (f) => {
-    const [pa, pb, c, kcPad, accumulate] = [0, 1, 2, 3, 4];
+    const [pa, pb, c, kLen, accumulate] = [0, 1, 2, 3, 4];
     const acc: number[] = [];
-    for (let i = 0; i < mr * nrVectors; i++) acc.push(f.local("v128"));
+    for (let i = 0; i < rows * nrVectors; i++) acc.push(f.local("v128"));
     const bv: number[] = [];
     for (let v = 0; v < nrVectors; v++) bv.push(f.local("v128"));
     const av = f.local("v128");
-    const paEnd = f.local("i32");
-    const splat = (offset: number): void => {
-      if (type === "f32") f.v128Load32Splat(offset);
-      else f.v128Load64Splat(offset);
-    };
-    const madd = (): void => {
-      if (type === "f32") {
-        if (fused) f.f32x4RelaxedMadd();
-        else f.f32x4Mul().f32x4Add();
-      } else if (fused) f.f64x2RelaxedMadd();
-      else f.f64x2Mul().f64x2Add();
-    };
-    f.localGet(pa).localGet(kcPad).i32Const(mr * es).i32Mul().i32Add().localSet(paEnd);
+    const pbEnd = f.local("i32");
+    f.localGet(pb).localGet(kLen).i32Const(nr * es).i32Mul().i32Add().localSet(pbEnd);
     f.loop();
-    for (let u = 0; u < kUnroll; u++) {
-      for (let v = 0; v < nrVectors; v++) f.localGet(pb).v128Load((u * nr + v * lanes) * es, 1).localSet(bv[v]!);
-      for (let r = 0; r < mr; r++) {
-        f.localGet(pa);
-        splat((u * mr + r) * es);
-        f.localSet(av);
-        for (let v = 0; v < nrVectors; v++) {
-          const a = acc[r * nrVectors + v]!;
-          // fused: relaxed_madd(a, b, acc) = a*b + acc; unfused: acc + a*b.
-          if (fused) f.localGet(av).localGet(bv[v]!).localGet(a);
-          else f.localGet(a).localGet(av).localGet(bv[v]!);
-          madd();
-          f.localSet(a);
-        }
-      }
-    }
-    f.localGet(pa).i32Const(kUnroll * mr * es).i32Add().localTee(pa);
-    f.localGet(pb).i32Const(kUnroll * nr * es).i32Add().localSet(pb);
-    f.localGet(paEnd).i32Ne().brIf(0);
-    f.end();
-    const add = (): void => {
-      if (type === "f32") f.f32x4Add();
-      else f.f64x2Add();
-    };
-    f.localGet(accumulate).if();
-    for (let r = 0; r < mr; r++) {
+    for (let v = 0; v < nrVectors; v++) f.localGet(pb).v128Load(v * 16).localSet(bv[v]!);
+    for (let r = 0; r < rows; r++) {
+      f.localGet(pa);
+      if (type === "f32") f.v128Load32Splat(r * a.rowStride);
+      else f.v128Load64Splat(r * a.rowStride);
+      f.localSet(av);
       for (let v = 0; v < nrVectors; v++) {
-        const a = acc[r * nrVectors + v]!;
-        f.localGet(a).localGet(c).v128Load(r * ldc + v * 16, 1);
-        add();
-        f.localSet(a);
+        const x = acc[r * nrVectors + v]!;
+        if (fused) {
+          f.localGet(av).localGet(bv[v]!).localGet(x);
+          if (type === "f32") f.f32x4RelaxedMadd();
+          else f.f64x2RelaxedMadd();
+        } else {
+          f.localGet(x).localGet(av).localGet(bv[v]!);
+          if (type === "f32") f.f32x4Mul().f32x4Add();
+          else f.f64x2Mul().f64x2Add();
+        }
+        f.localSet(x);
+      }
+    }
+    f.localGet(pa).i32Const(a.kStep).i32Add().localSet(pa);
+    f.localGet(pb).i32Const(nr * es).i32Add().localTee(pb);
+    f.localGet(pbEnd).i32Ne().brIf(0);
+    f.end();
+    f.localGet(accumulate).if();
+    for (let r = 0; r < rows; r++) {
+      for (let v = 0; v < nrVectors; v++) {
+        const x = acc[r * nrVectors + v]!;
+        f.localGet(x).localGet(c).v128Load(r * ldc + v * 16);
+        if (type === "f32") f.f32x4Add();
+        else f.f64x2Add();
+        f.localSet(x);
       }
     }
     f.end();
-    for (let r = 0; r < mr; r++) {
-      for (let v = 0; v < nrVectors; v++) f.localGet(c).localGet(acc[r * nrVectors + v]!).v128Store(r * ldc + v * 16, 1);
+    for (let r = 0; r < rows; r++) {
+      for (let v = 0; v < nrVectors; v++) f.localGet(c).localGet(acc[r * nrVectors + v]!).v128Store(r * ldc + v * 16);
     }
+  });
+}
+
+/**
+ * Emits packRows(src, kLen, count, dst) for B stored [k][n] (row stride rowBytes): the
+ * full panels of nr columns (count / nr of them) with v128 copies, k-major per panel
+ * (panel p at dst + p*kLen*nr*es). The caller packs a last partial panel with the
+ * generic pack.
+ */
+export function emitPackRowsB(m: ModuleBuilder, type: GemmElement, nrVectors: number, rowBytes: number): number {
+  const { bytes: es, lanes } = elementInfo(type);
+  const nr = nrVectors * lanes;
+  return m.addFunction(undefined, ["i32", "i32", "i32", "i32"], [], (f) => {
+    const [src, kLen, count, dst] = [0, 1, 2, 3];
+    const kk = f.local("i32");
+    const p = f.local("i32");
+    const s = f.local("i32");
+    const d = f.local("i32");
+    const panels = f.local("i32");
+    const panelBytes = f.local("i32");
+    f.localGet(count).i32Const(nr).i32DivU().localSet(panels);
+    f.localGet(kLen).i32Const(nr * es).i32Mul().localSet(panelBytes);
+    forRange(f, kk, 0, { local: kLen }, 1, () => {
+      f.localGet(src).localGet(kk).i32Const(rowBytes).i32Mul().i32Add().localSet(s);
+      f.localGet(dst).localGet(kk).i32Const(nr * es).i32Mul().i32Add().localSet(d);
+      forRange(f, p, 0, { local: panels }, 1, () => {
+        for (let v = 0; v < nrVectors; v++) f.localGet(d).localGet(s).v128Load(v * 16).v128Store(v * 16);
+        f.localGet(s).i32Const(nr * es).i32Add().localSet(s);
+        f.localGet(d).localGet(panelBytes).i32Add().localSet(d);
+      });
+    });
   });
 }
 
