@@ -44,7 +44,7 @@ export interface CheckCaseResult {
 export interface CheckRunOptions {
   /** Passed to the backend's evaluate (the check targets are added to its customCalls). */
   evaluateOptions?: EvaluateOptions;
-  /** The registered backend that evaluates the cases (default: DEFAULT_BACKEND, the interpreter for now). */
+  /** The registered backend that evaluates the cases (default: DEFAULT_BACKEND, the compiled wasm backend). */
   backend?: string;
 }
 

@@ -8,4 +8,4 @@ import { wasmEntry } from "../compiler/backend.js";
 export const BUILTIN_BACKENDS: readonly BackendEntry[] = [interpreterEntry, wasmEntry];
 
 /** The backend `xlats run`, `xlats test` and the check runner use when none is named. */
-export const DEFAULT_BACKEND = "interpreter";
+export const DEFAULT_BACKEND = "wasm";

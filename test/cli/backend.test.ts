@@ -31,7 +31,7 @@ test("an unknown --backend is a usage error listing the known backends (run, tes
   for (const args of [["run", join(dir, "neg.mlir"), "--arg", "dense<[1, 2]> : tensor<2xi32>"], ["test", join(dir, "checks.mlir")], ["compile", join(dir, "neg.mlir")]]) {
     const r = xlats(...args, "--backend", "tpu");
     assert.equal(r.code, 2, args[0]);
-    assert.equal(r.stderr, `error: ${args[0]}: unknown backend 'tpu' (known backends: interpreter)\n`);
+    assert.equal(r.stderr, `error: ${args[0]}: unknown backend 'tpu' (known backends: interpreter, wasm)\n`);
   }
 });
 
@@ -45,15 +45,16 @@ test("--backend interpreter: run and test work as without it", () => {
   assert.match(t.stdout, /1 passed, 0 failed, 0 skipped/);
 });
 
-test("compile: with no backend that compiles, a clear error; --help lists the backends", () => {
+test("compile: the default backend compiles and dumps; a backend that does not compile is a clear error; --help lists the backends", () => {
   const dir = tempFiles({ "neg.mlir": NEGATE });
   const r = xlats("compile", join(dir, "neg.mlir"), "--dump");
-  assert.equal(r.code, 1);
-  assert.equal(r.stderr, "error: compile: no registered backend compiles (known backends: interpreter): it has no compileAndDump hook\n");
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /kind=kLoop/);
+  assert.match(r.stdout, /kernel fusion\.\S+ \(.*bytes of wasm\)/);
   const named = xlats("compile", join(dir, "neg.mlir"), "--backend", "interpreter");
   assert.equal(named.stderr, "error: compile: backend 'interpreter' does not compile: it has no compileAndDump hook\n");
   const help = xlats("--help");
-  assert.match(help.stdout, /--backend NAME picks the backend: one of interpreter \(default interpreter\)/);
+  assert.match(help.stdout, /--backend NAME picks the backend: one of interpreter, wasm \(default wasm\)/);
   assert.match(help.stdout, /xlats compile FILE \[--dump\] \[--dump-after-each\]/);
 });
 
@@ -99,9 +100,12 @@ test("compile calls the backend's compileAndDump with the dump switches", async 
     },
   });
   const files = { "neg.mlir": NEGATE };
-  // Without --backend: the default backend does not compile, so the first one that does.
+  // Without --backend: the default backend (wasm) compiles and prints a summary.
   const plain = await cli(files, "compile", "neg.mlir");
-  assert.deepEqual([plain.code, plain.out], [0, []]);
+  assert.equal(plain.code, 0);
+  assert.match(plain.out.join("\n"), /1 kernel\(s\), 0 interpreted step\(s\)/);
+  const quiet = await cli(files, "compile", "neg.mlir", "--backend", "dump-test");
+  assert.deepEqual([quiet.code, quiet.out], [0, []]);
   const dumped = await cli(files, "compile", "neg.mlir", "--dump-after-each", "--backend", "dump-test");
   assert.deepEqual([dumped.code, dumped.out], [0, ["compiled main"]]);
   assert.deepEqual(seen, ["main dump=false each=false", "main dump=false each=true"]);

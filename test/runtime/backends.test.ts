@@ -80,7 +80,7 @@ test("a backend the workers cannot find fails the execution with the names they 
   clients.push(client);
   const c = program("id", [shape("f32", [2])], (_b, [x]) => x!);
   await assert.rejects(client.run(c, [[Literal.from("f32", [1, 2])]]),
-    /no device backend named "nowhere" in this worker \(it has: interpreter\)/);
+    /no device backend named "nowhere" in this worker \(it has: interpreter, wasm\)/);
 });
 
 /** A port the test drives directly: serveDevice in this thread, no worker. */
