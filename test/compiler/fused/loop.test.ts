@@ -106,6 +106,15 @@ for (const target of [TARGET, SCALAR_TARGET]) {
   });
 }
 
+test("regression (random seed 50): a pred load in a 2-lane (f64) kernel stays scalar", () => {
+  const b = new XlaBuilder("pred_f64");
+  const p = parameter(b, 0, arrayShape("pred", [4]));
+  const x = parameter(b, 1, scalarShape("f64"));
+  const y = parameter(b, 2, scalarShape("f64"));
+  const c = b.build(select(broadcastInDim(p, [1, 4], [1]), broadcastInDim(x, [1, 4], []), broadcastInDim(y, [1, 4], [])));
+  checkFusion(c, [randomLiteral("pred", [4], 1), Literal.scalar("f64", 1.5), Literal.scalar("f64", -2)]);
+});
+
 test("lowering: a transpose of a broadcast of a slice is one load", () => {
   const b = new XlaBuilder("compose");
   const x = parameter(b, 0, arrayShape("f32", [16, 16]));
