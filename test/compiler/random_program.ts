@@ -384,8 +384,17 @@ class Generator {
     const swap = (a: XlaOp, c: XlaOp): [XlaOp, XlaOp] => (this.chance(0.5) ? [a, c] : [c, a]);
     switch (this.int(0, 17)) {
       case 0: if (kind !== "pred") this.add("add", swap(x, this.splat(t, d, kind === "float" && this.chance(0.5) ? -0 : 0)), {}); return;
-      case 1: if (kind !== "pred") this.add("multiply", swap(x, this.splat(t, d, 1)), {}); return;
-      case 2: if (kind !== "pred") this.add(this.pick(["subtract", "divide"] as const), [x, this.splat(t, d, this.pick([0, 1, -0]))], {}); return;
+      case 1: { // x * 1, and the near misses x * 0, x * -0 that are not identities for floats
+        const v = kind === "float" ? this.pick([1, 1, 0, -0]) : kind === "pred" ? this.chance(0.5) : this.pick([1, 0]);
+        this.add("multiply", swap(x, this.splat(t, d, ELEMENT_TYPES[t].bitWidth === 64 && kind !== "float" ? BigInt(v) : v)), {});
+        return;
+      }
+      case 2: {
+        if (kind === "pred") return;
+        const v = this.pick(kind === "float" ? [0, 1, -0] : [0, 1]);
+        this.add(this.pick(["subtract", "divide"] as const), [x, this.splat(t, d, ELEMENT_TYPES[t].bitWidth === 64 && kind !== "float" ? BigInt(v) : v)], {});
+        return;
+      }
       case 3: {
         const op = kind === "pred" || kind === "unsigned" ? "not" : this.pick(["negate", "abs"] as const);
         this.add(op, [this.add(op, [x], {}, false)], {});
@@ -455,8 +464,9 @@ class Generator {
         return;
       }
       default: {
-        const ops: ("maximum" | "minimum" | "and" | "or")[] = ["maximum", "minimum"];
-        if (kind !== "float") ops.push("and", "or");
+        const ops: ("maximum" | "minimum" | "and" | "or" | "subtract" | "divide" | "xor")[] = ["maximum", "minimum"];
+        if (kind !== "float") ops.push("and", "or", "xor");
+        if (kind !== "pred") ops.push("subtract", "divide");
         const op = this.pick(ops);
         this.add(op, [x, x], {});
       }
@@ -593,10 +603,12 @@ export function firstDifference(a: Literal, b: Literal, same: (x: Scalar, y: Sca
   const xs = a.values();
   const ys = b.values();
   for (let i = 0; i < xs.length; i++) {
-    if (!same(xs[i]!, ys[i]!)) return `at ${i}: ${String(xs[i])} vs ${String(ys[i])}`;
+    if (!same(xs[i]!, ys[i]!)) return `at ${i}: ${show(xs[i]!)} vs ${show(ys[i]!)}`;
   }
   return undefined;
 }
+
+const show = (v: Scalar): string => (Object.is(v, -0) ? "-0" : String(v));
 
 function shapeEq(a: Shape, b: Shape): boolean {
   if (a.kind !== b.kind) return false;
