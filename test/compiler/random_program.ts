@@ -33,11 +33,17 @@ export type RandomOpFamily =
   | "reduce"      // add/max/min (and/or for pred) reducers over random dims
   | "dot"         // dot_general with batch and contracting dims
   | "constant"    // scalar and small array constants, ops on constants only
-  | "simplifiable"; // x+0, x*1, neg(neg x), reshape(reshape x), duplicates, ...
+  | "simplifiable" // x+0, x*1, neg(neg x), reshape(reshape x), duplicates, ...
+  | "call"        // a call of a small elementwise computation (opt-in)
+  | "batchNorm";  // batch-norm training / inference / grad on f32 and f64 (opt-in)
 
+/** The default families. */
 export const ALL_FAMILIES: readonly RandomOpFamily[] = [
   "elementwise", "broadcast", "shape", "iota", "convert", "compare", "reduce", "dot", "constant", "simplifiable",
 ];
+
+/** Families a program gets only when asked: not every back end runs them. */
+export const EXTRA_FAMILIES: readonly RandomOpFamily[] = ["call", "batchNorm"];
 
 export interface RandomProgramOptions {
   /** Number of ops drawn (each may add a few instructions); default 14. */
@@ -191,8 +197,8 @@ class Generator {
     if (r < 0.6 && dims.length > 0 && t !== "pred" && this.families.includes("iota")) {
       return this.add("iota", [], { shape: arrayShape(t, dims), iotaDimension: this.int(0, dims.length - 1) });
     }
-    if (r < 0.75) return this.splat(t, dims, this.scalar(t, 0.3));
-    return this.constant(this.literal(t, dims, 0.3));
+    if (r < 0.75) return this.splat(t, dims, this.scalar(t, Math.min(0.3, 2 * this.special)));
+    return this.constant(this.literal(t, dims, Math.min(0.3, 2 * this.special)));
   }
 
   /** A random pool value (made if the pool is empty), optionally restricted to some kinds. */
@@ -473,6 +479,38 @@ class Generator {
     }
   }
 
+  call(): void {
+    const x = this.any();
+    const s = x.arrayShape;
+    const kind = kindOf(s.elementType);
+    const sub = this.b.createSubBuilder(`callee_${++this.subCount}`);
+    const p0 = parameter(sub, 0, s);
+    const p1 = parameter(sub, 1, s);
+    const ops = BINARY.filter((o) => BINARY_OPERAND_KINDS[o].includes(kind));
+    const inner = sub.addInstruction(this.pick(ops), [p0, p1], {});
+    const callee = sub.build(this.chance(0.5) ? inner : sub.addInstruction(this.pick(ops), [inner, p0], {}));
+    this.add("call", [x, this.need(s.elementType, s.dimensions)], { toApply: callee });
+  }
+
+  batchNorm(): void {
+    const t = this.pick(["f32", "f64"] as const);
+    const d = this.dims(this.int(1, this.maxRank));
+    const fi = this.int(0, d.length - 1);
+    const x = this.need(t, d);
+    const vec = (): XlaOp => this.need(t, [d[fi]!]);
+    // Variances must not be negative (the kernel takes a square root).
+    const variance = (): XlaOp => this.add("abs", [vec()], {}, false);
+    const attrs = { epsilon: this.pick([1e-3, 1e-5, 0.5]), featureIndex: fi };
+    const which = this.int(0, 2);
+    if (which === 1) {
+      this.add("batchNormInference", [x, vec(), vec(), vec(), variance()], attrs);
+      return;
+    }
+    const r = which === 0 ? this.add("batchNormTraining", [x, vec(), vec()], attrs, false)
+      : this.add("batchNormGrad", [x, vec(), vec(), variance(), this.need(t, d)], attrs, false);
+    for (let i = 0; i < 3; i++) if (this.chance(0.7) || i === 0) this.add("getTupleElement", [r], { index: i });
+  }
+
   // ---- helpers
 
   identity(t: ElementType, op: "add" | "maximum" | "minimum" | "and" | "or"): Scalar {
@@ -527,6 +565,8 @@ class Generator {
       case "dot": this.dot(); return;
       case "constant": this.constantOp(); return;
       case "simplifiable": this.simplifiable(); return;
+      case "call": this.call(); return;
+      case "batchNorm": this.batchNorm(); return;
     }
   }
 }

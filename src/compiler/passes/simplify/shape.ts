@@ -190,6 +190,10 @@ export const SHAPE_RULES: readonly Rule[] = [
     },
   },
   {
+    name: "get-tuple-element-of-tuple", root: "getTupleElement", operands: [op("tuple", undefined, "t")],
+    rewrite: (m) => m.get("t").operands[(m.inst as Of<"getTupleElement">).attrs.index],
+  },
+  {
     name: "dot-degenerate-contraction", root: "dot",
     guard: (m) => {
       const a = (m.inst as Of<"dot">).attrs;
