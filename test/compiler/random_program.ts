@@ -18,7 +18,7 @@ import type { Opcode, OpAttributes } from "../../src/ir/opcodes.js";
 import { BINARY_OPERAND_KINDS, UNARY_OPERAND_KINDS } from "../../src/shape/elementwise.js";
 import { ELEMENT_TYPES, type ElementType } from "../../src/types/element_type.js";
 import { Literal, type Scalar } from "../../src/types/literal.js";
-import { arrayShape, scalarShape, type ArrayShape, type Shape } from "../../src/types/shape.js";
+import { arrayShape, scalarShape, type ArrayShape, type Layout, type Shape } from "../../src/types/shape.js";
 
 export const DEFAULT_ELEMENT_TYPES: readonly ElementType[] = ["pred", "s8", "s32", "u32", "s64", "f16", "bf16", "f32", "f64"];
 
@@ -58,6 +58,12 @@ export interface RandomProgramOptions {
   zeroSizeProbability?: number;
   /** Probability that a float argument is a special value (±0, ±inf, NaN); default 0.15. */
   specialValueProbability?: number;
+  /**
+   * Probability that a parameter gets a random (non-default) layout; default 0. Constants
+   * keep the default layout: the interpreter's clamp, select and broadcast kernels read
+   * operands in storage order, so a constant in another layout gives wrong results there.
+   */
+  layoutProbability?: number;
 }
 
 export interface RandomProgram {
@@ -91,6 +97,7 @@ class Generator {
   readonly maxRank: number;
   readonly zeroSize: number;
   readonly special: number;
+  readonly layouts: number;
   private subCount = 0;
 
   constructor(seed: number, options: RandomProgramOptions) {
@@ -102,6 +109,7 @@ class Generator {
     this.maxRank = options.maxRank ?? 3;
     this.zeroSize = options.zeroSizeProbability ?? 0.02;
     this.special = options.specialValueProbability ?? 0.15;
+    this.layouts = options.layoutProbability ?? 0;
   }
 
   // ---- random primitives
@@ -149,8 +157,13 @@ class Generator {
     }
   }
 
-  literal(t: ElementType, dims: readonly number[], special = this.special): Literal {
-    return Literal.fromValues(t, dims, Array.from({ length: count(dims) }, () => this.scalar(t, special)));
+  literal(t: ElementType, dims: readonly number[], special = this.special, layout?: Layout): Literal {
+    return Literal.fromValues(t, dims, Array.from({ length: count(dims) }, () => this.scalar(t, special)), layout);
+  }
+
+  /** A random minor-to-major order, sometimes. */
+  layout(rank: number): Layout | undefined {
+    return rank > 1 && this.chance(this.layouts) ? { minorToMajor: this.shuffle(Array.from({ length: rank }, (_, i) => i)) } : undefined;
   }
 
   // ---- emitting
@@ -163,7 +176,8 @@ class Generator {
   }
 
   param(t: ElementType, dims: readonly number[]): XlaOp {
-    const shape = arrayShape(t, dims);
+    const layout = this.layout(dims.length);
+    const shape = arrayShape(t, dims, layout !== undefined ? { layout } : {});
     const op = parameter(this.b, this.paramShapes.length, shape);
     this.ops.set(op.instruction, op);
     this.paramShapes.push(shape);
@@ -606,7 +620,7 @@ export function randomProgram(seed: number, options: RandomProgramOptions = {}):
   if (picked.length === 0) picked = [g.pool.at(-1)!];
   const root = picked.length === 1 ? picked[0]! : g.b.addInstruction("tuple", picked, {});
   const computation = g.b.build(root);
-  const args = g.paramShapes.map((s) => g.literal(s.elementType, s.dimensions));
+  const args = g.paramShapes.map((s) => g.literal(s.elementType, s.dimensions, g.special, s.layout));
   return { computation, args };
 }
 
