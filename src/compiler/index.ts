@@ -13,6 +13,7 @@ import { WasmDevice } from "./device.js";
 import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
 import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
 import { fusionPass } from "./passes/fusion.js";
+import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
 import { planProgram, type CompiledProgram } from "./program.js";
 
 export { Executable, type ExecutableStats } from "./executable.js";
@@ -34,9 +35,13 @@ export interface CompileOptions {
   readonly passes?: readonly Pass[];
 }
 
-/** The passes `compile` runs, in order. */
+/**
+ * The passes `compile` runs, in order: decompose ops into the ones kernels are made of
+ * and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
+ * DCE); give every value the default layout; fuse.
+ */
 export function defaultPipeline(): Pass[] {
-  return [fusionPass];
+  return [decompose, defaultSimplificationPipeline(), layoutAssignment, fusionPass];
 }
 
 /** What the interpreter backend returns from `compile`: the same run interface, on the reference interpreter. */
