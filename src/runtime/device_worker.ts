@@ -32,7 +32,8 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
       case "load":
         try {
           const backend = await deviceBackend(message.backend, message.module, backends);
-          programs.set(message.programId, await backend.load(message.prepared, memory === undefined ? {} : { memory }));
+          const device = { ...(memory === undefined ? {} : { memory }), ...(message.scratch === undefined ? {} : { scratch: message.scratch }) };
+          programs.set(message.programId, await backend.load(message.prepared, device));
         } catch (e) {
           programs.set(message.programId, e instanceof Error ? e : new Error(String(e)));
         }
