@@ -53,8 +53,14 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
     }
   };
   port.onMessage((message) => {
-    // handle() reports its own failures, so the queue never rejects.
-    queue = queue.then(() => handle(message));
+    queue = queue.then(() => handle(message)).catch((e: unknown) => {
+      // A failure outside a run's own error handling (a reply that cannot be posted, an
+      // unload hook that throws) fails the worker, as an uncaught error, so the host
+      // rejects what it waits for instead of hanging; the queue itself stays usable.
+      queueMicrotask(() => {
+        throw e;
+      });
+    });
   });
 }
 
