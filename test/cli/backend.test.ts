@@ -10,6 +10,7 @@ import { runCli, type CliIo } from "../../src/cli/cli.js";
 import { interpreterBackend, interpreterDeviceBackend, registerBackend } from "../../src/runtime/index.js";
 import { parseMlirLiteral } from "../../src/text/mlir/index.js";
 import { ASYNC_BACKEND, inProcess } from "../runtime/async_backend.js";
+import { MEMORY_BACKEND } from "../runtime/device_memory_backend.js";
 import { tempFiles, xlats } from "./helpers.js";
 
 const NEGATE = `func.func @main(%arg0: tensor<2xi32>) -> tensor<2xi32> {
@@ -86,6 +87,12 @@ test("run and test with a run-time registered backend whose evaluate is asynchro
   assert.equal(t.code, 0, t.out.join("\n"));
   assert.deepEqual(t.out, ["PASS checks.mlir:main", "1 passed, 0 failed, 0 skipped"]);
   assert.equal(inProcess.evaluations, before + 2);
+});
+
+test("run with a backend that has no in-process evaluate goes through a one-device client", async () => {
+  const r = await cli({ "neg.mlir": NEGATE }, "run", "neg.mlir", "--backend", MEMORY_BACKEND, "--arg", "dense<[5, -6]> : tensor<2xi32>");
+  assert.equal(r.code, 0, r.err.join("\n"));
+  assert.deepEqual(parseMlirLiteral(r.out[0]!).values(), [-5, 6]);
 });
 
 test("compile calls the backend's compileAndDump with the dump switches", async () => {
