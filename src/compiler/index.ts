@@ -10,6 +10,7 @@ import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
 import { printHlo } from "../text/hlo/index.js";
 import type { Literal } from "../types/literal.js";
 import { WasmDevice } from "./device.js";
+import { cpuThreads } from "./wasm/features.js";
 import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
 import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
 import { fusionPass } from "./passes/fusion.js";
@@ -27,6 +28,11 @@ export interface CompileOptions {
   readonly backend?: BackendName;
   /** The device to load on (default: one shared device per process). */
   readonly device?: WasmDevice;
+  /**
+   * Threads the device runs large kernels on (default: the machine's logical CPUs, for
+   * the default device; a device made by the caller keeps its own).
+   */
+  readonly threads?: number;
   /** Verify the module after every pass (slower; for tests and debugging). */
   readonly verifyEachPass?: boolean;
   /** Called with the module after every pass that changed it (`xlats compile --dump-after-each`). */
@@ -85,6 +91,7 @@ export async function compile(program: Computation | HloModule, options: Compile
     return new InterpretedExecutable(module);
   }
   const device = options.device ?? defaultDevice();
+  if (options.device === undefined || options.threads !== undefined) await device.startThreads(options.threads ?? await cpuThreads());
   const planned = plan(program, options, device);
   return loadProgram(planned.program, device, planned.log);
 }
