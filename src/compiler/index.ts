@@ -70,16 +70,37 @@ export function defaultDevice(): WasmDevice {
   return sharedDevice;
 }
 
-/** Verifies and optimizes a program and plans its steps for `device`. */
-function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): { program: CompiledProgram; log: PassLogEntry[] } {
+interface Planned {
+  readonly program: CompiledProgram;
+  readonly log: PassLogEntry[];
+}
+
+/** Plans of programs compiled for each device, by the program's text: the same program compiles once. */
+const planCache = new WeakMap<WasmDevice, Map<string, Planned>>();
+const PLAN_CACHE_ENTRIES = 64;
+
+/** Verifies and optimizes a program and plans its steps for `device` (from the cache when it was planned before). */
+function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): Planned {
   const module = program instanceof Computation ? new HloModule(program.name, program) : program;
   // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
   verifyModule(module);
+  // Custom pipelines and per-pass hooks are not cached: the caller wants them to run.
+  const cacheable = options.passes === undefined && options.dumpAfterEach === undefined && options.verifyEachPass !== true;
+  const key = cacheable ? printHlo(module) : undefined;
+  let cache = planCache.get(device);
+  const hit = key === undefined ? undefined : cache?.get(key);
+  if (hit !== undefined) return hit;
   const { module: optimized, log } = runPasses(module, options.passes ?? defaultPipeline(), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  return { program: planProgram(optimized, device.target), log };
+  const planned = { program: planProgram(optimized, device.target), log };
+  if (key !== undefined) {
+    if (cache === undefined) planCache.set(device, (cache = new Map()));
+    if (cache.size >= PLAN_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+    cache.set(key, planned);
+  }
+  return planned;
 }
 
 export function compile(program: Computation | HloModule, options: CompileOptions & { backend: "interpreter" }): Promise<InterpretedExecutable>;

@@ -156,3 +156,15 @@ test("two threads give the same results as one: a large fusion and a GEMM split 
     await two.close();
   }
 });
+
+test("the same program compiles once per device: a second compile reuses the plan and its kernels", async () => {
+  const device = new WasmDevice();
+  const build = (): Computation => softmax(5, 6);
+  const first = await compile(build(), { device });
+  const second = await compile(build(), { device });
+  assert.equal(second.program, first.program);
+  const other = await compile(build(), { device: new WasmDevice() });
+  assert.notEqual(other.program, first.program);
+  const x = randomLiteral(rng(9), "f32", [5, 6]);
+  assert.deepEqual(second.run([x]).toNumbers(), first.run([x]).toNumbers());
+});
