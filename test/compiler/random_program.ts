@@ -59,9 +59,10 @@ export interface RandomProgramOptions {
   /** Probability that a float argument is a special value (±0, ±inf, NaN); default 0.15. */
   specialValueProbability?: number;
   /**
-   * Probability that a parameter gets a random (non-default) layout; default 0. Constants
-   * keep the default layout: the interpreter's clamp, select and broadcast kernels read
-   * operands in storage order, so a constant in another layout gives wrong results there.
+   * Probability that a parameter gets a random (non-default) layout; default 0. Layouts
+   * are drawn from a separate stream, so the program is otherwise the one the same seed
+   * gives without layouts (a reference the interpreter runs right: its clamp and select
+   * kernels mishandle operands in non-default layouts). Constants keep the default layout.
    */
   layoutProbability?: number;
 }
@@ -98,6 +99,8 @@ class Generator {
   readonly zeroSize: number;
   readonly special: number;
   readonly layouts: number;
+  /** Layout draws have their own stream: a program with layouts is the same program as without. */
+  private readonly layoutNext: () => number;
   private subCount = 0;
 
   constructor(seed: number, options: RandomProgramOptions) {
@@ -110,6 +113,7 @@ class Generator {
     this.zeroSize = options.zeroSizeProbability ?? 0.02;
     this.special = options.specialValueProbability ?? 0.15;
     this.layouts = options.layoutProbability ?? 0;
+    this.layoutNext = rng(seed ^ 0x5bd1e995);
   }
 
   // ---- random primitives
@@ -163,7 +167,13 @@ class Generator {
 
   /** A random minor-to-major order, sometimes. */
   layout(rank: number): Layout | undefined {
-    return rank > 1 && this.chance(this.layouts) ? { minorToMajor: this.shuffle(Array.from({ length: rank }, (_, i) => i)) } : undefined;
+    if (rank < 2 || this.layoutNext() >= this.layouts) return undefined;
+    const order = Array.from({ length: rank }, (_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(this.layoutNext() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    return { minorToMajor: order };
   }
 
   // ---- emitting
@@ -476,7 +486,10 @@ class Generator {
         return;
       }
       case 14: this.add("select", [this.splat("pred", d, this.chance(0.5)), x, this.need(t, d)], {}); return;
-      case 15: this.add("compare", [x, x], { direction: this.pick(DIRECTIONS) }); return;
+      case 15:
+        if (this.chance(0.5)) this.add("compare", [x, x], { direction: this.pick(DIRECTIONS) });
+        else this.add("reverse", [this.add("reverse", [x], { dimensions: this.subset(d.length) }, false)], { dimensions: this.subset(d.length) });
+        return;
       case 16: {
         if (count(d) * 4 > this.maxElements || d.length + 2 > this.maxRank) return;
         const inner = this.add("broadcastInDim", [x], { dimensions: [...d, 2], broadcastDimensions: d.map((_, i) => i) }, false);

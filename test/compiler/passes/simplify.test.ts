@@ -140,3 +140,24 @@ test("simplify keeps random programs' results bit-identical", () => {
   const changed = checkDifferential([simplify()], { seeds: 300 });
   assert.ok(changed > 100, `only ${changed} programs simplified`);
 });
+
+test("simplify on programs dense in simplifiable patterns, empty arrays and calls stays bit-identical", () => {
+  const heavy = ["simplifiable", "simplifiable", "simplifiable", "shape", "elementwise", "reduce", "dot", "constant", "call"] as const;
+  assert.ok(checkDifferential([simplify()], { seeds: 300, firstSeed: 3000, families: [...heavy] }) > 250);
+  checkDifferential([simplify()], { seeds: 200, firstSeed: 4000, zeroSizeProbability: 0.25 });
+});
+
+test("more shape rules: ops on splats, transposes of unit dims, slices of concatenates", () => {
+  const m = build("t", [["f32", [3, 1, 2]], ["f32", [2, 2]]], (b, [x, y]) => {
+    const s = broadcastInDim(constantR0(b, "f32", 2), [4, 6], []);
+    return b.addInstruction("tuple", [
+      transpose(slice(s, [1, 0], [3, 6], [1, 2]), [1, 0]), // a splat
+      transpose(x!, [1, 0, 2]), // only moves the size-1 dimension: a reshape
+      slice(concatInDim(b, [y!, y!, y!], 0), [2, 1], [4, 2], [1, 1]), // within the second y
+    ], {});
+  });
+  const out = run(m, simplify());
+  assert.deepEqual(opcodes(out), ["constant", "broadcastInDim", "reshape", "slice", "tuple"]);
+  const args = [Literal.fromValues("f32", [3, 1, 2], [1, 2, 3, 4, 5, 6]), Literal.fromValues("f32", [2, 2], [7, 8, 9, 10])];
+  assert.ok(literalsIdentical(eval1(m, args), eval1(out, args)));
+});
