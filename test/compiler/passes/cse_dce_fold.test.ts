@@ -44,6 +44,16 @@ test("constant folding keeps splats as broadcasts, leaves iota, rng and large re
   assert.deepEqual(eval1(out, []).elements[0]!.values().slice(0, 2), [6, 6]);
 });
 
+test("constant folding leaves reductions whose reducer draws random numbers", () => {
+  const m = build("t", [], (b) => {
+    const sub = b.createSubBuilder("noisy");
+    const acc = add(parameter(sub, 0, scalarShape("f32")), parameter(sub, 1, scalarShape("f32")));
+    const noisy = sub.build(add(acc, rngUniform(constantR0(sub, "f32", 0), constantR0(sub, "f32", 1), scalarShape("f32"))));
+    return reduce(constantR1(b, "f32", [1, 2]), constantR0(b, "f32", 0), noisy, [0]);
+  });
+  assert.deepEqual(opcodes(run(m, constantFold)), ["constant", "constant", "reduce"]);
+});
+
 test("CSE merges equal instructions and constants, never side-effecting ones", () => {
   const m = build("t", [["f32", [2]]], (b, [x]) => {
     const a1 = add(x!, constantR1(b, "f32", [1, 2]));
