@@ -1,0 +1,97 @@
+// The compiler: `compile(program, options)` verifies a program, runs the pass pipeline
+// (simplification, fusion), plans its buffers and steps, generates a WebAssembly
+// kernel for each fusion and each op the backend compiles, and loads them on a device.
+// The result runs many times: `run` on host literals, `execute` on device arrays.
+// `backend: "interpreter"` gives the same interface over the reference interpreter.
+
+import { Computation, HloModule } from "../ir/computation.js";
+import { verifyModule } from "../ir/verify.js";
+import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
+import { printHlo } from "../text/hlo/index.js";
+import type { Literal } from "../types/literal.js";
+import { WasmDevice } from "./device.js";
+import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
+import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
+import { fusionPass } from "./passes/fusion.js";
+import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
+import { planProgram, type CompiledProgram } from "./program.js";
+
+export { Executable, type ExecutableStats } from "./executable.js";
+export { WasmDevice, DeviceArray } from "./device.js";
+export type { Pass, PassContext } from "./pass.js";
+
+export type BackendName = "wasm" | "interpreter";
+
+export interface CompileOptions {
+  /** "wasm" (the default) or "interpreter". */
+  readonly backend?: BackendName;
+  /** The device to load on (default: one shared device per process). */
+  readonly device?: WasmDevice;
+  /** Verify the module after every pass (slower; for tests and debugging). */
+  readonly verifyEachPass?: boolean;
+  /** Called with the module after every pass that changed it (`xlats compile --dump-after-each`). */
+  readonly dumpAfterEach?: (passName: string, module: HloModule) => void;
+  /** Replace the default pipeline. */
+  readonly passes?: readonly Pass[];
+}
+
+/**
+ * The passes `compile` runs, in order: decompose ops into the ones kernels are made of
+ * and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
+ * DCE); give every value the default layout; fuse.
+ */
+export function defaultPipeline(): Pass[] {
+  return [decompose, defaultSimplificationPipeline(), layoutAssignment, fusionPass];
+}
+
+/** What the interpreter backend returns from `compile`: the same run interface, on the reference interpreter. */
+export class InterpretedExecutable {
+  constructor(readonly module: HloModule) {}
+  run(args: readonly Literal[], options: EvaluateOptions = {}): Literal {
+    return evaluate(this.module.entry, args, options);
+  }
+  dump(): string {
+    return printHlo(this.module);
+  }
+  delete(): void {}
+}
+
+let sharedDevice: WasmDevice | undefined;
+
+/** The process's default device, made on first use. */
+export function defaultDevice(): WasmDevice {
+  sharedDevice ??= new WasmDevice();
+  return sharedDevice;
+}
+
+/** Verifies and optimizes a program and plans its steps for `device`. */
+function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): { program: CompiledProgram; log: PassLogEntry[] } {
+  const module = program instanceof Computation ? new HloModule(program.name, program) : program;
+  // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
+  verifyModule(module);
+  const { module: optimized, log } = runPasses(module, options.passes ?? defaultPipeline(), {
+    verify: options.verifyEachPass ?? false,
+    ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
+  });
+  return { program: planProgram(optimized, device.target), log };
+}
+
+export function compile(program: Computation | HloModule, options: CompileOptions & { backend: "interpreter" }): Promise<InterpretedExecutable>;
+export function compile(program: Computation | HloModule, options?: CompileOptions): Promise<Executable>;
+export async function compile(program: Computation | HloModule, options: CompileOptions = {}): Promise<Executable | InterpretedExecutable> {
+  if (options.backend === "interpreter") {
+    const module = program instanceof Computation ? new HloModule(program.name, program) : program;
+    verifyModule(module);
+    return new InterpretedExecutable(module);
+  }
+  const device = options.device ?? defaultDevice();
+  const planned = plan(program, options, device);
+  return loadProgram(planned.program, device, planned.log);
+}
+
+/** `compile` for the wasm backend, synchronously (Node and workers only: a browser's main thread refuses large synchronous compiles). */
+export function compileSync(program: Computation | HloModule, options: Omit<CompileOptions, "backend"> = {}): Executable {
+  const device = options.device ?? defaultDevice();
+  const planned = plan(program, options, device);
+  return loadProgramSync(planned.program, device, planned.log);
+}
