@@ -412,6 +412,10 @@ class Generator {
     const d = s.dimensions;
     const kind = kindOf(t);
     const swap = (a: XlaOp, c: XlaOp): [XlaOp, XlaOp] => (this.chance(0.5) ? [a, c] : [c, a]);
+    if (this.chance(0.3)) {
+      this.nearIdentity(x);
+      return;
+    }
     switch (this.int(0, 17)) {
       case 0: if (kind !== "pred") this.add("add", swap(x, this.splat(t, d, kind === "float" && this.chance(0.5) ? -0 : 0)), {}); return;
       case 1: { // x * 1, and the near misses x * 0, x * -0 that are not identities for floats
@@ -536,6 +540,46 @@ class Generator {
     const r = which === 0 ? this.add("batchNormTraining", [x, vec(), vec()], attrs, false)
       : this.add("batchNormGrad", [x, vec(), vec(), variance(), this.need(t, d)], attrs, false);
     for (let i = 0; i < 3; i++) if (this.chance(0.7) || i === 0) this.add("getTupleElement", [r], { index: i });
+  }
+
+  /** Patterns one algebraic step from simpler: x - neg(y), x * -1, max(x, lowest), and(x, ~0), select(not p, a, b), ... */
+  nearIdentity(x: XlaOp): void {
+    const s = x.arrayShape;
+    const t = s.elementType;
+    const d = s.dimensions;
+    const kind = kindOf(t);
+    const wide = ELEMENT_TYPES[t].bitWidth === 64 && kind !== "float";
+    const v = (n: number | bigint): Scalar => (wide ? BigInt(n) : typeof n === "bigint" ? Number(n) : n);
+    switch (this.int(0, 6)) {
+      case 0:
+        if (kind === "pred") return;
+        this.add(this.pick(["add", "subtract"] as const), [x, this.add("negate", [this.need(t, d)], {}, false)], {});
+        return;
+      case 1:
+        if (kind === "pred") return;
+        this.add(this.pick(["multiply", "divide"] as const), [x, this.splat(t, d, v(-1))], {});
+        return;
+      case 2: if (kind === "signed" || kind === "float") this.add("abs", [this.add("negate", [x], {}, false)], {}); return;
+      case 3: {
+        const { min, max } = kind === "float" ? { min: -Infinity, max: Infinity } : kind === "pred" ? { min: false, max: true } : integerBounds(t);
+        const low = this.chance(0.5);
+        const bound = kind === "float" || kind === "pred" ? (low ? min : max) : v((low ? min : max) as bigint);
+        this.add(this.chance(0.8) === low ? "maximum" : "minimum", [x, this.splat(t, d, bound as Scalar)], {});
+        return;
+      }
+      case 4: {
+        if (kind === "float") return;
+        const op = this.pick(["and", "or", "xor", ...(kind === "pred" ? [] : ["shiftLeft", "shiftRightLogical"] as const)] as const);
+        const c = op === "and" ? (kind === "pred" ? true : kind === "signed" ? v(-1) : v(integerBounds(t).max)) : kind === "pred" ? false : v(0);
+        const [l, r] = op.startsWith("shift") || this.chance(0.5) ? [x, this.splat(t, d, c)] : [this.splat(t, d, c), x];
+        this.add(op, [l, r], {});
+        return;
+      }
+      default: {
+        const p = this.need("pred", d);
+        this.add("select", [this.add("not", [p], {}, false), x, this.need(t, d)], {});
+      }
+    }
   }
 
   // ---- helpers
