@@ -124,3 +124,31 @@ test("the pipeline reaches its fixpoint on random programs (no rule undoes anoth
     assert.ok(!log.some((e) => e.message.includes("still changing")), `seed ${seed}`);
   }
 });
+
+test("CSE merges identical sub-computations, and then the reduces that use them", () => {
+  const m = build("t", [["f32", [2, 3]]], (b, [x]) => {
+    const sum = (name: string): ReturnType<typeof b.createSubBuilder> => b.createSubBuilder(name);
+    const reducer = (name: string) => {
+      const s = sum(name);
+      return s.build(add(parameter(s, 0, scalarShape("f32")), parameter(s, 1, scalarShape("f32"))));
+    };
+    const other = b.createSubBuilder("prod");
+    const prod = other.build(mul(parameter(other, 0, scalarShape("f32")), parameter(other, 1, scalarShape("f32"))));
+    const zero = constantR0(b, "f32", 0);
+    return b.addInstruction("tuple", [reduce(x!, zero, reducer("a"), [1]), reduce(x!, zero, reducer("b"), [1]), reduce(x!, zero, prod, [1])], {});
+  });
+  assert.equal(m.computations.length, 4);
+  const out = run(m, cse, dce);
+  assert.equal(out.computations.length, 3); // one sum, the product, the entry
+  assert.equal(opcodes(out).filter((o) => o === "reduce").length, 2);
+  const args = [Literal.fromValues("f32", [2, 3], [1, 2, 3, 4, 5, 6])];
+  assert.ok(literalsIdentical(eval1(m, args), eval1(out, args)));
+  // An entry that computes what another computation does stays the entry.
+  const eb = new XlaBuilder("e");
+  const entry = eb.build(add(parameter(eb, 0, scalarShape("f32")), parameter(eb, 1, scalarShape("f32"))));
+  const rb = new XlaBuilder("r");
+  const twin = rb.build(add(parameter(rb, 0, scalarShape("f32")), parameter(rb, 1, scalarShape("f32"))));
+  const tiny = new HloModule("e", entry, [twin]);
+  assert.equal(tiny.computations.length, 2);
+  assert.equal(run(tiny, cse).entry.name, "e");
+});
