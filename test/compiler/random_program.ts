@@ -35,7 +35,8 @@ export type RandomOpFamily =
   | "constant"    // scalar and small array constants, ops on constants only
   | "simplifiable" // x+0, x*1, neg(neg x), reshape(reshape x), duplicates, ...
   | "call"        // a call of a small elementwise computation (opt-in)
-  | "batchNorm";  // batch-norm training / inference / grad on f32 and f64 (opt-in)
+  | "batchNorm"   // batch-norm training / inference / grad on f32 and f64 (opt-in)
+  | "dynamic";    // dynamic-slice and dynamic-update-slice, constant or parameter start indices (opt-in)
 
 /** The default families. */
 export const ALL_FAMILIES: readonly RandomOpFamily[] = [
@@ -43,7 +44,7 @@ export const ALL_FAMILIES: readonly RandomOpFamily[] = [
 ];
 
 /** Families a program gets only when asked: not every back end runs them. */
-export const EXTRA_FAMILIES: readonly RandomOpFamily[] = ["call", "batchNorm"];
+export const EXTRA_FAMILIES: readonly RandomOpFamily[] = ["call", "batchNorm", "dynamic"];
 
 export interface RandomProgramOptions {
   /** Number of ops drawn (each may add a few instructions); default 14. */
@@ -542,6 +543,20 @@ class Generator {
     for (let i = 0; i < 3; i++) if (this.chance(0.7) || i === 0) this.add("getTupleElement", [r], { index: i });
   }
 
+  dynamic(): void {
+    const x = this.any();
+    const d = x.arrayShape.dimensions;
+    const it = this.pick(["s32", "s64", "u32"] as const);
+    const starts = d.map(() => (this.chance(0.5) ? this.need(it, []) : this.splat(it, [], this.scalar(it, 0.3))));
+    const sizes = d.map((n) => this.int(0, n));
+    if (this.chance(0.5)) {
+      this.add("dynamicSlice", [x, ...starts], { sliceSizes: this.chance(0.2) ? [...d] : sizes });
+      return;
+    }
+    const update = this.need(x.arrayShape.elementType, this.chance(0.2) ? d : sizes);
+    this.add("dynamicUpdateSlice", [x, update, ...starts], {});
+  }
+
   /** Patterns one algebraic step from simpler: x - neg(y), x * -1, max(x, lowest), and(x, ~0), select(not p, a, b), ... */
   nearIdentity(x: XlaOp): void {
     const s = x.arrayShape;
@@ -638,6 +653,7 @@ class Generator {
       case "simplifiable": this.simplifiable(); return;
       case "call": this.call(); return;
       case "batchNorm": this.batchNorm(); return;
+      case "dynamic": this.dynamic(); return;
     }
   }
 }

@@ -11,7 +11,7 @@ import { reduce } from "../../../src/builder/reduction.js";
 import { parameter } from "../../../src/builder/xla_builder.js";
 import { scalarShape } from "../../../src/types/shape.js";
 import { Literal } from "../../../src/types/literal.js";
-import { simplify, SIMPLIFY_RULES } from "../../../src/compiler/passes/index.js";
+import { defaultSimplificationPipeline, simplify, SIMPLIFY_RULES } from "../../../src/compiler/passes/index.js";
 import { any, op, splat, type Rule } from "../../../src/compiler/pattern.js";
 import { convertsExactly, composeSlices } from "../../../src/compiler/passes/simplify/index.js";
 import { build, eval1, opcodes, rootOf, run } from "./helpers.js";
@@ -197,4 +197,23 @@ test("the random programs are strong enough to catch wrong rules", () => {
   for (const rule of wrong) {
     assert.throws(() => checkDifferential([simplify([rule, ...SIMPLIFY_RULES])], heavy), /results differ/, rule.name);
   }
+});
+
+test("dynamic-slice with constant starts is a slice at the clamped starts; a whole-operand update is the update", () => {
+  const m = build("t", [["s32", [4, 3]], ["s32", [4, 3]]], (b, [x, u]) => b.addInstruction("tuple", [
+    b.addInstruction("dynamicSlice", [x!, constantR0(b, "s32", 3), constantR0(b, "s32", -5)], { sliceSizes: [2, 2] }),
+    b.addInstruction("dynamicUpdateSlice", [x!, u!, constantR0(b, "s64", 7), constantR0(b, "s64", 1)], {}),
+  ], {}));
+  const out = run(m, simplify());
+  assert.deepEqual(opcodes(out), ["slice", "tuple"]);
+  const slice0 = rootOf(out).operands[0]! as unknown as { attrs: { startIndices: number[] } };
+  assert.deepEqual(slice0.attrs.startIndices, [2, 0]); // 3 clamped to 4 - 2, -5 clamped to 0
+  const args = [Literal.fromValues("s32", [4, 3], Array.from({ length: 12 }, (_, i) => i)), Literal.fromValues("s32", [4, 3], Array.from({ length: 12 }, (_, i) => -i))];
+  assert.ok(literalsIdentical(eval1(m, args), eval1(out, args)));
+});
+
+test("simplify and the pipeline keep random programs with dynamic slices bit-identical", () => {
+  const families = ["elementwise", "shape", "dynamic", "dynamic", "simplifiable", "constant", "reduce"] as RandomOpFamily[];
+  assert.ok(checkDifferential([simplify()], { seeds: 200, firstSeed: 5000, families }) > 150);
+  checkDifferential([defaultSimplificationPipeline()], { seeds: 200, firstSeed: 5200, families });
 });

@@ -7,7 +7,7 @@
 import type { Instruction } from "../../../ir/computation.js";
 import type { InstructionFactory } from "../../../ir/factory.js";
 import { OP_TABLE } from "../../../ir/opcodes.js";
-import { any, op, type Rule } from "../../pattern.js";
+import { any, op, splatValue, type Rule } from "../../pattern.js";
 import { arrayOf, elementCount, elementTypeOf, iotaList, isFloatType, makeSplat, sameList, scalarOf } from "./util.js";
 
 type Of<O extends Instruction["opcode"]> = Instruction<O>;
@@ -94,6 +94,12 @@ function degenerateDot(m: { inst: Instruction; operands: readonly Instruction[] 
   // The interpreter's dot sums from +0: for floats, 0 + (-0) is +0.
   if (!isFloatType(t)) return product;
   return f.add("add", [makeSplat(f, arrayOf(dot)!, scalarOf(t, 0), dot), product], {}, { from: dot });
+}
+
+/** A start index clamped into [0, hi], as dynamic-slice clamps. */
+function clampStart(v: number | bigint, hi: number): number {
+  const b = BigInt(v);
+  return b < 0n ? 0 : b > BigInt(hi) ? hi : Number(b);
 }
 
 /** The scalar a splat broadcasts (a broadcast of a rank-0 value), or undefined. */
@@ -255,6 +261,24 @@ export const SHAPE_RULES: readonly Rule[] = [
       }
       return undefined;
     },
+  },
+  {
+    // Constant start indices: a static slice, at the indices clamped as dynamic-slice clamps them.
+    name: "dynamic-slice-constant-starts", root: "dynamicSlice",
+    rewrite: (m, f) => {
+      const [x, ...starts] = m.operands as [Instruction, ...Instruction[]];
+      const values = starts.map(splatValue);
+      if (!values.every((v): v is number | bigint => typeof v === "number" || typeof v === "bigint")) return undefined;
+      const sizes = (m.inst as Of<"dynamicSlice">).attrs.sliceSizes;
+      const startIndices = dimsOf(x).map((n, d) => clampStart(values[d]!, n - sizes[d]!));
+      return f.add("slice", [x], { startIndices, limitIndices: startIndices.map((st, d) => st + sizes[d]!), strides: sizes.map(() => 1) }, { from: m.inst });
+    },
+  },
+  {
+    // An update as large as the operand replaces all of it, wherever the (clamped) start.
+    name: "dynamic-update-slice-whole", root: "dynamicUpdateSlice",
+    guard: (m) => sameList(dimsOf(m.operands[0]!), dimsOf(m.operands[1]!)),
+    rewrite: (m) => m.operands[1],
   },
   {
     name: "get-tuple-element-of-tuple", root: "getTupleElement", operands: [op("tuple", undefined, "t")],
