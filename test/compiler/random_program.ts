@@ -18,7 +18,9 @@ import type { Opcode, OpAttributes } from "../../src/ir/opcodes.js";
 import { BINARY_OPERAND_KINDS, UNARY_OPERAND_KINDS } from "../../src/shape/elementwise.js";
 import { ELEMENT_TYPES, type ElementType } from "../../src/types/element_type.js";
 import { Literal, type Scalar } from "../../src/types/literal.js";
-import { arrayShape, scalarShape, type ArrayShape, type Layout, type Shape } from "../../src/types/shape.js";
+import { arrayShape, scalarShape, type ArrayShape, type Layout } from "../../src/types/shape.js";
+
+export { firstDifference, literalsClose, literalsIdentical } from "./literal_compare.js";
 
 export const DEFAULT_ELEMENT_TYPES: readonly ElementType[] = ["pred", "s8", "s32", "u32", "s64", "f16", "bf16", "f32", "f64"];
 
@@ -522,6 +524,13 @@ class Generator {
     const inner = sub.addInstruction(this.pick(ops), [p0, p1], {});
     const callee = sub.build(this.chance(0.5) ? inner : sub.addInstruction(this.pick(ops), [inner, p0], {}));
     this.add("call", [x, this.need(s.elementType, s.dimensions)], { toApply: callee });
+    // A map of a scalar computation with a constant in it.
+    const scalar = this.b.createSubBuilder(`mapped_${++this.subCount}`);
+    const [q0, q1] = [parameter(scalar, 0, scalarShape(s.elementType)), parameter(scalar, 1, scalarShape(s.elementType))];
+    const c = scalar.addInstruction("constant", [], { literal: Literal.scalar(s.elementType, this.scalar(s.elementType)) });
+    const body = scalar.build(scalar.addInstruction(this.pick(ops), [scalar.addInstruction(this.pick(ops), [q0, c], {}), q1], {}));
+    const dims = s.dimensions.map((_, i) => i);
+    this.add("map", [this.need(s.elementType, s.dimensions), x], { dimensions: dims, toApply: body });
   }
 
   batchNorm(): void {
@@ -695,51 +704,4 @@ export function randomProgram(seed: number, options: RandomProgramOptions = {}):
   const computation = g.b.build(root);
   const args = g.paramShapes.map((s) => g.literal(s.elementType, s.dimensions, g.special, s.layout));
   return { computation, args };
-}
-
-/**
- * Whether two literals are the same value: same shape, and element by element equal in
- * the sense of Object.is (NaN equals NaN, +0 differs from -0). NaN payloads are not
- * compared: the interpreter does not promise them.
- */
-export function literalsIdentical(a: Literal, b: Literal): boolean {
-  return firstDifference(a, b, (x, y) => Object.is(x, y)) === undefined;
-}
-
-/** Like literalsIdentical, but floats may differ by `rtol` relative (or `atol` absolute). */
-export function literalsClose(a: Literal, b: Literal, rtol = 1e-5, atol = 1e-6): boolean {
-  return firstDifference(a, b, (x, y) => {
-    if (Object.is(x, y)) return true;
-    if (typeof x !== "number" || typeof y !== "number") return false;
-    if (Number.isNaN(x) || Number.isNaN(y) || !Number.isFinite(x) || !Number.isFinite(y)) return false;
-    return Math.abs(x - y) <= atol + rtol * Math.max(Math.abs(x), Math.abs(y));
-  }) === undefined;
-}
-
-/** A description of the first place where `a` and `b` differ, or undefined. */
-export function firstDifference(a: Literal, b: Literal, same: (x: Scalar, y: Scalar) => boolean = Object.is): string | undefined {
-  if (!shapeEq(a.shape, b.shape)) return "shapes differ";
-  if (a.shape.kind === "tuple") {
-    for (let i = 0; i < a.elements.length; i++) {
-      const d = firstDifference(a.elements[i]!, b.elements[i]!, same);
-      if (d !== undefined) return `element ${i}: ${d}`;
-    }
-    return undefined;
-  }
-  if (a.shape.kind !== "array") return undefined;
-  const xs = a.values();
-  const ys = b.values();
-  for (let i = 0; i < xs.length; i++) {
-    if (!same(xs[i]!, ys[i]!)) return `at ${i}: ${show(xs[i]!)} vs ${show(ys[i]!)}`;
-  }
-  return undefined;
-}
-
-const show = (v: Scalar): string => (Object.is(v, -0) ? "-0" : String(v));
-
-function shapeEq(a: Shape, b: Shape): boolean {
-  if (a.kind !== b.kind) return false;
-  if (a.kind === "tuple" && b.kind === "tuple") return a.elements.length === b.elements.length && a.elements.every((e, i) => shapeEq(e, b.elements[i]!));
-  if (a.kind === "array" && b.kind === "array") return a.elementType === b.elementType && sameDimsOf(a, b.dimensions);
-  return true;
 }
