@@ -37,6 +37,14 @@ export interface Backend {
    * each run (device_buffers.ts).
    */
   readonly deviceMemory?: boolean;
+  /**
+   * With deviceMemory: bytes of device memory a loaded program needs for its
+   * temporaries. The client reserves them on each device that loads the program (the
+   * host owns the device's allocator: programs allocate nothing themselves) and frees
+   * them when the executable is deleted. A device runs one program at a time, so one
+   * scratch range per loaded program suffices.
+   */
+  scratchBytes?(prepared: unknown): number;
 }
 
 /** What a device program sees of the device it runs on. */
@@ -78,6 +86,8 @@ export interface DeviceProgram {
 export interface DeviceContext {
   /** The device's memory, when the backend asked for one (Backend.deviceMemory). */
   readonly memory?: WebAssembly.Memory;
+  /** The range of `memory` reserved for this program's temporaries (Backend.scratchBytes). */
+  readonly scratch?: { readonly offset: number; readonly bytes: number };
 }
 
 /** Device side of a backend: loads prepared programs in a worker. */

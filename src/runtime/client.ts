@@ -137,14 +137,29 @@ export class Executable {
 
   /**
    * Unloads the executable's programs from every device and frees the memory it keeps
-   * for reuse (rendezvous mailboxes, result arenas). Executions already started finish;
-   * later ones are an error. Result buffers stay readable. Deleting twice is harmless.
+   * for reuse (rendezvous mailboxes, result arenas, device scratch). Executions already
+   * started finish first (the unloading waits for them); later ones are an error.
+   * Result buffers stay readable. Deleting twice is harmless.
    */
   delete(): void {
     if (this.deleted) return;
     this.deleted = true;
     this.memoryPool.length = 0;
-    this.onDelete(this);
+    if (this.inFlight === 0) this.onDelete(this);
+  }
+
+  /** @internal executions started and not finished */
+  private inFlight = 0;
+
+  /** @internal an execution starts */
+  begin(): void {
+    this.inFlight++;
+  }
+
+  /** @internal an execution is over: a delete() that waited for it takes effect */
+  end(): void {
+    this.inFlight--;
+    if (this.deleted && this.inFlight === 0) this.onDelete(this);
   }
 
   get isDeleted(): boolean {
@@ -170,6 +185,8 @@ interface Pending {
 /** One device's worker and what it has loaded. */
 class DeviceWorker {
   readonly loaded = new Set<number>();
+  /** Scratch memory reserved in device memory per loaded program (Backend.scratchBytes): program id → offset. */
+  readonly scratch = new Map<number, number>();
   readonly pending = new Map<number, Pending>();
   dead = false;
 
@@ -295,8 +312,15 @@ export class Client {
   private unload(programIds: readonly number[]): void {
     for (const id of programIds) {
       this.prepared.delete(id);
-      for (const w of this.workers.values()) {
-        if (!w.dead && w.loaded.delete(id)) w.handle.post({ type: "unload", programId: id });
+      for (const [device, w] of this.workers) {
+        if (!w.dead && w.loaded.delete(id)) {
+          w.handle.post({ type: "unload", programId: id });
+          // No run of the program is in flight (Executable.delete waits for them), so
+          // nothing writes the scratch any more.
+          const offset = w.scratch.get(id);
+          if (offset !== undefined) this.memories.get(device)!.release(offset);
+          w.scratch.delete(id);
+        }
       }
     }
   }
@@ -312,23 +336,18 @@ export class Client {
     exe.checkLive("execute");
     const count = exe.replicas * exe.partitions;
     if (args.length !== count) throw new ExecutionError(`execute: expected arguments for ${count} processes, got ${args.length}`);
-    const wires = args.map((list, id) => {
+    args.forEach((list, id) => {
       const params = exe.computations[id]!.parameters;
       if (list.length !== params.length) {
         throw new ExecutionError(`execute: process ${id} expects ${params.length} argument(s), got ${list.length}`);
       }
-      return list.map((a, k) => {
-        const shape = a.shape;
-        if (!shapesEqual(shape, params[k]!.shape)) {
+      list.forEach((a, k) => {
+        if (!shapesEqual(a.shape, params[k]!.shape)) {
           throw new ExecutionError(
-            `execute: process ${id} argument ${k} has shape ${shapeToString(shape)}, expected ${shapeToString(params[k]!.shape)}`,
+            `execute: process ${id} argument ${k} has shape ${shapeToString(a.shape)}, expected ${shapeToString(params[k]!.shape)}`,
           );
         }
-        if (a instanceof DeviceBuffer) {
-          a.checkLive(`execute: process ${id} argument ${k}`);
-          return a.wire;
-        }
-        return toWire(a);
+        if (a instanceof DeviceBuffer) a.checkLive(`execute: process ${id} argument ${k}`);
       });
     });
     // With device memory, every argument must lie in its process's device memory:
@@ -336,20 +355,30 @@ export class Client {
     // this run. Results get buffers reserved there before the run.
     const temporaries: { memory: DeviceMemory; offsets: number[] }[] = [];
     const resultOffsets: (number[] | undefined)[] = [];
-    if (this.backend.deviceMemory === true) {
-      for (let id = 0; id < count; id++) {
+    const releaseReservations = (): void => {
+      for (const t of temporaries) releaseAll(t.memory, t.offsets);
+      resultOffsets.forEach((offsets, id) => {
+        if (offsets !== undefined) releaseAll(this.memories.get(exe.deviceOf(id))!, offsets);
+      });
+    };
+    let wires: WireValue[][];
+    try {
+      wires = args.map((list, id) => {
         const device = this.devices[exe.deviceOf(id)]!;
-        const memory = this.deviceMemory(device)!;
-        wires[id] = wires[id]!.map((w, k) => {
-          const a = args[id]![k]!;
-          const onDevice = a instanceof DeviceBuffer && a.device === device && wireArrays(w).every((leaf) => leaf.offset !== undefined);
-          if (onDevice) return w;
-          const placed = literalToDeviceMemory(memory, a instanceof DeviceBuffer ? fromWire(w) : a);
-          temporaries.push({ memory, offsets: deviceOffsets(placed) });
-          return placed;
+        const memory = this.deviceMemory(device);
+        if (memory === undefined) return list.map((a) => (a instanceof DeviceBuffer ? a.wire : toWire(a)));
+        const placed = list.map((a) => {
+          if (a instanceof DeviceBuffer && a.device === device && wireArrays(a.wire).every((leaf) => leaf.offset !== undefined)) return a.wire;
+          const wire = literalToDeviceMemory(memory, a instanceof DeviceBuffer ? fromWire(a.wire) : a);
+          temporaries.push({ memory, offsets: deviceOffsets(wire) });
+          return wire;
         });
-        resultOffsets.push(allocateLeaves(memory, exe.computations[id]!.root.shape));
-      }
+        resultOffsets[id] = allocateLeaves(memory, exe.computations[id]!.root.shape);
+        return placed;
+      });
+    } catch (e) {
+      releaseReservations();
+      throw e;
     }
     let resultsOwned = false;
     const hostSetups = hostSetupsOf(count, options);
@@ -376,9 +405,12 @@ export class Client {
       worker.handle.ref();
       const programId = exe.programIds[id]!;
       if (!worker.loaded.has(programId)) {
+        const prepared = this.prepared.get(programId);
+        const scratch = this.reserveScratch(worker, exe.deviceOf(id), programId, prepared);
         worker.handle.post({
-          type: "load", programId, backend: this.backend.name, prepared: this.prepared.get(programId),
+          type: "load", programId, backend: this.backend.name, prepared,
           ...(this.backend.deviceModule === undefined ? {} : { module: this.backend.deviceModule }),
+          ...(scratch === undefined ? {} : { scratch }),
         });
         worker.loaded.add(programId);
       }
@@ -402,6 +434,9 @@ export class Client {
       });
       return { id, worker, runId, result };
     });
+    // From here to the end of `finally` the executable counts this execution as in
+    // flight (nothing awaited before this point, so no delete() can come in between).
+    exe.begin();
     const errors: WireError[] = [];
     let aborted = false;
     const settled = runs.map((run) => run.result.then(
@@ -455,12 +490,12 @@ export class Client {
       if (reusable && !exe.isDeleted) exe.memoryPool.push(memory);
       this.arenas.unpin(pinned);
       if (arena !== undefined) this.arenas.finish(arena, reusable);
-      for (const t of temporaries) releaseAll(t.memory, t.offsets);
-      if (!resultsOwned) {
-        resultOffsets.forEach((offsets, id) => {
-          if (offsets !== undefined) releaseAll(this.memories.get(exe.deviceOf(id))!, offsets);
-        });
+      if (resultsOwned) {
+        for (const t of temporaries) releaseAll(t.memory, t.offsets);
+      } else {
+        releaseReservations();
       }
+      exe.end();
     }
   }
 
@@ -490,8 +525,26 @@ export class Client {
     if (this.closed) throw new ExecutionError("client: the client is closed");
   }
 
+  /** Reserves the scratch memory a program needs on a device, when the backend asks for some. */
+  private reserveScratch(worker: DeviceWorker, device: number, programId: number, prepared: unknown): { offset: number; bytes: number } | undefined {
+    const memory = this.memories.get(device);
+    const bytes = memory === undefined ? 0 : this.backend.scratchBytes?.(prepared) ?? 0;
+    if (memory === undefined || bytes <= 0) return undefined;
+    const offset = memory.allocate(bytes);
+    worker.scratch.set(programId, offset);
+    return { offset, bytes };
+  }
+
+  /** A worker is gone: the scratch its programs held is free. */
+  private releaseScratchOf(device: number, w: DeviceWorker): void {
+    const memory = this.memories.get(device);
+    if (memory !== undefined) for (const offset of w.scratch.values()) memory.release(offset);
+    w.scratch.clear();
+  }
+
   private workerFor(device: number): DeviceWorker {
     let w = this.workers.get(device);
+    if (w !== undefined && w.dead) this.releaseScratchOf(device, w);
     if (w === undefined || w.dead) {
       w = new DeviceWorker(this.factory());
       this.workers.set(device, w);
@@ -506,6 +559,7 @@ export class Client {
     if (w === undefined) return;
     this.workers.delete(device);
     w.dead = true;
+    this.releaseScratchOf(device, w);
     for (const p of w.pending.values()) p.reject({ name: "ExecutionError", message: "device worker terminated", secondary: true });
     w.pending.clear();
     await w.handle.terminate();

@@ -32,7 +32,8 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
       case "load":
         try {
           const backend = await deviceBackend(message.backend, message.module, backends);
-          programs.set(message.programId, await backend.load(message.prepared, memory === undefined ? {} : { memory }));
+          const device = { ...(memory === undefined ? {} : { memory }), ...(message.scratch === undefined ? {} : { scratch: message.scratch }) };
+          programs.set(message.programId, await backend.load(message.prepared, device));
         } catch (e) {
           programs.set(message.programId, e instanceof Error ? e : new Error(String(e)));
         }
@@ -52,8 +53,14 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
     }
   };
   port.onMessage((message) => {
-    // handle() reports its own failures, so the queue never rejects.
-    queue = queue.then(() => handle(message));
+    queue = queue.then(() => handle(message)).catch((e: unknown) => {
+      // A failure outside a run's own error handling (a reply that cannot be posted, an
+      // unload hook that throws) fails the worker, as an uncaught error, so the host
+      // rejects what it waits for instead of hanging; the queue itself stays usable.
+      queueMicrotask(() => {
+        throw e;
+      });
+    });
   });
 }
 

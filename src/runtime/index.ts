@@ -5,7 +5,7 @@ export {
   Client, createClient, Device, DeviceBuffer, Executable,
   type ClientOptions, type CompileOptions, type ExecuteOptions, type ProgramGrid,
 } from "./client.js";
-export type { Backend, BackendCompileOptions, DeviceBackend, DeviceEnvironment, DeviceProgram } from "./backend.js";
+export type { Backend, BackendCompileOptions, DeviceBackend, DeviceContext, DeviceEnvironment, DeviceProgram } from "./backend.js";
 export { interpreterBackend, interpreterDeviceBackend, interpreterEntry } from "./interpreter_backend.js";
 export {
   backendNames, findBackend, getBackend, registerBackend, type BackendEntry, type DumpOptions,

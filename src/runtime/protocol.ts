@@ -42,6 +42,8 @@ export type HostMessage =
     readonly type: "load"; readonly programId: number; readonly backend: string; readonly prepared: unknown;
     /** A module to import when the worker has no device backend of that name (Backend.deviceModule). */
     readonly module?: string;
+    /** Device memory reserved for the program's temporaries (Backend.scratchBytes). */
+    readonly scratch?: { readonly offset: number; readonly bytes: number };
   }
   | { readonly type: "unload"; readonly programId: number }
   /** The device's memory (Backend.deviceMemory): sent once, before any load. */

@@ -7,9 +7,11 @@ import { strict as assert } from "node:assert";
 import { join } from "node:path";
 import { test } from "node:test";
 import { runCli, type CliIo } from "../../src/cli/cli.js";
-import { interpreterBackend, interpreterDeviceBackend, registerBackend } from "../../src/runtime/index.js";
+import { BUILTIN_BACKENDS } from "../../src/runtime/backends.js";
+import { DEFAULT_BACKEND, interpreterBackend, interpreterDeviceBackend, registerBackend } from "../../src/runtime/index.js";
 import { parseMlirLiteral } from "../../src/text/mlir/index.js";
 import { ASYNC_BACKEND, inProcess } from "../runtime/async_backend.js";
+import { MEMORY_BACKEND } from "../runtime/device_memory_backend.js";
 import { tempFiles, xlats } from "./helpers.js";
 
 const NEGATE = `func.func @main(%arg0: tensor<2xi32>) -> tensor<2xi32> {
@@ -26,12 +28,15 @@ const CHECKS = `func.func @main() {
 }
 `;
 
+/** What the spawned command knows: the built-in backends only. */
+const BUILT_IN = BUILTIN_BACKENDS.map((b) => b.host.name).join(", ");
+
 test("an unknown --backend is a usage error listing the known backends (run, test, compile)", () => {
   const dir = tempFiles({ "neg.mlir": NEGATE, "checks.mlir": CHECKS });
   for (const args of [["run", join(dir, "neg.mlir"), "--arg", "dense<[1, 2]> : tensor<2xi32>"], ["test", join(dir, "checks.mlir")], ["compile", join(dir, "neg.mlir")]]) {
     const r = xlats(...args, "--backend", "tpu");
     assert.equal(r.code, 2, args[0]);
-    assert.equal(r.stderr, `error: ${args[0]}: unknown backend 'tpu' (known backends: interpreter, wasm)\n`);
+    assert.equal(r.stderr, `error: ${args[0]}: unknown backend 'tpu' (known backends: ${BUILT_IN})\n`);
   }
 });
 
@@ -52,9 +57,10 @@ test("compile: the default backend compiles and dumps; a backend that does not c
   assert.match(r.stdout, /kind=kLoop/);
   assert.match(r.stdout, /kernel fusion\.\S+ \(.*bytes of wasm\)/);
   const named = xlats("compile", join(dir, "neg.mlir"), "--backend", "interpreter");
+  assert.equal(named.code, 1);
   assert.equal(named.stderr, "error: compile: backend 'interpreter' does not compile: it has no compileAndDump hook\n");
   const help = xlats("--help");
-  assert.match(help.stdout, /--backend NAME picks the backend: one of interpreter, wasm \(default wasm\)/);
+  assert.ok(help.stdout.includes(`--backend NAME picks the backend: one of ${BUILT_IN} (default ${DEFAULT_BACKEND})`), help.stdout);
   assert.match(help.stdout, /xlats compile FILE \[--dump\] \[--dump-after-each\]/);
 });
 
@@ -89,6 +95,12 @@ test("run and test with a run-time registered backend whose evaluate is asynchro
   assert.equal(inProcess.evaluations, before + 2);
 });
 
+test("run with a backend that has no in-process evaluate goes through a one-device client", async () => {
+  const r = await cli({ "neg.mlir": NEGATE }, "run", "neg.mlir", "--backend", MEMORY_BACKEND, "--arg", "dense<[5, -6]> : tensor<2xi32>");
+  assert.equal(r.code, 0, r.err.join("\n"));
+  assert.deepEqual(parseMlirLiteral(r.out[0]!).values(), [-5, 6]);
+});
+
 test("compile calls the backend's compileAndDump with the dump switches", async () => {
   const seen: string[] = [];
   registerBackend({
@@ -109,6 +121,12 @@ test("compile calls the backend's compileAndDump with the dump switches", async 
   const dumped = await cli(files, "compile", "neg.mlir", "--dump-after-each", "--backend", "dump-test");
   assert.deepEqual([dumped.code, dumped.out], [0, ["compiled main"]]);
   assert.deepEqual(seen, ["main dump=false each=false", "main dump=false each=true"]);
+  // Without --backend: the default backend if it compiles, else the first registered one that does.
+  if (BUILTIN_BACKENDS.every((b) => b.compileAndDump === undefined)) {
+    const chosen = await cli(files, "compile", "neg.mlir", "--dump");
+    assert.deepEqual([chosen.code, chosen.out], [0, ["compiled main"]]);
+    assert.equal(seen.at(-1), "main dump=true each=false");
+  }
   const bad = await cli(files, "compile", "neg.mlir", "--dump=yes");
   assert.deepEqual([bad.code, bad.err], [2, ["error: compile: --dump takes no value"]]);
 });

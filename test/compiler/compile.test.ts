@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Literal, XlaBuilder, add, arrayShape, constantR0, div, dot, evaluate, exp, getTupleElement, max, mul, neg, parameter, reduce,
+  Literal, XlaBuilder, add, arrayShape, constantR0, div, dot, dotGeneral, evaluate, exp, getTupleElement, max, mul, neg, parameter, reduce,
   rngUniform, scalarShape, sub, tanh, tuple, type Computation, type ElementType, type XlaOp,
 } from "../../src/index.js";
 import { compile, WasmDevice } from "../../src/compiler/index.js";
@@ -135,4 +135,55 @@ test("buffer assignment reuses arena bytes of dead temporaries and writes in pla
   assert.ok(temps >= 4, `expected at least 4 temporaries, got ${temps}`);
   assert.ok(exe.stats.arenaBytes <= 2 * 64 * 64 * 4 + 4 * 64 * 4 + 1024, `arena ${exe.stats.arenaBytes} bytes`);
   assert.ok(exe.stats.peakBytes <= 1.25 * exe.stats.liveBytesBound, `peak ${exe.stats.peakBytes} vs bound ${exe.stats.liveBytesBound}`);
+});
+
+test("two threads give the same results as one: a large fusion and a GEMM split across the device's pool", async () => {
+  const two = await WasmDevice.create({ threads: 2 });
+  const one = new WasmDevice();
+  try {
+    const b = new XlaBuilder("mlp_layer");
+    const x = parameter(b, 0, arrayShape("f32", [256, 256]), "x");
+    const w = parameter(b, 1, arrayShape("f32", [256, 256]), "w");
+    const c = b.build(tanh(mul(dot(x, w), constantR0(b, "f32", 0.01), [])));
+    const args = [randomLiteral(rng(7), "f32", [256, 256]), randomLiteral(rng(8), "f32", [256, 256])];
+    const pooled = await compile(c, { device: two });
+    const single = await compile(c, { device: one });
+    assert.equal(two.threads, 2);
+    assert.equal(pooled.stats.interpreted.length, 0);
+    assert.deepEqual(pooled.run(args).toNumbers(), single.run(args).toNumbers(), "threads split the work, not the arithmetic");
+    assertClose(pooled.run(args), evaluate(c, args), 2e-5);
+  } finally {
+    await two.close();
+  }
+});
+
+test("the same program compiles once per device: a second compile reuses the plan and its kernels", async () => {
+  const device = new WasmDevice();
+  const build = (): Computation => softmax(5, 6);
+  const first = await compile(build(), { device });
+  const second = await compile(build(), { device });
+  assert.equal(second.program, first.program);
+  const other = await compile(build(), { device: new WasmDevice() });
+  assert.notEqual(other.program, first.program);
+  const x = randomLiteral(rng(9), "f32", [5, 6]);
+  assert.deepEqual(second.run([x]).toNumbers(), first.run([x]).toNumbers());
+});
+
+test("dot_general in any dimension order runs as GEMM after dot canonicalization", async () => {
+  const cases: { lhs: number[]; rhs: number[]; dims: Parameters<typeof dotGeneral>[2] }[] = [
+    // attention scores 'bhqd,bhkd->bhqk'
+    { lhs: [2, 3, 5, 4], rhs: [2, 3, 6, 4], dims: { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 1], lhsContractingDimensions: [3], rhsContractingDimensions: [3] } },
+    // batch dims not leading, two contracting dims, free dims on both sides of them
+    { lhs: [3, 2, 4, 5], rhs: [5, 3, 7, 4], dims: { lhsBatchDimensions: [2], rhsBatchDimensions: [3], lhsContractingDimensions: [3, 0], rhsContractingDimensions: [0, 1] } },
+    // outer product (no contracting dimension)
+    { lhs: [4], rhs: [3], dims: { lhsBatchDimensions: [], rhsBatchDimensions: [], lhsContractingDimensions: [], rhsContractingDimensions: [] } },
+  ];
+  for (const [i, k] of cases.entries()) {
+    const b = new XlaBuilder(`dot${i}`);
+    const c = b.build(dotGeneral(parameter(b, 0, arrayShape("f32", k.lhs)), parameter(b, 1, arrayShape("f32", k.rhs)), k.dims));
+    const exe = await compile(c);
+    assert.deepEqual(exe.stats.interpreted, [], `case ${i} runs compiled`);
+    const args = [randomLiteral(rng(20 + i), "f32", k.lhs), randomLiteral(rng(30 + i), "f32", k.rhs)];
+    assertClose(exe.run(args), evaluate(c, args), 1e-5);
+  }
 });

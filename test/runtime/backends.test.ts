@@ -9,6 +9,7 @@ import {
   allocateRendezvous, backendNames, createClient, DEFAULT_BACKEND, getBackend, interpreterBackend, interpreterDeviceBackend,
   registerBackend, serveDevice, type Client, type DeviceBackend, type DeviceMessage, type HostMessage,
 } from "../../src/runtime/index.js";
+import { BUILTIN_BACKENDS } from "../../src/runtime/backends.js";
 import { nodeWorkerFactory } from "../../src/runtime/node_workers.js";
 import { fromWire, toWire } from "../../src/runtime/protocol.js";
 import { ASYNC_BACKEND, asyncBackend, preparedWith } from "./async_backend.js";
@@ -27,8 +28,8 @@ function spyingFactory(posted: HostMessage[]): typeof nodeWorkerFactory {
   };
 }
 
-test("the registry lists the interpreter first and the run-time registered backend", () => {
-  assert.equal(DEFAULT_BACKEND, "interpreter");
+test("the registry lists the interpreter first and the run-time registered backend; the compiled backend is the default", () => {
+  assert.equal(DEFAULT_BACKEND, "wasm");
   assert.equal(backendNames()[0], "interpreter");
   assert.ok(backendNames().includes(ASYNC_BACKEND));
   assert.equal(getBackend("interpreter").host, interpreterBackend);
@@ -80,7 +81,7 @@ test("a backend the workers cannot find fails the execution with the names they 
   clients.push(client);
   const c = program("id", [shape("f32", [2])], (_b, [x]) => x!);
   await assert.rejects(client.run(c, [[Literal.from("f32", [1, 2])]]),
-    /no device backend named "nowhere" in this worker \(it has: interpreter, wasm\)/);
+    new RegExp(`no device backend named "nowhere" in this worker \\(it has: ${BUILTIN_BACKENDS.map((b) => b.host.name).join(", ")}\\)`));
 });
 
 /** A port the test drives directly: serveDevice in this thread, no worker. */

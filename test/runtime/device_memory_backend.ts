@@ -2,7 +2,8 @@
 // WebAssembly backend does: its device programs read their arguments from the device's
 // WebAssembly.Memory at the offsets the host gives (not from the literals passed
 // alongside), evaluate with the interpreter, and write their results where the host
-// reserved them. Importing this module registers it; workers import it through
+// reserved them. Each run also scribbles over its whole scratch range, so a scratch
+// range that overlapped any buffer would corrupt results. Importing this module registers it; workers import it through
 // Backend.deviceModule.
 
 import { evaluate } from "../../src/interpreter/evaluate.js";
@@ -14,12 +15,15 @@ import { allocateStorage, Literal, type Storage } from "../../src/types/literal.
 import type { ArrayShape, Shape } from "../../src/types/shape.js";
 
 export const MEMORY_BACKEND = "device-memory-test";
+/** Scratch bytes every program asks for (a multiple of the allocator's 64-byte alignment). */
+export const SCRATCH_BYTES = 1024;
 
 export const memoryBackend: Backend = {
   name: MEMORY_BACKEND,
   deviceModule: import.meta.url,
   deviceMemory: true,
   prepare: interpreterBackend.prepare,
+  scratchBytes: () => SCRATCH_BYTES,
 };
 
 type Ctor = new (b: ArrayBufferLike, o: number, n: number) => Storage;
@@ -42,7 +46,9 @@ export const memoryDeviceBackend: DeviceBackend = {
   name: MEMORY_BACKEND,
   load(prepared, device) {
     const memory = device.memory;
-    if (memory === undefined) throw new Error(`${MEMORY_BACKEND}: loaded without device memory`);
+    const scratch = device.scratch;
+    if (memory === undefined || scratch === undefined) throw new Error(`${MEMORY_BACKEND}: loaded without device memory or scratch`);
+    if (scratch.bytes !== SCRATCH_BYTES) throw new Error(`${MEMORY_BACKEND}: scratch of ${scratch.bytes} bytes`);
     const computation = deserializeComputation(prepared as SerializedProgram);
     return {
       run(args, env) {
@@ -56,6 +62,7 @@ export const memoryDeviceBackend: DeviceBackend = {
           collectives: env.collectives,
         });
         void args;
+        new Uint8Array(memory.buffer, scratch.offset, scratch.bytes).fill(0xa5);
         const out = view(computation.root.shape, memory, resultOffsets);
         const copy = (from: Literal, to: Literal): void => {
           if (from.shape.kind === "tuple") from.elements.forEach((e, i) => copy(e, to.elements[i]!));

@@ -7,7 +7,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { add, allReduce, ExecutionError, Literal, scalarReducer, tuple } from "../../src/index.js";
 import { createClient, type Client } from "../../src/runtime/index.js";
-import { MEMORY_BACKEND } from "./device_memory_backend.js";
+import { MEMORY_BACKEND, SCRATCH_BYTES } from "./device_memory_backend.js";
 import { program, shape } from "./helpers.js";
 
 let client: Client;
@@ -41,14 +41,16 @@ test("a 2-device all-reduce on buffers in device memory, results reserved there"
   const before = inUse();
   const results = await client.execute(exe, args.map((x) => [x]));
   for (const r of results) assert.deepEqual((await r.toLiteral()).toNumbers(), ab);
-  // Only the results were added (no temporary copies of the arguments remain).
-  assert.deepEqual(inUse().map((n, d) => n - before[d]!), [64, 64]);
+  // Only the results (64 bytes: 24 rounded up to the alignment) and the program's
+  // scratch were added (no temporary copies of the arguments remain).
+  assert.deepEqual(inUse().map((n, d) => n - before[d]!), [64 + SCRATCH_BYTES, 64 + SCRATCH_BYTES]);
   // A result is an argument of the next run in place: again only results are added.
   const again = await client.execute(exe, [[results[0]!], [results[1]!]]);
   for (const r of again) assert.deepEqual((await r.toLiteral()).toNumbers(), ab.map((v) => 2 * v));
-  assert.deepEqual(inUse().map((n, d) => n - before[d]!), [128, 128]);
+  assert.deepEqual(inUse().map((n, d) => n - before[d]!), [128 + SCRATCH_BYTES, 128 + SCRATCH_BYTES]);
   for (const x of [...args, ...results, ...again]) x.delete();
-  exe.delete();
+  assert.deepEqual(inUse(), [SCRATCH_BYTES, SCRATCH_BYTES]);
+  exe.delete(); // frees the scratch
   assert.deepEqual(inUse(), [0, 0]);
 });
 
@@ -58,11 +60,11 @@ test("host literals and buffers of another device are copied in for the run and 
   // Process 1 runs on device 1 but gets a buffer of device 0.
   const results = await client.execute(exe, [[Literal.fromValues("s32", [6], a)], [onDevice0]]);
   for (const r of results) assert.deepEqual((await r.toLiteral()).toNumbers(), ab);
-  assert.deepEqual(inUse(), [128, 64]);
+  assert.deepEqual(inUse(), [128 + SCRATCH_BYTES, 64 + SCRATCH_BYTES]);
   onDevice0.delete();
   for (const r of results) r.delete();
-  assert.deepEqual(inUse(), [0, 0]);
   exe.delete();
+  assert.deepEqual(inUse(), [0, 0]);
 });
 
 test("tuple results, a memory that grows after the device has it, and a failed run frees its reservations", async () => {

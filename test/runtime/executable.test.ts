@@ -61,12 +61,16 @@ test("delete unloads from every device, refuses later executions, and is harmles
   again.delete();
 });
 
-test("deleting while an execution is in flight: the execution finishes, its memory is not kept", async () => {
+test("deleting while an execution is in flight: the execution finishes, then the programs are unloaded", async () => {
+  posted.length = 0;
   const exe = await client.compile(sum, { replicas: 2 });
   const running = client.execute(exe, args);
   exe.delete();
+  assert.deepEqual(programIdsOf(posted, "unload"), []);
+  await assert.rejects(client.execute(exe, args), /the executable has been deleted/);
   const results = await running;
   for (const r of results) assert.deepEqual((await r.toLiteral()).toNumbers(), expected);
+  assert.deepEqual(programIdsOf(posted, "unload"), programIdsOf(posted, "load"));
   assert.equal(exe.memoryPool.length, 0);
 });
 
