@@ -280,18 +280,9 @@ export const SHAPE_RULES: readonly Rule[] = [
     guard: (m) => sameList(dimsOf(m.operands[0]!), dimsOf(m.operands[1]!)),
     rewrite: (m) => m.operands[1],
   },
-  {
-    // tuple(gte(t, 0), ..., gte(t, n-1)) of a t with n elements is t.
-    name: "tuple-of-its-elements", root: "tuple",
-    rewrite: (m) => {
-      const first = m.operands[0];
-      if (first === undefined || first.opcode !== "getTupleElement") return undefined;
-      const t = first.operands[0]!;
-      if (t.shape.kind !== "tuple" || t.shape.elements.length !== m.operands.length) return undefined;
-      const all = m.operands.every((o, i) => o.opcode === "getTupleElement" && o.operands[0] === t && (o as Of<"getTupleElement">).attrs.index === i);
-      return all ? t : undefined;
-    },
-  },
+  // Not here on purpose: tuple(gte(t, 0), ..., gte(t, n-1)) => t. Runtimes take the
+  // elements of a root `tuple` instruction as a program's results (src/check/parallel.ts),
+  // so a root tuple must stay a tuple instruction.
   {
     name: "get-tuple-element-of-tuple", root: "getTupleElement", operands: [op("tuple", undefined, "t")],
     rewrite: (m) => m.get("t").operands[(m.inst as Of<"getTupleElement">).attrs.index],
