@@ -18,7 +18,9 @@ import type { Opcode, OpAttributes } from "../../src/ir/opcodes.js";
 import { BINARY_OPERAND_KINDS, UNARY_OPERAND_KINDS } from "../../src/shape/elementwise.js";
 import { ELEMENT_TYPES, type ElementType } from "../../src/types/element_type.js";
 import { Literal, type Scalar } from "../../src/types/literal.js";
-import { arrayShape, scalarShape, type ArrayShape, type Layout, type Shape } from "../../src/types/shape.js";
+import { arrayShape, scalarShape, type ArrayShape, type Layout } from "../../src/types/shape.js";
+
+export { firstDifference, literalsClose, literalsIdentical } from "./literal_compare.js";
 
 export const DEFAULT_ELEMENT_TYPES: readonly ElementType[] = ["pred", "s8", "s32", "u32", "s64", "f16", "bf16", "f32", "f64"];
 
@@ -35,7 +37,8 @@ export type RandomOpFamily =
   | "constant"    // scalar and small array constants, ops on constants only
   | "simplifiable" // x+0, x*1, neg(neg x), reshape(reshape x), duplicates, ...
   | "call"        // a call of a small elementwise computation (opt-in)
-  | "batchNorm";  // batch-norm training / inference / grad on f32 and f64 (opt-in)
+  | "batchNorm"   // batch-norm training / inference / grad on f32 and f64 (opt-in)
+  | "dynamic";    // dynamic-slice and dynamic-update-slice, constant or parameter start indices (opt-in)
 
 /** The default families. */
 export const ALL_FAMILIES: readonly RandomOpFamily[] = [
@@ -43,7 +46,7 @@ export const ALL_FAMILIES: readonly RandomOpFamily[] = [
 ];
 
 /** Families a program gets only when asked: not every back end runs them. */
-export const EXTRA_FAMILIES: readonly RandomOpFamily[] = ["call", "batchNorm"];
+export const EXTRA_FAMILIES: readonly RandomOpFamily[] = ["call", "batchNorm", "dynamic"];
 
 export interface RandomProgramOptions {
   /** Number of ops drawn (each may add a few instructions); default 14. */
@@ -59,9 +62,10 @@ export interface RandomProgramOptions {
   /** Probability that a float argument is a special value (±0, ±inf, NaN); default 0.15. */
   specialValueProbability?: number;
   /**
-   * Probability that a parameter gets a random (non-default) layout; default 0. Constants
-   * keep the default layout: the interpreter's clamp, select and broadcast kernels read
-   * operands in storage order, so a constant in another layout gives wrong results there.
+   * Probability that a parameter gets a random (non-default) layout; default 0. Layouts
+   * are drawn from a separate stream, so the program is otherwise the one the same seed
+   * gives without layouts (a reference the interpreter runs right: its clamp and select
+   * kernels mishandle operands in non-default layouts). Constants keep the default layout.
    */
   layoutProbability?: number;
 }
@@ -98,6 +102,8 @@ class Generator {
   readonly zeroSize: number;
   readonly special: number;
   readonly layouts: number;
+  /** Layout draws have their own stream: a program with layouts is the same program as without. */
+  private readonly layoutNext: () => number;
   private subCount = 0;
 
   constructor(seed: number, options: RandomProgramOptions) {
@@ -110,6 +116,7 @@ class Generator {
     this.zeroSize = options.zeroSizeProbability ?? 0.02;
     this.special = options.specialValueProbability ?? 0.15;
     this.layouts = options.layoutProbability ?? 0;
+    this.layoutNext = rng(seed ^ 0x5bd1e995);
   }
 
   // ---- random primitives
@@ -163,7 +170,13 @@ class Generator {
 
   /** A random minor-to-major order, sometimes. */
   layout(rank: number): Layout | undefined {
-    return rank > 1 && this.chance(this.layouts) ? { minorToMajor: this.shuffle(Array.from({ length: rank }, (_, i) => i)) } : undefined;
+    if (rank < 2 || this.layoutNext() >= this.layouts) return undefined;
+    const order = Array.from({ length: rank }, (_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(this.layoutNext() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    return { minorToMajor: order };
   }
 
   // ---- emitting
@@ -402,6 +415,10 @@ class Generator {
     const d = s.dimensions;
     const kind = kindOf(t);
     const swap = (a: XlaOp, c: XlaOp): [XlaOp, XlaOp] => (this.chance(0.5) ? [a, c] : [c, a]);
+    if (this.chance(0.3)) {
+      this.nearIdentity(x);
+      return;
+    }
     switch (this.int(0, 17)) {
       case 0: if (kind !== "pred") this.add("add", swap(x, this.splat(t, d, kind === "float" && this.chance(0.5) ? -0 : 0)), {}); return;
       case 1: { // x * 1, and the near misses x * 0, x * -0 that are not identities for floats
@@ -476,7 +493,10 @@ class Generator {
         return;
       }
       case 14: this.add("select", [this.splat("pred", d, this.chance(0.5)), x, this.need(t, d)], {}); return;
-      case 15: this.add("compare", [x, x], { direction: this.pick(DIRECTIONS) }); return;
+      case 15:
+        if (this.chance(0.5)) this.add("compare", [x, x], { direction: this.pick(DIRECTIONS) });
+        else this.add("reverse", [this.add("reverse", [x], { dimensions: this.subset(d.length) }, false)], { dimensions: this.subset(d.length) });
+        return;
       case 16: {
         if (count(d) * 4 > this.maxElements || d.length + 2 > this.maxRank) return;
         const inner = this.add("broadcastInDim", [x], { dimensions: [...d, 2], broadcastDimensions: d.map((_, i) => i) }, false);
@@ -504,6 +524,13 @@ class Generator {
     const inner = sub.addInstruction(this.pick(ops), [p0, p1], {});
     const callee = sub.build(this.chance(0.5) ? inner : sub.addInstruction(this.pick(ops), [inner, p0], {}));
     this.add("call", [x, this.need(s.elementType, s.dimensions)], { toApply: callee });
+    // A map of a scalar computation with a constant in it.
+    const scalar = this.b.createSubBuilder(`mapped_${++this.subCount}`);
+    const [q0, q1] = [parameter(scalar, 0, scalarShape(s.elementType)), parameter(scalar, 1, scalarShape(s.elementType))];
+    const c = scalar.addInstruction("constant", [], { literal: Literal.scalar(s.elementType, this.scalar(s.elementType)) });
+    const body = scalar.build(scalar.addInstruction(this.pick(ops), [scalar.addInstruction(this.pick(ops), [q0, c], {}), q1], {}));
+    const dims = s.dimensions.map((_, i) => i);
+    this.add("map", [this.need(s.elementType, s.dimensions), x], { dimensions: dims, toApply: body });
   }
 
   batchNorm(): void {
@@ -523,6 +550,60 @@ class Generator {
     const r = which === 0 ? this.add("batchNormTraining", [x, vec(), vec()], attrs, false)
       : this.add("batchNormGrad", [x, vec(), vec(), variance(), this.need(t, d)], attrs, false);
     for (let i = 0; i < 3; i++) if (this.chance(0.7) || i === 0) this.add("getTupleElement", [r], { index: i });
+  }
+
+  dynamic(): void {
+    const x = this.any();
+    const d = x.arrayShape.dimensions;
+    const it = this.pick(["s32", "s64", "u32"] as const);
+    const starts = d.map(() => (this.chance(0.5) ? this.need(it, []) : this.splat(it, [], this.scalar(it, 0.3))));
+    const sizes = d.map((n) => this.int(0, n));
+    if (this.chance(0.5)) {
+      this.add("dynamicSlice", [x, ...starts], { sliceSizes: this.chance(0.2) ? [...d] : sizes });
+      return;
+    }
+    const update = this.need(x.arrayShape.elementType, this.chance(0.2) ? d : sizes);
+    this.add("dynamicUpdateSlice", [x, update, ...starts], {});
+  }
+
+  /** Patterns one algebraic step from simpler: x - neg(y), x * -1, max(x, lowest), and(x, ~0), select(not p, a, b), ... */
+  nearIdentity(x: XlaOp): void {
+    const s = x.arrayShape;
+    const t = s.elementType;
+    const d = s.dimensions;
+    const kind = kindOf(t);
+    const wide = ELEMENT_TYPES[t].bitWidth === 64 && kind !== "float";
+    const v = (n: number | bigint): Scalar => (wide ? BigInt(n) : typeof n === "bigint" ? Number(n) : n);
+    switch (this.int(0, 6)) {
+      case 0:
+        if (kind === "pred") return;
+        this.add(this.pick(["add", "subtract"] as const), [x, this.add("negate", [this.need(t, d)], {}, false)], {});
+        return;
+      case 1:
+        if (kind === "pred") return;
+        this.add(this.pick(["multiply", "divide"] as const), [x, this.splat(t, d, v(-1))], {});
+        return;
+      case 2: if (kind === "signed" || kind === "float") this.add("abs", [this.add("negate", [x], {}, false)], {}); return;
+      case 3: {
+        const { min, max } = kind === "float" ? { min: -Infinity, max: Infinity } : kind === "pred" ? { min: false, max: true } : integerBounds(t);
+        const low = this.chance(0.5);
+        const bound = kind === "float" || kind === "pred" ? (low ? min : max) : v((low ? min : max) as bigint);
+        this.add(this.chance(0.8) === low ? "maximum" : "minimum", [x, this.splat(t, d, bound as Scalar)], {});
+        return;
+      }
+      case 4: {
+        if (kind === "float") return;
+        const op = this.pick(["and", "or", "xor", ...(kind === "pred" ? [] : ["shiftLeft", "shiftRightLogical"] as const)] as const);
+        const c = op === "and" ? (kind === "pred" ? true : kind === "signed" ? v(-1) : v(integerBounds(t).max)) : kind === "pred" ? false : v(0);
+        const [l, r] = op.startsWith("shift") || this.chance(0.5) ? [x, this.splat(t, d, c)] : [this.splat(t, d, c), x];
+        this.add(op, [l, r], {});
+        return;
+      }
+      default: {
+        const p = this.need("pred", d);
+        this.add("select", [this.add("not", [p], {}, false), x, this.need(t, d)], {});
+      }
+    }
   }
 
   // ---- helpers
@@ -581,6 +662,7 @@ class Generator {
       case "simplifiable": this.simplifiable(); return;
       case "call": this.call(); return;
       case "batchNorm": this.batchNorm(); return;
+      case "dynamic": this.dynamic(); return;
     }
   }
 }
@@ -622,51 +704,4 @@ export function randomProgram(seed: number, options: RandomProgramOptions = {}):
   const computation = g.b.build(root);
   const args = g.paramShapes.map((s) => g.literal(s.elementType, s.dimensions, g.special, s.layout));
   return { computation, args };
-}
-
-/**
- * Whether two literals are the same value: same shape, and element by element equal in
- * the sense of Object.is (NaN equals NaN, +0 differs from -0). NaN payloads are not
- * compared: the interpreter does not promise them.
- */
-export function literalsIdentical(a: Literal, b: Literal): boolean {
-  return firstDifference(a, b, (x, y) => Object.is(x, y)) === undefined;
-}
-
-/** Like literalsIdentical, but floats may differ by `rtol` relative (or `atol` absolute). */
-export function literalsClose(a: Literal, b: Literal, rtol = 1e-5, atol = 1e-6): boolean {
-  return firstDifference(a, b, (x, y) => {
-    if (Object.is(x, y)) return true;
-    if (typeof x !== "number" || typeof y !== "number") return false;
-    if (Number.isNaN(x) || Number.isNaN(y) || !Number.isFinite(x) || !Number.isFinite(y)) return false;
-    return Math.abs(x - y) <= atol + rtol * Math.max(Math.abs(x), Math.abs(y));
-  }) === undefined;
-}
-
-/** A description of the first place where `a` and `b` differ, or undefined. */
-export function firstDifference(a: Literal, b: Literal, same: (x: Scalar, y: Scalar) => boolean = Object.is): string | undefined {
-  if (!shapeEq(a.shape, b.shape)) return "shapes differ";
-  if (a.shape.kind === "tuple") {
-    for (let i = 0; i < a.elements.length; i++) {
-      const d = firstDifference(a.elements[i]!, b.elements[i]!, same);
-      if (d !== undefined) return `element ${i}: ${d}`;
-    }
-    return undefined;
-  }
-  if (a.shape.kind !== "array") return undefined;
-  const xs = a.values();
-  const ys = b.values();
-  for (let i = 0; i < xs.length; i++) {
-    if (!same(xs[i]!, ys[i]!)) return `at ${i}: ${show(xs[i]!)} vs ${show(ys[i]!)}`;
-  }
-  return undefined;
-}
-
-const show = (v: Scalar): string => (Object.is(v, -0) ? "-0" : String(v));
-
-function shapeEq(a: Shape, b: Shape): boolean {
-  if (a.kind !== b.kind) return false;
-  if (a.kind === "tuple" && b.kind === "tuple") return a.elements.length === b.elements.length && a.elements.every((e, i) => shapeEq(e, b.elements[i]!));
-  if (a.kind === "array" && b.kind === "array") return a.elementType === b.elementType && sameDimsOf(a, b.dimensions);
-  return true;
 }

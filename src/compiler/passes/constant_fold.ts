@@ -10,7 +10,7 @@
 import { evaluate } from "../../interpreter/evaluate.js";
 import { HostQueues, singleDeviceCollectives, type EvalContext, type Kernel } from "../../interpreter/context.js";
 import { KERNELS } from "../../interpreter/kernels/index.js";
-import type { HloModule, Instruction } from "../../ir/computation.js";
+import { subcomputationsOf, type Computation, type HloModule, type Instruction } from "../../ir/computation.js";
 import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
 import { hasSideEffect, mapComputations, rebuild } from "../../ir/rewrite.js";
 import type { Literal } from "../../types/literal.js";
@@ -25,10 +25,23 @@ const NEVER_FOLDED: ReadonlySet<Opcode> = new Set<Opcode>([
   "getDimensionSize", "setDimensionSize", "dynamicReshape",
 ]);
 
-function foldable(inst: Instruction): boolean {
+function pureOp(inst: Instruction): boolean {
   const info = OP_TABLE[inst.opcode];
   return !NEVER_FOLDED.has(inst.opcode) && !hasSideEffect(inst) && info.family !== "collective" && info.family !== "transfer" &&
     info.family !== "random";
+}
+
+/** Whether a computation (and what it calls) only computes: no state, no devices, no I/O. */
+function pureComputation(c: Computation, seen = new Set<Computation>()): boolean {
+  if (seen.has(c)) return true;
+  seen.add(c);
+  return c.instructions.every((i) => i.opcode === "parameter" || i.opcode === "constant" || i.opcode === "iota" ||
+    i.opcode === "broadcastInDim" || i.opcode === "tuple" || pureOp(i)) &&
+    c.calledComputations().every((callee) => pureComputation(callee, seen));
+}
+
+function foldable(inst: Instruction): boolean {
+  return pureOp(inst) && subcomputationsOf(inst).every((c) => pureComputation(c));
 }
 
 function foldContext(): EvalContext {

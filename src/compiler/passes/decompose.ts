@@ -5,13 +5,15 @@
 //    results round in the element type at each step where the interpreter's kernel
 //    works in double, so they match it within float tolerance, not bit for bit;
 //  - call and composite: the callee is inlined (XLA's CallInliner); for a composite the
-//    decomposition is what runs, so it is what is inlined. Exact.
+//    decomposition is what runs, so it is what is inlined. Exact;
+//  - map of an elementwise scalar computation: its ops on the whole arrays. Exact.
 // Left alone: rng (stateful), complex-number ops, and everything a kernel runs as is.
 // A batch-norm's tuple result becomes a tuple of its parts; simplify's
 // get-tuple-element rule forwards the parts to their users.
 
 import { Computation, type HloModule, type Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
+import { OP_TABLE } from "../../ir/opcodes.js";
 import { mapComputations, rebuild } from "../../ir/rewrite.js";
 import type { ElementType } from "../../types/element_type.js";
 import { Literal } from "../../types/literal.js";
@@ -121,6 +123,28 @@ export function inline(callee: Computation, operands: readonly Instruction[], f:
   return map.get(callee.root)!;
 }
 
+/**
+ * map(operands, f) where f is made of elementwise ops and scalar constants: the same ops
+ * on the whole arrays (XLA's MapInliner), constants broadcast. Undefined when f holds
+ * anything else.
+ */
+export function inlineMap(inst: Instruction<"map">, operands: readonly Instruction[], f: InstructionFactory): Instruction | undefined {
+  const callee = inst.attrs.toApply;
+  if (inst.shape.kind !== "array") return undefined;
+  const dims = [...inst.shape.dimensions];
+  const ok = callee.instructions.every((i) => i.opcode === "parameter" || i.opcode === "constant" || OP_TABLE[i.opcode].elementwise);
+  if (!ok) return undefined;
+  const map = new Map<Instruction, Instruction>();
+  for (const i of callee.instructions) {
+    if (i.opcode === "parameter") map.set(i, operands[(i as Of<"parameter">).attrs.number]!);
+    else if (i.opcode === "constant") {
+      const c = f.constant((i as Of<"constant">).attrs.literal, { from: i });
+      map.set(i, f.add("broadcastInDim", [c], { dimensions: dims, broadcastDimensions: [] }, { from: inst }));
+    } else map.set(i, f.withOperands(i as Instruction, i.operands.map((o) => map.get(o)!)));
+  }
+  return map.get(callee.root)!;
+}
+
 export const decompose: Pass = {
   name: "decompose",
   run(module: HloModule, ctx) {
@@ -146,6 +170,11 @@ export const decompose: Pass = {
         count++;
         const callee = inst.opcode === "call" ? (inst as Of<"call">).attrs.toApply : (inst as Of<"composite">).attrs.decomposition;
         return inline(callee, operands, f);
+      }
+      if (inst.opcode === "map") {
+        const inlined = inlineMap(inst as Of<"map">, operands, f);
+        if (inlined !== undefined) count++;
+        return inlined;
       }
       const made = batchNorm(inst, operands, new Expander(f, inst, newReducer));
       if (made !== undefined) count++;

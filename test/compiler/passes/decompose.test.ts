@@ -6,7 +6,9 @@ import { batchNormGrad, batchNormInference, batchNormTraining } from "../../../s
 import { call, compositeCall, getTupleElement, tuple } from "../../../src/builder/control.js";
 import { add, mul } from "../../../src/builder/elementwise.js";
 import { parameter } from "../../../src/builder/xla_builder.js";
-import { arrayShape } from "../../../src/types/shape.js";
+import { constantR0 } from "../../../src/builder/data_movement.js";
+import { map } from "../../../src/builder/reduction.js";
+import { arrayShape, scalarShape } from "../../../src/types/shape.js";
 import { Literal } from "../../../src/types/literal.js";
 import { decompose, dce, defaultSimplificationPipeline, simplify } from "../../../src/compiler/passes/index.js";
 import { rng } from "../../support/prng.js";
@@ -74,4 +76,19 @@ test("decompose keeps random programs with batch norms within float tolerance", 
   assert.ok(checkDifferential([decompose, defaultSimplificationPipeline()], {
     ...options, families: [...options.families], elementTypes: [...options.elementTypes], rtol: 2e-3, firstSeed: 500,
   }) > 100);
+});
+
+test("a map of an elementwise scalar computation becomes its ops on the arrays; other maps stay", () => {
+  const m = build("m", [["f32", [2, 3]], ["f32", [2, 3]]], (b, [x, y]) => {
+    const s = b.createSubBuilder("f");
+    const p = parameter(s, 0, scalarShape("f32"));
+    const q = parameter(s, 1, scalarShape("f32"));
+    const f = s.build(mul(add(p, constantR0(s, "f32", 0.5)), q));
+    return map(b, [x!, y!], f, [0, 1]);
+  });
+  const out = run(m, decompose, dce);
+  assert.deepEqual(opcodes(out), ["constant", "broadcastInDim", "add", "multiply"]);
+  assert.equal(out.computations.length, 1);
+  const args = [Literal.fromValues("f32", [2, 3], [1, -0.5, NaN, 3, 4, -0]), Literal.fromValues("f32", [2, 3], [2, 3, 4, -1, 0, 7])];
+  assert.ok(literalsIdentical(eval1(m, args), eval1(out, args)));
 });

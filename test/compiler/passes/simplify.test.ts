@@ -11,11 +11,12 @@ import { reduce } from "../../../src/builder/reduction.js";
 import { parameter } from "../../../src/builder/xla_builder.js";
 import { scalarShape } from "../../../src/types/shape.js";
 import { Literal } from "../../../src/types/literal.js";
-import { simplify } from "../../../src/compiler/passes/index.js";
+import { defaultSimplificationPipeline, simplify, SIMPLIFY_RULES } from "../../../src/compiler/passes/index.js";
+import { any, op, splat, type Rule } from "../../../src/compiler/pattern.js";
 import { convertsExactly, composeSlices } from "../../../src/compiler/passes/simplify/index.js";
 import { build, eval1, opcodes, rootOf, run } from "./helpers.js";
 import { checkDifferential } from "./differential.js";
-import { literalsIdentical } from "../random_program.js";
+import { literalsIdentical, type RandomOpFamily } from "../random_program.js";
 
 const F32_SPECIALS = Literal.fromValues("f32", [6], [-0, 0, NaN, Infinity, -Infinity, 1.5]);
 
@@ -139,4 +140,89 @@ test("select with a constant predicate picks a branch", () => {
 test("simplify keeps random programs' results bit-identical", () => {
   const changed = checkDifferential([simplify()], { seeds: 300 });
   assert.ok(changed > 100, `only ${changed} programs simplified`);
+});
+
+test("simplify on programs dense in simplifiable patterns, empty arrays and calls stays bit-identical", () => {
+  const heavy = ["simplifiable", "simplifiable", "simplifiable", "shape", "elementwise", "reduce", "dot", "constant", "call"] as const;
+  assert.ok(checkDifferential([simplify()], { seeds: 300, firstSeed: 3000, families: [...heavy] }) > 250);
+  checkDifferential([simplify()], { seeds: 200, firstSeed: 4000, zeroSizeProbability: 0.25 });
+});
+
+test("more shape rules: ops on splats, transposes of unit dims, slices of concatenates", () => {
+  const m = build("t", [["f32", [3, 1, 2]], ["f32", [2, 2]]], (b, [x, y]) => {
+    const s = broadcastInDim(constantR0(b, "f32", 2), [4, 6], []);
+    return b.addInstruction("tuple", [
+      transpose(slice(s, [1, 0], [3, 6], [1, 2]), [1, 0]), // a splat
+      transpose(x!, [1, 0, 2]), // only moves the size-1 dimension: a reshape
+      slice(concatInDim(b, [y!, y!, y!], 0), [2, 1], [4, 2], [1, 1]), // within the second y
+    ], {});
+  });
+  const out = run(m, simplify());
+  assert.deepEqual(opcodes(out), ["constant", "broadcastInDim", "reshape", "slice", "tuple"]);
+  const args = [Literal.fromValues("f32", [3, 1, 2], [1, 2, 3, 4, 5, 6]), Literal.fromValues("f32", [2, 2], [7, 8, 9, 10])];
+  assert.ok(literalsIdentical(eval1(m, args), eval1(out, args)));
+});
+
+test("more arithmetic rules: neutral bounds and bitwise constants, a - (-b), x * -1, abs(-x), select(not p)", () => {
+  const m = build("t", [["s32", [3]], ["s32", [3]], ["pred", [3]], ["f32", [3]]], (b, [x, y, p, z]) => {
+    const splatOf = (t: "s32" | "f32" | "pred", v: number | boolean): ReturnType<typeof constantR0> => broadcastInDim(constantR0(b, t, v), [3], []);
+    return b.addInstruction("tuple", [
+      max(x!, splatOf("s32", -2147483648)),
+      b.addInstruction("and", [splatOf("s32", -1), b.addInstruction("shiftLeft", [x!, splatOf("s32", 0)], {})], {}),
+      sub(x!, neg(y!)),
+      abs(neg(x!)),
+      mul(z!, splatOf("f32", -1)),
+      select(not(p!), x!, y!),
+      max(z!, splatOf("f32", Infinity)), // not an identity: stays
+    ], {});
+  });
+  const out = run(m, simplify());
+  assert.deepEqual(opcodes(out), ["add", "abs", "negate", "select", "constant", "broadcastInDim", "maximum", "tuple"]);
+  const args = [Literal.fromValues("s32", [3], [-2147483648, 7, -1]), Literal.fromValues("s32", [3], [-2147483648, -3, 5]),
+    Literal.fromValues("pred", [3], [true, false, true]), Literal.fromValues("f32", [3], [NaN, -0, 2])];
+  assert.ok(literalsIdentical(eval1(m, args), eval1(out, args)));
+});
+
+test("the random programs are strong enough to catch wrong rules", () => {
+  const heavy = { seeds: 300, firstSeed: 3000, families: ["simplifiable", "simplifiable", "simplifiable", "shape", "elementwise", "reduce", "dot", "constant", "call"] as RandomOpFamily[] };
+  const wrong: Rule[] = [
+    { name: "x + 0 (wrong for -0)", root: "add", commutative: true, operands: [any("x"), splat((v) => v === 0)], rewrite: (m) => m.get("x") },
+    { name: "x * 0 = 0 (wrong for NaN, -x)", root: "multiply", commutative: true, operands: [any(), splat((v) => v === 0, "z")], rewrite: (m) => m.get("z") },
+    { name: "max(x, inf) = x", root: "maximum", commutative: true, operands: [any("x"), splat((v) => v === Infinity)], rewrite: (m) => m.get("x") },
+    { name: "select(not p, a, b) = select(p, a, b)", root: "select", operands: [op("not", [any("p")]), any("a"), any("b")],
+      rewrite: (m, f) => f.add("select", [m.get("p"), m.get("a"), m.get("b")], {}) },
+    { name: "a - (-b) = b - a", root: "subtract", operands: [any("a"), op("negate", [any("b")])],
+      rewrite: (m, f) => f.add("subtract", [m.get("b"), m.get("a")], {}) },
+  ];
+  for (const rule of wrong) {
+    assert.throws(() => checkDifferential([simplify([rule, ...SIMPLIFY_RULES])], heavy), /results differ/, rule.name);
+  }
+});
+
+test("dynamic-slice with constant starts is a slice at the clamped starts; a whole-operand update is the update", () => {
+  const m = build("t", [["s32", [4, 3]], ["s32", [4, 3]]], (b, [x, u]) => b.addInstruction("tuple", [
+    b.addInstruction("dynamicSlice", [x!, constantR0(b, "s32", 3), constantR0(b, "s32", -5)], { sliceSizes: [2, 2] }),
+    b.addInstruction("dynamicUpdateSlice", [x!, u!, constantR0(b, "s64", 7), constantR0(b, "s64", 1)], {}),
+  ], {}));
+  const out = run(m, simplify());
+  assert.deepEqual(opcodes(out), ["slice", "tuple"]);
+  const slice0 = rootOf(out).operands[0]! as unknown as { attrs: { startIndices: number[] } };
+  assert.deepEqual(slice0.attrs.startIndices, [2, 0]); // 3 clamped to 4 - 2, -5 clamped to 0
+  const args = [Literal.fromValues("s32", [4, 3], Array.from({ length: 12 }, (_, i) => i)), Literal.fromValues("s32", [4, 3], Array.from({ length: 12 }, (_, i) => -i))];
+  assert.ok(literalsIdentical(eval1(m, args), eval1(out, args)));
+});
+
+test("simplify and the pipeline keep random programs with dynamic slices bit-identical", () => {
+  const families = ["elementwise", "shape", "dynamic", "dynamic", "simplifiable", "constant", "reduce"] as RandomOpFamily[];
+  assert.ok(checkDifferential([simplify()], { seeds: 200, firstSeed: 5000, families }) > 150);
+  checkDifferential([defaultSimplificationPipeline()], { seeds: 200, firstSeed: 5200, families });
+});
+
+test("regression: a root tuple of all the elements of a tuple-shaped op stays a tuple (runtimes read its elements)", () => {
+  const m = build("t", [["f32", [2]], ["s32", []]], (b, [x, y]) => {
+    const opaque = b.addInstruction("optimizationBarrier", [b.addInstruction("tuple", [x!, y!], {})], {});
+    const get = (i: number): ReturnType<typeof constantR0> => b.addInstruction("getTupleElement", [opaque], { index: i });
+    return b.addInstruction("tuple", [get(0), get(1)], {});
+  });
+  assert.equal(rootOf(run(m, defaultSimplificationPipeline())).opcode, "tuple");
 });

@@ -13,6 +13,7 @@
 
 import type { Instruction } from "../../../ir/computation.js";
 import { ELEMENT_TYPES, type ElementType } from "../../../types/element_type.js";
+import type { Scalar } from "../../../types/literal.js";
 import { any, op, same, splat, splatValue, type Rule } from "../../pattern.js";
 import { arrayOf, elementTypeOf, isFloatType, isIntegerOrPred, isOne, isZero, makeSplat, scalarOf } from "./util.js";
 
@@ -43,6 +44,26 @@ export function convertsExactly(a: ElementType, b: ElementType): boolean {
 
 const floatOr = (m: { inst: Instruction }, ifFloat: boolean, ifNot: boolean): boolean => (isFloatType(typeOf(m.inst)) ? ifFloat : ifNot);
 
+/** v is the lowest (`low`) or highest value of type t: -inf / +inf for floats, MIN / MAX for integers, false / true for pred. */
+function isExtreme(v: Scalar, t: ElementType | undefined, low: boolean): boolean {
+  if (t === undefined) return false;
+  const kind = ELEMENT_TYPES[t].kind;
+  if (kind === "pred") return v === !low;
+  if (kind === "float") return v === (low ? -Infinity : Infinity);
+  const bits = BigInt(ELEMENT_TYPES[t].bitWidth);
+  const [min, max] = kind === "signed" ? [-(1n << (bits - 1n)), (1n << (bits - 1n)) - 1n] : [0n, (1n << bits) - 1n];
+  return typeof v !== "boolean" && typeof v !== "object" && BigInt(v) === (low ? min : max);
+}
+
+/** All bits set: -1 for signed integers, MAX for unsigned, true for pred. */
+function isAllOnes(v: Scalar, t: ElementType | undefined): boolean {
+  if (t === undefined) return false;
+  const kind = ELEMENT_TYPES[t].kind;
+  if (kind === "pred") return v === true;
+  if (kind === "signed") return v === -1 || v === -1n;
+  return kind === "unsigned" && isExtreme(v, t, false);
+}
+
 export const ARITH_RULES: readonly Rule[] = [
   {
     name: "add-zero", root: "add", commutative: true,
@@ -64,6 +85,57 @@ export const ARITH_RULES: readonly Rule[] = [
   {
     name: "or-true", root: "or", commutative: true, operands: [any(), splat((v) => v === true, "one")],
     rewrite: (m) => m.get("one"),
+  },
+  {
+    name: "neutral-bound", root: ["maximum", "minimum"], commutative: true,
+    operands: [any("x"), splat(() => true, "c")],
+    guard: (m) => {
+      const v = splatValue(m.get("c"));
+      return v !== undefined && isExtreme(v, typeOf(m.inst), m.inst.opcode === "maximum");
+    },
+    rewrite: (m) => m.get("x"),
+  },
+  {
+    name: "bitwise-neutral", root: ["and", "or", "xor", "shiftLeft", "shiftRightArithmetic", "shiftRightLogical"],
+    commutative: false, operands: [any("x"), splat(() => true, "c")],
+    guard: (m) => {
+      const v = splatValue(m.get("c"));
+      if (v === undefined) return false;
+      return m.inst.opcode === "and" ? isAllOnes(v, typeOf(m.inst)) : isZero(v);
+    },
+    rewrite: (m) => m.get("x"),
+  },
+  {
+    name: "bitwise-neutral-left", root: ["and", "or", "xor"], operands: [splat(() => true, "c"), any("x")],
+    guard: (m) => {
+      const v = splatValue(m.get("c"));
+      return v !== undefined && (m.inst.opcode === "and" ? isAllOnes(v, typeOf(m.inst)) : isZero(v));
+    },
+    rewrite: (m) => m.get("x"),
+  },
+  // a - (-b) = a + b and a + (-b) = a - b: IEEE subtraction is addition of the negation; integers wrap alike.
+  {
+    name: "subtract-negate", root: "subtract", operands: [any("a"), op("negate", [any("b")])],
+    rewrite: (m, f) => f.add("add", [m.get("a"), m.get("b")], {}, { from: m.inst }),
+  },
+  {
+    name: "add-negate", root: "add", operands: [any("a"), op("negate", [any("b")])],
+    rewrite: (m, f) => f.add("subtract", [m.get("a"), m.get("b")], {}, { from: m.inst }),
+  },
+  {
+    name: "multiply-minus-one", root: "multiply", commutative: true, operands: [any("x"), splat((v) => v === -1 || v === -1n)],
+    guard: (m) => typeOf(m.inst) !== "pred",
+    rewrite: (m, f) => f.add("negate", [m.get("x")], {}, { from: m.inst }),
+  },
+  {
+    name: "divide-minus-one-float", root: "divide", operands: [any("x"), splat((v) => v === -1)],
+    guard: (m) => isFloatType(typeOf(m.inst)),
+    rewrite: (m, f) => f.add("negate", [m.get("x")], {}, { from: m.inst }),
+  },
+  { name: "abs-negate", root: "abs", operands: [op("negate", [any("x")])], rewrite: (m, f) => f.add("abs", [m.get("x")], {}, { from: m.inst }) },
+  {
+    name: "select-not", root: "select", operands: [op("not", [any("p")]), any("a"), any("b")],
+    rewrite: (m, f) => f.add("select", [m.get("p"), m.get("b"), m.get("a")], {}, { from: m.inst }),
   },
   { name: "negate-negate", root: "negate", operands: [op("negate", [any("x")])], rewrite: (m) => m.get("x") },
   { name: "not-not", root: "not", operands: [op("not", [any("x")])], rewrite: (m) => m.get("x") },

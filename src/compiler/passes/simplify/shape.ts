@@ -7,7 +7,7 @@
 import type { Instruction } from "../../../ir/computation.js";
 import type { InstructionFactory } from "../../../ir/factory.js";
 import { OP_TABLE } from "../../../ir/opcodes.js";
-import { any, op, type Rule } from "../../pattern.js";
+import { any, op, splatValue, type Rule } from "../../pattern.js";
 import { arrayOf, elementCount, elementTypeOf, iotaList, isFloatType, makeSplat, sameList, scalarOf } from "./util.js";
 
 type Of<O extends Instruction["opcode"]> = Instruction<O>;
@@ -94,6 +94,25 @@ function degenerateDot(m: { inst: Instruction; operands: readonly Instruction[] 
   // The interpreter's dot sums from +0: for floats, 0 + (-0) is +0.
   if (!isFloatType(t)) return product;
   return f.add("add", [makeSplat(f, arrayOf(dot)!, scalarOf(t, 0), dot), product], {}, { from: dot });
+}
+
+/** A start index clamped into [0, hi], as dynamic-slice clamps. */
+function clampStart(v: number | bigint, hi: number): number {
+  const b = BigInt(v);
+  return b < 0n ? 0 : b > BigInt(hi) ? hi : Number(b);
+}
+
+/** The scalar a splat broadcasts (a broadcast of a rank-0 value), or undefined. */
+function splatSource(inst: Instruction): Instruction | undefined {
+  if (inst.opcode !== "broadcastInDim") return undefined;
+  const x = inst.operands[0]!;
+  return dimsOf(x).length === 0 ? x : undefined;
+}
+
+/** Whether `perm` keeps the order of the dimensions of size > 1 (so the transpose only moves size-1 dimensions). */
+function movesOnlyUnitDims(perm: readonly number[], dims: readonly number[]): boolean {
+  const big = perm.filter((d) => dims[d]! > 1);
+  return big.every((d, i) => i === 0 || big[i - 1]! < d);
 }
 
 export const SHAPE_RULES: readonly Rule[] = [
@@ -189,6 +208,81 @@ export const SHAPE_RULES: readonly Rule[] = [
       return applyReducerOnce(r.attrs.toApply, init, squeezed, f, r);
     },
   },
+  {
+    // A data-movement op on a splat is the splat of the result's shape.
+    name: "move-splat", root: ["reshape", "transpose", "slice", "reverse", "broadcastInDim"], operands: [op("broadcastInDim", undefined, "b")],
+    guard: (m) => splatSource(m.get("b")) !== undefined,
+    rewrite: (m, f) => f.add("broadcastInDim", [splatSource(m.get("b"))!], { dimensions: [...dimsOf(m.inst)], broadcastDimensions: [] }, { from: m.inst }),
+  },
+  {
+    name: "pad-splat-with-its-value", root: "pad", operands: [op("broadcastInDim", undefined, "b"), any("v")],
+    guard: (m) => splatSource(m.get("b")) === m.get("v") && (m.inst as Of<"pad">).attrs.edgePaddingLow.every((p) => p >= 0) &&
+      (m.inst as Of<"pad">).attrs.edgePaddingHigh.every((p) => p >= 0),
+    rewrite: (m, f) => f.add("broadcastInDim", [m.get("v")], { dimensions: [...dimsOf(m.inst)], broadcastDimensions: [] }, { from: m.inst }),
+  },
+  {
+    // Moving only size-1 dimensions, or adding them, keeps the row-major order of the elements: a reshape.
+    name: "transpose-or-broadcast-is-reshape", root: ["transpose", "broadcastInDim"], operands: [any("x")],
+    guard: (m) => {
+      const x = m.get("x");
+      const inst = m.inst as Instruction;
+      if (inst.opcode === "transpose") {
+        const perm = (inst as Of<"transpose">).attrs.permutation;
+        return !sameList(perm, iotaList(perm.length)) && movesOnlyUnitDims(perm, dimsOf(x));
+      }
+      const bd = (inst as Of<"broadcastInDim">).attrs.broadcastDimensions;
+      return dimsOf(x).length > 0 && dimsOf(x).length < dimsOf(inst).length && elementCount(dimsOf(x)) === elementCount(dimsOf(inst)) &&
+        bd.every((d, i) => dimsOf(x)[i] === dimsOf(inst)[d]);
+    },
+    rewrite: (m, f) => f.add("reshape", [m.get("x")], { dimensions: [...dimsOf(m.inst)] }, { from: m.inst }),
+  },
+  {
+    // A slice that lies within one operand of a concatenate slices that operand.
+    name: "slice-of-concatenate", root: "slice", operands: [op("concatenate", undefined, "cat")],
+    rewrite: (m, f) => {
+      const cat = m.get("cat") as Of<"concatenate">;
+      const a = (m.inst as Of<"slice">).attrs;
+      const dim = cat.attrs.dimension;
+      const n = dimsOf(m.inst)[dim]!;
+      if (n === 0) return undefined;
+      const first = a.startIndices[dim]!;
+      const last = first + (n - 1) * a.strides[dim]!;
+      let offset = 0;
+      for (const part of cat.operands) {
+        const size = dimsOf(part)[dim]!;
+        if (first >= offset && last < offset + size) {
+          const startIndices = [...a.startIndices];
+          const limitIndices = [...a.limitIndices];
+          startIndices[dim] = first - offset;
+          limitIndices[dim] = last - offset + 1;
+          return f.add("slice", [part], { startIndices, limitIndices, strides: [...a.strides] }, { from: m.inst });
+        }
+        offset += size;
+      }
+      return undefined;
+    },
+  },
+  {
+    // Constant start indices: a static slice, at the indices clamped as dynamic-slice clamps them.
+    name: "dynamic-slice-constant-starts", root: "dynamicSlice",
+    rewrite: (m, f) => {
+      const [x, ...starts] = m.operands as [Instruction, ...Instruction[]];
+      const values = starts.map(splatValue);
+      if (!values.every((v): v is number | bigint => typeof v === "number" || typeof v === "bigint")) return undefined;
+      const sizes = (m.inst as Of<"dynamicSlice">).attrs.sliceSizes;
+      const startIndices = dimsOf(x).map((n, d) => clampStart(values[d]!, n - sizes[d]!));
+      return f.add("slice", [x], { startIndices, limitIndices: startIndices.map((st, d) => st + sizes[d]!), strides: sizes.map(() => 1) }, { from: m.inst });
+    },
+  },
+  {
+    // An update as large as the operand replaces all of it, wherever the (clamped) start.
+    name: "dynamic-update-slice-whole", root: "dynamicUpdateSlice",
+    guard: (m) => sameList(dimsOf(m.operands[0]!), dimsOf(m.operands[1]!)),
+    rewrite: (m) => m.operands[1],
+  },
+  // Not here on purpose: tuple(gte(t, 0), ..., gte(t, n-1)) => t. Runtimes take the
+  // elements of a root `tuple` instruction as a program's results (src/check/parallel.ts),
+  // so a root tuple must stay a tuple instruction.
   {
     name: "get-tuple-element-of-tuple", root: "getTupleElement", operands: [op("tuple", undefined, "t")],
     rewrite: (m) => m.get("t").operands[(m.inst as Of<"getTupleElement">).attrs.index],
