@@ -120,7 +120,16 @@ export class ValueEmitter {
       case "accum": throw new Error("reduction result without a local");
       case "load": this.addressing.pushAddress(n, false); loadScalar(f, n.type as ElementType); return;
       case "const": pushConst(f, n.type as ElementType, constantValue(n)); return;
-      case "fromIdx": this.get(a!); convertScalar(f, "s32", n.type as ElementType); return;
+      case "fromIdx":
+        this.get(a!);
+        if (n.type === "bf16") {
+          // Indices below 2^24 are exact in f32, so the bf16 rounding after this is the only one.
+          if (this.g.range(a!).hi >= 2 ** 24 || this.g.range(a!).lo <= -(2 ** 24)) fail("iota too large for bf16");
+          f.f32ConvertI32S();
+        } else {
+          convertScalar(f, "s32", n.type as ElementType);
+        }
+        return;
       case "select": this.get(b!); this.get(n.args[2]!); this.get(a!); f.select(); return;
       case "convert": this.get(a!); convertScalar(f, this.g.node(a!).type as ElementType, n.type as ElementType); return;
       case "bitcast": this.get(a!); bitcastScalar(f, this.g.node(a!).type as ElementType, n.type as ElementType); return;
