@@ -23,6 +23,19 @@ import { SCALAR_OPS, type FusibleElementwiseOpcode } from "./scalar_ops.js";
 
 export type ReducerKind = "add" | "mul" | "max" | "min" | "and" | "or";
 
+/**
+ * A reducer that is not one binary op (argmax, ...): its body inlined as scalar nodes
+ * over `racc` (accumulator) and `rin` (element) parameter nodes. It runs in the
+ * interpreter's order (accumulator first, elements in row-major order), so even float
+ * results match exactly; it does not vectorize.
+ */
+export interface GenericReducer {
+  /** Parameter nodes of the body: the N accumulators, then the N elements. */
+  readonly params: readonly number[];
+  /** The body's N results. */
+  readonly results: readonly number[];
+}
+
 export interface KernelInput {
   readonly type: ElementType;
   readonly dims: readonly number[];
@@ -35,7 +48,10 @@ export interface KernelOutput {
 }
 
 export interface KernelReduction {
-  readonly kind: ReducerKind;
+  /** A recognized reducer (vectorizable), or "generic" with the body in `generic`. */
+  readonly kind: ReducerKind | "generic";
+  /** For generic reducers: the body, shared by the N reductions of one variadic reduce (index k within it). */
+  readonly generic?: { readonly body: GenericReducer; readonly k: number };
   readonly type: ElementType;
   /** Init value (output context). */
   readonly init: number;
@@ -78,14 +94,15 @@ function checkType(t: ElementType, where: string): void {
 }
 
 class Lowering {
-  readonly g = new KernelGraph();
   private readonly memo = new Map<string, number>();
+  /** When lowering a reducer body: the nodes its parameters stand for. */
+  paramNodes: readonly number[] | undefined;
   /** Results of reductions, by reduce instruction (and tuple index). */
   readonly accums = new Map<Instruction, number[]>();
   /** Variables of the output context, when lowering an input fusion's epilogue. */
   outputVars: readonly number[] | undefined;
 
-  constructor(readonly comp: Computation) {}
+  constructor(readonly comp: Computation, readonly g: KernelGraph = new KernelGraph()) {}
 
   at(inst: Instruction, idx: readonly number[]): number {
     const key = `${inst.id}:${idx.join(",")}`;
@@ -119,6 +136,7 @@ class Lowering {
     const shape = arrayOf(inst);
     switch (opcode) {
       case "parameter": {
+        if (this.paramNodes !== undefined) return this.paramNodes[(inst as Instruction<"parameter">).attrs.number]!;
         const strides = rowMajorStrides(shape.dimensions);
         let offset = g.iconst(0);
         idx.forEach((x, i) => { offset = g.add(offset, g.mul(x, strides[i]!)); });
@@ -240,7 +258,28 @@ export function unlinearize(g: KernelGraph, linear: number, dims: readonly numbe
 }
 
 /** Recognizes a reducer whose body is one binary op of its two parameters. */
-function reducerKinds(toApply: Computation, types: readonly ElementType[]): ReducerKind[] {
+function reducerKinds(toApply: Computation, types: readonly ElementType[]): ReducerKind[] | string {
+  try {
+    return recognizeReducer(toApply, types);
+  } catch (e) {
+    if (e instanceof Fail) return e.reason;
+    throw e;
+  }
+}
+
+/** Inlines a reducer's body over fresh parameter nodes. */
+function genericReducer(g: KernelGraph, toApply: Computation, types: readonly ElementType[], tag: number): GenericReducer {
+  const n = types.length;
+  const params = [...types, ...types].map((t, i) => g.op(i < n ? "racc" : "rin", t, [], `${tag}:${i}`));
+  const low = new Lowering(toApply, g);
+  low.paramNodes = params;
+  const root = toApply.root;
+  const results = root.opcode === "tuple" ? root.operands.map((o) => low.at(o, [])) : [low.at(root, [])];
+  if (results.length !== n) fail(`${toApply.name}: reducer has ${results.length} results for ${n} inputs`);
+  return { params, results };
+}
+
+function recognizeReducer(toApply: Computation, types: readonly ElementType[]): ReducerKind[] {
   const n = types.length;
   const root = toApply.root;
   const results = root.opcode === "tuple" ? root.operands : [root];
@@ -328,12 +367,14 @@ function lowerOrThrow(fused: Computation): FusedKernelIR {
     }
     const types = r.operands.slice(0, n).map((o) => arrayOf(o).elementType);
     const kinds = reducerKinds(r.attrs.toApply, types);
+    const body = typeof kinds === "string" ? genericReducer(g, r.attrs.toApply, types, reductions.length) : undefined;
     const accs: number[] = [];
     for (let k = 0; k < n; k++) {
       const init = low.at(r.operands[n + k]!, []);
       const value = low.at(r.operands[k]!, domainVars);
       accs.push(g.accum(reductions.length, types[k]!));
-      reductions.push({ kind: kinds[k]!, type: types[k]!, init, value });
+      if (body !== undefined) reductions.push({ kind: "generic", generic: { body, k }, type: types[k]!, init, value });
+      else reductions.push({ kind: (kinds as ReducerKind[])[k]!, type: types[k]!, init, value });
     }
     low.accums.set(r, accs);
   }
