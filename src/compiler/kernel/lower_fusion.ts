@@ -90,7 +90,7 @@ const FUSIBLE_ELEMENTWISE = new Set<string>(Object.keys(SCALAR_OPS));
 function checkType(t: ElementType, where: string): void {
   const kind = ELEMENT_TYPES[t].kind;
   if (kind === "complex") fail(`${where}: complex types are not fused yet`);
-  if (kind === "float" && t !== "f32" && t !== "f64" && t !== "bf16") fail(`${where}: ${t} is not fused yet`);
+  if (kind === "float" && t !== "f32" && t !== "f64" && t !== "bf16" && t !== "f16") fail(`${where}: ${t} is not fused yet`);
 }
 
 class Lowering {

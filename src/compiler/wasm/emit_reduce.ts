@@ -71,7 +71,7 @@ function combineScalar(f: FunctionBuilder, kind: ReducerKind, t: ElementType): v
 /** Whether acc ⊕ x has a vector form for this type; returns the emitter if so. */
 function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): (() => void) | undefined {
   const c = computeType(t);
-  if (t === "bf16" && (kind === "add" || kind === "mul")) return undefined;
+  if ((t === "bf16" || t === "f16") && (kind === "add" || kind === "mul")) return undefined;
   if (c === "f32") return { add: () => f.f32x4Add(), mul: () => f.f32x4Mul(), max: () => f.f32x4Max(), min: () => f.f32x4Min(), and: undefined, or: undefined }[kind];
   if (c === "f64") return { add: () => f.f64x2Add(), mul: () => f.f64x2Mul(), max: () => f.f64x2Max(), min: () => f.f64x2Min(), and: undefined, or: undefined }[kind];
   if (kind === "and") return () => f.v128And();
@@ -119,7 +119,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
   const Rn = size(reduced);
   const J = size(innerKept);
   for (const r of red.reductions) {
-    if (r.type === "bf16" && (r.kind === "add" || r.kind === "mul")) throw new EmitFail("bf16 sums would not round as the interpreter's");
+    if ((r.type === "bf16" || r.type === "f16") && (r.kind === "add" || r.kind === "mul")) throw new EmitFail("bf16 sums would not round as the interpreter's");
   }
 
   // The graph over (row, r, j).

@@ -8,7 +8,9 @@ import { integerRange, type ElementType } from "../../types/element_type.js";
 import { constantValue, type KernelGraph, type Node } from "../kernel/graph.js";
 import type { FunctionBuilder } from "./encoder.js";
 import { emitExp, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
-import { bitsOf, computeType, isFloatType, isSigned, lanesOf, loadScalar, loadVector, wrapI32, wrapI32x4 } from "./wasm_types.js";
+import {
+  bitsOf, computeType, decodeF16, encodeF16, isFloatType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, wrapI32, wrapI32x4,
+} from "./wasm_types.js";
 
 export class EmitFail extends Error {}
 
@@ -16,7 +18,7 @@ const fail = (why: string): never => {
   throw new EmitFail(why);
 };
 
-/** Ops whose bf16 result needs no rounding (they return one of their inputs, or an exact value). */
+/** Ops whose bf16/f16 result needs no rounding (they return one of their inputs, or an exact value). */
 const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum", "sign"]);
 
 const TRANSCENDENTAL_F32: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
@@ -58,6 +60,7 @@ export class ValueEmitter {
     this.scalarOp(n);
     const t = n.type;
     if (t === "bf16" && !BF16_EXACT.has(n.op)) roundBf16(this.f, this.f.local("i32"));
+    if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16(this.f);
     const local = this.f.local(computeType(t));
     this.f.localSet(local);
     this.scalar.set(id, local);
@@ -122,7 +125,7 @@ export class ValueEmitter {
       case "const": pushConst(f, n.type as ElementType, constantValue(n)); return;
       case "fromIdx":
         this.get(a!);
-        if (n.type === "bf16") {
+        if (n.type === "bf16" || n.type === "f16") {
           // Indices below 2^24 are exact in f32, so the bf16 rounding after this is the only one.
           if (this.g.range(a!).hi >= 2 ** 24 || this.g.range(a!).lo <= -(2 ** 24)) fail("iota too large for bf16");
           f.f32ConvertI32S();
@@ -433,6 +436,7 @@ export class ValueEmitter {
       }
     }
     if (t === "bf16" && !BF16_EXACT.has(n.op)) roundBf16x4(f);
+    if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16x4(f);
     const local = f.local("v128");
     f.localSet(local);
     this.vector.set(id, local);
@@ -617,8 +621,8 @@ export function convertScalar(f: FunctionBuilder, from: ElementType, to: Element
     return;
   }
   if (isFloatType(to)) {
-    if (to === "bf16" && (from === "f64" || fc === "i64" || (fc === "i32" && bitsOf(from) > 16))) {
-      fail(`convert ${from} -> bf16 would round twice`);
+    if ((to === "bf16" || to === "f16") && (from === "f64" || fc === "i64" || (fc === "i32" && bitsOf(from) > 16))) {
+      fail(`convert ${from} -> ${to} would round twice`);
     }
     const target = tc as "f32" | "f64";
     if (fc === target) return;
@@ -660,13 +664,14 @@ export function convertScalar(f: FunctionBuilder, from: ElementType, to: Element
 function bitcastScalar(f: FunctionBuilder, from: ElementType, to: ElementType): void {
   const fc = computeType(from);
   const tc = computeType(to);
-  if (from === "bf16") {
-    f.i32ReinterpretF32().i32Const(16).i32ShrU();
+  if (from === "bf16" || from === "f16") {
+    if (from === "bf16") f.i32ReinterpretF32().i32Const(16).i32ShrU(); else encodeF16(f);
     wrapI32(f, to);
     return;
   }
-  if (to === "bf16") {
-    f.i32Const(0xffff).i32And().i32Const(16).i32Shl().f32ReinterpretI32();
+  if (to === "bf16" || to === "f16") {
+    f.i32Const(0xffff).i32And();
+    if (to === "bf16") f.i32Const(16).i32Shl().f32ReinterpretI32(); else decodeF16(f);
     return;
   }
   if (fc === tc) {

@@ -31,7 +31,7 @@ for (const target of [TARGET, SCALAR_TARGET]) {
   });
 
   test(`${mode}: elementwise arithmetic on every float type`, () => {
-    for (const t of ["f32", "f64", "bf16"] as const) {
+    for (const t of ["f32", "f64", "bf16", "f16"] as const) {
       const { c, args } = fusion(`arith_${t}`, [[t, [5, 67]], [t, [5, 67]], [t, [5, 67]]], (_b, [x, y, z]) =>
         max(sub(mul(x!, y!), div(z!, x!)), min(neg(abs(y!)), sqrt(abs(z!)))));
       checkFusion(c, args, {}, target);
@@ -53,7 +53,7 @@ for (const target of [TARGET, SCALAR_TARGET]) {
   });
 
   test(`${mode}: compare, select, clamp, pred ops`, () => {
-    for (const t of ["f32", "f64", "s32", "u8", "s64", "u32", "bf16"] as const) {
+    for (const t of ["f32", "f64", "s32", "u8", "s64", "u32", "bf16", "f16"] as const) {
       const { c, args } = fusion(`cmp_${t}`, [[t, [4, 33]], [t, [4, 33]]], (b, [x, y]) => tuple(b, [
         select(lt(x!, y!), x!, y!), select(eq(x!, y!), y!, x!), clamp(x!, y!, max(x!, y!)),
       ]));
@@ -66,13 +66,14 @@ for (const target of [TARGET, SCALAR_TARGET]) {
   });
 
   test(`${mode}: conversions between types`, () => {
-    const types = ["pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "f32", "f64", "bf16"] as const;
+    const types = ["pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "f32", "f64", "bf16", "f16"] as const;
     for (const from of types) {
       const { c, args } = fusion(`conv_${from}`, [[from, [77]]], (b, [x]) =>
-        tuple(b, types.filter((to) => !(to === "bf16" && ["s32", "u32", "s64", "u64", "f64"].includes(from))).map((to) => convertElementType(x!, to))));
+        tuple(b, types.filter((to) => !((to === "bf16" || to === "f16") && ["s32", "u32", "s64", "u64", "f64"].includes(from))).map((to) => convertElementType(x!, to))));
       checkFusion(c, args, {}, target);
     }
-    const bc = fusion("bitcast", [["f32", [9]], ["s64", [9]], ["bf16", [9]]], (b, [x, y, z]) => tuple(b, [
+    const bc = fusion("bitcast", [["f32", [9]], ["s64", [9]], ["bf16", [9]], ["f16", [9]]], (b, [x, y, z, w]) => tuple(b, [
+      convertElementType(bitcastConvertType(w!, "s16"), "s32"), bitcastConvertType(bitcastConvertType(w!, "u16"), "f16"),
       convertElementType(bitcastConvertType(x!, "s32"), "f32"), bitcastConvertType(bitcastConvertType(y!, "f64"), "s64"),
       convertElementType(bitcastConvertType(z!, "u16"), "f32"),
     ]));

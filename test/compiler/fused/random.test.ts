@@ -10,7 +10,7 @@ import {
 import { rng } from "../../support/prng.js";
 import { checkFusion, randomLiteral, SCALAR_TARGET, TARGET } from "./harness.js";
 
-const FLOATS: ElementType[] = ["f32", "f64", "bf16"];
+const FLOATS: ElementType[] = ["f32", "f64", "bf16", "f16"];
 const INTS: ElementType[] = ["s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "s4", "u2"];
 const TYPES: ElementType[] = [...FLOATS, ...INTS, "pred"];
 
@@ -108,7 +108,7 @@ class Gen {
     const choice = this.int(10);
     if (choice === 0) {
       let from = this.pick(TYPES);
-      if (type === "bf16" && !["pred", "s8", "u8", "s16", "u16", "bf16", "f32", "s4", "u2"].includes(from)) from = "f32";
+      if ((type === "bf16" || type === "f16") && !["pred", "s8", "u8", "s16", "u16", "bf16", "f16", "f32", "s4", "u2"].includes(from)) from = "f32";
       return convertElementType(this.expr(from, dims, depth - 1), type);
     }
     if (choice === 1) return select(this.expr("pred", dims, depth - 1), sub1(), sub1());
