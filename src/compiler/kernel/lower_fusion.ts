@@ -85,6 +85,9 @@ function arrayOf(inst: Instruction): ArrayShape {
   return inst.shape.kind === "array" ? inst.shape : fail(`${inst.name}: not an array`);
 }
 
+/** Largest array constant inlined into a kernel (as a chain of selects). */
+const MAX_INLINE_CONSTANT = 16;
+
 const FUSIBLE_ELEMENTWISE = new Set<string>(Object.keys(SCALAR_OPS));
 
 function checkType(t: ElementType, where: string): void {
@@ -147,10 +150,22 @@ class Lowering {
         const values = lit.values();
         const first = values[0];
         if (first === undefined || typeof first === "object") return fail(`${inst.name}: unsupported constant`);
-        if (values.some((v) => v !== first && !(Number.isNaN(v) && Number.isNaN(first)))) {
-          return fail(`${inst.name}: array constants are not fused yet`);
+        const t = shape.elementType;
+        const asNode = (v: (typeof values)[number]): number =>
+          g.constant(t, typeof v === "boolean" ? (v ? 1 : 0) : (v as number | bigint));
+        const same = values.every((v) => v === first || (typeof v === "number" && Number.isNaN(v) && Number.isNaN(first as number)));
+        if (same && !(typeof first === "number" && first === 0 && values.some((v) => !Object.is(v, first)))) return asNode(first);
+        // A small table: a chain of selects on the linear index (larger constants
+        // should stay operands of the fusion).
+        if (values.length > MAX_INLINE_CONSTANT) return fail(`${inst.name}: array constants of more than ${MAX_INLINE_CONSTANT} elements are not fused`);
+        const strides = rowMajorStrides(shape.dimensions);
+        let linear = g.iconst(0);
+        idx.forEach((x, i) => { linear = g.add(linear, g.mul(x, strides[i]!)); });
+        let result = asNode(values[values.length - 1]!);
+        for (let k = values.length - 2; k >= 0; k--) {
+          result = g.op("select", t, [g.condToPred(g.eq(linear, g.iconst(k))), asNode(values[k]!), result]);
         }
-        return g.constant(shape.elementType, typeof first === "boolean" ? (first ? 1 : 0) : first);
+        return result;
       }
       case "iota": {
         const d = (inst as Instruction<"iota">).attrs.iotaDimension;

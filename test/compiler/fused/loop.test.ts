@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  add, arrayShape, broadcastInDim, concatInDim, constantR0, convertElementType, div, dynamicSlice, eq, exp, iota, Literal,
+  add, arrayShape, broadcastInDim, concatInDim, constantR0, constantR1, convertElementType, div, dynamicSlice, eq, exp, iota, Literal,
   lt, max, min, mul, neg, pad, parameter, reshape, rev, scalarShape, select, slice, sub, transpose, tuple, XlaBuilder,
   and, or, xor, not, abs, sign, shiftLeft, shiftRightArithmetic, shiftRightLogical, rem, clz, populationCount,
   roundNearestAfz, roundNearestEven, floor, ceil, sqrt, clamp, bitcastConvertType, isFinite, gtTotalOrder,
@@ -92,6 +92,7 @@ for (const target of [TARGET, SCALAR_TARGET]) {
       fusion("concat0", [["f32", [2, 9]], ["f32", [5, 9]]], (b, [x, y]) => exp(concatInDim(b, [x!, y!], 0))),
       fusion("iota", [["f32", [6, 11]]], (b, [x]) => add(x!, convertElementType(iota(b, arrayShape("s32", [6, 11]), 1), "f32"))),
       fusion("iota_f", [["f32", [6, 11]]], (b, [x]) => mul(x!, iota(b, arrayShape("f32", [6, 11]), 0))),
+      fusion("small_constant", [["f32", [3, 4]]], (b, [x]) => add(x!, broadcastInDim(constantR1(b, "f32", [1.5, -0, 7, NaN]), [3, 4], [1]))),
       fusion("bcast_scalar", [["f64", [8, 3]], ["f64", []]], (_b, [x, y]) => sub(x!, broadcastInDim(y!, [8, 3], []))),
       fusion("bcast_inner", [["f32", [8, 12]], ["f32", [12]]], (_b, [x, y]) => div(x!, broadcastInDim(y!, [8, 12], [1]))),
     ];
@@ -127,6 +128,10 @@ test("lowering: a transpose of a broadcast of a slice is one load", () => {
 });
 
 test("unsupported cases say why", () => {
+  const bc = new XlaBuilder("big_constant");
+  const y = parameter(bc, 0, arrayShape("f32", [40]));
+  const big = emitFusionKernel(bc.build(add(y, constantR1(bc, "f32", Array.from({ length: 40 }, (_, i) => i)))), TARGET);
+  assert.ok(isUnsupported(big) && /constant/.test(big.unsupported));
   const b = new XlaBuilder("cplx");
   const x = parameter(b, 0, arrayShape("c64", [4]));
   const k = emitFusionKernel(b.build(add(x, x)), TARGET);
