@@ -7,7 +7,7 @@
 import { integerRange, type ElementType } from "../../types/element_type.js";
 import { constantValue, type KernelGraph, type Node } from "../kernel/graph.js";
 import type { FunctionBuilder } from "./encoder.js";
-import { emitCbrt, emitExp, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
+import { emitCbrt, emitErf, emitExp, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
 import {
   bitsOf, computeType, decodeF16, encodeF16, isFloatType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, wrapI32, wrapI32x4,
 } from "./wasm_types.js";
@@ -22,7 +22,7 @@ const fail = (why: string): never => {
 const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum", "sign"]);
 
 const TRANSCENDENTAL_F32: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
-  cbrt: emitCbrt, exp: emitExp, log: emitLog, log1p: emitLog1p, expm1: emitExpm1, tanh: emitTanh, logistic: emitLogistic,
+  cbrt: emitCbrt, erf: emitErf, exp: emitExp, log: emitLog, log1p: emitLog1p, expm1: emitExpm1, tanh: emitTanh, logistic: emitLogistic,
 };
 
 export interface LoadAddressing {

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  arrayShape, cbrt, evaluate, exp, expm1, log, log1p, logistic, parameter, rsqrt, tanh, Literal, XlaBuilder, type XlaOp,
+  arrayShape, cbrt, erf, evaluate, exp, expm1, log, log1p, logistic, parameter, rsqrt, tanh, Literal, XlaBuilder, type XlaOp,
 } from "../../../src/index.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
@@ -34,6 +34,7 @@ const BOUNDS: [string, (x: XlaOp) => XlaOp, number, number, number][] = [
   ["logistic", logistic, 4, -20, 20],
   ["rsqrt", rsqrt, 1, 0, 100],
   ["cbrt", cbrt, 2, -1000, 1000],
+  ["erf", erf, 4, -5, 5],
 ];
 
 for (const [name, fn, bound, lo, hi] of BOUNDS) {
