@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  add, arrayShape, broadcastInDim, concatInDim, constantR0, constantR1, convertElementType, div, dynamicSlice, eq, exp, iota, Literal,
+  add, arrayShape, broadcastInDim, reduce, concatInDim, constantR0, constantR1, convertElementType, div, dynamicSlice, eq, exp, iota, Literal,
   lt, max, min, mul, neg, pad, parameter, reshape, rev, scalarShape, select, slice, sub, transpose, tuple, XlaBuilder,
   and, or, xor, not, abs, sign, shiftLeft, shiftRightArithmetic, shiftRightLogical, rem, clz, populationCount,
   roundNearestAfz, roundNearestEven, floor, ceil, sqrt, clamp, bitcastConvertType, isFinite, gtTotalOrder,
@@ -105,6 +105,17 @@ for (const target of [TARGET, SCALAR_TARGET]) {
     for (const [si, sj] of [[2, 3], [-5, 100], [9, -1]]) {
       checkFusion(c, [randomLiteral("f32", [10, 8], 3), Literal.scalar("s32", si!), Literal.scalar("s32", sj!)], {}, target);
     }
+    // 64-bit and unsigned start indices clamp before they narrow.
+    for (const t of ["s64", "u64", "u32", "s8"] as const) {
+      const bt = new XlaBuilder(`dyn_${t}`);
+      const xt = parameter(bt, 0, arrayShape("s16", [10, 8]));
+      const ct = bt.build(dynamicSlice(xt, [parameter(bt, 1, scalarShape(t)), parameter(bt, 2, scalarShape(t))], [3, 4]));
+      const big = t === "s64" ? -(2n ** 40n) : t === "u64" ? 2n ** 63n + 5n : t === "u32" ? 2 ** 32 - 1 : -128;
+      for (const [si, sj] of [[2, 3], [big, 1], [1, big]] as const) {
+        const lit = (v: number | bigint): Literal => Literal.scalar(t, t.endsWith("64") ? BigInt(v) : Number(v));
+        checkFusion(ct, [randomLiteral("s16", [10, 8], 3), lit(si), lit(sj)], {}, target);
+      }
+    }
   });
 }
 
@@ -115,6 +126,19 @@ test("regression (random seed 50): a pred load in a 2-lane (f64) kernel stays sc
   const y = parameter(b, 2, scalarShape("f64"));
   const c = b.build(select(broadcastInDim(p, [1, 4], [1]), broadcastInDim(x, [1, 4], []), broadcastInDim(y, [1, 4], [])));
   checkFusion(c, [randomLiteral("pred", [4], 1), Literal.scalar("f64", 1.5), Literal.scalar("f64", -2)]);
+});
+
+test("zero-element shapes", () => {
+  for (const target of [TARGET, SCALAR_TARGET]) {
+    const b = new XlaBuilder("empty");
+    const x = parameter(b, 0, arrayShape("f32", [3, 0]));
+    checkFusion(b.build(add(x, x)), [randomLiteral("f32", [3, 0], 1)], {}, target);
+    const br = new XlaBuilder("empty_reduce");
+    const y = parameter(br, 0, arrayShape("f32", [4, 0]));
+    const sb = br.createSubBuilder("r");
+    const r = sb.build(add(parameter(sb, 0, scalarShape("f32")), parameter(sb, 1, scalarShape("f32"))));
+    checkFusion(br.build(reduce(y, constantR0(br, "f32", 2.5), r, [1])), [randomLiteral("f32", [4, 0], 1)], {}, target);
+  }
 });
 
 test("lowering: a transpose of a broadcast of a slice is one load", () => {
