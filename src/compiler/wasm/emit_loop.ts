@@ -20,6 +20,10 @@ import { collapseDomain, dependsOn, reachable, splitAffine } from "./kernel_plan
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { lanesOf, storageBytes, storeScalar, storeVector } from "./wasm_types.js";
 
+/** Copies of a small vector body per loop iteration. */
+const UNROLL = 4;
+const SMALL_BODY = 24;
+
 /** Inner-loop elements per work unit when a row is split into chunks. */
 const CHUNK = 16384;
 
@@ -232,12 +236,19 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
     };
     if (plan.vectorBody !== undefined) {
       for (const id of plan.splats) ve.splat(id);
-      f.block().loop();
-      f.localGet(i).i32Const(L).i32Add().localGet(stop).i32GtU().brIf(1);
-      for (const id of plan.vectorBody) ve.emitVector(id);
-      store(true);
-      f.localGet(i).i32Const(L).i32Add().localSet(i).br(0);
-      f.end().end();
+      // Unrolled for loop overhead when the body is small, then one vector at a time.
+      const unroll = plan.vectorBody.length <= SMALL_BODY ? UNROLL : 1;
+      for (const copies of unroll > 1 ? [unroll, 1] : [1]) {
+        f.block().loop();
+        f.localGet(i).i32Const(L * copies).i32Add().localGet(stop).i32GtU().brIf(1);
+        for (let copy = 0; copy < copies; copy++) {
+          for (const id of plan.vectorBody) ve.emitVector(id);
+          store(true);
+          f.localGet(i).i32Const(L).i32Add().localSet(i);
+        }
+        f.br(0);
+        f.end().end();
+      }
     }
     f.block().loop();
     f.localGet(i).localGet(stop).i32GeU().brIf(1);
