@@ -11,6 +11,7 @@ import { emitCbrt, emitErf, emitExp, emitExpm1, emitLog, emitLog1p, emitLogistic
 import {
   bitsOf, computeType, decodeF16, encodeF16, isFloatType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, wrapI32, wrapI32x4,
 } from "./wasm_types.js";
+import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
 
 export class EmitFail extends Error {}
 
@@ -19,7 +20,7 @@ const fail = (why: string): never => {
 };
 
 /** Ops whose bf16/f16 result needs no rounding (they return one of their inputs, or an exact value). */
-const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum", "sign"]);
+const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "reducePrecision", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum", "sign"]);
 
 const TRANSCENDENTAL_F32: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
   cbrt: emitCbrt, erf: emitErf, exp: emitExp, log: emitLog, log1p: emitLog1p, expm1: emitExpm1, tanh: emitTanh, logistic: emitLogistic,
@@ -137,11 +138,18 @@ export class ValueEmitter {
       case "convert": this.get(a!); convertScalar(f, this.g.node(a!).type as ElementType, n.type as ElementType); return;
       case "bitcast": this.get(a!); bitcastScalar(f, this.g.node(a!).type as ElementType, n.type as ElementType); return;
       case "compare": this.compareScalar(n); return;
+      case "reducePrecision": this.reducePrecision(n, false); return;
       default: break;
     }
     const t = n.type as ElementType;
     if (n.args.length === 1) this.unaryScalar(n.op, t, a!);
     else this.binaryScalar(n.op, t, a!, b!);
+  }
+
+  private reducePrecision(n: Node, vector: boolean): void {
+    const [e, m] = (n.attr as string).split(":").map(Number) as [number, number];
+    if (n.type !== "f32" && n.type !== "bf16") fail(`reduce-precision of ${n.type} is not fused yet`);
+    emitReducePrecisionF32(this.f, (vector ? this.vector : this.scalar).get(n.args[0]!)!, e, m, vector);
   }
 
   private toIdx(v: number): void {
@@ -343,6 +351,7 @@ export class ValueEmitter {
     const argType = n.args.length > 0 ? this.g.node(n.args[0]!).type : t;
     switch (n.op) {
       case "load": case "const": case "select": return true;
+      case "reducePrecision": return t === "f32" || t === "bf16";
       case "fromIdx": return c === "f32" || (c === "i32" && t !== "pred") || c === "f64";
       case "compare": {
         if (argType === "idx" || argType === "cond" || (argType === "pred" && this.vectorLanes === 2)) return false;
@@ -407,6 +416,7 @@ export class ValueEmitter {
         vectorConvert(f, from, t);
         break;
       }
+      case "reducePrecision": this.reducePrecision(n, true); break;
       case "and": case "or": case "xor":
         this.vget(a!); this.vget(b!);
         if (n.op === "and") f.v128And(); else if (n.op === "or") f.v128Or(); else f.v128Xor();

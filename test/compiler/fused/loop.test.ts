@@ -5,7 +5,7 @@ import {
   add, arrayShape, broadcastInDim, reduce, concatInDim, constantR0, constantR1, convertElementType, div, dynamicSlice, eq, exp, iota, Literal,
   lt, max, min, mul, neg, pad, parameter, reshape, rev, scalarShape, select, slice, sub, transpose, tuple, XlaBuilder,
   and, or, xor, not, abs, sign, shiftLeft, shiftRightArithmetic, shiftRightLogical, rem, clz, populationCount,
-  roundNearestAfz, roundNearestEven, floor, ceil, sqrt, clamp, bitcastConvertType, isFinite, gtTotalOrder,
+  roundNearestAfz, roundNearestEven, reducePrecision, floor, ceil, sqrt, clamp, bitcastConvertType, isFinite, gtTotalOrder,
   type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { lowerFusion } from "../../../src/compiler/kernel/lower_fusion.js";
@@ -63,6 +63,16 @@ for (const target of [TARGET, SCALAR_TARGET]) {
       and(x!, not(y!)), xor(x!, y!), or(x!, isFinite(z!)), gtTotalOrder(z!, neg(z!)),
     ]));
     checkFusion(p.c, p.args, {}, target);
+  });
+
+  test(`${mode}: reduce-precision on f32 and bf16 bits`, () => {
+    for (const t of ["f32", "bf16"] as const) {
+      const { c, args } = fusion(`rp_${t}`, [[t, [5, 37]]], (b, [x]) => tuple(b, [
+        reducePrecision(x!, 8, 7), reducePrecision(x!, 5, 10), reducePrecision(x!, 4, 3), reducePrecision(x!, 2, 0),
+        reducePrecision(x!, 8, 23), reducePrecision(mul(x!, x!), 3, 1),
+      ]));
+      checkFusion(c, args, {}, target);
+    }
   });
 
   test(`${mode}: conversions between types`, () => {
