@@ -4,7 +4,7 @@
 // each kernel must read and write once. Run: node dist/bench/fused_probe.js
 
 import {
-  add, arrayShape, broadcastInDim, constantR0, div, exp, max, mul, parameter, reduce, scalarShape, sub, tanh, tuple,
+  add, arrayShape, broadcastInDim, constantR0, div, exp, max, mul, parameter, reduce, scalarShape, sub, tanh,
   XlaBuilder, type Computation, type XlaOp,
 } from "../src/index.js";
 import { emitFusionKernel } from "../src/compiler/wasm/emit_loop.js";
@@ -96,4 +96,3 @@ const ja = new Float32Array(memory.buffer, a, N), jb = new Float32Array(memory.b
 time("JS loop a+b 4M f32", 12 * N, () => { for (let i = 0; i < N; i++) jo[i] = ja[i]! + jb[i]!; });
 time("JS loop Math.exp 4M f32", 8 * N, () => { for (let i = 0; i < N; i++) jo[i] = Math.exp(ja[i]!); });
 time("memcpy 4M f32 (copyWithin)", 8 * N, () => { new Uint8Array(memory.buffer).copyWithin(out, a, a + 4 * N); });
-void tuple;

@@ -13,7 +13,7 @@ import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
 import { lowerFusion, type FusedKernelIR } from "../kernel/lower_fusion.js";
 import type { KernelGraph } from "../kernel/graph.js";
-import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
+import { ModuleBuilder } from "./encoder.js";
 import { EmitFail, ValueEmitter, type LoadAddressing } from "./emit_values.js";
 import { emitReduceKernel } from "./emit_reduce.js";
 import { collapseDomain, dependsOn, reachable, splitAffine } from "./kernel_plan.js";
@@ -60,11 +60,10 @@ export interface BodyPlan {
 
 /** Decides what is computed per row and per element, and whether the element loop vectorizes. */
 export function planBody(
-  g: KernelGraph, roots: readonly number[], innerVar: number, target: WasmTarget, probe: ValueEmitter, extraVarying: readonly number[] = [],
+  g: KernelGraph, roots: readonly number[], innerVar: number, target: WasmTarget, probe: ValueEmitter,
 ): BodyPlan {
   const nodes = reachable(g, roots);
   const varying = dependsOn(g, nodes, innerVar);
-  for (const x of extraVarying) varying.add(x);
   const affine = new Map<number, LaneAffine>();
   for (const id of nodes) {
     const n = g.node(id);
@@ -272,4 +271,3 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
   };
 }
 
-export type { FunctionBuilder };
