@@ -14,7 +14,8 @@ import type { ElementType } from "../../types/element_type.js";
 import { lowerFusion, type FusedKernelIR } from "../kernel/lower_fusion.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { ModuleBuilder } from "./encoder.js";
-import { EmitFail, ValueEmitter, type LoadAddressing } from "./emit_values.js";
+import { EmitFail, needsTrigHelper, ValueEmitter, type LoadAddressing } from "./emit_values.js";
+import { addTrigReduction } from "./emit_trig.js";
 import { emitReduceKernel } from "./emit_reduce.js";
 import { collapseDomain, dependsOn, reachable, splitAffine } from "./kernel_plan.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
@@ -141,8 +142,10 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
   const outTypes = ir.outputs.map((o) => o.type);
 
   const m = new ModuleBuilder().importMemory(target);
+  const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
   m.addFunction("run", params, [], (f) => {
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
+    ve.trigHelper = trigHelper;
     const plan = planBody(g, c.roots, c.innerVar, target, ve);
     ve.vectorLanes = plan.lanes;
     const L = plan.lanes;

@@ -16,7 +16,8 @@ import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/eleme
 import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { planBody } from "./emit_loop.js";
-import { EmitFail, pushConst, ValueEmitter, type LoadAddressing } from "./emit_values.js";
+import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, type LoadAddressing } from "./emit_values.js";
+import { addTrigReduction } from "./emit_trig.js";
 import { rebuild, reachable } from "./kernel_plan.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { computeType, isSigned, storageBytes, storeScalar, wrapI32 } from "./wasm_types.js";
@@ -168,8 +169,10 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
   const columnMode = J > 1;
 
   const m = new ModuleBuilder().importMemory(target);
+  const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
   m.addFunction("run", new Array<"i32">(nIn + nOut + 2).fill("i32"), [], (f) => {
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
+    ve.trigHelper = trigHelper;
     const innerVar = columnMode ? jVar : rVar;
     const plan = planBody(g, values, innerVar, target, ve);
     const L = plan.lanes;

@@ -11,6 +11,7 @@ import { emitCbrt, emitErf, emitExp, emitExpm1, emitLog, emitLog1p, emitLogistic
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
 import { EmitFail } from "./emit_fail.js";
+import { emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
 import {
   bitcastScalar, cmpFloat, cmpInt, convertScalar, floatSign, pushConst, roundAfz, roundBf16, roundBf16x4, totalOrderKey,
   VECTOR_ARITH, vectorCompare, vectorConvert, vectorIntMinMax,
@@ -27,6 +28,13 @@ const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "reducePrecisi
 const TRANSCENDENTAL_F32: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
   cbrt: emitCbrt, erf: emitErf, exp: emitExp, log: emitLog, log1p: emitLog1p, expm1: emitExpm1, tanh: emitTanh, logistic: emitLogistic,
 };
+
+const TRIG = new Set(["sin", "cos", "tan"]);
+
+/** Whether a graph needs the trig reduction helper function in its module. */
+export function needsTrigHelper(g: KernelGraph): boolean {
+  return g.nodes.some((n) => TRIG.has(n.op));
+}
 
 export interface LoadAddressing {
   /** Pushes the byte address of a load node (scalar element, or the first of a vector's lanes). */
@@ -77,6 +85,9 @@ export class ValueEmitter {
     this.f.localSet(local);
     this.vector.set(id, local);
   }
+
+  /** Index of the module's Payne–Hanek helper (addTrigReduction), when the graph has sin/cos/tan. */
+  trigHelper: number | undefined;
 
   /** The lanes of this kernel's vectors (set by the loop emitter): 4 × 32 bits or 2 × 64 bits. */
   vectorLanes: 2 | 4 = 4;
@@ -218,6 +229,10 @@ export class ValueEmitter {
       const m = TRANSCENDENTAL_F32[op];
       if (m !== undefined && is32) {
         m(scalarF32Ops(f), x);
+        return;
+      }
+      if (TRIG.has(op) && is32) {
+        emitTrigScalar(f, op as TrigOp, x, this.trigHelper ?? fail("no trig helper in this module"));
         return;
       }
       return fail(`${op} on ${t} has no code yet`);
@@ -379,7 +394,7 @@ export class ValueEmitter {
       case "max": case "min": return c === "f32" || c === "f64" || (c === "i32" && t !== "pred");
       case "and": case "or": case "xor": case "not": return c === "i32" || c === "i64";
       default:
-        return c === "f32" && TRANSCENDENTAL_F32[n.op] !== undefined;
+        return c === "f32" && (TRANSCENDENTAL_F32[n.op] !== undefined || TRIG.has(n.op));
     }
   }
 
@@ -432,6 +447,10 @@ export class ValueEmitter {
         const m = TRANSCENDENTAL_F32[n.op];
         if (m !== undefined && c === "f32") {
           m(vectorF32Ops(f), this.vector.get(a!)!);
+          break;
+        }
+        if (TRIG.has(n.op) && c === "f32") {
+          emitTrigVector(f, n.op as TrigOp, this.vector.get(a!)!, this.trigHelper ?? fail("no trig helper in this module"));
           break;
         }
         this.vget(a!);

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  arrayShape, cbrt, erf, evaluate, exp, expm1, log, log1p, logistic, parameter, rsqrt, tanh, Literal, XlaBuilder, type XlaOp,
+  arrayShape, cbrt, cos, erf, evaluate, sin, tan, exp, expm1, log, log1p, logistic, parameter, rsqrt, tanh, Literal, XlaBuilder, type XlaOp,
 } from "../../../src/index.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
@@ -35,6 +35,9 @@ const BOUNDS: [string, (x: XlaOp) => XlaOp, number, number, number][] = [
   ["rsqrt", rsqrt, 1, 0, 100],
   ["cbrt", cbrt, 2, -1000, 1000],
   ["erf", erf, 4, -5, 5],
+  ["sin", sin, 1, -100, 100],
+  ["cos", cos, 1, -1e6, 1e6],
+  ["tan", tan, 1, -10, 10],
 ];
 
 for (const [name, fn, bound, lo, hi] of BOUNDS) {

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   add, and, arrayShape, broadcastInDim, iota, constantR0, convertElementType, div, exp, max, min, mul, or, parameter,
-  reduce, scalarShape, sub, transpose, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
+  reduce, scalarShape, sin, sub, transpose, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
@@ -81,6 +81,10 @@ for (const target of [TARGET, SCALAR_TARGET]) {
     const y = parameter(bt, 0, arrayShape("f32", [40, 6]));
     const ct = bt.build(reduce(transpose(y, [1, 0]), constantR0(bt, "f32", -Infinity), reducer(bt, "f32", max), [1]));
     checkFusion(ct, [randomLiteral("f32", [40, 6], 8)], {}, target);
+    const bs = new XlaBuilder("sum_of_sines");
+    const w = parameter(bs, 0, arrayShape("f32", [7, 45]));
+    const cs = bs.build(reduce(sin(mul(w, constantR0(bs, "f32", 1e5))), constantR0(bs, "f32", 0), reducer(bs, "f32", add), [1]));
+    checkFusion(cs, [randomLiteral("f32", [7, 45], 11)], { rel: 1e-5, absFloor: 1e-3 }, target);
     const bc = new XlaBuilder("converted_sum");
     const z = parameter(bc, 0, arrayShape("u8", [3, 300]));
     const cc = bc.build(reduce(convertElementType(z, "s32"), constantR0(bc, "s32", 7), reducer(bc, "s32", add), [1]));
