@@ -230,3 +230,73 @@ export function emitTrigVector(f: FunctionBuilder, op: TrigOp, x: number, helper
     f.localSet(t).localGet(x).localGet(t).localGet(x).f32x4Const(0, 0, 0, 0).f32x4Eq().v128Bitselect();
   }
 }
+
+// atan(t) for t in [0, 1] in f64: two half-angle steps t → t / (1 + √(1 + t²)) bring t
+// below tan(π/16) ≈ 0.199, where the odd Taylor series to t^23 is below 1e-17; the
+// result is 4 × that.
+const SIGN_BITS_64X2 = [0, 0, 0, 0, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x80];
+const ATAN_TAYLOR = Array.from({ length: 12 }, (_, n) => (n % 2 === 0 ? 1 : -1) / (2 * n + 1));
+
+/**
+ * atan2(y, x) of f32 values from locals (f64 or f64x2, already promoted): pushes the
+ * f64 result. With a = atan(min(|x|,|y|) / max(|x|,|y|)): π/2 - a when |y| > |x|,
+ * π - that when x has its sign bit set, with the sign of y; 0/0 reads as 0 and ∞/∞ as 1,
+ * which gives C's results for every zero and infinity; NaN propagates through min/max.
+ */
+function atan2F64(f: FunctionBuilder, o: D, y: number, x: number, xNegative: () => void): void {
+  const ax = f.local(o.type);
+  const ay = f.local(o.type);
+  const t = f.local(o.type);
+  const z = f.local(o.type);
+  const a = f.local(o.type);
+  f.localGet(x); o.abs(); f.localSet(ax);
+  f.localGet(y); o.abs(); f.localSet(ay);
+  const vector = o.type === "v128";
+  const min = (): void => { if (vector) f.f64x2Min(); else f.f64Min(); };
+  const max = (): void => { if (vector) f.f64x2Max(); else f.f64Max(); };
+  const sqrt = (): void => { if (vector) f.f64x2Sqrt(); else f.f64Sqrt(); };
+  const mand = (): void => { if (vector) f.v128And(); else f.i32And(); };
+  f.localGet(ax); f.localGet(ay); min(); f.localGet(ax); f.localGet(ay); max(); o.div(); f.localSet(t);
+  o.c(0); f.localGet(t); f.localGet(ax); f.localGet(ay); max(); o.c(0); o.eq(); o.select(); f.localSet(t);
+  o.c(1); f.localGet(t); f.localGet(ax); o.c(Infinity); o.eq(); f.localGet(ay); o.c(Infinity); o.eq(); mand(); o.select(); f.localSet(t);
+  for (let step = 0; step < 2; step++) {
+    f.localGet(t); o.c(1); o.c(1); f.localGet(t); f.localGet(t); o.mul(); o.add(); sqrt(); o.add(); o.div(); f.localSet(t);
+  }
+  f.localGet(t); f.localGet(t); o.mul(); f.localSet(z);
+  f.localGet(t); horner(f, o, z, ATAN_TAYLOR); o.mul(); o.c(4); o.mul(); f.localSet(a);
+  o.c(Math.PI / 2); f.localGet(a); o.sub(); f.localGet(a); f.localGet(ax); f.localGet(ay); o.lt(); o.select(); f.localSet(a);
+  o.c(Math.PI); f.localGet(a); o.sub(); f.localGet(a); xNegative(); o.select(); f.localSet(a);
+  // copysign(a, y)
+  if (vector) {
+    f.localGet(a).f64x2Abs().localGet(y).v128Const(SIGN_BITS_64X2).v128And().v128Or();
+  } else {
+    f.localGet(a).localGet(y).f64Copysign();
+  }
+}
+
+/** Scalar atan2 of the f32 locals y, x: pushes the f32 result. */
+export function emitAtan2Scalar(f: FunctionBuilder, y: number, x: number): void {
+  const y64 = f.local("f64");
+  const x64 = f.local("f64");
+  f.localGet(y).f64PromoteF32().localSet(y64);
+  f.localGet(x).f64PromoteF32().localSet(x64);
+  atan2F64(f, d(f, false), y64, x64, () => { f.localGet(x).i32ReinterpretF32().i32Const(0).i32LtS(); });
+  f.f32DemoteF64();
+}
+
+/** Vector atan2 of the f32x4 locals y, x: pushes the f32x4 result. */
+export function emitAtan2Vector(f: FunctionBuilder, y: number, x: number): void {
+  const out = [f.local("v128"), f.local("v128")];
+  for (let h = 0; h < 2; h++) {
+    const yh = f.local("v128");
+    const xh = f.local("v128");
+    for (const [src, dst] of [[y, yh], [x, xh]] as const) {
+      f.localGet(src);
+      if (h === 1) f.localGet(src).i8x16Shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]);
+      f.f64x2PromoteLowF32x4().localSet(dst);
+    }
+    atan2F64(f, d(f, true), yh, xh, () => { f.localGet(xh).i32Const(63).i64x2ShrS(); });
+    f.f32x4DemoteF64x2Zero().localSet(out[h]!);
+  }
+  f.localGet(out[0]!).localGet(out[1]!).i8x16Shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
+}
