@@ -6,13 +6,13 @@
 // then for each mr rows of C (A read in place, a few KB that stay in L1) and each
 // panel, a register-blocked microkernel computes the mr x nr tile with v128
 // accumulators held in locals, a load-splat of A and contiguous loads of B per k step
-// (relaxed_madd where the engine has relaxed SIMD, mul + add otherwise). Tiles on the
+// (mul + add; relaxed_madd on request, see GemmTiling.fma). Tiles on the
 // right edge of C go through a tile buffer; the last rows use a shorter microkernel.
 //
 // Accumulation: in the element type (f32 for f32, as XLA's CPU backend does), for each
 // element of C sequentially over k within a block of kc steps, the blocks added in
-// order of k. With relaxed SIMD the multiply-add may be fused (one rounding) or not,
-// as the engine chooses.
+// order of k, each product rounded then added (with tiling.fma and relaxed SIMD the
+// engine may fuse them instead).
 //
 // Work split: parallelExtent counts tiles of mr rows of C over all batches; a call on
 // [begin, end) computes those rows and packs what it needs itself in its scratch.
@@ -76,11 +76,12 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
   if (problem !== undefined) return { unsupported: problem };
   if (!target.simd) return { unsupported: "gemm: needs SIMD128" };
   const type = spec.elementType;
-  const { bytes: es, lanes } = elementInfo(type);
+  const { bytes: es } = elementInfo(type);
   const { batch, m, n, k } = spec;
   const { mr, nrVectors } = tiling;
-  const nr = nrVectors * lanes;
-  if (tiling.nc % nr !== 0 || mr < 1) return { unsupported: "gemm: tiling nc must be a multiple of nr" };
+  if (!Number.isInteger(mr) || mr < 1 || !Number.isInteger(nrVectors) || nrVectors < 1 || !(tiling.kc >= 1) || !(tiling.nc >= 1)) {
+    return { unsupported: `gemm: invalid tiling ${JSON.stringify(tiling)}` };
+  }
   const mTiles = m === 0 ? 0 : Math.ceil(m / mr);
   const parallelExtent = batch * mTiles;
   // Byte strides of the stored operands: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine.
@@ -92,7 +93,7 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
     bLine: (spec.rhsTransposed ? k : 1) * es,
   };
   const module = new ModuleBuilder().importMemory(target);
-  const { rows, scratchBytes } = emitGemmRows(module, layout, tiling, target.relaxedSimd, m % mr === 0 ? [] : [m % mr]);
+  const { rows, scratchBytes } = emitGemmRows(module, layout, tiling, target.relaxedSimd && tiling.fma === true, m % mr === 0 ? [] : [m % mr]);
 
   module.addFunction("run", ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
     const [a, b, c, scratch, begin, end] = [0, 1, 2, 3, 4, 5];

@@ -30,6 +30,8 @@ export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tili
   const { bytes: es, lanes } = elementInfo(type);
   const { mr, nrVectors } = tiling;
   const nr = nrVectors * lanes;
+  // Column blocks hold whole panels.
+  tiling = { ...tiling, nc: roundUp(tiling.nc, nr) };
   const kc = Math.min(tiling.kc, Math.max(k, 1));
   const nc = Math.min(tiling.nc, roundUp(Math.max(n, 1), nr));
   const packedBBytes = align64(kc * nc * es);
