@@ -176,7 +176,7 @@ export function emitConvKernel(conv: Instruction<"convolution">, target: WasmTar
       setMinU(f, count, PIXEL_BLOCK, { local: rest });
       f.localGet(input).localGet(p0).localGet(count).localGet(scratch).call(im2col);
       f.localGet(scratch).localGet(kernel).localGet(output).localGet(p0).i32Const(o * es).i32Mul().i32Add();
-      f.localGet(scratch).i32Const(colBytes).i32Add().i32Const(0).localGet(count).call(rows);
+      f.localGet(scratch).i32Const(colBytes).i32Add().i32Const(0).localGet(count).i32Const(0).i32Const(o).call(rows);
     });
   });
 

@@ -84,6 +84,12 @@ test("gemm: other tilings, relaxed_madd, and split ranges agree with the referen
   // Calls on disjoint ranges (as threads make them) together compute the whole result.
   checkGemm({ elementType: "f32", batch: 3, m: 13, n: 10, k: 6 }, base, 4);
   checkGemm({ elementType: "f32", batch: 1, m: 50, n: 40, k: 30 }, base, 3);
+  // Few rows: the columns are split into chunks as well.
+  checkGemm({ elementType: "f32", batch: 1, m: 1, n: 300, k: 50 }, base, 5);
+  checkGemm({ elementType: "f32", batch: 2, m: 5, n: 101, k: 9, rhsTransposed: true }, base, 4);
+  checkGemm({ elementType: "f64", batch: 1, m: 3, n: 77, k: 20, lhsTransposed: true }, base, 7);
+  const gemv = emitGemmKernel({ elementType: "f32", batch: 1, m: 1, n: 4096, k: 64 }, base);
+  assert.ok(!isUnsupported(gemv) && gemv.parallelExtent >= 16, "a matrix-vector product offers parallel units");
 });
 
 test("gemm: k = 0 gives zeros; m = 0 or n = 0 does nothing", () => {
