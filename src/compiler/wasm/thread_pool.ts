@@ -108,7 +108,11 @@ export class ThreadPool {
         worker.onExit((error) => {
           reject(error);
           const p = pool;
-          if (p !== undefined && !p.closed) p.deadReason ??= `worker ${i} died: ${error.message}`;
+          if (p !== undefined && !p.closed) {
+            p.deadReason ??= `worker ${i} died: ${error.message}`;
+            // A load waiting for this worker's reply would wait forever.
+            for (const r of replies) r({ type: "loadFailed", id: -1, message: p.deadReason }, i);
+          }
         });
       }));
       worker.post({ type: "init", control, memory, index: i });
@@ -137,8 +141,8 @@ export class ThreadPool {
       const pending = new Set(this.workers.map((_, i) => i));
       const loaded = new Promise<void>((resolve, reject) => {
         const reply = (message: FromWorker, worker: number): void => {
-          if (message.type === "ready" || message.id !== handle.id) return;
-          if (message.type === "loadFailed") reject(new Error(`${kernel.name}: worker ${worker} could not instantiate it: ${message.message}`));
+          if (message.type === "ready" || (message.id !== handle.id && message.id !== -1)) return;
+          if (message.type === "loadFailed") reject(new Error(`${kernel.name}: worker ${worker} could not load it: ${message.message}`));
           pending.delete(worker);
           if (pending.size === 0) resolve();
         };
