@@ -137,6 +137,8 @@ export class ThreadPool {
     const handle: KernelHandle = { id: this.handles.length, kernel, run: instance.exports["run"] as (...args: number[]) => unknown };
     this.handles.push(handle);
     if (this.workers.length > 0) {
+      // A worker may have died while the module compiled.
+      this.checkUsable(kernel.name);
       const ints = this.ints!;
       const pending = new Set(this.workers.map((_, i) => i));
       const loaded = new Promise<void>((resolve, reject) => {
@@ -228,6 +230,9 @@ export class ThreadPool {
       Atomics.add(this.ints, GENERATION, 1);
       Atomics.notify(this.ints, GENERATION);
     }
+    // Referenced while they stop: an unreferenced worker would let Node's event loop
+    // end with the termination still pending.
+    this.workers.forEach((w) => w.ref());
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 
