@@ -8,6 +8,7 @@ import type { Opcode } from "../ir/opcodes.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./wasm/kernel.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
+import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routines/window.js";
 
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupported;
 
@@ -17,6 +18,8 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
     return "unsupported" in spec ? spec : emitGemmKernel(spec, target);
   },
+  reduceWindow: (inst, target) => emitReduceWindowKernel(inst as Instruction<"reduceWindow">, target),
+  selectAndScatter: (inst, target) => emitSelectAndScatterKernel(inst as Instruction<"selectAndScatter">, target),
 };
 
 /** The opcodes with a code generator. */
