@@ -8,6 +8,7 @@ import type { Opcode } from "../ir/opcodes.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./wasm/kernel.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
+import { emitGatherKernel, emitScatterKernel } from "./wasm/routines/gather_scatter.js";
 import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routines/window.js";
 
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupported;
@@ -20,6 +21,8 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   },
   reduceWindow: (inst, target) => emitReduceWindowKernel(inst as Instruction<"reduceWindow">, target),
   selectAndScatter: (inst, target) => emitSelectAndScatterKernel(inst as Instruction<"selectAndScatter">, target),
+  gather: (inst, target) => emitGatherKernel(inst as Instruction<"gather">, target),
+  scatter: (inst, target) => emitScatterKernel(inst as Instruction<"scatter">, target),
 };
 
 /** The opcodes with a code generator. */
