@@ -10,6 +10,7 @@ import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
 import { emitDynamicSliceKernel, emitDynamicUpdateSliceKernel } from "./wasm/routines/dynamic_slice.js";
 import { emitGatherKernel, emitScatterKernel } from "./wasm/routines/gather_scatter.js";
+import { emitSortKernel } from "./wasm/routines/sort.js";
 import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routines/window.js";
 
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupported;
@@ -26,6 +27,7 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   scatter: (inst, target) => emitScatterKernel(inst as Instruction<"scatter">, target),
   dynamicSlice: (inst, target) => emitDynamicSliceKernel(inst as Instruction<"dynamicSlice">, target),
   dynamicUpdateSlice: (inst, target) => emitDynamicUpdateSliceKernel(inst as Instruction<"dynamicUpdateSlice">, target),
+  sort: (inst, target) => emitSortKernel(inst as Instruction<"sort">, target),
 };
 
 /** The opcodes with a code generator. */

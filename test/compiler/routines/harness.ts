@@ -7,8 +7,36 @@ import assert from "node:assert/strict";
 import { evaluate, Literal, XlaBuilder, parameter, scalarShape, type Computation, type ElementType, type XlaOp } from "../../../src/index.js";
 import { compile } from "../../../src/compiler/index.js";
 import { compileRoutine } from "../../../src/compiler/routines.js";
-import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
-import { runKernel, TARGET } from "../fused/harness.js";
+import { BUFFER_ALIGNMENT, isUnsupported, MEMORY_MAX_PAGES, type WasmKernel } from "../../../src/compiler/wasm/kernel.js";
+import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
+import type { ArrayShape } from "../../../src/types/shape.js";
+
+const TARGET = detectWasmTarget();
+const alignUp = (x: number): number => Math.ceil(x / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT;
+
+/**
+ * Runs a kernel as the executor does: operands, results (poisoned first, so an
+ * element left unwritten shows) and one scratch region per call in a fresh memory,
+ * over the given ranges of its work in order; returns the results.
+ */
+function runKernel(kernel: WasmKernel, c: Computation, args: readonly Literal[], ranges: readonly [number, number][] = [[0, kernel.parallelExtent]]): Literal[] {
+  const shapes = (c.root.shape.kind === "tuple" ? c.root.shape.elements : [c.root.shape]) as ArrayShape[];
+  const results = shapes.map((s) => Literal.zeros(s));
+  let offset = BUFFER_ALIGNMENT;
+  const place = (bytes: number): number => { const at = offset; offset = alignUp(offset + Math.max(bytes, 1)); return at; };
+  const argAt = args.map((a) => place(a.data.byteLength));
+  const resultAt = results.map((r) => place(r.data.byteLength));
+  const scratchAt = ranges.map(() => place(kernel.scratchBytes));
+  const memory = new WebAssembly.Memory({ initial: Math.ceil(offset / 65536) + 1, maximum: MEMORY_MAX_PAGES, shared: TARGET.sharedMemory });
+  const bytes = new Uint8Array(memory.buffer);
+  bytes.fill(0xa5);
+  args.forEach((a, i) => bytes.set(new Uint8Array(a.data.buffer, a.data.byteOffset, a.data.byteLength), argAt[i]!));
+  const instance = new WebAssembly.Instance(new WebAssembly.Module(kernel.bytes), { env: { memory } });
+  const run = instance.exports["run"] as (...xs: number[]) => void;
+  ranges.forEach(([b, e], s) => run(...argAt, ...resultAt, ...(kernel.scratchBytes > 0 ? [scratchAt[s]!] : []), b, e));
+  results.forEach((r, i) => new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength).set(bytes.subarray(resultAt[i]!, resultAt[i]! + r.data.byteLength)));
+  return results;
+}
 
 export { rng } from "../../support/prng.js";
 
@@ -52,10 +80,9 @@ export function checkRoutine(c: Computation, args: readonly Literal[], what: str
   const expected = evaluate(c, args);
   const kernel = compileRoutine(c.root, TARGET);
   if (isUnsupported(kernel)) assert.fail(`${what}: unsupported: ${kernel.unsupported}`);
-  const [whole] = runKernel(kernel, TARGET, c, args);
-  sameBits(whole!, expected, `${what} (kernel)`);
-  const [split] = runKernel(kernel, TARGET, c, args, ranges(kernel.parallelExtent));
-  sameBits(split!, expected, `${what} (kernel in 3 ranges)`);
+  const parts = expected.shape.kind === "tuple" ? expected.elements : [expected];
+  runKernel(kernel, c, args).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel, result ${i})`));
+  runKernel(kernel, c, args, ranges(kernel.parallelExtent)).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel in 3 ranges, result ${i})`));
   return kernel.parallelExtent;
 }
 
@@ -64,7 +91,10 @@ export async function checkCompiled(c: Computation, args: readonly Literal[], wh
   const exe = await compile(c);
   try {
     assert.deepEqual(exe.stats.interpreted, [], `${what}: interpreted steps`);
-    sameBits(exe.run(args), evaluate(c, args), `${what} (compiled program)`);
+    const actual = exe.run(args);
+    const expected = evaluate(c, args);
+    if (expected.shape.kind === "tuple") expected.elements.forEach((e, i) => sameBits(actual.elements[i]!, e, `${what} (compiled program, result ${i})`));
+    else sameBits(actual, expected, `${what} (compiled program)`);
   } finally {
     exe.delete();
   }
