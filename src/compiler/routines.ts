@@ -10,6 +10,7 @@ import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
 import { emitDynamicSliceKernel, emitDynamicUpdateSliceKernel } from "./wasm/routines/dynamic_slice.js";
 import { emitGatherKernel, emitScatterKernel } from "./wasm/routines/gather_scatter.js";
+import { emitRngBitGeneratorKernel } from "./wasm/routines/rng.js";
 import { emitSortKernel } from "./wasm/routines/sort.js";
 import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routines/window.js";
 
@@ -28,6 +29,7 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   dynamicSlice: (inst, target) => emitDynamicSliceKernel(inst as Instruction<"dynamicSlice">, target),
   dynamicUpdateSlice: (inst, target) => emitDynamicUpdateSliceKernel(inst as Instruction<"dynamicUpdateSlice">, target),
   sort: (inst, target) => emitSortKernel(inst as Instruction<"sort">, target),
+  rngBitGenerator: (inst, target) => emitRngBitGeneratorKernel(inst as Instruction<"rngBitGenerator">, target),
 };
 
 /** The opcodes with a code generator. */
