@@ -52,6 +52,28 @@ test("reduce-window: random windows, reducers and element types match the interp
   }
 });
 
+test("reduce-window: trivial last window dimension (the SIMD path over channels), all types and reducers, bit for bit", async () => {
+  const next = rng(8);
+  let n = 0;
+  for (const t of ["f32", "f64", "s32", "u32", "s64"] as ElementType[]) {
+    for (const opName of Object.keys(OPS) as (keyof typeof OPS)[]) {
+      for (let trial = 0; trial < 2; trial++) {
+        const w = randomWindow(next, 2 + (n % 3), trial > 0);
+        n++;
+        const last = w.dims.length - 1;
+        w.dims[last] = 2 + Math.floor(next() * 10);
+        w.sizes[last] = 1; w.strides[last] = 1; w.pads[last] = [0, 0]; w.baseDil[last] = 1; w.winDil[last] = 1;
+        const b = new XlaBuilder("rw");
+        const x = parameter(b, 0, arrayShape(t, w.dims), "x");
+        const init = parameter(b, 1, scalarShape(t), "init");
+        const c = b.build(reduceWindowWithGeneralPadding(x, init, binaryComputation(b, opName, t, OPS[opName]), w.sizes, w.strides, w.baseDil, w.winDil, w.pads));
+        const range = opName === "mul" ? 3 : 100;
+        checkRoutine(c, [randomLiteral(next, t, w.dims, range), randomLiteral(next, t, [], range)], `${t} ${opName} ${JSON.stringify(w)}`);
+      }
+    }
+  }
+});
+
 test("reduce-window: max pool 3x3 stride 2 SAME (NHWC) compiles and matches", async () => {
   const b = new XlaBuilder("maxpool");
   const x = parameter(b, 0, arrayShape("f32", [2, 9, 10, 5]), "x");

@@ -26,7 +26,7 @@ import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "../kernel.js";
 import { computeType } from "../wasm_types.js";
 import {
-  binaryReducerOf, comparisonOf, emitBinary, emitCompare, forEachElement, isArithmeticType, loadScalar, product, rowCount,
+  type BinaryReducer, binaryReducerOf, comparisonOf, emitBinary, emitCompare, forEachElement, isArithmeticType, loadScalar, product, rowCount,
   rowMajorStrides, storageBytes, storeScalar,
 } from "./common.js";
 
@@ -90,6 +90,28 @@ function emitWindowNest(
   level(0);
 }
 
+/** The SIMD form of `op` on type t (4 x 32-bit or 2 x 64-bit lanes), when wasm has one with the scalar op's exact semantics. */
+function vectorOp(f: FunctionBuilder, op: BinaryReducer, t: ElementType): (() => void) | undefined {
+  const table: Partial<Record<ElementType, Partial<Record<BinaryReducer, () => void>>>> = {
+    f32: { add: () => f.f32x4Add(), multiply: () => f.f32x4Mul(), maximum: () => f.f32x4Max(), minimum: () => f.f32x4Min() },
+    f64: { add: () => f.f64x2Add(), multiply: () => f.f64x2Mul(), maximum: () => f.f64x2Max(), minimum: () => f.f64x2Min() },
+    s32: { add: () => f.i32x4Add(), multiply: () => f.i32x4Mul(), maximum: () => f.i32x4MaxS(), minimum: () => f.i32x4MinS() },
+    u32: { add: () => f.i32x4Add(), multiply: () => f.i32x4Mul(), maximum: () => f.i32x4MaxU(), minimum: () => f.i32x4MinU() },
+    s64: { add: () => f.i64x2Add(), multiply: () => f.i64x2Mul() },
+    u64: { add: () => f.i64x2Add(), multiply: () => f.i64x2Mul() },
+  };
+  return table[t]?.[op];
+}
+
+function splat(f: FunctionBuilder, t: ElementType): void {
+  switch (computeType(t)) {
+    case "f32": f.f32x4Splat(); return;
+    case "f64": f.f64x2Splat(); return;
+    case "i32": f.i32x4Splat(); return;
+    case "i64": f.i64x2Splat(); return;
+  }
+}
+
 function checkWindow(window: readonly WindowDimension[], baseDims: readonly number[]): string | undefined {
   for (const w of window) {
     if (w.size < 0 || w.stride < 1 || w.windowDilation < 1 || w.baseDilation < 1) return "window attributes out of range";
@@ -98,6 +120,93 @@ function checkWindow(window: readonly WindowDimension[], baseDims: readonly numb
   }
   if (product(baseDims) * 8 >= 2 ** 31) return "base too large for 32-bit offsets";
   return undefined;
+}
+
+const isTrivial = (w: WindowDimension): boolean =>
+  w.size === 1 && w.stride === 1 && w.paddingLow === 0 && w.paddingHigh === 0 && w.baseDilation === 1 && w.windowDilation === 1 && !w.windowReversal;
+
+/**
+ * reduce-window whose last window dimension is trivial (NHWC pooling): the last
+ * dimension runs in the base and the output alike, so each output row is reduced
+ * vector-wise in place. The row starts as init; each window position (in row-major
+ * order, as the scalar path) combines the base row there, or init in padding, into
+ * it. Every element sees the same sequence of operands as in the scalar path.
+ */
+function emitChannelReduceWindow(module: ModuleBuilder, inst: Instruction<"reduceWindow">, op: BinaryReducer, t: ElementType, channels: number): void {
+  const input = inst.operands[0]!.shape as ArrayShape;
+  const baseDims = input.dimensions;
+  const outDims = (inst.shape as ArrayShape).dimensions;
+  const rank = outDims.length;
+  const es = storageBytes(t);
+  const ct = computeType(t);
+  const lanes = 16 / es;
+  const vectorEnd = Math.floor(channels / lanes) * lanes;
+  const window = inst.attrs.window.slice(0, -1);
+  module.addFunction("run", ["i32", "i32", "i32", "i32", "i32"], [], (f) => {
+    const [base, initAt, result, begin, end] = [0, 1, 2, 3, 4];
+    const init = f.local(ct);
+    const initV = f.local("v128");
+    const ta = f.local(ct);
+    const tb = f.local(ct);
+    const outPtr = f.local("i32");
+    const c = f.local("i32");
+    const src = f.local("i32");
+    const vop = vectorOp(f, op, t)!;
+    f.localGet(initAt);
+    loadScalar(f, t);
+    f.localSet(init);
+    f.localGet(init);
+    splat(f, t);
+    f.localSet(initV);
+    // combine(srcVector?) over the row: out[c] = op(out[c], src ? src[c] : init)
+    const combineRow = (fromBase: boolean): void => {
+      f.i32Const(0).localSet(c);
+      f.block().loop();
+      f.localGet(c).i32Const(vectorEnd * es).i32GeU().brIf(1);
+      f.localGet(outPtr).localGet(c).i32Add();
+      f.localGet(outPtr).localGet(c).i32Add().v128Load(0, 1);
+      if (fromBase) f.localGet(src).localGet(c).i32Add().v128Load(0, 1);
+      else f.localGet(initV);
+      vop();
+      f.v128Store(0, 1);
+      f.localGet(c).i32Const(16).i32Add().localSet(c);
+      f.br(0).end().end();
+      for (let k = vectorEnd; k < channels; k++) {
+        f.localGet(outPtr).i32Const(k * es).i32Add();
+        f.localGet(outPtr).i32Const(k * es).i32Add();
+        loadScalar(f, t);
+        if (fromBase) {
+          f.localGet(src).i32Const(k * es).i32Add();
+          loadScalar(f, t);
+        } else {
+          f.localGet(init);
+        }
+        emitBinary(f, op, t, ta, tb);
+        storeScalar(f, t);
+      }
+    };
+    const rowDims = [...outDims.slice(0, -1), 1];
+    f.localGet(result).localGet(begin).i32Const(channels * es).i32Mul().i32Add().localSet(outPtr);
+    forEachElement(f, rowDims, begin, end, () => {}, (out) => {
+      // the row = init
+      f.i32Const(0).localSet(c);
+      f.block().loop();
+      f.localGet(c).i32Const(channels * es).i32GeU().brIf(1);
+      f.localGet(outPtr).localGet(c).i32Add().localGet(init);
+      storeScalar(f, t);
+      f.localGet(c).i32Const(es).i32Add().localSet(c);
+      f.br(0).end().end();
+      emitWindowNest(f, window, baseDims.slice(0, -1), es * channels, out.slice(0, rank - 1), ({ valid, offset }) => {
+        f.localGet(valid).if();
+        f.localGet(base).localGet(offset).i32Add().localSet(src);
+        combineRow(true);
+        f.else();
+        combineRow(false);
+        f.end();
+      });
+      f.localGet(outPtr).i32Const(channels * es).i32Add().localSet(outPtr);
+    });
+  });
 }
 
 export function emitReduceWindowKernel(inst: Instruction<"reduceWindow">, target: WasmTarget): WasmKernel | Unsupported {
@@ -117,38 +226,44 @@ export function emitReduceWindowKernel(inst: Instruction<"reduceWindow">, target
   const last = outDims.length === 0 ? 1 : outDims[outDims.length - 1]!;
   const windowSize = product(window.map((w) => w.size));
 
+  const lastWindow = window[window.length - 1];
+  const channels = lastWindow !== undefined && isTrivial(lastWindow) && target.simd && windowSize > 0 && (!t.endsWith("64") || t === "f64" || op === "add" || op === "multiply") && last >= 16 / es;
   const module = new ModuleBuilder().importMemory(target);
-  module.addFunction("run", ["i32", "i32", "i32", "i32", "i32"], [], (f) => {
-    const [base, initAt, result, begin, end] = [0, 1, 2, 3, 4];
-    const init = f.local(ct);
-    const acc = f.local(ct);
-    const ta = f.local(ct);
-    const tb = f.local(ct);
-    const outPtr = f.local("i32");
-    f.localGet(initAt);
-    loadScalar(f, t);
-    f.localSet(init);
-    f.localGet(result).localGet(begin).i32Const(last * es).i32Mul().i32Add().localSet(outPtr);
-    forEachElement(f, outDims, begin, end, () => {}, (out) => {
-      f.localGet(init).localSet(acc);
-      if (windowSize > 0) {
-        emitWindowNest(f, window, baseDims, es, out, ({ valid, offset }) => {
-          f.localGet(acc);
-          f.localGet(valid).if(ct);
-          f.localGet(base).localGet(offset).i32Add();
-          loadScalar(f, t);
-          f.else().localGet(init).end();
-          emitBinary(f, op, t, ta, tb);
-          f.localSet(acc);
-        });
-      }
-      f.localGet(outPtr).localGet(acc);
-      storeScalar(f, t);
-      f.localGet(outPtr).i32Const(es).i32Add().localSet(outPtr);
+  if (channels) {
+    emitChannelReduceWindow(module, inst, op, t, last);
+  } else {
+    module.addFunction("run", ["i32", "i32", "i32", "i32", "i32"], [], (f) => {
+      const [base, initAt, result, begin, end] = [0, 1, 2, 3, 4];
+      const init = f.local(ct);
+      const acc = f.local(ct);
+      const ta = f.local(ct);
+      const tb = f.local(ct);
+      const outPtr = f.local("i32");
+      f.localGet(initAt);
+      loadScalar(f, t);
+      f.localSet(init);
+      f.localGet(result).localGet(begin).i32Const(last * es).i32Mul().i32Add().localSet(outPtr);
+      forEachElement(f, outDims, begin, end, () => {}, (out) => {
+        f.localGet(init).localSet(acc);
+        if (windowSize > 0) {
+          emitWindowNest(f, window, baseDims, es, out, ({ valid, offset }) => {
+            f.localGet(acc);
+            f.localGet(valid).if(ct);
+            f.localGet(base).localGet(offset).i32Add();
+            loadScalar(f, t);
+            f.else().localGet(init).end();
+            emitBinary(f, op, t, ta, tb);
+            f.localSet(acc);
+          });
+        }
+        f.localGet(outPtr).localGet(acc);
+        storeScalar(f, t);
+        f.localGet(outPtr).i32Const(es).i32Add().localSet(outPtr);
+      });
     });
-  });
+  }
   return {
-    name: `reduce-window ${op} ${t} ${baseDims.join("x")} -> ${outDims.join("x")}`,
+    name: `reduce-window ${op} ${t} ${baseDims.join("x")} -> ${outDims.join("x")}${channels ? " (simd over the last dimension)" : ""}`,
     bytes: module.finish(),
     operandCount: 2,
     resultCount: 1,
@@ -158,8 +273,6 @@ export function emitReduceWindowKernel(inst: Instruction<"reduceWindow">, target
   };
 }
 
-const isTrivial = (w: WindowDimension): boolean =>
-  w.size === 1 && w.stride === 1 && w.paddingLow === 0 && w.paddingHigh === 0 && w.baseDilation === 1 && w.windowDilation === 1 && !w.windowReversal;
 
 export function emitSelectAndScatterKernel(inst: Instruction<"selectAndScatter">, target: WasmTarget): WasmKernel | Unsupported {
   const [operandInst, sourceInst] = inst.operands;
