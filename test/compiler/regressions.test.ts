@@ -1,0 +1,25 @@
+// Bugs the op tests and the differential tests (differential.test.ts) found in the
+// compiled backend, each as the smallest program that showed it, compared with the
+// interpreter (the specification) or with values known independently.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  CompileError, constantR0, constantR1, getDimensionSize, rev, setDimensionSize, XlaBuilder,
+} from "../../src/index.js";
+import { compileSync } from "../../src/compiler/index.js";
+import { evaluate } from "../../src/interpreter/evaluate.js";
+
+test("a program with dynamic dimensions is refused, not run with its bounds (seed 000 SetDimensionSize)", () => {
+  // get-dimension-size(set-dimension-size(f32[10], 5)) gave 10 (the bound) and a reverse
+  // of the first 6 elements gave all 10: device arrays have no run-time sizes.
+  const b = new XlaBuilder("dynamic");
+  const v = setDimensionSize(constantR1(b, "f32", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), constantR0(b, "s32", 5), 0);
+  const size = b.build(getDimensionSize(v, 0));
+  assert.equal(evaluate(size, []).values()[0], 5);
+  assert.throws(() => compileSync(size), (e: unknown) => e instanceof CompileError && /dynamic dimensions/.test(e.message));
+  const b2 = new XlaBuilder("dynamic_rev");
+  const reversed = b2.build(rev(setDimensionSize(constantR1(b2, "f32", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), constantR0(b2, "s32", 6), 0), [0]));
+  assert.deepEqual(evaluate(reversed, []).toNumbers(), [6, 5, 4, 3, 2, 1]);
+  assert.throws(() => compileSync(reversed), CompileError);
+});
