@@ -5,7 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  CompileError, constantR0, constantR1, getDimensionSize, rev, setDimensionSize, XlaBuilder,
+  arrayShape, CompileError, constantR0, constantR1, getDimensionSize, Literal, min, parameter, reduce, rev, scalarShape,
+  setDimensionSize, XlaBuilder,
 } from "../../src/index.js";
 import { compileSync } from "../../src/compiler/index.js";
 import { evaluate } from "../../src/interpreter/evaluate.js";
@@ -22,4 +23,20 @@ test("a program with dynamic dimensions is refused, not run with its bounds (see
   const reversed = b2.build(rev(setDimensionSize(constantR1(b2, "f32", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), constantR0(b2, "s32", 6), 0), [0]));
   assert.deepEqual(evaluate(reversed, []).toNumbers(), [6, 5, 4, 3, 2, 1]);
   assert.throws(() => compileSync(reversed), CompileError);
+});
+
+test("a reduce kernel whose init value is a parameter compiles (random program seeds 23, 63)", () => {
+  // The reduce emitter computed the init's load without its index: "unsigned LEB128 of
+  // undefined" or "node 5 has no scalar local" when the fused reduce kept a dimension.
+  const x = Literal.from("s32", [[1, 2, 3], [4, 5, 6]]);
+  for (const [dims, expected] of [[[0], [1, 2, 3]], [[1], [1, 3]]] as const) {
+    const b = new XlaBuilder("reduce_min");
+    const sub = b.createSubBuilder("min");
+    const minimum = sub.build(min(parameter(sub, 0, scalarShape("s32")), parameter(sub, 1, scalarShape("s32"))));
+    const c = b.build(reduce(parameter(b, 0, arrayShape("s32", [2, 3])), parameter(b, 1, scalarShape("s32")), minimum, dims));
+    const executable = compileSync(c);
+    assert.equal(executable.stats.kernels, 1, "the reduce is a compiled kernel");
+    assert.deepEqual(executable.run([x, Literal.scalar("s32", 3)]).toNumbers(), expected);
+    executable.delete();
+  }
 });

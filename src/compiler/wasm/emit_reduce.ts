@@ -253,7 +253,8 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     /** init ⊕ acc, then the epilogue, stored at output element row · J + j (j in local `jLocal`). */
     const finish = (jLocal: number): void => {
       red.reductions.forEach((x, k) => {
-        ve.emitScalar(inits[k]!);
+        // The init value with what it reads (a load's index may have no local in this loop).
+        for (const id of reachable(g, [inits[k]!])) if (g.node(id).op !== "var") ve.emitScalar(id);
         f.localGet(ve.scalar.get(inits[k]!)!).localGet(scalarAcc[k]!);
         combineScalar(f, x.kind, x.type);
         wrapI32(f, x.type);
