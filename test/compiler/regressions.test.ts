@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  arrayShape, CompileError, constantR0, constantR1, getDimensionSize, Literal, min, parameter, reduce, rev, scalarShape,
+  arrayShape, clamp, CompileError, constantR0, constantR1, getDimensionSize, Literal, min, parameter, reduce, rev, scalarShape,
   setDimensionSize, XlaBuilder,
 } from "../../src/index.js";
 import { compileSync } from "../../src/compiler/index.js";
@@ -39,4 +39,19 @@ test("a reduce kernel whose init value is a parameter compiles (random program s
     assert.deepEqual(executable.run([x, Literal.scalar("s32", 3)]).toNumbers(), expected);
     executable.delete();
   }
+});
+
+test("clamp of an operand in a non-default layout: the interpreter and the compiled backend agree (random seeds 10407, 10439)", () => {
+  // clamp's shape rule kept the operand's layout, so the interpreter's kernel wrote
+  // row-major values into a column-major result: clamp(x, x, 3.5) came out transposed.
+  const b = new XlaBuilder("clamp_layout");
+  const layout = { minorToMajor: [0, 1] };
+  const p = parameter(b, 0, arrayShape("f32", [2, 3], { layout }));
+  const c = b.build(clamp(p, p, constantR0(b, "f32", 3.5)));
+  const x = Literal.fromValues("f32", [2, 3], [1, 2, 3, 4, 5, 6], layout);
+  const expected = [1, 2, 3, 3.5, 3.5, 3.5];
+  assert.deepEqual(evaluate(c, [x]).values(), expected);
+  const executable = compileSync(c);
+  assert.deepEqual(executable.run([x]).values(), expected);
+  executable.delete();
 });
