@@ -183,3 +183,7 @@ test("compiled equals interpreted on 150 larger random programs with random para
 test("compiled equals interpreted on 150 random programs with calls and batch norm", () => {
   check(range(20_001, 150), { families: ["elementwise", "broadcast", "shape", "reduce", "dot", "call", "batchNorm", "convert", "compare"] });
 });
+
+test("compiled equals interpreted on 100 random programs over larger arrays (vectorized loops and reductions)", () => {
+  check(range(30_001, 100), { maxRank: 5, maxElements: 1024, size: 16 });
+});
