@@ -6,7 +6,8 @@
 
 import { compileSync } from "../../src/compiler/index.js";
 import { evaluate as interpret, type EvaluateOptions } from "../../src/interpreter/evaluate.js";
-import type { Computation } from "../../src/ir/computation.js";
+import { Computation, type Instruction } from "../../src/ir/computation.js";
+import { rebuild } from "../../src/ir/rewrite.js";
 import type { Literal } from "../../src/types/literal.js";
 
 export type TestBackend = "interpreter" | "wasm";
@@ -23,12 +24,33 @@ export const testBackend: TestBackend = selected();
 /** Whether the tests run on the compiled backend (for backend-aware tolerances). */
 export const compiled = testBackend === "wasm";
 
+/**
+ * The entry's array constants made parameters (appended after the others), with their
+ * values as the extra arguments. Most op tests evaluate programs of constants only,
+ * which the compiler would fold with the interpreter's kernels; as parameters they
+ * reach the generated kernels. Sub-computations (reducers, bodies) keep their constants.
+ */
+export function liftConstants(computation: Computation, args: readonly Literal[]): { computation: Computation; args: Literal[] } {
+  const parameters: Instruction<"parameter">[] = [...computation.parameters];
+  const values = [...args];
+  const lifted = rebuild(computation, (inst, _operands, factory) => {
+    if (inst.opcode !== "constant" || inst.shape.kind !== "array") return undefined;
+    const p = factory.parameter(parameters.length, inst.shape);
+    parameters.push(p);
+    values.push((inst as Instruction<"constant">).attrs.literal);
+    return p;
+  });
+  if (lifted === computation) return { computation, args: values };
+  return { computation: new Computation(computation.name, parameters, lifted.instructions, lifted.root), args: values };
+}
+
 /** `evaluate` of src/index.js, on the selected backend. */
 export function evaluate(computation: Computation, args: readonly Literal[], options: EvaluateOptions = {}): Literal {
   if (!compiled) return interpret(computation, args, options);
-  const executable = compileSync(computation);
+  const lifted = liftConstants(computation, args);
+  const executable = compileSync(lifted.computation);
   try {
-    return executable.run(args, options);
+    return executable.run(lifted.args, options);
   } finally {
     executable.delete();
   }
