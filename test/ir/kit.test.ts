@@ -4,9 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Literal, XlaBuilder, add, arrayShape, constantR0, evaluate, mul, neg, outfeedWithToken, parameter, createToken, reduce, scalarShape,
+  Literal, XlaBuilder, add, arrayShape, constantR0, mul, neg, outfeedWithToken, parameter, createToken, reduce, scalarShape,
   parseHlo, printHlo, parseStableHlo, printStableHlo, verifyModule, HloModule, narrow, type Computation, type Instruction,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { InstructionFactory } from "../../src/ir/factory.js";
 import { postOrder, structuralKey, usersOf } from "../../src/ir/traverse.js";
 import { mapComputations, rebuild } from "../../src/ir/rewrite.js";

@@ -289,7 +289,8 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         if (x.kind === "generic") {
           f.localGet(scalarAcc[k]!);
         } else {
-          ve.emitScalar(inits[k]!);
+          // The init value with what it reads (a load's index may have no local in this loop).
+          for (const id of reachable(g, [inits[k]!])) if (g.node(id).op !== "var") ve.emitScalar(id);
           f.localGet(ve.scalar.get(inits[k]!)!).localGet(scalarAcc[k]!);
           combineScalar(f, x.kind, x.type);
           wrapI32(f, x.type);
