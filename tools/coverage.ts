@@ -263,7 +263,13 @@ function runs(probe: Probe, t: ElementType): boolean {
 /** The compiled backend's treatment of a probe's opcodes. */
 function compiledAs(probe: Probe, t: ElementType): string {
   const b = new XlaBuilder(`compiled_${probe.fn}_${t}`);
-  const exe = compileSync(b.build(probe.build(b, t)), { passes: [decompose, dotDecomposer, layoutAssignment, fusionPass] });
+  let exe: ReturnType<typeof compileSync>;
+  try {
+    exe = compileSync(b.build(probe.build(b, t)), { passes: [decompose, dotDecomposer, layoutAssignment, fusionPass] });
+  } catch (e) {
+    if (e instanceof xla.CompileError && /dynamic dimensions/.test(e.message)) return "refused (dynamic dimensions)";
+    throw e;
+  }
   try {
     const own = new Set<string>(probe.opcodes);
     const interpreted = exe.program.steps.some((s) => s.kind === "interpret" && (own.has(s.instruction.opcode) ||

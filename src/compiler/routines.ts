@@ -8,6 +8,7 @@ import type { Opcode } from "../ir/opcodes.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./wasm/kernel.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
+import { emitConvKernel } from "./wasm/conv.js";
 import { emitDynamicSliceKernel, emitDynamicUpdateSliceKernel } from "./wasm/routines/dynamic_slice.js";
 import { emitGatherKernel, emitScatterKernel } from "./wasm/routines/gather_scatter.js";
 import { emitRngBitGeneratorKernel } from "./wasm/routines/rng.js";
@@ -22,6 +23,7 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
     return "unsupported" in spec ? spec : emitGemmKernel(spec, target);
   },
+  convolution: (inst, target) => emitConvKernel(inst as Instruction<"convolution">, target),
   reduceWindow: (inst, target) => emitReduceWindowKernel(inst as Instruction<"reduceWindow">, target),
   selectAndScatter: (inst, target) => emitSelectAndScatterKernel(inst as Instruction<"selectAndScatter">, target),
   gather: (inst, target) => emitGatherKernel(inst as Instruction<"gather">, target),
