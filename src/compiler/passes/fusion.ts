@@ -116,7 +116,7 @@ function formGroups(c: Computation, ctx: PassContext, passName: string): Map<Ins
 }
 
 /** The fused computation of a group: its members in instruction order, reading the values it does not compute as parameters. */
-function fusedComputation(c: Computation, g: Group): { computation: Computation; operands: Instruction[] } {
+function fusedComputation(g: Group, position: ReadonlyMap<Instruction, number>): { computation: Computation; operands: Instruction[] } {
   const f = new InstructionFactory(`fused_${g.root.name}`);
   const inside = new Map<Instruction, Instruction>();
   const operands: Instruction[] = [];
@@ -129,8 +129,7 @@ function fusedComputation(c: Computation, g: Group): { computation: Computation;
     }
     return v;
   };
-  for (const inst of c.instructions) {
-    if (!g.members.has(inst)) continue;
+  for (const inst of [...g.members].sort((a, b) => position.get(a)! - position.get(b)!)) {
     const ops = inst.operands.map((o) => (g.members.has(o) ? inside.get(o)! : read(o)));
     inside.set(inst, f.add(inst.opcode, ops, inst.attrs, { from: inst }));
   }
@@ -144,10 +143,11 @@ function fusionKind(g: Group): FusionKind {
 function fuseComputation(c: Computation, ctx: PassContext, passName: string): Computation {
   const groups = formGroups(c, ctx, passName);
   if (groups.size === 0) return c;
+  const position = new Map(c.instructions.map((inst, i) => [inst, i]));
   return rebuild(c, (inst, _operands, f, rebuilt) => {
     const g = groups.get(inst);
     if (g === undefined) return undefined;
-    const { computation, operands } = fusedComputation(c, g);
+    const { computation, operands } = fusedComputation(g, position);
     const kind = fusionKind(g);
     ctx.log(passName, `${kind} fusion ${g.root.name}: ${g.members.size} instruction(s) [${
       [...g.members].map((m) => m.opcode).join(", ")}] reading ${operands.length} value(s)`);

@@ -9,6 +9,11 @@ export type BlockType = ValType | undefined;
 export const VAL_TYPE_CODE: Record<ValType, number> = { i32: 0x7f, i64: 0x7e, f32: 0x7d, f64: 0x7c, v128: 0x7b };
 export const EMPTY_BLOCK = 0x40;
 
+/** Reused for turning floats into bytes (encoding is synchronous, so one buffer serves every writer). */
+const SCRATCH = new ArrayBuffer(16);
+const SCRATCH_VIEW = new DataView(SCRATCH);
+export const SCRATCH_BYTES = new Uint8Array(SCRATCH);
+
 /** Growable byte buffer with the LEB128 and IEEE-754 writers the binary format uses. */
 export class ByteWriter {
   private data = new Uint8Array(256);
@@ -48,6 +53,17 @@ export class ByteWriter {
 
   /** Signed LEB128 (i32.const, i64.const, block types). */
   sleb(value: number | bigint): this {
+    if (typeof value === "number" && Number.isSafeInteger(value)) {
+      // Numbers stay numbers: most constants are small, and BigInt arithmetic is slow.
+      let n = value;
+      for (;;) {
+        const b = ((n % 128) + 128) % 128;
+        n = Math.floor(n / 128);
+        const done = (n === 0 && (b & 0x40) === 0) || (n === -1 && (b & 0x40) !== 0);
+        this.byte(done ? b : b | 0x80);
+        if (done) return this;
+      }
+    }
     let v = BigInt(value);
     for (;;) {
       const b = Number(v & 0x7fn);
@@ -59,15 +75,13 @@ export class ByteWriter {
   }
 
   f32(value: number): this {
-    const view = new DataView(new ArrayBuffer(4));
-    view.setFloat32(0, value, true);
-    return this.bytes(new Uint8Array(view.buffer));
+    SCRATCH_VIEW.setFloat32(0, value, true);
+    return this.bytes(SCRATCH_BYTES.subarray(0, 4));
   }
 
   f64(value: number): this {
-    const view = new DataView(new ArrayBuffer(8));
-    view.setFloat64(0, value, true);
-    return this.bytes(new Uint8Array(view.buffer));
+    SCRATCH_VIEW.setFloat64(0, value, true);
+    return this.bytes(SCRATCH_BYTES.subarray(0, 8));
   }
 
   /** A name or other string: length-prefixed UTF-8. */

@@ -2,7 +2,12 @@
 // in encoder.ts: `f32x4.extract_lane 2` is `f32x4ExtractLane(2)`, `v128.load32_lane
 // offset align 1` is `v128Load32Lane(1, offset, align)`.
 
-import { InstructionWriter } from "./encoder_bytes.js";
+import { InstructionWriter, SCRATCH_BYTES } from "./encoder_bytes.js";
+
+// Lane views of the encoder's scratch bytes, for the typed v128 constants.
+const SCRATCH_F32 = new Float32Array(SCRATCH_BYTES.buffer, 0, 4);
+const SCRATCH_F64 = new Float64Array(SCRATCH_BYTES.buffer, 0, 2);
+const SCRATCH_I32 = new Int32Array(SCRATCH_BYTES.buffer, 0, 4);
 
 export class SimdOps extends InstructionWriter {
   /** A SIMD opcode without immediates. */
@@ -61,9 +66,18 @@ export class SimdOps extends InstructionWriter {
     this.simd(0x0c).code.bytes(bytes);
     return this;
   }
-  f32x4Const(a: number, b: number, c: number, d: number): this { return this.v128Const(new Uint8Array(new Float32Array([a, b, c, d]).buffer)); }
-  f64x2Const(a: number, b: number): this { return this.v128Const(new Uint8Array(new Float64Array([a, b]).buffer)); }
-  i32x4Const(a: number, b: number, c: number, d: number): this { return this.v128Const(new Uint8Array(new Int32Array([a, b, c, d]).buffer)); }
+  f32x4Const(a: number, b: number, c: number, d: number): this {
+    SCRATCH_F32.set([a, b, c, d]);
+    return this.v128Const(SCRATCH_BYTES);
+  }
+  f64x2Const(a: number, b: number): this {
+    SCRATCH_F64.set([a, b]);
+    return this.v128Const(SCRATCH_BYTES);
+  }
+  i32x4Const(a: number, b: number, c: number, d: number): this {
+    SCRATCH_I32.set([a, b, c, d]);
+    return this.v128Const(SCRATCH_BYTES);
+  }
   /** i8x16.shuffle: byte i of the result is byte lanes[i] of (first ++ second), lanes in [0, 32). */
   i8x16Shuffle(lanes: ArrayLike<number>): this {
     if (lanes.length !== 16) throw new RangeError(`i8x16.shuffle takes 16 lane indices, not ${lanes.length}`);
