@@ -37,8 +37,17 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
 /** The opcodes with a code generator. */
 export const COMPILED_OPCODES = Object.keys(ROUTINES) as Opcode[];
 
+/** Reasons starting with this mark a code generator that threw: a bug to fix, not a limitation (tests look for it). */
+export const GENERATOR_FAILED = "code generator failed";
+
 export function compileRoutine(inst: Instruction, target: WasmTarget): WasmKernel | Unsupported {
   const routine = ROUTINES[inst.opcode];
   if (routine === undefined) return { unsupported: `no compiled routine for ${inst.opcode}` };
-  return routine(inst, target);
+  try {
+    return routine(inst, target);
+  } catch (e) {
+    // A generator that throws must not take the program down: the step runs on the
+    // interpreter's kernel, and stats.interpreted / dump() show the failure.
+    return { unsupported: `${GENERATOR_FAILED}: ${e instanceof Error ? e.message : String(e)}` };
+  }
 }
