@@ -6,9 +6,10 @@
 // group of its users when all of them are in one group (nothing is computed twice),
 // and is duplicated into each of its users' groups when it is cheap to recompute (a
 // broadcast, an iota, a scalar constant, a reshape...) or a small elementwise
-// expression feeding at most MAX_DUPLICATES groups (softmax's exp(x - max) then feeds
-// both the sum and the division without being written to memory). Otherwise it is
-// materialized: it becomes the root of a group of its own.
+// expression feeding at most MAX_DUPLICATES groups (x - max feeds both softmax's sum and
+// its division without being written to memory). Transcendentals are not duplicated:
+// a polynomial per element costs more than a store and a load. Otherwise an
+// instruction is materialized: it becomes the root of a group of its own.
 //
 // - Loop fusion: elementwise ops and the index ops (broadcast, reshape, transpose,
 //   slice, pad, concatenate, iota, reverse, dynamic-slice, scalar constants), all in
@@ -34,6 +35,15 @@ const INDEX_OPS: ReadonlySet<Opcode> = new Set<Opcode>([
 
 /** Ops so cheap to recompute that every user group gets its own copy. */
 const CHEAP_OPS: ReadonlySet<Opcode> = new Set<Opcode>(["broadcastInDim", "iota", "reshape", "constant"]);
+
+/**
+ * Ops that cost far more to compute than to load (a polynomial per element): computing
+ * them again in a second fusion costs more than writing them once and reading them
+ * back, so they are never duplicated.
+ */
+const EXPENSIVE_OPS: ReadonlySet<Opcode> = new Set<Opcode>([
+  "exp", "expm1", "log", "log1p", "logistic", "tanh", "sin", "cos", "tan", "atan2", "power", "erf", "cbrt",
+]);
 
 /** A small elementwise producer may be computed again in at most this many groups. */
 const MAX_DUPLICATES = 3;
@@ -94,7 +104,7 @@ function formGroups(c: Computation, ctx: PassContext, passName: string): Map<Ins
       else for (const g of gs) userGroups.add(g);
     }
     const cheap = CHEAP_OPS.has(inst.opcode) && (inst.opcode !== "constant" || isScalarConstant(inst));
-    const small = OP_TABLE[inst.opcode].elementwise || INDEX_OPS.has(inst.opcode);
+    const small = (OP_TABLE[inst.opcode].elementwise && !EXPENSIVE_OPS.has(inst.opcode)) || INDEX_OPS.has(inst.opcode);
     const joinable = [...userGroups].filter((g) => g.members.size < MAX_GROUP_SIZE);
     if (!materialize && userGroups.size === 1 && joinable.length === 1) {
       joinable[0]!.members.add(inst);
