@@ -146,8 +146,10 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
   use(rootLeaves);
   // In place: write over an operand that dies at this step (read element for element, see readsInPlace).
   const taken = new Set<number>();
+  // A result the caller receives is written straight into its output buffer instead.
+  const returned = new Set(rootLeaves.flatMap((l) => (l.space === "temp" ? [l.index] : [])));
   for (const c of inPlaceCandidates) {
-    if (temps[c.operand]!.lastUse !== c.step || taken.has(c.result) || taken.has(c.operand + temps.length)) continue;
+    if (temps[c.operand]!.lastUse !== c.step || returned.has(c.result) || taken.has(c.result) || taken.has(c.operand + temps.length)) continue;
     temps[c.result]!.sharesWith = c.operand;
     taken.add(c.result);
     taken.add(c.operand + temps.length);
