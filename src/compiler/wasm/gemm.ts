@@ -25,6 +25,7 @@ import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { forRange } from "./loops.js";
 import { elementInfo, type GemmElement, type GemmTiling } from "./gemm_microkernel.js";
 import { emitGemmRows, type GemmRowsLayout } from "./gemm_rows.js";
+import { emitGemvKernel } from "./gemv.js";
 
 export type { GemmTiling } from "./gemm_microkernel.js";
 
@@ -86,6 +87,8 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
   if (!Number.isInteger(mr) || mr < 1 || !Number.isInteger(nrVectors) || nrVectors < 1 || !(tiling.kc >= 1) || !(tiling.nc >= 1)) {
     return { unsupported: `gemm: invalid tiling ${JSON.stringify(tiling)}` };
   }
+  // One row of A times B stored by rows: the bandwidth-bound vector-matrix kernel.
+  if (m === 1 && !spec.rhsTransposed && k > 0 && n > 0) return emitGemvKernel(spec, target, gemmKernelName(spec));
   const mTiles = m === 0 ? 0 : Math.ceil(m / mr);
   // Few row tiles (small m, as in matrix-vector products): split the columns too, so
   // that threads share the work; each column chunk packs only its part of B.
