@@ -62,7 +62,7 @@ function pushZero(f: FunctionBuilder, type: GemmElement): void {
 }
 
 /**
- * Emits pack(src, kLen, kcPad, count, dst) for a panel width `width` (mr for A, nr for B).
+ * Emits pack(src, kLen, kcPad, count, dst) for panels `width` lines wide (B: nr columns).
  * Element (line j, step k) of the source is at src + j*lineStride + k*kStride bytes;
  * lines j >= count and steps k >= kLen are zero. The result is ceil(count/width)
  * panels of kcPad*width elements, panel q holding lines q*width.. at

@@ -1,0 +1,133 @@
+// Products with a few rows of A (m <= GEMV_MAX_ROWS, B stored [k][n]): each row of C
+// gets c += a[p] * B[p][..] row after row of B ("axpy" order), several rows of B per
+// sweep over a chunk of the m rows of C that stays in L1. B is read once, in order, so the kernel runs at memory bandwidth; the
+// packed GEMM would copy B first (its panels would be used only once) and walk it
+// column panel by column panel (a TLB miss per row when rows are 4 KiB or longer).
+//
+// Accumulation: in the element type, for each element of c sequentially over k.
+// Work split: parallelExtent counts (batch, chunk of columns) pairs.
+
+import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
+import type { GemmSpec } from "./gemm.js";
+import { elementInfo } from "./gemm_microkernel.js";
+import type { WasmKernel, WasmTarget } from "./kernel.js";
+import { forRange, setMinU } from "./loops.js";
+
+/** The most rows of A this kernel takes (the splats of a sweep stay in registers). */
+export const GEMV_MAX_ROWS = 4;
+
+export function emitGemvKernel(spec: GemmSpec, target: WasmTarget, name: string): WasmKernel {
+  const type = spec.elementType;
+  const { bytes: es, lanes } = elementInfo(type);
+  const { batch, m, n, k } = spec;
+  // Live per column vector: rowsPerSweep B vectors, m * rowsPerSweep splats, 1 accumulator.
+  const rowsPerSweep = m === 1 ? 4 : 2;
+  // A(i, p) at a + i*aRow + p*aK.
+  const aRow = (spec.lhsTransposed ? 1 : k) * es;
+  const aK = (spec.lhsTransposed ? m : 1) * es;
+  // At least 16 units for threads, chunks of whole vectors, at least 64 columns.
+  const chunk = Math.max(64, Math.ceil(Math.ceil(n / 16) / lanes) * lanes);
+  const nChunks = Math.max(1, Math.ceil(n / chunk));
+  const module = new ModuleBuilder().importMemory(target);
+  const f32 = type === "f32";
+  const splat = (f: FunctionBuilder, offset: number): void => {
+    if (f32) f.v128Load32Splat(offset);
+    else f.v128Load64Splat(offset);
+  };
+  const vMulAdd = (f: FunctionBuilder): void => {
+    if (f32) f.f32x4Mul().f32x4Add();
+    else f.f64x2Mul().f64x2Add();
+  };
+  const sLoad = (f: FunctionBuilder, offset: number): void => {
+    if (f32) f.f32Load(offset);
+    else f.f64Load(offset);
+  };
+  const sMulAdd = (f: FunctionBuilder): void => {
+    if (f32) f.f32Mul().f32Add();
+    else f.f64Mul().f64Add();
+  };
+
+  module.addFunction("run", ["i32", "i32", "i32", "i32", "i32"], [], (f) => {
+    const [a, b, c, begin, end] = [0, 1, 2, 3, 4];
+    const [u, bi, c0, c1, vEnd, pa, pb, pc, kb, j, q, rest] = Array.from({ length: 12 }, () => f.local("i32"));
+    const s = Array.from({ length: m * rowsPerSweep }, () => f.local("v128"));
+    const acc = f.local("v128");
+    // One sweep over columns [c0, c1) adding `rows` rows of B from row kb.
+    const sweep = (rows: number): void => {
+      for (let i = 0; i < m; i++) {
+        for (let r = 0; r < rows; r++) {
+          f.localGet(pa).localGet(kb).i32Const(aK).i32Mul().i32Add();
+          splat(f, i * aRow + r * aK);
+          f.localSet(s[i * rowsPerSweep + r]!);
+        }
+      }
+      // pb = b(batch) + (kb*n + c0)*es, pc = c(batch) + c0*es
+      f.localGet(pb).localGet(kb).i32Const(n * es).i32Mul().i32Add().localGet(c0).i32Const(es).i32Mul().i32Add().localSet(q);
+      f.localGet(pc).localGet(c0).i32Const(es).i32Mul().i32Add().localSet(j);
+      forRange(f, rest, { local: c0 }, { local: vEnd }, lanes, () => {
+        for (let i = 0; i < m; i++) {
+          f.localGet(j).v128Load(i * n * es).localSet(acc);
+          for (let r = 0; r < rows; r++) {
+            f.localGet(acc).localGet(s[i * rowsPerSweep + r]!).localGet(q).v128Load(r * n * es);
+            vMulAdd(f);
+            f.localSet(acc);
+          }
+          f.localGet(j).localGet(acc).v128Store(i * n * es);
+        }
+        f.localGet(q).i32Const(16).i32Add().localSet(q);
+        f.localGet(j).i32Const(16).i32Add().localSet(j);
+      });
+      // Columns past the last whole vector, one by one.
+      forRange(f, rest, { local: vEnd }, { local: c1 }, 1, () => {
+        for (let i = 0; i < m; i++) {
+          f.localGet(j);
+          f.localGet(j);
+          sLoad(f, i * n * es);
+          for (let r = 0; r < rows; r++) {
+            f.localGet(s[i * rowsPerSweep + r]!);
+            if (f32) f.f32x4ExtractLane(0);
+            else f.f64x2ExtractLane(0);
+            f.localGet(q);
+            sLoad(f, r * n * es);
+            sMulAdd(f);
+          }
+          if (f32) f.f32Store(i * n * es);
+          else f.f64Store(i * n * es);
+        }
+        f.localGet(q).i32Const(es).i32Add().localSet(q);
+        f.localGet(j).i32Const(es).i32Add().localSet(j);
+      });
+    };
+    forRange(f, u, { local: begin }, { local: end }, 1, () => {
+      f.localGet(u).i32Const(nChunks).i32DivU().localSet(bi);
+      f.localGet(u).i32Const(nChunks).i32RemU().i32Const(chunk).i32Mul().localSet(c0);
+      f.i32Const(n).localGet(c0).i32Sub().localSet(rest);
+      setMinU(f, c1, chunk, { local: rest });
+      f.localGet(c1).localGet(c0).i32Add().localSet(c1);
+      f.localGet(c1).localGet(c0).i32Sub().i32Const(lanes).i32DivU().i32Const(lanes).i32Mul().localGet(c0).i32Add().localSet(vEnd);
+      f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add().localSet(pa);
+      f.localGet(b).localGet(bi).i32Const(k * n * es).i32Mul().i32Add().localSet(pb);
+      f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localSet(pc);
+      // C[i][c0, c1) = 0, then the sweeps.
+      for (let i = 0; i < m; i++) {
+        f.localGet(pc).localGet(c0).i32Const(es).i32Mul().i32Add().i32Const(i * n * es).i32Add();
+        f.i32Const(0).localGet(c1).localGet(c0).i32Sub().i32Const(es).i32Mul().memoryFill();
+      }
+      const full = k - (k % rowsPerSweep);
+      forRange(f, kb, 0, full, rowsPerSweep, () => sweep(rowsPerSweep));
+      if (k % rowsPerSweep !== 0) {
+        f.i32Const(full).localSet(kb);
+        sweep(k % rowsPerSweep);
+      }
+    });
+  });
+  return {
+    name,
+    bytes: module.finish(),
+    operandCount: 2,
+    resultCount: 1,
+    scratchBytes: 0,
+    parallelExtent: batch * nChunks,
+    costPerUnit: 2 * m * chunk * k + chunk * k * es,
+  };
+}
