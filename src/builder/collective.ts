@@ -4,7 +4,8 @@
 // result's rank; the interpreter always produces the default layout.
 
 import type { ChannelHandle, ReplicaGroups } from "../ir/attributes.js";
-import { Computation, type Instruction } from "../ir/computation.js";
+import type { Computation } from "../ir/computation.js";
+import { InstructionFactory } from "../ir/factory.js";
 import type { ElementType } from "../types/element_type.js";
 import { ShapeError } from "../types/errors.js";
 import { scalarShape, validateLayout, type Layout, type Shape } from "../types/shape.js";
@@ -94,10 +95,10 @@ export function scalarReducer(
   const shape = scalarShape(elementType);
   // A sub-builder only to get a name unique within this builder.
   const name = builder.createSubBuilder(`${opcode}_${elementType}`).name;
-  const x: Instruction<"parameter"> = { id: 0, name: "x", opcode: "parameter", operands: [], shape, attrs: { number: 0, shape } };
-  const y: Instruction<"parameter"> = { id: 1, name: "y", opcode: "parameter", operands: [], shape, attrs: { number: 1, shape } };
-  const root: Instruction<typeof opcode> = { id: 2, name: opcode, opcode, operands: [x, y], shape, attrs: {} };
-  return new Computation(name, [x, y], [x, y, root], root);
+  const f = new InstructionFactory(name);
+  const x = f.parameter(0, shape, "x");
+  const y = f.parameter(1, shape, "y");
+  return f.finish(f.placeUnchecked(opcode, [x, y], {}, shape, { name: opcode }));
 }
 
 /** All-reduce with a sum (XLA's CrossReplicaSum). */

@@ -4,10 +4,10 @@
 // sub-computations (reducers, comparators, loop bodies, branches) are built with
 // `builder.createSubBuilder(name)` and passed to the op that calls them.
 
-import { Computation, type Instruction } from "../ir/computation.js";
+import type { Computation, Instruction } from "../ir/computation.js";
+import { InstructionFactory } from "../ir/factory.js";
 import type { OpMetadata } from "../ir/attributes.js";
 import type { OpAttributes, Opcode } from "../ir/opcodes.js";
-import { inferShape } from "../shape/index.js";
 import { ShapeError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
@@ -38,13 +38,14 @@ export interface AddOptions {
 }
 
 export class XlaBuilder {
-  private readonly instructions: Instruction[] = [];
+  private readonly factory: InstructionFactory;
   private readonly params = new Map<number, Instruction<"parameter">>();
-  private readonly usedNames = new Set<string>();
   private subBuilderCount = 0;
   private built = false;
 
-  constructor(readonly name: string) {}
+  constructor(readonly name: string) {
+    this.factory = new InstructionFactory(name);
+  }
 
   /** Adds an instruction after checking its operands and attributes with shape inference. */
   addInstruction<O extends Opcode>(opcode: O, operands: readonly XlaOp[], attrs: OpAttributes[O], options: AddOptions = {}): XlaOp {
@@ -54,26 +55,12 @@ export class XlaBuilder {
         throw new ShapeError(`${opcode}: operand ${i} (${o.instruction.name}) belongs to builder "${o.builder.name}", not "${this.name}"`);
       }
     }
-    const shape = inferShape(opcode, operands.map((o) => o.shape), attrs);
-    const id = this.instructions.length;
-    const inst: Instruction<O> = {
-      id,
-      name: this.uniqueName(options.name ?? `${opcode}.${id}`),
-      opcode,
-      operands: operands.map((o) => o.instruction),
-      shape,
-      attrs,
-      ...(options.metadata ? { metadata: options.metadata } : {}),
-      ...(options.frontendAttributes ? { frontendAttributes: options.frontendAttributes } : {}),
-    };
     if (opcode === "parameter") {
-      const p = inst as Instruction<"parameter">;
-      if (this.params.has(p.attrs.number)) {
-        throw new ShapeError(`parameter: parameter number ${p.attrs.number} is already used in "${this.name}"`);
-      }
-      this.params.set(p.attrs.number, p);
+      const number = (attrs as OpAttributes["parameter"]).number;
+      if (this.params.has(number)) throw new ShapeError(`parameter: parameter number ${number} is already used in "${this.name}"`);
     }
-    this.instructions.push(inst);
+    const inst = this.factory.add(opcode, operands.map((o) => o.instruction), attrs, options);
+    if (opcode === "parameter") this.params.set((attrs as OpAttributes["parameter"]).number, inst as Instruction<"parameter">);
     return new XlaOp(this, inst);
   }
 
@@ -84,25 +71,16 @@ export class XlaBuilder {
 
   /** Finishes the computation; the root is `root` or else the last op added. */
   build(root?: XlaOp): Computation {
-    if (this.instructions.length === 0) throw new ShapeError(`${this.name}: cannot build an empty computation`);
+    const instructions = this.factory.created;
+    if (instructions.length === 0) throw new ShapeError(`${this.name}: cannot build an empty computation`);
     if (root !== undefined && root.builder !== this) {
       throw new ShapeError(`${this.name}: root ${root.instruction.name} belongs to builder "${root.builder.name}"`);
     }
-    const parameters: Instruction<"parameter">[] = [];
     for (let i = 0; i < this.params.size; i++) {
-      const p = this.params.get(i);
-      if (p === undefined) throw new ShapeError(`${this.name}: parameter numbers must be 0..${this.params.size - 1}; ${i} is missing`);
-      parameters.push(p);
+      if (!this.params.has(i)) throw new ShapeError(`${this.name}: parameter numbers must be 0..${this.params.size - 1}; ${i} is missing`);
     }
     this.built = true;
-    return new Computation(this.name, parameters, [...this.instructions], (root ?? new XlaOp(this, this.instructions.at(-1)!)).instruction);
-  }
-
-  private uniqueName(base: string): string {
-    let name = base;
-    for (let k = 1; this.usedNames.has(name); k++) name = `${base}.${k}`;
-    this.usedNames.add(name);
-    return name;
+    return this.factory.finish(root?.instruction ?? instructions.at(-1)!);
   }
 }
 

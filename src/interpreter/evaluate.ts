@@ -28,6 +28,16 @@ export interface EvaluateOptions {
 
 /** Runs `computation` on `args` and returns its result (a tuple literal for tuple results). */
 export function evaluate(computation: Computation, args: readonly Literal[], options: EvaluateOptions = {}): Literal {
+  const ctx = createEvalContext(options);
+  return ctx.call(computation, args);
+}
+
+/**
+ * The context kernels run in, for a caller that runs kernels one by one (the compiled
+ * backend's fallback steps): one context per execution, so stateful ops (`rng`) and
+ * Send/Recv pairs see the whole execution.
+ */
+export function createEvalContext(options: EvaluateOptions = {}): EvalContext {
   const replicaId = options.replicaId ?? 0;
   const partitionId = options.partitionId ?? 0;
   const partitionCount = options.partitionCount ?? 1;
@@ -44,7 +54,7 @@ export function evaluate(computation: Computation, args: readonly Literal[], opt
     rngSeed: options.rngSeed ?? 0n,
     call: (c, a) => run(c, a, ctx),
   };
-  return run(computation, args, ctx);
+  return ctx;
 }
 
 function run(computation: Computation, args: readonly Literal[], ctx: EvalContext): Literal {

@@ -22,6 +22,18 @@ export interface Instruction<O extends Opcode = Opcode> {
   readonly sharding?: string;
 }
 
+/**
+ * An instruction of any opcode as a discriminated union: `switch (inst.opcode)` narrows
+ * `inst.attrs` to that opcode's attributes. `Instruction` (with the default type
+ * argument) does not correlate the two; `narrow` turns one into the other.
+ */
+export type AnyInstruction = { [O in Opcode]: Instruction<O> }[Opcode];
+
+/** The same instruction, typed so that a switch on its opcode narrows its attributes. */
+export function narrow(inst: Instruction): AnyInstruction {
+  return inst as AnyInstruction;
+}
+
 /** Narrows an instruction to one opcode, so its attrs get their precise type. */
 export function isOp<O extends Opcode>(inst: Instruction, opcode: O): inst is Instruction<O> {
   return inst.opcode === opcode;
@@ -76,6 +88,21 @@ export function subcomputationsOf(inst: Instruction): Computation[] {
   return out;
 }
 
+/**
+ * What a module is compiled for (XLA's HloModuleConfig): the device grid and the
+ * layouts the caller sees at the entry. The compiler reads it; passes carry it along.
+ */
+export interface ModuleConfig {
+  readonly replicaCount: number;
+  readonly partitionCount: number;
+  /** Layout of each entry parameter as the caller passes it (default: the parameter shapes' own). */
+  readonly entryParameterShapes?: readonly Shape[];
+  /** Layout of the entry result as the caller receives it (default: the root shape's own). */
+  readonly entryResultShape?: Shape;
+}
+
+export const DEFAULT_MODULE_CONFIG: ModuleConfig = { replicaCount: 1, partitionCount: 1 };
+
 /** A module: an entry computation and every computation reachable from it. */
 export class HloModule {
   /** All computations, callees before callers; the entry is last. */
@@ -87,6 +114,7 @@ export class HloModule {
   sdyMeshes?: readonly { readonly name: string; readonly text: string }[];
   /** Module-level attributes as text (`mhlo.num_partitions = 1 : i32`). */
   attributes?: Readonly<Record<string, string>>;
+  config: ModuleConfig = DEFAULT_MODULE_CONFIG;
 
   constructor(readonly name: string, readonly entry: Computation, extra: readonly Computation[] = []) {
     const ordered: Computation[] = [];

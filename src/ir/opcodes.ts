@@ -139,6 +139,13 @@ export interface OpAttributes {
     readonly hasSideEffect: boolean; readonly calledComputations: readonly Computation[];
   };
   optimizationBarrier: None;
+  /**
+   * A group of instructions the compiler runs as one kernel: the fused computation's
+   * parameters are the fusion's operands, its root the fusion's result. XLA's kinds:
+   * loop (elementwise and index ops), input (a reduction fed by fused producers),
+   * output (an op such as dot with a fused epilogue), custom (backend-defined).
+   */
+  fusion: { readonly kind: FusionKind; readonly calledComputation: Computation };
   afterAll: None;
   /** Operands: value, token. The value passes through once the token is available. */
   addDependency: None;
@@ -189,6 +196,9 @@ export interface OpAttributes {
 
 export type Opcode = keyof OpAttributes;
 
+/** XLA's fusion kinds (kLoop, kInput, kOutput, kCustom in HLO text). */
+export type FusionKind = "loop" | "input" | "output" | "custom";
+
 export type OpFamily =
   | "unary" | "binary" | "compare" | "ternary" | "conversion" | "leaf" | "shape" | "indexing"
   | "reduction" | "linalg" | "control" | "random" | "collective" | "transfer";
@@ -203,10 +213,31 @@ export interface OpInfo {
   readonly family: OpFamily;
   /** Has an effect beyond its result (I/O, collectives, RNG state); never removed or reordered. */
   readonly sideEffect?: boolean;
+  /**
+   * Result element i depends only on element i of each operand, all of one shape (XLA's
+   * IsElementwise). bitcast-convert is not: between widths it changes the shape.
+   */
+  readonly elementwise: boolean;
+  /** op(a, b) == op(b, a) for every element type it takes. */
+  readonly commutative: boolean;
+  /**
+   * op(op(a, b), c) == op(a, op(b, c)) exactly for integers and booleans; for floats up
+   * to rounding, which XLA accepts when it reassociates reductions.
+   */
+  readonly associative: boolean;
 }
 
-const op = (hlo: string, stablehlo: string | undefined, arity: number | "variadic", family: OpFamily, sideEffect = false): OpInfo =>
-  sideEffect ? { hlo, stablehlo, arity, family, sideEffect } : { hlo, stablehlo, arity, family };
+const ELEMENTWISE_FAMILIES: ReadonlySet<OpFamily> = new Set(["unary", "binary", "compare", "ternary"]);
+const COMMUTATIVE: ReadonlySet<string> = new Set(["add", "multiply", "maximum", "minimum", "and", "or", "xor"]);
+const ASSOCIATIVE = COMMUTATIVE;
+
+const op = (hlo: string, stablehlo: string | undefined, arity: number | "variadic", family: OpFamily, sideEffect = false): OpInfo => ({
+  hlo, stablehlo, arity, family,
+  ...(sideEffect ? { sideEffect } : {}),
+  elementwise: ELEMENTWISE_FAMILIES.has(family) || hlo === "convert" || hlo === "reduce-precision",
+  commutative: COMMUTATIVE.has(hlo),
+  associative: ASSOCIATIVE.has(hlo),
+});
 const sh = (name: string): string => `stablehlo.${name}`;
 
 export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
@@ -307,6 +338,7 @@ export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
   while: op("while", sh("while"), "variadic", "control"),
   customCall: op("custom-call", sh("custom_call"), "variadic", "control", true),
   optimizationBarrier: op("opt-barrier", sh("optimization_barrier"), "variadic", "control"),
+  fusion: op("fusion", undefined, "variadic", "control"),
   afterAll: op("after-all", sh("after_all"), "variadic", "control"),
   addDependency: op("add-dependency", undefined, 2, "control"),
 
@@ -337,6 +369,9 @@ export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
 };
 
 export const OPCODES = Object.keys(OP_TABLE) as Opcode[];
+
+/** The opcodes whose OP_TABLE entry says `elementwise`, in table order. */
+export const ELEMENTWISE_OPCODES: readonly Opcode[] = OPCODES.filter((o) => OP_TABLE[o].elementwise);
 
 export function isOpcode(name: string): name is Opcode {
   return Object.prototype.hasOwnProperty.call(OP_TABLE, name);

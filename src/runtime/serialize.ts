@@ -5,6 +5,7 @@
 // survive structured cloning as they are.
 
 import { Computation, type Instruction } from "../ir/computation.js";
+import { InstructionFactory } from "../ir/factory.js";
 import type { Opcode, OpAttributes } from "../ir/opcodes.js";
 import type { OpMetadata } from "../ir/attributes.js";
 import { ExecutionError } from "../types/errors.js";
@@ -33,6 +34,7 @@ export interface SerializedInstruction {
   readonly attrs: SerializedValue;
   readonly metadata?: OpMetadata;
   readonly frontendAttributes?: Readonly<Record<string, string>>;
+  readonly sharding?: string;
 }
 
 export interface SerializedComputation {
@@ -107,6 +109,7 @@ export function serializeComputation(entry: Computation): SerializedProgram {
           attrs: value(inst.attrs),
           ...(inst.metadata ? { metadata: inst.metadata } : {}),
           ...(inst.frontendAttributes ? { frontendAttributes: inst.frontendAttributes } : {}),
+          ...(inst.sharding !== undefined ? { sharding: inst.sharding } : {}),
         })),
       };
     }),
@@ -134,20 +137,17 @@ export function deserializeComputation(program: SerializedProgram): Computation 
     return out;
   };
   for (const sc of program.computations) {
+    // Shapes were inferred when the program was built; the worker takes them as they come.
+    const factory = new InstructionFactory(sc.name);
     const instructions: Instruction[] = [];
-    sc.instructions.forEach((si, id) => {
-      const inst: Instruction = {
-        id,
+    for (const si of sc.instructions) {
+      instructions.push(factory.placeUnchecked(si.opcode, si.operands.map((k) => instructions[k]!), value(si.attrs) as OpAttributes[Opcode], si.shape, {
         name: si.name,
-        opcode: si.opcode,
-        operands: si.operands.map((k) => instructions[k]!),
-        shape: si.shape,
-        attrs: value(si.attrs) as OpAttributes[Opcode],
         ...(si.metadata ? { metadata: si.metadata } : {}),
         ...(si.frontendAttributes ? { frontendAttributes: si.frontendAttributes } : {}),
-      };
-      instructions.push(inst);
-    });
+        ...(si.sharding !== undefined ? { sharding: si.sharding } : {}),
+      }));
+    }
     const parameters = sc.parameters.map((k) => instructions[k] as Instruction<"parameter">);
     built.push(new Computation(sc.name, parameters, instructions, instructions[sc.root]!));
   }

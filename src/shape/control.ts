@@ -11,7 +11,7 @@ import { expectParameters, expectResult, packShapes, PRED_SCALAR } from "./signa
 
 export type ControlOpcode =
   | "tuple" | "getTupleElement" | "call" | "composite" | "conditional" | "while" | "customCall"
-  | "optimizationBarrier" | "afterAll" | "addDependency";
+  | "optimizationBarrier" | "fusion" | "afterAll" | "addDependency";
 
 const isScalarOf = (s: Shape, type: string): boolean =>
   s.kind === "array" && s.dimensions.length === 0 && s.elementType === type;
@@ -34,6 +34,11 @@ export const controlShapeRules: ShapeRuleTable<ControlOpcode> = {
   call: (operands, attrs) => {
     expectParameters("call", "to_apply", attrs.toApply, operands);
     return attrs.toApply.programShape.result;
+  },
+
+  fusion: (operands, attrs) => {
+    expectParameters("fusion", "calls", attrs.calledComputation, operands);
+    return attrs.calledComputation.programShape.result;
   },
 
   composite: (operands, attrs) => {

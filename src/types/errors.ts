@@ -37,3 +37,8 @@ export class ParseError extends XlaError {
     super(`${file}:${line}:${column}: ${reason}\n${sourceLine}\n${" ".repeat(Math.max(0, column - 1))}^`);
   }
 }
+
+/** The compiler failed on a program the verifier accepts (a pass broke the IR, a code generator hit a limit). */
+export class CompileError extends XlaError {
+  override name = "CompileError";
+}

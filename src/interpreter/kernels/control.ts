@@ -44,6 +44,9 @@ export const controlKernels: KernelTable<ControlOpcode> = {
 
   call: (inst, operands, ctx) => callChecked(ctx, inst.name, inst.attrs.toApply, operands),
 
+  // A fusion computes what its fused computation computes: the compiler's program still runs here, stage by stage.
+  fusion: (inst, operands, ctx) => callChecked(ctx, inst.name, inst.attrs.calledComputation, operands),
+
   // A composite means exactly what its decomposition computes.
   composite: (inst, operands, ctx) => callChecked(ctx, inst.name, inst.attrs.decomposition, operands),
 

@@ -10,7 +10,7 @@ import type {
   ResultAccuracy,
 } from "../../ir/attributes.js";
 import type { Computation, Instruction } from "../../ir/computation.js";
-import type { OpAttributes, Opcode } from "../../ir/opcodes.js";
+import type { FusionKind, OpAttributes, Opcode } from "../../ir/opcodes.js";
 import type { ElementType } from "../../types/element_type.js";
 import { VerifyError } from "../../types/errors.js";
 import type { ParseError } from "../../types/errors.js";
@@ -209,6 +209,10 @@ function encodeCollective(a: Readonly<CollectiveFields>, own: string[] = []): st
   if (a.useGlobalDeviceIds === true) out.push("use_global_device_ids=true");
   return out;
 }
+
+const FUSION_KIND_TEXT: Readonly<Record<FusionKind, string>> = { loop: "kLoop", input: "kInput", output: "kOutput", custom: "kCustom" };
+const FUSION_KINDS = Object.fromEntries(Object.entries(FUSION_KIND_TEXT).map(([k, v]) => [v, k])) as Readonly<Record<string, FusionKind>>;
+const FUSION_KIND_NAMES = Object.values(FUSION_KIND_TEXT);
 
 const withReducer = (d: DecodeInput): { toApply: Computation } => ({ toApply: d.need("to_apply", (c) => d.computation(c)) });
 const toApplyText = (c: Computation, e: EncodeContext): string => `to_apply=${e.computationName(c)}`;
@@ -525,6 +529,13 @@ export const OP_TEXT: OpTextTable = {
       e.frontend["composite.attributes"] = printCompositeAttributes(inst.attrs.compositeAttributes);
       return [toApplyText(inst.attrs.decomposition, e), "is_composite=true"];
     },
+  },
+  fusion: {
+    decode: (d) => ({
+      kind: d.need("kind", (c) => FUSION_KINDS[parseEnum(c, FUSION_KIND_NAMES, "fusion kind")]),
+      calledComputation: d.need("calls", (c) => d.computation(c)),
+    }),
+    encode: (inst, e) => [`kind=${FUSION_KIND_TEXT[inst.attrs.kind]}`, `calls=${e.computationName(inst.attrs.calledComputation)}`],
   },
   conditional: {
     decode: (d) => {

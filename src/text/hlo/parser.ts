@@ -11,6 +11,7 @@
 // the printer writes the pair back (the start op named `<name>.start`).
 
 import { Computation, HloModule, type Instruction } from "../../ir/computation.js";
+import { InstructionFactory } from "../../ir/factory.js";
 import type { ChannelHandle, OpMetadata } from "../../ir/attributes.js";
 import { OP_TABLE, OPCODES, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
 import { inferShape } from "../../shape/index.js";
@@ -173,6 +174,7 @@ class ModuleParser {
 
 class ComputationParser {
   private readonly instructions: Instruction[] = [];
+  private readonly factory = new InstructionFactory("hlo");
   private readonly byName = new Map<string, Instruction>();
   private readonly pending = new Map<string, PendingTransfer>();
   private readonly parameters = new Map<number, Instruction<"parameter">>();
@@ -468,6 +470,7 @@ class ComputationParser {
   private make<O extends Opcode>(
     name: string, opcode: O, operands: readonly Instruction[], shape: Shape, attrs: OpAttributes[O], extras: InstructionExtras,
   ): Instruction<O> {
-    return { id: this.instructions.length, name, opcode, operands, shape, attrs, ...extras };
+    // The shape was checked against inference where the text can be pointed at; names are unique (checked on reading).
+    return this.factory.placeUnchecked(opcode, operands, attrs, shape, { name, ...extras });
   }
 }

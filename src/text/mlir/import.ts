@@ -7,7 +7,8 @@
 
 import { Computation, HloModule, type Instruction } from "../../ir/computation.js";
 import type { OpAttributes, Opcode } from "../../ir/opcodes.js";
-import { inferShape, SHAPE_RULES } from "../../shape/index.js";
+import { InstructionFactory } from "../../ir/factory.js";
+import { inferShape } from "../../shape/index.js";
 import { ShapeError, ParseError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import { shapesEqual, shapeToString, tupleShape, type Shape } from "../../types/shape.js";
@@ -26,11 +27,17 @@ export const valueKey = (name: string, index: number): string => `${name}#${inde
 
 /** Builds one computation: instructions in creation order, named uniquely. */
 export class CompBuilder {
-  readonly instructions: Instruction[] = [];
   readonly params: Instruction<"parameter">[] = [];
-  private readonly names = new Set<string>();
+  private readonly factory: InstructionFactory;
 
-  constructor(readonly name: string, readonly c: Cursor) {}
+  constructor(readonly name: string, readonly c: Cursor) {
+    this.factory = new InstructionFactory(name);
+  }
+
+  /** Every instruction made so far, in creation order. */
+  get instructions(): readonly Instruction[] {
+    return this.factory.created;
+  }
 
   /**
    * Elements of multi-result values taken apart only because the text may name them
@@ -56,11 +63,10 @@ export class CompBuilder {
     name?: string, frontendAttributes?: Readonly<Record<string, string>>,
   ): Instruction<O> {
     const shape = this.shapeOf(opcode, operands, attrs, declared, offset);
-    const inst: Instruction<O> = {
-      id: this.instructions.length, name: this.uniqueName(name ?? `${opcode}.${this.instructions.length}`),
-      opcode, operands, shape, attrs, ...(frontendAttributes ? { frontendAttributes } : {}),
-    };
-    this.instructions.push(inst);
+    // The shape was inferred (and checked against the declared type) just above, where a mismatch can point at the text.
+    const inst = this.factory.placeUnchecked(opcode, operands, attrs, shape, {
+      ...(name !== undefined ? { name } : {}), ...(frontendAttributes ? { frontendAttributes } : {}),
+    });
     if (opcode === "parameter") this.params.push(inst as Instruction<"parameter">);
     return inst;
   }
@@ -69,10 +75,6 @@ export class CompBuilder {
   private shapeOf<O extends Opcode>(
     opcode: O, operands: readonly Instruction[], attrs: OpAttributes[O], declared: Shape | undefined, offset: number,
   ): Shape {
-    if (SHAPE_RULES[opcode] === undefined) {
-      if (declared === undefined) throw this.c.error(`${opcode}: cannot determine the result type`, offset);
-      return declared;
-    }
     let inferred: Shape;
     try {
       inferred = inferShape(opcode, operands.map((o) => o.shape), attrs);
@@ -85,13 +87,6 @@ export class CompBuilder {
         `${opcode}: declared result type ${shapeToMlir(declared)} does not match the inferred ${shapeToMlir(inferred)}`, offset);
     }
     return declared ?? inferred;
-  }
-
-  private uniqueName(base: string): string {
-    let name = base;
-    for (let k = 1; this.names.has(name); k++) name = `${base}.${k}`;
-    this.names.add(name);
-    return name;
   }
 
   build(root: Instruction): Computation {

@@ -6,6 +6,7 @@
 import type { ComparisonDirection, ComparisonType, RandomAlgorithm, RandomDistribution } from "../../ir/attributes.js";
 import { Computation, type Instruction } from "../../ir/computation.js";
 import { OP_TABLE, OPCODES, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
+import { factoryFor, withInstructions } from "../../ir/rewrite.js";
 import { Literal } from "../../types/literal.js";
 import type { ElementType } from "../../types/element_type.js";
 import { arrayShape, tupleShape, type ArrayShape, type Shape } from "../../types/shape.js";
@@ -617,19 +618,15 @@ function lowerWhile(ctx: LowerContext): Instruction {
 function appendPassThrough(body: Computation, n: number, extra: number): Computation {
   if (extra === 0 && n > 1) return body;
   const param = body.parameters[0]!;
-  const instructions = [...body.instructions];
-  const state = { elements: elementsOf(param.shape) };
+  const state = elementsOf(param.shape);
+  // Fresh ids and names: the body may have dropped unused values, so its instruction count is no guide.
+  const f = factoryFor(body);
   const rootParts: Instruction[] = n === 1 ? [body.root] : [...body.root.operands];
-  const mk = (inst: Omit<Instruction, "id">): Instruction => {
-    const full = { ...inst, id: instructions.length } as Instruction;
-    instructions.push(full);
-    return full;
-  };
   for (let j = 0; j < extra; j++) {
-    rootParts.push(mk({ name: `pass.${j}`, opcode: "getTupleElement", operands: [param], shape: state.elements[n + j]!, attrs: { index: n + j } }));
+    rootParts.push(f.placeUnchecked("getTupleElement", [param], { index: n + j }, state[n + j]!, { name: `pass.${j}` }));
   }
-  const root = mk({ name: "state.next", opcode: "tuple", operands: rootParts, shape: tupleShape(rootParts.map((p) => p.shape)), attrs: {} });
-  return new Computation(body.name, body.parameters, instructions, root);
+  const root = f.placeUnchecked("tuple", rootParts, {}, tupleShape(rootParts.map((p) => p.shape)), { name: "state.next" });
+  return withInstructions(body, [...body.instructions, ...f.created], root);
 }
 
 // ---------------------------------------------------------------- sugar

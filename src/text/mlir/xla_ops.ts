@@ -12,7 +12,9 @@
 // (erf, top_k with largest=true and ragged_dot print as chlo ops, see print_ops.ts.)
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import type { OpAttributes, Opcode } from "../../ir/opcodes.js";
+import type { FusionKind, OpAttributes, Opcode } from "../../ir/opcodes.js";
+
+const FUSION_KINDS: readonly FusionKind[] = ["loop", "input", "output", "custom"];
 import type { Attr, OpNode } from "./ast.js";
 import { AttrReader, toInts } from "./attr_read.js";
 import type { LowerContext } from "./import_ops.js";
@@ -31,6 +33,7 @@ export const XLA_CUSTOM_CALL_TARGETS: Partial<Record<Opcode, string>> = {
   allReduceDone: "mhlo.all_reduce_done",
   collectivePermuteStart: "mhlo.collective_permute_start",
   collectivePermuteDone: "mhlo.collective_permute_done",
+  fusion: "mhlo.fusion",
 };
 
 const OPCODE_OF_TARGET = new Map<string, Opcode>(
@@ -45,7 +48,9 @@ export function printsAsXlaCustomCall(inst: Instruction): boolean {
 
 /** Computations an XLA custom call refers to by symbol (printed as functions). */
 export function xlaCustomCallCallees(inst: Instruction): Computation[] {
-  return inst.opcode === "allReduceStart" ? [(inst as Instruction<"allReduceStart">).attrs.toApply] : [];
+  if (inst.opcode === "allReduceStart") return [(inst as Instruction<"allReduceStart">).attrs.toApply];
+  if (inst.opcode === "fusion") return [(inst as Instruction<"fusion">).attrs.calledComputation];
+  return [];
 }
 
 /** The generic-syntax attributes of the custom call standing for `inst`. */
@@ -82,6 +87,12 @@ export function xlaCustomCallAttributes(inst: Instruction, funcName: (c: Computa
       const t = a as OpAttributes["allReduceStart"];
       inner.push(...collectiveAttrs(t));
       out.push(`called_computations = [${funcName(t.toApply)}]`);
+      break;
+    }
+    case "fusion": {
+      const t = a as OpAttributes["fusion"];
+      inner.push(`kind = ${quoteString(t.kind)}`);
+      out.push(`called_computations = [${funcName(t.calledComputation)}]`);
       break;
     }
     case "collectivePermuteStart": {
@@ -162,6 +173,14 @@ export function lowerXlaCustomCall(ctx: LowerContext, opcode: Opcode): Instructi
       const first = called?.kind === "list" ? called.items[0] : undefined;
       if (first?.kind !== "symbol") return ctx.fail("mhlo.all_reduce_start needs called_computations = [@reducer]");
       return ctx.add("allReduceStart", operands, { ...collective(), toApply: ctx.importer.func(first.name, ctx.op.offset) }, declared);
+    }
+    case "fusion": {
+      const called = ctx.r.get("called_computations");
+      const first = called?.kind === "list" ? called.items[0] : undefined;
+      if (first?.kind !== "symbol") return ctx.fail("mhlo.fusion needs called_computations = [@fused_computation]");
+      const kind = r.string("kind");
+      if (!FUSION_KINDS.includes(kind as FusionKind)) return ctx.fail(`mhlo.fusion: kind must be one of ${FUSION_KINDS.join(", ")}, got "${kind}"`);
+      return ctx.add("fusion", operands, { kind: kind as FusionKind, calledComputation: ctx.importer.func(first.name, ctx.op.offset) }, declared);
     }
     case "collectivePermuteStart": {
       const ch = r.channel();

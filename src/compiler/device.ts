@@ -1,0 +1,99 @@
+// A CPU device of the WebAssembly backend: one device memory holding every buffer, the
+// engine's features the code generators target, and the arrays that live there.
+
+import { ELEMENT_TYPES, type ElementType } from "../types/element_type.js";
+import { ExecutionError } from "../types/errors.js";
+import { Literal, type Storage } from "../types/literal.js";
+import { byteSize, defaultLayout, hasDefaultLayout, shapeToString, storageElementCount, withLayout, type ArrayShape } from "../types/shape.js";
+import { DeviceMemory } from "../runtime/device_memory.js";
+import { detectWasmTarget } from "./wasm/features.js";
+import type { WasmTarget } from "./wasm/kernel.js";
+
+/** A typed-array view of `count` elements of type `t` at `byteOffset` of `buffer` (storage as Literal keeps it). */
+export function storageView(t: ElementType, buffer: ArrayBuffer | SharedArrayBuffer, byteOffset: number, count: number): Storage {
+  switch (t) {
+    case "pred": case "u2": case "u4": case "u8": return new Uint8Array(buffer, byteOffset, count);
+    case "s2": case "s4": case "s8": return new Int8Array(buffer, byteOffset, count);
+    case "s16": return new Int16Array(buffer, byteOffset, count);
+    case "u16": case "f16": case "bf16": return new Uint16Array(buffer, byteOffset, count);
+    case "s32": return new Int32Array(buffer, byteOffset, count);
+    case "u32": return new Uint32Array(buffer, byteOffset, count);
+    case "s64": return new BigInt64Array(buffer, byteOffset, count);
+    case "u64": return new BigUint64Array(buffer, byteOffset, count);
+    case "f32": return new Float32Array(buffer, byteOffset, count);
+    case "f64": return new Float64Array(buffer, byteOffset, count);
+    case "c64": return new Float32Array(buffer, byteOffset, 2 * count);
+    case "c128": return new Float64Array(buffer, byteOffset, 2 * count);
+    default:
+      if (ELEMENT_TYPES[t].storageBytes !== 1) throw new ExecutionError(`no device storage for ${t}`);
+      return new Uint8Array(buffer, byteOffset, count);
+  }
+}
+
+export interface WasmDeviceOptions {
+  /** Threads that run large kernels (default 1; more needs a shared memory). */
+  readonly threads?: number;
+  /** Override the detected engine features (tests of the scalar paths). */
+  readonly target?: Partial<WasmTarget>;
+}
+
+export class WasmDevice {
+  readonly memory: DeviceMemory;
+  readonly target: WasmTarget;
+
+  constructor(options: WasmDeviceOptions = {}) {
+    const detected = detectWasmTarget();
+    this.target = { ...detected, ...options.target };
+    this.memory = new DeviceMemory({ shared: this.target.sharedMemory });
+  }
+
+  /** A view of an array in device memory (valid until the memory grows; take a new one per use). */
+  view(shape: ArrayShape, offset: number): Storage {
+    return storageView(shape.elementType, this.memory.buffer, offset, storageElementCount(shape));
+  }
+
+  /** Copies an array literal into a new device array (in the default layout). */
+  bufferFromLiteral(literal: Literal): DeviceArray {
+    if (literal.shape.kind !== "array") throw new ExecutionError(`bufferFromLiteral: expected an array, got ${shapeToString(literal.shape)}`);
+    const lit = literal.toDefaultLayout();
+    const shape = lit.arrayShape;
+    const offset = this.memory.allocate(byteSize(shape));
+    this.view(shape, offset).set(lit.data as never);
+    return new DeviceArray(this, shape, offset);
+  }
+
+  /** A new uninitialized device array. */
+  allocate(shape: ArrayShape): DeviceArray {
+    const s = hasDefaultLayout(shape) ? shape : withLayout(shape, defaultLayout(shape.dimensions.length));
+    return new DeviceArray(this, s, this.memory.allocate(byteSize(s)));
+  }
+}
+
+/** An array in a device's memory. */
+export class DeviceArray {
+  private deleted = false;
+
+  constructor(readonly device: WasmDevice, readonly shape: ArrayShape, readonly offset: number) {}
+
+  get isDeleted(): boolean {
+    return this.deleted;
+  }
+
+  /** A copy of the array as a host literal. */
+  toLiteral(): Literal {
+    this.check("toLiteral");
+    return Literal.fromStorage(this.shape, this.device.view(this.shape, this.offset).slice());
+  }
+
+  /** Gives the memory back at once. */
+  delete(): void {
+    if (this.deleted) return;
+    this.deleted = true;
+    this.device.memory.release(this.offset);
+  }
+
+  /** @internal */
+  check(what: string): void {
+    if (this.deleted) throw new ExecutionError(`${what}: the device array ${shapeToString(this.shape)} was deleted`);
+  }
+}
