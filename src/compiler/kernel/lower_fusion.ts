@@ -1,0 +1,349 @@
+// lowerFusion: a fused computation → one scalar expression per output element, in
+// terms of the loop variables. The walk starts at the root with the output's index
+// variables and pushes index maps through the index ops (broadcast, reshape,
+// transpose, slice, pad, concatenate, reverse, dynamic-slice), so a transpose of a
+// broadcast of a slice becomes one load at a composed offset; nothing in between is
+// materialized. Elementwise ops go through SCALAR_OPS.
+//
+// Loop fusions: the domain is the output shape; outputs are the root (or each element
+// of a root tuple, all of one shape). Input fusions: the root is a reduce, a tuple of
+// reduces over the same input shape and dimensions, or elementwise ops over such
+// reduces' results. The domain is the reduce's input shape (variables 0..n-1); the
+// outputs are expressions over output variables n..n+m-1 (output dimension j is
+// domain dimension kept[j]) and `accum` nodes, the reductions' results.
+
+import { Computation, type Instruction } from "../../ir/computation.js";
+import type { Opcode } from "../../ir/opcodes.js";
+import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { rowMajorStrides } from "../../types/index_util.js";
+import type { ArrayShape } from "../../types/shape.js";
+import type { Unsupported } from "../wasm/kernel.js";
+import { KernelGraph } from "./graph.js";
+import { SCALAR_OPS, type FusibleElementwiseOpcode } from "./scalar_ops.js";
+
+export type ReducerKind = "add" | "mul" | "max" | "min" | "and" | "or";
+
+export interface KernelInput {
+  readonly type: ElementType;
+  readonly dims: readonly number[];
+}
+
+export interface KernelOutput {
+  readonly type: ElementType;
+  readonly dims: readonly number[];
+  readonly value: number;
+}
+
+export interface KernelReduction {
+  readonly kind: ReducerKind;
+  readonly type: ElementType;
+  /** Init value (output context). */
+  readonly init: number;
+  /** The value reduced (domain context). */
+  readonly value: number;
+}
+
+export interface FusedKernelIR {
+  readonly graph: KernelGraph;
+  readonly inputs: readonly KernelInput[];
+  /** Sizes of the loop domain; variable i of the graph is index i of the domain. */
+  readonly domain: readonly number[];
+  /** Present for input (reduction) fusions. */
+  readonly reduce?: {
+    /** Reduced domain dimensions, ascending; the others are kept, in order. */
+    readonly dims: readonly number[];
+    readonly reductions: readonly KernelReduction[];
+  };
+  readonly outputs: readonly KernelOutput[];
+}
+
+class Fail {
+  constructor(readonly reason: string) {}
+}
+
+const fail = (reason: string): never => {
+  throw new Fail(reason);
+};
+
+function arrayOf(inst: Instruction): ArrayShape {
+  return inst.shape.kind === "array" ? inst.shape : fail(`${inst.name}: not an array`);
+}
+
+const FUSIBLE_ELEMENTWISE = new Set<string>(Object.keys(SCALAR_OPS));
+
+function checkType(t: ElementType, where: string): void {
+  const kind = ELEMENT_TYPES[t].kind;
+  if (kind === "complex") fail(`${where}: complex types are not fused yet`);
+  if (kind === "float" && t !== "f32" && t !== "f64" && t !== "bf16") fail(`${where}: ${t} is not fused yet`);
+}
+
+class Lowering {
+  readonly g = new KernelGraph();
+  private readonly memo = new Map<string, number>();
+  /** Results of reductions, by reduce instruction (and tuple index). */
+  readonly accums = new Map<Instruction, number[]>();
+  /** Variables of the output context, when lowering an input fusion's epilogue. */
+  outputVars: readonly number[] | undefined;
+
+  constructor(readonly comp: Computation) {}
+
+  at(inst: Instruction, idx: readonly number[]): number {
+    const key = `${inst.id}:${idx.join(",")}`;
+    let v = this.memo.get(key);
+    if (v === undefined) {
+      v = this.lower(inst, idx);
+      this.memo.set(key, v);
+    }
+    return v;
+  }
+
+  private lower(inst: Instruction, idx: readonly number[]): number {
+    const g = this.g;
+    const opcode: Opcode = inst.opcode;
+    if (inst.shape.kind === "array") checkType(inst.shape.elementType, inst.name);
+    for (const o of inst.operands) if (o.shape.kind === "array") checkType(o.shape.elementType, o.name);
+    if (FUSIBLE_ELEMENTWISE.has(opcode)) {
+      const args = inst.operands.map((o) => this.at(o, arrayOf(o).dimensions.length === 0 ? [] : idx));
+      const r = SCALAR_OPS[opcode as FusibleElementwiseOpcode](g, inst, args);
+      return typeof r === "number" ? r : fail(`${inst.name}: ${r.unsupported}`);
+    }
+    if (opcode === "reduce" || opcode === "getTupleElement") {
+      const reduce = opcode === "reduce" ? inst : inst.operands[0]!;
+      const k = opcode === "reduce" ? 0 : (inst as Instruction<"getTupleElement">).attrs.index;
+      const accs = this.accums.get(reduce);
+      if (accs === undefined || this.outputVars === undefined || idx.some((x, i) => x !== this.outputVars![i])) {
+        return fail(`${inst.name}: a reduce fuses only as the input of the fusion's root`);
+      }
+      return accs[k]!;
+    }
+    const shape = arrayOf(inst);
+    switch (opcode) {
+      case "parameter": {
+        const strides = rowMajorStrides(shape.dimensions);
+        let offset = g.iconst(0);
+        idx.forEach((x, i) => { offset = g.add(offset, g.mul(x, strides[i]!)); });
+        return g.load((inst as Instruction<"parameter">).attrs.number, shape.elementType, offset);
+      }
+      case "constant": {
+        const lit = (inst as Instruction<"constant">).attrs.literal;
+        const values = lit.values();
+        const first = values[0];
+        if (first === undefined || typeof first === "object") return fail(`${inst.name}: unsupported constant`);
+        if (values.some((v) => v !== first && !(Number.isNaN(v) && Number.isNaN(first)))) {
+          return fail(`${inst.name}: array constants are not fused yet`);
+        }
+        return g.constant(shape.elementType, typeof first === "boolean" ? (first ? 1 : 0) : first);
+      }
+      case "iota": {
+        const d = (inst as Instruction<"iota">).attrs.iotaDimension;
+        return g.fromIdx(shape.elementType, idx[d]!);
+      }
+      case "broadcastInDim": {
+        const operand = inst.operands[0]!;
+        const od = arrayOf(operand).dimensions;
+        const bd = (inst as Instruction<"broadcastInDim">).attrs.broadcastDimensions;
+        return this.at(operand, od.map((n, i) => (n === 1 ? g.iconst(0) : idx[bd[i]!]!)));
+      }
+      case "reshape": {
+        const operand = inst.operands[0]!;
+        const strides = rowMajorStrides(shape.dimensions);
+        let linear = g.iconst(0);
+        idx.forEach((x, i) => { linear = g.add(linear, g.mul(x, strides[i]!)); });
+        return this.at(operand, unlinearize(g, linear, arrayOf(operand).dimensions));
+      }
+      case "transpose": {
+        const perm = (inst as Instruction<"transpose">).attrs.permutation;
+        const operandIdx = new Array<number>(perm.length);
+        perm.forEach((p, i) => { operandIdx[p] = idx[i]!; });
+        return this.at(inst.operands[0]!, operandIdx);
+      }
+      case "slice": {
+        const { startIndices, strides } = (inst as Instruction<"slice">).attrs;
+        return this.at(inst.operands[0]!, idx.map((x, i) => g.addConst(g.mul(x, strides[i]!), startIndices[i]!)));
+      }
+      case "reverse": {
+        const dims = (inst as Instruction<"reverse">).attrs.dimensions;
+        return this.at(inst.operands[0]!, idx.map((x, i) => (dims.includes(i) ? g.addConst(g.mul(x, -1), shape.dimensions[i]! - 1) : x)));
+      }
+      case "pad": {
+        const { edgePaddingLow, interiorPadding } = (inst as Instruction<"pad">).attrs;
+        const operand = inst.operands[0]!;
+        const od = arrayOf(operand).dimensions;
+        let valid = g.ctrue();
+        const operandIdx = idx.map((x, i) => {
+          const s = interiorPadding[i]! + 1;
+          const q = g.addConst(x, -edgePaddingLow[i]!);
+          const hi = Math.max(0, (od[i]! - 1) * s);
+          const qc = g.clamp(q, 0, hi);
+          valid = g.cand(valid, g.eq(q, qc));
+          if (s > 1) valid = g.cand(valid, g.eq(g.mod(qc, s), g.iconst(0)));
+          return g.div(qc, s);
+        });
+        const padValue = this.at(inst.operands[1]!, []);
+        if (od.some((n) => n === 0)) return padValue;
+        const inside = this.at(operand, operandIdx);
+        if (g.node(valid).op === "ctrue") return inside;
+        return g.op("select", shape.elementType, [g.condToPred(valid), inside, padValue]);
+      }
+      case "concatenate": {
+        const d = (inst as Instruction<"concatenate">).attrs.dimension;
+        const parts = inst.operands.filter((o) => arrayOf(o).dimensions[d] !== 0);
+        const offsets: number[] = [];
+        let total = 0;
+        for (const p of inst.operands) {
+          if (arrayOf(p).dimensions[d] !== 0) offsets.push(total);
+          total += arrayOf(p).dimensions[d]!;
+        }
+        const partAt = (j: number): number => {
+          const n = arrayOf(parts[j]!).dimensions[d]!;
+          const local = g.clamp(g.addConst(idx[d]!, -offsets[j]!), 0, n - 1);
+          return this.at(parts[j]!, idx.map((x, i) => (i === d ? local : x)));
+        };
+        let result = partAt(parts.length - 1);
+        for (let j = parts.length - 2; j >= 0; j--) {
+          const cond = g.lt(idx[d]!, g.iconst(offsets[j + 1]!));
+          result = g.node(cond).op === "ctrue" ? partAt(j) : g.op("select", shape.elementType, [g.condToPred(cond), partAt(j), result]);
+        }
+        return result;
+      }
+      case "dynamicSlice": {
+        const operand = inst.operands[0]!;
+        const od = arrayOf(operand).dimensions;
+        const sizes = (inst as Instruction<"dynamicSlice">).attrs.sliceSizes;
+        return this.at(operand, idx.map((x, i) => {
+          const startInst = inst.operands[1 + i]!;
+          const t = arrayOf(startInst).elementType;
+          if (ELEMENT_TYPES[t].kind !== "signed" && ELEMENT_TYPES[t].kind !== "unsigned") fail(`${inst.name}: start index of type ${t}`);
+          const start = g.clamp(g.toIdx(this.at(startInst, [])), 0, od[i]! - sizes[i]!);
+          return g.add(start, x);
+        }));
+      }
+      default:
+        return fail(`${inst.name}: ${opcode} is not fusible`);
+    }
+  }
+}
+
+/** The multi-index of `dims` whose row-major linear index is `linear`. */
+export function unlinearize(g: KernelGraph, linear: number, dims: readonly number[]): number[] {
+  const out = new Array<number>(dims.length);
+  let r = linear;
+  for (let i = dims.length - 1; i >= 0; i--) {
+    if (i === 0) {
+      out[i] = r;
+      break;
+    }
+    out[i] = g.mod(r, dims[i]!);
+    r = g.div(r, dims[i]!);
+  }
+  return out;
+}
+
+/** Recognizes a reducer whose body is one binary op of its two parameters. */
+function reducerKinds(toApply: Computation, types: readonly ElementType[]): ReducerKind[] {
+  const n = types.length;
+  const root = toApply.root;
+  const results = root.opcode === "tuple" ? root.operands : [root];
+  if (results.length !== n) fail(`${toApply.name}: unexpected reducer shape`);
+  return results.map((r, k) => {
+    const [a, b] = r.operands;
+    const params = [a, b].map((x) => (x?.opcode === "parameter" ? (x as Instruction<"parameter">).attrs.number : -1));
+    const ok = r.operands.length === 2 && ((params[0] === k && params[1] === n + k) || (params[0] === n + k && params[1] === k));
+    if (!ok) fail(`${toApply.name}: reducer output ${k} is not one binary op of its two parameters`);
+    const t = types[k]!;
+    const pred = t === "pred";
+    switch (r.opcode) {
+      case "add": return pred ? "or" : "add";
+      case "multiply": return pred ? "and" : "mul";
+      case "maximum": return pred ? "or" : "max";
+      case "minimum": return pred ? "and" : "min";
+      case "and": return ELEMENT_TYPES[t].kind === "float" ? fail("and on floats") : "and";
+      case "or": return ELEMENT_TYPES[t].kind === "float" ? fail("or on floats") : "or";
+      default: return fail(`${toApply.name}: reducer ${r.opcode} is not supported`);
+    }
+  });
+}
+
+function collectReduces(inst: Instruction, out: Set<Instruction>, seen: Set<Instruction>): void {
+  if (seen.has(inst)) return;
+  seen.add(inst);
+  if (inst.opcode === "reduce") {
+    out.add(inst);
+    return;
+  }
+  for (const o of inst.operands) collectReduces(o, out, seen);
+}
+
+export function lowerFusion(fused: Computation): FusedKernelIR | Unsupported {
+  try {
+    return lowerOrThrow(fused);
+  } catch (e) {
+    if (e instanceof Fail) return { unsupported: e.reason };
+    throw e;
+  }
+}
+
+function lowerOrThrow(fused: Computation): FusedKernelIR {
+  const low = new Lowering(fused);
+  const g = low.g;
+  const root = fused.root;
+  const roots = root.opcode === "tuple" ? root.operands : [root];
+  const inputs: KernelInput[] = fused.parameters.map((p) => {
+    const s = arrayOf(p);
+    return { type: s.elementType, dims: s.dimensions };
+  });
+  const reduces = new Set<Instruction>();
+  const seen = new Set<Instruction>();
+  for (const r of roots) collectReduces(r, reduces, seen);
+  const rootShapes = roots.flatMap((r) => (r.shape.kind === "tuple" && r.opcode === "reduce" ? r.shape.elements : [r.shape]));
+  const outShape = rootShapes[0]?.kind === "array" ? rootShapes[0].dimensions : fail("fusion root is not an array");
+  for (const s of rootShapes) {
+    if (s.kind !== "array") return fail("fusion outputs must be arrays");
+    if (s.dimensions.length !== outShape.length || s.dimensions.some((n, i) => n !== outShape[i])) {
+      fail("outputs of a multi-output fusion must have one shape");
+    }
+  }
+  if (reduces.size === 0) {
+    const vars = outShape.map((n, i) => g.variable(i, n));
+    const outputs = roots.map((r) => ({ type: arrayOf(r).elementType, dims: outShape, value: low.at(r, vars) }));
+    return { graph: g, inputs, domain: outShape, outputs };
+  }
+  // An input fusion: every reduce reads one input shape and reduces the same dimensions.
+  const list = [...reduces];
+  const first = list[0] as Instruction<"reduce">;
+  const domain = arrayOf(first.operands[0]!).dimensions;
+  const dims = [...first.attrs.dimensions].sort((a, b) => a - b);
+  const kept = domain.map((_, i) => i).filter((i) => !dims.includes(i));
+  const domainVars = domain.map((n, i) => g.variable(i, n));
+  const outVars = kept.map((d, j) => g.variable(domain.length + j, domain[d]!));
+  low.outputVars = outVars;
+  const reductions: KernelReduction[] = [];
+  for (const inst of list) {
+    const r = inst as Instruction<"reduce">;
+    const rd = [...r.attrs.dimensions].sort((a, b) => a - b);
+    const n = r.operands.length / 2;
+    const inDims = arrayOf(r.operands[0]!).dimensions;
+    if (inDims.length !== domain.length || inDims.some((x, i) => x !== domain[i]) || rd.join() !== dims.join()) {
+      fail("the reduces of one fusion must share their input shape and dimensions");
+    }
+    const types = r.operands.slice(0, n).map((o) => arrayOf(o).elementType);
+    const kinds = reducerKinds(r.attrs.toApply, types);
+    const accs: number[] = [];
+    for (let k = 0; k < n; k++) {
+      const init = low.at(r.operands[n + k]!, []);
+      const value = low.at(r.operands[k]!, domainVars);
+      accs.push(g.accum(reductions.length, types[k]!));
+      reductions.push({ kind: kinds[k]!, type: types[k]!, init, value });
+    }
+    low.accums.set(r, accs);
+  }
+  const outputs: KernelOutput[] = [];
+  for (const r of roots) {
+    if (r.opcode === "reduce" && r.shape.kind === "tuple") {
+      for (const value of low.accums.get(r)!) outputs.push({ type: g.node(value).type as ElementType, dims: outShape, value });
+    } else {
+      outputs.push({ type: arrayOf(r).elementType, dims: outShape, value: low.at(r, outVars) });
+    }
+  }
+  return { graph: g, inputs, domain, reduce: { dims, reductions }, outputs };
+}

@@ -1,0 +1,69 @@
+// SCALAR_OPS: how each elementwise opcode becomes scalar nodes of the kernel graph.
+// The table is total over the elementwise and conversion opcodes, so a new opcode
+// does not compile until someone says how it fuses (or that it does not).
+
+import type { Instruction } from "../../ir/computation.js";
+import type { ElementwiseOpcode } from "../../shape/elementwise.js";
+import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import type { Unsupported } from "../wasm/kernel.js";
+import type { BinaryScalarOp, KernelGraph, UnaryScalarOp } from "./graph.js";
+
+export type FusibleElementwiseOpcode = Exclude<ElementwiseOpcode, "broadcastInDim"> | "convert" | "bitcastConvert" | "reducePrecision";
+
+/** Builds the node of `inst` from its operands' nodes (same index), or says why it cannot. */
+export type ScalarLowering = (g: KernelGraph, inst: Instruction, args: readonly number[]) => number | Unsupported;
+
+const typeOf = (inst: Instruction): ElementType => {
+  if (inst.shape.kind !== "array") throw new Error(`${inst.name}: not an array`);
+  return inst.shape.elementType;
+};
+
+const unary = (op: UnaryScalarOp): ScalarLowering => (g, inst, [x]) => g.op(op, typeOf(inst), [x!]);
+const binary = (op: BinaryScalarOp): ScalarLowering => (g, inst, [a, b]) => g.op(op, typeOf(inst), [a!, b!]);
+const unsupported = (why: string): ScalarLowering => () => ({ unsupported: why });
+
+export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowering>> = {
+  abs: unary("abs"), cbrt: unary("cbrt"), ceil: unary("ceil"), clz: unary("clz"), cos: unary("cos"), erf: unary("erf"),
+  exp: unary("exp"), expm1: unary("expm1"), floor: unary("floor"),
+  imag: (g, inst) => g.constant(typeOf(inst), 0), // of a real operand (complex is rejected before)
+  isFinite: unary("isFinite"), log: unary("log"), log1p: unary("log1p"), logistic: unary("logistic"),
+  negate: unary("neg"), not: unary("not"), popcnt: unary("popcnt"),
+  real: (_g, _inst, [x]) => x!,
+  roundNearestAfz: unary("roundAfz"), roundNearestEven: unary("roundEven"), rsqrt: unary("rsqrt"), sign: unary("sign"),
+  sin: unary("sin"), sqrt: unary("sqrt"), tan: unary("tan"), tanh: unary("tanh"),
+  add: binary("add"), subtract: binary("sub"), multiply: binary("mul"), divide: binary("div"), remainder: binary("rem"),
+  power: binary("pow"), maximum: binary("max"), minimum: binary("min"), and: binary("and"), or: binary("or"),
+  xor: binary("xor"), shiftLeft: binary("shl"), shiftRightArithmetic: binary("shrA"), shiftRightLogical: binary("shrL"),
+  atan2: binary("atan2"),
+  complex: unsupported("complex numbers are not fused yet"),
+  compare: (g, inst, [a, b]) => {
+    const { direction, compareType } = (inst as Instruction<"compare">).attrs;
+    const t = typeOf(inst.operands[0]!);
+    const total = compareType === "TOTALORDER" && ELEMENT_TYPES[t].kind === "float";
+    if ((compareType === "SIGNED" || compareType === "UNSIGNED") && ELEMENT_TYPES[t].kind !== "pred"
+      && compareType !== (ELEMENT_TYPES[t].kind === "signed" ? "SIGNED" : "UNSIGNED")) {
+      return { unsupported: `compare ${compareType} on ${t}` };
+    }
+    return g.op("compare", "pred", [a!, b!], total ? `${direction}_TOTAL` : direction);
+  },
+  // A rank-0 predicate (or clamp bound) stands for every element: the lowering reads rank-0 operands at [].
+  select: (g, inst, [p, a, b]) => (a === b ? a! : g.op("select", typeOf(inst), [p!, a!, b!])),
+  clamp: (g, inst, [lo, x, hi]) => {
+    const t = typeOf(inst);
+    return g.op("min", t, [g.op("max", t, [x!, lo!]), hi!]);
+  },
+  convert: (g, inst, [x]) => {
+    const from = typeOf(inst.operands[0]!);
+    const to = typeOf(inst);
+    return from === to ? x! : g.op("convert", to, [x!]);
+  },
+  bitcastConvert: (g, inst, [x]) => {
+    const from = typeOf(inst.operands[0]!);
+    const to = typeOf(inst);
+    if (ELEMENT_TYPES[from].bitWidth !== ELEMENT_TYPES[to].bitWidth || ELEMENT_TYPES[from].storageBytes !== ELEMENT_TYPES[to].storageBytes) {
+      return { unsupported: `bitcast-convert ${from} -> ${to} changes the shape` };
+    }
+    return from === to ? x! : g.op("bitcast", to, [x!]);
+  },
+  reducePrecision: unsupported("reduce-precision is not fused yet"),
+};

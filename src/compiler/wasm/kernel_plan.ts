@@ -1,0 +1,128 @@
+// Loop planning shared by the loop and reduction emitters: collapsing loop dimensions
+// that every load walks contiguously, and splitting a node set into what is invariant
+// along the innermost loop (computed once per row) and what varies with it.
+
+import { constantValue, KernelGraph, type Node } from "../kernel/graph.js";
+import { unlinearize } from "../kernel/lower_fusion.js";
+
+/**
+ * Rebuilds the nodes `roots` of `g` into a new graph through the smart constructors,
+ * with each variable replaced as `vars` says (a node of the new graph).
+ */
+export function rebuild(
+  g: KernelGraph, roots: readonly number[], vars: (dim: number, size: number, out: KernelGraph) => number, out = new KernelGraph(),
+): { graph: KernelGraph; map: (id: number) => number } {
+  const memo = new Map<number, number>();
+  const visit = (id: number): number => {
+    let r = memo.get(id);
+    if (r !== undefined) return r;
+    const n = g.node(id);
+    const a = n.args.map(visit);
+    r = rebuildNode(out, n, a, vars, g);
+    memo.set(id, r);
+    return r;
+  };
+  for (const r of roots) visit(r);
+  return { graph: out, map: visit };
+}
+
+function rebuildNode(
+  o: KernelGraph, n: Node, a: readonly number[], vars: (dim: number, size: number, out: KernelGraph) => number, g: KernelGraph,
+): number {
+  switch (n.op) {
+    case "var": return vars(n.attr as number, g.varSizes.get(n.attr as number)!, o);
+    case "iconst": return o.iconst(n.attr as number);
+    case "iadd": return o.add(a[0]!, a[1]!);
+    case "imul": return o.mul(a[0]!, n.attr as number);
+    case "idiv": return o.div(a[0]!, n.attr as number);
+    case "imod": return o.mod(a[0]!, n.attr as number);
+    case "imin": return o.min(a[0]!, a[1]!);
+    case "imax": return o.max(a[0]!, a[1]!);
+    case "iselect": return o.iselect(a[0]!, a[1]!, a[2]!);
+    case "toIdx": return o.toIdx(a[0]!);
+    case "ilt": return o.lt(a[0]!, a[1]!);
+    case "ieq": return o.eq(a[0]!, a[1]!);
+    case "cand": return o.cand(a[0]!, a[1]!);
+    case "ctrue": return o.ctrue();
+    case "load": return o.load(n.attr as number, n.type as never, a[0]!);
+    case "const": return o.constant(n.type as never, constantValue(n));
+    case "fromIdx": return o.fromIdx(n.type as never, a[0]!);
+    case "condToPred": return o.condToPred(a[0]!);
+    case "accum": return o.accum(n.attr as number, n.type as never);
+    default: return o.op(n.op, n.type as never, a, n.attr as string | number | undefined);
+  }
+}
+
+/** Nodes reachable from `roots`, ascending (operands before users). */
+export function reachable(g: KernelGraph, roots: readonly number[]): number[] {
+  const seen = new Set<number>();
+  const stack = [...roots];
+  while (stack.length > 0) {
+    const id = stack.pop()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    stack.push(...g.node(id).args);
+  }
+  return [...seen].sort((x, y) => x - y);
+}
+
+/** Which nodes depend on variable node `v`. */
+export function dependsOn(g: KernelGraph, nodes: readonly number[], v: number): Set<number> {
+  const dep = new Set<number>();
+  for (const id of nodes) {
+    if (id === v || g.node(id).args.some((a) => dep.has(a))) dep.add(id);
+  }
+  return dep;
+}
+
+/** offset = base + stride · v with base independent of v, or undefined. */
+export function splitAffine(g: KernelGraph, offset: number, v: number): { base: number; stride: number } | undefined {
+  const aff = g.affine(offset);
+  const stride = aff.terms.get(v) ?? 0;
+  for (const atom of aff.terms.keys()) {
+    if (atom !== v && dependsOn(g, reachable(g, [atom]), v).has(atom)) return undefined;
+  }
+  return { base: g.add(offset, g.mul(v, -stride)), stride };
+}
+
+export interface Collapsed {
+  readonly graph: KernelGraph;
+  /** Sizes of the loops kept outside, then the inner (collapsed) loop. */
+  readonly outer: readonly number[];
+  readonly inner: number;
+  readonly outerVars: readonly number[];
+  readonly innerVar: number;
+  readonly roots: readonly number[];
+}
+
+/**
+ * Collapses domain dimensions [k, n) of a loop nest into one inner loop, for the
+ * smallest k that keeps every load's offset affine in the inner variable.
+ * `roots` are the nodes to keep; `extraVars` maps other variables (reduction output
+ * variables) unchanged.
+ */
+export function collapseDomain(g: KernelGraph, domain: readonly number[], roots: readonly number[]): Collapsed {
+  const r = domain.length;
+  for (let k = 0; k < Math.max(1, r); k++) {
+    const c = collapseAt(g, domain, roots, k);
+    const nodes = reachable(c.graph, c.roots);
+    const ok = nodes.every((id) => {
+      const n = c.graph.node(id);
+      return n.op !== "load" || splitAffine(c.graph, n.args[0]!, c.innerVar) !== undefined;
+    });
+    if (ok || k === Math.max(1, r) - 1) return c;
+  }
+  throw new Error("unreachable");
+}
+
+function collapseAt(g: KernelGraph, domain: readonly number[], roots: readonly number[], k: number): Collapsed {
+  const out = new KernelGraph();
+  const outer = domain.slice(0, k);
+  const innerDims = domain.slice(k);
+  const inner = innerDims.reduce((x, y) => x * y, 1);
+  const outerVars = outer.map((n, i) => out.variable(i, n));
+  const innerVar = out.variable(k, inner);
+  const innerIdx = unlinearize(out, innerVar, innerDims);
+  const { map } = rebuild(g, roots, (dim, size, o) => (dim < k ? outerVars[dim]! : dim < domain.length ? innerIdx[dim - k]! : o.variable(dim, size)), out);
+  return { graph: out, outer, inner, outerVars, innerVar, roots: roots.map(map) };
+}

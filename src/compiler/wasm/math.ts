@@ -1,0 +1,218 @@
+// Vectorizable f32 transcendentals, written once against FloatOps so the same code
+// emits scalar f32 or f32x4 instructions. Each takes its argument from a local and
+// leaves the result on the stack. Accuracy bounds (in f32 ulps of the correctly
+// rounded result, over all finite inputs, checked by test/compiler/fused/math.test.ts):
+//
+//   exp       ≤ 2 ulp    (Cody–Waite reduction by ln2, degree-7 Taylor on |r| ≤ ln2/2,
+//                          scaled by two powers of two so subnormal results round once)
+//   log       ≤ 2 ulp    (x = m·2^e, m in [√½, √2); log m = 2 atanh(s), s = (m-1)/(m+1), odd series to s^11)
+//   log1p     ≤ 3 ulp    (u = 1 + x; log(u) · x / (u - 1), Goldberg's correction)
+//   expm1     ≤ 3 ulp    (u = e^x; (u - 1) · x / log(u), Kahan's trick)
+//   tanh      ≤ 4 ulp    (odd Taylor series to x^15 for |x| < 0.5, else 1 - 2 / (e^{2|x|} + 1))
+//   logistic  ≤ 4 ulp    (1 / (1 + e^{-x}))
+//   rsqrt     ≤ 1 ulp    (1 / sqrt(x): two correctly rounded steps)
+//
+// Taylor coefficients are exact rationals (1/k! for exp; the tangent-number series
+// of tanh); a minimax fit would save a term or two but needs a fitting tool.
+
+import type { ValType } from "./encoder.js";
+import type { FunctionBuilder } from "./encoder.js";
+
+/** f32 arithmetic on scalars or on 4 lanes; masks are i32 0/1 or v128 lane masks. */
+export interface FloatOps {
+  readonly f: FunctionBuilder;
+  readonly floatType: ValType;
+  readonly intType: ValType;
+  readonly maskType: ValType;
+  fconst(x: number): void;
+  iconst(x: number): void;
+  add(): void; sub(): void; mul(): void; div(): void; min(): void; max(): void;
+  abs(): void; neg(): void; nearest(): void; sqrt(): void;
+  lt(): void; gt(): void; eq(): void; ne(): void;
+  /** (a, b, mask) → mask ? a : b */
+  select(): void;
+  bits(): void; fromBits(): void;
+  iadd(): void; isub(): void; iand(): void; ior(): void;
+  ishl(k: number): void; ishrS(k: number): void; ishrU(k: number): void;
+  itof(): void; ftoi(): void;
+  mor(): void; mand(): void;
+  /** -0 → +0 is not needed; copysign(magnitude, sign source) */
+  copysign(): void;
+}
+
+export function scalarF32Ops(f: FunctionBuilder): FloatOps {
+  return {
+    f, floatType: "f32", intType: "i32", maskType: "i32",
+    fconst: (x) => f.f32Const(x), iconst: (x) => f.i32Const(x),
+    add: () => f.f32Add(), sub: () => f.f32Sub(), mul: () => f.f32Mul(), div: () => f.f32Div(),
+    min: () => f.f32Min(), max: () => f.f32Max(), abs: () => f.f32Abs(), neg: () => f.f32Neg(),
+    nearest: () => f.f32Nearest(), sqrt: () => f.f32Sqrt(),
+    lt: () => f.f32Lt(), gt: () => f.f32Gt(), eq: () => f.f32Eq(), ne: () => f.f32Ne(),
+    select: () => f.select(),
+    bits: () => f.i32ReinterpretF32(), fromBits: () => f.f32ReinterpretI32(),
+    iadd: () => f.i32Add(), isub: () => f.i32Sub(), iand: () => f.i32And(), ior: () => f.i32Or(),
+    ishl: (k) => f.i32Const(k).i32Shl(), ishrS: (k) => f.i32Const(k).i32ShrS(), ishrU: (k) => f.i32Const(k).i32ShrU(),
+    itof: () => f.f32ConvertI32S(), ftoi: () => f.i32TruncSatF32S(),
+    mor: () => f.i32Or(), mand: () => f.i32And(),
+    copysign: () => f.f32Copysign(),
+  };
+}
+
+export function vectorF32Ops(f: FunctionBuilder): FloatOps {
+  return {
+    f, floatType: "v128", intType: "v128", maskType: "v128",
+    fconst: (x) => f.f32x4Const(x, x, x, x), iconst: (x) => f.i32x4Const(x, x, x, x),
+    add: () => f.f32x4Add(), sub: () => f.f32x4Sub(), mul: () => f.f32x4Mul(), div: () => f.f32x4Div(),
+    min: () => f.f32x4Min(), max: () => f.f32x4Max(), abs: () => f.f32x4Abs(), neg: () => f.f32x4Neg(),
+    nearest: () => f.f32x4Nearest(), sqrt: () => f.f32x4Sqrt(),
+    lt: () => f.f32x4Lt(), gt: () => f.f32x4Gt(), eq: () => f.f32x4Eq(), ne: () => f.f32x4Ne(),
+    select: () => f.v128Bitselect(),
+    bits: () => undefined, fromBits: () => undefined,
+    iadd: () => f.i32x4Add(), isub: () => f.i32x4Sub(), iand: () => f.v128And(), ior: () => f.v128Or(),
+    ishl: (k) => f.i32Const(k).i32x4Shl(), ishrS: (k) => f.i32Const(k).i32x4ShrS(), ishrU: (k) => f.i32Const(k).i32x4ShrU(),
+    itof: () => f.f32x4ConvertI32x4S(), ftoi: () => f.i32x4TruncSatF32x4S(),
+    mor: () => f.v128Or(), mand: () => f.v128And(),
+    copysign: () => {
+      // (magnitude, sign) → (magnitude & 0x7fffffff) | (sign & 0x80000000)
+      const s = f.local("v128");
+      f.localSet(s).i32x4Const(0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff).v128And()
+        .localGet(s).i32x4Const(-0x80000000, -0x80000000, -0x80000000, -0x80000000).v128And().v128Or();
+    },
+  };
+}
+
+/** Horner: leaves c[0] + x(c[1] + x(c[2] + ...)) on the stack. */
+function horner(o: FloatOps, x: number, coefficients: readonly number[]): void {
+  const n = coefficients.length;
+  o.fconst(coefficients[n - 1]!);
+  for (let i = n - 2; i >= 0; i--) {
+    o.f.localGet(x);
+    o.mul();
+    o.fconst(coefficients[i]!);
+    o.add();
+  }
+}
+
+const LOG2E = 1.4426950408889634;
+// ln2 split so n·LN2_HI is exact for |n| ≤ 2^8: LN2_HI has 16 significant bits.
+const LN2_HI = 0.693145751953125;
+const LN2_LO = 1.4286068203094172e-6;
+const EXP_TAYLOR = [1, 1, 1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040];
+
+/** e^x for the value in local x. */
+export function emitExp(o: FloatOps, x: number): void {
+  const f = o.f;
+  const xc = f.local(o.floatType);
+  const n = f.local(o.floatType);
+  const r = f.local(o.floatType);
+  const ni = f.local(o.intType);
+  const half = f.local(o.intType);
+  // Clamp so 2^n stays within two normal factors; NaN passes through min/max.
+  f.localGet(x); o.fconst(-104); o.max(); o.fconst(89); o.min(); f.localSet(xc);
+  f.localGet(xc); o.fconst(LOG2E); o.mul(); o.nearest(); f.localSet(n);
+  f.localGet(xc); f.localGet(n); o.fconst(LN2_HI); o.mul(); o.sub();
+  f.localGet(n); o.fconst(LN2_LO); o.mul(); o.sub(); f.localSet(r);
+  f.localGet(n); o.ftoi(); f.localSet(ni);
+  f.localGet(ni); o.ishrS(1); f.localSet(half);
+  horner(o, r, EXP_TAYLOR);
+  // × 2^half × 2^(n - half), each built from its exponent bits.
+  f.localGet(half); o.iconst(127); o.iadd(); o.ishl(23); o.fromBits(); o.mul();
+  f.localGet(ni); f.localGet(half); o.isub(); o.iconst(127); o.iadd(); o.ishl(23); o.fromBits(); o.mul();
+}
+
+const SQRT_HALF_BITS = 0x3f3504f3; // √½ as f32 bits
+const LN2 = 0.6931471805599453;
+
+/** log(x) for the value in local x. */
+export function emitLog(o: FloatOps, x: number): void {
+  const f = o.f;
+  const xs = f.local(o.floatType);
+  const e = f.local(o.intType);
+  const m = f.local(o.floatType);
+  const s = f.local(o.floatType);
+  const s2 = f.local(o.floatType);
+  const bits = f.local(o.intType);
+  const tiny = f.local(o.maskType);
+  // Subnormals: scale by 2^23 first (and take 23 off the exponent).
+  f.localGet(x); o.fconst(1.1754943508222875e-38); o.lt(); f.localSet(tiny);
+  f.localGet(x); o.fconst(8388608); o.mul(); f.localGet(x); f.localGet(tiny); o.select(); f.localSet(xs);
+  // bits - bits(√½): the exponent of m·2^e with m in [√½, √2).
+  f.localGet(xs); o.bits(); o.iconst(SQRT_HALF_BITS); o.isub(); f.localSet(bits);
+  f.localGet(bits); o.ishrS(23);
+  o.iconst(-23); o.iconst(0); f.localGet(tiny); o.select(); o.iadd(); f.localSet(e);
+  f.localGet(bits); o.iconst(0x007fffff); o.iand(); o.iconst(SQRT_HALF_BITS); o.iadd(); o.fromBits(); f.localSet(m);
+  f.localGet(m); o.fconst(1); o.sub(); f.localGet(m); o.fconst(1); o.add(); o.div(); f.localSet(s);
+  f.localGet(s); f.localGet(s); o.mul(); f.localSet(s2);
+  // 2 atanh(s) = 2s (1 + s²/3 + s⁴/5 + ...)
+  f.localGet(s); o.fconst(2); o.mul();
+  horner(o, s2, [1, 1 / 3, 1 / 5, 1 / 7, 1 / 9, 1 / 11]);
+  o.mul();
+  f.localGet(e); o.itof(); o.fconst(LN2); o.mul(); o.add();
+  // Specials: log(+inf) = inf, log(0) = -inf, log(x < 0) = NaN, NaN stays.
+  const r = f.local(o.floatType);
+  f.localSet(r);
+  o.fconst(Infinity); f.localGet(r); f.localGet(x); o.fconst(Infinity); o.eq(); o.select(); f.localSet(r);
+  o.fconst(-Infinity); f.localGet(r); f.localGet(x); o.fconst(0); o.eq(); o.select(); f.localSet(r);
+  o.fconst(NaN); f.localGet(r); f.localGet(x); o.fconst(0); o.lt(); f.localGet(x); f.localGet(x); o.ne(); o.mor(); o.select();
+}
+
+/** log(1 + x). */
+export function emitLog1p(o: FloatOps, x: number): void {
+  const f = o.f;
+  const u = f.local(o.floatType);
+  const lu = f.local(o.floatType);
+  f.localGet(x); o.fconst(1); o.add(); f.localSet(u);
+  emitLog(o, u); f.localSet(lu);
+  // log(u) · x / (u - 1): the rounding of 1 + x cancels. u = 1 → x; u = inf → inf.
+  const c = f.local(o.floatType);
+  f.localGet(lu); f.localGet(x); f.localGet(u); o.fconst(1); o.sub(); o.div(); o.mul(); f.localSet(c);
+  f.localGet(x); f.localGet(c);
+  f.localGet(u); o.fconst(1); o.eq(); f.localGet(x); o.fconst(Infinity); o.eq(); o.mor();
+  o.select();
+}
+
+/** e^x - 1. */
+export function emitExpm1(o: FloatOps, x: number): void {
+  const f = o.f;
+  const u = f.local(o.floatType);
+  const lu = f.local(o.floatType);
+  const r = f.local(o.floatType);
+  emitExp(o, x); f.localSet(u);
+  emitLog(o, u); f.localSet(lu);
+  // (u - 1) · x / log(u); u = 1 → x; u - 1 = -1 → -1; u = inf → inf.
+  f.localGet(u); o.fconst(1); o.sub(); f.localGet(x); o.mul(); f.localGet(lu); o.div(); f.localSet(r);
+  f.localGet(x); f.localGet(r); f.localGet(u); o.fconst(1); o.eq(); o.select(); f.localSet(r);
+  o.fconst(-1); f.localGet(r); f.localGet(u); o.fconst(1); o.sub(); o.fconst(-1); o.eq(); o.select(); f.localSet(r);
+  o.fconst(Infinity); f.localGet(r); f.localGet(u); o.fconst(Infinity); o.eq(); o.select();
+}
+
+// tanh x = x (1 + Σ c_k x^{2k}), the tangent-number series.
+const TANH_SERIES = [1, -1 / 3, 2 / 15, -17 / 315, 62 / 2835, -1382 / 155925, 21844 / 6081075, -929569 / 638512875];
+
+export function emitTanh(o: FloatOps, x: number): void {
+  const f = o.f;
+  const ax = f.local(o.floatType);
+  const x2 = f.local(o.floatType);
+  const e = f.local(o.floatType);
+  const big = f.local(o.floatType);
+  f.localGet(x); o.abs(); f.localSet(ax);
+  f.localGet(x); f.localGet(x); o.mul(); f.localSet(x2);
+  // 1 - 2 / (e^{2|x|} + 1), sign of x; for |x| ≥ 0.5.
+  f.localGet(ax); o.fconst(2); o.mul(); f.localSet(e);
+  emitExp(o, e); f.localSet(e);
+  o.fconst(1); o.fconst(2); f.localGet(e); o.fconst(1); o.add(); o.div(); o.sub();
+  f.localGet(x); o.copysign(); f.localSet(big);
+  f.localGet(x); horner(o, x2, TANH_SERIES); o.mul();
+  f.localGet(big);
+  f.localGet(ax); o.fconst(0.5); o.lt();
+  o.select();
+}
+
+export function emitLogistic(o: FloatOps, x: number): void {
+  const f = o.f;
+  const nx = f.local(o.floatType);
+  f.localGet(x); o.neg(); f.localSet(nx);
+  o.fconst(1);
+  o.fconst(1); emitExp(o, nx); o.add();
+  o.div();
+}

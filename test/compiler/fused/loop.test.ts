@@ -1,0 +1,152 @@
+// Loop fusions: elementwise chains and index ops compiled to wasm, against the interpreter.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  add, arrayShape, broadcastInDim, concatInDim, constantR0, convertElementType, div, dynamicSlice, eq, exp, iota, Literal,
+  lt, max, min, mul, neg, pad, parameter, reshape, rev, scalarShape, select, slice, sub, transpose, tuple, XlaBuilder,
+  and, or, xor, not, abs, sign, shiftLeft, shiftRightArithmetic, shiftRightLogical, rem, clz, populationCount,
+  roundNearestAfz, roundNearestEven, floor, ceil, sqrt, clamp, bitcastConvertType, isFinite, gtTotalOrder,
+  type ElementType, type XlaOp, type Scalar,
+} from "../../../src/index.js";
+import { lowerFusion } from "../../../src/compiler/kernel/lower_fusion.js";
+import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
+import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { rng } from "../../support/prng.js";
+import { checkFusion, SCALAR_TARGET, TARGET } from "./harness.js";
+
+function randomValues(t: ElementType, n: number, seed: number): Scalar[] {
+  const r = rng(seed);
+  const out: Scalar[] = [];
+  for (let i = 0; i < n; i++) {
+    const u = r();
+    switch (t) {
+      case "pred": out.push(u < 0.5); break;
+      case "f32": case "f64": case "bf16":
+        out.push(u < 0.02 ? [NaN, Infinity, -Infinity, 0, -0][Math.floor(r() * 5)]! : (u - 0.5) * 2 ** Math.floor(r() * 20 - 8));
+        break;
+      case "s64": out.push(BigInt(Math.floor((u - 0.5) * 2 ** 52)) * BigInt(Math.floor(r() * 4096))); break;
+      case "u64": out.push(BigInt(Math.floor(u * 2 ** 52)) * BigInt(Math.floor(r() * 4096))); break;
+      default: {
+        const info = { s8: [-128, 256], u8: [0, 256], s16: [-32768, 65536], u16: [0, 65536], s32: [-(2 ** 31), 2 ** 32], u32: [0, 2 ** 32], s4: [-8, 16], u4: [0, 16], s2: [-2, 4], u2: [0, 4] }[t as "s8"]!;
+        // Small values often, so division, shifts and compares meet their edge cases.
+        out.push(r() < 0.3 ? Math.floor(r() * 9) - 4 + (info[0] === 0 ? 4 : 0) : info[0]! + Math.floor(u * info[1]!));
+      }
+    }
+  }
+  return out;
+}
+
+export function randomLiteral(t: ElementType, dims: readonly number[], seed: number): Literal {
+  const n = dims.reduce((x, y) => x * y, 1);
+  return Literal.fromValues(t, dims, randomValues(t, n, seed));
+}
+
+function fusion(name: string, params: [ElementType, number[]][], body: (b: XlaBuilder, ps: XlaOp[]) => XlaOp): { c: ReturnType<XlaBuilder["build"]>; args: Literal[] } {
+  const b = new XlaBuilder(name);
+  const ps = params.map(([t, d], i) => parameter(b, i, arrayShape(t, d)));
+  const c = b.build(body(b, ps));
+  return { c, args: params.map(([t, d], i) => randomLiteral(t, d, 17 * i + name.length)) };
+}
+
+for (const target of [TARGET, SCALAR_TARGET]) {
+  const mode = target.simd ? "simd" : "scalar";
+
+  test(`${mode}: a + b on f32 collapses to one flat loop`, () => {
+    const { c, args } = fusion("add", [["f32", [37, 129]], ["f32", [37, 129]]], (_b, [x, y]) => add(x!, y!));
+    const k = checkFusion(c, args, {}, target);
+    assert.equal(k.parallelExtent, 1); // one loop of 37 × 129 (a chunk of work), not 37 rows
+    assert.equal(k.bytes.includes(0xfd), target.simd); // SIMD prefix only in the SIMD kernel
+  });
+
+  test(`${mode}: elementwise arithmetic on every float type`, () => {
+    for (const t of ["f32", "f64", "bf16"] as const) {
+      const { c, args } = fusion(`arith_${t}`, [[t, [5, 67]], [t, [5, 67]], [t, [5, 67]]], (_b, [x, y, z]) =>
+        max(sub(mul(x!, y!), div(z!, x!)), min(neg(abs(y!)), sqrt(abs(z!)))));
+      checkFusion(c, args, {}, target);
+      const r = fusion(`round_${t}`, [[t, [3, 45]]], (_b, [x]) => tuple(_b, [
+        roundNearestAfz(x!), roundNearestEven(x!), floor(x!), ceil(x!), sign(x!), add(x!, x!)]));
+      checkFusion(r.c, r.args, {}, target);
+    }
+  });
+
+  test(`${mode}: integer arithmetic wraps and divides as XLA on every width`, () => {
+    for (const t of ["s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "s4", "u4", "s2", "u2"] as const) {
+      const { c, args } = fusion(`int_${t}`, [[t, [3, 41]], [t, [3, 41]]], (b, [x, y]) => tuple(b, [
+        add(x!, y!), sub(x!, y!), mul(x!, y!), div(x!, y!), rem(x!, y!), max(x!, y!), min(x!, y!),
+        and(x!, y!), or(x!, y!), xor(x!, y!), not(x!), ...(t.startsWith("s") ? [neg(x!), abs(x!), sign(x!)] : []),
+        shiftLeft(x!, y!), shiftRightArithmetic(x!, y!), shiftRightLogical(x!, y!), clz(x!), populationCount(x!),
+      ]));
+      checkFusion(c, args, {}, target);
+    }
+  });
+
+  test(`${mode}: compare, select, clamp, pred ops`, () => {
+    for (const t of ["f32", "f64", "s32", "u8", "s64", "u32", "bf16"] as const) {
+      const { c, args } = fusion(`cmp_${t}`, [[t, [4, 33]], [t, [4, 33]]], (b, [x, y]) => tuple(b, [
+        select(lt(x!, y!), x!, y!), select(eq(x!, y!), y!, x!), clamp(x!, y!, max(x!, y!)),
+      ]));
+      checkFusion(c, args, {}, target);
+    }
+    const p = fusion("pred", [["pred", [70]], ["pred", [70]], ["f32", [70]]], (b, [x, y, z]) => tuple(b, [
+      and(x!, not(y!)), xor(x!, y!), or(x!, isFinite(z!)), gtTotalOrder(z!, neg(z!)),
+    ]));
+    checkFusion(p.c, p.args, {}, target);
+  });
+
+  test(`${mode}: conversions between types`, () => {
+    const types = ["pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "f32", "f64", "bf16"] as const;
+    for (const from of types) {
+      const { c, args } = fusion(`conv_${from}`, [[from, [77]]], (b, [x]) =>
+        tuple(b, types.filter((to) => !(to === "bf16" && ["s32", "u32", "s64", "u64", "f64"].includes(from))).map((to) => convertElementType(x!, to))));
+      checkFusion(c, args, {}, target);
+    }
+    const bc = fusion("bitcast", [["f32", [9]], ["s64", [9]], ["bf16", [9]]], (b, [x, y, z]) => tuple(b, [
+      convertElementType(bitcastConvertType(x!, "s32"), "f32"), bitcastConvertType(bitcastConvertType(y!, "f64"), "s64"),
+      convertElementType(bitcastConvertType(z!, "u16"), "f32"),
+    ]));
+    checkFusion(bc.c, bc.args, {}, target);
+  });
+
+  test(`${mode}: index ops compose into loads`, () => {
+    const cases = [
+      fusion("transpose_bcast", [["f32", [7, 5]], ["f32", [5]]], (_b, [x, y]) =>
+        add(transpose(x!, [1, 0]), broadcastInDim(y!, [5, 7], [0]))),
+      fusion("reshape", [["f32", [6, 10]]], (_b, [x]) => mul(reshape(x!, [4, 15]), reshape(x!, [4, 15]))),
+      fusion("slice_rev", [["s32", [9, 13]]], (_b, [x]) => rev(slice(x!, [1, 2], [8, 13], [2, 3]), [0, 1])),
+      fusion("pad", [["f32", [4, 5]]], (b, [x]) => pad(x!, constantR0(b, "f32", -1.5),
+        [{ edgePaddingLow: 2, edgePaddingHigh: -1, interiorPadding: 1 }, { edgePaddingLow: -1, edgePaddingHigh: 3, interiorPadding: 0 }])),
+      fusion("concat", [["u8", [3, 4]], ["u8", [3, 2]], ["u8", [3, 5]]], (b, [x, y, z]) => concatInDim(b, [x!, y!, z!], 1)),
+      fusion("concat0", [["f32", [2, 9]], ["f32", [5, 9]]], (b, [x, y]) => exp(concatInDim(b, [x!, y!], 0))),
+      fusion("iota", [["f32", [6, 11]]], (b, [x]) => add(x!, convertElementType(iota(b, arrayShape("s32", [6, 11]), 1), "f32"))),
+      fusion("iota_f", [["f32", [6, 11]]], (b, [x]) => mul(x!, iota(b, arrayShape("f32", [6, 11]), 0))),
+      fusion("bcast_scalar", [["f64", [8, 3]], ["f64", []]], (_b, [x, y]) => sub(x!, broadcastInDim(y!, [8, 3], []))),
+      fusion("bcast_inner", [["f32", [8, 12]], ["f32", [12]]], (_b, [x, y]) => div(x!, broadcastInDim(y!, [8, 12], [1]))),
+    ];
+    for (const { c, args } of cases) checkFusion(c, args, { ulps: 2 }, target);
+    const b = new XlaBuilder("dyn");
+    const x = parameter(b, 0, arrayShape("f32", [10, 8]));
+    const i = parameter(b, 1, scalarShape("s32"));
+    const j = parameter(b, 2, scalarShape("s32"));
+    const c = b.build(dynamicSlice(x, [i, j], [3, 4]));
+    for (const [si, sj] of [[2, 3], [-5, 100], [9, -1]]) {
+      checkFusion(c, [randomLiteral("f32", [10, 8], 3), Literal.scalar("s32", si!), Literal.scalar("s32", sj!)], {}, target);
+    }
+  });
+}
+
+test("lowering: a transpose of a broadcast of a slice is one load", () => {
+  const b = new XlaBuilder("compose");
+  const x = parameter(b, 0, arrayShape("f32", [16, 16]));
+  const c = b.build(transpose(broadcastInDim(slice(x, [2, 0], [10, 16], [1, 1]), [8, 16, 3], [0, 1]), [2, 1, 0]));
+  const ir = lowerFusion(c);
+  assert.ok(!("unsupported" in ir));
+  const loads = ir.graph.nodes.filter((n) => n.op === "load");
+  assert.equal(loads.length, 1);
+});
+
+test("unsupported cases say why", () => {
+  const b = new XlaBuilder("cplx");
+  const x = parameter(b, 0, arrayShape("c64", [4]));
+  const k = emitFusionKernel(b.build(add(x, x)), TARGET);
+  assert.ok(isUnsupported(k) && /complex/.test(k.unsupported));
+});
