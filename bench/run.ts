@@ -1,6 +1,7 @@
 // xlats beside its JavaScript peers, in one sitting, on the same inputs:
 //
 //   npm run bench [-- --quick] [--only matmul,softmax] [--threads 1,2] [--runners tfjs-wasm,xlats-wasm]
+//                 [--timeout 60]   (seconds one workload may take on one runner before it is skipped)
 //
 // Each library (and thread count) runs in its own child process, one after the other:
 // onnxruntime-web fixes its thread count when its wasm starts, and a crash or a leak of
@@ -14,8 +15,10 @@ import { measureRunner, type CellResult } from "./harness/measure.js";
 import { planRunners, planWorkloads, type RunnerConfig } from "./harness/plan.js";
 import { systemInfo } from "./harness/system.js";
 import { buildTable, buildTargets } from "./harness/table.js";
+import { describe } from "./workloads/specs.js";
 
 const RESULT_PREFIX = "@@bench-result ";
+const START_PREFIX = "@@bench-start ";
 
 interface Options {
   readonly quick: boolean;
@@ -23,6 +26,9 @@ interface Options {
   readonly threads: readonly number[];
   readonly runners: readonly string[] | undefined;
   readonly child: RunnerConfig | undefined;
+  /** In a child: indices into the plan (the parent's selection). */
+  readonly workloads: readonly number[] | undefined;
+  readonly timeoutS: number | undefined;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -39,29 +45,48 @@ function parseArgs(argv: readonly string[]): Options {
     threads: (list("--threads") ?? ["1", "2"]).map(Number),
     runners: list("--runners"),
     child: name !== undefined ? { name, threads: Number(threads ?? 1) } : undefined,
+    workloads: list("--workloads")?.map(Number),
+    timeoutS: value("--timeout") !== undefined ? Number(value("--timeout")) : undefined,
   };
 }
 
 const options = parseArgs(process.argv.slice(2));
-const plan = planWorkloads(options.quick).filter((p) => options.only === undefined || options.only.includes(p.kind));
+const fullPlan = planWorkloads(options.quick);
+const plan = fullPlan.filter((p, i) => options.workloads !== undefined ? options.workloads.includes(i)
+  : options.only === undefined || options.only.includes(p.kind));
 if (plan.length === 0) {
-  console.error(`--only matched no workload (kinds: ${planWorkloads(false).map((p) => p.kind).join(", ")})`);
+  console.error(`--only matched no workload (kinds: ${fullPlan.map((p) => p.kind).join(", ")})`);
   process.exit(2);
 }
 
 if (options.child !== undefined) {
-  await measureRunner(options.child, plan, options.quick, (cell) => process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(cell)}\n`));
+  await measureRunner(options.child, plan, options.quick,
+    (cell) => process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(cell)}\n`),
+    (p) => process.stdout.write(`${START_PREFIX}${fullPlan.indexOf(p)}\n`));
   // Some peers keep worker threads alive (onnxruntime-web's pthreads): leave explicitly.
   process.exit(0);
 }
 
-/** Runs one runner in a child process; its cells as they arrive. */
-function runChild(config: RunnerConfig, timeoutS: number): Promise<CellResult[]> {
+/** Longest one workload may take on one runner (setup, check, timing) before it is skipped. */
+const WORKLOAD_TIMEOUT_S = options.timeoutS ?? (options.quick ? 30 : 60);
+
+/**
+ * Runs one runner in a child process over `todo` (indices into the plan); its cells as they
+ * arrive. A workload that runs past WORKLOAD_TIMEOUT_S is "n/a: over N s" and the child is
+ * restarted on the rest; a child that dies leaves "fail" on the workload it was running.
+ */
+function runChild(config: RunnerConfig, todo: readonly number[]): Promise<CellResult[]> {
   const script = fileURLToPath(import.meta.url);
-  const args = [...process.execArgv, script, "--child", `${config.name}:${config.threads}`, ...process.argv.slice(2)];
+  const args = [...process.execArgv, script, "--child", `${config.name}:${config.threads}`, "--workloads", todo.join(","),
+    ...(options.quick ? ["--quick"] : [])];
   return new Promise((resolve) => {
     const cells: CellResult[] = [];
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let current: number | undefined;
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const cellFor = (index: number, outcome: CellResult["outcome"]): CellResult =>
+      ({ runner: config, kind: fullPlan[index]!.kind, label: describe(fullPlan[index]!.full), outcome });
     let buffered = "";
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk: string) => {
@@ -70,25 +95,40 @@ function runChild(config: RunnerConfig, timeoutS: number): Promise<CellResult[]>
       while ((nl = buffered.indexOf("\n")) >= 0) {
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
+        if (line.startsWith(START_PREFIX)) {
+          current = Number(line.slice(START_PREFIX.length));
+          clearTimeout(timer);
+          timer = setTimeout(() => { timedOut = true; child.kill("SIGKILL"); }, WORKLOAD_TIMEOUT_S * 1000);
+          continue;
+        }
         if (!line.startsWith(RESULT_PREFIX)) { process.stderr.write(`${line}\n`); continue; }
         const cell = JSON.parse(line.slice(RESULT_PREFIX.length)) as CellResult;
         cells.push(cell);
+        clearTimeout(timer);
+        current = undefined;
         const o = cell.outcome;
-        const what = o.status === "ok" ? `${(o.seconds * 1000).toFixed(2)} ms (${o.runs} runs)` : `${o.status}: ${o.reason}`;
+        const what = o.status === "ok"
+          ? `${(o.seconds * 1000).toFixed(2)} ms (${o.runs} run${o.runs > 1 ? "s" : ""})${o.detail !== undefined ? `; ${o.detail}` : ""}`
+          : `${o.status}: ${o.reason}`;
         process.stderr.write(`  ${config.name} ${config.threads}t  ${cell.label}: ${what}\n`);
       }
     });
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutS * 1000);
     child.on("exit", (code, signal) => {
       clearTimeout(timer);
-      // Workloads the child never reported: it crashed or ran out of time there.
-      for (const p of plan) {
-        if (!cells.some((c) => c.kind === p.kind)) {
-          const reason = signal === "SIGKILL" ? `timed out after ${timeoutS} s` : `process ended (${signal ?? `exit ${code}`}) before this workload`;
-          cells.push({ runner: config, kind: p.kind, label: "", outcome: { status: "fail", reason } });
-        }
+      const done = new Set(cells.map((c) => fullPlan.findIndex((p) => describe(p.full) === c.label)));
+      if (current !== undefined && !done.has(current)) {
+        const outcome: CellResult["outcome"] = timedOut
+          ? { status: "na", reason: `over ${WORKLOAD_TIMEOUT_S} s (skipped)` }
+          : { status: "fail", reason: `process ended (${signal ?? `exit ${code}`}) during this workload` };
+        cells.push(cellFor(current, outcome));
+        process.stderr.write(`  ${config.name} ${config.threads}t  ${describe(fullPlan[current]!.full)}: ${outcome.status}: ${outcome.reason}\n`);
+        done.add(current);
       }
-      resolve(cells);
+      const rest = todo.filter((i) => !done.has(i));
+      if (rest.length === 0) { resolve(cells); return; }
+      if (timedOut || current !== undefined) { void runChild(config, rest).then((more) => resolve([...cells, ...more])); return; }
+      // Ended between workloads without reporting the rest: say so rather than drop them.
+      resolve([...cells, ...rest.map((i) => cellFor(i, { status: "fail", reason: `process ended (${signal ?? `exit ${code}`})` }))]);
     });
   });
 }
@@ -99,13 +139,10 @@ console.error(`bench: ${plan.length} workloads, threads ${options.threads.join("
 const cells: CellResult[] = [];
 for (const config of planRunners(options.threads)) {
   if (options.runners !== undefined && !options.runners.includes(config.name)) continue;
-  cells.push(...(await runChild(config, options.quick ? 120 : 300)));
+  cells.push(...(await runChild(config, plan.map((p) => fullPlan.indexOf(p)))));
 }
-// A child that died leaves cells without a label: name them after the plan.
-const { describe } = await import("./workloads/specs.js");
-const labelled = cells.map((c) => (c.label === "" ? { ...c, label: describe(plan.find((p) => p.kind === c.kind)!.full) } : c));
 
-const table = buildTable(plan, options.threads, labelled);
+const table = buildTable(plan, options.threads, cells);
 const elapsed = ((Date.now() - started.getTime()) / 1000).toFixed(0);
 console.log([
   `## xlats benchmark, ${started.toISOString().slice(0, 16).replace("T", " ")} UTC${options.quick ? " (--quick sizes)" : ""}`,
@@ -115,7 +152,7 @@ console.log([
   "",
   table.markdown,
   "",
-  buildTargets(plan, labelled),
+  buildTargets(plan, cells),
 ].join("\n"));
 if (table.failures.length > 0) {
   console.error(`\nBENCHMARK RESULT CHECK FAILED (${table.failures.length}):`);

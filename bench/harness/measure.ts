@@ -10,7 +10,10 @@ import { createInterpreterRunner } from "../runners/xlats_interpreter.js";
 import { createWasmRunner } from "../runners/xlats_wasm.js";
 
 export type Outcome =
-  | { readonly status: "ok"; readonly seconds: number; readonly runs: number; readonly peakBytes?: number; readonly workload: Workload }
+  | {
+    readonly status: "ok"; readonly seconds: number; readonly runs: number; readonly peakBytes?: number;
+    readonly detail?: string; readonly workload: Workload;
+  }
   | { readonly status: "na"; readonly reason: string }
   | { readonly status: "fail"; readonly reason: string };
 
@@ -38,7 +41,10 @@ async function createRunner(config: RunnerConfig): Promise<Runner | string> {
   }
 }
 
-function policyFor(firstRunS: number, quick: boolean, reduced: boolean): TimingPolicy {
+function policyFor(firstRunS: number, quick: boolean, reduced: boolean): TimingPolicy | undefined {
+  // Very slow runs: the checked run (already warm: compiling happened in setup) is the figure.
+  if (firstRunS > 5) return undefined;
+  if (firstRunS > 1) return { warmup: 0, minRuns: 2, maxRuns: 3, budgetS: 1 };
   if (quick) return { warmup: 0, minRuns: 3, maxRuns: 10, budgetS: 0.2 };
   if (firstRunS > 0.25 || reduced) return { warmup: 0, minRuns: 3, maxRuns: 7, budgetS: 1 };
   return { warmup: 2, minRuns: 5, maxRuns: 50, budgetS: 1 };
@@ -51,6 +57,7 @@ function firstLine(e: unknown): string {
 /** Measures `config` on every workload; `report` gets each cell as soon as it is known. */
 export async function measureRunner(
   config: RunnerConfig, plan: readonly PlannedWorkload[], quick: boolean, report: (cell: CellResult) => void,
+  onStart: (p: PlannedWorkload) => void = () => {},
 ): Promise<void> {
   const runnerOrReason = await createRunner(config);
   let reason = typeof runnerOrReason === "string" ? runnerOrReason : undefined;
@@ -65,6 +72,7 @@ export async function measureRunner(
   for (const p of plan) {
     const cell = (outcome: Outcome): void => report({ runner: config, kind: p.kind, label: describe(p.full), outcome });
     if (runner === undefined || reason !== undefined) { cell({ status: "na", reason: reason ?? "no runner" }); continue; }
+    onStart(p);
     const w = runner.reduced === true ? p.reduced : p.full;
     const inputs = makeInputs(w);
     let prepared;
@@ -81,9 +89,13 @@ export async function measureRunner(
       const firstRunS = (performance.now() - t0) / 1000;
       const bad = checkResult(w, inputs, outputs);
       if (bad !== undefined) { cell({ status: "fail", reason: `wrong result: ${bad}` }); continue; }
-      const times = await timeRuns(() => prepared.run(), policyFor(firstRunS, quick, runner.reduced === true));
-      const peak = prepared.peakBytes;
-      cell({ status: "ok", seconds: median(times), runs: times.length, workload: w, ...(peak !== undefined ? { peakBytes: peak } : {}) });
+      const policy = policyFor(firstRunS, quick, runner.reduced === true);
+      const times = policy === undefined ? [firstRunS] : await timeRuns(() => prepared.run(), policy);
+      const { peakBytes, detail } = prepared;
+      cell({
+        status: "ok", seconds: median(times), runs: times.length, workload: w,
+        ...(peakBytes !== undefined ? { peakBytes } : {}), ...(detail !== undefined ? { detail } : {}),
+      });
     } catch (e) {
       cell({ status: "fail", reason: `run threw: ${firstLine(e)}` });
     } finally {

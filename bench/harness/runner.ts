@@ -11,6 +11,8 @@ export interface Prepared {
   result(): Float32Array[] | Promise<Float32Array[]>;
   /** Peak memory of the executable, where the runner knows it. */
   readonly peakBytes?: number | undefined;
+  /** Anything the table should footnote about this cell (e.g. ops xlats ran in its interpreter). */
+  readonly detail?: string | undefined;
   dispose?(): void | Promise<void>;
 }
 

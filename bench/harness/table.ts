@@ -58,7 +58,8 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
         const o = cell.outcome;
         if (o.status === "ok") {
           const f = figureOf(cell, p)!;
-          row.push(o.peakBytes !== undefined ? `${fmt(f)} (${fmtBytes(o.peakBytes)})` : fmt(f));
+          const note = o.detail !== undefined ? ` [${noteFor(`${lib}: ${o.detail}`)}]` : "";
+          row.push(`${o.peakBytes !== undefined ? `${fmt(f)} (${fmtBytes(o.peakBytes)})` : fmt(f)}${note}`);
         } else if (o.status === "na") {
           row.push(`n/a [${noteFor(`${lib}: ${o.reason}`)}]`);
         } else {
