@@ -87,6 +87,10 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
       "ort-web, jax-js (ort-node is native code, shown for reference). Peak memory of xlats executables in parentheses.",
     "ort-web/ort-node copy their feeds in and outputs out on every run() (no backend-resident tensors for the CPU/wasm EPs); " +
       "ort and jax-js take conv in NCHW/OIHW (converted before timing).",
+    "Threads in Node: xlats-wasm WasmDevice({ threads }); tfjs-wasm 1 only (its threaded build is turned off under Node, " +
+      "tfjs#3830); ort-web env.wasm.numThreads (pthreads on worker_threads; fixed per process); ort-node intraOpNumThreads " +
+      "(native); jax-js a pool of Web Workers, which Node 20 lacks: at 2 threads it runs on a small Worker shim over " +
+      "worker_threads (bench/peers/web_worker_shim.mjs).",
   ];
   if (notes.length > 0) footer.push("", ...notes.map((n, i) => `[${i + 1}] ${n}`));
   return { markdown: [...lines, ...footer].join("\n"), failures };

@@ -1,9 +1,12 @@
 // @jax-js/jax on its "wasm" device, every program under jit() (fused, compiled kernels).
 // Arrays follow jax-js's ownership rule: a function consumes its arguments, `.ref` keeps one.
-// Threads: jax-js spreads kernels over Web Workers (the global Worker); Node 20 has none,
-// so it runs on one thread here and 2 threads is n/a.
+// Threads: jax-js spreads kernels over a pool of Web Workers (the global Worker, one per
+// navigator.hardwareConcurrency) when SharedArrayBuffer exists. Node 20 has no global
+// Worker: at 2 threads a small shim over worker_threads stands in (web_worker_shim.mjs);
+// at 1 thread there is no pool at all (kernels run on the calling thread).
 
 import { convToChannelsFirst } from "./layouts.mjs";
+import { installWebWorkerShim } from "./web_worker_shim.mjs";
 
 let jaxPromise;
 
@@ -58,11 +61,9 @@ export function createRunner({ threads }) {
     name: "jax-js",
     threads,
     async init() {
+      if (threads > 1) installWebWorkerShim(threads);
       jaxPromise ??= import("@jax-js/jax");
       jax = await jaxPromise;
-      if (threads > 1 && typeof globalThis.Worker === "undefined") {
-        return "jax-js threads need the global Worker (Web Workers); Node 20 has none";
-      }
       const devices = await jax.init("wasm");
       if (!devices.includes("wasm")) return "jax-js wasm device did not start";
       jax.defaultDevice("wasm");
