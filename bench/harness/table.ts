@@ -80,9 +80,8 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
     "",
     "Figures: GFLOP/s (matmul, conv), GB/s of bytes read + written (elementwise, sum, softmax), steps/s (whole programs); " +
       "median of several runs after warm-up; every result checked against a plain-JS reference before its time counts.",
-    "\\* xlats-interp runs reduced sizes (matmul ≤128, vectors 64K, sum 256K, softmax 256×256, conv 1×16×16×8→16, " +
-      "mlp b16 196-64-10, encoder s16 d32 ff64); its figure is per FLOP/byte, and for whole programs the steps/s that " +
-      "its FLOP rate would give at the full size.",
+    `\\* xlats-interp runs reduced sizes (${[...new Set(plan.map((p) => describe(p.reduced)))].join("; ")}); its figure is ` +
+      "per FLOP/byte, and for whole programs the steps/s that its FLOP rate would give at the full size.",
     "Ratios are xlats-wasm over the peer at the same thread count; \"best wasm peer\" is the fastest of tfjs-wasm, " +
       "ort-web, jax-js (ort-node is native code, shown for reference). Peak memory of xlats executables in parentheses.",
     "ort-web/ort-node copy their feeds in and outputs out on every run() (no backend-resident tensors for the CPU/wasm EPs); " +
