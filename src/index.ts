@@ -32,4 +32,4 @@ export { CustomCallRegistry } from "./interpreter/kernels/custom_call_registry.j
 export * from "./runtime/index.js";
 export { parseStableHlo, printStableHlo, parseMlirLiteral, printMlirLiteral } from "./text/mlir/index.js";
 export { parseHlo, printHlo } from "./text/hlo/index.js";
-export { runCheckText, type CheckCaseResult } from "./text/check/runner.js";
+export { runCheckText, type CheckCaseResult } from "./check/runner.js";

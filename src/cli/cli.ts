@@ -1,10 +1,12 @@
-// The `xlats` command: run a program, run check-style test files, convert between HLO
-// and StableHLO text, print canonically. Everything here works on an injected `CliIo`
-// (files and output), so the logic is independent of Node; main.ts supplies Node's.
+// The `xlats` command: run a program, run check-style test files, compile and dump,
+// convert between HLO and StableHLO text, print canonically. Everything here works on an
+// injected `CliIo` (files and output), so the logic is independent of Node; main.ts
+// supplies Node's. Backends are named with --backend from the runtime's registry.
 
-import { evaluate } from "../interpreter/evaluate.js";
+import { backendNames, findBackend, getBackend, type BackendEntry } from "../runtime/backend_registry.js";
+import { DEFAULT_BACKEND } from "../runtime/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
-import { runCheckTextAsync, type CheckCaseResult } from "../text/check/runner.js";
+import { runCheckTextAsync, type CheckCaseResult } from "../check/runner.js";
 import type { Computation } from "../ir/computation.js";
 import { parseMlirLiteral, printMlirLiteral, shapeToMlir } from "../text/mlir/index.js";
 import { XlaError } from "../types/errors.js";
@@ -33,13 +35,16 @@ export class CliError extends Error {
 export const USAGE = `xlats: XLA for TypeScript
 
 Usage:
-  xlats run FILE [--entry NAME] [--arg LITERAL]...
-      Run the entry computation of FILE (HLO or StableHLO text) with the reference
-      interpreter. Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>'.
+  xlats run FILE [--entry NAME] [--arg LITERAL]... [--backend NAME]
+      Run the entry computation of FILE (HLO or StableHLO text) on one device.
+      Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>'.
       Prints each result as an MLIR literal on its own line.
-  xlats test FILE|DIR...
+  xlats test FILE|DIR... [--backend NAME]
       Run check-style test files (directories are searched for *.mlir). Prints
       PASS/FAIL/SKIP per case and a summary; exits with 1 if any case fails.
+  xlats compile FILE [--dump] [--dump-after-each] [--backend NAME]
+      Compile FILE with a compiling backend: --dump prints the compiled program,
+      --dump-after-each the module after every pass; neither: only check it compiles.
   xlats convert FILE --to mlir|hlo
       Convert between HLO text and StableHLO text.
   xlats print FILE
@@ -47,16 +52,20 @@ Usage:
   xlats --help
       Show this help.
 
+--backend NAME picks the backend: one of ${backendNames().join(", ")} (default ${DEFAULT_BACKEND}).
+
 Exit codes: 0 success, 1 bad input or failing tests, 2 bad usage.`;
 
 interface ParsedArgs {
   positional: string[];
   flags: Map<string, string[]>;
+  /** Boolean flags given (`--dump`). */
+  switches: Set<string>;
 }
 
-/** Splits arguments into positionals and `--flag value` / `--flag=value` pairs. */
-function parseArgs(args: readonly string[], valueFlags: readonly string[], command: string): ParsedArgs {
-  const out: ParsedArgs = { positional: [], flags: new Map() };
+/** Splits arguments into positionals, `--flag value` / `--flag=value` pairs and boolean `--switch`es. */
+function parseArgs(args: readonly string[], valueFlags: readonly string[], command: string, switches: readonly string[] = []): ParsedArgs {
+  const out: ParsedArgs = { positional: [], flags: new Map(), switches: new Set() };
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (!a.startsWith("--") || a === "--") {
@@ -65,6 +74,11 @@ function parseArgs(args: readonly string[], valueFlags: readonly string[], comma
     }
     const eq = a.indexOf("=");
     const flag = eq < 0 ? a.slice(2) : a.slice(2, eq);
+    if (switches.includes(flag)) {
+      if (eq >= 0) throw new CliError(`${command}: --${flag} takes no value`, 2);
+      out.switches.add(flag);
+      continue;
+    }
     if (!valueFlags.includes(flag)) throw new CliError(`${command}: unknown option --${flag}\n\n${USAGE}`, 2);
     let value: string;
     if (eq >= 0) value = a.slice(eq + 1);
@@ -118,16 +132,26 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     return 0;
   }
   switch (command) {
-    case "run": return runCommand(parseArgs(rest, ["entry", "arg"], "run"), io);
-    case "test": return testCommand(parseArgs(rest, [], "test"), io);
+    case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend"], "run"), io);
+    case "test": return testCommand(parseArgs(rest, ["backend"], "test"), io);
+    case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
     case "print": return printCommand(parseArgs(rest, [], "print"), io);
     default: throw new CliError(`unknown command '${command}'\n\n${USAGE}`, 2);
   }
 }
 
-function runCommand(args: ParsedArgs, io: CliIo): number {
+/** The backend --backend names (default DEFAULT_BACKEND); an unknown name is a usage error listing the known ones. */
+function backendOf(args: ParsedArgs, command: string): BackendEntry {
+  const name = single(args, "backend", command) ?? DEFAULT_BACKEND;
+  const entry = findBackend(name);
+  if (entry === undefined) throw new CliError(`${command}: unknown backend '${name}' (known backends: ${backendNames().join(", ")})`, 2);
+  return entry;
+}
+
+async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const file = oneFile(args, "run");
+  const backend = backendOf(args, "run");
   const text = io.readFile(file);
   const module = parseModule(text, file);
   const entryName = single(args, "entry", "run");
@@ -145,9 +169,20 @@ function runCommand(args: ParsedArgs, io: CliIo): number {
     }
   });
   checkArguments(entry, literals);
-  const result = evaluate(entry, literals);
+  const result = await runOnOneDevice(backend, entry, literals);
   for (const value of resultsOf(result)) io.out(printMlirLiteral(value));
   return 0;
+}
+
+/** The backend's in-process evaluate when it has one, else one device of a client of that backend. */
+async function runOnOneDevice(backend: BackendEntry, entry: Computation, literals: readonly Literal[]): Promise<Literal> {
+  if (backend.evaluate !== undefined) return backend.evaluate(entry, literals);
+  const client = await createClient({ backend: backend.host, deviceCount: 1 });
+  try {
+    return (await client.run(entry, [literals]))[0]!;
+  } finally {
+    await client.close();
+  }
 }
 
 /** The --arg literals must match the entry's parameters; said in the MLIR types the user wrote. */
@@ -170,6 +205,7 @@ function resultsOf(result: Literal): readonly Literal[] {
 
 async function testCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   if (args.positional.length === 0) throw new CliError("test: expected at least one FILE or DIR", 2);
+  const backend = backendOf(args, "test").host.name;
   const files: string[] = [];
   for (const p of args.positional) collectTestFiles(p, io, files, 0);
   let passed = 0;
@@ -183,8 +219,8 @@ async function testCommand(args: ParsedArgs, io: CliIo): Promise<number> {
       let results: CheckCaseResult[];
       try {
         const text = io.readFile(file);
-        if (client === undefined && text.includes("interpreter.run_parallel")) client = await createClient({ deviceCount: 8 });
-        results = await runCheckTextAsync(text, file, client ? { client } : {});
+        if (client === undefined && text.includes("interpreter.run_parallel")) client = await createClient({ deviceCount: 8, backend });
+        results = await runCheckTextAsync(text, file, client ? { client, backend } : { backend });
       } catch (e) {
         if (!(e instanceof XlaError) && !(e instanceof CliError)) throw e;
         io.out(`FAIL ${file}: ${e.message.replace(/\n/g, "\n    ")}`);
@@ -226,6 +262,28 @@ function collectTestFiles(path: string, io: CliIo, out: string[], depth: number)
     return;
   }
   for (const name of io.listDirectory(path).sort()) collectTestFiles(io.joinPath(path, name), io, out, depth + 1);
+}
+
+/**
+ * Compiles with the backend --backend names, or without it with the default backend if
+ * it compiles, else the first registered backend that does; prints what its
+ * compileAndDump returns.
+ */
+function compileCommand(args: ParsedArgs, io: CliIo): number {
+  const file = oneFile(args, "compile");
+  const named = single(args, "backend", "compile") !== undefined;
+  const chosen = backendOf(args, "compile");
+  const backend = chosen.compileAndDump !== undefined || named
+    ? chosen
+    : backendNames().map((n) => getBackend(n)).find((b) => b.compileAndDump !== undefined) ?? chosen;
+  if (backend.compileAndDump === undefined) {
+    const which = named ? `backend '${backend.host.name}' does not compile` : `no registered backend compiles (known backends: ${backendNames().join(", ")})`;
+    throw new CliError(`compile: ${which}: it has no compileAndDump hook`);
+  }
+  const module = parseModule(io.readFile(file), file);
+  const text = backend.compileAndDump(module, { dump: args.switches.has("dump"), dumpAfterEach: args.switches.has("dump-after-each") });
+  if (text !== "") io.out(text.replace(/\n$/, ""));
+  return 0;
 }
 
 function convertCommand(args: ParsedArgs, io: CliIo): number {

@@ -204,7 +204,13 @@ export class Executable {
   }
 }
 
-/** Instantiates the kernels of `program` on `device` (asynchronously: browsers refuse large synchronous compiles). */
+/** Instantiates the kernels synchronously: for workers and Node, where synchronous compilation of any size is allowed. */
+export function loadProgramSync(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[]): Executable {
+  const instances = program.kernels.map((k) => new WebAssembly.Instance(new WebAssembly.Module(k.bytes), { env: { memory: device.memory.memory } }));
+  return new Executable(program, device, instances, log);
+}
+
+/** Instantiates the kernels of `program` on `device` (asynchronously: browsers refuse large synchronous compiles on their main thread). */
 export async function loadProgram(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[]): Promise<Executable> {
   const instances = await Promise.all(program.kernels.map(async (k) => {
     const module = await WebAssembly.compile(k.bytes);

@@ -10,10 +10,11 @@ import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
 import { printHlo } from "../text/hlo/index.js";
 import type { Literal } from "../types/literal.js";
 import { WasmDevice } from "./device.js";
-import { loadProgram, type Executable } from "./executable.js";
+import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
 import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
 import { fusionPass } from "./passes/fusion.js";
-import { planProgram } from "./program.js";
+import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
+import { planProgram, type CompiledProgram } from "./program.js";
 
 export { Executable, type ExecutableStats } from "./executable.js";
 export { WasmDevice, DeviceArray } from "./device.js";
@@ -34,9 +35,13 @@ export interface CompileOptions {
   readonly passes?: readonly Pass[];
 }
 
-/** The passes `compile` runs, in order. */
+/**
+ * The passes `compile` runs, in order: decompose ops into the ones kernels are made of
+ * and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
+ * DCE); give every value the default layout; fuse.
+ */
 export function defaultPipeline(): Pass[] {
-  return [fusionPass];
+  return [decompose, defaultSimplificationPipeline(), layoutAssignment, fusionPass];
 }
 
 /** What the interpreter backend returns from `compile`: the same run interface, on the reference interpreter. */
@@ -59,17 +64,34 @@ export function defaultDevice(): WasmDevice {
   return sharedDevice;
 }
 
-export function compile(program: Computation | HloModule, options: CompileOptions & { backend: "interpreter" }): Promise<InterpretedExecutable>;
-export function compile(program: Computation | HloModule, options?: CompileOptions): Promise<Executable>;
-export async function compile(program: Computation | HloModule, options: CompileOptions = {}): Promise<Executable | InterpretedExecutable> {
+/** Verifies and optimizes a program and plans its steps for `device`. */
+function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): { program: CompiledProgram; log: PassLogEntry[] } {
   const module = program instanceof Computation ? new HloModule(program.name, program) : program;
   // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
   verifyModule(module);
-  if (options.backend === "interpreter") return new InterpretedExecutable(module);
   const { module: optimized, log } = runPasses(module, options.passes ?? defaultPipeline(), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
+  return { program: planProgram(optimized, device.target), log };
+}
+
+export function compile(program: Computation | HloModule, options: CompileOptions & { backend: "interpreter" }): Promise<InterpretedExecutable>;
+export function compile(program: Computation | HloModule, options?: CompileOptions): Promise<Executable>;
+export async function compile(program: Computation | HloModule, options: CompileOptions = {}): Promise<Executable | InterpretedExecutable> {
+  if (options.backend === "interpreter") {
+    const module = program instanceof Computation ? new HloModule(program.name, program) : program;
+    verifyModule(module);
+    return new InterpretedExecutable(module);
+  }
   const device = options.device ?? defaultDevice();
-  return loadProgram(planProgram(optimized, device.target), device, log as PassLogEntry[]);
+  const planned = plan(program, options, device);
+  return loadProgram(planned.program, device, planned.log);
+}
+
+/** `compile` for the wasm backend, synchronously (Node and workers only: a browser's main thread refuses large synchronous compiles). */
+export function compileSync(program: Computation | HloModule, options: Omit<CompileOptions, "backend"> = {}): Executable {
+  const device = options.device ?? defaultDevice();
+  const planned = plan(program, options, device);
+  return loadProgramSync(planned.program, device, planned.log);
 }

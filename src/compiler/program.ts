@@ -5,6 +5,7 @@
 
 import type { HloModule, Instruction } from "../ir/computation.js";
 import { OP_TABLE } from "../ir/opcodes.js";
+import { hasSideEffect } from "../ir/rewrite.js";
 import type { Literal } from "../types/literal.js";
 import { byteSize, shapesEqual, type ArrayShape, type Shape } from "../types/shape.js";
 import { alignedBytes, assignArena, leafShapes, type Location, type TempInterval } from "./buffers/assignment.js";
@@ -107,9 +108,12 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
         break;
     }
     const operandLeaves = inst.operands.map((o) => leaves.get(o)!);
+    const results = newTemps(inst.shape);
+    leaves.set(inst, results);
+    // A value with no elements needs no computing (side effects aside).
+    if (!hasSideEffect(inst) && leafShapes(inst.shape).every((s) => byteSize(s) === 0)) continue;
     operandLeaves.forEach(use);
     const compiled = compileRoutine(inst, target);
-    const results = newTemps(inst.shape);
     if (!isUnsupported(compiled) && inst.opcode === "fusion") {
       const fusion = inst as Instruction<"fusion">;
       operandLeaves.forEach((ls, i) => {
@@ -118,7 +122,6 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
         }
       });
     }
-    leaves.set(inst, results);
     if (isUnsupported(compiled)) {
       steps.push({ kind: "interpret", name: inst.name, instruction: inst, why: compiled.unsupported, operands: operandLeaves, results });
     } else {

@@ -6,10 +6,18 @@
 import type { Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./wasm/kernel.js";
+import { emitFusionKernel } from "./wasm/emit_loop.js";
+import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
 
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupported;
 
-const ROUTINES: Partial<Record<Opcode, Routine>> = {};
+const ROUTINES: Partial<Record<Opcode, Routine>> = {
+  fusion: (inst, target) => emitFusionKernel((inst as Instruction<"fusion">).attrs.calledComputation, target, inst.name),
+  dot: (inst, target) => {
+    const spec = gemmSpecOfDot(inst as Instruction<"dot">);
+    return "unsupported" in spec ? spec : emitGemmKernel(spec, target);
+  },
+};
 
 /** The opcodes with a code generator. */
 export const COMPILED_OPCODES = Object.keys(ROUTINES) as Opcode[];

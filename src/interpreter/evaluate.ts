@@ -7,9 +7,8 @@ import type { Opcode } from "../ir/opcodes.js";
 import { ExecutionError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString } from "../types/shape.js";
-import {
-  HostQueues, singleDeviceCollectives, type CustomCallTarget, type EvalContext, type Kernel,
-} from "./context.js";
+import { HostQueues, singleDeviceCollectives } from "../runtime/device_interfaces.js";
+import type { CustomCallTarget, EvalContext, Kernel } from "./context.js";
 import { KERNELS } from "./kernels/index.js";
 
 export interface EvaluateOptions {

@@ -1,61 +1,97 @@
 // Backends: what compiles a program on the host and runs it on a device. The runtime
-// only sees these two interfaces, so compiled back ends (WebAssembly, native, WebGPU)
-// plug in beside the interpreter: `prepare` turns a computation into a
+// only sees these interfaces, so compiled back ends (WebAssembly, native, WebGPU) plug
+// in beside the interpreter: `prepare` turns a computation into a
 // structured-clone-safe program on the host, and the device side with the same `name`
-// loads it in each worker and runs it with the device's collectives.
+// loads it in each worker and runs it with the device's collectives. Backends are
+// found by name in the registry (backend_registry.ts, filled from backends.ts).
 
 import type { Computation } from "../ir/computation.js";
-import type { EvalContext, HostTransfers } from "../interpreter/context.js";
-import { evaluate } from "../interpreter/evaluate.js";
 import type { Literal } from "../types/literal.js";
-import { deserializeComputation, serializeComputation, type SerializedProgram } from "./serialize.js";
+import type { CollectiveBackend, HostTransfers } from "./device_interfaces.js";
+
+/**
+ * Options the caller of `client.compile` passes through to the backend's `prepare`
+ * (e.g. the compiler's pass and fusion switches). The runtime does not read them.
+ */
+export type BackendCompileOptions = Readonly<Record<string, unknown>>;
 
 /** Host side of a backend. */
 export interface Backend {
   /** Selects the DeviceBackend of the same name in the workers. */
   readonly name: string;
-  /** Compiles `program` into a form postMessage can carry to every device. */
-  prepare(program: Computation): unknown;
+  /**
+   * Compiles `program` into a form postMessage can carry to every device (it may
+   * resolve later, e.g. after WebAssembly.compile).
+   */
+  prepare(program: Computation, options?: BackendCompileOptions): unknown;
+  /**
+   * URL of an ES module that registers this backend's DeviceBackend when imported: for
+   * backends not listed in backends.ts (a test's, a plug-in's). Workers import it the
+   * first time they are asked to load a program of this backend.
+   */
+  readonly deviceModule?: string;
+  /**
+   * The backend keeps each device's buffers in one shared WebAssembly.Memory: the client
+   * creates it (DeviceMemory), gives it to DeviceBackend.load, writes bufferFromLiteral's
+   * values into it, places every argument there and reserves the results there before
+   * each run (device_buffers.ts).
+   */
+  readonly deviceMemory?: boolean;
+  /**
+   * With deviceMemory: bytes of device memory a loaded program needs for its
+   * temporaries. The client reserves them on each device that loads the program (the
+   * host owns the device's allocator: programs allocate nothing themselves) and frees
+   * them when the executable is deleted. A device runs one program at a time, so one
+   * scratch range per loaded program suffices.
+   */
+  scratchBytes?(prepared: unknown): number;
 }
 
-/**
- * What a device program sees of the device it runs on: the interpreter's view of its
- * device, with host queues only when the run has them.
- */
-export type DeviceEnvironment =
-  Pick<EvalContext, "replicaId" | "partitionId" | "replicaCount" | "partitionCount" | "deviceId" | "collectives"> &
-  { readonly host?: HostTransfers };
+/** What a device program sees of the device it runs on. */
+export interface DeviceEnvironment {
+  readonly replicaId: number;
+  readonly partitionId: number;
+  readonly replicaCount: number;
+  readonly partitionCount: number;
+  /** The client device the program runs on. */
+  readonly deviceId: number;
+  readonly collectives: CollectiveBackend;
+  /** Present only when the run has host queues (infeed, outfeed, host Send/Recv). */
+  readonly host?: HostTransfers;
+  /** The device's memory, when the backend keeps its buffers there (Backend.deviceMemory). */
+  readonly memory?: WebAssembly.Memory;
+  /** With `memory`: the byte offset of each argument's array in it (undefined for tuple and token arguments: their arrays are in argumentLeafOffsets). */
+  readonly argumentOffsets?: readonly (number | undefined)[];
+  /** With `memory`: the offsets of every argument's arrays, argument by argument, leaves in order. */
+  readonly argumentLeafOffsets?: readonly (readonly number[])[];
+  /**
+   * With `memory`: where the host reserved the result's arrays (leaves in order). The
+   * program may write its results there and return views of them; whatever it returns
+   * is copied there otherwise.
+   */
+  readonly resultOffsets?: readonly number[];
+}
 
 export interface DeviceProgram {
-  run(args: readonly Literal[], env: DeviceEnvironment): Literal;
+  /**
+   * Runs the program once. May return a Promise: the device worker awaits it, and runs
+   * one program at a time, so a device's runs never interleave.
+   */
+  run(args: readonly Literal[], env: DeviceEnvironment): Literal | Promise<Literal>;
+  /** Frees what the loaded program holds on the device (called when its executable is deleted). */
+  unload?(): void;
+}
+
+/** What a device backend gets to know about the device it loads a program on. */
+export interface DeviceContext {
+  /** The device's memory, when the backend asked for one (Backend.deviceMemory). */
+  readonly memory?: WebAssembly.Memory;
+  /** The range of `memory` reserved for this program's temporaries (Backend.scratchBytes). */
+  readonly scratch?: { readonly offset: number; readonly bytes: number };
 }
 
 /** Device side of a backend: loads prepared programs in a worker. */
 export interface DeviceBackend {
   readonly name: string;
-  load(prepared: unknown): DeviceProgram;
+  load(prepared: unknown, device: DeviceContext): DeviceProgram | Promise<DeviceProgram>;
 }
-
-/** The reference interpreter as a backend: the program is the serialized IR. */
-export const interpreterBackend: Backend = {
-  name: "interpreter",
-  prepare: (program) => serializeComputation(program),
-};
-
-export const interpreterDeviceBackend: DeviceBackend = {
-  name: "interpreter",
-  load(prepared) {
-    const computation = deserializeComputation(prepared as SerializedProgram);
-    return {
-      run: (args, env) => evaluate(computation, args, {
-        replicaId: env.replicaId,
-        partitionId: env.partitionId,
-        replicaCount: env.replicaCount,
-        partitionCount: env.partitionCount,
-        deviceId: env.replicaId * env.partitionCount + env.partitionId,
-        collectives: env.collectives,
-        ...(env.host !== undefined ? { host: env.host } : {}),
-      }),
-    };
-  },
-};

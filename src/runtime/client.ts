@@ -11,7 +11,9 @@ import { OP_TABLE, type OpAttributes } from "../ir/opcodes.js";
 import { ExecutionError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString, type Shape } from "../types/shape.js";
-import { interpreterBackend, type Backend } from "./backend.js";
+import type { Backend, BackendCompileOptions } from "./backend.js";
+import { getBackend } from "./backend_registry.js";
+import { DEFAULT_BACKEND } from "./backends.js";
 import { collectiveGroupMode, formProcessGroups } from "../interpreter/collective_groups.js";
 import { recognizeReduction } from "../interpreter/kernels/collective_reduce.js";
 import {
@@ -19,10 +21,13 @@ import {
 } from "./protocol.js";
 import { abortRendezvous, allocateRendezvous, payloadBytesOf, resetRendezvous, type RendezvousMemory } from "./shared_collectives.js";
 import { ResultArenas } from "./result_arenas.js";
+import { allocateLeaves, deviceOffsets, literalToDeviceMemory, wireArrays, wireInMemory } from "./device_buffers.js";
+import { DeviceMemory } from "./device_memory.js";
 import { defaultWorkerFactory, type WorkerFactory, type WorkerHandle } from "./worker_host.js";
 
 export interface ClientOptions {
-  backend?: Backend;
+  /** A registered backend's name (backend_registry.ts) or a Backend (default: DEFAULT_BACKEND of backends.ts). */
+  backend?: string | Backend;
   /** Number of devices (default 1). */
   deviceCount?: number;
   /** How device workers are started (default: Node worker threads under Node). */
@@ -36,6 +41,8 @@ export interface CompileOptions {
   partitions?: number;
   /** deviceAssignment[replica][partition] = client device id (default replica * partitions + partition). */
   deviceAssignment?: readonly (readonly number[])[];
+  /** Passed to the backend's `prepare` as they are (e.g. the compiler's options). */
+  compileOptions?: BackendCompileOptions;
 }
 
 export interface ExecuteOptions {
@@ -102,6 +109,8 @@ export class DeviceBuffer {
 export type ProgramGrid = readonly (readonly Computation[])[];
 
 export class Executable {
+  private deleted = false;
+
   /** @internal */
   constructor(
     readonly replicas: number,
@@ -117,12 +126,50 @@ export class Executable {
     readonly reduceBytes: number,
     /** @internal bytes of all-reduce results one execution shares between group members */
     readonly arenaBytes: number,
+    /** @internal unloads the programs from the devices; called once by delete() */
+    private readonly onDelete: (exe: Executable) => void,
   ) {}
 
   /** @internal rendezvous memory of finished executions, ready for reuse */
   readonly memoryPool: RendezvousMemory[] = [];
   /** @internal result arenas nothing reads any more, ready for reuse */
   readonly arenaPool: SharedArrayBuffer[] = [];
+
+  /**
+   * Unloads the executable's programs from every device and frees the memory it keeps
+   * for reuse (rendezvous mailboxes, result arenas, device scratch). Executions already
+   * started finish first (the unloading waits for them); later ones are an error.
+   * Result buffers stay readable. Deleting twice is harmless.
+   */
+  delete(): void {
+    if (this.deleted) return;
+    this.deleted = true;
+    this.memoryPool.length = 0;
+    if (this.inFlight === 0) this.onDelete(this);
+  }
+
+  /** @internal executions started and not finished */
+  private inFlight = 0;
+
+  /** @internal an execution starts */
+  begin(): void {
+    this.inFlight++;
+  }
+
+  /** @internal an execution is over: a delete() that waited for it takes effect */
+  end(): void {
+    this.inFlight--;
+    if (this.deleted && this.inFlight === 0) this.onDelete(this);
+  }
+
+  get isDeleted(): boolean {
+    return this.deleted;
+  }
+
+  /** @internal */
+  checkLive(use: string): void {
+    if (this.deleted) throw new ExecutionError(`${use}: the executable has been deleted`);
+  }
 
   /** Device of logical process `id` (replica * partitions + partition). */
   deviceOf(id: number): number {
@@ -138,6 +185,8 @@ interface Pending {
 /** One device's worker and what it has loaded. */
 class DeviceWorker {
   readonly loaded = new Set<number>();
+  /** Scratch memory reserved in device memory per loaded program (Backend.scratchBytes): program id → offset. */
+  readonly scratch = new Map<number, number>();
   readonly pending = new Map<number, Pending>();
   dead = false;
 
@@ -167,6 +216,8 @@ export class Client {
   readonly devices: readonly Device[];
   private readonly workers = new Map<number, DeviceWorker>();
   private readonly arenas = new ResultArenas();
+  /** Each device's memory, when the backend keeps buffers there (created on first use; outlives the device's workers). */
+  private readonly memories = new Map<number, DeviceMemory>();
   private closed = false;
 
   /** @internal use createClient */
@@ -178,8 +229,24 @@ export class Client {
   async bufferFromLiteral(literal: Literal, device: Device = this.devices[0]!): Promise<DeviceBuffer> {
     this.checkOpen();
     if (!this.devices.includes(device)) throw new ExecutionError(`bufferFromLiteral: ${device} is not a device of this client`);
+    const memory = this.deviceMemory(device);
+    if (memory !== undefined) {
+      const wire = literalToDeviceMemory(memory, literal);
+      return new DeviceBuffer(device, wire, literal.shape, () => releaseAll(memory, deviceOffsets(wire)));
+    }
     const wire = toWire(literal, true);
     return new DeviceBuffer(device, wire, literal.shape);
+  }
+
+  /** The memory holding `device`'s buffers when the backend keeps them in one (Backend.deviceMemory), else undefined. */
+  deviceMemory(device: Device): DeviceMemory | undefined {
+    if (this.backend.deviceMemory !== true) return undefined;
+    let memory = this.memories.get(device.id);
+    if (memory === undefined) {
+      memory = new DeviceMemory({ shared: true });
+      this.memories.set(device.id, memory);
+    }
+    return memory;
   }
 
   /**
@@ -226,15 +293,39 @@ export class Client {
       if (!ids.has(c)) {
         const id = nextProgramId++;
         ids.set(c, id);
-        prepared.set(id, this.backend.prepare(c));
+        prepared.set(id, await this.backend.prepare(c, options.compileOptions));
       }
     }
-    this.prepared = new Map([...this.prepared, ...prepared]);
+    for (const [id, p] of prepared) this.prepared.set(id, p);
     const { payload, reduce, arena } = rendezvousSizes(computations, replicas, partitions);
-    return new Executable(replicas, partitions, assignment, computations.map((c) => ids.get(c)!), computations, payload, reduce, arena);
+    const programIds = [...prepared.keys()];
+    return new Executable(
+      replicas, partitions, assignment, computations.map((c) => ids.get(c)!), computations, payload, reduce, arena,
+      (exe) => {
+        this.arenas.closePool(exe.arenaPool);
+        this.unload(programIds);
+      },
+    );
   }
 
-  private prepared = new Map<number, unknown>();
+  /** Forgets programs and unloads them from the devices that loaded them. */
+  private unload(programIds: readonly number[]): void {
+    for (const id of programIds) {
+      this.prepared.delete(id);
+      for (const [device, w] of this.workers) {
+        if (!w.dead && w.loaded.delete(id)) {
+          w.handle.post({ type: "unload", programId: id });
+          // No run of the program is in flight (Executable.delete waits for them), so
+          // nothing writes the scratch any more.
+          const offset = w.scratch.get(id);
+          if (offset !== undefined) this.memories.get(device)!.release(offset);
+          w.scratch.delete(id);
+        }
+      }
+    }
+  }
+
+  private readonly prepared = new Map<number, unknown>();
 
   /**
    * Runs the executable: `args[id]` are the arguments of logical process id (replica *
@@ -242,27 +333,54 @@ export class Client {
    */
   async execute(exe: Executable, args: readonly (readonly (DeviceBuffer | Literal)[])[], options: ExecuteOptions = {}): Promise<DeviceBuffer[]> {
     this.checkOpen();
+    exe.checkLive("execute");
     const count = exe.replicas * exe.partitions;
     if (args.length !== count) throw new ExecutionError(`execute: expected arguments for ${count} processes, got ${args.length}`);
-    const wires = args.map((list, id) => {
+    args.forEach((list, id) => {
       const params = exe.computations[id]!.parameters;
       if (list.length !== params.length) {
         throw new ExecutionError(`execute: process ${id} expects ${params.length} argument(s), got ${list.length}`);
       }
-      return list.map((a, k) => {
-        const shape = a.shape;
-        if (!shapesEqual(shape, params[k]!.shape)) {
+      list.forEach((a, k) => {
+        if (!shapesEqual(a.shape, params[k]!.shape)) {
           throw new ExecutionError(
-            `execute: process ${id} argument ${k} has shape ${shapeToString(shape)}, expected ${shapeToString(params[k]!.shape)}`,
+            `execute: process ${id} argument ${k} has shape ${shapeToString(a.shape)}, expected ${shapeToString(params[k]!.shape)}`,
           );
         }
-        if (a instanceof DeviceBuffer) {
-          a.checkLive(`execute: process ${id} argument ${k}`);
-          return a.wire;
-        }
-        return toWire(a);
+        if (a instanceof DeviceBuffer) a.checkLive(`execute: process ${id} argument ${k}`);
       });
     });
+    // With device memory, every argument must lie in its process's device memory:
+    // those that do not (host literals, buffers of another device) are copied there for
+    // this run. Results get buffers reserved there before the run.
+    const temporaries: { memory: DeviceMemory; offsets: number[] }[] = [];
+    const resultOffsets: (number[] | undefined)[] = [];
+    const releaseReservations = (): void => {
+      for (const t of temporaries) releaseAll(t.memory, t.offsets);
+      resultOffsets.forEach((offsets, id) => {
+        if (offsets !== undefined) releaseAll(this.memories.get(exe.deviceOf(id))!, offsets);
+      });
+    };
+    let wires: WireValue[][];
+    try {
+      wires = args.map((list, id) => {
+        const device = this.devices[exe.deviceOf(id)]!;
+        const memory = this.deviceMemory(device);
+        if (memory === undefined) return list.map((a) => (a instanceof DeviceBuffer ? a.wire : toWire(a)));
+        const placed = list.map((a) => {
+          if (a instanceof DeviceBuffer && a.device === device && wireArrays(a.wire).every((leaf) => leaf.offset !== undefined)) return a.wire;
+          const wire = literalToDeviceMemory(memory, a instanceof DeviceBuffer ? fromWire(a.wire) : a);
+          temporaries.push({ memory, offsets: deviceOffsets(wire) });
+          return wire;
+        });
+        resultOffsets[id] = allocateLeaves(memory, exe.computations[id]!.root.shape);
+        return placed;
+      });
+    } catch (e) {
+      releaseReservations();
+      throw e;
+    }
+    let resultsOwned = false;
     const hostSetups = hostSetupsOf(count, options);
     // Rendezvous memory is reused across executions (its mailboxes are large); each
     // execution in flight holds its own.
@@ -287,7 +405,13 @@ export class Client {
       worker.handle.ref();
       const programId = exe.programIds[id]!;
       if (!worker.loaded.has(programId)) {
-        worker.handle.post({ type: "load", programId, backend: this.backend.name, prepared: this.prepared.get(programId) });
+        const prepared = this.prepared.get(programId);
+        const scratch = this.reserveScratch(worker, exe.deviceOf(id), programId, prepared);
+        worker.handle.post({
+          type: "load", programId, backend: this.backend.name, prepared,
+          ...(this.backend.deviceModule === undefined ? {} : { module: this.backend.deviceModule }),
+          ...(scratch === undefined ? {} : { scratch }),
+        });
         worker.loaded.add(programId);
       }
       const runId = nextRunId++;
@@ -302,6 +426,7 @@ export class Client {
       worker.handle.post({
         type: "run", runId, programId, memory, timeoutMs, names, args: wires[id]!, shared, ...(arena === undefined ? {} : { arena }),
         ...(host ? { host } : {}),
+        ...(resultOffsets[id] === undefined ? {} : { resultOffsets: resultOffsets[id] }),
         process: {
           self: id, replicaId: Math.floor(id / exe.partitions), partitionId: id % exe.partitions,
           replicaCount: exe.replicas, partitionCount: exe.partitions, deviceId: exe.deviceOf(id),
@@ -309,6 +434,9 @@ export class Client {
       });
       return { id, worker, runId, result };
     });
+    // From here to the end of `finally` the executable counts this execution as in
+    // flight (nothing awaited before this point, so no delete() can come in between).
+    exe.begin();
     const errors: WireError[] = [];
     let aborted = false;
     const settled = runs.map((run) => run.result.then(
@@ -328,11 +456,18 @@ export class Client {
         if (options.onOutfeed) {
           for (let id = 0; id < count; id++) options.onOutfeed(id, (outfeeds.get(id) ?? []).map((w) => fromWire(w).clone()));
         }
+        resultsOwned = true;
         return first.map((r, id) => {
-          const wire = resolveKnownBuffers((r as { value: WireValue }).value, known);
-          const buffer: DeviceBuffer = new DeviceBuffer(
-            this.devices[exe.deviceOf(id)]!, wire, exe.computations[id]!.root.shape, () => this.arenas.drop(buffer, wire),
-          );
+          const device = this.devices[exe.deviceOf(id)]!;
+          const memory = this.memories.get(device.id);
+          const offsets = resultOffsets[id];
+          const wire = memory !== undefined && offsets !== undefined
+            ? wireInMemory(exe.computations[id]!.root.shape, memory, offsets)
+            : resolveKnownBuffers((r as { value: WireValue }).value, known);
+          const buffer: DeviceBuffer = new DeviceBuffer(device, wire, exe.computations[id]!.root.shape, () => {
+            this.arenas.drop(buffer, wire);
+            if (memory !== undefined && offsets !== undefined) releaseAll(memory, offsets);
+          });
           this.arenas.hold(buffer, wire);
           return buffer;
         });
@@ -352,20 +487,30 @@ export class Client {
       throw e;
     } finally {
       for (const w of workers) if (!w.dead) w.handle.unref();
-      if (reusable) exe.memoryPool.push(memory);
+      if (reusable && !exe.isDeleted) exe.memoryPool.push(memory);
       this.arenas.unpin(pinned);
       if (arena !== undefined) this.arenas.finish(arena, reusable);
+      if (resultsOwned) {
+        for (const t of temporaries) releaseAll(t.memory, t.offsets);
+      } else {
+        releaseReservations();
+      }
+      exe.end();
     }
   }
 
   /** Compiles and runs in one step, with host literals in and out. */
   async run(program: Computation | ProgramGrid, args: readonly (readonly Literal[])[], options: CompileOptions & ExecuteOptions = {}): Promise<Literal[]> {
     const exe = await this.compile(program, options);
-    const results = await this.execute(exe, args, options);
-    const literals = await Promise.all(results.map((b) => b.toLiteral()));
-    // The literals are copies: the device buffers' memory can serve the next execution.
-    for (const b of results) b.delete();
-    return literals;
+    try {
+      const results = await this.execute(exe, args, options);
+      const literals = await Promise.all(results.map((b) => b.toLiteral()));
+      // The literals are copies: the device buffers' memory can serve the next execution.
+      for (const b of results) b.delete();
+      return literals;
+    } finally {
+      exe.delete();
+    }
   }
 
   /** Terminates every device worker; the client cannot be used afterwards. */
@@ -373,17 +518,38 @@ export class Client {
     this.closed = true;
     const all = [...this.workers.keys()];
     await Promise.all(all.map((d) => this.discardWorker(d)));
+    this.memories.clear();
   }
 
   private checkOpen(): void {
     if (this.closed) throw new ExecutionError("client: the client is closed");
   }
 
+  /** Reserves the scratch memory a program needs on a device, when the backend asks for some. */
+  private reserveScratch(worker: DeviceWorker, device: number, programId: number, prepared: unknown): { offset: number; bytes: number } | undefined {
+    const memory = this.memories.get(device);
+    const bytes = memory === undefined ? 0 : this.backend.scratchBytes?.(prepared) ?? 0;
+    if (memory === undefined || bytes <= 0) return undefined;
+    const offset = memory.allocate(bytes);
+    worker.scratch.set(programId, offset);
+    return { offset, bytes };
+  }
+
+  /** A worker is gone: the scratch its programs held is free. */
+  private releaseScratchOf(device: number, w: DeviceWorker): void {
+    const memory = this.memories.get(device);
+    if (memory !== undefined) for (const offset of w.scratch.values()) memory.release(offset);
+    w.scratch.clear();
+  }
+
   private workerFor(device: number): DeviceWorker {
     let w = this.workers.get(device);
+    if (w !== undefined && w.dead) this.releaseScratchOf(device, w);
     if (w === undefined || w.dead) {
       w = new DeviceWorker(this.factory());
       this.workers.set(device, w);
+      const memory = this.deviceMemory(this.devices[device]!);
+      if (memory !== undefined) w.handle.post({ type: "memory", memory: memory.memory });
     }
     return w;
   }
@@ -393,6 +559,7 @@ export class Client {
     if (w === undefined) return;
     this.workers.delete(device);
     w.dead = true;
+    this.releaseScratchOf(device, w);
     for (const p of w.pending.values()) p.reject({ name: "ExecutionError", message: "device worker terminated", secondary: true });
     w.pending.clear();
     await w.handle.terminate();
@@ -410,6 +577,10 @@ function hostSetupsOf(count: number, options: ExecuteOptions): HostSetup[] | und
     infeed: (infeed?.[id] ?? []).map((v) => toWire(v)),
     hostTransfersBetweenDevices: hostTransfersBetweenDevices === true,
   }));
+}
+
+function releaseAll(memory: DeviceMemory, offsets: readonly number[]): void {
+  for (const offset of offsets) memory.release(offset);
 }
 
 function delay(ms: number): Promise<void> {
@@ -479,12 +650,13 @@ function operandBytes(inst: Instruction): number {
   return inst.opcode === "recv" ? payloadBytesOf(inst.shape) : ofOperands;
 }
 
-/** A client with `deviceCount` devices of `backend` (default: the interpreter). */
+/** A client with `deviceCount` devices of `backend` (a registered name or a Backend; default: DEFAULT_BACKEND). */
 export async function createClient(options: ClientOptions = {}): Promise<Client> {
   const deviceCount = options.deviceCount ?? 1;
   if (!Number.isInteger(deviceCount) || deviceCount < 1) {
     throw new ExecutionError(`createClient: deviceCount must be a positive integer, got ${deviceCount}`);
   }
   const factory = options.workers ?? await defaultWorkerFactory();
-  return new Client(options.backend ?? interpreterBackend, deviceCount, factory, options.collectiveTimeoutMs ?? 30_000);
+  const backend = typeof options.backend === "object" ? options.backend : getBackend(options.backend ?? DEFAULT_BACKEND).host;
+  return new Client(backend, deviceCount, factory, options.collectiveTimeoutMs ?? 30_000);
 }

@@ -5,10 +5,12 @@ export {
   Client, createClient, Device, DeviceBuffer, Executable,
   type ClientOptions, type CompileOptions, type ExecuteOptions, type ProgramGrid,
 } from "./client.js";
+export type { Backend, BackendCompileOptions, DeviceBackend, DeviceContext, DeviceEnvironment, DeviceProgram } from "./backend.js";
+export { interpreterBackend, interpreterDeviceBackend, interpreterEntry } from "./interpreter_backend.js";
 export {
-  interpreterBackend, interpreterDeviceBackend,
-  type Backend, type DeviceBackend, type DeviceEnvironment, type DeviceProgram,
-} from "./backend.js";
+  backendNames, findBackend, getBackend, registerBackend, type BackendEntry, type DumpOptions,
+} from "./backend_registry.js";
+export { DEFAULT_BACKEND } from "./backends.js";
 export type { WorkerFactory, WorkerHandle } from "./worker_host.js";
 export { serveDevice, type DevicePort } from "./device_worker.js";
 export type { DeviceMessage, HostMessage, ProcessInfo, WireValue } from "./protocol.js";

@@ -1,8 +1,8 @@
 // Entry point of a device worker under Node (worker_threads). A browser entry would be
-// the same two lines with `self` for the port.
+// the same two lines with `self` for the port. The worker serves every backend of the
+// registry (backends.ts).
 
 import { parentPort } from "node:worker_threads";
-import { interpreterDeviceBackend } from "./backend.js";
 import type { HostMessage } from "./protocol.js";
 import { serveDevice } from "./device_worker.js";
 
@@ -11,4 +11,4 @@ if (port === null) throw new Error("node_device_worker must run in a worker thre
 serveDevice({
   post: (m) => port.postMessage(m),
   onMessage: (handler) => port.on("message", (m: HostMessage) => handler(m)),
-}, [interpreterDeviceBackend]);
+});

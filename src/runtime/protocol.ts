@@ -16,6 +16,11 @@ export type WireValue =
      * when posted, so this is how the host recognizes its own buffers.
      */
     readonly ref?: number;
+    /**
+     * The array lies in the device's memory (Backend.deviceMemory) at this byte offset;
+     * `buffer` is then a view of that whole memory and byteOffset equals offset.
+     */
+    readonly offset?: number;
   }
   | { readonly kind: "tuple"; readonly elements: readonly WireValue[] }
   | { readonly kind: "token" };
@@ -33,8 +38,16 @@ export interface ProcessInfo {
 }
 
 export type HostMessage =
-  | { readonly type: "load"; readonly programId: number; readonly backend: string; readonly prepared: unknown }
+  | {
+    readonly type: "load"; readonly programId: number; readonly backend: string; readonly prepared: unknown;
+    /** A module to import when the worker has no device backend of that name (Backend.deviceModule). */
+    readonly module?: string;
+    /** Device memory reserved for the program's temporaries (Backend.scratchBytes). */
+    readonly scratch?: { readonly offset: number; readonly bytes: number };
+  }
   | { readonly type: "unload"; readonly programId: number }
+  /** The device's memory (Backend.deviceMemory): sent once, before any load. */
+  | { readonly type: "memory"; readonly memory: WebAssembly.Memory }
   | {
     readonly type: "run"; readonly runId: number; readonly programId: number; readonly process: ProcessInfo;
     readonly args: readonly WireValue[]; readonly memory: RendezvousMemory; readonly timeoutMs: number;
@@ -46,6 +59,8 @@ export type HostMessage =
     readonly shared?: readonly SharedArrayBuffer[];
     /** Fresh memory for all-reduce results shared by a group (SharedCollectivesOptions.arena). */
     readonly arena?: SharedArrayBuffer;
+    /** Where in device memory the host reserved the result's arrays (Backend.deviceMemory). */
+    readonly resultOffsets?: readonly number[];
   };
 
 /** What the host provides a device for one run. */
@@ -109,7 +124,8 @@ export function resolveKnownBuffers(w: WireValue, known: readonly SharedArrayBuf
   if (w.kind === "token" || w.ref === undefined) return w;
   const buffer = known[w.ref];
   if (buffer === undefined) throw new ExecutionError(`device reply refers to shared buffer ${w.ref}, which the execution does not have`);
-  return { kind: "array", shape: w.shape, buffer, byteOffset: w.byteOffset, length: w.length };
+  const { ref: _ref, ...rest } = w;
+  return { ...rest, buffer };
 }
 
 /** The distinct array buffers of wire values, in order of first appearance. */

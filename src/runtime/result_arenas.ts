@@ -26,6 +26,8 @@ interface ArenaState {
 
 export class ResultArenas {
   private readonly states = new WeakMap<SharedArrayBuffer, ArenaState>();
+  /** Pools of deleted executables: arenas released later are left to the garbage collector. */
+  private readonly closed = new WeakSet<SharedArrayBuffer[]>();
   private readonly finalizer = new FinalizationRegistry<ArenaState>((state) => {
     state.holders--;
     this.release(state);
@@ -78,11 +80,17 @@ export class ResultArenas {
     this.release(state);
   }
 
+  /** The pool's executable is deleted: empties the pool and keeps it empty. */
+  closePool(pool: SharedArrayBuffer[]): void {
+    this.closed.add(pool);
+    pool.length = 0;
+  }
+
   private release(state: ArenaState): void {
     if (state.pins > 0 || state.holders > 0 || !state.reusable) return;
     // Reuse once: a stale finalization later must not hand the buffer out twice.
     state.reusable = false;
-    if (state.pool.length < POOL_LIMIT) state.pool.push(state.buffer);
+    if (state.pool.length < POOL_LIMIT && !this.closed.has(state.pool)) state.pool.push(state.buffer);
   }
 
   private arenasOf(values: readonly WireValue[]): ArenaState[] {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { createClient } from "../../src/runtime/client.js";
-import { runCheckTextAsync, type CheckCaseResult } from "../../src/text/check/runner.js";
+import { runCheckTextAsync, type CheckCaseResult } from "../../src/check/runner.js";
 import { parseStableHlo, printStableHlo } from "../../src/text/mlir/index.js";
 import { EXPECTED_FAILURES } from "./expected_failures.js";
 
@@ -26,33 +26,37 @@ function mlirFiles(dir: string): string[] {
 
 const available = existsSync(ROOT);
 
-test("conformance: every case passes or is an expected failure", { skip: !available && "conformance data not found" }, async () => {
-  const all: CheckCaseResult[] = [];
-  // One client for the whole suite: run_parallel's processes run on its devices.
-  const client = await createClient({ deviceCount: 8 });
-  try {
-    for (const file of mlirFiles(ROOT)) all.push(...await runCheckTextAsync(readFileSync(file, "utf8"), relative(ROOT, file), { client }));
-  } finally {
-    await client.close();
-  }
-  const count = (pred: (r: CheckCaseResult) => boolean): number => all.filter(pred).length;
-  const passed = count((r) => r.status === "pass");
-  const skipped = count((r) => r.status === "skip");
-  const failed = count((r) => r.status === "fail");
-  const parseFailed = count((r) => r.phase === "parse");
-  const totals = `conformance: ${passed} passed, ${failed} failed, ${skipped} skipped`;
-  console.log(totals);
-  console.log(`conformance: ${all.length - skipped - parseFailed} of ${all.length - skipped} cases parsed and imported; ` +
-    `${parseFailed} parse/import failures; ` +
-    `${count((r) => r.phase === "evaluate")} evaluation errors; ${count((r) => r.phase === "check")} check failures`);
-  for (const r of all.filter((r) => r.status === "skip")) console.log(`conformance: skipped ${r.name}: ${r.message}`);
-  const unexpected = all.filter((r) => r.status === "fail" && !(r.name in EXPECTED_FAILURES));
-  assert.deepEqual(unexpected.map((r) => `${r.name}: ${r.message}`), []);
-  const fixed = Object.keys(EXPECTED_FAILURES).filter((n) => all.some((r) => r.name === n && r.status === "pass"));
-  assert.deepEqual(fixed, [], "these cases pass now: remove them from expected_failures.ts");
-  const readme = readFileSync(join(process.cwd(), "README.md"), "utf8");
-  assert.ok(readme.includes(totals), `README.md must state the conformance totals: "${totals}"`);
-});
+// The suite runs on each backend: the interpreter (the specification) and the compiled
+// WebAssembly backend (checked against the same expected values).
+for (const backend of ["interpreter", "wasm"]) {
+  test(`conformance (${backend}): every case passes or is an expected failure`, { skip: !available && "conformance data not found" }, async () => {
+    const all: CheckCaseResult[] = [];
+    // One client for the whole suite: run_parallel's processes run on its devices.
+    const client = await createClient({ deviceCount: 8, backend });
+    try {
+      for (const file of mlirFiles(ROOT)) all.push(...await runCheckTextAsync(readFileSync(file, "utf8"), relative(ROOT, file), { client, backend }));
+    } finally {
+      await client.close();
+    }
+    const count = (pred: (r: CheckCaseResult) => boolean): number => all.filter(pred).length;
+    const passed = count((r) => r.status === "pass");
+    const skipped = count((r) => r.status === "skip");
+    const failed = count((r) => r.status === "fail");
+    const parseFailed = count((r) => r.phase === "parse");
+    const totals = `conformance: ${passed} passed, ${failed} failed, ${skipped} skipped`;
+    console.log(`${totals} (${backend})`);
+    console.log(`conformance: ${all.length - skipped - parseFailed} of ${all.length - skipped} cases parsed and imported; ` +
+      `${parseFailed} parse/import failures; ` +
+      `${count((r) => r.phase === "evaluate")} evaluation errors; ${count((r) => r.phase === "check")} check failures`);
+    for (const r of all.filter((r) => r.status === "skip")) console.log(`conformance: skipped ${r.name}: ${r.message}`);
+    const unexpected = all.filter((r) => r.status === "fail" && !(r.name in EXPECTED_FAILURES));
+    assert.deepEqual(unexpected.map((r) => `${r.name}: ${r.message}`), []);
+    const fixed = Object.keys(EXPECTED_FAILURES).filter((n) => all.some((r) => r.name === n && r.status === "pass"));
+    assert.deepEqual(fixed, [], "these cases pass now: remove them from expected_failures.ts");
+    const readme = readFileSync(join(process.cwd(), "README.md"), "utf8");
+    assert.ok(readme.includes(totals), `README.md must state the conformance totals: "${totals}"`);
+  });
+}
 
 test("conformance: every file parses and prints, and print(parse(print(x))) == print(x)", { skip: !available && "conformance data not found" }, () => {
   let chunks = 0;

@@ -92,7 +92,7 @@ export function planBody(
       }
       const aff = affine.get(id);
       if (aff !== undefined && (n.op === "load" || (vector && n.op === "fromIdx"))) {
-        if (vector && n.op === "load" && aff.stride !== 1) ok = false;
+        if (vector && ((n.op === "load" && aff.stride !== 1) || !probe.vectorizable(n))) ok = false;
         visit(aff.base);
         return;
       }

@@ -1,7 +1,365 @@
-import type { FusedKernelIR } from "../kernel/lower_fusion.js";
-import { EmitFail } from "./emit_values.js";
-import type { WasmKernel, WasmTarget } from "./kernel.js";
+// Input fusions: reductions whose inputs are fused expressions, with an optional
+// elementwise epilogue on the reduced values (multi-output: several reductions over
+// one pass, e.g. a sum and a sum of squares).
+//
+// The domain is split into three loops: the kept dimensions before the last reduced
+// one (rows: one work unit each), the reduced dimensions (r), and the kept dimensions
+// after the last reduced one (j, contiguous in the output).
+//   - Row reduction (no j): vectorized along r with 4 independent vector accumulators
+//     per reduction, combined lane by lane at the end of the row, then a scalar tail.
+//   - Column reduction (j): vectorized along j, accumulating along r; one vector of
+//     outputs at a time, then a scalar tail over the last j.
+// Floats are reassociated (as XLA's CPU backend does); integer wrap-around and
+// min/max/and/or are exact in any order.
 
-export function emitReduceKernel(_ir: FusedKernelIR, _target: WasmTarget, _name: string): WasmKernel {
-  throw new EmitFail("reductions are not emitted yet");
+import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
+import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
+import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
+import { planBody } from "./emit_loop.js";
+import { EmitFail, pushConst, ValueEmitter, type LoadAddressing } from "./emit_values.js";
+import { rebuild, reachable } from "./kernel_plan.js";
+import type { WasmKernel, WasmTarget } from "./kernel.js";
+import { computeType, isSigned, storageBytes, storeScalar, wrapI32 } from "./wasm_types.js";
+
+/** Independent vector accumulators of a row reduction (hides the add latency). */
+const UNROLL = 4;
+
+function identity(kind: ReducerKind, t: ElementType): number | bigint {
+  const float = ELEMENT_TYPES[t].kind === "float";
+  const wide = computeType(t) === "i64";
+  const { min, max } = float || t === "pred" ? { min: 0n, max: 1n } : integerRange(t);
+  const int = (v: bigint): number | bigint => (wide ? v : Number(v));
+  switch (kind) {
+    case "add": return float ? -0 : int(0n);
+    case "mul": return float ? 1 : int(1n);
+    case "max": return float ? -Infinity : int(min);
+    case "min": return float ? Infinity : int(max);
+    case "and": return t === "pred" ? 1 : int(-1n);
+    case "or": return int(0n);
+  }
+}
+
+/** acc ⊕ x for two scalars on the stack. */
+function combineScalar(f: FunctionBuilder, kind: ReducerKind, t: ElementType): void {
+  const c = computeType(t);
+  const w = c === "i64";
+  if (c === "f32" || c === "f64") {
+    const ops = c === "f32"
+      ? { add: () => f.f32Add(), mul: () => f.f32Mul(), max: () => f.f32Max(), min: () => f.f32Min() }
+      : { add: () => f.f64Add(), mul: () => f.f64Mul(), max: () => f.f64Max(), min: () => f.f64Min() };
+    if (kind === "and" || kind === "or") throw new EmitFail(`${kind} reduction of ${t}`);
+    ops[kind]();
+    return;
+  }
+  switch (kind) {
+    case "add": if (w) f.i64Add(); else if (t === "pred") f.i32Or(); else f.i32Add(); return;
+    case "mul": if (w) f.i64Mul(); else if (t === "pred") f.i32And(); else f.i32Mul(); return;
+    case "and": if (w) f.i64And(); else f.i32And(); return;
+    case "or": if (w) f.i64Or(); else f.i32Or(); return;
+    case "max": case "min": {
+      const a = f.local(c);
+      const b = f.local(c);
+      f.localSet(b).localSet(a).localGet(a).localGet(b).localGet(a).localGet(b);
+      const s = isSigned(t);
+      if (kind === "max") { if (w) { if (s) f.i64GtS(); else f.i64GtU(); } else if (s) f.i32GtS(); else f.i32GtU(); }
+      else if (w) { if (s) f.i64LtS(); else f.i64LtU(); } else if (s) f.i32LtS(); else f.i32LtU();
+      f.select();
+    }
+  }
+}
+
+/** Whether acc ⊕ x has a vector form for this type; returns the emitter if so. */
+function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): (() => void) | undefined {
+  const c = computeType(t);
+  if (t === "bf16" && (kind === "add" || kind === "mul")) return undefined;
+  if (c === "f32") return { add: () => f.f32x4Add(), mul: () => f.f32x4Mul(), max: () => f.f32x4Max(), min: () => f.f32x4Min(), and: undefined, or: undefined }[kind];
+  if (c === "f64") return { add: () => f.f64x2Add(), mul: () => f.f64x2Mul(), max: () => f.f64x2Max(), min: () => f.f64x2Min(), and: undefined, or: undefined }[kind];
+  if (kind === "and") return () => f.v128And();
+  if (kind === "or") return () => f.v128Or();
+  if (t === "pred") return kind === "add" || kind === "max" ? () => f.v128Or() : () => f.v128And();
+  const s = isSigned(t);
+  if (c === "i32") {
+    return { add: () => f.i32x4Add(), mul: () => f.i32x4Mul(), max: () => (s ? f.i32x4MaxS() : f.i32x4MaxU()), min: () => (s ? f.i32x4MinS() : f.i32x4MinU()) }[kind];
+  }
+  return kind === "add" ? () => f.i64x2Add() : kind === "mul" ? () => f.i64x2Mul() : undefined;
+}
+
+function splatIdentity(f: FunctionBuilder, kind: ReducerKind, t: ElementType, lanes: number): void {
+  const v = identity(kind, t);
+  const c = computeType(t);
+  if (t === "pred") {
+    const m = v === 1 ? -1 : 0;
+    if (lanes === 2) f.i64Const(m).i64x2Splat(); else f.i32Const(m).i32x4Splat();
+    return;
+  }
+  pushConst(f, t, v);
+  if (c === "f32") f.f32x4Splat(); else if (c === "f64") f.f64x2Splat(); else if (c === "i64") f.i64x2Splat(); else f.i32x4Splat();
+}
+
+function extractLane(f: FunctionBuilder, t: ElementType, lane: number): void {
+  const c = computeType(t);
+  if (t === "pred") { f.i32x4ExtractLane(lane).i32Const(1).i32And(); return; }
+  if (c === "f32") f.f32x4ExtractLane(lane);
+  else if (c === "f64") f.f64x2ExtractLane(lane);
+  else if (c === "i64") f.i64x2ExtractLane(lane);
+  else f.i32x4ExtractLane(lane);
+}
+
+export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
+  const red = ir.reduce!;
+  const D = ir.domain;
+  const n = D.length;
+  const reduced = red.dims;
+  const kept = D.map((_, i) => i).filter((i) => !reduced.includes(i));
+  const last = reduced.length === 0 ? -1 : reduced[reduced.length - 1]!;
+  const outerKept = kept.filter((d) => d < last);
+  const innerKept = kept.filter((d) => d > last);
+  const size = (ds: readonly number[]): number => ds.reduce((x, d) => x * D[d]!, 1);
+  const rows = size(outerKept);
+  const Rn = size(reduced);
+  const J = size(innerKept);
+  for (const r of red.reductions) {
+    if (r.type === "bf16" && (r.kind === "add" || r.kind === "mul")) throw new EmitFail("bf16 sums would not round as the interpreter's");
+  }
+
+  // The graph over (row, r, j).
+  const g0 = ir.graph;
+  const roots = [...red.reductions.flatMap((r) => [r.value, r.init]), ...ir.outputs.map((o) => o.value)];
+  let rowVar = -1, rVar = -1, jVar = -1;
+  let mapDomain: number[] = [];
+  const { graph: g, map } = rebuild(g0, roots, (dim, _size, o) => {
+    if (rowVar < 0) {
+      rowVar = o.variable(0, rows);
+      rVar = o.variable(1, Rn);
+      jVar = o.variable(2, J);
+      const rowIdx = unlinearize(o, rowVar, outerKept.map((d) => D[d]!));
+      const rIdx = unlinearize(o, rVar, reduced.map((d) => D[d]!));
+      const jIdx = unlinearize(o, jVar, innerKept.map((d) => D[d]!));
+      mapDomain = D.map((_, d) => {
+        const a = outerKept.indexOf(d);
+        if (a >= 0) return rowIdx[a]!;
+        const b = reduced.indexOf(d);
+        if (b >= 0) return rIdx[b]!;
+        return jIdx[innerKept.indexOf(d)]!;
+      });
+    }
+    // Variables n + k are the output's: kept dimension k.
+    return dim < n ? mapDomain[dim]! : mapDomain[kept[dim - n]!]!;
+  });
+  if (rowVar < 0) {
+    rowVar = g.variable(0, rows);
+    rVar = g.variable(1, Rn);
+    jVar = g.variable(2, J);
+  }
+  const values = red.reductions.map((r) => map(r.value));
+  const inits = red.reductions.map((r) => map(r.init));
+  const outputs = ir.outputs.map((o) => map(o.value));
+  const accums = red.reductions.map((r, k) => g.accum(k, r.type));
+  const nIn = ir.inputs.length;
+  const nOut = ir.outputs.length;
+  const columnMode = J > 1;
+
+  const m = new ModuleBuilder().importMemory(target);
+  m.addFunction("run", new Array<"i32">(nIn + nOut + 2).fill("i32"), [], (f) => {
+    const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
+    const innerVar = columnMode ? jVar : rVar;
+    const plan = planBody(g, values, innerVar, target, ve);
+    const L = plan.lanes;
+    ve.vectorLanes = L;
+    const combiners = red.reductions.map((r) => vectorCombiner(f, r.kind, r.type));
+    const vectorize = plan.vectorBody !== undefined && combiners.every((c) => c !== undefined) && (columnMode ? J >= L : Rn >= L);
+    const row = f.local("i32");
+    const i = f.local("i32"); // the inner variable's value (r or j)
+    const r = f.local("i32"); // the outer reduction counter in column mode
+    const jb = f.local("i32");
+    const baseLocal = new Map<number, number>();
+    const addressing: LoadAddressing = {
+      pushAddress: (node, vector) => {
+        const sz = storageBytes(node.type as ElementType);
+        const aff = plan.affine.get(node.id);
+        const base = baseLocal.get(node.id);
+        if (aff !== undefined && base !== undefined) {
+          f.localGet(base).localGet(i);
+          if (aff.stride * sz !== 1) f.i32Const(aff.stride * sz).i32Mul();
+          f.i32Add();
+          return;
+        }
+        if (vector) throw new Error("vector load without an affine offset");
+        f.localGet(node.attr as number).localGet(ve.scalar.get(node.args[0]!)!);
+        if (sz !== 1) f.i32Const(sz).i32Mul();
+        f.i32Add();
+      },
+    };
+    ve.addressing = addressing;
+    ve.laneAffine = (idx) => {
+      const aff = [...plan.affine.entries()].find(([id]) => g.node(id).op === "fromIdx" && g.node(id).args[0] === idx)![1];
+      return {
+        base: () => { f.localGet(ve.scalar.get(aff.base)!).localGet(i); if (aff.stride !== 1) f.i32Const(aff.stride).i32Mul(); f.i32Add(); },
+        stride: aff.stride,
+      };
+    };
+    ve.scalar.set(rowVar, row);
+    ve.scalar.set(innerVar, i);
+    if (columnMode) ve.scalar.set(rVar, r);
+    else { const z = f.local("i32"); f.i32Const(0).localSet(z); ve.scalar.set(jVar, z); }
+
+    /** The per-iteration-invariant part: scalar nodes, load bases, splats. */
+    const emitInvariants = (vector: boolean): void => {
+      for (const id of plan.invariant) if (g.node(id).op !== "var") ve.emitScalar(id);
+      for (const [id, aff] of plan.affine) {
+        const nd = g.node(id);
+        if (nd.op !== "load") continue;
+        const l = f.local("i32");
+        f.localGet(nd.attr as number).localGet(ve.scalar.get(aff.base)!);
+        if (storageBytes(nd.type as ElementType) !== 1) f.i32Const(storageBytes(nd.type as ElementType)).i32Mul();
+        f.i32Add().localSet(l);
+        baseLocal.set(id, l);
+      }
+      if (vector) for (const id of plan.splats) ve.splat(id);
+    };
+    const scalarAcc = red.reductions.map((x) => f.local(computeType(x.type)));
+    const vecAcc = red.reductions.map(() => Array.from({ length: columnMode ? 1 : UNROLL }, () => f.local("v128")));
+    const initScalarAcc = (): void => red.reductions.forEach((x, k) => { pushConst(f, x.type, identity(x.kind, x.type)); f.localSet(scalarAcc[k]!); });
+    const initVecAcc = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l) => { splatIdentity(f, x.kind, x.type, L); f.localSet(l); }));
+    const accumulateScalar = (): void => {
+      for (const id of plan.scalarBody) ve.emitScalar(id);
+      red.reductions.forEach((x, k) => {
+        f.localGet(scalarAcc[k]!).localGet(ve.scalar.get(values[k]!)!);
+        combineScalar(f, x.kind, x.type);
+        f.localSet(scalarAcc[k]!);
+      });
+    };
+    const accumulateVector = (copy: number): void => {
+      for (const id of plan.vectorBody!) ve.emitVector(id);
+      red.reductions.forEach((_x, k) => {
+        f.localGet(vecAcc[k]![copy]!).localGet(ve.vector.get(values[k]!)!);
+        combiners[k]!();
+        f.localSet(vecAcc[k]![copy]!);
+      });
+    };
+    /** scalarAcc ⊕= every lane of every vector accumulator. */
+    const horizontal = (lanes: number[]): void => {
+      red.reductions.forEach((x, k) => {
+        for (const l of vecAcc[k]!) {
+          for (const lane of lanes) {
+            f.localGet(scalarAcc[k]!).localGet(l);
+            extractLane(f, x.type, lane);
+            combineScalar(f, x.kind, x.type);
+            f.localSet(scalarAcc[k]!);
+          }
+        }
+      });
+    };
+    /** init ⊕ acc, then the epilogue, stored at output element row · J + j (j in local `jLocal`). */
+    const finish = (jLocal: number): void => {
+      red.reductions.forEach((x, k) => {
+        ve.emitScalar(inits[k]!);
+        f.localGet(ve.scalar.get(inits[k]!)!).localGet(scalarAcc[k]!);
+        combineScalar(f, x.kind, x.type);
+        wrapI32(f, x.type);
+        const l = f.local(computeType(x.type));
+        f.localSet(l);
+        ve.scalar.set(accums[k]!, l);
+      });
+      const saveJ = ve.scalar.get(jVar);
+      ve.scalar.set(jVar, jLocal);
+      const accSet = new Set(accums);
+      for (const id of reachable(g, outputs)) {
+        const op = g.node(id).op;
+        if (op !== "var" && !accSet.has(id)) ve.emitScalar(id);
+      }
+      outputs.forEach((o, k) => {
+        const t = ir.outputs[k]!.type;
+        f.localGet(nIn + k).localGet(row).i32Const(J).i32Mul().localGet(jLocal).i32Add();
+        if (storageBytes(t) !== 1) f.i32Const(storageBytes(t)).i32Mul();
+        f.i32Add().localGet(ve.scalar.get(o)!);
+        storeScalar(f, t);
+      });
+      if (saveJ !== undefined) ve.scalar.set(jVar, saveJ);
+    };
+
+    f.localGet(nIn + nOut).localSet(row);
+    f.block().loop();
+    f.localGet(row).localGet(nIn + nOut + 1).i32GeU().brIf(1);
+    if (!columnMode) {
+      // ---- row reduction: vector along r
+      initScalarAcc();
+      emitInvariants(vectorize);
+      f.i32Const(0).localSet(i);
+      if (vectorize) {
+        initVecAcc();
+        f.block().loop();
+        f.localGet(i).i32Const(L * UNROLL).i32Add().i32Const(Rn).i32GtU().brIf(1);
+        for (let u = 0; u < UNROLL; u++) {
+          accumulateVector(u);
+          f.localGet(i).i32Const(L).i32Add().localSet(i);
+        }
+        f.br(0).end().end();
+        f.block().loop();
+        f.localGet(i).i32Const(L).i32Add().i32Const(Rn).i32GtU().brIf(1);
+        accumulateVector(0);
+        f.localGet(i).i32Const(L).i32Add().localSet(i).br(0);
+        f.end().end();
+        horizontal(Array.from({ length: L }, (_, x) => x));
+      }
+      f.block().loop();
+      f.localGet(i).i32Const(Rn).i32GeU().brIf(1);
+      accumulateScalar();
+      f.localGet(i).i32Const(1).i32Add().localSet(i).br(0);
+      f.end().end();
+      const zero = ve.scalar.get(jVar)!;
+      finish(zero);
+    } else {
+      // ---- column reduction: vector along j, accumulate along r
+      f.i32Const(0).localSet(jb);
+      if (vectorize) {
+        f.block().loop();
+        f.localGet(jb).i32Const(L).i32Add().i32Const(J).i32GtU().brIf(1);
+        initVecAcc();
+        f.localGet(jb).localSet(i);
+        f.i32Const(0).localSet(r);
+        f.block().loop();
+        f.localGet(r).i32Const(Rn).i32GeU().brIf(1);
+        emitInvariants(true);
+        accumulateVector(0);
+        f.localGet(r).i32Const(1).i32Add().localSet(r).br(0);
+        f.end().end();
+        const jl = f.local("i32");
+        for (let lane = 0; lane < L; lane++) {
+          initScalarAcc();
+          horizontal([lane]);
+          f.localGet(jb).i32Const(lane).i32Add().localSet(jl);
+          finish(jl);
+        }
+        f.localGet(jb).i32Const(L).i32Add().localSet(jb).br(0);
+        f.end().end();
+      }
+      f.block().loop();
+      f.localGet(jb).i32Const(J).i32GeU().brIf(1);
+      initScalarAcc();
+      f.localGet(jb).localSet(i);
+      f.i32Const(0).localSet(r);
+      f.block().loop();
+      f.localGet(r).i32Const(Rn).i32GeU().brIf(1);
+      emitInvariants(false);
+      accumulateScalar();
+      f.localGet(r).i32Const(1).i32Add().localSet(r).br(0);
+      f.end().end();
+      finish(jb);
+      f.localGet(jb).i32Const(1).i32Add().localSet(jb).br(0);
+      f.end().end();
+    }
+    f.localGet(row).i32Const(1).i32Add().localSet(row).br(0);
+    f.end().end();
+  });
+  const bytesIn = ir.inputs.reduce((s, x) => s + storageBytes(x.type) * x.dims.reduce((a, b) => a * b, 1), 0);
+  return {
+    name,
+    bytes: m.finish(),
+    operandCount: nIn,
+    resultCount: nOut,
+    scratchBytes: 0,
+    parallelExtent: rows,
+    costPerUnit: Math.ceil(bytesIn / Math.max(1, rows)) + Rn * J,
+  };
 }

@@ -5,11 +5,11 @@
 //
 //   exp       ≤ 2 ulp    (Cody–Waite reduction by ln2, degree-7 Taylor on |r| ≤ ln2/2,
 //                          scaled by two powers of two so subnormal results round once)
-//   log       ≤ 2 ulp    (x = m·2^e, m in [√½, √2); log m = 2 atanh(s), s = (m-1)/(m+1), odd series to s^11)
+//   log       ≤ 2 ulp    (x = m·2^e, m in [√½, √2); fdlibm's log1p(f) form with s = f/(2+f), series to s^10)
 //   log1p     ≤ 3 ulp    (u = 1 + x; log(u) · x / (u - 1), Goldberg's correction)
 //   expm1     ≤ 3 ulp    (u = e^x; (u - 1) · x / log(u), Kahan's trick)
 //   tanh      ≤ 4 ulp    (odd Taylor series to x^15 for |x| < 0.5, else 1 - 2 / (e^{2|x|} + 1))
-//   logistic  ≤ 4 ulp    (1 / (1 + e^{-x}))
+//   logistic  ≤ 4 ulp    (1 / (1 + e^{-x}) for x ≥ 0, e^x / (1 + e^x) below)
 //   rsqrt     ≤ 1 ulp    (1 / sqrt(x): two correctly rounded steps)
 //
 // Taylor coefficients are exact rationals (1/k! for exp; the tangent-number series
@@ -97,6 +97,8 @@ const LOG2E = 1.4426950408889634;
 // ln2 split so n·LN2_HI is exact for |n| ≤ 2^8: LN2_HI has 16 significant bits.
 const LN2_HI = 0.693145751953125;
 const LN2_LO = 1.4286068203094172e-6;
+const ROUND_MAGIC = 12582912; // 1.5 · 2^23
+const ROUND_MAGIC_BITS = 0x4b400000;
 const EXP_TAYLOR = [1, 1, 1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040];
 
 /** e^x for the value in local x. */
@@ -109,10 +111,12 @@ export function emitExp(o: FloatOps, x: number): void {
   const half = f.local(o.intType);
   // Clamp so 2^n stays within two normal factors; NaN passes through min/max.
   f.localGet(x); o.fconst(-104); o.max(); o.fconst(89); o.min(); f.localSet(xc);
-  f.localGet(xc); o.fconst(LOG2E); o.mul(); o.nearest(); f.localSet(n);
+  // n = nearest(x log2 e) by the 1.5·2^23 trick: the sum's low mantissa bits are n.
+  f.localGet(xc); o.fconst(LOG2E); o.mul(); o.fconst(ROUND_MAGIC); o.add(); f.localSet(n);
+  f.localGet(n); o.bits(); o.iconst(ROUND_MAGIC_BITS); o.isub(); f.localSet(ni);
+  f.localGet(n); o.fconst(ROUND_MAGIC); o.sub(); f.localSet(n);
   f.localGet(xc); f.localGet(n); o.fconst(LN2_HI); o.mul(); o.sub();
   f.localGet(n); o.fconst(LN2_LO); o.mul(); o.sub(); f.localSet(r);
-  f.localGet(n); o.ftoi(); f.localSet(ni);
   f.localGet(ni); o.ishrS(1); f.localSet(half);
   horner(o, r, EXP_TAYLOR);
   // × 2^half × 2^(n - half), each built from its exponent bits.
@@ -121,7 +125,6 @@ export function emitExp(o: FloatOps, x: number): void {
 }
 
 const SQRT_HALF_BITS = 0x3f3504f3; // √½ as f32 bits
-const LN2 = 0.6931471805599453;
 
 /** log(x) for the value in local x. */
 export function emitLog(o: FloatOps, x: number): void {
@@ -141,13 +144,22 @@ export function emitLog(o: FloatOps, x: number): void {
   f.localGet(bits); o.ishrS(23);
   o.iconst(-23); o.iconst(0); f.localGet(tiny); o.select(); o.iadd(); f.localSet(e);
   f.localGet(bits); o.iconst(0x007fffff); o.iand(); o.iconst(SQRT_HALF_BITS); o.iadd(); o.fromBits(); f.localSet(m);
-  f.localGet(m); o.fconst(1); o.sub(); f.localGet(m); o.fconst(1); o.add(); o.div(); f.localSet(s);
+  // fdlibm's form: with f = m - 1 (exact), s = f / (2 + f), z = s²,
+  // log m = f - (f²/2 - s (f²/2 + R)), R = z (2/3 + z (2/5 + ...)); the leading f is exact.
+  const fm = f.local(o.floatType);
+  const hfsq = f.local(o.floatType);
+  f.localGet(m); o.fconst(1); o.sub(); f.localSet(fm);
+  f.localGet(fm); f.localGet(fm); o.fconst(2); o.add(); o.div(); f.localSet(s);
   f.localGet(s); f.localGet(s); o.mul(); f.localSet(s2);
-  // 2 atanh(s) = 2s (1 + s²/3 + s⁴/5 + ...)
-  f.localGet(s); o.fconst(2); o.mul();
-  horner(o, s2, [1, 1 / 3, 1 / 5, 1 / 7, 1 / 9, 1 / 11]);
+  f.localGet(fm); f.localGet(fm); o.mul(); o.fconst(0.5); o.mul(); f.localSet(hfsq);
+  f.localGet(e); o.itof(); o.fconst(LN2_HI); o.mul();
+  f.localGet(fm);
+  f.localGet(hfsq);
+  f.localGet(s);
+  f.localGet(hfsq); f.localGet(s2); horner(o, s2, [2 / 3, 2 / 5, 2 / 7, 2 / 9, 2 / 11]); o.mul(); o.add();
   o.mul();
-  f.localGet(e); o.itof(); o.fconst(LN2); o.mul(); o.add();
+  f.localGet(e); o.itof(); o.fconst(LN2_LO); o.mul(); o.add();
+  o.sub(); o.sub(); o.add();
   // Specials: log(+inf) = inf, log(0) = -inf, log(x < 0) = NaN, NaN stays.
   const r = f.local(o.floatType);
   f.localSet(r);
@@ -180,7 +192,7 @@ export function emitExpm1(o: FloatOps, x: number): void {
   emitExp(o, x); f.localSet(u);
   emitLog(o, u); f.localSet(lu);
   // (u - 1) · x / log(u); u = 1 → x; u - 1 = -1 → -1; u = inf → inf.
-  f.localGet(u); o.fconst(1); o.sub(); f.localGet(x); o.mul(); f.localGet(lu); o.div(); f.localSet(r);
+  f.localGet(u); o.fconst(1); o.sub(); f.localGet(x); f.localGet(lu); o.div(); o.mul(); f.localSet(r);
   f.localGet(x); f.localGet(r); f.localGet(u); o.fconst(1); o.eq(); o.select(); f.localSet(r);
   o.fconst(-1); f.localGet(r); f.localGet(u); o.fconst(1); o.sub(); o.fconst(-1); o.eq(); o.select(); f.localSet(r);
   o.fconst(Infinity); f.localGet(r); f.localGet(u); o.fconst(Infinity); o.eq(); o.select();
@@ -209,10 +221,16 @@ export function emitTanh(o: FloatOps, x: number): void {
 }
 
 export function emitLogistic(o: FloatOps, x: number): void {
+  // With e = e^{-|x|} (never overflows): 1 / (1 + e) for x ≥ 0, e / (1 + e) below, so
+  // the negative tail keeps its tiny (subnormal) values.
   const f = o.f;
-  const nx = f.local(o.floatType);
-  f.localGet(x); o.neg(); f.localSet(nx);
-  o.fconst(1);
-  o.fconst(1); emitExp(o, nx); o.add();
-  o.div();
+  const e = f.local(o.floatType);
+  const d = f.local(o.floatType);
+  f.localGet(x); o.abs(); o.neg(); f.localSet(e);
+  emitExp(o, e); f.localSet(e);
+  o.fconst(1); f.localGet(e); o.add(); f.localSet(d);
+  f.localGet(e); f.localGet(d); o.div();
+  o.fconst(1); f.localGet(d); o.div();
+  f.localGet(x); o.fconst(0); o.lt();
+  o.select();
 }

@@ -5,8 +5,9 @@
 
 import assert from "node:assert/strict";
 import {
-  allocateStorage, ELEMENT_TYPES, evaluate, Literal, type ArrayShape, type Computation, type ElementType,
+  allocateStorage, ELEMENT_TYPES, evaluate, Literal, type ArrayShape, type Computation, type ElementType, type Scalar,
 } from "../../../src/index.js";
+import { rng } from "../../support/prng.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { BUFFER_ALIGNMENT, isUnsupported, MEMORY_MAX_PAGES, type WasmKernel, type WasmTarget } from "../../../src/compiler/wasm/kernel.js";
@@ -121,3 +122,32 @@ export function checkFusion(c: Computation, args: readonly Literal[], tol: Toler
   assertClose(runKernel(kernel, target, c, args, [[0, half], [half, e]]), expected, tol, `${c.name} halves`);
   return kernel;
 }
+
+function randomValues(t: ElementType, n: number, seed: number): Scalar[] {
+  const r = rng(seed);
+  const out: Scalar[] = [];
+  for (let i = 0; i < n; i++) {
+    const u = r();
+    switch (t) {
+      case "pred": out.push(u < 0.5); break;
+      case "f32": case "f64": case "bf16":
+        out.push(u < 0.02 ? [NaN, Infinity, -Infinity, 0, -0][Math.floor(r() * 5)]! : (u - 0.5) * 2 ** Math.floor(r() * 20 - 8));
+        break;
+      case "s64": out.push(BigInt(Math.floor((u - 0.5) * 2 ** 52)) * BigInt(Math.floor(r() * 4096))); break;
+      case "u64": out.push(BigInt(Math.floor(u * 2 ** 52)) * BigInt(Math.floor(r() * 4096))); break;
+      default: {
+        const info = { s8: [-128, 256], u8: [0, 256], s16: [-32768, 65536], u16: [0, 65536], s32: [-(2 ** 31), 2 ** 32], u32: [0, 2 ** 32], s4: [-8, 16], u4: [0, 16], s2: [-2, 4], u2: [0, 4] }[t as "s8"]!;
+        // Small values often, so division, shifts and compares meet their edge cases.
+        out.push(r() < 0.3 ? Math.floor(r() * 9) - 4 + (info[0] === 0 ? 4 : 0) : info[0]! + Math.floor(u * info[1]!));
+      }
+    }
+  }
+  return out;
+}
+
+/** Random values with specials (NaN, ±inf, ±0 for floats; small values and extremes for integers). */
+export function randomLiteral(t: ElementType, dims: readonly number[], seed: number): Literal {
+  const n = dims.reduce((x, y) => x * y, 1);
+  return Literal.fromValues(t, dims, randomValues(t, n, seed));
+}
+

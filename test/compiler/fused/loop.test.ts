@@ -6,40 +6,12 @@ import {
   lt, max, min, mul, neg, pad, parameter, reshape, rev, scalarShape, select, slice, sub, transpose, tuple, XlaBuilder,
   and, or, xor, not, abs, sign, shiftLeft, shiftRightArithmetic, shiftRightLogical, rem, clz, populationCount,
   roundNearestAfz, roundNearestEven, floor, ceil, sqrt, clamp, bitcastConvertType, isFinite, gtTotalOrder,
-  type ElementType, type XlaOp, type Scalar,
+  type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { lowerFusion } from "../../../src/compiler/kernel/lower_fusion.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
-import { rng } from "../../support/prng.js";
-import { checkFusion, SCALAR_TARGET, TARGET } from "./harness.js";
-
-function randomValues(t: ElementType, n: number, seed: number): Scalar[] {
-  const r = rng(seed);
-  const out: Scalar[] = [];
-  for (let i = 0; i < n; i++) {
-    const u = r();
-    switch (t) {
-      case "pred": out.push(u < 0.5); break;
-      case "f32": case "f64": case "bf16":
-        out.push(u < 0.02 ? [NaN, Infinity, -Infinity, 0, -0][Math.floor(r() * 5)]! : (u - 0.5) * 2 ** Math.floor(r() * 20 - 8));
-        break;
-      case "s64": out.push(BigInt(Math.floor((u - 0.5) * 2 ** 52)) * BigInt(Math.floor(r() * 4096))); break;
-      case "u64": out.push(BigInt(Math.floor(u * 2 ** 52)) * BigInt(Math.floor(r() * 4096))); break;
-      default: {
-        const info = { s8: [-128, 256], u8: [0, 256], s16: [-32768, 65536], u16: [0, 65536], s32: [-(2 ** 31), 2 ** 32], u32: [0, 2 ** 32], s4: [-8, 16], u4: [0, 16], s2: [-2, 4], u2: [0, 4] }[t as "s8"]!;
-        // Small values often, so division, shifts and compares meet their edge cases.
-        out.push(r() < 0.3 ? Math.floor(r() * 9) - 4 + (info[0] === 0 ? 4 : 0) : info[0]! + Math.floor(u * info[1]!));
-      }
-    }
-  }
-  return out;
-}
-
-export function randomLiteral(t: ElementType, dims: readonly number[], seed: number): Literal {
-  const n = dims.reduce((x, y) => x * y, 1);
-  return Literal.fromValues(t, dims, randomValues(t, n, seed));
-}
+import { checkFusion, randomLiteral, SCALAR_TARGET, TARGET } from "./harness.js";
 
 function fusion(name: string, params: [ElementType, number[]][], body: (b: XlaBuilder, ps: XlaOp[]) => XlaOp): { c: ReturnType<XlaBuilder["build"]>; args: Literal[] } {
   const b = new XlaBuilder(name);
@@ -133,6 +105,15 @@ for (const target of [TARGET, SCALAR_TARGET]) {
     }
   });
 }
+
+test("regression (random seed 50): a pred load in a 2-lane (f64) kernel stays scalar", () => {
+  const b = new XlaBuilder("pred_f64");
+  const p = parameter(b, 0, arrayShape("pred", [4]));
+  const x = parameter(b, 1, scalarShape("f64"));
+  const y = parameter(b, 2, scalarShape("f64"));
+  const c = b.build(select(broadcastInDim(p, [1, 4], [1]), broadcastInDim(x, [1, 4], []), broadcastInDim(y, [1, 4], [])));
+  checkFusion(c, [randomLiteral("pred", [4], 1), Literal.scalar("f64", 1.5), Literal.scalar("f64", -2)]);
+});
 
 test("lowering: a transpose of a broadcast of a slice is one load", () => {
   const b = new XlaBuilder("compose");

@@ -3,9 +3,9 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Literal } from "../../../src/index.js";
-import { expectAlmostEq, expectClose, expectEq } from "../../../src/text/check/compare.js";
-import { runCheckText } from "../../../src/text/check/runner.js";
+import { Literal } from "../../src/index.js";
+import { expectAlmostEq, expectClose, expectEq } from "../../src/check/compare.js";
+import { runCheckText } from "../../src/check/runner.js";
 
 const f64 = (...v: number[]): Literal => Literal.fromValues("f64", [v.length], v);
 

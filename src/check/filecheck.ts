@@ -17,11 +17,11 @@
 // after the previous match (FileCheck's CHECK order); what the matcher cannot read
 // (regular expressions, CHECK-SAME/-NOT/-LABEL/-DAG, other text) makes the case a skip.
 
-import { ELEMENT_TYPES } from "../../types/element_type.js";
-import type { Literal, Scalar } from "../../types/literal.js";
-import { shapesEqual } from "../../types/shape.js";
-import { parseMlirLiteral } from "../mlir/literal.js";
-import { shapeToMlir } from "../mlir/types.js";
+import { ELEMENT_TYPES } from "../types/element_type.js";
+import type { Literal, Scalar } from "../types/literal.js";
+import { shapesEqual } from "../types/shape.js";
+import { parseMlirLiteral } from "../text/mlir/literal.js";
+import { shapeToMlir } from "../text/mlir/types.js";
 import type { CheckOutcome } from "./compare.js";
 
 /** One `// RUN:` line of stablehlo-translate --interpret. */

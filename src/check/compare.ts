@@ -3,10 +3,10 @@
 // - expect_almost_eq: |a - b| <= tolerance (default 1e-4), NaN matches NaN;
 // - expect_close: distance in ULPs within [min_ulp_difference, max_ulp_difference].
 
-import { ELEMENT_TYPES, isComplex, isFloat, type ElementType } from "../../types/element_type.js";
-import type { Literal, Scalar } from "../../types/literal.js";
-import { floatCodec } from "../../types/float_codec.js";
-import { shapesEqual, shapeToString } from "../../types/shape.js";
+import { ELEMENT_TYPES, isComplex, isFloat, type ElementType } from "../types/element_type.js";
+import type { Literal, Scalar } from "../types/literal.js";
+import { floatCodec } from "../types/float_codec.js";
+import { shapesEqual, shapeToString } from "../types/shape.js";
 
 export interface CheckOutcome {
   readonly ok: boolean;

@@ -6,10 +6,10 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createClient } from "../../../src/runtime/client.js";
-import { formatE, parseRunLines } from "../../../src/text/check/filecheck.js";
-import { parseRunParallelConfig } from "../../../src/text/check/parallel.js";
-import { runCheckText, runCheckTextAsync } from "../../../src/text/check/runner.js";
+import { createClient } from "../../src/runtime/client.js";
+import { formatE, parseRunLines } from "../../src/check/filecheck.js";
+import { parseRunParallelConfig } from "../../src/check/parallel.js";
+import { runCheckText, runCheckTextAsync } from "../../src/check/runner.js";
 
 const statuses = (rs: readonly { status: string; message?: string }[]): string[] => rs.map((r) => r.status + (r.message ? `: ${r.message}` : ""));
 

@@ -12,16 +12,23 @@
 // awaits the runtime, and evaluates the entry again from the start with the results
 // of that (and every earlier) run_parallel at hand. Programs are deterministic, so each
 // replay takes the same path up to the next unknown run_parallel.
+//
+// `backend` picks who evaluates (a name in the runtime's registry): one-device cases use
+// the backend's in-process `evaluate` (with the check targets as custom calls), and
+// run_parallel's programs run on a client of that backend. A backend whose evaluate is
+// asynchronous needs runCheckTextAsync.
 
-import type { Computation, HloModule } from "../../ir/computation.js";
-import type { CustomCallContext, CustomCallTarget } from "../../interpreter/context.js";
-import { evaluate, type EvaluateOptions } from "../../interpreter/evaluate.js";
-import { createClient, type Client } from "../../runtime/client.js";
-import { ParseError } from "../../types/errors.js";
-import { Literal } from "../../types/literal.js";
-import type { Shape } from "../../types/shape.js";
-import { parseStableHlo } from "../mlir/index.js";
-import { parseMlirLiteral } from "../mlir/literal.js";
+import type { Computation, HloModule } from "../ir/computation.js";
+import type { CustomCallContext, CustomCallTarget } from "../interpreter/context.js";
+import type { EvaluateOptions } from "../interpreter/evaluate.js";
+import { getBackend, type BackendEntry } from "../runtime/backend_registry.js";
+import { DEFAULT_BACKEND } from "../runtime/backends.js";
+import { createClient, type Client } from "../runtime/client.js";
+import { ExecutionError, ParseError } from "../types/errors.js";
+import { Literal } from "../types/literal.js";
+import type { Shape } from "../types/shape.js";
+import { parseStableHlo } from "../text/mlir/index.js";
+import { parseMlirLiteral } from "../text/mlir/literal.js";
 import { expectAlmostEq, expectClose, expectEq, type CheckOutcome } from "./compare.js";
 import { matchBlocks, parseCheckBlocks, parseRunLines, type PrintedValue, type RunLine } from "./filecheck.js";
 import { parseRunParallelConfig, PRINT, RUN_PARALLEL, runParallel, usesRunParallel, type ParallelOutcome, type ParallelRequest } from "./parallel.js";
@@ -35,15 +42,17 @@ export interface CheckCaseResult {
 }
 
 export interface CheckRunOptions {
-  /** Passed to the interpreter (the check targets are added to its customCalls). */
+  /** Passed to the backend's evaluate (the check targets are added to its customCalls). */
   evaluateOptions?: EvaluateOptions;
+  /** The registered backend that evaluates the cases (default: DEFAULT_BACKEND, the compiled wasm backend). */
+  backend?: string;
 }
 
 export interface CheckRunAsyncOptions extends CheckRunOptions {
   /**
    * The runtime client run_parallel executes on (it needs a device per process). When
-   * absent, one is created for the call and closed at its end (under Node: worker
-   * threads; elsewhere pass a client made with a WorkerFactory).
+   * absent, one of `backend` is created for the call and closed at its end (under Node:
+   * worker threads; elsewhere pass a client made with a WorkerFactory).
    */
   client?: Client;
 }
@@ -64,25 +73,31 @@ interface CaseSpec {
 
 /** Results of every case of a check-style file; each case is `file:function` (or `file:index` if names repeat). */
 export function runCheckText(text: string, fileName: string, options: CheckRunOptions = {}): CheckCaseResult[] {
+  const backend = evaluatingBackend(options);
   return plan(text, fileName).map((p) => {
     if ("result" in p) return { name: p.name, ...p.result };
     if (usesRunParallel(p.entry)) {
       return { name: p.name, status: "skip", message: `${RUN_PARALLEL} needs the multi-device runtime: use runCheckTextAsync` };
     }
-    const run = evaluateCase(p.entry, p.spec, options, []);
+    const run = evaluateCase(backend, p.entry, p.spec, options, []);
+    if (run instanceof Promise) {
+      void run.catch(() => undefined);
+      return { name: p.name, status: "fail", phase: "evaluate", message: `backend "${backend.host.name}" evaluates asynchronously: use runCheckTextAsync` };
+    }
     return { name: p.name, ...(run.kind === "suspended" ? { status: "fail", phase: "evaluate", message: "unexpected suspension" } : finish(run, p.spec)) };
   });
 }
 
 /** As runCheckText, and runs `interpreter.run_parallel` on the multi-device runtime. */
 export async function runCheckTextAsync(text: string, fileName: string, options: CheckRunAsyncOptions = {}): Promise<CheckCaseResult[]> {
+  const backend = evaluatingBackend(options);
   const planned = plan(text, fileName);
   let own: Client | undefined;
   const clientFor = async (processes: number): Promise<Client> => {
     if (options.client !== undefined) return options.client;
     if (own !== undefined && own.devices.length >= processes) return own;
     await own?.close();
-    own = await createClient({ deviceCount: Math.max(processes, 4) });
+    own = await createClient({ deviceCount: Math.max(processes, 4), backend: backend.host.name });
     return own;
   };
   try {
@@ -93,7 +108,7 @@ export async function runCheckTextAsync(text: string, fileName: string, options:
         continue;
       }
       const known: ParallelOutcome[] = [];
-      let run = evaluateCase(p.entry, p.spec, options, known);
+      let run = await evaluateCase(backend, p.entry, p.spec, options, known);
       while (run.kind === "suspended") {
         try {
           const processes = parseRunParallelConfig(run.request.backendConfig).programs.flat().length;
@@ -102,7 +117,7 @@ export async function runCheckTextAsync(text: string, fileName: string, options:
           run = { kind: "error", error: e as Error };
           break;
         }
-        run = evaluateCase(p.entry, p.spec, options, known);
+        run = await evaluateCase(backend, p.entry, p.spec, options, known);
       }
       results.push({ name: p.name, ...finish(run, p.spec) });
     }
@@ -181,8 +196,22 @@ class Suspend {
   constructor(readonly request: ParallelRequest) {}
 }
 
-/** Evaluates the entry once with the check targets; the k-th run_parallel returns known[k] or suspends. */
-function evaluateCase(entry: Computation, spec: CaseSpec, options: CheckRunOptions, known: readonly ParallelOutcome[]): Evaluation {
+/** The registered backend the options name, with an in-process evaluate. */
+function evaluatingBackend(options: CheckRunOptions): BackendEntry & Required<Pick<BackendEntry, "evaluate">> {
+  const backend = getBackend(options.backend ?? DEFAULT_BACKEND);
+  if (backend.evaluate === undefined) {
+    throw new ExecutionError(`backend "${backend.host.name}" has no in-process evaluate: the check runner cannot run its one-device cases`);
+  }
+  return backend as BackendEntry & Required<Pick<BackendEntry, "evaluate">>;
+}
+
+/**
+ * Evaluates the entry once with the check targets; the k-th run_parallel returns
+ * known[k] or suspends. A Promise when the backend evaluates asynchronously.
+ */
+function evaluateCase(
+  backend: Required<Pick<BackendEntry, "evaluate">>, entry: Computation, spec: CaseSpec, options: CheckRunOptions, known: readonly ParallelOutcome[],
+): Evaluation | Promise<Evaluation> {
   const outcomes: CheckOutcome[] = [];
   const printed: PrintedValue[] = [];
   const record = (check: (a: Literal, b: Literal, config: Map<string, number>) => CheckOutcome): CustomCallTarget =>
@@ -205,17 +234,21 @@ function evaluateCase(entry: Computation, spec: CaseSpec, options: CheckRunOptio
     for (const value of outcome.printed) printed.push({ print: true, value });
     return outcome.result;
   });
-  let result: Literal;
+  const failed = (e: unknown): Evaluation =>
+    e instanceof Suspend ? { kind: "suspended", request: e.request } : { kind: "error", error: e as Error };
+  const done = (result: Literal): Evaluation => {
+    // stablehlo-translate --interpret prints the entry's results after what it printed on the way.
+    const results = result.shape.kind === "tuple" && entry.root.opcode === "tuple" ? result.elements : [result];
+    for (const value of results) if (value.shape.kind === "array") printed.push({ print: false, value });
+    return { kind: "done", outcomes, printed };
+  };
+  let result: Literal | Promise<Literal>;
   try {
-    result = evaluate(entry, spec.args, { ...options.evaluateOptions, customCalls });
+    result = backend.evaluate(entry, spec.args, { ...options.evaluateOptions, customCalls });
   } catch (e) {
-    if (e instanceof Suspend) return { kind: "suspended", request: e.request };
-    return { kind: "error", error: e as Error };
+    return failed(e);
   }
-  // stablehlo-translate --interpret prints the entry's results after what it printed on the way.
-  const results = result.shape.kind === "tuple" && entry.root.opcode === "tuple" ? result.elements : [result];
-  for (const value of results) if (value.shape.kind === "array") printed.push({ print: false, value });
-  return { kind: "done", outcomes, printed };
+  return result instanceof Promise ? result.then(done, failed) : done(result);
 }
 
 function finish(run: Evaluation, spec: CaseSpec): Omit<CheckCaseResult, "name"> {

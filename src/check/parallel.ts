@@ -12,13 +12,13 @@
 // The importer keeps run_parallel as a custom call whose backend config is its
 // attribute dictionary as text and whose called computations are the named functions.
 
-import type { Computation, Instruction } from "../../ir/computation.js";
-import { Computation as ComputationClass, subcomputationsOf } from "../../ir/computation.js";
-import type { CustomCallContext } from "../../interpreter/context.js";
-import type { Client } from "../../runtime/client.js";
-import { ExecutionError } from "../../types/errors.js";
-import { Literal } from "../../types/literal.js";
-import { TOKEN_SHAPE, type Shape } from "../../types/shape.js";
+import type { Computation, Instruction } from "../ir/computation.js";
+import { Computation as ComputationClass, subcomputationsOf } from "../ir/computation.js";
+import type { CustomCallContext } from "../interpreter/context.js";
+import type { Client } from "../runtime/client.js";
+import { ExecutionError } from "../types/errors.js";
+import { Literal } from "../types/literal.js";
+import { TOKEN_SHAPE, type Shape } from "../types/shape.js";
 
 export const RUN_PARALLEL = "interpreter.run_parallel";
 export const PRINT = "interpreter.print";

@@ -1,0 +1,57 @@
+// Ad-hoc GEMM throughput probe (not a test). One thread; best time over repeated runs,
+// variants interleaved so that a loaded machine disadvantages none of them.
+//   node dist/bench/gemm_probe.js [sizes...] [f64] ['tiling={"mr":6}' ...] [seconds=2]
+// Run with and without --experimental-wasm-relaxed-simd.
+
+import { emitGemmKernel, type GemmSpec, type GemmTiling, defaultGemmTiling } from "../src/compiler/wasm/gemm.js";
+import { detectWasmTarget } from "../src/compiler/wasm/features.js";
+import { isUnsupported, MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
+
+interface Prepared { readonly run: () => void; readonly flops: number; best: number; bestCpu: number }
+
+function prepare(spec: GemmSpec, tiling: Partial<GemmTiling>): Prepared {
+  const target = detectWasmTarget();
+  const full = { ...defaultGemmTiling(spec, target), ...tiling };
+  const kernel = emitGemmKernel(spec, target, full);
+  if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
+  const es = spec.elementType === "f32" ? 4 : 8;
+  const aBytes = spec.batch * spec.m * spec.k * es, bBytes = spec.batch * spec.k * spec.n * es, cBytes = spec.batch * spec.m * spec.n * es;
+  const total = 64 + aBytes + bBytes + cBytes + kernel.scratchBytes + 1024;
+  const memory = new WebAssembly.Memory({ initial: Math.ceil(total / 65536) + 1, maximum: MEMORY_MAX_PAGES, shared: target.sharedMemory });
+  const a = 64, b = a + Math.ceil(aBytes / 64) * 64, c = b + Math.ceil(bBytes / 64) * 64, s = c + Math.ceil(cBytes / 64) * 64;
+  const F = spec.elementType === "f32" ? Float32Array : Float64Array;
+  const buffer = memory.buffer as ArrayBuffer;
+  const av = new F(buffer, a, aBytes / es), bv = new F(buffer, b, bBytes / es);
+  for (let i = 0; i < av.length; i++) av[i] = Math.sin(i);
+  for (let i = 0; i < bv.length; i++) bv[i] = Math.cos(i);
+  const instance = new WebAssembly.Instance(new WebAssembly.Module(kernel.bytes), { env: { memory } });
+  const run = instance.exports["run"] as (...args: number[]) => void;
+  run(a, b, c, s, 0, kernel.parallelExtent);
+  return { run: () => run(a, b, c, s, 0, kernel.parallelExtent), flops: 2 * spec.batch * spec.m * spec.n * spec.k, best: Infinity, bestCpu: Infinity };
+}
+
+const args = process.argv.slice(2);
+const sizes = args.filter((x) => /^\d+$/.test(x)).map(Number);
+const tilings = args.filter((x) => x.startsWith("tiling=")).map((x) => JSON.parse(x.slice(7)) as Partial<GemmTiling>);
+const secondsArg = args.find((x) => x.startsWith("seconds="));
+const seconds = secondsArg ? Number(secondsArg.slice(8)) : 2;
+const type = args.includes("f64") ? "f64" : "f32";
+console.log(`target ${JSON.stringify(detectWasmTarget())}`);
+for (const size of sizes.length ? sizes : [256, 512, 1024, 2048]) {
+  const spec: GemmSpec = { elementType: type, batch: 1, m: size, n: size, k: size };
+  const variants = (tilings.length ? tilings : [{}]).map((t) => ({ t, p: prepare(spec, t) }));
+  const deadline = performance.now() + seconds * 1000;
+  do {
+    for (const { p } of variants) {
+      // CPU time as well as wall time: on a loaded machine the thread's CPU time
+      // excludes the time other processes held the core.
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      p.run();
+      p.best = Math.min(p.best, performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      p.bestCpu = Math.min(p.bestCpu, (c.user + c.system) / 1000);
+    }
+  } while (performance.now() < deadline);
+  for (const { t, p } of variants) console.log(`${type} ${size} ${JSON.stringify(t)}: ${(p.flops / p.best / 1e6).toFixed(1)} GFLOP/s wall, ${(p.flops / p.bestCpu / 1e6).toFixed(1)} per CPU second`);
+}

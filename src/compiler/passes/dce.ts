@@ -1,0 +1,38 @@
+// Dead-code elimination: drops instructions nothing live uses (rebuild keeps the root,
+// parameters and side-effecting ops, and what they need), then computations that the
+// entry no longer reaches (also from the module's list of functions).
+
+import { Computation, HloModule } from "../../ir/computation.js";
+import { mapComputations, rebuild } from "../../ir/rewrite.js";
+import type { Pass } from "../pass.js";
+
+function reachable(entry: Computation): Set<Computation> {
+  const seen = new Set<Computation>();
+  const stack = [entry];
+  while (stack.length > 0) {
+    const c = stack.pop()!;
+    if (seen.has(c)) continue;
+    seen.add(c);
+    stack.push(...c.calledComputations());
+  }
+  return seen;
+}
+
+export const dce: Pass = {
+  name: "dce",
+  run(module: HloModule, ctx) {
+    const swept = mapComputations(module, (c) => rebuild(c, () => undefined));
+    const live = reachable(swept.entry);
+    const functions = swept.functions ?? [];
+    if (swept.computations.every((c) => live.has(c)) && functions.every((c) => live.has(c))) return swept;
+    const dropped = swept.computations.filter((c) => !live.has(c)).map((c) => c.name);
+    ctx.log("dce", `dropped computation(s) ${dropped.join(", ")}`);
+    const kept = functions.filter((c) => live.has(c));
+    const out = new HloModule(swept.name, swept.entry, kept);
+    if (swept.functions !== undefined) out.functions = kept;
+    if (swept.sdyMeshes !== undefined) out.sdyMeshes = swept.sdyMeshes;
+    if (swept.attributes !== undefined) out.attributes = swept.attributes;
+    out.config = swept.config;
+    return out;
+  },
+};

@@ -1,0 +1,16 @@
+// The algebraic simplifier: the rule tables by family, as one Pass.
+
+import { applyRules, type Rule } from "../../pattern.js";
+import type { Pass } from "../../pass.js";
+import { ARITH_RULES } from "./arith.js";
+import { SHAPE_RULES } from "./shape.js";
+
+export { ARITH_RULES, convertsExactly } from "./arith.js";
+export { SHAPE_RULES, composeSlices } from "./shape.js";
+
+export const SIMPLIFY_RULES: readonly Rule[] = [...ARITH_RULES, ...SHAPE_RULES];
+
+/** One sweep of every simplification rule over every computation. */
+export function simplify(rules: readonly Rule[] = SIMPLIFY_RULES): Pass {
+  return applyRules("simplify", rules);
+}

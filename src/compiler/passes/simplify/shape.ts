@@ -1,0 +1,204 @@
+// Identities on shape and data-movement ops (reshape, transpose, broadcast, slice,
+// concatenate, pad, reverse) and the degenerate cases of reduce and dot. These move
+// values without computing on them, so each is exact for every element type; the
+// reduce and dot rules apply the reducer / the multiply exactly as the interpreter
+// does for a single element (acc = reducer(init, x); dot: acc = 0 + a * b).
+
+import type { Instruction } from "../../../ir/computation.js";
+import type { InstructionFactory } from "../../../ir/factory.js";
+import { OP_TABLE } from "../../../ir/opcodes.js";
+import { any, op, type Rule } from "../../pattern.js";
+import { arrayOf, elementCount, elementTypeOf, iotaList, isFloatType, makeSplat, sameList, scalarOf } from "./util.js";
+
+type Of<O extends Instruction["opcode"]> = Instruction<O>;
+const dimsOf = (inst: Instruction): readonly number[] => arrayOf(inst)?.dimensions ?? [];
+
+interface SliceBounds { startIndices: number[]; limitIndices: number[]; strides: number[] }
+
+/** slice(slice(x, inner), outer) as one slice of x. */
+export function composeSlices(inner: SliceBounds, outer: SliceBounds): SliceBounds {
+  const out: SliceBounds = { startIndices: [], limitIndices: [], strides: [] };
+  inner.startIndices.forEach((s1, d) => {
+    const t1 = inner.strides[d]!;
+    const [s2, l2, t2] = [outer.startIndices[d]!, outer.limitIndices[d]!, outer.strides[d]!];
+    const n = l2 > s2 ? Math.ceil((l2 - s2) / t2) : 0;
+    const start = s1 + s2 * t1;
+    const stride = t1 * t2;
+    if (n === 0) out.startIndices.push(0), out.limitIndices.push(0), out.strides.push(1);
+    else out.startIndices.push(start), out.limitIndices.push(start + (n - 1) * stride + 1), out.strides.push(stride);
+  });
+  return out;
+}
+
+function mergeAdjacentSlices(operands: readonly Instruction[], dim: number, f: InstructionFactory): Instruction[] | undefined {
+  const out: Instruction[] = [];
+  let merged = false;
+  for (const o of operands) {
+    const prev = out.at(-1);
+    if (prev !== undefined && prev.opcode === "slice" && o.opcode === "slice" && prev.operands[0] === o.operands[0]) {
+      const a = (prev as Of<"slice">).attrs;
+      const b = (o as Of<"slice">).attrs;
+      const others = a.startIndices.every((_, d) => d === dim ||
+        (a.startIndices[d] === b.startIndices[d] && a.limitIndices[d] === b.limitIndices[d] && a.strides[d] === b.strides[d]));
+      if (others && a.strides[dim] === 1 && b.strides[dim] === 1 && a.limitIndices[dim] === b.startIndices[dim]) {
+        const limitIndices = [...a.limitIndices];
+        limitIndices[dim] = b.limitIndices[dim]!;
+        out[out.length - 1] = f.add("slice", [o.operands[0]!], { startIndices: [...a.startIndices], limitIndices, strides: [...a.strides] }, { from: prev });
+        merged = true;
+        continue;
+      }
+    }
+    out.push(o);
+  }
+  return merged ? out : undefined;
+}
+
+/** The reducer's result for one element, when it is a single op on (accumulator, element), or a parameter. */
+function applyReducerOnce(reducer: Instruction<"reduce">["attrs"]["toApply"], init: Instruction, x: Instruction, f: InstructionFactory, from: Instruction): Instruction | undefined {
+  const [acc, elem] = reducer.parameters;
+  const root = reducer.root;
+  if (acc === undefined || elem === undefined || reducer.parameters.length !== 2) return undefined;
+  if (root === acc) return init;
+  if (root === elem) return x;
+  if (reducer.instructions.length !== 3 || root.operands.length !== 2 || !OP_TABLE[root.opcode].elementwise) return undefined;
+  const pick = (o: Instruction): Instruction | undefined => (o === acc ? init : o === elem ? x : undefined);
+  const [a, b] = [pick(root.operands[0]!), pick(root.operands[1]!)];
+  if (a === undefined || b === undefined) return undefined;
+  return f.add(root.opcode, [a, b], root.attrs, { from });
+}
+
+/** dot(lhs, rhs) whose contracting dimensions all have size 1 (or there are none): an outer product, lhs * rhs broadcast. */
+function degenerateDot(m: { inst: Instruction; operands: readonly Instruction[] }, f: InstructionFactory): Instruction | undefined {
+  const dot = m.inst as Of<"dot">;
+  const [lhs, rhs] = m.operands as [Instruction, Instruction];
+  const t = elementTypeOf(dot);
+  if (t === undefined || t === "pred" || elementTypeOf(lhs) !== t || elementTypeOf(rhs) !== t) return undefined;
+  const dn = dot.attrs.dimensionNumbers;
+  const [ld, rd] = [dimsOf(lhs), dimsOf(rhs)];
+  if (!dn.lhsContractingDimensions.every((d) => ld[d] === 1)) return undefined;
+  const outDims = [...dimsOf(dot)];
+  const nb = dn.lhsBatchDimensions.length;
+  const side = (x: Instruction, dims: readonly number[], batch: readonly number[], contract: readonly number[], firstFree: number): Instruction => {
+    const free = iotaList(dims.length).filter((d) => !batch.includes(d) && !contract.includes(d));
+    const perm = [...batch, ...free, ...contract];
+    const moved = sameList(perm, iotaList(dims.length)) ? x : f.add("transpose", [x], { permutation: perm }, { from: dot });
+    const kept = [...batch, ...free].map((d) => dims[d]!);
+    const squeezed = contract.length === 0 ? moved : f.add("reshape", [moved], { dimensions: kept }, { from: dot });
+    const positions = [...iotaList(nb), ...free.map((_, i) => firstFree + i)];
+    return f.add("broadcastInDim", [squeezed], { dimensions: outDims, broadcastDimensions: positions }, { from: dot });
+  };
+  const nlFree = ld.length - nb - dn.lhsContractingDimensions.length;
+  const a = side(lhs, ld, dn.lhsBatchDimensions, dn.lhsContractingDimensions, nb);
+  const b = side(rhs, rd, dn.rhsBatchDimensions, dn.rhsContractingDimensions, nb + nlFree);
+  const product = f.add("multiply", [a, b], {}, { from: dot });
+  // The interpreter's dot sums from +0: for floats, 0 + (-0) is +0.
+  if (!isFloatType(t)) return product;
+  return f.add("add", [makeSplat(f, arrayOf(dot)!, scalarOf(t, 0), dot), product], {}, { from: dot });
+}
+
+export const SHAPE_RULES: readonly Rule[] = [
+  {
+    name: "reshape-same-shape", root: ["reshape", "transpose", "broadcastInDim", "reverse", "slice", "pad", "convert"],
+    operands: [any("x")],
+    guard: (m) => {
+      const x = m.get("x");
+      if (!sameList(dimsOf(x), dimsOf(m.inst)) || elementTypeOf(x) !== elementTypeOf(m.inst)) return false;
+      const inst = m.inst as Instruction;
+      switch (inst.opcode) {
+        case "reshape": case "convert": return true;
+        case "transpose": return sameList((inst as Of<"transpose">).attrs.permutation, iotaList(dimsOf(x).length));
+        case "broadcastInDim": return sameList((inst as Of<"broadcastInDim">).attrs.broadcastDimensions, iotaList(dimsOf(x).length));
+        case "reverse": return (inst as Of<"reverse">).attrs.dimensions.every((d) => dimsOf(x)[d]! <= 1);
+        case "slice": return (inst as Of<"slice">).attrs.strides.every((s, d) => s === 1 || dimsOf(x)[d]! <= 1);
+        default: return false;
+      }
+    },
+    rewrite: (m) => m.get("x"),
+  },
+  {
+    name: "pad-nothing", root: "pad", operands: [any("x"), any()],
+    guard: (m) => {
+      const a = (m.inst as Of<"pad">).attrs;
+      return [...a.edgePaddingLow, ...a.edgePaddingHigh, ...a.interiorPadding].every((p) => p === 0);
+    },
+    rewrite: (m) => m.get("x"),
+  },
+  {
+    name: "reshape-reshape", root: "reshape", operands: [op("reshape", [any("x")])],
+    rewrite: (m, f) => f.add("reshape", [m.get("x")], (m.inst as Of<"reshape">).attrs, { from: m.inst }),
+  },
+  {
+    name: "transpose-transpose", root: "transpose", operands: [op("transpose", [any("x")], "inner")],
+    rewrite: (m, f) => {
+      const p1 = (m.get("inner") as Of<"transpose">).attrs.permutation;
+      const p2 = (m.inst as Of<"transpose">).attrs.permutation;
+      return f.add("transpose", [m.get("x")], { permutation: p2.map((d) => p1[d]!) }, { from: m.inst });
+    },
+  },
+  {
+    name: "broadcast-broadcast", root: "broadcastInDim", operands: [op("broadcastInDim", [any("x")], "inner")],
+    rewrite: (m, f) => {
+      const inner = (m.get("inner") as Of<"broadcastInDim">).attrs.broadcastDimensions;
+      const outer = m.inst as Of<"broadcastInDim">;
+      return f.add("broadcastInDim", [m.get("x")], {
+        dimensions: outer.attrs.dimensions, broadcastDimensions: inner.map((d) => outer.attrs.broadcastDimensions[d]!),
+      }, { from: m.inst });
+    },
+  },
+  {
+    name: "slice-slice", root: "slice", operands: [op("slice", [any("x")], "inner")],
+    rewrite: (m, f) => {
+      const a = (m.get("inner") as Of<"slice">).attrs;
+      const b = (m.inst as Of<"slice">).attrs;
+      const bounds = composeSlices(
+        { startIndices: [...a.startIndices], limitIndices: [...a.limitIndices], strides: [...a.strides] },
+        { startIndices: [...b.startIndices], limitIndices: [...b.limitIndices], strides: [...b.strides] },
+      );
+      return f.add("slice", [m.get("x")], bounds, { from: m.inst });
+    },
+  },
+  {
+    name: "reverse-reverse", root: "reverse", operands: [op("reverse", [any("x")], "inner")],
+    guard: (m) => {
+      const a = [...(m.get("inner") as Of<"reverse">).attrs.dimensions].sort();
+      const b = [...(m.inst as Of<"reverse">).attrs.dimensions].sort();
+      return sameList(a, b);
+    },
+    rewrite: (m) => m.get("x"),
+  },
+  { name: "concatenate-one", root: "concatenate", operands: [any("x")], rewrite: (m) => m.get("x") },
+  {
+    name: "concatenate-adjacent-slices", root: "concatenate",
+    rewrite: (m, f) => {
+      const merged = mergeAdjacentSlices(m.operands, (m.inst as Of<"concatenate">).attrs.dimension, f);
+      if (merged === undefined) return undefined;
+      return merged.length === 1 ? merged[0]! : f.add("concatenate", merged, (m.inst as Of<"concatenate">).attrs, { from: m.inst });
+    },
+  },
+  {
+    name: "reduce-at-most-one-element", root: "reduce", operands: [any("x"), any("init")],
+    rewrite: (m, f) => {
+      const r = m.inst as Of<"reduce">;
+      const x = m.get("x");
+      const n = elementCount(r.attrs.dimensions.map((d) => dimsOf(x)[d]!));
+      if (n > 1) return undefined;
+      const out = arrayOf(r)!;
+      const init = f.add("broadcastInDim", [m.get("init")], { dimensions: [...out.dimensions], broadcastDimensions: [] }, { from: r });
+      if (n === 0) return init;
+      const squeezed = f.add("reshape", [x], { dimensions: [...out.dimensions] }, { from: r });
+      return applyReducerOnce(r.attrs.toApply, init, squeezed, f, r);
+    },
+  },
+  {
+    name: "get-tuple-element-of-tuple", root: "getTupleElement", operands: [op("tuple", undefined, "t")],
+    rewrite: (m) => m.get("t").operands[(m.inst as Of<"getTupleElement">).attrs.index],
+  },
+  {
+    name: "dot-degenerate-contraction", root: "dot",
+    guard: (m) => {
+      const a = (m.inst as Of<"dot">).attrs;
+      return a.preferredElementType === undefined || a.preferredElementType === elementTypeOf(m.operands[0]!);
+    },
+    rewrite: (m, f) => degenerateDot(m, f),
+  },
+];

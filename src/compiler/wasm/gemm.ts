@@ -1,0 +1,244 @@
+// GEMM kernels: C[b][m][n] = sum_k A[b][m][k] * B[b][k][n], row-major, f32 or f64, with
+// A optionally stored [b][k][m] (lhsTransposed) and B [b][n][k] (rhsTransposed).
+//
+// The GotoBLAS/BLIS structure with XNNPACK-style wasm SIMD tiles: for each block of nc
+// columns and kc steps of k, pack B into nr-wide panels (scratch, so they stay in L2);
+// then for each mr rows of C (A read in place, a few KB that stay in L1) and each
+// panel, a register-blocked microkernel computes the mr x nr tile with v128
+// accumulators held in locals, a load-splat of A and contiguous loads of B per k step
+// (relaxed_madd where the engine has relaxed SIMD, mul + add otherwise). Tiles on the
+// right edge of C go through a tile buffer; the last rows use a shorter microkernel.
+//
+// Accumulation: in the element type (f32 for f32, as XLA's CPU backend does), for each
+// element of C sequentially over k within a block of kc steps, the blocks added in
+// order of k. With relaxed SIMD the multiply-add may be fused (one rounding) or not,
+// as the engine chooses.
+//
+// Work split: parallelExtent counts tiles of mr rows of C over all batches; a call on
+// [begin, end) computes those rows and packs what it needs itself in its scratch.
+
+import type { Instruction } from "../../ir/computation.js";
+import type { ArrayShape } from "../../types/shape.js";
+import { ModuleBuilder } from "./encoder.js";
+import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
+import { forRange, setMinU } from "./loops.js";
+import { elementInfo, emitCopyTile, emitMicrokernel, emitPack, emitPackRowsB, type GemmElement, type GemmTiling } from "./gemm_microkernel.js";
+
+export type { GemmTiling } from "./gemm_microkernel.js";
+
+export interface GemmSpec {
+  readonly elementType: GemmElement;
+  readonly batch: number;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  /** A is stored [batch][k][m]. */
+  readonly lhsTransposed?: boolean;
+  /** B is stored [batch][n][k]. */
+  readonly rhsTransposed?: boolean;
+}
+
+const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
+const align64 = (x: number): number => roundUp(x, 64);
+
+/**
+ * The tiling used for a spec. 4 x 8 f32 (8 accumulators + 2 B vectors + 4 A splats)
+ * fits the 15 xmm registers V8 allocates on x64, as XNNPACK's x86 choice; a kc x nr B
+ * panel stays in L1 and the kc x nc block in L2.
+ */
+export function defaultGemmTiling(spec: GemmSpec, _target: WasmTarget): GemmTiling {
+  const { lanes } = elementInfo(spec.elementType);
+  const nrVectors = 2;
+  const mr = Math.max(1, Math.min(4, spec.m));
+  const kc = spec.elementType === "f32" ? 256 : 128;
+  return { mr, nrVectors, kc, nc: roundUp(Math.min(512, Math.max(spec.n, 1)), nrVectors * lanes) };
+}
+
+function checkSpec(spec: GemmSpec): string | undefined {
+  for (const key of ["batch", "m", "n", "k"] as const) {
+    if (!Number.isInteger(spec[key]) || spec[key] < 0) return `gemm: ${key} must be a non-negative integer, got ${spec[key]}`;
+  }
+  if (spec.elementType !== "f32" && spec.elementType !== "f64") return `gemm: element type ${String(spec.elementType)} is not f32 or f64`;
+  const { bytes } = elementInfo(spec.elementType);
+  const largest = Math.max(spec.m * spec.k, spec.k * spec.n, spec.m * spec.n) * spec.batch * bytes;
+  if (largest >= 2 ** 32) return "gemm: operands exceed 4 GiB";
+  return undefined;
+}
+
+export function gemmKernelName(spec: GemmSpec): string {
+  const t = (spec.lhsTransposed ? "T" : "N") + (spec.rhsTransposed ? "T" : "N");
+  return `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${t} ${spec.elementType}`;
+}
+
+/** The GEMM kernel for a spec: run(a, b, c, scratch, begin, end). */
+export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmTiling = defaultGemmTiling(spec, target)): WasmKernel | Unsupported {
+  const problem = checkSpec(spec);
+  if (problem !== undefined) return { unsupported: problem };
+  if (!target.simd) return { unsupported: "gemm: needs SIMD128" };
+  const type = spec.elementType;
+  const { bytes: es, lanes } = elementInfo(type);
+  const { batch, m, n, k } = spec;
+  const { mr, nrVectors } = tiling;
+  const nr = nrVectors * lanes;
+  if (tiling.nc % nr !== 0 || mr < 1) return { unsupported: "gemm: tiling nc must be a multiple of nr" };
+  const mTiles = m === 0 ? 0 : Math.ceil(m / mr);
+  const parallelExtent = batch * mTiles;
+  const kc = Math.min(tiling.kc, Math.max(k, 1));
+  const nc = Math.min(tiling.nc, roundUp(Math.max(n, 1), nr));
+  const packedBBytes = align64(kc * nc * es);
+  const tileBytes = align64(mr * nr * es);
+  const scratchBytes = packedBBytes + tileBytes;
+  // Byte strides of the stored operands: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine.
+  const aRow = (spec.lhsTransposed ? 1 : k) * es;
+  const aK = (spec.lhsTransposed ? m : 1) * es;
+  const bK = (spec.rhsTransposed ? 1 : n) * es;
+  const bLine = (spec.rhsTransposed ? k : 1) * es;
+
+  const module = new ModuleBuilder().importMemory(target);
+  const packB = emitPack(module, type, nr, bLine, bK);
+  const packRowsB = spec.rhsTransposed ? undefined : emitPackRowsB(module, type, nrVectors, bK);
+  const fused = target.relaxedSimd;
+  const aLayout = { rowStride: aRow, kStep: aK };
+  const lastRows = m % mr;
+  const micro = emitMicrokernel(module, type, mr, nrVectors, aLayout, n * es, fused);
+  const microTile = emitMicrokernel(module, type, mr, nrVectors, aLayout, nr * es, fused);
+  const microLast = lastRows === 0 ? micro : emitMicrokernel(module, type, lastRows, nrVectors, aLayout, n * es, fused);
+  const microLastTile = lastRows === 0 ? microTile : emitMicrokernel(module, type, lastRows, nrVectors, aLayout, nr * es, fused);
+  const copyTile = emitCopyTile(module, type);
+
+  // rows(a, b, c, scratch, rowBegin, rowEnd): one batch's rows [rowBegin, rowEnd).
+  const rows = module.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
+    const [a, b, c, scratch, rowBegin, rowEnd] = [0, 1, 2, 3, 4, 5];
+    const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src] = Array.from({ length: 14 }, () => f.local("i32"));
+    f.localGet(scratch).i32Const(packedBBytes).i32Add().localSet(tile);
+    forRange(f, jc, 0, n, tiling.nc, () => {
+      f.i32Const(n).localGet(jc).i32Sub().localSet(tr);
+      setMinU(f, nLen, tiling.nc, { local: tr });
+      forRange(f, pc, 0, k, tiling.kc, () => {
+        f.i32Const(k).localGet(pc).i32Sub().localSet(tr);
+        setMinU(f, kLen, tiling.kc, { local: tr });
+        // Pack B's block: full panels by rows of B when it is stored [k][n], the rest generically.
+        f.localGet(b).localGet(pc).i32Const(bK).i32Mul().i32Add().localGet(jc).i32Const(bLine).i32Mul().i32Add().localSet(src);
+        if (packRowsB !== undefined) {
+          f.localGet(src).localGet(kLen).localGet(nLen).localGet(scratch).call(packRowsB);
+          f.localGet(nLen).i32Const(nr).i32DivU().i32Const(nr).i32Mul().localSet(full);
+        } else {
+          f.i32Const(0).localSet(full);
+        }
+        f.localGet(src).localGet(full).i32Const(bLine).i32Mul().i32Add();
+        f.localGet(kLen).localGet(kLen).localGet(nLen).localGet(full).i32Sub();
+        f.localGet(scratch).localGet(full).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add();
+        f.call(packB);
+        forRange(f, ir, { local: rowBegin }, { local: rowEnd }, mr, () => {
+          f.localGet(a).localGet(ir).i32Const(aRow).i32Mul().i32Add().localGet(pc).i32Const(aK).i32Mul().i32Add().localSet(pa);
+          const tiles = (fullFn: number, tileFn: number, rowCount: number): void => {
+            forRange(f, jr, 0, { local: nLen }, nr, () => {
+              f.localGet(scratch).localGet(jr).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pb);
+              // cp = c + (ir * n + jc + jr) * es
+              f.localGet(c).localGet(ir).i32Const(n).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
+              f.localGet(jr).i32Const(nr).i32Add().localGet(nLen).i32LeU().if();
+              f.localGet(pa).localGet(pb).localGet(cp).localGet(kLen).localGet(pc).call(fullFn);
+              f.else();
+              {
+                f.localGet(nLen).localGet(jr).i32Sub().localSet(tc);
+                f.localGet(pc).if();
+                f.localGet(cp).i32Const(n * es).localGet(tile).i32Const(nr * es).i32Const(rowCount).localGet(tc).call(copyTile);
+                f.end();
+                f.localGet(pa).localGet(pb).localGet(tile).localGet(kLen).localGet(pc).call(tileFn);
+                f.localGet(tile).i32Const(nr * es).localGet(cp).i32Const(n * es).i32Const(rowCount).localGet(tc).call(copyTile);
+              }
+              f.end();
+            });
+          };
+          if (lastRows === 0) {
+            tiles(micro, microTile, mr);
+          } else {
+            f.localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).i32LeU().if();
+            tiles(micro, microTile, mr);
+            f.else();
+            tiles(microLast, microLastTile, lastRows);
+            f.end();
+          }
+        });
+      });
+    });
+  });
+  module.addFunction("run", ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
+    const [a, b, c, scratch, begin, end] = [0, 1, 2, 3, 4, 5];
+    const bi = f.local("i32");
+    const lo = f.local("i32");
+    const hi = f.local("i32");
+    // The tiles of batch bi are [bi*mTiles, (bi+1)*mTiles).
+    forRange(f, bi, 0, batch, 1, () => {
+      // lo = max(begin - bi*mTiles, 0), hi = min(end - bi*mTiles, mTiles), as signed values.
+      f.localGet(begin).localGet(bi).i32Const(mTiles).i32Mul().i32Sub().localTee(lo).i32Const(0).localGet(lo).i32Const(0).i32GtS().select().localSet(lo);
+      f.localGet(end).localGet(bi).i32Const(mTiles).i32Mul().i32Sub().localTee(hi).i32Const(mTiles).localGet(hi).i32Const(mTiles).i32LtS().select().localSet(hi);
+      f.localGet(lo).localGet(hi).i32LtS().if();
+      // rows [lo*mr, min(hi*mr, m)) of batch bi
+      f.localGet(lo).i32Const(mr).i32Mul().localSet(lo);
+      f.localGet(hi).i32Const(mr).i32Mul().i32Const(m).localGet(hi).i32Const(mr).i32Mul().i32Const(m).i32LtU().select().localSet(hi);
+      if (k === 0) {
+        // No products: the rows of C are zero.
+        f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localGet(lo).i32Const(n * es).i32Mul().i32Add();
+        f.i32Const(0).localGet(hi).localGet(lo).i32Sub().i32Const(n * es).i32Mul().memoryFill();
+      } else {
+        f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add();
+        f.localGet(b).localGet(bi).i32Const(k * n * es).i32Mul().i32Add();
+        f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add();
+        f.localGet(scratch).localGet(lo).localGet(hi).call(rows);
+      }
+      f.end();
+    });
+  });
+
+  return {
+    name: gemmKernelName(spec),
+    bytes: module.finish(),
+    operandCount: 2,
+    resultCount: 1,
+    scratchBytes,
+    parallelExtent,
+    costPerUnit: 2 * mr * n * Math.max(k, 1),
+  };
+}
+
+/**
+ * The GEMM a dot_general is, when its batch dimensions lead (in order) on both sides,
+ * it has one contracting dimension, and each side's free dimensions are contiguous
+ * (the contracting dimension first or last after the batch dimensions).
+ */
+export function gemmSpecOfDot(dot: Instruction<"dot">): GemmSpec | Unsupported {
+  const [lhs, rhs] = dot.operands;
+  const { lhsBatchDimensions: lb, rhsBatchDimensions: rb, lhsContractingDimensions: lc, rhsContractingDimensions: rc } = dot.attrs.dimensionNumbers;
+  if (lhs === undefined || rhs === undefined) return { unsupported: "dot: needs two operands" };
+  if (dot.shape.kind !== "array" || lhs.shape.kind !== "array" || rhs.shape.kind !== "array") return { unsupported: "dot: operands are not arrays" };
+  const result = dot.shape as ArrayShape;
+  const l = lhs.shape as ArrayShape;
+  const r = rhs.shape as ArrayShape;
+  const type = result.elementType;
+  if (type !== "f32" && type !== "f64") return { unsupported: `dot: element type ${type} (gemm handles f32 and f64)` };
+  if (l.elementType !== type || r.elementType !== type) return { unsupported: `dot: operands ${l.elementType}, ${r.elementType} differ from the result ${type}` };
+  const nb = lb.length;
+  if (lb.some((d, i) => d !== i) || rb.some((d, i) => d !== i)) return { unsupported: "dot: batch dimensions do not lead in order" };
+  if (lc.length !== 1 || rc.length !== 1) return { unsupported: `dot: ${lc.length} contracting dimensions (gemm takes exactly one)` };
+  const product = (ds: readonly number[]): number => ds.reduce((p, d) => p * d, 1);
+  const lRank = l.dimensions.length;
+  const rRank = r.dimensions.length;
+  const lcd = lc[0]!;
+  const rcd = rc[0]!;
+  // lhs: [batch..., free..., k] (A as [m][k]) or [batch..., k, free...] (transposed).
+  let lhsTransposed: boolean;
+  if (lcd === lRank - 1) lhsTransposed = false;
+  else if (lcd === nb) lhsTransposed = true;
+  else return { unsupported: "dot: lhs contracting dimension sits between free dimensions" };
+  // rhs: [batch..., k, free...] (B as [k][n]) or [batch..., free..., k] (transposed).
+  let rhsTransposed: boolean;
+  if (rcd === nb) rhsTransposed = false;
+  else if (rcd === rRank - 1) rhsTransposed = true;
+  else return { unsupported: "dot: rhs contracting dimension sits between free dimensions" };
+  const batch = product(l.dimensions.slice(0, nb));
+  const k = l.dimensions[lcd]!;
+  const m = product(l.dimensions.slice(nb).filter((_, i) => i + nb !== lcd));
+  const n = product(r.dimensions.slice(nb).filter((_, i) => i + nb !== rcd));
+  return { elementType: type, batch, m, n, k, lhsTransposed, rhsTransposed };
+}

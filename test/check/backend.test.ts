@@ -1,0 +1,61 @@
+// The check runner's `backend` option: one-device cases go through the named backend's
+// in-process evaluate (here a test backend whose evaluate is asynchronous), run_parallel
+// through a client of that backend; an unknown name is an error naming the known ones.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { runCheckText, runCheckTextAsync } from "../../src/check/runner.js";
+import { ASYNC_BACKEND, inProcess, preparedWith } from "../runtime/async_backend.js";
+
+const statuses = (rs: readonly { status: string; message?: string }[]): string[] => rs.map((r) => r.status + (r.message ? `: ${r.message}` : ""));
+
+const oneDevice = `func.func @main() {
+  %a = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>
+  %b = stablehlo.add %a, %a : tensor<3xi32>
+  check.expect_eq_const %b, dense<[2, 4, 6]> : tensor<3xi32>
+  func.return
+}`;
+
+const parallel = `func.func @sum(%x: tensor<2xi64>) -> tensor<2xi64> {
+  %s = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%l: tensor<i64>, %r: tensor<i64>):
+      %t = stablehlo.add %l, %r : tensor<i64>
+      stablehlo.return %t : tensor<i64>
+  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xi64>) -> tensor<2xi64>
+  func.return %s : tensor<2xi64>
+}
+func.func @main() {
+  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
+  %b = stablehlo.constant dense<[10, 20]> : tensor<2xi64>
+  %r:2 = "interpreter.run_parallel"(%a, %b) {programs = [[@sum], [@sum]]} : (tensor<2xi64>, tensor<2xi64>) -> (tensor<2xi64>, tensor<2xi64>)
+  check.expect_eq_const %r#1, dense<[11, 22]> : tensor<2xi64>
+  func.return
+}`;
+
+test("one-device cases evaluate with the chosen backend; a wrong expectation still fails", async () => {
+  const before = inProcess.evaluations;
+  assert.deepEqual(statuses(await runCheckTextAsync(oneDevice, "add.mlir", { backend: ASYNC_BACKEND })), ["pass"]);
+  assert.equal(inProcess.evaluations, before + 1);
+  const wrong = await runCheckTextAsync(oneDevice.replace("[2, 4, 6]", "[2, 4, 7]"), "add.mlir", { backend: ASYNC_BACKEND });
+  assert.equal(wrong[0]!.status, "fail");
+  assert.equal(wrong[0]!.phase, "check");
+  assert.deepEqual(statuses(runCheckText(oneDevice, "add.mlir", { backend: "interpreter" })), ["pass"]);
+});
+
+test("the synchronous runner reports a backend that evaluates asynchronously", () => {
+  assert.deepEqual(statuses(runCheckText(oneDevice, "add.mlir", { backend: ASYNC_BACKEND })),
+    [`fail: backend "${ASYNC_BACKEND}" evaluates asynchronously: use runCheckTextAsync`]);
+});
+
+test("run_parallel runs on a client of the chosen backend (replayed evaluation included)", async () => {
+  const prepared = preparedWith.length;
+  const evaluations = inProcess.evaluations;
+  assert.deepEqual(statuses(await runCheckTextAsync(parallel, "sum.mlir", { backend: ASYNC_BACKEND })), ["pass"]);
+  assert.equal(preparedWith.length, prepared + 1); // @sum, prepared once by the async backend's host side
+  assert.equal(inProcess.evaluations, evaluations + 2); // suspended at run_parallel, then replayed
+});
+
+test("an unknown backend is an error listing the known ones", async () => {
+  assert.throws(() => runCheckText(oneDevice, "add.mlir", { backend: "gpu" }), /unknown backend "gpu" \(known backends: interpreter/);
+  await assert.rejects(runCheckTextAsync(oneDevice, "add.mlir", { backend: "gpu" }), /unknown backend "gpu"/);
+});

@@ -1,0 +1,138 @@
+// compile(): whole programs on the WebAssembly backend, each checked against the
+// reference interpreter on the same inputs (bit for bit where the kernels compute
+// exactly what the interpreter does, within a few ulps for transcendentals).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  Literal, XlaBuilder, add, arrayShape, constantR0, div, dot, evaluate, exp, getTupleElement, max, mul, neg, parameter, reduce,
+  rngUniform, scalarShape, sub, tanh, tuple, type Computation, type ElementType, type XlaOp,
+} from "../../src/index.js";
+import { compile, WasmDevice } from "../../src/compiler/index.js";
+import { ExecutionError } from "../../src/types/errors.js";
+import { rng } from "../support/prng.js";
+
+function reducer(b: XlaBuilder, name: string, t: ElementType, op: (x: XlaOp, y: XlaOp) => XlaOp): Computation {
+  const sb = b.createSubBuilder(name);
+  return sb.build(op(parameter(sb, 0, scalarShape(t)), parameter(sb, 1, scalarShape(t))));
+}
+
+function randomLiteral(next: () => number, t: ElementType, dims: number[]): Literal {
+  const n = dims.reduce((a, b) => a * b, 1);
+  const flat = Array.from({ length: n }, () => (t === "f32" || t === "f64" ? next() * 4 - 2 : Math.floor(next() * 200 - 100)));
+  return Literal.fromValues(t, dims, flat);
+}
+
+/** Max distance in units of f32 precision relative to the magnitude, so that transcendental approximations pass and real bugs do not. */
+function assertClose(actual: Literal, expected: Literal, relTol = 1e-6): void {
+  const a = actual.toNumbers();
+  const e = expected.toNumbers();
+  assert.equal(a.length, e.length);
+  for (let i = 0; i < a.length; i++) {
+    const tol = relTol * Math.max(1, Math.abs(e[i]!));
+    assert.ok(Math.abs(a[i]! - e[i]!) <= tol || (Number.isNaN(a[i]) && Number.isNaN(e[i])), `element ${i}: ${a[i]} vs ${e[i]}`);
+  }
+}
+
+function softmax(rows: number, cols: number): Computation {
+  const b = new XlaBuilder("softmax");
+  const x = parameter(b, 0, arrayShape("f32", [rows, cols]), "x");
+  const m = reduce(x, constantR0(b, "f32", -Infinity), reducer(b, "max", "f32", max), [1]);
+  const e = exp(sub(x, m, [0]));
+  const s = reduce(e, constantR0(b, "f32", 0), reducer(b, "sum", "f32", add), [1]);
+  return b.build(div(e, s, [0]));
+}
+
+test("softmax compiles to three fusions and matches the interpreter", async () => {
+  const c = softmax(7, 33);
+  const exe = await compile(c);
+  assert.equal(exe.program.steps.length, 3);
+  const x = randomLiteral(rng(1), "f32", [7, 33]);
+  assertClose(exe.run([x]), evaluate(c, [x]), 4e-7);
+  assert.match(exe.dump(), /kind=kInput/);
+  exe.delete();
+});
+
+test("an elementwise chain on integers is bit-exact, and a chain on floats matches", async () => {
+  const b = new XlaBuilder("chain");
+  const x = parameter(b, 0, arrayShape("s32", [5, 9]), "x");
+  const y = parameter(b, 1, arrayShape("s32", [9]), "y");
+  const c = b.build(mul(add(x, y, [1]), sub(x, constantR0(b, "s32", 3), [])));
+  const exe = await compile(c);
+  const args = [randomLiteral(rng(2), "s32", [5, 9]), randomLiteral(rng(3), "s32", [9])];
+  assert.deepEqual(exe.run(args).toNumbers(), evaluate(c, args).toNumbers());
+  assert.equal(exe.stats.interpreted.length, 0, "the whole chain is one compiled kernel");
+
+  const fb = new XlaBuilder("fchain");
+  const a = parameter(fb, 0, arrayShape("f32", [1000]), "a");
+  const bb = parameter(fb, 1, arrayShape("f32", [1000]), "b");
+  const cc = parameter(fb, 2, arrayShape("f32", [1000]), "c");
+  const fc = fb.build(tanh(add(mul(a, bb), cc)));
+  const fexe = await compile(fc);
+  const fargs = [0, 1, 2].map((s) => randomLiteral(rng(10 + s), "f32", [1000]));
+  assertClose(fexe.run(fargs), evaluate(fc, fargs), 1e-6);
+});
+
+test("tuple results, a parameter returned as a result, a value returned twice, and an interpreted dot", async () => {
+  const b = new XlaBuilder("tuples");
+  const x = parameter(b, 0, arrayShape("f32", [3, 4]), "x");
+  const w = parameter(b, 1, arrayShape("f32", [4, 2]), "w");
+  const h = neg(dot(x, w));
+  const t = tuple(b, [h, x, h]);
+  const c = b.build(tuple(b, [getTupleElement(t, 0), getTupleElement(t, 1), getTupleElement(t, 2)]));
+  const exe = await compile(c);
+  const args = [randomLiteral(rng(4), "f32", [3, 4]), randomLiteral(rng(5), "f32", [4, 2])];
+  const got = exe.run(args);
+  const want = evaluate(c, args);
+  for (let i = 0; i < 3; i++) assertClose(got.elements[i]!, want.elements[i]!, 1e-6);
+});
+
+test("stateful rng in interpreted steps advances across the execution (two draws differ)", async () => {
+  const b = new XlaBuilder("draws");
+  const s = arrayShape("f32", [8]);
+  const lo = constantR0(b, "f32", 0);
+  const hi = constantR0(b, "f32", 1);
+  const c = b.build(tuple(b, [rngUniform(lo, hi, s), rngUniform(lo, hi, s)]));
+  const exe = await compile(c);
+  const got = exe.run([]);
+  assert.notDeepEqual(got.elements[0]!.toNumbers(), got.elements[1]!.toNumbers());
+  assert.deepEqual(got.elements.map((e) => e.toNumbers()), evaluate(c, []).elements.map((e) => e.toNumbers()));
+});
+
+test("device arrays: execute without copies, errors for deleted and mismatched arguments", async () => {
+  const device = new WasmDevice();
+  const b = new XlaBuilder("scale");
+  const x = parameter(b, 0, arrayShape("f32", [4]), "x");
+  const c = b.build(mul(x, constantR0(b, "f32", 2), []));
+  const exe = await compile(c, { device });
+  const arg = device.bufferFromLiteral(Literal.from("f32", [1, 2, 3, 4]));
+  const [out] = exe.execute([arg]);
+  assert.deepEqual(out!.toLiteral().toNumbers(), [2, 4, 6, 8]);
+  const before = device.memory.bytesInUse;
+  out!.delete();
+  assert.ok(device.memory.bytesInUse < before);
+  assert.throws(() => out!.toLiteral(), ExecutionError);
+  assert.throws(() => exe.execute([device.bufferFromLiteral(Literal.from("f32", [1, 2]))]), /argument 0 has shape f32\[2\]/);
+  arg.delete();
+  assert.throws(() => exe.execute([arg]), /deleted/);
+  exe.delete();
+  assert.throws(() => exe.execute([device.bufferFromLiteral(Literal.from("f32", [1, 2, 3, 4]))]), /executable was deleted/);
+});
+
+test("buffer assignment reuses arena bytes of dead temporaries and writes in place", async () => {
+  // A chain of four materialized reductions and broadcasts: the arena holds far less than all temporaries.
+  const b = new XlaBuilder("chain");
+  let v = parameter(b, 0, arrayShape("f32", [64, 64]), "x");
+  const sum = reducer(b, "sum", "f32", add);
+  for (let i = 0; i < 4; i++) {
+    const r = reduce(v, constantR0(b, "f32", 0), sum, [1]);
+    v = exp(sub(v, r, [0]));
+  }
+  const c = b.build(v);
+  const exe = await compile(c);
+  const x = randomLiteral(rng(6), "f32", [64, 64]);
+  assertClose(exe.run([x]), evaluate(c, [x]), 1e-5);
+  const temps = exe.program.temps.length;
+  assert.ok(temps >= 4, `expected at least 4 temporaries, got ${temps}`);
+  assert.ok(exe.stats.arenaBytes <= 2 * 64 * 64 * 4 + 4 * 64 * 4 + 1024, `arena ${exe.stats.arenaBytes} bytes`);
+  assert.ok(exe.stats.peakBytes <= 1.25 * exe.stats.liveBytesBound, `peak ${exe.stats.peakBytes} vs bound ${exe.stats.liveBytesBound}`);
+});

@@ -1,0 +1,59 @@
+// The f32 transcendental approximations (src/compiler/wasm/math.ts) against the
+// interpreter (double-precision Math.* rounded once to f32), within their stated ULP
+// bounds, over random bit patterns (every exponent), dense ranges and the specials.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  arrayShape, evaluate, exp, expm1, log, log1p, logistic, parameter, rsqrt, tanh, Literal, XlaBuilder, type XlaOp,
+} from "../../../src/index.js";
+import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
+import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { rng } from "../../support/prng.js";
+import { runKernel, SCALAR_TARGET, TARGET, ulpDistance } from "./harness.js";
+
+function inputs(lo: number, hi: number): Float32Array {
+  const r = rng(1234);
+  const out: number[] = [NaN, Infinity, -Infinity, 0, -0, 1, -1, 1e-45, -1e-45, 1.1754942e-38, 3.4028235e38, -3.4028235e38];
+  const bits = new Uint32Array(1);
+  const asFloat = new Float32Array(bits.buffer);
+  for (let i = 0; i < 20000; i++) {
+    bits[0] = Math.floor(r() * 2 ** 32);
+    out.push(asFloat[0]!);
+  }
+  for (let i = 0; i < 20000; i++) out.push(lo + (hi - lo) * r());
+  for (let i = -300; i <= 300; i++) out.push(i / 8, i * 1e-3, i * 0.37);
+  return Float32Array.from(out);
+}
+
+const BOUNDS: [string, (x: XlaOp) => XlaOp, number, number, number][] = [
+  ["exp", exp, 2, -110, 95],
+  ["log", log, 2, 0, 10],
+  ["log1p", log1p, 3, -1, 2],
+  ["expm1", expm1, 3, -5, 5],
+  ["tanh", tanh, 4, -5, 5],
+  ["logistic", logistic, 4, -20, 20],
+  ["rsqrt", rsqrt, 1, 0, 100],
+];
+
+for (const [name, fn, bound, lo, hi] of BOUNDS) {
+  test(`${name} f32 within ${bound} ulp (SIMD and scalar)`, () => {
+    const xs = inputs(lo, hi);
+    const b = new XlaBuilder(name);
+    const c = b.build(fn(parameter(b, 0, arrayShape("f32", [xs.length]))));
+    const arg = Literal.fromStorage(arrayShape("f32", [xs.length]), xs);
+    const expected = evaluate(c, [arg]).values() as number[];
+    for (const target of [TARGET, SCALAR_TARGET]) {
+      const k = emitFusionKernel(c, target);
+      if (isUnsupported(k)) assert.fail(k.unsupported);
+      const got = runKernel(k, target, c, [arg])[0]!.values() as number[];
+      let worst = 0;
+      let at = 0;
+      got.forEach((g, i) => {
+        const d = ulpDistance("f32", g, expected[i]!);
+        if (d > worst) { worst = d; at = i; }
+      });
+      if (process.env.SHOW_ULPS) console.log(name, target.simd, worst);
+      assert.ok(worst <= bound, `${name}(${xs[at]}) = ${got[at]}, expected ${expected[at]}: ${worst} ulp (simd ${target.simd})`);
+    }
+  });
+}

@@ -1,0 +1,99 @@
+// Input fusions: reductions of fused expressions (row, column, multi-output, epilogue).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  add, and, arrayShape, broadcastInDim, constantR0, convertElementType, div, exp, max, min, mul, or, parameter,
+  reduce, scalarShape, sub, transpose, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
+} from "../../../src/index.js";
+import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
+import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { checkFusion, randomLiteral, SCALAR_TARGET, TARGET } from "./harness.js";
+
+type Op = (a: XlaOp, b: XlaOp) => XlaOp;
+
+function reducer(b: XlaBuilder, t: ElementType, op: Op): Computation {
+  const s = b.createSubBuilder("r");
+  return s.build(op(parameter(s, 0, scalarShape(t)), parameter(s, 1, scalarShape(t))));
+}
+
+const INIT: Record<string, number | boolean> = { add: 0, mul: 1, max: -Infinity, min: Infinity, and: true, or: false };
+
+function reduceCase(t: ElementType, dims: number[], rdims: number[], opName: keyof typeof INIT, op: Op, pre?: (x: XlaOp) => XlaOp) {
+  const b = new XlaBuilder(`reduce_${t}_${opName}_${dims.join("x")}_${rdims.join("")}`);
+  const x = parameter(b, 0, arrayShape(t, dims));
+  const init = INIT[opName]!;
+  const isInt = t.startsWith("s") || t.startsWith("u");
+  const initValue = typeof init === "boolean" ? (t === "pred" ? init : init ? -1 : 0)
+    : isInt && !Number.isFinite(init) ? (init > 0 ? (t.startsWith("u") ? 255 : 127) : (t.startsWith("u") ? 0 : -128)) : init;
+  const c = b.build(reduce(pre ? pre(x) : x, constantR0(b, t, initValue), reducer(b, t, op), rdims));
+  return { c, args: [randomLiteral(t, dims, dims.length * 7 + rdims.length)] };
+}
+
+for (const target of [TARGET, SCALAR_TARGET]) {
+  const mode = target.simd ? "simd" : "scalar";
+
+  test(`${mode}: row and column reductions of every kind`, () => {
+    const shapes: [number[], number[]][] = [[[37, 53], [1]], [[37, 53], [0]], [[5, 6, 7], [1, 2]], [[5, 6, 7], [0, 1]], [[5, 6, 7], [0, 2]], [[103], [0]], [[4, 9], [0, 1]]];
+    for (const [dims, rdims] of shapes) {
+      for (const t of ["f32", "f64"] as const) {
+        for (const [name, op] of [["add", add], ["mul", mul], ["max", max], ["min", min]] as const) {
+          // Products of many random values overflow; keep them near 1.
+          const pre = name === "mul" ? (x: XlaOp) => add(constantR0(x.builder, t, 1), div(x, constantR0(x.builder, t, 1e6))) : undefined;
+          const { c, args } = reduceCase(t, dims, rdims, name, op, pre);
+          checkFusion(c, args, { rel: 1e-5, absFloor: 1e-3 }, target);
+        }
+      }
+      for (const t of ["s32", "u8", "s64", "s8", "u32"] as const) {
+        for (const [name, op] of [["add", add], ["mul", mul], ["max", max], ["min", min], ["and", and], ["or", or]] as const) {
+          const { c, args } = reduceCase(t, dims, rdims, name, op);
+          checkFusion(c, args, {}, target);
+        }
+      }
+      for (const [name, op] of [["and", and], ["or", or]] as const) {
+        const { c, args } = reduceCase("pred", dims, rdims, name, op);
+        checkFusion(c, args, {}, target);
+      }
+    }
+  });
+
+  test(`${mode}: multi-output reduction (sum and sum of squares) with an epilogue`, () => {
+    const b = new XlaBuilder("moments");
+    const x = parameter(b, 0, arrayShape("f32", [13, 70]));
+    const scale = parameter(b, 1, arrayShape("f32", [13]));
+    const r = reducer(b, "f32", add);
+    const zero = constantR0(b, "f32", 0);
+    const s = reduce(x, zero, r, [1]);
+    const s2 = reduce(mul(x, x), zero, r, [1]);
+    const c = b.build(tuple(b, [mul(s, scale), sub(s2, mul(s, s)), s]));
+    checkFusion(c, [randomLiteral("f32", [13, 70], 1), randomLiteral("f32", [13], 2)], { rel: 1e-5, absFloor: 1e-2 }, target);
+  });
+
+  test(`${mode}: softmax's two reductions over fused inputs`, () => {
+    const b = new XlaBuilder("softmax_sum");
+    const x = parameter(b, 0, arrayShape("f32", [9, 130]));
+    const m = parameter(b, 1, arrayShape("f32", [9]));
+    const e = exp(sub(x, broadcastInDim(m, [9, 130], [0])));
+    const c = b.build(reduce(e, constantR0(b, "f32", 0), reducer(b, "f32", add), [1]));
+    const xs = randomLiteral("f32", [9, 130], 5);
+    checkFusion(c, [xs, randomLiteral("f32", [9], 6)], { rel: 1e-5, absFloor: 1e-30 }, target);
+    const bt = new XlaBuilder("transposed_max");
+    const y = parameter(bt, 0, arrayShape("f32", [40, 6]));
+    const ct = bt.build(reduce(transpose(y, [1, 0]), constantR0(bt, "f32", -Infinity), reducer(bt, "f32", max), [1]));
+    checkFusion(ct, [randomLiteral("f32", [40, 6], 8)], {}, target);
+    const bc = new XlaBuilder("converted_sum");
+    const z = parameter(bc, 0, arrayShape("u8", [3, 300]));
+    const cc = bc.build(reduce(convertElementType(z, "s32"), constantR0(bc, "s32", 7), reducer(bc, "s32", add), [1]));
+    checkFusion(cc, [randomLiteral("u8", [3, 300], 9)], {}, target);
+  });
+}
+
+test("a reducer that is not one binary op is unsupported", () => {
+  const b = new XlaBuilder("odd");
+  const x = parameter(b, 0, arrayShape("f32", [4]));
+  const s = b.createSubBuilder("r");
+  const p = parameter(s, 0, scalarShape("f32"));
+  const q = parameter(s, 1, scalarShape("f32"));
+  const c = b.build(reduce(x, constantR0(b, "f32", 0), s.build(add(mul(p, p), q)), [0]));
+  const k = emitFusionKernel(c, TARGET);
+  assert.ok(isUnsupported(k));
+});

@@ -1,0 +1,152 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { emitGemmKernel, gemmSpecOfDot, type GemmSpec } from "../../../src/compiler/wasm/gemm.js";
+import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
+import { isUnsupported, type WasmTarget } from "../../../src/compiler/wasm/kernel.js";
+import { rng } from "../../support/prng.js";
+import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder, type DotDimensionNumbers } from "../../../src/index.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import type { Instruction } from "../../../src/ir/computation.js";
+import { runKernel } from "./kernel_harness.js";
+
+const random = rng(7);
+
+/** C = A B in doubles from the stored layouts, the independent reference. */
+function reference(spec: GemmSpec, a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
+  const { batch, m, n, k } = spec;
+  const c = new Float64Array(batch * m * n);
+  for (let bi = 0; bi < batch; bi++) {
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) {
+        let sum = 0;
+        for (let p = 0; p < k; p++) {
+          const av = spec.lhsTransposed ? a[bi * m * k + p * m + i]! : a[bi * m * k + i * k + p]!;
+          const bv = spec.rhsTransposed ? b[bi * k * n + j * k + p]! : b[bi * k * n + p * n + j]!;
+          sum += av * bv;
+        }
+        c[bi * m * n + i * n + j] = sum;
+      }
+    }
+  }
+  return c;
+}
+
+function checkGemm(spec: GemmSpec, target: WasmTarget = detectWasmTarget(), splits = 1): void {
+  const F = spec.elementType === "f32" ? Float32Array : Float64Array;
+  const a = new F(spec.batch * spec.m * spec.k).map(() => random() * 2 - 1);
+  const b = new F(spec.batch * spec.k * spec.n).map(() => random() * 2 - 1);
+  const kernel = emitGemmKernel(spec, target);
+  if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
+  assert.ok(WebAssembly.validate(kernel.bytes), kernel.name);
+  const [bytes] = runKernel(kernel, target, [a, b], [spec.batch * spec.m * spec.n * F.BYTES_PER_ELEMENT], splits);
+  const got = new F(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, spec.batch * spec.m * spec.n);
+  const want = reference(spec, a, b);
+  // f32 accumulation over k terms of magnitude <= 1: error grows like k * 2^-24.
+  const eps = spec.elementType === "f32" ? 2 ** -23 : 2 ** -52;
+  const tol = 4 * eps * Math.max(spec.k, 1);
+  for (let i = 0; i < want.length; i++) {
+    const err = Math.abs(got[i]! - want[i]!);
+    if (!(err <= tol * Math.max(1, Math.sqrt(spec.k)))) {
+      assert.fail(`${kernel.name}: element ${i} is ${got[i]}, want ${want[i]} (err ${err})`);
+    }
+  }
+}
+
+test("gemm f32: square, odd, prime and degenerate shapes vs a double-precision reference", () => {
+  for (const [m, n, k] of [[1, 1, 1], [4, 8, 4], [5, 9, 3], [7, 13, 17], [1, 37, 29], [31, 1, 5], [17, 19, 1], [64, 64, 64], [33, 65, 300], [130, 70, 513], [3, 1030, 7]]) {
+    checkGemm({ elementType: "f32", batch: 1, m: m!, n: n!, k: k! });
+  }
+});
+
+test("gemm f32: batches and transposed operands", () => {
+  for (const [batch, m, n, k] of [[3, 5, 7, 9], [2, 16, 8, 33], [4, 1, 12, 5]]) {
+    for (const lhsTransposed of [false, true]) {
+      for (const rhsTransposed of [false, true]) {
+        checkGemm({ elementType: "f32", batch: batch!, m: m!, n: n!, k: k!, lhsTransposed, rhsTransposed });
+      }
+    }
+  }
+});
+
+test("gemm f64: shapes and transposes", () => {
+  for (const [batch, m, n, k] of [[1, 1, 1, 1], [1, 7, 5, 3], [2, 9, 11, 140], [1, 65, 33, 17]]) {
+    checkGemm({ elementType: "f64", batch: batch!, m: m!, n: n!, k: k! });
+    checkGemm({ elementType: "f64", batch: batch!, m: m!, n: n!, k: k!, lhsTransposed: true, rhsTransposed: true });
+  }
+});
+
+test("gemm: unfused and relaxed-SIMD variants agree with the reference; split ranges cover the result", () => {
+  const base = detectWasmTarget();
+  checkGemm({ elementType: "f32", batch: 2, m: 23, n: 21, k: 260 }, { ...base, relaxedSimd: false });
+  if (base.relaxedSimd) checkGemm({ elementType: "f32", batch: 2, m: 23, n: 21, k: 260 }, base);
+  // Calls on disjoint ranges (as threads make them) together compute the whole result.
+  checkGemm({ elementType: "f32", batch: 3, m: 13, n: 10, k: 6 }, base, 4);
+  checkGemm({ elementType: "f32", batch: 1, m: 50, n: 40, k: 30 }, base, 3);
+});
+
+test("gemm: k = 0 gives zeros; m = 0 or n = 0 does nothing", () => {
+  const target = detectWasmTarget();
+  const kernel = emitGemmKernel({ elementType: "f32", batch: 2, m: 3, n: 5, k: 0 }, target);
+  if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
+  const [bytes] = runKernel(kernel, target, [new Float32Array(0), new Float32Array(0)], [2 * 3 * 5 * 4], 2);
+  assert.deepEqual([...new Float32Array(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, 30)], Array(30).fill(0));
+  const empty = emitGemmKernel({ elementType: "f32", batch: 2, m: 0, n: 5, k: 3 }, target);
+  assert.ok(!isUnsupported(empty) && empty.parallelExtent === 0);
+  const noSimd = emitGemmKernel({ elementType: "f32", batch: 1, m: 2, n: 2, k: 2 }, { ...target, simd: false });
+  assert.ok(isUnsupported(noSimd));
+});
+
+function dotOf(lhsDims: number[], rhsDims: number[], dn: Partial<DotDimensionNumbers>, type: "f32" | "f64" | "s32" = "f32") {
+  const b = new XlaBuilder("dot");
+  const l = parameter(b, 0, arrayShape(type, lhsDims));
+  const r = parameter(b, 1, arrayShape(type, rhsDims));
+  const root = dotGeneral(l, r, dn);
+  return { computation: b.build(root), dot: root.instruction as Instruction<"dot"> };
+}
+
+test("gemmSpecOfDot: matmul, batched, transposed and multi-free-dim forms; others unsupported", () => {
+  const spec = (l: number[], r: number[], dn: Partial<DotDimensionNumbers>, type: "f32" | "f64" | "s32" = "f32") => gemmSpecOfDot(dotOf(l, r, dn, type).dot);
+  assert.deepEqual(spec([3, 4], [4, 5], { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }),
+    { elementType: "f32", batch: 1, m: 3, n: 5, k: 4, lhsTransposed: false, rhsTransposed: false });
+  assert.deepEqual(spec([4, 3], [5, 4], { lhsContractingDimensions: [0], rhsContractingDimensions: [1] }, "f64"),
+    { elementType: "f64", batch: 1, m: 3, n: 5, k: 4, lhsTransposed: true, rhsTransposed: true });
+  assert.deepEqual(spec([2, 6, 3, 4], [2, 6, 4, 5], { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 1], lhsContractingDimensions: [3], rhsContractingDimensions: [2] }),
+    { elementType: "f32", batch: 12, m: 3, n: 5, k: 4, lhsTransposed: false, rhsTransposed: false });
+  // Several free dimensions collapse: [2,3,4] x [4,5,6] -> m = 6, n = 30.
+  assert.deepEqual(spec([2, 3, 4], [4, 5, 6], { lhsContractingDimensions: [2], rhsContractingDimensions: [0] }),
+    { elementType: "f32", batch: 1, m: 6, n: 30, k: 4, lhsTransposed: false, rhsTransposed: false });
+  // Vector . vector and matrix . vector.
+  assert.deepEqual(spec([7], [7], { lhsContractingDimensions: [0], rhsContractingDimensions: [0] }),
+    { elementType: "f32", batch: 1, m: 1, n: 1, k: 7, lhsTransposed: false, rhsTransposed: false });
+  assert.deepEqual(spec([3, 7], [7], { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }),
+    { elementType: "f32", batch: 1, m: 3, n: 1, k: 7, lhsTransposed: false, rhsTransposed: false });
+  const unsupported = (x: GemmSpec | { unsupported: string }) => assert.ok("unsupported" in x, JSON.stringify(x));
+  unsupported(spec([3, 4], [4, 5], { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }, "s32"));
+  unsupported(spec([3, 4, 2], [4, 2, 5], { lhsContractingDimensions: [1, 2], rhsContractingDimensions: [0, 1] }));
+  unsupported(spec([3, 4, 2], [4, 5], { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }));
+  unsupported(spec([3, 2, 4], [2, 4, 5], { lhsBatchDimensions: [1], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [1] }));
+});
+
+test("gemm kernels of dot_general forms match the interpreter", () => {
+  const target = detectWasmTarget();
+  const cases: [number[], number[], Partial<DotDimensionNumbers>][] = [
+    [[5, 7], [7, 9], { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }],
+    [[7, 5], [9, 7], { lhsContractingDimensions: [0], rhsContractingDimensions: [1] }],
+    [[2, 3, 6, 4], [2, 3, 4, 5], { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 1], lhsContractingDimensions: [3], rhsContractingDimensions: [2] }],
+    [[2, 4, 6], [2, 5, 4], { lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [1], rhsContractingDimensions: [2] }],
+    [[3, 2, 11], [11, 4, 2], { lhsContractingDimensions: [2], rhsContractingDimensions: [0] }],
+  ];
+  for (const [l, r, dn] of cases) {
+    const { computation, dot } = dotOf(l, r, dn);
+    const spec = gemmSpecOfDot(dot);
+    if ("unsupported" in spec) throw new Error(spec.unsupported);
+    const lhs = new Float32Array(l.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
+    const rhs = new Float32Array(r.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
+    const want = evaluate(computation, [Literal.fromValues("f32", l, lhs), Literal.fromValues("f32", r, rhs)]).toNumbers();
+    const kernel = emitGemmKernel(spec, target);
+    if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
+    const [bytes] = runKernel(kernel, target, [lhs, rhs], [want.length * 4], 2);
+    const got = new Float32Array(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, want.length);
+    want.forEach((w, i) => assert.ok(Math.abs(got[i]! - w) <= 1e-5 * Math.max(1, Math.abs(w)), `${kernel.name} element ${i}: ${got[i]} vs ${w}`));
+  }
+});
