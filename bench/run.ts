@@ -1,7 +1,7 @@
 // xlats beside its JavaScript peers, in one sitting, on the same inputs:
 //
 //   npm run bench [-- --quick] [--only matmul,softmax] [--threads 1,2] [--runners tfjs-wasm,xlats-wasm]
-//                 [--timeout 20]   (seconds one workload may take on one runner before it is skipped)
+//                 [--timeout 30]   (seconds one workload may take on one runner before it is skipped)
 //
 // Each library (and thread count) runs in its own child process, one after the other:
 // onnxruntime-web fixes its thread count when its wasm starts, and a crash or a leak of
@@ -68,7 +68,7 @@ if (options.child !== undefined) {
 }
 
 /** Longest one workload may take on one runner (setup, check, timing) before it is skipped. */
-const WORKLOAD_TIMEOUT_S = options.timeoutS ?? (options.quick ? 10 : 20);
+const WORKLOAD_TIMEOUT_S = options.timeoutS ?? (options.quick ? 10 : 30);
 
 /**
  * Runs one runner in a child process over `todo` (indices into the plan); its cells as they

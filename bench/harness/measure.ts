@@ -41,9 +41,9 @@ async function createRunner(config: RunnerConfig): Promise<Runner | string> {
   }
 }
 
-function policyFor(firstRunS: number, quick: boolean, reduced: boolean): TimingPolicy | undefined {
-  // Very slow runs: the checked run (already warm: compiling happened in setup) is the figure.
-  if (firstRunS > 5) return undefined;
+function policyFor(firstRunS: number, quick: boolean, reduced: boolean): TimingPolicy {
+  // Very slow runs: one timed run after the checked one (which may include a lazy compile).
+  if (firstRunS > 5) return { warmup: 0, minRuns: 1, maxRuns: 1, budgetS: 0 };
   if (firstRunS > 1) return { warmup: 0, minRuns: 2, maxRuns: 3, budgetS: 1 };
   if (quick) return { warmup: 0, minRuns: 3, maxRuns: 10, budgetS: 0.2 };
   if (firstRunS > 0.25 || reduced) return { warmup: 0, minRuns: 3, maxRuns: 7, budgetS: 1 };
@@ -90,7 +90,7 @@ export async function measureRunner(
       const bad = checkResult(w, inputs, outputs);
       if (bad !== undefined) { cell({ status: "fail", reason: `wrong result: ${bad}` }); continue; }
       const policy = policyFor(firstRunS, quick, runner.reduced === true);
-      const times = policy === undefined ? [firstRunS] : await timeRuns(() => prepared.run(), policy);
+      const times = await timeRuns(() => prepared.run(), policy);
       const { peakBytes, detail } = prepared;
       cell({
         status: "ok", seconds: median(times), runs: times.length, workload: w,
