@@ -43,7 +43,8 @@ function loadCompiler(): Promise<CompilerModule | string> {
       return typeof m.compile === "function" ? (m as CompilerModule) : "compiler has no compile()";
     } catch (e) {
       const code = (e as { code?: string }).code;
-      if (code === "ERR_MODULE_NOT_FOUND") return "compiler not built yet";
+      // Only the compiler's own entry point missing means "not built"; a missing import inside it is an error.
+      if (code === "ERR_MODULE_NOT_FOUND" && (e as Error).message.includes(url.pathname)) return "compiler not built yet";
       return `compiler failed to load: ${(e as Error).message}`;
     }
   })();
