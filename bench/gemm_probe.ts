@@ -6,17 +6,18 @@
 import { emitGemmKernel, type GemmSpec, type GemmTiling, defaultGemmTiling } from "../src/compiler/wasm/gemm.js";
 import { detectWasmTarget } from "../src/compiler/wasm/features.js";
 import { isUnsupported, MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
+import { ThreadPool } from "../src/compiler/wasm/thread_pool.js";
 
 interface Prepared { readonly run: () => void; readonly flops: number; best: number; bestCpu: number }
 
-function prepare(spec: GemmSpec, tiling: Partial<GemmTiling>): Prepared {
+async function prepare(spec: GemmSpec, tiling: Partial<GemmTiling>, threads: number): Promise<Prepared> {
   const target = detectWasmTarget();
   const full = { ...defaultGemmTiling(spec, target), ...tiling };
   const kernel = emitGemmKernel(spec, target, full);
   if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
   const es = spec.elementType === "f32" ? 4 : 8;
   const aBytes = spec.batch * spec.m * spec.k * es, bBytes = spec.batch * spec.k * spec.n * es, cBytes = spec.batch * spec.m * spec.n * es;
-  const total = 64 + aBytes + bBytes + cBytes + kernel.scratchBytes + 1024;
+  const total = 64 + aBytes + bBytes + cBytes + threads * (kernel.scratchBytes + 64) + 1024;
   const memory = new WebAssembly.Memory({ initial: Math.ceil(total / 65536) + 1, maximum: MEMORY_MAX_PAGES, shared: target.sharedMemory });
   const a = 64, b = a + Math.ceil(aBytes / 64) * 64, c = b + Math.ceil(bBytes / 64) * 64, s = c + Math.ceil(cBytes / 64) * 64;
   const F = spec.elementType === "f32" ? Float32Array : Float64Array;
@@ -24,10 +25,13 @@ function prepare(spec: GemmSpec, tiling: Partial<GemmTiling>): Prepared {
   const av = new F(buffer, a, aBytes / es), bv = new F(buffer, b, bBytes / es);
   for (let i = 0; i < av.length; i++) av[i] = Math.sin(i);
   for (let i = 0; i < bv.length; i++) bv[i] = Math.cos(i);
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(kernel.bytes), { env: { memory } });
-  const run = instance.exports["run"] as (...args: number[]) => void;
-  run(a, b, c, s, 0, kernel.parallelExtent);
-  return { run: () => run(a, b, c, s, 0, kernel.parallelExtent), flops: 2 * spec.batch * spec.m * spec.n * spec.k, best: Infinity, bestCpu: Infinity };
+  const pool = await ThreadPool.create(memory, threads);
+  const handle = await pool.load(kernel);
+  const scratch = Array.from({ length: threads }, (_, t) => s + t * (Math.ceil(kernel.scratchBytes / 64) * 64 + 64));
+  const run = (): void => pool.run(handle, [a, b, c], scratch, kernel.parallelExtent);
+  run();
+  pools.push(pool);
+  return { run, flops: 2 * spec.batch * spec.m * spec.n * spec.k, best: Infinity, bestCpu: Infinity };
 }
 
 const args = process.argv.slice(2);
@@ -36,10 +40,16 @@ const tilings = args.filter((x) => x.startsWith("tiling=")).map((x) => JSON.pars
 const secondsArg = args.find((x) => x.startsWith("seconds="));
 const seconds = secondsArg ? Number(secondsArg.slice(8)) : 2;
 const type = args.includes("f64") ? "f64" : "f32";
+const threadsArg = args.find((x) => x.startsWith("threads="));
+const threadCounts = threadsArg ? threadsArg.slice(8).split(",").map(Number) : [1];
+const pools: ThreadPool[] = [];
 console.log(`target ${JSON.stringify(detectWasmTarget())}`);
 for (const size of sizes.length ? sizes : [256, 512, 1024, 2048]) {
   const spec: GemmSpec = { elementType: type, batch: 1, m: size, n: size, k: size };
-  const variants = (tilings.length ? tilings : [{}]).map((t) => ({ t, p: prepare(spec, t) }));
+  const variants: { t: string; p: Prepared }[] = [];
+  for (const tiling of tilings.length ? tilings : [{}]) {
+    for (const threads of threadCounts) variants.push({ t: `${JSON.stringify(tiling)} threads=${threads}`, p: await prepare(spec, tiling, threads) });
+  }
   const deadline = performance.now() + seconds * 1000;
   do {
     for (const { p } of variants) {
@@ -53,5 +63,6 @@ for (const size of sizes.length ? sizes : [256, 512, 1024, 2048]) {
       p.bestCpu = Math.min(p.bestCpu, (c.user + c.system) / 1000);
     }
   } while (performance.now() < deadline);
-  for (const { t, p } of variants) console.log(`${type} ${size} ${JSON.stringify(t)}: ${(p.flops / p.best / 1e6).toFixed(1)} GFLOP/s wall, ${(p.flops / p.bestCpu / 1e6).toFixed(1)} per CPU second`);
+  for (const { t, p } of variants) console.log(`${type} ${size} ${t}: ${(p.flops / p.best / 1e6).toFixed(1)} GFLOP/s wall, ${(p.flops / p.bestCpu / 1e6).toFixed(1)} per CPU second`);
 }
+for (const pool of pools) await pool.close();

@@ -1,5 +1,5 @@
-// The main job: build a two-layer perceptron with XlaBuilder, run it with the reference
-// interpreter, and print its class probabilities.
+// The main job: build a two-layer perceptron with XlaBuilder, compile it to WebAssembly,
+// run it, and print its class probabilities beside the reference interpreter's.
 //
 //   h = max(x · W1 + b1, 0)        (Dot, Add with broadcast_dimensions={1}, Max)
 //   logits = h · W2 + b2
@@ -7,7 +7,7 @@
 
 import {
   XlaBuilder, Literal, arrayShape, scalarShape, parameter, constantR0, dot, add, sub, max, div, exp, reduce,
-  evaluate, type Computation,
+  evaluate, compile, type Computation,
 } from "../src/index.js";
 
 function scalarReducer(b: XlaBuilder, name: string, op: typeof add): Computation {
@@ -43,5 +43,9 @@ const args = [
 ];
 
 console.log(`computation: ${mlp.toString()}`);
-console.log(`${mlp.instructions.length} instructions; result:`);
+const executable = await compile(mlp);
+const st = executable.stats;
+console.log(`${mlp.instructions.length} instructions, compiled to ${st.kernels} WebAssembly kernels (${st.interpreted.length} steps on the interpreter); result:`);
+console.log(executable.run(args).toString());
+console.log("reference interpreter:");
 console.log(evaluate(mlp, args).toString());

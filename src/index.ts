@@ -33,3 +33,7 @@ export * from "./runtime/index.js";
 export { parseStableHlo, printStableHlo, parseMlirLiteral, printMlirLiteral } from "./text/mlir/index.js";
 export { parseHlo, printHlo } from "./text/hlo/index.js";
 export { runCheckText, type CheckCaseResult } from "./check/runner.js";
+export {
+  compile, compileSync, defaultDevice, defaultPipeline, Executable, InterpretedExecutable, WasmDevice, DeviceArray,
+  type CompileOptions, type ExecutableStats, type BackendName,
+} from "./compiler/index.js";

@@ -8,7 +8,7 @@
 import type { Backend, DeviceBackend } from "../runtime/backend.js";
 import type { BackendEntry } from "../runtime/backend_registry.js";
 import { deserializeComputation, serializeComputation, type SerializedProgram } from "../runtime/serialize.js";
-import { compile, compileSync } from "./index.js";
+import { compileSync } from "./index.js";
 import { printHlo } from "../text/hlo/index.js";
 
 export const wasmBackend: Backend = {
@@ -38,8 +38,10 @@ export const wasmDeviceBackend: DeviceBackend = {
 export const wasmEntry: BackendEntry = {
   host: wasmBackend,
   device: wasmDeviceBackend,
-  evaluate: async (computation, args, options) => {
-    const executable = await compile(computation);
+  // Synchronous, so the synchronous check runner can use it too: kernels are small
+  // modules, which even a browser's main thread compiles synchronously.
+  evaluate: (computation, args, options) => {
+    const executable = compileSync(computation);
     try {
       return executable.run(args, options);
     } finally {

@@ -6,7 +6,8 @@ import { ExecutionError } from "../types/errors.js";
 import { Literal, type Storage } from "../types/literal.js";
 import { byteSize, defaultLayout, hasDefaultLayout, shapeToString, storageElementCount, withLayout, type ArrayShape } from "../types/shape.js";
 import { DeviceMemory } from "../runtime/device_memory.js";
-import { detectWasmTarget } from "./wasm/features.js";
+import { cpuThreads, detectWasmTarget } from "./wasm/features.js";
+import { ThreadPool } from "./wasm/thread_pool.js";
 import type { WasmTarget } from "./wasm/kernel.js";
 
 /** A typed-array view of `count` elements of type `t` at `byteOffset` of `buffer` (storage as Literal keeps it). */
@@ -31,8 +32,6 @@ export function storageView(t: ElementType, buffer: ArrayBuffer | SharedArrayBuf
 }
 
 export interface WasmDeviceOptions {
-  /** Threads that run large kernels (default 1; more needs a shared memory). */
-  readonly threads?: number;
   /** Override the detected engine features (tests of the scalar paths). */
   readonly target?: Partial<WasmTarget>;
 }
@@ -40,11 +39,49 @@ export interface WasmDeviceOptions {
 export class WasmDevice {
   readonly memory: DeviceMemory;
   readonly target: WasmTarget;
+  /** Runs large kernels on several threads; absent: everything runs on the calling thread. */
+  private threadPool: ThreadPool | undefined;
+  private starting: Promise<ThreadPool> | undefined;
 
+  /** A device that runs on the calling thread; `startThreads` adds workers. */
   constructor(options: WasmDeviceOptions = {}) {
     const detected = detectWasmTarget();
     this.target = { ...detected, ...options.target };
     this.memory = new DeviceMemory({ shared: this.target.sharedMemory });
+  }
+
+  /** A device whose large kernels run on `threads` threads (default: the machine's logical CPUs). */
+  static async create(options: WasmDeviceOptions & { readonly threads?: number } = {}): Promise<WasmDevice> {
+    const device = new WasmDevice(options);
+    await device.startThreads(options.threads ?? await cpuThreads());
+    return device;
+  }
+
+  get pool(): ThreadPool | undefined {
+    return this.threadPool;
+  }
+
+  /** Threads that run kernels, the calling thread included. */
+  get threads(): number {
+    return this.threadPool?.threads ?? 1;
+  }
+
+  /**
+   * Starts worker threads sharing the device memory (once; later calls with another
+   * count keep the first pool). Without shared memory the device stays on one thread.
+   */
+  async startThreads(threads: number): Promise<void> {
+    if (threads <= 1 || !this.target.sharedMemory || this.threadPool !== undefined) return;
+    this.starting ??= ThreadPool.create(this.memory.memory, threads);
+    this.threadPool = await this.starting;
+  }
+
+  /** Stops the device's worker threads (its memory and arrays stay usable on the calling thread). */
+  async close(): Promise<void> {
+    const pool = this.threadPool;
+    this.threadPool = undefined;
+    this.starting = undefined;
+    await pool?.close();
   }
 
   /** A view of an array in device memory (valid until the memory grows; take a new one per use). */

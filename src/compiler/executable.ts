@@ -18,8 +18,11 @@ import { leafShapes } from "./buffers/assignment.js";
 import type { PassLogEntry } from "./pass.js";
 import type { CompiledProgram, Step } from "./program.js";
 import { DeviceArray, WasmDevice } from "./device.js";
+import type { KernelHandle, ThreadPool } from "./wasm/thread_pool.js";
 
 type KernelEntry = (...args: number[]) => void;
+/** How a step's kernel runs: directly on this thread, or split across the device's thread pool. */
+type LoadedKernel = { readonly direct: KernelEntry } | { readonly pooled: KernelHandle; readonly pool: ThreadPool };
 
 export interface ExecutableStats {
   /** Bytes of the arena of temporaries. */
@@ -43,23 +46,24 @@ function leafLiterals(lit: Literal): Literal[] {
 const defaultLayoutOf = (s: ArrayShape): ArrayShape => withLayout(s, defaultLayout(s.dimensions.length));
 
 export class Executable {
-  private readonly entries: KernelEntry[];
   private readonly constantOffsets: number[];
   private readonly arenaOffset: number;
-  private readonly scratchOffset: number;
+  /** One scratch region per thread (empty when no kernel needs scratch). */
+  private readonly scratchOffsets: number[];
   private deleted = false;
   readonly stats: ExecutableStats;
 
   /** @internal use `compile` */
   constructor(
-    readonly program: CompiledProgram, readonly device: WasmDevice, instances: readonly WebAssembly.Instance[],
+    readonly program: CompiledProgram, readonly device: WasmDevice, private readonly kernels: readonly LoadedKernel[],
     readonly log: readonly PassLogEntry[],
   ) {
-    this.entries = instances.map((i) => i.exports["run"] as KernelEntry);
     this.constantOffsets = program.constants.map((c) => device.bufferFromLiteral(c).offset);
     this.arenaOffset = device.memory.allocate(Math.max(1, program.arenaBytes));
-    const scratch = Math.max(0, ...program.kernels.map((k) => k.scratchBytes));
-    this.scratchOffset = scratch > 0 ? device.memory.allocate(scratch) : 0;
+    const scratchPerThread = Math.max(0, ...program.kernels.map((k) => k.scratchBytes));
+    const threads = kernels.some((k) => "pooled" in k) ? device.threads : 1;
+    this.scratchOffsets = scratchPerThread > 0 ? Array.from({ length: threads }, () => device.memory.allocate(scratchPerThread)) : [];
+    const scratch = scratchPerThread * this.scratchOffsets.length;
     const leafBytes = (shapes: readonly ArrayShape[]): number => shapes.reduce((n, s) => n + byteSize(s), 0);
     const fixed = leafBytes(program.parameterLeaves.flat()) + leafBytes(program.outputs) + leafBytes(program.constants.map((c) => c.arrayShape));
     this.stats = {
@@ -123,8 +127,12 @@ export class Executable {
           case "kernel": {
             const k = this.program.kernels[step.kernel]!;
             const ptrs = [...step.operands.map(at), ...step.results.map(at)];
-            if (k.scratchBytes > 0) ptrs.push(this.scratchOffset);
-            this.entries[step.kernel]!(...ptrs, 0, k.parallelExtent);
+            const loaded = this.kernels[step.kernel]!;
+            if ("pooled" in loaded) loaded.pool.run(loaded.pooled, ptrs, this.scratchOffsets, k.parallelExtent);
+            else {
+              if (k.scratchBytes > 0) ptrs.push(this.scratchOffsets[0]!);
+              loaded.direct(...ptrs, 0, k.parallelExtent);
+            }
             break;
           }
           case "interpret":
@@ -140,7 +148,9 @@ export class Executable {
       }
     } catch (e) {
       for (const o of outputs) o.delete();
-      if (e instanceof WebAssembly.RuntimeError) throw new ExecutionError(`${this.program.module.name}: a compiled kernel trapped: ${e.message}`);
+      if (e instanceof WebAssembly.RuntimeError || (e instanceof Error && e.cause instanceof WebAssembly.RuntimeError)) {
+        throw new ExecutionError(`${this.program.module.name}: a compiled kernel trapped: ${e.message}`);
+      }
       throw e;
     }
     return outputs;
@@ -200,21 +210,30 @@ export class Executable {
     this.deleted = true;
     for (const o of this.constantOffsets) this.device.memory.release(o);
     this.device.memory.release(this.arenaOffset);
-    if (this.scratchOffset !== 0) this.device.memory.release(this.scratchOffset);
+    for (const o of this.scratchOffsets) this.device.memory.release(o);
   }
 }
 
 /** Instantiates the kernels synchronously: for workers and Node, where synchronous compilation of any size is allowed. */
 export function loadProgramSync(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[]): Executable {
-  const instances = program.kernels.map((k) => new WebAssembly.Instance(new WebAssembly.Module(k.bytes), { env: { memory: device.memory.memory } }));
-  return new Executable(program, device, instances, log);
+  const kernels = program.kernels.map((k) => {
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(k.bytes), { env: { memory: device.memory.memory } });
+    return { direct: instance.exports["run"] as KernelEntry };
+  });
+  return new Executable(program, device, kernels, log);
 }
 
 /** Instantiates the kernels of `program` on `device` (asynchronously: browsers refuse large synchronous compiles on their main thread). */
 export async function loadProgram(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[]): Promise<Executable> {
-  const instances = await Promise.all(program.kernels.map(async (k) => {
-    const module = await WebAssembly.compile(k.bytes);
-    return WebAssembly.instantiate(module, { env: { memory: device.memory.memory } });
-  }));
-  return new Executable(program, device, instances, log);
+  const pool = device.pool;
+  const kernels: LoadedKernel[] = [];
+  // One at a time: a pool load holds the workers' attention until each has instantiated it.
+  for (const k of program.kernels) {
+    if (pool !== undefined) kernels.push({ pooled: await pool.load(k), pool });
+    else {
+      const instance = await WebAssembly.instantiate(await WebAssembly.compile(k.bytes), { env: { memory: device.memory.memory } });
+      kernels.push({ direct: instance.exports["run"] as KernelEntry });
+    }
+  }
+  return new Executable(program, device, kernels, log);
 }

@@ -10,6 +10,7 @@ import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
 import { printHlo } from "../text/hlo/index.js";
 import type { Literal } from "../types/literal.js";
 import { WasmDevice } from "./device.js";
+import { cpuThreads } from "./wasm/features.js";
 import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
 import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
 import { fusionPass } from "./passes/fusion.js";
@@ -27,6 +28,11 @@ export interface CompileOptions {
   readonly backend?: BackendName;
   /** The device to load on (default: one shared device per process). */
   readonly device?: WasmDevice;
+  /**
+   * Threads the device runs large kernels on (default: the machine's logical CPUs, for
+   * the default device; a device made by the caller keeps its own).
+   */
+  readonly threads?: number;
   /** Verify the module after every pass (slower; for tests and debugging). */
   readonly verifyEachPass?: boolean;
   /** Called with the module after every pass that changed it (`xlats compile --dump-after-each`). */
@@ -64,16 +70,37 @@ export function defaultDevice(): WasmDevice {
   return sharedDevice;
 }
 
-/** Verifies and optimizes a program and plans its steps for `device`. */
-function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): { program: CompiledProgram; log: PassLogEntry[] } {
+interface Planned {
+  readonly program: CompiledProgram;
+  readonly log: PassLogEntry[];
+}
+
+/** Plans of programs compiled for each device, by the program's text: the same program compiles once. */
+const planCache = new WeakMap<WasmDevice, Map<string, Planned>>();
+const PLAN_CACHE_ENTRIES = 64;
+
+/** Verifies and optimizes a program and plans its steps for `device` (from the cache when it was planned before). */
+function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): Planned {
   const module = program instanceof Computation ? new HloModule(program.name, program) : program;
   // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
   verifyModule(module);
+  // Custom pipelines and per-pass hooks are not cached: the caller wants them to run.
+  const cacheable = options.passes === undefined && options.dumpAfterEach === undefined && options.verifyEachPass !== true;
+  const key = cacheable ? printHlo(module) : undefined;
+  let cache = planCache.get(device);
+  const hit = key === undefined ? undefined : cache?.get(key);
+  if (hit !== undefined) return hit;
   const { module: optimized, log } = runPasses(module, options.passes ?? defaultPipeline(), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  return { program: planProgram(optimized, device.target), log };
+  const planned = { program: planProgram(optimized, device.target), log };
+  if (key !== undefined) {
+    if (cache === undefined) planCache.set(device, (cache = new Map()));
+    if (cache.size >= PLAN_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+    cache.set(key, planned);
+  }
+  return planned;
 }
 
 export function compile(program: Computation | HloModule, options: CompileOptions & { backend: "interpreter" }): Promise<InterpretedExecutable>;
@@ -85,6 +112,7 @@ export async function compile(program: Computation | HloModule, options: Compile
     return new InterpretedExecutable(module);
   }
   const device = options.device ?? defaultDevice();
+  if (options.device === undefined || options.threads !== undefined) await device.startThreads(options.threads ?? await cpuThreads());
   const planned = plan(program, options, device);
   return loadProgram(planned.program, device, planned.log);
 }

@@ -136,3 +136,35 @@ test("buffer assignment reuses arena bytes of dead temporaries and writes in pla
   assert.ok(exe.stats.arenaBytes <= 2 * 64 * 64 * 4 + 4 * 64 * 4 + 1024, `arena ${exe.stats.arenaBytes} bytes`);
   assert.ok(exe.stats.peakBytes <= 1.25 * exe.stats.liveBytesBound, `peak ${exe.stats.peakBytes} vs bound ${exe.stats.liveBytesBound}`);
 });
+
+test("two threads give the same results as one: a large fusion and a GEMM split across the device's pool", async () => {
+  const two = await WasmDevice.create({ threads: 2 });
+  const one = new WasmDevice();
+  try {
+    const b = new XlaBuilder("mlp_layer");
+    const x = parameter(b, 0, arrayShape("f32", [256, 256]), "x");
+    const w = parameter(b, 1, arrayShape("f32", [256, 256]), "w");
+    const c = b.build(tanh(mul(dot(x, w), constantR0(b, "f32", 0.01), [])));
+    const args = [randomLiteral(rng(7), "f32", [256, 256]), randomLiteral(rng(8), "f32", [256, 256])];
+    const pooled = await compile(c, { device: two });
+    const single = await compile(c, { device: one });
+    assert.equal(two.threads, 2);
+    assert.equal(pooled.stats.interpreted.length, 0);
+    assert.deepEqual(pooled.run(args).toNumbers(), single.run(args).toNumbers(), "threads split the work, not the arithmetic");
+    assertClose(pooled.run(args), evaluate(c, args), 2e-5);
+  } finally {
+    await two.close();
+  }
+});
+
+test("the same program compiles once per device: a second compile reuses the plan and its kernels", async () => {
+  const device = new WasmDevice();
+  const build = (): Computation => softmax(5, 6);
+  const first = await compile(build(), { device });
+  const second = await compile(build(), { device });
+  assert.equal(second.program, first.program);
+  const other = await compile(build(), { device: new WasmDevice() });
+  assert.notEqual(other.program, first.program);
+  const x = randomLiteral(rng(9), "f32", [5, 6]);
+  assert.deepEqual(second.run([x]).toNumbers(), first.run([x]).toNumbers());
+});

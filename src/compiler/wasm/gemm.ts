@@ -21,8 +21,9 @@ import type { Instruction } from "../../ir/computation.js";
 import type { ArrayShape } from "../../types/shape.js";
 import { ModuleBuilder } from "./encoder.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
-import { forRange, setMinU } from "./loops.js";
-import { elementInfo, emitCopyTile, emitMicrokernel, emitPack, emitPackRowsB, type GemmElement, type GemmTiling } from "./gemm_microkernel.js";
+import { forRange } from "./loops.js";
+import { elementInfo, type GemmElement, type GemmTiling } from "./gemm_microkernel.js";
+import { emitGemmRows, type GemmRowsLayout } from "./gemm_rows.js";
 
 export type { GemmTiling } from "./gemm_microkernel.js";
 
@@ -39,7 +40,6 @@ export interface GemmSpec {
 }
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
-const align64 = (x: number): number => roundUp(x, 64);
 
 /**
  * The tiling used for a spec. 4 x 8 f32 (8 accumulators + 2 B vectors + 4 A splats)
@@ -83,86 +83,17 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
   if (tiling.nc % nr !== 0 || mr < 1) return { unsupported: "gemm: tiling nc must be a multiple of nr" };
   const mTiles = m === 0 ? 0 : Math.ceil(m / mr);
   const parallelExtent = batch * mTiles;
-  const kc = Math.min(tiling.kc, Math.max(k, 1));
-  const nc = Math.min(tiling.nc, roundUp(Math.max(n, 1), nr));
-  const packedBBytes = align64(kc * nc * es);
-  const tileBytes = align64(mr * nr * es);
-  const scratchBytes = packedBBytes + tileBytes;
   // Byte strides of the stored operands: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine.
-  const aRow = (spec.lhsTransposed ? 1 : k) * es;
-  const aK = (spec.lhsTransposed ? m : 1) * es;
-  const bK = (spec.rhsTransposed ? 1 : n) * es;
-  const bLine = (spec.rhsTransposed ? k : 1) * es;
-
+  const layout: GemmRowsLayout = {
+    type, n, k,
+    aRow: (spec.lhsTransposed ? 1 : k) * es,
+    aK: (spec.lhsTransposed ? m : 1) * es,
+    bK: (spec.rhsTransposed ? 1 : n) * es,
+    bLine: (spec.rhsTransposed ? k : 1) * es,
+  };
   const module = new ModuleBuilder().importMemory(target);
-  const packB = emitPack(module, type, nr, bLine, bK);
-  const packRowsB = spec.rhsTransposed ? undefined : emitPackRowsB(module, type, nrVectors, bK);
-  const fused = target.relaxedSimd;
-  const aLayout = { rowStride: aRow, kStep: aK };
-  const lastRows = m % mr;
-  const micro = emitMicrokernel(module, type, mr, nrVectors, aLayout, n * es, fused);
-  const microTile = emitMicrokernel(module, type, mr, nrVectors, aLayout, nr * es, fused);
-  const microLast = lastRows === 0 ? micro : emitMicrokernel(module, type, lastRows, nrVectors, aLayout, n * es, fused);
-  const microLastTile = lastRows === 0 ? microTile : emitMicrokernel(module, type, lastRows, nrVectors, aLayout, nr * es, fused);
-  const copyTile = emitCopyTile(module, type);
+  const { rows, scratchBytes } = emitGemmRows(module, layout, tiling, target.relaxedSimd, m % mr === 0 ? [] : [m % mr]);
 
-  // rows(a, b, c, scratch, rowBegin, rowEnd): one batch's rows [rowBegin, rowEnd).
-  const rows = module.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
-    const [a, b, c, scratch, rowBegin, rowEnd] = [0, 1, 2, 3, 4, 5];
-    const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src] = Array.from({ length: 14 }, () => f.local("i32"));
-    f.localGet(scratch).i32Const(packedBBytes).i32Add().localSet(tile);
-    forRange(f, jc, 0, n, tiling.nc, () => {
-      f.i32Const(n).localGet(jc).i32Sub().localSet(tr);
-      setMinU(f, nLen, tiling.nc, { local: tr });
-      forRange(f, pc, 0, k, tiling.kc, () => {
-        f.i32Const(k).localGet(pc).i32Sub().localSet(tr);
-        setMinU(f, kLen, tiling.kc, { local: tr });
-        // Pack B's block: full panels by rows of B when it is stored [k][n], the rest generically.
-        f.localGet(b).localGet(pc).i32Const(bK).i32Mul().i32Add().localGet(jc).i32Const(bLine).i32Mul().i32Add().localSet(src);
-        if (packRowsB !== undefined) {
-          f.localGet(src).localGet(kLen).localGet(nLen).localGet(scratch).call(packRowsB);
-          f.localGet(nLen).i32Const(nr).i32DivU().i32Const(nr).i32Mul().localSet(full);
-        } else {
-          f.i32Const(0).localSet(full);
-        }
-        f.localGet(src).localGet(full).i32Const(bLine).i32Mul().i32Add();
-        f.localGet(kLen).localGet(kLen).localGet(nLen).localGet(full).i32Sub();
-        f.localGet(scratch).localGet(full).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add();
-        f.call(packB);
-        forRange(f, ir, { local: rowBegin }, { local: rowEnd }, mr, () => {
-          f.localGet(a).localGet(ir).i32Const(aRow).i32Mul().i32Add().localGet(pc).i32Const(aK).i32Mul().i32Add().localSet(pa);
-          const tiles = (fullFn: number, tileFn: number, rowCount: number): void => {
-            forRange(f, jr, 0, { local: nLen }, nr, () => {
-              f.localGet(scratch).localGet(jr).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pb);
-              // cp = c + (ir * n + jc + jr) * es
-              f.localGet(c).localGet(ir).i32Const(n).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
-              f.localGet(jr).i32Const(nr).i32Add().localGet(nLen).i32LeU().if();
-              f.localGet(pa).localGet(pb).localGet(cp).localGet(kLen).localGet(pc).call(fullFn);
-              f.else();
-              {
-                f.localGet(nLen).localGet(jr).i32Sub().localSet(tc);
-                f.localGet(pc).if();
-                f.localGet(cp).i32Const(n * es).localGet(tile).i32Const(nr * es).i32Const(rowCount).localGet(tc).call(copyTile);
-                f.end();
-                f.localGet(pa).localGet(pb).localGet(tile).localGet(kLen).localGet(pc).call(tileFn);
-                f.localGet(tile).i32Const(nr * es).localGet(cp).i32Const(n * es).i32Const(rowCount).localGet(tc).call(copyTile);
-              }
-              f.end();
-            });
-          };
-          if (lastRows === 0) {
-            tiles(micro, microTile, mr);
-          } else {
-            f.localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).i32LeU().if();
-            tiles(micro, microTile, mr);
-            f.else();
-            tiles(microLast, microLastTile, lastRows);
-            f.end();
-          }
-        });
-      });
-    });
-  });
   module.addFunction("run", ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
     const [a, b, c, scratch, begin, end] = [0, 1, 2, 3, 4, 5];
     const bi = f.local("i32");

@@ -1,0 +1,110 @@
+// The blocked GEMM loop nest shared by the GEMM and convolution kernels:
+// rows(a, b, c, scratch, rowBegin, rowEnd) computes rows [rowBegin, rowEnd) of
+// C = A B, with A(i, p) at a + i*aRow + p*aK, B(p, j) at b + p*bK + j*bLine and
+// C(i, j) at c + (i*n + j)*es, packing B blocks into its scratch (see gemm.ts).
+
+import type { ModuleBuilder } from "./encoder.js";
+import { forRange, setMinU } from "./loops.js";
+import { elementInfo, emitCopyTile, emitMicrokernel, emitPack, emitPackRowsB, type GemmElement, type GemmTiling } from "./gemm_microkernel.js";
+
+export interface GemmRowsLayout {
+  readonly type: GemmElement;
+  readonly n: number;
+  readonly k: number;
+  readonly aRow: number;
+  readonly aK: number;
+  readonly bK: number;
+  readonly bLine: number;
+}
+
+const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
+const align64 = (x: number): number => roundUp(x, 64);
+
+/**
+ * Emits rows(...) into the module. `remainders` lists the row counts below mr that a
+ * last partial tile may have (each gets its own microkernels). Returns the function
+ * and the scratch bytes one call needs.
+ */
+export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tiling: GemmTiling, fused: boolean, remainders: readonly number[]): { rows: number; scratchBytes: number } {
+  const { type, n, k, aRow, aK, bK, bLine } = layout;
+  const { bytes: es, lanes } = elementInfo(type);
+  const { mr, nrVectors } = tiling;
+  const nr = nrVectors * lanes;
+  const kc = Math.min(tiling.kc, Math.max(k, 1));
+  const nc = Math.min(tiling.nc, roundUp(Math.max(n, 1), nr));
+  const packedBBytes = align64(kc * nc * es);
+  const tileBytes = align64(mr * nr * es);
+  const scratchBytes = packedBBytes + tileBytes;
+  const packB = emitPack(module, type, nr, bLine, bK);
+  // B stored by rows ([k][n]: a step of k is a row) packs with vector copies.
+  const packRowsB = bLine === es ? emitPackRowsB(module, type, nrVectors, bK) : undefined;
+  const aLayout = { rowStride: aRow, kStep: aK };
+  const micro = emitMicrokernel(module, type, mr, nrVectors, aLayout, n * es, fused);
+  const microTile = emitMicrokernel(module, type, mr, nrVectors, aLayout, nr * es, fused);
+  const partial = remainders.map((count) => ({
+    count,
+    micro: emitMicrokernel(module, type, count, nrVectors, aLayout, n * es, fused),
+    microTile: emitMicrokernel(module, type, count, nrVectors, aLayout, nr * es, fused),
+  }));
+  const copyTile = emitCopyTile(module, type);
+
+  // rows(a, b, c, scratch, rowBegin, rowEnd): one batch's rows [rowBegin, rowEnd).
+  const rows = module.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
+    const [a, b, c, scratch, rowBegin, rowEnd] = [0, 1, 2, 3, 4, 5];
+    const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src] = Array.from({ length: 14 }, () => f.local("i32"));
+    f.localGet(scratch).i32Const(packedBBytes).i32Add().localSet(tile);
+    forRange(f, jc, 0, n, tiling.nc, () => {
+      f.i32Const(n).localGet(jc).i32Sub().localSet(tr);
+      setMinU(f, nLen, tiling.nc, { local: tr });
+      forRange(f, pc, 0, k, tiling.kc, () => {
+        f.i32Const(k).localGet(pc).i32Sub().localSet(tr);
+        setMinU(f, kLen, tiling.kc, { local: tr });
+        // Pack B's block: full panels by rows of B when it is stored [k][n], the rest generically.
+        f.localGet(b).localGet(pc).i32Const(bK).i32Mul().i32Add().localGet(jc).i32Const(bLine).i32Mul().i32Add().localSet(src);
+        if (packRowsB !== undefined) {
+          f.localGet(src).localGet(kLen).localGet(nLen).localGet(scratch).call(packRowsB);
+          f.localGet(nLen).i32Const(nr).i32DivU().i32Const(nr).i32Mul().localSet(full);
+        } else {
+          f.i32Const(0).localSet(full);
+        }
+        f.localGet(src).localGet(full).i32Const(bLine).i32Mul().i32Add();
+        f.localGet(kLen).localGet(kLen).localGet(nLen).localGet(full).i32Sub();
+        f.localGet(scratch).localGet(full).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add();
+        f.call(packB);
+        forRange(f, ir, { local: rowBegin }, { local: rowEnd }, mr, () => {
+          f.localGet(a).localGet(ir).i32Const(aRow).i32Mul().i32Add().localGet(pc).i32Const(aK).i32Mul().i32Add().localSet(pa);
+          const tiles = (fullFn: number, tileFn: number, rowCount: number): void => {
+            forRange(f, jr, 0, { local: nLen }, nr, () => {
+              f.localGet(scratch).localGet(jr).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pb);
+              // cp = c + (ir * n + jc + jr) * es
+              f.localGet(c).localGet(ir).i32Const(n).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
+              f.localGet(jr).i32Const(nr).i32Add().localGet(nLen).i32LeU().if();
+              f.localGet(pa).localGet(pb).localGet(cp).localGet(kLen).localGet(pc).call(fullFn);
+              f.else();
+              {
+                f.localGet(nLen).localGet(jr).i32Sub().localSet(tc);
+                f.localGet(pc).if();
+                f.localGet(cp).i32Const(n * es).localGet(tile).i32Const(nr * es).i32Const(rowCount).localGet(tc).call(copyTile);
+                f.end();
+                f.localGet(pa).localGet(pb).localGet(tile).localGet(kLen).localGet(pc).call(tileFn);
+                f.localGet(tile).i32Const(nr * es).localGet(cp).i32Const(n * es).i32Const(rowCount).localGet(tc).call(copyTile);
+              }
+              f.end();
+            });
+          };
+          // Full tiles, then (only at rowEnd) a partial one with its own microkernels.
+          f.localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).i32LeU().if();
+          tiles(micro, microTile, mr);
+          for (const p of partial) {
+            f.else();
+            f.localGet(rowEnd).localGet(ir).i32Sub().i32Const(p.count).i32Eq().if();
+            tiles(p.micro, p.microTile, p.count);
+          }
+          for (let i = 0; i < partial.length; i++) f.end();
+          f.end();
+        });
+      });
+    });
+  });
+  return { rows, scratchBytes };
+}

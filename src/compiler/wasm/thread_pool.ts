@@ -1,0 +1,247 @@
+// Runs kernels across worker threads that share the device's memory (browser-safe; the
+// Node workers come from node_thread_pool.ts by dynamic import).
+//
+// run() is synchronous for its caller: it hands each worker a part of [0, extent)
+// through a shared control block (thread_pool_protocol.ts), does the first part
+// itself, then waits until every worker reports (Atomics.wait where the thread may
+// block, as Node's main thread may; spinning on Atomics.load in a browser's main
+// thread). A kernel that traps in any thread makes run throw an Error naming the
+// kernel; a worker that died makes run (and every later run) throw instead of hang.
+
+import type { WasmKernel } from "./kernel.js";
+import {
+  ACTIVE, ARG_COUNT, ARGS, COMMAND, COMMAND_CLOSE, COMMAND_NONE, COMMAND_RUN, CONTROL_BYTES, CONTROL_INTS, DEAD, DONE, ERROR,
+  GENERATION, KERNEL, LOADS_POSTED, MAX_ARGS, MAX_WORKERS, readErrorMessage, type FromWorker, type ToWorker,
+} from "./thread_pool_protocol.js";
+
+/** What the pool needs from a worker, whatever runs it (worker_threads, Web Workers). */
+export interface PoolWorker {
+  post(message: ToWorker): void;
+  onMessage(handler: (message: FromWorker) => void): void;
+  /** Called once when the worker dies or exits. */
+  onExit(handler: (error: Error) => void): void;
+  terminate(): Promise<void>;
+  /** Keep the process alive (while the pool waits for the worker's replies) or not. */
+  ref(): void;
+  unref(): void;
+}
+
+export type PoolWorkerFactory = () => PoolWorker;
+
+export interface KernelHandle {
+  readonly id: number;
+  readonly kernel: WasmKernel;
+  /** The kernel's `run` instantiated on the calling thread. */
+  readonly run: (...args: number[]) => unknown;
+}
+
+export interface ThreadPoolOptions {
+  /** Workers to use instead of Node's worker_threads (required outside Node for threads > 1). */
+  readonly workers?: PoolWorkerFactory;
+  /** Below this many cost units (extent * costPerUnit) a run stays on the calling thread. */
+  readonly minParallelCost?: number;
+}
+
+/** Work below about a million operations is not worth waking threads for. */
+export const DEFAULT_MIN_PARALLEL_COST = 1 << 20;
+
+async function defaultFactory(): Promise<PoolWorkerFactory> {
+  const node = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
+  if (node === undefined) throw new Error("ThreadPool: outside Node, pass `workers` (a factory of Web Workers running thread_pool_worker.ts)");
+  const { nodePoolWorkerFactory } = await import("./node_thread_pool.js");
+  return nodePoolWorkerFactory;
+}
+
+function canBlock(ints: Int32Array): boolean {
+  try {
+    // The value differs, so this returns at once where blocking is allowed, and throws where it is not.
+    Atomics.wait(ints, GENERATION, -1, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class ThreadPool {
+  private readonly ints: Int32Array | undefined;
+  private readonly blocking: boolean;
+  private readonly handles: KernelHandle[] = [];
+  private deadReason: string | undefined;
+  private closed = false;
+
+  private constructor(
+    readonly memory: WebAssembly.Memory,
+    /** Threads that run kernels, the calling thread included. */
+    readonly threads: number,
+    private readonly workers: readonly PoolWorker[],
+    private readonly control: SharedArrayBuffer | undefined,
+    private readonly minParallelCost: number,
+    private readonly replies: ((message: FromWorker, worker: number) => void)[],
+  ) {
+    this.ints = control === undefined ? undefined : new Int32Array(control, 0, CONTROL_INTS);
+    this.blocking = this.ints === undefined ? true : canBlock(this.ints);
+  }
+
+  /**
+   * A pool of `threads` threads (the caller and threads - 1 workers). With one thread,
+   * or a memory that is not shared, there are no workers.
+   */
+  static async create(memory: WebAssembly.Memory, threads: number, options: ThreadPoolOptions = {}): Promise<ThreadPool> {
+    const shared = typeof SharedArrayBuffer !== "undefined" && memory.buffer instanceof SharedArrayBuffer;
+    const count = shared ? Math.max(1, Math.min(Math.floor(threads), MAX_WORKERS + 1)) : 1;
+    const minCost = options.minParallelCost ?? DEFAULT_MIN_PARALLEL_COST;
+    if (count === 1) return new ThreadPool(memory, 1, [], undefined, minCost, []);
+    const factory = options.workers ?? (await defaultFactory());
+    const control = new SharedArrayBuffer(CONTROL_BYTES);
+    const workers: PoolWorker[] = [];
+    const replies: ((message: FromWorker, worker: number) => void)[] = [];
+    let pool: ThreadPool | undefined;
+    const ready: Promise<void>[] = [];
+    for (let i = 0; i < count - 1; i++) {
+      const worker = factory();
+      workers.push(worker);
+      ready.push(new Promise<void>((resolve, reject) => {
+        worker.onMessage((message) => {
+          if (message.type === "ready") resolve();
+          else for (const r of replies) r(message, i);
+        });
+        worker.onExit((error) => {
+          reject(error);
+          const p = pool;
+          if (p !== undefined && !p.closed) p.deadReason ??= `worker ${i} died: ${error.message}`;
+        });
+      }));
+      worker.post({ type: "init", control, memory, index: i });
+    }
+    pool = new ThreadPool(memory, count, workers, control, minCost, replies);
+    workers.forEach((w) => w.ref());
+    try {
+      await Promise.all(ready);
+    } catch (e) {
+      await pool.close();
+      throw e;
+    }
+    workers.forEach((w) => w.unref());
+    return pool;
+  }
+
+  /** Compiles a kernel once and instantiates it on the calling thread and in every worker. */
+  async load(kernel: WasmKernel): Promise<KernelHandle> {
+    this.checkUsable(kernel.name);
+    const module = await WebAssembly.compile(kernel.bytes);
+    const instance = await WebAssembly.instantiate(module, { env: { memory: this.memory } });
+    const handle: KernelHandle = { id: this.handles.length, kernel, run: instance.exports["run"] as (...args: number[]) => unknown };
+    this.handles.push(handle);
+    if (this.workers.length > 0) {
+      const ints = this.ints!;
+      const pending = new Set(this.workers.map((_, i) => i));
+      const loaded = new Promise<void>((resolve, reject) => {
+        const reply = (message: FromWorker, worker: number): void => {
+          if (message.type === "ready" || message.id !== handle.id) return;
+          if (message.type === "loadFailed") reject(new Error(`${kernel.name}: worker ${worker} could not instantiate it: ${message.message}`));
+          pending.delete(worker);
+          if (pending.size === 0) resolve();
+        };
+        this.replies.push(reply);
+      });
+      this.workers.forEach((w, i) => {
+        Atomics.add(ints, LOADS_POSTED + i, 1);
+        w.post({ type: "load", id: handle.id, module });
+      });
+      // Wake the workers' wait loops so that they return to take the message.
+      Atomics.store(ints, COMMAND, COMMAND_NONE);
+      Atomics.add(ints, GENERATION, 1);
+      Atomics.notify(ints, GENERATION);
+      this.workers.forEach((w) => w.ref());
+      try {
+        await loaded;
+      } finally {
+        this.replies.length = 0;
+        this.workers.forEach((w) => w.unref());
+      }
+    }
+    return handle;
+  }
+
+  /**
+   * Runs the kernel on [0, extent), split across the threads (small work: on the
+   * calling thread only). `pointers` are the operand and result offsets;
+   * `scratchOffsets` one scratch region per thread (used when the kernel has scratch).
+   */
+  run(handle: KernelHandle, pointers: readonly number[], scratchOffsets: readonly number[], extent: number): void {
+    const kernel = handle.kernel;
+    this.checkUsable(kernel.name);
+    const withScratch = kernel.scratchBytes > 0;
+    const argsOf = (thread: number, begin: number, end: number): number[] =>
+      withScratch ? [...pointers, scratchOffsets[thread]!, begin, end] : [...pointers, begin, end];
+    const parts = Math.min(this.threads, extent);
+    if (parts <= 1 || extent * kernel.costPerUnit < this.minParallelCost) {
+      this.callHere(handle, argsOf(0, 0, extent));
+      return;
+    }
+    if (withScratch && scratchOffsets.length < parts) throw new Error(`${kernel.name}: run needs ${parts} scratch regions, got ${scratchOffsets.length}`);
+    const ints = this.ints!;
+    const argCount = pointers.length + (withScratch ? 3 : 2);
+    if (argCount > MAX_ARGS) throw new Error(`${kernel.name}: ${argCount} arguments exceed the pool's ${MAX_ARGS}`);
+    const bound = (p: number): number => Math.floor((extent * p) / parts);
+    for (let w = 0; w < parts - 1; w++) ints.set(argsOf(w + 1, bound(w + 1), bound(w + 2)), ARGS + w * MAX_ARGS);
+    Atomics.store(ints, KERNEL, handle.id);
+    Atomics.store(ints, ARG_COUNT, argCount);
+    Atomics.store(ints, ACTIVE, parts - 1);
+    Atomics.store(ints, DONE, 0);
+    Atomics.store(ints, ERROR, 0);
+    Atomics.store(ints, COMMAND, COMMAND_RUN);
+    Atomics.add(ints, GENERATION, 1);
+    Atomics.notify(ints, GENERATION);
+    let own: unknown;
+    try {
+      handle.run(...argsOf(0, 0, bound(1)));
+    } catch (e) {
+      own = e;
+    }
+    // Wait for every worker before reporting anything: they use the same memory.
+    for (;;) {
+      const done = Atomics.load(ints, DONE);
+      if (done >= parts - 1) break;
+      const dead = this.deadWorker(parts - 1);
+      if (dead >= 0) {
+        this.deadReason ??= `worker ${dead} died`;
+        throw new Error(`${kernel.name}: thread pool ${this.deadReason} while running it`);
+      }
+      if (this.blocking) Atomics.wait(ints, DONE, done, 100);
+    }
+    const failed = Atomics.load(ints, ERROR);
+    if (own !== undefined) throw new Error(`${kernel.name}: ${own instanceof Error ? own.message : String(own)}`, { cause: own });
+    if (failed !== 0) throw new Error(`${kernel.name}: ${readErrorMessage(this.control!)} (in worker ${failed - 1})`);
+  }
+
+  /** Stops the workers. The pool cannot run kernels afterwards. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ints !== undefined) {
+      Atomics.store(this.ints, COMMAND, COMMAND_CLOSE);
+      Atomics.add(this.ints, GENERATION, 1);
+      Atomics.notify(this.ints, GENERATION);
+    }
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+
+  private callHere(handle: KernelHandle, args: number[]): void {
+    try {
+      handle.run(...args);
+    } catch (e) {
+      throw new Error(`${handle.kernel.name}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    }
+  }
+
+  private deadWorker(count: number): number {
+    for (let w = 0; w < count; w++) if (Atomics.load(this.ints!, DEAD + w) !== 0) return w;
+    return -1;
+  }
+
+  private checkUsable(name: string): void {
+    if (this.closed) throw new Error(`${name}: the thread pool is closed`);
+    if (this.deadReason !== undefined) throw new Error(`${name}: thread pool ${this.deadReason}`);
+  }
+}

@@ -1,0 +1,86 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { arrayShape, convGeneralDilated, Literal, parameter, XlaBuilder, type ConvDimensionNumbers } from "../../../src/index.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import type { Instruction } from "../../../src/ir/computation.js";
+import { emitConvKernel } from "../../../src/compiler/wasm/conv.js";
+import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
+import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { rng } from "../../support/prng.js";
+import { runKernel } from "./kernel_harness.js";
+
+const random = rng(11);
+const NHWC: ConvDimensionNumbers = {
+  inputBatchDimension: 0, inputFeatureDimension: 3, inputSpatialDimensions: [1, 2],
+  kernelInputFeatureDimension: 2, kernelOutputFeatureDimension: 3, kernelSpatialDimensions: [0, 1],
+  outputBatchDimension: 0, outputFeatureDimension: 3, outputSpatialDimensions: [1, 2],
+};
+
+interface ConvCase {
+  input: number[];
+  kernel: number[];
+  strides?: number[];
+  padding?: [number, number][];
+  rhsDilation?: number[];
+  lhsDilation?: number[];
+  dn?: ConvDimensionNumbers;
+  featureGroupCount?: number;
+}
+
+function build(c: ConvCase, type: "f32" | "f64" = "f32") {
+  const b = new XlaBuilder("conv");
+  const x = parameter(b, 0, arrayShape(type, c.input));
+  const w = parameter(b, 1, arrayShape(type, c.kernel));
+  const root = convGeneralDilated(x, w, c.strides ?? [1, 1], c.padding ?? [[0, 0], [0, 0]], c.lhsDilation ?? [], c.rhsDilation ?? [], c.dn ?? NHWC, c.featureGroupCount ?? 1);
+  return { computation: b.build(root), conv: root.instruction as Instruction<"convolution"> };
+}
+
+function checkConv(c: ConvCase, splits = 1): void {
+  const target = detectWasmTarget();
+  const { computation, conv } = build(c);
+  const x = new Float32Array(c.input.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
+  const w = new Float32Array(c.kernel.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
+  const want = evaluate(computation, [Literal.fromValues("f32", c.input, x), Literal.fromValues("f32", c.kernel, w)]).toNumbers();
+  const kernel = emitConvKernel(conv, target);
+  if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
+  assert.ok(WebAssembly.validate(kernel.bytes));
+  const [bytes] = runKernel(kernel, target, [x, w], [want.length * 4], splits);
+  const got = new Float32Array(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, want.length);
+  const depth = c.kernel[0]! * c.kernel[1]! * c.kernel[2]!;
+  const tol = 4 * 2 ** -23 * Math.sqrt(depth) * 4;
+  want.forEach((v, i) => assert.ok(Math.abs(got[i]! - v) <= tol * Math.max(1, Math.abs(v)), `${kernel.name} (${JSON.stringify(c)}) element ${i}: ${got[i]} vs ${v}`));
+}
+
+test("conv f32 NHWC/HWIO: valid, same padding, strides, dilation, odd channel counts vs the interpreter", () => {
+  checkConv({ input: [1, 5, 5, 1], kernel: [3, 3, 1, 1] });
+  checkConv({ input: [2, 8, 8, 4], kernel: [3, 3, 4, 8], padding: [[1, 1], [1, 1]] });
+  checkConv({ input: [1, 9, 7, 3], kernel: [3, 2, 3, 5], strides: [2, 3], padding: [[2, 0], [1, 2]] });
+  checkConv({ input: [2, 10, 11, 6], kernel: [3, 3, 6, 7], rhsDilation: [2, 3], padding: [[2, 2], [3, 1]] });
+  checkConv({ input: [1, 6, 6, 40], kernel: [1, 1, 40, 9] });
+  checkConv({ input: [3, 12, 12, 16], kernel: [5, 5, 16, 13], padding: [[2, 2], [2, 2]] }, 3);
+  checkConv({ input: [1, 4, 4, 200], kernel: [2, 2, 200, 3], padding: [[1, 0], [0, 1]] });
+});
+
+test("conv: other batch/spatial orders with features innermost (HWNC input, WHIO kernel, output WNHC)", () => {
+  const dn: ConvDimensionNumbers = {
+    inputBatchDimension: 2, inputFeatureDimension: 3, inputSpatialDimensions: [0, 1],
+    kernelInputFeatureDimension: 2, kernelOutputFeatureDimension: 3, kernelSpatialDimensions: [1, 0],
+    outputBatchDimension: 1, outputFeatureDimension: 3, outputSpatialDimensions: [2, 0],
+  };
+  checkConv({ input: [7, 6, 2, 3], kernel: [2, 3, 3, 4], dn, padding: [[1, 1], [0, 1]], strides: [1, 2] }, 2);
+});
+
+test("conv: unsupported forms say why", () => {
+  const target = detectWasmTarget();
+  const nchw: ConvDimensionNumbers = { ...NHWC, inputFeatureDimension: 1, inputSpatialDimensions: [2, 3] };
+  const cases: ConvCase[] = [
+    { input: [1, 4, 6, 6], kernel: [3, 3, 4, 2], dn: nchw },
+    { input: [1, 6, 6, 4], kernel: [3, 3, 2, 4], featureGroupCount: 2 },
+    { input: [1, 6, 6, 4], kernel: [3, 3, 4, 4], lhsDilation: [2, 2] },
+  ];
+  for (const c of cases) {
+    const k = emitConvKernel(build(c).conv, target);
+    assert.ok(isUnsupported(k), JSON.stringify(c));
+  }
+  assert.ok(isUnsupported(emitConvKernel(build({ input: [1, 4, 4, 2], kernel: [2, 2, 2, 2] }, "f64").conv, target)));
+});

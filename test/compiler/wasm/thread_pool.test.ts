@@ -1,0 +1,121 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ModuleBuilder } from "../../../src/compiler/wasm/encoder.js";
+import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
+import { emitGemmKernel } from "../../../src/compiler/wasm/gemm.js";
+import { isUnsupported, MEMORY_MAX_PAGES, type WasmKernel } from "../../../src/compiler/wasm/kernel.js";
+import { nodePoolWorkerFactory } from "../../../src/compiler/wasm/node_thread_pool.js";
+import { ThreadPool, type PoolWorker } from "../../../src/compiler/wasm/thread_pool.js";
+import { forRange } from "../../../src/compiler/wasm/loops.js";
+import { rng } from "../../support/prng.js";
+
+const target = detectWasmTarget();
+const sharedMemory = (pages = 64) => new WebAssembly.Memory({ initial: pages, maximum: MEMORY_MAX_PAGES, shared: true });
+
+/** run(out, begin, end): out[i] = 2i + 1 (i32) for i in [begin, end); traps when end > limit. */
+function fillKernel(limit = 1 << 30): WasmKernel {
+  const m = new ModuleBuilder().importMemory(target);
+  m.addFunction("run", ["i32", "i32", "i32"], [], (f) => {
+    const i = f.local("i32");
+    f.localGet(2).i32Const(limit).i32GtU().if().unreachable().end();
+    forRange(f, i, { local: 1 }, { local: 2 }, 1, () => {
+      f.localGet(0).localGet(i).i32Const(4).i32Mul().i32Add();
+      f.localGet(i).i32Const(2).i32Mul().i32Const(1).i32Add().i32Store();
+    });
+  });
+  return { name: "fill", bytes: m.finish(), operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 1000, costPerUnit: 1 << 20 };
+}
+
+test("thread pool: the parts of a run cover [0, extent) once, for several thread counts and extents", async () => {
+  const memory = sharedMemory();
+  for (const threads of [1, 2, 3]) {
+    const pool = await ThreadPool.create(memory, threads);
+    try {
+      assert.equal(pool.threads, threads);
+      const handle = await pool.load(fillKernel());
+      for (const extent of [0, 1, 2, 5, 1000]) {
+        const out = new Int32Array(memory.buffer as ArrayBuffer, 4096, 1001);
+        out.fill(-1);
+        pool.run(handle, [4096], [], extent);
+        for (let i = 0; i < extent; i++) assert.equal(out[i], 2 * i + 1, `threads ${threads} extent ${extent} element ${i}`);
+        assert.equal(out[extent], -1);
+      }
+    } finally {
+      await pool.close();
+    }
+  }
+});
+
+test("thread pool: a GEMM on 1 and 2 threads gives identical results", async () => {
+  const spec = { elementType: "f32" as const, batch: 2, m: 61, n: 67, k: 130 };
+  const kernel = emitGemmKernel(spec, target);
+  if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
+  const random = rng(3);
+  const memory = sharedMemory(16);
+  const a = 1024, b = a + 4 * 2 * 61 * 130 + 64, c = b + 4 * 2 * 130 * 67 + 64;
+  const scratch = [c + 4 * 2 * 61 * 67 + 64];
+  scratch.push(scratch[0]! + kernel.scratchBytes + 64);
+  const f32 = new Float32Array(memory.buffer as ArrayBuffer);
+  for (let i = 0; i < 2 * 61 * 130; i++) f32[a / 4 + i] = random() - 0.5;
+  for (let i = 0; i < 2 * 130 * 67; i++) f32[b / 4 + i] = random() - 0.5;
+  const results: Float32Array[] = [];
+  for (const threads of [1, 2]) {
+    const pool = await ThreadPool.create(memory, threads, { minParallelCost: 0 });
+    try {
+      const handle = await pool.load(kernel);
+      f32.fill(NaN, c / 4, c / 4 + 2 * 61 * 67);
+      pool.run(handle, [a, b, c], scratch, kernel.parallelExtent);
+      results.push(f32.slice(c / 4, c / 4 + 2 * 61 * 67));
+    } finally {
+      await pool.close();
+    }
+  }
+  assert.ok(results[0]!.every((x) => Number.isFinite(x)));
+  assert.deepEqual(results[1], results[0]);
+});
+
+test("thread pool: a trap in a worker or in the caller is an Error naming the kernel; the pool stays usable", async () => {
+  const memory = sharedMemory();
+  const pool = await ThreadPool.create(memory, 2);
+  try {
+    // The worker takes [500, 1000): only it traps.
+    const handle = await pool.load(fillKernel(600));
+    assert.throws(() => pool.run(handle, [4096], [], 1000), (e: Error) => /^fill: .*unreachable/i.test(e.message) && /worker 0/.test(e.message));
+    // Both parts trap when the limit is below the caller's end.
+    const both = await pool.load({ ...fillKernel(100), name: "fill.2" });
+    assert.throws(() => pool.run(both, [4096], [], 1000), /^Error: fill\.2: |fill\.2: /);
+    const ok = await pool.load(fillKernel());
+    pool.run(ok, [4096], [], 1000);
+    assert.equal(new Int32Array(memory.buffer as ArrayBuffer, 4096, 1000)[999], 1999);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("thread pool: a dead worker makes run throw instead of hang", async () => {
+  const memory = sharedMemory();
+  const made: PoolWorker[] = [];
+  const pool = await ThreadPool.create(memory, 3, { workers: () => { const w = nodePoolWorkerFactory(); made.push(w); return w; } });
+  try {
+    const handle = await pool.load(fillKernel());
+    pool.run(handle, [4096], [], 1000);
+    await made[1]!.terminate();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.throws(() => pool.run(handle, [4096], [], 1000), /fill: thread pool worker 1 died/);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("thread pool: one thread, unshared memory or small work stay on the calling thread", async () => {
+  const plain = new WebAssembly.Memory({ initial: 1, maximum: MEMORY_MAX_PAGES });
+  const pool = await ThreadPool.create(plain, 4);
+  assert.equal(pool.threads, 1);
+  const m = new ModuleBuilder().importMemory({ sharedMemory: false });
+  m.addFunction("run", ["i32", "i32", "i32"], [], (f) => f.localGet(0).localGet(2).i32Store());
+  const handle = await pool.load({ name: "store", bytes: m.finish(), operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 1, costPerUnit: 1 });
+  pool.run(handle, [64], [], 7);
+  assert.equal(new Int32Array(plain.buffer as ArrayBuffer, 64, 1)[0], 7);
+  await pool.close();
+  assert.throws(() => pool.run(handle, [64], [], 7), /closed/);
+});
