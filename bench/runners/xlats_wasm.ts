@@ -21,7 +21,7 @@ interface DeviceArrayLike {
 interface ExecutableLike {
   readonly device: { bufferFromLiteral(literal: Literal): DeviceArrayLike };
   execute(args: readonly DeviceArrayLike[]): DeviceArrayLike | readonly DeviceArrayLike[];
-  readonly stats?: { readonly peakBytes?: number; readonly interpreted?: readonly { readonly name: string }[] };
+  readonly stats?: { readonly peakBytes?: number; readonly interpreted?: readonly { readonly name: string; readonly why?: string }[] };
   delete?(): void;
 }
 
@@ -89,8 +89,9 @@ export function createWasmRunner(threads: number): Runner {
         get detail() {
           const steps = exe.stats?.interpreted ?? [];
           if (steps.length === 0) return undefined;
-          const names = [...new Set(steps.map((s) => s.name.replace(/[._]?\d+$/, "")))];
-          return `${steps.length} step(s) on the interpreter's kernels: ${names.join(", ")}`;
+          const reasons = [...new Set(steps.map((s) => `${s.name.replace(/[._]?\d+$/, "")}${s.why !== undefined ? ` (${s.why})` : ""}`))];
+          const text = `${steps.length} step(s) on the interpreter's kernels: ${reasons.join(", ")}`;
+          return text.length > 300 ? `${text.slice(0, 297)}...` : text;
         },
         dispose: () => { for (const a of args) a.delete(); exe.delete?.(); },
       };
