@@ -6,6 +6,7 @@
 
 import { Computation, HloModule } from "../ir/computation.js";
 import { verifyModule } from "../ir/verify.js";
+import { moduleFingerprint } from "../ir/traverse.js";
 import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
 import { printHlo } from "../text/hlo/index.js";
 import type { Literal } from "../types/literal.js";
@@ -86,7 +87,7 @@ function plan(program: Computation | HloModule, options: CompileOptions, device:
   verifyModule(module);
   // Custom pipelines and per-pass hooks are not cached: the caller wants them to run.
   const cacheable = options.passes === undefined && options.dumpAfterEach === undefined && options.verifyEachPass !== true;
-  const key = cacheable ? printHlo(module) : undefined;
+  const key = cacheable ? `${JSON.stringify(module.config)}\n${moduleFingerprint(module)}` : undefined;
   let cache = planCache.get(device);
   const hit = key === undefined ? undefined : cache?.get(key);
   if (hit !== undefined) return hit;
