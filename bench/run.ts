@@ -12,7 +12,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { measureRunner, type CellResult } from "./harness/measure.js";
-import { planRunners, planWorkloads, type RunnerConfig } from "./harness/plan.js";
+import { LIBRARIES, planRunners, planWorkloads, type RunnerConfig } from "./harness/plan.js";
 import { systemInfo } from "./harness/system.js";
 import { buildTable, buildTargets } from "./harness/table.js";
 import { describe } from "./workloads/specs.js";
@@ -131,6 +131,12 @@ function runChild(config: RunnerConfig, todo: readonly number[]): Promise<CellRe
       resolve([...cells, ...rest.map((i) => cellFor(i, { status: "fail", reason: `process ended (${signal ?? `exit ${code}`})` }))]);
     });
   });
+}
+
+const unknown = (options.runners ?? []).filter((r) => !(LIBRARIES as readonly string[]).includes(r));
+if (unknown.length > 0 || options.threads.some((t) => !Number.isInteger(t) || t < 1)) {
+  console.error(`unknown --runners ${unknown.join(",")} or bad --threads (runners: ${LIBRARIES.join(", ")})`);
+  process.exit(2);
 }
 
 const info = systemInfo();
