@@ -26,6 +26,8 @@ function program(tf, w, t) {
     case "mlp": {
       // The backward pass written out, as xlats and the ONNX model do: tfjs-core's CommonJS
       // build (what Node loads) registers no gradients; only the tfjs umbrella package does.
+      // Transposes are explicit: tfjs-wasm's matMul with transposeA/B takes a path 10-20x
+      // slower than transpose + matMul.
       const [x, y, w1, b1, w2, b2] = t;
       const lr = w.learningRate;
       return () => {
@@ -34,10 +36,10 @@ function program(tf, w, t) {
         const logits = tf.add(tf.matMul(h, w2), b2);
         const loss = tf.mul(tf.sum(tf.mul(y, tf.logSoftmax(logits))), -1 / w.batch);
         const dLogits = tf.mul(tf.sub(tf.softmax(logits), y), 1 / w.batch);
-        const dW2 = tf.matMul(h, dLogits, true, false);
-        const dH = tf.matMul(dLogits, w2, false, true);
+        const dW2 = tf.matMul(tf.transpose(h), dLogits);
+        const dH = tf.matMul(dLogits, tf.transpose(w2));
         const dZ = tf.mul(dH, tf.step(z));
-        const dW1 = tf.matMul(x, dZ, true, false);
+        const dW1 = tf.matMul(tf.transpose(x), dZ);
         return [loss, tf.sub(w1, tf.mul(dW1, lr)), tf.sub(b1, tf.mul(tf.sum(dZ, 0), lr)),
           tf.sub(w2, tf.mul(dW2, lr)), tf.sub(b2, tf.mul(tf.sum(dLogits, 0), lr))];
       };
@@ -52,9 +54,10 @@ function program(tf, w, t) {
       };
       return () => {
         const n1 = layerNorm(x);
-        const heads = (wm) => tf.transpose(tf.reshape(tf.matMul(n1, wm), [S, H, dh]), [1, 0, 2]);
-        const p = tf.softmax(tf.mul(tf.matMul(heads(wq), heads(wk), false, true), 1 / Math.sqrt(dh)));
-        const ctx = tf.reshape(tf.transpose(tf.matMul(p, heads(wv)), [1, 0, 2]), [S, D]);
+        const heads = (wm, perm) => tf.transpose(tf.reshape(tf.matMul(n1, wm), [S, H, dh]), perm);
+        // k as [H, dh, S] directly (no transposeB: see the MLP above)
+        const p = tf.softmax(tf.mul(tf.matMul(heads(wq, [1, 0, 2]), heads(wk, [1, 2, 0])), 1 / Math.sqrt(dh)));
+        const ctx = tf.reshape(tf.transpose(tf.matMul(p, heads(wv, [1, 0, 2])), [1, 0, 2]), [S, D]);
         const h1 = tf.add(x, tf.matMul(ctx, wo));
         const u = tf.relu(tf.add(tf.matMul(layerNorm(h1), w1), b1));
         return [tf.add(tf.add(tf.matMul(u, w2), b2), h1)];
