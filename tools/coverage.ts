@@ -2,7 +2,11 @@
 // the builder function that provides it, the IR opcodes it lowers to (each with a
 // shape rule and a kernel), and the element types on which the op actually builds and
 // runs: each op is probed with every element type through the builder (shape
-// inference) and the interpreter, and the types that succeed are listed.
+// inference) and the interpreter, and the types that succeed are listed. The "wasm
+// backend" column compiles each op (on f32 where it runs, else its first type) without
+// the simplification passes (which would fold the probe's constants away) and says
+// whether the compiled program runs it as generated code or hands it to the
+// interpreter's kernel.
 //
 //   node dist/tools/coverage.js            prints the table
 //   test/readme_coverage.test.ts           checks the README holds exactly this table
@@ -12,6 +16,10 @@ import {
   ELEMENT_TYPE_NAMES, KERNELS, Literal, SHAPE_RULES, XlaBuilder, arrayShape, evaluate, scalarShape,
   type Computation, type ElementType, type Opcode, type XlaOp,
 } from "../src/index.js";
+import { compileSync } from "../src/compiler/index.js";
+import { fusionPass } from "../src/compiler/passes/fusion.js";
+import { dotDecomposer } from "../src/compiler/passes/dot_decomposer.js";
+import { decompose, layoutAssignment } from "../src/compiler/passes/index.js";
 
 type Build = (b: XlaBuilder, t: ElementType) => XlaOp;
 
@@ -252,6 +260,20 @@ function runs(probe: Probe, t: ElementType): boolean {
   }
 }
 
+/** The compiled backend's treatment of a probe's opcodes. */
+function compiledAs(probe: Probe, t: ElementType): string {
+  const b = new XlaBuilder(`compiled_${probe.fn}_${t}`);
+  const exe = compileSync(b.build(probe.build(b, t)), { passes: [decompose, dotDecomposer, layoutAssignment, fusionPass] });
+  try {
+    const own = new Set<string>(probe.opcodes);
+    const interpreted = exe.program.steps.some((s) => s.kind === "interpret" && (own.has(s.instruction.opcode) ||
+      (s.instruction.opcode === "fusion" && (s.instruction as xla.Instruction<"fusion">).attrs.calledComputation.instructions.some((i) => own.has(i.opcode)))));
+    return interpreted ? "interpreter kernel" : "compiled";
+  } finally {
+    exe.delete();
+  }
+}
+
 export interface CoverageRow {
   readonly op: string;
   readonly fn: string;
@@ -259,6 +281,7 @@ export interface CoverageRow {
   readonly shapeInference: boolean;
   readonly interpreter: boolean;
   readonly types: string;
+  readonly wasm: string;
 }
 
 export function coverageRows(): CoverageRow[] {
@@ -273,6 +296,10 @@ export function coverageRows(): CoverageRow[] {
       shapeInference: p.opcodes.every((o) => SHAPE_RULES[o] !== undefined),
       interpreter: p.opcodes.every((o) => KERNELS[o] !== undefined) && (typed ? accepted.size > 0 : untypedOk),
       types: typed ? describeTypes(accepted) : untypedOk ? "n/a" : "none",
+      wasm: (() => {
+        const t: ElementType | undefined = !typed ? "f32" : accepted.has("f32") ? "f32" : [...accepted][0];
+        return t === undefined ? "n/a" : compiledAs(p, t);
+      })(),
     };
   });
 }
@@ -280,9 +307,9 @@ export function coverageRows(): CoverageRow[] {
 export function coverageTable(): string {
   const mark = (ok: boolean): string => (ok ? "yes" : "**no**");
   const lines = [
-    "| op | builder | IR opcodes | shape inference | interpreter | element types it runs on |",
-    "|---|---|---|---|---|---|",
-    ...coverageRows().map((r) => `| ${r.op} | ${r.fn} | ${r.opcodes} | ${mark(r.shapeInference)} | ${mark(r.interpreter)} | ${r.types} |`),
+    "| op | builder | IR opcodes | shape inference | interpreter | element types it runs on | wasm backend |",
+    "|---|---|---|---|---|---|---|",
+    ...coverageRows().map((r) => `| ${r.op} | ${r.fn} | ${r.opcodes} | ${mark(r.shapeInference)} | ${mark(r.interpreter)} | ${r.types} | ${r.wasm} |`),
   ];
   return lines.join("\n");
 }

@@ -15,6 +15,7 @@ import { cpuThreads } from "./wasm/features.js";
 import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
 import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
 import { fusionPass } from "./passes/fusion.js";
+import { dotDecomposer } from "./passes/dot_decomposer.js";
 import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
 import { planProgram, type CompiledProgram } from "./program.js";
 
@@ -45,10 +46,11 @@ export interface CompileOptions {
 /**
  * The passes `compile` runs, in order: decompose ops into the ones kernels are made of
  * and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
- * DCE); give every value the default layout; fuse.
+ * DCE); bring every dot into the form the GEMM kernels take; give every value the
+ * default layout; fuse.
  */
 export function defaultPipeline(): Pass[] {
-  return [decompose, defaultSimplificationPipeline(), layoutAssignment, fusionPass];
+  return [decompose, defaultSimplificationPipeline(), dotDecomposer, layoutAssignment, fusionPass];
 }
 
 /** What the interpreter backend returns from `compile`: the same run interface, on the reference interpreter. */

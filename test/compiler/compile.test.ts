@@ -4,8 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Literal, XlaBuilder, add, arrayShape, constantR0, div, dot, evaluate, exp, getTupleElement, max, mul, neg, parameter, reduce,
-  rngUniform, scalarShape, sub, tanh, tuple, type Computation, type ElementType, type XlaOp,
+  Literal, XlaBuilder, add, arrayShape, constantR0, div, dot, dotGeneral, evaluate, exp, getTupleElement, max, mul, neg, parameter, reduce,
+  reshape, rngUniform, scalarShape, sub, tanh, tuple, type Computation, type ElementType, type XlaOp,
 } from "../../src/index.js";
 import { compile, WasmDevice } from "../../src/compiler/index.js";
 import { ExecutionError } from "../../src/types/errors.js";
@@ -167,4 +167,36 @@ test("the same program compiles once per device: a second compile reuses the pla
   assert.notEqual(other.program, first.program);
   const x = randomLiteral(rng(9), "f32", [5, 6]);
   assert.deepEqual(second.run([x]).toNumbers(), first.run([x]).toNumbers());
+});
+
+test("dot_general in any dimension order runs as GEMM after dot canonicalization", async () => {
+  const cases: { lhs: number[]; rhs: number[]; dims: Parameters<typeof dotGeneral>[2] }[] = [
+    // attention scores 'bhqd,bhkd->bhqk'
+    { lhs: [2, 3, 5, 4], rhs: [2, 3, 6, 4], dims: { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 1], lhsContractingDimensions: [3], rhsContractingDimensions: [3] } },
+    // batch dims not leading, two contracting dims, free dims on both sides of them
+    { lhs: [3, 2, 4, 5], rhs: [5, 3, 7, 4], dims: { lhsBatchDimensions: [2], rhsBatchDimensions: [3], lhsContractingDimensions: [3, 0], rhsContractingDimensions: [0, 1] } },
+    // outer product (no contracting dimension)
+    { lhs: [4], rhs: [3], dims: { lhsBatchDimensions: [], rhsBatchDimensions: [], lhsContractingDimensions: [], rhsContractingDimensions: [] } },
+  ];
+  for (const [i, k] of cases.entries()) {
+    const b = new XlaBuilder(`dot${i}`);
+    const c = b.build(dotGeneral(parameter(b, 0, arrayShape("f32", k.lhs)), parameter(b, 1, arrayShape("f32", k.rhs)), k.dims));
+    const exe = await compile(c);
+    assert.deepEqual(exe.stats.interpreted, [], `case ${i} runs compiled`);
+    const args = [randomLiteral(rng(20 + i), "f32", k.lhs), randomLiteral(rng(30 + i), "f32", k.rhs)];
+    assertClose(exe.run(args), evaluate(c, args), 1e-5);
+  }
+});
+
+test("a reshape between two dots moves no data: it names its operand's bytes", async () => {
+  const b = new XlaBuilder("two_dots");
+  const x = parameter(b, 0, arrayShape("f32", [4, 6]), "x");
+  const w = parameter(b, 1, arrayShape("f32", [6, 6]), "w");
+  const v = parameter(b, 2, arrayShape("f32", [3, 8]), "v");
+  const h = reshape(dot(x, w), [8, 3]);
+  const c = b.build(dot(h, v));
+  const exe = await compile(c);
+  assert.deepEqual(exe.program.steps.map((s) => s.kind), ["kernel", "kernel"], exe.dump());
+  const args = [randomLiteral(rng(40), "f32", [4, 6]), randomLiteral(rng(41), "f32", [6, 6]), randomLiteral(rng(42), "f32", [3, 8])];
+  assertClose(exe.run(args), evaluate(c, args), 1e-5);
 });

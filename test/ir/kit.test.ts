@@ -195,3 +195,24 @@ test("passes: pipeline, fixpoint, verification and dumps", () => {
   };
   assert.throws(() => runPasses(module, [broken], { verify: true }), (e) => e instanceof CompileError && /pass broken produced an invalid module/.test(e.message));
 });
+
+test("the module config: HLO's replica_count/num_partitions and StableHLO's mhlo.num_replicas/num_partitions", () => {
+  const hlo = `HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}, replica_count=2, num_partitions=4
+
+ENTRY %main (x: f32[2]) -> f32[2] {
+  %x = f32[2]{0} parameter(0)
+  ROOT %n = f32[2]{0} negate(f32[2]{0} %x)
+}
+`;
+  const m = parseHlo(hlo);
+  assert.deepEqual(m.config, { replicaCount: 2, partitionCount: 4 });
+  assert.deepEqual(parseHlo(printHlo(m)).config, m.config);
+  assert.throws(() => parseHlo(hlo.replace("replica_count=2", "replica_count=0")), /replica_count must be at least 1/);
+  const mlir = parseStableHlo(`module attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 3 : i32} {
+func.func @main(%a: tensor<f32>) -> tensor<f32> {
+  return %a : tensor<f32>
+}
+}`);
+  assert.deepEqual(mlir.config, { replicaCount: 3, partitionCount: 2 });
+  assert.deepEqual(fusionModule().config, { replicaCount: 1, partitionCount: 1 });
+});

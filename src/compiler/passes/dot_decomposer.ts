@@ -1,0 +1,58 @@
+// Dot canonicalization (XLA's DotDecomposer): rewrites every f32/f64 dot_general into the
+// one form the GEMM kernels take — lhs [batch..., M, K], rhs [batch..., K, N] — with
+// transposes that bring the batch, free and contracting dimensions into that order and
+// reshapes that merge the free and the contracting ones, then reshapes the [batch...,
+// M, N] product back to dot_general's result order (batch, lhs free, rhs free). The
+// transposes become copy kernels after fusion; a dot already in GEMM form is left as
+// it is. Exact: only the order of the data changes, not the arithmetic.
+
+import type { HloModule, Instruction } from "../../ir/computation.js";
+import type { InstructionFactory } from "../../ir/factory.js";
+import { mapComputations, rebuild } from "../../ir/rewrite.js";
+import { gemmSpecOfDot } from "../wasm/gemm.js";
+import type { Pass } from "../pass.js";
+
+function transposed(f: InstructionFactory, x: Instruction, permutation: number[], from: Instruction): Instruction {
+  return permutation.every((p, i) => p === i) ? x : f.add("transpose", [x], { permutation }, { from });
+}
+
+function reshaped(f: InstructionFactory, x: Instruction, dimensions: number[], from: Instruction): Instruction {
+  const s = x.shape;
+  if (s.kind === "array" && s.dimensions.length === dimensions.length && s.dimensions.every((d, i) => d === dimensions[i])) return x;
+  return f.add("reshape", [x], { dimensions }, { from });
+}
+
+function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[], f: InstructionFactory): Instruction | undefined {
+  const [lhs, rhs] = operands;
+  if (lhs === undefined || rhs === undefined || lhs.shape.kind !== "array" || rhs.shape.kind !== "array" || dot.shape.kind !== "array") return undefined;
+  const t = dot.shape.elementType;
+  if ((t !== "f32" && t !== "f64") || lhs.shape.elementType !== t || rhs.shape.elementType !== t) return undefined;
+  if (!("unsupported" in gemmSpecOfDot(dot))) return undefined;
+  const { lhsBatchDimensions: lb, rhsBatchDimensions: rb, lhsContractingDimensions: lc, rhsContractingDimensions: rc } = dot.attrs.dimensionNumbers;
+  const ld = lhs.shape.dimensions;
+  const rd = rhs.shape.dimensions;
+  const lf = ld.map((_, i) => i).filter((i) => !lb.includes(i) && !lc.includes(i));
+  const rf = rd.map((_, i) => i).filter((i) => !rb.includes(i) && !rc.includes(i));
+  const size = (dims: readonly number[], of: readonly number[]): number => of.reduce((p, i) => p * dims[i]!, 1);
+  const batch = lb.map((i) => ld[i]!);
+  const m = size(ld, lf);
+  const n = size(rd, rf);
+  const k = size(ld, lc);
+  const nb = batch.length;
+  const a = reshaped(f, transposed(f, lhs, [...lb, ...lf, ...lc], dot), [...batch, m, k], dot);
+  const b = reshaped(f, transposed(f, rhs, [...rb, ...rc, ...rf], dot), [...batch, k, n], dot);
+  const indices = batch.map((_, i) => i);
+  const product = f.add("dot", [a, b], {
+    ...dot.attrs,
+    dimensionNumbers: { lhsBatchDimensions: indices, rhsBatchDimensions: indices, lhsContractingDimensions: [nb + 1], rhsContractingDimensions: [nb] },
+  }, { from: dot });
+  return reshaped(f, product, [...dot.shape.dimensions], dot);
+}
+
+export const dotDecomposer: Pass = {
+  name: "dot-decomposer",
+  run(module: HloModule): HloModule {
+    return mapComputations(module, (c) => rebuild(c, (inst, operands, f) =>
+      inst.opcode === "dot" ? canonicalize(inst as Instruction<"dot">, operands, f) : undefined));
+  },
+};
