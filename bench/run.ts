@@ -154,7 +154,8 @@ console.log([
   `## xlats benchmark, ${started.toISOString().slice(0, 16).replace("T", " ")} UTC${options.quick ? " (--quick sizes)" : ""}`,
   "",
   `CPU: ${info.cpu}; ${info.flags}; ${info.cores} cores available. Node ${info.node}; ` +
-    `relaxed SIMD ${info.relaxedSimd ? "on" : "off (Node 20: --experimental-wasm-relaxed-simd)"}. Took ${elapsed} s.`,
+    `relaxed SIMD ${info.relaxedSimd ? "on" : "off (Node 20: --experimental-wasm-relaxed-simd)"}. ` +
+    `Load average ${info.load.toFixed(1)} at the start${info.load > info.cores / 2 ? " (a busy machine: figures disturbed)" : ""}. Took ${elapsed} s.`,
   "",
   table.markdown,
   "",

@@ -2,7 +2,7 @@
 // cores, Node version, and whether this Node validates relaxed SIMD.
 
 import { readFileSync } from "node:fs";
-import { availableParallelism, cpus } from "node:os";
+import { availableParallelism, cpus, loadavg } from "node:os";
 
 /** A module with one function: `operands` v128 zero constants, then one SIMD instruction. */
 function simdModule(operands: number, opcode: readonly number[]): Uint8Array {
@@ -29,6 +29,8 @@ export interface SystemInfo {
   readonly cores: number;
   readonly node: string;
   readonly relaxedSimd: boolean;
+  /** 1-minute load average when the run started: other work on the machine disturbs the figures. */
+  readonly load: number;
 }
 
 export function systemInfo(): SystemInfo {
@@ -48,5 +50,6 @@ export function systemInfo(): SystemInfo {
     cores: availableParallelism(),
     node: process.version,
     relaxedSimd: hasRelaxedSimd(),
+    load: loadavg()[0] ?? 0,
   };
 }
