@@ -10,7 +10,7 @@
 // execution reuses their memory; "dropped" just lets them go, so their memory comes back
 // only when the garbage collector gets to them and executions mostly get fresh memory.
 //
-//   npm run build && node dist/bench/allreduce.js [--quick]
+//   npm run bench:allreduce [-- --quick]   (or: npm run build && node dist/bench/allreduce.js [--quick])
 
 import { availableParallelism } from "node:os";
 import { allReduce, arrayShape, Literal, parameter, scalarReducer, XlaBuilder } from "../src/index.js";

@@ -1,0 +1,66 @@
+// Which workloads run, at which sizes, and the runner line-up.
+
+import type { Workload } from "../workloads/specs.js";
+
+export interface PlannedWorkload {
+  /** Matches --only: the workload's kind. */
+  readonly kind: Workload["kind"];
+  readonly full: Workload;
+  /** What the interpreter runs instead (its figure is scaled per FLOP or byte). */
+  readonly reduced: Workload;
+}
+
+/** The issue's sizes, or small ones with --quick. */
+export function planWorkloads(quick: boolean): PlannedWorkload[] {
+  const M = 1 << 20;
+  const matmul = (n: number): Workload => ({ kind: "matmul", m: n, k: n, n });
+  const list: [Workload, Workload][] = [];
+  for (const n of quick ? [128, 256] : [256, 512, 1024, 2048]) list.push([matmul(n), matmul(Math.min(n, 128))]);
+  const vector = quick ? M / 4 : 4 * M;
+  const small = 64 * 1024;
+  list.push([{ kind: "fused", n: vector }, { kind: "fused", n: small }]);
+  list.push([{ kind: "add", n: vector }, { kind: "add", n: small }]);
+  list.push([{ kind: "sum", n: quick ? M : 16 * M }, { kind: "sum", n: 4 * small }]);
+  list.push([
+    quick ? { kind: "softmax", rows: 256, cols: 256 } : { kind: "softmax", rows: 4096, cols: 1024 },
+    { kind: "softmax", rows: 256, cols: 256 },
+  ]);
+  const conv = (batch: number, size: number, inChannels: number, outChannels: number): Workload =>
+    ({ kind: "conv", batch, height: size, width: size, inChannels, outChannels, kernel: 3 });
+  list.push([quick ? conv(2, 16, 16, 32) : conv(8, 64, 32, 64), conv(1, 16, 8, 16)]);
+  const mlp = (batch: number, inputs: number, hidden: number): Workload =>
+    ({ kind: "mlp", batch, inputs, hidden, classes: 10, learningRate: 0.1 });
+  list.push([quick ? mlp(32, 784, 128) : mlp(128, 784, 512), mlp(16, 196, 64)]);
+  const encoder = (seq: number, model: number, ff: number): Workload => ({ kind: "transformer", seq, model, heads: 4, ff });
+  list.push([quick ? encoder(32, 64, 128) : encoder(128, 256, 1024), encoder(16, 32, 64)]);
+  return list.map(([full, reduced]) => ({ kind: full.kind, full, reduced }));
+}
+
+export interface RunnerConfig {
+  readonly name: string;
+  readonly threads: number;
+}
+
+export const LIBRARIES = ["xlats-wasm", "xlats-interp", "tfjs-wasm", "ort-web", "ort-node", "jax-js"] as const;
+
+/** The peers' modules under bench/peers/. */
+export const PEER_FILES: Record<string, string> = {
+  "tfjs-wasm": "tfjs_wasm.mjs",
+  "ort-web": "ort_web.mjs",
+  "ort-node": "ort_node.mjs",
+  "jax-js": "jax.mjs",
+};
+
+/** Peers that run WebAssembly (ort-node is native code: shown, but not a "peer" in the ratios). */
+export const WASM_PEERS = ["tfjs-wasm", "ort-web", "jax-js"] as const;
+
+export function planRunners(threads: readonly number[]): RunnerConfig[] {
+  const out: RunnerConfig[] = [];
+  for (const name of LIBRARIES) {
+    for (const t of threads) {
+      if (name === "xlats-interp" && t !== 1) continue;
+      out.push({ name, threads: t });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,130 @@
+// The results table (markdown): absolute figures per library, and xlats-wasm's ratios.
+
+import { describe, flops, measure } from "../workloads/specs.js";
+import type { CellResult } from "./measure.js";
+import { LIBRARIES, WASM_PEERS, type PlannedWorkload } from "./plan.js";
+
+type Lookup = (name: string, threads: number, kind: string, label: string) => CellResult | undefined;
+
+/** The figure of a cell in the unit of its row (the interpreter's scaled from its reduced size). */
+export function figureOf(cell: CellResult | undefined, p: PlannedWorkload): number | undefined {
+  if (cell === undefined || cell.outcome.status !== "ok") return undefined;
+  const { seconds, workload } = cell.outcome;
+  const m = measure(p.full);
+  if (m.unit === "steps/s") return flops(workload) / seconds / flops(p.full);
+  return measure(workload).amount / seconds / 1e9;
+}
+
+function fmt(x: number): string {
+  if (x >= 100) return x.toFixed(0);
+  if (x >= 10) return x.toFixed(1);
+  if (x >= 1) return x.toFixed(2);
+  return x.toPrecision(2);
+}
+
+function fmtBytes(b: number): string {
+  return b >= 1 << 20 ? `${(b / (1 << 20)).toFixed(1)} MiB` : `${(b / 1024).toFixed(0)} KiB`;
+}
+
+export interface Table {
+  readonly markdown: string;
+  readonly failures: string[];
+}
+
+export function buildTable(plan: readonly PlannedWorkload[], threads: readonly number[], cells: readonly CellResult[]): Table {
+  const lookup: Lookup = (name, t, kind, label) =>
+    cells.find((c) => c.runner.name === name && c.runner.threads === t && c.kind === kind && c.label === label);
+  const notes: string[] = [];
+  const noteFor = (text: string): number => {
+    const i = notes.indexOf(text);
+    if (i >= 0) return i + 1;
+    notes.push(text);
+    return notes.length;
+  };
+  const failures: string[] = [];
+  const header = ["workload", "unit", "thr", ...LIBRARIES.map((l) => (l === "xlats-interp" ? "xlats-interp*" : l)),
+    "wasm / best wasm peer", "wasm / tfjs-wasm", "wasm / ort-web", "2t / 1t (xlats-wasm)"];
+  const lines = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`];
+  for (const p of plan) {
+    for (const t of threads) {
+      const rowLabel = describe(p.full);
+      const unit = measure(p.full).unit;
+      const row = [rowLabel, unit, `${t}`];
+      const figure = (name: string, th = t): number | undefined => figureOf(lookup(name, th, p.kind, rowLabel), p);
+      for (const lib of LIBRARIES) {
+        if (lib === "xlats-interp" && t !== 1) { row.push("—"); continue; }
+        const cell = lookup(lib, lib === "xlats-interp" ? 1 : t, p.kind, rowLabel);
+        if (cell === undefined) { row.push(""); continue; }
+        const o = cell.outcome;
+        if (o.status === "ok") {
+          const f = figureOf(cell, p)!;
+          const note = o.detail !== undefined ? ` [${noteFor(`${lib}: ${o.detail}`)}]` : "";
+          row.push(`${o.peakBytes !== undefined ? `${fmt(f)} (${fmtBytes(o.peakBytes)})` : fmt(f)}${note}`);
+        } else if (o.status === "na") {
+          row.push(`n/a [${noteFor(`${lib}: ${o.reason}`)}]`);
+        } else {
+          row.push(`**FAIL** [${noteFor(`${lib} ${t}t: ${o.reason}`)}]`);
+          failures.push(`${lib} (${t} thread${t > 1 ? "s" : ""}) on ${rowLabel}: ${o.reason}`);
+        }
+      }
+      const ours = figure("xlats-wasm");
+      const peers = WASM_PEERS.map((n) => figure(n)).filter((x): x is number => x !== undefined);
+      const ratio = (peer: number | undefined): string => (ours !== undefined && peer !== undefined ? `${fmt(ours / peer)}×` : "—");
+      row.push(ratio(peers.length > 0 ? Math.max(...peers) : undefined), ratio(figure("tfjs-wasm")), ratio(figure("ort-web")));
+      const one = figure("xlats-wasm", 1);
+      row.push(t > 1 && ours !== undefined && one !== undefined ? `${fmt(ours / one)}×` : "—");
+      lines.push(`| ${row.join(" | ")} |`);
+    }
+  }
+  const footer = [
+    "",
+    "Figures: GFLOP/s (matmul, conv), GB/s of bytes read + written (elementwise, sum, softmax), steps/s (whole programs); " +
+      "median of several runs after warm-up; every result checked against a plain-JS reference before its time counts.",
+    `\\* xlats-interp runs reduced sizes (${[...new Set(plan.map((p) => describe(p.reduced)))].join("; ")}); its figure is ` +
+      "per FLOP/byte, and for whole programs the steps/s that its FLOP rate would give at the full size.",
+    "Ratios are xlats-wasm over the peer at the same thread count; \"best wasm peer\" is the fastest of tfjs-wasm, " +
+      "ort-web, jax-js (ort-node is native code, shown for reference). Peak memory of xlats executables in parentheses.",
+    "ort-web/ort-node copy their feeds in and outputs out on every run() (no backend-resident tensors for the CPU/wasm EPs); " +
+      "ort and jax-js take conv in NCHW/OIHW (converted before timing).",
+    "Threads in Node: xlats-wasm WasmDevice({ threads }); tfjs-wasm 1 only (its threaded build is turned off under Node, " +
+      "tfjs#3830); ort-web env.wasm.numThreads (pthreads on worker_threads; fixed per process); ort-node intraOpNumThreads " +
+      "(native); jax-js a pool of Web Workers, which Node 20 lacks: at 2 threads it runs on a small Worker shim over " +
+      "worker_threads (bench/peers/web_worker_shim.mjs).",
+  ];
+  if (notes.length > 0) footer.push("", ...notes.map((n, i) => `[${i + 1}] ${n}`));
+  return { markdown: [...lines, ...footer].join("\n"), failures };
+}
+
+
+/** The issue's targets, each with the measured ratio (at 1 thread unless it is about threads). */
+export function buildTargets(plan: readonly PlannedWorkload[], cells: readonly CellResult[]): string {
+  const fig = (name: string, threads: number, kind: string, pick?: (p: PlannedWorkload) => boolean): number | undefined => {
+    const p = plan.find((q) => q.kind === kind && (pick === undefined || pick(q)));
+    if (p === undefined) return undefined;
+    const label = describe(p.full);
+    return figureOf(cells.find((c) => c.runner.name === name && c.runner.threads === threads && c.kind === kind && c.label === label), p);
+  };
+  // matmul 1024 in a full run; the largest matmul with --quick.
+  const matmulPick = (p: PlannedWorkload): boolean => p.full.kind === "matmul" && p.full.m === 1024;
+  const hasMatmul1024 = plan.some(matmulPick);
+  const largestMatmul = [...plan].reverse().find((q) => q.kind === "matmul");
+  const matmul = (name: string, threads: number): number | undefined =>
+    hasMatmul1024 ? fig(name, threads, "matmul", matmulPick) : fig(name, threads, "matmul", (p) => p === largestMatmul);
+  const matmulLabel = hasMatmul1024 || largestMatmul === undefined ? "matmul 1024" : `${describe(largestMatmul.full)} (no 1024 in this run)`;
+  const targets: [string, number | undefined, number | undefined, number][] = [
+    [`${matmulLabel} vs tfjs-wasm`, matmul("xlats-wasm", 1), matmul("tfjs-wasm", 1), 1.1],
+    ["tanh(a*b+c) vs ort-web", fig("xlats-wasm", 1, "fused"), fig("ort-web", 1, "fused"), 3],
+    ["a+b vs tfjs-wasm", fig("xlats-wasm", 1, "add"), fig("tfjs-wasm", 1, "add"), 1],
+    ["sum vs tfjs-wasm", fig("xlats-wasm", 1, "sum"), fig("tfjs-wasm", 1, "sum"), 3],
+    ["softmax vs tfjs-wasm", fig("xlats-wasm", 1, "softmax"), fig("tfjs-wasm", 1, "softmax"), 1.3],
+    ["conv vs tfjs-wasm", fig("xlats-wasm", 1, "conv"), fig("tfjs-wasm", 1, "conv"), 1.1],
+    [`${matmulLabel}: 2 threads vs 1`, matmul("xlats-wasm", 2), matmul("xlats-wasm", 1), 1.8],
+    ["conv: 2 threads vs 1", fig("xlats-wasm", 2, "conv"), fig("xlats-wasm", 1, "conv"), 1.8],
+  ];
+  const lines = ["| target (xlats-wasm) | goal | measured | met |", "|---|---|---|---|"];
+  for (const [name, ours, theirs, goal] of targets) {
+    const r = ours !== undefined && theirs !== undefined ? ours / theirs : undefined;
+    lines.push(`| ${name} | ≥ ${goal}× | ${r === undefined ? "n/a" : `${fmt(r)}×`} | ${r === undefined ? "—" : r >= goal ? "yes" : "no"} |`);
+  }
+  return lines.join("\n");
+}
