@@ -11,6 +11,7 @@ import { emitCbrt, emitErf, emitExp, emitExpm1, emitLog, emitLog1p, emitLogistic
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
 import { EmitFail } from "./emit_fail.js";
+import { emitPowScalar, emitPowVector } from "./emit_pow.js";
 import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
 import {
   bitcastScalar, cmpFloat, cmpInt, convertScalar, floatSign, pushConst, roundAfz, roundBf16, roundBf16x4, totalOrderKey,
@@ -280,6 +281,10 @@ export class ValueEmitter {
         emitAtan2Scalar(f, x, y);
         return;
       }
+      if (op === "pow" && is32) {
+        emitPowScalar(f, x, y);
+        return;
+      }
       f.localGet(x).localGet(y);
       switch (op) {
         case "add": if (is32) f.f32Add(); else f.f64Add(); return;
@@ -398,7 +403,7 @@ export class ValueEmitter {
       case "max": case "min": return c === "f32" || c === "f64" || (c === "i32" && t !== "pred");
       case "and": case "or": case "xor": case "not": return c === "i32" || c === "i64";
       default:
-        return c === "f32" && (TRANSCENDENTAL_F32[n.op] !== undefined || TRIG.has(n.op) || n.op === "atan2");
+        return c === "f32" && (TRANSCENDENTAL_F32[n.op] !== undefined || TRIG.has(n.op) || n.op === "atan2" || n.op === "pow");
     }
   }
 
@@ -451,6 +456,10 @@ export class ValueEmitter {
         const m = TRANSCENDENTAL_F32[n.op];
         if (m !== undefined && c === "f32") {
           m(vectorF32Ops(f), this.vector.get(a!)!);
+          break;
+        }
+        if (n.op === "pow" && c === "f32") {
+          emitPowVector(f, this.vector.get(a!)!, this.vector.get(b!)!);
           break;
         }
         if (n.op === "atan2" && c === "f32") {

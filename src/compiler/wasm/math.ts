@@ -17,6 +17,7 @@
 //   erf       ≤ 4 ulp    (Taylor series below 1; 1 - e^{-x²}·P(x) from a fitted P up to 4; see emitErf)
 //   sin, cos, tan ≤ 1 ulp (in f64 with a full-range reduction: emit_trig.ts; measured 0)
 //   atan2     ≤ 1 ulp    (in f64: two half-angle steps and a Taylor series; emit_trig.ts)
+//   pow       ≤ 1 ulp    (in f64: e^{y log|x|} and C's special cases; emit_pow.ts)
 //
 // Taylor coefficients are exact rationals (1/k! for exp; the tangent-number series
 // of tanh); a minimax fit would save a term or two but needs a fitting tool.
