@@ -1,4 +1,4 @@
-// pow(x, y) of f32 values, computed in f64 and rounded once: |x|^y = e^{y·log|x|}
+// exp and log of f64 values, and pow(x, y) of f32 values computed in f64 and rounded once: |x|^y = e^{y·log|x|}
 // with log and exp accurate to ~1e-16 relative in f64, so the f32 result is within
 // 1 ulp; then C's special cases (the interpreter's powC): pow(x, ±0) = 1 and
 // pow(1, y) = 1 even for NaN, pow(-1, ±inf) = 1, a negative base needs an integer
@@ -11,7 +11,7 @@ const LN2_HI = 0.6931471803691238; // 32 significant bits: k·LN2_HI exact for |
 const LN2_LO = 1.9082149292705877e-10;
 const EXP_TAYLOR = Array.from({ length: 14 }, (_, k) => { let f = 1; for (let i = 2; i <= k; i++) f *= i; return 1 / f; });
 // log m = 2 atanh(s) = 2 (s + s³/3 + ...), s = (m - 1)/(m + 1) ≤ 0.1716 for m in [√½, √2).
-const ATANH_SERIES = Array.from({ length: 12 }, (_, n) => 2 / (2 * n + 1));
+const ATANH_SERIES = Array.from({ length: 13 }, (_, n) => 2 / (2 * n + 1));
 const MAGIC = 6755399441055744; // 1.5 · 2^52: adding it rounds to an integer held in the low bits
 
 interface P {
@@ -66,28 +66,45 @@ function horner(o: P, z: number, cs: readonly number[]): void {
   }
 }
 
-/** Pushes pow(x, y) in f64 for the f64 (or f64x2) locals x, y holding f32 values. */
-function powF64(o: P, x: number, y: number): void {
+/** Pushes log|x| (f64 or f64x2) of the local x: |x| = m · 2^e, m in [√½, √2), log m = 2 atanh(s). */
+function logAbs(o: P, x: number): void {
   const f = o.f;
   const L = (): number => f.local(o.t);
-  const ax = L(), bits = L(), e = L(), m = L(), s = L(), z = L(), lg = L(), w = L(), k = L(), r = L(), kb = L(), half = L(), p = L();
+  const ax = L(), e = L(), m = L(), s = L(), z = L(), lg = L(), tiny = L();
   f.localGet(x); o.abs(); f.localSet(ax);
-  // log|x|: |x| = m · 2^e with m in [√½, √2) (f32 subnormals are normal in f64).
-  f.localGet(ax); f.localSet(bits);
-  f.localGet(bits); o.ic(0x3fe6a09e667f3bcdn); o.isub(); f.localSet(e); // bits - bits(√½)
+  // Subnormals: scale by 2^54 first, and take 54 off the exponent.
+  f.localGet(ax); o.c(2 ** 54); o.mul(); f.localGet(ax); f.localGet(ax); o.c(2 ** -1022); o.lt(); o.select(); f.localSet(m);
+  o.c(-54); o.c(0); f.localGet(ax); o.c(2 ** -1022); o.lt(); o.select(); f.localSet(tiny);
+  f.localGet(m); o.ic(0x3fe6a09e667f3bcdn); o.isub(); f.localSet(e); // bits - bits(√½)
   f.localGet(e); o.ic(0x000fffffffffffffn); o.iand(); o.ic(0x3fe6a09e667f3bcdn); o.iadd(); f.localSet(m);
-  f.localGet(e); o.shrS(52); o.ic(0x4338000000000000n); o.iadd(); o.c(MAGIC); o.sub(); f.localSet(e); // as f64
-  f.localGet(m); o.c(1); o.sub(); f.localGet(m); o.c(1); o.add(); o.div(); f.localSet(s);
+  f.localGet(e); o.shrS(52); o.ic(0x4338000000000000n); o.iadd(); o.c(MAGIC); o.sub(); f.localGet(tiny); o.add(); f.localSet(e);
+  // fdlibm's form: g = m - 1 (exact), s = g / (2 + g), z = s², hg = g²/2,
+  // log m = g - (hg - s (hg + R)), R = z (2/3 + z (2/5 + ...)); the leading g is exact.
+  const g = L(), hg = L();
+  f.localGet(m); o.c(1); o.sub(); f.localSet(g);
+  f.localGet(g); f.localGet(g); o.c(2); o.add(); o.div(); f.localSet(s);
   f.localGet(s); f.localGet(s); o.mul(); f.localSet(z);
-  f.localGet(s); horner(o, z, ATANH_SERIES); o.mul();
-  f.localGet(e); o.c(LN2_HI + LN2_LO); o.mul(); o.add();
+  f.localGet(g); f.localGet(g); o.mul(); o.c(0.5); o.mul(); f.localSet(hg);
+  // e·LN2_HI is exact; the small parts are added first.
+  f.localGet(e); o.c(LN2_HI); o.mul();
+  f.localGet(g);
+  f.localGet(hg);
+  f.localGet(s); f.localGet(hg); f.localGet(z); horner(o, z, ATANH_SERIES.slice(1)); o.mul(); o.add(); o.mul();
+  f.localGet(e); o.c(LN2_LO); o.mul(); o.add();
+  o.sub(); o.sub(); o.add();
   f.localGet(ax); o.c(0); o.mul(); o.add(); f.localSet(lg); // NaN stays NaN
   // log(0) = -inf, log(inf) = inf
   o.c(-Infinity); f.localGet(lg); f.localGet(ax); o.c(0); o.eq(); o.select(); f.localSet(lg);
-  o.c(Infinity); f.localGet(lg); f.localGet(ax); o.c(Infinity); o.eq(); o.select(); f.localSet(lg);
-  // w = y log|x|, clamped so the scale factors below stay finite (NaN passes).
-  f.localGet(y); f.localGet(lg); o.mul(); o.c(-1200); o.max(); o.c(1200); o.min(); f.localSet(w);
-  // e^w = 2^k e^r, k = nearest(w / ln2)
+  o.c(Infinity); f.localGet(lg); f.localGet(ax); o.c(Infinity); o.eq(); o.select();
+}
+
+/** Pushes e^w (f64 or f64x2) of the local w: 2^k e^r, k = nearest(w / ln2), scaled in two steps. */
+function expOf(o: P, w0: number): void {
+  const f = o.f;
+  const L = (): number => f.local(o.t);
+  const w = L(), k = L(), r = L(), kb = L(), half = L();
+  // Clamped so the scale factors stay finite (NaN passes).
+  f.localGet(w0); o.c(-1200); o.max(); o.c(1200); o.min(); f.localSet(w);
   f.localGet(w); o.c(1 / Math.LN2); o.mul(); o.c(MAGIC); o.add(); f.localSet(kb);
   f.localGet(kb); o.c(MAGIC); o.sub(); f.localSet(k);
   f.localGet(w); f.localGet(k); o.c(LN2_HI); o.mul(); o.sub(); f.localGet(k); o.c(LN2_LO); o.mul(); o.sub(); f.localSet(r);
@@ -96,6 +113,15 @@ function powF64(o: P, x: number, y: number): void {
   horner(o, r, EXP_TAYLOR);
   f.localGet(half); o.ic(1023n); o.iadd(); o.shl(52); o.mul();
   f.localGet(kb); f.localGet(half); o.isub(); o.ic(1023n); o.iadd(); o.shl(52); o.mul();
+}
+
+/** Pushes pow(x, y) in f64 for the f64 (or f64x2) locals x, y holding f32 values. */
+function powF64(o: P, x: number, y: number): void {
+  const f = o.f;
+  const w = f.local(o.t);
+  const p = f.local(o.t);
+  f.localGet(y); logAbs(o, x); o.mul(); f.localSet(w);
+  expOf(o, w);
   f.localSet(p);
   // Sign and the negative-base rules.
   const yInt = (): void => { f.localGet(y); o.floor(); f.localGet(y); o.eq(); };
@@ -141,4 +167,18 @@ export function emitPowVector(f: FunctionBuilder, x: number, y: number): void {
     f.f32x4DemoteF64x2Zero().localSet(out[h]!);
   }
   f.localGet(out[0]!).localGet(out[1]!).i8x16Shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
+}
+
+/** e^x of f64 values (local x; f64 or f64x2): pushes the result. */
+export function emitExpF64(f: FunctionBuilder, x: number, vector: boolean): void {
+  expOf(ops(f, vector), x);
+}
+
+/** log(x) of f64 values (local x; f64 or f64x2): pushes the result (NaN below zero). */
+export function emitLogF64(f: FunctionBuilder, x: number, vector: boolean): void {
+  const o = ops(f, vector);
+  o.c(NaN);
+  logAbs(o, x);
+  f.localGet(x); o.c(0); o.lt();
+  o.select();
 }

@@ -100,3 +100,33 @@ test(`${name} f32 within ${bound} ulp, with C's zeros, infinities and NaNs (SIMD
   }
 });
 }
+
+test("exp and log of f64 within 3 ulp of Math.exp / Math.log (SIMD and scalar)", () => {
+  const r = rng(7);
+  const xs: number[] = [NaN, Infinity, -Infinity, 0, -0, 1, -1, 5e-324, 2.2250738585072014e-308, 709.78, 709.79, -745.1, -744, 1e308];
+  const view = new DataView(new ArrayBuffer(8));
+  for (let i = 0; i < 20000; i++) {
+    view.setUint32(0, Math.floor(r() * 2 ** 32));
+    view.setUint32(4, Math.floor(r() * 2 ** 32));
+    xs.push(view.getFloat64(0), (r() - 0.5) * 1500, r() * 3, 1 + (r() - 0.5) * 1e-6);
+  }
+  for (const [name, fn] of [["exp", exp], ["log", log]] as const) {
+    const b = new XlaBuilder(`${name}64`);
+    const c = b.build(fn(parameter(b, 0, arrayShape("f64", [xs.length]))));
+    const arg = Literal.fromStorage(arrayShape("f64", [xs.length]), Float64Array.from(xs));
+    const expected = evaluate(c, [arg]).values() as number[];
+    for (const target of [TARGET, SCALAR_TARGET]) {
+      const k = emitFusionKernel(c, target);
+      if (isUnsupported(k)) assert.fail(k.unsupported);
+      const got = runKernel(k, target, c, [arg])[0]!.values() as number[];
+      let worst = 0;
+      let at = 0;
+      got.forEach((g, i) => {
+        const d = ulpDistance("f64", g, expected[i]!);
+        if (d > worst) { worst = d; at = i; }
+      });
+      if (process.env.SHOW_ULPS) console.log(`${name} f64`, target.simd, worst);
+      assert.ok(worst <= 3, `${name}(${xs[at]}) = ${got[at]}, expected ${expected[at]}: ${worst} ulp (simd ${target.simd})`);
+    }
+  }
+});
