@@ -11,6 +11,7 @@ import { emitCbrt, emitErf, emitExp, emitExpm1, emitLog, emitLog1p, emitLogistic
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
 import { EmitFail } from "./emit_fail.js";
+import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
 import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
 import {
   bitcastScalar, cmpFloat, cmpInt, convertScalar, floatSign, pushConst, roundAfz, roundBf16, roundBf16x4, totalOrderKey,
@@ -231,6 +232,10 @@ export class ValueEmitter {
         m(scalarF32Ops(f), x);
         return;
       }
+      if (!is32 && (op === "exp" || op === "log")) {
+        if (op === "exp") emitExpF64(f, x, false); else emitLogF64(f, x, false);
+        return;
+      }
       if (TRIG.has(op) && is32) {
         emitTrigScalar(f, op as TrigOp, x, this.trigHelper ?? fail("no trig helper in this module"));
         return;
@@ -278,6 +283,10 @@ export class ValueEmitter {
       const is32 = c === "f32";
       if (op === "atan2" && is32) {
         emitAtan2Scalar(f, x, y);
+        return;
+      }
+      if (op === "pow" && is32) {
+        emitPowScalar(f, x, y);
         return;
       }
       f.localGet(x).localGet(y);
@@ -398,7 +407,8 @@ export class ValueEmitter {
       case "max": case "min": return c === "f32" || c === "f64" || (c === "i32" && t !== "pred");
       case "and": case "or": case "xor": case "not": return c === "i32" || c === "i64";
       default:
-        return c === "f32" && (TRANSCENDENTAL_F32[n.op] !== undefined || TRIG.has(n.op) || n.op === "atan2");
+        return c === "f32" && (TRANSCENDENTAL_F32[n.op] !== undefined || TRIG.has(n.op) || n.op === "atan2" || n.op === "pow")
+          || (c === "f64" && (n.op === "exp" || n.op === "log"));
     }
   }
 
@@ -451,6 +461,14 @@ export class ValueEmitter {
         const m = TRANSCENDENTAL_F32[n.op];
         if (m !== undefined && c === "f32") {
           m(vectorF32Ops(f), this.vector.get(a!)!);
+          break;
+        }
+        if (c === "f64" && (n.op === "exp" || n.op === "log")) {
+          if (n.op === "exp") emitExpF64(f, this.vector.get(a!)!, true); else emitLogF64(f, this.vector.get(a!)!, true);
+          break;
+        }
+        if (n.op === "pow" && c === "f32") {
+          emitPowVector(f, this.vector.get(a!)!, this.vector.get(b!)!);
           break;
         }
         if (n.op === "atan2" && c === "f32") {

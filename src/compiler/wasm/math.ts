@@ -10,16 +10,17 @@
 //   log       ≤ 2 ulp    (x = m·2^e, m in [√½, √2); fdlibm's log1p(f) form with s = f/(2+f), series to s^10)
 //   log1p     ≤ 3 ulp    (u = 1 + x; log(u) · x / (u - 1), Goldberg's correction)
 //   expm1     ≤ 3 ulp    (u = e^x; (u - 1) · x / log(u), Kahan's trick)
-//   tanh      ≤ 4 ulp    (odd Taylor series to x^15 for |x| < 0.5, else 1 - 2 / (e^{2|x|} + 1))
+//   tanh      ≤ 4 ulp    (-u / (2 + u) with u = e^{-2|x|} - 1 from a polynomial for e^r - 1)
 //   logistic  ≤ 4 ulp    (1 / (1 + e^{-x}) for x ≥ 0, e^x / (1 + e^x) below)
 //   rsqrt     ≤ 1 ulp    (1 / sqrt(x): two correctly rounded steps)
 //   cbrt      ≤ 2 ulp    (Newton's method from a bit-level guess, see emitCbrt)
 //   erf       ≤ 4 ulp    (Taylor series below 1; 1 - e^{-x²}·P(x) from a fitted P up to 4; see emitErf)
 //   sin, cos, tan ≤ 1 ulp (in f64 with a full-range reduction: emit_trig.ts; measured 0)
 //   atan2     ≤ 1 ulp    (in f64: two half-angle steps and a Taylor series; emit_trig.ts)
+//   pow       ≤ 1 ulp    (in f64: e^{y log|x|} and C's special cases; emit_pow.ts)
+//   exp, log of f64 ≤ 3 ulp (emit_pow.ts; measured 1 against Math.exp / Math.log)
 //
-// Taylor coefficients are exact rationals (1/k! for exp; the tangent-number series
-// of tanh); a minimax fit would save a term or two but needs a fitting tool.
+// Taylor coefficients are exact rationals (1/k! for exp); erf's polynomial is a least-squares fit (see emitErf).
 
 import type { ValType } from "./encoder.js";
 import type { FunctionBuilder } from "./encoder.js";
@@ -204,26 +205,42 @@ export function emitExpm1(o: FloatOps, x: number): void {
   o.fconst(Infinity); f.localGet(r); f.localGet(u); o.fconst(Infinity); o.eq(); o.select();
 }
 
-// tanh x = x (1 + Σ c_k x^{2k}), the tangent-number series.
-const TANH_SERIES = [1, -1 / 3, 2 / 15, -17 / 315, 62 / 2835, -1382 / 155925, 21844 / 6081075, -929569 / 638512875];
+/**
+ * e^w - 1 for w in [-40, 0] (local w), pushed: with w = k ln2 + r, |r| ≤ ln2/2,
+ * e^w - 1 = 2^k (e^r - 1) + (2^k - 1), where e^r - 1 = r (1 + r/2 + r²/6 + ...) keeps its
+ * relative accuracy as r → 0 and 2^k is a normal f32 for k ≥ -58.
+ */
+function expm1NonPositive(o: FloatOps, w0: number): void {
+  const f = o.f;
+  const w = f.local(o.floatType);
+  const n = f.local(o.floatType);
+  const r = f.local(o.floatType);
+  const ni = f.local(o.intType);
+  const scale = f.local(o.floatType);
+  f.localGet(w0); o.fconst(-40); o.max(); f.localSet(w);
+  f.localGet(w); o.fconst(LOG2E); o.mul(); o.fconst(ROUND_MAGIC); o.add(); f.localSet(n);
+  f.localGet(n); o.bits(); o.iconst(ROUND_MAGIC_BITS); o.isub(); f.localSet(ni);
+  f.localGet(n); o.fconst(ROUND_MAGIC); o.sub(); f.localSet(n);
+  f.localGet(w); f.localGet(n); o.fconst(LN2_HI); o.mul(); o.sub();
+  f.localGet(n); o.fconst(LN2_LO); o.mul(); o.sub(); f.localSet(r);
+  f.localGet(ni); o.iconst(127); o.iadd(); o.ishl(23); o.fromBits(); f.localSet(scale);
+  f.localGet(r); horner(o, r, EXP_TAYLOR.slice(1)); o.mul(); // 1/(k+1)! for k = 0..6
+  f.localGet(scale); o.mul();
+  f.localGet(scale); o.fconst(1); o.sub(); o.add();
+}
 
+/**
+ * tanh x = sign(x) · -u / (2 + u) with u = e^{-2|x|} - 1 in (-1, 0]: u keeps its
+ * relative accuracy near 0 and 2 + u does not cancel, so one formula serves every x.
+ */
 export function emitTanh(o: FloatOps, x: number): void {
   const f = o.f;
-  const ax = f.local(o.floatType);
-  const x2 = f.local(o.floatType);
-  const e = f.local(o.floatType);
-  const big = f.local(o.floatType);
-  f.localGet(x); o.abs(); f.localSet(ax);
-  f.localGet(x); f.localGet(x); o.mul(); f.localSet(x2);
-  // 1 - 2 / (e^{2|x|} + 1), sign of x; for |x| ≥ 0.5.
-  f.localGet(ax); o.fconst(2); o.mul(); f.localSet(e);
-  emitExp(o, e); f.localSet(e);
-  o.fconst(1); o.fconst(2); f.localGet(e); o.fconst(1); o.add(); o.div(); o.sub();
-  f.localGet(x); o.copysign(); f.localSet(big);
-  f.localGet(x); horner(o, x2, TANH_SERIES); o.mul();
-  f.localGet(big);
-  f.localGet(ax); o.fconst(0.5); o.lt();
-  o.select();
+  const w = f.local(o.floatType);
+  const u = f.local(o.floatType);
+  f.localGet(x); o.abs(); o.fconst(-2); o.mul(); f.localSet(w);
+  expm1NonPositive(o, w); f.localSet(u);
+  f.localGet(u); o.neg(); o.fconst(2); f.localGet(u); o.add(); o.div();
+  f.localGet(x); o.copysign();
 }
 
 export function emitLogistic(o: FloatOps, x: number): void {

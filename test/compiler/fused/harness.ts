@@ -67,13 +67,18 @@ export function ulpDistance(t: ElementType, a: number, b: number): number {
   if (Number.isNaN(a) && Number.isNaN(b)) return 0;
   if (Number.isNaN(a) || Number.isNaN(b)) return Infinity;
   if (a === b) return 0;
-  const key = (x: number): number => {
-    if (t === "f64") {
+  if (t === "f64") {
+    // In bigint: the 64-bit keys do not fit a double.
+    const key64 = (x: number): bigint => {
       const v = new DataView(new ArrayBuffer(8));
       v.setFloat64(0, x);
       const bits = v.getBigInt64(0);
-      return Number(bits < 0n ? -(bits & 0x7fffffffffffffffn) : bits);
-    }
+      return bits < 0n ? -(bits & 0x7fffffffffffffffn) : bits;
+    };
+    const d = key64(a) - key64(b);
+    return Number(d < 0n ? -d : d);
+  }
+  const key = (x: number): number => {
     const v = new DataView(new ArrayBuffer(4));
     v.setFloat32(0, x);
     let bits = v.getInt32(0);

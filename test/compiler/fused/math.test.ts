@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  arrayShape, atan2, cbrt, cos, erf, evaluate, sin, tan, exp, expm1, log, log1p, logistic, parameter, rsqrt, tanh, Literal, XlaBuilder, type XlaOp,
+  arrayShape, atan2, cbrt, cos, erf, evaluate, pow, sin, tan, exp, expm1, log, log1p, logistic, parameter, rsqrt, tanh, Literal, XlaBuilder, type XlaOp,
 } from "../../../src/index.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
@@ -63,8 +63,9 @@ for (const [name, fn, bound, lo, hi] of BOUNDS) {
   });
 }
 
-test("atan2 f32 within 1 ulp, with C's zeros and infinities (SIMD and scalar)", () => {
-  const specials = [NaN, Infinity, -Infinity, 0, -0, 1, -1, 1e-45, -3.5, 2e30];
+for (const [name, fn, bound] of [["atan2", atan2, 1], ["pow", pow, 1]] as const) {
+test(`${name} f32 within ${bound} ulp, with C's zeros, infinities and NaNs (SIMD and scalar)`, () => {
+  const specials = [NaN, Infinity, -Infinity, 0, -0, 1, -1, 1e-45, -3.5, 2e30, 0.5, -2, 3, 2.5, -0.5];
   const ys: number[] = [];
   const xs: number[] = [];
   for (const a of specials) for (const b of specials) { ys.push(a); xs.push(b); }
@@ -78,10 +79,12 @@ test("atan2 f32 within 1 ulp, with C's zeros and infinities (SIMD and scalar)", 
     xs.push(asFloat[0]!);
     ys.push((r() - 0.5) * 20);
     xs.push((r() - 0.5) * 20);
+    ys.push(Math.round((r() - 0.5) * 20)); // integer exponents of negative bases
+    xs.push((r() - 0.5) * 8);
   }
   const n = ys.length;
-  const b = new XlaBuilder("atan2");
-  const c = b.build(atan2(parameter(b, 0, arrayShape("f32", [n])), parameter(b, 1, arrayShape("f32", [n]))));
+  const b = new XlaBuilder(name);
+  const c = b.build(fn(parameter(b, 0, arrayShape("f32", [n])), parameter(b, 1, arrayShape("f32", [n]))));
   const args = [Literal.fromStorage(arrayShape("f32", [n]), Float32Array.from(ys)), Literal.fromStorage(arrayShape("f32", [n]), Float32Array.from(xs))];
   const expected = evaluate(c, args).values() as number[];
   for (const target of [TARGET, SCALAR_TARGET]) {
@@ -91,8 +94,39 @@ test("atan2 f32 within 1 ulp, with C's zeros and infinities (SIMD and scalar)", 
     got.forEach((g, i) => {
       const d = ulpDistance("f32", g, expected[i]!);
       const exact = !Number.isFinite(ys[i]!) || !Number.isFinite(xs[i]!) || ys[i] === 0 || xs[i] === 0;
-      assert.ok(d <= 1 && (!exact || Object.is(g, expected[i]) || (Number.isNaN(g) && Number.isNaN(expected[i]!)) || d === 0),
-        `atan2(${ys[i]}, ${xs[i]}) = ${g}, expected ${expected[i]} (simd ${target.simd})`);
+      assert.ok(d <= bound && (!exact || Object.is(g, expected[i]) || (Number.isNaN(g) && Number.isNaN(expected[i]!)) || d === 0),
+        `${name}(${ys[i]}, ${xs[i]}) = ${g}, expected ${expected[i]} (simd ${target.simd})`);
     });
+  }
+});
+}
+
+test("exp and log of f64 within 3 ulp of Math.exp / Math.log (SIMD and scalar)", () => {
+  const r = rng(7);
+  const xs: number[] = [NaN, Infinity, -Infinity, 0, -0, 1, -1, 5e-324, 2.2250738585072014e-308, 709.78, 709.79, -745.1, -744, 1e308];
+  const view = new DataView(new ArrayBuffer(8));
+  for (let i = 0; i < 20000; i++) {
+    view.setUint32(0, Math.floor(r() * 2 ** 32));
+    view.setUint32(4, Math.floor(r() * 2 ** 32));
+    xs.push(view.getFloat64(0), (r() - 0.5) * 1500, r() * 3, 1 + (r() - 0.5) * 1e-6);
+  }
+  for (const [name, fn] of [["exp", exp], ["log", log]] as const) {
+    const b = new XlaBuilder(`${name}64`);
+    const c = b.build(fn(parameter(b, 0, arrayShape("f64", [xs.length]))));
+    const arg = Literal.fromStorage(arrayShape("f64", [xs.length]), Float64Array.from(xs));
+    const expected = evaluate(c, [arg]).values() as number[];
+    for (const target of [TARGET, SCALAR_TARGET]) {
+      const k = emitFusionKernel(c, target);
+      if (isUnsupported(k)) assert.fail(k.unsupported);
+      const got = runKernel(k, target, c, [arg])[0]!.values() as number[];
+      let worst = 0;
+      let at = 0;
+      got.forEach((g, i) => {
+        const d = ulpDistance("f64", g, expected[i]!);
+        if (d > worst) { worst = d; at = i; }
+      });
+      if (process.env.SHOW_ULPS) console.log(`${name} f64`, target.simd, worst);
+      assert.ok(worst <= 3, `${name}(${xs[at]}) = ${got[at]}, expected ${expected[at]}: ${worst} ulp (simd ${target.simd})`);
+    }
   }
 });
