@@ -21,7 +21,7 @@ function randomWindow(next: () => number, rank: number, dilate: boolean): Window
     const dims = Array.from({ length: rank }, () => int(1, 7));
     const sizes = dims.map(() => int(1, 3));
     const strides = dims.map(() => int(1, 3));
-    const pads = dims.map((): [number, number] => [int(0, 2), int(0, 2)]);
+    const pads = dims.map((): [number, number] => [int(dilate ? -1 : 0, 2), int(dilate ? -1 : 0, 2)]);
     const baseDil = dims.map(() => (dilate ? int(1, 2) : 1));
     const winDil = dims.map(() => (dilate ? int(1, 2) : 1));
     const ok = dims.every((d, i) => windowOutputSize(d, {
