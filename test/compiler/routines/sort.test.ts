@@ -18,9 +18,12 @@ function comparator(b: XlaBuilder, types: readonly ElementType[], keyOperand: nu
   return sb.build(total ? compare(l, r, direction, { compareType: "TOTALORDER" }) : (direction === "LT" ? lt : gt)(l, r));
 }
 
+const KEY_TYPES: readonly ElementType[] = ["f32", "s32", "f64", "u32", "s64", "u8", "s16", "pred", "bf16", "u64"];
+
 function tiedLiteral(next: () => number, t: ElementType, dims: number[]): Literal {
-  if (t !== "f32" && t !== "f64") return randomLiteral(next, t, dims, 4);
   const n = dims.reduce((a, b) => a * b, 1);
+  if (t === "pred") return L.fromValues(t, dims, Array.from({ length: n }, () => next() < 0.5));
+  if (t !== "f32" && t !== "f64" && t !== "bf16") return randomLiteral(next, t, dims, 4);
   return L.fromValues(t, dims, Array.from({ length: n }, () => {
     const v = Math.round(next() * 6 - 3) / 2;
     return v === 0 && next() < 0.5 ? -0 : v;
@@ -30,16 +33,15 @@ function tiedLiteral(next: () => number, t: ElementType, dims: number[]): Litera
 test("sort: random shapes, dimensions, directions, keys and payloads match the interpreter bit for bit", async () => {
   const next = rng(41);
   const int = (lo: number, hi: number): number => lo + Math.floor(next() * (hi - lo + 1));
-  for (let trial = 0; trial < 60; trial++) {
+  for (let trial = 0; trial < 100; trial++) {
     const rank = 1 + (trial % 3);
     const dims = Array.from({ length: rank }, () => int(1, trial % 5 === 0 ? 70 : 9));
     const dim = int(0, rank - 1);
     const count = 1 + (trial % 3);
-    const types: ElementType[] = Array.from({ length: count }, (_, i) => (["f32", "s32", "f64", "u32", "s64", "u8"] as const)[(trial + i) % 6]);
+    const types: ElementType[] = Array.from({ length: count }, (_, i) => KEY_TYPES[(trial + 3 * i) % KEY_TYPES.length]!);
     const keyOperand = int(0, count - 1);
     const kt = types[keyOperand]!;
-    if (kt === "u8") types[keyOperand] = "f32";
-    const total = (types[keyOperand] === "f32" || types[keyOperand] === "f64") && trial % 2 === 0;
+    const total = (kt === "f32" || kt === "f64" || kt === "bf16") && trial % 2 === 0;
     const b = new XlaBuilder("sort");
     const ops = types.map((t, i) => parameter(b, i, arrayShape(t, dims), `x${i}`));
     const cmp = comparator(b, types, keyOperand, trial % 4 < 2 ? "LT" : "GT", trial % 3 === 0, total);

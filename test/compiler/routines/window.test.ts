@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  XlaBuilder, add, arrayShape, ge, gt, max, min, mul, parameter, reduceWindowWithGeneralPadding, scalarShape,
+  XlaBuilder, add, arrayShape, ge, gt, le, lt, max, min, mul, parameter, reduceWindowWithGeneralPadding, scalarShape,
   selectAndScatterWithGeneralPadding, type ElementType, type Literal,
 } from "../../../src/index.js";
 import { windowOutputSize } from "../../../src/shape/window.js";
@@ -21,7 +21,7 @@ function randomWindow(next: () => number, rank: number, dilate: boolean): Window
     const dims = Array.from({ length: rank }, () => int(1, 7));
     const sizes = dims.map(() => int(1, 3));
     const strides = dims.map(() => int(1, 3));
-    const pads = dims.map((): [number, number] => [int(0, 2), int(0, 2)]);
+    const pads = dims.map((): [number, number] => [int(dilate ? -1 : 0, 2), int(dilate ? -1 : 0, 2)]);
     const baseDil = dims.map(() => (dilate ? int(1, 2) : 1));
     const winDil = dims.map(() => (dilate ? int(1, 2) : 1));
     const ok = dims.every((d, i) => windowOutputSize(d, {
@@ -107,6 +107,33 @@ test("select-and-scatter: random windows (GE and GT selects, add scatter) match 
         const xs = randomLiteral(next, t, w.dims, 3);
         const c = b.build(selectAndScatterWithGeneralPadding(x, binaryComputation(b, selName, t, sel), w.sizes, w.strides, w.pads, s, init, binaryComputation(b, "add", t, add)));
         checkRoutine(c, [xs, randomLiteral(next, t, outDims), randomLiteral(next, t, [])], `${t} ${selName} ${JSON.stringify(w)}`);
+      }
+    }
+  }
+});
+
+test("select-and-scatter: trivial last window dimension (SIMD selects over channels), GE/GT/LE/LT, bit for bit", async () => {
+  const next = rng(12);
+  const dirs = [["ge", ge], ["gt", gt], ["le", le], ["lt", lt]] as const;
+  let n = 0;
+  for (const t of ["f32", "s32", "u32"] as ElementType[]) {
+    for (const [selName, sel] of dirs) {
+      for (let trial = 0; trial < 3; trial++) {
+        const w = randomWindow(next, 2 + (n % 3), false);
+        n++;
+        const last = w.dims.length - 1;
+        w.dims[last] = 4 + Math.floor(next() * 8);
+        w.sizes[last] = 1; w.strides[last] = 1; w.pads[last] = [0, 0];
+        if (trial === 0) { w.sizes[0] = 1; w.strides[0] = 1; w.pads[0] = [0, 0]; }
+        const outDims = w.dims.map((d, i) => windowOutputSize(d, {
+          size: w.sizes[i]!, stride: w.strides[i]!, paddingLow: w.pads[i]![0], paddingHigh: w.pads[i]![1], baseDilation: 1, windowDilation: 1, windowReversal: false,
+        }));
+        const b = new XlaBuilder("sas");
+        const x = parameter(b, 0, arrayShape(t, w.dims), "x");
+        const s = parameter(b, 1, arrayShape(t, outDims), "s");
+        const init = parameter(b, 2, scalarShape(t), "init");
+        const c = b.build(selectAndScatterWithGeneralPadding(x, binaryComputation(b, selName, t, sel), w.sizes, w.strides, w.pads, s, init, binaryComputation(b, "add", t, add)));
+        checkRoutine(c, [randomLiteral(next, t, w.dims, 3), randomLiteral(next, t, outDims), randomLiteral(next, t, [])], `${t} ${selName} ${JSON.stringify(w)}`);
       }
     }
   }

@@ -207,9 +207,8 @@ export function loadIndexI32(f: FunctionBuilder, t: ElementType): void {
   }
 }
 
-/** Copies one element of `bytes` bytes from the address pushed first to the one pushed second... as (dst, src) on the stack. */
+/** Copies one element of `bytes` bytes; the stack holds (destination address, source address). */
 export function emitCopyElement(f: FunctionBuilder, bytes: number): void {
-  // Stack: dst, src.
   switch (bytes) {
     case 1: f.i32Load8U().i32Store8(); return;
     case 2: f.i32Load16U(0, 1).i32Store16(0, 1); return;

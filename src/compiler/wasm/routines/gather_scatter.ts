@@ -8,9 +8,12 @@
 // values: address = sum(coord[d] * coef[d]) + sum(index_k * stride[map_k]), with the
 // coefficients worked out here once. Gather copies elements of any width (a row at a
 // time with memory.copy when the last result dimension runs along the operand's last
-// dimension) and splits its rows across threads. Scatter walks the updates in
-// row-major order on one thread: two updates may land on one element, and the
-// interpreter combines them in that order.
+// dimension) and splits its rows across threads. Scatter's units are the input's
+// rows along dimension 0: a call copies its rows of the input, then walks ALL the
+// updates in row-major order and applies those that land in its rows. Two updates may
+// land on one element and must combine in update order, which holds because one call
+// owns each element; calls on disjoint ranges never write the same element. (Each
+// call repeats the index arithmetic of every update; that is the price of threads.)
 
 import type { Instruction } from "../../../ir/computation.js";
 import { complementDims } from "../../../shape/dim_checks.js";
@@ -172,6 +175,8 @@ export function emitScatterKernel(inst: Instruction<"scatter">, target: WasmTarg
   updateScatterDims.forEach((ud, b) => { idxCoef[ud] = batchStrides[b]!; });
   const ct = computeType(t);
   const ib = storageBytes(it);
+  const rows0 = r === 0 ? 1 : inDims[0]!;
+  const rowBytes = r === 0 ? es : inStrides[0]!;
 
   const module = new ModuleBuilder().importMemory(target);
   module.addFunction("run", ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
@@ -186,9 +191,11 @@ export function emitScatterKernel(inst: Instruction<"scatter">, target: WasmTarg
     const rows = f.local("i32");
     const ta = f.local(ct);
     const tb = f.local(ct);
-    // One unit of work: the whole scatter.
     f.localGet(begin).localGet(end).i32GeU().if().return().end();
-    f.localGet(result).localGet(inp).i32Const(product(inDims) * es).memoryCopy();
+    // This call's rows of the input, then the updates that land in them.
+    f.localGet(result).localGet(begin).i32Const(rowBytes).i32Mul().i32Add();
+    f.localGet(inp).localGet(begin).i32Const(rowBytes).i32Mul().i32Add();
+    f.localGet(end).localGet(begin).i32Sub().i32Const(rowBytes).i32Mul().memoryCopy();
     f.localGet(upd).localSet(up);
     f.i32Const(0).localSet(zero);
     f.i32Const(rowCount(updDims)).localSet(rows);
@@ -198,7 +205,11 @@ export function emitScatterKernel(inst: Instruction<"scatter">, target: WasmTarg
       f.localGet(result).localSet(addr);
       for (let d = 0; d < r; d++) {
         const k = dn.scatterDimsToOperandDims.indexOf(d);
-        if (k < 0 && parts[d]!.length === 0) continue;
+        if (k < 0 && parts[d]!.length === 0) {
+          // index 0 along this dimension; along dimension 0 it must be one of this call's rows
+          if (d === 0) f.localGet(begin).i32Eqz().localGet(ok).i32And().localSet(ok);
+          continue;
+        }
         f.i32Const(0);
         if (k >= 0) {
           f.localGet(ip).i32Const(k * entryStride).i32Add();
@@ -215,6 +226,7 @@ export function emitScatterKernel(inst: Instruction<"scatter">, target: WasmTarg
         for (const { updDim } of parts[d]!) f.localGet(u[updDim]!).i32Add();
         f.localTee(full);
         f.i32Const(inDims[d]!).i32LtU().localGet(ok).i32And().localSet(ok);
+        if (d === 0) f.localGet(full).localGet(begin).i32Sub().localGet(end).localGet(begin).i32Sub().i32LtU().localGet(ok).i32And().localSet(ok);
         f.localGet(addr).localGet(full).i32Const(inStrides[d]!).i32Mul().i32Add().localSet(addr);
       }
       f.localGet(ok).if();
@@ -239,7 +251,7 @@ export function emitScatterKernel(inst: Instruction<"scatter">, target: WasmTarg
     operandCount: 3,
     resultCount: 1,
     scratchBytes: 0,
-    parallelExtent: 1,
-    costPerUnit: product(inDims) * es + product(updDims) * (es * 2 + 8),
+    parallelExtent: rows0,
+    costPerUnit: (product(inDims) * es + product(updDims) * (es * 2 + 8)) / rows0,
   };
 }

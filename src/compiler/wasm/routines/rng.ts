@@ -121,6 +121,7 @@ export function emitRngBitGeneratorKernel(inst: Instruction<"rngBitGenerator">, 
       f.localGet(k1).localSet(ks[1]!);
       f.i32Const(0x1bd11bda).localGet(k0).i32Xor().localGet(k1).i32Xor().localSet(ks[2]!);
     }
+    if (blocks === 0) return; // no bits (a zero-sized result): only the state
     f.localGet(begin).localSet(j);
     f.block().loop();
     f.localGet(j).localGet(end).i32GeU().brIf(1);

@@ -8,7 +8,8 @@
 // merge sort of (key, position) pairs in the call's scratch, then every operand is
 // permuted into its result. The interpreter sorts with a stable sort too, so results
 // are identical whenever the comparator is a strict weak order (always, except FLOAT
-// compares on lanes holding NaN, where any two sorts may disagree).
+// compares on lanes holding NaN, where any two sorts may disagree). Keys: f32, f64, bf16
+// (widened exactly to f32), and integers of 8 to 64 bits and pred.
 // Work: lanes, split across threads.
 
 import type { Instruction } from "../../../ir/computation.js";
@@ -16,7 +17,10 @@ import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "../kernel.js";
-import { emitCopyElement, product, rowMajorStrides, storageBytes } from "./common.js";
+import { emitCopyElement, loadScalar, product, rowMajorStrides, storageBytes } from "./common.js";
+
+/** Integer key types (held as i32 or i64, normalized as loadScalar leaves them). */
+const KEY_INTEGERS: ReadonlySet<ElementType> = new Set<ElementType>(["pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"]);
 
 interface SortKey {
   readonly operand: number;
@@ -37,8 +41,8 @@ function sortKeyOf(inst: Instruction<"sort">, types: readonly ElementType[]): So
   if (direction !== "LT" && direction !== "GT") return { unsupported: `sort: comparator direction ${direction}` };
   const operand = ia >> 1;
   const t = types[operand]!;
-  const isFloat = t === "f32" || t === "f64";
-  if (!isFloat && t !== "s32" && t !== "u32" && t !== "s64" && t !== "u64") return { unsupported: `sort: key type ${t}` };
+  const isFloat = t === "f32" || t === "f64" || t === "bf16";
+  if (!isFloat && !KEY_INTEGERS.has(t)) return { unsupported: `sort: key type ${t}` };
   const expected = isFloat ? "FLOAT" : t.startsWith("s") ? "SIGNED" : "UNSIGNED";
   if (compareType !== undefined && compareType !== expected && !(isFloat && compareType === "TOTALORDER")) {
     return { unsupported: `sort: compare type ${compareType} on ${t}` };
@@ -63,6 +67,7 @@ export function emitSortKernel(inst: Instruction<"sort">, target: WasmTarget): W
   if (product(dims) * 8 >= 2 ** 31) return { unsupported: "sort: too large for 32-bit offsets" };
   const kt = types[key.operand]!;
   const wide = storageBytes(kt) === 8;
+  // f32 compares read the stored bits as f32 (bf16 keys were widened to f32 bits).
   const kb = wide ? 8 : 4;
   const count = arrays.length;
   const outer = dims.filter((_, d) => d !== dim);
@@ -74,8 +79,8 @@ export function emitSortKernel(inst: Instruction<"sort">, target: WasmTarget): W
   const keyBytes = Math.ceil((n * kb) / 64) * 64;
   const posBytes = Math.ceil((n * 4) / 64) * 64;
   const scratchBytes = Math.max(64, 2 * keyBytes + 2 * posBytes);
-  const isFloat = kt === "f32" || kt === "f64";
-  const signed = kt === "s32" || kt === "s64" || (isFloat && key.totalOrder);
+  const isFloat = kt === "f32" || kt === "f64" || kt === "bf16";
+  const signed = kt.startsWith("s") || (isFloat && key.totalOrder);
   const ct = wide ? "i64" : "i32";
 
   const module = new ModuleBuilder().importMemory(target);
@@ -125,18 +130,17 @@ export function emitSortKernel(inst: Instruction<"sort">, target: WasmTarget): W
       loop(j, n, () => {
         f.localGet(keysA).localGet(j).i32Const(kb).i32Mul().i32Add();
         f.localGet(key.operand).localGet(base).localGet(j).i32Const(laneStride).i32Mul().i32Add().i32Const(sizes[key.operand]!).i32Mul().i32Add();
+        // The key as stored in scratch: float bits (bf16 widened to f32 exactly), or the integer normalized to i32 / i64.
+        if (wide) f.i64Load();
+        else if (kt === "bf16") f.i32Load16U().i32Const(16).i32Shl();
+        else if (kt === "f32") f.i32Load();
+        else loadScalar(f, kt);
         if (isFloat && key.totalOrder) {
           // bits ^ ((bits >> (w-1)) >>> 1): negative floats reverse their order below the positives
-          if (wide) {
-            f.i64Load().localTee(kv).localGet(kv).i64Const(63).i64ShrS().i64Const(1).i64ShrU().i64Xor().i64Store();
-          } else {
-            f.i32Load().localTee(kv).localGet(kv).i32Const(31).i32ShrS().i32Const(1).i32ShrU().i32Xor().i32Store();
-          }
-        } else if (wide) {
-          f.i64Load().i64Store();
-        } else {
-          f.i32Load().i32Store();
+          if (wide) f.localTee(kv).localGet(kv).i64Const(63).i64ShrS().i64Const(1).i64ShrU().i64Xor();
+          else f.localTee(kv).localGet(kv).i32Const(31).i32ShrS().i32Const(1).i32ShrU().i32Xor();
         }
+        if (wide) f.i64Store(); else f.i32Store();
         f.localGet(posA).localGet(j).i32Const(4).i32Mul().i32Add().localGet(j).i32Store();
       });
       // Bottom-up merge passes, A -> B, then swap.

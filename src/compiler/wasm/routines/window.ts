@@ -103,6 +103,17 @@ function vectorOp(f: FunctionBuilder, op: BinaryReducer, t: ElementType): (() =>
   return table[t]?.[op];
 }
 
+/** Lane masks of compare(a, b) for 4 lanes of 32-bit type t. */
+function emitVectorCompare(f: FunctionBuilder, direction: "GE" | "GT" | "LE" | "LT", t: ElementType): void {
+  const signed = t === "s32";
+  const ops = t === "f32"
+    ? { GE: () => f.f32x4Ge(), GT: () => f.f32x4Gt(), LE: () => f.f32x4Le(), LT: () => f.f32x4Lt() }
+    : signed
+      ? { GE: () => f.i32x4GeS(), GT: () => f.i32x4GtS(), LE: () => f.i32x4LeS(), LT: () => f.i32x4LtS() }
+      : { GE: () => f.i32x4GeU(), GT: () => f.i32x4GtU(), LE: () => f.i32x4LeU(), LT: () => f.i32x4LtU() };
+  ops[direction]();
+}
+
 function splat(f: FunctionBuilder, t: ElementType): void {
   switch (computeType(t)) {
     case "f32": f.f32x4Splat(); return;
@@ -302,6 +313,8 @@ export function emitSelectAndScatterKernel(inst: Instruction<"selectAndScatter">
   const innerSrcDims = srcDims.slice(split);
   const innerBaseDims = baseDims.slice(split);
   const innerWindow = window.slice(split);
+  const lastWindow = innerWindow[innerWindow.length - 1];
+  const vector = target.simd && es === 4 && lastWindow !== undefined && isTrivial(lastWindow) && innerSrcDims[innerSrcDims.length - 1]! >= 4;
 
   const module = new ModuleBuilder().importMemory(target);
   module.addFunction("run", ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
@@ -339,21 +352,24 @@ export function emitSelectAndScatterKernel(inst: Instruction<"selectAndScatter">
     f.br(0).end().end();
     f.i32Const(0).localSet(zero);
     f.i32Const(rowCount(innerSrcDims)).localSet(rows);
-    forEachElement(f, innerSrcDims, zero, rows, () => {}, (out) => {
+    const chan = f.local("i32");
+    // One source element: select in its window (the nest over `nestWindow`, positions
+    // `nestBytes` apart, plus the channel's byte offset `chan`), scatter into the result.
+    const scalarElement = (out: readonly number[], nestWindow: readonly WindowDimension[], nestDims: readonly number[], nestBytes: number): void => {
       f.i32Const(-1).localSet(selected);
-      emitWindowNest(f, innerWindow, innerBaseDims, es, out, ({ valid, offset }) => {
+      emitWindowNest(f, nestWindow, nestDims, nestBytes, out, ({ valid, offset }) => {
         f.localGet(valid).if();
-        f.localGet(ob).localGet(offset).i32Add();
+        f.localGet(ob).localGet(offset).i32Add().localGet(chan).i32Add();
         loadScalar(f, t);
         f.localSet(x);
         f.localGet(selected).i32Const(0).i32LtS().if();
-        f.localGet(offset).localSet(selected).localGet(x).localSet(best);
+        f.localGet(offset).localGet(chan).i32Add().localSet(selected).localGet(x).localSet(best);
         f.else();
         // keep the candidate when select(candidate, x) holds
         f.localGet(best).localGet(x);
         emitCompare(f, direction, t);
         f.i32Eqz().if();
-        f.localGet(offset).localSet(selected).localGet(x).localSet(best);
+        f.localGet(offset).localGet(chan).i32Add().localSet(selected).localGet(x).localSet(best);
         f.end();
         f.end();
         f.end();
@@ -368,12 +384,71 @@ export function emitSelectAndScatterKernel(inst: Instruction<"selectAndScatter">
       storeScalar(f, t);
       f.end();
       f.localGet(sp).i32Const(es).i32Add().localSet(sp);
-    });
+    };
+    f.i32Const(0).localSet(chan);
+    if (!vector) {
+      forEachElement(f, innerSrcDims, zero, rows, () => {}, (out) => scalarElement(out, innerWindow, innerBaseDims, es));
+    } else {
+      // The last window dimension is trivial: lanes of 4 channels select side by side.
+      const channels = innerSrcDims[innerSrcDims.length - 1]!;
+      const vectorEnd = Math.floor(channels / 4) * 4;
+      const nestWindow = innerWindow.slice(0, -1);
+      const nestDims = innerBaseDims.slice(0, -1);
+      const rowDims = [...innerSrcDims.slice(0, -1), 1];
+      const bestV = f.local("v128");
+      const selV = f.local("v128");
+      const xV = f.local("v128");
+      const keep = f.local("v128");
+      const have = f.local("i32");
+      f.i32Const(rowCount(rowDims)).localSet(rows);
+      forEachElement(f, rowDims, zero, rows, () => {}, (row) => {
+        const out = row.slice(0, -1);
+        f.i32Const(0).localSet(chan);
+        f.block().loop();
+        f.localGet(chan).i32Const(vectorEnd * es).i32GeU().brIf(1);
+        f.i32Const(0).localSet(have);
+        emitWindowNest(f, nestWindow, nestDims, es * channels, out, ({ valid, offset }) => {
+          f.localGet(valid).if();
+          f.localGet(ob).localGet(offset).i32Add().localGet(chan).i32Add().v128Load(0, 4).localSet(xV);
+          f.localGet(have).i32Eqz().if();
+          f.localGet(xV).localSet(bestV);
+          f.localGet(offset).i32x4Splat().localSet(selV);
+          f.i32Const(1).localSet(have);
+          f.else();
+          f.localGet(bestV).localGet(xV);
+          emitVectorCompare(f, direction, t);
+          f.localSet(keep);
+          f.localGet(bestV).localGet(xV).localGet(keep).v128Bitselect().localSet(bestV);
+          f.localGet(selV).localGet(offset).i32x4Splat().localGet(keep).v128Bitselect().localSet(selV);
+          f.end();
+          f.end();
+        });
+        f.localGet(have).if();
+        for (let lane = 0; lane < 4; lane++) {
+          // result[selected + channel] = scatter(result[...], source)
+          f.localGet(rb).localGet(selV).i32x4ExtractLane(lane).i32Add().localGet(chan).i32Add().i32Const(lane * es).i32Add().localTee(i);
+          f.localGet(i);
+          loadScalar(f, t);
+          f.localGet(sp).i32Const(lane * es).i32Add();
+          loadScalar(f, t);
+          emitBinary(f, op, t, ta, tb);
+          storeScalar(f, t);
+        }
+        f.end();
+        f.localGet(sp).i32Const(4 * es).i32Add().localSet(sp);
+        f.localGet(chan).i32Const(4 * es).i32Add().localSet(chan);
+        f.br(0).end().end();
+        for (let k = vectorEnd; k < channels; k++) {
+          f.i32Const(k * es).localSet(chan);
+          scalarElement(out, nestWindow, nestDims, es * channels);
+        }
+      });
+    }
     f.localGet(unit).i32Const(1).i32Add().localSet(unit);
     f.br(0).end().end();
   });
   return {
-    name: `select-and-scatter ${direction}/${op} ${t} ${baseDims.join("x")}`,
+    name: `select-and-scatter ${direction}/${op} ${t} ${baseDims.join("x")}${vector ? " (simd over the last dimension)" : ""}`,
     bytes: module.finish(),
     operandCount: 3,
     resultCount: 1,
