@@ -41,7 +41,11 @@ const EXACT: Cone = { cls: "exact", eps: 0 };
 const worst = (cs: readonly Cone[]): Cone =>
   cs.reduce<Cone>((a, c) => ({ cls: RANK[c.cls] > RANK[a.cls] ? c.cls : a.cls, eps: Math.max(a.eps, c.eps) }), EXACT);
 
-/** Multiples of the epsilon a rounded cone may differ by (relative to |expected| + the leaf's scale). */
+/**
+ * Multiples of the epsilon a rounded cone may differ by (relative to |expected| + the
+ * leaf's scale). The seeds below need at most 5; over 8,000 seeds of these option sets
+ * the most was 33 (a power of a power of a batch-norm result).
+ */
 const ROUNDED_TOLERANCE = 64;
 
 const TRANSCENDENTAL: ReadonlySet<Opcode> = new Set<Opcode>(["exp", "expm1", "log", "log1p", "tanh", "logistic", "rsqrt"]);
