@@ -47,9 +47,13 @@ export const DEFAULT_MIN_PARALLEL_COST = 1 << 20;
 
 async function defaultFactory(): Promise<PoolWorkerFactory> {
   const node = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
-  if (node === undefined) throw new Error("ThreadPool: outside Node, pass `workers` (a factory of Web Workers running thread_pool_worker.ts)");
-  const { nodePoolWorkerFactory } = await import("./node_thread_pool.js");
-  return nodePoolWorkerFactory;
+  if (node !== undefined) {
+    const { nodePoolWorkerFactory } = await import("./node_thread_pool.js");
+    return nodePoolWorkerFactory;
+  }
+  const { hasWebWorkers, webPoolWorkerFactory } = await import("./web_thread_pool.js");
+  if (hasWebWorkers()) return webPoolWorkerFactory;
+  throw new Error("ThreadPool: this environment has neither worker_threads nor Web Workers; pass `workers` or use one thread");
 }
 
 function canBlock(ints: Int32Array): boolean {
