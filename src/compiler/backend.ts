@@ -42,8 +42,10 @@ export const wasmBackend: Backend = {
   deviceMemory: true,
   prepare(program): PreparedWasmProgram {
     planningDevice ??= new WasmDevice({ target: { sharedMemory: true } });
+    // Serialized before planning: the devices start from the IR as the caller built it.
+    const serialized = serializeComputation(program);
     const planned = plan(program, {}, planningDevice);
-    return { program: serializeComputation(program), target: planningDevice.target, regionBytes: regionBytes(planned.program, DEVICE_THREADS) };
+    return { program: serialized, target: planningDevice.target, regionBytes: regionBytes(planned.program, DEVICE_THREADS) };
   },
   scratchBytes: (prepared) => (prepared as PreparedWasmProgram).regionBytes,
 };

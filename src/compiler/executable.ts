@@ -1,8 +1,11 @@
 // Running a compiled program on a WasmDevice. Loading places the constants in device
 // memory, reserves the arena of temporaries and instantiates every kernel against the
-// device memory. An execution allocates the result buffers, runs the steps in order
-// (kernels on device memory, the interpreter's kernels on views of it for the ops the
-// backend does not compile) and hands the results to the caller.
+// device memory; in the multi-device runtime, whose host owns the device's allocator,
+// constants, arena and scratch are laid out instead in a region the host reserved (a
+// Placement). An execution allocates the result buffers (or is given their offsets:
+// executeAt), runs the steps in order (kernels on device memory, the interpreter's
+// kernels on views of it for the ops the backend does not compile) and hands the
+// results to the caller.
 
 import type { Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
