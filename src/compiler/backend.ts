@@ -1,35 +1,109 @@
-// The WebAssembly backend as a runtime backend. The host sends the program's IR to
-// every device (as the interpreter backend does); each device compiles it for its own
-// memory and runs it there, collectives and host transfers going through the
-// interpreter's kernels with the runtime's rendezvous. Arguments and results are
-// copied between the runtime's buffers and the device's memory at each run (the
-// in-process `compile` API runs on device arrays without copies).
+// The WebAssembly backend as a runtime backend, keeping every buffer in the runtime's
+// device memory (Backend.deviceMemory): the host owns each device's allocator, writes
+// arguments there and reserves the results there before each run. `prepare` plans the
+// program once on the host, only to learn how many bytes its constants, arena of
+// temporaries and kernel scratch take (scratchBytes: the host reserves that region per
+// loaded program and device), and sends the IR with the engine features it planned
+// for. Each device plans the same IR again (planning is deterministic), places the
+// constants, arena and scratch in the reserved region, reads its arguments where the
+// host put them and writes its results straight into the host's result buffers: no
+// copy in or out. Collectives and host transfers go through the interpreter's kernels
+// with the runtime's rendezvous, writing where the plan says.
 
-import type { Backend, DeviceBackend } from "../runtime/backend.js";
+import type { Backend, DeviceBackend, DeviceEnvironment } from "../runtime/backend.js";
 import type { BackendEntry } from "../runtime/backend_registry.js";
 import { deserializeComputation, serializeComputation, type SerializedProgram } from "../runtime/serialize.js";
-import { compileSync } from "./index.js";
+import type { EvaluateOptions } from "../interpreter/evaluate.js";
+import { Literal } from "../types/literal.js";
+import { defaultLayout, withLayout, type Shape } from "../types/shape.js";
+import { compileSync, plan } from "./index.js";
+import { WasmDevice } from "./device.js";
+import { loadProgramSync, regionBytes } from "./executable.js";
+import type { WasmTarget } from "./wasm/kernel.js";
 import { printHlo } from "../text/hlo/index.js";
+
+/** What the host sends every device (structured-clone safe). */
+export interface PreparedWasmProgram {
+  readonly program: SerializedProgram;
+  /** The engine features the host planned for: devices plan for the same, so both plans agree. */
+  readonly target: WasmTarget;
+  /** Bytes of the device's region for constants, arena and scratch (one thread: device workers have no pool). */
+  readonly regionBytes: number;
+}
+
+/** Device workers run every kernel on their own thread. */
+const DEVICE_THREADS = 1;
+
+/** Only plans (its memory is never used): the runtime's memories are shared, so kernels import a shared memory. */
+let planningDevice: WasmDevice | undefined;
 
 export const wasmBackend: Backend = {
   name: "wasm",
-  prepare: (program) => serializeComputation(program),
+  deviceMemory: true,
+  prepare(program): PreparedWasmProgram {
+    planningDevice ??= new WasmDevice({ target: { sharedMemory: true } });
+    // Serialized before planning: the devices start from the IR as the caller built it.
+    const serialized = serializeComputation(program);
+    const planned = plan(program, {}, planningDevice);
+    return { program: serialized, target: planningDevice.target, regionBytes: regionBytes(planned.program, DEVICE_THREADS) };
+  },
+  scratchBytes: (prepared) => (prepared as PreparedWasmProgram).regionBytes,
 };
+
+/** One WasmDevice per device memory, so a program loaded twice on a device is planned once (the plan cache is per device). */
+const devices = new WeakMap<WebAssembly.Memory, WasmDevice>();
+
+function deviceFor(memory: WebAssembly.Memory, target: WasmTarget): WasmDevice {
+  const known = devices.get(memory);
+  const t = known?.target;
+  if (known !== undefined && t!.simd === target.simd && t!.relaxedSimd === target.relaxedSimd && t!.sharedMemory === target.sharedMemory) return known;
+  const device = new WasmDevice({ memory, target });
+  devices.set(memory, device);
+  return device;
+}
+
+/** A literal of `shape` whose arrays are views of device memory at `offsets` (leaves in order). */
+function viewsAt(device: WasmDevice, shape: Shape, offsets: readonly number[]): Literal {
+  let k = 0;
+  const build = (s: Shape): Literal => {
+    if (s.kind === "token") return Literal.token();
+    if (s.kind === "tuple") return Literal.tuple(s.elements.map(build));
+    const def = withLayout(s, defaultLayout(s.dimensions.length));
+    return Literal.fromStorage(def, device.view(def, offsets[k++]!));
+  };
+  return build(shape);
+}
+
+const evaluateOptions = (env: DeviceEnvironment): EvaluateOptions => ({
+  replicaId: env.replicaId,
+  partitionId: env.partitionId,
+  replicaCount: env.replicaCount,
+  partitionCount: env.partitionCount,
+  deviceId: env.replicaId * env.partitionCount + env.partitionId,
+  collectives: env.collectives,
+  ...(env.host !== undefined ? { host: env.host } : {}),
+});
 
 export const wasmDeviceBackend: DeviceBackend = {
   name: "wasm",
-  load(prepared) {
-    const executable = compileSync(deserializeComputation(prepared as SerializedProgram));
+  load(prepared, context) {
+    const { memory, scratch } = context;
+    if (memory === undefined || scratch === undefined) throw new Error("wasm: a program was loaded without the device's memory or its reserved region");
+    const p = prepared as PreparedWasmProgram;
+    const device = deviceFor(memory, p.target);
+    const planned = plan(deserializeComputation(p.program), {}, device);
+    const executable = loadProgramSync(planned.program, device, planned.log, scratch);
     return {
-      run: (args, env) => executable.run(args, {
-        replicaId: env.replicaId,
-        partitionId: env.partitionId,
-        replicaCount: env.replicaCount,
-        partitionCount: env.partitionCount,
-        deviceId: env.replicaId * env.partitionCount + env.partitionId,
-        collectives: env.collectives,
-        ...(env.host !== undefined ? { host: env.host } : {}),
-      }),
+      run(args, env) {
+        void args; // the same arrays, as views: the program reads device memory at the offsets directly
+        const { argumentLeafOffsets, resultOffsets } = env;
+        if (env.memory !== memory || argumentLeafOffsets === undefined || resultOffsets === undefined) {
+          throw new Error("wasm: a run without the device memory the program was loaded in, or without the offsets of its buffers");
+        }
+        executable.executeAt(argumentLeafOffsets.flat(), resultOffsets, evaluateOptions(env));
+        // Views of the host's result buffers: the worker sees they are in place and copies nothing.
+        return viewsAt(device, planned.program.resultShape, resultOffsets);
+      },
       unload: () => executable.delete(),
     };
   },

@@ -31,9 +31,18 @@ export function storageView(t: ElementType, buffer: ArrayBuffer | SharedArrayBuf
   }
 }
 
+const isShared = (memory: WebAssembly.Memory): boolean =>
+  typeof SharedArrayBuffer !== "undefined" && memory.buffer instanceof SharedArrayBuffer;
+
 export interface WasmDeviceOptions {
   /** Override the detected engine features (tests of the scalar paths). */
   readonly target?: Partial<WasmTarget>;
+  /**
+   * Run in this existing memory, whose buffers someone else allocates (the runtime's
+   * host, for a device worker): the device then never allocates, so only executables
+   * whose buffers are placed for them (Executable's placement) run on it.
+   */
+  readonly memory?: WebAssembly.Memory;
 }
 
 export class WasmDevice {
@@ -46,8 +55,11 @@ export class WasmDevice {
   /** A device that runs on the calling thread; `startThreads` adds workers. */
   constructor(options: WasmDeviceOptions = {}) {
     const detected = detectWasmTarget();
-    this.target = { ...detected, ...options.target };
-    this.memory = new DeviceMemory({ shared: this.target.sharedMemory });
+    const given = options.memory;
+    // Kernels import the memory as shared exactly when it is.
+    const shared = given === undefined ? {} : { sharedMemory: isShared(given) };
+    this.target = { ...detected, ...options.target, ...shared };
+    this.memory = new DeviceMemory({ shared: this.target.sharedMemory, ...(given === undefined ? {} : { memory: given }) });
   }
 
   /** A device whose large kernels run on `threads` threads (default: the machine's logical CPUs). */

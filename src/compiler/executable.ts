@@ -1,8 +1,11 @@
 // Running a compiled program on a WasmDevice. Loading places the constants in device
 // memory, reserves the arena of temporaries and instantiates every kernel against the
-// device memory. An execution allocates the result buffers, runs the steps in order
-// (kernels on device memory, the interpreter's kernels on views of it for the ops the
-// backend does not compile) and hands the results to the caller.
+// device memory; in the multi-device runtime, whose host owns the device's allocator,
+// constants, arena and scratch are laid out instead in a region the host reserved (a
+// Placement). An execution allocates the result buffers (or is given their offsets:
+// executeAt), runs the steps in order (kernels on device memory, the interpreter's
+// kernels on views of it for the ops the backend does not compile) and hands the
+// results to the caller.
 
 import type { Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
@@ -19,6 +22,7 @@ import type { PassLogEntry } from "./pass.js";
 import type { CompiledProgram, Step } from "./program.js";
 import { DeviceArray, WasmDevice } from "./device.js";
 import type { KernelHandle, ThreadPool } from "./wasm/thread_pool.js";
+import { BUFFER_ALIGNMENT } from "./wasm/kernel.js";
 
 type KernelEntry = (...args: number[]) => void;
 /** How a step's kernel runs: directly on this thread, or split across the device's thread pool. */
@@ -45,25 +49,85 @@ function leafLiterals(lit: Literal): Literal[] {
 
 const defaultLayoutOf = (s: ArrayShape): ArrayShape => withLayout(s, defaultLayout(s.dimensions.length));
 
+/** A byte range of device memory reserved by the memory's owner (the runtime's host) for one loaded program. */
+export interface DeviceRegion {
+  readonly offset: number;
+  readonly bytes: number;
+}
+
+/**
+ * Where an executable's own buffers lie in device memory: its constants, its arena of
+ * temporaries and one scratch range per thread. Either allocated from the device's
+ * allocator (the in-process API), or laid out in a region the memory's owner reserved
+ * (the multi-device runtime, whose host owns the allocator).
+ */
+interface Placement {
+  readonly constantOffsets: readonly number[];
+  readonly arenaOffset: number;
+  readonly scratchOffsets: readonly number[];
+  /** Gives back what the placement allocated (nothing for a reserved region: its owner frees it). */
+  release(): void;
+}
+
+const scratchPerThread = (program: CompiledProgram): number => Math.max(0, ...program.kernels.map((k) => k.scratchBytes));
+const aligned = (bytes: number): number => Math.max(BUFFER_ALIGNMENT, Math.ceil(bytes / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT);
+
+/** Bytes of the region that holds `program`'s constants, arena and scratch for `threads` threads (regionPlacement's layout). */
+export function regionBytes(program: CompiledProgram, threads: number): number {
+  const scratch = scratchPerThread(program);
+  return program.constants.reduce((n, c) => n + aligned(byteSize(c.arrayShape)), 0) + aligned(program.arenaBytes) + (scratch > 0 ? threads * aligned(scratch) : 0);
+}
+
+function allocatedPlacement(program: CompiledProgram, device: WasmDevice, threads: number): Placement {
+  const memory = device.memory;
+  const constantOffsets = program.constants.map((c) => memory.allocate(byteSize(c.arrayShape)));
+  const arenaOffset = memory.allocate(Math.max(1, program.arenaBytes));
+  const scratch = scratchPerThread(program);
+  const scratchOffsets = scratch > 0 ? Array.from({ length: threads }, () => memory.allocate(scratch)) : [];
+  return {
+    constantOffsets, arenaOffset, scratchOffsets,
+    release: () => {
+      for (const o of [...constantOffsets, arenaOffset, ...scratchOffsets]) memory.release(o);
+    },
+  };
+}
+
+/** Constants, then the arena, then the scratch ranges, each aligned, from the start of `region`. */
+function regionPlacement(program: CompiledProgram, region: DeviceRegion, threads: number): Placement {
+  const needed = regionBytes(program, threads);
+  if (region.offset % BUFFER_ALIGNMENT !== 0 || region.bytes < needed) {
+    throw new ExecutionError(`${program.module.name}: the reserved region (${region.bytes} bytes at ${region.offset}) cannot hold the program's ${needed} bytes of constants, temporaries and scratch`);
+  }
+  let next = region.offset;
+  const take = (bytes: number): number => {
+    const at = next;
+    next += aligned(bytes);
+    return at;
+  };
+  const constantOffsets = program.constants.map((c) => take(byteSize(c.arrayShape)));
+  const arenaOffset = take(program.arenaBytes);
+  const scratch = scratchPerThread(program);
+  const scratchOffsets = scratch > 0 ? Array.from({ length: threads }, () => take(scratch)) : [];
+  return { constantOffsets, arenaOffset, scratchOffsets, release: () => {} };
+}
+
 export class Executable {
-  private readonly constantOffsets: number[];
-  private readonly arenaOffset: number;
-  /** One scratch region per thread (empty when no kernel needs scratch). */
-  private readonly scratchOffsets: number[];
+  private readonly placement: Placement;
   private deleted = false;
   readonly stats: ExecutableStats;
 
-  /** @internal use `compile` */
+  /**
+   * @internal use `compile`. With `region`, the executable's constants, arena and
+   * scratch lie in that reserved range and it allocates nothing from the device.
+   */
   constructor(
     readonly program: CompiledProgram, readonly device: WasmDevice, private readonly kernels: readonly LoadedKernel[],
-    readonly log: readonly PassLogEntry[],
+    readonly log: readonly PassLogEntry[], region?: DeviceRegion,
   ) {
-    this.constantOffsets = program.constants.map((c) => device.bufferFromLiteral(c).offset);
-    this.arenaOffset = device.memory.allocate(Math.max(1, program.arenaBytes));
-    const scratchPerThread = Math.max(0, ...program.kernels.map((k) => k.scratchBytes));
     const threads = kernels.some((k) => "pooled" in k) ? device.threads : 1;
-    this.scratchOffsets = scratchPerThread > 0 ? Array.from({ length: threads }, () => device.memory.allocate(scratchPerThread)) : [];
-    const scratch = scratchPerThread * this.scratchOffsets.length;
+    this.placement = region === undefined ? allocatedPlacement(program, device, threads) : regionPlacement(program, region, threads);
+    program.constants.forEach((c, i) => device.view(c.arrayShape, this.placement.constantOffsets[i]!).set(c.data as never));
+    const scratch = scratchPerThread(program) * this.placement.scratchOffsets.length;
     const leafBytes = (shapes: readonly ArrayShape[]): number => shapes.reduce((n, s) => n + byteSize(s), 0);
     const fixed = leafBytes(program.parameterLeaves.flat()) + leafBytes(program.outputs) + leafBytes(program.constants.map((c) => c.arrayShape));
     this.stats = {
@@ -112,25 +176,47 @@ export class Executable {
       if (!shapesEqual(a.shape, leaves[i]!)) throw new ExecutionError(`${this.program.module.name}: argument ${i} has shape ${shapeToString(a.shape)}, expected ${shapeToString(leaves[i]!)}`);
     });
     const outputs = this.program.outputs.map((s) => this.device.allocate(s));
+    try {
+      this.executeAt(args.map((a) => a.offset), outputs.map((o) => o.offset), options);
+    } catch (e) {
+      for (const o of outputs) o.delete();
+      throw e;
+    }
+    return outputs;
+  }
+
+  /**
+   * Runs on buffers the caller placed in device memory: the array leaves of the
+   * parameters at `argumentOffsets`, the result's leaves written straight to
+   * `resultOffsets` (reserved by the caller, each big enough for its leaf). Nothing is
+   * allocated or copied beyond what the program's own steps do.
+   */
+  executeAt(argumentOffsets: readonly number[], resultOffsets: readonly number[], options: EvaluateOptions = {}): void {
+    if (this.deleted) throw new ExecutionError(`${this.program.module.name}: the executable was deleted`);
+    const p = this.program;
+    if (argumentOffsets.length !== p.parameterLeaves.flat().length || resultOffsets.length !== p.outputs.length) {
+      throw new ExecutionError(`${p.module.name}: expects ${p.parameterLeaves.flat().length} argument and ${p.outputs.length} result array(s), got ${argumentOffsets.length} and ${resultOffsets.length}`);
+    }
+    const { constantOffsets, arenaOffset, scratchOffsets } = this.placement;
     const at = (l: Location): number => {
       switch (l.space) {
-        case "parameter": return args[l.index]!.offset;
-        case "constant": return this.constantOffsets[l.index]!;
-        case "temp": return this.arenaOffset + this.program.temps[l.index]!.offset;
-        case "output": return outputs[l.index]!.offset;
+        case "parameter": return argumentOffsets[l.index]!;
+        case "constant": return constantOffsets[l.index]!;
+        case "temp": return arenaOffset + p.temps[l.index]!.offset;
+        case "output": return resultOffsets[l.index]!;
       }
     };
     let ctx: EvalContext | undefined;
     try {
-      for (const step of this.program.steps) {
+      for (const step of p.steps) {
         switch (step.kind) {
           case "kernel": {
-            const k = this.program.kernels[step.kernel]!;
+            const k = p.kernels[step.kernel]!;
             const ptrs = [...step.operands.map(at), ...step.results.map(at)];
             const loaded = this.kernels[step.kernel]!;
-            if ("pooled" in loaded) loaded.pool.run(loaded.pooled, ptrs, this.scratchOffsets, k.parallelExtent);
+            if ("pooled" in loaded) loaded.pool.run(loaded.pooled, ptrs, scratchOffsets, k.parallelExtent);
             else {
-              if (k.scratchBytes > 0) ptrs.push(this.scratchOffsets[0]!);
+              if (k.scratchBytes > 0) ptrs.push(scratchOffsets[0]!);
               loaded.direct(...ptrs, 0, k.parallelExtent);
             }
             break;
@@ -147,13 +233,11 @@ export class Executable {
         }
       }
     } catch (e) {
-      for (const o of outputs) o.delete();
       if (e instanceof WebAssembly.RuntimeError || (e instanceof Error && e.cause instanceof WebAssembly.RuntimeError)) {
-        throw new ExecutionError(`${this.program.module.name}: a compiled kernel trapped: ${e.message}`);
+        throw new ExecutionError(`${p.module.name}: a compiled kernel trapped: ${e.message}`);
       }
       throw e;
     }
-    return outputs;
   }
 
   /** Runs one instruction with the interpreter's kernel, on views of its operands in device memory. */
@@ -206,23 +290,21 @@ export class Executable {
     return lines.join("\n") + "\n";
   }
 
-  /** Frees the device memory the executable holds (constants, arena, scratch). */
+  /** Frees the device memory the executable holds (constants, arena, scratch; a reserved region stays its owner's). */
   delete(): void {
     if (this.deleted) return;
     this.deleted = true;
-    for (const o of this.constantOffsets) this.device.memory.release(o);
-    this.device.memory.release(this.arenaOffset);
-    for (const o of this.scratchOffsets) this.device.memory.release(o);
+    this.placement.release();
   }
 }
 
 /** Instantiates the kernels synchronously: for workers and Node, where synchronous compilation of any size is allowed. */
-export function loadProgramSync(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[]): Executable {
+export function loadProgramSync(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[], region?: DeviceRegion): Executable {
   const kernels = program.kernels.map((k) => {
     const instance = new WebAssembly.Instance(new WebAssembly.Module(k.bytes), { env: { memory: device.memory.memory } });
     return { direct: instance.exports["run"] as KernelEntry };
   });
-  return new Executable(program, device, kernels, log);
+  return new Executable(program, device, kernels, log, region);
 }
 
 /** Instantiates the kernels of `program` on `device` (asynchronously: browsers refuse large synchronous compiles on their main thread). */

@@ -93,7 +93,7 @@ function refuseDynamicDimensions(module: HloModule): void {
   }
 }
 
-interface Planned {
+export interface Planned {
   readonly program: CompiledProgram;
   readonly log: PassLogEntry[];
 }
@@ -103,7 +103,7 @@ const planCache = new WeakMap<WasmDevice, Map<string, Planned>>();
 const PLAN_CACHE_ENTRIES = 64;
 
 /** Verifies and optimizes a program and plans its steps for `device` (from the cache when it was planned before). */
-function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): Planned {
+export function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): Planned {
   const module = program instanceof Computation ? new HloModule(program.name, program) : program;
   // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
   verifyModule(module);

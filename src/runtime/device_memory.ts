@@ -13,6 +13,11 @@ export interface DeviceMemoryOptions {
   /** A shared memory (its buffer is a SharedArrayBuffer), needed for threads. */
   readonly shared: boolean;
   readonly initialBytes?: number;
+  /**
+   * Wrap this existing memory instead of creating one; its buffers are allocated by
+   * whoever created it (the runtime's host), so `allocate` refuses.
+   */
+  readonly memory?: WebAssembly.Memory;
 }
 
 interface Range {
@@ -28,11 +33,15 @@ export class DeviceMemory {
   private readonly allocated = new Map<number, number>();
   private inUse = 0;
   private peak = 0;
+  /** The memory was given (options.memory): its allocator is elsewhere. */
+  private readonly external: boolean;
 
   constructor(options: DeviceMemoryOptions) {
     const pages = Math.max(1, Math.ceil((options.initialBytes ?? PAGE_BYTES) / PAGE_BYTES));
     this.shared = options.shared;
-    this.memory = new WebAssembly.Memory({ initial: pages, maximum: MEMORY_MAX_PAGES, shared: options.shared });
+    this.external = options.memory !== undefined;
+    this.memory = options.memory ?? new WebAssembly.Memory({ initial: pages, maximum: MEMORY_MAX_PAGES, shared: options.shared });
+    if (this.external) return;
     // Offset 0 is never handed out, so a zero offset can mean "no buffer".
     this.free.push({ offset: BUFFER_ALIGNMENT, bytes: pages * PAGE_BYTES - BUFFER_ALIGNMENT });
   }
@@ -57,6 +66,7 @@ export class DeviceMemory {
 
   /** Reserves `bytes` (rounded up to BUFFER_ALIGNMENT) and returns their offset. */
   allocate(bytes: number): number {
+    if (this.external) throw new ExecutionError("device memory: this memory's buffers are allocated by its owner (the runtime's host), not here");
     const size = Math.max(BUFFER_ALIGNMENT, Math.ceil(bytes / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT);
     let i = this.free.findIndex((r) => r.bytes >= size);
     if (i < 0) {

@@ -85,7 +85,7 @@ test("tuple results, a memory that grows after the device has it, and a failed r
 });
 
 test("the interpreter keeps its buffers out of device memory", async () => {
-  const plain = await createClient({ deviceCount: 1 });
+  const plain = await createClient({ backend: "interpreter", deviceCount: 1 });
   try {
     assert.equal(plain.deviceMemory(plain.devices[0]!), undefined);
   } finally {
