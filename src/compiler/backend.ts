@@ -10,10 +10,10 @@
 // copy in or out. Collectives and host transfers go through the interpreter's kernels
 // with the runtime's rendezvous, writing where the plan says.
 
-import type { Backend, DeviceBackend, DeviceEnvironment } from "../runtime/backend.js";
+import type { Backend, DeviceBackend } from "../runtime/backend.js";
 import type { BackendEntry } from "../runtime/backend_registry.js";
 import { deserializeComputation, serializeComputation, type SerializedProgram } from "../runtime/serialize.js";
-import type { EvaluateOptions } from "../interpreter/evaluate.js";
+import { evaluateOptionsOf } from "../runtime/interpreter_backend.js";
 import { Literal } from "../types/literal.js";
 import { defaultLayout, withLayout, type Shape } from "../types/shape.js";
 import { compileSync, plan } from "./index.js";
@@ -74,16 +74,6 @@ function viewsAt(device: WasmDevice, shape: Shape, offsets: readonly number[]): 
   return build(shape);
 }
 
-const evaluateOptions = (env: DeviceEnvironment): EvaluateOptions => ({
-  replicaId: env.replicaId,
-  partitionId: env.partitionId,
-  replicaCount: env.replicaCount,
-  partitionCount: env.partitionCount,
-  deviceId: env.replicaId * env.partitionCount + env.partitionId,
-  collectives: env.collectives,
-  ...(env.host !== undefined ? { host: env.host } : {}),
-});
-
 export const wasmDeviceBackend: DeviceBackend = {
   name: "wasm",
   load(prepared, context) {
@@ -100,7 +90,7 @@ export const wasmDeviceBackend: DeviceBackend = {
         if (env.memory !== memory || argumentLeafOffsets === undefined || resultOffsets === undefined) {
           throw new Error("wasm: a run without the device memory the program was loaded in, or without the offsets of its buffers");
         }
-        executable.executeAt(argumentLeafOffsets.flat(), resultOffsets, evaluateOptions(env));
+        executable.executeAt(argumentLeafOffsets.flat(), resultOffsets, evaluateOptionsOf(env));
         // Views of the host's result buffers: the worker sees they are in place and copies nothing.
         return viewsAt(device, planned.program.resultShape, resultOffsets);
       },
