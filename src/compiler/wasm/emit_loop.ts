@@ -238,6 +238,7 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
     };
     if (plan.vectorBody !== undefined) {
       for (const id of plan.splats) ve.splat(id);
+      ve.hoistConstants(plan.vectorBody);
       // Unrolled for loop overhead when the body is small, then one vector at a time.
       const unroll = plan.vectorBody.length <= SMALL_BODY ? UNROLL : 1;
       for (const copies of unroll > 1 ? [unroll, 1] : [1]) {

@@ -227,6 +227,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         baseLocal.set(id, l);
       }
       if (vector) for (const id of plan.splats) ve.splat(id);
+      if (vector) ve.hoistConstants(plan.vectorBody!);
     };
     const scalarAcc = red.reductions.map((x) => f.local(computeType(x.type)));
     const vecAcc = red.reductions.map(() => Array.from({ length: columnMode ? 1 : UNROLL }, () => f.local("v128")));

@@ -6,7 +6,7 @@
 
 import type { ElementType } from "../../types/element_type.js";
 import { constantValue, type KernelGraph, type Node } from "../kernel/graph.js";
-import type { FunctionBuilder } from "./encoder.js";
+import { FunctionBuilder } from "./encoder.js";
 import { emitCbrt, emitErf, emitExp, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
@@ -46,6 +46,8 @@ export class ValueEmitter {
   readonly scalar = new Map<number, number>();
   readonly vector = new Map<number, number>();
   private scratch: number | undefined;
+  /** Splatted constants of the vector transcendentals, in locals set before the loop (hoistConstants). */
+  private readonly constants = new Map<string, number>();
 
   constructor(readonly f: FunctionBuilder, readonly g: KernelGraph, public addressing: LoadAddressing) {}
 
@@ -85,6 +87,30 @@ export class ValueEmitter {
     const local = this.f.local("v128");
     this.f.localSet(local);
     this.vector.set(id, local);
+  }
+
+  /**
+   * Sets a local to each v128 constant that the vector transcendentals among `ids` use,
+   * so their code in the loop reads it instead of rebuilding it (call before the loop;
+   * found by emitting each once into a throwaway function).
+   */
+  hoistConstants(ids: readonly number[]): void {
+    const keys = new Set<string>();
+    for (const id of ids) {
+      const n = this.g.node(id);
+      const m = TRANSCENDENTAL_F32[n.op];
+      if (m === undefined || computeType(n.type) !== "f32") continue;
+      const dry = new FunctionBuilder(0, [], []);
+      m(vectorF32Ops(dry, (key) => { keys.add(key); return undefined; }), dry.local("v128"));
+    }
+    // Set again before each loop (one local per constant): the loops may lie on different paths.
+    for (const key of keys) {
+      const x = Number(key.slice(1));
+      this.f.i32x4Const(x, x, x, x); // "f" keys hold the f32's bits
+      let l = this.constants.get(key);
+      if (l === undefined) this.constants.set(key, l = this.f.local("v128"));
+      this.f.localSet(l);
+    }
   }
 
   /** Index of the module's Payne–Hanek helper (addTrigReduction), when the graph has sin/cos/tan. */
@@ -460,7 +486,7 @@ export class ValueEmitter {
       default: {
         const m = TRANSCENDENTAL_F32[n.op];
         if (m !== undefined && c === "f32") {
-          m(vectorF32Ops(f), this.vector.get(a!)!);
+          m(vectorF32Ops(f, (key) => this.constants.get(key)), this.vector.get(a!)!);
           break;
         }
         if (c === "f64" && (n.op === "exp" || n.op === "log")) {

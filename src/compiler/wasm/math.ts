@@ -2,16 +2,17 @@
 // emits scalar f32 or f32x4 instructions. Each takes its argument from a local and
 // leaves the result on the stack. Accuracy bounds (in f32 ulps of the correctly
 // rounded result, checked by test/compiler/fused/math.test.ts on random bit patterns,
-// dense ranges and specials; the worst errors those tests measure are 1 ulp for exp,
-// log, rsqrt, cbrt, 2 for log1p, expm1, tanh, logistic and 3 for erf):
+// dense ranges and specials; the worst errors those tests measure are 1 ulp for log,
+// rsqrt, cbrt, 2 for exp, log1p, expm1, tanh, 3 for logistic and erf; on 16M random
+// inputs exp stays at 2, tanh and logistic reach 3):
 //
-//   exp       ≤ 2 ulp    (Cody–Waite reduction by ln2, degree-7 Taylor on |r| ≤ ln2/2,
-//                          scaled by two powers of two so subnormal results round once)
+//   exp       ≤ 3 ulp    (Cody–Waite reduction by ln2, degree-4 minimax P in 1 + t·P(t),
+//                          scaled by two exact powers of two so subnormal results round once)
 //   log       ≤ 2 ulp    (x = m·2^e, m in [√½, √2); fdlibm's log1p(f) form with s = f/(2+f), series to s^10)
 //   log1p     ≤ 3 ulp    (u = 1 + x; log(u) · x / (u - 1), Goldberg's correction)
 //   expm1     ≤ 3 ulp    (u = e^x; (u - 1) · x / log(u), Kahan's trick)
-//   tanh      ≤ 4 ulp    (-u / (2 + u) with u = e^{-2|x|} - 1 from a polynomial for e^r - 1)
-//   logistic  ≤ 4 ulp    (1 / (1 + e^{-x}) for x ≥ 0, e^x / (1 + e^x) below)
+//   tanh      ≤ 4 ulp    (u / (-2 - u) with u = e^{-2|x|} - 1 from a degree-5 minimax polynomial)
+//   logistic  ≤ 4 ulp    (f = e / (1 + e), e = e^{-|x|}: f for x < 0, 1 - f for x ≥ 0)
 //   rsqrt     ≤ 1 ulp    (1 / sqrt(x): two correctly rounded steps)
 //   cbrt      ≤ 2 ulp    (Newton's method from a bit-level guess, see emitCbrt)
 //   erf       ≤ 4 ulp    (Taylor series below 1; 1 - e^{-x²}·P(x) from a fitted P up to 4; see emitErf)
@@ -20,7 +21,12 @@
 //   pow       ≤ 1 ulp    (in f64: e^{y log|x|} and C's special cases; emit_pow.ts)
 //   exp, log of f64 ≤ 3 ulp (emit_pow.ts; measured 1 against Math.exp / Math.log)
 //
-// Taylor coefficients are exact rationals (1/k! for exp); erf's polynomial is a least-squares fit (see emitErf).
+// Speed (exp, tanh, logistic): no branches; clamps by pmin/pmax (one x64 instruction,
+// where NaN-propagating min/max take eight) with the variable first so NaN passes; 2^n
+// from the round-to-integer magic add by one shift; constants hoisted into locals before
+// the loop by the caller (ConstantPool). Their minimax coefficients were fitted in double
+// by Lawson's iteration and rounded to f32; the log's and erf's Taylor coefficients are
+// exact rationals, erf's outer polynomial a least-squares fit (see emitErf).
 
 import type { ValType } from "./encoder.js";
 import type { FunctionBuilder } from "./encoder.js";
@@ -35,11 +41,16 @@ export interface FloatOps {
   iconst(x: number): void;
   add(): void; sub(): void; mul(): void; div(): void; min(): void; max(): void;
   abs(): void; neg(): void; nearest(): void; sqrt(): void;
+  /**
+   * (a, b) → b > a ? b : a and b < a ? b : a (one x64 instruction each, where max/min
+   * cost eight): with the variable first and a constant second, a NaN passes through.
+   */
+  pmax(): void; pmin(): void;
   lt(): void; gt(): void; eq(): void; ne(): void;
   /** (a, b, mask) → mask ? a : b */
   select(): void;
   bits(): void; fromBits(): void;
-  iadd(): void; isub(): void; iand(): void; ior(): void;
+  iadd(): void; isub(): void; iand(): void; ior(): void; ixor(): void;
   ishl(k: number): void; ishrS(k: number): void; ishrU(k: number): void;
   itof(): void; ftoi(): void;
   mor(): void; mand(): void;
@@ -53,11 +64,13 @@ export function scalarF32Ops(f: FunctionBuilder): FloatOps {
     fconst: (x) => f.f32Const(x), iconst: (x) => f.i32Const(x),
     add: () => f.f32Add(), sub: () => f.f32Sub(), mul: () => f.f32Mul(), div: () => f.f32Div(),
     min: () => f.f32Min(), max: () => f.f32Max(), abs: () => f.f32Abs(), neg: () => f.f32Neg(),
+    // Only used as (variable, constant): min/max give the same results there, NaN included.
+    pmin: () => f.f32Min(), pmax: () => f.f32Max(),
     nearest: () => f.f32Nearest(), sqrt: () => f.f32Sqrt(),
     lt: () => f.f32Lt(), gt: () => f.f32Gt(), eq: () => f.f32Eq(), ne: () => f.f32Ne(),
     select: () => f.select(),
     bits: () => f.i32ReinterpretF32(), fromBits: () => f.f32ReinterpretI32(),
-    iadd: () => f.i32Add(), isub: () => f.i32Sub(), iand: () => f.i32And(), ior: () => f.i32Or(),
+    iadd: () => f.i32Add(), isub: () => f.i32Sub(), iand: () => f.i32And(), ior: () => f.i32Or(), ixor: () => f.i32Xor(),
     ishl: (k) => f.i32Const(k).i32Shl(), ishrS: (k) => f.i32Const(k).i32ShrS(), ishrU: (k) => f.i32Const(k).i32ShrU(),
     itof: () => f.f32ConvertI32S(), ftoi: () => f.i32TruncSatF32S(),
     mor: () => f.i32Or(), mand: () => f.i32And(),
@@ -65,25 +78,50 @@ export function scalarF32Ops(f: FunctionBuilder): FloatOps {
   };
 }
 
-export function vectorF32Ops(f: FunctionBuilder): FloatOps {
+/**
+ * Where the vector code finds its splatted constants: a local holding the constant (set
+ * before the loop, so V8 keeps it in a register or one reload away instead of building
+ * it from an immediate at each use, 3 x64 instructions), or undefined to emit v128.const.
+ * Keys are "f" or "i" followed by the f32 bits or the i32 value.
+ */
+export type ConstantPool = (key: string) => number | undefined;
+
+const F32_KEY = new Float32Array(1);
+const F32_KEY_BITS = new Int32Array(F32_KEY.buffer);
+export function constantKey(kind: "f" | "i", x: number): string {
+  if (kind === "i") return `i${x | 0}`;
+  F32_KEY[0] = x;
+  return `f${F32_KEY_BITS[0]!}`;
+}
+
+export function vectorF32Ops(f: FunctionBuilder, pool: ConstantPool = () => undefined): FloatOps {
+  const constant = (kind: "f" | "i", x: number): void => {
+    const l = pool(constantKey(kind, x));
+    if (l !== undefined) f.localGet(l);
+    else if (kind === "f") f.f32x4Const(x, x, x, x);
+    else f.i32x4Const(x, x, x, x);
+  };
   return {
     f, floatType: "v128", intType: "v128", maskType: "v128",
-    fconst: (x) => f.f32x4Const(x, x, x, x), iconst: (x) => f.i32x4Const(x, x, x, x),
+    fconst: (x) => constant("f", x), iconst: (x) => constant("i", x),
     add: () => f.f32x4Add(), sub: () => f.f32x4Sub(), mul: () => f.f32x4Mul(), div: () => f.f32x4Div(),
-    min: () => f.f32x4Min(), max: () => f.f32x4Max(), abs: () => f.f32x4Abs(), neg: () => f.f32x4Neg(),
+    // abs and neg as one and / xor with a (hoistable) sign mask: V8 builds the mask each time.
+    min: () => f.f32x4Min(), max: () => f.f32x4Max(),
+    abs: () => { constant("i", 0x7fffffff); f.v128And(); }, neg: () => { constant("i", -0x80000000); f.v128Xor(); },
+    pmin: () => f.f32x4Pmin(), pmax: () => f.f32x4Pmax(),
     nearest: () => f.f32x4Nearest(), sqrt: () => f.f32x4Sqrt(),
     lt: () => f.f32x4Lt(), gt: () => f.f32x4Gt(), eq: () => f.f32x4Eq(), ne: () => f.f32x4Ne(),
     select: () => f.v128Bitselect(),
     bits: () => undefined, fromBits: () => undefined,
-    iadd: () => f.i32x4Add(), isub: () => f.i32x4Sub(), iand: () => f.v128And(), ior: () => f.v128Or(),
+    iadd: () => f.i32x4Add(), isub: () => f.i32x4Sub(), iand: () => f.v128And(), ior: () => f.v128Or(), ixor: () => f.v128Xor(),
     ishl: (k) => f.i32Const(k).i32x4Shl(), ishrS: (k) => f.i32Const(k).i32x4ShrS(), ishrU: (k) => f.i32Const(k).i32x4ShrU(),
     itof: () => f.f32x4ConvertI32x4S(), ftoi: () => f.i32x4TruncSatF32x4S(),
     mor: () => f.v128Or(), mand: () => f.v128And(),
     copysign: () => {
       // (magnitude, sign) → (magnitude & 0x7fffffff) | (sign & 0x80000000)
       const s = f.local("v128");
-      f.localSet(s).i32x4Const(0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff).v128And()
-        .localGet(s).i32x4Const(-0x80000000, -0x80000000, -0x80000000, -0x80000000).v128And().v128Or();
+      f.localSet(s); constant("i", 0x7fffffff); f.v128And();
+      f.localGet(s); constant("i", -0x80000000); f.v128And().v128Or();
     },
   };
 }
@@ -104,31 +142,45 @@ const LOG2E = 1.4426950408889634;
 // ln2 split so n·LN2_HI is exact for |n| ≤ 2^8: LN2_HI has 16 significant bits.
 const LN2_HI = 0.693145751953125;
 const LN2_LO = 1.4286068203094172e-6;
-const ROUND_MAGIC = 12582912; // 1.5 · 2^23
-const ROUND_MAGIC_BITS = 0x4b400000;
-const EXP_TAYLOR = [1, 1, 1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040];
+/**
+ * 1.5·2^23 + bias: adding it to |v| < 2^22 rounds v to an integer n and leaves n + bias
+ * in the low mantissa bits, so (bits << 23) is the f32 2^(n + bias - 127) in one shift
+ * (the exponent field wraps modulo 2^9, which the scalings below rely on).
+ */
+const roundMagic = (bias: number): number => 12582912 + bias;
+// e^t ≈ 1 + t·P(t) on |t| ≤ ln2/2: P a degree-4 near-minimax fit (Lawson's iteration in
+// double for the error of e^t, relative; 1.5 ulp before rounding), coefficients in f32.
+const EXP_P = [0.9999997019767761, 0.49999144673347473, 0.16667640209197998, 0.04189841076731682, 0.008290234953165054];
 
-/** e^x for the value in local x. */
+/**
+ * e^x for the value in local x (≤ 3 ulp; measured 2): x clamped to [-104, 89] (NaN
+ * passes: the variable is pmin/pmax's first operand), n = round(x log2 e) by the
+ * magic-number add, t = x - n ln2 in two steps (Cody–Waite), e^x = 2^n (1 + t P(t)).
+ * 2^n is applied as two exact factors 2^(n-1) · 2 for x ≥ 0 (so n = 128 still
+ * overflows only in the product) and 2^(n+64) · 2^-64 for x < 0 (so a subnormal result
+ * is rounded once, by the last product): 26 vector instructions, no branch.
+ */
 export function emitExp(o: FloatOps, x: number): void {
   const f = o.f;
   const xc = f.local(o.floatType);
+  const z = f.local(o.floatType);
   const n = f.local(o.floatType);
-  const r = f.local(o.floatType);
-  const ni = f.local(o.intType);
-  const half = f.local(o.intType);
-  // Clamp so 2^n stays within two normal factors; NaN passes through min/max.
-  f.localGet(x); o.fconst(-104); o.max(); o.fconst(89); o.min(); f.localSet(xc);
-  // n = nearest(x log2 e) by the 1.5·2^23 trick: the sum's low mantissa bits are n.
-  f.localGet(xc); o.fconst(LOG2E); o.mul(); o.fconst(ROUND_MAGIC); o.add(); f.localSet(n);
-  f.localGet(n); o.bits(); o.iconst(ROUND_MAGIC_BITS); o.isub(); f.localSet(ni);
-  f.localGet(n); o.fconst(ROUND_MAGIC); o.sub(); f.localSet(n);
+  const t = f.local(o.floatType);
+  const m = f.local(o.intType);
+  const e = f.local(o.floatType);
+  const magic = roundMagic(126);
+  f.localGet(x); o.fconst(-104); o.pmax(); o.fconst(89); o.pmin(); f.localTee(xc);
+  o.fconst(LOG2E); o.mul(); o.fconst(magic); o.add(); f.localTee(z);
+  o.fconst(magic); o.sub(); f.localSet(n);
   f.localGet(xc); f.localGet(n); o.fconst(LN2_HI); o.mul(); o.sub();
-  f.localGet(n); o.fconst(LN2_LO); o.mul(); o.sub(); f.localSet(r);
-  f.localGet(ni); o.ishrS(1); f.localSet(half);
-  horner(o, r, EXP_TAYLOR);
-  // × 2^half × 2^(n - half), each built from its exponent bits.
-  f.localGet(half); o.iconst(127); o.iadd(); o.ishl(23); o.fromBits(); o.mul();
-  f.localGet(ni); f.localGet(half); o.isub(); o.iconst(127); o.iadd(); o.ishl(23); o.fromBits(); o.mul();
+  f.localGet(n); o.fconst(LN2_LO); o.mul(); o.sub(); f.localSet(t);
+  // e = 2^(n-1), or 2^(n+64) below 0: m = 65 in the exponent field where x < 0.
+  f.localGet(z); o.bits(); o.ishl(23);
+  f.localGet(x); o.bits(); o.ishrS(31); o.iconst(65 << 23); o.iand(); f.localTee(m);
+  o.iadd(); o.fromBits(); f.localSet(e);
+  horner(o, t, EXP_P); f.localGet(t); o.mul(); f.localGet(e); o.mul(); f.localGet(e); o.add();
+  // × 2, or × 2^-64 below 0.
+  o.iconst(0x40000000); f.localGet(m); o.isub(); o.fromBits(); o.mul();
 }
 
 const SQRT_HALF_BITS = 0x3f3504f3; // √½ as f32 bits
@@ -205,56 +257,68 @@ export function emitExpm1(o: FloatOps, x: number): void {
   o.fconst(Infinity); f.localGet(r); f.localGet(u); o.fconst(Infinity); o.eq(); o.select();
 }
 
-/**
- * e^w - 1 for w in [-40, 0] (local w), pushed: with w = k ln2 + r, |r| ≤ ln2/2,
- * e^w - 1 = 2^k (e^r - 1) + (2^k - 1), where e^r - 1 = r (1 + r/2 + r²/6 + ...) keeps its
- * relative accuracy as r → 0 and 2^k is a normal f32 for k ≥ -58.
- */
-function expm1NonPositive(o: FloatOps, w0: number): void {
-  const f = o.f;
-  const w = f.local(o.floatType);
-  const n = f.local(o.floatType);
-  const r = f.local(o.floatType);
-  const ni = f.local(o.intType);
-  const scale = f.local(o.floatType);
-  f.localGet(w0); o.fconst(-40); o.max(); f.localSet(w);
-  f.localGet(w); o.fconst(LOG2E); o.mul(); o.fconst(ROUND_MAGIC); o.add(); f.localSet(n);
-  f.localGet(n); o.bits(); o.iconst(ROUND_MAGIC_BITS); o.isub(); f.localSet(ni);
-  f.localGet(n); o.fconst(ROUND_MAGIC); o.sub(); f.localSet(n);
-  f.localGet(w); f.localGet(n); o.fconst(LN2_HI); o.mul(); o.sub();
-  f.localGet(n); o.fconst(LN2_LO); o.mul(); o.sub(); f.localSet(r);
-  f.localGet(ni); o.iconst(127); o.iadd(); o.ishl(23); o.fromBits(); f.localSet(scale);
-  f.localGet(r); horner(o, r, EXP_TAYLOR.slice(1)); o.mul(); // 1/(k+1)! for k = 0..6
-  f.localGet(scale); o.mul();
-  f.localGet(scale); o.fconst(1); o.sub(); o.add();
-}
+// (e^{-2v} - 1) / v on |v| ≤ ln2/4: degree 5, near-minimax in relative error (Lawson's
+// iteration in double; 0.2 ulp before rounding), coefficients in f32.
+const TANH_Q = [-2.0, 1.9999998807907104, -1.3333204984664917, 0.6666741967201233, -0.267812579870224, 0.08888882398605347];
 
 /**
- * tanh x = sign(x) · -u / (2 + u) with u = e^{-2|x|} - 1 in (-1, 0]: u keeps its
- * relative accuracy near 0 and 2 + u does not cancel, so one formula serves every x.
+ * tanh x (≤ 4 ulp; measured 2) = sign(x) · u / (-2 - u) with u = e^{-2a} - 1, a = |x|
+ * clamped to 9.1 (tanh rounds to 1 from 9.02; NaN passes): u keeps its relative accuracy
+ * near 0 and -2 - u does not cancel, so one formula serves every x. With n = round(-2a
+ * log2 e) and v = a + n ln2/2 (|v| ≤ ln2/4), u = 2^n (v Q(v)) - (1 - 2^n); written so
+ * that x = ±0 gives u = -0 and so tanh = ±0. 26 vector instructions, one division.
  */
 export function emitTanh(o: FloatOps, x: number): void {
   const f = o.f;
-  const w = f.local(o.floatType);
+  const a = f.local(o.floatType);
+  const z = f.local(o.floatType);
+  const v = f.local(o.floatType);
+  const s = f.local(o.floatType);
   const u = f.local(o.floatType);
-  f.localGet(x); o.abs(); o.fconst(-2); o.mul(); f.localSet(w);
-  expm1NonPositive(o, w); f.localSet(u);
-  f.localGet(u); o.neg(); o.fconst(2); f.localGet(u); o.add(); o.div();
-  f.localGet(x); o.copysign();
+  const magic = roundMagic(127);
+  f.localGet(x); o.abs(); o.fconst(9.1); o.pmin(); f.localTee(a);
+  o.fconst(-2 * LOG2E); o.mul(); o.fconst(magic); o.add(); f.localTee(z);
+  // v = a + n ln2/2 in one step: n ≥ -27, and the error it leaves is ≤ 0.5 ulp of tanh.
+  o.fconst(magic); o.sub(); o.fconst(Math.LN2 / 2); o.mul(); f.localGet(a); o.add(); f.localSet(v);
+  f.localGet(z); o.bits(); o.ishl(23); o.fromBits(); f.localSet(s);
+  horner(o, v, TANH_Q); f.localGet(v); o.mul(); f.localGet(s); o.mul();
+  o.fconst(1); f.localGet(s); o.sub(); o.sub(); f.localTee(u);
+  o.fconst(-2); f.localGet(u); o.sub(); o.div();
+  // u / (-2 - u) ≥ +0: give it x's sign bit.
+  o.bits(); f.localGet(x); o.bits(); o.iconst(-0x80000000); o.iand(); o.ixor(); o.fromBits();
 }
 
+// e^{-t} = 1 + t·P̃(t) with P̃(t) = -P(-t): EXP_P with the signs of its even terms flipped.
+const EXP_NEG_P = EXP_P.map((c, k) => (k % 2 === 0 ? -c : c));
+
+/**
+ * logistic x (≤ 4 ulp; measured 2): with e = e^{-|x|} (never overflows) and f = e / (1 + e),
+ * f for x < 0 (so the negative tail keeps its tiny, subnormal values) and 1 - f for x ≥ 0
+ * (f ≤ 1/2 there, so its error is at most half an ulp of the result). e^{-a} as in
+ * emitExp with n = round(-a log2 e) ≤ 0: t = a + n ln2, e = 2^(n+64) (1 + t P̃(t)) · 2^-64.
+ * 27 vector instructions, one division.
+ */
 export function emitLogistic(o: FloatOps, x: number): void {
-  // With e = e^{-|x|} (never overflows): 1 / (1 + e) for x ≥ 0, e / (1 + e) below, so
-  // the negative tail keeps its tiny (subnormal) values.
   const f = o.f;
+  const a = f.local(o.floatType);
+  const z = f.local(o.floatType);
+  const n = f.local(o.floatType);
+  const t = f.local(o.floatType);
+  const s = f.local(o.floatType);
   const e = f.local(o.floatType);
-  const d = f.local(o.floatType);
-  f.localGet(x); o.abs(); o.neg(); f.localSet(e);
-  emitExp(o, e); f.localSet(e);
-  o.fconst(1); f.localGet(e); o.add(); f.localSet(d);
-  f.localGet(e); f.localGet(d); o.div();
-  o.fconst(1); f.localGet(d); o.div();
-  f.localGet(x); o.fconst(0); o.lt();
+  const magic = roundMagic(191);
+  f.localGet(x); o.abs(); o.fconst(104); o.pmin(); f.localTee(a);
+  o.fconst(-LOG2E); o.mul(); o.fconst(magic); o.add(); f.localTee(z);
+  o.fconst(magic); o.sub(); f.localSet(n);
+  f.localGet(a); f.localGet(n); o.fconst(LN2_HI); o.mul(); o.add();
+  f.localGet(n); o.fconst(LN2_LO); o.mul(); o.add(); f.localSet(t);
+  f.localGet(z); o.bits(); o.ishl(23); o.fromBits(); f.localSet(s);
+  horner(o, t, EXP_NEG_P); f.localGet(t); o.mul(); f.localGet(s); o.mul(); f.localGet(s); o.add();
+  o.fconst(2 ** -64); o.mul(); f.localTee(e);
+  f.localGet(e); o.fconst(1); o.add(); o.div(); f.localTee(e);
+  // (f, 1 - f, x < 0): the mask is x's sign bit spread over the lane.
+  f.localGet(e); o.fconst(1); f.localGet(e); o.sub();
+  f.localGet(x); o.bits(); o.ishrS(31);
   o.select();
 }
 

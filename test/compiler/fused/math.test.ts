@@ -4,12 +4,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  arrayShape, atan2, cbrt, cos, erf, evaluate, pow, sin, tan, exp, expm1, log, log1p, logistic, parameter, rsqrt, tanh, Literal, XlaBuilder, type XlaOp,
+  add, arrayShape, atan2, broadcastInDim, constantR0, mul, reduce, scalarShape, sub, cbrt, cos, erf, evaluate, pow, sin, tan, exp, expm1, log, log1p, logistic, parameter, rsqrt, tanh, Literal, XlaBuilder, type XlaOp,
 } from "../../../src/index.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
 import { rng } from "../../support/prng.js";
-import { runKernel, SCALAR_TARGET, TARGET, ulpDistance } from "./harness.js";
+import { checkFusion, randomLiteral, runKernel, SCALAR_TARGET, TARGET, ulpDistance } from "./harness.js";
 
 function inputs(lo: number, hi: number): Float32Array {
   const r = rng(1234);
@@ -26,7 +26,7 @@ function inputs(lo: number, hi: number): Float32Array {
 }
 
 const BOUNDS: [string, (x: XlaOp) => XlaOp, number, number, number][] = [
-  ["exp", exp, 2, -110, 95],
+  ["exp", exp, 3, -110, 95],
   ["log", log, 2, 0, 10],
   ["log1p", log1p, 3, -1, 2],
   ["expm1", expm1, 3, -5, 5],
@@ -129,4 +129,54 @@ test("exp and log of f64 within 3 ulp of Math.exp / Math.log (SIMD and scalar)",
       assert.ok(worst <= 3, `${name}(${xs[at]}) = ${got[at]}, expected ${expected[at]}: ${worst} ulp (simd ${target.simd})`);
     }
   }
+});
+
+test("exp, tanh, logistic: NaN, ±inf, ±0, overflow and underflow exactly as the interpreter (SIMD and scalar)", () => {
+  const edges = [
+    NaN, -NaN, Infinity, -Infinity, 0, -0, 1e-45, -1e-45, 1e-40, -1e-40, 1e-30, -1e-30, 1e-8, -1e-8,
+    88.72, 88.7228, 88.72284, 88.7229, 89, 89.5, 100, 1e30, 3.4028235e38,
+    -87.3, -87.34, -87.5, -88, -100, -103.2, -103.97, -103.98, -104, -104.5, -110, -150, -1e30, -3.4028235e38,
+    9.01, 9.02, 9.1, 20, -9.01, -9.02, -9.1, -20, 0.5, -0.5, 2, -2,
+  ];
+  for (const [name, fn, bound] of [["exp", exp, 3], ["tanh", tanh, 4], ["logistic", logistic, 4]] as const) {
+    const xs = Float32Array.from(edges);
+    const b = new XlaBuilder(name);
+    const c = b.build(fn(parameter(b, 0, arrayShape("f32", [xs.length]))));
+    const arg = Literal.fromStorage(arrayShape("f32", [xs.length]), xs);
+    const expected = evaluate(c, [arg]).values() as number[];
+    for (const target of [TARGET, SCALAR_TARGET]) {
+      const k = emitFusionKernel(c, target);
+      if (isUnsupported(k)) assert.fail(k.unsupported);
+      const got = runKernel(k, target, c, [arg])[0]!.values() as number[];
+      got.forEach((g, i) => {
+        const want = expected[i]!;
+        // Exact where the interpreter's result is special (NaN, ±inf, ±0, ±1, 1/2): the sign of a zero included.
+        const special = Number.isNaN(want) || !Number.isFinite(want) || want === 0 || Math.abs(want) === 1 || want === 0.5;
+        const ok = special ? Object.is(g, want) || (Number.isNaN(g) && Number.isNaN(want)) : ulpDistance("f32", g, want) <= bound;
+        assert.ok(ok, `${name}(${xs[i]}) = ${g}, expected ${want} (simd ${target.simd})`);
+      });
+    }
+  }
+});
+
+test("hoisted v128 constants: several transcendentals in one loop and in a row reduction (softmax's exp)", () => {
+  // The vector code reads its constants from locals set before each vector loop; one
+  // constant shared by exp, tanh and logistic, and a reduction's body, must read the same values.
+  const dims = [5, 37];
+  const b = new XlaBuilder("mix");
+  const x = parameter(b, 0, arrayShape("f32", dims));
+  const y = parameter(b, 1, arrayShape("f32", dims));
+  const mix = b.build(add(mul(exp(x), logistic(y)), tanh(sub(x, y))));
+  const args = [randomLiteral("f32", dims, 11), randomLiteral("f32", dims, 12)];
+  for (const target of [TARGET, SCALAR_TARGET]) checkFusion(mix, args, { ulps: 8, rel: 1e-6, absFloor: 4 }, target); // the sum may cancel
+
+  const s = new XlaBuilder("expsum");
+  const p = parameter(s, 0, arrayShape("f32", dims));
+  const m = parameter(s, 1, arrayShape("f32", [dims[0]!]));
+  const sum = s.createSubBuilder("add");
+  const r = sum.build(add(parameter(sum, 0, scalarShape("f32")), parameter(sum, 1, scalarShape("f32"))));
+  const expSum = s.build(reduce(exp(sub(p, broadcastInDim(m, dims, [0]))), constantR0(s, "f32", 0), r, [1]));
+  const rows = Literal.fromStorage(arrayShape("f32", dims), Float32Array.from({ length: 5 * 37 }, (_, i) => Math.sin(i) * 30));
+  const maxes = Literal.fromStorage(arrayShape("f32", [5]), Float32Array.from([30, 10, 0, -5, 40]));
+  for (const target of [TARGET, SCALAR_TARGET]) checkFusion(expSum, [rows, maxes], { rel: 1e-5 }, target);
 });
