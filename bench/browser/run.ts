@@ -61,7 +61,7 @@ function parseArgs(argv: readonly string[]): Options {
     quick: argv.includes("--quick"),
     only: list("--only"),
     threads: (list("--threads") ?? ["1", "2"]).map(Number),
-    runners: list("--runners") ?? ["xlats-wasm", "tfjs-wasm", "ort-web"],
+    runners: list("--runners") ?? [...BROWSER_RUNNERS],
     timeoutS: value("--timeout") !== undefined ? Number(value("--timeout")) : undefined,
     chromium: value("--chromium") ?? process.env["CHROMIUM"] ?? "/usr/bin/chromium",
   };
@@ -199,13 +199,13 @@ try {
 
 /**
  * harness/table.ts's table, for the browser: the columns of runners that did not run here
- * (xlats-interp, ort-node, jax-js unless asked) go, and the Node-specific notes give way to
+ * (xlats-interp, ort-node, and those left out of --runners) go, and the Node-specific notes give way to
  * the browser's.
  */
 function browserTable(markdown: string): string {
   const lines = markdown.split("\n");
   const header = lines[0]!.split(" | ");
-  const drop = new Set(["xlats-interp*", "ort-node", ...(options.runners.includes("jax-js") ? [] : ["jax-js"])]);
+  const drop = new Set(["xlats-interp*", "ort-node", ...BROWSER_RUNNERS.filter((r) => !options.runners.includes(r))]);
   const keep = header.map((h, i) => !drop.has(h.replace(/^\| /, "").replace(/ \|$/, "")) || i === 0);
   const out: string[] = [];
   for (const line of lines) {
