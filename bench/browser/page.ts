@@ -22,6 +22,8 @@ export interface PageEnvironment {
   readonly crossOriginIsolated: boolean;
   readonly hardwareConcurrency: number;
   readonly sharedArrayBuffer: boolean;
+  /** Whether this engine validates relaxed SIMD (xlats uses it where present). */
+  readonly relaxedSimd: boolean;
 }
 
 /** Facts about how a runner ran here (e.g. which tfjs-wasm build), for the table's notes. */
@@ -100,12 +102,25 @@ async function runBench(request: BenchRequest): Promise<RunInfo> {
   return runInfo(request.name, request.threads);
 }
 
+/** True when a function using f32x4.relaxed_madd validates (and plain SIMD does, as a control). */
+function validatesRelaxedSimd(): boolean {
+  const zero = [0xfd, 0x0c, ...new Array<number>(16).fill(0)]; // v128.const 0
+  const module = (operands: number, op: readonly number[]): Uint8Array => {
+    const body = [0x00, ...new Array<number[]>(operands).fill(zero).flat(), ...op, 0x0b];
+    return Uint8Array.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b,
+      0x03, 0x02, 0x01, 0x00, 0x0a, body.length + 2, 0x01, body.length, ...body]);
+  };
+  const wasm = WebAssembly as unknown as { validate(bytes: Uint8Array): boolean };
+  return wasm.validate(module(2, [0xfd, 0xe4, 0x01])) && wasm.validate(module(3, [0xfd, 0x85, 0x02]));
+}
+
 function environment(): PageEnvironment {
   return {
     userAgent: page.navigator.userAgent,
     crossOriginIsolated: page.crossOriginIsolated === true,
     hardwareConcurrency: page.navigator.hardwareConcurrency,
     sharedArrayBuffer: typeof SharedArrayBuffer !== "undefined",
+    relaxedSimd: validatesRelaxedSimd(),
   };
 }
 

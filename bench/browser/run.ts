@@ -231,7 +231,8 @@ console.log([
   `## xlats benchmark in headless Chromium, ${started.toISOString().slice(0, 16).replace("T", " ")} UTC${options.quick ? " (--quick sizes)" : ""}`,
   "",
   `Browser: ${env?.userAgent ?? "unknown"}; cross-origin isolated: ${env?.crossOriginIsolated === true ? "yes" : "no"} ` +
-    `(SharedArrayBuffer ${env?.sharedArrayBuffer === true ? "yes" : "no"}); navigator.hardwareConcurrency ${env?.hardwareConcurrency ?? "?"}. ` +
+    `(SharedArrayBuffer ${env?.sharedArrayBuffer === true ? "yes" : "no"}); navigator.hardwareConcurrency ${env?.hardwareConcurrency ?? "?"}; ` +
+    `relaxed SIMD ${env?.relaxedSimd === true ? "on" : "off"}. ` +
     `CPU: ${info.cpu}; ${info.flags}; ${info.cores} cores. Load average ${info.load.toFixed(1)} at the start, ${load.toFixed(1)} at the end` +
     `${info.load > info.cores / 2 ? " (a busy machine: figures disturbed)" : ""}. Took ${elapsed} s.`,
   "",
