@@ -1,0 +1,253 @@
+// xlats beside tfjs-wasm and onnxruntime-web (and jax-js) in headless Chromium, on the
+// workloads and sizes of `npm run bench`, printed as the same markdown table:
+//
+//   npm run bench:browser [-- --quick] [--only matmul,softmax] [--threads 1,2]
+//                         [--runners xlats-wasm,tfjs-wasm] [--timeout 30] [--chromium /usr/bin/chromium]
+//
+// serve.ts serves dist/ and bench/ on 127.0.0.1 with COOP/COEP (a cross-origin isolated page:
+// SharedArrayBuffer and wasm threads); playwright-core (bench's dependency) drives Chromium.
+// Each runner and thread count gets a fresh page (onnxruntime-web fixes its threads when its
+// wasm starts; a hung page is closed without touching the others). The page runs the Node
+// bench's harness (page.ts); cells come back through exposed functions as they are known.
+
+import { fileURLToPath } from "node:url";
+import type { CellResult } from "../harness/measure.js";
+import { planWorkloads, type RunnerConfig } from "../harness/plan.js";
+import { systemInfo } from "../harness/system.js";
+import { buildTable, buildTargets } from "../harness/table.js";
+import { describe } from "../workloads/specs.js";
+import type { BenchRequest, PageEnvironment, RunInfo } from "./page.js";
+import { startServer } from "./serve.js";
+
+/** The browser runners, in table order. */
+const BROWSER_RUNNERS = ["xlats-wasm", "tfjs-wasm", "ort-web", "jax-js"] as const;
+/** Launch flags as the lead verified them (no GPU, no network chatter, no sandbox in CI containers). */
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+// The little of playwright-core used here: it is bench/'s dependency, loaded at run time,
+// so the root build (and CI) never needs it.
+interface PwPage {
+  goto(url: string): Promise<unknown>;
+  exposeFunction(name: string, fn: (...args: never[]) => unknown): Promise<void>;
+  waitForFunction(fn: string, arg?: unknown, options?: { timeout: number }): Promise<unknown>;
+  evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
+  on(event: "console", fn: (m: { type(): string; text(): string }) => void): void;
+  on(event: "pageerror", fn: (e: Error) => void): void;
+  close(): Promise<void>;
+}
+interface PwContext { newPage(): Promise<PwPage>; close(): Promise<void> }
+interface PwBrowser { newContext(): Promise<PwContext>; close(): Promise<void> }
+interface PwBrowserType {
+  launch(options: { executablePath: string; args: string[]; headless?: boolean }): Promise<PwBrowser>;
+}
+
+interface Options {
+  readonly quick: boolean;
+  readonly only: readonly string[] | undefined;
+  readonly threads: readonly number[];
+  readonly runners: readonly string[];
+  readonly timeoutS: number | undefined;
+  readonly chromium: string;
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  const value = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const list = (flag: string): string[] | undefined => value(flag)?.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+  return {
+    quick: argv.includes("--quick"),
+    only: list("--only"),
+    threads: (list("--threads") ?? ["1", "2"]).map(Number),
+    runners: list("--runners") ?? [...BROWSER_RUNNERS],
+    timeoutS: value("--timeout") !== undefined ? Number(value("--timeout")) : undefined,
+    chromium: value("--chromium") ?? process.env["CHROMIUM"] ?? "/usr/bin/chromium",
+  };
+}
+
+const options = parseArgs(process.argv.slice(2));
+const fullPlan = planWorkloads(options.quick);
+const plan = fullPlan.filter((p) => options.only === undefined || options.only.includes(p.kind));
+const unknown = options.runners.filter((r) => !(BROWSER_RUNNERS as readonly string[]).includes(r));
+if (plan.length === 0 || unknown.length > 0 || options.threads.some((t) => !Number.isInteger(t) || t < 1)) {
+  console.error(`bad --only, --runners ${unknown.join(",")} or --threads (kinds: ${fullPlan.map((p) => p.kind).join(", ")}; ` +
+    `runners: ${BROWSER_RUNNERS.join(", ")})`);
+  process.exit(2);
+}
+const WORKLOAD_TIMEOUT_S = options.timeoutS ?? (options.quick ? 10 : 30);
+/** Longest a page may take to load and start its runner (wasm compile of a peer included). */
+const LOAD_TIMEOUT_S = 60;
+
+// dist/bench/browser/run.js → the repository root, and bench's own node_modules.
+const root = fileURLToPath(new URL("../../../", import.meta.url));
+
+async function loadChromium(): Promise<PwBrowserType | string> {
+  const entry = new URL("../../../bench/node_modules/playwright-core/index.mjs", import.meta.url);
+  try {
+    const pw = (await import(entry.href)) as { chromium: PwBrowserType };
+    return pw.chromium;
+  } catch (e) {
+    return `playwright-core not installed (npm ci --prefix bench): ${String((e as Error).message).split("\n")[0]}`;
+  }
+}
+
+function cellFor(config: RunnerConfig, index: number, outcome: CellResult["outcome"]): CellResult {
+  return { runner: config, kind: fullPlan[index]!.kind, label: describe(fullPlan[index]!.full), outcome };
+}
+
+function logCell(config: RunnerConfig, cell: CellResult): void {
+  const o = cell.outcome;
+  const what = o.status === "ok"
+    ? `${(o.seconds * 1000).toFixed(2)} ms (${o.runs} run${o.runs > 1 ? "s" : ""})${o.detail !== undefined ? `; ${o.detail}` : ""}`
+    : `${o.status}: ${o.reason}`;
+  process.stderr.write(`  ${config.name} ${config.threads}t  ${cell.label}: ${what}\n`);
+}
+
+/**
+ * One runner at one thread count in a fresh page over `todo` (indices into fullPlan). A
+ * workload past WORKLOAD_TIMEOUT_S is "n/a: over N s" and a new page goes on with the rest;
+ * a page that crashes leaves "fail" on the workload it was running.
+ */
+async function runPage(context: PwContext, url: string, config: RunnerConfig, todo: readonly number[],
+  notes: string[]): Promise<CellResult[]> {
+  const cells: CellResult[] = [];
+  const page = await context.newPage();
+  let current: number | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
+  let abort: (why: string) => void = () => {};
+  const aborted = new Promise<string>((resolve) => { abort = resolve; });
+  const arm = (seconds: number): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { timedOut = true; abort(`over ${seconds} s`); }, seconds * 1000);
+  };
+  page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") process.stderr.write(`  [page ${config.name} ${config.threads}t] ${m.text()}\n`); });
+  page.on("pageerror", (e) => process.stderr.write(`  [page error ${config.name} ${config.threads}t] ${e.message}\n`));
+  await page.exposeFunction("benchStart", (index: number) => { current = index; arm(WORKLOAD_TIMEOUT_S); });
+  await page.exposeFunction("benchReport", (json: string) => {
+    const cell = JSON.parse(json) as CellResult;
+    cells.push(cell);
+    current = undefined;
+    clearTimeout(timer);
+    logCell(config, cell);
+  });
+  arm(LOAD_TIMEOUT_S);
+  let ended: string | undefined;
+  try {
+    await page.goto(url);
+    await page.waitForFunction("globalThis.xlatsBench !== undefined", undefined, { timeout: LOAD_TIMEOUT_S * 1000 });
+    const request: BenchRequest = { name: config.name, threads: config.threads, quick: options.quick, workloads: todo };
+    const run = page.evaluate((r: BenchRequest) =>
+      (globalThis as unknown as { xlatsBench: { runBench(r: BenchRequest): Promise<RunInfo> } }).xlatsBench.runBench(r), request);
+    const outcome = await Promise.race([run.then((info) => ({ info })), aborted.then((why) => ({ why }))]);
+    if ("info" in outcome) { if (outcome.info.note !== undefined) notes.push(outcome.info.note); } else ended = outcome.why;
+  } catch (e) {
+    ended = String((e as Error).message).split("\n")[0];
+  }
+  clearTimeout(timer);
+  await page.close().catch(() => {});
+  const done = new Set(cells.map((c) => fullPlan.findIndex((p) => describe(p.full) === c.label)));
+  if (ended !== undefined && current !== undefined && !done.has(current)) {
+    const cell = cellFor(config, current, timedOut
+      ? { status: "na", reason: `over ${WORKLOAD_TIMEOUT_S} s (skipped)` }
+      : { status: "fail", reason: `page ended during this workload: ${ended}` });
+    cells.push(cell);
+    logCell(config, cell);
+    done.add(current);
+  }
+  const rest = todo.filter((i) => !done.has(i));
+  if (rest.length === 0) return cells;
+  if (ended !== undefined && current !== undefined) return [...cells, ...(await runPage(context, url, config, rest, notes))];
+  // The page ended between workloads (or never started its runner): say so for the rest.
+  const reason = ended ?? "page returned without reporting this workload";
+  return [...cells, ...rest.map((i) => cellFor(config, i, { status: "na", reason: `page: ${reason}` }))];
+}
+
+const chromium = await loadChromium();
+if (typeof chromium === "string") { console.error(chromium); process.exit(2); }
+const info = systemInfo();
+const started = new Date();
+const server = await startServer(root);
+let browser: PwBrowser | undefined;
+const cells: CellResult[] = [];
+const notes: string[] = [];
+let env: PageEnvironment | undefined;
+try {
+  // launch() starts Chromium on a fresh temporary profile of its own (it refuses --user-data-dir).
+  browser = await chromium.launch({ executablePath: options.chromium, args: CHROMIUM_ARGS });
+  const context = await browser.newContext();
+  {
+    const probe = await context.newPage();
+    await probe.goto(server.url);
+    await probe.waitForFunction("globalThis.xlatsBench !== undefined", undefined, { timeout: LOAD_TIMEOUT_S * 1000 });
+    env = await probe.evaluate(() => (globalThis as unknown as { xlatsBench: { environment(): PageEnvironment } }).xlatsBench.environment(), undefined);
+    await probe.close();
+  }
+  console.error(`bench:browser: ${plan.length} workloads, threads ${options.threads.join(",")}${options.quick ? ", quick" : ""}; ` +
+    `${env.userAgent}; cross-origin isolated: ${env.crossOriginIsolated}`);
+  for (const name of options.runners) {
+    for (const threads of options.threads) {
+      cells.push(...(await runPage(context, server.url, { name, threads }, plan.map((p) => fullPlan.indexOf(p)), notes)));
+    }
+  }
+} finally {
+  await browser?.close().catch(() => {});
+  await server.close();
+}
+
+/**
+ * harness/table.ts's table, for the browser: the columns of runners that did not run here
+ * (xlats-interp, ort-node, and those left out of --runners) go, and the Node-specific notes give way to
+ * the browser's.
+ */
+function browserTable(markdown: string): string {
+  const lines = markdown.split("\n");
+  const header = lines[0]!.split(" | ");
+  const drop = new Set(["xlats-interp*", "ort-node", ...BROWSER_RUNNERS.filter((r) => !options.runners.includes(r))]);
+  const keep = header.map((h, i) => !drop.has(h.replace(/^\| /, "").replace(/ \|$/, "")) || i === 0);
+  const out: string[] = [];
+  for (const line of lines) {
+    if (line.startsWith("|")) {
+      const parts = line.slice(1, -1).split("|");
+      out.push(`|${parts.filter((_, i) => keep[i]).join("|")}|`);
+    } else if (line.startsWith("\\* xlats-interp") || line.startsWith("Threads in Node:")) {
+      continue;
+    } else if (line.startsWith("Ratios are")) {
+      out.push("Ratios are xlats-wasm over the peer at the same thread count, in the same page setup; \"best wasm peer\" is the " +
+        "fastest of the peers that ran.");
+    } else {
+      out.push(line);
+    }
+  }
+  return out.join("\n");
+}
+
+const table = buildTable(plan, options.threads, cells);
+const elapsed = ((Date.now() - started.getTime()) / 1000).toFixed(0);
+const load = systemInfo().load;
+console.log([
+  `## xlats benchmark in headless Chromium, ${started.toISOString().slice(0, 16).replace("T", " ")} UTC${options.quick ? " (--quick sizes)" : ""}`,
+  "",
+  `Browser: ${env?.userAgent ?? "unknown"}; cross-origin isolated: ${env?.crossOriginIsolated === true ? "yes" : "no"} ` +
+    `(SharedArrayBuffer ${env?.sharedArrayBuffer === true ? "yes" : "no"}); navigator.hardwareConcurrency ${env?.hardwareConcurrency ?? "?"}; ` +
+    `relaxed SIMD ${env?.relaxedSimd === true ? "on" : "off"}. ` +
+    `CPU: ${info.cpu}; ${info.flags}; ${info.cores} cores. Load average ${info.load.toFixed(1)} at the start, ${load.toFixed(1)} at the end` +
+    `${info.load > info.cores / 2 ? " (a busy machine: figures disturbed)" : ""}. Took ${elapsed} s.`,
+  "",
+  browserTable(table.markdown),
+  "",
+  "Threads in the browser: xlats-wasm WasmDevice.create({ threads }) (module Web Workers); tfjs-wasm at 1 thread its " +
+    "single-threaded SIMD build, at 2 its threaded SIMD build with setThreadsCount(2) (needs cross-origin isolation); " +
+    "ort-web env.wasm.numThreads (a fresh page per thread count); jax-js 1 thread without Workers, otherwise its pool " +
+    "of navigator.hardwareConcurrency workers. Each runner and thread count runs in its own page, one after the other.",
+  ...[...new Set(notes)].map((n) => `- ${n}`),
+  "",
+  buildTargets(plan, cells),
+].join("\n"));
+if (table.failures.length > 0) {
+  console.error(`\nBENCHMARK RESULT CHECK FAILED (${table.failures.length}):`);
+  for (const f of table.failures) console.error(`  ✗ ${f}`);
+  process.exit(1);
+}
