@@ -91,6 +91,7 @@ export function formUnits(c: Computation, groups: ReadonlyMap<Instruction, Group
     };
     return c.instructions.every((i) => visit(nodeOf(i)));
   };
+  const isReduceRoot = (inst: Instruction): boolean => groups.get(inst)?.root.opcode === "reduce";
   const describe = (u: Unit): string => u.groups.map((g) => g.root.name).join("+");
 
   /** Why units a and b cannot be one fusion, or undefined when they can. */
@@ -124,7 +125,6 @@ export function formUnits(c: Computation, groups: ReadonlyMap<Instruction, Group
     }
     return undefined;
   };
-  const isReduceRoot = (inst: Instruction): boolean => groups.get(inst)?.root.opcode === "reduce";
 
   const tryMerge = (a: Unit, b: Unit, why: string): void => {
     if (a === b) return;
