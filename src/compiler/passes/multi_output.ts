@@ -13,8 +13,8 @@
 //
 // A merge is refused when it would create a cycle (a value outside the merged fusion
 // that reads one of its outputs and feeds it), when the reductions differ in shape
-// or reduced dimensions, or when a full-shape output would go with a column
-// reduction (the emitter stores full outputs in the row loop only).
+// or reduced dimensions, or when a full-shape output would go with a reduction over
+// non-adjacent dimensions (the emitter walks the domain as (row, reduced, rest)).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
@@ -52,14 +52,6 @@ export function externalOperands(g: Group): Instruction[] {
 function reduceKey(r: Instruction): string {
   const dims = [...(r as Instruction<"reduce">).attrs.dimensions].sort((a, b) => a - b);
   return `${dimsOf(r.operands[0]!).join("x")}/${dims.join(",")}`;
-}
-
-/** Whether the reduce's kept dimensions after its last reduced one are all of size 1 (a row reduction). */
-function isRowReduction(r: Instruction): boolean {
-  const d = dimsOf(r.operands[0]!);
-  const reduced = (r as Instruction<"reduce">).attrs.dimensions;
-  const last = Math.max(...reduced);
-  return d.every((n, i) => i <= last || n === 1);
 }
 
 /**
@@ -104,13 +96,14 @@ export function formUnits(c: Computation, groups: ReadonlyMap<Instruction, Group
     if (reduces.some((g) => reduceKey(g.root) !== key)) return "reductions of different shapes or dimensions";
     if (all.reduce((n, g) => n + g.members.size, 0) > MAX_UNIT_SIZE) return "too large";
     const domain = dimsOf(reduces[0]!.root.operands[0]!);
+    const reduced = [...(reduces[0]!.root as Instruction<"reduce">).attrs.dimensions].sort((x, y) => x - y);
+    if (loops.length > 0 && reduced.some((d, k) => k > 0 && d !== reduced[k - 1]! + 1)) return "full-shape outputs need adjacent reduced dimensions";
     const roots = new Set(all.map((g) => g.root));
     for (const g of loops) {
       const d = dimsOf(g.root);
       if (d.length !== domain.length || d.some((n, i) => n !== domain[i])) return `${g.root.name} is not in the reductions' iteration space`;
       if (externalOperands(g).some((o) => roots.has(o))) return `${g.root.name} reads another output of the fusion`;
     }
-    if (loops.length > 0 && !reduces.every((g) => isRowReduction(g.root))) return "full-shape outputs go with row reductions only";
     for (const g of reduces) {
       for (const m of g.members) {
         for (const o of m.operands) {

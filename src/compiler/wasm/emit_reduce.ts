@@ -14,8 +14,9 @@
 //
 // Full outputs (elementwise values over the reduction's input, e.g. softmax's
 // exp(x - max) that is both summed and stored) are computed with the reduced values
-// and stored as they are computed: one vector store per vector in the row loop. Column
-// reductions do not take them yet (the pass forms them only for row reductions).
+// and stored as they are computed: one vector store per vector of the inner loop
+// (along r in a row reduction, along j in a column reduction). They need the reduced
+// dimensions adjacent, so that (row, r, j) walks the domain in row-major order.
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
@@ -175,7 +176,10 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
   const nIn = ir.inputs.length;
   const nOut = ir.outputs.length;
   const columnMode = J > 1;
-  if (columnMode && fullOut.length > 0) throw new EmitFail("full-shape outputs of a column reduction");
+  // Full outputs are addressed (row · Rn + r) · J + j: the reduced dimensions must be adjacent.
+  if (fullOut.length > 0 && reduced.some((d, k) => k > 0 && d !== reduced[k - 1]! + 1)) {
+    throw new EmitFail("full-shape outputs of a reduction over non-adjacent dimensions");
+  }
 
   const m = new ModuleBuilder().importMemory(target);
   const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
@@ -258,11 +262,18 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     const fullRowBases = (): void => fullOut.forEach((k, x) => {
       f.localGet(nIn + k).localGet(row).i32Const(Rn * storageBytes(ir.outputs[k]!.type)).i32Mul().i32Add().localSet(fullBase[x]!);
     });
-    /** Stores the full outputs at element i of the row (a vector from i when `vector`). */
+    /**
+     * Stores the full outputs at domain element (row, r, j): row · Rn · J + r · J + j, with
+     * the inner variable i standing for r in row mode and for j in column mode (a vector
+     * of consecutive elements from i when `vector`).
+     */
     const storeFull = (vector: boolean): void => fullOut.forEach((k, x) => {
       const t = ir.outputs[k]!.type;
-      f.localGet(fullBase[x]!).localGet(i);
-      if (storageBytes(t) !== 1) f.i32Const(storageBytes(t)).i32Mul();
+      const sz = storageBytes(t);
+      if (columnMode) f.localGet(nIn + k).localGet(row).i32Const(Rn).i32Mul().localGet(r).i32Add().i32Const(J * sz).i32Mul().i32Add();
+      else f.localGet(fullBase[x]!);
+      f.localGet(i);
+      if (sz !== 1) f.i32Const(sz).i32Mul();
       f.i32Add();
       if (vector) {
         f.localGet(ve.vector.get(outputs[k]!)!);
