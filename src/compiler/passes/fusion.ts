@@ -173,7 +173,11 @@ function schedule(c: Computation, units: readonly Unit[]): (Instruction | Unit)[
   for (const n of position.keys()) {
     const ds = new Set(reads(n).map(nodeOf).filter((d) => d !== n));
     waiting.set(n, ds.size);
-    for (const d of ds) users.set(d, [...(users.get(d) ?? []), n]);
+    for (const d of ds) {
+      const list = users.get(d);
+      if (list === undefined) users.set(d, [n]);
+      else list.push(n);
+    }
   }
   const ready = [...position.keys()].filter((n) => waiting.get(n) === 0);
   const out: (Instruction | Unit)[] = [];
