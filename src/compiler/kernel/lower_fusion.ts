@@ -10,7 +10,9 @@
 // reduces over the same input shape and dimensions, or elementwise ops over such
 // reduces' results. The domain is the reduce's input shape (variables 0..n-1); the
 // outputs are expressions over output variables n..n+m-1 (output dimension j is
-// domain dimension kept[j]) and `accum` nodes, the reductions' results.
+// domain dimension kept[j]) and `accum` nodes, the reductions' results. A root tuple
+// element that reads no reduce and has the domain's shape is a full output: computed
+// in the reduction loop, in domain context (multi-output fusion).
 
 import { Computation, type Instruction } from "../../ir/computation.js";
 import type { Opcode } from "../../ir/opcodes.js";
@@ -45,6 +47,12 @@ export interface KernelOutput {
   readonly type: ElementType;
   readonly dims: readonly number[];
   readonly value: number;
+  /**
+   * Input fusions only: an elementwise value over the whole domain (the reductions'
+   * input shape, `value` in domain context), stored as the reduction loop computes
+   * it, e.g. softmax's exp(x - max) stored while it is summed.
+   */
+  readonly full?: boolean;
 }
 
 export interface KernelReduction {
@@ -350,14 +358,16 @@ function lowerOrThrow(fused: Computation): FusedKernelIR {
   const seen = new Set<Instruction>();
   for (const r of roots) collectReduces(r, reduces, seen);
   const rootShapes = roots.flatMap((r) => (r.shape.kind === "tuple" && r.opcode === "reduce" ? r.shape.elements : [r.shape]));
-  const outShape = rootShapes[0]?.kind === "array" ? rootShapes[0].dimensions : fail("fusion root is not an array");
-  for (const s of rootShapes) {
-    if (s.kind !== "array") return fail("fusion outputs must be arrays");
-    if (s.dimensions.length !== outShape.length || s.dimensions.some((n, i) => n !== outShape[i])) {
-      fail("outputs of a multi-output fusion must have one shape");
+  const sameDims = (s: ArrayShape["dimensions"], d: readonly number[]): boolean => s.length === d.length && s.every((n, i) => n === d[i]);
+  const checkShapes = (shapes: readonly (typeof rootShapes)[number][], dims: readonly number[]): void => {
+    for (const s of shapes) {
+      if (s.kind !== "array") fail("fusion outputs must be arrays");
+      else if (!sameDims(s.dimensions, dims)) fail("outputs of a multi-output fusion must have one shape");
     }
-  }
+  };
   if (reduces.size === 0) {
+    const outShape = rootShapes[0]?.kind === "array" ? rootShapes[0].dimensions : fail("fusion root is not an array");
+    checkShapes(rootShapes, outShape);
     const vars = outShape.map((n, i) => g.variable(i, n));
     const outputs = roots.map((r) => ({ type: arrayOf(r).elementType, dims: outShape, value: low.at(r, vars) }));
     return { graph: g, inputs, domain: outShape, outputs };
@@ -393,8 +403,19 @@ function lowerOrThrow(fused: Computation): FusedKernelIR {
     }
     low.accums.set(r, accs);
   }
+  const outShape = kept.map((d) => domain[d]!);
+  const readsNoReduce = (r: Instruction): boolean => {
+    const found = new Set<Instruction>();
+    collectReduces(r, found, new Set());
+    return found.size === 0;
+  };
   const outputs: KernelOutput[] = [];
   for (const r of roots) {
+    if (r.opcode !== "reduce" && r.shape.kind === "array" && sameDims(r.shape.dimensions, domain) && readsNoReduce(r)) {
+      outputs.push({ type: r.shape.elementType, dims: domain, value: low.at(r, domainVars), full: true });
+      continue;
+    }
+    checkShapes(r.opcode === "reduce" && r.shape.kind === "tuple" ? r.shape.elements : [r.shape], outShape);
     if (r.opcode === "reduce" && r.shape.kind === "tuple") {
       for (const value of low.accums.get(r)!) outputs.push({ type: g.node(value).type as ElementType, dims: outShape, value });
     } else {

@@ -20,13 +20,19 @@
 // Other ops (dot, convolution, sort, control flow, collectives, ...) stay as they are;
 // the backend gives them their own kernels or routines. Each group becomes a fused
 // computation named after its root, and every decision is logged.
+//
+// Then multi-output fusion (multi_output.ts) merges groups that should share one pass
+// over memory: a reduction with the elementwise value it reads (stored from the
+// reduction's loop), and sibling reductions of one value. A merged fusion's root is a
+// tuple; its users read its outputs through get-tuple-element.
 
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { OP_TABLE, type FusionKind, type Opcode } from "../../ir/opcodes.js";
-import { mapComputations, rebuild } from "../../ir/rewrite.js";
+import { factoryFor, liveInstructions, mapComputations, withInstructions } from "../../ir/rewrite.js";
 import { elementCount } from "../../types/shape.js";
 import type { Pass, PassContext } from "../pass.js";
+import { formUnits, type Group, type Unit } from "./multi_output.js";
 
 /** Index ops fused as index arithmetic (never materialized inside a fusion). */
 const INDEX_OPS: ReadonlySet<Opcode> = new Set<Opcode>([
@@ -71,10 +77,6 @@ function canBeGroupRoot(inst: Instruction): boolean {
   return isFusible(inst) && inst.opcode !== "constant";
 }
 
-interface Group {
-  readonly root: Instruction;
-  readonly members: Set<Instruction>;
-}
 
 /** The groups of one computation, keyed by their roots. */
 function formGroups(c: Computation, ctx: PassContext, passName: string): Map<Instruction, Group> {
@@ -125,9 +127,10 @@ function formGroups(c: Computation, ctx: PassContext, passName: string): Map<Ins
   return groups;
 }
 
-/** The fused computation of a group: its members in instruction order, reading the values it does not compute as parameters. */
-function fusedComputation(g: Group, position: ReadonlyMap<Instruction, number>): { computation: Computation; operands: Instruction[] } {
-  const f = new InstructionFactory(`fused_${g.root.name}`);
+/** The fused computation of a unit: its members in instruction order, reading the values it does not compute as parameters; a tuple root when it has several outputs. */
+function fusedComputation(u: Unit, position: ReadonlyMap<Instruction, number>): { computation: Computation; operands: Instruction[] } {
+  const members = new Set(u.groups.flatMap((g) => [...g.members]));
+  const f = new InstructionFactory(`fused_${u.groups.map((g) => g.root.name).join("_")}`);
   const inside = new Map<Instruction, Instruction>();
   const operands: Instruction[] = [];
   const read = (outer: Instruction): Instruction => {
@@ -139,32 +142,96 @@ function fusedComputation(g: Group, position: ReadonlyMap<Instruction, number>):
     }
     return v;
   };
-  for (const inst of [...g.members].sort((a, b) => position.get(a)! - position.get(b)!)) {
-    const ops = inst.operands.map((o) => (g.members.has(o) ? inside.get(o)! : read(o)));
+  for (const inst of [...members].sort((a, b) => position.get(a)! - position.get(b)!)) {
+    const ops = inst.operands.map((o) => (members.has(o) ? inside.get(o)! : read(o)));
     inside.set(inst, f.add(inst.opcode, ops, inst.attrs, { from: inst }));
   }
-  return { computation: f.finish(inside.get(g.root)!), operands };
+  const roots = u.groups.map((g) => inside.get(g.root)!);
+  return { computation: f.finish(roots.length === 1 ? roots[0]! : f.add("tuple", roots, {})), operands };
 }
 
-function fusionKind(g: Group): FusionKind {
-  return g.root.opcode === "reduce" ? "input" : "loop";
+function fusionKind(u: Unit): FusionKind {
+  return u.groups.some((g) => g.root.opcode === "reduce") ? "input" : "loop";
+}
+
+/**
+ * Units and the other instructions in an order where each comes after what it reads:
+ * the original order where it already is (always, when no groups were merged), the
+ * earliest ready instruction first otherwise.
+ */
+function schedule(c: Computation, units: readonly Unit[]): (Instruction | Unit)[] {
+  const unitOf = new Map<Instruction, Unit>();
+  for (const u of units) for (const g of u.groups) unitOf.set(g.root, u);
+  const nodeOf = (i: Instruction): Instruction | Unit => unitOf.get(i) ?? i;
+  const position = new Map<Instruction | Unit, number>();
+  c.instructions.forEach((inst, i) => { const n = nodeOf(inst); if (!position.has(n)) position.set(n, i); });
+  const reads = (n: Instruction | Unit): Instruction[] => ("groups" in n
+    ? n.groups.flatMap((g) => [...g.members].flatMap((m) => m.operands.filter((o) => !g.members.has(o))))
+    : [...n.operands]);
+  const waiting = new Map<Instruction | Unit, number>();
+  const users = new Map<Instruction | Unit, (Instruction | Unit)[]>();
+  for (const n of position.keys()) {
+    const ds = new Set(reads(n).map(nodeOf).filter((d) => d !== n));
+    waiting.set(n, ds.size);
+    for (const d of ds) {
+      const list = users.get(d);
+      if (list === undefined) users.set(d, [n]);
+      else list.push(n);
+    }
+  }
+  const ready = [...position.keys()].filter((n) => waiting.get(n) === 0);
+  const out: (Instruction | Unit)[] = [];
+  while (ready.length > 0) {
+    ready.sort((a, b) => position.get(a)! - position.get(b)!);
+    const n = ready.shift()!;
+    out.push(n);
+    for (const u of users.get(n) ?? []) {
+      const w = waiting.get(u)! - 1;
+      waiting.set(u, w);
+      if (w === 0) ready.push(u);
+    }
+  }
+  if (out.length !== position.size) throw new Error(`fusion: cyclic schedule in ${c.name}`);
+  return out;
 }
 
 function fuseComputation(c: Computation, ctx: PassContext, passName: string): Computation {
   const groups = formGroups(c, ctx, passName);
   if (groups.size === 0) return c;
+  const units = formUnits(c, groups, ctx, passName);
   const position = new Map(c.instructions.map((inst, i) => [inst, i]));
-  return rebuild(c, (inst, _operands, f, rebuilt) => {
-    const g = groups.get(inst);
-    if (g === undefined) return undefined;
-    const { computation, operands } = fusedComputation(g, position);
-    const kind = fusionKind(g);
-    ctx.log(passName, `${kind} fusion ${g.root.name}: ${g.members.size} instruction(s) [${
-      [...g.members].map((m) => m.opcode).join(", ")}] reading ${operands.length} value(s)`);
-    return f.add("fusion", operands.map(rebuilt), { kind, calledComputation: computation }, {
-      name: `fusion.${g.root.name}`, ...(g.root.metadata ? { metadata: g.root.metadata } : {}),
+  const factory = factoryFor(c);
+  const replaced = new Map<Instruction, Instruction>();
+  const rebuilt = (i: Instruction): Instruction => replaced.get(i) ?? i;
+  const order: Instruction[] = [];
+  for (const node of schedule(c, units)) {
+    if (!("groups" in node)) {
+      const operands = node.operands.map(rebuilt);
+      if (node.opcode === "parameter" || operands.every((o, i) => o === node.operands[i])) order.push(node);
+      else {
+        factory.releaseName(node.name);
+        const copy = factory.withOperands(node, operands);
+        replaced.set(node, copy);
+        order.push(...factory.drain());
+      }
+      continue;
+    }
+    const { computation, operands } = fusedComputation(node, position);
+    const kind = fusionKind(node);
+    const members = node.groups.flatMap((g) => [...g.members]);
+    const roots = node.groups.map((g) => g.root);
+    ctx.log(passName, `${kind} fusion ${roots.map((r) => r.name).join("+")}: ${members.length} instruction(s) [${
+      members.map((m) => m.opcode).join(", ")}] reading ${operands.length} value(s)`);
+    const first = roots[0]!;
+    const fusion = factory.add("fusion", operands.map(rebuilt), { kind, calledComputation: computation }, {
+      name: `fusion.${roots.map((r) => r.name).join("_")}`, ...(first.metadata ? { metadata: first.metadata } : {}),
     });
-  });
+    if (roots.length === 1) replaced.set(first, fusion);
+    else roots.forEach((r, index) => replaced.set(r, factory.add("getTupleElement", [fusion], { index })));
+    order.push(...factory.drain());
+  }
+  const root = rebuilt(c.root);
+  return withInstructions(c, liveInstructions(order, root), root);
 }
 
 /** Fuses the entry computation (sub-computations such as loop bodies run as they are for now). */

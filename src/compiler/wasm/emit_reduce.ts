@@ -11,6 +11,12 @@
 //     outputs at a time, then a scalar tail over the last j.
 // Floats are reassociated (as XLA's CPU backend does); integer wrap-around and
 // min/max/and/or are exact in any order.
+//
+// Full outputs (elementwise values over the reduction's input, e.g. softmax's
+// exp(x - max) that is both summed and stored) are computed with the reduced values
+// and stored as they are computed: one vector store per vector of the inner loop
+// (along r in a row reduction, along j in a column reduction). They need the reduced
+// dimensions adjacent, so that (row, r, j) walks the domain in row-major order.
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
@@ -20,7 +26,7 @@ import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, type LoadAddressing
 import { addTrigReduction } from "./emit_trig.js";
 import { rebuild, reachable } from "./kernel_plan.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
-import { computeType, isSigned, storageBytes, storeScalar, wrapI32 } from "./wasm_types.js";
+import { computeType, isSigned, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
 
 /** Independent vector accumulators of a row reduction (hides the add latency). */
 const UNROLL = 4;
@@ -158,6 +164,9 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
   const values = red.reductions.map((r) => map(r.value));
   const inits = red.reductions.map((r) => map(r.init));
   const outputs = ir.outputs.map((o) => map(o.value));
+  /** Indices (into ir.outputs) of the full outputs, and of the per-reduced-element ones. */
+  const fullOut = ir.outputs.flatMap((o, k) => (o.full === true ? [k] : []));
+  const reducedOut = ir.outputs.flatMap((o, k) => (o.full === true ? [] : [k]));
   const accums = red.reductions.map((r, k) => g.accum(k, r.type));
   /** Generic reducers: for reduction k, its group's first reduction, parameter and result nodes. */
   const generic = red.reductions.map((r, k) => (r.generic === undefined ? undefined : {
@@ -167,6 +176,10 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
   const nIn = ir.inputs.length;
   const nOut = ir.outputs.length;
   const columnMode = J > 1;
+  // Full outputs are addressed (row · Rn + r) · J + j: the reduced dimensions must be adjacent.
+  if (fullOut.length > 0 && reduced.some((d, k) => k > 0 && d !== reduced[k - 1]! + 1)) {
+    throw new EmitFail("full-shape outputs of a reduction over non-adjacent dimensions");
+  }
 
   const m = new ModuleBuilder().importMemory(target);
   const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
@@ -174,7 +187,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
     ve.trigHelper = trigHelper;
     const innerVar = columnMode ? jVar : rVar;
-    const plan = planBody(g, values, innerVar, target, ve);
+    const plan = planBody(g, [...values, ...fullOut.map((k) => outputs[k]!)], innerVar, target, ve);
     const L = plan.lanes;
     ve.vectorLanes = L;
     const combiners = red.reductions.map((r) => (r.kind === "generic" ? undefined : vectorCombiner(f, r.kind, r.type)));
@@ -245,8 +258,35 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     const initVecAcc = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l) => {
       if (x.kind !== "generic") { splatIdentity(f, x.kind, x.type, L); f.localSet(l); }
     }));
+    /** Row-mode base addresses of the full outputs' current rows. */
+    const fullBase = fullOut.map(() => f.local("i32"));
+    const fullRowBases = (): void => fullOut.forEach((k, x) => {
+      f.localGet(nIn + k).localGet(row).i32Const(Rn * storageBytes(ir.outputs[k]!.type)).i32Mul().i32Add().localSet(fullBase[x]!);
+    });
+    /**
+     * Stores the full outputs at domain element (row, r, j): row · Rn · J + r · J + j, with
+     * the inner variable i standing for r in row mode and for j in column mode (a vector
+     * of consecutive elements from i when `vector`).
+     */
+    const storeFull = (vector: boolean): void => fullOut.forEach((k, x) => {
+      const t = ir.outputs[k]!.type;
+      const sz = storageBytes(t);
+      if (columnMode) f.localGet(nIn + k).localGet(row).i32Const(Rn).i32Mul().localGet(r).i32Add().i32Const(J * sz).i32Mul().i32Add();
+      else f.localGet(fullBase[x]!);
+      f.localGet(i);
+      if (sz !== 1) f.i32Const(sz).i32Mul();
+      f.i32Add();
+      if (vector) {
+        f.localGet(ve.vector.get(outputs[k]!)!);
+        storeVector(f, t, ve.scratchV128());
+      } else {
+        f.localGet(ve.scalar.get(outputs[k]!)!);
+        storeScalar(f, t);
+      }
+    });
     const accumulateScalar = (): void => {
       for (const id of plan.scalarBody) ve.emitScalar(id);
+      storeFull(false);
       red.reductions.forEach((x, k) => {
         const gen = generic[k];
         if (x.kind === "generic") {
@@ -264,6 +304,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     };
     const accumulateVector = (copy: number): void => {
       for (const id of plan.vectorBody!) ve.emitVector(id);
+      storeFull(true);
       red.reductions.forEach((_x, k) => {
         f.localGet(vecAcc[k]![copy]!).localGet(ve.vector.get(values[k]!)!);
         combiners[k]!();
@@ -303,11 +344,12 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       const saveJ = ve.scalar.get(jVar);
       ve.scalar.set(jVar, jLocal);
       const accSet = new Set(accums);
-      for (const id of reachable(g, outputs)) {
+      for (const id of reachable(g, reducedOut.map((k) => outputs[k]!))) {
         const op = g.node(id).op;
         if (op !== "var" && !accSet.has(id)) ve.emitScalar(id);
       }
-      outputs.forEach((o, k) => {
+      reducedOut.forEach((k) => {
+        const o = outputs[k]!;
         const t = ir.outputs[k]!.type;
         f.localGet(nIn + k).localGet(row).i32Const(J).i32Mul().localGet(jLocal).i32Add();
         if (storageBytes(t) !== 1) f.i32Const(storageBytes(t)).i32Mul();
@@ -324,6 +366,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       // ---- row reduction: vector along r
       initScalarAcc();
       emitInvariants(vectorize);
+      fullRowBases();
       f.i32Const(0).localSet(i);
       if (vectorize) {
         initVecAcc();
