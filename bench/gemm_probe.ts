@@ -1,6 +1,7 @@
 // Ad-hoc GEMM throughput probe (not a test). One thread; best time over repeated runs,
 // variants interleaved so that a loaded machine disadvantages none of them.
-//   node dist/bench/gemm_probe.js [sizes...] [f64] ['tiling={"mr":6}' ...] [seconds=2]
+//   node dist/bench/gemm_probe.js [sizes...] [f64] ['tiling={"mr":2,"nrVectors":4}' ...] [threads=1,2] [seconds=2]
+// ('tiling={"fma":true}' uses relaxed_madd where the engine has relaxed SIMD.)
 // Run with and without --experimental-wasm-relaxed-simd.
 
 import { emitGemmKernel, type GemmSpec, type GemmTiling, defaultGemmTiling } from "../src/compiler/wasm/gemm.js";

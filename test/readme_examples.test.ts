@@ -6,17 +6,28 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { compiled } from "./support/backend.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const readme = readFileSync(join(root, "README.md"), "utf8");
 const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
 const library = pathToFileURL(join(root, "dist/src/index.js")).href;
 
-/** Runs a README block as an ES module against the built library; returns its output. */
+/**
+ * Runs a README block as an ES module against the built library; returns its output.
+ * On the compiled backend (XLATS_TEST_BACKEND=wasm, which the child inherits) "xlats"
+ * is the library with test/support/backend.ts's `evaluate` in place of the interpreter's.
+ */
 function run(block: string): string {
   const dir = mkdtempSync(join(tmpdir(), "xlats-readme-"));
   const file = join(dir, "example.mjs");
-  writeFileSync(file, block.replace(/from "xlats"/g, `from "${library}"`));
+  let from = library;
+  if (compiled) {
+    from = pathToFileURL(join(dir, "xlats.mjs")).href;
+    const backend = pathToFileURL(join(root, "dist/test/support/backend.js")).href;
+    writeFileSync(join(dir, "xlats.mjs"), `export * from "${library}";\nexport { evaluate } from "${backend}";\n`);
+  }
+  writeFileSync(file, block.replace(/from "xlats"/g, `from "${from}"`));
   return execFileSync(process.execPath, [file], { encoding: "utf8", timeout: 60_000 });
 }
 

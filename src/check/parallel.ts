@@ -13,7 +13,7 @@
 // attribute dictionary as text and whose called computations are the named functions.
 
 import type { Computation, Instruction } from "../ir/computation.js";
-import { Computation as ComputationClass, subcomputationsOf } from "../ir/computation.js";
+import { calleesFirst, Computation as ComputationClass, subcomputationsOf } from "../ir/computation.js";
 import type { CustomCallContext } from "../interpreter/context.js";
 import type { Client } from "../runtime/client.js";
 import { ExecutionError } from "../types/errors.js";
@@ -169,12 +169,6 @@ export function lowerPrints(c: Computation, memo = new Map<Computation, Computat
 
 /** Whether `entry` (or anything it calls) contains a run_parallel op. */
 export function usesRunParallel(entry: Computation): boolean {
-  const seen = new Set<Computation>();
-  const visit = (c: Computation): boolean => {
-    if (seen.has(c)) return false;
-    seen.add(c);
-    return c.instructions.some((i) =>
-      (i.opcode === "customCall" && (i as Instruction<"customCall">).attrs.target === RUN_PARALLEL) || subcomputationsOf(i).some(visit));
-  };
-  return visit(entry);
+  return calleesFirst([entry]).some((c) => c.instructions.some((i) =>
+    i.opcode === "customCall" && (i as Instruction<"customCall">).attrs.target === RUN_PARALLEL));
 }

@@ -183,7 +183,9 @@ export class Executable {
   dump(): string {
     const p = this.program;
     const loc = (l: Location): string => l.space === "temp" ? `temp${l.index}@${p.temps[l.index]!.offset}` : `${l.space}${l.index}`;
-    const lines = [printHlo(p.module).trimEnd(), "", `// steps of ${p.module.name}:`];
+    const lines = [printHlo(p.module).trimEnd(), ""];
+    if (this.log.length > 0) lines.push(`// pass log:`, ...this.log.map((e) => `//   ${e.pass}: ${e.message}`), "");
+    lines.push(`// steps of ${p.module.name}:`);
     for (const s of p.steps) {
       switch (s.kind) {
         case "kernel": {

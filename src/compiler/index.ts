@@ -9,7 +9,9 @@ import { verifyModule } from "../ir/verify.js";
 import { moduleFingerprint } from "../ir/traverse.js";
 import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
 import { printHlo } from "../text/hlo/index.js";
+import { CompileError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
+import { shapeToString, type Shape } from "../types/shape.js";
 import { WasmDevice } from "./device.js";
 import { cpuThreads } from "./wasm/features.js";
 import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
@@ -73,6 +75,24 @@ export function defaultDevice(): WasmDevice {
   return sharedDevice;
 }
 
+const hasDynamicDimension = (shape: Shape): boolean =>
+  shape.kind === "array" ? shape.dynamicDimensions.some((d) => d) : shape.kind === "tuple" && shape.elements.some(hasDynamicDimension);
+
+/**
+ * Device arrays have static shapes: a run-time dimension size (set-dimension-size,
+ * dynamic-reshape, bounded dimensions) would be lost on the way through device memory
+ * and the program would read its bound instead. Refused rather than silently wrong.
+ */
+function refuseDynamicDimensions(module: HloModule): void {
+  for (const c of module.computations) {
+    for (const inst of c.instructions) {
+      if (hasDynamicDimension(inst.shape)) {
+        throw new CompileError(`${module.name}: the wasm backend does not support dynamic dimensions (${inst.name} has shape ${shapeToString(inst.shape)}); use the interpreter backend`);
+      }
+    }
+  }
+}
+
 interface Planned {
   readonly program: CompiledProgram;
   readonly log: PassLogEntry[];
@@ -87,6 +107,7 @@ function plan(program: Computation | HloModule, options: CompileOptions, device:
   const module = program instanceof Computation ? new HloModule(program.name, program) : program;
   // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
   verifyModule(module);
+  refuseDynamicDimensions(module);
   // Custom pipelines and per-pass hooks are not cached: the caller wants them to run.
   const cacheable = options.passes === undefined && options.dumpAfterEach === undefined && options.verifyEachPass !== true;
   const key = cacheable ? `${JSON.stringify(module.config)}\n${moduleFingerprint(module)}` : undefined;

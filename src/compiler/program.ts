@@ -96,6 +96,15 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
       case "tuple":
         leaves.set(inst, inst.operands.flatMap((o) => leaves.get(o)!));
         continue;
+      case "fusion": {
+        // A fused reshape of a parameter moves no data (default layouts): it names its operand's bytes.
+        const fused = (inst as Instruction<"fusion">).attrs.calledComputation;
+        if (fused.instructions.length === 2 && fused.root.opcode === "reshape" && fused.root.operands[0] === fused.parameters[0]) {
+          leaves.set(inst, leaves.get(inst.operands[0]!)!);
+          continue;
+        }
+        break;
+      }
       case "getTupleElement": {
         const t = inst.operands[0]!;
         const i = (inst as Instruction<"getTupleElement">).attrs.index;

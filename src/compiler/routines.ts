@@ -8,6 +8,11 @@ import type { Opcode } from "../ir/opcodes.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./wasm/kernel.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
+import { emitDynamicSliceKernel, emitDynamicUpdateSliceKernel } from "./wasm/routines/dynamic_slice.js";
+import { emitGatherKernel, emitScatterKernel } from "./wasm/routines/gather_scatter.js";
+import { emitRngBitGeneratorKernel } from "./wasm/routines/rng.js";
+import { emitSortKernel } from "./wasm/routines/sort.js";
+import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routines/window.js";
 
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupported;
 
@@ -17,6 +22,14 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
     return "unsupported" in spec ? spec : emitGemmKernel(spec, target);
   },
+  reduceWindow: (inst, target) => emitReduceWindowKernel(inst as Instruction<"reduceWindow">, target),
+  selectAndScatter: (inst, target) => emitSelectAndScatterKernel(inst as Instruction<"selectAndScatter">, target),
+  gather: (inst, target) => emitGatherKernel(inst as Instruction<"gather">, target),
+  scatter: (inst, target) => emitScatterKernel(inst as Instruction<"scatter">, target),
+  dynamicSlice: (inst, target) => emitDynamicSliceKernel(inst as Instruction<"dynamicSlice">, target),
+  dynamicUpdateSlice: (inst, target) => emitDynamicUpdateSliceKernel(inst as Instruction<"dynamicUpdateSlice">, target),
+  sort: (inst, target) => emitSortKernel(inst as Instruction<"sort">, target),
+  rngBitGenerator: (inst, target) => emitRngBitGeneratorKernel(inst as Instruction<"rngBitGenerator">, target),
 };
 
 /** The opcodes with a code generator. */

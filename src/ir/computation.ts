@@ -78,6 +78,24 @@ export class Computation {
   }
 }
 
+/**
+ * `roots` and every computation they call, directly or not, each once, callees before
+ * their callers (the one walk over the call graph; a recursive call, which the verifier
+ * rejects, is cut rather than followed).
+ */
+export function calleesFirst(roots: readonly Computation[]): Computation[] {
+  const ordered: Computation[] = [];
+  const seen = new Set<Computation>();
+  const visit = (c: Computation): void => {
+    if (seen.has(c)) return;
+    seen.add(c);
+    for (const callee of c.calledComputations()) visit(callee);
+    ordered.push(c);
+  };
+  for (const r of roots) visit(r);
+  return ordered;
+}
+
 /** Every computation an instruction refers to, read from its attributes. */
 export function subcomputationsOf(inst: Instruction): Computation[] {
   const out: Computation[] = [];
@@ -117,18 +135,8 @@ export class HloModule {
   config: ModuleConfig = DEFAULT_MODULE_CONFIG;
 
   constructor(readonly name: string, readonly entry: Computation, extra: readonly Computation[] = []) {
-    const ordered: Computation[] = [];
-    const visiting = new Set<Computation>();
-    const visit = (c: Computation): void => {
-      if (ordered.includes(c) || visiting.has(c)) return;
-      visiting.add(c);
-      for (const callee of c.calledComputations()) visit(callee);
-      ordered.push(c);
-    };
-    for (const c of extra) visit(c);
-    visit(entry);
     // Keep the entry last even if an extra computation calls it.
-    this.computations = [...ordered.filter((c) => c !== entry), entry];
+    this.computations = [...calleesFirst([...extra, entry]).filter((c) => c !== entry), entry];
   }
 
   getComputation(name: string): Computation | undefined {

@@ -6,7 +6,7 @@
 // Failures are errors, not hangs: a failed device aborts the rendezvous, so the others
 // stop waiting, and execute rejects with the failing device's error.
 
-import type { Computation, Instruction } from "../ir/computation.js";
+import { calleesFirst, type Computation, type Instruction } from "../ir/computation.js";
 import { OP_TABLE, type OpAttributes } from "../ir/opcodes.js";
 import { ExecutionError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
@@ -611,11 +611,7 @@ function rendezvousSizes(computations: readonly Computation[], replicas: number,
   let payload = 0;
   let reduce = 0;
   let arena = 0;
-  const seen = new Set<Computation>();
-  const visit = (c: Computation): void => {
-    if (seen.has(c)) return;
-    seen.add(c);
-    for (const callee of c.calledComputations()) visit(callee);
+  for (const c of calleesFirst(computations)) {
     for (const inst of c.instructions) {
       const info = OP_TABLE[inst.opcode];
       if (info.family !== "collective" && inst.opcode !== "send" && inst.opcode !== "recv") continue;
@@ -628,8 +624,7 @@ function rendezvousSizes(computations: readonly Computation[], replicas: number,
         if (recognizeReduction(attrs.toApply) !== undefined) arena += bytes * sharedGroups(info.hlo, attrs, replicas, partitions);
       }
     }
-  };
-  for (const c of computations) visit(c);
+  }
   return { payload, reduce, arena: Math.min(arena, ARENA_LIMIT) };
 }
 

@@ -4,7 +4,7 @@
 // and computations replaced by tagged records. Typed arrays, bigints and plain objects
 // survive structured cloning as they are.
 
-import { Computation, type Instruction } from "../ir/computation.js";
+import { calleesFirst, Computation, type Instruction } from "../ir/computation.js";
 import { InstructionFactory } from "../ir/factory.js";
 import type { Opcode, OpAttributes } from "../ir/opcodes.js";
 import type { OpMetadata } from "../ir/attributes.js";
@@ -66,20 +66,9 @@ export function deserializeLiteral(s: SerializedLiteral): Literal {
   }
 }
 
-/** Computations reachable from `entry`, callees first, entry last. */
-function orderedComputations(entry: Computation): Computation[] {
-  const out: Computation[] = [];
-  const visit = (c: Computation): void => {
-    if (out.includes(c)) return;
-    for (const callee of c.calledComputations()) visit(callee);
-    out.push(c);
-  };
-  visit(entry);
-  return out;
-}
 
 export function serializeComputation(entry: Computation): SerializedProgram {
-  const computations = orderedComputations(entry);
+  const computations = calleesFirst([entry]);
   const index = new Map(computations.map((c, i) => [c, i]));
   const value = (v: unknown): SerializedValue => {
     if (v === null || v === undefined) return null;

@@ -222,7 +222,8 @@ const clampRule: ShapeRule<"clamp"> = (operands) => {
       throw shapeError("clamp", name, `${shapeToString(bound)} must be a scalar or have the dimensions of operand ${shapeToString(x)}`);
     }
   }
-  return x;
+  // The default layout, as for every elementwise result: kernels write results in row-major order.
+  return retype(x, x.elementType);
 };
 
 // ---- broadcastInDim -------------------------------------------------------------

@@ -3,10 +3,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   allGather, allGatherDone, allGatherStart, allReduce, allToAll, allToAllTuple, arrayShape, collectiveBroadcast,
-  collectivePermute, collectivePermuteDone, collectivePermuteStart, evaluate, ExecutionError, inferShape, Literal,
+  collectivePermute, collectivePermuteDone, collectivePermuteStart, ExecutionError, inferShape, Literal,
   parameter, partitionId, raggedAllToAll, reduceScatter, replicaId, scalarReducer, shapesEqual, ShapeError, XlaBuilder,
   type Computation, type XlaOp,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 
 function build(params: readonly [string, number[]][], body: (b: XlaBuilder, ps: XlaOp[]) => XlaOp): Computation {
   const b = new XlaBuilder("t");

@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   Literal, XlaBuilder, add, arrayShape, constantR0, div, dot, dotGeneral, evaluate, exp, getTupleElement, max, mul, neg, parameter, reduce,
-  rngUniform, scalarShape, sub, tanh, tuple, type Computation, type ElementType, type XlaOp,
+  reshape, rngUniform, scalarShape, sub, tanh, tuple, type Computation, type ElementType, type XlaOp,
 } from "../../src/index.js";
 import { compile, WasmDevice } from "../../src/compiler/index.js";
 import { ExecutionError } from "../../src/types/errors.js";
@@ -186,4 +186,17 @@ test("dot_general in any dimension order runs as GEMM after dot canonicalization
     const args = [randomLiteral(rng(20 + i), "f32", k.lhs), randomLiteral(rng(30 + i), "f32", k.rhs)];
     assertClose(exe.run(args), evaluate(c, args), 1e-5);
   }
+});
+
+test("a reshape between two dots moves no data: it names its operand's bytes", async () => {
+  const b = new XlaBuilder("two_dots");
+  const x = parameter(b, 0, arrayShape("f32", [4, 6]), "x");
+  const w = parameter(b, 1, arrayShape("f32", [6, 6]), "w");
+  const v = parameter(b, 2, arrayShape("f32", [3, 8]), "v");
+  const h = reshape(dot(x, w), [8, 3]);
+  const c = b.build(dot(h, v));
+  const exe = await compile(c);
+  assert.deepEqual(exe.program.steps.map((s) => s.kind), ["kernel", "kernel"], exe.dump());
+  const args = [randomLiteral(rng(40), "f32", [4, 6]), randomLiteral(rng(41), "f32", [6, 6]), randomLiteral(rng(42), "f32", [3, 8])];
+  assertClose(exe.run(args), evaluate(c, args), 1e-5);
 });

@@ -7,9 +7,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   ExecutionError, Literal, ShapeError, TOKEN_SHAPE, XlaBuilder, addDependency, afterAll, arrayShape, call,
-  add, compositeCall, conditional, conditionalIndexed, constantLiteral, createToken, customCall, evaluate,
+  add, compositeCall, conditional, conditionalIndexed, constantLiteral, createToken, customCall,
   getTupleElement, lt, optimizationBarrier, parameter, scalarShape, tuple, tupleShape, whileLoop, type Computation,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { verifyComputation } from "../../src/ir/verify.js";
 import { testTargets } from "./helpers.js";
 

@@ -4,9 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Literal, XlaBuilder, add, arrayShape, constantFromNested, constantR1, evaluate, gather, max, parameter, scatter,
+  Literal, XlaBuilder, add, arrayShape, constantFromNested, constantR1, gather, max, parameter, scatter,
   shapeToString, sub, tuple, type ElementType, type Scalar,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { nested, replaceComputation, run, scalarComputation } from "./helpers.js";
 
 const b = (): XlaBuilder => new XlaBuilder("t");

@@ -2,9 +2,10 @@
 // scatter update computations) built with the real builder ops, and run/compare helpers.
 
 import {
-  XlaBuilder, compare, evaluate, parameter, scalarShape, type Computation, type ComparisonDirection,
+  XlaBuilder, compare, parameter, scalarShape, type Computation, type ComparisonDirection,
   type ElementType, type Literal, type XlaOp,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { rng } from "../support/prng.js";
 export { rng };
 

@@ -4,9 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Literal, XlaBuilder, arrayShape, concatInDim, constantR0, constantR1, dynamicSlice, evaluate, gather, pad, parameter, rev,
+  Literal, XlaBuilder, arrayShape, concatInDim, constantR0, constantR1, dynamicSlice, gather, pad, parameter, rev,
   shapesEqual, shapeToString, slice, sort, transpose, type XlaOp,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { keyComparator, randInt, rng } from "./helpers.js";
 
 function randomDims(r: () => number, maxRank = 4, maxSize = 4): number[] {

@@ -3,9 +3,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  add, arrayShape, broadcast, broadcastInDim, constantLiteral, evaluate, inferShape, Literal, mul, parameter,
+  add, arrayShape, broadcast, broadcastInDim, constantLiteral, inferShape, Literal, mul, parameter,
   shapeToString, XlaBuilder, type XlaOp,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { assertShapeError, assertValues, lit, run } from "./helpers.js";
 
 const m23 = lit("s32", [[1, 2, 3], [4, 5, 6]]);

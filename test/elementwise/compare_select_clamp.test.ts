@@ -4,8 +4,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   arrayShape, clamp, compare, constantLiteral, eq, eqTotalOrder, ge, gt, le, lt, ltTotalOrder, ne, parameter, select,
-  tupleShape, XlaBuilder, Literal, evaluate, type ComparisonDirection, type XlaOp,
+  tupleShape, XlaBuilder, Literal, type ComparisonDirection, type XlaOp,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { assertShapeError, assertValues, floats, lit, run } from "./helpers.js";
 
 const T = true;

@@ -4,8 +4,9 @@
 
 import assert from "node:assert/strict";
 import {
-  arrayShape, encodeFloatBits, evaluate, Literal, parameter, XlaBuilder, type ElementType, type NestedValues, type Scalar, type XlaOp,
+  arrayShape, encodeFloatBits, Literal, parameter, XlaBuilder, type ElementType, type NestedValues, type Scalar, type XlaOp,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 
 /** Runs `build(params...)` on `args` (each becomes a parameter) and returns the result. */
 export function run(build: (...params: XlaOp[]) => XlaOp, ...args: Literal[]): Literal {

@@ -8,7 +8,9 @@ import {
   xor, type XlaOp,
 } from "../../src/index.js";
 import { run } from "./helpers.js";
+import { compiled } from "../support/backend.js";
 import { rng } from "../support/prng.js";
+import { ulpDistance } from "../support/ulp.js";
 
 const INT_MIN = -2147483648;
 const I32_OPS: [string, (a: XlaOp, b: XlaOp, d?: readonly number[]) => XlaOp, (a: number, b: number) => number][] = [
@@ -103,14 +105,19 @@ test("random broadcastInDim: output[idx] = operand[idx mapped through broadcast_
 
 test("random unary float ops on f32/f16/bf16 equal the double result rounded once to the type", () => {
   const r = rng(11);
-  const ops: [(x: XlaOp) => XlaOp, (x: number) => number][] = [[exp, Math.exp], [sin, Math.sin], [sqrt, Math.sqrt], [log1p, Math.log1p]];
+  // The compiled backend computes f32 exp and log1p in f32 (as XLA's CPU backend does),
+  // within the bounds src/compiler/wasm/math.ts states: 2 and 3 ulps of the rounded result.
+  const ops: [(x: XlaOp) => XlaOp, (x: number) => number, number][] = [
+    [exp, Math.exp, compiled ? 2 : 0], [sin, Math.sin, 0], [sqrt, Math.sqrt, 0], [log1p, Math.log1p, compiled ? 3 : 0],
+  ];
   for (const t of ["f32", "f16", "bf16"] as const) {
-    for (const [op, ref] of ops) {
+    for (const [op, ref, f32Ulps] of ops) {
       const values = Array.from({ length: 50 }, () => roundToFloatType(t, (r() - 0.3) * 20));
       const got = run((x) => op(x), Literal.fromValues(t, [5, 10], values)).toNumbers();
       values.forEach((v, i) => {
         const want = roundToFloatType(t, ref(v));
-        assert.ok(Object.is(got[i], want) || (Number.isNaN(got[i]) && Number.isNaN(want)), `${t} ${op.name}(${v}) = ${got[i]}, want ${want}`);
+        const close = t === "f32" && ulpDistance(t, got[i]!, want) <= f32Ulps;
+        assert.ok(Object.is(got[i], want) || close || (Number.isNaN(got[i]) && Number.isNaN(want)), `${t} ${op.name}(${v}) = ${got[i]}, want ${want}`);
       });
     }
   }

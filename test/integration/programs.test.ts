@@ -5,10 +5,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Literal, XlaBuilder, add, arrayShape, constantR0, conv, div, dot, evaluate, exp, gather, getTupleElement, gt, iota,
+  Literal, XlaBuilder, add, arrayShape, constantR0, conv, div, dot, exp, gather, getTupleElement, gt, iota,
   lt, max, mul, parameter, reduce, reduceWindow, reshape, scalarShape, slice, sort, sub, topK, tuple, tupleShape,
   whileLoop, type Computation, type ElementType, type XlaOp,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { assertClose, rng } from "../reduction/support.js";
 
 /** A scalar (a, b) -> op(a, b) sub-computation. */

@@ -4,9 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Literal, XlaBuilder, add, arrayShape, constantR0, evaluate, mul, neg, outfeedWithToken, parameter, createToken, reduce, scalarShape,
+  Literal, XlaBuilder, add, arrayShape, constantR0, mul, neg, outfeedWithToken, parameter, createToken, reduce, scalarShape,
   parseHlo, printHlo, parseStableHlo, printStableHlo, verifyModule, HloModule, narrow, type Computation, type Instruction,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { InstructionFactory } from "../../src/ir/factory.js";
 import { postOrder, structuralKey, usersOf } from "../../src/ir/traverse.js";
 import { mapComputations, rebuild } from "../../src/ir/rewrite.js";
@@ -194,4 +195,25 @@ test("passes: pipeline, fixpoint, verification and dumps", () => {
       inst.opcode === "multiply" ? { ...f.add("multiply", operands, {}), shape: arrayShape("f32", [4]) } : undefined)),
   };
   assert.throws(() => runPasses(module, [broken], { verify: true }), (e) => e instanceof CompileError && /pass broken produced an invalid module/.test(e.message));
+});
+
+test("the module config: HLO's replica_count/num_partitions and StableHLO's mhlo.num_replicas/num_partitions", () => {
+  const hlo = `HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}, replica_count=2, num_partitions=4
+
+ENTRY %main (x: f32[2]) -> f32[2] {
+  %x = f32[2]{0} parameter(0)
+  ROOT %n = f32[2]{0} negate(f32[2]{0} %x)
+}
+`;
+  const m = parseHlo(hlo);
+  assert.deepEqual(m.config, { replicaCount: 2, partitionCount: 4 });
+  assert.deepEqual(parseHlo(printHlo(m)).config, m.config);
+  assert.throws(() => parseHlo(hlo.replace("replica_count=2", "replica_count=0")), /replica_count must be at least 1/);
+  const mlir = parseStableHlo(`module attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 3 : i32} {
+func.func @main(%a: tensor<f32>) -> tensor<f32> {
+  return %a : tensor<f32>
+}
+}`);
+  assert.deepEqual(mlir.config, { replicaCount: 3, partitionCount: 2 });
+  assert.deepEqual(fusionModule().config, { replicaCount: 1, partitionCount: 1 });
 });

@@ -4,9 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Literal, ShapeError, XlaBuilder, arrayShape, constantLiteral, evaluate, rngBernoulli, rngNormal, rngUniform, tuple,
+  Literal, ShapeError, XlaBuilder, arrayShape, constantLiteral, rngBernoulli, rngNormal, rngUniform, tuple,
   type ElementType, type Scalar,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 
 function uniform(type: ElementType, a: Scalar, b: Scalar, n: number, rngSeed = 0n): Literal {
   const builder = new XlaBuilder("u");

@@ -5,8 +5,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Literal, XlaBuilder, arrayShape, evaluate, parameter, rngBitGenerator, ShapeError, type RandomAlgorithm,
+  Literal, XlaBuilder, arrayShape, parameter, rngBitGenerator, ShapeError, type RandomAlgorithm,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 
 function run(algorithm: RandomAlgorithm, state: readonly bigint[], type: Parameters<typeof arrayShape>[0], dims: number[]): [bigint[], Literal] {
   const b = new XlaBuilder("rbg");

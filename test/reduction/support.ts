@@ -4,9 +4,10 @@
 
 import assert from "node:assert/strict";
 import {
-  arrayShape, evaluate, ge, Literal, parameter, scalarShape, select, tuple, XlaBuilder,
+  arrayShape, ge, Literal, parameter, scalarShape, select, tuple, XlaBuilder,
   type Computation, type ElementType, type Shape, type XlaOp,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { rng } from "../support/prng.js";
 export { rng };
 

@@ -30,9 +30,10 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import {
   CustomCallRegistry, Literal, XlaBuilder, add, arrayShape, clamp, constantFromNested, constantR0, constantR1,
-  crossReplicaSum, customCall, dynamicSlice, dynamicUpdateSlice, evaluate, ge, lt, pad, parameter, reduce, reshape,
+  crossReplicaSum, customCall, dynamicSlice, dynamicUpdateSlice, ge, lt, pad, parameter, reduce, reshape,
   scalarShape, selectAndScatter, sort, type Computation, type XlaOp,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { createClient, type Client } from "../../src/runtime/index.js";
 
 /** Builds the computation rooted at `root` and evaluates it with no arguments. */

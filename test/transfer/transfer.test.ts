@@ -4,9 +4,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   ExecutionError, HostQueues, Literal, ShapeError, TOKEN_SHAPE, XlaBuilder, arrayShape, constantLiteral,
-  createToken, evaluate, getTupleElement, infeed, infeedWithToken, outfeed, outfeedWithToken, parameter, recv,
+  createToken, getTupleElement, infeed, infeedWithToken, outfeed, outfeedWithToken, parameter, recv,
   recvFromHost, send, sendToHost, tuple, tupleShape,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 
 const s64Matrix = (rows: number[][]): Literal => Literal.from("s64", rows.map((r) => r.map(BigInt)));
 

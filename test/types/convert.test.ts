@@ -4,8 +4,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   ELEMENT_TYPE_NAMES, ELEMENT_TYPES, Literal, ShapeError, XlaBuilder, constantLiteral, convertElementType, convertLiteral,
-  convertScalar, decodeFloatBits, evaluate, parameter, arrayShape, type ElementType, type Scalar,
+  convertScalar, decodeFloatBits, parameter, arrayShape, type ElementType, type Scalar,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 import { rawData, runUnary } from "./helpers.js";
 
 const convert = (t: ElementType, values: Scalar[], to: ElementType): Scalar[] =>

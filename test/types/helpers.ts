@@ -1,8 +1,9 @@
 // Test helpers: run one op on literal arguments through the builder and the interpreter.
 import assert from "node:assert/strict";
 import {
-  Literal, XlaBuilder, evaluate, parameter, shapesEqual, shapeToString, type XlaOp,
+  Literal, XlaBuilder, parameter, shapesEqual, shapeToString, type XlaOp,
 } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 
 /** Builds `f(parameter 0)` for the literal's shape, evaluates it on the literal, and
  * checks that the result has the shape that shape inference gave the op. */

@@ -30,7 +30,7 @@ export type BinaryScalarOp =
 /** Comparison: the direction, with "_TOTAL" appended for TOTALORDER on floats. */
 export type CompareOp = "EQ" | "NE" | "LT" | "LE" | "GT" | "GE";
 export type ValueOp =
-  | "load" | "const" | "fromIdx" | "select" | "condToPred" | "convert" | "bitcast" | "compare" | "accum"
+  | "load" | "const" | "fromIdx" | "select" | "condToPred" | "convert" | "bitcast" | "compare" | "accum" | "racc" | "rin" | "reducePrecision"
   | UnaryScalarOp | BinaryScalarOp;
 export type NodeOp = IdxOp | CondOp | ValueOp;
 

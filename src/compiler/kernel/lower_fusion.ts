@@ -23,6 +23,19 @@ import { SCALAR_OPS, type FusibleElementwiseOpcode } from "./scalar_ops.js";
 
 export type ReducerKind = "add" | "mul" | "max" | "min" | "and" | "or";
 
+/**
+ * A reducer that is not one binary op (argmax, ...): its body inlined as scalar nodes
+ * over `racc` (accumulator) and `rin` (element) parameter nodes. It runs in the
+ * interpreter's order (accumulator first, elements in row-major order), so even float
+ * results match exactly; it does not vectorize.
+ */
+export interface GenericReducer {
+  /** Parameter nodes of the body: the N accumulators, then the N elements. */
+  readonly params: readonly number[];
+  /** The body's N results. */
+  readonly results: readonly number[];
+}
+
 export interface KernelInput {
   readonly type: ElementType;
   readonly dims: readonly number[];
@@ -35,7 +48,10 @@ export interface KernelOutput {
 }
 
 export interface KernelReduction {
-  readonly kind: ReducerKind;
+  /** A recognized reducer (vectorizable), or "generic" with the body in `generic`. */
+  readonly kind: ReducerKind | "generic";
+  /** For generic reducers: the body, shared by the N reductions of one variadic reduce (index k within it). */
+  readonly generic?: { readonly body: GenericReducer; readonly k: number };
   readonly type: ElementType;
   /** Init value (output context). */
   readonly init: number;
@@ -69,23 +85,27 @@ function arrayOf(inst: Instruction): ArrayShape {
   return inst.shape.kind === "array" ? inst.shape : fail(`${inst.name}: not an array`);
 }
 
+/** Largest array constant inlined into a kernel (as a chain of selects). */
+const MAX_INLINE_CONSTANT = 16;
+
 const FUSIBLE_ELEMENTWISE = new Set<string>(Object.keys(SCALAR_OPS));
 
 function checkType(t: ElementType, where: string): void {
   const kind = ELEMENT_TYPES[t].kind;
   if (kind === "complex") fail(`${where}: complex types are not fused yet`);
-  if (kind === "float" && t !== "f32" && t !== "f64" && t !== "bf16") fail(`${where}: ${t} is not fused yet`);
+  if (kind === "float" && t !== "f32" && t !== "f64" && t !== "bf16" && t !== "f16") fail(`${where}: ${t} is not fused yet`);
 }
 
 class Lowering {
-  readonly g = new KernelGraph();
   private readonly memo = new Map<string, number>();
+  /** When lowering a reducer body: the nodes its parameters stand for. */
+  paramNodes: readonly number[] | undefined;
   /** Results of reductions, by reduce instruction (and tuple index). */
   readonly accums = new Map<Instruction, number[]>();
   /** Variables of the output context, when lowering an input fusion's epilogue. */
   outputVars: readonly number[] | undefined;
 
-  constructor(readonly comp: Computation) {}
+  constructor(readonly comp: Computation, readonly g: KernelGraph = new KernelGraph()) {}
 
   at(inst: Instruction, idx: readonly number[]): number {
     const key = `${inst.id}:${idx.join(",")}`;
@@ -119,6 +139,7 @@ class Lowering {
     const shape = arrayOf(inst);
     switch (opcode) {
       case "parameter": {
+        if (this.paramNodes !== undefined) return this.paramNodes[(inst as Instruction<"parameter">).attrs.number]!;
         const strides = rowMajorStrides(shape.dimensions);
         let offset = g.iconst(0);
         idx.forEach((x, i) => { offset = g.add(offset, g.mul(x, strides[i]!)); });
@@ -129,10 +150,22 @@ class Lowering {
         const values = lit.values();
         const first = values[0];
         if (first === undefined || typeof first === "object") return fail(`${inst.name}: unsupported constant`);
-        if (values.some((v) => v !== first && !(Number.isNaN(v) && Number.isNaN(first)))) {
-          return fail(`${inst.name}: array constants are not fused yet`);
+        const t = shape.elementType;
+        const asNode = (v: (typeof values)[number]): number =>
+          g.constant(t, typeof v === "boolean" ? (v ? 1 : 0) : (v as number | bigint));
+        const same = values.every((v) => v === first || (typeof v === "number" && Number.isNaN(v) && Number.isNaN(first as number)));
+        if (same && !(typeof first === "number" && first === 0 && values.some((v) => !Object.is(v, first)))) return asNode(first);
+        // A small table: a chain of selects on the linear index (larger constants
+        // should stay operands of the fusion).
+        if (values.length > MAX_INLINE_CONSTANT) return fail(`${inst.name}: array constants of more than ${MAX_INLINE_CONSTANT} elements are not fused`);
+        const strides = rowMajorStrides(shape.dimensions);
+        let linear = g.iconst(0);
+        idx.forEach((x, i) => { linear = g.add(linear, g.mul(x, strides[i]!)); });
+        let result = asNode(values[values.length - 1]!);
+        for (let k = values.length - 2; k >= 0; k--) {
+          result = g.op("select", t, [g.condToPred(g.eq(linear, g.iconst(k))), asNode(values[k]!), result]);
         }
-        return g.constant(shape.elementType, typeof first === "boolean" ? (first ? 1 : 0) : first);
+        return result;
       }
       case "iota": {
         const d = (inst as Instruction<"iota">).attrs.iotaDimension;
@@ -240,7 +273,28 @@ export function unlinearize(g: KernelGraph, linear: number, dims: readonly numbe
 }
 
 /** Recognizes a reducer whose body is one binary op of its two parameters. */
-function reducerKinds(toApply: Computation, types: readonly ElementType[]): ReducerKind[] {
+function reducerKinds(toApply: Computation, types: readonly ElementType[]): ReducerKind[] | string {
+  try {
+    return recognizeReducer(toApply, types);
+  } catch (e) {
+    if (e instanceof Fail) return e.reason;
+    throw e;
+  }
+}
+
+/** Inlines a reducer's body over fresh parameter nodes. */
+function genericReducer(g: KernelGraph, toApply: Computation, types: readonly ElementType[], tag: number): GenericReducer {
+  const n = types.length;
+  const params = [...types, ...types].map((t, i) => g.op(i < n ? "racc" : "rin", t, [], `${tag}:${i}`));
+  const low = new Lowering(toApply, g);
+  low.paramNodes = params;
+  const root = toApply.root;
+  const results = root.opcode === "tuple" ? root.operands.map((o) => low.at(o, [])) : [low.at(root, [])];
+  if (results.length !== n) fail(`${toApply.name}: reducer has ${results.length} results for ${n} inputs`);
+  return { params, results };
+}
+
+function recognizeReducer(toApply: Computation, types: readonly ElementType[]): ReducerKind[] {
   const n = types.length;
   const root = toApply.root;
   const results = root.opcode === "tuple" ? root.operands : [root];
@@ -328,12 +382,14 @@ function lowerOrThrow(fused: Computation): FusedKernelIR {
     }
     const types = r.operands.slice(0, n).map((o) => arrayOf(o).elementType);
     const kinds = reducerKinds(r.attrs.toApply, types);
+    const body = typeof kinds === "string" ? genericReducer(g, r.attrs.toApply, types, reductions.length) : undefined;
     const accs: number[] = [];
     for (let k = 0; k < n; k++) {
       const init = low.at(r.operands[n + k]!, []);
       const value = low.at(r.operands[k]!, domainVars);
       accs.push(g.accum(reductions.length, types[k]!));
-      reductions.push({ kind: kinds[k]!, type: types[k]!, init, value });
+      if (body !== undefined) reductions.push({ kind: "generic", generic: { body, k }, type: types[k]!, init, value });
+      else reductions.push({ kind: (kinds as ReducerKind[])[k]!, type: types[k]!, init, value });
     }
     low.accums.set(r, accs);
   }

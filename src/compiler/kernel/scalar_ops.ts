@@ -65,5 +65,8 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
     }
     return from === to ? x! : g.op("bitcast", to, [x!]);
   },
-  reducePrecision: unsupported("reduce-precision is not fused yet"),
+  reducePrecision: (g, inst, [x]) => {
+    const { exponentBits, mantissaBits } = (inst as Instruction<"reducePrecision">).attrs;
+    return g.op("reducePrecision", typeOf(inst), [x!], `${exponentBits}:${mantissaBits}`);
+  },
 };

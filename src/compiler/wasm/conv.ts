@@ -124,7 +124,7 @@ export function emitConvKernel(conv: Instruction<"convolution">, target: WasmTar
   const module = new ModuleBuilder().importMemory(target);
   const remainder = pixels % PIXEL_BLOCK % tiling.mr;
   const { rows, scratchBytes: rowsScratch } = emitGemmRows(module, { type: "f32", n: o, k: kDepth, aRow: kDepth * es, aK: es, bK: o * es, bLine: es },
-    tiling, target.relaxedSimd, remainder === 0 ? [] : [remainder]);
+    tiling, target.relaxedSimd && tiling.fma === true, remainder === 0 ? [] : [remainder]);
   const colBytes = Math.ceil((PIXEL_BLOCK * kDepth * es) / 64) * 64;
 
   // im2col(input, p0, count, dst): rows q < count of the patch matrix for pixels p0 + q.
@@ -176,7 +176,7 @@ export function emitConvKernel(conv: Instruction<"convolution">, target: WasmTar
       setMinU(f, count, PIXEL_BLOCK, { local: rest });
       f.localGet(input).localGet(p0).localGet(count).localGet(scratch).call(im2col);
       f.localGet(scratch).localGet(kernel).localGet(output).localGet(p0).i32Const(o * es).i32Mul().i32Add();
-      f.localGet(scratch).i32Const(colBytes).i32Add().i32Const(0).localGet(count).call(rows);
+      f.localGet(scratch).i32Const(colBytes).i32Add().i32Const(0).localGet(count).i32Const(0).i32Const(o).call(rows);
     });
   });
 

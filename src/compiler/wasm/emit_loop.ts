@@ -13,12 +13,17 @@ import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
 import { lowerFusion, type FusedKernelIR } from "../kernel/lower_fusion.js";
 import type { KernelGraph } from "../kernel/graph.js";
-import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
-import { EmitFail, ValueEmitter, type LoadAddressing } from "./emit_values.js";
+import { ModuleBuilder } from "./encoder.js";
+import { EmitFail, needsTrigHelper, ValueEmitter, type LoadAddressing } from "./emit_values.js";
+import { addTrigReduction } from "./emit_trig.js";
 import { emitReduceKernel } from "./emit_reduce.js";
 import { collapseDomain, dependsOn, reachable, splitAffine } from "./kernel_plan.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { lanesOf, storageBytes, storeScalar, storeVector } from "./wasm_types.js";
+
+/** Copies of a small vector body per loop iteration. */
+const UNROLL = 4;
+const SMALL_BODY = 24;
 
 /** Inner-loop elements per work unit when a row is split into chunks. */
 const CHUNK = 16384;
@@ -56,11 +61,10 @@ export interface BodyPlan {
 
 /** Decides what is computed per row and per element, and whether the element loop vectorizes. */
 export function planBody(
-  g: KernelGraph, roots: readonly number[], innerVar: number, target: WasmTarget, probe: ValueEmitter, extraVarying: readonly number[] = [],
+  g: KernelGraph, roots: readonly number[], innerVar: number, target: WasmTarget, probe: ValueEmitter,
 ): BodyPlan {
   const nodes = reachable(g, roots);
   const varying = dependsOn(g, nodes, innerVar);
-  for (const x of extraVarying) varying.add(x);
   const affine = new Map<number, LaneAffine>();
   for (const id of nodes) {
     const n = g.node(id);
@@ -138,8 +142,10 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
   const outTypes = ir.outputs.map((o) => o.type);
 
   const m = new ModuleBuilder().importMemory(target);
+  const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
   m.addFunction("run", params, [], (f) => {
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
+    ve.trigHelper = trigHelper;
     const plan = planBody(g, c.roots, c.innerVar, target, ve);
     ve.vectorLanes = plan.lanes;
     const L = plan.lanes;
@@ -232,12 +238,19 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
     };
     if (plan.vectorBody !== undefined) {
       for (const id of plan.splats) ve.splat(id);
-      f.block().loop();
-      f.localGet(i).i32Const(L).i32Add().localGet(stop).i32GtU().brIf(1);
-      for (const id of plan.vectorBody) ve.emitVector(id);
-      store(true);
-      f.localGet(i).i32Const(L).i32Add().localSet(i).br(0);
-      f.end().end();
+      // Unrolled for loop overhead when the body is small, then one vector at a time.
+      const unroll = plan.vectorBody.length <= SMALL_BODY ? UNROLL : 1;
+      for (const copies of unroll > 1 ? [unroll, 1] : [1]) {
+        f.block().loop();
+        f.localGet(i).i32Const(L * copies).i32Add().localGet(stop).i32GtU().brIf(1);
+        for (let copy = 0; copy < copies; copy++) {
+          for (const id of plan.vectorBody) ve.emitVector(id);
+          store(true);
+          f.localGet(i).i32Const(L).i32Add().localSet(i);
+        }
+        f.br(0);
+        f.end().end();
+      }
     }
     f.block().loop();
     f.localGet(i).localGet(stop).i32GeU().brIf(1);
@@ -261,4 +274,3 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
   };
 }
 
-export type { FunctionBuilder };

@@ -16,7 +16,8 @@ import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/eleme
 import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { planBody } from "./emit_loop.js";
-import { EmitFail, pushConst, ValueEmitter, type LoadAddressing } from "./emit_values.js";
+import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, type LoadAddressing } from "./emit_values.js";
+import { addTrigReduction } from "./emit_trig.js";
 import { rebuild, reachable } from "./kernel_plan.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { computeType, isSigned, storageBytes, storeScalar, wrapI32 } from "./wasm_types.js";
@@ -71,7 +72,7 @@ function combineScalar(f: FunctionBuilder, kind: ReducerKind, t: ElementType): v
 /** Whether acc ⊕ x has a vector form for this type; returns the emitter if so. */
 function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): (() => void) | undefined {
   const c = computeType(t);
-  if (t === "bf16" && (kind === "add" || kind === "mul")) return undefined;
+  if ((t === "bf16" || t === "f16") && (kind === "add" || kind === "mul")) return undefined;
   if (c === "f32") return { add: () => f.f32x4Add(), mul: () => f.f32x4Mul(), max: () => f.f32x4Max(), min: () => f.f32x4Min(), and: undefined, or: undefined }[kind];
   if (c === "f64") return { add: () => f.f64x2Add(), mul: () => f.f64x2Mul(), max: () => f.f64x2Max(), min: () => f.f64x2Min(), and: undefined, or: undefined }[kind];
   if (kind === "and") return () => f.v128And();
@@ -119,12 +120,15 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
   const Rn = size(reduced);
   const J = size(innerKept);
   for (const r of red.reductions) {
-    if (r.type === "bf16" && (r.kind === "add" || r.kind === "mul")) throw new EmitFail("bf16 sums would not round as the interpreter's");
+    if ((r.type === "bf16" || r.type === "f16") && (r.kind === "add" || r.kind === "mul")) throw new EmitFail("bf16 sums would not round as the interpreter's");
   }
 
   // The graph over (row, r, j).
   const g0 = ir.graph;
-  const roots = [...red.reductions.flatMap((r) => [r.value, r.init]), ...ir.outputs.map((o) => o.value)];
+  const roots = [
+    ...red.reductions.flatMap((r) => [r.value, r.init, ...(r.generic ? [...r.generic.body.params, ...r.generic.body.results] : [])]),
+    ...ir.outputs.map((o) => o.value),
+  ];
   let rowVar = -1, rVar = -1, jVar = -1;
   let mapDomain: number[] = [];
   const { graph: g, map } = rebuild(g0, roots, (dim, _size, o) => {
@@ -155,18 +159,25 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
   const inits = red.reductions.map((r) => map(r.init));
   const outputs = ir.outputs.map((o) => map(o.value));
   const accums = red.reductions.map((r, k) => g.accum(k, r.type));
+  /** Generic reducers: for reduction k, its group's first reduction, parameter and result nodes. */
+  const generic = red.reductions.map((r, k) => (r.generic === undefined ? undefined : {
+    first: k - r.generic.k, n: r.generic.body.results.length,
+    params: r.generic.body.params.map(map), results: r.generic.body.results.map(map),
+  }));
   const nIn = ir.inputs.length;
   const nOut = ir.outputs.length;
   const columnMode = J > 1;
 
   const m = new ModuleBuilder().importMemory(target);
+  const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
   m.addFunction("run", new Array<"i32">(nIn + nOut + 2).fill("i32"), [], (f) => {
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
+    ve.trigHelper = trigHelper;
     const innerVar = columnMode ? jVar : rVar;
     const plan = planBody(g, values, innerVar, target, ve);
     const L = plan.lanes;
     ve.vectorLanes = L;
-    const combiners = red.reductions.map((r) => vectorCombiner(f, r.kind, r.type));
+    const combiners = red.reductions.map((r) => (r.kind === "generic" ? undefined : vectorCombiner(f, r.kind, r.type)));
     const vectorize = plan.vectorBody !== undefined && combiners.every((c) => c !== undefined) && (columnMode ? J >= L : Rn >= L);
     const row = f.local("i32");
     const i = f.local("i32"); // the inner variable's value (r or j)
@@ -219,11 +230,32 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     };
     const scalarAcc = red.reductions.map((x) => f.local(computeType(x.type)));
     const vecAcc = red.reductions.map(() => Array.from({ length: columnMode ? 1 : UNROLL }, () => f.local("v128")));
-    const initScalarAcc = (): void => red.reductions.forEach((x, k) => { pushConst(f, x.type, identity(x.kind, x.type)); f.localSet(scalarAcc[k]!); });
-    const initVecAcc = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l) => { splatIdentity(f, x.kind, x.type, L); f.localSet(l); }));
+    // A generic reducer starts from its init value and applies the body in order; the
+    // recognized ones start from the identity and combine with init at the end.
+    const initScalarAcc = (): void => red.reductions.forEach((x, k) => {
+      if (x.kind === "generic") {
+        ve.emitScalar(inits[k]!);
+        f.localGet(ve.scalar.get(inits[k]!)!);
+      } else {
+        pushConst(f, x.type, identity(x.kind, x.type));
+      }
+      f.localSet(scalarAcc[k]!);
+    });
+    const initVecAcc = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l) => {
+      if (x.kind !== "generic") { splatIdentity(f, x.kind, x.type, L); f.localSet(l); }
+    }));
     const accumulateScalar = (): void => {
       for (const id of plan.scalarBody) ve.emitScalar(id);
       red.reductions.forEach((x, k) => {
+        const gen = generic[k];
+        if (x.kind === "generic") {
+          if (gen === undefined || gen.first !== k) return; // the group's first member updates it all
+          gen.params.forEach((p, i) => ve.scalar.set(p, i < gen.n ? scalarAcc[k + i]! : ve.scalar.get(values[k + i - gen.n]!)!));
+          const skip = new Set(gen.params);
+          for (const id of reachable(g, gen.results)) if (!skip.has(id) && g.node(id).op !== "var") ve.emitScalar(id);
+          gen.results.forEach((res, i) => { f.localGet(ve.scalar.get(res)!).localSet(scalarAcc[k + i]!); });
+          return;
+        }
         f.localGet(scalarAcc[k]!).localGet(ve.scalar.get(values[k]!)!);
         combineScalar(f, x.kind, x.type);
         f.localSet(scalarAcc[k]!);
@@ -240,6 +272,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     /** scalarAcc ⊕= every lane of every vector accumulator. */
     const horizontal = (lanes: number[]): void => {
       red.reductions.forEach((x, k) => {
+        if (x.kind === "generic") return;
         for (const l of vecAcc[k]!) {
           for (const lane of lanes) {
             f.localGet(scalarAcc[k]!).localGet(l);
@@ -253,10 +286,15 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     /** init ⊕ acc, then the epilogue, stored at output element row · J + j (j in local `jLocal`). */
     const finish = (jLocal: number): void => {
       red.reductions.forEach((x, k) => {
-        ve.emitScalar(inits[k]!);
-        f.localGet(ve.scalar.get(inits[k]!)!).localGet(scalarAcc[k]!);
-        combineScalar(f, x.kind, x.type);
-        wrapI32(f, x.type);
+        if (x.kind === "generic") {
+          f.localGet(scalarAcc[k]!);
+        } else {
+          // The init value with what it reads (a load's index may have no local in this loop).
+          for (const id of reachable(g, [inits[k]!])) if (g.node(id).op !== "var") ve.emitScalar(id);
+          f.localGet(ve.scalar.get(inits[k]!)!).localGet(scalarAcc[k]!);
+          combineScalar(f, x.kind, x.type);
+          wrapI32(f, x.type);
+        }
         const l = f.local(computeType(x.type));
         f.localSet(l);
         ve.scalar.set(accums[k]!, l);

@@ -6,16 +6,17 @@
 // then for each mr rows of C (A read in place, a few KB that stay in L1) and each
 // panel, a register-blocked microkernel computes the mr x nr tile with v128
 // accumulators held in locals, a load-splat of A and contiguous loads of B per k step
-// (relaxed_madd where the engine has relaxed SIMD, mul + add otherwise). Tiles on the
+// (mul + add; relaxed_madd on request, see GemmTiling.fma). Tiles on the
 // right edge of C go through a tile buffer; the last rows use a shorter microkernel.
 //
 // Accumulation: in the element type (f32 for f32, as XLA's CPU backend does), for each
 // element of C sequentially over k within a block of kc steps, the blocks added in
-// order of k. With relaxed SIMD the multiply-add may be fused (one rounding) or not,
-// as the engine chooses.
+// order of k, each product rounded then added (with tiling.fma and relaxed SIMD the
+// engine may fuse them instead).
 //
-// Work split: parallelExtent counts tiles of mr rows of C over all batches; a call on
-// [begin, end) computes those rows and packs what it needs itself in its scratch.
+// Work split: parallelExtent counts tiles of mr rows of C over all batches (and, when
+// there are few, over chunks of columns too); a call on [begin, end) computes those
+// tiles and packs what it needs itself in its scratch.
 
 import type { Instruction } from "../../ir/computation.js";
 import type { ArrayShape } from "../../types/shape.js";
@@ -40,6 +41,9 @@ export interface GemmSpec {
 }
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
+
+/** Parallel units a kernel should offer at least (when its shape allows), for up to 16 threads. */
+const MIN_UNITS = 16;
 
 /**
  * The tiling used for a spec. 4 x 8 f32 (8 accumulators + 2 B vectors + 4 A splats)
@@ -76,13 +80,22 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
   if (problem !== undefined) return { unsupported: problem };
   if (!target.simd) return { unsupported: "gemm: needs SIMD128" };
   const type = spec.elementType;
-  const { bytes: es, lanes } = elementInfo(type);
+  const { bytes: es } = elementInfo(type);
   const { batch, m, n, k } = spec;
   const { mr, nrVectors } = tiling;
-  const nr = nrVectors * lanes;
-  if (tiling.nc % nr !== 0 || mr < 1) return { unsupported: "gemm: tiling nc must be a multiple of nr" };
+  if (!Number.isInteger(mr) || mr < 1 || !Number.isInteger(nrVectors) || nrVectors < 1 || !(tiling.kc >= 1) || !(tiling.nc >= 1)) {
+    return { unsupported: `gemm: invalid tiling ${JSON.stringify(tiling)}` };
+  }
   const mTiles = m === 0 ? 0 : Math.ceil(m / mr);
-  const parallelExtent = batch * mTiles;
+  // Few row tiles (small m, as in matrix-vector products): split the columns too, so
+  // that threads share the work; each column chunk packs only its part of B.
+  const { lanes } = elementInfo(type);
+  const nr = nrVectors * lanes;
+  const rowUnits = batch * mTiles;
+  let chunk = Math.max(n, 1);
+  if (k > 0 && rowUnits > 0 && rowUnits < MIN_UNITS) chunk = roundUp(Math.ceil(n / Math.ceil(MIN_UNITS / rowUnits)), nr);
+  const nChunks = n === 0 ? 1 : Math.ceil(n / chunk);
+  const parallelExtent = batch * nChunks * mTiles;
   // Byte strides of the stored operands: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine.
   const layout: GemmRowsLayout = {
     type, n, k,
@@ -92,31 +105,33 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
     bLine: (spec.rhsTransposed ? k : 1) * es,
   };
   const module = new ModuleBuilder().importMemory(target);
-  const { rows, scratchBytes } = emitGemmRows(module, layout, tiling, target.relaxedSimd, m % mr === 0 ? [] : [m % mr]);
+  const { rows, scratchBytes } = emitGemmRows(module, layout, tiling, target.relaxedSimd && tiling.fma === true, m % mr === 0 ? [] : [m % mr]);
 
   module.addFunction("run", ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
     const [a, b, c, scratch, begin, end] = [0, 1, 2, 3, 4, 5];
-    const bi = f.local("i32");
-    const lo = f.local("i32");
-    const hi = f.local("i32");
-    // The tiles of batch bi are [bi*mTiles, (bi+1)*mTiles).
-    forRange(f, bi, 0, batch, 1, () => {
-      // lo = max(begin - bi*mTiles, 0), hi = min(end - bi*mTiles, mTiles), as signed values.
-      f.localGet(begin).localGet(bi).i32Const(mTiles).i32Mul().i32Sub().localTee(lo).i32Const(0).localGet(lo).i32Const(0).i32GtS().select().localSet(lo);
-      f.localGet(end).localGet(bi).i32Const(mTiles).i32Mul().i32Sub().localTee(hi).i32Const(mTiles).localGet(hi).i32Const(mTiles).i32LtS().select().localSet(hi);
+    const [slice, bi, c0, c1, lo, hi] = Array.from({ length: 6 }, () => f.local("i32"));
+    // Units are ordered (batch, column chunk, row tile): slice = batch * nChunks + chunk
+    // covers units [slice*mTiles, (slice+1)*mTiles).
+    forRange(f, slice, 0, batch * nChunks, 1, () => {
+      // lo = max(begin - slice*mTiles, 0), hi = min(end - slice*mTiles, mTiles), as signed values.
+      f.localGet(begin).localGet(slice).i32Const(mTiles).i32Mul().i32Sub().localTee(lo).i32Const(0).localGet(lo).i32Const(0).i32GtS().select().localSet(lo);
+      f.localGet(end).localGet(slice).i32Const(mTiles).i32Mul().i32Sub().localTee(hi).i32Const(mTiles).localGet(hi).i32Const(mTiles).i32LtS().select().localSet(hi);
       f.localGet(lo).localGet(hi).i32LtS().if();
+      f.localGet(slice).i32Const(nChunks).i32DivU().localSet(bi);
+      f.localGet(slice).i32Const(nChunks).i32RemU().i32Const(chunk).i32Mul().localTee(c0).i32Const(chunk).i32Add().localSet(c1);
+      f.localGet(c1).i32Const(n).localGet(c1).i32Const(n).i32LtU().select().localSet(c1);
       // rows [lo*mr, min(hi*mr, m)) of batch bi
       f.localGet(lo).i32Const(mr).i32Mul().localSet(lo);
       f.localGet(hi).i32Const(mr).i32Mul().i32Const(m).localGet(hi).i32Const(mr).i32Mul().i32Const(m).i32LtU().select().localSet(hi);
       if (k === 0) {
-        // No products: the rows of C are zero.
+        // No products: the rows of C are zero (one chunk: whole rows).
         f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localGet(lo).i32Const(n * es).i32Mul().i32Add();
         f.i32Const(0).localGet(hi).localGet(lo).i32Sub().i32Const(n * es).i32Mul().memoryFill();
       } else {
         f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add();
         f.localGet(b).localGet(bi).i32Const(k * n * es).i32Mul().i32Add();
         f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add();
-        f.localGet(scratch).localGet(lo).localGet(hi).call(rows);
+        f.localGet(scratch).localGet(lo).localGet(hi).localGet(c0).localGet(c1).call(rows);
       }
       f.end();
     });
@@ -129,7 +144,7 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
     resultCount: 1,
     scratchBytes,
     parallelExtent,
-    costPerUnit: 2 * mr * n * Math.max(k, 1),
+    costPerUnit: 2 * mr * Math.min(chunk, Math.max(n, 1)) * Math.max(k, 1),
   };
 }
 

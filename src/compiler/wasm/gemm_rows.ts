@@ -1,6 +1,6 @@
 // The blocked GEMM loop nest shared by the GEMM and convolution kernels:
-// rows(a, b, c, scratch, rowBegin, rowEnd) computes rows [rowBegin, rowEnd) of
-// C = A B, with A(i, p) at a + i*aRow + p*aK, B(p, j) at b + p*bK + j*bLine and
+// rows(a, b, c, scratch, rowBegin, rowEnd, colBegin, colEnd) computes the block
+// [rowBegin, rowEnd) x [colBegin, colEnd) of C = A B, with A(i, p) at a + i*aRow + p*aK, B(p, j) at b + p*bK + j*bLine and
 // C(i, j) at c + (i*n + j)*es, packing B blocks into its scratch (see gemm.ts).
 
 import type { ModuleBuilder } from "./encoder.js";
@@ -30,6 +30,8 @@ export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tili
   const { bytes: es, lanes } = elementInfo(type);
   const { mr, nrVectors } = tiling;
   const nr = nrVectors * lanes;
+  // Column blocks hold whole panels.
+  tiling = { ...tiling, nc: roundUp(tiling.nc, nr) };
   const kc = Math.min(tiling.kc, Math.max(k, 1));
   const nc = Math.min(tiling.nc, roundUp(Math.max(n, 1), nr));
   const packedBBytes = align64(kc * nc * es);
@@ -48,13 +50,12 @@ export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tili
   }));
   const copyTile = emitCopyTile(module, type);
 
-  // rows(a, b, c, scratch, rowBegin, rowEnd): one batch's rows [rowBegin, rowEnd).
-  const rows = module.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
-    const [a, b, c, scratch, rowBegin, rowEnd] = [0, 1, 2, 3, 4, 5];
+  const rows = module.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
+    const [a, b, c, scratch, rowBegin, rowEnd, colBegin, colEnd] = [0, 1, 2, 3, 4, 5, 6, 7];
     const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src] = Array.from({ length: 14 }, () => f.local("i32"));
     f.localGet(scratch).i32Const(packedBBytes).i32Add().localSet(tile);
-    forRange(f, jc, 0, n, tiling.nc, () => {
-      f.i32Const(n).localGet(jc).i32Sub().localSet(tr);
+    forRange(f, jc, { local: colBegin }, { local: colEnd }, tiling.nc, () => {
+      f.localGet(colEnd).localGet(jc).i32Sub().localSet(tr);
       setMinU(f, nLen, tiling.nc, { local: tr });
       forRange(f, pc, 0, k, tiling.kc, () => {
         f.i32Const(k).localGet(pc).i32Sub().localSet(tr);

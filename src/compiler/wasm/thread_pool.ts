@@ -108,7 +108,11 @@ export class ThreadPool {
         worker.onExit((error) => {
           reject(error);
           const p = pool;
-          if (p !== undefined && !p.closed) p.deadReason ??= `worker ${i} died: ${error.message}`;
+          if (p !== undefined && !p.closed) {
+            p.deadReason ??= `worker ${i} died: ${error.message}`;
+            // A load waiting for this worker's reply would wait forever.
+            for (const r of replies) r({ type: "loadFailed", id: -1, message: p.deadReason }, i);
+          }
         });
       }));
       worker.post({ type: "init", control, memory, index: i });
@@ -133,12 +137,14 @@ export class ThreadPool {
     const handle: KernelHandle = { id: this.handles.length, kernel, run: instance.exports["run"] as (...args: number[]) => unknown };
     this.handles.push(handle);
     if (this.workers.length > 0) {
+      // A worker may have died while the module compiled.
+      this.checkUsable(kernel.name);
       const ints = this.ints!;
       const pending = new Set(this.workers.map((_, i) => i));
       const loaded = new Promise<void>((resolve, reject) => {
         const reply = (message: FromWorker, worker: number): void => {
-          if (message.type === "ready" || message.id !== handle.id) return;
-          if (message.type === "loadFailed") reject(new Error(`${kernel.name}: worker ${worker} could not instantiate it: ${message.message}`));
+          if (message.type === "ready" || (message.id !== handle.id && message.id !== -1)) return;
+          if (message.type === "loadFailed") reject(new Error(`${kernel.name}: worker ${worker} could not load it: ${message.message}`));
           pending.delete(worker);
           if (pending.size === 0) resolve();
         };
@@ -224,6 +230,9 @@ export class ThreadPool {
       Atomics.add(this.ints, GENERATION, 1);
       Atomics.notify(this.ints, GENERATION);
     }
+    // Referenced while they stop: an unreferenced worker would let Node's event loop
+    // end with the termination still pending.
+    this.workers.forEach((w) => w.ref());
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 

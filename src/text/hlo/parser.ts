@@ -10,7 +10,7 @@
 // pair becomes one IR `send` named as the send-done, placed where the send-done is;
 // the printer writes the pair back (the start op named `<name>.start`).
 
-import { Computation, HloModule, type Instruction } from "../../ir/computation.js";
+import { Computation, DEFAULT_MODULE_CONFIG, HloModule, type Instruction, type ModuleConfig } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import type { ChannelHandle, OpMetadata } from "../../ir/attributes.js";
 import { OP_TABLE, OPCODES, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
@@ -70,6 +70,7 @@ class ModuleParser {
   private readonly computations = new Map<string, Computation>();
   private entry: Computation | undefined;
   private entryLayout: { at: number; parameters: Shape[]; result: Shape } | undefined;
+  private config: ModuleConfig = DEFAULT_MODULE_CONFIG;
 
   constructor(private readonly c: Cursor) {}
 
@@ -89,7 +90,9 @@ class ModuleParser {
     }
     const entry = this.entry ?? last!;
     this.checkEntryLayout(entry);
-    return new HloModule(name, entry, [...this.computations.values()].filter((x) => x !== entry));
+    const module = new HloModule(name, entry, [...this.computations.values()].filter((x) => x !== entry));
+    module.config = this.config;
+    return module;
   }
 
   private parseHeaderAttributes(): void {
@@ -109,6 +112,10 @@ class ModuleParser {
         this.entryLayout = { at, parameters: [...params.elements], result };
       } else if (key === "is_scheduled") {
         parseBool(c); // the schedule is the instruction order, which the IR keeps
+      } else if (key === "replica_count" || key === "num_partitions") {
+        const n = c.count();
+        if (n < 1) throw c.error(`${key} must be at least 1`, at);
+        this.config = key === "replica_count" ? { ...this.config, replicaCount: n } : { ...this.config, partitionCount: n };
       } else {
         throw c.error(`module attribute '${key}' is not supported`, at);
       }

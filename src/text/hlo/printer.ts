@@ -73,7 +73,11 @@ export function printHlo(module: HloModule): string {
   const entry = module.entry;
   const layout = `{(${entry.parameters.map((p) => printShape(p.shape)).join(", ")})->${printShape(entry.root.shape)}}`;
   const moduleName = VALID_NAME.test(module.name) ? module.name : `m${module.name.replace(/[^A-Za-z0-9_.\-]/g, "_")}`;
-  const parts = [`HloModule ${moduleName}, entry_computation_layout=${layout}\n`];
+  const grid = [
+    ...(module.config.replicaCount !== 1 ? [`replica_count=${module.config.replicaCount}`] : []),
+    ...(module.config.partitionCount !== 1 ? [`num_partitions=${module.config.partitionCount}`] : []),
+  ];
+  const parts = [`HloModule ${[`${moduleName}`, `entry_computation_layout=${layout}`, ...grid].join(", ")}\n`];
   for (const comp of module.computations) parts.push(printComputation(comp, comp === entry, names));
   return parts.join("\n");
 }

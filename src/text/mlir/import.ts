@@ -185,6 +185,15 @@ export class Importer {
     module.functions = functions;
     if (this.meshes.length > 0) module.sdyMeshes = this.meshes;
     if (Object.keys(this.moduleAttributes).length > 0) module.attributes = this.moduleAttributes;
+    // JAX states the device grid as module attributes (`mhlo.num_partitions = 2 : i32`).
+    const count = (key: string): number | undefined => {
+      const m = /^\s*(\d+)/.exec(this.moduleAttributes[key] ?? "");
+      return m === null ? undefined : Number(m[1]);
+    };
+    module.config = {
+      replicaCount: count("mhlo.num_replicas") ?? 1,
+      partitionCount: count("mhlo.num_partitions") ?? 1,
+    };
     return module;
   }
 

@@ -130,7 +130,7 @@ function randomValues(t: ElementType, n: number, seed: number): Scalar[] {
     const u = r();
     switch (t) {
       case "pred": out.push(u < 0.5); break;
-      case "f32": case "f64": case "bf16":
+      case "f32": case "f64": case "bf16": case "f16":
         out.push(u < 0.02 ? [NaN, Infinity, -Infinity, 0, -0][Math.floor(r() * 5)]! : (u - 0.5) * 2 ** Math.floor(r() * 20 - 8));
         break;
       case "s64": out.push(BigInt(Math.floor((u - 0.5) * 2 ** 52)) * BigInt(Math.floor(r() * 4096))); break;

@@ -2,10 +2,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  add, arrayShape, broadcastInDim, concatInDim, constantR0, convertElementType, div, dynamicSlice, eq, exp, iota, Literal,
+  add, arrayShape, broadcastInDim, reduce, concatInDim, constantR0, constantR1, convertElementType, div, dynamicSlice, eq, exp, iota, Literal,
   lt, max, min, mul, neg, pad, parameter, reshape, rev, scalarShape, select, slice, sub, transpose, tuple, XlaBuilder,
   and, or, xor, not, abs, sign, shiftLeft, shiftRightArithmetic, shiftRightLogical, rem, clz, populationCount,
-  roundNearestAfz, roundNearestEven, floor, ceil, sqrt, clamp, bitcastConvertType, isFinite, gtTotalOrder,
+  roundNearestAfz, roundNearestEven, reducePrecision, floor, ceil, sqrt, clamp, bitcastConvertType, isFinite, gtTotalOrder,
   type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { lowerFusion } from "../../../src/compiler/kernel/lower_fusion.js";
@@ -31,7 +31,7 @@ for (const target of [TARGET, SCALAR_TARGET]) {
   });
 
   test(`${mode}: elementwise arithmetic on every float type`, () => {
-    for (const t of ["f32", "f64", "bf16"] as const) {
+    for (const t of ["f32", "f64", "bf16", "f16"] as const) {
       const { c, args } = fusion(`arith_${t}`, [[t, [5, 67]], [t, [5, 67]], [t, [5, 67]]], (_b, [x, y, z]) =>
         max(sub(mul(x!, y!), div(z!, x!)), min(neg(abs(y!)), sqrt(abs(z!)))));
       checkFusion(c, args, {}, target);
@@ -53,7 +53,7 @@ for (const target of [TARGET, SCALAR_TARGET]) {
   });
 
   test(`${mode}: compare, select, clamp, pred ops`, () => {
-    for (const t of ["f32", "f64", "s32", "u8", "s64", "u32", "bf16"] as const) {
+    for (const t of ["f32", "f64", "s32", "u8", "s64", "u32", "bf16", "f16"] as const) {
       const { c, args } = fusion(`cmp_${t}`, [[t, [4, 33]], [t, [4, 33]]], (b, [x, y]) => tuple(b, [
         select(lt(x!, y!), x!, y!), select(eq(x!, y!), y!, x!), clamp(x!, y!, max(x!, y!)),
       ]));
@@ -65,14 +65,25 @@ for (const target of [TARGET, SCALAR_TARGET]) {
     checkFusion(p.c, p.args, {}, target);
   });
 
-  test(`${mode}: conversions between types`, () => {
-    const types = ["pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "f32", "f64", "bf16"] as const;
-    for (const from of types) {
-      const { c, args } = fusion(`conv_${from}`, [[from, [77]]], (b, [x]) =>
-        tuple(b, types.filter((to) => !(to === "bf16" && ["s32", "u32", "s64", "u64", "f64"].includes(from))).map((to) => convertElementType(x!, to))));
+  test(`${mode}: reduce-precision on f32 and bf16 bits`, () => {
+    for (const t of ["f32", "bf16"] as const) {
+      const { c, args } = fusion(`rp_${t}`, [[t, [5, 37]]], (b, [x]) => tuple(b, [
+        reducePrecision(x!, 8, 7), reducePrecision(x!, 5, 10), reducePrecision(x!, 4, 3), reducePrecision(x!, 2, 0),
+        reducePrecision(x!, 8, 23), reducePrecision(mul(x!, x!), 3, 1),
+      ]));
       checkFusion(c, args, {}, target);
     }
-    const bc = fusion("bitcast", [["f32", [9]], ["s64", [9]], ["bf16", [9]]], (b, [x, y, z]) => tuple(b, [
+  });
+
+  test(`${mode}: conversions between types`, () => {
+    const types = ["pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "f32", "f64", "bf16", "f16"] as const;
+    for (const from of types) {
+      const { c, args } = fusion(`conv_${from}`, [[from, [77]]], (b, [x]) =>
+        tuple(b, types.filter((to) => !((to === "bf16" || to === "f16") && ["s32", "u32", "s64", "u64", "f64"].includes(from))).map((to) => convertElementType(x!, to))));
+      checkFusion(c, args, {}, target);
+    }
+    const bc = fusion("bitcast", [["f32", [9]], ["s64", [9]], ["bf16", [9]], ["f16", [9]]], (b, [x, y, z, w]) => tuple(b, [
+      convertElementType(bitcastConvertType(w!, "s16"), "s32"), bitcastConvertType(bitcastConvertType(w!, "u16"), "f16"),
       convertElementType(bitcastConvertType(x!, "s32"), "f32"), bitcastConvertType(bitcastConvertType(y!, "f64"), "s64"),
       convertElementType(bitcastConvertType(z!, "u16"), "f32"),
     ]));
@@ -91,6 +102,7 @@ for (const target of [TARGET, SCALAR_TARGET]) {
       fusion("concat0", [["f32", [2, 9]], ["f32", [5, 9]]], (b, [x, y]) => exp(concatInDim(b, [x!, y!], 0))),
       fusion("iota", [["f32", [6, 11]]], (b, [x]) => add(x!, convertElementType(iota(b, arrayShape("s32", [6, 11]), 1), "f32"))),
       fusion("iota_f", [["f32", [6, 11]]], (b, [x]) => mul(x!, iota(b, arrayShape("f32", [6, 11]), 0))),
+      fusion("small_constant", [["f32", [3, 4]]], (b, [x]) => add(x!, broadcastInDim(constantR1(b, "f32", [1.5, -0, 7, NaN]), [3, 4], [1]))),
       fusion("bcast_scalar", [["f64", [8, 3]], ["f64", []]], (_b, [x, y]) => sub(x!, broadcastInDim(y!, [8, 3], []))),
       fusion("bcast_inner", [["f32", [8, 12]], ["f32", [12]]], (_b, [x, y]) => div(x!, broadcastInDim(y!, [8, 12], [1]))),
     ];
@@ -102,6 +114,17 @@ for (const target of [TARGET, SCALAR_TARGET]) {
     const c = b.build(dynamicSlice(x, [i, j], [3, 4]));
     for (const [si, sj] of [[2, 3], [-5, 100], [9, -1]]) {
       checkFusion(c, [randomLiteral("f32", [10, 8], 3), Literal.scalar("s32", si!), Literal.scalar("s32", sj!)], {}, target);
+    }
+    // 64-bit and unsigned start indices clamp before they narrow.
+    for (const t of ["s64", "u64", "u32", "s8"] as const) {
+      const bt = new XlaBuilder(`dyn_${t}`);
+      const xt = parameter(bt, 0, arrayShape("s16", [10, 8]));
+      const ct = bt.build(dynamicSlice(xt, [parameter(bt, 1, scalarShape(t)), parameter(bt, 2, scalarShape(t))], [3, 4]));
+      const big = t === "s64" ? -(2n ** 40n) : t === "u64" ? 2n ** 63n + 5n : t === "u32" ? 2 ** 32 - 1 : -128;
+      for (const [si, sj] of [[2, 3], [big, 1], [1, big]] as const) {
+        const lit = (v: number | bigint): Literal => Literal.scalar(t, t.endsWith("64") ? BigInt(v) : Number(v));
+        checkFusion(ct, [randomLiteral("s16", [10, 8], 3), lit(si), lit(sj)], {}, target);
+      }
     }
   });
 }
@@ -115,6 +138,19 @@ test("regression (random seed 50): a pred load in a 2-lane (f64) kernel stays sc
   checkFusion(c, [randomLiteral("pred", [4], 1), Literal.scalar("f64", 1.5), Literal.scalar("f64", -2)]);
 });
 
+test("zero-element shapes", () => {
+  for (const target of [TARGET, SCALAR_TARGET]) {
+    const b = new XlaBuilder("empty");
+    const x = parameter(b, 0, arrayShape("f32", [3, 0]));
+    checkFusion(b.build(add(x, x)), [randomLiteral("f32", [3, 0], 1)], {}, target);
+    const br = new XlaBuilder("empty_reduce");
+    const y = parameter(br, 0, arrayShape("f32", [4, 0]));
+    const sb = br.createSubBuilder("r");
+    const r = sb.build(add(parameter(sb, 0, scalarShape("f32")), parameter(sb, 1, scalarShape("f32"))));
+    checkFusion(br.build(reduce(y, constantR0(br, "f32", 2.5), r, [1])), [randomLiteral("f32", [4, 0], 1)], {}, target);
+  }
+});
+
 test("lowering: a transpose of a broadcast of a slice is one load", () => {
   const b = new XlaBuilder("compose");
   const x = parameter(b, 0, arrayShape("f32", [16, 16]));
@@ -126,6 +162,10 @@ test("lowering: a transpose of a broadcast of a slice is one load", () => {
 });
 
 test("unsupported cases say why", () => {
+  const bc = new XlaBuilder("big_constant");
+  const y = parameter(bc, 0, arrayShape("f32", [40]));
+  const big = emitFusionKernel(bc.build(add(y, constantR1(bc, "f32", Array.from({ length: 40 }, (_, i) => i)))), TARGET);
+  assert.ok(isUnsupported(big) && /constant/.test(big.unsupported));
   const b = new XlaBuilder("cplx");
   const x = parameter(b, 0, arrayShape("c64", [4]));
   const k = emitFusionKernel(b.build(add(x, x)), TARGET);

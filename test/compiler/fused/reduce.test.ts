@@ -2,12 +2,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  add, and, arrayShape, broadcastInDim, constantR0, convertElementType, div, exp, max, min, mul, or, parameter,
-  reduce, scalarShape, sub, transpose, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
+  add, and, arrayShape, broadcastInDim, iota, constantR0, convertElementType, div, exp, max, min, mul, or, parameter,
+  reduce, scalarShape, sin, sub, transpose, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
 import { checkFusion, randomLiteral, SCALAR_TARGET, TARGET } from "./harness.js";
+import { argmaxComputation } from "../../reduction/support.js";
 
 type Op = (a: XlaOp, b: XlaOp) => XlaOp;
 
@@ -80,6 +81,10 @@ for (const target of [TARGET, SCALAR_TARGET]) {
     const y = parameter(bt, 0, arrayShape("f32", [40, 6]));
     const ct = bt.build(reduce(transpose(y, [1, 0]), constantR0(bt, "f32", -Infinity), reducer(bt, "f32", max), [1]));
     checkFusion(ct, [randomLiteral("f32", [40, 6], 8)], {}, target);
+    const bs = new XlaBuilder("sum_of_sines");
+    const w = parameter(bs, 0, arrayShape("f32", [7, 45]));
+    const cs = bs.build(reduce(sin(mul(w, constantR0(bs, "f32", 1e5))), constantR0(bs, "f32", 0), reducer(bs, "f32", add), [1]));
+    checkFusion(cs, [randomLiteral("f32", [7, 45], 11)], { rel: 1e-5, absFloor: 1e-3 }, target);
     const bc = new XlaBuilder("converted_sum");
     const z = parameter(bc, 0, arrayShape("u8", [3, 300]));
     const cc = bc.build(reduce(convertElementType(z, "s32"), constantR0(bc, "s32", 7), reducer(bc, "s32", add), [1]));
@@ -87,13 +92,32 @@ for (const target of [TARGET, SCALAR_TARGET]) {
   });
 }
 
-test("a reducer that is not one binary op is unsupported", () => {
+test("generic reducers (argmax, non-associative bodies) run in the interpreter's order, bit-exact", () => {
+  for (const target of [TARGET, SCALAR_TARGET]) {
+    for (const [dims, rdims] of [[[6, 50], [1]], [[6, 50], [0]], [[3, 4, 5], [0, 2]]] as [number[], number[]][]) {
+      const b = new XlaBuilder("argmax");
+      const x = parameter(b, 0, arrayShape("f32", dims));
+      const idx = iota(b, arrayShape("s32", dims), rdims[rdims.length - 1]!);
+      const c = b.build(reduce(b, [x, idx], [constantR0(b, "f32", -Infinity), constantR0(b, "s32", 0)], argmaxComputation(b), rdims));
+      checkFusion(c, [randomLiteral("f32", dims, 4)], {}, target);
+    }
+    const b = new XlaBuilder("sum_of_squares_in_order");
+    const x = parameter(b, 0, arrayShape("f32", [5, 33]));
+    const s = b.createSubBuilder("r");
+    const p = parameter(s, 0, scalarShape("f32"));
+    const q = parameter(s, 1, scalarShape("f32"));
+    const c = b.build(reduce(x, constantR0(b, "f32", 0.5), s.build(add(mul(p, constantR0(s, "f32", 0.75)), mul(q, q))), [1]));
+    checkFusion(c, [randomLiteral("f32", [5, 33], 2)], {}, target);
+  }
+});
+
+test("a reducer with an op that does not fuse is unsupported", () => {
   const b = new XlaBuilder("odd");
-  const x = parameter(b, 0, arrayShape("f32", [4]));
+  const x = parameter(b, 0, arrayShape("c64", [4]));
   const s = b.createSubBuilder("r");
-  const p = parameter(s, 0, scalarShape("f32"));
-  const q = parameter(s, 1, scalarShape("f32"));
-  const c = b.build(reduce(x, constantR0(b, "f32", 0), s.build(add(mul(p, p), q)), [0]));
+  const p = parameter(s, 0, scalarShape("c64"));
+  const q = parameter(s, 1, scalarShape("c64"));
+  const c = b.build(reduce(x, constantR0(b, "c64", { re: 0, im: 0 }), s.build(add(p, q)), [0]));
   const k = emitFusionKernel(c, TARGET);
   assert.ok(isUnsupported(k));
 });

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { emitGemmKernel, gemmSpecOfDot, type GemmSpec } from "../../../src/compiler/wasm/gemm.js";
+import { defaultGemmTiling, emitGemmKernel, gemmSpecOfDot, type GemmSpec, type GemmTiling } from "../../../src/compiler/wasm/gemm.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { isUnsupported, type WasmTarget } from "../../../src/compiler/wasm/kernel.js";
 import { rng } from "../../support/prng.js";
@@ -31,11 +31,11 @@ function reference(spec: GemmSpec, a: ArrayLike<number>, b: ArrayLike<number>): 
   return c;
 }
 
-function checkGemm(spec: GemmSpec, target: WasmTarget = detectWasmTarget(), splits = 1): void {
+function checkGemm(spec: GemmSpec, target: WasmTarget = detectWasmTarget(), splits = 1, tiling: Partial<GemmTiling> = {}): void {
   const F = spec.elementType === "f32" ? Float32Array : Float64Array;
   const a = new F(spec.batch * spec.m * spec.k).map(() => random() * 2 - 1);
   const b = new F(spec.batch * spec.k * spec.n).map(() => random() * 2 - 1);
-  const kernel = emitGemmKernel(spec, target);
+  const kernel = emitGemmKernel(spec, target, { ...defaultGemmTiling(spec, target), ...tiling });
   if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
   assert.ok(WebAssembly.validate(kernel.bytes), kernel.name);
   const [bytes] = runKernel(kernel, target, [a, b], [spec.batch * spec.m * spec.n * F.BYTES_PER_ELEMENT], splits);
@@ -75,13 +75,21 @@ test("gemm f64: shapes and transposes", () => {
   }
 });
 
-test("gemm: unfused and relaxed-SIMD variants agree with the reference; split ranges cover the result", () => {
+test("gemm: other tilings, relaxed_madd, and split ranges agree with the reference", () => {
   const base = detectWasmTarget();
-  checkGemm({ elementType: "f32", batch: 2, m: 23, n: 21, k: 260 }, { ...base, relaxedSimd: false });
-  if (base.relaxedSimd) checkGemm({ elementType: "f32", batch: 2, m: 23, n: 21, k: 260 }, base);
+  for (const tiling of [{ mr: 2, nrVectors: 4 }, { mr: 3, nrVectors: 3, nc: 24 }, { mr: 1, nrVectors: 1, kc: 7, nc: 4 }, { fma: true }]) {
+    checkGemm({ elementType: "f32", batch: 2, m: 23, n: 21, k: 260 }, base, 1, tiling);
+    checkGemm({ elementType: "f64", batch: 1, m: 9, n: 13, k: 31, rhsTransposed: true }, base, 1, tiling);
+  }
   // Calls on disjoint ranges (as threads make them) together compute the whole result.
   checkGemm({ elementType: "f32", batch: 3, m: 13, n: 10, k: 6 }, base, 4);
   checkGemm({ elementType: "f32", batch: 1, m: 50, n: 40, k: 30 }, base, 3);
+  // Few rows: the columns are split into chunks as well.
+  checkGemm({ elementType: "f32", batch: 1, m: 1, n: 300, k: 50 }, base, 5);
+  checkGemm({ elementType: "f32", batch: 2, m: 5, n: 101, k: 9, rhsTransposed: true }, base, 4);
+  checkGemm({ elementType: "f64", batch: 1, m: 3, n: 77, k: 20, lhsTransposed: true }, base, 7);
+  const gemv = emitGemmKernel({ elementType: "f32", batch: 1, m: 1, n: 4096, k: 64 }, base);
+  assert.ok(!isUnsupported(gemv) && gemv.parallelExtent >= 16, "a matrix-vector product offers parallel units");
 });
 
 test("gemm: k = 0 gives zeros; m = 0 or n = 0 does nothing", () => {

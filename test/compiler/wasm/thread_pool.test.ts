@@ -99,9 +99,32 @@ test("thread pool: a dead worker makes run throw instead of hang", async () => {
   try {
     const handle = await pool.load(fillKernel());
     pool.run(handle, [4096], [], 1000);
+    made[1]!.ref();
     await made[1]!.terminate();
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.throws(() => pool.run(handle, [4096], [], 1000), /fill: thread pool worker 1 died/);
+    await assert.rejects(pool.load(fillKernel()), /worker 1 died/);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("thread pool: a worker dying while a kernel loads fails the load", async () => {
+  const memory = sharedMemory();
+  const made: PoolWorker[] = [];
+  const pool = await ThreadPool.create(memory, 2, { workers: () => { const w = nodePoolWorkerFactory(); made.push(w); return w; } });
+  try {
+    const loading = pool.load(fillKernel());
+    made[0]!.ref();
+    void made[0]!.terminate();
+    // Either the worker died before it took the module (the load fails) or after (the next run fails).
+    try {
+      const handle = await loading;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.throws(() => pool.run(handle, [4096], [], 1000), /died/);
+    } catch (e) {
+      assert.match((e as Error).message, /died|exited/);
+    }
   } finally {
     await pool.close();
   }

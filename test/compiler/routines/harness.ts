@@ -1,0 +1,101 @@
+// Test support for the compiled routines: a computation whose root is the op under
+// test with parameters as operands runs (1) as one kernel straight from the routine
+// table, whole and split into uneven ranges of its parallel extent, and (2) through
+// compile(); both are compared bit for bit with the reference interpreter.
+
+import assert from "node:assert/strict";
+import { evaluate, Literal, XlaBuilder, parameter, scalarShape, type Computation, type ElementType, type XlaOp } from "../../../src/index.js";
+import { compile } from "../../../src/compiler/index.js";
+import { compileRoutine } from "../../../src/compiler/routines.js";
+import { BUFFER_ALIGNMENT, isUnsupported, MEMORY_MAX_PAGES, type WasmKernel } from "../../../src/compiler/wasm/kernel.js";
+import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
+import type { ArrayShape } from "../../../src/types/shape.js";
+
+const TARGET = detectWasmTarget();
+const alignUp = (x: number): number => Math.ceil(x / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT;
+
+/**
+ * Runs a kernel as the executor does: operands, results (poisoned first, so an
+ * element left unwritten shows) and one scratch region per call in a fresh memory,
+ * over the given ranges of its work in order; returns the results.
+ */
+function runKernel(kernel: WasmKernel, c: Computation, args: readonly Literal[], ranges: readonly [number, number][] = [[0, kernel.parallelExtent]]): Literal[] {
+  const shapes = (c.root.shape.kind === "tuple" ? c.root.shape.elements : [c.root.shape]) as ArrayShape[];
+  const results = shapes.map((s) => Literal.zeros(s));
+  let offset = BUFFER_ALIGNMENT;
+  const place = (bytes: number): number => { const at = offset; offset = alignUp(offset + Math.max(bytes, 1)); return at; };
+  const argAt = args.map((a) => place(a.data.byteLength));
+  const resultAt = results.map((r) => place(r.data.byteLength));
+  const scratchAt = ranges.map(() => place(kernel.scratchBytes));
+  const memory = new WebAssembly.Memory({ initial: Math.ceil(offset / 65536) + 1, maximum: MEMORY_MAX_PAGES, shared: TARGET.sharedMemory });
+  const bytes = new Uint8Array(memory.buffer);
+  bytes.fill(0xa5);
+  args.forEach((a, i) => bytes.set(new Uint8Array(a.data.buffer, a.data.byteOffset, a.data.byteLength), argAt[i]!));
+  const instance = new WebAssembly.Instance(new WebAssembly.Module(kernel.bytes), { env: { memory } });
+  const run = instance.exports["run"] as (...xs: number[]) => void;
+  ranges.forEach(([b, e], s) => run(...argAt, ...resultAt, ...(kernel.scratchBytes > 0 ? [scratchAt[s]!] : []), b, e));
+  results.forEach((r, i) => new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength).set(bytes.subarray(resultAt[i]!, resultAt[i]! + r.data.byteLength)));
+  return results;
+}
+
+export { rng } from "../../support/prng.js";
+
+export function binaryComputation(b: XlaBuilder, name: string, t: ElementType, op: (x: XlaOp, y: XlaOp) => XlaOp): Computation {
+  const sb = b.createSubBuilder(name);
+  return sb.build(op(parameter(sb, 0, scalarShape(t)), parameter(sb, 1, scalarShape(t))));
+}
+
+export function randomLiteral(next: () => number, t: ElementType, dims: readonly number[], range = 100): Literal {
+  const n = dims.reduce((a, b) => a * b, 1);
+  const flat = Array.from({ length: n }, () => {
+    if (t === "f32" || t === "f64") return (next() * 2 - 1) * range;
+    const v = Math.floor((next() * 2 - 1) * range);
+    return t === "s64" || t === "u64" ? BigInt(t === "u64" ? Math.abs(v) : v) : t.startsWith("u") ? Math.abs(v) : v;
+  });
+  return Literal.fromValues(t, [...dims], flat);
+}
+
+function sameBits(actual: Literal, expected: Literal, what: string): void {
+  assert.deepEqual(actual.dimensions, expected.dimensions, `${what}: dimensions`);
+  const a = new Uint8Array(actual.data.buffer, actual.data.byteOffset, actual.data.byteLength);
+  const e = new Uint8Array(expected.data.buffer, expected.data.byteOffset, expected.data.byteLength);
+  if (Buffer.compare(Buffer.from(a), Buffer.from(e)) !== 0) {
+    assert.deepEqual(actual.toNumbers(), expected.toNumbers(), `${what}: values`);
+    assert.fail(`${what}: same values, different bits`);
+  }
+}
+
+/** Splits [0, n) into 3 uneven ranges (some possibly empty). */
+function ranges(n: number): [number, number][] {
+  const a = Math.floor(n / 3);
+  const b = Math.floor((2 * n) / 3) + (n > 2 ? 1 : 0);
+  return [[0, a], [a, Math.min(b, n)], [Math.min(b, n), n]];
+}
+
+/**
+ * Checks the routine for `c`'s root (all operands parameters): kernel whole and split,
+ * and compile() end to end with no interpreted step. Returns the kernel's parallel extent.
+ */
+export function checkRoutine(c: Computation, args: readonly Literal[], what: string): number {
+  const expected = evaluate(c, args);
+  const kernel = compileRoutine(c.root, TARGET);
+  if (isUnsupported(kernel)) assert.fail(`${what}: unsupported: ${kernel.unsupported}`);
+  const parts = expected.shape.kind === "tuple" ? expected.elements : [expected];
+  runKernel(kernel, c, args).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel, result ${i})`));
+  runKernel(kernel, c, args, ranges(kernel.parallelExtent)).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel in 3 ranges, result ${i})`));
+  return kernel.parallelExtent;
+}
+
+/** compile() runs `c` with `opcodeName` compiled (no interpreted step) and matches the interpreter bit for bit. */
+export async function checkCompiled(c: Computation, args: readonly Literal[], what: string): Promise<void> {
+  const exe = await compile(c);
+  try {
+    assert.deepEqual(exe.stats.interpreted, [], `${what}: interpreted steps`);
+    const actual = exe.run(args);
+    const expected = evaluate(c, args);
+    if (expected.shape.kind === "tuple") expected.elements.forEach((e, i) => sameBits(actual.elements[i]!, e, `${what} (compiled program, result ${i})`));
+    else sameBits(actual, expected, `${what} (compiled program)`);
+  } finally {
+    exe.delete();
+  }
+}

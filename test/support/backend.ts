@@ -1,0 +1,57 @@
+// The backend the op tests run on, chosen by the environment: XLATS_TEST_BACKEND=
+// "interpreter" (the default: the executable specification) or "wasm" (the compiler:
+// passes, fusion, WebAssembly kernels). `npm test` runs the op-test folders once more
+// with XLATS_TEST_BACKEND=wasm, so every op test checks both backends against the same
+// independently known values without duplicating test code.
+
+import { compileSync } from "../../src/compiler/index.js";
+import { evaluate as interpret, type EvaluateOptions } from "../../src/interpreter/evaluate.js";
+import { Computation, type Instruction } from "../../src/ir/computation.js";
+import { rebuild } from "../../src/ir/rewrite.js";
+import type { Literal } from "../../src/types/literal.js";
+
+export type TestBackend = "interpreter" | "wasm";
+
+function selected(): TestBackend {
+  const name = process.env["XLATS_TEST_BACKEND"] ?? "interpreter";
+  if (name !== "interpreter" && name !== "wasm") throw new Error(`XLATS_TEST_BACKEND must be "interpreter" or "wasm", not "${name}"`);
+  return name;
+}
+
+/** The backend this test process runs on. */
+export const testBackend: TestBackend = selected();
+
+/** Whether the tests run on the compiled backend (for backend-aware tolerances). */
+export const compiled = testBackend === "wasm";
+
+/**
+ * The entry's array constants made parameters (appended after the others), with their
+ * values as the extra arguments. Most op tests evaluate programs of constants only,
+ * which the compiler would fold with the interpreter's kernels; as parameters they
+ * reach the generated kernels. Sub-computations (reducers, bodies) keep their constants.
+ */
+export function liftConstants(computation: Computation, args: readonly Literal[]): { computation: Computation; args: Literal[] } {
+  const parameters: Instruction<"parameter">[] = [...computation.parameters];
+  const values = [...args];
+  const lifted = rebuild(computation, (inst, _operands, factory) => {
+    if (inst.opcode !== "constant" || inst.shape.kind !== "array") return undefined;
+    const p = factory.parameter(parameters.length, inst.shape);
+    parameters.push(p);
+    values.push((inst as Instruction<"constant">).attrs.literal);
+    return p;
+  });
+  if (lifted === computation) return { computation, args: values };
+  return { computation: new Computation(computation.name, parameters, lifted.instructions, lifted.root), args: values };
+}
+
+/** `evaluate` of src/index.js, on the selected backend. */
+export function evaluate(computation: Computation, args: readonly Literal[], options: EvaluateOptions = {}): Literal {
+  if (!compiled) return interpret(computation, args, options);
+  const lifted = liftConstants(computation, args);
+  const executable = compileSync(lifted.computation);
+  try {
+    return executable.run(lifted.args, options);
+  } finally {
+    executable.delete();
+  }
+}
