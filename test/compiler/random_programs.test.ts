@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { evaluate } from "../../src/interpreter/evaluate.js";
 import { verifyComputation } from "../../src/ir/verify.js";
-import { literalsIdentical, randomProgram } from "./random_program.js";
+import { ALL_FAMILIES, EXTRA_FAMILIES, literalsIdentical, randomProgram } from "./random_program.js";
 
 test("200 random programs verify and run on the interpreter", () => {
   const opcodes = new Map<string, number>();
@@ -38,5 +38,18 @@ test("random programs are deterministic in their seed and honour their options",
       if (inst.shape.kind === "array") assert.ok(["f32", "pred"].includes(inst.shape.elementType), inst.shape.elementType);
       assert.ok(!["dot", "reduce", "iota"].includes(inst.opcode), inst.opcode);
     }
+  }
+});
+
+test("the opt-in families (call, map, batch norm, dynamic slices) and random layouts make valid programs", () => {
+  const seen = new Set<string>();
+  for (let seed = 1; seed <= 100; seed++) {
+    const { computation, args } = randomProgram(seed, { families: [...ALL_FAMILIES, ...EXTRA_FAMILIES], layoutProbability: 0.3, specialValueProbability: 0 });
+    verifyComputation(computation);
+    evaluate(computation, args);
+    for (const inst of computation.instructions) seen.add(inst.opcode);
+  }
+  for (const op of ["call", "map", "batchNormTraining", "batchNormInference", "batchNormGrad", "dynamicSlice", "dynamicUpdateSlice"]) {
+    assert.ok(seen.has(op), `no ${op}`);
   }
 });
