@@ -10,6 +10,7 @@
 // copy in or out. Collectives and host transfers go through the interpreter's kernels
 // with the runtime's rendezvous, writing where the plan says.
 
+import { ExecutionError } from "../types/errors.js";
 import type { Backend, DeviceBackend } from "../runtime/backend.js";
 import type { BackendEntry } from "../runtime/backend_registry.js";
 import { deserializeComputation, serializeComputation, type SerializedProgram } from "../runtime/serialize.js";
@@ -78,7 +79,7 @@ export const wasmDeviceBackend: DeviceBackend = {
   name: "wasm",
   load(prepared, context) {
     const { memory, scratch } = context;
-    if (memory === undefined || scratch === undefined) throw new Error("wasm: a program was loaded without the device's memory or its reserved region");
+    if (memory === undefined || scratch === undefined) throw new ExecutionError("wasm: a program was loaded without the device's memory or its reserved region");
     const p = prepared as PreparedWasmProgram;
     const device = deviceFor(memory, p.target);
     const planned = plan(deserializeComputation(p.program), {}, device);
@@ -88,7 +89,7 @@ export const wasmDeviceBackend: DeviceBackend = {
         void args; // the same arrays, as views: the program reads device memory at the offsets directly
         const { argumentLeafOffsets, resultOffsets } = env;
         if (env.memory !== memory || argumentLeafOffsets === undefined || resultOffsets === undefined) {
-          throw new Error("wasm: a run without the device memory the program was loaded in, or without the offsets of its buffers");
+          throw new ExecutionError("wasm: a run without the device memory the program was loaded in, or without the offsets of its buffers");
         }
         executable.executeAt(argumentLeafOffsets.flat(), resultOffsets, evaluateOptionsOf(env));
         // Views of the host's result buffers: the worker sees they are in place and copies nothing.

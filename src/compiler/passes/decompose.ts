@@ -11,6 +11,7 @@
 // A batch-norm's tuple result becomes a tuple of its parts; simplify's
 // get-tuple-element rule forwards the parts to their users.
 
+import { CompileError } from "../../types/errors.js";
 import { Computation, type HloModule, type Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
@@ -58,7 +59,7 @@ class Expander {
 }
 
 function arrayShapeOf(inst: Instruction): ArrayShape {
-  if (inst.shape.kind !== "array") throw new Error(`${inst.name}: expected an array operand`);
+  if (inst.shape.kind !== "array") throw new CompileError(`decompose: ${inst.name}: expected an array operand`);
   return inst.shape;
 }
 

@@ -31,6 +31,7 @@ import { InstructionFactory } from "../../ir/factory.js";
 import { OP_TABLE, type FusionKind, type Opcode } from "../../ir/opcodes.js";
 import { factoryFor, liveInstructions, mapComputations, withInstructions } from "../../ir/rewrite.js";
 import { elementCount } from "../../types/shape.js";
+import { CompileError } from "../../types/errors.js";
 import type { Pass, PassContext } from "../pass.js";
 import { formUnits, type Group, type Unit } from "./multi_output.js";
 
@@ -191,7 +192,7 @@ function schedule(c: Computation, units: readonly Unit[]): (Instruction | Unit)[
       if (w === 0) ready.push(u);
     }
   }
-  if (out.length !== position.size) throw new Error(`fusion: cyclic schedule in ${c.name}`);
+  if (out.length !== position.size) throw new CompileError(`fusion: the fused instructions of ${c.name} depend on each other in a cycle`);
   return out;
 }
 
