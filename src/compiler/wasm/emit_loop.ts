@@ -14,7 +14,7 @@ import type { ElementType } from "../../types/element_type.js";
 import { lowerFusion, type FusedKernelIR } from "../kernel/lower_fusion.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { ModuleBuilder } from "./encoder.js";
-import { EmitFail, needsTrigHelper, ValueEmitter, type LoadAddressing } from "./emit_values.js";
+import { EmitFail, needsTrigHelper, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { emitReduceKernel } from "./emit_reduce.js";
 import { collapseDomain, dependsOn, reachable, splitAffine } from "./kernel_plan.js";
@@ -155,32 +155,7 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
     const stop = f.local("i32");
     const baseLocal = new Map<number, number>(); // load/iota node -> byte base (loads) or index base (iota)
     const outBase = outTypes.map(() => f.local("i32"));
-    const addressing: LoadAddressing = {
-      pushAddress: (n, vector) => {
-        const size = storageBytes(n.type as ElementType);
-        const aff = plan.affine.get(n.id);
-        if (aff !== undefined) {
-          f.localGet(baseLocal.get(n.id)!);
-          f.localGet(i);
-          if (aff.stride * size !== 1) f.i32Const(aff.stride * size).i32Mul();
-          f.i32Add();
-          return;
-        }
-        if (vector) throw new Error("vector load without an affine offset");
-        f.localGet(n.attr as number).localGet(ve.scalar.get(n.args[0]!)!);
-        if (size !== 1) f.i32Const(size).i32Mul();
-        f.i32Add();
-      },
-    };
-    ve.addressing = addressing;
-    ve.laneAffine = (idx) => {
-      const owner = [...plan.affine.entries()].find(([id]) => g.node(id).op === "fromIdx" && g.node(id).args[0] === idx);
-      const aff = owner![1];
-      return {
-        base: () => { f.localGet(ve.scalar.get(aff.base)!).localGet(i); if (aff.stride !== 1) f.i32Const(aff.stride).i32Mul(); f.i32Add(); },
-        stride: aff.stride,
-      };
-    };
+    bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
 
     ve.scalar.set(c.innerVar, i);
     f.localGet(nIn + nOut).localSet(u);

@@ -22,7 +22,7 @@ import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/eleme
 import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { planBody } from "./emit_loop.js";
-import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, type LoadAddressing } from "./emit_values.js";
+import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { rebuild, reachable } from "./kernel_plan.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
@@ -197,31 +197,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     const r = f.local("i32"); // the outer reduction counter in column mode
     const jb = f.local("i32");
     const baseLocal = new Map<number, number>();
-    const addressing: LoadAddressing = {
-      pushAddress: (node, vector) => {
-        const sz = storageBytes(node.type as ElementType);
-        const aff = plan.affine.get(node.id);
-        const base = baseLocal.get(node.id);
-        if (aff !== undefined && base !== undefined) {
-          f.localGet(base).localGet(i);
-          if (aff.stride * sz !== 1) f.i32Const(aff.stride * sz).i32Mul();
-          f.i32Add();
-          return;
-        }
-        if (vector) throw new Error("vector load without an affine offset");
-        f.localGet(node.attr as number).localGet(ve.scalar.get(node.args[0]!)!);
-        if (sz !== 1) f.i32Const(sz).i32Mul();
-        f.i32Add();
-      },
-    };
-    ve.addressing = addressing;
-    ve.laneAffine = (idx) => {
-      const aff = [...plan.affine.entries()].find(([id]) => g.node(id).op === "fromIdx" && g.node(id).args[0] === idx)![1];
-      return {
-        base: () => { f.localGet(ve.scalar.get(aff.base)!).localGet(i); if (aff.stride !== 1) f.i32Const(aff.stride).i32Mul(); f.i32Add(); },
-        stride: aff.stride,
-      };
-    };
+    bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
     ve.scalar.set(rowVar, row);
     ve.scalar.set(innerVar, i);
     if (columnMode) ve.scalar.set(rVar, r);

@@ -8,7 +8,7 @@ import type { ElementType } from "../../types/element_type.js";
 import { constantValue, type KernelGraph, type Node } from "../kernel/graph.js";
 import { FunctionBuilder } from "./encoder.js";
 import { emitCbrt, emitErf, emitExp, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
-import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, wrapI32, wrapI32x4 } from "./wasm_types.js";
+import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
 import { EmitFail } from "./emit_fail.js";
 import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
@@ -544,3 +544,39 @@ export class ValueEmitter {
   }
 }
 
+
+/**
+ * Wires `ve` to the inner loop whose variable is in local `i`, for loop and reduction
+ * kernels alike: a load whose offset is affine in the loop reads at its base local
+ * plus i · stride; any other load at its own index node (scalar code only); an iota's
+ * lanes count up from its base.
+ */
+export function bindInnerLoop(
+  ve: ValueEmitter, f: FunctionBuilder, g: KernelGraph, affine: ReadonlyMap<number, { readonly base: number; readonly stride: number }>,
+  baseLocal: ReadonlyMap<number, number>, i: number,
+): void {
+  ve.addressing = {
+    pushAddress: (node, vector) => {
+      const size = storageBytes(node.type as ElementType);
+      const aff = affine.get(node.id);
+      const base = baseLocal.get(node.id);
+      if (aff !== undefined && base !== undefined) {
+        f.localGet(base).localGet(i);
+        if (aff.stride * size !== 1) f.i32Const(aff.stride * size).i32Mul();
+        f.i32Add();
+        return;
+      }
+      if (vector) throw new Error("vector load without an affine offset");
+      f.localGet(node.attr as number).localGet(ve.scalar.get(node.args[0]!)!);
+      if (size !== 1) f.i32Const(size).i32Mul();
+      f.i32Add();
+    },
+  };
+  ve.laneAffine = (idx) => {
+    const aff = [...affine.entries()].find(([id]) => g.node(id).op === "fromIdx" && g.node(id).args[0] === idx)![1];
+    return {
+      base: () => { f.localGet(ve.scalar.get(aff.base)!).localGet(i); if (aff.stride !== 1) f.i32Const(aff.stride).i32Mul(); f.i32Add(); },
+      stride: aff.stride,
+    };
+  };
+}
