@@ -123,10 +123,14 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
     if (!hasSideEffect(inst) && leafShapes(inst.shape).every((s) => byteSize(s) === 0)) continue;
     operandLeaves.forEach(use);
     const compiled = compileRoutine(inst, target);
-    if (!isUnsupported(compiled) && inst.opcode === "fusion") {
-      const fusion = inst as Instruction<"fusion">;
+    if (!isUnsupported(compiled)) {
+      // The operands this kernel may overwrite with its result: a loop fusion's operands
+      // read element for element; dynamic-update-slice's and scatter's operand 0, which
+      // their kernels copy to the result row by row before writing the update into it.
+      const overwritable = (i: number): boolean => inst.opcode === "fusion" ? readsInPlace(inst as Instruction<"fusion">, i)
+        : (inst.opcode === "dynamicUpdateSlice" || (inst.opcode === "scatter" && inst.operands.length === 3)) && i === 0;
       operandLeaves.forEach((ls, i) => {
-        if (ls.length === 1 && ls[0]!.space === "temp" && operandLeaves.filter((o) => o[0] === ls[0]).length === 1 && readsInPlace(fusion, i)) {
+        if (ls.length === 1 && ls[0]!.space === "temp" && results.length === 1 && operandLeaves.filter((o) => o[0] === ls[0]).length === 1 && overwritable(i)) {
           inPlaceCandidates.push({ step: steps.length, result: results[0]!.index, operand: ls[0]!.index });
         }
       });

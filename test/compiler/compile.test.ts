@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Literal, XlaBuilder, add, arrayShape, constantR0, div, dot, dotGeneral, evaluate, exp, getTupleElement, max, mul, neg, parameter, reduce,
+  Literal, XlaBuilder, add, arrayShape, constantR0, div, dot, dotGeneral, dynamicUpdateSlice, evaluate, exp, getTupleElement, max, mul, neg, parameter, reduce,
   reshape, rngUniform, scalarShape, sub, tanh, tuple, type Computation, type ElementType, type XlaOp,
 } from "../../src/index.js";
 import { compile, WasmDevice } from "../../src/compiler/index.js";
@@ -200,4 +200,25 @@ test("a reshape between two dots moves no data: it names its operand's bytes", a
   assert.deepEqual(exe.program.steps.map((s) => s.kind), ["kernel", "kernel"], exe.dump());
   const args = [randomLiteral(rng(40), "f32", [4, 6]), randomLiteral(rng(41), "f32", [6, 6]), randomLiteral(rng(42), "f32", [3, 8])];
   assertClose(exe.run(args), evaluate(c, args), 1e-5);
+});
+
+test("dynamic-update-slice writes in place over an operand that dies at it (a KV-cache update moves only the new row)", async () => {
+  const b = new XlaBuilder("kv_update");
+  const cache = parameter(b, 0, arrayShape("f32", [64, 32]), "cache");
+  const row = parameter(b, 1, arrayShape("f32", [1, 32]), "row");
+  const at = parameter(b, 2, scalarShape("s32"), "at");
+  // neg(cache) is a temporary that dies at the update: the update reuses its bytes.
+  const updated = dynamicUpdateSlice(neg(cache), row, [at, constantR0(b, "s32", 0)]);
+  const c = b.build(tanh(updated));
+  const exe = await compile(c);
+  assert.deepEqual(exe.stats.interpreted, []);
+  const dus = exe.program.steps.findIndex((s) => s.kind === "kernel" && s.name.startsWith("dynamicUpdateSlice"));
+  assert.ok(dus >= 0, exe.dump());
+  const step = exe.program.steps[dus] as Extract<(typeof exe.program.steps)[number], { kind: "kernel" }>;
+  const loc = (l: (typeof step.operands)[number]): number => (l.space === "temp" ? exe.program.temps[l.index]!.offset : -1);
+  assert.equal(loc(step.results[0]!), loc(step.operands[0]!), "the result takes the operand's bytes");
+  for (const pos of [0, 17, 63, 99]) {
+    const args = [randomLiteral(rng(50), "f32", [64, 32]), randomLiteral(rng(51), "f32", [1, 32]), Literal.scalar("s32", pos)];
+    assertClose(exe.run(args), evaluate(c, args), 1e-6);
+  }
 });
