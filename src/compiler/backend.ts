@@ -15,8 +15,6 @@ import type { Backend, DeviceBackend } from "../runtime/backend.js";
 import type { BackendEntry } from "../runtime/backend_registry.js";
 import { deserializeComputation, serializeComputation, type SerializedProgram } from "../runtime/serialize.js";
 import { evaluateOptionsOf } from "../runtime/interpreter_backend.js";
-import { Literal } from "../types/literal.js";
-import { defaultLayout, withLayout, type Shape } from "../types/shape.js";
 import { compileSync, plan } from "./index.js";
 import { WasmDevice } from "./device.js";
 import { loadProgramSync, regionBytes } from "./executable.js";
@@ -63,18 +61,6 @@ function deviceFor(memory: WebAssembly.Memory, target: WasmTarget): WasmDevice {
   return device;
 }
 
-/** A literal of `shape` whose arrays are views of device memory at `offsets` (leaves in order). */
-function viewsAt(device: WasmDevice, shape: Shape, offsets: readonly number[]): Literal {
-  let k = 0;
-  const build = (s: Shape): Literal => {
-    if (s.kind === "token") return Literal.token();
-    if (s.kind === "tuple") return Literal.tuple(s.elements.map(build));
-    const def = withLayout(s, defaultLayout(s.dimensions.length));
-    return Literal.fromStorage(def, device.view(def, offsets[k++]!));
-  };
-  return build(shape);
-}
-
 export const wasmDeviceBackend: DeviceBackend = {
   name: "wasm",
   load(prepared, context) {
@@ -93,7 +79,7 @@ export const wasmDeviceBackend: DeviceBackend = {
         }
         executable.executeAt(argumentLeafOffsets.flat(), resultOffsets, evaluateOptionsOf(env));
         // Views of the host's result buffers: the worker sees they are in place and copies nothing.
-        return viewsAt(device, planned.program.resultShape, resultOffsets);
+        return device.viewLiteral(planned.program.resultShape, resultOffsets);
       },
       unload: () => executable.delete(),
     };

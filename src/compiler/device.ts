@@ -1,35 +1,13 @@
 // A CPU device of the WebAssembly backend: one device memory holding every buffer, the
 // engine's features the code generators target, and the arrays that live there.
 
-import { ELEMENT_TYPES, type ElementType } from "../types/element_type.js";
 import { ExecutionError } from "../types/errors.js";
-import { Literal, type Storage } from "../types/literal.js";
-import { byteSize, defaultLayout, hasDefaultLayout, shapeToString, storageElementCount, withLayout, type ArrayShape } from "../types/shape.js";
+import { Literal, storageView, type Storage } from "../types/literal.js";
+import { byteSize, shapeToString, storageElementCount, withDefaultLayout, type ArrayShape, type Shape } from "../types/shape.js";
 import { DeviceMemory } from "../runtime/device_memory.js";
 import { cpuThreads, detectWasmTarget } from "./wasm/features.js";
 import { ThreadPool } from "./wasm/thread_pool.js";
 import type { WasmTarget } from "./wasm/kernel.js";
-
-/** A typed-array view of `count` elements of type `t` at `byteOffset` of `buffer` (storage as Literal keeps it). */
-export function storageView(t: ElementType, buffer: ArrayBuffer | SharedArrayBuffer, byteOffset: number, count: number): Storage {
-  switch (t) {
-    case "pred": case "u2": case "u4": case "u8": return new Uint8Array(buffer, byteOffset, count);
-    case "s2": case "s4": case "s8": return new Int8Array(buffer, byteOffset, count);
-    case "s16": return new Int16Array(buffer, byteOffset, count);
-    case "u16": case "f16": case "bf16": return new Uint16Array(buffer, byteOffset, count);
-    case "s32": return new Int32Array(buffer, byteOffset, count);
-    case "u32": return new Uint32Array(buffer, byteOffset, count);
-    case "s64": return new BigInt64Array(buffer, byteOffset, count);
-    case "u64": return new BigUint64Array(buffer, byteOffset, count);
-    case "f32": return new Float32Array(buffer, byteOffset, count);
-    case "f64": return new Float64Array(buffer, byteOffset, count);
-    case "c64": return new Float32Array(buffer, byteOffset, 2 * count);
-    case "c128": return new Float64Array(buffer, byteOffset, 2 * count);
-    default:
-      if (ELEMENT_TYPES[t].storageBytes !== 1) throw new ExecutionError(`no device storage for ${t}`);
-      return new Uint8Array(buffer, byteOffset, count);
-  }
-}
 
 const isShared = (memory: WebAssembly.Memory): boolean =>
   typeof SharedArrayBuffer !== "undefined" && memory.buffer instanceof SharedArrayBuffer;
@@ -101,6 +79,18 @@ export class WasmDevice {
     return storageView(shape.elementType, this.memory.buffer, offset, storageElementCount(shape));
   }
 
+  /** A literal of `shape` (in the default layout) whose arrays are views of device memory at `offsets`, leaves in order. */
+  viewLiteral(shape: Shape, offsets: readonly number[]): Literal {
+    let k = 0;
+    const build = (s: Shape): Literal => {
+      if (s.kind === "token") return Literal.token();
+      if (s.kind === "tuple") return Literal.tuple(s.elements.map(build));
+      const def = withDefaultLayout(s);
+      return Literal.fromStorage(def, this.view(def, offsets[k++]!));
+    };
+    return build(shape);
+  }
+
   /** Copies an array literal into a new device array (in the default layout). */
   bufferFromLiteral(literal: Literal): DeviceArray {
     if (literal.shape.kind !== "array") throw new ExecutionError(`bufferFromLiteral: expected an array, got ${shapeToString(literal.shape)}`);
@@ -113,7 +103,7 @@ export class WasmDevice {
 
   /** A new uninitialized device array. */
   allocate(shape: ArrayShape): DeviceArray {
-    const s = hasDefaultLayout(shape) ? shape : withLayout(shape, defaultLayout(shape.dimensions.length));
+    const s = withDefaultLayout(shape);
     return new DeviceArray(this, s, this.memory.allocate(byteSize(s)));
   }
 }

@@ -15,9 +15,8 @@ import type { EvalContext, Kernel } from "../interpreter/context.js";
 import { KERNELS } from "../interpreter/kernels/index.js";
 import { ExecutionError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
-import { byteSize, defaultLayout, shapesEqual, shapeToString, withLayout, type ArrayShape, type Shape } from "../types/shape.js";
+import { byteSize, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
-import { leafShapes } from "./buffers/assignment.js";
 import type { PassLogEntry } from "./pass.js";
 import type { CompiledProgram, Step } from "./program.js";
 import { DeviceArray, WasmDevice } from "./device.js";
@@ -40,14 +39,6 @@ export interface ExecutableStats {
   readonly interpreted: readonly { readonly name: string; readonly why: string }[];
 }
 
-/** Leaves of a literal in tuple order (tokens have none). */
-function leafLiterals(lit: Literal): Literal[] {
-  if (lit.shape.kind === "array") return [lit];
-  if (lit.shape.kind === "token") return [];
-  return lit.elements.flatMap(leafLiterals);
-}
-
-const defaultLayoutOf = (s: ArrayShape): ArrayShape => withLayout(s, defaultLayout(s.dimensions.length));
 
 /** A byte range of device memory reserved by the memory's owner (the runtime's host) for one loaded program. */
 export interface DeviceRegion {
@@ -149,7 +140,7 @@ export class Executable {
         if (!shapesEqual(a.shape, params[i]!.shape)) {
           throw new ExecutionError(`${this.program.module.name}: argument ${i} has shape ${shapeToString(a.shape)}, expected ${shapeToString(params[i]!.shape)}`);
         }
-        for (const leaf of leafLiterals(a)) inputs.push(this.device.bufferFromLiteral(leaf));
+        for (const leaf of a.arrayLeaves()) inputs.push(this.device.bufferFromLiteral(leaf));
       });
       const outputs = this.execute(inputs, options);
       const assemble = (shape: Shape, next: { i: number }): Literal => {
@@ -243,24 +234,10 @@ export class Executable {
   /** Runs one instruction with the interpreter's kernel, on views of its operands in device memory. */
   private interpret(step: Extract<Step, { kind: "interpret" }>, at: (l: Location) => number, ctx: EvalContext): void {
     const inst = step.instruction;
-    const operands = inst.operands.map((o, i) => {
-      const locs = step.operands[i]!;
-      let next = 0;
-      const build = (shape: Shape): Literal => {
-        if (shape.kind === "token") return Literal.token();
-        if (shape.kind === "tuple") return Literal.tuple(shape.elements.map(build));
-        const s = defaultLayoutOf(shape);
-        return Literal.fromStorage(s, this.device.view(s, at(locs[next++]!)));
-      };
-      return build(o.shape);
-    });
+    const operands = inst.operands.map((o, i) => this.device.viewLiteral(o.shape, step.operands[i]!.map(at)));
     const result = (KERNELS[inst.opcode] as Kernel<Opcode>)(inst as Instruction<Opcode>, operands, ctx);
-    const parts = leafLiterals(result);
-    const shapes = leafShapes(inst.shape);
-    parts.forEach((p, j) => {
-      const s = defaultLayoutOf(shapes[j]!);
-      this.device.view(s, at(step.results[j]!)).set(p.toDefaultLayout().data as never);
-    });
+    const places = this.device.viewLiteral(inst.shape, step.results.map(at)).arrayLeaves();
+    result.arrayLeaves().forEach((p, j) => places[j]!.data.set(p.toDefaultLayout().data as never));
   }
 
   /** The optimized module as HLO text, then the steps: kernels, interpreted ops (with why) and the buffer assignment. */

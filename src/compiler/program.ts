@@ -7,8 +7,8 @@ import type { HloModule, Instruction } from "../ir/computation.js";
 import { OP_TABLE } from "../ir/opcodes.js";
 import { hasSideEffect } from "../ir/rewrite.js";
 import type { Literal } from "../types/literal.js";
-import { byteSize, shapesEqual, type ArrayShape, type Shape } from "../types/shape.js";
-import { alignedBytes, assignArena, leafShapes, type Location, type TempInterval } from "./buffers/assignment.js";
+import { arrayLeaves, byteSize, shapesEqual, type ArrayShape, type Shape } from "../types/shape.js";
+import { alignedBytes, assignArena, type Location, type TempInterval } from "./buffers/assignment.js";
 import { compileRoutine } from "./routines.js";
 import { isUnsupported, type WasmKernel, type WasmTarget } from "./wasm/kernel.js";
 
@@ -63,11 +63,11 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
   const kernels: WasmKernel[] = [];
   const constants: Literal[] = [];
   const temps: (TempInterval & { shape: ArrayShape })[] = [];
-  const parameterLeaves = entry.parameters.map((p) => leafShapes(p.shape));
+  const parameterLeaves = entry.parameters.map((p) => arrayLeaves(p.shape));
   const firstParamLeaf: number[] = [];
   parameterLeaves.reduce((n, ls, i) => { firstParamLeaf[i] = n; return n + ls.length; }, 0);
 
-  const newTemps = (shape: Shape): Location[] => leafShapes(shape).map((s) => {
+  const newTemps = (shape: Shape): Location[] => arrayLeaves(shape).map((s) => {
     temps.push({ shape: s, bytes: alignedBytes(s), defined: steps.length, lastUse: steps.length });
     return { space: "temp", index: temps.length - 1 } as const;
   });
@@ -86,8 +86,7 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
       }
       case "constant": {
         const lit = (inst as Instruction<"constant">).attrs.literal;
-        const parts = lit.shape.kind === "tuple" ? flattenLiteral(lit) : lit.shape.kind === "array" ? [lit] : [];
-        leaves.set(inst, parts.map((p) => {
+        leaves.set(inst, lit.arrayLeaves().map((p) => {
           constants.push(p.toDefaultLayout());
           return { space: "constant", index: constants.length - 1 } as const;
         }));
@@ -109,8 +108,8 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
         const t = inst.operands[0]!;
         const i = (inst as Instruction<"getTupleElement">).attrs.index;
         const elements = t.shape.kind === "tuple" ? t.shape.elements : [];
-        const start = elements.slice(0, i).reduce((n, s) => n + leafShapes(s).length, 0);
-        leaves.set(inst, leaves.get(t)!.slice(start, start + leafShapes(elements[i]!).length));
+        const start = elements.slice(0, i).reduce((n, s) => n + arrayLeaves(s).length, 0);
+        leaves.set(inst, leaves.get(t)!.slice(start, start + arrayLeaves(elements[i]!).length));
         continue;
       }
       default:
@@ -120,7 +119,7 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
     const results = newTemps(inst.shape);
     leaves.set(inst, results);
     // A value with no elements needs no computing (side effects aside).
-    if (!hasSideEffect(inst) && leafShapes(inst.shape).every((s) => byteSize(s) === 0)) continue;
+    if (!hasSideEffect(inst) && arrayLeaves(inst.shape).every((s) => byteSize(s) === 0)) continue;
     operandLeaves.forEach(use);
     const compiled = compileRoutine(inst, target);
     if (!isUnsupported(compiled)) {
@@ -158,7 +157,7 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
     taken.add(c.result);
     taken.add(c.operand + temps.length);
   }
-  const outputs = leafShapes(entry.root.shape);
+  const outputs = arrayLeaves(entry.root.shape);
   const outputOf = new Map<number, number>();
   rootLeaves.forEach((l, j) => {
     if (l.space === "temp" && !outputOf.has(l.index) && temps[l.index]!.sharesWith === undefined) outputOf.set(l.index, j);
@@ -183,9 +182,4 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
     temps: temps.map((t, i) => ({ shape: t.shape, offset: arena.offsets[i]! })),
     arenaBytes: arena.arenaBytes, liveBytesBound: arena.liveBytesBound,
   };
-}
-
-function flattenLiteral(lit: Literal): Literal[] {
-  if (lit.shape.kind === "array") return [lit];
-  return lit.elements.flatMap(flattenLiteral);
 }

@@ -6,32 +6,14 @@
 // A wire array in device memory carries its `offset`; its `buffer` is a view of the
 // whole memory (any view taken since the range was allocated covers it).
 
-import { allocateStorage, Literal, type Storage } from "../types/literal.js";
-import { arrayShape, byteSize, type ArrayShape, type Shape } from "../types/shape.js";
+import { storageConstructor, storagePerElement, type Literal } from "../types/literal.js";
+import { arrayLeaves, byteSize, storageElementCount, withDefaultLayout, type ArrayShape, type Shape } from "../types/shape.js";
 import type { DeviceMemory } from "./device_memory.js";
 import type { WireValue } from "./protocol.js";
 
-/** `s` in the default (row-major, unpadded) layout, as wire values carry arrays. */
-function defaultLayoutShape(s: ArrayShape): ArrayShape {
-  return arrayShape(s.elementType, s.dimensions);
-}
-
-type StorageCtor = new (b: ArrayBufferLike, o: number, n: number) => Storage;
-
-function storageCtor(shape: ArrayShape): StorageCtor {
-  return allocateStorage(shape.elementType, 0).constructor as StorageCtor;
-}
-
-/** Typed-array length of an array of `shape` in the default layout. */
+/** Typed-array length of an array of `shape` (in the default layout, as wire values carry arrays). */
 function storageLength(shape: ArrayShape): number {
-  return byteSize(shape) / (storageCtor(shape) as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
-}
-
-/** The array leaves of a shape, in order (tokens have no memory). */
-export function arrayLeaves(shape: Shape): ArrayShape[] {
-  if (shape.kind === "array") return [shape];
-  if (shape.kind === "tuple") return shape.elements.flatMap(arrayLeaves);
-  return [];
+  return storageElementCount(shape) * storagePerElement(shape.elementType);
 }
 
 /** A wire value for `shape` whose k-th array leaf lies at offsets[k] of `memory`. */
@@ -40,7 +22,7 @@ export function wireInMemory(shape: Shape, memory: DeviceMemory, offsets: readon
   const build = (s: Shape): WireValue => {
     if (s.kind === "tuple") return { kind: "tuple", elements: s.elements.map(build) };
     if (s.kind === "token") return { kind: "token" };
-    const def = defaultLayoutShape(s);
+    const def = withDefaultLayout(s);
     return { kind: "array", shape: def, buffer: memory.buffer as SharedArrayBuffer, byteOffset: offsets[k]!, length: storageLength(def), offset: offsets[k++]! };
   };
   return build(shape);
@@ -48,18 +30,18 @@ export function wireInMemory(shape: Shape, memory: DeviceMemory, offsets: readon
 
 /** Reserves one buffer per array leaf of `shape`; returns their offsets. */
 export function allocateLeaves(memory: DeviceMemory, shape: Shape): number[] {
-  return arrayLeaves(shape).map((s) => memory.allocate(byteSize(defaultLayoutShape(s))));
+  return arrayLeaves(shape).map((s) => memory.allocate(byteSize(withDefaultLayout(s))));
 }
 
 /** Copies `literal` into fresh buffers of `memory`. */
 export function literalToDeviceMemory(memory: DeviceMemory, literal: Literal): WireValue {
   const offsets = allocateLeaves(memory, literal.shape);
   const wire = wireInMemory(literal.shape, memory, offsets);
-  const arrays = leafLiterals(literal.toDefaultLayout());
+  const arrays = literal.toDefaultLayout().arrayLeaves();
   const views = wireArrays(wire);
   arrays.forEach((a, k) => {
     const v = views[k]!;
-    const target = new (storageCtor(v.shape))(v.buffer, v.byteOffset, v.length);
+    const target = new (storageConstructor(v.shape.elementType))(v.buffer, v.byteOffset, v.length);
     target.set(a.data as never);
   });
   return wire;
@@ -74,12 +56,6 @@ export function deviceOffsets(w: WireValue): number[] {
 export function wireArrays(w: WireValue): Extract<WireValue, { kind: "array" }>[] {
   if (w.kind === "array") return [w];
   if (w.kind === "tuple") return w.elements.flatMap(wireArrays);
-  return [];
-}
-
-function leafLiterals(l: Literal): Literal[] {
-  if (l.shape.kind === "array") return [l];
-  if (l.shape.kind === "tuple") return l.elements.flatMap(leafLiterals);
   return [];
 }
 
@@ -99,7 +75,7 @@ export function placeResult(result: Literal, memory: WebAssembly.Memory, offsets
     const buffer = memory.buffer as SharedArrayBuffer;
     const length = storageLength(shape);
     const data = def.data;
-    if (!(data.buffer === buffer && data.byteOffset === offset)) new (storageCtor(shape))(buffer, offset, length).set(data as never);
+    if (!(data.buffer === buffer && data.byteOffset === offset)) new (storageConstructor(shape.elementType))(buffer, offset, length).set(data as never);
     return { kind: "array", shape, buffer, byteOffset: offset, length, offset };
   };
   return place(result);

@@ -33,10 +33,10 @@
 //   returns a view of that result: nothing is gathered or copied.
 
 import type { CollectiveBackend, FastReduction } from "./device_interfaces.js";
-import { foldInto, storagePerElement } from "../interpreter/kernels/collective_reduce.js";
+import { foldInto } from "../interpreter/kernels/collective_reduce.js";
 import { ExecutionError } from "../types/errors.js";
-import { allocateStorage, Literal, type Storage } from "../types/literal.js";
-import { shapesEqual, shapeToString, storageElementCount, type ArrayShape, type Shape } from "../types/shape.js";
+import { Literal, storageConstructor, storagePerElement, type Storage } from "../types/literal.js";
+import { arrayLeaves, shapesEqual, shapeToString, storageElementCount, type ArrayShape, type Shape } from "../types/shape.js";
 
 const ABORT = 1;
 /** Bytes of the result arena handed out so far. */
@@ -128,25 +128,18 @@ function hashKey(key: string): number {
   return h | 0;
 }
 
-/** Array leaves of a shape, depth first. */
-function leaves(shape: Shape): ArrayShape[] {
-  if (shape.kind === "array") return [shape];
-  if (shape.kind === "tuple") return shape.elements.flatMap(leaves);
-  return [];
-}
 
 const opOf = (key: string): string => key.split("#")[0]!;
 
-/** A storage-typed view of `count` values at `byteOffset` of a shared buffer. */
+/** A storage-typed view of `count` storage values (typed-array entries) at `byteOffset` of a shared buffer. */
 function view(t: ArrayShape["elementType"], buffer: SharedArrayBuffer, byteOffset: number, count: number): Storage {
-  const ctor = allocateStorage(t, 0).constructor as new (b: ArrayBufferLike, o: number, n: number) => Storage;
-  return new ctor(buffer, byteOffset, count);
+  return new (storageConstructor(t))(buffer, byteOffset, count);
 }
 
 /** Storage values (typed-array entries) of an array: two per complex element. */
 const valuesOf = (s: ArrayShape): number => storageElementCount(s) * storagePerElement(s.elementType);
 /** Bytes of one typed-array entry of the type's storage. */
-const entryBytes = (s: ArrayShape): number => allocateStorage(s.elementType, 0).BYTES_PER_ELEMENT;
+const entryBytes = (s: ArrayShape): number => storageConstructor(s.elementType).BYTES_PER_ELEMENT;
 const bytesOf = (s: ArrayShape): number => valuesOf(s) * entryBytes(s);
 
 export interface SharedCollectivesOptions {
@@ -580,5 +573,5 @@ function flattenArrays(lit: Literal): Literal[] {
 
 /** Bytes a value of `shape` takes in a mailbox. */
 export function payloadBytesOf(shape: Shape): number {
-  return leaves(shape).reduce((n, s) => n + Math.ceil(bytesOf(s) / 8) * 8, 0);
+  return arrayLeaves(shape).reduce((n, s) => n + Math.ceil(bytesOf(s) / 8) * 8, 0);
 }

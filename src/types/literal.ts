@@ -31,23 +31,42 @@ export interface Complex {
 /** One element's value: boolean (pred), number (ints ≤ 32 bits, floats), bigint (64-bit ints), Complex. */
 export type Scalar = boolean | number | bigint | Complex;
 
-export function allocateStorage(t: ElementType, count: number): Storage {
+/** The typed array that stores element type `t` (see the table above). */
+export interface StorageConstructor {
+  new (length: number): Storage;
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): Storage;
+  readonly BYTES_PER_ELEMENT: number;
+}
+
+export function storageConstructor(t: ElementType): StorageConstructor {
   switch (t) {
-    case "pred": case "u2": case "u4": case "u8": return new Uint8Array(count);
-    case "s2": case "s4": case "s8": return new Int8Array(count);
-    case "s16": return new Int16Array(count);
-    case "u16": return new Uint16Array(count);
-    case "s32": return new Int32Array(count);
-    case "u32": return new Uint32Array(count);
-    case "s64": return new BigInt64Array(count);
-    case "u64": return new BigUint64Array(count);
-    case "f32": return new Float32Array(count);
-    case "f64": return new Float64Array(count);
-    case "c64": return new Float32Array(2 * count);
-    case "c128": return new Float64Array(2 * count);
-    case "f16": case "bf16": return new Uint16Array(count);
-    default: return new Uint8Array(count); // f8, f6, f4: one byte of bits each
+    case "pred": case "u2": case "u4": case "u8": return Uint8Array;
+    case "s2": case "s4": case "s8": return Int8Array;
+    case "s16": return Int16Array;
+    case "u16": return Uint16Array;
+    case "s32": return Int32Array;
+    case "u32": return Uint32Array;
+    case "s64": return BigInt64Array;
+    case "u64": return BigUint64Array;
+    case "f32": case "c64": return Float32Array;
+    case "f64": case "c128": return Float64Array;
+    case "f16": case "bf16": return Uint16Array;
+    default: return Uint8Array; // f8, f6, f4: one byte of bits each
   }
+}
+
+/** Typed-array entries per element: two (re, im) for complex types, else one. */
+export function storagePerElement(t: ElementType): number {
+  return t === "c64" || t === "c128" ? 2 : 1;
+}
+
+export function allocateStorage(t: ElementType, count: number): Storage {
+  return new (storageConstructor(t))(count * storagePerElement(t));
+}
+
+/** A view, typed as t's storage, of `count` elements at `byteOffset` of `buffer` (device memory, shared buffers). */
+export function storageView(t: ElementType, buffer: ArrayBufferLike, byteOffset: number, count: number): Storage {
+  return new (storageConstructor(t))(buffer, byteOffset, count * storagePerElement(t));
 }
 
 /** Wrap an integer value into the range of a ≤32-bit integer type (two's complement). */
@@ -275,6 +294,12 @@ export class Literal {
   }
 
   /** This literal in the default (major-to-minor, unpadded) layout; itself if it already is. */
+  /** The array literals of this one, in tuple order (itself for an array; none for a token). */
+  arrayLeaves(): Literal[] {
+    if (this.shape.kind === "array") return [this];
+    return this.elements.flatMap((e) => e.arrayLeaves());
+  }
+
   toDefaultLayout(): Literal {
     if (this.shape.kind === "tuple") return Literal.tuple(this.elements.map((e) => e.toDefaultLayout()));
     if (this.shape.kind !== "array" || hasDefaultLayout(this.shape)) return this;

@@ -189,3 +189,23 @@ export function withLayout(s: ArrayShape, layout: Layout): ArrayShape {
 export function withElementType(s: ArrayShape, elementType: ElementType): ArrayShape {
   return arrayShape(elementType, s.dimensions, { dynamicDimensions: s.dynamicDimensions });
 }
+
+/** The array leaves of a shape, in tuple order (tokens have none). */
+export function arrayLeaves(shape: Shape): ArrayShape[] {
+  if (shape.kind === "array") return [shape];
+  if (shape.kind === "tuple") return shape.elements.flatMap(arrayLeaves);
+  return [];
+}
+
+/** `shape` with every array in the default (major-to-minor, unpadded) layout; `shape` itself when it already is. */
+export function withDefaultLayout<S extends Shape>(shape: S): S;
+export function withDefaultLayout(shape: Shape): Shape {
+  switch (shape.kind) {
+    case "token": return shape;
+    case "tuple": {
+      const elements = shape.elements.map((e) => withDefaultLayout(e));
+      return elements.every((e, i) => e === shape.elements[i]) ? shape : tupleShape(elements);
+    }
+    case "array": return hasDefaultLayout(shape) ? shape : arrayShape(shape.elementType, shape.dimensions, { dynamicDimensions: shape.dynamicDimensions });
+  }
+}

@@ -11,7 +11,7 @@
 // dies at it, and which reads that operand element for element, writes its result over
 // the operand (in place), as XLA's buffer assignment does for elementwise ops.
 
-import { byteSize, type ArrayShape, type Shape } from "../../types/shape.js";
+import { byteSize, type ArrayShape } from "../../types/shape.js";
 import { BUFFER_ALIGNMENT } from "../wasm/kernel.js";
 
 /** Where one array leaf lives. */
@@ -20,13 +20,6 @@ export type Location =
   | { readonly space: "constant"; readonly index: number }
   | { readonly space: "temp"; readonly index: number }
   | { readonly space: "output"; readonly index: number };
-
-/** The array leaves of a shape, in tuple order. */
-export function leafShapes(shape: Shape): ArrayShape[] {
-  if (shape.kind === "array") return [shape];
-  if (shape.kind === "token") return [];
-  return shape.elements.flatMap(leafShapes);
-}
 
 export function alignedBytes(shape: ArrayShape): number {
   return Math.max(BUFFER_ALIGNMENT, Math.ceil(byteSize(shape) / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT);

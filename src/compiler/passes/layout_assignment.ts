@@ -16,25 +16,11 @@
 import { Computation, type HloModule, type Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { mapComputations } from "../../ir/rewrite.js";
-import { arrayShape, hasDefaultLayout, tupleShape, type Shape } from "../../types/shape.js";
+import { withDefaultLayout, type Shape } from "../../types/shape.js";
 import type { Pass } from "../pass.js";
 
-/** `shape` with the default layout at every level. */
-export function defaultLayoutShape(shape: Shape): Shape {
-  switch (shape.kind) {
-    case "token": return shape;
-    case "tuple": return shape.elements.every(isDefault) ? shape : tupleShape(shape.elements.map(defaultLayoutShape));
-    case "array": return hasDefaultLayout(shape) ? shape : arrayShape(shape.elementType, shape.dimensions, { dynamicDimensions: shape.dynamicDimensions });
-  }
-}
-
-function isDefault(shape: Shape): boolean {
-  switch (shape.kind) {
-    case "token": return true;
-    case "tuple": return shape.elements.every(isDefault);
-    case "array": return hasDefaultLayout(shape);
-  }
-}
+/** Whether every array of `shape` is in the default layout already. */
+const isDefault = (shape: Shape): boolean => withDefaultLayout(shape) === shape;
 
 /** The attributes of `inst` with every shape they hold in the default layout (the same object when nothing changes). */
 function normalizedAttrs(inst: Instruction): Instruction["attrs"] {
@@ -42,11 +28,11 @@ function normalizedAttrs(inst: Instruction): Instruction["attrs"] {
   switch (inst.opcode) {
     case "parameter": case "iota": case "rng": case "rngBitGenerator": case "infeed": case "recv": {
       const s = attrs["shape"] as Shape;
-      return isDefault(s) ? inst.attrs : { ...attrs, shape: defaultLayoutShape(s) } as Instruction["attrs"];
+      return isDefault(s) ? inst.attrs : { ...attrs, shape: withDefaultLayout(s) } as Instruction["attrs"];
     }
     case "customCall": {
       const s = attrs["resultShape"] as Shape;
-      return isDefault(s) ? inst.attrs : { ...attrs, resultShape: defaultLayoutShape(s) } as Instruction["attrs"];
+      return isDefault(s) ? inst.attrs : { ...attrs, resultShape: withDefaultLayout(s) } as Instruction["attrs"];
     }
     case "constant": {
       const lit = (inst as Instruction<"constant">).attrs.literal;

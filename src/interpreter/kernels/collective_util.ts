@@ -5,7 +5,7 @@
 import { Literal } from "../../types/literal.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { CollectiveBackend } from "../context.js";
-import { storagePerElement } from "./collective_reduce.js";
+import { storagePerElement } from "../../types/literal.js";
 
 /**
  * A default-layout array seen as [outer, size, inner] around dimension `dim`, with
