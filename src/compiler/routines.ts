@@ -1,7 +1,8 @@
 // Which instructions the WebAssembly backend compiles, and with which code generator.
 // The table is partial on purpose: an opcode missing here runs through the
 // interpreter's kernel on views of device memory, and `Executable.dump()` lists each
-// such step with the reason. COMPILED_OPCODES is the coverage list.
+// such step with the reason (the README's coverage table has a column for it,
+// computed by tools/coverage.ts).
 
 import type { Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
@@ -33,9 +34,6 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   sort: (inst, target) => emitSortKernel(inst as Instruction<"sort">, target),
   rngBitGenerator: (inst, target) => emitRngBitGeneratorKernel(inst as Instruction<"rngBitGenerator">, target),
 };
-
-/** The opcodes with a code generator. */
-export const COMPILED_OPCODES = Object.keys(ROUTINES) as Opcode[];
 
 /** Reasons starting with this mark a code generator that threw: a bug to fix, not a limitation (tests look for it). */
 export const GENERATOR_FAILED = "code generator failed";

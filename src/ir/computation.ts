@@ -96,6 +96,19 @@ export function calleesFirst(roots: readonly Computation[]): Computation[] {
   return ordered;
 }
 
+/**
+ * The opcode of a reducer whose body is one commutative binary op of its two
+ * parameters, in either order (`add(p0, p1)`, `maximum(p1, p0)`); undefined for any
+ * other body. The one recognizer the fast paths share (collectives, compiled routines).
+ */
+export function binaryReducerOpcode(c: Computation): Opcode | undefined {
+  const [p0, p1] = c.parameters;
+  const root = c.root;
+  if (c.parameters.length !== 2 || root.operands.length !== 2 || !OP_TABLE[root.opcode].commutative) return undefined;
+  const [a, b] = root.operands;
+  return (a === p0 && b === p1) || (a === p1 && b === p0) ? root.opcode : undefined;
+}
+
 /** Every computation an instruction refers to, read from its attributes. */
 export function subcomputationsOf(inst: Instruction): Computation[] {
   const out: Computation[] = [];

@@ -225,11 +225,21 @@ export interface OpInfo {
    * to rounding, which XLA accepts when it reassociates reductions.
    */
   readonly associative: boolean;
+  /**
+   * Computed by a polynomial or an iteration per element (exp, log, tanh, pow, ...):
+   * far costlier than loading a value, so compilers write it once rather than
+   * compute it again.
+   */
+  readonly transcendental: boolean;
 }
 
 const ELEMENTWISE_FAMILIES: ReadonlySet<OpFamily> = new Set(["unary", "binary", "compare", "ternary"]);
 const COMMUTATIVE: ReadonlySet<string> = new Set(["add", "multiply", "maximum", "minimum", "and", "or", "xor"]);
 const ASSOCIATIVE = COMMUTATIVE;
+const TRANSCENDENTAL: ReadonlySet<string> = new Set([
+  "exponential", "exponential-minus-one", "log", "log-plus-one", "logistic", "tanh", "sine", "cosine", "tan", "atan2",
+  "power", "erf", "cbrt",
+]);
 
 const op = (hlo: string, stablehlo: string | undefined, arity: number | "variadic", family: OpFamily, sideEffect = false): OpInfo => ({
   hlo, stablehlo, arity, family,
@@ -237,6 +247,7 @@ const op = (hlo: string, stablehlo: string | undefined, arity: number | "variadi
   elementwise: ELEMENTWISE_FAMILIES.has(family) || hlo === "convert" || hlo === "reduce-precision",
   commutative: COMMUTATIVE.has(hlo),
   associative: ASSOCIATIVE.has(hlo),
+  transcendental: TRANSCENDENTAL.has(hlo),
 });
 const sh = (name: string): string => `stablehlo.${name}`;
 

@@ -24,6 +24,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { compileSync } from "../../src/compiler/index.js";
+import { GENERATOR_FAILED } from "../../src/compiler/routines.js";
 import { evaluate } from "../../src/interpreter/evaluate.js";
 import { HloModule, subcomputationsOf, type Computation, type Instruction } from "../../src/ir/computation.js";
 import type { Opcode } from "../../src/ir/opcodes.js";
@@ -128,6 +129,9 @@ function differential(seeds: Iterable<number>, options: RandomProgramOptions, ta
       const executable = compileSync(computation);
       tally.kernels += executable.stats.kernels;
       tally.interpreted += executable.stats.interpreted.length;
+      // A code generator that throws falls back silently to the interpreter's kernel: here it is a bug.
+      const crashed = executable.stats.interpreted.filter((s) => s.why.startsWith(GENERATOR_FAILED));
+      if (crashed.length > 0) failures.push(`seed ${seed}: ${crashed.map((s) => `${s.name}: ${s.why}`).join("; ")}\n${hlo()}`);
       try {
         actual = executable.run(args);
       } finally {

@@ -43,15 +43,6 @@ const INDEX_OPS: ReadonlySet<Opcode> = new Set<Opcode>([
 /** Ops so cheap to recompute that every user group gets its own copy. */
 const CHEAP_OPS: ReadonlySet<Opcode> = new Set<Opcode>(["broadcastInDim", "iota", "reshape", "constant"]);
 
-/**
- * Ops that cost far more to compute than to load (a polynomial per element): computing
- * them again in a second fusion costs more than writing them once and reading them
- * back, so they are never duplicated.
- */
-const EXPENSIVE_OPS: ReadonlySet<Opcode> = new Set<Opcode>([
-  "exp", "expm1", "log", "log1p", "logistic", "tanh", "sin", "cos", "tan", "atan2", "power", "erf", "cbrt",
-]);
-
 /** A small elementwise producer may be computed again in at most this many groups. */
 const MAX_DUPLICATES = 3;
 /** Largest fused computation (instructions) a group may grow to. */
@@ -107,7 +98,7 @@ function formGroups(c: Computation, ctx: PassContext, passName: string): Map<Ins
       else for (const g of gs) userGroups.add(g);
     }
     const cheap = CHEAP_OPS.has(inst.opcode) && (inst.opcode !== "constant" || isScalarConstant(inst));
-    const small = (OP_TABLE[inst.opcode].elementwise && !EXPENSIVE_OPS.has(inst.opcode)) || INDEX_OPS.has(inst.opcode);
+    const small = (OP_TABLE[inst.opcode].elementwise && !OP_TABLE[inst.opcode].transcendental) || INDEX_OPS.has(inst.opcode);
     const joinable = [...userGroups].filter((g) => g.members.size < MAX_GROUP_SIZE);
     if (!materialize && userGroups.size === 1 && joinable.length === 1) {
       joinable[0]!.members.add(inst);

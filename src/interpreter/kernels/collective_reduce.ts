@@ -4,10 +4,10 @@
 // contributions are combined directly on their typed arrays. Otherwise the reducer is
 // called once per element pair, in group order, through ctx.call.
 
-import type { Computation } from "../../ir/computation.js";
+import { binaryReducerOpcode, type Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
 import { ExecutionError } from "../../types/errors.js";
-import { Literal, type Storage } from "../../types/literal.js";
+import { Literal, storagePerElement, type Storage } from "../../types/literal.js";
 import { scalarShape, shapesEqual, type ArrayShape } from "../../types/shape.js";
 import type { EvalContext, FastReduction } from "../context.js";
 
@@ -30,17 +30,12 @@ const FAST_OPCODES: ReadonlySet<string> = new Set(["add", "multiply", "maximum",
  * type and return opcode(p0, p1) or opcode(p1, p0) of them (all four ops commute).
  */
 export function recognizeReduction(reducer: Computation): FastReduction | undefined {
-  const [p0, p1] = reducer.parameters;
-  const root = reducer.root;
-  if (reducer.parameters.length !== 2 || p0 === undefined || p1 === undefined) return undefined;
-  if (reducer.instructions.length !== 3 || !FAST_OPCODES.has(root.opcode)) return undefined;
-  const s = p0.shape;
+  const op = binaryReducerOpcode(reducer);
+  if (op === undefined || !FAST_OPCODES.has(op) || reducer.instructions.length !== 3) return undefined;
+  const s = reducer.parameters[0]!.shape;
   if (s.kind !== "array" || s.dimensions.length !== 0) return undefined;
-  if (!shapesEqual(s, p1.shape) || !shapesEqual(s, root.shape)) return undefined;
-  const [a, b] = root.operands;
-  const usesBoth = (a === p0 && b === p1) || (a === p1 && b === p0);
-  if (!usesBoth) return undefined;
-  const reduction = root.opcode as FastReduction;
+  if (!shapesEqual(s, reducer.parameters[1]!.shape) || !shapesEqual(s, reducer.root.shape)) return undefined;
+  const reduction = op as FastReduction;
   return fastReductionApplies(s.elementType, reduction) ? reduction : undefined;
 }
 
@@ -119,10 +114,6 @@ export function foldInto(t: ElementType, reduction: FastReduction, out: Storage,
   }
 }
 
-/** Storage values per element (2 for complex types). */
-export function storagePerElement(t: ElementType): number {
-  return t === "c64" || t === "c128" ? 2 : 1;
-}
 
 /**
  * Folds same-shaped array contributions in order with `reducer`:

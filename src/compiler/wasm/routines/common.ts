@@ -3,7 +3,8 @@
 // binary op, that op's code, loops over an array's elements split into parallel rows,
 // and loads of index operands.
 
-import type { Computation, Instruction } from "../../../ir/computation.js";
+import { binaryReducerOpcode, type Computation, type Instruction } from "../../../ir/computation.js";
+import type { FastReduction } from "../../../runtime/device_interfaces.js";
 import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import type { FunctionBuilder } from "../encoder.js";
@@ -11,9 +12,10 @@ import { computeType, type Compute } from "../wasm_types.js";
 
 export { loadScalar, storeScalar, storageBytes } from "../wasm_types.js";
 
-export type BinaryReducer = "add" | "multiply" | "maximum" | "minimum";
+/** The binary reducers the routines compile: the same four the collectives' fast path takes. */
+export type BinaryReducer = FastReduction;
 
-const REDUCERS: ReadonlySet<string> = new Set(["add", "multiply", "maximum", "minimum"]);
+const REDUCERS: ReadonlySet<string> = new Set<BinaryReducer>(["add", "multiply", "maximum", "minimum"]);
 
 /** Element types whose add / multiply / maximum / minimum the routines compute exactly as the interpreter does. */
 const ARITHMETIC_TYPES: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "f64", "s32", "u32", "s64", "u64"]);
@@ -41,12 +43,8 @@ export function arrayShapeOf(inst: Instruction): ArrayShape | undefined {
  * parameters (in either order: these ops are commutative bit for bit), or undefined.
  */
 export function binaryReducerOf(c: Computation): BinaryReducer | undefined {
-  const root = c.root;
-  if (c.parameters.length !== 2 || !REDUCERS.has(root.opcode) || root.operands.length !== 2) return undefined;
-  const [p0, p1] = c.parameters;
-  const [a, b] = root.operands;
-  if (!((a === p0 && b === p1) || (a === p1 && b === p0))) return undefined;
-  return root.opcode as BinaryReducer;
+  const op = binaryReducerOpcode(c);
+  return op !== undefined && REDUCERS.has(op) ? (op as BinaryReducer) : undefined;
 }
 
 /** The comparison a computation of two scalar parameters makes (compare(p0, p1, direction)), or undefined. */
