@@ -3,6 +3,7 @@
 // later the compiler and the Shardy partitioner).
 
 import { shapeToString, type Shape } from "../types/shape.js";
+import type { NamedMesh, OpShardingRule, TensorSharding, TensorShardingPerValue } from "../sdy/model.js";
 import type { OpMetadata } from "./attributes.js";
 import { OP_TABLE, type OpAttributes, type Opcode } from "./opcodes.js";
 
@@ -20,6 +21,10 @@ export interface Instruction<O extends Opcode = Opcode> {
   readonly frontendAttributes?: Readonly<Record<string, string>>;
   /** XLA's HloSharding in its HLO text form (`{devices=[2,1]0,1}`, `{replicated}`), kept verbatim. */
   readonly sharding?: string;
+  /** Shardy's `sdy.sharding`: one sharding per result of the instruction. */
+  readonly sdySharding?: TensorShardingPerValue;
+  /** Shardy's `sdy.sharding_rule`: how the op's dimensions map to factors (set by -sdy-populate-op-sharding-rules or a user). */
+  readonly sdyShardingRule?: OpShardingRule;
 }
 
 /**
@@ -58,6 +63,10 @@ export class Computation {
   argAttributes?: readonly Readonly<Record<string, string>>[];
   /** Text-format attributes of each result (the root, or each element of a root tuple). */
   resultAttributes?: readonly Readonly<Record<string, string>>[];
+  /** Shardy sharding of each parameter (`sdy.sharding` argument attribute); undefined where there is none. */
+  argShardings?: readonly (TensorSharding | undefined)[];
+  /** Shardy sharding of each result (the root, or each element of a root tuple). */
+  resultShardings?: readonly (TensorSharding | undefined)[];
   /** StableHLO symbol visibility of the function this computation came from (`public`, `private`). */
   visibility?: string;
 
@@ -143,6 +152,8 @@ export class HloModule {
   functions?: readonly Computation[];
   /** Shardy meshes (`sdy.mesh @name = <...>`), the mesh attribute kept as text; see src/text/mlir/sdy.ts. */
   sdyMeshes?: readonly { readonly name: string; readonly text: string }[];
+  /** Shardy meshes as values, in source order (replaces `sdyMeshes`). */
+  meshes?: readonly NamedMesh[];
   /** Module-level attributes as text (`mhlo.num_partitions = 1 : i32`). */
   attributes?: Readonly<Record<string, string>>;
   config: ModuleConfig = DEFAULT_MODULE_CONFIG;
