@@ -1,0 +1,131 @@
+// The propagation driver on hand-built graphs shaped like cases of Shardy's lit tests
+// (aggressive_propagation.mlir, basic_propagation_data_flow_edges.mlir); the expected
+// shardings are those tests' CHECK lines.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { NamedMesh, TensorSharding } from "../../../src/sdy/model.js";
+import { getSharding, type PGraph, type POp, type PValue } from "../../../src/sdy/propagation/graph.js";
+import { PGraph as Graph } from "../../../src/sdy/propagation/graph.js";
+import { runPropagationPass, type PropagationPassKind } from "../../../src/sdy/propagation/propagate.js";
+import { mesh, sharding } from "../helpers.js";
+import { matmulRule, newFunc, pointwiseRule } from "./graph_builder.js";
+
+const meshes: NamedMesh[] = [
+  { name: "mesh_a_2_b_2", mesh: mesh({ a: 2, b: 2 }) },
+  { name: "mesh_a_2_b_2_c_2", mesh: mesh({ a: 2, b: 2, c: 2 }) },
+  { name: "empty_mesh", mesh: mesh({}) },
+];
+const ab = (dims: string, rep = ""): TensorSharding => sharding(dims, rep, "", "mesh_a_2_b_2");
+const abc = (dims: string): TensorSharding => sharding(dims, "", "", "mesh_a_2_b_2_c_2");
+
+function run(g: PGraph, kind: PropagationPassKind, strategy: "basic" | "aggressive" = "aggressive"): void {
+  runPropagationPass(g, {
+    kind, strategy, meshes, ruleFor: () => undefined,
+    newShardingConstraint: () => { throw new Error("no sharding groups here"); },
+  });
+}
+
+function shardingOf(g: PGraph, v: PValue): TensorSharding | undefined {
+  return getSharding(g, v);
+}
+
+function resultOf(g: PGraph, f: POp, i = 0): TensorSharding | undefined {
+  return g.funcResultShardings.get(f)?.[i];
+}
+
+test("aggressive: no conflict (add then dot_general)", () => {
+  const g = new Graph();
+  const f = newFunc(g, "no_conflict", [[8, 8], [8, 8], [8, 16]], [ab('[{"a"}, {"b"}]')]);
+  const add = f.op("stablehlo.add", [f.args[0]!, f.args[1]!], [[8, 8]], { rule: pointwiseRule([8, 8]), elementwise: true });
+  const dot = f.op("stablehlo.dot_general", [add.results[0]!, f.args[2]!], [[8, 16]], { rule: matmulRule(8, 8, 16) });
+  f.ret([dot.results[0]!]);
+  run(g, "aggressive");
+  assert.deepEqual(shardingOf(g, f.args[1]!), ab('[{"a", ?}, {"b", ?}]'));
+  assert.deepEqual(shardingOf(g, f.args[2]!), ab('[{"b", ?}, {?}]'));
+  assert.deepEqual(shardingOf(g, add.results[0]!), ab('[{"a", ?}, {"b", ?}]'));
+  assert.deepEqual(shardingOf(g, dot.results[0]!), ab('[{"a", ?}, {?}]'));
+  assert.deepEqual(resultOf(g, f.func), ab('[{"a", ?}, {?}]'));
+});
+
+test("aggressive: fake conflict between contracting and non-contracting dims", () => {
+  const g = new Graph();
+  const f = newFunc(g, "f", [[256, 512], [128, 512]], [abc('[{"a"}, {"b", "c"}]'), abc('[{"c", "b"}, {"a"}]')]);
+  // contracting_dims = [1] x [1]: lhs [i, k], rhs [j, k].
+  const dot = f.op("stablehlo.dot_general", f.args, [[256, 128]], {
+    rule: { ...matmulRule(256, 512, 128), operandMappings: [[[0], [2]], [[1], [2]]] },
+  });
+  f.ret([dot.results[0]!]);
+  run(g, "aggressive");
+  assert.deepEqual(shardingOf(g, dot.results[0]!), abc('[{"a", ?}, {"c", "b", ?}]'));
+  assert.deepEqual(resultOf(g, f.func), abc('[{"a", ?}, {"c", "b", ?}]'));
+});
+
+test("aggressive: closed dims, real conflicts within a factor", () => {
+  const cases: [string, string, string | undefined][] = [
+    ['[{"a", ?}, {"b"}]', '[{}, {"b", "c", ?}]', '[{"a", ?}, {"b", "c", ?}]'],
+    ['[{"a", ?}, {}]', '[{"b", ?}, {}]', undefined],
+    ['[{"a"}, {"b"}]', '[{}, {"a", "b", "c"}]', '[{"a", ?}, {?}]'],
+    ['[{"a", ?}, {?}]', '[{"b", ?}, {"a", ?}]', '[{?}, {"a", ?}]'],
+  ];
+  for (const [s0, s1, expected] of cases) {
+    const g = new Graph();
+    const f = newFunc(g, "f", [[8, 8], [8, 8]], [abc(s0), abc(s1)]);
+    const add = f.op("stablehlo.add", f.args, [[8, 8]], { rule: pointwiseRule([8, 8]), elementwise: true });
+    f.ret([add.results[0]!]);
+    run(g, "aggressive");
+    assert.deepEqual(shardingOf(g, add.results[0]!), expected === undefined ? undefined : abc(expected), `${s0} + ${s1}`);
+    assert.deepEqual(resultOf(g, f.func), expected === undefined ? undefined : abc(expected));
+  }
+});
+
+test("a sharding on the empty mesh takes the op's mesh; its closed dimension stays closed", () => {
+  const g = new Graph();
+  const f = newFunc(g, "f", [[8, 8], [8, 8]], [ab('[{"a"}, {"b"}]'), sharding("[{?}, {}]", "", "", "empty_mesh")]);
+  const add = f.op("stablehlo.add", f.args, [[8, 8]], { rule: pointwiseRule([8, 8]), elementwise: true });
+  f.ret([add.results[0]!]);
+  run(g, "aggressive");
+  assert.deepEqual(shardingOf(g, f.args[1]!), ab('[{"a", ?}, {}]'));
+  assert.deepEqual(shardingOf(g, add.results[0]!), ab('[{"a", ?}, {"b", ?}]'));
+});
+
+/** `%0 = case(%arg0) {return %argA} {return %argB}; %1 = data_flow_edge %0; return %1`. */
+function caseGraph(argShardings: (TensorSharding | undefined)[], dims: number[]) {
+  const g = new Graph();
+  const f = newFunc(g, "f", [[], dims, dims], [undefined, ...argShardings]);
+  const c = f.op("stablehlo.case", [f.args[0]!], [dims], { kind: "case", regions: 2, pure: false });
+  f.ret([f.args[1]!], c, 0);
+  f.ret([f.args[2]!], c, 1);
+  const edge = f.dataFlowEdge(c.results[0]!);
+  f.ret([edge.results[0]!]);
+  return { g, f, c, edge };
+}
+
+test("basic: case results get what both branches agree on, through the data-flow edge", () => {
+  const { g, f, c, edge } = caseGraph([ab('[{"a"}]'), undefined], [4]);
+  run(g, "basic");
+  assert.deepEqual(shardingOf(g, f.args[2]!), ab('[{"a", ?}]'));
+  assert.deepEqual(g.shardings.get(edge.results[0]!), ab('[{"a", ?}]'));
+  assert.equal(g.shardings.get(c.results[0]!), undefined);
+  assert.deepEqual(resultOf(g, f.func), ab('[{"a", ?}]'));
+});
+
+test("basic: case branches in conflict share only their common prefix", () => {
+  const { g, f, edge } = caseGraph([abc('[{"a", "b"}]'), abc('[{"a", "c"}]')], [8]);
+  run(g, "basic");
+  assert.deepEqual(g.shardings.get(edge.results[0]!), abc('[{"a", ?}]'));
+  assert.deepEqual(resultOf(g, f.func), abc('[{"a", ?}]'));
+  const best = caseGraph([abc('[{"a", "b", "c"}]'), abc('[{"c"}]')], [8]);
+  run(best.g, "basic");
+  assert.equal(best.g.shardings.get(best.edge.results[0]!), undefined);
+});
+
+test("an unused op without side effects is erased and propagates nothing", () => {
+  const g = new Graph();
+  const f = newFunc(g, "f", [[8], [8]], [ab('[{"a"}]')]);
+  const dead = f.op("stablehlo.add", f.args, [[8]], { rule: pointwiseRule([8]), elementwise: true });
+  f.ret([f.args[1]!]);
+  run(g, "aggressive");
+  assert.ok(dead.erased);
+  assert.equal(shardingOf(g, f.args[1]!), undefined);
+});
