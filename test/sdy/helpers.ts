@@ -13,15 +13,17 @@ export function ax(text: string): AxisRef[] {
   return out;
 }
 
-/** `{"a", ?}` -> an open dimension sharding; `{"a"}` -> closed. */
+/** `{"a", ?}` -> an open dimension sharding; `{"a"}` -> closed; `{"a"}p1` -> with priority 1. */
 export function dim(text: string): DimensionSharding {
-  return { axes: ax(text), isClosed: !text.includes("?") };
+  const priority = /\}p(\d+)$/.exec(text.trim());
+  const d = { axes: ax(text), isClosed: !text.includes("?") };
+  return priority === null ? d : { ...d, priority: Number(priority[1]) };
 }
 
 /** `'[{"a"}, {?}]'` with optional replicated / unreduced axes -> a sharding on `@mesh`. */
 export function sharding(dims: string, replicated = "", unreduced = "", meshOrRef: string | Mesh = "mesh"): TensorSharding {
   const inner = dims.trim().replace(/^\[/, "").replace(/\]$/, "");
-  const parts = inner.match(/\{[^}]*\}/g) ?? [];
+  const parts = inner.match(/\{[^}]*\}(p\d+)?/g) ?? [];
   return { meshOrRef, dimShardings: parts.map(dim), replicatedAxes: ax(replicated), unreducedAxes: ax(unreduced) };
 }
 

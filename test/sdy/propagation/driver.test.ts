@@ -129,3 +129,60 @@ test("an unused op without side effects is erased and propagates nothing", () =>
   assert.ok(dead.erased);
   assert.equal(shardingOf(g, f.args[1]!), undefined);
 });
+
+/** `%0 = add %arg0, %arg1; %1 = add %0, %arg2; %2 = divide %1, %arg3; return %2` on 8x8. */
+function chain(args: (TensorSharding | undefined)[], divide?: TensorSharding, result?: TensorSharding) {
+  const g = new Graph();
+  const f = newFunc(g, "f", [[8, 8], [8, 8], [8, 8], [8, 8]], args, [result]);
+  const pw = { rule: pointwiseRule([8, 8]), elementwise: true };
+  const add0 = f.op("stablehlo.add", [f.args[0]!, f.args[1]!], [[8, 8]], pw);
+  const add1 = f.op("stablehlo.add", [add0.results[0]!, f.args[2]!], [[8, 8]], pw);
+  const div = f.op("stablehlo.divide", [add1.results[0]!, f.args[3]!], [[8, 8]], { ...pw, shardings: [divide] });
+  f.ret([div.results[0]!]);
+  return { g, f, add0, add1, div };
+}
+const m = (dims: string, rep = ""): TensorSharding => sharding(dims, rep, "", "mesh");
+const userMeshes: NamedMesh[] = [{ name: "mesh", mesh: mesh({ a: 2, b: 2, c: 2 }) }];
+function runUser(g: PGraph): void {
+  runPropagationPass(g, { kind: "user-priority", meshes: userMeshes, ruleFor: () => undefined, newShardingConstraint: () => { throw new Error("unused"); } });
+}
+
+test("user priority: p0 first; a return value's p0 beats an argument's p1", () => {
+  const { g, f, add0, div } = chain([m('[{"a", ?}p1, {"b"}p1]')], m('[{"c"}p0, {?}]'));
+  runUser(g);
+  assert.deepEqual(shardingOf(g, f.args[0]!), m('[{"a", ?}, {"b"}]'));
+  assert.deepEqual(shardingOf(g, f.args[1]!), m('[{"c", ?}, {"b", ?}]'));
+  assert.deepEqual(shardingOf(g, add0.results[0]!), m('[{"c", ?}, {"b", ?}]'));
+  assert.deepEqual(shardingOf(g, div.results[0]!), m('[{"c"}, {"b", ?}]'));
+  assert.deepEqual(resultOf(g, f.func), m('[{"c", ?}, {"b", ?}]'));
+});
+
+test("user priority: hidden axes are replicated until their priority; explicit replicated axes stay", () => {
+  const { g, f, div } = chain([m('[{"a"}p1, {"b"}p1]')], m('[{"c"}p0, {?}]', '"b"'));
+  runUser(g);
+  assert.deepEqual(shardingOf(g, f.args[0]!), m('[{"a"}, {"b"}]'));
+  assert.deepEqual(shardingOf(g, f.args[3]!), m('[{"c", ?}, {?}]'));
+  assert.deepEqual(shardingOf(g, div.results[0]!), m('[{"c"}, {?}]', '"b"'));
+});
+
+test("user priority: a function result's later priority loses to an argument's p0", () => {
+  const { g, f, div } = chain([undefined, m('[{"c"}p0, {?}]')], undefined, m('[{"a", ?}p1, {"b"}p1]'));
+  runUser(g);
+  assert.deepEqual(shardingOf(g, f.args[0]!), m('[{"c", ?}, {"b", ?}]'));
+  assert.deepEqual(shardingOf(g, div.results[0]!), m('[{"c", ?}, {"b", ?}]'));
+  assert.deepEqual(resultOf(g, f.func), m('[{"a", ?}, {"b"}]'));
+});
+
+test("user priority: priorities without p0 and missing ones in between", () => {
+  const g = new Graph();
+  const f = newFunc(g, "f", [[8, 8], [8, 8], [8, 8]], [m('[{"a"}, {"b"}p4]')]);
+  const pw = { rule: pointwiseRule([8, 8]), elementwise: true };
+  const add = f.op("stablehlo.add", [f.args[0]!, f.args[1]!], [[8, 8]], pw);
+  const div = f.op("stablehlo.divide", [add.results[0]!, f.args[2]!], [[8, 8]], { ...pw, shardings: [m('[{?}, {"c", ?}p1]')] });
+  f.ret([div.results[0]!]);
+  runUser(g);
+  assert.deepEqual(shardingOf(g, f.args[0]!), m('[{"a"}, {"b"}]'));
+  assert.deepEqual(shardingOf(g, f.args[1]!), m('[{"a", ?}, {"c", ?}]'));
+  assert.deepEqual(shardingOf(g, add.results[0]!), m('[{"a", ?}, {"c", ?}]'));
+  assert.deepEqual(resultOf(g, f.func), m('[{"a", ?}, {"c", ?}]'));
+});
