@@ -11,7 +11,7 @@
 // of other regions (reducers, comparators) hold no sharding.
 
 import type { OpShardingRule, PropagationDirection, TensorSharding } from "../model.js";
-import { addFreeAxesToManualSharding, eraseManualAxes } from "../sharding.js";
+import { addFreeAxesToManualSharding, eraseManualAxes, fullyReplicatedSharding } from "../sharding.js";
 
 export type DataFlowKind = "while" | "case" | "optimizationBarrier" | "manualComputation" | "namedComputation";
 
@@ -255,6 +255,11 @@ export function setSharding(graph: PGraph, v: PValue, sharding: TensorSharding):
     const outer = graph.shardings.get(s);
     graph.shardings.set(s, outer === undefined ? sharding : addFreeAxesToManualSharding(outer, sharding, owner.manualAxes ?? []));
     return;
+  }
+  // An op's results (a named computation's block arguments) are sharded all or none: the others start fully open on the same mesh.
+  const siblings = s.def.kind === "result" ? owner.results : owner.kind === "namedComputation" ? owner.regions[0]!.args : [];
+  if (siblings.every((r) => !graph.shardings.has(r))) {
+    for (const r of siblings) graph.shardings.set(r, fullyReplicatedSharding(sharding.meshOrRef, r.dims?.length ?? 0, false));
   }
   graph.shardings.set(s, sharding);
 }

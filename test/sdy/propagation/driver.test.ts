@@ -186,3 +186,30 @@ test("user priority: priorities without p0 and missing ones in between", () => {
   assert.deepEqual(shardingOf(g, add.results[0]!), m('[{"a", ?}, {"c", ?}]'));
   assert.deepEqual(resultOf(g, f.func), m('[{"a", ?}, {"c", ?}]'));
 });
+
+test("basic: through a while loop's data-flow edges into its body and out", () => {
+  const g = new Graph();
+  const f = newFunc(g, "while_func_operand", [[32, 96]], [ab('[{"a"}, {"b"}]')]);
+  const c0 = f.op("stablehlo.constant", [], [[]]);
+  const c1 = f.op("stablehlo.constant", [], [[]]);
+  const c32 = f.op("stablehlo.constant", [], [[]]);
+  const loop = f.op("stablehlo.while", [f.args[0]!, c0.results[0]!], [[32, 96], []], { kind: "while", regions: 2, pure: false });
+  const condArgs = [g.addArg(loop, 0, [32, 96]), g.addArg(loop, 0, [])];
+  const bodyArgs = [g.addArg(loop, 1, [32, 96]), g.addArg(loop, 1, [])];
+  const cmp = f.op("stablehlo.compare", [condArgs[1]!, c32.results[0]!], [[]], { parent: loop, region: 0, rule: pointwiseRule([]), elementwise: true });
+  f.ret([cmp.results[0]!], loop, 0);
+  const inc = f.op("stablehlo.add", [bodyArgs[1]!, c1.results[0]!], [[]], { parent: loop, region: 1, rule: pointwiseRule([]), elementwise: true });
+  const twice = f.op("stablehlo.add", [bodyArgs[0]!, bodyArgs[0]!], [[32, 96]], { parent: loop, region: 1, rule: pointwiseRule([32, 96]), elementwise: true });
+  f.ret([twice.results[0]!, inc.results[0]!], loop, 1);
+  const e0 = f.dataFlowEdge(loop.results[0]!);
+  const e1 = f.dataFlowEdge(loop.results[1]!);
+  f.ret([e0.results[0]!]);
+  run(g, "basic");
+  assert.deepEqual(shardingOf(g, twice.results[0]!), ab('[{"a", ?}, {"b", ?}]'));
+  assert.deepEqual(shardingOf(g, bodyArgs[0]!), ab('[{"a", ?}, {"b", ?}]'), "a body argument reads its edge's sharding");
+  assert.deepEqual(g.shardings.get(e0.results[0]!), ab('[{"a", ?}, {"b", ?}]'));
+  assert.equal(g.shardings.get(e1.results[0]!), undefined);
+  assert.equal(g.shardings.get(loop.results[0]!), undefined);
+  assert.deepEqual(shardingOf(g, f.args[0]!), ab('[{"a"}, {"b"}]'));
+  assert.deepEqual(resultOf(g, f.func), ab('[{"a", ?}, {"b", ?}]'));
+});
