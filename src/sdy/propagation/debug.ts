@@ -210,7 +210,7 @@ export class PropagationDebugRecorder implements PropagationObserver {
  * per axis and source, the targets; an edge seen again at a later step counts at its
  * first. Steps ascending; axes by name then sub-axis; targets operands first, by index.
  */
-export function toPropagationEdges(map: AxisEdges, mesh: Mesh): PropagationEdges {
+export function toPropagationEdges(map: AxisEdges): PropagationEdges {
   const firstStep = new Map<string, Edge & { axis: AxisRef }>();
   for (const { axis, edges } of map.values()) {
     for (const e of edges) {
