@@ -1,14 +1,17 @@
 // A compiled program: the optimized module's entry as a list of steps over buffer
 // locations. Each step is a generated WebAssembly kernel (a fusion, a GEMM, ...), the
 // interpreter's kernel run on views of device memory (for ops the backend does not
-// compile: never silent, `dump` lists them with the reason), or a copy.
+// compile: never silent, `dump` lists them with the reason), a copy, or control flow
+// (while, conditional, call) whose computations are nested step lists planned the same
+// way (control_flow.ts).
 
-import type { HloModule, Instruction } from "../ir/computation.js";
+import type { Computation, HloModule, Instruction } from "../ir/computation.js";
 import { OP_TABLE } from "../ir/opcodes.js";
 import { hasSideEffect } from "../ir/rewrite.js";
 import type { Literal } from "../types/literal.js";
 import { arrayLeaves, byteSize, shapesEqual, type ArrayShape, type Shape } from "../types/shape.js";
 import { alignedBytes, assignArena, type Location, type TempInterval } from "./buffers/assignment.js";
+import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
 import { compileRoutine } from "./routines.js";
 import { isUnsupported, type WasmKernel, type WasmTarget } from "./wasm/kernel.js";
 
@@ -19,23 +22,35 @@ export type Step =
     /** The leaves of each operand. */
     readonly operands: readonly (readonly Location[])[]; readonly results: readonly Location[];
   }
-  | { readonly kind: "copy"; readonly from: Location; readonly to: Location; readonly bytes: number };
+  | { readonly kind: "copy"; readonly from: Location; readonly to: Location; readonly bytes: number }
+  | ControlFlowStep;
 
-export interface CompiledProgram {
-  readonly module: HloModule;
+/**
+ * The steps of one computation over its own buffer table: the entry's, or a nested one
+ * (a loop's condition or body, a branch, a callee), whose parameters, outputs and arena
+ * the step that runs it binds. Kernels and constants are the program's (shared).
+ */
+export interface StepList {
+  /** The computation planned. */
+  readonly name: string;
   readonly steps: readonly Step[];
+  /** The array leaves of each parameter. */
+  readonly parameterLeaves: readonly (readonly ArrayShape[])[];
+  /** The leaves of the result, each written to a buffer the caller gives. */
+  readonly outputs: readonly ArrayShape[];
+  /** Arena offset of each temporary (and its shape; none for a nested list's region). */
+  readonly temps: readonly { readonly shape?: ArrayShape; readonly offset: number }[];
+  readonly arenaBytes: number;
+  readonly liveBytesBound: number;
+}
+
+export interface CompiledProgram extends StepList {
+  readonly module: HloModule;
+  /** Every kernel of the program, nested lists' included. */
   readonly kernels: readonly WasmKernel[];
   /** Leaves of the program's constants, loaded into device memory once. */
   readonly constants: readonly Literal[];
-  /** The array leaves of each entry parameter. */
-  readonly parameterLeaves: readonly (readonly ArrayShape[])[];
-  /** The leaves of the result, each a buffer handed to the caller. */
-  readonly outputs: readonly ArrayShape[];
   readonly resultShape: Shape;
-  /** Shape and arena offset of each temporary. */
-  readonly temps: readonly { readonly shape: ArrayShape; readonly offset: number }[];
-  readonly arenaBytes: number;
-  readonly liveBytesBound: number;
 }
 
 /** Whether every transitive user of fused parameter `index` is elementwise: the kernel then reads it at exactly the index it writes. */
@@ -55,14 +70,33 @@ function readsInPlace(inst: Instruction<"fusion">, index: number): boolean {
   return reached.has(root);
 }
 
+/** What the step lists of one program share: the target, its kernels and constants, the nested lists planned so far. */
+interface ProgramContext {
+  readonly target: WasmTarget;
+  readonly kernels: WasmKernel[];
+  readonly constants: Literal[];
+  readonly nested: Map<Computation, StepList>;
+}
+
 /** Lays out the entry computation of `module` (already optimized and fused) as steps. */
 export function planProgram(module: HloModule, target: WasmTarget): CompiledProgram {
-  const entry = module.entry;
+  const ctx: ProgramContext = { target, kernels: [], constants: [], nested: new Map() };
+  const list = planSteps(module.entry, ctx);
+  return { ...list, module, kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape };
+}
+
+/** The step list of a computation called by control flow (planned once per program: it binds its buffers when it runs). */
+function nestedSteps(c: Computation, ctx: ProgramContext): StepList {
+  let list = ctx.nested.get(c);
+  if (list === undefined) ctx.nested.set(c, (list = planSteps(c, ctx)));
+  return list;
+}
+
+function planSteps(entry: Computation, ctx: ProgramContext): StepList {
+  const { kernels, constants, target } = ctx;
   const leaves = new Map<Instruction, Location[]>();
   const steps: Step[] = [];
-  const kernels: WasmKernel[] = [];
-  const constants: Literal[] = [];
-  const temps: (TempInterval & { shape: ArrayShape })[] = [];
+  const temps: (TempInterval & { shape?: ArrayShape })[] = [];
   const parameterLeaves = entry.parameters.map((p) => arrayLeaves(p.shape));
   const firstParamLeaf: number[] = [];
   parameterLeaves.reduce((n, ls, i) => { firstParamLeaf[i] = n; return n + ls.length; }, 0);
@@ -118,6 +152,21 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
     const operandLeaves = inst.operands.map((o) => leaves.get(o)!);
     const results = newTemps(inst.shape);
     leaves.set(inst, results);
+    if (isControlFlow(inst)) {
+      operandLeaves.forEach(use);
+      const step = steps.length;
+      const live = { defined: step, lastUse: step };
+      steps.push(planControlFlow(inst, operandLeaves, results, {
+        nested: (c) => nestedSteps(c, ctx),
+        temps: (shape) => newTemps(shape)[0]!,
+        region: (bytes, liveBytes) => {
+          temps.push({ bytes, liveBytes, ...live });
+          return { space: "temp", index: temps.length - 1 };
+        },
+        inPlace: (result, operand) => inPlaceCandidates.push({ step, result, operand }),
+      }));
+      continue;
+    }
     // A value with no elements needs no computing (side effects aside).
     if (!hasSideEffect(inst) && arrayLeaves(inst.shape).every((s) => byteSize(s) === 0)) continue;
     operandLeaves.forEach(use);
@@ -168,6 +217,7 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
       case "kernel": return { ...s, operands: s.operands.map(relocate), results: s.results.map(relocate) };
       case "interpret": return { ...s, operands: s.operands.map((ls) => ls.map(relocate)), results: s.results.map(relocate) };
       case "copy": return s;
+      default: return relocateControlFlow(s, relocate);
     }
   });
   rootLeaves.forEach((l, j) => {
@@ -178,8 +228,8 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
   const arenaTemps = temps.map((t, i) => (outputOf.has(i) ? { ...t, bytes: 0 } : t));
   const arena = assignArena(arenaTemps);
   return {
-    module, steps: finalSteps, kernels, constants, parameterLeaves, outputs, resultShape: entry.root.shape,
-    temps: temps.map((t, i) => ({ shape: t.shape, offset: arena.offsets[i]! })),
+    name: entry.name, steps: finalSteps, parameterLeaves, outputs,
+    temps: temps.map((t, i) => ({ ...(t.shape !== undefined ? { shape: t.shape } : {}), offset: arena.offsets[i]! })),
     arenaBytes: arena.arenaBytes, liveBytesBound: arena.liveBytesBound,
   };
 }
