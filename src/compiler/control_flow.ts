@@ -11,10 +11,13 @@
 // the next state into another, and the two swap after each iteration (double
 // buffering): no copy per iteration, except for a leaf the body returns from another
 // parameter or a constant. A leaf the body returns unchanged from the same parameter
-// keeps one buffer (the body's copy of it goes). After the loop, if the last state is
+// keeps one buffer (the body's copy of it goes), and so does a leaf the body updates in
+// place (a dynamic-update-slice into the state, as a scan does: no copy of the whole
+// buffer per iteration; StepList.outputsOverParameters). After the loop, if the last state is
 // in the second set, it is copied to the result buffers once. The initial state is
 // copied into the result buffers, unless an operand dies at the while: then the state
-// takes its bytes (buffer assignment's in place).
+// takes its bytes (buffer assignment's in place); a leaf the body passes through is
+// read where the operand is, and that is the while's result leaf too.
 //
 // A conditional runs the branch its selector picks (a pred picks 0 for true, 1 for
 // false; an s32 index out of range picks the last: interpreter's selectBranch), writing
@@ -68,7 +71,7 @@ export function isControlFlow(inst: Instruction): boolean {
 export interface NestedPlanner {
   /** The step list of a called computation. */
   nested(c: Computation): StepList;
-  /** New temporaries of the caller, live at this step only (leaves of `shape`). */
+  /** A new temporary of the caller, defined at this step. */
   temps(shape: ArrayShape): Location;
   /** A region of `bytes` in the caller's arena, live at this step only; `liveBytes` is the least its contents need. */
   region(bytes: number, liveBytes: number): Location;
@@ -84,47 +87,56 @@ const isPassThroughCopy = (s: Step): boolean =>
 
 /**
  * The step of a while, conditional, call or composite whose operands' leaves are
- * `operands` and whose result leaves are `results` (temporaries of the caller).
+ * `operands`, and the leaves of its result: new temporaries of the caller, except for a
+ * while's leaf that the body passes through unchanged, which is its operand's leaf
+ * (nothing writes it while the loop runs, so the loop reads it where it is: no copy).
  */
 export function planControlFlow(
-  inst: Instruction, operands: readonly (readonly Location[])[], results: readonly Location[], planner: NestedPlanner,
-): ControlFlowStep {
+  inst: Instruction, operands: readonly (readonly Location[])[], planner: NestedPlanner,
+): { readonly step: ControlFlowStep; readonly results: readonly Location[] } {
+  const shapes = arrayLeaves(inst.shape);
   switch (inst.opcode) {
     case "while": {
       const { condition, body: plannedBody } = (inst as Instruction<"while">).attrs;
       const init = operands.flat();
-      const shapes = arrayLeaves(inst.shape);
       const bodyList = planner.nested(plannedBody);
-      // Output j is the same buffer as parameter j where the body returns that parameter: its copy is a no-op.
       const passThrough = new Set(bodyList.steps.filter(isPassThroughCopy).map((s) => (s as Extract<Step, { kind: "copy" }>).to.index));
+      // Output j is the same buffer as parameter j where the body returns that parameter (its
+      // copy is a no-op) or writes it in place.
+      const sameBuffer = new Set([...passThrough, ...bodyList.outputsOverParameters]);
       const body = { ...bodyList, steps: bodyList.steps.filter((s) => !isPassThroughCopy(s)) };
       const conditionList = planner.nested(condition);
+      const state = shapes.map((s, j) => (passThrough.has(j) ? init[j]! : planner.temps(s)));
       init.forEach((l, j) => {
-        const r = results[j]!;
+        const r = state[j]!;
         const once = init.filter((o) => o.space === l.space && o.index === l.index).length === 1;
-        if (l.space === "temp" && r.space === "temp" && once) planner.inPlace(r.index, l.index);
+        if (l.space === "temp" && r.space === "temp" && r !== l && once) planner.inPlace(r.index, l.index);
       });
-      return {
-        kind: "while", name: inst.name, init, state: results,
-        next: shapes.map((s, j) => (passThrough.has(j) ? results[j]! : planner.temps(s))),
+      const step: WhileStep = {
+        kind: "while", name: inst.name, init, state,
+        next: shapes.map((s, j) => (sameBuffer.has(j) ? state[j]! : planner.temps(s))),
         bytes: shapes.map(byteSize),
         predicate: planner.temps(scalarShape("pred")),
         region: regionOf([conditionList, body], planner),
         condition: conditionList, body,
       };
+      return { step, results: state };
     }
     case "conditional": {
       const branches = (inst as Instruction<"conditional">).attrs.branches.map((b) => planner.nested(b));
       const selectorShape = inst.operands[0]!.shape as ArrayShape;
-      return {
+      const results = shapes.map((s) => planner.temps(s));
+      const step: ConditionalStep = {
         kind: "conditional", name: inst.name, selector: { at: operands[0]![0]!, shape: selectorShape },
         operands: operands.slice(1), results, region: regionOf(branches, planner), branches,
       };
+      return { step, results };
     }
     case "call": case "composite": {
       const callee = inst.opcode === "call" ? (inst as Instruction<"call">).attrs.toApply : (inst as Instruction<"composite">).attrs.decomposition;
       const list = planner.nested(callee);
-      return { kind: "conditional", name: inst.name, operands: [operands.flat()], results, region: regionOf([list], planner), branches: [list] };
+      const results = shapes.map((s) => planner.temps(s));
+      return { step: { kind: "conditional", name: inst.name, operands: [operands.flat()], results, region: regionOf([list], planner), branches: [list] }, results };
     }
     default:
       throw new Error(`planControlFlow: ${inst.name} (${inst.opcode}) is not control flow`);
@@ -154,7 +166,7 @@ export function nestedLists(step: ControlFlowStep): { readonly role: string; rea
 /** One line on what a control-flow step reads and writes (its nested lists are printed after it). */
 export function describeControlFlow(step: ControlFlowStep, loc: (l: Location) => string): string {
   if (step.kind === "while") {
-    const next = step.next.map((l, j) => (l === step.state[j] ? "(same)" : loc(l)));
+    const next = step.next.map((l, j) => (l.space === step.state[j]!.space && l.index === step.state[j]!.index ? "(same)" : loc(l)));
     return `while ${step.name}: ${step.init.map(loc).join(", ")} -> ${step.state.map(loc).join(", ")}; next state ${next.join(", ")}; ` +
       `predicate ${loc(step.predicate)}; region ${loc(step.region)}`;
   }

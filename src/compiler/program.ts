@@ -38,6 +38,12 @@ export interface StepList {
   readonly parameterLeaves: readonly (readonly ArrayShape[])[];
   /** The leaves of the result, each written to a buffer the caller gives. */
   readonly outputs: readonly ArrayShape[];
+  /**
+   * Outputs written by a kernel that reads the parameter leaf of the same index last and
+   * may write over it (in place): a caller may give the two one buffer (a while loop's
+   * state, updated in place by a dynamic-update-slice or an elementwise fusion).
+   */
+  readonly outputsOverParameters: readonly number[];
   /** Arena offset of each temporary (and its shape; none for a nested list's region). */
   readonly temps: readonly { readonly shape?: ArrayShape; readonly offset: number }[];
   readonly arenaBytes: number;
@@ -105,12 +111,18 @@ function planSteps(entry: Computation, ctx: ProgramContext): StepList {
     temps.push({ shape: s, bytes: alignedBytes(s), defined: steps.length, lastUse: steps.length });
     return { space: "temp", index: temps.length - 1 } as const;
   });
+  const parameterLastUse: number[] = [];
   const use = (locs: readonly Location[]): void => {
-    for (const l of locs) if (l.space === "temp") temps[l.index]!.lastUse = Math.max(temps[l.index]!.lastUse, steps.length);
+    for (const l of locs) {
+      if (l.space === "temp") temps[l.index]!.lastUse = Math.max(temps[l.index]!.lastUse, steps.length);
+      else if (l.space === "parameter") parameterLastUse[l.index] = steps.length;
+    }
   };
 
   // Fusions that could write over an operand; decided once every value's last use is known.
   const inPlaceCandidates: { step: number; result: number; operand: number }[] = [];
+  // Likewise over a parameter leaf, if the result is the output of the same index (see StepList.outputsOverParameters).
+  const overParameterCandidates: { step: number; result: number; parameter: number }[] = [];
   for (const inst of entry.instructions) {
     switch (inst.opcode) {
       case "parameter": {
@@ -150,23 +162,24 @@ function planSteps(entry: Computation, ctx: ProgramContext): StepList {
         break;
     }
     const operandLeaves = inst.operands.map((o) => leaves.get(o)!);
-    const results = newTemps(inst.shape);
-    leaves.set(inst, results);
     if (isControlFlow(inst)) {
       operandLeaves.forEach(use);
       const step = steps.length;
-      const live = { defined: step, lastUse: step };
-      steps.push(planControlFlow(inst, operandLeaves, results, {
+      const planned = planControlFlow(inst, operandLeaves, {
         nested: (c) => nestedSteps(c, ctx),
         temps: (shape) => newTemps(shape)[0]!,
         region: (bytes, liveBytes) => {
-          temps.push({ bytes, liveBytes, ...live });
+          temps.push({ bytes, liveBytes, defined: step, lastUse: step });
           return { space: "temp", index: temps.length - 1 };
         },
         inPlace: (result, operand) => inPlaceCandidates.push({ step, result, operand }),
-      }));
+      });
+      leaves.set(inst, [...planned.results]);
+      steps.push(planned.step);
       continue;
     }
+    const results = newTemps(inst.shape);
+    leaves.set(inst, results);
     // A value with no elements needs no computing (side effects aside).
     if (!hasSideEffect(inst) && arrayLeaves(inst.shape).every((s) => byteSize(s) === 0)) continue;
     operandLeaves.forEach(use);
@@ -178,9 +191,11 @@ function planSteps(entry: Computation, ctx: ProgramContext): StepList {
       const overwritable = (i: number): boolean => inst.opcode === "fusion" ? readsInPlace(inst as Instruction<"fusion">, i)
         : (inst.opcode === "dynamicUpdateSlice" || (inst.opcode === "scatter" && inst.operands.length === 3)) && i === 0;
       operandLeaves.forEach((ls, i) => {
-        if (ls.length === 1 && ls[0]!.space === "temp" && results.length === 1 && operandLeaves.filter((o) => o[0] === ls[0]).length === 1 && overwritable(i)) {
-          inPlaceCandidates.push({ step: steps.length, result: results[0]!.index, operand: ls[0]!.index });
-        }
+        if (ls.length !== 1 || results.length !== 1 || operandLeaves.filter((o) => o[0] === ls[0]).length !== 1 || !overwritable(i)) return;
+        const step = steps.length;
+        const result = results[0]!.index;
+        if (ls[0]!.space === "temp") inPlaceCandidates.push({ step, result, operand: ls[0]!.index });
+        if (ls[0]!.space === "parameter") overParameterCandidates.push({ step, result, parameter: ls[0]!.index });
       });
     }
     if (isUnsupported(compiled)) {
@@ -211,6 +226,8 @@ function planSteps(entry: Computation, ctx: ProgramContext): StepList {
   rootLeaves.forEach((l, j) => {
     if (l.space === "temp" && !outputOf.has(l.index) && temps[l.index]!.sharesWith === undefined) outputOf.set(l.index, j);
   });
+  const outputsOverParameters = overParameterCandidates
+    .filter((c) => parameterLastUse[c.parameter] === c.step && outputOf.get(c.result) === c.parameter).map((c) => c.parameter);
   const relocate = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
   const finalSteps: Step[] = steps.map((s) => {
     switch (s.kind) {
@@ -228,7 +245,7 @@ function planSteps(entry: Computation, ctx: ProgramContext): StepList {
   const arenaTemps = temps.map((t, i) => (outputOf.has(i) ? { ...t, bytes: 0 } : t));
   const arena = assignArena(arenaTemps);
   return {
-    name: entry.name, steps: finalSteps, parameterLeaves, outputs,
+    name: entry.name, steps: finalSteps, parameterLeaves, outputs, outputsOverParameters,
     temps: temps.map((t, i) => ({ ...(t.shape !== undefined ? { shape: t.shape } : {}), offset: arena.offsets[i]! })),
     arenaBytes: arena.arenaBytes, liveBytesBound: arena.liveBytesBound,
   };
