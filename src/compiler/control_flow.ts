@@ -163,6 +163,18 @@ export function nestedLists(step: ControlFlowStep): { readonly role: string; rea
   return step.branches.map((list, i) => ({ role: `branch ${i}`, list }));
 }
 
+/**
+ * Every step of a list and of the lists nested in it, in order, each with the path of
+ * the nested computations it lies in ("" at the top, "body/" in a loop body).
+ */
+export function allSteps(list: StepList, path = ""): { readonly step: Step; readonly path: string }[] {
+  return list.steps.flatMap((step) => {
+    const here = { step, path };
+    if (step.kind !== "while" && step.kind !== "conditional") return [here];
+    return [here, ...nestedLists(step).flatMap(({ list: nested }) => allSteps(nested, `${path}${nested.name}/`))];
+  });
+}
+
 /** One line on what a control-flow step reads and writes (its nested lists are printed after it). */
 export function describeControlFlow(step: ControlFlowStep, loc: (l: Location) => string): string {
   if (step.kind === "while") {

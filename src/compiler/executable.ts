@@ -19,7 +19,7 @@ import { byteSize, shapesEqual, shapeToString, type ArrayShape, type Shape } fro
 import type { Location } from "./buffers/assignment.js";
 import type { PassLogEntry } from "./pass.js";
 import type { CompiledProgram, Step, StepList } from "./program.js";
-import { describeControlFlow, nestedLists, runControlFlow, type NestedRunner } from "./control_flow.js";
+import { allSteps, describeControlFlow, nestedLists, runControlFlow, type NestedRunner } from "./control_flow.js";
 import { DeviceArray, WasmDevice } from "./device.js";
 import type { KernelHandle, ThreadPool } from "./wasm/thread_pool.js";
 import { BUFFER_ALIGNMENT } from "./wasm/kernel.js";
@@ -32,17 +32,6 @@ type LoadedKernel = { readonly direct: KernelEntry } | { readonly pooled: Kernel
 interface RunState {
   readonly options: EvaluateOptions;
   ctx?: EvalContext;
-}
-
-/** The interpreted steps of a list and of its nested lists (named `computation/instruction` there). */
-function interpretedSteps(list: StepList, prefix: string): { name: string; why: string }[] {
-  return list.steps.flatMap((s) => {
-    switch (s.kind) {
-      case "interpret": return [{ name: prefix + s.name, why: s.why }];
-      case "kernel": case "copy": return [];
-      default: return nestedLists(s).flatMap(({ list: nested }) => interpretedSteps(nested, `${prefix}${nested.name}/`));
-    }
-  });
 }
 
 export interface ExecutableStats {
@@ -145,7 +134,7 @@ export class Executable {
       peakBytes: fixed + program.arenaBytes + scratch,
       liveBytesBound: fixed + program.liveBytesBound,
       kernels: program.kernels.length,
-      interpreted: interpretedSteps(program, ""),
+      interpreted: allSteps(program).flatMap(({ step, path }) => (step.kind === "interpret" ? [{ name: path + step.name, why: step.why }] : [])),
     };
   }
 
