@@ -26,6 +26,7 @@
 
 import type { Computation, Instruction } from "../ir/computation.js";
 import { selectBranch } from "../interpreter/kernels/control.js";
+import { CompileError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { arrayLeaves, byteSize, scalarShape, shapeToString, type ArrayShape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
@@ -139,7 +140,7 @@ export function planControlFlow(
       return { step: { kind: "conditional", name: inst.name, operands: [operands.flat()], results, region: regionOf([list], planner), branches: [list] }, results };
     }
     default:
-      throw new Error(`planControlFlow: ${inst.name} (${inst.opcode}) is not control flow`);
+      throw new CompileError(`planControlFlow: ${inst.name} (${inst.opcode}) is not control flow`);
   }
 }
 

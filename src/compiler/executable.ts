@@ -32,6 +32,7 @@ type LoadedKernel = { readonly direct: KernelEntry } | { readonly pooled: Kernel
 interface RunState {
   readonly options: EvaluateOptions;
   ctx?: EvalContext;
+  nested?: NestedRunner;
 }
 
 export interface ExecutableStats {
@@ -236,13 +237,12 @@ export class Executable {
           run.ctx ??= createEvalContext(run.options);
           this.interpret(step, at, run.ctx);
           break;
-        case "copy": {
-          const buffer = this.device.memory.buffer;
-          new Uint8Array(buffer, at(step.to), step.bytes).set(new Uint8Array(buffer, at(step.from), step.bytes));
+        case "copy":
+          this.copyBytes(at(step.from), at(step.to), step.bytes);
           break;
-        }
-        default:
-          runControlFlow(step, at, this.nestedRunner(run));
+        case "while": case "conditional":
+          run.nested ??= this.nestedRunner(run);
+          runControlFlow(step, at, run.nested);
           break;
       }
     }
@@ -252,11 +252,13 @@ export class Executable {
     return {
       run: (list, parameters, outputs, arena) => this.runSteps(list, parameters, outputs, arena, run),
       scalar: (shape, offset) => this.device.viewLiteral(shape, [offset]),
-      copy: (from, to, bytes) => {
-        const buffer = this.device.memory.buffer;
-        new Uint8Array(buffer, to, bytes).set(new Uint8Array(buffer, from, bytes));
-      },
+      copy: (from, to, bytes) => this.copyBytes(from, to, bytes),
     };
+  }
+
+  private copyBytes(from: number, to: number, bytes: number): void {
+    const buffer = this.device.memory.buffer;
+    new Uint8Array(buffer, to, bytes).set(new Uint8Array(buffer, from, bytes));
   }
 
   /** Runs one instruction with the interpreter's kernel, on views of its operands in device memory. */
@@ -297,7 +299,7 @@ export class Executable {
         case "copy":
           lines.push(`${indent}copy ${loc(s.from)} -> ${loc(s.to)} (${s.bytes} bytes)`);
           break;
-        default:
+        case "while": case "conditional":
           lines.push(`${indent}${describeControlFlow(s, loc)}`);
           for (const { role, list: nested } of nestedLists(s)) {
             lines.push(`${indent}  ${role} ${nested.name} (arena ${nested.arenaBytes} bytes):`);

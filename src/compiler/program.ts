@@ -234,7 +234,7 @@ function planSteps(entry: Computation, ctx: ProgramContext): StepList {
       case "kernel": return { ...s, operands: s.operands.map(relocate), results: s.results.map(relocate) };
       case "interpret": return { ...s, operands: s.operands.map((ls) => ls.map(relocate)), results: s.results.map(relocate) };
       case "copy": return s;
-      default: return relocateControlFlow(s, relocate);
+      case "while": case "conditional": return relocateControlFlow(s, relocate);
     }
   });
   rootLeaves.forEach((l, j) => {

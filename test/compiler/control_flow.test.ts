@@ -156,6 +156,60 @@ test("a while whose body holds a dot and fusible elementwise chains runs the bod
   exe.delete();
 });
 
+const SWAP = `HloModule swap
+
+cond {
+  p = (s32[], (f32[8], pred[]), f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], (f32[8], pred[]), f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  inner = (f32[8], pred[]) get-tuple-element(p), index=1
+  a = f32[8] get-tuple-element(inner), index=0
+  flag = pred[] get-tuple-element(inner), index=1
+  b = f32[8] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  nf = pred[] not(flag)
+  f1 = f32[] constant(1)
+  ones = f32[8] broadcast(f1), dimensions={}
+  a1 = f32[8] add(a, ones)
+  inner1 = (f32[8], pred[]) tuple(b, nf)
+  ROOT t = (s32[], (f32[8], pred[]), f32[8]) tuple(i1, inner1, a1)
+}
+
+ENTRY main {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  z = s32[] constant(0)
+  f = pred[] constant(false)
+  inner = (f32[8], pred[]) tuple(a, f)
+  t = (s32[], (f32[8], pred[]), f32[8]) tuple(z, inner, b)
+  ROOT w = (s32[], (f32[8], pred[]), f32[8]) while(t), condition=cond, body=body
+}
+`;
+
+test("nested tuples in the loop state, leaves that swap places each iteration, an odd iteration count", async () => {
+  const module = parseHlo(SWAP);
+  const exe = await compile(module);
+  const a = randomF32(16, [8]);
+  const b = randomF32(17, [8]);
+  const result = assertMatchesInterpreter(exe, module, [a, b]);
+  // (a, b) -> (b, a + 1), five times.
+  let pair = [a.toNumbers(), b.toNumbers()];
+  for (let i = 0; i < 5; i++) pair = [pair[1]!, pair[0]!.map((v) => Math.fround(v + 1))];
+  assert.equal(result.elements[0]!.readLinear(0), 5);
+  assert.deepEqual(result.elements[1]!.elements[0]!.toNumbers(), pair[0]);
+  assert.equal(result.elements[1]!.elements[1]!.readLinear(0), true, "the flag was flipped five times");
+  assert.deepEqual(result.elements[2]!.toNumbers(), pair[1]);
+  assert.deepEqual(exe.stats.interpreted, []);
+  exe.delete();
+});
+
 const NESTED = `HloModule nested
 
 inner_cond {
