@@ -12,12 +12,12 @@
 // buffering): no copy per iteration, except for a leaf the body returns from another
 // parameter or a constant. A leaf the body returns unchanged from the same parameter
 // keeps one buffer (the body's copy of it goes), and so does a leaf the body updates in
-// place (a dynamic-update-slice into the state, as a scan does: no copy of the whole
-// buffer per iteration; StepList.outputsOverParameters). After the loop, if the last state is
-// in the second set, it is copied to the result buffers once. The initial state is
-// copied into the result buffers, unless an operand dies at the while: then the state
-// takes its bytes (buffer assignment's in place); a leaf the body passes through is
-// read where the operand is, and that is the while's result leaf too.
+// place (StepList.outputsOverParameters: a scan's dynamic-update-slice into the state
+// copies no whole buffer per iteration). If the loop ends with the state in the second
+// set, it is copied to the result buffers once. The initial state is copied into the
+// result buffers, unless an operand dies at the while: then the state takes its bytes
+// (buffer assignment's in place). A leaf the body passes through is read where its
+// operand is, which is then the while's result leaf too: nothing writes it.
 //
 // A conditional runs the branch its selector picks (a pred picks 0 for true, 1 for
 // false; an s32 index out of range picks the last: interpreter's selectBranch), writing
@@ -98,9 +98,9 @@ export function planControlFlow(
   const shapes = arrayLeaves(inst.shape);
   switch (inst.opcode) {
     case "while": {
-      const { condition, body: plannedBody } = (inst as Instruction<"while">).attrs;
+      const { condition, body: bodyComputation } = (inst as Instruction<"while">).attrs;
       const init = operands.flat();
-      const bodyList = planner.nested(plannedBody);
+      const bodyList = planner.nested(bodyComputation);
       const passThrough = new Set(bodyList.steps.filter(isPassThroughCopy).map((s) => (s as Extract<Step, { kind: "copy" }>).to.index));
       // Output j is the same buffer as parameter j where the body returns that parameter (its
       // copy is a no-op) or writes it in place.
