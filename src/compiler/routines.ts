@@ -14,6 +14,7 @@ import { emitDynamicSliceKernel, emitDynamicUpdateSliceKernel } from "./wasm/rou
 import { emitGatherKernel, emitScatterKernel } from "./wasm/routines/gather_scatter.js";
 import { emitRngBitGeneratorKernel } from "./wasm/routines/rng.js";
 import { emitSortKernel } from "./wasm/routines/sort.js";
+import { emitTriangularSolveKernel } from "./wasm/routines/triangular_solve.js";
 import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routines/window.js";
 
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupported;
@@ -33,6 +34,7 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   dynamicUpdateSlice: (inst, target) => emitDynamicUpdateSliceKernel(inst as Instruction<"dynamicUpdateSlice">, target),
   sort: (inst, target) => emitSortKernel(inst as Instruction<"sort">, target),
   rngBitGenerator: (inst, target) => emitRngBitGeneratorKernel(inst as Instruction<"rngBitGenerator">, target),
+  triangularSolve: (inst, target) => emitTriangularSolveKernel(inst as Instruction<"triangularSolve">, target),
 };
 
 /** Reasons starting with this mark a code generator that threw: a bug to fix, not a limitation (tests look for it). */
