@@ -11,6 +11,7 @@ import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
 import { emitConvKernel } from "./wasm/conv.js";
 import { emitCholeskyKernel } from "./wasm/routines/cholesky.js";
+import { emitFftKernel } from "./wasm/routines/fft.js";
 import { emitDynamicSliceKernel, emitDynamicUpdateSliceKernel } from "./wasm/routines/dynamic_slice.js";
 import { emitGatherKernel, emitScatterKernel } from "./wasm/routines/gather_scatter.js";
 import { emitRngBitGeneratorKernel } from "./wasm/routines/rng.js";
@@ -35,6 +36,7 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   dynamicUpdateSlice: (inst, target) => emitDynamicUpdateSliceKernel(inst as Instruction<"dynamicUpdateSlice">, target),
   sort: (inst, target) => emitSortKernel(inst as Instruction<"sort">, target),
   rngBitGenerator: (inst, target) => emitRngBitGeneratorKernel(inst as Instruction<"rngBitGenerator">, target),
+  fft: (inst, target) => emitFftKernel(inst as Instruction<"fft">, target),
   cholesky: (inst, target) => emitCholeskyKernel(inst as Instruction<"cholesky">, target),
   triangularSolve: (inst, target) => emitTriangularSolveKernel(inst as Instruction<"triangularSolve">, target),
 };

@@ -55,10 +55,24 @@ export function randomLiteral(next: () => number, t: ElementType, dims: readonly
   return Literal.fromValues(t, [...dims], flat);
 }
 
-function sameBits(actual: Literal, expected: Literal, what: string): void {
+/** What the comparison forgives: anyNaN, the sign and payload of NaN results (which neither JS nor WebAssembly fixes). */
+export interface CompareOptions {
+  readonly anyNaN?: boolean;
+}
+
+/** A copy of a float literal's bytes with every NaN made the one quiet NaN. */
+function canonicalNaNs(lit: Literal): Uint8Array {
+  const d = lit.data;
+  if (d instanceof Float32Array) return new Uint8Array(Float32Array.from(d, (x) => (Number.isNaN(x) ? NaN : x)).buffer);
+  if (d instanceof Float64Array) return new Uint8Array(Float64Array.from(d, (x) => (Number.isNaN(x) ? NaN : x)).buffer);
+  return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+}
+
+function sameBits(actual: Literal, expected: Literal, what: string, options: CompareOptions = {}): void {
   assert.deepEqual(actual.dimensions, expected.dimensions, `${what}: dimensions`);
-  const a = new Uint8Array(actual.data.buffer, actual.data.byteOffset, actual.data.byteLength);
-  const e = new Uint8Array(expected.data.buffer, expected.data.byteOffset, expected.data.byteLength);
+  const bytes = (l: Literal): Uint8Array => (options.anyNaN === true ? canonicalNaNs(l) : new Uint8Array(l.data.buffer, l.data.byteOffset, l.data.byteLength));
+  const a = bytes(actual);
+  const e = bytes(expected);
   if (Buffer.compare(Buffer.from(a), Buffer.from(e)) !== 0) {
     assert.deepEqual(actual.toNumbers(), expected.toNumbers(), `${what}: values`);
     assert.fail(`${what}: same values, different bits`);
@@ -76,13 +90,13 @@ function ranges(n: number): [number, number][] {
  * Checks the routine for `c`'s root (all operands parameters): kernel whole and split,
  * and compile() end to end with no interpreted step. Returns the kernel's parallel extent.
  */
-export function checkRoutine(c: Computation, args: readonly Literal[], what: string): number {
+export function checkRoutine(c: Computation, args: readonly Literal[], what: string, options: CompareOptions = {}): number {
   const expected = evaluate(c, args);
   const kernel = compileRoutine(c.root, TARGET);
   if (isUnsupported(kernel)) assert.fail(`${what}: unsupported: ${kernel.unsupported}`);
   const parts = expected.shape.kind === "tuple" ? expected.elements : [expected];
-  runKernel(kernel, c, args).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel, result ${i})`));
-  runKernel(kernel, c, args, ranges(kernel.parallelExtent)).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel in 3 ranges, result ${i})`));
+  runKernel(kernel, c, args).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel, result ${i})`, options));
+  runKernel(kernel, c, args, ranges(kernel.parallelExtent)).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel in 3 ranges, result ${i})`, options));
   return kernel.parallelExtent;
 }
 

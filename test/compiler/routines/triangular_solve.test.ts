@@ -93,7 +93,7 @@ test("triangular-solve: zeros, signed zeros, a zero diagonal, infinities and NaN
         // Matrix 2: an infinite right-hand side entry; matrix 3: a NaN in A's triangle.
         bv[60 + 3] = Infinity;
         av[108 + (c.lower ? 4 * 6 + 1 : 6 + 4)] = NaN;
-        checkRoutine(build(c), [L.fromValues(t, a.dimensions, av), L.fromValues(t, b.dimensions, bv)], `special values ${describe(c)}`);
+        checkRoutine(build(c), [L.fromValues(t, a.dimensions, av), L.fromValues(t, b.dimensions, bv)], `special values ${describe(c)}`, { anyNaN: true });
       }
     }
   }
