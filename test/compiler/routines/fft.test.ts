@@ -8,7 +8,7 @@ import { XlaBuilder, arrayShape, fft, parameter, type ElementType, type Literal 
 import type { FftType } from "../../../src/ir/attributes.js";
 import { Literal as L } from "../../../src/types/literal.js";
 import { compile } from "../../../src/compiler/index.js";
-import { checkCompiled, checkRoutine, rng } from "./harness.js";
+import { checkCompiled, checkRoutine, conformanceOnWasm, rng } from "./harness.js";
 
 function build(t: ElementType, dims: readonly number[], fftType: FftType, lengths: readonly number[]): ReturnType<XlaBuilder["build"]> {
   const b = new XlaBuilder("fft");
@@ -103,4 +103,12 @@ test("fft: compiled programs run it as a kernel, split across threads where it c
       exe.delete();
     }
   }
+});
+
+test("fft: StableHLO's fft.mlir cases pass on the wasm backend with each fft a compiled kernel", () => {
+  const { results, kernels, interpreted } = conformanceOnWasm("fft.mlir");
+  assert.deepEqual(results.filter((r) => r.status !== "pass").map((r) => `${r.name}: ${r.message}`), []);
+  assert.equal(results.length, 12);
+  assert.equal(kernels.get("fft"), 12);
+  assert.equal(interpreted.get("fft"), undefined);
 });

@@ -4,8 +4,13 @@
 // compile(); both are compared bit for bit with the reference interpreter.
 
 import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { evaluate, Literal, XlaBuilder, parameter, scalarShape, type Computation, type ElementType, type XlaOp } from "../../../src/index.js";
-import { compile } from "../../../src/compiler/index.js";
+import { compile, compileSync } from "../../../src/compiler/index.js";
+import { runCheckText, type CheckCaseResult } from "../../../src/check/runner.js";
+import { getBackend, registerBackend, type BackendEntry } from "../../../src/runtime/backend_registry.js";
+import { liftConstants } from "../../support/backend.js";
 import { compileRoutine } from "../../../src/compiler/routines.js";
 import { BUFFER_ALIGNMENT, isUnsupported, MEMORY_MAX_PAGES, type WasmKernel } from "../../../src/compiler/wasm/kernel.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
@@ -112,4 +117,54 @@ export async function checkCompiled(c: Computation, args: readonly Literal[], wh
   } finally {
     exe.delete();
   }
+}
+
+/** The StableHLO interpreter tests, read where they are (never copied into the project). */
+export const CONFORMANCE = join(process.cwd(), "..", "shared", "conformance", "stablehlo", "interpret");
+
+/** What the compiled programs of the cases run through `conformanceOnWasm` did, by opcode. */
+interface StepCounts {
+  readonly kernels: Map<string, number>;
+  readonly interpreted: Map<string, number>;
+}
+
+const counts: StepCounts = { kernels: new Map(), interpreted: new Map() };
+let liftedBackend: BackendEntry | undefined;
+
+/**
+ * Runs one conformance file's cases on the wasm backend with their constants made
+ * parameters (so that the compiler does not fold them away and the generated kernels
+ * run), checked against the file's expected values. Returns the case results and how
+ * many steps of each opcode ran as kernels and on the interpreter.
+ */
+export function conformanceOnWasm(file: string): { results: CheckCaseResult[]; kernels: Map<string, number>; interpreted: Map<string, number> } {
+  if (liftedBackend === undefined) {
+    const wasm = getBackend("wasm");
+    liftedBackend = {
+      host: { ...wasm.host, name: "wasm-routines-lifted" },
+      device: { ...wasm.device, name: "wasm-routines-lifted" },
+      evaluate: (computation, args, options) => {
+        const lifted = liftConstants(computation, args);
+        const executable = compileSync(lifted.computation);
+        try {
+          const p = executable.program;
+          const bump = (m: Map<string, number>, key: string): void => { m.set(key, (m.get(key) ?? 0) + 1); };
+          for (const step of p.steps) {
+            if (step.kind === "kernel") bump(counts.kernels, p.kernels[step.kernel]!.name.split(" ")[0]!);
+            else if (step.kind === "interpret") bump(counts.interpreted, step.instruction.opcode);
+          }
+          return executable.run(lifted.args, options);
+        } finally {
+          executable.delete();
+        }
+      },
+    };
+    registerBackend(liftedBackend);
+  }
+  counts.kernels.clear();
+  counts.interpreted.clear();
+  const path = join(CONFORMANCE, file);
+  assert.ok(existsSync(path), `${path}: conformance data not found`);
+  const results = runCheckText(readFileSync(path, "utf8"), file, { backend: liftedBackend.host.name });
+  return { results, kernels: new Map(counts.kernels), interpreted: new Map(counts.interpreted) };
 }

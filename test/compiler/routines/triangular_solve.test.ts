@@ -11,7 +11,7 @@ import { compile } from "../../../src/compiler/index.js";
 import { compileRoutine } from "../../../src/compiler/routines.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
-import { checkCompiled, checkRoutine, rng } from "./harness.js";
+import { checkCompiled, checkRoutine, conformanceOnWasm, rng } from "./harness.js";
 
 type Transpose = "NO_TRANSPOSE" | "TRANSPOSE" | "ADJOINT";
 const TRANSPOSES: readonly Transpose[] = ["NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"];
@@ -124,4 +124,13 @@ test("triangular-solve: complex types are left to the interpreter, with the reas
   } finally {
     exe.delete();
   }
+});
+
+test("triangular-solve: StableHLO's triangular_solve.mlir cases pass on the wasm backend, the real ones as compiled kernels", () => {
+  const { results, kernels, interpreted } = conformanceOnWasm("triangular_solve.mlir");
+  assert.deepEqual(results.filter((r) => r.status !== "pass").map((r) => `${r.name}: ${r.message}`), []);
+  assert.equal(results.length, 27);
+  // 25 real cases; the two complex ones (complex_example, complex_example_adjoint) run on the interpreter's kernel.
+  assert.equal(kernels.get("triangular-solve"), 25);
+  assert.equal(interpreted.get("triangularSolve"), 2);
 });
