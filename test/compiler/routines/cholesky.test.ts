@@ -94,3 +94,8 @@ test("cholesky: complex and narrow float types are left to the interpreter, with
     }
   }
 });
+
+test("cholesky: a matrix too large for the compiled routine's scratch is left to the interpreter, with the reason", () => {
+  const kernel = compileRoutine(build("f32", [3000, 3000], true).root, detectWasmTarget());
+  assert.ok(isUnsupported(kernel) && /needs more scratch/.test(kernel.unsupported));
+});

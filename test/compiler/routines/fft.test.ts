@@ -8,6 +8,9 @@ import { XlaBuilder, arrayShape, fft, parameter, type ElementType, type Literal 
 import type { FftType } from "../../../src/ir/attributes.js";
 import { Literal as L } from "../../../src/types/literal.js";
 import { compile } from "../../../src/compiler/index.js";
+import { compileRoutine } from "../../../src/compiler/routines.js";
+import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
+import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
 import { checkCompiled, checkRoutine, conformanceOnWasm, rng } from "./harness.js";
 
 function build(t: ElementType, dims: readonly number[], fftType: FftType, lengths: readonly number[]): ReturnType<XlaBuilder["build"]> {
@@ -111,4 +114,11 @@ test("fft: StableHLO's fft.mlir cases pass on the wasm backend with each fft a c
   assert.equal(results.length, 12);
   assert.equal(kernels.get("fft"), 12);
   assert.equal(interpreted.get("fft"), undefined);
+});
+
+test("fft: a 2-D transform whose work array would not fit the scratch limit is left to the interpreter, with the reason", () => {
+  const big = compileRoutine(build("c64", [2048, 4096], "FFT", [2048, 4096]).root, detectWasmTarget());
+  assert.ok(isUnsupported(big) && /bytes of scratch per thread/.test(big.unsupported));
+  // The same shape in c128 transforms in place in its result: no work array in scratch.
+  assert.ok(!isUnsupported(compileRoutine(build("c128", [2048, 4096], "FFT", [2048, 4096]).root, detectWasmTarget())));
 });

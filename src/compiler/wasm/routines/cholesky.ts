@@ -21,8 +21,8 @@ import { isZeroOrNonFinite, loadAsF64, realFloatOnly, storeF64As } from "./linal
 
 /** f64x2 accumulators sharing one load of l_jk. */
 const GROUP = 4;
-/** Largest scratch (two n x P tables of doubles) per thread. */
-const MAX_SCRATCH = 2 ** 28;
+/** Largest scratch (two n x P tables of doubles) per thread: the executor reserves it once for every thread. */
+const MAX_SCRATCH = 2 ** 27;
 
 /** What a factorization pass found. */
 const CLEAN = 0;

@@ -11,7 +11,8 @@
 // scratch) into a line buffer, transforms it and scatters it to its destination (the
 // work array, or the result). With one transformed dimension the unit of work is a pair
 // of lines (the lines of consecutive batch elements); with two or three it is one batch
-// element, all of whose axes are transformed in its work array. The twiddle and chirp
+// element, all of whose axes are transformed in its work array of doubles (in scratch,
+// or the result itself when that is c128 of the same shape). The twiddle and chirp
 // tables are constant data copied into scratch once per call.
 
 import type { Instruction } from "../../../ir/computation.js";
@@ -25,6 +26,8 @@ import { ELEMENT, FftPlanEmitter, FftTables, planNeeds, type FftLayout } from ".
 
 /** Largest block of constant tables a kernel carries (bytes). */
 const MAX_TABLES = 2 ** 26;
+/** Largest scratch per thread (bytes): the executor reserves it once for every thread. */
+const MAX_SCRATCH = 2 ** 27;
 
 /** How an array stores one element: the real part (and the imaginary part, when complex) in es bytes each. */
 interface Format {
@@ -117,7 +120,9 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
   const oddSums = take(((needs.oddRadix + 1) / 2) * ELEMENT);
   const oddDifferences = take(((needs.oddRadix + 1) / 2) * ELEMENT);
   const workDims = fftType === "FFT" || fftType === "IFFT" ? lengths : fftType === "RFFT" ? outDims : inDims;
-  const work = take(k > 1 ? product(workDims) * bytesOf(WORK) : 0);
+  // A c128 result holds doubles in the work array's layout: then the passes work in place there.
+  const workInResult = k > 1 && result.elementType === "c128" && fftType !== "IRFFT";
+  const work = take(k > 1 && !workInResult ? product(workDims) * bytesOf(WORK) : 0);
   const layout: FftLayout = { bluestein, oddX, oddSums, oddDifferences, tables: size };
 
   const module = new ModuleBuilder().importMemory(target);
@@ -125,6 +130,7 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
   const plans = new FftPlanEmitter(module, tables, layout);
   const pairs = passes.map((p) => emitPair(module, p, p.n > 1 ? plans.plan(p.n, p.inverse) : undefined, inFormat, outFormat, lineA, lineB));
   if (tables.byteLength > MAX_TABLES) return { unsupported: `fft: lengths ${lengths.join("x")} need ${tables.byteLength} bytes of tables (more than ${MAX_TABLES})` };
+  if (size + tables.byteLength > MAX_SCRATCH) return { unsupported: `fft: lengths ${lengths.join("x")} need ${size + tables.byteLength} bytes of scratch per thread (more than ${MAX_SCRATCH})` };
   const segment = tables.byteLength > 0 ? module.addPassiveData(tables.bytes()) : undefined;
 
   module.addFunction("run", ["i32", "i32", "i32", "i32", "i32"], [], (f) => {
@@ -160,10 +166,11 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
     } else {
       const workAt = f.local("i32");
       const u = f.local("i32");
-      f.localGet(scratch).i32Const(work).i32Add().localSet(workAt);
+      if (!workInResult) f.localGet(scratch).i32Const(work).i32Add().localSet(workAt);
       forRange(f, unit, { local: begin }, { local: end }, 1, () => {
         f.localGet(src).localGet(unit).i32Const(inBytes).i32Mul().i32Add().localSet(srcE);
         f.localGet(dst).localGet(unit).i32Const(outBytes).i32Mul().i32Add().localSet(dstE);
+        if (workInResult) f.localGet(dstE).localSet(workAt);
         passes.forEach((p, i) => {
           const lines = product(p.srcDims) / p.srcDims[p.axis]!;
           forRange(f, u, 0, Math.ceil(lines / 2), 1, () => {
