@@ -271,15 +271,15 @@ export class FftPlanEmitter {
           const c = constants(inverse).map((x) => outer.constant(x));
           for (let q = 1; q < r; q++) f.localGet(scratch).i32Const(twiddles).i32Add().localSet(tw[q]!);
           forRange(f, k, 0, l, 1, () => {
-            const w = [[0, 0] as Complex];
-            for (let q = 1; q < r; q++) w.push([outer.splat(tw[q]!, 0), outer.splat(tw[q]!, 8 * n)]);
+            // w[q - 1]: the twiddle of input q (cos, then the sin table n doubles on)
+            const w = Array.from({ length: r - 1 }, (_, i): Complex => [outer.splat(tw[i + 1]!, 0), outer.splat(tw[i + 1]!, 8 * n)]);
             forRange(f, pj, 0, s1 * ELEMENT, ELEMENT, () => {
               body.reset();
               f.localGet(pin).localGet(pj).i32Add().localSet(inAt);
               f.localGet(pout).localGet(pj).i32Add().localSet(outAt);
               const x = Array.from({ length: r }, (_, q) => {
                 const y = body.loadComplex(inAt, q * s1 * ELEMENT);
-                return q === 0 ? y : body.mulComplex(y, w[q]!);
+                return q === 0 ? y : body.mulComplex(y, w[q - 1]!);
               });
               butterfly(body, x, c, inverse).forEach((out, q) => body.storeComplex(outAt, q * l * s1 * ELEMENT, out));
             });
