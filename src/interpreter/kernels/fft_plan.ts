@@ -339,9 +339,15 @@ export interface BluesteinTables {
   readonly kernelIm: Float64Array;
 }
 
-export function bluesteinTables(n: number, inverse: boolean): BluesteinTables {
+/** The power-of-two length of Bluestein's convolution for n: the smallest >= 2n - 1. */
+export function bluesteinLength(n: number): number {
   let m = 1;
   while (m < 2 * n - 1) m *= 2;
+  return m;
+}
+
+export function bluesteinTables(n: number, inverse: boolean): BluesteinTables {
+  const m = bluesteinLength(n);
   const sign = inverse ? 1 : -1;
   const chirpRe = new Float64Array(n), chirpIm = new Float64Array(n);
   // j² mod 2n, kept exact by updating (j+1)² = j² + 2j + 1.

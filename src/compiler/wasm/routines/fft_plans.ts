@@ -12,19 +12,12 @@
 // fft_plan.ts's exported tables) and temporaries lie in the kernel's scratch, at the
 // offsets of FftLayout.
 
-import { bluesteinTables, stockhamFactors, twiddleTable, unitRoot } from "../../../interpreter/kernels/fft_plan.js";
+import { bluesteinLength, bluesteinTables, stockhamFactors, twiddleTable, unitRoot } from "../../../interpreter/kernels/fft_plan.js";
 import type { FunctionBuilder, ModuleBuilder } from "../encoder.js";
 import { forRange } from "../loops.js";
 
 /** Bytes of one complex element of a line buffer: re (2 lanes), im (2 lanes). */
 export const ELEMENT = 32;
-
-/** The power-of-two convolution length of Bluestein for n. */
-function bluesteinLength(n: number): number {
-  let m = 1;
-  while (m < 2 * n - 1) m *= 2;
-  return m;
-}
 
 /** What the plans of some lengths need in scratch besides the line buffers. */
 export interface PlanNeeds {
