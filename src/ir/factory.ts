@@ -2,7 +2,8 @@
 // the runtime's deserializer, every compiler pass) creates instructions through an
 // InstructionFactory, which gives each a fresh id and a name unique in its
 // computation, runs the shared shape inference, and carries an instruction's metadata,
-// frontend attributes and sharding over to the instruction that replaces it.
+// frontend attributes and shardings (and its sharding rule, when the replacement is the
+// same op on the same shape) over to the instruction that replaces it.
 
 import { inferShape } from "../shape/index.js";
 import { ShapeError } from "../types/errors.js";
@@ -18,7 +19,7 @@ export interface InstructionExtras {
   readonly metadata?: OpMetadata;
   readonly frontendAttributes?: Readonly<Record<string, string>>;
   readonly sharding?: string;
-  /** The instruction this one replaces or derives from: its name, metadata, attributes and sharding carry over unless given. */
+  /** The instruction this one replaces or derives from: its name, metadata, attributes and shardings carry over unless given. */
   readonly from?: Instruction;
   /** The shape the source declares; it must equal the inferred one. */
   readonly declared?: Shape;
@@ -96,6 +97,9 @@ export class InstructionFactory {
     const metadata = extras.metadata ?? from?.metadata;
     const frontendAttributes = extras.frontendAttributes ?? from?.frontendAttributes;
     const sharding = extras.sharding ?? from?.sharding;
+    const sdySharding = from?.sdySharding;
+    // A sharding rule describes one op on its operand and result shapes: it carries over only to the same op.
+    const sdyShardingRule = from?.opcode === opcode && shapesEqual(from.shape, shape) ? from.sdyShardingRule : undefined;
     const inst: Instruction<O> = {
       id,
       name: this.uniqueName(extras.name ?? from?.name ?? `${opcode}.${id}`),
@@ -106,6 +110,8 @@ export class InstructionFactory {
       ...(metadata !== undefined ? { metadata } : {}),
       ...(frontendAttributes !== undefined ? { frontendAttributes } : {}),
       ...(sharding !== undefined ? { sharding } : {}),
+      ...(sdySharding !== undefined ? { sdySharding } : {}),
+      ...(sdyShardingRule !== undefined ? { sdyShardingRule } : {}),
     };
     this.created.push(inst);
     return inst;
