@@ -137,34 +137,70 @@ export function mapComputations(module: HloModule, fn: (c: Computation) => Compu
   return withEntry(module, map.get(module.entry) ?? module.entry, map);
 }
 
-/** The fields of an instruction that annotate it without changing what it computes. */
-export type InstructionAnnotations = Partial<Pick<Instruction, "metadata" | "frontendAttributes" | "sharding" | "sdySharding" | "sdyShardingRule">>;
+/**
+ * The fields of an instruction that annotate it without changing what it computes
+ * (`attrs` only for attributes that are annotations, such as an sdy op's sharding).
+ * A field given as undefined is removed.
+ */
+export type InstructionAnnotations = Partial<Pick<Instruction, "metadata" | "frontendAttributes" | "sharding" | "sdySharding" | "sdyShardingRule" | "attrs">>;
+
+/** The annotations of a computation: its argument and result shardings (undefined removes them). */
+export type ComputationAnnotations = Partial<Pick<Computation, "argShardings" | "resultShardings">>;
+
+function withFields<T extends object>(base: T, fields: object): T {
+  const out = { ...base } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) delete out[k];
+    else out[k] = v;
+  }
+  return out as T;
+}
 
 /**
  * Sets annotations (shardings, sharding rules, attributes) on instructions of every
  * computation of `module`, keeping everything else: ids, names, order, operands and
  * callees (users and callers are re-pointed at the annotated copies). `annotate` sees
  * each original instruction once, with its computation, callees before callers, and
- * returns the fields to set or undefined. The same module when nothing was annotated.
+ * returns the fields to set, undefined to keep it as it is, or null to drop it (an
+ * instruction nothing uses any more). `annotateComputation` does the same for each
+ * computation's argument and result shardings. The same module when nothing changed.
  */
-export function annotateModule(module: HloModule, annotate: (inst: Instruction, c: Computation) => InstructionAnnotations | undefined): HloModule {
+export function annotateModule(
+  module: HloModule,
+  annotate: (inst: Instruction, c: Computation) => InstructionAnnotations | undefined | null,
+  annotateComputation: (c: Computation) => ComputationAnnotations | undefined = () => undefined,
+): HloModule {
   const map = new Map<Computation, Computation>();
   for (const c of module.computations) {
     const copies = new Map<Instruction, Instruction>();
     let changed = false;
-    const instructions = c.instructions.map((inst) => {
+    const instructions: Instruction[] = [];
+    for (const inst of c.instructions) {
       const operands = inst.operands.map((o) => copies.get(o) ?? o);
       const repointed = repointCallees(inst, map);
       const fields = annotate(inst, c);
-      if (fields === undefined && repointed === inst && operands.every((o, i) => o === inst.operands[i])) return inst;
-      const copy = { ...repointed, operands, ...fields } as Instruction;
+      if (fields === null) {
+        changed = true;
+        continue;
+      }
+      if (fields === undefined && repointed === inst && operands.every((o, i) => o === inst.operands[i])) {
+        instructions.push(inst);
+        continue;
+      }
+      const copy = withFields({ ...repointed, operands } as Instruction, fields ?? {});
       copies.set(inst, copy);
+      instructions.push(copy);
       changed = true;
-      return copy;
-    });
-    if (!changed) continue;
+    }
+    const computationFields = annotateComputation(c);
+    if (!changed && computationFields === undefined) continue;
     const parameters = c.parameters.map((p) => (copies.get(p) ?? p) as Instruction<"parameter">);
-    map.set(c, withInstructions(c, instructions, copies.get(c.root) ?? c.root, c.name, parameters));
+    const out = withInstructions(c, instructions, copies.get(c.root) ?? c.root, c.name, parameters);
+    for (const [k, v] of Object.entries(computationFields ?? {})) {
+      if (v === undefined) delete (out as unknown as Record<string, unknown>)[k];
+      else (out as unknown as Record<string, unknown>)[k] = v;
+    }
+    map.set(c, out);
   }
   if (map.size === 0) return module;
   return withEntry(module, map.get(module.entry) ?? module.entry, map);

@@ -5,5 +5,6 @@
 // by appending its registration here; the registry checks that names are unique.
 
 import type { PassRegistration } from "../../compiler/pass_options.js";
+import { PROPAGATION_PASSES } from "./propagation.js";
 
-export const SDY_PASSES: readonly PassRegistration[] = [];
+export const SDY_PASSES: readonly PassRegistration[] = [...PROPAGATION_PASSES];

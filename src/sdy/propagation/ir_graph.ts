@@ -9,12 +9,15 @@
 // its enclosing block is that constant. This is the same reading the MLIR printer
 // makes, so every sharding lands where the printed program shows it.
 
-import { Computation, type HloModule, type Instruction } from "../../ir/computation.js";
+import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
-import { hasSideEffect, withEntry, withInstructions } from "../../ir/rewrite.js";
+import { annotateModule, hasSideEffect, type InstructionAnnotations } from "../../ir/rewrite.js";
+import { usersOf } from "../../ir/traverse.js";
 import { isArray, type Shape } from "../../types/shape.js";
 import { ShardingError } from "../axis.js";
 import type { NamedMesh, TensorSharding } from "../model.js";
+import { createOpShardingRule } from "../rules/registry.js";
+import type { RuleProvider } from "./driver.js";
 import { PGraph, type POp, type POpKind, type PValue } from "./graph.js";
 
 /** An instruction's value in the graph: one value, or (for tuples) one per element. */
@@ -90,59 +93,54 @@ export class IrGraph {
     return this.module.meshes ?? [];
   }
 
+  /** The registry's rule for an op's instruction (Shardy's createOpShardingRule); warnings for ops it does not know. */
+  readonly ruleFor: RuleProvider = (op, conservative) => {
+    const inst = op.origin as Instruction | undefined;
+    if (inst === undefined) return undefined;
+    const outcome = createOpShardingRule(inst, { conservative, usersOf: (i) => this.usersOf(i) });
+    if (outcome.kind === "unknown" && !this.warned.has(outcome.of)) {
+      this.warned.add(outcome.of);
+      this.warnings.push({ inst, message: outcome.warning });
+    }
+    return outcome.kind === "rule" ? outcome.rule : undefined;
+  };
+
+  /** Warnings to report (Shardy warns once about an unknown op and once about an unknown custom call). */
+  readonly warnings: { inst: Instruction; message: string }[] = [];
+  private readonly warned = new Set<string>();
+  private users: Map<Instruction, Instruction[]> | undefined;
+
+  private usersOf(inst: Instruction): readonly Instruction[] {
+    if (this.users === undefined) {
+      this.users = new Map();
+      for (const c of this.module.computations) for (const [i, us] of usersOf(c)) this.users.set(i, us);
+    }
+    return this.users.get(inst) ?? [];
+  }
+
   /** The module with the graph's shardings, rules and erasures. */
   writeBack(): HloModule {
-    const renamed = new Map<Computation, Computation>();
-    for (const c of this.module.computations) {
-      const copies = new Map<Instruction, Instruction>();
-      let changed = false;
-      const instructions: Instruction[] = [];
-      for (const inst of c.instructions) {
-        const ops = this.opsOf.get(inst) ?? [];
-        if (ops.length > 0 && ops.every((o) => o.erased)) {
-          changed = true;
-          continue;
-        }
-        const op = ops[ops.length - 1];
-        const operands = inst.operands.map((o) => copies.get(o) ?? o);
-        const fields = op === undefined ? undefined : this.fieldsOf(inst, op);
-        const repointed = repointCallees(inst, renamed);
-        if (fields === undefined && repointed === inst && operands.every((o, i) => o === inst.operands[i])) {
-          instructions.push(inst);
-          continue;
-        }
-        const copy = { ...repointed, operands, ...fields } as Instruction;
-        if (fields !== undefined && fields.sdySharding === undefined) delete (copy as { sdySharding?: unknown }).sdySharding;
-        if (fields !== undefined && fields.sdyShardingRule === undefined) delete (copy as { sdyShardingRule?: unknown }).sdyShardingRule;
-        copies.set(inst, copy);
-        instructions.push(copy);
-        changed = true;
-      }
+    return annotateModule(this.module, (inst) => {
+      const ops = this.opsOf.get(inst);
+      if (ops === undefined || ops.length === 0) return undefined;
+      // An instruction two ops share (a region used twice) keeps what the last of them got.
+      if (ops.every((o) => o.erased)) return null;
+      return this.fieldsOf(inst, ops[ops.length - 1]!);
+    }, (c) => {
       const func = this.funcOf.get(c);
-      const argShardings = func?.regions[0]!.args.map((a) => this.graph.shardings.get(a));
-      const resultShardings = func !== undefined ? this.graph.funcResultShardings.get(func) : undefined;
-      const shardingsChanged = func !== undefined && (!sameList(argShardings, c.argShardings) || !sameList(resultShardings, c.resultShardings));
-      if (!changed && !shardingsChanged) continue;
-      // Parameters have no ops, so they are never copied.
-      const out = withInstructions(c, instructions, copies.get(c.root) ?? c.root);
-      if (c.argShardings !== undefined) out.argShardings = c.argShardings;
-      if (c.resultShardings !== undefined) out.resultShardings = c.resultShardings;
-      if (func !== undefined) {
-        if (argShardings!.some((s) => s !== undefined)) out.argShardings = argShardings!;
-        else delete out.argShardings;
-        if (resultShardings !== undefined && resultShardings.some((s) => s !== undefined)) out.resultShardings = [...resultShardings];
-        else delete out.resultShardings;
-      }
-      renamed.set(c, out);
-    }
-    if (renamed.size === 0) return this.module;
-    const out = withEntry(this.module, renamed.get(this.module.entry) ?? this.module.entry, renamed);
-    if (this.module.meshes !== undefined) out.meshes = this.module.meshes;
-    return out;
+      if (func === undefined) return undefined;
+      const argShardings = func.regions[0]!.args.map((a) => this.graph.shardings.get(a));
+      const resultShardings = this.graph.funcResultShardings.get(func) ?? [];
+      if (sameList(argShardings, c.argShardings) && sameList(resultShardings, c.resultShardings)) return undefined;
+      return {
+        argShardings: argShardings.some((s) => s !== undefined) ? argShardings : undefined,
+        resultShardings: resultShardings.some((s) => s !== undefined) ? [...resultShardings] : undefined,
+      };
+    });
   }
 
   /** The sharding fields `op` gives its instruction (undefined when they are unchanged). */
-  private fieldsOf(inst: Instruction, op: POp): { sdySharding: TensorSharding[] | undefined; sdyShardingRule: typeof op.rule } | undefined {
+  private fieldsOf(inst: Instruction, op: POp): InstructionAnnotations | undefined {
     const shardings = op.results.map((r) => this.graph.shardings.get(r));
     const sdySharding = shardings.every((s) => s === undefined) ? undefined : shardings.map((s, i) => s ?? openLike(shardings, op.results[i]!));
     if (sameList(sdySharding, inst.sdySharding) && op.rule === inst.sdyShardingRule) return undefined;
@@ -159,24 +157,6 @@ function openLike(shardings: readonly (TensorSharding | undefined)[], v: PValue)
 function sameList<T>(a: readonly T[] | undefined, b: readonly T[] | undefined): boolean {
   if (a === undefined || b === undefined) return (a === undefined || a.every((x) => x === undefined)) && (b === undefined || b.every((x) => x === undefined));
   return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-
-/** `inst` with the computations it calls replaced as `map` says (itself when none is). */
-function repointCallees(inst: Instruction, map: ReadonlyMap<Computation, Computation>): Instruction {
-  let changed = false;
-  const attrs: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(inst.attrs as Record<string, unknown>)) {
-    if (v instanceof Computation && map.has(v)) {
-      attrs[k] = map.get(v);
-      changed = true;
-    } else if (Array.isArray(v) && v.some((x: unknown) => x instanceof Computation && map.has(x))) {
-      attrs[k] = v.map((x: unknown) => (x instanceof Computation ? map.get(x) ?? x : x));
-      changed = true;
-    } else {
-      attrs[k] = v;
-    }
-  }
-  return changed ? ({ ...inst, attrs } as Instruction) : inst;
 }
 
 /** Lowers one function's body (and the regions in it) into the graph. */
