@@ -213,3 +213,28 @@ test("basic: through a while loop's data-flow edges into its body and out", () =
   assert.deepEqual(shardingOf(g, f.args[0]!), ab('[{"a"}, {"b"}]'));
   assert.deepEqual(resultOf(g, f.func), ab('[{"a", ?}, {"b", ?}]'));
 });
+
+test("manual computation: a free axis found in the body goes out to the operand after the manual axes", () => {
+  const g = new Graph();
+  const mm: NamedMesh[] = [{ name: "mesh", mesh: mesh({ a: 2, b: 2, c: 2, d: 2 }) }];
+  const s = (dims: string): TensorSharding => sharding(dims, "", "", "mesh");
+  const f = newFunc(g, "append_in_sharding_from_inside", [[32, 32]]);
+  const mc = f.op("sdy.manual_computation", [f.args[0]!], [[32, 32]], { kind: "manualComputation", regions: 1, pure: false, manualAxes: ["b"] });
+  const arg = g.addArg(mc, 0, [16, 32]);
+  g.shardings.set(arg, s('[{"b", ?}, {?}]'));
+  g.shardings.set(mc.results[0]!, s('[{"b", ?}, {?}]'));
+  // What -sdy-add-data-flow-edges makes: an edge on the body argument (its free axes) and one on the result (its out sharding).
+  const argEdge = f.op("sdy.data_flow_edge", [arg], [[16, 32]], { kind: "dataFlowEdge", parent: mc, pure: false, shardings: [s("[{?}, {?}]")] });
+  const add = f.op("stablehlo.add", [argEdge.results[0]!, argEdge.results[0]!], [[16, 32]], {
+    parent: mc, rule: pointwiseRule([16, 32]), elementwise: true, shardings: [s('[{"a", ?}, {?}]')],
+  });
+  const opaque = f.op("stablehlo.custom_call", [add.results[0]!], [[16, 32]], { parent: mc, pure: false });
+  f.ret([opaque.results[0]!], mc);
+  const resultEdge = f.dataFlowEdge(mc.results[0]!, s('[{"b", ?}, {?}]'));
+  f.ret([resultEdge.results[0]!]);
+  runPropagationPass(g, { kind: "basic", meshes: mm, ruleFor: () => undefined, newShardingConstraint: () => { throw new Error("unused"); } });
+  assert.deepEqual(g.shardings.get(argEdge.results[0]!), s('[{"a", ?}, {?}]'), "the body sees free axes only");
+  assert.deepEqual(shardingOf(g, f.args[0]!), s('[{"b", "a", ?}, {?}]'));
+  assert.deepEqual(g.shardings.get(resultEdge.results[0]!), s('[{"b", ?}, {?}]'));
+  assert.deepEqual(resultOf(g, f.func), s('[{"b", ?}, {?}]'));
+});
