@@ -16,7 +16,7 @@ import { commonMesh, identityShardingRule, isMaximalMesh, shardingEquals, shardi
 import type { DirectionAlongFactor, FactorPropagation } from "./factor_propagation.js";
 import {
   callersOf, dataFlowEdgeOfSource, dataFlowOpOfEdge, edgeSources, enclosingFunc, getSharding, isTerminator, nonOwnerTargets,
-  owningOp, preOrderOps, setSharding, shardableValue, transformTargetSharding, type PGraph, type POp, type PValue,
+  owningOp, preOrderOps, setSharding, shardableValue, terminatorOf, transformTargetSharding, type PGraph, type POp, type PValue,
 } from "./graph.js";
 import { ShardingProjection, tensorShardingFromFactors, type TensorFactorShardings } from "./projection.js";
 import type { ShardingGroups } from "./sharding_groups.js";
@@ -144,6 +144,9 @@ export class PropagationDriver {
       case "dataFlowEdge":
         this.visitDataFlowEdge(op, strategy, direction);
         return;
+      case "funcDataFlowEdge":
+        this.visitFuncDataFlowEdge(op, strategy, direction);
+        return;
       default: {
         let rule = op.rule;
         if (rule === undefined) {
@@ -172,6 +175,29 @@ export class PropagationDriver {
       set: (s) => this.graph.shardings.set(target, transformTargetSharding(edge, s, "afterEdgePropagation", this.graph)!),
     };
     this.propagateTensorShardings(operands, results, identityShardingRule(dims, sources.length), edge, (f) => direction(edge, f), strategy, false, true);
+  }
+
+  /**
+   * A function edge ties a function argument to the operands its calls pass (or a call's
+   * result to the value the function returns): the sources, and the edge's own result.
+   */
+  private visitFuncDataFlowEdge(edge: POp, strategy: FactorPropagation, direction: DirectionFn): void {
+    const target = edge.results[0]!;
+    if (target.dims === undefined) return;
+    const input = edge.operands[0]!;
+    let sources: PValue[];
+    if (input.def.kind === "arg") {
+      const func = input.def.op;
+      const index = input.def.index;
+      sources = (this.callers.get(func) ?? []).map((call) => call.operands[index]!).filter((v) => v !== undefined);
+      // A function nothing calls (a custom call's computation) has nothing to tie its arguments to.
+      if (sources.length === 0) return;
+    } else {
+      const call = input.def.op;
+      const ret = call.callee === undefined ? undefined : terminatorOf(call.callee);
+      sources = ret?.kind === "funcReturn" ? [ret.operands[input.def.index]!] : [];
+    }
+    this.propagateValues(sources, [target], identityShardingRule(target.dims, sources.length), edge, (f) => direction(edge, f), strategy, false);
   }
 
   /** Propagation between values read and written with getSharding / setSharding. */

@@ -17,7 +17,7 @@ export type DataFlowKind = "while" | "case" | "optimizationBarrier" | "manualCom
 
 export type POpKind =
   | "func" | "call" | "funcReturn" | "regionReturn"
-  | "dataFlowEdge" | "propagationBarrier" | "shardingConstraint" | "shardingGroup"
+  | "dataFlowEdge" | "funcDataFlowEdge" | "propagationBarrier" | "shardingConstraint" | "shardingGroup"
   | DataFlowKind | "generic";
 
 export interface PUse {
@@ -53,8 +53,8 @@ export interface POp {
   readonly regions: PRegion[];
   /** The op whose region holds this op; undefined for functions. */
   readonly parent: POp | undefined;
-  /** No side effects: erased when its results are unused. */
-  readonly pure: boolean;
+  /** No side effects (for an op with regions: none in them either): erased when its results are unused. */
+  pure: boolean;
   /** Elementwise for the aggressive strategy's preferences and op-priority schedules. */
   readonly isElementwise: boolean;
   /** The attached sharding rule (`sdy.sharding_rule`), or the one propagation created and attached. */

@@ -55,7 +55,7 @@ function directionBasedOnUses(op: POp, allowMultiUse: boolean): PropagationDirec
 
 function isPassThroughOp(op: POp, allowMultiUse: boolean): PropagationDirection {
   const offload = op.customCallTarget === "MoveToDevice" || op.customCallTarget === "MoveToHost";
-  if (op.isElementwise || offload || op.name === "stablehlo.reshape" || op.name === "stablehlo.transpose" || op.kind === "dataFlowEdge") {
+  if (op.isElementwise || offload || op.name === "stablehlo.reshape" || op.name === "stablehlo.transpose" || op.kind === "dataFlowEdge" || op.kind === "funcDataFlowEdge") {
     return directionBasedOnUses(op, allowMultiUse);
   }
   if (op.name === "stablehlo.dynamic_slice" || op.name === "stablehlo.dynamic_update_slice") {

@@ -238,3 +238,26 @@ test("manual computation: a free axis found in the body goes out to the operand 
   assert.deepEqual(g.shardings.get(resultEdge.results[0]!), s('[{"b", ?}, {?}]'));
   assert.deepEqual(resultOf(g, f.func), s('[{"b", ?}, {?}]'));
 });
+
+test("function data-flow edges tie a callee's argument to the call's operand and the call's result to the callee's return", () => {
+  const g = new Graph();
+  const mm: NamedMesh[] = [{ name: "mesh", mesh: mesh({ a: 2, b: 2 }) }];
+  const s = (dims: string): TensorSharding => sharding(dims, "", "", "mesh");
+  const pw = { rule: pointwiseRule([8, 8]), elementwise: true };
+  const main = newFunc(g, "main", [[8, 8], [8, 8]], [s('[{"a"}, {"b"}]')]);
+  const foo = newFunc(g, "foo", [[8, 8]]);
+  const argEdge = foo.op("sdy.func_data_flow_edge", [foo.args[0]!], [[8, 8]], { kind: "funcDataFlowEdge", pure: false });
+  const innerAbs = foo.op("stablehlo.abs", [argEdge.results[0]!], [[8, 8]], { ...pw, rule: pointwiseRule([8, 8], 1) });
+  foo.ret([innerAbs.results[0]!]);
+  const add = main.op("stablehlo.add", main.args, [[8, 8]], pw);
+  const call = main.op("func.call", [add.results[0]!], [[8, 8]], { kind: "call", pure: false });
+  call.callee = foo.func;
+  const resultEdge = main.op("sdy.func_data_flow_edge", [call.results[0]!], [[8, 8]], { kind: "funcDataFlowEdge", pure: false });
+  const outerAbs = main.op("stablehlo.abs", [resultEdge.results[0]!], [[8, 8]], { ...pw, rule: pointwiseRule([8, 8], 1), shardings: [s('[{"a"}, {"b"}]')] });
+  main.ret([outerAbs.results[0]!]);
+  runPropagationPass(g, { kind: "basic", meshes: mm, ruleFor: () => undefined, newShardingConstraint: () => { throw new Error("unused"); } });
+  assert.deepEqual(shardingOf(g, main.args[1]!), s('[{"a", ?}, {"b", ?}]'));
+  assert.deepEqual(shardingOf(g, innerAbs.results[0]!), s('[{"a", ?}, {"b", ?}]'));
+  assert.equal(shardingOf(g, foo.args[0]!), undefined, "the callee's argument itself keeps no sharding");
+  assert.deepEqual(resultOf(g, main.func), s('[{"a", ?}, {"b", ?}]'));
+});
