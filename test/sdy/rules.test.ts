@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseStableHlo } from "../../src/text/mlir/index.js";
 import type { HloModule, Instruction } from "../../src/ir/computation.js";
-import { annotateModule } from "../../src/ir/rewrite.js";
+import { annotateModule } from "../../src/ir/edit.js";
 import { populateOpShardingRules } from "../../src/sdy/passes/populate_op_sharding_rules.js";
 import { parseOpShardingRule, printOpShardingRule } from "../../src/sdy/rule_text.js";
 import { verifyOpShardingRule } from "../../src/sdy/rule_verify.js";

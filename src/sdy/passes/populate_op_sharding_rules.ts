@@ -6,7 +6,7 @@
 // (functions in source order, each op after the ops of its regions).
 
 import { Computation, subcomputationsOf, type HloModule, type Instruction } from "../../ir/computation.js";
-import { annotateModule } from "../../ir/rewrite.js";
+import { annotateModule } from "../../ir/edit.js";
 import { usersOf } from "../../ir/traverse.js";
 import type { Pass } from "../../compiler/pass.js";
 import { VerifyError, XlaError } from "../../types/errors.js";

@@ -11,7 +11,8 @@
 
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
-import { annotateModule, hasSideEffect, type InstructionAnnotations } from "../../ir/rewrite.js";
+import { annotateModule, type InstructionAnnotations } from "../../ir/edit.js";
+import { hasSideEffect } from "../../ir/rewrite.js";
 import { usersOf } from "../../ir/traverse.js";
 import { isArray, type Shape } from "../../types/shape.js";
 import { ShardingError } from "../axis.js";
