@@ -37,9 +37,14 @@ export function shardingHasNoAxes(s: TensorSharding): boolean {
   return s.replicatedAxes.length === 0 && s.unreducedAxes.length === 0 && s.dimShardings.every((d) => d.axes.length === 0);
 }
 
-/** Every dimension empty and open, nothing replicated or unreduced. */
+/** Every dimension empty and open (replicated and unreduced axes do not count, as in Shardy). */
 export function isFullyReplicatedAndOpen(s: TensorSharding): boolean {
-  return shardingHasNoAxes(s) && s.dimShardings.every((d) => !d.isClosed);
+  return s.dimShardings.every((d) => d.axes.length === 0 && !d.isClosed);
+}
+
+/** Every dimension closed. */
+export function isFullyClosed(s: TensorSharding): boolean {
+  return s.dimShardings.every((d) => d.isClosed);
 }
 
 /** `rank` empty dimensions, all open or all closed. */
