@@ -52,7 +52,7 @@ export interface POp {
   readonly results: PValue[];
   readonly regions: PRegion[];
   /** The op whose region holds this op; undefined for functions. */
-  readonly parent: POp | undefined;
+  parent: POp | undefined;
   /** No side effects (for an op with regions: none in them either): erased when its results are unused. */
   pure: boolean;
   /** Elementwise for the aggressive strategy's preferences and op-priority schedules. */
