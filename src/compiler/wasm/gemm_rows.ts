@@ -2,6 +2,10 @@
 // rows(a, b, c, scratch, rowBegin, rowEnd, colBegin, colEnd) computes the block
 // [rowBegin, rowEnd) x [colBegin, colEnd) of C = A B, with A(i, p) at a + i*aRow + p*aK, B(p, j) at b + p*bK + j*bLine and
 // C(i, j) at c + (i*n + j)*es, packing B blocks into its scratch (see gemm.ts).
+// With an epilogue (output fusions, epilogue.ts), rows takes more arguments, (rowBase,
+// arg0, ..., argN-1), and once a row tile of a column block has its last block of k it
+// calls epi(arg0, ..., argN-1, rowBase + i0, rowBase + i1, j0, j1) on that tile (a
+// few KB, still in L1).
 
 import type { ModuleBuilder } from "./encoder.js";
 import { forRange, setMinU } from "./loops.js";
@@ -21,11 +25,32 @@ const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 const align64 = (x: number): number => roundUp(x, 64);
 
 /**
+ * A GEMM or convolution kernel inside an output fusion (epilogue.ts): it takes the
+ * fusion's operands, multiplies two of them, and finishes each block of its result
+ * with the epilogue.
+ */
+export interface KernelEpilogue {
+  readonly operandCount: number;
+  readonly lhs: number;
+  readonly rhs: number;
+  /** Adds epi(operand0, ..., operandN-1, c, rowBegin, rowEnd, colBegin, colEnd) to the module; returns its index. */
+  readonly add: (m: ModuleBuilder) => number;
+}
+
+/** The epilogue function rows calls on each finished tile, and how many arguments it takes before the tile's bounds. */
+export interface RowsEpilogue {
+  readonly fn: number;
+  readonly args: number;
+}
+
+/**
  * Emits rows(...) into the module. `remainders` lists the row counts below mr that a
  * last partial tile may have (each gets its own microkernels). Returns the function
  * and the scratch bytes one call needs.
  */
-export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tiling: GemmTiling, fused: boolean, remainders: readonly number[]): { rows: number; scratchBytes: number } {
+export function emitGemmRows(
+  module: ModuleBuilder, layout: GemmRowsLayout, tiling: GemmTiling, fused: boolean, remainders: readonly number[], epilogue?: RowsEpilogue,
+): { rows: number; scratchBytes: number } {
   const { type, n, k, aRow, aK, bK, bLine } = layout;
   const { bytes: es, lanes } = elementInfo(type);
   const { mr, nrVectors } = tiling;
@@ -50,7 +75,9 @@ export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tili
   }));
   const copyTile = emitCopyTile(module, type);
 
-  const rows = module.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
+  const extra = epilogue === undefined ? 0 : 1 + epilogue.args;
+  const lastPc = Math.floor(Math.max(k - 1, 0) / tiling.kc) * tiling.kc;
+  const rows = module.addFunction(undefined, new Array<"i32">(8 + extra).fill("i32"), [], (f) => {
     const [a, b, c, scratch, rowBegin, rowEnd, colBegin, colEnd] = [0, 1, 2, 3, 4, 5, 6, 7];
     const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src] = Array.from({ length: 14 }, () => f.local("i32"));
     f.localGet(scratch).i32Const(packedBBytes).i32Add().localSet(tile);
@@ -103,6 +130,16 @@ export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tili
           }
           for (let i = 0; i < partial.length; i++) f.end();
           f.end();
+          if (epilogue !== undefined) {
+            // The row tile [ir, min(ir + mr, rowEnd)) x [jc, jc + nLen) is final after the last block of k.
+            f.localGet(pc).i32Const(lastPc).i32Eq().if();
+            for (let x = 0; x < epilogue.args; x++) f.localGet(9 + x);
+            f.localGet(8).localGet(ir).i32Add();
+            f.localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).i32LtU().select();
+            f.localGet(8).i32Add();
+            f.localGet(jc).localGet(jc).localGet(nLen).i32Add().call(epilogue.fn);
+            f.end();
+          }
         });
       });
     });
