@@ -18,6 +18,7 @@ import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
 import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
 import { fusionPass } from "./passes/fusion.js";
 import { dotDecomposer } from "./passes/dot_decomposer.js";
+import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
 import { planProgram, type CompiledProgram } from "./program.js";
 
@@ -48,11 +49,12 @@ export interface CompileOptions {
 /**
  * The passes `compile` runs, in order: decompose ops into the ones kernels are made of
  * and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
- * DCE); bring every dot into the form the GEMM kernels take; give every value the
- * default layout; fuse.
+ * DCE); bring every dot into the form the GEMM kernels take, and every convolution
+ * into the dimension order of the convolution kernel; give every value the default
+ * layout; fuse.
  */
 export function defaultPipeline(): Pass[] {
-  return [decompose, defaultSimplificationPipeline(), dotDecomposer, layoutAssignment, fusionPass];
+  return [decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, fusionPass];
 }
 
 /** What the interpreter backend returns from `compile`: the same run interface, on the reference interpreter. */
