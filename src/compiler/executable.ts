@@ -37,6 +37,8 @@ export interface ExecutableStats {
   readonly kernels: number;
   /** Steps run by the interpreter, with the reason. */
   readonly interpreted: readonly { readonly name: string; readonly why: string }[];
+  /** Donated parameter leaves (compile's `donate`): each output written into one, and the temporaries they hold. */
+  readonly donation: readonly { readonly parameterLeaf: number; readonly output?: number; readonly temporaries: number }[];
 }
 
 
@@ -120,13 +122,19 @@ export class Executable {
     program.constants.forEach((c, i) => device.view(c.arrayShape, this.placement.constantOffsets[i]!).set(c.data as never));
     const scratch = scratchPerThread(program) * this.placement.scratchOffsets.length;
     const leafBytes = (shapes: readonly ArrayShape[]): number => shapes.reduce((n, s) => n + byteSize(s), 0);
-    const fixed = leafBytes(program.parameterLeaves.flat()) + leafBytes(program.outputs) + leafBytes(program.constants.map((c) => c.arrayShape));
+    // Outputs written into donated parameter buffers take no memory of their own.
+    const ownOutputs = program.outputs.filter((_, j) => program.outputAliases[j] === undefined);
+    const fixed = leafBytes(program.parameterLeaves.flat()) + leafBytes(ownOutputs) + leafBytes(program.constants.map((c) => c.arrayShape));
     this.stats = {
       arenaBytes: program.arenaBytes,
       peakBytes: fixed + program.arenaBytes + scratch,
       liveBytesBound: fixed + program.liveBytesBound,
       kernels: program.kernels.length,
       interpreted: program.steps.flatMap((s) => (s.kind === "interpret" ? [{ name: s.name, why: s.why }] : [])),
+      donation: program.donated.map((leaf) => {
+        const output = program.outputAliases.indexOf(leaf);
+        return { parameterLeaf: leaf, ...(output >= 0 ? { output } : {}), temporaries: program.temps.filter((t) => t.donor === leaf).length };
+      }),
     };
   }
 
@@ -156,7 +164,13 @@ export class Executable {
     }
   }
 
-  /** Runs on device arrays, one per array leaf of the parameters; returns one device array per array leaf of the result. */
+  /**
+   * Runs on device arrays, one per array leaf of the parameters; returns one device
+   * array per array leaf of the result. The arrays of donated parameters (compile's
+   * `donate`) are consumed: a result may be written into one (and is returned in it),
+   * the others hold temporaries, and all of them are invalid afterwards (their use
+   * throws), whether the run succeeds or not.
+   */
   execute(args: readonly DeviceArray[], options: EvaluateOptions = {}): DeviceArray[] {
     if (this.deleted) throw new ExecutionError(`${this.program.module.name}: the executable was deleted`);
     const leaves = this.program.parameterLeaves.flat();
@@ -166,14 +180,24 @@ export class Executable {
       if (a.device !== this.device) throw new ExecutionError(`${this.program.module.name}: argument ${i} lives on another device`);
       if (!shapesEqual(a.shape, leaves[i]!)) throw new ExecutionError(`${this.program.module.name}: argument ${i} has shape ${shapeToString(a.shape)}, expected ${shapeToString(leaves[i]!)}`);
     });
-    const outputs = this.program.outputs.map((s) => this.device.allocate(s));
+    const { donated, outputAliases } = this.program;
+    for (const leaf of donated) {
+      const other = args.findIndex((a, i) => i !== leaf && a.offset === args[leaf]!.offset);
+      if (other >= 0) throw new ExecutionError(`${this.program.module.name}: argument ${leaf} is donated, so it cannot also be passed as argument ${other}`);
+    }
+    const outputs = this.program.outputs.map((s, j) => (outputAliases[j] === undefined ? this.device.allocate(s) : undefined));
+    const why = `donated to an execution of ${this.program.module.name}`;
     try {
-      this.executeAt(args.map((a) => a.offset), outputs.map((o) => o.offset), options);
+      this.executeAt(args.map((a) => a.offset), outputs.map((o, j) => o?.offset ?? args[outputAliases[j]!]!.offset), options);
     } catch (e) {
-      for (const o of outputs) o.delete();
+      for (const o of outputs) o?.delete();
+      for (const leaf of donated) args[leaf]!.invalidate(why, true);
       throw e;
     }
-    return outputs;
+    // Results in donated buffers take them over; the other donated arrays are freed.
+    const results = outputs.map((o, j) => o ?? args[outputAliases[j]!]!.handOver(why, this.program.outputs[j]!));
+    for (const leaf of donated) if (!outputAliases.includes(leaf)) args[leaf]!.invalidate(why, true);
+    return results;
   }
 
   /**
@@ -193,7 +217,10 @@ export class Executable {
       switch (l.space) {
         case "parameter": return argumentOffsets[l.index]!;
         case "constant": return constantOffsets[l.index]!;
-        case "temp": return arenaOffset + p.temps[l.index]!.offset;
+        case "temp": {
+          const t = p.temps[l.index]!;
+          return t.donor === undefined ? arenaOffset + t.offset : argumentOffsets[t.donor]! + t.offset;
+        }
         case "output": return resultOffsets[l.index]!;
       }
     };
@@ -243,7 +270,11 @@ export class Executable {
   /** The optimized module as HLO text, then the steps: kernels, interpreted ops (with why) and the buffer assignment. */
   dump(): string {
     const p = this.program;
-    const loc = (l: Location): string => l.space === "temp" ? `temp${l.index}@${p.temps[l.index]!.offset}` : `${l.space}${l.index}`;
+    const loc = (l: Location): string => {
+      if (l.space !== "temp") return `${l.space}${l.index}`;
+      const t = p.temps[l.index]!;
+      return t.donor === undefined ? `temp${l.index}@${t.offset}` : `temp${l.index}@parameter${t.donor}+${t.offset}`;
+    };
     const lines = [printHlo(p.module).trimEnd(), ""];
     if (this.log.length > 0) lines.push(`// pass log:`, ...this.log.map((e) => `//   ${e.pass}: ${e.message}`), "");
     lines.push(`// steps of ${p.module.name}:`);
@@ -263,6 +294,9 @@ export class Executable {
       }
     }
     const st = this.stats;
+    for (const d of st.donation) {
+      lines.push(`// donated parameter${d.parameterLeaf}: ${d.output === undefined ? "no output" : `holds output${d.output}`}, ${d.temporaries} temporar${d.temporaries === 1 ? "y" : "ies"}`);
+    }
     lines.push(`// memory: arena ${st.arenaBytes} bytes; peak ${st.peakBytes} bytes (lower bound ${st.liveBytesBound}); ${st.kernels} kernel(s), ${st.interpreted.length} interpreted step(s)`);
     return lines.join("\n") + "\n";
   }

@@ -8,8 +8,11 @@ import { OP_TABLE } from "../ir/opcodes.js";
 import { hasSideEffect } from "../ir/rewrite.js";
 import type { Literal } from "../types/literal.js";
 import { arrayLeaves, byteSize, shapesEqual, type ArrayShape, type Shape } from "../types/shape.js";
-import { alignedBytes, assignArena, type Location, type TempInterval } from "./buffers/assignment.js";
+import { donatedLeaves } from "../ir/aliasing.js";
+import { CompileError } from "../types/errors.js";
+import { alignedBytes, assignArena, decideOutputAliases, type DonorBuffer, type Location, type TempInterval } from "./buffers/assignment.js";
 import { compileRoutine } from "./routines.js";
+import { outputFusionProductInScratch } from "./wasm/epilogue.js";
 import { isUnsupported, type WasmKernel, type WasmTarget } from "./wasm/kernel.js";
 
 export type Step =
@@ -32,16 +35,24 @@ export interface CompiledProgram {
   /** The leaves of the result, each a buffer handed to the caller. */
   readonly outputs: readonly ArrayShape[];
   readonly resultShape: Shape;
-  /** Shape and arena offset of each temporary. */
-  readonly temps: readonly { readonly shape: ArrayShape; readonly offset: number }[];
+  /** Shape and arena offset of each temporary (an offset in a donated parameter leaf's buffer, with `donor`). */
+  readonly temps: readonly { readonly shape: ArrayShape; readonly offset: number; readonly donor?: number }[];
+  /** The parameter leaves the caller donates (compile's `donate`, the module's buffer_donor and input_output_alias). */
+  readonly donated: readonly number[];
+  /** For each output leaf, the donated parameter leaf whose buffer it is written to (undefined: a buffer of its own). */
+  readonly outputAliases: readonly (number | undefined)[];
   readonly arenaBytes: number;
   readonly liveBytesBound: number;
 }
 
-/** Whether every transitive user of fused parameter `index` is elementwise: the kernel then reads it at exactly the index it writes. */
-function readsInPlace(inst: Instruction<"fusion">, index: number): boolean {
+/**
+ * Whether every transitive user of fused parameter `index` is elementwise: the kernel
+ * then reads it at exactly the index it writes (an output fusion's kernel too, when it
+ * keeps the product in scratch until its epilogue has read it).
+ */
+function readsInPlace(inst: Instruction<"fusion">, index: number, target: WasmTarget): boolean {
   const fused = inst.attrs.calledComputation;
-  if (inst.attrs.kind !== "loop") return false;
+  if (inst.attrs.kind !== "loop" && !(inst.attrs.kind === "output" && outputFusionProductInScratch(fused, target))) return false;
   const param = fused.parameters[index];
   const root = fused.root;
   if (param === undefined || param === root || root.shape.kind !== "array" || param.shape.kind !== "array") return false;
@@ -71,12 +82,18 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
     temps.push({ shape: s, bytes: alignedBytes(s), defined: steps.length, lastUse: steps.length });
     return { space: "temp", index: temps.length - 1 } as const;
   });
+  const parameterLastUse: number[] = [];
   const use = (locs: readonly Location[]): void => {
-    for (const l of locs) if (l.space === "temp") temps[l.index]!.lastUse = Math.max(temps[l.index]!.lastUse, steps.length);
+    for (const l of locs) {
+      if (l.space === "temp") temps[l.index]!.lastUse = Math.max(temps[l.index]!.lastUse, steps.length);
+      else if (l.space === "parameter") parameterLastUse[l.index] = steps.length;
+    }
   };
 
   // Fusions that could write over an operand; decided once every value's last use is known.
   const inPlaceCandidates: { step: number; result: number; operand: number }[] = [];
+  // Likewise over a parameter leaf (a donated one, see decideOutputAliases).
+  const overParameterCandidates: { step: number; result: number; parameter: number }[] = [];
   for (const inst of entry.instructions) {
     switch (inst.opcode) {
       case "parameter": {
@@ -126,12 +143,14 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
       // The operands this kernel may overwrite with its result: a loop fusion's operands
       // read element for element; dynamic-update-slice's and scatter's operand 0, which
       // their kernels copy to the result row by row before writing the update into it.
-      const overwritable = (i: number): boolean => inst.opcode === "fusion" ? readsInPlace(inst as Instruction<"fusion">, i)
+      const overwritable = (i: number): boolean => inst.opcode === "fusion" ? readsInPlace(inst as Instruction<"fusion">, i, target)
         : (inst.opcode === "dynamicUpdateSlice" || (inst.opcode === "scatter" && inst.operands.length === 3)) && i === 0;
       operandLeaves.forEach((ls, i) => {
-        if (ls.length === 1 && ls[0]!.space === "temp" && results.length === 1 && operandLeaves.filter((o) => o[0] === ls[0]).length === 1 && overwritable(i)) {
-          inPlaceCandidates.push({ step: steps.length, result: results[0]!.index, operand: ls[0]!.index });
-        }
+        if (ls.length !== 1 || results.length !== 1 || operandLeaves.filter((o) => o[0] === ls[0]).length !== 1 || !overwritable(i)) return;
+        const step = steps.length;
+        const result = results[0]!.index;
+        if (ls[0]!.space === "temp") inPlaceCandidates.push({ step, result, operand: ls[0]!.index });
+        if (ls[0]!.space === "parameter") overParameterCandidates.push({ step, result, parameter: ls[0]!.index });
       });
     }
     if (isUnsupported(compiled)) {
@@ -162,6 +181,11 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
   rootLeaves.forEach((l, j) => {
     if (l.space === "temp" && !outputOf.has(l.index) && temps[l.index]!.sharesWith === undefined) outputOf.set(l.index, j);
   });
+  const donation = planDonation(module, {
+    outputs, rootLeaves, temps, written: outputOf, parameterLastUse, steps: steps.length,
+    inPlace: overParameterCandidates.map((c) => ({ step: c.step, result: c.result, leaf: c.parameter })),
+  });
+  for (const t of donation.keptInArena) outputOf.delete(t);
   const relocate = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
   const finalSteps: Step[] = steps.map((s) => {
     switch (s.kind) {
@@ -172,14 +196,41 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
   });
   rootLeaves.forEach((l, j) => {
     const at = relocate(l);
+    // An output aliased to the parameter it returns unchanged is already in place.
+    if (at.space === "parameter" && donation.aliases[j] === at.index) return;
     if (at.space !== "output" || at.index !== j) finalSteps.push({ kind: "copy", from: at, to: { space: "output", index: j }, bytes: byteSize(outputs[j]!) });
   });
   // Temporaries that became outputs need no arena bytes.
   const arenaTemps = temps.map((t, i) => (outputOf.has(i) ? { ...t, bytes: 0 } : t));
-  const arena = assignArena(arenaTemps);
+  const arena = assignArena(arenaTemps, donation.donors);
   return {
     module, steps: finalSteps, kernels, constants, parameterLeaves, outputs, resultShape: entry.root.shape,
-    temps: temps.map((t, i) => ({ shape: t.shape, offset: arena.offsets[i]! })),
+    donated: donation.donated, outputAliases: donation.aliases,
+    temps: temps.map((t, i) => ({ shape: t.shape, offset: arena.offsets[i]!, ...(arena.donors[i] === undefined ? {} : { donor: arena.donors[i] }) })),
     arenaBytes: arena.arenaBytes, liveBytesBound: arena.liveBytesBound,
   };
+}
+
+/**
+ * Buffer donation for one plan: which outputs live in donated parameter buffers
+ * (decideOutputAliases), and the other donated buffers, offered to temporaries once
+ * their parameter is dead.
+ */
+function planDonation(module: HloModule, plan: {
+  readonly outputs: readonly ArrayShape[]; readonly rootLeaves: readonly Location[]; readonly temps: readonly TempInterval[];
+  readonly written: ReadonlyMap<number, number>; readonly parameterLastUse: readonly number[]; readonly steps: number;
+  readonly inPlace: readonly { readonly step: number; readonly result: number; readonly leaf: number }[];
+}): { donated: number[]; aliases: readonly (number | undefined)[]; keptInArena: ReadonlySet<number>; donors: DonorBuffer[] } {
+  const donated = donatedLeaves(module.entry, module.config);
+  if (typeof donated === "string") throw new CompileError(`${module.name}: ${donated}`);
+  const parameterLeaves = module.entry.parameters.flatMap((p) => arrayLeaves(p.shape));
+  const lastUse = parameterLeaves.map((_, k) => plan.parameterLastUse[k] ?? -1);
+  const { aliases, keptInArena } = decideOutputAliases(
+    { ...plan, donated, parameterLeaves, parameterLastUse: lastUse },
+    (why) => { throw new CompileError(`${module.name}: ${why}`); },
+  );
+  const aliased = new Set(aliases);
+  const donors = donated.filter((d) => !aliased.has(d.leaf) && lastUse[d.leaf]! < plan.steps)
+    .map((d) => ({ leaf: d.leaf, bytes: alignedBytes(parameterLeaves[d.leaf]!), lastUse: lastUse[d.leaf]! }));
+  return { donated: donated.map((d) => d.leaf), aliases, keptInArena, donors };
 }

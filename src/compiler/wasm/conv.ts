@@ -21,7 +21,7 @@ import type { ArrayShape } from "../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { defaultGemmTiling } from "./gemm.js";
 import type { GemmElement, GemmTiling } from "./gemm_microkernel.js";
-import { emitGemmRows, type KernelEpilogue } from "./gemm_rows.js";
+import { emitGemmRows, productInScratch, type KernelEpilogue } from "./gemm_rows.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { forRange, setMinU } from "./loops.js";
 
@@ -115,6 +115,20 @@ function emitCopy(f: FunctionBuilder, src: number | undefined, dst: number, dstO
   }
 }
 
+/** The GEMM tiling of a convolution's kernel: the whole depth in one block while the kernel matrix fits L2 comfortably (no C reloads). */
+function convTiling(g: ConvGeometry, target: WasmTarget): GemmTiling {
+  const es = g.type === "f32" ? 4 : 8;
+  const pixels = g.outputSizes[0] * g.outputSizes[1] * g.outputSizes[2];
+  const kDepth = g.kernelSizes[0] * g.kernelSizes[1] * g.c;
+  const base = defaultGemmTiling({ elementType: g.type, batch: 1, m: Math.min(pixels, PIXEL_BLOCK), n: g.o, k: kDepth }, target);
+  return { ...base, kc: kDepth * g.o * es <= 512 * 1024 ? Math.max(kDepth, 1) : base.kc };
+}
+
+/** Whether the convolution kernel keeps its product in scratch until an epilogue has read it (gemm_rows.ts). */
+export function convProductInScratch(g: ConvGeometry, target: WasmTarget): boolean {
+  return productInScratch(g.kernelSizes[0] * g.kernelSizes[1] * g.c, convTiling(g, target));
+}
+
 /**
  * The convolution kernel: run(input, kernel, output, scratch, begin, end) over blocks of
  * output pixels; with an epilogue, run(operand0, ..., operandN-1, output, scratch,
@@ -133,16 +147,13 @@ export function emitConvKernel(
   const kDepth = g.kernelSizes[0] * g.kernelSizes[1] * g.c;
   const o = g.o;
   const name = `conv ${conv.name} ${pixels}px ${kDepth}x${o}${type === "f64" ? " f64" : ""}${epilogue === undefined ? "" : " with epilogue"}`;
-  const spec = { elementType: type, batch: 1, m: Math.min(pixels, PIXEL_BLOCK), n: o, k: kDepth };
-  const base = defaultGemmTiling(spec, target);
-  // The whole depth in one block while the kernel matrix fits L2 comfortably: no C reloads.
-  const tiling: GemmTiling = { ...base, kc: kDepth * o * es <= 512 * 1024 ? Math.max(kDepth, 1) : base.kc, ...tilingOverride };
+  const tiling: GemmTiling = { ...convTiling(g, target), ...tilingOverride };
   const module = new ModuleBuilder().importMemory(target);
   const epi = epilogue?.add(module);
   const nOps = epilogue?.operandCount ?? 2;
   const remainder = pixels % PIXEL_BLOCK % tiling.mr;
   const { rows, scratchBytes: rowsScratch } = emitGemmRows(module, { type, n: o, k: kDepth, aRow: kDepth * es, aK: es, bK: o * es, bLine: es },
-    tiling, target.relaxedSimd && tiling.fma === true, remainder === 0 ? [] : [remainder], epi === undefined ? undefined : { fn: epi, args: nOps + 1 });
+    tiling, target.relaxedSimd && tiling.fma === true, remainder === 0 ? [] : [remainder], epi === undefined ? undefined : { fn: epi, operands: nOps });
   const colBytes = Math.ceil((PIXEL_BLOCK * kDepth * es) / 64) * 64;
 
   // im2col(input, p0, count, dst): rows q < count of the patch matrix for pixels p0 + q.

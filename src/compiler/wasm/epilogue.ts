@@ -14,8 +14,11 @@
 // input must be read exactly at the element being written (the fusion pass allows only
 // elementwise ops and reshapes between the core and the root); anything else is refused.
 //
-// epi(operand0, ..., operandN-1, c, rowBegin, rowEnd, colBegin, colEnd) computes rows
-// [rowBegin, rowEnd) x columns [colBegin, colEnd) of the result at c.
+// epi(operand0, ..., operandN-1, product, c, rowBegin, rowEnd, colBegin, colEnd)
+// computes rows [rowBegin, rowEnd) x columns [colBegin, colEnd) of the result at c,
+// reading the product at `product` (C itself, or the kernel's row-tile buffer placed
+// so that it is addressed like C: then only the epilogue writes C, and it may write
+// over an operand it reads element for element, see outputFusionReadsInPlace).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { lowerEpilogue, unlinearize } from "../kernel/lower_fusion.js";
@@ -28,8 +31,8 @@ import { rebuild } from "./kernel_plan.js";
 import { forRange } from "./loops.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { storageBytes } from "./wasm_types.js";
-import { convGeometry, emitConvKernel } from "./conv.js";
-import { emitGemmKernel, gemmSpecOfDot } from "./gemm.js";
+import { convGeometry, convProductInScratch, emitConvKernel } from "./conv.js";
+import { emitGemmKernel, gemmProductInScratch, gemmSpecOfDot } from "./gemm.js";
 import type { KernelEpilogue } from "./gemm_rows.js";
 import type { ElementType } from "../../types/element_type.js";
 
@@ -103,8 +106,9 @@ export function addEpilogueFunction(m: ModuleBuilder, e: EpiloguePlan, target: W
   const g = e.graph;
   const n = e.operandCount;
   const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
-  return m.addFunction(undefined, new Array<"i32">(n + 5).fill("i32"), [], (f) => {
-    const [c, rowBegin, rowEnd, colBegin, colEnd] = [n, n + 1, n + 2, n + 3, n + 4];
+  return m.addFunction(undefined, new Array<"i32">(n + 6).fill("i32"), [], (f) => {
+    // The product is input n (the core), read at param n; results go to c.
+    const [c, rowBegin, rowEnd, colBegin, colEnd] = [n + 1, n + 2, n + 3, n + 4, n + 5];
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
     ve.trigHelper = trigHelper;
     const plan = planBody(g, [e.root], e.colVar, target, ve);
@@ -162,4 +166,21 @@ export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, n
     throw e;
   }
   return "unsupported" in kernel ? kernel : { ...kernel, name: `${name}: ${kernel.name}` };
+}
+
+/**
+ * Whether an output fusion's kernel keeps the product in scratch until the epilogue has
+ * read it: the result buffer then holds nothing before the epilogue writes it, so the
+ * result may be written over an operand the epilogue reads element for element (the
+ * planner's in-place rule, program.ts).
+ */
+export function outputFusionProductInScratch(fused: Computation, target: WasmTarget): boolean {
+  const oc = outputCore(fused);
+  if ("unsupported" in oc) return false;
+  if (oc.core.opcode === "dot") {
+    const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
+    return !("unsupported" in spec) && gemmProductInScratch(spec, target);
+  }
+  const g = convGeometry(oc.core as Instruction<"convolution">);
+  return !("unsupported" in g) && convProductInScratch(g, target);
 }

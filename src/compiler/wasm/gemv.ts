@@ -127,7 +127,8 @@ export function emitGemvKernel(spec: GemmSpec, target: WasmTarget, name: string,
         sweep(k % rowsPerSweep);
       }
       if (epi !== undefined) {
-        for (let x = 0; x <= nOps; x++) f.localGet(x);
+        for (let x = 0; x < nOps; x++) f.localGet(x);
+        f.localGet(c).localGet(c);
         f.localGet(bi).i32Const(m).i32Mul().localTee(rest).localGet(rest).i32Const(m).i32Add();
         f.localGet(c0).localGet(c1).call(epi);
       }
