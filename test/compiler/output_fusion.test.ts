@@ -176,6 +176,36 @@ test("convolution + bias + relu is one output fusion in NHWC, f32 and f64; in NC
   }
 });
 
+test("a convolution whose depth takes several blocks of k (the product accumulated in the result) with its epilogue", async () => {
+  // f64, 3x3x64 -> 128: the kernel matrix is past the one-block size, so k is blocked by 128.
+  const b = new XlaBuilder("deep_conv");
+  const x = parameter(b, 0, arrayShape("f64", [1, 4, 5, 64]));
+  const w = parameter(b, 1, arrayShape("f64", [3, 3, 64, 128]));
+  const bias = parameter(b, 2, arrayShape("f64", [128]));
+  const y = convGeneralDilated(x, w, [1, 1], [[1, 1], [1, 1]], [], [], NHWC);
+  assertFused(await check(b.build(max(add(y, broadcastInDim(bias, [1, 4, 5, 128], [3])), constantR0(b, "f64", 0))), 576));
+});
+
+test("an output fusion writes over an operand that dies at it only when its kernel keeps the product in scratch (k in one block)", async () => {
+  for (const k of [40, 700]) {
+    const b = new XlaBuilder(`over_operand_k${k}`);
+    const x = parameter(b, 0, arrayShape("f32", [12, k]));
+    const w = parameter(b, 1, arrayShape("f32", [k, 20]));
+    const p = parameter(b, 2, arrayShape("f32", [12, 5]));
+    const q = parameter(b, 3, arrayShape("f32", [5, 20]));
+    const v = parameter(b, 4, arrayShape("f32", [20, 6]));
+    const product = dot(x, w);
+    // r: a temporary of its own kernel, whose last reader is the output fusion.
+    const r = dot(p, q);
+    const exe = await check(b.build(dot(add(product, r), v)), k * 20);
+    assertFused(exe);
+    const lines = exe.dump().split("\n");
+    const placeOf = (re: RegExp): string => /-> temp\d+@(\d+)/.exec(lines.find((l) => re.test(l))!)![1]!;
+    const same = placeOf(/kernel dot\.\d+ \(gemm 12x20x5 /) === placeOf(/with epilogue/);
+    assert.equal(same, k === 40, exe.dump());
+  }
+});
+
 test("an output fusion split across threads matches the interpreter", async (t) => {
   const device = await WasmDevice.create({ threads: 2 });
   if (device.threads < 2) {
