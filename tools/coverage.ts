@@ -19,6 +19,7 @@ import {
 import { compileSync } from "../src/compiler/index.js";
 import { fusionPass } from "../src/compiler/passes/fusion.js";
 import { dotDecomposer } from "../src/compiler/passes/dot_decomposer.js";
+import { convCanonicalization } from "../src/compiler/passes/conv_canonicalization.js";
 import { decompose, layoutAssignment } from "../src/compiler/passes/index.js";
 
 type Build = (b: XlaBuilder, t: ElementType) => XlaOp;
@@ -265,7 +266,7 @@ function compiledAs(probe: Probe, t: ElementType): string {
   const b = new XlaBuilder(`compiled_${probe.fn}_${t}`);
   let exe: ReturnType<typeof compileSync>;
   try {
-    exe = compileSync(b.build(probe.build(b, t)), { passes: [decompose, dotDecomposer, layoutAssignment, fusionPass] });
+    exe = compileSync(b.build(probe.build(b, t)), { passes: [decompose, dotDecomposer, convCanonicalization, layoutAssignment, fusionPass] });
   } catch (e) {
     if (e instanceof xla.CompileError && /dynamic dimensions/.test(e.message)) return "refused (dynamic dimensions)";
     throw e;
