@@ -159,3 +159,31 @@ test("input_output_alias: an output computed while its parameter is still read g
   const a3 = [Literal.fromValues("f32", [4], [1, -2, 3, 0.5])];
   assertClose(exe3.run(a3), evaluate(c2, a3));
 });
+
+test("donated parameters returned as they are, or updated element for element, need no copy and no new buffer", () => {
+  const b = new XlaBuilder("swap_and_scale");
+  const p0 = parameter(b, 0, arrayShape("f32", [16]));
+  const p1 = parameter(b, 1, arrayShape("f32", [16]));
+  const c = b.build(tuple(b, [p1, mul(p0, constantR0(b, "f32", 2)), p0]));
+  const device = new WasmDevice();
+  const exe = compileSync(c, { device, donate: [0, 1] });
+  // p0 is returned as it was (output 2), so the doubled value cannot overwrite it; p1 is output 0.
+  assert.deepEqual(exe.stats.donation.map((d) => [d.parameterLeaf, d.output]), [[0, 2], [1, 0]]);
+  assert.doesNotMatch(exe.dump(), /copy parameter/);
+  const args = randomArgs(c);
+  const inputs = args.map((a) => device.bufferFromLiteral(a));
+  const results = exe.execute(inputs);
+  assert.deepEqual([results[0]!.offset, results[2]!.offset], [inputs[1]!.offset, inputs[0]!.offset]);
+  assertClose(Literal.tuple(results.map((r) => r.toLiteral())), evaluate(c, args));
+  for (const r of results) r.delete();
+
+  const b2 = new XlaBuilder("scale_in_place");
+  const q0 = parameter(b2, 0, arrayShape("f32", [16]));
+  const q1 = parameter(b2, 1, arrayShape("f32", [16]));
+  const c2 = b2.build(tuple(b2, [q1, mul(q0, constantR0(b2, "f32", 2))]));
+  const exe2 = compileSync(c2, { device, donate: [0, 1] });
+  assert.deepEqual(exe2.stats.donation.map((d) => [d.parameterLeaf, d.output]), [[0, 1], [1, 0]]);
+  assert.doesNotMatch(exe2.dump(), /\/\/   copy /);
+  const args2 = randomArgs(c2);
+  assertClose(exe2.run(args2), evaluate(c2, args2));
+});

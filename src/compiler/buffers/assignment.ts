@@ -202,14 +202,15 @@ export function decideOutputAliases(r: AliasRequest, fail: (why: string) => neve
       fail(`input_output_alias: result leaf ${j} must live in parameter leaf ${p}, which the result also returns as it was`);
     }
   }
-  r.outputs.forEach((shape, j) => {
-    if (aliases[j] !== undefined) return;
-    const fits = (p: number): boolean => !used.has(p) && sameArray(r.parameterLeaves[p]!, shape);
-    const donor = r.donated.find((d) => d.output === undefined && fits(d.leaf) && direct(j, d.leaf))
-      ?? r.donated.find((d) => d.output === undefined && fits(d.leaf) && copied(j, d.leaf));
-    if (donor === undefined) return;
-    aliases[j] = donor.leaf;
-    used.add(donor.leaf);
-  });
+  // Outputs written in place first, then those copied into place anyway.
+  for (const how of [direct, copied]) {
+    r.outputs.forEach((shape, j) => {
+      if (aliases[j] !== undefined) return;
+      const donor = r.donated.find((d) => d.output === undefined && !used.has(d.leaf) && sameArray(r.parameterLeaves[d.leaf]!, shape) && how(j, d.leaf));
+      if (donor === undefined) return;
+      aliases[j] = donor.leaf;
+      used.add(donor.leaf);
+    });
+  }
   return { aliases, keptInArena };
 }
