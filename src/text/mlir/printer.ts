@@ -71,7 +71,7 @@ class ModulePrinter {
     // Meshes and functions in the order the text declared them; ones added since, meshes first and functions last.
     const order = new Map((m.symbolOrder ?? []).map((name, i) => [name, i]));
     const items = [
-      ...(m.sdyMeshes ?? []).map((mesh) => ({ at: order.get(mesh.name) ?? -1, print: (): string[] => [`  sdy.mesh ${symbolRef(mesh.name)} = ${mesh.text}`] })),
+      ...meshDeclarations(m).map((mesh) => ({ at: order.get(mesh.name) ?? -1, print: (): string[] => [`  sdy.mesh ${symbolRef(mesh.name)} = ${mesh.text}`] })),
       ...this.funcs.map((f) => ({ at: order.get(f.name) ?? Infinity, print: (): string[] => new FunctionPrinter(this, f).print() })),
     ];
     // A stable sort: items the order does not know keep their relative order.
@@ -145,9 +145,10 @@ class FunctionPrinter {
     const body: MRegion = { block };
     const names = new ValueNames(body);
     const writer = new BlockWriter(names);
-    const argText = writer.argumentList(args, f.parameters.map((_, i) => dictText(f.argAttributes?.[i])));
-    const resultTypes = results.map((r, i) => `${shapeToMlir(r.shape)}${dictText(f.resultAttributes?.[i]) ? ` ${dictText(f.resultAttributes?.[i])}` : ""}`);
-    const withAttrs = (f.resultAttributes ?? []).some((a) => Object.keys(a).length > 0);
+    const argText = writer.argumentList(args, f.parameters.map((_, i) => attrDict(argumentAttributes(f, i)).trimStart()));
+    const resultDicts = results.map((_, i) => attrDict(resultAttributes(f, i)).trimStart());
+    const resultTypes = results.map((r, i) => `${shapeToMlir(r.shape)}${resultDicts[i] ? ` ${resultDicts[i]}` : ""}`);
+    const withAttrs = resultDicts.some((d) => d !== "");
     const sig = resultTypes.length === 0 ? "" : resultTypes.length === 1 && !withAttrs ? ` -> ${resultTypes[0]}` : ` -> (${resultTypes.join(", ")})`;
     const vis = f.visibility && f.visibility !== "public" ? `${f.visibility} ` : "";
     const fnAttrs = f.attributes !== undefined && Object.keys(f.attributes).length > 0
@@ -420,18 +421,6 @@ function buildGeneric(ctx: OpContext, name: string, regions: readonly MRegion[])
   };
 }
 
-/**
- * The attributes an instruction carries beside its op's own (MLIR's discardable
- * attributes), as dictionary entries. Those imported from StableHLO (dialect-prefixed
- * names holding attribute text: `sdy.sharding`, `mhlo.sharding`) print as they were;
- * XLA's string-valued frontend attributes (from HLO text) go into
- * `mhlo.frontend_attributes = {key = "value"}`, as XLA exports them.
- * (Typed sdy attributes on the instruction print here too, once the IR carries them.)
- */
-export function discardableAttributes(inst: Instruction): AttrEntry[] {
-  return frontendAttributeEntries(inst.frontendAttributes);
-}
-
 export function frontendAttributeEntries(fa: Readonly<Record<string, string>> | undefined): AttrEntry[] {
   if (fa === undefined) return [];
   const out: AttrEntry[] = [];
@@ -454,10 +443,35 @@ function isAttributeText(text: string): boolean {
   }
 }
 
-/** `{a = ..., b = ...}` (sorted) for an argument's or result's attributes; "" when there are none. */
-function dictText(attrs: Readonly<Record<string, string>> | undefined): string {
-  if (attrs === undefined) return "";
-  return attrDict(Object.entries(attrs).map(([k, v]): AttrEntry => [attributeKey(k), v])).trimStart();
+// ---------------------------------------------------------------- sdy hook points
+// Where the printer reads attributes the IR keeps beside ops: shardings and meshes are
+// text today (frontendAttributes, argAttributes, sdyMeshes); typed sdy values print here.
+
+/**
+ * The attributes an instruction carries beside its op's own (MLIR's discardable
+ * attributes), as dictionary entries. Those imported from StableHLO (dialect-prefixed
+ * names holding attribute text: `sdy.sharding`, `mhlo.sharding`) print as they were;
+ * XLA's string-valued frontend attributes (from HLO text) go into
+ * `mhlo.frontend_attributes = {key = "value"}`, as XLA exports them.
+ * (Typed sdy attributes on the instruction print here too, once the IR carries them.)
+ */
+export function discardableAttributes(inst: Instruction): AttrEntry[] {
+  return frontendAttributeEntries(inst.frontendAttributes);
+}
+
+/** `sdy.mesh @name = <...>` declarations: name and the mesh's text. */
+function meshDeclarations(m: HloModule): readonly { readonly name: string; readonly text: string }[] {
+  return m.sdyMeshes ?? [];
+}
+
+/** The attributes of function argument `i` (`sdy.sharding = ...`). */
+function argumentAttributes(f: Computation, i: number): AttrEntry[] {
+  return Object.entries(f.argAttributes?.[i] ?? {}).map(([k, v]): AttrEntry => [attributeKey(k), v]);
+}
+
+/** The attributes of function result `i`. */
+function resultAttributes(f: Computation, i: number): AttrEntry[] {
+  return Object.entries(f.resultAttributes?.[i] ?? {}).map(([k, v]): AttrEntry => [attributeKey(k), v]);
 }
 
 export { HloModule };
