@@ -8,7 +8,7 @@
 // itself is needed. Constants a region used from the enclosing function (the importer
 // copies them in, since XLA's computations cannot capture) print as that use again.
 
-import { HloModule, type Computation, type Instruction } from "../../ir/computation.js";
+import { HloModule, subcomputationsOf, type Computation, type Instruction } from "../../ir/computation.js";
 import { XlaError } from "../../types/errors.js";
 import type { Literal } from "../../types/literal.js";
 import type { Shape } from "../../types/shape.js";
@@ -83,12 +83,12 @@ class ModulePrinter {
 
 /** Computations an instruction calls as functions (by symbol), not as regions. */
 function functionCallees(inst: Instruction): readonly Computation[] {
+  if (isSdyOp(inst)) return [];
   if (inst.opcode === "call") return [(inst as Instruction<"call">).attrs.toApply];
   if (inst.opcode === "composite") return [(inst as Instruction<"composite">).attrs.decomposition];
   if (printsAsXlaCustomCall(inst)) return xlaCustomCallCallees(inst);
   if (inst.opcode === "customCall") {
     const a = (inst as Instruction<"customCall">).attrs;
-    if (a.target.startsWith("sdy.")) return [];
     if (isKept(a.target)) return a.backendConfig.includes("@") ? a.calledComputations : [];
     return a.calledComputations;
   }
@@ -243,6 +243,7 @@ class FunctionPrinter {
   }
 
   private instruction(inst: Instruction): void {
+    if (isSdyOp(inst)) return this.sdyOp(inst as Instruction<"customCall">);
     switch (inst.opcode) {
       case "tuple":
         this.values.set(inst, inst.operands.map((o) => this.lowered(o)));
@@ -277,9 +278,6 @@ class FunctionPrinter {
         }
         break;
       }
-      case "customCall":
-        if ((inst as Instruction<"customCall">).attrs.target.startsWith("sdy.")) return this.sdyOp(inst as Instruction<"customCall">);
-        break;
       default: break;
     }
     const operands = inst.operands.map((o) => this.use(o));
@@ -291,7 +289,7 @@ class FunctionPrinter {
   /** sdy ops (sdy_print.ts writes their syntax; their regions are `(%arg: t) { ... sdy.return ... }`). */
   private sdyOp(inst: Instruction<"customCall">): void {
     const operandValues = new Map<Instruction, MValue>(inst.operands.map((o) => [o, this.use(o)]));
-    const regions = new Map<Computation, MRegion>(inst.attrs.calledComputations.map((c) => [c, this.region(c, "sdy.return")]));
+    const regions = new Map<Computation, MRegion>(subcomputationsOf(inst).map((c) => [c, this.region(c, "sdy.return")]));
     const results = this.resultValues(inst);
     this.emit(inst, {
       results, regions: [...regions.values()],
@@ -457,6 +455,11 @@ function isAttributeText(text: string): boolean {
  */
 export function discardableAttributes(inst: Instruction): AttrEntry[] {
   return frontendAttributeEntries(inst.frontendAttributes);
+}
+
+/** Whether `inst` is an sdy op (printed by sdy_print.ts). */
+function isSdyOp(inst: Instruction): boolean {
+  return inst.opcode === "customCall" && (inst as Instruction<"customCall">).attrs.target.startsWith("sdy.");
 }
 
 /** `sdy.mesh @name = <...>` declarations: name and the mesh's text. */
