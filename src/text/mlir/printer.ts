@@ -66,7 +66,7 @@ class ModulePrinter {
 
   print(): string {
     const m = this.module;
-    const attrs = m.attributes ? Object.entries(m.attributes).map(([k, v]): AttrEntry => [k, v]) : [];
+    const attrs = textEntries(m.attributes);
     const lines = [`module${m.name === UNNAMED_MODULE ? "" : ` ${symbolRef(m.name)}`}${attrs.length > 0 ? ` attributes${attrDict(attrs)}` : ""} {`];
     // Meshes and functions in the order the text declared them; ones added since, meshes first and functions last.
     const order = new Map((m.symbolOrder ?? []).map((name, i) => [name, i]));
@@ -140,7 +140,7 @@ class FunctionPrinter {
       return v;
     });
     const results = rootValues(f);
-    const returnAttrs = Object.entries(f.returnAttributes ?? {}).map(([k, v]): AttrEntry => [attributeKey(k), v]);
+    const returnAttrs = textEntries(f.returnAttributes);
     const block = this.block(f, args, (vals) => terminator("func.return", vals, returnAttrs));
     const body: MRegion = { block };
     const names = new ValueNames(body);
@@ -152,7 +152,7 @@ class FunctionPrinter {
     const sig = resultTypes.length === 0 ? "" : resultTypes.length === 1 && !withAttrs ? ` -> ${resultTypes[0]}` : ` -> (${resultTypes.join(", ")})`;
     const vis = f.visibility && f.visibility !== "public" ? `${f.visibility} ` : "";
     const fnAttrs = f.attributes !== undefined && Object.keys(f.attributes).length > 0
-      ? ` attributes${attrDict(Object.entries(f.attributes).map(([k, v]): AttrEntry => [k, v]))}` : "";
+      ? ` attributes${attrDict(textEntries(f.attributes))}` : "";
     return [`  func.func ${vis}${this.mp.funcName(f)}(${argText})${sig}${fnAttrs} {`, ...writer.ops(block, "    ", true), "  }"];
   }
 
@@ -424,11 +424,18 @@ export function frontendAttributeEntries(fa: Readonly<Record<string, string>> | 
   const out: AttrEntry[] = [];
   const strings: string[] = [];
   for (const [k, v] of Object.entries(fa)) {
-    if (k.includes(".") && isAttributeText(v)) out.push([attributeKey(k), v]);
+    // A unit attribute prints as its name alone.
+    if (k.includes(".") && v === "unit") out.push([attributeKey(k), undefined]);
+    else if (k.includes(".") && isAttributeText(v)) out.push([attributeKey(k), v]);
     else strings.push(`${attributeKey(k)} = ${quoteString(v)}`);
   }
   if (strings.length > 0) out.push(["mhlo.frontend_attributes", `{${strings.sort().join(", ")}}`]);
   return out;
+}
+
+/** Attributes kept as MLIR text, as dictionary entries (a unit attribute, `unit`, prints as its name alone). */
+function textEntries(attrs: Readonly<Record<string, string>> | undefined): AttrEntry[] {
+  return Object.entries(attrs ?? {}).map(([k, v]): AttrEntry => [attributeKey(k), v === "unit" ? undefined : v]);
 }
 
 function isAttributeText(text: string): boolean {
@@ -469,12 +476,12 @@ function meshDeclarations(m: HloModule): readonly { readonly name: string; reado
 
 /** The attributes of function argument `i` (`sdy.sharding = ...`). */
 function argumentAttributes(f: Computation, i: number): AttrEntry[] {
-  return Object.entries(f.argAttributes?.[i] ?? {}).map(([k, v]): AttrEntry => [attributeKey(k), v]);
+  return textEntries(f.argAttributes?.[i]);
 }
 
 /** The attributes of function result `i`. */
 function resultAttributes(f: Computation, i: number): AttrEntry[] {
-  return Object.entries(f.resultAttributes?.[i] ?? {}).map(([k, v]): AttrEntry => [attributeKey(k), v]);
+  return textEntries(f.resultAttributes?.[i]);
 }
 
 export { HloModule };
