@@ -11,7 +11,7 @@ import { describePasses, passFromFlag } from "../compiler/pass_registry.js";
 import type { HloModule } from "../ir/computation.js";
 import { verifyModule } from "../ir/verify.js";
 import { parseStableHlo, printStableHlo } from "../text/mlir/index.js";
-import { ParseError, XlaError } from "../types/errors.js";
+import { DiagnosticList, ParseError, XlaError } from "../types/errors.js";
 import { CliError, type CliIo } from "./io.js";
 
 export const OPT_USAGE = `xlats opt FILE [FLAGS...]
@@ -81,6 +81,7 @@ export function splitInputFile(text: string): { text: string; lineOffset: number
 
 /** `FILE:LINE:COL: error: MESSAGE` (then the source line and a caret for parse errors), as MLIR reports. */
 export function formatDiagnostic(e: XlaError, file: string): string {
+  if (e instanceof DiagnosticList) return e.diagnostics.map((d) => formatDiagnostic(d, file)).join("\n");
   if (e instanceof ParseError) {
     return `${e.file}:${e.line}:${e.column}: error: ${e.reason}\n${e.sourceLine}\n${" ".repeat(Math.max(0, e.column - 1))}^`;
   }
