@@ -7,11 +7,10 @@
 
 import { Computation, subcomputationsOf, type HloModule, type Instruction } from "../../ir/computation.js";
 import { annotateModule } from "../../ir/rewrite.js";
-import { usersOf } from "../../ir/traverse.js";
 import type { Pass } from "../../compiler/pass.js";
 import { VerifyError, XlaError } from "../../types/errors.js";
 import { verifyOpShardingRule } from "../rule_verify.js";
-import { createOpShardingRule, opValues, type RuleContext, type RuleOutcome } from "../rules/registry.js";
+import { createOpShardingRule, opValues, ruleContextFor, type RuleContext, type RuleOutcome } from "../rules/registry.js";
 
 export const POPULATE_OP_SHARDING_RULES = "sdy-populate-op-sharding-rules";
 
@@ -34,11 +33,7 @@ export function populateOpShardingRules(
   const contexts = new Map<Computation, RuleContext>();
   const contextOf = (c: Computation): RuleContext => {
     let ctx = contexts.get(c);
-    if (ctx === undefined) {
-      const users = usersOf(c);
-      ctx = { conservative: options.conservativePropagation ?? false, usersOf: (i) => users.get(i) ?? [] };
-      contexts.set(c, ctx);
-    }
+    if (ctx === undefined) contexts.set(c, (ctx = ruleContextFor(c, options.conservativePropagation ?? false)));
     return ctx;
   };
   const out = annotateModule(module, (inst, c) => {
