@@ -18,7 +18,8 @@ import { Literal } from "../types/literal.js";
 import { byteSize, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
 import type { PassLogEntry } from "./pass.js";
-import type { CompiledProgram, Step } from "./program.js";
+import type { CompiledProgram, Step, StepList } from "./program.js";
+import { allSteps, describeControlFlow, nestedLists, runControlFlow, type NestedRunner } from "./control_flow.js";
 import { DeviceArray, WasmDevice } from "./device.js";
 import type { KernelHandle, ThreadPool } from "./wasm/thread_pool.js";
 import { BUFFER_ALIGNMENT } from "./wasm/kernel.js";
@@ -27,6 +28,13 @@ type KernelEntry = (...args: number[]) => void;
 /** How a step's kernel runs: directly on this thread, or split across the device's thread pool. */
 type LoadedKernel = { readonly direct: KernelEntry } | { readonly pooled: KernelHandle; readonly pool: ThreadPool };
 
+/** What one execution's steps share, nested lists' included. */
+interface RunState {
+  readonly options: EvaluateOptions;
+  ctx?: EvalContext;
+  nested?: NestedRunner;
+}
+
 export interface ExecutableStats {
   /** Bytes of the arena of temporaries. */
   readonly arenaBytes: number;
@@ -34,8 +42,9 @@ export interface ExecutableStats {
   readonly peakBytes: number;
   /** The lower bound on the peak: arguments, results, constants and the most temporaries live at once. */
   readonly liveBytesBound: number;
+  /** Kernels compiled (nested programs' included). */
   readonly kernels: number;
-  /** Steps run by the interpreter, with the reason. */
+  /** Steps run by the interpreter, with the reason (nested programs' included). */
   readonly interpreted: readonly { readonly name: string; readonly why: string }[];
 }
 
@@ -126,7 +135,7 @@ export class Executable {
       peakBytes: fixed + program.arenaBytes + scratch,
       liveBytesBound: fixed + program.liveBytesBound,
       kernels: program.kernels.length,
-      interpreted: program.steps.flatMap((s) => (s.kind === "interpret" ? [{ name: s.name, why: s.why }] : [])),
+      interpreted: allSteps(program).flatMap(({ step, path }) => (step.kind === "interpret" ? [{ name: path + step.name, why: step.why }] : [])),
     };
   }
 
@@ -188,47 +197,68 @@ export class Executable {
     if (argumentOffsets.length !== p.parameterLeaves.flat().length || resultOffsets.length !== p.outputs.length) {
       throw new ExecutionError(`${p.module.name}: expects ${p.parameterLeaves.flat().length} argument and ${p.outputs.length} result array(s), got ${argumentOffsets.length} and ${resultOffsets.length}`);
     }
-    const { constantOffsets, arenaOffset, scratchOffsets } = this.placement;
-    const at = (l: Location): number => {
-      switch (l.space) {
-        case "parameter": return argumentOffsets[l.index]!;
-        case "constant": return constantOffsets[l.index]!;
-        case "temp": return arenaOffset + p.temps[l.index]!.offset;
-        case "output": return resultOffsets[l.index]!;
-      }
-    };
-    let ctx: EvalContext | undefined;
+    const run: RunState = { options };
     try {
-      for (const step of p.steps) {
-        switch (step.kind) {
-          case "kernel": {
-            const k = p.kernels[step.kernel]!;
-            const ptrs = [...step.operands.map(at), ...step.results.map(at)];
-            const loaded = this.kernels[step.kernel]!;
-            if ("pooled" in loaded) loaded.pool.run(loaded.pooled, ptrs, scratchOffsets, k.parallelExtent);
-            else {
-              if (k.scratchBytes > 0) ptrs.push(scratchOffsets[0]!);
-              loaded.direct(...ptrs, 0, k.parallelExtent);
-            }
-            break;
-          }
-          case "interpret":
-            ctx ??= createEvalContext(options);
-            this.interpret(step, at, ctx);
-            break;
-          case "copy": {
-            const buffer = this.device.memory.buffer;
-            new Uint8Array(buffer, at(step.to), step.bytes).set(new Uint8Array(buffer, at(step.from), step.bytes));
-            break;
-          }
-        }
-      }
+      this.runSteps(p, argumentOffsets, resultOffsets, this.placement.arenaOffset, run);
     } catch (e) {
       if (e instanceof WebAssembly.RuntimeError || (e instanceof Error && e.cause instanceof WebAssembly.RuntimeError)) {
         throw new ExecutionError(`${p.module.name}: a compiled kernel trapped: ${e.message}`);
       }
       throw e;
     }
+  }
+
+  /** Runs a step list (the entry's, or a nested one) with its parameters, outputs and arena at these offsets. */
+  private runSteps(list: StepList, parameters: readonly number[], outputs: readonly number[], arena: number, run: RunState): void {
+    const p = this.program;
+    const { constantOffsets, scratchOffsets } = this.placement;
+    const at = (l: Location): number => {
+      switch (l.space) {
+        case "parameter": return parameters[l.index]!;
+        case "constant": return constantOffsets[l.index]!;
+        case "temp": return arena + list.temps[l.index]!.offset;
+        case "output": return outputs[l.index]!;
+      }
+    };
+    for (const step of list.steps) {
+      switch (step.kind) {
+        case "kernel": {
+          const k = p.kernels[step.kernel]!;
+          const ptrs = [...step.operands.map(at), ...step.results.map(at)];
+          const loaded = this.kernels[step.kernel]!;
+          if ("pooled" in loaded) loaded.pool.run(loaded.pooled, ptrs, scratchOffsets, k.parallelExtent);
+          else {
+            if (k.scratchBytes > 0) ptrs.push(scratchOffsets[0]!);
+            loaded.direct(...ptrs, 0, k.parallelExtent);
+          }
+          break;
+        }
+        case "interpret":
+          run.ctx ??= createEvalContext(run.options);
+          this.interpret(step, at, run.ctx);
+          break;
+        case "copy":
+          this.copyBytes(at(step.from), at(step.to), step.bytes);
+          break;
+        case "while": case "conditional":
+          run.nested ??= this.nestedRunner(run);
+          runControlFlow(step, at, run.nested);
+          break;
+      }
+    }
+  }
+
+  private nestedRunner(run: RunState): NestedRunner {
+    return {
+      run: (list, parameters, outputs, arena) => this.runSteps(list, parameters, outputs, arena, run),
+      scalar: (shape, offset) => this.device.viewLiteral(shape, [offset]),
+      copy: (from, to, bytes) => this.copyBytes(from, to, bytes),
+    };
+  }
+
+  private copyBytes(from: number, to: number, bytes: number): void {
+    const buffer = this.device.memory.buffer;
+    new Uint8Array(buffer, to, bytes).set(new Uint8Array(buffer, from, bytes));
   }
 
   /** Runs one instruction with the interpreter's kernel, on views of its operands in device memory. */
@@ -243,28 +273,40 @@ export class Executable {
   /** The optimized module as HLO text, then the steps: kernels, interpreted ops (with why) and the buffer assignment. */
   dump(): string {
     const p = this.program;
-    const loc = (l: Location): string => l.space === "temp" ? `temp${l.index}@${p.temps[l.index]!.offset}` : `${l.space}${l.index}`;
     const lines = [printHlo(p.module).trimEnd(), ""];
     if (this.log.length > 0) lines.push(`// pass log:`, ...this.log.map((e) => `//   ${e.pass}: ${e.message}`), "");
     lines.push(`// steps of ${p.module.name}:`);
-    for (const s of p.steps) {
-      switch (s.kind) {
-        case "kernel": {
-          const k = p.kernels[s.kernel]!;
-          lines.push(`//   kernel ${s.name} (${k.name}, ${k.bytes.length} bytes of wasm): ${s.operands.map(loc).join(", ")} -> ${s.results.map(loc).join(", ")}`);
-          break;
-        }
-        case "interpret":
-          lines.push(`//   interpreter ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(loc).join("+")).join(", ")} -> ${s.results.map(loc).join(", ")}`);
-          break;
-        case "copy":
-          lines.push(`//   copy ${loc(s.from)} -> ${loc(s.to)} (${s.bytes} bytes)`);
-          break;
-      }
-    }
+    this.dumpSteps(p, "//   ", lines);
     const st = this.stats;
     lines.push(`// memory: arena ${st.arenaBytes} bytes; peak ${st.peakBytes} bytes (lower bound ${st.liveBytesBound}); ${st.kernels} kernel(s), ${st.interpreted.length} interpreted step(s)`);
     return lines.join("\n") + "\n";
+  }
+
+  /** The steps of a list, one a line; a nested list's steps indented under the step that runs it (its temporaries' offsets are in its region). */
+  private dumpSteps(list: StepList, indent: string, lines: string[]): void {
+    const p = this.program;
+    const loc = (l: Location): string => l.space === "temp" ? `temp${l.index}@${list.temps[l.index]!.offset}` : `${l.space}${l.index}`;
+    for (const s of list.steps) {
+      switch (s.kind) {
+        case "kernel": {
+          const k = p.kernels[s.kernel]!;
+          lines.push(`${indent}kernel ${s.name} (${k.name}, ${k.bytes.length} bytes of wasm): ${s.operands.map(loc).join(", ")} -> ${s.results.map(loc).join(", ")}`);
+          break;
+        }
+        case "interpret":
+          lines.push(`${indent}interpreter ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(loc).join("+")).join(", ")} -> ${s.results.map(loc).join(", ")}`);
+          break;
+        case "copy":
+          lines.push(`${indent}copy ${loc(s.from)} -> ${loc(s.to)} (${s.bytes} bytes)`);
+          break;
+        case "while": case "conditional":
+          lines.push(`${indent}${describeControlFlow(s, loc)}`);
+          for (const { role, list: nested } of nestedLists(s)) {
+            lines.push(`${indent}  ${role} ${nested.name} (arena ${nested.arenaBytes} bytes):`);
+            this.dumpSteps(nested, `${indent}    `, lines);
+          }
+      }
+    }
   }
 
   /** Frees the device memory the executable holds (constants, arena, scratch; a reserved region stays its owner's). */

@@ -16,9 +16,9 @@ import { WasmDevice } from "./device.js";
 import { cpuThreads } from "./wasm/features.js";
 import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
 import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
-import { fusionPass } from "./passes/fusion.js";
 import { dotDecomposer } from "./passes/dot_decomposer.js";
 import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
+import { stepFusion } from "./passes/step_fusion.js";
 import { planProgram, type CompiledProgram } from "./program.js";
 
 export { Executable, type ExecutableStats } from "./executable.js";
@@ -49,10 +49,11 @@ export interface CompileOptions {
  * The passes `compile` runs, in order: decompose ops into the ones kernels are made of
  * and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
  * DCE); bring every dot into the form the GEMM kernels take; give every value the
- * default layout; fuse.
+ * default layout; fuse the entry and every computation its control flow runs (loop
+ * conditions and bodies, branches: they run compiled too, as nested programs).
  */
 export function defaultPipeline(): Pass[] {
-  return [decompose, defaultSimplificationPipeline(), dotDecomposer, layoutAssignment, fusionPass];
+  return [decompose, defaultSimplificationPipeline(), dotDecomposer, layoutAssignment, stepFusion];
 }
 
 /** What the interpreter backend returns from `compile`: the same run interface, on the reference interpreter. */

@@ -30,6 +30,11 @@ export interface TempInterval {
   readonly bytes: number;
   readonly defined: number;
   lastUse: number;
+  /**
+   * The least of its bytes that must be live at once, when less than `bytes`: a nested
+   * program's region, whose own temporaries share it by liveness (its lower bound).
+   */
+  readonly liveBytes?: number;
   /** A temporary that must share the bytes of another (written in place over it). */
   sharesWith?: number;
 }
@@ -58,7 +63,7 @@ export function assignArena(temps: readonly TempInterval[]): ArenaAssignment {
   });
   const roots = temps.map((_, i) => i).filter((i) => temps[i]!.sharesWith === undefined);
   roots.sort((a, b) => temps[a]!.defined - temps[b]!.defined || temps[b]!.bytes - temps[a]!.bytes);
-  const placed: { offset: number; bytes: number; from: number; to: number }[] = [];
+  const placed: { offset: number; bytes: number; live: number; from: number; to: number }[] = [];
   let arenaBytes = 0;
   for (const i of roots) {
     const t = temps[i]!;
@@ -70,7 +75,7 @@ export function assignArena(temps: readonly TempInterval[]): ArenaAssignment {
       if (offset + t.bytes <= p.offset) break;
       offset = Math.max(offset, p.offset + p.bytes);
     }
-    placed.push({ offset, bytes: t.bytes, from, to });
+    placed.push({ offset, bytes: t.bytes, live: t.liveBytes ?? t.bytes, from, to });
     offsets[i] = offset;
     arenaBytes = Math.max(arenaBytes, offset + t.bytes);
   }
@@ -79,7 +84,7 @@ export function assignArena(temps: readonly TempInterval[]): ArenaAssignment {
   let liveBytesBound = 0;
   const steps = new Set(placed.flatMap((p) => [p.from, p.to]));
   for (const s of steps) {
-    liveBytesBound = Math.max(liveBytesBound, placed.filter((p) => p.from <= s && s <= p.to).reduce((n, p) => n + p.bytes, 0));
+    liveBytesBound = Math.max(liveBytesBound, placed.filter((p) => p.from <= s && s <= p.to).reduce((n, p) => n + p.live, 0));
   }
   return { offsets, arenaBytes, liveBytesBound };
 }

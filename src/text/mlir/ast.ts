@@ -70,3 +70,9 @@ export interface OpNode {
 }
 
 export const resultCount = (op: OpNode): number => op.results.reduce((n, r) => n + r.count, 0);
+
+/**
+ * Custom-call targets of ops of unregistered dialects start with this, then the op's
+ * name (`mlir.unregistered:foo.bar`); they print back in MLIR's generic form.
+ */
+export const UNREGISTERED_OP_PREFIX = "mlir.unregistered:";

@@ -7,6 +7,7 @@
 
 import { Computation, HloModule, type Instruction } from "../../ir/computation.js";
 import type { OpAttributes, Opcode } from "../../ir/opcodes.js";
+import type { OpMetadata } from "../../ir/attributes.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { inferShape } from "../../shape/index.js";
 import { ShapeError, ParseError } from "../../types/errors.js";
@@ -25,13 +26,30 @@ export function elementsOf(s: Shape): readonly Shape[] {
 
 export const valueKey = (name: string, index: number): string => `${name}#${index}`;
 
+export interface MlirImportOptions {
+  /**
+   * Record each instruction's position in the text as its metadata (source_file,
+   * source_line, source_column), so that later diagnostics (a pass, the verifier) can
+   * point at the op as MLIR does. Off by default: HLO text would print it.
+   */
+  readonly recordLocations?: boolean;
+  /** Keep ops of dialects xlats does not know (`"foo.bar"(...)`) as opaque custom calls, as `-allow-unregistered-dialect`. */
+  readonly allowUnregisteredDialect?: boolean;
+}
+
 /** Builds one computation: instructions in creation order, named uniquely. */
 export class CompBuilder {
   readonly params: Instruction<"parameter">[] = [];
   private readonly factory: InstructionFactory;
 
-  constructor(readonly name: string, readonly c: Cursor) {
+  constructor(readonly name: string, readonly c: Cursor, private readonly recordLocations = false) {
     this.factory = new InstructionFactory(name);
+  }
+
+  private metadataAt(offset: number): OpMetadata | undefined {
+    if (!this.recordLocations) return undefined;
+    const { line, column } = this.c.location(offset);
+    return { sourceFile: this.c.fileName, sourceLine: line, sourceColumn: column };
   }
 
   /** Every instruction made so far, in creation order. */
@@ -64,8 +82,10 @@ export class CompBuilder {
   ): Instruction<O> {
     const shape = this.shapeOf(opcode, operands, attrs, declared, offset);
     // The shape was inferred (and checked against the declared type) just above, where a mismatch can point at the text.
+    const metadata = this.metadataAt(offset);
     const inst = this.factory.placeUnchecked(opcode, operands, attrs, shape, {
       ...(name !== undefined ? { name } : {}), ...(frontendAttributes ? { frontendAttributes } : {}),
+      ...(metadata !== undefined ? { metadata } : {}),
     });
     if (opcode === "parameter") this.params.push(inst as Instruction<"parameter">);
     return inst;
@@ -163,7 +183,7 @@ export class Importer {
   readonly moduleAttributes: Record<string, string> = {};
   moduleName = "module";
 
-  constructor(readonly c: Cursor) {}
+  constructor(readonly c: Cursor, readonly options: MlirImportOptions = {}) {}
 
   importModule(top: readonly OpNode[]): HloModule {
     this.collect(top, 0);
@@ -259,7 +279,7 @@ export class Importer {
   private lowerBody(
     name: string, region: Region, mode: RegionMode, outer: Scope, resultTypes: readonly Shape[] | undefined, offset: number,
   ): Computation {
-    const b = new CompBuilder(name, this.c);
+    const b = new CompBuilder(name, this.c, this.options.recordLocations);
     const scope = new Scope(this.c);
     const args = region.block.args;
     const captures = mode.kind === "plain" ? [] : mode.captures;

@@ -10,7 +10,7 @@ import { factoryFor, withInstructions } from "../../ir/rewrite.js";
 import { Literal } from "../../types/literal.js";
 import type { ElementType } from "../../types/element_type.js";
 import { arrayShape, tupleShape, type ArrayShape, type Shape } from "../../types/shape.js";
-import { resultCount, type Attr, type OpNode } from "./ast.js";
+import { resultCount, UNREGISTERED_OP_PREFIX, type Attr, type OpNode } from "./ast.js";
 import { AttrReader, makeWindow, parseConvDims, toBools, toInt, toInts } from "./attr_read.js";
 import { lowerChlo } from "./chlo.js";
 import { elementsOf, freeValues, valueKey, type CompBuilder, type Importer, type Scope } from "./import.js";
@@ -179,8 +179,14 @@ function lowerOne(ctx: LowerContext): Instruction | undefined {
     const lower = LOWER[opcode];
     if (lower !== undefined) return lower(ctx);
   }
+  if (ctx.importer.options.allowUnregisteredDialect && !REGISTERED_DIALECTS.has(name.split(".")[0]!)) {
+    return keptCustomCall(ctx, `${UNREGISTERED_OP_PREFIX}${name}`);
+  }
   return ctx.fail(`unknown operation '${name}'`);
 }
+
+/** Dialects whose ops xlats knows; an op of any other is unregistered (kept only under allowUnregisteredDialect). */
+const REGISTERED_DIALECTS = new Set(["builtin", "func", "stablehlo", "chlo", "mhlo", "sdy", "check", "interpreter"]);
 
 export function readAccuracy(ctx: LowerContext, a: Attr & { kind: "struct" }): OpAttributes["exp"]["resultAccuracy"] & object {
   const num = (k: string): number => {

@@ -9,6 +9,7 @@ import { printDenseBody } from "./literal.js";
 import { quoteString } from "./print_attr.js";
 import { elementTypeToMlir } from "./types.js";
 import { printsAsXlaCustomCall, xlaCustomCallAttributes } from "./xla_ops.js";
+import { UNREGISTERED_OP_PREFIX } from "./ast.js";
 
 export interface PrintedOp {
   readonly name: string;
@@ -70,7 +71,7 @@ export function printOpAttributes(inst: Instruction, funcName: (c: Computation) 
     return { name: "stablehlo.custom_call", attrs: xlaCustomCallAttributes(inst, funcName), regions: [], extraOperands: [] };
   }
   const name = inst.opcode === "customCall" && isKept((inst as Instruction<"customCall">).attrs.target)
-    ? (inst as Instruction<"customCall">).attrs.target : stablehloName(inst);
+    ? keptOpName((inst as Instruction<"customCall">).attrs.target) : stablehloName(inst);
   const attrs: string[] = [];
   const regions: Computation[] = [];
   const extraOperands: Literal[] = [];
@@ -273,7 +274,12 @@ export function printOpAttributes(inst: Instruction, funcName: (c: Computation) 
 
 /** Custom calls standing for ops of other dialects (see import_ops.ts). */
 export function isKept(target: string): boolean {
-  return target.startsWith("interpreter.") || target === "check.expect_serialized_eq";
+  return target.startsWith("interpreter.") || target === "check.expect_serialized_eq" || target.startsWith(UNREGISTERED_OP_PREFIX);
+}
+
+/** The MLIR op name a kept custom call stands for. */
+export function keptOpName(target: string): string {
+  return target.startsWith(UNREGISTERED_OP_PREFIX) ? target.slice(UNREGISTERED_OP_PREFIX.length) : target;
 }
 
 /** `#stablehlo.result_accuracy<atol = ..., rtol = ..., ulps = ..., mode = #stablehlo.result_accuracy_mode<...>>`. */
