@@ -6,7 +6,7 @@
 // that a pass did nothing. `mapComputations` does the same for a whole module,
 // re-pointing callers at rebuilt callees.
 
-import { Computation, HloModule, subcomputationsOf, type Instruction } from "./computation.js";
+import { Computation, copyComputationSideData, copyModuleSideData, HloModule, subcomputationsOf, type Instruction } from "./computation.js";
 import { InstructionFactory } from "./factory.js";
 import { OP_TABLE } from "./opcodes.js";
 
@@ -31,11 +31,7 @@ export function withInstructions(
   like: Computation, instructions: readonly Instruction[], root: Instruction, name = like.name, parameters = like.parameters,
 ): Computation {
   const out = new Computation(name, parameters, instructions, root);
-  if (like.argAttributes !== undefined) out.argAttributes = like.argAttributes;
-  if (like.resultAttributes !== undefined) out.resultAttributes = like.resultAttributes;
-  if (like.visibility !== undefined) out.visibility = like.visibility;
-  if (like.argShardings !== undefined) out.argShardings = like.argShardings;
-  if (like.resultShardings !== undefined) out.resultShardings = like.resultShardings;
+  copyComputationSideData(like, out);
   return out;
 }
 
@@ -175,9 +171,6 @@ export function withEntry(module: HloModule, entry: Computation, renamed: Readon
   const extra = (module.functions ?? []).map((f) => renamed.get(f) ?? f).filter((f) => f !== entry);
   const out = new HloModule(module.name, entry, extra);
   if (module.functions !== undefined) out.functions = module.functions.map((f) => renamed.get(f) ?? f);
-  if (module.sdyMeshes !== undefined) out.sdyMeshes = module.sdyMeshes;
-  if (module.meshes !== undefined) out.meshes = module.meshes;
-  if (module.attributes !== undefined) out.attributes = module.attributes;
-  out.config = module.config;
+  copyModuleSideData(module, out);
   return out;
 }

@@ -76,3 +76,9 @@ export const resultCount = (op: OpNode): number => op.results.reduce((n, r) => n
  * name (`mlir.unregistered:foo.bar`); they print back in MLIR's generic form.
  */
 export const UNREGISTERED_OP_PREFIX = "mlir.unregistered:";
+
+/**
+ * The name an unnamed StableHLO module imports as (HloModule needs one); a module of
+ * that name prints as `module {`, as MLIR prints a module without a symbol name.
+ */
+export const UNNAMED_MODULE = "module";

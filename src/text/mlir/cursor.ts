@@ -117,27 +117,29 @@ export class Cursor {
     return id;
   }
 
-  /** A string literal with MLIR's escapes (`\"`, `\\`, `\n`, `\t`, two hex digits). */
+  /** A string literal with MLIR's escapes (`\"`, `\\`, `\n`, `\t`, two hex digits for one byte of UTF-8). */
   stringLiteral(): string | undefined {
     if (this.peek() !== '"') return undefined;
     const start = this.pos;
-    let out = "";
+    const bytes: number[] = [];
+    const encoder = new TextEncoder();
     this.pos++;
     for (;;) {
-      const c = this.text[this.pos];
-      if (c === undefined || c === "\n") throw this.error("unterminated string", start);
-      this.pos++;
-      if (c === '"') return out;
+      const cp = this.text.codePointAt(this.pos);
+      if (cp === undefined || cp === 10) throw this.error("unterminated string", start);
+      const c = String.fromCodePoint(cp);
+      this.pos += c.length;
+      if (c === '"') return new TextDecoder().decode(new Uint8Array(bytes));
       if (c !== "\\") {
-        out += c;
+        bytes.push(...encoder.encode(c));
         continue;
       }
       const e = this.text[this.pos++] ?? "";
-      if (e === "n") out += "\n";
-      else if (e === "t") out += "\t";
-      else if (e === '"' || e === "\\") out += e;
+      if (e === "n") bytes.push(10);
+      else if (e === "t") bytes.push(9);
+      else if (e === '"' || e === "\\") bytes.push(e.charCodeAt(0));
       else if (/^[0-9a-fA-F]{2}$/.test(e + (this.text[this.pos] ?? ""))) {
-        out += String.fromCharCode(parseInt(e + this.text[this.pos]!, 16));
+        bytes.push(parseInt(e + this.text[this.pos]!, 16));
         this.pos++;
       } else throw this.error(`bad escape '\\${e}' in string`, this.pos - 2);
     }

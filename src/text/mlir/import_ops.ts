@@ -72,7 +72,7 @@ export function lowerOp(importer: Importer, b: CompBuilder, scope: Scope, op: Op
   const extraAttrs = frontendAttributesOf(op);
   const ctx: LowerContext = {
     importer, b, scope, op, r, operands, declared,
-    add: (opcode, ops, attrs, decl) => b.add(opcode, ops, attrs, decl, op.offset, firstName, extraAttrs),
+    add: (opcode, ops, attrs, decl) => b.add(opcode, ops, attrs, decl, op.offset, firstName, extraAttrs, op.name),
     fail: (m) => r.fail(m),
   };
   const result = lowerOne(ctx);

@@ -9,6 +9,7 @@ import { Parser } from "./parser.js";
 
 export { parseMlirLiteral, printMlirLiteral } from "./literal.js";
 export { printStableHlo } from "./printer.js";
+export { UNNAMED_MODULE } from "./ast.js";
 export { elementTypeFromMlir, elementTypeToMlir, shapeToMlir } from "./types.js";
 export { STABLEHLO_TO_OPCODE } from "./import_ops.js";
 export * from "./sdy.js";

@@ -5,15 +5,16 @@ import type { Attr } from "./ast.js";
 import { printDenseBody } from "./literal.js";
 import { shapeToMlir } from "./types.js";
 
+/**
+ * A string literal as MLIR prints one (llvm::printEscapedString): printable ASCII as
+ * is, `\\` doubled, `"` and every other byte of the UTF-8 text as `\XX`.
+ */
 export function quoteString(s: string): string {
   let out = '"';
-  for (const ch of s) {
-    const code = ch.charCodeAt(0);
-    if (ch === '"' || ch === "\\") out += `\\${ch}`;
-    else if (ch === "\n") out += "\\n";
-    else if (ch === "\t") out += "\\t";
-    else if (code < 32 || code === 127) out += `\\${code.toString(16).toUpperCase().padStart(2, "0")}`;
-    else out += ch;
+  for (const byte of new TextEncoder().encode(s)) {
+    if (byte === 0x5c) out += "\\\\";
+    else if (byte >= 0x20 && byte < 0x7f && byte !== 0x22) out += String.fromCharCode(byte);
+    else out += `\\${byte.toString(16).toUpperCase().padStart(2, "0")}`;
   }
   return `${out}"`;
 }
