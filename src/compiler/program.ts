@@ -6,13 +6,14 @@
 // way (control_flow.ts).
 
 import type { Computation, HloModule, Instruction } from "../ir/computation.js";
-import { OP_TABLE } from "../ir/opcodes.js";
 import { hasSideEffect } from "../ir/rewrite.js";
 import type { Literal } from "../types/literal.js";
-import { arrayLeaves, byteSize, shapesEqual, type ArrayShape, type Shape } from "../types/shape.js";
+import { arrayLeaves, byteSize, type ArrayShape, type Shape } from "../types/shape.js";
 import { donatedLeaves } from "../ir/aliasing.js";
 import { CompileError } from "../types/errors.js";
-import { alignedBytes, assignArena, decideOutputAliases, type DonorBuffer, type Location, type TempInterval } from "./buffers/assignment.js";
+import {
+  alignedBytes, assignArena, decideOutputAliases, readsElementForElement, type DonorBuffer, type Location, type TempInterval,
+} from "./buffers/assignment.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
 import { compileRoutine } from "./routines.js";
 import { outputFusionProductInScratch } from "./wasm/epilogue.js";
@@ -70,24 +71,14 @@ export interface CompiledProgram extends StepList {
 }
 
 /**
- * Whether every transitive user of fused parameter `index` is elementwise: the kernel
- * then reads it at exactly the index it writes (an output fusion's kernel too, when it
- * keeps the product in scratch until its epilogue has read it).
+ * Whether a fusion's kernel may write its result over its operand `index`: a loop
+ * fusion's, or an output fusion's whose kernel keeps the product in scratch until the
+ * epilogue has read it, when the operand is read element for element.
  */
 function readsInPlace(inst: Instruction<"fusion">, index: number, target: WasmTarget): boolean {
   const fused = inst.attrs.calledComputation;
   if (inst.attrs.kind !== "loop" && !(inst.attrs.kind === "output" && outputFusionProductInScratch(fused, target))) return false;
-  const param = fused.parameters[index];
-  const root = fused.root;
-  if (param === undefined || param === root || root.shape.kind !== "array" || param.shape.kind !== "array") return false;
-  if (!shapesEqual(param.shape, root.shape) || byteSize(param.shape) !== byteSize(root.shape)) return false;
-  const reached = new Set<Instruction>([param]);
-  for (const i of fused.instructions) {
-    if (!i.operands.some((o) => reached.has(o))) continue;
-    if (!OP_TABLE[i.opcode].elementwise) return false;
-    reached.add(i);
-  }
-  return reached.has(root);
+  return readsElementForElement(fused, index);
 }
 
 /** What the step lists of one program share: the target, its kernels and constants, the nested lists planned so far. */

@@ -18,8 +18,29 @@
 // donors), before the arena does.
 
 import type { DonatedLeaf } from "../../ir/aliasing.js";
-import { byteSize, type ArrayShape } from "../../types/shape.js";
+import type { Computation, Instruction } from "../../ir/computation.js";
+import { OP_TABLE } from "../../ir/opcodes.js";
+import { byteSize, shapesEqual, type ArrayShape } from "../../types/shape.js";
 import { BUFFER_ALIGNMENT } from "../wasm/kernel.js";
+
+/**
+ * Whether every transitive user of fused parameter `index` is elementwise, up to a root
+ * of its shape: the kernel then reads it at exactly the element it writes, and may
+ * write the result over it.
+ */
+export function readsElementForElement(fused: Computation, index: number): boolean {
+  const param = fused.parameters[index];
+  const root = fused.root;
+  if (param === undefined || param === root || root.shape.kind !== "array" || param.shape.kind !== "array") return false;
+  if (!shapesEqual(param.shape, root.shape) || byteSize(param.shape) !== byteSize(root.shape)) return false;
+  const reached = new Set<Instruction>([param]);
+  for (const i of fused.instructions) {
+    if (!i.operands.some((o) => reached.has(o))) continue;
+    if (!OP_TABLE[i.opcode].elementwise) return false;
+    reached.add(i);
+  }
+  return reached.has(root);
+}
 
 /** Where one array leaf lives. */
 export type Location =

@@ -34,6 +34,7 @@ import { storageBytes } from "./wasm_types.js";
 import { convGeometry, convProductInScratch, emitConvKernel } from "./conv.js";
 import { emitGemmKernel, gemmProductInScratch, gemmSpecOfDot } from "./gemm.js";
 import type { KernelEpilogue } from "./gemm_rows.js";
+import { readsElementForElement } from "../buffers/assignment.js";
 import type { ElementType } from "../../types/element_type.js";
 
 /** An output fusion's core and the matrix its kernel writes. */
@@ -152,7 +153,9 @@ export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, n
   if ("unsupported" in oc) return oc;
   const plan = planEpilogue(fused, oc);
   if ("unsupported" in plan) return plan;
-  const epilogue: KernelEpilogue = { operandCount: plan.operandCount, lhs: oc.lhs, rhs: oc.rhs, add: (m) => addEpilogueFunction(m, plan, target) };
+  const epilogue: KernelEpilogue = {
+    operandCount: plan.operandCount, lhs: oc.lhs, rhs: oc.rhs, add: (m) => addEpilogueFunction(m, plan, target), keepProduct: mayWriteOverOperand(fused),
+  };
   let kernel: WasmKernel | Unsupported;
   try {
     if (oc.core.opcode === "dot") {
@@ -168,6 +171,9 @@ export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, n
   return "unsupported" in kernel ? kernel : { ...kernel, name: `${name}: ${kernel.name}` };
 }
 
+/** Whether some operand of the fusion is read element for element, so its result may be written over it (then the kernel keeps its product in scratch where it can). */
+const mayWriteOverOperand = (fused: Computation): boolean => fused.parameters.some((_, i) => readsElementForElement(fused, i));
+
 /**
  * Whether an output fusion's kernel keeps the product in scratch until the epilogue has
  * read it: the result buffer then holds nothing before the epilogue writes it, so the
@@ -176,6 +182,7 @@ export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, n
  */
 export function outputFusionProductInScratch(fused: Computation, target: WasmTarget): boolean {
   const oc = outputCore(fused);
+  if (!mayWriteOverOperand(fused)) return false;
   if ("unsupported" in oc) return false;
   if (oc.core.opcode === "dot") {
     const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);

@@ -5,10 +5,12 @@
 // With an epilogue (output fusions, epilogue.ts), rows takes more arguments, (rowBase,
 // operand0, ..., operandN-1, result), and once a row tile of a column block has its
 // last block of k it calls epi(operand0, ..., operandN-1, product, result,
-// rowBase + i0, rowBase + i1, j0, j1) on that tile (a few KB, still in L1). When k
-// fits one block, the tiles of the product go to a row-tile buffer in scratch rather
-// than to C, so only the epilogue writes C: it may then write over an operand it reads
-// at the same element (a donated weight updated in place).
+// rowBase + i0, rowBase + i1, j0, j1) on that tile (a few KB, still in L1). When the
+// epilogue asks for it (keepProduct) and k fits one block, the tiles of the product go
+// to a row-tile buffer in scratch rather than to C, so only the epilogue writes C: it
+// may then write over an operand it reads at the same element (a donated weight
+// updated in place). Asked for only then: on large results it measured a few percent
+// slower than writing C directly.
 
 import type { ModuleBuilder } from "./encoder.js";
 import { forRange, setMinU } from "./loops.js";
@@ -38,12 +40,15 @@ export interface KernelEpilogue {
   readonly rhs: number;
   /** Adds epi(operand0, ..., operandN-1, product, c, rowBegin, rowEnd, colBegin, colEnd) to the module; returns its index. */
   readonly add: (m: ModuleBuilder) => number;
+  /** Keep the product in scratch until the epilogue has read it, where k fits one block (see above). */
+  readonly keepProduct: boolean;
 }
 
 /** The epilogue function rows calls on each finished tile, and the kernel operands it reads. */
 export interface RowsEpilogue {
   readonly fn: number;
   readonly operands: number;
+  readonly keepProduct: boolean;
 }
 
 /** Whether rows keeps the product in scratch until its epilogue has read it (k in one block; see the top of this file). */
@@ -68,7 +73,7 @@ export function emitGemmRows(
   const packedBBytes = align64(kc * nc * es);
   const tileBytes = align64(mr * nr * es);
   // The row-tile buffer: mr rows of nc columns, rows n elements apart as in C (the epilogue addresses both alike).
-  const inScratch = epilogue !== undefined && productInScratch(k, tiling);
+  const inScratch = epilogue !== undefined && epilogue.keepProduct && productInScratch(k, tiling);
   const rowTileBytes = inScratch ? align64(((mr - 1) * n + nc) * es) : 0;
   const scratchBytes = packedBBytes + tileBytes + rowTileBytes;
   const packB = emitPack(module, type, nr, bLine, bK);
