@@ -20,6 +20,7 @@ import { compileSync } from "../src/compiler/index.js";
 import { stepFusion } from "../src/compiler/passes/step_fusion.js";
 import { allSteps } from "../src/compiler/control_flow.js";
 import { dotDecomposer } from "../src/compiler/passes/dot_decomposer.js";
+import { convCanonicalization } from "../src/compiler/passes/conv_canonicalization.js";
 import { decompose, layoutAssignment } from "../src/compiler/passes/index.js";
 
 type Build = (b: XlaBuilder, t: ElementType) => XlaOp;
@@ -266,7 +267,7 @@ function compiledAs(probe: Probe, t: ElementType): string {
   const b = new XlaBuilder(`compiled_${probe.fn}_${t}`);
   let exe: ReturnType<typeof compileSync>;
   try {
-    exe = compileSync(b.build(probe.build(b, t)), { passes: [decompose, dotDecomposer, layoutAssignment, stepFusion] });
+    exe = compileSync(b.build(probe.build(b, t)), { passes: [decompose, dotDecomposer, convCanonicalization, layoutAssignment, stepFusion] });
   } catch (e) {
     if (e instanceof xla.CompileError && /dynamic dimensions/.test(e.message)) return "refused (dynamic dimensions)";
     throw e;

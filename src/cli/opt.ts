@@ -11,7 +11,7 @@ import { describePasses, passFromFlag } from "../compiler/pass_registry.js";
 import type { HloModule } from "../ir/computation.js";
 import { verifyModule } from "../ir/verify.js";
 import { parseStableHlo, printStableHlo } from "../text/mlir/index.js";
-import { ParseError, XlaError } from "../types/errors.js";
+import { DiagnosticList, ParseError, XlaError, type SourceLocation } from "../types/errors.js";
 import { CliError, type CliIo } from "./io.js";
 
 export const OPT_USAGE = `xlats opt FILE [FLAGS...]
@@ -81,6 +81,7 @@ export function splitInputFile(text: string): { text: string; lineOffset: number
 
 /** `FILE:LINE:COL: error: MESSAGE` (then the source line and a caret for parse errors), as MLIR reports. */
 export function formatDiagnostic(e: XlaError, file: string): string {
+  if (e instanceof DiagnosticList) return e.diagnostics.map((d) => formatDiagnostic(d, file)).join("\n");
   if (e instanceof ParseError) {
     return `${e.file}:${e.line}:${e.column}: error: ${e.reason}\n${e.sourceLine}\n${" ".repeat(Math.max(0, e.column - 1))}^`;
   }
@@ -89,13 +90,18 @@ export function formatDiagnostic(e: XlaError, file: string): string {
   return `${file}: error: ${e.message}`;
 }
 
+/** `FILE:LINE:COL: warning: MESSAGE`, as MLIR reports a warning (FILE alone when the position is unknown). */
+export function formatWarning(message: string, location: SourceLocation | undefined, file: string): string {
+  return location !== undefined ? `${location.file}:${location.line}:${location.column}: warning: ${message}` : `${file}: warning: ${message}`;
+}
+
 /** Parses, verifies, runs the passes (verifying after each that changed the module) and prints one module. */
-function processChunk(text: string, lineOffset: number, flags: OptFlags): string {
+function processChunk(text: string, lineOffset: number, flags: OptFlags, io: CliIo): string {
   let module: HloModule = parseStableHlo(text, flags.file, lineOffset, {
     recordLocations: true, allowUnregisteredDialect: flags.allowUnregisteredDialect,
   });
   verifyModule(module);
-  const ctx: PassContext = { verify: true, log: () => {} };
+  const ctx: PassContext = { verify: true, log: () => {}, warn: (_pass, message, at) => io.err(formatWarning(message, at, flags.file)) };
   for (const pass of flags.passes) module = runPass(pass, module, ctx);
   return printStableHlo(module);
 }
@@ -108,7 +114,7 @@ export function optCommand(args: readonly string[], io: CliIo): number {
   let failed = false;
   for (const chunk of chunks) {
     try {
-      outputs.push(processChunk(chunk.text, chunk.lineOffset, flags));
+      outputs.push(processChunk(chunk.text, chunk.lineOffset, flags, io));
     } catch (e) {
       if (!(e instanceof XlaError)) throw e;
       io.err(formatDiagnostic(e, flags.file));

@@ -46,6 +46,8 @@ export interface ExecutableStats {
   readonly kernels: number;
   /** Steps run by the interpreter, with the reason (nested programs' included). */
   readonly interpreted: readonly { readonly name: string; readonly why: string }[];
+  /** Donated parameter leaves (compile's `donate`): each output written into one, and the temporaries they hold. */
+  readonly donation: readonly { readonly parameterLeaf: number; readonly output?: number; readonly temporaries: number }[];
 }
 
 
@@ -129,13 +131,19 @@ export class Executable {
     program.constants.forEach((c, i) => device.view(c.arrayShape, this.placement.constantOffsets[i]!).set(c.data as never));
     const scratch = scratchPerThread(program) * this.placement.scratchOffsets.length;
     const leafBytes = (shapes: readonly ArrayShape[]): number => shapes.reduce((n, s) => n + byteSize(s), 0);
-    const fixed = leafBytes(program.parameterLeaves.flat()) + leafBytes(program.outputs) + leafBytes(program.constants.map((c) => c.arrayShape));
+    // Outputs written into donated parameter buffers take no memory of their own.
+    const ownOutputs = program.outputs.filter((_, j) => program.outputAliases[j] === undefined);
+    const fixed = leafBytes(program.parameterLeaves.flat()) + leafBytes(ownOutputs) + leafBytes(program.constants.map((c) => c.arrayShape));
     this.stats = {
       arenaBytes: program.arenaBytes,
       peakBytes: fixed + program.arenaBytes + scratch,
       liveBytesBound: fixed + program.liveBytesBound,
       kernels: program.kernels.length,
       interpreted: allSteps(program).flatMap(({ step, path }) => (step.kind === "interpret" ? [{ name: path + step.name, why: step.why }] : [])),
+      donation: program.donated.map((leaf) => {
+        const output = program.outputAliases.indexOf(leaf);
+        return { parameterLeaf: leaf, ...(output >= 0 ? { output } : {}), temporaries: program.temps.filter((t) => t.donor === leaf).length };
+      }),
     };
   }
 
@@ -165,7 +173,13 @@ export class Executable {
     }
   }
 
-  /** Runs on device arrays, one per array leaf of the parameters; returns one device array per array leaf of the result. */
+  /**
+   * Runs on device arrays, one per array leaf of the parameters; returns one device
+   * array per array leaf of the result. The arrays of donated parameters (compile's
+   * `donate`) are consumed: a result may be written into one (and is returned in it),
+   * the others hold temporaries, and all of them are invalid afterwards (their use
+   * throws), whether the run succeeds or not.
+   */
   execute(args: readonly DeviceArray[], options: EvaluateOptions = {}): DeviceArray[] {
     if (this.deleted) throw new ExecutionError(`${this.program.module.name}: the executable was deleted`);
     const leaves = this.program.parameterLeaves.flat();
@@ -175,14 +189,24 @@ export class Executable {
       if (a.device !== this.device) throw new ExecutionError(`${this.program.module.name}: argument ${i} lives on another device`);
       if (!shapesEqual(a.shape, leaves[i]!)) throw new ExecutionError(`${this.program.module.name}: argument ${i} has shape ${shapeToString(a.shape)}, expected ${shapeToString(leaves[i]!)}`);
     });
-    const outputs = this.program.outputs.map((s) => this.device.allocate(s));
+    const { donated, outputAliases } = this.program;
+    for (const leaf of donated) {
+      const other = args.findIndex((a, i) => i !== leaf && a.offset === args[leaf]!.offset);
+      if (other >= 0) throw new ExecutionError(`${this.program.module.name}: argument ${leaf} is donated, so it cannot also be passed as argument ${other}`);
+    }
+    const outputs = this.program.outputs.map((s, j) => (outputAliases[j] === undefined ? this.device.allocate(s) : undefined));
+    const why = `donated to an execution of ${this.program.module.name}`;
     try {
-      this.executeAt(args.map((a) => a.offset), outputs.map((o) => o.offset), options);
+      this.executeAt(args.map((a) => a.offset), outputs.map((o, j) => o?.offset ?? args[outputAliases[j]!]!.offset), options);
     } catch (e) {
-      for (const o of outputs) o.delete();
+      for (const o of outputs) o?.delete();
+      for (const leaf of donated) args[leaf]!.invalidate(why, true);
       throw e;
     }
-    return outputs;
+    // Results in donated buffers take them over; the other donated arrays are freed.
+    const results = outputs.map((o, j) => o ?? args[outputAliases[j]!]!.handOver(why, this.program.outputs[j]!));
+    for (const leaf of donated) if (!outputAliases.includes(leaf)) args[leaf]!.invalidate(why, true);
+    return results;
   }
 
   /**
@@ -216,7 +240,11 @@ export class Executable {
       switch (l.space) {
         case "parameter": return parameters[l.index]!;
         case "constant": return constantOffsets[l.index]!;
-        case "temp": return arena + list.temps[l.index]!.offset;
+        case "temp": {
+          // Only the entry's temporaries may live in a donated parameter's buffer.
+          const t = list.temps[l.index]!;
+          return t.donor === undefined ? arena + t.offset : parameters[t.donor]! + t.offset;
+        }
         case "output": return outputs[l.index]!;
       }
     };
@@ -278,6 +306,9 @@ export class Executable {
     lines.push(`// steps of ${p.module.name}:`);
     this.dumpSteps(p, "//   ", lines);
     const st = this.stats;
+    for (const d of st.donation) {
+      lines.push(`// donated parameter${d.parameterLeaf}: ${d.output === undefined ? "no output" : `holds output${d.output}`}, ${d.temporaries} temporar${d.temporaries === 1 ? "y" : "ies"}`);
+    }
     lines.push(`// memory: arena ${st.arenaBytes} bytes; peak ${st.peakBytes} bytes (lower bound ${st.liveBytesBound}); ${st.kernels} kernel(s), ${st.interpreted.length} interpreted step(s)`);
     return lines.join("\n") + "\n";
   }
@@ -285,7 +316,11 @@ export class Executable {
   /** The steps of a list, one a line; a nested list's steps indented under the step that runs it (its temporaries' offsets are in its region). */
   private dumpSteps(list: StepList, indent: string, lines: string[]): void {
     const p = this.program;
-    const loc = (l: Location): string => l.space === "temp" ? `temp${l.index}@${list.temps[l.index]!.offset}` : `${l.space}${l.index}`;
+    const loc = (l: Location): string => {
+      if (l.space !== "temp") return `${l.space}${l.index}`;
+      const t = list.temps[l.index]!;
+      return t.donor === undefined ? `temp${l.index}@${t.offset}` : `temp${l.index}@parameter${t.donor}+${t.offset}`;
+    };
     for (const s of list.steps) {
       switch (s.kind) {
         case "kernel": {

@@ -6,13 +6,17 @@
 // way (control_flow.ts).
 
 import type { Computation, HloModule, Instruction } from "../ir/computation.js";
-import { OP_TABLE } from "../ir/opcodes.js";
 import { hasSideEffect } from "../ir/rewrite.js";
 import type { Literal } from "../types/literal.js";
-import { arrayLeaves, byteSize, shapesEqual, type ArrayShape, type Shape } from "../types/shape.js";
-import { alignedBytes, assignArena, type Location, type TempInterval } from "./buffers/assignment.js";
+import { arrayLeaves, byteSize, type ArrayShape, type Shape } from "../types/shape.js";
+import { donatedLeaves } from "../ir/aliasing.js";
+import { CompileError } from "../types/errors.js";
+import {
+  alignedBytes, assignArena, decideOutputAliases, readsElementForElement, type DonorBuffer, type Location, type TempInterval,
+} from "./buffers/assignment.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
 import { compileRoutine } from "./routines.js";
+import { outputFusionProductInScratch } from "./wasm/epilogue.js";
 import { isUnsupported, type WasmKernel, type WasmTarget } from "./wasm/kernel.js";
 
 export type Step =
@@ -44,8 +48,11 @@ export interface StepList {
    * state, updated in place by a dynamic-update-slice or an elementwise fusion).
    */
   readonly outputsOverParameters: readonly number[];
-  /** Arena offset of each temporary (and its shape; none for a nested list's region). */
-  readonly temps: readonly { readonly shape?: ArrayShape; readonly offset: number }[];
+  /**
+   * Arena offset of each temporary (and its shape; none for a nested list's region), or,
+   * with `donor`, its offset in that donated parameter leaf's buffer (the entry's only).
+   */
+  readonly temps: readonly { readonly shape?: ArrayShape; readonly offset: number; readonly donor?: number }[];
   readonly arenaBytes: number;
   readonly liveBytesBound: number;
 }
@@ -57,23 +64,21 @@ export interface CompiledProgram extends StepList {
   /** Leaves of the program's constants, loaded into device memory once. */
   readonly constants: readonly Literal[];
   readonly resultShape: Shape;
+  /** The parameter leaves the caller donates (compile's `donate`, the module's buffer_donor and input_output_alias). */
+  readonly donated: readonly number[];
+  /** For each output leaf, the donated parameter leaf whose buffer it is written to (undefined: a buffer of its own). */
+  readonly outputAliases: readonly (number | undefined)[];
 }
 
-/** Whether every transitive user of fused parameter `index` is elementwise: the kernel then reads it at exactly the index it writes. */
-function readsInPlace(inst: Instruction<"fusion">, index: number): boolean {
+/**
+ * Whether a fusion's kernel may write its result over its operand `index`: a loop
+ * fusion's, or an output fusion's whose kernel keeps the product in scratch until the
+ * epilogue has read it, when the operand is read element for element.
+ */
+function readsInPlace(inst: Instruction<"fusion">, index: number, target: WasmTarget): boolean {
   const fused = inst.attrs.calledComputation;
-  if (inst.attrs.kind !== "loop") return false;
-  const param = fused.parameters[index];
-  const root = fused.root;
-  if (param === undefined || param === root || root.shape.kind !== "array" || param.shape.kind !== "array") return false;
-  if (!shapesEqual(param.shape, root.shape) || byteSize(param.shape) !== byteSize(root.shape)) return false;
-  const reached = new Set<Instruction>([param]);
-  for (const i of fused.instructions) {
-    if (!i.operands.some((o) => reached.has(o))) continue;
-    if (!OP_TABLE[i.opcode].elementwise) return false;
-    reached.add(i);
-  }
-  return reached.has(root);
+  if (inst.attrs.kind !== "loop" && !(inst.attrs.kind === "output" && outputFusionProductInScratch(fused, target))) return false;
+  return readsElementForElement(fused, index);
 }
 
 /** What the step lists of one program share: the target, its kernels and constants, the nested lists planned so far. */
@@ -87,18 +92,24 @@ interface ProgramContext {
 /** Lays out the entry computation of `module` (already optimized and fused) as steps. */
 export function planProgram(module: HloModule, target: WasmTarget): CompiledProgram {
   const ctx: ProgramContext = { target, kernels: [], constants: [], nested: new Map() };
-  const list = planSteps(module.entry, ctx);
-  return { ...list, module, kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape };
+  const { list, donated, outputAliases } = planSteps(module.entry, ctx, module);
+  return { ...list, module, kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape, donated, outputAliases };
 }
 
 /** The step list of a computation called by control flow (planned once per program: it binds its buffers when it runs). */
 function nestedSteps(c: Computation, ctx: ProgramContext): StepList {
   let list = ctx.nested.get(c);
-  if (list === undefined) ctx.nested.set(c, (list = planSteps(c, ctx)));
+  if (list === undefined) ctx.nested.set(c, (list = planSteps(c, ctx).list));
   return list;
 }
 
-function planSteps(entry: Computation, ctx: ProgramContext): StepList {
+/**
+ * Plans one computation's steps. With `module` (the entry's list), the caller's donated
+ * parameter buffers may hold outputs and temporaries (planDonation).
+ */
+function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule): {
+  list: StepList; donated: readonly number[]; outputAliases: readonly (number | undefined)[];
+} {
   const { kernels, constants, target } = ctx;
   const leaves = new Map<Instruction, Location[]>();
   const steps: Step[] = [];
@@ -188,7 +199,7 @@ function planSteps(entry: Computation, ctx: ProgramContext): StepList {
       // The operands this kernel may overwrite with its result: a loop fusion's operands
       // read element for element; dynamic-update-slice's and scatter's operand 0, which
       // their kernels copy to the result row by row before writing the update into it.
-      const overwritable = (i: number): boolean => inst.opcode === "fusion" ? readsInPlace(inst as Instruction<"fusion">, i)
+      const overwritable = (i: number): boolean => inst.opcode === "fusion" ? readsInPlace(inst as Instruction<"fusion">, i, target)
         : (inst.opcode === "dynamicUpdateSlice" || (inst.opcode === "scatter" && inst.operands.length === 3)) && i === 0;
       operandLeaves.forEach((ls, i) => {
         if (ls.length !== 1 || results.length !== 1 || operandLeaves.filter((o) => o[0] === ls[0]).length !== 1 || !overwritable(i)) return;
@@ -228,6 +239,11 @@ function planSteps(entry: Computation, ctx: ProgramContext): StepList {
   });
   const outputsOverParameters = overParameterCandidates
     .filter((c) => parameterLastUse[c.parameter] === c.step && outputOf.get(c.result) === c.parameter).map((c) => c.parameter);
+  const donation = module === undefined ? NO_DONATION : planDonation(module, {
+    outputs, rootLeaves, temps, written: outputOf, parameterLastUse, steps: steps.length,
+    inPlace: overParameterCandidates.map((c) => ({ step: c.step, result: c.result, leaf: c.parameter })),
+  });
+  for (const t of donation.keptInArena) outputOf.delete(t);
   const relocate = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
   const finalSteps: Step[] = steps.map((s) => {
     switch (s.kind) {
@@ -239,14 +255,54 @@ function planSteps(entry: Computation, ctx: ProgramContext): StepList {
   });
   rootLeaves.forEach((l, j) => {
     const at = relocate(l);
+    // An output aliased to the parameter it returns unchanged is already in place.
+    if (at.space === "parameter" && donation.aliases[j] === at.index) return;
     if (at.space !== "output" || at.index !== j) finalSteps.push({ kind: "copy", from: at, to: { space: "output", index: j }, bytes: byteSize(outputs[j]!) });
   });
   // Temporaries that became outputs need no arena bytes.
   const arenaTemps = temps.map((t, i) => (outputOf.has(i) ? { ...t, bytes: 0 } : t));
-  const arena = assignArena(arenaTemps);
-  return {
+  const arena = assignArena(arenaTemps, donation.donors);
+  const list: StepList = {
     name: entry.name, steps: finalSteps, parameterLeaves, outputs, outputsOverParameters,
-    temps: temps.map((t, i) => ({ ...(t.shape !== undefined ? { shape: t.shape } : {}), offset: arena.offsets[i]! })),
+    temps: temps.map((t, i) => ({
+      ...(t.shape !== undefined ? { shape: t.shape } : {}), offset: arena.offsets[i]!,
+      ...(arena.donors[i] === undefined ? {} : { donor: arena.donors[i] }),
+    })),
     arenaBytes: arena.arenaBytes, liveBytesBound: arena.liveBytesBound,
   };
+  return { list, donated: donation.donated, outputAliases: donation.aliases };
+}
+
+interface Donation {
+  readonly donated: readonly number[];
+  readonly aliases: readonly (number | undefined)[];
+  readonly keptInArena: ReadonlySet<number>;
+  readonly donors: readonly DonorBuffer[];
+}
+
+/** A nested step list's: its parameters are the caller's buffers, never donated. */
+const NO_DONATION: Donation = { donated: [], aliases: [], keptInArena: new Set(), donors: [] };
+
+/**
+ * Buffer donation for one plan: which outputs live in donated parameter buffers
+ * (decideOutputAliases), and the other donated buffers, offered to temporaries once
+ * their parameter is dead.
+ */
+function planDonation(module: HloModule, plan: {
+  readonly outputs: readonly ArrayShape[]; readonly rootLeaves: readonly Location[]; readonly temps: readonly TempInterval[];
+  readonly written: ReadonlyMap<number, number>; readonly parameterLastUse: readonly number[]; readonly steps: number;
+  readonly inPlace: readonly { readonly step: number; readonly result: number; readonly leaf: number }[];
+}): Donation {
+  const donated = donatedLeaves(module.entry, module.config);
+  if (typeof donated === "string") throw new CompileError(`${module.name}: ${donated}`);
+  const parameterLeaves = module.entry.parameters.flatMap((p) => arrayLeaves(p.shape));
+  const lastUse = parameterLeaves.map((_, k) => plan.parameterLastUse[k] ?? -1);
+  const { aliases, keptInArena } = decideOutputAliases(
+    { ...plan, donated, parameterLeaves, parameterLastUse: lastUse },
+    (why) => { throw new CompileError(`${module.name}: ${why}`); },
+  );
+  const aliased = new Set(aliases);
+  const donors = donated.filter((d) => !aliased.has(d.leaf) && lastUse[d.leaf]! < plan.steps)
+    .map((d) => ({ leaf: d.leaf, bytes: alignedBytes(parameterLeaves[d.leaf]!), lastUse: lastUse[d.leaf]! }));
+  return { donated: donated.map((d) => d.leaf), aliases, keptInArena, donors };
 }

@@ -12,6 +12,7 @@ import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
 import { emitConvKernel } from "./wasm/conv.js";
 import { emitCholeskyKernel } from "./wasm/routines/cholesky.js";
 import { emitFftKernel } from "./wasm/routines/fft.js";
+import { emitOutputFusionKernel } from "./wasm/epilogue.js";
 import { emitDynamicSliceKernel, emitDynamicUpdateSliceKernel } from "./wasm/routines/dynamic_slice.js";
 import { emitGatherKernel, emitScatterKernel } from "./wasm/routines/gather_scatter.js";
 import { emitRngBitGeneratorKernel } from "./wasm/routines/rng.js";
@@ -22,7 +23,10 @@ import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routi
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupported;
 
 const ROUTINES: Partial<Record<Opcode, Routine>> = {
-  fusion: (inst, target) => emitFusionKernel((inst as Instruction<"fusion">).attrs.calledComputation, target, inst.name),
+  fusion: (inst, target) => {
+    const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
+    return kind === "output" ? emitOutputFusionKernel(calledComputation, target, inst.name) : emitFusionKernel(calledComputation, target, inst.name);
+  },
   dot: (inst, target) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
     return "unsupported" in spec ? spec : emitGemmKernel(spec, target);

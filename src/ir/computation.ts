@@ -143,6 +143,27 @@ export interface ModuleConfig {
   readonly entryParameterShapes?: readonly Shape[];
   /** Layout of the entry result as the caller receives it (default: the root shape's own). */
   readonly entryResultShape?: Shape;
+  /**
+   * XLA's input_output_alias: each entry puts the result's array at shape index `output`
+   * in the buffer of parameter `parameter` at `parameterIndex` (same shape), which the
+   * caller gives up (donates) to the execution.
+   */
+  readonly inputOutputAlias?: readonly InputOutputAlias[];
+  /** XLA's buffer_donor: parameter buffers the caller gives up, for any result or temporary of the same size to reuse. */
+  readonly bufferDonors?: readonly BufferDonor[];
+}
+
+export interface BufferDonor {
+  readonly parameter: number;
+  /** Shape index into the parameter (empty: all of it). */
+  readonly parameterIndex: readonly number[];
+}
+
+export interface InputOutputAlias extends BufferDonor {
+  /** Shape index into the result (empty: a non-tuple result). */
+  readonly output: readonly number[];
+  /** must-alias: compiling fails if the result cannot live there; may-alias: the compiler may decline. */
+  readonly kind: "may-alias" | "must-alias";
 }
 
 export const DEFAULT_MODULE_CONFIG: ModuleConfig = { replicaCount: 1, partitionCount: 1 };

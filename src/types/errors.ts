@@ -57,3 +57,15 @@ export class ParseError extends XlaError {
 export class CompileError extends XlaError {
   override name = "CompileError";
 }
+
+/**
+ * Several diagnostics at once, in the order they arise (MLIR reports a bad attribute
+ * with each enclosing parser's error; a verifier may find several problems). `xlats opt`
+ * prints each on its own line.
+ */
+export class DiagnosticList extends XlaError {
+  override name = "DiagnosticList";
+  constructor(readonly diagnostics: readonly XlaError[]) {
+    super(diagnostics.map((d) => d.message).join("\n"));
+  }
+}

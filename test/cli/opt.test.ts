@@ -8,7 +8,7 @@ import { findPass, parsePassOptions, PassOptionError, registeredPasses, type Pas
 import { formatDiagnostic, splitInputFile } from "../../src/cli/opt.js";
 import { metadataLocation } from "../../src/ir/attributes.js";
 import { parseStableHlo } from "../../src/text/mlir/index.js";
-import { atLocation, VerifyError } from "../../src/types/errors.js";
+import { atLocation, DiagnosticList, VerifyError } from "../../src/types/errors.js";
 import { tempFiles, xlats } from "./helpers.js";
 
 const TWO_CHUNKS = `sdy.mesh @mesh = <["a"=2]>
@@ -157,6 +157,9 @@ test("recorded locations: instructions carry their op's line and column; errors 
   assert.deepEqual(at, { file: "x.mlir", line: 4, column: 3 });
   assert.equal(formatDiagnostic(atLocation(new VerifyError("bad operand"), at), "x.mlir"), "x.mlir:4:3: error: bad operand");
   assert.equal(formatDiagnostic(new VerifyError("no place"), "x.mlir"), "x.mlir: error: no place");
+  // Several diagnostics at once: one line each, in order.
+  const list = new DiagnosticList([atLocation(new VerifyError("first"), at), atLocation(new VerifyError("second"), { file: "x.mlir", line: 9, column: 1 })]);
+  assert.equal(formatDiagnostic(list, "x.mlir"), "x.mlir:4:3: error: first\nx.mlir:9:1: error: second");
   // Off by default: HLO text printed from the module stays free of source metadata.
   const plain = parseStableHlo(TWO_CHUNKS.split("// -----")[0]!, "x.mlir");
   assert.ok(plain.entry.instructions.every((i) => i.metadata === undefined));

@@ -5,6 +5,10 @@
 // by appending its registration here; the registry checks that names are unique.
 
 import type { PassRegistration } from "../../compiler/pass_options.js";
+import { POPULATE_OP_SHARDING_RULES_REGISTRATION } from "./populate_op_sharding_rules.js";
 import { PROPAGATION_PASSES } from "./propagation.js";
 
-export const SDY_PASSES: readonly PassRegistration[] = [...PROPAGATION_PASSES];
+export const SDY_PASSES: readonly PassRegistration[] = [
+  POPULATE_OP_SHARDING_RULES_REGISTRATION,
+  ...PROPAGATION_PASSES,
+];

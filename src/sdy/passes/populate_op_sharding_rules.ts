@@ -7,11 +7,12 @@
 
 import { Computation, subcomputationsOf, type HloModule, type Instruction } from "../../ir/computation.js";
 import { annotateModule } from "../../ir/edit.js";
-import { usersOf } from "../../ir/traverse.js";
 import type { Pass } from "../../compiler/pass.js";
+import type { PassRegistration } from "../../compiler/pass_options.js";
+import { metadataLocation } from "../../ir/attributes.js";
 import { VerifyError, XlaError } from "../../types/errors.js";
 import { verifyOpShardingRule } from "../rule_verify.js";
-import { createOpShardingRule, opValues, type RuleContext, type RuleOutcome } from "../rules/registry.js";
+import { createOpShardingRule, opValues, ruleContextFor, type RuleContext, type RuleOutcome } from "../rules/registry.js";
 
 export const POPULATE_OP_SHARDING_RULES = "sdy-populate-op-sharding-rules";
 
@@ -34,11 +35,7 @@ export function populateOpShardingRules(
   const contexts = new Map<Computation, RuleContext>();
   const contextOf = (c: Computation): RuleContext => {
     let ctx = contexts.get(c);
-    if (ctx === undefined) {
-      const users = usersOf(c);
-      ctx = { conservative: options.conservativePropagation ?? false, usersOf: (i) => users.get(i) ?? [] };
-      contexts.set(c, ctx);
-    }
+    if (ctx === undefined) contexts.set(c, (ctx = ruleContextFor(c, options.conservativePropagation ?? false)));
     return ctx;
   };
   const out = annotateModule(module, (inst, c) => {
@@ -50,12 +47,25 @@ export function populateOpShardingRules(
   return { module: out, warnings: firstWarnings(module, outcomes) };
 }
 
+export const POPULATE_OP_SHARDING_RULES_REGISTRATION: PassRegistration = {
+  name: POPULATE_OP_SHARDING_RULES,
+  description: "gives every op Shardy's registry has a sharding rule for its sdy.sharding_rule (ops that have one keep it)",
+  options: [{
+    name: "conservative-propagation", type: "bool", default: false,
+    description: "rules that never shard a dimension along axes that need not divide its size (padded, sliced, windowed dimensions)",
+  }],
+  create: (o) => populateOpShardingRulesPass({ conservativePropagation: o.bool("conservative-propagation") }),
+};
+
 export function populateOpShardingRulesPass(options: PopulateOpShardingRulesOptions = {}): Pass {
   return {
     name: POPULATE_OP_SHARDING_RULES,
     run(module, ctx) {
       const { module: out, warnings } = populateOpShardingRules(module, options);
-      for (const w of warnings) ctx.log(POPULATE_OP_SHARDING_RULES, `warning: ${w.inst.name} (in ${w.computation.name}): ${w.message}`);
+      for (const w of warnings) {
+        ctx.log(POPULATE_OP_SHARDING_RULES, `warning: ${w.inst.name} (in ${w.computation.name}): ${w.message}`);
+        ctx.warn?.(POPULATE_OP_SHARDING_RULES, w.message, metadataLocation(w.inst.metadata));
+      }
       return out;
     },
   };

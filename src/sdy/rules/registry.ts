@@ -6,7 +6,8 @@
 // prints as another op (XLA ops as `mhlo.*` custom calls, chlo ops), the entry follows
 // what Shardy does with that printed op.
 
-import type { Instruction } from "../../ir/computation.js";
+import type { Computation, Instruction } from "../../ir/computation.js";
+import { usersOf } from "../../ir/traverse.js";
 import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
 import { XLA_CUSTOM_CALL_TARGETS } from "../../text/mlir/xla_ops.js";
 import type { Shape } from "../../types/shape.js";
@@ -80,7 +81,9 @@ const RULES: RuleTable = {
   rngBitGenerator, rng: unknown("rng"),
 
   allGather, allReduce: pointwise, collectiveReduce: unknown("collectiveReduce"), reduceScatter, allToAll,
-  raggedAllToAll: unknownXlaCustomCall("raggedAllToAll"), collectivePermute: pointwise, collectiveBroadcast: pointwise,
+  raggedAllToAll: unknownXlaCustomCall("raggedAllToAll"), collectivePermute: pointwise,
+  // StableHLO's collective_broadcast, the one Shardy knows, has no root operand.
+  collectiveBroadcast: (inst, v) => (inst.attrs.hasDynamicRoot ? unknownOp("stablehlo.collective_broadcast") : pointwise(inst, v)),
   replicaId: unknown("replicaId"), partitionId: none,
   allGatherStart: unknownXlaCustomCall("allGatherStart"), allGatherDone: unknownXlaCustomCall("allGatherDone"),
   allReduceStart: unknownXlaCustomCall("allReduceStart"), allReduceDone: unknownXlaCustomCall("allReduceDone"),
@@ -106,6 +109,12 @@ export function opValues(inst: Instruction): OpValues {
 export function createOpShardingRule(inst: Instruction, ctx: RuleContext): RuleOutcome {
   const fn = RULES[inst.opcode] as RuleFn<Opcode>;
   return fn(inst, opValues(inst), ctx);
+}
+
+/** The context for the rules of `c`'s instructions (its users are computed once, on first use). */
+export function ruleContextFor(c: Computation, conservative: boolean): RuleContext {
+  let users: Map<Instruction, Instruction[]> | undefined;
+  return { conservative, usersOf: (inst) => (users ??= usersOf(c)).get(inst) ?? [] };
 }
 
 /** The rule of `inst`: the one it carries, else the registry's (undefined when there is none). */

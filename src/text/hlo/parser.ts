@@ -22,6 +22,8 @@ import { Cursor, SourceText } from "./cursor.js";
 import { parseLiteral } from "./literal_text.js";
 import { OP_TEXT, type DecodeInput } from "./op_attrs.js";
 import { looksLikeShape, parseShape } from "./shape_text.js";
+import { parseBufferDonors, parseInputOutputAlias } from "./module_aliasing.js";
+import { donatedLeaves } from "../../ir/aliasing.js";
 
 /** HLO opcode name → IR opcode. `call` maps to `call`; a call with is_composite=true becomes `composite`. */
 const OPCODE_BY_HLO_NAME: ReadonlyMap<string, Opcode> = new Map(
@@ -71,6 +73,8 @@ class ModuleParser {
   private entry: Computation | undefined;
   private entryLayout: { at: number; parameters: Shape[]; result: Shape } | undefined;
   private config: ModuleConfig = DEFAULT_MODULE_CONFIG;
+  /** Where input_output_alias / buffer_donor were written, to point at them when they do not fit the entry. */
+  private aliasingAt: number | undefined;
 
   constructor(private readonly c: Cursor) {}
 
@@ -90,6 +94,8 @@ class ModuleParser {
     }
     const entry = this.entry ?? last!;
     this.checkEntryLayout(entry);
+    const donated = donatedLeaves(entry, this.config);
+    if (typeof donated === "string") throw c.error(donated, this.aliasingAt);
     const module = new HloModule(name, entry, [...this.computations.values()].filter((x) => x !== entry));
     module.config = this.config;
     return module;
@@ -112,6 +118,12 @@ class ModuleParser {
         this.entryLayout = { at, parameters: [...params.elements], result };
       } else if (key === "is_scheduled") {
         parseBool(c); // the schedule is the instruction order, which the IR keeps
+      } else if (key === "input_output_alias") {
+        this.aliasingAt ??= at;
+        this.config = { ...this.config, inputOutputAlias: parseInputOutputAlias(c) };
+      } else if (key === "buffer_donor") {
+        this.aliasingAt ??= at;
+        this.config = { ...this.config, bufferDonors: parseBufferDonors(c) };
       } else if (key === "replica_count" || key === "num_partitions") {
         const n = c.count();
         if (n < 1) throw c.error(`${key} must be at least 1`, at);

@@ -11,6 +11,7 @@ import { printFrontendAttributes, printMetadata } from "./attr_syntax.js";
 import { printLiteral } from "./literal_text.js";
 import { OP_TEXT, type EncodeContext, type OpText } from "./op_attrs.js";
 import { printShape } from "./shape_text.js";
+import { printBufferDonors, printInputOutputAlias } from "./module_aliasing.js";
 
 const VALID_NAME = /^[A-Za-z_][A-Za-z0-9_.\-]*$/;
 
@@ -76,6 +77,8 @@ export function printHlo(module: HloModule): string {
   const grid = [
     ...(module.config.replicaCount !== 1 ? [`replica_count=${module.config.replicaCount}`] : []),
     ...(module.config.partitionCount !== 1 ? [`num_partitions=${module.config.partitionCount}`] : []),
+    ...(module.config.inputOutputAlias?.length ? [printInputOutputAlias(module.config.inputOutputAlias)] : []),
+    ...(module.config.bufferDonors?.length ? [printBufferDonors(module.config.bufferDonors)] : []),
   ];
   const parts = [`HloModule ${[`${moduleName}`, `entry_computation_layout=${layout}`, ...grid].join(", ")}\n`];
   for (const comp of module.computations) parts.push(printComputation(comp, comp === entry, names));

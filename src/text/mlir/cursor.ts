@@ -4,6 +4,7 @@
 // The parser is recursive descent over this cursor rather than over a token list,
 // because MLIR switches lexical modes inside types (`tensor<2x3xf32>`).
 
+import { decodeUtf8, encodeUtf8 } from "../../types/utf8.js";
 import { ParseError } from "../../types/errors.js";
 
 /** Deepest nesting of regions, lists or attributes accepted before the parser gives up (no stack overflow). */
@@ -122,16 +123,15 @@ export class Cursor {
     if (this.peek() !== '"') return undefined;
     const start = this.pos;
     const bytes: number[] = [];
-    const encoder = new TextEncoder();
     this.pos++;
     for (;;) {
       const cp = this.text.codePointAt(this.pos);
       if (cp === undefined || cp === 10) throw this.error("unterminated string", start);
       const c = String.fromCodePoint(cp);
       this.pos += c.length;
-      if (c === '"') return new TextDecoder().decode(new Uint8Array(bytes));
+      if (c === '"') return decodeUtf8(bytes);
       if (c !== "\\") {
-        bytes.push(...encoder.encode(c));
+        bytes.push(...encodeUtf8(c));
         continue;
       }
       const e = this.text[this.pos++] ?? "";

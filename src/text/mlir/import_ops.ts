@@ -727,7 +727,8 @@ function keptCustomCall(ctx: LowerContext, target: string): Instruction {
     const f = ctx.importer.func(s, op.offset);
     if (!called.includes(f)) called.push(f);
   }
-  const attrs = [...op.attrs].filter(([k]) => k !== "__positional");
+  // Sorted by name, as MLIR keeps an attribute dictionary (and prints it back).
+  const attrs = [...op.attrs].filter(([k]) => k !== "__positional").sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const resultShape = ctx.declared ?? tupleShape([]);
   return ctx.add("customCall", ctx.operands, {
     target, resultShape, backendConfig: attrs.length > 0 ? dictToText(attrs) : "", hasSideEffect: true, calledComputations: called,

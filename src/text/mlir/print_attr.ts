@@ -1,6 +1,7 @@
 // Parsed attributes back to MLIR text (used for attributes kept verbatim: function
 // argument attributes, sdy shardings, module attributes, composite attributes).
 
+import { encodeUtf8 } from "../../types/utf8.js";
 import type { Attr } from "./ast.js";
 import { printDenseBody } from "./literal.js";
 import { shapeToMlir } from "./types.js";
@@ -11,7 +12,7 @@ import { shapeToMlir } from "./types.js";
  */
 export function quoteString(s: string): string {
   let out = '"';
-  for (const byte of new TextEncoder().encode(s)) {
+  for (const byte of encodeUtf8(s)) {
     if (byte === 0x5c) out += "\\\\";
     else if (byte >= 0x20 && byte < 0x7f && byte !== 0x22) out += String.fromCharCode(byte);
     else out += `\\${byte.toString(16).toUpperCase().padStart(2, "0")}`;

@@ -8,7 +8,7 @@
 // itself is needed. Constants a region used from the enclosing function (the importer
 // copies them in, since XLA's computations cannot capture) print as that use again.
 
-import { HloModule, type Computation, type Instruction } from "../../ir/computation.js";
+import { HloModule, subcomputationsOf, type Computation, type Instruction } from "../../ir/computation.js";
 import { XlaError } from "../../types/errors.js";
 import type { Literal } from "../../types/literal.js";
 import type { Shape } from "../../types/shape.js";
@@ -66,12 +66,12 @@ class ModulePrinter {
 
   print(): string {
     const m = this.module;
-    const attrs = m.attributes ? Object.entries(m.attributes).map(([k, v]): AttrEntry => [k, v]) : [];
+    const attrs = textEntries(m.attributes);
     const lines = [`module${m.name === UNNAMED_MODULE ? "" : ` ${symbolRef(m.name)}`}${attrs.length > 0 ? ` attributes${attrDict(attrs)}` : ""} {`];
     // Meshes and functions in the order the text declared them; ones added since, meshes first and functions last.
     const order = new Map((m.symbolOrder ?? []).map((name, i) => [name, i]));
     const items = [
-      ...(m.sdyMeshes ?? []).map((mesh) => ({ at: order.get(mesh.name) ?? -1, print: (): string[] => [`  sdy.mesh ${symbolRef(mesh.name)} = ${mesh.text}`] })),
+      ...meshDeclarations(m).map((mesh) => ({ at: order.get(mesh.name) ?? -1, print: (): string[] => [`  sdy.mesh ${symbolRef(mesh.name)} = ${mesh.text}`] })),
       ...this.funcs.map((f) => ({ at: order.get(f.name) ?? Infinity, print: (): string[] => new FunctionPrinter(this, f).print() })),
     ];
     // A stable sort: items the order does not know keep their relative order.
@@ -83,12 +83,12 @@ class ModulePrinter {
 
 /** Computations an instruction calls as functions (by symbol), not as regions. */
 function functionCallees(inst: Instruction): readonly Computation[] {
+  if (isSdyOp(inst)) return [];
   if (inst.opcode === "call") return [(inst as Instruction<"call">).attrs.toApply];
   if (inst.opcode === "composite") return [(inst as Instruction<"composite">).attrs.decomposition];
   if (printsAsXlaCustomCall(inst)) return xlaCustomCallCallees(inst);
   if (inst.opcode === "customCall") {
     const a = (inst as Instruction<"customCall">).attrs;
-    if (a.target.startsWith("sdy.")) return [];
     if (isKept(a.target)) return a.backendConfig.includes("@") ? a.calledComputations : [];
     return a.calledComputations;
   }
@@ -140,18 +140,19 @@ class FunctionPrinter {
       return v;
     });
     const results = rootValues(f);
-    const returnAttrs = Object.entries(f.returnAttributes ?? {}).map(([k, v]): AttrEntry => [attributeKey(k), v]);
+    const returnAttrs = textEntries(f.returnAttributes);
     const block = this.block(f, args, (vals) => terminator("func.return", vals, returnAttrs));
     const body: MRegion = { block };
     const names = new ValueNames(body);
     const writer = new BlockWriter(names);
-    const argText = writer.argumentList(args, f.parameters.map((_, i) => dictText(f.argAttributes?.[i])));
-    const resultTypes = results.map((r, i) => `${shapeToMlir(r.shape)}${dictText(f.resultAttributes?.[i]) ? ` ${dictText(f.resultAttributes?.[i])}` : ""}`);
-    const withAttrs = (f.resultAttributes ?? []).some((a) => Object.keys(a).length > 0);
+    const argText = writer.argumentList(args, f.parameters.map((_, i) => attrDict(argumentAttributes(f, i)).trimStart()));
+    const resultDicts = results.map((_, i) => attrDict(resultAttributes(f, i)).trimStart());
+    const resultTypes = results.map((r, i) => `${shapeToMlir(r.shape)}${resultDicts[i] ? ` ${resultDicts[i]}` : ""}`);
+    const withAttrs = resultDicts.some((d) => d !== "");
     const sig = resultTypes.length === 0 ? "" : resultTypes.length === 1 && !withAttrs ? ` -> ${resultTypes[0]}` : ` -> (${resultTypes.join(", ")})`;
     const vis = f.visibility && f.visibility !== "public" ? `${f.visibility} ` : "";
     const fnAttrs = f.attributes !== undefined && Object.keys(f.attributes).length > 0
-      ? ` attributes${attrDict(Object.entries(f.attributes).map(([k, v]): AttrEntry => [k, v]))}` : "";
+      ? ` attributes${attrDict(textEntries(f.attributes))}` : "";
     return [`  func.func ${vis}${this.mp.funcName(f)}(${argText})${sig}${fnAttrs} {`, ...writer.ops(block, "    ", true), "  }"];
   }
 
@@ -242,6 +243,7 @@ class FunctionPrinter {
   }
 
   private instruction(inst: Instruction): void {
+    if (isSdyOp(inst)) return this.sdyOp(inst as Instruction<"customCall">);
     switch (inst.opcode) {
       case "tuple":
         this.values.set(inst, inst.operands.map((o) => this.lowered(o)));
@@ -276,9 +278,6 @@ class FunctionPrinter {
         }
         break;
       }
-      case "customCall":
-        if ((inst as Instruction<"customCall">).attrs.target.startsWith("sdy.")) return this.sdyOp(inst as Instruction<"customCall">);
-        break;
       default: break;
     }
     const operands = inst.operands.map((o) => this.use(o));
@@ -290,7 +289,7 @@ class FunctionPrinter {
   /** sdy ops (sdy_print.ts writes their syntax; their regions are `(%arg: t) { ... sdy.return ... }`). */
   private sdyOp(inst: Instruction<"customCall">): void {
     const operandValues = new Map<Instruction, MValue>(inst.operands.map((o) => [o, this.use(o)]));
-    const regions = new Map<Computation, MRegion>(inst.attrs.calledComputations.map((c) => [c, this.region(c, "sdy.return")]));
+    const regions = new Map<Computation, MRegion>(subcomputationsOf(inst).map((c) => [c, this.region(c, "sdy.return")]));
     const results = this.resultValues(inst);
     this.emit(inst, {
       results, regions: [...regions.values()],
@@ -420,28 +419,23 @@ function buildGeneric(ctx: OpContext, name: string, regions: readonly MRegion[])
   };
 }
 
-/**
- * The attributes an instruction carries beside its op's own (MLIR's discardable
- * attributes), as dictionary entries. Those imported from StableHLO (dialect-prefixed
- * names holding attribute text: `sdy.sharding`, `mhlo.sharding`) print as they were;
- * XLA's string-valued frontend attributes (from HLO text) go into
- * `mhlo.frontend_attributes = {key = "value"}`, as XLA exports them.
- * (Typed sdy attributes on the instruction print here too, once the IR carries them.)
- */
-export function discardableAttributes(inst: Instruction): AttrEntry[] {
-  return frontendAttributeEntries(inst.frontendAttributes);
-}
-
 export function frontendAttributeEntries(fa: Readonly<Record<string, string>> | undefined): AttrEntry[] {
   if (fa === undefined) return [];
   const out: AttrEntry[] = [];
   const strings: string[] = [];
   for (const [k, v] of Object.entries(fa)) {
-    if (k.includes(".") && isAttributeText(v)) out.push([attributeKey(k), v]);
+    // A unit attribute prints as its name alone.
+    if (k.includes(".") && v === "unit") out.push([attributeKey(k), undefined]);
+    else if (k.includes(".") && isAttributeText(v)) out.push([attributeKey(k), v]);
     else strings.push(`${attributeKey(k)} = ${quoteString(v)}`);
   }
   if (strings.length > 0) out.push(["mhlo.frontend_attributes", `{${strings.sort().join(", ")}}`]);
   return out;
+}
+
+/** Attributes kept as MLIR text, as dictionary entries (a unit attribute, `unit`, prints as its name alone). */
+function textEntries(attrs: Readonly<Record<string, string>> | undefined): AttrEntry[] {
+  return Object.entries(attrs ?? {}).map(([k, v]): AttrEntry => [attributeKey(k), v === "unit" ? undefined : v]);
 }
 
 function isAttributeText(text: string): boolean {
@@ -454,10 +448,40 @@ function isAttributeText(text: string): boolean {
   }
 }
 
-/** `{a = ..., b = ...}` (sorted) for an argument's or result's attributes; "" when there are none. */
-function dictText(attrs: Readonly<Record<string, string>> | undefined): string {
-  if (attrs === undefined) return "";
-  return attrDict(Object.entries(attrs).map(([k, v]): AttrEntry => [attributeKey(k), v])).trimStart();
+// ---------------------------------------------------------------- sdy hook points
+// Where the printer reads attributes the IR keeps beside ops: shardings and meshes are
+// text today (frontendAttributes, argAttributes, sdyMeshes); typed sdy values print here.
+
+/**
+ * The attributes an instruction carries beside its op's own (MLIR's discardable
+ * attributes), as dictionary entries. Those imported from StableHLO (dialect-prefixed
+ * names holding attribute text: `sdy.sharding`, `mhlo.sharding`) print as they were;
+ * XLA's string-valued frontend attributes (from HLO text) go into
+ * `mhlo.frontend_attributes = {key = "value"}`, as XLA exports them.
+ * (Typed sdy attributes on the instruction print here too, once the IR carries them.)
+ */
+export function discardableAttributes(inst: Instruction): AttrEntry[] {
+  return frontendAttributeEntries(inst.frontendAttributes);
+}
+
+/** Whether `inst` is an sdy op (printed by sdy_print.ts). */
+function isSdyOp(inst: Instruction): boolean {
+  return inst.opcode === "customCall" && (inst as Instruction<"customCall">).attrs.target.startsWith("sdy.");
+}
+
+/** `sdy.mesh @name = <...>` declarations: name and the mesh's text. */
+function meshDeclarations(m: HloModule): readonly { readonly name: string; readonly text: string }[] {
+  return m.sdyMeshes ?? [];
+}
+
+/** The attributes of function argument `i` (`sdy.sharding = ...`). */
+function argumentAttributes(f: Computation, i: number): AttrEntry[] {
+  return textEntries(f.argAttributes?.[i]);
+}
+
+/** The attributes of function result `i`. */
+function resultAttributes(f: Computation, i: number): AttrEntry[] {
+  return textEntries(f.resultAttributes?.[i]);
 }
 
 export { HloModule };

@@ -126,6 +126,7 @@ test("parse: errors carry line, column, the source line and a caret", () => {
     ["func.func @main() {\n  %0 = stablehlo.add %1, %1 : tensor<f32>\n  func.return\n}", /undefined value %1/, 2],
     ["func.func @main(%a: tensor<2xf32>) {\n  %0 = stablehlo.convert %a : (tensor<3xf32>) -> tensor<3xf64>\n  func.return\n}", /operand 0/, 2],
     ["func.func @main(%a: tensor<2xq9>) {\n  func.return\n}", /unknown element type 'q9'/, 1],
+    ["func.func @main() {\n  %0 = stablehlo.constant dense<1.0> : tensor<?xf32>\n  func.return\n}", /elements literal type must have static shape/, 2],
     ["func.func @main() -> tensor<f32> {\n  %0 = stablehlo.constant dense<1.0> : tensor<f64>\n  func.return %0 : tensor<f64>\n}", /signature declares/, 3],
   ];
   for (const [text, reason, line] of cases) {
