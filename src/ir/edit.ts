@@ -6,7 +6,7 @@
 // copied and its users and callers follow the copy. It is how passes place new ops
 // next to values, as MLIR passes do with a rewriter's insertion point.
 
-import { Computation, subcomputationsOf, type HloModule, type Instruction } from "./computation.js";
+import { calleesFirst, Computation, subcomputationsOf, type HloModule, type Instruction } from "./computation.js";
 import { withEntry, withInstructions } from "./rewrite.js";
 
 /**
@@ -133,7 +133,8 @@ function repointCallees(inst: Instruction, map: ReadonlyMap<Computation, Computa
  */
 export function editModule(module: HloModule, editOf: (c: Computation) => ComputationEdit | undefined): HloModule {
   const map = new Map<Computation, Computation>();
-  for (const c of module.computations) {
+  // Callees before callers (the module's list keeps its entry last even when another function calls it).
+  for (const c of calleesFirst(module.computations)) {
     const edited = (editOf(c) ?? new ComputationEdit(c)).apply(map);
     if (edited !== c) map.set(c, edited);
   }
