@@ -31,6 +31,8 @@ export function withInstructions(like: Computation, instructions: readonly Instr
   const out = new Computation(name, like.parameters, instructions, root);
   if (like.argAttributes !== undefined) out.argAttributes = like.argAttributes;
   if (like.resultAttributes !== undefined) out.resultAttributes = like.resultAttributes;
+  if (like.argShardings !== undefined) out.argShardings = like.argShardings;
+  if (like.resultShardings !== undefined) out.resultShardings = like.resultShardings;
   if (like.visibility !== undefined) out.visibility = like.visibility;
   return out;
 }
@@ -138,7 +140,7 @@ export function withEntry(module: HloModule, entry: Computation, renamed: Readon
   const extra = (module.functions ?? []).map((f) => renamed.get(f) ?? f).filter((f) => f !== entry);
   const out = new HloModule(module.name, entry, extra);
   if (module.functions !== undefined) out.functions = module.functions.map((f) => renamed.get(f) ?? f);
-  if (module.sdyMeshes !== undefined) out.sdyMeshes = module.sdyMeshes;
+  if (module.meshes !== undefined) out.meshes = module.meshes;
   if (module.attributes !== undefined) out.attributes = module.attributes;
   out.config = module.config;
   return out;

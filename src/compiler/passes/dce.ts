@@ -30,7 +30,7 @@ export const dce: Pass = {
     const kept = functions.filter((c) => live.has(c));
     const out = new HloModule(swept.name, swept.entry, kept);
     if (swept.functions !== undefined) out.functions = kept;
-    if (swept.sdyMeshes !== undefined) out.sdyMeshes = swept.sdyMeshes;
+    if (swept.meshes !== undefined) out.meshes = swept.meshes;
     if (swept.attributes !== undefined) out.attributes = swept.attributes;
     out.config = swept.config;
     return out;

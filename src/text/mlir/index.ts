@@ -11,7 +11,6 @@ export { parseMlirLiteral, printMlirLiteral } from "./literal.js";
 export { printStableHlo } from "./printer.js";
 export { elementTypeFromMlir, elementTypeToMlir, shapeToMlir } from "./types.js";
 export { STABLEHLO_TO_OPCODE } from "./import_ops.js";
-export * from "./sdy.js";
 
 /** Parses StableHLO text into a module; a ParseError (line, column, caret) for any mistake. */
 export function parseStableHlo(text: string, fileName = "<input>", lineOffset = 0): HloModule {

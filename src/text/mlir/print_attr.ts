@@ -4,6 +4,7 @@
 import type { Attr } from "./ast.js";
 import { printDenseBody } from "./literal.js";
 import { shapeToMlir } from "./types.js";
+import { printSdyAttribute } from "../../sdy/attr_text.js";
 
 export function quoteString(s: string): string {
   let out = '"';
@@ -55,5 +56,6 @@ export function attrToText(a: Attr): string {
     }
     case "opaque": return a.text;
     case "pair": return `${attrToText(a.lhs)} x ${attrToText(a.rhs)}`;
+    case "sdy": return printSdyAttribute(a.value);
   }
 }

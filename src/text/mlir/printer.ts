@@ -15,7 +15,8 @@ import { attributeKey, quoteString } from "./print_attr.js";
 import { Cursor } from "./cursor.js";
 import { Parser } from "./parser.js";
 import { isKept, printOpAttributes, stablehloName } from "./print_ops.js";
-import { printSdyOp } from "./sdy_print.js";
+import { meshLines, printSdyOp, sdyAttributeEntries, sdyResultCount, valueAttributes } from "./sdy_print.js";
+import { OP_TABLE } from "../../ir/opcodes.js";
 import { shapeToMlir } from "./types.js";
 import { elementsOf } from "./import.js";
 import { printsAsXlaCustomCall, xlaCustomCallCallees, xlaCustomCallHasTupleResult } from "./xla_ops.js";
@@ -58,8 +59,7 @@ class ModulePrinter {
         const callees = inst.opcode === "call" ? [(inst as Instruction<"call">).attrs.toApply]
           : inst.opcode === "composite" ? [(inst as Instruction<"composite">).attrs.decomposition]
           : printsAsXlaCustomCall(inst) ? xlaCustomCallCallees(inst)
-          : inst.opcode === "customCall" && !isKept((inst as Instruction<"customCall">).attrs.target) &&
-            !(inst as Instruction<"customCall">).attrs.target.startsWith("sdy.")
+          : inst.opcode === "customCall" && !isKept((inst as Instruction<"customCall">).attrs.target)
             ? (inst as Instruction<"customCall">).attrs.calledComputations : [];
         for (const f of callees) if (!out.includes(f)) out.push(f);
       }
@@ -78,7 +78,7 @@ class ModulePrinter {
     const lines: string[] = [];
     const attrs = m.attributes ? Object.entries(m.attributes).map(([k, v]) => `${k} = ${v}`) : [];
     lines.push(`module @${symbolName(m.name)}${attrs.length > 0 ? ` attributes {${attrs.join(", ")}}` : ""} {`);
-    for (const mesh of m.sdyMeshes ?? []) lines.push(`  sdy.mesh ${symbolText(mesh.name)} = ${mesh.text}`);
+    lines.push(...meshLines(m, "  "));
     for (const f of this.funcs) lines.push(...new FunctionPrinter(this, f).print());
     lines.push("}");
     return `${lines.join("\n")}\n`;
@@ -102,11 +102,12 @@ class FunctionPrinter {
     const args = f.parameters.map((p, i) => {
       const name = `%arg${this.nextArg++}`;
       this.values.set(p, name);
-      return `${name}: ${shapeToMlir(p.shape)}${attrSuffix(f.argAttributes?.[i])}`;
+      return `${name}: ${shapeToMlir(p.shape)}${attrSuffix(valueAttributes(f.argAttributes?.[i], f.argShardings?.[i]))}`;
     });
     const results = this.rootValues(f);
-    const resultTypes = results.map((r, i) => `${shapeToMlir(r.shape)}${attrSuffix(f.resultAttributes?.[i])}`);
-    const sig = resultTypes.length === 1 && f.resultAttributes === undefined ? ` -> ${resultTypes[0]}`
+    const resultAttrs = results.map((_, i) => valueAttributes(f.resultAttributes?.[i], f.resultShardings?.[i]));
+    const resultTypes = results.map((r, i) => `${shapeToMlir(r.shape)}${attrSuffix(resultAttrs[i])}`);
+    const sig = resultTypes.length === 1 && resultAttrs[0] === undefined ? ` -> ${resultTypes[0]}`
       : resultTypes.length === 0 ? "" : ` -> (${resultTypes.join(", ")})`;
     const vis = f.visibility && f.visibility !== "public" ? `${f.visibility} ` : "";
     this.out.push(`  func.func ${vis}${this.mp.funcName(f)}(${args.join(", ")})${sig} {`);
@@ -180,24 +181,24 @@ class FunctionPrinter {
     }
     if (op === "while") return this.printWhile(inst as Instruction<"while">);
     if (op === "conditional") return this.printConditional(inst as Instruction<"conditional">);
-    const fa = inst.frontendAttributes;
-    if (op === "customCall") {
-      const cc = inst as Instruction<"customCall">;
-      if (cc.attrs.target.startsWith("sdy.")) {
-        const count = resultCount(inst);
-        const { lhs, value } = this.resultNames(inst, count);
-        const text = printSdyOp(cc, (x) => this.use(x), (c) => this.sdyRegion(c));
-        this.emit(lhs + text);
-        this.values.set(inst, value);
-        return;
-      }
+    if (OP_TABLE[op].family === "sdy") {
+      const { lhs, value } = this.resultNames(inst, sdyResultCount(inst));
+      const dict = (i: Instruction): string => {
+        const entries = attributeEntries(i);
+        return entries.length > 0 ? ` {${entries.join(", ")}}` : "";
+      };
+      this.emit(lhs + printSdyOp(inst, { use: (x) => this.use(x), region: (c) => this.sdyRegion(c), dict }));
+      this.values.set(inst, value);
+      return;
     }
     const barrierTuple = op === "optimizationBarrier" ? this.values.get(inst.operands[0]!) : undefined;
     if (barrierTuple !== undefined && typeof barrierTuple !== "string" && inst.shape.kind === "tuple") {
       const elems = inst.shape.elements;
       const names = barrierTuple.map((v, i) => this.materialize(v, elems[i]!));
       const { lhs, value } = this.resultNames(inst, elems.length);
-      this.emit(`${lhs}stablehlo.optimization_barrier ${names.join(", ")} : ${elems.map(shapeToMlir).join(", ")}`);
+      const entries = attributeEntries(inst);
+      const dict = entries.length > 0 ? ` {${entries.join(", ")}}` : "";
+      this.emit(`${lhs}stablehlo.optimization_barrier${dict} ${names.join(", ")} : ${elems.map(shapeToMlir).join(", ")}`);
       this.values.set(inst, value);
       return;
     }
@@ -208,7 +209,7 @@ class FunctionPrinter {
     const resultTypes = count === 1 ? [inst.shape] : inst.shape.kind === "tuple" ? inst.shape.elements : [];
     const fnType = `(${inst.operands.map((o) => shapeToMlir(o.shape)).join(", ")}) -> ${
       resultTypes.length === 1 ? shapeToMlir(resultTypes[0]!) : `(${resultTypes.map(shapeToMlir).join(", ")})`}`;
-    const extra = frontendAttributeEntries(fa);
+    const extra = attributeEntries(inst);
     const dictOf = (items: string[]): string => (items.length > 0 ? ` {${items.join(", ")}}` : "");
     if (op === "constant") {
       const lit = (inst as Instruction<"constant">).attrs.literal;
@@ -252,7 +253,7 @@ class FunctionPrinter {
     this.emit(`${shape} = "stablehlo.concatenate"(${vector.map((v) => v.name).join(", ")}) {dimension = 0 : i64} : (${
       vector.map((v) => v.one).join(", ")}) -> ${shapeType}`);
     const name = this.fresh();
-    const frontend = frontendAttributeEntries(inst.frontendAttributes);
+    const frontend = attributeEntries(inst);
     this.emit(`${name} = "stablehlo.dynamic_reshape"(${this.use(operand!)}, ${shape})${frontend.length > 0 ? ` {${frontend.join(", ")}}` : ""} : (${
       shapeToMlir(operand!.shape)}, ${shapeType}) -> ${shapeToMlir(inst.shape)}`);
     this.values.set(inst, name);
@@ -316,7 +317,7 @@ class FunctionPrinter {
       else c.parameters.forEach((p, i) => this.values.set(p, iterNames[i]!));
     };
     const { lhs, value } = this.resultNames(inst, stateShapes.length);
-    const entries = frontendAttributeEntries(inst.frontendAttributes);
+    const entries = attributeEntries(inst);
     const header = `${lhs}stablehlo.while(${iterNames.map((n, i) => `${n} = ${inits[i]}`).join(", ")}) : ${stateShapes.map(shapeToMlir).join(", ")}${
       entries.length > 0 ? ` attributes {${entries.join(", ")}}` : ""}`;
     bind(condition);
@@ -349,7 +350,7 @@ class FunctionPrinter {
       return this.region(b, v ?? this.use(branchOperands[i]!), resultTypes);
     });
     const { lhs, value } = this.resultNames(inst, resultTypes.length);
-    const entries = frontendAttributeEntries(inst.frontendAttributes);
+    const entries = attributeEntries(inst);
     const fa = entries.length > 0 ? ` {${entries.join(", ")}}` : "";
     const types = resultTypes.length === 1 ? shapeToMlir(resultTypes[0]!) : `(${resultTypes.map(shapeToMlir).join(", ")})`;
     this.emit(`${lhs}"stablehlo.${isIf ? "if" : "case"}"(${sel}) (${regions.join(", ")})${fa} : (${shapeToMlir(selector!.shape)}) -> ${types}`);
@@ -371,6 +372,11 @@ function resultCount(inst: Instruction): number {
 
 function sameMlir(a: Shape, b: Shape): boolean {
   return shapeToMlir(a) === shapeToMlir(b);
+}
+
+/** An instruction's attribute-dictionary entries beyond its op's own: its typed sdy values and its frontend attributes. */
+function attributeEntries(inst: Instruction): string[] {
+  return [...sdyAttributeEntries(inst).map(([k, v]) => `${k} = ${v}`), ...frontendAttributeEntries(inst.frontendAttributes)];
 }
 
 /**
