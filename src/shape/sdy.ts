@@ -37,7 +37,11 @@ const identity = <O extends SdyOpcode>(opcode: O): ShapeRule<O> => (operands) =>
   return operands[0]!;
 };
 
-/** Local and global shapes of one value agree where they can without the mesh: kind, element type, rank. */
+/**
+ * Local and global shapes of one value agree where they can without the mesh: kind,
+ * element type, rank. That each local dimension is the global one cut by the manual
+ * axes needs the mesh: the sdy verifier (src/sdy/verify.ts) checks it.
+ */
 function sameKind(opcode: Opcode, what: string, local: Shape, global: Shape): void {
   const mismatch = (): never => {
     throw shapeError(opcode, what, `local shape ${shapeToString(local)} and global shape ${shapeToString(global)} must have one element type and rank`);

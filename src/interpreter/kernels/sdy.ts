@@ -80,6 +80,16 @@ function pieces(sharding: TensorSharding, mesh: Mesh, position: ReadonlyMap<stri
   });
 }
 
+/** `pieces` for a value of rank `rank`, which its sharding must have (the sdy verifier checks it; here it is an error to run). */
+function cutsOf(
+  inst: Instruction, sharding: TensorSharding, rank: number, mesh: Mesh, position: ReadonlyMap<string, number>,
+): { count: number; index: number }[] {
+  if (sharding.dimShardings.length !== rank) {
+    throw new ExecutionError(`${inst.name}: a sharding of rank ${sharding.dimShardings.length} for a value of rank ${rank}`);
+  }
+  return pieces(sharding, mesh, position);
+}
+
 /** The block of `global` that piece `index` of `count` along each dimension covers. */
 function slice(global: Literal, cuts: readonly { count: number; index: number }[]): Literal {
   const dims = global.dimensions;
@@ -144,12 +154,12 @@ function manualComputation(inst: Instruction<"sdyManualComputation">, operands: 
       position.set(axes[a]!.name, rest % axes[a]!.size);
       rest = Math.floor(rest / axes[a]!.size);
     }
-    const args = operands.map((v, i) => (v.isArray ? slice(v, pieces(inShardings[i]!, mesh, position)) : v));
+    const args = operands.map((v, i) => (v.isArray ? slice(v, cutsOf(inst, inShardings[i]!, v.dimensions.length, mesh, position)) : v));
     const out = callBody(ctx, inst, body, args);
     const locals = outShardings.length === 1 ? [out] : out.elements;
     locals.forEach((piece, j) => {
       const sharding = outShardings[j]!;
-      const cuts = piece.isArray ? pieces(sharding, mesh, position) : [];
+      const cuts = piece.isArray ? cutsOf(inst, sharding, piece.dimensions.length, mesh, position) : [];
       const blockKey = cuts.map((c) => c.index).join(",");
       const block = blocks[j]!.get(blockKey) ?? { cuts, partial: new Map<string, Literal>() };
       blocks[j]!.set(blockKey, block);

@@ -359,7 +359,7 @@ class FunctionPrinter {
 }
 
 /** Number of StableHLO results of an instruction (ops with several results carry a tuple shape in the IR). */
-function resultCount(inst: Instruction): number {
+export function resultCount(inst: Instruction): number {
   const s = inst.shape;
   if (s.kind !== "tuple" || (printsAsXlaCustomCall(inst) && xlaCustomCallHasTupleResult(inst))) return 1;
   switch (inst.opcode) {

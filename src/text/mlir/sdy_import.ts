@@ -12,8 +12,9 @@ import { sdyParseError, SdyParseError, diagnosticAt } from "../../sdy/diagnostic
 import type { PropagationDirection, PropagationEdges, ReductionOp, TensorSharding, TensorShardingPerValue } from "../../sdy/model.js";
 import { bodyResults } from "../../shape/sdy.js";
 import { shapesEqual, tupleShape, type Shape } from "../../types/shape.js";
-import type { Attr, OpNode } from "./ast.js";
+import type { Attr, OpNode, Region } from "./ast.js";
 import type { Cursor } from "./cursor.js";
+import { freeValues } from "./import.js";
 import type { LowerContext } from "./import_ops.js";
 import { attrToText } from "./print_attr.js";
 import { shapeToMlir } from "./types.js";
@@ -46,6 +47,13 @@ export function sdyValuesOf(c: Cursor, op: OpNode): SdyValues {
         "should have a propagation edges attribute of type PropagationEdgesAttr for attr named 'sdy.propagation_edges'"), op.offset);
     }
     out.sdyPropagationEdges = edges.value.value;
+  }
+  for (const key of ["sdy.result_propagation_edges", "sdy.block_arg_propagation_edges"]) {
+    const list = op.attrs.get(key);
+    if (list !== undefined && (list.kind !== "list" || list.items.some((e) => e.kind !== "sdy" || e.value.kind !== "propagationEdges"))) {
+      throw sdyParseError(c, opError(op, "should have a propagation edges attribute of type ArrayAttr<PropagationEdgesAttr> for attr " +
+        "named 'sdy.result_propagation_edges' or 'sdy.block_arg_propagation_edges'"), op.offset);
+    }
   }
   return out;
 }
@@ -151,12 +159,13 @@ export function lowerSdyOp(ctx: LowerContext): Instruction {
       return ctx.add("sdyConstant", [], { literal: v.literal }, declared);
     }
     case "sdy.manual_computation": {
-      const body = ctx.importer.region(op.regions[0] ?? ctx.fail("missing its body"), ctx.b.name, { kind: "plain" }, ctx.scope);
+      const inShardings = need(ctx, "in_shardings", "shardingPerValue").value;
+      const outShardings = need(ctx, "out_shardings", "shardingPerValue").value;
+      const region = isolatedRegion(ctx);
+      checkManualComputationCounts(ctx, inShardings.length, outShardings.length, region);
+      const body = ctx.importer.region(region, ctx.b.name, { kind: "plain" }, ctx.scope);
       return ctx.add("sdyManualComputation", operands, {
-        inShardings: need(ctx, "in_shardings", "shardingPerValue").value,
-        outShardings: need(ctx, "out_shardings", "shardingPerValue").value,
-        manualAxes: need(ctx, "manual_axes", "manualAxes").value,
-        body, resultShape: declared ?? tupleShape([]),
+        inShardings, outShardings, manualAxes: need(ctx, "manual_axes", "manualAxes").value, body, resultShape: declared ?? tupleShape([]),
       }, declared);
     }
     case "sdy.named_computation":
@@ -176,13 +185,63 @@ export function lowerSdyOp(ctx: LowerContext): Instruction {
   }
 }
 
+/** The op's body, which may only use its own block arguments (sdy's region ops are isolated from above). */
+function isolatedRegion(ctx: LowerContext): Region {
+  const { op } = ctx;
+  const region = op.regions[0] ?? ctx.fail("missing its body");
+  const outside = new Set(freeValues(region).map((u) => `${u.name}#${u.index}`));
+  if (outside.size === 0) return region;
+  const c = ctx.importer.c;
+  const user = findUser(region, outside);
+  throw new SdyParseError([
+    diagnosticAt(c, `'${user?.name ?? op.name}' op using value defined outside the region`, user?.offset ?? op.offset),
+    { ...diagnosticAt(c, "required by region isolation constraints", op.offset), severity: "note" },
+  ], c.error("", op.offset).sourceLine, c.fileName);
+}
+
+/** The first op (at any depth) of `region` that uses one of `values`. */
+function findUser(region: Region, values: ReadonlySet<string>): OpNode | undefined {
+  for (const o of region.block.ops) {
+    if (o.operands.some((u) => values.has(`${u.name}#${u.index}`))) return o;
+    for (const r of o.regions) {
+      const inner = findUser(r, values);
+      if (inner !== undefined) return inner;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The counts MLIR's verifier checks first (the IR cannot hold a manual computation
+ * whose counts disagree): shardings per value, then body arguments and results.
+ */
+function checkManualComputationCounts(ctx: LowerContext, ins: number, outs: number, region: Region): void {
+  const { op } = ctx;
+  const c = ctx.importer.c;
+  const fail = (message: string): never => {
+    throw sdyParseError(c, `'${op.name}' op ${message}`, op.offset);
+  };
+  const side = (kind: string, shardings: number, values: number, regionValues: number): void => {
+    if (shardings === 0 && values === 0 && regionValues === 0) return;
+    if (shardings !== values && !(values === 0 && shardings === 1)) {
+      fail(`${kind} shardings don't match number of values: ${shardings} shardings vs ${values} values`);
+    }
+    if (values !== regionValues) {
+      fail(`number of op ${kind}s and region ${kind}s must match. Op has ${values} op ${kind}s and ${regionValues} region ${kind}s`);
+    }
+  };
+  side("operand", ins, op.operands.length, region.block.args.length);
+  const ret = region.block.ops.at(-1);
+  side("result", outs, op.resultTypes.length, ret?.name === "sdy.return" ? ret.operands.length : 0);
+}
+
 /** MLIR's checks of a named computation's block arguments and inferred results, in its words. */
 function lowerNamedComputation(
   ctx: LowerContext, inShardings: TensorShardingPerValue | undefined, outShardings: TensorShardingPerValue | undefined,
 ): Instruction {
   const { op, operands } = ctx;
   const c = ctx.importer.c;
-  const region = op.regions[0] ?? ctx.fail("missing its body");
+  const region = isolatedRegion(ctx);
   const args = region.block.args;
   if (args.length !== operands.length) {
     throw sdyParseError(c, `number of block arguments must match the number of operands: ${args.length} != ${operands.length}`, op.offset);
