@@ -1,10 +1,11 @@
 // Shardy in HLO text, the way XLA carries it between its Shardy passes: sdy ops are
 // custom calls with targets "xla.sdy.<Op>" (XLA's own sharding group is
 // "xla.sdy.ShardingGroup"), and every sdy attribute is a frontend attribute
-// "xla.sdy.<name>" whose value is the attribute's MLIR text:
+// "xla.sdy.<name>" whose value is the attribute's MLIR text (an op's own `sharding`
+// is "xla.sdy.op_sharding", apart from the instruction's per-value "xla.sdy.sharding"):
 //
 //   %r = f32[8,8] custom-call(f32[8,8] %x), custom_call_target="xla.sdy.Reshard",
-//        frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\"a\"}, {}]>"}
+//        frontend_attributes={xla.sdy.op_sharding="#sdy.sharding<@mesh, [{\"a\"}, {}]>"}
 //
 // An instruction's sdy.sharding is `xla.sdy.sharding` (a per-value sharding), a
 // parameter's is its argument sharding, and the module's meshes are the header's
@@ -116,9 +117,9 @@ function takeTarget(d: DecodeInput): void {
 const withSharding = <O extends "sdyShardingConstraint" | "sdyReshard">(): OpText<O> => ({
   decode: (d) => {
     takeTarget(d);
-    return { sharding: need(d, "sharding", sharding) } as OpAttributes[O];
+    return { sharding: need(d, "op_sharding", sharding) } as OpAttributes[O];
   },
-  encode: (inst, e) => encodeOp(inst, e, { sharding: printTensorSharding(inst.attrs.sharding) }),
+  encode: (inst, e) => encodeOp(inst, e, { op_sharding: printTensorSharding(inst.attrs.sharding) }),
 });
 
 /** A collective: its axes under `field` (written `xla.sdy.<key>`), and out_sharding. */
@@ -160,10 +161,10 @@ export const SDY_OP_TEXT: { readonly [O in SdyOpcode]: OpText<O> } = {
   sdyDataFlowEdge: {
     decode: (d) => {
       takeTarget(d);
-      const s = take(d, "sharding", sharding);
+      const s = take(d, "op_sharding", sharding);
       return s === undefined ? {} : { sharding: s };
     },
-    encode: (inst, e) => encodeOp(inst, e, inst.attrs.sharding === undefined ? {} : { sharding: printTensorSharding(inst.attrs.sharding) }),
+    encode: (inst, e) => encodeOp(inst, e, inst.attrs.sharding === undefined ? {} : { op_sharding: printTensorSharding(inst.attrs.sharding) }),
   },
   sdyFuncDataFlowEdge: identityEdge(),
   sdyPropagationBarrier: {
