@@ -6,7 +6,7 @@
 // verifySymbolUses), and stops at the first failure. The collectives' rules are in
 // verify_ops.ts.
 
-import type { Computation, HloModule, Instruction } from "../ir/computation.js";
+import { subcomputationsOf, type Computation, type HloModule, type Instruction } from "../ir/computation.js";
 import { sourceLocation } from "../ir/locations.js";
 import { OP_TABLE } from "../ir/opcodes.js";
 import { resultCount } from "../text/mlir/printer.js";
@@ -16,7 +16,7 @@ import { bodyResults, resultShapes } from "../shape/sdy.js";
 import { printAxisRef } from "./attr_text.js";
 import type { SdyDiagnostic } from "./diagnostics.js";
 import { axisRefSize, axisSize, meshOf, meshTable } from "./mesh.js";
-import type { Mesh, TensorSharding, TensorShardingPerValue } from "./model.js";
+import type { AxisRef, Mesh, TensorSharding, TensorShardingPerValue } from "./model.js";
 import { verifyCollective, verifyCollectiveSymbolUses } from "./verify_ops.js";
 import {
   boundAxisViolation, quotedType, verifyTensorSharding, verifyUnreducedTransition, violation, type BoundManualAxes, type Violation,
@@ -109,17 +109,8 @@ function functionsOf(module: HloModule): Computation[] {
 
 /** The computations an instruction holds as regions (not the functions it calls). */
 function regionsOf(inst: Instruction): Computation[] {
-  if (inst.opcode === "call" || inst.opcode === "composite" || inst.opcode === "customCall") return [];
-  const out: Computation[] = [];
-  for (const v of Object.values(inst.attrs as Record<string, unknown>)) {
-    if (isComputation(v)) out.push(v);
-    else if (Array.isArray(v)) for (const x of v) if (isComputation(x)) out.push(x);
-  }
-  return out;
+  return inst.opcode === "call" || inst.opcode === "composite" || inst.opcode === "customCall" ? [] : subcomputationsOf(inst);
 }
-
-const isComputation = (v: unknown): v is Computation =>
-  typeof v === "object" && v !== null && "instructions" in v && "root" in v && "parameters" in v;
 
 /** Every op in pre-order (an op before the ops of its regions), function by function, with its enclosing manual axes. */
 function opSites(functions: readonly Computation[]): { ops: OpSite[]; bodyOwner: Map<Computation, Instruction> } {
@@ -326,12 +317,14 @@ function shardingOf(value: Instruction, functions: readonly Computation[], bodyO
 /** A manual computation's outer sharding as its body sees it: the manual axes gone. */
 function eraseManualAxes(s: TensorSharding, manual: readonly string[]): TensorSharding {
   if (manual.length === 0) return s;
-  const free = (axes: TensorSharding["replicatedAxes"]): TensorSharding["replicatedAxes"] => axes.filter((a) => !manual.includes(a.name));
+  const isFree = (a: AxisRef): boolean => !manual.includes(a.name);
+  // The manual axes of a dimension come first (the verifier checks it): the body sees the rest.
+  const firstFree = (axes: readonly AxisRef[]): number => (axes.findIndex(isFree) < 0 ? axes.length : axes.findIndex(isFree));
   return {
     ...s,
-    dimShardings: s.dimShardings.map((d) => ({ ...d, axes: d.axes.slice(d.axes.findIndex((a) => !manual.includes(a.name)) < 0 ? d.axes.length : d.axes.findIndex((a) => !manual.includes(a.name))) })),
-    replicatedAxes: free(s.replicatedAxes),
-    unreducedAxes: free(s.unreducedAxes),
+    dimShardings: s.dimShardings.map((d) => ({ ...d, axes: d.axes.slice(firstFree(d.axes)) })),
+    replicatedAxes: s.replicatedAxes.filter(isFree),
+    unreducedAxes: s.unreducedAxes.filter(isFree),
   };
 }
 
