@@ -6,7 +6,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { evaluate, ExecutionError, Literal, parseStableHlo } from "../../src/index.js";
+import { compile, compileSync, evaluate, ExecutionError, Literal, parseStableHlo } from "../../src/index.js";
 import { meshTable } from "../../src/sdy/mesh.js";
 import { dce } from "../../src/compiler/passes/dce.js";
 import { cseComputation } from "../../src/compiler/passes/cse.js";
@@ -133,4 +133,23 @@ func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
   const plain = withPartitionId.replace("    %p = stablehlo.partition_id : tensor<ui32>\n", "");
   assert.deepEqual(run(plain, [input]).toNested(), input.toNested());
   assert.throws(() => run(plain, [input], false), (e: unknown) => e instanceof ExecutionError && /needs the mesh @mesh/.test(e.message));
+});
+
+test("compiled programs run sdy ops: identity ops as steps, manual computations with their meshes written in", async () => {
+  const text = `
+sdy.mesh @mesh = <["a"=2]>
+func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %0 = sdy.sharding_constraint %arg0 <@mesh, [{"a"}, {}]> : tensor<4x2xf32>
+  %1 = stablehlo.add %0, %0 : tensor<4x2xf32>
+  %2 = sdy.all_gather [{"a"}, {}] %1 out_sharding=<@mesh, [{}, {}]> : tensor<4x2xf32>
+  %3 = sdy.manual_computation(%2) in_shardings=[<@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg1: tensor<2x2xf32>) {
+    %4 = stablehlo.negate %arg1 : tensor<2x2xf32>
+    sdy.return %4 : tensor<2x2xf32>
+  } : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %3 : tensor<4x2xf32>
+}`;
+  const expected = [[-2, -4], [-6, -8], [-10, -12], [-14, -16]];
+  const m = parseStableHlo(text, "compiled.mlir");
+  assert.deepEqual(compileSync(m).run([input]).toNested(), expected);
+  assert.deepEqual((await compile(m, { backend: "interpreter" })).run([input]).toNested(), expected);
 });
