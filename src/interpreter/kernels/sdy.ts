@@ -87,12 +87,22 @@ function cutsOf(
   if (sharding.dimShardings.length !== rank) {
     throw new ExecutionError(`${inst.name}: a sharding of rank ${sharding.dimShardings.length} for a value of rank ${rank}`);
   }
+  for (const ref of sharding.dimShardings.flatMap((d) => d.axes)) {
+    const full = axisSize(mesh, ref.name);
+    const sub = ref.subAxis;
+    if (position.has(ref.name) && sub !== undefined && (sub.preSize < 1 || sub.size < 1 || (full ?? 0) % (sub.preSize * sub.size) !== 0)) {
+      throw new ExecutionError(`${inst.name}: sub-axis "${ref.name}":(${sub.preSize})${sub.size} does not split the axis of size ${full}`);
+    }
+  }
   return pieces(sharding, mesh, position);
 }
 
 /** The block of `global` that piece `index` of `count` along each dimension covers. */
-function slice(global: Literal, cuts: readonly { count: number; index: number }[]): Literal {
+function slice(inst: Instruction, global: Literal, cuts: readonly { count: number; index: number }[]): Literal {
   const dims = global.dimensions;
+  dims.forEach((d, i) => {
+    if (d % cuts[i]!.count !== 0) throw new ExecutionError(`${inst.name}: dimension ${i} of size ${d} does not split into ${cuts[i]!.count} equal pieces`);
+  });
   const local = dims.map((d, i) => d / cuts[i]!.count);
   const out = Literal.zeros(arrayShape(global.elementType, local));
   const strides = rowMajorStrides(dims);
@@ -104,8 +114,13 @@ function slice(global: Literal, cuts: readonly { count: number; index: number }[
 }
 
 /** Writes `piece` into its block of `global` (the inverse of `slice`). */
-function place(global: Literal, piece: Literal, cuts: readonly { count: number; index: number }[]): void {
+function place(inst: Instruction, global: Literal, piece: Literal, cuts: readonly { count: number; index: number }[]): void {
   const local = piece.dimensions;
+  global.dimensions.forEach((d, i) => {
+    if (local[i]! * cuts[i]!.count !== d) {
+      throw new ExecutionError(`${inst.name}: a local result of size ${local[i]} in dimension ${i}, in ${cuts[i]!.count} pieces, does not make the global size ${d}`);
+    }
+  });
   const strides = rowMajorStrides(global.dimensions);
   let from = 0;
   forEachIndex(local, (idx) => {
@@ -154,7 +169,7 @@ function manualComputation(inst: Instruction<"sdyManualComputation">, operands: 
       position.set(axes[a]!.name, rest % axes[a]!.size);
       rest = Math.floor(rest / axes[a]!.size);
     }
-    const args = operands.map((v, i) => (v.isArray ? slice(v, cutsOf(inst, inShardings[i]!, v.dimensions.length, mesh, position)) : v));
+    const args = operands.map((v, i) => (v.isArray ? slice(inst, v, cutsOf(inst, inShardings[i]!, v.dimensions.length, mesh, position)) : v));
     const out = callBody(ctx, inst, body, args);
     const locals = outShardings.length === 1 ? [out] : out.elements;
     locals.forEach((piece, j) => {
@@ -179,7 +194,7 @@ function manualComputation(inst: Instruction<"sdyManualComputation">, operands: 
     for (const { cuts, partial } of blocks[j]!.values()) {
       const reduced = [...partial.values()].reduce((acc, v) => combine(inst, acc, v, sharding.reductionOp ?? "sum"));
       if (global === undefined) whole = reduced;
-      else place(global, reduced, cuts);
+      else place(inst, global, reduced, cuts);
     }
     return global ?? whole!;
   });
