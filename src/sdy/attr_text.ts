@@ -287,8 +287,10 @@ function parseReplicatedAndUnreduced(c: Cursor): { replicated: AxisRef[]; unredu
   return { replicated, unreduced, reductionOp };
 }
 
-/** `<@mesh, [{"a"}, {}], replicated={"b"}>` or `<mesh<["x"=2]>, [...]>`: a sharding without its `#sdy.sharding`. */
+/** `<@mesh, [{"a"}, {}], replicated={"b"}>` or `<mesh<["x"=2]>, [...]>`: a sharding without its `#sdy.sharding` (or with it). */
 export function parseTensorSharding(c: Cursor): TensorSharding {
+  // Where the stripped form is expected, the full one is accepted too (as MLIR does).
+  if (c.lookingAt("#sdy.sharding<")) c.pos += "#sdy.sharding".length;
   expect(c, "<");
   let meshOrRef: string | Mesh;
   if (c.accept("mesh")) {

@@ -52,7 +52,10 @@ function mlirName(inst: Instruction): string {
 
 /** The number of values an instruction defines in MLIR. */
 export function mlirResultCount(inst: Instruction): number {
-  return OP_TABLE[inst.opcode].family === "sdy" ? sdyResultCount(inst) : resultCount(inst);
+  if (OP_TABLE[inst.opcode].family === "sdy") return sdyResultCount(inst);
+  // StableHLO's optimization_barrier of several values is XLA's barrier of their tuple.
+  if (inst.opcode === "optimizationBarrier" && inst.shape.kind === "tuple" && inst.operands[0]?.opcode === "tuple") return inst.shape.elements.length;
+  return resultCount(inst);
 }
 
 /** The MLIR result types of an instruction. */

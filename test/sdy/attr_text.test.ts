@@ -39,6 +39,8 @@ test("seed 002's shardings: open dimensions, priorities, sub-axes, replicated an
   // `{?}` never prints as `{, ?}`; sum (the default reduction) is not written.
   assert.equal(roundTrip('#sdy.sharding<@m, [{?}, {"x"}], unreduced=sum{"y"}>'), '#sdy.sharding<@m, [{?}, {"x"}], unreduced={"y"}>');
   assert.equal(roundTrip('#sdy.sharding<mesh<["x"=2, "y"=2]>, [{"x"}, {}]>'), '#sdy.sharding<mesh<["x"=2, "y"=2]>, [{"x"}, {}]>');
+  // Per-value lists take their elements with or without the #sdy.sharding prefix (Shardy's export tests write both).
+  assert.equal(roundTrip('#sdy.sharding_per_value<[#sdy.sharding<@m, []>, <@m, [{"x"}]>]>'), '#sdy.sharding_per_value<[<@m, []>, <@m, [{"x"}]>]>');
 });
 
 test("seed 002's collective operands: axes per dimension and all-to-all parameters", () => {
