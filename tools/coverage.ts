@@ -17,8 +17,10 @@ import {
   type Computation, type ElementType, type Opcode, type XlaOp,
 } from "../src/index.js";
 import { compileSync } from "../src/compiler/index.js";
-import { fusionPass } from "../src/compiler/passes/fusion.js";
+import { stepFusion } from "../src/compiler/passes/step_fusion.js";
+import { allSteps } from "../src/compiler/control_flow.js";
 import { dotDecomposer } from "../src/compiler/passes/dot_decomposer.js";
+import { convCanonicalization } from "../src/compiler/passes/conv_canonicalization.js";
 import { decompose, layoutAssignment } from "../src/compiler/passes/index.js";
 
 type Build = (b: XlaBuilder, t: ElementType) => XlaOp;
@@ -265,14 +267,14 @@ function compiledAs(probe: Probe, t: ElementType): string {
   const b = new XlaBuilder(`compiled_${probe.fn}_${t}`);
   let exe: ReturnType<typeof compileSync>;
   try {
-    exe = compileSync(b.build(probe.build(b, t)), { passes: [decompose, dotDecomposer, layoutAssignment, fusionPass] });
+    exe = compileSync(b.build(probe.build(b, t)), { passes: [decompose, dotDecomposer, convCanonicalization, layoutAssignment, stepFusion] });
   } catch (e) {
     if (e instanceof xla.CompileError && /dynamic dimensions/.test(e.message)) return "refused (dynamic dimensions)";
     throw e;
   }
   try {
     const own = new Set<string>(probe.opcodes);
-    const interpreted = exe.program.steps.some((s) => s.kind === "interpret" && (own.has(s.instruction.opcode) ||
+    const interpreted = allSteps(exe.program).some(({ step: s }) => s.kind === "interpret" && (own.has(s.instruction.opcode) ||
       (s.instruction.opcode === "fusion" && (s.instruction as xla.Instruction<"fusion">).attrs.calledComputation.instructions.some((i) => own.has(i.opcode)))));
     return interpreted ? "interpreter kernel" : "compiled";
   } finally {

@@ -1,5 +1,5 @@
 // The `xlats` command: run a program, run check-style test files, compile and dump,
-// convert between HLO and StableHLO text, print canonically. Everything here works on an
+// convert between HLO and StableHLO text, print canonically, run passes (opt.ts). Everything here works on an
 // injected `CliIo` (files and output), so the logic is independent of Node; main.ts
 // supplies Node's. Backends are named with --backend from the runtime's registry.
 
@@ -12,25 +12,10 @@ import { parseMlirLiteral, printMlirLiteral, shapeToMlir } from "../text/mlir/in
 import { XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { detectFormat, parseModule, printModule, type TextFormat } from "./formats.js";
+import { CliError, type CliIo } from "./io.js";
+import { OPT_USAGE, optCommand } from "./opt.js";
 
-export interface CliIo {
-  /** The file's text; throws CliError when it cannot be read. */
-  readFile(path: string): string;
-  isDirectory(path: string): boolean;
-  /** Entries (names, not paths) of a directory. */
-  listDirectory(path: string): string[];
-  joinPath(dir: string, name: string): string;
-  out(line: string): void;
-  err(line: string): void;
-}
-
-/** A problem with how the command was called (exit code 2) or with its input (exit code 1). */
-export class CliError extends Error {
-  override name = "CliError";
-  constructor(message: string, readonly exitCode = 1) {
-    super(message);
-  }
-}
+export { CliError, type CliIo } from "./io.js";
 
 export const USAGE = `xlats: XLA for TypeScript
 
@@ -49,6 +34,7 @@ Usage:
       Convert between HLO text and StableHLO text.
   xlats print FILE
       Parse and check FILE, then print it canonically in its own format.
+  ${OPT_USAGE}
   xlats --help
       Show this help.
 
@@ -137,6 +123,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
     case "print": return printCommand(parseArgs(rest, [], "print"), io);
+    case "opt": return optCommand(rest, io);
     default: throw new CliError(`unknown command '${command}'\n\n${USAGE}`, 2);
   }
 }

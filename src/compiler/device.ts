@@ -111,6 +111,8 @@ export class WasmDevice {
 /** An array in a device's memory. */
 export class DeviceArray {
   private deleted = false;
+  /** Why it is no longer valid, when it was not deleted by its owner (it was donated). */
+  private invalidatedBecause: string | undefined;
 
   constructor(readonly device: WasmDevice, readonly shape: ArrayShape, readonly offset: number) {}
 
@@ -131,8 +133,24 @@ export class DeviceArray {
     this.device.memory.release(this.offset);
   }
 
+  /** @internal Makes the array invalid (it was donated); `release`: its memory is free again, else a result now owns it. */
+  invalidate(because: string, release: boolean): void {
+    if (this.deleted) return;
+    if (release) this.device.memory.release(this.offset);
+    this.deleted = true;
+    this.invalidatedBecause = because;
+  }
+
+  /** @internal A result of `shape` written into this donated array's buffer: a new array owning the buffer; this one becomes invalid. */
+  handOver(because: string, shape: ArrayShape): DeviceArray {
+    this.invalidate(because, false);
+    return new DeviceArray(this.device, withDefaultLayout(shape), this.offset);
+  }
+
   /** @internal */
   check(what: string): void {
-    if (this.deleted) throw new ExecutionError(`${what}: the device array ${shapeToString(this.shape)} was deleted`);
+    if (this.deleted) {
+      throw new ExecutionError(`${what}: the device array ${shapeToString(this.shape)} was ${this.invalidatedBecause ?? "deleted"}${this.invalidatedBecause === undefined ? "" : " (its buffer is no longer the caller's)"}`);
+    }
   }
 }

@@ -18,7 +18,8 @@ import { Literal } from "../types/literal.js";
 import { byteSize, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
 import type { PassLogEntry } from "./pass.js";
-import type { CompiledProgram, Step } from "./program.js";
+import type { CompiledProgram, Step, StepList } from "./program.js";
+import { allSteps, describeControlFlow, nestedLists, runControlFlow, type NestedRunner } from "./control_flow.js";
 import { DeviceArray, WasmDevice } from "./device.js";
 import type { KernelHandle, ThreadPool } from "./wasm/thread_pool.js";
 import { BUFFER_ALIGNMENT } from "./wasm/kernel.js";
@@ -27,6 +28,13 @@ type KernelEntry = (...args: number[]) => void;
 /** How a step's kernel runs: directly on this thread, or split across the device's thread pool. */
 type LoadedKernel = { readonly direct: KernelEntry } | { readonly pooled: KernelHandle; readonly pool: ThreadPool };
 
+/** What one execution's steps share, nested lists' included. */
+interface RunState {
+  readonly options: EvaluateOptions;
+  ctx?: EvalContext;
+  nested?: NestedRunner;
+}
+
 export interface ExecutableStats {
   /** Bytes of the arena of temporaries. */
   readonly arenaBytes: number;
@@ -34,9 +42,12 @@ export interface ExecutableStats {
   readonly peakBytes: number;
   /** The lower bound on the peak: arguments, results, constants and the most temporaries live at once. */
   readonly liveBytesBound: number;
+  /** Kernels compiled (nested programs' included). */
   readonly kernels: number;
-  /** Steps run by the interpreter, with the reason. */
+  /** Steps run by the interpreter, with the reason (nested programs' included). */
   readonly interpreted: readonly { readonly name: string; readonly why: string }[];
+  /** Donated parameter leaves (compile's `donate`): each output written into one, and the temporaries they hold. */
+  readonly donation: readonly { readonly parameterLeaf: number; readonly output?: number; readonly temporaries: number }[];
 }
 
 
@@ -120,13 +131,19 @@ export class Executable {
     program.constants.forEach((c, i) => device.view(c.arrayShape, this.placement.constantOffsets[i]!).set(c.data as never));
     const scratch = scratchPerThread(program) * this.placement.scratchOffsets.length;
     const leafBytes = (shapes: readonly ArrayShape[]): number => shapes.reduce((n, s) => n + byteSize(s), 0);
-    const fixed = leafBytes(program.parameterLeaves.flat()) + leafBytes(program.outputs) + leafBytes(program.constants.map((c) => c.arrayShape));
+    // Outputs written into donated parameter buffers take no memory of their own.
+    const ownOutputs = program.outputs.filter((_, j) => program.outputAliases[j] === undefined);
+    const fixed = leafBytes(program.parameterLeaves.flat()) + leafBytes(ownOutputs) + leafBytes(program.constants.map((c) => c.arrayShape));
     this.stats = {
       arenaBytes: program.arenaBytes,
       peakBytes: fixed + program.arenaBytes + scratch,
       liveBytesBound: fixed + program.liveBytesBound,
       kernels: program.kernels.length,
-      interpreted: program.steps.flatMap((s) => (s.kind === "interpret" ? [{ name: s.name, why: s.why }] : [])),
+      interpreted: allSteps(program).flatMap(({ step, path }) => (step.kind === "interpret" ? [{ name: path + step.name, why: step.why }] : [])),
+      donation: program.donated.map((leaf) => {
+        const output = program.outputAliases.indexOf(leaf);
+        return { parameterLeaf: leaf, ...(output >= 0 ? { output } : {}), temporaries: program.temps.filter((t) => t.donor === leaf).length };
+      }),
     };
   }
 
@@ -156,7 +173,13 @@ export class Executable {
     }
   }
 
-  /** Runs on device arrays, one per array leaf of the parameters; returns one device array per array leaf of the result. */
+  /**
+   * Runs on device arrays, one per array leaf of the parameters; returns one device
+   * array per array leaf of the result. The arrays of donated parameters (compile's
+   * `donate`) are consumed: a result may be written into one (and is returned in it),
+   * the others hold temporaries, and all of them are invalid afterwards (their use
+   * throws), whether the run succeeds or not.
+   */
   execute(args: readonly DeviceArray[], options: EvaluateOptions = {}): DeviceArray[] {
     if (this.deleted) throw new ExecutionError(`${this.program.module.name}: the executable was deleted`);
     const leaves = this.program.parameterLeaves.flat();
@@ -166,14 +189,24 @@ export class Executable {
       if (a.device !== this.device) throw new ExecutionError(`${this.program.module.name}: argument ${i} lives on another device`);
       if (!shapesEqual(a.shape, leaves[i]!)) throw new ExecutionError(`${this.program.module.name}: argument ${i} has shape ${shapeToString(a.shape)}, expected ${shapeToString(leaves[i]!)}`);
     });
-    const outputs = this.program.outputs.map((s) => this.device.allocate(s));
+    const { donated, outputAliases } = this.program;
+    for (const leaf of donated) {
+      const other = args.findIndex((a, i) => i !== leaf && a.offset === args[leaf]!.offset);
+      if (other >= 0) throw new ExecutionError(`${this.program.module.name}: argument ${leaf} is donated, so it cannot also be passed as argument ${other}`);
+    }
+    const outputs = this.program.outputs.map((s, j) => (outputAliases[j] === undefined ? this.device.allocate(s) : undefined));
+    const why = `donated to an execution of ${this.program.module.name}`;
     try {
-      this.executeAt(args.map((a) => a.offset), outputs.map((o) => o.offset), options);
+      this.executeAt(args.map((a) => a.offset), outputs.map((o, j) => o?.offset ?? args[outputAliases[j]!]!.offset), options);
     } catch (e) {
-      for (const o of outputs) o.delete();
+      for (const o of outputs) o?.delete();
+      for (const leaf of donated) args[leaf]!.invalidate(why, true);
       throw e;
     }
-    return outputs;
+    // Results in donated buffers take them over; the other donated arrays are freed.
+    const results = outputs.map((o, j) => o ?? args[outputAliases[j]!]!.handOver(why, this.program.outputs[j]!));
+    for (const leaf of donated) if (!outputAliases.includes(leaf)) args[leaf]!.invalidate(why, true);
+    return results;
   }
 
   /**
@@ -188,47 +221,72 @@ export class Executable {
     if (argumentOffsets.length !== p.parameterLeaves.flat().length || resultOffsets.length !== p.outputs.length) {
       throw new ExecutionError(`${p.module.name}: expects ${p.parameterLeaves.flat().length} argument and ${p.outputs.length} result array(s), got ${argumentOffsets.length} and ${resultOffsets.length}`);
     }
-    const { constantOffsets, arenaOffset, scratchOffsets } = this.placement;
-    const at = (l: Location): number => {
-      switch (l.space) {
-        case "parameter": return argumentOffsets[l.index]!;
-        case "constant": return constantOffsets[l.index]!;
-        case "temp": return arenaOffset + p.temps[l.index]!.offset;
-        case "output": return resultOffsets[l.index]!;
-      }
-    };
-    let ctx: EvalContext | undefined;
+    const run: RunState = { options };
     try {
-      for (const step of p.steps) {
-        switch (step.kind) {
-          case "kernel": {
-            const k = p.kernels[step.kernel]!;
-            const ptrs = [...step.operands.map(at), ...step.results.map(at)];
-            const loaded = this.kernels[step.kernel]!;
-            if ("pooled" in loaded) loaded.pool.run(loaded.pooled, ptrs, scratchOffsets, k.parallelExtent);
-            else {
-              if (k.scratchBytes > 0) ptrs.push(scratchOffsets[0]!);
-              loaded.direct(...ptrs, 0, k.parallelExtent);
-            }
-            break;
-          }
-          case "interpret":
-            ctx ??= createEvalContext(options);
-            this.interpret(step, at, ctx);
-            break;
-          case "copy": {
-            const buffer = this.device.memory.buffer;
-            new Uint8Array(buffer, at(step.to), step.bytes).set(new Uint8Array(buffer, at(step.from), step.bytes));
-            break;
-          }
-        }
-      }
+      this.runSteps(p, argumentOffsets, resultOffsets, this.placement.arenaOffset, run);
     } catch (e) {
       if (e instanceof WebAssembly.RuntimeError || (e instanceof Error && e.cause instanceof WebAssembly.RuntimeError)) {
         throw new ExecutionError(`${p.module.name}: a compiled kernel trapped: ${e.message}`);
       }
       throw e;
     }
+  }
+
+  /** Runs a step list (the entry's, or a nested one) with its parameters, outputs and arena at these offsets. */
+  private runSteps(list: StepList, parameters: readonly number[], outputs: readonly number[], arena: number, run: RunState): void {
+    const p = this.program;
+    const { constantOffsets, scratchOffsets } = this.placement;
+    const at = (l: Location): number => {
+      switch (l.space) {
+        case "parameter": return parameters[l.index]!;
+        case "constant": return constantOffsets[l.index]!;
+        case "temp": {
+          // Only the entry's temporaries may live in a donated parameter's buffer.
+          const t = list.temps[l.index]!;
+          return t.donor === undefined ? arena + t.offset : parameters[t.donor]! + t.offset;
+        }
+        case "output": return outputs[l.index]!;
+      }
+    };
+    for (const step of list.steps) {
+      switch (step.kind) {
+        case "kernel": {
+          const k = p.kernels[step.kernel]!;
+          const ptrs = [...step.operands.map(at), ...step.results.map(at)];
+          const loaded = this.kernels[step.kernel]!;
+          if ("pooled" in loaded) loaded.pool.run(loaded.pooled, ptrs, scratchOffsets, k.parallelExtent);
+          else {
+            if (k.scratchBytes > 0) ptrs.push(scratchOffsets[0]!);
+            loaded.direct(...ptrs, 0, k.parallelExtent);
+          }
+          break;
+        }
+        case "interpret":
+          run.ctx ??= createEvalContext(run.options);
+          this.interpret(step, at, run.ctx);
+          break;
+        case "copy":
+          this.copyBytes(at(step.from), at(step.to), step.bytes);
+          break;
+        case "while": case "conditional":
+          run.nested ??= this.nestedRunner(run);
+          runControlFlow(step, at, run.nested);
+          break;
+      }
+    }
+  }
+
+  private nestedRunner(run: RunState): NestedRunner {
+    return {
+      run: (list, parameters, outputs, arena) => this.runSteps(list, parameters, outputs, arena, run),
+      scalar: (shape, offset) => this.device.viewLiteral(shape, [offset]),
+      copy: (from, to, bytes) => this.copyBytes(from, to, bytes),
+    };
+  }
+
+  private copyBytes(from: number, to: number, bytes: number): void {
+    const buffer = this.device.memory.buffer;
+    new Uint8Array(buffer, to, bytes).set(new Uint8Array(buffer, from, bytes));
   }
 
   /** Runs one instruction with the interpreter's kernel, on views of its operands in device memory. */
@@ -243,28 +301,47 @@ export class Executable {
   /** The optimized module as HLO text, then the steps: kernels, interpreted ops (with why) and the buffer assignment. */
   dump(): string {
     const p = this.program;
-    const loc = (l: Location): string => l.space === "temp" ? `temp${l.index}@${p.temps[l.index]!.offset}` : `${l.space}${l.index}`;
     const lines = [printHlo(p.module).trimEnd(), ""];
     if (this.log.length > 0) lines.push(`// pass log:`, ...this.log.map((e) => `//   ${e.pass}: ${e.message}`), "");
     lines.push(`// steps of ${p.module.name}:`);
-    for (const s of p.steps) {
+    this.dumpSteps(p, "//   ", lines);
+    const st = this.stats;
+    for (const d of st.donation) {
+      lines.push(`// donated parameter${d.parameterLeaf}: ${d.output === undefined ? "no output" : `holds output${d.output}`}, ${d.temporaries} temporar${d.temporaries === 1 ? "y" : "ies"}`);
+    }
+    lines.push(`// memory: arena ${st.arenaBytes} bytes; peak ${st.peakBytes} bytes (lower bound ${st.liveBytesBound}); ${st.kernels} kernel(s), ${st.interpreted.length} interpreted step(s)`);
+    return lines.join("\n") + "\n";
+  }
+
+  /** The steps of a list, one a line; a nested list's steps indented under the step that runs it (its temporaries' offsets are in its region). */
+  private dumpSteps(list: StepList, indent: string, lines: string[]): void {
+    const p = this.program;
+    const loc = (l: Location): string => {
+      if (l.space !== "temp") return `${l.space}${l.index}`;
+      const t = list.temps[l.index]!;
+      return t.donor === undefined ? `temp${l.index}@${t.offset}` : `temp${l.index}@parameter${t.donor}+${t.offset}`;
+    };
+    for (const s of list.steps) {
       switch (s.kind) {
         case "kernel": {
           const k = p.kernels[s.kernel]!;
-          lines.push(`//   kernel ${s.name} (${k.name}, ${k.bytes.length} bytes of wasm): ${s.operands.map(loc).join(", ")} -> ${s.results.map(loc).join(", ")}`);
+          lines.push(`${indent}kernel ${s.name} (${k.name}, ${k.bytes.length} bytes of wasm): ${s.operands.map(loc).join(", ")} -> ${s.results.map(loc).join(", ")}`);
           break;
         }
         case "interpret":
-          lines.push(`//   interpreter ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(loc).join("+")).join(", ")} -> ${s.results.map(loc).join(", ")}`);
+          lines.push(`${indent}interpreter ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(loc).join("+")).join(", ")} -> ${s.results.map(loc).join(", ")}`);
           break;
         case "copy":
-          lines.push(`//   copy ${loc(s.from)} -> ${loc(s.to)} (${s.bytes} bytes)`);
+          lines.push(`${indent}copy ${loc(s.from)} -> ${loc(s.to)} (${s.bytes} bytes)`);
           break;
+        case "while": case "conditional":
+          lines.push(`${indent}${describeControlFlow(s, loc)}`);
+          for (const { role, list: nested } of nestedLists(s)) {
+            lines.push(`${indent}  ${role} ${nested.name} (arena ${nested.arenaBytes} bytes):`);
+            this.dumpSteps(nested, `${indent}    `, lines);
+          }
       }
     }
-    const st = this.stats;
-    lines.push(`// memory: arena ${st.arenaBytes} bytes; peak ${st.peakBytes} bytes (lower bound ${st.liveBytesBound}); ${st.kernels} kernel(s), ${st.interpreted.length} interpreted step(s)`);
-    return lines.join("\n") + "\n";
   }
 
   /** Frees the device memory the executable holds (constants, arena, scratch; a reserved region stays its owner's). */

@@ -7,6 +7,7 @@
 import { Computation, HloModule } from "../ir/computation.js";
 import { verifyModule } from "../ir/verify.js";
 import { moduleFingerprint } from "../ir/traverse.js";
+import { withEntry } from "../ir/rewrite.js";
 import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
 import { printHlo } from "../text/hlo/index.js";
 import { CompileError } from "../types/errors.js";
@@ -16,9 +17,10 @@ import { WasmDevice } from "./device.js";
 import { cpuThreads } from "./wasm/features.js";
 import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
 import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
-import { fusionPass } from "./passes/fusion.js";
 import { dotDecomposer } from "./passes/dot_decomposer.js";
+import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
+import { stepFusion } from "./passes/step_fusion.js";
 import { planProgram, type CompiledProgram } from "./program.js";
 import { sdyInlineMeshes } from "../sdy/inline_meshes.js";
 import { meshTable } from "../sdy/mesh.js";
@@ -45,17 +47,28 @@ export interface CompileOptions {
   readonly dumpAfterEach?: (passName: string, module: HloModule) => void;
   /** Replace the default pipeline. */
   readonly passes?: readonly Pass[];
+  /**
+   * Entry parameters whose buffers the caller gives up to each execution (XLA's buffer
+   * donation; the module's buffer_donor): a result of the same shape may be written
+   * into one (a training step's updated weights over the old ones, with no second copy)
+   * and the others may hold temporaries. `execute` invalidates the donated device
+   * arrays; `run` copies its literals in, so the caller's literals are untouched (the
+   * copies are donated, which lowers the peak). The interpreter backend ignores it.
+   */
+  readonly donate?: readonly number[];
 }
 
 /**
  * The passes `compile` runs, in order: write meshes into manual computations (their
- * kernel needs axis sizes, and compiled steps run without the module); decompose ops into the ones kernels are made of
- * and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
- * DCE); bring every dot into the form the GEMM kernels take; give every value the
- * default layout; fuse.
+ * kernel needs axis sizes, and compiled steps run without the module); decompose ops
+ * into the ones kernels are made of and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
+ * DCE); bring every dot into the form the GEMM kernels take, and every convolution
+ * into the dimension order of the convolution kernel; give every value the default
+ * layout; fuse the entry and every computation its control flow runs (loop
+ * conditions and bodies, branches: they run compiled too, as nested programs).
  */
 export function defaultPipeline(): Pass[] {
-  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, layoutAssignment, fusionPass];
+  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, stepFusion];
 }
 
 /** What the interpreter backend returns from `compile`: the same run interface, on the reference interpreter. */
@@ -96,6 +109,19 @@ function refuseDynamicDimensions(module: HloModule): void {
   }
 }
 
+/** `module` with the parameters of `donate` added to its buffer donors (a new module; the same one when there are none). */
+function withDonation(module: HloModule, donate: readonly number[] | undefined): HloModule {
+  if (donate === undefined || donate.length === 0) return module;
+  const params = module.entry.parameters.length;
+  for (const p of donate) {
+    if (!Number.isInteger(p) || p < 0 || p >= params) throw new CompileError(`${module.name}: donate: ${p} is not a parameter number (the entry has ${params} parameter(s))`);
+  }
+  const donors = [...(module.config.bufferDonors ?? []), ...donate.map((parameter) => ({ parameter, parameterIndex: [] }))];
+  const out = withEntry(module, module.entry);
+  out.config = { ...module.config, bufferDonors: donors };
+  return out;
+}
+
 export interface Planned {
   readonly program: CompiledProgram;
   readonly log: PassLogEntry[];
@@ -107,7 +133,7 @@ const PLAN_CACHE_ENTRIES = 64;
 
 /** Verifies and optimizes a program and plans its steps for `device` (from the cache when it was planned before). */
 export function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): Planned {
-  const module = program instanceof Computation ? new HloModule(program.name, program) : program;
+  const module = withDonation(program instanceof Computation ? new HloModule(program.name, program) : program, options.donate);
   // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
   verifyModule(module);
   refuseDynamicDimensions(module);

@@ -6,7 +6,7 @@
 
 import type { HloModule } from "../ir/computation.js";
 import { verifyModule } from "../ir/verify.js";
-import { CompileError } from "../types/errors.js";
+import { CompileError, type SourceLocation } from "../types/errors.js";
 
 export interface PassContext {
   /** Verify the module after each pass that changed it. */
@@ -15,6 +15,12 @@ export interface PassContext {
   readonly dump?: (passName: string, module: HloModule) => void;
   /** Records one decision or statistic of a pass (`fusion: fused add.3 into multiply.4`). */
   log(passName: string, message: string): void;
+  /**
+   * Reports a warning about the program at `location` (the op's position in its source
+   * text, when known): `xlats opt` prints `FILE:LINE:COL: warning: MESSAGE` as MLIR
+   * does. Without it, warnings only go to the log.
+   */
+  readonly warn?: (passName: string, message: string, location: SourceLocation | undefined) => void;
 }
 
 export interface Pass {

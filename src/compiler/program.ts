@@ -1,15 +1,21 @@
 // A compiled program: the optimized module's entry as a list of steps over buffer
 // locations. Each step is a generated WebAssembly kernel (a fusion, a GEMM, ...), the
 // interpreter's kernel run on views of device memory (for ops the backend does not
-// compile: never silent, `dump` lists them with the reason), or a copy.
+// compile: never silent, `dump` lists them with the reason), a copy, or control flow
+// (while, conditional, call) whose computations are nested step lists planned the same
+// way (control_flow.ts).
 
-import type { HloModule, Instruction } from "../ir/computation.js";
+import type { Computation, HloModule, Instruction } from "../ir/computation.js";
 import { OP_TABLE } from "../ir/opcodes.js";
 import { hasSideEffect } from "../ir/rewrite.js";
 import type { Literal } from "../types/literal.js";
 import { arrayLeaves, byteSize, shapesEqual, type ArrayShape, type Shape } from "../types/shape.js";
-import { alignedBytes, assignArena, type Location, type TempInterval } from "./buffers/assignment.js";
+import { donatedLeaves } from "../ir/aliasing.js";
+import { CompileError } from "../types/errors.js";
+import { alignedBytes, assignArena, decideOutputAliases, type DonorBuffer, type Location, type TempInterval } from "./buffers/assignment.js";
+import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
 import { compileRoutine } from "./routines.js";
+import { outputFusionProductInScratch } from "./wasm/epilogue.js";
 import { isUnsupported, type WasmKernel, type WasmTarget } from "./wasm/kernel.js";
 
 export type Step =
@@ -19,29 +25,58 @@ export type Step =
     /** The leaves of each operand. */
     readonly operands: readonly (readonly Location[])[]; readonly results: readonly Location[];
   }
-  | { readonly kind: "copy"; readonly from: Location; readonly to: Location; readonly bytes: number };
+  | { readonly kind: "copy"; readonly from: Location; readonly to: Location; readonly bytes: number }
+  | ControlFlowStep;
 
-export interface CompiledProgram {
-  readonly module: HloModule;
+/**
+ * The steps of one computation over its own buffer table: the entry's, or a nested one
+ * (a loop's condition or body, a branch, a callee), whose parameters, outputs and arena
+ * the step that runs it binds. Kernels and constants are the program's (shared).
+ */
+export interface StepList {
+  /** The computation planned. */
+  readonly name: string;
   readonly steps: readonly Step[];
-  readonly kernels: readonly WasmKernel[];
-  /** Leaves of the program's constants, loaded into device memory once. */
-  readonly constants: readonly Literal[];
-  /** The array leaves of each entry parameter. */
+  /** The array leaves of each parameter. */
   readonly parameterLeaves: readonly (readonly ArrayShape[])[];
-  /** The leaves of the result, each a buffer handed to the caller. */
+  /** The leaves of the result, each written to a buffer the caller gives. */
   readonly outputs: readonly ArrayShape[];
-  readonly resultShape: Shape;
-  /** Shape and arena offset of each temporary. */
-  readonly temps: readonly { readonly shape: ArrayShape; readonly offset: number }[];
+  /**
+   * Outputs written by a kernel that reads the parameter leaf of the same index last and
+   * may write over it (in place): a caller may give the two one buffer (a while loop's
+   * state, updated in place by a dynamic-update-slice or an elementwise fusion).
+   */
+  readonly outputsOverParameters: readonly number[];
+  /**
+   * Arena offset of each temporary (and its shape; none for a nested list's region), or,
+   * with `donor`, its offset in that donated parameter leaf's buffer (the entry's only).
+   */
+  readonly temps: readonly { readonly shape?: ArrayShape; readonly offset: number; readonly donor?: number }[];
   readonly arenaBytes: number;
   readonly liveBytesBound: number;
 }
 
-/** Whether every transitive user of fused parameter `index` is elementwise: the kernel then reads it at exactly the index it writes. */
-function readsInPlace(inst: Instruction<"fusion">, index: number): boolean {
+export interface CompiledProgram extends StepList {
+  readonly module: HloModule;
+  /** Every kernel of the program, nested lists' included. */
+  readonly kernels: readonly WasmKernel[];
+  /** Leaves of the program's constants, loaded into device memory once. */
+  readonly constants: readonly Literal[];
+  readonly resultShape: Shape;
+  /** The parameter leaves the caller donates (compile's `donate`, the module's buffer_donor and input_output_alias). */
+  readonly donated: readonly number[];
+  /** For each output leaf, the donated parameter leaf whose buffer it is written to (undefined: a buffer of its own). */
+  readonly outputAliases: readonly (number | undefined)[];
+}
+
+/**
+ * Whether every transitive user of fused parameter `index` is elementwise: the kernel
+ * then reads it at exactly the index it writes (an output fusion's kernel too, when it
+ * keeps the product in scratch until its epilogue has read it).
+ */
+function readsInPlace(inst: Instruction<"fusion">, index: number, target: WasmTarget): boolean {
   const fused = inst.attrs.calledComputation;
-  if (inst.attrs.kind !== "loop") return false;
+  if (inst.attrs.kind !== "loop" && !(inst.attrs.kind === "output" && outputFusionProductInScratch(fused, target))) return false;
   const param = fused.parameters[index];
   const root = fused.root;
   if (param === undefined || param === root || root.shape.kind !== "array" || param.shape.kind !== "array") return false;
@@ -55,14 +90,39 @@ function readsInPlace(inst: Instruction<"fusion">, index: number): boolean {
   return reached.has(root);
 }
 
+/** What the step lists of one program share: the target, its kernels and constants, the nested lists planned so far. */
+interface ProgramContext {
+  readonly target: WasmTarget;
+  readonly kernels: WasmKernel[];
+  readonly constants: Literal[];
+  readonly nested: Map<Computation, StepList>;
+}
+
 /** Lays out the entry computation of `module` (already optimized and fused) as steps. */
 export function planProgram(module: HloModule, target: WasmTarget): CompiledProgram {
-  const entry = module.entry;
+  const ctx: ProgramContext = { target, kernels: [], constants: [], nested: new Map() };
+  const { list, donated, outputAliases } = planSteps(module.entry, ctx, module);
+  return { ...list, module, kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape, donated, outputAliases };
+}
+
+/** The step list of a computation called by control flow (planned once per program: it binds its buffers when it runs). */
+function nestedSteps(c: Computation, ctx: ProgramContext): StepList {
+  let list = ctx.nested.get(c);
+  if (list === undefined) ctx.nested.set(c, (list = planSteps(c, ctx).list));
+  return list;
+}
+
+/**
+ * Plans one computation's steps. With `module` (the entry's list), the caller's donated
+ * parameter buffers may hold outputs and temporaries (planDonation).
+ */
+function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule): {
+  list: StepList; donated: readonly number[]; outputAliases: readonly (number | undefined)[];
+} {
+  const { kernels, constants, target } = ctx;
   const leaves = new Map<Instruction, Location[]>();
   const steps: Step[] = [];
-  const kernels: WasmKernel[] = [];
-  const constants: Literal[] = [];
-  const temps: (TempInterval & { shape: ArrayShape })[] = [];
+  const temps: (TempInterval & { shape?: ArrayShape })[] = [];
   const parameterLeaves = entry.parameters.map((p) => arrayLeaves(p.shape));
   const firstParamLeaf: number[] = [];
   parameterLeaves.reduce((n, ls, i) => { firstParamLeaf[i] = n; return n + ls.length; }, 0);
@@ -71,12 +131,18 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
     temps.push({ shape: s, bytes: alignedBytes(s), defined: steps.length, lastUse: steps.length });
     return { space: "temp", index: temps.length - 1 } as const;
   });
+  const parameterLastUse: number[] = [];
   const use = (locs: readonly Location[]): void => {
-    for (const l of locs) if (l.space === "temp") temps[l.index]!.lastUse = Math.max(temps[l.index]!.lastUse, steps.length);
+    for (const l of locs) {
+      if (l.space === "temp") temps[l.index]!.lastUse = Math.max(temps[l.index]!.lastUse, steps.length);
+      else if (l.space === "parameter") parameterLastUse[l.index] = steps.length;
+    }
   };
 
   // Fusions that could write over an operand; decided once every value's last use is known.
   const inPlaceCandidates: { step: number; result: number; operand: number }[] = [];
+  // Likewise over a parameter leaf, if the result is the output of the same index (see StepList.outputsOverParameters).
+  const overParameterCandidates: { step: number; result: number; parameter: number }[] = [];
   for (const inst of entry.instructions) {
     switch (inst.opcode) {
       case "parameter": {
@@ -116,6 +182,22 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
         break;
     }
     const operandLeaves = inst.operands.map((o) => leaves.get(o)!);
+    if (isControlFlow(inst)) {
+      operandLeaves.forEach(use);
+      const step = steps.length;
+      const planned = planControlFlow(inst, operandLeaves, {
+        nested: (c) => nestedSteps(c, ctx),
+        temps: (shape) => newTemps(shape)[0]!,
+        region: (bytes, liveBytes) => {
+          temps.push({ bytes, liveBytes, defined: step, lastUse: step });
+          return { space: "temp", index: temps.length - 1 };
+        },
+        inPlace: (result, operand) => inPlaceCandidates.push({ step, result, operand }),
+      });
+      leaves.set(inst, [...planned.results]);
+      steps.push(planned.step);
+      continue;
+    }
     const results = newTemps(inst.shape);
     leaves.set(inst, results);
     // A value with no elements needs no computing (side effects aside).
@@ -126,12 +208,14 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
       // The operands this kernel may overwrite with its result: a loop fusion's operands
       // read element for element; dynamic-update-slice's and scatter's operand 0, which
       // their kernels copy to the result row by row before writing the update into it.
-      const overwritable = (i: number): boolean => inst.opcode === "fusion" ? readsInPlace(inst as Instruction<"fusion">, i)
+      const overwritable = (i: number): boolean => inst.opcode === "fusion" ? readsInPlace(inst as Instruction<"fusion">, i, target)
         : (inst.opcode === "dynamicUpdateSlice" || (inst.opcode === "scatter" && inst.operands.length === 3)) && i === 0;
       operandLeaves.forEach((ls, i) => {
-        if (ls.length === 1 && ls[0]!.space === "temp" && results.length === 1 && operandLeaves.filter((o) => o[0] === ls[0]).length === 1 && overwritable(i)) {
-          inPlaceCandidates.push({ step: steps.length, result: results[0]!.index, operand: ls[0]!.index });
-        }
+        if (ls.length !== 1 || results.length !== 1 || operandLeaves.filter((o) => o[0] === ls[0]).length !== 1 || !overwritable(i)) return;
+        const step = steps.length;
+        const result = results[0]!.index;
+        if (ls[0]!.space === "temp") inPlaceCandidates.push({ step, result, operand: ls[0]!.index });
+        if (ls[0]!.space === "parameter") overParameterCandidates.push({ step, result, parameter: ls[0]!.index });
       });
     }
     if (isUnsupported(compiled)) {
@@ -162,24 +246,72 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
   rootLeaves.forEach((l, j) => {
     if (l.space === "temp" && !outputOf.has(l.index) && temps[l.index]!.sharesWith === undefined) outputOf.set(l.index, j);
   });
+  const outputsOverParameters = overParameterCandidates
+    .filter((c) => parameterLastUse[c.parameter] === c.step && outputOf.get(c.result) === c.parameter).map((c) => c.parameter);
+  const donation = module === undefined ? NO_DONATION : planDonation(module, {
+    outputs, rootLeaves, temps, written: outputOf, parameterLastUse, steps: steps.length,
+    inPlace: overParameterCandidates.map((c) => ({ step: c.step, result: c.result, leaf: c.parameter })),
+  });
+  for (const t of donation.keptInArena) outputOf.delete(t);
   const relocate = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
   const finalSteps: Step[] = steps.map((s) => {
     switch (s.kind) {
       case "kernel": return { ...s, operands: s.operands.map(relocate), results: s.results.map(relocate) };
       case "interpret": return { ...s, operands: s.operands.map((ls) => ls.map(relocate)), results: s.results.map(relocate) };
       case "copy": return s;
+      case "while": case "conditional": return relocateControlFlow(s, relocate);
     }
   });
   rootLeaves.forEach((l, j) => {
     const at = relocate(l);
+    // An output aliased to the parameter it returns unchanged is already in place.
+    if (at.space === "parameter" && donation.aliases[j] === at.index) return;
     if (at.space !== "output" || at.index !== j) finalSteps.push({ kind: "copy", from: at, to: { space: "output", index: j }, bytes: byteSize(outputs[j]!) });
   });
   // Temporaries that became outputs need no arena bytes.
   const arenaTemps = temps.map((t, i) => (outputOf.has(i) ? { ...t, bytes: 0 } : t));
-  const arena = assignArena(arenaTemps);
-  return {
-    module, steps: finalSteps, kernels, constants, parameterLeaves, outputs, resultShape: entry.root.shape,
-    temps: temps.map((t, i) => ({ shape: t.shape, offset: arena.offsets[i]! })),
+  const arena = assignArena(arenaTemps, donation.donors);
+  const list: StepList = {
+    name: entry.name, steps: finalSteps, parameterLeaves, outputs, outputsOverParameters,
+    temps: temps.map((t, i) => ({
+      ...(t.shape !== undefined ? { shape: t.shape } : {}), offset: arena.offsets[i]!,
+      ...(arena.donors[i] === undefined ? {} : { donor: arena.donors[i] }),
+    })),
     arenaBytes: arena.arenaBytes, liveBytesBound: arena.liveBytesBound,
   };
+  return { list, donated: donation.donated, outputAliases: donation.aliases };
+}
+
+interface Donation {
+  readonly donated: readonly number[];
+  readonly aliases: readonly (number | undefined)[];
+  readonly keptInArena: ReadonlySet<number>;
+  readonly donors: readonly DonorBuffer[];
+}
+
+/** A nested step list's: its parameters are the caller's buffers, never donated. */
+const NO_DONATION: Donation = { donated: [], aliases: [], keptInArena: new Set(), donors: [] };
+
+/**
+ * Buffer donation for one plan: which outputs live in donated parameter buffers
+ * (decideOutputAliases), and the other donated buffers, offered to temporaries once
+ * their parameter is dead.
+ */
+function planDonation(module: HloModule, plan: {
+  readonly outputs: readonly ArrayShape[]; readonly rootLeaves: readonly Location[]; readonly temps: readonly TempInterval[];
+  readonly written: ReadonlyMap<number, number>; readonly parameterLastUse: readonly number[]; readonly steps: number;
+  readonly inPlace: readonly { readonly step: number; readonly result: number; readonly leaf: number }[];
+}): Donation {
+  const donated = donatedLeaves(module.entry, module.config);
+  if (typeof donated === "string") throw new CompileError(`${module.name}: ${donated}`);
+  const parameterLeaves = module.entry.parameters.flatMap((p) => arrayLeaves(p.shape));
+  const lastUse = parameterLeaves.map((_, k) => plan.parameterLastUse[k] ?? -1);
+  const { aliases, keptInArena } = decideOutputAliases(
+    { ...plan, donated, parameterLeaves, parameterLastUse: lastUse },
+    (why) => { throw new CompileError(`${module.name}: ${why}`); },
+  );
+  const aliased = new Set(aliases);
+  const donors = donated.filter((d) => !aliased.has(d.leaf) && lastUse[d.leaf]! < plan.steps)
+    .map((d) => ({ leaf: d.leaf, bytes: alignedBytes(parameterLeaves[d.leaf]!), lastUse: lastUse[d.leaf]! }));
+  return { donated: donated.map((d) => d.leaf), aliases, keptInArena, donors };
 }

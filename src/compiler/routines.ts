@@ -10,16 +10,23 @@ import type { Unsupported, WasmKernel, WasmTarget } from "./wasm/kernel.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
 import { emitConvKernel } from "./wasm/conv.js";
+import { emitCholeskyKernel } from "./wasm/routines/cholesky.js";
+import { emitFftKernel } from "./wasm/routines/fft.js";
+import { emitOutputFusionKernel } from "./wasm/epilogue.js";
 import { emitDynamicSliceKernel, emitDynamicUpdateSliceKernel } from "./wasm/routines/dynamic_slice.js";
 import { emitGatherKernel, emitScatterKernel } from "./wasm/routines/gather_scatter.js";
 import { emitRngBitGeneratorKernel } from "./wasm/routines/rng.js";
 import { emitSortKernel } from "./wasm/routines/sort.js";
+import { emitTriangularSolveKernel } from "./wasm/routines/triangular_solve.js";
 import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routines/window.js";
 
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupported;
 
 const ROUTINES: Partial<Record<Opcode, Routine>> = {
-  fusion: (inst, target) => emitFusionKernel((inst as Instruction<"fusion">).attrs.calledComputation, target, inst.name),
+  fusion: (inst, target) => {
+    const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
+    return kind === "output" ? emitOutputFusionKernel(calledComputation, target, inst.name) : emitFusionKernel(calledComputation, target, inst.name);
+  },
   dot: (inst, target) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
     return "unsupported" in spec ? spec : emitGemmKernel(spec, target);
@@ -33,6 +40,9 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   dynamicUpdateSlice: (inst, target) => emitDynamicUpdateSliceKernel(inst as Instruction<"dynamicUpdateSlice">, target),
   sort: (inst, target) => emitSortKernel(inst as Instruction<"sort">, target),
   rngBitGenerator: (inst, target) => emitRngBitGeneratorKernel(inst as Instruction<"rngBitGenerator">, target),
+  fft: (inst, target) => emitFftKernel(inst as Instruction<"fft">, target),
+  cholesky: (inst, target) => emitCholeskyKernel(inst as Instruction<"cholesky">, target),
+  triangularSolve: (inst, target) => emitTriangularSolveKernel(inst as Instruction<"triangularSolve">, target),
 };
 
 /** Reasons starting with this mark a code generator that threw: a bug to fix, not a limitation (tests look for it). */

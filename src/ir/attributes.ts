@@ -2,6 +2,7 @@
 // precision). Field names follow XLA's protos in lowerCamelCase.
 
 import type { ElementType } from "../types/element_type.js";
+import type { SourceLocation } from "../types/errors.js";
 
 export type ComparisonDirection = "EQ" | "NE" | "GE" | "GT" | "LE" | "LT";
 /** How Compare orders values: FLOAT is IEEE (NaN unordered), TOTALORDER is -NaN < -inf < ... < NaN. */
@@ -105,4 +106,10 @@ export interface OpMetadata {
   readonly sourceEndLine?: number;
   readonly sourceColumn?: number;
   readonly sourceEndColumn?: number;
+}
+
+/** The source position metadata records (the StableHLO importer records it for `xlats opt`); undefined when it has none. */
+export function metadataLocation(metadata: OpMetadata | undefined): SourceLocation | undefined {
+  if (metadata?.sourceFile === undefined || metadata.sourceLine === undefined) return undefined;
+  return { file: metadata.sourceFile, line: metadata.sourceLine, column: metadata.sourceColumn ?? 1 };
 }

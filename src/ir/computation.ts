@@ -71,6 +71,10 @@ export class Computation {
   resultShardings?: readonly (TensorSharding | undefined)[];
   /** StableHLO symbol visibility of the function this computation came from (`public`, `private`). */
   visibility?: string;
+  /** Other attributes of the func.func this computation came from (`sdy.original_func_name = "f"`), kept as text. */
+  attributes?: Readonly<Record<string, string>>;
+  /** Attributes of that function's return op (`return {sdy.sharding = ...} %0`), kept as text. */
+  returnAttributes?: Readonly<Record<string, string>>;
 
   get programShape(): ProgramShape {
     return { parameters: this.parameters.map((p) => p.shape), result: this.root.shape };
@@ -141,6 +145,27 @@ export interface ModuleConfig {
   readonly entryParameterShapes?: readonly Shape[];
   /** Layout of the entry result as the caller receives it (default: the root shape's own). */
   readonly entryResultShape?: Shape;
+  /**
+   * XLA's input_output_alias: each entry puts the result's array at shape index `output`
+   * in the buffer of parameter `parameter` at `parameterIndex` (same shape), which the
+   * caller gives up (donates) to the execution.
+   */
+  readonly inputOutputAlias?: readonly InputOutputAlias[];
+  /** XLA's buffer_donor: parameter buffers the caller gives up, for any result or temporary of the same size to reuse. */
+  readonly bufferDonors?: readonly BufferDonor[];
+}
+
+export interface BufferDonor {
+  readonly parameter: number;
+  /** Shape index into the parameter (empty: all of it). */
+  readonly parameterIndex: readonly number[];
+}
+
+export interface InputOutputAlias extends BufferDonor {
+  /** Shape index into the result (empty: a non-tuple result). */
+  readonly output: readonly number[];
+  /** must-alias: compiling fails if the result cannot live there; may-alias: the compiler may decline. */
+  readonly kind: "may-alias" | "must-alias";
 }
 
 export const DEFAULT_MODULE_CONFIG: ModuleConfig = { replicaCount: 1, partitionCount: 1 };
@@ -156,6 +181,8 @@ export class HloModule {
   meshes?: readonly NamedMesh[];
   /** Module-level attributes as text (`mhlo.num_partitions = 1 : i32`). */
   attributes?: Readonly<Record<string, string>>;
+  /** Names of the meshes and functions in the order the text declared them (printing keeps it). */
+  symbolOrder?: readonly string[];
   config: ModuleConfig = DEFAULT_MODULE_CONFIG;
 
   constructor(readonly name: string, readonly entry: Computation, extra: readonly Computation[] = []) {
@@ -166,6 +193,25 @@ export class HloModule {
   getComputation(name: string): Computation | undefined {
     return this.computations.find((c) => c.name === name);
   }
+}
+
+/** Gives `to` the side data of `from` (everything but its computations): for passes that build a new module. */
+export function copyModuleSideData(from: HloModule, to: HloModule): void {
+  if (from.meshes !== undefined) to.meshes = from.meshes;
+  if (from.attributes !== undefined) to.attributes = from.attributes;
+  if (from.symbolOrder !== undefined) to.symbolOrder = from.symbolOrder;
+  to.config = from.config;
+}
+
+/** Gives `to` the side data of `from` (its text attributes, shardings, visibility): for a rebuilt computation. */
+export function copyComputationSideData(from: Computation, to: Computation): void {
+  if (from.argAttributes !== undefined) to.argAttributes = from.argAttributes;
+  if (from.resultAttributes !== undefined) to.resultAttributes = from.resultAttributes;
+  if (from.argShardings !== undefined) to.argShardings = from.argShardings;
+  if (from.resultShardings !== undefined) to.resultShardings = from.resultShardings;
+  if (from.visibility !== undefined) to.visibility = from.visibility;
+  if (from.attributes !== undefined) to.attributes = from.attributes;
+  if (from.returnAttributes !== undefined) to.returnAttributes = from.returnAttributes;
 }
 
 export function opName(opcode: Opcode): string {

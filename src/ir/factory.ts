@@ -2,8 +2,9 @@
 // the runtime's deserializer, every compiler pass) creates instructions through an
 // InstructionFactory, which gives each a fresh id and a name unique in its
 // computation, runs the shared shape inference, and carries an instruction's metadata,
-// frontend attributes and shardings (XLA's and Shardy's) over to the instruction that
-// replaces it, with its source location.
+// frontend attributes and shardings (XLA's and Shardy's; a sharding rule only when the
+// replacement is the same op on the same shapes) over to the instruction that replaces
+// it, with its source location.
 
 import { inferShape } from "../shape/index.js";
 import { ShapeError } from "../types/errors.js";
@@ -25,7 +26,7 @@ export interface InstructionExtras {
   readonly sdySharding?: TensorShardingPerValue;
   /** Shardy's sharding rule of the op (`sdy.sharding_rule`). */
   readonly sdyShardingRule?: OpShardingRule;
-  /** The instruction this one replaces or derives from: its name, metadata, attributes and sharding carry over unless given. */
+  /** The instruction this one replaces or derives from: its name, metadata, attributes and shardings carry over unless given. */
   readonly from?: Instruction;
   /** The shape the source declares; it must equal the inferred one. */
   readonly declared?: Shape;

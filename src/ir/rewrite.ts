@@ -6,7 +6,7 @@
 // that a pass did nothing. `mapComputations` does the same for a whole module,
 // re-pointing callers at rebuilt callees.
 
-import { Computation, HloModule, subcomputationsOf, type Instruction } from "./computation.js";
+import { Computation, copyComputationSideData, copyModuleSideData, HloModule, subcomputationsOf, type Instruction } from "./computation.js";
 import { InstructionFactory } from "./factory.js";
 import { OP_TABLE } from "./opcodes.js";
 
@@ -26,14 +26,12 @@ export function hasSideEffect(inst: Instruction): boolean {
   return OP_TABLE[inst.opcode].sideEffect === true || (inst.opcode === "customCall" && (inst as Instruction<"customCall">).attrs.hasSideEffect);
 }
 
-/** A new computation with `instructions` and `root`, and the side data of `like`. */
-export function withInstructions(like: Computation, instructions: readonly Instruction[], root: Instruction, name = like.name): Computation {
-  const out = new Computation(name, like.parameters, instructions, root);
-  if (like.argAttributes !== undefined) out.argAttributes = like.argAttributes;
-  if (like.resultAttributes !== undefined) out.resultAttributes = like.resultAttributes;
-  if (like.argShardings !== undefined) out.argShardings = like.argShardings;
-  if (like.resultShardings !== undefined) out.resultShardings = like.resultShardings;
-  if (like.visibility !== undefined) out.visibility = like.visibility;
+/** A new computation with `instructions` and `root` (and `parameters`, by default like's), and the side data of `like`. */
+export function withInstructions(
+  like: Computation, instructions: readonly Instruction[], root: Instruction, name = like.name, parameters = like.parameters,
+): Computation {
+  const out = new Computation(name, parameters, instructions, root);
+  copyComputationSideData(like, out);
   return out;
 }
 
@@ -135,13 +133,44 @@ export function mapComputations(module: HloModule, fn: (c: Computation) => Compu
   return withEntry(module, map.get(module.entry) ?? module.entry, map);
 }
 
+/** The fields of an instruction that annotate it without changing what it computes. */
+export type InstructionAnnotations = Partial<Pick<Instruction, "metadata" | "frontendAttributes" | "sharding" | "sdySharding" | "sdyShardingRule">>;
+
+/**
+ * Sets annotations (shardings, sharding rules, attributes) on instructions of every
+ * computation of `module`, keeping everything else: ids, names, order, operands and
+ * callees (users and callers are re-pointed at the annotated copies). `annotate` sees
+ * each original instruction once, with its computation, callees before callers, and
+ * returns the fields to set or undefined. The same module when nothing was annotated.
+ */
+export function annotateModule(module: HloModule, annotate: (inst: Instruction, c: Computation) => InstructionAnnotations | undefined): HloModule {
+  const map = new Map<Computation, Computation>();
+  for (const c of module.computations) {
+    const copies = new Map<Instruction, Instruction>();
+    let changed = false;
+    const instructions = c.instructions.map((inst) => {
+      const operands = inst.operands.map((o) => copies.get(o) ?? o);
+      const repointed = repointCallees(inst, map);
+      const fields = annotate(inst, c);
+      if (fields === undefined && repointed === inst && operands.every((o, i) => o === inst.operands[i])) return inst;
+      const copy = { ...repointed, operands, ...fields } as Instruction;
+      copies.set(inst, copy);
+      changed = true;
+      return copy;
+    });
+    if (!changed) continue;
+    const parameters = c.parameters.map((p) => (copies.get(p) ?? p) as Instruction<"parameter">);
+    map.set(c, withInstructions(c, instructions, copies.get(c.root) ?? c.root, c.name, parameters));
+  }
+  if (map.size === 0) return module;
+  return withEntry(module, map.get(module.entry) ?? module.entry, map);
+}
+
 /** A module like `module` with another entry (its callees found from it), side data carried over, renamed computations mapped. */
 export function withEntry(module: HloModule, entry: Computation, renamed: ReadonlyMap<Computation, Computation> = new Map()): HloModule {
   const extra = (module.functions ?? []).map((f) => renamed.get(f) ?? f).filter((f) => f !== entry);
   const out = new HloModule(module.name, entry, extra);
   if (module.functions !== undefined) out.functions = module.functions.map((f) => renamed.get(f) ?? f);
-  if (module.meshes !== undefined) out.meshes = module.meshes;
-  if (module.attributes !== undefined) out.attributes = module.attributes;
-  out.config = module.config;
+  copyModuleSideData(module, out);
   return out;
 }

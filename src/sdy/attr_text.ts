@@ -10,16 +10,16 @@
 //
 // Parsing reads from the MLIR cursor at the attribute, so failures point into the
 // source; each failure carries Shardy's own chain of messages (see diagnostics.ts).
-// `#sdy.op_sharding_rule<...>` is not read here (src/sdy/rule_text.ts owns it); until
-// that lands it travels as text.
+// `#sdy.op_sharding_rule<...>` is read and written by src/sdy/rule_text.ts.
 
 import type { Cursor } from "../text/mlir/cursor.js";
 import { quoteString as quote } from "../text/mlir/print_attr.js";
 import { inContext, sdyParseError } from "./diagnostics.js";
 import type {
   AllToAllParam, AxisRef, AxisToPropagationDetails, DimensionSharding, EdgeValueRef, ManualAxes, Mesh, MeshAxis,
-  PropagationEdges, PropagationOneStep, ReductionOp, TensorSharding, TensorShardingPerValue,
+  OpShardingRule, PropagationEdges, PropagationOneStep, ReductionOp, TensorSharding, TensorShardingPerValue,
 } from "./model.js";
+import { printOpShardingRule, readOpShardingRule } from "./rule_text.js";
 
 /** A `#sdy...` attribute value as it appears in an attribute dictionary. */
 export type SdyAttribute =
@@ -33,8 +33,7 @@ export type SdyAttribute =
   | { readonly kind: "propagationEdges"; readonly value: PropagationEdges }
   /** `#sdy<propagation_direction NONE>`, `#sdy<reduction_op max>`: one of the dialect's enums. */
   | { readonly kind: "enum"; readonly name: string; readonly value: string }
-  /** `#sdy.op_sharding_rule<...>`, kept as its text. */
-  | { readonly kind: "shardingRuleText"; readonly text: string };
+  | { readonly kind: "shardingRule"; readonly value: OpShardingRule };
 
 const PARAM = (attr: string, param: string, cppType: string): string =>
   `failed to parse ${attr} parameter '${param}' which is to be a \`${cppType}\``;
@@ -457,11 +456,7 @@ const DIALECT_ATTRIBUTES: Readonly<Record<string, (c: Cursor) => SdyAttribute>> 
   propagation_direction: (c) => enumAttribute(c, "propagation_direction", ["NONE", "FORWARD", "BACKWARD", "BOTH"]),
   reduction_op: (c) => enumAttribute(c, "reduction_op", ["sum", "max", "min"]),
   edge_node_type: (c) => enumAttribute(c, "edge_node_type", ["operand", "result"]),
-  op_sharding_rule: (c) => {
-    const start = c.pos;
-    c.balancedAngle();
-    return { kind: "shardingRuleText", text: `#sdy.op_sharding_rule${c.text.slice(start, c.pos).trim()}` };
-  },
+  op_sharding_rule: (c) => ({ kind: "shardingRule", value: readOpShardingRule(c) }),
 };
 
 /** `NONE` in `#sdy<propagation_direction NONE>`. */
@@ -505,7 +500,7 @@ export function printSdyAttribute(a: SdyAttribute): string {
     case "allToAllParams": return `#sdy<all_to_all_param_list${printAllToAllParams(a.value)}>`;
     case "propagationEdges": return printPropagationEdges(a.value);
     case "enum": return `#sdy<${a.name} ${a.value}>`;
-    case "shardingRuleText": return a.text;
+    case "shardingRule": return printOpShardingRule(a.value);
   }
 }
 

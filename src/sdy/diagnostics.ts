@@ -5,7 +5,7 @@
 // notes ("parent bounding this axis as manual"). `SdyParseError` carries such a chain;
 // `verifySdy` (verify.ts) returns a list of them.
 
-import { ParseError } from "../types/errors.js";
+import { ParseError, VerifyError } from "../types/errors.js";
 import type { Cursor } from "../text/mlir/cursor.js";
 
 export interface SdyDiagnostic {
@@ -25,6 +25,19 @@ export class SdyParseError extends ParseError {
     const first = diagnostics[0]!;
     super(first.message, first.line ?? 0, first.column ?? 0, sourceLine, file);
   }
+}
+
+/** What the sdy verifier found (verifySdy's diagnostics), as an error. */
+export class SdyVerifyError extends VerifyError {
+  override name = "SdyVerifyError";
+  constructor(readonly diagnostics: readonly SdyDiagnostic[]) {
+    super(diagnostics[0]?.message ?? "sdy verification failed");
+  }
+}
+
+/** `FILE:LINE:COL: error: MESSAGE`, one line per diagnostic (notes too), as MLIR reports them. */
+export function formatSdyDiagnostics(diagnostics: readonly SdyDiagnostic[], file: string): string {
+  return diagnostics.map((d) => `${file}:${d.line ?? 0}:${d.column ?? 0}: ${d.severity}: ${d.message}`).join("\n");
 }
 
 /** The diagnostics an error stands for: its chain, or the error itself. */

@@ -18,6 +18,7 @@ import type { SdyDiagnostic } from "./diagnostics.js";
 import { axisRefSize, axisSize, meshOf, meshTable } from "./mesh.js";
 import type { AxisRef, Mesh, TensorSharding, TensorShardingPerValue } from "./model.js";
 import { verifyCollective, verifyCollectiveSymbolUses } from "./verify_ops.js";
+import { verifyOpShardingRule } from "./rule_verify.js";
 import {
   boundAxisViolation, quotedType, verifyTensorSharding, verifyUnreducedTransition, violation, type BoundManualAxes, type Violation,
 } from "./verify_sharding.js";
@@ -208,7 +209,7 @@ function verifyFunction(f: Computation, ctx: VerifyContext): Violation | undefin
 function verifyOp(site: OpSite, ctx: VerifyContext): Violation | undefined {
   const { inst, bound } = site;
   const prefixed = (v: Violation | undefined): Violation | undefined => (v === undefined ? undefined : { ...v, message: opMessage(inst, v.message) });
-  // In the order of the attribute dictionary: sdy.propagation_edges, then sdy.sharding.
+  // In the order of the attribute dictionary: sdy.propagation_edges, sdy.sharding, sdy.sharding_rule.
   if (inst.sdyPropagationEdges !== undefined) {
     const v = prefixed(verifyPropagationEdges(site, ctx));
     if (v !== undefined) return v;
@@ -216,6 +217,10 @@ function verifyOp(site: OpSite, ctx: VerifyContext): Violation | undefined {
   if (inst.sdySharding !== undefined) {
     const v = prefixed(verifyPerValue(inst.sdySharding, mlirResultCount(inst) === 0 ? [] : resultTypes(inst), ctx, bound, "result"));
     if (v !== undefined) return v;
+  }
+  if (inst.sdyShardingRule !== undefined) {
+    const problem = verifyOpShardingRule(inst.sdyShardingRule, inst.operands.map((o) => o.shape), mlirResultCount(inst) === 0 ? [] : resultTypes(inst));
+    if (problem !== undefined) return prefixed(violation(problem));
   }
   switch (inst.opcode) {
     case "sdyManualComputation": {

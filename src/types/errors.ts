@@ -2,8 +2,23 @@
 // "your program is wrong" (ShapeError, VerifyError, ParseError) from "xlats hit a
 // limit or a runtime fault" (ExecutionError).
 
+/** A position in a source text: 1-based line and column. */
+export interface SourceLocation {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+}
+
 export class XlaError extends Error {
   override name = "XlaError";
+  /** Where in the source text the problem is, when known (`xlats opt` reports FILE:LINE:COL). */
+  location?: SourceLocation;
+}
+
+/** Sets `error.location` when it is known; returns the error (`throw atLocation(new VerifyError(m), loc)`). */
+export function atLocation<E extends XlaError>(error: E, location: SourceLocation | undefined): E {
+  if (location !== undefined) error.location = location;
+  return error;
 }
 
 /** An op's arguments violate one of its shape rules. `op` is the XLA op name. */
@@ -41,4 +56,16 @@ export class ParseError extends XlaError {
 /** The compiler failed on a program the verifier accepts (a pass broke the IR, a code generator hit a limit). */
 export class CompileError extends XlaError {
   override name = "CompileError";
+}
+
+/**
+ * Several diagnostics at once, in the order they arise (MLIR reports a bad attribute
+ * with each enclosing parser's error; a verifier may find several problems). `xlats opt`
+ * prints each on its own line.
+ */
+export class DiagnosticList extends XlaError {
+  override name = "DiagnosticList";
+  constructor(readonly diagnostics: readonly XlaError[]) {
+    super(diagnostics.map((d) => d.message).join("\n"));
+  }
 }

@@ -162,7 +162,10 @@ export class KernelGraph {
     }
   }
 
+  /** The node of x div divisor, if it was built (in its canonical form: (y div m) div n is y div (m n) for y ≥ 0). */
   private findDiv(x: number, divisor: number): number | undefined {
+    const n = this.node(x);
+    if (n.op === "idiv" && this.range(n.args[0]!).lo >= 0) return this.byKey.get(`idiv|idx|${n.args[0]}|${(n.attr as number) * divisor}`);
     return this.byKey.get(`idiv|idx|${x}|${divisor}`);
   }
 

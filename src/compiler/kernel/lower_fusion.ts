@@ -112,6 +112,8 @@ class Lowering {
   readonly accums = new Map<Instruction, number[]>();
   /** Variables of the output context, when lowering an input fusion's epilogue. */
   outputVars: readonly number[] | undefined;
+  /** Output fusions: the dot or convolution whose result the epilogue reads, as kernel input `operand` (row-major). */
+  core: { readonly inst: Instruction; readonly operand: number } | undefined;
 
   constructor(readonly comp: Computation, readonly g: KernelGraph = new KernelGraph()) {}
 
@@ -128,6 +130,7 @@ class Lowering {
   private lower(inst: Instruction, idx: readonly number[]): number {
     const g = this.g;
     const opcode: Opcode = inst.opcode;
+    if (inst === this.core?.inst) return g.load(this.core.operand, arrayOf(inst).elementType, rowMajorOffset(g, idx, arrayOf(inst).dimensions));
     if (inst.shape.kind === "array") checkType(inst.shape.elementType, inst.name);
     for (const o of inst.operands) if (o.shape.kind === "array") checkType(o.shape.elementType, o.name);
     if (FUSIBLE_ELEMENTWISE.has(opcode)) {
@@ -148,10 +151,7 @@ class Lowering {
     switch (opcode) {
       case "parameter": {
         if (this.paramNodes !== undefined) return this.paramNodes[(inst as Instruction<"parameter">).attrs.number]!;
-        const strides = rowMajorStrides(shape.dimensions);
-        let offset = g.iconst(0);
-        idx.forEach((x, i) => { offset = g.add(offset, g.mul(x, strides[i]!)); });
-        return g.load((inst as Instruction<"parameter">).attrs.number, shape.elementType, offset);
+        return g.load((inst as Instruction<"parameter">).attrs.number, shape.elementType, rowMajorOffset(g, idx, shape.dimensions));
       }
       case "constant": {
         const lit = (inst as Instruction<"constant">).attrs.literal;
@@ -166,9 +166,7 @@ class Lowering {
         // A small table: a chain of selects on the linear index (larger constants
         // should stay operands of the fusion).
         if (values.length > MAX_INLINE_CONSTANT) return fail(`${inst.name}: array constants of more than ${MAX_INLINE_CONSTANT} elements are not fused`);
-        const strides = rowMajorStrides(shape.dimensions);
-        let linear = g.iconst(0);
-        idx.forEach((x, i) => { linear = g.add(linear, g.mul(x, strides[i]!)); });
+        const linear = rowMajorOffset(g, idx, shape.dimensions);
         let result = asNode(values[values.length - 1]!);
         for (let k = values.length - 2; k >= 0; k--) {
           result = g.op("select", t, [g.condToPred(g.eq(linear, g.iconst(k))), asNode(values[k]!), result]);
@@ -187,10 +185,7 @@ class Lowering {
       }
       case "reshape": {
         const operand = inst.operands[0]!;
-        const strides = rowMajorStrides(shape.dimensions);
-        let linear = g.iconst(0);
-        idx.forEach((x, i) => { linear = g.add(linear, g.mul(x, strides[i]!)); });
-        return this.at(operand, unlinearize(g, linear, arrayOf(operand).dimensions));
+        return this.at(operand, unlinearize(g, rowMajorOffset(g, idx, shape.dimensions), arrayOf(operand).dimensions));
       }
       case "transpose": {
         const perm = (inst as Instruction<"transpose">).attrs.permutation;
@@ -263,6 +258,14 @@ class Lowering {
         return fail(`${inst.name}: ${opcode} is not fusible`);
     }
   }
+}
+
+/** The row-major linear index of multi-index `idx` in `dims`. */
+export function rowMajorOffset(g: KernelGraph, idx: readonly number[], dims: readonly number[]): number {
+  const strides = rowMajorStrides(dims);
+  let offset = g.iconst(0);
+  idx.forEach((x, i) => { offset = g.add(offset, g.mul(x, strides[i]!)); });
+  return offset;
 }
 
 /** The multi-index of `dims` whose row-major linear index is `linear`. */
@@ -339,6 +342,27 @@ function collectReduces(inst: Instruction, out: Set<Instruction>, seen: Set<Inst
 export function lowerFusion(fused: Computation): FusedKernelIR | Unsupported {
   try {
     return lowerOrThrow(fused);
+  } catch (e) {
+    if (e instanceof Fail) return { unsupported: e.reason };
+    throw e;
+  }
+}
+
+/**
+ * The epilogue of an output fusion: its root as a loop over the root's shape, where the
+ * dot or convolution `core` is not computed but read, as one more kernel input (number
+ * fused.parameters.length, `core`'s shape, row-major): the value its kernel has just
+ * written.
+ */
+export function lowerEpilogue(fused: Computation, core: Instruction): FusedKernelIR | Unsupported {
+  try {
+    const low = new Lowering(fused);
+    low.core = { inst: core, operand: fused.parameters.length };
+    const g = low.g;
+    const out = arrayOf(fused.root);
+    const inputs = [...fused.parameters, core].map((p) => ({ type: arrayOf(p).elementType, dims: arrayOf(p).dimensions }));
+    const vars = out.dimensions.map((n, i) => g.variable(i, n));
+    return { graph: g, inputs, domain: out.dimensions, outputs: [{ type: out.elementType, dims: out.dimensions, value: low.at(fused.root, vars) }] };
   } catch (e) {
     if (e instanceof Fail) return { unsupported: e.reason };
     throw e;

@@ -2,7 +2,7 @@
 // parameters and side-effecting ops, and what they need), then computations that the
 // entry no longer reaches (also from the module's list of functions).
 
-import { Computation, HloModule } from "../../ir/computation.js";
+import { Computation, copyModuleSideData, HloModule } from "../../ir/computation.js";
 import { mapComputations, rebuild } from "../../ir/rewrite.js";
 import type { Pass } from "../pass.js";
 
@@ -30,9 +30,7 @@ export const dce: Pass = {
     const kept = functions.filter((c) => live.has(c));
     const out = new HloModule(swept.name, swept.entry, kept);
     if (swept.functions !== undefined) out.functions = kept;
-    if (swept.meshes !== undefined) out.meshes = swept.meshes;
-    if (swept.attributes !== undefined) out.attributes = swept.attributes;
-    out.config = swept.config;
+    copyModuleSideData(swept, out);
     return out;
   },
 };

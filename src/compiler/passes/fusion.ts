@@ -17,9 +17,14 @@
 // - Input fusion: a reduce is always the root of its group (its users iterate over a
 //   different space), and its producers fuse into it as they do into a loop.
 //
-// Other ops (dot, convolution, sort, control flow, collectives, ...) stay as they are;
-// the backend gives them their own kernels or routines. Each group becomes a fused
-// computation named after its root, and every decision is logged.
+// - Output fusion (output_fusion.ts): a dot or convolution whose product only an
+//   elementwise epilogue reads (bias, residual, activation, scale) becomes the core of
+//   that epilogue's group; the GEMM or convolution kernel finishes each block of the
+//   product with it, so the result is written once.
+//
+// Other ops (sort, control flow, collectives, ...) and the other dots and convolutions
+// stay as they are; the backend gives them their own kernels or routines. Each group
+// becomes a fused computation named after its root, and every decision is logged.
 //
 // Then multi-output fusion (multi_output.ts) merges groups that should share one pass
 // over memory: a reduction with the elementwise value it reads (stored from the
@@ -34,6 +39,7 @@ import { elementCount } from "../../types/shape.js";
 import { CompileError } from "../../types/errors.js";
 import type { Pass, PassContext } from "../pass.js";
 import { formUnits, type Group, type Unit } from "./multi_output.js";
+import { formOutputFusions } from "./output_fusion.js";
 
 /** Index ops fused as index arithmetic (never materialized inside a fusion). */
 const INDEX_OPS: ReadonlySet<Opcode> = new Set<Opcode>([
@@ -134,8 +140,10 @@ function fusedComputation(u: Unit, position: ReadonlyMap<Instruction, number>): 
     }
     return v;
   };
+  const cores = new Set(u.groups.flatMap((g) => (g.core === undefined ? [] : [g.core])));
   for (const inst of [...members].sort((a, b) => position.get(a)! - position.get(b)!)) {
-    const ops = inst.operands.map((o) => (members.has(o) ? inside.get(o)! : read(o)));
+    // A core's operands are buffers its kernel reads: always parameters of the fusion.
+    const ops = inst.operands.map((o) => (members.has(o) && !cores.has(inst) ? inside.get(o)! : read(o)));
     inside.set(inst, f.add(inst.opcode, ops, inst.attrs, { from: inst }));
   }
   const roots = u.groups.map((g) => inside.get(g.root)!);
@@ -143,6 +151,7 @@ function fusedComputation(u: Unit, position: ReadonlyMap<Instruction, number>): 
 }
 
 function fusionKind(u: Unit): FusionKind {
+  if (u.groups.some((g) => g.core !== undefined)) return "output";
   return u.groups.some((g) => g.root.opcode === "reduce") ? "input" : "loop";
 }
 
@@ -190,8 +199,9 @@ function schedule(c: Computation, units: readonly Unit[]): (Instruction | Unit)[
 function fuseComputation(c: Computation, ctx: PassContext, passName: string): Computation {
   const groups = formGroups(c, ctx, passName);
   if (groups.size === 0) return c;
-  const units = formUnits(c, groups, ctx, passName);
   const position = new Map(c.instructions.map((inst, i) => [inst, i]));
+  formOutputFusions(c, groups, ctx, passName, (g) => fusedComputation({ groups: [g] }, position).computation);
+  const units = formUnits(c, groups, ctx, passName);
   const factory = factoryFor(c);
   const replaced = new Map<Instruction, Instruction>();
   const rebuilt = (i: Instruction): Instruction => replaced.get(i) ?? i;

@@ -13,7 +13,7 @@
 // relayouts arguments on entry (Literal.toDefaultLayout), so it runs the result of this
 // pass on the caller's arguments unchanged.
 
-import { Computation, type HloModule, type Instruction } from "../../ir/computation.js";
+import { Computation, copyComputationSideData, type HloModule, type Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { mapComputations } from "../../ir/rewrite.js";
 import { withDefaultLayout, type Shape } from "../../types/shape.js";
@@ -52,9 +52,7 @@ export function assignDefaultLayouts(c: Computation): Computation {
     map.set(inst, f.add(inst.opcode, operands, normalizedAttrs(inst), { from: inst }));
   }
   const out = f.finish(map.get(c.root)!);
-  if (c.argAttributes !== undefined) out.argAttributes = c.argAttributes;
-  if (c.resultAttributes !== undefined) out.resultAttributes = c.resultAttributes;
-  if (c.visibility !== undefined) out.visibility = c.visibility;
+  copyComputationSideData(c, out);
   return out;
 }
 

@@ -23,6 +23,8 @@ import type { PassContext } from "../pass.js";
 export interface Group {
   readonly root: Instruction;
   readonly members: Set<Instruction>;
+  /** Output fusions (output_fusion.ts): the dot or convolution whose product the group's epilogue finishes. */
+  core?: Instruction | undefined;
 }
 
 /** Groups that become one fusion; one group, or several for a multi-output fusion. */
@@ -89,6 +91,8 @@ export function formUnits(c: Computation, groups: ReadonlyMap<Instruction, Group
   /** Why units a and b cannot be one fusion, or undefined when they can. */
   const refusal = (a: Unit, b: Unit): string | undefined => {
     const all = [...a.groups, ...b.groups];
+    const output = all.find((g) => g.core !== undefined);
+    if (output !== undefined) return `${output.root.name} is an output fusion (with ${output.core!.name})`;
     const reduces = all.filter(isReduce);
     const loops = all.filter((g) => !isReduce(g));
     if (reduces.length === 0) return "no reduction";

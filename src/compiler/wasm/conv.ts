@@ -1,4 +1,4 @@
-// 2-D f32 convolution kernels as im2col + GEMM: for each block of output pixels, the
+// 2-D f32 and f64 convolution kernels as im2col + GEMM: for each block of output pixels, the
 // patches of the input they read are copied into scratch as the rows of a matrix
 // (zeros where the window hangs over the padding), then the GEMM loop nest
 // (gemm_rows.ts) multiplies that block by the kernel seen as a [KH*KW*C][O] matrix
@@ -9,15 +9,19 @@
 // dimensions of input and output in any order), any strides, padding and window
 // dilation; base (lhs) dilation, window reversal and feature or batch groups are not.
 //
-// Accumulation: f32, over the kernel's memory order (spatial, then input feature), in
-// blocks of the GEMM's kc as gemm.ts describes.
+// Accumulation: in the element type, over the kernel's memory order (spatial, then input
+// feature), in blocks of the GEMM's kc as gemm.ts describes.
+//
+// In an output fusion (epilogue.ts) each block of output pixels is finished by the
+// fusion's epilogue as soon as the GEMM has written it: the pixels are the rows of the
+// product, the output features its columns.
 
 import type { Instruction } from "../../ir/computation.js";
 import type { ArrayShape } from "../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { defaultGemmTiling } from "./gemm.js";
-import type { GemmTiling } from "./gemm_microkernel.js";
-import { emitGemmRows } from "./gemm_rows.js";
+import type { GemmElement, GemmTiling } from "./gemm_microkernel.js";
+import { emitGemmRows, productInScratch, type KernelEpilogue } from "./gemm_rows.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { forRange, setMinU } from "./loops.js";
 
@@ -26,6 +30,7 @@ const PIXEL_BLOCK = 64;
 
 /** The geometry of a supported convolution, in elements. */
 export interface ConvGeometry {
+  readonly type: GemmElement;
   readonly c: number;
   readonly o: number;
   /** Input strides of the batch, spatial 0 and spatial 1 dimensions. */
@@ -54,7 +59,10 @@ export function convGeometry(conv: Instruction<"convolution">): ConvGeometry | U
     return { unsupported: "convolution: operands and result must be arrays" };
   }
   const input = lhs.shape as ArrayShape, kernel = rhs.shape as ArrayShape, output = conv.shape as ArrayShape;
-  if (input.elementType !== "f32" || kernel.elementType !== "f32" || output.elementType !== "f32") return { unsupported: "convolution: only f32" };
+  const type = output.elementType;
+  if ((type !== "f32" && type !== "f64") || input.elementType !== type || kernel.elementType !== type) {
+    return { unsupported: "convolution: only f32 or f64 (input, kernel and output of one type)" };
+  }
   const { featureGroupCount, batchGroupCount, window } = conv.attrs;
   if (featureGroupCount !== 1 || batchGroupCount !== 1) return { unsupported: "convolution: feature or batch groups" };
   const dn = conv.attrs.dimensionNumbers;
@@ -69,6 +77,7 @@ export function convGeometry(conv: Instruction<"convolution">): ConvGeometry | U
   const [o0, o1] = dn.outputSpatialDimensions as [number, number];
   const role = (d: number): number => (d === dn.outputBatchDimension ? 0 : d === o0 ? 1 : d === o1 ? 2 : -1);
   return {
+    type,
     c: input.dimensions[3]!,
     o: kernel.dimensions[3]!,
     inputStrides: [is[dn.inputBatchDimension]!, is[s0]!, is[s1]!],
@@ -106,25 +115,45 @@ function emitCopy(f: FunctionBuilder, src: number | undefined, dst: number, dstO
   }
 }
 
-/** The convolution kernel: run(input, kernel, output, scratch, begin, end) over blocks of output pixels. */
-export function emitConvKernel(conv: Instruction<"convolution">, target: WasmTarget, tilingOverride?: Partial<GemmTiling>): WasmKernel | Unsupported {
+/** The GEMM tiling of a convolution's kernel: the whole depth in one block while the kernel matrix fits L2 comfortably (no C reloads). */
+function convTiling(g: ConvGeometry, target: WasmTarget): GemmTiling {
+  const es = g.type === "f32" ? 4 : 8;
+  const pixels = g.outputSizes[0] * g.outputSizes[1] * g.outputSizes[2];
+  const kDepth = g.kernelSizes[0] * g.kernelSizes[1] * g.c;
+  const base = defaultGemmTiling({ elementType: g.type, batch: 1, m: Math.min(pixels, PIXEL_BLOCK), n: g.o, k: kDepth }, target);
+  return { ...base, kc: kDepth * g.o * es <= 512 * 1024 ? Math.max(kDepth, 1) : base.kc };
+}
+
+/** Whether the convolution kernel keeps its product in scratch until an epilogue has read it (gemm_rows.ts). */
+export function convProductInScratch(g: ConvGeometry, target: WasmTarget): boolean {
+  return productInScratch(g.kernelSizes[0] * g.kernelSizes[1] * g.c, convTiling(g, target));
+}
+
+/**
+ * The convolution kernel: run(input, kernel, output, scratch, begin, end) over blocks of
+ * output pixels; with an epilogue, run(operand0, ..., operandN-1, output, scratch,
+ * begin, end), input and kernel among the operands.
+ */
+export function emitConvKernel(
+  conv: Instruction<"convolution">, target: WasmTarget, tilingOverride?: Partial<GemmTiling>, epilogue?: KernelEpilogue,
+): WasmKernel | Unsupported {
   const g = convGeometry(conv);
   if ("unsupported" in g) return g;
   if (!target.simd) return { unsupported: "convolution: needs SIMD128" };
   if (g.c === 0 || g.kernelSizes[0] * g.kernelSizes[1] === 0) return { unsupported: "convolution: empty kernel window" };
-  const es = 4;
+  const type = g.type;
+  const es = type === "f32" ? 4 : 8;
   const pixels = g.outputSizes[0] * g.outputSizes[1] * g.outputSizes[2];
   const kDepth = g.kernelSizes[0] * g.kernelSizes[1] * g.c;
   const o = g.o;
-  const name = `conv ${conv.name} ${pixels}px ${kDepth}x${o}`;
-  const spec = { elementType: "f32" as const, batch: 1, m: Math.min(pixels, PIXEL_BLOCK), n: o, k: kDepth };
-  const base = defaultGemmTiling(spec, target);
-  // The whole depth in one block while the kernel matrix fits L2 comfortably: no C reloads.
-  const tiling: GemmTiling = { ...base, kc: kDepth * o * es <= 512 * 1024 ? Math.max(kDepth, 1) : base.kc, ...tilingOverride };
+  const name = `conv ${conv.name} ${pixels}px ${kDepth}x${o}${type === "f64" ? " f64" : ""}${epilogue === undefined ? "" : " with epilogue"}`;
+  const tiling: GemmTiling = { ...convTiling(g, target), ...tilingOverride };
   const module = new ModuleBuilder().importMemory(target);
+  const epi = epilogue?.add(module);
+  const nOps = epilogue?.operandCount ?? 2;
   const remainder = pixels % PIXEL_BLOCK % tiling.mr;
-  const { rows, scratchBytes: rowsScratch } = emitGemmRows(module, { type: "f32", n: o, k: kDepth, aRow: kDepth * es, aK: es, bK: o * es, bLine: es },
-    tiling, target.relaxedSimd && tiling.fma === true, remainder === 0 ? [] : [remainder]);
+  const { rows, scratchBytes: rowsScratch } = emitGemmRows(module, { type, n: o, k: kDepth, aRow: kDepth * es, aK: es, bK: o * es, bLine: es },
+    tiling, target.relaxedSimd && tiling.fma === true, remainder === 0 ? [] : [remainder], epi === undefined ? undefined : { fn: epi, operands: nOps });
   const colBytes = Math.ceil((PIXEL_BLOCK * kDepth * es) / 64) * 64;
 
   // im2col(input, p0, count, dst): rows q < count of the patch matrix for pixels p0 + q.
@@ -167,8 +196,9 @@ export function emitConvKernel(conv: Instruction<"convolution">, target: WasmTar
     });
   });
 
-  module.addFunction("run", ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
-    const [input, kernel, output, scratch, begin, end] = [0, 1, 2, 3, 4, 5];
+  module.addFunction("run", new Array<"i32">(nOps + 4).fill("i32"), [], (f) => {
+    const [input, kernel] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
+    const [output, scratch, begin, end] = [nOps, nOps + 1, nOps + 2, nOps + 3];
     const [blk, p0, count, rest] = [f.local("i32"), f.local("i32"), f.local("i32"), f.local("i32")];
     forRange(f, blk, { local: begin }, { local: end }, 1, () => {
       f.localGet(blk).i32Const(PIXEL_BLOCK).i32Mul().localSet(p0);
@@ -176,14 +206,20 @@ export function emitConvKernel(conv: Instruction<"convolution">, target: WasmTar
       setMinU(f, count, PIXEL_BLOCK, { local: rest });
       f.localGet(input).localGet(p0).localGet(count).localGet(scratch).call(im2col);
       f.localGet(scratch).localGet(kernel).localGet(output).localGet(p0).i32Const(o * es).i32Mul().i32Add();
-      f.localGet(scratch).i32Const(colBytes).i32Add().i32Const(0).localGet(count).i32Const(0).i32Const(o).call(rows);
+      f.localGet(scratch).i32Const(colBytes).i32Add().i32Const(0).localGet(count).i32Const(0).i32Const(o);
+      if (epi !== undefined) {
+        // The block's rows are pixels p0.. of the whole output.
+        f.localGet(p0);
+        for (let x = 0; x <= nOps; x++) f.localGet(x);
+      }
+      f.call(rows);
     });
   });
 
   return {
     name,
     bytes: module.finish(),
-    operandCount: 2,
+    operandCount: nOps,
     resultCount: 1,
     scratchBytes: colBytes + rowsScratch,
     parallelExtent: Math.ceil(pixels / PIXEL_BLOCK),

@@ -13,7 +13,7 @@ import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
 import { lowerFusion, type FusedKernelIR } from "../kernel/lower_fusion.js";
 import type { KernelGraph } from "../kernel/graph.js";
-import { ModuleBuilder } from "./encoder.js";
+import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { EmitFail, needsTrigHelper, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { emitReduceKernel } from "./emit_reduce.js";
@@ -129,6 +129,78 @@ export function planBody(
   };
 }
 
+/** Where a loop row stores one root: at base + i · size. */
+export interface RowOutput {
+  readonly root: number;
+  readonly type: ElementType;
+  /** Local holding the byte address of the row's first element. */
+  readonly base: number;
+}
+
+/**
+ * One row of a loop: the per-row invariants, the byte bases of the loads affine in the
+ * inner variable (into `baseLocal`, which bindInnerLoop reads), then the vector loop
+ * over [i, stop) (unrolled when its body is small) and the scalar tail, storing each
+ * root. Leaves i at stop.
+ */
+export function emitRow(
+  f: FunctionBuilder, ve: ValueEmitter, g: KernelGraph, plan: BodyPlan, loop: { readonly i: number; readonly stop: number; readonly innerVar: number },
+  baseLocal: Map<number, number>, outputs: readonly RowOutput[],
+): void {
+  const { i, stop } = loop;
+  const L = plan.lanes;
+  for (const id of plan.invariant) if (g.node(id).op !== "var") ve.emitScalar(id);
+  for (const [id, aff] of plan.affine) {
+    const n = g.node(id);
+    if (n.op !== "load") continue;
+    const size = storageBytes(n.type as ElementType);
+    let l = baseLocal.get(id);
+    if (l === undefined) baseLocal.set(id, l = f.local("i32"));
+    f.localGet(n.attr as number).localGet(ve.scalar.get(aff.base)!);
+    if (size !== 1) f.i32Const(size).i32Mul();
+    f.i32Add().localSet(l);
+  }
+  const store = (vector: boolean): void => {
+    for (const o of outputs) {
+      const size = storageBytes(o.type);
+      f.localGet(o.base).localGet(i);
+      if (size !== 1) f.i32Const(size).i32Mul();
+      f.i32Add();
+      if (vector) {
+        f.localGet(ve.vector.get(o.root)!);
+        storeVector(f, o.type, ve.scratchV128());
+      } else {
+        f.localGet(ve.scalar.get(o.root)!);
+        storeScalar(f, o.type);
+      }
+    }
+  };
+  if (plan.vectorBody !== undefined) {
+    for (const id of plan.splats) ve.splat(id);
+    ve.hoistConstants(plan.vectorBody);
+    // Unrolled for loop overhead when the body is small, then one vector at a time.
+    const unroll = plan.vectorBody.length <= SMALL_BODY ? UNROLL : 1;
+    for (const copies of unroll > 1 ? [unroll, 1] : [1]) {
+      f.block().loop();
+      f.localGet(i).i32Const(L * copies).i32Add().localGet(stop).i32GtU().brIf(1);
+      for (let copy = 0; copy < copies; copy++) {
+        for (const id of plan.vectorBody) ve.emitVector(id);
+        store(true);
+        f.localGet(i).i32Const(L).i32Add().localSet(i);
+      }
+      f.br(0);
+      f.end().end();
+    }
+  }
+  f.block().loop();
+  f.localGet(i).localGet(stop).i32GeU().brIf(1);
+  ve.scalar.set(loop.innerVar, i);
+  for (const id of plan.scalarBody) ve.emitScalar(id);
+  store(false);
+  f.localGet(i).i32Const(1).i32Add().localSet(i).br(0);
+  f.end().end();
+}
+
 function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
   const c = collapseDomain(ir.graph, ir.domain, ir.outputs.map((o) => o.value));
   const g = c.graph;
@@ -148,7 +220,6 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
     ve.trigHelper = trigHelper;
     const plan = planBody(g, c.roots, c.innerVar, target, ve);
     ve.vectorLanes = plan.lanes;
-    const L = plan.lanes;
     const u = f.local("i32");
     const row = f.local("i32");
     const i = f.local("i32");
@@ -180,61 +251,10 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
     if (chunks === 1) f.i32Const(0).localSet(i);
     else f.localGet(u).i32Const(chunks).i32RemU().i32Const(B).i32Mul().localSet(i);
     f.localGet(i).i32Const(B).i32Add().localTee(stop).i32Const(F).localGet(stop).i32Const(F).i32LtU().select().localSet(stop);
-    // per-row invariants
-    for (const id of plan.invariant) if (g.node(id).op !== "var") ve.emitScalar(id);
-    for (const [id, aff] of plan.affine) {
-      const n = g.node(id);
-      if (n.op !== "load") continue;
-      const size = storageBytes(n.type as ElementType);
-      const l = f.local("i32");
-      f.localGet(n.attr as number).localGet(ve.scalar.get(aff.base)!);
-      if (size !== 1) f.i32Const(size).i32Mul();
-      f.i32Add().localSet(l);
-      baseLocal.set(id, l);
-    }
     ir.outputs.forEach((o, k) => {
       f.localGet(nIn + k).localGet(row).i32Const(F * storageBytes(o.type)).i32Mul().i32Add().localSet(outBase[k]!);
     });
-    const store = (vector: boolean): void => {
-      c.roots.forEach((r, k) => {
-        const t = outTypes[k]!;
-        const size = storageBytes(t);
-        f.localGet(outBase[k]!).localGet(i);
-        if (size !== 1) f.i32Const(size).i32Mul();
-        f.i32Add();
-        if (vector) {
-          f.localGet(ve.vector.get(r)!);
-          storeVector(f, t, ve.scratchV128());
-        } else {
-          f.localGet(ve.scalar.get(r)!);
-          storeScalar(f, t);
-        }
-      });
-    };
-    if (plan.vectorBody !== undefined) {
-      for (const id of plan.splats) ve.splat(id);
-      ve.hoistConstants(plan.vectorBody);
-      // Unrolled for loop overhead when the body is small, then one vector at a time.
-      const unroll = plan.vectorBody.length <= SMALL_BODY ? UNROLL : 1;
-      for (const copies of unroll > 1 ? [unroll, 1] : [1]) {
-        f.block().loop();
-        f.localGet(i).i32Const(L * copies).i32Add().localGet(stop).i32GtU().brIf(1);
-        for (let copy = 0; copy < copies; copy++) {
-          for (const id of plan.vectorBody) ve.emitVector(id);
-          store(true);
-          f.localGet(i).i32Const(L).i32Add().localSet(i);
-        }
-        f.br(0);
-        f.end().end();
-      }
-    }
-    f.block().loop();
-    f.localGet(i).localGet(stop).i32GeU().brIf(1);
-    ve.scalar.set(c.innerVar, i);
-    for (const id of plan.scalarBody) ve.emitScalar(id);
-    store(false);
-    f.localGet(i).i32Const(1).i32Add().localSet(i).br(0);
-    f.end().end();
+    emitRow(f, ve, g, plan, { i, stop, innerVar: c.innerVar }, baseLocal, c.roots.map((root, k) => ({ root, type: outTypes[k]!, base: outBase[k]! })));
     f.localGet(u).i32Const(1).i32Add().localSet(u).br(0);
     f.end().end();
   });

@@ -106,6 +106,8 @@ export class FunctionBuilder extends SimdOps {
   memoryCopy(): this { this.prefixed(0xfc, 10).code.byte(0).byte(0); return this; }
   /** memory.fill (dest, byte value, n). */
   memoryFill(): this { this.prefixed(0xfc, 11).code.byte(0); return this; }
+  /** memory.init (dest, offset in the segment, n) from a passive data segment (ModuleBuilder.addPassiveData). */
+  memoryInit(segment: number): this { this.prefixed(0xfc, 8).code.u32(segment).byte(0); return this; }
 
   // --- constants ---
   i32Const(value: number): this { this.op(0x41).code.sleb(value | 0); return this; }
@@ -295,6 +297,7 @@ export class ModuleBuilder {
   private readonly functions: FunctionEntry[] = [];
   private readonly exports: { name: string; kind: number; index: number }[] = [];
   private memoryImport: { shared: boolean; minPages: number; maxPages: number } | undefined;
+  private readonly passiveData: Uint8Array[] = [];
 
   /** Imports `env.memory` as the device memory is declared (shared when the target's is). */
   importMemory(target: Pick<WasmTarget, "sharedMemory">, minPages = 1, maxPages = MEMORY_MAX_PAGES): this {
@@ -336,6 +339,16 @@ export class ModuleBuilder {
     return index;
   }
 
+  /**
+   * Adds a passive data segment (constant tables a kernel copies into its scratch with
+   * memory.init: kernels import the device memory, so no segment may be active).
+   * Returns its index.
+   */
+  addPassiveData(bytes: Uint8Array): number {
+    this.passiveData.push(bytes);
+    return this.passiveData.length - 1;
+  }
+
   exportFunction(name: string, index: number): this {
     this.exports.push({ name, kind: 0x00, index });
     return this;
@@ -367,10 +380,18 @@ export class ModuleBuilder {
       w.u32(this.exports.length);
       for (const e of this.exports) w.string(e.name).byte(e.kind).u32(e.index);
     });
+    // memory.init needs the data count section, which precedes the code section.
+    if (this.passiveData.length > 0) section(12, (w) => w.u32(this.passiveData.length));
     section(10, (w) => {
       w.u32(this.functions.length);
       for (const f of this.functions) w.u32(f.body.length).bytes(f.body);
     });
+    if (this.passiveData.length > 0) {
+      section(11, (w) => {
+        w.u32(this.passiveData.length);
+        for (const d of this.passiveData) w.byte(0x01).u32(d.length).bytes(d);
+      });
+    }
     return out.toBytes();
   }
 }

@@ -24,7 +24,7 @@ import { ModuleBuilder } from "./encoder.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { forRange } from "./loops.js";
 import { elementInfo, type GemmElement, type GemmTiling } from "./gemm_microkernel.js";
-import { emitGemmRows, type GemmRowsLayout } from "./gemm_rows.js";
+import { emitGemmRows, productInScratch, type GemmRowsLayout, type KernelEpilogue } from "./gemm_rows.js";
 import { emitGemvKernel, GEMV_MAX_ROWS } from "./gemv.js";
 
 export type { GemmTiling } from "./gemm_microkernel.js";
@@ -78,8 +78,33 @@ export function gemmKernelName(spec: GemmSpec): string {
   return `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${t} ${spec.elementType}`;
 }
 
-/** The GEMM kernel for a spec: run(a, b, c, scratch, begin, end). */
-export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmTiling = defaultGemmTiling(spec, target)): WasmKernel | Unsupported {
+/**
+ * Whether a spec's kernel is the one that streams B (gemv.ts): a few rows of A times B
+ * stored by rows, bandwidth-bound. For 2-4 rows only when B is too big for the caches
+ * (measured: 4 x 4096 x 4096 16 vs 10 GFLOP/s; 4 x 1024 x 1024, B in L3, 25 vs 31 packed).
+ */
+function streamsB(spec: GemmSpec): boolean {
+  const { m, n, k } = spec;
+  const streamB = m === 1 || (m <= GEMV_MAX_ROWS && k * n * elementInfo(spec.elementType).bytes >= GEMV_MIN_B_BYTES);
+  return streamB && m >= 1 && !spec.rhsTransposed && k > 0 && n > 0;
+}
+
+/**
+ * Whether the kernel of `spec` (default tiling) keeps the product in scratch until the
+ * epilogue has read it, so that an output fusion may write its result over an operand
+ * its epilogue reads element for element (gemm_rows.ts).
+ */
+export function gemmProductInScratch(spec: GemmSpec, target: WasmTarget): boolean {
+  return !streamsB(spec) && productInScratch(spec.k, defaultGemmTiling(spec, target));
+}
+
+/**
+ * The GEMM kernel for a spec: run(a, b, c, scratch, begin, end); with an epilogue,
+ * run(operand0, ..., operandN-1, c, scratch, begin, end), a and b among the operands.
+ */
+export function emitGemmKernel(
+  spec: GemmSpec, target: WasmTarget, tiling: GemmTiling = defaultGemmTiling(spec, target), epilogue?: KernelEpilogue,
+): WasmKernel | Unsupported {
   const problem = checkSpec(spec);
   if (problem !== undefined) return { unsupported: problem };
   if (!target.simd) return { unsupported: "gemm: needs SIMD128" };
@@ -90,11 +115,8 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
   if (!Number.isInteger(mr) || mr < 1 || !Number.isInteger(nrVectors) || nrVectors < 1 || !(tiling.kc >= 1) || !(tiling.nc >= 1)) {
     return { unsupported: `gemm: invalid tiling ${JSON.stringify(tiling)}` };
   }
-  // A few rows of A times B stored by rows: the bandwidth-bound kernel that streams B
-  // once. For 2-4 rows only when B is too big for the caches (measured: 4 x 4096 x 4096
-  // 16 vs 10 GFLOP/s; 4 x 1024 x 1024, B in L3, 25 vs 31 packed).
-  const streamB = m === 1 || (m <= GEMV_MAX_ROWS && k * n * es >= GEMV_MIN_B_BYTES);
-  if (streamB && m >= 1 && !spec.rhsTransposed && k > 0 && n > 0) return emitGemvKernel(spec, target, gemmKernelName(spec));
+  const name = gemmKernelName(spec) + (epilogue === undefined ? "" : " with epilogue");
+  if (streamsB(spec)) return emitGemvKernel(spec, target, name, epilogue);
   const mTiles = m === 0 ? 0 : Math.ceil(m / mr);
   // Few row tiles (small m, as in matrix-vector products): split the columns too, so
   // that threads share the work; each column chunk packs only its part of B.
@@ -114,10 +136,18 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
     bLine: (spec.rhsTransposed ? k : 1) * es,
   };
   const module = new ModuleBuilder().importMemory(target);
-  const { rows, scratchBytes } = emitGemmRows(module, layout, tiling, target.relaxedSimd && tiling.fma === true, m % mr === 0 ? [] : [m % mr]);
+  const epi = epilogue?.add(module);
+  const nOps = epilogue?.operandCount ?? 2;
+  const { rows, scratchBytes } = emitGemmRows(module, layout, tiling, target.relaxedSimd && tiling.fma === true, m % mr === 0 ? [] : [m % mr],
+    epi === undefined ? undefined : { fn: epi, operands: nOps });
 
-  module.addFunction("run", ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
-    const [a, b, c, scratch, begin, end] = [0, 1, 2, 3, 4, 5];
+  module.addFunction("run", new Array<"i32">(nOps + 4).fill("i32"), [], (f) => {
+    const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
+    const [c, scratch, begin, end] = [nOps, nOps + 1, nOps + 2, nOps + 3];
+    // rows' arguments for the epilogue: the operands and the result.
+    const epilogueArgs = (): void => {
+      for (let x = 0; x <= nOps; x++) f.localGet(x);
+    };
     const [slice, bi, c0, c1, lo, hi] = Array.from({ length: 6 }, () => f.local("i32"));
     // Units are ordered (batch, column chunk, row tile): slice = batch * nChunks + chunk
     // covers units [slice*mTiles, (slice+1)*mTiles).
@@ -136,20 +166,33 @@ export function emitGemmKernel(spec: GemmSpec, target: WasmTarget, tiling: GemmT
         // No products: the rows of C are zero (one chunk: whole rows).
         f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localGet(lo).i32Const(n * es).i32Mul().i32Add();
         f.i32Const(0).localGet(hi).localGet(lo).i32Sub().i32Const(n * es).i32Mul().memoryFill();
+        if (epi !== undefined) {
+          // The epilogue reads the zeros it finishes from C itself.
+          epilogueArgs();
+          f.localGet(c);
+          f.localGet(bi).i32Const(m).i32Mul().localGet(lo).i32Add();
+          f.localGet(bi).i32Const(m).i32Mul().localGet(hi).i32Add();
+          f.localGet(c0).localGet(c1).call(epi);
+        }
       } else {
         f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add();
         f.localGet(b).localGet(bi).i32Const(k * n * es).i32Mul().i32Add();
         f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add();
-        f.localGet(scratch).localGet(lo).localGet(hi).localGet(c0).localGet(c1).call(rows);
+        f.localGet(scratch).localGet(lo).localGet(hi).localGet(c0).localGet(c1);
+        if (epi !== undefined) {
+          f.localGet(bi).i32Const(m).i32Mul();
+          epilogueArgs();
+        }
+        f.call(rows);
       }
       f.end();
     });
   });
 
   return {
-    name: gemmKernelName(spec),
+    name,
     bytes: module.finish(),
-    operandCount: 2,
+    operandCount: nOps,
     resultCount: 1,
     scratchBytes,
     parallelExtent,

@@ -2,6 +2,13 @@
 // rows(a, b, c, scratch, rowBegin, rowEnd, colBegin, colEnd) computes the block
 // [rowBegin, rowEnd) x [colBegin, colEnd) of C = A B, with A(i, p) at a + i*aRow + p*aK, B(p, j) at b + p*bK + j*bLine and
 // C(i, j) at c + (i*n + j)*es, packing B blocks into its scratch (see gemm.ts).
+// With an epilogue (output fusions, epilogue.ts), rows takes more arguments, (rowBase,
+// operand0, ..., operandN-1, result), and once a row tile of a column block has its
+// last block of k it calls epi(operand0, ..., operandN-1, product, result,
+// rowBase + i0, rowBase + i1, j0, j1) on that tile (a few KB, still in L1). When k
+// fits one block, the tiles of the product go to a row-tile buffer in scratch rather
+// than to C, so only the epilogue writes C: it may then write over an operand it reads
+// at the same element (a donated weight updated in place).
 
 import type { ModuleBuilder } from "./encoder.js";
 import { forRange, setMinU } from "./loops.js";
@@ -21,11 +28,35 @@ const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 const align64 = (x: number): number => roundUp(x, 64);
 
 /**
+ * A GEMM or convolution kernel inside an output fusion (epilogue.ts): it takes the
+ * fusion's operands, multiplies two of them, and finishes each block of its result
+ * with the epilogue.
+ */
+export interface KernelEpilogue {
+  readonly operandCount: number;
+  readonly lhs: number;
+  readonly rhs: number;
+  /** Adds epi(operand0, ..., operandN-1, product, c, rowBegin, rowEnd, colBegin, colEnd) to the module; returns its index. */
+  readonly add: (m: ModuleBuilder) => number;
+}
+
+/** The epilogue function rows calls on each finished tile, and the kernel operands it reads. */
+export interface RowsEpilogue {
+  readonly fn: number;
+  readonly operands: number;
+}
+
+/** Whether rows keeps the product in scratch until its epilogue has read it (k in one block; see the top of this file). */
+export const productInScratch = (k: number, tiling: GemmTiling): boolean => k <= tiling.kc;
+
+/**
  * Emits rows(...) into the module. `remainders` lists the row counts below mr that a
  * last partial tile may have (each gets its own microkernels). Returns the function
  * and the scratch bytes one call needs.
  */
-export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tiling: GemmTiling, fused: boolean, remainders: readonly number[]): { rows: number; scratchBytes: number } {
+export function emitGemmRows(
+  module: ModuleBuilder, layout: GemmRowsLayout, tiling: GemmTiling, fused: boolean, remainders: readonly number[], epilogue?: RowsEpilogue,
+): { rows: number; scratchBytes: number } {
   const { type, n, k, aRow, aK, bK, bLine } = layout;
   const { bytes: es, lanes } = elementInfo(type);
   const { mr, nrVectors } = tiling;
@@ -36,7 +67,10 @@ export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tili
   const nc = Math.min(tiling.nc, roundUp(Math.max(n, 1), nr));
   const packedBBytes = align64(kc * nc * es);
   const tileBytes = align64(mr * nr * es);
-  const scratchBytes = packedBBytes + tileBytes;
+  // The row-tile buffer: mr rows of nc columns, rows n elements apart as in C (the epilogue addresses both alike).
+  const inScratch = epilogue !== undefined && productInScratch(k, tiling);
+  const rowTileBytes = inScratch ? align64(((mr - 1) * n + nc) * es) : 0;
+  const scratchBytes = packedBBytes + tileBytes + rowTileBytes;
   const packB = emitPack(module, type, nr, bLine, bK);
   // B stored by rows ([k][n]: a step of k is a row) packs with vector copies.
   const packRowsB = bLine === es ? emitPackRowsB(module, type, nrVectors, bK) : undefined;
@@ -50,10 +84,14 @@ export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tili
   }));
   const copyTile = emitCopyTile(module, type);
 
-  const rows = module.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
+  const extra = epilogue === undefined ? 0 : 2 + epilogue.operands;
+  const lastPc = Math.floor(Math.max(k - 1, 0) / tiling.kc) * tiling.kc;
+  const rows = module.addFunction(undefined, new Array<"i32">(8 + extra).fill("i32"), [], (f) => {
     const [a, b, c, scratch, rowBegin, rowEnd, colBegin, colEnd] = [0, 1, 2, 3, 4, 5, 6, 7];
-    const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src] = Array.from({ length: 14 }, () => f.local("i32"));
+    const [rowBase, result] = [8, 9 + (epilogue?.operands ?? 0)];
+    const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src, rowTile] = Array.from({ length: 15 }, () => f.local("i32"));
     f.localGet(scratch).i32Const(packedBBytes).i32Add().localSet(tile);
+    f.localGet(scratch).i32Const(packedBBytes + tileBytes).i32Add().localSet(rowTile);
     forRange(f, jc, { local: colBegin }, { local: colEnd }, tiling.nc, () => {
       f.localGet(colEnd).localGet(jc).i32Sub().localSet(tr);
       setMinU(f, nLen, tiling.nc, { local: tr });
@@ -77,8 +115,13 @@ export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tili
           const tiles = (fullFn: number, tileFn: number, rowCount: number): void => {
             forRange(f, jr, 0, { local: nLen }, nr, () => {
               f.localGet(scratch).localGet(jr).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pb);
-              // cp = c + (ir * n + jc + jr) * es
-              f.localGet(c).localGet(ir).i32Const(n).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
+              if (inScratch) {
+                // cp = rowTile + jr * es
+                f.localGet(rowTile).localGet(jr).i32Const(es).i32Mul().i32Add().localSet(cp);
+              } else {
+                // cp = c + (ir * n + jc + jr) * es
+                f.localGet(c).localGet(ir).i32Const(n).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
+              }
               f.localGet(jr).i32Const(nr).i32Add().localGet(nLen).i32LeU().if();
               f.localGet(pa).localGet(pb).localGet(cp).localGet(kLen).localGet(pc).call(fullFn);
               f.else();
@@ -103,6 +146,20 @@ export function emitGemmRows(module: ModuleBuilder, layout: GemmRowsLayout, tili
           }
           for (let i = 0; i < partial.length; i++) f.end();
           f.end();
+          if (epilogue !== undefined) {
+            // The row tile [ir, min(ir + mr, rowEnd)) x [jc, jc + nLen) is final after the last block of k.
+            f.localGet(pc).i32Const(lastPc).i32Eq().if();
+            for (let x = 0; x < epilogue.operands; x++) f.localGet(9 + x);
+            // The product: C itself, or the row-tile buffer, placed so that element (row, col) is at the same offset from it as in C.
+            if (inScratch) f.localGet(rowTile).localGet(rowBase).localGet(ir).i32Add().i32Const(n).i32Mul().localGet(jc).i32Add().i32Const(es).i32Mul().i32Sub();
+            else f.localGet(result);
+            f.localGet(result);
+            f.localGet(rowBase).localGet(ir).i32Add();
+            f.localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).i32LtU().select();
+            f.localGet(rowBase).i32Add();
+            f.localGet(jc).localGet(jc).localGet(nLen).i32Add().call(epilogue.fn);
+            f.end();
+          }
         });
       });
     });

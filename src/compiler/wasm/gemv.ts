@@ -6,17 +6,21 @@
 //
 // Accumulation: in the element type, for each element of c sequentially over k.
 // Work split: parallelExtent counts (batch, chunk of columns) pairs.
+// With an epilogue (output fusions), each unit finishes its m x chunk block of C with
+// it once the sweeps are done (the block was just written: it is in cache).
 
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import type { GemmSpec } from "./gemm.js";
 import { elementInfo } from "./gemm_microkernel.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { forRange, setMinU } from "./loops.js";
+import type { KernelEpilogue } from "./gemm_rows.js";
 
 /** The most rows of A this kernel takes (the splats of a sweep stay in registers). */
 export const GEMV_MAX_ROWS = 4;
 
-export function emitGemvKernel(spec: GemmSpec, target: WasmTarget, name: string): WasmKernel {
+/** run(a, b, c, begin, end); with an epilogue, run(operand0, ..., operandN-1, c, begin, end), a and b among the operands. */
+export function emitGemvKernel(spec: GemmSpec, target: WasmTarget, name: string, epilogue?: KernelEpilogue): WasmKernel {
   const type = spec.elementType;
   const { bytes: es, lanes } = elementInfo(type);
   const { batch, m, n, k } = spec;
@@ -29,6 +33,8 @@ export function emitGemvKernel(spec: GemmSpec, target: WasmTarget, name: string)
   const chunk = Math.max(64, Math.ceil(Math.ceil(n / 16) / lanes) * lanes);
   const nChunks = Math.max(1, Math.ceil(n / chunk));
   const module = new ModuleBuilder().importMemory(target);
+  const epi = epilogue?.add(module);
+  const nOps = epilogue?.operandCount ?? 2;
   const f32 = type === "f32";
   const splat = (f: FunctionBuilder, offset: number): void => {
     if (f32) f.v128Load32Splat(offset);
@@ -47,8 +53,9 @@ export function emitGemvKernel(spec: GemmSpec, target: WasmTarget, name: string)
     else f.f64Mul().f64Add();
   };
 
-  module.addFunction("run", ["i32", "i32", "i32", "i32", "i32"], [], (f) => {
-    const [a, b, c, begin, end] = [0, 1, 2, 3, 4];
+  module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
+    const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
+    const [c, begin, end] = [nOps, nOps + 1, nOps + 2];
     const [u, bi, c0, c1, vEnd, pa, pb, pc, kb, j, q, rest] = Array.from({ length: 12 }, () => f.local("i32"));
     const s = Array.from({ length: m * rowsPerSweep }, () => f.local("v128"));
     const acc = f.local("v128");
@@ -119,12 +126,18 @@ export function emitGemvKernel(spec: GemmSpec, target: WasmTarget, name: string)
         f.i32Const(full).localSet(kb);
         sweep(k % rowsPerSweep);
       }
+      if (epi !== undefined) {
+        for (let x = 0; x < nOps; x++) f.localGet(x);
+        f.localGet(c).localGet(c);
+        f.localGet(bi).i32Const(m).i32Mul().localTee(rest).localGet(rest).i32Const(m).i32Add();
+        f.localGet(c0).localGet(c1).call(epi);
+      }
     });
   });
   return {
     name,
     bytes: module.finish(),
-    operandCount: 2,
+    operandCount: nOps,
     resultCount: 1,
     scratchBytes: 0,
     parallelExtent: batch * nChunks,

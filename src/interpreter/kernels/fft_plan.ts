@@ -35,8 +35,8 @@ export function fftPlan(n: number, inverse: boolean): FftPlan {
   const key = `${n}:${inverse ? "i" : "f"}`;
   let plan = planCache.get(key);
   if (plan === undefined) {
-    const factors = factorize(n);
-    plan = factors.some((p) => p > maxGenericRadix) ? new BluesteinPlan(n, inverse) : new StockhamPlan(n, inverse, factors);
+    const factors = stockhamFactors(n);
+    plan = factors === undefined ? new BluesteinPlan(n, inverse) : new StockhamPlan(n, inverse, factors);
     for (const [oldKey, old] of planCache) {
       if (cachedDoubles + plan.doubles <= cacheBudget) break;
       planCache.delete(oldKey);
@@ -80,6 +80,28 @@ export function unitRoot(t: number, n: number): [number, number] {
   }
 }
 
+/**
+ * The radices of n's mixed-radix (Stockham) plan, in the order of its passes, or
+ * undefined when n has a prime factor above maxGenericRadix and goes through Bluestein.
+ * The compiled FFT (src/compiler/wasm/routines/fft.ts) emits the same passes.
+ */
+export function stockhamFactors(n: number): readonly number[] | undefined {
+  const factors = factorize(n);
+  return factors.some((p) => p > maxGenericRadix) ? undefined : factors;
+}
+
+/** cos and sign·sin of 2π t/n for t < n (sign - forward, + inverse): the twiddles of a length-n plan, and the roots of a radix-n pass. */
+export function twiddleTable(n: number, inverse: boolean): { readonly cos: Float64Array; readonly sin: Float64Array } {
+  const sign = inverse ? 1 : -1;
+  const cos = new Float64Array(n), sin = new Float64Array(n);
+  for (let t = 0; t < n; t++) {
+    const [c, s] = unitRoot(t, n);
+    cos[t] = c;
+    sin[t] = sign * s;
+  }
+  return { cos, sin };
+}
+
 /** Prime factors of n, radix 4 first (pairs of 2s), then 2, 3, 5, and larger primes ascending. */
 function factorize(n: number): number[] {
   const out: number[] = [];
@@ -109,27 +131,15 @@ class StockhamPlan implements CachedPlan {
   private readonly radixRoots = new Map<number, [Float64Array, Float64Array]>();
   readonly doubles: number;
 
-  constructor(readonly n: number, readonly inverse: boolean, private readonly factors: number[]) {
-    const sign = inverse ? 1 : -1;
-    this.cos = new Float64Array(n);
-    this.sin = new Float64Array(n);
-    for (let t = 0; t < n; t++) {
-      const [c, s] = unitRoot(t, n);
-      this.cos[t] = c;
-      this.sin[t] = sign * s;
-    }
+  constructor(readonly n: number, readonly inverse: boolean, private readonly factors: readonly number[]) {
+    ({ cos: this.cos, sin: this.sin } = twiddleTable(n, inverse));
     this.bufRe = [new Float64Array(n), new Float64Array(n)];
     this.bufIm = [new Float64Array(n), new Float64Array(n)];
     this.doubles = 6 * n;
     for (const p of factors) {
       if (p <= 5 || this.radixRoots.has(p)) continue;
-      const c = new Float64Array(p), s = new Float64Array(p);
-      for (let m = 0; m < p; m++) {
-        const [cm, sm] = unitRoot(m, p);
-        c[m] = cm;
-        s[m] = sign * sm;
-      }
-      this.radixRoots.set(p, [c, s]);
+      const roots = twiddleTable(p, inverse);
+      this.radixRoots.set(p, [roots.cos, roots.sin]);
     }
   }
 
@@ -317,6 +327,53 @@ class StockhamPlan implements CachedPlan {
   }
 }
 
+/** The constant tables of a Bluestein plan of length n (see BluesteinPlan). */
+export interface BluesteinTables {
+  /** The length of the power-of-two convolution, the smallest >= 2n - 1. */
+  readonly m: number;
+  /** c[j] = e^{∓πi j²/n}, j < n. */
+  readonly chirpRe: Float64Array;
+  readonly chirpIm: Float64Array;
+  /** FFT of the zero-padded, wrapped conj(c), divided by m (the inverse's scale), length m. */
+  readonly kernelRe: Float64Array;
+  readonly kernelIm: Float64Array;
+}
+
+/** The power-of-two length of Bluestein's convolution for n: the smallest >= 2n - 1. */
+export function bluesteinLength(n: number): number {
+  let m = 1;
+  while (m < 2 * n - 1) m *= 2;
+  return m;
+}
+
+export function bluesteinTables(n: number, inverse: boolean): BluesteinTables {
+  const m = bluesteinLength(n);
+  const sign = inverse ? 1 : -1;
+  const chirpRe = new Float64Array(n), chirpIm = new Float64Array(n);
+  // j² mod 2n, kept exact by updating (j+1)² = j² + 2j + 1.
+  for (let j = 0, sq = 0; j < n; j++) {
+    const [c, s] = unitRoot(sq, 2 * n);
+    chirpRe[j] = c;
+    chirpIm[j] = sign * s;
+    sq = (sq + 2 * j + 1) % (2 * n);
+  }
+  const kernelRe = new Float64Array(m), kernelIm = new Float64Array(m);
+  for (let j = 0; j < n; j++) {
+    kernelRe[j] = chirpRe[j]!;
+    kernelIm[j] = -chirpIm[j]!;
+    if (j > 0) {
+      kernelRe[m - j] = chirpRe[j]!;
+      kernelIm[m - j] = -chirpIm[j]!;
+    }
+  }
+  fftPlan(m, false).transform(kernelRe, kernelIm);
+  for (let i = 0; i < m; i++) {
+    kernelRe[i] = kernelRe[i]! / m;
+    kernelIm[i] = kernelIm[i]! / m;
+  }
+  return { m, chirpRe, chirpIm, kernelRe, kernelIm };
+}
+
 /**
  * Bluestein: with jk = (j² + k² - (k-j)²)/2, y[k] = c[k] · Σ_j (x[j] c[j]) · conj(c[k-j])
  * where c[j] = e^{∓πi j²/n}; the sum is a cyclic convolution of length m >= 2n-1 (a power
@@ -325,7 +382,6 @@ class StockhamPlan implements CachedPlan {
 class BluesteinPlan implements CachedPlan {
   private readonly chirpRe: Float64Array;
   private readonly chirpIm: Float64Array;
-  /** FFT of the zero-padded, wrapped conj(c), divided by m (the inverse's scale). */
   private readonly kernelRe: Float64Array;
   private readonly kernelIm: Float64Array;
   private readonly workRe: Float64Array;
@@ -335,38 +391,13 @@ class BluesteinPlan implements CachedPlan {
   readonly doubles: number;
 
   constructor(readonly n: number, readonly inverse: boolean) {
-    let m = 1;
-    while (m < 2 * n - 1) m *= 2;
-    this.forward = fftPlan(m, false);
-    this.backward = fftPlan(m, true);
-    const sign = inverse ? 1 : -1;
-    this.chirpRe = new Float64Array(n);
-    this.chirpIm = new Float64Array(n);
-    // j² mod 2n, kept exact by updating (j+1)² = j² + 2j + 1.
-    for (let j = 0, sq = 0; j < n; j++) {
-      const [c, s] = unitRoot(sq, 2 * n);
-      this.chirpRe[j] = c;
-      this.chirpIm[j] = sign * s;
-      sq = (sq + 2 * j + 1) % (2 * n);
-    }
-    this.kernelRe = new Float64Array(m);
-    this.kernelIm = new Float64Array(m);
-    for (let j = 0; j < n; j++) {
-      this.kernelRe[j] = this.chirpRe[j]!;
-      this.kernelIm[j] = -this.chirpIm[j]!;
-      if (j > 0) {
-        this.kernelRe[m - j] = this.chirpRe[j]!;
-        this.kernelIm[m - j] = -this.chirpIm[j]!;
-      }
-    }
-    this.forward.transform(this.kernelRe, this.kernelIm);
-    for (let i = 0; i < m; i++) {
-      this.kernelRe[i] = this.kernelRe[i]! / m;
-      this.kernelIm[i] = this.kernelIm[i]! / m;
-    }
-    this.workRe = new Float64Array(m);
-    this.workIm = new Float64Array(m);
-    this.doubles = 2 * n + 4 * m;
+    const t = bluesteinTables(n, inverse);
+    ({ chirpRe: this.chirpRe, chirpIm: this.chirpIm, kernelRe: this.kernelRe, kernelIm: this.kernelIm } = t);
+    this.forward = fftPlan(t.m, false);
+    this.backward = fftPlan(t.m, true);
+    this.workRe = new Float64Array(t.m);
+    this.workIm = new Float64Array(t.m);
+    this.doubles = 2 * n + 4 * t.m;
   }
 
   transform(re: Float64Array, im: Float64Array, offset = 0): void {

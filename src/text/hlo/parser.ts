@@ -23,7 +23,9 @@ import { parseLiteral } from "./literal_text.js";
 import { OP_TEXT, type DecodeInput } from "./op_attrs.js";
 import { looksLikeShape, parseShape } from "./shape_text.js";
 import { parseMeshes, SDY_MESHES_KEY, sdyOpcodeForTarget, takeSdyShardings } from "./sdy_text.js";
-import type { NamedMesh, TensorSharding, TensorShardingPerValue } from "../../sdy/model.js";
+import type { NamedMesh, OpShardingRule, TensorSharding, TensorShardingPerValue } from "../../sdy/model.js";
+import { parseBufferDonors, parseInputOutputAlias } from "./module_aliasing.js";
+import { donatedLeaves } from "../../ir/aliasing.js";
 
 /**
  * HLO opcode name → IR opcode. `call` maps to `call`; a call with is_composite=true
@@ -56,6 +58,7 @@ interface InstructionExtras {
   frontendAttributes?: Record<string, string>;
   sharding?: string;
   sdySharding?: TensorShardingPerValue;
+  sdyShardingRule?: OpShardingRule;
 }
 
 /** Parses HLO text into a module. Throws ParseError (with position) on any problem. */
@@ -78,6 +81,8 @@ class ModuleParser {
   private entryLayout: { at: number; parameters: Shape[]; result: Shape } | undefined;
   private config: ModuleConfig = DEFAULT_MODULE_CONFIG;
   private meshes: NamedMesh[] | undefined;
+  /** Where input_output_alias / buffer_donor were written, to point at them when they do not fit the entry. */
+  private aliasingAt: number | undefined;
 
   constructor(private readonly c: Cursor) {}
 
@@ -97,6 +102,8 @@ class ModuleParser {
     }
     const entry = this.entry ?? last!;
     this.checkEntryLayout(entry);
+    const donated = donatedLeaves(entry, this.config);
+    if (typeof donated === "string") throw c.error(donated, this.aliasingAt);
     const module = new HloModule(name, entry, [...this.computations.values()].filter((x) => x !== entry));
     module.config = this.config;
     if (this.meshes !== undefined) module.meshes = this.meshes;
@@ -126,6 +133,12 @@ class ModuleParser {
         if (meshes !== undefined) this.meshes = parseMeshes(meshes, (r) => c.error(r, at));
       } else if (key === "is_scheduled") {
         parseBool(c); // the schedule is the instruction order, which the IR keeps
+      } else if (key === "input_output_alias") {
+        this.aliasingAt ??= at;
+        this.config = { ...this.config, inputOutputAlias: parseInputOutputAlias(c) };
+      } else if (key === "buffer_donor") {
+        this.aliasingAt ??= at;
+        this.config = { ...this.config, bufferDonors: parseBufferDonors(c) };
       } else if (key === "replica_count" || key === "num_partitions") {
         const n = c.count();
         if (n < 1) throw c.error(`${key} must be at least 1`, at);
@@ -363,6 +376,7 @@ class ComputationParser {
     if (frontend !== undefined) {
       const sdy = takeSdyShardings(frontend, parameterNumber !== undefined, (r) => this.c.error(r, frontendAt));
       if (sdy.sdySharding !== undefined) extras.sdySharding = sdy.sdySharding;
+      if (sdy.sdyShardingRule !== undefined) extras.sdyShardingRule = sdy.sdyShardingRule;
       if (sdy.argSharding !== undefined) this.argShardings.set(parameterNumber!, sdy.argSharding);
       this.lastResultShardings = sdy.resultShardings;
       if (Object.keys(frontend).length > 0) extras.frontendAttributes = frontend;

@@ -12,6 +12,7 @@ import { printLiteral } from "./literal_text.js";
 import { OP_TEXT, type EncodeContext, type OpText } from "./op_attrs.js";
 import { printShape } from "./shape_text.js";
 import { printMeshes, SDY_MESHES_KEY, sdyShardingEntries } from "./sdy_text.js";
+import { printBufferDonors, printInputOutputAlias } from "./module_aliasing.js";
 
 const VALID_NAME = /^[A-Za-z_][A-Za-z0-9_.\-]*$/;
 
@@ -77,6 +78,8 @@ export function printHlo(module: HloModule): string {
   const grid = [
     ...(module.config.replicaCount !== 1 ? [`replica_count=${module.config.replicaCount}`] : []),
     ...(module.config.partitionCount !== 1 ? [`num_partitions=${module.config.partitionCount}`] : []),
+    ...(module.config.inputOutputAlias?.length ? [printInputOutputAlias(module.config.inputOutputAlias)] : []),
+    ...(module.config.bufferDonors?.length ? [printBufferDonors(module.config.bufferDonors)] : []),
   ];
   const meshes = module.meshes !== undefined && module.meshes.length > 0
     ? [`frontend_attributes=${printFrontendAttributes({ [SDY_MESHES_KEY]: printMeshes(module.meshes) })}`] : [];

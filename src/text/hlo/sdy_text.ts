@@ -7,7 +7,8 @@
 //   %r = f32[8,8] custom-call(f32[8,8] %x), custom_call_target="xla.sdy.Reshard",
 //        frontend_attributes={xla.sdy.op_sharding="#sdy.sharding<@mesh, [{\"a\"}, {}]>"}
 //
-// An instruction's sdy.sharding is `xla.sdy.sharding` (a per-value sharding), a
+// An instruction's sdy.sharding is `xla.sdy.sharding` (a per-value sharding), its rule
+// `xla.sdy.sharding_rule`, a
 // parameter's is its argument sharding, and the module's meshes are the header's
 // `frontend_attributes={xla.sdy.meshes="{mesh = #sdy.mesh<[...]>, ...}"}`.
 
@@ -18,7 +19,8 @@ import {
   parseStrippedShardingPerValue, printAllToAllParams, printAxesPerDim, printAxisRefList, printManualAxes,
   printMesh, printShardingPerValue, printStrippedShardingPerValue, printTensorSharding,
 } from "../../sdy/attr_text.js";
-import type { NamedMesh, PropagationDirection, ReductionOp, TensorSharding, TensorShardingPerValue } from "../../sdy/model.js";
+import type { NamedMesh, OpShardingRule, PropagationDirection, ReductionOp, TensorSharding, TensorShardingPerValue } from "../../sdy/model.js";
+import { printOpShardingRule, readOpShardingRule } from "../../sdy/rule_text.js";
 import type { SdyOpcode } from "../../shape/sdy.js";
 import { ParseError } from "../../types/errors.js";
 import { Cursor as MlirCursor } from "../mlir/cursor.js";
@@ -257,6 +259,8 @@ export interface SdyShardingsRead {
   argSharding?: TensorSharding;
   /** A root's `xla.sdy.result_shardings`: the computation's result shardings by result index. */
   resultShardings?: ReadonlyMap<number, TensorSharding>;
+  /** An instruction's `xla.sdy.sharding_rule`. */
+  sdyShardingRule?: OpShardingRule;
 }
 
 /** Moves the typed sdy values out of a parsed instruction's frontend attributes. */
@@ -269,6 +273,11 @@ export function takeSdyShardings(frontend: Record<string, string>, isParameter: 
     if (isParameter && a.kind === "sharding") out.argSharding = a.value;
     else if (!isParameter && a.kind === "shardingPerValue") out.sdySharding = a.value;
     else throw fail(`${KEY("sharding")} of ${isParameter ? "a parameter must be #sdy.sharding" : "an instruction must be #sdy.sharding_per_value"}<...>`);
+  }
+  const rule = frontend[KEY("sharding_rule")];
+  if (rule !== undefined) {
+    delete frontend[KEY("sharding_rule")];
+    out.sdyShardingRule = readMlir(rule, readOpShardingRule, fail, KEY("sharding_rule"));
   }
   const results = frontend[KEY("result_shardings")];
   if (results !== undefined) {
@@ -299,6 +308,7 @@ export function sdyShardingEntries(inst: Instruction, computation: Computation):
   } else if (inst.sdySharding !== undefined) {
     out[KEY("sharding")] = printShardingPerValue(inst.sdySharding);
   }
+  if (inst.sdyShardingRule !== undefined) out[KEY("sharding_rule")] = printOpShardingRule(inst.sdyShardingRule);
   const results = computation.resultShardings ?? [];
   if (inst === computation.root && results.some((r) => r !== undefined)) {
     const entries = results.flatMap((r, i) => (r === undefined ? [] : [`${i} = ${printTensorSharding(r)}`]));

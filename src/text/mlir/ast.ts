@@ -73,3 +73,15 @@ export interface OpNode {
 }
 
 export const resultCount = (op: OpNode): number => op.results.reduce((n, r) => n + r.count, 0);
+
+/**
+ * Custom-call targets of ops of unregistered dialects start with this, then the op's
+ * name (`mlir.unregistered:foo.bar`); they print back in MLIR's generic form.
+ */
+export const UNREGISTERED_OP_PREFIX = "mlir.unregistered:";
+
+/**
+ * The name an unnamed StableHLO module imports as (HloModule needs one); a module of
+ * that name prints as `module {`, as MLIR prints a module without a symbol name.
+ */
+export const UNNAMED_MODULE = "module";

@@ -4,6 +4,7 @@
 // The parser is recursive descent over this cursor rather than over a token list,
 // because MLIR switches lexical modes inside types (`tensor<2x3xf32>`).
 
+import { decodeUtf8, encodeUtf8 } from "../../types/utf8.js";
 import { ParseError } from "../../types/errors.js";
 
 /** Deepest nesting of regions, lists or attributes accepted before the parser gives up (no stack overflow). */
@@ -117,27 +118,28 @@ export class Cursor {
     return id;
   }
 
-  /** A string literal with MLIR's escapes (`\"`, `\\`, `\n`, `\t`, two hex digits). */
+  /** A string literal with MLIR's escapes (`\"`, `\\`, `\n`, `\t`, two hex digits for one byte of UTF-8). */
   stringLiteral(): string | undefined {
     if (this.peek() !== '"') return undefined;
     const start = this.pos;
-    let out = "";
+    const bytes: number[] = [];
     this.pos++;
     for (;;) {
-      const c = this.text[this.pos];
-      if (c === undefined || c === "\n") throw this.error("unterminated string", start);
-      this.pos++;
-      if (c === '"') return out;
+      const cp = this.text.codePointAt(this.pos);
+      if (cp === undefined || cp === 10) throw this.error("unterminated string", start);
+      const c = String.fromCodePoint(cp);
+      this.pos += c.length;
+      if (c === '"') return decodeUtf8(bytes);
       if (c !== "\\") {
-        out += c;
+        bytes.push(...encodeUtf8(c));
         continue;
       }
       const e = this.text[this.pos++] ?? "";
-      if (e === "n") out += "\n";
-      else if (e === "t") out += "\t";
-      else if (e === '"' || e === "\\") out += e;
+      if (e === "n") bytes.push(10);
+      else if (e === "t") bytes.push(9);
+      else if (e === '"' || e === "\\") bytes.push(e.charCodeAt(0));
       else if (/^[0-9a-fA-F]{2}$/.test(e + (this.text[this.pos] ?? ""))) {
-        out += String.fromCharCode(parseInt(e + this.text[this.pos]!, 16));
+        bytes.push(parseInt(e + this.text[this.pos]!, 16));
         this.pos++;
       } else throw this.error(`bad escape '\\${e}' in string`, this.pos - 2);
     }

@@ -6,13 +6,14 @@
 // equal the type the text declares.
 
 import { Computation, HloModule, type Instruction } from "../../ir/computation.js";
-import type { OpAttributes, Opcode } from "../../ir/opcodes.js";
+import { OP_TABLE, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
+import type { OpMetadata } from "../../ir/attributes.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { inferShape } from "../../shape/index.js";
 import { ShapeError, ParseError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import { shapesEqual, shapeToString, tupleShape, type Shape } from "../../types/shape.js";
-import type { AttrDict, OpNode, Region, ValueUse } from "./ast.js";
+import { UNNAMED_MODULE, type AttrDict, type OpNode, type Region, type ValueUse } from "./ast.js";
 import type { Cursor } from "./cursor.js";
 import { lowerOp } from "./import_ops.js";
 import { attrToText } from "./print_attr.js";
@@ -28,13 +29,33 @@ export function elementsOf(s: Shape): readonly Shape[] {
 
 export const valueKey = (name: string, index: number): string => `${name}#${index}`;
 
+export interface MlirImportOptions {
+  /**
+   * Record where each instruction came from as its metadata: its op's position
+   * (source_file, source_line, source_column), so that later diagnostics (a pass, the
+   * verifier) can point at the op as MLIR does; and, as op_type, the op's spelling where
+   * the IR's opcode prints otherwise (`stablehlo.dot` for a dot, `sdy.constant` for a
+   * constant), so that printing gives back what was written. Off by default: HLO text
+   * would print it.
+   */
+  readonly recordLocations?: boolean;
+  /** Keep ops of dialects xlats does not know (`"foo.bar"(...)`) as opaque custom calls, as `-allow-unregistered-dialect`. */
+  readonly allowUnregisteredDialect?: boolean;
+}
+
 /** Builds one computation: instructions in creation order, named uniquely. */
 export class CompBuilder {
   readonly params: Instruction<"parameter">[] = [];
   private readonly factory: InstructionFactory;
 
-  constructor(readonly name: string, readonly c: Cursor) {
+  constructor(readonly name: string, readonly c: Cursor, private readonly recordLocations = false) {
     this.factory = new InstructionFactory(name);
+  }
+
+  private metadataAt(offset: number, opType: string | undefined): OpMetadata | undefined {
+    if (!this.recordLocations) return undefined;
+    const { line, column } = this.c.location(offset);
+    return { ...(opType !== undefined ? { opType } : {}), sourceFile: this.c.fileName, sourceLine: line, sourceColumn: column };
   }
 
   /** Every instruction made so far, in creation order. */
@@ -63,12 +84,14 @@ export class CompBuilder {
 
   add<O extends Opcode>(
     opcode: O, operands: readonly Instruction[], attrs: OpAttributes[O], declared: Shape | undefined, offset: number,
-    name?: string, frontendAttributes?: Readonly<Record<string, string>>,
+    name?: string, frontendAttributes?: Readonly<Record<string, string>>, sourceOp?: string,
   ): Instruction<O> {
     const shape = this.shapeOf(opcode, operands, attrs, declared, offset);
     // The shape was inferred (and checked against the declared type) just above, where a mismatch can point at the text.
+    const metadata = this.metadataAt(offset, sourceOp !== undefined && sourceOp !== OP_TABLE[opcode].stablehlo ? sourceOp : undefined);
     const inst = this.factory.placeUnchecked(opcode, operands, attrs, shape, {
       ...(name !== undefined ? { name } : {}), ...(frontendAttributes ? { frontendAttributes } : {}),
+      ...(metadata !== undefined ? { metadata } : {}),
     });
     setSourceLocation(inst, this.c.location(offset));
     if (opcode === "parameter") this.params.push(inst as Instruction<"parameter">);
@@ -77,7 +100,7 @@ export class CompBuilder {
 
   /** `inst`, just made and not used yet, with the typed sdy values of the op it came from. */
   withSdyValues(inst: Instruction, values: SdyValues): Instruction {
-    if (values.sdySharding === undefined && values.sdyPropagationEdges === undefined) return inst;
+    if (values.sdySharding === undefined && values.sdyShardingRule === undefined && values.sdyPropagationEdges === undefined) return inst;
     const created = this.factory.created;
     const i = created.indexOf(inst);
     if (i < 0 || created.slice(i + 1).some((later) => later.operands.includes(inst))) return inst;
@@ -169,6 +192,9 @@ export type RegionMode =
   /** One parameter: the captured value when there is one, else the tuple of captures (no block args). */
   | { readonly kind: "branch"; readonly captures: readonly ValueUse[] };
 
+/** Attributes func.func itself interprets (the rest are kept on the computation as text). */
+const FUNC_OWN_ATTRIBUTES = new Set(["sym_name", "sym_visibility", "arg_attrs", "res_attrs", "function_type"]);
+
 /** The importer for one text module. */
 export class Importer {
   private readonly funcs = new Map<string, OpNode>();
@@ -177,10 +203,11 @@ export class Importer {
   private regionCount = 0;
   private readonly regionsByKey = new Map<string, Computation>();
   readonly meshes: NamedMesh[] = [];
+  private readonly symbolOrder: string[] = [];
   readonly moduleAttributes: Record<string, string> = {};
-  moduleName = "module";
+  moduleName = UNNAMED_MODULE;
 
-  constructor(readonly c: Cursor) {}
+  constructor(readonly c: Cursor, readonly options: MlirImportOptions = {}) {}
 
   importModule(top: readonly OpNode[]): HloModule {
     this.collect(top, 0);
@@ -201,6 +228,7 @@ export class Importer {
     const module = new HloModule(this.moduleName, entry, functions.filter((f) => !reached.has(f)));
     module.functions = functions;
     if (this.meshes.length > 0) module.meshes = this.meshes;
+    module.symbolOrder = this.symbolOrder;
     if (Object.keys(this.moduleAttributes).length > 0) module.attributes = this.moduleAttributes;
     // JAX states the device grid as module attributes (`mhlo.num_partitions = 2 : i32`).
     const count = (key: string): number | undefined => {
@@ -225,6 +253,7 @@ export class Importer {
         const name = (op.attrs.get("sym_name") as { value: string }).value;
         if (this.funcs.has(name)) throw this.c.error(`redefinition of @${name}`, op.offset);
         this.funcs.set(name, op);
+        this.symbolOrder.push(name);
       } else if (op.name === "sdy.mesh") {
         const name = (op.attrs.get("sym_name") as { value: string }).value;
         const mesh = op.attrs.get("mesh");
@@ -233,6 +262,7 @@ export class Importer {
         const named: NamedMesh = { name, mesh: mesh.value.value };
         setSourceLocation(named, this.c.location(op.offset));
         this.meshes.push(named);
+        this.symbolOrder.push(name);
       } else {
         throw this.c.error(`'${op.name}' cannot appear at module level`, op.offset);
       }
@@ -259,6 +289,10 @@ export class Importer {
     setSourceLocation(comp, this.c.location(op.offset));
     const vis = op.attrs.get("sym_visibility");
     if (vis?.kind === "string") comp.visibility = vis.value;
+    const ret = op.regions[0]!.block.ops.at(-1);
+    if (ret?.name === "func.return" && ret.attrs.size > 0) comp.returnAttributes = Object.fromEntries([...ret.attrs].map(([k, v]) => [k, attrToText(v)]));
+    const other = [...op.attrs].filter(([k]) => !FUNC_OWN_ATTRIBUTES.has(k));
+    if (other.length > 0) comp.attributes = Object.fromEntries(other.map(([k, v]) => [k, attrToText(v)]));
     this.built.set(name, comp);
     // A region computing the same as a function is that function (HLO text names one computation for both).
     const key = structuralKey(comp);
@@ -284,7 +318,7 @@ export class Importer {
   private lowerBody(
     name: string, region: Region, mode: RegionMode, outer: Scope, resultTypes: readonly Shape[] | undefined, offset: number,
   ): Computation {
-    const b = new CompBuilder(name, this.c);
+    const b = new CompBuilder(name, this.c, this.options.recordLocations);
     const scope = new Scope(this.c);
     const args = region.block.args;
     const captures = mode.kind === "plain" ? [] : mode.captures;
@@ -340,7 +374,7 @@ function structuralKey(c: Computation): string {
   };
   const parts = c.instructions.map((inst) => JSON.stringify([
     inst.opcode, inst.operands.map((o) => position.get(o)), shapeToString(inst.shape), inst.attrs, inst.frontendAttributes ?? null,
-    inst.sdySharding ?? null, inst.sdyPropagationEdges ?? null,
+    inst.sdySharding ?? null, inst.sdyShardingRule ?? null, inst.sdyPropagationEdges ?? null,
   ], replacer));
   return `${parts.join("\n")}\nroot ${position.get(c.root)}`;
 }

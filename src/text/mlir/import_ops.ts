@@ -10,7 +10,7 @@ import { factoryFor, withInstructions } from "../../ir/rewrite.js";
 import { Literal } from "../../types/literal.js";
 import type { ElementType } from "../../types/element_type.js";
 import { arrayShape, tupleShape, type ArrayShape, type Shape } from "../../types/shape.js";
-import { resultCount, type Attr, type OpNode } from "./ast.js";
+import { resultCount, UNREGISTERED_OP_PREFIX, type Attr, type OpNode } from "./ast.js";
 import { AttrReader, makeWindow, parseConvDims, toBools, toInt, toInts } from "./attr_read.js";
 import { lowerChlo } from "./chlo.js";
 import { elementsOf, freeValues, valueKey, type CompBuilder, type Importer, type Scope } from "./import.js";
@@ -73,7 +73,7 @@ export function lowerOp(importer: Importer, b: CompBuilder, scope: Scope, op: Op
   const extraAttrs = frontendAttributesOf(op);
   const ctx: LowerContext = {
     importer, b, scope, op, r, operands, declared,
-    add: (opcode, ops, attrs, decl) => b.add(opcode, ops, attrs, decl, op.offset, firstName, extraAttrs),
+    add: (opcode, ops, attrs, decl) => b.add(opcode, ops, attrs, decl, op.offset, firstName, extraAttrs, op.name),
     fail: (m) => r.fail(m),
   };
   const result = lowerOne(ctx);
@@ -180,8 +180,14 @@ function lowerOne(ctx: LowerContext): Instruction | undefined {
     const lower = LOWER[opcode];
     if (lower !== undefined) return lower(ctx);
   }
+  if (ctx.importer.options.allowUnregisteredDialect && !REGISTERED_DIALECTS.has(name.split(".")[0]!)) {
+    return keptCustomCall(ctx, `${UNREGISTERED_OP_PREFIX}${name}`);
+  }
   return ctx.fail(`unknown operation '${name}'`);
 }
+
+/** Dialects whose ops xlats knows; an op of any other is unregistered (kept only under allowUnregisteredDialect). */
+const REGISTERED_DIALECTS = new Set(["builtin", "func", "stablehlo", "chlo", "mhlo", "sdy", "check", "interpreter"]);
 
 export function readAccuracy(ctx: LowerContext, a: Attr & { kind: "struct" }): OpAttributes["exp"]["resultAccuracy"] & object {
   const num = (k: string): number => {
@@ -722,7 +728,8 @@ function keptCustomCall(ctx: LowerContext, target: string): Instruction {
     const f = ctx.importer.func(s, op.offset);
     if (!called.includes(f)) called.push(f);
   }
-  const attrs = [...op.attrs].filter(([k]) => k !== "__positional");
+  // Sorted by name, as MLIR keeps an attribute dictionary (and prints it back).
+  const attrs = [...op.attrs].filter(([k]) => k !== "__positional").sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const resultShape = ctx.declared ?? tupleShape([]);
   return ctx.add("customCall", ctx.operands, {
     target, resultShape, backendConfig: attrs.length > 0 ? dictToText(attrs) : "", hasSideEffect: true, calledComputations: called,

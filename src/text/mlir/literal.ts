@@ -234,6 +234,17 @@ export function formatMlirFloat(x: number, t: ElementType, bits: bigint): string
   return `0x${bits.toString(16).toUpperCase().padStart(Math.ceil(Math.max(width, 8) / 4), "0")}`;
 }
 
+/** A float attribute's value as MLIR prints it (`5.000000e-01`), for an f32 or f64 attribute. */
+export function formatMlirScalarFloat(x: number, t: "f32" | "f64"): string {
+  const dv = new DataView(new ArrayBuffer(8));
+  if (t === "f32") {
+    dv.setFloat32(0, x);
+    return formatMlirFloat(Math.fround(x), t, BigInt(dv.getUint32(0)));
+  }
+  dv.setFloat64(0, x);
+  return formatMlirFloat(x, t, dv.getBigUint64(0));
+}
+
 function roundTo(t: ElementType, v: number): number {
   if (t === "f64") return v;
   if (t === "f32") return Math.fround(v);

@@ -267,6 +267,7 @@ export class Parser {
         const tAt = c.pos;
         const shape = parseType(c);
         if (shape.kind !== "array") throw c.error("dense<...> needs a tensor type", tAt);
+        if (shape.dynamicDimensions.some((d) => d)) throw c.error("elements literal type must have static shape", tAt);
         const bytes = shape.dimensions.reduce((n, d) => n * d, ELEMENT_TYPES[shape.elementType].bitWidth / 8);
         if (bytes > MAX_DENSE_BYTES) {
           throw c.error(`dense<...> of type ${shapeToMlir(shape)} would take ${bytes} bytes; the limit is ${MAX_DENSE_BYTES}`, tAt);
@@ -366,10 +367,12 @@ export class Parser {
       if (sdyOp !== undefined) return sdyOp;
     }
     if (RETURN_OPS.has(name)) {
+      // `return {attrs} %a : t`: func.return's attribute dictionary comes first.
+      const attrs: AttrDict = c.peek() === "{" ? this.parseAttrDict() : new Map();
       const operands: ValueUse[] = [];
       if (c.peek() === "%") do operands.push(this.valueUse()); while (c.accept(","));
       const operandTypes = operands.length > 0 ? (c.expect(":"), parseTypeList(c)) : [];
-      return node({ name: name === "return" ? "func.return" : name, operands, operandTypes });
+      return node({ name: name === "return" ? "func.return" : name, operands, operandTypes, attrs });
     }
     if (name === "func.call" || name === "call") {
       const callee = c.symbol();
@@ -584,6 +587,10 @@ export class Parser {
         if (ch === "%") return !this.atResultDefinition();
         if (first || afterComma) return true;
         if (sameLine && (ch === "{" || ch === "[" || ch === "<" || ch === '"' || ch === "@" || ch === "(")) return true;
+        // An attribute dictionary may continue the op on the next lines (`{\n  sdy.sharding = ...\n}`).
+        if (ch === "{" && this.atAttrDict()) return true;
+        // The value after a leading attribute dictionary (`stablehlo.constant {foo} dense<1> : ...`).
+        if (/^(dense|array|sparse)</.test(c.text.slice(c.pos, c.pos + 8))) return true;
         // A juxtaposed keyword only when it is `key = value` (`allowed_direction=BACKWARD`).
         return /^[A-Za-z_][A-Za-z0-9_.]*\s*=(?!=)/.test(c.text.slice(c.pos, c.pos + 100));
       };
@@ -650,6 +657,11 @@ export class Parser {
     // `stablehlo.constant dense<1> : tensor<i32>`: the value's type is the result type.
     if (resultTypes.length === 0 && nResults === 1 && dense?.kind === "dense") resultTypes = [dense.literal.shape];
     return node({ name, operands, attrs, operandTypes, resultTypes });
+  }
+
+  /** Whether the `{` ahead opens an attribute dictionary (`{}`, `{name = ...`, `{unit_attr, ...`), not a region. */
+  private atAttrDict(): boolean {
+    return /^\{\s*(\}|([A-Za-z_][A-Za-z0-9_$.]*|"[^"\n]*")\s*(=|,|\}))/.test(this.c.text.slice(this.c.pos, this.c.pos + 300));
   }
 
   private looksLikeFunctionType(): boolean {

@@ -1,20 +1,22 @@
 // Parsed attributes back to MLIR text (used for attributes kept verbatim: function
 // argument attributes, sdy shardings, module attributes, composite attributes).
 
+import { encodeUtf8 } from "../../types/utf8.js";
 import type { Attr } from "./ast.js";
 import { printDenseBody } from "./literal.js";
 import { shapeToMlir } from "./types.js";
 import { printSdyAttribute } from "../../sdy/attr_text.js";
 
+/**
+ * A string literal as MLIR prints one (llvm::printEscapedString): printable ASCII as
+ * is, `\\` doubled, `"` and every other byte of the UTF-8 text as `\XX`.
+ */
 export function quoteString(s: string): string {
   let out = '"';
-  for (const ch of s) {
-    const code = ch.charCodeAt(0);
-    if (ch === '"' || ch === "\\") out += `\\${ch}`;
-    else if (ch === "\n") out += "\\n";
-    else if (ch === "\t") out += "\\t";
-    else if (code < 32 || code === 127) out += `\\${code.toString(16).toUpperCase().padStart(2, "0")}`;
-    else out += ch;
+  for (const byte of encodeUtf8(s)) {
+    if (byte === 0x5c) out += "\\\\";
+    else if (byte >= 0x20 && byte < 0x7f && byte !== 0x22) out += String.fromCharCode(byte);
+    else out += `\\${byte.toString(16).toUpperCase().padStart(2, "0")}`;
   }
   return `${out}"`;
 }

@@ -1,35 +1,34 @@
-// IR -> StableHLO text. Functions print as func.func; reducers, comparators, loop bodies
-// and branches print inline as regions. Simple ops use StableHLO's pretty syntax, the
-// rest the generic syntax ("stablehlo.gather"(...) {...} : (...) -> ...), which every
-// MLIR parser accepts. Tuples built only to carry several values (loop state, branch
-// captures, multiple results) are not printed: their elements are used directly, and a
-// `stablehlo.tuple` appears only where a tuple value itself is needed.
+// IR -> StableHLO text, as MLIR prints it (mlir-opt's output, which lit tests check):
+// `module {` around the module's meshes and functions; each function a func.func whose
+// body uses `return` and `call`; values named as MLIR names them (print_model.ts); each
+// op in StableHLO's pretty syntax where it has one (print_ops.ts). Reducers, loop
+// bodies and branches print inline as regions. Tuples built only to carry several
+// values (loop state, branch captures, multiple results) are not printed: their
+// elements are used directly, and a `stablehlo.tuple` appears only where a tuple value
+// itself is needed. Constants a region used from the enclosing function (the importer
+// copies them in, since XLA's computations cannot capture) print as that use again.
 
-import { HloModule, type Computation, type Instruction } from "../../ir/computation.js";
-import type { OpAttributes, Opcode } from "../../ir/opcodes.js";
+import { HloModule, subcomputationsOf, type Computation, type Instruction } from "../../ir/computation.js";
 import { XlaError } from "../../types/errors.js";
-import { Literal } from "../../types/literal.js";
-import { arrayShape, type Shape } from "../../types/shape.js";
+import type { Literal } from "../../types/literal.js";
+import type { Shape } from "../../types/shape.js";
+import { UNNAMED_MODULE } from "./ast.js";
 import { printDenseBody } from "./literal.js";
 import { attributeKey, quoteString } from "./print_attr.js";
 import { Cursor } from "./cursor.js";
 import { Parser } from "./parser.js";
-import { isKept, printOpAttributes, stablehloName } from "./print_ops.js";
+import { attrDict, buildOp, functionalType, isKept, symbolRef, type AttrEntry, type OpContext } from "./print_ops.js";
+import { BlockWriter, ValueNames, type MBlock, type MOp, type MRegion, type MValue } from "./print_model.js";
 import { meshLines, printSdyOp, sdyAttributeEntries, sdyResultCount, valueAttributes } from "./sdy_print.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
 import { shapeToMlir } from "./types.js";
 import { elementsOf } from "./import.js";
 import { printsAsXlaCustomCall, xlaCustomCallCallees, xlaCustomCallHasTupleResult } from "./xla_ops.js";
 
-/** A printed value: one SSA name, or the elements of a tuple not (yet) materialized. */
-type Value = string | readonly Value[];
+/** A printed value: one SSA value, or the elements of a tuple not (yet) materialized. */
+type Lowered = MValue | readonly Lowered[];
 
-const PRETTY_SAME_TYPE = new Set<Opcode>([
-  "abs", "cbrt", "ceil", "clz", "cos", "exp", "expm1", "floor", "log", "log1p", "logistic", "negate", "not", "popcnt",
-  "roundNearestAfz", "roundNearestEven", "rsqrt", "sign", "sin", "sqrt", "tan", "tanh", "add", "subtract", "multiply",
-  "divide", "remainder", "power", "maximum", "minimum", "and", "or", "xor", "shiftLeft", "shiftRightArithmetic",
-  "shiftRightLogical", "atan2",
-]);
+const isTuple = (v: Lowered): v is readonly Lowered[] => Array.isArray(v);
 
 export function printStableHlo(module: HloModule): string {
   return new ModulePrinter(module).print();
@@ -55,14 +54,7 @@ class ModulePrinter {
   private functionsOf(module: HloModule): Computation[] {
     const out: Computation[] = [];
     for (const c of module.computations) {
-      for (const inst of c.instructions) {
-        const callees = inst.opcode === "call" ? [(inst as Instruction<"call">).attrs.toApply]
-          : inst.opcode === "composite" ? [(inst as Instruction<"composite">).attrs.decomposition]
-          : printsAsXlaCustomCall(inst) ? xlaCustomCallCallees(inst)
-          : inst.opcode === "customCall" && !isKept((inst as Instruction<"customCall">).attrs.target)
-            ? (inst as Instruction<"customCall">).attrs.calledComputations : [];
-        for (const f of callees) if (!out.includes(f)) out.push(f);
-      }
+      for (const inst of c.instructions) for (const f of functionCallees(inst)) if (!out.includes(f)) out.push(f);
     }
     return [...out.filter((f) => f !== module.entry), module.entry];
   }
@@ -70,296 +62,43 @@ class ModulePrinter {
   funcName(c: Computation): string {
     const n = this.funcNames.get(c);
     if (n === undefined) throw new XlaError(`printStableHlo: ${c.name} is called as a function but is not part of the module`);
-    return symbolText(n);
+    return symbolRef(n);
   }
 
   print(): string {
     const m = this.module;
-    const lines: string[] = [];
-    const attrs = m.attributes ? Object.entries(m.attributes).map(([k, v]) => `${k} = ${v}`) : [];
-    lines.push(`module @${symbolName(m.name)}${attrs.length > 0 ? ` attributes {${attrs.join(", ")}}` : ""} {`);
-    lines.push(...meshLines(m, "  "));
-    for (const f of this.funcs) lines.push(...new FunctionPrinter(this, f).print());
+    const attrs = textEntries(m.attributes);
+    const lines = [`module${m.name === UNNAMED_MODULE ? "" : ` ${symbolRef(m.name)}`}${attrs.length > 0 ? ` attributes${attrDict(attrs)}` : ""} {`];
+    // Meshes and functions in the order the text declared them; ones added since, meshes first and functions last.
+    const order = new Map((m.symbolOrder ?? []).map((name, i) => [name, i]));
+    const items = [
+      ...meshDeclarations(m).map((mesh) => ({ at: order.get(mesh.name) ?? -1, print: (): string[] => [mesh.line] })),
+      ...this.funcs.map((f) => ({ at: order.get(f.name) ?? Infinity, print: (): string[] => new FunctionPrinter(this, f).print() })),
+    ];
+    // A stable sort: items the order does not know keep their relative order.
+    for (const item of items.map((it, i) => ({ ...it, i })).sort((a, b) => a.at - b.at || a.i - b.i)) lines.push(...item.print());
     lines.push("}");
     return `${lines.join("\n")}\n`;
   }
 }
 
-const symbolName = (n: string): string => (/^[A-Za-z0-9_$.-]+$/.test(n) ? n : quoteString(n));
-const symbolText = (n: string): string => `@${symbolName(n)}`;
-
-class FunctionPrinter {
-  private readonly values = new Map<Instruction, Value>();
-  private nextValue = 0;
-  private nextArg = 0;
-  private readonly out: string[] = [];
-  private indent = "    ";
-
-  constructor(readonly mp: ModulePrinter, readonly f: Computation) {}
-
-  print(): string[] {
-    const f = this.f;
-    const args = f.parameters.map((p, i) => {
-      const name = `%arg${this.nextArg++}`;
-      this.values.set(p, name);
-      return `${name}: ${shapeToMlir(p.shape)}${attrSuffix(valueAttributes(f.argAttributes?.[i], f.argShardings?.[i]))}`;
-    });
-    const results = this.rootValues(f);
-    const resultAttrs = results.map((_, i) => valueAttributes(f.resultAttributes?.[i], f.resultShardings?.[i]));
-    const resultTypes = results.map((r, i) => `${shapeToMlir(r.shape)}${attrSuffix(resultAttrs[i])}`);
-    const sig = resultTypes.length === 1 && resultAttrs[0] === undefined ? ` -> ${resultTypes[0]}`
-      : resultTypes.length === 0 ? "" : ` -> (${resultTypes.join(", ")})`;
-    const vis = f.visibility && f.visibility !== "public" ? `${f.visibility} ` : "";
-    this.out.push(`  func.func ${vis}${this.mp.funcName(f)}(${args.join(", ")})${sig} {`);
-    this.body(f);
-    this.out.push(`    func.return${this.returnText(results)}`);
-    this.out.push("  }");
-    return this.out;
+/** Computations an instruction calls as functions (by symbol), not as regions. */
+function functionCallees(inst: Instruction): readonly Computation[] {
+  if (isSdyOp(inst)) return [];
+  if (inst.opcode === "call") return [(inst as Instruction<"call">).attrs.toApply];
+  if (inst.opcode === "composite") return [(inst as Instruction<"composite">).attrs.decomposition];
+  if (printsAsXlaCustomCall(inst)) return xlaCustomCallCallees(inst);
+  if (inst.opcode === "customCall") {
+    const a = (inst as Instruction<"customCall">).attrs;
+    if (isKept(a.target)) return a.backendConfig.includes("@") ? a.calledComputations : [];
+    return a.calledComputations;
   }
-
-  /** What a computation returns: the elements of a root tuple instruction, else the root. */
-  private rootValues(c: Computation): Instruction[] {
-    return c.root.opcode === "tuple" ? [...c.root.operands] : [c.root];
-  }
-
-  private returnText(values: readonly Instruction[]): string {
-    if (values.length === 0) return "";
-    return ` ${values.map((v) => this.use(v)).join(", ")} : ${values.map((v) => shapeToMlir(v.shape)).join(", ")}`;
-  }
-
-  private body(c: Computation): void {
-    for (const inst of c.instructions) {
-      if (inst.opcode === "parameter") continue;
-      this.instruction(inst);
-    }
-  }
-
-  /** The SSA name of an instruction's value, printing a tuple where a tuple value is needed. */
-  use(inst: Instruction): string {
-    const v = this.values.get(inst);
-    if (v === undefined) throw new XlaError(`printStableHlo: ${inst.name} is used before it is defined`);
-    return this.materialize(v, inst.shape);
-  }
-
-  private materialize(v: Value, shape: Shape): string {
-    if (typeof v === "string") return v;
-    const elements = shape.kind === "tuple" ? shape.elements : [];
-    const names = v.map((e, i) => this.materialize(e, elements[i]!));
-    const name = this.fresh();
-    this.emit(`${name} = stablehlo.tuple ${names.join(", ")} : ${shapeToMlir(shape)}`);
-    return name;
-  }
-
-  private fresh(): string {
-    return `%${this.nextValue++}`;
-  }
-
-  private emit(line: string): void {
-    this.out.push(this.indent + line);
-  }
-
-  private resultNames(inst: Instruction, count: number): { lhs: string; value: Value } {
-    if (count === 0) return { lhs: "", value: [] };
-    const name = this.fresh();
-    if (count === 1) return { lhs: `${name} = `, value: name };
-    return { lhs: `${name}:${count} = `, value: Array.from({ length: count }, (_, i) => `${name}#${i}`) };
-  }
-
-  private instruction(inst: Instruction): void {
-    const op = inst.opcode;
-    if (op === "tuple") {
-      this.values.set(inst, inst.operands.map((o) => this.values.get(o) ?? this.use(o)));
-      return;
-    }
-    if (op === "getTupleElement") {
-      const src = this.values.get(inst.operands[0]!);
-      const index = (inst as Instruction<"getTupleElement">).attrs.index;
-      if (src !== undefined && typeof src !== "string") {
-        this.values.set(inst, src[index]!);
-        return;
-      }
-    }
-    if (op === "while") return this.printWhile(inst as Instruction<"while">);
-    if (op === "conditional") return this.printConditional(inst as Instruction<"conditional">);
-    if (OP_TABLE[op].family === "sdy") {
-      const { lhs, value } = this.resultNames(inst, sdyResultCount(inst));
-      const dict = (i: Instruction): string => {
-        const entries = attributeEntries(i);
-        return entries.length > 0 ? ` {${entries.join(", ")}}` : "";
-      };
-      this.emit(lhs + printSdyOp(inst, { use: (x) => this.use(x), region: (c) => this.sdyRegion(c), dict }));
-      this.values.set(inst, value);
-      return;
-    }
-    const barrierTuple = op === "optimizationBarrier" ? this.values.get(inst.operands[0]!) : undefined;
-    if (barrierTuple !== undefined && typeof barrierTuple !== "string" && inst.shape.kind === "tuple") {
-      const elems = inst.shape.elements;
-      const names = barrierTuple.map((v, i) => this.materialize(v, elems[i]!));
-      const { lhs, value } = this.resultNames(inst, elems.length);
-      const entries = attributeEntries(inst);
-      const dict = entries.length > 0 ? ` {${entries.join(", ")}}` : "";
-      this.emit(`${lhs}stablehlo.optimization_barrier${dict} ${names.join(", ")} : ${elems.map(shapeToMlir).join(", ")}`);
-      this.values.set(inst, value);
-      return;
-    }
-    if (op === "dynamicReshape") return this.printDynamicReshape(inst as Instruction<"dynamicReshape">);
-    const operands = inst.operands.map((o) => this.use(o));
-    const count = resultCount(inst);
-    const { lhs, value } = this.resultNames(inst, count);
-    const resultTypes = count === 1 ? [inst.shape] : inst.shape.kind === "tuple" ? inst.shape.elements : [];
-    const fnType = `(${inst.operands.map((o) => shapeToMlir(o.shape)).join(", ")}) -> ${
-      resultTypes.length === 1 ? shapeToMlir(resultTypes[0]!) : `(${resultTypes.map(shapeToMlir).join(", ")})`}`;
-    const extra = attributeEntries(inst);
-    const dictOf = (items: string[]): string => (items.length > 0 ? ` {${items.join(", ")}}` : "");
-    if (op === "constant") {
-      const lit = (inst as Instruction<"constant">).attrs.literal;
-      this.emit(`${lhs}stablehlo.constant${dictOf(extra)} ${printDenseBody(lit)} : ${shapeToMlir(lit.shape)}`);
-    } else if (PRETTY_SAME_TYPE.has(op) && inst.operands.every((o) => sameMlir(o.shape, inst.shape)) &&
-      !(inst.attrs as { resultAccuracy?: unknown }).resultAccuracy) {
-      this.emit(`${lhs}${stablehloName(inst)} ${operands.join(", ")}${dictOf(extra)} : ${shapeToMlir(inst.shape)}`);
-    } else if (op === "call") {
-      const callee = (inst as Instruction<"call">).attrs.toApply;
-      this.emit(`${lhs}func.call ${this.mp.funcName(callee)}(${operands.join(", ")})${dictOf(extra)} : ${fnType}`);
-    } else {
-      const printed = printOpAttributes(inst, (c) => this.mp.funcName(c));
-      const regions = printed.regions.map((c) => this.region(c));
-      const ops = [...operands, ...printed.extraOperands.map((l) => this.constantOperand(l))];
-      const fn = printed.extraOperands.length > 0
-        ? `(${[...inst.operands.map((o) => o.shape), ...printed.extraOperands.map((l) => l.shape)].map(shapeToMlir).join(", ")}) -> ${
-          resultTypes.length === 1 ? shapeToMlir(resultTypes[0]!) : `(${resultTypes.map(shapeToMlir).join(", ")})`}`
-        : fnType;
-      const regionText = regions.length > 0 ? ` (${regions.join(", ")})` : "";
-      this.emit(`${lhs}"${printed.name}"(${ops.join(", ")})${regionText}${dictOf([...printed.attrs, ...extra])} : ${fn}`);
-    }
-    this.values.set(inst, value);
-  }
-
-  /**
-   * XLA's dynamic-reshape takes one scalar size per output dimension; StableHLO's
-   * dynamic_reshape takes them as one vector: reshape each to tensor<1xT> and concatenate.
-   */
-  private printDynamicReshape(inst: Instruction<"dynamicReshape">): void {
-    const [operand, ...sizes] = inst.operands;
-    const vector = sizes.map((s) => {
-      const name = this.fresh();
-      const t = shapeToMlir(s.shape);
-      const one = t.replace(/^tensor</, "tensor<1x");
-      this.emit(`${name} = "stablehlo.reshape"(${this.use(s)}) : (${t}) -> ${one}`);
-      return { name, one };
-    });
-    const element = sizes[0] !== undefined ? shapeToMlir(sizes[0].shape).slice("tensor<".length, -1) : "i32";
-    const shapeType = `tensor<${sizes.length}x${element}>`;
-    const shape = this.fresh();
-    this.emit(`${shape} = "stablehlo.concatenate"(${vector.map((v) => v.name).join(", ")}) {dimension = 0 : i64} : (${
-      vector.map((v) => v.one).join(", ")}) -> ${shapeType}`);
-    const name = this.fresh();
-    const frontend = attributeEntries(inst);
-    this.emit(`${name} = "stablehlo.dynamic_reshape"(${this.use(operand!)}, ${shape})${frontend.length > 0 ? ` {${frontend.join(", ")}}` : ""} : (${
-      shapeToMlir(operand!.shape)}, ${shapeType}) -> ${shapeToMlir(inst.shape)}`);
-    this.values.set(inst, name);
-  }
-
-  private constantOperand(lit: Literal): string {
-    const name = this.fresh();
-    this.emit(`${name} = stablehlo.constant ${printDenseBody(lit)} : ${shapeToMlir(lit.shape)}`);
-    return name;
-  }
-
-  /**
-   * A computation printed as a region. `paramValue` binds its single parameter to a value
-   * of the enclosing scope (branches); otherwise parameters become block arguments.
-   */
-  region(c: Computation, paramValue?: Value, resultTypes?: readonly Shape[]): string {
-    const saved = this.indent;
-    const start = this.out.length;
-    this.indent = `${saved}  `;
-    let header = "";
-    if (paramValue !== undefined) {
-      this.values.set(c.parameters[0]!, paramValue);
-    } else if (c.parameters.length > 0) {
-      const args = c.parameters.map((p) => {
-        const name = `%arg${this.nextArg++}`;
-        this.values.set(p, name);
-        return `${name}: ${shapeToMlir(p.shape)}`;
-      });
-      header = `${saved}  ^bb0(${args.join(", ")}):\n`;
-    }
-    this.body(c);
-    void resultTypes;
-    const results = c.root.opcode === "tuple" ? [...c.root.operands] : [c.root];
-    const ret = `${this.indent}stablehlo.return${this.returnText(results)}`;
-    const lines = this.out.splice(start);
-    this.indent = saved;
-    return `{\n${header}${[...lines, ret].join("\n")}\n${saved}}`;
-  }
-
-  /** sdy's region syntax: `(%a: t, ...) { ... sdy.return ... }`. */
-  private sdyRegion(c: Computation): string {
-    const args = c.parameters.map((p) => {
-      const name = `%arg${this.nextArg++}`;
-      this.values.set(p, name);
-      return `${name}: ${shapeToMlir(p.shape)}`;
-    });
-    const body = this.blockBody(c, c.root.opcode === "tuple" ? [...c.root.operands] : [c.root], "sdy.return");
-    return `(${args.join(", ")}) ${body}`;
-  }
-
-  private printWhile(inst: Instruction<"while">): void {
-    const { condition, body } = inst.attrs;
-    const init = this.values.get(inst.operands[0]!);
-    const flat = inst.operands.length === 1 && init !== undefined && typeof init !== "string" && body.root.opcode === "tuple" &&
-      inst.shape.kind === "tuple";
-    const stateShapes: Shape[] = flat ? [...elementsOf(inst.shape)] : inst.operands.map((o) => o.shape);
-    const inits = flat ? (init as Value[]).map((v, i) => this.materialize(v, stateShapes[i]!)) : inst.operands.map((o) => this.use(o));
-    const iterNames = stateShapes.map(() => `%iterArg${this.nextArg++}`);
-    const bind = (c: Computation): void => {
-      if (flat) this.values.set(c.parameters[0]!, iterNames);
-      else c.parameters.forEach((p, i) => this.values.set(p, iterNames[i]!));
-    };
-    const { lhs, value } = this.resultNames(inst, stateShapes.length);
-    const entries = attributeEntries(inst);
-    const header = `${lhs}stablehlo.while(${iterNames.map((n, i) => `${n} = ${inits[i]}`).join(", ")}) : ${stateShapes.map(shapeToMlir).join(", ")}${
-      entries.length > 0 ? ` attributes {${entries.join(", ")}}` : ""}`;
-    bind(condition);
-    const cond = this.blockBody(condition, [condition.root]);
-    bind(body);
-    const bodyText = this.blockBody(body, flat ? [...body.root.operands] : [body.root]);
-    this.emit(`${header}\n${this.indent}cond ${cond} do ${bodyText}`);
-    this.values.set(inst, flat ? value : typeof value === "string" ? value : value);
-  }
-
-  private blockBody(c: Computation, results: readonly Instruction[], terminator = "stablehlo.return"): string {
-    const saved = this.indent;
-    const start = this.out.length;
-    this.indent = `${saved}  `;
-    this.body(c);
-    const ret = `${this.indent}${terminator}${this.returnText(results)}`;
-    const lines = this.out.splice(start);
-    this.indent = saved;
-    return `{\n${[...lines, ret].join("\n")}\n${saved}}`;
-  }
-
-  private printConditional(inst: Instruction<"conditional">): void {
-    const [selector, ...branchOperands] = inst.operands;
-    const isIf = selector!.shape.kind === "array" && selector!.shape.elementType === "pred";
-    const multi = inst.shape.kind === "tuple" && inst.attrs.branches.every((b) => b.root.opcode === "tuple");
-    const resultTypes = multi ? [...elementsOf(inst.shape)] : [inst.shape];
-    const sel = this.use(selector!);
-    const regions = inst.attrs.branches.map((b, i) => {
-      const v = this.values.get(branchOperands[i]!);
-      return this.region(b, v ?? this.use(branchOperands[i]!), resultTypes);
-    });
-    const { lhs, value } = this.resultNames(inst, resultTypes.length);
-    const entries = attributeEntries(inst);
-    const fa = entries.length > 0 ? ` {${entries.join(", ")}}` : "";
-    const types = resultTypes.length === 1 ? shapeToMlir(resultTypes[0]!) : `(${resultTypes.map(shapeToMlir).join(", ")})`;
-    this.emit(`${lhs}"stablehlo.${isIf ? "if" : "case"}"(${sel}) (${regions.join(", ")})${fa} : (${shapeToMlir(selector!.shape)}) -> ${types}`);
-    this.values.set(inst, value);
-  }
+  return [];
 }
 
 /** Number of StableHLO results of an instruction (ops with several results carry a tuple shape in the IR). */
 export function resultCount(inst: Instruction): number {
+  if (isSdyOp(inst)) return sdyResultCount(inst);
   const s = inst.shape;
   if (s.kind !== "tuple" || (printsAsXlaCustomCall(inst) && xlaCustomCallHasTupleResult(inst))) return 1;
   switch (inst.opcode) {
@@ -370,31 +109,339 @@ export function resultCount(inst: Instruction): number {
   }
 }
 
-function sameMlir(a: Shape, b: Shape): boolean {
-  return shapeToMlir(a) === shapeToMlir(b);
+/** What a computation returns: the elements of a root tuple instruction, else the root. */
+const rootValues = (c: Computation): readonly Instruction[] => (c.root.opcode === "tuple" ? c.root.operands : [c.root]);
+
+const newValue = (type: Shape): MValue => ({ type });
+
+/** A terminator: `return` in a function body, `stablehlo.return` / `sdy.return` in regions. */
+function terminator(name: string, operands: readonly MValue[], attrs: readonly AttrEntry[] = []): MOp {
+  return {
+    results: [], regions: [],
+    print: (p) => {
+      const shown = `${name === "func.return" && p.inFunctionBody ? "return" : name}${attrDict(attrs)}`;
+      return operands.length === 0 ? shown : `${shown} ${p.values(operands)} : ${operands.map((o) => shapeToMlir(o.type)).join(", ")}`;
+    },
+  };
 }
 
-/** An instruction's attribute-dictionary entries beyond its op's own: its typed sdy values and its frontend attributes. */
-function attributeEntries(inst: Instruction): string[] {
-  return [...sdyAttributeEntries(inst).map(([k, v]) => `${k} = ${v}`), ...frontendAttributeEntries(inst.frontendAttributes)];
+class FunctionPrinter {
+  private readonly values = new Map<Instruction, Lowered>();
+  /** The ops of the block being built. */
+  private ops: MOp[] = [];
+  /** Constants visible from the block being built (enclosing blocks first), by IR name: what a region's copied constant stands for. */
+  private constantScopes: Map<string, { readonly literal: Literal; readonly value: MValue }>[] = [];
+
+  constructor(readonly mp: ModulePrinter, readonly f: Computation) {}
+
+  print(): string[] {
+    const f = this.f;
+    const args = f.parameters.map((p) => {
+      const v = newValue(p.shape);
+      this.values.set(p, v);
+      return v;
+    });
+    const results = rootValues(f);
+    const returnAttrs = textEntries(f.returnAttributes);
+    const block = this.block(f, args, (vals) => terminator("func.return", vals, returnAttrs));
+    const body: MRegion = { block };
+    const names = new ValueNames(body);
+    const writer = new BlockWriter(names);
+    const argText = writer.argumentList(args, f.parameters.map((_, i) => attrDict(argumentAttributes(f, i)).trimStart()));
+    const resultDicts = results.map((_, i) => attrDict(resultAttributes(f, i)).trimStart());
+    const resultTypes = results.map((r, i) => `${shapeToMlir(r.shape)}${resultDicts[i] ? ` ${resultDicts[i]}` : ""}`);
+    const withAttrs = resultDicts.some((d) => d !== "");
+    const sig = resultTypes.length === 0 ? "" : resultTypes.length === 1 && !withAttrs ? ` -> ${resultTypes[0]}` : ` -> (${resultTypes.join(", ")})`;
+    const vis = f.visibility && f.visibility !== "public" ? `${f.visibility} ` : "";
+    const fnAttrs = f.attributes !== undefined && Object.keys(f.attributes).length > 0
+      ? ` attributes${attrDict(textEntries(f.attributes))}` : "";
+    return [`  func.func ${vis}${this.mp.funcName(f)}(${argText})${sig}${fnAttrs} {`, ...writer.ops(block, "    ", true), "  }"];
+  }
+
+  /**
+   * The block for computation `c`, whose parameters are already bound: its ops, then the
+   * terminator `end` makes from the values it returns.
+   */
+  private block(c: Computation, args: readonly MValue[], end: (values: MValue[]) => MOp, returned = rootValues(c)): MBlock {
+    const savedOps = this.ops;
+    this.ops = [];
+    this.constantScopes.push(new Map());
+    try {
+      for (const inst of c.instructions) if (inst.opcode !== "parameter") this.instruction(inst);
+      this.ops.push(end(returned.map((r) => this.use(r))));
+      return { args, ops: this.ops };
+    } finally {
+      this.constantScopes.pop();
+      this.ops = savedOps;
+    }
+  }
+
+  /** A computation as a region: its parameters become the entry block's arguments. */
+  private region(c: Computation, terminatorName = "stablehlo.return"): MRegion {
+    const args = c.parameters.map((p) => {
+      const v = newValue(p.shape);
+      this.values.set(p, v);
+      return v;
+    });
+    return { block: this.block(c, args, (vals) => terminator(terminatorName, vals)) };
+  }
+
+  /** The value of an instruction, a tuple materialized (`stablehlo.tuple`) where a tuple value is needed. */
+  private use(inst: Instruction): MValue {
+    const v = this.values.get(inst);
+    if (v === undefined) throw new XlaError(`printStableHlo: ${inst.name} is used before it is defined`);
+    return this.materialize(v, inst.shape);
+  }
+
+  private materialize(v: Lowered, shape: Shape): MValue {
+    if (!isTuple(v)) return v;
+    const elements = elementsOf(shape);
+    const parts = v.map((e, i) => this.materialize(e, elements[i]!));
+    const result = newValue(shape);
+    this.ops.push({
+      results: [result], regions: [],
+      print: (p) => `stablehlo.tuple ${p.values(parts)} : ${shapeToMlir(shape)}`,
+    });
+    return result;
+  }
+
+  private lowered(inst: Instruction): Lowered {
+    const v = this.values.get(inst);
+    if (v === undefined) throw new XlaError(`printStableHlo: ${inst.name} is used before it is defined`);
+    return v;
+  }
+
+  /** A constant of an enclosing block that a region's constant copies (same IR name, same value). */
+  private capturedConstant(inst: Instruction<"constant">): MValue | undefined {
+    for (let i = this.constantScopes.length - 2; i >= 0; i--) {
+      const outer = this.constantScopes[i]!.get(inst.name);
+      if (outer !== undefined && sameLiteral(outer.literal, inst.attrs.literal)) return outer.value;
+    }
+    return undefined;
+  }
+
+  private emit(inst: Instruction, op: MOp): void {
+    this.ops.push(op);
+    this.values.set(inst, op.results.length === 1 ? op.results[0]! : op.results);
+  }
+
+  private resultValues(inst: Instruction): MValue[] {
+    const n = resultCount(inst);
+    if (n === 1) return [newValue(inst.shape)];
+    return elementsOf(inst.shape).slice(0, n).map(newValue);
+  }
+
+  private context(inst: Instruction, operands: readonly MValue[], results: readonly MValue[]): OpContext {
+    return {
+      inst, operands, results, discardable: discardableAttributes(inst),
+      funcName: (c) => this.mp.funcName(c),
+      region: (c) => this.region(c),
+      constant: (literal) => {
+        const value = newValue(literal.shape);
+        this.ops.push({ results: [value], regions: [], resultNames: ["c"], print: () => `stablehlo.constant ${printDenseBody(literal)} : ${shapeToMlir(literal.shape)}` });
+        return value;
+      },
+    };
+  }
+
+  private instruction(inst: Instruction): void {
+    if (isSdyOp(inst)) return this.sdyOp(inst);
+    switch (inst.opcode) {
+      case "tuple":
+        this.values.set(inst, inst.operands.map((o) => this.lowered(o)));
+        return;
+      case "getTupleElement": {
+        const src = this.lowered(inst.operands[0]!);
+        if (isTuple(src)) {
+          this.values.set(inst, src[(inst as Instruction<"getTupleElement">).attrs.index]!);
+          return;
+        }
+        break;
+      }
+      case "constant": {
+        const c = inst as Instruction<"constant">;
+        const outer = this.capturedConstant(c);
+        if (outer !== undefined) {
+          this.values.set(inst, outer);
+          return;
+        }
+        break;
+      }
+      case "while": return this.whileOp(inst as Instruction<"while">);
+      case "conditional": return this.conditional(inst as Instruction<"conditional">);
+      case "dynamicReshape": return this.dynamicReshape(inst as Instruction<"dynamicReshape">);
+      case "optimizationBarrier": {
+        const src = this.lowered(inst.operands[0]!);
+        if (isTuple(src) && inst.shape.kind === "tuple") {
+          const elements = inst.shape.elements;
+          const operands = src.map((v, i) => this.materialize(v, elements[i]!));
+          this.emit(inst, buildOp(this.context(inst, operands, elements.map(newValue))));
+          return;
+        }
+        break;
+      }
+      default: break;
+    }
+    const operands = inst.operands.map((o) => this.use(o));
+    const op = buildOp(this.context(inst, operands, this.resultValues(inst)));
+    this.emit(inst, op);
+    if (inst.opcode === "constant") this.constantScopes.at(-1)!.set(inst.name, { literal: (inst as Instruction<"constant">).attrs.literal, value: op.results[0]! });
+  }
+
+  /** sdy ops (sdy_print.ts writes their syntax; their regions are `(%arg: t) { ... sdy.return ... }`). */
+  private sdyOp(inst: Instruction): void {
+    const operandValues = new Map<Instruction, MValue>(inst.operands.map((o) => [o, this.use(o)]));
+    const regions = new Map<Computation, MRegion>(subcomputationsOf(inst).map((c) => [c, this.region(c, "sdy.return")]));
+    const results = this.resultValues(inst);
+    this.emit(inst, {
+      results, regions: [...regions.values()],
+      print: (p) => printSdyOp(inst, {
+        use: (i) => p.value(operandValues.get(i)!),
+        region: (c) => {
+          const r = regions.get(c)!;
+          return `(${r.block.args.map((a) => p.argument(a)).join(", ")}) ${p.region(r)}`;
+        },
+        dict: (i) => attrDict(discardableAttributes(i)),
+      }),
+    });
+  }
+
+  /**
+   * `stablehlo.while(%iterArg = %init, ...) : types cond {...} do {...}`: a tuple loop
+   * state prints as its elements. Values the regions used from outside the loop, which
+   * the importer appended to the state and the body passes through (`pass.N`), print as
+   * those outside values again.
+   */
+  private whileOp(inst: Instruction<"while">): void {
+    const { condition, body } = inst.attrs;
+    const init = this.lowered(inst.operands[0]!);
+    const flat = inst.operands.length === 1 && isTuple(init) && body.root.opcode === "tuple" && inst.shape.kind === "tuple";
+    const allShapes: readonly Shape[] = flat ? elementsOf(inst.shape) : inst.operands.map((o) => o.shape);
+    const allInits = flat ? (init as readonly Lowered[]).map((v, i) => this.materialize(v, allShapes[i]!)) : inst.operands.map((o) => this.use(o));
+    const captured = flat ? capturedStateCount(body) : 0;
+    const n = allShapes.length - captured;
+    const stateShapes = allShapes.slice(0, n);
+    const inits = allInits.slice(0, n);
+    const regionOf = (c: Computation, returned: readonly Instruction[]): MRegion => {
+      const args = stateShapes.map(newValue);
+      if (flat) this.values.set(c.parameters[0]!, [...args, ...allInits.slice(n)]);
+      else c.parameters.forEach((p, i) => this.values.set(p, args[i]!));
+      return { block: this.block(c, args, (vals) => terminator("stablehlo.return", vals), returned) };
+    };
+    const cond = regionOf(condition, [condition.root]);
+    const loop = regionOf(body, flat ? body.root.operands.slice(0, n) : [body.root]);
+    const results = stateShapes.map(newValue);
+    const discardable = discardableAttributes(inst);
+    this.ops.push({
+      results, regions: [cond, loop], blockArgName: "iterArg",
+      print: (p) => {
+        const iter = loop.block.args.map((a, i) => `${p.value(a)} = ${p.value(inits[i]!)}`).join(", ");
+        const types = stateShapes.length > 0 ? ` : ${stateShapes.map(shapeToMlir).join(", ")}` : "";
+        const attrs = discardable.length > 0 ? ` attributes${attrDict(discardable)}` : "";
+        return `stablehlo.while(${iter})${types}${attrs}${p.newline()}cond ${p.region(cond)} do ${p.region(loop)}`;
+      },
+    });
+    this.values.set(inst, flat ? [...results, ...allInits.slice(n)] : results.length === 1 ? results[0]! : results);
+  }
+
+  /** `"stablehlo.case"(%i) ({...}, {...})` (`stablehlo.if` on a predicate): each branch sees the values it captured. */
+  private conditional(inst: Instruction<"conditional">): void {
+    const [selector, ...branchOperands] = inst.operands;
+    const isIf = selector!.shape.kind === "array" && selector!.shape.elementType === "pred";
+    const multi = inst.shape.kind === "tuple" && inst.attrs.branches.every((b) => b.root.opcode === "tuple");
+    const resultShapes = multi ? elementsOf(inst.shape) : [inst.shape];
+    const sel = this.use(selector!);
+    const regions = inst.attrs.branches.map((b, i): MRegion => {
+      // The branch's parameter is what it captured: bind it to those values (no block arguments).
+      const param = b.parameters[0];
+      if (param !== undefined) this.values.set(param, this.lowered(branchOperands[i]!));
+      return { block: this.block(b, [], (vals) => terminator("stablehlo.return", vals)) };
+    });
+    const results = resultShapes.map(newValue);
+    const ctx = this.context(inst, [sel], results);
+    const op = buildGeneric(ctx, isIf ? "stablehlo.if" : "stablehlo.case", regions);
+    this.ops.push(op);
+    this.values.set(inst, results.length === 1 ? results[0]! : results);
+  }
+
+  /**
+   * XLA's dynamic-reshape takes one scalar size per output dimension; StableHLO's
+   * dynamic_reshape takes them as one vector: reshape each to tensor<1xT> and concatenate.
+   */
+  private dynamicReshape(inst: Instruction<"dynamicReshape">): void {
+    const [operand, ...sizes] = inst.operands;
+    const vector = sizes.map((s) => {
+      const scalar = this.use(s);
+      const one = shapeToMlir(s.shape).replace(/^tensor</, "tensor<1x");
+      const v = newValue(s.shape.kind === "array" ? { ...s.shape, dimensions: [1], dynamicDimensions: [false] } : s.shape);
+      this.ops.push({ results: [v], regions: [], print: (p) => `stablehlo.reshape ${p.value(scalar)} : (${shapeToMlir(s.shape)}) -> ${one}` });
+      return v;
+    });
+    const first = sizes[0]?.shape;
+    const shapeVector = newValue(first?.kind === "array" ? { ...first, dimensions: [sizes.length], dynamicDimensions: [false] } : inst.shape);
+    this.ops.push({
+      results: [shapeVector], regions: [],
+      print: (p) => `stablehlo.concatenate ${p.values(vector)}, dim = 0 : ${functionalType(vector.map((v) => v.type), [shapeVector.type])}`,
+    });
+    const operandValue = this.use(operand!);
+    const result = newValue(inst.shape);
+    const discardable = discardableAttributes(inst);
+    this.ops.push({
+      results: [result], regions: [],
+      print: (p) => `stablehlo.dynamic_reshape ${p.value(operandValue)}, ${p.value(shapeVector)}${attrDict(discardable)} : ${
+        functionalType([operandValue.type, shapeVector.type], [result.type])}`,
+    });
+    this.values.set(inst, result);
+  }
 }
 
 /**
- * Frontend attributes as attribute-dictionary entries. Those imported from StableHLO
- * (dialect-prefixed names holding attribute text, e.g. `mhlo.sharding`) print as they
- * were; XLA's string-valued ones (from HLO text) go into `mhlo.frontend_attributes =
- * {key = "value"}`, as XLA exports them.
+ * How many trailing elements of a loop state the importer added for values the loop's
+ * regions used from outside (the body returns them unchanged, as `pass.N`).
  */
-export function frontendAttributeEntries(fa: Readonly<Record<string, string>> | undefined): string[] {
+function capturedStateCount(body: Computation): number {
+  const param = body.parameters[0];
+  const returned = body.root.operands;
+  let k = 0;
+  for (let j = returned.length - 1; j >= 0; j--) {
+    const r = returned[j]!;
+    const passesThrough = r.opcode === "getTupleElement" && r.operands[0] === param &&
+      (r as Instruction<"getTupleElement">).attrs.index === j && r.name.startsWith("pass.");
+    if (!passesThrough) break;
+    k++;
+  }
+  return k;
+}
+
+const sameLiteral = (a: Literal, b: Literal): boolean =>
+  a === b || (shapeToMlir(a.shape) === shapeToMlir(b.shape) && printDenseBody(a) === printDenseBody(b));
+
+/** The generic form of an op whose regions the printer built. */
+function buildGeneric(ctx: OpContext, name: string, regions: readonly MRegion[]): MOp {
+  return {
+    results: ctx.results, regions,
+    print: (p) => `"${name}"(${p.values(ctx.operands)}) (${regions.map((r) => p.region(r, { entryArgs: true })).join(", ")})${
+      attrDict(ctx.discardable)} : ${functionalType(ctx.operands.map((o) => o.type), ctx.results.map((r) => r.type))}`,
+  };
+}
+
+export function frontendAttributeEntries(fa: Readonly<Record<string, string>> | undefined): AttrEntry[] {
   if (fa === undefined) return [];
-  const out: string[] = [];
+  const out: AttrEntry[] = [];
   const strings: string[] = [];
   for (const [k, v] of Object.entries(fa)) {
-    if (k.includes(".") && isAttributeText(v)) out.push(`${attributeKey(k)} = ${v}`);
+    // A unit attribute prints as its name alone.
+    if (k.includes(".") && v === "unit") out.push([attributeKey(k), undefined]);
+    else if (k.includes(".") && isAttributeText(v)) out.push([attributeKey(k), v]);
     else strings.push(`${attributeKey(k)} = ${quoteString(v)}`);
   }
-  if (strings.length > 0) out.push(`mhlo.frontend_attributes = {${strings.join(", ")}}`);
+  if (strings.length > 0) out.push(["mhlo.frontend_attributes", `{${strings.sort().join(", ")}}`]);
   return out;
+}
+
+/** Attributes kept as MLIR text, as dictionary entries (a unit attribute, `unit`, prints as its name alone). */
+function textEntries(attrs: Readonly<Record<string, string>> | undefined): AttrEntry[] {
+  return Object.entries(attrs ?? {}).map(([k, v]): AttrEntry => [attributeKey(k), v === "unit" ? undefined : v]);
 }
 
 function isAttributeText(text: string): boolean {
@@ -407,10 +454,41 @@ function isAttributeText(text: string): boolean {
   }
 }
 
-function attrSuffix(attrs: Readonly<Record<string, string>> | undefined): string {
-  if (attrs === undefined || Object.keys(attrs).length === 0) return "";
-  return ` {${Object.entries(attrs).map(([k, v]) => `${k} = ${v}`).join(", ")}}`;
+// ---------------------------------------------------------------- sdy hook points
+// Where the printer reads what the IR keeps beside ops: typed sdy values (sdy_print.ts
+// writes them) and attributes kept as text.
+
+/**
+ * The attributes an instruction carries beside its op's own (MLIR's discardable
+ * attributes), as dictionary entries: its typed sdy values (`sdy.sharding`,
+ * `sdy.propagation_edges`); attributes imported from StableHLO as text (dialect-prefixed
+ * names: `mhlo.sharding`, `sdy.sharding_rule`) as they were; XLA's string-valued
+ * frontend attributes (from HLO text) in `mhlo.frontend_attributes = {key = "value"}`,
+ * as XLA exports them.
+ */
+export function discardableAttributes(inst: Instruction): AttrEntry[] {
+  return [...sdyAttributeEntries(inst), ...frontendAttributeEntries(inst.frontendAttributes)];
 }
 
-export { arrayShape, HloModule };
-export type { OpAttributes };
+/** Whether `inst` is an sdy op (printed by sdy_print.ts). */
+function isSdyOp(inst: Instruction): boolean {
+  return OP_TABLE[inst.opcode].family === "sdy";
+}
+
+/** `sdy.mesh @name = <...>` declarations: the mesh's name and its line. */
+function meshDeclarations(m: HloModule): readonly { readonly name: string; readonly line: string }[] {
+  const lines = meshLines(m, "  ");
+  return (m.meshes ?? []).map((mesh, i) => ({ name: mesh.name, line: lines[i]! }));
+}
+
+/** The attributes of function argument `i` (its `sdy.sharding`, and those kept as text). */
+function argumentAttributes(f: Computation, i: number): AttrEntry[] {
+  return textEntries(valueAttributes(f.argAttributes?.[i], f.argShardings?.[i]));
+}
+
+/** The attributes of function result `i`. */
+function resultAttributes(f: Computation, i: number): AttrEntry[] {
+  return textEntries(valueAttributes(f.resultAttributes?.[i], f.resultShardings?.[i]));
+}
+
+export { HloModule };

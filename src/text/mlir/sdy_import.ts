@@ -9,7 +9,9 @@ import type { Instruction } from "../../ir/computation.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import type { SdyAttribute } from "../../sdy/attr_text.js";
 import { sdyParseError, SdyParseError, diagnosticAt } from "../../sdy/diagnostics.js";
-import type { PropagationDirection, PropagationEdges, ReductionOp, TensorSharding, TensorShardingPerValue } from "../../sdy/model.js";
+import type {
+  OpShardingRule, PropagationDirection, PropagationEdges, ReductionOp, TensorSharding, TensorShardingPerValue,
+} from "../../sdy/model.js";
 import { bodyResults } from "../../shape/sdy.js";
 import { shapesEqual, tupleShape, type Shape } from "../../types/shape.js";
 import type { Attr, OpNode, Region } from "./ast.js";
@@ -20,11 +22,12 @@ import { attrToText } from "./print_attr.js";
 import { shapeToMlir } from "./types.js";
 
 /** Dictionary entries that become typed IR fields (the rest stays text in frontendAttributes). */
-export const SDY_TYPED_ATTRIBUTES: ReadonlySet<string> = new Set(["sdy.sharding", "sdy.propagation_edges"]);
+export const SDY_TYPED_ATTRIBUTES: ReadonlySet<string> = new Set(["sdy.sharding", "sdy.sharding_rule", "sdy.propagation_edges"]);
 
 /** An op's typed sdy values. */
 export interface SdyValues {
   sdySharding?: TensorShardingPerValue;
+  sdyShardingRule?: OpShardingRule;
   sdyPropagationEdges?: PropagationEdges;
 }
 
@@ -39,6 +42,13 @@ export function sdyValuesOf(c: Cursor, op: OpNode): SdyValues {
       throw sdyParseError(c, opError(op, "should have a sharding attribute of type TensorShardingPerValueAttr"), op.offset);
     }
     out.sdySharding = sharding.value.value;
+  }
+  const rule = op.attrs.get("sdy.sharding_rule");
+  if (rule !== undefined) {
+    if (rule.kind !== "sdy" || rule.value.kind !== "shardingRule") {
+      throw sdyParseError(c, opError(op, "should have a sharding rule attribute of type OpShardingRuleAttr for attr named 'sdy.sharding_rule'"), op.offset);
+    }
+    out.sdyShardingRule = rule.value.value;
   }
   const edges = op.attrs.get("sdy.propagation_edges");
   if (edges !== undefined) {

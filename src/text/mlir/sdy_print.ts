@@ -9,6 +9,7 @@ import {
   printShardingPerValue, printStrippedShardingPerValue, printTensorSharding, printTensorShardingBody, symbolText,
 } from "../../sdy/attr_text.js";
 import type { TensorSharding } from "../../sdy/model.js";
+import { printOpShardingRule } from "../../sdy/rule_text.js";
 import { resultShapes, type SdyOpcode } from "../../shape/sdy.js";
 import type { Shape } from "../../types/shape.js";
 import { printDenseBody } from "./literal.js";
@@ -25,11 +26,12 @@ export interface SdyOpPrinter {
   dict(inst: Instruction): string;
 }
 
-/** `sdy.sharding` and `sdy.propagation_edges` entries of an instruction's attribute dictionary. */
+/** `sdy.propagation_edges`, `sdy.sharding` and `sdy.sharding_rule` entries of an instruction's attribute dictionary. */
 export function sdyAttributeEntries(inst: Instruction): [string, string][] {
   const out: [string, string][] = [];
   if (inst.sdyPropagationEdges !== undefined) out.push(["sdy.propagation_edges", printPropagationEdges(inst.sdyPropagationEdges)]);
   if (inst.sdySharding !== undefined) out.push(["sdy.sharding", printShardingPerValue(inst.sdySharding)]);
+  if (inst.sdyShardingRule !== undefined) out.push(["sdy.sharding_rule", printOpShardingRule(inst.sdyShardingRule)]);
   return out;
 }
 

@@ -103,7 +103,8 @@ export function xlaCustomCallAttributes(inst: Instruction, funcName: (c: Computa
     }
     default: break;
   }
-  if (inner.length > 0) out.push(`mhlo.attributes = {${inner.join(", ")}}`);
+  // A dictionary: MLIR keeps (and prints) its entries sorted by name.
+  if (inner.length > 0) out.push(`mhlo.attributes = {${inner.sort().join(", ")}}`);
   return out;
 }
 

@@ -4,8 +4,13 @@
 // compile(); both are compared bit for bit with the reference interpreter.
 
 import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { evaluate, Literal, XlaBuilder, parameter, scalarShape, type Computation, type ElementType, type XlaOp } from "../../../src/index.js";
-import { compile } from "../../../src/compiler/index.js";
+import { compile, compileSync } from "../../../src/compiler/index.js";
+import { runCheckText, type CheckCaseResult } from "../../../src/check/runner.js";
+import { getBackend, registerBackend, type BackendEntry } from "../../../src/runtime/backend_registry.js";
+import { liftConstants } from "../../support/backend.js";
 import { compileRoutine } from "../../../src/compiler/routines.js";
 import { BUFFER_ALIGNMENT, isUnsupported, MEMORY_MAX_PAGES, type WasmKernel } from "../../../src/compiler/wasm/kernel.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
@@ -55,10 +60,24 @@ export function randomLiteral(next: () => number, t: ElementType, dims: readonly
   return Literal.fromValues(t, [...dims], flat);
 }
 
-function sameBits(actual: Literal, expected: Literal, what: string): void {
+/** What the comparison forgives: anyNaN, the sign and payload of NaN results (which neither JS nor WebAssembly fixes). */
+export interface CompareOptions {
+  readonly anyNaN?: boolean;
+}
+
+/** A copy of a float literal's bytes with every NaN made the one quiet NaN. */
+function canonicalNaNs(lit: Literal): Uint8Array {
+  const d = lit.data;
+  if (d instanceof Float32Array) return new Uint8Array(Float32Array.from(d, (x) => (Number.isNaN(x) ? NaN : x)).buffer);
+  if (d instanceof Float64Array) return new Uint8Array(Float64Array.from(d, (x) => (Number.isNaN(x) ? NaN : x)).buffer);
+  return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+}
+
+function sameBits(actual: Literal, expected: Literal, what: string, options: CompareOptions = {}): void {
   assert.deepEqual(actual.dimensions, expected.dimensions, `${what}: dimensions`);
-  const a = new Uint8Array(actual.data.buffer, actual.data.byteOffset, actual.data.byteLength);
-  const e = new Uint8Array(expected.data.buffer, expected.data.byteOffset, expected.data.byteLength);
+  const bytes = (l: Literal): Uint8Array => (options.anyNaN === true ? canonicalNaNs(l) : new Uint8Array(l.data.buffer, l.data.byteOffset, l.data.byteLength));
+  const a = bytes(actual);
+  const e = bytes(expected);
   if (Buffer.compare(Buffer.from(a), Buffer.from(e)) !== 0) {
     assert.deepEqual(actual.toNumbers(), expected.toNumbers(), `${what}: values`);
     assert.fail(`${what}: same values, different bits`);
@@ -76,13 +95,13 @@ function ranges(n: number): [number, number][] {
  * Checks the routine for `c`'s root (all operands parameters): kernel whole and split,
  * and compile() end to end with no interpreted step. Returns the kernel's parallel extent.
  */
-export function checkRoutine(c: Computation, args: readonly Literal[], what: string): number {
+export function checkRoutine(c: Computation, args: readonly Literal[], what: string, options: CompareOptions = {}): number {
   const expected = evaluate(c, args);
   const kernel = compileRoutine(c.root, TARGET);
   if (isUnsupported(kernel)) assert.fail(`${what}: unsupported: ${kernel.unsupported}`);
   const parts = expected.shape.kind === "tuple" ? expected.elements : [expected];
-  runKernel(kernel, c, args).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel, result ${i})`));
-  runKernel(kernel, c, args, ranges(kernel.parallelExtent)).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel in 3 ranges, result ${i})`));
+  runKernel(kernel, c, args).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel, result ${i})`, options));
+  runKernel(kernel, c, args, ranges(kernel.parallelExtent)).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel in 3 ranges, result ${i})`, options));
   return kernel.parallelExtent;
 }
 
@@ -98,4 +117,54 @@ export async function checkCompiled(c: Computation, args: readonly Literal[], wh
   } finally {
     exe.delete();
   }
+}
+
+/** The StableHLO interpreter tests, read where they are (never copied into the project). */
+export const CONFORMANCE = join(process.cwd(), "..", "shared", "conformance", "stablehlo", "interpret");
+
+/** What the compiled programs of the cases run through `conformanceOnWasm` did, by opcode. */
+interface StepCounts {
+  readonly kernels: Map<string, number>;
+  readonly interpreted: Map<string, number>;
+}
+
+const counts: StepCounts = { kernels: new Map(), interpreted: new Map() };
+let liftedBackend: BackendEntry | undefined;
+
+/**
+ * Runs one conformance file's cases on the wasm backend with their constants made
+ * parameters (so that the compiler does not fold them away and the generated kernels
+ * run), checked against the file's expected values. Returns the case results and how
+ * many steps of each opcode ran as kernels and on the interpreter.
+ */
+export function conformanceOnWasm(file: string): { results: CheckCaseResult[]; kernels: Map<string, number>; interpreted: Map<string, number> } {
+  if (liftedBackend === undefined) {
+    const wasm = getBackend("wasm");
+    liftedBackend = {
+      host: { ...wasm.host, name: "wasm-routines-lifted" },
+      device: { ...wasm.device, name: "wasm-routines-lifted" },
+      evaluate: (computation, args, options) => {
+        const lifted = liftConstants(computation, args);
+        const executable = compileSync(lifted.computation);
+        try {
+          const p = executable.program;
+          const bump = (m: Map<string, number>, key: string): void => { m.set(key, (m.get(key) ?? 0) + 1); };
+          for (const step of p.steps) {
+            if (step.kind === "kernel") bump(counts.kernels, p.kernels[step.kernel]!.name.split(" ")[0]!);
+            else if (step.kind === "interpret") bump(counts.interpreted, step.instruction.opcode);
+          }
+          return executable.run(lifted.args, options);
+        } finally {
+          executable.delete();
+        }
+      },
+    };
+    registerBackend(liftedBackend);
+  }
+  counts.kernels.clear();
+  counts.interpreted.clear();
+  const path = join(CONFORMANCE, file);
+  assert.ok(existsSync(path), `${path}: conformance data not found`);
+  const results = runCheckText(readFileSync(path, "utf8"), file, { backend: liftedBackend.host.name });
+  return { results, kernels: new Map(counts.kernels), interpreted: new Map(counts.interpreted) };
 }

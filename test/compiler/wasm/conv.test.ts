@@ -35,19 +35,20 @@ function build(c: ConvCase, type: "f32" | "f64" = "f32") {
   return { computation: b.build(root), conv: root.instruction as Instruction<"convolution"> };
 }
 
-function checkConv(c: ConvCase, splits = 1): void {
+function checkConv(c: ConvCase, splits = 1, type: "f32" | "f64" = "f32"): void {
   const target = detectWasmTarget();
-  const { computation, conv } = build(c);
-  const x = new Float32Array(c.input.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
-  const w = new Float32Array(c.kernel.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
-  const want = evaluate(computation, [Literal.fromValues("f32", c.input, x), Literal.fromValues("f32", c.kernel, w)]).toNumbers();
+  const { computation, conv } = build(c, type);
+  const F = type === "f32" ? Float32Array : Float64Array;
+  const x = new F(c.input.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
+  const w = new F(c.kernel.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
+  const want = evaluate(computation, [Literal.fromValues(type, c.input, [...x]), Literal.fromValues(type, c.kernel, [...w])]).toNumbers();
   const kernel = emitConvKernel(conv, target);
   if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
   assert.ok(WebAssembly.validate(kernel.bytes));
-  const [bytes] = runKernel(kernel, target, [x, w], [want.length * 4], splits);
-  const got = new Float32Array(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, want.length);
+  const [bytes] = runKernel(kernel, target, [x, w], [want.length * F.BYTES_PER_ELEMENT], splits);
+  const got = new F(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, want.length);
   const depth = c.kernel[0]! * c.kernel[1]! * c.kernel[2]!;
-  const tol = 4 * 2 ** -23 * Math.sqrt(depth) * 4;
+  const tol = 4 * (type === "f32" ? 2 ** -23 : 2 ** -52) * Math.sqrt(depth) * 4;
   want.forEach((v, i) => assert.ok(Math.abs(got[i]! - v) <= tol * Math.max(1, Math.abs(v)), `${kernel.name} (${JSON.stringify(c)}) element ${i}: ${got[i]} vs ${v}`));
 }
 
@@ -82,5 +83,10 @@ test("conv: unsupported forms say why", () => {
     const k = emitConvKernel(build(c).conv, target);
     assert.ok(isUnsupported(k), JSON.stringify(c));
   }
-  assert.ok(isUnsupported(emitConvKernel(build({ input: [1, 4, 4, 2], kernel: [2, 2, 2, 2] }, "f64").conv, target)));
+});
+
+test("conv f64 NHWC/HWIO vs the interpreter (the GEMM's f64 tiles; 8-byte im2col copies)", () => {
+  checkConv({ input: [1, 5, 5, 1], kernel: [3, 3, 1, 1] }, 1, "f64");
+  checkConv({ input: [2, 9, 7, 3], kernel: [3, 2, 3, 5], strides: [2, 1], padding: [[1, 1], [0, 1]] }, 2, "f64");
+  checkConv({ input: [1, 6, 6, 70], kernel: [2, 2, 70, 9], rhsDilation: [2, 1] }, 1, "f64");
 });

@@ -336,3 +336,20 @@ test("atomics on shared memory: rmw add, cmpxchg, load/store, fence, notify", ()
   const wait = buildRun([], ["i32"], (f) => f.i32Const(0).i32Const(1).i64Const(0).memoryAtomicWait32(), { shared: true });
   assert.equal(wait.run(), 1);
 });
+
+test("passive data: memory.init copies a segment's bytes (from any offset in it) to any address, again on every call (validation needs the data count section)", () => {
+  const table = Uint8Array.from({ length: 300 }, (_, i) => (i * 7 + 3) & 0xff);
+  let segment = -1;
+  // run(dest, from, n): memory.init(dest, from, n)
+  const { run, memory } = buildRun(["i32", "i32", "i32"], [], (f) => f.localGet(0).localGet(1).localGet(2).memoryInit(segment), {
+    extra: (m) => { segment = m.addPassiveData(new Uint8Array([9, 9])); segment = m.addPassiveData(table); },
+  });
+  assert.equal(segment, 1);
+  const view = new Uint8Array(memory.buffer);
+  run(1000, 0, 300);
+  assert.deepEqual([...view.subarray(1000, 1300)], [...table]);
+  view.fill(0, 1000, 1300);
+  run(1001, 10, 5);
+  assert.deepEqual([...view.subarray(1000, 1007)], [0, ...table.subarray(10, 15), 0]);
+  assert.throws(() => run(0, 290, 11), WebAssembly.RuntimeError, "reading past the segment traps");
+});

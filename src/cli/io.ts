@@ -1,0 +1,21 @@
+// What every `xlats` command works on: an injected CliIo (files and output, so the
+// logic is independent of Node) and CliError for bad calls and bad input.
+
+export interface CliIo {
+  /** The file's text; throws CliError when it cannot be read. */
+  readFile(path: string): string;
+  isDirectory(path: string): boolean;
+  /** Entries (names, not paths) of a directory. */
+  listDirectory(path: string): string[];
+  joinPath(dir: string, name: string): string;
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/** A problem with how the command was called (exit code 2) or with its input (exit code 1). */
+export class CliError extends Error {
+  override name = "CliError";
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+  }
+}

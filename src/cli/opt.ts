@@ -1,0 +1,132 @@
+// `xlats opt FILE FLAGS...`, spelled like mlir-opt / sdy_opt: parse StableHLO text, run
+// the passes the flags name, in order, and print the module as MLIR prints it.
+// Diagnostics go to stderr as `FILE:LINE:COL: error: MESSAGE` (the position of the op
+// they are about, in the original file). `-split-input-file` handles each `// -----`
+// chunk on its own and joins the outputs with `// -----`; `-verify-diagnostics` leaves
+// the checking of diagnostics to the caller (a lit-style harness) and exits 0 after
+// reporting them; `-allow-unregistered-dialect` keeps ops of unknown dialects.
+
+import { runPass, type Pass, type PassContext } from "../compiler/pass.js";
+import { describePasses, passFromFlag } from "../compiler/pass_registry.js";
+import type { HloModule } from "../ir/computation.js";
+import { verifyModule } from "../ir/verify.js";
+import { parseStableHlo, printStableHlo } from "../text/mlir/index.js";
+import { DiagnosticList, ParseError, XlaError, type SourceLocation } from "../types/errors.js";
+import { CliError, type CliIo } from "./io.js";
+import { formatSdyDiagnostics, SdyParseError, SdyVerifyError } from "../sdy/diagnostics.js";
+import { verifySdy } from "../sdy/verify.js";
+
+export const OPT_USAGE = `xlats opt FILE [FLAGS...]
+      Parse StableHLO text, run the passes the flags name (in order), print the
+      module as MLIR prints it. Flags, spelled as mlir-opt spells them:
+        -split-input-file             each '// -----' chunk is a module of its own
+        -verify-diagnostics           report diagnostics and exit 0 (a harness checks them)
+        -allow-unregistered-dialect   keep ops of unknown dialects (printed generically)
+        -PASS or -PASS=opt1=val1 opt2=val2 (also opt1=val1,opt2=val2): run PASS`;
+
+interface OptFlags {
+  readonly file: string;
+  readonly split: boolean;
+  readonly verifyDiagnostics: boolean;
+  readonly allowUnregisteredDialect: boolean;
+  readonly passes: readonly Pass[];
+}
+
+const SPLIT_MARKER = "// -----";
+
+function parseOptArgs(args: readonly string[]): OptFlags {
+  let file: string | undefined;
+  let split = false;
+  let verifyDiagnostics = false;
+  let allowUnregisteredDialect = false;
+  const passes: Pass[] = [];
+  for (const a of args) {
+    if (a === "--") continue;
+    if (!a.startsWith("-") || a === "-") {
+      if (file !== undefined) throw new CliError(`opt: expected one FILE, got ${file} and ${a}`, 2);
+      file = a;
+      continue;
+    }
+    const flag = a.replace(/^--?/, "");
+    if (flag === "split-input-file") split = true;
+    else if (flag === "verify-diagnostics") verifyDiagnostics = true;
+    else if (flag === "allow-unregistered-dialect") allowUnregisteredDialect = true;
+    else {
+      let pass: Pass | undefined;
+      try {
+        pass = passFromFlag(a);
+      } catch (e) {
+        if (e instanceof XlaError) throw new CliError(`opt: ${e.message}`, 2);
+        throw e;
+      }
+      if (pass === undefined) throw new CliError(`opt: unknown pass or flag '${a}'; known passes:\n${describePasses()}`, 2);
+      passes.push(pass);
+    }
+  }
+  if (file === undefined) throw new CliError("opt: expected a FILE", 2);
+  return { file, split, verifyDiagnostics, allowUnregisteredDialect, passes };
+}
+
+/** The chunks of `text` between lines that are exactly `// -----`, each with the line it starts on (0-based). */
+export function splitInputFile(text: string): { text: string; lineOffset: number }[] {
+  const lines = text.split("\n");
+  const chunks: { text: string; lineOffset: number }[] = [];
+  let start = 0;
+  for (let i = 0; i <= lines.length; i++) {
+    if (i === lines.length || lines[i]!.trimEnd() === SPLIT_MARKER) {
+      chunks.push({ text: lines.slice(start, i).join("\n"), lineOffset: start });
+      start = i + 1;
+    }
+  }
+  return chunks;
+}
+
+/** `FILE:LINE:COL: error: MESSAGE` (then the source line and a caret for parse errors), as MLIR reports. */
+export function formatDiagnostic(e: XlaError, file: string): string {
+  if (e instanceof DiagnosticList) return e.diagnostics.map((d) => formatDiagnostic(d, file)).join("\n");
+  // Shardy's parse failures and verifier findings: several diagnostics (errors and notes), each on its line.
+  if (e instanceof SdyParseError || e instanceof SdyVerifyError) return formatSdyDiagnostics(e.diagnostics, file);
+  if (e instanceof ParseError) {
+    return `${e.file}:${e.line}:${e.column}: error: ${e.reason}\n${e.sourceLine}\n${" ".repeat(Math.max(0, e.column - 1))}^`;
+  }
+  const at = e.location;
+  if (at !== undefined) return `${at.file}:${at.line}:${at.column}: error: ${e.message}`;
+  return `${file}: error: ${e.message}`;
+}
+
+/** `FILE:LINE:COL: warning: MESSAGE`, as MLIR reports a warning (FILE alone when the position is unknown). */
+export function formatWarning(message: string, location: SourceLocation | undefined, file: string): string {
+  return location !== undefined ? `${location.file}:${location.line}:${location.column}: warning: ${message}` : `${file}: warning: ${message}`;
+}
+
+/** Parses, verifies, runs the passes (verifying after each that changed the module) and prints one module. */
+function processChunk(text: string, lineOffset: number, flags: OptFlags, io: CliIo): string {
+  let module: HloModule = parseStableHlo(text, flags.file, lineOffset, {
+    recordLocations: true, allowUnregisteredDialect: flags.allowUnregisteredDialect,
+  });
+  verifyModule(module);
+  const sdy = verifySdy(module);
+  if (sdy.length > 0) throw new SdyVerifyError(sdy);
+  const ctx: PassContext = { verify: true, log: () => {}, warn: (_pass, message, at) => io.err(formatWarning(message, at, flags.file)) };
+  for (const pass of flags.passes) module = runPass(pass, module, ctx);
+  return printStableHlo(module);
+}
+
+export function optCommand(args: readonly string[], io: CliIo): number {
+  const flags = parseOptArgs(args);
+  const text = io.readFile(flags.file);
+  const chunks = flags.split ? splitInputFile(text) : [{ text, lineOffset: 0 }];
+  const outputs: string[] = [];
+  let failed = false;
+  for (const chunk of chunks) {
+    try {
+      outputs.push(processChunk(chunk.text, chunk.lineOffset, flags, io));
+    } catch (e) {
+      if (!(e instanceof XlaError)) throw e;
+      io.err(formatDiagnostic(e, flags.file));
+      failed = true;
+    }
+  }
+  if (outputs.length > 0) io.out(outputs.map((o) => o.replace(/\n$/, "")).join(`\n${SPLIT_MARKER}\n`));
+  return failed && !flags.verifyDiagnostics ? 1 : 0;
+}

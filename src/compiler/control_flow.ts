@@ -1,0 +1,226 @@
+// Control flow in a compiled program: while loops, conditionals and calls run compiled.
+// Each condition, body, branch and callee is planned as a nested step list (its own
+// steps and temporaries, planned like the entry) over the same device memory. Its
+// arena is one region of the caller's arena, sized by the largest arena among the
+// computations of the step (they never run at the same time) and placed by liveness
+// like any temporary; its parameters and results are bound when it runs to buffers the
+// caller names, so the same nested list serves every iteration.
+//
+// A while's state (its leaves: tuples in the loop state are flattened) lives in the
+// while's result buffers. The body reads the state from one set of buffers and writes
+// the next state into another, and the two swap after each iteration (double
+// buffering): no copy per iteration, except for a leaf the body returns from another
+// parameter or a constant. A leaf the body returns unchanged from the same parameter
+// keeps one buffer (the body's copy of it goes), and so does a leaf the body updates in
+// place (StepList.outputsOverParameters: a scan's dynamic-update-slice into the state
+// copies no whole buffer per iteration). If the loop ends with the state in the second
+// set, it is copied to the result buffers once. The initial state is copied into the
+// result buffers, unless an operand dies at the while: then the state takes its bytes
+// (buffer assignment's in place). A leaf the body passes through is read where its
+// operand is, which is then the while's result leaf too: nothing writes it.
+//
+// A conditional runs the branch its selector picks (a pred picks 0 for true, 1 for
+// false; an s32 index out of range picks the last: interpreter's selectBranch), writing
+// straight into the conditional's result buffers; a call (or a composite, whose
+// decomposition is what runs) is a conditional with one branch and no selector.
+
+import type { Computation, Instruction } from "../ir/computation.js";
+import { selectBranch } from "../interpreter/kernels/control.js";
+import { CompileError } from "../types/errors.js";
+import type { Literal } from "../types/literal.js";
+import { arrayLeaves, byteSize, scalarShape, shapeToString, type ArrayShape } from "../types/shape.js";
+import type { Location } from "./buffers/assignment.js";
+import type { Step, StepList } from "./program.js";
+
+export interface WhileStep {
+  readonly kind: "while";
+  readonly name: string;
+  /** The leaves of the operands: the initial state. */
+  readonly init: readonly Location[];
+  /** The while's result leaves: the state between iterations, and where the loop leaves it. */
+  readonly state: readonly Location[];
+  /** The second set of state buffers; a leaf the body passes through unchanged is its `state` leaf. */
+  readonly next: readonly Location[];
+  readonly bytes: readonly number[];
+  /** Where the condition writes its pred[]. */
+  readonly predicate: Location;
+  /** The region that holds the condition's and the body's arenas. */
+  readonly region: Location;
+  readonly condition: StepList;
+  readonly body: StepList;
+}
+
+export interface ConditionalStep {
+  readonly kind: "conditional";
+  readonly name: string;
+  /** The pred[] or s32[] that picks the branch; absent for a call, whose one branch always runs. */
+  readonly selector?: { readonly at: Location; readonly shape: ArrayShape };
+  /** The leaves of each branch's operand. */
+  readonly operands: readonly (readonly Location[])[];
+  readonly results: readonly Location[];
+  readonly region: Location;
+  readonly branches: readonly StepList[];
+}
+
+export type ControlFlowStep = WhileStep | ConditionalStep;
+
+export function isControlFlow(inst: Instruction): boolean {
+  return inst.opcode === "while" || inst.opcode === "conditional" || inst.opcode === "call" || inst.opcode === "composite";
+}
+
+/** What planning a control-flow step needs from the step list it is part of. */
+export interface NestedPlanner {
+  /** The step list of a called computation. */
+  nested(c: Computation): StepList;
+  /** A new temporary of the caller, defined at this step. */
+  temps(shape: ArrayShape): Location;
+  /** A region of `bytes` in the caller's arena, live at this step only; `liveBytes` is the least its contents need. */
+  region(bytes: number, liveBytes: number): Location;
+  /** Lets temporary `result` take the bytes of temporary `operand` when the operand dies at this step. */
+  inPlace(result: number, operand: number): void;
+}
+
+const regionOf = (lists: readonly StepList[], planner: NestedPlanner): Location =>
+  planner.region(Math.max(0, ...lists.map((l) => l.arenaBytes)), Math.max(0, ...lists.map((l) => l.liveBytesBound)));
+
+const isPassThroughCopy = (s: Step): boolean =>
+  s.kind === "copy" && s.from.space === "parameter" && s.to.space === "output" && s.from.index === s.to.index;
+
+/**
+ * The step of a while, conditional, call or composite whose operands' leaves are
+ * `operands`, and the leaves of its result: new temporaries of the caller, except for a
+ * while's leaf that the body passes through unchanged, which is its operand's leaf
+ * (nothing writes it while the loop runs, so the loop reads it where it is: no copy).
+ */
+export function planControlFlow(
+  inst: Instruction, operands: readonly (readonly Location[])[], planner: NestedPlanner,
+): { readonly step: ControlFlowStep; readonly results: readonly Location[] } {
+  const shapes = arrayLeaves(inst.shape);
+  switch (inst.opcode) {
+    case "while": {
+      const { condition, body: bodyComputation } = (inst as Instruction<"while">).attrs;
+      const init = operands.flat();
+      const bodyList = planner.nested(bodyComputation);
+      const passThrough = new Set(bodyList.steps.filter(isPassThroughCopy).map((s) => (s as Extract<Step, { kind: "copy" }>).to.index));
+      // Output j is the same buffer as parameter j where the body returns that parameter (its
+      // copy is a no-op) or writes it in place.
+      const sameBuffer = new Set([...passThrough, ...bodyList.outputsOverParameters]);
+      const body = { ...bodyList, steps: bodyList.steps.filter((s) => !isPassThroughCopy(s)) };
+      const conditionList = planner.nested(condition);
+      const state = shapes.map((s, j) => (passThrough.has(j) ? init[j]! : planner.temps(s)));
+      init.forEach((l, j) => {
+        const r = state[j]!;
+        const once = init.filter((o) => o.space === l.space && o.index === l.index).length === 1;
+        if (l.space === "temp" && r.space === "temp" && r !== l && once) planner.inPlace(r.index, l.index);
+      });
+      const step: WhileStep = {
+        kind: "while", name: inst.name, init, state,
+        next: shapes.map((s, j) => (sameBuffer.has(j) ? state[j]! : planner.temps(s))),
+        bytes: shapes.map(byteSize),
+        predicate: planner.temps(scalarShape("pred")),
+        region: regionOf([conditionList, body], planner),
+        condition: conditionList, body,
+      };
+      return { step, results: state };
+    }
+    case "conditional": {
+      const branches = (inst as Instruction<"conditional">).attrs.branches.map((b) => planner.nested(b));
+      const selectorShape = inst.operands[0]!.shape as ArrayShape;
+      const results = shapes.map((s) => planner.temps(s));
+      const step: ConditionalStep = {
+        kind: "conditional", name: inst.name, selector: { at: operands[0]![0]!, shape: selectorShape },
+        operands: operands.slice(1), results, region: regionOf(branches, planner), branches,
+      };
+      return { step, results };
+    }
+    case "call": case "composite": {
+      const callee = inst.opcode === "call" ? (inst as Instruction<"call">).attrs.toApply : (inst as Instruction<"composite">).attrs.decomposition;
+      const list = planner.nested(callee);
+      const results = shapes.map((s) => planner.temps(s));
+      return { step: { kind: "conditional", name: inst.name, operands: [operands.flat()], results, region: regionOf([list], planner), branches: [list] }, results };
+    }
+    default:
+      throw new CompileError(`planControlFlow: ${inst.name} (${inst.opcode}) is not control flow`);
+  }
+}
+
+/** The step with its caller-side locations mapped (the nested lists have their own). */
+export function relocateControlFlow(step: ControlFlowStep, f: (l: Location) => Location): ControlFlowStep {
+  if (step.kind === "while") {
+    return {
+      ...step, init: step.init.map(f), state: step.state.map(f), next: step.next.map(f), predicate: f(step.predicate), region: f(step.region),
+    };
+  }
+  return {
+    ...step, ...(step.selector !== undefined ? { selector: { ...step.selector, at: f(step.selector.at) } } : {}),
+    operands: step.operands.map((ls) => ls.map(f)), results: step.results.map(f), region: f(step.region),
+  };
+}
+
+/** The nested step lists of a step, with their role (`condition`, `body`, `branch 1`, `callee`). */
+export function nestedLists(step: ControlFlowStep): { readonly role: string; readonly list: StepList }[] {
+  if (step.kind === "while") return [{ role: "condition", list: step.condition }, { role: "body", list: step.body }];
+  if (step.selector === undefined) return [{ role: "callee", list: step.branches[0]! }];
+  return step.branches.map((list, i) => ({ role: `branch ${i}`, list }));
+}
+
+/**
+ * Every step of a list and of the lists nested in it, in order, each with the path of
+ * the nested computations it lies in ("" at the top, "body/" in a loop body).
+ */
+export function allSteps(list: StepList, path = ""): { readonly step: Step; readonly path: string }[] {
+  return list.steps.flatMap((step) => {
+    const here = { step, path };
+    if (step.kind !== "while" && step.kind !== "conditional") return [here];
+    return [here, ...nestedLists(step).flatMap(({ list: nested }) => allSteps(nested, `${path}${nested.name}/`))];
+  });
+}
+
+/** One line on what a control-flow step reads and writes (its nested lists are printed after it). */
+export function describeControlFlow(step: ControlFlowStep, loc: (l: Location) => string): string {
+  if (step.kind === "while") {
+    const next = step.next.map((l, j) => (l.space === step.state[j]!.space && l.index === step.state[j]!.index ? "(same)" : loc(l)));
+    return `while ${step.name}: ${step.init.map(loc).join(", ")} -> ${step.state.map(loc).join(", ")}; next state ${next.join(", ")}; ` +
+      `predicate ${loc(step.predicate)}; region ${loc(step.region)}`;
+  }
+  const what = step.selector === undefined ? "call" : `conditional (${shapeToString(step.selector.shape)} ${loc(step.selector.at)})`;
+  const operands = step.operands.map((ls) => (ls.length === 0 ? "()" : ls.map(loc).join("+")));
+  return `${what} ${step.name}: ${operands.join(", ")} -> ${step.results.map(loc).join(", ")}; region ${loc(step.region)}`;
+}
+
+/** What running a control-flow step needs from the executable. */
+export interface NestedRunner {
+  /** Runs a nested step list: its parameters' and outputs' leaves and its arena at these offsets. */
+  run(list: StepList, parameters: readonly number[], outputs: readonly number[], arena: number): void;
+  /** The scalar of `shape` at `offset` in device memory. */
+  scalar(shape: ArrayShape, offset: number): Literal;
+  copy(from: number, to: number, bytes: number): void;
+}
+
+const PRED = scalarShape("pred");
+
+export function runControlFlow(step: ControlFlowStep, at: (l: Location) => number, runner: NestedRunner): void {
+  const region = at(step.region);
+  if (step.kind === "conditional") {
+    const b = step.selector === undefined ? 0 : selectBranch(runner.scalar(step.selector.shape, at(step.selector.at)), step.branches.length);
+    runner.run(step.branches[b]!, step.operands[b]!.map(at), step.results.map(at), region);
+    return;
+  }
+  const state = step.state.map(at);
+  step.init.forEach((l, j) => {
+    const from = at(l);
+    if (from !== state[j]!) runner.copy(from, state[j]!, step.bytes[j]!);
+  });
+  const predicate = [at(step.predicate)];
+  let current = state;
+  let next = step.next.map(at);
+  for (;;) {
+    runner.run(step.condition, current, predicate, region);
+    if (runner.scalar(PRED, predicate[0]!).readLinear(0) !== true) break;
+    runner.run(step.body, current, next, region);
+    [current, next] = [next, current];
+  }
+  current.forEach((from, j) => {
+    if (from !== state[j]!) runner.copy(from, state[j]!, step.bytes[j]!);
+  });
+}

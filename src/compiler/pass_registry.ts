@@ -1,0 +1,83 @@
+// Passes by name, as `xlats opt` runs them (`-pass-name`, `-pass-name=opt1=val1 opt2=val2`):
+// the compiler's own passes, registered here, then the Shardy passes of
+// src/sdy/passes/index.ts. Registrations and option parsing: pass_options.ts.
+
+import { SDY_PASSES } from "../sdy/passes/index.js";
+import type { Pass } from "./pass.js";
+import { parsePassOptions, PassOptionError, type PassRegistration } from "./pass_options.js";
+import { constantFold } from "./passes/constant_fold.js";
+import { cse } from "./passes/cse.js";
+import { dce } from "./passes/dce.js";
+import { decompose } from "./passes/decompose.js";
+import { dotDecomposer } from "./passes/dot_decomposer.js";
+import { fusionPass } from "./passes/fusion.js";
+import { defaultSimplificationPipeline } from "./passes/index.js";
+import { layoutAssignment } from "./passes/layout_assignment.js";
+import { simplify } from "./passes/simplify/index.js";
+
+/** A pass that takes no options. */
+function plain(name: string, description: string, pass: Pass): PassRegistration {
+  return { name, description, options: [], create: () => pass };
+}
+
+/** The compiler's passes (src/compiler/passes), by the names their Pass objects carry. */
+const COMPILER_PASSES: readonly PassRegistration[] = [
+  plain("cse", "common subexpression elimination (equal instructions and equal computations merged)", cse),
+  plain("dce", "dead code elimination (unused side-effect-free instructions, unreachable computations)", dce),
+  plain("constant-fold", "evaluates instructions whose operands are all constants (small results only)", constantFold),
+  plain("simplify", "one sweep of the algebraic simplifier's rewrite rules", simplify()),
+  {
+    name: "simplification",
+    description: "simplify, constant-fold, cse and dce repeated until none changes the module",
+    options: [{ name: "max-iterations", type: "int", description: "rounds before giving up on a fixpoint", default: 16 }],
+    create: (o) => {
+      const n = o.int("max-iterations");
+      if (n < 1) throw new PassOptionError(`-simplification: option 'max-iterations' must be at least 1, got ${n}`);
+      return defaultSimplificationPipeline(n);
+    },
+  },
+  plain("decompose", "rewrites ops into the ones kernels are made of; inlines calls", decompose),
+  plain("dot-decomposer", "brings every dot into the [batch, m, k] x [batch, k, n] form the GEMM kernels take", dotDecomposer),
+  plain("layout-assignment", "gives every value the default (major-to-minor) layout", layoutAssignment),
+  plain("fusion", "fuses elementwise producers and consumers of the entry computation", fusionPass),
+];
+
+/** Every registered pass: the compiler's, then Shardy's. Names are unique (checked on first use). */
+export function registeredPasses(): readonly PassRegistration[] {
+  const all = [...COMPILER_PASSES, ...SDY_PASSES];
+  const seen = new Set<string>();
+  for (const p of all) {
+    if (seen.has(p.name)) throw new PassOptionError(`pass '${p.name}' is registered twice`);
+    seen.add(p.name);
+  }
+  return all;
+}
+
+export function findPass(name: string): PassRegistration | undefined {
+  return registeredPasses().find((p) => p.name === name);
+}
+
+/** A pass from its command-line flag (`-name`, `--name`, `-name=options`); undefined when no pass has that name. */
+export function passFromFlag(flag: string): Pass | undefined {
+  const body = flag.replace(/^--?/, "");
+  const eq = body.indexOf("=");
+  const name = eq < 0 ? body : body.slice(0, eq);
+  const registration = findPass(name);
+  if (registration === undefined) return undefined;
+  return registration.create(parsePassOptions(registration, eq < 0 ? "" : body.slice(eq + 1)));
+}
+
+/** `name  description` lines for help and errors, with each pass's options indented under it. */
+export function describePasses(): string {
+  const lines: string[] = [];
+  for (const p of registeredPasses()) {
+    lines.push(`  -${p.name}  ${p.description}`);
+    for (const o of p.options) {
+      const values = o.values !== undefined ? ` (${o.values.join("|")})` : "";
+      lines.push(`      ${o.name}=<${o.type}>${values}  ${o.description} (default ${Array.isArray(o.default) ? o.default.join(",") : String(o.default)})`);
+    }
+  }
+  return lines.join("\n");
+}
+
+export { parsePassOptions, PassOptionError, PassOptions, type PassOptionSpec, type PassOptionValue, type PassRegistration } from "./pass_options.js";

@@ -1,0 +1,186 @@
+// Output fusions (XLA's kOutput): a dot or a convolution (the fusion's core) with an
+// elementwise epilogue over its result. The GEMM and convolution kernels write the
+// product into the fusion's result buffer as usual, and as soon as a block of rows is
+// final (after its last block of k, while it is still in cache) they call the
+// epilogue on that block, which reads each product element, computes the fusion's
+// root there and stores it over the product, in place. The result is written once,
+// and no kernel reads the whole product back.
+//
+// The product is seen as a rows x cols matrix, row-major, as the kernels write it: a
+// dot's [batch..., m, n] result as (batch·m) x n, a convolution's output as pixels x
+// output features. The epilogue is the fused root lowered as a loop fusion (the loop
+// fusions' value emitters, so any elementwise op they support works), with the core
+// read as one more input; its domain index is unlinearized from row·cols + col. That
+// input must be read exactly at the element being written (the fusion pass allows only
+// elementwise ops and reshapes between the core and the root); anything else is refused.
+//
+// epi(operand0, ..., operandN-1, product, c, rowBegin, rowEnd, colBegin, colEnd)
+// computes rows [rowBegin, rowEnd) x columns [colBegin, colEnd) of the result at c,
+// reading the product at `product` (C itself, or the kernel's row-tile buffer placed
+// so that it is addressed like C: then only the epilogue writes C, and it may write
+// over an operand it reads element for element, see outputFusionReadsInPlace).
+
+import type { Computation, Instruction } from "../../ir/computation.js";
+import { lowerEpilogue, unlinearize } from "../kernel/lower_fusion.js";
+import { KernelGraph } from "../kernel/graph.js";
+import { ModuleBuilder } from "./encoder.js";
+import { bindInnerLoop, EmitFail, needsTrigHelper, ValueEmitter } from "./emit_values.js";
+import { addTrigReduction } from "./emit_trig.js";
+import { emitRow, planBody } from "./emit_loop.js";
+import { rebuild } from "./kernel_plan.js";
+import { forRange } from "./loops.js";
+import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
+import { storageBytes } from "./wasm_types.js";
+import { convGeometry, convProductInScratch, emitConvKernel } from "./conv.js";
+import { emitGemmKernel, gemmProductInScratch, gemmSpecOfDot } from "./gemm.js";
+import type { KernelEpilogue } from "./gemm_rows.js";
+import type { ElementType } from "../../types/element_type.js";
+
+/** An output fusion's core and the matrix its kernel writes. */
+export interface OutputCore {
+  readonly core: Instruction<"dot"> | Instruction<"convolution">;
+  /** The fused computation's parameter numbers of the core's two operands. */
+  readonly lhs: number;
+  readonly rhs: number;
+  readonly rows: number;
+  readonly cols: number;
+}
+
+/** The one dot or convolution of an output fusion, when its kernel can take an epilogue. */
+export function outputCore(fused: Computation): OutputCore | Unsupported {
+  const cores = fused.instructions.filter((i) => i.opcode === "dot" || i.opcode === "convolution");
+  if (cores.length !== 1) return { unsupported: `output fusion ${fused.name}: ${cores.length} dots or convolutions (one expected)` };
+  const core = cores[0] as Instruction<"dot"> | Instruction<"convolution">;
+  const [a, b] = core.operands;
+  if (a?.opcode !== "parameter" || b?.opcode !== "parameter") return { unsupported: `output fusion ${fused.name}: the operands of ${core.name} must be parameters of the fusion` };
+  const lhs = (a as Instruction<"parameter">).attrs.number;
+  const rhs = (b as Instruction<"parameter">).attrs.number;
+  if (core.opcode === "dot") {
+    const spec = gemmSpecOfDot(core as Instruction<"dot">);
+    if ("unsupported" in spec) return spec;
+    return { core, lhs, rhs, rows: spec.batch * spec.m, cols: spec.n };
+  }
+  const g = convGeometry(core as Instruction<"convolution">);
+  if ("unsupported" in g) return g;
+  return { core, lhs, rhs, rows: g.outputSizes[0] * g.outputSizes[1] * g.outputSizes[2], cols: g.o };
+}
+
+/** The epilogue as a kernel graph over (row, col) of the product, ready to emit. */
+export interface EpiloguePlan {
+  readonly graph: KernelGraph;
+  readonly root: number;
+  readonly rowVar: number;
+  readonly colVar: number;
+  readonly type: ElementType;
+  readonly cols: number;
+  /** The fusion's operands (the core's product is input number operandCount). */
+  readonly operandCount: number;
+}
+
+export function planEpilogue(fused: Computation, oc: OutputCore): EpiloguePlan | Unsupported {
+  const ir = lowerEpilogue(fused, oc.core);
+  if ("unsupported" in ir) return ir;
+  const out = ir.outputs[0]!;
+  const coreType = ir.inputs[ir.inputs.length - 1]!.type;
+  if (storageBytes(out.type) !== storageBytes(coreType)) {
+    return { unsupported: `output fusion ${fused.name}: the result (${out.type}) is written over the product (${coreType}), so it needs elements of the same size` };
+  }
+  const g = new KernelGraph();
+  const rowVar = g.variable(0, oc.rows);
+  const colVar = g.variable(1, oc.cols);
+  const linear = g.add(g.mul(rowVar, oc.cols), colVar);
+  const idx = unlinearize(g, linear, ir.domain);
+  const { map } = rebuild(ir.graph, [out.value], (dim) => idx[dim]!, g);
+  const root = map(out.value);
+  const operandCount = ir.inputs.length - 1;
+  for (const n of g.nodes) {
+    if (n.op === "load" && n.attr === operandCount && n.args[0] !== linear) {
+      return { unsupported: `output fusion ${fused.name}: the epilogue reads the product of ${oc.core.name} away from the element it writes` };
+    }
+  }
+  return { graph: g, root, rowVar, colVar, type: out.type, cols: oc.cols, operandCount };
+}
+
+/** Adds epi(...) (see the top of this file) to `m`; returns its function index. Throws EmitFail when an op has no code. */
+export function addEpilogueFunction(m: ModuleBuilder, e: EpiloguePlan, target: WasmTarget): number {
+  const g = e.graph;
+  const n = e.operandCount;
+  const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
+  return m.addFunction(undefined, new Array<"i32">(n + 6).fill("i32"), [], (f) => {
+    // The product is input n (the core), read at param n; results go to c.
+    const [c, rowBegin, rowEnd, colBegin, colEnd] = [n + 1, n + 2, n + 3, n + 4, n + 5];
+    const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
+    ve.trigHelper = trigHelper;
+    const plan = planBody(g, [e.root], e.colVar, target, ve);
+    ve.vectorLanes = plan.lanes;
+    const row = f.local("i32");
+    const j = f.local("i32");
+    const base = f.local("i32");
+    const baseLocal = new Map<number, number>();
+    bindInnerLoop(ve, f, g, plan.affine, baseLocal, j);
+    ve.scalar.set(e.rowVar, row);
+    ve.scalar.set(e.colVar, j);
+    forRange(f, row, { local: rowBegin }, { local: rowEnd }, 1, () => {
+      f.localGet(colBegin).localSet(j);
+      f.localGet(c).localGet(row).i32Const(e.cols * storageBytes(e.type)).i32Mul().i32Add().localSet(base);
+      emitRow(f, ve, g, plan, { i: j, stop: colEnd, innerVar: e.colVar }, baseLocal, [{ root: e.root, type: e.type, base }]);
+    });
+  });
+}
+
+/** The target the fusion pass checks epilogues against (the emitters' choices do not depend on the rest). */
+const CHECK_TARGET: WasmTarget = { simd: true, relaxedSimd: false, sharedMemory: false };
+
+/** Why the backend cannot compile `fused` as an output fusion, or undefined when it can. */
+export function outputFusionProblem(fused: Computation): string | undefined {
+  const oc = outputCore(fused);
+  if ("unsupported" in oc) return oc.unsupported;
+  const plan = planEpilogue(fused, oc);
+  if ("unsupported" in plan) return plan.unsupported;
+  try {
+    addEpilogueFunction(new ModuleBuilder(), plan, CHECK_TARGET);
+    return undefined;
+  } catch (e) {
+    if (e instanceof EmitFail) return e.message;
+    throw e;
+  }
+}
+
+/** The kernel of an output fusion: the GEMM or convolution kernel of its core, finishing each block with the epilogue. */
+export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, name: string): WasmKernel | Unsupported {
+  const oc = outputCore(fused);
+  if ("unsupported" in oc) return oc;
+  const plan = planEpilogue(fused, oc);
+  if ("unsupported" in plan) return plan;
+  const epilogue: KernelEpilogue = { operandCount: plan.operandCount, lhs: oc.lhs, rhs: oc.rhs, add: (m) => addEpilogueFunction(m, plan, target) };
+  let kernel: WasmKernel | Unsupported;
+  try {
+    if (oc.core.opcode === "dot") {
+      const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
+      kernel = "unsupported" in spec ? spec : emitGemmKernel(spec, target, undefined, epilogue);
+    } else {
+      kernel = emitConvKernel(oc.core as Instruction<"convolution">, target, undefined, epilogue);
+    }
+  } catch (e) {
+    if (e instanceof EmitFail) return { unsupported: e.message };
+    throw e;
+  }
+  return "unsupported" in kernel ? kernel : { ...kernel, name: `${name}: ${kernel.name}` };
+}
+
+/**
+ * Whether an output fusion's kernel keeps the product in scratch until the epilogue has
+ * read it: the result buffer then holds nothing before the epilogue writes it, so the
+ * result may be written over an operand the epilogue reads element for element (the
+ * planner's in-place rule, program.ts).
+ */
+export function outputFusionProductInScratch(fused: Computation, target: WasmTarget): boolean {
+  const oc = outputCore(fused);
+  if ("unsupported" in oc) return false;
+  if (oc.core.opcode === "dot") {
+    const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
+    return !("unsupported" in spec) && gemmProductInScratch(spec, target);
+  }
+  const g = convGeometry(oc.core as Instruction<"convolution">);
+  return !("unsupported" in g) && convProductInScratch(g, target);
+}

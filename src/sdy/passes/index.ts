@@ -1,0 +1,12 @@
+// The Shardy passes `xlats opt` runs, by their sdy_opt names (`-sdy-basic-propagate`,
+// `-sdy-populate-op-sharding-rules`, ...). Each entry is a PassRegistration (see
+// src/compiler/pass_options.ts): name, description, options with types and defaults,
+// and `create(options)` returning a Pass of the compiler's pass framework. Add a pass
+// by appending its registration here; the registry checks that names are unique.
+
+import type { PassRegistration } from "../../compiler/pass_options.js";
+import { POPULATE_OP_SHARDING_RULES_REGISTRATION } from "./populate_op_sharding_rules.js";
+
+export const SDY_PASSES: readonly PassRegistration[] = [
+  POPULATE_OP_SHARDING_RULES_REGISTRATION,
+];
