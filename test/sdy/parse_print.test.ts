@@ -10,8 +10,6 @@ import { available, literalChecks, readLit } from "./lit.js";
 
 /** Functions left out, with why: their syntax is outside the sdy dialect. */
 const LEFT_OUT: Readonly<Record<string, readonly string[]>> = {
-  // `return {sdy.sharding = ...} %arg0`: an attribute dictionary on func.return, which the IR has no place for.
-  "tensor_sharding_parse_print.mlir": ["no_results"],
   // `stablehlo.add` with a dynamic result from static operands (StableHLO's type refinement, not sdy).
   "manual_computation_parse_print.mlir": ["manual_computation_dynamic_shapes"],
 };
