@@ -32,6 +32,10 @@ export { CustomCallRegistry } from "./interpreter/kernels/custom_call_registry.j
 export * from "./runtime/index.js";
 export { parseStableHlo, printStableHlo, parseMlirLiteral, printMlirLiteral } from "./text/mlir/index.js";
 export { parseHlo, printHlo } from "./text/hlo/index.js";
+export type * from "./sdy/model.js";
+export * from "./sdy/attr_text.js";
+export * from "./sdy/mesh.js";
+export { diagnosticsOf, SdyParseError, type SdyDiagnostic } from "./sdy/diagnostics.js";
 export { runCheckText, type CheckCaseResult } from "./check/runner.js";
 export {
   compile, compileSync, defaultDevice, defaultPipeline, Executable, InterpretedExecutable, WasmDevice, DeviceArray,

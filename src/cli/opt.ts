@@ -13,6 +13,8 @@ import { verifyModule } from "../ir/verify.js";
 import { parseStableHlo, printStableHlo } from "../text/mlir/index.js";
 import { DiagnosticList, ParseError, XlaError, type SourceLocation } from "../types/errors.js";
 import { CliError, type CliIo } from "./io.js";
+import { formatSdyDiagnostics, SdyParseError, SdyVerifyError } from "../sdy/diagnostics.js";
+import { verifySdy } from "../sdy/verify.js";
 
 export const OPT_USAGE = `xlats opt FILE [FLAGS...]
       Parse StableHLO text, run the passes the flags name (in order), print the
@@ -82,6 +84,8 @@ export function splitInputFile(text: string): { text: string; lineOffset: number
 /** `FILE:LINE:COL: error: MESSAGE` (then the source line and a caret for parse errors), as MLIR reports. */
 export function formatDiagnostic(e: XlaError, file: string): string {
   if (e instanceof DiagnosticList) return e.diagnostics.map((d) => formatDiagnostic(d, file)).join("\n");
+  // Shardy's parse failures and verifier findings: several diagnostics (errors and notes), each on its line.
+  if (e instanceof SdyParseError || e instanceof SdyVerifyError) return formatSdyDiagnostics(e.diagnostics, file);
   if (e instanceof ParseError) {
     return `${e.file}:${e.line}:${e.column}: error: ${e.reason}\n${e.sourceLine}\n${" ".repeat(Math.max(0, e.column - 1))}^`;
   }
@@ -101,6 +105,8 @@ function processChunk(text: string, lineOffset: number, flags: OptFlags, io: Cli
     recordLocations: true, allowUnregisteredDialect: flags.allowUnregisteredDialect,
   });
   verifyModule(module);
+  const sdy = verifySdy(module);
+  if (sdy.length > 0) throw new SdyVerifyError(sdy);
   const ctx: PassContext = { verify: true, log: () => {}, warn: (_pass, message, at) => io.err(formatWarning(message, at, flags.file)) };
   for (const pass of flags.passes) module = runPass(pass, module, ctx);
   return printStableHlo(module);

@@ -22,6 +22,8 @@ import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
 import { stepFusion } from "./passes/step_fusion.js";
 import { planProgram, type CompiledProgram } from "./program.js";
+import { sdyInlineMeshes } from "../sdy/inline_meshes.js";
+import { meshTable } from "../sdy/mesh.js";
 
 export { Executable, type ExecutableStats } from "./executable.js";
 export { WasmDevice, DeviceArray } from "./device.js";
@@ -57,22 +59,23 @@ export interface CompileOptions {
 }
 
 /**
- * The passes `compile` runs, in order: decompose ops into the ones kernels are made of
- * and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
+ * The passes `compile` runs, in order: write meshes into manual computations (their
+ * kernel needs axis sizes, and compiled steps run without the module); decompose ops
+ * into the ones kernels are made of and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
  * DCE); bring every dot into the form the GEMM kernels take, and every convolution
  * into the dimension order of the convolution kernel; give every value the default
  * layout; fuse the entry and every computation its control flow runs (loop
  * conditions and bodies, branches: they run compiled too, as nested programs).
  */
 export function defaultPipeline(): Pass[] {
-  return [decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, stepFusion];
+  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, stepFusion];
 }
 
 /** What the interpreter backend returns from `compile`: the same run interface, on the reference interpreter. */
 export class InterpretedExecutable {
   constructor(readonly module: HloModule) {}
   run(args: readonly Literal[], options: EvaluateOptions = {}): Literal {
-    return evaluate(this.module.entry, args, options);
+    return evaluate(this.module.entry, args, { meshes: meshTable(this.module), ...options });
   }
   dump(): string {
     return printHlo(this.module);

@@ -6,6 +6,7 @@ import type { Computation, Instruction } from "../ir/computation.js";
 import type { OpAttributes, Opcode } from "../ir/opcodes.js";
 import type { Literal } from "../types/literal.js";
 import type { Shape } from "../types/shape.js";
+import type { Mesh } from "../sdy/model.js";
 
 // The device interfaces are the runtime's (src/runtime/device_interfaces.ts), with their
 // one-device defaults; re-exported here so kernels and older imports keep one place to
@@ -40,6 +41,8 @@ export interface EvalContext {
   call(computation: Computation, args: readonly Literal[]): Literal;
   /** State of the stateful `rng` op: advanced by every RngUniform/RngNormal/RngBernoulli. */
   rngSeed: bigint;
+  /** Shardy meshes by name (the module's `sdy.mesh` ops), for sdy.manual_computation run device by device. */
+  readonly meshes?: ReadonlyMap<string, Mesh>;
 }
 
 export type Kernel<O extends Opcode> = (inst: Instruction<O>, operands: readonly Literal[], ctx: EvalContext) => Literal;

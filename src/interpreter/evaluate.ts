@@ -9,6 +9,7 @@ import type { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString } from "../types/shape.js";
 import { HostQueues, singleDeviceCollectives } from "../runtime/device_interfaces.js";
 import type { CustomCallTarget, EvalContext, Kernel } from "./context.js";
+import type { Mesh } from "../sdy/model.js";
 import { KERNELS } from "./kernels/index.js";
 
 export interface EvaluateOptions {
@@ -23,6 +24,8 @@ export interface EvaluateOptions {
   customCalls?: ReadonlyMap<string, CustomCallTarget>;
   /** Device-to-device Send/Recv; by default a Send and a Recv of one channel pair up within this evaluation. */
   rngSeed?: bigint;
+  /** Shardy meshes by name (`meshTable(module)`), for sdy.manual_computation bodies run device by device. */
+  meshes?: ReadonlyMap<string, Mesh>;
 }
 
 /** Runs `computation` on `args` and returns its result (a tuple literal for tuple results). */
@@ -51,6 +54,7 @@ export function createEvalContext(options: EvaluateOptions = {}): EvalContext {
     host: options.host ?? new HostQueues(),
     customCalls: options.customCalls ?? new Map(),
     rngSeed: options.rngSeed ?? 0n,
+    ...(options.meshes !== undefined ? { meshes: options.meshes } : {}),
     call: (c, a) => run(c, a, ctx),
   };
   return ctx;

@@ -3,7 +3,7 @@
 // later the compiler and the Shardy partitioner).
 
 import { shapeToString, type Shape } from "../types/shape.js";
-import type { NamedMesh, OpShardingRule, TensorSharding, TensorShardingPerValue } from "../sdy/model.js";
+import type { NamedMesh, OpShardingRule, PropagationEdges, TensorSharding, TensorShardingPerValue } from "../sdy/model.js";
 import type { OpMetadata } from "./attributes.js";
 import { OP_TABLE, type OpAttributes, type Opcode } from "./opcodes.js";
 
@@ -17,7 +17,7 @@ export interface Instruction<O extends Opcode = Opcode> {
   readonly shape: Shape;
   readonly attrs: OpAttributes[O];
   readonly metadata?: OpMetadata;
-  /** Free-form string attributes (XLA frontend_attributes; also sdy's text until it is parsed). */
+  /** Free-form string attributes (XLA frontend_attributes; sdy dictionary entries with no typed field, as MLIR text). */
   readonly frontendAttributes?: Readonly<Record<string, string>>;
   /** XLA's HloSharding in its HLO text form (`{devices=[2,1]0,1}`, `{replicated}`), kept verbatim. */
   readonly sharding?: string;
@@ -25,6 +25,8 @@ export interface Instruction<O extends Opcode = Opcode> {
   readonly sdySharding?: TensorShardingPerValue;
   /** Shardy's `sdy.sharding_rule`: how the op's dimensions map to factors (set by -sdy-populate-op-sharding-rules or a user). */
   readonly sdyShardingRule?: OpShardingRule;
+  /** Shardy's `sdy.propagation_edges`: which axes propagation moved across this op, step by step (debug output). */
+  readonly sdyPropagationEdges?: PropagationEdges;
 }
 
 /**
@@ -59,7 +61,7 @@ export class Computation {
     readonly root: Instruction,
   ) {}
 
-  /** Text-format attributes of each parameter (e.g. `sdy.sharding`), kept verbatim by the StableHLO importer. */
+  /** Text-format attributes of each parameter that the IR has no field for (`mhlo.*`, ...), kept verbatim by the StableHLO importer. */
   argAttributes?: readonly Readonly<Record<string, string>>[];
   /** Text-format attributes of each result (the root, or each element of a root tuple). */
   resultAttributes?: readonly Readonly<Record<string, string>>[];
@@ -175,9 +177,7 @@ export class HloModule {
 
   /** The module's functions in source order (StableHLO import); regions are not listed. */
   functions?: readonly Computation[];
-  /** Shardy meshes (`sdy.mesh @name = <...>`), the mesh attribute kept as text; see src/text/mlir/sdy.ts. */
-  sdyMeshes?: readonly { readonly name: string; readonly text: string }[];
-  /** Shardy meshes as values, in source order (replaces `sdyMeshes`). */
+  /** Shardy meshes (`sdy.mesh @name = <...>`), in source order. */
   meshes?: readonly NamedMesh[];
   /** Module-level attributes as text (`mhlo.num_partitions = 1 : i32`). */
   attributes?: Readonly<Record<string, string>>;
@@ -197,7 +197,6 @@ export class HloModule {
 
 /** Gives `to` the side data of `from` (everything but its computations): for passes that build a new module. */
 export function copyModuleSideData(from: HloModule, to: HloModule): void {
-  if (from.sdyMeshes !== undefined) to.sdyMeshes = from.sdyMeshes;
   if (from.meshes !== undefined) to.meshes = from.meshes;
   if (from.attributes !== undefined) to.attributes = from.attributes;
   if (from.symbolOrder !== undefined) to.symbolOrder = from.symbolOrder;

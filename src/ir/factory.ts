@@ -2,16 +2,19 @@
 // the runtime's deserializer, every compiler pass) creates instructions through an
 // InstructionFactory, which gives each a fresh id and a name unique in its
 // computation, runs the shared shape inference, and carries an instruction's metadata,
-// frontend attributes and shardings (and its sharding rule, when the replacement is the
-// same op on the same shape) over to the instruction that replaces it.
+// frontend attributes and shardings (XLA's and Shardy's; a sharding rule only when the
+// replacement is the same op on the same shapes) over to the instruction that replaces
+// it, with its source location.
 
 import { inferShape } from "../shape/index.js";
 import { ShapeError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString, type Shape } from "../types/shape.js";
 import type { OpMetadata } from "./attributes.js";
+import { setSourceLocation, sourceLocation } from "./locations.js";
 import { Computation, type Instruction } from "./computation.js";
 import type { OpAttributes, Opcode } from "./opcodes.js";
+import type { OpShardingRule, TensorShardingPerValue } from "../sdy/model.js";
 
 export interface InstructionExtras {
   /** Base of the name (made unique with a `.N` suffix); default: `from`'s name, else `<opcode>.<id>`. */
@@ -19,6 +22,10 @@ export interface InstructionExtras {
   readonly metadata?: OpMetadata;
   readonly frontendAttributes?: Readonly<Record<string, string>>;
   readonly sharding?: string;
+  /** Shardy's sharding of each result (`sdy.sharding`). */
+  readonly sdySharding?: TensorShardingPerValue;
+  /** Shardy's sharding rule of the op (`sdy.sharding_rule`). */
+  readonly sdyShardingRule?: OpShardingRule;
   /** The instruction this one replaces or derives from: its name, metadata, attributes and shardings carry over unless given. */
   readonly from?: Instruction;
   /** The shape the source declares; it must equal the inferred one. */
@@ -97,9 +104,12 @@ export class InstructionFactory {
     const metadata = extras.metadata ?? from?.metadata;
     const frontendAttributes = extras.frontendAttributes ?? from?.frontendAttributes;
     const sharding = extras.sharding ?? from?.sharding;
-    const sdySharding = from?.sdySharding;
-    // A sharding rule describes one op on its operand and result shapes: it carries over only to the same op.
-    const sdyShardingRule = from?.opcode === opcode && shapesEqual(from.shape, shape) ? from.sdyShardingRule : undefined;
+    const sdySharding = extras.sdySharding ?? from?.sdySharding;
+    // A rule maps the dimensions of one op's operands and results to factors: it carries
+    // over only to the same op on operands and results of the same shapes.
+    const sameSignature = from !== undefined && from.opcode === opcode && shapesEqual(from.shape, shape) &&
+      from.operands.length === operands.length && from.operands.every((o, i) => shapesEqual(o.shape, operands[i]!.shape));
+    const sdyShardingRule = extras.sdyShardingRule ?? (sameSignature ? from.sdyShardingRule : undefined);
     const inst: Instruction<O> = {
       id,
       name: this.uniqueName(extras.name ?? from?.name ?? `${opcode}.${id}`),
@@ -113,6 +123,8 @@ export class InstructionFactory {
       ...(sdySharding !== undefined ? { sdySharding } : {}),
       ...(sdyShardingRule !== undefined ? { sdyShardingRule } : {}),
     };
+    const location = from === undefined ? undefined : sourceLocation(from);
+    if (location !== undefined) setSourceLocation(inst, location);
     this.created.push(inst);
     return inst;
   }

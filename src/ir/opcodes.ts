@@ -18,8 +18,19 @@ import type {
   RandomDistribution, ReplicaGroups, ResultAccuracy, ScatterDimensionNumbers, Window,
 } from "./attributes.js";
 import type { Computation } from "./computation.js";
+import type {
+  AllToAllParam, AxisRef, ManualAxes, PropagationDirection, ReductionOp, TensorSharding, TensorShardingPerValue,
+} from "../sdy/model.js";
 
 type None = Record<string, never>;
+
+/** Per tensor dimension, the axes a Shardy collective works along (`[{"b", "c"}, {}, {"d"}]`). */
+export type AxesPerDim = readonly (readonly AxisRef[])[];
+
+/** What every Shardy collective carries: the sharding its result has. */
+interface SdyCollective {
+  readonly outSharding: TensorSharding;
+}
 
 /** Optional accuracy request carried by transcendental unary ops (StableHLO result_accuracy). */
 interface Transcendental {
@@ -192,6 +203,40 @@ export interface OpAttributes {
   send: { readonly channel: ChannelHandle; readonly isHostTransfer: boolean };
   /** Operands: token. Result: (data of `shape`, token). */
   recv: { readonly channel: ChannelHandle; readonly shape: Shape; readonly isHostTransfer: boolean };
+  // ---- Shardy (seed 002): on global values, every one of these computes its operand (or
+  // calls its body); they carry sharding decisions for propagation and partitioning.
+  sdyShardingConstraint: { readonly sharding: TensorSharding };
+  sdyReshard: { readonly sharding: TensorSharding };
+  /**
+   * The body works on per-device local shapes along `manualAxes`: its parameters are
+   * the operands' local slices (per `inShardings`), its results the local pieces of
+   * the results (per `outShardings`). The global result shapes are declared (they
+   * need the mesh to derive), as MLIR's op declares its result types.
+   */
+  sdyManualComputation: {
+    readonly inShardings: TensorShardingPerValue; readonly outShardings: TensorShardingPerValue;
+    readonly manualAxes: ManualAxes; readonly body: Computation; readonly resultShape: Shape;
+  };
+  /** No result: puts its operand in group `groupId`, whose members propagation shards alike. */
+  sdyShardingGroup: { readonly groupId: number };
+  /** A constant that is never folded into its users nor merged with an equal one. */
+  sdyConstant: { readonly literal: Literal };
+  sdyDataFlowEdge: { readonly sharding?: TensorSharding };
+  sdyPropagationBarrier: { readonly allowedDirection: PropagationDirection };
+  /** A named call of `body`; propagation flows through it as if inlined. */
+  sdyNamedComputation: {
+    readonly name: string; readonly body: Computation;
+    readonly inShardings?: TensorShardingPerValue; readonly outShardings?: TensorShardingPerValue;
+  };
+  sdyFuncDataFlowEdge: None;
+  sdyAllGather: SdyCollective & { readonly gatheringAxes: AxesPerDim };
+  sdyAllSlice: SdyCollective & { readonly slicingAxes: AxesPerDim };
+  sdyAllReduce: SdyCollective & { readonly reductionAxes: readonly AxisRef[]; readonly reductionOp?: ReductionOp };
+  sdyReduceScatter: SdyCollective & { readonly reduceScatterAxes: AxesPerDim; readonly reductionOp?: ReductionOp };
+  sdyAllToAll: SdyCollective & { readonly params: readonly AllToAllParam[] };
+  sdyCollectivePermute: SdyCollective;
+  sdyShardedToUnreduced: SdyCollective & { readonly axes: AxesPerDim };
+  sdyReplicatedToUnreduced: SdyCollective & { readonly axes: readonly AxisRef[] };
 }
 
 export type Opcode = keyof OpAttributes;
@@ -201,12 +246,12 @@ export type FusionKind = "loop" | "input" | "output" | "custom";
 
 export type OpFamily =
   | "unary" | "binary" | "compare" | "ternary" | "conversion" | "leaf" | "shape" | "indexing"
-  | "reduction" | "linalg" | "control" | "random" | "collective" | "transfer";
+  | "reduction" | "linalg" | "control" | "random" | "collective" | "transfer" | "sdy";
 
 export interface OpInfo {
   /** Name in HLO text (`dynamic-slice`). */
   readonly hlo: string;
-  /** Name in StableHLO MLIR (`stablehlo.dynamic_slice`); undefined when StableHLO has no such op. */
+  /** Name in MLIR (`stablehlo.dynamic_slice`; `sdy.reshard` for the Shardy ops); undefined when StableHLO has no such op. */
   readonly stablehlo: string | undefined;
   /** Number of operands, or "variadic". */
   readonly arity: number | "variadic";
@@ -377,12 +422,35 @@ export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
   outfeed: op("outfeed", sh("outfeed"), 2, "transfer", true),
   send: op("send", sh("send"), 2, "transfer", true),
   recv: op("recv", sh("recv"), 1, "transfer", true),
+
+  // XLA writes sdy ops in HLO text as custom calls (targets "xla.sdy.*"); see text/hlo/sdy_text.ts.
+  sdyShardingConstraint: op("custom-call", "sdy.sharding_constraint", 1, "sdy"),
+  sdyReshard: op("custom-call", "sdy.reshard", 1, "sdy"),
+  sdyManualComputation: op("custom-call", "sdy.manual_computation", "variadic", "sdy"),
+  sdyShardingGroup: op("custom-call", "sdy.sharding_group", 1, "sdy", true),
+  sdyConstant: op("custom-call", "sdy.constant", 0, "sdy"),
+  // The edges are kept though their results may be unused: they stand for the edge's owner.
+  sdyDataFlowEdge: op("custom-call", "sdy.data_flow_edge", 1, "sdy", true),
+  sdyPropagationBarrier: op("custom-call", "sdy.propagation_barrier", 1, "sdy"),
+  sdyNamedComputation: op("custom-call", "sdy.named_computation", "variadic", "sdy"),
+  sdyFuncDataFlowEdge: op("custom-call", "sdy.func_data_flow_edge", 1, "sdy", true),
+  sdyAllGather: op("custom-call", "sdy.all_gather", 1, "sdy"),
+  sdyAllSlice: op("custom-call", "sdy.all_slice", 1, "sdy"),
+  sdyAllReduce: op("custom-call", "sdy.all_reduce", 1, "sdy"),
+  sdyReduceScatter: op("custom-call", "sdy.reduce_scatter", 1, "sdy"),
+  sdyAllToAll: op("custom-call", "sdy.all_to_all", 1, "sdy"),
+  sdyCollectivePermute: op("custom-call", "sdy.collective_permute", 1, "sdy"),
+  sdyShardedToUnreduced: op("custom-call", "sdy.sharded_to_unreduced", 1, "sdy"),
+  sdyReplicatedToUnreduced: op("custom-call", "sdy.replicated_to_unreduced", 1, "sdy"),
 };
 
 export const OPCODES = Object.keys(OP_TABLE) as Opcode[];
 
 /** The opcodes whose OP_TABLE entry says `elementwise`, in table order. */
 export const ELEMENTWISE_OPCODES: readonly Opcode[] = OPCODES.filter((o) => OP_TABLE[o].elementwise);
+
+/** The Shardy ops, in table order. */
+export const SDY_OPCODES: readonly Opcode[] = OPCODES.filter((o) => OP_TABLE[o].family === "sdy");
 
 export function isOpcode(name: string): name is Opcode {
   return Object.prototype.hasOwnProperty.call(OP_TABLE, name);

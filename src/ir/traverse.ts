@@ -113,7 +113,7 @@ export function moduleFingerprint(module: HloModule): string {
  * A string that is equal for two instructions of one computation exactly when they
  * compute the same value from the same operands: opcode, result shape (with layout),
  * operands by id, attributes canonically (sub-computations by identity, constants by
- * content up to MAX_KEYED_LITERAL_ELEMENTS) and sharding. Metadata and names do not
+ * content up to MAX_KEYED_LITERAL_ELEMENTS) and shardings (XLA's and Shardy's). Metadata and names do not
  * count. Side-effecting instructions are never equal to each other: callers check
  * OP_TABLE[op].sideEffect themselves.
  */
@@ -124,5 +124,6 @@ export function structuralKey(inst: Instruction): string {
     inst.operands.map((o) => o.id).join(","),
     valueKey(inst.attrs),
     inst.sharding ?? "",
+    inst.sdySharding === undefined ? "" : JSON.stringify(inst.sdySharding),
   ].join("|");
 }

@@ -11,6 +11,7 @@ import type { OpMetadata } from "../ir/attributes.js";
 import { ExecutionError } from "../types/errors.js";
 import { Literal, type Storage } from "../types/literal.js";
 import type { Shape } from "../types/shape.js";
+import type { TensorShardingPerValue } from "../sdy/model.js";
 
 export type SerializedLiteral =
   | { readonly kind: "array"; readonly shape: Shape; readonly data: Storage }
@@ -35,6 +36,8 @@ export interface SerializedInstruction {
   readonly metadata?: OpMetadata;
   readonly frontendAttributes?: Readonly<Record<string, string>>;
   readonly sharding?: string;
+  /** Shardy's sharding of each result: plain data, cloned as it is. */
+  readonly sdySharding?: TensorShardingPerValue;
 }
 
 export interface SerializedComputation {
@@ -99,6 +102,7 @@ export function serializeComputation(entry: Computation): SerializedProgram {
           ...(inst.metadata ? { metadata: inst.metadata } : {}),
           ...(inst.frontendAttributes ? { frontendAttributes: inst.frontendAttributes } : {}),
           ...(inst.sharding !== undefined ? { sharding: inst.sharding } : {}),
+          ...(inst.sdySharding !== undefined ? { sdySharding: inst.sdySharding } : {}),
         })),
       };
     }),
@@ -135,6 +139,7 @@ export function deserializeComputation(program: SerializedProgram): Computation 
         ...(si.metadata ? { metadata: si.metadata } : {}),
         ...(si.frontendAttributes ? { frontendAttributes: si.frontendAttributes } : {}),
         ...(si.sharding !== undefined ? { sharding: si.sharding } : {}),
+        ...(si.sdySharding !== undefined ? { sdySharding: si.sdySharding } : {}),
       }));
     }
     const parameters = sc.parameters.map((k) => instructions[k] as Instruction<"parameter">);

@@ -51,6 +51,9 @@ export interface DimensionSharding {
   readonly priority?: number;
 }
 
+/** How a tensor is unreduced along its unreduced axes (Shardy's ReductionOp; `unreduced=max{"c"}`). */
+export type ReductionOp = "sum" | "max" | "min";
+
 /** `#sdy.sharding<@mesh, [{"a"}, {}], replicated={"b"}, unreduced={"c"}>`. */
 export interface TensorSharding {
   /** A mesh symbol name (`@mesh` → "mesh") or an inlined mesh. */
@@ -58,6 +61,8 @@ export interface TensorSharding {
   readonly dimShardings: readonly DimensionSharding[];
   readonly replicatedAxes: readonly AxisRef[];
   readonly unreducedAxes: readonly AxisRef[];
+  /** The reduction pending along the unreduced axes; absent means "sum" (the only one before `max`/`min` existed). */
+  readonly reductionOp?: ReductionOp;
 }
 
 /** `#sdy.sharding_per_value<[...]>`: one sharding per result (or operand) of an op. */

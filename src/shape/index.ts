@@ -14,6 +14,7 @@ import { randomShapeRules } from "./random.js";
 import { transferShapeRules } from "./transfer.js";
 import { collectiveShapeRules } from "./collective.js";
 import { leafShapeRules } from "./leaf.js";
+import { sdyShapeRules } from "./sdy.js";
 import type { ShapeRule, ShapeRuleTable } from "./rule.js";
 
 export const SHAPE_RULES: ShapeRuleTable<Opcode> = {
@@ -27,6 +28,7 @@ export const SHAPE_RULES: ShapeRuleTable<Opcode> = {
   ...randomShapeRules,
   ...transferShapeRules,
   ...collectiveShapeRules,
+  ...sdyShapeRules,
 };
 
 export function inferShape<O extends Opcode>(opcode: O, operands: readonly Shape[], attrs: OpAttributes[O]): Shape {

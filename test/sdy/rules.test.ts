@@ -12,7 +12,6 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseStableHlo } from "../../src/text/mlir/index.js";
 import type { HloModule, Instruction } from "../../src/ir/computation.js";
-import { annotateModule } from "../../src/ir/edit.js";
 import { populateOpShardingRules } from "../../src/sdy/passes/populate_op_sharding_rules.js";
 import { parseOpShardingRule, printOpShardingRule } from "../../src/sdy/rule_text.js";
 import { verifyOpShardingRule } from "../../src/sdy/rule_verify.js";
@@ -56,19 +55,8 @@ function importFunc(fc: FuncCase): HloModule {
     text += `\nfunc.func private @${m[1]}(%a: tensor<f32>, %b: tensor<f32>) -> tensor<i1> {\n` +
       "  %0 = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n  return %0 : tensor<i1>\n}";
   }
-  return withUserRules(parseStableHlo(text, "registry.mlir", fc.firstLine));
-}
-
-/**
- * A rule written in the text (`sdy.sharding_rule = ...`) as the instruction's rule.
- * The importer keeps it as a frontend attribute for now; this reads it the way the
- * importer will.
- */
-function withUserRules(module: HloModule): HloModule {
-  return annotateModule(module, (inst) => {
-    const text = inst.frontendAttributes?.["sdy.sharding_rule"];
-    return text === undefined ? undefined : { sdyShardingRule: parseOpShardingRule(text) };
-  });
+  // A rule written in the text (`sdy.sharding_rule = ...`) is the instruction's sdyShardingRule.
+  return parseStableHlo(text, "registry.mlir", fc.firstLine);
 }
 
 /** How the ops of function @name that have a rule print their attribute dictionary (the rule sorts last among the ops' attributes here). */
@@ -144,7 +132,7 @@ test("rule text: sharding_rule_parse_print.mlir round-trips to its CHECK lines",
   assert.equal(cases, 8);
   // Every rule there is valid on its op.
   let verified = 0;
-  for (const c of withUserRules(parseStableHlo(lines.join("\n"), PARSE_PRINT)).computations) {
+  for (const c of parseStableHlo(lines.join("\n"), PARSE_PRINT).computations) {
     for (const inst of c.instructions) {
       if (inst.sdyShardingRule === undefined) continue;
       const { operands, results } = opValues(inst);

@@ -27,8 +27,9 @@ const NEVER_FOLDED: ReadonlySet<Opcode> = new Set<Opcode>([
 
 function pureOp(inst: Instruction): boolean {
   const info = OP_TABLE[inst.opcode];
+  // sdy ops carry sharding decisions (and sdy.constant exists not to be folded): folding would drop them.
   return !NEVER_FOLDED.has(inst.opcode) && !hasSideEffect(inst) && info.family !== "collective" && info.family !== "transfer" &&
-    info.family !== "random";
+    info.family !== "random" && info.family !== "sdy";
 }
 
 /** Whether a computation (and what it calls) only computes: no state, no devices, no I/O. */

@@ -1,20 +1,22 @@
 // Common-subexpression elimination: one sweep per computation, operands first; an
 // instruction whose structural key (opcode, shape with layout, operands, attributes,
 // sharding) matches an earlier one is replaced by it. Side-effecting instructions are
-// never merged (two identical sends are two sends), and parameters never are.
+// never merged (two identical sends are two sends), and parameters and sdy ops never are.
 // First, structurally identical sub-computations (the reducers each reduce brings along)
 // become one, so that reduces that differ only in their reducer's identity merge too.
 
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { hasSideEffect, mapComputations, rebuild } from "../../ir/rewrite.js";
 import { structuralKey } from "../../ir/traverse.js";
+import { OP_TABLE } from "../../ir/opcodes.js";
 import type { Pass } from "../pass.js";
 
 export function cseComputation(c: Computation): { computation: Computation; merged: number } {
   const seen = new Map<string, Instruction>();
   let merged = 0;
   const computation = rebuild(c, (inst, operands, f) => {
-    if (hasSideEffect(inst)) return undefined;
+    // sdy ops stand for sharding decisions, each where it was written (sdy.constant exists to stay unmerged).
+    if (hasSideEffect(inst) || OP_TABLE[inst.opcode].family === "sdy") return undefined;
     const changed = operands.some((o, i) => o !== inst.operands[i]);
     const key = structuralKey(changed ? { ...inst, operands } : inst);
     const earlier = seen.get(key);

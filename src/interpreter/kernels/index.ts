@@ -13,6 +13,7 @@ import { randomKernels } from "./random.js";
 import { transferKernels } from "./transfer.js";
 import { collectiveKernels } from "./collective.js";
 import { leafKernels } from "./leaf.js";
+import { sdyKernels } from "./sdy.js";
 
 export const KERNELS: KernelTable<Opcode> = {
   ...leafKernels,
@@ -25,4 +26,5 @@ export const KERNELS: KernelTable<Opcode> = {
   ...randomKernels,
   ...transferKernels,
   ...collectiveKernels,
+  ...sdyKernels,
 };

@@ -91,6 +91,15 @@ const RULES: RuleTable = {
   collectivePermuteDone: unknownXlaCustomCall("collectivePermuteDone"),
 
   infeed: none, outfeed: none, send: none, recv: none,
+
+  // Shardy's own ops: a sharding constraint is pointwise; the data-flow ops, barriers,
+  // groups, reshards and constants are handled apart (no rule); its collectives are unknown to its registry.
+  sdyShardingConstraint: pointwise, sdyReshard: none, sdyManualComputation: none, sdyShardingGroup: none, sdyConstant: none,
+  sdyDataFlowEdge: none, sdyPropagationBarrier: none, sdyNamedComputation: none, sdyFuncDataFlowEdge: none,
+  sdyAllGather: unknown("sdyAllGather"), sdyAllSlice: unknown("sdyAllSlice"), sdyAllReduce: unknown("sdyAllReduce"),
+  sdyReduceScatter: unknown("sdyReduceScatter"), sdyAllToAll: unknown("sdyAllToAll"),
+  sdyCollectivePermute: unknown("sdyCollectivePermute"), sdyShardedToUnreduced: unknown("sdyShardedToUnreduced"),
+  sdyReplicatedToUnreduced: unknown("sdyReplicatedToUnreduced"),
 };
 
 function isPredicate(s: Shape): boolean {

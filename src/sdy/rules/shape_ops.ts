@@ -152,7 +152,7 @@ export function dynamicSlice(_inst: Instruction<"dynamicSlice">, v: OpValues): R
 export function dynamicUpdateSlice(inst: Instruction<"dynamicUpdateSlice">, v: OpValues): RuleOutcome {
   const operandShape = dimsOf(v.operands[0]!);
   const updateShape = dimsOf(v.operands[1]!);
-  const constantIndices = inst.operands.slice(2).every((o) => o.opcode === "constant");
+  const constantIndices = inst.operands.slice(2).every((o) => o.opcode === "constant" || o.opcode === "sdyConstant");
   const b = new OpShardingRuleBuilder(v.operands, v.results);
   operandShape.forEach((size, dim) => {
     if (size === updateShape[dim]) {

@@ -25,6 +25,7 @@ import { Cursor } from "./cursor.js";
 import { formatFloat } from "./literal_text.js";
 import { parseShape } from "./shape_text.js";
 import { parseCompositeAttributes, printCompositeAttributes } from "./composite_text.js";
+import { SDY_OP_TEXT } from "./sdy_text.js";
 
 /** What an op's decoder may read: its attributes, declared shape and operand shapes. */
 export interface DecodeInput {
@@ -271,6 +272,7 @@ function optionalBool(d: DecodeInput, key: string): boolean {
 // ---------------------------------------------------------------- the table
 
 export const OP_TEXT: OpTextTable = {
+  ...SDY_OP_TEXT,
   abs: none(), cbrt: transcendental(), ceil: none(), clz: none(), cos: transcendental(), erf: transcendental(),
   exp: transcendental(), expm1: transcendental(), floor: none(), imag: none(), isFinite: none(), log: transcendental(),
   log1p: transcendental(), logistic: transcendental(), negate: none(), not: none(), popcnt: none(), real: none(),

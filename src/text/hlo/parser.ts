@@ -22,12 +22,17 @@ import { Cursor, SourceText } from "./cursor.js";
 import { parseLiteral } from "./literal_text.js";
 import { OP_TEXT, type DecodeInput } from "./op_attrs.js";
 import { looksLikeShape, parseShape } from "./shape_text.js";
+import { parseMeshes, SDY_MESHES_KEY, sdyOpcodeForTarget, takeSdyShardings } from "./sdy_text.js";
+import type { NamedMesh, OpShardingRule, TensorSharding, TensorShardingPerValue } from "../../sdy/model.js";
 import { parseBufferDonors, parseInputOutputAlias } from "./module_aliasing.js";
 import { donatedLeaves } from "../../ir/aliasing.js";
 
-/** HLO opcode name → IR opcode. `call` maps to `call`; a call with is_composite=true becomes `composite`. */
+/**
+ * HLO opcode name → IR opcode. `call` maps to `call`; a call with is_composite=true
+ * becomes `composite`; a custom call with an "xla.sdy.*" target becomes that sdy op.
+ */
 const OPCODE_BY_HLO_NAME: ReadonlyMap<string, Opcode> = new Map(
-  OPCODES.filter((o) => o !== "composite").map((o) => [OP_TABLE[o].hlo, o] as const),
+  OPCODES.filter((o) => o !== "composite" && OP_TABLE[o].family !== "sdy").map((o) => [OP_TABLE[o].hlo, o] as const),
 );
 
 interface RawAttr {
@@ -52,6 +57,8 @@ interface InstructionExtras {
   metadata?: OpMetadata;
   frontendAttributes?: Record<string, string>;
   sharding?: string;
+  sdySharding?: TensorShardingPerValue;
+  sdyShardingRule?: OpShardingRule;
 }
 
 /** Parses HLO text into a module. Throws ParseError (with position) on any problem. */
@@ -73,6 +80,7 @@ class ModuleParser {
   private entry: Computation | undefined;
   private entryLayout: { at: number; parameters: Shape[]; result: Shape } | undefined;
   private config: ModuleConfig = DEFAULT_MODULE_CONFIG;
+  private meshes: NamedMesh[] | undefined;
   /** Where input_output_alias / buffer_donor were written, to point at them when they do not fit the entry. */
   private aliasingAt: number | undefined;
 
@@ -98,6 +106,7 @@ class ModuleParser {
     if (typeof donated === "string") throw c.error(donated, this.aliasingAt);
     const module = new HloModule(name, entry, [...this.computations.values()].filter((x) => x !== entry));
     module.config = this.config;
+    if (this.meshes !== undefined) module.meshes = this.meshes;
     return module;
   }
 
@@ -116,6 +125,12 @@ class ModuleParser {
         const result = parseShape(c);
         c.expect("}");
         this.entryLayout = { at, parameters: [...params.elements], result };
+      } else if (key === "frontend_attributes") {
+        // XLA keeps the module's Shardy meshes here; no other module-level attribute is read.
+        const attrs = parseFrontendAttributes(c);
+        for (const k of Object.keys(attrs)) if (k !== SDY_MESHES_KEY) throw c.error(`module frontend attribute '${k}' is not supported`, at);
+        const meshes = attrs[SDY_MESHES_KEY];
+        if (meshes !== undefined) this.meshes = parseMeshes(meshes, (r) => c.error(r, at));
       } else if (key === "is_scheduled") {
         parseBool(c); // the schedule is the instruction order, which the IR keeps
       } else if (key === "input_output_alias") {
@@ -198,6 +213,9 @@ class ComputationParser {
   private readonly pending = new Map<string, PendingTransfer>();
   private readonly parameters = new Map<number, Instruction<"parameter">>();
   private root: Instruction | undefined;
+  /** Shardy shardings read from parameters (by number) and from the root. */
+  private readonly argShardings = new Map<number, TensorSharding>();
+  private resultShardings: { at: number; byIndex: ReadonlyMap<number, TensorSharding> } | undefined;
 
   constructor(
     private readonly c: Cursor,
@@ -221,7 +239,16 @@ class ComputationParser {
       if (p === undefined) throw c.error(`computation ${this.name}: parameter numbers must be 0..${this.parameters.size - 1}; ${i} is missing`, nameAt);
       params.push(p);
     }
-    return new Computation(this.name, params, this.instructions, this.root ?? this.instructions.at(-1)!);
+    const computation = new Computation(this.name, params, this.instructions, this.root ?? this.instructions.at(-1)!);
+    if (this.argShardings.size > 0) computation.argShardings = params.map((_, i) => this.argShardings.get(i));
+    if (this.resultShardings !== undefined) {
+      const root = computation.root;
+      const count = root.opcode === "tuple" ? root.operands.length : 1;
+      const { at, byIndex } = this.resultShardings;
+      for (const i of byIndex.keys()) if (i < 0 || i >= count) throw c.error(`xla.sdy.result_shardings: ${this.name} has no result ${i}`, at);
+      computation.resultShardings = Array.from({ length: count }, (_, i) => byIndex.get(i));
+    }
+    return computation;
   }
 
   private parseInstruction(): void {
@@ -249,7 +276,7 @@ class ComputationParser {
       const number = c.count("a parameter number");
       c.expect(")");
       if (this.parameters.has(number)) throw c.error(`parameter ${number} is defined twice in ${this.name}`, numberAt);
-      const extras = this.parseGeneralAttributes(this.parseAttributeList(), opName);
+      const extras = this.parseGeneralAttributes(this.parseAttributeList(), opName, false, number);
       this.checkShape("parameter", opName, opAt, shape, shapeAt, [], { number, shape });
       inst = this.make(name, "parameter", [], shape, { number, shape }, extras);
       this.parameters.set(number, inst as Instruction<"parameter">);
@@ -269,6 +296,11 @@ class ComputationParser {
     if (isRoot) {
       if (this.root !== undefined) throw c.error(`${this.name} has two ROOT instructions`, lineAt);
       this.root = inst;
+    }
+    if (this.lastResultShardings !== undefined) {
+      if (!isRoot) throw c.error("xla.sdy.result_shardings belongs on the ROOT instruction", lineAt);
+      this.resultShardings = { at: lineAt, byIndex: this.lastResultShardings };
+      this.lastResultShardings = undefined;
     }
     this.instructions.push(inst);
     this.byName.set(name, inst);
@@ -326,15 +358,29 @@ class ComputationParser {
     }
   }
 
-  /** Attributes every instruction may carry: sharding, metadata, frontend_attributes. */
-  private parseGeneralAttributes(attrs: Map<string, RawAttr>, opName: string, keepRest = false): InstructionExtras {
+  /** The root's result shardings, read with its attributes and claimed once the line is known to be the ROOT. */
+  private lastResultShardings: ReadonlyMap<number, TensorSharding> | undefined;
+
+  /**
+   * Attributes every instruction may carry: sharding, metadata, frontend_attributes (with
+   * Shardy's shardings in them: a parameter's is its computation's argument sharding).
+   */
+  private parseGeneralAttributes(attrs: Map<string, RawAttr>, opName: string, keepRest = false, parameterNumber?: number): InstructionExtras {
     const extras: InstructionExtras = {};
     const sharding = this.takeAttr(attrs, "sharding", (v) => rawBraces(v).replace(/\s+/g, " "));
     const metadata = this.takeAttr(attrs, "metadata", parseMetadata);
+    const frontendAt = attrs.get("frontend_attributes")?.keyAt;
     const frontend = this.takeAttr(attrs, "frontend_attributes", parseFrontendAttributes);
     if (sharding !== undefined) extras.sharding = sharding;
     if (metadata !== undefined) extras.metadata = metadata;
-    if (frontend !== undefined) extras.frontendAttributes = frontend;
+    if (frontend !== undefined) {
+      const sdy = takeSdyShardings(frontend, parameterNumber !== undefined, (r) => this.c.error(r, frontendAt));
+      if (sdy.sdySharding !== undefined) extras.sdySharding = sdy.sdySharding;
+      if (sdy.sdyShardingRule !== undefined) extras.sdyShardingRule = sdy.sdyShardingRule;
+      if (sdy.argSharding !== undefined) this.argShardings.set(parameterNumber!, sdy.argSharding);
+      this.lastResultShardings = sdy.resultShardings;
+      if (Object.keys(frontend).length > 0) extras.frontendAttributes = frontend;
+    }
     if (!keepRest) this.rejectLeftovers(attrs, opName);
     return extras;
   }
@@ -376,6 +422,8 @@ class ComputationParser {
     let opcode = OPCODE_BY_HLO_NAME.get(opName);
     if (opcode === undefined) throw c.error(`unknown opcode '${opName}'`, opAt);
     if (opcode === "call" && attrs.has("is_composite")) opcode = "composite";
+    const target = attrs.get("custom_call_target");
+    if (opcode === "customCall" && target !== undefined) opcode = sdyOpcodeForTarget(this.c.sub(target.start, target.end).string()) ?? opcode;
     const extras = this.parseGeneralAttributes(attrs, opName, true);
     const frontend: Record<string, string> = { ...extras.frontendAttributes };
     const input: DecodeInput = {

@@ -11,6 +11,7 @@ import { printFrontendAttributes, printMetadata } from "./attr_syntax.js";
 import { printLiteral } from "./literal_text.js";
 import { OP_TEXT, type EncodeContext, type OpText } from "./op_attrs.js";
 import { printShape } from "./shape_text.js";
+import { printMeshes, SDY_MESHES_KEY, sdyShardingEntries } from "./sdy_text.js";
 import { printBufferDonors, printInputOutputAlias } from "./module_aliasing.js";
 
 const VALID_NAME = /^[A-Za-z_][A-Za-z0-9_.\-]*$/;
@@ -80,7 +81,9 @@ export function printHlo(module: HloModule): string {
     ...(module.config.inputOutputAlias?.length ? [printInputOutputAlias(module.config.inputOutputAlias)] : []),
     ...(module.config.bufferDonors?.length ? [printBufferDonors(module.config.bufferDonors)] : []),
   ];
-  const parts = [`HloModule ${[`${moduleName}`, `entry_computation_layout=${layout}`, ...grid].join(", ")}\n`];
+  const meshes = module.meshes !== undefined && module.meshes.length > 0
+    ? [`frontend_attributes=${printFrontendAttributes({ [SDY_MESHES_KEY]: printMeshes(module.meshes) })}`] : [];
+  const parts = [`HloModule ${[`${moduleName}`, `entry_computation_layout=${layout}`, ...grid, ...meshes].join(", ")}\n`];
   for (const comp of module.computations) parts.push(printComputation(comp, comp === entry, names));
   return parts.join("\n");
 }
@@ -88,7 +91,7 @@ export function printHlo(module: HloModule): string {
 function printComputation(comp: Computation, isEntry: boolean, names: Names): string {
   const params = comp.parameters.map((p) => `${names.of(p)}: ${printShape(p.shape, false)}`).join(", ");
   const lines = [`${isEntry ? "ENTRY " : ""}%${names.computation(comp)} (${params}) -> ${printShape(comp.root.shape, false)} {`];
-  for (const inst of comp.instructions) lines.push(...printInstruction(inst, inst === comp.root, names));
+  for (const inst of comp.instructions) lines.push(...printInstruction(inst, inst === comp.root, names, sdyShardingEntries(inst, comp)));
   lines.push("}");
   return `${lines.join("\n")}\n`;
 }
@@ -110,9 +113,9 @@ function line(isRoot: boolean, name: string, shape: Shape, op: string, args: str
   return `  ${isRoot ? "ROOT " : ""}%${name} = ${printShape(shape)} ${op}(${args})${attrs.map((a) => `, ${a}`).join("")}`;
 }
 
-function printInstruction(inst: Instruction, isRoot: boolean, names: Names): string[] {
+function printInstruction(inst: Instruction, isRoot: boolean, names: Names, sdy: Readonly<Record<string, string>>): string[] {
   const name = names.of(inst);
-  const frontend: Record<string, string> = { ...inst.frontendAttributes };
+  const frontend: Record<string, string> = { ...inst.frontendAttributes, ...sdy };
   if (inst.opcode === "parameter") {
     const attrs = inst.attrs as OpAttributes["parameter"];
     return [line(isRoot, name, inst.shape, "parameter", String(attrs.number), generalAttributes(inst, frontend))];

@@ -4,6 +4,7 @@
 
 import type { Literal } from "../../types/literal.js";
 import type { Shape } from "../../types/shape.js";
+import type { SdyAttribute } from "../../sdy/attr_text.js";
 
 export type AttrDict = Map<string, Attr>;
 
@@ -24,10 +25,12 @@ export type Attr =
   | { readonly kind: "enum"; readonly value: string }
   /** `#dialect.name<key = value, ...>`. */
   | { readonly kind: "struct"; readonly name: string; readonly fields: AttrDict }
-  /** Kept verbatim: `#sdy.sharding<...>`, conv dimension numbers, anything not interpreted. */
+  /** Kept verbatim: conv dimension numbers, anything not interpreted. */
   | { readonly kind: "opaque"; readonly text: string }
   /** `[0] x [1]` (dot_general's pretty dims). */
-  | { readonly kind: "pair"; readonly lhs: Attr; readonly rhs: Attr };
+  | { readonly kind: "pair"; readonly lhs: Attr; readonly rhs: Attr }
+  /** A Shardy attribute (`#sdy.sharding<...>`, or a piece of sdy op syntax), typed (src/sdy/attr_text.ts). */
+  | { readonly kind: "sdy"; readonly value: SdyAttribute };
 
 export interface ValueUse {
   readonly name: string;

@@ -13,11 +13,14 @@ import { inferShape } from "../../shape/index.js";
 import { ShapeError, ParseError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import { shapesEqual, shapeToString, tupleShape, type Shape } from "../../types/shape.js";
-import { UNNAMED_MODULE, type Attr, type AttrDict, type OpNode, type Region, type ValueUse } from "./ast.js";
+import { UNNAMED_MODULE, type AttrDict, type OpNode, type Region, type ValueUse } from "./ast.js";
 import type { Cursor } from "./cursor.js";
 import { lowerOp } from "./import_ops.js";
 import { attrToText } from "./print_attr.js";
 import { shapeToMlir } from "./types.js";
+import { setSourceLocation, sourceLocation } from "../../ir/locations.js";
+import type { NamedMesh } from "../../sdy/model.js";
+import { splitValueAttributes, type SdyValues } from "./sdy_import.js";
 
 /** The elements of a tuple shape (none for arrays and tokens). */
 export function elementsOf(s: Shape): readonly Shape[] {
@@ -90,8 +93,22 @@ export class CompBuilder {
       ...(name !== undefined ? { name } : {}), ...(frontendAttributes ? { frontendAttributes } : {}),
       ...(metadata !== undefined ? { metadata } : {}),
     });
+    setSourceLocation(inst, this.c.location(offset));
     if (opcode === "parameter") this.params.push(inst as Instruction<"parameter">);
     return inst;
+  }
+
+  /** `inst`, just made and not used yet, with the typed sdy values of the op it came from. */
+  withSdyValues(inst: Instruction, values: SdyValues): Instruction {
+    if (values.sdySharding === undefined && values.sdyShardingRule === undefined && values.sdyPropagationEdges === undefined) return inst;
+    const created = this.factory.created;
+    const i = created.indexOf(inst);
+    if (i < 0 || created.slice(i + 1).some((later) => later.operands.includes(inst))) return inst;
+    const annotated: Instruction = { ...inst, ...values };
+    created[i] = annotated;
+    const location = sourceLocation(inst);
+    if (location !== undefined) setSourceLocation(annotated, location);
+    return annotated;
   }
 
   /** The inferred shape, checked against the declared one; the declared one where no rule exists yet. */
@@ -185,7 +202,7 @@ export class Importer {
   private readonly building = new Set<string>();
   private regionCount = 0;
   private readonly regionsByKey = new Map<string, Computation>();
-  readonly meshes: { name: string; text: string }[] = [];
+  readonly meshes: NamedMesh[] = [];
   private readonly symbolOrder: string[] = [];
   readonly moduleAttributes: Record<string, string> = {};
   moduleName = UNNAMED_MODULE;
@@ -210,7 +227,7 @@ export class Importer {
     reach(entry);
     const module = new HloModule(this.moduleName, entry, functions.filter((f) => !reached.has(f)));
     module.functions = functions;
-    if (this.meshes.length > 0) module.sdyMeshes = this.meshes;
+    if (this.meshes.length > 0) module.meshes = this.meshes;
     module.symbolOrder = this.symbolOrder;
     if (Object.keys(this.moduleAttributes).length > 0) module.attributes = this.moduleAttributes;
     // JAX states the device grid as module attributes (`mhlo.num_partitions = 2 : i32`).
@@ -239,7 +256,12 @@ export class Importer {
         this.symbolOrder.push(name);
       } else if (op.name === "sdy.mesh") {
         const name = (op.attrs.get("sym_name") as { value: string }).value;
-        this.meshes.push({ name, text: attrToText(op.attrs.get("mesh")!) });
+        const mesh = op.attrs.get("mesh");
+        if (mesh?.kind !== "sdy" || mesh.value.kind !== "mesh") throw this.c.error("sdy.mesh needs a mesh <[...]>", op.offset);
+        if (this.meshes.some((m) => m.name === name)) throw this.c.error(`redefinition of symbol named '${name}'`, op.offset);
+        const named: NamedMesh = { name, mesh: mesh.value.value };
+        setSourceLocation(named, this.c.location(op.offset));
+        this.meshes.push(named);
         this.symbolOrder.push(name);
       } else {
         throw this.c.error(`'${op.name}' cannot appear at module level`, op.offset);
@@ -258,10 +280,13 @@ export class Importer {
     this.building.add(name);
     const comp = this.lowerBody(name, op.regions[0]!, { kind: "plain" }, new Scope(this.c), op.resultTypes, op.offset);
     this.building.delete(name);
-    const argAttrs = dictTexts(op.attrs.get("arg_attrs"));
-    const resAttrs = dictTexts(op.attrs.get("res_attrs"));
-    if (argAttrs) comp.argAttributes = argAttrs;
-    if (resAttrs) comp.resultAttributes = resAttrs;
+    const args = splitValueAttributes(this.c, op.attrs.get("arg_attrs"), "arg", op.offset);
+    const results = splitValueAttributes(this.c, op.attrs.get("res_attrs"), "result", op.offset);
+    if (args.text) comp.argAttributes = args.text;
+    if (results.text) comp.resultAttributes = results.text;
+    if (args.shardings) comp.argShardings = args.shardings;
+    if (results.shardings) comp.resultShardings = results.shardings;
+    setSourceLocation(comp, this.c.location(op.offset));
     const vis = op.attrs.get("sym_visibility");
     if (vis?.kind === "string") comp.visibility = vis.value;
     const ret = op.regions[0]!.block.ops.at(-1);
@@ -349,6 +374,7 @@ function structuralKey(c: Computation): string {
   };
   const parts = c.instructions.map((inst) => JSON.stringify([
     inst.opcode, inst.operands.map((o) => position.get(o)), shapeToString(inst.shape), inst.attrs, inst.frontendAttributes ?? null,
+    inst.sdySharding ?? null, inst.sdyShardingRule ?? null, inst.sdyPropagationEdges ?? null,
   ], replacer));
   return `${parts.join("\n")}\nroot ${position.get(c.root)}`;
 }
@@ -369,15 +395,6 @@ function checkTypes(c: Cursor, op: OpNode, values: readonly Instruction[], types
     if (!shapesEqual(v.shape, types[i]!)) {
       throw c.error(`${what} value ${i} has type ${shapeToMlir(v.shape)}, but the signature declares ${shapeToMlir(types[i]!)}`, op.offset);
     }
-  });
-}
-
-function dictTexts(v: Attr | undefined): Record<string, string>[] | undefined {
-  if (v?.kind !== "list") return undefined;
-  return v.items.map((d) => {
-    const out: Record<string, string> = {};
-    if (d.kind === "dict") for (const [k, x] of d.entries) out[k] = attrToText(x);
-    return out;
   });
 }
 

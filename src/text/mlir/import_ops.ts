@@ -1,7 +1,7 @@
 // One StableHLO/CHLO/check op -> IR instructions. Ops whose StableHLO name is in the op
 // table map by that name (reverse lookup); sugar ops (broadcast, dot, if, dynamic_* with
 // constant shape operands, ...) map onto the IR's opcodes; check.* and ops the IR has no
-// opcode for become custom calls that keep their attributes.
+// opcode for become custom calls that keep their attributes. sdy ops: sdy_import.ts.
 
 import type { ComparisonDirection, ComparisonType, RandomAlgorithm, RandomDistribution } from "../../ir/attributes.js";
 import { Computation, type Instruction } from "../../ir/computation.js";
@@ -17,6 +17,7 @@ import { elementsOf, freeValues, valueKey, type CompBuilder, type Importer, type
 import { attrToText, dictToText } from "./print_attr.js";
 import { elementTypeFromMlir } from "./types.js";
 import { lowerXlaCustomCall, xlaOpcodeOfTarget } from "./xla_ops.js";
+import { lowerSdyOp, SDY_TYPED_ATTRIBUTES, sdyValuesOf } from "./sdy_import.js";
 
 /** StableHLO op name -> opcode, from the op table. */
 export const STABLEHLO_TO_OPCODE: ReadonlyMap<string, Opcode> = new Map(
@@ -76,7 +77,7 @@ export function lowerOp(importer: Importer, b: CompBuilder, scope: Scope, op: Op
     fail: (m) => r.fail(m),
   };
   const result = lowerOne(ctx);
-  bindResults(ctx, result);
+  bindResults(ctx, result === undefined ? undefined : b.withSdyValues(result, sdyValuesOf(c, op)));
 }
 
 function mlirOf(s: Shape): string {
@@ -96,12 +97,12 @@ function sameType(a: Shape, b: Shape): boolean {
     a.dimensions.every((d, i) => d === ba.dimensions[i] || a.dynamicDimensions[i] || ba.dynamicDimensions[i]);
 }
 
-/** Attributes the IR has no field for (sdy shardings, mhlo.* hints) are kept as text. */
+/** Attributes the IR has no field for (mhlo.* hints, sdy entries other than the typed ones) are kept as text. */
 const INTERPRETED_ELSEWHERE = /^(__positional|result_accuracy|mhlo\.attributes|mhlo\.version|mhlo\.frontend_attributes)$/;
 function frontendAttributesOf(op: OpNode): Record<string, string> | undefined {
   let out: Record<string, string> | undefined;
   for (const [k, v] of op.attrs) {
-    if (!k.includes(".") || INTERPRETED_ELSEWHERE.test(k)) continue;
+    if (!k.includes(".") || INTERPRETED_ELSEWHERE.test(k) || SDY_TYPED_ATTRIBUTES.has(k)) continue;
     (out ??= {})[k] = attrToText(v);
   }
   // XLA's frontend attributes: a dictionary of strings.
@@ -160,7 +161,7 @@ function lowerOne(ctx: LowerContext): Instruction | undefined {
   const name = op.name;
   if (name.startsWith("check.")) return lowerCheck(ctx);
   if (name.startsWith("chlo.")) return lowerChlo(ctx);
-  if (name.startsWith("sdy.")) return lowerSdy(ctx);
+  if (name.startsWith("sdy.")) return lowerSdyOp(ctx);
   if (KEPT_AS_CUSTOM_CALL.has(name)) return keptCustomCall(ctx, name);
   if (name === "func.call") {
     const callee = r.get("callee");
@@ -732,27 +733,6 @@ function keptCustomCall(ctx: LowerContext, target: string): Instruction {
   const resultShape = ctx.declared ?? tupleShape([]);
   return ctx.add("customCall", ctx.operands, {
     target, resultShape, backendConfig: attrs.length > 0 ? dictToText(attrs) : "", hasSideEffect: true, calledComputations: called,
-  }, resultShape);
-}
-
-/** sdy ops: see sdy.ts for the model; here they become custom calls "sdy.<op>" keeping their syntax pieces. */
-function lowerSdy(ctx: LowerContext): Instruction {
-  const { op } = ctx;
-  if (op.name === "sdy.constant") {
-    const v = ctx.r.get("value") ?? ctx.r.positional()[0];
-    if (v?.kind !== "dense") return ctx.fail("expected a dense<...> value");
-    return ctx.add("constant", [], { literal: v.literal }, ctx.declared);
-  }
-  const called: Computation[] = op.regions.map((region) =>
-    ctx.importer.region(region, ctx.b.name, { kind: "plain" }, ctx.scope));
-  // The op's syntax pieces as [key, text] pairs (JSON), so printing reproduces them verbatim.
-  const pieces: [string, string][] = [];
-  ctx.r.positional().forEach((p, i) => pieces.push([`__${i}`, attrToText(p)]));
-  for (const [k, v] of op.attrs) if (k !== "__positional" && !k.includes(".")) pieces.push([k, attrToText(v)]);
-  const resultShape = ctx.declared ?? tupleShape([]);
-  return ctx.add("customCall", ctx.operands, {
-    target: op.name, resultShape, backendConfig: pieces.length > 0 ? JSON.stringify(pieces) : "", hasSideEffect: false,
-    calledComputations: called,
   }, resultShape);
 }
 

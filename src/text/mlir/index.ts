@@ -12,7 +12,6 @@ export { printStableHlo } from "./printer.js";
 export { UNNAMED_MODULE } from "./ast.js";
 export { elementTypeFromMlir, elementTypeToMlir, shapeToMlir } from "./types.js";
 export { STABLEHLO_TO_OPCODE } from "./import_ops.js";
-export * from "./sdy.js";
 
 export type { MlirImportOptions } from "./import.js";
 

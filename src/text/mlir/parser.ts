@@ -8,6 +8,8 @@ import type { Attr, AttrDict, Block, BlockArg, OpNode, Region, ResultGroup, Valu
 import type { Cursor } from "./cursor.js";
 import { denseToLiteral, parseDenseBody } from "./literal.js";
 import { parseType, parseTypeList, shapeToMlir } from "./types.js";
+import { parseSdyOp } from "./sdy_parse.js";
+import { atSdyAttribute, parseSdyAttribute } from "../../sdy/attr_text.js";
 
 const RETURN_OPS = new Set(["func.return", "return", "stablehlo.return", "sdy.return"]);
 
@@ -238,7 +240,7 @@ export class Parser {
       }
       return list;
     }
-    if (ch === "#") return this.parseDialectAttr();
+    if (ch === "#") return atSdyAttribute(c) ? { kind: "sdy", value: parseSdyAttribute(c) } : this.parseDialectAttr();
     if (ch === "-" || ch === "+" || /[0-9]/.test(ch)) {
       const text = c.numberText()!;
       const isInt = /^[-+]?(0x[0-9a-fA-F]+|[0-9]+)$/.test(text);
@@ -318,7 +320,7 @@ export class Parser {
       const m = /^[A-Za-z_]+\s+([A-Za-z0-9_]+)$/.exec(body);
       return m ? { kind: "enum", value: m[1]! } : { kind: "opaque", text: c.text.slice(start, c.pos) };
     }
-    if (name.startsWith("sdy.") || name.endsWith(".conv") || name.endsWith("_mode")) {
+    if (name.endsWith(".conv") || name.endsWith("_mode")) {
       c.balancedAngle();
       return { kind: "opaque", text: c.text.slice(start, c.pos) };
     }
@@ -360,13 +362,9 @@ export class Parser {
       return node({ name: "builtin.module", attrs, regions: [this.parseRegion()] });
     }
     if (name === "func.func") return this.parseFunc(offset);
-    if (name === "sdy.mesh") {
-      const sym = c.symbol();
-      if (sym === undefined) throw c.error("expected @name after sdy.mesh");
-      c.expect("=");
-      const attrs: AttrDict = new Map([["sym_name", { kind: "string", value: sym }], ["mesh", this.parseAttr()]]);
-      if (c.peek() === "{") for (const [k, v] of this.parseAttrDict()) attrs.set(k, v);
-      return node({ name, attrs });
+    if (name.startsWith("sdy.")) {
+      const sdyOp = parseSdyOp(this, name, node);
+      if (sdyOp !== undefined) return sdyOp;
     }
     if (RETURN_OPS.has(name)) {
       // `return {attrs} %a : t`: func.return's attribute dictionary comes first.
@@ -390,7 +388,6 @@ export class Parser {
     if (name === "stablehlo.while") return this.parseWhile(node);
     if (name === "stablehlo.reduce" && c.peek() === "(") return this.parsePrettyReduce(node);
     if (name === "chlo.scan") return this.parseScan(node);
-    if (name === "sdy.manual_computation" || name === "sdy.named_computation") return this.parseSdyRegionOp(name, node);
     return this.parseGeneralPretty(name, node);
   }
 
@@ -547,46 +544,6 @@ export class Parser {
     });
   }
 
-  /** `sdy.named_computation<"foo">(%0) in_shardings=... (%arg1: t) { ... } : fn` and manual_computation. */
-  private parseSdyRegionOp(name: string, node: (f: Partial<OpNode> & Pick<OpNode, "name">) => OpNode): OpNode {
-    const c = this.c;
-    const attrs: AttrDict = new Map();
-    if (name === "sdy.named_computation") {
-      c.expect("<");
-      const s = c.stringLiteral();
-      if (s === undefined) throw c.error("expected the computation name string");
-      attrs.set("name", { kind: "string", value: s });
-      c.expect(">");
-    }
-    c.expect("(");
-    const operands = this.operandList(")");
-    for (const key of ["in_shardings", "out_shardings", "manual_axes"]) {
-      if (c.accept(key)) {
-        c.expect("=");
-        attrs.set(key, this.rawUntilRegionArgs());
-      }
-    }
-    c.expect("(");
-    const args = this.blockArgList();
-    const region = this.parseRegion(args);
-    if (c.peek() === "{") for (const [k, v] of this.parseAttrDict()) attrs.set(k, v);
-    c.expect(":");
-    const fn = this.parseFunctionType();
-    return node({ name, operands, attrs, regions: [region], operandTypes: fn.inputs, resultTypes: fn.results });
-  }
-
-  /** A bracketed sdy value kept as text: `[<@mesh, [{"a"}]>]` or `{"a"}`. */
-  private rawUntilRegionArgs(): Attr {
-    const c = this.c;
-    c.skipWs();
-    const start = c.pos;
-    const open = c.text[c.pos];
-    const close = open === "[" ? "]" : open === "{" ? "}" : open === "<" ? ">" : undefined;
-    if (close === undefined) throw c.error(`expected '[', '{' or '<', found ${c.describeNext()}`);
-    this.skipBalanced(open!, close);
-    return { kind: "opaque", text: c.text.slice(start, c.pos) };
-  }
-
   private skipBalanced(open: string, close: string): void {
     const c = this.c;
     const start = c.pos;
@@ -659,7 +616,7 @@ export class Parser {
       } else if (ch === "{") {
         for (const [k, v] of this.parseAttrDict()) attrs.set(k, v);
       } else if (ch === "[" || ch === "<") {
-        positional.push(ch === "[" && name.startsWith("sdy.") ? this.rawUntilRegionArgs() : this.parseAttr());
+        positional.push(this.parseAttr());
       } else if (ch === '"' || ch === "@") {
         positional.push(this.parseAttr());
       } else {

@@ -5,6 +5,7 @@ import { encodeUtf8 } from "../../types/utf8.js";
 import type { Attr } from "./ast.js";
 import { printDenseBody } from "./literal.js";
 import { shapeToMlir } from "./types.js";
+import { printSdyAttribute } from "../../sdy/attr_text.js";
 
 /**
  * A string literal as MLIR prints one (llvm::printEscapedString): printable ASCII as
@@ -57,5 +58,6 @@ export function attrToText(a: Attr): string {
     }
     case "opaque": return a.text;
     case "pair": return `${attrToText(a.lhs)} x ${attrToText(a.rhs)}`;
+    case "sdy": return printSdyAttribute(a.value);
   }
 }

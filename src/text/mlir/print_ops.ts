@@ -7,7 +7,8 @@
 // printer's view of values and regions and are built in printer.ts.
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { OP_TABLE, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
+import { SDY_OPCODES, OP_TABLE, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
+import type { SdyOpcode } from "../../shape/sdy.js";
 import type { DotDimensionNumbers, ResultAccuracy, Window } from "../../ir/attributes.js";
 import { XlaError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
@@ -525,6 +526,7 @@ export const MLIR_OPS: Readonly<Record<Opcode, Build>> = {
   outfeed: (ctx) => generic(ctx, [["outfeed_config", quoteString(at<"outfeed">(ctx).config)]]),
   send: (ctx) => generic(ctx, channelEntries(at<"send">(ctx))),
   recv: (ctx) => generic(ctx, channelEntries(at<"recv">(ctx))),
+  ...Object.fromEntries(SDY_OPCODES.map((o) => [o, unsupported("is printed by the printer's sdy hook (sdy_print.ts)")])) as Record<SdyOpcode, Build>,
 };
 
 function channelEntries(a: OpAttributes["send"]): AttrEntry[] {

@@ -19,7 +19,8 @@ import { Cursor } from "./cursor.js";
 import { Parser } from "./parser.js";
 import { attrDict, buildOp, functionalType, isKept, symbolRef, type AttrEntry, type OpContext } from "./print_ops.js";
 import { BlockWriter, ValueNames, type MBlock, type MOp, type MRegion, type MValue } from "./print_model.js";
-import { printSdyOp } from "./sdy_print.js";
+import { meshLines, printSdyOp, sdyAttributeEntries, sdyResultCount, valueAttributes } from "./sdy_print.js";
+import { OP_TABLE } from "../../ir/opcodes.js";
 import { shapeToMlir } from "./types.js";
 import { elementsOf } from "./import.js";
 import { printsAsXlaCustomCall, xlaCustomCallCallees, xlaCustomCallHasTupleResult } from "./xla_ops.js";
@@ -71,7 +72,7 @@ class ModulePrinter {
     // Meshes and functions in the order the text declared them; ones added since, meshes first and functions last.
     const order = new Map((m.symbolOrder ?? []).map((name, i) => [name, i]));
     const items = [
-      ...meshDeclarations(m).map((mesh) => ({ at: order.get(mesh.name) ?? -1, print: (): string[] => [`  sdy.mesh ${symbolRef(mesh.name)} = ${mesh.text}`] })),
+      ...meshDeclarations(m).map((mesh) => ({ at: order.get(mesh.name) ?? -1, print: (): string[] => [mesh.line] })),
       ...this.funcs.map((f) => ({ at: order.get(f.name) ?? Infinity, print: (): string[] => new FunctionPrinter(this, f).print() })),
     ];
     // A stable sort: items the order does not know keep their relative order.
@@ -96,7 +97,8 @@ function functionCallees(inst: Instruction): readonly Computation[] {
 }
 
 /** Number of StableHLO results of an instruction (ops with several results carry a tuple shape in the IR). */
-function resultCount(inst: Instruction): number {
+export function resultCount(inst: Instruction): number {
+  if (isSdyOp(inst)) return sdyResultCount(inst);
   const s = inst.shape;
   if (s.kind !== "tuple" || (printsAsXlaCustomCall(inst) && xlaCustomCallHasTupleResult(inst))) return 1;
   switch (inst.opcode) {
@@ -243,7 +245,7 @@ class FunctionPrinter {
   }
 
   private instruction(inst: Instruction): void {
-    if (isSdyOp(inst)) return this.sdyOp(inst as Instruction<"customCall">);
+    if (isSdyOp(inst)) return this.sdyOp(inst);
     switch (inst.opcode) {
       case "tuple":
         this.values.set(inst, inst.operands.map((o) => this.lowered(o)));
@@ -287,15 +289,19 @@ class FunctionPrinter {
   }
 
   /** sdy ops (sdy_print.ts writes their syntax; their regions are `(%arg: t) { ... sdy.return ... }`). */
-  private sdyOp(inst: Instruction<"customCall">): void {
+  private sdyOp(inst: Instruction): void {
     const operandValues = new Map<Instruction, MValue>(inst.operands.map((o) => [o, this.use(o)]));
     const regions = new Map<Computation, MRegion>(subcomputationsOf(inst).map((c) => [c, this.region(c, "sdy.return")]));
     const results = this.resultValues(inst);
     this.emit(inst, {
       results, regions: [...regions.values()],
-      print: (p) => printSdyOp(inst, (i) => p.value(operandValues.get(i)!), (c) => {
-        const r = regions.get(c)!;
-        return `(${r.block.args.map((a) => p.argument(a)).join(", ")}) ${p.region(r)}`;
+      print: (p) => printSdyOp(inst, {
+        use: (i) => p.value(operandValues.get(i)!),
+        region: (c) => {
+          const r = regions.get(c)!;
+          return `(${r.block.args.map((a) => p.argument(a)).join(", ")}) ${p.region(r)}`;
+        },
+        dict: (i) => attrDict(discardableAttributes(i)),
       }),
     });
   }
@@ -449,39 +455,40 @@ function isAttributeText(text: string): boolean {
 }
 
 // ---------------------------------------------------------------- sdy hook points
-// Where the printer reads attributes the IR keeps beside ops: shardings and meshes are
-// text today (frontendAttributes, argAttributes, sdyMeshes); typed sdy values print here.
+// Where the printer reads what the IR keeps beside ops: typed sdy values (sdy_print.ts
+// writes them) and attributes kept as text.
 
 /**
  * The attributes an instruction carries beside its op's own (MLIR's discardable
- * attributes), as dictionary entries. Those imported from StableHLO (dialect-prefixed
- * names holding attribute text: `sdy.sharding`, `mhlo.sharding`) print as they were;
- * XLA's string-valued frontend attributes (from HLO text) go into
- * `mhlo.frontend_attributes = {key = "value"}`, as XLA exports them.
- * (Typed sdy attributes on the instruction print here too, once the IR carries them.)
+ * attributes), as dictionary entries: its typed sdy values (`sdy.sharding`,
+ * `sdy.propagation_edges`); attributes imported from StableHLO as text (dialect-prefixed
+ * names: `mhlo.sharding`, `sdy.sharding_rule`) as they were; XLA's string-valued
+ * frontend attributes (from HLO text) in `mhlo.frontend_attributes = {key = "value"}`,
+ * as XLA exports them.
  */
 export function discardableAttributes(inst: Instruction): AttrEntry[] {
-  return frontendAttributeEntries(inst.frontendAttributes);
+  return [...sdyAttributeEntries(inst), ...frontendAttributeEntries(inst.frontendAttributes)];
 }
 
 /** Whether `inst` is an sdy op (printed by sdy_print.ts). */
 function isSdyOp(inst: Instruction): boolean {
-  return inst.opcode === "customCall" && (inst as Instruction<"customCall">).attrs.target.startsWith("sdy.");
+  return OP_TABLE[inst.opcode].family === "sdy";
 }
 
-/** `sdy.mesh @name = <...>` declarations: name and the mesh's text. */
-function meshDeclarations(m: HloModule): readonly { readonly name: string; readonly text: string }[] {
-  return m.sdyMeshes ?? [];
+/** `sdy.mesh @name = <...>` declarations: the mesh's name and its line. */
+function meshDeclarations(m: HloModule): readonly { readonly name: string; readonly line: string }[] {
+  const lines = meshLines(m, "  ");
+  return (m.meshes ?? []).map((mesh, i) => ({ name: mesh.name, line: lines[i]! }));
 }
 
-/** The attributes of function argument `i` (`sdy.sharding = ...`). */
+/** The attributes of function argument `i` (its `sdy.sharding`, and those kept as text). */
 function argumentAttributes(f: Computation, i: number): AttrEntry[] {
-  return textEntries(f.argAttributes?.[i]);
+  return textEntries(valueAttributes(f.argAttributes?.[i], f.argShardings?.[i]));
 }
 
 /** The attributes of function result `i`. */
 function resultAttributes(f: Computation, i: number): AttrEntry[] {
-  return textEntries(f.resultAttributes?.[i]);
+  return textEntries(valueAttributes(f.resultAttributes?.[i], f.resultShardings?.[i]));
 }
 
 export { HloModule };

@@ -1,0 +1,55 @@
+// Shardy's lit tests (../shared/conformance/shardy) run through the shared harness
+// (../shared/tools/sdy-harness.mjs: its own FileCheck, -split-input-file and
+// -verify-diagnostics) with `xlats opt` standing in for sdy_opt. Prints the totals per
+// folder; fails when fewer cases pass than the README states, so progress can only be
+// kept (the README's line is raised as passes land).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const SHARED = join(process.cwd(), "..", "shared");
+const HARNESS = join(SHARED, "tools", "sdy-harness.mjs");
+const CASES = join(SHARED, "conformance", "shardy");
+const CLI = join(process.cwd(), "dist", "src", "cli", "main.js");
+const available = existsSync(HARNESS) && existsSync(CASES);
+
+interface CaseResult {
+  readonly file: string;
+  readonly status: "pass" | "fail" | "skip";
+}
+
+test("Shardy lit tests through xlats opt: no fewer passes than the README states", { skip: !available && "Shardy conformance data not found", timeout: 20 * 60_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "xlats-shardy-"));
+  try {
+    const json = join(dir, "results.json");
+    // The harness runs only when invoked by its real path (it compares the two).
+    const run = spawnSync(process.execPath, [
+      realpathSync(HARNESS), "--quiet", "--timeout", "180", "--json", json,
+      "--tool", `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} opt {file} {flags}`,
+      CASES,
+    ], { encoding: "utf8", maxBuffer: 64 << 20 });
+    assert.ok(existsSync(json), `the harness wrote no results: ${run.stderr}`);
+    const results = (JSON.parse(readFileSync(json, "utf8")) as { results: CaseResult[] }).results;
+    const byFolder = new Map<string, { pass: number; fail: number; skip: number }>();
+    for (const r of results) {
+      const folder = r.file.split("/").slice(0, 4).join("/");
+      const t = byFolder.get(folder) ?? { pass: 0, fail: 0, skip: 0 };
+      t[r.status]++;
+      byFolder.set(folder, t);
+    }
+    for (const [folder, t] of [...byFolder].sort()) console.log(`shardy: ${folder}: ${t.pass} passed, ${t.fail} failed, ${t.skip} skipped`);
+    const count = (s: CaseResult["status"]): number => results.filter((r) => r.status === s).length;
+    const totals = `shardy lit tests: ${count("pass")} passed, ${count("fail")} failed, ${count("skip")} skipped`;
+    console.log(totals);
+    const readme = readFileSync(join(process.cwd(), "README.md"), "utf8");
+    const stated = /shardy lit tests: (\d+) passed, (\d+) failed, (\d+) skipped/.exec(readme);
+    assert.ok(stated, `README.md must state the Shardy totals, e.g. "${totals}"`);
+    assert.ok(count("pass") >= Number(stated[1]), `${totals}: fewer than the README's ${stated[1]} passed`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
