@@ -1,0 +1,40 @@
+// -sdy-propagation-pipeline: Shardy's import passes, user-priority propagation and the
+// export passes that close the shardings. Runs, in Shardy's order: data-flow edges
+// added, sharding constraints applied, sharding groups imported, user-priority
+// propagation (sharding rules kept), function results given their values' shardings,
+// edges sunk, groups removed, constraints turned into reshards, input/output shardings
+// made divisible and stripped of open sub-axes, shardings closed, rules dropped.
+
+import type { Pass } from "../../compiler/pass.js";
+import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { HloModule } from "../../ir/computation.js";
+import { addDataFlowEdges, sinkDataFlowEdges } from "./data_flow_edges.js";
+import {
+  closeShardings, dropShardingRules, propagateToFuncResults, removeShardingGroups, removeSubAxesInInputOutputShardings,
+  shardingConstraintsToReshards, updateNonDivisibleInputOutputShardings,
+} from "./export.js";
+import { applyShardingConstraintsToModule, importShardingGroups } from "./import.js";
+import { propagateModule } from "./propagation.js";
+
+export function propagationPipeline(module: HloModule, warn: (message: string) => void = () => {}): HloModule {
+  let m = addDataFlowEdges(module);
+  m = applyShardingConstraintsToModule(m);
+  m = importShardingGroups(m);
+  const propagated = propagateModule(m, "user-priority", { keepShardingRules: true });
+  for (const w of propagated.warnings) warn(w.message);
+  m = propagateToFuncResults(propagated.module);
+  m = sinkDataFlowEdges(m);
+  m = removeShardingGroups(m);
+  m = shardingConstraintsToReshards(m);
+  m = updateNonDivisibleInputOutputShardings(m);
+  m = removeSubAxesInInputOutputShardings(m);
+  m = closeShardings(m);
+  return dropShardingRules(m);
+}
+
+export const PIPELINE_PASSES: readonly PassRegistration[] = [{
+  name: "sdy-propagation-pipeline",
+  description: "import passes, user-priority propagation and the export passes that close the shardings (no explicit reshards)",
+  options: [{ name: "dedup-functions-fully", type: "bool", description: "whether to dedup functions fully (not supported: calls are propagated through as they are)", default: false }],
+  create: (): Pass => ({ name: "sdy-propagation-pipeline", run: (m, ctx) => propagationPipeline(m, (w) => ctx.log("sdy-propagation-pipeline", `warning: ${w}`)) }),
+}];
