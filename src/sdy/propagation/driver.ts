@@ -382,6 +382,7 @@ function cloneProjection(p: ShardingProjection): ShardingProjection {
   const clone = (t: TensorFactorShardings): TensorFactorShardings => ({
     factorIndexToSharding: new Map([...t.factorIndexToSharding].map(([f, fs]) => [f, { ...fs, axisRefs: [...fs.axisRefs], overflowAxes: [...fs.overflowAxes] }])),
     replicatedAxes: t.replicatedAxes, unreducedAxes: t.unreducedAxes,
+    ...(t.reductionOp !== undefined ? { reductionOp: t.reductionOp } : {}),
   });
   return new ShardingProjection(p.operands.map(clone), p.results.map(clone));
 }

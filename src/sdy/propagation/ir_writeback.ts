@@ -40,6 +40,8 @@ function fieldsOf(ir: IrGraph, inst: Instruction, op: POp): InstructionAnnotatio
     }
     return { attrs: attrs as Instruction["attrs"] };
   }
+  // An op without results (a maximal sharding placing it on one device) keeps its sharding: nothing propagates to it.
+  if (op.results.length === 0) return op.rule === inst.sdyShardingRule ? undefined : { sdyShardingRule: op.rule };
   const list = op.results.map((r) => shardings.get(r));
   const sdySharding = list.every((s) => s === undefined) ? undefined : list.map((s, i) => s ?? openLike(list, op.results[i]!));
   if (sameList(sdySharding, inst.sdySharding) && op.rule === inst.sdyShardingRule) return undefined;
