@@ -15,14 +15,23 @@ import {
 } from "./export.js";
 import { applyShardingConstraintsToModule, importShardingGroups } from "./import.js";
 import { propagateModule } from "./propagation.js";
+import { exportNamedComputations, importFuncCalls, unflattenCallGraph, type OriginalNames } from "./call_graph.js";
+import { mergeConstants, splitConstants } from "./constants.js";
 
 export function propagationPipeline(module: HloModule, warn: (message: string) => void = () => {}): HloModule {
-  let m = addDataFlowEdges(module);
+  // Calls are propagated through as named computations over their callees' bodies.
+  const names: OriginalNames = new Map();
+  let m = importFuncCalls(module, names);
+  m = splitConstants(m);
+  m = addDataFlowEdges(m);
   m = applyShardingConstraintsToModule(m);
   m = importShardingGroups(m);
   const propagated = propagateModule(m, "user-priority", { keepShardingRules: true });
   for (const w of propagated.warnings) warn(w.message);
-  m = propagateToFuncResults(propagated.module);
+  m = exportNamedComputations(propagated.module, names);
+  m = propagateToFuncResults(m);
+  m = unflattenCallGraph(m, names);
+  m = mergeConstants(m);
   m = sinkDataFlowEdges(m);
   m = removeShardingGroups(m);
   m = shardingConstraintsToReshards(m);
