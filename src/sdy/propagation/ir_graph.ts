@@ -18,6 +18,7 @@ import { ShardingError } from "../axis.js";
 import type { NamedMesh, TensorSharding } from "../model.js";
 import { createOpShardingRule } from "../rules/registry.js";
 import { sdyResultCount } from "../../text/mlir/sdy_print.js";
+import { capturedStateCount } from "../../text/mlir/printer.js";
 import type { RuleProvider } from "./driver.js";
 import { PGraph, type POp, type POpKind, type PRegion, type PValue } from "./graph.js";
 
@@ -41,8 +42,15 @@ export function mlirResultCount(inst: Instruction): number {
     case "getTupleElement": case "parameter": return inst.operands.length > 1 ? s.elements.length : 1;
     // A barrier over a tuple of values stands for one barrier over those values.
     case "optimizationBarrier": return inst.operands.length > 1 || inst.operands[0]?.opcode === "tuple" ? s.elements.length : 1;
+    // A loop state's trailing elements that carry captured values are not loop values.
+    case "while": return s.elements.length - (isFlatWhile(inst as Instruction<"while">) ? capturedStateCount((inst as Instruction<"while">).attrs.body) : 0);
     default: return s.elements.length;
   }
+}
+
+/** A while over one tuple state whose body returns a tuple: its state elements are its loop values. */
+function isFlatWhile(inst: Instruction<"while">): boolean {
+  return inst.operands.length === 1 && inst.shape.kind === "tuple" && inst.attrs.body.root.opcode === "tuple";
 }
 
 function elementsOf(s: Shape): readonly Shape[] {
@@ -374,23 +382,26 @@ class FunctionLowering {
   private whileOp(inst: Instruction<"while">, parent: POp, region: number): void {
     const { condition, body } = inst.attrs;
     const init = this.lowered(inst.operands[0]!);
-    const flat = inst.operands.length === 1 && isTupleValue(init) && body.root.opcode === "tuple" && inst.shape.kind === "tuple";
-    const stateShapes: readonly Shape[] = flat ? elementsOf(inst.shape) : inst.operands.map((o) => o.shape);
-    const inits = flat
-      ? (init as readonly Lowered[]).map((v, i) => this.materialize(v, inst, stateShapes[i]!, parent, region))
+    const flat = isFlatWhile(inst) && isTupleValue(init);
+    const allShapes: readonly Shape[] = flat ? elementsOf(inst.shape) : inst.operands.map((o) => o.shape);
+    const allInits = flat
+      ? (init as readonly Lowered[]).map((v, i) => this.materialize(v, inst, allShapes[i]!, parent, region))
       : inst.operands.map((o) => this.use(o, parent, region));
-    const op = this.place(this.newOp(inst, parent, inits, stateShapes, 2), parent, region);
+    // Trailing state elements the importer added for captured values stand for those values themselves.
+    const n = allShapes.length - (flat ? capturedStateCount(body) : 0);
+    const stateShapes = allShapes.slice(0, n);
+    const op = this.place(this.newOp(inst, parent, allInits.slice(0, n), stateShapes, 2), parent, region);
     const lowerRegion = (c: Computation, r: number, returned: readonly Instruction[]): void => {
       const args = stateShapes.map((s) => this.graph.addArg(op, r, this.dims(inst, s)));
-      if (flat) this.bind(c.parameters[0]!, args);
+      if (flat) this.bind(c.parameters[0]!, [...args, ...allInits.slice(n)]);
       else c.parameters.forEach((p, i) => this.bind(p, args[i]!));
       this.block(c, op, r, "regionReturn", returned);
     };
     lowerRegion(condition, 0, [condition.root]);
-    lowerRegion(body, 1, flat ? body.root.operands : [body.root]);
+    lowerRegion(body, 1, flat ? body.root.operands.slice(0, n) : [body.root]);
     settlePurity(op);
     this.record(inst, op);
-    this.bind(inst, flat || op.results.length !== 1 ? op.results : op.results[0]!);
+    this.bind(inst, flat ? [...op.results, ...allInits.slice(n)] : op.results.length !== 1 ? op.results : op.results[0]!);
   }
 
   /** `case` / `if`: each branch's parameter is the values it captured; the branches have no block arguments. */
