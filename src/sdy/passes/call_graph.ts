@@ -14,8 +14,8 @@ import type { TensorSharding } from "../model.js";
 import { fullyReplicatedSharding, shardingEquals } from "../sharding.js";
 import { staticDims } from "../propagation/ir_graph.js";
 
-/** The function a computation came from, when the pipeline made it from a named computation. */
-export type OriginalNames = Map<Computation, string>;
+/** By function name, the function it came from, for functions the pipeline made from named computations. */
+export type OriginalNames = Map<string, string>;
 
 /** A copy of `c` (and of the computations it calls as regions) with fresh instructions. */
 function cloneComputation(c: Computation, name: string): Computation {
@@ -41,7 +41,7 @@ function argShardingsOf(c: Computation): TensorSharding[] | undefined {
 /** A function's name before the pipeline copied it (`sdy.original_func_name`, else its own). */
 function originalName(c: Computation, names: OriginalNames): string {
   const attr = c.attributes?.["sdy.original_func_name"];
-  return names.get(c) ?? (attr !== undefined ? JSON.parse(attr) as string : c.name);
+  return names.get(c.name) ?? (attr !== undefined ? JSON.parse(attr) as string : c.name);
 }
 
 /** Every call becomes a named computation over (a copy of) its callee's body; called functions go. */
@@ -115,7 +115,7 @@ export function exportNamedComputations(module: HloModule, names: OriginalNames)
       if (ins !== undefined) fn.argShardings = [...ins];
       else delete fn.argShardings;
       delete fn.resultShardings;
-      names.set(fn, a.name);
+      names.set(fn.name, a.name);
       made.push(fn);
       const call = f.add("call", inst.operands, { toApply: fn }, { from: inst, declared: inst.shape });
       edit.substitute(inst, { ...call, ...(outs !== undefined ? { sdySharding: outs } : {}) } as Instruction);
