@@ -6,7 +6,7 @@
 // edges got (export-named-computations), and functions that came from one original with
 // the same argument and result shardings are merged again (unflatten-call-graph).
 
-import { Computation, type HloModule, type Instruction } from "../../ir/computation.js";
+import { Computation, subcomputationsOf, type HloModule, type Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { factoryFor, withEntry, withInstructions } from "../../ir/rewrite.js";
 import { usersOf } from "../../ir/traverse.js";
@@ -89,8 +89,24 @@ function edgeShardings(owners: readonly (Instruction | undefined)[], users: Read
   return found.map((s, i) => s ?? fullyReplicatedSharding(first.meshOrRef, staticDims(owners[i]?.shape ?? { kind: "token" })?.length ?? 0, false));
 }
 
-/** Every named computation becomes a call of a new private function over its body, with the shardings its edges got. */
+/**
+ * Every named computation becomes a call of a new private function over its body, with
+ * the shardings its edges got; nested ones first (Shardy's post-order walk), so a body
+ * is exported with the calls its own named computations became.
+ */
 export function exportNamedComputations(module: HloModule, names: OriginalNames): HloModule {
+  let current = module;
+  for (;;) {
+    const next = exportInnermostNamedComputations(current, names);
+    if (next === current) return current;
+    current = next;
+  }
+}
+
+const containsNamedComputation = (c: Computation): boolean =>
+  c.instructions.some((i) => i.opcode === "sdyNamedComputation" || subcomputationsOf(i).some(containsNamedComputation));
+
+function exportInnermostNamedComputations(module: HloModule, names: OriginalNames): HloModule {
   const taken = new Set((module.functions ?? [module.entry]).map((c) => c.name));
   const made: Computation[] = [];
   const out = editModule(module, (c) => {
@@ -100,6 +116,7 @@ export function exportNamedComputations(module: HloModule, names: OriginalNames)
     for (const inst of c.instructions) {
       if (inst.opcode !== "sdyNamedComputation") continue;
       const a = (inst as Instruction<"sdyNamedComputation">).attrs;
+      if (containsNamedComputation(a.body)) continue;
       const bodyUsers = usersOf(a.body);
       const ins = edgeShardings(a.body.parameters, bodyUsers) ?? a.inShardings;
       const count = a.body.root.opcode === "tuple" ? a.body.root.operands.length : 1;
@@ -137,7 +154,15 @@ function sameShardings(a: readonly (TensorSharding | undefined)[] | undefined, b
 /** Calls of functions from one original with equal argument and result shardings call the first of them; the others go. */
 export function unflattenCallGraph(module: HloModule, names: OriginalNames): HloModule {
   const functions = module.functions ?? [module.entry];
-  const calls = module.computations.flatMap((c) => c.instructions.filter((i): i is Instruction<"call"> => i.opcode === "call"));
+  // Calls in Shardy's walk order: functions in order, each op after the ops of its regions.
+  const calls: Instruction<"call">[] = [];
+  const walk = (c: Computation): void => {
+    for (const inst of c.instructions) {
+      for (const region of subcomputationsOf(inst)) if (!functions.includes(region)) walk(region);
+      if (inst.opcode === "call") calls.push(inst as Instruction<"call">);
+    }
+  };
+  for (const f of functions) walk(f);
   const chosen = new Map<Computation, Computation>();
   const firsts: Computation[] = [];
   for (const call of calls) {
