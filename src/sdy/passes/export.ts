@@ -9,7 +9,7 @@ import type { HloModule, Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { axisSize, subAxis } from "../axis.js";
 import type { AxisRef, Mesh, TensorSharding } from "../model.js";
-import { mainFunc } from "../propagation/driver.js";
+import { eraseTriviallyDeadOps, mainFunc } from "../propagation/driver.js";
 import { getSharding, setSharding, terminatorOf, type PGraph, type POp } from "../propagation/graph.js";
 import { IrGraph } from "../propagation/ir_graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";
@@ -26,6 +26,11 @@ function onGraph(module: HloModule, fn: (ir: IrGraph) => void): HloModule {
 /** Every dimension closed; replicated axes dropped (Shardy's getClosedLike). */
 export function closedLike(s: TensorSharding): TensorSharding {
   return { ...s, dimShardings: s.dimShardings.map((d) => ({ ...d, isClosed: true })), replicatedAxes: [] };
+}
+
+/** Ops without side effects that nothing uses are erased (as MLIR's canonicalizer does). */
+export function eraseDeadOps(module: HloModule): HloModule {
+  return onGraph(module, (ir) => eraseTriviallyDeadOps(ir.graph));
 }
 
 export function closeShardings(module: HloModule): HloModule {

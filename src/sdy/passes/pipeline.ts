@@ -17,6 +17,7 @@ import { applyShardingConstraintsToModule, importShardingGroups } from "./import
 import { propagateModule } from "./propagation.js";
 import { exportNamedComputations, importFuncCalls, unflattenCallGraph, type OriginalNames } from "./call_graph.js";
 import { mergeConstants, splitConstants } from "./constants.js";
+import { eraseDeadOps } from "./export.js";
 
 export function propagationPipeline(module: HloModule, warn: (message: string) => void = () => {}): HloModule {
   // Calls are propagated through as named computations over their callees' bodies.
@@ -38,6 +39,8 @@ export function propagationPipeline(module: HloModule, warn: (message: string) =
   m = updateNonDivisibleInputOutputShardings(m);
   m = removeSubAxesInInputOutputShardings(m);
   m = closeShardings(m);
+  // Shardy's canonicalizer, run by its export pipeline, erases ops nothing uses (a constraint that became an unused reshard).
+  m = eraseDeadOps(m);
   return dropShardingRules(m);
 }
 

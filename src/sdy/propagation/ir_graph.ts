@@ -66,7 +66,8 @@ const rootValues = (c: Computation): readonly Instruction[] => (c.root.opcode ==
  * An op with regions is also checked for its regions' ops once they are lowered.
  */
 function isPure(inst: Instruction): boolean {
-  if (hasSideEffect(inst)) return false;
+  // A call or a custom call declares no memory effects in MLIR, so it is never trivially dead.
+  if (hasSideEffect(inst) || inst.opcode === "call" || inst.opcode === "customCall") return false;
   if (OP_TABLE[inst.opcode].family !== "sdy") return true;
   return inst.opcode === "sdyPropagationBarrier" || inst.opcode === "sdyReshard" || inst.opcode === "sdyConstant"
     || inst.opcode === "sdyManualComputation" || inst.opcode === "sdyNamedComputation";
