@@ -5,8 +5,10 @@
 // by appending its registration here; the registry checks that names are unique.
 
 import type { PassRegistration } from "../../compiler/pass_options.js";
+import { DROP_SHARDING_RULES_REGISTRATION } from "./drop_sharding_rules.js";
 import { POPULATE_OP_SHARDING_RULES_REGISTRATION } from "./populate_op_sharding_rules.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
+  DROP_SHARDING_RULES_REGISTRATION,
 ];
