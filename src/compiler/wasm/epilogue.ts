@@ -23,7 +23,8 @@
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { lowerEpilogue, unlinearize } from "../kernel/lower_fusion.js";
 import { KernelGraph } from "../kernel/graph.js";
-import { ModuleBuilder } from "./encoder.js";
+import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
+import { elementInfo, type TileRegisters } from "./gemm_microkernel.js";
 import { bindInnerLoop, EmitFail, needsTrigHelper, ValueEmitter } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { emitRow, planBody } from "./emit_loop.js";
@@ -101,12 +102,15 @@ export function planEpilogue(fused: Computation, oc: OutputCore): EpiloguePlan |
   return { graph: g, root, rowVar, colVar, type: out.type, cols: oc.cols, operandCount };
 }
 
-/** Adds epi(...) (see the top of this file) to `m`; returns its function index. Throws EmitFail when an op has no code. */
-export function addEpilogueFunction(m: ModuleBuilder, e: EpiloguePlan, target: WasmTarget): number {
+/**
+ * Adds epi(...) (see the top of this file) to `m`; returns its function index and the
+ * trig helper it added (for tiles in registers). Throws EmitFail when an op has no code.
+ */
+export function addEpilogueFunction(m: ModuleBuilder, e: EpiloguePlan, target: WasmTarget): { fn: number; trigHelper: number | undefined } {
   const g = e.graph;
   const n = e.operandCount;
   const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
-  return m.addFunction(undefined, new Array<"i32">(n + 6).fill("i32"), [], (f) => {
+  const fn = m.addFunction(undefined, new Array<"i32">(n + 6).fill("i32"), [], (f) => {
     // The product is input n (the core), read at param n; results go to c.
     const [c, rowBegin, rowEnd, colBegin, colEnd] = [n + 1, n + 2, n + 3, n + 4, n + 5];
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
@@ -126,6 +130,59 @@ export function addEpilogueFunction(m: ModuleBuilder, e: EpiloguePlan, target: W
       emitRow(f, ve, g, plan, { i: j, stop: colEnd, innerVar: e.colVar }, baseLocal, [{ root: e.root, type: e.type, base }]);
     });
   });
+  return { fn, trigHelper };
+}
+
+/** Whether the epilogue has a vector form of the product's lanes (then tiles are finished in registers). */
+function vectorizes(e: EpiloguePlan, target: WasmTarget, lanes: number): boolean {
+  const probe = new ValueEmitter(new FunctionBuilder(0, [], []), e.graph, { pushAddress: () => undefined });
+  const plan = planBody(e.graph, [e.root], e.colVar, target, probe);
+  return plan.vectorBody !== undefined && plan.lanes === lanes;
+}
+
+/**
+ * Emits the epilogue over a tile of the product held in registers (gemm_microkernel.ts):
+ * per row, the values that depend on the row alone and the bases of the loads; per
+ * vector of the row, the vector body with the product's load replaced by the
+ * accumulator, whose local then holds the result. Operand i is local i.
+ */
+function emitTileEpilogue(f: FunctionBuilder, e: EpiloguePlan, target: WasmTarget, trigHelper: number | undefined, tile: TileRegisters): void {
+  const g = e.graph;
+  const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
+  ve.trigHelper = trigHelper;
+  const plan = planBody(g, [e.root], e.colVar, target, ve);
+  ve.vectorLanes = plan.lanes;
+  const body = plan.vectorBody!;
+  const product = body.find((id) => g.node(id).op === "load" && g.node(id).attr === e.operandCount);
+  const row = f.local("i32");
+  const col = f.local("i32");
+  const baseLocal = new Map<number, number>();
+  bindInnerLoop(ve, f, g, plan.affine, baseLocal, col);
+  ve.scalar.set(e.rowVar, row);
+  ve.scalar.set(e.colVar, col);
+  ve.hoistConstants(body);
+  for (let r = 0; r < tile.rows; r++) {
+    f.localGet(tile.row).i32Const(r).i32Add().localSet(row);
+    for (const id of plan.invariant) if (g.node(id).op !== "var") ve.emitScalar(id);
+    for (const [id, aff] of plan.affine) {
+      const n = g.node(id);
+      if (n.op !== "load" || id === product) continue;
+      const size = storageBytes(n.type as ElementType);
+      let l = baseLocal.get(id);
+      if (l === undefined) baseLocal.set(id, l = f.local("i32"));
+      f.localGet(n.attr as number).localGet(ve.scalar.get(aff.base)!);
+      if (size !== 1) f.i32Const(size).i32Mul();
+      f.i32Add().localSet(l);
+    }
+    for (const id of plan.splats) ve.splat(id);
+    for (let v = 0; v < tile.vectors; v++) {
+      const acc = tile.acc[r * tile.vectors + v]!;
+      f.localGet(tile.col).i32Const(v * plan.lanes).i32Add().localSet(col);
+      if (product !== undefined) ve.vector.set(product, acc);
+      for (const id of body) if (id !== product) ve.emitVector(id);
+      f.localGet(ve.vector.get(e.root)!).localSet(acc);
+    }
+  }
 }
 
 /** The target the fusion pass checks epilogues against (the emitters' choices do not depend on the rest). */
@@ -158,8 +215,16 @@ export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, n
   if ("unsupported" in oc) return oc;
   const plan = planEpilogue(fused, oc);
   if ("unsupported" in plan) return plan;
+  let trigHelper: number | undefined;
+  const lanes = elementInfo(oc.core.shape.kind === "array" && oc.core.shape.elementType === "f64" ? "f64" : "f32").lanes;
   const epilogue: KernelEpilogue = {
-    operandCount: plan.operandCount, lhs: oc.lhs, rhs: oc.rhs, add: (m) => addEpilogueFunction(m, plan, target), keepProduct,
+    operandCount: plan.operandCount, lhs: oc.lhs, rhs: oc.rhs, keepProduct,
+    add: (m) => {
+      const added = addEpilogueFunction(m, plan, target);
+      trigHelper = added.trigHelper;
+      return added.fn;
+    },
+    ...(target.simd && vectorizes(plan, target, lanes) ? { inRegisters: (f: FunctionBuilder, tile: TileRegisters) => emitTileEpilogue(f, plan, target, trigHelper, tile) } : {}),
   };
   let kernel: WasmKernel | Unsupported;
   try {
