@@ -144,7 +144,7 @@ function vectorizes(e: EpiloguePlan, target: WasmTarget, lanes: number): boolean
  * Emits the epilogue over a tile of the product held in registers (gemm_microkernel.ts):
  * per row, the values that depend on the row alone and the bases of the loads; per
  * vector of the row, the vector body with the product's load replaced by the
- * accumulator, whose local then holds the result. Operand i is local i.
+ * accumulator, whose local then holds the result.
  */
 function emitTileEpilogue(f: FunctionBuilder, e: EpiloguePlan, target: WasmTarget, trigHelper: number | undefined, tile: TileRegisters): void {
   const g = e.graph;
@@ -157,7 +157,7 @@ function emitTileEpilogue(f: FunctionBuilder, e: EpiloguePlan, target: WasmTarge
   const row = f.local("i32");
   const col = f.local("i32");
   const baseLocal = new Map<number, number>();
-  bindInnerLoop(ve, f, g, plan.affine, baseLocal, col);
+  bindInnerLoop(ve, f, g, plan.affine, baseLocal, col, tile.operand);
   ve.scalar.set(e.rowVar, row);
   ve.scalar.set(e.colVar, col);
   ve.hoistConstants(body);
@@ -170,7 +170,7 @@ function emitTileEpilogue(f: FunctionBuilder, e: EpiloguePlan, target: WasmTarge
       const size = storageBytes(n.type as ElementType);
       let l = baseLocal.get(id);
       if (l === undefined) baseLocal.set(id, l = f.local("i32"));
-      f.localGet(n.attr as number).localGet(ve.scalar.get(aff.base)!);
+      f.localGet(tile.operand(n.attr as number)).localGet(ve.scalar.get(aff.base)!);
       if (size !== 1) f.i32Const(size).i32Mul();
       f.i32Add().localSet(l);
     }

@@ -128,11 +128,13 @@ export interface TileRegisters {
   /** Locals holding the tile's first row and column in the whole product. */
   readonly row: number;
   readonly col: number;
+  /** The local holding kernel operand i. */
+  readonly operand: (i: number) => number;
 }
 
 /** An elementwise epilogue a microkernel applies to its tile in registers (epilogue.ts). */
 export interface TileEpilogue {
-  /** The kernel operands it reads: the microkernel takes them first, so operand i is local i. */
+  /** The kernel operands it reads (the microkernel's last parameters). */
   readonly operands: number;
   readonly emit: (f: FunctionBuilder, tile: TileRegisters) => void;
 }
@@ -142,7 +144,7 @@ export interface TileEpilogue {
  * ldc bytes) becomes (accumulate ? C : 0) + sum over kLen steps of A times packed B,
  * with the accumulators in locals (registers). `fused` uses relaxed_madd.
  * Accumulation is in the element type, in order of k. With an epilogue,
- * micro(operand0, ..., operandN-1, pa, pb, c, kLen, accumulate, row, col) finishes the
+ * micro(pa, pb, c, kLen, accumulate, row, col, operand0, ..., operandN-1) finishes the
  * tile (rows from `row`, columns from `col` of the product) in registers and stores
  * the results instead.
  */
@@ -151,10 +153,9 @@ export function emitMicrokernel(
 ): number {
   const { bytes: es, lanes } = elementInfo(type);
   const nr = nrVectors * lanes;
-  const n = epilogue?.operands ?? 0;
-  const params = new Array<"i32">(epilogue === undefined ? 5 : n + 7).fill("i32");
+  const params = new Array<"i32">(epilogue === undefined ? 5 : epilogue.operands + 7).fill("i32");
   return m.addFunction(undefined, params, [], (f) => {
-    const [pa, pb, c, kLen, accumulate] = [n, n + 1, n + 2, n + 3, n + 4];
+    const [pa, pb, c, kLen, accumulate] = [0, 1, 2, 3, 4];
     const acc: number[] = [];
     for (let i = 0; i < rows * nrVectors; i++) acc.push(f.local("v128"));
     const bv: number[] = [];
@@ -198,7 +199,7 @@ export function emitMicrokernel(
       }
     }
     f.end();
-    epilogue?.emit(f, { rows, vectors: nrVectors, acc, row: n + 5, col: n + 6 });
+    epilogue?.emit(f, { rows, vectors: nrVectors, acc, row: 5, col: 6, operand: (i) => 7 + i });
     for (let r = 0; r < rows; r++) {
       for (let v = 0; v < nrVectors; v++) f.localGet(c).localGet(acc[r * nrVectors + v]!).v128Store(r * ldc + v * 16);
     }

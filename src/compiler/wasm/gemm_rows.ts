@@ -164,9 +164,10 @@ export function emitGemmRows(
               if (finalFn !== undefined) {
                 // In registers: the microkernel that applies the epilogue, after the last block of k.
                 f.localGet(pc).i32Const(lastPc).i32Eq().if();
-                for (let x = 0; x < epilogue!.operands; x++) f.localGet(9 + x);
                 f.localGet(pa).localGet(pb).localGet(cp).localGet(kLen).localGet(pc);
-                f.localGet(rowBase).localGet(ir).i32Add().localGet(jc).localGet(jr).i32Add().call(finalFn);
+                f.localGet(rowBase).localGet(ir).i32Add().localGet(jc).localGet(jr).i32Add();
+                for (let x = 0; x < epilogue!.operands; x++) f.localGet(9 + x);
+                f.call(finalFn);
                 f.else();
                 f.localGet(pa).localGet(pb).localGet(cp).localGet(kLen).localGet(pc).call(fullFn);
                 f.end();
