@@ -12,8 +12,8 @@
 // Accumulation: in the element type, over the kernel's memory order (spatial, then input
 // feature), in blocks of the GEMM's kc as gemm.ts describes.
 //
-// In an output fusion (epilogue.ts) each block of output pixels is finished by the
-// fusion's epilogue as soon as the GEMM has written it: the pixels are the rows of the
+// In an output fusion (epilogue.ts) the GEMM finishes each tile of output pixels with
+// the fusion's epilogue as gemm_rows.ts describes: the pixels are the rows of the
 // product, the output features its columns.
 
 import type { Instruction } from "../../ir/computation.js";

@@ -1,10 +1,10 @@
 // Output fusions (XLA's kOutput): a dot or a convolution (the fusion's core) with an
-// elementwise epilogue over its result. The GEMM and convolution kernels write the
-// product into the fusion's result buffer as usual, and as soon as a block of rows is
-// final (after its last block of k, while it is still in cache) they call the
-// epilogue on that block, which reads each product element, computes the fusion's
-// root there and stores it over the product, in place. The result is written once,
-// and no kernel reads the whole product back.
+// elementwise epilogue over its product. The GEMM and convolution kernels finish each
+// tile of the product once its last block of k is done: a full tile in registers, by a
+// microkernel that applies the epilogue's vector form before it stores
+// (emitTileEpilogue), a tile on the right edge (or every tile, for an epilogue without
+// a vector form) by epi right after the tile is written, while it is in L1. The result
+// is written once, and no kernel reads the whole product back (gemm_rows.ts).
 //
 // The product is seen as a rows x cols matrix, row-major, as the kernels write it: a
 // dot's [batch..., m, n] result as (batch·m) x n, a convolution's output as pixels x
@@ -18,7 +18,7 @@
 // computes rows [rowBegin, rowEnd) x columns [colBegin, colEnd) of the result at c,
 // reading the product at `product` (C itself, or the kernel's row-tile buffer placed
 // so that it is addressed like C: then only the epilogue writes C, and it may write
-// over an operand it reads element for element, see outputFusionReadsInPlace).
+// over an operand it reads element for element, see outputFusionCanKeepProduct).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { lowerEpilogue, unlinearize } from "../kernel/lower_fusion.js";
@@ -78,6 +78,7 @@ export interface EpiloguePlan {
   readonly operandCount: number;
 }
 
+/** The epilogue of `fused` over its product's rows and columns, or why it cannot be one. */
 export function planEpilogue(fused: Computation, oc: OutputCore): EpiloguePlan | Unsupported {
   const ir = lowerEpilogue(fused, oc.core);
   if ("unsupported" in ir) return ir;

@@ -17,12 +17,11 @@
 // measured a few percent slower than writing C directly (C's cache misses then come in
 // one burst instead of between microkernel calls).
 
-import type { ModuleBuilder } from "./encoder.js";
+import type { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { forRange, setMinU } from "./loops.js";
 import {
   elementInfo, emitCopyTile, emitMicrokernel, emitPack, emitPackRowsB, type GemmElement, type GemmTiling, type TileRegisters,
 } from "./gemm_microkernel.js";
-import type { FunctionBuilder } from "./encoder.js";
 
 export interface GemmRowsLayout {
   readonly type: GemmElement;
