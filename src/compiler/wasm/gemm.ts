@@ -139,7 +139,7 @@ export function emitGemmKernel(
   const epi = epilogue?.add(module);
   const nOps = epilogue?.operandCount ?? 2;
   const { rows, scratchBytes } = emitGemmRows(module, layout, tiling, target.relaxedSimd && tiling.fma === true, m % mr === 0 ? [] : [m % mr],
-    epi === undefined ? undefined : { fn: epi, operands: nOps, keepProduct: epilogue!.keepProduct });
+    epi === undefined ? undefined : { fn: epi, operands: nOps, keepProduct: epilogue!.keepProduct, inRegisters: epilogue!.inRegisters });
 
   module.addFunction("run", new Array<"i32">(nOps + 4).fill("i32"), [], (f) => {
     const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
