@@ -240,8 +240,10 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   rootLeaves.forEach((l, j) => {
     if (l.space === "temp" && !outputOf.has(l.index) && temps[l.index]!.sharesWith === undefined) outputOf.set(l.index, j);
   });
-  const outputsOverParameters = overParameterCandidates
-    .filter((c) => parameterLastUse[c.parameter] === c.step && outputOf.get(c.result) === c.parameter).map((c) => c.parameter);
+  // A nested list's caller may give an output and the parameter of the same index one buffer (control_flow.ts).
+  const overSameParameter = (c: { step: number; result: number; parameter: number }): boolean =>
+    parameterLastUse[c.parameter] === c.step && outputOf.get(c.result) === c.parameter;
+  const outputsOverParameters = overParameterCandidates.filter(overSameParameter).map((c) => c.parameter);
   const donation = module === undefined ? NO_DONATION : planDonation(module, {
     outputs, rootLeaves, temps, written: outputOf, parameterLastUse, steps: steps.length,
     inPlace: overParameterCandidates.map((c) => ({ step: c.step, result: c.result, leaf: c.parameter })),
@@ -250,14 +252,15 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   // An output fusion written over an operand gets the kernel that keeps its product in scratch until the epilogue has read it.
   const overOperand = new Set([
     ...inPlaceCandidates.filter((c) => temps[c.result]!.sharesWith === c.operand).map((c) => c.step),
-    ...overParameterCandidates.filter((c) => donation.aliases[outputOf.get(c.result) ?? -1] === c.parameter).map((c) => c.step),
+    ...overParameterCandidates.filter((c) => donation.aliases[outputOf.get(c.result) ?? -1] === c.parameter || (module === undefined && overSameParameter(c)))
+      .map((c) => c.step),
   ]);
   for (const step of overOperand) {
     const s = steps[step]!;
     const inst = outputFusionSteps.get(step);
     if (s.kind !== "kernel" || inst === undefined) continue;
     const kernel = emitOutputFusionKernel(inst.attrs.calledComputation, target, inst.name, true);
-    if (isUnsupported(kernel)) throw new CompileError(`${module.name}: ${inst.name}: ${kernel.unsupported}`);
+    if (isUnsupported(kernel)) throw new CompileError(`${entry.name}: ${inst.name}: ${kernel.unsupported}`);
     kernels[s.kernel] = kernel;
   }
   const relocate = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
