@@ -133,39 +133,6 @@ export function mapComputations(module: HloModule, fn: (c: Computation) => Compu
   return withEntry(module, map.get(module.entry) ?? module.entry, map);
 }
 
-/** The fields of an instruction that annotate it without changing what it computes. */
-export type InstructionAnnotations = Partial<Pick<Instruction, "metadata" | "frontendAttributes" | "sharding" | "sdySharding" | "sdyShardingRule">>;
-
-/**
- * Sets annotations (shardings, sharding rules, attributes) on instructions of every
- * computation of `module`, keeping everything else: ids, names, order, operands and
- * callees (users and callers are re-pointed at the annotated copies). `annotate` sees
- * each original instruction once, with its computation, callees before callers, and
- * returns the fields to set or undefined. The same module when nothing was annotated.
- */
-export function annotateModule(module: HloModule, annotate: (inst: Instruction, c: Computation) => InstructionAnnotations | undefined): HloModule {
-  const map = new Map<Computation, Computation>();
-  for (const c of module.computations) {
-    const copies = new Map<Instruction, Instruction>();
-    let changed = false;
-    const instructions = c.instructions.map((inst) => {
-      const operands = inst.operands.map((o) => copies.get(o) ?? o);
-      const repointed = repointCallees(inst, map);
-      const fields = annotate(inst, c);
-      if (fields === undefined && repointed === inst && operands.every((o, i) => o === inst.operands[i])) return inst;
-      const copy = { ...repointed, operands, ...fields } as Instruction;
-      copies.set(inst, copy);
-      changed = true;
-      return copy;
-    });
-    if (!changed) continue;
-    const parameters = c.parameters.map((p) => (copies.get(p) ?? p) as Instruction<"parameter">);
-    map.set(c, withInstructions(c, instructions, copies.get(c.root) ?? c.root, c.name, parameters));
-  }
-  if (map.size === 0) return module;
-  return withEntry(module, map.get(module.entry) ?? module.entry, map);
-}
-
 /** A module like `module` with another entry (its callees found from it), side data carried over, renamed computations mapped. */
 export function withEntry(module: HloModule, entry: Computation, renamed: ReadonlyMap<Computation, Computation> = new Map()): HloModule {
   const extra = (module.functions ?? []).map((f) => renamed.get(f) ?? f).filter((f) => f !== entry);

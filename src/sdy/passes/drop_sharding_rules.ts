@@ -3,7 +3,7 @@
 
 import type { Pass } from "../../compiler/pass.js";
 import type { PassRegistration } from "../../compiler/pass_options.js";
-import { annotateModule } from "../../ir/rewrite.js";
+import { annotateModule } from "../../ir/edit.js";
 
 export const DROP_SHARDING_RULES = "sdy-drop-sharding-rules";
 

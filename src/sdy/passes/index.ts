@@ -7,8 +7,10 @@
 import type { PassRegistration } from "../../compiler/pass_options.js";
 import { DROP_SHARDING_RULES_REGISTRATION } from "./drop_sharding_rules.js";
 import { POPULATE_OP_SHARDING_RULES_REGISTRATION } from "./populate_op_sharding_rules.js";
+import { PROPAGATION_PASSES } from "./propagation.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
   DROP_SHARDING_RULES_REGISTRATION,
+  ...PROPAGATION_PASSES,
 ];

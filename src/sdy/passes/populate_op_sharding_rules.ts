@@ -6,7 +6,7 @@
 // (functions in source order, each op after the ops of its regions).
 
 import { Computation, subcomputationsOf, type HloModule, type Instruction } from "../../ir/computation.js";
-import { annotateModule } from "../../ir/rewrite.js";
+import { annotateModule } from "../../ir/edit.js";
 import type { Pass } from "../../compiler/pass.js";
 import type { PassRegistration } from "../../compiler/pass_options.js";
 import { metadataLocation } from "../../ir/attributes.js";
