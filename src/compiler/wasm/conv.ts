@@ -124,6 +124,11 @@ function convTiling(g: ConvGeometry, target: WasmTarget): GemmTiling {
   return { ...base, kc: kDepth * g.o * es <= 512 * 1024 ? Math.max(kDepth, 1) : base.kc };
 }
 
+/** Blocks of k (kernel depth) the convolution kernel accumulates its output over. */
+export function convKBlocks(g: ConvGeometry, target: WasmTarget): number {
+  return Math.max(1, Math.ceil((g.kernelSizes[0] * g.kernelSizes[1] * g.c) / convTiling(g, target).kc));
+}
+
 /** Whether the convolution kernel keeps its product in scratch until an epilogue has read it (gemm_rows.ts). */
 export function convProductInScratch(g: ConvGeometry, target: WasmTarget): boolean {
   return productInScratch(g.kernelSizes[0] * g.kernelSizes[1] * g.c, convTiling(g, target));

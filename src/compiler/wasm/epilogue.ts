@@ -32,8 +32,8 @@ import { rebuild } from "./kernel_plan.js";
 import { forRange } from "./loops.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { storageBytes } from "./wasm_types.js";
-import { convGeometry, convProductInScratch, emitConvKernel } from "./conv.js";
-import { emitGemmKernel, gemmProductInScratch, gemmSpecOfDot } from "./gemm.js";
+import { convGeometry, convKBlocks, convProductInScratch, emitConvKernel, type ConvGeometry } from "./conv.js";
+import { emitGemmKernel, gemmKBlocks, gemmProductInScratch, gemmSpecOfDot, streamsB, type GemmSpec } from "./gemm.js";
 import type { KernelEpilogue } from "./gemm_rows.js";
 import type { ElementType } from "../../types/element_type.js";
 
@@ -189,10 +189,47 @@ function emitTileEpilogue(f: FunctionBuilder, e: EpiloguePlan, target: WasmTarge
 /** The target the fusion pass checks epilogues against (the emitters' choices do not depend on the rest). */
 const CHECK_TARGET: WasmTarget = { simd: true, relaxedSimd: false, sharedMemory: false };
 
-/** Why the backend cannot compile `fused` as an output fusion, or undefined when it can. */
+/** Products up to this size stay in cache (L2) for a loop kernel to read back cheaply. */
+const CACHED_PRODUCT_BYTES = 1 << 20;
+/** A GEMM at most this deep is memory-bound: writing and reading back its product costs as much as computing it. */
+const SHALLOW_K = 32;
+
+/**
+ * When an epilogue inside the kernel costs more than the loop kernel it saves, measured
+ * on the benchmarks: a product computed over several blocks of k goes to memory and
+ * back between them anyway; a deep product that fits in cache is read back from there
+ * at a fraction of the GEMM's time, while the epilogue's work inside the GEMM's loop
+ * nest costs more (the encoder's bias + relu and residual adds: 2-4% of their GEMMs,
+ * against 1-3% for their loop kernels). Shallow products (the MLP's backward pass,
+ * k = 10) and products past the cache (its 784 x 512 weight update) gain.
+ */
+function costProblem(oc: OutputCore): string | undefined {
+  const shape = oc.core.shape;
+  const bytes = shape.kind === "array" ? oc.rows * oc.cols * storageBytes(shape.elementType) : 0;
+  let k: number, blocks: number, streams: boolean;
+  if (oc.core.opcode === "dot") {
+    const spec = gemmSpecOfDot(oc.core as Instruction<"dot">) as GemmSpec;
+    [k, blocks, streams] = [spec.k, gemmKBlocks(spec, CHECK_TARGET), streamsB(spec)];
+  } else {
+    const g = convGeometry(oc.core as Instruction<"convolution">) as ConvGeometry;
+    [k, blocks, streams] = [g.kernelSizes[0] * g.kernelSizes[1] * g.c, convKBlocks(g, CHECK_TARGET), false];
+  }
+  if (blocks > 1) return `the kernel of ${oc.core.name} accumulates its product over ${blocks} blocks of k, reading it back between them anyway`;
+  if (!streams && k > SHALLOW_K && bytes <= CACHED_PRODUCT_BYTES) {
+    return `the product of ${oc.core.name} (${Math.ceil(bytes / 1024)} KiB, k = ${k}) stays in cache for a loop kernel, cheaper than an epilogue in the GEMM`;
+  }
+  return undefined;
+}
+
+/**
+ * Why the backend cannot (or, by costProblem, should not) compile `fused` as an output
+ * fusion, or undefined when it can.
+ */
 export function outputFusionProblem(fused: Computation): string | undefined {
   const oc = outputCore(fused);
   if ("unsupported" in oc) return oc.unsupported;
+  const cost = costProblem(oc);
+  if (cost !== undefined) return cost;
   const plan = planEpilogue(fused, oc);
   if ("unsupported" in plan) return plan.unsupported;
   try {
