@@ -14,10 +14,10 @@ import { withEntry, withInstructions } from "./rewrite.js";
  * (`attrs` only for attributes that are annotations, such as an sdy op's sharding).
  * A field given as undefined is removed.
  */
-export type InstructionAnnotations = Partial<Pick<Instruction, "metadata" | "frontendAttributes" | "sharding" | "sdySharding" | "sdyShardingRule" | "attrs">>;
+export type InstructionAnnotations = Partial<Pick<Instruction, "metadata" | "frontendAttributes" | "sharding" | "sdySharding" | "sdyShardingRule" | "sdyPropagationEdges" | "attrs">>;
 
-/** The annotations of a computation: its argument and result shardings (undefined removes them). */
-export type ComputationAnnotations = Partial<Pick<Computation, "argShardings" | "resultShardings">>;
+/** The annotations of a computation: its argument and result shardings and text attributes (undefined removes them). */
+export type ComputationAnnotations = Partial<Pick<Computation, "argShardings" | "resultShardings" | "argAttributes" | "resultAttributes">>;
 
 function withFields<T extends object>(base: T, fields: object): T {
   const out = { ...base } as Record<string, unknown>;
@@ -30,9 +30,13 @@ function withFields<T extends object>(base: T, fields: object): T {
 
 export class ComputationEdit {
   private readonly after = new Map<Instruction | "start", Instruction[]>();
+  private readonly before = new Map<Instruction, Instruction[]>();
   private readonly operandChanges = new Map<Instruction, Map<number, Instruction>>();
   private readonly annotations = new Map<Instruction, InstructionAnnotations>();
   private readonly removed = new Set<Instruction>();
+  private readonly substitutes = new Map<Instruction, Instruction>();
+  /** Removed from their place to be placed after another instruction. */
+  private readonly moved = new Set<Instruction>();
   private newRoot: Instruction | undefined;
   /** The computation's own annotations. */
   fields: ComputationAnnotations | undefined;
@@ -46,9 +50,17 @@ export class ComputationEdit {
     this.after.set(anchor, list);
   }
 
+  /** Places `inst` right before `anchor` (after what was inserted there before). */
+  insertBefore(anchor: Instruction, inst: Instruction): void {
+    const list = this.before.get(anchor) ?? [];
+    list.push(inst);
+    this.before.set(anchor, list);
+  }
+
   /** Moves an instruction of the computation right after `anchor`. */
   moveAfter(inst: Instruction, anchor: Instruction | "start"): void {
     this.removed.add(inst);
+    this.moved.add(inst);
     this.insertAfter(anchor, inst);
   }
 
@@ -66,6 +78,16 @@ export class ComputationEdit {
     if (this.computation.root === from && filter(undefined, -1)) this.newRoot = to;
   }
 
+  /** Puts `replacement` (an instruction on the same operands, such as another op of the same signature) where `inst` is; users follow it. */
+  substitute(inst: Instruction, replacement: Instruction): void {
+    this.substitutes.set(inst, replacement);
+  }
+
+  /** The computation returns `inst` instead of its root. */
+  setRoot(inst: Instruction): void {
+    this.newRoot = inst;
+  }
+
   annotate(inst: Instruction, fields: InstructionAnnotations): void {
     this.annotations.set(inst, { ...this.annotations.get(inst), ...fields });
   }
@@ -76,7 +98,7 @@ export class ComputationEdit {
   }
 
   get changed(): boolean {
-    return this.after.size > 0 || this.operandChanges.size > 0 || this.annotations.size > 0 || this.removed.size > 0
+    return this.after.size > 0 || this.before.size > 0 || this.operandChanges.size > 0 || this.annotations.size > 0 || this.removed.size > 0 || this.substitutes.size > 0
       || this.newRoot !== undefined || this.fields !== undefined;
   }
 
@@ -88,13 +110,14 @@ export class ComputationEdit {
     const copies = new Map<Instruction, Instruction>();
     const out: Instruction[] = [];
     const place = (inst: Instruction): void => {
+      for (const prior of this.before.get(inst) ?? []) place(prior);
       const changes = this.operandChanges.get(inst);
       const operands = inst.operands.map((o, i) => {
         const v = changes?.get(i) ?? o;
         return copies.get(v) ?? v;
       });
       const fields = this.annotations.get(inst);
-      const repointed = repointCallees(inst, callees);
+      const repointed = repointCallees(this.substitutes.get(inst) ?? inst, callees);
       let copy = repointed === inst && operands.every((o, i) => o === inst.operands[i]) ? inst : ({ ...repointed, operands } as Instruction);
       if (fields !== undefined) copy = withFields(copy, fields);
       if (copy !== inst) copies.set(inst, copy);
@@ -103,7 +126,16 @@ export class ComputationEdit {
     };
     for (const p of c.instructions) if (p.opcode === "parameter") place(p);
     for (const inst of this.after.get("start") ?? []) place(inst);
-    for (const inst of c.instructions) if (inst.opcode !== "parameter" && !this.removed.has(inst)) place(inst);
+    for (const inst of c.instructions) {
+      if (inst.opcode === "parameter") continue;
+      if (!this.removed.has(inst)) {
+        place(inst);
+        continue;
+      }
+      // What was inserted next to a removed instruction keeps its place.
+      for (const prior of this.before.get(inst) ?? []) place(prior);
+      if (!this.moved.has(inst)) for (const next of this.after.get(inst) ?? []) place(next);
+    }
     const root = this.newRoot ?? c.root;
     const parameters = c.parameters.map((p) => (copies.get(p) ?? p) as Instruction<"parameter">);
     const edited = withInstructions(c, out, copies.get(root) ?? root, c.name, parameters);

@@ -29,7 +29,8 @@ export function shardingEquals(a: TensorSharding | undefined, b: TensorSharding 
     && a.dimShardings.length === b.dimShardings.length
     && a.dimShardings.every((d, i) => dimShardingEquals(d, b.dimShardings[i]!))
     && axisListEquals(a.replicatedAxes, b.replicatedAxes)
-    && axisListEquals(a.unreducedAxes, b.unreducedAxes);
+    && axisListEquals(a.unreducedAxes, b.unreducedAxes)
+    && (a.reductionOp ?? "sum") === (b.reductionOp ?? "sum");
 }
 
 /** No axis anywhere: not in a dimension, not replicated, not unreduced. */

@@ -8,9 +8,19 @@ import type { PassRegistration } from "../../compiler/pass_options.js";
 import { DROP_SHARDING_RULES_REGISTRATION } from "./drop_sharding_rules.js";
 import { POPULATE_OP_SHARDING_RULES_REGISTRATION } from "./populate_op_sharding_rules.js";
 import { PROPAGATION_PASSES } from "./propagation.js";
+import { DATA_FLOW_EDGE_PASSES } from "./data_flow_edges.js";
+import { IMPORT_PASSES } from "./import.js";
+import { EXPORT_PASSES } from "./export.js";
+import { CONSTANT_PASSES } from "./constants.js";
+import { PIPELINE_PASSES } from "./pipeline.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
   DROP_SHARDING_RULES_REGISTRATION,
   ...PROPAGATION_PASSES,
+  ...DATA_FLOW_EDGE_PASSES,
+  ...IMPORT_PASSES,
+  ...CONSTANT_PASSES,
+  ...EXPORT_PASSES,
+  ...PIPELINE_PASSES,
 ];

@@ -5,37 +5,61 @@
 
 import type { Pass } from "../../compiler/pass.js";
 import type { PassOptionSpec, PassOptions, PassRegistration } from "../../compiler/pass_options.js";
-import type { HloModule } from "../../ir/computation.js";
+import type { HloModule, Instruction } from "../../ir/computation.js";
 import { metadataLocation } from "../../ir/attributes.js";
 import { atLocation } from "../../types/errors.js";
 import { ShardingError } from "../axis.js";
 import { IrGraph } from "../propagation/ir_graph.js";
+import { writeBack } from "../propagation/ir_writeback.js";
+import { PropagationDebugRecorder } from "../propagation/debug.js";
+import { debugAttributes } from "../propagation/debug_writeback.js";
 import { runPropagationPass, type PropagationPassKind } from "../propagation/propagate.js";
 import type { FactorStrategy } from "../propagation/strategies.js";
 
 export interface PropagationPassOptions {
   readonly keepShardingRules?: boolean;
+  /** Save each axis's origin (`sdy.sharding_origins`). */
+  readonly debugShardingOrigins?: boolean;
+  /** Save the edges each axis took (`sdy.propagation_edges`). */
+  readonly debugPropagationEdgeSharding?: boolean;
   readonly conservativePropagation?: boolean;
   readonly strategy?: FactorStrategy;
   readonly runOpPriorityPropagation?: boolean;
 }
 
 /** Runs one propagation pass of `kind` on a module. */
-export function propagateModule(module: HloModule, kind: PropagationPassKind, options: PropagationPassOptions = {}): { module: HloModule; warnings: string[] } {
+/** A warning about an op (the instruction it is at, when known). */
+export interface PropagationWarning {
+  readonly message: string;
+  readonly inst: Instruction | undefined;
+}
+
+export function propagateModule(module: HloModule, kind: PropagationPassKind, options: PropagationPassOptions = {}): { module: HloModule; warnings: PropagationWarning[] } {
   const ir = new IrGraph(module);
   const bad = ir.unsupported[0];
   if (bad !== undefined) throw atLocation(new ShardingError(`${bad.reason}: ${bad.inst.name}`), metadataLocation(bad.inst.metadata));
+  const recorder = debugRecorder(ir, options);
   const report = runPropagationPass(ir.graph, {
     kind, meshes: ir.meshes, ruleFor: ir.ruleFor,
+    ...(recorder !== undefined ? { observer: recorder } : {}),
     ...(options.strategy !== undefined ? { strategy: options.strategy } : {}),
     ...(options.runOpPriorityPropagation !== undefined ? { runOpPriorityPropagation: options.runOpPriorityPropagation } : {}),
     ...(options.conservativePropagation !== undefined ? { conservativePropagation: options.conservativePropagation } : {}),
     ...(options.keepShardingRules !== undefined ? { keepShardingRules: options.keepShardingRules } : {}),
-    newShardingConstraint: () => {
-      throw new ShardingError("sharding groups whose members disagree need sdy.sharding_constraint ops, which this IR cannot make yet");
-    },
   });
-  return { module: ir.writeBack(), warnings: [...ir.warnings.map((w) => w.message), ...report.warnings.map((w) => w.message)] };
+  const debug = recorder === undefined ? undefined : debugAttributes(recorder, options.debugPropagationEdgeSharding ?? false, options.debugShardingOrigins ?? false);
+  const groupWarnings = report.warnings.map((w): PropagationWarning => ({ message: w.message, inst: ir.instOfValue.get(w.value) }));
+  return { module: writeBack(ir, debug), warnings: [...ir.warnings, ...groupWarnings] };
+}
+
+/** The debug recorder the options ask for; its steps continue after those the module already records. */
+export function debugRecorder(ir: IrGraph, options: Pick<PropagationPassOptions, "debugShardingOrigins" | "debugPropagationEdgeSharding">): PropagationDebugRecorder | undefined {
+  const origins = options.debugShardingOrigins ?? false;
+  const edges = options.debugPropagationEdgeSharding ?? false;
+  if (!origins && !edges) return undefined;
+  let maxStep = -1;
+  for (const c of ir.module.computations) for (const inst of c.instructions) for (const step of inst.sdyPropagationEdges ?? []) maxStep = Math.max(maxStep, step.stepIndex);
+  return new PropagationDebugRecorder(ir.graph, { shardingOrigins: origins, propagationEdges: edges, firstStep: maxStep + 1 });
 }
 
 const COMMON_OPTIONS: readonly PassOptionSpec[] = [
@@ -56,10 +80,9 @@ const OP_PRIORITY_OPTION: PassOptionSpec = {
 };
 
 function optionsOf(o: PassOptions, withStrategy: boolean, withOpPriority: boolean): PropagationPassOptions {
-  for (const debug of ["debug-sharding-origins", "debug-propagation-edge-sharding"]) {
-    if (o.bool(debug)) throw new ShardingError(`-${o.passName}: option '${debug}' is not supported yet (its attributes have no place in the IR)`);
-  }
   return {
+    debugShardingOrigins: o.bool("debug-sharding-origins"),
+    debugPropagationEdgeSharding: o.bool("debug-propagation-edge-sharding"),
     keepShardingRules: o.bool("keep-sharding-rules"),
     conservativePropagation: o.bool("conservative-propagation"),
     ...(withStrategy ? { strategy: o.string("propagation-strategy") as FactorStrategy } : {}),
@@ -77,7 +100,10 @@ function registration(name: string, kind: PropagationPassKind, description: stri
         name,
         run(module, ctx) {
           const { module: out, warnings } = propagateModule(module, kind, options);
-          for (const w of warnings) ctx.log(name, `warning: ${w}`);
+          for (const w of warnings) {
+            ctx.log(name, `warning: ${w.message}`);
+            ctx.warn?.(name, w.message, w.inst === undefined ? undefined : metadataLocation(w.inst.metadata));
+          }
           return out;
         },
       };

@@ -9,7 +9,7 @@ import type { Mesh, NamedMesh, TensorSharding } from "../model.js";
 import { fullyReplicatedSharding, identityShardingRule, isFullyClosed, resolveMesh, shardingEquals } from "../sharding.js";
 import type { PropagationObserver } from "./driver.js";
 import {
-  dataFlowEdgeOfTarget, getSharding, insertionPointAfter, regionOf, setSharding, shardableValue,
+  dataFlowEdgeOfTarget, getSharding, insertionPointAfter, insertShardingConstraint, regionOf, setSharding, shardableValue,
   type PGraph, type POp, type PValue,
 } from "./graph.js";
 import { ShardingProjection } from "./projection.js";
@@ -93,7 +93,8 @@ function replaceUsesIf(from: PValue, to: PValue, accept: (user: POp) => boolean)
   from.uses.push(...kept);
 }
 
-function moveAfterValue(op: POp, v: PValue): void {
+function moveAfterValue(graph: PGraph, op: POp, v: PValue): void {
+  graph.moves.push({ op, after: v });
   const at = regionOf(op);
   at.region.ops.splice(at.position, 1);
   const point = insertionPointAfter(v);
@@ -103,8 +104,6 @@ function moveAfterValue(op: POp, v: PValue): void {
 
 export interface ApplyConstraintsOptions {
   readonly meshes: readonly NamedMesh[];
-  /** Makes a sharding constraint op on `input` (not yet placed). */
-  readonly newShardingConstraint: (input: PValue, sharding: TensorSharding, like: POp) => POp;
   /** Told about each sharding a constraint gives a value (for the debug outputs). */
   readonly observer?: PropagationObserver;
 }
@@ -148,20 +147,14 @@ export function applyShardingConstraints(graph: PGraph, options: ApplyConstraint
           replaceUsesIf(input, tail.results[0]!, (user) => user !== op && user.kind !== "funcReturn" && isBeforeInRegion(tail, user));
         }
         apply(op, input, constraintSharding(graph, op), () => {
-          moveAfterValue(op, input);
+          moveAfterValue(graph, op, input);
           return op;
         });
       } else if (op.kind === "manualComputation") {
         op.operands.forEach((operand, i) => {
           const sharding = inSharding(graph, op, i);
           if (sharding === undefined) return;
-          apply(op, operand, sharding, () => {
-            const constraint = options.newShardingConstraint(operand, sharding, op);
-            const point = insertionPointAfter(operand);
-            point.region.ops.splice(point.position, 0, constraint);
-            graph.shardings.set(constraint.results[0]!, sharding);
-            return constraint;
-          });
+          apply(op, operand, sharding, () => insertShardingConstraint(graph, operand, sharding));
         });
       }
     }

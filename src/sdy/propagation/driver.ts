@@ -364,6 +364,25 @@ export class PropagationDriver {
   }
 }
 
+/**
+ * Erases every op with no side effects whose results nothing uses, until none is left
+ * (what MLIR's greedy rewriter does to such ops, e.g. in the canonicalizer).
+ */
+export function eraseTriviallyDeadOps(graph: PGraph): void {
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const op of graph.funcs.flatMap(preOrderOps).reverse()) {
+      if (op.erased || !isTriviallyDead(op)) continue;
+      for (const inner of preOrderOps(op)) inner.erased = true;
+      op.operands.forEach((v, index) => {
+        const k = v.uses.findIndex((u) => u.op === op && u.index === index);
+        if (k >= 0) v.uses.splice(k, 1);
+      });
+      changed = true;
+    }
+  }
+}
+
 /** No side effects, no uses of any result, not a terminator. */
 function isTriviallyDead(op: POp): boolean {
   return op.pure && !isTerminator(op) && op.results.every((r) => r.uses.every((u) => u.op.erased));
@@ -382,6 +401,7 @@ function cloneProjection(p: ShardingProjection): ShardingProjection {
   const clone = (t: TensorFactorShardings): TensorFactorShardings => ({
     factorIndexToSharding: new Map([...t.factorIndexToSharding].map(([f, fs]) => [f, { ...fs, axisRefs: [...fs.axisRefs], overflowAxes: [...fs.overflowAxes] }])),
     replicatedAxes: t.replicatedAxes, unreducedAxes: t.unreducedAxes,
+    ...(t.reductionOp !== undefined ? { reductionOp: t.reductionOp } : {}),
   });
   return new ShardingProjection(p.operands.map(clone), p.results.map(clone));
 }

@@ -83,6 +83,8 @@ export class PGraph {
   readonly shardings = new Map<PValue, TensorSharding>();
   /** Function result shardings, per function. */
   readonly funcResultShardings = new Map<POp, (TensorSharding | undefined)[]>();
+  /** Ops moved to right after a value (in order), for writing the move back. */
+  readonly moves: { readonly op: POp; readonly after: PValue }[] = [];
   private nextId = 0;
 
   /** A new op (not yet placed in a region). */
@@ -313,4 +315,16 @@ export function replaceAllUsesExcept(from: PValue, to: PValue, except: POp): voi
   }
   from.uses.length = 0;
   from.uses.push(...kept);
+}
+
+/** A new `sdy.sharding_constraint` of `input` with `sharding`, placed right after `input` (its uses are left as they are). */
+export function insertShardingConstraint(graph: PGraph, input: PValue, sharding: TensorSharding): POp {
+  const point = insertionPointAfter(input);
+  const op = graph.op({
+    kind: "shardingConstraint", name: "sdy.sharding_constraint", parent: point.parent, pure: false, isElementwise: true,
+    operands: [input], resultDims: [input.dims],
+  });
+  point.region.ops.splice(point.position, 0, op);
+  graph.shardings.set(op.results[0]!, sharding);
+  return op;
 }

@@ -11,15 +11,16 @@
 
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
-import { annotateModule, type InstructionAnnotations } from "../../ir/edit.js";
 import { hasSideEffect } from "../../ir/rewrite.js";
 import { usersOf } from "../../ir/traverse.js";
 import { isArray, type Shape } from "../../types/shape.js";
 import { ShardingError } from "../axis.js";
 import type { NamedMesh, TensorSharding } from "../model.js";
 import { createOpShardingRule } from "../rules/registry.js";
+import { sdyResultCount } from "../../text/mlir/sdy_print.js";
+import { capturedStateCount } from "../../text/mlir/printer.js";
 import type { RuleProvider } from "./driver.js";
-import { PGraph, type POp, type POpKind, type PValue } from "./graph.js";
+import { PGraph, type POp, type POpKind, type PRegion, type PValue } from "./graph.js";
 
 /** An instruction's value in the graph: one value, or (for tuples) one per element. */
 type Lowered = PValue | readonly Lowered[];
@@ -32,14 +33,24 @@ export function staticDims(s: Shape): readonly number[] | undefined {
 }
 
 /** Number of MLIR results of an instruction (an op with several results has a tuple shape). */
-function resultCount(inst: Instruction): number {
+export function mlirResultCount(inst: Instruction): number {
+  if (OP_TABLE[inst.opcode].family === "sdy") return sdyResultCount(inst);
   const s = inst.shape;
   if (s.kind !== "tuple") return 1;
   switch (inst.opcode) {
     case "call": return (inst as Instruction<"call">).attrs.toApply.root.opcode === "tuple" ? s.elements.length : 1;
-    case "getTupleElement": case "parameter": case "optimizationBarrier": return inst.operands.length > 1 ? s.elements.length : 1;
+    case "getTupleElement": case "parameter": return inst.operands.length > 1 ? s.elements.length : 1;
+    // A barrier over a tuple of values stands for one barrier over those values.
+    case "optimizationBarrier": return inst.operands.length > 1 || inst.operands[0]?.opcode === "tuple" ? s.elements.length : 1;
+    // A loop state's trailing elements that carry captured values are not loop values.
+    case "while": return s.elements.length - (isFlatWhile(inst as Instruction<"while">) ? capturedStateCount((inst as Instruction<"while">).attrs.body) : 0);
     default: return s.elements.length;
   }
+}
+
+/** A while over one tuple state whose body returns a tuple: its state elements are its loop values. */
+function isFlatWhile(inst: Instruction<"while">): boolean {
+  return inst.operands.length === 1 && inst.shape.kind === "tuple" && inst.attrs.body.root.opcode === "tuple";
 }
 
 function elementsOf(s: Shape): readonly Shape[] {
@@ -49,9 +60,28 @@ function elementsOf(s: Shape): readonly Shape[] {
 /** What a computation returns: the elements of a root tuple, else the root. */
 const rootValues = (c: Computation): readonly Instruction[] => (c.root.opcode === "tuple" ? c.root.operands : [c.root]);
 
+/**
+ * Whether MLIR may erase the op when nothing uses it: no side effects, and an op MLIR
+ * declares effect-free (a sharding constraint, an edge, a group or a collective is not).
+ * An op with regions is also checked for its regions' ops once they are lowered.
+ */
+function isPure(inst: Instruction): boolean {
+  // A call or a custom call declares no memory effects in MLIR, so it is never trivially dead.
+  if (hasSideEffect(inst) || inst.opcode === "call" || inst.opcode === "customCall") return false;
+  if (OP_TABLE[inst.opcode].family !== "sdy") return true;
+  return inst.opcode === "sdyPropagationBarrier" || inst.opcode === "sdyReshard" || inst.opcode === "sdyConstant"
+    || inst.opcode === "sdyManualComputation" || inst.opcode === "sdyNamedComputation";
+}
+
+/** An op with regions is effect-free when every op in them is. */
+function settlePurity(op: POp): void {
+  if (op.pure) op.pure = op.regions.every((r) => r.ops.every((o) => o.pure));
+}
+
 /** Whether propagation treats the op as elementwise (Shardy's isElementwise). */
 function isElementwise(inst: Instruction): boolean {
   if (OP_TABLE[inst.opcode].elementwise) return true;
+  if (inst.opcode === "sdyPropagationBarrier" || inst.opcode === "sdyShardingConstraint" || inst.opcode === "sdyReshard") return true;
   if (inst.opcode === "bitcastConvert") {
     const a = inst.operands[0]!.shape;
     const r = inst.shape;
@@ -66,7 +96,29 @@ function kindOf(inst: Instruction): POpKind {
     case "conditional": return "case";
     case "optimizationBarrier": return "optimizationBarrier";
     case "call": return "call";
+    case "sdyDataFlowEdge": return "dataFlowEdge";
+    case "sdyFuncDataFlowEdge": return "funcDataFlowEdge";
+    case "sdyPropagationBarrier": return "propagationBarrier";
+    case "sdyShardingConstraint": return "shardingConstraint";
+    case "sdyShardingGroup": return "shardingGroup";
+    case "sdyManualComputation": return "manualComputation";
+    case "sdyNamedComputation": return "namedComputation";
     default: return "generic";
+  }
+}
+
+/** Ops whose result sharding is an attribute of the op (`sharding`, `out_sharding`) rather than `sdy.sharding`. */
+type AttrShardingOp = "sdyShardingConstraint" | "sdyReshard" | "sdyDataFlowEdge";
+
+export function attrSharding(inst: Instruction): { sharding: TensorSharding | undefined; field: "sharding" | "outSharding" } | undefined {
+  switch (inst.opcode) {
+    case "sdyShardingConstraint": case "sdyReshard": case "sdyDataFlowEdge":
+      return { sharding: (inst as Instruction<AttrShardingOp>).attrs.sharding, field: "sharding" };
+    default:
+      if (OP_TABLE[inst.opcode].family === "sdy" && "outSharding" in (inst.attrs as object)) {
+        return { sharding: (inst.attrs as { outSharding: TensorSharding }).outSharding, field: "outSharding" };
+      }
+      return undefined;
   }
 }
 
@@ -79,6 +131,12 @@ export class IrGraph {
   readonly funcOf = new Map<Computation, POp>();
   /** Values whose type propagation cannot handle (tuples, dynamic shapes), for the caller's error. */
   readonly unsupported: { inst: Instruction; reason: string }[] = [];
+  /** The instruction standing for each value (a parameter, a single-result op, a get-tuple-element). */
+  readonly instOfValue = new Map<PValue, Instruction>();
+  /** The computation each region was lowered from. */
+  readonly computationOf = new Map<PRegion, Computation>();
+  /** The operands of ops whose IR operands are their graph operands one for one, as lowered. */
+  readonly loweredOperands = new Map<POp, readonly PValue[]>();
 
   constructor(readonly module: HloModule) {
     const functions = module.functions ?? [module.entry];
@@ -88,6 +146,11 @@ export class IrGraph {
       this.funcOf.set(c, func);
     }
     for (const c of functions) new FunctionLowering(this, c, this.funcOf.get(c)!).lower();
+  }
+
+  /** The instruction an op was lowered from (the last, when a shared region lowered it twice). */
+  instOf(op: POp): Instruction | undefined {
+    return op.origin as Instruction | undefined;
   }
 
   get meshes(): readonly NamedMesh[] {
@@ -118,44 +181,15 @@ export class IrGraph {
     }
     return this.users.get(inst) ?? [];
   }
-
-  /** The module with the graph's shardings, rules and erasures. */
-  writeBack(): HloModule {
-    return annotateModule(this.module, (inst) => {
-      const ops = this.opsOf.get(inst);
-      if (ops === undefined || ops.length === 0) return undefined;
-      // An instruction two ops share (a region used twice) keeps what the last of them got.
-      if (ops.every((o) => o.erased)) return null;
-      return this.fieldsOf(inst, ops[ops.length - 1]!);
-    }, (c) => {
-      const func = this.funcOf.get(c);
-      if (func === undefined) return undefined;
-      const argShardings = func.regions[0]!.args.map((a) => this.graph.shardings.get(a));
-      const resultShardings = this.graph.funcResultShardings.get(func) ?? [];
-      if (sameList(argShardings, c.argShardings) && sameList(resultShardings, c.resultShardings)) return undefined;
-      return {
-        argShardings: argShardings.some((s) => s !== undefined) ? argShardings : undefined,
-        resultShardings: resultShardings.some((s) => s !== undefined) ? [...resultShardings] : undefined,
-      };
-    });
-  }
-
-  /** The sharding fields `op` gives its instruction (undefined when they are unchanged). */
-  private fieldsOf(inst: Instruction, op: POp): InstructionAnnotations | undefined {
-    const shardings = op.results.map((r) => this.graph.shardings.get(r));
-    const sdySharding = shardings.every((s) => s === undefined) ? undefined : shardings.map((s, i) => s ?? openLike(shardings, op.results[i]!));
-    if (sameList(sdySharding, inst.sdySharding) && op.rule === inst.sdyShardingRule) return undefined;
-    return { sdySharding, sdyShardingRule: op.rule };
-  }
 }
 
 /** A fully open sharding for a result next to sharded siblings (on their mesh). */
-function openLike(shardings: readonly (TensorSharding | undefined)[], v: PValue): TensorSharding {
+export function openLike(shardings: readonly (TensorSharding | undefined)[], v: PValue): TensorSharding {
   const mesh = shardings.find((s) => s !== undefined)!.meshOrRef;
   return { meshOrRef: mesh, dimShardings: (v.dims ?? []).map(() => ({ axes: [], isClosed: false })), replicatedAxes: [], unreducedAxes: [] };
 }
 
-function sameList<T>(a: readonly T[] | undefined, b: readonly T[] | undefined): boolean {
+export function sameList<T>(a: readonly T[] | undefined, b: readonly T[] | undefined): boolean {
   if (a === undefined || b === undefined) return (a === undefined || a.every((x) => x === undefined)) && (b === undefined || b.every((x) => x === undefined));
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
@@ -172,10 +206,16 @@ class FunctionLowering {
     return this.ir.graph;
   }
 
+  /** Binds an instruction to its value(s); the first instruction bound to a value stands for it. */
+  private bind(inst: Instruction, v: Lowered): void {
+    this.values.set(inst, v);
+    if (!isTupleValue(v) && !this.ir.instOfValue.has(v)) this.ir.instOfValue.set(v, inst);
+  }
+
   lower(): void {
     const args = this.c.parameters.map((p, i) => {
       const v = this.graph.addArg(this.func, 0, this.dims(p));
-      this.values.set(p, v);
+      this.bind(p, v);
       const s = this.c.argShardings?.[i];
       if (s !== undefined) this.graph.shardings.set(v, s);
       return v;
@@ -193,12 +233,14 @@ class FunctionLowering {
 
   /** Lowers the instructions of `c` into region `region` of `parent`, then its terminator. */
   private block(c: Computation, parent: POp, region: number, terminatorKind: "funcReturn" | "regionReturn", returned: readonly Instruction[]): void {
+    this.ir.computationOf.set(parent.regions[region]!, c);
     this.constantScopes.push(new Map());
     try {
       for (const inst of c.instructions) if (inst.opcode !== "parameter") this.instruction(inst, parent, region);
       const operands = returned.map((r) => this.use(r, parent, region));
       const name = terminatorKind === "funcReturn" ? "func.return" : parent.kind === "manualComputation" || parent.kind === "namedComputation" ? "sdy.return" : "stablehlo.return";
-      this.place(this.graph.op({ kind: terminatorKind, name, parent, pure: true, isElementwise: false, operands }), parent, region);
+      const ret = this.place(this.graph.op({ kind: terminatorKind, name, parent, pure: true, isElementwise: false, operands }), parent, region);
+      this.ir.loweredOperands.set(ret, [...operands]);
     } finally {
       this.constantScopes.pop();
     }
@@ -242,28 +284,45 @@ class FunctionLowering {
     const ops = this.ir.opsOf.get(inst) ?? [];
     ops.push(op);
     this.ir.opsOf.set(inst, ops);
-    (inst.sdySharding ?? []).forEach((s, i) => { if (op.results[i] !== undefined) this.graph.shardings.set(op.results[i]!, s); });
+    const set = (v: PValue | undefined, s: TensorSharding | undefined): void => {
+      if (v !== undefined && s !== undefined) this.graph.shardings.set(v, s);
+    };
+    const inAttr = attrSharding(inst);
+    if (inAttr !== undefined) {
+      set(op.results[0], inAttr.sharding);
+      return;
+    }
+    if (inst.opcode === "sdyManualComputation" || inst.opcode === "sdyNamedComputation") {
+      const a = (inst as Instruction<"sdyManualComputation" | "sdyNamedComputation">).attrs;
+      (a.inShardings ?? []).forEach((s, i) => set(op.regions[0]!.args[i], s));
+      (a.outShardings ?? []).forEach((s, i) => set(op.results[i], s));
+      return;
+    }
+    (inst.sdySharding ?? []).forEach((s, i) => set(op.results[i], s));
   }
 
   private newOp(inst: Instruction, parent: POp, operands: PValue[], resultShapes: readonly Shape[], regions = 0): POp {
     return this.graph.op({
       kind: kindOf(inst), name: OP_TABLE[inst.opcode].stablehlo ?? inst.opcode, parent,
-      pure: !hasSideEffect(inst), isElementwise: isElementwise(inst), operands,
+      pure: isPure(inst), isElementwise: isElementwise(inst), operands,
       resultDims: resultShapes.map((s) => this.dims(inst, s)), regions, origin: inst,
       ...(inst.sdyShardingRule !== undefined ? { rule: inst.sdyShardingRule } : {}),
       ...(inst.opcode === "customCall" ? { customCallTarget: (inst as Instruction<"customCall">).attrs.target } : {}),
+      ...(inst.opcode === "sdyPropagationBarrier" ? { allowedDirection: (inst as Instruction<"sdyPropagationBarrier">).attrs.allowedDirection } : {}),
+      ...(inst.opcode === "sdyManualComputation" ? { manualAxes: (inst as Instruction<"sdyManualComputation">).attrs.manualAxes } : {}),
+      ...(inst.opcode === "sdyShardingGroup" ? { groupId: (inst as Instruction<"sdyShardingGroup">).attrs.groupId } : {}),
     });
   }
 
   private instruction(inst: Instruction, parent: POp, region: number): void {
     switch (inst.opcode) {
       case "tuple":
-        this.values.set(inst, inst.operands.map((o) => this.lowered(o)));
+        this.bind(inst, inst.operands.map((o) => this.lowered(o)));
         return;
       case "getTupleElement": {
         const src = this.lowered(inst.operands[0]!);
         if (isTupleValue(src)) {
-          this.values.set(inst, src[(inst as Instruction<"getTupleElement">).attrs.index]!);
+          this.bind(inst, src[(inst as Instruction<"getTupleElement">).attrs.index]!);
           return;
         }
         break;
@@ -271,12 +330,14 @@ class FunctionLowering {
       case "constant": {
         const outer = this.capturedConstant(inst as Instruction<"constant">);
         if (outer !== undefined) {
-          this.values.set(inst, outer);
+          this.bind(inst, outer);
           return;
         }
         break;
       }
       case "while": return this.whileOp(inst as Instruction<"while">, parent, region);
+      case "sdyManualComputation": case "sdyNamedComputation":
+        return this.bodyOp(inst as Instruction<"sdyManualComputation" | "sdyNamedComputation">, parent, region);
       case "conditional": return this.conditional(inst as Instruction<"conditional">, parent, region);
       case "optimizationBarrier": {
         const src = this.lowered(inst.operands[0]!);
@@ -291,9 +352,10 @@ class FunctionLowering {
       default: break;
     }
     const operands = inst.operands.map((o) => this.use(o, parent, region));
-    const n = resultCount(inst);
+    const n = mlirResultCount(inst);
     const shapes = n === 1 ? [inst.shape] : elementsOf(inst.shape).slice(0, n);
     const op = this.place(this.newOp(inst, parent, operands, shapes), parent, region);
+    this.ir.loweredOperands.set(op, [...operands]);
     if (inst.opcode === "call") op.callee = this.ir.funcOf.get((inst as Instruction<"call">).attrs.toApply);
     this.emit(inst, op);
     if (inst.opcode === "constant") this.constantScopes.at(-1)!.set(inst.name, { inst: inst as Instruction<"constant">, value: op.results[0]! });
@@ -301,29 +363,46 @@ class FunctionLowering {
 
   private emit(inst: Instruction, op: POp): void {
     this.record(inst, op);
-    this.values.set(inst, op.results.length === 1 ? op.results[0]! : op.results);
+    this.bind(inst, op.results.length === 1 ? op.results[0]! : op.results);
+  }
+
+  /** Manual and named computations: the body's parameters are the region's block arguments. */
+  private bodyOp(inst: Instruction<"sdyManualComputation" | "sdyNamedComputation">, parent: POp, region: number): void {
+    const body = inst.attrs.body;
+    const operands = inst.operands.map((o) => this.use(o, parent, region));
+    const n = mlirResultCount(inst);
+    const op = this.place(this.newOp(inst, parent, operands, n === 1 ? [inst.shape] : elementsOf(inst.shape).slice(0, n), 1), parent, region);
+    this.ir.loweredOperands.set(op, [...operands]);
+    body.parameters.forEach((p) => this.bind(p, this.graph.addArg(op, 0, this.dims(p))));
+    this.block(body, op, 0, "regionReturn", rootValues(body));
+    settlePurity(op);
+    this.emit(inst, op);
   }
 
   /** `while`: a tuple loop state is the list of loop values; its regions' block arguments are those values. */
   private whileOp(inst: Instruction<"while">, parent: POp, region: number): void {
     const { condition, body } = inst.attrs;
     const init = this.lowered(inst.operands[0]!);
-    const flat = inst.operands.length === 1 && isTupleValue(init) && body.root.opcode === "tuple" && inst.shape.kind === "tuple";
-    const stateShapes: readonly Shape[] = flat ? elementsOf(inst.shape) : inst.operands.map((o) => o.shape);
-    const inits = flat
-      ? (init as readonly Lowered[]).map((v, i) => this.materialize(v, inst, stateShapes[i]!, parent, region))
+    const flat = isFlatWhile(inst) && isTupleValue(init);
+    const allShapes: readonly Shape[] = flat ? elementsOf(inst.shape) : inst.operands.map((o) => o.shape);
+    const allInits = flat
+      ? (init as readonly Lowered[]).map((v, i) => this.materialize(v, inst, allShapes[i]!, parent, region))
       : inst.operands.map((o) => this.use(o, parent, region));
-    const op = this.place(this.newOp(inst, parent, inits, stateShapes, 2), parent, region);
+    // Trailing state elements the importer added for captured values stand for those values themselves.
+    const n = allShapes.length - (flat ? capturedStateCount(body) : 0);
+    const stateShapes = allShapes.slice(0, n);
+    const op = this.place(this.newOp(inst, parent, allInits.slice(0, n), stateShapes, 2), parent, region);
     const lowerRegion = (c: Computation, r: number, returned: readonly Instruction[]): void => {
       const args = stateShapes.map((s) => this.graph.addArg(op, r, this.dims(inst, s)));
-      if (flat) this.values.set(c.parameters[0]!, args);
-      else c.parameters.forEach((p, i) => this.values.set(p, args[i]!));
+      if (flat) this.bind(c.parameters[0]!, [...args, ...allInits.slice(n)]);
+      else c.parameters.forEach((p, i) => this.bind(p, args[i]!));
       this.block(c, op, r, "regionReturn", returned);
     };
     lowerRegion(condition, 0, [condition.root]);
-    lowerRegion(body, 1, flat ? body.root.operands : [body.root]);
+    lowerRegion(body, 1, flat ? body.root.operands.slice(0, n) : [body.root]);
+    settlePurity(op);
     this.record(inst, op);
-    this.values.set(inst, flat || op.results.length !== 1 ? op.results : op.results[0]!);
+    this.bind(inst, flat ? [...op.results, ...allInits.slice(n)] : op.results.length !== 1 ? op.results : op.results[0]!);
   }
 
   /** `case` / `if`: each branch's parameter is the values it captured; the branches have no block arguments. */
@@ -334,10 +413,11 @@ class FunctionLowering {
     const op = this.place(this.newOp(inst, parent, [this.use(selector!, parent, region)], resultShapes, inst.attrs.branches.length), parent, region);
     inst.attrs.branches.forEach((b, i) => {
       const param = b.parameters[0];
-      if (param !== undefined) this.values.set(param, this.lowered(branchOperands[i]!));
+      if (param !== undefined) this.bind(param, this.lowered(branchOperands[i]!));
       this.block(b, op, i, "regionReturn", rootValues(b));
     });
+    settlePurity(op);
     this.record(inst, op);
-    this.values.set(inst, op.results.length === 1 ? op.results[0]! : op.results);
+    this.bind(inst, op.results.length === 1 ? op.results[0]! : op.results);
   }
 }

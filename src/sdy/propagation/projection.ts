@@ -14,7 +14,7 @@
 // not fully sharded: anything further would need a strided view.
 
 import { ShardingError, addAxisOrMerge, axisEquals, axisListEquals, axisSize, isStrictPrefix, subAxis, greatestCommonPrefix } from "../axis.js";
-import type { AxisRef, DimensionSharding, Mesh, OpShardingRule, TensorMapping, TensorSharding } from "../model.js";
+import type { AxisRef, DimensionSharding, Mesh, OpShardingRule, ReductionOp, TensorMapping, TensorSharding } from "../model.js";
 
 export interface FactorSharding {
   axisRefs: AxisRef[];
@@ -29,6 +29,8 @@ export interface TensorFactorShardings {
   readonly factorIndexToSharding: Map<number, FactorSharding>;
   readonly replicatedAxes: readonly AxisRef[];
   readonly unreducedAxes: readonly AxisRef[];
+  /** The reduction pending along the unreduced axes (carried through, never propagated). */
+  readonly reductionOp?: ReductionOp;
 }
 
 /** Which operands and results a step changed. */
@@ -137,7 +139,10 @@ export function buildTensorFactorShardings(
       }
     }
   });
-  return { factorIndexToSharding: factors, replicatedAxes: sharding?.replicatedAxes ?? [], unreducedAxes: sharding?.unreducedAxes ?? [] };
+  return {
+    factorIndexToSharding: factors, replicatedAxes: sharding?.replicatedAxes ?? [], unreducedAxes: sharding?.unreducedAxes ?? [],
+    ...(sharding?.reductionOp !== undefined ? { reductionOp: sharding.reductionOp } : {}),
+  };
 }
 
 /** The dimension shardings of a tensor from its factor shardings (see the file comment). */
@@ -166,7 +171,10 @@ export function tensorShardingFromFactors(
     }
     return { axes, isClosed };
   });
-  return { meshOrRef, dimShardings, replicatedAxes: tfs.replicatedAxes, unreducedAxes: tfs.unreducedAxes };
+  return {
+    meshOrRef, dimShardings, replicatedAxes: tfs.replicatedAxes, unreducedAxes: tfs.unreducedAxes,
+    ...(tfs.reductionOp !== undefined ? { reductionOp: tfs.reductionOp } : {}),
+  };
 }
 
 /** The product of the sizes of every axis (overflow included) sharding the tensor's factors. */

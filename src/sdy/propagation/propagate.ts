@@ -2,9 +2,9 @@
 // and the passes layered on it): sync sharding groups, propagate with the pass's
 // strategy, drop the sharding rules propagation attached unless asked to keep them.
 
-import type { NamedMesh, TensorSharding } from "../model.js";
+import type { NamedMesh } from "../model.js";
 import { PropagationDriver, type PropagationObserver, type RuleProvider } from "./driver.js";
-import { preOrderOps, type PGraph, type POp, type PValue } from "./graph.js";
+import { preOrderOps, type PGraph } from "./graph.js";
 import { ShardingGroups, type GroupWarning } from "./sharding_groups.js";
 import { runAggressive, runBasic, runOpPriority, runUserPriority, type FactorStrategy } from "./strategies.js";
 
@@ -22,8 +22,6 @@ export interface PropagationConfig {
   readonly meshes: readonly NamedMesh[];
   readonly ruleFor: RuleProvider;
   readonly observer?: PropagationObserver;
-  /** Makes a sharding constraint op (for sharding groups whose members disagree). */
-  readonly newShardingConstraint: (graph: PGraph, input: PValue, sharding: TensorSharding) => POp;
 }
 
 export interface PropagationReport {
@@ -32,7 +30,7 @@ export interface PropagationReport {
 
 export function runPropagationPass(graph: PGraph, config: PropagationConfig): PropagationReport {
   const groups = new ShardingGroups(graph.funcs.flatMap(preOrderOps));
-  const warnings = groups.syncMemberShardings(graph, (input, sharding) => config.newShardingConstraint(graph, input, sharding));
+  const warnings = groups.syncMemberShardings(graph);
   const driver = new PropagationDriver(graph, groups, {
     meshes: config.meshes, ruleFor: config.ruleFor, conservativePropagation: config.conservativePropagation ?? false,
     ...(config.observer !== undefined ? { observer: config.observer } : {}),

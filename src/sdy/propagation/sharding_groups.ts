@@ -6,7 +6,7 @@
 
 import type { TensorSharding } from "../model.js";
 import { fullyReplicatedSharding, isFullyReplicatedAndOpen, shardingEquals } from "../sharding.js";
-import { getSharding, insertionPointAfter, replaceAllUsesExcept, setSharding, type PGraph, type POp, type PValue } from "./graph.js";
+import { getSharding, insertShardingConstraint, replaceAllUsesExcept, setSharding, type PGraph, type POp, type PValue } from "./graph.js";
 
 export interface GroupWarning {
   readonly groupId: number;
@@ -43,7 +43,7 @@ export class ShardingGroups {
    * have different shardings (not counting fully open ones), each member is put behind a
    * new open sharding constraint instead; returns a warning per such group.
    */
-  syncMemberShardings(graph: PGraph, newConstraint: (input: PValue, sharding: TensorSharding) => POp): GroupWarning[] {
+  syncMemberShardings(graph: PGraph): GroupWarning[] {
     const warnings: GroupWarning[] = [];
     this.members.forEach((group, groupId) => {
       if (group.length === 0) return;
@@ -59,11 +59,8 @@ export class ShardingGroups {
       });
       group.forEach((member, i) => {
         const open = fullyReplicatedSharding(sharding.meshOrRef, sharding.dimShardings.length, false);
-        const constraint = newConstraint(member, open);
-        const point = insertionPointAfter(member);
-        point.region.ops.splice(point.position, 0, constraint);
+        const constraint = insertShardingConstraint(graph, member, open);
         replaceAllUsesExcept(member, constraint.results[0]!, constraint);
-        graph.shardings.set(constraint.results[0]!, open);
         this.groupOf.delete(member);
         this.groupOf.set(constraint.results[0]!, groupId);
         group[i] = constraint.results[0]!;

@@ -12,7 +12,8 @@ import type { AxisRef, PropagationDirection, TensorSharding } from "../model.js"
 import { dimShardingWithoutPriority, priorityOrDefault, resolveMesh, shardingEquals } from "../sharding.js";
 import { aggressiveFactorPropagation, basicFactorPropagation, type FactorPropagation } from "./factor_propagation.js";
 import { propagateAny, type DirectionFn, type PropagationDriver } from "./driver.js";
-import { dataFlowEdgeOfTarget, getSharding, isDataFlowOp, preOrderOps, setSharding, type PGraph, type POp, type PValue } from "./graph.js";
+import { dataFlowEdgeOfTarget, type PGraph, type POp } from "./graph.js";
+import { holderSharding, setHolderSharding, walkShardings, type ShardingHolder } from "./sharding_walker.js";
 import type { NamedMesh } from "../model.js";
 
 export type FactorStrategy = "basic" | "aggressive" | "basic-then-aggressive";
@@ -95,58 +96,6 @@ export function runOpPriority(driver: PropagationDriver, strategy: FactorStrateg
     return;
   }
   for (let p = 0; p < OP_SCHEDULE.length; p++) runAggressive(driver, strategy, opBasedDirection(p, direction));
-}
-
-/**
- * A place a sharding lives: a value (read and written as getSharding / setSharding do,
- * or, `raw`, exactly as its op stores it), or a function's result.
- */
-export type ShardingHolder = { readonly value: PValue; readonly raw: boolean } | { readonly func: POp; readonly resNum: number };
-
-function holderSharding(graph: PGraph, h: ShardingHolder): TensorSharding | undefined {
-  if ("value" in h) return h.raw ? graph.shardings.get(h.value) : getSharding(graph, h.value);
-  return graph.funcResultShardings.get(h.func)?.[h.resNum];
-}
-
-function setHolderSharding(graph: PGraph, h: ShardingHolder, s: TensorSharding): void {
-  if ("value" in h) {
-    if (h.raw) graph.shardings.set(h.value, s);
-    else setSharding(graph, h.value, s);
-    return;
-  }
-  const list = graph.funcResultShardings.get(h.func) ?? [];
-  list[h.resNum] = s;
-  graph.funcResultShardings.set(h.func, list);
-}
-
-/**
- * Every sharding of the module with where it lives, in Shardy's walk order (pre-order;
- * function arguments then results; a data-flow op's block-argument then result edge
- * owners; any other op's results).
- */
-export function walkShardings(graph: PGraph): { holder: ShardingHolder; sharding: TensorSharding }[] {
-  const out: { holder: ShardingHolder; sharding: TensorSharding }[] = [];
-  const add = (holder: ShardingHolder, sharding: TensorSharding | undefined): void => {
-    if (sharding !== undefined) out.push({ holder, sharding });
-  };
-  for (const func of graph.funcs) {
-    for (const op of preOrderOps(func)) {
-      if (op.kind === "func") {
-        for (const arg of op.regions[0]!.args) add({ value: arg, raw: false }, getSharding(graph, arg));
-        (graph.funcResultShardings.get(op) ?? []).forEach((s, resNum) => add({ func: op, resNum }, s));
-      } else if (isDataFlowOp(op)) {
-        if (op.kind === "manualComputation" || op.kind === "namedComputation") {
-          for (const arg of op.regions[0]!.args) add({ value: arg, raw: true }, graph.shardings.get(arg));
-        }
-        for (const r of op.results) add({ value: r, raw: true }, graph.shardings.get(r));
-      } else if (op.results.length === 1) {
-        add({ value: op.results[0]!, raw: false }, getSharding(graph, op.results[0]!));
-      } else {
-        for (const r of op.results) add({ value: r, raw: true }, graph.shardings.get(r));
-      }
-    }
-  }
-  return out;
 }
 
 /** Priority 0 as it is; later priorities: the dimension closed and empty, its axes replicated until their turn. */

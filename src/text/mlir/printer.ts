@@ -399,7 +399,7 @@ class FunctionPrinter {
  * How many trailing elements of a loop state the importer added for values the loop's
  * regions used from outside (the body returns them unchanged, as `pass.N`).
  */
-function capturedStateCount(body: Computation): number {
+export function capturedStateCount(body: Computation): number {
   const param = body.parameters[0];
   const returned = body.root.operands;
   let k = 0;

@@ -26,7 +26,7 @@ function edges(spec: [number, [string, string, string[]][]][]): PropagationEdges
 
 function run(g: PGraph, meshes: NamedMesh[]): PropagationDebugRecorder {
   const recorder = new PropagationDebugRecorder(g, { shardingOrigins: false, propagationEdges: true, firstStep: 0 });
-  runPropagationPass(g, { kind: "aggressive", meshes, ruleFor: () => undefined, observer: recorder, newShardingConstraint: () => { throw new Error("unused"); } });
+  runPropagationPass(g, { kind: "aggressive", meshes, ruleFor: () => undefined, observer: recorder });
   return recorder;
 }
 

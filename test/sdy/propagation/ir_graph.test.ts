@@ -7,6 +7,7 @@ import { test } from "node:test";
 import type { HloModule, Instruction } from "../../../src/ir/computation.js";
 import type { NamedMesh, TensorSharding } from "../../../src/sdy/model.js";
 import { IrGraph } from "../../../src/sdy/propagation/ir_graph.js";
+import { writeBack } from "../../../src/sdy/propagation/ir_writeback.js";
 import { runPropagationPass } from "../../../src/sdy/propagation/propagate.js";
 import { identityShardingRule } from "../../../src/sdy/sharding.js";
 import { parseStableHlo } from "../../../src/text/mlir/index.js";
@@ -30,9 +31,9 @@ function withArgShardings(module: HloModule, shardings: (TensorSharding | undefi
 function propagate(module: HloModule, kind: "basic" | "aggressive" = "basic"): HloModule {
   const ir = new IrGraph(module);
   runPropagationPass(ir.graph, {
-    kind, meshes: ir.meshes, ruleFor, newShardingConstraint: () => { throw new Error("unused"); },
+    kind, meshes: ir.meshes, ruleFor
   });
-  return ir.writeBack();
+  return writeBack(ir);
 }
 
 function find(module: HloModule, opcode: string, nth = 0): Instruction {

@@ -1,0 +1,196 @@
+// Calls in the propagation pipeline (its default, non-dedup mode). Propagation does not
+// cross function calls, so before it each call becomes an `sdy.named_computation` over
+// the called function's body (a function called more than once has its body copied for
+// each further call: Shardy's flatten-call-graph and import-func-calls); after it each
+// named computation becomes a private function again, called with the shardings its
+// edges got (export-named-computations), and functions that came from one original with
+// the same argument and result shardings are merged again (unflatten-call-graph).
+
+import { Computation, subcomputationsOf, type HloModule, type Instruction } from "../../ir/computation.js";
+import { ComputationEdit, editModule } from "../../ir/edit.js";
+import { factoryFor, withEntry, withInstructions } from "../../ir/rewrite.js";
+import { usersOf } from "../../ir/traverse.js";
+import type { TensorSharding } from "../model.js";
+import { fullyReplicatedSharding, shardingEquals } from "../sharding.js";
+import { staticDims } from "../propagation/ir_graph.js";
+
+/** By function name, the function it came from, for functions the pipeline made from named computations. */
+export type OriginalNames = Map<string, string>;
+
+/** A copy of `c` (and of the computations it calls as regions) with fresh instructions. */
+function cloneComputation(c: Computation, name: string): Computation {
+  const f = factoryFor(c);
+  const copies = new Map<Instruction, Instruction>();
+  for (const inst of c.instructions) {
+    const attrs = { ...(inst.attrs as Record<string, unknown>) };
+    for (const [k, v] of Object.entries(attrs)) if (v instanceof Computation) attrs[k] = cloneComputation(v, `${v.name}.copy`);
+    const made = f.placeUnchecked(inst.opcode, inst.operands.map((o) => copies.get(o)!), attrs as never, inst.shape, { from: inst, name: inst.name });
+    copies.set(inst, { ...made, ...(inst.sdySharding !== undefined ? { sdySharding: inst.sdySharding } : {}) } as Instruction);
+  }
+  const parameters = c.parameters.map((p) => copies.get(p) as Instruction<"parameter">);
+  return withInstructions(c, c.instructions.map((i) => copies.get(i)!), copies.get(c.root)!, name, parameters);
+}
+
+/** Shardy's getFuncArgShardings: every argument's sharding (missing ones fully open) when any has one. */
+function argShardingsOf(c: Computation): TensorSharding[] | undefined {
+  const first = c.argShardings?.find((s) => s !== undefined);
+  if (first === undefined) return undefined;
+  return c.parameters.map((p, i) => c.argShardings?.[i] ?? fullyReplicatedSharding(first.meshOrRef, staticDims(p.shape)?.length ?? 0, false));
+}
+
+/** A function's name before the pipeline copied it (`sdy.original_func_name`, else its own). */
+function originalName(c: Computation, names: OriginalNames): string {
+  const attr = c.attributes?.["sdy.original_func_name"];
+  return names.get(c.name) ?? (attr !== undefined ? JSON.parse(attr) as string : c.name);
+}
+
+/** Every call becomes a named computation over (a copy of) its callee's body; called functions go. */
+export function importFuncCalls(module: HloModule, names: OriginalNames): HloModule {
+  const functions = module.functions ?? [module.entry];
+  const called = new Set<Computation>();
+  const taken = new Set(module.computations.map((c) => c.name));
+  const out = editModule(module, (c) => {
+    const edit = new ComputationEdit(c);
+    const f = factoryFor(c);
+    for (const inst of c.instructions) {
+      if (inst.opcode !== "call") continue;
+      const callee = (inst as Instruction<"call">).attrs.toApply;
+      let body = callee;
+      if (called.has(callee)) {
+        // A further call gets its own copy of the body (Shardy clones it).
+        let name = `${callee.name}.1`;
+        for (let k = 2; taken.has(name); k++) name = `${callee.name}.${k}`;
+        taken.add(name);
+        body = cloneComputation(callee, name);
+      }
+      called.add(callee);
+      const inShardings = argShardingsOf(callee);
+      const nc = f.add("sdyNamedComputation", inst.operands, {
+        name: originalName(callee, names), body,
+        ...(inShardings !== undefined ? { inShardings } : {}),
+        ...(inst.sdySharding !== undefined ? { outShardings: inst.sdySharding } : {}),
+      }, { from: inst, declared: inst.shape });
+      const { sdySharding: _dropped, ...withoutSharding } = nc as Instruction;
+      void _dropped;
+      edit.substitute(inst, withoutSharding as Instruction);
+    }
+    return edit;
+  });
+  const kept = (out.functions ?? [out.entry]).filter((_, i) => !called.has(functions[i]!));
+  return kept.length === (out.functions ?? [out.entry]).length ? out : withFunctions(out, kept);
+}
+
+/** The shardings the data-flow edges on `owners` got (missing ones fully open), when any has one. */
+function edgeShardings(owners: readonly (Instruction | undefined)[], users: ReadonlyMap<Instruction, Instruction[]>): TensorSharding[] | undefined {
+  const found = owners.map((o) => (o === undefined ? undefined
+    : (users.get(o) ?? []).find((u): u is Instruction<"sdyDataFlowEdge"> => u.opcode === "sdyDataFlowEdge")?.attrs.sharding));
+  const first = found.find((s) => s !== undefined);
+  if (first === undefined) return undefined;
+  return found.map((s, i) => s ?? fullyReplicatedSharding(first.meshOrRef, staticDims(owners[i]?.shape ?? { kind: "token" })?.length ?? 0, false));
+}
+
+/**
+ * Every named computation becomes a call of a new private function over its body, with
+ * the shardings its edges got; nested ones first (Shardy's post-order walk), so a body
+ * is exported with the calls its own named computations became.
+ */
+export function exportNamedComputations(module: HloModule, names: OriginalNames): HloModule {
+  let current = module;
+  for (;;) {
+    const next = exportInnermostNamedComputations(current, names);
+    if (next === current) return current;
+    current = next;
+  }
+}
+
+const containsNamedComputation = (c: Computation): boolean =>
+  c.instructions.some((i) => i.opcode === "sdyNamedComputation" || subcomputationsOf(i).some(containsNamedComputation));
+
+function exportInnermostNamedComputations(module: HloModule, names: OriginalNames): HloModule {
+  const taken = new Set((module.functions ?? [module.entry]).map((c) => c.name));
+  const made: Computation[] = [];
+  const out = editModule(module, (c) => {
+    const edit = new ComputationEdit(c);
+    const f = factoryFor(c);
+    const users = usersOf(c);
+    for (const inst of c.instructions) {
+      if (inst.opcode !== "sdyNamedComputation") continue;
+      const a = (inst as Instruction<"sdyNamedComputation">).attrs;
+      if (containsNamedComputation(a.body)) continue;
+      const bodyUsers = usersOf(a.body);
+      const ins = edgeShardings(a.body.parameters, bodyUsers) ?? a.inShardings;
+      const count = a.body.root.opcode === "tuple" ? a.body.root.operands.length : 1;
+      const owners = count === 1 && inst.shape.kind !== "tuple" ? [inst]
+        : Array.from({ length: count }, (_, i) => (users.get(inst) ?? []).find((u) => u.opcode === "getTupleElement" && (u as Instruction<"getTupleElement">).attrs.index === i));
+      const outs = edgeShardings(owners, users) ?? a.outShardings;
+      // Shardy's symbol table gives a taken name the first free `_N` suffix.
+      let name = a.name;
+      for (let k = 0; taken.has(name); k++) name = `${a.name}_${k}`;
+      taken.add(name);
+      const fn = withInstructions(a.body, a.body.instructions, a.body.root, name);
+      fn.visibility = "private";
+      if (ins !== undefined) fn.argShardings = [...ins];
+      else delete fn.argShardings;
+      delete fn.resultShardings;
+      names.set(fn.name, a.name);
+      made.push(fn);
+      const call = f.add("call", inst.operands, { toApply: fn }, { from: inst, declared: inst.shape });
+      edit.substitute(inst, { ...call, ...(outs !== undefined ? { sdySharding: outs } : {}) } as Instruction);
+    }
+    return edit;
+  });
+  if (made.length === 0) return out;
+  return withFunctions(out, [...(out.functions ?? [out.entry]), ...made.map((fn) => out.computations.find((k) => k.name === fn.name) ?? fn)]);
+}
+
+function sameShardings(a: readonly (TensorSharding | undefined)[] | undefined, b: readonly (TensorSharding | undefined)[] | undefined): boolean {
+  const x = a ?? [];
+  const y = b ?? [];
+  const n = Math.max(x.length, y.length);
+  for (let i = 0; i < n; i++) if (!shardingEquals(x[i], y[i])) return false;
+  return true;
+}
+
+/** Calls of functions from one original with equal argument and result shardings call the first of them; the others go. */
+export function unflattenCallGraph(module: HloModule, names: OriginalNames): HloModule {
+  const functions = module.functions ?? [module.entry];
+  // Calls in Shardy's walk order: functions in order, each op after the ops of its regions.
+  const calls: Instruction<"call">[] = [];
+  const walk = (c: Computation): void => {
+    for (const inst of c.instructions) {
+      for (const region of subcomputationsOf(inst)) if (!functions.includes(region)) walk(region);
+      if (inst.opcode === "call") calls.push(inst as Instruction<"call">);
+    }
+  };
+  for (const f of functions) walk(f);
+  const chosen = new Map<Computation, Computation>();
+  const firsts: Computation[] = [];
+  for (const call of calls) {
+    const fn = call.attrs.toApply;
+    if (chosen.has(fn)) continue;
+    const same = firsts.find((g) => originalName(g, names) === originalName(fn, names)
+      && sameShardings(argShardingsOf(g), argShardingsOf(fn)) && sameShardings(g.resultShardings, fn.resultShardings));
+    if (same === undefined) firsts.push(fn);
+    chosen.set(fn, same ?? fn);
+  }
+  const out = editModule(module, (c) => {
+    const edit = new ComputationEdit(c);
+    for (const inst of c.instructions) {
+      if (inst.opcode !== "call") continue;
+      const target = chosen.get((inst as Instruction<"call">).attrs.toApply);
+      if (target !== undefined && target !== (inst as Instruction<"call">).attrs.toApply) edit.annotate(inst, { attrs: { toApply: target } });
+    }
+    return edit;
+  });
+  // Functions no call reaches any more go (Shardy's symbol DCE); the entry and public ones stay.
+  const called = new Set(out.computations.flatMap((c) => c.instructions.filter((i) => i.opcode === "call").map((i) => (i as Instruction<"call">).attrs.toApply)));
+  const keep = (out.functions ?? functions).filter((fn) => fn === out.entry || fn.visibility !== "private" || called.has(fn));
+  return keep.length === (out.functions ?? functions).length ? out : withFunctions(out, keep);
+}
+
+/** `module` with `functions` as its functions (the computations they reach recomputed). */
+function withFunctions(module: HloModule, functions: readonly Computation[]): HloModule {
+  const tmp = withEntry(module, module.entry);
+  tmp.functions = functions;
+  return withEntry(tmp, tmp.entry);
+}

@@ -1,0 +1,190 @@
+// Propagation's results written back into the IR in one sweep (ir/edit.ts): shardings
+// onto instructions (`sdy.sharding`, or the op's own sharding attributes) and onto
+// functions, attached sharding rules, erased ops dropped, and the few structural
+// changes the sdy passes make on the graph: sharding constraints inserted after a value,
+// operands re-pointed at them, an op moved after a value.
+
+import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
+import { ComputationEdit, editModule, type InstructionAnnotations } from "../../ir/edit.js";
+import { factoryFor } from "../../ir/rewrite.js";
+import type { InstructionFactory } from "../../ir/factory.js";
+import { ShardingError } from "../axis.js";
+import type { TensorSharding } from "../model.js";
+import type { DebugAttributes } from "./debug_writeback.js";
+import { isTerminator, regionOf, terminatorOf, type POp, type PRegion, type PValue } from "./graph.js";
+import { attrSharding, openLike, sameList, type IrGraph } from "./ir_graph.js";
+
+/** The sharding fields `op` gives its instruction (undefined when they are unchanged). */
+function fieldsOf(ir: IrGraph, inst: Instruction, op: POp): InstructionAnnotations | undefined {
+  const shardings = ir.graph.shardings;
+  const inAttr = attrSharding(inst);
+  if (inAttr !== undefined) {
+    const s = shardings.get(op.results[0]!);
+    if (s === inAttr.sharding && op.rule === inst.sdyShardingRule) return undefined;
+    const attrs = { ...(inst.attrs as object) } as Record<string, unknown>;
+    if (s === undefined) delete attrs[inAttr.field];
+    else attrs[inAttr.field] = s;
+    return { attrs: attrs as Instruction["attrs"], sdyShardingRule: op.rule };
+  }
+  if (inst.opcode === "sdyManualComputation" || inst.opcode === "sdyNamedComputation") {
+    const a = (inst as Instruction<"sdyManualComputation" | "sdyNamedComputation">).attrs;
+    const ins = op.regions[0]!.args.map((v) => shardings.get(v));
+    const outs = op.results.map((v) => shardings.get(v));
+    if (sameList(ins, a.inShardings) && sameList(outs, a.outShardings)) return undefined;
+    const full = (list: (TensorSharding | undefined)[], values: readonly PValue[]): TensorSharding[] | undefined =>
+      list.every((x) => x === undefined) ? undefined : list.map((x, i) => x ?? openLike(list, values[i]!));
+    const attrs = { ...a } as Record<string, unknown>;
+    for (const [k, v] of [["inShardings", full(ins, op.regions[0]!.args)], ["outShardings", full(outs, op.results)]] as const) {
+      if (v === undefined) delete attrs[k];
+      else attrs[k] = v;
+    }
+    return { attrs: attrs as Instruction["attrs"] };
+  }
+  // An op without results (a maximal sharding placing it on one device) keeps its sharding: nothing propagates to it.
+  if (op.results.length === 0) return op.rule === inst.sdyShardingRule ? undefined : { sdyShardingRule: op.rule };
+  const list = op.results.map((r) => shardings.get(r));
+  const sdySharding = list.every((s) => s === undefined) ? undefined : list.map((s, i) => s ?? openLike(list, op.results[i]!));
+  if (sameList(sdySharding, inst.sdySharding) && op.rule === inst.sdyShardingRule) return undefined;
+  return { sdySharding, sdyShardingRule: op.rule };
+}
+
+/** Per computation, its edit and a factory for the instructions it gains. */
+class Edits {
+  private readonly edits = new Map<Computation, { edit: ComputationEdit; factory: InstructionFactory }>();
+
+  of(c: Computation): { edit: ComputationEdit; factory: InstructionFactory } {
+    let e = this.edits.get(c);
+    if (e === undefined) {
+      e = { edit: new ComputationEdit(c), factory: factoryFor(c) };
+      this.edits.set(c, e);
+    }
+    return e;
+  }
+
+  get(c: Computation): ComputationEdit | undefined {
+    return this.edits.get(c)?.edit;
+  }
+}
+
+/** Merges text attributes into a list of per-value attribute dictionaries. */
+function withTextAttributes(
+  list: readonly Readonly<Record<string, string>>[] | undefined, count: number, add: ReadonlyMap<number, Record<string, string>> | undefined,
+): Readonly<Record<string, string>>[] | undefined {
+  if (add === undefined || add.size === 0) return undefined;
+  return Array.from({ length: count }, (_, i) => ({ ...list?.[i], ...add.get(i) }));
+}
+
+export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
+  const edits = new Edits();
+  const { graph } = ir;
+  const regionComputation = (r: PRegion): Computation => {
+    const c = ir.computationOf.get(r);
+    if (c === undefined) throw new ShardingError("propagation: a region of the graph has no computation");
+    return c;
+  };
+  const computationOfOp = (op: POp): Computation => regionComputation(regionOf(op).region);
+
+  /** The instruction standing for a value (a get-tuple-element made for an op result that had none). */
+  const instFor = (v: PValue): Instruction => {
+    const known = ir.instOfValue.get(v);
+    if (known !== undefined) return known;
+    if (v.def.kind === "result") {
+      const owner = v.def.op;
+      const ownerInst = ir.instOf(owner);
+      if (ownerInst !== undefined) {
+        const { edit, factory } = edits.of(computationOfOp(owner));
+        const gte = factory.add("getTupleElement", [ownerInst], { index: v.def.index });
+        edit.insertAfter(ownerInst, gte);
+        ir.instOfValue.set(v, gte);
+        return gte;
+      }
+    }
+    throw new ShardingError("propagation: a value of the graph has no instruction to stand for it");
+  };
+
+  // Instructions for the ops the passes made (sharding constraints), after the op before them in their region.
+  const made = new Map<POp, Instruction>();
+  for (const func of graph.funcs) {
+    const visit = (op: POp): void => {
+      op.regions.forEach((r) => r.ops.forEach((inner, position) => {
+        if (!inner.erased && ir.instOf(inner) === undefined && !isTerminator(inner)) {
+          if (inner.kind !== "shardingConstraint") throw new ShardingError(`propagation made a ${inner.name} the IR cannot hold`);
+          const { edit, factory } = edits.of(regionComputation(r));
+          const operand = instFor(inner.operands[0]!);
+          const inst = factory.add("sdyShardingConstraint", [operand], { sharding: graph.shardings.get(inner.results[0]!)! });
+          const before = r.ops.slice(0, position).reverse().find((o) => !o.erased && !isTerminator(o));
+          const anchorOp = before === undefined ? undefined : made.get(before) ?? ir.instOf(before);
+          edit.insertAfter(anchorOp === undefined || anchorOp === ir.instOf(inner.operands[0]!.def.op) ? operand : anchorOp, inst);
+          made.set(inner, inst);
+          ir.instOfValue.set(inner.results[0]!, inst);
+        }
+        visit(inner);
+      }));
+    };
+    visit(func);
+  }
+  for (const { op, after } of graph.moves) {
+    const inst = ir.instOf(op);
+    if (inst === undefined) continue;
+    edits.of(computationOfOp(op)).edit.moveAfter(inst, after.def.kind === "arg" && ir.instOfValue.get(after) === undefined ? "start" : instFor(after));
+  }
+  // Operands re-pointed on the graph.
+  for (const [op, lowered] of ir.loweredOperands) {
+    if (op.erased) continue;
+    op.operands.forEach((v, k) => {
+      if (v === lowered[k]) return;
+      const c = computationOfOp(op);
+      const { edit } = edits.of(c);
+      const value = made.get(v.def.op) ?? instFor(v);
+      if (!isTerminator(op)) {
+        edit.setOperand(ir.instOf(op)!, k, value);
+      } else if (c.root.opcode === "tuple" && op.operands.length !== 1) {
+        edit.setOperand(c.root, k, value);
+      } else {
+        edit.setRoot(value);
+      }
+    });
+  }
+  const annotateDebug = (edit: ComputationEdit, inst: Instruction, op: POp): void => {
+    if (debug === undefined) return;
+    const edges = debug.opEdges.get(op);
+    if (edges !== undefined) edit.annotate(inst, { sdyPropagationEdges: edges });
+    const text = debug.ops.get(op);
+    if (text !== undefined) edit.annotate(inst, { frontendAttributes: { ...inst.frontendAttributes, ...text } });
+  };
+  return editModule(ir.module, (c) => {
+    const edit = edits.get(c) ?? new ComputationEdit(c);
+    for (const inst of c.instructions) {
+      const ops = ir.opsOf.get(inst);
+      if (ops === undefined || ops.length === 0) continue;
+      // An instruction two ops share (a region used twice) keeps what the last of them got.
+      if (ops.every((o) => o.erased)) {
+        edit.remove(inst);
+        continue;
+      }
+      const op = ops[ops.length - 1]!;
+      const fields = fieldsOf(ir, inst, op);
+      if (fields !== undefined) edit.annotate(inst, fields);
+      annotateDebug(edit, inst, op);
+    }
+    for (const [op, inst] of made) if (computationOfOp(op) === c) annotateDebug(edit, inst, op);
+    const func = ir.funcOf.get(c);
+    if (func !== undefined && debug !== undefined) {
+      const argAttributes = withTextAttributes(c.argAttributes, c.parameters.length, debug.args.get(func));
+      const resultAttributes = withTextAttributes(c.resultAttributes, terminatorOf(func).operands.length, debug.results.get(func));
+      edit.fields = { ...edit.fields, ...(argAttributes !== undefined ? { argAttributes } : {}), ...(resultAttributes !== undefined ? { resultAttributes } : {}) };
+    }
+    if (func !== undefined) {
+      const argShardings = func.regions[0]!.args.map((a) => graph.shardings.get(a));
+      const resultShardings = graph.funcResultShardings.get(func) ?? [];
+      if (!sameList(argShardings, c.argShardings) || !sameList(resultShardings, c.resultShardings)) {
+        edit.fields = {
+          ...edit.fields,
+          argShardings: argShardings.some((s) => s !== undefined) ? argShardings : undefined,
+          resultShardings: resultShardings.some((s) => s !== undefined) ? [...resultShardings] : undefined,
+        };
+      }
+    }
+    return edit;
+  });
+}
