@@ -35,7 +35,9 @@ export { parseHlo, printHlo } from "./text/hlo/index.js";
 export type * from "./sdy/model.js";
 export * from "./sdy/attr_text.js";
 export * from "./sdy/mesh.js";
-export { diagnosticsOf, SdyParseError, type SdyDiagnostic } from "./sdy/diagnostics.js";
+export { diagnosticsOf, formatSdyDiagnostics, SdyParseError, SdyVerifyError, type SdyDiagnostic } from "./sdy/diagnostics.js";
+export { verifySdy } from "./sdy/verify.js";
+export { hloShardingToSdy, sdyToHloSharding, type ShardingOnMesh } from "./sdy/hlo_sharding.js";
 export { runCheckText, type CheckCaseResult } from "./check/runner.js";
 export {
   compile, compileSync, defaultDevice, defaultPipeline, Executable, InterpretedExecutable, WasmDevice, DeviceArray,

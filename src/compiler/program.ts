@@ -16,7 +16,7 @@ import {
 } from "./buffers/assignment.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
 import { compileRoutine } from "./routines.js";
-import { outputFusionProductInScratch } from "./wasm/epilogue.js";
+import { emitOutputFusionKernel, outputFusionCanKeepProduct } from "./wasm/epilogue.js";
 import { isUnsupported, type WasmKernel, type WasmTarget } from "./wasm/kernel.js";
 
 export type Step =
@@ -72,12 +72,12 @@ export interface CompiledProgram extends StepList {
 
 /**
  * Whether a fusion's kernel may write its result over its operand `index`: a loop
- * fusion's, or an output fusion's whose kernel keeps the product in scratch until the
- * epilogue has read it, when the operand is read element for element.
+ * fusion's, or an output fusion's whose kernel can keep the product in scratch until
+ * the epilogue has read it, when the operand is read element for element.
  */
 function readsInPlace(inst: Instruction<"fusion">, index: number, target: WasmTarget): boolean {
   const fused = inst.attrs.calledComputation;
-  if (inst.attrs.kind !== "loop" && !(inst.attrs.kind === "output" && outputFusionProductInScratch(fused, target))) return false;
+  if (inst.attrs.kind !== "loop" && !(inst.attrs.kind === "output" && outputFusionCanKeepProduct(fused, target))) return false;
   return readsElementForElement(fused, index);
 }
 
@@ -134,6 +134,8 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   const inPlaceCandidates: { step: number; result: number; operand: number }[] = [];
   // Likewise over a parameter leaf, if the result is the output of the same index (see StepList.outputsOverParameters).
   const overParameterCandidates: { step: number; result: number; parameter: number }[] = [];
+  // The steps that run output fusions (their kernel depends on whether they end up in place).
+  const outputFusionSteps = new Map<number, Instruction<"fusion">>();
   for (const inst of entry.instructions) {
     switch (inst.opcode) {
       case "parameter": {
@@ -213,6 +215,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
       steps.push({ kind: "interpret", name: inst.name, instruction: inst, why: compiled.unsupported, operands: operandLeaves, results });
     } else {
       kernels.push(compiled);
+      if (inst.opcode === "fusion" && (inst as Instruction<"fusion">).attrs.kind === "output") outputFusionSteps.set(steps.length, inst as Instruction<"fusion">);
       steps.push({ kind: "kernel", name: inst.name, kernel: kernels.length - 1, operands: operandLeaves.map((ls) => ls[0]!), results });
     }
   }
@@ -237,13 +240,29 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   rootLeaves.forEach((l, j) => {
     if (l.space === "temp" && !outputOf.has(l.index) && temps[l.index]!.sharesWith === undefined) outputOf.set(l.index, j);
   });
-  const outputsOverParameters = overParameterCandidates
-    .filter((c) => parameterLastUse[c.parameter] === c.step && outputOf.get(c.result) === c.parameter).map((c) => c.parameter);
+  // A nested list's caller may give an output and the parameter of the same index one buffer (control_flow.ts).
+  const overSameParameter = (c: { step: number; result: number; parameter: number }): boolean =>
+    parameterLastUse[c.parameter] === c.step && outputOf.get(c.result) === c.parameter;
+  const outputsOverParameters = overParameterCandidates.filter(overSameParameter).map((c) => c.parameter);
   const donation = module === undefined ? NO_DONATION : planDonation(module, {
     outputs, rootLeaves, temps, written: outputOf, parameterLastUse, steps: steps.length,
     inPlace: overParameterCandidates.map((c) => ({ step: c.step, result: c.result, leaf: c.parameter })),
   });
   for (const t of donation.keptInArena) outputOf.delete(t);
+  // An output fusion written over an operand gets the kernel that keeps its product in scratch until the epilogue has read it.
+  const overOperand = new Set([
+    ...inPlaceCandidates.filter((c) => temps[c.result]!.sharesWith === c.operand).map((c) => c.step),
+    ...overParameterCandidates.filter((c) => donation.aliases[outputOf.get(c.result) ?? -1] === c.parameter || (module === undefined && overSameParameter(c)))
+      .map((c) => c.step),
+  ]);
+  for (const step of overOperand) {
+    const s = steps[step]!;
+    const inst = outputFusionSteps.get(step);
+    if (s.kind !== "kernel" || inst === undefined) continue;
+    const kernel = emitOutputFusionKernel(inst.attrs.calledComputation, target, inst.name, true);
+    if (isUnsupported(kernel)) throw new CompileError(`${entry.name}: ${inst.name}: ${kernel.unsupported}`);
+    kernels[s.kernel] = kernel;
+  }
   const relocate = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
   const finalSteps: Step[] = steps.map((s) => {
     switch (s.kind) {

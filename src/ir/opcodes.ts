@@ -148,6 +148,11 @@ export interface OpAttributes {
   customCall: {
     readonly target: string; readonly resultShape: Shape; readonly backendConfig: string;
     readonly hasSideEffect: boolean; readonly calledComputations: readonly Computation[];
+    /**
+     * Functions `called_computations` names that the module does not define (MLIR does
+     * not resolve these symbols; the text is kept so it prints back).
+     */
+    readonly undefinedCallees?: readonly string[];
   };
   optimizationBarrier: None;
   /**

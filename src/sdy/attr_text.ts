@@ -14,6 +14,7 @@
 
 import type { Cursor } from "../text/mlir/cursor.js";
 import { quoteString as quote } from "../text/mlir/print_attr.js";
+import { symbolRef } from "../text/mlir/print_ops.js";
 import { inContext, sdyParseError } from "./diagnostics.js";
 import type {
   AllToAllParam, AxisRef, AxisToPropagationDetails, DimensionSharding, EdgeValueRef, ManualAxes, Mesh, MeshAxis,
@@ -314,7 +315,7 @@ export function parseTensorSharding(c: Cursor): TensorSharding {
 
 /** `<@mesh, [...]>` (the form op syntax uses; `#sdy.sharding` adds the prefix). */
 export function printTensorShardingBody(s: TensorSharding): string {
-  const mesh = typeof s.meshOrRef === "string" ? symbolText(s.meshOrRef) : `mesh${printMesh(s.meshOrRef)}`;
+  const mesh = typeof s.meshOrRef === "string" ? symbolRef(s.meshOrRef) : `mesh${printMesh(s.meshOrRef)}`;
   let out = `<${mesh}, [${s.dimShardings.map(printDimensionSharding).join(", ")}]`;
   if (s.replicatedAxes.length > 0) out += `, replicated=${printAxisRefList(s.replicatedAxes)}`;
   if (s.unreducedAxes.length > 0) {
@@ -502,11 +503,4 @@ export function printSdyAttribute(a: SdyAttribute): string {
     case "enum": return `#sdy<${a.name} ${a.value}>`;
     case "shardingRule": return printOpShardingRule(a.value);
   }
-}
-
-// ---------------------------------------------------------------- helpers
-
-/** `@name`, quoted when it is not a bare identifier. */
-export function symbolText(name: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_$.-]*$/.test(name) ? `@${name}` : `@${quote(name)}`;
 }

@@ -7,6 +7,7 @@
 // everything.
 
 import { XlaError } from "../types/errors.js";
+import { findAxisSize } from "./mesh.js";
 import type { AxisRef, Mesh } from "./model.js";
 
 /** A sharding refers to an axis the mesh lacks, or to an unknown mesh. */
@@ -14,11 +15,11 @@ export class ShardingError extends XlaError {
   override name = "ShardingError";
 }
 
-/** The size of the named axis in `mesh`. */
+/** The size of the named axis in `mesh`, which must have it (mesh.ts's findAxisSize asks whether it does). */
 export function meshAxisSize(mesh: Mesh, name: string): number {
-  const axis = mesh.axes.find((a) => a.name === name);
-  if (axis === undefined) throw new ShardingError(`unknown axis "${name}" in mesh [${mesh.axes.map((a) => `"${a.name}"=${a.size}`).join(", ")}]`);
-  return axis.size;
+  const size = findAxisSize(mesh, name);
+  if (size === undefined) throw new ShardingError(`unknown axis "${name}" in mesh [${mesh.axes.map((a) => `"${a.name}"=${a.size}`).join(", ")}]`);
+  return size;
 }
 
 /** `"a"`, `"a":(2)4`. */
@@ -245,4 +246,54 @@ export function axisListPrefixStatus(first: readonly AxisRef[], second: readonly
 
 export function isStrictPrefix(first: readonly AxisRef[], second: readonly AxisRef[]): boolean {
   return axisListPrefixStatus(first, second) === "strictPrefix";
+}
+
+/** Shardy's AxisRefAttr order: by axis name, then as refs of one name are ordered. */
+export function compareAxisRefs(a: AxisRef, b: AxisRef): number {
+  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  return compareSameName(a, b);
+}
+
+/** Whether `axes` is in ascending order under `compare` (equal neighbours allowed). */
+export function isSortedBy(axes: readonly AxisRef[], compare: (a: AxisRef, b: AxisRef) => number): boolean {
+  return axes.every((a, i) => i === 0 || compare(a, axes[i - 1]!) >= 0);
+}
+
+/** `a` is contained in `b` and ends where `b` ends (its minor end). */
+export function axisSuffixOf(a: AxisRef, b: AxisRef, mesh: Mesh): boolean {
+  return axisContains(b, a) && nextPreSizeOrFullSize(a, mesh) === nextPreSizeOrFullSize(b, mesh);
+}
+
+/** The parts of the axes in `a` that no axis in `b` covers (Shardy's getAxisSetDiff). */
+export function axisSetDiff(a: readonly AxisRef[], b: readonly AxisRef[], mesh: Mesh): AxisRef[] {
+  if (a.length === 0 || axisListEquals(a, b)) return [];
+  if (b.length === 0) return [...a];
+  const setB = [...b].sort(compareAxisRefs);
+  const out: AxisRef[] = [];
+  for (let axis of a) {
+    for (;;) {
+      const other = setB.find((x) => axisOverlaps(axis, x));
+      if (other === undefined) {
+        out.push(axis);
+        break;
+      }
+      const prefix = axisPrefixWithoutOverlap(axis, other);
+      if (prefix !== undefined) out.push(prefix);
+      const suffix = axisSuffixWithoutOverlap(axis, other, mesh);
+      if (suffix === undefined) break;
+      axis = suffix;
+    }
+  }
+  return out;
+}
+
+/**
+ * A device's index along `a`, given its index along the full axis: for the sub-axis
+ * (pre)size of an axis of size n, the middle digit of the index written in the mixed
+ * radix [pre, size, n / (pre * size)].
+ */
+export function indexAlongAxisRef(a: AxisRef, fullAxisIndex: number, mesh: Mesh): number {
+  if (a.subAxis === undefined) return fullAxisIndex;
+  const minor = meshAxisSize(mesh, a.name) / nextPreSizeOrFullSize(a, mesh);
+  return Math.floor(fullAxisIndex / minor) % a.subAxis.size;
 }

@@ -15,7 +15,8 @@ import { arrayShape, UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
 import { bodyResults, resultShapes } from "../shape/sdy.js";
 import { printAxisRef } from "./attr_text.js";
 import type { SdyDiagnostic } from "./diagnostics.js";
-import { axisRefSize, axisSize, meshOf, meshTable } from "./mesh.js";
+import { axisSize } from "./axis.js";
+import { findAxisSize, meshOf, meshTable } from "./mesh.js";
 import type { AxisRef, Mesh, TensorSharding, TensorShardingPerValue } from "./model.js";
 import { verifyCollective, verifyCollectiveSymbolUses } from "./verify_ops.js";
 import { verifyOpShardingRule } from "./rule_verify.js";
@@ -254,7 +255,7 @@ function verifyPropagationEdges(site: OpSite, ctx: VerifyContext): Violation | u
   if (mesh === undefined) return violation("expected a common mesh for propagation edges attr.");
   for (const step of edges) {
     for (const entry of step.axisEntries) {
-      if (axisSize(mesh, entry.axisName.name) === undefined) return violation("expected axis ref to be in one of the meshes");
+      if (findAxisSize(mesh, entry.axisName.name) === undefined) return violation("expected axis ref to be in one of the meshes");
       // A func_data_flow_edge stands for a function's value: its references are not its own operands and results.
       if (inst.opcode === "sdyFuncDataFlowEdge") continue;
       for (const ref of [entry.source, ...entry.targets]) {
@@ -420,7 +421,7 @@ function verifyManualComputation(site: OpSite, ctx: VerifyContext): Violation | 
   if (mesh === undefined && manualAxes.length > 0) {
     return violation(opMessage(inst, "all in and out shardings must be bound to the same mesh or an empty mesh."));
   }
-  const unknown = manualAxes.find((a) => mesh !== undefined && axisSize(mesh, a) === undefined);
+  const unknown = manualAxes.find((a) => mesh !== undefined && findAxisSize(mesh, a) === undefined);
   return unknown === undefined ? undefined : violation(opMessage(inst, `unknown manual axis: ${JSON.stringify(unknown)}`));
 }
 
@@ -457,7 +458,7 @@ function verifyManualValues(
         dims.push(UNBOUNDED_SIZE);
         continue;
       }
-      const size = sharding.dimShardings[d]!.axes.filter((a) => manual.includes(a.name)).reduce((n, a) => n * axisRefSize(mesh, a), 1);
+      const size = sharding.dimShardings[d]!.axes.filter((a) => manual.includes(a.name)).reduce((n, a) => n * axisSize(a, mesh), 1);
       if (global.dimensions[d]! % size !== 0) return fail(`${kind} dimension size ${global.dimensions[d]} is not divisible by the manual axes size ${size}`);
       dims.push(global.dimensions[d]! / size);
     }

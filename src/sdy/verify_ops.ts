@@ -7,8 +7,7 @@
 import type { Instruction } from "../ir/computation.js";
 import type { AxesPerDim, Opcode } from "../ir/opcodes.js";
 import { printAxisRef, printMesh } from "./attr_text.js";
-import { addAxisOrMerge, axisListsEqual, overlaps, prefixWithoutOverlap, sortAndMergeAxes, suffixOf } from "./axis_ref.js";
-import { shardedSize } from "./mesh.js";
+import { addAxisOrMerge, axisListEquals, axisOverlaps, axisPrefixWithoutOverlap, axisSuffixOf, sortAndMergeAxes, totalAxesSize } from "./axis.js";
 import type { AxisRef, DimensionSharding, Mesh, ReductionOp, TensorSharding } from "./model.js";
 import type { OpSite, VerifyContext } from "./verify.js";
 import {
@@ -68,9 +67,9 @@ function gatherAlongDim(dim: DimensionSharding, axes: readonly AxisRef[], d: num
   for (let k = axes.length - 1; k >= 0; k--) {
     const axis = axes[k]!;
     const last = expected.at(-1);
-    if (last === undefined || !suffixOf(axis, last, mesh)) return `can't apply ${kind} axis ${printAxisRef(axis)} to operand sharding on dimension ${d}`;
+    if (last === undefined || !axisSuffixOf(axis, last, mesh)) return `can't apply ${kind} axis ${printAxisRef(axis)} to operand sharding on dimension ${d}`;
     expected.pop();
-    const prefix = prefixWithoutOverlap(last, axis);
+    const prefix = axisPrefixWithoutOverlap(last, axis);
     if (prefix !== undefined) expected.push(prefix);
   }
   return expected;
@@ -105,7 +104,7 @@ function verifyAxesPerDim(
   for (let d = 0; d < Math.min(operand.dimShardings.length, axesPerDim.length); d++) {
     const expected = apply(operand.dimShardings[d]!, axesPerDim[d]!, d, mesh);
     if (typeof expected === "string") return violation(expected);
-    if (!axisListsEqual(expected, result.dimShardings[d]!.axes)) return mismatch(expected, d);
+    if (!axisListEquals(expected, result.dimShardings[d]!.axes)) return mismatch(expected, d);
   }
   return undefined;
 }
@@ -139,7 +138,7 @@ export function verifyCollectiveSymbolUses(site: OpSite, ctx: VerifyContext): Vi
       if (v !== undefined) return v;
       const mesh = ctx.meshOf(result)!;
       const expected = sortAndMergeAxes([...(ctx.shardingOf(inst.operands[0]!, site)?.unreducedAxes ?? []), ...axesPerDim.flat()], mesh);
-      return axisListsEqual(expected, result.unreducedAxes) ? undefined
+      return axisListEquals(expected, result.unreducedAxes) ? undefined
         : violation("out_unreduced_axes should be in_unreduced_axes + sharded_to_unreduced_axes");
     }
     case "sdyReplicatedToUnreduced": return verifyReplicatedToUnreduced(inst as Instruction<"sdyReplicatedToUnreduced">, site, ctx);
@@ -151,7 +150,7 @@ function equivalentIgnoringUnreduced(a: TensorSharding, b: TensorSharding): bool
   const replicated = (s: TensorSharding): boolean => s.dimShardings.every((d) => d.axes.length === 0);
   if (replicated(a)) return replicated(b);
   return JSON.stringify(a.meshOrRef) === JSON.stringify(b.meshOrRef) && a.dimShardings.length === b.dimShardings.length &&
-    a.dimShardings.every((d, i) => axisListsEqual(d.axes, b.dimShardings[i]!.axes));
+    a.dimShardings.every((d, i) => axisListEquals(d.axes, b.dimShardings[i]!.axes));
 }
 
 function verifyAllReduce(inst: Instruction<"sdyAllReduce">, site: OpSite, ctx: VerifyContext): Violation | undefined {
@@ -163,10 +162,10 @@ function verifyAllReduce(inst: Instruction<"sdyAllReduce">, site: OpSite, ctx: V
   const problem = verifySortedAxisRefList(axes, mesh, "reduction");
   if (problem !== undefined) return violation(problem);
   for (const axis of axes) {
-    if ([...operand.dimShardings.flatMap((d) => d.axes), ...operand.replicatedAxes].some((a) => overlaps(a, axis))) {
+    if ([...operand.dimShardings.flatMap((d) => d.axes), ...operand.replicatedAxes].some((a) => axisOverlaps(a, axis))) {
       return violation(`reduction axis ${printAxisRef(axis)} overlaps with operand dimension sharding or replicated axes`);
     }
-    if (result.unreducedAxes.some((a) => overlaps(a, axis))) return violation(`reduction axis ${printAxisRef(axis)} overlaps with result unreduced axes`);
+    if (result.unreducedAxes.some((a) => axisOverlaps(a, axis))) return violation(`reduction axis ${printAxisRef(axis)} overlaps with result unreduced axes`);
   }
   return verifyUnreducedTransition([operand], [result], ctx.meshOf, undefined, inst.attrs.reductionOp ?? "sum");
 }
@@ -195,7 +194,7 @@ function verifyAllToAll(inst: Instruction<"sdyAllToAll">, site: OpSite, ctx: Ver
     previousSrc = srcDim;
   }
   const check = (d: number, expected: readonly AxisRef[]): Violation | undefined =>
-    axisListsEqual(expected, result.dimShardings[d]!.axes) ? undefined : mismatch(expected, d);
+    axisListEquals(expected, result.dimShardings[d]!.axes) ? undefined : mismatch(expected, d);
   for (const { axes, srcDim, tgtDim } of params) {
     const src = gatherAlongDim(operand.dimShardings[srcDim]!, axes, srcDim, mesh, "all-to-all");
     if (typeof src === "string") return violation(src);
@@ -223,8 +222,8 @@ function verifyCollectivePermute(inst: Instruction<"sdyCollectivePermute">, site
   for (let d = 0; d < Math.min(operand.dimShardings.length, result.dimShardings.length); d++) {
     const from = operand.dimShardings[d]!;
     const to = result.dimShardings[d]!;
-    if (axisListsEqual(from.axes, to.axes)) continue;
-    const [inSize, outSize] = [shardedSize(mesh, from), shardedSize(mesh, to)];
+    if (axisListEquals(from.axes, to.axes)) continue;
+    const [inSize, outSize] = [totalAxesSize(from.axes, mesh), totalAxesSize(to.axes, mesh)];
     if (inSize !== outSize) return violation(`sharded size of result doesn't match operand on dimension ${d}: ${outSize} != ${inSize}`);
   }
   return undefined;
@@ -243,11 +242,11 @@ function verifyReplicatedToUnreduced(inst: Instruction<"sdyReplicatedToUnreduced
   const problem = verifySortedAxisRefList(axes, mesh, "r2u");
   if (problem !== undefined) return violation(problem);
   for (const axis of axes) {
-    if (operand.dimShardings.some((d) => d.axes.some((a) => overlaps(a, axis)))) {
+    if (operand.dimShardings.some((d) => d.axes.some((a) => axisOverlaps(a, axis)))) {
       return violation(`r2u axis ${printAxisRef(axis)} overlaps with operand dimension sharding`);
     }
-    if (operand.unreducedAxes.some((a) => overlaps(a, axis))) return violation(`r2u axis ${printAxisRef(axis)} overlaps with operand unreduced axes`);
+    if (operand.unreducedAxes.some((a) => axisOverlaps(a, axis))) return violation(`r2u axis ${printAxisRef(axis)} overlaps with operand unreduced axes`);
   }
   const expected = sortAndMergeAxes([...operand.unreducedAxes, ...axes], mesh);
-  return axisListsEqual(expected, result.unreducedAxes) ? undefined : violation("out_unreduced_axes should be in_unreduced_axes + r2u_axes");
+  return axisListEquals(expected, result.unreducedAxes) ? undefined : violation("out_unreduced_axes should be in_unreduced_axes + r2u_axes");
 }

@@ -4,8 +4,8 @@
 // returns the first violation as Shardy words it, or undefined.
 
 import { printAxisRef, printMesh, printTensorSharding } from "./attr_text.js";
-import { axisRefsEqual, axisSetDiff, canMerge, isSortedBy, meshComparator, overlaps, sortedBy } from "./axis_ref.js";
-import { axisSize, isMaximalMesh, shardedSize } from "./mesh.js";
+import { axisCanMerge, axisEquals, axisOverlaps, axisSetDiff, isSortedBy, meshAxisComparator, meshAxisSize, totalAxesSize } from "./axis.js";
+import { findAxisSize, isMaximalMesh } from "./mesh.js";
 import type { AxisRef, Mesh, ReductionOp, TensorSharding } from "./model.js";
 import { shapeToMlir } from "../text/mlir/types.js";
 import type { Shape } from "../types/shape.js";
@@ -34,15 +34,15 @@ interface SeenAxes {
 function axisRefListProblem(axes: readonly AxisRef[], mesh: Mesh, seen: SeenAxes): string | undefined {
   let previous: AxisRef | undefined;
   for (const a of axes) {
-    if (axisSize(mesh, a.name) === undefined) return `unknown axis name: ${JSON.stringify(a.name)}`;
-    if (seen.refs.some((s) => axisRefsEqual(s, a))) return `duplicate axis ref: ${printAxisRef(a)}`;
+    if (findAxisSize(mesh, a.name) === undefined) return `unknown axis name: ${JSON.stringify(a.name)}`;
+    if (seen.refs.some((s) => axisEquals(s, a))) return `duplicate axis ref: ${printAxisRef(a)}`;
     seen.refs.push(a);
     if (a.subAxis === undefined) {
       previous = a;
       continue;
     }
     seen.subAxes.set(a.name, [...(seen.subAxes.get(a.name) ?? []), a]);
-    if (previous !== undefined && canMerge(previous, a)) {
+    if (previous !== undefined && axisCanMerge(previous, a)) {
       return `two consecutive sub-axes can be merged: ${printAxisRef(previous)}, ${printAxisRef(a)}`;
     }
     previous = a;
@@ -60,7 +60,7 @@ export function verifyAxisRefList(axes: readonly AxisRef[], mesh: Mesh, seen: Se
 
 /** Also sorted w.r.t. the mesh (`replicated`, `unreduced`, reduction axes). */
 export function verifySortedAxisRefList(axes: readonly AxisRef[], mesh: Mesh, what: string, seen: SeenAxes = newSeenAxes()): string | undefined {
-  if (!isSortedBy(axes, meshComparator(mesh))) return `${what} axes are not ordered w.r.t. mesh`;
+  if (!isSortedBy(axes, meshAxisComparator(mesh))) return `${what} axes are not ordered w.r.t. mesh`;
   return axisRefListProblem(axes, mesh, seen);
 }
 
@@ -70,7 +70,7 @@ function subAxesProblem(subAxes: readonly AxisRef[], name: string, size: number,
     return `both sub-axis and full-axis are used for axis name: ${JSON.stringify(name)}`;
   }
   let previous: AxisRef | undefined;
-  for (const a of sortedBy(subAxes, meshComparator(mesh))) {
+  for (const a of [...subAxes].sort(meshAxisComparator(mesh))) {
     const { preSize, size: subSize } = a.subAxis!;
     if (preSize < 1) return `sub-axis pre-size must be at least 1: ${printAxisRef(a)}`;
     if (subSize <= 1) return `sub-axis sizes must be greater than 1: ${printAxisRef(a)}`;
@@ -124,7 +124,7 @@ export function verifyTensorSharding(
     if (problem !== undefined) return violation(problem);
     if (tensor.dynamicDimensions[d] === true || options.checkDivisibility !== true) continue;
     const size = tensor.dimensions[d]!;
-    const sharded = shardedSize(mesh, dim);
+    const sharded = totalAxesSize(dim.axes, mesh);
     if (size % sharded !== 0) return violation(`dim ${d} with size ${size} is not divisible by its sharded size ${sharded}`);
   }
   const replicated = verifySortedAxisRefList(sharding.replicatedAxes, mesh, "replicated", seen);
@@ -132,7 +132,7 @@ export function verifyTensorSharding(
   const unreduced = verifySortedAxisRefList(sharding.unreducedAxes, mesh, "unreduced", seen);
   if (unreduced !== undefined) return violation(unreduced);
   for (const [name, subAxes] of seen.subAxes) {
-    const problem = subAxesProblem(subAxes, name, axisSize(mesh, name)!, mesh, seen);
+    const problem = subAxesProblem(subAxes, name, meshAxisSize(mesh, name), mesh, seen);
     if (problem !== undefined) return violation(problem);
   }
   const bound = options.boundManualAxes;
@@ -178,7 +178,7 @@ export function verifyUnreducedTransition(
   const op = (s: TensorSharding): ReductionOp => s.reductionOp ?? "sum";
   const checkOp = (list: readonly (TensorSharding | undefined)[], diff: readonly AxisRef[], expected: ReductionOp, verb: string): Violation | undefined => {
     for (const s of list) {
-      if (s === undefined || !s.unreducedAxes.some((a) => diff.some((d) => overlaps(a, d)))) continue;
+      if (s === undefined || !s.unreducedAxes.some((a) => diff.some((d) => axisOverlaps(a, d)))) continue;
       if (op(s) !== expected) return violation(`cannot ${verb} '${op(s)}' unreduced axes. Expected '${expected}'.`);
     }
     return undefined;
@@ -200,7 +200,7 @@ export function verifyUnreducedTransition(
     for (const axis of r.unreducedAxes) {
       for (const o of operands) {
         if (o === undefined || op(o) === op(r)) continue;
-        if (o.unreducedAxes.some((a) => overlaps(a, axis))) {
+        if (o.unreducedAxes.some((a) => axisOverlaps(a, axis))) {
           return violation(`cannot change the reduction operator of kept unreduced axes from ${op(o)} to ${op(r)}.`);
         }
       }

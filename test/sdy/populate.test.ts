@@ -1,4 +1,4 @@
-// -sdy-populate-op-sharding-rules beyond Shardy's lit file: conservative mode, ops in
+// -sdy-populate-op-sharding-rules beyond Shardy's lit file (and -sdy-drop-sharding-rules): conservative mode, ops in
 // regions, user rules kept, the warnings (once per kind, in Shardy's walk order), and
 // rules surviving later rewrites. Expected rules are worked out by hand from Shardy's
 // registry (see each case).
@@ -11,6 +11,7 @@ import { annotateModule } from "../../src/ir/edit.js";
 import { mapComputations, withInstructions } from "../../src/ir/rewrite.js";
 import { runPasses } from "../../src/compiler/pass.js";
 import { populateOpShardingRules, populateOpShardingRulesPass } from "../../src/sdy/passes/populate_op_sharding_rules.js";
+import { dropShardingRules } from "../../src/sdy/passes/drop_sharding_rules.js";
 import { parseOpShardingRule, printOpShardingRule } from "../../src/sdy/rule_text.js";
 import type { TensorSharding } from "../../src/sdy/model.js";
 
@@ -170,4 +171,18 @@ test("the pass: same module when there is nothing to annotate; warnings go to th
   assert.equal(module, parsed);
   assert.deepEqual(log.map((e) => e.pass), ["sdy-populate-op-sharding-rules"]);
   assert.match(log[0]!.message, /custom call @mystery is unknown to SDY sharding rule registry/);
+});
+
+test("-sdy-drop-sharding-rules removes the registry's rules and keeps custom ones", () => {
+  const custom = "#sdy.op_sharding_rule<([i])->([i]) {i=4}, custom>";
+  const parsed = parseStableHlo(`func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.negate %arg0 : tensor<4xf32>
+    %1 = stablehlo.custom_call @foo(%0) {sdy.sharding_rule = ${custom}} : (tensor<4xf32>) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }`);
+  const populated = populateOpShardingRules(parsed).module;
+  assert.deepEqual(rulesOf(populated), ["#sdy.op_sharding_rule<([i])->([i]) {i=4}>", custom]);
+  const { module } = runPasses(populated, [dropShardingRules]);
+  assert.deepEqual(rulesOf(module), [custom]);
+  assert.equal(runPasses(module, [dropShardingRules]).module, module);
 });

@@ -44,19 +44,8 @@ function funcCases(file: string): FuncCase[] {
   return out;
 }
 
-/**
- * Imports one function. The file's custom calls name `@top_k_gt_f32_comparator` in
- * called_computations without defining it (MLIR does not resolve those symbols; our
- * importer does): such a symbol is defined here as a comparator, which no rule reads.
- */
 function importFunc(fc: FuncCase): HloModule {
-  let text = fc.text;
-  for (const m of fc.text.matchAll(/called_computations = \[@([A-Za-z0-9_]+)\]/g)) {
-    text += `\nfunc.func private @${m[1]}(%a: tensor<f32>, %b: tensor<f32>) -> tensor<i1> {\n` +
-      "  %0 = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n  return %0 : tensor<i1>\n}";
-  }
-  // A rule written in the text (`sdy.sharding_rule = ...`) is the instruction's sdyShardingRule.
-  return parseStableHlo(text, "registry.mlir", fc.firstLine);
+  return parseStableHlo(fc.text, "registry.mlir", fc.firstLine);
 }
 
 /** How the ops of function @name that have a rule print their attribute dictionary (the rule sorts last among the ops' attributes here). */

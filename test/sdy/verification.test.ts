@@ -7,10 +7,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { parseStableHlo, ParseError } from "../../src/index.js";
 import { diagnosticsOf, type SdyDiagnostic } from "../../src/sdy/diagnostics.js";
 import { verifySdy } from "../../src/sdy/verify.js";
 import { available, expectedDiagnostics, IR_TESTS, readLit, splitCases } from "./lit.js";
+import { tempFiles, xlats } from "../cli/helpers.js";
 
 /** Cases whose input xlats cannot read for reasons outside Shardy (with the reason). */
 const OUTSIDE_SDY: Readonly<Record<string, string>> = {
@@ -98,5 +100,29 @@ test("a verifier error comes with its note at the other op's line", () => {
   assert.deepEqual(diagnose(text, "bound.mlir").map((d) => [d.severity, d.line, d.message]), [
     ["error", 4, "'sdy.sharding_constraint' op operates on axis \"a\" which is already bound by a parent sdy.manual_computation op"],
     ["note", 3, "parent bounding this axis as manual"],
+  ]);
+});
+
+test("xlats opt: sdy parse chains and verifier findings on stderr as FILE:LINE:COL: error/note", () => {
+  const text = [
+    'sdy.mesh @mesh = <["a"=2]>',
+    "func.func @f(%arg0: tensor<16x32xf32>) -> tensor<16x32xf32> {",
+    '  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg1: tensor<8x32xf32>) {',
+    '    %1 = sdy.reshard %arg1 <@mesh, [{"a"}, {}]> : tensor<8x32xf32>',
+    "    sdy.return %1 : tensor<8x32xf32>",
+    "  } : (tensor<16x32xf32>) -> tensor<16x32xf32>",
+    "  return %0 : tensor<16x32xf32>",
+    "}",
+    "// -----",
+    'sdy.mesh @mesh = <["a"=2, "b"=0]>',
+  ].join("\n");
+  const file = join(tempFiles({ "bad.mlir": text }), "bad.mlir");
+  const r = xlats("opt", file, "-split-input-file", "-verify-diagnostics");
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stderr.trim().split("\n"), [
+    `${file}:4:5: error: 'sdy.reshard' op operates on axis "a" which is already bound by a parent sdy.manual_computation op`,
+    `${file}:3:3: note: parent bounding this axis as manual`,
+    `${file}:10:31: error: custom op 'sdy.mesh' axis size must be at least 1, got: 0`,
+    `${file}:10:32: error: custom op 'sdy.mesh' failed to parse Sdy_Mesh parameter 'axes' which is to be a \`::llvm::ArrayRef<MeshAxisAttr>\``,
   ]);
 });

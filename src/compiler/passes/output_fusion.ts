@@ -17,7 +17,8 @@
 // - the result has as many elements as the product, of the same size (it is written
 //   over the product, in place);
 // - the dot's operands are computed outside the group, and the backend compiles the
-//   fused computation (a GEMM or convolution it takes, an epilogue it can emit).
+//   fused computation (a GEMM or convolution it takes, an epilogue it can emit) and
+//   expects it to be faster than two kernels (wasm/epilogue.ts's cost rule).
 //
 // A group with a reduction is left alone (an input fusion), and so are groups that
 // multi-output fusion would merge: an output fusion is always a fusion of its own.
@@ -96,7 +97,7 @@ export function formOutputFusions(
     if (problem !== undefined) {
       g.members.delete(core);
       g.core = undefined;
-      no(`the backend cannot compile it: ${problem}`);
+      no(problem);
       continue;
     }
     ctx.log(passName, `output fusion: ${core.name} is the core of ${g.root.name}'s fusion (its epilogue: ${g.members.size - 1} instruction(s))`);

@@ -12,8 +12,8 @@
 // Accumulation: in the element type, over the kernel's memory order (spatial, then input
 // feature), in blocks of the GEMM's kc as gemm.ts describes.
 //
-// In an output fusion (epilogue.ts) each block of output pixels is finished by the
-// fusion's epilogue as soon as the GEMM has written it: the pixels are the rows of the
+// In an output fusion (epilogue.ts) the GEMM finishes each tile of output pixels with
+// the fusion's epilogue as gemm_rows.ts describes: the pixels are the rows of the
 // product, the output features its columns.
 
 import type { Instruction } from "../../ir/computation.js";
@@ -124,6 +124,11 @@ function convTiling(g: ConvGeometry, target: WasmTarget): GemmTiling {
   return { ...base, kc: kDepth * g.o * es <= 512 * 1024 ? Math.max(kDepth, 1) : base.kc };
 }
 
+/** Blocks of k (kernel depth) the convolution kernel accumulates its output over. */
+export function convKBlocks(g: ConvGeometry, target: WasmTarget): number {
+  return Math.max(1, Math.ceil((g.kernelSizes[0] * g.kernelSizes[1] * g.c) / convTiling(g, target).kc));
+}
+
 /** Whether the convolution kernel keeps its product in scratch until an epilogue has read it (gemm_rows.ts). */
 export function convProductInScratch(g: ConvGeometry, target: WasmTarget): boolean {
   return productInScratch(g.kernelSizes[0] * g.kernelSizes[1] * g.c, convTiling(g, target));
@@ -153,7 +158,7 @@ export function emitConvKernel(
   const nOps = epilogue?.operandCount ?? 2;
   const remainder = pixels % PIXEL_BLOCK % tiling.mr;
   const { rows, scratchBytes: rowsScratch } = emitGemmRows(module, { type, n: o, k: kDepth, aRow: kDepth * es, aK: es, bK: o * es, bLine: es },
-    tiling, target.relaxedSimd && tiling.fma === true, remainder === 0 ? [] : [remainder], epi === undefined ? undefined : { fn: epi, operands: nOps, keepProduct: epilogue!.keepProduct });
+    tiling, target.relaxedSimd && tiling.fma === true, remainder === 0 ? [] : [remainder], epi === undefined ? undefined : { fn: epi, operands: nOps, keepProduct: epilogue!.keepProduct, inRegisters: epilogue!.inRegisters });
   const colBytes = Math.ceil((PIXEL_BLOCK * kDepth * es) / 64) * 64;
 
   // im2col(input, p0, count, dst): rows q < count of the patch matrix for pixels p0 + q.

@@ -553,7 +553,7 @@ export class ValueEmitter {
  */
 export function bindInnerLoop(
   ve: ValueEmitter, f: FunctionBuilder, g: KernelGraph, affine: ReadonlyMap<number, { readonly base: number; readonly stride: number }>,
-  baseLocal: ReadonlyMap<number, number>, i: number,
+  baseLocal: ReadonlyMap<number, number>, i: number, operandLocal: (operand: number) => number = (k) => k,
 ): void {
   ve.addressing = {
     pushAddress: (node, vector) => {
@@ -567,7 +567,7 @@ export function bindInnerLoop(
         return;
       }
       if (vector) throw new Error("vector load without an affine offset");
-      f.localGet(node.attr as number).localGet(ve.scalar.get(node.args[0]!)!);
+      f.localGet(operandLocal(node.attr as number)).localGet(ve.scalar.get(node.args[0]!)!);
       if (size !== 1) f.i32Const(size).i32Mul();
       f.i32Add();
     },

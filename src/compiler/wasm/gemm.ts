@@ -83,7 +83,7 @@ export function gemmKernelName(spec: GemmSpec): string {
  * stored by rows, bandwidth-bound. For 2-4 rows only when B is too big for the caches
  * (measured: 4 x 4096 x 4096 16 vs 10 GFLOP/s; 4 x 1024 x 1024, B in L3, 25 vs 31 packed).
  */
-function streamsB(spec: GemmSpec): boolean {
+export function streamsB(spec: GemmSpec): boolean {
   const { m, n, k } = spec;
   const streamB = m === 1 || (m <= GEMV_MAX_ROWS && k * n * elementInfo(spec.elementType).bytes >= GEMV_MIN_B_BYTES);
   return streamB && m >= 1 && !spec.rhsTransposed && k > 0 && n > 0;
@@ -96,6 +96,11 @@ function streamsB(spec: GemmSpec): boolean {
  */
 export function gemmProductInScratch(spec: GemmSpec, target: WasmTarget): boolean {
   return !streamsB(spec) && productInScratch(spec.k, defaultGemmTiling(spec, target));
+}
+
+/** Blocks of k the kernel of `spec` (default tiling) accumulates C over (the kernel that streams B: one pass over its chunk of C in L1). */
+export function gemmKBlocks(spec: GemmSpec, target: WasmTarget): number {
+  return streamsB(spec) ? 1 : Math.max(1, Math.ceil(spec.k / defaultGemmTiling(spec, target).kc));
 }
 
 /**
@@ -139,7 +144,7 @@ export function emitGemmKernel(
   const epi = epilogue?.add(module);
   const nOps = epilogue?.operandCount ?? 2;
   const { rows, scratchBytes } = emitGemmRows(module, layout, tiling, target.relaxedSimd && tiling.fma === true, m % mr === 0 ? [] : [m % mr],
-    epi === undefined ? undefined : { fn: epi, operands: nOps, keepProduct: epilogue!.keepProduct });
+    epi === undefined ? undefined : { fn: epi, operands: nOps, keepProduct: epilogue!.keepProduct, inRegisters: epilogue!.inRegisters });
 
   module.addFunction("run", new Array<"i32">(nOps + 4).fill("i32"), [], (f) => {
     const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];

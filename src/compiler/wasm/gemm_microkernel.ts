@@ -119,16 +119,42 @@ export interface ALayout {
   readonly kStep: number;
 }
 
+/** A tile of C in registers, for an epilogue to finish before it is stored. */
+export interface TileRegisters {
+  readonly rows: number;
+  readonly vectors: number;
+  /** acc[r * vectors + v]: the v128 locals holding the tile; the epilogue leaves its results there. */
+  readonly acc: readonly number[];
+  /** Locals holding the tile's first row and column in the whole product. */
+  readonly row: number;
+  readonly col: number;
+  /** The local holding kernel operand i. */
+  readonly operand: (i: number) => number;
+}
+
+/** An elementwise epilogue a microkernel applies to its tile in registers (epilogue.ts). */
+export interface TileEpilogue {
+  /** The kernel operands it reads (the microkernel's last parameters). */
+  readonly operands: number;
+  readonly emit: (f: FunctionBuilder, tile: TileRegisters) => void;
+}
+
 /**
  * Emits micro(pa, pb, c, kLen, accumulate): the rows x nr tile of C at c (row stride
  * ldc bytes) becomes (accumulate ? C : 0) + sum over kLen steps of A times packed B,
  * with the accumulators in locals (registers). `fused` uses relaxed_madd.
- * Accumulation is in the element type, in order of k.
+ * Accumulation is in the element type, in order of k. With an epilogue,
+ * micro(pa, pb, c, kLen, accumulate, row, col, operand0, ..., operandN-1) finishes the
+ * tile (rows from `row`, columns from `col` of the product) in registers and stores
+ * the results instead.
  */
-export function emitMicrokernel(m: ModuleBuilder, type: GemmElement, rows: number, nrVectors: number, a: ALayout, ldc: number, fused: boolean): number {
+export function emitMicrokernel(
+  m: ModuleBuilder, type: GemmElement, rows: number, nrVectors: number, a: ALayout, ldc: number, fused: boolean, epilogue?: TileEpilogue,
+): number {
   const { bytes: es, lanes } = elementInfo(type);
   const nr = nrVectors * lanes;
-  return m.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32"], [], (f) => {
+  const params = new Array<"i32">(epilogue === undefined ? 5 : epilogue.operands + 7).fill("i32");
+  return m.addFunction(undefined, params, [], (f) => {
     const [pa, pb, c, kLen, accumulate] = [0, 1, 2, 3, 4];
     const acc: number[] = [];
     for (let i = 0; i < rows * nrVectors; i++) acc.push(f.local("v128"));
@@ -173,6 +199,7 @@ export function emitMicrokernel(m: ModuleBuilder, type: GemmElement, rows: numbe
       }
     }
     f.end();
+    epilogue?.emit(f, { rows, vectors: nrVectors, acc, row: 5, col: 6, operand: (i) => 7 + i });
     for (let r = 0; r < rows; r++) {
       for (let v = 0; v < nrVectors; v++) f.localGet(c).localGet(acc[r * nrVectors + v]!).v128Store(r * ldc + v * 16);
     }

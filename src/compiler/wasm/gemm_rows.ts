@@ -3,18 +3,25 @@
 // [rowBegin, rowEnd) x [colBegin, colEnd) of C = A B, with A(i, p) at a + i*aRow + p*aK, B(p, j) at b + p*bK + j*bLine and
 // C(i, j) at c + (i*n + j)*es, packing B blocks into its scratch (see gemm.ts).
 // With an epilogue (output fusions, epilogue.ts), rows takes more arguments, (rowBase,
-// operand0, ..., operandN-1, result), and once a row tile of a column block has its
-// last block of k it calls epi(operand0, ..., operandN-1, product, result,
-// rowBase + i0, rowBase + i1, j0, j1) on that tile (a few KB, still in L1). When the
-// epilogue asks for it (keepProduct) and k fits one block, the tiles of the product go
-// to a row-tile buffer in scratch rather than to C, so only the epilogue writes C: it
-// may then write over an operand it reads at the same element (a donated weight
-// updated in place). Asked for only then: on large results it measured a few percent
-// slower than writing C directly.
+// operand0, ..., operandN-1, result), and finishes each tile after its last block of
+// k: a full tile in registers, by microkernels that apply the epilogue before they
+// store (when it has a vector form); a tile on the right edge (and every tile when it
+// has none) by epi(operand0, ..., operandN-1, product, result, rowBase + i0,
+// rowBase + i1, j0, j1) right after the tile is written (still in L1), on the whole
+// row tile of the column block when there is no vector form.
+//
+// keepProduct (k in one block): the result is written over an operand the epilogue
+// reads, so nothing may write C before the epilogue has read that element. Tiles in
+// registers already do so; the others go to a row-tile buffer in scratch, laid out like
+// C, which epi reads instead. Not the default: on results past the caches that buffer
+// measured a few percent slower than writing C directly (C's cache misses then come in
+// one burst instead of between microkernel calls).
 
-import type { ModuleBuilder } from "./encoder.js";
+import type { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { forRange, setMinU } from "./loops.js";
-import { elementInfo, emitCopyTile, emitMicrokernel, emitPack, emitPackRowsB, type GemmElement, type GemmTiling } from "./gemm_microkernel.js";
+import {
+  elementInfo, emitCopyTile, emitMicrokernel, emitPack, emitPackRowsB, type GemmElement, type GemmTiling, type TileRegisters,
+} from "./gemm_microkernel.js";
 
 export interface GemmRowsLayout {
   readonly type: GemmElement;
@@ -42,13 +49,19 @@ export interface KernelEpilogue {
   readonly add: (m: ModuleBuilder) => number;
   /** Keep the product in scratch until the epilogue has read it, where k fits one block (see above). */
   readonly keepProduct: boolean;
+  /**
+   * Emits the epilogue over a tile in registers (operand i in local i); absent when the
+   * epilogue has no vector form. Call `add` first: it may add helpers this uses.
+   */
+  readonly inRegisters?: (f: FunctionBuilder, tile: TileRegisters) => void;
 }
 
-/** The epilogue function rows calls on each finished tile, and the kernel operands it reads. */
+/** The epilogue rows applies to each finished tile (KernelEpilogue, with epi added to the module). */
 export interface RowsEpilogue {
   readonly fn: number;
   readonly operands: number;
   readonly keepProduct: boolean;
+  readonly inRegisters?: ((f: FunctionBuilder, tile: TileRegisters) => void) | undefined;
 }
 
 /** Whether rows keeps the product in scratch until its epilogue has read it (k in one block; see the top of this file). */
@@ -80,11 +93,18 @@ export function emitGemmRows(
   // B stored by rows ([k][n]: a step of k is a row) packs with vector copies.
   const packRowsB = bLine === es ? emitPackRowsB(module, type, nrVectors, bK) : undefined;
   const aLayout = { rowStride: aRow, kStep: aK };
+  // Microkernels that finish their tile in registers, when the epilogue can.
+  const inRegisters = epilogue?.inRegisters;
+  const tileEpilogue = inRegisters === undefined ? undefined : { operands: epilogue!.operands, emit: inRegisters };
+  const final = (count: number): number | undefined =>
+    tileEpilogue === undefined ? undefined : emitMicrokernel(module, type, count, nrVectors, aLayout, n * es, fused, tileEpilogue);
   const micro = emitMicrokernel(module, type, mr, nrVectors, aLayout, n * es, fused);
+  const microFinal = final(mr);
   const microTile = emitMicrokernel(module, type, mr, nrVectors, aLayout, nr * es, fused);
   const partial = remainders.map((count) => ({
     count,
     micro: emitMicrokernel(module, type, count, nrVectors, aLayout, n * es, fused),
+    microFinal: final(count),
     microTile: emitMicrokernel(module, type, count, nrVectors, aLayout, nr * es, fused),
   }));
   const copyTile = emitCopyTile(module, type);
@@ -94,7 +114,7 @@ export function emitGemmRows(
   const rows = module.addFunction(undefined, new Array<"i32">(8 + extra).fill("i32"), [], (f) => {
     const [a, b, c, scratch, rowBegin, rowEnd, colBegin, colEnd] = [0, 1, 2, 3, 4, 5, 6, 7];
     const [rowBase, result] = [8, 9 + (epilogue?.operands ?? 0)];
-    const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src, rowTile] = Array.from({ length: 15 }, () => f.local("i32"));
+    const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src, rowTile, e0] = Array.from({ length: 16 }, () => f.local("i32"));
     f.localGet(scratch).i32Const(packedBBytes).i32Add().localSet(tile);
     f.localGet(scratch).i32Const(packedBBytes + tileBytes).i32Add().localSet(rowTile);
     forRange(f, jc, { local: colBegin }, { local: colEnd }, tiling.nc, () => {
@@ -117,53 +137,74 @@ export function emitGemmRows(
         f.call(packB);
         forRange(f, ir, { local: rowBegin }, { local: rowEnd }, mr, () => {
           f.localGet(a).localGet(ir).i32Const(aRow).i32Mul().i32Add().localGet(pc).i32Const(aK).i32Mul().i32Add().localSet(pa);
-          const tiles = (fullFn: number, tileFn: number, rowCount: number): void => {
-            forRange(f, jr, 0, { local: nLen }, nr, () => {
-              f.localGet(scratch).localGet(jr).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pb);
-              if (inScratch) {
-                // cp = rowTile + jr * es
-                f.localGet(rowTile).localGet(jr).i32Const(es).i32Mul().i32Add().localSet(cp);
-              } else {
-                // cp = c + (ir * n + jc + jr) * es
-                f.localGet(c).localGet(ir).i32Const(n).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
-              }
-              f.localGet(jr).i32Const(nr).i32Add().localGet(nLen).i32LeU().if();
-              f.localGet(pa).localGet(pb).localGet(cp).localGet(kLen).localGet(pc).call(fullFn);
-              f.else();
-              {
-                f.localGet(nLen).localGet(jr).i32Sub().localSet(tc);
-                f.localGet(pc).if();
-                f.localGet(cp).i32Const(n * es).localGet(tile).i32Const(nr * es).i32Const(rowCount).localGet(tc).call(copyTile);
-                f.end();
-                f.localGet(pa).localGet(pb).localGet(tile).localGet(kLen).localGet(pc).call(tileFn);
-                f.localGet(tile).i32Const(nr * es).localGet(cp).i32Const(n * es).i32Const(rowCount).localGet(tc).call(copyTile);
-              }
-              f.end();
-            });
-          };
-          // Full tiles, then (only at rowEnd) a partial one with its own microkernels.
-          f.localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).i32LeU().if();
-          tiles(micro, microTile, mr);
-          for (const p of partial) {
-            f.else();
-            f.localGet(rowEnd).localGet(ir).i32Sub().i32Const(p.count).i32Eq().if();
-            tiles(p.micro, p.microTile, p.count);
-          }
-          for (let i = 0; i < partial.length; i++) f.end();
-          f.end();
-          if (epilogue !== undefined) {
-            // The row tile [ir, min(ir + mr, rowEnd)) x [jc, jc + nLen) is final after the last block of k.
+          // epi(operands..., product, result, rows [ir, ir + rowCount), columns [jc + j0, jc + j0 + count)), after the last block of k.
+          const callEpilogue = (rowCount: { local: number } | number, j0: number | undefined, count: number): void => {
+            if (epilogue === undefined) return;
             f.localGet(pc).i32Const(lastPc).i32Eq().if();
             for (let x = 0; x < epilogue.operands; x++) f.localGet(9 + x);
             // The product: C itself, or the row-tile buffer, placed so that element (row, col) is at the same offset from it as in C.
             if (inScratch) f.localGet(rowTile).localGet(rowBase).localGet(ir).i32Add().i32Const(n).i32Mul().localGet(jc).i32Add().i32Const(es).i32Mul().i32Sub();
             else f.localGet(result);
             f.localGet(result);
-            f.localGet(rowBase).localGet(ir).i32Add();
-            f.localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).i32LtU().select();
-            f.localGet(rowBase).i32Add();
-            f.localGet(jc).localGet(jc).localGet(nLen).i32Add().call(epilogue.fn);
+            f.localGet(rowBase).localGet(ir).i32Add().localTee(e0).localGet(e0);
+            if (typeof rowCount === "number") f.i32Const(rowCount); else f.localGet(rowCount.local);
+            f.i32Add();
+            f.localGet(jc);
+            if (j0 !== undefined) f.localGet(j0).i32Add();
+            f.localTee(e0).localGet(e0).localGet(count).i32Add().call(epilogue.fn);
             f.end();
+          };
+          const tiles = (fullFn: number, finalFn: number | undefined, tileFn: number, rowCount: number): void => {
+            forRange(f, jr, 0, { local: nLen }, nr, () => {
+              f.localGet(scratch).localGet(jr).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pb);
+              // cp = c + (ir * n + jc + jr) * es: where the tile goes, in C
+              f.localGet(c).localGet(ir).i32Const(n).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
+              f.localGet(jr).i32Const(nr).i32Add().localGet(nLen).i32LeU().if();
+              if (finalFn !== undefined) {
+                // In registers: the microkernel that applies the epilogue, after the last block of k.
+                f.localGet(pc).i32Const(lastPc).i32Eq().if();
+                f.localGet(pa).localGet(pb).localGet(cp).localGet(kLen).localGet(pc);
+                f.localGet(rowBase).localGet(ir).i32Add().localGet(jc).localGet(jr).i32Add();
+                for (let x = 0; x < epilogue!.operands; x++) f.localGet(9 + x);
+                f.call(finalFn);
+                f.else();
+                f.localGet(pa).localGet(pb).localGet(cp).localGet(kLen).localGet(pc).call(fullFn);
+                f.end();
+              } else {
+                // cp moves to the row-tile buffer when the product must stay there.
+                if (inScratch) f.localGet(rowTile).localGet(jr).i32Const(es).i32Mul().i32Add().localSet(cp);
+                f.localGet(pa).localGet(pb).localGet(cp).localGet(kLen).localGet(pc).call(fullFn);
+              }
+              f.else();
+              {
+                if (inScratch) f.localGet(rowTile).localGet(jr).i32Const(es).i32Mul().i32Add().localSet(cp);
+                f.localGet(nLen).localGet(jr).i32Sub().localSet(tc);
+                f.localGet(pc).if();
+                f.localGet(cp).i32Const(n * es).localGet(tile).i32Const(nr * es).i32Const(rowCount).localGet(tc).call(copyTile);
+                f.end();
+                f.localGet(pa).localGet(pb).localGet(tile).localGet(kLen).localGet(pc).call(tileFn);
+                f.localGet(tile).i32Const(nr * es).localGet(cp).i32Const(n * es).i32Const(rowCount).localGet(tc).call(copyTile);
+                // The edge tile, finished right after it is written.
+                if (inRegisters !== undefined) callEpilogue(rowCount, jr, tc);
+              }
+              f.end();
+            });
+          };
+          // Full tiles, then (only at rowEnd) a partial one with its own microkernels.
+          f.localGet(ir).i32Const(mr).i32Add().localGet(rowEnd).i32LeU().if();
+          tiles(micro, microFinal, microTile, mr);
+          for (const p of partial) {
+            f.else();
+            f.localGet(rowEnd).localGet(ir).i32Sub().i32Const(p.count).i32Eq().if();
+            tiles(p.micro, p.microFinal, p.microTile, p.count);
+          }
+          for (let i = 0; i < partial.length; i++) f.end();
+          f.end();
+          if (epilogue !== undefined && inRegisters === undefined) {
+            // No vector form: the row tile [ir, min(ir + mr, rowEnd)) x [jc, jc + nLen) at once.
+            f.localGet(rowEnd).localGet(ir).i32Sub().localSet(tc);
+            setMinU(f, tc, mr, { local: tc });
+            callEpilogue({ local: tc }, undefined, nLen);
           }
         });
       });

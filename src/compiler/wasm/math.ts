@@ -315,7 +315,7 @@ export function emitLogistic(o: FloatOps, x: number): void {
   f.localGet(z); o.bits(); o.ishl(23); o.fromBits(); f.localSet(s);
   horner(o, t, EXP_NEG_P); f.localGet(t); o.mul(); f.localGet(s); o.mul(); f.localGet(s); o.add();
   o.fconst(2 ** -64); o.mul(); f.localTee(e);
-  f.localGet(e); o.fconst(1); o.add(); o.div(); f.localTee(e);
+  f.localGet(e); o.fconst(1); o.add(); o.div(); f.localSet(e);
   // (f, 1 - f, x < 0): the mask is x's sign bit spread over the lane.
   f.localGet(e); o.fconst(1); f.localGet(e); o.sub();
   f.localGet(x); o.bits(); o.ishrS(31);

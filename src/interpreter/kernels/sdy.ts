@@ -8,7 +8,8 @@
 
 import { calleesFirst, type Computation, type Instruction } from "../../ir/computation.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
-import { axisRefSize, axisSize, indexAlongAxisRef, meshOf } from "../../sdy/mesh.js";
+import { axisSize, indexAlongAxisRef } from "../../sdy/axis.js";
+import { findAxisSize, meshOf } from "../../sdy/mesh.js";
 import type { Mesh, ReductionOp, TensorSharding } from "../../sdy/model.js";
 import { resultShapes } from "../../shape/sdy.js";
 import type { SdyOpcode } from "../../shape/sdy.js";
@@ -55,7 +56,7 @@ function manualAxisSizes(inst: Instruction<"sdyManualComputation">, ctx: EvalCon
     throw new ExecutionError(`${inst.name}: sdy.manual_computation needs the mesh ${name} to split its operands; evaluate with the module's meshes (EvaluateOptions.meshes = meshTable(module))`);
   }
   return manualAxes.map((name) => {
-    const size = axisSize(mesh, name);
+    const size = findAxisSize(mesh, name);
     if (size === undefined) throw new ExecutionError(`${inst.name}: unknown manual axis "${name}"`);
     return { name, size };
   });
@@ -72,9 +73,9 @@ function pieces(sharding: TensorSharding, mesh: Mesh, position: ReadonlyMap<stri
     for (const ref of dim.axes) {
       const along = position.get(ref.name);
       if (along === undefined) continue; // a free axis: the body sees this dimension whole along it
-      const size = axisRefSize(mesh, ref);
+      const size = axisSize(ref, mesh);
       count *= size;
-      index = index * size + indexAlongAxisRef(mesh, ref, along);
+      index = index * size + indexAlongAxisRef(ref, along, mesh);
     }
     return { count, index };
   });
@@ -88,7 +89,7 @@ function cutsOf(
     throw new ExecutionError(`${inst.name}: a sharding of rank ${sharding.dimShardings.length} for a value of rank ${rank}`);
   }
   for (const ref of sharding.dimShardings.flatMap((d) => d.axes)) {
-    const full = axisSize(mesh, ref.name);
+    const full = findAxisSize(mesh, ref.name);
     const sub = ref.subAxis;
     if (position.has(ref.name) && sub !== undefined && (sub.preSize < 1 || sub.size < 1 || (full ?? 0) % (sub.preSize * sub.size) !== 0)) {
       throw new ExecutionError(`${inst.name}: sub-axis "${ref.name}":(${sub.preSize})${sub.size} does not split the axis of size ${full}`);

@@ -5,6 +5,7 @@
 // by appending its registration here; the registry checks that names are unique.
 
 import type { PassRegistration } from "../../compiler/pass_options.js";
+import { DROP_SHARDING_RULES_REGISTRATION } from "./drop_sharding_rules.js";
 import { POPULATE_OP_SHARDING_RULES_REGISTRATION } from "./populate_op_sharding_rules.js";
 import { PROPAGATION_PASSES } from "./propagation.js";
 import { DATA_FLOW_EDGE_PASSES } from "./data_flow_edges.js";
@@ -15,6 +16,7 @@ import { PIPELINE_PASSES } from "./pipeline.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
+  DROP_SHARDING_RULES_REGISTRATION,
   ...PROPAGATION_PASSES,
   ...DATA_FLOW_EDGE_PASSES,
   ...IMPORT_PASSES,

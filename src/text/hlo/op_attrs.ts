@@ -568,13 +568,18 @@ export const OP_TEXT: OpTextTable = {
       hasSideEffect: optionalBool(d, "custom_call_has_side_effect"),
       calledComputations: d.take("called_computations", (c) => d.computations(c)) ?? [],
     }),
-    encode: (inst, e) => [
-      `custom_call_target=${quote(inst.attrs.target)}`,
-      ...(inst.attrs.hasSideEffect ? ["custom_call_has_side_effect=true"] : []),
-      ...(inst.attrs.calledComputations.length > 0
-        ? [`called_computations={${inst.attrs.calledComputations.map((c) => e.computationName(c)).join(", ")}}`] : []),
-      ...(inst.attrs.backendConfig !== "" ? [`backend_config=${printStringOrDict(inst.attrs.backendConfig)}`] : []),
-    ],
+    encode: (inst, e) => {
+      if (inst.attrs.undefinedCallees !== undefined) {
+        throw new VerifyError(`${inst.name}: called_computations names undefined function(s) ${inst.attrs.undefinedCallees.map((n) => `@${n}`).join(", ")}, which HLO text cannot express`);
+      }
+      return [
+        `custom_call_target=${quote(inst.attrs.target)}`,
+        ...(inst.attrs.hasSideEffect ? ["custom_call_has_side_effect=true"] : []),
+        ...(inst.attrs.calledComputations.length > 0
+          ? [`called_computations={${inst.attrs.calledComputations.map((c) => e.computationName(c)).join(", ")}}`] : []),
+        ...(inst.attrs.backendConfig !== "" ? [`backend_config=${printStringOrDict(inst.attrs.backendConfig)}`] : []),
+      ];
+    },
   },
   optimizationBarrier: none(),
   afterAll: none(),

@@ -269,6 +269,11 @@ export class Importer {
     }
   }
 
+  /** Whether the module defines function @name. */
+  hasFunc(name: string): boolean {
+    return this.funcs.has(name);
+  }
+
   /** The computation of function @name (built on first use; recursion is an error). */
   func(name: string, offset: number): Computation {
     const done = this.built.get(name);

@@ -337,13 +337,15 @@ const LOWER: Partial<Record<Opcode, Lower>> = {
     if (xlaOpcode !== undefined) return lowerXlaCustomCall(ctx, xlaOpcode);
     const bc = ctx.r.get("backend_config");
     const called = ctx.r.get("called_computations");
-    const calledComputations = called?.kind === "list"
-      ? called.items.map((s) => (s.kind === "symbol" ? ctx.importer.func(s.name, ctx.op.offset) : ctx.fail("bad called_computations")))
+    const symbols = called?.kind === "list"
+      ? called.items.map((s) => (s.kind === "symbol" ? s.name : ctx.fail("bad called_computations")))
       : [];
+    const calledComputations = symbols.filter((n) => ctx.importer.hasFunc(n)).map((n) => ctx.importer.func(n, ctx.op.offset));
+    const undefinedCallees = symbols.filter((n) => !ctx.importer.hasFunc(n));
     return ctx.add("customCall", ctx.operands, {
       target: targetName, resultShape: ctx.declared ?? tupleShape([]),
       backendConfig: bc === undefined ? "" : bc.kind === "string" ? bc.value : attrToText(bc),
-      hasSideEffect: ctx.r.bool("has_side_effect"), calledComputations,
+      hasSideEffect: ctx.r.bool("has_side_effect"), calledComputations, ...(undefinedCallees.length > 0 ? { undefinedCallees } : {}),
     }, ctx.declared ?? tupleShape([]));
   },
   optimizationBarrier: (ctx) => {

@@ -276,7 +276,8 @@ function customCallOp(ctx: OpContext): MOp {
   const own: AttrEntry[] = [];
   if (a.hasSideEffect) own.push(["has_side_effect", "true"]);
   if (a.backendConfig !== "") own.push(["backend_config", quoteString(a.backendConfig)]);
-  if (a.calledComputations.length > 0) own.push(["called_computations", `[${a.calledComputations.map((c) => ctx.funcName(c)).join(", ")}]`]);
+  const callees = [...a.calledComputations.map((c) => ctx.funcName(c)), ...(a.undefinedCallees ?? []).map(symbolRef)];
+  if (callees.length > 0) own.push(["called_computations", `[${callees.join(", ")}]`]);
   return customCallText(ctx, a.target, own);
 }
 

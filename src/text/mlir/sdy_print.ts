@@ -6,7 +6,7 @@ import type { Computation, HloModule, Instruction } from "../../ir/computation.j
 import { OP_TABLE } from "../../ir/opcodes.js";
 import {
   printAllToAllParams, printAxesPerDim, printAxisRefList, printManualAxes, printMesh, printPropagationEdges,
-  printShardingPerValue, printStrippedShardingPerValue, printTensorSharding, printTensorShardingBody, symbolText,
+  printShardingPerValue, printStrippedShardingPerValue, printTensorSharding, printTensorShardingBody,
 } from "../../sdy/attr_text.js";
 import type { TensorSharding } from "../../sdy/model.js";
 import { printOpShardingRule } from "../../sdy/rule_text.js";
@@ -14,6 +14,7 @@ import { resultShapes, type SdyOpcode } from "../../shape/sdy.js";
 import type { Shape } from "../../types/shape.js";
 import { printDenseBody } from "./literal.js";
 import { quoteString } from "./print_attr.js";
+import { symbolRef } from "./print_ops.js";
 import { shapeToMlir } from "./types.js";
 
 /** What printing an sdy op needs from the function printer. */
@@ -45,7 +46,7 @@ export function valueAttributes(
 
 /** `sdy.mesh @mesh = <["a"=2]>` lines. */
 export function meshLines(module: HloModule, indent: string): string[] {
-  return (module.meshes ?? []).map((m) => `${indent}sdy.mesh ${symbolText(m.name)} = ${printMesh(m.mesh)}`);
+  return (module.meshes ?? []).map((m) => `${indent}sdy.mesh ${symbolRef(m.name)} = ${printMesh(m.mesh)}`);
 }
 
 const types = (shapes: readonly Shape[]): string =>

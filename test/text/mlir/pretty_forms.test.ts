@@ -5,7 +5,8 @@
 
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import type { Instruction } from "../../../src/index.js";
+import { printHlo, type Instruction } from "../../../src/index.js";
+import { VerifyError } from "../../../src/types/errors.js";
 import { parseStableHlo, printStableHlo } from "../../../src/text/mlir/index.js";
 
 const PROGRAM = `module @pretty {
@@ -79,4 +80,22 @@ test("pretty and property forms of region ops parse; printing is stable", () => 
   assert.deepEqual(exp.attrs.resultAccuracy, { atol: 0, rtol: 0, ulps: 10, mode: "TOLERANCE" });
   const printed = printStableHlo(m);
   assert.equal(printStableHlo(parseStableHlo(printed, "printed.mlir")), printed);
+});
+
+test("called_computations may name functions the module does not define: kept and printed back; HLO text refuses them", () => {
+  const text = `module {
+  func.func @helper(%x: tensor<f32>) -> tensor<f32> {
+    return %x : tensor<f32>
+  }
+  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.custom_call @Target(%arg0) {called_computations = [@helper, @not_defined]} : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}`;
+  const m = parseStableHlo(text, "callees.mlir");
+  const call = m.getComputation("main")!.instructions.find((i) => i.opcode === "customCall") as Instruction<"customCall">;
+  assert.deepEqual(call.attrs.calledComputations.map((c) => c.name), ["helper"]);
+  assert.deepEqual(call.attrs.undefinedCallees, ["not_defined"]);
+  assert.match(printStableHlo(m), /called_computations = \[@helper, @not_defined\]/);
+  assert.throws(() => printHlo(m), (e: unknown) => e instanceof VerifyError && /undefined function\(s\) @not_defined/.test(e.message));
 });

@@ -1,0 +1,21 @@
+// -sdy-drop-sharding-rules: removes the sharding rules the registry put on ops (Shardy
+// exports programs without them); a user's custom rule stays.
+
+import type { Pass } from "../../compiler/pass.js";
+import type { PassRegistration } from "../../compiler/pass_options.js";
+import { annotateModule } from "../../ir/edit.js";
+
+export const DROP_SHARDING_RULES = "sdy-drop-sharding-rules";
+
+export const dropShardingRules: Pass = {
+  name: DROP_SHARDING_RULES,
+  run: (module) => annotateModule(module, (inst) =>
+    (inst.sdyShardingRule !== undefined && !inst.sdyShardingRule.isCustomRule ? { sdyShardingRule: undefined } : undefined)),
+};
+
+export const DROP_SHARDING_RULES_REGISTRATION: PassRegistration = {
+  name: DROP_SHARDING_RULES,
+  description: "removes every op's sharding rule that is not a custom one",
+  options: [],
+  create: () => dropShardingRules,
+};
