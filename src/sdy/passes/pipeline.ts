@@ -17,7 +17,7 @@ import { PassOptionError, type PassRegistration } from "../../compiler/pass_opti
 import type { HloModule } from "../../ir/computation.js";
 import { addDataFlowEdges, sinkDataFlowEdges } from "./data_flow_edges.js";
 import {
-  closeShardings, dropShardingRules, propagateToFuncResults, removeShardingGroups, removeSubAxesInInputOutputShardings,
+  closeShardings, propagateToFuncResults, removeShardingGroups, removeSubAxesInInputOutputShardings,
   shardingConstraintsToReshards, updateNonDivisibleInputOutputShardings,
 } from "./export.js";
 import { applyShardingConstraintsToModule, importShardingGroups } from "./import.js";
@@ -25,6 +25,7 @@ import { propagateModule } from "./propagation.js";
 import { exportNamedComputations, importFuncCalls, insertFuncCallReshards, unflattenCallGraph, type OriginalNames } from "./call_graph.js";
 import { mergeConstants, splitConstants } from "./constants.js";
 import { eraseDeadOps } from "./export.js";
+import { dropShardingRulesFromModule } from "./drop_sharding_rules.js";
 
 export function propagationPipeline(module: HloModule, warn: (message: string) => void = () => {}): HloModule {
   // Calls are propagated through as named computations over their callees' bodies.
@@ -49,7 +50,7 @@ export function propagationPipeline(module: HloModule, warn: (message: string) =
   m = closeShardings(m);
   // Shardy's canonicalizer, run by its export pipeline, erases ops nothing uses (a constraint that became an unused reshard).
   m = eraseDeadOps(m);
-  return dropShardingRules(m);
+  return dropShardingRulesFromModule(m);
 }
 
 export const PIPELINE_PASSES: readonly PassRegistration[] = [{
