@@ -135,3 +135,46 @@ test("dedup-functions-fully=true is refused with a clear message", () => {
 function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+test("-sdy-lift-inlined-meshes merges equal declarations and declares inlined meshes after the others", () => {
+  const out = opt(`sdy.mesh @m1 = <["x"=2, "y"=2]>
+sdy.mesh @m2 = <["x"=2, "y"=2]>
+sdy.mesh @mesh = <["z"=4]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m2, [{"x"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<mesh<["a"=8]>, [{"a"}, {}]>]>} : tensor<8x8xf32>
+  %1 = stablehlo.abs %0 {sdy.sharding = #sdy.sharding_per_value<[<mesh<[], device_ids=[3]>, []>]>} : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}`, "-sdy-lift-inlined-meshes");
+  const meshes = out.split("\n").filter((l) => l.includes("sdy.mesh @")).map((l) => l.trim());
+  assert.deepEqual(meshes, [
+    'sdy.mesh @m1 = <["x"=2, "y"=2]>', 'sdy.mesh @mesh = <["z"=4]>',
+    'sdy.mesh @mesh_0 = <["a"=8]>', "sdy.mesh @maximal_mesh_3 = <[], device_ids=[3]>",
+  ]);
+  assert.match(line(out, "func.func @main"), /#sdy.sharding<@m1, \[\{"x"\}, \{\}\]>/);
+  assert.match(line(out, "stablehlo.add"), /<@mesh_0, \[\{"a"\}, \{\}\]>/);
+  assert.match(line(out, "stablehlo.abs"), /<@maximal_mesh_3, \[\]>/);
+});
+
+test("-sdy-remove-size-one-axes drops size-one axes everywhere, and the priority of a closed dimension left empty", () => {
+  const out = opt(`sdy.mesh @mesh = <["a"=1, "b"=2, "c"=1, "d"=1]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a", "b"}p0, {"c"}p1], replicated={"d"}>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"c", ?}p2, {}]>]>} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}`, "-sdy-remove-size-one-axes");
+  assert.match(line(out, "func.func @main"), /#sdy.sharding<@mesh, \[\{"b"\}p0, \{\}\]>\}/);
+  assert.match(line(out, "stablehlo.add"), /<@mesh, \[\{\?\}p2, \{\}\]>/);
+});
+
+test("-sdy-manual-axes-cleanup sorts manual axes and replicates the manual axes a sharding leaves unused", () => {
+  const out = opt(`sdy.mesh @mesh = <["c"=2, "a"=2, "b"=2]>
+sdy.mesh @empty = <[]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"c", ?}], replicated={"b"}>] out_shardings=[<@empty, [{}]>] manual_axes={"b", "c"} (%arg1: tensor<4xf32>) {
+    %1 = stablehlo.concatenate %arg1, %arg1, dim = 0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+    sdy.return %1 : tensor<8xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}`, "-sdy-manual-axes-cleanup");
+  assert.match(line(out, "sdy.manual_computation"),
+    /in_shardings=\[<@mesh, \[\{"c", \?\}\], replicated=\{"b"\}>\] out_shardings=\[<@mesh, \[\{\}\], replicated=\{"c", "b"\}>\] manual_axes=\{"c", "b"\}/);
+});
