@@ -14,7 +14,7 @@
 // Shardy's export pipeline ends with.
 
 import type { Pass } from "../../compiler/pass.js";
-import { PassOptionError, type PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../compiler/pass_options.js";
 import type { HloModule } from "../../ir/computation.js";
 import { addDataFlowEdges, sinkDataFlowEdges } from "./data_flow_edges.js";
 import {
@@ -29,10 +29,12 @@ import { eraseDeadOps } from "./export.js";
 import { dropShardingRulesFromModule } from "./drop_sharding_rules.js";
 import { liftInlinedMeshes, manualAxesCleanup, removeSizeOneAxes } from "./meshes.js";
 
-export function propagationPipeline(module: HloModule, warn: (message: string) => void = () => {}): HloModule {
-  // Calls are propagated through as named computations over their callees' bodies.
+export function propagationPipeline(module: HloModule, warn: (message: string) => void = () => {}, dedupFunctionsFully = false): HloModule {
+  // Calls are propagated through as named computations over their callees' bodies; with
+  // dedup-functions-fully, through the functions themselves along function data-flow
+  // edges (one function per callee, its calls resharded where they differ).
   const names: OriginalNames = new Map();
-  let m = importFuncCalls(module, names);
+  let m = dedupFunctionsFully ? module : importFuncCalls(module, names);
   m = liftInlinedMeshes(m);
   m = removeSizeOneAxes(m);
   m = splitConstants(m);
@@ -40,11 +42,11 @@ export function propagationPipeline(module: HloModule, warn: (message: string) =
   m = addDataFlowEdges(m);
   m = applyShardingConstraintsToModule(m);
   m = importShardingGroups(m);
-  const propagated = propagateModule(m, "user-priority", { keepShardingRules: true });
+  const propagated = propagateModule(m, "user-priority", { keepShardingRules: true, funcDataFlowEdges: dedupFunctionsFully });
   for (const w of propagated.warnings) warn(w.message);
-  m = exportNamedComputations(propagated.module, names);
+  m = dedupFunctionsFully ? propagated.module : exportNamedComputations(propagated.module, names);
   m = propagateToFuncResults(m);
-  m = unflattenCallGraph(m, names);
+  if (!dedupFunctionsFully) m = unflattenCallGraph(m, names);
   m = insertFuncCallReshards(m);
   m = mergeConstants(m);
   m = sinkDataFlowEdges(m);
@@ -61,11 +63,9 @@ export function propagationPipeline(module: HloModule, warn: (message: string) =
 export const PIPELINE_PASSES: readonly PassRegistration[] = [{
   name: "sdy-propagation-pipeline",
   description: "import passes, user-priority propagation and the export passes that close the shardings (no explicit reshards)",
-  options: [{ name: "dedup-functions-fully", type: "bool", description: "whether to dedup functions fully (only false is supported)", default: false }],
+  options: [{ name: "dedup-functions-fully", type: "bool", description: "whether to keep one function per callee, propagating through calls along function data-flow edges", default: false }],
   create: (o): Pass => {
-    if (o.bool("dedup-functions-fully")) {
-      throw new PassOptionError("-sdy-propagation-pipeline: dedup-functions-fully=true (function data-flow edges across deduplicated functions) is not supported; calls are flattened instead (the default)");
-    }
-    return { name: "sdy-propagation-pipeline", run: (m, ctx) => propagationPipeline(m, (w) => ctx.log("sdy-propagation-pipeline", `warning: ${w}`)) };
+    const dedup = o.bool("dedup-functions-fully");
+    return { name: "sdy-propagation-pipeline", run: (m, ctx) => propagationPipeline(m, (w) => ctx.log("sdy-propagation-pipeline", `warning: ${w}`), dedup) };
   },
 }];

@@ -12,6 +12,7 @@ import { ShardingError } from "../axis.js";
 import { IrGraph } from "../propagation/ir_graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";
 import { PropagationDebugRecorder } from "../propagation/debug.js";
+import { addFuncDataFlowEdges, sinkFuncDataFlowEdges } from "../propagation/func_edges.js";
 import { debugAttributes } from "../propagation/debug_writeback.js";
 import { runPropagationPass, type PropagationPassKind } from "../propagation/propagate.js";
 import type { FactorStrategy } from "../propagation/strategies.js";
@@ -25,6 +26,8 @@ export interface PropagationPassOptions {
   readonly conservativePropagation?: boolean;
   readonly strategy?: FactorStrategy;
   readonly runOpPriorityPropagation?: boolean;
+  /** Propagate through calls along function data-flow edges (calls not flattened). */
+  readonly funcDataFlowEdges?: boolean;
 }
 
 /** Runs one propagation pass of `kind` on a module. */
@@ -39,6 +42,7 @@ export function propagateModule(module: HloModule, kind: PropagationPassKind, op
   const bad = ir.unsupported[0];
   if (bad !== undefined) throw atLocation(new ShardingError(`${bad.reason}: ${bad.inst.name}`), metadataLocation(bad.inst.metadata));
   const recorder = debugRecorder(ir, options);
+  const funcEdges = options.funcDataFlowEdges === true ? addFuncDataFlowEdges(ir.graph) : [];
   const report = runPropagationPass(ir.graph, {
     kind, meshes: ir.meshes, ruleFor: ir.ruleFor,
     ...(recorder !== undefined ? { observer: recorder } : {}),
@@ -47,6 +51,7 @@ export function propagateModule(module: HloModule, kind: PropagationPassKind, op
     ...(options.conservativePropagation !== undefined ? { conservativePropagation: options.conservativePropagation } : {}),
     ...(options.keepShardingRules !== undefined ? { keepShardingRules: options.keepShardingRules } : {}),
   });
+  sinkFuncDataFlowEdges(ir.graph, funcEdges);
   const debug = recorder === undefined ? undefined : debugAttributes(recorder, options.debugPropagationEdgeSharding ?? false, options.debugShardingOrigins ?? false);
   const groupWarnings = report.warnings.map((w): PropagationWarning => ({ message: w.message, inst: ir.instOfValue.get(w.value) }));
   return { module: writeBack(ir, debug), warnings: [...ir.warnings, ...groupWarnings] };

@@ -128,8 +128,26 @@ func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = ${A}}, %arg1: tensor<8x4x
   assert.ok(!line(opt(program("BACKWARD"), "-sdy-basic-propagate"), "stablehlo.add").includes("sdy.sharding"));
 });
 
-test("dedup-functions-fully=true is refused with a clear message", () => {
-  assert.throws(() => opt(BARRIER, "-sdy-propagation-pipeline=dedup-functions-fully=true"), /dedup-functions-fully=true .* not supported/);
+test("dedup-functions-fully=true keeps one function per callee: a sharding reaching it from one call reaches the other", () => {
+  const program = `${MESH}
+func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = ${A}}, %arg1: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %0 = call @f(%arg0) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %1 = call @f(%arg1) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %0, %1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+func.func private @f(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = stablehlo.abs %arg0 : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}`;
+  const dedup = opt(program, "-sdy-propagation-pipeline=dedup-functions-fully=true");
+  assert.ok(!dedup.includes("@f_0"), dedup);
+  // The second call's operand is tied to f's argument, which the first call shards.
+  assert.match(line(dedup, "func.func @main"), /%arg1: tensor<8x4xf32> \{sdy.sharding = #sdy.sharding<@mesh, \[\{"a"\}, \{\}\]>\}/);
+  assert.equal(line(dedup, "%1 = call"), '%1 = call @f(%arg1) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>} : (tensor<8x4xf32>) -> tensor<8x4xf32>');
+  // Flattened (the default), each call gets its own copy, sharded as its operand is.
+  const flat = opt(program, "-sdy-propagation-pipeline");
+  assert.equal(line(flat, "%1 = call"), "%1 = call @f_0(%arg1) : (tensor<8x4xf32>) -> tensor<8x4xf32>");
+  assert.equal(line(flat, "func.func private @f_0"), "func.func private @f_0(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {");
 });
 
 function escape(s: string): string {
