@@ -3,7 +3,8 @@
 // named computations, inlined meshes lifted to declarations (duplicates merged),
 // size-one axes removed, constants split, manual computations' manual axes cleaned up
 // (sorted, unused ones replicated), data-flow edges added, sharding constraints
-// applied, sharding groups imported, user-priority propagation (sharding rules kept),
+// applied, sharding groups imported, functions put in call-graph pre-order,
+// user-priority propagation (sharding rules kept),
 // named computations turned back into functions and calls, function results given
 // their values' shardings, equal functions merged, reshards on call results whose
 // sharding differs from the function's, constants merged, edges sunk, groups removed,
@@ -23,7 +24,7 @@ import {
 } from "./export.js";
 import { applyShardingConstraintsToModule, importShardingGroups } from "./import.js";
 import { propagateModule } from "./propagation.js";
-import { exportNamedComputations, importFuncCalls, insertFuncCallReshards, unflattenCallGraph, type OriginalNames } from "./call_graph.js";
+import { exportNamedComputations, importFuncCalls, insertFuncCallReshards, preOrderFuncs, unflattenCallGraph, type OriginalNames } from "./call_graph.js";
 import { mergeConstants, splitConstants } from "./constants.js";
 import { eraseDeadOps } from "./export.js";
 import { dropShardingRulesFromModule } from "./drop_sharding_rules.js";
@@ -42,6 +43,7 @@ export function propagationPipeline(module: HloModule, warn: (message: string) =
   m = addDataFlowEdges(m);
   m = applyShardingConstraintsToModule(m);
   m = importShardingGroups(m);
+  m = preOrderFuncs(m);
   const propagated = propagateModule(m, "user-priority", { keepShardingRules: true, funcDataFlowEdges: dedupFunctionsFully });
   for (const w of propagated.warnings) warn(w.message);
   m = dedupFunctionsFully ? propagated.module : exportNamedComputations(propagated.module, names);
