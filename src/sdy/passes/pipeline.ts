@@ -30,7 +30,9 @@ import { eraseDeadOps } from "./export.js";
 import { dropShardingRulesFromModule } from "./drop_sharding_rules.js";
 import { liftInlinedMeshes, manualAxesCleanup, removeSizeOneAxes } from "./meshes.js";
 
-export function propagationPipeline(module: HloModule, warn: (message: string) => void = () => {}, dedupFunctionsFully = false): HloModule {
+export function propagationPipeline(
+  module: HloModule, warn: (message: string) => void = () => {}, dedupFunctionsFully = false, explain?: (lines: string[]) => void,
+): HloModule {
   // Calls are propagated through as named computations over their callees' bodies; with
   // dedup-functions-fully, through the functions themselves along function data-flow
   // edges (one function per callee, its calls resharded where they differ).
@@ -44,7 +46,7 @@ export function propagationPipeline(module: HloModule, warn: (message: string) =
   m = applyShardingConstraintsToModule(m);
   m = importShardingGroups(m);
   m = preOrderFuncs(m);
-  const propagated = propagateModule(m, "user-priority", { keepShardingRules: true, funcDataFlowEdges: dedupFunctionsFully });
+  const propagated = propagateModule(m, "user-priority", { keepShardingRules: true, funcDataFlowEdges: dedupFunctionsFully, ...(explain !== undefined ? { explain } : {}) });
   for (const w of propagated.warnings) warn(w.message);
   m = dedupFunctionsFully ? propagated.module : exportNamedComputations(propagated.module, names);
   m = propagateToFuncResults(m);
@@ -68,6 +70,11 @@ export const PIPELINE_PASSES: readonly PassRegistration[] = [{
   options: [{ name: "dedup-functions-fully", type: "bool", description: "whether to keep one function per callee, propagating through calls along function data-flow edges", default: false }],
   create: (o): Pass => {
     const dedup = o.bool("dedup-functions-fully");
-    return { name: "sdy-propagation-pipeline", run: (m, ctx) => propagationPipeline(m, (w) => ctx.log("sdy-propagation-pipeline", `warning: ${w}`), dedup) };
+    const name = "sdy-propagation-pipeline";
+    return {
+      name,
+      run: (m, ctx) => propagationPipeline(m, (w) => ctx.log(name, `warning: ${w}`), dedup,
+        ctx.explain === undefined ? undefined : (lines) => ctx.explain!(name, lines)),
+    };
   },
 }];

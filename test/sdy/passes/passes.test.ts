@@ -196,3 +196,25 @@ func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   assert.match(line(out, "sdy.manual_computation"),
     /in_shardings=\[<@mesh, \[\{"c", \?\}\], replicated=\{"b"\}>\] out_shardings=\[<@mesh, \[\{\}\], replicated=\{"c", "b"\}>\] manual_axes=\{"c", "b"\}/);
 });
+
+test("--explain traces each axis to its user sharding through the ops it crossed, and reports conflicts", () => {
+  const out = opt(`${MESH}
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = ${A}}, %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
+  %1 = stablehlo.abs %0 : tensor<8x8xf32>
+  %2 = stablehlo.add %1, %arg1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}`, "-sdy-basic-propagate", "--explain");
+  const notes = out.split("\n").filter((l) => l.startsWith("//")).map((l) => l.replace(/^\/\/ ?/, "").trim());
+  assert.ok(out.indexOf("module {") < out.indexOf("// -sdy-basic-propagate:"), "the explanation follows the module");
+  // abs (line 4) got "a" from argument 0 through negate (line 3), then abs.
+  const abs = notes.indexOf('stablehlo.abs at 4:3: #sdy.sharding<@mesh, [{"a", ?}, {?}]>');
+  assert.ok(abs >= 0, notes.join("\n"));
+  assert.match(notes[abs + 1]!, /^\{"a"\}: the user sharding of argument 0 of @main, through stablehlo\.negate at 3:3 \(step \d+\), stablehlo\.abs at 4:3 \(step \d+\)$/);
+  // The add (line 5) sees "a" and "b" along its one factor of dimension 0: nothing moves.
+  const conflict = notes.indexOf("stablehlo.add at 5:3, factor i:");
+  assert.ok(conflict >= 0, notes.join("\n"));
+  assert.match(notes[conflict + 1]!, /^candidate \{"a"\} from operand 0/);
+  assert.match(notes[conflict + 2]!, /^candidate \{"b"\} from operand 1 \(argument 1 of @main\)/);
+  assert.match(notes[conflict + 3]!, /^nothing propagated along it/);
+});
