@@ -17,7 +17,7 @@ import { withEntry, withInstructions } from "./rewrite.js";
 export type InstructionAnnotations = Partial<Pick<Instruction, "metadata" | "frontendAttributes" | "sharding" | "sdySharding" | "sdyShardingRule" | "sdyPropagationEdges" | "attrs">>;
 
 /** The annotations of a computation: its argument and result shardings and text attributes (undefined removes them). */
-export type ComputationAnnotations = Partial<Pick<Computation, "argShardings" | "resultShardings" | "argAttributes" | "resultAttributes">>;
+export type ComputationAnnotations = Partial<Pick<Computation, "argShardings" | "resultShardings" | "argAttributes" | "resultAttributes" | "attributes">>;
 
 function withFields<T extends object>(base: T, fields: object): T {
   const out = { ...base } as Record<string, unknown>;

@@ -15,6 +15,10 @@ import { fullyReplicatedSharding, isMaximalMesh, resolveMesh, shardingEquals, sh
 import { IrGraph, staticDims } from "../propagation/ir_graph.js";
 import { insertReshard, preOrderOps, replaceAllUsesExcept } from "../propagation/graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";
+import type { PassRegistration } from "../../compiler/pass_options.js";
+import { metadataLocation } from "../../ir/attributes.js";
+import { addDataFlowEdges } from "./data_flow_edges.js";
+import { plain } from "./export.js";
 
 /** By function name, the function it came from, for functions the pipeline made from named computations. */
 export type OriginalNames = Map<string, string>;
@@ -157,7 +161,7 @@ function sameShardings(a: readonly (TensorSharding | undefined)[] | undefined, b
   return true;
 }
 
-/** Calls of functions from one original with equal argument and result shardings call the first of them; the others go. */
+/** Calls of functions from one original with equal manual axes and argument and result shardings call the first of them (the others stay until symbolDce); the flattening attributes go. */
 export function unflattenCallGraph(module: HloModule, names: OriginalNames): HloModule {
   const functions = module.functions ?? [module.entry];
   // Calls in Shardy's walk order: functions in order, each op after the ops of its regions.
@@ -175,6 +179,7 @@ export function unflattenCallGraph(module: HloModule, names: OriginalNames): Hlo
     const fn = call.attrs.toApply;
     if (chosen.has(fn)) continue;
     const same = firsts.find((g) => originalName(g, names) === originalName(fn, names)
+      && (g.attributes?.["sdy.func_manual_axes"] ?? "") === (fn.attributes?.["sdy.func_manual_axes"] ?? "")
       && sameShardings(argShardingsOf(g, module.meshes ?? []), argShardingsOf(fn, module.meshes ?? [])) && sameShardings(g.resultShardings, fn.resultShardings));
     if (same === undefined) firsts.push(fn);
     chosen.set(fn, same ?? fn);
@@ -188,10 +193,26 @@ export function unflattenCallGraph(module: HloModule, names: OriginalNames): Hlo
     }
     return edit;
   });
-  // Functions no call reaches any more go (Shardy's symbol DCE); the entry and public ones stay.
-  const called = new Set(out.computations.flatMap((c) => c.instructions.filter((i) => i.opcode === "call").map((i) => (i as Instruction<"call">).attrs.toApply)));
-  const keep = (out.functions ?? functions).filter((fn) => fn === out.entry || fn.visibility !== "private" || called.has(fn));
-  return keep.length === (out.functions ?? functions).length ? out : withFunctions(out, keep);
+  // The functions lose the attributes the flattening gave them.
+  const kept = new Set(out.functions ?? []);
+  return editModule(out, (c) => {
+    const attrs = c.attributes;
+    if (!kept.has(c) || attrs === undefined || !FLATTENING_ATTRIBUTES.some((k) => k in attrs)) return undefined;
+    const rest = Object.fromEntries(Object.entries(attrs).filter(([k]) => !FLATTENING_ATTRIBUTES.includes(k)));
+    const edit = new ComputationEdit(c);
+    edit.fields = { attributes: Object.keys(rest).length > 0 ? rest : undefined };
+    return edit;
+  });
+}
+
+const FLATTENING_ATTRIBUTES = ["sdy.original_func_name", "sdy.func_manual_axes"];
+
+/** Private functions no call reaches go (MLIR's symbol DCE). */
+export function symbolDce(module: HloModule): HloModule {
+  const functions = module.functions ?? [module.entry];
+  const called = new Set(module.computations.flatMap((c) => c.instructions.filter((i) => i.opcode === "call").map((i) => (i as Instruction<"call">).attrs.toApply)));
+  const keep = functions.filter((fn) => fn.visibility !== "private" || called.has(fn));
+  return keep.length === functions.length ? module : withFunctions(module, keep);
 }
 
 /** `module` with `functions` as its functions (the computations they reach recomputed). */
@@ -267,3 +288,26 @@ export function preOrderFuncs(module: HloModule): HloModule {
   out.symbolOrder = [...symbols.filter((n) => !names.has(n)), ...order.map((f) => f.name)];
   return out;
 }
+
+export const CALL_GRAPH_PASSES: readonly PassRegistration[] = [
+  {
+    name: "sdy-import-func-calls",
+    description: "turns every call into a named computation over (a copy of) its callee's body, with data-flow edges",
+    options: [],
+    create: () => {
+      // Shardy warns about a cloned body once per run (its once_flag), not once per module.
+      let warned = false;
+      return {
+        name: "sdy-import-func-calls",
+        run: (m, ctx) => addDataFlowEdges(importFuncCalls(m, new Map(), (message, at) => {
+          ctx.log("sdy-import-func-calls", `warning: ${message}`);
+          if (!warned) ctx.warn?.("sdy-import-func-calls", message, metadataLocation(at.metadata));
+          warned = true;
+        })),
+      };
+    },
+  },
+  plain("sdy-unflatten-call-graph", "calls of copies of one function with equal manual axes and shardings call the first of them", (m) => unflattenCallGraph(m, new Map())),
+  plain("sdy-pre-order-funcs", "orders the functions as a pre-order walk of the call graph from main", preOrderFuncs),
+  plain("sdy-insert-func-call-reshards", "reshards a call's results where they differ from the callee's result shardings", insertFuncCallReshards),
+];

@@ -187,39 +187,16 @@ export function updateNonDivisibleInputOutputShardings(module: HloModule): HloMo
   });
 }
 
-import { importFuncCalls, insertFuncCallReshards, preOrderFuncs } from "./call_graph.js";
-import { addDataFlowEdges } from "./data_flow_edges.js";
-import { metadataLocation } from "../../ir/attributes.js";
-
-const plain = (name: string, description: string, run: (m: HloModule) => HloModule): PassRegistration => ({
+export const plain = (name: string, description: string, run: (m: HloModule) => HloModule): PassRegistration => ({
   name, description, options: [], create: () => ({ name, run: (m) => run(m) }),
 });
 
 export const EXPORT_PASSES: readonly PassRegistration[] = [
-  {
-    name: "sdy-import-func-calls",
-    description: "turns every call into a named computation over (a copy of) its callee's body, with data-flow edges",
-    options: [],
-    create: () => {
-      // Shardy warns about a cloned body once per run (its once_flag), not once per module.
-      let warned = false;
-      return {
-        name: "sdy-import-func-calls",
-        run: (m, ctx) => addDataFlowEdges(importFuncCalls(m, new Map(), (message, at) => {
-          ctx.log("sdy-import-func-calls", `warning: ${message}`);
-          if (!warned) ctx.warn?.("sdy-import-func-calls", message, metadataLocation(at.metadata));
-          warned = true;
-        })),
-      };
-    },
-  },
   plain("sdy-close-shardings", "closes every dimension sharding and drops replicated axes", closeShardings),
   plain("sdy-remove-sharding-groups", "removes the sdy.sharding_group ops", removeShardingGroups),
   plain("sdy-sharding-constraint-to-reshard", "turns sharding constraints into reshards", shardingConstraintsToReshards),
   plain("sdy-propagate-to-func-results", "functions other than main take their results' shardings from the values they return", propagateToFuncResults),
   plain("sdy-remove-sub-axes-in-input-output-shardings", "open dimensions of main's argument and result shardings drop their sub-axes", removeSubAxesInInputOutputShardings),
   plain("sdy-remove-propagation-debug-info", "removes the sharding origins and propagation edges the debug options wrote", removePropagationDebugInfo),
-  plain("sdy-pre-order-funcs", "orders the functions as a pre-order walk of the call graph from main", preOrderFuncs),
-  plain("sdy-insert-func-call-reshards", "reshards a call's operands and results where they differ from the callee's argument and result shardings", insertFuncCallReshards),
   plain("sdy-update-non-divisible-input-output-shardings", "input/output shardings keep the axes that divide their dimensions", updateNonDivisibleInputOutputShardings),
 ];

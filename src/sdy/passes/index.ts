@@ -14,6 +14,7 @@ import { EXPORT_PASSES } from "./export.js";
 import { CONSTANT_PASSES } from "./constants.js";
 import { PIPELINE_PASSES } from "./pipeline.js";
 import { MESH_PASSES } from "./meshes.js";
+import { CALL_GRAPH_PASSES } from "./call_graph.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -22,6 +23,7 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...DATA_FLOW_EDGE_PASSES,
   ...IMPORT_PASSES,
   ...MESH_PASSES,
+  ...CALL_GRAPH_PASSES,
   ...CONSTANT_PASSES,
   ...EXPORT_PASSES,
   ...PIPELINE_PASSES,

@@ -24,7 +24,7 @@ import {
 } from "./export.js";
 import { applyShardingConstraintsToModule, importShardingGroups } from "./import.js";
 import { propagateModule } from "./propagation.js";
-import { exportNamedComputations, importFuncCalls, insertFuncCallReshards, preOrderFuncs, unflattenCallGraph, type OriginalNames } from "./call_graph.js";
+import { exportNamedComputations, importFuncCalls, insertFuncCallReshards, preOrderFuncs, symbolDce, unflattenCallGraph, type OriginalNames } from "./call_graph.js";
 import { mergeConstants, splitConstants } from "./constants.js";
 import { eraseDeadOps } from "./export.js";
 import { dropShardingRulesFromModule } from "./drop_sharding_rules.js";
@@ -50,7 +50,7 @@ export function propagationPipeline(
   for (const w of propagated.warnings) warn(w.message);
   m = dedupFunctionsFully ? propagated.module : exportNamedComputations(propagated.module, names);
   m = propagateToFuncResults(m);
-  if (!dedupFunctionsFully) m = unflattenCallGraph(m, names);
+  if (!dedupFunctionsFully) m = symbolDce(unflattenCallGraph(m, names));
   m = insertFuncCallReshards(m);
   m = mergeConstants(m);
   m = sinkDataFlowEdges(m);
