@@ -79,8 +79,10 @@ function combineScalar(f: FunctionBuilder, kind: ReducerKind, t: ElementType): v
 function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): (() => void) | undefined {
   const c = computeType(t);
   if ((t === "bf16" || t === "f16") && (kind === "add" || kind === "mul")) return undefined;
-  if (c === "f32") return { add: () => f.f32x4Add(), mul: () => f.f32x4Mul(), max: () => f.f32x4Max(), min: () => f.f32x4Min(), and: undefined, or: undefined }[kind];
-  if (c === "f64") return { add: () => f.f64x2Add(), mul: () => f.f64x2Mul(), max: () => f.f64x2Max(), min: () => f.f64x2Min(), and: undefined, or: undefined }[kind];
+  // Float max/min: the one-instruction pmax/pmin, whose NaN and signed-zero cases the
+  // side accumulators of extremumSides repair.
+  if (c === "f32") return { add: () => f.f32x4Add(), mul: () => f.f32x4Mul(), max: () => f.f32x4Pmax(), min: () => f.f32x4Pmin(), and: undefined, or: undefined }[kind];
+  if (c === "f64") return { add: () => f.f64x2Add(), mul: () => f.f64x2Mul(), max: () => f.f64x2Pmax(), min: () => f.f64x2Pmin(), and: undefined, or: undefined }[kind];
   if (kind === "and") return () => f.v128And();
   if (kind === "or") return () => f.v128Or();
   if (t === "pred") return kind === "add" || kind === "max" ? () => f.v128Or() : () => f.v128And();
@@ -89,6 +91,55 @@ function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): 
     return { add: () => f.i32x4Add(), mul: () => f.i32x4Mul(), max: () => (s ? f.i32x4MaxS() : f.i32x4MaxU()), min: () => (s ? f.i32x4MinS() : f.i32x4MinU()) }[kind];
   }
   return kind === "add" ? () => f.i64x2Add() : kind === "mul" ? () => f.i64x2Mul() : undefined;
+}
+
+/**
+ * Float max/min accumulate with pmax(acc, x) = acc < x ? x : acc (one x64 instruction,
+ * where the NaN-propagating f32x4.max takes eight), which is exact but for two cases,
+ * repaired per lane before the lanes are combined (by the exact scalar max/min):
+ *  - a NaN x is skipped: `nan` ors the lanes' x != x masks, and a NaN lane becomes NaN;
+ *  - on a tie of -0 and +0 the first one stays, where max(-0, +0) = +0 and min = -0. A
+ *    lane whose max is ±0 read only values ≤ 0 (NaNs aside), of which only +0 has a
+ *    clear sign bit: `sign` ands the lanes' bits (ors them for min, whose ±0 lanes read
+ *    only values ≥ 0) and gives the zero its sign bit.
+ */
+interface ExtremumSides {
+  readonly nan: number;
+  readonly sign: number;
+}
+
+function isFloatExtremum(kind: ReducerKind | "generic", t: ElementType): boolean {
+  const c = computeType(t);
+  return (kind === "max" || kind === "min") && (c === "f32" || c === "f64");
+}
+
+function initSides(f: FunctionBuilder, kind: ReducerKind, s: ExtremumSides): void {
+  f.i32Const(0).i32x4Splat().localSet(s.nan);
+  f.i32Const(kind === "max" ? -1 : 0).i32x4Splat().localSet(s.sign);
+}
+
+/** Folds the vector x (in local `x`) into the side accumulators. */
+function accumulateSides(f: FunctionBuilder, kind: ReducerKind, t: ElementType, s: ExtremumSides, x: number): void {
+  const f64 = computeType(t) === "f64";
+  f.localGet(s.nan).localGet(x).localGet(x);
+  if (f64) f.f64x2Ne(); else f.f32x4Ne();
+  f.v128Or().localSet(s.nan);
+  f.localGet(s.sign).localGet(x);
+  if (kind === "max") f.v128And(); else f.v128Or();
+  f.localSet(s.sign);
+}
+
+/** Repairs the pmax/pmin accumulator in local `acc` (see ExtremumSides). */
+function repairExtremum(f: FunctionBuilder, t: ElementType, s: ExtremumSides, acc: number): void {
+  const f64 = computeType(t) === "f64";
+  f.localGet(s.sign);
+  if (f64) f.i32x4Const(0, -0x80000000, 0, -0x80000000); else f.i32Const(-0x80000000).i32x4Splat();
+  f.v128And();
+  f.localGet(acc);
+  f.localGet(acc);
+  if (f64) f.f64Const(0).f64x2Splat().f64x2Eq(); else f.f32Const(0).f32x4Splat().f32x4Eq();
+  f.v128Bitselect();
+  f.localGet(s.nan).v128Or().localSet(acc);
 }
 
 function splatIdentity(f: FunctionBuilder, kind: ReducerKind, t: ElementType, lanes: number): void {
@@ -220,6 +271,9 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     };
     const scalarAcc = red.reductions.map((x) => f.local(computeType(x.type)));
     const vecAcc = red.reductions.map(() => Array.from({ length: columnMode ? 1 : UNROLL }, () => f.local("v128")));
+    const sides = red.reductions.map((x, k) => (isFloatExtremum(x.kind, x.type)
+      ? vecAcc[k]!.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") }))
+      : undefined));
     // A generic reducer starts from its init value and applies the body in order; the
     // recognized ones start from the identity and combine with init at the end.
     const initScalarAcc = (): void => red.reductions.forEach((x, k) => {
@@ -231,8 +285,12 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       }
       f.localSet(scalarAcc[k]!);
     });
-    const initVecAcc = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l) => {
-      if (x.kind !== "generic") { splatIdentity(f, x.kind, x.type, L); f.localSet(l); }
+    const initVecAcc = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l, copy) => {
+      if (x.kind === "generic") return;
+      splatIdentity(f, x.kind, x.type, L);
+      f.localSet(l);
+      const side = sides[k]?.[copy];
+      if (side !== undefined) initSides(f, x.kind, side);
     }));
     /** Row-mode base addresses of the full outputs' current rows. */
     const fullBase = fullOut.map(() => f.local("i32"));
@@ -281,12 +339,20 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     const accumulateVector = (copy: number): void => {
       for (const id of plan.vectorBody!) ve.emitVector(id);
       storeFull(true);
-      red.reductions.forEach((_x, k) => {
-        f.localGet(vecAcc[k]![copy]!).localGet(ve.vector.get(values[k]!)!);
+      red.reductions.forEach((x, k) => {
+        const value = ve.vector.get(values[k]!)!;
+        f.localGet(vecAcc[k]![copy]!).localGet(value);
         combiners[k]!();
         f.localSet(vecAcc[k]![copy]!);
+        const side = sides[k]?.[copy];
+        if (side !== undefined) accumulateSides(f, x.kind as ReducerKind, x.type, side, value);
       });
     };
+    /** Makes the vector accumulators exact before their lanes are combined (see ExtremumSides). */
+    const repair = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l, copy) => {
+      const side = sides[k]?.[copy];
+      if (side !== undefined) repairExtremum(f, x.type, side, l);
+    }));
     /** scalarAcc ⊕= every lane of every vector accumulator. */
     const horizontal = (lanes: number[]): void => {
       red.reductions.forEach((x, k) => {
@@ -358,6 +424,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         accumulateVector(0);
         f.localGet(i).i32Const(L).i32Add().localSet(i).br(0);
         f.end().end();
+        repair();
         horizontal(Array.from({ length: L }, (_, x) => x));
       }
       f.block().loop();
@@ -382,6 +449,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         accumulateVector(0);
         f.localGet(r).i32Const(1).i32Add().localSet(r).br(0);
         f.end().end();
+        repair();
         const jl = f.local("i32");
         for (let lane = 0; lane < L; lane++) {
           initScalarAcc();
