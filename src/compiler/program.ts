@@ -10,10 +10,21 @@ import type { Literal } from "../types/literal.js";
 import { arrayLeaves, byteSize, shapesEqual, type ArrayShape, type Shape } from "../types/shape.js";
 import { alignedBytes, assignArena, type Location, type TempInterval } from "./buffers/assignment.js";
 import { compileRoutine } from "./routines.js";
+import { groupSteps, mayWriteInPlace, planRowGroups, widenForRowGroups, type BlockBuffer } from "./row_groups.js";
 import { isUnsupported, type WasmKernel, type WasmTarget } from "./wasm/kernel.js";
 
+export interface KernelStep {
+  readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly operands: readonly Location[]; readonly results: readonly Location[];
+}
+
 export type Step =
-  | { readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly operands: readonly Location[]; readonly results: readonly Location[] }
+  | KernelStep
+  /** Kernel steps run interleaved, `block` of their `rows` at a time (row_groups.ts). */
+  | {
+    readonly kind: "group"; readonly rows: number; readonly block: number; readonly steps: readonly KernelStep[];
+    /** Temporaries that hold one block of rows, in each thread's scratch (scratchBytes a thread). */
+    readonly blockBuffers: readonly BlockBuffer[]; readonly scratchBytes: number;
+  }
   | {
     readonly kind: "interpret"; readonly name: string; readonly instruction: Instruction; readonly why: string;
     /** The leaves of each operand. */
@@ -147,12 +158,16 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
   // returned twice) is copied there at the end.
   const rootLeaves = leaves.get(entry.root)!;
   use(rootLeaves);
+  // Row groups change the lives and bytes of their temporaries: decided before writes in place and the arena.
+  const groups = planRowGroups(steps, kernels, temps);
+  widenForRowGroups(groups, steps, temps);
   // In place: write over an operand that dies at this step (read element for element, see readsInPlace).
   const taken = new Set<number>();
   // A result the caller receives is written straight into its output buffer instead.
   const returned = new Set(rootLeaves.flatMap((l) => (l.space === "temp" ? [l.index] : [])));
   for (const c of inPlaceCandidates) {
     if (temps[c.operand]!.lastUse !== c.step || returned.has(c.result) || taken.has(c.result) || taken.has(c.operand + temps.length)) continue;
+    if (!mayWriteInPlace(groups, steps, kernels, c.step, c.result, c.operand)) continue;
     temps[c.result]!.sharesWith = c.operand;
     taken.add(c.result);
     taken.add(c.operand + temps.length);
@@ -163,13 +178,15 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
     if (l.space === "temp" && !outputOf.has(l.index) && temps[l.index]!.sharesWith === undefined) outputOf.set(l.index, j);
   });
   const relocate = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
-  const finalSteps: Step[] = steps.map((s) => {
+  const relocateStep = (s: Step): Step => {
     switch (s.kind) {
       case "kernel": return { ...s, operands: s.operands.map(relocate), results: s.results.map(relocate) };
+      case "group": return { ...s, steps: s.steps.map((k) => ({ ...k, operands: k.operands.map(relocate), results: k.results.map(relocate) })) };
       case "interpret": return { ...s, operands: s.operands.map((ls) => ls.map(relocate)), results: s.results.map(relocate) };
       case "copy": return s;
     }
-  });
+  };
+  const finalSteps: Step[] = groupSteps(steps, groups).map(relocateStep);
   rootLeaves.forEach((l, j) => {
     const at = relocate(l);
     if (at.space !== "output" || at.index !== j) finalSteps.push({ kind: "copy", from: at, to: { space: "output", index: j }, bytes: byteSize(outputs[j]!) });
@@ -177,9 +194,12 @@ export function planProgram(module: HloModule, target: WasmTarget): CompiledProg
   // Temporaries that became outputs need no arena bytes.
   const arenaTemps = temps.map((t, i) => (outputOf.has(i) ? { ...t, bytes: 0 } : t));
   const arena = assignArena(arenaTemps);
+  // A group's block buffers are live through its steps, beside the arena's temporaries (for one thread).
+  const blockBuffers = groups.map((g) => ({ bytes: g.scratchBytes, defined: g.start, lastUse: g.end - 1 }));
+  const liveBytesBound = groups.length === 0 ? arena.liveBytesBound : assignArena([...arenaTemps, ...blockBuffers]).liveBytesBound;
   return {
     module, steps: finalSteps, kernels, constants, parameterLeaves, outputs, resultShape: entry.root.shape,
     temps: temps.map((t, i) => ({ shape: t.shape, offset: arena.offsets[i]! })),
-    arenaBytes: arena.arenaBytes, liveBytesBound: arena.liveBytesBound,
+    arenaBytes: arena.arenaBytes, liveBytesBound,
   };
 }

@@ -12,6 +12,7 @@
 import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
 import { lowerFusion, type FusedKernelIR } from "../kernel/lower_fusion.js";
+import { rowAccess } from "../kernel/row_access.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { ModuleBuilder } from "./encoder.js";
 import { EmitFail, needsTrigHelper, ValueEmitter, bindInnerLoop } from "./emit_values.js";
@@ -247,6 +248,7 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
     scratchBytes: 0,
     parallelExtent: rows * chunks,
     costPerUnit: B * (bytesPerElement + g.nodes.length),
+    rows: chunks === 1 ? rowAccess(ir, c.outer.map((_, d) => d)) : undefined,
   };
 }
 

@@ -22,6 +22,7 @@ import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/eleme
 import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { planBody } from "./emit_loop.js";
+import { rowAccess } from "../kernel/row_access.js";
 import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { rebuild, reachable } from "./kernel_plan.js";
@@ -487,5 +488,6 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     scratchBytes: 0,
     parallelExtent: rows,
     costPerUnit: Math.ceil(bytesIn / Math.max(1, rows)) + Rn * J,
+    rows: rowAccess(ir, outerKept),
   };
 }
