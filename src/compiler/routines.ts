@@ -8,6 +8,7 @@ import type { Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./wasm/kernel.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
+import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
 import { emitConvKernel } from "./wasm/conv.js";
 import { emitDynamicSliceKernel, emitDynamicUpdateSliceKernel } from "./wasm/routines/dynamic_slice.js";
@@ -19,7 +20,7 @@ import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routi
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupported;
 
 const ROUTINES: Partial<Record<Opcode, Routine>> = {
-  fusion: (inst, target) => emitFusionKernel((inst as Instruction<"fusion">).attrs.calledComputation, target, inst.name),
+  fusion: (inst, target) => emitFusionKernel((inst as Instruction<"fusion">).attrs.calledComputation, target, inst.name, rowMaxima(inst as Instruction<"fusion">)),
   dot: (inst, target) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
     return "unsupported" in spec ? spec : emitGemmKernel(spec, target);

@@ -13,6 +13,7 @@ import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
 import { lowerFusion, type FusedKernelIR } from "../kernel/lower_fusion.js";
 import { rowAccess } from "../kernel/row_access.js";
+import type { RowMaximum } from "../kernel/value_facts.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { ModuleBuilder } from "./encoder.js";
 import { EmitFail, needsTrigHelper, ValueEmitter, bindInnerLoop } from "./emit_values.js";
@@ -29,8 +30,9 @@ const SMALL_BODY = 24;
 /** Inner-loop elements per work unit when a row is split into chunks. */
 const CHUNK = 16384;
 
-export function emitFusionKernel(fused: Computation, target: WasmTarget, name = fused.name): WasmKernel | Unsupported {
-  const ir = lowerFusion(fused);
+/** `maxima`: which operands are row maxima of others (value_facts.ts; from the fusion's producers). */
+export function emitFusionKernel(fused: Computation, target: WasmTarget, name = fused.name, maxima: readonly RowMaximum[] = []): WasmKernel | Unsupported {
+  const ir = lowerFusion(fused, maxima);
   if ("unsupported" in ir) return ir;
   try {
     return ir.reduce !== undefined ? emitReduceKernel(ir, target, name) : emitLoopKernel(ir, target, name);

@@ -5,8 +5,9 @@
 // The domain is split into three loops: the kept dimensions before the last reduced
 // one (rows: one work unit each), the reduced dimensions (r), and the kept dimensions
 // after the last reduced one (j, contiguous in the output).
-//   - Row reduction (no j): vectorized along r with 4 independent vector accumulators
-//     per reduction, combined lane by lane at the end of the row, then a scalar tail.
+//   - Row reduction (no j): vectorized along r, 4 vectors an iteration, with 4
+//     independent vector accumulators per reduction (1 for a costly body), combined
+//     lane by lane at the end of the row, then a scalar tail.
 //   - Column reduction (j): vectorized along j, accumulating along r; one vector of
 //     outputs at a time, then a scalar tail over the last j.
 // Floats are reassociated (as XLA's CPU backend does); integer wrap-around and
@@ -23,14 +24,20 @@ import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/low
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { planBody } from "./emit_loop.js";
 import { rowAccess } from "../kernel/row_access.js";
-import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
+import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop, vectorCost } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { rebuild, reachable } from "./kernel_plan.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { computeType, isSigned, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
 
-/** Independent vector accumulators of a row reduction (hides the add latency). */
+/** Vectors an iteration of a row reduction, and its independent accumulators (hide the add latency). */
 const UNROLL = 4;
+/**
+ * Above this many vector instructions a copy of the body (vectorCost), one accumulator
+ * suffices: the body hides the add's latency, and more accumulators only take registers
+ * (V8 then keeps them on the stack).
+ */
+const ONE_ACCUMULATOR_COST = 16;
 
 function identity(kind: ReducerKind, t: ElementType): number | bigint {
   const float = ELEMENT_TYPES[t].kind === "float";
@@ -271,7 +278,9 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       if (vector) ve.hoistConstants(plan.vectorBody!);
     };
     const scalarAcc = red.reductions.map((x) => f.local(computeType(x.type)));
-    const vecAcc = red.reductions.map(() => Array.from({ length: columnMode ? 1 : UNROLL }, () => f.local("v128")));
+    const bodyCost = (plan.vectorBody ?? []).reduce((n, id) => n + vectorCost(g.node(id)), 0);
+    const accumulators = columnMode || bodyCost > ONE_ACCUMULATOR_COST ? 1 : UNROLL;
+    const vecAcc = red.reductions.map(() => Array.from({ length: accumulators }, () => f.local("v128")));
     const sides = red.reductions.map((x, k) => (isFloatExtremum(x.kind, x.type)
       ? vecAcc[k]!.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") }))
       : undefined));
@@ -416,7 +425,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         f.block().loop();
         f.localGet(i).i32Const(L * UNROLL).i32Add().i32Const(Rn).i32GtU().brIf(1);
         for (let u = 0; u < UNROLL; u++) {
-          accumulateVector(u);
+          accumulateVector(u % accumulators);
           f.localGet(i).i32Const(L).i32Add().localSet(i);
         }
         f.br(0).end().end();

@@ -5,9 +5,9 @@
 // emitters turn into Unsupported.
 
 import type { ElementType } from "../../types/element_type.js";
-import { constantValue, type KernelGraph, type Node } from "../kernel/graph.js";
+import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node } from "../kernel/graph.js";
 import { FunctionBuilder } from "./encoder.js";
-import { emitCbrt, emitErf, emitExp, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
+import { emitCbrt, emitErf, emitExp, emitExpNonPositive, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
 import { EmitFail } from "./emit_fail.js";
@@ -30,7 +30,14 @@ const TRANSCENDENTAL_F32: Readonly<Record<string, (o: FloatOps, x: number) => vo
   cbrt: emitCbrt, erf: emitErf, exp: emitExp, log: emitLog, log1p: emitLog1p, expm1: emitExpm1, tanh: emitTanh, logistic: emitLogistic,
 };
 
+/** The f32 code of a transcendental node: an exp of a value that is never positive has a shorter one. */
+const transcendentalF32 = (n: Node): ((o: FloatOps, x: number) => void) | undefined =>
+  (n.op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? emitExpNonPositive : TRANSCENDENTAL_F32[n.op]);
+
 const TRIG = new Set(["sin", "cos", "tan"]);
+
+/** Rough vector instructions of a node: a transcendental is a routine of about twenty. */
+export const vectorCost = (n: Node): number => (TRANSCENDENTAL_F32[n.op] !== undefined || TRIG.has(n.op) || n.op === "pow" || n.op === "atan2" ? 20 : 1);
 
 /** Whether a graph needs the trig reduction helper function in its module. */
 export function needsTrigHelper(g: KernelGraph): boolean {
@@ -182,7 +189,7 @@ export class ValueEmitter {
       default: break;
     }
     const t = n.type as ElementType;
-    if (n.args.length === 1) this.unaryScalar(n.op, t, a!);
+    if (n.args.length === 1) this.unaryScalar(n, t, a!);
     else this.binaryScalar(n.op, t, a!, b!);
   }
 
@@ -232,8 +239,9 @@ export class ValueEmitter {
     else cmpInt(f, c, dir, isSigned(at));
   }
 
-  private unaryScalar(op: string, t: ElementType, a: number): void {
+  private unaryScalar(n: Node, t: ElementType, a: number): void {
     const f = this.f;
+    const op = n.op;
     const c = computeType(t);
     const at = this.g.node(a).type as ElementType;
     if (c === "f32" || c === "f64") {
@@ -253,7 +261,7 @@ export class ValueEmitter {
         case "sign": floatSign(f, c, x); return;
         default: break;
       }
-      const m = TRANSCENDENTAL_F32[op];
+      const m = transcendentalF32(n);
       if (m !== undefined && is32) {
         m(scalarF32Ops(f), x);
         return;
@@ -484,7 +492,7 @@ export class ValueEmitter {
         if (t !== "pred") wrapI32x4(f, t);
         break;
       default: {
-        const m = TRANSCENDENTAL_F32[n.op];
+        const m = transcendentalF32(n);
         if (m !== undefined && c === "f32") {
           m(vectorF32Ops(f, (key) => this.constants.get(key)), this.vector.get(a!)!);
           break;

@@ -7,7 +7,8 @@
 // inputs exp stays at 2, tanh and logistic reach 3):
 //
 //   exp       ≤ 3 ulp    (Cody–Waite reduction by ln2, degree-4 minimax P in 1 + t·P(t),
-//                          scaled by two exact powers of two so subnormal results round once)
+//                          scaled by two exact powers of two so subnormal results round once;
+//                          shorter where the argument is known not to be positive)
 //   log       ≤ 2 ulp    (x = m·2^e, m in [√½, √2); fdlibm's log1p(f) form with s = f/(2+f), series to s^10)
 //   log1p     ≤ 3 ulp    (u = 1 + x; log(u) · x / (u - 1), Goldberg's correction)
 //   expm1     ≤ 3 ulp    (u = e^x; (u - 1) · x / log(u), Kahan's trick)
@@ -181,6 +182,32 @@ export function emitExp(o: FloatOps, x: number): void {
   horner(o, t, EXP_P); f.localGet(t); o.mul(); f.localGet(e); o.mul(); f.localGet(e); o.add();
   // × 2, or × 2^-64 below 0.
   o.iconst(0x40000000); f.localGet(m); o.isub(); o.fromBits(); o.mul();
+}
+
+/**
+ * e^x for x ≤ 0 or NaN in local x (value_facts.ts proves it; same bound as emitExp,
+ * whose reduction and polynomial it shares): no upper clamp and no split on the sign,
+ * since 2^(n+64) with n in [-150, 0] is always a normal f32. x is clamped below at -104
+ * (e^-104 rounds to 0; NaN passes: the variable is pmax's first operand), e^x =
+ * 2^(n+64) (1 + t P(t)) · 2^-64, the last product rounding a subnormal result once.
+ * 21 vector instructions (emitExp: 26).
+ */
+export function emitExpNonPositive(o: FloatOps, x: number): void {
+  const f = o.f;
+  const xc = f.local(o.floatType);
+  const z = f.local(o.floatType);
+  const n = f.local(o.floatType);
+  const t = f.local(o.floatType);
+  const e = f.local(o.floatType);
+  const magic = roundMagic(191);
+  f.localGet(x); o.fconst(-104); o.pmax(); f.localTee(xc);
+  o.fconst(LOG2E); o.mul(); o.fconst(magic); o.add(); f.localTee(z);
+  o.fconst(magic); o.sub(); f.localSet(n);
+  f.localGet(xc); f.localGet(n); o.fconst(LN2_HI); o.mul(); o.sub();
+  f.localGet(n); o.fconst(LN2_LO); o.mul(); o.sub(); f.localSet(t);
+  f.localGet(z); o.bits(); o.ishl(23); o.fromBits(); f.localSet(e);
+  horner(o, t, EXP_P); f.localGet(t); o.mul(); f.localGet(e); o.mul(); f.localGet(e); o.add();
+  o.fconst(2 ** -64); o.mul();
 }
 
 const SQRT_HALF_BITS = 0x3f3504f3; // √½ as f32 bits
