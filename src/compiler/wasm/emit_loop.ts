@@ -198,15 +198,15 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
     ir.outputs.forEach((o, k) => {
       f.localGet(nIn + k).localGet(row).i32Const(F * storageBytes(o.type)).i32Mul().i32Add().localSet(outBase[k]!);
     });
-    const store = (vector: boolean): void => {
+    const store = (vector: boolean, index = i, locals = ve.vector): void => {
       c.roots.forEach((r, k) => {
         const t = outTypes[k]!;
         const size = storageBytes(t);
-        f.localGet(outBase[k]!).localGet(i);
+        f.localGet(outBase[k]!).localGet(index);
         if (size !== 1) f.i32Const(size).i32Mul();
         f.i32Add();
         if (vector) {
-          f.localGet(ve.vector.get(r)!);
+          f.localGet(locals.get(r)!);
           storeVector(f, t, ve.scratchV128());
         } else {
           f.localGet(ve.scalar.get(r)!);
@@ -217,16 +217,19 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
     if (plan.vectorBody !== undefined) {
       for (const id of plan.splats) ve.splat(id);
       ve.hoistConstants(plan.vectorBody);
-      // Unrolled for loop overhead when the body is small, then one vector at a time.
+      // Unrolled when the body is small (for loop overhead, and the copies side by side
+      // for the CPU's parallelism: emitVectorCopies), then one vector at a time.
       const unroll = plan.vectorBody.length <= SMALL_BODY ? UNROLL : 1;
+      const copyIndex = Array.from({ length: unroll - 1 }, () => f.local("i32"));
       for (const copies of unroll > 1 ? [unroll, 1] : [1]) {
         f.block().loop();
         f.localGet(i).i32Const(L * copies).i32Add().localGet(stop).i32GtU().brIf(1);
-        for (let copy = 0; copy < copies; copy++) {
-          for (const id of plan.vectorBody) ve.emitVector(id);
-          store(true);
-          f.localGet(i).i32Const(L).i32Add().localSet(i);
-        }
+        const index = [i, ...copyIndex.slice(0, copies - 1)];
+        index.forEach((l, copy) => { if (copy > 0) f.localGet(i).i32Const(L * copy).i32Add().localSet(l); });
+        const copyLocals = ve.emitVectorCopies(plan.vectorBody, copies, (copy) => bindInnerLoop(ve, f, g, plan.affine, baseLocal, index[copy]!));
+        bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
+        copyLocals.forEach((locals, copy) => store(true, index[copy], locals));
+        f.localGet(i).i32Const(L * copies).i32Add().localSet(i);
         f.br(0);
         f.end().end();
       }

@@ -312,16 +312,16 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
      * the inner variable i standing for r in row mode and for j in column mode (a vector
      * of consecutive elements from i when `vector`).
      */
-    const storeFull = (vector: boolean): void => fullOut.forEach((k, x) => {
+    const storeFull = (vector: boolean, index = i, locals = ve.vector): void => fullOut.forEach((k, x) => {
       const t = ir.outputs[k]!.type;
       const sz = storageBytes(t);
       if (columnMode) f.localGet(nIn + k).localGet(row).i32Const(Rn).i32Mul().localGet(r).i32Add().i32Const(J * sz).i32Mul().i32Add();
       else f.localGet(fullBase[x]!);
-      f.localGet(i);
+      f.localGet(index);
       if (sz !== 1) f.i32Const(sz).i32Mul();
       f.i32Add();
       if (vector) {
-        f.localGet(ve.vector.get(outputs[k]!)!);
+        f.localGet(locals.get(outputs[k]!)!);
         storeVector(f, t, ve.scratchV128());
       } else {
         f.localGet(ve.scalar.get(outputs[k]!)!);
@@ -346,18 +346,28 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         f.localSet(scalarAcc[k]!);
       });
     };
-    const accumulateVector = (copy: number): void => {
-      for (const id of plan.vectorBody!) ve.emitVector(id);
-      storeFull(true);
-      red.reductions.forEach((x, k) => {
-        const value = ve.vector.get(values[k]!)!;
-        f.localGet(vecAcc[k]![copy]!).localGet(value);
-        combiners[k]!();
-        f.localSet(vecAcc[k]![copy]!);
-        const side = sides[k]?.[copy];
-        if (side !== undefined) accumulateSides(f, x.kind as ReducerKind, x.type, side, value);
+    /**
+     * The vector body for consecutive vectors side by side, copy c from the inner index
+     * in local index[c]: stored, and folded into accumulator c mod `accumulators`.
+     */
+    const accumulateVectors = (index: readonly number[]): void => {
+      const copies = ve.emitVectorCopies(plan.vectorBody!, index.length, (c) => bindInnerLoop(ve, f, g, plan.affine, baseLocal, index[c]!));
+      bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
+      copies.forEach((locals, c) => {
+        storeFull(true, index[c], locals);
+        const acc = c % accumulators;
+        red.reductions.forEach((x, k) => {
+          const value = locals.get(values[k]!)!;
+          f.localGet(vecAcc[k]![acc]!).localGet(value);
+          combiners[k]!();
+          f.localSet(vecAcc[k]![acc]!);
+          const side = sides[k]?.[acc];
+          if (side !== undefined) accumulateSides(f, x.kind as ReducerKind, x.type, side, value);
+        });
       });
     };
+    /** Locals of the inner index of the unrolled copies after the first (which is i itself). */
+    const copyIndex = Array.from({ length: UNROLL - 1 }, () => f.local("i32"));
     /** Makes the vector accumulators exact before their lanes are combined (see ExtremumSides). */
     const repair = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l, copy) => {
       const side = sides[k]?.[copy];
@@ -424,14 +434,13 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         initVecAcc();
         f.block().loop();
         f.localGet(i).i32Const(L * UNROLL).i32Add().i32Const(Rn).i32GtU().brIf(1);
-        for (let u = 0; u < UNROLL; u++) {
-          accumulateVector(u % accumulators);
-          f.localGet(i).i32Const(L).i32Add().localSet(i);
-        }
+        copyIndex.forEach((l, c) => { f.localGet(i).i32Const(L * (c + 1)).i32Add().localSet(l); });
+        accumulateVectors([i, ...copyIndex]);
+        f.localGet(i).i32Const(L * UNROLL).i32Add().localSet(i);
         f.br(0).end().end();
         f.block().loop();
         f.localGet(i).i32Const(L).i32Add().i32Const(Rn).i32GtU().brIf(1);
-        accumulateVector(0);
+        accumulateVectors([i]);
         f.localGet(i).i32Const(L).i32Add().localSet(i).br(0);
         f.end().end();
         repair();
@@ -456,7 +465,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         f.block().loop();
         f.localGet(r).i32Const(Rn).i32GeU().brIf(1);
         emitInvariants(true);
-        accumulateVector(0);
+        accumulateVectors([i]);
         f.localGet(r).i32Const(1).i32Add().localSet(r).br(0);
         f.end().end();
         repair();

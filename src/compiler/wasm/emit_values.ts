@@ -11,6 +11,7 @@ import { emitCbrt, emitErf, emitExp, emitExpNonPositive, emitExpm1, emitLog, emi
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
 import { EmitFail } from "./emit_fail.js";
+import { emitInterleaved } from "./interleave.js";
 import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
 import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
 import {
@@ -51,7 +52,8 @@ export interface LoadAddressing {
 
 export class ValueEmitter {
   readonly scalar = new Map<number, number>();
-  readonly vector = new Map<number, number>();
+  /** Vector locals by node (of the copy being emitted, in emitVectorCopies). */
+  vector = new Map<number, number>();
   private scratch: number | undefined;
   /** Splatted constants of the vector transcendentals, in locals set before the loop (hoistConstants). */
   private readonly constants = new Map<string, number>();
@@ -105,7 +107,7 @@ export class ValueEmitter {
     const keys = new Set<string>();
     for (const id of ids) {
       const n = this.g.node(id);
-      const m = TRANSCENDENTAL_F32[n.op];
+      const m = transcendentalF32(n);
       if (m === undefined || computeType(n.type) !== "f32") continue;
       const dry = new FunctionBuilder(0, [], []);
       m(vectorF32Ops(dry, (key) => { keys.add(key); return undefined; }), dry.local("v128"));
@@ -531,6 +533,33 @@ export class ValueEmitter {
     const local = f.local("v128");
     f.localSet(local);
     this.vector.set(id, local);
+  }
+
+  /**
+   * Computes the vector nodes `ids` for `copies` consecutive vectors side by side: each
+   * node for every copy before the next node, and the f32 transcendentals statement by
+   * statement across the copies (interleave.ts). `bindCopy(c)` points the loads at copy
+   * c's elements. Returns each copy's locals by node (the splats of `vector` included).
+   */
+  emitVectorCopies(ids: readonly number[], copies: number, bindCopy: (copy: number) => void): Map<number, number>[] {
+    const shared = this.vector;
+    const maps = Array.from({ length: copies }, () => new Map(shared));
+    for (const id of ids) {
+      const n = this.g.node(id);
+      const m = transcendentalF32(n);
+      if (m !== undefined && n.type === "f32" && copies > 1) {
+        const results = emitInterleaved(vectorF32Ops(this.f, (key) => this.constants.get(key)), m, maps.map((v) => v.get(n.args[0]!)!));
+        maps.forEach((v, c) => v.set(id, results[c]!));
+        continue;
+      }
+      maps.forEach((v, c) => {
+        this.vector = v;
+        bindCopy(c);
+        this.emitVector(id);
+      });
+    }
+    this.vector = shared;
+    return maps;
   }
 
   /** Set by the loop emitter: splits a lane-varying index node into base (pushes i32) and stride. */
