@@ -87,19 +87,24 @@ export interface RunMember {
  * On a throw, `failed` learns which member threw.
  */
 export function runInBlocks(members: readonly RunMember[], scratch: number, begin: number, end: number, block: number, failed?: (member: number) => void): void {
-  const args = members.map((m) => (m.scratch ? [...m.pointers, scratch, 0, 0] : [...m.pointers, 0, 0]));
+  const calls = members.map((m) => {
+    const args = m.scratch ? [...m.pointers, scratch, 0, 0] : [...m.pointers, 0, 0];
+    // The block buffers' pointers: [argument, offset in scratch, row bytes] (RunMember).
+    const moved: number[] = [];
+    m.blockRowBytes?.forEach((n, p) => { if (n !== 0) moved.push(p, scratch + m.pointers[p]!, n); });
+    return { run: m.run, args, moved };
+  });
   let k = 0;
   try {
     for (let b = begin; b < end; b += block) {
       const e = Math.min(end, b + block);
-      for (k = 0; k < members.length; k++) {
-        const a = args[k]!;
-        const rowBytes = members[k]!.blockRowBytes;
+      for (k = 0; k < calls.length; k++) {
+        const { run, args, moved } = calls[k]!;
         // Wraps to a 32-bit address like the kernel's own arithmetic: row u >= b lands in the buffer.
-        if (rowBytes !== undefined) rowBytes.forEach((n, p) => { if (n !== 0) a[p] = (scratch + members[k]!.pointers[p]! - b * n) | 0; });
-        a[a.length - 2] = b;
-        a[a.length - 1] = e;
-        members[k]!.run(...a);
+        for (let q = 0; q < moved.length; q += 3) args[moved[q]!] = (moved[q + 1]! - b * moved[q + 2]!) | 0;
+        args[args.length - 2] = b;
+        args[args.length - 1] = e;
+        run(...args);
       }
     }
   } catch (error) {
