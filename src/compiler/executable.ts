@@ -307,17 +307,19 @@ export class Executable {
       const locations = [...m.operands, ...m.results];
       const blockRowBytes = locations.map((l) => blockBuffer(l)?.rowBytes ?? 0);
       return {
-        loaded: this.kernels[m.kernel]!, kernel: this.program.kernels[m.kernel]!,
+        loaded: this.kernels[m.kernel]!, scratch: this.program.kernels[m.kernel]!.scratchBytes > 0,
         pointers: locations.map((l) => blockBuffer(l)?.offset ?? at(l)),
         ...(blockRowBytes.some((n) => n !== 0) ? { blockRowBytes } : {}),
       };
     });
-    const first = members[0]!.loaded;
-    if ("pooled" in first) {
-      first.pool.runGroup(members.map((m) => ({ ...m, handle: (m.loaded as { pooled: KernelHandle }).pooled })), scratchOffsets, step.rows, step.block);
+    // A program's kernels are all loaded one way: on the pool, or on this thread.
+    const pooled = members.flatMap(({ loaded, pointers, blockRowBytes }) => ("pooled" in loaded ? [{ handle: loaded.pooled, pool: loaded.pool, pointers, blockRowBytes }] : []));
+    if (pooled.length > 0) {
+      pooled[0]!.pool.runGroup(pooled, scratchOffsets, step.rows, step.block);
       return;
     }
-    runInBlocks(members.map((m) => ({ ...m, run: (m.loaded as { direct: KernelEntry }).direct, scratch: m.kernel.scratchBytes > 0 })), scratchOffsets[0] ?? 0, 0, step.rows, step.block);
+    const direct = members.flatMap(({ loaded, pointers, scratch, blockRowBytes }) => ("direct" in loaded ? [{ run: loaded.direct, pointers, scratch, blockRowBytes }] : []));
+    runInBlocks(direct, scratchOffsets[0] ?? 0, 0, step.rows, step.block);
   }
 
   /** Runs one instruction with the interpreter's kernel, on views of its operands in device memory. */
