@@ -160,3 +160,11 @@ export function addFreeAxesToManualSharding(outer: TensorSharding, inner: Tensor
     unreducedAxes: outer.unreducedAxes,
   };
 }
+
+/** Shardy's isEquivalent: the same axes per dimension (open/closed and priorities aside) and unreduced axes; any two replicated shardings. */
+export function shardingsEquivalent(a: TensorSharding | undefined, b: TensorSharding | undefined): boolean {
+  const replicated = (s: TensorSharding | undefined): boolean => s === undefined || (s.unreducedAxes.length === 0 && s.dimShardings.every((d) => d.axes.length === 0));
+  if (replicated(a)) return replicated(b);
+  if (b === undefined || !meshOrRefEquals(a!.meshOrRef, b.meshOrRef) || !axisListEquals(a!.unreducedAxes, b.unreducedAxes)) return false;
+  return a!.dimShardings.length === b.dimShardings.length && a!.dimShardings.every((d, i) => axisListEquals(d.axes, b.dimShardings[i]!.axes));
+}

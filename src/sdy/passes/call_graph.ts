@@ -11,8 +11,10 @@ import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { factoryFor, withEntry, withInstructions } from "../../ir/rewrite.js";
 import { usersOf } from "../../ir/traverse.js";
 import type { TensorSharding } from "../model.js";
-import { fullyReplicatedSharding, shardingEquals } from "../sharding.js";
-import { staticDims } from "../propagation/ir_graph.js";
+import { fullyReplicatedSharding, shardingEquals, shardingsEquivalent } from "../sharding.js";
+import { IrGraph, staticDims } from "../propagation/ir_graph.js";
+import { insertReshard, preOrderOps, replaceAllUsesExcept } from "../propagation/graph.js";
+import { writeBack } from "../propagation/ir_writeback.js";
 
 /** By function name, the function it came from, for functions the pipeline made from named computations. */
 export type OriginalNames = Map<string, string>;
@@ -193,4 +195,39 @@ function withFunctions(module: HloModule, functions: readonly Computation[]): Hl
   const tmp = withEntry(module, module.entry);
   tmp.functions = functions;
   return withEntry(tmp, tmp.entry);
+}
+
+/**
+ * A call result whose sharding differs from what the called function returns gets a
+ * reshard to the call's sharding after it; the call then carries the function's result
+ * shardings (Shardy's insert-func-call-reshards).
+ */
+export function insertFuncCallReshards(module: HloModule): HloModule {
+  const ir = new IrGraph(module);
+  const { graph } = ir;
+  for (const func of graph.funcs) {
+    for (const op of preOrderOps(func)) {
+      if (op.kind !== "call" || op.callee === undefined || op.erased) continue;
+      const callShardings = op.results.map((r) => graph.shardings.get(r));
+      const declared = graph.funcResultShardings.get(op.callee) ?? [];
+      const first = declared.find((s) => s !== undefined);
+      let funcShardings: TensorSharding[];
+      if (first !== undefined) {
+        funcShardings = op.results.map((r, i) => declared[i] ?? fullyReplicatedSharding(first.meshOrRef, r.dims?.length ?? 0, false));
+      } else {
+        const callFirst = callShardings.find((s) => s !== undefined);
+        if (callFirst === undefined) continue;
+        funcShardings = op.results.map((r, i) => fullyReplicatedSharding((callShardings[i] ?? callFirst).meshOrRef, r.dims?.length ?? 0, true));
+      }
+      op.results.forEach((r, i) => {
+        const callSharding = callShardings[i];
+        if (shardingsEquivalent(funcShardings[i], callSharding)) return;
+        const target = callSharding ?? fullyReplicatedSharding(funcShardings[i]!.meshOrRef, r.dims?.length ?? 0, true);
+        const reshard = insertReshard(graph, r, target);
+        replaceAllUsesExcept(r, reshard.results[0]!, reshard);
+      });
+      op.results.forEach((r, i) => graph.shardings.set(r, funcShardings[i]!));
+    }
+  }
+  return writeBack(ir);
 }

@@ -3,14 +3,20 @@
 
 import type { Pass } from "../../compiler/pass.js";
 import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { HloModule } from "../../ir/computation.js";
 import { annotateModule } from "../../ir/edit.js";
 
 export const DROP_SHARDING_RULES = "sdy-drop-sharding-rules";
 
+/** The module with every non-custom sharding rule removed (also the propagation pipeline's last step). */
+export function dropShardingRulesFromModule(module: HloModule): HloModule {
+  return annotateModule(module, (inst) =>
+    (inst.sdyShardingRule !== undefined && !inst.sdyShardingRule.isCustomRule ? { sdyShardingRule: undefined } : undefined));
+}
+
 export const dropShardingRules: Pass = {
   name: DROP_SHARDING_RULES,
-  run: (module) => annotateModule(module, (inst) =>
-    (inst.sdyShardingRule !== undefined && !inst.sdyShardingRule.isCustomRule ? { sdyShardingRule: undefined } : undefined)),
+  run: (module) => dropShardingRulesFromModule(module),
 };
 
 export const DROP_SHARDING_RULES_REGISTRATION: PassRegistration = {

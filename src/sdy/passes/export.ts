@@ -57,14 +57,6 @@ export function shardingConstraintsToReshards(module: HloModule): HloModule {
   });
 }
 
-export function dropShardingRules(module: HloModule): HloModule {
-  return editModule(module, (c) => {
-    const edit = new ComputationEdit(c);
-    for (const inst of c.instructions) if (inst.sdyShardingRule !== undefined && !inst.sdyShardingRule.isCustomRule) edit.annotate(inst, { sdyShardingRule: undefined });
-    return edit;
-  });
-}
-
 /** Functions other than main take their results' shardings from the values they return (or none). */
 export function propagateToFuncResults(module: HloModule): HloModule {
   return onGraph(module, (ir) => {
@@ -173,7 +165,6 @@ export const EXPORT_PASSES: readonly PassRegistration[] = [
   plain("sdy-close-shardings", "closes every dimension sharding and drops replicated axes", closeShardings),
   plain("sdy-remove-sharding-groups", "removes the sdy.sharding_group ops", removeShardingGroups),
   plain("sdy-sharding-constraint-to-reshard", "turns sharding constraints into reshards", shardingConstraintsToReshards),
-  plain("sdy-drop-sharding-rules", "drops every sharding rule but custom ones", dropShardingRules),
   plain("sdy-propagate-to-func-results", "functions other than main take their results' shardings from the values they return", propagateToFuncResults),
   plain("sdy-remove-sub-axes-in-input-output-shardings", "open dimensions of main's argument and result shardings drop their sub-axes", removeSubAxesInInputOutputShardings),
   plain("sdy-update-non-divisible-input-output-shardings", "input/output shardings keep the axes that divide their dimensions", updateNonDivisibleInputOutputShardings),

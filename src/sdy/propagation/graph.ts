@@ -319,10 +319,19 @@ export function replaceAllUsesExcept(from: PValue, to: PValue, except: POp): voi
 
 /** A new `sdy.sharding_constraint` of `input` with `sharding`, placed right after `input` (its uses are left as they are). */
 export function insertShardingConstraint(graph: PGraph, input: PValue, sharding: TensorSharding): POp {
+  return insertShardingOp(graph, input, sharding, "shardingConstraint");
+}
+
+/** A new `sdy.reshard` of `input` to `sharding`, placed right after `input` (its uses are left as they are). */
+export function insertReshard(graph: PGraph, input: PValue, sharding: TensorSharding): POp {
+  return insertShardingOp(graph, input, sharding, "reshard");
+}
+
+function insertShardingOp(graph: PGraph, input: PValue, sharding: TensorSharding, kind: "shardingConstraint" | "reshard"): POp {
   const point = insertionPointAfter(input);
   const op = graph.op({
-    kind: "shardingConstraint", name: "sdy.sharding_constraint", parent: point.parent, pure: false, isElementwise: true,
-    operands: [input], resultDims: [input.dims],
+    kind: kind === "reshard" ? "generic" : kind, name: kind === "reshard" ? "sdy.reshard" : "sdy.sharding_constraint",
+    parent: point.parent, pure: kind === "reshard", isElementwise: true, operands: [input], resultDims: [input.dims],
   });
   point.region.ops.splice(point.position, 0, op);
   graph.shardings.set(op.results[0]!, sharding);

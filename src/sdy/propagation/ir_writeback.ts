@@ -108,10 +108,11 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
     const visit = (op: POp): void => {
       op.regions.forEach((r) => r.ops.forEach((inner, position) => {
         if (!inner.erased && ir.instOf(inner) === undefined && !isTerminator(inner)) {
-          if (inner.kind !== "shardingConstraint") throw new ShardingError(`propagation made a ${inner.name} the IR cannot hold`);
+          const opcode = inner.kind === "shardingConstraint" ? "sdyShardingConstraint" : inner.name === "sdy.reshard" ? "sdyReshard" : undefined;
+          if (opcode === undefined) throw new ShardingError(`propagation made a ${inner.name} the IR cannot hold`);
           const { edit, factory } = edits.of(regionComputation(r));
           const operand = instFor(inner.operands[0]!);
-          const inst = factory.add("sdyShardingConstraint", [operand], { sharding: graph.shardings.get(inner.results[0]!)! });
+          const inst = factory.add(opcode, [operand], { sharding: graph.shardings.get(inner.results[0]!)! });
           const before = r.ops.slice(0, position).reverse().find((o) => !o.erased && !isTerminator(o));
           const anchorOp = before === undefined ? undefined : made.get(before) ?? ir.instOf(before);
           edit.insertAfter(anchorOp === undefined || anchorOp === ir.instOf(inner.operands[0]!.def.op) ? operand : anchorOp, inst);
