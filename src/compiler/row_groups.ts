@@ -95,7 +95,9 @@ export function planRowGroups(steps: readonly Step[], kernels: readonly WasmKern
     }
     if (end - i >= 2) {
       const rowBytes = [...touched.values()].reduce((n, b) => n + b, 0);
-      const block = Math.max(1, Math.min(rows, Math.floor(BLOCK_BYTES / Math.max(1, rowBytes))));
+      // Blocks of about BLOCK_BYTES, as even as the rows allow (128 rows in 127 + 1 would cost a call a kernel for one row).
+      const blocks = Math.ceil(rows / Math.max(1, Math.floor(BLOCK_BYTES / Math.max(1, rowBytes))));
+      const block = Math.ceil(rows / blocks);
       // Read only inside the group: one block's rows, placed in scratch by their lives within a block.
       const local = [...produced].filter(([temp]) => temps[temp]!.lastUse < end);
       const placed = assignArena(local.map(([temp, b]) => ({ bytes: alignUp(block * b), defined: temps[temp]!.defined - i, lastUse: temps[temp]!.lastUse - i })));

@@ -197,16 +197,16 @@ export class ThreadPool {
    * block. One wait for all of them.
    */
   runGroup(members: readonly GroupMember[], scratchOffsets: readonly number[], extent: number, block: number): void {
-    const name = members.map((m) => m.handle.kernel.name).join(" + ");
-    this.checkUsable(name);
-    if (members.length > MAX_MEMBERS) throw new Error(`${name}: ${members.length} kernels exceed the pool's ${MAX_MEMBERS} a run`);
-    const withScratch = members.some((m) => m.handle.kernel.scratchBytes > 0);
-    const runMembers = members.map((m) => ({ ...m, run: m.handle.run, scratch: m.handle.kernel.scratchBytes > 0 }));
+    const name = (): string => members.map((m) => m.handle.kernel.name).join(" + ");
+    if (this.closed || this.deadReason !== undefined) this.checkUsable(name());
+    if (members.length > MAX_MEMBERS) throw new Error(`${name()}: ${members.length} kernels exceed the pool's ${MAX_MEMBERS} a run`);
+    const runMembers = members.map((m) => ({ run: m.handle.run, pointers: m.pointers, scratch: m.handle.kernel.scratchBytes > 0, blockRowBytes: m.blockRowBytes }));
     const failure = (member: number, e: unknown, where = ""): Error => {
       const message = e instanceof Error ? e.message : String(e);
       return new Error(`${members[member]!.handle.kernel.name}: ${message}${where}`, { cause: e });
     };
-    const cost = members.reduce((n, m) => n + extent * m.handle.kernel.costPerUnit, 0);
+    let cost = 0;
+    for (const m of members) cost += extent * m.handle.kernel.costPerUnit;
     const parts = Math.min(this.threads, extent);
     let failedHere = 0;
     if (parts <= 1 || cost < this.minParallelCost) {
@@ -217,17 +217,27 @@ export class ThreadPool {
       }
       return;
     }
-    if ((withScratch || members.some((m) => m.blockRowBytes !== undefined)) && scratchOffsets.length < parts) throw new Error(`${name}: run needs ${parts} scratch regions, got ${scratchOffsets.length}`);
+    if (scratchOffsets.length < parts && runMembers.some((m) => m.scratch || m.blockRowBytes !== undefined)) {
+      throw new Error(`${name()}: run needs ${parts} scratch regions, got ${scratchOffsets.length}`);
+    }
     const ints = this.ints!;
     members.forEach((m, k) => {
       const argCount = m.pointers.length + (m.handle.kernel.scratchBytes > 0 ? 3 : 2);
       if (argCount > MAX_ARGS) throw new Error(`${m.handle.kernel.name}: ${argCount} arguments exceed the pool's ${MAX_ARGS}`);
       const at = MEMBERS + k * MEMBER_INTS;
-      ints.set([m.handle.id, m.pointers.length, m.handle.kernel.scratchBytes > 0 ? 1 : 0, ...m.pointers], at);
-      ints.set(m.blockRowBytes ?? m.pointers.map(() => 0), at + 3 + MAX_ARGS);
+      ints[at] = m.handle.id;
+      ints[at + 1] = m.pointers.length;
+      ints[at + 2] = (m.handle.kernel.scratchBytes > 0 ? 1 : 0) | (m.blockRowBytes !== undefined ? 2 : 0);
+      ints.set(m.pointers, at + 3);
+      if (m.blockRowBytes !== undefined) ints.set(m.blockRowBytes, at + 3 + MAX_ARGS);
     });
     const bound = (p: number): number => Math.floor((extent * p) / parts);
-    for (let p = 1; p < parts; p++) ints.set([bound(p), bound(p + 1), scratchOffsets[p] ?? 0], RANGES + p * RANGE_INTS);
+    for (let p = 1; p < parts; p++) {
+      const at = RANGES + p * RANGE_INTS;
+      ints[at] = bound(p);
+      ints[at + 1] = bound(p + 1);
+      ints[at + 2] = scratchOffsets[p] ?? 0;
+    }
     Atomics.store(ints, MEMBER_COUNT, members.length);
     Atomics.store(ints, BLOCK, block);
     Atomics.store(ints, ACTIVE, parts - 1);
@@ -249,7 +259,7 @@ export class ThreadPool {
       const dead = this.deadWorker(parts - 1);
       if (dead >= 0) {
         this.deadReason ??= `worker ${dead} died`;
-        throw new Error(`${name}: thread pool ${this.deadReason} while running it`);
+        throw new Error(`${name()}: thread pool ${this.deadReason} while running it`);
       }
       if (this.blocking) Atomics.wait(ints, DONE, done, 100);
     }

@@ -33,7 +33,10 @@ export const DEAD = LOADS_POSTED + MAX_WORKERS;
 /** Per worker: [begin, end) of its units and the offset of its scratch region. */
 export const RANGES = DEAD + MAX_WORKERS;
 export const RANGE_INTS = 4;
-/** Per member: kernel id, pointer count, whether it takes scratch, the pointers, then their block row bytes (RunMember). */
+/**
+ * Per member: kernel id, pointer count, flags (1: it takes scratch; 2: it has block
+ * buffers), the pointers, then their block row bytes (RunMember).
+ */
 export const MEMBERS = RANGES + MAX_WORKERS * RANGE_INTS;
 export const MEMBER_INTS = 3 + 2 * MAX_ARGS;
 export const CONTROL_INTS = MEMBERS + MAX_MEMBERS * MEMBER_INTS;
@@ -87,6 +90,16 @@ export interface RunMember {
  * On a throw, `failed` learns which member threw.
  */
 export function runInBlocks(members: readonly RunMember[], scratch: number, begin: number, end: number, block: number, failed?: (member: number) => void): void {
+  if (members.length === 1 && block >= end - begin && members[0]!.blockRowBytes === undefined) {
+    const m = members[0]!;
+    try {
+      if (m.scratch) m.run(...m.pointers, scratch, begin, end); else m.run(...m.pointers, begin, end);
+    } catch (error) {
+      failed?.(0);
+      throw error;
+    }
+    return;
+  }
   const calls = members.map((m) => {
     const args = m.scratch ? [...m.pointers, scratch, 0, 0] : [...m.pointers, 0, 0];
     // The block buffers' pointers: [argument, offset in scratch, row bytes] (RunMember).

@@ -55,8 +55,11 @@ export function servePoolWorker(port: PoolWorkerPort): PoolWorkerState {
           failedMember = k;
           if (run === undefined) throw new Error(`kernel ${id} is not loaded in worker ${index}`);
           const count = Atomics.load(c, at + 1);
-          const blockRowBytes = Array.from(c.subarray(at + 3 + MAX_ARGS, at + 3 + MAX_ARGS + count));
-          members.push({ run, pointers: Array.from(c.subarray(at + 3, at + 3 + count)), scratch: Atomics.load(c, at + 2) !== 0, blockRowBytes });
+          const flags = Atomics.load(c, at + 2);
+          const pointers = Array.from(c.subarray(at + 3, at + 3 + count));
+          members.push((flags & 2) !== 0
+            ? { run, pointers, scratch: (flags & 1) !== 0, blockRowBytes: Array.from(c.subarray(at + 3 + MAX_ARGS, at + 3 + MAX_ARGS + count)) }
+            : { run, pointers, scratch: (flags & 1) !== 0 });
         }
         const range = RANGES + (index + 1) * RANGE_INTS;
         runInBlocks(members, c[range + 2]!, c[range]!, c[range + 1]!, Atomics.load(c, BLOCK), (k) => { failedMember = k; });
