@@ -117,9 +117,10 @@ export class ComputationEdit {
         return copies.get(v) ?? v;
       });
       const fields = this.annotations.get(inst);
-      const repointed = repointCallees(this.substitutes.get(inst) ?? inst, callees);
-      let copy = repointed === inst && operands.every((o, i) => o === inst.operands[i]) ? inst : ({ ...repointed, operands } as Instruction);
-      if (fields !== undefined) copy = withFields(copy, fields);
+      // Annotations first: new attributes naming an edited callee are re-pointed too.
+      const base = this.substitutes.get(inst) ?? inst;
+      const repointed = repointCallees(fields !== undefined ? withFields(base, fields) : base, callees);
+      const copy = repointed === inst && operands.every((o, i) => o === inst.operands[i]) ? inst : ({ ...repointed, operands } as Instruction);
       if (copy !== inst) copies.set(inst, copy);
       out.push(copy);
       for (const next of this.after.get(inst) ?? []) place(next);

@@ -90,3 +90,28 @@ test("callers are re-pointed at an edited callee", () => {
   assert.deepEqual(call.attrs.toApply.root.frontendAttributes, { edited: "yes" });
   assert.ok(out.computations.includes(call.attrs.toApply));
 });
+
+test("a caller whose attributes are annotated still points at its edited callee", () => {
+  // The annotation carries the old callee (a manual computation's attributes rebuilt with new
+  // shardings); the edited body must win.
+  const m = parseStableHlo(`
+    func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = call @f(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }
+    func.func private @f(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = stablehlo.negate %arg0 : tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }`);
+  const f = m.computations.find((c) => c.name === "f")!;
+  const out = editModule(m, (k) => {
+    const e = new ComputationEdit(k);
+    if (k === f) e.annotate(k.root, { frontendAttributes: { edited: "yes" } });
+    const call = k.instructions.find((i) => i.opcode === "call") as Instruction<"call"> | undefined;
+    if (call !== undefined) e.annotate(call, { attrs: { ...call.attrs }, frontendAttributes: { caller: "annotated" } });
+    return e;
+  });
+  const call = out.entry.instructions.find((i) => i.opcode === "call") as Instruction<"call">;
+  assert.deepEqual(call.frontendAttributes, { caller: "annotated" });
+  assert.deepEqual(call.attrs.toApply.root.frontendAttributes, { edited: "yes" });
+});

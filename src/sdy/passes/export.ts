@@ -29,6 +29,36 @@ export function closedLike(s: TensorSharding): TensorSharding {
 }
 
 /** Ops without side effects that nothing uses are erased (as MLIR's canonicalizer does). */
+/** The attributes propagation's debug options write (Shardy's remove-propagation-debug-info). */
+const DEBUG_ATTRIBUTES = new Set([
+  "sdy.propagation_edges", "sdy.block_arg_propagation_edges", "sdy.result_propagation_edges",
+  "sdy.sharding_origins", "sdy.block_arg_sharding_origins", "sdy.result_sharding_origins", "sdy.sharding_origin_name",
+]);
+
+function withoutDebug(attrs: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
+  if (attrs === undefined || !Object.keys(attrs).some((k) => DEBUG_ATTRIBUTES.has(k))) return undefined;
+  return Object.fromEntries(Object.entries(attrs).filter(([k]) => !DEBUG_ATTRIBUTES.has(k)));
+}
+
+export function removePropagationDebugInfo(module: HloModule): HloModule {
+  return editModule(module, (c) => {
+    const edit = new ComputationEdit(c);
+    for (const inst of c.instructions) {
+      const frontendAttributes = withoutDebug(inst.frontendAttributes);
+      if (frontendAttributes !== undefined) edit.annotate(inst, { frontendAttributes });
+      if (inst.sdyPropagationEdges !== undefined) edit.annotate(inst, { sdyPropagationEdges: undefined });
+    }
+    const strip = (list: readonly Readonly<Record<string, string>>[] | undefined) =>
+      (list?.some((a) => withoutDebug(a) !== undefined) ? list.map((a) => withoutDebug(a) ?? a) : undefined);
+    const argAttributes = strip(c.argAttributes);
+    const resultAttributes = strip(c.resultAttributes);
+    if (argAttributes !== undefined || resultAttributes !== undefined) {
+      edit.fields = { ...(argAttributes !== undefined && { argAttributes }), ...(resultAttributes !== undefined && { resultAttributes }) };
+    }
+    return edit;
+  });
+}
+
 export function eraseDeadOps(module: HloModule): HloModule {
   return onGraph(module, (ir) => eraseTriviallyDeadOps(ir.graph));
 }
@@ -157,6 +187,8 @@ export function updateNonDivisibleInputOutputShardings(module: HloModule): HloMo
   });
 }
 
+import { insertFuncCallReshards } from "./call_graph.js";
+
 const plain = (name: string, description: string, run: (m: HloModule) => HloModule): PassRegistration => ({
   name, description, options: [], create: () => ({ name, run: (m) => run(m) }),
 });
@@ -167,5 +199,7 @@ export const EXPORT_PASSES: readonly PassRegistration[] = [
   plain("sdy-sharding-constraint-to-reshard", "turns sharding constraints into reshards", shardingConstraintsToReshards),
   plain("sdy-propagate-to-func-results", "functions other than main take their results' shardings from the values they return", propagateToFuncResults),
   plain("sdy-remove-sub-axes-in-input-output-shardings", "open dimensions of main's argument and result shardings drop their sub-axes", removeSubAxesInInputOutputShardings),
+  plain("sdy-remove-propagation-debug-info", "removes the sharding origins and propagation edges the debug options wrote", removePropagationDebugInfo),
+  plain("sdy-insert-func-call-reshards", "reshards a call's operands and results where they differ from the callee's argument and result shardings", insertFuncCallReshards),
   plain("sdy-update-non-divisible-input-output-shardings", "input/output shardings keep the axes that divide their dimensions", updateNonDivisibleInputOutputShardings),
 ];

@@ -13,6 +13,7 @@ import { IMPORT_PASSES } from "./import.js";
 import { EXPORT_PASSES } from "./export.js";
 import { CONSTANT_PASSES } from "./constants.js";
 import { PIPELINE_PASSES } from "./pipeline.js";
+import { MESH_PASSES } from "./meshes.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -20,6 +21,7 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...PROPAGATION_PASSES,
   ...DATA_FLOW_EDGE_PASSES,
   ...IMPORT_PASSES,
+  ...MESH_PASSES,
   ...CONSTANT_PASSES,
   ...EXPORT_PASSES,
   ...PIPELINE_PASSES,

@@ -1,5 +1,6 @@
 // -sdy-propagation-pipeline: Shardy's import passes, user-priority propagation and the
-// export passes that close the shardings. Runs, in Shardy's order: calls turned into
+// export passes that close the shardings. Runs, in Shardy's order: inlined meshes
+// lifted to declarations (duplicates merged), size-one axes removed, calls turned into
 // named computations, constants split, data-flow edges added, sharding constraints
 // applied, sharding groups imported, user-priority propagation (sharding rules kept),
 // named computations turned back into functions and calls, function results given
@@ -8,9 +9,8 @@
 // constraints turned into reshards, input/output shardings made divisible and stripped
 // of open sub-axes, shardings closed, unused ops erased, rules dropped.
 //
-// Not done (Shardy does them): lifting inlined meshes and removing size-one axes (the
-// shardings are propagated as they are), and the partitioner's explicit reshards and
-// collectives that Shardy's export pipeline ends with.
+// Not done (Shardy does them): manual-axes cleanup, and the partitioner's explicit
+// reshards and collectives that Shardy's export pipeline ends with.
 
 import type { Pass } from "../../compiler/pass.js";
 import { PassOptionError, type PassRegistration } from "../../compiler/pass_options.js";
@@ -26,11 +26,14 @@ import { exportNamedComputations, importFuncCalls, insertFuncCallReshards, unfla
 import { mergeConstants, splitConstants } from "./constants.js";
 import { eraseDeadOps } from "./export.js";
 import { dropShardingRulesFromModule } from "./drop_sharding_rules.js";
+import { liftInlinedMeshes, removeSizeOneAxes } from "./meshes.js";
 
 export function propagationPipeline(module: HloModule, warn: (message: string) => void = () => {}): HloModule {
   // Calls are propagated through as named computations over their callees' bodies.
   const names: OriginalNames = new Map();
-  let m = importFuncCalls(module, names);
+  let m = liftInlinedMeshes(module);
+  m = removeSizeOneAxes(m);
+  m = importFuncCalls(m, names);
   m = splitConstants(m);
   m = addDataFlowEdges(m);
   m = applyShardingConstraintsToModule(m);

@@ -1,0 +1,92 @@
+// -sdy-lift-inlined-meshes (Shardy's lift_inlined_meshes): mesh declarations equal to an
+// earlier one are removed and their references point to the earlier one; every inlined
+// mesh (`#sdy.sharding<mesh<["x"=2]>, ...>`) becomes a reference to a declared mesh equal
+// to it, declared after the existing meshes when there is none (named `mesh`,
+// `empty_mesh` or `maximal_mesh_<id>`, made unique as MLIR's symbol table does:
+// `mesh_0`, `mesh_1`, ... with one counter for the module).
+
+import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { HloModule } from "../../ir/computation.js";
+import type { Mesh, NamedMesh, TensorSharding } from "../model.js";
+import { IrGraph } from "../propagation/ir_graph.js";
+import { writeBack } from "../propagation/ir_writeback.js";
+import { transformShardings } from "../propagation/sharding_walker.js";
+import type { AxisRef, DimensionSharding } from "../model.js";
+import { isEmptyMesh, isMaximalMesh, meshEquals, resolveMesh } from "../sharding.js";
+
+export function liftInlinedMeshes(module: HloModule): HloModule {
+  const declared = module.meshes ?? [];
+  const kept: NamedMesh[] = [];
+  const renamed = new Map<string, string>();
+  for (const m of declared) {
+    const earlier = kept.find((k) => meshEquals(k.mesh, m.mesh));
+    if (earlier === undefined) kept.push(m);
+    else renamed.set(m.name, earlier.name);
+  }
+  const symbols = new Set([...kept.map((m) => m.name), ...(module.functions ?? [module.entry]).map((f) => f.name)]);
+  const created: NamedMesh[] = [];
+  let counter = 0;
+  const lift = (mesh: Mesh): string => {
+    const existing = [...kept, ...created].find((k) => meshEquals(k.mesh, mesh));
+    if (existing !== undefined) return existing.name;
+    const base = isMaximalMesh(mesh) ? `maximal_mesh_${mesh.deviceIds![0]}` : isEmptyMesh(mesh) ? "empty_mesh" : "mesh";
+    let name = base;
+    while (symbols.has(name)) name = `${base}_${counter++}`;
+    symbols.add(name);
+    created.push({ name, mesh });
+    return name;
+  };
+  const rewrite = (s: TensorSharding): TensorSharding => {
+    if (typeof s.meshOrRef !== "string") return { ...s, meshOrRef: lift(s.meshOrRef) };
+    const to = renamed.get(s.meshOrRef);
+    return to === undefined ? s : { ...s, meshOrRef: to };
+  };
+  const ir = new IrGraph(module);
+  transformShardings(ir.graph, rewrite);
+  const out = writeBack(ir);
+  if (renamed.size === 0 && created.length === 0) return out;
+  out.meshes = [...kept, ...created];
+  if (module.symbolOrder !== undefined) {
+    const order = module.symbolOrder.filter((n) => !renamed.has(n));
+    const meshNames = new Set(kept.map((m) => m.name));
+    let at = 0;
+    order.forEach((n, i) => { if (meshNames.has(n)) at = i + 1; });
+    out.symbolOrder = [...order.slice(0, at), ...created.map((m) => m.name), ...order.slice(at)];
+  }
+  return out;
+}
+
+/**
+ * -sdy-remove-size-one-axes: every sharding loses the axes of size one of its mesh
+ * (dimensions, replicated and unreduced axes); a closed dimension left empty loses its
+ * priority. Meshes and manual axes stay as they are.
+ */
+export function removeSizeOneAxes(module: HloModule): HloModule {
+  const ir = new IrGraph(module);
+  transformShardings(ir.graph, (s) => {
+    const mesh = resolveMesh(s.meshOrRef, ir.meshes);
+    const sizeOne = new Set(mesh.axes.filter((a) => a.size === 1).map((a) => a.name));
+    if (sizeOne.size === 0) return s;
+    const keep = (axes: readonly AxisRef[]): AxisRef[] => axes.filter((a) => a.subAxis !== undefined || !sizeOne.has(a.name));
+    const dim = (d: DimensionSharding): DimensionSharding => {
+      const axes = keep(d.axes);
+      if (axes.length === d.axes.length) return d;
+      const { priority, ...rest } = d;
+      return axes.length === 0 && d.isClosed || priority === undefined ? { ...rest, axes } : { ...rest, axes, priority };
+    };
+    return { ...s, dimShardings: s.dimShardings.map(dim), replicatedAxes: keep(s.replicatedAxes), unreducedAxes: keep(s.unreducedAxes) };
+  });
+  return writeBack(ir);
+}
+
+export const MESH_PASSES: readonly PassRegistration[] = [{
+  name: "sdy-lift-inlined-meshes",
+  description: "declares every inlined mesh as a module mesh (reusing an equal one) and removes duplicate mesh declarations",
+  options: [],
+  create: () => ({ name: "sdy-lift-inlined-meshes", run: (m) => liftInlinedMeshes(m) }),
+}, {
+  name: "sdy-remove-size-one-axes",
+  description: "removes the axes of size one from every sharding",
+  options: [],
+  create: () => ({ name: "sdy-remove-size-one-axes", run: (m) => removeSizeOneAxes(m) }),
+}];
