@@ -22,6 +22,10 @@ export const OPT_USAGE = `xlats opt FILE [FLAGS...]
         -split-input-file             each '// -----' chunk is a module of its own
         -verify-diagnostics           report diagnostics and exit 0 (a harness checks them)
         -allow-unregistered-dialect   keep ops of unknown dialects (printed generically)
+        --explain                     after each module, as '//' comments: for every value
+                                      sharding propagation sharded, where each axis came
+                                      from (a user sharding) and through which ops; for
+                                      every conflict, the candidates and why they lost
         -PASS or -PASS=opt1=val1 opt2=val2 (also opt1=val1,opt2=val2): run PASS`;
 
 interface OptFlags {
@@ -29,6 +33,7 @@ interface OptFlags {
   readonly split: boolean;
   readonly verifyDiagnostics: boolean;
   readonly allowUnregisteredDialect: boolean;
+  readonly explain: boolean;
   readonly passes: readonly Pass[];
 }
 
@@ -39,6 +44,7 @@ function parseOptArgs(args: readonly string[]): OptFlags {
   let split = false;
   let verifyDiagnostics = false;
   let allowUnregisteredDialect = false;
+  let explain = false;
   const passes: Pass[] = [];
   for (const a of args) {
     if (a === "--") continue;
@@ -51,6 +57,7 @@ function parseOptArgs(args: readonly string[]): OptFlags {
     if (flag === "split-input-file") split = true;
     else if (flag === "verify-diagnostics") verifyDiagnostics = true;
     else if (flag === "allow-unregistered-dialect") allowUnregisteredDialect = true;
+    else if (flag === "explain") explain = true;
     else {
       let pass: Pass | undefined;
       try {
@@ -64,7 +71,7 @@ function parseOptArgs(args: readonly string[]): OptFlags {
     }
   }
   if (file === undefined) throw new CliError("opt: expected a FILE", 2);
-  return { file, split, verifyDiagnostics, allowUnregisteredDialect, passes };
+  return { file, split, verifyDiagnostics, allowUnregisteredDialect, explain, passes };
 }
 
 /** The chunks of `text` between lines that are exactly `// -----`, each with the line it starts on (0-based). */
@@ -107,9 +114,16 @@ function processChunk(text: string, lineOffset: number, flags: OptFlags, io: Cli
   verifyModule(module);
   const sdy = verifySdy(module);
   if (sdy.length > 0) throw new SdyVerifyError(sdy);
-  const ctx: PassContext = { verify: true, log: () => {}, warn: (_pass, message, at) => io.err(formatWarning(message, at, flags.file)) };
+  const explanation: string[] = [];
+  const ctx: PassContext = {
+    verify: true, log: () => {}, warn: (_pass, message, at) => io.err(formatWarning(message, at, flags.file)),
+    ...(flags.explain ? { explain: (pass: string, lines: readonly string[]) => explanation.push(`-${pass}:`, ...lines.map((l) => `  ${l}`)) } : {}),
+  };
   for (const pass of flags.passes) module = runPass(pass, module, ctx);
-  return printStableHlo(module);
+  const printed = printStableHlo(module);
+  if (!flags.explain) return printed;
+  const notes = explanation.length > 0 ? explanation : ["no pass explained anything (--explain covers sharding propagation)"];
+  return `${printed.replace(/\n$/, "")}\n${notes.map((l) => `// ${l}`.trimEnd()).join("\n")}\n`;
 }
 
 export function optCommand(args: readonly string[], io: CliIo): number {

@@ -21,6 +21,11 @@ export interface PassContext {
    * does. Without it, warnings only go to the log.
    */
   readonly warn?: (passName: string, message: string, location: SourceLocation | undefined) => void;
+  /**
+   * Asks passes that can to explain their decisions (`xlats opt --explain`: sharding
+   * propagation's provenance and conflicts); they hand the explanation here.
+   */
+  readonly explain?: (passName: string, lines: readonly string[]) => void;
 }
 
 export interface Pass {

@@ -231,3 +231,33 @@ export function insertFuncCallReshards(module: HloModule): HloModule {
   }
   return writeBack(ir);
 }
+
+/**
+ * -sdy-pre-order-funcs: the functions in pre-order of the call graph from main (a
+ * function before the functions it calls, callees in call order, each once); functions
+ * main does not reach keep their order after them.
+ */
+export function preOrderFuncs(module: HloModule): HloModule {
+  const functions = module.functions ?? [module.entry];
+  const main = functions.find((f) => f.name === "main") ?? module.entry;
+  const order: Computation[] = [];
+  const seen = new Set<Computation>();
+  const calleesOf = (c: Computation): Computation[] => c.instructions.flatMap((inst) => [
+    ...(inst.opcode === "call" ? [(inst as Instruction<"call">).attrs.toApply] : []),
+    ...subcomputationsOf(inst).filter((r) => !functions.includes(r)).flatMap(calleesOf),
+  ]);
+  const visit = (f: Computation): void => {
+    if (seen.has(f)) return;
+    seen.add(f);
+    order.push(f);
+    for (const callee of calleesOf(f)) if (functions.includes(callee)) visit(callee);
+  };
+  visit(main);
+  for (const f of functions) if (!seen.has(f)) order.push(f);
+  if (order.every((f, i) => f === functions[i])) return module;
+  const out = withFunctions(module, order);
+  const names = new Set(order.map((f) => f.name));
+  const symbols = module.symbolOrder ?? [];
+  out.symbolOrder = [...symbols.filter((n) => !names.has(n)), ...order.map((f) => f.name)];
+  return out;
+}

@@ -187,7 +187,7 @@ export function updateNonDivisibleInputOutputShardings(module: HloModule): HloMo
   });
 }
 
-import { insertFuncCallReshards } from "./call_graph.js";
+import { insertFuncCallReshards, preOrderFuncs } from "./call_graph.js";
 
 const plain = (name: string, description: string, run: (m: HloModule) => HloModule): PassRegistration => ({
   name, description, options: [], create: () => ({ name, run: (m) => run(m) }),
@@ -200,6 +200,7 @@ export const EXPORT_PASSES: readonly PassRegistration[] = [
   plain("sdy-propagate-to-func-results", "functions other than main take their results' shardings from the values they return", propagateToFuncResults),
   plain("sdy-remove-sub-axes-in-input-output-shardings", "open dimensions of main's argument and result shardings drop their sub-axes", removeSubAxesInInputOutputShardings),
   plain("sdy-remove-propagation-debug-info", "removes the sharding origins and propagation edges the debug options wrote", removePropagationDebugInfo),
+  plain("sdy-pre-order-funcs", "orders the functions as a pre-order walk of the call graph from main", preOrderFuncs),
   plain("sdy-insert-func-call-reshards", "reshards a call's operands and results where they differ from the callee's argument and result shardings", insertFuncCallReshards),
   plain("sdy-update-non-divisible-input-output-shardings", "input/output shardings keep the axes that divide their dimensions", updateNonDivisibleInputOutputShardings),
 ];

@@ -11,6 +11,10 @@ import type { Mesh, NamedMesh, TensorSharding } from "../model.js";
 import { IrGraph } from "../propagation/ir_graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";
 import { transformShardings } from "../propagation/sharding_walker.js";
+import type { Computation, Instruction } from "../../ir/computation.js";
+import { annotateModule } from "../../ir/edit.js";
+import { isTuple, type Shape } from "../../types/shape.js";
+import { axisSetDiff, fullAxis, meshAxisComparator, sortAndMergeAxes } from "../axis.js";
 import type { AxisRef, DimensionSharding } from "../model.js";
 import { isEmptyMesh, isMaximalMesh, meshEquals, resolveMesh } from "../sharding.js";
 
@@ -79,6 +83,46 @@ export function removeSizeOneAxes(module: HloModule): HloModule {
   return writeBack(ir);
 }
 
+/**
+ * -sdy-manual-axes-cleanup: a manual computation's manual axes sorted in mesh order; its
+ * operand and result shardings all name the mesh of the first one whose mesh is not
+ * empty (an empty mesh's sharding takes it, an equal inlined mesh becomes it); every
+ * sharding of a tensor (not a token) lists the parts of the manual axes it does not use
+ * among its replicated axes (sorted, sub-axes merged).
+ */
+export function manualAxesCleanup(module: HloModule): HloModule {
+  const meshes = module.meshes ?? [];
+  return annotateModule(module, (inst: Instruction, _c: Computation) => {
+    if (inst.opcode !== "sdyManualComputation") return undefined;
+    const a = (inst as Instruction<"sdyManualComputation">).attrs;
+    const all = [...a.inShardings, ...a.outShardings];
+    const common = all.find((s) => !isEmptyMesh(resolveMesh(s.meshOrRef, meshes)));
+    if (common === undefined) return undefined;
+    const mesh = resolveMesh(common.meshOrRef, meshes);
+    const compare = meshAxisComparator(mesh);
+    const manualAxes = [...a.manualAxes].sort((x, y) => compare(fullAxis(x), fullAxis(y)));
+    const manualRefs = manualAxes.map(fullAxis);
+    const clean = (s: TensorSharding, shape: Shape | undefined): TensorSharding => {
+      const onMesh = { ...s, meshOrRef: common.meshOrRef };
+      if (shape === undefined || shape.kind === "token") return onMesh;
+      const used = [...onMesh.dimShardings.flatMap((d) => d.axes), ...onMesh.replicatedAxes, ...onMesh.unreducedAxes];
+      const missing = axisSetDiff(manualRefs, used, mesh);
+      if (missing.length === 0) return onMesh;
+      return { ...onMesh, replicatedAxes: sortAndMergeAxes([...onMesh.replicatedAxes, ...missing], mesh) };
+    };
+    const rs = a.resultShape;
+    const outShapes: readonly (Shape | undefined)[] = a.outShardings.length === 1 || !isTuple(rs) ? [rs] : rs.elements;
+    return {
+      attrs: {
+        ...a,
+        manualAxes,
+        inShardings: a.inShardings.map((s, i) => clean(s, inst.operands[i]?.shape)),
+        outShardings: a.outShardings.map((s, i) => clean(s, outShapes[i])),
+      },
+    };
+  });
+}
+
 export const MESH_PASSES: readonly PassRegistration[] = [{
   name: "sdy-lift-inlined-meshes",
   description: "declares every inlined mesh as a module mesh (reusing an equal one) and removes duplicate mesh declarations",
@@ -89,4 +133,9 @@ export const MESH_PASSES: readonly PassRegistration[] = [{
   description: "removes the axes of size one from every sharding",
   options: [],
   create: () => ({ name: "sdy-remove-size-one-axes", run: (m) => removeSizeOneAxes(m) }),
+}, {
+  name: "sdy-manual-axes-cleanup",
+  description: "sorts a manual computation's manual axes and lists the manual axes a sharding leaves unused as replicated",
+  options: [],
+  create: () => ({ name: "sdy-manual-axes-cleanup", run: (m) => manualAxesCleanup(m) }),
 }];

@@ -12,6 +12,9 @@ import { ShardingError } from "../axis.js";
 import { IrGraph } from "../propagation/ir_graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";
 import { PropagationDebugRecorder } from "../propagation/debug.js";
+import { addFuncDataFlowEdges, sinkFuncDataFlowEdges } from "../propagation/func_edges.js";
+import { ExplainRecorder, observers, type ExplainNaming } from "../propagation/explain.js";
+import type { POp, PValue } from "../propagation/graph.js";
 import { debugAttributes } from "../propagation/debug_writeback.js";
 import { runPropagationPass, type PropagationPassKind } from "../propagation/propagate.js";
 import type { FactorStrategy } from "../propagation/strategies.js";
@@ -25,6 +28,10 @@ export interface PropagationPassOptions {
   readonly conservativePropagation?: boolean;
   readonly strategy?: FactorStrategy;
   readonly runOpPriorityPropagation?: boolean;
+  /** Receives the explanation of the propagation (`xlats opt --explain`). */
+  readonly explain?: (lines: string[]) => void;
+  /** Propagate through calls along function data-flow edges (calls not flattened). */
+  readonly funcDataFlowEdges?: boolean;
 }
 
 /** Runs one propagation pass of `kind` on a module. */
@@ -39,17 +46,41 @@ export function propagateModule(module: HloModule, kind: PropagationPassKind, op
   const bad = ir.unsupported[0];
   if (bad !== undefined) throw atLocation(new ShardingError(`${bad.reason}: ${bad.inst.name}`), metadataLocation(bad.inst.metadata));
   const recorder = debugRecorder(ir, options);
+  const funcEdges = options.funcDataFlowEdges === true ? addFuncDataFlowEdges(ir.graph) : [];
+  const explainer = options.explain === undefined ? undefined
+    : new ExplainRecorder(ir.graph, explainNaming(ir), kind === "basic" || options.strategy === "basic" ? "basic" : "aggressive");
+  const observer = observers(recorder, explainer);
   const report = runPropagationPass(ir.graph, {
     kind, meshes: ir.meshes, ruleFor: ir.ruleFor,
-    ...(recorder !== undefined ? { observer: recorder } : {}),
+    ...(observer !== undefined ? { observer } : {}),
     ...(options.strategy !== undefined ? { strategy: options.strategy } : {}),
     ...(options.runOpPriorityPropagation !== undefined ? { runOpPriorityPropagation: options.runOpPriorityPropagation } : {}),
     ...(options.conservativePropagation !== undefined ? { conservativePropagation: options.conservativePropagation } : {}),
     ...(options.keepShardingRules !== undefined ? { keepShardingRules: options.keepShardingRules } : {}),
   });
+  if (explainer !== undefined) options.explain!(explainer.report());
+  sinkFuncDataFlowEdges(ir.graph, funcEdges);
   const debug = recorder === undefined ? undefined : debugAttributes(recorder, options.debugPropagationEdgeSharding ?? false, options.debugShardingOrigins ?? false);
   const groupWarnings = report.warnings.map((w): PropagationWarning => ({ message: w.message, inst: ir.instOfValue.get(w.value) }));
   return { module: writeBack(ir, debug), warnings: [...ir.warnings, ...groupWarnings] };
+}
+
+/** Values and ops named by what the IR knows: function arguments by index, ops by name and source position. */
+function explainNaming(ir: IrGraph): ExplainNaming {
+  const where = (inst: Instruction | undefined): string => {
+    const at = metadataLocation(inst?.metadata);
+    return at === undefined ? "" : ` at ${at.line}:${at.column}`;
+  };
+  const op = (o: POp): string => (o.kind === "func" ? `@${o.funcName ?? "?"}` : `${o.name}${where(ir.instOf(o))}`);
+  return {
+    op,
+    value: (v: PValue): string => {
+      if (v.def.kind === "arg") {
+        return v.def.op.kind === "func" ? `argument ${v.def.index} of @${v.def.op.funcName ?? "?"}` : `argument ${v.def.index} of the body of ${op(v.def.op)}`;
+      }
+      return v.def.op.results.length === 1 ? op(v.def.op) : `result ${v.def.index} of ${op(v.def.op)}`;
+    },
+  };
 }
 
 /** The debug recorder the options ask for; its steps continue after those the module already records. */
@@ -99,7 +130,8 @@ function registration(name: string, kind: PropagationPassKind, description: stri
       return {
         name,
         run(module, ctx) {
-          const { module: out, warnings } = propagateModule(module, kind, options);
+          const explain = ctx.explain === undefined ? undefined : (lines: string[]): void => ctx.explain!(name, lines);
+          const { module: out, warnings } = propagateModule(module, kind, { ...options, ...(explain !== undefined ? { explain } : {}) });
           for (const w of warnings) {
             ctx.log(name, `warning: ${w.message}`);
             ctx.warn?.(name, w.message, w.inst === undefined ? undefined : metadataLocation(w.inst.metadata));

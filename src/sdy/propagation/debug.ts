@@ -60,7 +60,7 @@ function findSource(newAxes: readonly AxisRef[], factor: number, tensors: readon
  * The axes new to each operand and result in one step, each with the edge that brought
  * it (Shardy's createSourceMap); the first edge recorded for an axis wins.
  */
-function newAxisEdges(before: ShardingProjection, after: ShardingProjection, rule: OpShardingRule, mesh: Mesh, step: number): { operands: AxisEdges[]; results: AxisEdges[] } {
+export function newAxisEdges(before: ShardingProjection, after: ShardingProjection, rule: OpShardingRule, mesh: Mesh, step: number): { operands: AxisEdges[]; results: AxisEdges[] } {
   const out = { operands: before.operands.map((): AxisEdges => new Map()), results: before.results.map((): AxisEdges => new Map()) };
   const save = (newAxes: readonly AxisRef[], oldAxes: readonly AxisRef[], source: EdgeValueRef, target: EdgeValueRef, into: AxisEdges): void => {
     const add = (a: AxisRef): void => {

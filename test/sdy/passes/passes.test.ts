@@ -128,10 +128,93 @@ func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = ${A}}, %arg1: tensor<8x4x
   assert.ok(!line(opt(program("BACKWARD"), "-sdy-basic-propagate"), "stablehlo.add").includes("sdy.sharding"));
 });
 
-test("dedup-functions-fully=true is refused with a clear message", () => {
-  assert.throws(() => opt(BARRIER, "-sdy-propagation-pipeline=dedup-functions-fully=true"), /dedup-functions-fully=true .* not supported/);
+test("dedup-functions-fully=true keeps one function per callee: a sharding reaching it from one call reaches the other", () => {
+  const program = `${MESH}
+func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = ${A}}, %arg1: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %0 = call @f(%arg0) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %1 = call @f(%arg1) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %0, %1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+func.func private @f(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = stablehlo.abs %arg0 : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}`;
+  const dedup = opt(program, "-sdy-propagation-pipeline=dedup-functions-fully=true");
+  assert.ok(!dedup.includes("@f_0"), dedup);
+  // The second call's operand is tied to f's argument, which the first call shards.
+  assert.match(line(dedup, "func.func @main"), /%arg1: tensor<8x4xf32> \{sdy.sharding = #sdy.sharding<@mesh, \[\{"a"\}, \{\}\]>\}/);
+  assert.equal(line(dedup, "%1 = call"), '%1 = call @f(%arg1) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>} : (tensor<8x4xf32>) -> tensor<8x4xf32>');
+  // Flattened (the default), each call gets its own copy, sharded as its operand is.
+  const flat = opt(program, "-sdy-propagation-pipeline");
+  assert.equal(line(flat, "%1 = call"), "%1 = call @f_0(%arg1) : (tensor<8x4xf32>) -> tensor<8x4xf32>");
+  assert.equal(line(flat, "func.func private @f_0"), "func.func private @f_0(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {");
 });
 
 function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+test("-sdy-lift-inlined-meshes merges equal declarations and declares inlined meshes after the others", () => {
+  const out = opt(`sdy.mesh @m1 = <["x"=2, "y"=2]>
+sdy.mesh @m2 = <["x"=2, "y"=2]>
+sdy.mesh @mesh = <["z"=4]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m2, [{"x"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<mesh<["a"=8]>, [{"a"}, {}]>]>} : tensor<8x8xf32>
+  %1 = stablehlo.abs %0 {sdy.sharding = #sdy.sharding_per_value<[<mesh<[], device_ids=[3]>, []>]>} : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}`, "-sdy-lift-inlined-meshes");
+  const meshes = out.split("\n").filter((l) => l.includes("sdy.mesh @")).map((l) => l.trim());
+  assert.deepEqual(meshes, [
+    'sdy.mesh @m1 = <["x"=2, "y"=2]>', 'sdy.mesh @mesh = <["z"=4]>',
+    'sdy.mesh @mesh_0 = <["a"=8]>', "sdy.mesh @maximal_mesh_3 = <[], device_ids=[3]>",
+  ]);
+  assert.match(line(out, "func.func @main"), /#sdy.sharding<@m1, \[\{"x"\}, \{\}\]>/);
+  assert.match(line(out, "stablehlo.add"), /<@mesh_0, \[\{"a"\}, \{\}\]>/);
+  assert.match(line(out, "stablehlo.abs"), /<@maximal_mesh_3, \[\]>/);
+});
+
+test("-sdy-remove-size-one-axes drops size-one axes everywhere, and the priority of a closed dimension left empty", () => {
+  const out = opt(`sdy.mesh @mesh = <["a"=1, "b"=2, "c"=1, "d"=1]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a", "b"}p0, {"c"}p1], replicated={"d"}>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"c", ?}p2, {}]>]>} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}`, "-sdy-remove-size-one-axes");
+  assert.match(line(out, "func.func @main"), /#sdy.sharding<@mesh, \[\{"b"\}p0, \{\}\]>\}/);
+  assert.match(line(out, "stablehlo.add"), /<@mesh, \[\{\?\}p2, \{\}\]>/);
+});
+
+test("-sdy-manual-axes-cleanup sorts manual axes and replicates the manual axes a sharding leaves unused", () => {
+  const out = opt(`sdy.mesh @mesh = <["c"=2, "a"=2, "b"=2]>
+sdy.mesh @empty = <[]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"c", ?}], replicated={"b"}>] out_shardings=[<@empty, [{}]>] manual_axes={"b", "c"} (%arg1: tensor<4xf32>) {
+    %1 = stablehlo.concatenate %arg1, %arg1, dim = 0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+    sdy.return %1 : tensor<8xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}`, "-sdy-manual-axes-cleanup");
+  assert.match(line(out, "sdy.manual_computation"),
+    /in_shardings=\[<@mesh, \[\{"c", \?\}\], replicated=\{"b"\}>\] out_shardings=\[<@mesh, \[\{\}\], replicated=\{"c", "b"\}>\] manual_axes=\{"c", "b"\}/);
+});
+
+test("--explain traces each axis to its user sharding through the ops it crossed, and reports conflicts", () => {
+  const out = opt(`${MESH}
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = ${A}}, %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
+  %1 = stablehlo.abs %0 : tensor<8x8xf32>
+  %2 = stablehlo.add %1, %arg1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}`, "-sdy-basic-propagate", "--explain");
+  const notes = out.split("\n").filter((l) => l.startsWith("//")).map((l) => l.replace(/^\/\/ ?/, "").trim());
+  assert.ok(out.indexOf("module {") < out.indexOf("// -sdy-basic-propagate:"), "the explanation follows the module");
+  // abs (line 4) got "a" from argument 0 through negate (line 3), then abs.
+  const abs = notes.indexOf('stablehlo.abs at 4:3: #sdy.sharding<@mesh, [{"a", ?}, {?}]>');
+  assert.ok(abs >= 0, notes.join("\n"));
+  assert.match(notes[abs + 1]!, /^\{"a"\}: the user sharding of argument 0 of @main, through stablehlo\.negate at 3:3 \(step \d+\), stablehlo\.abs at 4:3 \(step \d+\)$/);
+  // The add (line 5) sees "a" and "b" along its one factor of dimension 0: nothing moves.
+  const conflict = notes.indexOf("stablehlo.add at 5:3, factor i:");
+  assert.ok(conflict >= 0, notes.join("\n"));
+  assert.match(notes[conflict + 1]!, /^candidate \{"a"\} from operand 0/);
+  assert.match(notes[conflict + 2]!, /^candidate \{"b"\} from operand 1 \(argument 1 of @main\)/);
+  assert.match(notes[conflict + 3]!, /^nothing propagated along it/);
+});
