@@ -10,8 +10,8 @@ import { Computation, subcomputationsOf, type HloModule, type Instruction } from
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { factoryFor, withEntry, withInstructions } from "../../ir/rewrite.js";
 import { usersOf } from "../../ir/traverse.js";
-import type { TensorSharding } from "../model.js";
-import { fullyReplicatedSharding, shardingEquals, shardingsEquivalent } from "../sharding.js";
+import type { NamedMesh, TensorSharding } from "../model.js";
+import { fullyReplicatedSharding, isMaximalMesh, resolveMesh, shardingEquals, shardingsEquivalent } from "../sharding.js";
 import { IrGraph, staticDims } from "../propagation/ir_graph.js";
 import { insertReshard, preOrderOps, replaceAllUsesExcept } from "../propagation/graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";
@@ -33,9 +33,12 @@ function cloneComputation(c: Computation, name: string): Computation {
   return withInstructions(c, c.instructions.map((i) => copies.get(i)!), copies.get(c.root)!, name, parameters);
 }
 
-/** Shardy's getFuncArgShardings: every argument's sharding (missing ones fully open) when any has one. */
-function argShardingsOf(c: Computation): TensorSharding[] | undefined {
-  const first = c.argShardings?.find((s) => s !== undefined);
+/**
+ * Shardy's getFuncArgShardings: every argument's sharding (missing ones fully open on
+ * the mesh of the first sharding that is not on a maximal mesh) when there is such a one.
+ */
+function argShardingsOf(c: Computation, meshes: readonly NamedMesh[]): TensorSharding[] | undefined {
+  const first = c.argShardings?.find((s) => s !== undefined && !isMaximalMesh(resolveMesh(s.meshOrRef, meshes)));
   if (first === undefined) return undefined;
   return c.parameters.map((p, i) => c.argShardings?.[i] ?? fullyReplicatedSharding(first.meshOrRef, staticDims(p.shape)?.length ?? 0, false));
 }
@@ -47,7 +50,7 @@ function originalName(c: Computation, names: OriginalNames): string {
 }
 
 /** Every call becomes a named computation over (a copy of) its callee's body; called functions go. */
-export function importFuncCalls(module: HloModule, names: OriginalNames): HloModule {
+export function importFuncCalls(module: HloModule, names: OriginalNames, warn: (message: string, at: Instruction) => void = () => {}): HloModule {
   const functions = module.functions ?? [module.entry];
   const called = new Set<Computation>();
   const taken = new Set(module.computations.map((c) => c.name));
@@ -59,6 +62,7 @@ export function importFuncCalls(module: HloModule, names: OriginalNames): HloMod
       const callee = (inst as Instruction<"call">).attrs.toApply;
       let body = callee;
       if (called.has(callee)) {
+        warn(`function @${callee.name} has multiple call ops, we need to clone the function body for each call`, inst);
         // A further call gets its own copy of the body (Shardy clones it).
         let name = `${callee.name}.1`;
         for (let k = 2; taken.has(name); k++) name = `${callee.name}.${k}`;
@@ -66,7 +70,7 @@ export function importFuncCalls(module: HloModule, names: OriginalNames): HloMod
         body = cloneComputation(callee, name);
       }
       called.add(callee);
-      const inShardings = argShardingsOf(callee);
+      const inShardings = argShardingsOf(callee, module.meshes ?? []);
       const nc = f.add("sdyNamedComputation", inst.operands, {
         name: originalName(callee, names), body,
         ...(inShardings !== undefined ? { inShardings } : {}),
@@ -171,7 +175,7 @@ export function unflattenCallGraph(module: HloModule, names: OriginalNames): Hlo
     const fn = call.attrs.toApply;
     if (chosen.has(fn)) continue;
     const same = firsts.find((g) => originalName(g, names) === originalName(fn, names)
-      && sameShardings(argShardingsOf(g), argShardingsOf(fn)) && sameShardings(g.resultShardings, fn.resultShardings));
+      && sameShardings(argShardingsOf(g, module.meshes ?? []), argShardingsOf(fn, module.meshes ?? [])) && sameShardings(g.resultShardings, fn.resultShardings));
     if (same === undefined) firsts.push(fn);
     chosen.set(fn, same ?? fn);
   }
@@ -192,7 +196,9 @@ export function unflattenCallGraph(module: HloModule, names: OriginalNames): Hlo
 
 /** `module` with `functions` as its functions (the computations they reach recomputed). */
 function withFunctions(module: HloModule, functions: readonly Computation[]): HloModule {
-  const tmp = withEntry(module, module.entry);
+  // An entry that is no longer a function (a called function without a main) gives way to main, else the last function.
+  const entry = functions.includes(module.entry) ? module.entry : functions.find((f) => f.name === "main") ?? functions[functions.length - 1] ?? module.entry;
+  const tmp = withEntry(module, entry);
   tmp.functions = functions;
   return withEntry(tmp, tmp.entry);
 }

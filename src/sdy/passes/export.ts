@@ -187,13 +187,32 @@ export function updateNonDivisibleInputOutputShardings(module: HloModule): HloMo
   });
 }
 
-import { insertFuncCallReshards, preOrderFuncs } from "./call_graph.js";
+import { importFuncCalls, insertFuncCallReshards, preOrderFuncs } from "./call_graph.js";
+import { addDataFlowEdges } from "./data_flow_edges.js";
+import { metadataLocation } from "../../ir/attributes.js";
 
 const plain = (name: string, description: string, run: (m: HloModule) => HloModule): PassRegistration => ({
   name, description, options: [], create: () => ({ name, run: (m) => run(m) }),
 });
 
 export const EXPORT_PASSES: readonly PassRegistration[] = [
+  {
+    name: "sdy-import-func-calls",
+    description: "turns every call into a named computation over (a copy of) its callee's body, with data-flow edges",
+    options: [],
+    create: () => {
+      // Shardy warns about a cloned body once per run (its once_flag), not once per module.
+      let warned = false;
+      return {
+        name: "sdy-import-func-calls",
+        run: (m, ctx) => addDataFlowEdges(importFuncCalls(m, new Map(), (message, at) => {
+          ctx.log("sdy-import-func-calls", `warning: ${message}`);
+          if (!warned) ctx.warn?.("sdy-import-func-calls", message, metadataLocation(at.metadata));
+          warned = true;
+        })),
+      };
+    },
+  },
   plain("sdy-close-shardings", "closes every dimension sharding and drops replicated axes", closeShardings),
   plain("sdy-remove-sharding-groups", "removes the sdy.sharding_group ops", removeShardingGroups),
   plain("sdy-sharding-constraint-to-reshard", "turns sharding constraints into reshards", shardingConstraintsToReshards),
