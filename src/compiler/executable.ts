@@ -18,10 +18,11 @@ import { Literal } from "../types/literal.js";
 import { byteSize, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
 import type { PassLogEntry } from "./pass.js";
-import type { CompiledProgram, Step, StepList } from "./program.js";
+import type { CompiledProgram, KernelStep, Step, StepList } from "./program.js";
 import { allSteps, describeControlFlow, nestedLists, runControlFlow, type NestedRunner } from "./control_flow.js";
 import { DeviceArray, WasmDevice } from "./device.js";
 import type { KernelHandle, ThreadPool } from "./wasm/thread_pool.js";
+import { runInBlocks } from "./wasm/thread_pool_protocol.js";
 import { BUFFER_ALIGNMENT } from "./wasm/kernel.js";
 
 type KernelEntry = (...args: number[]) => void;
@@ -71,7 +72,9 @@ interface Placement {
   release(): void;
 }
 
-const scratchPerThread = (program: CompiledProgram): number => Math.max(0, ...program.kernels.map((k) => k.scratchBytes));
+/** Scratch a thread needs: the most any kernel or any row group's block buffers take. */
+const scratchPerThread = (program: CompiledProgram): number =>
+  Math.max(0, ...program.kernels.map((k) => k.scratchBytes), ...allSteps(program).map(({ step }) => (step.kind === "group" ? step.scratchBytes : 0)));
 const aligned = (bytes: number): number => Math.max(BUFFER_ALIGNMENT, Math.ceil(bytes / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT);
 
 /** Bytes of the region that holds `program`'s constants, arena and scratch for `threads` threads (regionPlacement's layout). */
@@ -261,6 +264,9 @@ export class Executable {
           }
           break;
         }
+        case "group":
+          this.runGroup(step, at);
+          break;
         case "interpret":
           run.ctx ??= createEvalContext(run.options);
           this.interpret(step, at, run.ctx);
@@ -287,6 +293,33 @@ export class Executable {
   private copyBytes(from: number, to: number, bytes: number): void {
     const buffer = this.device.memory.buffer;
     new Uint8Array(buffer, to, bytes).set(new Uint8Array(buffer, from, bytes));
+  }
+
+  /**
+   * Runs a row group's kernels block by block (on the pool's threads when the kernels
+   * were loaded there); a block buffer's pointer is its offset in the thread's scratch.
+   */
+  private runGroup(step: Extract<Step, { kind: "group" }>, at: (l: Location) => number): void {
+    const { scratchOffsets } = this.placement;
+    const inBlocks = new Map(step.blockBuffers.map((b) => [b.temp, b]));
+    const blockBuffer = (l: Location) => (l.space === "temp" ? inBlocks.get(l.index) : undefined);
+    const members = step.steps.map((m) => {
+      const locations = [...m.operands, ...m.results];
+      const blockRowBytes = locations.map((l) => blockBuffer(l)?.rowBytes ?? 0);
+      return {
+        loaded: this.kernels[m.kernel]!, scratch: this.program.kernels[m.kernel]!.scratchBytes > 0,
+        pointers: locations.map((l) => blockBuffer(l)?.offset ?? at(l)),
+        ...(blockRowBytes.some((n) => n !== 0) ? { blockRowBytes } : {}),
+      };
+    });
+    // A program's kernels are all loaded one way: on the pool, or on this thread.
+    const pooled = members.flatMap(({ loaded, pointers, blockRowBytes }) => ("pooled" in loaded ? [{ handle: loaded.pooled, pool: loaded.pool, pointers, blockRowBytes }] : []));
+    if (pooled.length > 0) {
+      pooled[0]!.pool.runGroup(pooled, scratchOffsets, step.rows, step.block);
+      return;
+    }
+    const direct = members.flatMap(({ loaded, pointers, scratch, blockRowBytes }) => ("direct" in loaded ? [{ run: loaded.direct, pointers, scratch, blockRowBytes }] : []));
+    runInBlocks(direct, scratchOffsets[0] ?? 0, 0, step.rows, step.block);
   }
 
   /** Runs one instruction with the interpreter's kernel, on views of its operands in device memory. */
@@ -321,11 +354,24 @@ export class Executable {
       const t = list.temps[l.index]!;
       return t.donor === undefined ? `temp${l.index}@${t.offset}` : `temp${l.index}@parameter${t.donor}+${t.offset}`;
     };
+    const kernelLine = (s: KernelStep, indent: string, where = loc): string => {
+      const k = p.kernels[s.kernel]!;
+      return `${indent}kernel ${s.name} (${k.name}, ${k.bytes.length} bytes of wasm): ${s.operands.map(where).join(", ")} -> ${s.results.map(where).join(", ")}`;
+    };
     for (const s of list.steps) {
       switch (s.kind) {
-        case "kernel": {
-          const k = p.kernels[s.kernel]!;
-          lines.push(`${indent}kernel ${s.name} (${k.name}, ${k.bytes.length} bytes of wasm): ${s.operands.map(loc).join(", ")} -> ${s.results.map(loc).join(", ")}`);
+        case "kernel":
+          lines.push(kernelLine(s, indent));
+          break;
+        case "group": {
+          const blocks = new Map(s.blockBuffers.map((b) => [b.temp, b]));
+          const where = (l: Location): string => {
+            const b = l.space === "temp" ? blocks.get(l.index) : undefined;
+            return b === undefined ? loc(l) : `temp${l.index}@scratch+${b.offset}`;
+          };
+          const scratch = s.blockBuffers.length > 0 ? `; ${s.blockBuffers.length} block buffer(s), ${s.scratchBytes} bytes of scratch a thread` : "";
+          lines.push(`${indent}row group of ${s.steps.length} kernels over ${s.rows} rows, ${s.block} row(s) a block${scratch}:`);
+          for (const k of s.steps) lines.push(kernelLine(k, `${indent}  `, where));
           break;
         }
         case "interpret":

@@ -17,10 +17,21 @@ import {
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
 import { compileRoutine } from "./routines.js";
 import { emitOutputFusionKernel, outputFusionCanKeepProduct } from "./wasm/epilogue.js";
+import { groupSteps, mayWriteInPlace, planRowGroups, widenForRowGroups, type BlockBuffer } from "./row_groups.js";
 import { isUnsupported, type WasmKernel, type WasmTarget } from "./wasm/kernel.js";
 
+export interface KernelStep {
+  readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly operands: readonly Location[]; readonly results: readonly Location[];
+}
+
 export type Step =
-  | { readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly operands: readonly Location[]; readonly results: readonly Location[] }
+  | KernelStep
+  /** Kernel steps run interleaved, `block` of their `rows` at a time (row_groups.ts). */
+  | {
+    readonly kind: "group"; readonly rows: number; readonly block: number; readonly steps: readonly KernelStep[];
+    /** Temporaries that hold one block of rows, in each thread's scratch (scratchBytes a thread). */
+    readonly blockBuffers: readonly BlockBuffer[]; readonly scratchBytes: number;
+  }
   | {
     readonly kind: "interpret"; readonly name: string; readonly instruction: Instruction; readonly why: string;
     /** The leaves of each operand. */
@@ -225,12 +236,16 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   // returned twice) is copied there at the end.
   const rootLeaves = leaves.get(entry.root)!;
   use(rootLeaves);
+  // Row groups change the lives and bytes of their temporaries: decided before writes in place and the arena.
+  const groups = planRowGroups(steps, kernels, temps);
+  widenForRowGroups(groups, steps, temps);
   // In place: write over an operand that dies at this step (read element for element, see readsInPlace).
   const taken = new Set<number>();
   // A result the caller receives is written straight into its output buffer instead.
   const returned = new Set(rootLeaves.flatMap((l) => (l.space === "temp" ? [l.index] : [])));
   for (const c of inPlaceCandidates) {
     if (temps[c.operand]!.lastUse !== c.step || returned.has(c.result) || taken.has(c.result) || taken.has(c.operand + temps.length)) continue;
+    if (!mayWriteInPlace(groups, steps, kernels, c.step, c.result, { space: "temp", index: c.operand })) continue;
     temps[c.result]!.sharesWith = c.operand;
     taken.add(c.result);
     taken.add(c.operand + temps.length);
@@ -242,7 +257,8 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   });
   // A nested list's caller may give an output and the parameter of the same index one buffer (control_flow.ts).
   const overSameParameter = (c: { step: number; result: number; parameter: number }): boolean =>
-    parameterLastUse[c.parameter] === c.step && outputOf.get(c.result) === c.parameter;
+    parameterLastUse[c.parameter] === c.step && outputOf.get(c.result) === c.parameter &&
+    mayWriteInPlace(groups, steps, kernels, c.step, c.result, { space: "parameter", index: c.parameter });
   const outputsOverParameters = overParameterCandidates.filter(overSameParameter).map((c) => c.parameter);
   const donation = module === undefined ? NO_DONATION : planDonation(module, {
     outputs, rootLeaves, temps, written: outputOf, parameterLastUse, steps: steps.length,
@@ -264,14 +280,16 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     kernels[s.kernel] = kernel;
   }
   const relocate = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
-  const finalSteps: Step[] = steps.map((s) => {
+  const relocateStep = (s: Step): Step => {
     switch (s.kind) {
       case "kernel": return { ...s, operands: s.operands.map(relocate), results: s.results.map(relocate) };
+      case "group": return { ...s, steps: s.steps.map((k) => ({ ...k, operands: k.operands.map(relocate), results: k.results.map(relocate) })) };
       case "interpret": return { ...s, operands: s.operands.map((ls) => ls.map(relocate)), results: s.results.map(relocate) };
       case "copy": return s;
       case "while": case "conditional": return relocateControlFlow(s, relocate);
     }
-  });
+  };
+  const finalSteps: Step[] = groupSteps(steps, groups).map(relocateStep);
   rootLeaves.forEach((l, j) => {
     const at = relocate(l);
     // An output aliased to the parameter it returns unchanged is already in place.
@@ -281,13 +299,16 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   // Temporaries that became outputs need no arena bytes.
   const arenaTemps = temps.map((t, i) => (outputOf.has(i) ? { ...t, bytes: 0 } : t));
   const arena = assignArena(arenaTemps, donation.donors);
+  // A group's block buffers are live through its steps, beside the arena's temporaries (for one thread).
+  const blockBuffers = groups.map((g) => ({ bytes: g.scratchBytes, defined: g.start, lastUse: g.end - 1 }));
+  const liveBytesBound = groups.length === 0 ? arena.liveBytesBound : assignArena([...arenaTemps, ...blockBuffers], donation.donors).liveBytesBound;
   const list: StepList = {
     name: entry.name, steps: finalSteps, parameterLeaves, outputs, outputsOverParameters,
     temps: temps.map((t, i) => ({
       ...(t.shape !== undefined ? { shape: t.shape } : {}), offset: arena.offsets[i]!,
       ...(arena.donors[i] === undefined ? {} : { donor: arena.donors[i] }),
     })),
-    arenaBytes: arena.arenaBytes, liveBytesBound: arena.liveBytesBound,
+    arenaBytes: arena.arenaBytes, liveBytesBound,
   };
   return { list, donated: donation.donated, outputAliases: donation.aliases };
 }

@@ -8,6 +8,7 @@ import type { Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./wasm/kernel.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
+import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
 import { emitConvKernel } from "./wasm/conv.js";
 import { emitCholeskyKernel } from "./wasm/routines/cholesky.js";
@@ -24,8 +25,9 @@ type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupport
 
 const ROUTINES: Partial<Record<Opcode, Routine>> = {
   fusion: (inst, target) => {
-    const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
-    return kind === "output" ? emitOutputFusionKernel(calledComputation, target, inst.name) : emitFusionKernel(calledComputation, target, inst.name);
+    const fusion = inst as Instruction<"fusion">;
+    const { kind, calledComputation } = fusion.attrs;
+    return kind === "output" ? emitOutputFusionKernel(calledComputation, target, inst.name) : emitFusionKernel(calledComputation, target, inst.name, rowMaxima(fusion));
   },
   dot: (inst, target) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);

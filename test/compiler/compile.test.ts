@@ -45,8 +45,10 @@ function softmax(rows: number, cols: number): Computation {
 test("softmax compiles to three fusions (max; exp stored and summed in one pass; divide: exp is computed once) and matches the interpreter", async () => {
   const c = softmax(7, 33);
   const exe = await compile(c);
-  // Multi-output fusion: the sum's kernel also stores e = exp(x - max), which the divide reads.
-  assert.equal(exe.program.steps.length, 3);
+  // Multi-output fusion: the sum's kernel also stores e = exp(x - max), which the divide
+  // reads; the three run as one row group.
+  assert.equal(exe.stats.kernels, 3);
+  assert.deepEqual(exe.program.steps.map((s) => s.kind), ["group"]);
   const x = randomLiteral(rng(1), "f32", [7, 33]);
   assertClose(exe.run([x]), evaluate(c, [x]), 4e-7);
   assert.match(exe.dump(), /kind=kInput/);
@@ -129,7 +131,8 @@ test("buffer assignment reuses arena bytes of dead temporaries and writes in pla
     v = exp(sub(v, r, [0]));
   }
   const c = b.build(v);
-  const exe = await compile(c);
+  // One thread: the bound counts one thread's scratch (the row group's block buffers here).
+  const exe = await compile(c, { device: new WasmDevice() });
   const x = randomLiteral(rng(6), "f32", [64, 64]);
   assertClose(exe.run([x]), evaluate(c, [x]), 1e-5);
   const temps = exe.program.temps.length;

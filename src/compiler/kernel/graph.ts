@@ -34,6 +34,9 @@ export type ValueOp =
   | UnaryScalarOp | BinaryScalarOp;
 export type NodeOp = IdxOp | CondOp | ValueOp;
 
+/** Attribute of an exp node whose argument is never positive (value_facts.ts): it has a shorter form. */
+export const EXP_OF_NON_POSITIVE = "nonPositive";
+
 export interface Node {
   readonly id: number;
   readonly op: NodeOp;
@@ -42,7 +45,7 @@ export interface Node {
   /**
    * var: dimension; iconst: value; imul/idiv/imod: the constant; load: operand number;
    * const: the value (bigint for 64-bit ints); compare: direction (+ "_TOTAL" for total order);
-   * accum: the reduction's number.
+   * accum: the reduction's number; exp: EXP_OF_NON_POSITIVE or none.
    */
   readonly attr?: number | bigint | string;
 }

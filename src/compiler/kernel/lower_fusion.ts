@@ -20,7 +20,8 @@ import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
 import type { Unsupported } from "../wasm/kernel.js";
-import { KernelGraph } from "./graph.js";
+import { EXP_OF_NON_POSITIVE, KernelGraph } from "./graph.js";
+import { signOf, type LoadIndex, type RowMaximum } from "./value_facts.js";
 import { SCALAR_OPS, type FusibleElementwiseOpcode } from "./scalar_ops.js";
 
 export type ReducerKind = "add" | "mul" | "max" | "min" | "and" | "or";
@@ -114,8 +115,10 @@ class Lowering {
   outputVars: readonly number[] | undefined;
   /** Output fusions: the dot or convolution whose result the epilogue reads, as kernel input `operand` (row-major). */
   core: { readonly inst: Instruction; readonly operand: number } | undefined;
+  /** What each load node reads (for signOf). */
+  readonly loads = new Map<number, LoadIndex>();
 
-  constructor(readonly comp: Computation, readonly g: KernelGraph = new KernelGraph()) {}
+  constructor(readonly comp: Computation, readonly g: KernelGraph = new KernelGraph(), readonly maxima: readonly RowMaximum[] = []) {}
 
   at(inst: Instruction, idx: readonly number[]): number {
     const key = `${inst.id}:${idx.join(",")}`;
@@ -135,6 +138,9 @@ class Lowering {
     for (const o of inst.operands) if (o.shape.kind === "array") checkType(o.shape.elementType, o.name);
     if (FUSIBLE_ELEMENTWISE.has(opcode)) {
       const args = inst.operands.map((o) => this.at(o, arrayOf(o).dimensions.length === 0 ? [] : idx));
+      if (opcode === "exp" && signOf(g, args[0]!, this.loads, this.maxima) === "nonPositive") {
+        return g.op("exp", arrayOf(inst).elementType, args, EXP_OF_NON_POSITIVE);
+      }
       const r = SCALAR_OPS[opcode as FusibleElementwiseOpcode](g, inst, args);
       return typeof r === "number" ? r : fail(`${inst.name}: ${r.unsupported}`);
     }
@@ -151,7 +157,10 @@ class Lowering {
     switch (opcode) {
       case "parameter": {
         if (this.paramNodes !== undefined) return this.paramNodes[(inst as Instruction<"parameter">).attrs.number]!;
-        return g.load((inst as Instruction<"parameter">).attrs.number, shape.elementType, rowMajorOffset(g, idx, shape.dimensions));
+        const operand = (inst as Instruction<"parameter">).attrs.number;
+        const load = g.load(operand, shape.elementType, rowMajorOffset(g, idx, shape.dimensions));
+        if (!this.loads.has(load)) this.loads.set(load, { operand, index: idx });
+        return load;
       }
       case "constant": {
         const lit = (inst as Instruction<"constant">).attrs.literal;
@@ -339,9 +348,10 @@ function collectReduces(inst: Instruction, out: Set<Instruction>, seen: Set<Inst
   for (const o of inst.operands) collectReduces(o, out, seen);
 }
 
-export function lowerFusion(fused: Computation): FusedKernelIR | Unsupported {
+/** Lowers a fused computation; `maxima` says which operands are row maxima of others (value_facts.ts). */
+export function lowerFusion(fused: Computation, maxima: readonly RowMaximum[] = []): FusedKernelIR | Unsupported {
   try {
-    return lowerOrThrow(fused);
+    return lowerOrThrow(fused, maxima);
   } catch (e) {
     if (e instanceof Fail) return { unsupported: e.reason };
     throw e;
@@ -369,8 +379,8 @@ export function lowerEpilogue(fused: Computation, core: Instruction): FusedKerne
   }
 }
 
-function lowerOrThrow(fused: Computation): FusedKernelIR {
-  const low = new Lowering(fused);
+function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedKernelIR {
+  const low = new Lowering(fused, new KernelGraph(), maxima);
   const g = low.g;
   const root = fused.root;
   const roots = root.opcode === "tuple" ? root.operands : [root];

@@ -12,6 +12,8 @@
 import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
 import { lowerFusion, type FusedKernelIR } from "../kernel/lower_fusion.js";
+import { rowAccess } from "../kernel/row_access.js";
+import type { RowMaximum } from "../kernel/value_facts.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { EmitFail, needsTrigHelper, ValueEmitter, bindInnerLoop } from "./emit_values.js";
@@ -28,8 +30,9 @@ const SMALL_BODY = 24;
 /** Inner-loop elements per work unit when a row is split into chunks. */
 const CHUNK = 16384;
 
-export function emitFusionKernel(fused: Computation, target: WasmTarget, name = fused.name): WasmKernel | Unsupported {
-  const ir = lowerFusion(fused);
+/** `maxima`: which operands are row maxima of others (value_facts.ts; from the fusion's producers). */
+export function emitFusionKernel(fused: Computation, target: WasmTarget, name = fused.name, maxima: readonly RowMaximum[] = []): WasmKernel | Unsupported {
+  const ir = lowerFusion(fused, maxima);
   if ("unsupported" in ir) return ir;
   try {
     return ir.reduce !== undefined ? emitReduceKernel(ir, target, name) : emitLoopKernel(ir, target, name);
@@ -160,14 +163,14 @@ export function emitRow(
     if (size !== 1) f.i32Const(size).i32Mul();
     f.i32Add().localSet(l);
   }
-  const store = (vector: boolean): void => {
+  const store = (vector: boolean, index = i, locals = ve.vector): void => {
     for (const o of outputs) {
       const size = storageBytes(o.type);
-      f.localGet(o.base).localGet(i);
+      f.localGet(o.base).localGet(index);
       if (size !== 1) f.i32Const(size).i32Mul();
       f.i32Add();
       if (vector) {
-        f.localGet(ve.vector.get(o.root)!);
+        f.localGet(locals.get(o.root)!);
         storeVector(f, o.type, ve.scratchV128());
       } else {
         f.localGet(ve.scalar.get(o.root)!);
@@ -178,16 +181,19 @@ export function emitRow(
   if (plan.vectorBody !== undefined) {
     for (const id of plan.splats) ve.splat(id);
     ve.hoistConstants(plan.vectorBody);
-    // Unrolled for loop overhead when the body is small, then one vector at a time.
+    // Unrolled when the body is small (for loop overhead, and the copies side by side
+    // for the CPU's parallelism: emitVectorCopies), then one vector at a time.
     const unroll = plan.vectorBody.length <= SMALL_BODY ? UNROLL : 1;
+    const copyIndex = Array.from({ length: unroll - 1 }, () => f.local("i32"));
     for (const copies of unroll > 1 ? [unroll, 1] : [1]) {
       f.block().loop();
       f.localGet(i).i32Const(L * copies).i32Add().localGet(stop).i32GtU().brIf(1);
-      for (let copy = 0; copy < copies; copy++) {
-        for (const id of plan.vectorBody) ve.emitVector(id);
-        store(true);
-        f.localGet(i).i32Const(L).i32Add().localSet(i);
-      }
+      const index = [i, ...copyIndex.slice(0, copies - 1)];
+      index.forEach((l, copy) => { if (copy > 0) f.localGet(i).i32Const(L * copy).i32Add().localSet(l); });
+      const copyLocals = ve.emitVectorCopies(plan.vectorBody, copies, (copy) => bindInnerLoop(ve, f, g, plan.affine, baseLocal, index[copy]!));
+      bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
+      copyLocals.forEach((locals, copy) => store(true, index[copy], locals));
+      f.localGet(i).i32Const(L * copies).i32Add().localSet(i);
       f.br(0);
       f.end().end();
     }
@@ -267,6 +273,7 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
     scratchBytes: 0,
     parallelExtent: rows * chunks,
     costPerUnit: B * (bytesPerElement + g.nodes.length),
+    rows: chunks === 1 ? rowAccess(ir, c.outer.map((_, d) => d)) : undefined,
   };
 }
 

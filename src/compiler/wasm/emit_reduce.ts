@@ -5,8 +5,9 @@
 // The domain is split into three loops: the kept dimensions before the last reduced
 // one (rows: one work unit each), the reduced dimensions (r), and the kept dimensions
 // after the last reduced one (j, contiguous in the output).
-//   - Row reduction (no j): vectorized along r with 4 independent vector accumulators
-//     per reduction, combined lane by lane at the end of the row, then a scalar tail.
+//   - Row reduction (no j): vectorized along r, 4 vectors an iteration, with 4
+//     independent vector accumulators per reduction (1 for a costly body), combined
+//     lane by lane at the end of the row, then a scalar tail.
 //   - Column reduction (j): vectorized along j, accumulating along r; one vector of
 //     outputs at a time, then a scalar tail over the last j.
 // Floats are reassociated (as XLA's CPU backend does); integer wrap-around and
@@ -22,14 +23,21 @@ import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/eleme
 import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { planBody } from "./emit_loop.js";
-import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
+import { rowAccess } from "../kernel/row_access.js";
+import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop, vectorCost } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { rebuild, reachable } from "./kernel_plan.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { computeType, isSigned, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
 
-/** Independent vector accumulators of a row reduction (hides the add latency). */
+/** Vectors an iteration of a row reduction, and its independent accumulators (hide the add latency). */
 const UNROLL = 4;
+/**
+ * Above this many vector instructions a copy of the body (vectorCost), one accumulator
+ * suffices: the body hides the add's latency, and more accumulators only take registers
+ * (V8 then keeps them on the stack).
+ */
+const ONE_ACCUMULATOR_COST = 16;
 
 function identity(kind: ReducerKind, t: ElementType): number | bigint {
   const float = ELEMENT_TYPES[t].kind === "float";
@@ -79,8 +87,10 @@ function combineScalar(f: FunctionBuilder, kind: ReducerKind, t: ElementType): v
 function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): (() => void) | undefined {
   const c = computeType(t);
   if ((t === "bf16" || t === "f16") && (kind === "add" || kind === "mul")) return undefined;
-  if (c === "f32") return { add: () => f.f32x4Add(), mul: () => f.f32x4Mul(), max: () => f.f32x4Max(), min: () => f.f32x4Min(), and: undefined, or: undefined }[kind];
-  if (c === "f64") return { add: () => f.f64x2Add(), mul: () => f.f64x2Mul(), max: () => f.f64x2Max(), min: () => f.f64x2Min(), and: undefined, or: undefined }[kind];
+  // Float max/min: the one-instruction pmax/pmin, whose NaN and signed-zero cases the
+  // side accumulators of extremumSides repair.
+  if (c === "f32") return { add: () => f.f32x4Add(), mul: () => f.f32x4Mul(), max: () => f.f32x4Pmax(), min: () => f.f32x4Pmin(), and: undefined, or: undefined }[kind];
+  if (c === "f64") return { add: () => f.f64x2Add(), mul: () => f.f64x2Mul(), max: () => f.f64x2Pmax(), min: () => f.f64x2Pmin(), and: undefined, or: undefined }[kind];
   if (kind === "and") return () => f.v128And();
   if (kind === "or") return () => f.v128Or();
   if (t === "pred") return kind === "add" || kind === "max" ? () => f.v128Or() : () => f.v128And();
@@ -89,6 +99,55 @@ function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): 
     return { add: () => f.i32x4Add(), mul: () => f.i32x4Mul(), max: () => (s ? f.i32x4MaxS() : f.i32x4MaxU()), min: () => (s ? f.i32x4MinS() : f.i32x4MinU()) }[kind];
   }
   return kind === "add" ? () => f.i64x2Add() : kind === "mul" ? () => f.i64x2Mul() : undefined;
+}
+
+/**
+ * Float max/min accumulate with pmax(acc, x) = acc < x ? x : acc (one x64 instruction,
+ * where the NaN-propagating f32x4.max takes eight), which is exact but for two cases,
+ * repaired per lane before the lanes are combined (by the exact scalar max/min):
+ *  - a NaN x is skipped: `nan` ors the lanes' x != x masks, and a NaN lane becomes NaN;
+ *  - on a tie of -0 and +0 the first one stays, where max(-0, +0) = +0 and min = -0. A
+ *    lane whose max is ±0 read only values ≤ 0 (NaNs aside), of which only +0 has a
+ *    clear sign bit: `sign` ands the lanes' bits (ors them for min, whose ±0 lanes read
+ *    only values ≥ 0) and gives the zero its sign bit.
+ */
+interface ExtremumSides {
+  readonly nan: number;
+  readonly sign: number;
+}
+
+function isFloatExtremum(kind: ReducerKind | "generic", t: ElementType): boolean {
+  const c = computeType(t);
+  return (kind === "max" || kind === "min") && (c === "f32" || c === "f64");
+}
+
+function initSides(f: FunctionBuilder, kind: ReducerKind, s: ExtremumSides): void {
+  f.i32Const(0).i32x4Splat().localSet(s.nan);
+  f.i32Const(kind === "max" ? -1 : 0).i32x4Splat().localSet(s.sign);
+}
+
+/** Folds the vector x (in local `x`) into the side accumulators. */
+function accumulateSides(f: FunctionBuilder, kind: ReducerKind, t: ElementType, s: ExtremumSides, x: number): void {
+  const f64 = computeType(t) === "f64";
+  f.localGet(s.nan).localGet(x).localGet(x);
+  if (f64) f.f64x2Ne(); else f.f32x4Ne();
+  f.v128Or().localSet(s.nan);
+  f.localGet(s.sign).localGet(x);
+  if (kind === "max") f.v128And(); else f.v128Or();
+  f.localSet(s.sign);
+}
+
+/** Repairs the pmax/pmin accumulator in local `acc` (see ExtremumSides). */
+function repairExtremum(f: FunctionBuilder, t: ElementType, s: ExtremumSides, acc: number): void {
+  const f64 = computeType(t) === "f64";
+  f.localGet(s.sign);
+  if (f64) f.i32x4Const(0, -0x80000000, 0, -0x80000000); else f.i32Const(-0x80000000).i32x4Splat();
+  f.v128And();
+  f.localGet(acc);
+  f.localGet(acc);
+  if (f64) f.f64Const(0).f64x2Splat().f64x2Eq(); else f.f32Const(0).f32x4Splat().f32x4Eq();
+  f.v128Bitselect();
+  f.localGet(s.nan).v128Or().localSet(acc);
 }
 
 function splatIdentity(f: FunctionBuilder, kind: ReducerKind, t: ElementType, lanes: number): void {
@@ -219,7 +278,12 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       if (vector) ve.hoistConstants(plan.vectorBody!);
     };
     const scalarAcc = red.reductions.map((x) => f.local(computeType(x.type)));
-    const vecAcc = red.reductions.map(() => Array.from({ length: columnMode ? 1 : UNROLL }, () => f.local("v128")));
+    const bodyCost = (plan.vectorBody ?? []).reduce((n, id) => n + vectorCost(g.node(id)), 0);
+    const accumulators = columnMode || bodyCost > ONE_ACCUMULATOR_COST ? 1 : UNROLL;
+    const vecAcc = red.reductions.map(() => Array.from({ length: accumulators }, () => f.local("v128")));
+    const sides = red.reductions.map((x, k) => (isFloatExtremum(x.kind, x.type)
+      ? vecAcc[k]!.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") }))
+      : undefined));
     // A generic reducer starts from its init value and applies the body in order; the
     // recognized ones start from the identity and combine with init at the end.
     const initScalarAcc = (): void => red.reductions.forEach((x, k) => {
@@ -231,8 +295,12 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       }
       f.localSet(scalarAcc[k]!);
     });
-    const initVecAcc = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l) => {
-      if (x.kind !== "generic") { splatIdentity(f, x.kind, x.type, L); f.localSet(l); }
+    const initVecAcc = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l, copy) => {
+      if (x.kind === "generic") return;
+      splatIdentity(f, x.kind, x.type, L);
+      f.localSet(l);
+      const side = sides[k]?.[copy];
+      if (side !== undefined) initSides(f, x.kind, side);
     }));
     /** Row-mode base addresses of the full outputs' current rows. */
     const fullBase = fullOut.map(() => f.local("i32"));
@@ -244,16 +312,16 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
      * the inner variable i standing for r in row mode and for j in column mode (a vector
      * of consecutive elements from i when `vector`).
      */
-    const storeFull = (vector: boolean): void => fullOut.forEach((k, x) => {
+    const storeFull = (vector: boolean, index = i, locals = ve.vector): void => fullOut.forEach((k, x) => {
       const t = ir.outputs[k]!.type;
       const sz = storageBytes(t);
       if (columnMode) f.localGet(nIn + k).localGet(row).i32Const(Rn).i32Mul().localGet(r).i32Add().i32Const(J * sz).i32Mul().i32Add();
       else f.localGet(fullBase[x]!);
-      f.localGet(i);
+      f.localGet(index);
       if (sz !== 1) f.i32Const(sz).i32Mul();
       f.i32Add();
       if (vector) {
-        f.localGet(ve.vector.get(outputs[k]!)!);
+        f.localGet(locals.get(outputs[k]!)!);
         storeVector(f, t, ve.scratchV128());
       } else {
         f.localGet(ve.scalar.get(outputs[k]!)!);
@@ -278,15 +346,33 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         f.localSet(scalarAcc[k]!);
       });
     };
-    const accumulateVector = (copy: number): void => {
-      for (const id of plan.vectorBody!) ve.emitVector(id);
-      storeFull(true);
-      red.reductions.forEach((_x, k) => {
-        f.localGet(vecAcc[k]![copy]!).localGet(ve.vector.get(values[k]!)!);
-        combiners[k]!();
-        f.localSet(vecAcc[k]![copy]!);
+    /**
+     * The vector body for consecutive vectors side by side, copy c from the inner index
+     * in local index[c]: stored, and folded into accumulator c mod `accumulators`.
+     */
+    const accumulateVectors = (index: readonly number[]): void => {
+      const copies = ve.emitVectorCopies(plan.vectorBody!, index.length, (c) => bindInnerLoop(ve, f, g, plan.affine, baseLocal, index[c]!));
+      bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
+      copies.forEach((locals, c) => {
+        storeFull(true, index[c], locals);
+        const acc = c % accumulators;
+        red.reductions.forEach((x, k) => {
+          const value = locals.get(values[k]!)!;
+          f.localGet(vecAcc[k]![acc]!).localGet(value);
+          combiners[k]!();
+          f.localSet(vecAcc[k]![acc]!);
+          const side = sides[k]?.[acc];
+          if (side !== undefined) accumulateSides(f, x.kind as ReducerKind, x.type, side, value);
+        });
       });
     };
+    /** Locals of the inner index of the unrolled copies after the first (which is i itself). */
+    const copyIndex = Array.from({ length: UNROLL - 1 }, () => f.local("i32"));
+    /** Makes the vector accumulators exact before their lanes are combined (see ExtremumSides). */
+    const repair = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l, copy) => {
+      const side = sides[k]?.[copy];
+      if (side !== undefined) repairExtremum(f, x.type, side, l);
+    }));
     /** scalarAcc ⊕= every lane of every vector accumulator. */
     const horizontal = (lanes: number[]): void => {
       red.reductions.forEach((x, k) => {
@@ -348,16 +434,16 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         initVecAcc();
         f.block().loop();
         f.localGet(i).i32Const(L * UNROLL).i32Add().i32Const(Rn).i32GtU().brIf(1);
-        for (let u = 0; u < UNROLL; u++) {
-          accumulateVector(u);
-          f.localGet(i).i32Const(L).i32Add().localSet(i);
-        }
+        copyIndex.forEach((l, c) => { f.localGet(i).i32Const(L * (c + 1)).i32Add().localSet(l); });
+        accumulateVectors([i, ...copyIndex]);
+        f.localGet(i).i32Const(L * UNROLL).i32Add().localSet(i);
         f.br(0).end().end();
         f.block().loop();
         f.localGet(i).i32Const(L).i32Add().i32Const(Rn).i32GtU().brIf(1);
-        accumulateVector(0);
+        accumulateVectors([i]);
         f.localGet(i).i32Const(L).i32Add().localSet(i).br(0);
         f.end().end();
+        repair();
         horizontal(Array.from({ length: L }, (_, x) => x));
       }
       f.block().loop();
@@ -379,9 +465,10 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         f.block().loop();
         f.localGet(r).i32Const(Rn).i32GeU().brIf(1);
         emitInvariants(true);
-        accumulateVector(0);
+        accumulateVectors([i]);
         f.localGet(r).i32Const(1).i32Add().localSet(r).br(0);
         f.end().end();
+        repair();
         const jl = f.local("i32");
         for (let lane = 0; lane < L; lane++) {
           initScalarAcc();
@@ -419,5 +506,6 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     scratchBytes: 0,
     parallelExtent: rows,
     costPerUnit: Math.ceil(bytesIn / Math.max(1, rows)) + Rn * J,
+    rows: rowAccess(ir, outerKept),
   };
 }

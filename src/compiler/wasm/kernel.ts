@@ -46,6 +46,20 @@ export interface WasmKernel {
   readonly parallelExtent: number;
   /** Rough cost of one unit (bytes moved + arithmetic ops), so the executor threads only big work. */
   readonly costPerUnit: number;
+  /** Present when the units are rows of the kernel's buffers (see RowAccess). */
+  readonly rows?: RowAccess;
+}
+
+/**
+ * Unit u of a kernel's work is row u of its buffers: run(..., u, u + 1) writes exactly
+ * bytes [u·b, (u+1)·b) of result j, b = resultRowBytes[j], and, where operandRowBytes[i]
+ * is a number b, reads operand i only in bytes [u·b, (u+1)·b) (undefined: anywhere).
+ * A chain of such kernels with one extent can then run block of rows by block of rows,
+ * each kernel after the one whose results it reads (the executor's row groups).
+ */
+export interface RowAccess {
+  readonly operandRowBytes: readonly (number | undefined)[];
+  readonly resultRowBytes: readonly number[];
 }
 
 /** A code generator that cannot (or should not) compile something says why; the executor then runs the interpreter's kernel. */

@@ -7,7 +7,8 @@
 // inputs exp stays at 2, tanh and logistic reach 3):
 //
 //   exp       ≤ 3 ulp    (Cody–Waite reduction by ln2, degree-4 minimax P in 1 + t·P(t),
-//                          scaled by two exact powers of two so subnormal results round once)
+//                          scaled by two exact powers of two so subnormal results round once;
+//                          shorter where the argument is known not to be positive)
 //   log       ≤ 2 ulp    (x = m·2^e, m in [√½, √2); fdlibm's log1p(f) form with s = f/(2+f), series to s^10)
 //   log1p     ≤ 3 ulp    (u = 1 + x; log(u) · x / (u - 1), Goldberg's correction)
 //   expm1     ≤ 3 ulp    (u = e^x; (u - 1) · x / log(u), Kahan's trick)
@@ -33,10 +34,6 @@ import type { FunctionBuilder } from "./encoder.js";
 
 /** f32 arithmetic on scalars or on 4 lanes; masks are i32 0/1 or v128 lane masks. */
 export interface FloatOps {
-  readonly f: FunctionBuilder;
-  readonly floatType: ValType;
-  readonly intType: ValType;
-  readonly maskType: ValType;
   fconst(x: number): void;
   iconst(x: number): void;
   add(): void; sub(): void; mul(): void; div(): void; min(): void; max(): void;
@@ -56,11 +53,20 @@ export interface FloatOps {
   mor(): void; mand(): void;
   /** -0 → +0 is not needed; copysign(magnitude, sign source) */
   copysign(): void;
+  /** A new local holding a float, an integer or a mask; local.get, local.set and local.tee. */
+  local(kind: "float" | "int" | "mask"): number;
+  get(l: number): void; set(l: number): void; tee(l: number): void;
+}
+
+function localOps(f: FunctionBuilder, types: Record<"float" | "int" | "mask", ValType>): Pick<FloatOps, "local" | "get" | "set" | "tee"> {
+  return {
+    local: (kind) => f.local(types[kind]),
+    get: (l) => { f.localGet(l); }, set: (l) => { f.localSet(l); }, tee: (l) => { f.localTee(l); },
+  };
 }
 
 export function scalarF32Ops(f: FunctionBuilder): FloatOps {
   return {
-    f, floatType: "f32", intType: "i32", maskType: "i32",
     fconst: (x) => f.f32Const(x), iconst: (x) => f.i32Const(x),
     add: () => f.f32Add(), sub: () => f.f32Sub(), mul: () => f.f32Mul(), div: () => f.f32Div(),
     min: () => f.f32Min(), max: () => f.f32Max(), abs: () => f.f32Abs(), neg: () => f.f32Neg(),
@@ -75,6 +81,7 @@ export function scalarF32Ops(f: FunctionBuilder): FloatOps {
     itof: () => f.f32ConvertI32S(), ftoi: () => f.i32TruncSatF32S(),
     mor: () => f.i32Or(), mand: () => f.i32And(),
     copysign: () => f.f32Copysign(),
+    ...localOps(f, { float: "f32", int: "i32", mask: "i32" }),
   };
 }
 
@@ -102,7 +109,6 @@ export function vectorF32Ops(f: FunctionBuilder, pool: ConstantPool = () => unde
     else f.i32x4Const(x, x, x, x);
   };
   return {
-    f, floatType: "v128", intType: "v128", maskType: "v128",
     fconst: (x) => constant("f", x), iconst: (x) => constant("i", x),
     add: () => f.f32x4Add(), sub: () => f.f32x4Sub(), mul: () => f.f32x4Mul(), div: () => f.f32x4Div(),
     // abs and neg as one and / xor with a (hoistable) sign mask: V8 builds the mask each time.
@@ -123,6 +129,7 @@ export function vectorF32Ops(f: FunctionBuilder, pool: ConstantPool = () => unde
       f.localSet(s); constant("i", 0x7fffffff); f.v128And();
       f.localGet(s); constant("i", -0x80000000); f.v128And().v128Or();
     },
+    ...localOps(f, { float: "v128", int: "v128", mask: "v128" }),
   };
 }
 
@@ -131,7 +138,7 @@ function horner(o: FloatOps, x: number, coefficients: readonly number[]): void {
   const n = coefficients.length;
   o.fconst(coefficients[n - 1]!);
   for (let i = n - 2; i >= 0; i--) {
-    o.f.localGet(x);
+    o.get(x);
     o.mul();
     o.fconst(coefficients[i]!);
     o.add();
@@ -161,100 +168,121 @@ const EXP_P = [0.9999997019767761, 0.49999144673347473, 0.16667640209197998, 0.0
  * is rounded once, by the last product): 26 vector instructions, no branch.
  */
 export function emitExp(o: FloatOps, x: number): void {
-  const f = o.f;
-  const xc = f.local(o.floatType);
-  const z = f.local(o.floatType);
-  const n = f.local(o.floatType);
-  const t = f.local(o.floatType);
-  const m = f.local(o.intType);
-  const e = f.local(o.floatType);
+  const xc = o.local("float");
+  const z = o.local("float");
+  const n = o.local("float");
+  const t = o.local("float");
+  const m = o.local("int");
+  const e = o.local("float");
   const magic = roundMagic(126);
-  f.localGet(x); o.fconst(-104); o.pmax(); o.fconst(89); o.pmin(); f.localTee(xc);
-  o.fconst(LOG2E); o.mul(); o.fconst(magic); o.add(); f.localTee(z);
-  o.fconst(magic); o.sub(); f.localSet(n);
-  f.localGet(xc); f.localGet(n); o.fconst(LN2_HI); o.mul(); o.sub();
-  f.localGet(n); o.fconst(LN2_LO); o.mul(); o.sub(); f.localSet(t);
+  o.get(x); o.fconst(-104); o.pmax(); o.fconst(89); o.pmin(); o.tee(xc);
+  o.fconst(LOG2E); o.mul(); o.fconst(magic); o.add(); o.tee(z);
+  o.fconst(magic); o.sub(); o.set(n);
+  o.get(xc); o.get(n); o.fconst(LN2_HI); o.mul(); o.sub();
+  o.get(n); o.fconst(LN2_LO); o.mul(); o.sub(); o.set(t);
   // e = 2^(n-1), or 2^(n+64) below 0: m = 65 in the exponent field where x < 0.
-  f.localGet(z); o.bits(); o.ishl(23);
-  f.localGet(x); o.bits(); o.ishrS(31); o.iconst(65 << 23); o.iand(); f.localTee(m);
-  o.iadd(); o.fromBits(); f.localSet(e);
-  horner(o, t, EXP_P); f.localGet(t); o.mul(); f.localGet(e); o.mul(); f.localGet(e); o.add();
+  o.get(z); o.bits(); o.ishl(23);
+  o.get(x); o.bits(); o.ishrS(31); o.iconst(65 << 23); o.iand(); o.tee(m);
+  o.iadd(); o.fromBits(); o.set(e);
+  horner(o, t, EXP_P); o.get(t); o.mul(); o.get(e); o.mul(); o.get(e); o.add();
   // × 2, or × 2^-64 below 0.
-  o.iconst(0x40000000); f.localGet(m); o.isub(); o.fromBits(); o.mul();
+  o.iconst(0x40000000); o.get(m); o.isub(); o.fromBits(); o.mul();
+}
+
+/**
+ * e^x for x ≤ 0 or NaN in local x (value_facts.ts proves it; same bound as emitExp,
+ * whose reduction and polynomial it shares): no upper clamp and no split on the sign,
+ * since 2^(n+64) with n in [-150, 0] is always a normal f32. x is clamped below at -104
+ * (e^-104 rounds to 0; NaN passes: the variable is pmax's first operand), e^x =
+ * 2^(n+64) (1 + t P(t)) · 2^-64, the last product rounding a subnormal result once.
+ * 21 vector instructions (emitExp: 26).
+ */
+export function emitExpNonPositive(o: FloatOps, x: number): void {
+  const xc = o.local("float");
+  const z = o.local("float");
+  const n = o.local("float");
+  const t = o.local("float");
+  const e = o.local("float");
+  const magic = roundMagic(191);
+  o.get(x); o.fconst(-104); o.pmax(); o.tee(xc);
+  o.fconst(LOG2E); o.mul(); o.fconst(magic); o.add(); o.tee(z);
+  o.fconst(magic); o.sub(); o.set(n);
+  o.get(xc); o.get(n); o.fconst(LN2_HI); o.mul(); o.sub();
+  o.get(n); o.fconst(LN2_LO); o.mul(); o.sub(); o.set(t);
+  o.get(z); o.bits(); o.ishl(23); o.fromBits(); o.set(e);
+  horner(o, t, EXP_P); o.get(t); o.mul(); o.get(e); o.mul(); o.get(e); o.add();
+  o.fconst(2 ** -64); o.mul();
 }
 
 const SQRT_HALF_BITS = 0x3f3504f3; // √½ as f32 bits
 
 /** log(x) for the value in local x. */
 export function emitLog(o: FloatOps, x: number): void {
-  const f = o.f;
-  const xs = f.local(o.floatType);
-  const e = f.local(o.intType);
-  const m = f.local(o.floatType);
-  const s = f.local(o.floatType);
-  const s2 = f.local(o.floatType);
-  const bits = f.local(o.intType);
-  const tiny = f.local(o.maskType);
+  const xs = o.local("float");
+  const e = o.local("int");
+  const m = o.local("float");
+  const s = o.local("float");
+  const s2 = o.local("float");
+  const bits = o.local("int");
+  const tiny = o.local("mask");
   // Subnormals: scale by 2^23 first (and take 23 off the exponent).
-  f.localGet(x); o.fconst(1.1754943508222875e-38); o.lt(); f.localSet(tiny);
-  f.localGet(x); o.fconst(8388608); o.mul(); f.localGet(x); f.localGet(tiny); o.select(); f.localSet(xs);
+  o.get(x); o.fconst(1.1754943508222875e-38); o.lt(); o.set(tiny);
+  o.get(x); o.fconst(8388608); o.mul(); o.get(x); o.get(tiny); o.select(); o.set(xs);
   // bits - bits(√½): the exponent of m·2^e with m in [√½, √2).
-  f.localGet(xs); o.bits(); o.iconst(SQRT_HALF_BITS); o.isub(); f.localSet(bits);
-  f.localGet(bits); o.ishrS(23);
-  o.iconst(-23); o.iconst(0); f.localGet(tiny); o.select(); o.iadd(); f.localSet(e);
-  f.localGet(bits); o.iconst(0x007fffff); o.iand(); o.iconst(SQRT_HALF_BITS); o.iadd(); o.fromBits(); f.localSet(m);
+  o.get(xs); o.bits(); o.iconst(SQRT_HALF_BITS); o.isub(); o.set(bits);
+  o.get(bits); o.ishrS(23);
+  o.iconst(-23); o.iconst(0); o.get(tiny); o.select(); o.iadd(); o.set(e);
+  o.get(bits); o.iconst(0x007fffff); o.iand(); o.iconst(SQRT_HALF_BITS); o.iadd(); o.fromBits(); o.set(m);
   // fdlibm's form: with f = m - 1 (exact), s = f / (2 + f), z = s²,
   // log m = f - (f²/2 - s (f²/2 + R)), R = z (2/3 + z (2/5 + ...)); the leading f is exact.
-  const fm = f.local(o.floatType);
-  const hfsq = f.local(o.floatType);
-  f.localGet(m); o.fconst(1); o.sub(); f.localSet(fm);
-  f.localGet(fm); f.localGet(fm); o.fconst(2); o.add(); o.div(); f.localSet(s);
-  f.localGet(s); f.localGet(s); o.mul(); f.localSet(s2);
-  f.localGet(fm); f.localGet(fm); o.mul(); o.fconst(0.5); o.mul(); f.localSet(hfsq);
-  f.localGet(e); o.itof(); o.fconst(LN2_HI); o.mul();
-  f.localGet(fm);
-  f.localGet(hfsq);
-  f.localGet(s);
-  f.localGet(hfsq); f.localGet(s2); horner(o, s2, [2 / 3, 2 / 5, 2 / 7, 2 / 9, 2 / 11]); o.mul(); o.add();
+  const fm = o.local("float");
+  const hfsq = o.local("float");
+  o.get(m); o.fconst(1); o.sub(); o.set(fm);
+  o.get(fm); o.get(fm); o.fconst(2); o.add(); o.div(); o.set(s);
+  o.get(s); o.get(s); o.mul(); o.set(s2);
+  o.get(fm); o.get(fm); o.mul(); o.fconst(0.5); o.mul(); o.set(hfsq);
+  o.get(e); o.itof(); o.fconst(LN2_HI); o.mul();
+  o.get(fm);
+  o.get(hfsq);
+  o.get(s);
+  o.get(hfsq); o.get(s2); horner(o, s2, [2 / 3, 2 / 5, 2 / 7, 2 / 9, 2 / 11]); o.mul(); o.add();
   o.mul();
-  f.localGet(e); o.itof(); o.fconst(LN2_LO); o.mul(); o.add();
+  o.get(e); o.itof(); o.fconst(LN2_LO); o.mul(); o.add();
   o.sub(); o.sub(); o.add();
   // Specials: log(+inf) = inf, log(0) = -inf, log(x < 0) = NaN, NaN stays.
-  const r = f.local(o.floatType);
-  f.localSet(r);
-  o.fconst(Infinity); f.localGet(r); f.localGet(x); o.fconst(Infinity); o.eq(); o.select(); f.localSet(r);
-  o.fconst(-Infinity); f.localGet(r); f.localGet(x); o.fconst(0); o.eq(); o.select(); f.localSet(r);
-  o.fconst(NaN); f.localGet(r); f.localGet(x); o.fconst(0); o.lt(); f.localGet(x); f.localGet(x); o.ne(); o.mor(); o.select();
+  const r = o.local("float");
+  o.set(r);
+  o.fconst(Infinity); o.get(r); o.get(x); o.fconst(Infinity); o.eq(); o.select(); o.set(r);
+  o.fconst(-Infinity); o.get(r); o.get(x); o.fconst(0); o.eq(); o.select(); o.set(r);
+  o.fconst(NaN); o.get(r); o.get(x); o.fconst(0); o.lt(); o.get(x); o.get(x); o.ne(); o.mor(); o.select();
 }
 
 /** log(1 + x). */
 export function emitLog1p(o: FloatOps, x: number): void {
-  const f = o.f;
-  const u = f.local(o.floatType);
-  const lu = f.local(o.floatType);
-  f.localGet(x); o.fconst(1); o.add(); f.localSet(u);
-  emitLog(o, u); f.localSet(lu);
+  const u = o.local("float");
+  const lu = o.local("float");
+  o.get(x); o.fconst(1); o.add(); o.set(u);
+  emitLog(o, u); o.set(lu);
   // log(u) · x / (u - 1): the rounding of 1 + x cancels. u = 1 → x; u = inf → inf.
-  const c = f.local(o.floatType);
-  f.localGet(lu); f.localGet(x); f.localGet(u); o.fconst(1); o.sub(); o.div(); o.mul(); f.localSet(c);
-  f.localGet(x); f.localGet(c);
-  f.localGet(u); o.fconst(1); o.eq(); f.localGet(x); o.fconst(Infinity); o.eq(); o.mor();
+  const c = o.local("float");
+  o.get(lu); o.get(x); o.get(u); o.fconst(1); o.sub(); o.div(); o.mul(); o.set(c);
+  o.get(x); o.get(c);
+  o.get(u); o.fconst(1); o.eq(); o.get(x); o.fconst(Infinity); o.eq(); o.mor();
   o.select();
 }
 
 /** e^x - 1. */
 export function emitExpm1(o: FloatOps, x: number): void {
-  const f = o.f;
-  const u = f.local(o.floatType);
-  const lu = f.local(o.floatType);
-  const r = f.local(o.floatType);
-  emitExp(o, x); f.localSet(u);
-  emitLog(o, u); f.localSet(lu);
+  const u = o.local("float");
+  const lu = o.local("float");
+  const r = o.local("float");
+  emitExp(o, x); o.set(u);
+  emitLog(o, u); o.set(lu);
   // (u - 1) · x / log(u); u = 1 → x; u - 1 = -1 → -1; u = inf → inf.
-  f.localGet(u); o.fconst(1); o.sub(); f.localGet(x); f.localGet(lu); o.div(); o.mul(); f.localSet(r);
-  f.localGet(x); f.localGet(r); f.localGet(u); o.fconst(1); o.eq(); o.select(); f.localSet(r);
-  o.fconst(-1); f.localGet(r); f.localGet(u); o.fconst(1); o.sub(); o.fconst(-1); o.eq(); o.select(); f.localSet(r);
-  o.fconst(Infinity); f.localGet(r); f.localGet(u); o.fconst(Infinity); o.eq(); o.select();
+  o.get(u); o.fconst(1); o.sub(); o.get(x); o.get(lu); o.div(); o.mul(); o.set(r);
+  o.get(x); o.get(r); o.get(u); o.fconst(1); o.eq(); o.select(); o.set(r);
+  o.fconst(-1); o.get(r); o.get(u); o.fconst(1); o.sub(); o.fconst(-1); o.eq(); o.select(); o.set(r);
+  o.fconst(Infinity); o.get(r); o.get(u); o.fconst(Infinity); o.eq(); o.select();
 }
 
 // (e^{-2v} - 1) / v on |v| ≤ ln2/4: degree 5, near-minimax in relative error (Lawson's
@@ -269,23 +297,22 @@ const TANH_Q = [-2.0, 1.9999998807907104, -1.3333204984664917, 0.666674196720123
  * that x = ±0 gives u = -0 and so tanh = ±0. 26 vector instructions, one division.
  */
 export function emitTanh(o: FloatOps, x: number): void {
-  const f = o.f;
-  const a = f.local(o.floatType);
-  const z = f.local(o.floatType);
-  const v = f.local(o.floatType);
-  const s = f.local(o.floatType);
-  const u = f.local(o.floatType);
+  const a = o.local("float");
+  const z = o.local("float");
+  const v = o.local("float");
+  const s = o.local("float");
+  const u = o.local("float");
   const magic = roundMagic(127);
-  f.localGet(x); o.abs(); o.fconst(9.1); o.pmin(); f.localTee(a);
-  o.fconst(-2 * LOG2E); o.mul(); o.fconst(magic); o.add(); f.localTee(z);
+  o.get(x); o.abs(); o.fconst(9.1); o.pmin(); o.tee(a);
+  o.fconst(-2 * LOG2E); o.mul(); o.fconst(magic); o.add(); o.tee(z);
   // v = a + n ln2/2 in one step: n ≥ -27, and the error it leaves is ≤ 0.5 ulp of tanh.
-  o.fconst(magic); o.sub(); o.fconst(Math.LN2 / 2); o.mul(); f.localGet(a); o.add(); f.localSet(v);
-  f.localGet(z); o.bits(); o.ishl(23); o.fromBits(); f.localSet(s);
-  horner(o, v, TANH_Q); f.localGet(v); o.mul(); f.localGet(s); o.mul();
-  o.fconst(1); f.localGet(s); o.sub(); o.sub(); f.localTee(u);
-  o.fconst(-2); f.localGet(u); o.sub(); o.div();
+  o.fconst(magic); o.sub(); o.fconst(Math.LN2 / 2); o.mul(); o.get(a); o.add(); o.set(v);
+  o.get(z); o.bits(); o.ishl(23); o.fromBits(); o.set(s);
+  horner(o, v, TANH_Q); o.get(v); o.mul(); o.get(s); o.mul();
+  o.fconst(1); o.get(s); o.sub(); o.sub(); o.tee(u);
+  o.fconst(-2); o.get(u); o.sub(); o.div();
   // u / (-2 - u) ≥ +0: give it x's sign bit.
-  o.bits(); f.localGet(x); o.bits(); o.iconst(-0x80000000); o.iand(); o.ixor(); o.fromBits();
+  o.bits(); o.get(x); o.bits(); o.iconst(-0x80000000); o.iand(); o.ixor(); o.fromBits();
 }
 
 // e^{-t} = 1 + t·P̃(t) with P̃(t) = -P(-t): EXP_P with the signs of its even terms flipped.
@@ -299,26 +326,25 @@ const EXP_NEG_P = EXP_P.map((c, k) => (k % 2 === 0 ? -c : c));
  * 27 vector instructions, one division.
  */
 export function emitLogistic(o: FloatOps, x: number): void {
-  const f = o.f;
-  const a = f.local(o.floatType);
-  const z = f.local(o.floatType);
-  const n = f.local(o.floatType);
-  const t = f.local(o.floatType);
-  const s = f.local(o.floatType);
-  const e = f.local(o.floatType);
+  const a = o.local("float");
+  const z = o.local("float");
+  const n = o.local("float");
+  const t = o.local("float");
+  const s = o.local("float");
+  const e = o.local("float");
   const magic = roundMagic(191);
-  f.localGet(x); o.abs(); o.fconst(104); o.pmin(); f.localTee(a);
-  o.fconst(-LOG2E); o.mul(); o.fconst(magic); o.add(); f.localTee(z);
-  o.fconst(magic); o.sub(); f.localSet(n);
-  f.localGet(a); f.localGet(n); o.fconst(LN2_HI); o.mul(); o.add();
-  f.localGet(n); o.fconst(LN2_LO); o.mul(); o.add(); f.localSet(t);
-  f.localGet(z); o.bits(); o.ishl(23); o.fromBits(); f.localSet(s);
-  horner(o, t, EXP_NEG_P); f.localGet(t); o.mul(); f.localGet(s); o.mul(); f.localGet(s); o.add();
-  o.fconst(2 ** -64); o.mul(); f.localTee(e);
-  f.localGet(e); o.fconst(1); o.add(); o.div(); f.localSet(e);
+  o.get(x); o.abs(); o.fconst(104); o.pmin(); o.tee(a);
+  o.fconst(-LOG2E); o.mul(); o.fconst(magic); o.add(); o.tee(z);
+  o.fconst(magic); o.sub(); o.set(n);
+  o.get(a); o.get(n); o.fconst(LN2_HI); o.mul(); o.add();
+  o.get(n); o.fconst(LN2_LO); o.mul(); o.add(); o.set(t);
+  o.get(z); o.bits(); o.ishl(23); o.fromBits(); o.set(s);
+  horner(o, t, EXP_NEG_P); o.get(t); o.mul(); o.get(s); o.mul(); o.get(s); o.add();
+  o.fconst(2 ** -64); o.mul(); o.tee(e);
+  o.get(e); o.fconst(1); o.add(); o.div(); o.set(e);
   // (f, 1 - f, x < 0): the mask is x's sign bit spread over the lane.
-  f.localGet(e); o.fconst(1); f.localGet(e); o.sub();
-  f.localGet(x); o.bits(); o.ishrS(31);
+  o.get(e); o.fconst(1); o.get(e); o.sub();
+  o.get(x); o.bits(); o.ishrS(31);
   o.select();
 }
 
@@ -330,28 +356,27 @@ export function emitLogistic(o: FloatOps, x: number): void {
  * NaN return themselves.
  */
 export function emitCbrt(o: FloatOps, x: number): void {
-  const f = o.f;
-  const a = f.local(o.floatType);
-  const tiny = f.local(o.maskType);
-  const y = f.local(o.floatType);
-  f.localGet(x); o.abs(); f.localSet(a);
-  f.localGet(a); o.fconst(1.1754943508222875e-38); o.lt(); f.localSet(tiny);
-  f.localGet(a); o.fconst(2 ** 48); o.mul(); f.localGet(a); f.localGet(tiny); o.select(); f.localSet(a);
+  const a = o.local("float");
+  const tiny = o.local("mask");
+  const y = o.local("float");
+  o.get(x); o.abs(); o.set(a);
+  o.get(a); o.fconst(1.1754943508222875e-38); o.lt(); o.set(tiny);
+  o.get(a); o.fconst(2 ** 48); o.mul(); o.get(a); o.get(tiny); o.select(); o.set(a);
   // bits(y0) = bits(a) / 3 + (2/3)·127·2^23, the division done in f32.
-  f.localGet(a); o.bits(); o.itof(); o.fconst(1 / 3); o.mul(); o.ftoi(); o.iconst(0x2a5137a0); o.iadd(); o.fromBits(); f.localSet(y);
+  o.get(a); o.bits(); o.itof(); o.fconst(1 / 3); o.mul(); o.ftoi(); o.iconst(0x2a5137a0); o.iadd(); o.fromBits(); o.set(y);
   for (let step = 0; step < 3; step++) {
     // y -= (y - a / y²) / 3: Newton's step for y³ = a, in a form where nothing overflows.
-    f.localGet(y);
-    f.localGet(y); f.localGet(a); f.localGet(y); f.localGet(y); o.mul(); o.div(); o.sub();
-    o.fconst(1 / 3); o.mul(); o.sub(); f.localSet(y);
+    o.get(y);
+    o.get(y); o.get(a); o.get(y); o.get(y); o.mul(); o.div(); o.sub();
+    o.fconst(1 / 3); o.mul(); o.sub(); o.set(y);
   }
-  f.localGet(y); o.fconst(2 ** -16); o.mul(); f.localGet(y); f.localGet(tiny); o.select();
-  f.localGet(x); o.copysign();
+  o.get(y); o.fconst(2 ** -16); o.mul(); o.get(y); o.get(tiny); o.select();
+  o.get(x); o.copysign();
   // 0, inf and NaN are their own cube roots.
-  const r = f.local(o.floatType);
-  f.localSet(r);
-  f.localGet(x); f.localGet(r);
-  f.localGet(x); o.fconst(0); o.eq(); f.localGet(x); o.abs(); o.fconst(Infinity); o.eq(); o.mor(); f.localGet(x); f.localGet(x); o.ne(); o.mor();
+  const r = o.local("float");
+  o.set(r);
+  o.get(x); o.get(r);
+  o.get(x); o.fconst(0); o.eq(); o.get(x); o.abs(); o.fconst(Infinity); o.eq(); o.mor(); o.get(x); o.get(x); o.ne(); o.mor();
   o.select();
 }
 
@@ -375,21 +400,20 @@ const ERFC_SCALED = [
  * |x| = 4 (beyond which erf rounds to ±1 in f32), with the sign of x.
  */
 export function emitErf(o: FloatOps, x: number): void {
-  const f = o.f;
-  const x2 = f.local(o.floatType);
-  const a = f.local(o.floatType);
-  const u = f.local(o.floatType);
-  const e = f.local(o.floatType);
-  f.localGet(x); f.localGet(x); o.mul(); f.localSet(x2);
-  f.localGet(x); o.abs(); o.fconst(4); o.min(); f.localSet(a);
-  f.localGet(a); o.fconst(2.5); o.sub(); o.fconst(1 / 1.5); o.mul(); f.localSet(u);
-  f.localGet(a); f.localGet(a); o.mul(); o.neg(); f.localSet(e);
-  emitExp(o, e); f.localSet(e);
+  const x2 = o.local("float");
+  const a = o.local("float");
+  const u = o.local("float");
+  const e = o.local("float");
+  o.get(x); o.get(x); o.mul(); o.set(x2);
+  o.get(x); o.abs(); o.fconst(4); o.min(); o.set(a);
+  o.get(a); o.fconst(2.5); o.sub(); o.fconst(1 / 1.5); o.mul(); o.set(u);
+  o.get(a); o.get(a); o.mul(); o.neg(); o.set(e);
+  emitExp(o, e); o.set(e);
   // small-|x| branch
-  f.localGet(x); horner(o, x2, ERF_TAYLOR); o.mul();
+  o.get(x); horner(o, x2, ERF_TAYLOR); o.mul();
   // large-|x| branch
-  o.fconst(1); f.localGet(e); horner(o, u, ERFC_SCALED); o.mul(); o.sub();
-  f.localGet(x); o.copysign();
-  f.localGet(x); o.abs(); o.fconst(1); o.lt();
+  o.fconst(1); o.get(e); horner(o, u, ERFC_SCALED); o.mul(); o.sub();
+  o.get(x); o.copysign();
+  o.get(x); o.abs(); o.fconst(1); o.lt();
   o.select();
 }

@@ -10,8 +10,9 @@
 
 import type { WasmKernel } from "./kernel.js";
 import {
-  ACTIVE, ARG_COUNT, ARGS, COMMAND, COMMAND_CLOSE, COMMAND_NONE, COMMAND_RUN, CONTROL_BYTES, CONTROL_INTS, DEAD, DONE, ERROR,
-  GENERATION, KERNEL, LOADS_POSTED, MAX_ARGS, MAX_WORKERS, readErrorMessage, type FromWorker, type ToWorker,
+  ACTIVE, BLOCK, COMMAND, COMMAND_CLOSE, COMMAND_NONE, COMMAND_RUN, CONTROL_BYTES, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER,
+  GENERATION, LOADS_POSTED, MAX_ARGS, MAX_MEMBERS, MAX_WORKERS, MEMBER_COUNT, MEMBER_INTS, MEMBERS, RANGE_INTS, RANGES,
+  readErrorMessage, runInBlocks, type FromWorker, type ToWorker,
 } from "./thread_pool_protocol.js";
 
 /** What the pool needs from a worker, whatever runs it (worker_threads, Web Workers). */
@@ -33,6 +34,13 @@ export interface KernelHandle {
   readonly kernel: WasmKernel;
   /** The kernel's `run` instantiated on the calling thread. */
   readonly run: (...args: number[]) => unknown;
+}
+
+/** A kernel of a row group, with its operand and result offsets (and block buffers: RunMember). */
+export interface GroupMember {
+  readonly handle: KernelHandle;
+  readonly pointers: readonly number[];
+  readonly blockRowBytes?: readonly number[];
 }
 
 export interface ThreadPoolOptions {
@@ -179,24 +187,59 @@ export class ThreadPool {
    * `scratchOffsets` one scratch region per thread (used when the kernel has scratch).
    */
   run(handle: KernelHandle, pointers: readonly number[], scratchOffsets: readonly number[], extent: number): void {
-    const kernel = handle.kernel;
-    this.checkUsable(kernel.name);
-    const withScratch = kernel.scratchBytes > 0;
-    const argsOf = (thread: number, begin: number, end: number): number[] =>
-      withScratch ? [...pointers, scratchOffsets[thread]!, begin, end] : [...pointers, begin, end];
+    this.runGroup([{ handle, pointers }], scratchOffsets, extent, extent);
+  }
+
+  /**
+   * Runs kernels that share their extent as one row group (see RowAccess in kernel.ts):
+   * [0, extent) is split across the threads as for one kernel, and each thread runs its
+   * part `block` units at a time, every kernel in order on a block before the next
+   * block. One wait for all of them.
+   */
+  runGroup(members: readonly GroupMember[], scratchOffsets: readonly number[], extent: number, block: number): void {
+    const name = (): string => members.map((m) => m.handle.kernel.name).join(" + ");
+    if (this.closed || this.deadReason !== undefined) this.checkUsable(name());
+    if (members.length > MAX_MEMBERS) throw new Error(`${name()}: ${members.length} kernels exceed the pool's ${MAX_MEMBERS} a run`);
+    const runMembers = members.map((m) => ({ run: m.handle.run, pointers: m.pointers, scratch: m.handle.kernel.scratchBytes > 0, blockRowBytes: m.blockRowBytes }));
+    const failure = (member: number, e: unknown, where = ""): Error => {
+      const message = e instanceof Error ? e.message : String(e);
+      return new Error(`${members[member]!.handle.kernel.name}: ${message}${where}`, { cause: e });
+    };
+    let cost = 0;
+    for (const m of members) cost += extent * m.handle.kernel.costPerUnit;
     const parts = Math.min(this.threads, extent);
-    if (parts <= 1 || extent * kernel.costPerUnit < this.minParallelCost) {
-      this.callHere(handle, argsOf(0, 0, extent));
+    let failedHere = 0;
+    if (parts <= 1 || cost < this.minParallelCost) {
+      try {
+        runInBlocks(runMembers, scratchOffsets[0] ?? 0, 0, extent, block, (k) => { failedHere = k; });
+      } catch (e) {
+        throw failure(failedHere, e);
+      }
       return;
     }
-    if (withScratch && scratchOffsets.length < parts) throw new Error(`${kernel.name}: run needs ${parts} scratch regions, got ${scratchOffsets.length}`);
+    if (scratchOffsets.length < parts && runMembers.some((m) => m.scratch || m.blockRowBytes !== undefined)) {
+      throw new Error(`${name()}: run needs ${parts} scratch regions, got ${scratchOffsets.length}`);
+    }
     const ints = this.ints!;
-    const argCount = pointers.length + (withScratch ? 3 : 2);
-    if (argCount > MAX_ARGS) throw new Error(`${kernel.name}: ${argCount} arguments exceed the pool's ${MAX_ARGS}`);
+    members.forEach((m, k) => {
+      const argCount = m.pointers.length + (m.handle.kernel.scratchBytes > 0 ? 3 : 2);
+      if (argCount > MAX_ARGS) throw new Error(`${m.handle.kernel.name}: ${argCount} arguments exceed the pool's ${MAX_ARGS}`);
+      const at = MEMBERS + k * MEMBER_INTS;
+      ints[at] = m.handle.id;
+      ints[at + 1] = m.pointers.length;
+      ints[at + 2] = (m.handle.kernel.scratchBytes > 0 ? 1 : 0) | (m.blockRowBytes !== undefined ? 2 : 0);
+      ints.set(m.pointers, at + 3);
+      if (m.blockRowBytes !== undefined) ints.set(m.blockRowBytes, at + 3 + MAX_ARGS);
+    });
     const bound = (p: number): number => Math.floor((extent * p) / parts);
-    for (let w = 0; w < parts - 1; w++) ints.set(argsOf(w + 1, bound(w + 1), bound(w + 2)), ARGS + w * MAX_ARGS);
-    Atomics.store(ints, KERNEL, handle.id);
-    Atomics.store(ints, ARG_COUNT, argCount);
+    for (let p = 1; p < parts; p++) {
+      const at = RANGES + p * RANGE_INTS;
+      ints[at] = bound(p);
+      ints[at + 1] = bound(p + 1);
+      ints[at + 2] = scratchOffsets[p] ?? 0;
+    }
+    Atomics.store(ints, MEMBER_COUNT, members.length);
+    Atomics.store(ints, BLOCK, block);
     Atomics.store(ints, ACTIVE, parts - 1);
     Atomics.store(ints, DONE, 0);
     Atomics.store(ints, ERROR, 0);
@@ -205,7 +248,7 @@ export class ThreadPool {
     Atomics.notify(ints, GENERATION);
     let own: unknown;
     try {
-      handle.run(...argsOf(0, 0, bound(1)));
+      runInBlocks(runMembers, scratchOffsets[0] ?? 0, 0, bound(1), block, (k) => { failedHere = k; });
     } catch (e) {
       own = e;
     }
@@ -216,13 +259,13 @@ export class ThreadPool {
       const dead = this.deadWorker(parts - 1);
       if (dead >= 0) {
         this.deadReason ??= `worker ${dead} died`;
-        throw new Error(`${kernel.name}: thread pool ${this.deadReason} while running it`);
+        throw new Error(`${name()}: thread pool ${this.deadReason} while running it`);
       }
       if (this.blocking) Atomics.wait(ints, DONE, done, 100);
     }
     const failed = Atomics.load(ints, ERROR);
-    if (own !== undefined) throw new Error(`${kernel.name}: ${own instanceof Error ? own.message : String(own)}`, { cause: own });
-    if (failed !== 0) throw new Error(`${kernel.name}: ${readErrorMessage(this.control!)} (in worker ${failed - 1})`);
+    if (own !== undefined) throw failure(failedHere, own);
+    if (failed !== 0) throw failure(Atomics.load(ints, ERROR_MEMBER), readErrorMessage(this.control!), ` (in worker ${failed - 1})`);
   }
 
   /** Stops the workers. The pool cannot run kernels afterwards. */
@@ -238,14 +281,6 @@ export class ThreadPool {
     // end with the termination still pending.
     this.workers.forEach((w) => w.ref());
     await Promise.all(this.workers.map((w) => w.terminate()));
-  }
-
-  private callHere(handle: KernelHandle, args: number[]): void {
-    try {
-      handle.run(...args);
-    } catch (e) {
-      throw new Error(`${handle.kernel.name}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-    }
   }
 
   private deadWorker(count: number): number {

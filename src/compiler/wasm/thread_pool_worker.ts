@@ -2,8 +2,9 @@
 // sent against the shared device memory, then waits in Atomics.wait for commands.
 
 import {
-  ACTIVE, ARG_COUNT, ARGS, COMMAND, COMMAND_CLOSE, COMMAND_RUN, CONTROL_INTS, DEAD, DONE, ERROR, GENERATION, KERNEL,
-  LOADS_POSTED, MAX_ARGS, writeErrorMessage, type FromWorker, type ToWorker,
+  ACTIVE, BLOCK, COMMAND, COMMAND_CLOSE, COMMAND_RUN, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER, GENERATION,
+  LOADS_POSTED, MAX_ARGS, MEMBER_COUNT, MEMBER_INTS, MEMBERS, RANGE_INTS, RANGES, runInBlocks, writeErrorMessage,
+  type FromWorker, type RunMember, type ToWorker,
 } from "./thread_pool_protocol.js";
 
 export interface PoolWorkerPort {
@@ -44,14 +45,29 @@ export function servePoolWorker(port: PoolWorkerPort): PoolWorkerState {
         return;
       }
       if (command !== COMMAND_RUN || index >= Atomics.load(c, ACTIVE)) continue;
-      const argCount = Atomics.load(c, ARG_COUNT);
-      const args = Array.from(c.subarray(ARGS + index * MAX_ARGS, ARGS + index * MAX_ARGS + argCount));
+      let failedMember = 0;
       try {
-        const run = kernels.get(Atomics.load(c, KERNEL));
-        if (run === undefined) throw new Error(`kernel ${Atomics.load(c, KERNEL)} is not loaded in worker ${index}`);
-        run(...args);
+        const members: RunMember[] = [];
+        for (let k = 0; k < Atomics.load(c, MEMBER_COUNT); k++) {
+          const at = MEMBERS + k * MEMBER_INTS;
+          const id = Atomics.load(c, at);
+          const run = kernels.get(id);
+          failedMember = k;
+          if (run === undefined) throw new Error(`kernel ${id} is not loaded in worker ${index}`);
+          const count = Atomics.load(c, at + 1);
+          const flags = Atomics.load(c, at + 2);
+          const pointers = Array.from(c.subarray(at + 3, at + 3 + count));
+          members.push((flags & 2) !== 0
+            ? { run, pointers, scratch: (flags & 1) !== 0, blockRowBytes: Array.from(c.subarray(at + 3 + MAX_ARGS, at + 3 + MAX_ARGS + count)) }
+            : { run, pointers, scratch: (flags & 1) !== 0 });
+        }
+        const range = RANGES + (index + 1) * RANGE_INTS;
+        runInBlocks(members, c[range + 2]!, c[range]!, c[range + 1]!, Atomics.load(c, BLOCK), (k) => { failedMember = k; });
       } catch (e) {
-        if (Atomics.compareExchange(c, ERROR, 0, index + 1) === 0) writeErrorMessage(control!, e instanceof Error ? e.message : String(e));
+        if (Atomics.compareExchange(c, ERROR, 0, index + 1) === 0) {
+          Atomics.store(c, ERROR_MEMBER, failedMember);
+          writeErrorMessage(control!, e instanceof Error ? e.message : String(e));
+        }
       }
       Atomics.add(c, DONE, 1);
       Atomics.notify(c, DONE);

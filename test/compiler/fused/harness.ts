@@ -107,7 +107,8 @@ export function assertClose(actual: readonly Literal[], expected: Literal, tol: 
         const d = ulpDistance(t, xn, yn);
         const ok = (tol.ulps !== undefined && d <= tol.ulps)
           || (tol.rel !== undefined && Math.abs(xn - yn) <= tol.rel * Math.max(Math.abs(yn), tol.absFloor ?? 0));
-        if (!ok) assert.fail(`${what} output ${k} element ${i}: got ${xn}, expected ${yn} (${d} ulp)`);
+        const show = (v: number): string => (Object.is(v, -0) ? "-0" : String(v));
+        if (!ok) assert.fail(`${what} output ${k} element ${i}: got ${show(xn)}, expected ${show(yn)} (${d} ulp)`);
       } else if (x !== y) {
         assert.fail(`${what} output ${k} element ${i}: got ${String(x)}, expected ${String(y)}`);
       }

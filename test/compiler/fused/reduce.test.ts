@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   add, and, arrayShape, broadcastInDim, iota, constantR0, convertElementType, div, exp, max, min, mul, or, parameter,
-  reduce, scalarShape, sin, sub, transpose, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
+  reduce, scalarShape, sin, sub, transpose, tuple, XlaBuilder, Literal, type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
@@ -91,6 +91,42 @@ for (const target of [TARGET, SCALAR_TARGET]) {
     checkFusion(cc, [randomLiteral("u8", [3, 300], 9)], {}, target);
   });
 }
+
+test("float max and min reductions are bit-exact: NaN anywhere, and max(-0, +0) = +0, min(-0, +0) = -0", () => {
+  // Rows of 37 (9 vectors of 4 and a tail, or 18 of 2 and a tail), each with one pattern.
+  const n = 37;
+  const rows: number[][] = [];
+  const fill = (v: number): number[] => new Array<number>(n).fill(v);
+  rows.push(fill(-0), fill(0), fill(-Infinity), fill(Infinity), fill(NaN));
+  for (const at of [0, 1, 5, 17, 33, 36]) {
+    for (const [base, odd] of [[-0, 0], [0, -0], [-3, 0], [-3, -0], [3, 0], [3, -0], [-0, NaN], [0, NaN], [-1, NaN], [1, NaN], [-Infinity, 0]]) {
+      const row = fill(base!);
+      row[at] = odd!;
+      rows.push(row);
+    }
+    // Negatives (positives) with a zero of each sign, and a NaN after the zeros.
+    const mixed = Array.from({ length: n }, (_, i) => -1 - i);
+    mixed[at] = 0;
+    mixed[(at + 7) % n] = -0;
+    rows.push(mixed, mixed.map((v) => -v), mixed.map((v, i) => (i === (at + 11) % n ? NaN : v)));
+  }
+  for (const t of ["f32", "f64"] as const) {
+    for (const [name, op, init] of [["max", max, -Infinity], ["min", min, Infinity]] as const) {
+      for (const target of [TARGET, SCALAR_TARGET]) {
+        // Row reduction over [rows, n], and the column reduction of its transpose.
+        for (const [dims, rdims, values] of [
+          [[rows.length, n], [1], rows.flat()],
+          [[n, rows.length], [0], Array.from({ length: n * rows.length }, (_, i) => rows[i % rows.length]![Math.floor(i / rows.length)]!)],
+        ] as const) {
+          const b = new XlaBuilder(`${name}_${t}_${rdims.join("")}`);
+          const x = parameter(b, 0, arrayShape(t, [...dims]));
+          const c = b.build(reduce(x, constantR0(b, t, init), reducer(b, t, op), [...rdims]));
+          checkFusion(c, [Literal.fromValues(t, [...dims], values)], {}, target);
+        }
+      }
+    }
+  }
+});
 
 test("generic reducers (argmax, non-associative bodies) run in the interpreter's order, bit-exact", () => {
   for (const target of [TARGET, SCALAR_TARGET]) {

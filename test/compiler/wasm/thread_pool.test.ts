@@ -74,6 +74,46 @@ test("thread pool: a GEMM on 1 and 2 threads gives identical results", async () 
   assert.deepEqual(results[1], results[0]);
 });
 
+/** run(in, out, begin, end): out[i] = 3 · in[i] (i32) for i in [begin, end); traps when end > limit. */
+function tripleKernel(limit = 1 << 30): WasmKernel {
+  const m = new ModuleBuilder().importMemory(target);
+  m.addFunction("run", ["i32", "i32", "i32", "i32"], [], (f) => {
+    const i = f.local("i32");
+    f.localGet(3).i32Const(limit).i32GtU().if().unreachable().end();
+    forRange(f, i, { local: 2 }, { local: 3 }, 1, () => {
+      f.localGet(1).localGet(i).i32Const(4).i32Mul().i32Add();
+      f.localGet(0).localGet(i).i32Const(4).i32Mul().i32Add().i32Load().i32Const(3).i32Mul().i32Store();
+    });
+  });
+  return { name: "triple", bytes: m.finish(), operandCount: 1, resultCount: 1, scratchBytes: 0, parallelExtent: 1000, costPerUnit: 1 << 20 };
+}
+
+test("thread pool: a row group runs each block through its kernels in order, over [0, extent) once", async () => {
+  const memory = sharedMemory();
+  for (const threads of [1, 2, 3]) {
+    const pool = await ThreadPool.create(memory, threads);
+    try {
+      const fill = await pool.load(fillKernel());
+      const triple = await pool.load(tripleKernel());
+      for (const [extent, block] of [[1, 1], [5, 2], [1000, 7], [1000, 1000]] as const) {
+        const a = new Int32Array(memory.buffer as ArrayBuffer, 4096, 1001);
+        const b = new Int32Array(memory.buffer as ArrayBuffer, 16384, 1001);
+        a.fill(-1);
+        b.fill(-1);
+        // triple reads what fill wrote: a block run by triple before fill would read -1.
+        pool.runGroup([{ handle: fill, pointers: [4096] }, { handle: triple, pointers: [4096, 16384] }], [], extent, block);
+        for (let i = 0; i < extent; i++) assert.equal(b[i], 3 * (2 * i + 1), `threads ${threads} extent ${extent} block ${block} element ${i}`);
+        assert.equal(b[extent], -1);
+      }
+      // A trap in the group's second kernel names it, in a worker or on the calling thread.
+      const trapping = await pool.load({ ...tripleKernel(100), name: "triple.2" });
+      assert.throws(() => pool.runGroup([{ handle: fill, pointers: [4096] }, { handle: trapping, pointers: [4096, 16384] }], [], 1000, 50), /^Error: triple\.2: |triple\.2: /);
+    } finally {
+      await pool.close();
+    }
+  }
+});
+
 test("thread pool: a trap in a worker or in the caller is an Error naming the kernel; the pool stays usable", async () => {
   const memory = sharedMemory();
   const pool = await ThreadPool.create(memory, 2);
