@@ -34,8 +34,41 @@ export function cExp(z: Complex): Complex {
   return c(m * Math.cos(z.im), m * Math.sin(z.im));
 }
 
+/** [hi, lo] with hi + lo = a² exactly (Dekker's product, a split into two 26-bit halves). */
+function exactSquare(a: number): [number, number] {
+  const s = 134217729 * a; // 2^27 + 1
+  const hi = s - (s - a);
+  const lo = a - hi;
+  const sq = a * a;
+  return [sq, ((hi * hi - sq) + 2 * hi * lo) + lo * lo];
+}
+
+/**
+ * log |x + iy| without overflow, underflow or cancellation: near the unit circle (where
+ * the result is near 0) as ½ log1p(x² - 1 + y²) with the squares exact; elsewhere as
+ * log(max) + ½ log1p((min/max)²), which never forms |z|² (it overflows from 1.3e154 on
+ * and loses bits among subnormals).
+ */
+function logAbs(x: number, y: number): number {
+  const a = Math.max(Math.abs(x), Math.abs(y));
+  const b = Math.min(Math.abs(x), Math.abs(y));
+  // C99's clog: an infinite part gives +∞ even beside a NaN.
+  if (Math.abs(x) === Infinity || Math.abs(y) === Infinity) return Infinity;
+  if (Number.isNaN(x) || Number.isNaN(y)) return NaN;
+  if (a === 0) return -Infinity;
+  if (a >= 0.5 && a <= 2 && b > 1e-8) {
+    const [ah, al] = exactSquare(a);
+    const [bh, bl] = exactSquare(b);
+    // ah - 1 is exact for a in [0.5, 2] (Sterbenz); what remains rounds once, relative to the sum.
+    const u = ((ah - 1) + bh) + (al + bl);
+    if (Math.abs(u) < 0.5) return 0.5 * Math.log1p(u);
+  }
+  const r = b / a;
+  return Math.log(a) + 0.5 * Math.log1p(r * r);
+}
+
 export function cLog(z: Complex): Complex {
-  return c(Math.log(cAbs(z)), Math.atan2(z.im, z.re));
+  return c(logAbs(z.re, z.im), Math.atan2(z.im, z.re));
 }
 
 export function cSqrt(z: Complex): Complex {
@@ -44,8 +77,10 @@ export function cSqrt(z: Complex): Complex {
   if (!Number.isFinite(y) && !Number.isNaN(y)) return c(Infinity, y); // sqrt(x ± i∞) = ∞ ± i∞
   if (x === -Infinity) return Number.isNaN(y) ? c(NaN, Infinity) : c(0, Math.sign(1 / y) * Infinity);
   if (x === Infinity) return c(Infinity, Number.isNaN(y) ? y : Object.is(y, -0) || y < 0 ? -0 : 0);
-  // t = sqrt((|x| + |z|) / 2), scaled to avoid overflow for huge inputs.
-  const scale = Math.abs(x) > 1e300 || Math.abs(y) > 1e300 ? 0.25 : 1;
+  // t = sqrt((|x| + |z|) / 2), computed on z scaled by an even power of two (exact) so
+  // that neither overflows for huge inputs nor loses bits among subnormals for tiny ones.
+  const m = Math.max(Math.abs(x), Math.abs(y));
+  const scale = m > 1e300 ? 0.25 : m < 1e-290 ? 2 ** 600 : 1;
   const t = Math.sqrt((Math.abs(x * scale) + cAbs(c(x * scale, y * scale))) / 2) / Math.sqrt(scale);
   if (x >= 0) return c(t, y / (2 * t));
   return c(Math.abs(y) / (2 * t), y < 0 || Object.is(y, -0) ? -t : t);
@@ -94,13 +129,21 @@ export function cExpm1(z: Complex): Complex {
   return c(Math.expm1(x) * Math.cos(y) - 2 * s * s, Math.exp(x) * Math.sin(y));
 }
 
-/** log(1 + z) without cancellation near 0: real part ½ log1p(2x + x² + y²). */
+/**
+ * log(1 + z) without cancellation near 0: real part ½ log1p(u), u = |1 + z|² - 1 = 2x +
+ * x² + y² with the squares exact (2x and y² cancel where 1 + z is near the unit circle,
+ * e.g. x = -2e-20, y = 2e-10, where a rounded y² leaves 10^4 times the true u).
+ */
 export function cLog1p(z: Complex): Complex {
   const { re: x, im: y } = z;
   const arg = Math.atan2(y, 1 + x);
-  const u = x * (2 + x) + y * y; // |1+z|² - 1
-  if (Math.abs(u) < 0.5 && Number.isFinite(u)) return c(0.5 * Math.log1p(u), arg);
-  return c(Math.log(Math.hypot(1 + x, y)), arg);
+  if (Math.abs(x) < 0.5 && Math.abs(y) < 1) {
+    const [xh, xl] = exactSquare(x);
+    const [yh, yl] = exactSquare(y);
+    const u = ((2 * x + yh) + xh) + (yl + xl);
+    if (Math.abs(u) < 0.5) return c(0.5 * Math.log1p(u), arg);
+  }
+  return c(logAbs(1 + x, y), arg);
 }
 
 export const cLogistic = (z: Complex): Complex => cDiv(c(1, 0), cAdd(c(1, 0), cExp(cNeg(z))));
@@ -134,8 +177,10 @@ export function cSign(z: Complex): Complex {
 export function cAtan2(y: Complex, x: Complex): Complex {
   const numerator = cAdd(x, cMul(c(0, 1), y));
   const denominator = cSqrt(cAdd(cMul(x, x), cMul(y, y)));
-  const l = cLog(cDiv(numerator, denominator));
-  return c(l.im, -l.re);
+  const q = cDiv(numerator, denominator);
+  // |q| is 1 in exact arithmetic wherever x and y are real: log of the rounded hypot gives
+  // the 0 the spec's examples expect, where cLog's exact-square form would keep q's rounding.
+  return c(Math.atan2(q.im, q.re), -Math.log(cAbs(q)));
 }
 
 /** Lexicographic order on (re, im), as StableHLO's maximum/minimum define it for complex. */
