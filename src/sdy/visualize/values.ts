@@ -3,12 +3,14 @@
 // a multi-result op) and function results (`result#0`). Each comes with its sharding
 // when it has one: the argument and result attributes, an op's `sdy.sharding`, the
 // sharding operand of the sdy ops that hold one (sharding_constraint, reshard,
-// data_flow_edge, the sdy collectives), a manual or named computation's out_shardings.
+// data_flow_edge, the sdy collectives), a manual or named computation's out_shardings;
+// in HLO text, an instruction's `sharding=` (hlo_sharding.ts converts it).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { isOp } from "../../ir/computation.js";
 import { sourceLocation, type SourceLocation } from "../../ir/locations.js";
 import { attrSharding, mlirResultCount } from "../propagation/ir_graph.js";
+import { hloShardingToSdy } from "../hlo_sharding.js";
 import type { TensorSharding } from "../model.js";
 import type { Shape } from "../../types/shape.js";
 
@@ -26,13 +28,17 @@ function elementShapes(shape: Shape, count: number): readonly Shape[] {
   return count > 1 && shape.kind === "tuple" ? shape.elements : [shape];
 }
 
-/** The sharding of result `index` of `inst`, wherever its op keeps it. */
-function resultSharding(inst: Instruction, index: number): TensorSharding | undefined {
+/**
+ * The sharding of result `index` of `inst`, wherever its op keeps it; for HLO text,
+ * XLA's `sharding=` as a sharding on an inline mesh where Shardy can say it.
+ */
+function resultSharding(inst: Instruction, index: number, count: number): TensorSharding | undefined {
   const fromAttr = attrSharding(inst);
   if (fromAttr !== undefined) return fromAttr.sharding;
   if (isOp(inst, "sdyManualComputation")) return inst.attrs.outShardings[index];
   if (isOp(inst, "sdyNamedComputation")) return inst.attrs.outShardings?.[index];
-  return inst.sdySharding?.[index];
+  if (inst.sdySharding !== undefined) return inst.sdySharding[index];
+  return inst.sharding !== undefined && count === 1 ? hloShardingToSdy(inst.sharding, inst.shape)?.sharding : undefined;
 }
 
 /** An op's results as values: one per MLIR result. */
@@ -40,7 +46,7 @@ function opValues(inst: Instruction): FunctionValue[] {
   const count = mlirResultCount(inst);
   const at = sourceLocation(inst);
   return elementShapes(inst.shape, count).map((shape, i) => {
-    const sharding = resultSharding(inst, i);
+    const sharding = resultSharding(inst, i, count);
     return {
       name: count > 1 ? `%${inst.name}#${i}` : `%${inst.name}`,
       shape,
@@ -60,7 +66,7 @@ export function functionValues(func: Computation): FunctionValue[] {
   const funcAt = sourceLocation(func);
   const withLocation = (at: SourceLocation | undefined): { location?: SourceLocation } => (at !== undefined ? { location: at } : {});
   const args: FunctionValue[] = func.parameters.map((p, i) => {
-    const sharding = func.argShardings?.[i];
+    const sharding = func.argShardings?.[i] ?? resultSharding(p, 0, 1);
     return { name: `%${p.name}`, shape: p.shape, ...(sharding !== undefined ? { sharding } : {}), ...withLocation(sourceLocation(p) ?? funcAt) };
   });
   const resultCount = func.resultShardings?.length ?? (func.root.opcode === "tuple" ? func.root.operands.length : 1);
