@@ -52,7 +52,7 @@ export interface ShardingLayout {
   readonly shardCounts: readonly number[];
   /** Elements per shard in each dimension, padding included: ceil(size / count). */
   readonly shardSizes: readonly number[];
-  /** Every device, in mesh order; empty for the empty mesh (`<[]>`: no particular devices). */
+  /** Every device, in mesh order; empty for the empty mesh (`<[]>`: every device, whichever they are, holds it whole). */
   readonly devices: readonly DeviceBlock[];
   /** Every shard, row-major over `shardCounts`. */
   readonly tiles: readonly Tile[];

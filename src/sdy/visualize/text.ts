@@ -44,7 +44,7 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" 
 export function describeLayout(layout: ShardingLayout): string[] {
   const { mesh, sharding } = layout;
   if (isMaximalMesh(mesh)) return [`maximal: device ${mesh.deviceIds![0]} holds the whole tensor`];
-  if (layout.devices.length === 0) return ["empty mesh: the tensor is whole, on no particular devices"];
+  if (layout.devices.length === 0) return ["empty mesh: every device holds the whole tensor"];
   const lines = layout.shape.map((n, d) => {
     const dim = sharding.dimShardings[d]!;
     const open = dim.isClosed ? "" : " (open: propagation may shard it further)";

@@ -108,7 +108,7 @@ test("unreduced axes: devices along them hold partial values, not copies", () =>
   assert.deepEqual(xyz.tiles.map((t) => t.copies), [[[0, 1], [2, 3]]]);
 });
 
-test("the maximal mesh holds the whole tensor on its one device; the empty mesh on none in particular", () => {
+test("the maximal mesh holds the whole tensor on its one device; the empty mesh whole on every device", () => {
   const maximal: Mesh = { axes: [], deviceIds: [5] };
   const layout = shardingLayout({ meshOrRef: maximal, dimShardings: [], replicatedAxes: [], unreducedAxes: [] }, maximal, [4, 6]);
   assert.deepEqual(blocks(layout), ["5: [0:4, 0:6]"]);
