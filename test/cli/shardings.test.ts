@@ -3,8 +3,9 @@
 
 import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { runCli, type CliIo } from "../../src/cli/cli.js";
 import { tempFiles, xlats } from "./helpers.js";
 
@@ -136,4 +137,15 @@ test("colors when the caller's terminal wants them", async () => {
   out.length = 0;
   assert.equal(await runCli(["shardings", "p.mlir", "--values", "arg0"], io(false)), 0);
   assert.ok(!out.join("\n").includes("\x1b["));
+});
+
+test("README: the xlats shardings example prints what the README shows", () => {
+  const readme = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("### Seeing a sharding"));
+  const program = /```mlir\n([\s\S]*?)```/.exec(section)![1]!;
+  const shown = /```text\n([\s\S]*?)```/.exec(section)![1]!;
+  const command = /`xlats shardings matmul\.mlir ([^`]*)` prints:/.exec(section)![1]!.split(" ");
+  const r = xlats("shardings", join(tempFiles({ "matmul.mlir": program }), "matmul.mlir"), ...command);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, shown);
 });
