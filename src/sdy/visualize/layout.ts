@@ -67,6 +67,8 @@ function checkSharding(sharding: TensorSharding, mesh: Mesh, shape: readonly num
   if (sharding.dimShardings.length !== shape.length && !isMaximalSharding(sharding, mesh)) {
     throw new ShardingError(`a sharding of rank ${sharding.dimShardings.length} for a tensor of rank ${shape.length} (shape [${shape.join(", ")}])`);
   }
+  const dynamic = shape.findIndex((n) => !Number.isInteger(n) || n < 0);
+  if (dynamic >= 0) throw new ShardingError(`dimension ${dynamic} has no static size: a layout needs every size`);
   const refs = refsOf(sharding);
   for (const ref of refs) {
     const full = meshAxisSize(mesh, ref.name);

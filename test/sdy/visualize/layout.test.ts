@@ -125,4 +125,5 @@ test("a sharding that does not fit its mesh or tensor is a ShardingError", () =>
   fails(() => shardingLayout(sharding('[{"x"}, {"x"}]'), x2y2, [8, 8]), /axis "x" overlaps "x"/);
   fails(() => shardingLayout(sharding('[{"x"}, {}]', '"x"'), x2y2, [8, 8]), /overlaps/);
   fails(() => shardingLayout(sharding('[{"x":(1)3}]'), mesh({ x: 4 }), [8]), /sub-axis "x":\(1\)3 does not split axis "x" of size 4/);
+  fails(() => shardingLayout(sharding('[{"x"}]'), x2y2, [-1]), /dimension 0 has no static size/);
 });
