@@ -17,7 +17,7 @@ import { meshOf, meshTable } from "../sdy/mesh.js";
 import type { Mesh } from "../sdy/model.js";
 import { verifySdy } from "../sdy/verify.js";
 import { renderShardingsHtml, type ShardingFigure } from "../sdy/visualize/html.js";
-import { shardingLayout } from "../sdy/visualize/layout.js";
+import { shardingLayout, type ShardingLayout } from "../sdy/visualize/layout.js";
 import { describeLayout, renderLayoutGrid, renderMeshLegend } from "../sdy/visualize/text.js";
 import { findValue, functionValues, type FunctionValue } from "../sdy/visualize/values.js";
 import { parseHlo } from "../text/hlo/index.js";
@@ -91,13 +91,16 @@ function selectFunctions(module: HloModule, options: ShardingsOptions): readonly
   return [found];
 }
 
-/** The values --values names (each must exist and have a sharding), or every sharded tensor. */
+/**
+ * The values --values names in any of `funcs` (each name must name one, and at least
+ * one of those must have a sharding), or every sharded tensor.
+ */
 function selectValues(funcs: readonly Computation[], options: ShardingsOptions): Selected[] {
   const perFunc = funcs.map((func) => ({ func, values: functionValues(func) }));
   if (options.values === undefined) {
     return perFunc.flatMap(({ func, values }) => values.filter((v) => v.sharding !== undefined && v.shape.kind === "array").map((value) => ({ func, value })));
   }
-  return options.values.map((name) => {
+  return options.values.flatMap((name) => {
     const matches = perFunc.flatMap(({ func, values }) => {
       const value = findValue(values, name);
       return value === undefined ? [] : [{ func, value }];
@@ -107,13 +110,14 @@ function selectValues(funcs: readonly Computation[], options: ShardingsOptions):
       const known = perFunc.flatMap(({ values }) => values.map((v) => v.name));
       throw errorAt(`no value ${name} in ${where} (its values: ${[...new Set(known)].join(", ")})`, options.file, funcs.length === 1 ? sourceLocation(funcs[0]!) : undefined);
     }
-    const sharded = matches.find((m) => m.value.sharding !== undefined);
-    if (sharded === undefined) {
+    const sharded = matches.filter((m) => m.value.sharding !== undefined);
+    if (sharded.length === 0) {
       const first = matches[0]!;
       throw errorAt(`value ${first.value.name} of @${first.func.name} has no sharding`, options.file, first.value.location);
     }
-    if (sharded.value.shape.kind !== "array") {
-      throw errorAt(`value ${sharded.value.name} of @${sharded.func.name} is a ${shapeToMlir(sharded.value.shape)}, not a tensor`, options.file, sharded.value.location);
+    const notTensor = sharded.find((m) => m.value.shape.kind !== "array");
+    if (notTensor !== undefined) {
+      throw errorAt(`value ${notTensor.value.name} of @${notTensor.func.name} is a ${shapeToMlir(notTensor.value.shape)}, not a tensor`, options.file, notTensor.value.location);
     }
     return sharded;
   });
@@ -132,13 +136,15 @@ function draw(selected: Selected, meshes: ReadonlyMap<string, Mesh>, file: strin
   const mesh = meshOf(sharding, meshes);
   if (mesh === undefined) throw errorAt(`${value.name} of @${func.name}: unknown mesh @${meshName}`, file, value.location);
   if (value.shape.kind !== "array") throw errorAt(`${value.name} of @${func.name} is not a tensor`, file, value.location);
-  let layout;
-  try {
-    layout = shardingLayout(sharding, mesh, value.shape.dimensions);
-  } catch (e) {
-    if (e instanceof ShardingError) throw errorAt(`${value.name} of @${func.name}: ${e.message}`, file, value.location);
-    throw e;
-  }
+  const dims = value.shape.dimensions;
+  const layout = ((): ShardingLayout => {
+    try {
+      return shardingLayout(sharding, mesh, dims);
+    } catch (e) {
+      if (e instanceof ShardingError) throw errorAt(`${value.name} of @${func.name}: ${e.message}`, file, value.location);
+      throw e;
+    }
+  })();
   return {
     meshName,
     figure: {

@@ -20,6 +20,14 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x
 const dir = tempFiles({
   "p.mlir": PROGRAM,
   "bad_axis.mlir": PROGRAM.replace('[{}, {"x"}]', '[{}, {"z"}]'),
+  "two.mlir": `sdy.mesh @mesh = <["x"=4]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}]>}) -> tensor<8xf32> {
+  return %arg0 : tensor<8xf32>
+}
+func.func @g(%arg0: tensor<6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}, %arg1: tensor<6xf32>) -> tensor<6xf32> {
+  return %arg1 : tensor<6xf32>
+}
+`,
   "p.hlo": `HloModule m
 
 ENTRY main {
@@ -84,6 +92,21 @@ test("--values and --func pick tensors; --propagate shards the rest first", () =
   assert.equal(propagated.code, 0, propagated.stderr);
   // The add's operand %arg0 is [{x},{y}]: propagation gives the add its sharding.
   assert.deepEqual(section(propagated.stdout, "@main %0: tensor<8x8xf32>").slice(1, 2), ['  #sdy.sharding<@mesh, [{"x"}, {"y"}]>']);
+});
+
+test("--values over several functions draws each one's value; --func picks one function", () => {
+  const both = xlats("shardings", file("two.mlir"), "--values", "arg0");
+  assert.equal(both.code, 0, both.stderr);
+  // "x":(1)2 of x=4: devices 0,1 hold 0:4, devices 2,3 hold 4:8.
+  assert.deepEqual(section(both.stdout, "@main %arg0: tensor<8xf32>").slice(2, 6), [
+    "  columns: dim 0", "     0:4   4:8", "   ┌─────┬─────┐", "   │ 0,1 │ 2,3 │",
+  ]);
+  // 6 in 4 shards of 2: the last device's shard is all padding.
+  assert.ok(section(both.stdout, "@g %arg0: tensor<6xf32>").includes('  dim 0 (6): 4 shards of 2 along "x", padded by 2 elements at the end'));
+  const onlyG = xlats("shardings", file("two.mlir"), "--func", "g", "--values", "arg1");
+  assert.equal(onlyG.code, 1);
+  assert.equal(onlyG.stderr, `${file("two.mlir")}:5:1: error: value %arg1 of @g has no sharding\n`);
+  assert.deepEqual(xlats("shardings", file("two.mlir"), "--func", "g").stdout.split("\n").filter((l) => l.startsWith("@")), ["@g %arg0: tensor<6xf32>"]);
 });
 
 test("--html writes one self-contained page with a figure per tensor", () => {
