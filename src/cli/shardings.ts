@@ -197,6 +197,6 @@ export function shardingsCommand(options: ShardingsOptions, io: CliIo): number {
     io.out(`no tensor of ${options.file}${options.func !== undefined ? ` @${options.func.replace(/^@/, "")}` : ""} has a sharding`);
     return 0;
   }
-  io.out(textReport(drawn, io.colors === true).join("\n").trimEnd());
+  io.out(textReport(drawn, io.colors === true).map((l) => l.trimEnd()).join("\n").trimEnd());
   return 0;
 }

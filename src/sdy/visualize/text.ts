@@ -92,7 +92,8 @@ function grid(rowLabels: readonly string[], colLabels: readonly string[], cells:
   const margin = Math.max(0, ...rowLabels.map((r) => r.length));
   const pad = (s: string): string => s.padStart(margin) + " ";
   const rule = (l: string, m: string, r: string): string => pad("") + l + widths.map((w) => "─".repeat(w)).join(m) + r;
-  const lines = [(pad("") + " " + colLabels.map((c, j) => center(c, widths[j]!)).join(" ")).trimEnd(), rule("┌", "┬", "┐")];
+  const header = (pad("") + " " + colLabels.map((c, j) => center(c, widths[j]!)).join(" ")).trimEnd();
+  const lines = [...(header === "" ? [] : [header]), rule("┌", "┬", "┐")];
   cells.forEach((row, i) => {
     if (i > 0) lines.push(rule("├", "┼", "┤"));
     lines.push(pad(rowLabels[i]!) + "│" + row.map((cell, j) => colored(center(cell.label, widths[j]!), cell.device, color)).join("│") + "│");

@@ -67,6 +67,19 @@ test("rank 3: one grid of the last two dimensions per shard of the first", () =>
   assert.deepEqual(lines.filter((l) => l.startsWith("0:3 │")), ["0:3 │  0  │  1  │", "0:3 │  2  │  3  │"]);
 });
 
+test("rank 0, the maximal mesh and the empty mesh: one block", () => {
+  const scalar = shardingLayout(sharding("[]"), x2y2, []);
+  assert.deepEqual(renderLayoutGrid(scalar), [" ┌─────┐", " │ 0-3 │", " └─────┘"]);
+  assert.deepEqual(describeLayout(scalar), ['each block on 4 devices (replicated along "x", "y")']);
+  const maximal: Mesh = { axes: [], deviceIds: [5] };
+  const onFive = shardingLayout({ meshOrRef: maximal, dimShardings: [], replicatedAxes: [], unreducedAxes: [] }, maximal, [4]);
+  assert.deepEqual(renderLayoutGrid(onFive).slice(2), [" ┌─────┐", " │  5  │", " └─────┘"]);
+  assert.deepEqual(describeLayout(onFive), ["maximal: device 5 holds the whole tensor"]);
+  const empty = shardingLayout(sharding("[{}]"), { axes: [] }, [4]);
+  assert.deepEqual(renderLayoutGrid(empty).slice(3), [" │ all │", " └─────┘"]);
+  assert.deepEqual(describeLayout(empty), ["empty mesh: every device holds the whole tensor"]);
+});
+
 test("the mesh legend puts each device at its position; colors only when asked", () => {
   const reversed: Mesh = { ...x2y2, deviceIds: [3, 2, 1, 0] };
   const legend = renderMeshLegend(reversed);
