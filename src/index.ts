@@ -38,6 +38,11 @@ export * from "./sdy/mesh.js";
 export { diagnosticsOf, formatSdyDiagnostics, SdyParseError, SdyVerifyError, type SdyDiagnostic } from "./sdy/diagnostics.js";
 export { verifySdy } from "./sdy/verify.js";
 export { hloShardingToSdy, sdyToHloSharding, type ShardingOnMesh } from "./sdy/hlo_sharding.js";
+export {
+  replicaGroups, shardingLayout, unusedAxes, type DeviceBlock, type DimBlock, type ShardingLayout, type Tile as ShardingTile,
+} from "./sdy/visualize/layout.js";
+export { describeLayout, renderLayoutGrid, renderMeshLegend } from "./sdy/visualize/text.js";
+export { renderShardingsHtml, type ShardingFigure } from "./sdy/visualize/html.js";
 export { runCheckText, type CheckCaseResult } from "./check/runner.js";
 export {
   compile, compileSync, defaultDevice, defaultPipeline, Executable, InterpretedExecutable, WasmDevice, DeviceArray,

@@ -1,7 +1,7 @@
 // The `xlats` command: run a program, run check-style test files, compile and dump,
-// convert between HLO and StableHLO text, print canonically, run passes (opt.ts). Everything here works on an
-// injected `CliIo` (files and output), so the logic is independent of Node; main.ts
-// supplies Node's. Backends are named with --backend from the runtime's registry.
+// convert between HLO and StableHLO text, print canonically, run passes (opt.ts), draw
+// shardings (shardings.ts). Everything here works on an injected `CliIo` (files and
+// output), so the logic is independent of Node; main.ts supplies Node's. Backends are named with --backend from the runtime's registry.
 
 import { backendNames, findBackend, getBackend, type BackendEntry } from "../runtime/backend_registry.js";
 import { DEFAULT_BACKEND } from "../runtime/backends.js";
@@ -14,6 +14,7 @@ import type { Literal } from "../types/literal.js";
 import { detectFormat, parseModule, printModule, type TextFormat } from "./formats.js";
 import { CliError, type CliIo } from "./io.js";
 import { OPT_USAGE, optCommand } from "./opt.js";
+import { SHARDINGS_USAGE, shardingsCommand, type ShardingsOptions } from "./shardings.js";
 
 export { CliError, type CliIo } from "./io.js";
 
@@ -35,6 +36,7 @@ Usage:
   xlats print FILE
       Parse and check FILE, then print it canonically in its own format.
   ${OPT_USAGE}
+  ${SHARDINGS_USAGE}
   xlats --help
       Show this help.
 
@@ -124,8 +126,19 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
     case "print": return printCommand(parseArgs(rest, [], "print"), io);
     case "opt": return optCommand(rest, io);
+    case "shardings": return shardingsCommand(shardingsOptions(parseArgs(rest, ["func", "values", "html"], "shardings", ["propagate"])), io);
     default: throw new CliError(`unknown command '${command}'\n\n${USAGE}`, 2);
   }
+}
+
+function shardingsOptions(args: ParsedArgs): ShardingsOptions {
+  const func = single(args, "func", "shardings");
+  const html = single(args, "html", "shardings");
+  const values = args.flags.get("values")?.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
+  return {
+    file: oneFile(args, "shardings"), propagate: args.switches.has("propagate"),
+    ...(func !== undefined ? { func } : {}), ...(html !== undefined ? { html } : {}), ...(values !== undefined ? { values } : {}),
+  };
 }
 
 /** The backend --backend names (default DEFAULT_BACKEND); an unknown name is a usage error listing the known ones. */

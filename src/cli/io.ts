@@ -8,8 +8,12 @@ export interface CliIo {
   /** Entries (names, not paths) of a directory. */
   listDirectory(path: string): string[];
   joinPath(dir: string, name: string): string;
+  /** Writes (replaces) a file; throws CliError when it cannot. Absent where the caller gives no file system to write to. */
+  writeFile?(path: string, text: string): void;
   out(line: string): void;
   err(line: string): void;
+  /** Whether `out` goes to a terminal that wants colors (a TTY, NO_COLOR unset); absent: no colors. */
+  readonly colors?: boolean;
 }
 
 /** A problem with how the command was called (exit code 2) or with its input (exit code 1). */

@@ -2,7 +2,7 @@
 // Entry point of the `xlats` command: Node's files and streams behind the CliIo
 // adapter, then the exit code.
 
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CliError, runCli, type CliIo } from "./cli.js";
 
@@ -37,8 +37,17 @@ const nodeIo: CliIo = {
     }
   },
   joinPath: join,
+  writeFile(path, text) {
+    try {
+      writeFileSync(path, text);
+    } catch (e) {
+      throw new CliError(`cannot write ${path}: ${describe(e)}`);
+    }
+  },
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  // https://no-color.org: any non-empty NO_COLOR turns colors off.
+  colors: process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === "",
 };
 
 // A reader that stops early (`xlats test DIR | head`) closes the pipe: stop quietly, as

@@ -1,0 +1,202 @@
+// `xlats shardings FILE`: draws how each sharded tensor of a program is laid out over
+// its mesh's devices (src/sdy/visualize/), as text grids on stdout or as one HTML page.
+// The program is StableHLO text with Shardy shardings (optionally propagated first with
+// -sdy-propagation-pipeline), or HLO text whose `sharding=` attributes Shardy can say.
+// Problems with the input are reported as `FILE:LINE:COL: error: MESSAGE`, as `xlats
+// opt` reports them.
+
+import { runPass, type PassContext } from "../compiler/pass.js";
+import { passFromFlag } from "../compiler/pass_registry.js";
+import type { Computation, HloModule } from "../ir/computation.js";
+import { sourceLocation, type SourceLocation } from "../ir/locations.js";
+import { verifyModule } from "../ir/verify.js";
+import { printMesh, printTensorSharding } from "../sdy/attr_text.js";
+import { ShardingError } from "../sdy/axis.js";
+import { SdyVerifyError } from "../sdy/diagnostics.js";
+import { meshOf, meshTable } from "../sdy/mesh.js";
+import type { Mesh } from "../sdy/model.js";
+import { verifySdy } from "../sdy/verify.js";
+import { renderShardingsHtml, type ShardingFigure } from "../sdy/visualize/html.js";
+import { shardingLayout, type ShardingLayout } from "../sdy/visualize/layout.js";
+import { describeLayout, renderLayoutGrid, renderMeshLegend } from "../sdy/visualize/text.js";
+import { findValue, functionValues, type FunctionValue } from "../sdy/visualize/values.js";
+import { parseHlo } from "../text/hlo/index.js";
+import { parseStableHlo, shapeToMlir } from "../text/mlir/index.js";
+import { XlaError } from "../types/errors.js";
+import { detectFormat } from "./formats.js";
+import { CliError, type CliIo } from "./io.js";
+import { formatDiagnostic, formatWarning } from "./opt.js";
+
+export const SHARDINGS_USAGE = `xlats shardings FILE [--func NAME] [--values A,B,...] [--propagate] [--html OUT.html]
+      Draw how each sharded tensor of FILE (StableHLO with sdy shardings, or HLO with
+      sharding=) lies on its mesh's devices: a grid of its blocks (element ranges per
+      dimension) labelled with the devices holding them, and the mesh's devices.
+        --func NAME        only the function NAME (default: every function)
+        --values A,B       only these values: %arg0, %0, %r#1 (the % may be left
+                           out), result#0 for a function's first result
+        --propagate        run -sdy-propagation-pipeline first
+        --html OUT.html    write one self-contained HTML page (inline SVG) instead
+      Colors on a terminal unless NO_COLOR is set.`;
+
+export interface ShardingsOptions {
+  readonly file: string;
+  readonly func?: string;
+  readonly values?: readonly string[];
+  readonly propagate: boolean;
+  readonly html?: string;
+}
+
+/** Bad input to `xlats shardings`, at the place in the file it is about when there is one. */
+export class ShardingsInputError extends XlaError {
+  override name = "ShardingsInputError";
+}
+
+function errorAt(message: string, file: string, at: SourceLocation | undefined): ShardingsInputError {
+  const e = new ShardingsInputError(message);
+  if (at !== undefined) e.location = { file, line: at.line, column: at.column };
+  return e;
+}
+
+/** One tensor to draw. */
+interface Selected {
+  readonly func: Computation;
+  readonly value: FunctionValue;
+}
+
+function loadModule(options: ShardingsOptions, text: string, io: CliIo): HloModule {
+  const { file } = options;
+  if (detectFormat(text, file) === "hlo") {
+    if (options.propagate) throw new CliError("shardings: --propagate runs Shardy's pipeline, which needs StableHLO text with sdy shardings; this is HLO text", 2);
+    return parseHlo(text, file);
+  }
+  let module = parseStableHlo(text, file, 0, { recordLocations: true });
+  verifyModule(module);
+  const problems = verifySdy(module);
+  if (problems.length > 0) throw new SdyVerifyError(problems);
+  if (options.propagate) {
+    const ctx: PassContext = { verify: true, log: () => {}, warn: (_pass, message, at) => io.err(formatWarning(message, at, file)) };
+    module = runPass(passFromFlag("-sdy-propagation-pipeline")!, module, ctx);
+  }
+  return module;
+}
+
+function selectFunctions(module: HloModule, options: ShardingsOptions): readonly Computation[] {
+  const all = module.functions ?? module.computations;
+  if (options.func === undefined) return all;
+  const name = options.func.replace(/^@/, "");
+  const found = all.find((c) => c.name === name);
+  if (found === undefined) {
+    throw errorAt(`no function @${name} (the functions are ${all.map((c) => `@${c.name}`).join(", ")})`, options.file, undefined);
+  }
+  return [found];
+}
+
+/**
+ * The values --values names in any of `funcs` (each name must name one, and at least
+ * one of those must have a sharding), or every sharded tensor.
+ */
+function selectValues(funcs: readonly Computation[], options: ShardingsOptions): Selected[] {
+  const perFunc = funcs.map((func) => ({ func, values: functionValues(func) }));
+  if (options.values === undefined) {
+    return perFunc.flatMap(({ func, values }) => values.filter((v) => v.sharding !== undefined && v.shape.kind === "array").map((value) => ({ func, value })));
+  }
+  return options.values.flatMap((name) => {
+    const matches = perFunc.flatMap(({ func, values }) => {
+      const value = findValue(values, name);
+      return value === undefined ? [] : [{ func, value }];
+    });
+    if (matches.length === 0) {
+      const where = funcs.length === 1 ? `@${funcs[0]!.name}` : `any of ${funcs.map((f) => `@${f.name}`).join(", ")}`;
+      const known = perFunc.flatMap(({ values }) => values.map((v) => v.name));
+      throw errorAt(`no value ${name} in ${where} (its values: ${[...new Set(known)].join(", ")})`, options.file, funcs.length === 1 ? sourceLocation(funcs[0]!) : undefined);
+    }
+    const sharded = matches.filter((m) => m.value.sharding !== undefined);
+    if (sharded.length === 0) {
+      const first = matches[0]!;
+      throw errorAt(`value ${first.value.name} of @${first.func.name} has no sharding`, options.file, first.value.location);
+    }
+    const notTensor = sharded.find((m) => m.value.shape.kind !== "array");
+    if (notTensor !== undefined) {
+      throw errorAt(`value ${notTensor.value.name} of @${notTensor.func.name} is a ${shapeToMlir(notTensor.value.shape)}, not a tensor`, options.file, notTensor.value.location);
+    }
+    return sharded;
+  });
+}
+
+interface Drawn {
+  readonly figure: ShardingFigure;
+  /** The mesh's name, or undefined for an inline mesh. */
+  readonly meshName: string | undefined;
+}
+
+function draw(selected: Selected, meshes: ReadonlyMap<string, Mesh>, file: string): Drawn {
+  const { func, value } = selected;
+  const sharding = value.sharding!;
+  const meshName = typeof sharding.meshOrRef === "string" ? sharding.meshOrRef : undefined;
+  const mesh = meshOf(sharding, meshes);
+  if (mesh === undefined) throw errorAt(`${value.name} of @${func.name}: unknown mesh @${meshName}`, file, value.location);
+  if (value.shape.kind !== "array") throw errorAt(`${value.name} of @${func.name} is not a tensor`, file, value.location);
+  const dims = value.shape.dimensions;
+  const layout = ((): ShardingLayout => {
+    try {
+      return shardingLayout(sharding, mesh, dims);
+    } catch (e) {
+      if (e instanceof ShardingError) throw errorAt(`${value.name} of @${func.name}: ${e.message}`, file, value.location);
+      throw e;
+    }
+  })();
+  return {
+    meshName,
+    figure: {
+      title: `@${func.name} ${value.name}: ${shapeToMlir(value.shape)}`,
+      shardingText: printTensorSharding(sharding),
+      meshText: meshName === undefined ? printMesh(mesh) : `@${meshName} = ${printMesh(mesh)}`,
+      layout,
+    },
+  };
+}
+
+/** The text report: each named mesh's devices once, then each tensor's grid and summary. */
+function textReport(drawn: readonly Drawn[], color: boolean): string[] {
+  const lines: string[] = [];
+  const meshesShown = new Set<string>();
+  for (const d of drawn) {
+    if (d.meshName === undefined || meshesShown.has(d.meshName)) continue;
+    meshesShown.add(d.meshName);
+    lines.push(`mesh ${d.figure.meshText}`, ...renderMeshLegend(d.figure.layout.mesh, color).map((l) => `  ${l}`), "");
+  }
+  for (const { figure, meshName } of drawn) {
+    lines.push(figure.title, `  ${figure.shardingText}`);
+    if (meshName === undefined) lines.push(`  mesh ${figure.meshText}`, ...renderMeshLegend(figure.layout.mesh, color).map((l) => `    ${l}`));
+    lines.push(...renderLayoutGrid(figure.layout, color).map((l) => `  ${l}`), ...describeLayout(figure.layout).map((l) => `  ${l}`), "");
+  }
+  return lines;
+}
+
+export function shardingsCommand(options: ShardingsOptions, io: CliIo): number {
+  const text = io.readFile(options.file);
+  let drawn: Drawn[];
+  try {
+    const module = loadModule(options, text, io);
+    const funcs = selectFunctions(module, options);
+    const meshes = meshTable(module);
+    drawn = selectValues(funcs, options).map((s) => draw(s, meshes, options.file));
+  } catch (e) {
+    if (!(e instanceof XlaError)) throw e;
+    io.err(formatDiagnostic(e, options.file));
+    return 1;
+  }
+  if (options.html !== undefined) {
+    if (io.writeFile === undefined) throw new CliError("shardings: --html needs a file system to write to, which this caller does not give");
+    const title = `Shardings of ${options.file}${options.propagate ? " after -sdy-propagation-pipeline" : ""}`;
+    io.writeFile(options.html, renderShardingsHtml(title, drawn.map((d) => d.figure)));
+    io.out(`wrote ${drawn.length} figure${drawn.length === 1 ? "" : "s"} to ${options.html}`);
+    return 0;
+  }
+  if (drawn.length === 0) {
+    io.out(`no tensor of ${options.file}${options.func !== undefined ? ` @${options.func.replace(/^@/, "")}` : ""} has a sharding`);
+    return 0;
+  }
+  io.out(textReport(drawn, io.colors === true).map((l) => l.trimEnd()).join("\n").trimEnd());
+  return 0;
+}
