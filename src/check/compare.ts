@@ -81,21 +81,36 @@ function ordinal(t: ElementType, x: number): bigint | undefined {
   return bits & sign ? -(bits & (sign - 1n)) : bits;
 }
 
-export function expectClose(actual: Literal, expected: Literal, minUlp = 0, maxUlp = 3): CheckOutcome {
+/** The ULP difference StableHLO's checker gives pairs it cannot measure (an infinity or a NaN against another value). */
+const UNMEASURABLE = (1n << 64n) - 1n;
+
+/**
+ * ULP difference as StableHLO's check dialect defines it: 0 for equal values and for two
+ * NaNs, the distance along the type's number line between two finite values (±0 are the
+ * same point), and 2^64 - 1 where an infinity or a NaN meets anything else, so that only
+ * `max_ulp_difference = 18446744073709551615` accepts such a pair.
+ */
+export function ulpDifference(t: ElementType, x: number, y: number): bigint {
+  if (Object.is(x, y) || (Number.isNaN(x) && Number.isNaN(y))) return 0n;
+  if (!Number.isFinite(x) || !Number.isFinite(y)) return UNMEASURABLE;
+  const a = ordinal(t, x)!;
+  const b = ordinal(t, y)!;
+  return a > b ? a - b : b - a;
+}
+
+/** Bounds are bigints (or integer numbers): StableHLO writes them as uint64, up to 2^64 - 1. */
+export function expectClose(actual: Literal, expected: Literal, minUlp: bigint | number = 0n, maxUlp: bigint | number = 3n): CheckOutcome {
   const t = actual.shape.kind === "array" ? actual.elementType : "f32";
   const real: ElementType = isComplex(t) ? ELEMENT_TYPES[t].componentType! : t;
-  const dist = (x: number, y: number): bigint | undefined => {
-    if (Number.isNaN(x) && Number.isNaN(y)) return 0n;
-    const a = ordinal(real, x);
-    const b = ordinal(real, y);
-    if (a === undefined || b === undefined) return undefined;
-    const d = a > b ? a - b : b - a;
-    return d;
-  };
-  const within = (d: bigint | undefined): boolean => d !== undefined && d >= BigInt(minUlp) && d <= BigInt(maxUlp);
+  const [lo, hi] = [BigInt(minUlp), BigInt(maxUlp)];
+  const within = (d: bigint): boolean => d >= lo && d <= hi;
   return firstMismatch(actual, expected, (a, b) => {
-    if (typeof a === "object" && typeof b === "object") return within(dist(a.re, b.re)) && within(dist(a.im, b.im));
-    if (typeof a === "number" && typeof b === "number" && (isFloat(real) || isComplex(t))) return within(dist(a, b));
+    if (typeof a === "object" && typeof b === "object") {
+      const re = ulpDifference(real, a.re, b.re);
+      const im = ulpDifference(real, a.im, b.im);
+      return within(re > im ? re : im);
+    }
+    if (typeof a === "number" && typeof b === "number" && (isFloat(real) || isComplex(t))) return within(ulpDifference(real, a, b));
     return a === b;
-  }, `ULP distance in [${minUlp}, ${maxUlp}]`);
+  }, `ULP distance in [${lo}, ${hi}]`);
 }

@@ -214,7 +214,7 @@ function evaluateCase(
 ): Evaluation | Promise<Evaluation> {
   const outcomes: CheckOutcome[] = [];
   const printed: PrintedValue[] = [];
-  const record = (check: (a: Literal, b: Literal, config: Map<string, number>) => CheckOutcome): CustomCallTarget =>
+  const record = (check: (a: Literal, b: Literal, config: Map<string, string>) => CheckOutcome): CustomCallTarget =>
     (operands, _shape, backendConfig) => {
       outcomes.push(check(operands[0]!, operands[1]!, parseConfig(backendConfig)));
       return Literal.tuple([]);
@@ -222,8 +222,14 @@ function evaluateCase(
   let parallelCalls = 0;
   const customCalls = new Map(options.evaluateOptions?.customCalls ?? []);
   customCalls.set("check.expect_eq", record((a, b) => expectEq(a, b)));
-  customCalls.set("check.expect_almost_eq", record((a, b, c) => expectAlmostEq(a, b, c.get("tolerance"))));
-  customCalls.set("check.expect_close", record((a, b, c) => expectClose(a, b, c.get("min_ulp_difference"), c.get("max_ulp_difference"))));
+  customCalls.set("check.expect_almost_eq", record((a, b, c) => {
+    const tolerance = c.get("tolerance");
+    return expectAlmostEq(a, b, tolerance === undefined ? undefined : Number(tolerance));
+  }));
+  customCalls.set("check.expect_close", record((a, b, c) => {
+    const bound = (key: string, otherwise: bigint): bigint => (c.has(key) ? BigInt(c.get(key)!) : otherwise);
+    return expectClose(a, b, bound("min_ulp_difference", 0n), bound("max_ulp_difference", 3n));
+  }));
   customCalls.set(PRINT, (operands) => {
     printed.push({ print: true, value: operands[0]! });
     return operands[0]!;
@@ -265,11 +271,12 @@ function finish(run: Evaluation, spec: CaseSpec): Omit<CheckCaseResult, "name"> 
   return { status: "pass" };
 }
 
-function parseConfig(text: string): Map<string, number> {
-  const out = new Map<string, number>();
+/** The check's attributes, as written (ULP bounds are uint64: kept as text, read as BigInt). */
+function parseConfig(text: string): Map<string, string> {
+  const out = new Map<string, string>();
   for (const part of text.split(",")) {
     const m = /^\s*([a-z_]+)\s*=\s*(\S+)\s*$/.exec(part);
-    if (m) out.set(m[1]!, Number(m[2]));
+    if (m) out.set(m[1]!, m[2]!);
   }
   return out;
 }

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Literal } from "../../src/index.js";
-import { expectAlmostEq, expectClose, expectEq } from "../../src/check/compare.js";
+import { expectAlmostEq, expectClose, expectEq, ulpDifference } from "../../src/check/compare.js";
 import { runCheckText } from "../../src/check/runner.js";
 
 const f64 = (...v: number[]): Literal => Literal.fromValues("f64", [v.length], v);
@@ -36,6 +36,31 @@ test("expect_close: ULP distance in the element type (check.mlir: f16 5.0 vs 5.0
   assert.ok(!expectClose(h(5.0), h(5.0), 1, 3).ok);
   assert.ok(expectClose(f64(1), f64(1 + 2 ** -52), 0, 1).ok);
   assert.ok(expectClose(Literal.fromValues("f32", [1], [-0]), Literal.fromValues("f32", [1], [0]), 0, 0).ok);
+});
+
+test("expect_close: infinities and NaNs as StableHLO's checker measures them; uint64 bounds read exactly", () => {
+  const f = (...v: number[]): Literal => Literal.fromValues("f32", [v.length], v);
+  const max = (1n << 64n) - 1n;
+  // Across signs the distance goes through zero: the smallest subnormals either side are 2 apart.
+  assert.equal(ulpDifference("f32", -(2 ** -149), 2 ** -149), 2n);
+  assert.equal(ulpDifference("f32", NaN, NaN), 0n);
+  assert.equal(ulpDifference("f32", Infinity, Infinity), 0n);
+  // Next to the largest finite value an infinity is not 1 ULP away: it is unmeasurable.
+  assert.equal(ulpDifference("f32", Infinity, 3.4028234663852886e38), max);
+  assert.equal(ulpDifference("f32", NaN, 1), max);
+  assert.equal(ulpDifference("f32", -Infinity, Infinity), max);
+  assert.ok(expectClose(f(Infinity, NaN, 1), f(3, 2, 1), 0n, max).ok);
+  assert.ok(!expectClose(f(Infinity, NaN, 1), f(3, 2, 1), 0n, max - 1n).ok);
+  // Through the runner, from the text: 18446744073709551615 is not rounded to 2^64.
+  const text = (bound: string): string => `func.func @main() {
+  %a = stablehlo.constant dense<[1.0, 0x7F800000, 0x7FC00000]> : tensor<3xf32>
+  %b = stablehlo.constant dense<[1.0, 3.0, 2.0]> : tensor<3xf32>
+  check.expect_close %a, %b, max_ulp_difference = ${bound} : tensor<3xf32>, tensor<3xf32>
+  func.return
+}
+`;
+  assert.equal(runCheckText(text("18446744073709551615"), "ulp.mlir")[0]!.status, "pass");
+  assert.equal(runCheckText(text("18446744073709551614"), "ulp.mlir")[0]!.status, "fail");
 });
 
 test("runner: splitting, naming, multi-device and probe skips, parse failures", () => {
