@@ -25,6 +25,8 @@ export * from "./builder/control.js";
 export * from "./builder/random.js";
 export * from "./builder/transfer.js";
 export * from "./builder/collective.js";
+export * from "./builder/sdy.js";
+export { sharding, parseSharding, type AxisSpec, type DimSpec, type MeshAxesSpec, type ShardingOptions, type ShardingSpec } from "./builder/sharding_spec.js";
 export * from "./interpreter/context.js";
 export { evaluate, type EvaluateOptions } from "./interpreter/evaluate.js";
 export { KERNELS } from "./interpreter/kernels/index.js";
@@ -38,6 +40,8 @@ export * from "./sdy/mesh.js";
 export { diagnosticsOf, formatSdyDiagnostics, SdyParseError, SdyVerifyError, type SdyDiagnostic } from "./sdy/diagnostics.js";
 export { verifySdy } from "./sdy/verify.js";
 export { hloShardingToSdy, sdyToHloSharding, type ShardingOnMesh } from "./sdy/hlo_sharding.js";
+export { runPass, runPasses, type Pass, type PassContext } from "./compiler/pass.js";
+export { passFromFlag } from "./compiler/pass_registry.js";
 export { runCheckText, type CheckCaseResult } from "./check/runner.js";
 export {
   compile, compileSync, defaultDevice, defaultPipeline, Executable, InterpretedExecutable, WasmDevice, DeviceArray,
