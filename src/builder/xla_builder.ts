@@ -113,12 +113,8 @@ export class XlaBuilder {
     return new XlaBuilder(`${this.name}.${name}.${++this.subBuilderCount}`, { scope: this.scope, boundManualAxes: bound });
   }
 
-  /** Records the sharding of parameter `number` (checked against its shape and the meshes). */
-  shardParameter(param: XlaOp, spec: ShardingSpec): void {
-    const inst = param.instruction;
-    if (inst.opcode !== "parameter") throw new ShapeError(`parameter: ${inst.name} is not a parameter`, "parameter", "sharding");
-    const number = (inst as Instruction<"parameter">).attrs.number;
-    const { sharding } = checkSharding(spec, inst.shape, this.meshes, this.boundManualAxes, { op: "parameter", argument: `${number} (${inst.name}) sharding` });
+  /** Records the (checked) sharding of parameter `number`: its `sdy.sharding` argument attribute. */
+  recordArgSharding(number: number, sharding: TensorSharding): void {
     this.argShardings.set(number, sharding);
   }
 
@@ -175,8 +171,10 @@ export interface ParameterOptions {
 /** Parameter `number` of the computation, with the given shape (and name, or options with a name and a sharding). */
 export function parameter(builder: XlaBuilder, number: number, shape: Shape, nameOrOptions?: string | ParameterOptions): XlaOp {
   const options: ParameterOptions = typeof nameOrOptions === "string" ? { name: nameOrOptions } : nameOrOptions ?? {};
+  const checked = options.sharding === undefined ? undefined
+    : checkSharding(options.sharding, shape, builder.meshes, builder.boundManualAxes, { op: "parameter", argument: `sharding of parameter ${number}` });
   const op = builder.addInstruction("parameter", [], { number, shape }, options.name !== undefined ? { name: options.name } : {});
-  if (options.sharding !== undefined) builder.shardParameter(op, options.sharding);
+  if (checked !== undefined) builder.recordArgSharding(number, checked.sharding);
   return op;
 }
 
