@@ -1,8 +1,6 @@
 // Shardings from the builder: a two-layer perceptron on a 2x2 mesh, propagated by
 // Shardy's pipeline, with `--explain`'s account of where each axis came from.
-import {
-  XlaBuilder, arrayShape, parameter, dot, max, constantR0, sharding, passFromFlag, runPass, printTensorSharding,
-} from "../src/index.js";
+import { XlaBuilder, arrayShape, parameter, dot, max, constantR0, sharding, passNamed, runPass, printStableHlo } from "../src/index.js";
 
 const b = new XlaBuilder("main");
 const mesh = b.mesh("mesh", { data: 2, model: 2 });
@@ -13,11 +11,9 @@ const w2 = parameter(b, 2, arrayShape("f32", [H, O]), { name: "w2", sharding: '<
 const hidden = max(dot(x, w1), constantR0(b, "f32", 0));
 const module = b.buildModule(dot(hidden, w2));
 
-const explanation: string[] = [];
-const propagated = runPass(passFromFlag("-sdy-propagation-pipeline")!, module, {
-  verify: true, log: () => {}, explain: (_pass, lines) => explanation.push(...lines),
+let explanation = "";
+const propagated = runPass(passNamed("-sdy-propagation-pipeline"), module, {
+  verify: true, log: () => {}, explain: (_pass, lines) => { explanation = lines.join("\n"); },
 });
-const sdy = (name: string): string => printTensorSharding(propagated.entry.instructions.find((i) => i.name === name)!.sdySharding![0]!);
-console.log(`hidden: ${sdy(hidden.instruction.name)}`); // #sdy.sharding<@mesh, [{"data"}, {"model"}]>
-console.log(`output: ${printTensorSharding(propagated.entry.resultShardings![0]!)}`); // #sdy.sharding<@mesh, [{"data"}, {}]>
-console.log(explanation.join("\n"));
+console.log(printStableHlo(propagated).trimEnd());
+console.log(explanation);

@@ -41,7 +41,7 @@ export { diagnosticsOf, formatSdyDiagnostics, SdyParseError, SdyVerifyError, typ
 export { verifySdy } from "./sdy/verify.js";
 export { hloShardingToSdy, sdyToHloSharding, type ShardingOnMesh } from "./sdy/hlo_sharding.js";
 export { runPass, runPasses, type Pass, type PassContext } from "./compiler/pass.js";
-export { passFromFlag } from "./compiler/pass_registry.js";
+export { passFromFlag, passNamed } from "./compiler/pass_registry.js";
 export { runCheckText, type CheckCaseResult } from "./check/runner.js";
 export {
   compile, compileSync, defaultDevice, defaultPipeline, Executable, InterpretedExecutable, WasmDevice, DeviceArray,
