@@ -126,7 +126,7 @@ export function meshOfSpec(s: TensorSharding, meshes: readonly NamedMesh[], site
 
 /**
  * Checks a sharding against the shape of the value it shards (Shardy's verifyTensorShardingAttr:
- * rank, known and unrepeated axes, sub-axes, divisibility, order of the replicated and
+ * rank, known and unrepeated axes, sub-axes, order of the replicated and
  * unreduced axes, axes bound by an enclosing manual computation) and returns it typed.
  */
 export function checkSharding(
@@ -134,37 +134,44 @@ export function checkSharding(
 ): { sharding: TensorSharding; mesh: Mesh } {
   const s = resolveSharding(spec);
   const mesh = meshOfSpec(s, meshes, site);
-  const v = verifyTensorSharding(s, shape, mesh, { checkDivisibility: true, boundManualAxes: bound });
+  // Not divisibility: Shardy accepts a dimension its axes do not divide (propagation pads it).
+  const v = verifyTensorSharding(s, shape, mesh, { boundManualAxes: bound });
   if (v !== undefined) throw shardingError(site, v.message);
   return { sharding: s, mesh };
 }
 
+/** The product of the sizes of the manual axes of each dimension of `s`. */
+function manualFactors(s: TensorSharding, mesh: Mesh, manualAxes: readonly string[]): number[] {
+  return s.dimShardings.map((d) => d.axes.filter((a) => manualAxes.includes(a.name)).reduce((n, a) => n * axisSize(a, mesh), 1));
+}
+
 /**
- * The shape a manual computation's body sees for a value of `global` shape sharded by
- * `s`: each dimension divided by the sizes of its manual axes (the axes the body
- * handles by hand).
+ * The shape a manual computation's body sees for an operand of `global` shape sharded
+ * by `s`: each dimension divided by the sizes of its manual axes (the axes the body
+ * handles by hand); a dynamic dimension stays dynamic.
  */
 export function manualLocalShape(
   global: ArrayShape, s: TensorSharding, mesh: Mesh, manualAxes: readonly string[], site: ShardingSite,
 ): ArrayShape {
-  const factors = s.dimShardings.map((d) => d.axes.filter((a) => manualAxes.includes(a.name)).reduce((n, a) => n * axisSize(a, mesh), 1));
+  const factors = manualFactors(s, mesh, manualAxes);
   const dims = global.dimensions.map((size, i) => {
     const f = factors[i] ?? 1;
-    if (size % f !== 0) throw shardingError(site, `dim ${i} with size ${size} is not divisible by its manual axes' size ${f}`);
+    if (global.dynamicDimensions[i] === true) return size;
+    if (size % f !== 0) throw shardingError(site, `operand dimension size ${size} is not divisible by the manual axes size ${f}`);
     return size / f;
   });
-  return arrayShape(global.elementType, dims);
+  return arrayShape(global.elementType, dims, { dynamicDimensions: global.dynamicDimensions });
 }
 
-/** The global shape of a manual computation's result of `local` shape sharded by `s` (each dimension times the sizes of its manual axes). */
+/** The global shape of a manual computation's result of `local` shape sharded by `s` (each static dimension times the sizes of its manual axes). */
 export function manualGlobalShape(local: Shape, s: TensorSharding, mesh: Mesh, manualAxes: readonly string[], site: ShardingSite): ArrayShape {
   if (local.kind !== "array") throw shardingError(site, `the body must return arrays, got ${shapeToString(local)}`);
   if (s.dimShardings.length !== local.dimensions.length) {
     throw shardingError(site, `sharding doesn't match tensor rank: ${s.dimShardings.length} != ${local.dimensions.length}`);
   }
-  const dims = local.dimensions.map((size, i) =>
-    s.dimShardings[i]!.axes.filter((a) => manualAxes.includes(a.name)).reduce((n, a) => n * axisSize(a, mesh), size));
-  return arrayShape(local.elementType, dims);
+  const factors = manualFactors(s, mesh, manualAxes);
+  const dims = local.dimensions.map((size, i) => (local.dynamicDimensions[i] === true ? size : size * factors[i]!));
+  return arrayShape(local.elementType, dims, { dynamicDimensions: local.dynamicDimensions });
 }
 
 /** Each manual axis must be an axis of the mesh the shardings use. */

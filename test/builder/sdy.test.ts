@@ -219,8 +219,8 @@ test("bad shardings fail at the builder call, naming the op, the argument and Sh
   throwsShape(() => shardingConstraint(x, sharding("mesh", [["data"], ["data"]])), "sdy.sharding_constraint", "sharding", 'duplicate axis ref: "data"');
   throwsShape(() => shardingConstraint(x, sharding("mesh", [[], []], { replicated: ["model", "data"] })), "sdy.sharding_constraint", "sharding",
     "replicated axes are not ordered w.r.t. mesh");
-  throwsShape(() => shardingConstraint(parameter(new XlaBuilder("odd"), 0, f32(3), "v"), sharding({ axes: [{ name: "a", size: 2 }] }, [["a"]])),
-    "sdy.sharding_constraint", "sharding", "dim 0 with size 3 is not divisible by its sharded size 2");
+  throwsShape(() => manualComputation([parameter(meshBuilder(), 0, f32(3), "v")], ['<@mesh, [{"data"}]>'], ['<@mesh, [{"data"}]>'], ["data"], (_s, a) => a),
+    "sdy.manual_computation", "in_shardings 0", "operand dimension size 3 is not divisible by the manual axes size 2");
   throwsShape(() => propagationBarrier(x, "BOTH" as BarrierDirection), "sdy.propagation_barrier", "allowed_direction", "makes the op redundant");
   throwsShape(() => shardingGroup(x, -1), "sdy.sharding_group", "group_id", "non-negative integer");
   throwsShape(() => b.mesh("mesh", { a: 2 }), "sdy.mesh", "mesh", "redefinition of symbol named 'mesh'");
@@ -235,6 +235,19 @@ test("bad shardings fail at the builder call, naming the op, the argument and Sh
   throwsShape(() => b.build(x, { resultShardings: [undefined, undefined] }), "return", "resultShardings", "2 sharding(s) for 1 result(s)");
   assert.throws(() => shardingConstraint(x, '<@mesh, [{"data"}'), (e: unknown) => e instanceof SdyParseError && e.message.includes("expected"));
   assert.throws(() => parseSharding('<@mesh, [{}]> extra'), (e: unknown) => e instanceof SdyParseError && e.message.includes("unexpected text after the sharding"));
+});
+
+test("a dimension its axes do not divide is accepted, as Shardy's text is (propagation pads it)", () => {
+  const b = meshBuilder();
+  const v = parameter(b, 0, f32(3), { name: "v", sharding: sharding("mesh", [["data"]]) });
+  assertSameIr(b.buildModule(shardingConstraint(neg(v), sharding("mesh", [["model"]]))), `module @main {
+  ${MESH}
+  func.func @main(%arg0: tensor<3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}]>}) -> tensor<3xf32> {
+    %0 = stablehlo.negate %arg0 : tensor<3xf32>
+    %1 = sdy.sharding_constraint %0 <@mesh, [{"model"}]> : tensor<3xf32>
+    return %1 : tensor<3xf32>
+  }
+}`);
 });
 
 test("what needs the whole module fails in buildModule with the sdy verifier's message, as the parsed text does", () => {
