@@ -25,6 +25,8 @@ export * from "./builder/control.js";
 export * from "./builder/random.js";
 export * from "./builder/transfer.js";
 export * from "./builder/collective.js";
+export * from "./builder/sdy.js";
+export { sharding, parseSharding, type AxisSpec, type DimSpec, type MeshAxesSpec, type ShardingOptions, type ShardingSpec } from "./builder/sharding_spec.js";
 export * from "./interpreter/context.js";
 export { evaluate, type EvaluateOptions } from "./interpreter/evaluate.js";
 export { KERNELS } from "./interpreter/kernels/index.js";
@@ -43,6 +45,8 @@ export {
 } from "./sdy/visualize/layout.js";
 export { describeLayout, renderLayoutGrid, renderMeshLegend } from "./sdy/visualize/text.js";
 export { renderShardingsHtml, type ShardingFigure } from "./sdy/visualize/html.js";
+export { runPass, runPasses, type Pass, type PassContext } from "./compiler/pass.js";
+export { passFromFlag, passNamed } from "./compiler/pass_registry.js";
 export { runCheckText, type CheckCaseResult } from "./check/runner.js";
 export {
   compile, compileSync, defaultDevice, defaultPipeline, Executable, InterpretedExecutable, WasmDevice, DeviceArray,

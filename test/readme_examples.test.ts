@@ -55,3 +55,22 @@ test("README: the compile example prints the softmax and its kernel count", () =
   // softmax([1,2,3]) = e^(x-3)/sum: 0.0900, 0.2447, 0.6652; a constant row gives thirds.
   assert.deepEqual(run(block).trim().split("\n"), ["0.0900 0.2447 0.6652 0.3333 0.3333 0.3333", "3 kernels, 0 interpreted"]);
 });
+
+test("README: the sharded MLP built with the builder propagates to [data, model] hidden and [data, -] output", () => {
+  const block = blocks.find((b) => b.includes("sdy-propagation-pipeline"))!;
+  const out = run(block);
+  assert.match(out, /stablehlo\.maximum %0, %2 \{sdy\.sharding = #sdy\.sharding_per_value<\[<@mesh, \[\{"data"\}, \{"model"\}\]>\]>\}/);
+  assert.match(out, /-> \(tensor<8x4xf32> \{sdy\.sharding = #sdy\.sharding<@mesh, \[\{"data"\}, \{\}\]>\}\)/);
+  assert.match(out, /\{"model"\}: the user sharding of argument 1 of @main, through stablehlo\.dot_general "dot\.3" \(step 0\), stablehlo\.maximum "maximum\.6" \(step 1\)/);
+  assert.match(out, /conflicts:\n {2}none/);
+  // The README shows this output as it is.
+  const shown = readme.slice(readme.indexOf(block) + block.length).match(/```\n\nprints[\s\S]*?:\n\n```\n([\s\S]*?)```/)![1]!;
+  assert.equal(out, shown);
+});
+
+test("README: the sharded MLP example file is the README's block", () => {
+  const block = blocks.find((b) => b.includes("sdy-propagation-pipeline"))!;
+  const file = readFileSync(join(root, "examples/sharded_mlp.ts"), "utf8");
+  const body = (s: string): string => s.replace(/^\/\/.*\n/gm, "").replace(/from "[^"]*"/g, "").trim();
+  assert.equal(body(file), body(block));
+});

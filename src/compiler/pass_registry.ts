@@ -69,6 +69,13 @@ export function passFromFlag(flag: string): Pass | undefined {
   return registration.create(parsePassOptions(registration, eq < 0 ? "" : body.slice(eq + 1)));
 }
 
+/** The pass a flag names (`-sdy-propagation-pipeline`, `-name=options`); a PassOptionError listing the passes when none has that name. */
+export function passNamed(flag: string): Pass {
+  const pass = passFromFlag(flag);
+  if (pass === undefined) throw new PassOptionError(`unknown pass '${flag}'; known passes:\n${describePasses()}`);
+  return pass;
+}
+
 /** `name  description` lines for help and errors, with each pass's options indented under it. */
 export function describePasses(): string {
   const lines: string[] = [];

@@ -65,11 +65,15 @@ export function propagateModule(module: HloModule, kind: PropagationPassKind, op
   return { module: writeBack(ir, debug), warnings: [...ir.warnings, ...groupWarnings] };
 }
 
-/** Values and ops named by what the IR knows: function arguments by index, ops by name and source position. */
+/**
+ * Values and ops named by what the IR knows: function arguments by index, ops by name
+ * and source position, or, for IR built in memory (XlaBuilder), by the instruction's name.
+ */
 function explainNaming(ir: IrGraph): ExplainNaming {
   const where = (inst: Instruction | undefined): string => {
     const at = metadataLocation(inst?.metadata);
-    return at === undefined ? "" : ` at ${at.line}:${at.column}`;
+    if (at !== undefined) return ` at ${at.line}:${at.column}`;
+    return inst === undefined ? "" : ` ${JSON.stringify(inst.name)}`;
   };
   const op = (o: POp): string => (o.kind === "func" ? `@${o.funcName ?? "?"}` : `${o.name}${where(ir.instOf(o))}`);
   return {
