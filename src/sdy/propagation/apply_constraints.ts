@@ -9,7 +9,7 @@ import type { Mesh, NamedMesh, TensorSharding } from "../model.js";
 import { fullyReplicatedSharding, identityShardingRule, isFullyClosed, resolveMesh, shardingEquals } from "../sharding.js";
 import type { PropagationObserver } from "./driver.js";
 import {
-  dataFlowEdgeOfTarget, getSharding, insertionPointAfter, insertShardingConstraint, regionOf, setSharding, shardableValue,
+  dataFlowEdgeOfTarget, getSharding, insertionPointAfter, insertShardingConstraint, regionOf, replaceUsesIf, setSharding, shardableValue,
   type PGraph, type POp, type PValue,
 } from "./graph.js";
 import { ShardingProjection } from "./projection.js";
@@ -76,21 +76,6 @@ function tailOfChain(graph: PGraph, head: POp): POp | undefined {
 function isBeforeInRegion(a: POp, b: POp): boolean {
   const ra = regionOf(a);
   return ra.region.ops.includes(b) && ra.position < ra.region.ops.indexOf(b);
-}
-
-/** Makes the uses of `from` that `accept` takes use `to`. */
-function replaceUsesIf(from: PValue, to: PValue, accept: (user: POp) => boolean): void {
-  const kept = [];
-  for (const use of from.uses) {
-    if (!accept(use.op)) {
-      kept.push(use);
-      continue;
-    }
-    use.op.operands[use.index] = to;
-    to.uses.push(use);
-  }
-  from.uses.length = 0;
-  from.uses.push(...kept);
 }
 
 function moveAfterValue(graph: PGraph, op: POp, v: PValue): void {

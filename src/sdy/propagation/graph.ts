@@ -302,11 +302,11 @@ export function insertionPointAfter(v: PValue): { parent: POp; region: PRegion; 
   return { parent: v.def.op.parent!, region, position: position + 1 };
 }
 
-/** Makes every use of `from` except those by `except` use `to`. */
-export function replaceAllUsesExcept(from: PValue, to: PValue, except: POp): void {
+/** Makes the uses of `from` that `accept` takes use `to` (MLIR's replaceUsesWithIf). */
+export function replaceUsesIf(from: PValue, to: PValue, accept: (user: POp) => boolean): void {
   const kept: PUse[] = [];
   for (const use of from.uses) {
-    if (use.op === except) {
+    if (!accept(use.op)) {
       kept.push(use);
       continue;
     }
@@ -315,6 +315,11 @@ export function replaceAllUsesExcept(from: PValue, to: PValue, except: POp): voi
   }
   from.uses.length = 0;
   from.uses.push(...kept);
+}
+
+/** Makes every use of `from` except those by `except` use `to`. */
+export function replaceAllUsesExcept(from: PValue, to: PValue, except: POp): void {
+  replaceUsesIf(from, to, (user) => user !== except);
 }
 
 /** A new `sdy.sharding_constraint` of `input` with `sharding`, placed right after `input` (its uses are left as they are). */
