@@ -3,10 +3,14 @@
 // a single-use reshard, collectives that move no axes, inverse pairs (all_slice of an
 // all_gather on the same axes, all_reduce of a replicated_to_unreduced or
 // sharded_to_unreduced on the same axes), unused and chained all_to_alls, and the
-// fusion of an all_reduce with the all_slices it feeds into a reduce_scatter.
+// fusion of an all_reduce with the all_slices it feeds into a reduce_scatter; a
+// manual_computation's unused inputs dropped, and one over manual axes of total size 1
+// inlined.
 
-import type { HloModule, Instruction } from "../ir/computation.js";
-import type { AxesPerDim } from "../ir/opcodes.js";
+import type { Computation, HloModule, Instruction } from "../ir/computation.js";
+import { withInstructions } from "../ir/rewrite.js";
+import type { InstructionFactory } from "../ir/factory.js";
+import type { AxesPerDim, Opcode } from "../ir/opcodes.js";
 import { any, type CanonicalPattern, op } from "../compiler/pattern.js";
 import { addAxisOrMerge, axisEquals, axisListEquals, sortAndMergeAxes } from "./axis.js";
 import type { AllToAllParam, AxisRef, Mesh, TensorSharding } from "./model.js";
@@ -84,7 +88,74 @@ function reduceScatterFusion(module: HloModule, allReduce: Instruction<"sdyAllRe
   return { reduceScatterAxes: scattered, residualSlicingAxes: residual.some((r) => r.length > 0) ? residual : undefined, outSharding };
 }
 
+/** `body` without the parameters `unused`, the others renumbered in order (users follow the renumbered copies). */
+function withoutParameters(body: Computation, unused: ReadonlySet<Instruction>): Computation {
+  const copies = new Map<Instruction, Instruction>();
+  const parameters: Instruction<"parameter">[] = [];
+  const instructions: Instruction[] = [];
+  for (const inst of body.instructions) {
+    if (unused.has(inst)) continue;
+    let copy = inst;
+    if (inst.opcode === "parameter") {
+      const p = inst as Instruction<"parameter">;
+      copy = p.attrs.number === parameters.length ? p : { ...p, attrs: { ...p.attrs, number: parameters.length } };
+      parameters.push(copy as Instruction<"parameter">);
+    } else if (inst.operands.some((o) => copies.has(o))) {
+      copy = { ...inst, operands: inst.operands.map((o) => copies.get(o) ?? o) };
+    }
+    if (copy !== inst) copies.set(inst, copy);
+    instructions.push(copy);
+  }
+  parameters.sort((a, b) => a.attrs.number - b.attrs.number);
+  return withInstructions(body, instructions, copies.get(body.root) ?? body.root, body.name, parameters);
+}
+
+/** `inst` on other operands, its shape kept as it is (made by `f`). */
+function copyOnto<O extends Opcode>(f: InstructionFactory, inst: Instruction<O>, operands: readonly Instruction[]): Instruction<O> {
+  return f.placeUnchecked(inst.opcode, operands, inst.attrs, inst.shape, { from: inst });
+}
+
+/** The product of the sizes of a manual computation's manual axes (1 when it has no shardings to name a mesh). */
+function manualAxesProduct(module: HloModule, mc: Instruction<"sdyManualComputation">): number {
+  const first = mc.attrs.inShardings[0] ?? mc.attrs.outShardings[0];
+  if (first === undefined) return 1;
+  const mesh = meshOf(module, first);
+  return mc.attrs.manualAxes.reduce((n, axis) => n * (mesh.axes.find((a) => a.name === axis)?.size ?? 1), 1);
+}
+
 export const SDY_CANONICALIZATION_PATTERNS: readonly CanonicalPattern[] = [
+  {
+    // Operands whose body argument nothing uses go, with their in_shardings.
+    name: "ManualComputationUnusedInputs",
+    root: "sdyManualComputation",
+    rewrite: (m, f) => {
+      const mc = m.inst as Instruction<"sdyManualComputation">;
+      const body = mc.attrs.body;
+      const used = new Set<Instruction>([body.root, ...body.instructions.flatMap((i) => i.operands)]);
+      const unused = new Set(body.parameters.filter((p) => !used.has(p)));
+      if (unused.size === 0) return undefined;
+      const keep = body.parameters.map((p) => !unused.has(p));
+      return f.add("sdyManualComputation", m.operands.filter((_, i) => keep[i]), {
+        ...mc.attrs, inShardings: mc.attrs.inShardings.filter((_, i) => keep[i]), body: withoutParameters(body, unused),
+      }, { from: mc });
+    },
+  },
+  {
+    // Manual axes of total size 1 make the body the computation itself: it is inlined.
+    name: "RedundantManualComputation",
+    root: "sdyManualComputation",
+    guard: (m, site) => manualAxesProduct(site.module, m.inst as Instruction<"sdyManualComputation">) === 1,
+    rewrite: (m, f) => {
+      const body = (m.inst as Instruction<"sdyManualComputation">).attrs.body;
+      const mapped = new Map<Instruction, Instruction>(body.parameters.map((p, i) => [p, m.operands[i]!]));
+      for (const inst of body.instructions) {
+        if (inst.opcode === "parameter") continue;
+        // Local shapes are global ones here; the body's (declared) shapes carry over as they are.
+        mapped.set(inst, copyOnto(f, inst, inst.operands.map((o) => mapped.get(o)!)));
+      }
+      return mapped.get(body.root)!;
+    },
+  },
   {
     // An earlier reshard of the same value to the same sharding already computes it.
     // (Shardy also looks through reshapes and transposes for one; this covers the direct case.)

@@ -95,3 +95,41 @@ test("collectives that move nothing fold to their operand; a collective_permute 
   // The chain collapses to %arg0; the all_gather is used (returned) and stays.
   assert.deepEqual(out, [`%0 = sdy.all_gather [{"a"}, {}] %arg0 out_sharding=<@mesh, [{}, {}]> : ${T}`, `return %arg0, %0 : ${T}, ${T}`]);
 });
+
+test("manual_computation: unused body arguments go with their operands and in_shardings", () => {
+  const out = canonicalize(`%arg0: ${T}, %arg1: ${T}, %arg2: ${T}`, `${T}, ${T}`, `
+  %0:2 = sdy.manual_computation(%arg0, %arg1, %arg2) in_shardings=[<@mesh, [{"a"}, {}]>, <@mesh, [{"b"}, {}]>, <@mesh, [{}, {"a"}]>] out_shardings=[<@mesh, [{"a"}, {}]>, <@mesh, [{}, {"a"}]>] manual_axes={"a"} (%arg3: tensor<4x8xf32>, %arg4: tensor<8x8xf32>, %arg5: tensor<8x4xf32>) {
+    %1 = stablehlo.abs %arg3 : tensor<4x8xf32>
+    %2 = stablehlo.negate %arg5 : tensor<8x4xf32>
+    sdy.return %1, %2 : tensor<4x8xf32>, tensor<8x4xf32>
+  } : (${T}, ${T}, ${T}) -> (${T}, ${T})
+  return %0#0, %0#1 : ${T}, ${T}`);
+  assert.deepEqual(out, [
+    `%0:2 = sdy.manual_computation(%arg0, %arg2) in_shardings=[<@mesh, [{"a"}, {}]>, <@mesh, [{}, {"a"}]>] out_shardings=[<@mesh, [{"a"}, {}]>, <@mesh, [{}, {"a"}]>] manual_axes={"a"} (%arg3: tensor<4x8xf32>, %arg4: tensor<8x4xf32>) {`,
+    "%1 = stablehlo.abs %arg3 : tensor<4x8xf32>",
+    "%2 = stablehlo.negate %arg4 : tensor<8x4xf32>",
+    `return %0#0, %0#1 : ${T}, ${T}`,
+  ]);
+});
+
+test("manual_computation over manual axes of total size 1 is inlined; one with no values and an empty body is erased", () => {
+  const text = `sdy.mesh @mesh = <["a"=1, "b"=2]>
+func.func @main(%arg0: ${T}, %arg1: ${T}) -> (${T}, ${T}) {
+  sdy.manual_computation() in_shardings=[] out_shardings=[] manual_axes={} () {
+    sdy.return
+  } : () -> ()
+  %0:2 = sdy.manual_computation(%arg0, %arg1) in_shardings=[<@mesh, [{"a"}, {}]>, <@mesh, [{"b"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>, <@mesh, [{"b"}, {}]>] manual_axes={"a"} (%arg2: ${T}, %arg3: ${T}) {
+    %1 = stablehlo.add %arg2, %arg3 : ${T}
+    %2 = stablehlo.negate %arg3 : ${T}
+    sdy.return %1, %2 : ${T}, ${T}
+  } : (${T}, ${T}) -> (${T}, ${T})
+  return %0#1, %0#0 : ${T}, ${T}
+}`;
+  const out = printStableHlo(runPasses(parseStableHlo(text), [passFromFlag("-canonicalize")!], { verify: true }).module);
+  const lines = out.split("\n").map((l) => l.trim()).filter((l) => l.startsWith("%") || l.startsWith("return") || l.startsWith("sdy.manual"));
+  assert.deepEqual(lines, [
+    `%0 = stablehlo.add %arg0, %arg1 : ${T}`,
+    `%1 = stablehlo.negate %arg1 : ${T}`,
+    `return %1, %0 : ${T}, ${T}`,
+  ]);
+});
