@@ -2,6 +2,7 @@
 //
 //   npm run bench [-- --quick] [--only matmul,softmax] [--threads 1,2] [--runners tfjs-wasm,xlats-wasm]
 //                 [--timeout 30]   (seconds one workload may take on one runner before it is skipped)
+//                 [--no-relaxed-simd]  (Node 20: leave relaxed SIMD off; by default every runner gets the flag)
 //
 // Each library (and thread count) runs in its own child process, one after the other:
 // onnxruntime-web fixes its thread count when its wasm starts, and a crash or a leak of
@@ -9,11 +10,11 @@
 // dependencies (npm ci --prefix bench), never the root's. Prints one markdown table; exits
 // non-zero when any result check fails.
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { measureRunner, type CellResult } from "./harness/measure.js";
 import { LIBRARIES, planRunners, planWorkloads, type RunnerConfig } from "./harness/plan.js";
-import { systemInfo } from "./harness/system.js";
+import { hasRelaxedSimd, systemInfo } from "./harness/system.js";
 import { buildTable, buildTargets } from "./harness/table.js";
 import { describe } from "./workloads/specs.js";
 
@@ -29,6 +30,8 @@ interface Options {
   /** In a child: indices into the plan (the parent's selection). */
   readonly workloads: readonly number[] | undefined;
   readonly timeoutS: number | undefined;
+  /** --no-relaxed-simd: do not pass Node 20's relaxed-SIMD flag to the runners. */
+  readonly relaxedSimd: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -47,6 +50,7 @@ function parseArgs(argv: readonly string[]): Options {
     child: name !== undefined ? { name, threads: Number(threads ?? 1) } : undefined,
     workloads: list("--workloads")?.map(Number),
     timeoutS: value("--timeout") !== undefined ? Number(value("--timeout")) : undefined,
+    relaxedSimd: !argv.includes("--no-relaxed-simd"),
   };
 }
 
@@ -77,7 +81,7 @@ const WORKLOAD_TIMEOUT_S = options.timeoutS ?? (options.quick ? 10 : 30);
  */
 function runChild(config: RunnerConfig, todo: readonly number[]): Promise<CellResult[]> {
   const script = fileURLToPath(import.meta.url);
-  const args = [...process.execArgv, script, "--child", `${config.name}:${config.threads}`, "--workloads", todo.join(","),
+  const args = [...process.execArgv, ...RELAXED_ARGS, script, "--child", `${config.name}:${config.threads}`, "--workloads", todo.join(","),
     ...(options.quick ? ["--quick"] : [])];
   return new Promise((resolve) => {
     const cells: CellResult[] = [];
@@ -139,7 +143,15 @@ if (unknown.length > 0 || options.threads.some((t) => !Number.isInteger(t) || t 
   process.exit(2);
 }
 
-const info = systemInfo();
+/**
+ * Relaxed SIMD in every runner alike where this Node has it behind a flag (Node 20; browsers
+ * and newer Nodes have it on): the flag is passed only when a Node started with it accepts it.
+ */
+const RELAXED_FLAG = "--experimental-wasm-relaxed-simd";
+const RELAXED_ARGS = options.relaxedSimd && !hasRelaxedSimd() && !process.execArgv.includes(RELAXED_FLAG)
+  && spawnSync(process.execPath, [RELAXED_FLAG, "-e", "0"]).status === 0 ? [RELAXED_FLAG] : [];
+
+const info = { ...systemInfo(), ...(RELAXED_ARGS.length > 0 ? { relaxedSimd: true } : {}) };
 const started = new Date();
 console.error(`bench: ${plan.length} workloads, threads ${options.threads.join(",")}${options.quick ? ", quick" : ""}`);
 const cells: CellResult[] = [];
@@ -154,7 +166,7 @@ console.log([
   `## xlats benchmark, ${started.toISOString().slice(0, 16).replace("T", " ")} UTC${options.quick ? " (--quick sizes)" : ""}`,
   "",
   `CPU: ${info.cpu}; ${info.flags}; ${info.cores} cores available. Node ${info.node}; ` +
-    `relaxed SIMD ${info.relaxedSimd ? "on" : "off (Node 20: --experimental-wasm-relaxed-simd)"}. ` +
+    `relaxed SIMD ${info.relaxedSimd ? `on${RELAXED_ARGS.length > 0 ? ` (${RELAXED_FLAG} given to every runner; --no-relaxed-simd for off)` : ""}` : "off"}. ` +
     `Load average ${info.load.toFixed(1)} at the start${info.load > info.cores / 2 ? " (a busy machine: figures disturbed)" : ""}. Took ${elapsed} s.`,
   "",
   table.markdown,

@@ -41,4 +41,13 @@ const nodeIo: CliIo = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
+// A reader that stops early (`xlats test DIR | head`) closes the pipe: stop quietly, as
+// Unix tools do, instead of dying on the failed write with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(0);
+    throw e;
+  });
+}
+
 process.exitCode = await runCli(process.argv.slice(2), nodeIo);

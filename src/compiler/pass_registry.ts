@@ -12,7 +12,8 @@ import { cse } from "./passes/cse.js";
 import { dce } from "./passes/dce.js";
 import { decompose } from "./passes/decompose.js";
 import { dotDecomposer } from "./passes/dot_decomposer.js";
-import { fusionPass } from "./passes/fusion.js";
+import { stepFusion } from "./passes/step_fusion.js";
+import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { defaultSimplificationPipeline } from "./passes/index.js";
 import { layoutAssignment } from "./passes/layout_assignment.js";
 import { simplify } from "./passes/simplify/index.js";
@@ -42,8 +43,9 @@ const COMPILER_PASSES: readonly PassRegistration[] = [
   },
   plain("decompose", "rewrites ops into the ones kernels are made of; inlines calls", decompose),
   plain("dot-decomposer", "brings every dot into the [batch, m, k] x [batch, k, n] form the GEMM kernels take", dotDecomposer),
+  plain("conv-canonicalization", "puts every convolution in the NHWC / HWIO / NHWC form the conv kernels take", convCanonicalization),
   plain("layout-assignment", "gives every value the default (major-to-minor) layout", layoutAssignment),
-  plain("fusion", "fuses elementwise producers and consumers of the entry computation", fusionPass),
+  plain("fusion", "fuses the entry computation and those its control flow runs, as compile does", stepFusion),
 ];
 
 /** Every registered pass: the compiler's, then Shardy's. Names are unique (checked on first use). */

@@ -76,3 +76,19 @@ test("text that is neither HLO nor StableHLO is rejected", () => {
   assert.equal(r.code, 1);
   assert.match(r.stderr, /cannot tell the format/);
 });
+
+test("a reader that closes the pipe early (xlats test DIR | head -1): quiet exit 0, no EPIPE trace", async () => {
+  const { spawn } = await import("node:child_process");
+  const { CLI } = await import("./helpers.js");
+  // Many small files, so output is still coming when the reader goes away.
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 200; i++) files[`t${i}.mlir`] = `func.func @main() {\n  %0 = stablehlo.constant dense<${i}> : tensor<i32>\n  check.expect_eq_const %0, dense<${i}> : tensor<i32>\n  func.return\n}\n`;
+  const dir = tempFiles(files);
+  const child = spawn(process.execPath, [CLI, "test", dir], { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (s: string) => { stderr += s; });
+  await new Promise<void>((resolve) => child.stdout.once("data", () => { child.stdout.destroy(); resolve(); }));
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  assert.equal(code, 0);
+  assert.doesNotMatch(stderr, /EPIPE|at .*\(/);
+});

@@ -224,6 +224,7 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
   m.addFunction("run", params, [], (f) => {
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
     ve.trigHelper = trigHelper;
+    ve.relaxedSimd = target.relaxedSimd;
     const plan = planBody(g, c.roots, c.innerVar, target, ve);
     ve.vectorLanes = plan.lanes;
     const u = f.local("i32");

@@ -245,6 +245,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
   m.addFunction("run", new Array<"i32">(nIn + nOut + 2).fill("i32"), [], (f) => {
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
     ve.trigHelper = trigHelper;
+    ve.relaxedSimd = target.relaxedSimd;
     const innerVar = columnMode ? jVar : rVar;
     const plan = planBody(g, [...values, ...fullOut.map((k) => outputs[k]!)], innerVar, target, ve);
     const L = plan.lanes;

@@ -110,7 +110,7 @@ export class ValueEmitter {
       const m = transcendentalF32(n);
       if (m === undefined || computeType(n.type) !== "f32") continue;
       const dry = new FunctionBuilder(0, [], []);
-      m(vectorF32Ops(dry, (key) => { keys.add(key); return undefined; }), dry.local("v128"));
+      m(vectorF32Ops(dry, (key) => { keys.add(key); return undefined; }, this.relaxedSimd), dry.local("v128"));
     }
     // Set again before each loop (one local per constant): the loops may lie on different paths.
     for (const key of keys) {
@@ -124,6 +124,9 @@ export class ValueEmitter {
 
   /** Index of the module's Payne–Hanek helper (addTrigReduction), when the graph has sin/cos/tan. */
   trigHelper: number | undefined;
+
+  /** The engine has relaxed SIMD: the vector transcendentals may use relaxed_madd. */
+  relaxedSimd = false;
 
   /** The lanes of this kernel's vectors (set by the loop emitter): 4 × 32 bits or 2 × 64 bits. */
   vectorLanes: 2 | 4 = 4;
@@ -496,7 +499,7 @@ export class ValueEmitter {
       default: {
         const m = transcendentalF32(n);
         if (m !== undefined && c === "f32") {
-          m(vectorF32Ops(f, (key) => this.constants.get(key)), this.vector.get(a!)!);
+          m(vectorF32Ops(f, (key) => this.constants.get(key), this.relaxedSimd), this.vector.get(a!)!);
           break;
         }
         if (c === "f64" && (n.op === "exp" || n.op === "log")) {
@@ -560,7 +563,7 @@ export class ValueEmitter {
       const n = this.g.node(id);
       const m = transcendentalF32(n);
       if (m !== undefined && n.type === "f32" && copies > 1) {
-        const results = emitInterleaved(vectorF32Ops(this.f, (key) => this.constants.get(key)), m, maps.map((v) => v.get(n.args[0]!)!));
+        const results = emitInterleaved(vectorF32Ops(this.f, (key) => this.constants.get(key), this.relaxedSimd), m, maps.map((v) => v.get(n.args[0]!)!));
         maps.forEach((v, c) => v.set(id, results[c]!));
         continue;
       }

@@ -116,6 +116,7 @@ export function addEpilogueFunction(m: ModuleBuilder, e: EpiloguePlan, target: W
     const [c, rowBegin, rowEnd, colBegin, colEnd] = [n + 1, n + 2, n + 3, n + 4, n + 5];
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
     ve.trigHelper = trigHelper;
+    ve.relaxedSimd = target.relaxedSimd;
     const plan = planBody(g, [e.root], e.colVar, target, ve);
     ve.vectorLanes = plan.lanes;
     const row = f.local("i32");
@@ -151,6 +152,7 @@ function emitTileEpilogue(f: FunctionBuilder, e: EpiloguePlan, target: WasmTarge
   const g = e.graph;
   const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
   ve.trigHelper = trigHelper;
+  ve.relaxedSimd = target.relaxedSimd;
   const plan = planBody(g, [e.root], e.colVar, target, ve);
   ve.vectorLanes = plan.lanes;
   const body = plan.vectorBody!;

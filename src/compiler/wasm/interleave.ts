@@ -23,6 +23,11 @@ interface Token {
 class Recorder implements FloatOps {
   readonly tokens: Token[] = [];
   readonly kinds: LocalKind[] = [];
+  /** Present where the ops recorded for have it, so the routine records what they emit. */
+  readonly madd?: () => void;
+  constructor(fused: boolean) {
+    if (fused) this.madd = () => this.tokens.push({ pops: 3, pushes: 1, emit: (o) => o.madd!() });
+  }
   private op(pops: number, emit: (o: FloatOps) => void): void {
     this.tokens.push({ pops, pushes: 1, emit });
   }
@@ -75,7 +80,7 @@ class Recorder implements FloatOps {
  * them; returns the locals of the results, in order.
  */
 export function emitInterleaved(o: FloatOps, routine: (o: FloatOps, x: number) => void, inputs: readonly number[]): number[] {
-  const rec = new Recorder();
+  const rec = new Recorder(o.madd !== undefined);
   const argument = rec.local("float");
   routine(rec, argument);
   const statements: Token[][] = [[]];

@@ -53,6 +53,12 @@ export interface FloatOps {
   mor(): void; mand(): void;
   /** -0 → +0 is not needed; copysign(magnitude, sign source) */
   copysign(): void;
+  /**
+   * (a, b, c) → a·b + c in one relaxed_madd, where the engine has relaxed SIMD: fused (one
+   * rounding) on hardware with FMA, else a multiply and an add. Undefined for scalars and
+   * where relaxed SIMD is off: callers then multiply and add (see mulAdd).
+   */
+  readonly madd?: () => void;
   /** A new local holding a float, an integer or a mask; local.get, local.set and local.tee. */
   local(kind: "float" | "int" | "mask"): number;
   get(l: number): void; set(l: number): void; tee(l: number): void;
@@ -101,7 +107,11 @@ export function constantKey(kind: "f" | "i", x: number): string {
   return `f${F32_KEY_BITS[0]!}`;
 }
 
-export function vectorF32Ops(f: FunctionBuilder, pool: ConstantPool = () => undefined): FloatOps {
+/**
+ * Vector ops; `relaxedSimd` lets the approximations use relaxed_madd. Their bounds hold
+ * either way: a fused multiply-add rounds once where the separate pair rounds twice.
+ */
+export function vectorF32Ops(f: FunctionBuilder, pool: ConstantPool = () => undefined, relaxedSimd = false): FloatOps {
   const constant = (kind: "f" | "i", x: number): void => {
     const l = pool(constantKey(kind, x));
     if (l !== undefined) f.localGet(l);
@@ -129,20 +139,23 @@ export function vectorF32Ops(f: FunctionBuilder, pool: ConstantPool = () => unde
       f.localSet(s); constant("i", 0x7fffffff); f.v128And();
       f.localGet(s); constant("i", -0x80000000); f.v128And().v128Or();
     },
+    ...(relaxedSimd ? { madd: () => f.f32x4RelaxedMadd() } : {}),
     ...localOps(f, { float: "v128", int: "v128", mask: "v128" }),
   };
+}
+
+/** With `a` on the stack, leaves a·b + c: pushB and pushC push b and c. */
+function mulAdd(o: FloatOps, pushB: () => void, pushC: () => void): void {
+  pushB();
+  if (o.madd !== undefined) { pushC(); o.madd(); return; }
+  o.mul(); pushC(); o.add();
 }
 
 /** Horner: leaves c[0] + x(c[1] + x(c[2] + ...)) on the stack. */
 function horner(o: FloatOps, x: number, coefficients: readonly number[]): void {
   const n = coefficients.length;
   o.fconst(coefficients[n - 1]!);
-  for (let i = n - 2; i >= 0; i--) {
-    o.get(x);
-    o.mul();
-    o.fconst(coefficients[i]!);
-    o.add();
-  }
+  for (let i = n - 2; i >= 0; i--) mulAdd(o, () => o.get(x), () => o.fconst(coefficients[i]!));
 }
 
 const LOG2E = 1.4426950408889634;
@@ -158,6 +171,16 @@ const roundMagic = (bias: number): number => 12582912 + bias;
 // e^t ≈ 1 + t·P(t) on |t| ≤ ln2/2: P a degree-4 near-minimax fit (Lawson's iteration in
 // double for the error of e^t, relative; 1.5 ulp before rounding), coefficients in f32.
 const EXP_P = [0.9999997019767761, 0.49999144673347473, 0.16667640209197998, 0.04189841076731682, 0.008290234953165054];
+
+/**
+ * Leaves t = x - n ln2 (Cody–Waite: n·LN2_HI is exact, so the first step only rounds
+ * once whether or not the multiply-add is fused).
+ */
+function reduceByLn2(o: FloatOps, x: number, n: number): void {
+  const hi = o.local("float");
+  o.get(n); mulAdd(o, () => o.fconst(-LN2_HI), () => o.get(x)); o.set(hi);
+  o.get(n); mulAdd(o, () => o.fconst(-LN2_LO), () => o.get(hi));
+}
 
 /**
  * e^x for the value in local x (≤ 3 ulp; measured 2): x clamped to [-104, 89] (NaN
@@ -176,15 +199,14 @@ export function emitExp(o: FloatOps, x: number): void {
   const e = o.local("float");
   const magic = roundMagic(126);
   o.get(x); o.fconst(-104); o.pmax(); o.fconst(89); o.pmin(); o.tee(xc);
-  o.fconst(LOG2E); o.mul(); o.fconst(magic); o.add(); o.tee(z);
+  mulAdd(o, () => o.fconst(LOG2E), () => o.fconst(magic)); o.tee(z);
   o.fconst(magic); o.sub(); o.set(n);
-  o.get(xc); o.get(n); o.fconst(LN2_HI); o.mul(); o.sub();
-  o.get(n); o.fconst(LN2_LO); o.mul(); o.sub(); o.set(t);
+  reduceByLn2(o, xc, n); o.set(t);
   // e = 2^(n-1), or 2^(n+64) below 0: m = 65 in the exponent field where x < 0.
   o.get(z); o.bits(); o.ishl(23);
   o.get(x); o.bits(); o.ishrS(31); o.iconst(65 << 23); o.iand(); o.tee(m);
   o.iadd(); o.fromBits(); o.set(e);
-  horner(o, t, EXP_P); o.get(t); o.mul(); o.get(e); o.mul(); o.get(e); o.add();
+  horner(o, t, EXP_P); o.get(t); o.mul(); mulAdd(o, () => o.get(e), () => o.get(e));
   // × 2, or × 2^-64 below 0.
   o.iconst(0x40000000); o.get(m); o.isub(); o.fromBits(); o.mul();
 }
@@ -205,12 +227,11 @@ export function emitExpNonPositive(o: FloatOps, x: number): void {
   const e = o.local("float");
   const magic = roundMagic(191);
   o.get(x); o.fconst(-104); o.pmax(); o.tee(xc);
-  o.fconst(LOG2E); o.mul(); o.fconst(magic); o.add(); o.tee(z);
+  mulAdd(o, () => o.fconst(LOG2E), () => o.fconst(magic)); o.tee(z);
   o.fconst(magic); o.sub(); o.set(n);
-  o.get(xc); o.get(n); o.fconst(LN2_HI); o.mul(); o.sub();
-  o.get(n); o.fconst(LN2_LO); o.mul(); o.sub(); o.set(t);
+  reduceByLn2(o, xc, n); o.set(t);
   o.get(z); o.bits(); o.ishl(23); o.fromBits(); o.set(e);
-  horner(o, t, EXP_P); o.get(t); o.mul(); o.get(e); o.mul(); o.get(e); o.add();
+  horner(o, t, EXP_P); o.get(t); o.mul(); mulAdd(o, () => o.get(e), () => o.get(e));
   o.fconst(2 ** -64); o.mul();
 }
 

@@ -61,25 +61,59 @@ export function logistic(x: number): number {
 }
 
 const TWO_OVER_SQRT_PI = 2 / Math.sqrt(Math.PI);
+const INV_SQRT_PI = 1 / Math.sqrt(Math.PI);
 
 /**
- * The error function. For |x| < 6 it sums erf(x) = 2/√π · e^(-x²) · Σ 2ⁿ x^(2n+1) / (2n+1)!!
- * (Abramowitz & Stegun 7.1.6), whose terms are all positive, so nothing cancels and
- * the sum is accurate to a few ulps. Beyond 6, erf(x) rounds to ±1 in double.
+ * e^(-a²) without the error of rounding a²: a plain Math.exp(-a * a) carries a²'s
+ * rounding into the result as a² ulps (25 at a = 5). With a = hi + lo, hi of 26 bits
+ * (Dekker's split), hi² is exact and e^(-a²) = e^(-hi²) · e^(-(2 hi lo + lo²)).
+ */
+function expMinusSquare(a: number): number {
+  const c = 134217729 * a; // 2^27 + 1
+  const hi = c - (c - a);
+  const lo = a - hi;
+  return Math.exp(-hi * hi) * Math.exp(-(2 * hi * lo + lo * lo));
+}
+
+/**
+ * erfc(a) for 1 ≤ a < 6 from Laplace's continued fraction erfc(a) = e^(-a²)/√π ·
+ * 1/(a + (1/2)/(a + 1/(a + (3/2)/(a + ...)))), evaluated from a fixed depth upward
+ * (stable, unlike the forward recurrences; the depths converge with a margin at the
+ * low end of each range).
+ */
+function erfcContinuedFraction(a: number): number {
+  const depth = a < 1.5 ? 400 : a < 2.5 ? 150 : 60;
+  let t = a;
+  for (let k = depth; k >= 1; k--) t = a + k / 2 / t;
+  return (expMinusSquare(a) * INV_SQRT_PI) / t;
+}
+
+/**
+ * The error function, within 1.5 ulp (measured against a 600-bit reference in
+ * test/interpreter/erf.test.ts): below 1 the Maclaurin series 2/√π · Σ (-1)ⁿ x^(2n+1) /
+ * (n! (2n+1)), summed from its small end (its terms shrink fast and cancel little);
+ * from 1 on, 1 - erfc(x), where erfc's relative error is scaled down by erfc ≤ 0.16;
+ * from 6 on, erf rounds to ±1 in double.
  */
 export function erf(x: number): number {
   if (Number.isNaN(x)) return x;
   if (x === 0) return x; // keeps -0
   const a = Math.abs(x);
-  if (a >= 6) return Math.sign(x);
-  const x2 = a * a;
-  let term = a;
-  let sum = a;
-  for (let n = 1; n < 500; n++) {
-    term *= (2 * x2) / (2 * n + 1);
-    sum += term;
-    if (term < sum * 1e-17) break;
+  let r: number;
+  if (a >= 6) r = 1;
+  else if (a >= 1) r = 1 - erfcContinuedFraction(a);
+  else {
+    const x2 = a * a;
+    const terms: number[] = [];
+    for (let n = 0, t = 1; n < 40; n++) {
+      const term = t / (2 * n + 1);
+      terms.push(term);
+      if (Math.abs(term) < 1e-18) break;
+      t *= -x2 / (n + 1);
+    }
+    let sum = 0;
+    for (let i = terms.length - 1; i >= 0; i--) sum += terms[i]!;
+    r = TWO_OVER_SQRT_PI * a * sum;
   }
-  const r = Math.min(1, TWO_OVER_SQRT_PI * Math.exp(-x2) * sum);
   return x < 0 ? -r : r;
 }
