@@ -18,15 +18,22 @@ import { structuralKey, usersOf } from "../../ir/traverse.js";
 import type { Pass } from "../pass.js";
 import { type CanonicalPattern, type CanonicalRewrite, type RewriteSite, matchRule, type Rule } from "../pattern.js";
 
+/** Whether a computation's instructions have no effects (computations are immutable: the answer is kept). */
+const effectFree = new WeakMap<Computation, boolean>();
+
 /** Whether MLIR would erase `inst` once nothing uses it: no effects of its own nor in the computations it holds. */
-export function removableWhenUnused(inst: Instruction, seen: Set<Computation> = new Set()): boolean {
+export function removableWhenUnused(inst: Instruction): boolean {
   if (inst.opcode === "parameter" || hasSideEffect(inst) || OP_TABLE[inst.opcode].keptWhenUnused === true) return false;
-  for (const body of subcomputationsOf(inst)) {
-    if (seen.has(body)) continue;
-    seen.add(body);
-    if (!body.instructions.every((i) => i.opcode === "parameter" || removableWhenUnused(i, seen))) return false;
-  }
-  return true;
+  return subcomputationsOf(inst).every((body) => {
+    let free = effectFree.get(body);
+    if (free === undefined) {
+      // A computation that (wrongly) calls itself counts as effect-free while it is being looked at.
+      effectFree.set(body, true);
+      free = body.instructions.every((i) => i.opcode === "parameter" || removableWhenUnused(i));
+      effectFree.set(body, free);
+    }
+    return free;
+  });
 }
 
 /** `c` without the instructions MLIR would erase as trivially dead (transitively); `c` itself when there are none. */
@@ -118,16 +125,18 @@ function siteOf(c: Computation, module: HloModule): RewriteSite {
 /** `c` after the first rewrite any pattern makes (ops in order, each op's patterns in order), or undefined when none applies. */
 function firstRewrite(c: Computation, table: PatternTable, module: HloModule, fired: (name: string) => void): Computation | undefined {
   const site = siteOf(c, module);
+  const f = factoryFor(c);
   for (const inst of c.instructions) {
     if (inst.opcode === "parameter") continue;
     for (const { pattern, rule } of table.of(inst.opcode)) {
       const m = matchRule(rule, inst, inst.operands);
       if (m === undefined || (pattern.guard !== undefined && !pattern.guard(m, site))) continue;
-      const f = factoryFor(c);
       const out = pattern.rewrite(m, f, site);
+      const made = f.drain();
+      // A pattern that declines leaves nothing behind, even what it made before deciding.
       if (out === undefined) continue;
       fired(pattern.name);
-      return applyRewrite(c, inst, f.drain(), out);
+      return applyRewrite(c, inst, made, out);
     }
   }
   return undefined;
