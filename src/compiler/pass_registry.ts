@@ -2,9 +2,11 @@
 // the compiler's own passes, registered here, then the Shardy passes of
 // src/sdy/passes/index.ts. Registrations and option parsing: pass_options.ts.
 
+import { SDY_CANONICALIZATION_PATTERNS } from "../sdy/canonicalization.js";
 import { SDY_PASSES } from "../sdy/passes/index.js";
 import type { Pass } from "./pass.js";
 import { parsePassOptions, PassOptionError, type PassRegistration } from "./pass_options.js";
+import { canonicalize } from "./passes/canonicalize.js";
 import { constantFold } from "./passes/constant_fold.js";
 import { cse } from "./passes/cse.js";
 import { dce } from "./passes/dce.js";
@@ -23,6 +25,8 @@ function plain(name: string, description: string, pass: Pass): PassRegistration 
 
 /** The compiler's passes (src/compiler/passes), by the names their Pass objects carry. */
 const COMPILER_PASSES: readonly PassRegistration[] = [
+  plain("canonicalize", "MLIR's canonicalizer: constants uniqued and hoisted, the ops' canonicalization patterns (Shardy's) to a fixpoint, trivially dead ops removed",
+    canonicalize(SDY_CANONICALIZATION_PATTERNS)),
   plain("cse", "common subexpression elimination (equal instructions and equal computations merged)", cse),
   plain("dce", "dead code elimination (unused side-effect-free instructions, unreachable computations)", dce),
   plain("constant-fold", "evaluates instructions whose operands are all constants (small results only)", constantFold),

@@ -201,3 +201,38 @@ export function applyRules(name: string, rules: readonly Rule[]): Pass {
     },
   };
 }
+
+/** Where a canonicalization pattern looks: the computation as it stands, with its uses. */
+export interface RewriteSite {
+  readonly computation: Computation;
+  /** The module the computation belongs to (its meshes, its functions' argument shardings). */
+  readonly module: HloModule;
+  /** The instructions that use `inst`, in order, once per use. */
+  users(inst: Instruction): readonly Instruction[];
+  /** How many times `inst` is used, being returned counting as one use (MLIR's uses of a value). */
+  useCount(inst: Instruction): number;
+  isReturned(inst: Instruction): boolean;
+  /** Whether `a` comes before `b` in the computation. */
+  isBefore(a: Instruction, b: Instruction): boolean;
+}
+
+/** What a canonicalization pattern does beyond replacing its root: several values replaced, others erased. */
+export interface CanonicalRewrite {
+  readonly replacements: readonly (readonly [Instruction, Instruction])[];
+  /** Instructions erased besides the replaced ones (nothing may use them afterwards). */
+  readonly erased?: readonly Instruction[];
+}
+
+/**
+ * One of an op's canonicalization patterns (MLIR's getCanonicalizationPatterns): a rule
+ * whose guard and rewrite also see the uses of values. The rewrite returns the value
+ * that replaces the root (made with the factory, or an existing one), a CanonicalRewrite,
+ * or undefined to decline.
+ */
+export interface CanonicalPattern {
+  readonly name: string;
+  readonly root: Opcode | readonly Opcode[];
+  readonly operands?: readonly Pattern[];
+  readonly guard?: (m: Match, site: RewriteSite) => boolean;
+  readonly rewrite: (m: Match, f: InstructionFactory, site: RewriteSite) => Instruction | CanonicalRewrite | undefined;
+}

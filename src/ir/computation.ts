@@ -184,6 +184,8 @@ export class HloModule {
   /** Names of the meshes and functions in the order the text declared them (printing keeps it). */
   symbolOrder?: readonly string[];
   config: ModuleConfig = DEFAULT_MODULE_CONFIG;
+  /** The text declared no function (a module of meshes only): the entry is an empty stand-in that printers leave out. */
+  entryIsPlaceholder?: boolean;
 
   constructor(readonly name: string, readonly entry: Computation, extra: readonly Computation[] = []) {
     // Keep the entry last even if an extra computation calls it.
@@ -200,6 +202,7 @@ export function copyModuleSideData(from: HloModule, to: HloModule): void {
   if (from.meshes !== undefined) to.meshes = from.meshes;
   if (from.attributes !== undefined) to.attributes = from.attributes;
   if (from.symbolOrder !== undefined) to.symbolOrder = from.symbolOrder;
+  if (from.entryIsPlaceholder === true) to.entryIsPlaceholder = true;
   to.config = from.config;
 }
 

@@ -264,6 +264,12 @@ export interface OpInfo {
   /** Has an effect beyond its result (I/O, collectives, RNG state); never removed or reordered. */
   readonly sideEffect?: boolean;
   /**
+   * MLIR declares no memory effects for the op (func.call, stablehlo.composite, Shardy's
+   * collectives and sharding_constraint), so its dead-code removal keeps the op even
+   * when nothing uses its result (the canonicalizer does); it computes nothing else.
+   */
+  readonly keptWhenUnused?: boolean;
+  /**
    * Result element i depends only on element i of each operand, all of one shape (XLA's
    * IsElementwise). bitcast-convert is not: between widths it changes the shape.
    */
@@ -300,6 +306,7 @@ const op = (hlo: string, stablehlo: string | undefined, arity: number | "variadi
   transcendental: TRANSCENDENTAL.has(hlo),
 });
 const sh = (name: string): string => `stablehlo.${name}`;
+const keptWhenUnused = (info: OpInfo): OpInfo => ({ ...info, keptWhenUnused: true });
 
 export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
   abs: op("abs", sh("abs"), 1, "unary"),
@@ -393,8 +400,8 @@ export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
 
   tuple: op("tuple", sh("tuple"), "variadic", "control"),
   getTupleElement: op("get-tuple-element", sh("get_tuple_element"), 1, "control"),
-  call: op("call", "func.call", "variadic", "control"),
-  composite: op("call", sh("composite"), "variadic", "control"),
+  call: keptWhenUnused(op("call", "func.call", "variadic", "control")),
+  composite: keptWhenUnused(op("call", sh("composite"), "variadic", "control")),
   conditional: op("conditional", sh("case"), "variadic", "control"),
   while: op("while", sh("while"), "variadic", "control"),
   customCall: op("custom-call", sh("custom_call"), "variadic", "control", true),
@@ -429,7 +436,7 @@ export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
   recv: op("recv", sh("recv"), 1, "transfer", true),
 
   // XLA writes sdy ops in HLO text as custom calls (targets "xla.sdy.*"); see text/hlo/sdy_text.ts.
-  sdyShardingConstraint: op("custom-call", "sdy.sharding_constraint", 1, "sdy"),
+  sdyShardingConstraint: keptWhenUnused(op("custom-call", "sdy.sharding_constraint", 1, "sdy")),
   sdyReshard: op("custom-call", "sdy.reshard", 1, "sdy"),
   sdyManualComputation: op("custom-call", "sdy.manual_computation", "variadic", "sdy"),
   sdyShardingGroup: op("custom-call", "sdy.sharding_group", 1, "sdy", true),
@@ -439,14 +446,14 @@ export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
   sdyPropagationBarrier: op("custom-call", "sdy.propagation_barrier", 1, "sdy"),
   sdyNamedComputation: op("custom-call", "sdy.named_computation", "variadic", "sdy"),
   sdyFuncDataFlowEdge: op("custom-call", "sdy.func_data_flow_edge", 1, "sdy", true),
-  sdyAllGather: op("custom-call", "sdy.all_gather", 1, "sdy"),
-  sdyAllSlice: op("custom-call", "sdy.all_slice", 1, "sdy"),
-  sdyAllReduce: op("custom-call", "sdy.all_reduce", 1, "sdy"),
-  sdyReduceScatter: op("custom-call", "sdy.reduce_scatter", 1, "sdy"),
-  sdyAllToAll: op("custom-call", "sdy.all_to_all", 1, "sdy"),
-  sdyCollectivePermute: op("custom-call", "sdy.collective_permute", 1, "sdy"),
-  sdyShardedToUnreduced: op("custom-call", "sdy.sharded_to_unreduced", 1, "sdy"),
-  sdyReplicatedToUnreduced: op("custom-call", "sdy.replicated_to_unreduced", 1, "sdy"),
+  sdyAllGather: keptWhenUnused(op("custom-call", "sdy.all_gather", 1, "sdy")),
+  sdyAllSlice: keptWhenUnused(op("custom-call", "sdy.all_slice", 1, "sdy")),
+  sdyAllReduce: keptWhenUnused(op("custom-call", "sdy.all_reduce", 1, "sdy")),
+  sdyReduceScatter: keptWhenUnused(op("custom-call", "sdy.reduce_scatter", 1, "sdy")),
+  sdyAllToAll: keptWhenUnused(op("custom-call", "sdy.all_to_all", 1, "sdy")),
+  sdyCollectivePermute: keptWhenUnused(op("custom-call", "sdy.collective_permute", 1, "sdy")),
+  sdyShardedToUnreduced: keptWhenUnused(op("custom-call", "sdy.sharded_to_unreduced", 1, "sdy")),
+  sdyReplicatedToUnreduced: keptWhenUnused(op("custom-call", "sdy.replicated_to_unreduced", 1, "sdy")),
 };
 
 export const OPCODES = Object.keys(OP_TABLE) as Opcode[];

@@ -17,7 +17,7 @@ import {
 } from "../shape/signature.js";
 import type { ElementType } from "../types/element_type.js";
 import { ShapeError, VerifyError } from "../types/errors.js";
-import { shapesEqual, shapeToString, type Shape } from "../types/shape.js";
+import { shapesCompatible, shapeToString, type Shape } from "../types/shape.js";
 import { isOp, subcomputationsOf, type Computation, type HloModule, type Instruction } from "./computation.js";
 import { isOpcode, OP_TABLE, type Opcode } from "./opcodes.js";
 
@@ -91,7 +91,8 @@ function verifyInstruction(c: Computation, inst: Instruction, defined: ReadonlyS
     if (e instanceof ShapeError) fail(c, inst, e.message);
     throw e;
   }
-  if (!shapesEqual(inferred, inst.shape)) {
+  // A declared `?` dimension (MLIR text) may stand for a size inference knows, and the reverse.
+  if (!shapesCompatible(inferred, inst.shape)) {
     fail(c, inst, `has shape ${shapeToString(inst.shape)}, but its operands and attributes give ${shapeToString(inferred)}`);
   }
 }

@@ -291,6 +291,16 @@ const isEmptyMesh = (m: Mesh): boolean => m.axes.length === 0 && (m.deviceIds?.l
 
 // ---------------------------------------------------------------- shardings of values
 
+/**
+ * Shardy's getSharding for the values of `module` (and of versions of its computations
+ * that keep their parameters): for passes that rewrite the module.
+ */
+export function valueShardings(module: HloModule): (value: Instruction) => TensorSharding | undefined {
+  const functions = functionsOf(module);
+  const { bodyOwner } = opSites(functions);
+  return (value) => shardingOf(value, functions, bodyOwner);
+}
+
 /** Shardy's getSharding: the sharding a value carries where it is defined. */
 function shardingOf(value: Instruction, functions: readonly Computation[], bodyOwner: ReadonlyMap<Computation, Instruction>): TensorSharding | undefined {
   let def = value;

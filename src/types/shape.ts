@@ -163,6 +163,25 @@ export function shapesEqual(a: Shape, b: Shape): boolean {
     a.dynamicDimensions.every((d, i) => d === ba.dynamicDimensions[i]);
 }
 
+/**
+ * Whether two shapes can describe the same value, as MLIR's `verifyCompatibleShape`
+ * says: the same element types and ranks, and each dimension equal or unbounded
+ * dynamic (`?`) on either side. A declared `tensor<?x32xf32>` is compatible with an
+ * inferred `tensor<16x32xf32>`; `tensor<8x32xf32>` is not.
+ */
+export function shapesCompatible(a: Shape, b: Shape): boolean {
+  if (a.kind !== b.kind) return false;
+  if (a.kind === "token") return true;
+  if (a.kind === "tuple") {
+    const bt = b as TupleShape;
+    return a.elements.length === bt.elements.length && a.elements.every((e, i) => shapesCompatible(e, bt.elements[i]!));
+  }
+  const ba = b as ArrayShape;
+  if (a.elementType !== ba.elementType || a.dimensions.length !== ba.dimensions.length) return false;
+  return a.dimensions.every((d, i) => d === UNBOUNDED_SIZE || ba.dimensions[i] === UNBOUNDED_SIZE ||
+    (d === ba.dimensions[i] && a.dynamicDimensions[i] === ba.dynamicDimensions[i]));
+}
+
 /** The HLO text form of a shape: `f32[2,3]{1,0}`, `(f32[], s32[4])`, `token[]`, `f32[<=4]`. */
 export function shapeToString(s: Shape, withLayout = false): string {
   if (s.kind === "token") return "token[]";

@@ -45,6 +45,17 @@ export class Cursor {
     return new ParseError(reason, line, column, this.text.slice(start, end), this.fileName);
   }
 
+  /**
+   * The first error about something MLIR parses but xlats cannot represent (an
+   * unranked function signature type): reported once the whole text is parsed, so a
+   * mistake MLIR itself would report while parsing comes first, as it does there.
+   */
+  deferred: ParseError | undefined;
+
+  defer(error: ParseError): void {
+    this.deferred ??= error;
+  }
+
   /** Runs `fn` one nesting level deeper; too deep is a ParseError, never a stack overflow. */
   nested<T>(fn: () => T): T {
     if (++this.depth > MAX_NESTING) throw this.error(`nesting deeper than ${MAX_NESTING} levels`);

@@ -12,7 +12,7 @@ import { InstructionFactory } from "../../ir/factory.js";
 import { inferShape } from "../../shape/index.js";
 import { ShapeError, ParseError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
-import { shapesEqual, shapeToString, tupleShape, type Shape } from "../../types/shape.js";
+import { shapesCompatible, shapesEqual, shapeToString, tupleShape, type Shape } from "../../types/shape.js";
 import { UNNAMED_MODULE, type AttrDict, type OpNode, type Region, type ValueUse } from "./ast.js";
 import type { Cursor } from "./cursor.js";
 import { lowerOp } from "./import_ops.js";
@@ -111,7 +111,11 @@ export class CompBuilder {
     return annotated;
   }
 
-  /** The inferred shape, checked against the declared one; the declared one where no rule exists yet. */
+  /**
+   * The inferred shape, checked against the declared one, which wins: MLIR accepts a
+   * declared type compatible with the inferred one (a `?` dimension for a known size,
+   * or the reverse) and keeps it.
+   */
   private shapeOf<O extends Opcode>(
     opcode: O, operands: readonly Instruction[], attrs: OpAttributes[O], declared: Shape | undefined, offset: number,
   ): Shape {
@@ -122,7 +126,7 @@ export class CompBuilder {
       if (e instanceof ShapeError) throw this.c.error(e.message, offset);
       throw e;
     }
-    if (declared !== undefined && !shapesEqual(inferred, declared)) {
+    if (declared !== undefined && !shapesCompatible(inferred, declared)) {
       throw this.c.error(
         `${opcode}: declared result type ${shapeToMlir(declared)} does not match the inferred ${shapeToMlir(inferred)}`, offset);
     }
@@ -211,11 +215,10 @@ export class Importer {
 
   importModule(top: readonly OpNode[]): HloModule {
     this.collect(top, 0);
-    if (this.funcs.size === 0) throw this.c.error("the module has no func.func", 0);
     const order = [...this.funcs.keys()];
     const functions = order.map((n) => this.func(n, this.funcs.get(n)!.offset));
-    const entryName = this.funcs.has("main") ? "main" : order[order.length - 1]!;
-    const entry = this.built.get(entryName)!;
+    // MLIR takes a module without functions (only meshes, or nothing): the IR's entry is then an empty stand-in.
+    const entry = order.length === 0 ? emptyEntry() : this.built.get(this.funcs.has("main") ? "main" : order[order.length - 1]!)!;
     // Functions the entry reaches are ordered by use from the entry (callees first), as
     // HLO text lists computations; the others keep their source order before it.
     const reached = new Set<Computation>();
@@ -227,6 +230,7 @@ export class Importer {
     reach(entry);
     const module = new HloModule(this.moduleName, entry, functions.filter((f) => !reached.has(f)));
     module.functions = functions;
+    if (order.length === 0) module.entryIsPlaceholder = true;
     if (this.meshes.length > 0) module.meshes = this.meshes;
     module.symbolOrder = this.symbolOrder;
     if (Object.keys(this.moduleAttributes).length > 0) module.attributes = this.moduleAttributes;
@@ -390,6 +394,12 @@ function computationId(c: Computation): number {
   let id = computationIds.get(c);
   if (id === undefined) computationIds.set(c, (id = nextComputationId++));
   return id;
+}
+
+/** A function of no arguments that returns nothing: the entry of a module that declares no function. */
+function emptyEntry(): Computation {
+  const f = new InstructionFactory("main");
+  return f.finish(f.add("tuple", [], {}));
 }
 
 function checkTypes(c: Cursor, op: OpNode, values: readonly Instruction[], types: readonly Shape[], what: string): void {

@@ -19,5 +19,6 @@ export type { MlirImportOptions } from "./import.js";
 export function parseStableHlo(text: string, fileName = "<input>", lineOffset = 0, options: MlirImportOptions = {}): HloModule {
   const c = new Cursor(text, fileName, lineOffset);
   const ops = new Parser(c).parseTopLevel();
+  if (c.deferred !== undefined) throw c.deferred;
   return new Importer(c, options).importModule(ops);
 }

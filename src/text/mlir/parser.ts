@@ -7,7 +7,7 @@ import { arrayShape, type Shape } from "../../types/shape.js";
 import type { Attr, AttrDict, Block, BlockArg, OpNode, Region, ResultGroup, ValueUse } from "./ast.js";
 import type { Cursor } from "./cursor.js";
 import { denseToLiteral, parseDenseBody } from "./literal.js";
-import { parseType, parseTypeList, shapeToMlir } from "./types.js";
+import { parseElementType, parseType, parseTypeList, shapeToMlir } from "./types.js";
 import { parseSdyOp } from "./sdy_parse.js";
 import { atSdyAttribute, parseSdyAttribute } from "../../sdy/attr_text.js";
 
@@ -173,15 +173,36 @@ export class Parser {
     });
   }
 
-  /** `%a: t {attrs}, ...)` (the opening parenthesis already read). */
-  blockArgList(): BlockArg[] {
+  /**
+   * A type of a function's signature. MLIR takes an unranked `tensor<*xT>` there, and
+   * reports what is wrong with it only later (a mismatching return, an op's own
+   * check): the error that xlats' IR has no unranked tensors waits until the text is
+   * parsed, and the placeholder it leaves (a `T` scalar) is never imported.
+   */
+  private signatureType(): Shape {
+    const c = this.c;
+    c.skipWs();
+    const at = c.pos;
+    if (!c.lookingAt("tensor<*")) return parseType(c);
+    // `*x` then the element type, with no token boundary between them.
+    c.pos += "tensor<*".length;
+    if (c.text[c.pos] !== "x") throw c.error(`expected 'x' after '*', found ${c.describeNext()}`);
+    c.pos++;
+    const elementType = parseElementType(c);
+    c.expect(">", "to close tensor<");
+    c.defer(c.error("unranked tensor types (tensor<*x...>) are not supported; give the tensor's rank", at));
+    return arrayShape(elementType, []);
+  }
+
+  /** `%a: t {attrs}, ...)` (the opening parenthesis already read); `signature`: a function's arguments. */
+  blockArgList(signature = false): BlockArg[] {
     const c = this.c;
     const args: BlockArg[] = [];
     if (c.accept(")")) return args;
     do {
       const v = this.valueUse();
       c.expect(":");
-      const shape = parseType(c);
+      const shape = signature ? this.signatureType() : parseType(c);
       const attrs = c.peek() === "{" ? this.parseAttrDict() : undefined;
       this.skipLoc();
       args.push(attrs ? { name: v.name, shape, attrs } : { name: v.name, shape });
@@ -400,12 +421,12 @@ export class Parser {
     if (sym === undefined) throw c.error("expected the function name @name");
     attrs.set("sym_name", { kind: "string", value: sym });
     c.expect("(");
-    const args = this.blockArgList();
+    const args = this.blockArgList(true);
     const resultTypes: Shape[] = [];
     const resAttrs: (AttrDict | undefined)[] = [];
     if (c.accept("->")) {
       const one = (withAttrs: boolean): void => {
-        resultTypes.push(parseType(c));
+        resultTypes.push(this.signatureType());
         resAttrs.push(withAttrs && c.peek() === "{" ? this.parseAttrDict() : undefined);
       };
       if (c.accept("(")) {

@@ -40,7 +40,8 @@ class ModulePrinter {
 
   constructor(readonly module: HloModule) {
     const called = this.functionsOf(module);
-    this.funcs = module.functions ? [...module.functions, ...called.filter((f) => !module.functions!.includes(f))] : called;
+    const all = module.functions ? [...module.functions, ...called.filter((f) => !module.functions!.includes(f))] : called;
+    this.funcs = module.entryIsPlaceholder === true ? all.filter((f) => f !== module.entry) : all;
     const used = new Set<string>();
     for (const f of this.funcs) {
       let name = f === module.entry && module.functions === undefined ? "main" : f.name;

@@ -146,9 +146,28 @@ test("parse: deep nesting and garbage give ParseErrors, never a crash or hang", 
   assert.throws(() => parseStableHlo(deep), ParseError);
   const regions = `func.func @main() {\n${'"stablehlo.case"(%x) ({\n'.repeat(3000)}`;
   assert.throws(() => parseStableHlo(regions), ParseError);
-  for (const junk of ["", "}", "func.func", "func.func @f(", "module {", '"', "%0 = ", "func.func @f() { %0:99999999999999999999 = }"]) {
+  for (const junk of ["}", "func.func", "func.func @f(", "module {", '"', "%0 = ", "func.func @f() { %0:99999999999999999999 = }"]) {
     assert.throws(() => parseStableHlo(junk), ParseError, JSON.stringify(junk));
   }
+});
+
+test("parse: a module without functions (empty text, meshes only) is accepted, as MLIR accepts it, and prints without a function", () => {
+  assert.equal(printStableHlo(parseStableHlo("")), "module {\n}\n");
+  assert.equal(printStableHlo(parseStableHlo('sdy.mesh @mesh = <["x"=2]>\n')), 'module {\n  sdy.mesh @mesh = <["x"=2]>\n}\n');
+});
+
+test("parse: an unranked signature type is reported after the module parses, so an earlier-in-MLIR error wins", () => {
+  const unranked = "func.func @main(%a: tensor<*xf32>) -> tensor<f32> {\n  %0 = stablehlo.constant dense<1.0> : tensor<f32>\n  func.return %0 : tensor<f32>\n}";
+  assert.throws(() => parseStableHlo(unranked), (e: unknown) => e instanceof ParseError && /unranked tensor types/.test(e.reason) && e.line === 1 && e.column === 21);
+  const both = "func.func @main() -> tensor<*xf32> {\n  %0 = stablehlo.constant dense<1.0> : tensor<?xf32>\n  func.return %0 : tensor<?xf32>\n}";
+  assert.throws(() => parseStableHlo(both), (e: unknown) => e instanceof ParseError && /static shape/.test(e.reason) && e.line === 2);
+});
+
+test("parse: a declared type with a ? dimension is accepted where inference knows the size, and kept; a different size is an error", () => {
+  const ok = "func.func @main(%a: tensor<16x32xf32>) -> tensor<?x32xf32> {\n  %0 = stablehlo.add %a, %a : (tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<?x32xf32>\n  func.return %0 : tensor<?x32xf32>\n}";
+  assert.match(printStableHlo(parseStableHlo(ok)), /-> tensor<\?x32xf32>/);
+  const bad = ok.replace(/-> tensor<\?x32xf32>\n  func/, "-> tensor<8x32xf32>\n  func");
+  assert.throws(() => parseStableHlo(bad), (e: unknown) => e instanceof ParseError && /does not match the inferred/.test(e.reason) && e.line === 2);
 });
 
 test("print: a hand-built program with a reducer prints as StableHLO and is stable", () => {
