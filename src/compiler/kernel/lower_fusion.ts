@@ -102,7 +102,6 @@ const FUSIBLE_ELEMENTWISE = new Set<string>(Object.keys(SCALAR_OPS));
 function checkType(t: ElementType, where: string): void {
   const kind = ELEMENT_TYPES[t].kind;
   if (kind === "complex") fail(`${where}: complex types are not fused yet`);
-  if (kind === "float" && t !== "f32" && t !== "f64" && t !== "bf16" && t !== "f16") fail(`${where}: ${t} is not fused yet`);
 }
 
 class Lowering {
@@ -168,6 +167,11 @@ class Lowering {
         const first = values[0];
         if (first === undefined || typeof first === "object") return fail(`${inst.name}: unsupported constant`);
         const t = shape.elementType;
+        // A NaN constant of an 8-bit or narrower float may carry a sign or payload that a
+        // node's value (a number) does not keep.
+        if (ELEMENT_TYPES[t].kind === "float" && ELEMENT_TYPES[t].bitWidth <= 8 && values.some((v) => Number.isNaN(v))) {
+          return fail(`${inst.name}: NaN constant of ${t}`);
+        }
         const asNode = (v: (typeof values)[number]): number =>
           g.constant(t, typeof v === "boolean" ? (v ? 1 : 0) : (v as number | bigint));
         const same = values.every((v) => v === first || (typeof v === "number" && Number.isNaN(v) && Number.isNaN(first as number)));

@@ -8,6 +8,9 @@ import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { Unsupported } from "../wasm/kernel.js";
 import type { BinaryScalarOp, KernelGraph, UnaryScalarOp } from "./graph.js";
 
+/** Attribute of a select node that stands for HLO select (see `select` below). */
+export const SELECT_OF_VALUES = "values";
+
 export type FusibleElementwiseOpcode = Exclude<ElementwiseOpcode, "broadcastInDim"> | "convert" | "bitcastConvert" | "reducePrecision";
 
 /** Builds the node of `inst` from its operands' nodes (same index), or says why it cannot. */
@@ -47,7 +50,14 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
     return g.op("compare", "pred", [a!, b!], total ? `${direction}_TOTAL` : direction);
   },
   // A rank-0 predicate (or clamp bound) stands for every element: the lowering reads rank-0 operands at [].
-  select: (g, inst, [p, a, b]) => (a === b ? a! : g.op("select", typeOf(inst), [p!, a!, b!])),
+  select: (g, inst, [p, a, b]) => {
+    const t = typeOf(inst);
+    // The interpreter's select reads and writes values, so an 8-bit or narrower float's
+    // NaN comes out as the positive NaN: marked for the emitter to round (pad and
+    // concatenate select bit patterns, unmarked).
+    if (ELEMENT_TYPES[t].kind === "float" && ELEMENT_TYPES[t].bitWidth <= 8) return g.op("select", t, [p!, a!, b!], SELECT_OF_VALUES);
+    return a === b ? a! : g.op("select", t, [p!, a!, b!]);
+  },
   clamp: (g, inst, [lo, x, hi]) => {
     const t = typeOf(inst);
     return g.op("min", t, [g.op("max", t, [x!, lo!]), hi!]);

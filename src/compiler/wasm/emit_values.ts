@@ -10,6 +10,8 @@ import { FunctionBuilder } from "./encoder.js";
 import { emitCbrt, emitErf, emitExp, emitExpNonPositive, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
+import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
+import { encodeNarrow, isNarrowFloat, narrowFormat, roundNarrow } from "./narrow_float.js";
 import { EmitFail } from "./emit_fail.js";
 import { emitInterleaved } from "./interleave.js";
 import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
@@ -26,6 +28,15 @@ const fail = (why: string): never => {
 
 /** Ops whose bf16/f16 result needs no rounding (they return one of their inputs, or an exact value). */
 const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "reducePrecision", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum", "sign"]);
+
+/**
+ * Ops whose 8-, 6- or 4-bit float result needs no rounding: they copy a held value (a
+ * select is also how pad and concatenate pick elements, which the interpreter copies bit
+ * for bit). Everything else rounds, abs and neg included: the interpreter stores a NaN
+ * result as the positive NaN and an fnuz -0 as +0.
+ */
+const NARROW_EXACT = new Set(["load", "const", "select", "bitcast"]);
+const narrowExact = (n: Node): boolean => NARROW_EXACT.has(n.op) && !(n.op === "select" && n.attr === SELECT_OF_VALUES);
 
 const TRANSCENDENTAL_F32: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
   cbrt: emitCbrt, erf: emitErf, exp: emitExp, log: emitLog, log1p: emitLog1p, expm1: emitExpm1, tanh: emitTanh, logistic: emitLogistic,
@@ -84,6 +95,11 @@ export class ValueEmitter {
     const t = n.type;
     if (t === "bf16" && !BF16_EXACT.has(n.op)) roundBf16(this.f, this.f.local("i32"));
     if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16(this.f);
+    if (isNarrowFloat(t) && !narrowExact(n)) {
+      const x = this.f.local("f32");
+      this.f.localSet(x);
+      roundNarrow(scalarF32Ops(this.f), t, x, n.op === "convert");
+    }
     const local = this.f.local(computeType(t));
     this.f.localSet(local);
     this.scalar.set(id, local);
@@ -175,7 +191,7 @@ export class ValueEmitter {
       case "const": pushConst(f, n.type as ElementType, constantValue(n)); return;
       case "fromIdx":
         this.get(a!);
-        if (n.type === "bf16" || n.type === "f16") {
+        if (n.type === "bf16" || n.type === "f16" || isNarrowFloat(n.type)) {
           // Indices below 2^24 are exact in f32, so the bf16 rounding after this is the only one.
           if (this.g.range(a!).hi >= 2 ** 24 || this.g.range(a!).lo <= -(2 ** 24)) fail("iota too large for bf16");
           f.f32ConvertI32S();
@@ -227,6 +243,12 @@ export class ValueEmitter {
     const dir = (n.attr as string).slice(0, 2);
     const total = (n.attr as string).endsWith("_TOTAL");
     const c = computeType(at);
+    if (total && isNarrowFloat(at)) {
+      this.narrowTotalOrderKey(n.args[0]!, at);
+      this.narrowTotalOrderKey(n.args[1]!, at);
+      cmpInt(f, "i32", dir, true);
+      return;
+    }
     if (total) {
       // Total order: compare sign-magnitude bit patterns as two's complement keys.
       for (const x of [n.args[0]!, n.args[1]!]) {
@@ -239,6 +261,25 @@ export class ValueEmitter {
     this.get(n.args[0]!); this.get(n.args[1]!);
     if (c === "f32" || c === "f64") cmpFloat(f, c, dir);
     else cmpInt(f, c, dir, isSigned(at));
+  }
+
+  /**
+   * The interpreter's total-order key of a narrow float: its bit pattern read as sign and
+   * magnitude (negative patterns below every positive one, -0 just below +0). The held
+   * value gives back its exact pattern (NaN payloads and signs included).
+   */
+  private narrowTotalOrderKey(id: number, t: ElementType): void {
+    const f = this.f;
+    const p = f.local("i32");
+    encodeNarrow(scalarF32Ops(f), t, this.scalar.get(id)!);
+    if (narrowFormat(t)!.encoding === "e8m0") return; // no sign bit
+    const w = bitsOf(t) - 1;
+    // key = sign ? -1 - magnitude : pattern
+    f.localSet(p);
+    f.i32Const(-1).localGet(p).i32Const((1 << w) - 1).i32And().i32Sub();
+    f.localGet(p);
+    f.localGet(p).i32Const(w).i32ShrU();
+    f.select();
   }
 
   private unaryScalar(n: Node, t: ElementType, a: number): void {
@@ -431,6 +472,8 @@ export class ValueEmitter {
         if (t === "pred" || lanesOf(from) !== this.vectorLanes) return false;
         const fc = computeType(from);
         if (from === "pred") return c === "i32";
+        // s32/u32 → a narrow float rounds through f64 (scalar code only).
+        if (isNarrowFloat(t) && fc === "i32" && bitsOf(from) >= 24) return false;
         if (c === "f32") return fc === "f32" || fc === "i32";
         if (c === "i32") return fc === "i32" || fc === "f32";
         return false;
@@ -530,6 +573,11 @@ export class ValueEmitter {
     }
     if (t === "bf16" && !BF16_EXACT.has(n.op)) roundBf16x4(f);
     if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16x4(f);
+    if (isNarrowFloat(t) && !narrowExact(n)) {
+      const x = f.local("v128");
+      f.localSet(x);
+      roundNarrow(vectorF32Ops(f), t, x, n.op === "convert");
+    }
     const local = f.local("v128");
     f.localSet(local);
     this.vector.set(id, local);
