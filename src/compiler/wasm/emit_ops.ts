@@ -94,24 +94,29 @@ export function pushConst(f: FunctionBuilder, t: ElementType, v: number | bigint
   }
 }
 
-/** Rounds the f32 on the stack to bf16 (nearest even; NaN becomes the quiet NaN 0x7fc0). */
-export function roundBf16(f: FunctionBuilder, tmp: number): void {
+/**
+ * Rounds the f32 on the stack to bf16 (nearest even; NaN becomes the quiet NaN 0x7fc0,
+ * or 0xffc0 for a negative NaN where `keepNaNSign`: convert, as the interpreter's).
+ */
+export function roundBf16(f: FunctionBuilder, tmp: number, keepNaNSign = false): void {
   f.i32ReinterpretF32().localTee(tmp)
     .i32Const(0x7fff).i32Add().localGet(tmp).i32Const(16).i32ShrU().i32Const(1).i32And().i32Add()
     .i32Const(-65536).i32And()
-    .i32Const(0x7fc00000)
-    .localGet(tmp).i32Const(0x7fffffff).i32And().i32Const(0x7f800000).i32LeU()
+    .i32Const(0x7fc00000);
+  if (keepNaNSign) f.localGet(tmp).i32Const(-0x80000000).i32And().i32Or();
+  f.localGet(tmp).i32Const(0x7fffffff).i32And().i32Const(0x7f800000).i32LeU()
     .select().f32ReinterpretI32();
 }
 
-export function roundBf16x4(f: FunctionBuilder): void {
+export function roundBf16x4(f: FunctionBuilder, keepNaNSign = false): void {
   const tmp = f.local("v128");
   f.localTee(tmp)
     .i32x4Const(0x7fff, 0x7fff, 0x7fff, 0x7fff).i32x4Add()
     .localGet(tmp).i32Const(16).i32x4ShrU().i32x4Const(1, 1, 1, 1).v128And().i32x4Add()
     .i32x4Const(-65536, -65536, -65536, -65536).v128And()
-    .i32x4Const(0x7fc00000, 0x7fc00000, 0x7fc00000, 0x7fc00000)
-    .localGet(tmp).i32x4Const(0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff).v128And()
+    .i32x4Const(0x7fc00000, 0x7fc00000, 0x7fc00000, 0x7fc00000);
+  if (keepNaNSign) f.localGet(tmp).i32x4Const(-0x80000000, -0x80000000, -0x80000000, -0x80000000).v128And().v128Or();
+  f.localGet(tmp).i32x4Const(0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff).v128And()
     .i32x4Const(0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000).i32x4LeU()
     .v128Bitselect();
 }
@@ -267,7 +272,7 @@ function toNarrowFloat(f: FunctionBuilder, from: ElementType, to: ElementType): 
 }
 
 /** f64 on the stack → f32 rounded to odd (truncate, then set the last bit if inexact); NaN keeps its sign. */
-function demoteToOdd(f: FunctionBuilder): void {
+export function demoteToOdd(f: FunctionBuilder): void {
   const x = f.local("f64");
   const y = f.local("f32");
   const yb = f.local("i32");

@@ -205,6 +205,13 @@ export function roundNarrow(o: FloatOps, t: NodeType, x: number, keepNaNSign: bo
   o.fromBits();
 }
 
+/** The f32 in local `x` with a NaN made the positive quiet NaN. */
+export function positiveNaN(o: FloatOps, x: number): void {
+  o.iconst(QUIET_NAN); o.get(x); o.bits();
+  o.get(x); o.get(x); o.ne(); o.select();
+  o.fromBits();
+}
+
 /**
  * The f32 in local `x` with a NaN made the quiet NaN of the same sign (the payload an
  * ieee narrow format's NaN carries goes), as the interpreter's convert to a wider float gives.
