@@ -257,3 +257,38 @@ test("the f32 probes reach at least half of every format's patterns", () => {
     assert.ok(seen.size >= patterns(t) / 2, `${t}: probes reach ${seen.size} patterns`);
   }
 });
+
+// f16 and bf16 (held as f32 too, rounded by wasm_types.ts / emit_ops.ts): every pattern
+// through the conversions and the unary ops, and random pairs through the binary ops.
+const HALF: readonly ElementType[] = ["f16", "bf16"];
+
+function halfLiteral(t: ElementType, bits: readonly number[]): Literal {
+  return Literal.fromStorage(arrayShape(t, [bits.length]), new Uint16Array(bits));
+}
+
+for (const target of [TARGET, SCALAR_TARGET]) {
+  const mode = target.simd ? "simd" : "scalar";
+  test(`${mode}: f16 and bf16 bit for bit`, () => {
+    const unary: [string, (x: XlaOp) => XlaOp][] = [
+      ["abs", abs], ["neg", neg], ["sqrt", sqrt], ["exp", exp], ["log", log], ["tanh", tanh], ["sin", sin], ["floor", floor], ["sign", sign],
+    ];
+    const binary: [string, (x: XlaOp, y: XlaOp) => XlaOp][] = [["add", add], ["mul", mul], ["div", div], ["max", max], ["select", (x, y) => select(lt(x, y), x, y)]];
+    const f32s = f32Probes();
+    const r = rng(3);
+    checkAll(HALF.flatMap((t) => {
+      const all = halfLiteral(t, Array.from({ length: 65536 }, (_, i) => i));
+      const xs = halfLiteral(t, Array.from({ length: 65536 }, () => Math.floor(r() * 65536)));
+      const ys = halfLiteral(t, Array.from({ length: 65536 }, () => Math.floor(r() * 65536)));
+      return [
+        () => bitMismatch(build(`to_f32_${t}`, [[t, 65536]], (_b, [x]) => convertElementType(x!, "f32")), [all], target),
+        () => bitMismatch(build(`to_f64_${t}`, [[t, 65536]], (_b, [x]) => convertElementType(x!, "f64")), [all], target),
+        () => bitMismatch(build(`copy_${t}`, [[t, 65536]], (_b, [x]) => rev(x!, [0])), [all], target),
+        () => bitMismatch(build(`to_other_${t}`, [[t, 65536]], (_b, [x]) => convertElementType(x!, t === "f16" ? "bf16" : "f16")), [all], target),
+        () => bitMismatch(build(`to_e4m3fn_${t}`, [[t, 65536]], (_b, [x]) => convertElementType(x!, "f8e4m3fn")), [all], target),
+        () => bitMismatch(build(`from_f32_${t}`, [["f32", f32s.length]], (_b, [x]) => convertElementType(x!, t)), [f32Literal(f32s)], target),
+        ...unary.map(([name, op]) => () => bitMismatch(build(`${name}_${t}`, [[t, 65536]], (_b, [x]) => op(x!)), [all], target)),
+        ...binary.map(([name, op]) => () => bitMismatch(build(`${name}_${t}`, [[t, 65536], [t, 65536]], (_b, [x, y]) => op(x!, y!)), [xs, ys], target)),
+      ];
+    }));
+  });
+}
