@@ -52,10 +52,10 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
   // A rank-0 predicate (or clamp bound) stands for every element: the lowering reads rank-0 operands at [].
   select: (g, inst, [p, a, b]) => {
     const t = typeOf(inst);
-    // The interpreter's select reads and writes values, so an 8-bit or narrower float's
-    // NaN comes out as the positive NaN: marked for the emitter to round (pad and
-    // concatenate select bit patterns, unmarked).
-    if (ELEMENT_TYPES[t].kind === "float" && ELEMENT_TYPES[t].bitWidth <= 8) return g.op("select", t, [p!, a!, b!], SELECT_OF_VALUES);
+    // The interpreter's select reads and writes values, so a NaN of a float type stored
+    // as bits (f16, bf16 and narrower) comes out as the positive quiet NaN: marked for the
+    // emitter (pad and concatenate select bit patterns, unmarked).
+    if (ELEMENT_TYPES[t].kind === "float" && ELEMENT_TYPES[t].bitWidth <= 16) return g.op("select", t, [p!, a!, b!], SELECT_OF_VALUES);
     return a === b ? a! : g.op("select", t, [p!, a!, b!]);
   },
   clamp: (g, inst, [lo, x, hi]) => {

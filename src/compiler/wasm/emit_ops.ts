@@ -61,7 +61,7 @@ export function vectorConvert(f: FunctionBuilder, from: ElementType, to: Element
   if (tc === "f32") {
     if (fc === "i32") {
       if (from === "u32") f.f32x4ConvertI32x4U(); else f.f32x4ConvertI32x4S();
-    } else if (isNarrowFloat(from) && to === "f32") {
+    } else if ((isNarrowFloat(from) || from === "f16" || from === "bf16") && to === "f32") {
       const x = f.local("v128");
       f.localSet(x);
       canonicalNaN(vectorF32Ops(f), x);
@@ -184,7 +184,7 @@ export function convertScalar(f: FunctionBuilder, from: ElementType, to: Element
     toNarrowFloat(f, from, to);
     return;
   }
-  if (isNarrowFloat(from) && (to === "f32" || to === "f64")) {
+  if ((isNarrowFloat(from) || from === "f16" || from === "bf16") && (to === "f32" || to === "f64")) {
     const x = f.local("f32");
     f.localSet(x);
     canonicalNaN(scalarF32Ops(f), x);

@@ -30,6 +30,14 @@ const fail = (why: string): never => {
 const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "reducePrecision", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum", "sign"]);
 
 /**
+ * bf16/f16 ops that need no rounding but do store a NaN result as the positive quiet NaN
+ * in the interpreter (which computes on values): a loaded NaN's sign and payload, which
+ * they would pass on, go.
+ */
+const HALF_NAN_FIX = new Set(["abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "sign"]);
+const halfNaNFix = (n: Node): boolean => HALF_NAN_FIX.has(n.op) || (n.op === "select" && n.attr === SELECT_OF_VALUES);
+
+/**
  * Ops whose 8-, 6- or 4-bit float result needs no rounding: they copy a held value (a
  * select is also how pad and concatenate pick elements, which the interpreter copies bit
  * for bit). Everything else rounds, abs and neg included: the interpreter stores a NaN
@@ -123,7 +131,12 @@ export class ValueEmitter {
     this.scalarOp(n);
     const t = n.type;
     if (t === "bf16" && !BF16_EXACT.has(n.op)) roundBf16(this.f, this.f.local("i32"), n.op === "convert");
-    if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16(this.f);
+    if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16(this.f, n.op === "convert");
+    if ((t === "f16" || t === "bf16") && halfNaNFix(n)) {
+      const x = this.f.local("f32");
+      this.f.localSet(x);
+      positiveNaN(scalarF32Ops(this.f), x);
+    }
     if (isNarrowFloat(t) && !narrowExact(n)) this.roundToNarrow(n, scalarF32Ops(this.f), "f32");
     const local = this.f.local(computeType(t));
     this.f.localSet(local);
@@ -625,7 +638,12 @@ export class ValueEmitter {
       }
     }
     if (t === "bf16" && !BF16_EXACT.has(n.op)) roundBf16x4(f, n.op === "convert");
-    if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16x4(f);
+    if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16x4(f, n.op === "convert");
+    if ((t === "f16" || t === "bf16") && halfNaNFix(n)) {
+      const x = f.local("v128");
+      f.localSet(x);
+      positiveNaN(vectorF32Ops(f), x);
+    }
     if (isNarrowFloat(t) && !narrowExact(n)) this.roundToNarrow(n, vectorF32Ops(f), "v128");
     const local = f.local("v128");
     f.localSet(local);

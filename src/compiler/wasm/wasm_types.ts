@@ -191,14 +191,19 @@ export function encodeF16(f: FunctionBuilder): void {
   const b = f.local("i32");
   const a = f.local("i32");
   f.i32ReinterpretF32().localTee(b).i32Const(0x7fffffff).i32And().localSet(a);
-  f.i32Const(0x7e00).i32Const(0x7c00).localGet(a).i32Const(0x7f800000).i32GtU().select();
+  // Infinity and NaN: exponent all ones and the f32's top mantissa bits (a loaded NaN's payload).
+  f.localGet(a).i32Const(13).i32ShrU().i32Const(0x3ff).i32And().i32Const(0x7c00).i32Or();
   f.localGet(a).f32ReinterpretI32().f32Const(2 ** -112).f32Mul().i32ReinterpretF32().i32Const(13).i32ShrU();
   f.localGet(a).i32Const(0x7f800000).i32GeU().select();
   f.localGet(b).i32Const(16).i32ShrU().i32Const(0x8000).i32And().i32Or();
 }
 
-/** Rounds the f32 on the stack to the nearest f16 value (ties to even; overflow to ±inf; NaN quiet). */
-export function roundF16(f: FunctionBuilder): void {
+/**
+ * Rounds the f32 on the stack to the nearest f16 value (ties to even; overflow to ±inf;
+ * NaN the positive quiet NaN, or keeping its sign where `keepNaNSign`: convert, as the
+ * interpreter's).
+ */
+export function roundF16(f: FunctionBuilder, keepNaNSign = false): void {
   const b = f.local("i32");
   const a = f.local("i32");
   const r = f.local("i32");
@@ -208,8 +213,10 @@ export function roundF16(f: FunctionBuilder): void {
   f.localGet(a).f32ReinterpretI32().f32Const(0.5).f32Add().f32Const(0.5).f32Sub().i32ReinterpretF32();
   f.localGet(a).i32Const(0x38800000).i32GeU().select().localSet(r);
   f.i32Const(0x7f800000).localGet(r).localGet(r).i32Const(0x477fe000).i32GtU().select().localSet(r);
-  f.i32Const(0x7fc00000).localGet(r).localGet(a).i32Const(0x7f800000).i32GtU().select();
-  f.localGet(b).i32Const(-0x80000000).i32And().i32Or().f32ReinterpretI32();
+  f.i32Const(0x7fc00000);
+  if (keepNaNSign) f.localGet(b).i32Const(-0x80000000).i32And().i32Or();
+  f.localGet(r).localGet(b).i32Const(-0x80000000).i32And().i32Or();
+  f.localGet(a).i32Const(0x7f800000).i32GtU().select().f32ReinterpretI32();
 }
 
 const splat4 = (f: FunctionBuilder, v: number): void => { f.i32x4Const(v, v, v, v); };
@@ -231,14 +238,14 @@ export function encodeF16x4(f: FunctionBuilder): void {
   const b = f.local("v128");
   const a = f.local("v128");
   f.localTee(b); splat4(f, 0x7fffffff); f.v128And().localSet(a);
-  splat4(f, 0x7e00); splat4(f, 0x7c00); f.localGet(a); splat4(f, 0x7f800000); f.i32x4GtS(); f.v128Bitselect();
+  f.localGet(a).i32Const(13).i32x4ShrU(); splat4(f, 0x3ff); f.v128And(); splat4(f, 0x7c00); f.v128Or();
   f.localGet(a).f32x4Const(2 ** -112, 2 ** -112, 2 ** -112, 2 ** -112).f32x4Mul().i32Const(13).i32x4ShrU();
   f.localGet(a); splat4(f, 0x7f800000 - 1); f.i32x4GtS(); f.v128Bitselect();
   f.localGet(b).i32Const(16).i32x4ShrU(); splat4(f, 0x8000); f.v128And().v128Or();
 }
 
 /** f32x4 → nearest f16 values, as roundF16. */
-export function roundF16x4(f: FunctionBuilder): void {
+export function roundF16x4(f: FunctionBuilder, keepNaNSign = false): void {
   const b = f.local("v128");
   const a = f.local("v128");
   const r = f.local("v128");
@@ -248,6 +255,8 @@ export function roundF16x4(f: FunctionBuilder): void {
   f.localGet(a).f32x4Const(0.5, 0.5, 0.5, 0.5).f32x4Add().f32x4Const(0.5, 0.5, 0.5, 0.5).f32x4Sub();
   f.localGet(a); splat4(f, 0x38800000 - 1); f.i32x4GtS(); f.v128Bitselect().localSet(r);
   splat4(f, 0x7f800000); f.localGet(r).localGet(r); splat4(f, 0x477fe000); f.i32x4GtS(); f.v128Bitselect().localSet(r);
-  splat4(f, 0x7fc00000); f.localGet(r).localGet(a); splat4(f, 0x7f800000); f.i32x4GtS(); f.v128Bitselect();
-  f.localGet(b); splat4(f, -0x80000000); f.v128And().v128Or();
+  splat4(f, 0x7fc00000);
+  if (keepNaNSign) { f.localGet(b); splat4(f, -0x80000000); f.v128And().v128Or(); }
+  f.localGet(r).localGet(b); splat4(f, -0x80000000); f.v128And().v128Or();
+  f.localGet(a); splat4(f, 0x7f800000); f.i32x4GtS(); f.v128Bitselect();
 }
