@@ -5,19 +5,19 @@
 // emitters turn into Unsupported.
 
 import type { ElementType } from "../../types/element_type.js";
-import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
+import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node } from "../kernel/graph.js";
 import { FunctionBuilder } from "./encoder.js";
 import { emitCbrt, emitErf, emitExp, emitExpNonPositive, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
-import { bitsOf, computeType, isFloatType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
+import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
-import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
-import { encodeNarrow, isNarrowFloat, narrowFormat, positiveNaN, roundNarrow } from "./narrow_float.js";
+import { encodeNarrow, isNarrowFloat, narrowFormat } from "./narrow_float.js";
+import { demoteFor, demoteKeepingNonzero, F64_ROUTINES, E8M0_F64_OPS, isE8m0, roundResult } from "./emit_rounding.js";
 import { EmitFail } from "./emit_fail.js";
 import { emitInterleaved } from "./interleave.js";
-import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector, type Demote } from "./emit_pow.js";
+import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
 import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
 import {
-  bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, floatSign, pushConst, roundAfz, roundBf16, roundBf16x4, totalOrderKey,
+  bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, floatSign, pushConst, roundAfz, roundBf16, totalOrderKey,
   VECTOR_ARITH, vectorCompare, vectorConvert, vectorIntMinMax,
 } from "./emit_ops.js";
 export { convertScalar, EmitFail, pushConst, roundBf16 };
@@ -25,26 +25,6 @@ export { convertScalar, EmitFail, pushConst, roundBf16 };
 const fail = (why: string): never => {
   throw new EmitFail(why);
 };
-
-/** Ops whose bf16/f16 result needs no rounding (they return one of their inputs, or an exact value). */
-const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "reducePrecision", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum", "sign"]);
-
-/**
- * bf16/f16 ops that need no rounding but do store a NaN result as the positive quiet NaN
- * in the interpreter (which computes on values): a loaded NaN's sign and payload, which
- * they would pass on, go.
- */
-const HALF_NAN_FIX = new Set(["abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "sign"]);
-const halfNaNFix = (n: Node): boolean => HALF_NAN_FIX.has(n.op) || (n.op === "select" && n.attr === SELECT_OF_VALUES);
-
-/**
- * Ops whose 8-, 6- or 4-bit float result needs no rounding: they copy a held value (a
- * select is also how pad and concatenate pick elements, which the interpreter copies bit
- * for bit). Everything else rounds, abs and neg included: the interpreter stores a NaN
- * result as the positive NaN and an fnuz -0 as +0.
- */
-const NARROW_EXACT = new Set(["load", "const", "select", "bitcast"]);
-const narrowExact = (n: Node): boolean => NARROW_EXACT.has(n.op) && !(n.op === "select" && n.attr === SELECT_OF_VALUES);
 
 const TRANSCENDENTAL_F32: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
   cbrt: emitCbrt, erf: emitErf, exp: emitExp, log: emitLog, log1p: emitLog1p, expm1: emitExpm1, tanh: emitTanh, logistic: emitLogistic,
@@ -55,35 +35,6 @@ const transcendentalF32 = (n: Node): ((o: FloatOps, x: number) => void) | undefi
   (n.op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? emitExpNonPositive : TRANSCENDENTAL_F32[n.op]);
 
 const TRIG = new Set(["sin", "cos", "tan"]);
-
-/**
- * sin, cos, tan and atan2 compute in f64. For a narrow float result the f64 value is
- * rounded to odd, not to nearest, on its way to f32: a result just off one of the
- * narrow type's midpoints would otherwise land on it (atan2(1.5·2^-15, 2) in f8e5m2)
- * and round the wrong way. (So on those types they are not vectorized: their vector
- * forms round to nearest.) pow keeps rounding to nearest: its exact results (3^3 = 27,
- * a midpoint of f8e4m3fn) come out of its f64 code an ulp off, which rounding to
- * nearest repairs and rounding to odd would not; the exhaustive tests check both.
- */
-const demoteFor = (t: ElementType): Demote | undefined => (isNarrowFloat(t) ? demoteToOdd : undefined);
-const F64_ROUTINES = new Set(["sin", "cos", "tan", "atan2"]);
-
-/**
- * f8e8m0fnu's pow: to nearest (pow(2^-127, 1) comes out of the f64 code a little above
- * 2^-127, a tie of this type), but a nonzero result below f32's range stays nonzero, as
- * the interpreter's rounds to 2^-127 (pattern 0) where zero would be NaN.
- */
-const demoteKeepingNonzero: Demote = (f) => {
-  const x = f.local("f64");
-  const y = f.local("f32");
-  f.localTee(x).f32DemoteF64().localSet(y);
-  f.f32Const(2 ** -149).localGet(y).f32Copysign().localGet(y);
-  f.localGet(y).f32Const(0).f32Eq().localGet(x).f64Const(0).f64Ne().i32And().select();
-};
-
-/** f8e8m0fnu: its mul, div and pow go through f64 (scalar code only), see binaryScalar. */
-const isE8m0 = (t: NodeType): boolean => narrowFormat(t)?.encoding === "e8m0";
-const E8M0_F64_OPS = new Set(["mul", "div", "pow"]);
 
 /** Rough vector instructions of a node: a transcendental is a routine of about twenty. */
 export const vectorCost = (n: Node): number => (TRANSCENDENTAL_F32[n.op] !== undefined || TRIG.has(n.op) || n.op === "pow" || n.op === "atan2" ? 20 : 1);
@@ -130,35 +81,10 @@ export class ValueEmitter {
     const n = this.g.node(id);
     this.scalarOp(n);
     const t = n.type;
-    if (t === "bf16" && !BF16_EXACT.has(n.op)) roundBf16(this.f, this.f.local("i32"), n.op === "convert");
-    if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16(this.f, n.op === "convert");
-    if ((t === "f16" || t === "bf16") && halfNaNFix(n)) {
-      const x = this.f.local("f32");
-      this.f.localSet(x);
-      positiveNaN(scalarF32Ops(this.f), x);
-    }
-    if (isNarrowFloat(t) && !narrowExact(n)) this.roundToNarrow(n, scalarF32Ops(this.f), "f32");
+    roundResult(this.f, this.g, n, false);
     const local = this.f.local(computeType(t));
     this.f.localSet(local);
     this.scalar.set(id, local);
-  }
-
-  /**
-   * Rounds node n's f32 result on the stack to its narrow float type. A convert keeps a
-   * NaN's sign, as the interpreter's does, but from an integer: there the only NaN is an
-   * fn format's overflow, which the interpreter's convert stores as the positive NaN
-   * (the sign it copies is the source's NaN's, and an integer has none).
-   */
-  private roundToNarrow(n: Node, o: FloatOps, local: "f32" | "v128"): void {
-    const t = n.type as ElementType;
-    const x = this.f.local(local);
-    this.f.localSet(x);
-    const fromInteger = n.op === "convert" && !isFloatType(this.g.node(n.args[0]!).type);
-    roundNarrow(o, t, x, n.op === "convert");
-    if (fromInteger && narrowFormat(t)!.encoding === "fn") {
-      this.f.localSet(x);
-      positiveNaN(o, x);
-    }
   }
 
   /** Splats the scalar local of an invariant node into a vector local. */
@@ -637,14 +563,7 @@ export class ValueEmitter {
         if (c === "i32") wrapI32x4(f, t);
       }
     }
-    if (t === "bf16" && !BF16_EXACT.has(n.op)) roundBf16x4(f, n.op === "convert");
-    if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16x4(f, n.op === "convert");
-    if ((t === "f16" || t === "bf16") && halfNaNFix(n)) {
-      const x = f.local("v128");
-      f.localSet(x);
-      positiveNaN(vectorF32Ops(f), x);
-    }
-    if (isNarrowFloat(t) && !narrowExact(n)) this.roundToNarrow(n, vectorF32Ops(f), "v128");
+    roundResult(f, this.g, n, true);
     const local = f.local("v128");
     f.localSet(local);
     this.vector.set(id, local);
