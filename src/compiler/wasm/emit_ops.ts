@@ -180,8 +180,9 @@ export function convertScalar(f: FunctionBuilder, from: ElementType, to: Element
     else f.i32Const(0).i32Ne();
     return;
   }
-  if (isNarrowFloat(to)) {
-    toNarrowFloat(f, from, to);
+  const roundsAgain = isNarrowFloat(to) || to === "f16" || to === "bf16";
+  if (roundsAgain && (isNarrowFloat(to) || from === "f64" || fc === "i64" || (fc === "i32" && bitsOf(from) > 16))) {
+    toF32RoundingOnce(f, from, to);
     return;
   }
   if ((isNarrowFloat(from) || from === "f16" || from === "bf16") && (to === "f32" || to === "f64")) {
@@ -190,9 +191,6 @@ export function convertScalar(f: FunctionBuilder, from: ElementType, to: Element
     canonicalNaN(scalarF32Ops(f), x);
   }
   if (isFloatType(to)) {
-    if ((to === "bf16" || to === "f16") && (from === "f64" || fc === "i64" || (fc === "i32" && bitsOf(from) > 16))) {
-      fail(`convert ${from} -> ${to} would round twice`);
-    }
     const target = tc as "f32" | "f64";
     if (fc === target) return;
     if (fc === "f32") { f.f64PromoteF32(); return; }
@@ -231,12 +229,12 @@ export function convertScalar(f: FunctionBuilder, from: ElementType, to: Element
 }
 
 /**
- * The value on the stack (of type `from`) as an f32 that the caller's rounding to the
- * narrow type `to` turns into the correctly rounded result: exact where it can be,
- * otherwise rounded to odd (to 24 bits, which a second rounding to p ≤ 22 bits cannot
- * tell from the exact value).
+ * The value on the stack (of type `from`) as an f32 that the caller's rounding to `to`
+ * (f16, bf16 or a narrow float) turns into the correctly rounded result: exact where it
+ * can be, otherwise rounded to odd (to 24 bits, which a second rounding to p ≤ 22 bits
+ * cannot tell from the exact value).
  */
-function toNarrowFloat(f: FunctionBuilder, from: ElementType, to: ElementType): void {
+function toF32RoundingOnce(f: FunctionBuilder, from: ElementType, to: ElementType): void {
   const fc = computeType(from);
   if (fc === "f32") return;
   if (fc === "f64") {
@@ -253,9 +251,9 @@ function toNarrowFloat(f: FunctionBuilder, from: ElementType, to: ElementType): 
     }
     return;
   }
-  // 64-bit integers: every format but e8m0 overflows below 2^24, so clamping there first
-  // keeps the result (and the sign) and makes the conversion exact.
-  if (narrowFormat(to)!.encoding === "e8m0") fail(`convert ${from} -> ${to} would round twice`);
+  // 64-bit integers: every format but bf16 and e8m0 overflows below 2^24, so clamping
+  // there first keeps the result (and the sign) and makes the conversion exact.
+  if (to === "bf16" || narrowFormat(to)?.encoding === "e8m0") fail(`convert ${from} -> ${to} would round twice`);
   const x = f.local("i64");
   const limit = 2 ** 24;
   f.localSet(x);

@@ -464,8 +464,8 @@ export class ValueEmitter {
         if (t === "pred" || lanesOf(from) !== this.vectorLanes) return false;
         const fc = computeType(from);
         if (from === "pred") return c === "i32";
-        // s32/u32 → a narrow float rounds through f64 (scalar code only).
-        if (isNarrowFloat(t) && fc === "i32" && bitsOf(from) >= 24) return false;
+        // s32/u32 → f16, bf16 or a narrow float rounds through f64 (scalar code only).
+        if ((isNarrowFloat(t) || t === "f16" || t === "bf16") && fc === "i32" && bitsOf(from) >= 24) return false;
         if (c === "f32") return fc === "f32" || fc === "i32";
         if (c === "i32") return fc === "i32" || fc === "f32";
         return false;

@@ -280,6 +280,10 @@ for (const target of [TARGET, SCALAR_TARGET]) {
       ["ltTotal", ltTotalOrder], ["bitcast", (x) => bitcastConvertType(bitcastConvertType(x, "u16"), t)],
     ];
     const f32s = f32Probes();
+    // Half-way points of f16 and bf16 and one f64 step either side of them; integers around them.
+    const halfMidpoints = HALF.flatMap((t) => Array.from({ length: 65535 }, (_, i) => (decodeFloatBits(t, i) + decodeFloatBits(t, i + 1)) / 2)).filter(Number.isFinite);
+    const f64s = f64Probes([...f32s, ...halfMidpoints]);
+    const s32s = [...new Set(halfMidpoints.filter((v) => Math.abs(v) >= 1 && Math.abs(v) < 2 ** 31).flatMap((v) => [Math.trunc(v), Math.trunc(v) + 1, Math.trunc(v) - 1]))];
     const r = rng(3);
     checkAll(HALF.flatMap((t) => {
       const all = halfLiteral(t, Array.from({ length: 65536 }, (_, i) => i));
@@ -292,6 +296,10 @@ for (const target of [TARGET, SCALAR_TARGET]) {
         () => bitMismatch(build(`to_other_${t}`, [[t, 65536]], (_b, [x]) => convertElementType(x!, t === "f16" ? "bf16" : "f16")), [all], target),
         () => bitMismatch(build(`to_e4m3fn_${t}`, [[t, 65536]], (_b, [x]) => convertElementType(x!, "f8e4m3fn")), [all], target),
         () => bitMismatch(build(`from_f32_${t}`, [["f32", f32s.length]], (_b, [x]) => convertElementType(x!, t)), [f32Literal(f32s)], target),
+        () => bitMismatch(build(`from_f64_${t}`, [["f64", f64s.length]], (_b, [x]) => convertElementType(x!, t)), [Literal.fromStorage(arrayShape("f64", [f64s.length]), f64s)], target),
+        () => bitMismatch(build(`from_s32_${t}`, [["s32", s32s.length]], (_b, [x]) => convertElementType(x!, t)), [Literal.fromValues("s32", [s32s.length], s32s)], target),
+        () => bitMismatch(build(`from_u32_${t}`, [["u32", s32s.length]], (_b, [x]) => convertElementType(x!, t)), [Literal.fromValues("u32", [s32s.length], s32s.map((v) => v >>> 0))], target),
+        ...(t === "f16" ? [() => bitMismatch(build(`from_s64_${t}`, [["s64", s32s.length]], (_b, [x]) => convertElementType(x!, t)), [Literal.fromValues("s64", [s32s.length], s32s.map((v) => BigInt(v) * 3n ** 15n))], target)] : []),
         ...unary.map(([name, op]) => () => bitMismatch(build(`${name}_${t}`, [[t, 65536]], (_b, [x]) => op(x!)), [all], target)),
         ...binary(t).map(([name, op]) => () => bitMismatch(build(`${name}_${t}`, [[t, 65536], [t, 65536]], (_b, [x, y]) => op(x!, y!)), [xs, ys], target)),
       ];
