@@ -8,12 +8,13 @@ import assert from "node:assert/strict";
 import {
   abs, add, atan2, bitcastConvertType, cbrt, ceil, clamp, convertElementType, cos, div, ELEMENT_TYPES, eq, eqTotalOrder, erf, evaluate, exp, expm1,
   floor, isFinite, Literal, log, log1p, logistic, lt, ltTotalOrder, max, min, mul, neg, parameter, arrayShape, pow, rev, roundNearestAfz,
-  roundNearestEven, rsqrt, select, sign, sin, sqrt, sub, tan, tanh, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
+  reduce, constantR0, scalarReducer, roundNearestEven, rsqrt, select, sign, sin, sqrt, sub, tan, tanh, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { encodeFloatBits, decodeFloatBits } from "../../../src/types/float_codec.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isUnsupported, type WasmTarget } from "../../../src/compiler/wasm/kernel.js";
 import { rng } from "../../support/prng.js";
+import { compileSync } from "../../../src/compiler/index.js";
 import { runKernel, SCALAR_TARGET, TARGET } from "./harness.js";
 
 const NARROW: readonly ElementType[] = [
@@ -306,3 +307,28 @@ for (const target of [TARGET, SCALAR_TARGET]) {
     }));
   });
 }
+
+test("whole programs on narrow floats: elementwise fusions compile, reductions run in the interpreter, results equal", () => {
+  for (const t of NARROW) {
+    const n = 300;
+    const r = rng(t.length + 1);
+    const x = patternLiteral(t, Array.from({ length: n }, () => Math.floor(r() * patterns(t))));
+    const y = patternLiteral(t, Array.from({ length: n }, () => Math.floor(r() * patterns(t))));
+    const b = new XlaBuilder(`program_${t}`);
+    const [p, q] = [parameter(b, 0, arrayShape(t, [n])), parameter(b, 1, arrayShape(t, [n]))];
+    const c = b.build(tuple(b, [
+      tanh(add(mul(p, q), p)),
+      reduce(b, [max(p, q)], [constantR0(b, t, 1)], scalarReducer(b, "add", t), [0]),
+    ]));
+    const executable = compileSync(c);
+    try {
+      assert.ok(executable.stats.kernels >= 1, `${t}: the elementwise part compiles`);
+      assert.ok(executable.stats.interpreted.some((s) => /reduc/.test(s.why)), `${t}: the reduction stays in the interpreter: ${JSON.stringify(executable.stats.interpreted)}`);
+      const got = executable.run([x, y]);
+      const expected = evaluate(c, [x, y]);
+      got.elements.forEach((g, k) => assert.deepEqual(bytesOf(g), bytesOf(expected.elements[k]!), `${t} output ${k}`));
+    } finally {
+      executable.delete();
+    }
+  }
+});
