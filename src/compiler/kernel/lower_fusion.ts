@@ -17,6 +17,7 @@
 import { Computation, type Instruction } from "../../ir/computation.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { decodeFloatBits, encodeFloatBits } from "../../types/float_codec.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
 import type { Unsupported } from "../wasm/kernel.js";
@@ -167,10 +168,13 @@ class Lowering {
         const first = values[0];
         if (first === undefined || typeof first === "object") return fail(`${inst.name}: unsupported constant`);
         const t = shape.elementType;
-        // A NaN constant of an 8-bit or narrower float may carry a sign or payload that a
-        // node's value (a number) does not keep.
-        if (ELEMENT_TYPES[t].kind === "float" && ELEMENT_TYPES[t].bitWidth <= 8 && values.some((v) => Number.isNaN(v))) {
-          return fail(`${inst.name}: NaN constant of ${t}`);
+        // A node's value (a number) makes the positive quiet NaN: a float stored as bits
+        // (f16, bf16, f8/f6/f4) whose NaN constant has a sign or another payload stays out.
+        if (ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64") {
+          const quiet = encodeFloatBits(t, NaN);
+          if (Array.from(lit.data as Uint8Array | Uint16Array).some((b) => b !== quiet && Number.isNaN(decodeFloatBits(t, b)))) {
+            return fail(`${inst.name}: a NaN constant of ${t} other than the positive quiet NaN`);
+          }
         }
         const asNode = (v: (typeof values)[number]): number =>
           g.constant(t, typeof v === "boolean" ? (v ? 1 : 0) : (v as number | bigint));

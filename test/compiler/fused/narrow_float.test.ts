@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import {
   abs, add, atan2, bitcastConvertType, cbrt, ceil, clamp, convertElementType, cos, div, ELEMENT_TYPES, eq, eqTotalOrder, erf, evaluate, exp, expm1,
   floor, isFinite, Literal, log, log1p, logistic, lt, ltTotalOrder, max, min, mul, neg, parameter, arrayShape, pow, rev, roundNearestAfz,
-  reduce, constantR0, scalarReducer, roundNearestEven, rsqrt, select, sign, sin, sqrt, sub, tan, tanh, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
+  reduce, constantR0, constantLiteral, broadcastInDim, scalarReducer, roundNearestEven, rsqrt, select, sign, sin, sqrt, sub, tan, tanh, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { encodeFloatBits, decodeFloatBits } from "../../../src/types/float_codec.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
@@ -332,3 +332,22 @@ test("whole programs on narrow floats: elementwise fusions compile, reductions r
     }
   }
 });
+
+test("NaN constants: the positive quiet NaN fuses, a signed NaN stays out (a node's value cannot hold its sign)", () => {
+  for (const t of ["f8e4m3fn", "f16", "bf16"] as const) {
+    for (const negative of [false, true]) {
+      const b = new XlaBuilder(`nan_${t}_${negative}`);
+      const p = parameter(b, 0, arrayShape(t, [8]));
+      const nan = Literal.fromStorage(arrayShape(t, []), t === "f8e4m3fn" ? new Uint8Array([encodeFloatBits(t, NaN, negative)]) : new Uint16Array([encodeFloatBits(t, NaN, negative)]));
+      const c = b.build(select(lt(p, p), p, broadcastInDim(constantLiteral(b, nan), [8], [])));
+      const kernel = emitFusionKernel(c, TARGET);
+      assert.equal(isUnsupported(kernel), negative, `${t} ${negative ? "-" : "+"}NaN`);
+      if (!negative) checkBitExact(c, [patternLiteral8or16(t, 8)], TARGET);
+    }
+  }
+});
+
+function patternLiteral8or16(t: ElementType, n: number): Literal {
+  const bits = Array.from({ length: n }, (_, i) => i * 37);
+  return t === "f8e4m3fn" ? patternLiteral(t, bits) : halfLiteral(t, bits);
+}
