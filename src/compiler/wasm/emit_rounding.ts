@@ -27,10 +27,10 @@ const halfNaNFix = (n: Node): boolean => HALF_NAN_FIX.has(n.op) || (n.op === "se
 /**
  * Ops whose 8-, 6- or 4-bit float result needs no rounding: they copy a held value (a
  * select is also how pad and concatenate pick elements, which the interpreter copies bit
- * for bit). Everything else rounds, abs and neg included: the interpreter stores a NaN
- * result as the positive NaN and an fnuz -0 as +0.
+ * for bit). Everything else rounds, abs, neg and constants included: the interpreter
+ * stores a NaN result as the positive NaN, an fnuz -0 as +0 and imag's 0 as f8e8m0fnu's NaN.
  */
-const NARROW_EXACT = new Set(["load", "const", "select", "bitcast"]);
+const NARROW_EXACT = new Set(["load", "select", "bitcast"]);
 const narrowExact = (n: Node): boolean => NARROW_EXACT.has(n.op) && !(n.op === "select" && n.attr === SELECT_OF_VALUES);
 
 /**

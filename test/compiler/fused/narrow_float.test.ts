@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import {
   abs, add, atan2, bitcastConvertType, cbrt, ceil, clamp, convertElementType, cos, div, ELEMENT_TYPES, eq, eqTotalOrder, erf, evaluate, exp, expm1,
   floor, isFinite, Literal, log, log1p, logistic, lt, ltTotalOrder, max, min, mul, neg, parameter, arrayShape, pow, rev, roundNearestAfz,
-  reduce, constantR0, constantLiteral, broadcastInDim, scalarReducer, roundNearestEven, rsqrt, select, sign, sin, sqrt, sub, tan, tanh, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
+  reduce, constantR0, imag, real, constantLiteral, broadcastInDim, scalarReducer, roundNearestEven, rsqrt, select, sign, sin, sqrt, sub, tan, tanh, tuple, XlaBuilder, type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { encodeFloatBits, decodeFloatBits } from "../../../src/types/float_codec.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
@@ -151,7 +151,7 @@ for (const target of [TARGET, SCALAR_TARGET]) {
       const c = build(`patterns_${t}`, [[t, n]], (b, [x]) => tuple(b, [
         convertElementType(x!, "f32"), convertElementType(x!, "f64"), convertElementType(x!, "f16"), convertElementType(x!, "bf16"),
         convertElementType(x!, "s32"), convertElementType(x!, "u8"), convertElementType(x!, "s64"), convertElementType(x!, "pred"),
-        rev(x!, [0]), convertElementType(convertElementType(x!, "f32"), t),
+        rev(x!, [0]), convertElementType(convertElementType(x!, "f32"), t), convertElementType(x!, t),
         ...NARROW.filter((u) => u !== t).map((u) => convertElementType(x!, u)),
         ...ints.map((u) => bitcastConvertType(x!, u)),
         ...ints.map((u) => bitcastConvertType(bitcastConvertType(x!, u), t)),
@@ -200,6 +200,7 @@ for (const target of [TARGET, SCALAR_TARGET]) {
       ["abs", abs], ["neg", neg], ["sqrt", sqrt], ["rsqrt", rsqrt], ["exp", exp], ["expm1", expm1], ["log", log], ["log1p", log1p],
       ["tanh", tanh], ["logistic", logistic], ["sin", sin], ["cos", cos], ["tan", tan], ["cbrt", cbrt], ["erf", erf], ["floor", floor],
       ["ceil", ceil], ["roundAfz", roundNearestAfz], ["roundEven", roundNearestEven], ["sign", sign], ["isFinite", isFinite],
+      ["imag", imag], ["real", real], ["negZero", (x) => mul(x, neg(x))],
     ];
     checkAll(NARROW.flatMap((t) => {
       const n = patterns(t);
@@ -294,6 +295,8 @@ for (const target of [TARGET, SCALAR_TARGET]) {
         () => bitMismatch(build(`to_f32_${t}`, [[t, 65536]], (_b, [x]) => convertElementType(x!, "f32")), [all], target),
         () => bitMismatch(build(`to_f64_${t}`, [[t, 65536]], (_b, [x]) => convertElementType(x!, "f64")), [all], target),
         () => bitMismatch(build(`copy_${t}`, [[t, 65536]], (_b, [x]) => rev(x!, [0])), [all], target),
+        () => bitMismatch(build(`same_${t}`, [[t, 65536]], (_b, [x]) => convertElementType(x!, t)), [all], target),
+        () => bitMismatch(build(`real_${t}`, [[t, 65536]], (_b, [x]) => real(x!)), [all], target),
         () => bitMismatch(build(`to_other_${t}`, [[t, 65536]], (_b, [x]) => convertElementType(x!, t === "f16" ? "bf16" : "f16")), [all], target),
         () => bitMismatch(build(`to_e4m3fn_${t}`, [[t, 65536]], (_b, [x]) => convertElementType(x!, "f8e4m3fn")), [all], target),
         () => bitMismatch(build(`from_f32_${t}`, [["f32", f32s.length]], (_b, [x]) => convertElementType(x!, t)), [f32Literal(f32s)], target),
