@@ -17,6 +17,7 @@
 import { Computation, type Instruction } from "../../ir/computation.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { decodeFloatBits, encodeFloatBits } from "../../types/float_codec.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
 import type { Unsupported } from "../wasm/kernel.js";
@@ -102,7 +103,6 @@ const FUSIBLE_ELEMENTWISE = new Set<string>(Object.keys(SCALAR_OPS));
 function checkType(t: ElementType, where: string): void {
   const kind = ELEMENT_TYPES[t].kind;
   if (kind === "complex") fail(`${where}: complex types are not fused yet`);
-  if (kind === "float" && t !== "f32" && t !== "f64" && t !== "bf16" && t !== "f16") fail(`${where}: ${t} is not fused yet`);
 }
 
 class Lowering {
@@ -168,6 +168,14 @@ class Lowering {
         const first = values[0];
         if (first === undefined || typeof first === "object") return fail(`${inst.name}: unsupported constant`);
         const t = shape.elementType;
+        // A node's value (a number) makes the positive quiet NaN: a float stored as bits
+        // (f16, bf16, f8/f6/f4) whose NaN constant has a sign or another payload stays out.
+        if (ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64") {
+          const quiet = encodeFloatBits(t, NaN);
+          if (Array.from(lit.data as Uint8Array | Uint16Array).some((b) => b !== quiet && Number.isNaN(decodeFloatBits(t, b)))) {
+            return fail(`${inst.name}: a NaN constant of ${t} other than the positive quiet NaN`);
+          }
+        }
         const asNode = (v: (typeof values)[number]): number =>
           g.constant(t, typeof v === "boolean" ? (v ? 1 : 0) : (v as number | bigint));
         const same = values.every((v) => v === first || (typeof v === "number" && Number.isNaN(v) && Number.isNaN(first as number)));

@@ -8,6 +8,12 @@ import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { Unsupported } from "../wasm/kernel.js";
 import type { BinaryScalarOp, KernelGraph, UnaryScalarOp } from "./graph.js";
 
+/** Floats whose literals hold bit patterns (f16, bf16, f8/f6/f4): their NaNs carry signs and payloads. */
+const storedAsBits = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64";
+
+/** Attribute of a select node that stands for HLO select (see `select` below). */
+export const SELECT_OF_VALUES = "values";
+
 export type FusibleElementwiseOpcode = Exclude<ElementwiseOpcode, "broadcastInDim"> | "convert" | "bitcastConvert" | "reducePrecision";
 
 /** Builds the node of `inst` from its operands' nodes (same index), or says why it cannot. */
@@ -28,7 +34,8 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
   imag: (g, inst) => g.constant(typeOf(inst), 0), // of a real operand (complex is rejected before)
   isFinite: unary("isFinite"), log: unary("log"), log1p: unary("log1p"), logistic: unary("logistic"),
   negate: unary("neg"), not: unary("not"), popcnt: unary("popcnt"),
-  real: (_g, _inst, [x]) => x!,
+  // real of a real operand is the operand, as a value: see `select`.
+  real: (g, inst, [x]) => (storedAsBits(typeOf(inst)) ? g.op("select", typeOf(inst), [g.constant("pred", 1), x!, x!], SELECT_OF_VALUES) : x!),
   roundNearestAfz: unary("roundAfz"), roundNearestEven: unary("roundEven"), rsqrt: unary("rsqrt"), sign: unary("sign"),
   sin: unary("sin"), sqrt: unary("sqrt"), tan: unary("tan"), tanh: unary("tanh"),
   add: binary("add"), subtract: binary("sub"), multiply: binary("mul"), divide: binary("div"), remainder: binary("rem"),
@@ -47,7 +54,14 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
     return g.op("compare", "pred", [a!, b!], total ? `${direction}_TOTAL` : direction);
   },
   // A rank-0 predicate (or clamp bound) stands for every element: the lowering reads rank-0 operands at [].
-  select: (g, inst, [p, a, b]) => (a === b ? a! : g.op("select", typeOf(inst), [p!, a!, b!])),
+  select: (g, inst, [p, a, b]) => {
+    const t = typeOf(inst);
+    // The interpreter's select reads and writes values, so a NaN of a float type stored
+    // as bits comes out as the positive quiet NaN: marked for the emitter (pad and
+    // concatenate select bit patterns, unmarked).
+    if (storedAsBits(t)) return g.op("select", t, [p!, a!, b!], SELECT_OF_VALUES);
+    return a === b ? a! : g.op("select", t, [p!, a!, b!]);
+  },
   clamp: (g, inst, [lo, x, hi]) => {
     const t = typeOf(inst);
     return g.op("min", t, [g.op("max", t, [x!, lo!]), hi!]);
@@ -55,7 +69,8 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
   convert: (g, inst, [x]) => {
     const from = typeOf(inst.operands[0]!);
     const to = typeOf(inst);
-    return from === to ? x! : g.op("convert", to, [x!]);
+    // Even to its own type: the interpreter's convert makes a NaN the quiet NaN of its sign.
+    return from === to && !storedAsBits(to) ? x! : g.op("convert", to, [x!]);
   },
   bitcastConvert: (g, inst, [x]) => {
     const from = typeOf(inst.operands[0]!);

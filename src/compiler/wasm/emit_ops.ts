@@ -5,6 +5,8 @@ import { integerRange, type ElementType } from "../../types/element_type.js";
 import type { FunctionBuilder } from "./encoder.js";
 import { EmitFail } from "./emit_fail.js";
 import { bitsOf, computeType, decodeF16, encodeF16, isFloatType, isSigned, wrapI32, wrapI32x4 } from "./wasm_types.js";
+import { scalarF32Ops, vectorF32Ops } from "./math.js";
+import { canonicalNaN, decodeNarrow, encodeNarrow, isNarrowFloat, narrowFormat } from "./narrow_float.js";
 
 const fail = (why: string): never => {
   throw new EmitFail(why);
@@ -59,8 +61,12 @@ export function vectorConvert(f: FunctionBuilder, from: ElementType, to: Element
   if (tc === "f32") {
     if (fc === "i32") {
       if (from === "u32") f.f32x4ConvertI32x4U(); else f.f32x4ConvertI32x4S();
+    } else if ((isNarrowFloat(from) || from === "f16" || from === "bf16") && to === "f32") {
+      const x = f.local("v128");
+      f.localSet(x);
+      canonicalNaN(vectorF32Ops(f), x);
     }
-    return; // f32 → bf16: the caller rounds
+    return; // f32 → bf16, f16 or a narrow float: the caller rounds
   }
   // → i32 lanes
   if (fc === "f32") {
@@ -88,24 +94,29 @@ export function pushConst(f: FunctionBuilder, t: ElementType, v: number | bigint
   }
 }
 
-/** Rounds the f32 on the stack to bf16 (nearest even; NaN becomes the quiet NaN 0x7fc0). */
-export function roundBf16(f: FunctionBuilder, tmp: number): void {
+/**
+ * Rounds the f32 on the stack to bf16 (nearest even; NaN becomes the quiet NaN 0x7fc0,
+ * or 0xffc0 for a negative NaN where `keepNaNSign`: convert, as the interpreter's).
+ */
+export function roundBf16(f: FunctionBuilder, tmp: number, keepNaNSign = false): void {
   f.i32ReinterpretF32().localTee(tmp)
     .i32Const(0x7fff).i32Add().localGet(tmp).i32Const(16).i32ShrU().i32Const(1).i32And().i32Add()
     .i32Const(-65536).i32And()
-    .i32Const(0x7fc00000)
-    .localGet(tmp).i32Const(0x7fffffff).i32And().i32Const(0x7f800000).i32LeU()
+    .i32Const(0x7fc00000);
+  if (keepNaNSign) f.localGet(tmp).i32Const(-0x80000000).i32And().i32Or();
+  f.localGet(tmp).i32Const(0x7fffffff).i32And().i32Const(0x7f800000).i32LeU()
     .select().f32ReinterpretI32();
 }
 
-export function roundBf16x4(f: FunctionBuilder): void {
+export function roundBf16x4(f: FunctionBuilder, keepNaNSign = false): void {
   const tmp = f.local("v128");
   f.localTee(tmp)
     .i32x4Const(0x7fff, 0x7fff, 0x7fff, 0x7fff).i32x4Add()
     .localGet(tmp).i32Const(16).i32x4ShrU().i32x4Const(1, 1, 1, 1).v128And().i32x4Add()
     .i32x4Const(-65536, -65536, -65536, -65536).v128And()
-    .i32x4Const(0x7fc00000, 0x7fc00000, 0x7fc00000, 0x7fc00000)
-    .localGet(tmp).i32x4Const(0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff).v128And()
+    .i32x4Const(0x7fc00000, 0x7fc00000, 0x7fc00000, 0x7fc00000);
+  if (keepNaNSign) f.localGet(tmp).i32x4Const(-0x80000000, -0x80000000, -0x80000000, -0x80000000).v128And().v128Or();
+  f.localGet(tmp).i32x4Const(0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff).v128And()
     .i32x4Const(0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000).i32x4LeU()
     .v128Bitselect();
 }
@@ -169,10 +180,17 @@ export function convertScalar(f: FunctionBuilder, from: ElementType, to: Element
     else f.i32Const(0).i32Ne();
     return;
   }
+  const roundsAgain = isNarrowFloat(to) || to === "f16" || to === "bf16";
+  if (roundsAgain && (isNarrowFloat(to) || from === "f64" || fc === "i64" || (fc === "i32" && bitsOf(from) > 16))) {
+    toF32RoundingOnce(f, from, to);
+    return;
+  }
+  if ((isNarrowFloat(from) || from === "f16" || from === "bf16") && (to === "f32" || to === "f64")) {
+    const x = f.local("f32");
+    f.localSet(x);
+    canonicalNaN(scalarF32Ops(f), x);
+  }
   if (isFloatType(to)) {
-    if ((to === "bf16" || to === "f16") && (from === "f64" || fc === "i64" || (fc === "i32" && bitsOf(from) > 16))) {
-      fail(`convert ${from} -> ${to} would round twice`);
-    }
     const target = tc as "f32" | "f64";
     if (fc === target) return;
     if (fc === "f32") { f.f64PromoteF32(); return; }
@@ -210,9 +228,82 @@ export function convertScalar(f: FunctionBuilder, from: ElementType, to: Element
   if (fc === "i32") wrapI32(f, to);
 }
 
+/**
+ * The value on the stack (of type `from`) as an f32 that the caller's rounding to `to`
+ * (f16, bf16 or a narrow float) turns into the correctly rounded result: exact where it
+ * can be, otherwise rounded to odd (to 24 bits, which a second rounding to p ≤ 22 bits
+ * cannot tell from the exact value).
+ */
+function toF32RoundingOnce(f: FunctionBuilder, from: ElementType, to: ElementType): void {
+  const fc = computeType(from);
+  if (fc === "f32") return;
+  if (fc === "f64") {
+    demoteToOdd(f);
+    return;
+  }
+  const u = !isSigned(from);
+  if (fc === "i32") {
+    if (bitsOf(from) < 24) {
+      f.f32ConvertI32S(); // zero- or sign-extended: both read as signed
+    } else {
+      if (u) f.f64ConvertI32U(); else f.f64ConvertI32S();
+      demoteToOdd(f);
+    }
+    return;
+  }
+  // 64-bit integers: every format but bf16 and e8m0 overflows below 2^24, so clamping
+  // there first keeps the result (and the sign) and makes the conversion exact.
+  if (to === "bf16" || narrowFormat(to)?.encoding === "e8m0") fail(`convert ${from} -> ${to} would round twice`);
+  const x = f.local("i64");
+  const limit = 2 ** 24;
+  f.localSet(x);
+  f.i64Const(limit).localGet(x).localGet(x).i64Const(limit);
+  if (u) f.i64GtU(); else f.i64GtS();
+  f.select();
+  if (u) {
+    f.f32ConvertI64U();
+    return;
+  }
+  f.localSet(x);
+  f.i64Const(-limit).localGet(x).localGet(x).i64Const(-limit).i64LtS().select();
+  f.f32ConvertI64S();
+}
+
+/** f64 on the stack → f32 rounded to odd (truncate, then set the last bit if inexact); NaN keeps its sign. */
+export function demoteToOdd(f: FunctionBuilder): void {
+  const x = f.local("f64");
+  const y = f.local("f32");
+  const yb = f.local("i32");
+  f.localTee(x).f32DemoteF64().localTee(y).i32ReinterpretF32().localSet(yb);
+  // NaN: the quiet NaN with x's sign (demote's NaN sign is not specified).
+  f.localGet(x).i64ReinterpretF64().i64Const(32).i64ShrU().i32WrapI64().i32Const(-0x80000000).i32And().i32Const(0x7fc00000).i32Or();
+  // Inexact: one step toward zero where demote rounded away from zero, then the odd bit.
+  f.localGet(yb)
+    .localGet(y).f64PromoteF32().f64Abs().localGet(x).f64Abs().f64Gt().i32Sub()
+    .i32Const(1).i32Or();
+  f.localGet(yb);
+  f.localGet(y).f64PromoteF32().localGet(x).f64Ne().select();
+  f.localGet(x).localGet(x).f64Ne().select();
+  f.f32ReinterpretI32();
+}
+
 export function bitcastScalar(f: FunctionBuilder, from: ElementType, to: ElementType): void {
   const fc = computeType(from);
   const tc = computeType(to);
+  if (isNarrowFloat(from) || isNarrowFloat(to)) {
+    const x = f.local(fc === "f32" ? "f32" : "i32");
+    f.localSet(x);
+    if (isNarrowFloat(from)) encodeNarrow(scalarF32Ops(f), from, x);
+    else f.localGet(x).i32Const(2 ** bitsOf(to) - 1).i32And();
+    if (isNarrowFloat(to)) {
+      const bits = f.local("i32");
+      f.localSet(bits);
+      decodeNarrow(scalarF32Ops(f), to, bits);
+    } else {
+      wrapI32(f, to);
+    }
+    return;
+  }
   if (from === "bf16" || from === "f16") {
     if (from === "bf16") f.i32ReinterpretF32().i32Const(16).i32ShrU(); else encodeF16(f);
     wrapI32(f, to);

@@ -144,13 +144,20 @@ function powF64(o: P, x: number, y: number): void {
   o.select();
 }
 
-export function emitPowScalar(f: FunctionBuilder, x: number, y: number): void {
+/**
+ * How a scalar f64 result becomes the f32 on the stack: rounded to nearest, or (for a
+ * type that rounds again, see demoteToOdd in emit_ops.ts) to odd.
+ */
+export type Demote = (f: FunctionBuilder) => void;
+export const demoteF64: Demote = (f) => { f.f32DemoteF64(); };
+
+export function emitPowScalar(f: FunctionBuilder, x: number, y: number, demote: Demote = demoteF64): void {
   const x64 = f.local("f64");
   const y64 = f.local("f64");
   f.localGet(x).f64PromoteF32().localSet(x64);
   f.localGet(y).f64PromoteF32().localSet(y64);
   powF64(ops(f, false), x64, y64);
-  f.f32DemoteF64();
+  demote(f);
 }
 
 export function emitPowVector(f: FunctionBuilder, x: number, y: number): void {

@@ -24,6 +24,7 @@ import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/low
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { planBody } from "./emit_loop.js";
 import { rowAccess } from "../kernel/row_access.js";
+import { isNarrowFloat } from "./narrow_float.js";
 import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop, vectorCost } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { rebuild, reachable } from "./kernel_plan.js";
@@ -185,6 +186,8 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
   const Rn = size(reduced);
   const J = size(innerKept);
   for (const r of red.reductions) {
+    // Their accumulators would need the per-step rounding and NaN rules of emit_values.
+    if (isNarrowFloat(r.type)) throw new EmitFail(`reductions of ${r.type} are not compiled`);
     if ((r.type === "bf16" || r.type === "f16") && (r.kind === "add" || r.kind === "mul")) throw new EmitFail("bf16 sums would not round as the interpreter's");
   }
 

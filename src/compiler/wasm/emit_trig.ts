@@ -13,6 +13,7 @@
 // sin r and cos r: Taylor series to r^15 / r^14 (error < 1e-14 on |r| ≤ π/4).
 
 import type { FunctionBuilder, ModuleBuilder } from "./encoder.js";
+import { demoteF64, type Demote } from "./emit_pow.js";
 
 export type TrigOp = "sin" | "cos" | "tan";
 
@@ -173,7 +174,7 @@ function evaluate(f: FunctionBuilder, o: D, op: TrigOp, r: number, q: number): v
 }
 
 /** Scalar: the f32 in local x → sin/cos/tan as f32 on the stack. */
-export function emitTrigScalar(f: FunctionBuilder, op: TrigOp, x: number, helper: number): void {
+export function emitTrigScalar(f: FunctionBuilder, op: TrigOp, x: number, helper: number, demote: Demote = demoteF64): void {
   const o = d(f, false);
   const x64 = f.local("f64");
   const r = f.local("f64");
@@ -186,7 +187,7 @@ export function emitTrigScalar(f: FunctionBuilder, op: TrigOp, x: number, helper
   reduceFast(f, o, x64, r, q);
   f.end();
   evaluate(f, o, op, r, q);
-  f.f32DemoteF64();
+  demote(f);
   if (op !== "cos") {
     // ±0 keeps its sign.
     const t = f.local("f32");
@@ -275,13 +276,13 @@ function atan2F64(f: FunctionBuilder, o: D, y: number, x: number, xNegative: () 
 }
 
 /** Scalar atan2 of the f32 locals y, x: pushes the f32 result. */
-export function emitAtan2Scalar(f: FunctionBuilder, y: number, x: number): void {
+export function emitAtan2Scalar(f: FunctionBuilder, y: number, x: number, demote: Demote = demoteF64): void {
   const y64 = f.local("f64");
   const x64 = f.local("f64");
   f.localGet(y).f64PromoteF32().localSet(y64);
   f.localGet(x).f64PromoteF32().localSet(x64);
   atan2F64(f, d(f, false), y64, x64, () => { f.localGet(x).i32ReinterpretF32().i32Const(0).i32LtS(); });
-  f.f32DemoteF64();
+  demote(f);
 }
 
 /** Vector atan2 of the f32x4 locals y, x: pushes the f32x4 result. */

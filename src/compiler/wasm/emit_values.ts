@@ -8,14 +8,16 @@ import type { ElementType } from "../../types/element_type.js";
 import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node } from "../kernel/graph.js";
 import { FunctionBuilder } from "./encoder.js";
 import { emitCbrt, emitErf, emitExp, emitExpNonPositive, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
-import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, roundF16, roundF16x4, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
+import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
+import { encodeNarrow, isNarrowFloat, narrowFormat } from "./narrow_float.js";
+import { demoteFor, demoteKeepingNonzero, F64_ROUTINES, E8M0_F64_OPS, isE8m0, roundResult } from "./emit_rounding.js";
 import { EmitFail } from "./emit_fail.js";
 import { emitInterleaved } from "./interleave.js";
 import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
 import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
 import {
-  bitcastScalar, cmpFloat, cmpInt, convertScalar, floatSign, pushConst, roundAfz, roundBf16, roundBf16x4, totalOrderKey,
+  bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, floatSign, pushConst, roundAfz, roundBf16, totalOrderKey,
   VECTOR_ARITH, vectorCompare, vectorConvert, vectorIntMinMax,
 } from "./emit_ops.js";
 export { convertScalar, EmitFail, pushConst, roundBf16 };
@@ -23,9 +25,6 @@ export { convertScalar, EmitFail, pushConst, roundBf16 };
 const fail = (why: string): never => {
   throw new EmitFail(why);
 };
-
-/** Ops whose bf16/f16 result needs no rounding (they return one of their inputs, or an exact value). */
-const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "reducePrecision", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum", "sign"]);
 
 const TRANSCENDENTAL_F32: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
   cbrt: emitCbrt, erf: emitErf, exp: emitExp, log: emitLog, log1p: emitLog1p, expm1: emitExpm1, tanh: emitTanh, logistic: emitLogistic,
@@ -82,8 +81,7 @@ export class ValueEmitter {
     const n = this.g.node(id);
     this.scalarOp(n);
     const t = n.type;
-    if (t === "bf16" && !BF16_EXACT.has(n.op)) roundBf16(this.f, this.f.local("i32"));
-    if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16(this.f);
+    roundResult(this.f, this.g, n, false);
     const local = this.f.local(computeType(t));
     this.f.localSet(local);
     this.scalar.set(id, local);
@@ -178,7 +176,7 @@ export class ValueEmitter {
       case "const": pushConst(f, n.type as ElementType, constantValue(n)); return;
       case "fromIdx":
         this.get(a!);
-        if (n.type === "bf16" || n.type === "f16") {
+        if (n.type === "bf16" || n.type === "f16" || isNarrowFloat(n.type)) {
           // Indices below 2^24 are exact in f32, so the bf16 rounding after this is the only one.
           if (this.g.range(a!).hi >= 2 ** 24 || this.g.range(a!).lo <= -(2 ** 24)) fail("iota too large for bf16");
           f.f32ConvertI32S();
@@ -230,6 +228,12 @@ export class ValueEmitter {
     const dir = (n.attr as string).slice(0, 2);
     const total = (n.attr as string).endsWith("_TOTAL");
     const c = computeType(at);
+    if (total && isNarrowFloat(at)) {
+      this.narrowTotalOrderKey(n.args[0]!, at);
+      this.narrowTotalOrderKey(n.args[1]!, at);
+      cmpInt(f, "i32", dir, true);
+      return;
+    }
     if (total) {
       // Total order: compare sign-magnitude bit patterns as two's complement keys.
       for (const x of [n.args[0]!, n.args[1]!]) {
@@ -242,6 +246,25 @@ export class ValueEmitter {
     this.get(n.args[0]!); this.get(n.args[1]!);
     if (c === "f32" || c === "f64") cmpFloat(f, c, dir);
     else cmpInt(f, c, dir, isSigned(at));
+  }
+
+  /**
+   * The interpreter's total-order key of a narrow float: its bit pattern read as sign and
+   * magnitude (negative patterns below every positive one, -0 just below +0). The held
+   * value gives back its exact pattern (NaN payloads and signs included).
+   */
+  private narrowTotalOrderKey(id: number, t: ElementType): void {
+    const f = this.f;
+    const p = f.local("i32");
+    encodeNarrow(scalarF32Ops(f), t, this.scalar.get(id)!);
+    if (narrowFormat(t)!.encoding === "e8m0") return; // no sign bit
+    const w = bitsOf(t) - 1;
+    // key = sign ? -1 - magnitude : pattern
+    f.localSet(p);
+    f.i32Const(-1).localGet(p).i32Const((1 << w) - 1).i32And().i32Sub();
+    f.localGet(p);
+    f.localGet(p).i32Const(w).i32ShrU();
+    f.select();
   }
 
   private unaryScalar(n: Node, t: ElementType, a: number): void {
@@ -276,7 +299,7 @@ export class ValueEmitter {
         return;
       }
       if (TRIG.has(op) && is32) {
-        emitTrigScalar(f, op as TrigOp, x, this.trigHelper ?? fail("no trig helper in this module"));
+        emitTrigScalar(f, op as TrigOp, x, this.trigHelper ?? fail("no trig helper in this module"), demoteFor(t));
         return;
       }
       return fail(`${op} on ${t} has no code yet`);
@@ -321,11 +344,19 @@ export class ValueEmitter {
     if (c === "f32" || c === "f64") {
       const is32 = c === "f32";
       if (op === "atan2" && is32) {
-        emitAtan2Scalar(f, x, y);
+        emitAtan2Scalar(f, x, y, demoteFor(t));
         return;
       }
       if (op === "pow" && is32) {
-        emitPowScalar(f, x, y);
+        emitPowScalar(f, x, y, isE8m0(t) ? demoteKeepingNonzero : undefined);
+        return;
+      }
+      if ((op === "mul" || op === "div") && isE8m0(t)) {
+        // In f64: products and quotients of f8e8m0fnu's 2^±127 leave f32's range (2^-254
+        // would underflow to 0, which is NaN in this type, where the interpreter gets 2^-127).
+        f.localGet(x).f64PromoteF32().localGet(y).f64PromoteF32();
+        if (op === "mul") f.f64Mul(); else f.f64Div();
+        demoteToOdd(f);
         return;
       }
       f.localGet(x).localGet(y);
@@ -418,6 +449,8 @@ export class ValueEmitter {
     if (t !== "pred" && lanesOf(t) !== this.vectorLanes) return false;
     if (t === "pred" && this.vectorLanes === 2 && (n.op === "load" || n.op === "convert" || n.op === "fromIdx")) return false;
     const argType = n.args.length > 0 ? this.g.node(n.args[0]!).type : t;
+    if (isNarrowFloat(t) && F64_ROUTINES.has(n.op)) return false;
+    if (isE8m0(t) && E8M0_F64_OPS.has(n.op)) return false;
     switch (n.op) {
       case "load": case "const": case "select": return true;
       case "reducePrecision": return t === "f32" || t === "bf16";
@@ -434,6 +467,8 @@ export class ValueEmitter {
         if (t === "pred" || lanesOf(from) !== this.vectorLanes) return false;
         const fc = computeType(from);
         if (from === "pred") return c === "i32";
+        // s32/u32 → f16, bf16 or a narrow float rounds through f64 (scalar code only).
+        if ((isNarrowFloat(t) || t === "f16" || t === "bf16") && fc === "i32" && bitsOf(from) >= 24) return false;
         if (c === "f32") return fc === "f32" || fc === "i32";
         if (c === "i32") return fc === "i32" || fc === "f32";
         return false;
@@ -531,8 +566,7 @@ export class ValueEmitter {
         if (c === "i32") wrapI32x4(f, t);
       }
     }
-    if (t === "bf16" && !BF16_EXACT.has(n.op)) roundBf16x4(f);
-    if (t === "f16" && !BF16_EXACT.has(n.op)) roundF16x4(f);
+    roundResult(f, this.g, n, true);
     const local = f.local("v128");
     f.localSet(local);
     this.vector.set(id, local);

@@ -49,6 +49,8 @@ class Recorder implements FloatOps {
   gt(): void { this.op(2, (o) => o.gt()); }
   eq(): void { this.op(2, (o) => o.eq()); }
   ne(): void { this.op(2, (o) => o.ne()); }
+  igt(): void { this.op(2, (o) => o.igt()); }
+  ieq(): void { this.op(2, (o) => o.ieq()); }
   select(): void { this.op(3, (o) => o.select()); }
   bits(): void { this.op(1, (o) => o.bits()); }
   fromBits(): void { this.op(1, (o) => o.fromBits()); }

@@ -44,6 +44,8 @@ export interface FloatOps {
    */
   pmax(): void; pmin(): void;
   lt(): void; gt(): void; eq(): void; ne(): void;
+  /** Integer compares (signed), giving a mask. */
+  igt(): void; ieq(): void;
   /** (a, b, mask) → mask ? a : b */
   select(): void;
   bits(): void; fromBits(): void;
@@ -80,6 +82,7 @@ export function scalarF32Ops(f: FunctionBuilder): FloatOps {
     pmin: () => f.f32Min(), pmax: () => f.f32Max(),
     nearest: () => f.f32Nearest(), sqrt: () => f.f32Sqrt(),
     lt: () => f.f32Lt(), gt: () => f.f32Gt(), eq: () => f.f32Eq(), ne: () => f.f32Ne(),
+    igt: () => f.i32GtS(), ieq: () => f.i32Eq(),
     select: () => f.select(),
     bits: () => f.i32ReinterpretF32(), fromBits: () => f.f32ReinterpretI32(),
     iadd: () => f.i32Add(), isub: () => f.i32Sub(), iand: () => f.i32And(), ior: () => f.i32Or(), ixor: () => f.i32Xor(),
@@ -127,6 +130,7 @@ export function vectorF32Ops(f: FunctionBuilder, pool: ConstantPool = () => unde
     pmin: () => f.f32x4Pmin(), pmax: () => f.f32x4Pmax(),
     nearest: () => f.f32x4Nearest(), sqrt: () => f.f32x4Sqrt(),
     lt: () => f.f32x4Lt(), gt: () => f.f32x4Gt(), eq: () => f.f32x4Eq(), ne: () => f.f32x4Ne(),
+    igt: () => f.i32x4GtS(), ieq: () => f.i32x4Eq(),
     select: () => f.v128Bitselect(),
     bits: () => undefined, fromBits: () => undefined,
     iadd: () => f.i32x4Add(), isub: () => f.i32x4Sub(), iand: () => f.v128And(), ior: () => f.v128Or(), ixor: () => f.v128Xor(),

@@ -5,17 +5,21 @@
 // conversions read them directly; s64/u64 are i64; f32 is f32; f64 is f64; bf16 and
 // f16 are an f32 that always holds a value of the type (rounded after every op that
 // could leave it: computing in f32 and rounding once is exact for +, -, ×, ÷, sqrt,
-// since 24 ≥ 2p + 2 bits for both). Vectors: the same with 4 lanes of 32 bits or 2 lanes of 64 bits; pred lanes
+// since 24 ≥ 2p + 2 bits for both); the 8-, 6- and 4-bit floats likewise (p ≤ 5; their
+// loads, stores and rounding are in narrow_float.ts). Vectors: the same with 4 lanes of 32 bits or 2 lanes of 64 bits; pred lanes
 // are masks (all ones or zero) so compares feed v128.bitselect directly.
 
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { NodeType } from "../kernel/graph.js";
 import type { FunctionBuilder } from "./encoder.js";
+import { scalarF32Ops, vectorF32Ops } from "./math.js";
+import { decodeNarrow, encodeNarrow, isNarrowFloat } from "./narrow_float.js";
 
 export type Compute = "i32" | "i64" | "f32" | "f64";
 
 export function computeType(t: NodeType): Compute {
   if (t === "idx" || t === "cond") return "i32";
+  if (isNarrowFloat(t)) return "f32";
   switch (t) {
     case "f32": case "bf16": case "f16": return "f32";
     case "f64": return "f64";
@@ -31,7 +35,7 @@ export function lanesOf(t: NodeType): number {
 }
 
 export const isSigned = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "signed";
-export const isFloatType = (t: NodeType): boolean => t === "f32" || t === "f64" || t === "bf16" || t === "f16";
+export const isFloatType = (t: NodeType): boolean => t === "f32" || t === "f64" || t === "bf16" || t === "f16" || isNarrowFloat(t);
 export const bitsOf = (t: ElementType): number => ELEMENT_TYPES[t].bitWidth;
 export const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
@@ -73,7 +77,12 @@ export function loadScalar(f: FunctionBuilder, t: ElementType): void {
     case "f64": f.f64Load(); return;
     case "bf16": f.i32Load16U().i32Const(16).i32Shl().f32ReinterpretI32(); return;
     case "f16": f.i32Load16U(); decodeF16(f); return;
-    default: throw new Error(`loadScalar: ${t}`);
+    default: {
+      if (!isNarrowFloat(t)) throw new Error(`loadScalar: ${t}`);
+      const bits = f.local("i32");
+      f.i32Load8U().localSet(bits);
+      decodeNarrow(scalarF32Ops(f), t, bits);
+    }
   }
 }
 
@@ -88,7 +97,13 @@ export function storeScalar(f: FunctionBuilder, t: ElementType): void {
     case "f64": f.f64Store(); return;
     case "bf16": f.i32ReinterpretF32().i32Const(16).i32ShrU().i32Store16(); return;
     case "f16": encodeF16(f); f.i32Store16(); return;
-    default: throw new Error(`storeScalar: ${t}`);
+    default: {
+      if (!isNarrowFloat(t)) throw new Error(`storeScalar: ${t}`);
+      const x = f.local("f32");
+      f.localSet(x);
+      encodeNarrow(scalarF32Ops(f), t, x);
+      f.i32Store8();
+    }
   }
 }
 
@@ -102,7 +117,15 @@ export function loadVector(f: FunctionBuilder, t: ElementType): void {
     case "u16": f.v128Load64Zero(0, 2).i32x4ExtendLowI16x8U(); return;
     case "bf16": f.v128Load64Zero(0, 2).i32x4ExtendLowI16x8U().i32Const(16).i32x4Shl(); return;
     case "f16": f.v128Load64Zero(0, 2).i32x4ExtendLowI16x8U(); decodeF16x4(f); return;
-    default: f.v128Load(0, 1);
+    default: {
+      if (!isNarrowFloat(t)) {
+        f.v128Load(0, 1);
+        return;
+      }
+      const bits = f.local("v128");
+      f.v128Load32Zero(0, 1).i16x8ExtendLowI8x16U().i32x4ExtendLowI16x8U().localSet(bits);
+      decodeNarrow(vectorF32Ops(f), t, bits);
+    }
   }
 }
 
@@ -133,7 +156,17 @@ export function storeVector(f: FunctionBuilder, t: ElementType, scratch: number)
       shuffle(HALVES_0_2_4_6);
       f.v128Store64Lane(0, 0, 2);
       return;
-    default: f.v128Store(0, 1);
+    default: {
+      if (!isNarrowFloat(t)) {
+        f.v128Store(0, 1);
+        return;
+      }
+      const x = f.local("v128");
+      f.localSet(x);
+      encodeNarrow(vectorF32Ops(f), t, x);
+      shuffle(BYTES_0_4_8_12);
+      f.v128Store32Lane(0, 0, 1);
+    }
   }
 }
 
@@ -158,14 +191,19 @@ export function encodeF16(f: FunctionBuilder): void {
   const b = f.local("i32");
   const a = f.local("i32");
   f.i32ReinterpretF32().localTee(b).i32Const(0x7fffffff).i32And().localSet(a);
-  f.i32Const(0x7e00).i32Const(0x7c00).localGet(a).i32Const(0x7f800000).i32GtU().select();
+  // Infinity and NaN: exponent all ones and the f32's top mantissa bits (a loaded NaN's payload).
+  f.localGet(a).i32Const(13).i32ShrU().i32Const(0x3ff).i32And().i32Const(0x7c00).i32Or();
   f.localGet(a).f32ReinterpretI32().f32Const(2 ** -112).f32Mul().i32ReinterpretF32().i32Const(13).i32ShrU();
   f.localGet(a).i32Const(0x7f800000).i32GeU().select();
   f.localGet(b).i32Const(16).i32ShrU().i32Const(0x8000).i32And().i32Or();
 }
 
-/** Rounds the f32 on the stack to the nearest f16 value (ties to even; overflow to ±inf; NaN quiet). */
-export function roundF16(f: FunctionBuilder): void {
+/**
+ * Rounds the f32 on the stack to the nearest f16 value (ties to even; overflow to ±inf;
+ * NaN the positive quiet NaN, or keeping its sign where `keepNaNSign`: convert, as the
+ * interpreter's).
+ */
+export function roundF16(f: FunctionBuilder, keepNaNSign = false): void {
   const b = f.local("i32");
   const a = f.local("i32");
   const r = f.local("i32");
@@ -175,8 +213,10 @@ export function roundF16(f: FunctionBuilder): void {
   f.localGet(a).f32ReinterpretI32().f32Const(0.5).f32Add().f32Const(0.5).f32Sub().i32ReinterpretF32();
   f.localGet(a).i32Const(0x38800000).i32GeU().select().localSet(r);
   f.i32Const(0x7f800000).localGet(r).localGet(r).i32Const(0x477fe000).i32GtU().select().localSet(r);
-  f.i32Const(0x7fc00000).localGet(r).localGet(a).i32Const(0x7f800000).i32GtU().select();
-  f.localGet(b).i32Const(-0x80000000).i32And().i32Or().f32ReinterpretI32();
+  f.i32Const(0x7fc00000);
+  if (keepNaNSign) f.localGet(b).i32Const(-0x80000000).i32And().i32Or();
+  f.localGet(r).localGet(b).i32Const(-0x80000000).i32And().i32Or();
+  f.localGet(a).i32Const(0x7f800000).i32GtU().select().f32ReinterpretI32();
 }
 
 const splat4 = (f: FunctionBuilder, v: number): void => { f.i32x4Const(v, v, v, v); };
@@ -198,14 +238,14 @@ export function encodeF16x4(f: FunctionBuilder): void {
   const b = f.local("v128");
   const a = f.local("v128");
   f.localTee(b); splat4(f, 0x7fffffff); f.v128And().localSet(a);
-  splat4(f, 0x7e00); splat4(f, 0x7c00); f.localGet(a); splat4(f, 0x7f800000); f.i32x4GtS(); f.v128Bitselect();
+  f.localGet(a).i32Const(13).i32x4ShrU(); splat4(f, 0x3ff); f.v128And(); splat4(f, 0x7c00); f.v128Or();
   f.localGet(a).f32x4Const(2 ** -112, 2 ** -112, 2 ** -112, 2 ** -112).f32x4Mul().i32Const(13).i32x4ShrU();
   f.localGet(a); splat4(f, 0x7f800000 - 1); f.i32x4GtS(); f.v128Bitselect();
   f.localGet(b).i32Const(16).i32x4ShrU(); splat4(f, 0x8000); f.v128And().v128Or();
 }
 
 /** f32x4 → nearest f16 values, as roundF16. */
-export function roundF16x4(f: FunctionBuilder): void {
+export function roundF16x4(f: FunctionBuilder, keepNaNSign = false): void {
   const b = f.local("v128");
   const a = f.local("v128");
   const r = f.local("v128");
@@ -215,6 +255,8 @@ export function roundF16x4(f: FunctionBuilder): void {
   f.localGet(a).f32x4Const(0.5, 0.5, 0.5, 0.5).f32x4Add().f32x4Const(0.5, 0.5, 0.5, 0.5).f32x4Sub();
   f.localGet(a); splat4(f, 0x38800000 - 1); f.i32x4GtS(); f.v128Bitselect().localSet(r);
   splat4(f, 0x7f800000); f.localGet(r).localGet(r); splat4(f, 0x477fe000); f.i32x4GtS(); f.v128Bitselect().localSet(r);
-  splat4(f, 0x7fc00000); f.localGet(r).localGet(a); splat4(f, 0x7f800000); f.i32x4GtS(); f.v128Bitselect();
-  f.localGet(b); splat4(f, -0x80000000); f.v128And().v128Or();
+  splat4(f, 0x7fc00000);
+  if (keepNaNSign) { f.localGet(b); splat4(f, -0x80000000); f.v128And().v128Or(); }
+  f.localGet(r).localGet(b); splat4(f, -0x80000000); f.v128And().v128Or();
+  f.localGet(a); splat4(f, 0x7f800000); f.i32x4GtS(); f.v128Bitselect();
 }
