@@ -6,6 +6,9 @@ import type { Attr, AttrDict, OpNode } from "./ast.js";
 import type { Cursor } from "./cursor.js";
 
 export class AttrReader {
+  /** The attribute names the op's lowering asked for: the op's own; the others are unknown to it. */
+  readonly asked = new Set<string>();
+
   constructor(readonly c: Cursor, readonly op: OpNode) {}
 
   fail(message: string): never {
@@ -13,6 +16,7 @@ export class AttrReader {
   }
 
   get(...keys: string[]): Attr | undefined {
+    for (const k of keys) this.asked.add(k);
     for (const k of keys) {
       const v = this.op.attrs.get(k);
       if (v !== undefined) return v;
@@ -22,7 +26,7 @@ export class AttrReader {
 
   /** Positional pretty-syntax items (`LT`, `"name"`, `@target`, `dense<...>`). */
   positional(): readonly Attr[] {
-    const p = this.op.attrs.get("__positional");
+    const p = this.get("__positional");
     return p?.kind === "list" ? p.items : [];
   }
 

@@ -98,9 +98,9 @@ export class CompBuilder {
     return inst;
   }
 
-  /** `inst`, just made and not used yet, with the typed sdy values of the op it came from. */
-  withSdyValues(inst: Instruction, values: SdyValues): Instruction {
-    if (values.sdySharding === undefined && values.sdyShardingRule === undefined && values.sdyPropagationEdges === undefined) return inst;
+  /** `inst`, just made and not used yet, with the typed sdy values and the unknown attributes of the op it came from. */
+  withSdyValues(inst: Instruction, values: SdyValues & Pick<Instruction, "unknownAttributes">): Instruction {
+    if (Object.values(values).every((v) => v === undefined)) return inst;
     const created = this.factory.created;
     const i = created.indexOf(inst);
     if (i < 0 || created.slice(i + 1).some((later) => later.operands.includes(inst))) return inst;
