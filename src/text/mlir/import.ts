@@ -259,7 +259,10 @@ export class Importer {
         const mesh = op.attrs.get("mesh");
         if (mesh?.kind !== "sdy" || mesh.value.kind !== "mesh") throw this.c.error("sdy.mesh needs a mesh <[...]>", op.offset);
         if (this.meshes.some((m) => m.name === name)) throw this.c.error(`redefinition of symbol named '${name}'`, op.offset);
-        const named: NamedMesh = { name, mesh: mesh.value.value };
+        const other = [...op.attrs].filter(([k]) => k !== "sym_name" && k !== "mesh");
+        const named: NamedMesh = {
+          name, mesh: mesh.value.value, ...(other.length > 0 ? { attributes: Object.fromEntries(other.map(([k, v]) => [k, v.kind === "unit" ? "unit" : attrToText(v)])) } : {}),
+        };
         setSourceLocation(named, this.c.location(op.offset));
         this.meshes.push(named);
         this.symbolOrder.push(name);
