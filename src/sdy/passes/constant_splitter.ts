@@ -304,6 +304,11 @@ function postOrder(funcs: readonly MFunc[]): MFunc[] {
 
 class Rebuilder {
   private readonly built = new Map<MFunc, Computation>();
+  /**
+   * Regions by the computation they mirror: the IR may share one computation between
+   * ops (equal case branches), each mirrored and split alike; they stay one.
+   */
+  private readonly regions = new Map<Computation, Computation>();
 
   /** `taken`: the names of the module's computations (a copied region gets a free `.N` one). */
   constructor(private readonly taken: Set<string>) {}
@@ -347,22 +352,27 @@ class Rebuilder {
       instructions.push(root);
     }
     const params = block.params.map((p) => map.get(p) as Instruction<"parameter">);
+    if (name === c.name && root === c.root && instructions.length === c.instructions.length && instructions.every((x, i) => x === c.instructions[i])) return c;
     return withInstructions(c, instructions, root, name, params);
   }
 
-  private regionName(block: MBlock): string {
+  private region(block: MBlock): Computation {
     const base = block.source.name;
-    if (!block.copied) return base;
+    if (!block.copied) {
+      const known = this.regions.get(block.source) ?? this.block(block, base);
+      this.regions.set(block.source, known);
+      return known;
+    }
     let name = base;
     for (let k = 1; this.taken.has(name); k++) name = `${base}.${k}`;
     this.taken.add(name);
-    return name;
+    return this.block(block, name);
   }
 
   /** The op's attributes with its computations rebuilt (the same object when none changed). */
   private attrs(op: MOp): Instruction["attrs"] {
     if (op.slots.size === 0) return op.inst.attrs;
-    const one = (s: Slot): Computation => (s.kind === "func" ? this.func(s.func) : this.block(s.block, this.regionName(s.block)));
+    const one = (s: Slot): Computation => (s.kind === "func" ? this.func(s.func) : this.region(s.block));
     const attrs: Record<string, unknown> = { ...(op.inst.attrs as Record<string, unknown>) };
     let changed = false;
     for (const [k, s] of op.slots) {
