@@ -15,8 +15,13 @@ export class AttrReader {
     throw this.c.error(`${this.op.name}: ${message}`, this.op.offset);
   }
 
-  get(...keys: string[]): Attr | undefined {
+  /** Marks attributes as the op's own without reading them (what the printer writes again from the op). */
+  own(...keys: string[]): void {
     for (const k of keys) this.asked.add(k);
+  }
+
+  get(...keys: string[]): Attr | undefined {
+    this.own(...keys);
     for (const k of keys) {
       const v = this.op.attrs.get(k);
       if (v !== undefined) return v;

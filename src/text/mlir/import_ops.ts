@@ -318,6 +318,8 @@ const LOWER: Partial<Record<Opcode, Lower>> = {
       precisionConfig: ctx.r.precision(),
       ...preferredElementType(ctx),
     };
+    // dot_general's own attribute, which the IR has no field for (not an unknown one).
+    ctx.r.own("algorithm");
     return ctx.add("dot", ctx.operands, attrs, ctx.declared);
   },
   convolution: (ctx) => lowerConvolution(ctx, ctx.operands, undefined),
@@ -669,6 +671,8 @@ const SUGAR: Record<string, Lower> = {
   },
   "stablehlo.dynamic_broadcast_in_dim": (ctx) => {
     constantInts(ctx, ctx.operands[1]!, "output_dimensions");
+    // Hints about the dynamic shape, which the static broadcast this becomes needs no more.
+    ctx.r.own("known_expanding_dimensions", "known_nonexpanding_dimensions");
     return ctx.add("broadcastInDim", [ctx.operands[0]!],
       { dimensions: resultArray(ctx).dimensions, broadcastDimensions: ctx.r.ints(["broadcast_dimensions", "dims"]) }, ctx.declared);
   },
