@@ -191,12 +191,14 @@ class Splitter {
   }
 
   private walkOnRegion(region: MBlock, fn: MFunc, namedComputation: string | undefined): void {
+    // In the order they were met (sets for membership).
     const constantOps: MOp[] = [];
     const scalarExpansions: MOp[] = [];
     const constants = new Set<MOp>();
+    const expansions = new Set<MOp>();
     const split = (op: MOp): void => {
       op.operands.forEach((operand, k) => {
-        if (!isParam(operand) && (constants.has(operand) || scalarExpansions.includes(operand))) op.operands[k] = this.cloneSubComputation(operand);
+        if (!isParam(operand) && (constants.has(operand) || expansions.has(operand))) op.operands[k] = this.cloneSubComputation(operand);
       });
     };
     const processOp = (op: MOp): void => {
@@ -214,6 +216,7 @@ class Splitter {
       }
       if (isScalarExpansion(op.inst)) {
         scalarExpansions.push(op);
+        expansions.add(op);
         return;
       }
       split(op);
