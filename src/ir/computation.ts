@@ -19,6 +19,12 @@ export interface Instruction<O extends Opcode = Opcode> {
   readonly metadata?: OpMetadata;
   /** Free-form string attributes (XLA frontend_attributes; sdy dictionary entries with no typed field, as MLIR text). */
   readonly frontendAttributes?: Readonly<Record<string, string>>;
+  /**
+   * Attributes of an MLIR op named without a dialect that neither the op nor the IR
+   * interprets (`{foo}`, `random_attr = "value"`: MLIR's discardable attributes), as
+   * MLIR text by name, so the op prints back with them.
+   */
+  readonly unknownAttributes?: Readonly<Record<string, string>>;
   /** XLA's HloSharding in its HLO text form (`{devices=[2,1]0,1}`, `{replicated}`), kept verbatim. */
   readonly sharding?: string;
   /** Shardy's `sdy.sharding`: one sharding per result of the instruction. */

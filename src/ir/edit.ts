@@ -14,7 +14,7 @@ import { withEntry, withInstructions } from "./rewrite.js";
  * (`attrs` only for attributes that are annotations, such as an sdy op's sharding).
  * A field given as undefined is removed.
  */
-export type InstructionAnnotations = Partial<Pick<Instruction, "metadata" | "frontendAttributes" | "sharding" | "sdySharding" | "sdyShardingRule" | "sdyPropagationEdges" | "attrs">>;
+export type InstructionAnnotations = Partial<Pick<Instruction, "metadata" | "frontendAttributes" | "unknownAttributes" | "sharding" | "sdySharding" | "sdyShardingRule" | "sdyPropagationEdges" | "attrs">>;
 
 /** The annotations of a computation: its argument and result shardings and text attributes (undefined removes them). */
 export type ComputationAnnotations = Partial<Pick<Computation, "argShardings" | "resultShardings" | "argAttributes" | "resultAttributes" | "attributes">>;

@@ -2,7 +2,7 @@
 // the runtime's deserializer, every compiler pass) creates instructions through an
 // InstructionFactory, which gives each a fresh id and a name unique in its
 // computation, runs the shared shape inference, and carries an instruction's metadata,
-// frontend attributes and shardings (XLA's and Shardy's; a sharding rule only when the
+// frontend and unknown attributes and shardings (XLA's and Shardy's; a sharding rule only when the
 // replacement is the same op on the same shapes) over to the instruction that replaces
 // it, with its source location.
 
@@ -21,6 +21,7 @@ export interface InstructionExtras {
   readonly name?: string;
   readonly metadata?: OpMetadata;
   readonly frontendAttributes?: Readonly<Record<string, string>>;
+  readonly unknownAttributes?: Readonly<Record<string, string>>;
   readonly sharding?: string;
   /** Shardy's sharding of each result (`sdy.sharding`). */
   readonly sdySharding?: TensorShardingPerValue;
@@ -103,6 +104,7 @@ export class InstructionFactory {
     const id = this.nextId++;
     const metadata = extras.metadata ?? from?.metadata;
     const frontendAttributes = extras.frontendAttributes ?? from?.frontendAttributes;
+    const unknownAttributes = extras.unknownAttributes ?? from?.unknownAttributes;
     const sharding = extras.sharding ?? from?.sharding;
     const sdySharding = extras.sdySharding ?? from?.sdySharding;
     // A rule maps the dimensions of one op's operands and results to factors: it carries
@@ -119,6 +121,7 @@ export class InstructionFactory {
       attrs,
       ...(metadata !== undefined ? { metadata } : {}),
       ...(frontendAttributes !== undefined ? { frontendAttributes } : {}),
+      ...(unknownAttributes !== undefined ? { unknownAttributes } : {}),
       ...(sharding !== undefined ? { sharding } : {}),
       ...(sdySharding !== undefined ? { sdySharding } : {}),
       ...(sdyShardingRule !== undefined ? { sdyShardingRule } : {}),

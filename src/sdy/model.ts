@@ -26,6 +26,8 @@ export interface Mesh {
 export interface NamedMesh {
   readonly name: string;
   readonly mesh: Mesh;
+  /** The declaration's other (discardable) attributes (`stablehlo.mesh = {...}`), as MLIR text by name. */
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
 /** `(preSize)size`: the part of a full axis reshaped to [..., preSize, size, ...]. */

@@ -3,7 +3,8 @@
 // mesh (`#sdy.sharding<mesh<["x"=2]>, ...>`) becomes a reference to a declared mesh equal
 // to it, declared after the existing meshes when there is none (named `mesh`,
 // `empty_mesh` or `maximal_mesh_<id>`, made unique as MLIR's symbol table does:
-// `mesh_0`, `mesh_1`, ... with one counter for the module).
+// `mesh_0`, `mesh_1`, ... with one counter for the module). Every declared mesh then
+// carries its `stablehlo.mesh` form, for StableHLO's collectives.
 
 import type { PassRegistration } from "../../compiler/pass_options.js";
 import type { HloModule } from "../../ir/computation.js";
@@ -48,8 +49,8 @@ export function liftInlinedMeshes(module: HloModule): HloModule {
   const ir = new IrGraph(module);
   transformShardings(ir.graph, rewrite);
   const out = writeBack(ir);
+  out.meshes = [...kept, ...created].map(withStablehloMesh);
   if (renamed.size === 0 && created.length === 0) return out;
-  out.meshes = [...kept, ...created];
   if (module.symbolOrder !== undefined) {
     const order = module.symbolOrder.filter((n) => !renamed.has(n));
     const meshNames = new Set(kept.map((m) => m.name));
@@ -58,6 +59,19 @@ export function liftInlinedMeshes(module: HloModule): HloModule {
     out.symbolOrder = [...order.slice(0, at), ...created.map((m) => m.name), ...order.slice(at)];
   }
   return out;
+}
+
+/**
+ * The mesh with its `stablehlo.mesh` attribute (when it has none): the mesh as a
+ * dictionary StableHLO reads, `{axes = [{name = "a", size = 4 : i64}], device_ids = ...}`.
+ */
+export function withStablehloMesh(m: NamedMesh): NamedMesh {
+  if (m.attributes?.["stablehlo.mesh"] !== undefined) return m;
+  const axes = m.mesh.axes.map((a) => `{name = ${JSON.stringify(a.name)}, size = ${a.size} : i64}`);
+  const ids = m.mesh.deviceIds ?? [];
+  const deviceIds = ids.length === 0 ? ""
+    : `, device_ids = dense<${ids.every((d) => d === ids[0]) ? ids[0] : `[${ids.join(", ")}]`}> : tensor<${ids.length}xi64>`;
+  return { ...m, attributes: { ...m.attributes, "stablehlo.mesh": `{axes = [${axes.join(", ")}]${deviceIds}}` } };
 }
 
 /**

@@ -25,7 +25,8 @@ import {
 import { applyShardingConstraintsToModule, importShardingGroups } from "./import.js";
 import { propagateModule } from "./propagation.js";
 import { exportNamedComputations, importFuncCalls, insertFuncCallReshards, preOrderFuncs, symbolDce, unflattenCallGraph, type OriginalNames } from "./call_graph.js";
-import { mergeConstants, splitConstants } from "./constants.js";
+import { mergeConstants } from "./constants.js";
+import { splitConstants } from "./constant_splitter.js";
 import { eraseDeadOps } from "./export.js";
 import { dropShardingRulesFromModule } from "./drop_sharding_rules.js";
 import { liftInlinedMeshes, manualAxesCleanup, removeSizeOneAxes } from "./meshes.js";

@@ -6,13 +6,22 @@ import type { Attr, AttrDict, OpNode } from "./ast.js";
 import type { Cursor } from "./cursor.js";
 
 export class AttrReader {
+  /** The attribute names the op's lowering asked for: the op's own; the others are unknown to it. */
+  readonly asked = new Set<string>();
+
   constructor(readonly c: Cursor, readonly op: OpNode) {}
 
   fail(message: string): never {
     throw this.c.error(`${this.op.name}: ${message}`, this.op.offset);
   }
 
+  /** Marks attributes as the op's own without reading them (what the printer writes again from the op). */
+  own(...keys: string[]): void {
+    for (const k of keys) this.asked.add(k);
+  }
+
   get(...keys: string[]): Attr | undefined {
+    this.own(...keys);
     for (const k of keys) {
       const v = this.op.attrs.get(k);
       if (v !== undefined) return v;
@@ -22,7 +31,7 @@ export class AttrReader {
 
   /** Positional pretty-syntax items (`LT`, `"name"`, `@target`, `dense<...>`). */
   positional(): readonly Attr[] {
-    const p = this.op.attrs.get("__positional");
+    const p = this.get("__positional");
     return p?.kind === "list" ? p.items : [];
   }
 

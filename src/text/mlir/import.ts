@@ -98,9 +98,9 @@ export class CompBuilder {
     return inst;
   }
 
-  /** `inst`, just made and not used yet, with the typed sdy values of the op it came from. */
-  withSdyValues(inst: Instruction, values: SdyValues): Instruction {
-    if (values.sdySharding === undefined && values.sdyShardingRule === undefined && values.sdyPropagationEdges === undefined) return inst;
+  /** `inst`, just made and not used yet, with the typed sdy values and the unknown attributes of the op it came from. */
+  withSdyValues(inst: Instruction, values: SdyValues & Pick<Instruction, "unknownAttributes">): Instruction {
+    if (Object.values(values).every((v) => v === undefined)) return inst;
     const created = this.factory.created;
     const i = created.indexOf(inst);
     if (i < 0 || created.slice(i + 1).some((later) => later.operands.includes(inst))) return inst;
@@ -263,7 +263,10 @@ export class Importer {
         const mesh = op.attrs.get("mesh");
         if (mesh?.kind !== "sdy" || mesh.value.kind !== "mesh") throw this.c.error("sdy.mesh needs a mesh <[...]>", op.offset);
         if (this.meshes.some((m) => m.name === name)) throw this.c.error(`redefinition of symbol named '${name}'`, op.offset);
-        const named: NamedMesh = { name, mesh: mesh.value.value };
+        const other = [...op.attrs].filter(([k]) => k !== "sym_name" && k !== "mesh");
+        const named: NamedMesh = {
+          name, mesh: mesh.value.value, ...(other.length > 0 ? { attributes: Object.fromEntries(other.map(([k, v]) => [k, v.kind === "unit" ? "unit" : attrToText(v)])) } : {}),
+        };
         setSourceLocation(named, this.c.location(op.offset));
         this.meshes.push(named);
         this.symbolOrder.push(name);

@@ -77,7 +77,24 @@ export function lowerOp(importer: Importer, b: CompBuilder, scope: Scope, op: Op
     fail: (m) => r.fail(m),
   };
   const result = lowerOne(ctx);
-  bindResults(ctx, result === undefined ? undefined : b.withSdyValues(result, sdyValuesOf(c, op)));
+  const unknownAttributes = unknownAttributesOf(op, r);
+  bindResults(ctx, result === undefined ? undefined : b.withSdyValues(result, {
+    ...sdyValuesOf(c, op), ...(unknownAttributes !== undefined ? { unknownAttributes } : {}),
+  }));
+}
+
+/**
+ * The attributes named without a dialect that the op's lowering did not ask for (MLIR's
+ * discardable attributes, which no dialect interprets), as text. Dialect-prefixed ones
+ * are frontendAttributesOf's.
+ */
+function unknownAttributesOf(op: OpNode, r: AttrReader): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const [k, v] of op.attrs) {
+    if (k.includes(".") || r.asked.has(k) || k === "__positional") continue;
+    (out ??= {})[k] = v.kind === "unit" ? "unit" : attrToText(v);
+  }
+  return out;
 }
 
 function mlirOf(s: Shape): string {
@@ -301,6 +318,8 @@ const LOWER: Partial<Record<Opcode, Lower>> = {
       precisionConfig: ctx.r.precision(),
       ...preferredElementType(ctx),
     };
+    // dot_general's own attribute, which the IR has no field for (not an unknown one).
+    ctx.r.own("algorithm");
     return ctx.add("dot", ctx.operands, attrs, ctx.declared);
   },
   convolution: (ctx) => lowerConvolution(ctx, ctx.operands, undefined),
@@ -336,6 +355,8 @@ const LOWER: Partial<Record<Opcode, Lower>> = {
     const xlaOpcode = xlaOpcodeOfTarget(targetName);
     if (xlaOpcode !== undefined) return lowerXlaCustomCall(ctx, xlaOpcode);
     const bc = ctx.r.get("backend_config");
+    // An empty backend_config is none to XLA, but MLIR prints one given explicitly back: it stays an unknown attribute.
+    if (bc?.kind === "string" && bc.value === "") ctx.r.asked.delete("backend_config");
     const called = ctx.r.get("called_computations");
     const symbols = called?.kind === "list"
       ? called.items.map((s) => (s.kind === "symbol" ? s.name : ctx.fail("bad called_computations")))
@@ -650,6 +671,8 @@ const SUGAR: Record<string, Lower> = {
   },
   "stablehlo.dynamic_broadcast_in_dim": (ctx) => {
     constantInts(ctx, ctx.operands[1]!, "output_dimensions");
+    // Hints about the dynamic shape, which the static broadcast this becomes needs no more.
+    ctx.r.own("known_expanding_dimensions", "known_nonexpanding_dimensions");
     return ctx.add("broadcastInDim", [ctx.operands[0]!],
       { dimensions: resultArray(ctx).dimensions, broadcastDimensions: ctx.r.ints(["broadcast_dimensions", "dims"]) }, ctx.declared);
   },
@@ -725,7 +748,10 @@ function keptCustomCall(ctx: LowerContext, target: string): Instruction {
     else if (a.kind === "list") a.items.forEach(walk);
     else if (a.kind === "dict") for (const v of a.entries.values()) walk(v);
   };
-  for (const v of op.attrs.values()) walk(v);
+  for (const [k, v] of op.attrs) {
+    ctx.r.asked.add(k);
+    walk(v);
+  }
   for (const s of symbols) {
     const f = ctx.importer.func(s, op.offset);
     if (!called.includes(f)) called.push(f);

@@ -20,7 +20,7 @@ import { Parser } from "./parser.js";
 import { attrDict, buildOp, functionalType, isKept, symbolRef, type AttrEntry, type OpContext } from "./print_ops.js";
 import { BlockWriter, ValueNames, type MBlock, type MOp, type MRegion, type MValue } from "./print_model.js";
 import { meshLines, printSdyOp, sdyAttributeEntries, sdyResultCount, valueAttributes } from "./sdy_print.js";
-import { OP_TABLE } from "../../ir/opcodes.js";
+import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
 import { shapeToMlir } from "./types.js";
 import { elementsOf } from "./import.js";
 import { printsAsXlaCustomCall, xlaCustomCallCallees, xlaCustomCallHasTupleResult } from "./xla_ops.js";
@@ -131,7 +131,7 @@ class FunctionPrinter {
   /** The ops of the block being built. */
   private ops: MOp[] = [];
   /** Constants visible from the block being built (enclosing blocks first), by IR name: what a region's copied constant stands for. */
-  private constantScopes: Map<string, { readonly literal: Literal; readonly value: MValue }>[] = [];
+  private constantScopes: Map<string, { readonly opcode: Opcode; readonly literal: Literal; readonly value: MValue }>[] = [];
 
   constructor(readonly mp: ModulePrinter, readonly f: Computation) {}
 
@@ -212,13 +212,19 @@ class FunctionPrinter {
     return v;
   }
 
-  /** A constant of an enclosing block that a region's constant copies (same IR name, same value). */
-  private capturedConstant(inst: Instruction<"constant">): MValue | undefined {
+  /** A constant (or sdy.constant) of an enclosing block that a region's constant copies (same op, IR name and value). */
+  private capturedConstant(inst: Instruction<"constant" | "sdyConstant">): MValue | undefined {
     for (let i = this.constantScopes.length - 2; i >= 0; i--) {
       const outer = this.constantScopes[i]!.get(inst.name);
-      if (outer !== undefined && sameLiteral(outer.literal, inst.attrs.literal)) return outer.value;
+      if (outer !== undefined && outer.opcode === inst.opcode && sameLiteral(outer.literal, inst.attrs.literal)) return outer.value;
     }
     return undefined;
+  }
+
+  /** Records a constant a region may copy. */
+  private scopeConstant(inst: Instruction, value: MValue): void {
+    if (inst.opcode !== "constant" && inst.opcode !== "sdyConstant") return;
+    this.constantScopes.at(-1)!.set(inst.name, { opcode: inst.opcode, literal: (inst as Instruction<"constant">).attrs.literal, value });
   }
 
   private emit(inst: Instruction, op: MOp): void {
@@ -246,6 +252,13 @@ class FunctionPrinter {
   }
 
   private instruction(inst: Instruction): void {
+    if (inst.opcode === "constant" || inst.opcode === "sdyConstant") {
+      const outer = this.capturedConstant(inst as Instruction<"constant" | "sdyConstant">);
+      if (outer !== undefined) {
+        this.values.set(inst, outer);
+        return;
+      }
+    }
     if (isSdyOp(inst)) return this.sdyOp(inst);
     switch (inst.opcode) {
       case "tuple":
@@ -255,15 +268,6 @@ class FunctionPrinter {
         const src = this.lowered(inst.operands[0]!);
         if (isTuple(src)) {
           this.values.set(inst, src[(inst as Instruction<"getTupleElement">).attrs.index]!);
-          return;
-        }
-        break;
-      }
-      case "constant": {
-        const c = inst as Instruction<"constant">;
-        const outer = this.capturedConstant(c);
-        if (outer !== undefined) {
-          this.values.set(inst, outer);
           return;
         }
         break;
@@ -286,7 +290,7 @@ class FunctionPrinter {
     const operands = inst.operands.map((o) => this.use(o));
     const op = buildOp(this.context(inst, operands, this.resultValues(inst)));
     this.emit(inst, op);
-    if (inst.opcode === "constant") this.constantScopes.at(-1)!.set(inst.name, { literal: (inst as Instruction<"constant">).attrs.literal, value: op.results[0]! });
+    this.scopeConstant(inst, op.results[0]!);
   }
 
   /** sdy ops (sdy_print.ts writes their syntax; their regions are `(%arg: t) { ... sdy.return ... }`). */
@@ -305,6 +309,7 @@ class FunctionPrinter {
         dict: (i) => attrDict(discardableAttributes(i)),
       }),
     });
+    if (results.length === 1) this.scopeConstant(inst, results[0]!);
   }
 
   /**
@@ -465,10 +470,11 @@ function isAttributeText(text: string): boolean {
  * `sdy.propagation_edges`); attributes imported from StableHLO as text (dialect-prefixed
  * names: `mhlo.sharding`, `sdy.sharding_rule`) as they were; XLA's string-valued
  * frontend attributes (from HLO text) in `mhlo.frontend_attributes = {key = "value"}`,
- * as XLA exports them.
+ * as XLA exports them; attributes of no dialect that nothing interprets (`{foo}`) as they
+ * were.
  */
 export function discardableAttributes(inst: Instruction): AttrEntry[] {
-  return [...sdyAttributeEntries(inst), ...frontendAttributeEntries(inst.frontendAttributes)];
+  return [...sdyAttributeEntries(inst), ...frontendAttributeEntries(inst.frontendAttributes), ...textEntries(inst.unknownAttributes)];
 }
 
 /** Whether `inst` is an sdy op (printed by sdy_print.ts). */

@@ -106,7 +106,7 @@ export function splitValueAttributes(
 
 /** The typed attribute `key` of the op, of the given kind. */
 function sdyAttr<K extends SdyAttribute["kind"]>(ctx: LowerContext, key: string, kind: K): (SdyAttribute & { kind: K }) | undefined {
-  const a = ctx.op.attrs.get(key);
+  const a = ctx.r.get(key);
   if (a === undefined) return undefined;
   if (a.kind !== "sdy" || a.value.kind !== kind) return ctx.fail(`attribute ${key} must be an sdy ${kind} attribute, got ${attrToText(a)}`);
   return a.value as SdyAttribute & { kind: K };
@@ -118,7 +118,7 @@ function need<K extends SdyAttribute["kind"]>(ctx: LowerContext, key: string, ki
 
 /** An enum written bare (`NONE`, pretty form) or as `#sdy<propagation_direction NONE>` (generic form). */
 function enumValue(ctx: LowerContext, key: string): string | undefined {
-  const a = ctx.op.attrs.get(key);
+  const a = ctx.r.get(key);
   if (a === undefined) return undefined;
   if (a.kind === "enum") return a.value;
   if (a.kind === "sdy" && a.value.kind === "enum") return a.value.value;

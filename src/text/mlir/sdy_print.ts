@@ -14,7 +14,7 @@ import { resultShapes, type SdyOpcode } from "../../shape/sdy.js";
 import type { Shape } from "../../types/shape.js";
 import { printDenseBody } from "./literal.js";
 import { quoteString } from "./print_attr.js";
-import { symbolRef } from "./print_ops.js";
+import { attrDict, symbolRef } from "./print_ops.js";
 import { shapeToMlir } from "./types.js";
 
 /** What printing an sdy op needs from the function printer. */
@@ -46,7 +46,8 @@ export function valueAttributes(
 
 /** `sdy.mesh @mesh = <["a"=2]>` lines. */
 export function meshLines(module: HloModule, indent: string): string[] {
-  return (module.meshes ?? []).map((m) => `${indent}sdy.mesh ${symbolRef(m.name)} = ${printMesh(m.mesh)}`);
+  return (module.meshes ?? []).map((m) => `${indent}sdy.mesh ${symbolRef(m.name)} = ${printMesh(m.mesh)}${
+    attrDict(Object.entries(m.attributes ?? {}).map(([k, v]) => [k, v === "unit" ? undefined : v]))}`);
 }
 
 const types = (shapes: readonly Shape[]): string =>

@@ -132,6 +132,8 @@ export function xlaOpcodeOfTarget(target: string): Opcode | undefined {
 
 /** Lowers `stablehlo.custom_call @<target>` of an XLA-only op back to its opcode. */
 export function lowerXlaCustomCall(ctx: LowerContext, opcode: Opcode): Instruction {
+  // The custom call's own attributes: printing writes them again from the opcode.
+  ctx.r.own("api_version", "backend_config", "has_side_effect", "called_computations", "operand_layouts", "result_layouts", "output_operand_aliases");
   const inner = ctx.r.get("mhlo.attributes");
   const r = readerOver(ctx, opcode === "raggedAllToAll" ? ctx.r.get("backend_config") : inner);
   type Collective = { replicaGroups: OpAttributes["raggedAllToAll"]["replicaGroups"]; channelId?: number; useGlobalDeviceIds?: boolean };

@@ -163,7 +163,8 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m2, [{"x"}
   %1 = stablehlo.abs %0 {sdy.sharding = #sdy.sharding_per_value<[<mesh<[], device_ids=[3]>, []>]>} : tensor<8x8xf32>
   return %1 : tensor<8x8xf32>
 }`, "-sdy-lift-inlined-meshes");
-  const meshes = out.split("\n").filter((l) => l.includes("sdy.mesh @")).map((l) => l.trim());
+  // (Each also gets its stablehlo.mesh form, tested below.)
+  const meshes = out.split("\n").filter((l) => l.includes("sdy.mesh @")).map((l) => l.trim().replace(/ \{stablehlo\.mesh = .*\}$/, ""));
   assert.deepEqual(meshes, [
     'sdy.mesh @m1 = <["x"=2, "y"=2]>', 'sdy.mesh @mesh = <["z"=4]>',
     'sdy.mesh @mesh_0 = <["a"=8]>', "sdy.mesh @maximal_mesh_3 = <[], device_ids=[3]>",
@@ -217,4 +218,19 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = ${A}}, %arg1: tensor<8x8x
   assert.match(notes[conflict + 1]!, /^candidate \{"a"\} from operand 0/);
   assert.match(notes[conflict + 2]!, /^candidate \{"b"\} from operand 1 \(argument 1 of @main\)/);
   assert.match(notes[conflict + 3]!, /^nothing propagated along it/);
+});
+
+test("-sdy-lift-inlined-meshes gives every declared mesh its stablehlo.mesh form, device ids included", () => {
+  const out = opt(`sdy.mesh @m = <["x"=2, "y"=2], device_ids=[3, 2, 1, 0]>
+sdy.mesh @one = <[], device_ids=[5]>
+sdy.mesh @tagged = <["z"=2]> {stablehlo.mesh = {axes = []}}
+func.func @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<mesh<["w"=4]>, [{"w"}]>}) -> tensor<4xf32> {
+  return %arg0 : tensor<4xf32>
+}`, "-sdy-lift-inlined-meshes");
+  assert.equal(line(out, "@m ="),
+    'sdy.mesh @m = <["x"=2, "y"=2], device_ids=[3, 2, 1, 0]> {stablehlo.mesh = {axes = [{name = "x", size = 2 : i64}, {name = "y", size = 2 : i64}], device_ids = dense<[3, 2, 1, 0]> : tensor<4xi64>}}');
+  assert.equal(line(out, "@one ="), "sdy.mesh @one = <[], device_ids=[5]> {stablehlo.mesh = {axes = [], device_ids = dense<5> : tensor<1xi64>}}");
+  // One it already has stays.
+  assert.equal(line(out, "@tagged ="), 'sdy.mesh @tagged = <["z"=2]> {stablehlo.mesh = {axes = []}}');
+  assert.equal(line(out, "@mesh ="), 'sdy.mesh @mesh = <["w"=4]> {stablehlo.mesh = {axes = [{name = "w", size = 4 : i64}]}}');
 });

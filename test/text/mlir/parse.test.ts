@@ -187,3 +187,34 @@ test("print: a hand-built program with a reducer prints as StableHLO and is stab
   assert.match(text, /%c = stablehlo\.constant dense<0> : tensor<i32>\n/);
   assert.match(text, /%0 = stablehlo\.reduce\(%arg0 init: %c\) applies stablehlo\.add across dimensions = \[1\] : \(tensor<2x3xi32>, tensor<i32>\) -> tensor<2xi32>/);
 });
+
+test("parse: attributes of no dialect that the op does not read are kept and print back sorted", () => {
+  const printed = stable(`func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = stablehlo.constant {zeta = 3 : i64, alpha} dense<1.000000e+00> : tensor<2xf32>
+    %1 = call @f(%arg0) {random_attr = "random_value", mhlo.frontend_attributes = {k = "v"}} : (tensor<2xf32>) -> tensor<2xf32>
+    %2 = stablehlo.custom_call @Host(%1) {backend_config = ""} : (tensor<2xf32>) -> tensor<2xf32>
+    %3 = stablehlo.add %0, %2 : tensor<2xf32>
+    return %3 : tensor<2xf32>
+  }
+  func.func private @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    return %arg0 : tensor<2xf32>
+  }`);
+  assert.ok(printed.includes("stablehlo.constant {alpha, zeta = 3 : i64} dense<1.000000e+00> : tensor<2xf32>"), printed);
+  assert.ok(printed.includes('call @f(%arg0) {mhlo.frontend_attributes = {k = "v"}, random_attr = "random_value"} : (tensor<2xf32>) -> tensor<2xf32>'), printed);
+  // An empty backend_config is none to XLA, but one written explicitly prints back.
+  assert.ok(printed.includes('stablehlo.custom_call @Host(%0) {backend_config = ""} : (tensor<2xf32>) -> tensor<2xf32>'), printed);
+  // Attributes the op reads are not repeated as unknown ones.
+  const iota = stable(`func.func @main() -> tensor<4xi32> {
+    %0 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<4xi32>
+    return %0 : tensor<4xi32>
+  }`);
+  assert.ok(iota.includes("%0 = stablehlo.iota dim = 0 : tensor<4xi32>"), iota);
+});
+
+test("parse: an sdy.mesh keeps its discardable attributes", () => {
+  const printed = stable(`sdy.mesh @mesh = <["a"=4]> {stablehlo.mesh = {axes = [{name = "a", size = 4 : i64}]}, tag}
+  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    return %arg0 : tensor<4xf32>
+  }`);
+  assert.ok(printed.includes('sdy.mesh @mesh = <["a"=4]> {stablehlo.mesh = {axes = [{name = "a", size = 4 : i64}]}, tag}'), printed);
+});
