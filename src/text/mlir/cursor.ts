@@ -21,7 +21,7 @@ export class Cursor {
   private readonly lineStarts: number[] = [0];
 
   constructor(readonly text: string, readonly fileName = "<input>", readonly lineOffset = 0) {
-    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
+    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) this.lineStarts.push(i + 1);
   }
 
   /** Line (1-based, shifted by lineOffset) and column (1-based) of an offset. */
@@ -133,6 +133,16 @@ export class Cursor {
   stringLiteral(): string | undefined {
     if (this.peek() !== '"') return undefined;
     const start = this.pos;
+    // Plain ASCII with no escape (a weights blob "0x..." runs to megabytes): one slice,
+    // found and checked by native scans.
+    const end = this.text.indexOf('"', start + 1);
+    if (end > start) {
+      const body = this.text.slice(start + 1, end);
+      if (!/[\\\n\u0080-\uffff]/.test(body)) {
+        this.pos = end + 1;
+        return body;
+      }
+    }
     const bytes: number[] = [];
     this.pos++;
     for (;;) {

@@ -12,7 +12,7 @@ import { InstructionFactory } from "../../ir/factory.js";
 import { inferShape } from "../../shape/index.js";
 import { ShapeError, ParseError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
-import { shapesCompatible, shapesEqual, shapeToString, tupleShape, type Shape } from "../../types/shape.js";
+import { elementCount, shapesCompatible, shapesEqual, shapeToString, tupleShape, type Shape } from "../../types/shape.js";
 import { UNNAMED_MODULE, type AttrDict, type OpNode, type Region, type ValueUse } from "./ast.js";
 import type { Cursor } from "./cursor.js";
 import { lowerOp } from "./import_ops.js";
@@ -307,8 +307,10 @@ export class Importer {
     if (other.length > 0) comp.attributes = Object.fromEntries(other.map(([k, v]) => [k, attrToText(v)]));
     this.built.set(name, comp);
     // A region computing the same as a function is that function (HLO text names one computation for both).
-    const key = structuralKey(comp);
-    if (name !== "main" && !this.regionsByKey.has(key)) this.regionsByKey.set(key, comp);
+    if (name !== "main") {
+      const key = structuralKey(comp);
+      if (!this.regionsByKey.has(key)) this.regionsByKey.set(key, comp);
+    }
     return comp;
   }
 
@@ -380,7 +382,7 @@ function structuralKey(c: Computation): string {
   const position = new Map<Instruction, number>(c.instructions.map((inst, i) => [inst, i]));
   const replacer = (_key: string, v: unknown): unknown => {
     if (v instanceof Computation) return `@${computationId(v)}`;
-    if (v instanceof Literal) return `${shapeToString(v.shape)} ${v.toString()}`;
+    if (v instanceof Literal) return literalKey(v);
     if (typeof v === "bigint") return `${v}n`;
     return v;
   };
@@ -390,6 +392,21 @@ function structuralKey(c: Computation): string {
   ], replacer));
   return `${parts.join("\n")}\nroot ${position.get(c.root)}`;
 }
+
+/**
+ * A literal's part of a structural key: its text when small; a large one (a weights
+ * blob) stands only for itself, so that keying a region never prints megabytes and two
+ * regions share a key only through the same large literal object.
+ */
+function literalKey(v: Literal): string {
+  if (v.shape.kind !== "array" || elementCount(v.shape) <= 64) return `${shapeToString(v.shape)} ${v.toString()}`;
+  let id = literalIds.get(v);
+  if (id === undefined) literalIds.set(v, id = nextLiteralId++);
+  return `${shapeToString(v.shape)} literal#${id}`;
+}
+
+const literalIds = new WeakMap<Literal, number>();
+let nextLiteralId = 0;
 
 const computationIds = new WeakMap<Computation, number>();
 let nextComputationId = 0;

@@ -22,7 +22,7 @@ type RawNested = RawElement | { readonly kind: "list"; readonly items: RawNested
 /** The body of `dense<...>` as written: empty, a hex blob, or (nested) elements. */
 export type DenseBody =
   | { readonly kind: "empty" }
-  | { readonly kind: "hex"; readonly hex: string; readonly offset: number }
+  | { readonly kind: "hex"; readonly bytes: Uint8Array; readonly offset: number }
   | { readonly kind: "values"; readonly value: RawNested };
 
 /** Parses what follows `dense`: `<...>` (the type comes later, so values stay raw). */
@@ -34,8 +34,9 @@ export function parseDenseBody(c: Cursor): DenseBody {
   const s = c.stringLiteral();
   if (s !== undefined) {
     c.expect(">");
-    if (!/^0x([0-9a-fA-F]{2})*$/.test(s)) throw c.error("a dense string must be a hex blob \"0x...\"", offset);
-    return { kind: "hex", hex: s.slice(2), offset };
+    const bytes = hexBlobBytes(s);
+    if (bytes === undefined) throw c.error("a dense string must be a hex blob \"0x...\"", offset);
+    return { kind: "hex", bytes, offset };
   }
   const value = parseNested(c);
   c.expect(">", "to close dense<");
@@ -175,20 +176,47 @@ function bitsToF64(bits: bigint): number {
   return v.getFloat64(0);
 }
 
+/**
+ * The bytes of "0x" and an even number of hex digits, or undefined: one loop that checks
+ * as it decodes (the blob of a model's weights runs to megabytes).
+ */
+function hexBlobBytes(s: string): Uint8Array | undefined {
+  if (s.length % 2 !== 0 || !s.startsWith("0x")) return undefined;
+  const bytes = new Uint8Array((s.length - 2) / 2);
+  for (let i = 0, k = 2; i < bytes.length; i++, k += 2) {
+    const hi = hexDigit(s.charCodeAt(k));
+    const lo = hexDigit(s.charCodeAt(k + 1));
+    if ((hi | lo) < 0) return undefined;
+    bytes[i] = (hi << 4) | lo;
+  }
+  return bytes;
+}
+
+/** The value of a hex digit's character code, or -1. */
+function hexDigit(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  const lower = code | 0x20;
+  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
+}
+
 /** `dense<"0x...">`: little-endian raw bytes of every element (or of one element, a splat). */
 function hexToLiteral(c: Cursor, body: DenseBody & { kind: "hex" }, shape: ArrayShape): Literal {
   const t = shape.elementType;
   const n = elementCount(shape);
   const elemBytes = ELEMENT_TYPES[t].storageBytes;
-  const bytes = new Uint8Array(body.hex.length / 2);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(body.hex.slice(2 * i, 2 * i + 2), 16);
+  const bytes = body.bytes;
   const splat = bytes.length === elemBytes && n !== 1;
   if (!splat && bytes.length !== elemBytes * n) {
     throw c.error(`hex blob has ${bytes.length} bytes; ${shapeToMlir(shape)} needs ${elemBytes * n}`, body.offset);
   }
   const lit = Literal.zeros(shape);
   const target = new Uint8Array(lit.data.buffer, lit.data.byteOffset, lit.data.byteLength);
-  for (let i = 0; i < n; i++) target.set(bytes.subarray(splat ? 0 : i * elemBytes, (splat ? 0 : i * elemBytes) + elemBytes), i * elemBytes);
+  if (!splat) target.set(bytes);
+  else if (n > 0) {
+    // One element, then copies of what is filled so far: log n copies.
+    target.set(bytes);
+    for (let filled = elemBytes; filled < target.length; filled *= 2) target.copyWithin(filled, 0, Math.min(filled, target.length - filled));
+  }
   if (t === "pred") for (let i = 0; i < n; i++) target[i] = target[i]! !== 0 ? 1 : 0;
   if (ELEMENT_TYPES[t].kind === "signed" && elemBytes === 1) {
     for (let i = 0; i < n; i++) lit.data[i] = wrapInteger(t, lit.data[i] as number);

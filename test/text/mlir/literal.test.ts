@@ -57,6 +57,21 @@ test("literal: hex blob form", () => {
   const lit = parseMlirLiteral('dense<"0x0000803F00000040"> : tensor<2xf32>');
   assert.deepEqual(lit.toNumbers(), [1, 2]);
   assert.deepEqual(parseMlirLiteral('dense<"0x0000803F"> : tensor<3xf32>').toNumbers(), [1, 1, 1]);
+  assert.deepEqual(parseMlirLiteral('dense<"0xfF01"> : tensor<2xui8>').toNumbers(), [255, 1]);
+  for (const bad of ['dense<"0x0G"> : tensor<1xui8>', 'dense<"0x012"> : tensor<1xui8>', 'dense<"12"> : tensor<1xui8>', 'dense<"0x0\u00e9"> : tensor<1xui8>']) {
+    assert.throws(() => parseMlirLiteral(bad), (e: unknown) => e instanceof ParseError && /hex blob/.test(e.message), bad);
+  }
+});
+
+test("literal: a weights-sized hex blob (4 MiB, as JAX embeds weights) parses without a stack overflow", () => {
+  const n = 1 << 20;
+  const words = new Uint32Array(n).map((_, i) => Math.imul(i, 2654435761) >>> 0);
+  const hex = Array.from(new Uint8Array(words.buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+  const lit = parseMlirLiteral(`dense<"0x${hex}"> : tensor<${n}xui32>`);
+  const got = lit.toNumbers();
+  for (const i of [0, 1, 12345, n - 1]) assert.equal(got[i], words[i]);
+  // A splat over many elements fills them all.
+  assert.ok(parseMlirLiteral(`dense<"0x0000C03F"> : tensor<${n}xf32>`).toNumbers().every((v) => v === 1.5));
 });
 
 test("literal: errors are ParseErrors with a position", () => {
