@@ -10,6 +10,15 @@ import { ParseError } from "../../types/errors.js";
 /** Deepest nesting of regions, lists or attributes accepted before the parser gives up (no stack overflow). */
 export const MAX_NESTING = 256;
 
+/** A number as MLIR writes it, matched in place (sticky: no substring per number). */
+const NUMBER = /[-+]?(0x[0-9a-fA-F]+|[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)/y;
+
+/** A letter or `_`: a keyword accepted there must not run on into a longer identifier. */
+function isIdentifierStart(code: number): boolean {
+  const lower = code | 0x20;
+  return (lower >= 97 && lower <= 122) || code === 95;
+}
+
 export interface SourcePos {
   readonly line: number;
   readonly column: number;
@@ -98,7 +107,7 @@ export class Cursor {
   /** Consumes `s` if it comes next. A word is only matched whole (`cond` does not match `condition`). */
   accept(s: string): boolean {
     if (!this.lookingAt(s)) return false;
-    if (/^[A-Za-z_]/.test(s) && /[A-Za-z0-9_.$]/.test(this.text[this.pos + s.length] ?? "")) return false;
+    if (isIdentifierStart(s.charCodeAt(0)) && /[A-Za-z0-9_.$]/.test(this.text[this.pos + s.length] ?? "")) return false;
     this.pos += s.length;
     return true;
   }
@@ -169,7 +178,8 @@ export class Cursor {
   /** A number token as text: `-12`, `0x7F80`, `1.5e-3`, `inf`/`nan` are not numbers here. */
   numberText(): string | undefined {
     this.skipWs();
-    const m = /^[-+]?(0x[0-9a-fA-F]+|[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)/.exec(this.text.slice(this.pos, this.pos + 512));
+    NUMBER.lastIndex = this.pos;
+    const m = NUMBER.exec(this.text);
     if (!m) return undefined;
     this.pos += m[0].length;
     return m[0];

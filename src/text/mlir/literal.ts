@@ -76,7 +76,11 @@ function parseElement(c: Cursor): RawElement {
   return { kind: "num", text, offset };
 }
 
-const isHex = (t: string): boolean => /^[-+]?0x/.test(t);
+/** `0x...` or `-0x...`: a bit pattern (checked by character: this runs once per element). */
+function isHex(t: string): boolean {
+  const k = t.charCodeAt(0) === 45 || t.charCodeAt(0) === 43 ? 1 : 0;
+  return t.charCodeAt(k) === 48 && t.charCodeAt(k + 1) === 120;
+}
 
 /** Builds the literal of `shape` from a parsed dense body; errors point into the source via `c`. */
 export function denseToLiteral(c: Cursor, body: DenseBody, shape: ArrayShape): Literal {
