@@ -55,10 +55,25 @@ export function createEvalContext(options: EvaluateOptions = {}): EvalContext {
     customCalls: options.customCalls ?? new Map(),
     rngSeed: options.rngSeed ?? 0n,
     ...(options.meshes !== undefined ? { meshes: options.meshes } : {}),
-    call: (c, a) => run(c, a, ctx),
+    call: (c, a) => {
+      // Each nested call costs JavaScript stack: past the limit, a typed error instead of a RangeError.
+      if (depth >= MAX_CALL_DEPTH) {
+        throw new ExecutionError(`${c.name}: computations nest more than ${MAX_CALL_DEPTH} calls deep (call, while, conditional and reducer bodies count)`);
+      }
+      depth++;
+      try {
+        return run(c, a, ctx);
+      } finally {
+        depth--;
+      }
+    },
   };
+  let depth = 0;
   return ctx;
 }
+
+/** Deepest nesting of computation calls the interpreter runs (about 1,500 fit in Node's default stack). */
+export const MAX_CALL_DEPTH = 1000;
 
 function run(computation: Computation, args: readonly Literal[], ctx: EvalContext): Literal {
   const params = computation.parameters;

@@ -107,13 +107,24 @@ export class Computation {
 export function calleesFirst(roots: readonly Computation[]): Computation[] {
   const ordered: Computation[] = [];
   const seen = new Set<Computation>();
-  const visit = (c: Computation): void => {
-    if (seen.has(c)) return;
-    seen.add(c);
-    for (const callee of c.calledComputations()) visit(callee);
-    ordered.push(c);
-  };
-  for (const r of roots) visit(r);
+  // Depth first with an explicit stack: call chains thousands deep must not overflow
+  // the JavaScript stack.
+  for (const root of roots) {
+    if (seen.has(root)) continue;
+    seen.add(root);
+    const stack = [{ c: root, callees: root.calledComputations(), next: 0 }];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const callee = top.callees[top.next++];
+      if (callee === undefined) {
+        ordered.push(top.c);
+        stack.pop();
+      } else if (!seen.has(callee)) {
+        seen.add(callee);
+        stack.push({ c: callee, callees: callee.calledComputations(), next: 0 });
+      }
+    }
+  }
   return ordered;
 }
 

@@ -52,10 +52,15 @@ class Names {
   private fresh(base: string): string {
     const clean = VALID_NAME.test(base) ? base : `x${base.replace(/[^A-Za-z0-9_.\-]/g, "_")}`;
     let name = clean;
-    for (let k = 1; this.used.has(name); k++) name = `${clean}.${k}`;
+    // Suffixes below the last one given for this base are all taken: start past it
+    // (thousands of computations renamed from one base stay linear).
+    let k = this.nextSuffix.get(clean) ?? 1;
+    for (; this.used.has(name); k++) name = `${clean}.${k}`;
+    this.nextSuffix.set(clean, k);
     this.used.add(name);
     return name;
   }
+  private readonly nextSuffix = new Map<string, number>();
 
   of(inst: Instruction): string {
     return this.instructions.get(inst) ?? inst.name;

@@ -5,7 +5,7 @@
 // Every instruction's shape comes from inferShape (the one shape inference) and must
 // equal the type the text declares.
 
-import { Computation, HloModule, type Instruction } from "../../ir/computation.js";
+import { calleesFirst, Computation, HloModule, type Instruction } from "../../ir/computation.js";
 import { OP_TABLE, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
 import type { OpMetadata } from "../../ir/attributes.js";
 import { InstructionFactory } from "../../ir/factory.js";
@@ -221,13 +221,7 @@ export class Importer {
     const entry = order.length === 0 ? emptyEntry() : this.built.get(this.funcs.has("main") ? "main" : order[order.length - 1]!)!;
     // Functions the entry reaches are ordered by use from the entry (callees first), as
     // HLO text lists computations; the others keep their source order before it.
-    const reached = new Set<Computation>();
-    const reach = (c: Computation): void => {
-      if (reached.has(c)) return;
-      reached.add(c);
-      for (const callee of c.calledComputations()) reach(callee);
-    };
-    reach(entry);
+    const reached = new Set(calleesFirst([entry]));
     const module = new HloModule(this.moduleName, entry, functions.filter((f) => !reached.has(f)));
     module.functions = functions;
     if (order.length === 0) module.entryIsPlaceholder = true;
