@@ -1,0 +1,88 @@
+// Shardy's export passes that rewrite single ops: -sdy-resolve-single-device-sharding and
+// -sdy-update-non-divisible-input-output-shardings, run as `xlats opt` runs them. The
+// expected shardings follow the examples in Shardy's pass descriptions; the resolved
+// program is checked against the interpreter's values for the original one.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { evaluate, Literal, parseStableHlo } from "../../../src/index.js";
+import { meshTable } from "../../../src/sdy/mesh.js";
+import { line, opt } from "./opt.js";
+
+const MESHES = `sdy.mesh @mesh = <["x"=2]>
+sdy.mesh @dev0 = <[], device_ids=[0]>
+sdy.mesh @dev1 = <[], device_ids=[1]>`;
+
+function run(text: string, args: readonly Literal[]): unknown {
+  const m = parseStableHlo(text, "test.mlir");
+  return evaluate(m.entry, args, { meshes: meshTable(m) }).toNested();
+}
+
+const ADD_ON_DEV0 = `${MESHES}
+func.func @main(%arg0: tensor<2xf32>, %arg1: tensor<2xf32>) -> (tensor<2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+  %0 = sdy.reshard %arg0 <@dev0, []> : tensor<2xf32>
+  %1 = sdy.reshard %arg1 <@dev0, []> : tensor<2xf32>
+  %2 = stablehlo.add %0, %1 {sdy.sharding = #sdy.sharding_per_value<[<@dev0, []>]>} : tensor<2xf32>
+  %3 = sdy.reshard %2 <@mesh, [{}]> : tensor<2xf32>
+  return %3 : tensor<2xf32>
+}`;
+
+test("-sdy-resolve-single-device-sharding: the op runs under an if on its device, bypassing its single-device reshards", () => {
+  const out = opt(ADD_ON_DEV0, "-sdy-resolve-single-device-sharding");
+  assert.ok(!out.includes("@dev0, []>"), out);
+  assert.equal(line(out, "stablehlo.constant dense<0> : tensor<i64>"), "%c = stablehlo.constant dense<0> : tensor<i64>");
+  assert.match(line(out, "stablehlo.add"), /^%\d+ = stablehlo.add %arg0, %arg1 : tensor<2xf32>$/);
+  assert.equal(line(out, "dense<0.000000e+00>"), "%cst = stablehlo.constant dense<0.000000e+00> : tensor<2xf32>");
+  // The reshard to the replicated sharding is folded into the all-reduce, which is returned.
+  assert.match(line(out, "sdy.all_reduce"), /^%(\d+) = sdy.all_reduce \{"x"\} %\d+ out_sharding=<@mesh, \[\{\}\]> : tensor<2xf32>$/);
+  const reduced = /^%(\d+) = sdy.all_reduce/.exec(line(out, "sdy.all_reduce"))![1];
+  assert.equal(line(out, "  return"), `return %${reduced} : tensor<2xf32>`);
+  assert.ok(!out.includes("sdy.reshard"), out);
+  // On device 0 (the interpreter's partition id), the program computes what it computed before: [1, 2] + [10, 20].
+  const args = [Literal.from("f32", [1, 2]), Literal.from("f32", [10, 20])];
+  assert.deepEqual(run(out, args), [11, 22]);
+  assert.deepEqual(run(ADD_ON_DEV0, args), [11, 22]);
+});
+
+test("-sdy-resolve-single-device-sharding: replica-count above 1 takes the device id from the replica id", () => {
+  const out = opt(ADD_ON_DEV0, "-sdy-resolve-single-device-sharding=replica-count=2");
+  assert.ok(out.includes("stablehlo.replica_id"), out);
+  assert.ok(!out.includes("stablehlo.partition_id"), out);
+  assert.throws(() => opt(ADD_ON_DEV0, "-sdy-resolve-single-device-sharding=replica-count=2 partition-count=2"), /replica-count 2 and partition-count 2/);
+});
+
+test("-sdy-resolve-single-device-sharding: results on two devices, or on one device and sharded, are errors", () => {
+  const twoDevices = `${MESHES}
+func.func @main(%arg0: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %0:2 = stablehlo.custom_call @Split(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@dev0, []>, <@dev1, []>]>} : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<2xf32>
+}`;
+  assert.throws(() => opt(twoDevices, "-sdy-resolve-single-device-sharding"), /on device 0 and on device 1/);
+  const sharded = twoDevices.replace("<@dev1, []>", '<@mesh, [{"x"}]>');
+  assert.throws(() => opt(sharded, "-sdy-resolve-single-device-sharding"), /on device 0 and results sharded over a mesh/);
+  // A replicated result beside a single-device one is fine.
+  const replicated = twoDevices.replace("<@dev1, []>", "<@mesh, [{}]>");
+  assert.equal((opt(replicated, "-sdy-resolve-single-device-sharding").match(/sdy.all_reduce/g) ?? []).length, 2);
+});
+
+test("-sdy-resolve-single-device-sharding: without a mesh with axes nothing changes", () => {
+  const noGlobal = ADD_ON_DEV0.replace('sdy.mesh @mesh = <["x"=2]>', "sdy.mesh @mesh = <[]>");
+  const out = opt(noGlobal, "-sdy-resolve-single-device-sharding");
+  assert.ok(!out.includes("stablehlo.if"), out);
+  assert.ok(out.includes("@dev0, []>"), out);
+});
+
+test("-sdy-update-non-divisible-input-output-shardings: a call's results keep the largest prefix of axes that divides them", () => {
+  // mesh x=4, y=2: [{"y","x"}] on 4 -> [{"y","x":(1)2}]; [{"x"}, {"y"}] on 2x2 -> [{"x":(1)2}, {"y"}]; [{"x"}] on 3 -> [{}].
+  const text = `sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<2x2xf32>, %arg2: tensor<3xf32>) -> tensor<4xf32> {
+  %0:3 = call @f(%arg0, %arg1, %arg2) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y", "x"}]>, <@mesh, [{"x"}, {"y"}]>, <@mesh, [{"x"}]>]>} : (tensor<4xf32>, tensor<2x2xf32>, tensor<3xf32>) -> (tensor<4xf32>, tensor<2x2xf32>, tensor<3xf32>)
+  return %0#0 : tensor<4xf32>
+}
+func.func private @f(%arg0: tensor<4xf32>, %arg1: tensor<2x2xf32>, %arg2: tensor<3xf32>) -> (tensor<4xf32>, tensor<2x2xf32>, tensor<3xf32>) {
+  return %arg0, %arg1, %arg2 : tensor<4xf32>, tensor<2x2xf32>, tensor<3xf32>
+}`;
+  const out = opt(text, "-sdy-update-non-divisible-input-output-shardings");
+  assert.ok(line(out, "call @f").includes(
+    'sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y", "x":(1)2}]>, <@mesh, [{"x":(1)2}, {"y"}]>, <@mesh, [{}]>]>'), out);
+});
