@@ -86,3 +86,19 @@ func.func private @f(%arg0: tensor<4xf32>, %arg1: tensor<2x2xf32>, %arg2: tensor
   assert.ok(line(out, "call @f").includes(
     'sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y", "x":(1)2}]>, <@mesh, [{"x":(1)2}, {"y"}]>, <@mesh, [{}]>]>'), out);
 });
+
+test("-sdy-sharding-constraint-to-reshard: each constraint becomes a reshard to its sharding, keeping its attributes, on tokens too", () => {
+  const text = `sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<4x2xf32>, %arg1: !stablehlo.token) -> (tensor<4x2xf32>, !stablehlo.token) {
+  %0 = sdy.sharding_constraint %arg0 <@mesh, [{"b"}, {?}]> {bar, baz = 3 : i64} : tensor<4x2xf32>
+  %1 = sdy.sharding_constraint %arg1 <@mesh, []> : !stablehlo.token
+  %2 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"a"}]> : tensor<4x2xf32>
+  return %0, %1 : tensor<4x2xf32>, !stablehlo.token
+}`;
+  const out = opt(text, "-sdy-sharding-constraint-to-reshard");
+  assert.ok(!out.includes("sharding_constraint"), out);
+  assert.equal(line(out, "%0 ="), '%0 = sdy.reshard %arg0 <@mesh, [{"b"}, {?}]> {bar, baz = 3 : i64} : tensor<4x2xf32>');
+  assert.equal(line(out, "%1 ="), "%1 = sdy.reshard %arg1 <@mesh, []> : !stablehlo.token");
+  // A constraint nothing uses still becomes a reshard: the conversion removes nothing.
+  assert.equal(line(out, "%2 ="), '%2 = sdy.reshard %arg0 <@mesh, [{}, {"a"}]> : tensor<4x2xf32>');
+});
