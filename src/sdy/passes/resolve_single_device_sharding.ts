@@ -215,6 +215,12 @@ class Resolver {
         removed.add(original);
       }
     }
+    // A user of the whole tuple of results (rather than of its elements) reads them as a tuple.
+    if (multi && (c.root === inst || c.instructions.some((u) => u.opcode !== "getTupleElement" && u.operands.includes(inst)))) {
+      const whole = add("tuple", replacements.map((r) => r.value), {});
+      edit.replaceUses(inst, whole, (user) => user === undefined || user.opcode !== "getTupleElement");
+      replaced.set(inst, whole);
+    }
     for (const i of made) edit.insertBefore(inst, i);
     edit.remove(inst);
     removed.add(inst);

@@ -6,7 +6,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { evaluate, Literal, parseStableHlo } from "../../../src/index.js";
+import { Computation, HloModule } from "../../../src/ir/computation.js";
+import { InstructionFactory } from "../../../src/ir/factory.js";
+import { verifyModule } from "../../../src/ir/verify.js";
 import { meshTable } from "../../../src/sdy/mesh.js";
+import { resolveSingleDeviceSharding } from "../../../src/sdy/passes/resolve_single_device_sharding.js";
+import { printStableHlo } from "../../../src/text/mlir/index.js";
+import { arrayShape } from "../../../src/types/shape.js";
 import { line, opt } from "./opt.js";
 
 const MESHES = `sdy.mesh @mesh = <["x"=2]>
@@ -42,6 +48,27 @@ test("-sdy-resolve-single-device-sharding: the op runs under an if on its device
   const args = [Literal.from("f32", [1, 2]), Literal.from("f32", [10, 20])];
   assert.deepEqual(run(out, args), [11, 22]);
   assert.deepEqual(run(ADD_ON_DEV0, args), [11, 22]);
+});
+
+test("-sdy-resolve-single-device-sharding: a computation returning an op's whole tuple of results returns the resolved ones", () => {
+  // Built directly: MLIR text always reads a multi-result op through its elements.
+  const f = new InstructionFactory("main");
+  const vec = arrayShape("f32", [2]);
+  const p0 = f.parameter(0, vec);
+  const p1 = f.parameter(1, vec);
+  const dev0 = { meshOrRef: "dev0", dimShardings: [], replicatedAxes: [], unreducedAxes: [] };
+  const barrier = f.add("optimizationBarrier", [p0, p1], {}, { sdySharding: [dev0, dev0] });
+  const module = new HloModule("m", f.finish(barrier));
+  module.meshes = [{ name: "mesh", mesh: { axes: [{ name: "x", size: 2 }] } }, { name: "dev0", mesh: { axes: [], deviceIds: [0] } }];
+  const out = resolveSingleDeviceSharding(module, { replicaCount: 1, partitionCount: 1 });
+  verifyModule(out);
+  assert.equal(out.entry.root.opcode, "tuple");
+  assert.deepEqual(out.entry.root.operands.map((o) => o.opcode), ["sdyAllReduce", "sdyAllReduce"]);
+  assert.ok(out.entry.instructions.every((i) => i.opcode !== "optimizationBarrier"));
+  assert.ok(out.entry.calledComputations().some((c: Computation) => c.instructions.some((i) => i.opcode === "optimizationBarrier" && i.sdySharding === undefined)));
+  const args = [Literal.from("f32", [1, 2]), Literal.from("f32", [3, 4])];
+  assert.deepEqual(evaluate(out.entry, args, { meshes: meshTable(out) }).elements.map((e) => e.toNested()), [[1, 2], [3, 4]]);
+  assert.match(printStableHlo(out), /return %\d+, %\d+ : tensor<2xf32>, tensor<2xf32>/);
 });
 
 test("-sdy-resolve-single-device-sharding: replica-count above 1 takes the device id from the replica id", () => {
