@@ -159,7 +159,7 @@ function gcd(a: number, b: number): number {
   return a;
 }
 
-/** Function argument and result shardings (and manual computations' operand and result shardings) made to divide their dimensions. */
+/** Function argument and result shardings, call results' shardings and manual computations' operand and result shardings made to divide their dimensions. */
 export function updateNonDivisibleInputOutputShardings(module: HloModule): HloModule {
   return onGraph(module, (ir) => {
     const even = (s: TensorSharding, dims: readonly number[]): TensorSharding => evenlySharded(s, dims, resolveMesh(s.meshOrRef, ir.meshes));
@@ -176,6 +176,14 @@ export function updateNonDivisibleInputOutputShardings(module: HloModule): HloMo
     }
     const visit = (op: POp): void => {
       for (const r of op.regions) for (const inner of r.ops) visit(inner);
+      // A call's results are its callee's results seen from the caller: they follow them.
+      if (op.kind === "call") {
+        for (const r of op.results) {
+          const s = ir.graph.shardings.get(r);
+          if (s !== undefined && r.dims !== undefined) ir.graph.shardings.set(r, even(s, r.dims));
+        }
+        return;
+      }
       if (op.kind !== "manualComputation") return;
       // Manual computations keep their operand and result shardings divisible.
       for (const v of [...op.regions[0]!.args.map((a, i) => ({ holder: a, dims: op.operands[i]!.dims })), ...op.results.map((r) => ({ holder: r, dims: r.dims }))]) {

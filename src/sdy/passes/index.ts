@@ -15,6 +15,7 @@ import { CONSTANT_PASSES } from "./constants.js";
 import { PIPELINE_PASSES } from "./pipeline.js";
 import { MESH_PASSES } from "./meshes.js";
 import { CALL_GRAPH_PASSES } from "./call_graph.js";
+import { RESOLVE_SINGLE_DEVICE_SHARDING_REGISTRATION } from "./resolve_single_device_sharding.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -26,5 +27,6 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...CALL_GRAPH_PASSES,
   ...CONSTANT_PASSES,
   ...EXPORT_PASSES,
+  RESOLVE_SINGLE_DEVICE_SHARDING_REGISTRATION,
   ...PIPELINE_PASSES,
 ];

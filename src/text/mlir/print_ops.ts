@@ -479,7 +479,10 @@ export const MLIR_OPS: Readonly<Record<Opcode, Build>> = {
   optimizationBarrier: (ctx) => make(ctx, (p) => `stablehlo.optimization_barrier${dictOf(ctx)} ${
     ctx.operands.length === 0 ? "()" : `${p.values(ctx.operands)} : ${ctx.operands.map((o) => t(o.type)).join(", ")}`}`),
   fusion: xlaCustomCallOp,
-  afterAll: (ctx) => make(ctx, (p) => `stablehlo.after_all ${p.values(ctx.operands)}${dictOf(ctx)} : ${sameType(ctx)}`),
+  // With no tokens to join it makes a fresh token: XLA's create_token, which StableHLO spells create_token too.
+  afterAll: (ctx) => make(ctx, (p) => (ctx.operands.length === 0
+    ? `stablehlo.create_token${dictOf(ctx)} : ${sameType(ctx)}`
+    : `stablehlo.after_all ${p.values(ctx.operands)}${dictOf(ctx)} : ${sameType(ctx)}`)),
   addDependency: xlaCustomCallOp,
   rngBitGenerator: (ctx) => make(ctx, (p) => `stablehlo.rng_bit_generator ${p.value(ctx.operands[0]!)}, algorithm = ${
     at<"rngBitGenerator">(ctx).algorithm}${dictOf(ctx)} : ${fnOf(ctx)}`, { resultNames: ["output_state", "output"] }),

@@ -4,28 +4,9 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { optCommand } from "../../../src/cli/opt.js";
+import { line, opt } from "./opt.js";
 
 const MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>';
-
-/** Runs `xlats opt` on `text` with `flags`; the printed module, or throws with the diagnostics. */
-function opt(text: string, ...flags: string[]): string {
-  const out: string[] = [];
-  const err: string[] = [];
-  const rc = optCommand(["input.mlir", ...flags], {
-    readFile: () => text, isDirectory: () => false, listDirectory: () => [], joinPath: (a, b) => `${a}/${b}`,
-    out: (l) => out.push(l), err: (l) => err.push(l),
-  });
-  if (rc !== 0) throw new Error(err.join("\n"));
-  return out.join("\n");
-}
-
-/** The printed line holding `needle`, trimmed. */
-function line(printed: string, needle: string): string {
-  const l = printed.split("\n").find((x) => x.includes(needle));
-  assert.ok(l !== undefined, `no line with ${needle} in\n${printed}`);
-  return l.trim();
-}
 
 const A = '#sdy.sharding<@mesh, [{"a"}, {}]>';
 const A_OPEN = '<@mesh, [{"a", ?}, {?}]>';
