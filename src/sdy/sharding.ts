@@ -62,9 +62,7 @@ export function resolveMesh(meshOrRef: string | Mesh, meshes: readonly NamedMesh
 }
 
 /** A mesh with no axes and exactly one device: a placeholder for a single device, never propagated. */
-export function isMaximalMesh(mesh: Mesh): boolean {
-  return mesh.axes.length === 0 && (mesh.deviceIds?.length ?? 0) === 1;
-}
+export { isMaximalMesh } from "./mesh.js";
 
 /** No axes and no device ids (`<[]>`). */
 export function isEmptyMesh(mesh: Mesh): boolean {
