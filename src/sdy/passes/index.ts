@@ -15,6 +15,7 @@ import { CONSTANT_PASSES } from "./constants.js";
 import { PIPELINE_PASSES } from "./pipeline.js";
 import { MESH_PASSES } from "./meshes.js";
 import { CALL_GRAPH_PASSES } from "./call_graph.js";
+import { PAD_FOR_DIVISIBILITY_REGISTRATION } from "./pad_for_divisibility.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -26,5 +27,6 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...CALL_GRAPH_PASSES,
   ...CONSTANT_PASSES,
   ...EXPORT_PASSES,
+  PAD_FOR_DIVISIBILITY_REGISTRATION,
   ...PIPELINE_PASSES,
 ];
