@@ -13,7 +13,8 @@
 // pads the pass creates, and collectives and trims of such values. Shardy's pass also
 // knows a "ones" kind that nothing creates yet; only zero is modelled here.
 //
-// Cases the rewrite does not cover (a convolution that needs padding, a multi-result op
+// Cases the rewrite does not cover (a convolution whose kernel spatial dimensions or
+// non-spatial result dimensions need padding, a multi-result op
 // whose results need padding, a value an unconverted op would see padded) fail with a
 // ShardingError naming the op, never with silently wrong IR.
 
@@ -160,11 +161,11 @@ class FunctionPadder {
   }
 
   /** `value` sliced back to `origDims` along `trimDims` where it is larger, with `sharding` (Shardy's trimOutputForDims). */
-  private trim(value: Instruction, origDims: readonly number[], trimDims: readonly number[], sharding: TensorSharding, zero: boolean, f: InstructionFactory): Instruction {
+  private trim(value: Instruction, origDims: readonly number[], trimDims: readonly number[], sharding: TensorSharding | undefined, zero: boolean, f: InstructionFactory): Instruction {
     const dims = arrayDims(value.shape)!;
     const limits = dims.map((d, i) => (trimDims.includes(i) && d > origDims[i]! ? origDims[i]! : d));
     if (sameDims(limits, dims)) return value;
-    const slice = f.add("slice", [value], { startIndices: dims.map(() => 0), limitIndices: limits, strides: dims.map(() => 1) }, { sdySharding: [sharding] });
+    const slice = f.add("slice", [value], { startIndices: dims.map(() => 0), limitIndices: limits, strides: dims.map(() => 1) }, this.sharded(sharding));
     if (zero) this.zeroPadded.add(slice);
     return slice;
   }
@@ -229,7 +230,7 @@ class FunctionPadder {
         const zeroBefore = this.zeroPadded.has(operands[0]!);
         const { op } = this.paddedCollective(inst, operands[0]!, f);
         const srcDims = (inst as Instruction<"sdyAllToAll">).attrs.params.map((p) => p.srcDim);
-        return this.trim(op, arrayDims(inst.operands[0]!.shape)!, srcDims, shardingOf(inst, this.fn)!, zeroBefore, f);
+        return this.trim(op, arrayDims(inst.operands[0]!.shape)!, srcDims, shardingOf(inst, this.fn), zeroBefore, f);
       }
       case "sdyAllGather": {
         if (this.isLegal(inst.operands[0]!)) return keep();
@@ -237,7 +238,7 @@ class FunctionPadder {
         const zero = this.zeroPadded.has(operands[0]!);
         if (zero) this.zeroPadded.add(op);
         const gathered = (inst as Instruction<"sdyAllGather">).attrs.gatheringAxes.flatMap((axes, d) => (axes.length > 0 ? [d] : []));
-        return this.trim(op, arrayDims(inst.shape)!, gathered, shardingOf(inst, this.fn)!, zero, f);
+        return this.trim(op, arrayDims(inst.shape)!, gathered, shardingOf(inst, this.fn), zero, f);
       }
       default:
         break;
@@ -254,11 +255,35 @@ class FunctionPadder {
         const rhs = this.withZeroPadding(operands[1]!, arrayDims(inst.operands[1]!.shape)!, f, dn.rhsContractingDimensions);
         return this.generic(inst, [lhs, rhs, ...operands.slice(2)], f);
       }
-      case "convolution":
-        throw unsupported(inst, "padding a convolution's operands or result for divisibility is not supported");
+      case "convolution": return this.convolution(inst as Instruction<"convolution">, operands, f);
       default:
         return this.generic(inst, operands, f);
     }
+  }
+
+  /**
+   * A convolution on operands zero-padded along their feature and spatial dimensions
+   * (batch and output-feature padding passes through), its output spatial dimensions
+   * trimmed to what its sharding needs (Shardy's StablehloConvolutionOpPattern).
+   */
+  private convolution(inst: Instruction<"convolution">, operands: readonly Instruction[], f: InstructionFactory): Instruction {
+    const dn = inst.attrs.dimensionNumbers;
+    const [lhsOrig, rhsOrig] = [arrayDims(inst.operands[0]!.shape)!, arrayDims(inst.operands[1]!.shape)!];
+    const rhsDims = arrayDims(operands[1]!.shape)!;
+    // The window's sizes are the kernel's spatial sizes: a padded kernel would need a new window.
+    if (dn.kernelSpatialDimensions.some((d) => rhsDims[d] !== rhsOrig[d])) throw unsupported(inst, "a kernel spatial dimension is padded");
+    const lhs = this.withZeroPadding(operands[0]!, lhsOrig, f, [dn.inputFeatureDimension, ...dn.inputSpatialDimensions]);
+    const rhs = this.withZeroPadding(operands[1]!, rhsOrig, f, [dn.kernelInputFeatureDimension, ...dn.kernelSpatialDimensions]);
+    f.releaseName(inst.name);
+    const conv = f.add("convolution", [lhs, rhs, ...operands.slice(2)], inst.attrs, { from: inst });
+    const sharding = shardingOf(inst, this.fn);
+    const want = this.padded(arrayDims(inst.shape)!, sharding);
+    const inferred = arrayDims(conv.shape)!;
+    const short = want.findIndex((size, d) => inferred[d]! < size || (!dn.outputSpatialDimensions.includes(d) && inferred[d]! !== size));
+    if (short >= 0) {
+      throw unsupported(inst, `result dimension ${short} comes out as ${inferred[short]}, not the ${want[short]} its sharding needs (resolve the sharding to divide first)`);
+    }
+    return this.trim(conv, want, dn.outputSpatialDimensions, sharding, true, f);
   }
 
   /** A slice whose result must be padded takes that much more of its operand (Shardy's StablehloSliceOpPattern). */
