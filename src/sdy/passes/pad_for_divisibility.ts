@@ -14,9 +14,9 @@
 // knows a "ones" kind that nothing creates yet; only zero is modelled here.
 //
 // Cases the rewrite does not cover (a convolution whose kernel spatial dimensions or
-// non-spatial result dimensions need padding, a multi-result op
-// whose results need padding, a value an unconverted op would see padded) fail with a
-// ShardingError naming the op, never with silently wrong IR.
+// non-spatial result dimensions need padding, a multi-result op whose results need
+// padding, a value in a region that needs padding, a value an unconverted op would see
+// padded) fail with a ShardingError naming the op, never with silently wrong IR.
 
 import type { Pass } from "../../compiler/pass.js";
 import type { PassRegistration } from "../../compiler/pass_options.js";
@@ -104,7 +104,7 @@ class FunctionPadder {
   }
 
   /** Whether a value of the original function divides under its own sharding (every element of a tuple). */
-  private isLegal(v: Instruction): boolean {
+  isLegal(v: Instruction): boolean {
     if (v.shape.kind === "tuple") {
       return v.shape.elements.every((e, i) => e.kind !== "array" || sameDims(this.padded(e.dimensions, v.sdySharding?.[i]), e.dimensions));
     }
@@ -366,7 +366,13 @@ export function padForDivisibility(module: HloModule): HloModule {
   }
   const names = new Set(functions.map((fn) => fn.name));
   return mapComputations(module, (c) => {
-    if (!names.has(c.name)) return c;
+    if (!names.has(c.name)) {
+      // Regions (a manual computation's body, ...) are not rewritten: refuse one that would need it.
+      const checker = new FunctionPadder(c, meshes);
+      const bad = c.instructions.find((inst) => !checker.isLegal(inst));
+      if (bad !== undefined) throw unsupported(bad, `a value in region '${c.name}' needs padding; only function bodies are rewritten`);
+      return c;
+    }
     const padder = new FunctionPadder(c, meshes);
     const out = rebuildFunction(c, padder);
     if (!shapesAlike(out.root.shape, c.root.shape)) {

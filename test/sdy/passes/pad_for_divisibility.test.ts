@@ -152,5 +152,16 @@ func.func @c(%arg0: tensor<1x8x3xf32>, %arg1: tensor<3x3x2xf32>) -> tensor<1x6x2
   return %0 : tensor<1x6x2xf32>
 }`);
   assert.equal(conv.rc, 1);
+  // Inside a manual computation the negate's 4 local elements do not divide 3 ways; bodies are not rewritten.
+  const region = run(`sdy.mesh @mesh = <["x"=4, "y"=3]>
+func.func @m(%arg0: tensor<16xf32>) -> tensor<16xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"} (%a: tensor<4xf32>) {
+    %1 = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}]>]>} : tensor<4xf32>
+    sdy.return %1 : tensor<4xf32>
+  } : (tensor<16xf32>) -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}`);
+  assert.equal(region.rc, 1);
+  assert.match(region.err, /'stablehlo.negate' .*needs padding; only function bodies are rewritten/);
   assert.match(conv.err, /sdy-pad-for-divisibility: 'stablehlo.convolution'.*result dimension 2 comes out as 2, not the 4/);
 });
