@@ -120,6 +120,12 @@ export interface OpAttributes {
     readonly window: Window; readonly dimensionNumbers: ConvDimensionNumbers;
     readonly featureGroupCount: number; readonly batchGroupCount: number;
     readonly precisionConfig: PrecisionConfig; readonly preferredElementType?: ElementType;
+    /**
+     * The window attributes the MLIR source spelled out: MLIR keeps an attribute it was
+     * given and prints it even at its default (`stride = [1, 1]`); the others print
+     * only when some dimension is not at the default. Text fidelity only.
+     */
+    readonly spelledWindowAttributes?: readonly ConvWindowAttribute[];
   };
   fft: { readonly fftType: FftType; readonly fftLength: readonly number[] };
   cholesky: { readonly lower: boolean };
@@ -245,6 +251,9 @@ export interface OpAttributes {
 }
 
 export type Opcode = keyof OpAttributes;
+
+/** The entries of a convolution's pretty `window = {...}` in MLIR. */
+export type ConvWindowAttribute = "stride" | "pad" | "lhs_dilate" | "rhs_dilate" | "reverse";
 
 /** XLA's fusion kinds (kLoop, kInput, kOutput, kCustom in HLO text). */
 export type FusionKind = "loop" | "input" | "output" | "custom";

@@ -16,6 +16,7 @@ import { PIPELINE_PASSES } from "./pipeline.js";
 import { MESH_PASSES } from "./meshes.js";
 import { CALL_GRAPH_PASSES } from "./call_graph.js";
 import { RESOLVE_SINGLE_DEVICE_SHARDING_REGISTRATION } from "./resolve_single_device_sharding.js";
+import { PAD_FOR_DIVISIBILITY_REGISTRATION } from "./pad_for_divisibility.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -28,5 +29,6 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...CONSTANT_PASSES,
   ...EXPORT_PASSES,
   RESOLVE_SINGLE_DEVICE_SHARDING_REGISTRATION,
+  PAD_FOR_DIVISIBILITY_REGISTRATION,
   ...PIPELINE_PASSES,
 ];

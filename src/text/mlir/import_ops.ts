@@ -5,7 +5,7 @@
 
 import type { ComparisonDirection, ComparisonType, RandomAlgorithm, RandomDistribution } from "../../ir/attributes.js";
 import { Computation, type Instruction } from "../../ir/computation.js";
-import { OP_TABLE, OPCODES, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
+import { OP_TABLE, OPCODES, type ConvWindowAttribute, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
 import { factoryFor, withInstructions } from "../../ir/rewrite.js";
 import { Literal } from "../../types/literal.js";
 import type { ElementType } from "../../types/element_type.js";
@@ -555,12 +555,17 @@ function lowerConvolution(ctx: LowerContext, operands: readonly Instruction[], p
   const pad = padding ?? (padAttr === undefined ? undefined
     : padAttr.kind === "list" ? padAttr.items.map((p) => toInts(p) ?? ctx.fail("bad padding")) : ctx.r.matrix(ctx.r.get("padding") ? "padding" : "__none"));
   const reversal = toBools(ctx.r.get("window_reversal") ?? wd.get("reverse"));
+  const strides = winInts("window_strides", "stride");
+  const lhsDilation = winInts("lhs_dilation", "lhs_dilate");
+  const rhsDilation = winInts("rhs_dilation", "rhs_dilate");
   const window = makeWindow(spatial, dimensionNumbers.kernelSpatialDimensions.map((d) => kernel.dimensions[d]!),
-    winInts("window_strides", "stride"), pad, winInts("lhs_dilation", "lhs_dilate"), winInts("rhs_dilation", "rhs_dilate"), reversal);
+    strides, pad, lhsDilation, rhsDilation, reversal);
+  const given: [ConvWindowAttribute, unknown][] = [["stride", strides], ["pad", padAttr], ["lhs_dilate", lhsDilation], ["rhs_dilate", rhsDilation], ["reverse", reversal]];
+  const spelledWindowAttributes = given.filter(([, v]) => v !== undefined).map(([k]) => k);
   return ctx.add("convolution", operands, {
     window, dimensionNumbers, featureGroupCount: ctx.r.int("feature_group_count", 1),
     batchGroupCount: ctx.r.int("batch_group_count", 1), precisionConfig: ctx.r.precision(),
-    ...preferredElementType(ctx),
+    ...preferredElementType(ctx), ...(spelledWindowAttributes.length > 0 ? { spelledWindowAttributes } : {}),
   }, ctx.declared);
 }
 

@@ -7,7 +7,7 @@
 // printer's view of values and regions and are built in printer.ts.
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { SDY_OPCODES, OP_TABLE, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
+import { SDY_OPCODES, OP_TABLE, type ConvWindowAttribute, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
 import type { SdyOpcode } from "../../shape/sdy.js";
 import type { DotDimensionNumbers, ResultAccuracy, Window } from "../../ir/attributes.js";
 import { XlaError } from "../../types/errors.js";
@@ -234,11 +234,12 @@ function convolutionOp(ctx: OpContext): MOp {
   const a = ctx.inst.attrs as OpAttributes["convolution"];
   const w = a.window;
   const win: string[] = [];
-  if (w.some((x) => x.stride !== 1)) win.push(`stride = ${list(w.map((x) => x.stride))}`);
-  if (w.some((x) => x.paddingLow !== 0 || x.paddingHigh !== 0)) win.push(`pad = [${w.map((x) => `[${x.paddingLow}, ${x.paddingHigh}]`).join(", ")}]`);
-  if (w.some((x) => x.baseDilation !== 1)) win.push(`lhs_dilate = ${list(w.map((x) => x.baseDilation))}`);
-  if (w.some((x) => x.windowDilation !== 1)) win.push(`rhs_dilate = ${list(w.map((x) => x.windowDilation))}`);
-  if (w.some((x) => x.windowReversal)) win.push(`reverse = [${w.map((x) => String(x.windowReversal)).join(", ")}]`);
+  const shown = (key: ConvWindowAttribute, nonDefault: boolean): boolean => nonDefault || a.spelledWindowAttributes?.includes(key) === true;
+  if (shown("stride", w.some((x) => x.stride !== 1))) win.push(`stride = ${list(w.map((x) => x.stride))}`);
+  if (shown("pad", w.some((x) => x.paddingLow !== 0 || x.paddingHigh !== 0))) win.push(`pad = [${w.map((x) => `[${x.paddingLow}, ${x.paddingHigh}]`).join(", ")}]`);
+  if (shown("lhs_dilate", w.some((x) => x.baseDilation !== 1))) win.push(`lhs_dilate = ${list(w.map((x) => x.baseDilation))}`);
+  if (shown("rhs_dilate", w.some((x) => x.windowDilation !== 1))) win.push(`rhs_dilate = ${list(w.map((x) => x.windowDilation))}`);
+  if (shown("reverse", w.some((x) => x.windowReversal))) win.push(`reverse = [${w.map((x) => String(x.windowReversal)).join(", ")}]`);
   const own: AttrEntry[] = [["batch_group_count", i64(a.batchGroupCount)], ["feature_group_count", i64(a.featureGroupCount)],
     ...entriesOf(precision(a.precisionConfig))];
   return make(ctx, (p) => `stablehlo.convolution(${p.values(ctx.operands)}) dim_numbers = ${convDims(a.dimensionNumbers)}, window = {${

@@ -99,3 +99,15 @@ test("called_computations may name functions the module does not define: kept an
   assert.match(printStableHlo(m), /called_computations = \[@helper, @not_defined\]/);
   assert.throws(() => printHlo(m), (e: unknown) => e instanceof VerifyError && /undefined function\(s\) @not_defined/.test(e.message));
 });
+
+test("a convolution's window attributes spelled at their defaults print back (MLIR keeps given attributes); unspelled defaults stay out", () => {
+  const conv = (window: string): string => `func.func @main(%a: tensor<1x4x3xf32>, %k: tensor<3x3x2xf32>) -> tensor<1x2x2xf32> {
+  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {${window}} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x3xf32>, tensor<3x3x2xf32>) -> tensor<1x2x2xf32>
+  return %0 : tensor<1x2x2xf32>
+}`;
+  const windowOf = (text: string): string => /window = \{[^}]*\}/.exec(printStableHlo(parseStableHlo(text)))![0];
+  assert.equal(windowOf(conv("stride = [1], pad = [[0, 0]], lhs_dilate = [1], rhs_dilate = [1], reverse = [0]")),
+    "window = {stride = [1], pad = [[0, 0]], lhs_dilate = [1], rhs_dilate = [1], reverse = [false]}");
+  assert.equal(windowOf(conv("rhs_dilate = [1]")), "window = {rhs_dilate = [1]}");
+  assert.equal(windowOf(conv("")), "window = {}");
+});
