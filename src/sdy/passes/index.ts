@@ -15,6 +15,7 @@ import { CONSTANT_PASSES } from "./constants.js";
 import { PIPELINE_PASSES } from "./pipeline.js";
 import { MESH_PASSES } from "./meshes.js";
 import { CALL_GRAPH_PASSES } from "./call_graph.js";
+import { CONVERT_GLOBAL_TO_LOCAL_PASSES } from "./convert_global_to_local.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -27,4 +28,5 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...CONSTANT_PASSES,
   ...EXPORT_PASSES,
   ...PIPELINE_PASSES,
+  ...CONVERT_GLOBAL_TO_LOCAL_PASSES,
 ];

@@ -1,0 +1,252 @@
+// -sdy-convert-global-to-local: turns a program over global tensors with shardings into
+// the program one device runs. Every value takes its local (per-device) shape from its
+// sharding; ops whose meaning depends on global positions (iota) add the device's
+// offset; the sdy collectives become StableHLO collectives whose replica groups are the
+// devices differing only along the op's axes (use_global_device_ids, a fresh channel
+// handle each, numbered after the module's largest). Shardings stay on the values
+// (their types now local). Ops whose local form needs more than a type change
+// (concatenate, pad, slice, gather, scatter, convolution, windows) and the sdy ops not
+// lowered here fail with a ShardingError naming the op.
+
+import type { Pass } from "../../compiler/pass.js";
+import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
+import type { InstructionFactory } from "../../ir/factory.js";
+import { OP_TABLE, type AxesPerDim, type Opcode } from "../../ir/opcodes.js";
+import { factoryFor, mapComputations, withInstructions } from "../../ir/rewrite.js";
+import { XlaError } from "../../types/errors.js";
+import { Literal } from "../../types/literal.js";
+import { isArray, scalarShape, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
+import { ShardingError, totalAxesSize } from "../axis.js";
+import { localShape, offsetTable, replicaGroupsForAxes } from "../local_shapes.js";
+import type { AxisRef, Mesh, ReductionOp, TensorSharding } from "../model.js";
+import { resolveMesh } from "../sharding.js";
+import { InstructionFactory as Factory } from "../../ir/factory.js";
+
+export const CONVERT_GLOBAL_TO_LOCAL = "sdy-convert-global-to-local";
+
+export interface GlobalToLocalOptions {
+  /** One all_gather per gathered dimension (minor first) instead of one over all of them. */
+  readonly perDimAllGather: boolean;
+}
+
+/** Ops whose local form is more than their global form on local types (Shardy lowers each by its own pattern). */
+const POSITIONAL_OPS: ReadonlySet<Opcode> = new Set<Opcode>([
+  "concatenate", "convolution", "gather", "pad", "reduceWindow", "scatter", "selectAndScatter", "slice",
+]);
+
+interface Context {
+  readonly module: HloModule;
+  readonly options: GlobalToLocalOptions;
+  nextChannelId: number;
+}
+
+function fail(inst: Instruction, why: string): never {
+  throw new ShardingError(`${CONVERT_GLOBAL_TO_LOCAL}: ${inst.opcode} '${inst.name}': ${why}`);
+}
+
+function meshOfSharding(ctx: Context, sharding: TensorSharding): Mesh {
+  return resolveMesh(sharding.meshOrRef, ctx.module.meshes ?? []);
+}
+
+function localOf(ctx: Context, shape: Shape, sharding: TensorSharding | undefined, what: string): Shape {
+  if (sharding === undefined || !isArray(shape)) return shape;
+  return localShape(shape, sharding, meshOfSharding(ctx, sharding), what);
+}
+
+/** The largest channel handle any instruction of the module carries. */
+function maxChannelId(module: HloModule): number {
+  let max = 0;
+  for (const c of module.computations) {
+    for (const inst of c.instructions) {
+      const attrs = inst.attrs as { channelId?: unknown; channel?: { handle?: unknown } };
+      if (typeof attrs.channelId === "number") max = Math.max(max, attrs.channelId);
+      if (typeof attrs.channel?.handle === "number") max = Math.max(max, attrs.channel.handle);
+    }
+  }
+  return max;
+}
+
+/** This device's offset (s64 scalar) along a dimension split along `axes` into shards of `shardSize`. */
+function dimensionOffset(f: InstructionFactory, mesh: Mesh, axes: readonly AxisRef[], shardSize: number, what: string): Instruction {
+  const table = offsetTable(mesh, axes, shardSize, what);
+  const pid = f.add("partitionId", [], {});
+  const pid64 = f.add("convert", [pid], { elementType: "s64" });
+  const tableConst = f.constant(Literal.fromValues("s64", [table.length], table));
+  const slot = f.add("dynamicSlice", [tableConst, pid64], { sliceSizes: [1] });
+  return f.add("reshape", [slot], { dimensions: [] });
+}
+
+function lowerIota(f: InstructionFactory, inst: Instruction<"iota">, local: ArrayShape, mesh: Mesh | undefined, sharding: TensorSharding | undefined): Instruction {
+  const dim = inst.attrs.iotaDimension;
+  // Shardy builds the local iota afresh: the sharding stays on the function result, not on the op.
+  const localIota = f.add("iota", [], { shape: local, iotaDimension: dim });
+  const axes = sharding?.dimShardings[dim]?.axes ?? [];
+  if (axes.length === 0 || mesh === undefined) return localIota;
+  const offset = dimensionOffset(f, mesh, axes, local.dimensions[dim]!, `iota '${inst.name}'`);
+  const typed = f.add("convert", [offset], { elementType: local.elementType });
+  const spread = f.add("broadcastInDim", [typed], { dimensions: local.dimensions, broadcastDimensions: [] });
+  return f.add("add", [localIota, spread], {});
+}
+
+function lowerAllSlice(f: InstructionFactory, inst: Instruction, operand: Instruction, slicingAxes: AxesPerDim, local: ArrayShape, mesh: Mesh): Instruction {
+  const starts = slicingAxes.map((axes, d) => (axes.length === 0
+    ? f.constant(Literal.scalar("s64", 0))
+    : dimensionOffset(f, mesh, axes, local.dimensions[d]!, `all_slice '${inst.name}'`)));
+  return f.add("dynamicSlice", [operand, ...starts], { sliceSizes: local.dimensions }, { from: inst, declared: local });
+}
+
+function lowerAllGather(ctx: Context, f: InstructionFactory, inst: Instruction<"sdyAllGather">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
+  const what = `all_gather '${inst.name}'`;
+  const gathered = inst.attrs.gatheringAxes.map((axes, d) => ({ axes, d })).filter((g) => g.axes.length > 0);
+  if (gathered.length === 0) fail(inst, "gathers along no axes (canonicalization removes such an op)");
+  const gather = (input: Instruction, dim: number, axes: readonly AxisRef[]): Instruction =>
+    f.add("allGather", [input], {
+      allGatherDimension: dim, replicaGroups: replicaGroupsForAxes(mesh, axes, what), channelId: ctx.nextChannelId++, useGlobalDeviceIds: true,
+    });
+  let out: Instruction;
+  if (ctx.options.perDimAllGather || gathered.length === 1) {
+    out = operand;
+    for (const g of [...gathered].reverse()) out = gather(out, g.d, g.axes);
+  } else {
+    // One gather over every axis on a new leading dimension, then each dimension's
+    // factor moved next to it and merged in.
+    const input = operand.shape as ArrayShape;
+    const dims = input.dimensions;
+    const lead = f.add("reshape", [operand], { dimensions: [1, ...dims] });
+    const all = gather(lead, 0, gathered.flatMap((g) => g.axes));
+    const factors = gathered.map((g) => totalAxesSize(g.axes, mesh));
+    const split = f.add("reshape", [all], { dimensions: [...factors, ...dims] });
+    const permutation: number[] = [];
+    let nextFactor = 0;
+    dims.forEach((_, i) => {
+      if (gathered.some((g) => g.d === i)) permutation.push(nextFactor++);
+      permutation.push(i + gathered.length);
+    });
+    const moved = f.add("transpose", [split], { permutation });
+    out = f.add("reshape", [moved], { dimensions: local.dimensions });
+  }
+  if (!shapesEqual(out.shape, local)) fail(inst, `gathers to ${shapeToString(out.shape)}, not the local ${shapeToString(local)} of its out_sharding`);
+  return out;
+}
+
+/** A scalar computation reducing two values of `elementType` as `op` says (an all_reduce's body). */
+function reductionBody(elementType: ArrayShape["elementType"], op: ReductionOp, name: string): Computation {
+  const f = new Factory(name);
+  const lhs = f.parameter(0, scalarShape(elementType), "lhs");
+  const rhs = f.parameter(1, scalarShape(elementType), "rhs");
+  const opcode = op === "sum" ? "add" : op === "max" ? "maximum" : "minimum";
+  return f.finish(f.add(opcode, [lhs, rhs], {}));
+}
+
+function lowerAllReduce(ctx: Context, f: InstructionFactory, inst: Instruction<"sdyAllReduce">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
+  const toApply = reductionBody(local.elementType, inst.attrs.reductionOp ?? "sum", `${inst.name}.reduction`);
+  return f.add("allReduce", [operand], {
+    replicaGroups: replicaGroupsForAxes(mesh, inst.attrs.reductionAxes, `all_reduce '${inst.name}'`),
+    channelId: ctx.nextChannelId++, useGlobalDeviceIds: true, toApply,
+  }, { from: inst, declared: local });
+}
+
+function lowerInstruction(ctx: Context, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[]): Instruction {
+  const sharding = inst.sdySharding?.[0];
+  const mesh = sharding === undefined ? undefined : meshOfSharding(ctx, sharding);
+  const local = localOf(ctx, inst.shape, inst.sdySharding?.length === 1 ? sharding : undefined, `${inst.opcode} '${inst.name}'`);
+  if (inst.sdySharding !== undefined && inst.sdySharding.length > 1) {
+    fail(inst, "ops with several sharded results are not converted yet");
+  }
+  switch (inst.opcode) {
+    case "iota":
+      return lowerIota(f, inst as Instruction<"iota">, local as ArrayShape, mesh, sharding);
+    case "sdyAllGather": {
+      const g = inst as Instruction<"sdyAllGather">;
+      const outLocal = localOf(ctx, inst.shape, g.attrs.outSharding, `all_gather '${inst.name}'`) as ArrayShape;
+      return lowerAllGather(ctx, f, g, operands[0]!, meshOfSharding(ctx, g.attrs.outSharding), outLocal);
+    }
+    case "sdyAllSlice": {
+      const s = inst as Instruction<"sdyAllSlice">;
+      const outLocal = localOf(ctx, inst.shape, s.attrs.outSharding, `all_slice '${inst.name}'`) as ArrayShape;
+      return lowerAllSlice(f, inst, operands[0]!, s.attrs.slicingAxes, outLocal, meshOfSharding(ctx, s.attrs.outSharding));
+    }
+    case "sdyAllReduce": {
+      const r = inst as Instruction<"sdyAllReduce">;
+      const outLocal = localOf(ctx, inst.shape, r.attrs.outSharding, `all_reduce '${inst.name}'`) as ArrayShape;
+      return lowerAllReduce(ctx, f, r, operands[0]!, meshOfSharding(ctx, r.attrs.outSharding), outLocal);
+    }
+    default:
+      break;
+  }
+  const unchanged = shapesEqual(local, inst.shape) && operands.every((o, i) => o === inst.operands[i]);
+  if (unchanged) return inst;
+  if (OP_TABLE[inst.opcode].family === "sdy") fail(inst, "this sdy op is not converted to its local form yet");
+  if (POSITIONAL_OPS.has(inst.opcode)) fail(inst, "its local form on sharded operands or results is not built yet (it depends on global positions)");
+  f.releaseName(inst.name);
+  const attrs = localAttrs(inst, local);
+  try {
+    return f.add(inst.opcode, operands, attrs, { from: inst, ...(inst.opcode === "tuple" ? {} : { declared: local }) });
+  } catch (e) {
+    if (e instanceof XlaError && !(e instanceof ShardingError)) fail(inst, `its local operands do not give its local type (${e.message})`);
+    throw e;
+  }
+}
+
+/** The attributes of an op whose attributes spell out its result shape, for its local shape. */
+function localAttrs(inst: Instruction, local: Shape): object {
+  if (!isArray(local)) return inst.attrs;
+  if (inst.opcode === "reshape") return { ...inst.attrs, dimensions: local.dimensions };
+  if (inst.opcode === "broadcastInDim") return { ...inst.attrs, dimensions: local.dimensions };
+  return inst.attrs;
+}
+
+function localizeComputation(ctx: Context, c: Computation): Computation {
+  const f = factoryFor(c);
+  const replaced = new Map<Instruction, Instruction>();
+  const parameters = c.parameters.map((p) => {
+    const local = localOf(ctx, p.shape, c.argShardings?.[p.attrs.number], `argument ${p.attrs.number} of ${c.name}`);
+    if (shapesEqual(local, p.shape)) return p;
+    f.releaseName(p.name);
+    const np = f.add("parameter", [], { number: p.attrs.number, shape: local }, { from: p });
+    replaced.set(p, np);
+    return np;
+  });
+  f.drain();
+  const out: Instruction[] = [];
+  let changed = replaced.size > 0;
+  for (const inst of c.instructions) {
+    if (inst.opcode === "parameter") {
+      out.push(replaced.get(inst) ?? inst);
+      continue;
+    }
+    const operands = inst.operands.map((o) => replaced.get(o) ?? o);
+    const made = lowerInstruction(ctx, f, inst, operands);
+    out.push(...f.drain().filter((i) => i !== made), made);
+    if (made !== inst) {
+      changed = true;
+      replaced.set(inst, made);
+    }
+  }
+  if (!changed) return c;
+  return withInstructions(c, out, replaced.get(c.root) ?? c.root, c.name, parameters);
+}
+
+export function convertGlobalToLocal(module: HloModule, options: GlobalToLocalOptions): HloModule {
+  const ctx: Context = { module, options, nextChannelId: maxChannelId(module) + 1 };
+  return mapComputations(module, (c) => localizeComputation(ctx, c));
+}
+
+export const CONVERT_GLOBAL_TO_LOCAL_PASSES: readonly PassRegistration[] = [
+  {
+    name: CONVERT_GLOBAL_TO_LOCAL,
+    description: "converts a program over global sharded tensors into the per-device program with local shapes and StableHLO collectives",
+    options: [
+      { name: "per-dim-all-gather", type: "bool", description: "lower a multi-dimension all_gather to one all_gather per dimension", default: false },
+      { name: "enable-rgv3", type: "bool", description: "write replica groups as #stablehlo.replica_group_mesh_axes (not supported: the IR holds explicit groups)", default: false },
+    ],
+    create: (o): Pass => {
+      if (o.bool("enable-rgv3")) {
+        throw new ShardingError(`-${CONVERT_GLOBAL_TO_LOCAL}: enable-rgv3 is not supported: replica groups are kept as explicit device lists, #stablehlo.replica_group_mesh_axes has no form in the IR yet`);
+      }
+      const options = { perDimAllGather: o.bool("per-dim-all-gather") };
+      return { name: CONVERT_GLOBAL_TO_LOCAL, run: (m) => convertGlobalToLocal(m, options) };
+    },
+  },
+];
