@@ -17,7 +17,9 @@ import { factoryFor, mapComputations, withInstructions } from "../../ir/rewrite.
 import { XlaError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import { isArray, scalarShape, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
-import { ShardingError, totalAxesSize } from "../axis.js";
+import { axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../axis.js";
+import { SdyVerifyError } from "../diagnostics.js";
+import { sourceLocation } from "../../ir/locations.js";
 import { localShape, offsetTable, replicaGroupsForAxes } from "../local_shapes.js";
 import type { AxisRef, Mesh, ReductionOp, TensorSharding } from "../model.js";
 import { resolveMesh } from "../sharding.js";
@@ -31,9 +33,7 @@ export interface GlobalToLocalOptions {
 }
 
 /** Ops whose local form is more than their global form on local types (Shardy lowers each by its own pattern). */
-const POSITIONAL_OPS: ReadonlySet<Opcode> = new Set<Opcode>([
-  "concatenate", "convolution", "gather", "pad", "reduceWindow", "scatter", "selectAndScatter", "slice",
-]);
+const POSITIONAL_OPS: ReadonlySet<Opcode> = new Set<Opcode>(["convolution", "gather", "pad", "scatter", "slice"]);
 
 interface Context {
   readonly module: HloModule;
@@ -43,6 +43,73 @@ interface Context {
 
 function fail(inst: Instruction, why: string): never {
   throw new ShardingError(`${CONVERT_GLOBAL_TO_LOCAL}: ${inst.opcode} '${inst.name}': ${why}`);
+}
+
+/**
+ * Shardy's failure to convert `inst`: its op error, then the conversion framework's
+ * "failed to legalize", at the op's place in the source.
+ */
+function opError(inst: Instruction, message: string): never {
+  const name = OP_TABLE[inst.opcode].stablehlo ?? inst.opcode;
+  const at = sourceLocation(inst);
+  const where = at === undefined ? {} : { line: at.line, column: at.column };
+  throw new SdyVerifyError([
+    { severity: "error", message: `'${name}' op ${message}`, ...where },
+    { severity: "error", message: `failed to legalize operation '${name}' that was explicitly marked illegal`, ...where },
+  ]);
+}
+
+/** The sharding of a value of `c`: its op's, or its function's argument sharding. */
+function valueSharding(c: Computation, v: Instruction): TensorSharding | undefined {
+  if (v.opcode === "parameter") return c.argShardings?.[(v as Instruction<"parameter">).attrs.number];
+  return v.sdySharding?.length === 1 ? v.sdySharding[0] : undefined;
+}
+
+const hasAxes = (s: TensorSharding | undefined, dim: number): boolean => (s?.dimShardings[dim]?.axes.length ?? 0) > 0;
+
+/** Concatenation stays local only along a replicated dimension, with the other dimensions sharded alike. */
+function checkConcatenate(c: Computation, inst: Instruction<"concatenate">): void {
+  const dim = inst.attrs.dimension;
+  const out = valueSharding(c, inst);
+  if (hasAxes(out, dim)) opError(inst, `dimension ${dim} is sharded but the concatenation is on this dimension.`);
+  inst.operands.forEach((operand, index) => {
+    const s = valueSharding(c, operand);
+    if (s === undefined || s.dimShardings.every((d) => d.axes.length === 0)) return;
+    if (hasAxes(s, dim)) opError(inst, `operand ${index} is sharded on concatenation dimension ${dim}. This is not supported.`);
+    s.dimShardings.forEach((d, i) => {
+      if (i === dim) return;
+      const outAxes = out?.dimShardings[i]?.axes ?? [];
+      if (!axisListEquals(d.axes, outAxes)) {
+        opError(inst, `dimension ${i} has mismatched sharding axes ([${axisListToString(d.axes)}] vs [${axisListToString(outAxes)}]). This requires a reshard which should have been handled by previous passes.`);
+      }
+    });
+  });
+}
+
+/** A windowed op stays local only where every sharded dimension of its input is a pass-through one (windows never straddle shards). */
+function checkWindowed(ctx: Context, c: Computation, inst: Instruction<"reduceWindow" | "selectAndScatter">): void {
+  const s = valueSharding(c, inst.operands[0]!);
+  if (s === undefined) return;
+  const mesh = meshOfSharding(ctx, s);
+  inst.attrs.window.forEach((w, dim) => {
+    if (totalAxesSize(s.dimShardings[dim]?.axes ?? [], mesh) <= 1) return;
+    const passThrough = w.paddingLow === 0 && w.paddingHigh === 0 && (w.stride === 1 || w.stride >= w.size) && (w.size === 1 || w.stride >= w.size);
+    if (!passThrough) fail(inst, `dimension ${dim} is sharded but is not a pass-through dimension (its windows would straddle shards)`);
+  });
+}
+
+/** A dot contracting along sharded dimensions leaves partial sums: its one user must be the sdy.all_reduce over those axes. */
+function checkDot(c: Computation, inst: Instruction<"dot">): void {
+  const lhs = valueSharding(c, inst.operands[0]!);
+  if (lhs === undefined) return;
+  const axes = inst.attrs.dimensionNumbers.lhsContractingDimensions.flatMap((d) => lhs.dimShardings[d]?.axes ?? []);
+  if (axes.length === 0) return;
+  const users = c.instructions.filter((u) => u.operands.includes(inst));
+  const user = users[0];
+  if (users.length !== 1 || c.root === inst || user?.opcode !== "sdyAllReduce"
+    || !axisListEquals((user as Instruction<"sdyAllReduce">).attrs.reductionAxes, axes)) {
+    fail(inst, `contracts along the sharded axes ${axisListToString(axes)}: its one user must be an sdy.all_reduce over them`);
+  }
 }
 
 function meshOfSharding(ctx: Context, sharding: TensorSharding): Mesh {
@@ -147,7 +214,7 @@ function lowerAllReduce(ctx: Context, f: InstructionFactory, inst: Instruction<"
   }, { from: inst, declared: local });
 }
 
-function lowerInstruction(ctx: Context, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[]): Instruction {
+function lowerInstruction(ctx: Context, c: Computation, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[]): Instruction {
   const sharding = inst.sdySharding?.[0];
   const mesh = sharding === undefined ? undefined : meshOfSharding(ctx, sharding);
   const local = localOf(ctx, inst.shape, inst.sdySharding?.length === 1 ? sharding : undefined, `${inst.opcode} '${inst.name}'`);
@@ -172,6 +239,15 @@ function lowerInstruction(ctx: Context, f: InstructionFactory, inst: Instruction
       const outLocal = localOf(ctx, inst.shape, r.attrs.outSharding, `all_reduce '${inst.name}'`) as ArrayShape;
       return lowerAllReduce(ctx, f, r, operands[0]!, meshOfSharding(ctx, r.attrs.outSharding), outLocal);
     }
+    case "concatenate":
+      checkConcatenate(c, inst as Instruction<"concatenate">);
+      break;
+    case "reduceWindow": case "selectAndScatter":
+      checkWindowed(ctx, c, inst as Instruction<"reduceWindow" | "selectAndScatter">);
+      break;
+    case "dot":
+      checkDot(c, inst as Instruction<"dot">);
+      break;
     default:
       break;
   }
@@ -217,7 +293,7 @@ function localizeComputation(ctx: Context, c: Computation): Computation {
       continue;
     }
     const operands = inst.operands.map((o) => replaced.get(o) ?? o);
-    const made = lowerInstruction(ctx, f, inst, operands);
+    const made = lowerInstruction(ctx, c, f, inst, operands);
     out.push(...f.drain().filter((i) => i !== made), made);
     if (made !== inst) {
       changed = true;
