@@ -16,7 +16,7 @@ import { OP_TABLE, type AxesPerDim, type Opcode } from "../../ir/opcodes.js";
 import { factoryFor, mapComputations, withInstructions } from "../../ir/rewrite.js";
 import { XlaError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
-import { isArray, scalarShape, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
+import { arrayShape, isArray, scalarShape, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
 import { axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../axis.js";
 import { SdyVerifyError } from "../diagnostics.js";
 import { sourceLocation } from "../../ir/locations.js";
@@ -30,6 +30,8 @@ export const CONVERT_GLOBAL_TO_LOCAL = "sdy-convert-global-to-local";
 export interface GlobalToLocalOptions {
   /** One all_gather per gathered dimension (minor first) instead of one over all of them. */
   readonly perDimAllGather: boolean;
+  /** A reduce_scatter over several dimensions as one reduce_scatter on a combined leading dimension, not an all_reduce and a dynamic_slice. */
+  readonly combineMultiDimensionReduceScatter: boolean;
 }
 
 /** Ops whose local form is more than their global form on local types (Shardy lowers each by its own pattern). */
@@ -39,6 +41,15 @@ interface Context {
   readonly module: HloModule;
   readonly options: GlobalToLocalOptions;
   nextChannelId: number;
+  /** Computation names in use (a reduction body gets a fresh one). */
+  readonly computationNames: Set<string>;
+}
+
+function freshComputationName(ctx: Context, base: string): string {
+  let name = base;
+  for (let k = 1; ctx.computationNames.has(name); k++) name = `${base}.${k}`;
+  ctx.computationNames.add(name);
+  return name;
 }
 
 function fail(inst: Instruction, why: string): never {
@@ -207,11 +218,55 @@ function reductionBody(elementType: ArrayShape["elementType"], op: ReductionOp, 
 }
 
 function lowerAllReduce(ctx: Context, f: InstructionFactory, inst: Instruction<"sdyAllReduce">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
-  const toApply = reductionBody(local.elementType, inst.attrs.reductionOp ?? "sum", `${inst.name}.reduction`);
+  const toApply = reductionBody(local.elementType, inst.attrs.reductionOp ?? "sum", freshComputationName(ctx, "all_reduce.reduction"));
   return f.add("allReduce", [operand], {
     replicaGroups: replicaGroupsForAxes(mesh, inst.attrs.reductionAxes, `all_reduce '${inst.name}'`),
     channelId: ctx.nextChannelId++, useGlobalDeviceIds: true, toApply,
   }, { from: inst, declared: local });
+}
+
+function lowerReduceScatter(ctx: Context, f: InstructionFactory, inst: Instruction<"sdyReduceScatter">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
+  const what = `reduce_scatter '${inst.name}'`;
+  const perDim = inst.attrs.reduceScatterAxes;
+  const scattered = perDim.map((axes, d) => ({ axes, d })).filter((g) => g.axes.length > 0);
+  if (scattered.length === 0) fail(inst, "scatters along no axes (canonicalization removes such an op)");
+  const allAxes = scattered.flatMap((g) => g.axes);
+  const elementType = local.elementType;
+  const toApply = (): Computation => reductionBody(elementType, inst.attrs.reductionOp ?? "sum", freshComputationName(ctx, "reduce_scatter.reduction"));
+  const reduceScatter = (input: Instruction, dim: number, axes: readonly AxisRef[], declared: ArrayShape): Instruction =>
+    f.add("reduceScatter", [input], {
+      scatterDimension: dim, replicaGroups: replicaGroupsForAxes(mesh, axes, what), channelId: ctx.nextChannelId++, useGlobalDeviceIds: true, toApply: toApply(),
+    }, { declared });
+  if (scattered.length === 1) return reduceScatter(operand, scattered[0]!.d, scattered[0]!.axes, local);
+  const input = operand.shape as ArrayShape;
+  if (!ctx.options.combineMultiDimensionReduceScatter) {
+    // All-reduce over every axis, then each device keeps its piece.
+    const reduced = f.add("allReduce", [operand], {
+      replicaGroups: replicaGroupsForAxes(mesh, allAxes, what), channelId: ctx.nextChannelId++, useGlobalDeviceIds: true, toApply: toApply(),
+    }, { declared: input });
+    return lowerAllSlice(f, inst, reduced, perDim, local, mesh);
+  }
+  // Each scattered dimension split into (factor, rest), the factors moved to the front
+  // and merged into one leading dimension that a single reduce_scatter splits.
+  const splitDims: number[] = [];
+  const factorDims: number[] = [];
+  input.dimensions.forEach((size, d) => {
+    const axes = perDim[d] ?? [];
+    if (axes.length === 0) {
+      splitDims.push(size);
+      return;
+    }
+    const factor = totalAxesSize(axes, mesh);
+    if (size % factor !== 0) fail(inst, `dimension ${d} of size ${size} is not divisible by its scattering factor ${factor}`);
+    factorDims.push(splitDims.length);
+    splitDims.push(factor, size / factor);
+  });
+  const split = f.add("reshape", [operand], { dimensions: splitDims });
+  const permutation = [...factorDims, ...splitDims.map((_, i) => i).filter((i) => !factorDims.includes(i))];
+  const moved = f.add("transpose", [split], { permutation });
+  const combined = f.add("reshape", [moved], { dimensions: [totalAxesSize(allAxes, mesh), ...local.dimensions] });
+  const scatteredOut = reduceScatter(combined, 0, allAxes, arrayShape(elementType, [1, ...local.dimensions]));
+  return f.add("reshape", [scatteredOut], { dimensions: local.dimensions }, { declared: local });
 }
 
 function lowerInstruction(ctx: Context, c: Computation, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[]): Instruction {
@@ -238,6 +293,11 @@ function lowerInstruction(ctx: Context, c: Computation, f: InstructionFactory, i
       const r = inst as Instruction<"sdyAllReduce">;
       const outLocal = localOf(ctx, inst.shape, r.attrs.outSharding, `all_reduce '${inst.name}'`) as ArrayShape;
       return lowerAllReduce(ctx, f, r, operands[0]!, meshOfSharding(ctx, r.attrs.outSharding), outLocal);
+    }
+    case "sdyReduceScatter": {
+      const r = inst as Instruction<"sdyReduceScatter">;
+      const outLocal = localOf(ctx, inst.shape, r.attrs.outSharding, `reduce_scatter '${inst.name}'`) as ArrayShape;
+      return lowerReduceScatter(ctx, f, r, operands[0]!, meshOfSharding(ctx, r.attrs.outSharding), outLocal);
     }
     case "concatenate":
       checkConcatenate(c, inst as Instruction<"concatenate">);
@@ -305,7 +365,7 @@ function localizeComputation(ctx: Context, c: Computation): Computation {
 }
 
 export function convertGlobalToLocal(module: HloModule, options: GlobalToLocalOptions): HloModule {
-  const ctx: Context = { module, options, nextChannelId: maxChannelId(module) + 1 };
+  const ctx: Context = { module, options, nextChannelId: maxChannelId(module) + 1, computationNames: new Set(module.computations.map((c) => c.name)) };
   return mapComputations(module, (c) => localizeComputation(ctx, c));
 }
 
@@ -315,13 +375,14 @@ export const CONVERT_GLOBAL_TO_LOCAL_PASSES: readonly PassRegistration[] = [
     description: "converts a program over global sharded tensors into the per-device program with local shapes and StableHLO collectives",
     options: [
       { name: "per-dim-all-gather", type: "bool", description: "lower a multi-dimension all_gather to one all_gather per dimension", default: false },
+      { name: "combine-multi-dimension-reduce-scatter", type: "bool", description: "lower a multi-dimension reduce_scatter to one reduce_scatter on a combined dimension", default: false },
       { name: "enable-rgv3", type: "bool", description: "write replica groups as #stablehlo.replica_group_mesh_axes (not supported: the IR holds explicit groups)", default: false },
     ],
     create: (o): Pass => {
       if (o.bool("enable-rgv3")) {
         throw new ShardingError(`-${CONVERT_GLOBAL_TO_LOCAL}: enable-rgv3 is not supported: replica groups are kept as explicit device lists, #stablehlo.replica_group_mesh_axes has no form in the IR yet`);
       }
-      const options = { perDimAllGather: o.bool("per-dim-all-gather") };
+      const options = { perDimAllGather: o.bool("per-dim-all-gather"), combineMultiDimensionReduceScatter: o.bool("combine-multi-dimension-reduce-scatter") };
       return { name: CONVERT_GLOBAL_TO_LOCAL, run: (m) => convertGlobalToLocal(m, options) };
     },
   },
