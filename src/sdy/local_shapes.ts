@@ -1,8 +1,8 @@
 // What a global (sharded) tensor looks like on one device, and which devices of a mesh
 // talk to each other along some axes: the arithmetic behind -sdy-convert-global-to-local.
 // Devices are numbered row-major over the mesh's axes (the iota mesh); a mesh with
-// explicit device ids is refused, since its group and offset tables would list ids the
-// lit tests do not settle.
+// explicit device ids places device d at d's position in its list (offset tables and
+// permutations); replica groups over such a mesh are refused, the lit tests do not settle them.
 
 import { arrayShape, type ArrayShape } from "../types/shape.js";
 import { indexAlongAxisRef, meshAxisSize, ShardingError, totalAxesSize, axisToString } from "./axis.js";
@@ -41,19 +41,49 @@ function fullAxisIndex(deviceId: number, mesh: Mesh, name: string): number {
   throw new ShardingError(`unknown mesh axis "${name}"`);
 }
 
-/** The index of `deviceId`'s shard along `axes` (major to minor), in [0, product of their sizes). */
+/**
+ * The index of device `deviceId`'s shard along `axes` (major to minor), in [0, product
+ * of their sizes). With explicit device ids, the device sits at its id's position in the list.
+ */
 export function shardIndex(deviceId: number, mesh: Mesh, axes: readonly AxisRef[]): number {
+  const position = mesh.deviceIds === undefined ? deviceId : mesh.deviceIds.indexOf(deviceId);
+  if (position < 0) throw new ShardingError(`device ${deviceId} is not in the mesh's device_ids`);
   let index = 0;
   for (const a of axes) {
     const size = a.subAxis?.size ?? meshAxisSize(mesh, a.name);
-    index = index * size + indexAlongAxisRef(a, fullAxisIndex(deviceId, mesh, a.name), mesh);
+    index = index * size + indexAlongAxisRef(a, fullAxisIndex(position, mesh, a.name), mesh);
   }
   return index;
 }
 
+/**
+ * The mesh's axes cut into the smallest pieces the sub-axes among `axes` need (so every
+ * one of them is a run of pieces), in mesh order: a full axis stays whole unless a
+ * sub-axis of it is named.
+ */
+export function atomicAxes(axes: readonly AxisRef[], mesh: Mesh): AxisRef[] {
+  const out: AxisRef[] = [];
+  for (const axis of mesh.axes) {
+    const cuts = new Set([1, axis.size]);
+    for (const a of axes) {
+      if (a.name !== axis.name || a.subAxis === undefined) continue;
+      cuts.add(a.subAxis.preSize);
+      cuts.add(a.subAxis.preSize * a.subAxis.size);
+    }
+    if (cuts.size === 2) {
+      out.push({ name: axis.name });
+      continue;
+    }
+    const sorted = [...cuts].sort((x, y) => x - y);
+    for (let i = 0; i + 1 < sorted.length; i++) {
+      out.push({ name: axis.name, subAxis: { preSize: sorted[i]!, size: sorted[i + 1]! / sorted[i]! } });
+    }
+  }
+  return out;
+}
+
 /** Each device's offset along one dimension whose shards have `shardSize` elements and are laid out along `axes`. */
-export function offsetTable(mesh: Mesh, axes: readonly AxisRef[], shardSize: number, what: string): number[] {
-  requireIotaMesh(mesh, what);
+export function offsetTable(mesh: Mesh, axes: readonly AxisRef[], shardSize: number): number[] {
   return Array.from({ length: meshSize(mesh) }, (_, d) => shardIndex(d, mesh, axes) * shardSize);
 }
 

@@ -17,10 +17,11 @@ import { factoryFor, mapComputations, withInstructions } from "../../ir/rewrite.
 import { XlaError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import { arrayShape, isArray, scalarShape, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
-import { axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../axis.js";
+import { axisContains, axisEquals, axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../axis.js";
 import { SdyVerifyError } from "../diagnostics.js";
 import { sourceLocation } from "../../ir/locations.js";
-import { localShape, offsetTable, replicaGroupsForAxes } from "../local_shapes.js";
+import { atomicAxes, localShape, offsetTable, replicaGroupsForAxes, shardIndex } from "../local_shapes.js";
+import { meshSize } from "../mesh.js";
 import type { AxisRef, Mesh, ReductionOp, TensorSharding } from "../model.js";
 import { resolveMesh } from "../sharding.js";
 import { InstructionFactory as Factory } from "../../ir/factory.js";
@@ -147,7 +148,7 @@ function maxChannelId(module: HloModule): number {
 
 /** This device's offset (s64 scalar) along a dimension split along `axes` into shards of `shardSize`. */
 function dimensionOffset(f: InstructionFactory, mesh: Mesh, axes: readonly AxisRef[], shardSize: number, what: string): Instruction {
-  const table = offsetTable(mesh, axes, shardSize, what);
+  const table = offsetTable(mesh, axes, shardSize);
   const pid = f.add("partitionId", [], {});
   const pid64 = f.add("convert", [pid], { elementType: "s64" });
   const tableConst = f.constant(Literal.fromValues("s64", [table.length], table));
@@ -269,6 +270,38 @@ function lowerReduceScatter(ctx: Context, f: InstructionFactory, inst: Instructi
   return f.add("reshape", [scatteredOut], { dimensions: local.dimensions }, { declared: local });
 }
 
+/**
+ * A collective_permute sends each device's shard to the device holding the same data
+ * under the out sharding: both shardings' axes are cut into common pieces, each
+ * sharding orders the pieces (its dimensions' first, major to minor, then the rest),
+ * and a device's position in that order names its data.
+ */
+function lowerCollectivePermute(ctx: Context, c: Computation, f: InstructionFactory, inst: Instruction<"sdyCollectivePermute">, operand: Instruction): Instruction {
+  const outSharding = inst.attrs.outSharding;
+  const inSharding = valueSharding(c, inst.operands[0]!);
+  if (inSharding === undefined) fail(inst, "its operand has no sharding");
+  const outMesh = meshOfSharding(ctx, outSharding);
+  const inMesh = meshOfSharding(ctx, inSharding);
+  const devices = meshSize(outMesh);
+  if (meshSize(inMesh) !== devices) fail(inst, `permutes between meshes of ${meshSize(inMesh)} and ${devices} devices`);
+  const axesOf = (s: TensorSharding): AxisRef[] => [...s.dimShardings.flatMap((d) => d.axes), ...s.replicatedAxes, ...s.unreducedAxes];
+  const pieces = atomicAxes([...axesOf(inSharding), ...axesOf(outSharding)], outMesh);
+  const order = (s: TensorSharding): AxisRef[] => {
+    const out: AxisRef[] = [];
+    for (const axis of s.dimShardings.flatMap((d) => d.axes)) {
+      for (const piece of pieces) if (axisContains(axis, piece) && !out.some((p) => axisEquals(p, piece))) out.push(piece);
+    }
+    for (const piece of pieces) if (!out.some((p) => axisEquals(p, piece))) out.push(piece);
+    return out;
+  };
+  const outOrder = order(outSharding);
+  const inOrder = order(inSharding);
+  const deviceOfLogical = new Map<number, number>();
+  for (let d = 0; d < devices; d++) deviceOfLogical.set(shardIndex(d, outMesh, outOrder), d);
+  const sourceTargetPairs = Array.from({ length: devices }, (_, d): [number, number] => [d, deviceOfLogical.get(shardIndex(d, inMesh, inOrder))!]);
+  return f.add("collectivePermute", [operand], { sourceTargetPairs, channelId: ctx.nextChannelId++ }, { from: inst, declared: operand.shape });
+}
+
 function lowerInstruction(ctx: Context, c: Computation, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[]): Instruction {
   const sharding = inst.sdySharding?.[0];
   const mesh = sharding === undefined ? undefined : meshOfSharding(ctx, sharding);
@@ -299,6 +332,8 @@ function lowerInstruction(ctx: Context, c: Computation, f: InstructionFactory, i
       const outLocal = localOf(ctx, inst.shape, r.attrs.outSharding, `reduce_scatter '${inst.name}'`) as ArrayShape;
       return lowerReduceScatter(ctx, f, r, operands[0]!, meshOfSharding(ctx, r.attrs.outSharding), outLocal);
     }
+    case "sdyCollectivePermute":
+      return lowerCollectivePermute(ctx, c, f, inst as Instruction<"sdyCollectivePermute">, operands[0]!);
     case "concatenate":
       checkConcatenate(c, inst as Instruction<"concatenate">);
       break;
