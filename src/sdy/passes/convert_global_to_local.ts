@@ -23,7 +23,7 @@ import { sourceLocation } from "../../ir/locations.js";
 import { atomicAxes, localShape, offsetTable, replicaGroupsForAxes, shardIndex } from "../local_shapes.js";
 import { meshSize } from "../mesh.js";
 import type { AxisRef, Mesh, ReductionOp, TensorSharding } from "../model.js";
-import { resolveMesh } from "../sharding.js";
+import { eraseManualAxes, resolveMesh } from "../sharding.js";
 import { InstructionFactory as Factory } from "../../ir/factory.js";
 
 export const CONVERT_GLOBAL_TO_LOCAL = "sdy-convert-global-to-local";
@@ -71,16 +71,28 @@ function opError(inst: Instruction, message: string): never {
   ]);
 }
 
-/** The sharding of a value of `c`: its op's, or its function's argument sharding. */
-function valueSharding(c: Computation, v: Instruction): TensorSharding | undefined {
-  if (v.opcode === "parameter") return c.argShardings?.[(v as Instruction<"parameter">).attrs.number];
+/**
+ * The computation being converted: a function (its argument shardings from its
+ * signature) or a manual computation's body being inlined (its arguments' shardings:
+ * the in shardings without the manual axes).
+ */
+interface Scope {
+  readonly c: Computation;
+  readonly argShardings: readonly (TensorSharding | undefined)[];
+  /** Its instructions move into the enclosing computation (each gets a name free there). */
+  readonly inlined: boolean;
+}
+
+/** The sharding of a value of the scope: its op's, or its argument's. */
+function valueSharding(scope: Scope, v: Instruction): TensorSharding | undefined {
+  if (v.opcode === "parameter") return scope.argShardings[(v as Instruction<"parameter">).attrs.number];
   return v.sdySharding?.length === 1 ? v.sdySharding[0] : undefined;
 }
 
 const hasAxes = (s: TensorSharding | undefined, dim: number): boolean => (s?.dimShardings[dim]?.axes.length ?? 0) > 0;
 
 /** Concatenation stays local only along a replicated dimension, with the other dimensions sharded alike. */
-function checkConcatenate(c: Computation, inst: Instruction<"concatenate">): void {
+function checkConcatenate(c: Scope, inst: Instruction<"concatenate">): void {
   const dim = inst.attrs.dimension;
   const out = valueSharding(c, inst);
   if (hasAxes(out, dim)) opError(inst, `dimension ${dim} is sharded but the concatenation is on this dimension.`);
@@ -99,7 +111,7 @@ function checkConcatenate(c: Computation, inst: Instruction<"concatenate">): voi
 }
 
 /** A windowed op stays local only where every sharded dimension of its input is a pass-through one (windows never straddle shards). */
-function checkWindowed(ctx: Context, c: Computation, inst: Instruction<"reduceWindow" | "selectAndScatter">): void {
+function checkWindowed(ctx: Context, c: Scope, inst: Instruction<"reduceWindow" | "selectAndScatter">): void {
   const s = valueSharding(c, inst.operands[0]!);
   if (s === undefined) return;
   const mesh = meshOfSharding(ctx, s);
@@ -111,8 +123,9 @@ function checkWindowed(ctx: Context, c: Computation, inst: Instruction<"reduceWi
 }
 
 /** A dot contracting along sharded dimensions leaves partial sums: its one user must be the sdy.all_reduce over those axes. */
-function checkDot(c: Computation, inst: Instruction<"dot">): void {
-  const lhs = valueSharding(c, inst.operands[0]!);
+function checkDot(scope: Scope, inst: Instruction<"dot">): void {
+  const c = scope.c;
+  const lhs = valueSharding(scope, inst.operands[0]!);
   if (lhs === undefined) return;
   const axes = inst.attrs.dimensionNumbers.lhsContractingDimensions.flatMap((d) => lhs.dimShardings[d]?.axes ?? []);
   if (axes.length === 0) return;
@@ -276,7 +289,7 @@ function lowerReduceScatter(ctx: Context, f: InstructionFactory, inst: Instructi
  * sharding orders the pieces (its dimensions' first, major to minor, then the rest),
  * and a device's position in that order names its data.
  */
-function lowerCollectivePermute(ctx: Context, c: Computation, f: InstructionFactory, inst: Instruction<"sdyCollectivePermute">, operand: Instruction): Instruction {
+function lowerCollectivePermute(ctx: Context, c: Scope, f: InstructionFactory, inst: Instruction<"sdyCollectivePermute">, operand: Instruction): Instruction {
   const outSharding = inst.attrs.outSharding;
   const inSharding = valueSharding(c, inst.operands[0]!);
   if (inSharding === undefined) fail(inst, "its operand has no sharding");
@@ -302,7 +315,7 @@ function lowerCollectivePermute(ctx: Context, c: Computation, f: InstructionFact
   return f.add("collectivePermute", [operand], { sourceTargetPairs, channelId: ctx.nextChannelId++ }, { from: inst, declared: operand.shape });
 }
 
-function lowerInstruction(ctx: Context, c: Computation, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[]): Instruction {
+function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[]): Instruction {
   const sharding = inst.sdySharding?.[0];
   const mesh = sharding === undefined ? undefined : meshOfSharding(ctx, sharding);
   const local = localOf(ctx, inst.shape, inst.sdySharding?.length === 1 ? sharding : undefined, `${inst.opcode} '${inst.name}'`);
@@ -334,6 +347,14 @@ function lowerInstruction(ctx: Context, c: Computation, f: InstructionFactory, i
     }
     case "sdyCollectivePermute":
       return lowerCollectivePermute(ctx, c, f, inst as Instruction<"sdyCollectivePermute">, operands[0]!);
+    case "sdyManualComputation": {
+      const m = inst as Instruction<"sdyManualComputation">;
+      const argShardings = m.attrs.body.parameters.map((p) => {
+        const s = m.attrs.inShardings[p.attrs.number];
+        return s === undefined ? undefined : eraseManualAxes(s, m.attrs.manualAxes);
+      });
+      return inlineBody(ctx, f, { c: m.attrs.body, argShardings, inlined: true }, operands, inst);
+    }
     case "concatenate":
       checkConcatenate(c, inst as Instruction<"concatenate">);
       break;
@@ -350,7 +371,8 @@ function lowerInstruction(ctx: Context, c: Computation, f: InstructionFactory, i
   if (unchanged) return inst;
   if (OP_TABLE[inst.opcode].family === "sdy") fail(inst, "this sdy op is not converted to its local form yet");
   if (POSITIONAL_OPS.has(inst.opcode)) fail(inst, "its local form on sharded operands or results is not built yet (it depends on global positions)");
-  f.releaseName(inst.name);
+  // A copy keeps its name in its own computation (an inlined one gets a free one).
+  if (!c.inlined) f.releaseName(inst.name);
   const attrs = localAttrs(inst, local);
   try {
     return f.add(inst.opcode, operands, attrs, { from: inst, ...(inst.opcode === "tuple" ? {} : { declared: local }) });
@@ -368,6 +390,31 @@ function localAttrs(inst: Instruction, local: Shape): object {
   return inst.attrs;
 }
 
+/**
+ * A manual computation's body converted into the enclosing computation: its arguments
+ * are the (local) operands, and its values, typed per manual shard, take their local
+ * types from their shardings over the free axes. Returns what it returns.
+ */
+function inlineBody(ctx: Context, f: InstructionFactory, scope: Scope, operands: readonly Instruction[], owner: Instruction): Instruction {
+  const replaced = new Map<Instruction, Instruction>();
+  for (const p of scope.c.parameters) {
+    const operand = operands[p.attrs.number];
+    if (operand === undefined) fail(owner, `its body's argument ${p.attrs.number} has no operand`);
+    const local = localOf(ctx, p.shape, scope.argShardings[p.attrs.number], `argument ${p.attrs.number} of the body of ${owner.name}`);
+    if (!shapesEqual(local, operand.shape)) {
+      fail(owner, `its body's argument ${p.attrs.number} is local ${shapeToString(local)}, its operand local ${shapeToString(operand.shape)}`);
+    }
+    replaced.set(p, operand);
+  }
+  for (const inst of scope.c.instructions) {
+    if (inst.opcode === "parameter") continue;
+    const ops = inst.operands.map((o) => replaced.get(o) ?? o);
+    const made = lowerInstruction(ctx, scope, f, inst, ops);
+    replaced.set(inst, made === inst ? f.withOperands(inst, ops) : made);
+  }
+  return replaced.get(scope.c.root) ?? scope.c.root;
+}
+
 function localizeComputation(ctx: Context, c: Computation): Computation {
   const f = factoryFor(c);
   const replaced = new Map<Instruction, Instruction>();
@@ -381,6 +428,8 @@ function localizeComputation(ctx: Context, c: Computation): Computation {
   });
   f.drain();
   const out: Instruction[] = [];
+  const placed = new Set<Instruction>(parameters);
+  const scope: Scope = { c, argShardings: c.parameters.map((p) => c.argShardings?.[p.attrs.number]), inlined: false };
   let changed = replaced.size > 0;
   for (const inst of c.instructions) {
     if (inst.opcode === "parameter") {
@@ -388,8 +437,12 @@ function localizeComputation(ctx: Context, c: Computation): Computation {
       continue;
     }
     const operands = inst.operands.map((o) => replaced.get(o) ?? o);
-    const made = lowerInstruction(ctx, c, f, inst, operands);
-    out.push(...f.drain().filter((i) => i !== made), made);
+    const made = lowerInstruction(ctx, scope, f, inst, operands);
+    // An inlined body may return one of its operands, an instruction placed already.
+    for (const i of [...f.drain(), made]) {
+      if (!placed.has(i)) out.push(i);
+      placed.add(i);
+    }
     if (made !== inst) {
       changed = true;
       replaced.set(inst, made);
@@ -401,7 +454,12 @@ function localizeComputation(ctx: Context, c: Computation): Computation {
 
 export function convertGlobalToLocal(module: HloModule, options: GlobalToLocalOptions): HloModule {
   const ctx: Context = { module, options, nextChannelId: maxChannelId(module) + 1, computationNames: new Set(module.computations.map((c) => c.name)) };
-  return mapComputations(module, (c) => localizeComputation(ctx, c));
+  // Manual computations' bodies are converted where they are inlined, with their arguments' shardings.
+  const bodies = new Set<Computation>();
+  for (const c of module.computations) {
+    for (const inst of c.instructions) if (inst.opcode === "sdyManualComputation") bodies.add((inst as Instruction<"sdyManualComputation">).attrs.body);
+  }
+  return mapComputations(module, (c) => (bodies.has(c) ? c : localizeComputation(ctx, c)));
 }
 
 export const CONVERT_GLOBAL_TO_LOCAL_PASSES: readonly PassRegistration[] = [
