@@ -9,7 +9,7 @@
 // lowered here fail with a ShardingError naming the op.
 
 import type { Pass } from "../../compiler/pass.js";
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import { PassOptionError, type PassRegistration } from "../../compiler/pass_options.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { OP_TABLE, type AxesPerDim, type Opcode } from "../../ir/opcodes.js";
@@ -160,7 +160,7 @@ function maxChannelId(module: HloModule): number {
 }
 
 /** This device's offset (s64 scalar) along a dimension split along `axes` into shards of `shardSize`. */
-function dimensionOffset(f: InstructionFactory, mesh: Mesh, axes: readonly AxisRef[], shardSize: number, what: string): Instruction {
+function dimensionOffset(f: InstructionFactory, mesh: Mesh, axes: readonly AxisRef[], shardSize: number): Instruction {
   const table = offsetTable(mesh, axes, shardSize);
   const pid = f.add("partitionId", [], {});
   const pid64 = f.add("convert", [pid], { elementType: "s64" });
@@ -175,7 +175,7 @@ function lowerIota(f: InstructionFactory, inst: Instruction<"iota">, local: Arra
   const localIota = f.add("iota", [], { shape: local, iotaDimension: dim });
   const axes = sharding?.dimShardings[dim]?.axes ?? [];
   if (axes.length === 0 || mesh === undefined) return localIota;
-  const offset = dimensionOffset(f, mesh, axes, local.dimensions[dim]!, `iota '${inst.name}'`);
+  const offset = dimensionOffset(f, mesh, axes, local.dimensions[dim]!);
   const typed = f.add("convert", [offset], { elementType: local.elementType });
   const spread = f.add("broadcastInDim", [typed], { dimensions: local.dimensions, broadcastDimensions: [] });
   return f.add("add", [localIota, spread], {});
@@ -184,7 +184,7 @@ function lowerIota(f: InstructionFactory, inst: Instruction<"iota">, local: Arra
 function lowerAllSlice(f: InstructionFactory, inst: Instruction, operand: Instruction, slicingAxes: AxesPerDim, local: ArrayShape, mesh: Mesh): Instruction {
   const starts = slicingAxes.map((axes, d) => (axes.length === 0
     ? f.constant(Literal.scalar("s64", 0))
-    : dimensionOffset(f, mesh, axes, local.dimensions[d]!, `all_slice '${inst.name}'`)));
+    : dimensionOffset(f, mesh, axes, local.dimensions[d]!)));
   return f.add("dynamicSlice", [operand, ...starts], { sliceSizes: local.dimensions }, { from: inst, declared: local });
 }
 
@@ -473,7 +473,7 @@ export const CONVERT_GLOBAL_TO_LOCAL_PASSES: readonly PassRegistration[] = [
     ],
     create: (o): Pass => {
       if (o.bool("enable-rgv3")) {
-        throw new ShardingError(`-${CONVERT_GLOBAL_TO_LOCAL}: enable-rgv3 is not supported: replica groups are kept as explicit device lists, #stablehlo.replica_group_mesh_axes has no form in the IR yet`);
+        throw new PassOptionError(`-${CONVERT_GLOBAL_TO_LOCAL}: enable-rgv3 is not supported: replica groups are kept as explicit device lists, #stablehlo.replica_group_mesh_axes has no form in the IR yet`);
       }
       const options = { perDimAllGather: o.bool("per-dim-all-gather"), combineMultiDimensionReduceScatter: o.bool("combine-multi-dimension-reduce-scatter") };
       return { name: CONVERT_GLOBAL_TO_LOCAL, run: (m) => convertGlobalToLocal(m, options) };
