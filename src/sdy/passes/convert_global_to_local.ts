@@ -315,6 +315,19 @@ function lowerCollectivePermute(ctx: Context, c: Scope, f: InstructionFactory, i
   return f.add("collectivePermute", [operand], { sourceTargetPairs, channelId: ctx.nextChannelId++ }, { from: inst, declared: operand.shape });
 }
 
+/** An all_to_all of one parameter: split along its target dimension, concatenated along its source one, among the devices of its axes. */
+function lowerAllToAll(ctx: Context, f: InstructionFactory, inst: Instruction<"sdyAllToAll">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
+  const params = inst.attrs.params;
+  if (params.length !== 1) fail(inst, `all_to_all with ${params.length} parameters is not converted yet (one parameter is)`);
+  const { axes, srcDim, tgtDim } = params[0]!;
+  if (axes.length === 0) fail(inst, "its parameter moves no axes");
+  const groups = replicaGroupsForAxes(mesh, axes, `all_to_all '${inst.name}'`);
+  // Shardy's all_to_all carries a channel but not use_global_device_ids.
+  return f.add("allToAll", [operand], {
+    splitDimension: tgtDim, concatDimension: srcDim, splitCount: groups[0]!.length, replicaGroups: groups, channelId: ctx.nextChannelId++,
+  }, { from: inst, declared: local });
+}
+
 function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[]): Instruction {
   const sharding = inst.sdySharding?.[0];
   const mesh = sharding === undefined ? undefined : meshOfSharding(ctx, sharding);
@@ -345,6 +358,11 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
       const outLocal = localOf(ctx, inst.shape, r.attrs.outSharding, `reduce_scatter '${inst.name}'`) as ArrayShape;
       return lowerReduceScatter(ctx, f, r, operands[0]!, meshOfSharding(ctx, r.attrs.outSharding), outLocal);
     }
+    case "sdyAllToAll": {
+      const a = inst as Instruction<"sdyAllToAll">;
+      const outLocal = localOf(ctx, inst.shape, a.attrs.outSharding, `all_to_all '${inst.name}'`) as ArrayShape;
+      return lowerAllToAll(ctx, f, a, operands[0]!, meshOfSharding(ctx, a.attrs.outSharding), outLocal);
+    }
     case "sdyCollectivePermute":
       return lowerCollectivePermute(ctx, c, f, inst as Instruction<"sdyCollectivePermute">, operands[0]!);
     case "sdyManualComputation": {
@@ -355,6 +373,9 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
       });
       return inlineBody(ctx, f, { c: m.attrs.body, argShardings, inlined: true }, operands, inst);
     }
+    case "sdyNamedComputation":
+      // Its body converts with the in shardings on its arguments; not built yet.
+      fail(inst, "named computations are not converted yet");
     case "concatenate":
       checkConcatenate(c, inst as Instruction<"concatenate">);
       break;
@@ -454,10 +475,14 @@ function localizeComputation(ctx: Context, c: Computation): Computation {
 
 export function convertGlobalToLocal(module: HloModule, options: GlobalToLocalOptions): HloModule {
   const ctx: Context = { module, options, nextChannelId: maxChannelId(module) + 1, computationNames: new Set(module.computations.map((c) => c.name)) };
-  // Manual computations' bodies are converted where they are inlined, with their arguments' shardings.
+  // Manual computations' bodies are converted where they are inlined, with their
+  // arguments' shardings; a named computation's body is never converted on its own.
   const bodies = new Set<Computation>();
   for (const c of module.computations) {
-    for (const inst of c.instructions) if (inst.opcode === "sdyManualComputation") bodies.add((inst as Instruction<"sdyManualComputation">).attrs.body);
+    for (const inst of c.instructions) {
+      if (inst.opcode === "sdyManualComputation") bodies.add((inst as Instruction<"sdyManualComputation">).attrs.body);
+      if (inst.opcode === "sdyNamedComputation") bodies.add((inst as Instruction<"sdyNamedComputation">).attrs.body);
+    }
   }
   return mapComputations(module, (c) => (bodies.has(c) ? c : localizeComputation(ctx, c)));
 }
