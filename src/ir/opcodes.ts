@@ -15,7 +15,7 @@ import type { Shape } from "../types/shape.js";
 import type {
   AttributeValue, ChannelHandle, ComparisonDirection, ComparisonType, ConvDimensionNumbers, DotDimensionNumbers,
   FftType, GatherDimensionNumbers, PrecisionConfig, RaggedDotDimensionNumbers, RandomAlgorithm,
-  RandomDistribution, ReplicaGroups, ResultAccuracy, ScatterDimensionNumbers, Window,
+  RandomDistribution, ReplicaGroupMeshAxes, ReplicaGroups, ResultAccuracy, ScatterDimensionNumbers, Window,
 } from "./attributes.js";
 import type { Computation } from "./computation.js";
 import type {
@@ -40,6 +40,8 @@ interface Transcendental {
 /** The attributes the cross-device ops share. */
 interface CollectiveAttrs {
   readonly replicaGroups: ReplicaGroups;
+  /** The same groups as mesh axes, printed in that form (what runs is `replicaGroups`). */
+  readonly replicaGroupMeshAxes?: ReplicaGroupMeshAxes;
   readonly channelId?: number;
   readonly useGlobalDeviceIds?: boolean;
 }

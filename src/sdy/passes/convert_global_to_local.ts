@@ -9,7 +9,8 @@
 // lowered here fail with a ShardingError naming the op.
 
 import type { Pass } from "../../compiler/pass.js";
-import { PassOptionError, type PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { ReplicaGroupMeshAxes } from "../../ir/attributes.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { OP_TABLE, type AxesPerDim, type Opcode } from "../../ir/opcodes.js";
@@ -33,6 +34,8 @@ export interface GlobalToLocalOptions {
   readonly perDimAllGather: boolean;
   /** A reduce_scatter over several dimensions as one reduce_scatter on a combined leading dimension, not an all_reduce and a dynamic_slice. */
   readonly combineMultiDimensionReduceScatter: boolean;
+  /** Replica groups over full axes of a named mesh also carry the axes (printed as `#stablehlo.replica_group_mesh_axes`). */
+  readonly enableRgv3: boolean;
 }
 
 /** Ops whose local form is more than their global form on local types (Shardy lowers each by its own pattern). */
@@ -159,6 +162,17 @@ function maxChannelId(module: HloModule): number {
   return max;
 }
 
+/**
+ * A collective's groups over `axes` of `sharding`'s mesh: the device lists, and with
+ * enable-rgv3 the axes themselves when they are full axes of a named mesh (Shardy keeps
+ * the lists for sub-axes).
+ */
+function groupsFor(ctx: Context, sharding: TensorSharding, axes: readonly AxisRef[], what: string): { replicaGroups: number[][]; replicaGroupMeshAxes?: ReplicaGroupMeshAxes } {
+  const replicaGroups = replicaGroupsForAxes(meshOfSharding(ctx, sharding), axes, what);
+  if (!ctx.options.enableRgv3 || typeof sharding.meshOrRef !== "string" || axes.some((a) => a.subAxis !== undefined)) return { replicaGroups };
+  return { replicaGroups, replicaGroupMeshAxes: { mesh: sharding.meshOrRef, axes: axes.map((a) => a.name) } };
+}
+
 /** This device's offset (s64 scalar) along a dimension split along `axes` into shards of `shardSize`. */
 function dimensionOffset(f: InstructionFactory, mesh: Mesh, axes: readonly AxisRef[], shardSize: number): Instruction {
   const table = offsetTable(mesh, axes, shardSize);
@@ -194,7 +208,7 @@ function lowerAllGather(ctx: Context, f: InstructionFactory, inst: Instruction<"
   if (gathered.length === 0) fail(inst, "gathers along no axes (canonicalization removes such an op)");
   const gather = (input: Instruction, dim: number, axes: readonly AxisRef[]): Instruction =>
     f.add("allGather", [input], {
-      allGatherDimension: dim, replicaGroups: replicaGroupsForAxes(mesh, axes, what), channelId: ctx.nextChannelId++, useGlobalDeviceIds: true,
+      allGatherDimension: dim, ...groupsFor(ctx, inst.attrs.outSharding, axes, what), channelId: ctx.nextChannelId++, useGlobalDeviceIds: true,
     });
   let out: Instruction;
   if (ctx.options.perDimAllGather || gathered.length === 1) {
@@ -234,7 +248,7 @@ function reductionBody(elementType: ArrayShape["elementType"], op: ReductionOp, 
 function lowerAllReduce(ctx: Context, f: InstructionFactory, inst: Instruction<"sdyAllReduce">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
   const toApply = reductionBody(local.elementType, inst.attrs.reductionOp ?? "sum", freshComputationName(ctx, "all_reduce.reduction"));
   return f.add("allReduce", [operand], {
-    replicaGroups: replicaGroupsForAxes(mesh, inst.attrs.reductionAxes, `all_reduce '${inst.name}'`),
+    ...groupsFor(ctx, inst.attrs.outSharding, inst.attrs.reductionAxes, `all_reduce '${inst.name}'`),
     channelId: ctx.nextChannelId++, useGlobalDeviceIds: true, toApply,
   }, { from: inst, declared: local });
 }
@@ -249,14 +263,14 @@ function lowerReduceScatter(ctx: Context, f: InstructionFactory, inst: Instructi
   const toApply = (): Computation => reductionBody(elementType, inst.attrs.reductionOp ?? "sum", freshComputationName(ctx, "reduce_scatter.reduction"));
   const reduceScatter = (input: Instruction, dim: number, axes: readonly AxisRef[], declared: ArrayShape): Instruction =>
     f.add("reduceScatter", [input], {
-      scatterDimension: dim, replicaGroups: replicaGroupsForAxes(mesh, axes, what), channelId: ctx.nextChannelId++, useGlobalDeviceIds: true, toApply: toApply(),
+      scatterDimension: dim, ...groupsFor(ctx, inst.attrs.outSharding, axes, what), channelId: ctx.nextChannelId++, useGlobalDeviceIds: true, toApply: toApply(),
     }, { declared });
   if (scattered.length === 1) return reduceScatter(operand, scattered[0]!.d, scattered[0]!.axes, local);
   const input = operand.shape as ArrayShape;
   if (!ctx.options.combineMultiDimensionReduceScatter) {
     // All-reduce over every axis, then each device keeps its piece.
     const reduced = f.add("allReduce", [operand], {
-      replicaGroups: replicaGroupsForAxes(mesh, allAxes, what), channelId: ctx.nextChannelId++, useGlobalDeviceIds: true, toApply: toApply(),
+      ...groupsFor(ctx, inst.attrs.outSharding, allAxes, what), channelId: ctx.nextChannelId++, useGlobalDeviceIds: true, toApply: toApply(),
     }, { declared: input });
     return lowerAllSlice(f, inst, reduced, perDim, local, mesh);
   }
@@ -321,10 +335,10 @@ function lowerAllToAll(ctx: Context, f: InstructionFactory, inst: Instruction<"s
   if (params.length !== 1) fail(inst, `all_to_all with ${params.length} parameters is not converted yet (one parameter is)`);
   const { axes, srcDim, tgtDim } = params[0]!;
   if (axes.length === 0) fail(inst, "its parameter moves no axes");
-  const groups = replicaGroupsForAxes(mesh, axes, `all_to_all '${inst.name}'`);
+  const groups = groupsFor(ctx, inst.attrs.outSharding, axes, `all_to_all '${inst.name}'`);
   // Shardy's all_to_all carries a channel but not use_global_device_ids.
   return f.add("allToAll", [operand], {
-    splitDimension: tgtDim, concatDimension: srcDim, splitCount: groups[0]!.length, replicaGroups: groups, channelId: ctx.nextChannelId++,
+    splitDimension: tgtDim, concatDimension: srcDim, splitCount: totalAxesSize(axes, mesh), ...groups, channelId: ctx.nextChannelId++,
   }, { from: inst, declared: local });
 }
 
@@ -494,13 +508,12 @@ export const CONVERT_GLOBAL_TO_LOCAL_PASSES: readonly PassRegistration[] = [
     options: [
       { name: "per-dim-all-gather", type: "bool", description: "lower a multi-dimension all_gather to one all_gather per dimension", default: false },
       { name: "combine-multi-dimension-reduce-scatter", type: "bool", description: "lower a multi-dimension reduce_scatter to one reduce_scatter on a combined dimension", default: false },
-      { name: "enable-rgv3", type: "bool", description: "write replica groups as #stablehlo.replica_group_mesh_axes (not supported: the IR holds explicit groups)", default: false },
+      { name: "enable-rgv3", type: "bool", description: "write replica groups over full axes of a named mesh as #stablehlo.replica_group_mesh_axes", default: false },
     ],
     create: (o): Pass => {
-      if (o.bool("enable-rgv3")) {
-        throw new PassOptionError(`-${CONVERT_GLOBAL_TO_LOCAL}: enable-rgv3 is not supported: replica groups are kept as explicit device lists, #stablehlo.replica_group_mesh_axes has no form in the IR yet`);
-      }
-      const options = { perDimAllGather: o.bool("per-dim-all-gather"), combineMultiDimensionReduceScatter: o.bool("combine-multi-dimension-reduce-scatter") };
+      const options = {
+        perDimAllGather: o.bool("per-dim-all-gather"), combineMultiDimensionReduceScatter: o.bool("combine-multi-dimension-reduce-scatter"), enableRgv3: o.bool("enable-rgv3"),
+      };
       return { name: CONVERT_GLOBAL_TO_LOCAL, run: (m) => convertGlobalToLocal(m, options) };
     },
   },

@@ -100,7 +100,16 @@ test("pass: a slice of a sharded value is refused, naming the op", () => {
   assert.match(r.err, /sdy-convert-global-to-local: slice '0': its local form .* not built yet/);
 });
 
-test("pass: enable-rgv3 is refused with a reason (replica groups are explicit lists in the IR)", () => {
-  assert.throws(() => opt(`${MESH}func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n  return %arg0 : tensor<8xf32>\n}`, "-sdy-convert-global-to-local=enable-rgv3=true"),
-    /-sdy-convert-global-to-local: enable-rgv3 is not supported/);
+test("pass: with enable-rgv3, groups over full axes print as mesh axes, groups over sub-axes as device lists", () => {
+  const program = (axes: string): string => `${MESH}func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={${axes}}>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}], unreduced={${axes}}>]>} : tensor<8x8xf32>
+  %1 = sdy.all_reduce {${axes}} %0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}`;
+  const full = opt(program('"y"'), "-sdy-convert-global-to-local=enable-rgv3=true");
+  assert.equal(full.rc, 0, full.err);
+  assert.match(full.out, /replica_groups = #stablehlo\.replica_group_mesh_axes<mesh = @mesh, axes = \[#stablehlo\.axis_ref<name = "y">\]>/);
+  const sub = opt(program('"y":(1)2'), "-sdy-convert-global-to-local=enable-rgv3=true");
+  assert.equal(sub.rc, 0, sub.err);
+  assert.match(sub.out, /replica_groups = dense<\[\[0, 2\], \[1, 3\], \[4, 6\], \[5, 7\]\]> : tensor<4x2xi64>/);
 });
