@@ -43,6 +43,8 @@ interface CollectiveAttrs {
   /** The same groups as mesh axes, printed in that form (what runs is `replicaGroups`). */
   readonly replicaGroupMeshAxes?: ReplicaGroupMeshAxes;
   readonly channelId?: number;
+  /** StableHLO's channel type when the text gave one other than DEVICE_TO_DEVICE (1), kept so it prints back. */
+  readonly channelType?: number;
   readonly useGlobalDeviceIds?: boolean;
 }
 

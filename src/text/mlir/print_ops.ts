@@ -78,7 +78,7 @@ export function collectiveAttrs(a: { replicaGroups: readonly (readonly number[])
 }
 
 function collectiveEntries(a: {
-  replicaGroups: readonly (readonly number[])[]; replicaGroupMeshAxes?: ReplicaGroupMeshAxes; channelId?: number; useGlobalDeviceIds?: boolean;
+  replicaGroups: readonly (readonly number[])[]; replicaGroupMeshAxes?: ReplicaGroupMeshAxes; channelId?: number; channelType?: number; useGlobalDeviceIds?: boolean;
 }): AttrEntry[] {
   const width = Math.max(0, ...a.replicaGroups.map((g) => g.length));
   const rows = a.replicaGroups.map((g) => [...g, ...new Array<number>(width - g.length).fill(-1)]);
@@ -87,7 +87,7 @@ function collectiveEntries(a: {
     ? `#stablehlo.replica_group_mesh_axes<mesh = @${byAxes.mesh}, axes = [${byAxes.axes.map((n) => `#stablehlo.axis_ref<name = ${JSON.stringify(n)}>`).join(", ")}]>`
     : rows.length === 0 ? "dense<> : tensor<0x0xi64>" : matrix(rows, width);
   const out: AttrEntry[] = [["replica_groups", groups]];
-  if (a.channelId !== undefined) out.push(["channel_handle", `#stablehlo.channel_handle<handle = ${a.channelId}, type = 1>`]);
+  if (a.channelId !== undefined) out.push(["channel_handle", `#stablehlo.channel_handle<handle = ${a.channelId}, type = ${a.channelType ?? 1}>`]);
   if (a.useGlobalDeviceIds) out.push(["use_global_device_ids", undefined]);
   return out;
 }

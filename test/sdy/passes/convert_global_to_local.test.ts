@@ -113,3 +113,14 @@ test("pass: with enable-rgv3, groups over full axes print as mesh axes, groups o
   assert.equal(sub.rc, 0, sub.err);
   assert.match(sub.out, /replica_groups = dense<\[\[0, 2\], \[1, 3\], \[4, 6\], \[5, 7\]\]> : tensor<4x2xi64>/);
 });
+
+test("pass: new channels are numbered after the module's largest; a channel's type 0 prints back", () => {
+  const r = opt(`${MESH}func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}, %arg1: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}, tensor<8x16xf32>) {
+  %0 = "stablehlo.all_gather"(%arg1) {all_gather_dim = 1 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, channel_handle = #stablehlo.channel_handle<handle = 7, type = 0>} : (tensor<8x8xf32>) -> tensor<8x16xf32>
+  %1 = sdy.all_gather [{"y"}, {}] %arg0 out_sharding=<@mesh, [{}, {}]> : tensor<8x8xf32>
+  return %1, %0 : tensor<8x8xf32>, tensor<8x16xf32>
+}`, "-sdy-convert-global-to-local");
+  assert.equal(r.rc, 0, r.err);
+  assert.match(r.out, /channel_handle = #stablehlo\.channel_handle<handle = 7, type = 0>/);
+  assert.match(r.out, /all_gather_dim = 0 : i64, channel_handle = #stablehlo\.channel_handle<handle = 8, type = 1>, replica_groups = dense<\[\[0, 1, 2, 3\], \[4, 5, 6, 7\]\]>/);
+});
