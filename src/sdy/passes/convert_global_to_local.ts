@@ -3,16 +3,18 @@
 // sharding; ops whose meaning depends on global positions (iota) add the device's
 // offset; the sdy collectives become StableHLO collectives whose replica groups are the
 // devices differing only along the op's axes (use_global_device_ids, a fresh channel
-// handle each, numbered after the module's largest). Shardings stay on the values
-// (their types now local). Ops whose local form needs more than a type change
-// (concatenate, pad, slice, gather, scatter, convolution, windows) and the sdy ops not
-// lowered here fail with a ShardingError naming the op.
+// handle each, numbered after the module's largest); manual computations are inlined.
+// Shardings stay on the values (their types now local). Concatenations, windowed ops
+// and dots are checked as Shardy checks them; ops whose local form needs more than a
+// type change (pad, slice, gather, scatter, convolution) and the sdy ops not lowered
+// here fail with a ShardingError naming the op.
 
 import type { Pass } from "../../compiler/pass.js";
 import type { PassRegistration } from "../../compiler/pass_options.js";
 import type { ReplicaGroupMeshAxes } from "../../ir/attributes.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
-import type { InstructionFactory } from "../../ir/factory.js";
+import { InstructionFactory } from "../../ir/factory.js";
+import { sourceLocation } from "../../ir/locations.js";
 import { OP_TABLE, type AxesPerDim, type Opcode } from "../../ir/opcodes.js";
 import { factoryFor, mapComputations, withInstructions } from "../../ir/rewrite.js";
 import { XlaError } from "../../types/errors.js";
@@ -20,12 +22,10 @@ import { Literal } from "../../types/literal.js";
 import { arrayShape, isArray, scalarShape, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
 import { axisContains, axisEquals, axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../axis.js";
 import { SdyVerifyError } from "../diagnostics.js";
-import { sourceLocation } from "../../ir/locations.js";
 import { atomicAxes, localShape, offsetTable, replicaGroupsForAxes, shardIndex } from "../local_shapes.js";
 import { meshSize } from "../mesh.js";
 import type { AxisRef, Mesh, ReductionOp, TensorSharding } from "../model.js";
 import { eraseManualAxes, resolveMesh } from "../sharding.js";
-import { InstructionFactory as Factory } from "../../ir/factory.js";
 
 export const CONVERT_GLOBAL_TO_LOCAL = "sdy-convert-global-to-local";
 
@@ -238,7 +238,7 @@ function lowerAllGather(ctx: Context, f: InstructionFactory, inst: Instruction<"
 
 /** A scalar computation reducing two values of `elementType` as `op` says (an all_reduce's body). */
 function reductionBody(elementType: ArrayShape["elementType"], op: ReductionOp, name: string): Computation {
-  const f = new Factory(name);
+  const f = new InstructionFactory(name);
   const lhs = f.parameter(0, scalarShape(elementType), "lhs");
   const rhs = f.parameter(1, scalarShape(elementType), "rhs");
   const opcode = op === "sum" ? "add" : op === "max" ? "maximum" : "minimum";
