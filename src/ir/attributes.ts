@@ -79,6 +79,16 @@ export type Window = readonly WindowDimension[];
 /** Replica groups: each inner list is one group of ids; an empty list means one group of all. */
 export type ReplicaGroups = readonly (readonly number[])[];
 
+/**
+ * Replica groups named by full axes of a Shardy mesh (StableHLO's
+ * `#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [...]>`): the devices that
+ * differ only along `axes`. A collective carrying it also lists the same groups as ids.
+ */
+export interface ReplicaGroupMeshAxes {
+  readonly mesh: string;
+  readonly axes: readonly string[];
+}
+
 export interface ChannelHandle {
   readonly handle: number;
   /** DEVICE_TO_DEVICE for collectives and Send/Recv between devices; HOST_* for host transfers. */

@@ -15,7 +15,7 @@ import type { Shape } from "../types/shape.js";
 import type {
   AttributeValue, ChannelHandle, ComparisonDirection, ComparisonType, ConvDimensionNumbers, DotDimensionNumbers,
   FftType, GatherDimensionNumbers, PrecisionConfig, RaggedDotDimensionNumbers, RandomAlgorithm,
-  RandomDistribution, ReplicaGroups, ResultAccuracy, ScatterDimensionNumbers, Window,
+  RandomDistribution, ReplicaGroupMeshAxes, ReplicaGroups, ResultAccuracy, ScatterDimensionNumbers, Window,
 } from "./attributes.js";
 import type { Computation } from "./computation.js";
 import type {
@@ -40,7 +40,11 @@ interface Transcendental {
 /** The attributes the cross-device ops share. */
 interface CollectiveAttrs {
   readonly replicaGroups: ReplicaGroups;
+  /** The same groups as mesh axes, printed in that form (what runs is `replicaGroups`). */
+  readonly replicaGroupMeshAxes?: ReplicaGroupMeshAxes;
   readonly channelId?: number;
+  /** StableHLO's channel type when the text gave one other than DEVICE_TO_DEVICE (1), kept so it prints back. */
+  readonly channelType?: number;
   readonly useGlobalDeviceIds?: boolean;
 }
 

@@ -17,6 +17,7 @@ import { MESH_PASSES } from "./meshes.js";
 import { CALL_GRAPH_PASSES } from "./call_graph.js";
 import { RESOLVE_SINGLE_DEVICE_SHARDING_REGISTRATION } from "./resolve_single_device_sharding.js";
 import { PAD_FOR_DIVISIBILITY_REGISTRATION } from "./pad_for_divisibility.js";
+import { CONVERT_GLOBAL_TO_LOCAL_PASSES } from "./convert_global_to_local.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -31,4 +32,5 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   RESOLVE_SINGLE_DEVICE_SHARDING_REGISTRATION,
   PAD_FOR_DIVISIBILITY_REGISTRATION,
   ...PIPELINE_PASSES,
+  ...CONVERT_GLOBAL_TO_LOCAL_PASSES,
 ];

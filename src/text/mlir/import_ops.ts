@@ -482,12 +482,13 @@ function declaredShardCount(
   return sizes.size === 1 && sizes.has(n) ? {} : { shardCount: n };
 }
 
-function collective(ctx: LowerContext): { replicaGroups: OpAttributes["allReduce"]["replicaGroups"]; channelId?: number; useGlobalDeviceIds?: boolean } {
+function collective(ctx: LowerContext): { replicaGroups: OpAttributes["allReduce"]["replicaGroups"]; channelId?: number; channelType?: number; useGlobalDeviceIds?: boolean } {
   const ch = ctx.r.channel();
-  const out: { replicaGroups: OpAttributes["allReduce"]["replicaGroups"]; channelId?: number; useGlobalDeviceIds?: boolean } = {
+  const out: { replicaGroups: OpAttributes["allReduce"]["replicaGroups"]; channelId?: number; channelType?: number; useGlobalDeviceIds?: boolean } = {
     replicaGroups: ctx.r.replicaGroups(),
   };
   if (ch) out.channelId = ch.handle;
+  if (ch && ch.type !== 1) out.channelType = ch.type;
   if (ctx.r.get("use_global_device_ids")) out.useGlobalDeviceIds = true;
   return out;
 }

@@ -9,7 +9,7 @@
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { SDY_OPCODES, OP_TABLE, type ConvWindowAttribute, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
 import type { SdyOpcode } from "../../shape/sdy.js";
-import type { DotDimensionNumbers, ResultAccuracy, Window } from "../../ir/attributes.js";
+import type { DotDimensionNumbers, ReplicaGroupMeshAxes, ResultAccuracy, Window } from "../../ir/attributes.js";
 import { XlaError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import type { Shape } from "../../types/shape.js";
@@ -77,11 +77,17 @@ export function collectiveAttrs(a: { replicaGroups: readonly (readonly number[])
   return collectiveEntries(a).map(([k, v]) => (v === undefined ? k : `${k} = ${v}`));
 }
 
-function collectiveEntries(a: { replicaGroups: readonly (readonly number[])[]; channelId?: number; useGlobalDeviceIds?: boolean }): AttrEntry[] {
+function collectiveEntries(a: {
+  replicaGroups: readonly (readonly number[])[]; replicaGroupMeshAxes?: ReplicaGroupMeshAxes; channelId?: number; channelType?: number; useGlobalDeviceIds?: boolean;
+}): AttrEntry[] {
   const width = Math.max(0, ...a.replicaGroups.map((g) => g.length));
   const rows = a.replicaGroups.map((g) => [...g, ...new Array<number>(width - g.length).fill(-1)]);
-  const out: AttrEntry[] = [["replica_groups", rows.length === 0 ? "dense<> : tensor<0x0xi64>" : matrix(rows, width)]];
-  if (a.channelId !== undefined) out.push(["channel_handle", `#stablehlo.channel_handle<handle = ${a.channelId}, type = 1>`]);
+  const byAxes = a.replicaGroupMeshAxes;
+  const groups = byAxes !== undefined
+    ? `#stablehlo.replica_group_mesh_axes<mesh = @${byAxes.mesh}, axes = [${byAxes.axes.map((n) => `#stablehlo.axis_ref<name = ${JSON.stringify(n)}>`).join(", ")}]>`
+    : rows.length === 0 ? "dense<> : tensor<0x0xi64>" : matrix(rows, width);
+  const out: AttrEntry[] = [["replica_groups", groups]];
+  if (a.channelId !== undefined) out.push(["channel_handle", `#stablehlo.channel_handle<handle = ${a.channelId}, type = ${a.channelType ?? 1}>`]);
   if (a.useGlobalDeviceIds) out.push(["use_global_device_ids", undefined]);
   return out;
 }
