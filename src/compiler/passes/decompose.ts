@@ -12,7 +12,7 @@
 // get-tuple-element rule forwards the parts to their users.
 
 import { CompileError } from "../../types/errors.js";
-import { Computation, type HloModule, type Instruction } from "../../ir/computation.js";
+import { Computation, subcomputationsOf, type HloModule, type Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
 import { mapComputations, rebuild } from "../../ir/rewrite.js";
@@ -109,8 +109,15 @@ function batchNorm(inst: Instruction, operands: readonly Instruction[], e: Expan
   }
 }
 
-/** The callee's instructions copied into the caller, its parameters bound to `operands`; the copy of its root. */
-export function inline(callee: Computation, operands: readonly Instruction[], f: InstructionFactory): Instruction {
+/** Rewrites one instruction (given its new operands) into `f`, or undefined to copy it as it is. */
+type Expand = (inst: Instruction, operands: readonly Instruction[], f: InstructionFactory) => Instruction | undefined;
+
+/**
+ * The callee's instructions copied into the caller, its parameters bound to `operands`,
+ * each passed through `expand` first (so the calls inside are inlined in turn); the copy
+ * of its root.
+ */
+export function inline(callee: Computation, operands: readonly Instruction[], f: InstructionFactory, expand: Expand = () => undefined): Instruction {
   const map = new Map<Instruction, Instruction>();
   for (const inst of callee.instructions) {
     if (inst.opcode === "parameter") {
@@ -118,10 +125,32 @@ export function inline(callee: Computation, operands: readonly Instruction[], f:
       continue;
     }
     // Names, metadata and sharding come from the callee's instructions.
-    const copy = f.withOperands(inst as Instruction, inst.operands.map((o) => map.get(o)!));
-    map.set(inst, copy);
+    const mapped = inst.operands.map((o) => map.get(o)!);
+    map.set(inst, expand(inst as Instruction, mapped, f) ?? f.withOperands(inst as Instruction, mapped));
   }
   return map.get(callee.root)!;
+}
+
+/** Deepest chain of calls inlined; beyond it, a typed error rather than a stack overflow (the interpreter's limit too). */
+const MAX_INLINE_DEPTH = 1000;
+
+/**
+ * The computations only `call` and `composite` instructions refer to (and that are not
+ * the entry): they are inlined where they are called, from their own instructions.
+ * Rewriting them on their own as well would copy each level of a call chain into every
+ * level above it, quadratic in its depth.
+ */
+function onlyInlined(module: HloModule): Set<Computation> {
+  const referencedOtherwise = new Set<Computation>([module.entry]);
+  const inlinedSomewhere = new Set<Computation>();
+  for (const c of module.computations) {
+    for (const inst of c.instructions) {
+      const inlined = inst.opcode === "call" ? (inst as Of<"call">).attrs.toApply
+        : inst.opcode === "composite" ? (inst as Of<"composite">).attrs.decomposition : undefined;
+      for (const callee of subcomputationsOf(inst)) (callee === inlined ? inlinedSomewhere : referencedOtherwise).add(callee);
+    }
+  }
+  return new Set([...inlinedSomewhere].filter((c) => !referencedOtherwise.has(c)));
 }
 
 /**
@@ -166,11 +195,18 @@ export const decompose: Pass = {
       return r;
     };
     let count = 0;
-    const out = mapComputations(module, (c) => rebuild(c, (inst, operands, f) => {
+    let depth = 0;
+    const expand: Expand = (inst, operands, f) => {
       if (inst.opcode === "call" || inst.opcode === "composite") {
         count++;
         const callee = inst.opcode === "call" ? (inst as Of<"call">).attrs.toApply : (inst as Of<"composite">).attrs.decomposition;
-        return inline(callee, operands, f);
+        if (depth >= MAX_INLINE_DEPTH) throw new CompileError(`decompose: calls nest more than ${MAX_INLINE_DEPTH} deep (at ${inst.name}, calling ${callee.name})`);
+        depth++;
+        try {
+          return inline(callee, operands, f, expand);
+        } finally {
+          depth--;
+        }
       }
       if (inst.opcode === "map") {
         const inlined = inlineMap(inst as Of<"map">, operands, f);
@@ -180,7 +216,9 @@ export const decompose: Pass = {
       const made = batchNorm(inst, operands, new Expander(f, inst, newReducer));
       if (made !== undefined) count++;
       return made;
-    }));
+    };
+    const inlinedOnly = onlyInlined(module);
+    const out = mapComputations(module, (c) => (inlinedOnly.has(c) ? c : rebuild(c, expand)));
     if (count > 0) ctx.log("decompose", `decomposed ${count} instruction(s)`);
     return out;
   },
