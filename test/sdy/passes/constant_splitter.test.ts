@@ -6,18 +6,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { optCommand } from "../../../src/cli/opt.js";
-
-function opt(text: string, ...flags: string[]): string {
-  const out: string[] = [];
-  const err: string[] = [];
-  const rc = optCommand(["input.mlir", ...flags], {
-    readFile: () => text, isDirectory: () => false, listDirectory: () => [], joinPath: (a, b) => `${a}/${b}`,
-    out: (l) => out.push(l), err: (l) => err.push(l),
-  });
-  if (rc !== 0) throw new Error(err.join("\n"));
-  return out.join("\n");
-}
+import { opt } from "./opt.js";
 
 /** The printed body of function @name: its lines from the header to its closing brace, trimmed. */
 function body(printed: string, name: string): string[] {
