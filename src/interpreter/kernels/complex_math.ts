@@ -4,6 +4,7 @@
 // each component to the element type when it stores the result.
 
 import type { Complex } from "../../types/literal.js";
+import { exactSquare } from "./float_math.js";
 
 const c = (re: number, im: number): Complex => ({ re, im });
 
@@ -32,15 +33,6 @@ export function cExp(z: Complex): Complex {
   if (z.im === 0) return c(Math.exp(z.re), z.im); // exact zero imaginary part, even for e^re = inf
   const m = Math.exp(z.re);
   return c(m * Math.cos(z.im), m * Math.sin(z.im));
-}
-
-/** [hi, lo] with hi + lo = a² exactly (Dekker's product, a split into two 26-bit halves). */
-function exactSquare(a: number): [number, number] {
-  const s = 134217729 * a; // 2^27 + 1
-  const hi = s - (s - a);
-  const lo = a - hi;
-  const sq = a * a;
-  return [sq, ((hi * hi - sq) + 2 * hi * lo) + lo * lo];
 }
 
 /**

@@ -63,16 +63,23 @@ export function logistic(x: number): number {
 const TWO_OVER_SQRT_PI = 2 / Math.sqrt(Math.PI);
 const INV_SQRT_PI = 1 / Math.sqrt(Math.PI);
 
+/** [hi, lo] with hi + lo = a² exactly: hi the rounded square, lo its error (Dekker's product, a split into two 26-bit halves). */
+export function exactSquare(a: number): [number, number] {
+  const s = 134217729 * a; // 2^27 + 1
+  const hi = s - (s - a);
+  const lo = a - hi;
+  const sq = a * a;
+  return [sq, ((hi * hi - sq) + 2 * hi * lo) + lo * lo];
+}
+
 /**
  * e^(-a²) without the error of rounding a²: a plain Math.exp(-a * a) carries a²'s
- * rounding into the result as a² ulps (25 at a = 5). With a = hi + lo, hi of 26 bits
- * (Dekker's split), hi² is exact and e^(-a²) = e^(-hi²) · e^(-(2 hi lo + lo²)).
+ * rounding into the result as a² ulps (25 at a = 5). With a² = sq + err exactly,
+ * e^(-a²) = e^(-sq) · e^(-err), both arguments exact.
  */
 function expMinusSquare(a: number): number {
-  const c = 134217729 * a; // 2^27 + 1
-  const hi = c - (c - a);
-  const lo = a - hi;
-  return Math.exp(-hi * hi) * Math.exp(-(2 * hi * lo + lo * lo));
+  const [sq, err] = exactSquare(a);
+  return Math.exp(-sq) * Math.exp(-err);
 }
 
 /**
