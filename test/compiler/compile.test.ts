@@ -10,6 +10,7 @@ import {
 import { compile, WasmDevice } from "../../src/compiler/index.js";
 import { ExecutionError } from "../../src/types/errors.js";
 import { rng } from "../support/prng.js";
+import { separateFusionsPipeline } from "../support/pipelines.js";
 
 function reducer(b: XlaBuilder, name: string, t: ElementType, op: (x: XlaOp, y: XlaOp) => XlaOp): Computation {
   const sb = b.createSubBuilder(name);
@@ -42,13 +43,12 @@ function softmax(rows: number, cols: number): Computation {
   return b.build(div(e, s, [0]));
 }
 
-test("softmax compiles to three fusions (max; exp stored and summed in one pass; divide: exp is computed once) and matches the interpreter", async () => {
+test("softmax compiles to one row pipeline (max; exp stored and summed; divide: exp is computed once) and matches the interpreter", async () => {
   const c = softmax(7, 33);
   const exe = await compile(c);
-  // Multi-output fusion: the sum's kernel also stores e = exp(x - max), which the divide
-  // reads; the three run as one row group.
-  assert.equal(exe.stats.kernels, 3);
-  assert.deepEqual(exe.program.steps.map((s) => s.kind), ["group"]);
+  // Row fusion: the max, the exp-and-sum and the divide are stages of one kernel's pass over each row.
+  assert.equal(exe.stats.kernels, 1);
+  assert.deepEqual(exe.program.steps.map((s) => s.kind), ["kernel"]);
   const x = randomLiteral(rng(1), "f32", [7, 33]);
   assertClose(exe.run([x]), evaluate(c, [x]), 4e-7);
   assert.match(exe.dump(), /kind=kInput/);
@@ -132,7 +132,8 @@ test("buffer assignment reuses arena bytes of dead temporaries and writes in pla
   }
   const c = b.build(v);
   // One thread: the bound counts one thread's scratch (the row group's block buffers here).
-  const exe = await compile(c, { device: new WasmDevice() });
+  // Separate fusions: with row fusion the chain is one kernel and has no temporaries.
+  const exe = await compile(c, { device: new WasmDevice(), passes: separateFusionsPipeline() });
   const x = randomLiteral(rng(6), "f32", [64, 64]);
   assertClose(exe.run([x]), evaluate(c, [x]), 1e-5);
   const temps = exe.program.temps.length;

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { detectWasmTarget } from "../../src/compiler/wasm/features.js";
 
 const FLAG = "--experimental-wasm-relaxed-simd";
-const FILES = ["fused/math.test.js", "fused/reduce.test.js", "wasm/gemm.test.js", "row_groups.test.js", "output_fusion.test.js"]
+const FILES = ["fused/math.test.js", "fused/reduce.test.js", "fused/row_pipeline.test.js", "wasm/gemm.test.js", "row_groups.test.js", "output_fusion.test.js"]
   .map((f) => fileURLToPath(new URL(f, import.meta.url)));
 
 test("relaxed SIMD paths: the math, reduction, GEMM, row-group and epilogue tests pass with relaxed_madd", (t) => {

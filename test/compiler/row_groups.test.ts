@@ -10,6 +10,7 @@ import {
   byteSize, parseHlo, rev, rsqrt, scalarShape, sub, type Computation, type ElementType, type XlaOp,
 } from "../../src/index.js";
 import { compile, WasmDevice, type Executable } from "../../src/compiler/index.js";
+import { separateFusionsPipeline } from "../support/pipelines.js";
 import { detectWasmTarget } from "../../src/compiler/wasm/features.js";
 import { planProgram } from "../../src/compiler/program.js";
 import { loadProgramSync } from "../../src/compiler/executable.js";
@@ -75,9 +76,12 @@ function assertClose(actual: Literal, expected: Literal, relTol: number, what: s
   }
 }
 
+/** Softmax and layer norm as the separate fusions that row groups run (not one row pipeline). */
+const SEPARATE_FUSIONS = separateFusionsPipeline();
+
 async function check(c: Computation, args: readonly Literal[], threads: number, relTol: number): Promise<Executable> {
   const device = await WasmDevice.create({ threads });
-  const exe = await compile(c, { device });
+  const exe = await compile(c, { device, passes: SEPARATE_FUSIONS });
   const got = exe.run(args);
   assertClose(got, evaluate(c, args), relTol, `${c.name} (${threads} thread(s))`);
   const oneBlock = loadProgramSync(sequential(exe.program), device, []);
@@ -251,7 +255,7 @@ ENTRY main {
 test("a loop body's softmax runs as a row group of its own step list", async () => {
   const module = parseHlo(SOFTMAX_LOOP);
   for (const threads of [1, 2]) {
-    const exe = await compile(module, { device: await WasmDevice.create({ threads }) });
+    const exe = await compile(module, { device: await WasmDevice.create({ threads }), passes: SEPARATE_FUSIONS });
     const loop = exe.program.steps.find((s) => s.kind === "while");
     assert.ok(loop?.kind === "while", exe.dump());
     const groups = loop.body.steps.filter((s) => s.kind === "group");

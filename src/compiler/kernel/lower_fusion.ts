@@ -113,6 +113,10 @@ class Lowering {
   readonly accums = new Map<Instruction, number[]>();
   /** Variables of the output context, when lowering an input fusion's epilogue. */
   outputVars: readonly number[] | undefined;
+  /** The domain's variables at the kept dimensions: a reduce read at them is read along its own row. */
+  rowVars: readonly number[] | undefined;
+  /** Max reductions: accum node → the value it reduces (x - max(x) ≤ 0 along a row). */
+  readonly maxAccums = new Map<number, number>();
   /** Output fusions: the dot or convolution whose result the epilogue reads, as kernel input `operand` (row-major). */
   core: { readonly inst: Instruction; readonly operand: number } | undefined;
   /** What each load node reads (for signOf). */
@@ -138,7 +142,7 @@ class Lowering {
     for (const o of inst.operands) if (o.shape.kind === "array") checkType(o.shape.elementType, o.name);
     if (FUSIBLE_ELEMENTWISE.has(opcode)) {
       const args = inst.operands.map((o) => this.at(o, arrayOf(o).dimensions.length === 0 ? [] : idx));
-      if (opcode === "exp" && signOf(g, args[0]!, this.loads, this.maxima) === "nonPositive") {
+      if (opcode === "exp" && signOf(g, args[0]!, this.loads, this.maxima, this.maxAccums) === "nonPositive") {
         return g.op("exp", arrayOf(inst).elementType, args, EXP_OF_NON_POSITIVE);
       }
       const r = SCALAR_OPS[opcode as FusibleElementwiseOpcode](g, inst, args);
@@ -148,8 +152,14 @@ class Lowering {
       const reduce = opcode === "reduce" ? inst : inst.operands[0]!;
       const k = opcode === "reduce" ? 0 : (inst as Instruction<"getTupleElement">).attrs.index;
       const accs = this.accums.get(reduce);
-      if (accs === undefined || this.outputVars === undefined || idx.some((x, i) => x !== this.outputVars![i])) {
-        return fail(`${inst.name}: a reduce fuses only as the input of the fusion's root`);
+      // Read in output context (the root's epilogue), or broadcast back over the domain
+      // along its row (a later stage of a row pipeline: softmax's x - max, e / sum).
+      // (A broadcast reads a dimension of size 1 at index 0, not at its variable.)
+      const zero = (x: number, v: number): boolean => g.node(v).op === "var" && g.varSizes.get(g.node(v).attr as number) === 1 && g.node(x).op === "iconst" && g.node(x).attr === 0;
+      const at = (vars: readonly number[] | undefined): boolean =>
+        vars !== undefined && idx.length === vars.length && idx.every((x, i) => x === vars[i] || zero(x, vars[i]!));
+      if (accs === undefined || !(at(this.outputVars) || at(this.rowVars))) {
+        return fail(`${inst.name}: a reduce fuses only as the input of the fusion's root or of a later pass over its rows`);
       }
       return accs[k]!;
     }
@@ -346,14 +356,16 @@ function recognizeReducer(toApply: Computation, types: readonly ElementType[]): 
   });
 }
 
+/** The reduces `inst` reads, nested ones included (a row pipeline's later reduces read earlier ones). */
 function collectReduces(inst: Instruction, out: Set<Instruction>, seen: Set<Instruction>): void {
-  if (seen.has(inst)) return;
-  seen.add(inst);
-  if (inst.opcode === "reduce") {
-    out.add(inst);
-    return;
+  const stack = [inst];
+  while (stack.length > 0) {
+    const x = stack.pop()!;
+    if (seen.has(x)) continue;
+    seen.add(x);
+    if (x.opcode === "reduce") out.add(x);
+    stack.push(...x.operands);
   }
-  for (const o of inst.operands) collectReduces(o, out, seen);
 }
 
 /** Lowers a fused computation; `maxima` says which operands are row maxima of others (value_facts.ts). */
@@ -414,8 +426,10 @@ function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedK
     const outputs = roots.map((r) => ({ type: arrayOf(r).elementType, dims: outShape, value: low.at(r, vars) }));
     return { graph: g, inputs, domain: outShape, outputs };
   }
-  // An input fusion: every reduce reads one input shape and reduces the same dimensions.
-  const list = [...reduces];
+  // An input fusion: every reduce reads one input shape and reduces the same dimensions;
+  // in instruction order, so a reduce that reads another's result comes after it.
+  const order = new Map(fused.instructions.map((inst, i) => [inst, i]));
+  const list = [...reduces].sort((a, b) => order.get(a)! - order.get(b)!);
   const first = list[0] as Instruction<"reduce">;
   const domain = arrayOf(first.operands[0]!).dimensions;
   const dims = [...first.attrs.dimensions].sort((a, b) => a - b);
@@ -423,6 +437,7 @@ function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedK
   const domainVars = domain.map((n, i) => g.variable(i, n));
   const outVars = kept.map((d, j) => g.variable(domain.length + j, domain[d]!));
   low.outputVars = outVars;
+  low.rowVars = kept.map((d) => domainVars[d]!);
   const reductions: KernelReduction[] = [];
   for (const inst of list) {
     const r = inst as Instruction<"reduce">;
@@ -440,20 +455,18 @@ function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedK
       const init = low.at(r.operands[n + k]!, []);
       const value = low.at(r.operands[k]!, domainVars);
       accs.push(g.accum(reductions.length, types[k]!));
+      if (body === undefined && (kinds as ReducerKind[])[k] === "max") low.maxAccums.set(accs[k]!, value);
       if (body !== undefined) reductions.push({ kind: "generic", generic: { body, k }, type: types[k]!, init, value });
       else reductions.push({ kind: (kinds as ReducerKind[])[k]!, type: types[k]!, init, value });
     }
     low.accums.set(r, accs);
   }
   const outShape = kept.map((d) => domain[d]!);
-  const readsNoReduce = (r: Instruction): boolean => {
-    const found = new Set<Instruction>();
-    collectReduces(r, found, new Set());
-    return found.size === 0;
-  };
   const outputs: KernelOutput[] = [];
   for (const r of roots) {
-    if (r.opcode !== "reduce" && r.shape.kind === "array" && sameDims(r.shape.dimensions, domain) && readsNoReduce(r)) {
+    // A full-shape root: stored from the reduction's loop, or, when it reads reductions
+    // along its rows (softmax's e / sum), from a later pass over the row (row pipeline).
+    if (r.opcode !== "reduce" && r.shape.kind === "array" && sameDims(r.shape.dimensions, domain) && outShape.length !== domain.length) {
       outputs.push({ type: r.shape.elementType, dims: domain, value: low.at(r, domainVars), full: true });
       continue;
     }

@@ -64,12 +64,17 @@ export type Sign = "nonPositive" | "nonNegative";
  * since the consumers pass it through. `loads` says what each load node reads, for the
  * row maxima.
  */
-export function signOf(g: KernelGraph, id: number, loads: ReadonlyMap<number, LoadIndex>, maxima: readonly RowMaximum[]): Sign | undefined {
+export function signOf(
+  g: KernelGraph, id: number, loads: ReadonlyMap<number, LoadIndex>, maxima: readonly RowMaximum[],
+  maxAccums: ReadonlyMap<number, number> = new Map(),
+): Sign | undefined {
   const memo = new Map<number, Sign | undefined>();
   const flip = (s: Sign | undefined): Sign | undefined => (s === "nonPositive" ? "nonNegative" : s === "nonNegative" ? "nonPositive" : undefined);
   const both = (a: Sign | undefined, b: Sign | undefined): Sign | undefined => (a === b ? a : undefined);
   const below = (a: number, b: number): boolean => {
-    // a ≤ b when b is the maximum of a's own row (the index of b is a's at the kept dimensions).
+    // a ≤ b when b is the maximum of a's own row: a max reduction of a in the same fusion
+    // (a row pipeline), or an operand that holds the row maxima of a's operand.
+    if (maxAccums.get(b) === a) return true;
     const la = loads.get(a);
     const lb = loads.get(b);
     if (la === undefined || lb === undefined) return false;

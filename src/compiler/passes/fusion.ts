@@ -40,6 +40,7 @@ import { CompileError } from "../../types/errors.js";
 import type { Pass, PassContext } from "../pass.js";
 import { formUnits, type Group, type Unit } from "./multi_output.js";
 import { formOutputFusions } from "./output_fusion.js";
+import { fuseRows } from "./row_fusion.js";
 
 /** Index ops fused as index arithmetic (never materialized inside a fusion). */
 const INDEX_OPS: ReadonlySet<Opcode> = new Set<Opcode>([
@@ -196,7 +197,12 @@ function schedule(c: Computation, units: readonly Unit[]): (Instruction | Unit)[
   return out;
 }
 
-function fuseComputation(c: Computation, ctx: PassContext, passName: string): Computation {
+export interface FusionOptions {
+  /** Merge row pipelines (row_fusion.ts; default true). Off, softmax stays three fusions, run as a row group. */
+  readonly rowFusion?: boolean;
+}
+
+function fuseComputation(c: Computation, ctx: PassContext, passName: string, options: FusionOptions): Computation {
   const groups = formGroups(c, ctx, passName);
   if (groups.size === 0) return c;
   const position = new Map(c.instructions.map((inst, i) => [inst, i]));
@@ -233,13 +239,18 @@ function fuseComputation(c: Computation, ctx: PassContext, passName: string): Co
     order.push(...factory.drain());
   }
   const root = rebuilt(c.root);
-  return withInstructions(c, liveInstructions(order, root), root);
+  const fused = withInstructions(c, liveInstructions(order, root), root);
+  return options.rowFusion === false ? fused : fuseRows(fused, ctx, passName);
 }
 
-/** Fuses the entry computation (sub-computations such as loop bodies run as they are for now). */
-export const fusionPass: Pass = {
-  name: "fusion",
-  run(module: HloModule, ctx: PassContext): HloModule {
-    return mapComputations(module, (c) => (c === module.entry ? fuseComputation(c, ctx, "fusion") : c));
-  },
-};
+/** Fuses the entry computation (step_fusion.ts fuses the computations its control flow runs). */
+export function fusionPassWith(options: FusionOptions): Pass {
+  return {
+    name: "fusion",
+    run(module: HloModule, ctx: PassContext): HloModule {
+      return mapComputations(module, (c) => (c === module.entry ? fuseComputation(c, ctx, "fusion", options) : c));
+    },
+  };
+}
+
+export const fusionPass: Pass = fusionPassWith({});

@@ -13,7 +13,7 @@
 import { HloModule, subcomputationsOf, type Computation, type Instruction } from "../../ir/computation.js";
 import { mapComputations, withInstructions } from "../../ir/rewrite.js";
 import type { Pass } from "../pass.js";
-import { fusionPass } from "./fusion.js";
+import { fusionPassWith, type FusionOptions } from "./fusion.js";
 
 /** The computations a control-flow op runs as a nested program (a composite's decomposition is what runs). */
 function controlFlowCallees(inst: Instruction): Computation[] {
@@ -59,12 +59,17 @@ export function uniqueComputationNames(module: HloModule): HloModule {
   });
 }
 
-/** `fusionPass` over the entry and every computation its control flow runs as a nested program. */
-export const stepFusion: Pass = {
-  name: "fusion",
-  run(module, ctx) {
-    const names = stepComputationNames(module);
-    const fused = mapComputations(module, (c) => (names.has(c.name) ? fusionPass.run(new HloModule(c.name, c), ctx).entry : c));
-    return fused === module ? module : uniqueComputationNames(fused);
-  },
-};
+/** Fusion over the entry and every computation its control flow runs as a nested program. */
+export function stepFusionWith(options: FusionOptions): Pass {
+  const fusion = fusionPassWith(options);
+  return {
+    name: "fusion",
+    run(module, ctx) {
+      const names = stepComputationNames(module);
+      const fused = mapComputations(module, (c) => (names.has(c.name) ? fusion.run(new HloModule(c.name, c), ctx).entry : c));
+      return fused === module ? module : uniqueComputationNames(fused);
+    },
+  };
+}
+
+export const stepFusion: Pass = stepFusionWith({});

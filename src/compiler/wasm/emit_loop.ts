@@ -19,6 +19,7 @@ import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { EmitFail, needsTrigHelper, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { emitReduceKernel } from "./emit_reduce.js";
+import { emitRowPipelineKernel, isRowPipeline } from "./emit_row_pipeline.js";
 import { collapseDomain, dependsOn, reachable, splitAffine } from "./kernel_plan.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { lanesOf, storageBytes, storeScalar, storeVector } from "./wasm_types.js";
@@ -35,7 +36,8 @@ export function emitFusionKernel(fused: Computation, target: WasmTarget, name = 
   const ir = lowerFusion(fused, maxima);
   if ("unsupported" in ir) return ir;
   try {
-    return ir.reduce !== undefined ? emitReduceKernel(ir, target, name) : emitLoopKernel(ir, target, name);
+    if (ir.reduce === undefined) return emitLoopKernel(ir, target, name);
+    return isRowPipeline(ir) ? emitRowPipelineKernel(ir, target, name) : emitReduceKernel(ir, target, name);
   } catch (e) {
     if (e instanceof EmitFail) return { unsupported: e.message };
     throw e;

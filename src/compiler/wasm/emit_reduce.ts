@@ -32,15 +32,15 @@ import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { computeType, isSigned, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
 
 /** Vectors an iteration of a row reduction, and its independent accumulators (hide the add latency). */
-const UNROLL = 4;
+export const UNROLL = 4;
 /**
  * Above this many vector instructions a copy of the body (vectorCost), one accumulator
  * suffices: the body hides the add's latency, and more accumulators only take registers
  * (V8 then keeps them on the stack).
  */
-const ONE_ACCUMULATOR_COST = 16;
+export const ONE_ACCUMULATOR_COST = 16;
 
-function identity(kind: ReducerKind, t: ElementType): number | bigint {
+export function identity(kind: ReducerKind, t: ElementType): number | bigint {
   const float = ELEMENT_TYPES[t].kind === "float";
   const wide = computeType(t) === "i64";
   const { min, max } = float || t === "pred" ? { min: 0n, max: 1n } : integerRange(t);
@@ -56,7 +56,7 @@ function identity(kind: ReducerKind, t: ElementType): number | bigint {
 }
 
 /** acc ⊕ x for two scalars on the stack. */
-function combineScalar(f: FunctionBuilder, kind: ReducerKind, t: ElementType): void {
+export function combineScalar(f: FunctionBuilder, kind: ReducerKind, t: ElementType): void {
   const c = computeType(t);
   const w = c === "i64";
   if (c === "f32" || c === "f64") {
@@ -85,7 +85,7 @@ function combineScalar(f: FunctionBuilder, kind: ReducerKind, t: ElementType): v
 }
 
 /** Whether acc ⊕ x has a vector form for this type; returns the emitter if so. */
-function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): (() => void) | undefined {
+export function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): (() => void) | undefined {
   const c = computeType(t);
   if ((t === "bf16" || t === "f16") && (kind === "add" || kind === "mul")) return undefined;
   // Float max/min: the one-instruction pmax/pmin, whose NaN and signed-zero cases the
@@ -112,23 +112,23 @@ function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): 
  *    clear sign bit: `sign` ands the lanes' bits (ors them for min, whose ±0 lanes read
  *    only values ≥ 0) and gives the zero its sign bit.
  */
-interface ExtremumSides {
+export interface ExtremumSides {
   readonly nan: number;
   readonly sign: number;
 }
 
-function isFloatExtremum(kind: ReducerKind | "generic", t: ElementType): boolean {
+export function isFloatExtremum(kind: ReducerKind | "generic", t: ElementType): boolean {
   const c = computeType(t);
   return (kind === "max" || kind === "min") && (c === "f32" || c === "f64");
 }
 
-function initSides(f: FunctionBuilder, kind: ReducerKind, s: ExtremumSides): void {
+export function initSides(f: FunctionBuilder, kind: ReducerKind, s: ExtremumSides): void {
   f.i32Const(0).i32x4Splat().localSet(s.nan);
   f.i32Const(kind === "max" ? -1 : 0).i32x4Splat().localSet(s.sign);
 }
 
 /** Folds the vector x (in local `x`) into the side accumulators. */
-function accumulateSides(f: FunctionBuilder, kind: ReducerKind, t: ElementType, s: ExtremumSides, x: number): void {
+export function accumulateSides(f: FunctionBuilder, kind: ReducerKind, t: ElementType, s: ExtremumSides, x: number): void {
   const f64 = computeType(t) === "f64";
   f.localGet(s.nan).localGet(x).localGet(x);
   if (f64) f.f64x2Ne(); else f.f32x4Ne();
@@ -139,7 +139,7 @@ function accumulateSides(f: FunctionBuilder, kind: ReducerKind, t: ElementType, 
 }
 
 /** Repairs the pmax/pmin accumulator in local `acc` (see ExtremumSides). */
-function repairExtremum(f: FunctionBuilder, t: ElementType, s: ExtremumSides, acc: number): void {
+export function repairExtremum(f: FunctionBuilder, t: ElementType, s: ExtremumSides, acc: number): void {
   const f64 = computeType(t) === "f64";
   f.localGet(s.sign);
   if (f64) f.i32x4Const(0, -0x80000000, 0, -0x80000000); else f.i32Const(-0x80000000).i32x4Splat();
@@ -151,7 +151,7 @@ function repairExtremum(f: FunctionBuilder, t: ElementType, s: ExtremumSides, ac
   f.localGet(s.nan).v128Or().localSet(acc);
 }
 
-function splatIdentity(f: FunctionBuilder, kind: ReducerKind, t: ElementType, lanes: number): void {
+export function splatIdentity(f: FunctionBuilder, kind: ReducerKind, t: ElementType, lanes: number): void {
   const v = identity(kind, t);
   const c = computeType(t);
   if (t === "pred") {
@@ -163,7 +163,7 @@ function splatIdentity(f: FunctionBuilder, kind: ReducerKind, t: ElementType, la
   if (c === "f32") f.f32x4Splat(); else if (c === "f64") f.f64x2Splat(); else if (c === "i64") f.i64x2Splat(); else f.i32x4Splat();
 }
 
-function extractLane(f: FunctionBuilder, t: ElementType, lane: number): void {
+export function extractLane(f: FunctionBuilder, t: ElementType, lane: number): void {
   const c = computeType(t);
   if (t === "pred") { f.i32x4ExtractLane(lane).i32Const(1).i32And(); return; }
   if (c === "f32") f.f32x4ExtractLane(lane);

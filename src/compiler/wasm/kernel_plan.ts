@@ -7,15 +7,22 @@ import { unlinearize } from "../kernel/lower_fusion.js";
 
 /**
  * Rebuilds the nodes `roots` of `g` into a new graph through the smart constructors,
- * with each variable replaced as `vars` says (a node of the new graph).
+ * with each variable replaced as `vars` says (a node of the new graph), and any node
+ * for which `substitute` gives one replaced by it.
  */
 export function rebuild(
   g: KernelGraph, roots: readonly number[], vars: (dim: number, size: number, out: KernelGraph) => number, out = new KernelGraph(),
+  substitute?: (id: number, out: KernelGraph) => number | undefined,
 ): { graph: KernelGraph; map: (id: number) => number } {
   const memo = new Map<number, number>();
   const visit = (id: number): number => {
     let r = memo.get(id);
     if (r !== undefined) return r;
+    r = substitute?.(id, out);
+    if (r !== undefined) {
+      memo.set(id, r);
+      return r;
+    }
     const n = g.node(id);
     const a = n.args.map(visit);
     r = rebuildNode(out, n, a, vars, g);
