@@ -137,6 +137,8 @@ export class IrGraph {
   readonly computationOf = new Map<PRegion, Computation>();
   /** The operands of ops whose IR operands are their graph operands one for one, as lowered. */
   readonly loweredOperands = new Map<POp, readonly PValue[]>();
+  /** The operands of ops (a while over a tuple state, a barrier over a tuple) whose IR operand is a tuple of their graph operands, as lowered. */
+  readonly tupleOperands = new Map<POp, { readonly tuple: Instruction; readonly lowered: readonly PValue[] }>();
 
   constructor(readonly module: HloModule) {
     const functions = module.functions ?? [module.entry];
@@ -344,7 +346,9 @@ class FunctionLowering {
         if (isTupleValue(src) && inst.shape.kind === "tuple") {
           const elements = inst.shape.elements;
           const operands = src.map((v, i) => this.materialize(v, inst, elements[i]!, parent, region));
-          this.emit(inst, this.place(this.newOp(inst, parent, operands, elements), parent, region));
+          const op = this.place(this.newOp(inst, parent, operands, elements), parent, region);
+          this.recordTupleOperands(op, inst.operands[0]!, operands);
+          this.emit(inst, op);
           return;
         }
         break;
@@ -359,6 +363,10 @@ class FunctionLowering {
     if (inst.opcode === "call") op.callee = this.ir.funcOf.get((inst as Instruction<"call">).attrs.toApply);
     this.emit(inst, op);
     if (inst.opcode === "constant") this.constantScopes.at(-1)!.set(inst.name, { inst: inst as Instruction<"constant">, value: op.results[0]! });
+  }
+
+  private recordTupleOperands(op: POp, operand: Instruction, lowered: readonly PValue[]): void {
+    if (operand.opcode === "tuple") this.ir.tupleOperands.set(op, { tuple: operand, lowered });
   }
 
   private emit(inst: Instruction, op: POp): void {
@@ -392,6 +400,8 @@ class FunctionLowering {
     const n = allShapes.length - (flat ? capturedStateCount(body) : 0);
     const stateShapes = allShapes.slice(0, n);
     const op = this.place(this.newOp(inst, parent, allInits.slice(0, n), stateShapes, 2), parent, region);
+    if (flat) this.recordTupleOperands(op, inst.operands[0]!, allInits.slice(0, n));
+    else if (n === inst.operands.length) this.ir.loweredOperands.set(op, allInits.slice(0, n));
     const lowerRegion = (c: Computation, r: number, returned: readonly Instruction[]): void => {
       const args = stateShapes.map((s) => this.graph.addArg(op, r, this.dims(inst, s)));
       if (flat) this.bind(c.parameters[0]!, [...args, ...allInits.slice(n)]);

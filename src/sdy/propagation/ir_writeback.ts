@@ -74,6 +74,23 @@ function withTextAttributes(
   return Array.from({ length: count }, (_, i) => ({ ...list?.[i], ...add.get(i) }));
 }
 
+/** The instruction for an op a pass made: a sharding constraint or reshard (its `sharding`), or a collective (its `outSharding`). */
+function madeInstruction(factory: InstructionFactory, op: POp, operand: Instruction, sharding: TensorSharding): Instruction {
+  const opcode = op.made?.opcode ?? (op.kind === "shardingConstraint" ? "sdyShardingConstraint" : op.name === "sdy.reshard" ? "sdyReshard" : undefined);
+  switch (opcode) {
+    case "sdyShardingConstraint": case "sdyReshard":
+      return factory.add(opcode, [operand], { sharding });
+    case "sdyAllReduce":
+      return factory.add(opcode, [operand], { ...(op.made!.attrs as Omit<Instruction<"sdyAllReduce">["attrs"], "outSharding">), outSharding: sharding });
+    case "sdyReplicatedToUnreduced":
+      return factory.add(opcode, [operand], { ...(op.made!.attrs as Omit<Instruction<"sdyReplicatedToUnreduced">["attrs"], "outSharding">), outSharding: sharding });
+    case "sdyShardedToUnreduced":
+      return factory.add(opcode, [operand], { ...(op.made!.attrs as Omit<Instruction<"sdyShardedToUnreduced">["attrs"], "outSharding">), outSharding: sharding });
+    default:
+      throw new ShardingError(`propagation made a ${op.name} the IR cannot hold`);
+  }
+}
+
 export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
   const edits = new Edits();
   const { graph } = ir;
@@ -108,11 +125,10 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
     const visit = (op: POp): void => {
       op.regions.forEach((r) => r.ops.forEach((inner, position) => {
         if (!inner.erased && ir.instOf(inner) === undefined && !isTerminator(inner)) {
-          const opcode = inner.kind === "shardingConstraint" ? "sdyShardingConstraint" : inner.name === "sdy.reshard" ? "sdyReshard" : undefined;
-          if (opcode === undefined) throw new ShardingError(`propagation made a ${inner.name} the IR cannot hold`);
           const { edit, factory } = edits.of(regionComputation(r));
           const operand = instFor(inner.operands[0]!);
-          const inst = factory.add(opcode, [operand], { sharding: graph.shardings.get(inner.results[0]!)! });
+          const sharding = graph.shardings.get(inner.results[0]!)!;
+          const inst = madeInstruction(factory, inner, operand, sharding);
           const before = r.ops.slice(0, position).reverse().find((o) => !o.erased && !isTerminator(o));
           const anchorOp = before === undefined ? undefined : made.get(before) ?? ir.instOf(before);
           edit.insertAfter(anchorOp === undefined || anchorOp === ir.instOf(inner.operands[0]!.def.op) ? operand : anchorOp, inst);
@@ -144,6 +160,12 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
       } else {
         edit.setRoot(value);
       }
+    });
+  }
+  for (const [op, { tuple, lowered }] of ir.tupleOperands) {
+    if (op.erased) continue;
+    op.operands.forEach((v, k) => {
+      if (v !== lowered[k]) edits.of(computationOfOp(op)).edit.setOperand(tuple, k, made.get(v.def.op) ?? instFor(v));
     });
   }
   const annotateDebug = (edit: ComputationEdit, inst: Instruction, op: POp): void => {
