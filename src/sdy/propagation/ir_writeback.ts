@@ -126,12 +126,24 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
       op.regions.forEach((r) => r.ops.forEach((inner, position) => {
         if (!inner.erased && ir.instOf(inner) === undefined && !isTerminator(inner)) {
           const { edit, factory } = edits.of(regionComputation(r));
-          const operand = instFor(inner.operands[0]!);
-          const sharding = graph.shardings.get(inner.results[0]!)!;
-          const inst = madeInstruction(factory, inner, operand, sharding);
+          const input = inner.operands[0]!;
           const before = r.ops.slice(0, position).reverse().find((o) => !o.erased && !isTerminator(o));
           const anchorOp = before === undefined ? undefined : made.get(before) ?? ir.instOf(before);
-          edit.insertAfter(anchorOp === undefined || anchorOp === ir.instOf(inner.operands[0]!.def.op) ? operand : anchorOp, inst);
+          const ownerInst = input.def.kind === "result" ? ir.instOf(input.def.op) : undefined;
+          let operand: Instruction;
+          let anchor: Instruction | "start";
+          if (ownerInst !== undefined && input.def.op.results.length > 1 && anchorOp !== undefined && anchorOp !== ownerInst) {
+            // One result of a multi-result op, read further down: its own get-tuple-element, placed right here.
+            operand = factory.add("getTupleElement", [ownerInst], { index: input.def.index });
+            edit.insertAfter(anchorOp, operand);
+            anchor = operand;
+          } else {
+            operand = instFor(input);
+            // First in its region: after the operand, or at the start of the body (after every parameter) for a parameter.
+            anchor = anchorOp === undefined ? (operand.opcode === "parameter" ? "start" : operand) : anchorOp === ownerInst ? operand : anchorOp;
+          }
+          const inst = madeInstruction(factory, inner, operand, graph.shardings.get(inner.results[0]!)!);
+          edit.insertAfter(anchor, inst);
           made.set(inner, inst);
           ir.instOfValue.set(inner.results[0]!, inst);
         }
