@@ -150,6 +150,32 @@ export class IrGraph {
     for (const c of functions) new FunctionLowering(this, c, this.funcOf.get(c)!).lower();
   }
 
+  private computationOfInst: Map<Instruction, Computation> | undefined;
+  /** Per computation, the instruction of that computation standing for a value (a region's parameter or element for a value it captured). */
+  private readonly scoped = new Map<Computation, Map<PValue, Instruction>>();
+
+  /** The computation holding `inst`. */
+  computationOfInstruction(inst: Instruction): Computation | undefined {
+    if (this.computationOfInst === undefined) {
+      this.computationOfInst = new Map();
+      for (const c of this.module.computations) for (const i of c.instructions) this.computationOfInst.set(i, c);
+    }
+    return this.computationOfInst.get(inst);
+  }
+
+  recordScoped(v: PValue, inst: Instruction): void {
+    const c = this.computationOfInstruction(inst);
+    if (c === undefined) return;
+    const m = this.scoped.get(c) ?? new Map<PValue, Instruction>();
+    if (!m.has(v)) m.set(v, inst);
+    this.scoped.set(c, m);
+  }
+
+  /** The instruction of computation `c` standing for `v`, if `c` has one. */
+  scopedInstruction(c: Computation, v: PValue): Instruction | undefined {
+    return this.scoped.get(c)?.get(v);
+  }
+
   /** The instruction an op was lowered from (the last, when a shared region lowered it twice). */
   instOf(op: POp): Instruction | undefined {
     return op.origin as Instruction | undefined;
@@ -211,7 +237,9 @@ class FunctionLowering {
   /** Binds an instruction to its value(s); the first instruction bound to a value stands for it. */
   private bind(inst: Instruction, v: Lowered): void {
     this.values.set(inst, v);
-    if (!isTupleValue(v) && !this.ir.instOfValue.has(v)) this.ir.instOfValue.set(v, inst);
+    if (isTupleValue(v)) return;
+    if (!this.ir.instOfValue.has(v)) this.ir.instOfValue.set(v, inst);
+    this.ir.recordScoped(v, inst);
   }
 
   lower(): void {

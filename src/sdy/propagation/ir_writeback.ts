@@ -102,6 +102,17 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
   const computationOfOp = (op: POp): Computation => regionComputation(regionOf(op).region);
 
   /** The instruction standing for a value (a get-tuple-element made for an op result that had none). */
+  /** The instruction standing for `v` inside computation `c` (a captured value: the region's own parameter or element for it). */
+  const instIn = (v: PValue, c: Computation): Instruction => {
+    const scoped = ir.scopedInstruction(c, v);
+    if (scoped !== undefined) return scoped;
+    const inst = instFor(v);
+    const home = ir.computationOfInstruction(inst);
+    if (home !== undefined && home !== c) {
+      throw new ShardingError(`${inst.name} of ${home.name} is needed inside ${c.name}, which does not capture it (a reshard of a captured value placed outside the region that reads it)`);
+    }
+    return inst;
+  };
   const instFor = (v: PValue): Instruction => {
     const known = ir.instOfValue.get(v);
     if (known !== undefined) return known;
@@ -138,7 +149,7 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
             edit.insertAfter(anchorOp, operand);
             anchor = operand;
           } else {
-            operand = instFor(input);
+            operand = instIn(input, regionComputation(r));
             // First in its region: after the operand, or at the start of the body (after every parameter) for a parameter.
             anchor = anchorOp === undefined ? (operand.opcode === "parameter" ? "start" : operand) : anchorOp === ownerInst ? operand : anchorOp;
           }
@@ -164,7 +175,7 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
       if (v === lowered[k]) return;
       const c = computationOfOp(op);
       const { edit } = edits.of(c);
-      const value = made.get(v.def.op) ?? instFor(v);
+      const value = made.get(v.def.op) ?? instIn(v, c);
       if (!isTerminator(op)) {
         edit.setOperand(ir.instOf(op)!, k, value);
       } else if (c.root.opcode === "tuple" && op.operands.length !== 1) {
@@ -177,7 +188,7 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
   for (const [op, { tuple, lowered }] of ir.tupleOperands) {
     if (op.erased) continue;
     op.operands.forEach((v, k) => {
-      if (v !== lowered[k]) edits.of(computationOfOp(op)).edit.setOperand(tuple, k, made.get(v.def.op) ?? instFor(v));
+      if (v !== lowered[k]) edits.of(computationOfOp(op)).edit.setOperand(tuple, k, made.get(v.def.op) ?? instIn(v, computationOfOp(op)));
     });
   }
   const annotateDebug = (edit: ComputationEdit, inst: Instruction, op: POp): void => {

@@ -19,7 +19,7 @@ import { SdyVerifyError } from "../../diagnostics.js";
 import { isMaximalMesh } from "../../mesh.js";
 import type { AxisRef, Mesh, NamedMesh, OpShardingRule, TensorSharding } from "../../model.js";
 import {
-  blockArgEdgeOwners, getSharding, isDataFlowOp, isTerminator, replaceAllUsesExcept, resultEdgeOwners,
+  blockArgEdgeOwners, getSharding, isDataFlowOp, isTerminator, regionOf, replaceAllUsesExcept, resultEdgeOwners,
   setSharding, terminatorOf, type PGraph, type POp, type PUse, type PValue,
 } from "../../propagation/graph.js";
 import { IrGraph } from "../../propagation/ir_graph.js";
@@ -29,6 +29,7 @@ import { eraseManualAxes, fullyReplicatedSharding, resolveMesh } from "../../sha
 import { compatibleFactorSharding, findCommonAxes } from "./common_axes.js";
 import { after, afterValue, before, createSdyOp, setUse, type InsertionPoint } from "./graph_edit.js";
 import { isEquivalent, isFullyReplicated, selectMesh, type SelectedMesh } from "./meshes.js";
+import { unshareRegions } from "./regions.js";
 import { allReduceAxesAfter, allReduceIfUnreducedToReplicated, insertUnreducedCollectives, unreducedAxesOf } from "./unreduced.js";
 
 export const INSERT_EXPLICIT_RESHARDS = "sdy-insert-explicit-reshards";
@@ -110,12 +111,26 @@ function edgeSourceUses(op: POp, owner: PValue): PUse[] {
   }
 }
 
+/**
+ * Right after the value a use reads. Shardy puts it there even when the use is in a
+ * region that captures the value from outside; the IR's regions are computations that
+ * see a captured value through their own parameter, so there the reshard goes at the
+ * start of the region instead (the same program).
+ */
+function afterSource(use: PUse): InsertionPoint {
+  const v = use.op.operands[use.index]!;
+  const useRegion = regionOf(use.op).region;
+  const defRegion = v.def.kind === "arg" ? v.def.op.regions[v.def.region]! : regionOf(v.def.op).region;
+  if (defRegion === useRegion || use.op.parent === undefined) return afterValue(v);
+  return { parent: use.op.parent, region: useRegion, before: useRegion.ops[0]! };
+}
+
 function onDataFlowOp(ctx: Context, op: POp): void {
   for (const owner of [...resultEdgeOwners(op), ...blockArgEdgeOwners(op)]) {
     if (owner.dims === undefined) continue;
     const target = edgeOwnerTarget(ctx, op, owner);
     for (const use of edgeSourceUses(op, owner)) {
-      reshardUseTo(ctx, use, target, afterValue(use.op.operands[use.index]!), ctx.options.enableFullVersion);
+      reshardUseTo(ctx, use, target, afterSource(use), ctx.options.enableFullVersion);
     }
   }
 }
@@ -360,7 +375,7 @@ function onFunc(ctx: Context, func: POp): void {
 }
 
 export function insertExplicitReshards(module: HloModule, options: InsertExplicitReshardsOptions): HloModule {
-  const ir = new IrGraph(module);
+  const ir = new IrGraph(unshareRegions(module));
   const ctx = new Context(ir, options);
   for (const func of ir.graph.funcs) onFunc(ctx, func);
   return writeBack(ir);
