@@ -102,3 +102,30 @@ test("the cost list names each inserted reshard with the bytes it moves", () => 
   assert.equal(costs[0]!.totalBytes, 8 * 48);
   assert.deepEqual(costs[0]!.from?.dimShardings.map((d) => d.axes.map((a) => a.name)), [[], ["x"]]);
 });
+
+test("a case branch the importer shares between two functions gets each function's reshards, once", () => {
+  // Both functions' first branch is `abs %arg0` sharded [{"x"}]: one computation after import.
+  // @a returns [{"y"}] from the case, @b [{"x"}]: only @a's branch reshards the abs to y.
+  const branch = `{
+    %2 = stablehlo.abs %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : tensor<8xf32>
+    stablehlo.return %2 : tensor<8xf32>
+  }`;
+  const fn = (name: string, out: string): string => `func.func @${name}(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}]>}, %arg1: tensor<i32>) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"${out}"}]>}) {
+  %0 = "stablehlo.case"(%arg1) (${branch}, {
+    stablehlo.return %arg0 : tensor<8xf32>
+  }) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"${out}"}]>]>} : (tensor<i32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}`;
+  const out = opt(`sdy.mesh @mesh = <["x"=4, "y"=2]>\n${fn("a", "y")}\n${fn("b", "x")}`, "-sdy-insert-explicit-reshards=enable-full-version=true");
+  const a = out.slice(out.indexOf("@a("), out.indexOf("@b("));
+  const b = out.slice(out.indexOf("@b("));
+  const count = (text: string, re: RegExp): number => (text.match(re) ?? []).length;
+  const toX = /sdy\.reshard %arg0 <@mesh, \[\{"x"\}\]>/g;
+  // @a: the abs reads %arg0 resharded to x and its result goes to y; the second branch reshards %arg0 to y.
+  assert.equal(count(a, toX), 1);
+  assert.equal(count(a, /sdy\.reshard %arg0 <@mesh, \[\{"y"\}\]>/g), 1);
+  assert.match(a, /sdy\.reshard %2 <@mesh, \[\{"y"\}\]>/);
+  // @b: both branches reshard %arg0 to x, once each; nothing goes to y.
+  assert.equal(count(b, toX), 2);
+  assert.doesNotMatch(b, /\{"y"\}/);
+});
