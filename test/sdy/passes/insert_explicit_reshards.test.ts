@@ -129,3 +129,13 @@ test("a case branch the importer shares between two functions gets each function
   assert.equal(count(b, toX), 2);
   assert.doesNotMatch(b, /\{"y"\}/);
 });
+
+test("without the full version a concatenate is resharded only when an operand is sharded unlike its result", () => {
+  const concat = (rhs: string): string => `sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @f(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}, %arg1: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, ${rhs}>}) -> (tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+  %0 = stablehlo.concatenate %arg0, %arg1, dim = 0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
+  return %0 : tensor<16x4xf32>
+}`;
+  assert.ok(!opt(concat('[{}, {"x"}]'), "-sdy-insert-explicit-reshards").includes("sdy.reshard"));
+  assert.match(opt(concat('[{"y"}, {}]'), "-sdy-insert-explicit-reshards"), /%0 = sdy\.reshard %arg1 <@mesh, \[\{\}, \{"x"\}\]>/);
+});

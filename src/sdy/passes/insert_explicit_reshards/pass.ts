@@ -8,8 +8,9 @@
 // device (a maximal-mesh result sharding) read their operands replicated on that
 // device and hand their results back to the global mesh.
 //
-// `enable-full-version=false` (Shardy's default) only handles calls, and the
-// reductions of ops whose results are unreduced; the export pipeline passes true.
+// `enable-full-version=false` (Shardy's default) only handles calls, ragged dots,
+// concatenates whose operands are sharded unlike their result, and the reductions of
+// ops whose results are unreduced; the export pipeline passes true.
 
 import type { PassRegistration } from "../../../compiler/pass_options.js";
 import type { Pass } from "../../../compiler/pass.js";
@@ -25,7 +26,7 @@ import {
 import { IrGraph } from "../../propagation/ir_graph.js";
 import { writeBack } from "../../propagation/ir_writeback.js";
 import { ShardingProjection, tensorShardingFromFactors } from "../../propagation/projection.js";
-import { eraseManualAxes, fullyReplicatedSharding, resolveMesh } from "../../sharding.js";
+import { eraseManualAxes, fullyReplicatedSharding, resolveMesh, shardingEquals } from "../../sharding.js";
 import { compatibleFactorSharding, findCommonAxes } from "./common_axes.js";
 import { after, afterValue, before, createSdyOp, setUse, type InsertionPoint } from "./graph_edit.js";
 import { isEquivalent, isFullyReplicated, selectMesh, type SelectedMesh } from "./meshes.js";
@@ -246,6 +247,17 @@ function partialReductionAxes(ctx: Context, op: POp, projection: ShardingProject
   });
 }
 
+/**
+ * Whether `op` gets the full treatment: always with `enable-full-version`; otherwise
+ * only ragged dots, and concatenates with an operand sharded unlike the result (a
+ * concatenate sharded alike throughout is left as it is, as Shardy leaves it).
+ */
+function onFullVersion(ctx: Context, op: POp, ins: readonly (TensorSharding | undefined)[], outs: readonly (TensorSharding | undefined)[]): boolean {
+  if (ctx.options.enableFullVersion) return true;
+  if (op.name === "mhlo.ragged_dot" || op.name === "chlo.ragged_dot") return true;
+  return op.name === "stablehlo.concatenate" && ins.some((s) => !shardingEquals(s, outs[0]));
+}
+
 function onOpWithRule(ctx: Context, op: POp): void {
   const ins = op.operands.map((v) => shardingBypassingBarriers(ctx, v));
   const outs = op.results.map((v) => shardingBypassingBarriers(ctx, v));
@@ -255,7 +267,7 @@ function onOpWithRule(ctx: Context, op: POp): void {
   const mesh = selectMesh(ins, outs, ctx.meshes);
   if (mesh === undefined) return;
   const projection = ShardingProjection.build(ins, outs, rule, mesh.mesh, true);
-  if (!ctx.options.enableFullVersion) {
+  if (!onFullVersion(ctx, op, ins, outs)) {
     allReduceResults(ctx, op, partialReductionAxes(ctx, op, projection, rule), mesh);
     return;
   }
