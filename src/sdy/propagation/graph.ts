@@ -13,6 +13,9 @@
 import type { OpShardingRule, PropagationDirection, TensorSharding } from "../model.js";
 import { addFreeAxesToManualSharding, eraseManualAxes, fullyReplicatedSharding } from "../sharding.js";
 
+/** The sdy ops a pass may add to the graph (written back as instructions of these opcodes). */
+export type MadeOpcode = "sdyReshard" | "sdyShardingConstraint" | "sdyAllReduce" | "sdyReplicatedToUnreduced" | "sdyShardedToUnreduced";
+
 export type DataFlowKind = "while" | "case" | "optimizationBarrier" | "manualComputation" | "namedComputation";
 
 export type POpKind =
@@ -74,6 +77,8 @@ export interface POp {
   erased: boolean;
   /** Where the op came from in the IR (for writing back); opaque here. */
   readonly origin?: unknown;
+  /** An op a pass made (not from the IR): the opcode and attributes its instruction gets (its result sharding comes from the side table). */
+  readonly made?: { readonly opcode: MadeOpcode; readonly attrs: Readonly<Record<string, unknown>> };
 }
 
 /** The whole module: its functions (in order) and the sharding side table. */

@@ -137,6 +137,8 @@ export class IrGraph {
   readonly computationOf = new Map<PRegion, Computation>();
   /** The operands of ops whose IR operands are their graph operands one for one, as lowered. */
   readonly loweredOperands = new Map<POp, readonly PValue[]>();
+  /** The operands of ops (a while over a tuple state, a barrier over a tuple) whose IR operand is a tuple of their graph operands, as lowered. */
+  readonly tupleOperands = new Map<POp, { readonly tuple: Instruction; readonly lowered: readonly PValue[] }>();
 
   constructor(readonly module: HloModule) {
     const functions = module.functions ?? [module.entry];
@@ -146,6 +148,32 @@ export class IrGraph {
       this.funcOf.set(c, func);
     }
     for (const c of functions) new FunctionLowering(this, c, this.funcOf.get(c)!).lower();
+  }
+
+  private computationOfInst: Map<Instruction, Computation> | undefined;
+  /** Per computation, the instruction of that computation standing for a value (a region's parameter or element for a value it captured). */
+  private readonly scoped = new Map<Computation, Map<PValue, Instruction>>();
+
+  /** The computation holding `inst`. */
+  computationOfInstruction(inst: Instruction): Computation | undefined {
+    if (this.computationOfInst === undefined) {
+      this.computationOfInst = new Map();
+      for (const c of this.module.computations) for (const i of c.instructions) this.computationOfInst.set(i, c);
+    }
+    return this.computationOfInst.get(inst);
+  }
+
+  recordScoped(v: PValue, inst: Instruction): void {
+    const c = this.computationOfInstruction(inst);
+    if (c === undefined) return;
+    const m = this.scoped.get(c) ?? new Map<PValue, Instruction>();
+    if (!m.has(v)) m.set(v, inst);
+    this.scoped.set(c, m);
+  }
+
+  /** The instruction of computation `c` standing for `v`, if `c` has one. */
+  scopedInstruction(c: Computation, v: PValue): Instruction | undefined {
+    return this.scoped.get(c)?.get(v);
   }
 
   /** The instruction an op was lowered from (the last, when a shared region lowered it twice). */
@@ -209,7 +237,9 @@ class FunctionLowering {
   /** Binds an instruction to its value(s); the first instruction bound to a value stands for it. */
   private bind(inst: Instruction, v: Lowered): void {
     this.values.set(inst, v);
-    if (!isTupleValue(v) && !this.ir.instOfValue.has(v)) this.ir.instOfValue.set(v, inst);
+    if (isTupleValue(v)) return;
+    if (!this.ir.instOfValue.has(v)) this.ir.instOfValue.set(v, inst);
+    this.ir.recordScoped(v, inst);
   }
 
   lower(): void {
@@ -344,7 +374,9 @@ class FunctionLowering {
         if (isTupleValue(src) && inst.shape.kind === "tuple") {
           const elements = inst.shape.elements;
           const operands = src.map((v, i) => this.materialize(v, inst, elements[i]!, parent, region));
-          this.emit(inst, this.place(this.newOp(inst, parent, operands, elements), parent, region));
+          const op = this.place(this.newOp(inst, parent, operands, elements), parent, region);
+          this.recordTupleOperands(op, inst.operands[0]!, operands);
+          this.emit(inst, op);
           return;
         }
         break;
@@ -359,6 +391,10 @@ class FunctionLowering {
     if (inst.opcode === "call") op.callee = this.ir.funcOf.get((inst as Instruction<"call">).attrs.toApply);
     this.emit(inst, op);
     if (inst.opcode === "constant") this.constantScopes.at(-1)!.set(inst.name, { inst: inst as Instruction<"constant">, value: op.results[0]! });
+  }
+
+  private recordTupleOperands(op: POp, operand: Instruction, lowered: readonly PValue[]): void {
+    if (operand.opcode === "tuple") this.ir.tupleOperands.set(op, { tuple: operand, lowered });
   }
 
   private emit(inst: Instruction, op: POp): void {
@@ -392,6 +428,8 @@ class FunctionLowering {
     const n = allShapes.length - (flat ? capturedStateCount(body) : 0);
     const stateShapes = allShapes.slice(0, n);
     const op = this.place(this.newOp(inst, parent, allInits.slice(0, n), stateShapes, 2), parent, region);
+    if (flat) this.recordTupleOperands(op, inst.operands[0]!, allInits.slice(0, n));
+    else if (n === inst.operands.length) this.ir.loweredOperands.set(op, allInits.slice(0, n));
     const lowerRegion = (c: Computation, r: number, returned: readonly Instruction[]): void => {
       const args = stateShapes.map((s) => this.graph.addArg(op, r, this.dims(inst, s)));
       if (flat) this.bind(c.parameters[0]!, [...args, ...allInits.slice(n)]);

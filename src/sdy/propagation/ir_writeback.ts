@@ -74,6 +74,23 @@ function withTextAttributes(
   return Array.from({ length: count }, (_, i) => ({ ...list?.[i], ...add.get(i) }));
 }
 
+/** The instruction for an op a pass made: a sharding constraint or reshard (its `sharding`), or a collective (its `outSharding`). */
+function madeInstruction(factory: InstructionFactory, op: POp, operand: Instruction, sharding: TensorSharding): Instruction {
+  const opcode = op.made?.opcode ?? (op.kind === "shardingConstraint" ? "sdyShardingConstraint" : op.name === "sdy.reshard" ? "sdyReshard" : undefined);
+  switch (opcode) {
+    case "sdyShardingConstraint": case "sdyReshard":
+      return factory.add(opcode, [operand], { sharding });
+    case "sdyAllReduce":
+      return factory.add(opcode, [operand], { ...(op.made!.attrs as Omit<Instruction<"sdyAllReduce">["attrs"], "outSharding">), outSharding: sharding });
+    case "sdyReplicatedToUnreduced":
+      return factory.add(opcode, [operand], { ...(op.made!.attrs as Omit<Instruction<"sdyReplicatedToUnreduced">["attrs"], "outSharding">), outSharding: sharding });
+    case "sdyShardedToUnreduced":
+      return factory.add(opcode, [operand], { ...(op.made!.attrs as Omit<Instruction<"sdyShardedToUnreduced">["attrs"], "outSharding">), outSharding: sharding });
+    default:
+      throw new ShardingError(`propagation made a ${op.name} the IR cannot hold`);
+  }
+}
+
 export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
   const edits = new Edits();
   const { graph } = ir;
@@ -85,6 +102,17 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
   const computationOfOp = (op: POp): Computation => regionComputation(regionOf(op).region);
 
   /** The instruction standing for a value (a get-tuple-element made for an op result that had none). */
+  /** The instruction standing for `v` inside computation `c` (a captured value: the region's own parameter or element for it). */
+  const instIn = (v: PValue, c: Computation): Instruction => {
+    const scoped = ir.scopedInstruction(c, v);
+    if (scoped !== undefined) return scoped;
+    const inst = instFor(v);
+    const home = ir.computationOfInstruction(inst);
+    if (home !== undefined && home !== c) {
+      throw new ShardingError(`${inst.name} of ${home.name} is needed inside ${c.name}, which does not capture it (a reshard of a captured value placed outside the region that reads it)`);
+    }
+    return inst;
+  };
   const instFor = (v: PValue): Instruction => {
     const known = ir.instOfValue.get(v);
     if (known !== undefined) return known;
@@ -108,14 +136,25 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
     const visit = (op: POp): void => {
       op.regions.forEach((r) => r.ops.forEach((inner, position) => {
         if (!inner.erased && ir.instOf(inner) === undefined && !isTerminator(inner)) {
-          const opcode = inner.kind === "shardingConstraint" ? "sdyShardingConstraint" : inner.name === "sdy.reshard" ? "sdyReshard" : undefined;
-          if (opcode === undefined) throw new ShardingError(`propagation made a ${inner.name} the IR cannot hold`);
           const { edit, factory } = edits.of(regionComputation(r));
-          const operand = instFor(inner.operands[0]!);
-          const inst = factory.add(opcode, [operand], { sharding: graph.shardings.get(inner.results[0]!)! });
+          const input = inner.operands[0]!;
           const before = r.ops.slice(0, position).reverse().find((o) => !o.erased && !isTerminator(o));
           const anchorOp = before === undefined ? undefined : made.get(before) ?? ir.instOf(before);
-          edit.insertAfter(anchorOp === undefined || anchorOp === ir.instOf(inner.operands[0]!.def.op) ? operand : anchorOp, inst);
+          const ownerInst = input.def.kind === "result" ? ir.instOf(input.def.op) : undefined;
+          let operand: Instruction;
+          let anchor: Instruction | "start";
+          if (ownerInst !== undefined && input.def.op.results.length > 1 && anchorOp !== undefined && anchorOp !== ownerInst) {
+            // One result of a multi-result op, read further down: its own get-tuple-element, placed right here.
+            operand = factory.add("getTupleElement", [ownerInst], { index: input.def.index });
+            edit.insertAfter(anchorOp, operand);
+            anchor = operand;
+          } else {
+            operand = instIn(input, regionComputation(r));
+            // First in its region: after the operand, or at the start of the body (after every parameter) for a parameter.
+            anchor = anchorOp === undefined ? (operand.opcode === "parameter" ? "start" : operand) : anchorOp === ownerInst ? operand : anchorOp;
+          }
+          const inst = madeInstruction(factory, inner, operand, graph.shardings.get(inner.results[0]!)!);
+          edit.insertAfter(anchor, inst);
           made.set(inner, inst);
           ir.instOfValue.set(inner.results[0]!, inst);
         }
@@ -136,7 +175,7 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
       if (v === lowered[k]) return;
       const c = computationOfOp(op);
       const { edit } = edits.of(c);
-      const value = made.get(v.def.op) ?? instFor(v);
+      const value = made.get(v.def.op) ?? instIn(v, c);
       if (!isTerminator(op)) {
         edit.setOperand(ir.instOf(op)!, k, value);
       } else if (c.root.opcode === "tuple" && op.operands.length !== 1) {
@@ -144,6 +183,12 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
       } else {
         edit.setRoot(value);
       }
+    });
+  }
+  for (const [op, { tuple, lowered }] of ir.tupleOperands) {
+    if (op.erased) continue;
+    op.operands.forEach((v, k) => {
+      if (v !== lowered[k]) edits.of(computationOfOp(op)).edit.setOperand(tuple, k, made.get(v.def.op) ?? instIn(v, computationOfOp(op)));
     });
   }
   const annotateDebug = (edit: ComputationEdit, inst: Instruction, op: POp): void => {
