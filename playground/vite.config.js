@@ -9,6 +9,8 @@ const isolated = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Em
 export default {
   root: fileURLToPath(new URL(".", import.meta.url)),
   base: "./",
+  // Vite's dependency cache with the other build outputs, not in node_modules.
+  cacheDir: fileURLToPath(new URL("../dist/.vite", import.meta.url)),
   // The compiler and the interpreter are one chunk of about 800 kB (250 kB gzipped) by design.
   build: { outDir: fileURLToPath(new URL("../dist/playground", import.meta.url)), emptyOutDir: true, target: "es2022", chunkSizeWarningLimit: 2000 },
   // Device and pool workers import modules of their own (and code-split): module workers.

@@ -80,7 +80,7 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
 
   before(async () => {
     playgroundDir = mkdtempSync(join(tmpdir(), "xlats-playground-"));
-    await build({ configFile: join(root, "playground/vite.config.js"), logLevel: "warn", build: { outDir: playgroundDir, emptyOutDir: true } });
+    await build({ configFile: join(root, "playground/vite.config.js"), configLoader: "native", logLevel: "warn", build: { outDir: playgroundDir, emptyOutDir: true } });
     server = await startStaticServer({
       mounts: { "/dist/": join(root, "dist"), "/page/": join(root, "test/browser"), "/playground/": playgroundDir },
       index: "/page/page.html",
@@ -225,6 +225,21 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       const line = text.split("\n").find((l) => l.startsWith("device 0: "));
       assert.ok(line !== undefined, text);
       assert.match(line, /^device 0: dense<8\.000000e\+00> : tensor<8x4xf32>$/);
+
+      // After propagation the dot's result has a sharding too: [{"data"}, {"model"}], a third figure.
+      await pg.check("#propagate");
+      await pg.waitForFunction("(document.getElementById('shardings').srcdoc.match(/<svg/g) ?? []).length >= 3", undefined, { timeout: 30_000 });
+      assert.match((await figure.locator("body").textContent()) ?? "", /#sdy\.sharding<@mesh, \[\{"data"\}, \{"model"\}\]>/);
+    });
+
+    test("an HLO file opened from disk is verified as HLO and runs", async () => {
+      const hlo = "HloModule opened\n\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] multiply(x, x)\n}\n";
+      await pg.setInputFiles("#file", { name: "opened.hlo", mimeType: "text/plain", buffer: Buffer.from(hlo) });
+      await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('HLO module @opened')", undefined, { timeout: 10_000 });
+      await pg.fill("#arg0", "dense<[3.0, -4.0]> : tensor<2xf32>");
+      await pg.fill("#devices", "1");
+      const line = (await runAndWait()).split("\n")[0]!;
+      assert.deepEqual(numbers(line), [9, 16], line);
     });
   });
 
