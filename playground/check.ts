@@ -19,6 +19,11 @@ export interface Diagnostic {
   readonly column?: number;
 }
 
+/** An argument field that does not hold a literal of its parameter's type. */
+export class ArgumentError extends Error {
+  override name = "ArgumentError";
+}
+
 export type Checked =
   | { readonly ok: true; readonly module: HloModule; readonly format: TextFormat }
   | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
@@ -28,6 +33,7 @@ export function diagnosticsOf(e: unknown): Diagnostic[] {
   if (e instanceof DiagnosticList) return e.diagnostics.flatMap(diagnosticsOf);
   if (e instanceof SdyParseError || e instanceof SdyVerifyError) return [...e.diagnostics];
   if (e instanceof ParseError) return [{ severity: "error", message: e.reason, line: e.line, column: e.column }];
+  if (e instanceof ArgumentError) return [{ severity: "error", message: e.message }];
   if (e instanceof XlaError) {
     const at = e.location;
     return [{ severity: "error", message: `${e.name}: ${e.message}`, ...(at !== undefined ? { line: at.line, column: at.column } : {}) }];
@@ -35,9 +41,9 @@ export function diagnosticsOf(e: unknown): Diagnostic[] {
   return [{ severity: "error", message: e instanceof Error ? `internal error: ${e.name}: ${e.message}` : String(e) }];
 }
 
-/** `input:3:7: error: ...`, the source line and a caret under the column. */
+/** `input:3:7: error: ...`, the source line and a caret under the column (`error: ...` where no place is known). */
 export function formatDiagnostic(d: Diagnostic, text: string): string {
-  if (d.line === undefined || d.column === undefined || d.line < 1) return `${FILE}: ${d.severity}: ${d.message}`;
+  if (d.line === undefined || d.column === undefined || d.line < 1) return `${d.severity}: ${d.message}`;
   const source = text.split("\n")[d.line - 1] ?? "";
   return `${FILE}:${d.line}:${d.column}: ${d.severity}: ${d.message}\n${source}\n${" ".repeat(Math.max(0, d.column - 1))}^`;
 }
@@ -85,18 +91,19 @@ async function clientFor(backend: string, deviceCount: number): Promise<Client> 
  * arguments (MLIR literals, one per parameter); returns each device's results as MLIR literals.
  */
 export async function run(entry: Computation, args: readonly string[], backend: string, deviceCount: number): Promise<string[][]> {
-  if (args.length !== entry.parameters.length) throw new Error(`@${entry.name} takes ${entry.parameters.length} argument(s), got ${args.length}`);
+  if (args.length !== entry.parameters.length) throw new ArgumentError(`@${entry.name} takes ${entry.parameters.length} argument(s), got ${args.length}`);
   const literals = args.map((a, i) => {
     try {
       return parseMlirLiteral(a);
     } catch (e) {
-      throw new Error(`argument ${i} (%${entry.parameters[i]?.name ?? i}): ${e instanceof Error ? e.message : String(e)}`);
+      // The literal's own line and column are in the field, not in the program: said in words.
+      throw new ArgumentError(`argument ${i} (%${entry.parameters[i]?.name ?? i}): ${e instanceof Error ? e.message.replace(/^<literal>:/, "") : String(e)}`);
     }
   });
   literals.forEach((lit, i) => {
     const want = entry.parameters[i]!.shape;
     if (shapeToMlir(lit.shape) !== shapeToMlir(want)) {
-      throw new Error(`argument ${i} (%${entry.parameters[i]!.name}) is ${shapeToMlir(lit.shape)}, but the parameter is ${shapeToMlir(want)}`);
+      throw new ArgumentError(`argument ${i} (%${entry.parameters[i]!.name}) is ${shapeToMlir(lit.shape)}, but the parameter is ${shapeToMlir(want)}`);
     }
   });
   const c = await clientFor(backend, deviceCount);

@@ -3,7 +3,7 @@
 // drawn over their meshes. The logic is check.ts; this file only wires the page.
 
 import type { Computation } from "../dist/src/browser.js";
-import { check, defaultArgument, diagnosticsOf, drawShardings, formatDiagnostic, parametersOf, run } from "./check.js";
+import { ArgumentError, check, defaultArgument, diagnosticsOf, drawShardings, formatDiagnostic, parametersOf, run } from "./check.js";
 import { EXAMPLES } from "./examples.js";
 
 function element<T extends HTMLElement>(id: string): T {
@@ -96,7 +96,7 @@ async function runProgram(): Promise<void> {
   results.dataset["state"] = "running";
   const started = performance.now();
   try {
-    if (!Number.isInteger(count) || count < 1) throw new Error(`the device count must be a positive integer, got ${devices.value}`);
+    if (!Number.isInteger(count) || count < 1) throw new ArgumentError(`the device count must be a positive integer, got ${devices.value}`);
     const values = [...args.querySelectorAll("input")].map((i) => i.value);
     const perDevice = await run(entry, values, backend.value, count);
     const ms = (performance.now() - started).toFixed(0);

@@ -236,8 +236,10 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       const hlo = "HloModule opened\n\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] multiply(x, x)\n}\n";
       await pg.setInputFiles("#file", { name: "opened.hlo", mimeType: "text/plain", buffer: Buffer.from(hlo) });
       await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('HLO module @opened')", undefined, { timeout: 10_000 });
-      await pg.fill("#arg0", "dense<[3.0, -4.0]> : tensor<2xf32>");
       await pg.fill("#devices", "1");
+      await pg.fill("#arg0", "dense<[3.0, -4.0, 5.0]> : tensor<3xf32>");
+      assert.equal(await runAndWait(), "error: argument 0 (%x) is tensor<3xf32>, but the parameter is tensor<2xf32>");
+      await pg.fill("#arg0", "dense<[3.0, -4.0]> : tensor<2xf32>");
       const line = (await runAndWait()).split("\n")[0]!;
       assert.deepEqual(numbers(line), [9, 16], line);
     });
