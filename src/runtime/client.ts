@@ -30,7 +30,7 @@ export interface ClientOptions {
   backend?: string | Backend;
   /** Number of devices (default 1). */
   deviceCount?: number;
-  /** How device workers are started (default: Node worker threads under Node). */
+  /** How device workers are started (default: Node worker threads under Node, module Web Workers in a browser). */
   workers?: WorkerFactory;
   /** How long a collective waits for its peers before failing (default 30 s). */
   collectiveTimeoutMs?: number;

@@ -1,6 +1,5 @@
-// Entry point of a device worker under Node (worker_threads). A browser entry would be
-// the same two lines with `self` for the port. The worker serves every backend of the
-// registry (backends.ts).
+// Entry point of a device worker under Node (worker_threads); web_device_worker.ts is its browser
+// twin. The worker serves every backend of the registry (backends.ts).
 
 import { parentPort } from "node:worker_threads";
 import type { HostMessage } from "./protocol.js";

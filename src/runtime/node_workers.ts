@@ -1,4 +1,4 @@
-// The Node adapter: device workers as worker_threads. Loaded with a dynamic import by the
+// The Node adapter: device workers as worker_threads. Imported (host_environment.ts) by the
 // client only when running under Node, so nothing else in xlats depends on Node.
 
 import { Worker } from "node:worker_threads";

@@ -2,7 +2,9 @@
 // (node_workers.ts) or Web Workers in a browser.
 
 import { ExecutionError } from "../types/errors.js";
+import { importNodeAdapter, runningInNode } from "./host_environment.js";
 import type { DeviceMessage, HostMessage } from "./protocol.js";
+import { hasWebWorkers, webWorkerFactory } from "./web_workers.js";
 
 export interface WorkerHandle {
   post(message: HostMessage): void;
@@ -17,12 +19,12 @@ export interface WorkerHandle {
 
 export type WorkerFactory = () => WorkerHandle;
 
-/** The default factory: Node worker threads when running under Node. */
+/** The default factory: Node worker threads under Node, module Web Workers in a browser. */
 export async function defaultWorkerFactory(): Promise<WorkerFactory> {
-  const node = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
-  if (node === undefined) {
-    throw new ExecutionError("createClient: no default device workers outside Node: pass `workers` (a WorkerFactory wrapping Web Workers) to createClient");
+  if (runningInNode()) {
+    const { nodeWorkerFactory } = await importNodeAdapter<{ nodeWorkerFactory: WorkerFactory }>(import.meta.url, "./node_workers.js");
+    return nodeWorkerFactory;
   }
-  const { nodeWorkerFactory } = await import("./node_workers.js");
-  return nodeWorkerFactory;
+  if (hasWebWorkers()) return webWorkerFactory;
+  throw new ExecutionError("createClient: this environment has neither worker_threads nor Web Workers: pass `workers` (a WorkerFactory) to createClient");
 }

@@ -3,6 +3,7 @@
 // detected, never required) and shared memory (in a browser, only in a cross-origin
 // isolated page).
 
+import { importNodeAdapter, runningInNode } from "../../runtime/host_environment.js";
 import { MEMORY_MAX_PAGES, type WasmTarget } from "./kernel.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 
@@ -49,9 +50,8 @@ export function detectWasmTarget(): WasmTarget {
 export async function cpuThreads(): Promise<number> {
   const navigatorThreads = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency;
   if (typeof navigatorThreads === "number" && navigatorThreads > 0) return navigatorThreads;
-  const node = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
-  if (node !== undefined) {
-    const { nodeCpuThreads } = await import("./node_features.js");
+  if (runningInNode()) {
+    const { nodeCpuThreads } = await importNodeAdapter<{ nodeCpuThreads: () => number }>(import.meta.url, "./node_features.js");
     return nodeCpuThreads();
   }
   return 1;

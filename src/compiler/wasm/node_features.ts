@@ -1,4 +1,4 @@
-// The Node adapter of features.ts, loaded by dynamic import only under Node.
+// The Node adapter of features.ts, imported only under Node (runtime/host_environment.ts).
 
 import { availableParallelism } from "node:os";
 

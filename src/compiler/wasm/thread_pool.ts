@@ -1,5 +1,5 @@
 // Runs kernels across worker threads that share the device's memory (browser-safe; the
-// Node workers come from node_thread_pool.ts by dynamic import).
+// Node workers come from node_thread_pool.ts, imported only under Node).
 //
 // run() is synchronous for its caller: it hands each worker a part of [0, extent)
 // through a shared control block (thread_pool_protocol.ts), does the first part
@@ -8,6 +8,7 @@
 // thread). A kernel that traps in any thread makes run throw an Error naming the
 // kernel; a worker that died makes run (and every later run) throw instead of hang.
 
+import { importNodeAdapter, runningInNode } from "../../runtime/host_environment.js";
 import type { WasmKernel } from "./kernel.js";
 import {
   ACTIVE, BLOCK, COMMAND, COMMAND_CLOSE, COMMAND_NONE, COMMAND_RUN, CONTROL_BYTES, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER,
@@ -54,9 +55,8 @@ export interface ThreadPoolOptions {
 export const DEFAULT_MIN_PARALLEL_COST = 1 << 20;
 
 async function defaultFactory(): Promise<PoolWorkerFactory> {
-  const node = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
-  if (node !== undefined) {
-    const { nodePoolWorkerFactory } = await import("./node_thread_pool.js");
+  if (runningInNode()) {
+    const { nodePoolWorkerFactory } = await importNodeAdapter<{ nodePoolWorkerFactory: PoolWorkerFactory }>(import.meta.url, "./node_thread_pool.js");
     return nodePoolWorkerFactory;
   }
   const { hasWebWorkers, webPoolWorkerFactory } = await import("./web_thread_pool.js");

@@ -1,0 +1,16 @@
+// Where xlats runs (Node or a browser), and how its Node-only adapters (worker_threads,
+// os) are loaded. The adapters are imported by a URL computed at run time rather than by a
+// literal specifier, so the module graph a bundler or a browser follows from the package's
+// entries (src/index.ts, src/browser.ts) never reaches a `node:` import: the browser needs
+// no shims, and a bundler has nothing to externalize.
+
+/** Whether this is Node (worker_threads and os are then available). */
+export function runningInNode(): boolean {
+  return (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node !== undefined;
+}
+
+/** Imports the Node-only module `relative` to `base` (the caller's import.meta.url); call only where runningInNode(). */
+export async function importNodeAdapter<T>(base: string, relative: string): Promise<T> {
+  const url = new URL(relative, base).href;
+  return (await import(/* @vite-ignore */ url)) as T;
+}
