@@ -91,3 +91,22 @@ func.func @main(%arg0: tensor<2x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x
   // Constraints stay constraints when the module is not exported for partitioning.
   assert.equal(line(out, "sharding_constraint"), `%1 = sdy.sharding_constraint %0 <@mesh, [{}, {"x"}]> : tensor<2x8xf32>`);
 });
+
+test("a reshard of a loop's block argument starts from the loop's sharding, also when its regions capture values", () => {
+  const text = `${MESH}
+func.func @main(%arg0: tensor<8x8xf32>, %arg1: tensor<i1>) -> tensor<8x8xf32> {
+  %0 = stablehlo.while(%iterArg = %arg0) : tensor<8x8xf32> attributes {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
+  cond {
+    stablehlo.return %arg1 : tensor<i1>
+  } do {
+    %1 = sdy.reshard %iterArg <@mesh, [{}, {"x"}]> : tensor<8x8xf32>
+    stablehlo.return %1 : tensor<8x8xf32>
+  }
+  return %0 : tensor<8x8xf32>
+}`;
+  // The loop keeps its sharding through printing (it is on the loop, not on the value read out of its state).
+  assert.equal(line(opt(text), "stablehlo.while"),
+    `%0 = stablehlo.while(%iterArg = %arg0) : tensor<8x8xf32> attributes {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}`);
+  assert.equal(line(opt(text, "-sdy-reshard-to-collectives"), "all_to_all"),
+    `%1 = sdy.all_to_all [{"x"}: 0->1] %iterArg out_sharding=<@mesh, [{}, {"x"}]> : tensor<8x8xf32>`);
+});
