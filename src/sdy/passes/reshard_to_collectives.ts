@@ -13,12 +13,12 @@ import type { Computation, HloModule, Instruction } from "../../ir/computation.j
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { factoryFor } from "../../ir/rewrite.js";
-import { ShardingError, axisSetDiff, axisToString, sortAndMergeAxes } from "../axis.js";
+import { ShardingError, axisListEquals, axisSetDiff, axisToString, sortAndMergeAxes } from "../axis.js";
 import { isMaximalMesh } from "../mesh.js";
-import type { Mesh, NamedMesh, TensorSharding } from "../model.js";
-import { fullyReplicatedSharding, meshEquals, resolveMesh, shardingsEquivalent } from "../sharding.js";
+import type { AxisRef, Mesh, NamedMesh, TensorSharding } from "../model.js";
+import { fullyReplicatedSharding, meshEquals, meshOrRefEquals, resolveMesh, shardingsEquivalent } from "../sharding.js";
 import { valueShardings } from "../verify.js";
-import { ReshardPlanner, sameMeshOrRef, type PlannedCollective } from "./reshard_to_collectives_plan.js";
+import { ReshardPlanner, type PlannedCollective } from "./reshard_to_collectives_plan.js";
 
 export const RESHARD_TO_COLLECTIVES = "sdy-reshard-to-collectives";
 
@@ -55,16 +55,12 @@ function lowering(
   const toMesh = resolveMesh(to.meshOrRef, meshes);
   if (isMaximalMesh(fromMesh) || isMaximalMesh(toMesh) || from.dimShardings.length !== to.dimShardings.length) return undefined;
   if (noDimAxes(to)) {
-    if (noDimAxes(from) && sameUnreduced(from, to)) return { kind: "input", value: reshard.operands[0]! };
+    if (noDimAxes(from) && axisListEquals(from.unreducedAxes, to.unreducedAxes)) return { kind: "input", value: reshard.operands[0]! };
     // Replicated on any mesh is replicated on the input's: gather there (keeping the target's unreduced axes).
     to = { ...fullyReplicatedSharding(from.meshOrRef, rank, true), unreducedAxes: to.unreducedAxes, ...(to.reductionOp !== undefined ? { reductionOp: to.reductionOp } : {}) };
   }
-  if (!sameMeshOrRef(from.meshOrRef, to.meshOrRef) && !sameAxes(fromMesh, toMesh)) return undefined;
+  if (!meshOrRefEquals(from.meshOrRef, to.meshOrRef) && !sameAxes(fromMesh, toMesh)) return undefined;
   return { kind: "collectives", input, mesh: fromMesh, from, to };
-}
-
-function sameUnreduced(a: TensorSharding, b: TensorSharding): boolean {
-  return a.unreducedAxes.length === b.unreducedAxes.length && a.unreducedAxes.every((x, i) => axisToString(x) === axisToString(b.unreducedAxes[i]!));
 }
 
 /**
@@ -72,7 +68,7 @@ function sameUnreduced(a: TensorSharding, b: TensorSharding): boolean {
  * sharding after it; undefined when they agree. A target that adds unreduced axes is
  * refused: only sharded_to_unreduced and replicated_to_unreduced make a value unreduced.
  */
-function reduceFirst(from: TensorSharding, to: TensorSharding, mesh: Mesh, name: string): { axes: ReturnType<typeof sortAndMergeAxes>; after: TensorSharding } | undefined {
+function reduceFirst(from: TensorSharding, to: TensorSharding, mesh: Mesh, name: string): { axes: AxisRef[]; after: TensorSharding } | undefined {
   const added = axisSetDiff(to.unreducedAxes, from.unreducedAxes, mesh);
   if (added.length > 0) {
     throw new ShardingError(`${RESHARD_TO_COLLECTIVES}: reshard %${name} makes axes ${added.map(axisToString).join(", ")} unreduced; a reshard can only reduce unreduced axes`);

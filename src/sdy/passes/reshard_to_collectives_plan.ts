@@ -22,7 +22,7 @@
 import { ShardingError, addAxisOrMerge, axisCanCoexist, axisContains, axisEquals, axisOverlap, axisOverlaps, axisPrefixWithoutOverlap, axisSize,
   axisSuffixWithoutOverlap, axisToString, compareAxisRefs, nextPreSizeOrFullSize, subAxis, subAxisPreSize, totalAxesSize } from "../axis.js";
 import type { AllToAllParam, AxisRef, Mesh, ReductionOp, TensorSharding } from "../model.js";
-import { meshEquals } from "../sharding.js";
+import { meshOrRefEquals } from "../sharding.js";
 
 /** One collective of a plan, with the sharding of its result. */
 export type PlannedCollective =
@@ -30,12 +30,6 @@ export type PlannedCollective =
   | { readonly kind: "allGather"; readonly axes: readonly (readonly AxisRef[])[]; readonly outSharding: TensorSharding }
   | { readonly kind: "allToAll"; readonly param: AllToAllParam; readonly outSharding: TensorSharding }
   | { readonly kind: "collectivePermute"; readonly outSharding: TensorSharding };
-
-/** Two mesh references name one mesh attribute: the same symbol, or equal inlined meshes. */
-export function sameMeshOrRef(a: string | Mesh, b: string | Mesh): boolean {
-  if (typeof a === "string" || typeof b === "string") return a === b;
-  return meshEquals(a, b);
-}
 
 const keyOf = axisToString;
 
@@ -182,7 +176,7 @@ export class ReshardPlanner {
   }
 
   private isDone(): boolean {
-    return sameMeshOrRef(this.currentMesh, this.to.meshOrRef) && this.inAxes.every((a) => a.length === 0) && this.outAxes.every((a) => a.length === 0);
+    return meshOrRefEquals(this.currentMesh, this.to.meshOrRef) && this.inAxes.every((a) => a.length === 0) && this.outAxes.every((a) => a.length === 0);
   }
 
   private currentSharding(): TensorSharding {
@@ -448,7 +442,7 @@ export class ReshardPlanner {
 
   private tryCollectivePermute(): void {
     if (this.shouldCollectivePermute()) this.performCollectivePermute();
-    else if (sameMeshOrRef(this.currentMesh, this.to.meshOrRef)) return;
+    else if (meshOrRefEquals(this.currentMesh, this.to.meshOrRef)) return;
     // Also when only the mesh's device order changes: the axes stay, the devices move.
     this.currentMesh = this.to.meshOrRef;
     this.steps.push({ kind: "collectivePermute", outSharding: this.currentSharding() });
