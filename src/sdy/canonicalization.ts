@@ -276,3 +276,16 @@ export const SDY_CANONICALIZATION_PATTERNS: readonly CanonicalPattern[] = [
     rewrite: (m) => m.operands[0],
   },
 ];
+
+/**
+ * The patterns Shardy labels `sdy-collective` (what its export pipeline enables after the
+ * partitioner: collectives that do nothing dropped, inverse and chained ones merged,
+ * all_reduce + all_slice fused) and `sdy-reshard` (a reshard of a reshard).
+ */
+const COLLECTIVE_PATTERN_NAMES: ReadonlySet<string> = new Set([
+  "AllGatherNoop", "AllSliceOfAllGather", "AllSliceNoop", "AllReduceNoop", "AllReduceOfReplicatedToUnreduced", "AllReduceOfShardedToUnreduced",
+  "AllToAllFusion", "AllToAllNoUse", "CollectivePermuteNoop", "ReduceScatterFusion", "ReduceScatterNoop",
+]);
+export const SDY_COLLECTIVE_PATTERNS: readonly CanonicalPattern[] = SDY_CANONICALIZATION_PATTERNS.filter((p) => COLLECTIVE_PATTERN_NAMES.has(p.name));
+export const SDY_RESHARD_PATTERNS: readonly CanonicalPattern[] = SDY_CANONICALIZATION_PATTERNS.filter((p) => p.name === "ReshardOfReshard");
+

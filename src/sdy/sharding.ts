@@ -17,7 +17,8 @@ export function meshEquals(a: Mesh, b: Mesh): boolean {
   return ai.length === bi.length && ai.every((d, i) => d === bi[i]);
 }
 
-function meshOrRefEquals(a: string | Mesh, b: string | Mesh): boolean {
+/** Two mesh references name one mesh attribute: the same symbol, or equal inlined meshes. */
+export function meshOrRefEquals(a: string | Mesh, b: string | Mesh): boolean {
   if (typeof a === "string" || typeof b === "string") return a === b;
   return meshEquals(a, b);
 }

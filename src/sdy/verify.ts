@@ -63,6 +63,8 @@ export function mlirResultCount(inst: Instruction): number {
 /** The MLIR result types of an instruction. */
 export function resultTypes(inst: Instruction): Shape[] {
   const n = mlirResultCount(inst);
+  // A loop's state may end with values its regions captured, which are not its results.
+  if (inst.opcode === "while" && inst.shape.kind === "tuple" && n < inst.shape.elements.length) return inst.shape.elements.slice(0, n);
   if (n === 1) return [inst.shape];
   return inst.shape.kind === "tuple" ? [...inst.shape.elements] : [inst.shape];
 }
@@ -134,7 +136,7 @@ function opSites(functions: readonly Computation[]): { ops: OpSite[]; bodyOwner:
         nested = map;
       }
       for (const r of regionsOf(inst)) {
-        if (inst.opcode === "sdyManualComputation" || inst.opcode === "sdyNamedComputation") bodyOwner.set(r, inst);
+        if (inst.opcode === "sdyManualComputation" || inst.opcode === "sdyNamedComputation" || inst.opcode === "while") bodyOwner.set(r, inst);
         visit(r, func, nested, inner);
       }
     }
@@ -305,20 +307,25 @@ export function valueShardings(module: HloModule): (value: Instruction) => Tenso
 function shardingOf(value: Instruction, functions: readonly Computation[], bodyOwner: ReadonlyMap<Computation, Instruction>): TensorSharding | undefined {
   let def = value;
   let index = 0;
-  if (value.opcode === "getTupleElement" && mlirResultCount(value.operands[0]!) > 1) {
+  const ownerOf = (param: Instruction): Instruction | undefined => [...bodyOwner.entries()].find(([body]) => body.parameters.includes(param as Instruction<"parameter">))?.[1];
+  // Values read out of an op's several results, or out of a loop's tuple state (its block arguments).
+  const tupled = (v: Instruction): boolean => mlirResultCount(v) > 1 || (v.opcode === "parameter" && ownerOf(v)?.opcode === "while");
+  if (value.opcode === "getTupleElement" && tupled(value.operands[0]!)) {
     def = value.operands[0]!;
     index = (value as Instruction<"getTupleElement">).attrs.index;
   }
   switch (def.opcode) {
     case "parameter": {
       const n = (def as Instruction<"parameter">).attrs.number;
-      const owner = [...bodyOwner.entries()].find(([body]) => body.parameters.includes(def as Instruction<"parameter">))?.[1];
+      const owner = ownerOf(def);
       if (owner?.opcode === "sdyManualComputation") {
         const a = (owner as Instruction<"sdyManualComputation">).attrs;
         const outer = a.inShardings[n];
         return outer === undefined ? undefined : eraseManualAxes(outer, a.manualAxes);
       }
       if (owner?.opcode === "sdyNamedComputation") return (owner as Instruction<"sdyNamedComputation">).attrs.inShardings?.[n];
+      // A loop's block arguments (its state, element by element) are sharded as its results.
+      if (owner?.opcode === "while") return owner.sdySharding?.[index];
       return functions.find((f) => f.parameters.includes(def as Instruction<"parameter">))?.argShardings?.[n];
     }
     case "sdyDataFlowEdge": return (def as Instruction<"sdyDataFlowEdge">).attrs.sharding;

@@ -19,6 +19,8 @@ import { RESOLVE_SINGLE_DEVICE_SHARDING_REGISTRATION } from "./resolve_single_de
 import { PAD_FOR_DIVISIBILITY_REGISTRATION } from "./pad_for_divisibility.js";
 import { CONVERT_GLOBAL_TO_LOCAL_PASSES } from "./convert_global_to_local.js";
 import { INSERT_EXPLICIT_RESHARDS_REGISTRATION } from "./insert_explicit_reshards/pass.js";
+import { RESHARD_TO_COLLECTIVES_REGISTRATION } from "./reshard_to_collectives.js";
+import { EXPORT_PIPELINE_PASSES } from "./export_pipeline.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -35,4 +37,6 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...PIPELINE_PASSES,
   ...CONVERT_GLOBAL_TO_LOCAL_PASSES,
   INSERT_EXPLICIT_RESHARDS_REGISTRATION,
+  RESHARD_TO_COLLECTIVES_REGISTRATION,
+  ...EXPORT_PIPELINE_PASSES,
 ];

@@ -49,6 +49,12 @@ export interface LowerContext {
   /** The declared result: one shape, or a tuple for several results. */
   readonly declared: Shape | undefined;
   add<O extends Opcode>(opcode: O, operands: readonly Instruction[], attrs: OpAttributes[O], declared?: Shape): Instruction<O>;
+  /**
+   * `inst` (just made, unused yet) carrying the op's sdy attributes and unknown
+   * attributes, for an op whose result is read out of another instruction (a loop whose
+   * results are elements of its state): the result then gets none.
+   */
+  annotate(inst: Instruction): Instruction;
   fail(message: string): never;
 }
 
@@ -71,16 +77,19 @@ export function lowerOp(importer: Importer, b: CompBuilder, scope: Scope, op: Op
   const declared = n === 0 ? undefined : n === 1 ? op.resultTypes[0] : tupleShape(op.resultTypes);
   const firstName = op.results[0]?.name;
   const extraAttrs = frontendAttributesOf(op);
+  const annotated = (inst: Instruction): Instruction => {
+    const unknownAttributes = unknownAttributesOf(op, r);
+    return b.withSdyValues(inst, { ...sdyValuesOf(c, op), ...(unknownAttributes !== undefined ? { unknownAttributes } : {}) });
+  };
+  let carrier: Instruction | undefined;
   const ctx: LowerContext = {
     importer, b, scope, op, r, operands, declared,
     add: (opcode, ops, attrs, decl) => b.add(opcode, ops, attrs, decl, op.offset, firstName, extraAttrs, op.name),
+    annotate: (inst) => (carrier = annotated(inst)),
     fail: (m) => r.fail(m),
   };
   const result = lowerOne(ctx);
-  const unknownAttributes = unknownAttributesOf(op, r);
-  bindResults(ctx, result === undefined ? undefined : b.withSdyValues(result, {
-    ...sdyValuesOf(c, op), ...(unknownAttributes !== undefined ? { unknownAttributes } : {}),
-  }));
+  bindResults(ctx, result === undefined || carrier !== undefined ? result : annotated(result));
 }
 
 /**
@@ -643,8 +652,10 @@ function lowerWhile(ctx: LowerContext): Instruction {
   // The body returns (results...); append the captured values, read back from the state.
   const passBody = appendPassThrough(body, n, captures.length);
   const init = ctx.add("tuple", [...ctx.operands, ...extra], {}, tupleShape(stateTypes));
-  const loop = ctx.add("while", [init], { condition: cond, body: passBody }, tupleShape(stateTypes));
-  if (captures.length === 0) return loop;
+  const made = ctx.add("while", [init], { condition: cond, body: passBody }, tupleShape(stateTypes));
+  if (captures.length === 0) return made;
+  // The loop itself carries the op's shardings (one per loop value), not the values read out of its state.
+  const loop = ctx.annotate(made);
   const parts: Instruction[] = [];
   for (let i = 0; i < n; i++) parts.push(ctx.add("getTupleElement", [loop], { index: i }, stateTypes[i]));
   return n === 1 ? parts[0]! : ctx.add("tuple", parts, {}, ctx.declared);

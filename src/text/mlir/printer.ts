@@ -106,6 +106,11 @@ export function resultCount(inst: Instruction): number {
     case "call": return (inst as Instruction<"call">).attrs.toApply.root.opcode === "tuple" ? s.elements.length : 1;
     case "composite": return (inst as Instruction<"composite">).attrs.decomposition.root.opcode === "tuple" ? s.elements.length : 1;
     case "getTupleElement": case "parameter": case "optimizationBarrier": return inst.operands.length > 1 ? s.elements.length : 1;
+    // The trailing state elements that carry the values its regions captured are not results.
+    case "while": {
+      const body = (inst as Instruction<"while">).attrs.body;
+      return inst.operands.length === 1 && body.root.opcode === "tuple" ? s.elements.length - capturedStateCount(body) : s.elements.length;
+    }
     default: return s.elements.length;
   }
 }
