@@ -12,6 +12,7 @@
 // Findings are VerifyErrors naming the computation and the instruction.
 
 import { inferShape } from "../shape/index.js";
+import { resolveDeclaredResult } from "../shape/quantized.js";
 import {
   expectComparator, expectReducer, expectScalarFunction,
 } from "../shape/signature.js";
@@ -86,6 +87,7 @@ function verifyInstruction(c: Computation, inst: Instruction, defined: ReadonlyS
   let inferred: Shape;
   try {
     inferred = inferShape(inst.opcode, inst.operands.map((o) => o.shape), inst.attrs);
+    inferred = resolveDeclaredResult(inst.opcode, inst.operands.map((o) => o.shape), inst.attrs, inferred, inst.shape);
     checkSubcomputationSignatures(inst);
   } catch (e) {
     if (e instanceof ShapeError) fail(c, inst, e.message);

@@ -365,6 +365,8 @@ export const MLIR_OPS: Readonly<Record<Opcode, Build>> = {
   },
   clamp: elementwise,
   bitcastConvert: functional,
+  uniformQuantize: functional,
+  uniformDequantize: functional,
   reducePrecision: (ctx) => {
     const a = at<"reducePrecision">(ctx);
     return keyed(ctx, `format = e${a.exponentBits}m${a.mantissaBits}`, sameType);
