@@ -8,6 +8,8 @@
 //    dequantize_select_quantize, hybrid_dequantize_then_op): the rule runs on the
 //    expressed types; the result is quantized when the first quantized-capable
 //    operand is, with parameters the program declares (the operand's by default);
+//  - "reduction": reduce, reduce_window, select_and_scatter, sort: the stored values
+//    reach the sub-computation as quantized scalars; results keep the inputs' types;
 //  - "passThrough": structure (tuples, calls, control flow, barriers): shapes flow as
 //    they are, quantization included;
 //  - absent: the op takes no quantized operands, a ShapeError says so.
@@ -18,11 +20,11 @@ import {
   baselineEqual, isPerAxis, quantizationProblem, quantizationsEqual, withQuantizationDimension, type UniformQuantization,
 } from "../types/quantization.js";
 import {
-  arrayShape, hasQuantization, shapeToString, withQuantization, type ArrayShape, type Shape,
+  arrayShape, hasQuantization, shapeToString, tupleShape, withQuantization, type ArrayShape, type Shape,
 } from "../types/shape.js";
 import { expectArray, expectOperandCount, shapeError, type ShapeRule } from "./rule.js";
 
-type QuantMode = "storage" | "expressed" | "passThrough";
+type QuantMode = "storage" | "expressed" | "passThrough" | "reduction";
 
 const modes = (mode: QuantMode, ops: readonly Opcode[]): [Opcode, QuantMode][] => ops.map((o) => [o, mode]);
 
@@ -38,6 +40,9 @@ const QUANT_MODES: ReadonlyMap<Opcode, QuantMode> = new Map([
     "add", "subtract", "multiply", "divide", "remainder", "power", "maximum", "minimum", "atan2",
     "compare", "select", "clamp", "reducePrecision", "dot", "convolution", "cholesky", "triangularSolve",
   ]),
+  // Per-tensor quantized values go through the op's sub-computation as they are (its
+  // scalars have the quantized type, and the ops in it dequantize); results keep the inputs' type.
+  ...modes("reduction", ["reduce", "reduceWindow", "selectAndScatter", "sort"]),
   ...modes("passThrough", [
     "parameter", "constant", "tuple", "getTupleElement", "call", "composite", "conditional", "while",
     "optimizationBarrier", "customCall", "sdyShardingConstraint", "sdyReshard", "sdyShardingGroup", "sdyConstant",
@@ -86,6 +91,7 @@ export function inferQuantized<O extends Opcode>(opcode: O, operands: readonly S
     }
   });
   if (mode === "storage") return inferStorage(opcode, operands, attrs, rule);
+  if (mode === "reduction") return inferReduction(opcode, operands, attrs, rule);
   if (opcode === "dot" || opcode === "convolution") checkQuantizedContraction(opcode, operands, attrs as OpAttributes["dot"] | OpAttributes["convolution"]);
   return inferExpressed(opcode, operands, attrs, rule);
 }
@@ -105,6 +111,31 @@ function inferStorage<O extends Opcode>(opcode: O, operands: readonly Shape[], a
   const result = rule(operands.map(storageShape), attrs);
   if (q === undefined || opcode === "getDimensionSize" || result.kind !== "array") return result;
   return withQuantization(result, movedQuantization(opcode, operands[0] as ArrayShape, attrs, result, q));
+}
+
+/**
+ * Reductions and sort: the op's rule checks the sub-computation on storage types; here
+ * each input's init value (reduce, reduce_window: C2) has the input's quantized type,
+ * and each result takes the type of the input it comes from.
+ */
+function inferReduction<O extends Opcode>(opcode: O, operands: readonly Shape[], attrs: OpAttributes[O], rule: ShapeRule<O>): Shape {
+  const result = rule(operands, attrs);
+  const n = opcode === "reduce" || opcode === "reduceWindow" ? operands.length / 2 : opcode === "selectAndScatter" ? 1 : operands.length;
+  const inputs = operands.slice(0, n);
+  if (opcode === "reduce" || opcode === "reduceWindow") {
+    operands.slice(n).forEach((init, i) => {
+      if (!quantizationsEqual(quantOf(init), quantOf(inputs[i]))) {
+        throw shapeError(opcode, `init value ${i}`, `must have the element type of input ${i}, got ${shapeToString(init)} and ${shapeToString(inputs[i]!)} (C2)`);
+      }
+    });
+  }
+  if (opcode === "selectAndScatter" && !quantizationsEqual(quantOf(operands[1]), quantOf(operands[2]))) {
+    throw shapeError(opcode, "init_value", `must have the element type of source, got ${shapeToString(operands[2]!)} and ${shapeToString(operands[1]!)}`);
+  }
+  // select_and_scatter's result has the source's type; the others' results follow their inputs.
+  const from = opcode === "selectAndScatter" ? [operands[1]!] : inputs;
+  const tag = (s: Shape, i: number): Shape => (s.kind === "array" ? withQuantization(s, quantOf(from[i])) : s);
+  return result.kind === "tuple" ? tupleShape(result.elements.map(tag)) : tag(result, 0);
 }
 
 /** The operand's quantization on the result of a data-movement op: a per-axis dimension goes where its data goes. */

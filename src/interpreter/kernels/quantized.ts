@@ -64,9 +64,16 @@ function tagged(result: Literal, shape: Shape): Literal {
   return result.isArray ? result.withQuantization(q) : result;
 }
 
+function retagged(result: Literal, shape: Shape): Literal {
+  if (result.shape.kind === "tuple" && shape.kind === "tuple") return Literal.tuple(result.elements.map((e, i) => tagged(e, shape.elements[i]!)));
+  return tagged(result, shape);
+}
+
 function wrap<O extends Opcode>(opcode: O, kernel: Kernel<O>): Kernel<O> {
   const mode = opcode === "bitcastConvert" ? "storage" : quantMode(opcode);
   if (mode === undefined || mode === "passThrough") return kernel;
+  // Reductions run on the stored values, their sub-computations on quantized scalars; results get the instruction's types.
+  if (mode === "reduction") return (inst, operands, ctx) => retagged(kernel(inst, operands, ctx), inst.shape);
   return (inst, operands, ctx) => {
     if (!hasQuantization(inst.shape) && !operands.some((o) => hasQuantization(o.shape))) return kernel(inst, operands, ctx);
     if (mode === "storage") {
