@@ -92,7 +92,16 @@ export function inferQuantized<O extends Opcode>(opcode: O, operands: readonly S
   });
   if (mode === "storage") return inferStorage(opcode, operands, attrs, rule);
   if (mode === "reduction") return inferReduction(opcode, operands, attrs, rule);
-  if (opcode === "dot" || opcode === "convolution") checkQuantizedContraction(opcode, operands, attrs as OpAttributes["dot"] | OpAttributes["convolution"]);
+  if (opcode === "dot" || opcode === "convolution") {
+    checkQuantizedContraction(opcode, operands, attrs as OpAttributes["dot"] | OpAttributes["convolution"]);
+  } else {
+    // Elementwise and the other dequantize_op_quantize ops: the values are all quantized or none (add C2, ...).
+    const values = opcode === "select" ? [1, 2] : operands.map((_, i) => i);
+    const plain = values.find((i) => quantOf(operands[i]) === undefined);
+    if (plain !== undefined) {
+      throw shapeError(opcode, `operand ${plain}`, `must be quantized as the other operands are, got ${shapeToString(operands[plain]!)}`);
+    }
+  }
   return inferExpressed(opcode, operands, attrs, rule);
 }
 
