@@ -10,6 +10,7 @@ export * from "./types/element_bits.js";
 export * from "./types/convert.js";
 export * from "./types/bitcast_convert.js";
 export * from "./types/reduce_precision.js";
+export * from "./types/quantization.js";
 export * from "./ir/attributes.js";
 export * from "./ir/opcodes.js";
 export * from "./ir/computation.js";

@@ -176,6 +176,9 @@ const PROBES: readonly Probe[] = [
   { op: "Recv (from host)", fn: "recvFromHost", opcodes: ["recv"], build: (b, t) => xla.recvFromHost(xla.createToken(b), arrayShape(t, [2]), 1) },
   { op: "Reduce", fn: "reduce", opcodes: ["reduce"], build: (b, t) => xla.reduce(v(b, t), s(b, t), first(b, t), [0]) },
   { op: "ReducePrecision", fn: "reducePrecision", opcodes: ["reducePrecision"], build: (b, t) => xla.reducePrecision(v(b, t), 5, 2) },
+  // StableHLO's quantization ops: `t` is the expressed type (storage i8, scale 0.5).
+  { op: "UniformQuantize", fn: "uniformQuantize", opcodes: ["uniformQuantize"], build: (b, t) => xla.uniformQuantize(v(b, t), xla.perTensor("s8", t, 0.5, 0)) },
+  { op: "UniformDequantize", fn: "uniformDequantize", opcodes: ["uniformDequantize"], build: (b, t) => xla.uniformDequantize(xla.uniformQuantize(v(b, t), xla.perTensor("s8", t, 0.5, 0))) },
   { op: "ReduceWindow", fn: "reduceWindow", opcodes: ["reduceWindow"], build: (b, t) => xla.reduceWindow(v(b, t), s(b, t), first(b, t), [2], [1], "SAME") },
   binary("Rem", "rem", "remainder"),
   { op: "ReduceScatter", fn: "reduceScatter", opcodes: ["reduceScatter"], build: (b, t) => xla.reduceScatter(v(b, t), first(b, t), 0, 1) },

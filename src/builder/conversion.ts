@@ -2,6 +2,7 @@
 // BitcastConvertType and ReducePrecision).
 
 import type { ElementType } from "../types/element_type.js";
+import type { UniformQuantization } from "../types/quantization.js";
 import type { XlaOp } from "./xla_builder.js";
 
 /** Element-wise conversion to `newElementType`, like a C++ static_cast (seed 000 ConvertElementType). */
@@ -15,6 +16,20 @@ export function convertElementType(operand: XlaOp, newElementType: ElementType):
  */
 export function bitcastConvertType(operand: XlaOp, newElementType: ElementType): XlaOp {
   return operand.builder.addInstruction("bitcastConvert", [operand], { elementType: newElementType });
+}
+
+/**
+ * StableHLO's uniform_quantize: a float array (or a quantized one: requantize) as a
+ * quantized array of type `quantization` (x / scale + zero_point, clamped to the
+ * storage range, rounded to nearest even).
+ */
+export function uniformQuantize(operand: XlaOp, quantization: UniformQuantization): XlaOp {
+  return operand.builder.addInstruction("uniformQuantize", [operand], { quantization });
+}
+
+/** StableHLO's uniform_dequantize: a quantized array as its expressed type ((stored - zero_point) * scale). */
+export function uniformDequantize(operand: XlaOp): XlaOp {
+  return operand.builder.addInstruction("uniformDequantize", [operand], {});
 }
 
 /** Rounds to a float format with the given exponent and mantissa widths and back. */

@@ -7,17 +7,23 @@ import type {
 } from "../ir/attributes.js";
 import type { ElementType } from "../types/element_type.js";
 import { makeWindow, paddingForMode, type PaddingMode } from "../shape/window.js";
-import type { XlaOp } from "./xla_builder.js";
+import type { UniformQuantization } from "../types/quantization.js";
+import type { AddOptions, XlaOp } from "./xla_builder.js";
 
 export interface DotOptions {
   precisionConfig?: PrecisionConfig;
   preferredElementType?: ElementType;
+  /** With quantized operands: the result's quantized type (default: lhs's, per-tensor). */
+  resultQuantization?: UniformQuantization;
 }
 
 export interface ConvOptions extends DotOptions {
   /** Per spatial dimension: whether the kernel is reversed (StableHLO's window_reversal). */
   windowReversal?: readonly boolean[];
 }
+
+const quantizedResult = (options: DotOptions): AddOptions =>
+  (options.resultQuantization !== undefined ? { resultQuantization: options.resultQuantization } : {});
 
 type Padding = readonly (readonly [number, number])[];
 
@@ -46,7 +52,7 @@ export function dot(lhs: XlaOp, rhs: XlaOp, options: DotOptions = {}): XlaOp {
 export function dotGeneral(lhs: XlaOp, rhs: XlaOp, dimensionNumbers: Partial<DotDimensionNumbers>, options: DotOptions = {}): XlaOp {
   return lhs.builder.addInstruction("dot", [lhs, rhs], {
     dimensionNumbers: makeDotDimensionNumbers(dimensionNumbers), ...dotAttrs(options),
-  });
+  }, quantizedResult(options));
 }
 
 /** ScaledDot: DotGeneral of lhs and rhs each multiplied by its blockwise-broadcast scale. */
@@ -145,7 +151,7 @@ export function convGeneralDilated(
   });
   return lhs.builder.addInstruction("convolution", [lhs, rhs], {
     window, dimensionNumbers, featureGroupCount, batchGroupCount, ...dotAttrs(options),
-  });
+  }, quantizedResult(options));
 }
 
 /** Fft(operand, fft_type, fft_length) over the innermost fft_length.length dimensions. */

@@ -20,7 +20,9 @@ import type { BoundManualAxes } from "../sdy/verify_sharding.js";
 import { verifySdy } from "../sdy/verify.js";
 import { ShapeError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
-import { shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
+import { shapeToString, withQuantization, type ArrayShape, type Shape } from "../types/shape.js";
+import type { UniformQuantization } from "../types/quantization.js";
+import { inferShape } from "../shape/index.js";
 import { checkSharding, namedMesh, type MeshAxesSpec, type ShardingSpec } from "./sharding_spec.js";
 
 export class XlaOp {
@@ -46,6 +48,12 @@ export interface AddOptions {
   name?: string;
   metadata?: OpMetadata;
   frontendAttributes?: Readonly<Record<string, string>>;
+  /**
+   * The quantized type of the result, for ops that dequantize, compute and quantize
+   * (add, dot, convolution, ...): its scales and zero points are the program's choice
+   * (default: those of the first quantized operand). Checked against the spec's rules.
+   */
+  resultQuantization?: UniformQuantization;
 }
 
 export interface BuildOptions {
@@ -101,7 +109,14 @@ export class XlaBuilder {
       const number = (attrs as OpAttributes["parameter"]).number;
       if (this.params.has(number)) throw new ShapeError(`parameter: parameter number ${number} is already used in "${this.name}"`);
     }
-    const inst = this.factory.add(opcode, operands.map((o) => o.instruction), attrs, options);
+    const { resultQuantization, ...extras } = options;
+    let declared: Shape | undefined;
+    if (resultQuantization !== undefined) {
+      const inferred = inferShape(opcode, operands.map((o) => o.instruction.shape), attrs);
+      if (inferred.kind !== "array") throw new ShapeError(`${opcode}: resultQuantization is given but the result ${shapeToString(inferred)} is not an array`);
+      declared = withQuantization(inferred, resultQuantization);
+    }
+    const inst = this.factory.add(opcode, operands.map((o) => o.instruction), attrs, { ...extras, ...(declared !== undefined ? { declared } : {}) });
     if (opcode === "parameter") this.params.set((attrs as OpAttributes["parameter"]).number, inst as Instruction<"parameter">);
     return new XlaOp(this, inst);
   }

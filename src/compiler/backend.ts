@@ -19,7 +19,7 @@ import { compileSync, plan } from "./index.js";
 import { WasmDevice } from "./device.js";
 import { loadProgramSync, regionBytes } from "./executable.js";
 import type { WasmTarget } from "./wasm/kernel.js";
-import { printHlo } from "../text/hlo/index.js";
+import { dumpText } from "./dump_text.js";
 
 /** What the host sends every device (structured-clone safe). */
 export interface PreparedWasmProgram {
@@ -102,7 +102,7 @@ export const wasmEntry: BackendEntry = {
   compileAndDump: (module, options) => {
     const sections: string[] = [];
     const executable = compileSync(module, {
-      ...(options.dumpAfterEach ? { dumpAfterEach: (pass, m) => sections.push(`// ---- after ${pass}\n${printHlo(m)}`) } : {}),
+      ...(options.dumpAfterEach ? { dumpAfterEach: (pass, m) => sections.push(`// ---- after ${pass}\n${dumpText(m)}`) } : {}),
     });
     try {
       if (options.dump === true) sections.push(`// ---- compiled\n${executable.dump()}`);

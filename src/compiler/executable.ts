@@ -9,7 +9,7 @@
 
 import type { Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
-import { printHlo } from "../text/hlo/index.js";
+import { dumpText } from "./dump_text.js";
 import { createEvalContext, type EvaluateOptions } from "../interpreter/evaluate.js";
 import type { EvalContext, Kernel } from "../interpreter/context.js";
 import { KERNELS } from "../interpreter/kernels/index.js";
@@ -334,7 +334,7 @@ export class Executable {
   /** The optimized module as HLO text, then the steps: kernels, interpreted ops (with why) and the buffer assignment. */
   dump(): string {
     const p = this.program;
-    const lines = [printHlo(p.module).trimEnd(), ""];
+    const lines = [dumpText(p.module).trimEnd(), ""];
     if (this.log.length > 0) lines.push(`// pass log:`, ...this.log.map((e) => `//   ${e.pass}: ${e.message}`), "");
     lines.push(`// steps of ${p.module.name}:`);
     this.dumpSteps(p, "//   ", lines);

@@ -9,10 +9,10 @@ import { verifyModule } from "../ir/verify.js";
 import { moduleFingerprint } from "../ir/traverse.js";
 import { withEntry } from "../ir/rewrite.js";
 import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
-import { printHlo } from "../text/hlo/index.js";
 import { CompileError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { shapeToString, type Shape } from "../types/shape.js";
+import { dumpText, moduleHasQuantization } from "./dump_text.js";
 import { WasmDevice } from "./device.js";
 import { cpuThreads } from "./wasm/features.js";
 import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
@@ -78,7 +78,7 @@ export class InterpretedExecutable {
     return evaluate(this.module.entry, args, { meshes: meshTable(this.module), ...options });
   }
   dump(): string {
-    return printHlo(this.module);
+    return dumpText(this.module);
   }
   delete(): void {}
 }
@@ -122,6 +122,14 @@ function withDonation(module: HloModule, donate: readonly number[] | undefined):
   return out;
 }
 
+/**
+ * The pipeline for programs with quantized types: the simplifier's rules, fusion and
+ * the code generators work on the stored integers and know nothing of scales, so they
+ * are skipped, and every quantized op runs on the interpreter's kernel (routines.ts
+ * says so in `dump`). Only what the steps themselves need runs.
+ */
+const QUANTIZED_PIPELINE: readonly Pass[] = [sdyInlineMeshes];
+
 export interface Planned {
   readonly program: CompiledProgram;
   readonly log: PassLogEntry[];
@@ -143,7 +151,7 @@ export function plan(program: Computation | HloModule, options: CompileOptions, 
   let cache = planCache.get(device);
   const hit = key === undefined ? undefined : cache?.get(key);
   if (hit !== undefined) return hit;
-  const { module: optimized, log } = runPasses(module, options.passes ?? defaultPipeline(), {
+  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : defaultPipeline()), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });

@@ -6,6 +6,7 @@
 
 import type { Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
+import { hasQuantization } from "../types/shape.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./wasm/kernel.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
@@ -51,6 +52,9 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
 export const GENERATOR_FAILED = "code generator failed";
 
 export function compileRoutine(inst: Instruction, target: WasmTarget): WasmKernel | Unsupported {
+  if (hasQuantization(inst.shape) || inst.operands.some((o) => hasQuantization(o.shape))) {
+    return { unsupported: "quantized types run on the interpreter's kernels (dequantize, compute, quantize)" };
+  }
   const routine = ROUTINES[inst.opcode];
   if (routine === undefined) return { unsupported: `no compiled routine for ${inst.opcode}` };
   try {

@@ -7,6 +7,7 @@
 // it, with its source location.
 
 import { inferShape } from "../shape/index.js";
+import { resolveDeclaredResult } from "../shape/quantized.js";
 import { ShapeError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString, type Shape } from "../types/shape.js";
@@ -53,7 +54,12 @@ export class InstructionFactory {
 
   /** A new instruction; its shape comes from shape inference. */
   add<O extends Opcode>(opcode: O, operands: readonly Instruction[], attrs: OpAttributes[O], extras: InstructionExtras = {}): Instruction<O> {
-    const shape = inferShape(opcode, operands.map((o) => o.shape), attrs);
+    const operandShapes = operands.map((o) => o.shape);
+    let shape = inferShape(opcode, operandShapes, attrs);
+    // A quantized result's parameters are the program's: the declared type's, or (a
+    // rewrite of an instruction) the replaced instruction's, when the op lets them differ.
+    const declaredOrKept = extras.declared ?? (extras.from?.opcode === opcode ? extras.from.shape : undefined);
+    if (declaredOrKept !== undefined) shape = resolveDeclaredResult(opcode, operandShapes, attrs, shape, declaredOrKept);
     if (extras.declared !== undefined && !shapesEqual(shape, extras.declared)) {
       throw new ShapeError(`${opcode}: declared shape ${shapeToString(extras.declared)} does not match the inferred ${shapeToString(shape)}`);
     }

@@ -12,6 +12,7 @@
 import type { Literal } from "../types/literal.js";
 import type { ElementType } from "../types/element_type.js";
 import type { Shape } from "../types/shape.js";
+import type { UniformQuantization } from "../types/quantization.js";
 import type {
   AttributeValue, ChannelHandle, ComparisonDirection, ComparisonType, ConvDimensionNumbers, DotDimensionNumbers,
   FftType, GatherDimensionNumbers, PrecisionConfig, RaggedDotDimensionNumbers, RandomAlgorithm,
@@ -66,6 +67,10 @@ export interface OpAttributes {
   convert: { readonly elementType: ElementType };
   bitcastConvert: { readonly elementType: ElementType };
   reducePrecision: { readonly exponentBits: number; readonly mantissaBits: number };
+  /** Float -> quantized, or quantized -> quantized (requantize); the result's quantized element type. */
+  uniformQuantize: { readonly quantization: UniformQuantization };
+  /** Quantized -> its expressed type. */
+  uniformDequantize: None;
   // ---- leaves
   parameter: { readonly number: number; readonly shape: Shape };
   constant: { readonly literal: Literal };
@@ -373,6 +378,9 @@ export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
   convert: op("convert", sh("convert"), 1, "conversion"),
   bitcastConvert: op("bitcast-convert", sh("bitcast_convert"), 1, "conversion"),
   reducePrecision: op("reduce-precision", sh("reduce_precision"), 1, "conversion"),
+  // HLO has no quantized types (XLA lowers them to integer arithmetic first): these names only label errors.
+  uniformQuantize: op("uniform-quantize", sh("uniform_quantize"), 1, "conversion"),
+  uniformDequantize: op("uniform-dequantize", sh("uniform_dequantize"), 1, "conversion"),
 
   parameter: op("parameter", undefined, 0, "leaf"),
   constant: op("constant", sh("constant"), 0, "leaf"),

@@ -12,12 +12,13 @@
 // Findings are VerifyErrors naming the computation and the instruction.
 
 import { inferShape } from "../shape/index.js";
+import { resolveDeclaredResult } from "../shape/quantized.js";
+import { quantizationsEqual } from "../types/quantization.js";
 import {
   expectComparator, expectReducer, expectScalarFunction,
 } from "../shape/signature.js";
-import type { ElementType } from "../types/element_type.js";
 import { ShapeError, VerifyError } from "../types/errors.js";
-import { shapesCompatible, shapeToString, type Shape } from "../types/shape.js";
+import { shapesCompatible, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
 import { isOp, subcomputationsOf, type Computation, type HloModule, type Instruction } from "./computation.js";
 import { isOpcode, OP_TABLE, type Opcode } from "./opcodes.js";
 
@@ -26,13 +27,14 @@ function fail(c: Computation, inst: Instruction | undefined, message: string): n
   throw new VerifyError(`${where}: ${message}`);
 }
 
-function elementTypeOf(s: Shape | undefined): ElementType | undefined {
-  return s !== undefined && s.kind === "array" ? s.elementType : undefined;
+/** The array itself: its element type, quantization included, is what a sub-computation's scalars must have. */
+function elementTypeOf(s: Shape | undefined): ArrayShape | undefined {
+  return s !== undefined && s.kind === "array" ? s : undefined;
 }
 
-function elementTypes(shapes: readonly Shape[]): ElementType[] | undefined {
+function elementTypes(shapes: readonly Shape[]): ArrayShape[] | undefined {
   const types = shapes.map(elementTypeOf);
-  return types.every((t): t is ElementType => t !== undefined) ? types : undefined;
+  return types.every((t): t is ArrayShape => t !== undefined) ? types : undefined;
 }
 
 /**
@@ -42,7 +44,7 @@ function elementTypes(shapes: readonly Shape[]): ElementType[] | undefined {
 function checkSubcomputationSignatures(inst: Instruction): void {
   const shapes = inst.operands.map((o) => o.shape);
   const half = (xs: readonly Shape[]): Shape[] => xs.slice(xs.length / 2);
-  let types: ElementType[] | undefined;
+  let types: ArrayShape[] | undefined;
   if (isOp(inst, "reduce") || isOp(inst, "reduceWindow")) {
     // Operands: N inputs, then N init values; the reducer's accumulators have the init types.
     if ((types = elementTypes(half(shapes))) !== undefined) expectReducer(inst.opcode, "to_apply", inst.attrs.toApply, types);
@@ -64,7 +66,7 @@ function checkSubcomputationSignatures(inst: Instruction): void {
     // One binary reducer is applied to every operand (XLA's variadic all-reduce), so
     // it is checked when the operands share an element type.
     types = elementTypes(shapes);
-    if (types !== undefined && types.length > 0 && types.every((t) => t === types![0])) {
+    if (types !== undefined && types.length > 0 && types.every((t) => t.elementType === types![0]!.elementType && quantizationsEqual(t.quantization, types![0]!.quantization))) {
       expectReducer(inst.opcode, "computation", inst.attrs.toApply, [types[0]!]);
     }
   }
@@ -86,6 +88,7 @@ function verifyInstruction(c: Computation, inst: Instruction, defined: ReadonlyS
   let inferred: Shape;
   try {
     inferred = inferShape(inst.opcode, inst.operands.map((o) => o.shape), inst.attrs);
+    inferred = resolveDeclaredResult(inst.opcode, inst.operands.map((o) => o.shape), inst.attrs, inferred, inst.shape);
     checkSubcomputationSignatures(inst);
   } catch (e) {
     if (e instanceof ShapeError) fail(c, inst, e.message);

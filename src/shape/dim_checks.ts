@@ -5,9 +5,10 @@
 
 import type { Opcode } from "../ir/opcodes.js";
 import { isInteger, type ElementType } from "../types/element_type.js";
-import { scalarShape, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
+import { shapesEqual, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
 import type { Computation } from "../ir/computation.js";
 import { shapeError } from "./rule.js";
+import { scalarOf, type ScalarType } from "./signature.js";
 
 const list = (xs: readonly number[]): string => `[${xs.join(",")}]`;
 
@@ -77,15 +78,15 @@ export function complementDims(rank: number, excluded: readonly number[]): numbe
  * of `paramTypes` and returns `resultShape`.
  */
 export function checkScalarComputation(
-  op: Opcode, argument: string, computation: Computation, paramTypes: readonly ElementType[], resultShape: Shape,
+  op: Opcode, argument: string, computation: Computation, paramTypes: readonly ScalarType[], resultShape: Shape,
 ): void {
   const params = computation.parameters;
-  const wanted = `(${paramTypes.map((t) => `${t}[]`).join(", ")}) -> ${shapeToString(resultShape)}`;
+  const wanted = `(${paramTypes.map((t) => shapeToString(scalarOf(t))).join(", ")}) -> ${shapeToString(resultShape)}`;
   if (params.length !== paramTypes.length) {
     throw shapeError(op, argument, `${computation.name} takes ${params.length} parameter(s); expected ${wanted}`);
   }
   params.forEach((p, i) => {
-    if (!shapesEqual(p.shape, scalarShape(paramTypes[i]!))) {
+    if (!shapesEqual(p.shape, scalarOf(paramTypes[i]!))) {
       throw shapeError(op, argument, `parameter ${i} of ${computation.name} is ${shapeToString(p.shape)}; expected ${wanted}`);
     }
   });

@@ -3,7 +3,8 @@
 // total over `Opcode`, so an op without a rule does not compile.
 
 import type { OpAttributes, Opcode } from "../ir/opcodes.js";
-import type { Shape } from "../types/shape.js";
+import { hasQuantization, type Shape } from "../types/shape.js";
+import { inferQuantized, uniformDequantizeRule, uniformQuantizeRule } from "./quantized.js";
 import { conversionShapeRules } from "./conversion.js";
 import { elementwiseShapeRules } from "./elementwise.js";
 import { dataMovementShapeRules } from "./data_movement.js";
@@ -29,9 +30,12 @@ export const SHAPE_RULES: ShapeRuleTable<Opcode> = {
   ...transferShapeRules,
   ...collectiveShapeRules,
   ...sdyShapeRules,
+  uniformQuantize: uniformQuantizeRule,
+  uniformDequantize: uniformDequantizeRule,
 };
 
 export function inferShape<O extends Opcode>(opcode: O, operands: readonly Shape[], attrs: OpAttributes[O]): Shape {
   const rule = SHAPE_RULES[opcode] as ShapeRule<O>;
-  return rule(operands, attrs);
+  // Quantized operands: the op's own rule runs on storage or expressed types (quantized.ts).
+  return operands.some(hasQuantization) ? inferQuantized(opcode, operands, attrs, rule) : rule(operands, attrs);
 }

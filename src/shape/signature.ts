@@ -5,7 +5,7 @@
 import type { Computation } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
 import type { ElementType } from "../types/element_type.js";
-import { shapesEqual, shapeToString, tupleShape, type Shape } from "../types/shape.js";
+import { arrayShape, shapesEqual, shapeToString, tupleShape, type ArrayShape, type Shape } from "../types/shape.js";
 import { shapeError } from "./rule.js";
 
 /** `name(p0, p1) -> r` for messages. */
@@ -39,9 +39,14 @@ export function expectResult(opcode: Opcode, what: string, c: Computation, resul
   }
 }
 
-const scalar = (t: ElementType): Shape => ({
-  kind: "array", elementType: t, dimensions: [], dynamicDimensions: [], layout: { minorToMajor: [] },
-});
+/** A scalar of element type `t`, or of the element type (quantization included) of array `t`. */
+const scalar = (t: ElementType | ArrayShape): Shape => {
+  if (typeof t !== "string") return t.quantization !== undefined ? arrayShape(t.elementType, [], { quantization: t.quantization }) : scalar(t.elementType);
+  return { kind: "array", elementType: t, dimensions: [], dynamicDimensions: [], layout: { minorToMajor: [] } };
+};
+
+/** An element type, or an array whose element type (quantized, per-tensor) a sub-computation's scalars must have. */
+export type ScalarType = ElementType | ArrayShape;
 
 /** One shape for several values: the value itself when there is one, else a tuple (StableHLO's multi-results). */
 export function packShapes(shapes: readonly Shape[]): Shape {
@@ -53,21 +58,21 @@ export function packShapes(shapes: readonly Shape[]): Shape {
  * all-reduce, ...): it takes 2N scalars (N accumulators, then N new values, each of the
  * matching type) and returns the N accumulators (one scalar, or a tuple of N scalars).
  */
-export function expectReducer(opcode: Opcode, what: string, c: Computation, types: readonly ElementType[]): void {
+export function expectReducer(opcode: Opcode, what: string, c: Computation, types: readonly ScalarType[]): void {
   const scalars = types.map(scalar);
   expectParameters(opcode, what, c, [...scalars, ...scalars]);
   expectResult(opcode, what, c, packShapes(scalars));
 }
 
 /** A comparator (sort) or selector (select-and-scatter): 2 scalars per type, returning pred[]. */
-export function expectComparator(opcode: Opcode, what: string, c: Computation, types: readonly ElementType[]): void {
+export function expectComparator(opcode: Opcode, what: string, c: Computation, types: readonly ScalarType[]): void {
   expectParameters(opcode, what, c, types.flatMap((t) => [scalar(t), scalar(t)]));
   expectResult(opcode, what, c, scalar("pred"));
 }
 
 /** A scalar function (map): one scalar per operand type, returning a scalar of `resultType` if given. */
 export function expectScalarFunction(
-  opcode: Opcode, what: string, c: Computation, types: readonly ElementType[],
+  opcode: Opcode, what: string, c: Computation, types: readonly ScalarType[],
 ): void {
   expectParameters(opcode, what, c, types.map(scalar));
   const r = c.programShape.result;

@@ -18,7 +18,8 @@ export const sortShapeRule: ShapeRule<"sort"> = (operands, { dimension, comparat
   const r = first.dimensions.length;
   if (r === 0) throw shapeError("sort", "operands[0]", "must have at least one dimension to sort along, got a scalar");
   checkInRange("sort", "dimension", [dimension], r, `dimension of ${shapeToString(first)}`);
-  const paramTypes = arrays.flatMap((a) => [a.elementType, a.elementType]);
+  // Each operand's element type, quantization included: the comparator's scalars have it.
+  const paramTypes = arrays.flatMap((a) => [a, a]);
   checkScalarComputation("sort", "comparator", comparator, paramTypes, arrayShape("pred", []));
   return arrays.length === 1 ? first : tupleShape(arrays);
 };

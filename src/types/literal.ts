@@ -14,10 +14,11 @@ import {
 import { floatCodec } from "./float_codec.js";
 import { isInBounds, layoutStrides, linearToMultiIndex, multiIndexToLinear, forEachIndex } from "./index_util.js";
 import {
-  arrayShape, elementCount, hasDefaultLayout, shapeToString, storageElementCount, TOKEN_SHAPE, tupleShape,
+  arrayShape, elementCount, hasDefaultLayout, withLayout, withQuantization, shapeToString, storageElementCount, TOKEN_SHAPE, tupleShape,
   type ArrayShape, type Layout, type Shape, type TokenShape, type TupleShape,
 } from "./shape.js";
 import { ShapeError } from "./errors.js";
+import { quantizationsEqual, type UniformQuantization } from "./quantization.js";
 
 export type Storage =
   | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array
@@ -289,8 +290,19 @@ export class Literal {
   /** A copy of this literal stored in another layout (seed 004). */
   relayout(layout: Layout): Literal {
     const shape = this.arrayShape;
-    const target = arrayShape(shape.elementType, shape.dimensions, { dynamicDimensions: shape.dynamicDimensions, layout });
-    return Literal.fromValues(shape.elementType, shape.dimensions, this.values(), target.layout);
+    const target = withLayout(shape, layout);
+    return Literal.fromValues(shape.elementType, shape.dimensions, this.values(), target.layout).withQuantization(shape.quantization);
+  }
+
+  /**
+   * The same stored values as a quantized array (or, with undefined, as plain storage
+   * integers): a reinterpretation, not a conversion. The storage type must be the
+   * element type.
+   */
+  withQuantization(quantization: UniformQuantization | undefined): Literal {
+    const shape = this.arrayShape;
+    if (quantizationsEqual(shape.quantization, quantization)) return this;
+    return new Literal(withQuantization(shape, quantization), this.data, []);
   }
 
   /** This literal in the default (major-to-minor, unpadded) layout; itself if it already is. */
@@ -303,7 +315,7 @@ export class Literal {
   toDefaultLayout(): Literal {
     if (this.shape.kind === "tuple") return Literal.tuple(this.elements.map((e) => e.toDefaultLayout()));
     if (this.shape.kind !== "array" || hasDefaultLayout(this.shape)) return this;
-    return Literal.fromValues(this.shape.elementType, this.shape.dimensions, this.values());
+    return Literal.fromValues(this.shape.elementType, this.shape.dimensions, this.values()).withQuantization(this.shape.quantization);
   }
 
   clone(): Literal {

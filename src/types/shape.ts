@@ -4,6 +4,9 @@
 
 import { ELEMENT_TYPES, type ElementType } from "./element_type.js";
 import { ShapeError } from "./errors.js";
+import {
+  quantizationProblem, quantizationShapeProblem, quantizationsEqual, type UniformQuantization,
+} from "./quantization.js";
 
 /**
  * How an array is laid out in linear memory (seed 004, `Layout` proto).
@@ -28,6 +31,11 @@ export interface ArrayShape {
   /** `dynamicDimensions[i]` is true when dimension i's size is only known at run time. */
   readonly dynamicDimensions: readonly boolean[];
   readonly layout: Layout;
+  /**
+   * Present for a quantized tensor (`tensor<2x!quant.uniform<i8:f32, 0.5:-3>>`): then
+   * `elementType` is the storage type and this holds the scales and zero points.
+   */
+  readonly quantization?: UniformQuantization;
 }
 
 export interface TupleShape {
@@ -51,7 +59,7 @@ export function defaultLayout(rank: number): Layout {
 export function arrayShape(
   elementType: ElementType,
   dimensions: readonly number[],
-  options: { dynamicDimensions?: readonly boolean[]; layout?: Layout } = {},
+  options: { dynamicDimensions?: readonly boolean[]; layout?: Layout; quantization?: UniformQuantization } = {},
 ): ArrayShape {
   for (const d of dimensions) {
     if (!Number.isInteger(d) || (d < 0 && d !== UNBOUNDED_SIZE)) {
@@ -64,7 +72,25 @@ export function arrayShape(
   }
   const layout = options.layout ?? defaultLayout(dimensions.length);
   validateLayout(layout, dimensions);
-  return { kind: "array", elementType, dimensions: [...dimensions], dynamicDimensions: [...dynamicDimensions], layout };
+  const q = options.quantization;
+  if (q === undefined) return { kind: "array", elementType, dimensions: [...dimensions], dynamicDimensions: [...dynamicDimensions], layout };
+  const problem = q.storageType !== elementType ? `storage type ${q.storageType} differs from the element type ${elementType}`
+    : quantizationProblem(q) ?? quantizationShapeProblem(q, dimensions);
+  if (problem !== undefined) throw new ShapeError(`quantized type: ${problem}`);
+  return { kind: "array", elementType, dimensions: [...dimensions], dynamicDimensions: [...dynamicDimensions], layout, quantization: q };
+}
+
+/** The same array with another (or no) quantization: a quantized type's storage view, or the reverse. */
+export function withQuantization(s: ArrayShape, quantization: UniformQuantization | undefined): ArrayShape {
+  return arrayShape(quantization?.storageType ?? s.elementType, s.dimensions, {
+    dynamicDimensions: s.dynamicDimensions, layout: s.layout, ...(quantization !== undefined ? { quantization } : {}),
+  });
+}
+
+/** Whether a shape holds a quantized array anywhere. */
+export function hasQuantization(s: Shape): boolean {
+  if (s.kind === "array") return s.quantization !== undefined;
+  return s.kind === "tuple" && s.elements.some(hasQuantization);
 }
 
 export function tupleShape(elements: readonly Shape[]): TupleShape {
@@ -159,7 +185,7 @@ export function shapesEqual(a: Shape, b: Shape): boolean {
     return a.elements.length === bt.elements.length && a.elements.every((e, i) => shapesEqual(e, bt.elements[i]!));
   }
   const ba = b as ArrayShape;
-  return a.elementType === ba.elementType && sameDimensions(a, ba) &&
+  return a.elementType === ba.elementType && quantizationsEqual(a.quantization, ba.quantization) && sameDimensions(a, ba) &&
     a.dynamicDimensions.every((d, i) => d === ba.dynamicDimensions[i]);
 }
 
@@ -178,6 +204,7 @@ export function shapesCompatible(a: Shape, b: Shape): boolean {
   }
   const ba = b as ArrayShape;
   if (a.elementType !== ba.elementType || a.dimensions.length !== ba.dimensions.length) return false;
+  if (!quantizationsEqual(a.quantization, ba.quantization)) return false;
   return a.dimensions.every((d, i) => d === UNBOUNDED_SIZE || ba.dimensions[i] === UNBOUNDED_SIZE ||
     (d === ba.dimensions[i] && a.dynamicDimensions[i] === ba.dynamicDimensions[i]));
 }
@@ -187,9 +214,20 @@ export function shapeToString(s: Shape, withLayout = false): string {
   if (s.kind === "token") return "token[]";
   if (s.kind === "tuple") return `(${s.elements.map((e) => shapeToString(e, withLayout)).join(", ")})`;
   const dims = s.dimensions.map((d, i) => (d === UNBOUNDED_SIZE ? "?" : s.dynamicDimensions[i] ? `<=${d}` : `${d}`));
-  let text = `${s.elementType}[${dims.join(",")}]`;
+  let text = `${s.quantization !== undefined ? quantizationToString(s.quantization) : s.elementType}[${dims.join(",")}]`;
   if (withLayout && s.dimensions.length > 0) text += `{${s.layout.minorToMajor.join(",")}}`;
   return text;
+}
+
+/**
+ * A quantized element type in messages (HLO text has no quantized types): the MLIR
+ * body, `!quant.uniform<s8:f32, 0.5:-3>`, with HLO's names for the types.
+ */
+export function quantizationToString(q: UniformQuantization): string {
+  const params = q.scales.map((s, i) => `${s}:${q.zeroPoints[i]}`);
+  const dim = q.quantizationDimension === undefined ? "" : `:${q.quantizationDimension}`;
+  const body = q.quantizationDimension === undefined ? params[0]! : `{${params.join(", ")}}`;
+  return `!quant.uniform<${q.storageType}<${q.storageMin}:${q.storageMax}>:${q.expressedType}${dim}, ${body}>`;
 }
 
 /** Bytes of storage an array of this shape needs (padding included). */
@@ -202,7 +240,9 @@ export function byteSize(s: ArrayShape): number {
 }
 
 export function withLayout(s: ArrayShape, layout: Layout): ArrayShape {
-  return arrayShape(s.elementType, s.dimensions, { dynamicDimensions: s.dynamicDimensions, layout });
+  return arrayShape(s.elementType, s.dimensions, {
+    dynamicDimensions: s.dynamicDimensions, layout, ...(s.quantization !== undefined ? { quantization: s.quantization } : {}),
+  });
 }
 
 export function withElementType(s: ArrayShape, elementType: ElementType): ArrayShape {
@@ -225,6 +265,6 @@ export function withDefaultLayout(shape: Shape): Shape {
       const elements = shape.elements.map((e) => withDefaultLayout(e));
       return elements.every((e, i) => e === shape.elements[i]) ? shape : tupleShape(elements);
     }
-    case "array": return hasDefaultLayout(shape) ? shape : arrayShape(shape.elementType, shape.dimensions, { dynamicDimensions: shape.dynamicDimensions });
+    case "array": return hasDefaultLayout(shape) ? shape : withLayout(shape, defaultLayout(shape.dimensions.length));
   }
 }

@@ -3,9 +3,4 @@
 // reported as pending, not failures). Keep this list short and every reason precise.
 
 export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
-  "quantized_ops.mlir:uniform_quantize": "!quant.uniform element types are not in xlats' IR",
-  "quantized_ops.mlir:1": "!quant.uniform element types are not in xlats' IR",
-  "quantized_ops.mlir:uniform_dequantize": "!quant.uniform element types are not in xlats' IR",
-  "quantized_ops.mlir:uniform_qdq": "!quant.uniform element types are not in xlats' IR",
-  "quantized_ops.mlir:quantized_add": "!quant.uniform element types are not in xlats' IR",
 };

@@ -53,7 +53,9 @@ export function newResult(shape: ArrayShape, dims: readonly number[]): Literal {
 
 /** A scalar literal holding element `linear` of `lit` (exact: the storage is copied). */
 export function elementLiteral(lit: Literal, linear: number): Literal {
-  const out = Literal.zeros(arrayShape(lit.elementType, []));
+  // A per-tensor quantized element stays quantized: a comparator or combiner takes it so.
+  const q = lit.arrayShape.quantization;
+  const out = Literal.zeros(arrayShape(lit.elementType, [], q !== undefined && q.quantizationDimension === undefined ? { quantization: q } : {}));
   copyElement(lit, linear, out, 0);
   return out;
 }

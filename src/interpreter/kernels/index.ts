@@ -1,5 +1,6 @@
 // The kernel table: one reference kernel per opcode, assembled from one file per op
-// family and typed as total over `Opcode`.
+// family and typed as total over `Opcode`; quantized operands are handled around the
+// kernels (quantized.ts).
 
 import type { Opcode } from "../../ir/opcodes.js";
 import type { KernelTable } from "../context.js";
@@ -14,8 +15,9 @@ import { transferKernels } from "./transfer.js";
 import { collectiveKernels } from "./collective.js";
 import { leafKernels } from "./leaf.js";
 import { sdyKernels } from "./sdy.js";
+import { quantizedKernels, withQuantizedTypes } from "./quantized.js";
 
-export const KERNELS: KernelTable<Opcode> = {
+export const KERNELS: KernelTable<Opcode> = withQuantizedTypes({
   ...leafKernels,
   ...conversionKernels,
   ...elementwiseKernels,
@@ -27,4 +29,5 @@ export const KERNELS: KernelTable<Opcode> = {
   ...transferKernels,
   ...collectiveKernels,
   ...sdyKernels,
-};
+  ...quantizedKernels,
+});

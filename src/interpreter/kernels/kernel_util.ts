@@ -26,7 +26,11 @@ export function collateLiterals(literals: Literal[]): Literal {
 export function callScalar(
   ctx: EvalContext, computation: Computation, types: readonly ElementType[], args: readonly Scalar[],
 ): Scalar[] {
-  const result = ctx.call(computation, args.map((v, i) => Literal.scalar(types[i]!, v)));
+  // A quantized scalar parameter (a reducer of quantized values) gets its stored value as that type.
+  const result = ctx.call(computation, args.map((v, i) => {
+    const p = computation.parameters[i]?.shape;
+    return Literal.scalar(types[i]!, v).withQuantization(p?.kind === "array" && p.elementType === types[i] ? p.quantization : undefined);
+  }));
   if (result.shape.kind === "tuple") return result.elements.map((e) => e.values()[0]!);
   return [result.values()[0]!];
 }

@@ -55,7 +55,7 @@ const RULES: RuleTable = {
 
   select: pointwiseSkippingScalars, clamp: pointwiseSkippingScalars,
 
-  convert: pointwise, bitcastConvert, reducePrecision: pointwise,
+  convert: pointwise, bitcastConvert, reducePrecision: pointwise, uniformQuantize: pointwise, uniformDequantize: pointwise,
 
   // A parameter is a block argument, not an op; constants and iota have nothing to propagate.
   parameter: none, constant: none, iota: none,

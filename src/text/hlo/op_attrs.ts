@@ -121,6 +121,12 @@ const none = <O extends Opcode>(): OpText<O> => ({
   encode: () => [],
 });
 
+/** Ops of quantized types: HLO text has no such types (XLA lowers them to integer arithmetic before HLO). */
+const noHloForm = <O extends Opcode>(): OpText<O> => ({
+  decode: (d) => { throw d.error("HLO text has no quantized types; write the program as StableHLO (MLIR)"); },
+  encode: (inst) => { throw new VerifyError(`${inst.name}: HLO text has no quantized types; print the program as StableHLO (MLIR)`); },
+});
+
 const transcendental = <O extends Opcode>(): OpText<O> => ({
   decode: (d) => {
     const r = d.take("result_accuracy", parseResultAccuracy);
@@ -295,6 +301,8 @@ export const OP_TEXT: OpTextTable = {
 
   convert: elementTypeFromShape(),
   bitcastConvert: elementTypeFromShape(),
+  uniformQuantize: noHloForm(),
+  uniformDequantize: noHloForm(),
   reducePrecision: {
     decode: (d) => ({ exponentBits: d.need("exponent_bits", int), mantissaBits: d.need("mantissa_bits", int) }),
     encode: (inst) => [`exponent_bits=${inst.attrs.exponentBits}`, `mantissa_bits=${inst.attrs.mantissaBits}`],

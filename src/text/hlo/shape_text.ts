@@ -2,9 +2,9 @@
 // dynamic dimensions `f32[<=4]` (bounded) and `f32[?]` (unbounded).
 
 import { isElementType } from "../../types/element_type.js";
-import { XlaError } from "../../types/errors.js";
+import { VerifyError, XlaError } from "../../types/errors.js";
 import {
-  arrayShape, shapeToString, TOKEN_SHAPE, tupleShape, UNBOUNDED_SIZE, type Layout, type Shape,
+  arrayShape, hasQuantization, shapeToString, TOKEN_SHAPE, tupleShape, UNBOUNDED_SIZE, type Layout, type Shape,
 } from "../../types/shape.js";
 import { Cursor, MAX_NESTING } from "./cursor.js";
 
@@ -82,5 +82,8 @@ export function parseShape(c: Cursor, depth = 0): Shape {
 
 /** Instruction and operand shapes carry layouts; computation signatures do not. */
 export function printShape(s: Shape, withLayout = true): string {
+  if (hasQuantization(s)) {
+    throw new VerifyError(`HLO text has no quantized types (XLA lowers them to integer arithmetic before HLO): ${shapeToString(s)}; print the program as StableHLO (MLIR)`);
+  }
   return shapeToString(s, withLayout);
 }

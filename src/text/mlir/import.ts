@@ -10,6 +10,7 @@ import { OP_TABLE, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
 import type { OpMetadata } from "../../ir/attributes.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { inferShape } from "../../shape/index.js";
+import { resolveDeclaredResult } from "../../shape/quantized.js";
 import { ShapeError, ParseError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import { elementCount, shapesCompatible, shapesEqual, shapeToString, tupleShape, type Shape } from "../../types/shape.js";
@@ -122,6 +123,7 @@ export class CompBuilder {
     let inferred: Shape;
     try {
       inferred = inferShape(opcode, operands.map((o) => o.shape), attrs);
+      if (declared !== undefined) inferred = resolveDeclaredResult(opcode, operands.map((o) => o.shape), attrs, inferred, declared);
     } catch (e) {
       if (e instanceof ShapeError) throw this.c.error(e.message, offset);
       throw e;

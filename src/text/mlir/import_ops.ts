@@ -240,6 +240,12 @@ const LOWER: Partial<Record<Opcode, Lower>> = {
   },
   convert: (ctx) => ctx.add("convert", ctx.operands, { elementType: resultArray(ctx).elementType }, ctx.declared),
   bitcastConvert: (ctx) => ctx.add("bitcastConvert", ctx.operands, { elementType: resultArray(ctx).elementType }, ctx.declared),
+  uniformQuantize: (ctx) => {
+    const quantization = resultArray(ctx).quantization;
+    if (quantization === undefined) return ctx.fail("the result must be a quantized tensor (tensor<...x!quant.uniform<...>>)");
+    return ctx.add("uniformQuantize", ctx.operands, { quantization }, ctx.declared);
+  },
+  uniformDequantize: (ctx) => ctx.add("uniformDequantize", ctx.operands, {}, ctx.declared),
   reducePrecision: (ctx) => {
     const fmt = ctx.r.get("format");
     if (fmt?.kind === "enum") {

@@ -505,7 +505,8 @@ export class Parser {
       const argShape = (i: number): Shape => {
         const t = fn.inputs[n + i];
         if (t === undefined || t.kind !== "array") throw c.error("reduce: init values need tensor types");
-        return arrayShape(t.elementType, []);
+        // A quantized init value makes the reducer's scalars quantized (the add dequantizes).
+        return arrayShape(t.elementType, [], t.quantization !== undefined ? { quantization: t.quantization } : {});
       };
       const args: BlockArg[] = [];
       // The region is synthesized: its names cannot clash with the text's, and HLO prints them.

@@ -194,12 +194,11 @@ function windowEntries(w: Window, withDilation: boolean): AttrEntry[] {
 }
 
 /** Whether a reduce body is one commutative stablehlo op of its two arguments in order, which StableHLO prints as `applies <op>`. */
-function compactReducer(c: Computation, elementType: string): string | undefined {
+function compactReducer(c: Computation, scalar: string): string | undefined {
   const body = c.instructions.filter((i) => i.opcode !== "parameter");
   const root = c.root;
   if (c.parameters.length !== 2 || body.length !== 1 || body[0] !== root || !OP_TABLE[root.opcode].commutative) return undefined;
   if (root.operands[0] !== c.parameters[0] || root.operands[1] !== c.parameters[1]) return undefined;
-  const scalar = `tensor<${elementType}>`;
   if (![root, ...root.operands].every((i) => t(i.shape) === scalar)) return undefined;
   return OP_TABLE[root.opcode].stablehlo;
 }
@@ -208,7 +207,7 @@ function reduceOp(ctx: OpContext): MOp {
   const a = ctx.inst.attrs as OpAttributes["reduce"];
   const n = ctx.operands.length / 2;
   const first = ctx.operands[0]!.type;
-  const applies = n === 1 && first.kind === "array" ? compactReducer(a.toApply, elementTypeToMlir(first.elementType)) : undefined;
+  const applies = n === 1 && first.kind === "array" ? compactReducer(a.toApply, t(ctx.operands[n]!.type)) : undefined;
   const region = applies === undefined ? ctx.region(a.toApply) : undefined;
   return make(ctx, (p) => {
     const pairs = Array.from({ length: n }, (_, i) => `(${p.value(ctx.operands[i]!)} init: ${p.value(ctx.operands[n + i]!)})`).join(", ");
@@ -365,6 +364,8 @@ export const MLIR_OPS: Readonly<Record<Opcode, Build>> = {
   },
   clamp: elementwise,
   bitcastConvert: functional,
+  uniformQuantize: functional,
+  uniformDequantize: functional,
   reducePrecision: (ctx) => {
     const a = at<"reducePrecision">(ctx);
     return keyed(ctx, `format = e${a.exponentBits}m${a.mantissaBits}`, sameType);

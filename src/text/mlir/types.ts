@@ -2,7 +2,10 @@
 // shape, `!stablehlo.token` the token shape. Element types are spelled the MLIR way
 // (`i1`, `si8`/`i8`, `ui8`, `f8E4M3FN`, `complex<f32>`) and map onto HLO's names.
 
-import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { ELEMENT_TYPES, isElementType, type ElementType } from "../../types/element_type.js";
+import {
+  fullRange, isQuantStorageType, quantizationProblem, quantizationShapeProblem, type UniformQuantization,
+} from "../../types/quantization.js";
 import {
   arrayShape, TOKEN_SHAPE, tupleShape, UNBOUNDED_SIZE, type ArrayShape, type Shape,
 } from "../../types/shape.js";
@@ -42,7 +45,8 @@ export function shapeToMlir(s: Shape): string {
   if (s.kind === "token") return "!stablehlo.token";
   if (s.kind === "tuple") return `tuple<${s.elements.map(shapeToMlir).join(", ")}>`;
   const dims = s.dimensions.map((d, i) => (d === UNBOUNDED_SIZE || s.dynamicDimensions[i] ? "?" : String(d)));
-  const body = [...dims, elementTypeToMlir(s.elementType)].join("x");
+  const element = s.quantization !== undefined ? uniformQuantizationToMlir(s.quantization) : elementTypeToMlir(s.elementType);
+  const body = [...dims, element].join("x");
   const bounded = s.dimensions.some((d, i) => s.dynamicDimensions[i] && d !== UNBOUNDED_SIZE);
   if (!bounded) return `tensor<${body}>`;
   const bounds = s.dimensions.map((d, i) => (s.dynamicDimensions[i] && d !== UNBOUNDED_SIZE ? String(d) : "?"));
@@ -70,7 +74,7 @@ export function parseElementType(c: Cursor): ElementType {
   return t;
 }
 
-/** Parses one type: tensor, tuple, token. `!quant.uniform` element types are rejected with a clear message. */
+/** Parses one type: tensor (quantized element types included), tuple, token. */
 export function parseType(c: Cursor): Shape {
   return c.nested(() => {
     c.skipWs();
@@ -115,10 +119,9 @@ function parseTensorBody(c: Cursor): ArrayShape {
     }
   }
   c.skipWs();
-  if (c.lookingAt("!quant")) {
-    throw c.error("quantized element types (!quant.uniform) are not supported by xlats' IR");
-  }
-  const elementType = parseElementType(c);
+  const quantAt = c.pos;
+  const quantization = c.accept("!quant.uniform") ? parseUniformQuantization(c) : undefined;
+  const elementType = quantization?.storageType ?? parseElementType(c);
   if (c.accept(",")) {
     // Encoding: `#stablehlo.bounds<4, ?>` turns `?` dimensions into bounded dynamic ones.
     const at = c.pos;
@@ -132,7 +135,86 @@ function parseTensorBody(c: Cursor): ArrayShape {
     });
   }
   c.expect(">", "to close tensor<");
-  return arrayShape(elementType, dims, { dynamicDimensions: dynamic });
+  if (quantization === undefined) return arrayShape(elementType, dims, { dynamicDimensions: dynamic });
+  const problem = quantizationShapeProblem(quantization, dims);
+  if (problem !== undefined) throw c.error(`quantized tensor type: ${problem}`, quantAt);
+  return arrayShape(elementType, dims, { dynamicDimensions: dynamic, quantization });
+}
+
+/**
+ * The body of `!quant.uniform<...>` (after the name): `<i8:f32, 0.5:-3>`,
+ * `<i8<-127:127>:f32:1, {0.1:-1, 0.2}>` (a zero point may be left out: 0). Storage
+ * types are `iN` (signed) and `uN` (unsigned), N up to 32. The spec's element-type
+ * constraints (C1-C11) are checked here; the shape ones (C12-C13) by the tensor type.
+ */
+export function parseUniformQuantization(c: Cursor): UniformQuantization {
+  const start = c.pos;
+  c.expect("<", "to open !quant.uniform");
+  const storageAt = c.pos;
+  const storageName = c.expectIdentifier("a storage type (i8, u8, ...)");
+  const m = /^(i|si|u|ui)([0-9]+)$/.exec(storageName);
+  const storageType = m ? (`${m[1]!.includes("u") ? "u" : "s"}${m[2]}` as ElementType) : undefined;
+  if (storageType === undefined || !isElementType(storageType) || !isQuantStorageType(storageType)) {
+    throw c.error(`'${storageName}' is not a quantized storage type (i2, i4, i8, i16, i32, u2, ..., u32)`, storageAt);
+  }
+  let range = fullRange(storageType);
+  if (c.accept("<")) {
+    const storageMin = c.integer("storage_min");
+    c.expect(":");
+    const storageMax = c.integer("storage_max");
+    c.expect(">", "to close the storage range");
+    range = { storageMin, storageMax };
+  }
+  c.expect(":");
+  const expressedAt = c.pos;
+  const expressedType = parseElementType(c);
+  let quantizationDimension: number | undefined;
+  if (c.accept(":")) quantizationDimension = c.integer("a quantization dimension");
+  c.expect(",");
+  const scales: number[] = [];
+  const zeroPoints: number[] = [];
+  const param = (): void => {
+    const at = c.pos;
+    const text = c.numberText();
+    const scale = text === undefined ? NaN : Number(text);
+    if (text === undefined || Number.isNaN(scale)) throw c.error(`expected a scale, found ${c.describeNext()}`, at);
+    scales.push(scale);
+    zeroPoints.push(c.accept(":") ? c.integer("a zero point") : 0);
+  };
+  if (c.accept("{")) {
+    do param(); while (c.accept(","));
+    c.expect("}", "to close the per-axis parameters");
+  } else {
+    param();
+  }
+  c.expect(">", "to close !quant.uniform<");
+  const q: UniformQuantization = {
+    storageType, ...range, expressedType, scales, zeroPoints,
+    ...(quantizationDimension !== undefined ? { quantizationDimension } : {}),
+  };
+  const problem = quantizationProblem(q);
+  if (problem !== undefined) throw c.error(`!quant.uniform: ${problem}`, problem.includes("C4") ? expressedAt : start);
+  return q;
+}
+
+/** The MLIR text of a quantized element type; the storage range only when it is not the full one. */
+export function uniformQuantizationToMlir(q: UniformQuantization): string {
+  const info = ELEMENT_TYPES[q.storageType];
+  const storage = `${info.kind === "signed" ? "i" : "u"}${info.bitWidth}`;
+  const full = fullRange(q.storageType);
+  const range = q.storageMin === full.storageMin && q.storageMax === full.storageMax ? "" : `<${q.storageMin}:${q.storageMax}>`;
+  const dim = q.quantizationDimension === undefined ? "" : `:${q.quantizationDimension}`;
+  const params = q.scales.map((s, i) => `${scaleText(s)}:${q.zeroPoints[i]}`);
+  const body = q.quantizationDimension === undefined ? params[0]! : `{${params.join(",")}}`;
+  return `!quant.uniform<${storage}${range}:${elementTypeToMlir(q.expressedType)}${dim}, ${body}>`;
+}
+
+/** A scale as MLIR's float literal grammar takes it: always with a `.` (`2.0`, `1.0e-05`). */
+function scaleText(x: number): string {
+  const t = String(x);
+  if (t.includes(".")) return t;
+  const e = t.indexOf("e");
+  return e < 0 ? `${t}.0` : `${t.slice(0, e)}.0${t.slice(e)}`;
 }
 
 /** Parses `type` or `type, type, ...` or a parenthesized list `(type, ...)`. */

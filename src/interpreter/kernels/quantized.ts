@@ -1,0 +1,95 @@
+// Quantized tensors in the interpreter (StableHLO spec, "Quantization computations").
+// uniform_quantize and uniform_dequantize have kernels of their own; every other op
+// that takes quantized operands runs its ordinary kernel, wrapped as its quantization
+// mode says (shape/quantized.ts):
+//  - storage ops (reshape, slice, gather, ...) run on the stored integers and the
+//    result is tagged with the instruction's quantized type;
+//  - expressed ops run the spec's dequantize_op_quantize: operands dequantized to
+//    their expressed type, the float kernel, the result quantized to the
+//    instruction's type (or left float: compare, and dot/convolution with a float
+//    result, hybrid_dequantize_then_op).
+// The wrapping is in the kernel table itself, so the compiled backend's interpreted
+// steps get exactly these semantics too.
+
+import type { Instruction } from "../../ir/computation.js";
+import type { Opcode } from "../../ir/opcodes.js";
+import { ExecutionError } from "../../types/errors.js";
+import { forEachIndex } from "../../types/index_util.js";
+import { Literal } from "../../types/literal.js";
+import { dequantizeElement, quantizeElement, type UniformQuantization } from "../../types/quantization.js";
+import { hasQuantization, shapeToString, type Shape } from "../../types/shape.js";
+import { expressedShape, quantMode, storageShape } from "../../shape/quantized.js";
+import type { Kernel, KernelTable } from "../context.js";
+
+/** Applies `f` to each element (row-major) with its multi-index: what per-axis parameters need. */
+function mapIndexed(values: readonly number[], dimensions: readonly number[], f: (v: number, index: readonly number[]) => number): number[] {
+  const out = new Array<number>(values.length);
+  let k = 0;
+  forEachIndex(dimensions, (index) => { out[k] = f(values[k]!, index); k++; });
+  return out;
+}
+
+/** The spec's `dequantize`: a quantized array as the float array of its expressed type. */
+export function dequantizeLiteral(lit: Literal): Literal {
+  const q = lit.arrayShape.quantization;
+  if (q === undefined) throw new ExecutionError(`dequantize: ${shapeToString(lit.shape)} is not quantized`);
+  const values = mapIndexed(lit.toNumbers(), lit.dimensions, (v, index) => dequantizeElement(q, v, index));
+  return Literal.fromValues(q.expressedType, lit.dimensions, values);
+}
+
+/** The spec's `quantize`: a float array as a quantized array of type `q` (the same dimensions). */
+export function quantizeLiteral(lit: Literal, q: UniformQuantization): Literal {
+  const values = mapIndexed(lit.toNumbers(), lit.dimensions, (v, index) => quantizeElement(q, v, index));
+  return Literal.fromValues(q.storageType, lit.dimensions, values).withQuantization(q);
+}
+
+const quantizationOf = (s: Shape): UniformQuantization | undefined => (s.kind === "array" ? s.quantization : undefined);
+
+export const quantizedKernels: KernelTable<"uniformQuantize" | "uniformDequantize"> = {
+  // Float -> quantized, or quantized -> quantized (requantize: through the expressed type).
+  uniformQuantize: (inst, [operand]) => {
+    const float = operand!.arrayShape.quantization !== undefined ? dequantizeLiteral(operand!) : operand!;
+    return quantizeLiteral(float, inst.attrs.quantization);
+  },
+  uniformDequantize: (_inst, [operand]) => dequantizeLiteral(operand!),
+};
+
+/** The instruction as its kernel sees it: shapes mapped by `f` (storage or expressed views). */
+function viewed<O extends Opcode>(inst: Instruction<O>, f: (s: Shape) => Shape): Instruction<O> {
+  return { ...inst, shape: f(inst.shape), operands: inst.operands.map((o) => ({ ...o, shape: f(o.shape) })) };
+}
+
+function tagged(result: Literal, shape: Shape): Literal {
+  const q = quantizationOf(shape);
+  return result.isArray ? result.withQuantization(q) : result;
+}
+
+function retagged(result: Literal, shape: Shape): Literal {
+  if (result.shape.kind === "tuple" && shape.kind === "tuple") return Literal.tuple(result.elements.map((e, i) => tagged(e, shape.elements[i]!)));
+  return tagged(result, shape);
+}
+
+function wrap<O extends Opcode>(opcode: O, kernel: Kernel<O>): Kernel<O> {
+  const mode = opcode === "bitcastConvert" ? "storage" : quantMode(opcode);
+  if (mode === undefined || mode === "passThrough") return kernel;
+  // Reductions run on the stored values, their sub-computations on quantized scalars; results get the instruction's types.
+  if (mode === "reduction") return (inst, operands, ctx) => retagged(kernel(inst, operands, ctx), inst.shape);
+  return (inst, operands, ctx) => {
+    if (!hasQuantization(inst.shape) && !operands.some((o) => hasQuantization(o.shape))) return kernel(inst, operands, ctx);
+    if (mode === "storage") {
+      const plain = operands.map((o) => (o.isArray ? o.withQuantization(undefined) : o));
+      return tagged(kernel(viewed(inst, storageShape), plain, ctx), inst.shape);
+    }
+    const floats = operands.map((o) => (o.isArray && o.arrayShape.quantization !== undefined ? dequantizeLiteral(o) : o));
+    const result = kernel(viewed(inst, expressedShape), floats, ctx);
+    const q = quantizationOf(inst.shape);
+    return q === undefined ? result : quantizeLiteral(result, q);
+  };
+}
+
+/** The kernel table with every kernel taking quantized operands as its op's quantization mode says. */
+export function withQuantizedTypes(table: KernelTable<Opcode>): KernelTable<Opcode> {
+  const out: Partial<Record<Opcode, Kernel<Opcode>>> = {};
+  for (const opcode of Object.keys(table) as Opcode[]) out[opcode] = wrap(opcode, table[opcode] as Kernel<Opcode>);
+  return out as KernelTable<Opcode>;
+}
