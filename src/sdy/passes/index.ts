@@ -18,6 +18,7 @@ import { CALL_GRAPH_PASSES } from "./call_graph.js";
 import { RESOLVE_SINGLE_DEVICE_SHARDING_REGISTRATION } from "./resolve_single_device_sharding.js";
 import { PAD_FOR_DIVISIBILITY_REGISTRATION } from "./pad_for_divisibility.js";
 import { CONVERT_GLOBAL_TO_LOCAL_PASSES } from "./convert_global_to_local.js";
+import { DROP_SHARDING_AND_MESH_REGISTRATION } from "./drop_sharding_and_mesh.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -33,4 +34,5 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   PAD_FOR_DIVISIBILITY_REGISTRATION,
   ...PIPELINE_PASSES,
   ...CONVERT_GLOBAL_TO_LOCAL_PASSES,
+  DROP_SHARDING_AND_MESH_REGISTRATION,
 ];
