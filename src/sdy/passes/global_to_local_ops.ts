@@ -103,7 +103,7 @@ function sameAxesPerDim(inst: Instruction, inSharding: TensorSharding | undefine
     const a = dimAxes(inSharding, d);
     const b = dimAxes(outSharding, d);
     if (!axisListEquals(a, b)) {
-      failOp(inst, `dimension ${d} has mismatched sharding axes ([${axisListToString(a)}] vs [${axisListToString(b)}]): this needs a reshard, which -sdy-insert-explicit-reshards inserts`);
+      failOp(inst, `dimension ${d} has mismatched sharding axes (${axisListToString(a)} vs ${axisListToString(b)}): this needs a reshard, which -sdy-insert-explicit-reshards inserts`);
     }
   }
 }
