@@ -7,12 +7,15 @@
 // something else.
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { OP_TABLE } from "../../ir/opcodes.js";
+import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
 import { axisListEquals, axisListToString } from "../axis.js";
 import type { AxisRef, NamedMesh, TensorSharding } from "../model.js";
 import { buildTensorFactorShardings } from "../propagation/projection.js";
 import { getOrCreateShardingRule, ruleContextFor } from "../rules/registry.js";
 import { resolveMesh } from "../sharding.js";
+
+/** Ops whose local form (global_to_local_ops.ts) itself refuses shardings that need communication. */
+const SELF_CHECKING: ReadonlySet<Opcode> = new Set<Opcode>(["pad", "slice"]);
 
 function hasAxes(s: TensorSharding | undefined): boolean {
   return s !== undefined && (s.dimShardings.some((d) => d.axes.length > 0) || s.unreducedAxes.length > 0);
@@ -57,6 +60,14 @@ export function findNeededReshard(c: Computation, meshes: readonly NamedMesh[]):
     for (const factor of [...rule.reductionFactors, ...rule.needReplicationFactors]) {
       const axes = axesOfFactor.get(factor)?.axes ?? [];
       if (axes.length > 0) return `${where}: it reduces or needs whole a dimension sharded along ${axisListToString(axes)}, which needs an all_reduce or an all_gather`;
+    }
+    // Elements that move along a sharded dimension (reverse, shifts) move between devices;
+    // pad and slice are the exception: their local forms check that each shard keeps its own.
+    if (!SELF_CHECKING.has(inst.opcode)) {
+      for (const factor of rule.permutationFactors) {
+        const axes = axesOfFactor.get(factor)?.axes ?? [];
+        if (axes.length > 0) return `${where}: it moves elements along a dimension sharded along ${axisListToString(axes)}, which needs a collective_permute (a reshard)`;
+      }
     }
   }
   const results = c.root.opcode === "tuple" && c.resultShardings !== undefined && c.resultShardings.length !== 1 ? c.root.operands : [c.root];
