@@ -19,6 +19,7 @@ import { RESOLVE_SINGLE_DEVICE_SHARDING_REGISTRATION } from "./resolve_single_de
 import { PAD_FOR_DIVISIBILITY_REGISTRATION } from "./pad_for_divisibility.js";
 import { CONVERT_GLOBAL_TO_LOCAL_PASSES } from "./convert_global_to_local.js";
 import { DROP_SHARDING_AND_MESH_REGISTRATION } from "./drop_sharding_and_mesh.js";
+import { EXPLICIT_GATHER_SCATTER_BATCHING_REGISTRATION } from "./explicit_gather_scatter_batching.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -26,6 +27,7 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...PROPAGATION_PASSES,
   ...DATA_FLOW_EDGE_PASSES,
   ...IMPORT_PASSES,
+  EXPLICIT_GATHER_SCATTER_BATCHING_REGISTRATION,
   ...MESH_PASSES,
   ...CALL_GRAPH_PASSES,
   ...CONSTANT_PASSES,
