@@ -355,6 +355,7 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
   if (inst.sdySharding !== undefined && inst.sdySharding.length > 1) {
     fail(inst, "ops with several sharded results are not converted yet");
   }
+  const unchanged = shapesEqual(local, inst.shape) && operands.every((o, i) => o === inst.operands[i]);
   switch (inst.opcode) {
     case "iota":
       return lowerIota(lctx, inst as Instruction<"iota">, local as ArrayShape, mesh, sharding);
@@ -386,17 +387,20 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
     case "sdyConstant":
       return lowerSdyConstant(lctx, inst as Instruction<"sdyConstant">, local as ArrayShape, sharding);
     case "pad":
+      if (unchanged) return inst;
       return lowerPad(lctx, inst as Instruction<"pad">, operands, local as ArrayShape, sharding);
     case "slice":
+      if (unchanged) return inst;
       return lowerSlice(lctx, inst as Instruction<"slice">, operands[0]!, local as ArrayShape, sharding);
     case "convolution":
-      if (operands.every((o, i) => o === inst.operands[i]) && shapesEqual(local, inst.shape)) return inst;
+      if (unchanged) return inst;
       return lowerConvolution(lctx, inst as Instruction<"convolution">, operands, local as ArrayShape);
     case "gather":
-      if (operands.every((o, i) => o === inst.operands[i]) && shapesEqual(local, inst.shape)) return inst;
+      if (unchanged) return inst;
       return lowerGather(lctx, inst as Instruction<"gather">, operands, local as ArrayShape);
     case "scatter":
-      if (operands.every((o, i) => o === inst.operands[i]) && shapesEqual(local, inst.shape) && valueSharding(c, inst.operands[inst.operands.length - 1]!) === undefined) return inst;
+      // Updates sharded along their scatter dimensions change the op even when every shape stays.
+      if (unchanged && valueSharding(c, inst.operands[inst.operands.length - 1]!) === undefined) return inst;
       return lowerScatter(lctx, inst as Instruction<"scatter">, operands, [local as ArrayShape]);
     case "sdyCollectivePermute":
       return lowerCollectivePermute(ctx, c, f, inst as Instruction<"sdyCollectivePermute">, operands[0]!);
@@ -423,7 +427,6 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
     default:
       break;
   }
-  const unchanged = shapesEqual(local, inst.shape) && operands.every((o, i) => o === inst.operands[i]);
   if (unchanged) return inst;
   if (OP_TABLE[inst.opcode].family === "sdy") fail(inst, "this sdy op is not converted to its local form yet");
   // A copy keeps its name in its own computation (an inlined one gets a free one).
