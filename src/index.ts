@@ -46,6 +46,7 @@ export {
 } from "./sdy/visualize/layout.js";
 export { describeLayout, renderLayoutGrid, renderMeshLegend } from "./sdy/visualize/text.js";
 export { renderShardingsHtml, type ShardingFigure } from "./sdy/visualize/html.js";
+export * from "./sdy/partition/index.js";
 export { runPass, runPasses, type Pass, type PassContext } from "./compiler/pass.js";
 export { passFromFlag, passNamed } from "./compiler/pass_registry.js";
 export { runCheckText, type CheckCaseResult } from "./check/runner.js";

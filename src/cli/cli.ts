@@ -14,6 +14,8 @@ import type { Literal } from "../types/literal.js";
 import { detectFormat, parseModule, printModule, type TextFormat } from "./formats.js";
 import { CliError, type CliIo } from "./io.js";
 import { OPT_USAGE, optCommand } from "./opt.js";
+import { PARTITION_USAGE, partitionCommand, runSharded } from "./partition.js";
+import { isShardedModule } from "../sdy/partition/index.js";
 import { SHARDINGS_USAGE, shardingsCommand, type ShardingsOptions } from "./shardings.js";
 
 export { CliError, type CliIo } from "./io.js";
@@ -24,7 +26,8 @@ Usage:
   xlats run FILE [--entry NAME] [--arg LITERAL]... [--backend NAME]
       Run the entry computation of FILE (HLO or StableHLO text) on one device.
       Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>'.
-      Prints each result as an MLIR literal on its own line.
+      Prints each result as an MLIR literal on its own line. A program with a mesh and
+      sdy shardings is partitioned and runs on one device per mesh device (see partition).
   xlats test FILE|DIR... [--backend NAME]
       Run check-style test files (directories are searched for *.mlir). Prints
       PASS/FAIL/SKIP per case and a summary; exits with 1 if any case fails.
@@ -36,6 +39,7 @@ Usage:
   xlats print FILE
       Parse and check FILE, then print it canonically in its own format.
   ${OPT_USAGE}
+  ${PARTITION_USAGE}
   ${SHARDINGS_USAGE}
   xlats --help
       Show this help.
@@ -126,6 +130,11 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
     case "print": return printCommand(parseArgs(rest, [], "print"), io);
     case "opt": return optCommand(rest, io);
+    case "partition": {
+      const a = parseArgs(rest, ["entry"], "partition", ["report"]);
+      const entry = single(a, "entry", "partition");
+      return partitionCommand({ file: oneFile(a, "partition"), report: a.switches.has("report"), ...(entry !== undefined ? { entry } : {}) }, io);
+    }
     case "shardings": return shardingsCommand(shardingsOptions(parseArgs(rest, ["func", "values", "html"], "shardings", ["propagate"])), io);
     default: throw new CliError(`unknown command '${command}'\n\n${USAGE}`, 2);
   }
@@ -169,8 +178,8 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
     }
   });
   checkArguments(entry, literals);
-  const result = await runOnOneDevice(backend, entry, literals);
-  for (const value of resultsOf(result)) io.out(printMlirLiteral(value));
+  const results = isShardedModule(module) ? await runSharded(module, entryName, literals, backend, io) : resultsOf(await runOnOneDevice(backend, entry, literals));
+  for (const value of results) io.out(printMlirLiteral(value));
   return 0;
 }
 

@@ -1,6 +1,8 @@
 // Shardy's lit tests (../shared/conformance/shardy) run through the shared harness
 // (../shared/tools/sdy-harness.mjs: its own FileCheck, -split-input-file and
-// -verify-diagnostics) with `xlats opt` standing in for sdy_opt. Prints the totals per
+// -verify-diagnostics) with `xlats opt` standing in for sdy_opt and `xlats test` for
+// `stablehlo-translate --interpret` (the executable folders: programs partitioned by
+// the folder's passes, run on several devices, checked against the sequential ones). Prints the totals per
 // folder; fails when fewer cases pass than the README states, so progress can only be
 // kept (the README's line is raised as passes land).
 
@@ -30,6 +32,7 @@ test("Shardy lit tests through xlats opt: no fewer passes than the README states
     const run = spawnSync(process.execPath, [
       realpathSync(HARNESS), "--quiet", "--timeout", "180", "--json", json,
       "--tool", `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} opt {file} {flags}`,
+      "--interp", `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} test {file}`,
       CASES,
     ], { encoding: "utf8", maxBuffer: 64 << 20 });
     assert.ok(existsSync(json), `the harness wrote no results: ${run.stderr}`);

@@ -15,14 +15,17 @@ import type { ReplicaGroupMeshAxes } from "../../ir/attributes.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { sourceLocation } from "../../ir/locations.js";
-import { OP_TABLE, type AxesPerDim, type Opcode } from "../../ir/opcodes.js";
+import { OP_TABLE } from "../../ir/opcodes.js";
 import { factoryFor, mapComputations, withInstructions } from "../../ir/rewrite.js";
 import { XlaError } from "../../types/errors.js";
-import { Literal } from "../../types/literal.js";
-import { arrayShape, isArray, scalarShape, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
+import { arrayShape, isArray, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
 import { axisContains, axisEquals, axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../axis.js";
 import { SdyVerifyError } from "../diagnostics.js";
-import { atomicAxes, localShape, offsetTable, replicaGroupsForAxes, shardIndex } from "../local_shapes.js";
+import { atomicAxes, localShape, replicaGroupsForAxes, shardIndex } from "../local_shapes.js";
+import {
+  binaryBody, dimensionOffset, failOp, lowerConvolution, lowerGather, lowerMultiAllToAll, lowerPad, lowerScatter, lowerSdyConstant, lowerSlice,
+  sliceForAxes, type DeviceIdOp, type LocalOpContext,
+} from "./global_to_local_ops.js";
 import { meshSize } from "../mesh.js";
 import type { AxisRef, Mesh, ReductionOp, TensorSharding } from "../model.js";
 import { eraseManualAxes, resolveMesh } from "../sharding.js";
@@ -36,10 +39,9 @@ export interface GlobalToLocalOptions {
   readonly combineMultiDimensionReduceScatter: boolean;
   /** Replica groups over full axes of a named mesh also carry the axes (printed as `#stablehlo.replica_group_mesh_axes`). */
   readonly enableRgv3: boolean;
+  /** The device is named by replica_id when the program runs as replicas, else by partition_id. */
+  readonly deviceIdOp: DeviceIdOp;
 }
-
-/** Ops whose local form is more than their global form on local types (Shardy lowers each by its own pattern). */
-const POSITIONAL_OPS: ReadonlySet<Opcode> = new Set<Opcode>(["convolution", "gather", "pad", "scatter", "slice"]);
 
 interface Context {
   readonly module: HloModule;
@@ -57,7 +59,7 @@ function freshComputationName(ctx: Context, base: string): string {
 }
 
 function fail(inst: Instruction, why: string): never {
-  throw new ShardingError(`${CONVERT_GLOBAL_TO_LOCAL}: ${inst.opcode} '${inst.name}': ${why}`);
+  return failOp(inst, why);
 }
 
 /**
@@ -173,33 +175,17 @@ function groupsFor(ctx: Context, sharding: TensorSharding, axes: readonly AxisRe
   return { replicaGroups, replicaGroupMeshAxes: { mesh: sharding.meshOrRef, axes: axes.map((a) => a.name) } };
 }
 
-/** This device's offset (s64 scalar) along a dimension split along `axes` into shards of `shardSize`. */
-function dimensionOffset(f: InstructionFactory, mesh: Mesh, axes: readonly AxisRef[], shardSize: number): Instruction {
-  const table = offsetTable(mesh, axes, shardSize);
-  const pid = f.add("partitionId", [], {});
-  const pid64 = f.add("convert", [pid], { elementType: "s64" });
-  const tableConst = f.constant(Literal.fromValues("s64", [table.length], table));
-  const slot = f.add("dynamicSlice", [tableConst, pid64], { sliceSizes: [1] });
-  return f.add("reshape", [slot], { dimensions: [] });
-}
-
-function lowerIota(f: InstructionFactory, inst: Instruction<"iota">, local: ArrayShape, mesh: Mesh | undefined, sharding: TensorSharding | undefined): Instruction {
+function lowerIota(lctx: LocalOpContext, inst: Instruction<"iota">, local: ArrayShape, mesh: Mesh | undefined, sharding: TensorSharding | undefined): Instruction {
+  const f = lctx.f;
   const dim = inst.attrs.iotaDimension;
   // Shardy builds the local iota afresh: the sharding stays on the function result, not on the op.
   const localIota = f.add("iota", [], { shape: local, iotaDimension: dim });
   const axes = sharding?.dimShardings[dim]?.axes ?? [];
   if (axes.length === 0 || mesh === undefined) return localIota;
-  const offset = dimensionOffset(f, mesh, axes, local.dimensions[dim]!);
+  const offset = dimensionOffset(lctx, mesh, axes, local.dimensions[dim]!);
   const typed = f.add("convert", [offset], { elementType: local.elementType });
   const spread = f.add("broadcastInDim", [typed], { dimensions: local.dimensions, broadcastDimensions: [] });
   return f.add("add", [localIota, spread], {});
-}
-
-function lowerAllSlice(f: InstructionFactory, inst: Instruction, operand: Instruction, slicingAxes: AxesPerDim, local: ArrayShape, mesh: Mesh): Instruction {
-  const starts = slicingAxes.map((axes, d) => (axes.length === 0
-    ? f.constant(Literal.scalar("s64", 0))
-    : dimensionOffset(f, mesh, axes, local.dimensions[d]!)));
-  return f.add("dynamicSlice", [operand, ...starts], { sliceSizes: local.dimensions }, { from: inst, declared: local });
 }
 
 function lowerAllGather(ctx: Context, f: InstructionFactory, inst: Instruction<"sdyAllGather">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
@@ -238,11 +224,7 @@ function lowerAllGather(ctx: Context, f: InstructionFactory, inst: Instruction<"
 
 /** A scalar computation reducing two values of `elementType` as `op` says (an all_reduce's body). */
 function reductionBody(elementType: ArrayShape["elementType"], op: ReductionOp, name: string): Computation {
-  const f = new InstructionFactory(name);
-  const lhs = f.parameter(0, scalarShape(elementType), "lhs");
-  const rhs = f.parameter(1, scalarShape(elementType), "rhs");
-  const opcode = op === "sum" ? "add" : op === "max" ? "maximum" : "minimum";
-  return f.finish(f.add(opcode, [lhs, rhs], {}));
+  return binaryBody(elementType, op === "sum" ? "add" : op === "max" ? "maximum" : "minimum", name);
 }
 
 function lowerAllReduce(ctx: Context, f: InstructionFactory, inst: Instruction<"sdyAllReduce">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
@@ -253,7 +235,8 @@ function lowerAllReduce(ctx: Context, f: InstructionFactory, inst: Instruction<"
   }, { from: inst, declared: local });
 }
 
-function lowerReduceScatter(ctx: Context, f: InstructionFactory, inst: Instruction<"sdyReduceScatter">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
+function lowerReduceScatter(ctx: Context, lctx: LocalOpContext, inst: Instruction<"sdyReduceScatter">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
+  const f = lctx.f;
   const what = `reduce_scatter '${inst.name}'`;
   const perDim = inst.attrs.reduceScatterAxes;
   const scattered = perDim.map((axes, d) => ({ axes, d })).filter((g) => g.axes.length > 0);
@@ -272,7 +255,7 @@ function lowerReduceScatter(ctx: Context, f: InstructionFactory, inst: Instructi
     const reduced = f.add("allReduce", [operand], {
       ...groupsFor(ctx, inst.attrs.outSharding, allAxes, what), channelId: ctx.nextChannelId++, useGlobalDeviceIds: true, toApply: toApply(),
     }, { declared: input });
-    return lowerAllSlice(f, inst, reduced, perDim, local, mesh);
+    return sliceForAxes(lctx, inst, reduced, perDim, local, mesh);
   }
   // Each scattered dimension split into (factor, rest), the factors moved to the front
   // and merged into one leading dimension that a single reduce_scatter splits.
@@ -329,29 +312,53 @@ function lowerCollectivePermute(ctx: Context, c: Scope, f: InstructionFactory, i
   return f.add("collectivePermute", [operand], { sourceTargetPairs, channelId: ctx.nextChannelId++ }, { from: inst, declared: operand.shape });
 }
 
-/** An all_to_all of one parameter: split along its target dimension, concatenated along its source one, among the devices of its axes. */
-function lowerAllToAll(ctx: Context, f: InstructionFactory, inst: Instruction<"sdyAllToAll">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
+/**
+ * An all_to_all of one parameter: split along its target dimension, concatenated along
+ * its source one, among the devices of its axes; several parameters: one exchange of
+ * all their factors together.
+ */
+function lowerAllToAll(ctx: Context, lctx: LocalOpContext, inst: Instruction<"sdyAllToAll">, operand: Instruction, mesh: Mesh, local: ArrayShape): Instruction {
   const params = inst.attrs.params;
-  if (params.length !== 1) fail(inst, `all_to_all with ${params.length} parameters is not converted yet (one parameter is)`);
+  if (params.some((p) => p.axes.length === 0)) fail(inst, "a parameter moves no axes");
+  const what = `all_to_all '${inst.name}'`;
+  if (params.length > 1) {
+    // The group's devices are ordered by the parameters' axes taken in target-dimension order, as the exchange lays out its factors.
+    const axes = [...params].sort((a, b) => a.tgtDim - b.tgtDim).flatMap((p) => p.axes);
+    return lowerMultiAllToAll(lctx, inst, operand, mesh, local, { replicaGroups: replicaGroupsForAxes(mesh, axes, what) });
+  }
   const { axes, srcDim, tgtDim } = params[0]!;
-  if (axes.length === 0) fail(inst, "its parameter moves no axes");
-  const groups = groupsFor(ctx, inst.attrs.outSharding, axes, `all_to_all '${inst.name}'`);
+  const groups = groupsFor(ctx, inst.attrs.outSharding, axes, what);
   // Shardy's all_to_all carries a channel but not use_global_device_ids.
-  return f.add("allToAll", [operand], {
+  return lctx.f.add("allToAll", [operand], {
     splitDimension: tgtDim, concatDimension: srcDim, splitCount: totalAxesSize(axes, mesh), ...groups, channelId: ctx.nextChannelId++,
   }, { from: inst, declared: local });
 }
 
+/** The conversion's services for the lowerings of global_to_local_ops.ts, in one scope. */
+function localOpContext(ctx: Context, scope: Scope, f: InstructionFactory): LocalOpContext {
+  return {
+    f,
+    deviceIdOp: ctx.options.deviceIdOp,
+    shardingOf: (v) => valueSharding(scope, v),
+    meshOf: (s) => meshOfSharding(ctx, s),
+    usersOf: (inst) => scope.c.instructions.filter((u) => u.operands.includes(inst)),
+    computationName: (base) => freshComputationName(ctx, base),
+    nextChannelId: () => ctx.nextChannelId++,
+  };
+}
+
 function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[]): Instruction {
+  const lctx = localOpContext(ctx, c, f);
   const sharding = inst.sdySharding?.[0];
   const mesh = sharding === undefined ? undefined : meshOfSharding(ctx, sharding);
   const local = localOf(ctx, inst.shape, inst.sdySharding?.length === 1 ? sharding : undefined, `${inst.opcode} '${inst.name}'`);
   if (inst.sdySharding !== undefined && inst.sdySharding.length > 1) {
     fail(inst, "ops with several sharded results are not converted yet");
   }
+  const unchanged = shapesEqual(local, inst.shape) && operands.every((o, i) => o === inst.operands[i]);
   switch (inst.opcode) {
     case "iota":
-      return lowerIota(f, inst as Instruction<"iota">, local as ArrayShape, mesh, sharding);
+      return lowerIota(lctx, inst as Instruction<"iota">, local as ArrayShape, mesh, sharding);
     case "sdyAllGather": {
       const g = inst as Instruction<"sdyAllGather">;
       const outLocal = localOf(ctx, inst.shape, g.attrs.outSharding, `all_gather '${inst.name}'`) as ArrayShape;
@@ -360,7 +367,7 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
     case "sdyAllSlice": {
       const s = inst as Instruction<"sdyAllSlice">;
       const outLocal = localOf(ctx, inst.shape, s.attrs.outSharding, `all_slice '${inst.name}'`) as ArrayShape;
-      return lowerAllSlice(f, inst, operands[0]!, s.attrs.slicingAxes, outLocal, meshOfSharding(ctx, s.attrs.outSharding));
+      return sliceForAxes(lctx, inst, operands[0]!, s.attrs.slicingAxes, outLocal, meshOfSharding(ctx, s.attrs.outSharding));
     }
     case "sdyAllReduce": {
       const r = inst as Instruction<"sdyAllReduce">;
@@ -370,13 +377,31 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
     case "sdyReduceScatter": {
       const r = inst as Instruction<"sdyReduceScatter">;
       const outLocal = localOf(ctx, inst.shape, r.attrs.outSharding, `reduce_scatter '${inst.name}'`) as ArrayShape;
-      return lowerReduceScatter(ctx, f, r, operands[0]!, meshOfSharding(ctx, r.attrs.outSharding), outLocal);
+      return lowerReduceScatter(ctx, lctx, r, operands[0]!, meshOfSharding(ctx, r.attrs.outSharding), outLocal);
     }
     case "sdyAllToAll": {
       const a = inst as Instruction<"sdyAllToAll">;
       const outLocal = localOf(ctx, inst.shape, a.attrs.outSharding, `all_to_all '${inst.name}'`) as ArrayShape;
-      return lowerAllToAll(ctx, f, a, operands[0]!, meshOfSharding(ctx, a.attrs.outSharding), outLocal);
+      return lowerAllToAll(ctx, lctx, a, operands[0]!, meshOfSharding(ctx, a.attrs.outSharding), outLocal);
     }
+    case "sdyConstant":
+      return lowerSdyConstant(lctx, inst as Instruction<"sdyConstant">, local as ArrayShape, sharding);
+    case "pad":
+      if (unchanged) return inst;
+      return lowerPad(lctx, inst as Instruction<"pad">, operands, local as ArrayShape, sharding);
+    case "slice":
+      if (unchanged) return inst;
+      return lowerSlice(lctx, inst as Instruction<"slice">, operands[0]!, local as ArrayShape, sharding);
+    case "convolution":
+      if (unchanged) return inst;
+      return lowerConvolution(lctx, inst as Instruction<"convolution">, operands, local as ArrayShape);
+    case "gather":
+      if (unchanged) return inst;
+      return lowerGather(lctx, inst as Instruction<"gather">, operands, local as ArrayShape);
+    case "scatter":
+      // Updates sharded along their scatter dimensions change the op even when every shape stays.
+      if (unchanged && valueSharding(c, inst.operands[inst.operands.length - 1]!) === undefined) return inst;
+      return lowerScatter(lctx, inst as Instruction<"scatter">, operands, [local as ArrayShape]);
     case "sdyCollectivePermute":
       return lowerCollectivePermute(ctx, c, f, inst as Instruction<"sdyCollectivePermute">, operands[0]!);
     case "sdyManualComputation": {
@@ -402,10 +427,8 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
     default:
       break;
   }
-  const unchanged = shapesEqual(local, inst.shape) && operands.every((o, i) => o === inst.operands[i]);
   if (unchanged) return inst;
   if (OP_TABLE[inst.opcode].family === "sdy") fail(inst, "this sdy op is not converted to its local form yet");
-  if (POSITIONAL_OPS.has(inst.opcode)) fail(inst, "its local form on sharded operands or results is not built yet (it depends on global positions)");
   // A copy keeps its name in its own computation (an inlined one gets a free one).
   if (!c.inlined) f.releaseName(inst.name);
   const attrs = localAttrs(inst, local);
@@ -509,10 +532,18 @@ export const CONVERT_GLOBAL_TO_LOCAL_PASSES: readonly PassRegistration[] = [
       { name: "per-dim-all-gather", type: "bool", description: "lower a multi-dimension all_gather to one all_gather per dimension", default: false },
       { name: "combine-multi-dimension-reduce-scatter", type: "bool", description: "lower a multi-dimension reduce_scatter to one reduce_scatter on a combined dimension", default: false },
       { name: "enable-rgv3", type: "bool", description: "write replica groups over full axes of a named mesh as #stablehlo.replica_group_mesh_axes", default: false },
+      { name: "replica-count", type: "int", description: "replicas the program runs as (more than one: devices are named by replica_id)", default: 1 },
+      { name: "partition-count", type: "int", description: "partitions the program runs as (devices are named by partition_id)", default: 1 },
     ],
     create: (o): Pass => {
-      const options = {
+      const replicas = o.int("replica-count");
+      const partitions = o.int("partition-count");
+      if (replicas > 1 && partitions > 1) {
+        throw new ShardingError(`${CONVERT_GLOBAL_TO_LOCAL}: replica-count=${replicas} and partition-count=${partitions}: a program runs either as replicas or as partitions, not both`);
+      }
+      const options: GlobalToLocalOptions = {
         perDimAllGather: o.bool("per-dim-all-gather"), combineMultiDimensionReduceScatter: o.bool("combine-multi-dimension-reduce-scatter"), enableRgv3: o.bool("enable-rgv3"),
+        deviceIdOp: replicas > 1 ? "replicaId" : "partitionId",
       };
       return { name: CONVERT_GLOBAL_TO_LOCAL, run: (m) => convertGlobalToLocal(m, options) };
     },

@@ -21,6 +21,8 @@ import { CONVERT_GLOBAL_TO_LOCAL_PASSES } from "./convert_global_to_local.js";
 import { INSERT_EXPLICIT_RESHARDS_REGISTRATION } from "./insert_explicit_reshards/pass.js";
 import { RESHARD_TO_COLLECTIVES_REGISTRATION } from "./reshard_to_collectives.js";
 import { EXPORT_PIPELINE_PASSES } from "./export_pipeline.js";
+import { DROP_SHARDING_AND_MESH_REGISTRATION } from "./drop_sharding_and_mesh.js";
+import { EXPLICIT_GATHER_SCATTER_BATCHING_REGISTRATION } from "./explicit_gather_scatter_batching.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -28,6 +30,7 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...PROPAGATION_PASSES,
   ...DATA_FLOW_EDGE_PASSES,
   ...IMPORT_PASSES,
+  EXPLICIT_GATHER_SCATTER_BATCHING_REGISTRATION,
   ...MESH_PASSES,
   ...CALL_GRAPH_PASSES,
   ...CONSTANT_PASSES,
@@ -39,4 +42,5 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   INSERT_EXPLICIT_RESHARDS_REGISTRATION,
   RESHARD_TO_COLLECTIVES_REGISTRATION,
   ...EXPORT_PIPELINE_PASSES,
+  DROP_SHARDING_AND_MESH_REGISTRATION,
 ];
