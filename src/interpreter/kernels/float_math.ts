@@ -88,7 +88,7 @@ function expMinusSquare(a: number): number {
  * (stable, unlike the forward recurrences; the depths converge with a margin at the
  * low end of each range).
  */
-function erfcContinuedFraction(a: number): number {
+export function erfcContinuedFraction(a: number): number {
   const depth = a < 1.5 ? 400 : a < 2.5 ? 150 : 60;
   let t = a;
   for (let k = depth; k >= 1; k--) t = a + k / 2 / t;
