@@ -43,9 +43,9 @@ export function cAsinh(z: Complex): Complex {
 const LARGE = 2 ** 500;
 
 /**
- * atanh z = ¼ log(|1+z|² / |1-z|²) + ½ i arg((1+z)(1-conj z)). The real part uses
- * log1p(4x / |1-z|²) where the ratio is near 1 (no cancellation), else the difference
- * of the two logarithms of moduli (hypot: no overflow or underflow near z = ±1).
+ * atanh z = ¼ log(|1+z|² / |1-z|²) + ½ i arg((1+z)(1-conj z)). The real part is
+ * ±¼ log1p(4|x| / |1-|x|+iy|²), or where that denominator underflows (z next to ±1) the
+ * difference of the logarithms of the two moduli (hypot: no underflow).
  */
 export function cAtanh(z: Complex): Complex {
   const { re: x, im: y } = z;
@@ -63,9 +63,10 @@ export function cAtanh(z: Complex): Complex {
     const m = cAbs(z);
     return c(x / m / m, halfPi);
   }
-  const d = (1 - x) * (1 - x) + y * y;
-  const ratio = (4 * x) / d;
-  const re = Math.abs(ratio) < 1 ? Math.log1p(ratio) / 4 : (Math.log(cAbs(c(1 + x, y))) - Math.log(cAbs(c(1 - x, y)))) / 2;
+  // With atanh(-z) = -atanh(z), the argument of log1p is never negative (no cancellation).
+  const d = (1 - ax) * (1 - ax) + y * y;
+  const magnitude = d > 1e-290 ? Math.log1p((4 * ax) / d) / 4 : (Math.log(cAbs(c(1 + ax, y))) - Math.log(cAbs(c(1 - ax, y)))) / 2;
+  const re = Object.is(x, -0) || x < 0 ? -magnitude : magnitude;
   const im = Math.atan2(2 * y, (1 - x) * (1 + x) - y * y) / 2;
   return c(re, im);
 }

@@ -34,10 +34,11 @@ export function erfInv(x: number): number {
   let y = gilesGuess(a);
   const tail = a > 0.5;
   const w = 1 - a;
-  for (let i = 0; i < 6; i++) {
-    const residual = tail ? w - erfc(y) : erf(y) - a;
-    const step = residual / (TWO_OVER_SQRT_PI * Math.exp(-y * y));
-    const next = y - step;
+  for (let i = 0; i < 8; i++) {
+    // In the tail, Newton on log erfc(y) = log w: erfc is nearly exponential there, so
+    // steps on erfc itself would creep (each about 1/2y) while these converge quadratically.
+    const derivative = TWO_OVER_SQRT_PI * Math.exp(-y * y);
+    const next = tail ? y + (Math.log(erfc(y) / w) * erfc(y)) / derivative : y - (erf(y) - a) / derivative;
     if (next === y) break;
     y = next;
   }
