@@ -9,7 +9,8 @@
 //   recurrence down into [1.5, 2.5); from 10 on, Stirling's series.
 // - digamma: the Taylor series around its positive zero x₀ (coefficients ζ(k+1, x₀),
 //   the zero as a double-double so that ψ keeps its relative accuracy next to it); the
-//   recurrence up to 10 and the asymptotic series; the reflection formula below 0.
+//   Taylor series around 1 and 2, the recurrence down into [1.5, 2.5) below 10, the
+//   asymptotic series above; the reflection formula below 0.
 
 const EULER_GAMMA = 0.5772156649015329;
 const HALF_LOG_2PI = 0.9189385332046728;
@@ -83,10 +84,10 @@ function sumBackwards(terms: readonly number[]): number {
 /** log Γ(1+t) = -γt + Σ_{k≥2} (-1)^k ζ(k) t^k / k, for |t| ≤ 1/2. */
 function lgammaAround1(t: number): number {
   const terms = [-EULER_GAMMA * t];
-  let p = t;
+  let p = -t; // (-t)^(k-1) at the top of the loop
   for (let k = 2; k <= 64; k++) {
     p *= -t;
-    const term = (ZETA_AT[k]! * p) / k;
+    const term = (ZETA_AT[k]! * p) / k; // (-1)^k ζ(k) t^k / k
     terms.push(term);
     if (Math.abs(term) < 1e-19 * Math.abs(terms[0]!)) break;
   }
@@ -96,7 +97,7 @@ function lgammaAround1(t: number): number {
 /** log Γ(2+t) = (1-γ)t + Σ_{k≥2} (-1)^k (ζ(k)-1) t^k / k, for |t| ≤ 1/2. */
 function lgammaAround2(t: number): number {
   const terms = [(1 - EULER_GAMMA) * t];
-  let p = t;
+  let p = -t;
   for (let k = 2; k <= 64; k++) {
     p *= -t;
     const term = ((ZETA_AT[k]! - 1) * p) / k;
@@ -168,6 +169,7 @@ export function digamma(x: number): number {
     // ψ(1-x) - ψ(x) = π cot(πx).
     return digamma(1 - x) - (Math.PI * cosPi(x)) / sinPi(x);
   }
+  if (x < 0.5) return digammaAround(1, x) - 1 / x;
   const t = (x - ROOT_HI) - ROOT_LO;
   if (Math.abs(t) < 0.25) {
     const terms: number[] = [];
@@ -179,20 +181,42 @@ export function digamma(x: number): number {
     }
     return sumBackwards(terms);
   }
-  let y = x;
-  let shift = 0;
-  while (y < 10) {
-    shift += 1 / y;
-    y += 1;
+  if (x < 1.5) return digammaAround(1, x - 1);
+  if (x < 2.5) return digammaAround(2, x - 2);
+  if (x < 10) {
+    // Down into [1.5, 2.5): ψ(x) = ψ(y) + Σ 1/(y+k), every term positive (no cancellation).
+    let y = x;
+    let shift = 0;
+    while (y >= 2.5) {
+      y -= 1;
+      shift += 1 / y;
+    }
+    return digamma(y) + shift;
   }
-  const inv2 = 1 / (y * y);
+  const inv2 = 1 / (x * x);
   const terms: number[] = [];
   let p = inv2;
   for (let k = 1; k <= 8; k++) {
     terms.push(BERNOULLI[k - 1]! * p / (2 * k));
     p *= inv2;
   }
-  return Math.log(y) - 0.5 / y - sumBackwards(terms) - shift;
+  return Math.log(x) - 0.5 / x - sumBackwards(terms);
+}
+
+/**
+ * ψ(1+t) = -γ + Σ_{k≥2} (-1)^k ζ(k) t^(k-1) and ψ(2+t) = 1 - γ + Σ_{k≥2} (-1)^k (ζ(k)-1) t^(k-1),
+ * for |t| ≤ 1/2 (the derivatives of the log Γ series above).
+ */
+function digammaAround(center: 1 | 2, t: number): number {
+  const terms = [center === 1 ? -EULER_GAMMA : 1 - EULER_GAMMA];
+  let p = 1;
+  for (let k = 2; k <= 64; k++) {
+    p *= -t;
+    const term = -(ZETA_AT[k]! - (center === 2 ? 1 : 0)) * p; // p = (-t)^(k-1)
+    terms.push(term);
+    if (Math.abs(term) < 1e-19) break;
+  }
+  return sumBackwards(terms);
 }
 
 /** chlo.polygamma(n, x) = ψ⁽ⁿ⁾(x) = (-1)^(n+1) n! ζ(n+1, x); NaN unless n is a non-negative integer. */
