@@ -61,24 +61,29 @@ function gilesGuess(a: number): number {
   return p * a;
 }
 
+/** 0!, 1!, ..., 60! (exact up to 22!). */
+const FACTORIALS: number[] = [1];
+for (let k = 1; k <= 60; k++) FACTORIALS.push(FACTORIALS[k - 1]! * k);
+
 /**
- * e^-|x| I₁(x): the power series Σ (x/2)^(2k+1) / (k!(k+1)!) (positive terms) below 30,
+ * e^-|x| I₁(x): the power series Σ (x/2)^(2k+1) / (k!(k+1)!) (positive terms) below 20,
  * the asymptotic series e^-x I₁(x) ~ (2πx)^-½ Σ (-1)^k Π_{j≤k}(4 - (2j-1)²) / (k! (8x)^k)
- * above (its terms shrink until k ≈ 2x, far past double precision at 30).
+ * above (its terms shrink until k ≈ 2x, to 5e-19 of the sum at 20).
  */
 export function besselI1e(x: number): number {
   if (Number.isNaN(x)) return x;
   const a = Math.abs(x);
   let r: number;
   if (a === Infinity) r = 0;
-  else if (a < 30) {
+  else if (a < 20) {
+    // Each term on its own (a power and exact-as-possible factorials), so that rounding
+    // errors do not build up along a recurrence through the ~x/2 terms before the largest.
     const h = a / 2;
-    const q = h * h;
     const terms: number[] = [];
-    let term = h;
-    for (let k = 0; k < 200 && (k <= a || term > 1e-18 * terms[Math.floor(a / 2)]!); k++) {
+    for (let k = 0; k < FACTORIALS.length - 1; k++) {
+      const term = Math.pow(h, 2 * k + 1) / (FACTORIALS[k]! * FACTORIALS[k + 1]!);
       terms.push(term);
-      term *= q / ((k + 1) * (k + 2));
+      if (k > h && term < 1e-18 * terms[0]!) break;
     }
     let sum = 0;
     for (let i = terms.length - 1; i >= 0; i--) sum += terms[i]!;
@@ -87,10 +92,12 @@ export function besselI1e(x: number): number {
     let sum = 0;
     const terms: number[] = [];
     let term = 1;
-    for (let k = 1; k < 60; k++) {
+    for (let k = 1; k < 80; k++) {
       terms.push(term);
-      term *= -(4 - (2 * k - 1) * (2 * k - 1)) / (8 * k * a);
-      if (Math.abs(term) < 1e-18) break;
+      const next = term * (-(4 - (2 * k - 1) * (2 * k - 1)) / (8 * k * a));
+      // Stop at the smallest term (the series diverges past k ≈ 2x) or once negligible.
+      if (Math.abs(next) >= Math.abs(term) || Math.abs(next) < 1e-18) break;
+      term = next;
     }
     for (let i = terms.length - 1; i >= 0; i--) sum += terms[i]!;
     r = sum / Math.sqrt(2 * Math.PI * a);

@@ -4,9 +4,10 @@
 // - zeta(s, q) = Σ_{k≥0} (q+k)^-s by Euler–Maclaurin: N terms summed directly, then the
 //   integral, half the last term and 15 Bernoulli corrections at a = q + N ≥ max(12, s/1.5)
 //   (the remainder is then below (s / 2πa)^32 of the sum).
-// - lgamma: Taylor series of log Γ around 1 and 2 (coefficients ζ(k), from zeta above)
-//   on [0.5, 2.5); below, lgamma(1+x) - log x and the reflection formula; up to 10, the
-//   recurrence down into [1.5, 2.5); from 10 on, Stirling's series.
+// - lgamma: Taylor series of log Γ around 1, its minimum and 2 (coefficients ζ(k) and
+//   ζ(k, x₀), from zeta above) on [0.5, 2.5); below, lgamma(1+x) - log x and the
+//   reflection formula; up to 10, the recurrence down into [1.5, 2.5); from 10 on,
+//   Stirling's series.
 // - digamma: the Taylor series around its positive zero x₀ (coefficients ζ(k+1, x₀),
 //   the zero as a double-double so that ψ keeps its relative accuracy next to it); the
 //   Taylor series around 1 and 2, the recurrence down into [1.5, 2.5) below 10, the
@@ -107,6 +108,26 @@ function lgammaAround2(t: number): number {
   return sumBackwards(terms);
 }
 
+/** log Γ at its minimum x₀ (the zero of ψ). */
+const LGAMMA_MINIMUM = -0.12148629053584961;
+
+/**
+ * log Γ(x₀ + t) = log Γ(x₀) + Σ_{k≥2} (-1)^k ζ(k, x₀) t^k / k, for |t| < 1/4: around the
+ * minimum the series around 1 or 2 would cancel to a few bits of their leading terms;
+ * here every term is far below the constant.
+ */
+function lgammaAroundMinimum(t: number): number {
+  const terms = [LGAMMA_MINIMUM];
+  let p = -t; // (-t)^k = (-1)^k t^k after the step
+  for (let k = 2; k <= 41; k++) {
+    p *= -t;
+    const term = (DIGAMMA_ROOT_SERIES[k - 2]! * p) / k;
+    terms.push(term);
+    if (Math.abs(term) < 1e-19) break;
+  }
+  return sumBackwards(terms);
+}
+
 /** sin(πx), with x reduced exactly (mod 2) first. */
 export function sinPi(x: number): number {
   let r = x - 2 * Math.round(x / 2); // in [-1, 1], exact
@@ -131,6 +152,8 @@ export function lgamma(x: number): number {
     // Γ(x)Γ(1-x) = π / sin(πx).
     return LOG_PI - Math.log(Math.abs(sinPi(x))) - lgamma(1 - x);
   }
+  const t = (x - ROOT_HI) - ROOT_LO;
+  if (Math.abs(t) < 0.25) return lgammaAroundMinimum(t);
   if (x < 1.5) return lgammaAround1(x - 1);
   if (x < 2.5) return lgammaAround2(x - 2);
   if (x < 10) {
