@@ -10,7 +10,8 @@
 //   atanh x = ½ (log1p x - log1p(-x))
 //   cosh x  = e^(x + log ½) + e^(-x + log ½)
 //   sinh x  = ½ (m + m/(m+1)), m = expm1 x, for |x| < 1; e^(x + log ½) - e^(-x + log ½) above
-//   erfc x  = 1 - erf x
+//   erfc x  = 1 - erf x (relative accuracy lost where erfc is small: the kernel uses a
+//             continued fraction there)
 //   next_after by stepping the bit pattern (bitcast to an unsigned integer of the same width).
 // Real element types only: complex operands, and the gamma family, erf_inv and bessel_i1e
 // (series and iterations with no short StableHLO form), stay as chlo ops.
