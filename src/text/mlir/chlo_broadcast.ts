@@ -88,6 +88,9 @@ function unaryOperand(ctx: LowerContext): Instruction {
 function broadcastOperands(ctx: LowerContext, count: number): Instruction[] {
   if (ctx.operands.length !== count) return ctx.fail(`expects ${count} operands, got ${ctx.operands.length}`);
   const shapes = ctx.operands.map((o, i) => arrayOf(ctx, o, `operand ${i}`));
+  shapes.forEach((s, i) => {
+    if (s.dynamicDimensions.some((d) => d)) ctx.fail(`operand ${i} (${shapeToString(s)}) has dynamic dimensions, which CHLO's broadcasting does not support here`);
+  });
   const rank = Math.max(...shapes.map((s) => s.dimensions.length));
   const attr = ctx.r.get("broadcast_dimensions");
   const explicit = attr === undefined ? undefined : toInts(attr) ?? ctx.fail("broadcast_dimensions must be a list of integers");
@@ -135,14 +138,17 @@ function constantLike(ctx: LowerContext): Instruction {
   const t = s.elementType;
   const info = ELEMENT_TYPES[t];
   let value: Scalar;
-  if (v?.kind === "float") value = info.kind === "complex" ? { re: v.value, im: 0 } : v.value;
+  if (v?.kind === "float") {
+    if (info.kind !== "float" && info.kind !== "complex") return ctx.fail(`value ${v.text} does not fit the operand's element type ${t}`);
+    value = info.kind === "complex" ? { re: v.value, im: 0 } : v.value;
+  }
   else if (v?.kind === "int") {
     value = info.kind === "float" || info.kind === "complex" ? Number(v.value)
       : info.kind === "pred" ? v.value !== 0n : info.bitWidth === 64 ? v.value : Number(v.value);
     if (info.kind === "complex") value = { re: value as number, im: 0 };
   } else if (v?.kind === "bool") value = v.value;
   else if (v?.kind === "dense" && v.literal.shape.kind === "array" && v.literal.values().length === 1) value = v.literal.values()[0]!;
-  else return ctx.fail("constant_like needs a scalar `value` attribute");
+  else return ctx.fail("needs a scalar `value` attribute");
   return splat(ctx, t, s.dimensions, value);
 }
 
