@@ -11,6 +11,7 @@ import type { Computation } from "../ir/computation.js";
 import { parseMlirLiteral, printMlirLiteral, shapeToMlir } from "../text/mlir/index.js";
 import { XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
+import { lowerChloModule } from "../chlo/decompose.js";
 import { detectFormat, parseModule, printModule, type TextFormat } from "./formats.js";
 import { CliError, type CliIo } from "./io.js";
 import { OPT_USAGE, optCommand } from "./opt.js";
@@ -36,8 +37,12 @@ Usage:
       --dump-after-each the module after every pass; neither: only check it compiles.
   xlats convert FILE --to mlir|hlo
       Convert between HLO text and StableHLO text.
-  xlats print FILE
-      Parse and check FILE, then print it canonically in its own format.
+  xlats print FILE [--lower-chlo]
+      Parse and check FILE, then print it canonically in its own format. CHLO's
+      broadcasting and constant ops always import as StableHLO; --lower-chlo also
+      rewrites acos, asin, atan, acosh, asinh, atanh, cosh, sinh, erfc and next_after
+      on real types into StableHLO ops (the gamma family, erf_inv, bessel_i1e and
+      complex operands stay chlo ops, computed by the interpreter's kernels).
   ${OPT_USAGE}
   ${PARTITION_USAGE}
   ${SHARDINGS_USAGE}
@@ -128,7 +133,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     case "test": return testCommand(parseArgs(rest, ["backend"], "test"), io);
     case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
-    case "print": return printCommand(parseArgs(rest, [], "print"), io);
+    case "print": return printCommand(parseArgs(rest, [], "print", ["lower-chlo"]), io);
     case "opt": return optCommand(rest, io);
     case "partition": {
       const a = parseArgs(rest, ["entry"], "partition", ["report"]);
@@ -309,6 +314,7 @@ function printCommand(args: ParsedArgs, io: CliIo): number {
   const file = oneFile(args, "print");
   const text = io.readFile(file);
   const format: TextFormat = detectFormat(text, file);
-  io.out(printModule(parseModule(text, file, format), format).replace(/\n$/, ""));
+  const module = parseModule(text, file, format);
+  io.out(printModule(args.switches.has("lower-chlo") ? lowerChloModule(module) : module, format).replace(/\n$/, ""));
   return 0;
 }

@@ -56,10 +56,14 @@ export interface OpAttributes {
   log1p: Transcendental; logistic: Transcendental; negate: None; not: None; popcnt: None; real: None;
   roundNearestAfz: None; roundNearestEven: None; rsqrt: Transcendental; sign: None; sin: Transcendental;
   sqrt: Transcendental; tan: Transcendental; tanh: Transcendental;
+  // CHLO's elementwise functions (StableHLO has no op for them; they print as chlo.*).
+  acos: None; acosh: None; asin: None; asinh: None; atan: None; atanh: None; cosh: None; sinh: None;
+  lgamma: None; digamma: None; erfInv: None; erfc: None; besselI1e: None;
   // ---- elementwise binary
   add: None; subtract: None; multiply: None; divide: None; remainder: None; power: None; maximum: None;
   minimum: None; and: None; or: None; xor: None; shiftLeft: None; shiftRightArithmetic: None;
   shiftRightLogical: None; atan2: None; complex: None;
+  polygamma: None; zeta: None; nextAfter: None;
   compare: { readonly direction: ComparisonDirection; readonly compareType?: ComparisonType };
   // ---- elementwise ternary
   select: None; clamp: None;
@@ -312,7 +316,8 @@ const COMMUTATIVE: ReadonlySet<string> = new Set(["add", "multiply", "maximum", 
 const ASSOCIATIVE = COMMUTATIVE;
 const TRANSCENDENTAL: ReadonlySet<string> = new Set([
   "exponential", "exponential-minus-one", "log", "log-plus-one", "logistic", "tanh", "sine", "cosine", "tan", "atan2",
-  "power", "erf", "cbrt",
+  "power", "erf", "cbrt", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "lgamma", "digamma",
+  "erf-inv", "erfc", "bessel-i1e", "polygamma", "zeta",
 ]);
 
 const op = (hlo: string, stablehlo: string | undefined, arity: number | "variadic", family: OpFamily, sideEffect = false): OpInfo => ({
@@ -353,6 +358,19 @@ export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
   sqrt: op("sqrt", sh("sqrt"), 1, "unary"),
   tan: op("tan", sh("tan"), 1, "unary"),
   tanh: op("tanh", sh("tanh"), 1, "unary"),
+  acos: op("acos", undefined, 1, "unary"),
+  acosh: op("acosh", undefined, 1, "unary"),
+  asin: op("asin", undefined, 1, "unary"),
+  asinh: op("asinh", undefined, 1, "unary"),
+  atan: op("atan", undefined, 1, "unary"),
+  atanh: op("atanh", undefined, 1, "unary"),
+  cosh: op("cosh", undefined, 1, "unary"),
+  sinh: op("sinh", undefined, 1, "unary"),
+  lgamma: op("lgamma", undefined, 1, "unary"),
+  digamma: op("digamma", undefined, 1, "unary"),
+  erfInv: op("erf-inv", undefined, 1, "unary"),
+  erfc: op("erfc", undefined, 1, "unary"),
+  besselI1e: op("bessel-i1e", undefined, 1, "unary"),
 
   add: op("add", sh("add"), 2, "binary"),
   subtract: op("subtract", sh("subtract"), 2, "binary"),
@@ -370,6 +388,9 @@ export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
   shiftRightLogical: op("shift-right-logical", sh("shift_right_logical"), 2, "binary"),
   atan2: op("atan2", sh("atan2"), 2, "binary"),
   complex: op("complex", sh("complex"), 2, "binary"),
+  polygamma: op("polygamma", undefined, 2, "binary"),
+  zeta: op("zeta", undefined, 2, "binary"),
+  nextAfter: op("next-after", undefined, 2, "binary"),
   compare: op("compare", sh("compare"), 2, "compare"),
 
   select: op("select", sh("select"), 3, "ternary"),

@@ -72,7 +72,13 @@ function mergeDynamic(a: ArrayShape, b: ArrayShape, elementType: ElementType): A
 type UnaryOpcode =
   | "abs" | "cbrt" | "ceil" | "clz" | "cos" | "erf" | "exp" | "expm1" | "floor" | "imag" | "isFinite" | "log"
   | "log1p" | "logistic" | "negate" | "not" | "popcnt" | "real" | "roundNearestAfz" | "roundNearestEven"
-  | "rsqrt" | "sign" | "sin" | "sqrt" | "tan" | "tanh";
+  | "rsqrt" | "sign" | "sin" | "sqrt" | "tan" | "tanh" | ChloUnaryOpcode;
+
+/** CHLO's elementwise functions that have an opcode (see src/interpreter/kernels/chlo/). */
+export type ChloUnaryOpcode =
+  | "acos" | "acosh" | "asin" | "asinh" | "atan" | "atanh" | "cosh" | "sinh" | "lgamma" | "digamma" | "erfInv" | "erfc"
+  | "besselI1e";
+export type ChloBinaryOpcode = "polygamma" | "zeta" | "nextAfter";
 
 /** Element kinds each unary op accepts (StableHLO's constraints). */
 export const UNARY_OPERAND_KINDS: Readonly<Record<UnaryOpcode, readonly ElementKind[]>> = {
@@ -86,6 +92,9 @@ export const UNARY_OPERAND_KINDS: Readonly<Record<UnaryOpcode, readonly ElementK
   negate: NUMERIC,
   not: [...PRED, ...INTEGER],
   sign: [...SIGNED, ...FLOAT_OR_COMPLEX],
+  acos: FLOAT_OR_COMPLEX, acosh: FLOAT_OR_COMPLEX, asin: FLOAT_OR_COMPLEX, asinh: FLOAT_OR_COMPLEX,
+  atan: FLOAT_OR_COMPLEX, atanh: FLOAT_OR_COMPLEX, cosh: FLOAT_OR_COMPLEX, sinh: FLOAT_OR_COMPLEX,
+  lgamma: FLOAT, digamma: FLOAT, erfInv: FLOAT, erfc: FLOAT, besselI1e: FLOAT,
 };
 
 /** The result element type of a unary op: the operand's, except where the op changes it. */
@@ -110,7 +119,7 @@ function unaryRule<O extends UnaryOpcode>(opcode: O): ShapeRule<O> {
 
 type BinaryOpcode =
   | "add" | "subtract" | "multiply" | "divide" | "remainder" | "power" | "maximum" | "minimum" | "and" | "or"
-  | "xor" | "shiftLeft" | "shiftRightArithmetic" | "shiftRightLogical" | "atan2" | "complex";
+  | "xor" | "shiftLeft" | "shiftRightArithmetic" | "shiftRightLogical" | "atan2" | "complex" | ChloBinaryOpcode;
 
 /** Element kinds each binary op accepts (both operands have the same type). */
 export const BINARY_OPERAND_KINDS: Readonly<Record<BinaryOpcode, readonly ElementKind[]>> = {
@@ -125,6 +134,7 @@ export const BINARY_OPERAND_KINDS: Readonly<Record<BinaryOpcode, readonly Elemen
   shiftLeft: INTEGER, shiftRightArithmetic: INTEGER, shiftRightLogical: INTEGER,
   atan2: FLOAT_OR_COMPLEX,
   complex: FLOAT,
+  polygamma: FLOAT, zeta: FLOAT, nextAfter: FLOAT,
 };
 
 function binaryOperands(opcode: Opcode, operands: readonly Shape[]): [ArrayShape, ArrayShape] {
@@ -272,6 +282,8 @@ export const elementwiseShapeRules: ShapeRuleTable<ElementwiseOpcode> = {
   popcnt: unaryRule("popcnt"), real: unaryRule("real"), roundNearestAfz: unaryRule("roundNearestAfz"),
   roundNearestEven: unaryRule("roundNearestEven"), rsqrt: unaryRule("rsqrt"), sign: unaryRule("sign"),
   sin: unaryRule("sin"), sqrt: unaryRule("sqrt"), tan: unaryRule("tan"), tanh: unaryRule("tanh"),
+acos: unaryRule("acos"), acosh: unaryRule("acosh"), asin: unaryRule("asin"), asinh: unaryRule("asinh"), atan: unaryRule("atan"), atanh: unaryRule("atanh"), cosh: unaryRule("cosh"), sinh: unaryRule("sinh"), lgamma: unaryRule("lgamma"), digamma: unaryRule("digamma"), erfInv: unaryRule("erfInv"), erfc: unaryRule("erfc"), besselI1e: unaryRule("besselI1e"),
+  polygamma: binaryRule("polygamma"), zeta: binaryRule("zeta"), nextAfter: binaryRule("nextAfter"),
   add: binaryRule("add"), subtract: binaryRule("subtract"), multiply: binaryRule("multiply"),
   divide: binaryRule("divide"), remainder: binaryRule("remainder"), power: binaryRule("power"),
   maximum: binaryRule("maximum"), minimum: binaryRule("minimum"), and: binaryRule("and"), or: binaryRule("or"),

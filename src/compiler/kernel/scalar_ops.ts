@@ -27,6 +27,8 @@ const typeOf = (inst: Instruction): ElementType => {
 const unary = (op: UnaryScalarOp): ScalarLowering => (g, inst, [x]) => g.op(op, typeOf(inst), [x!]);
 const binary = (op: BinaryScalarOp): ScalarLowering => (g, inst, [a, b]) => g.op(op, typeOf(inst), [a!, b!]);
 const unsupported = (why: string): ScalarLowering => () => ({ unsupported: why });
+/** CHLO's special functions run on the interpreter's kernels (series and rational approximations in double). */
+const chloInterpreted = unsupported("CHLO special functions run on the interpreter");
 
 export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowering>> = {
   abs: unary("abs"), cbrt: unary("cbrt"), ceil: unary("ceil"), clz: unary("clz"), cos: unary("cos"), erf: unary("erf"),
@@ -42,6 +44,7 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
   power: binary("pow"), maximum: binary("max"), minimum: binary("min"), and: binary("and"), or: binary("or"),
   xor: binary("xor"), shiftLeft: binary("shl"), shiftRightArithmetic: binary("shrA"), shiftRightLogical: binary("shrL"),
   atan2: binary("atan2"),
+  acos: chloInterpreted, acosh: chloInterpreted, asin: chloInterpreted, asinh: chloInterpreted, atan: chloInterpreted, atanh: chloInterpreted, cosh: chloInterpreted, sinh: chloInterpreted, lgamma: chloInterpreted, digamma: chloInterpreted, erfInv: chloInterpreted, erfc: chloInterpreted, besselI1e: chloInterpreted, polygamma: chloInterpreted, zeta: chloInterpreted, nextAfter: chloInterpreted,
   complex: unsupported("complex numbers are not fused yet"),
   compare: (g, inst, [a, b]) => {
     const { direction, compareType } = (inst as Instruction<"compare">).attrs;

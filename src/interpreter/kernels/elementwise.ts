@@ -196,6 +196,8 @@ export const elementwiseKernels: KernelTable<ElementwiseOpcode> = {
   popcnt: unaryKernel("popcnt"), real: unaryKernel("real"), roundNearestAfz: unaryKernel("roundNearestAfz"),
   roundNearestEven: unaryKernel("roundNearestEven"), rsqrt: unaryKernel("rsqrt"), sign: unaryKernel("sign"),
   sin: unaryKernel("sin"), sqrt: unaryKernel("sqrt"), tan: unaryKernel("tan"), tanh: unaryKernel("tanh"),
+  acos: unaryKernel("acos"), acosh: unaryKernel("acosh"), asin: unaryKernel("asin"), asinh: unaryKernel("asinh"), atan: unaryKernel("atan"), atanh: unaryKernel("atanh"), cosh: unaryKernel("cosh"), sinh: unaryKernel("sinh"), lgamma: unaryKernel("lgamma"), digamma: unaryKernel("digamma"), erfInv: unaryKernel("erfInv"), erfc: unaryKernel("erfc"), besselI1e: unaryKernel("besselI1e"),
+  polygamma: binaryKernel("polygamma"), zeta: binaryKernel("zeta"), nextAfter: binaryKernel("nextAfter"),
   add: binaryKernel("add"), subtract: binaryKernel("subtract"), multiply: binaryKernel("multiply"),
   divide: binaryKernel("divide"), remainder: binaryKernel("remainder"), power: binaryKernel("power"),
   maximum: binaryKernel("maximum"), minimum: binaryKernel("minimum"), and: binaryKernel("and"), or: binaryKernel("or"),

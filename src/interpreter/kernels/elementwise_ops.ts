@@ -13,6 +13,7 @@ import type { Opcode } from "../../ir/opcodes.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { ExecutionError } from "../../types/errors.js";
 import { wrapInteger, type Complex, type Scalar } from "../../types/literal.js";
+import { CHLO_BINARY, CHLO_UNARY } from "./chlo/index.js";
 import * as cx from "./complex_math.js";
 import * as fm from "./float_math.js";
 import * as im from "./integer_math.js";
@@ -34,6 +35,8 @@ interface BinaryDef {
   /** Optional fast path for integers of ≤ 32 bits: any result whose low bits are right. */
   readonly smallInt?: (a: number, b: number) => number;
   readonly float?: (a: number, b: number) => number;
+  /** A float definition that depends on the element type (next_after steps the type's own bit patterns). */
+  readonly floatOf?: (t: ElementType) => (a: number, b: number) => number;
   readonly complex?: (a: Complex, b: Complex) => Complex;
 }
 
@@ -64,6 +67,7 @@ const UNARY: Readonly<Record<string, UnaryDef>> = {
   sqrt: { float: Math.sqrt, complex: cx.cSqrt },
   tan: { float: Math.tan, complex: cx.cTan },
   tanh: { float: Math.tanh, complex: cx.cTanh },
+  ...CHLO_UNARY,
 };
 
 const BINARY: Readonly<Record<string, BinaryDef>> = {
@@ -86,6 +90,7 @@ const BINARY: Readonly<Record<string, BinaryDef>> = {
   shiftRightArithmetic: { int: im.shiftRightArithmetic },
   shiftRightLogical: { int: im.shiftRightLogical },
   atan2: { float: Math.atan2, complex: cx.cAtan2 },
+  ...CHLO_BINARY,
 };
 
 function integerType(t: ElementType): IntegerType {
@@ -130,7 +135,7 @@ export function binaryScalarFn(opcode: Opcode, t: ElementType): BinaryFn {
       return (a, b) => f(a as boolean, b as boolean);
     }
     case "float": {
-      const f = def.float ?? unsupported(opcode, t);
+      const f = def.floatOf?.(t) ?? def.float ?? unsupported(opcode, t);
       return (a, b) => f(a as number, b as number);
     }
     case "complex": {

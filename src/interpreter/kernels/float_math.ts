@@ -83,13 +83,14 @@ function expMinusSquare(a: number): number {
 }
 
 /**
- * erfc(a) for 1 ≤ a < 6 from Laplace's continued fraction erfc(a) = e^(-a²)/√π ·
+ * erfc(a) for 0.5 ≤ a < 27 from Laplace's continued fraction erfc(a) = e^(-a²)/√π ·
  * 1/(a + (1/2)/(a + 1/(a + (3/2)/(a + ...)))), evaluated from a fixed depth upward
  * (stable, unlike the forward recurrences; the depths converge with a margin at the
  * low end of each range).
  */
-function erfcContinuedFraction(a: number): number {
-  const depth = a < 1.5 ? 400 : a < 2.5 ? 150 : 60;
+export function erfcContinuedFraction(a: number): number {
+  // Below 1 (erfc, erf_inv) the fraction converges more slowly: 2000 levels hold down to 0.5.
+  const depth = a < 1 ? 2000 : a < 1.5 ? 400 : a < 2.5 ? 150 : 60;
   let t = a;
   for (let k = depth; k >= 1; k--) t = a + k / 2 / t;
   return (expMinusSquare(a) * INV_SQRT_PI) / t;

@@ -48,6 +48,7 @@ const RULES: RuleTable = {
   log1p: pointwise, logistic: pointwise, negate: pointwise, not: pointwise, popcnt: pointwise, real: pointwise,
   roundNearestAfz: pointwise, roundNearestEven: pointwise, rsqrt: pointwise, sign: pointwise, sin: pointwise,
   sqrt: pointwise, tan: pointwise, tanh: pointwise,
+  acos: pointwise, acosh: pointwise, asin: pointwise, asinh: pointwise, atan: pointwise, atanh: pointwise, cosh: pointwise, sinh: pointwise, lgamma: pointwise, digamma: pointwise, erfInv: pointwise, erfc: pointwise, besselI1e: pointwise, polygamma: pointwise, zeta: pointwise, nextAfter: pointwise,
 
   add: pointwise, subtract: pointwise, multiply: pointwise, divide: pointwise, remainder: pointwise, power: pointwise,
   maximum: pointwise, minimum: pointwise, and: pointwise, or: pointwise, xor: pointwise, shiftLeft: pointwise,

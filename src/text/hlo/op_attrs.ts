@@ -284,6 +284,7 @@ export const OP_TEXT: OpTextTable = {
   log1p: transcendental(), logistic: transcendental(), negate: none(), not: none(), popcnt: none(), real: none(),
   roundNearestAfz: none(), roundNearestEven: none(), rsqrt: transcendental(), sign: none(), sin: transcendental(),
   sqrt: transcendental(), tan: transcendental(), tanh: transcendental(),
+  acos: none(), acosh: none(), asin: none(), asinh: none(), atan: none(), atanh: none(), cosh: none(), sinh: none(), lgamma: none(), digamma: none(), erfInv: none(), erfc: none(), besselI1e: none(), polygamma: none(), zeta: none(), nextAfter: none(),
 
   add: none(), subtract: none(), multiply: none(), divide: none(), remainder: none(), power: none(), maximum: none(),
   minimum: none(), and: none(), or: none(), xor: none(), shiftLeft: none(), shiftRightArithmetic: none(),

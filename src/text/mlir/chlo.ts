@@ -5,17 +5,33 @@
 // - chlo.scan: a while loop over the scan dimension with dynamic slices.
 // - chlo.erf: the erf opcode.
 // - chlo.top_k: the topK opcode (chlo's top_k always keeps the largest).
+// - chlo's special functions (acos, ..., lgamma, zeta, next_after): their opcodes, whose
+//   kernels live in src/interpreter/kernels/chlo/.
+// - broadcast_*, constant(_like), conj, square, is_*inf, tan: StableHLO (chlo_broadcast.ts).
 
 import type { Instruction } from "../../ir/computation.js";
-import type { OpAttributes } from "../../ir/opcodes.js";
+import type { OpAttributes, Opcode } from "../../ir/opcodes.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { Literal } from "../../types/literal.js";
 import { arrayShape, tupleShape, type ArrayShape, type Shape } from "../../types/shape.js";
 import { toInts } from "./attr_read.js";
+import { lowerChloSugar } from "./chlo_broadcast.js";
 import { readAccuracy, type LowerContext } from "./import_ops.js";
 import { CompBuilder, elementsOf } from "./import.js";
 
+/** CHLO ops that are an opcode of their own, with no attributes. */
+const CHLO_OPCODES: Readonly<Record<string, Opcode>> = {
+  "chlo.acos": "acos", "chlo.acosh": "acosh", "chlo.asin": "asin", "chlo.asinh": "asinh", "chlo.atan": "atan",
+  "chlo.atanh": "atanh", "chlo.cosh": "cosh", "chlo.sinh": "sinh", "chlo.lgamma": "lgamma", "chlo.digamma": "digamma",
+  "chlo.erf_inv": "erfInv", "chlo.erfc": "erfc", "chlo.bessel_i1e": "besselI1e", "chlo.polygamma": "polygamma",
+  "chlo.zeta": "zeta", "chlo.next_after": "nextAfter",
+};
+
 export function lowerChlo(ctx: LowerContext): Instruction {
+  const opcode = CHLO_OPCODES[ctx.op.name];
+  if (opcode !== undefined) return ctx.add(opcode as "acos", ctx.operands, {}, ctx.declared);
+  const sugar = lowerChloSugar(ctx);
+  if (sugar !== undefined) return sugar;
   switch (ctx.op.name) {
     case "chlo.mulhi": return lowerMulhi(ctx);
     case "chlo.ragged_dot": return lowerRaggedDot(ctx);

@@ -42,7 +42,10 @@ export interface OpContext {
 
 type Build = (ctx: OpContext) => MOp;
 
-const NO_STABLEHLO_NAME: Partial<Record<Opcode, string>> = { erf: "chlo.erf", topK: "chlo.top_k", raggedDot: "chlo.ragged_dot" };
+const NO_STABLEHLO_NAME: Partial<Record<Opcode, string>> = {
+  erf: "chlo.erf", topK: "chlo.top_k", raggedDot: "chlo.ragged_dot",
+  acos: "chlo.acos", acosh: "chlo.acosh", asin: "chlo.asin", asinh: "chlo.asinh", atan: "chlo.atan", atanh: "chlo.atanh", cosh: "chlo.cosh", sinh: "chlo.sinh", lgamma: "chlo.lgamma", digamma: "chlo.digamma", erfInv: "chlo.erf_inv", erfc: "chlo.erfc", besselI1e: "chlo.bessel_i1e", polygamma: "chlo.polygamma", zeta: "chlo.zeta", nextAfter: "chlo.next_after",
+};
 
 export function stablehloName(inst: Instruction): string {
   const name = OP_TABLE[inst.opcode].stablehlo ?? NO_STABLEHLO_NAME[inst.opcode];
@@ -164,6 +167,13 @@ const accuracy = (ctx: OpContext): AttrEntry[] => {
 
 /** `name %a, %b {attrs} : T` (elementwise ops). */
 const elementwise: Build = (ctx) => make(ctx, (p) => `${stablehloName(ctx.inst)} ${p.values(ctx.operands)}${dictOf(ctx, accuracy(ctx))} : ${sameType(ctx)}`);
+
+/** CHLO's unary form: `chlo.acos %x : tensor<f32> -> tensor<f32>`. */
+const chloUnary: Build = (ctx) => make(ctx, (p) => `${stablehloName(ctx.inst)} ${p.value(ctx.operands[0]!)}${dictOf(ctx)} : ${t(ctx.operands[0]!.type)} -> ${t(ctx.results[0]!.type)}`);
+
+/** CHLO's binary form: `chlo.zeta %x, %q : tensor<f32>, tensor<f32> -> tensor<f32>`. */
+const chloBinary: Build = (ctx) => make(ctx, (p) =>
+  `${stablehloName(ctx.inst)} ${p.values(ctx.operands)}${dictOf(ctx)} : ${ctx.operands.map((o) => t(o.type)).join(", ")} -> ${t(ctx.results[0]!.type)}`);
 
 /** `name %a, %b {attrs} : (..) -> ..`. */
 const functional: Build = (ctx) => make(ctx, (p) => `${stablehloName(ctx.inst)} ${p.values(ctx.operands)}${dictOf(ctx)} : ${fnOf(ctx)}`);
@@ -340,6 +350,8 @@ export const MLIR_OPS: Readonly<Record<Opcode, Build>> = {
   roundNearestEven: elementwise, rsqrt: elementwise, sign: elementwise, sin: elementwise, sqrt: elementwise, tan: elementwise,
   tanh: elementwise, convert: elementwise,
   isFinite: functional,
+  acos: chloUnary, acosh: chloUnary, asin: chloUnary, asinh: chloUnary, atan: chloUnary, atanh: chloUnary, cosh: chloUnary, sinh: chloUnary, lgamma: chloUnary, digamma: chloUnary, erfInv: chloUnary, erfc: chloUnary, besselI1e: chloUnary,
+  polygamma: chloBinary, zeta: chloBinary, nextAfter: chloBinary,
   erf: (ctx) => make(ctx, (p) => `chlo.erf ${p.value(ctx.operands[0]!)}${dictOf(ctx, accuracy(ctx))} : ${t(ctx.operands[0]!.type)} -> ${t(ctx.results[0]!.type)}`),
   add: elementwise, subtract: elementwise, multiply: elementwise, divide: elementwise, remainder: elementwise, power: elementwise,
   maximum: elementwise, minimum: elementwise, and: elementwise, or: elementwise, xor: elementwise, shiftLeft: elementwise,
