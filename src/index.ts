@@ -56,3 +56,4 @@ export { NpyError, numpyDescr, numpyDtypeName, type NpyReadOptions, type NpyWrit
 export { readNpz, writeNpz, type NpzReadOptions } from "./types/npz.js";
 export { ZipError } from "./types/zip.js";
 export { InflateError } from "./types/inflate.js";
+export { numpyRepr } from "./types/numpy_repr.js";
