@@ -19,6 +19,12 @@ for (let i = 0; i < 6; i++) {
 }
 
 /**
+ * Node's native hex decoder, where the host has one (3× the loop below); found at run
+ * time, so the core still runs (on the loop) in a browser and imports nothing from Node.
+ */
+const hostBuffer = (globalThis as { Buffer?: { from(text: string, encoding: "hex"): Uint8Array } }).Buffer;
+
+/**
  * `"0x<hex digits>"` starting at `start` (the opening quote): its bytes and the offset
  * after the closing quote, or undefined when the string is anything else.
  */
@@ -26,7 +32,13 @@ export function hexBlobAt(text: string, start: number): { bytes: Uint8Array; end
   if (text.charCodeAt(start) !== 34 || text.charCodeAt(start + 1) !== 48 || text.charCodeAt(start + 2) !== 120) return undefined;
   const close = text.indexOf('"', start + 3);
   if (close < 0 || (close - start - 3) % 2 !== 0) return undefined;
-  const bytes = new Uint8Array((close - start - 3) / 2);
+  const length = (close - start - 3) / 2;
+  if (hostBuffer !== undefined && length >= 4096) {
+    // Node decodes up to the first character that is not a hex digit: a short result means a bad blob.
+    const decoded = hostBuffer.from(text.slice(start + 3, close), "hex");
+    return decoded.length === length ? { bytes: decoded, end: close + 1 } : undefined;
+  }
+  const bytes = new Uint8Array(length);
   let bad = 0;
   for (let i = 0, k = start + 3; i < bytes.length; i++, k += 2) {
     const a = text.charCodeAt(k);

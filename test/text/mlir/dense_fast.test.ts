@@ -53,6 +53,15 @@ test("dense fast path: mistakes are reported by the general parser, with positio
 test("dense hex blobs: little-endian bytes, upper and lower case", () => {
   assert.deepEqual(parseMlirLiteral('dense<"0x0000803F000000c0"> : tensor<2xf32>').toNested(), [1, -2]);
   assert.deepEqual(parseMlirLiteral('dense<"0x0100FFFF"> : tensor<2xi16>').toNested(), [1, -1]);
+  // Large blobs take Node's decoder: the same bytes, and a bad digit anywhere is still an error.
+  const bytes = Uint8Array.from({ length: 8000 }, (_, i) => (i * 37) % 256);
+  const blob = Buffer.from(bytes).toString("hex");
+  const lit = parseMlirLiteral(`dense<"0x${blob}"> : tensor<8000xui8>`);
+  assert.deepEqual(Array.from(lit.data), Array.from(bytes));
+  for (const at of [0, 7001, blob.length - 1]) {
+    const bad = `${blob.slice(0, at)}g${blob.slice(at + 1)}`;
+    assert.throws(() => parseMlirLiteral(`dense<"0x${bad}"> : tensor<8000xui8>`), ParseError, `bad digit at ${at}`);
+  }
 });
 
 test("decimal f32 rounds once: decimals beside an f32 midpoint", () => {
