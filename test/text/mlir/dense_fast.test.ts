@@ -57,7 +57,7 @@ test("dense hex blobs: little-endian bytes, upper and lower case", () => {
   const bytes = Uint8Array.from({ length: 8000 }, (_, i) => (i * 37) % 256);
   const blob = Buffer.from(bytes).toString("hex");
   const lit = parseMlirLiteral(`dense<"0x${blob}"> : tensor<8000xui8>`);
-  assert.deepEqual(Array.from(lit.data), Array.from(bytes));
+  assert.deepEqual(Array.from(lit.data as Uint8Array), Array.from(bytes));
   for (const at of [0, 7001, blob.length - 1]) {
     const bad = `${blob.slice(0, at)}g${blob.slice(at + 1)}`;
     assert.throws(() => parseMlirLiteral(`dense<"0x${bad}"> : tensor<8000xui8>`), ParseError, `bad digit at ${at}`);
