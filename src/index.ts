@@ -54,3 +54,8 @@ export {
   compile, compileSync, defaultDevice, defaultPipeline, Executable, InterpretedExecutable, WasmDevice, DeviceArray,
   type CompileOptions, type ExecutableStats, type BackendName,
 } from "./compiler/index.js";
+export { NpyError, numpyDescr, numpyDtypeName, type NpyReadOptions, type NpyWriteOptions } from "./types/npy.js";
+export { readNpz, writeNpz, type NpzReadOptions } from "./types/npz.js";
+export { ZipError } from "./types/zip.js";
+export { InflateError } from "./types/inflate.js";
+export { numpyRepr } from "./types/numpy_repr.js";

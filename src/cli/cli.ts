@@ -8,7 +8,7 @@ import { DEFAULT_BACKEND } from "../runtime/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
 import { runCheckTextAsync, type CheckCaseResult } from "../check/runner.js";
 import type { Computation } from "../ir/computation.js";
-import { parseMlirLiteral, printMlirLiteral, shapeToMlir } from "../text/mlir/index.js";
+import { shapeToMlir } from "../text/mlir/index.js";
 import { XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { lowerChloModule } from "../chlo/decompose.js";
@@ -17,6 +17,7 @@ import { CliError, type CliIo } from "./io.js";
 import { OPT_USAGE, optCommand } from "./opt.js";
 import { PARTITION_USAGE, partitionCommand, runSharded } from "./partition.js";
 import { isShardedModule } from "../sdy/partition/index.js";
+import { formatRunResult, parsePrintFormat, readRunArgument, writeRunResults } from "./run_arrays.js";
 import { SHARDINGS_USAGE, shardingsCommand, type ShardingsOptions } from "./shardings.js";
 
 export { CliError, type CliIo } from "./io.js";
@@ -24,11 +25,14 @@ export { CliError, type CliIo } from "./io.js";
 export const USAGE = `xlats: XLA for TypeScript
 
 Usage:
-  xlats run FILE [--entry NAME] [--arg LITERAL]... [--backend NAME]
+  xlats run FILE [--entry NAME] [--arg LITERAL|FILE.npy]... [--out FILE.npz|FILE.npy]
+              [--print mlir|numpy] [--backend NAME]
       Run the entry computation of FILE (HLO or StableHLO text) on one device.
-      Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>'.
-      Prints each result as an MLIR literal on its own line. A program with a mesh and
-      sdy shardings is partitioned and runs on one device per mesh device (see partition).
+      Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>',
+      or a .npy file. Prints each result on its own line as an MLIR literal, or as
+      numpy's repr with --print numpy; --out also writes them to a .npz (arr_0,
+      arr_1, ...) or, for one result, a .npy. A program with a mesh and sdy shardings
+      is partitioned and runs on one device per mesh device (see partition).
   xlats test FILE|DIR... [--backend NAME]
       Run check-style test files (directories are searched for *.mlir). Prints
       PASS/FAIL/SKIP per case and a summary; exits with 1 if any case fails.
@@ -129,7 +133,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     return 0;
   }
   switch (command) {
-    case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend"], "run"), io);
+    case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend", "out", "print"], "run"), io);
     case "test": return testCommand(parseArgs(rest, ["backend"], "test"), io);
     case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
@@ -174,17 +178,13 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
     const names = (module.functions ?? module.computations).map((c) => c.name);
     throw new CliError(`run: ${file} has no computation named '${entryName}' (it has ${names.join(", ")})`);
   }
-  const literals = (args.flags.get("arg") ?? []).map((a, i) => {
-    try {
-      return parseMlirLiteral(a);
-    } catch (e) {
-      if (e instanceof XlaError) throw new CliError(`run: ${e.message.replace(/^<literal>:/, `--arg ${i + 1}:`)}`);
-      throw e;
-    }
-  });
+  const printFormat = parsePrintFormat(single(args, "print", "run"));
+  const out = single(args, "out", "run");
+  const literals = (args.flags.get("arg") ?? []).map((a, i) => readRunArgument(a, i + 1, io, entry.parameters[i]?.shape));
   checkArguments(entry, literals);
   const results = isShardedModule(module) ? await runSharded(module, entryName, literals, backend, io) : resultsOf(await runOnOneDevice(backend, entry, literals));
-  for (const value of results) io.out(printMlirLiteral(value));
+  if (out !== undefined) writeRunResults(out, results, io);
+  for (const value of results) io.out(formatRunResult(value, printFormat));
   return 0;
 }
 

@@ -4,12 +4,16 @@
 export interface CliIo {
   /** The file's text; throws CliError when it cannot be read. */
   readFile(path: string): string;
+  /** The file's bytes (.npy inputs); absent where the caller gives no file system. */
+  readBytes?(path: string): Uint8Array;
   isDirectory(path: string): boolean;
   /** Entries (names, not paths) of a directory. */
   listDirectory(path: string): string[];
   joinPath(dir: string, name: string): string;
   /** Writes (replaces) a file; throws CliError when it cannot. Absent where the caller gives no file system to write to. */
   writeFile?(path: string, text: string): void;
+  /** Writes (replaces) a file with bytes (.npz outputs); throws CliError when it cannot. */
+  writeBytes?(path: string, bytes: Uint8Array): void;
   out(line: string): void;
   err(line: string): void;
   /** Whether `out` goes to a terminal that wants colors (a TTY, NO_COLOR unset); absent: no colors. */

@@ -22,6 +22,13 @@ const nodeIo: CliIo = {
       throw new CliError(`cannot read ${path}: ${describe(e)}`);
     }
   },
+  readBytes(path) {
+    try {
+      return readFileSync(path);
+    } catch (e) {
+      throw new CliError(`cannot read ${path}: ${describe(e)}`);
+    }
+  },
   isDirectory(path) {
     try {
       return statSync(path).isDirectory();
@@ -40,6 +47,13 @@ const nodeIo: CliIo = {
   writeFile(path, text) {
     try {
       writeFileSync(path, text);
+    } catch (e) {
+      throw new CliError(`cannot write ${path}: ${describe(e)}`);
+    }
+  },
+  writeBytes(path, bytes) {
+    try {
+      writeFileSync(path, bytes);
     } catch (e) {
       throw new CliError(`cannot write ${path}: ${describe(e)}`);
     }

@@ -19,6 +19,7 @@ import {
 } from "./shape.js";
 import { ShapeError } from "./errors.js";
 import { quantizationsEqual, type UniformQuantization } from "./quantization.js";
+import { decodeNpy, encodeNpy, type NpyReadOptions, type NpyWriteOptions } from "./npy.js";
 
 export type Storage =
   | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array
@@ -194,6 +195,22 @@ export class Literal {
     };
     walk(nested, 0);
     return Literal.fromValues(elementType, dims, flat);
+  }
+
+  /** An array literal from the bytes of a `.npy` file (npy.ts says which dtypes map to which types). */
+  static fromNpy(file: Uint8Array, options: NpyReadOptions = {}): Literal {
+    const { elementType, dimensions, bytes } = decodeNpy(file, options);
+    const shape = arrayShape(elementType, dimensions);
+    return Literal.fromStorage(shape, storageView(elementType, bytes.buffer, bytes.byteOffset, elementCount(shape)));
+  }
+
+  /** The bytes of a `.npy` file holding this array literal, as `np.save` writes them. */
+  toNpy(options: NpyWriteOptions = {}): Uint8Array {
+    const lit = this.toDefaultLayout();
+    const { data } = lit;
+    return encodeNpy({
+      elementType: lit.elementType, dimensions: lit.dimensions, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    }, options);
   }
 
   static tuple(elements: readonly Literal[]): Literal {

@@ -109,6 +109,18 @@ export function formatFloat(t: ElementType, x: number): string {
   if (Object.is(x, -0)) return "-0";
   // Whole numbers print in full (65504, not 65500); others as the shortest exact text.
   if (Number.isInteger(x) && Math.abs(x) < 1e16) return String(x);
+  if (t === "f32") {
+    // Reading back is monotone in the digit count for f32 (p digits that read back mean
+    // p + 1 do) and 9 always do: a binary search, 3 or 4 tries instead of up to 9.
+    let lo = 1;
+    let hi = 9;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (Math.fround(Number(x.toPrecision(mid))) === x) hi = mid;
+      else lo = mid + 1;
+    }
+    return String(Number(x.toPrecision(lo)));
+  }
   if (t !== "f64") {
     for (let p = 1; p < 17; p++) {
       const text = Number(x.toPrecision(p));

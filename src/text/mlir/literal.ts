@@ -6,10 +6,12 @@
 // shortest exact decimal; NaN and infinities as hex bit patterns.
 
 import { ELEMENT_TYPES, isComplex, isFloat, isWideInt, realComponentType, type ElementType } from "../../types/element_type.js";
+import { decimalToF32 } from "../../types/decimal_float.js";
 import { floatCodec } from "../../types/float_codec.js";
 import { Literal, type Scalar, wrapInteger } from "../../types/literal.js";
 import { elementCount, type ArrayShape } from "../../types/shape.js";
 import { Cursor } from "./cursor.js";
+import { hexBlobAt, numberListsToLiteral, scanNumberLists, type NumberLists } from "./dense_fast.js";
 import { parseType, shapeToMlir } from "./types.js";
 
 /** One element as written, before its type is known. */
@@ -23,7 +25,9 @@ type RawNested = RawElement | { readonly kind: "list"; readonly items: RawNested
 export type DenseBody =
   | { readonly kind: "empty" }
   | { readonly kind: "hex"; readonly bytes: Uint8Array; readonly offset: number }
-  | { readonly kind: "values"; readonly value: RawNested };
+  | { readonly kind: "values"; readonly value: RawNested }
+  /** Lists of plain numbers, scanned by the fast path (dense_fast.ts); `offset` is where they start. */
+  | { readonly kind: "numbers"; readonly scanned: NumberLists; readonly offset: number };
 
 /** Parses what follows `dense`: `<...>` (the type comes later, so values stay raw). */
 export function parseDenseBody(c: Cursor): DenseBody {
@@ -31,6 +35,19 @@ export function parseDenseBody(c: Cursor): DenseBody {
   if (c.accept(">")) return { kind: "empty" };
   c.skipWs();
   const offset = c.pos;
+  const blob = hexBlobAt(c.text, offset);
+  if (blob !== undefined) {
+    c.pos = blob.end;
+    c.expect(">");
+    return { kind: "hex", bytes: blob.bytes, offset };
+  }
+  if (c.text.charCodeAt(offset) === 91) {
+    const scanned = scanNumberLists(c.text, offset);
+    if (scanned !== undefined) {
+      c.pos = scanned.end;
+      return { kind: "numbers", scanned, offset };
+    }
+  }
   const s = c.stringLiteral();
   if (s !== undefined) {
     c.expect(">");
@@ -92,6 +109,16 @@ export function denseToLiteral(c: Cursor, body: DenseBody, shape: ArrayShape): L
     return lit;
   }
   if (body.kind === "hex") return hexToLiteral(c, body, shape);
+  if (body.kind === "numbers") {
+    const fast = numberListsToLiteral(c.text, body.scanned, shape);
+    if (fast !== undefined) return fast;
+    // Reparse the same text the general way: it reports what does not fit.
+    const resume = c.pos;
+    c.pos = body.offset;
+    const value = parseNested(c);
+    c.pos = resume;
+    return denseToLiteral(c, { kind: "values", value }, shape);
+  }
   const flat: RawElement[] = [];
   const dims = shape.dimensions;
   if (body.value.kind !== "list") {
@@ -134,7 +161,7 @@ function writeElement(c: Cursor, lit: Literal, i: number, e: RawElement, t: Elem
   if (e.kind === "bool") throw c.error(`true/false is not a ${t} value`, e.offset);
   if (kind === "float") {
     if (isHex(e.text)) writeFloatBits(c, lit, i, e, t);
-    else lit.writeLinear(i, Number(e.text));
+    else lit.writeLinear(i, t === "f32" ? decimalToF32(e.text) : Number(e.text));
     return;
   }
   // Integers: exact through bigint; hex is a bit pattern, decimal must be in range.
@@ -153,7 +180,7 @@ function writeElement(c: Cursor, lit: Literal, i: number, e: RawElement, t: Elem
 
 function realValue(c: Cursor, e: RawElement, t: ElementType): number {
   if (e.kind !== "num") throw c.error("expected a number", e.offset);
-  if (!isHex(e.text)) return Number(e.text);
+  if (!isHex(e.text)) return t === "f32" ? decimalToF32(e.text) : Number(e.text);
   const bits = BigInt(e.text);
   return t === "f32" ? bitsToF32(Number(bits)) : bitsToF64(bits);
 }
@@ -244,11 +271,14 @@ export function parseMlirLiteral(text: string): Literal {
 // ---------------------------------------------------------------- printing
 
 /** MLIR's text of one float: `1.000000e+00` if exact, else the shortest exact decimal, NaN/inf as bits. */
-export function formatMlirFloat(x: number, t: ElementType, bits: bigint): string {
+export function formatMlirFloat(x: number, t: ElementType, bitsOrThunk: bigint | (() => bigint)): string {
+  // The bit pattern is needed only for NaN, infinities and the rare value no decimal
+  // reads back as: a thunk spares a bigint per element of a large constant.
+  const bits = (): bigint => (typeof bitsOrThunk === "bigint" ? bitsOrThunk : bitsOrThunk());
   const width = ELEMENT_TYPES[t].bitWidth;
   if (!Number.isFinite(x)) {
     const digits = Math.ceil(Math.max(width, 8) / 4);
-    return `0x${bits.toString(16).toUpperCase().padStart(digits, "0")}`;
+    return `0x${bits().toString(16).toUpperCase().padStart(digits, "0")}`;
   }
   if (Object.is(x, -0)) return "-0.000000e+00";
   const round = (v: number): number => roundTo(t, v);
@@ -263,7 +293,7 @@ export function formatMlirFloat(x: number, t: ElementType, bits: bigint): string
     const text = normalizeDecimal(x.toPrecision(digits));
     if (Object.is(round(Number(text)), x)) return text;
   }
-  return `0x${bits.toString(16).toUpperCase().padStart(Math.ceil(Math.max(width, 8) / 4), "0")}`;
+  return `0x${bits().toString(16).toUpperCase().padStart(Math.ceil(Math.max(width, 8) / 4), "0")}`;
 }
 
 /** A float attribute's value as MLIR prints it (`5.000000e-01`), for an f32 or f64 attribute. */
@@ -287,7 +317,8 @@ function roundTo(t: ElementType, v: number): number {
 /** `x.toExponential(d)` with MLIR's two-digit exponent: `1.000000e+00`. */
 function toMlirExponent(x: number, digits: number): string {
   const s = x.toExponential(digits);
-  return s.replace(/e([-+])(\d)$/, "e$10$2");
+  // A one-digit exponent ends the text as `e+5`: pad it (checked by character, once per element).
+  return s.charCodeAt(s.length - 3) === 101 ? `${s.slice(0, -1)}0${s.slice(-1)}` : s;
 }
 
 /** A decimal MLIR reads back as a float: trailing zeros dropped, a dot always present, `E` exponents. */
@@ -298,12 +329,12 @@ function normalizeDecimal(s: string): string {
   return e === undefined ? mant : `${mant}E${e}`;
 }
 
-function elementBits(lit: Literal, i: number): bigint {
+function elementBits(lit: Literal, i: number): () => bigint {
   const t = lit.elementType;
   const d = lit.data;
-  if (t === "f32") return BigInt(new Uint32Array(d.buffer, d.byteOffset, d.length)[i]!);
-  if (t === "f64") return new BigUint64Array(d.buffer, d.byteOffset, d.length)[i]!;
-  return BigInt(d[i] as number);
+  if (t === "f32") return () => BigInt(new Uint32Array(d.buffer, d.byteOffset, d.length)[i]!);
+  if (t === "f64") return () => new BigUint64Array(d.buffer, d.byteOffset, d.length)[i]!;
+  return () => BigInt(d[i] as number);
 }
 
 function formatElement(lit: Literal, i: number): string {
@@ -312,7 +343,7 @@ function formatElement(lit: Literal, i: number): string {
   if (typeof v === "boolean") return v ? "true" : "false";
   if (typeof v === "object") {
     const comp = realComponentType(t);
-    const bitsOf = (x: number): bigint => {
+    const bitsOf = (x: number) => (): bigint => {
       const dv = new DataView(new ArrayBuffer(8));
       if (comp === "f32") {
         dv.setFloat32(0, x);

@@ -1,0 +1,64 @@
+// Arrays in and out of `xlats run`: an --arg is an MLIR literal or a .npy file; --out
+// writes the results to a .npz (arr_0, arr_1, ... as np.savez names positional arrays)
+// or, for one result, a .npy; --print picks MLIR literals or numpy's repr. Files are
+// read and written as bytes: large inputs never go through text.
+
+import { parseMlirLiteral, printMlirLiteral } from "../text/mlir/index.js";
+import { XlaError } from "../types/errors.js";
+import { Literal } from "../types/literal.js";
+import type { Shape } from "../types/shape.js";
+import { writeNpz } from "../types/npz.js";
+import { numpyRepr } from "../types/numpy_repr.js";
+import { CliError, type CliIo } from "./io.js";
+
+export const PRINT_FORMATS = ["mlir", "numpy"] as const;
+export type PrintFormat = (typeof PRINT_FORMATS)[number];
+
+/** Whether an --arg names a file rather than spelling a literal. */
+function isNpyPath(arg: string): boolean {
+  return /\.npy$/i.test(arg) && !arg.trimStart().startsWith("dense");
+}
+
+/**
+ * The literal of --arg number `index` (1-based): an MLIR literal, or a .npy file read as
+ * the parameter's element type where the file leaves it open (ml_dtypes' 'V1').
+ */
+export function readRunArgument(arg: string, index: number, io: CliIo, shape: Shape | undefined): Literal {
+  try {
+    if (!isNpyPath(arg)) return parseMlirLiteral(arg);
+    if (io.readBytes === undefined) throw new CliError(`run: --arg ${index}: reading ${arg} needs a file system`);
+    return Literal.fromNpy(io.readBytes(arg), { name: arg, ...(shape?.kind === "array" ? { elementType: shape.elementType } : {}) });
+  } catch (e) {
+    if (e instanceof XlaError) {
+      const where = e.message.startsWith("<literal>:") ? e.message.replace(/^<literal>:/, `--arg ${index}:`) : `--arg ${index}: ${e.message}`;
+      throw new CliError(`run: ${where}`);
+    }
+    throw e;
+  }
+}
+
+/** Writes the results to `path`: a .npz of all of them, or a .npy of the only one. */
+export function writeRunResults(path: string, results: readonly Literal[], io: CliIo): void {
+  if (io.writeBytes === undefined) throw new CliError(`run: --out ${path} needs a file system`);
+  const arrays = results.filter((r) => r.shape.kind === "array");
+  if (arrays.length !== results.length) throw new CliError("run: --out writes arrays; a result is a token or a tuple");
+  if (/\.npz$/i.test(path)) {
+    io.writeBytes(path, writeNpz(arrays.map((r, i) => [`arr_${i}`, r] as const)));
+  } else if (/\.npy$/i.test(path)) {
+    if (arrays.length !== 1) throw new CliError(`run: --out ${path}: a .npy holds one array, the program has ${arrays.length} results (use .npz)`);
+    io.writeBytes(path, arrays[0]!.toNpy());
+  } else {
+    throw new CliError(`run: --out must name a .npz or .npy file, got ${path}`, 2);
+  }
+}
+
+export function parsePrintFormat(value: string | undefined): PrintFormat {
+  if (value === undefined) return "mlir";
+  if ((PRINT_FORMATS as readonly string[]).includes(value)) return value as PrintFormat;
+  throw new CliError(`run: --print must be ${PRINT_FORMATS.join(" or ")}, got '${value}'`, 2);
+}
+
+/** One result's text in the chosen format. */
+export function formatRunResult(result: Literal, format: PrintFormat): string {
+  return format === "numpy" ? numpyRepr(result) : printMlirLiteral(result);
+}

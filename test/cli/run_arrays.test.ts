@@ -1,0 +1,66 @@
+// `xlats run` with .npy arguments, .npz/.npy outputs and numpy-style printing. The
+// expected repr strings are numpy 2.4's (`repr(x + y)` for the same arrays).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Literal, readNpz } from "../../src/index.js";
+import { tempFiles, xlats } from "./helpers.js";
+
+const PROGRAM = `func.func @main(%x: tensor<2x2xf32>, %y: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %s = stablehlo.add %x, %y : tensor<2x2xf32>
+  %p = stablehlo.multiply %x, %y : tensor<2x2xf32>
+  return %s, %p : tensor<2x2xf32>, tensor<2x2xf32>
+}
+`;
+
+function setup(): string {
+  const dir = tempFiles({ "prog.mlir": PROGRAM });
+  writeFileSync(join(dir, "x.npy"), Literal.from("f32", [[1, 2], [3, 4]]).toNpy());
+  // y in Fortran order and big-endian would be numpy's job; here Fortran order via toNpy.
+  writeFileSync(join(dir, "y.npy"), Literal.from("f32", [[0.5, -1], [2, 10]]).toNpy({ fortranOrder: true }));
+  return dir;
+}
+
+test("run: .npy arguments, --out results.npz, --print numpy", () => {
+  const dir = setup();
+  const out = join(dir, "results.npz");
+  const r = xlats("run", join(dir, "prog.mlir"), "--arg", join(dir, "x.npy"), "--arg", join(dir, "y.npy"), "--out", out, "--print", "numpy");
+  assert.equal(r.stderr, "");
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, "array([[ 1.5,  1. ],\n       [ 5. , 14. ]], dtype=float32)\narray([[ 0.5, -2. ],\n       [ 6. , 40. ]], dtype=float32)\n");
+  const results = readNpz(new Uint8Array(readFileSync(out)));
+  assert.deepEqual([...results.keys()], ["arr_0", "arr_1"]);
+  assert.deepEqual(results.get("arr_0")!.toNested(), [[1.5, 1], [5, 14]]);
+  assert.deepEqual(results.get("arr_1")!.toNested(), [[0.5, -2], [6, 40]]);
+});
+
+test("run: --arg mixes MLIR literals and .npy files; --out FILE.npy for one result", () => {
+  const dir = tempFiles({ "neg.mlir": "func.func @main(%x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.subtract %x, %y : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n" });
+  writeFileSync(join(dir, "y.npy"), Literal.from("f32", [1, 2]).toNpy());
+  const out = join(dir, "r.npy");
+  const r = xlats("run", join(dir, "neg.mlir"), "--arg", "dense<[10.0, 20.0]> : tensor<2xf32>", "--arg", join(dir, "y.npy"), "--out", out);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "dense<[9.000000e+00, 1.800000e+01]> : tensor<2xf32>\n");
+  assert.deepEqual(Literal.fromNpy(new Uint8Array(readFileSync(out))).toNested(), [9, 18]);
+});
+
+test("run: a .npy of the wrong type, a truncated .npy, a bad --out or --print are clear errors", () => {
+  const dir = setup();
+  writeFileSync(join(dir, "f64.npy"), Literal.from("f64", [[1, 2], [3, 4]]).toNpy());
+  const prog = join(dir, "prog.mlir");
+  let r = xlats("run", prog, "--arg", join(dir, "f64.npy"), "--arg", join(dir, "y.npy"));
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /--arg 1: .*f64\.npy: holds f64 \(dtype '<f8'\), expected f32/);
+  writeFileSync(join(dir, "cut.npy"), readFileSync(join(dir, "x.npy")).subarray(0, 130));
+  r = xlats("run", prog, "--arg", join(dir, "x.npy"), "--arg", join(dir, "cut.npy"));
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /--arg 2: .*cut\.npy: truncated/);
+  r = xlats("run", prog, "--arg", join(dir, "x.npy"), "--arg", join(dir, "missing.npy"));
+  assert.match(r.stderr, /cannot read .*missing\.npy: no such file/);
+  r = xlats("run", prog, "--arg", join(dir, "x.npy"), "--arg", join(dir, "y.npy"), "--out", join(dir, "r.npy"));
+  assert.match(r.stderr, /a \.npy holds one array, the program has 2 results/);
+  r = xlats("run", prog, "--arg", join(dir, "x.npy"), "--arg", join(dir, "y.npy"), "--print", "json");
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--print must be mlir or numpy/);
+});
