@@ -159,6 +159,7 @@ function realValue(c: Cursor, e: RawElement, t: ElementType): number {
 }
 
 function writeFloatBits(c: Cursor, lit: Literal, i: number, e: RawElement & { kind: "num" }, t: ElementType): void {
+  if (/^[-+]/.test(e.text)) throw c.error(`bit pattern ${e.text} has a sign; write the sign bit in the pattern`, e.offset);
   const bits = BigInt(e.text);
   const width = ELEMENT_TYPES[t].bitWidth;
   if (bits >> BigInt(Math.max(width, 8)) !== 0n) throw c.error(`bit pattern ${e.text} is wider than ${t}`, e.offset);
