@@ -8,6 +8,7 @@ import { DEFAULT_BACKEND } from "../runtime/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
 import { runCheckTextAsync, type CheckCaseResult } from "../check/runner.js";
 import type { Computation } from "../ir/computation.js";
+import type { EvaluateOptions } from "../interpreter/evaluate.js";
 import { parseMlirLiteral, printMlirLiteral, shapeToMlir } from "../text/mlir/index.js";
 import { XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
@@ -21,8 +22,9 @@ export { CliError, type CliIo } from "./io.js";
 export const USAGE = `xlats: XLA for TypeScript
 
 Usage:
-  xlats run FILE [--entry NAME] [--arg LITERAL]... [--backend NAME]
-      Run the entry computation of FILE (HLO or StableHLO text) on one device.
+  xlats run FILE [--entry NAME] [--arg LITERAL]... [--backend NAME] [--timeout SECONDS]
+      Run the entry computation of FILE (HLO or StableHLO text) on one device;
+      --timeout stops a run still going after SECONDS (an endless loop) with an error.
       Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>'.
       Prints each result as an MLIR literal on its own line.
   xlats test FILE|DIR... [--backend NAME]
@@ -120,7 +122,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     return 0;
   }
   switch (command) {
-    case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend"], "run"), io);
+    case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend", "timeout"], "run"), io);
     case "test": return testCommand(parseArgs(rest, ["backend"], "test"), io);
     case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
@@ -169,14 +171,17 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
     }
   });
   checkArguments(entry, literals);
-  const result = await runOnOneDevice(backend, entry, literals);
+  const timeout = single(args, "timeout", "run");
+  const seconds = timeout === undefined ? undefined : Number(timeout);
+  if (seconds !== undefined && !(seconds > 0)) throw new CliError(`run: --timeout takes a number of seconds, got '${timeout}'`);
+  const result = await runOnOneDevice(backend, entry, literals, seconds === undefined ? {} : { deadline: Date.now() + seconds * 1000 });
   for (const value of resultsOf(result)) io.out(printMlirLiteral(value));
   return 0;
 }
 
 /** The backend's in-process evaluate when it has one, else one device of a client of that backend. */
-async function runOnOneDevice(backend: BackendEntry, entry: Computation, literals: readonly Literal[]): Promise<Literal> {
-  if (backend.evaluate !== undefined) return backend.evaluate(entry, literals);
+async function runOnOneDevice(backend: BackendEntry, entry: Computation, literals: readonly Literal[], options: EvaluateOptions): Promise<Literal> {
+  if (backend.evaluate !== undefined) return backend.evaluate(entry, literals, options);
   const client = await createClient({ backend: backend.host, deviceCount: 1 });
   try {
     return (await client.run(entry, [literals]))[0]!;

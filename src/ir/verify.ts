@@ -8,7 +8,8 @@
 //  - sub-computations have the signature their op needs (reducers take scalars and
 //    return their accumulators, comparators return pred[], loop conditions return
 //    pred[], bodies and branches take and return the right shapes), and no computation
-//    calls itself, directly or not.
+//    calls itself, directly or not;
+//  - every value fits the memory budget (src/types/resource.ts), else a ResourceError.
 // Findings are VerifyErrors naming the computation and the instruction.
 
 import { inferShape } from "../shape/index.js";
@@ -18,6 +19,8 @@ import {
 import type { ElementType } from "../types/element_type.js";
 import { ShapeError, VerifyError } from "../types/errors.js";
 import { shapesCompatible, shapeToString, type Shape } from "../types/shape.js";
+import { checkFitsBudget } from "../types/resource.js";
+import { sourceLocation } from "./locations.js";
 import { isOp, subcomputationsOf, type Computation, type HloModule, type Instruction } from "./computation.js";
 import { isOpcode, OP_TABLE, type Opcode } from "./opcodes.js";
 
@@ -115,6 +118,8 @@ function verifyOne(c: Computation): void {
       fail(c, inst, `parameter ${(inst as Instruction<"parameter">).attrs.number} is not among the computation's parameters`);
     }
     verifyInstruction(c, inst, defined);
+    const at = sourceLocation(inst);
+    checkFitsBudget(inst.shape, inst.name, `computation ${c.name}, instruction ${inst.name}${at !== undefined ? ` (line ${at.line}, column ${at.column})` : ""}`);
     defined.add(inst);
     ids.add(inst.id);
     names.add(inst.name);

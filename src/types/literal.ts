@@ -18,6 +18,7 @@ import {
   type ArrayShape, type Layout, type Shape, type TokenShape, type TupleShape,
 } from "./shape.js";
 import { ShapeError } from "./errors.js";
+import { checkBytes } from "./resource.js";
 
 export type Storage =
   | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array
@@ -61,6 +62,7 @@ export function storagePerElement(t: ElementType): number {
 }
 
 export function allocateStorage(t: ElementType, count: number): Storage {
+  checkBytes(count * ELEMENT_TYPES[t].storageBytes, `an array of ${count} ${t} elements`, "a literal");
   return new (storageConstructor(t))(count * storagePerElement(t));
 }
 

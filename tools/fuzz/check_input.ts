@@ -23,6 +23,8 @@ export type Outcome =
 
 /** Programs whose values all hold fewer elements than this are evaluated. */
 const EVALUATE_ELEMENT_LIMIT = 1 << 16;
+/** Longer texts (thousands of repeated lines, deep chains) are parsed and verified only: evaluating them tests nothing new and takes seconds. */
+const EVALUATE_TEXT_LIMIT = 100_000;
 /** How long one evaluation may run before the interpreter stops it (an endless `while` is a valid program). */
 const EVALUATE_DEADLINE_MS = 500;
 
@@ -40,7 +42,7 @@ export function checkInput(kind: InputKind, text: string): Outcome {
     verifyModule(module);
     phase = "evaluate";
     for (const entry of entriesOf(module)) {
-      if (!isSmall(entry)) continue;
+      if (text.length > EVALUATE_TEXT_LIMIT || !isSmall(entry)) continue;
       const args = entry.parameters.map((p) => (isArray(p.shape) ? Literal.zeros(p.shape) : undefined));
       if (args.some((a) => a === undefined)) continue;
       evaluate(entry, args as Literal[], { customCalls: CHECK_TARGETS, deadline: Date.now() + EVALUATE_DEADLINE_MS });

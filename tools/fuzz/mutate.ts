@@ -128,7 +128,7 @@ const splice: Mutation = (text, rng, pool) => {
 const repeatLine: Mutation = (text, rng) => {
   const lines = text.split("\n");
   const at = rng.int(lines.length);
-  lines.splice(at, 0, ...Array<string>(rng.pick([10, 1000, 20000])).fill(lines[at]!));
+  lines.splice(at, 0, ...Array<string>(rng.pick([10, 1000, 5000])).fill(lines[at]!));
   return lines.join("\n");
 };
 

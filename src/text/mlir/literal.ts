@@ -59,13 +59,14 @@ function parseNested(c: Cursor): RawNested {
   });
 }
 
-function parseElement(c: Cursor): RawElement {
+/** One element; a complex pair's parts are real numbers (`((1, 2), 3)` is an error, not a recursion). */
+function parseElement(c: Cursor, complexAllowed = true): RawElement {
   c.skipWs();
   const offset = c.pos;
-  if (c.accept("(")) {
-    const re = parseElement(c);
+  if (complexAllowed && c.accept("(")) {
+    const re = parseElement(c, false);
     c.expect(",");
-    const im = parseElement(c);
+    const im = parseElement(c, false);
     c.expect(")");
     return { kind: "complex", re, im, offset };
   }
