@@ -120,6 +120,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
           if (!("outcome" in ready)) throw new Error(`fuzz worker failed to start: ${"crash" in ready ? ready.crash : "no answer"}`);
           worker = w;
         }
+        if (next >= options.count) break;
         const w = worker;
         const index = next++;
         const answer = listen(w, (m) => ((m as WorkReply).index === index ? { outcome: (m as WorkReply).outcome } : undefined), options.timeoutMs);
