@@ -36,6 +36,9 @@ export interface MutationPool {
   readonly words: readonly string[];
 }
 
+/** Mutations stop growing a text past this: the point is odd structure, not memory exhaustion of the fuzzer itself. */
+const MAX_INPUT_CHARS = 4_000_000;
+
 /** Numbers at the edges of every integer and float format, and far past them. */
 const EDGE_NUMBERS = [
   "0", "-1", "1", "2147483647", "2147483648", "4294967295", "4294967296", "9007199254740993",
@@ -128,7 +131,8 @@ const splice: Mutation = (text, rng, pool) => {
 const repeatLine: Mutation = (text, rng) => {
   const lines = text.split("\n");
   const at = rng.int(lines.length);
-  lines.splice(at, 0, ...Array<string>(rng.pick([10, 1000, 5000])).fill(lines[at]!));
+  const copies = Math.min(rng.pick([10, 1000, 5000]), Math.floor(MAX_INPUT_CHARS / (lines[at]!.length + 1)));
+  lines.splice(at, 0, ...Array<string>(copies).fill(lines[at]!));
   return lines.join("\n");
 };
 
@@ -141,6 +145,6 @@ const MUTATIONS: readonly Mutation[] = [
 export function mutate(text: string, rng: Random, pool: MutationPool): string {
   let out = text;
   const count = 1 + rng.int(3);
-  for (let i = 0; i < count; i++) out = rng.pick(MUTATIONS)(out, rng, pool);
+  for (let i = 0; i < count && out.length < MAX_INPUT_CHARS; i++) out = rng.pick(MUTATIONS)(out, rng, pool);
   return out;
 }
