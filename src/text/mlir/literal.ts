@@ -96,7 +96,14 @@ export function denseToLiteral(c: Cursor, body: DenseBody, shape: ArrayShape): L
   const flat: RawElement[] = [];
   const dims = shape.dimensions;
   if (body.value.kind !== "list") {
-    for (let i = 0; i < n; i++) flat.push(body.value); // splat
+    // A splat: its element is written once and copied, never listed n times (a billion-element splat).
+    if (n === 0) return lit;
+    writeElement(c, lit, 0, body.value, t);
+    const data = lit.data;
+    const per = data.length / n;
+    if (per === 1) (data as unknown as { fill(v: unknown): void }).fill(data[0]);
+    else for (let i = per; i < data.length; i++) data[i] = data[i % per]!;
+    return lit;
   } else {
     const walk = (v: RawNested, depth: number): void => {
       if (depth === dims.length) {
