@@ -278,8 +278,9 @@ export class Importer {
 
   /**
    * Function names, each after every function it refers to (calls, decompositions,
-   * any symbol attribute), found without recursion; a cycle is a ParseError at the use
-   * that closes it.
+   * any symbol attribute), found without recursion. A name used inside its own cycle is
+   * skipped here: a symbol may name a custom-call target, and real recursion is
+   * reported by `func`.
    */
   private calleesFirstOrder(order: readonly string[]): string[] {
     const out: string[] = [];
@@ -295,8 +296,6 @@ export class Importer {
           stack.pop();
           state.set(top.name, "done");
           out.push(top.name);
-        } else if (state.get(use.name) === "open") {
-          throw this.c.error(`@${use.name} calls itself; recursion is not supported`, use.offset);
         } else if (!state.has(use.name)) {
           state.set(use.name, "open");
           stack.push({ name: use.name, uses: this.symbolsUsedBy(this.funcs.get(use.name)!), next: 0 });
