@@ -15,7 +15,7 @@ export * from "./ir/attributes.js";
 export * from "./ir/opcodes.js";
 export * from "./ir/computation.js";
 export { inferShape, SHAPE_RULES } from "./shape/index.js";
-export { verifyComputation, verifyModule } from "./ir/verify.js";
+export { verifyComputation, verifyMemoryBudget, verifyModule } from "./ir/verify.js";
 export * from "./builder/xla_builder.js";
 export * from "./builder/conversion.js";
 export * from "./builder/elementwise.js";

@@ -8,6 +8,7 @@ import { DEFAULT_BACKEND } from "../runtime/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
 import { runCheckTextAsync, type CheckCaseResult } from "../check/runner.js";
 import type { Computation } from "../ir/computation.js";
+import { verifyMemoryBudget } from "../ir/verify.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";
 import { parseMlirLiteral, printMlirLiteral, shapeToMlir } from "../text/mlir/index.js";
 import { XlaError } from "../types/errors.js";
@@ -171,6 +172,7 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
     }
   });
   checkArguments(entry, literals);
+  verifyMemoryBudget(module);
   const timeout = single(args, "timeout", "run");
   const seconds = timeout === undefined ? undefined : Number(timeout);
   if (seconds !== undefined && !(seconds > 0)) throw new CliError(`run: --timeout takes a number of seconds, got '${timeout}'`);

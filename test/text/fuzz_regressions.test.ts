@@ -5,7 +5,7 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
 import {
-  arrayShape, DeadlineError, evaluate, ExecutionError, Literal, ParseError, parseStableHlo, ResourceError, setMemoryBudget, verifyModule,
+  arrayShape, DeadlineError, evaluate, ExecutionError, Literal, ParseError, parseStableHlo, ResourceError, setMemoryBudget, verifyMemoryBudget,
 } from "../../src/index.js";
 import { compile } from "../../src/compiler/index.js";
 import { InstructionFactory } from "../../src/ir/factory.js";
@@ -64,7 +64,7 @@ test("unique names: the n-th value of one name is name.n, and a name given back 
 const hugeIota = "func.func @main() -> tensor<4294967296xf32> {\n  %0 = stablehlo.iota dim = 0 : tensor<4294967296xf32>\n  func.return %0 : tensor<4294967296xf32>\n}\n";
 
 test("a value past the memory budget is a ResourceError at verification, naming the instruction and its size", () => {
-  assert.throws(() => verifyModule(parseStableHlo(hugeIota)), (e: unknown) => {
+  assert.throws(() => verifyMemoryBudget(parseStableHlo(hugeIota)), (e: unknown) => {
     assert.ok(e instanceof ResourceError, String(e));
     assert.equal(e.bytes, 4 * 2 ** 32);
     assert.match(e.message, /instruction 0 \(line 2, column 3\): f32\[4294967296\] needs 17179869184 bytes, more than the memory budget/);
@@ -76,10 +76,10 @@ test("a value past the memory budget is a ResourceError at verification, naming 
 
 test("the memory budget is configurable", () => {
   const module = parseStableHlo("func.func @main() -> tensor<1024xf32> {\n  %0 = stablehlo.iota dim = 0 : tensor<1024xf32>\n  func.return %0 : tensor<1024xf32>\n}\n");
-  verifyModule(module);
+  verifyMemoryBudget(module);
   const previous = setMemoryBudget(1000);
   try {
-    assert.throws(() => verifyModule(module), (e: unknown) => e instanceof ResourceError && e.bytes === 4096);
+    assert.throws(() => verifyMemoryBudget(module), (e: unknown) => e instanceof ResourceError && e.bytes === 4096);
     assert.throws(() => Literal.zeros(arrayShape("f32", [1024])), ResourceError);
   } finally {
     setMemoryBudget(previous);

@@ -4,7 +4,7 @@
 // a finding.
 
 import type { Computation, HloModule } from "../../src/ir/computation.js";
-import { verifyModule } from "../../src/ir/verify.js";
+import { verifyMemoryBudget, verifyModule } from "../../src/ir/verify.js";
 import { evaluate } from "../../src/interpreter/evaluate.js";
 import type { CustomCallTarget } from "../../src/interpreter/context.js";
 import { parseHlo } from "../../src/text/hlo/index.js";
@@ -40,6 +40,7 @@ export function checkInput(kind: InputKind, text: string): Outcome {
     const module = kind === "mlir" ? parseStableHlo(text) : parseHlo(text);
     phase = "verify";
     verifyModule(module);
+    verifyMemoryBudget(module);
     phase = "evaluate";
     for (const entry of entriesOf(module)) {
       if (text.length > EVALUATE_TEXT_LIMIT || !isSmall(entry)) continue;
