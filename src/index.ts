@@ -3,6 +3,7 @@
 export * from "./types/element_type.js";
 export * from "./types/shape.js";
 export * from "./types/errors.js";
+export { DEFAULT_MEMORY_BUDGET_BYTES, memoryBudget, setMemoryBudget } from "./types/resource.js";
 export * from "./types/literal.js";
 export * from "./types/index_util.js";
 export * from "./types/float_codec.js";
@@ -15,7 +16,7 @@ export * from "./ir/attributes.js";
 export * from "./ir/opcodes.js";
 export * from "./ir/computation.js";
 export { inferShape, SHAPE_RULES } from "./shape/index.js";
-export { verifyComputation, verifyModule } from "./ir/verify.js";
+export { verifyComputation, verifyMemoryBudget, verifyModule } from "./ir/verify.js";
 export * from "./builder/xla_builder.js";
 export * from "./builder/conversion.js";
 export * from "./builder/elementwise.js";

@@ -8,6 +8,8 @@ import { DEFAULT_BACKEND } from "../runtime/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
 import { runCheckTextAsync, type CheckCaseResult } from "../check/runner.js";
 import type { Computation } from "../ir/computation.js";
+import { verifyMemoryBudget } from "../ir/verify.js";
+import type { EvaluateOptions } from "../interpreter/evaluate.js";
 import { shapeToMlir } from "../text/mlir/index.js";
 import { XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
@@ -26,8 +28,9 @@ export const USAGE = `xlats: XLA for TypeScript
 
 Usage:
   xlats run FILE [--entry NAME] [--arg LITERAL|FILE.npy]... [--out FILE.npz|FILE.npy]
-              [--print mlir|numpy] [--backend NAME]
-      Run the entry computation of FILE (HLO or StableHLO text) on one device.
+              [--print mlir|numpy] [--backend NAME] [--timeout SECONDS]
+      Run the entry computation of FILE (HLO or StableHLO text) on one device;
+      --timeout stops a run still going after SECONDS (an endless loop) with an error.
       Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>',
       or a .npy file. Prints each result on its own line as an MLIR literal, or as
       numpy's repr with --print numpy; --out also writes them to a .npz (arr_0,
@@ -133,7 +136,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     return 0;
   }
   switch (command) {
-    case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend", "out", "print"], "run"), io);
+    case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend", "out", "print", "timeout"], "run"), io);
     case "test": return testCommand(parseArgs(rest, ["backend"], "test"), io);
     case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
@@ -182,15 +185,22 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const out = single(args, "out", "run");
   const literals = (args.flags.get("arg") ?? []).map((a, i) => readRunArgument(a, i + 1, io, entry.parameters[i]?.shape));
   checkArguments(entry, literals);
-  const results = isShardedModule(module) ? await runSharded(module, entryName, literals, backend, io) : resultsOf(await runOnOneDevice(backend, entry, literals));
+  verifyMemoryBudget(module);
+  const timeout = single(args, "timeout", "run");
+  const seconds = timeout === undefined ? undefined : Number(timeout);
+  if (seconds !== undefined && !(seconds > 0)) throw new CliError(`run: --timeout takes a number of seconds, got '${timeout}'`);
+  const options = seconds === undefined ? {} : { deadline: Date.now() + seconds * 1000 };
+  const results = isShardedModule(module)
+    ? await runSharded(module, entryName, literals, backend, io)
+    : resultsOf(await runOnOneDevice(backend, entry, literals, options));
   if (out !== undefined) writeRunResults(out, results, io);
   for (const value of results) io.out(formatRunResult(value, printFormat));
   return 0;
 }
 
 /** The backend's in-process evaluate when it has one, else one device of a client of that backend. */
-async function runOnOneDevice(backend: BackendEntry, entry: Computation, literals: readonly Literal[]): Promise<Literal> {
-  if (backend.evaluate !== undefined) return backend.evaluate(entry, literals);
+async function runOnOneDevice(backend: BackendEntry, entry: Computation, literals: readonly Literal[], options: EvaluateOptions): Promise<Literal> {
+  if (backend.evaluate !== undefined) return backend.evaluate(entry, literals, options);
   const client = await createClient({ backend: backend.host, deviceCount: 1 });
   try {
     return (await client.run(entry, [literals]))[0]!;

@@ -13,7 +13,7 @@ import { dumpText } from "./dump_text.js";
 import { createEvalContext, type EvaluateOptions } from "../interpreter/evaluate.js";
 import type { EvalContext, Kernel } from "../interpreter/context.js";
 import { KERNELS } from "../interpreter/kernels/index.js";
-import { ExecutionError } from "../types/errors.js";
+import { DeadlineError, ExecutionError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
 import { byteSize, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
@@ -238,6 +238,9 @@ export class Executable {
   /** Runs a step list (the entry's, or a nested one) with its parameters, outputs and arena at these offsets. */
   private runSteps(list: StepList, parameters: readonly number[], outputs: readonly number[], arena: number, run: RunState): void {
     const p = this.program;
+    // Every loop iteration's condition and body run through here: a runaway loop stops at its deadline.
+    const deadline = run.options.deadline;
+    if (deadline !== undefined && Date.now() > deadline) throw new DeadlineError(`${p.module.name}: the run passed its deadline`);
     const { constantOffsets, scratchOffsets } = this.placement;
     const at = (l: Location): number => {
       switch (l.space) {

@@ -4,7 +4,7 @@
 
 import type { Computation, Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
-import { ExecutionError } from "../types/errors.js";
+import { DeadlineError, ExecutionError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString } from "../types/shape.js";
 import { HostQueues, singleDeviceCollectives } from "../runtime/device_interfaces.js";
@@ -26,6 +26,11 @@ export interface EvaluateOptions {
   rngSeed?: bigint;
   /** Shardy meshes by name (`meshTable(module)`), for sdy.manual_computation bodies run device by device. */
   meshes?: ReadonlyMap<string, Mesh>;
+  /**
+   * When to give up, in `Date.now()` milliseconds: past it the evaluation stops with a
+   * DeadlineError (a `while` whose condition never turns false is a valid program).
+   */
+  deadline?: number;
 }
 
 /** Runs `computation` on `args` and returns its result (a tuple literal for tuple results). */
@@ -56,6 +61,8 @@ export function createEvalContext(options: EvaluateOptions = {}): EvalContext {
     rngSeed: options.rngSeed ?? 0n,
     ...(options.meshes !== undefined ? { meshes: options.meshes } : {}),
     call: (c, a) => {
+      // Every loop iteration and region runs through here, so a runaway program is caught here.
+      if (deadline !== undefined && Date.now() > deadline) throw new DeadlineError(`${c.name}: evaluation passed its deadline`);
       // Each nested call costs JavaScript stack: past the limit, a typed error instead of a RangeError.
       if (depth >= MAX_CALL_DEPTH) {
         throw new ExecutionError(`${c.name}: computations nest more than ${MAX_CALL_DEPTH} calls deep (call, while, conditional and reducer bodies count)`);
@@ -69,6 +76,7 @@ export function createEvalContext(options: EvaluateOptions = {}): EvalContext {
     },
   };
   let depth = 0;
+  const deadline = options.deadline;
   return ctx;
 }
 

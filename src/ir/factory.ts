@@ -140,14 +140,25 @@ export class InstructionFactory {
 
   /** Reserves and returns `base`, or `base.N` for the first N that is free. */
   uniqueName(base: string): string {
-    let name = base;
-    for (let k = 1; this.names.has(name); k++) name = `${base}.${k}`;
+    if (!this.names.has(base)) {
+      this.names.add(base);
+      return base;
+    }
+    // Start past the suffixes known taken: thousands of values of one name stay linear.
+    let k = this.nextSuffix.get(base) ?? 1;
+    while (this.names.has(`${base}.${k}`)) k++;
+    this.nextSuffix.set(base, k + 1);
+    const name = `${base}.${k}`;
     this.names.add(name);
     return name;
   }
 
+  /** For each base name, a suffix below which every `base.N` is taken (forgotten when a name is given back). */
+  private readonly nextSuffix = new Map<string, number>();
+
   /** Gives a name back (its instruction was replaced), so a copy may keep it. */
   releaseName(name: string): void {
     this.names.delete(name);
+    this.nextSuffix.clear();
   }
 }

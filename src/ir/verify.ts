@@ -8,7 +8,8 @@
 //  - sub-computations have the signature their op needs (reducers take scalars and
 //    return their accumulators, comparators return pred[], loop conditions return
 //    pred[], bodies and branches take and return the right shapes), and no computation
-//    calls itself, directly or not.
+//    calls itself, directly or not;
+//  - (verifyMemoryBudget, for programs about to run) every value fits the memory budget.
 // Findings are VerifyErrors naming the computation and the instruction.
 
 import { inferShape } from "../shape/index.js";
@@ -19,6 +20,8 @@ import {
 } from "../shape/signature.js";
 import { ShapeError, VerifyError } from "../types/errors.js";
 import { shapesCompatible, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
+import { checkFitsBudget } from "../types/resource.js";
+import { sourceLocation } from "./locations.js";
 import { isOp, subcomputationsOf, type Computation, type HloModule, type Instruction } from "./computation.js";
 import { isOpcode, OP_TABLE, type Opcode } from "./opcodes.js";
 
@@ -158,4 +161,20 @@ export function verifyModule(module: HloModule): void {
   }
   const verifier = new Verifier();
   for (const c of module.computations) verifier.visit(c);
+}
+
+/**
+ * Every value an instruction of the module produces fits the memory budget
+ * (src/types/resource.ts), else a ResourceError naming it and its size. Separate from
+ * verifyModule: a program that is only transformed (`xlats opt`) may name any size.
+ */
+export function verifyMemoryBudget(module: HloModule): void {
+  for (const c of module.computations) {
+    for (const inst of c.instructions) {
+      // Parameters come from the caller's literals, allocated (and checked) already.
+      if (inst.opcode === "parameter") continue;
+      const at = sourceLocation(inst);
+      checkFitsBudget(inst.shape, inst.name, `computation ${c.name}, instruction ${inst.name}${at !== undefined ? ` (line ${at.line}, column ${at.column})` : ""}`);
+    }
+  }
 }

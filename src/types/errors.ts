@@ -39,6 +39,22 @@ export class ExecutionError extends XlaError {
   override name = "ExecutionError";
 }
 
+/** A run stopped because it passed its deadline (`EvaluateOptions.deadline`, `xlats run --timeout`). */
+export class DeadlineError extends ExecutionError {
+  override name = "DeadlineError";
+}
+
+/**
+ * A value too large to hold: its byte size overflows or exceeds the memory budget.
+ * `instruction` names the instruction (or literal) whose value it is.
+ */
+export class ResourceError extends XlaError {
+  override name = "ResourceError";
+  constructor(message: string, readonly instruction: string, readonly bytes: number) {
+    super(message);
+  }
+}
+
 /** Text that does not parse: carries the position and a caret under the source line. */
 export class ParseError extends XlaError {
   override name = "ParseError";

@@ -20,6 +20,7 @@ import {
 import { ShapeError } from "./errors.js";
 import { quantizationsEqual, type UniformQuantization } from "./quantization.js";
 import { decodeNpy, encodeNpy, type NpyReadOptions, type NpyWriteOptions } from "./npy.js";
+import { checkBytes } from "./resource.js";
 
 export type Storage =
   | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array
@@ -63,6 +64,7 @@ export function storagePerElement(t: ElementType): number {
 }
 
 export function allocateStorage(t: ElementType, count: number): Storage {
+  checkBytes(count * ELEMENT_TYPES[t].storageBytes, `an array of ${count} ${t} elements`, "a literal");
   return new (storageConstructor(t))(count * storagePerElement(t));
 }
 

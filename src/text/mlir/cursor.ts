@@ -10,6 +10,9 @@ import { ParseError } from "../../types/errors.js";
 /** Deepest nesting of regions, lists or attributes accepted before the parser gives up (no stack overflow). */
 export const MAX_NESTING = 256;
 
+/** Most results one op may declare (`%r:N = ...`): far beyond real programs, and each costs work before its types are read. */
+export const MAX_RESULT_COUNT = 1 << 16;
+
 /** A number as MLIR writes it, matched in place (sticky: no substring per number). */
 const NUMBER = /[-+]?(0x[0-9a-fA-F]+|[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)/y;
 

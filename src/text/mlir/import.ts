@@ -14,7 +14,7 @@ import { resolveDeclaredResult } from "../../shape/quantized.js";
 import { ShapeError, ParseError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import { elementCount, shapesCompatible, shapesEqual, shapeToString, tupleShape, type Shape } from "../../types/shape.js";
-import { UNNAMED_MODULE, type AttrDict, type OpNode, type Region, type ValueUse } from "./ast.js";
+import { UNNAMED_MODULE, type Attr, type AttrDict, type OpNode, type Region, type ValueUse } from "./ast.js";
 import type { Cursor } from "./cursor.js";
 import { lowerOp } from "./import_ops.js";
 import { attrToText } from "./print_attr.js";
@@ -87,6 +87,9 @@ export class CompBuilder {
     opcode: O, operands: readonly Instruction[], attrs: OpAttributes[O], declared: Shape | undefined, offset: number,
     name?: string, frontendAttributes?: Readonly<Record<string, string>>, sourceOp?: string,
   ): Instruction<O> {
+    // An op's lowering reads its operands by position: too few (an op name swapped for
+    // one with more operands) leaves holes, which are a ParseError here.
+    if (operands.includes(undefined as unknown as Instruction)) throw this.c.error(`${OP_TABLE[opcode].stablehlo ?? opcode}: too few operands`, offset);
     const shape = this.shapeOf(opcode, operands, attrs, declared, offset);
     // The shape was inferred (and checked against the declared type) just above, where a mismatch can point at the text.
     const metadata = this.metadataAt(offset, sourceOp !== undefined && sourceOp !== OP_TABLE[opcode].stablehlo ? sourceOp : undefined);
@@ -218,6 +221,9 @@ export class Importer {
   importModule(top: readonly OpNode[]): HloModule {
     this.collect(top, 0);
     const order = [...this.funcs.keys()];
+    // Callees are built before their callers, so building a function never recurses into
+    // another: a call chain may be deeper than the JavaScript stack.
+    for (const n of this.calleesFirstOrder(order)) this.func(n, this.funcs.get(n)!.offset);
     const functions = order.map((n) => this.func(n, this.funcs.get(n)!.offset));
     // MLIR takes a module without functions (only meshes, or nothing): the IR's entry is then an empty stand-in.
     const entry = order.length === 0 ? emptyEntry() : this.built.get(this.funcs.has("main") ? "main" : order[order.length - 1]!)!;
@@ -270,6 +276,53 @@ export class Importer {
         throw this.c.error(`'${op.name}' cannot appear at module level`, op.offset);
       }
     }
+  }
+
+  /**
+   * Function names, each after every function it refers to (calls, decompositions,
+   * any symbol attribute), found without recursion. A name used inside its own cycle is
+   * skipped here: a symbol may name a custom-call target, and real recursion is
+   * reported by `func`.
+   */
+  private calleesFirstOrder(order: readonly string[]): string[] {
+    const out: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    for (const start of order) {
+      if (state.has(start)) continue;
+      state.set(start, "open");
+      const stack = [{ name: start, uses: this.symbolsUsedBy(this.funcs.get(start)!), next: 0 }];
+      while (stack.length > 0) {
+        const top = stack[stack.length - 1]!;
+        const use = top.uses[top.next++];
+        if (use === undefined) {
+          stack.pop();
+          state.set(top.name, "done");
+          out.push(top.name);
+        } else if (!state.has(use.name)) {
+          state.set(use.name, "open");
+          stack.push({ name: use.name, uses: this.symbolsUsedBy(this.funcs.get(use.name)!), next: 0 });
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The defined functions that `func`'s body names in an attribute, with the offset of the op naming each. */
+  private symbolsUsedBy(func: OpNode): { readonly name: string; readonly offset: number }[] {
+    const found: { name: string; offset: number }[] = [];
+    const ops = func.regions.flatMap((r) => r.block.ops).reverse();
+    for (let op = ops.pop(); op !== undefined; op = ops.pop()) {
+      const attrs: Attr[] = [...op.attrs.values()];
+      for (let a = attrs.pop(); a !== undefined; a = attrs.pop()) {
+        if (a.kind === "symbol") {
+          if (this.funcs.has(a.name)) found.push({ name: a.name, offset: op.offset });
+        } else if (a.kind === "list") attrs.push(...a.items);
+        else if (a.kind === "dict") attrs.push(...a.entries.values());
+        else if (a.kind === "struct") attrs.push(...a.fields.values());
+      }
+      for (const r of [...op.regions].reverse()) ops.push(...[...r.block.ops].reverse());
+    }
+    return found;
   }
 
   /** Whether the module defines function @name. */

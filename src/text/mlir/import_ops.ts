@@ -156,7 +156,8 @@ function bindResults(ctx: LowerContext, result: Instruction | undefined): void {
 }
 
 /** Values of a constant operand (dynamic_* ops need their shape operands to be constants). */
-export function constantInts(ctx: LowerContext, inst: Instruction, what: string): number[] {
+export function constantInts(ctx: LowerContext, inst: Instruction | undefined, what: string): number[] {
+  if (inst === undefined) return ctx.fail(`${what} is missing (too few operands)`);
   if (inst.opcode !== "constant") return ctx.fail(`${what} must be a constant (dynamic shapes are not supported)`);
   ctx.b.dropIfUnused(inst);
   return (inst as Instruction<"constant">).attrs.literal.values().map((v) => Number(v));

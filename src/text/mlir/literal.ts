@@ -76,13 +76,14 @@ function parseNested(c: Cursor): RawNested {
   });
 }
 
-function parseElement(c: Cursor): RawElement {
+/** One element; a complex pair's parts are real numbers (`((1, 2), 3)` is an error, not a recursion). */
+function parseElement(c: Cursor, complexAllowed = true): RawElement {
   c.skipWs();
   const offset = c.pos;
-  if (c.accept("(")) {
-    const re = parseElement(c);
+  if (complexAllowed && c.accept("(")) {
+    const re = parseElement(c, false);
     c.expect(",");
-    const im = parseElement(c);
+    const im = parseElement(c, false);
     c.expect(")");
     return { kind: "complex", re, im, offset };
   }
@@ -122,7 +123,14 @@ export function denseToLiteral(c: Cursor, body: DenseBody, shape: ArrayShape): L
   const flat: RawElement[] = [];
   const dims = shape.dimensions;
   if (body.value.kind !== "list") {
-    for (let i = 0; i < n; i++) flat.push(body.value); // splat
+    // A splat: its element is written once and copied, never listed n times (a billion-element splat).
+    if (n === 0) return lit;
+    writeElement(c, lit, 0, body.value, t);
+    const data = lit.data;
+    const per = data.length / n;
+    if (per === 1) (data as unknown as { fill(v: unknown): void }).fill(data[0]);
+    else for (let i = per; i < data.length; i++) data[i] = data[i % per]!;
+    return lit;
   } else {
     const walk = (v: RawNested, depth: number): void => {
       if (depth === dims.length) {
@@ -186,6 +194,7 @@ function realValue(c: Cursor, e: RawElement, t: ElementType): number {
 }
 
 function writeFloatBits(c: Cursor, lit: Literal, i: number, e: RawElement & { kind: "num" }, t: ElementType): void {
+  if (/^[-+]/.test(e.text)) throw c.error(`bit pattern ${e.text} has a sign; write the sign bit in the pattern`, e.offset);
   const bits = BigInt(e.text);
   const width = ELEMENT_TYPES[t].bitWidth;
   if (bits >> BigInt(Math.max(width, 8)) !== 0n) throw c.error(`bit pattern ${e.text} is wider than ${t}`, e.offset);

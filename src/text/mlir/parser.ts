@@ -5,7 +5,7 @@
 import { ELEMENT_TYPES } from "../../types/element_type.js";
 import { arrayShape, type Shape } from "../../types/shape.js";
 import type { Attr, AttrDict, Block, BlockArg, OpNode, Region, ResultGroup, ValueUse } from "./ast.js";
-import type { Cursor } from "./cursor.js";
+import { MAX_RESULT_COUNT, type Cursor } from "./cursor.js";
 import { denseToLiteral, parseDenseBody } from "./literal.js";
 import { parseElementType, parseType, parseTypeList, shapeToMlir } from "./types.js";
 import { parseSdyOp } from "./sdy_parse.js";
@@ -86,7 +86,9 @@ export class Parser {
     do {
       const v = c.valueRef();
       if (v === undefined) throw c.error("expected a result name");
+      const countAt = c.pos;
       const count = c.accept(":") ? c.integer("a result count") : 1;
+      if (count < 1 || count > MAX_RESULT_COUNT) throw c.error(`a result count must be between 1 and ${MAX_RESULT_COUNT}, got ${count}`, countAt + 1);
       groups.push({ name: v.name, count });
     } while (c.accept(","));
     c.expect("=", "after the result names");
