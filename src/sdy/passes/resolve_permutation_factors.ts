@@ -1,0 +1,145 @@
+// -sdy-resolve-permutation-factors: an op whose sharding rule has a permutation factor
+// (pad, slice, reverse, concatenate, windowed dimensions of a convolution or
+// reduce_window, ...) moves elements along that factor's dimensions, so a device cannot
+// compute its shard from its own operand shards when the factor is sharded. Runs after
+// -sdy-insert-explicit-reshards (operands and results are sharded compatibly with the
+// rule). Each such op is made local by replication: its operands are resharded so that
+// every dimension of a sharded permutation factor is replicated, the op computes on
+// them with its results replicated along those dimensions, and a reshard after it
+// restores the result's sharding (-sdy-reshard-to-collectives turns both into
+// collectives). Pads and slices whose shards only read their own operand shard (a
+// prefix slice, a pad that keeps each shard's elements in the same shard) are left as
+// they are: -sdy-convert-global-to-local computes them locally. A module without a
+// sharded permutation factor is returned unchanged.
+
+import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
+import { ComputationEdit, editModule } from "../../ir/edit.js";
+import { OP_TABLE } from "../../ir/opcodes.js";
+import { factoryFor } from "../../ir/rewrite.js";
+import { totalAxesSize } from "../axis.js";
+import type { Mesh, NamedMesh, OpShardingRule, TensorSharding } from "../model.js";
+import { getOrCreateShardingRule, ruleContextFor } from "../rules/registry.js";
+import { isMaximalMesh, resolveMesh } from "../sharding.js";
+
+export const RESOLVE_PERMUTATION_FACTORS = "sdy-resolve-permutation-factors";
+
+export interface ResolvePermutationFactorsOptions {
+  readonly enableHaloExchange: boolean;
+  readonly replicaCount: number;
+  readonly partitionCount: number;
+}
+
+/** The sharding of a value of `c`: its op's, or its argument's. */
+function valueSharding(c: Computation, v: Instruction): TensorSharding | undefined {
+  if (v.opcode === "parameter") return c.argShardings?.[(v as Instruction<"parameter">).attrs.number];
+  if (v.opcode === "sdyReshard") return (v as Instruction<"sdyReshard">).attrs.sharding;
+  return v.sdySharding?.length === 1 ? v.sdySharding[0] : undefined;
+}
+
+const shardCount = (s: TensorSharding | undefined, dim: number, mesh: Mesh): number => totalAxesSize(s?.dimShardings[dim]?.axes ?? [], mesh);
+
+/** A slice along `dim` that keeps each shard's leading elements (start 0, stride 1, the same shard size rounded up). */
+function isLocalSliceDim(inst: Instruction<"slice">, dim: number, shards: number): boolean {
+  const { startIndices, strides } = inst.attrs;
+  if (shards <= 1) return true;
+  if (startIndices[dim] !== 0 || strides[dim] !== 1) return false;
+  const inSize = (inst.operands[0]!.shape as { dimensions: readonly number[] }).dimensions[dim]!;
+  const outSize = (inst.shape as { dimensions: readonly number[] }).dimensions[dim]!;
+  return Math.ceil(inSize / shards) === Math.ceil(outSize / shards);
+}
+
+/** A pad along `dim` (no interior padding) whose every output shard holds elements of its own input shard only. */
+function isLocalPadDim(inst: Instruction<"pad">, dim: number, shards: number): boolean {
+  if (shards <= 1) return true;
+  if (inst.attrs.interiorPadding[dim] !== 0) return false;
+  const inSize = (inst.operands[0]!.shape as { dimensions: readonly number[] }).dimensions[dim]!;
+  const outSize = (inst.shape as { dimensions: readonly number[] }).dimensions[dim]!;
+  const sIn = Math.ceil(inSize / shards);
+  const sOut = Math.ceil(outSize / shards);
+  const low = inst.attrs.edgePaddingLow[dim]!;
+  for (let t = 0; t < shards; t++) {
+    const first = Math.max(0, t * sOut - low);
+    const last = Math.min(inSize - 1, t * sOut - low + sOut - 1);
+    if (first <= last && (Math.floor(first / sIn) !== t || Math.floor(last / sIn) !== t)) return false;
+  }
+  return true;
+}
+
+/** `s` with the axes of the dimensions in `dims` taken out (each such dimension replicated and closed). */
+function replicateDims(s: TensorSharding, dims: ReadonlySet<number>): TensorSharding {
+  return { ...s, dimShardings: s.dimShardings.map((d, i) => (dims.has(i) ? { axes: [], isClosed: true } : d)) };
+}
+
+/** The dimensions of each tensor that one of `factors` maps to. */
+function dimsOfFactors(mappings: OpShardingRule["operandMappings"], factors: ReadonlySet<number>): Set<number>[] {
+  return mappings.map((m) => new Set(m.flatMap((factorsOfDim, dim) => (factorsOfDim.some((f) => factors.has(f)) ? [dim] : []))));
+}
+
+function resolveComputation(c: Computation, meshes: readonly NamedMesh[]): ComputationEdit | undefined {
+  const ruleContext = ruleContextFor(c, false);
+  let edit: ComputationEdit | undefined;
+  let factory: ReturnType<typeof factoryFor> | undefined;
+  for (const inst of c.instructions) {
+    if (OP_TABLE[inst.opcode].family === "sdy" || inst.shape.kind !== "array" || inst.sdySharding?.length !== 1) continue;
+    const rule = getOrCreateShardingRule(inst, ruleContext);
+    if (rule === undefined || rule.isCustomRule || rule.permutationFactors.length === 0) continue;
+    const outSharding = inst.sdySharding[0]!;
+    const mesh = resolveMesh(outSharding.meshOrRef, meshes);
+    if (isMaximalMesh(mesh)) continue;
+    const inShardings = inst.operands.map((o) => valueSharding(c, o));
+    // A permutation factor needs replicating when it is sharded on some tensor and is not one of the local pad or slice cases.
+    const toReplicate = new Set(rule.permutationFactors.filter((f) => {
+      const sharded = (mappings: OpShardingRule["operandMappings"], shardings: readonly (TensorSharding | undefined)[]): number =>
+        Math.max(1, ...mappings.flatMap((m, t) => m.flatMap((factors, dim) => (factors.includes(f) ? [shardCount(shardings[t], dim, mesh)] : []))));
+      const shards = Math.max(sharded(rule.operandMappings, inShardings), sharded(rule.resultMappings, [outSharding]));
+      if (shards <= 1) return false;
+      const dim = rule.resultMappings[0]!.findIndex((factors) => factors.includes(f));
+      if (inst.opcode === "slice" && dim >= 0) return !isLocalSliceDim(inst as Instruction<"slice">, dim, shardCount(inShardings[0], dim, mesh));
+      if (inst.opcode === "pad" && dim >= 0) return !isLocalPadDim(inst as Instruction<"pad">, dim, shardCount(inShardings[0], dim, mesh));
+      return true;
+    }));
+    if (toReplicate.size === 0) continue;
+    edit ??= new ComputationEdit(c);
+    factory ??= factoryFor(c);
+    const operandDims = dimsOfFactors(rule.operandMappings, toReplicate);
+    inst.operands.forEach((operand, index) => {
+      const s = inShardings[index];
+      const dims = operandDims[index]!;
+      if (s === undefined || ![...dims].some((d) => (s.dimShardings[d]?.axes.length ?? 0) > 0)) return;
+      const reshard = factory!.add("sdyReshard", [operand], { sharding: replicateDims(s, dims) });
+      edit!.insertBefore(inst, reshard);
+      edit!.setOperand(inst, index, reshard);
+    });
+    const resultDims = dimsOfFactors(rule.resultMappings, toReplicate)[0]!;
+    if (![...resultDims].some((d) => (outSharding.dimShardings[d]?.axes.length ?? 0) > 0)) continue;
+    edit.annotate(inst, { sdySharding: [replicateDims(outSharding, resultDims)] });
+    const restore = factory.add("sdyReshard", [inst], { sharding: outSharding });
+    edit.insertAfter(inst, restore);
+    edit.replaceUses(inst, restore, (user) => user !== restore);
+  }
+  return edit;
+}
+
+export function resolvePermutationFactors(module: HloModule, _options: ResolvePermutationFactorsOptions): HloModule {
+  const meshes = module.meshes ?? [];
+  return editModule(module, (c) => resolveComputation(c, meshes));
+}
+
+export const RESOLVE_PERMUTATION_FACTORS_REGISTRATION: PassRegistration = {
+  name: RESOLVE_PERMUTATION_FACTORS,
+  description: "makes ops with sharded permutation factors (pad, slice, reverse, concatenate, windows) local by resharding their operands to replicate those dimensions and resharding their results back",
+  options: [
+    { name: "enable-halo-exchange", type: "bool", default: false, description: "exchange halos between neighbouring shards for pads and slices instead of replicating (not implemented: such ops are replicated)" },
+    { name: "replica-count", type: "int", default: 1, description: "number of replicas per partition" },
+    { name: "partition-count", type: "int", default: 1, description: "number of partitions per replica" },
+  ],
+  create: (options) => ({
+    name: RESOLVE_PERMUTATION_FACTORS,
+    run: (m) => resolvePermutationFactors(m, {
+      enableHaloExchange: options.bool("enable-halo-exchange"),
+      replicaCount: options.int("replica-count"),
+      partitionCount: options.int("partition-count"),
+    }),
+  }),
+};
