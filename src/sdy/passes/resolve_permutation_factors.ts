@@ -76,18 +76,90 @@ function dimsOfFactors(mappings: OpShardingRule["operandMappings"], factors: Rea
   return mappings.map((m) => new Set(m.flatMap((factorsOfDim, dim) => (factorsOfDim.some((f) => factors.has(f)) ? [dim] : []))));
 }
 
+/** A reshape's dimensions in groups that reshape among themselves: the smallest runs of operand and result dimensions with equal element counts. */
+function reshapeGroups(inDims: readonly number[], outDims: readonly number[]): { readonly ins: number[]; readonly outs: number[] }[] {
+  const groups: { ins: number[]; outs: number[] }[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < inDims.length || j < outDims.length) {
+    const group = { ins: [] as number[], outs: [] as number[] };
+    let pIn = 1;
+    let pOut = 1;
+    do {
+      if (j >= outDims.length || (pIn <= pOut && i < inDims.length)) {
+        pIn *= inDims[i]!;
+        group.ins.push(i++);
+      } else {
+        pOut *= outDims[j]!;
+        group.outs.push(j++);
+      }
+    } while ((i < inDims.length || j < outDims.length) && (pIn !== pOut || group.ins.length === 0 || group.outs.length === 0));
+    groups.push(group);
+  }
+  return groups;
+}
+
+/**
+ * The axes to replicate for a reshape to be computed on each device's padded shard: every
+ * axis sharding a group of dimensions that are split or merged (not one dimension kept as
+ * it is) where one of its dimensions is not divisible by its shard count (padding then
+ * breaks the row-major correspondence between operand and result shards).
+ */
+function reshapeAxesToReplicate(inst: Instruction<"reshape">, inSharding: TensorSharding, outSharding: TensorSharding, mesh: Mesh): Set<string> {
+  const inDims = (inst.operands[0]!.shape as { dimensions: readonly number[] }).dimensions;
+  const outDims = (inst.shape as { dimensions: readonly number[] }).dimensions;
+  const names = new Set<string>();
+  const indivisible = (s: TensorSharding, sizes: readonly number[], d: number): boolean => sizes[d]! % shardCount(s, d, mesh) !== 0;
+  for (const { ins, outs } of reshapeGroups(inDims, outDims)) {
+    if (ins.length === 1 && outs.length === 1 && inDims[ins[0]!] === outDims[outs[0]!]) continue;
+    if (!ins.some((d) => indivisible(inSharding, inDims, d)) && !outs.some((d) => indivisible(outSharding, outDims, d))) continue;
+    for (const d of ins) for (const a of inSharding.dimShardings[d]?.axes ?? []) names.add(a.name);
+    for (const d of outs) for (const a of outSharding.dimShardings[d]?.axes ?? []) names.add(a.name);
+  }
+  return names;
+}
+
+/** `s` without any axis (or sub-axis) of `names`. */
+function withoutAxes(s: TensorSharding, names: ReadonlySet<string>): TensorSharding {
+  return { ...s, dimShardings: s.dimShardings.map((d) => ({ ...d, axes: d.axes.filter((a) => !names.has(a.name)) })) };
+}
+
 function resolveComputation(c: Computation, meshes: readonly NamedMesh[]): ComputationEdit | undefined {
   const ruleContext = ruleContextFor(c, false);
   let edit: ComputationEdit | undefined;
   let factory: ReturnType<typeof factoryFor> | undefined;
   for (const inst of c.instructions) {
     if (OP_TABLE[inst.opcode].family === "sdy" || inst.shape.kind !== "array" || inst.sdySharding?.length !== 1) continue;
-    const rule = getOrCreateShardingRule(inst, ruleContext);
-    if (rule === undefined || rule.isCustomRule || rule.permutationFactors.length === 0) continue;
     const outSharding = inst.sdySharding[0]!;
     const mesh = resolveMesh(outSharding.meshOrRef, meshes);
     if (isMaximalMesh(mesh)) continue;
     const inShardings = inst.operands.map((o) => valueSharding(c, o));
+    const replace = (operandShardings: readonly (TensorSharding | undefined)[], resultSharding: TensorSharding): void => {
+      edit ??= new ComputationEdit(c);
+      factory ??= factoryFor(c);
+      inst.operands.forEach((operand, index) => {
+        const s = operandShardings[index];
+        if (s === undefined || s === inShardings[index]) return;
+        const reshard = factory!.add("sdyReshard", [operand], { sharding: s });
+        edit!.insertBefore(inst, reshard);
+        edit!.setOperand(inst, index, reshard);
+      });
+      if (resultSharding === outSharding) return;
+      edit.annotate(inst, { sdySharding: [resultSharding] });
+      const restore = factory.add("sdyReshard", [inst], { sharding: outSharding });
+      edit.insertAfter(inst, restore);
+      edit.replaceUses(inst, restore, (user) => user !== restore);
+    };
+    if (inst.opcode === "reshape") {
+      // Not a permutation in its rule, but an indivisible split or merge moves elements between shards.
+      const inSharding = inShardings[0];
+      if (inSharding === undefined) continue;
+      const names = reshapeAxesToReplicate(inst as Instruction<"reshape">, inSharding, outSharding, mesh);
+      if (names.size > 0) replace([withoutAxes(inSharding, names)], withoutAxes(outSharding, names));
+      continue;
+    }
+    const rule = getOrCreateShardingRule(inst, ruleContext);
+    if (rule === undefined || rule.isCustomRule || rule.permutationFactors.length === 0) continue;
     // A permutation factor needs replicating when it is sharded on some tensor and is not one of the local pad or slice cases.
     const toReplicate = new Set(rule.permutationFactors.filter((f) => {
       const sharded = (mappings: OpShardingRule["operandMappings"], shardings: readonly (TensorSharding | undefined)[]): number =>
@@ -100,23 +172,13 @@ function resolveComputation(c: Computation, meshes: readonly NamedMesh[]): Compu
       return true;
     }));
     if (toReplicate.size === 0) continue;
-    edit ??= new ComputationEdit(c);
-    factory ??= factoryFor(c);
     const operandDims = dimsOfFactors(rule.operandMappings, toReplicate);
-    inst.operands.forEach((operand, index) => {
-      const s = inShardings[index];
-      const dims = operandDims[index]!;
-      if (s === undefined || ![...dims].some((d) => (s.dimShardings[d]?.axes.length ?? 0) > 0)) return;
-      const reshard = factory!.add("sdyReshard", [operand], { sharding: replicateDims(s, dims) });
-      edit!.insertBefore(inst, reshard);
-      edit!.setOperand(inst, index, reshard);
-    });
+    const touches = (s: TensorSharding | undefined, dims: ReadonlySet<number>): boolean => s !== undefined && [...dims].some((d) => (s.dimShardings[d]?.axes.length ?? 0) > 0);
     const resultDims = dimsOfFactors(rule.resultMappings, toReplicate)[0]!;
-    if (![...resultDims].some((d) => (outSharding.dimShardings[d]?.axes.length ?? 0) > 0)) continue;
-    edit.annotate(inst, { sdySharding: [replicateDims(outSharding, resultDims)] });
-    const restore = factory.add("sdyReshard", [inst], { sharding: outSharding });
-    edit.insertAfter(inst, restore);
-    edit.replaceUses(inst, restore, (user) => user !== restore);
+    replace(
+      inShardings.map((s, index) => (touches(s, operandDims[index]!) ? replicateDims(s!, operandDims[index]!) : s)),
+      touches(outSharding, resultDims) ? replicateDims(outSharding, resultDims) : outSharding,
+    );
   }
   return edit;
 }
