@@ -17,7 +17,7 @@ import type { Computation, HloModule, Instruction } from "../../ir/computation.j
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
 import { factoryFor } from "../../ir/rewrite.js";
-import { totalAxesSize } from "../axis.js";
+import { axisListEquals, totalAxesSize } from "../axis.js";
 import type { Mesh, NamedMesh, OpShardingRule, TensorSharding } from "../model.js";
 import { getOrCreateShardingRule, ruleContextFor } from "../rules/registry.js";
 import { isMaximalMesh, resolveMesh } from "../sharding.js";
@@ -100,19 +100,47 @@ function reshapeGroups(inDims: readonly number[], outDims: readonly number[]): {
 }
 
 /**
+ * Whether a group of reshaped dimensions (unit dimensions without axes left out) stays
+ * local although a dimension is not divisible by its shard count: only the major
+ * dimension of each side is sharded, along the same axes, and the padded shards hold as
+ * many elements on both sides, so device k holds the same run of row-major elements
+ * before and after (a split or merge of unsharded minor dimensions).
+ */
+function isLocalIndivisibleGroup(
+  ins: readonly number[], outs: readonly number[], inDims: readonly number[], outDims: readonly number[],
+  inSharding: TensorSharding, outSharding: TensorSharding, mesh: Mesh,
+): boolean {
+  const axesOf = (s: TensorSharding, d: number) => s.dimShardings[d]?.axes ?? [];
+  if (ins.slice(1).some((d) => axesOf(inSharding, d).length > 0) || outs.slice(1).some((d) => axesOf(outSharding, d).length > 0)) return false;
+  const inMajor = ins[0]!;
+  const outMajor = outs[0]!;
+  if (!axisListEquals(axesOf(inSharding, inMajor), axesOf(outSharding, outMajor))) return false;
+  const shards = shardCount(inSharding, inMajor, mesh);
+  const shardElements = (major: number, dims: readonly number[], sizes: readonly number[]): number =>
+    Math.ceil(sizes[major]! / shards) * dims.slice(1).reduce((p, d) => p * sizes[d]!, 1);
+  return shardElements(inMajor, ins, inDims) === shardElements(outMajor, outs, outDims);
+}
+
+/**
  * The axes to replicate for a reshape to be computed on each device's padded shard: every
  * axis sharding a group of dimensions that are split or merged (not one dimension kept as
- * it is) where one of its dimensions is not divisible by its shard count (padding then
- * breaks the row-major correspondence between operand and result shards).
+ * it is) where one of its dimensions is not divisible by its shard count, unless the
+ * group stays local anyway (isLocalIndivisibleGroup).
  */
 function reshapeAxesToReplicate(inst: Instruction<"reshape">, inSharding: TensorSharding, outSharding: TensorSharding, mesh: Mesh): Set<string> {
   const inDims = (inst.operands[0]!.shape as { dimensions: readonly number[] }).dimensions;
   const outDims = (inst.shape as { dimensions: readonly number[] }).dimensions;
   const names = new Set<string>();
   const indivisible = (s: TensorSharding, sizes: readonly number[], d: number): boolean => sizes[d]! % shardCount(s, d, mesh) !== 0;
-  for (const { ins, outs } of reshapeGroups(inDims, outDims)) {
+  // A unit dimension without axes is in no group's way.
+  const kept = (s: TensorSharding, sizes: readonly number[]) => (d: number): boolean => sizes[d] !== 1 || (s.dimShardings[d]?.axes.length ?? 0) > 0;
+  for (const group of reshapeGroups(inDims, outDims)) {
+    const ins = group.ins.filter(kept(inSharding, inDims));
+    const outs = group.outs.filter(kept(outSharding, outDims));
+    if (ins.length === 0 || outs.length === 0) continue;
     if (ins.length === 1 && outs.length === 1 && inDims[ins[0]!] === outDims[outs[0]!]) continue;
     if (!ins.some((d) => indivisible(inSharding, inDims, d)) && !outs.some((d) => indivisible(outSharding, outDims, d))) continue;
+    if (isLocalIndivisibleGroup(ins, outs, inDims, outDims, inSharding, outSharding, mesh)) continue;
     for (const d of ins) for (const a of inSharding.dimShardings[d]?.axes ?? []) names.add(a.name);
     for (const d of outs) for (const a of outSharding.dimShardings[d]?.axes ?? []) names.add(a.name);
   }
@@ -128,6 +156,8 @@ function resolveComputation(c: Computation, meshes: readonly NamedMesh[]): Compu
   const ruleContext = ruleContextFor(c, false);
   let edit: ComputationEdit | undefined;
   let factory: ReturnType<typeof factoryFor> | undefined;
+  // Each op given a reshard back to its sharding: later reshards read that reshard.
+  const restored = new Map<Instruction, Instruction>();
   for (const inst of c.instructions) {
     if (OP_TABLE[inst.opcode].family === "sdy" || inst.shape.kind !== "array" || inst.sdySharding?.length !== 1) continue;
     const outSharding = inst.sdySharding[0]!;
@@ -140,7 +170,7 @@ function resolveComputation(c: Computation, meshes: readonly NamedMesh[]): Compu
       inst.operands.forEach((operand, index) => {
         const s = operandShardings[index];
         if (s === undefined || s === inShardings[index]) return;
-        const reshard = factory!.add("sdyReshard", [operand], { sharding: s });
+        const reshard = factory!.add("sdyReshard", [restored.get(operand) ?? operand], { sharding: s });
         edit!.insertBefore(inst, reshard);
         edit!.setOperand(inst, index, reshard);
       });
@@ -149,6 +179,7 @@ function resolveComputation(c: Computation, meshes: readonly NamedMesh[]): Compu
       const restore = factory.add("sdyReshard", [inst], { sharding: outSharding });
       edit.insertAfter(inst, restore);
       edit.replaceUses(inst, restore, (user) => user !== restore);
+      restored.set(inst, restore);
     };
     if (inst.opcode === "reshape") {
       // Not a permutation in its rule, but an indivisible split or merge moves elements between shards.
