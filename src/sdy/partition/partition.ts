@@ -3,8 +3,8 @@
 // ones and assemble global results from the devices' results. The passes are Shardy's,
 // taken from the pass registry by name and run in the partitioner's order:
 //
-//   propagation → insert explicit reshards → reshards to collectives → pad for
-//   divisibility → global to local → drop shardings and meshes
+//   propagation → insert explicit reshards → resolve permutation factors → reshards
+//   to collectives → pad for divisibility → global to local → drop shardings and meshes
 //
 // A step whose pass this build does not register is skipped and named in `skipped`;
 // then the program must not need it (checked: a program that needs a reshard or an
@@ -122,7 +122,12 @@ export function partition(module: HloModule, options: PartitionOptions = {}): Pa
     const needed = findNeededReshard(entry, m.meshes ?? []);
     if (needed !== undefined) throw new ShardingError(`partition: ${needed}; this build has no -sdy-insert-explicit-reshards pass to insert it`);
   } else {
-    m = step(m, "sdy-insert-explicit-reshards");
+    m = step(m, "sdy-insert-explicit-reshards", "enable-full-version=true");
+  }
+  m = step(m, "sdy-resolve-permutation-factors");
+  if (skipped.includes("sdy-resolve-permutation-factors")) {
+    const moved = findNeededReshard(entryOf(m, options.entry), m.meshes ?? [], { permutationsOnly: true });
+    if (moved !== undefined) throw new ShardingError(`partition: ${moved}; this build has no -sdy-resolve-permutation-factors pass to resolve it`);
   }
   m = step(m, "sdy-reshard-to-collectives");
   if (skipped.includes("sdy-reshard-to-collectives") && m.computations.some((c) => c.instructions.some((i) => i.opcode === "sdyReshard"))) {

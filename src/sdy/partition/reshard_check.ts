@@ -29,9 +29,11 @@ function shardingText(s: TensorSharding | undefined): string {
 /**
  * The first place in `c` (an entry function) that needs a reshard or an all_reduce,
  * described for an error message; undefined when every op's shardings agree with its
- * sharding rule.
+ * sharding rule. `permutationsOnly`: only elements moving along a sharded dimension
+ * (what -sdy-resolve-permutation-factors resolves).
  */
-export function findNeededReshard(c: Computation, meshes: readonly NamedMesh[]): string | undefined {
+export function findNeededReshard(c: Computation, meshes: readonly NamedMesh[], options: { permutationsOnly?: boolean } = {}): string | undefined {
+  const all = options.permutationsOnly !== true;
   const shardingOf = (v: Instruction): TensorSharding | undefined =>
     (v.opcode === "parameter" ? c.argShardings?.[(v as Instruction<"parameter">).attrs.number] : v.sdySharding?.[0]);
   const ctx = ruleContextFor(c, false);
@@ -40,24 +42,27 @@ export function findNeededReshard(c: Computation, meshes: readonly NamedMesh[]):
     const tensors = [...inst.operands.map(shardingOf), ...(inst.sdySharding ?? [undefined])];
     if (!tensors.some(hasAxes)) continue;
     const where = `${OP_TABLE[inst.opcode].stablehlo ?? inst.opcode} '${inst.name}'`;
-    if (tensors.some((s) => (s?.unreducedAxes.length ?? 0) > 0)) return `${where} has unreduced values`;
+    if (all && tensors.some((s) => (s?.unreducedAxes.length ?? 0) > 0)) return `${where} has unreduced values`;
     const rule = getOrCreateShardingRule(inst, ctx);
-    if (rule === undefined) return `${where} has no sharding rule but sharded operands or results (${tensors.map(shardingText).join(", ")})`;
+    if (rule === undefined) {
+      if (all) return `${where} has no sharding rule but sharded operands or results (${tensors.map(shardingText).join(", ")})`;
+      continue;
+    }
     const mesh = resolveMesh(tensors.find(hasAxes)!.meshOrRef, meshes);
     const mappings = [...rule.operandMappings, ...rule.resultMappings];
     const axesOfFactor = new Map<number, { axes: readonly AxisRef[]; tensor: number }>();
     for (let t = 0; t < mappings.length && t < tensors.length; t++) {
       const tfs = buildTensorFactorShardings(mappings[t]!, tensors[t], rule.factorSizes, mesh);
       for (const [factor, fs] of tfs.factorIndexToSharding) {
-        if (fs.overflowAxes.length > 0) return `${where}: factor ${factor} is sharded along axes that do not divide it`;
+        if (all && fs.overflowAxes.length > 0) return `${where}: factor ${factor} is sharded along axes that do not divide it`;
         const seen = axesOfFactor.get(factor);
         if (seen === undefined) axesOfFactor.set(factor, { axes: fs.axisRefs, tensor: t });
-        else if (!axisListEquals(seen.axes, fs.axisRefs)) {
+        else if (all && !axisListEquals(seen.axes, fs.axisRefs)) {
           return `${where}: its operands and results shard one dimension differently (${axisListToString(seen.axes)} vs ${axisListToString(fs.axisRefs)}), which needs a reshard`;
         }
       }
     }
-    for (const factor of [...rule.reductionFactors, ...rule.needReplicationFactors]) {
+    for (const factor of all ? [...rule.reductionFactors, ...rule.needReplicationFactors] : []) {
       const axes = axesOfFactor.get(factor)?.axes ?? [];
       if (axes.length > 0) return `${where}: it reduces or needs whole a dimension sharded along ${axisListToString(axes)}, which needs an all_reduce or an all_gather`;
     }
@@ -70,6 +75,7 @@ export function findNeededReshard(c: Computation, meshes: readonly NamedMesh[]):
       }
     }
   }
+  if (!all) return undefined;
   const results = c.root.opcode === "tuple" && c.resultShardings !== undefined && c.resultShardings.length !== 1 ? c.root.operands : [c.root];
   for (let i = 0; i < results.length; i++) {
     const value = shardingOf(results[i]!);
