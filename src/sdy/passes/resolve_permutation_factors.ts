@@ -9,8 +9,14 @@
 // restores the result's sharding (-sdy-reshard-to-collectives turns both into
 // collectives). Pads and slices whose shards only read their own operand shard (a
 // prefix slice, a pad that keeps each shard's elements in the same shard) are left as
-// they are: -sdy-convert-global-to-local computes them locally. A module without a
-// sharded permutation factor is returned unchanged.
+// they are: -sdy-convert-global-to-local computes them locally (a pad or slice that
+// shifts a dimension without changing its size is resolved too, though its rule calls
+// that dimension pass-through). A reshape (no permutation factor) that splits or merges
+// dimensions not divisible by their shard counts gets the same treatment for the axes of
+// those dimensions, unless its shards keep their elements. A module without such an op
+// is returned unchanged. `enable-halo-exchange` is accepted; the exchange of halos
+// between neighbouring shards is not implemented, so those ops are replicated as well
+// (the same values, more bytes moved).
 
 import type { PassRegistration } from "../../compiler/pass_options.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
@@ -190,9 +196,12 @@ function resolveComputation(c: Computation, meshes: readonly NamedMesh[]): Compu
       continue;
     }
     const rule = getOrCreateShardingRule(inst, ruleContext);
-    if (rule === undefined || rule.isCustomRule || rule.permutationFactors.length === 0) continue;
-    // A permutation factor needs replicating when it is sharded on some tensor and is not one of the local pad or slice cases.
-    const toReplicate = new Set(rule.permutationFactors.filter((f) => {
+    if (rule === undefined || rule.isCustomRule) continue;
+    // A pad or slice moves elements along a dimension it keeps the size of too (a pass-through factor in its rule), so every factor of one is checked.
+    const padOrSlice = inst.opcode === "pad" || inst.opcode === "slice";
+    const candidates = padOrSlice ? rule.factorSizes.map((_, f) => f) : rule.permutationFactors;
+    // A candidate factor needs replicating when it is sharded on some tensor and is not one of the local pad or slice cases.
+    const toReplicate = new Set(candidates.filter((f) => {
       const sharded = (mappings: OpShardingRule["operandMappings"], shardings: readonly (TensorSharding | undefined)[]): number =>
         Math.max(1, ...mappings.flatMap((m, t) => m.flatMap((factors, dim) => (factors.includes(f) ? [shardCount(shardings[t], dim, mesh)] : []))));
       const shards = Math.max(sharded(rule.operandMappings, inShardings), sharded(rule.resultMappings, [outSharding]));
