@@ -236,14 +236,16 @@ async function testCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   let failed = 0;
   let skipped = 0;
   // interpreter.run_parallel runs on this client's devices (worker threads, started on
-  // first use); it is closed at the end so the process can exit.
+  // first use, so devices no program runs on cost nothing); it is closed at the end so
+  // the process can exit. 16 devices hold the largest grids of the shared executable
+  // tests (a 4x4 mesh).
   let client: Client | undefined;
   try {
     for (const file of files) {
       let results: CheckCaseResult[];
       try {
         const text = io.readFile(file);
-        if (client === undefined && text.includes("interpreter.run_parallel")) client = await createClient({ deviceCount: 8, backend });
+        if (client === undefined && text.includes("interpreter.run_parallel")) client = await createClient({ deviceCount: 16, backend });
         results = await runCheckTextAsync(text, file, client ? { client, backend } : { backend });
       } catch (e) {
         if (!(e instanceof XlaError) && !(e instanceof CliError)) throw e;

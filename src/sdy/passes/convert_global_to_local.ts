@@ -88,9 +88,12 @@ interface Scope {
   readonly inlined: boolean;
 }
 
-/** The sharding of a value of the scope: its op's, or its argument's. */
+/** The sharding of a value of the scope: its op's (a collective's out sharding), or its argument's. */
 function valueSharding(scope: Scope, v: Instruction): TensorSharding | undefined {
   if (v.opcode === "parameter") return scope.argShardings[(v as Instruction<"parameter">).attrs.number];
+  // An sdy collective's result is sharded as its out sharding says.
+  const out = (v.attrs as { readonly outSharding?: TensorSharding }).outSharding;
+  if (OP_TABLE[v.opcode].family === "sdy" && out !== undefined) return out;
   return v.sdySharding?.length === 1 ? v.sdySharding[0] : undefined;
 }
 

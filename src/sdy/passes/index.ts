@@ -19,6 +19,7 @@ import { RESOLVE_SINGLE_DEVICE_SHARDING_REGISTRATION } from "./resolve_single_de
 import { PAD_FOR_DIVISIBILITY_REGISTRATION } from "./pad_for_divisibility.js";
 import { CONVERT_GLOBAL_TO_LOCAL_PASSES } from "./convert_global_to_local.js";
 import { INSERT_EXPLICIT_RESHARDS_REGISTRATION } from "./insert_explicit_reshards/pass.js";
+import { RESOLVE_PERMUTATION_FACTORS_REGISTRATION } from "./resolve_permutation_factors.js";
 import { RESHARD_TO_COLLECTIVES_REGISTRATION } from "./reshard_to_collectives.js";
 import { EXPORT_PIPELINE_PASSES } from "./export_pipeline.js";
 import { DROP_SHARDING_AND_MESH_REGISTRATION } from "./drop_sharding_and_mesh.js";
@@ -40,6 +41,7 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...PIPELINE_PASSES,
   ...CONVERT_GLOBAL_TO_LOCAL_PASSES,
   INSERT_EXPLICIT_RESHARDS_REGISTRATION,
+  RESOLVE_PERMUTATION_FACTORS_REGISTRATION,
   RESHARD_TO_COLLECTIVES_REGISTRATION,
   ...EXPORT_PIPELINE_PASSES,
   DROP_SHARDING_AND_MESH_REGISTRATION,

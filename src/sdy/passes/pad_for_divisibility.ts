@@ -256,6 +256,12 @@ class FunctionPadder {
         return this.generic(inst, [lhs, rhs, ...operands.slice(2)], f);
       }
       case "convolution": return this.convolution(inst as Instruction<"convolution">, operands, f);
+      case "reshape": {
+        // Its result shape is an attribute: the padded one (the resolved reshape keeps each shard's elements in row-major order).
+        const dims = this.padded(arrayDims(inst.shape)!, shardingOf(inst, this.fn));
+        f.releaseName(inst.name);
+        return f.add("reshape", operands, { dimensions: dims }, { from: inst });
+      }
       default:
         return this.generic(inst, operands, f);
     }
