@@ -172,6 +172,27 @@ export function extractLane(f: FunctionBuilder, t: ElementType, lane: number): v
   else f.i32x4ExtractLane(lane);
 }
 
+/**
+ * The vector loops along a row of Rn elements from the inner index in local `i`:
+ * UNROLL vectors an iteration (the copies' indices in `copyIndex`), then one at a
+ * time; `i` is left at the first element of the scalar tail.
+ */
+export function emitRowVectorLoops(
+  f: FunctionBuilder, i: number, copyIndex: readonly number[], L: number, Rn: number, body: (index: readonly number[]) => void,
+): void {
+  f.block().loop();
+  f.localGet(i).i32Const(L * UNROLL).i32Add().i32Const(Rn).i32GtU().brIf(1);
+  copyIndex.forEach((l, c) => { f.localGet(i).i32Const(L * (c + 1)).i32Add().localSet(l); });
+  body([i, ...copyIndex]);
+  f.localGet(i).i32Const(L * UNROLL).i32Add().localSet(i);
+  f.br(0).end().end();
+  f.block().loop();
+  f.localGet(i).i32Const(L).i32Add().i32Const(Rn).i32GtU().brIf(1);
+  body([i]);
+  f.localGet(i).i32Const(L).i32Add().localSet(i).br(0);
+  f.end().end();
+}
+
 export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
   const red = ir.reduce!;
   const D = ir.domain;
@@ -436,17 +457,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       f.i32Const(0).localSet(i);
       if (vectorize) {
         initVecAcc();
-        f.block().loop();
-        f.localGet(i).i32Const(L * UNROLL).i32Add().i32Const(Rn).i32GtU().brIf(1);
-        copyIndex.forEach((l, c) => { f.localGet(i).i32Const(L * (c + 1)).i32Add().localSet(l); });
-        accumulateVectors([i, ...copyIndex]);
-        f.localGet(i).i32Const(L * UNROLL).i32Add().localSet(i);
-        f.br(0).end().end();
-        f.block().loop();
-        f.localGet(i).i32Const(L).i32Add().i32Const(Rn).i32GtU().brIf(1);
-        accumulateVectors([i]);
-        f.localGet(i).i32Const(L).i32Add().localSet(i).br(0);
-        f.end().end();
+        emitRowVectorLoops(f, i, copyIndex, L, Rn, accumulateVectors);
         repair();
         horizontal(Array.from({ length: L }, (_, x) => x));
       }

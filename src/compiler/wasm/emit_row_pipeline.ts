@@ -30,8 +30,8 @@ import { rowAccess } from "../kernel/row_access.js";
 import { ModuleBuilder } from "./encoder.js";
 import { planBody } from "./emit_loop.js";
 import {
-  accumulateSides, combineScalar, extractLane, identity, initSides, isFloatExtremum, ONE_ACCUMULATOR_COST, repairExtremum,
-  splatIdentity, UNROLL, vectorCombiner, type ExtremumSides,
+  accumulateSides, combineScalar, emitRowVectorLoops, extractLane, identity, initSides, isFloatExtremum, ONE_ACCUMULATOR_COST,
+  repairExtremum, splatIdentity, UNROLL, vectorCombiner, type ExtremumSides,
 } from "./emit_reduce.js";
 import { bindInnerLoop, EmitFail, needsTrigHelper, pushConst, ValueEmitter, vectorCost } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
@@ -317,17 +317,7 @@ export function emitRowPipelineKernel(ir: FusedKernelIR, target: WasmTarget, nam
             });
           });
         };
-        f.block().loop();
-        f.localGet(i).i32Const(L * UNROLL).i32Add().i32Const(Rn).i32GtU().brIf(1);
-        copyIndex.forEach((l, cp) => { f.localGet(i).i32Const(L * (cp + 1)).i32Add().localSet(l); });
-        accumulateVectors([i, ...copyIndex]);
-        f.localGet(i).i32Const(L * UNROLL).i32Add().localSet(i);
-        f.br(0).end().end();
-        f.block().loop();
-        f.localGet(i).i32Const(L).i32Add().i32Const(Rn).i32GtU().brIf(1);
-        accumulateVectors([i]);
-        f.localGet(i).i32Const(L).i32Add().localSet(i).br(0);
-        f.end().end();
+        emitRowVectorLoops(f, i, copyIndex, L, Rn, accumulateVectors);
         ks.forEach((k, x) => vecAcc[x]!.forEach((l, copy) => {
           const side = sides[x]?.[copy];
           if (side !== undefined) repairExtremum(f, red.reductions[k]!.type, side, l);
