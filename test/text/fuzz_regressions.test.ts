@@ -42,6 +42,8 @@ test("complex elements do not nest: deep parentheses in a dense literal are a Pa
 
 test("a signed hex bit pattern is a ParseError, not a SyntaxError from BigInt", () => {
   parseError("func.func @f() {\n  %0 = stablehlo.constant dense<-0xFF800000> : tensor<f32>\n  func.return\n}", /bit pattern -0xFF800000 has a sign/, 2, 33);
+  // A complex part's bit pattern too (found by the 100,000-input run).
+  parseError("func.func @f() {\n  %0 = stablehlo.constant dense<(0x0, -0x11111111)> : tensor<complex<f32>>\n  func.return\n}", /bit pattern -0x11111111 has a sign/, 2, 39);
 });
 
 test("a call chain deeper than the stack, callers written before callees, imports; evaluating it is a typed error", () => {

@@ -189,15 +189,21 @@ function writeElement(c: Cursor, lit: Literal, i: number, e: RawElement, t: Elem
 function realValue(c: Cursor, e: RawElement, t: ElementType): number {
   if (e.kind !== "num") throw c.error("expected a number", e.offset);
   if (!isHex(e.text)) return t === "f32" ? decimalToF32(e.text) : Number(e.text);
-  const bits = BigInt(e.text);
+  const bits = floatBits(c, e, t);
   return t === "f32" ? bitsToF32(Number(bits)) : bitsToF64(bits);
 }
 
-function writeFloatBits(c: Cursor, lit: Literal, i: number, e: RawElement & { kind: "num" }, t: ElementType): void {
+/** The bits of a hex float element (a complex part's too): unsigned, no wider than `t`. */
+function floatBits(c: Cursor, e: RawElement & { kind: "num" }, t: ElementType): bigint {
   if (/^[-+]/.test(e.text)) throw c.error(`bit pattern ${e.text} has a sign; write the sign bit in the pattern`, e.offset);
   const bits = BigInt(e.text);
   const width = ELEMENT_TYPES[t].bitWidth;
   if (bits >> BigInt(Math.max(width, 8)) !== 0n) throw c.error(`bit pattern ${e.text} is wider than ${t}`, e.offset);
+  return bits;
+}
+
+function writeFloatBits(c: Cursor, lit: Literal, i: number, e: RawElement & { kind: "num" }, t: ElementType): void {
+  const bits = floatBits(c, e, t);
   const data = lit.data;
   // Write the pattern itself so NaN payloads survive.
   if (t === "f32") new Uint32Array(data.buffer, data.byteOffset, data.length)[i] = Number(bits);
