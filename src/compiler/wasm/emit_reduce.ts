@@ -22,7 +22,8 @@
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
-import { planBody } from "./emit_loop.js";
+import { planBody, type BodyPlan } from "./emit_loop.js";
+import type { KernelGraph } from "../kernel/graph.js";
 import { rowAccess } from "../kernel/row_access.js";
 import { isNarrowFloat } from "./narrow_float.js";
 import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop, vectorCost } from "./emit_values.js";
@@ -173,6 +174,28 @@ export function extractLane(f: FunctionBuilder, t: ElementType, lane: number): v
 }
 
 /**
+ * What a row's loop needs computed before it: the invariant scalar nodes (variables and
+ * reduction results are bound by the caller) and each affine load's base address.
+ */
+export function emitRowInvariants(
+  f: FunctionBuilder, g: KernelGraph, ve: ValueEmitter, plan: BodyPlan, baseLocal: Map<number, number>,
+): void {
+  for (const id of plan.invariant) {
+    const op = g.node(id).op;
+    if (op !== "var" && op !== "accum") ve.emitScalar(id);
+  }
+  for (const [id, aff] of plan.affine) {
+    const nd = g.node(id);
+    if (nd.op !== "load") continue;
+    const l = f.local("i32");
+    f.localGet(nd.attr as number).localGet(ve.scalar.get(aff.base)!);
+    if (storageBytes(nd.type as ElementType) !== 1) f.i32Const(storageBytes(nd.type as ElementType)).i32Mul();
+    f.i32Add().localSet(l);
+    baseLocal.set(id, l);
+  }
+}
+
+/**
  * The vector loops along a row of Rn elements from the inner index in local `i`:
  * UNROLL vectors an iteration (the copies' indices in `copyIndex`), then one at a
  * time; `i` is left at the first element of the scalar tail.
@@ -289,16 +312,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
 
     /** The per-iteration-invariant part: scalar nodes, load bases, splats. */
     const emitInvariants = (vector: boolean): void => {
-      for (const id of plan.invariant) if (g.node(id).op !== "var") ve.emitScalar(id);
-      for (const [id, aff] of plan.affine) {
-        const nd = g.node(id);
-        if (nd.op !== "load") continue;
-        const l = f.local("i32");
-        f.localGet(nd.attr as number).localGet(ve.scalar.get(aff.base)!);
-        if (storageBytes(nd.type as ElementType) !== 1) f.i32Const(storageBytes(nd.type as ElementType)).i32Mul();
-        f.i32Add().localSet(l);
-        baseLocal.set(id, l);
-      }
+      emitRowInvariants(f, g, ve, plan, baseLocal);
       if (vector) for (const id of plan.splats) ve.splat(id);
       if (vector) ve.hoistConstants(plan.vectorBody!);
     };

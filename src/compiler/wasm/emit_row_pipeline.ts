@@ -30,7 +30,7 @@ import { rowAccess } from "../kernel/row_access.js";
 import { ModuleBuilder } from "./encoder.js";
 import { planBody } from "./emit_loop.js";
 import {
-  accumulateSides, combineScalar, emitRowVectorLoops, extractLane, identity, initSides, isFloatExtremum, ONE_ACCUMULATOR_COST,
+  accumulateSides, combineScalar, emitRowInvariants, emitRowVectorLoops, extractLane, identity, initSides, isFloatExtremum, ONE_ACCUMULATOR_COST,
   repairExtremum, splatIdentity, UNROLL, vectorCombiner, type ExtremumSides,
 } from "./emit_reduce.js";
 import { bindInnerLoop, EmitFail, needsTrigHelper, pushConst, ValueEmitter, vectorCost } from "./emit_values.js";
@@ -243,19 +243,7 @@ export function emitRowPipelineKernel(ir: FusedKernelIR, target: WasmTarget, nam
       const vectorize = plan.vectorBody !== undefined && combiners.every((x) => x !== undefined) && Rn >= L;
       const baseLocal = new Map<number, number>();
       bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
-      for (const id of plan.invariant) {
-        const op = g.node(id).op;
-        if (op !== "var" && op !== "accum") ve.emitScalar(id);
-      }
-      for (const [id, aff] of plan.affine) {
-        const nd = g.node(id);
-        if (nd.op !== "load") continue;
-        const l = f.local("i32");
-        f.localGet(nd.attr as number).localGet(ve.scalar.get(aff.base)!);
-        if (storageBytes(nd.type as ElementType) !== 1) f.i32Const(storageBytes(nd.type as ElementType)).i32Mul();
-        f.i32Add().localSet(l);
-        baseLocal.set(id, l);
-      }
+      emitRowInvariants(f, g, ve, plan, baseLocal);
       if (vectorize) {
         for (const id of plan.splats) ve.splat(id);
         ve.hoistConstants(plan.vectorBody!);
