@@ -1,0 +1,48 @@
+// The contract between the native (C) code generators and the executor, the C twin of
+// wasm/kernel.ts. A native kernel is a C function that works on the same device memory
+// as the WebAssembly kernels (the bytes of the device's WebAssembly.Memory), with the
+// same arguments in the same order, so one program may mix native and WebAssembly
+// kernels and the executor's planning (buffers, steps, row groups, thread splits) is
+// shared by both backends:
+//
+//   void <symbol>(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end);
+//
+// `mem` is the device memory's first byte; args[i] is, in order, the byte offset of
+// operand 0 .. N-1, result 0 .. M-1, then (only when scratchBytes > 0) the scratch
+// region this call may use freely; [begin, end) is the part of the work to do, out of
+// parallelExtent, with the same meaning as for a WebAssembly kernel (calls on disjoint
+// ranges may run at the same time on different threads). Every buffer is in the
+// default major-to-minor layout and aligned to BUFFER_ALIGNMENT bytes.
+//
+// Each kernel's source is self-contained apart from the shared prelude (native/prelude
+// in the generated module: fixed-width types, the narrow-float codecs, the math
+// helpers), and names everything it defines at file scope with its symbol as prefix,
+// so the kernels of one program compile together as one translation unit.
+
+import type { WasmKernel } from "../wasm/kernel.js";
+
+/** What the C code generators know about the machine the module is built for (detected at run time). */
+export interface NativeCpu {
+  /** "x86_64" | "aarch64" | anything else (the portable code only). */
+  readonly arch: string;
+  readonly avx2: boolean;
+  readonly fma: boolean;
+  readonly avx512f: boolean;
+  readonly neon: boolean;
+}
+
+export interface CKernelSource {
+  /** The function's name: a C identifier unique in the program's module. */
+  readonly symbol: string;
+  /** The function's definition and the file-scope helpers it needs (each named `<symbol>_...`). */
+  readonly source: string;
+}
+
+/** A kernel as C: the WebAssembly kernel's description with C source in place of the module's bytes. */
+export interface NativeKernel extends Omit<WasmKernel, "bytes"> {
+  readonly c: CKernelSource;
+}
+
+export function isNativeKernel(k: WasmKernel | NativeKernel): k is NativeKernel {
+  return (k as NativeKernel).c !== undefined;
+}
