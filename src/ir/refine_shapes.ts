@@ -25,6 +25,7 @@ import { InstructionFactory } from "./factory.js";
 import { sourceLocation } from "./locations.js";
 import { OP_TABLE, type Opcode } from "./opcodes.js";
 import { hasSideEffect, liveInstructions } from "./rewrite.js";
+import { makeWindow } from "../shape/window.js";
 
 /** A program whose shapes contradict the arguments given, or a failed `shape_assertion`. */
 export class RefineError extends XlaError {
@@ -232,9 +233,26 @@ class Refiner {
         }
         break;
       }
+      case "customCall": {
+        const reduceWindow = this.dynamicReduceWindow(inst as Instruction<"customCall">, operands, f);
+        if (reduceWindow !== undefined) return reduceWindow;
+        break;
+      }
       case "call": {
-        const call = inst as Instruction<"call">;
-        return f.add("call", operands, { toApply: this.specialize(call.attrs.toApply, operands) }, { from: inst });
+        const callee = this.specialize((inst as Instruction<"call">).attrs.toApply, operands);
+        // A function that computes only shape values (JAX's divmod, clamps of dimension
+        // variables) returns constants once its arguments are known: they replace the call.
+        const root = callee.root;
+        if (root.opcode === "constant") return f.constant(constantOf(root)!, { from: inst });
+        if (root.opcode === "tuple" && root.operands.every((o) => o.opcode === "constant")) {
+          return f.add("tuple", root.operands.map((o) => f.constant(constantOf(o)!)), {}, { from: inst });
+        }
+        return f.add("call", operands, { toApply: callee }, { from: inst });
+      }
+      case "getTupleElement": {
+        const tuple = operands[0]!;
+        if (tuple.opcode === "tuple") return tuple.operands[(inst as Instruction<"getTupleElement">).attrs.index]!;
+        break;
       }
       default:
         break;
@@ -242,11 +260,40 @@ class Refiner {
     return f.withOperands(inst, operands);
   }
 
+  /**
+   * JAX's `stablehlo.dynamic_reduce_window` custom call (inputs, init values, then window
+   * dimensions, strides, base and window dilations, and an [N, 2] padding as operands;
+   * the reducer as its called computation) becomes reduce_window once those are constants.
+   */
+  private dynamicReduceWindow(inst: Instruction<"customCall">, operands: readonly Instruction[], f: InstructionFactory): Instruction | undefined {
+    if (inst.attrs.target !== "stablehlo.dynamic_reduce_window") return undefined;
+    const reducer = inst.attrs.calledComputations[0];
+    const windowOperands = operands.slice(-5).map(constantOf);
+    const n = (operands.length - 5) / 2;
+    if (reducer === undefined || !Number.isInteger(n) || n < 1 || windowOperands.some((l) => l === undefined)) return undefined;
+    const [sizes, strides, baseDilations, windowDilations, padding] = windowOperands.map((l, k) =>
+      shapeValuesToNumbers("stablehlo.dynamic_reduce_window", `operand ${2 * n + k}`, l!.values() as (number | bigint)[]));
+    const window = makeWindow({
+      sizes: sizes!, strides: strides!, baseDilations: baseDilations!, windowDilations: windowDilations!,
+      padding: sizes!.map((_, d) => [padding![2 * d] ?? 0, padding![2 * d + 1] ?? 0] as const),
+    });
+    if (padding!.length !== 2 * sizes!.length) {
+      throw new RefineError(`refine-shapes: ${where(inst)}: padding has ${padding!.length} entries, not 2 per window dimension (${sizes!.length})`);
+    }
+    return f.add("reduceWindow", operands.slice(0, 2 * n), { window, toApply: reducer }, { from: inst });
+  }
+
   /** `callee` refined for these operands: one version per distinct operand shapes and dimension-variable values. */
   private specialize(callee: Computation, operands: readonly Instruction[]): Computation {
     this.called.add(callee);
-    const constants = operands.map((o, i) =>
-      callee.argAttributes?.[i]?.[GLOBAL_CONSTANT] !== undefined ? constantOf(o) : undefined);
+    // Dimension variables (jax.global_constant) and other small integer constants (shape
+    // values JAX passes to helper functions) are known inside the callee.
+    const constants = operands.map((o, i) => {
+      const lit = constantOf(o);
+      if (lit === undefined) return undefined;
+      const shapeValue = (isInteger(lit.elementType) || isPred(lit.elementType)) && elementCount(lit.arrayShape) <= MAX_FOLDED_ELEMENTS;
+      return callee.argAttributes?.[i]?.[GLOBAL_CONSTANT] !== undefined || shapeValue ? lit : undefined;
+    });
     const key = `${callee.name}(${operands.map((o, i) => `${shapeToString(o.shape)}${constants[i] === undefined ? "" : `=${constants[i]!.values().join(",")}`}`).join(";")})`;
     const known = this.byKey.get(key);
     if (known !== undefined) return known;

@@ -73,7 +73,8 @@ export const dataMovementShapeRules: ShapeRuleTable<DataMovementOpcode> = {
     dimensions.forEach((d, i) => {
       if (!Number.isInteger(d) || d < 0) throw shapeError("reshape", `new_sizes[${i}]`, `must be a non-negative integer, got ${d}`);
     });
-    if (elementCount(dimensions) !== elementCount(operand)) {
+    // An operand with a `?` dimension has its element count checked when it runs (or is refined).
+    if (!operand.dimensions.includes(UNBOUNDED_SIZE) && elementCount(dimensions) !== elementCount(operand)) {
       throw shapeError(
         "reshape", "new_sizes",
         `[${dimensions.join(",")}] has ${elementCount(dimensions)} elements but operand ${shapeToString(operand)} has ${elementCount(operand)}`,
