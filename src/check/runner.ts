@@ -185,7 +185,8 @@ function plan(text: string, fileName: string): Planned[] {
       // Shape-polymorphic ops run as their static forms for these arguments (stablehlo-refine-shapes).
       let refined: Computation;
       try {
-        refined = refineEntry(entry, entryArgs.map((a) => a.shape));
+        // Arguments that do not fit are reported by the evaluation, as for any program.
+        refined = entryArgs.length === entry.parameters.length ? refineEntry(entry, entryArgs.map((a) => a.shape), entryArgs) : entry;
       } catch (e) {
         if (!(e instanceof XlaError)) throw e;
         out.push({ name, result: { status: "fail", phase: "parse", message: e.message } });

@@ -188,7 +188,7 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const literals = (args.flags.get("arg") ?? []).map((a, i) => readRunArgument(a, i + 1, io, entry.parameters[i]?.shape));
   checkArguments(entry, literals);
   // A shape-polymorphic program runs for the shapes of its arguments (stablehlo-refine-shapes).
-  const program = refineEntry(entry, literals.map((l) => l.shape));
+  const program = refineEntry(entry, literals.map((l) => l.shape), literals);
   verifyMemoryBudget(module);
   const timeout = single(args, "timeout", "run");
   const seconds = timeout === undefined ? undefined : Number(timeout);

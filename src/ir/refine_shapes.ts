@@ -40,16 +40,18 @@ const GLOBAL_CONSTANT = "jax.global_constant";
 
 /**
  * The module refined for entry arguments of shapes `argumentShapes` (each compatible
- * with the declared parameter type; default: the declared types).
+ * with the declared parameter type; default: the declared types). `argumentValues`,
+ * when the arguments themselves are known (a run), also specializes the program for
+ * the small integer ones: older JAX exports pass dimension sizes as arguments.
  */
-export function refineShapes(module: HloModule, argumentShapes?: readonly Shape[]): HloModule {
+export function refineShapes(module: HloModule, argumentShapes?: readonly Shape[], argumentValues: readonly Literal[] = []): HloModule {
   const entry = module.entry;
   const shapes = argumentShapes ?? entry.parameters.map((p) => p.shape);
   if (shapes.length !== entry.parameters.length) {
     throw new RefineError(`refine-shapes: @${entry.name} takes ${entry.parameters.length} argument(s), got ${shapes.length} shape(s)`);
   }
   const refiner = new Refiner();
-  const refinedEntry = refiner.computation(entry, shapes, shapes.map(() => undefined));
+  const refinedEntry = refiner.computation(entry, shapes, shapes.map((_, i) => shapeValue(argumentValues[i], false)));
   // Each function as refined for its calls (the first specialization keeps its name).
   const renamed = new Map<Computation, Computation>();
   const extra: Computation[] = [];
@@ -89,9 +91,19 @@ export function hasDynamicShapes(entry: Computation): boolean {
  * run` and `xlats test` run, so every backend sees a static program. `entry` itself
  * when nothing in it is dynamic.
  */
-export function refineEntry(entry: Computation, argumentShapes: readonly Shape[]): Computation {
+export function refineEntry(entry: Computation, argumentShapes: readonly Shape[], argumentValues: readonly Literal[] = []): Computation {
   if (!hasDynamicShapes(entry)) return entry;
-  return refineShapes(new HloModule(entry.name, entry), argumentShapes).entry;
+  return refineShapes(new HloModule(entry.name, entry), argumentShapes, argumentValues).entry;
+}
+
+/**
+ * A value refinement may use: a small integer or boolean array (a dimension size or a
+ * shape vector), or any value of an argument JAX marks as a dimension variable.
+ */
+function shapeValue(lit: Literal | undefined, isDimensionVariable: boolean): Literal | undefined {
+  if (lit === undefined || lit.shape.kind !== "array") return undefined;
+  const small = (isInteger(lit.elementType) || isPred(lit.elementType)) && elementCount(lit.arrayShape) <= MAX_FOLDED_ELEMENTS;
+  return small || isDimensionVariable ? lit : undefined;
 }
 
 function where(inst: Instruction): string {
@@ -288,12 +300,7 @@ class Refiner {
     this.called.add(callee);
     // Dimension variables (jax.global_constant) and other small integer constants (shape
     // values JAX passes to helper functions) are known inside the callee.
-    const constants = operands.map((o, i) => {
-      const lit = constantOf(o);
-      if (lit === undefined) return undefined;
-      const shapeValue = (isInteger(lit.elementType) || isPred(lit.elementType)) && elementCount(lit.arrayShape) <= MAX_FOLDED_ELEMENTS;
-      return callee.argAttributes?.[i]?.[GLOBAL_CONSTANT] !== undefined || shapeValue ? lit : undefined;
-    });
+    const constants = operands.map((o, i) => shapeValue(constantOf(o), callee.argAttributes?.[i]?.[GLOBAL_CONSTANT] !== undefined));
     const key = `${callee.name}(${operands.map((o, i) => `${shapeToString(o.shape)}${constants[i] === undefined ? "" : `=${constants[i]!.values().join(",")}`}`).join(";")})`;
     const known = this.byKey.get(key);
     if (known !== undefined) return known;
