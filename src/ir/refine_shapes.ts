@@ -285,13 +285,13 @@ class Refiner {
     if (reducer === undefined || !Number.isInteger(n) || n < 1 || windowOperands.some((l) => l === undefined)) return undefined;
     const [sizes, strides, baseDilations, windowDilations, padding] = windowOperands.map((l, k) =>
       shapeValuesToNumbers("stablehlo.dynamic_reduce_window", `operand ${2 * n + k}`, l!.values() as (number | bigint)[]));
-    const window = makeWindow({
-      sizes: sizes!, strides: strides!, baseDilations: baseDilations!, windowDilations: windowDilations!,
-      padding: sizes!.map((_, d) => [padding![2 * d] ?? 0, padding![2 * d + 1] ?? 0] as const),
-    });
     if (padding!.length !== 2 * sizes!.length) {
       throw new RefineError(`refine-shapes: ${where(inst)}: padding has ${padding!.length} entries, not 2 per window dimension (${sizes!.length})`);
     }
+    const window = makeWindow({
+      sizes: sizes!, strides: strides!, baseDilations: baseDilations!, windowDilations: windowDilations!,
+      padding: sizes!.map((_, d) => [padding![2 * d]!, padding![2 * d + 1]!] as const),
+    });
     return f.add("reduceWindow", operands.slice(0, 2 * n), { window, toApply: reducer }, { from: inst });
   }
 

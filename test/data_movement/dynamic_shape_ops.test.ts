@@ -117,6 +117,15 @@ test("dynamic ops: the spec's constraints are checked at the op's line and colum
   }
 });
 
+test("a constant of a dynamic type is a ParseError at the type, not a typed-array crash", () => {
+  for (const body of ["dense<1.0>", "dense<[[1.0], [2.0]]>"]) {
+    assert.throws(() => parseStableHlo(`func.func @main() -> tensor<8x?xf32> {
+  %0 = stablehlo.constant ${body} : tensor<8x?xf32>
+  func.return %0 : tensor<8x?xf32>
+}`), (e: unknown) => e instanceof ParseError && e.line === 2 && /must have static shape/.test(e.reason));
+  }
+});
+
 test("dynamic ops at run time: values that contradict the declared type are an ExecutionError; HLO text has no such op", () => {
   const text = `func.func @main(%x: tensor<f32>, %s: tensor<2xi32>) -> tensor<2x?xf32> {
     %0 = stablehlo.dynamic_broadcast_in_dim %x, %s, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<2x?xf32>

@@ -18,6 +18,7 @@ import { attrToText, dictToText } from "./print_attr.js";
 import { elementTypeFromMlir, shapeToMlir } from "./types.js";
 import { lowerXlaCustomCall, xlaOpcodeOfTarget } from "./xla_ops.js";
 import { lowerSdyOp, SDY_TYPED_ATTRIBUTES, sdyValuesOf } from "./sdy_import.js";
+import { DYNAMIC_SUGAR } from "./import_dynamic.js";
 
 /** StableHLO op name -> opcode, from the op table. */
 export const STABLEHLO_TO_OPCODE: ReadonlyMap<string, Opcode> = new Map(
@@ -164,22 +165,13 @@ export function constantInts(ctx: LowerContext, inst: Instruction | undefined, w
 }
 
 /** The declared result `i`, a tensor; with `staticShape`, one whose dimensions are all static (the op's sizes come from it). */
-function resultArray(ctx: LowerContext, i = 0, staticShape = true): ArrayShape {
+export function resultArray(ctx: LowerContext, i = 0, staticShape = true): ArrayShape {
   const t = ctx.op.resultTypes[i];
   if (t === undefined || t.kind !== "array") return ctx.fail(`result ${i} must be a tensor`);
   if (staticShape && t.dynamicDimensions.some((d) => d)) {
     return ctx.fail(`the result type ${shapeToMlir(t)} must be static (a shape-polymorphic program says its sizes with the dynamic_* ops)`);
   }
   return t;
-}
-
-/** The declared result of a shape-polymorphic op (`?` dimensions allowed). */
-function dynamicResult(ctx: LowerContext): ArrayShape {
-  return resultArray(ctx, 0, false);
-}
-
-function isConstant(inst: Instruction | undefined): inst is Instruction<"constant"> {
-  return inst?.opcode === "constant";
 }
 
 function operandArray(ctx: LowerContext, i: number): ArrayShape {
@@ -548,7 +540,7 @@ export function lowerGather(ctx: LowerContext, sliceSizes: number[], operands: r
   return ctx.add("gather", operands, gatherAttributes(ctx, sliceSizes), ctx.declared);
 }
 
-function gatherAttributes(ctx: LowerContext, sliceSizes: number[]): OpAttributes["gather"] {
+export function gatherAttributes(ctx: LowerContext, sliceSizes: number[]): OpAttributes["gather"] {
   const f = ctx.r.struct("dimension_numbers");
   const ints = (k: string): number[] => (f.get(k) ? toInts(f.get(k)!) ?? ctx.fail(`bad ${k}`) : []);
   return {
@@ -573,7 +565,7 @@ function preferredElementType(ctx: LowerContext): { preferredElementType?: Eleme
 }
 
 /** convolution, or dynamic_conv with its padding operand `dynamicPadding` (a value known only at run time). */
-function lowerConvolution(
+export function lowerConvolution(
   ctx: LowerContext, operands: readonly Instruction[], padding: number[][] | undefined, dynamicPadding?: Instruction,
 ): Instruction {
   const dn = ctx.r.get("dimension_numbers", "dim_numbers");
@@ -603,7 +595,7 @@ function lowerConvolution(
     batchGroupCount: ctx.r.int("batch_group_count", 1), precisionConfig: ctx.r.precision(),
     ...preferredElementType(ctx), ...(spelledWindowAttributes.length > 0 ? { spelledWindowAttributes } : {}),
   };
-  if (dynamicPadding !== undefined) return ctx.add("dynamicConv", [...operands, dynamicPadding], { ...attrs, shape: dynamicResult(ctx) }, ctx.declared);
+  if (dynamicPadding !== undefined) return ctx.add("dynamicConv", [...operands, dynamicPadding], { ...attrs, shape: resultArray(ctx, 0, false) }, ctx.declared);
   return ctx.add("convolution", operands, attrs, ctx.declared);
 }
 
@@ -714,62 +706,7 @@ const SUGAR: Record<string, Lower> = {
     const dims = Array.from({ length: rank }, (_, i) => sizes.length + i);
     return ctx.add("broadcastInDim", ctx.operands, { dimensions: resultArray(ctx).dimensions, broadcastDimensions: dims }, ctx.declared);
   },
-  // The shape-polymorphic ops become their static forms when their shape operands are
-  // constants (what StableHLO's canonicalizer does), else stay dynamic until
-  // refine-shapes or the interpreter knows the values (ir/dynamic_ops.ts).
-  "stablehlo.dynamic_broadcast_in_dim": (ctx) => {
-    const broadcastDimensions = ctx.r.ints(["broadcast_dimensions", "dims"]);
-    const known = (key: string): number[] | undefined => (ctx.r.get(key) === undefined ? undefined : ctx.r.ints(key));
-    const knownExpandingDimensions = known("known_expanding_dimensions");
-    const knownNonexpandingDimensions = known("known_nonexpanding_dimensions");
-    if (!isConstant(ctx.operands[1])) {
-      return ctx.add("dynamicBroadcastInDim", ctx.operands, {
-        shape: dynamicResult(ctx), broadcastDimensions,
-        ...(knownExpandingDimensions !== undefined ? { knownExpandingDimensions } : {}),
-        ...(knownNonexpandingDimensions !== undefined ? { knownNonexpandingDimensions } : {}),
-      }, ctx.declared);
-    }
-    return ctx.add("broadcastInDim", [ctx.operands[0]!],
-      { dimensions: constantInts(ctx, ctx.operands[1]!, "output_dimensions"), broadcastDimensions }, ctx.declared);
-  },
-  "stablehlo.dynamic_iota": (ctx) => {
-    const iotaDimension = ctx.r.int(["iota_dimension", "dim"]);
-    if (!isConstant(ctx.operands[0])) return ctx.add("dynamicIota", ctx.operands, { shape: dynamicResult(ctx), iotaDimension }, ctx.declared);
-    const dims = constantInts(ctx, ctx.operands[0]!, "output_shape");
-    return ctx.add("iota", [], { shape: arrayShape(dynamicResult(ctx).elementType, dims), iotaDimension }, ctx.declared);
-  },
-  "stablehlo.dynamic_pad": (ctx) => {
-    if (!ctx.operands.slice(2, 5).every(isConstant)) return ctx.add("dynamicPad", ctx.operands, { shape: dynamicResult(ctx) }, ctx.declared);
-    return ctx.add("pad", ctx.operands.slice(0, 2), {
-      edgePaddingLow: constantInts(ctx, ctx.operands[2]!, "edge_padding_low"),
-      edgePaddingHigh: constantInts(ctx, ctx.operands[3]!, "edge_padding_high"),
-      interiorPadding: constantInts(ctx, ctx.operands[4]!, "interior_padding"),
-    }, ctx.declared);
-  },
-  "stablehlo.dynamic_gather": (ctx) => {
-    if (!isConstant(ctx.operands[2])) {
-      const gather = gatherAttributes(ctx, []);
-      return ctx.add("dynamicGather", ctx.operands, {
-        shape: dynamicResult(ctx), dimensionNumbers: gather.dimensionNumbers, indicesAreSorted: gather.indicesAreSorted,
-      }, ctx.declared);
-    }
-    return lowerGather(ctx, constantInts(ctx, ctx.operands[2]!, "slice_sizes"), ctx.operands.slice(0, 2));
-  },
-  "stablehlo.dynamic_conv": (ctx) => {
-    const padding = ctx.operands[2];
-    if (!isConstant(padding)) return lowerConvolution(ctx, ctx.operands.slice(0, 2), undefined, padding);
-    const flat = constantInts(ctx, padding, "padding");
-    const rows: number[][] = [];
-    for (let i = 0; i < flat.length; i += 2) rows.push([flat[i]!, flat[i + 1]!]);
-    return lowerConvolution(ctx, ctx.operands.slice(0, 2), rows);
-  },
-  "stablehlo.real_dynamic_slice": (ctx) => {
-    if (!ctx.operands.slice(1, 4).every(isConstant)) return ctx.add("realDynamicSlice", ctx.operands, { shape: dynamicResult(ctx) }, ctx.declared);
-    return ctx.add("slice", [ctx.operands[0]!], {
-      startIndices: constantInts(ctx, ctx.operands[1]!, "start_indices"), limitIndices: constantInts(ctx, ctx.operands[2]!, "limit_indices"),
-      strides: constantInts(ctx, ctx.operands[3]!, "strides"),
-    }, ctx.declared);
-  },
+  ...DYNAMIC_SUGAR,
   "stablehlo.dot": (ctx) => {
     const lhsRank = operandArray(ctx, 0).dimensions.length;
     return ctx.add("dot", ctx.operands, {
