@@ -24,10 +24,11 @@ import type { EvaluateOptions } from "../interpreter/evaluate.js";
 import { getBackend, type BackendEntry } from "../runtime/backend_registry.js";
 import { DEFAULT_BACKEND } from "../runtime/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
-import { ExecutionError, ParseError } from "../types/errors.js";
+import { ExecutionError, ParseError, XlaError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
 import type { Shape } from "../types/shape.js";
 import { parseStableHlo } from "../text/mlir/index.js";
+import { refineEntry } from "../ir/refine_shapes.js";
 import { parseMlirLiteral } from "../text/mlir/literal.js";
 import { expectAlmostEq, expectClose, expectEq, type CheckOutcome } from "./compare.js";
 import { matchBlocks, parseCheckBlocks, parseRunLines, type PrintedValue, type RunLine } from "./filecheck.js";
@@ -180,7 +181,18 @@ function plan(text: string, fileName: string): Planned[] {
     if (fileChecks.length > 0 && entries.length > 1) return skip("FileCheck lines for a chunk with several entry functions are not matched");
     for (const entry of entries) {
       const name = nameCase(main && moduleName ? moduleName : entry.name, index);
-      out.push({ name, entry, spec: { args: entry === main ? args : [], fileChecks } });
+      const entryArgs = entry === main ? args : [];
+      // Shape-polymorphic ops run as their static forms for these arguments (stablehlo-refine-shapes).
+      let refined: Computation;
+      try {
+        // Arguments that do not fit are reported by the evaluation, as for any program.
+        refined = entryArgs.length === entry.parameters.length ? refineEntry(entry, entryArgs.map((a) => a.shape), entryArgs) : entry;
+      } catch (e) {
+        if (!(e instanceof XlaError)) throw e;
+        out.push({ name, result: { status: "fail", phase: "parse", message: e.message } });
+        continue;
+      }
+      out.push({ name, entry: refined, spec: { args: entryArgs, fileChecks } });
     }
   });
   return out;

@@ -11,6 +11,8 @@ import type { Computation } from "../ir/computation.js";
 import { verifyMemoryBudget } from "../ir/verify.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";
 import { shapeToMlir } from "../text/mlir/index.js";
+import { refineEntry } from "../ir/refine_shapes.js";
+import { UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
 import { XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { lowerChloModule } from "../chlo/decompose.js";
@@ -185,6 +187,8 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const out = single(args, "out", "run");
   const literals = (args.flags.get("arg") ?? []).map((a, i) => readRunArgument(a, i + 1, io, entry.parameters[i]?.shape));
   checkArguments(entry, literals);
+  // A shape-polymorphic program runs for the shapes of its arguments (stablehlo-refine-shapes).
+  const program = refineEntry(entry, literals.map((l) => l.shape), literals);
   verifyMemoryBudget(module);
   const timeout = single(args, "timeout", "run");
   const seconds = timeout === undefined ? undefined : Number(timeout);
@@ -192,7 +196,7 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const options = seconds === undefined ? {} : { deadline: Date.now() + seconds * 1000 };
   const results = isShardedModule(module)
     ? await runSharded(module, entryName, literals, backend, io)
-    : resultsOf(await runOnOneDevice(backend, entry, literals, options));
+    : resultsOf(await runOnOneDevice(backend, program, literals, options));
   if (out !== undefined) writeRunResults(out, results, io);
   for (const value of results) io.out(formatRunResult(value, printFormat));
   return 0;
@@ -218,7 +222,19 @@ function checkArguments(entry: Computation, literals: readonly Literal[]): void 
   }
   literals.forEach((lit, i) => {
     const given = shapeToMlir(lit.shape);
-    if (given !== params[i]) throw new CliError(`run: --arg ${i + 1} is ${given}, but parameter ${i} of ${entry.name} is ${params[i]}`);
+    // A `?` dimension takes any size, a bounded one any size up to its bound.
+    if (given !== params[i] && !fitsDeclared(lit.shape, entry.parameters[i]!.shape)) {
+      throw new CliError(`run: --arg ${i + 1} is ${given}, but parameter ${i} of ${entry.name} is ${params[i]}`);
+    }
+  });
+}
+
+function fitsDeclared(given: Shape, declared: Shape): boolean {
+  if (given.kind !== "array" || declared.kind !== "array" || given.elementType !== declared.elementType) return false;
+  if (given.dimensions.length !== declared.dimensions.length) return false;
+  return given.dimensions.every((d, k) => {
+    const bound = declared.dimensions[k]!;
+    return bound === UNBOUNDED_SIZE || (declared.dynamicDimensions[k] ? d <= bound : d === bound);
   });
 }
 

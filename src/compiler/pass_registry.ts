@@ -17,6 +17,7 @@ import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { defaultSimplificationPipeline } from "./passes/index.js";
 import { layoutAssignment } from "./passes/layout_assignment.js";
 import { simplify } from "./passes/simplify/index.js";
+import { refineShapes } from "../ir/refine_shapes.js";
 
 /** A pass that takes no options. */
 function plain(name: string, description: string, pass: Pass): PassRegistration {
@@ -46,6 +47,8 @@ const COMPILER_PASSES: readonly PassRegistration[] = [
   plain("conv-canonicalization", "puts every convolution in the NHWC / HWIO / NHWC form the conv kernels take", convCanonicalization),
   plain("layout-assignment", "gives every value the default (major-to-minor) layout", layoutAssignment),
   plain("fusion", "fuses the entry computation and those its control flow runs, as compile does", stepFusion),
+  plain("stablehlo-refine-shapes", "StableHLO's shape refinement: static shapes propagated from the entry's argument types, shape computations folded, dynamic ops made static, called functions specialized",
+    { name: "stablehlo-refine-shapes", run: (module) => refineShapes(module) }),
 ];
 
 /** Every registered pass: the compiler's, then Shardy's. Names are unique (checked on first use). */

@@ -129,17 +129,27 @@ export interface OpAttributes {
     readonly dimensionNumbers: RaggedDotDimensionNumbers; readonly precisionConfig: PrecisionConfig;
     readonly preferredElementType?: ElementType;
   };
-  convolution: {
-    readonly window: Window; readonly dimensionNumbers: ConvDimensionNumbers;
-    readonly featureGroupCount: number; readonly batchGroupCount: number;
-    readonly precisionConfig: PrecisionConfig; readonly preferredElementType?: ElementType;
-    /**
-     * The window attributes the MLIR source spelled out: MLIR keeps an attribute it was
-     * given and prints it even at its default (`stride = [1, 1]`); the others print
-     * only when some dimension is not at the default. Text fidelity only.
-     */
-    readonly spelledWindowAttributes?: readonly ConvWindowAttribute[];
+  convolution: ConvolutionAttributes;
+  // ---- StableHLO's shape-polymorphic ops: a shape operand (a 1-D integer or index tensor)
+  // carries what the static op has as an attribute, and the result type, with `?`
+  // dimensions, is declared (`shape`). refine-shapes turns each into its static op once
+  // its shape operands are constants; the interpreter reads them at run time.
+  /** Operands: operand, output_dimensions. */
+  dynamicBroadcastInDim: {
+    readonly shape: Shape; readonly broadcastDimensions: readonly number[];
+    readonly knownExpandingDimensions?: readonly number[]; readonly knownNonexpandingDimensions?: readonly number[];
   };
+  /** Operands: output_shape. */
+  dynamicIota: { readonly shape: Shape; readonly iotaDimension: number };
+  /** Operands: operand, padding value, edge_padding_low, edge_padding_high, interior_padding. */
+  dynamicPad: { readonly shape: Shape };
+  /** Operands: operand, start_indices, slice_sizes. */
+  dynamicGather: { readonly shape: Shape; readonly dimensionNumbers: GatherDimensionNumbers; readonly indicesAreSorted: boolean };
+  /** Operands: lhs, rhs, padding (an [N, 2] tensor of low and high padding per spatial dimension; `window` has none). */
+  dynamicConv: ConvolutionAttributes & { readonly shape: Shape };
+  /** Operands: operand, start_indices, limit_indices, strides. */
+  realDynamicSlice: { readonly shape: Shape };
+  // ---- more linear algebra
   fft: { readonly fftType: FftType; readonly fftLength: readonly number[] };
   cholesky: { readonly lower: boolean };
   triangularSolve: {
@@ -264,6 +274,18 @@ export interface OpAttributes {
 }
 
 export type Opcode = keyof OpAttributes;
+
+export interface ConvolutionAttributes {
+  readonly window: Window; readonly dimensionNumbers: ConvDimensionNumbers;
+  readonly featureGroupCount: number; readonly batchGroupCount: number;
+  readonly precisionConfig: PrecisionConfig; readonly preferredElementType?: ElementType;
+  /**
+   * The window attributes the MLIR source spelled out: MLIR keeps an attribute it was
+   * given and prints it even at its default (`stride = [1, 1]`); the others print
+   * only when some dimension is not at the default. Text fidelity only.
+   */
+  readonly spelledWindowAttributes?: readonly ConvWindowAttribute[];
+}
 
 /** The entries of a convolution's pretty `window = {...}` in MLIR. */
 export type ConvWindowAttribute = "stride" | "pad" | "lhs_dilate" | "rhs_dilate" | "reverse";
@@ -433,6 +455,13 @@ export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
   scaledDot: op("scaled-dot", undefined, 4, "linalg"),
   raggedDot: op("ragged-dot", undefined, 3, "linalg"),
   convolution: op("convolution", sh("convolution"), 2, "linalg"),
+  // HLO has none of these: XLA's bounded dynamic shapes use set-dimension-size and dynamic-reshape instead.
+  dynamicBroadcastInDim: op("dynamic-broadcast-in-dim", sh("dynamic_broadcast_in_dim"), 2, "shape"),
+  dynamicIota: op("dynamic-iota", sh("dynamic_iota"), 1, "leaf"),
+  dynamicPad: op("dynamic-pad", sh("dynamic_pad"), 5, "shape"),
+  dynamicGather: op("dynamic-gather", sh("dynamic_gather"), 3, "indexing"),
+  dynamicConv: op("dynamic-conv", sh("dynamic_conv"), 3, "linalg"),
+  realDynamicSlice: op("real-dynamic-slice", sh("real_dynamic_slice"), 4, "shape"),
   fft: op("fft", sh("fft"), 1, "linalg"),
   cholesky: op("cholesky", sh("cholesky"), 1, "linalg"),
   triangularSolve: op("triangular-solve", sh("triangular_solve"), 2, "linalg"),

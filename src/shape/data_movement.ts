@@ -10,7 +10,7 @@
 // results and are checked against the operand's bounds.
 
 import type { Opcode } from "../ir/opcodes.js";
-import { arrayShape, elementCount, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
+import { arrayShape, elementCount, shapeToString, UNBOUNDED_SIZE, type ArrayShape, type Shape } from "../types/shape.js";
 import {
   checkIndexType, checkInRange, checkLength, checkPermutation, checkUnique,
 } from "./dim_checks.js";
@@ -73,7 +73,8 @@ export const dataMovementShapeRules: ShapeRuleTable<DataMovementOpcode> = {
     dimensions.forEach((d, i) => {
       if (!Number.isInteger(d) || d < 0) throw shapeError("reshape", `new_sizes[${i}]`, `must be a non-negative integer, got ${d}`);
     });
-    if (elementCount(dimensions) !== elementCount(operand)) {
+    // An operand with a `?` dimension has its element count checked when it runs (or is refined).
+    if (!operand.dimensions.includes(UNBOUNDED_SIZE) && elementCount(dimensions) !== elementCount(operand)) {
       throw shapeError(
         "reshape", "new_sizes",
         `[${dimensions.join(",")}] has ${elementCount(dimensions)} elements but operand ${shapeToString(operand)} has ${elementCount(operand)}`,
@@ -91,7 +92,8 @@ export const dataMovementShapeRules: ShapeRuleTable<DataMovementOpcode> = {
       throw shapeError("dynamicReshape", "dims_are_dynamic", `has ${dynamicDimensions.length} entries for ${dimensions.length} result dimensions`);
     }
     dimensions.forEach((d, i) => {
-      if (!Number.isInteger(d) || d < 0) throw shapeError("dynamicReshape", `new_size_bounds[${i}]`, `must be a non-negative integer, got ${d}`);
+      if (d === UNBOUNDED_SIZE && dynamicDimensions[i] === true) return;
+      if (!Number.isInteger(d) || d < 0) throw shapeError("dynamicReshape", `new_size_bounds[${i}]`, `must be a non-negative integer (or ? for a dynamic dimension), got ${d}`);
     });
     operands.slice(1).forEach((s, i) => expectIntegerScalar("dynamicReshape", `dim_sizes[${i}]`, s));
     const allStatic = !dynamicDimensions.some((x) => x) && !operand.dynamicDimensions.some((x) => x);
@@ -185,6 +187,7 @@ export const dataMovementShapeRules: ShapeRuleTable<DataMovementOpcode> = {
       if (!Number.isInteger(interior) || interior < 0) {
         throw shapeError("pad", `interior_padding[${d}]`, `=${interior} must be a non-negative integer`);
       }
+      if (size === UNBOUNDED_SIZE) return UNBOUNDED_SIZE;
       const result = lo + hi + size + Math.max(size - 1, 0) * interior;
       if (result < 0) {
         throw shapeError("pad", `edge_padding_low[${d}]/edge_padding_high[${d}]`, `(${lo}, ${hi}) remove more than the ${size + Math.max(size - 1, 0) * interior} elements of dimension ${d}`);
@@ -212,15 +215,24 @@ export const dataMovementShapeRules: ShapeRuleTable<DataMovementOpcode> = {
         throw shapeError("concatenate", `operands[${i}]`, `${shapeToString(a)} must have the rank of operands[0] ${shapeToString(first)}`);
       }
       a.dimensions.forEach((size, d) => {
-        if (d !== dimension && size !== first.dimensions[d]) {
+        if (d === dimension) return;
+        // A `?` matches any size; the result keeps a static size where either operand has one.
+        if (dims[d] === UNBOUNDED_SIZE) {
+          dims[d] = size;
+          dynamic[d] = a.dynamicDimensions[d]!;
+          return;
+        }
+        if (size !== UNBOUNDED_SIZE && size !== dims[d]) {
           throw shapeError(
             "concatenate", `operands[${i}]`,
             `${shapeToString(a)} differs from operands[0] ${shapeToString(first)} in dimension ${d}; only dimension ${dimension} may differ`,
           );
         }
+        if (a.dynamicDimensions[d] && size !== UNBOUNDED_SIZE) dynamic[d] = true;
       });
-      dims[dimension]! += a.dimensions[dimension]!;
-      a.dynamicDimensions.forEach((f, d) => { if (f) dynamic[d] = true; });
+      const joined = a.dimensions[dimension]!;
+      dims[dimension] = dims[dimension] === UNBOUNDED_SIZE || joined === UNBOUNDED_SIZE ? UNBOUNDED_SIZE : dims[dimension]! + joined;
+      if (a.dynamicDimensions[dimension]) dynamic[dimension] = true;
     });
     return arrayShape(first.elementType, dims, { dynamicDimensions: dynamic });
   },

@@ -10,7 +10,7 @@ import {
   complexTypeOf, ELEMENT_TYPES, realComponentType, type ElementKind, type ElementType,
 } from "../types/element_type.js";
 import {
-  arrayShape, sameDimensions, shapesEqual, shapeToString, type ArrayShape, type Shape,
+  arrayShape, shapesEqual, UNBOUNDED_SIZE, shapeToString, type ArrayShape, type Shape,
 } from "../types/shape.js";
 import { expectArray, expectOperandCount, shapeError, type ShapeRule, type ShapeRuleTable } from "./rule.js";
 
@@ -53,17 +53,28 @@ function expectSameShape(opcode: Opcode, what: string, a: ArrayShape, aName: str
     throw shapeError(opcode, what,
       `${aName} ${shapeToString(a)} and ${bName} ${shapeToString(b)} must have the same element type`);
   }
-  if (!sameDimensions(a, b)) {
+  if (!compatibleDimensions(a, b)) {
     throw shapeError(opcode, what,
       `${aName} ${shapeToString(a)} and ${bName} ${shapeToString(b)} must have the same dimensions ` +
       `(the builder's broadcast_dimensions inserts the broadcasts that make them equal)`);
   }
 }
 
-/** The result dimensions of equal-shaped operands: a dimension is dynamic if it is in any operand. */
+/** The same rank, and each dimension equal or `?` (any size) on either side, as MLIR's verifyCompatibleShape says. */
+function compatibleDimensions(a: ArrayShape, b: ArrayShape): boolean {
+  return a.dimensions.length === b.dimensions.length &&
+    a.dimensions.every((d, i) => d === b.dimensions[i] || d === UNBOUNDED_SIZE || b.dimensions[i] === UNBOUNDED_SIZE);
+}
+
+/**
+ * The result dimensions of compatible operands: a `?` takes the other side's size (the
+ * most specific type), and a bounded dimension stays dynamic if it is in either operand.
+ */
 function mergeDynamic(a: ArrayShape, b: ArrayShape, elementType: ElementType): ArrayShape {
-  return arrayShape(elementType, a.dimensions, {
-    dynamicDimensions: a.dynamicDimensions.map((d, i) => d || b.dynamicDimensions[i]!),
+  const dims = a.dimensions.map((d, i) => (d === UNBOUNDED_SIZE ? b.dimensions[i]! : d));
+  const bounded = (s: ArrayShape, i: number): boolean => s.dynamicDimensions[i]! && s.dimensions[i] !== UNBOUNDED_SIZE;
+  return arrayShape(elementType, dims, {
+    dynamicDimensions: dims.map((d, i) => d === UNBOUNDED_SIZE || bounded(a, i) || bounded(b, i)),
   });
 }
 
@@ -212,7 +223,7 @@ const selectRule: ShapeRule<"select"> = (operands) => {
     return onTrue;
   }
   expectSameShape("select", "on_false", onTrue, "on_true", onFalse, "on_false");
-  if (p.dimensions.length !== 0 && !sameDimensions(p, onTrue)) {
+  if (p.dimensions.length !== 0 && !compatibleDimensions(p, onTrue)) {
     throw shapeError("select", "pred",
       `${shapeToString(p)} must be a scalar or have the dimensions of on_true ${shapeToString(onTrue)}`);
   }
@@ -228,7 +239,7 @@ const clampRule: ShapeRule<"clamp"> = (operands) => {
     if (bound.elementType !== x.elementType) {
       throw shapeError("clamp", name, `${shapeToString(bound)} must have the element type of operand ${shapeToString(x)}`);
     }
-    if (bound.dimensions.length !== 0 && !sameDimensions(bound, x)) {
+    if (bound.dimensions.length !== 0 && !compatibleDimensions(bound, x)) {
       throw shapeError("clamp", name, `${shapeToString(bound)} must be a scalar or have the dimensions of operand ${shapeToString(x)}`);
     }
   }

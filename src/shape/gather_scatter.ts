@@ -4,7 +4,7 @@
 // rank the index vectors have one element (an implicit trailing dimension of size 1).
 
 import type { Opcode } from "../ir/opcodes.js";
-import { arrayShape, shapeToString, tupleShape, type ArrayShape, type Shape } from "../types/shape.js";
+import { arrayShape, shapeToString, tupleShape, UNBOUNDED_SIZE, type ArrayShape, type Shape } from "../types/shape.js";
 import {
   checkDisjoint, checkIndexType, checkInRange, checkScalarComputation, checkSorted, checkUnique, complementDims,
 } from "./dim_checks.js";
@@ -105,7 +105,7 @@ export const gatherShapeRule: ShapeRule<"gather"> = (operands, { dimensionNumber
     throw shapeError("gather", "slice_sizes", `has ${sliceSizes.length} entries but operand ${shapeToString(operand)} has rank ${r}`);
   }
   sliceSizes.forEach((s, d) => {
-    if (!Number.isInteger(s) || s < 0 || s > operand.dimensions[d]!) {
+    if (!Number.isInteger(s) || s < 0 || (operand.dimensions[d] !== UNBOUNDED_SIZE && s > operand.dimensions[d]!)) {
       throw shapeError("gather", `slice_sizes[${d}]`, `=${s} must be in [0, ${operand.dimensions[d]}] (dimension size of operand ${shapeToString(operand)})`);
     }
   });

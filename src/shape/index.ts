@@ -16,6 +16,7 @@ import { transferShapeRules } from "./transfer.js";
 import { collectiveShapeRules } from "./collective.js";
 import { leafShapeRules } from "./leaf.js";
 import { sdyShapeRules } from "./sdy.js";
+import { dynamicShapeRules } from "./dynamic.js";
 import type { ShapeRule, ShapeRuleTable } from "./rule.js";
 
 export const SHAPE_RULES: ShapeRuleTable<Opcode> = {
@@ -30,6 +31,7 @@ export const SHAPE_RULES: ShapeRuleTable<Opcode> = {
   ...transferShapeRules,
   ...collectiveShapeRules,
   ...sdyShapeRules,
+  ...dynamicShapeRules,
   uniformQuantize: uniformQuantizeRule,
   uniformDequantize: uniformDequantizeRule,
 };

@@ -3,6 +3,7 @@
 // element (or padding, or dilation hole) each window position reads.
 
 import type { Window, WindowDimension } from "../ir/attributes.js";
+import { UNBOUNDED_SIZE } from "../types/shape.js";
 import type { Opcode } from "../ir/opcodes.js";
 import { shapeError } from "./rule.js";
 
@@ -39,6 +40,8 @@ export function windowOutputDimensions(
     if (!Number.isInteger(w.paddingLow) || !Number.isInteger(w.paddingHigh)) {
       throw shapeError(opcode, argument, `window dimension ${i}: padding must be integers, got (${w.paddingLow}, ${w.paddingHigh})`);
     }
+    // A `?` base dimension gives a `?` output dimension (its size is known only at run time).
+    if (baseDims[i] === UNBOUNDED_SIZE) return UNBOUNDED_SIZE;
     const padded = dilatedSize(baseDims[i]!, w.baseDilation) + w.paddingLow + w.paddingHigh;
     if (padded < 0) {
       throw shapeError(opcode, argument,

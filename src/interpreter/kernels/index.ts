@@ -15,6 +15,7 @@ import { transferKernels } from "./transfer.js";
 import { collectiveKernels } from "./collective.js";
 import { leafKernels } from "./leaf.js";
 import { sdyKernels } from "./sdy.js";
+import { dynamicKernels } from "./dynamic.js";
 import { quantizedKernels, withQuantizedTypes } from "./quantized.js";
 
 export const KERNELS: KernelTable<Opcode> = withQuantizedTypes({
@@ -29,5 +30,6 @@ export const KERNELS: KernelTable<Opcode> = withQuantizedTypes({
   ...transferKernels,
   ...collectiveKernels,
   ...sdyKernels,
+  ...dynamicKernels,
   ...quantizedKernels,
 });

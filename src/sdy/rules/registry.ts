@@ -64,6 +64,9 @@ const RULES: RuleTable = {
   reshape, dynamicReshape: unknown("dynamicReshape"), transpose, broadcastInDim, slice: padOrSlice, dynamicSlice,
   dynamicUpdateSlice, pad: padOrSlice, concatenate, reverse, gather, scatter, sort, topK,
   getDimensionSize: unknown("getDimensionSize"), setDimensionSize: unknown("setDimensionSize"),
+  // Shardy's registry has no rule for StableHLO's shape-polymorphic ops.
+  dynamicBroadcastInDim: unknown("dynamicBroadcastInDim"), dynamicIota: unknown("dynamicIota"), dynamicPad: unknown("dynamicPad"),
+  dynamicGather: unknown("dynamicGather"), dynamicConv: unknown("dynamicConv"), realDynamicSlice: unknown("realDynamicSlice"),
 
   reduce, reduceWindow, selectAndScatter, map: unknown("map"),
 

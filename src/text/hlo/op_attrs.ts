@@ -10,7 +10,7 @@ import type {
   ResultAccuracy,
 } from "../../ir/attributes.js";
 import type { Computation, Instruction } from "../../ir/computation.js";
-import type { FusionKind, OpAttributes, Opcode } from "../../ir/opcodes.js";
+import { OP_TABLE, type FusionKind, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
 import type { ElementType } from "../../types/element_type.js";
 import { VerifyError } from "../../types/errors.js";
 import type { ParseError } from "../../types/errors.js";
@@ -125,6 +125,14 @@ const none = <O extends Opcode>(): OpText<O> => ({
 const noHloForm = <O extends Opcode>(): OpText<O> => ({
   decode: (d) => { throw d.error("HLO text has no quantized types; write the program as StableHLO (MLIR)"); },
   encode: (inst) => { throw new VerifyError(`${inst.name}: HLO text has no quantized types; print the program as StableHLO (MLIR)`); },
+});
+
+/** StableHLO's shape-polymorphic ops: XLA refines shapes before it converts a program to HLO. */
+const noDynamicHloForm = <O extends Opcode>(): OpText<O> => ({
+  decode: (d) => { throw d.error("is not an HLO op; HLO text is static (write the program as StableHLO)"); },
+  encode: (inst) => {
+    throw new VerifyError(`${inst.name}: HLO text has no ${OP_TABLE[inst.opcode].stablehlo}; refine the shapes first (xlats opt --stablehlo-refine-shapes, or run it with arguments)`);
+  },
 });
 
 const transcendental = <O extends Opcode>(): OpText<O> => ({
@@ -304,6 +312,8 @@ export const OP_TEXT: OpTextTable = {
   bitcastConvert: elementTypeFromShape(),
   uniformQuantize: noHloForm(),
   uniformDequantize: noHloForm(),
+  dynamicBroadcastInDim: noDynamicHloForm(), dynamicIota: noDynamicHloForm(), dynamicPad: noDynamicHloForm(),
+  dynamicGather: noDynamicHloForm(), dynamicConv: noDynamicHloForm(), realDynamicSlice: noDynamicHloForm(),
   reducePrecision: {
     decode: (d) => ({ exponentBits: d.need("exponent_bits", int), mantissaBits: d.need("mantissa_bits", int) }),
     encode: (inst) => [`exponent_bits=${inst.attrs.exponentBits}`, `mantissa_bits=${inst.attrs.mantissaBits}`],

@@ -15,9 +15,10 @@ import { AttrReader, makeWindow, parseConvDims, toBools, toInt, toInts } from ".
 import { lowerChlo } from "./chlo.js";
 import { elementsOf, freeValues, valueKey, type CompBuilder, type Importer, type Scope } from "./import.js";
 import { attrToText, dictToText } from "./print_attr.js";
-import { elementTypeFromMlir } from "./types.js";
+import { elementTypeFromMlir, shapeToMlir } from "./types.js";
 import { lowerXlaCustomCall, xlaOpcodeOfTarget } from "./xla_ops.js";
 import { lowerSdyOp, SDY_TYPED_ATTRIBUTES, sdyValuesOf } from "./sdy_import.js";
+import { DYNAMIC_SUGAR } from "./import_dynamic.js";
 
 /** StableHLO op name -> opcode, from the op table. */
 export const STABLEHLO_TO_OPCODE: ReadonlyMap<string, Opcode> = new Map(
@@ -163,10 +164,13 @@ export function constantInts(ctx: LowerContext, inst: Instruction | undefined, w
   return (inst as Instruction<"constant">).attrs.literal.values().map((v) => Number(v));
 }
 
-function resultArray(ctx: LowerContext, i = 0): ArrayShape {
+/** The declared result `i`, a tensor; with `staticShape`, one whose dimensions are all static (the op's sizes come from it). */
+export function resultArray(ctx: LowerContext, i = 0, staticShape = true): ArrayShape {
   const t = ctx.op.resultTypes[i];
   if (t === undefined || t.kind !== "array") return ctx.fail(`result ${i} must be a tensor`);
-  if (t.dynamicDimensions.some((d) => d)) return ctx.fail("dynamically shaped results are not supported");
+  if (staticShape && t.dynamicDimensions.some((d) => d)) {
+    return ctx.fail(`the result type ${shapeToMlir(t)} must be static (a shape-polymorphic program says its sizes with the dynamic_* ops)`);
+  }
   return t;
 }
 
@@ -239,10 +243,10 @@ const LOWER: Partial<Record<Opcode, Lower>> = {
     const attrs: OpAttributes["compare"] = type ? { direction, compareType: type as ComparisonType } : { direction };
     return ctx.add("compare", ctx.operands, attrs, ctx.declared);
   },
-  convert: (ctx) => ctx.add("convert", ctx.operands, { elementType: resultArray(ctx).elementType }, ctx.declared),
-  bitcastConvert: (ctx) => ctx.add("bitcastConvert", ctx.operands, { elementType: resultArray(ctx).elementType }, ctx.declared),
+  convert: (ctx) => ctx.add("convert", ctx.operands, { elementType: resultArray(ctx, 0, false).elementType }, ctx.declared),
+  bitcastConvert: (ctx) => ctx.add("bitcastConvert", ctx.operands, { elementType: resultArray(ctx, 0, false).elementType }, ctx.declared),
   uniformQuantize: (ctx) => {
-    const quantization = resultArray(ctx).quantization;
+    const quantization = resultArray(ctx, 0, false).quantization;
     if (quantization === undefined) return ctx.fail("the result must be a quantized tensor (tensor<...x!quant.uniform<...>>)");
     return ctx.add("uniformQuantize", ctx.operands, { quantization }, ctx.declared);
   },
@@ -533,16 +537,20 @@ function toAttributeValue(ctx: LowerContext, v: Attr): OpAttributes["composite"]
 
 
 export function lowerGather(ctx: LowerContext, sliceSizes: number[], operands: readonly Instruction[]): Instruction {
+  return ctx.add("gather", operands, gatherAttributes(ctx, sliceSizes), ctx.declared);
+}
+
+export function gatherAttributes(ctx: LowerContext, sliceSizes: number[]): OpAttributes["gather"] {
   const f = ctx.r.struct("dimension_numbers");
   const ints = (k: string): number[] => (f.get(k) ? toInts(f.get(k)!) ?? ctx.fail(`bad ${k}`) : []);
-  return ctx.add("gather", operands, {
+  return {
     dimensionNumbers: {
       offsetDims: ints("offset_dims"), collapsedSliceDims: ints("collapsed_slice_dims"),
       operandBatchingDims: ints("operand_batching_dims"), startIndicesBatchingDims: ints("start_indices_batching_dims"),
       startIndexMap: ints("start_index_map"), indexVectorDim: toInt(f.get("index_vector_dim")) ?? 0,
     },
     sliceSizes, indicesAreSorted: ctx.r.bool("indices_are_sorted"),
-  }, ctx.declared);
+  };
 }
 
 /**
@@ -556,7 +564,10 @@ function preferredElementType(ctx: LowerContext): { preferredElementType?: Eleme
   return { preferredElementType: declared.elementType };
 }
 
-function lowerConvolution(ctx: LowerContext, operands: readonly Instruction[], padding: number[][] | undefined): Instruction {
+/** convolution, or dynamic_conv with its padding operand `dynamicPadding` (a value known only at run time). */
+export function lowerConvolution(
+  ctx: LowerContext, operands: readonly Instruction[], padding: number[][] | undefined, dynamicPadding?: Instruction,
+): Instruction {
   const dn = ctx.r.get("dimension_numbers", "dim_numbers");
   if (dn === undefined) return ctx.fail("missing dimension_numbers");
   const dimensionNumbers = parseConvDims(attrToText(dn), (m) => ctx.fail(m));
@@ -579,11 +590,13 @@ function lowerConvolution(ctx: LowerContext, operands: readonly Instruction[], p
     strides, pad, lhsDilation, rhsDilation, reversal);
   const given: [ConvWindowAttribute, unknown][] = [["stride", strides], ["pad", padAttr], ["lhs_dilate", lhsDilation], ["rhs_dilate", rhsDilation], ["reverse", reversal]];
   const spelledWindowAttributes = given.filter(([, v]) => v !== undefined).map(([k]) => k);
-  return ctx.add("convolution", operands, {
+  const attrs: OpAttributes["convolution"] = {
     window, dimensionNumbers, featureGroupCount: ctx.r.int("feature_group_count", 1),
     batchGroupCount: ctx.r.int("batch_group_count", 1), precisionConfig: ctx.r.precision(),
     ...preferredElementType(ctx), ...(spelledWindowAttributes.length > 0 ? { spelledWindowAttributes } : {}),
-  }, ctx.declared);
+  };
+  if (dynamicPadding !== undefined) return ctx.add("dynamicConv", [...operands, dynamicPadding], { ...attrs, shape: resultArray(ctx, 0, false) }, ctx.declared);
+  return ctx.add("convolution", operands, attrs, ctx.declared);
 }
 
 /**
@@ -693,33 +706,7 @@ const SUGAR: Record<string, Lower> = {
     const dims = Array.from({ length: rank }, (_, i) => sizes.length + i);
     return ctx.add("broadcastInDim", ctx.operands, { dimensions: resultArray(ctx).dimensions, broadcastDimensions: dims }, ctx.declared);
   },
-  "stablehlo.dynamic_broadcast_in_dim": (ctx) => {
-    constantInts(ctx, ctx.operands[1]!, "output_dimensions");
-    // Hints about the dynamic shape, which the static broadcast this becomes needs no more.
-    ctx.r.own("known_expanding_dimensions", "known_nonexpanding_dimensions");
-    return ctx.add("broadcastInDim", [ctx.operands[0]!],
-      { dimensions: resultArray(ctx).dimensions, broadcastDimensions: ctx.r.ints(["broadcast_dimensions", "dims"]) }, ctx.declared);
-  },
-  "stablehlo.dynamic_iota": (ctx) => {
-    constantInts(ctx, ctx.operands[0]!, "output_shape");
-    return ctx.add("iota", [], { shape: resultArray(ctx), iotaDimension: ctx.r.int(["iota_dimension", "dim"]) }, ctx.declared);
-  },
-  "stablehlo.dynamic_pad": (ctx) => ctx.add("pad", ctx.operands.slice(0, 2), {
-    edgePaddingLow: constantInts(ctx, ctx.operands[2]!, "edge_padding_low"),
-    edgePaddingHigh: constantInts(ctx, ctx.operands[3]!, "edge_padding_high"),
-    interiorPadding: constantInts(ctx, ctx.operands[4]!, "interior_padding"),
-  }, ctx.declared),
-  "stablehlo.dynamic_gather": (ctx) => lowerGather(ctx, constantInts(ctx, ctx.operands[2]!, "slice_sizes"), ctx.operands.slice(0, 2)),
-  "stablehlo.dynamic_conv": (ctx) => {
-    const flat = constantInts(ctx, ctx.operands[2]!, "padding");
-    const rows: number[][] = [];
-    for (let i = 0; i < flat.length; i += 2) rows.push([flat[i]!, flat[i + 1]!]);
-    return lowerConvolution(ctx, ctx.operands.slice(0, 2), rows);
-  },
-  "stablehlo.real_dynamic_slice": (ctx) => ctx.add("slice", [ctx.operands[0]!], {
-    startIndices: constantInts(ctx, ctx.operands[1]!, "start_indices"), limitIndices: constantInts(ctx, ctx.operands[2]!, "limit_indices"),
-    strides: constantInts(ctx, ctx.operands[3]!, "strides"),
-  }, ctx.declared),
+  ...DYNAMIC_SUGAR,
   "stablehlo.dot": (ctx) => {
     const lhsRank = operandArray(ctx, 0).dimensions.length;
     return ctx.add("dot", ctx.operands, {

@@ -213,6 +213,12 @@ function compactReducer(c: Computation, scalar: string): string | undefined {
   return OP_TABLE[root.opcode].stablehlo;
 }
 
+function gatherDims(d: OpAttributes["gather"]["dimensionNumbers"]): string {
+  return `#stablehlo.gather<${fields([["offset_dims", d.offsetDims], ["collapsed_slice_dims", d.collapsedSliceDims],
+    ["operand_batching_dims", d.operandBatchingDims], ["start_indices_batching_dims", d.startIndicesBatchingDims],
+    ["start_index_map", d.startIndexMap], ["index_vector_dim", d.indexVectorDim]])}>`;
+}
+
 function reduceOp(ctx: OpContext): MOp {
   const a = ctx.inst.attrs as OpAttributes["reduce"];
   const n = ctx.operands.length / 2;
@@ -411,14 +417,36 @@ export const MLIR_OPS: Readonly<Record<Opcode, Build>> = {
   reverse: (ctx) => keyed(ctx, `dims = ${list(at<"reverse">(ctx).dimensions)}`, sameType),
   gather: (ctx) => {
     const a = at<"gather">(ctx);
-    const d = a.dimensionNumbers;
     return generic(ctx, [
-      ["dimension_numbers", `#stablehlo.gather<${fields([["offset_dims", d.offsetDims], ["collapsed_slice_dims", d.collapsedSliceDims],
-        ["operand_batching_dims", d.operandBatchingDims], ["start_indices_batching_dims", d.startIndicesBatchingDims],
-        ["start_index_map", d.startIndexMap], ["index_vector_dim", d.indexVectorDim]])}>`],
-      ["indices_are_sorted", String(a.indicesAreSorted)], ["slice_sizes", arr(a.sliceSizes)],
+      ["dimension_numbers", gatherDims(a.dimensionNumbers)], ["indices_are_sorted", String(a.indicesAreSorted)], ["slice_sizes", arr(a.sliceSizes)],
     ]);
   },
+  dynamicBroadcastInDim: (ctx) => {
+    const a = at<"dynamicBroadcastInDim">(ctx);
+    const known: AttrEntry[] = [];
+    if (a.knownExpandingDimensions !== undefined) known.push(["known_expanding_dimensions", arr(a.knownExpandingDimensions)]);
+    if (a.knownNonexpandingDimensions !== undefined) known.push(["known_nonexpanding_dimensions", arr(a.knownNonexpandingDimensions)]);
+    return keyed(ctx, `dims = ${list(a.broadcastDimensions)}`, fnOf, known);
+  },
+  dynamicIota: (ctx) => keyed(ctx, `dim = ${at<"dynamicIota">(ctx).iotaDimension}`),
+  dynamicPad: functional,
+  dynamicGather: (ctx) => {
+    const a = at<"dynamicGather">(ctx);
+    return generic(ctx, [["dimension_numbers", gatherDims(a.dimensionNumbers)], ["indices_are_sorted", String(a.indicesAreSorted)]]);
+  },
+  dynamicConv: (ctx) => {
+    const a = at<"dynamicConv">(ctx);
+    const w = a.window;
+    const props: AttrEntry[] = [["batch_group_count", i64(a.batchGroupCount)], ["dimension_numbers", `#stablehlo.conv<${convDims(a.dimensionNumbers)}>`],
+      ["feature_group_count", i64(a.featureGroupCount)]];
+    if (w.some((x) => x.baseDilation !== 1)) props.push(["lhs_dilation", arr(w.map((x) => x.baseDilation))]);
+    if (a.precisionConfig.length > 0) props.push(["precision_config", `[${a.precisionConfig.map((x) => `#stablehlo<precision ${x}>`).join(", ")}]`]);
+    if (w.some((x) => x.windowDilation !== 1)) props.push(["rhs_dilation", arr(w.map((x) => x.windowDilation))]);
+    if (w.some((x) => x.windowReversal)) props.push(["window_reversal", `array<i1: ${w.map((x) => String(x.windowReversal)).join(", ")}>`]);
+    if (w.some((x) => x.stride !== 1)) props.push(["window_strides", arr(w.map((x) => x.stride))]);
+    return generic(ctx, props);
+  },
+  realDynamicSlice: functional,
   scatter: (ctx) => {
     const a = at<"scatter">(ctx);
     const d = a.dimensionNumbers;
