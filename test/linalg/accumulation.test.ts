@@ -8,34 +8,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { evaluate } from "../../src/interpreter/evaluate.js";
-import { parseStableHlo } from "../../src/text/mlir/index.js";
-import { isComplex, type ElementType } from "../../src/types/element_type.js";
+import { isComplex } from "../../src/types/element_type.js";
 import { Literal, type Scalar } from "../../src/types/literal.js";
-import { readNpz } from "../../src/types/npz.js";
+import { fixtureDir, loadJaxFixture } from "../support/jax_fixture.js";
 
-const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../test/fixtures/accumulation");
+const dir = fixtureDir("accumulation");
 
 interface FixtureCase { readonly name: string; readonly kind: "exact" | "kernel" | "bound" | "solve"; readonly note: string }
 const cases = JSON.parse(readFileSync(path.join(dir, "cases.json"), "utf8")) as FixtureCase[];
-
-function load(name: string): { run: (args: readonly Literal[]) => Literal; args: Literal[]; expected: Literal } {
-  const module = parseStableHlo(readFileSync(path.join(dir, `${name}.mlir`), "utf8"), `${name}.mlir`);
-  const entry = module.entry;
-  const types: Record<string, ElementType> = {};
-  entry.parameters.forEach((p, i) => { if (p.shape.kind === "array") types[`arg_${i}`] = p.shape.elementType; });
-  const root = entry.root.shape;
-  const resultShape = root.kind === "tuple" ? root.elements[0]! : root;
-  if (resultShape.kind === "array") types["result"] = resultShape.elementType;
-  const arrays = readNpz(new Uint8Array(readFileSync(path.join(dir, `${name}.npz`))), { name, elementTypes: types });
-  const args = entry.parameters.map((_, i) => arrays.get(`arg_${i}`)!);
-  const run = (xs: readonly Literal[]): Literal => {
-    const r = evaluate(entry, xs);
-    return r.shape.kind === "tuple" ? r.elements[0]! : r;
-  };
-  return { run, args, expected: arrays.get("result")! };
-}
 
 const parts = (v: Scalar): number[] => (typeof v === "object" ? [v.re, v.im] : [Number(v)]);
 
@@ -55,7 +35,8 @@ function mapLiteral(lit: Literal, f: (x: number) => number, real = false): Liter
 
 for (const c of cases) {
   test(`accumulation fixture ${c.name} (${c.kind}): ${c.note}`, (t) => {
-    const { run, args, expected } = load(c.name);
+    const { run, args, arrays } = loadJaxFixture(dir, c.name);
+    const expected = arrays.get("result")!;
     const actual = run(args);
     assert.equal(actual.elementType, expected.elementType);
     assert.deepEqual([...actual.dimensions], [...expected.dimensions]);
