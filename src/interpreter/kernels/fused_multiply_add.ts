@@ -45,7 +45,14 @@ function addRoundToOdd(a: number, b: number): number {
 
 /** fma in f32: a, b, c are f32 values; the result is round_f32(a * b + c). */
 export function fmaF32(a: number, b: number, c: number): number {
-  return Math.fround(addRoundToOdd(a * b, c));
+  const p = a * b, s = p + c, r = Math.fround(s);
+  // Rounding s to f32 can only differ from rounding the exact sum when s lies on a
+  // midpoint between two f32 values (then the neighbour r + 2(s - r) is an f32 value).
+  const half = s - r;
+  if (half === 0 || !Number.isFinite(r)) return half === 0 ? r : Math.fround(addRoundToOdd(p, c));
+  const other = r + 2 * half;
+  if (Math.fround(other) !== other) return r;
+  return Math.fround(addRoundToOdd(p, c));
 }
 
 const SPLITTER = 134217729; // 2^27 + 1 (Veltkamp's split of a double into two 26-bit halves)
