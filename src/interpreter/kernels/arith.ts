@@ -5,9 +5,9 @@
 //     operand is f64 or c128: f16, bf16 and f8 results are computed in f32 and rounded to
 //     the result type once, when stored, and f64 operands of an f32 result are not rounded
 //     first (both as XLA's CPU backend does);
-//   - an operand element is converted to the accumulation type first (StableHLO allows
-//     mixed operand types: s32 -> f32 rounds, u8 -> c64 is exact); integer and pred
-//     results convert operands to the result type;
+//   - an operand element is converted to the accumulation type first (s32 operands of a
+//     dot with preferred type f32 round, u8 operands of a c64 one are exact); integer and
+//     pred results convert operands to the result type;
 //   - each step is one fused multiply-add in that type (XLA's CPU kernels use FMA
 //     instructions); complex steps are four real FMAs: re += ar*br, re -= ai*bi,
 //     im += ar*bi, im += ai*br;
