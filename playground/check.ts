@@ -4,9 +4,10 @@
 
 import {
   DiagnosticList, Literal, ParseError, SdyParseError, SdyVerifyError, XlaError, createClient, parseHlo, parseMlirLiteral,
-  parseStableHlo, printMlirLiteral, verifyModule, verifySdy, type Client, type Computation, type HloModule,
+  parseStableHlo, printMlirLiteral, verifyModule, verifySdy, writeNpz, type Client, type Computation, type HloModule,
 } from "../dist/src/browser.js";
 import { shapeToMlir } from "../dist/src/text/mlir/index.js";
+import { elementCount } from "../dist/src/types/shape.js";
 import { detectFormat, type TextFormat } from "../dist/src/cli/formats.js";
 import { shardingsCommand } from "../dist/src/cli/shardings.js";
 
@@ -86,13 +87,32 @@ async function clientFor(backend: string, deviceCount: number): Promise<Client> 
   return client.client;
 }
 
+/** An argument: an MLIR literal typed in its field, or an array opened from a .npy file. */
+export type Argument = string | { readonly file: string; readonly literal: Literal };
+
+/** What one run gives back: each device's results, as MLIR literals for the page and as arrays for the .npz. */
+export interface RunResults {
+  readonly printed: readonly (readonly string[])[];
+  readonly arrays: readonly (readonly Literal[])[];
+}
+
+/** Reads a .npy file's bytes as an argument, with the file's name in any error. */
+export function npyArgument(file: string, bytes: Uint8Array): Argument {
+  try {
+    return { file, literal: Literal.fromNpy(bytes) };
+  } catch (e) {
+    throw new ArgumentError(`${file}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
 /**
  * Runs the entry on `deviceCount` devices as that many replicas, every device with the same
- * arguments (MLIR literals, one per parameter); returns each device's results as MLIR literals.
+ * arguments (one per parameter).
  */
-export async function run(entry: Computation, args: readonly string[], backend: string, deviceCount: number): Promise<string[][]> {
+export async function run(entry: Computation, args: readonly Argument[], backend: string, deviceCount: number): Promise<RunResults> {
   if (args.length !== entry.parameters.length) throw new ArgumentError(`@${entry.name} takes ${entry.parameters.length} argument(s), got ${args.length}`);
   const literals = args.map((a, i) => {
+    if (typeof a !== "string") return a.literal;
     try {
       return parseMlirLiteral(a);
     } catch (e) {
@@ -103,12 +123,34 @@ export async function run(entry: Computation, args: readonly string[], backend: 
   literals.forEach((lit, i) => {
     const want = entry.parameters[i]!.shape;
     if (shapeToMlir(lit.shape) !== shapeToMlir(want)) {
-      throw new ArgumentError(`argument ${i} (%${entry.parameters[i]!.name}) is ${shapeToMlir(lit.shape)}, but the parameter is ${shapeToMlir(want)}`);
+      const given = args[i]!;
+      const from = typeof given === "string" ? "" : ` (${given.file})`;
+      throw new ArgumentError(`argument ${i} (%${entry.parameters[i]!.name})${from} is ${shapeToMlir(lit.shape)}, but the parameter is ${shapeToMlir(want)}`);
     }
   });
   const c = await clientFor(backend, deviceCount);
   const results = await c.run(entry, Array.from({ length: deviceCount }, () => literals), { replicas: deviceCount });
-  return results.map((r) => (r.shape.kind === "tuple" ? r.elements : [r]).map((v) => (v.shape.kind === "array" ? printMlirLiteral(v) : v.toString())));
+  const arrays = results.map((r) => (r.shape.kind === "tuple" ? r.elements : [r]));
+  return { arrays, printed: arrays.map((vs) => vs.map(printResult)) };
+}
+
+/** Results with more elements than this are summarized on the page (the .npz has them whole): printing a million would stall it. */
+const PRINTED_ELEMENTS = 10_000;
+
+function printResult(v: Literal): string {
+  if (v.shape.kind !== "array") return v.toString();
+  const n = elementCount(v.shape);
+  return n <= PRINTED_ELEMENTS ? printMlirLiteral(v) : `${shapeToMlir(v.shape)}: ${n} elements (too many to print here: save as .npz)`;
+}
+
+/**
+ * The results as one .npz: arr_0, arr_1, ... as np.savez names positional arrays (one
+ * device), or device0_arr_0, ... (several).
+ */
+export function resultsNpz(results: RunResults): Uint8Array {
+  const several = results.arrays.length > 1;
+  const entries = results.arrays.flatMap((vs, d) => vs.map((v, k) => [`${several ? `device${d}_` : ""}arr_${k}`, v] as const));
+  return writeNpz(entries);
 }
 
 /** `xlats shardings --html` on the text: a self-contained HTML page, or undefined when no tensor has a sharding. */

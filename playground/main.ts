@@ -3,7 +3,9 @@
 // drawn over their meshes. The logic is check.ts; this file only wires the page.
 
 import type { Computation } from "../dist/src/browser.js";
-import { ArgumentError, check, defaultArgument, diagnosticsOf, drawShardings, formatDiagnostic, parametersOf, run } from "./check.js";
+import {
+  ArgumentError, check, defaultArgument, diagnosticsOf, drawShardings, formatDiagnostic, npyArgument, parametersOf, resultsNpz, run, type Argument,
+} from "./check.js";
 import { EXAMPLES } from "./examples.js";
 
 function element<T extends HTMLElement>(id: string): T {
@@ -21,6 +23,7 @@ const devices = element<HTMLInputElement>("devices");
 const runButton = element<HTMLButtonElement>("run");
 const args = element<HTMLDivElement>("args");
 const results = element<HTMLPreElement>("results");
+const download = element<HTMLAnchorElement>("download");
 const propagate = element<HTMLInputElement>("propagate");
 const shardingsMessage = element<HTMLPreElement>("shardings-message");
 const shardings = element<HTMLIFrameElement>("shardings");
@@ -30,21 +33,61 @@ let entry: Computation | undefined;
 let verifiedText: string | undefined;
 let pending: ReturnType<typeof setTimeout> | undefined;
 
-/** One field per parameter of the entry; a field keeps its text while its parameter keeps its name and type. */
+/** Arrays opened from .npy files, by argument field key (`name: type`): they stand in for the field's text. */
+const npyArguments = new Map<string, Argument>();
+
+/**
+ * One row per parameter of the entry: a field for an MLIR literal, or a .npy file opened
+ * in its place. A row keeps its text or file while its parameter keeps its name and type.
+ */
 function showArguments(next: Computation | undefined, given?: readonly string[]): void {
-  const old = new Map([...args.querySelectorAll("input")].map((i) => [i.dataset["key"] ?? "", i.value]));
+  const old = new Map([...args.querySelectorAll<HTMLInputElement>("input[data-key]")].map((i) => [i.dataset["key"] ?? "", i.value]));
   args.replaceChildren();
   if (next === undefined) return;
+  const keys = new Set<string>();
   parametersOf(next).forEach((p, i) => {
     const key = `${p.name}: ${p.type}`;
+    keys.add(key);
+    if (given !== undefined) npyArguments.delete(key);
     const label = document.createElement("label");
     label.textContent = `%${key}`;
     const input = document.createElement("input");
     input.dataset["key"] = key;
     input.value = given?.[i] ?? old.get(key) ?? defaultArgument(next, i);
     label.htmlFor = input.id = `arg${i}`;
-    args.append(label, input);
+    const npy = document.createElement("input");
+    npy.type = "file";
+    npy.accept = ".npy";
+    npy.id = `arg${i}-npy`;
+    npy.title = `open a .npy file as %${p.name}`;
+    const opened = npyArguments.get(key);
+    const showOpened = (file: string | undefined): void => {
+      input.disabled = file !== undefined;
+      if (file !== undefined) input.value = `${file} (.npy)`;
+    };
+    showOpened(opened !== undefined && typeof opened !== "string" ? opened.file : undefined);
+    npy.addEventListener("change", async () => {
+      const chosen = npy.files?.[0];
+      if (chosen === undefined) {
+        npyArguments.delete(key);
+        input.value = defaultArgument(next, i);
+        showOpened(undefined);
+        return;
+      }
+      try {
+        npyArguments.set(key, npyArgument(chosen.name, new Uint8Array(await chosen.arrayBuffer())));
+        showOpened(chosen.name);
+      } catch (e) {
+        results.className = "errors";
+        results.textContent = diagnosticsOf(e).map((d) => formatDiagnostic(d, "")).join("\n");
+      }
+    });
+    const row = document.createElement("div");
+    row.className = "arg";
+    row.append(input, npy);
+    args.append(label, row);
   });
+  for (const key of npyArguments.keys()) if (!keys.has(key)) npyArguments.delete(key);
 }
 
 function verify(given?: readonly string[]): void {
@@ -93,15 +136,17 @@ async function runProgram(): Promise<void> {
   const count = Number(devices.value);
   results.className = "";
   results.textContent = "running…";
+  offerDownload(undefined);
   results.dataset["state"] = "running";
   const started = performance.now();
   try {
     if (!Number.isInteger(count) || count < 1) throw new ArgumentError(`the device count must be a positive integer, got ${devices.value}`);
-    const values = [...args.querySelectorAll("input")].map((i) => i.value);
-    const perDevice = await run(entry, values, backend.value, count);
+    const values = [...args.querySelectorAll<HTMLInputElement>("input[data-key]")].map((i) => npyArguments.get(i.dataset["key"] ?? "") ?? i.value);
+    const ran = await run(entry, values, backend.value, count);
     const ms = (performance.now() - started).toFixed(0);
+    offerDownload(resultsNpz(ran));
     results.textContent = [
-      ...perDevice.flatMap((rs, d) => rs.map((r, k) => `device ${d}${rs.length > 1 ? ` result ${k}` : ""}: ${r}`)),
+      ...ran.printed.flatMap((rs, d) => rs.map((r, k) => `device ${d}${rs.length > 1 ? ` result ${k}` : ""}: ${r}`)),
       "", `${backend.value}, ${count} device${count > 1 ? "s" : ""}, ${ms} ms`,
     ].join("\n");
     results.dataset["state"] = "done";
@@ -110,6 +155,13 @@ async function runProgram(): Promise<void> {
     results.textContent = diagnosticsOf(e).map((d) => formatDiagnostic(d, source.value)).join("\n");
     results.dataset["state"] = "failed";
   }
+}
+
+/** The link that saves the last run's results as results.npz (hidden while there are none). */
+function offerDownload(npz: Uint8Array | undefined): void {
+  if (download.href !== "") URL.revokeObjectURL(download.href);
+  download.hidden = npz === undefined;
+  download.href = npz === undefined ? "" : URL.createObjectURL(new Blob([npz as Uint8Array<ArrayBuffer>], { type: "application/octet-stream" }));
 }
 
 function load(index: number): void {
@@ -121,9 +173,14 @@ function load(index: number): void {
   results.textContent = "";
 }
 
+// Shown while the text is the user's own (typed, pasted or opened) rather than an example.
+const ownProgram = new Option("(your own program)", "own");
+ownProgram.disabled = true;
+example.add(ownProgram);
 EXAMPLES.forEach((ex, i) => example.add(new Option(ex.name, String(i))));
 example.addEventListener("change", () => load(Number(example.value)));
 source.addEventListener("input", () => {
+  example.value = "own";
   clearTimeout(pending);
   pending = setTimeout(() => verify(), 250);
 });
@@ -131,9 +188,11 @@ file.addEventListener("change", async () => {
   const chosen = file.files?.[0];
   if (chosen === undefined) return;
   source.value = await chosen.text();
+  example.value = "own";
   verify();
 });
 propagate.addEventListener("change", () => showShardings(entry !== undefined));
 runButton.addEventListener("click", () => void runProgram());
+example.value = "0";
 load(0);
 document.body.dataset["ready"] = "true";

@@ -19,6 +19,7 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { build } from "vite";
+import { readNpz } from "../../src/index.js";
 import { startStaticServer, type StaticServer } from "../../tools/static_server.js";
 import type { Ink, ModuleRun, ParseFailure, StableHloRun } from "./page.js";
 
@@ -242,6 +243,31 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       await pg.fill("#arg0", "dense<[3.0, -4.0]> : tensor<2xf32>");
       const line = (await runAndWait()).split("\n")[0]!;
       assert.deepEqual(numbers(line), [9, 16], line);
+    });
+
+    test("a JAX-exported model (hex weights) opened from disk runs on a .npy input and its results save as .npz", async () => {
+      // tools/fixtures/jax_mlp.py: log_softmax and argmax of an MLP, with XLA's outputs beside it.
+      const fixtures = join(root, "test/fixtures/jax_mlp");
+      const want = readNpz(new Uint8Array(readFileSync(join(fixtures, "expected.npz"))));
+      await pg.setInputFiles("#file", join(fixtures, "model.mlir"));
+      await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('StableHLO module @jit_model')", undefined, { timeout: 10_000 });
+      await pg.setInputFiles("#arg0-npy", join(fixtures, "x.npy"));
+      await pg.waitForFunction("document.getElementById('arg0').disabled", undefined, { timeout: 10_000 });
+      await pg.fill("#devices", "1");
+      await pg.selectOption("#backend", "wasm");
+      const text = await runAndWait();
+      assert.match(text, /^device 0 result 0: dense<.*> : tensor<8x10xf32>$/m, text);
+      const labels = text.split("\n").find((l) => l.startsWith("device 0 result 1: "));
+      assert.equal(labels, `device 0 result 1: dense<[${(want.get("arr_1")!.toNested() as number[]).join(", ")}]> : tensor<8xi32>`);
+
+      const [saved] = await Promise.all([pg.waitForEvent("download"), pg.click("#download")]);
+      assert.equal(saved.suggestedFilename(), "results.npz");
+      const got = readNpz(new Uint8Array(readFileSync(await saved.path())));
+      assert.deepEqual([...got.keys()], ["arr_0", "arr_1"]);
+      assert.deepEqual(got.get("arr_1")!.toNested(), want.get("arr_1")!.toNested());
+      const g = (got.get("arr_0")!.toNested() as number[][]).flat();
+      const w = (want.get("arr_0")!.toNested() as number[][]).flat();
+      g.forEach((v, i) => assert.ok(Math.abs(v - w[i]!) <= 1e-5 * Math.max(1, Math.abs(w[i]!)), `log_softmax[${i}]: ${v} vs XLA ${w[i]}`));
     });
   });
 

@@ -64,3 +64,27 @@ test("run: a .npy of the wrong type, a truncated .npy, a bad --out or --print ar
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--print must be mlir or numpy/);
 });
+
+/**
+ * A model as JAX exports it (tools/fixtures/jax_mlp.py: an MLP with its weights closed over,
+ * embedded as hex dense constants, gelu and log_softmax, an argmax), its input as .npy and
+ * XLA's own outputs as .npz: `xlats run` on both backends matches XLA.
+ */
+for (const backend of ["interpreter", "wasm"]) {
+  test(`run: a JAX-exported model with hex weights, .npy in, .npz out, matches XLA (${backend})`, () => {
+    const fixtures = join(import.meta.dirname, "../../../test/fixtures/jax_mlp");
+    const dir = tempFiles({});
+    const out = join(dir, "r.npz");
+    const r = xlats("run", join(fixtures, "model.mlir"), "--arg", join(fixtures, "x.npy"), "--out", out, "--backend", backend);
+    assert.equal(r.code, 0, r.stderr);
+    const got = readNpz(new Uint8Array(readFileSync(out)));
+    const want = readNpz(new Uint8Array(readFileSync(join(fixtures, "expected.npz"))));
+    assert.deepEqual([...got.keys()], ["arr_0", "arr_1"]);
+    assert.deepEqual(got.get("arr_1")!.toNested(), want.get("arr_1")!.toNested(), "argmax labels");
+    const g = got.get("arr_0")!.toNested() as number[][];
+    const w = want.get("arr_0")!.toNested() as number[][];
+    assert.equal(g.length, 8);
+    // XLA's gelu (tanh form) and exp are not correctly rounded either: a few f32 ulps apart.
+    g.forEach((row, i) => row.forEach((v, j) => assert.ok(Math.abs(v - w[i]![j]!) <= 1e-5 * Math.max(1, Math.abs(w[i]![j]!)), `[${i}][${j}]: ${v} vs XLA ${w[i]![j]}`)));
+  });
+}
