@@ -1,21 +1,36 @@
-// Exact multiply-accumulate arithmetic in a result element type, shared by the dot,
-// convolution and their scaled and ragged variants. Values are carried as Scalars:
+// Multiply-accumulate arithmetic of a dot-like op with result element type t, shared by
+// the dot, convolution and their scaled and ragged variants, following what XLA's CPU
+// backend computes:
+//   - floats and complex accumulate in f32 (c64), or in f64 (c128) when the result or an
+//     operand is f64 or c128: f16, bf16 and f8 results are computed in f32 and rounded to
+//     the result type once, when stored, and f64 operands of an f32 result are not rounded
+//     first (both as XLA's CPU backend does);
+//   - an operand element is converted to the accumulation type first (s32 operands of a
+//     dot with preferred type f32 round, u8 operands of a c64 one are exact); integer and
+//     pred results convert operands to the result type;
+//   - each step is one fused multiply-add in that type (XLA's CPU kernels use FMA
+//     instructions); complex steps are four real FMAs: re += ar*br, re -= ai*bi,
+//     im += ar*bi, im += ai*br;
 //   - integers up to 32 bits as numbers, wrapped into the type after every step, so the
-//     sum is exact modulo 2^bits (two's complement wrap-around, as XLA);
-//   - 64-bit integers as bigints, wrapped with BigInt.asIntN / asUintN;
-//   - real floats as doubles, rounded to the result type once when stored;
-//   - complex values as {re, im} pairs of doubles;
+//     sum is exact modulo 2^bits (two's complement wrap-around, as XLA); 64-bit integers
+//     as bigints, wrapped with BigInt.asIntN / asUintN;
 //   - pred as booleans (product is AND, sum is OR).
+// The callers add in sequence over the contracting index space. XLA's own order is that
+// of the kernel it picks for the shape (YNNPACK or Eigen tiles, several accumulators), so
+// long float sums can differ from XLA in the last bits; test/fixtures/accumulation says
+// where they agree bit for bit.
 
 import { ELEMENT_TYPES, isWideInt, type ElementType } from "../../types/element_type.js";
+import { convertScalar } from "../../types/convert.js";
 import { wrapInteger, type Complex, type Scalar } from "../../types/literal.js";
+import { fmaF32, fmaF64 } from "./fused_multiply_add.js";
 
 export interface Arith {
   readonly zero: Scalar;
-  /** Converts an operand element (of any numeric type) into this arithmetic's domain. */
-  from(v: Scalar): Scalar;
-  add(a: Scalar, b: Scalar): Scalar;
-  mul(a: Scalar, b: Scalar): Scalar;
+  /** Converts an operand element of type `from` into this arithmetic's domain. */
+  from(v: Scalar, from: ElementType): Scalar;
+  /** acc + a * b, one step of the accumulation. */
+  madd(acc: Scalar, a: Scalar, b: Scalar): Scalar;
 }
 
 const toNumber = (v: Scalar): number =>
@@ -28,50 +43,60 @@ function wrappedProduct(t: ElementType, a: number, b: number): number {
   return wrapInteger(t, a * b);
 }
 
-export function arithFor(t: ElementType): Arith {
+const isDouble = (t: ElementType): boolean => t === "f64" || t === "c128";
+
+/** The type a dot-like op with these result and operand types accumulates in (see above). */
+export function accumulationType(result: ElementType, operands: readonly ElementType[]): ElementType {
+  const kind = ELEMENT_TYPES[result].kind;
+  if (kind !== "float" && kind !== "complex") return result;
+  const double = isDouble(result) || operands.some(isDouble);
+  if (kind === "complex") return double ? "c128" : "c64";
+  return double ? "f64" : "f32";
+}
+
+/** The arithmetic of a dot-like op with result type `result` and operands of types `operands`. */
+export function arithFor(result: ElementType, operands: readonly ElementType[]): Arith {
+  const t = accumulationType(result, operands);
   const kind = ELEMENT_TYPES[t].kind;
+  const convert = (v: Scalar, from: ElementType): Scalar => (from === t ? v : convertScalar(v, from, t));
   if (kind === "pred") {
     return {
       zero: false,
-      from: (v) => (typeof v === "boolean" ? v : toNumber(v) !== 0),
-      add: (a, b) => (a as boolean) || (b as boolean),
-      mul: (a, b) => (a as boolean) && (b as boolean),
+      from: (v, from) => convert(v, from) as boolean,
+      madd: (acc, a, b) => (acc as boolean) || ((a as boolean) && (b as boolean)),
     };
   }
   if (kind === "complex") {
+    const fma = t === "c128" ? fmaF64 : fmaF32;
     return {
       zero: { re: 0, im: 0 },
-      from: toComplex,
-      add: (a, b) => ({ re: (a as Complex).re + (b as Complex).re, im: (a as Complex).im + (b as Complex).im }),
-      mul: (a, b) => {
-        const x = a as Complex, y = b as Complex;
-        return { re: x.re * y.re - x.im * y.im, im: x.re * y.im + x.im * y.re };
+      from: (v, from) => convert(v, from) as Complex,
+      madd: (acc, a, b) => {
+        const c = acc as Complex, x = a as Complex, y = b as Complex;
+        return { re: fma(-x.im, y.im, fma(x.re, y.re, c.re)), im: fma(x.im, y.re, fma(x.re, y.im, c.im)) };
       },
     };
   }
   if (kind === "float") {
+    const fma = t === "f64" ? fmaF64 : fmaF32;
     return {
       zero: 0,
-      from: toNumber,
-      add: (a, b) => (a as number) + (b as number),
-      mul: (a, b) => (a as number) * (b as number),
+      from: (v, from) => convert(v, from) as number,
+      madd: (acc, a, b) => fma(a as number, b as number, acc as number),
     };
   }
   if (isWideInt(t)) {
     const wrap = kind === "signed" ? (x: bigint) => BigInt.asIntN(64, x) : (x: bigint) => BigInt.asUintN(64, x);
     return {
       zero: 0n,
-      from: (v) => wrap(typeof v === "bigint" ? v : BigInt(Math.trunc(toNumber(v)))),
-      add: (a, b) => wrap((a as bigint) + (b as bigint)),
-      mul: (a, b) => wrap((a as bigint) * (b as bigint)),
+      from: (v, from) => convert(v, from) as bigint,
+      madd: (acc, a, b) => wrap((acc as bigint) + (a as bigint) * (b as bigint)),
     };
   }
   return {
     zero: 0,
-    // Only the low 32 bits of a 64-bit value matter once wrapped into a narrower type.
-    from: (v) => wrapInteger(t, typeof v === "bigint" ? Number(BigInt.asIntN(32, v)) : Math.trunc(toNumber(v))),
-    add: (a, b) => wrapInteger(t, (a as number) + (b as number)),
-    mul: (a, b) => wrappedProduct(t, a as number, b as number),
+    from: (v, from) => convert(v, from) as number,
+    madd: (acc, a, b) => wrapInteger(t, (acc as number) + wrappedProduct(t, a as number, b as number)),
   };
 }
 

@@ -4,7 +4,8 @@
 // and the kernel output features are split into B groups the same way. Within a group,
 // output(b, o, spatial) sums input(b, i, base position) * kernel(o, i, window position)
 // over input features and window positions, where padding and lhs-dilation holes
-// contribute nothing.
+// contribute nothing. The sum runs over window positions (row-major), then input
+// features, in the arithmetic of arith.ts.
 
 import { baseIndexOf } from "../../shape/window.js";
 import { forEachIndex, rowMajorStrides } from "../../types/index_util.js";
@@ -17,8 +18,9 @@ export const convolutionKernel: Kernel<"convolution"> = (inst, operands) => {
   const [lhs, rhs] = operands as [Literal, Literal];
   const { window, dimensionNumbers: dn, featureGroupCount: fgc, batchGroupCount: bgc } = inst.attrs;
   const shape = resultArrayShapes(inst.shape)[0]!;
-  const arith = arithFor(shape.elementType);
-  const lv = lhs.values().map(arith.from), rv = rhs.values().map(arith.from);
+  const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType]);
+  const lv = lhs.values().map((v) => arith.from(v, lhs.elementType));
+  const rv = rhs.values().map((v) => arith.from(v, rhs.elementType));
   const ldims = lhs.dimensions, rdims = rhs.dimensions;
   const ls = rowMajorStrides(ldims), rs = rowMajorStrides(rdims);
   const spatialCount = dn.inputSpatialDimensions.length;
@@ -54,7 +56,7 @@ export const convolutionKernel: Kernel<"convolution"> = (inst, operands) => {
         const inFeature = featureGroup * kernelIn + i;
         const x = lv[lo + inFeature * ls[dn.inputFeatureDimension]!]!;
         const w = rv[ro + i * rs[dn.kernelInputFeatureDimension]!]!;
-        acc = arith.add(acc, arith.mul(x, w));
+        acc = arith.madd(acc, x, w);
       }
     });
     result.writeLinear(linear++, acc);

@@ -65,17 +65,21 @@ function runDot(
   return result;
 }
 
-/** Sum over the contraction of lhs[lb + .] * rhs[rb + .], for the points `include` accepts. */
+/** Sum over the contraction of lhs[lb + .] * rhs[rb + .], in order, for the points `include` accepts. */
 function sumProducts(
   arith: Arith, lhs: Scalar[], rhs: Scalar[], c: Contraction, lb: number, rb: number, include?: (coordinate: number) => boolean,
 ): Scalar {
   let acc = arith.zero;
   for (let j = 0; j < c.lhsOffsets.length; j++) {
     if (include !== undefined && !include(c.coordinate[j]!)) continue;
-    acc = arith.add(acc, arith.mul(lhs[lb + c.lhsOffsets[j]!]!, rhs[rb + c.rhsOffsets[j]!]!));
+    acc = arith.madd(acc, lhs[lb + c.lhsOffsets[j]!]!, rhs[rb + c.rhsOffsets[j]!]!);
   }
   return acc;
 }
+
+/** An operand's elements in the accumulation domain. */
+const operandValues = (arith: Arith, operand: Literal): Scalar[] =>
+  operand.values().map((v) => arith.from(v, operand.elementType));
 
 /** Start offsets of each group from the group sizes (a prefix sum). */
 function groupStarts(groupSizes: Literal): number[] {
@@ -113,9 +117,9 @@ export const dotKernels: KernelTable<"dot" | "scaledDot" | "raggedDot"> = {
   dot: (inst, operands) => {
     const [lhs, rhs] = operands as [Literal, Literal];
     const shape = resultArrayShapes(inst.shape)[0]!;
-    const arith = arithFor(shape.elementType);
+    const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType]);
     const dn = inst.attrs.dimensionNumbers;
-    const lv = lhs.values().map(arith.from), rv = rhs.values().map(arith.from);
+    const lv = operandValues(arith, lhs), rv = operandValues(arith, rhs);
     const c = contractionOf(lhs.arrayShape, rhs.arrayShape, dn);
     return runDot(shape, lhs.arrayShape, rhs.arrayShape, dn, [], (lb, rb) => sumProducts(arith, lv, rv, c, lb, rb));
   },
@@ -123,9 +127,11 @@ export const dotKernels: KernelTable<"dot" | "scaledDot" | "raggedDot"> = {
   scaledDot: (inst, operands) => {
     const [lhs, rhs, lhsScale, rhsScale] = operands as [Literal, Literal, Literal, Literal];
     const shape = resultArrayShapes(inst.shape)[0]!;
-    const arith = arithFor(shape.elementType);
+    const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType]);
     const dn = inst.attrs.dimensionNumbers;
-    const lv = applyBlockScale(lhs, lhsScale).map(arith.from), rv = applyBlockScale(rhs, rhsScale).map(arith.from);
+    // The scaled values are exact products in doubles, converted once to the accumulation type.
+    const lv = applyBlockScale(lhs, lhsScale).map((v) => arith.from(v, "f64"));
+    const rv = applyBlockScale(rhs, rhsScale).map((v) => arith.from(v, "f64"));
     const c = contractionOf(lhs.arrayShape, rhs.arrayShape, dn);
     return runDot(shape, lhs.arrayShape, rhs.arrayShape, dn, [], (lb, rb) => sumProducts(arith, lv, rv, c, lb, rb));
   },
@@ -137,12 +143,12 @@ export const dotKernels: KernelTable<"dot" | "scaledDot" | "raggedDot"> = {
   raggedDot: (inst, operands) => {
     const [lhs, rhs, groupSizes] = operands as [Literal, Literal, Literal];
     const shape = resultArrayShapes(inst.shape)[0]!;
-    const arith = arithFor(shape.elementType);
+    const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType]);
     const rdn = inst.attrs.dimensionNumbers;
     const dn = rdn.dotDimensionNumbers;
     const mode = raggedDotMode(lhs.arrayShape, rhs.arrayShape, groupSizes.arrayShape, rdn);
     const starts = groupStarts(groupSizes);
-    const lv = lhs.values().map(arith.from), rv = rhs.values().map(arith.from);
+    const lv = operandValues(arith, lhs), rv = operandValues(arith, rhs);
     const c = contractionOf(lhs.arrayShape, rhs.arrayShape, dn, mode.raggedDim);
     const { lhsFree } = checkDotDimensions("raggedDot", lhs.arrayShape, rhs.arrayShape, dn, rdn.rhsGroupDimensions);
     const nb = dn.lhsBatchDimensions.length;
