@@ -155,7 +155,7 @@ function localOf(ctx: Context, shape: Shape, sharding: TensorSharding | undefine
 }
 
 /** The largest channel handle any instruction of the module carries. */
-function maxChannelId(module: HloModule): number {
+export function maxChannelId(module: HloModule): number {
   let max = 0;
   for (const c of module.computations) {
     for (const inst of c.instructions) {
