@@ -255,18 +255,41 @@ export function sliceHighToShape(f: InstructionFactory, operand: Instruction, di
 }
 
 /**
+ * `received` (a collective_permute's result along `pairs`) where the device is a target,
+ * else `paddingValue` broadcast: a device with no neighbour that far gets zeros from the
+ * collective_permute, which stand for padding and must read as the pad's padding value.
+ */
+function paddingWhereNothingCame(
+  f: InstructionFactory, ctx: HaloContext, received: Instruction, pairs: readonly (readonly [number, number])[], paddingValue: Instruction, mesh: Mesh,
+): Instruction {
+  const total = meshSize(mesh);
+  const targets = new Set(pairs.map(([, target]) => target));
+  const table = f.constant(Literal.fromValues("pred", [total], Array.from({ length: total }, (_, d) => targets.has(d))));
+  const flag = f.add("reshape", [f.add("dynamicSlice", [table, deviceId(f, ctx)], { sliceSizes: [1] })], { dimensions: [] });
+  const dims = [...dimsOf(received)];
+  const mask = f.add("broadcastInDim", [flag], { dimensions: dims, broadcastDimensions: [] });
+  const fill = f.add("broadcastInDim", [paddingValue], { dimensions: dims, broadcastDimensions: [] });
+  return f.add("select", [mask, received, fill], {});
+}
+
+/**
  * The halo buffer of a dimension: the shards `leftHops` … 1 to the left, the device's
  * own, the shards 1 … `rightHops` to the right, concatenated and padded by `edgePad` on
  * both sides (dilated by `interiorPad` for a pad's interior padding).
  */
 function assembleHaloBuffer(
   f: InstructionFactory, ctx: HaloContext, input: Instruction, dim: number, edgePad: number, paddingValue: Instruction,
-  leftHops: number, rightHops: number, axesInDim: readonly AxisRef[], mesh: Mesh, localSharding: TensorSharding, interiorPad: number,
+  leftHops: number, rightHops: number, axesInDim: readonly AxisRef[], mesh: Mesh, localSharding: TensorSharding, interiorPad: number, fillMissing: boolean,
 ): Instruction {
   const segments: Instruction[] = [];
   const fetch = (offset: number): void => {
     const pairs = shiftPairs(mesh, axesInDim, offset);
-    segments.push(pairs.length === 0 ? input : permute(f, ctx, input, pairs));
+    if (pairs.length === 0) {
+      segments.push(input);
+      return;
+    }
+    const received = permute(f, ctx, input, pairs);
+    segments.push(fillMissing ? paddingWhereNothingCame(f, ctx, received, pairs, paddingValue, mesh) : received);
   };
   for (let h = leftHops; h >= 1; h--) fetch(h);
   segments.push(input);
@@ -282,6 +305,8 @@ interface DimGeometry {
   readonly padLow: number;
   readonly stride: number;
   readonly baseDilation: number;
+  /** Where no neighbour exists, the buffer must hold the padding value (not the collective_permute's zeros). */
+  readonly fillMissing: boolean;
 }
 
 /**
@@ -296,7 +321,7 @@ function exchangeDim(
   const groupAxes = ex.targetAxes ?? sharding.dimShardings[dim]!.axes;
   const edgePad = ex.sFootprint * g.baseDilation;
   const buffer = assembleHaloBuffer(f, ctx, operand, dim, edgePad, paddingValue, ex.leftHops, ex.rightHops,
-    groupAxes.filter((a) => manualAxes.has(a.name)), mesh, localSharding, g.baseDilation - 1);
+    groupAxes.filter((a) => manualAxes.has(a.name)), mesh, localSharding, g.baseDilation - 1, g.fillMissing);
   const id = deviceId(f, ctx);
   const sIn = dimsOf(operand)[dim]!;
   const sInDilated = sIn * g.baseDilation;
@@ -337,6 +362,8 @@ export interface HaloOp {
   readonly mesh: Mesh;
   readonly padLow?: readonly number[];
   readonly baseDilations?: readonly number[];
+  /** The padding value is not known to be zero (a pad's own): positions with no neighbour must hold it. */
+  readonly paddingMayBeNonZero?: boolean;
   readonly postProcess: PostProcess;
 }
 
@@ -361,7 +388,7 @@ export function haloDataExchange(f: InstructionFactory, ctx: HaloContext, op: Ha
     const ex = info.dimExchanges[++k]!;
     if (!ex.needsComm) return;
     exchanged = exchangeDim(body, ctx, exchanged, paddingValue, dim, ex, inSharding, mesh, info.manualAxes, localSharding, {
-      padLow: op.padLow?.[dim] ?? 0, stride: 1, baseDilation: op.baseDilations?.[dim] ?? 1,
+      padLow: op.padLow?.[dim] ?? 0, stride: 1, baseDilation: op.baseDilations?.[dim] ?? 1, fillMissing: op.paddingMayBeNonZero === true,
     });
   });
   const result = op.postProcess(body, exchanged, paddingValue, paddedResult);

@@ -7,6 +7,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
+import type { Literal } from "../../types/literal.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import { ShardingError, totalAxesSize } from "../axis.js";
 import { meshSize } from "../mesh.js";
@@ -27,6 +28,12 @@ export const REPLICATE: HaloOutcome = { kind: "replicate" };
 const dimsOf = (v: Instruction): readonly number[] => (v.shape as ArrayShape).dimensions;
 const isSharded = (s: TensorSharding, mesh: Mesh): boolean => s.dimShardings.some((d) => totalAxesSize(d.axes, mesh) > 1);
 
+/** A constant whose every element is zero (Shardy's form reads a collective_permute's zeros as padding). */
+function isZeroConstant(v: Instruction): boolean {
+  if (v.opcode !== "constant" && v.opcode !== "sdyConstant") return false;
+  return (v.attrs as { readonly literal: Literal }).literal.values().every((x) => x === 0 || x === 0n || x === false);
+}
+
 /**
  * A pad along sharded dimensions: each output shard is cut from the (dilated) halo
  * buffer of its neighbours; the unsharded dimensions are padded locally afterwards.
@@ -44,9 +51,20 @@ export function haloPad(
   });
   if (!needsComm(info)) return UNCHANGED;
   if (!canUseHalo(info)) return REPLICATE;
+  // Inside the manual computation, a dimension whose shards read only their own shard
+  // still goes through the (hopless) exchange unless its local pad changes nothing.
+  let k = 0;
+  inSharding.dimShardings.forEach((d, dim) => {
+    if (totalAxesSize(d.axes, mesh) <= 1) return;
+    const ex = info.dimExchanges[k]!;
+    const identity = low[dim] === 0 && interior[dim] === 0 && ex.sOut === info.divisibleInputShape[dim]! / totalAxesSize(d.axes, mesh);
+    if (!ex.needsComm && !identity) info.dimExchanges[k] = { ...ex, needsComm: true };
+    k++;
+  });
   const divisible = padHighToShape(f, operand, info.divisibleInputShape, inSharding, paddingValue);
   const mc = haloDataExchange(f, ctx, {
     divisibleInput: divisible, paddingValue, info, inSharding, outSharding: inSharding, outDims, mesh, padLow: low, baseDilations: interior.map((i) => i + 1),
+    paddingMayBeNonZero: !isZeroConstant(paddingValue),
     postProcess: (b, exchanged, pv, padded) => {
       const localSharding = withoutAxesNamed(inSharding, info.manualAxes);
       const rank = inDims.length;
@@ -77,7 +95,11 @@ export function haloSlice(f: InstructionFactory, ctx: HaloContext, inst: Instruc
   const { startIndices, limitIndices, strides } = inst.attrs;
   const info = buildDataExchange(inSharding, mesh, inDims, (dim, sIn, shards) => {
     const sOut = Math.ceil(outDims[dim]! / shards);
-    return dimExchangeInfo(shards, sIn, sOut, sOut, -startIndices[dim]!, 1, 1, inDims[dim]!);
+    const ex = dimExchangeInfo(shards, sIn, sOut, sOut, -startIndices[dim]!, 1, 1, inDims[dim]!);
+    // Shards that read only their own shard but at different offsets still go through
+    // the (hopless) exchange: the local slice of -sdy-convert-global-to-local takes prefixes only.
+    const prefix = startIndices[dim] === 0 && sOut === sIn;
+    return ex.needsComm || prefix ? ex : { ...ex, needsComm: true };
   });
   if (!needsComm(info)) return UNCHANGED;
   if (!canUseHalo(info) || strides.some((s) => s !== 1)) return REPLICATE;

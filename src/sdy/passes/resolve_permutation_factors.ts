@@ -14,9 +14,11 @@
 // that dimension pass-through). A reshape (no permutation factor) that splits or merges
 // dimensions not divisible by their shard counts gets the same treatment for the axes of
 // those dimensions, unless its shards keep their elements. A module without such an op
-// is returned unchanged. `enable-halo-exchange` is accepted; the exchange of halos
-// between neighbouring shards is not implemented, so those ops are replicated as well
-// (the same values, more bytes moved).
+// is returned unchanged. With `enable-halo-exchange`, pads, unit-stride slices, reverses
+// and reshapes splitting an uneven dimension are instead computed where their shards
+// are, exchanging only the halos each device needs with its neighbours (halo_ops.ts,
+// halo_reshape.ts); those the halo form does not cover (a halo spanning the whole
+// dimension, other windowed ops) are replicated as above.
 
 import type { PassRegistration } from "../../compiler/pass_options.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
@@ -324,10 +326,10 @@ export function resolvePermutationFactors(module: HloModule, options: ResolvePer
 
 export const RESOLVE_PERMUTATION_FACTORS_REGISTRATION: PassRegistration = {
   name: RESOLVE_PERMUTATION_FACTORS,
-  description: "makes ops with sharded permutation factors (pad, slice, reverse, concatenate, windows) local by resharding their operands to replicate those dimensions and resharding their results back",
+  description: "makes ops with sharded permutation factors (pad, slice, reverse, concatenate, windows) local, by exchanging halos between neighbouring shards or by resharding their operands to replicate those dimensions and resharding their results back",
   options: [
-    { name: "enable-halo-exchange", type: "bool", default: false, description: "exchange halos between neighbouring shards for pads and slices instead of replicating (not implemented: such ops are replicated)" },
-    { name: "replica-count", type: "int", default: 1, description: "number of replicas per partition" },
+    { name: "enable-halo-exchange", type: "bool", default: false, description: "exchange halos between neighbouring shards for pads, slices, reverses and splitting reshapes instead of replicating" },
+    { name: "replica-count", type: "int", default: 1, description: "number of replicas per partition (more than one: halo offsets read replica_id)" },
     { name: "partition-count", type: "int", default: 1, description: "number of partitions per replica" },
   ],
   create: (options) => ({
