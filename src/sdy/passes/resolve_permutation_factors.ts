@@ -174,6 +174,9 @@ function haloOutcome(
   if (inSharding === undefined) return UNCHANGED;
   const mesh = resolveMesh(inSharding.meshOrRef, meshes);
   if (isMaximalMesh(mesh)) return UNCHANGED;
+  // A pad or slice keeps each dimension's axes (explicit reshards made it so); otherwise only the replicated form is right.
+  const sameAxes = inSharding.dimShardings.every((d, i) => axisListEquals(d.axes, outSharding.dimShardings[i]?.axes ?? []));
+  if ((inst.opcode === "pad" || inst.opcode === "slice") && !sameAxes) return REPLICATE;
   switch (inst.opcode) {
     case "pad":
       return haloPad(f, halo, inst as Instruction<"pad">, operands[0]!, operands[1]!, inSharding, mesh);
