@@ -31,7 +31,7 @@ import { paddedDimSize } from "./halo_exchange.js";
 import { INSERT_EXPLICIT_RESHARDS_REGISTRATION } from "./insert_explicit_reshards/pass.js";
 import { PAD_FOR_DIVISIBILITY_REGISTRATION } from "./pad_for_divisibility.js";
 import { RESHARD_TO_COLLECTIVES_REGISTRATION } from "./reshard_to_collectives.js";
-import { RESOLVE_PERMUTATION_FACTORS_REGISTRATION } from "./resolve_permutation_factors.js";
+import { RESOLVE_PERMUTATION_FACTORS_REGISTRATION, valueSharding } from "./resolve_permutation_factors.js";
 
 export const PER_INSTRUCTION_PARTITIONING = "sdy-per-instruction-partitioning";
 
@@ -82,12 +82,6 @@ const SKIPPED: ReadonlySet<Opcode> = new Set<Opcode>([
   // Not ops of MLIR's form: a function's several results, and the values of a several-result op.
   "tuple", "getTupleElement", "parameter",
 ]);
-
-function valueSharding(c: Computation, v: Instruction): TensorSharding | undefined {
-  if (v.opcode === "parameter") return c.argShardings?.[(v as Instruction<"parameter">).attrs.number];
-  if (v.opcode === "sdyReshard") return (v as Instruction<"sdyReshard">).attrs.sharding;
-  return v.sdySharding?.length === 1 ? v.sdySharding[0] : undefined;
-}
 
 const isShardedValue = (s: TensorSharding | undefined): boolean => s !== undefined && (s.dimShardings.some((d) => d.axes.length > 0) || s.unreducedAxes.length > 0);
 

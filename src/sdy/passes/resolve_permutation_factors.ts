@@ -44,7 +44,7 @@ export interface ResolvePermutationFactorsOptions {
 }
 
 /** The sharding of a value of `c`: its op's, or its argument's. */
-function valueSharding(c: Computation, v: Instruction): TensorSharding | undefined {
+export function valueSharding(c: Computation, v: Instruction): TensorSharding | undefined {
   if (v.opcode === "parameter") return c.argShardings?.[(v as Instruction<"parameter">).attrs.number];
   if (v.opcode === "sdyReshard") return (v as Instruction<"sdyReshard">).attrs.sharding;
   return v.sdySharding?.length === 1 ? v.sdySharding[0] : undefined;
