@@ -3,6 +3,7 @@
 
 import type { ElementType } from "../types/element_type.js";
 import type { SourceLocation } from "../types/errors.js";
+import type { Mesh } from "../sdy/model.js";
 
 export type ComparisonDirection = "EQ" | "NE" | "GE" | "GT" | "LE" | "LT";
 /** How Compare orders values: FLOAT is IEEE (NaN unordered), TOTALORDER is -NaN < -inf < ... < NaN. */
@@ -85,7 +86,8 @@ export type ReplicaGroups = readonly (readonly number[])[];
  * differ only along `axes`. A collective carrying it also lists the same groups as ids.
  */
 export interface ReplicaGroupMeshAxes {
-  readonly mesh: string;
+  /** A declared mesh's name, or the mesh itself (`#stablehlo.mesh<axes = [...]>`). */
+  readonly mesh: string | Mesh;
   readonly axes: readonly string[];
 }
 

@@ -50,6 +50,8 @@ export interface PartitionedProgram {
 export interface PartitionOptions {
   /** The entry function (default: the module's entry). */
   readonly entry?: string;
+  /** Pads, slices, reverses and splitting reshapes along sharded dimensions exchange halos with neighbouring devices instead of being replicated (Shardy's enable-halo-exchange). */
+  readonly enableHaloExchange?: boolean;
 }
 
 /** Whether `module` asks to be partitioned: it declares a mesh and some value of it carries a sharding. */
@@ -124,7 +126,7 @@ export function partition(module: HloModule, options: PartitionOptions = {}): Pa
   } else {
     m = step(m, "sdy-insert-explicit-reshards", "enable-full-version=true");
   }
-  m = step(m, "sdy-resolve-permutation-factors");
+  m = step(m, "sdy-resolve-permutation-factors", options.enableHaloExchange === true ? "enable-halo-exchange=true" : "");
   if (skipped.includes("sdy-resolve-permutation-factors")) {
     const moved = findNeededReshard(entryOf(m, options.entry), m.meshes ?? [], { permutationsOnly: true });
     if (moved !== undefined) throw new ShardingError(`partition: ${moved}; this build has no -sdy-resolve-permutation-factors pass to resolve it`);

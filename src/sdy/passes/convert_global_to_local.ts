@@ -94,6 +94,11 @@ function valueSharding(scope: Scope, v: Instruction): TensorSharding | undefined
   // An sdy collective's result is sharded as its out sharding says.
   const out = (v.attrs as { readonly outSharding?: TensorSharding }).outSharding;
   if (OP_TABLE[v.opcode].family === "sdy" && out !== undefined) return out;
+  // A manual computation's result is sharded as its out sharding says.
+  if (v.opcode === "sdyManualComputation") {
+    const outs = (v as Instruction<"sdyManualComputation">).attrs.outShardings;
+    if (outs.length === 1) return outs[0];
+  }
   return v.sdySharding?.length === 1 ? v.sdySharding[0] : undefined;
 }
 
@@ -155,7 +160,7 @@ function localOf(ctx: Context, shape: Shape, sharding: TensorSharding | undefine
 }
 
 /** The largest channel handle any instruction of the module carries. */
-function maxChannelId(module: HloModule): number {
+export function maxChannelId(module: HloModule): number {
   let max = 0;
   for (const c of module.computations) {
     for (const inst of c.instructions) {

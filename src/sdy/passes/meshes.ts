@@ -7,6 +7,7 @@
 // carries its `stablehlo.mesh` form, for StableHLO's collectives.
 
 import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { ReplicaGroupMeshAxes } from "../../ir/attributes.js";
 import type { HloModule } from "../../ir/computation.js";
 import type { Mesh, NamedMesh, TensorSharding } from "../model.js";
 import { IrGraph } from "../propagation/ir_graph.js";
@@ -48,7 +49,13 @@ export function liftInlinedMeshes(module: HloModule): HloModule {
   };
   const ir = new IrGraph(module);
   transformShardings(ir.graph, rewrite);
-  const out = writeBack(ir);
+  // Collectives' replica groups given as axes of a mesh name it too (after the shardings, as Shardy lifts them).
+  const out = annotateModule(writeBack(ir), (inst) => {
+    const byAxes = (inst.attrs as { readonly replicaGroupMeshAxes?: ReplicaGroupMeshAxes }).replicaGroupMeshAxes;
+    if (byAxes === undefined) return undefined;
+    const mesh = typeof byAxes.mesh === "string" ? renamed.get(byAxes.mesh) ?? byAxes.mesh : lift(byAxes.mesh);
+    return mesh === byAxes.mesh ? undefined : { attrs: { ...inst.attrs, replicaGroupMeshAxes: { ...byAxes, mesh } } as Instruction["attrs"] };
+  });
   out.meshes = [...kept, ...created].map(withStablehloMesh);
   if (renamed.size === 0 && created.length === 0) return out;
   if (module.symbolOrder !== undefined) {

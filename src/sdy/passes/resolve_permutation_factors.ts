@@ -14,19 +14,26 @@
 // that dimension pass-through). A reshape (no permutation factor) that splits or merges
 // dimensions not divisible by their shard counts gets the same treatment for the axes of
 // those dimensions, unless its shards keep their elements. A module without such an op
-// is returned unchanged. `enable-halo-exchange` is accepted; the exchange of halos
-// between neighbouring shards is not implemented, so those ops are replicated as well
-// (the same values, more bytes moved).
+// is returned unchanged. With `enable-halo-exchange`, pads, unit-stride slices, reverses
+// and reshapes splitting an uneven dimension are instead computed where their shards
+// are, exchanging only the halos each device needs with its neighbours (halo_ops.ts,
+// halo_reshape.ts); those the halo form does not cover (a halo spanning the whole
+// dimension, other windowed ops) are replicated as above.
 
 import type { PassRegistration } from "../../compiler/pass_options.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
 import { factoryFor } from "../../ir/rewrite.js";
-import { axisListEquals, totalAxesSize } from "../axis.js";
+import { axisListEquals, ShardingError, totalAxesSize } from "../axis.js";
 import type { Mesh, NamedMesh, OpShardingRule, TensorSharding } from "../model.js";
 import { getOrCreateShardingRule, ruleContextFor } from "../rules/registry.js";
-import { isMaximalMesh, resolveMesh } from "../sharding.js";
+import { isMaximalMesh, meshEquals, resolveMesh } from "../sharding.js";
+import type { InstructionFactory } from "../../ir/factory.js";
+import { maxChannelId } from "./convert_global_to_local.js";
+import type { HaloContext } from "./halo_exchange.js";
+import { haloPad, haloReverse, haloSlice, REPLICATE, UNCHANGED, type HaloOutcome } from "./halo_ops.js";
+import { haloReshape } from "./halo_reshape.js";
 
 export const RESOLVE_PERMUTATION_FACTORS = "sdy-resolve-permutation-factors";
 
@@ -37,7 +44,7 @@ export interface ResolvePermutationFactorsOptions {
 }
 
 /** The sharding of a value of `c`: its op's, or its argument's. */
-function valueSharding(c: Computation, v: Instruction): TensorSharding | undefined {
+export function valueSharding(c: Computation, v: Instruction): TensorSharding | undefined {
   if (v.opcode === "parameter") return c.argShardings?.[(v as Instruction<"parameter">).attrs.number];
   if (v.opcode === "sdyReshard") return (v as Instruction<"sdyReshard">).attrs.sharding;
   return v.sdySharding?.length === 1 ? v.sdySharding[0] : undefined;
@@ -158,11 +165,39 @@ function withoutAxes(s: TensorSharding, names: ReadonlySet<string>): TensorShard
   return { ...s, dimShardings: s.dimShardings.map((d) => ({ ...d, axes: d.axes.filter((a) => !names.has(a.name)) })) };
 }
 
-function resolveComputation(c: Computation, meshes: readonly NamedMesh[]): ComputationEdit | undefined {
+/** The halo form of `inst` in the halo mode, when it has one (pad, slice, reverse, reshape). */
+function haloOutcome(
+  halo: HaloContext, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[], inShardings: readonly (TensorSharding | undefined)[],
+  outSharding: TensorSharding, meshes: readonly NamedMesh[],
+): HaloOutcome {
+  const inSharding = inShardings[0];
+  if (inSharding === undefined) return UNCHANGED;
+  const mesh = resolveMesh(inSharding.meshOrRef, meshes);
+  if (isMaximalMesh(mesh)) return UNCHANGED;
+  // A pad or slice keeps each dimension's axes (explicit reshards made it so); otherwise only the replicated form is right.
+  const sameAxes = inSharding.dimShardings.every((d, i) => axisListEquals(d.axes, outSharding.dimShardings[i]?.axes ?? []));
+  if ((inst.opcode === "pad" || inst.opcode === "slice") && !sameAxes) return REPLICATE;
+  switch (inst.opcode) {
+    case "pad":
+      return haloPad(f, halo, inst as Instruction<"pad">, operands[0]!, operands[1]!, inSharding, mesh);
+    case "slice":
+      return haloSlice(f, halo, inst as Instruction<"slice">, operands[0]!, inSharding, mesh);
+    case "reverse":
+      return haloReverse(f, halo, inst as Instruction<"reverse">, operands[0]!, inSharding, outSharding, mesh);
+    case "reshape": {
+      const value = haloReshape(f, halo, inst as Instruction<"reshape">, operands[0]!, inSharding, outSharding, mesh);
+      return value === undefined ? REPLICATE : { kind: "replaced", value };
+    }
+    default:
+      return REPLICATE;
+  }
+}
+
+function resolveComputation(c: Computation, meshes: readonly NamedMesh[], halo: HaloContext | undefined): ComputationEdit | undefined {
   const ruleContext = ruleContextFor(c, false);
   let edit: ComputationEdit | undefined;
   let factory: ReturnType<typeof factoryFor> | undefined;
-  // Each op given a reshard back to its sharding: later reshards read that reshard.
+  // Each op given a replacement (a reshard back to its sharding, or its halo form): later ops read the replacement.
   const restored = new Map<Instruction, Instruction>();
   for (const inst of c.instructions) {
     if (OP_TABLE[inst.opcode].family === "sdy" || inst.shape.kind !== "array" || inst.sdySharding?.length !== 1) continue;
@@ -187,6 +222,20 @@ function resolveComputation(c: Computation, meshes: readonly NamedMesh[]): Compu
       edit.replaceUses(inst, restore, (user) => user !== restore);
       restored.set(inst, restore);
     };
+    if (halo !== undefined && HALO_OPCODES.has(inst.opcode) && (inst.opcode !== "reshape" || needsReshapeResolution(inst, inShardings, outSharding, mesh))) {
+      factory ??= factoryFor(c);
+      factory.drain();
+      const outcome = haloOutcome(halo, factory, inst, inst.operands.map((o) => restored.get(o) ?? o), inShardings, outSharding, meshes);
+      if (outcome.kind === "unchanged") continue;
+      if (outcome.kind === "replaced") {
+        edit ??= new ComputationEdit(c);
+        for (const made of factory.drain()) edit.insertBefore(inst, made);
+        edit.replaceUses(inst, outcome.value);
+        edit.remove(inst);
+        restored.set(inst, outcome.value);
+        continue;
+      }
+    }
     if (inst.opcode === "reshape") {
       // Not a permutation in its rule, but an indivisible split or merge moves elements between shards.
       const inSharding = inShardings[0];
@@ -223,17 +272,67 @@ function resolveComputation(c: Computation, meshes: readonly NamedMesh[]): Compu
   return edit;
 }
 
-export function resolvePermutationFactors(module: HloModule, _options: ResolvePermutationFactorsOptions): HloModule {
+const HALO_OPCODES: ReadonlySet<string> = new Set(["pad", "slice", "reverse", "reshape"]);
+
+function needsReshapeResolution(inst: Instruction, inShardings: readonly (TensorSharding | undefined)[], outSharding: TensorSharding, mesh: Mesh): boolean {
+  const inSharding = inShardings[0];
+  return inSharding !== undefined && reshapeAxesToReplicate(inst as Instruction<"reshape">, inSharding, outSharding, mesh).size > 0;
+}
+
+/**
+ * What the halo rewrites of `module` share: channel handles after the module's largest,
+ * bodies' names, and the meshes they declare (named after `base`, made unique as MLIR's
+ * symbol table does: `base`, then `base_0`, `base_1`, ... with one counter for the module).
+ */
+function haloContext(module: HloModule, options: ResolvePermutationFactorsOptions, created: NamedMesh[]): HaloContext {
   const meshes = module.meshes ?? [];
-  return editModule(module, (c) => resolveComputation(c, meshes));
+  const symbols = new Set([...meshes.map((m) => m.name), ...module.computations.map((c) => c.name)]);
+  let channel = maxChannelId(module) + 1;
+  let bodies = 0;
+  let counter = 0;
+  return {
+    meshes,
+    deviceIdOp: options.replicaCount > 1 ? "replicaId" : "partitionId",
+    nextChannelId: () => channel++,
+    bodyName: () => {
+      let name = `halo_exchange.${bodies++}`;
+      while (symbols.has(name)) name = `halo_exchange.${bodies++}`;
+      return name;
+    },
+    meshNamed: (mesh, base) => {
+      const existing = [...created, ...meshes].find((m) => meshEquals(m.mesh, mesh));
+      if (existing !== undefined) return existing.name;
+      let name = base;
+      while (symbols.has(name)) name = `${base}_${counter++}`;
+      symbols.add(name);
+      created.push({ name, mesh });
+      return name;
+    },
+  };
+}
+
+export function resolvePermutationFactors(module: HloModule, options: ResolvePermutationFactorsOptions): HloModule {
+  const meshes = module.meshes ?? [];
+  if (options.enableHaloExchange && options.replicaCount > 1 && options.partitionCount > 1) {
+    throw new ShardingError(`${RESOLVE_PERMUTATION_FACTORS}: replica-count=${options.replicaCount} and partition-count=${options.partitionCount}: a program runs either as replicas or as partitions, not both`);
+  }
+  const created: NamedMesh[] = [];
+  const halo = options.enableHaloExchange ? haloContext(module, options, created) : undefined;
+  const out = editModule(module, (c) => resolveComputation(c, meshes, halo));
+  if (created.length === 0) return out;
+  // Each new mesh is declared at the top of the module, the latest first (as Shardy inserts them).
+  const added = [...created].reverse();
+  out.meshes = [...added, ...meshes];
+  if (module.symbolOrder !== undefined) out.symbolOrder = [...added.map((m) => m.name), ...module.symbolOrder];
+  return out;
 }
 
 export const RESOLVE_PERMUTATION_FACTORS_REGISTRATION: PassRegistration = {
   name: RESOLVE_PERMUTATION_FACTORS,
-  description: "makes ops with sharded permutation factors (pad, slice, reverse, concatenate, windows) local by resharding their operands to replicate those dimensions and resharding their results back",
+  description: "makes ops with sharded permutation factors (pad, slice, reverse, concatenate, windows) local, by exchanging halos between neighbouring shards or by resharding their operands to replicate those dimensions and resharding their results back",
   options: [
-    { name: "enable-halo-exchange", type: "bool", default: false, description: "exchange halos between neighbouring shards for pads and slices instead of replicating (not implemented: such ops are replicated)" },
-    { name: "replica-count", type: "int", default: 1, description: "number of replicas per partition" },
+    { name: "enable-halo-exchange", type: "bool", default: false, description: "exchange halos between neighbouring shards for pads, slices, reverses and splitting reshapes instead of replicating" },
+    { name: "replica-count", type: "int", default: 1, description: "number of replicas per partition (more than one: halo offsets read replica_id)" },
     { name: "partition-count", type: "int", default: 1, description: "number of partitions per replica" },
   ],
   create: (options) => ({

@@ -1,7 +1,10 @@
 // Reading typed values out of parsed attributes, with ParseErrors that point at the op.
 // Import uses these for every op's attributes, in both generic and pretty spellings.
 
-import type { ConvDimensionNumbers, ReplicaGroups, WindowDimension } from "../../ir/attributes.js";
+import type { ConvDimensionNumbers, ReplicaGroupMeshAxes, ReplicaGroups, WindowDimension } from "../../ir/attributes.js";
+import { fullAxis } from "../../sdy/axis.js";
+import { replicaGroupsForAxes } from "../../sdy/local_shapes.js";
+import type { Mesh, NamedMesh } from "../../sdy/model.js";
 import type { Attr, AttrDict, OpNode } from "./ast.js";
 import type { Cursor } from "./cursor.js";
 
@@ -9,7 +12,8 @@ export class AttrReader {
   /** The attribute names the op's lowering asked for: the op's own; the others are unknown to it. */
   readonly asked = new Set<string>();
 
-  constructor(readonly c: Cursor, readonly op: OpNode) {}
+  /** `meshes`: the module's meshes declared so far (replica groups may name one). */
+  constructor(readonly c: Cursor, readonly op: OpNode, private readonly meshes: readonly NamedMesh[] = []) {}
 
   fail(message: string): never {
     throw this.c.error(`${this.op.name}: ${message}`, this.op.offset);
@@ -131,7 +135,60 @@ export class AttrReader {
   }
 
   replicaGroups(): ReplicaGroups {
+    const byAxes = this.replicaGroupMeshAxes();
+    if (byAxes !== undefined) {
+      const mesh = typeof byAxes.mesh === "string" ? this.meshes.find((m) => m.name === byAxes.mesh)!.mesh : byAxes.mesh;
+      try {
+        return replicaGroupsForAxes(mesh, byAxes.axes.map(fullAxis), "replica_groups");
+      } catch (e) {
+        return this.fail(`attribute replica_groups: ${(e as Error).message}`);
+      }
+    }
     return this.matrix("replica_groups", []).map((g) => g.filter((x) => x >= 0));
+  }
+
+  /**
+   * `replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @m | #stablehlo.mesh<...>,
+   * axes = [#stablehlo.axis_ref<name = "x">, ...]>`: the groups of devices that differ only
+   * along those axes of the mesh. Undefined when the groups are given as ids.
+   */
+  replicaGroupMeshAxes(): ReplicaGroupMeshAxes | undefined {
+    const v = this.get("replica_groups");
+    if (v?.kind !== "struct" || v.name !== "stablehlo.replica_group_mesh_axes") return undefined;
+    const meshAttr = v.fields.get("mesh");
+    let mesh: string | Mesh;
+    if (meshAttr?.kind === "symbol") {
+      if (!this.meshes.some((m) => m.name === meshAttr.name)) return this.fail(`attribute replica_groups: unknown mesh @${meshAttr.name}`);
+      mesh = meshAttr.name;
+    } else if (meshAttr?.kind === "struct" && meshAttr.name === "stablehlo.mesh") {
+      mesh = this.stablehloMesh(meshAttr.fields);
+    } else {
+      return this.fail("attribute replica_groups: mesh must be a mesh symbol (@name) or #stablehlo.mesh<...>");
+    }
+    const axesAttr = v.fields.get("axes");
+    if (axesAttr?.kind !== "list") return this.fail("attribute replica_groups: axes must be a list of #stablehlo.axis_ref<...>");
+    const axes = axesAttr.items.map((a) => {
+      const name = a.kind === "struct" && a.name === "stablehlo.axis_ref" && a.fields.size === 1 ? a.fields.get("name") : undefined;
+      if (name?.kind !== "string") return this.fail("attribute replica_groups: each axis must be #stablehlo.axis_ref<name = \"...\"> (sub-axes are not supported)");
+      return name.value;
+    });
+    const meshAxes = typeof mesh === "string" ? this.meshes.find((m) => m.name === mesh)!.mesh.axes : mesh.axes;
+    for (const a of axes) if (!meshAxes.some((m) => m.name === a)) this.fail(`attribute replica_groups: unknown axis "${a}" of the mesh`);
+    return { mesh, axes };
+  }
+
+  /** The fields of `#stablehlo.mesh<axes = [#stablehlo.mesh_axis<name = "x", size = 2>, ...]>`. */
+  private stablehloMesh(fields: AttrDict): Mesh {
+    const axesAttr = fields.get("axes");
+    if (axesAttr?.kind !== "list" || fields.size !== 1) return this.fail("attribute replica_groups: #stablehlo.mesh takes axes = [#stablehlo.mesh_axis<...>, ...] (device_ids are not supported)");
+    return {
+      axes: axesAttr.items.map((a) => {
+        const name = a.kind === "struct" && a.name === "stablehlo.mesh_axis" ? a.fields.get("name") : undefined;
+        const size = a.kind === "struct" ? a.fields.get("size") : undefined;
+        if (name?.kind !== "string" || size?.kind !== "int" || size.value < 1n) return this.fail("attribute replica_groups: each mesh axis must be #stablehlo.mesh_axis<name = \"...\", size = N>");
+        return { name: name.value, size: Number(size.value) };
+      }),
+    };
   }
 
   /** `precision_config = [#stablehlo<precision DEFAULT>, ...]` or pretty `precision = [DEFAULT, ...]`. */

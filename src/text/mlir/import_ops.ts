@@ -3,7 +3,7 @@
 // constant shape operands, ...) map onto the IR's opcodes; check.* and ops the IR has no
 // opcode for become custom calls that keep their attributes. sdy ops: sdy_import.ts.
 
-import type { ComparisonDirection, ComparisonType, RandomAlgorithm, RandomDistribution } from "../../ir/attributes.js";
+import type { ComparisonDirection, ComparisonType, RandomAlgorithm, RandomDistribution, ReplicaGroupMeshAxes } from "../../ir/attributes.js";
 import { Computation, type Instruction } from "../../ir/computation.js";
 import { OP_TABLE, OPCODES, type ConvWindowAttribute, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
 import { factoryFor, withInstructions } from "../../ir/rewrite.js";
@@ -61,7 +61,7 @@ export interface LowerContext {
 
 export function lowerOp(importer: Importer, b: CompBuilder, scope: Scope, op: OpNode): void {
   const c = importer.c;
-  const r = new AttrReader(c, op);
+  const r = new AttrReader(c, op, importer.meshes);
   const operands = op.operands.map((u) => scope.lookup(u));
   if (op.operandTypes !== undefined && op.operandTypes.length === operands.length) {
     operands.forEach((v, i) => {
@@ -502,11 +502,17 @@ function declaredShardCount(
   return sizes.size === 1 && sizes.has(n) ? {} : { shardCount: n };
 }
 
-function collective(ctx: LowerContext): { replicaGroups: OpAttributes["allReduce"]["replicaGroups"]; channelId?: number; channelType?: number; useGlobalDeviceIds?: boolean } {
+type CollectiveFields = {
+  replicaGroups: OpAttributes["allReduce"]["replicaGroups"]; replicaGroupMeshAxes?: ReplicaGroupMeshAxes; channelId?: number; channelType?: number; useGlobalDeviceIds?: boolean;
+};
+
+function collective(ctx: LowerContext): CollectiveFields {
   const ch = ctx.r.channel();
-  const out: { replicaGroups: OpAttributes["allReduce"]["replicaGroups"]; channelId?: number; channelType?: number; useGlobalDeviceIds?: boolean } = {
+  const out: CollectiveFields = {
     replicaGroups: ctx.r.replicaGroups(),
   };
+  const byAxes = ctx.r.replicaGroupMeshAxes();
+  if (byAxes !== undefined) out.replicaGroupMeshAxes = byAxes;
   if (ch) out.channelId = ch.handle;
   if (ch && ch.type !== 1) out.channelType = ch.type;
   if (ctx.r.get("use_global_device_ids")) out.useGlobalDeviceIds = true;

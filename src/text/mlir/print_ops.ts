@@ -13,6 +13,7 @@ import type { DotDimensionNumbers, ReplicaGroupMeshAxes, ResultAccuracy, Window 
 import { XlaError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import type { Shape } from "../../types/shape.js";
+import type { Mesh } from "../../sdy/model.js";
 import { UNREGISTERED_OP_PREFIX } from "./ast.js";
 import { formatMlirScalarFloat, printDenseBody } from "./literal.js";
 import { quoteString } from "./print_attr.js";
@@ -80,6 +81,11 @@ export function collectiveAttrs(a: { replicaGroups: readonly (readonly number[])
   return collectiveEntries(a).map(([k, v]) => (v === undefined ? k : `${k} = ${v}`));
 }
 
+/** `#stablehlo.mesh<axes = [#stablehlo.mesh_axis<name = "x", size = 2>, ...]>`. */
+function stablehloMesh(mesh: Mesh): string {
+  return `#stablehlo.mesh<axes = [${mesh.axes.map((a) => `#stablehlo.mesh_axis<name = ${JSON.stringify(a.name)}, size = ${a.size}>`).join(", ")}]>`;
+}
+
 function collectiveEntries(a: {
   replicaGroups: readonly (readonly number[])[]; replicaGroupMeshAxes?: ReplicaGroupMeshAxes; channelId?: number; channelType?: number; useGlobalDeviceIds?: boolean;
 }): AttrEntry[] {
@@ -87,7 +93,7 @@ function collectiveEntries(a: {
   const rows = a.replicaGroups.map((g) => [...g, ...new Array<number>(width - g.length).fill(-1)]);
   const byAxes = a.replicaGroupMeshAxes;
   const groups = byAxes !== undefined
-    ? `#stablehlo.replica_group_mesh_axes<mesh = @${byAxes.mesh}, axes = [${byAxes.axes.map((n) => `#stablehlo.axis_ref<name = ${JSON.stringify(n)}>`).join(", ")}]>`
+    ? `#stablehlo.replica_group_mesh_axes<mesh = ${typeof byAxes.mesh === "string" ? `@${byAxes.mesh}` : stablehloMesh(byAxes.mesh)}, axes = [${byAxes.axes.map((n) => `#stablehlo.axis_ref<name = ${JSON.stringify(n)}>`).join(", ")}]>`
     : rows.length === 0 ? "dense<> : tensor<0x0xi64>" : matrix(rows, width);
   const out: AttrEntry[] = [["replica_groups", groups]];
   if (a.channelId !== undefined) out.push(["channel_handle", `#stablehlo.channel_handle<handle = ${a.channelId}, type = ${a.channelType ?? 1}>`]);

@@ -26,11 +26,12 @@ import {
 import { IrGraph } from "../../propagation/ir_graph.js";
 import { writeBack } from "../../propagation/ir_writeback.js";
 import { ShardingProjection, tensorShardingFromFactors } from "../../propagation/projection.js";
-import { eraseManualAxes, fullyReplicatedSharding, resolveMesh, shardingEquals } from "../../sharding.js";
+import { eraseManualAxes, fullyReplicatedSharding, resolveMesh, shardingEquals, shardingsEquivalent } from "../../sharding.js";
 import { compatibleFactorSharding, findCommonAxes } from "./common_axes.js";
 import { after, afterValue, before, createSdyOp, setUse, type InsertionPoint } from "./graph_edit.js";
 import { isEquivalent, isFullyReplicated, selectMesh, type SelectedMesh } from "./meshes.js";
 import { unshareRegions } from "./regions.js";
+import { reshapeAxesWithOverflow } from "./reshape_overflow.js";
 import { allReduceAxesAfter, allReduceIfUnreducedToReplicated, insertUnreducedCollectives, unreducedAxesOf } from "./unreduced.js";
 
 export const INSERT_EXPLICIT_RESHARDS = "sdy-insert-explicit-reshards";
@@ -269,6 +270,16 @@ function onOpWithRule(ctx: Context, op: POp): void {
   const projection = ShardingProjection.build(ins, outs, rule, mesh.mesh, true);
   if (!onFullVersion(ctx, op, ins, outs)) {
     allReduceResults(ctx, op, partialReductionAxes(ctx, op, projection, rule), mesh);
+    return;
+  }
+  const overflow = projection.tensorsContainOverflowAxes();
+  if (op.name === "stablehlo.reshape" && [...overflow.updateOperands, ...overflow.updateResults].some((b) => b)) {
+    reshapeAxesWithOverflow(projection, rule, mesh.meshOrRef, mesh.mesh);
+    const built = (i: number, results: boolean): TensorSharding => tensorShardingFromFactors((results ? projection.results : projection.operands)[i]!,
+      (results ? rule.resultMappings : rule.operandMappings)[i]!, rule.factorSizes, mesh.meshOrRef, mesh.mesh);
+    insertOpReshards(ctx, op, ins, outs, projection, {
+      updateOperands: [!shardingsEquivalent(ins[0], built(0, false))], updateResults: [!shardingsEquivalent(built(0, true), outs[0])],
+    }, rule, mesh);
     return;
   }
   const common = findCommonAxes(projection, rule, tensorSizes(op), mesh.mesh);
