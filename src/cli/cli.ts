@@ -30,7 +30,8 @@ Usage:
   xlats run FILE [--entry NAME] [--arg LITERAL|FILE.npy]... [--out FILE.npz|FILE.npy]
               [--print mlir|numpy] [--backend NAME] [--timeout SECONDS]
       Run the entry computation of FILE (HLO or StableHLO text) on one device;
-      --timeout stops a run still going after SECONDS (an endless loop) with an error.
+      --timeout stops a run still going after SECONDS (an endless loop) with an error
+      (sharded runs too).
       Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>',
       or a .npy file. Prints each result on its own line as an MLIR literal, or as
       numpy's repr with --print numpy; --out also writes them to a .npz (arr_0,
@@ -191,7 +192,7 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   if (seconds !== undefined && !(seconds > 0)) throw new CliError(`run: --timeout takes a number of seconds, got '${timeout}'`);
   const options = seconds === undefined ? {} : { deadline: Date.now() + seconds * 1000 };
   const results = isShardedModule(module)
-    ? await runSharded(module, entryName, literals, backend, io)
+    ? await runSharded(module, entryName, literals, backend, io, options)
     : resultsOf(await runOnOneDevice(backend, entry, literals, options));
   if (out !== undefined) writeRunResults(out, results, io);
   for (const value of results) io.out(formatRunResult(value, printFormat));

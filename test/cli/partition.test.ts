@@ -57,3 +57,29 @@ func.func @main(%a: tensor<4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}
   // Reversing each device's half in place would give [2, 1, 4, 3]: it must be refused instead.
   assert.match(r.stderr, /error: partition: stablehlo\.reverse '0': it moves elements along a dimension sharded along \["x"\], which needs a collective_permute.*-sdy-resolve-permutation-factors/);
 });
+
+test("xlats run --timeout stops a sharded run that does not end (an endless loop on every device)", () => {
+  const dir = tempFiles({ "loop.mlir": `
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<4xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<4xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+  %zero = stablehlo.constant dense<0> : tensor<i64>
+  %r = stablehlo.while(%i = %zero) : tensor<i64>
+  cond {
+    %c = stablehlo.compare GE, %i, %zero : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %n = stablehlo.add %i, %one : tensor<i64>
+    stablehlo.return %n : tensor<i64>
+  }
+  %b = stablehlo.broadcast_in_dim %r, dims = [] : (tensor<i64>) -> tensor<4xi64>
+  %s = stablehlo.add %a, %b : tensor<4xi64>
+  return %s : tensor<4xi64>
+}` });
+  const started = Date.now();
+  const r = xlats("run", join(dir, "loop.mlir"), "--arg", "dense<[1, 2, 3, 4]> : tensor<4xi64>", "--timeout", "1");
+  assert.equal(r.code, 1, r.stdout);
+  assert.match(r.stderr, /main on 2 devices: the sharded run passed its deadline/);
+  // The helper's own limit is 30 s: the run stopped near its 1 s deadline, not there.
+  assert.ok(Date.now() - started < 20_000);
+});
