@@ -4,13 +4,14 @@
 // when it has one: the argument and result attributes, an op's `sdy.sharding`, the
 // sharding operand of the sdy ops that hold one (sharding_constraint, reshard,
 // data_flow_edge, the sdy collectives), a manual or named computation's out_shardings;
-// in HLO text, an instruction's `sharding=` (hlo_sharding.ts converts it).
+// in HLO text, an instruction's `sharding=` (hlo_sharding_convert.ts converts it).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { isOp } from "../../ir/computation.js";
 import { sourceLocation, type SourceLocation } from "../../ir/locations.js";
 import { attrSharding, mlirResultCount } from "../propagation/ir_graph.js";
-import { hloShardingToSdy } from "../hlo_sharding.js";
+import { parseHloSharding } from "../hlo_sharding.js";
+import { hloShardingToSdy } from "../hlo_sharding_convert.js";
 import type { TensorSharding } from "../model.js";
 import type { Shape } from "../../types/shape.js";
 
@@ -38,7 +39,7 @@ function resultSharding(inst: Instruction, index: number, count: number): Tensor
   if (isOp(inst, "sdyManualComputation")) return inst.attrs.outShardings[index];
   if (isOp(inst, "sdyNamedComputation")) return inst.attrs.outShardings?.[index];
   if (inst.sdySharding !== undefined) return inst.sdySharding[index];
-  return inst.sharding !== undefined && count === 1 ? hloShardingToSdy(inst.sharding, inst.shape)?.sharding : undefined;
+  return inst.sharding !== undefined && count === 1 ? hloShardingToSdy(parseHloSharding(inst.sharding), inst.shape)?.sharding : undefined;
 }
 
 /** An op's results as values: one per MLIR result. */
