@@ -24,6 +24,7 @@ import { RESHARD_TO_COLLECTIVES_REGISTRATION } from "./reshard_to_collectives.js
 import { EXPORT_PIPELINE_PASSES } from "./export_pipeline.js";
 import { DROP_SHARDING_AND_MESH_REGISTRATION } from "./drop_sharding_and_mesh.js";
 import { EXPLICIT_GATHER_SCATTER_BATCHING_REGISTRATION } from "./explicit_gather_scatter_batching.js";
+import { XLA_EXPORT_PASSES } from "./xla_export.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -45,4 +46,5 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   RESHARD_TO_COLLECTIVES_REGISTRATION,
   ...EXPORT_PIPELINE_PASSES,
   DROP_SHARDING_AND_MESH_REGISTRATION,
+  ...XLA_EXPORT_PASSES,
 ];

@@ -475,11 +475,12 @@ function isAttributeText(text: string): boolean {
  * `sdy.propagation_edges`); attributes imported from StableHLO as text (dialect-prefixed
  * names: `mhlo.sharding`, `sdy.sharding_rule`) as they were; XLA's string-valued
  * frontend attributes (from HLO text) in `mhlo.frontend_attributes = {key = "value"}`,
- * as XLA exports them; attributes of no dialect that nothing interprets (`{foo}`) as they
- * were.
+ * as XLA exports them; XLA's HloSharding (HLO text's `sharding=`) as `mhlo.sharding`;
+ * attributes of no dialect that nothing interprets (`{foo}`) as they were.
  */
 export function discardableAttributes(inst: Instruction): AttrEntry[] {
-  return [...sdyAttributeEntries(inst), ...frontendAttributeEntries(inst.frontendAttributes), ...textEntries(inst.unknownAttributes)];
+  const xla: AttrEntry[] = inst.sharding !== undefined ? [["mhlo.sharding", quoteString(inst.sharding)]] : [];
+  return [...sdyAttributeEntries(inst), ...frontendAttributeEntries(inst.frontendAttributes), ...xla, ...textEntries(inst.unknownAttributes)];
 }
 
 /** Whether `inst` is an sdy op (printed by sdy_print.ts). */
@@ -495,7 +496,10 @@ function meshDeclarations(m: HloModule): readonly { readonly name: string; reado
 
 /** The attributes of function argument `i` (its `sdy.sharding`, and those kept as text). */
 function argumentAttributes(f: Computation, i: number): AttrEntry[] {
-  return textEntries(valueAttributes(f.argAttributes?.[i], f.argShardings?.[i]));
+  const own = textEntries(valueAttributes(f.argAttributes?.[i], f.argShardings?.[i]));
+  // A parameter's HloSharding from HLO text (`parameter(0), sharding={...}`).
+  const hlo = f.parameters[i]?.sharding;
+  return hlo !== undefined && !own.some(([k]) => k === "mhlo.sharding") ? [...own, ["mhlo.sharding", quoteString(hlo)]] : own;
 }
 
 /** The attributes of function result `i`. */
