@@ -148,7 +148,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
       const entry = single(a, "entry", "partition");
       return partitionCommand({ file: oneFile(a, "partition"), report: a.switches.has("report"), ...(entry !== undefined ? { entry } : {}) }, io);
     }
-    case "shardings": return shardingsCommand(shardingsOptions(parseArgs(rest, ["func", "values", "html"], "shardings", ["propagate"])), io);
+    case "shardings": return shardingsCommand(shardingsOptions(parseArgs(rest, ["func", "values", "html"], "shardings", ["propagate", "reshards"])), io);
     default: throw new CliError(`unknown command '${command}'\n\n${USAGE}`, 2);
   }
 }
@@ -158,7 +158,7 @@ function shardingsOptions(args: ParsedArgs): ShardingsOptions {
   const html = single(args, "html", "shardings");
   const values = args.flags.get("values")?.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
   return {
-    file: oneFile(args, "shardings"), propagate: args.switches.has("propagate"),
+    file: oneFile(args, "shardings"), propagate: args.switches.has("propagate"), reshards: args.switches.has("reshards"),
     ...(func !== undefined ? { func } : {}), ...(html !== undefined ? { html } : {}), ...(values !== undefined ? { values } : {}),
   };
 }

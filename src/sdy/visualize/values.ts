@@ -22,6 +22,8 @@ export interface FunctionValue {
   readonly sharding?: TensorSharding;
   /** Where the value is defined in the text (its op, or its function for arguments and results). */
   readonly location?: SourceLocation;
+  /** The instruction whose result it is (an argument's parameter; none for function results). */
+  readonly producer?: Instruction;
 }
 
 function elementShapes(shape: Shape, count: number): readonly Shape[] {
@@ -50,7 +52,7 @@ function opValues(inst: Instruction): FunctionValue[] {
     const sharding = resultSharding(inst, i, count);
     return {
       name: count > 1 ? `%${inst.name}#${i}` : `%${inst.name}`,
-      shape,
+      shape, producer: inst,
       ...(sharding !== undefined ? { sharding } : {}),
       ...(at !== undefined ? { location: at } : {}),
     };
@@ -68,7 +70,7 @@ export function functionValues(func: Computation): FunctionValue[] {
   const withLocation = (at: SourceLocation | undefined): { location?: SourceLocation } => (at !== undefined ? { location: at } : {});
   const args: FunctionValue[] = func.parameters.map((p, i) => {
     const sharding = func.argShardings?.[i] ?? resultSharding(p, 0, 1);
-    return { name: `%${p.name}`, shape: p.shape, ...(sharding !== undefined ? { sharding } : {}), ...withLocation(sourceLocation(p) ?? funcAt) };
+    return { name: `%${p.name}`, shape: p.shape, producer: p, ...(sharding !== undefined ? { sharding } : {}), ...withLocation(sourceLocation(p) ?? funcAt) };
   });
   const resultCount = func.resultShardings?.length ?? (func.root.opcode === "tuple" ? func.root.operands.length : 1);
   const results: FunctionValue[] = elementShapes(func.root.shape, resultCount).map((shape, i) => {
