@@ -21,6 +21,7 @@ import { attrDict, buildOp, functionalType, isKept, symbolRef, type AttrEntry, t
 import { BlockWriter, ValueNames, type MBlock, type MOp, type MRegion, type MValue } from "./print_model.js";
 import { meshLines, printSdyOp, sdyAttributeEntries, sdyResultCount, valueAttributes } from "./sdy_print.js";
 import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
+import { HloShardingError, parseHloSharding, printHloSharding, type HloSharding } from "../../sdy/hlo_sharding.js";
 import { shapeToMlir } from "./types.js";
 import { elementsOf } from "./import.js";
 import { printsAsXlaCustomCall, xlaCustomCallCallees, xlaCustomCallHasTupleResult } from "./xla_ops.js";
@@ -504,7 +505,20 @@ function argumentAttributes(f: Computation, i: number): AttrEntry[] {
 
 /** The attributes of function result `i`. */
 function resultAttributes(f: Computation, i: number): AttrEntry[] {
-  return textEntries(valueAttributes(f.resultAttributes?.[i], f.resultShardings?.[i]));
+  const own = textEntries(valueAttributes(f.resultAttributes?.[i], f.resultShardings?.[i]));
+  // HLO text's ROOT tuple sharding (`sharding={{replicated}, {...}}`): one per result, as XLA's importer splits it.
+  const root = f.root;
+  if (root.opcode !== "tuple" || root.sharding === undefined || own.some(([k]) => k === "mhlo.sharding")) return own;
+  let h: HloSharding;
+  try {
+    h = parseHloSharding(root.sharding);
+  } catch (e) {
+    // A form hlo_sharding.ts does not read (metadata, shard_as): the root keeps it, the results get none.
+    if (e instanceof HloShardingError) return own;
+    throw e;
+  }
+  const element = h.kind === "tuple" ? h.elements[i] : undefined;
+  return element === undefined ? own : [...own, ["mhlo.sharding", quoteString(printHloSharding(element))]];
 }
 
 export { HloModule };

@@ -71,9 +71,20 @@ func.func @main(%a: tensor<8x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(
   assert.match(hlo, /tanh\(.*\), sharding=\{devices=\[4,1,2\]<=\[8\] last_tile_dim_replicate\}/);
   assert.match(hlo, /custom_call_target="Sharding", sharding=\{devices=\[8,1\]<=\[4,2\]T\(1,0\)\}/);
   const again = parseHlo(hlo, "out.hlo");
-  assert.deepEqual(again.entry.instructions.flatMap((i) => (i.sharding === undefined ? [] : [i.sharding])), ops.map((i) => i.sharding));
+  // The parameter takes its argument's sharding in HLO text; the ops keep theirs.
+  assert.deepEqual(again.entry.instructions.flatMap((i) => (i.sharding === undefined ? [] : [i.sharding])), [arg, ...ops.map((i) => i.sharding)]);
   assert.match(printStableHlo(again), /stablehlo\.tanh .*mhlo\.sharding = "\{devices=\[4,1,2\]<=\[8\] last_tile_dim_replicate\}"/);
   assert.deepEqual(hloShardingOnMesh(parseHloSharding(ops[1]!.sharding!), mesh, 2).sharding.dimShardings.map((d) => d.axes.map((a) => a.name)), [["y", "x"], []]);
+});
+
+test("through HLO text and back: parameters and the ROOT carry main's argument and result shardings, as in XLA", () => {
+  const exported = opt(readFileSync(resolve(FIXTURES, "program_sdy.mlir"), "utf8"), EXPORT);
+  const hlo = printHlo(parseStableHlo(exported, "out.mlir"));
+  assert.match(hlo, /parameter\(0\), sharding=\{devices=\[2,1,2\]<=\[4\] last_tile_dim_replicate\}/);
+  assert.match(hlo, /ROOT %\S+ = \(f32\[6\]\{0\}, f32\[8,6\]\{1,0\}\) tuple\(.*\), sharding=\{\{replicated\}, \{devices=\[2,2\]<=\[4\]\}\}/);
+  const back = printStableHlo(parseHlo(hlo, "out.hlo"));
+  assert.deepEqual(mainShardings(back).signature, mainShardings(exported).signature);
+  assert.deepEqual(mainShardings(back).calls, mainShardings(exported).calls);
 });
 
 test("a sharding HloSharding cannot say (unreduced axes) is a HloShardingError naming the value", () => {
