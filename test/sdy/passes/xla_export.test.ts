@@ -4,15 +4,18 @@
 // mhlo.sharding strings on main's arguments and results and the same custom calls
 // (@Sharding, @SPMDFullToShardShape, @SPMDShardToFullShape) in the same order. Then the
 // exported text reads back: HLO text's sharding= and the strings give back the
-// shardings, on the mesh, that the program had.
+// shardings, on the mesh, that the program had; -xla-sdy-import-shardings makes them
+// Shardy shardings again, on a mesh of its own whose blocks are the same on every device.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseHlo, parseStableHlo, printHlo, printStableHlo } from "../../../src/index.js";
+import { parseHlo, parseStableHlo, printHlo, printStableHlo, type Instruction } from "../../../src/index.js";
 import { HloShardingError, parseHloSharding } from "../../../src/sdy/hlo_sharding.js";
 import { hloShardingOnMesh } from "../../../src/sdy/hlo_sharding_convert.js";
+import { shardIndex } from "../../../src/sdy/local_shapes.js";
+import type { Mesh, TensorSharding } from "../../../src/sdy/model.js";
 import { opt } from "./opt.js";
 
 const FIXTURES = resolve(process.cwd(), "test/fixtures/sdy_export");
@@ -95,4 +98,34 @@ func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unr
 }`;
   assert.throws(() => opt(text, EXPORT), /main's argument 0: sharding unreduced along "x": HloSharding has no unreduced axes/);
   assert.ok(new HloShardingError("x") instanceof Error);
+});
+
+test("-xla-sdy-import-shardings reads the exported strings back: every device holds the same block as before", () => {
+  const text = `
+sdy.mesh @mesh = <["x"=4, "y"=2, "z"=3]>
+func.func @main(%a: tensor<8x6x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(2)2, "y"}, {"z"}, {}]>},
+                %b: tensor<8x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y", "x"}, {}]>}) -> (tensor<8x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {"z"}]>}) {
+  %0 = stablehlo.slice %a [0:8, 0:6, 0:1] : (tensor<8x6x6xf32>) -> tensor<8x6x1xf32>
+  %1 = stablehlo.reshape %0 : (tensor<8x6x1xf32>) -> tensor<8x6xf32>
+  %2 = stablehlo.add %1, %b : tensor<8x6xf32>
+  %3 = sdy.sharding_constraint %2 <@mesh, [{"z", "x":(1)2}, {}]> : tensor<8x6xf32>
+  return %3 : tensor<8x6xf32>
+}`;
+  const original = parseStableHlo(text, "in.mlir");
+  const back = parseStableHlo(opt(opt(text, EXPORT), "-xla-sdy-import-shardings"), "back.mlir");
+  const meshOf = (m: typeof original): Mesh => m.meshes!.find((n) => n.name === "mesh")!.mesh;
+  const before = meshOf(original);
+  const after = meshOf(back);
+  assert.deepEqual(after.axes.map((a) => a.name), ["_axis_0", "_axis_1", "_axis_2", "_axis_3"]);
+  const sameBlocks = (s: TensorSharding, t: TensorSharding, what: string): void => {
+    for (let device = 0; device < 24; device++) {
+      s.dimShardings.forEach((d, k) => {
+        assert.equal(shardIndex(device, after, t.dimShardings[k]!.axes), shardIndex(device, before, d.axes), `${what}: device ${device}, dimension ${k}`);
+      });
+    }
+  };
+  original.entry.argShardings!.forEach((s, i) => sameBlocks(s!, back.entry.argShardings![i]!, `argument ${i}`));
+  sameBlocks(original.entry.resultShardings![0]!, back.entry.resultShardings![0]!, "result");
+  const constraint = (m: typeof original): TensorSharding => (m.entry.instructions.find((i) => i.opcode === "sdyShardingConstraint") as Instruction<"sdyShardingConstraint">).attrs.sharding;
+  sameBlocks(constraint(original), constraint(back), "the constraint");
 });
