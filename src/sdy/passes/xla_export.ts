@@ -103,7 +103,6 @@ class Exporter {
   exportOps(c: Computation): Computation {
     const outer = this.manualAxesOf(c);
     return rebuild(c, (inst, operands, f) => {
-      const plain = { from: inst, sdySharding: undefined } as const;
       if (isOp(inst, "sdyConstant")) return f.constant(inst.attrs.literal, { from: inst });
       switch (inst.opcode) {
         case "sdyAllReduce": case "sdyPropagationBarrier": case "sdyDataFlowEdge": case "sdyFuncDataFlowEdge":
@@ -122,7 +121,7 @@ class Exporter {
           const body = this.asFunction(n.attrs.body, n.attrs.name, { meshOrRef: undefined, manualAxes: outer });
           if (n.attrs.inShardings !== undefined) body.argShardings = n.attrs.inShardings;
           if (n.attrs.outShardings !== undefined) body.resultShardings = n.attrs.outShardings;
-          return f.add("call", operands, { toApply: body }, { ...plain, name: n.attrs.name });
+          return f.add("call", operands, { toApply: body }, { from: inst, name: n.attrs.name });
         }
         default: return undefined;
       }

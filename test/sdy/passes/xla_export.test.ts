@@ -80,6 +80,21 @@ func.func @main(%a: tensor<8x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(
   assert.deepEqual(hloShardingOnMesh(parseHloSharding(ops[1]!.sharding!), mesh, 2).sharding.dimShardings.map((d) => d.axes.map((a) => a.name)), [["y", "x"], []]);
 });
 
+test("a named computation is a call of a private function of its name, its shardings on the function", () => {
+  const exported = opt(`
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<4xf32> {
+  %0 = sdy.named_computation<"foo">(%a) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{}]>] (%arg1: tensor<4xf32>) {
+    %1 = stablehlo.negate %arg1 : tensor<4xf32>
+    sdy.return %1 : tensor<4xf32>
+  } : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}`, EXPORT);
+  assert.match(exported, /= call @foo\(%arg0\) : \(tensor<4xf32>\) -> tensor<4xf32>/);
+  assert.match(exported, /func\.func private @foo\(%arg0: tensor<4xf32> \{mhlo\.sharding = "\{devices=\[2\]<=\[2\]\}"\}\) -> \(tensor<4xf32> \{mhlo\.sharding = "\{replicated\}"\}\)/);
+  assert.doesNotMatch(exported, /sdy\./);
+});
+
 test("through HLO text and back: parameters and the ROOT carry main's argument and result shardings, as in XLA", () => {
   const exported = opt(readFileSync(resolve(FIXTURES, "program_sdy.mlir"), "utf8"), EXPORT);
   const hlo = printHlo(parseStableHlo(exported, "out.mlir"));
