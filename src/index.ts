@@ -41,7 +41,8 @@ export * from "./sdy/attr_text.js";
 export * from "./sdy/mesh.js";
 export { diagnosticsOf, formatSdyDiagnostics, SdyParseError, SdyVerifyError, type SdyDiagnostic } from "./sdy/diagnostics.js";
 export { verifySdy } from "./sdy/verify.js";
-export { hloShardingToSdy, sdyToHloSharding, type ShardingOnMesh } from "./sdy/hlo_sharding.js";
+export { HloShardingError, parseHloSharding, printHloSharding, type HloSharding } from "./sdy/hlo_sharding.js";
+export { hloShardingOnMesh, hloShardingToSdy, meshForHloShardings, sdyToHloSharding, type ShardingOnMesh } from "./sdy/hlo_sharding_convert.js";
 export {
   replicaGroups, shardingLayout, unusedAxes, type DeviceBlock, type DimBlock, type ShardingLayout, type Tile as ShardingTile,
 } from "./sdy/visualize/layout.js";

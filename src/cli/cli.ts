@@ -32,7 +32,8 @@ Usage:
   xlats run FILE [--entry NAME] [--arg LITERAL|FILE.npy]... [--out FILE.npz|FILE.npy]
               [--print mlir|numpy] [--backend NAME] [--timeout SECONDS]
       Run the entry computation of FILE (HLO or StableHLO text) on one device;
-      --timeout stops a run still going after SECONDS (an endless loop) with an error.
+      --timeout stops a run still going after SECONDS (an endless loop) with an error
+      (sharded runs too).
       Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>',
       or a .npy file. Prints each result on its own line as an MLIR literal, or as
       numpy's repr with --print numpy; --out also writes them to a .npz (arr_0,
@@ -149,7 +150,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
       const entry = single(a, "entry", "partition");
       return partitionCommand({ file: oneFile(a, "partition"), report: a.switches.has("report"), ...(entry !== undefined ? { entry } : {}) }, io);
     }
-    case "shardings": return shardingsCommand(shardingsOptions(parseArgs(rest, ["func", "values", "html"], "shardings", ["propagate"])), io);
+    case "shardings": return shardingsCommand(shardingsOptions(parseArgs(rest, ["func", "values", "html"], "shardings", ["propagate", "reshards"])), io);
     default: throw new CliError(`unknown command '${command}'\n\n${USAGE}`, 2);
   }
 }
@@ -159,7 +160,7 @@ function shardingsOptions(args: ParsedArgs): ShardingsOptions {
   const html = single(args, "html", "shardings");
   const values = args.flags.get("values")?.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
   return {
-    file: oneFile(args, "shardings"), propagate: args.switches.has("propagate"),
+    file: oneFile(args, "shardings"), propagate: args.switches.has("propagate"), reshards: args.switches.has("reshards"),
     ...(func !== undefined ? { func } : {}), ...(html !== undefined ? { html } : {}), ...(values !== undefined ? { values } : {}),
   };
 }
@@ -195,7 +196,7 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   if (seconds !== undefined && !(seconds > 0)) throw new CliError(`run: --timeout takes a number of seconds, got '${timeout}'`);
   const options = seconds === undefined ? {} : { deadline: Date.now() + seconds * 1000 };
   const results = isShardedModule(module)
-    ? await runSharded(module, entryName, literals, backend, io)
+    ? await runSharded(module, entryName, literals, backend, io, options)
     : resultsOf(await runOnOneDevice(backend, program, literals, options));
   if (out !== undefined) writeRunResults(out, results, io);
   for (const value of results) io.out(formatRunResult(value, printFormat));

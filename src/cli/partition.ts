@@ -6,7 +6,7 @@
 import type { HloModule } from "../ir/computation.js";
 import type { BackendEntry } from "../runtime/backend_registry.js";
 import { createClient } from "../runtime/client.js";
-import { formatReport, partition, partitionReport, runPartitioned, type PartitionedProgram } from "../sdy/partition/index.js";
+import { formatReport, partition, partitionReport, runPartitioned, type PartitionedProgram, type RunPartitionedOptions } from "../sdy/partition/index.js";
 import type { Literal } from "../types/literal.js";
 import { parseModule, printModule } from "./formats.js";
 import type { CliIo } from "./io.js";
@@ -45,13 +45,16 @@ export function partitionCommand(options: PartitionOptions, io: CliIo): number {
 /**
  * `xlats run` on a module with a mesh and shardings: partitions it, runs the per-device
  * program on a client of `backend` with one device per mesh device, and returns the
- * global results; says on stderr that it did.
+ * global results; says on stderr that it did. `options.deadline`: --timeout.
  */
-export async function runSharded(module: HloModule, entry: string | undefined, args: readonly Literal[], backend: BackendEntry, io: CliIo): Promise<Literal[]> {
+export async function runSharded(
+  module: HloModule, entry: string | undefined, args: readonly Literal[], backend: BackendEntry, io: CliIo, options: RunPartitionedOptions = {},
+): Promise<Literal[]> {
   const p = partition(module, entry !== undefined ? { entry } : {});
   const client = await createClient({ backend: backend.host, deviceCount: p.deviceCount });
   try {
-    const results = await runPartitioned(client, p, args);
+    // Past the deadline, closing the client (below) stops devices still running.
+    const results = await runPartitioned(client, p, args, options);
     io.err(`xlats: ran sharded on ${p.deviceCount} devices (mesh ${meshText(p)}); results assembled from the shards`);
     return results;
   } finally {

@@ -2,16 +2,20 @@
 // its mesh's devices (src/sdy/visualize/), as text grids on stdout or as one HTML page.
 // The program is StableHLO text with Shardy shardings (optionally propagated first with
 // -sdy-propagation-pipeline), or HLO text whose `sharding=` attributes Shardy can say.
+// With --reshards, the program is propagated and given its explicit reshards
+// (-sdy-insert-explicit-reshards), and each reshard is drawn as the value before it and
+// the value it makes, marked with what moves where.
 // Problems with the input are reported as `FILE:LINE:COL: error: MESSAGE`, as `xlats
 // opt` reports them.
 
 import { runPass, type PassContext } from "../compiler/pass.js";
 import { passFromFlag } from "../compiler/pass_registry.js";
-import type { Computation, HloModule } from "../ir/computation.js";
+import { isOp, type Computation, type HloModule } from "../ir/computation.js";
+import { OP_TABLE, type Opcode } from "../ir/opcodes.js";
 import { sourceLocation, type SourceLocation } from "../ir/locations.js";
 import { verifyModule } from "../ir/verify.js";
 import { printMesh, printTensorSharding } from "../sdy/attr_text.js";
-import { ShardingError } from "../sdy/axis.js";
+import { axisListToString, ShardingError } from "../sdy/axis.js";
 import { SdyVerifyError } from "../sdy/diagnostics.js";
 import { meshOf, meshTable } from "../sdy/mesh.js";
 import type { Mesh } from "../sdy/model.js";
@@ -27,7 +31,7 @@ import { detectFormat } from "./formats.js";
 import { CliError, type CliIo } from "./io.js";
 import { formatDiagnostic, formatWarning } from "./opt.js";
 
-export const SHARDINGS_USAGE = `xlats shardings FILE [--func NAME] [--values A,B,...] [--propagate] [--html OUT.html]
+export const SHARDINGS_USAGE = `xlats shardings FILE [--func NAME] [--values A,B,...] [--propagate] [--reshards] [--html OUT.html]
       Draw how each sharded tensor of FILE (StableHLO with sdy shardings, or HLO with
       sharding=) lies on its mesh's devices: a grid of its blocks (element ranges per
       dimension) labelled with the devices holding them, and the mesh's devices.
@@ -35,6 +39,9 @@ export const SHARDINGS_USAGE = `xlats shardings FILE [--func NAME] [--values A,B
         --values A,B       only these values: %arg0, %0, %r#1 (the % may be left
                            out), result#0 for a function's first result
         --propagate        run -sdy-propagation-pipeline first
+        --reshards         propagate, insert the explicit reshards the partitioner
+                           inserts, and draw each reshard (the value before, the
+                           value after, marked) unless --values picks others
         --html OUT.html    write one self-contained HTML page (inline SVG) instead
       Colors on a terminal unless NO_COLOR is set.`;
 
@@ -43,6 +50,8 @@ export interface ShardingsOptions {
   readonly func?: string;
   readonly values?: readonly string[];
   readonly propagate: boolean;
+  /** Propagate, insert explicit reshards, and draw (and mark) each reshard. */
+  readonly reshards?: boolean;
   readonly html?: string;
 }
 
@@ -66,17 +75,18 @@ interface Selected {
 function loadModule(options: ShardingsOptions, text: string, io: CliIo): HloModule {
   const { file } = options;
   if (detectFormat(text, file) === "hlo") {
-    if (options.propagate) throw new CliError("shardings: --propagate runs Shardy's pipeline, which needs StableHLO text with sdy shardings; this is HLO text", 2);
+    if (options.propagate || options.reshards === true) {
+      throw new CliError("shardings: --propagate and --reshards run Shardy's pipeline, which needs StableHLO text with sdy shardings; this is HLO text", 2);
+    }
     return parseHlo(text, file);
   }
   let module = parseStableHlo(text, file, 0, { recordLocations: true });
   verifyModule(module);
   const problems = verifySdy(module);
   if (problems.length > 0) throw new SdyVerifyError(problems);
-  if (options.propagate) {
-    const ctx: PassContext = { verify: true, log: () => {}, warn: (_pass, message, at) => io.err(formatWarning(message, at, file)) };
-    module = runPass(passFromFlag("-sdy-propagation-pipeline")!, module, ctx);
-  }
+  const ctx: PassContext = { verify: true, log: () => {}, warn: (_pass, message, at) => io.err(formatWarning(message, at, file)) };
+  if (options.propagate || options.reshards === true) module = runPass(passFromFlag("-sdy-propagation-pipeline")!, module, ctx);
+  if (options.reshards === true) module = runPass(passFromFlag("-sdy-insert-explicit-reshards=enable-full-version=true")!, module, ctx);
   return module;
 }
 
@@ -97,6 +107,21 @@ function selectFunctions(module: HloModule, options: ShardingsOptions): readonly
  */
 function selectValues(funcs: readonly Computation[], options: ShardingsOptions): Selected[] {
   const perFunc = funcs.map((func) => ({ func, values: functionValues(func) }));
+  if (options.values === undefined && options.reshards === true) {
+    // Each reshard: the value it reshards (once), then the value it makes.
+    return perFunc.flatMap(({ func, values }) => {
+      const out: Selected[] = [];
+      const add = (value: FunctionValue | undefined): void => {
+        if (value !== undefined && value.sharding !== undefined && value.shape.kind === "array" && !out.some((s) => s.value === value)) out.push({ func, value });
+      };
+      for (const v of values) {
+        if (v.producer === undefined || !RESHARD_OPS.has(v.producer.opcode)) continue;
+        add(values.find((w) => w.producer === v.producer!.operands[0]));
+        add(v);
+      }
+      return out;
+    });
+  }
   if (options.values === undefined) {
     return perFunc.flatMap(({ func, values }) => values.filter((v) => v.sharding !== undefined && v.shape.kind === "array").map((value) => ({ func, value })));
   }
@@ -121,6 +146,24 @@ function selectValues(funcs: readonly Computation[], options: ShardingsOptions):
     }
     return sharded;
   });
+}
+
+/** The ops -sdy-insert-explicit-reshards inserts: data moves between devices there. */
+const RESHARD_OPS: ReadonlySet<Opcode> = new Set<Opcode>(["sdyReshard", "sdyAllReduce", "sdyAllGather", "sdyAllSlice", "sdyAllToAll", "sdyCollectivePermute", "sdyReduceScatter"]);
+
+/** For a value a reshard makes: the value it comes from (and its sharding), the op, and who uses the result. */
+function reshardNote(func: Computation, value: FunctionValue): string | undefined {
+  const op = value.producer;
+  if (op === undefined || !RESHARD_OPS.has(op.opcode)) return undefined;
+  const values = functionValues(func);
+  const source = values.find((w) => w.producer === op.operands[0]);
+  const from = source === undefined ? "its operand" : `${source.name}${source.sharding !== undefined ? ` ${printTensorSharding(source.sharding)}` : ""}`;
+  const users = func.instructions.filter((u) => u.operands.includes(op)).map((u) => `${OP_TABLE[u.opcode].stablehlo ?? u.opcode} %${u.name}`);
+  if (func.root === op || (func.root.opcode === "tuple" && func.root.operands.includes(op))) users.push("the return");
+  const what = isOp(op, "sdyAllReduce")
+    ? `${source?.name ?? "its operand"} holds partial results along ${axisListToString(op.attrs.reductionAxes)}, summed here`
+    : `${from} → this sharding`;
+  return `⇄ ${OP_TABLE[op.opcode].stablehlo ?? op.opcode} here: ${what}${users.length > 0 ? `, for ${users.join(", ")}` : ""}`;
 }
 
 interface Drawn {
@@ -152,6 +195,10 @@ function draw(selected: Selected, meshes: ReadonlyMap<string, Mesh>, file: strin
       shardingText: printTensorSharding(sharding),
       meshText: meshName === undefined ? printMesh(mesh) : `@${meshName} = ${printMesh(mesh)}`,
       layout,
+      ...((): { note?: string } => {
+        const note = reshardNote(func, value);
+        return note === undefined ? {} : { note };
+      })(),
     },
   };
 }
@@ -166,7 +213,7 @@ function textReport(drawn: readonly Drawn[], color: boolean): string[] {
     lines.push(`mesh ${d.figure.meshText}`, ...renderMeshLegend(d.figure.layout.mesh, color).map((l) => `  ${l}`), "");
   }
   for (const { figure, meshName } of drawn) {
-    lines.push(figure.title, `  ${figure.shardingText}`);
+    lines.push(figure.title, ...(figure.note !== undefined ? [`  ${figure.note}`] : []), `  ${figure.shardingText}`);
     if (meshName === undefined) lines.push(`  mesh ${figure.meshText}`, ...renderMeshLegend(figure.layout.mesh, color).map((l) => `    ${l}`));
     lines.push(...renderLayoutGrid(figure.layout, color).map((l) => `  ${l}`), ...describeLayout(figure.layout).map((l) => `  ${l}`), "");
   }
@@ -188,7 +235,8 @@ export function shardingsCommand(options: ShardingsOptions, io: CliIo): number {
   }
   if (options.html !== undefined) {
     if (io.writeFile === undefined) throw new CliError("shardings: --html needs a file system to write to, which this caller does not give");
-    const title = `Shardings of ${options.file}${options.propagate ? " after -sdy-propagation-pipeline" : ""}`;
+    const after = options.reshards === true ? " after propagation and -sdy-insert-explicit-reshards" : options.propagate ? " after -sdy-propagation-pipeline" : "";
+    const title = `Shardings of ${options.file}${after}`;
     io.writeFile(options.html, renderShardingsHtml(title, drawn.map((d) => d.figure)));
     io.out(`wrote ${drawn.length} figure${drawn.length === 1 ? "" : "s"} to ${options.html}`);
     return 0;

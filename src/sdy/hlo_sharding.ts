@@ -1,40 +1,60 @@
-// XLA's HloSharding (the `sharding=` attribute of HLO text, kept as text on
-// instructions) and Shardy's shardings, converted where one says what the other does:
+// XLA's HloSharding as text (the `sharding=` attribute of HLO text, the `mhlo.sharding`
+// string of StableHLO): a typed form, its parser and its printer, which prints what
+// XLA's HloSharding::ToString prints:
 //
-//   {replicated}                          <-> every dimension unsharded (on the empty mesh)
-//   {maximal device=3}                    <-> <[], device_ids=[3]>, rank 0
-//   {devices=[2,1]0,1}                    <-> mesh ["axis_0"=2], [{"axis_0"}, {}]
-//   {devices=[2,2]0,2,1,3}                <-> mesh ["axis_0"=2, "axis_1"=2] with device_ids=[0, 2, 1, 3]
-//   {devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}   (the last tile dimension replicates)
-//   {devices=[2,2]<=[4]}, {devices=[2,2]<=[2,2]T(1,0)} (iota tile assignments) read too
+//   {replicated}  {manual}  {unknown}  {maximal device=3}
+//   {devices=[2,2]0,2,1,3}                       an explicit tile assignment
+//   {devices=[2,1,2]<=[4] last_tile_dim_replicate}
+//   {devices=[4,2]<=[2,4]T(1,0)}                 iota(8) as 2x4, transposed, as 4x2
+//   {devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}
+//   {{replicated}, {maximal device=0}}           a tuple (one sharding per element)
 //
-// XLA names the axes of a mesh made from a tile assignment "axis_0", "axis_1", ... in
-// tile-dimension order. Not converted (undefined; the text stays as it is): tuple
-// shardings, manual and unknown shardings, `last_tile_dims={...}` subgroups other than
-// a replicated last dimension; in the other direction, sub-axes and unreduced axes,
-// which HloSharding cannot express.
+// An iota tile assignment prints in XLA's canonical form: reshape dimensions of size 1
+// dropped and runs of dimensions that the transpose keeps in order merged, so that
+// `<=[2,2]T(0,1)` prints as `<=[4]`. Conversion to and from Shardy shardings:
+// hlo_sharding_convert.ts.
 
-import type { Shape } from "../types/shape.js";
-import { isMaximalMesh } from "./mesh.js";
-import type { Mesh, TensorSharding } from "./model.js";
+import { XlaError } from "../types/errors.js";
 
-export interface ShardingOnMesh {
-  readonly mesh: Mesh;
-  readonly sharding: TensorSharding;
+export type SubgroupType = "manual" | "replicated" | "unreduced";
+
+/** Where the devices of a tile assignment sit: an explicit list, or iota(n) reshaped and transposed. */
+export type TileDevices =
+  | { readonly kind: "list"; readonly devices: readonly number[] }
+  | { readonly kind: "iota"; readonly reshape: readonly number[]; readonly perm: readonly number[] };
+
+export type HloSharding =
+  | { readonly kind: "replicated" }
+  | { readonly kind: "manual" }
+  | { readonly kind: "unknown" }
+  | { readonly kind: "maximal"; readonly device: number }
+  | { readonly kind: "tuple"; readonly elements: readonly HloSharding[] }
+  | {
+    readonly kind: "tiled";
+    /** The data dimensions' tile counts, then one count per subgroup (the last dimensions). */
+    readonly tileDims: readonly number[];
+    readonly devices: TileDevices;
+    /** What each trailing subgroup dimension is (`last_tile_dim_replicate` is ["replicated"]). */
+    readonly subgroups: readonly SubgroupType[];
+  };
+
+/** An HloSharding text that does not parse, or a sharding one side cannot say. */
+export class HloShardingError extends XlaError {
+  override name = "HloShardingError";
 }
 
-/** The device ids of an iota tile assignment `<=[reshape]T(perm)`, in tile order. */
-function iotaDevices(reshape: readonly number[], perm: readonly number[] | undefined): number[] {
-  const count = reshape.reduce((n, d) => n * d, 1);
-  const order = perm ?? reshape.map((_, i) => i);
-  const dims = order.map((p) => reshape[p]!);
-  const strides = reshape.map((_, i) => reshape.slice(i + 1).reduce((n, d) => n * d, 1));
+const product = (xs: readonly number[]): number => xs.reduce((n, x) => n * x, 1);
+
+/** The device ids of an iota tile assignment, in tile order (row-major over the tile dimensions). */
+export function iotaDevices(reshape: readonly number[], perm: readonly number[]): number[] {
+  const dims = perm.map((p) => reshape[p]!);
+  const strides = reshape.map((_, i) => product(reshape.slice(i + 1)));
   const out: number[] = [];
-  for (let linear = 0; linear < count; linear++) {
+  for (let linear = 0, count = product(reshape); linear < count; linear++) {
     let rest = linear;
     let source = 0;
     for (let k = dims.length - 1; k >= 0; k--) {
-      source += (rest % dims[k]!) * strides[order[k]!]!;
+      source += (rest % dims[k]!) * strides[perm[k]!]!;
       rest = Math.floor(rest / dims[k]!);
     }
     out.push(source);
@@ -42,63 +62,176 @@ function iotaDevices(reshape: readonly number[], perm: readonly number[] | undef
   return out;
 }
 
-const ints = (s: string): number[] => (s.trim() === "" ? [] : s.split(",").map((x) => Number(x.trim())));
-
-/** An HloSharding's text as a mesh and a sharding for a value of `shape`; undefined where Shardy has no equal. */
-export function hloShardingToSdy(text: string, shape: Shape): ShardingOnMesh | undefined {
-  const body = text.trim().replace(/^\{|\}$/g, "").trim();
-  const rank = shape.kind === "array" ? shape.dimensions.length : 0;
-  const closed = (n: number): TensorSharding["dimShardings"] => Array.from({ length: n }, () => ({ axes: [], isClosed: true }));
-  if (body === "replicated") {
-    return { mesh: { axes: [] }, sharding: { meshOrRef: { axes: [] }, dimShardings: closed(rank), replicatedAxes: [], unreducedAxes: [] } };
-  }
-  const maximal = /^maximal device=([0-9]+)$/.exec(body);
-  if (maximal !== null) {
-    const mesh: Mesh = { axes: [], deviceIds: [Number(maximal[1])] };
-    return { mesh, sharding: { meshOrRef: mesh, dimShardings: [], replicatedAxes: [], unreducedAxes: [] } };
-  }
-  const tiled = /^devices=\[([0-9,]+)\](?:<=\[([0-9,]+)\](?:T\(([0-9,]+)\))?|([0-9,\s]+?))(\s+last_tile_dim_replicate)?$/.exec(body);
-  if (tiled === null) return undefined;
-  const tile = ints(tiled[1]!);
-  const devices = tiled[2] !== undefined ? iotaDevices(ints(tiled[2]), tiled[3] === undefined ? undefined : ints(tiled[3])) : ints(tiled[4]!);
-  const replicate = tiled[5] !== undefined;
-  if (tile.length !== rank + (replicate ? 1 : 0) || devices.length !== tile.reduce((n, d) => n * d, 1)) return undefined;
-  const axes = tile.map((size, i) => ({ name: `axis_${i}`, size })).filter((a) => a.size > 1);
-  const iota = devices.every((d, i) => d === i);
-  const mesh: Mesh = iota ? { axes } : { axes, deviceIds: devices };
-  const dimShardings = Array.from({ length: rank }, (_, d) => ({ axes: tile[d]! > 1 ? [{ name: `axis_${d}` }] : [], isClosed: true }));
-  return { mesh, sharding: { meshOrRef: mesh, dimShardings, replicatedAxes: [], unreducedAxes: [] } };
+/** The devices of a tile assignment, in tile order. */
+export function tileDeviceList(devices: TileDevices): readonly number[] {
+  return devices.kind === "list" ? devices.devices : iotaDevices(devices.reshape, devices.perm);
 }
 
-/** A sharding on `mesh` as HloSharding text; undefined where HloSharding cannot say it (sub-axes, unreduced axes). */
-export function sdyToHloSharding(sharding: TensorSharding, mesh: Mesh): string | undefined {
-  if (isMaximalMesh(mesh)) return `{maximal device=${mesh.deviceIds![0]}}`;
-  if (sharding.unreducedAxes.length > 0) return undefined;
-  const dims = sharding.dimShardings.map((d) => d.axes);
-  if (dims.some((axes) => axes.some((a) => a.subAxis !== undefined))) return undefined;
-  if (dims.every((axes) => axes.length === 0)) return "{replicated}";
-  const size = (name: string): number => mesh.axes.find((a) => a.name === name)?.size ?? 1;
-  const used = new Set(dims.flat().map((a) => a.name));
-  const free = mesh.axes.filter((a) => !used.has(a.name));
-  const tile = dims.map((axes) => axes.reduce((n, a) => n * size(a.name), 1));
-  const replication = free.reduce((n, a) => n * a.size, 1);
-  const total = mesh.axes.reduce((n, a) => n * a.size, 1);
-  const devices = new Array<number>(total);
-  for (let position = 0; position < total; position++) {
-    // The device's index along each mesh axis (the last axis varies fastest).
-    const index = new Map<string, number>();
-    let rest = position;
-    for (let k = mesh.axes.length - 1; k >= 0; k--) {
-      index.set(mesh.axes[k]!.name, rest % mesh.axes[k]!.size);
-      rest = Math.floor(rest / mesh.axes[k]!.size);
+/**
+ * XLA's canonical iota (IotaTileAssignment::Create): size-1 reshape dimensions dropped,
+ * consecutive transposed dimensions that stay in order merged, repeated until nothing
+ * changes; the empty result is [1].
+ */
+export function canonicalIota(reshape: readonly number[], perm: readonly number[]): { reshape: number[]; perm: number[] } {
+  let dims = [...reshape];
+  let order = [...perm];
+  for (;;) {
+    const kept = dims.map((d, i) => (d === 1 ? -1 : i)).filter((i) => i >= 0);
+    const renumber = new Map(kept.map((old, i) => [old, i]));
+    order = order.filter((p) => renumber.has(p)).map((p) => renumber.get(p)!);
+    dims = kept.map((i) => dims[i]!);
+    let merged = false;
+    // A run of transposed dimensions p, p+1, ... is one dimension of their product.
+    for (let i = 1, base = 0; i < order.length; i++) {
+      if (order[base]! + (i - base) === order[i]!) {
+        dims[order[base]!]! *= dims[order[i]!]!;
+        dims[order[i]!] = 1;
+        merged = true;
+      } else {
+        base = i;
+      }
     }
-    let slot = 0;
-    dims.forEach((axes, d) => {
-      slot = slot * tile[d]! + axes.reduce((i, a) => i * size(a.name) + index.get(a.name)!, 0);
-    });
-    slot = slot * replication + free.reduce((i, a) => i * a.size + index.get(a.name)!, 0);
-    devices[slot] = mesh.deviceIds?.[position] ?? position;
+    if (!merged) break;
   }
-  const shape = replication > 1 ? [...tile, replication] : tile;
-  return `{devices=[${shape.join(",")}]${devices.join(",")}${replication > 1 ? " last_tile_dim_replicate" : ""}}`;
+  return dims.length === 0 ? { reshape: [1], perm: [0] } : { reshape: dims, perm: order };
+}
+
+/**
+ * XLA's HloSharding::Subgroup: a tile assignment with subgroup dimensions, as XLA
+ * normalizes it: no data dimension tiled and one kind of subgroup is plain
+ * `{replicated}` or `{manual}`; an iota tile assignment is canonical.
+ */
+export function subgroupSharding(tileDims: readonly number[], devices: TileDevices, subgroups: readonly SubgroupType[]): HloSharding {
+  const dataTiles = product(tileDims.slice(0, tileDims.length - subgroups.length));
+  if (subgroups.length > 0 && dataTiles === 1 && subgroups.every((t) => t === subgroups[0])) {
+    if (subgroups[0] === "replicated") return { kind: "replicated" };
+    if (subgroups[0] === "manual") return { kind: "manual" };
+  }
+  const canonical = devices.kind === "iota" ? { kind: "iota" as const, ...canonicalIota(devices.reshape, devices.perm) } : devices;
+  return { kind: "tiled", tileDims, devices: canonical, subgroups };
+}
+
+export function printHloSharding(h: HloSharding): string {
+  switch (h.kind) {
+    case "replicated": case "manual": case "unknown": return `{${h.kind}}`;
+    case "maximal": return `{maximal device=${h.device}}`;
+    case "tuple": return `{${h.elements.map(printHloSharding).join(", ")}}`;
+    case "tiled": {
+      const d = h.devices;
+      const devices = d.kind === "list" ? d.devices.join(",") : `<=[${d.reshape.join(",")}]${d.reshape.length > 1 ? `T(${d.perm.join(",")})` : ""}`;
+      const last = h.subgroups.length === 0 ? ""
+        : h.subgroups.length === 1 && h.subgroups[0] === "replicated" ? " last_tile_dim_replicate"
+          : ` last_tile_dims={${h.subgroups.join(", ")}}`;
+      return `{devices=[${h.tileDims.join(",")}]${devices}${last}}`;
+    }
+  }
+}
+
+/** Reads HloSharding text; a HloShardingError says where it stops making sense. */
+export function parseHloSharding(text: string): HloSharding {
+  const p = new ShardingText(text);
+  const h = p.sharding();
+  p.end();
+  return h;
+}
+
+class ShardingText {
+  private at = 0;
+  constructor(private readonly text: string) {}
+
+  private fail(expected: string): never {
+    throw new HloShardingError(`HloSharding '${this.text}': expected ${expected} at column ${this.at + 1}`);
+  }
+
+  private spaces(): void {
+    while (this.at < this.text.length && /\s/.test(this.text[this.at]!)) this.at++;
+  }
+
+  private accept(word: string): boolean {
+    this.spaces();
+    if (!this.text.startsWith(word, this.at)) return false;
+    this.at += word.length;
+    return true;
+  }
+
+  private expect(word: string): void {
+    if (!this.accept(word)) this.fail(`'${word}'`);
+  }
+
+  private int(): number {
+    this.spaces();
+    const m = /^[0-9]+/.exec(this.text.slice(this.at));
+    if (m === null) this.fail("a number");
+    this.at += m[0].length;
+    return Number(m[0]);
+  }
+
+  private ints(close: string): number[] {
+    const out = [this.int()];
+    while (this.accept(",")) out.push(this.int());
+    this.expect(close);
+    return out;
+  }
+
+  end(): void {
+    this.spaces();
+    if (this.at !== this.text.length) this.fail("the end of the sharding");
+  }
+
+  sharding(): HloSharding {
+    this.expect("{");
+    this.spaces();
+    if (this.text[this.at] === "{") {
+      const elements = [this.sharding()];
+      while (this.accept(",")) elements.push(this.sharding());
+      this.expect("}");
+      return { kind: "tuple", elements };
+    }
+    for (const kind of ["replicated", "manual", "unknown"] as const) {
+      if (this.accept(kind)) {
+        this.expect("}");
+        return { kind };
+      }
+    }
+    if (this.accept("maximal")) {
+      this.expect("device=");
+      const device = this.int();
+      this.expect("}");
+      return { kind: "maximal", device };
+    }
+    if (!this.accept("devices=[")) this.fail("replicated, manual, unknown, maximal, devices=[...] or a tuple");
+    const tileDims = this.ints("]");
+    let devices: TileDevices;
+    if (this.accept("<=[")) {
+      const reshape = this.ints("]");
+      const perm = this.accept("T(") ? this.ints(")") : reshape.map((_, i) => i);
+      if (perm.length !== reshape.length || [...perm].sort((a, b) => a - b).some((v, i) => v !== i)) {
+        throw new HloShardingError(`HloSharding '${this.text}': T(${perm.join(",")}) is not a permutation of the ${reshape.length} reshape dimensions`);
+      }
+      devices = { kind: "iota", reshape, perm };
+    } else {
+      const list = [this.int()];
+      while (this.accept(",")) list.push(this.int());
+      devices = { kind: "list", devices: list };
+    }
+    const subgroups: SubgroupType[] = [];
+    if (this.accept("last_tile_dim_replicate")) {
+      subgroups.push("replicated");
+    } else if (this.accept("last_tile_dims={")) {
+      do {
+        const kind = (["manual", "replicated", "unreduced"] as const).find((k) => this.accept(k));
+        if (kind === undefined) this.fail("manual, replicated or unreduced");
+        subgroups.push(kind);
+      } while (this.accept(","));
+      this.expect("}");
+    }
+    this.expect("}");
+    const count = devices.kind === "list" ? devices.devices.length : product(devices.reshape);
+    if (count !== product(tileDims)) {
+      throw new HloShardingError(`HloSharding '${this.text}': ${count} devices for a tile assignment [${tileDims.join(",")}] of ${product(tileDims)}`);
+    }
+    if (devices.kind === "list" && new Set(devices.devices).size !== count) throw new HloShardingError(`HloSharding '${this.text}': a device appears twice`);
+    if (subgroups.length > tileDims.length) throw new HloShardingError(`HloSharding '${this.text}': more subgroups than tile dimensions`);
+    return { kind: "tiled", tileDims, devices, subgroups };
+  }
 }

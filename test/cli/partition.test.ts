@@ -57,3 +57,46 @@ func.func @main(%a: tensor<4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}
   // Reversing each device's half in place would give [2, 1, 4, 3]: it must be refused instead.
   assert.match(r.stderr, /error: partition: stablehlo\.reverse '0': it moves elements along a dimension sharded along \["x"\], which needs a collective_permute.*-sdy-resolve-permutation-factors/);
 });
+
+test("xlats run --timeout stops a sharded run that does not end (an endless loop on every device)", () => {
+  const dir = tempFiles({ "loop.mlir": `
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<4xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<4xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+  %zero = stablehlo.constant dense<0> : tensor<i64>
+  %r = stablehlo.while(%i = %zero) : tensor<i64>
+  cond {
+    %c = stablehlo.compare GE, %i, %zero : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %n = stablehlo.add %i, %one : tensor<i64>
+    stablehlo.return %n : tensor<i64>
+  }
+  %b = stablehlo.broadcast_in_dim %r, dims = [] : (tensor<i64>) -> tensor<4xi64>
+  %s = stablehlo.add %a, %b : tensor<4xi64>
+  return %s : tensor<4xi64>
+}` });
+  const started = Date.now();
+  const r = xlats("run", join(dir, "loop.mlir"), "--arg", "dense<[1, 2, 3, 4]> : tensor<4xi64>", "--timeout", "1");
+  assert.equal(r.code, 1, r.stdout);
+  assert.match(r.stderr, /main on 2 devices: the sharded run passed its deadline/);
+  // The helper's own limit is 30 s: the run stopped near its 1 s deadline, not there.
+  assert.ok(Date.now() - started < 20_000);
+});
+
+test("xlats partition --report: the all-reduce a sharded contracting dimension needs, its bytes, the peak memory", () => {
+  const dir = tempFiles({ "dot.mlir": `
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}, %b: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}` });
+  const r = xlats("partition", join(dir, "dot.mlir"), "--report");
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^collectives: 1$/m);
+  // Each device's partial 4x4 f32 product (64 B), all-reduced in a group of 2: 2 * 64 * 1/2 = 64 B sent.
+  assert.match(r.stdout, /^ {2}allReduce \S+ of %0 f32\[4,4\]: groups of 2, sends 64 B on each device$/m);
+  assert.match(r.stdout, /^bytes sent per device: 64 B on each device$/m);
+  // 4x4 pieces of a and b (64 B each) and the product alive together: 192 B; unsharded 128 + 128 + 64.
+  assert.match(r.stdout, /^peak memory per device: 192 B on each device \(unsharded: 320 B\)$/m);
+});

@@ -28,6 +28,12 @@ func.func @g(%arg0: tensor<6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}
   return %arg1 : tensor<6xf32>
 }
 `,
+  "transpose.mlir": `sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}) {
+  %0 = stablehlo.tanh %a : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+`,
   "p.hlo": `HloModule m
 
 ENTRY main {
@@ -121,6 +127,39 @@ test("--html writes one self-contained page with a figure per tensor", () => {
   assert.doesNotMatch(page, /\bsrc=|\bhref=|<script/);
 });
 
+test("--reshards marks where each reshard happens: the value before it and the value it makes", () => {
+  const r = xlats("shardings", file("transpose.mlir"), "--reshards");
+  assert.equal(r.code, 0, r.stderr);
+  // tanh keeps [{"x"}, {"y"}]; the result wants the axes swapped: one reshard before the return.
+  assert.deepEqual(section(r.stdout, "@main %0: tensor<8x8xf32>").slice(0, 2), ["@main %0: tensor<8x8xf32>", '  #sdy.sharding<@mesh, [{"x"}, {"y"}]>']);
+  const title = r.stdout.split("\n").find((l) => /^@main %sdyReshard\.\d+: tensor<8x8xf32>$/.test(l))!;
+  assert.deepEqual(section(r.stdout, title).slice(1, 9), [
+    '  ⇄ sdy.reshard here: %0 #sdy.sharding<@mesh, [{"x"}, {"y"}]> → this sharding, for the return',
+    '  #sdy.sharding<@mesh, [{"y"}, {"x"}]>',
+    "  rows: dim 0, columns: dim 1",
+    "        0:4   4:8",
+    "      ┌─────┬─────┐",
+    "  0:4 │  0  │  2  │",
+    "      ├─────┼─────┤",
+    "  4:8 │  1  │  3  │",
+  ]);
+  assert.equal(r.stdout.match(/⇄/g)?.length, 1);
+  // An all_reduce where a contracting dimension is sharded, in the HTML page too.
+  const out = file("reshards.html");
+  const dot = tempFiles({ "dot.mlir": `sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}, %b: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+` });
+  const h = xlats("shardings", join(dot, "dot.mlir"), "--reshards", "--html", out);
+  assert.equal(h.code, 0, h.stderr);
+  const page = readFileSync(out, "utf8");
+  assert.equal(page.match(/<figure class="reshard">/g)?.length, 1);
+  assert.ok(page.includes("⇄ sdy.all_reduce here: %0 holds partial results along [&quot;x&quot;], summed here, for the return"));
+  assert.ok(page.includes("after propagation and -sdy-insert-explicit-reshards"));
+});
+
 test("HLO text: XLA's sharding= drawn on the mesh it stands for", () => {
   const r = xlats("shardings", file("p.hlo"));
   assert.equal(r.code, 0, r.stderr);
@@ -146,7 +185,7 @@ test("bad input: FILE:LINE:COL for values, Shardy's verifier for shardings, usag
   assert.equal(xlats("shardings", file("p.mlir"), "--colour").code, 2);
   assert.equal(xlats("shardings", file("p.hlo"), "--propagate").code, 2);
   const help = xlats("--help");
-  assert.match(help.stdout, /xlats shardings FILE \[--func NAME\] \[--values A,B,...\] \[--propagate\] \[--html OUT.html\]/);
+  assert.match(help.stdout, /xlats shardings FILE \[--func NAME\] \[--values A,B,...\] \[--propagate\] \[--reshards\] \[--html OUT.html\]/);
 });
 
 test("colors when the caller's terminal wants them", async () => {

@@ -1,15 +1,12 @@
 // Shardy in HLO text: sdy ops as "xla.sdy.*" custom calls with their attributes as
 // frontend attributes, shardings of instructions, parameters and results, and the
 // module's meshes in the header. A module read from StableHLO prints as HLO, reads
-// back with the same typed values, and prints the same text again. And XLA's
-// `sharding=` text converts to and from Shardy shardings (hand-worked tile assignments).
+// back with the same typed values, and prints the same text again. (XLA's `sharding=`
+// text and Shardy shardings: hlo_sharding.test.ts.)
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseHlo, parseStableHlo, printHlo, printStableHlo, type Instruction } from "../../src/index.js";
-import { hloShardingToSdy, sdyToHloSharding } from "../../src/sdy/hlo_sharding.js";
-import { arrayShape } from "../../src/types/shape.js";
-import type { Mesh, TensorSharding } from "../../src/sdy/model.js";
 
 const PROGRAM = `
 sdy.mesh @mesh = <["a"=2, "b"=2]>
@@ -62,44 +59,4 @@ test("sdy ops and shardings go through HLO text and back", () => {
 test("a malformed xla.sdy attribute is a ParseError at the instruction", () => {
   const hlo = printHlo(parseStableHlo(PROGRAM, "program.mlir")).replace('xla.sdy.allowed_direction="NONE"', 'xla.sdy.allowed_direction="SIDEWAYS"');
   assert.throws(() => parseHlo(hlo, "bad.hlo"), /xla\.sdy\.allowed_direction: expected one of NONE, FORWARD, BACKWARD, BOTH/);
-});
-
-const shape2 = arrayShape("f32", [4, 4]);
-const mesh2x2: Mesh = { axes: [{ name: "a", size: 2 }, { name: "b", size: 2 }] };
-const on = (dims: string[][]): TensorSharding => ({
-  meshOrRef: "mesh", dimShardings: dims.map((axes) => ({ axes: axes.map((name) => ({ name })), isClosed: true })), replicatedAxes: [], unreducedAxes: [],
-});
-
-test("HloSharding -> Shardy: tile assignments become meshes of axis_i and closed dimension shardings", () => {
-  assert.deepEqual(hloShardingToSdy("{devices=[2,1]0,1}", shape2), {
-    mesh: { axes: [{ name: "axis_0", size: 2 }] },
-    sharding: {
-      meshOrRef: { axes: [{ name: "axis_0", size: 2 }] }, dimShardings: [{ axes: [{ name: "axis_0" }], isClosed: true }, { axes: [], isClosed: true }],
-      replicatedAxes: [], unreducedAxes: [],
-    },
-  });
-  assert.deepEqual(hloShardingToSdy("{devices=[2,2]0,2,1,3}", shape2)?.mesh, {
-    axes: [{ name: "axis_0", size: 2 }, { name: "axis_1", size: 2 }], deviceIds: [0, 2, 1, 3],
-  });
-  // <=[2,2]T(1,0) is iota(4) as 2x2, transposed: 0,2,1,3.
-  assert.deepEqual(hloShardingToSdy("{devices=[2,2]<=[2,2]T(1,0)}", shape2)?.mesh.deviceIds, [0, 2, 1, 3]);
-  assert.deepEqual(hloShardingToSdy("{maximal device=3}", shape2)?.mesh, { axes: [], deviceIds: [3] });
-  assert.equal(hloShardingToSdy("{{replicated}, {maximal device=0}}", shape2), undefined);
-  assert.equal(hloShardingToSdy("{manual}", shape2), undefined);
-});
-
-test("Shardy -> HloSharding: each tile's device, the free axes as a replicated last tile dimension", () => {
-  // Device (a, b) is a*2+b. [{"b"}, {"a"}]: tile (i, j) is device (a=j, b=i): 0, 2, 1, 3.
-  assert.equal(sdyToHloSharding(on([["b"], ["a"]]), mesh2x2), "{devices=[2,2]0,2,1,3}");
-  // [{"a"}, {}]: tile 0 on devices a=0 (0, 1), tile 1 on a=1 (2, 3), replicated along b.
-  assert.equal(sdyToHloSharding(on([["a"], []]), mesh2x2), "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}");
-  assert.equal(sdyToHloSharding(on([[], []]), mesh2x2), "{replicated}");
-  assert.equal(sdyToHloSharding(on([]), { axes: [], deviceIds: [5] }), "{maximal device=5}");
-  const sub: TensorSharding = { ...on([[], []]), dimShardings: [{ axes: [{ name: "a", subAxis: { preSize: 1, size: 2 } }], isClosed: true }, { axes: [], isClosed: true }] };
-  assert.equal(sdyToHloSharding(sub, { axes: [{ name: "a", size: 4 }] }), undefined);
-  // Round trip through the HLO form.
-  for (const text of ["{devices=[2,1]0,1}", "{devices=[2,2]0,2,1,3}", "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}"]) {
-    const s = hloShardingToSdy(text, shape2)!;
-    assert.equal(sdyToHloSharding(s.sharding, s.mesh), text);
-  }
 });

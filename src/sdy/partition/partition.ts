@@ -95,9 +95,9 @@ function entryMesh(module: HloModule, entry: Computation): { mesh: Mesh; name: s
   return { mesh, name: typeof first === "string" ? first : undefined };
 }
 
-function resultValues(c: Computation): readonly Instruction[] {
-  const n = c.resultShardings?.length ?? 1;
-  return n > 1 || (c.root.opcode === "tuple" && c.root.shape.kind === "tuple" && n !== 1) ? c.root.operands : [c.root];
+/** The entry's results: its root, or the root tuple's operands (`count`: how many the global entry returns). */
+function resultValues(c: Computation, count = c.resultShardings?.length ?? 1): readonly Instruction[] {
+  return count > 1 || (c.root.opcode === "tuple" && c.root.shape.kind === "tuple" && count !== 1) ? c.root.operands : [c.root];
 }
 
 function arrayOf(shape: Instruction["shape"], what: string): ArrayShape {
@@ -150,7 +150,8 @@ export function partition(module: HloModule, options: PartitionOptions = {}): Pa
     global: arrayOf(p.shape, `argument ${i}`), local: arrayOf(entry.parameters[i]!.shape, `argument ${i}`), sharding: globalEntry.argShardings?.[i],
   }));
   const globalResults = resultValues(globalEntry);
-  const localResults = resultValues(entry);
+  // The per-device entry has no result shardings left to count its results by.
+  const localResults = resultValues(entry, globalResults.length);
   const outputs = globalResults.map((r, i): ValueLayout => ({
     global: arrayOf(r.shape, `result ${i}`), local: arrayOf(localResults[i]!.shape, `result ${i}`), sharding: globalEntry.resultShardings?.[i],
   }));

@@ -11,7 +11,7 @@
 
 import { subcomputationsOf, type Computation, type Instruction } from "../../ir/computation.js";
 import type { Opcode } from "../../ir/opcodes.js";
-import { byteSize, type Shape } from "../../types/shape.js";
+import { byteSize, shapeToString, type Shape } from "../../types/shape.js";
 import type { PartitionedProgram } from "./partition.js";
 
 const COLLECTIVES: ReadonlySet<Opcode> = new Set<Opcode>(["allGather", "allReduce", "reduceScatter", "allToAll", "collectivePermute"]);
@@ -19,6 +19,8 @@ const COLLECTIVES: ReadonlySet<Opcode> = new Set<Opcode>(["allGather", "allReduc
 export interface CollectiveCost {
   readonly opcode: Opcode;
   readonly name: string;
+  /** What it moves: its first operand's name and shape (`%aw f32[4,2]`). */
+  readonly operand: string;
   /** Devices per group (the largest group). */
   readonly groupSize: number;
   /** Bytes each device sends for it, by device. */
@@ -64,7 +66,9 @@ function collectiveCost(inst: Instruction, deviceCount: number): CollectiveCost 
     }
   });
   const groupSize = Math.max(...Array.from({ length: deviceCount }, (_, d) => group(d).length));
-  return { opcode: inst.opcode, name: inst.name, groupSize, bytesSent: sent };
+  const first = inst.operands[0];
+  const operand = first === undefined ? "" : `%${first.name} ${shapeToString(first.shape)}`;
+  return { opcode: inst.opcode, name: inst.name, operand, groupSize, bytesSent: sent };
 }
 
 /** The collectives `c` and the computations it calls run, each once per occurrence in the program text. */
@@ -121,7 +125,7 @@ function fmt(bytes: number): string {
 /** The report as lines of text (`xlats partition --report`). */
 export function formatReport(r: PartitionReport): string[] {
   const lines = [`devices: ${r.deviceCount}`, `collectives: ${r.collectives.length}`];
-  for (const c of r.collectives) lines.push(`  ${c.opcode} ${c.name}: groups of ${c.groupSize}, sends ${list(c.bytesSent)}`);
+  for (const c of r.collectives) lines.push(`  ${c.opcode} ${c.name}${c.operand === "" ? "" : ` of ${c.operand}`}: groups of ${c.groupSize}, sends ${list(c.bytesSent)}`);
   lines.push(`bytes sent per device: ${list(r.bytesSentPerDevice)}`);
   lines.push(`peak memory per device: ${list(r.peakMemoryPerDevice)} (unsharded: ${fmt(r.unshardedPeakMemory)})`);
   return lines;

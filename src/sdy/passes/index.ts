@@ -25,6 +25,8 @@ import { EXPORT_PIPELINE_PASSES } from "./export_pipeline.js";
 import { DROP_SHARDING_AND_MESH_REGISTRATION } from "./drop_sharding_and_mesh.js";
 import { EXPLICIT_GATHER_SCATTER_BATCHING_REGISTRATION } from "./explicit_gather_scatter_batching.js";
 import { PER_INSTRUCTION_PARTITIONING_REGISTRATION } from "./per_instruction_partitioning.js";
+import { XLA_EXPORT_PASSES } from "./xla_export.js";
+import { XLA_IMPORT_PASSES } from "./xla_import.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -47,4 +49,6 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...EXPORT_PIPELINE_PASSES,
   DROP_SHARDING_AND_MESH_REGISTRATION,
   PER_INSTRUCTION_PARTITIONING_REGISTRATION,
+  ...XLA_EXPORT_PASSES,
+  ...XLA_IMPORT_PASSES,
 ];

@@ -18,6 +18,8 @@ export interface ShardingFigure {
   /** `@mesh = <["x"=2, "y"=2]>`. */
   readonly meshText: string;
   readonly layout: ShardingLayout;
+  /** What happens at this value (`xlats shardings --reshards`: the reshard that makes it). */
+  readonly note?: string;
 }
 
 export function escapeHtml(text: string): string {
@@ -123,7 +125,8 @@ function meshLegend(mesh: Mesh): string {
 
 function figure(f: ShardingFigure): string {
   const summary = describeLayout(f.layout).map((l) => `<li>${escapeHtml(l)}</li>`).join("");
-  return `<figure>${layoutSvgs(f.layout)}<figcaption><div class="title">${escapeHtml(f.title)}</div>` +
+  const note = f.note === undefined ? "" : `<div class="note">${escapeHtml(f.note)}</div>`;
+  return `<figure${f.note === undefined ? "" : ' class="reshard"'}>${layoutSvgs(f.layout)}<figcaption><div class="title">${escapeHtml(f.title)}</div>${note}` +
     `<code>${escapeHtml(f.shardingText)}</code><div>mesh <code>${escapeHtml(f.meshText)}</code></div>` +
     `<ul>${summary}</ul>${meshLegend(f.layout.mesh)}</figcaption></figure>`;
 }
@@ -132,6 +135,7 @@ const STYLE = `body{font-family:system-ui,sans-serif;margin:24px;color:#222}
 figure{border:1px solid #ddd;border-radius:6px;padding:12px;margin:0 0 20px;display:inline-block;vertical-align:top}
 figcaption{font-size:13px;margin-top:8px;max-width:640px}
 .title{font-weight:600;font-size:14px;margin-bottom:4px}
+figure.reshard{border:2px solid #c2410c}.note{color:#c2410c;font-weight:600;margin-bottom:4px}
 code{font-family:ui-monospace,monospace;font-size:12px;word-break:break-all}
 svg text{font-family:ui-monospace,monospace;font-size:12px;text-anchor:middle}
 svg text.dev{paint-order:stroke;stroke:#fff;stroke-width:3px}

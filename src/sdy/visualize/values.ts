@@ -4,13 +4,14 @@
 // when it has one: the argument and result attributes, an op's `sdy.sharding`, the
 // sharding operand of the sdy ops that hold one (sharding_constraint, reshard,
 // data_flow_edge, the sdy collectives), a manual or named computation's out_shardings;
-// in HLO text, an instruction's `sharding=` (hlo_sharding.ts converts it).
+// in HLO text, an instruction's `sharding=` (hlo_sharding_convert.ts converts it).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { isOp } from "../../ir/computation.js";
 import { sourceLocation, type SourceLocation } from "../../ir/locations.js";
 import { attrSharding, mlirResultCount } from "../propagation/ir_graph.js";
-import { hloShardingToSdy } from "../hlo_sharding.js";
+import { parseHloSharding } from "../hlo_sharding.js";
+import { hloShardingToSdy } from "../hlo_sharding_convert.js";
 import type { TensorSharding } from "../model.js";
 import type { Shape } from "../../types/shape.js";
 
@@ -21,6 +22,8 @@ export interface FunctionValue {
   readonly sharding?: TensorSharding;
   /** Where the value is defined in the text (its op, or its function for arguments and results). */
   readonly location?: SourceLocation;
+  /** The instruction whose result it is (an argument's parameter; none for function results). */
+  readonly producer?: Instruction;
 }
 
 function elementShapes(shape: Shape, count: number): readonly Shape[] {
@@ -38,7 +41,7 @@ function resultSharding(inst: Instruction, index: number, count: number): Tensor
   if (isOp(inst, "sdyManualComputation")) return inst.attrs.outShardings[index];
   if (isOp(inst, "sdyNamedComputation")) return inst.attrs.outShardings?.[index];
   if (inst.sdySharding !== undefined) return inst.sdySharding[index];
-  return inst.sharding !== undefined && count === 1 ? hloShardingToSdy(inst.sharding, inst.shape)?.sharding : undefined;
+  return inst.sharding !== undefined && count === 1 ? hloShardingToSdy(parseHloSharding(inst.sharding), inst.shape)?.sharding : undefined;
 }
 
 /** An op's results as values: one per MLIR result. */
@@ -49,7 +52,7 @@ function opValues(inst: Instruction): FunctionValue[] {
     const sharding = resultSharding(inst, i, count);
     return {
       name: count > 1 ? `%${inst.name}#${i}` : `%${inst.name}`,
-      shape,
+      shape, producer: inst,
       ...(sharding !== undefined ? { sharding } : {}),
       ...(at !== undefined ? { location: at } : {}),
     };
@@ -67,7 +70,7 @@ export function functionValues(func: Computation): FunctionValue[] {
   const withLocation = (at: SourceLocation | undefined): { location?: SourceLocation } => (at !== undefined ? { location: at } : {});
   const args: FunctionValue[] = func.parameters.map((p, i) => {
     const sharding = func.argShardings?.[i] ?? resultSharding(p, 0, 1);
-    return { name: `%${p.name}`, shape: p.shape, ...(sharding !== undefined ? { sharding } : {}), ...withLocation(sourceLocation(p) ?? funcAt) };
+    return { name: `%${p.name}`, shape: p.shape, producer: p, ...(sharding !== undefined ? { sharding } : {}), ...withLocation(sourceLocation(p) ?? funcAt) };
   });
   const resultCount = func.resultShardings?.length ?? (func.root.opcode === "tuple" ? func.root.operands.length : 1);
   const results: FunctionValue[] = elementShapes(func.root.shape, resultCount).map((shape, i) => {

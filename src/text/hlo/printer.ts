@@ -93,10 +93,29 @@ export function printHlo(module: HloModule): string {
   return parts.join("\n");
 }
 
+/** The HloSharding text of a StableHLO function argument's or result's `mhlo.sharding = "..."`. */
+function xlaShardingOf(attrs: Readonly<Record<string, string>> | undefined): string | undefined {
+  const text = attrs?.["mhlo.sharding"];
+  return text !== undefined && /^"[^"\\]*"$/.test(text) ? text.slice(1, -1) : undefined;
+}
+
+/**
+ * The sharding XLA gives `inst` in HLO text: its own, else for a parameter its
+ * argument's `mhlo.sharding`, for the root its results' (a tuple sharding for several).
+ */
+function hloShardingOf(inst: Instruction, comp: Computation): string | undefined {
+  if (inst.sharding !== undefined) return inst.sharding;
+  if (inst.opcode === "parameter") return xlaShardingOf(comp.argAttributes?.[(inst.attrs as OpAttributes["parameter"]).number]);
+  if (inst !== comp.root || comp.resultAttributes === undefined) return undefined;
+  const results = comp.resultAttributes.map(xlaShardingOf);
+  if (results.some((r) => r === undefined)) return undefined;
+  return results.length === 1 ? results[0]! : `{${results.join(", ")}}`;
+}
+
 function printComputation(comp: Computation, isEntry: boolean, names: Names): string {
   const params = comp.parameters.map((p) => `${names.of(p)}: ${printShape(p.shape, false)}`).join(", ");
   const lines = [`${isEntry ? "ENTRY " : ""}%${names.computation(comp)} (${params}) -> ${printShape(comp.root.shape, false)} {`];
-  for (const inst of comp.instructions) lines.push(...printInstruction(inst, inst === comp.root, names, sdyShardingEntries(inst, comp)));
+  for (const inst of comp.instructions) lines.push(...printInstruction(inst, inst === comp.root, names, sdyShardingEntries(inst, comp), hloShardingOf(inst, comp)));
   lines.push("}");
   return `${lines.join("\n")}\n`;
 }
@@ -106,9 +125,9 @@ function operandList(operands: readonly Instruction[], names: Names): string {
 }
 
 /** sharding, frontend attributes and metadata, which any instruction may carry. */
-function generalAttributes(inst: Instruction, frontend: Readonly<Record<string, string>>): string[] {
+function generalAttributes(inst: Instruction, frontend: Readonly<Record<string, string>>, sharding = inst.sharding): string[] {
   const out: string[] = [];
-  if (inst.sharding !== undefined) out.push(`sharding=${inst.sharding}`);
+  if (sharding !== undefined) out.push(`sharding=${sharding}`);
   if (Object.keys(frontend).length > 0) out.push(`frontend_attributes=${printFrontendAttributes(frontend)}`);
   if (inst.metadata !== undefined && Object.keys(inst.metadata).length > 0) out.push(`metadata=${printMetadata(inst.metadata)}`);
   return out;
@@ -118,21 +137,21 @@ function line(isRoot: boolean, name: string, shape: Shape, op: string, args: str
   return `  ${isRoot ? "ROOT " : ""}%${name} = ${printShape(shape)} ${op}(${args})${attrs.map((a) => `, ${a}`).join("")}`;
 }
 
-function printInstruction(inst: Instruction, isRoot: boolean, names: Names, sdy: Readonly<Record<string, string>>): string[] {
+function printInstruction(inst: Instruction, isRoot: boolean, names: Names, sdy: Readonly<Record<string, string>>, sharding = inst.sharding): string[] {
   const name = names.of(inst);
   const frontend: Record<string, string> = { ...inst.frontendAttributes, ...sdy };
   if (inst.opcode === "parameter") {
     const attrs = inst.attrs as OpAttributes["parameter"];
-    return [line(isRoot, name, inst.shape, "parameter", String(attrs.number), generalAttributes(inst, frontend))];
+    return [line(isRoot, name, inst.shape, "parameter", String(attrs.number), generalAttributes(inst, frontend, sharding))];
   }
   if (inst.opcode === "constant") {
     const attrs = inst.attrs as OpAttributes["constant"];
-    return [line(isRoot, name, inst.shape, "constant", printLiteral(attrs.literal), generalAttributes(inst, frontend))];
+    return [line(isRoot, name, inst.shape, "constant", printLiteral(attrs.literal), generalAttributes(inst, frontend, sharding))];
   }
   if (inst.opcode === "send" || inst.opcode === "recv") return printTransfer(inst, isRoot, names, frontend);
   const encoder: EncodeContext = { computationName: (c) => `%${names.computation(c)}`, frontend };
   const own = (OP_TEXT[inst.opcode] as OpText<Opcode>).encode(inst, encoder);
-  return [line(isRoot, name, inst.shape, OP_TABLE[inst.opcode].hlo, operandList(inst.operands, names), [...own, ...generalAttributes(inst, frontend)])];
+  return [line(isRoot, name, inst.shape, OP_TABLE[inst.opcode].hlo, operandList(inst.operands, names), [...own, ...generalAttributes(inst, frontend, sharding)])];
 }
 
 /** One IR send/recv is XLA's pair: a start op (data, u32[] context, token[]) and its -done. */

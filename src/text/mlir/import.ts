@@ -103,7 +103,7 @@ export class CompBuilder {
   }
 
   /** `inst`, just made and not used yet, with the typed sdy values and the unknown attributes of the op it came from. */
-  withSdyValues(inst: Instruction, values: SdyValues & Pick<Instruction, "unknownAttributes">): Instruction {
+  withSdyValues(inst: Instruction, values: SdyValues & Pick<Instruction, "unknownAttributes" | "sharding">): Instruction {
     if (Object.values(values).every((v) => v === undefined)) return inst;
     const created = this.factory.created;
     const i = created.indexOf(inst);

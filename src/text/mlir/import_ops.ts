@@ -80,7 +80,12 @@ export function lowerOp(importer: Importer, b: CompBuilder, scope: Scope, op: Op
   const extraAttrs = frontendAttributesOf(op);
   const annotated = (inst: Instruction): Instruction => {
     const unknownAttributes = unknownAttributesOf(op, r);
-    return b.withSdyValues(inst, { ...sdyValuesOf(c, op), ...(unknownAttributes !== undefined ? { unknownAttributes } : {}) });
+    // XLA's HloSharding text (`mhlo.sharding = "{replicated}"`) is the instruction's sharding, as HLO text's `sharding=`.
+    const xlaSharding = op.attrs.get("mhlo.sharding");
+    return b.withSdyValues(inst, {
+      ...sdyValuesOf(c, op), ...(unknownAttributes !== undefined ? { unknownAttributes } : {}),
+      ...(xlaSharding?.kind === "string" ? { sharding: xlaSharding.value } : {}),
+    });
   };
   let carrier: Instruction | undefined;
   const ctx: LowerContext = {
@@ -129,7 +134,7 @@ const INTERPRETED_ELSEWHERE = /^(__positional|result_accuracy|mhlo\.attributes|m
 function frontendAttributesOf(op: OpNode): Record<string, string> | undefined {
   let out: Record<string, string> | undefined;
   for (const [k, v] of op.attrs) {
-    if (!k.includes(".") || INTERPRETED_ELSEWHERE.test(k) || SDY_TYPED_ATTRIBUTES.has(k)) continue;
+    if (!k.includes(".") || INTERPRETED_ELSEWHERE.test(k) || SDY_TYPED_ATTRIBUTES.has(k) || (k === "mhlo.sharding" && v.kind === "string")) continue;
     (out ??= {})[k] = attrToText(v);
   }
   // XLA's frontend attributes: a dictionary of strings.

@@ -21,6 +21,7 @@ import { attrDict, buildOp, functionalType, isKept, symbolRef, type AttrEntry, t
 import { BlockWriter, ValueNames, type MBlock, type MOp, type MRegion, type MValue } from "./print_model.js";
 import { meshLines, printSdyOp, sdyAttributeEntries, sdyResultCount, valueAttributes } from "./sdy_print.js";
 import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
+import { HloShardingError, parseHloSharding, printHloSharding, type HloSharding } from "../../sdy/hlo_sharding.js";
 import { shapeToMlir } from "./types.js";
 import { elementsOf } from "./import.js";
 import { printsAsXlaCustomCall, xlaCustomCallCallees, xlaCustomCallHasTupleResult } from "./xla_ops.js";
@@ -475,11 +476,12 @@ function isAttributeText(text: string): boolean {
  * `sdy.propagation_edges`); attributes imported from StableHLO as text (dialect-prefixed
  * names: `mhlo.sharding`, `sdy.sharding_rule`) as they were; XLA's string-valued
  * frontend attributes (from HLO text) in `mhlo.frontend_attributes = {key = "value"}`,
- * as XLA exports them; attributes of no dialect that nothing interprets (`{foo}`) as they
- * were.
+ * as XLA exports them; XLA's HloSharding (HLO text's `sharding=`) as `mhlo.sharding`;
+ * attributes of no dialect that nothing interprets (`{foo}`) as they were.
  */
 export function discardableAttributes(inst: Instruction): AttrEntry[] {
-  return [...sdyAttributeEntries(inst), ...frontendAttributeEntries(inst.frontendAttributes), ...textEntries(inst.unknownAttributes)];
+  const xla: AttrEntry[] = inst.sharding !== undefined ? [["mhlo.sharding", quoteString(inst.sharding)]] : [];
+  return [...sdyAttributeEntries(inst), ...frontendAttributeEntries(inst.frontendAttributes), ...xla, ...textEntries(inst.unknownAttributes)];
 }
 
 /** Whether `inst` is an sdy op (printed by sdy_print.ts). */
@@ -495,12 +497,28 @@ function meshDeclarations(m: HloModule): readonly { readonly name: string; reado
 
 /** The attributes of function argument `i` (its `sdy.sharding`, and those kept as text). */
 function argumentAttributes(f: Computation, i: number): AttrEntry[] {
-  return textEntries(valueAttributes(f.argAttributes?.[i], f.argShardings?.[i]));
+  const own = textEntries(valueAttributes(f.argAttributes?.[i], f.argShardings?.[i]));
+  // A parameter's HloSharding from HLO text (`parameter(0), sharding={...}`).
+  const hlo = f.parameters[i]?.sharding;
+  return hlo !== undefined && !own.some(([k]) => k === "mhlo.sharding") ? [...own, ["mhlo.sharding", quoteString(hlo)]] : own;
 }
 
 /** The attributes of function result `i`. */
 function resultAttributes(f: Computation, i: number): AttrEntry[] {
-  return textEntries(valueAttributes(f.resultAttributes?.[i], f.resultShardings?.[i]));
+  const own = textEntries(valueAttributes(f.resultAttributes?.[i], f.resultShardings?.[i]));
+  // HLO text's ROOT tuple sharding (`sharding={{replicated}, {...}}`): one per result, as XLA's importer splits it.
+  const root = f.root;
+  if (root.opcode !== "tuple" || root.sharding === undefined || own.some(([k]) => k === "mhlo.sharding")) return own;
+  let h: HloSharding;
+  try {
+    h = parseHloSharding(root.sharding);
+  } catch (e) {
+    // A form hlo_sharding.ts does not read (metadata, shard_as): the root keeps it, the results get none.
+    if (e instanceof HloShardingError) return own;
+    throw e;
+  }
+  const element = h.kind === "tuple" ? h.elements[i] : undefined;
+  return element === undefined ? own : [...own, ["mhlo.sharding", quoteString(printHloSharding(element))]];
 }
 
 export { HloModule };
