@@ -30,7 +30,8 @@ const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
  */
 export class LoadPlan {
   private readonly affine = new Map<number, { base: number; stride: number }>();
-  private names: ReadonlyMap<number, string> = new Map();
+  /** The C names of computed nodes (the CValues' map, filled as it emits). */
+  names: ReadonlyMap<number, string> = new Map();
   inner: string;
 
   constructor(private readonly g: KernelGraph, nodes: readonly number[], innerVar: number, inner: string) {
@@ -51,7 +52,6 @@ export class LoadPlan {
 
   /** The pointers' declarations, given the names of the computed nodes. */
   pointers(known: ReadonlyMap<number, string>): string[] {
-    this.names = known;
     return [...this.affine.entries()].map(([id, a]) => {
       const n = this.g.node(id);
       const t = cType(n.type);
@@ -62,7 +62,8 @@ export class LoadPlan {
   readonly load = (n: Node): string => {
     const a = this.affine.get(n.id);
     if (a !== undefined) return `p${n.id}[${a.stride === 1 ? this.inner : `${this.inner} * ${a.stride}`}]`;
-    const offset = this.names.get(n.args[0]!) ?? `v${n.args[0]}`;
+    const offset = this.names.get(n.args[0]!);
+    if (offset === undefined) throw new Error(`load ${n.id}: its offset was not computed before it`);
     return `${bufferPointer(cType(n.type), n.attr as number, offset, storageBytes(n.type as ElementType), true)}[0]`;
   };
 }
@@ -87,6 +88,7 @@ export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
     load: loads.load,
     leaf: (n) => (n.id === c.innerVar ? "i" : outerName.get(n.id) ?? `/* var ${n.attr} */0`),
   });
+  loads.names = values.names;
   const lines: string[] = [];
   lines.push(`static void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {`);
   lines.push(`  for (int64_t u = begin; u < end; u++) {`);

@@ -134,6 +134,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     const varying = dependsOn(g, all, innerVar);
     leafNames = new Map([...leaves, [innerVar, inner]]);
     const v = new CValues(g, { load: loads.load, leaf: (n) => leaf(n.id) }, prefix);
+    loads.names = v.names;
     lines.push(`${indent}{`);
     v.emit(all.filter((id) => !varying.has(id)), lines, `${indent}  `);
     lines.push(...loads.pointers(v.names).map((l) => `${indent}  ${l}`));
