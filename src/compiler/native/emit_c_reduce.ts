@@ -13,11 +13,14 @@
 //    interpreter's order (init first, then the elements in row-major order), one
 //    element at a time, so their results are exact.
 //  - Row pipelines (softmax: a reduction reads an earlier one's result along the row)
-//    run their stages one after the other over the row; each stage's loop computes
-//    what it needs again (row mode only).
+//    run their stages one after the other over the row. A costly value a later stage
+//    reads again (softmax's exp(x - max), summed by stage 1 and divided by stage 2) is
+//    stored by the first stage into a row buffer on the stack and loaded by the later
+//    ones (row mode only).
 
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
+import type { KernelGraph } from "../kernel/graph.js";
 import { dependsOn, reachable } from "../kernel/kernel_plan.js";
 import { reduceLoops } from "../kernel/reduce_loops.js";
 import { rowAccess } from "../kernel/row_access.js";
@@ -31,6 +34,23 @@ import type { NativeKernel } from "./kernel.js";
 const LANE_BYTES = 256;
 /** Outputs a column reduction accumulates at once. */
 const COLUMN_BLOCK = 256;
+/** Largest row buffer of a value a row pipeline's later stage reads again. */
+const MAX_ROW_BUFFER_BYTES = 64 * 1024;
+/** Ops worth storing rather than computing twice. */
+const COSTLY = new Set(["exp", "expm1", "log", "log1p", "tanh", "logistic", "erf", "pow", "sin", "cos", "tan", "atan2", "cbrt"]);
+
+/** Nodes reachable from `roots` without passing through `stop` (ascending). */
+function reachableStopping(g: KernelGraph, roots: readonly number[], stop: ReadonlySet<number>): number[] {
+  const seen = new Set<number>();
+  const todo = [...roots];
+  while (todo.length > 0) {
+    const id = todo.pop()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    if (!stop.has(id)) todo.push(...g.node(id).args);
+  }
+  return [...seen].sort((x, y) => x - y);
+}
 
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
@@ -102,6 +122,14 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
   /** Names of leaves in the current context: loop variables, reduction results, reducer parameters. */
   let leafNames = new Map<number, string>();
   const leaf = (id: number): string => leafNames.get(id) ?? (() => { throw new Error(`leaf node ${id} (${g.node(id).op}) has no name here`); })();
+  /** CValues for code outside the element loops (inits, epilogues): loads address their element directly. */
+  const scalarValues = (prefix: string): CValues => {
+    const v: CValues = new CValues(g, {
+      load: (n) => `${bufferPointer(cType(n.type), n.attr as number, v.names.get(n.args[0]!)!, storageBytes(n.type as ElementType), true)}[0]`,
+      leaf: (n) => leaf(n.id),
+    }, prefix);
+    return v;
+  };
   const accumNode = new Map<number, number>();
   for (const n of g.nodes) if (n.op === "accum") accumNode.set(n.id, n.attr as number);
 
@@ -127,19 +155,25 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
   const elementLoop = (
     roots: readonly number[], innerVar: number, indent: string, header: string, inner: string,
     leaves: Map<number, string>, step: (v: CValues, indent: string) => void, prefix: string,
+    rowBuffers: { readonly given: readonly number[]; readonly stored: readonly number[] } = { given: [], stored: [] },
   ): void => {
-    const nodes = reachable(g, roots);
+    const given = new Set(rowBuffers.given);
+    const nodes = reachableStopping(g, [...roots, ...rowBuffers.stored], given);
     const loads = new LoadPlan(g, nodes, innerVar, inner);
-    const all = reachable(g, [...roots, ...loads.baseNodes]);
-    const varying = dependsOn(g, all, innerVar);
+    const all = reachableStopping(g, [...roots, ...rowBuffers.stored, ...loads.baseNodes], given).filter((id) => !given.has(id));
+    // A row buffer's element varies along the row, like what it was computed from.
+    const varying = new Set<number>();
+    for (const id of all) if (id === innerVar || g.node(id).args.some((a) => varying.has(a) || given.has(a))) varying.add(id);
     leafNames = new Map([...leaves, [innerVar, inner]]);
     const v = new CValues(g, { load: loads.load, leaf: (n) => leaf(n.id) }, prefix);
+    for (const id of given) v.names.set(id, `m${id}[${inner}]`);
     loads.names = v.names;
     lines.push(`${indent}{`);
     v.emit(all.filter((id) => !varying.has(id)), lines, `${indent}  `);
     lines.push(...loads.pointers(v.names).map((l) => `${indent}  ${l}`));
     lines.push(`${indent}${header}`);
     v.emit(all.filter((id) => varying.has(id)), lines, `${indent}    `);
+    for (const id of rowBuffers.stored) lines.push(`${indent}    m${id}[${inner}] = ${v.names.get(id)};`);
     step(v, `${indent}    `);
     lines.push(`${indent}  }`);
     lines.push(`${indent}}`);
@@ -178,22 +212,43 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
   /** Statements computing the inits of `ks` (output context) into init<k>. */
   const initValues = (ks: readonly number[], indent: string, leaves: Map<number, string>, prefix: string): void => {
     leafNames = leaves;
-    const v = new CValues(g, { load: () => { throw new CFail("a reduction's init reads memory"); }, leaf: (n) => leaf(n.id) }, prefix);
+    const v = scalarValues(prefix);
     v.emit(reachable(g, ks.map((k) => inits[k]!)), lines, indent);
     for (const k of ks) lines.push(`${indent}const ${cType(red.reductions[k]!.type)} init${k} = ${v.names.get(inits[k]!)};`);
   };
 
   if (!columnMode) {
     lines.push(`    const int64_t j = 0; (void)j;`);
+    const stageRoots = Array.from({ length: S }, (_, s) => [
+      ...red.reductions.flatMap((_, k) => (stage[k] === s ? [values[k]!] : [])),
+      ...fullOut.flatMap((k) => (fullStage.get(k) === s ? [outputs[k]!] : [])),
+    ]);
+    // Costly values along the row that a later stage reads again: stored by the first stage that computes them.
+    const reach = stageRoots.map((roots) => new Set(reachable(g, roots)));
+    const alongRow = dependsOn(g, reachable(g, stageRoots.flat()), rVar);
+    const firstStage = new Map<number, number>();
+    for (let s = 0; s < S; s++) {
+      for (const id of reach[s]!) {
+        const n = g.node(id);
+        if (firstStage.has(id) || !COSTLY.has(n.op) || !alongRow.has(id) || n.type === "idx" || n.type === "cond") continue;
+        if (Rn * storageBytes(n.type as ElementType) > MAX_ROW_BUFFER_BYTES) continue;
+        if (reach.some((r, later) => later > s && r.has(id))) firstStage.set(id, s);
+      }
+    }
+    for (const id of firstStage.keys()) lines.push(`    ${cType(g.node(id).type)} m${id}[${Rn}];`);
     for (let s = 0; s < S; s++) {
       const ks = red.reductions.flatMap((_, k) => (stage[k] === s ? [k] : []));
       const fulls = fullOut.filter((k) => fullStage.get(k) === s);
-      const roots = [...ks.map((k) => values[k]!), ...fulls.map((k) => outputs[k]!)];
+      const roots = stageRoots[s]!;
+      const rowBuffers = {
+        stored: [...firstStage.entries()].flatMap(([id, f]) => (f === s ? [id] : [])),
+        given: [...firstStage.entries()].flatMap(([id, f]) => (f < s && reach[s]!.has(id) ? [id] : [])),
+      };
       for (const k of ks) lines.push(`    ${cType(red.reductions[k]!.type)} ${resName(k)};`);
       lines.push(`    {`);
       const base = new Map([...sharedLeaves(), [jVar, "j"] as [number, string]]);
       initValues(ks, "      ", base, `i${s}_`);
-      const lanesOk = ks.every((k) => !sequential(k)) && Rn >= 2;
+      const lanesOk = ks.length > 0 && ks.every((k) => !sequential(k)) && Rn >= 2;
       if (lanesOk) {
         const width = Math.max(1, ...ks.map((k) => storageBytes(red.reductions[k]!.type)));
         const lanes = Math.max(4, Math.floor(LANE_BYTES / width));
@@ -206,7 +261,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
         lines.push(`      int64_t r = 0;`);
         lines.push(`      for (; r + ${lanes} <= ${Rn}; r += ${lanes}) {`);
         elementLoop(roots, rVar, "        ", `#pragma GCC ivdep\n          for (int l = 0; l < ${lanes}; l++) {\n            const int64_t rr = r + l;`, "rr", base,
-          (v, indent) => { recognizedStep(ks, (k) => `lane${k}[l]`)(v, indent); fullStores(fulls, "rr", "j")(v, indent); }, `a${s}_`);
+          (v, indent) => { recognizedStep(ks, (k) => `lane${k}[l]`)(v, indent); fullStores(fulls, "rr", "j")(v, indent); }, `a${s}_`, rowBuffers);
         lines.push(`      }`);
         for (const k of ks) {
           const r = red.reductions[k]!;
@@ -214,25 +269,26 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
           lines.push(`      for (int l = 1; l < ${lanes}; l++) ${accName(k)} = ${combine(r.kind as ReducerKind, r.type, accName(k), `lane${k}[l]`)};`);
         }
         elementLoop(roots, rVar, "      ", `  for (; r < ${Rn}; r++) {`, "r", base,
-          (v, indent) => { recognizedStep(ks, accName)(v, indent); fullStores(fulls, "r", "j")(v, indent); }, `t${s}_`);
+          (v, indent) => { recognizedStep(ks, accName)(v, indent); fullStores(fulls, "r", "j")(v, indent); }, `t${s}_`, rowBuffers);
         for (const k of ks) {
           const r = red.reductions[k]!;
           lines.push(`      ${resName(k)} = ${combine(r.kind as ReducerKind, r.type, `init${k}`, accName(k))};`);
         }
       } else {
         for (const k of ks) lines.push(`      ${cType(red.reductions[k]!.type)} ${accName(k)} = init${k};`);
-        elementLoop(roots, rVar, "      ", `  for (int64_t r = 0; r < ${Rn}; r++) {`, "r", base, (v, indent) => {
+        const header = ks.length === 0 ? `#pragma GCC ivdep\n        for (int64_t r = 0; r < ${Rn}; r++) {` : `  for (int64_t r = 0; r < ${Rn}; r++) {`;
+        elementLoop(roots, rVar, "      ", header, "r", base, (v, indent) => {
           recognizedStep(ks.filter((k) => generic[k] === undefined), accName)(v, indent);
           genericStep(ks.filter((k) => generic[k] !== undefined), accName)(v, indent);
           fullStores(fulls, "r", "j")(v, indent);
-        }, `s${s}_`);
+        }, `s${s}_`, rowBuffers);
         for (const k of ks) lines.push(`      ${resName(k)} = ${accName(k)};`);
       }
       lines.push(`    }`);
     }
     // The per-row outputs.
     leafNames = new Map([...sharedLeaves(), [jVar, "j"]]);
-    const v = new CValues(g, { load: () => { throw new CFail("an epilogue reads memory"); }, leaf: (n) => leaf(n.id) }, "e");
+    const v = scalarValues("e");
     v.emit(reachable(g, reducedOut.map((k) => outputs[k]!)), lines, "    ");
     for (const k of reducedOut) lines.push(`    out${k}[0] = ${v.names.get(outputs[k]!)};`);
   } else {
@@ -264,7 +320,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
       lines.push(`        ${resName(k)}[j - j0] = ${sequential(k) ? `${accName(k)}[j - j0]` : combine(r.kind as ReducerKind, r.type, `init${k}`, `${accName(k)}[j - j0]`)};`);
     }
     leafNames = new Map([...sharedLeaves(), [jVar, "j"]]);
-    const v = new CValues(g, { load: () => { throw new CFail("an epilogue reads memory"); }, leaf: (n) => leaf(n.id) }, "e");
+    const v = scalarValues("e");
     v.emit(reachable(g, reducedOut.map((k) => outputs[k]!)), lines, "        ");
     for (const k of reducedOut) lines.push(`        out${k}[j] = ${v.names.get(outputs[k]!)};`);
     lines.push(`      }`);
