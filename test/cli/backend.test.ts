@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { runCli, type CliIo } from "../../src/cli/cli.js";
 import { BUILTIN_BACKENDS } from "../../src/runtime/backends.js";
-import { DEFAULT_BACKEND, interpreterBackend, interpreterDeviceBackend, registerBackend } from "../../src/runtime/index.js";
+import { interpreterBackend, interpreterDeviceBackend, registerBackend } from "../../src/runtime/index.js";
 import { parseMlirLiteral } from "../../src/text/mlir/index.js";
 import { ASYNC_BACKEND, inProcess } from "../runtime/async_backend.js";
 import { MEMORY_BACKEND } from "../runtime/device_memory_backend.js";
@@ -60,7 +60,7 @@ test("compile: the default backend compiles and dumps; a backend that does not c
   assert.equal(named.code, 1);
   assert.equal(named.stderr, "error: compile: backend 'interpreter' does not compile: it has no compileAndDump hook\n");
   const help = xlats("--help");
-  assert.ok(help.stdout.includes(`--backend NAME picks the backend: one of ${BUILT_IN} (default ${DEFAULT_BACKEND})`), help.stdout);
+  assert.ok(help.stdout.includes(`--backend NAME picks the backend: one of ${BUILT_IN} (default: native where a C compiler works, else wasm)`), help.stdout);
   assert.match(help.stdout, /xlats compile FILE \[--dump\] \[--dump-after-each\]/);
 });
 
