@@ -302,16 +302,15 @@ export class CValues {
         case "rsqrt": e = `(${lit("1.0")} / sqrt${s}(${x}))`; break;
         case "sign": e = `(${x} > ${lit("0.0")} ? ${lit("1.0")} : ${x} < ${lit("0.0")} ? ${lit("-1.0")} : ${x})`; break;
         case "exp": e = f32 ? `xk_expf(${x})` : `exp(${x})`; break;
-        case "tanh": e = f32 ? `xk_tanhf(${x})` : `tanh(${x})`; break;
-        case "expm1": case "log": case "log1p":
-          e = f32 ? `((float)${op}((double)${x}))` : `${op}(${x})`;
+        case "log": e = f32 ? `((float)log((double)${x}))` : `log(${x})`; break;
+        case "tanh": case "expm1": case "log1p": case "erf": case "cbrt": case "sin": case "cos": case "tan": case "logistic":
+          // In f64 (as in the wasm backend) these run on the interpreter: libm's last place may differ from V8's.
+          if (t === "f64") return fail(`${op} on f64 runs on the interpreter (libm's last place may differ from its)`);
+          if (op === "tanh") e = f32 ? `xk_tanhf(${x})` : `tanh(${x})`;
+          else if (op === "logistic") e = `(1.0 / (1.0 + exp(-${f32 ? `(double)${x}` : x})))`;
+          else e = `${op}(${f32 ? `(double)${x}` : x})`;
+          if (f32) e = `((float)${e})`;
           break;
-        case "erf": case "cbrt": case "sin": case "cos": case "tan":
-          // In f64, libm's and the interpreter's (V8's) results may differ in the last place.
-          if (t === "f64") return fail(`${op} on f64 runs where the interpreter's result is exact`);
-          e = f32 ? `((float)${op}((double)${x}))` : `${op}(${x})`;
-          break;
-        case "logistic": e = f32 ? `((float)(1.0 / (1.0 + exp(-(double)${x}))))` : `(1.0 / (1.0 + exp(-${x})))`; break;
         default: return fail(`${op} on ${t}`);
       }
       void EXP_OF_NON_POSITIVE; // e^x of a non-positive x needs no other code here: xk_expf clamps both ends.
