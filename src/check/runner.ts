@@ -22,7 +22,7 @@ import type { Computation, HloModule } from "../ir/computation.js";
 import type { CustomCallContext, CustomCallTarget } from "../interpreter/context.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";
 import { getBackend, type BackendEntry } from "../runtime/backend_registry.js";
-import { DEFAULT_BACKEND } from "../runtime/backends.js";
+import { defaultBackend } from "../runtime/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
 import { ExecutionError, ParseError, XlaError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
@@ -45,7 +45,7 @@ export interface CheckCaseResult {
 export interface CheckRunOptions {
   /** Passed to the backend's evaluate (the check targets are added to its customCalls). */
   evaluateOptions?: EvaluateOptions;
-  /** The registered backend that evaluates the cases (default: DEFAULT_BACKEND, the compiled wasm backend). */
+  /** The registered backend that evaluates the cases (default: defaultBackend(): native where a C compiler works, else wasm). */
   backend?: string;
 }
 
@@ -210,7 +210,7 @@ class Suspend {
 
 /** The registered backend the options name, with an in-process evaluate. */
 function evaluatingBackend(options: CheckRunOptions): BackendEntry & Required<Pick<BackendEntry, "evaluate">> {
-  const backend = getBackend(options.backend ?? DEFAULT_BACKEND);
+  const backend = getBackend(options.backend ?? defaultBackend());
   if (backend.evaluate === undefined) {
     throw new ExecutionError(`backend "${backend.host.name}" has no in-process evaluate: the check runner cannot run its one-device cases`);
   }

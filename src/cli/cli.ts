@@ -4,7 +4,7 @@
 // output), so the logic is independent of Node; main.ts supplies Node's. Backends are named with --backend from the runtime's registry.
 
 import { backendNames, findBackend, getBackend, type BackendEntry } from "../runtime/backend_registry.js";
-import { DEFAULT_BACKEND } from "../runtime/backends.js";
+import { defaultBackend } from "../runtime/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
 import { runCheckTextAsync, type CheckCaseResult } from "../check/runner.js";
 import type { Computation } from "../ir/computation.js";
@@ -59,7 +59,7 @@ Usage:
   xlats --help
       Show this help.
 
---backend NAME picks the backend: one of ${backendNames().join(", ")} (default ${DEFAULT_BACKEND}).
+--backend NAME picks the backend: one of ${backendNames().join(", ")} (default: native where a C compiler works, else wasm).
 
 Exit codes: 0 success, 1 bad input or failing tests, 2 bad usage.`;
 
@@ -165,9 +165,9 @@ function shardingsOptions(args: ParsedArgs): ShardingsOptions {
   };
 }
 
-/** The backend --backend names (default DEFAULT_BACKEND); an unknown name is a usage error listing the known ones. */
+/** The backend --backend names (default: defaultBackend()); an unknown name is a usage error listing the known ones. */
 function backendOf(args: ParsedArgs, command: string): BackendEntry {
-  const name = single(args, "backend", command) ?? DEFAULT_BACKEND;
+  const name = single(args, "backend", command) ?? defaultBackend();
   const entry = findBackend(name);
   if (entry === undefined) throw new CliError(`${command}: unknown backend '${name}' (known backends: ${backendNames().join(", ")})`, 2);
   return entry;

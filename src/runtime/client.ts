@@ -13,7 +13,7 @@ import { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString, type Shape } from "../types/shape.js";
 import type { Backend, BackendCompileOptions } from "./backend.js";
 import { getBackend } from "./backend_registry.js";
-import { DEFAULT_BACKEND } from "./backends.js";
+import { defaultBackend } from "./backends.js";
 import { collectiveGroupMode, formProcessGroups } from "../interpreter/collective_groups.js";
 import { recognizeReduction } from "../interpreter/kernels/collective_reduce.js";
 import {
@@ -26,7 +26,7 @@ import { DeviceMemory } from "./device_memory.js";
 import { defaultWorkerFactory, type WorkerFactory, type WorkerHandle } from "./worker_host.js";
 
 export interface ClientOptions {
-  /** A registered backend's name (backend_registry.ts) or a Backend (default: DEFAULT_BACKEND of backends.ts). */
+  /** A registered backend's name (backend_registry.ts) or a Backend (default: defaultBackend() of backends.ts). */
   backend?: string | Backend;
   /** Number of devices (default 1). */
   deviceCount?: number;
@@ -645,13 +645,13 @@ function operandBytes(inst: Instruction): number {
   return inst.opcode === "recv" ? payloadBytesOf(inst.shape) : ofOperands;
 }
 
-/** A client with `deviceCount` devices of `backend` (a registered name or a Backend; default: DEFAULT_BACKEND). */
+/** A client with `deviceCount` devices of `backend` (a registered name or a Backend; default: defaultBackend()). */
 export async function createClient(options: ClientOptions = {}): Promise<Client> {
   const deviceCount = options.deviceCount ?? 1;
   if (!Number.isInteger(deviceCount) || deviceCount < 1) {
     throw new ExecutionError(`createClient: deviceCount must be a positive integer, got ${deviceCount}`);
   }
   const factory = options.workers ?? await defaultWorkerFactory();
-  const backend = typeof options.backend === "object" ? options.backend : getBackend(options.backend ?? DEFAULT_BACKEND).host;
+  const backend = typeof options.backend === "object" ? options.backend : getBackend(options.backend ?? defaultBackend()).host;
   return new Client(backend, deviceCount, factory, options.collectiveTimeoutMs ?? 30_000);
 }

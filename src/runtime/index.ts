@@ -10,7 +10,7 @@ export { interpreterBackend, interpreterDeviceBackend, interpreterEntry } from "
 export {
   backendNames, findBackend, getBackend, registerBackend, type BackendEntry, type DumpOptions,
 } from "./backend_registry.js";
-export { DEFAULT_BACKEND } from "./backends.js";
+export { DEFAULT_BACKEND, defaultBackend } from "./backends.js";
 export type { WorkerFactory, WorkerHandle } from "./worker_host.js";
 export { serveDevice, type DevicePort } from "./device_worker.js";
 export type { DeviceMessage, HostMessage, ProcessInfo, WireValue } from "./protocol.js";

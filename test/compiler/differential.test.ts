@@ -32,6 +32,11 @@ import { printHlo } from "../../src/text/hlo/index.js";
 import { ELEMENT_TYPES, type ElementType } from "../../src/types/element_type.js";
 import type { Literal, Scalar } from "../../src/types/literal.js";
 import { randomProgram, type RandomProgramOptions } from "./random_program.js";
+import { testBackend } from "../support/backend.js";
+import { isProgramNativeKernel } from "../../src/compiler/routines.js";
+
+/** The compiled backend under test: XLATS_TEST_BACKEND=native runs the same programs on the native backend. */
+const backend = testBackend === "native" ? "native" : "wasm";
 
 type ConeClass = "exact" | "rounded" | "unbounded";
 const RANK: Record<ConeClass, number> = { exact: 0, rounded: 1, unbounded: 2 };
@@ -126,12 +131,16 @@ function differential(seeds: Iterable<number>, options: RandomProgramOptions, ta
     const expected = evaluate(computation, args);
     let actual: Literal;
     try {
-      const executable = compileSync(computation);
+      const executable = compileSync(computation, { backend });
       tally.kernels += executable.stats.kernels;
       tally.interpreted += executable.stats.interpreted.length;
-      // A code generator that throws falls back silently to the interpreter's kernel: here it is a bug.
-      const crashed = executable.stats.interpreted.filter((s) => s.why.startsWith(GENERATOR_FAILED));
-      if (crashed.length > 0) failures.push(`seed ${seed}: ${crashed.map((s) => `${s.name}: ${s.why}`).join("; ")}\n${hlo()}`);
+      // A code generator that throws falls back silently to the interpreter's kernel (or a C
+      // generator's to the WebAssembly kernel): here it is a bug.
+      const crashed = [
+        ...executable.stats.interpreted.filter((s) => s.why.startsWith(GENERATOR_FAILED)).map((s) => `${s.name}: ${s.why}`),
+        ...executable.program.kernels.flatMap((k) => (!isProgramNativeKernel(k) && k.nativeDeclined?.startsWith(GENERATOR_FAILED) ? [`${k.name}: ${k.nativeDeclined}`] : [])),
+      ];
+      if (crashed.length > 0) failures.push(`seed ${seed}: ${crashed.join("; ")}\n${hlo()}`);
       try {
         actual = executable.run(args);
       } finally {

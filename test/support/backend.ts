@@ -1,8 +1,10 @@
 // The backend the op tests run on, chosen by the environment: XLATS_TEST_BACKEND=
-// "interpreter" (the default: the executable specification) or "wasm" (the compiler:
-// passes, fusion, WebAssembly kernels). `npm test` runs the op-test folders once more
-// with XLATS_TEST_BACKEND=wasm, so every op test checks both backends against the same
-// independently known values without duplicating test code.
+// "interpreter" (the default: the executable specification), "wasm" (the compiler:
+// passes, fusion, WebAssembly kernels) or "native" (the same with C kernels built by
+// the machine's C compiler). `npm test` runs the op-test folders once more with
+// XLATS_TEST_BACKEND=wasm, and once more with native where a C compiler works, so every
+// op test checks each backend against the same independently known values without
+// duplicating test code.
 
 import { compileSync } from "../../src/compiler/index.js";
 import { evaluate as interpret, type EvaluateOptions } from "../../src/interpreter/evaluate.js";
@@ -10,19 +12,19 @@ import { Computation, type Instruction } from "../../src/ir/computation.js";
 import { rebuild } from "../../src/ir/rewrite.js";
 import type { Literal } from "../../src/types/literal.js";
 
-export type TestBackend = "interpreter" | "wasm";
+export type TestBackend = "interpreter" | "wasm" | "native";
 
 function selected(): TestBackend {
   const name = process.env["XLATS_TEST_BACKEND"] ?? "interpreter";
-  if (name !== "interpreter" && name !== "wasm") throw new Error(`XLATS_TEST_BACKEND must be "interpreter" or "wasm", not "${name}"`);
+  if (name !== "interpreter" && name !== "wasm" && name !== "native") throw new Error(`XLATS_TEST_BACKEND must be "interpreter", "wasm" or "native", not "${name}"`);
   return name;
 }
 
 /** The backend this test process runs on. */
 export const testBackend: TestBackend = selected();
 
-/** Whether the tests run on the compiled backend (for backend-aware tolerances). */
-export const compiled = testBackend === "wasm";
+/** Whether the tests run on a compiled backend (for backend-aware tolerances). */
+export const compiled = testBackend !== "interpreter";
 
 /**
  * The entry's array constants made parameters (appended after the others), with their
@@ -48,7 +50,7 @@ export function liftConstants(computation: Computation, args: readonly Literal[]
 export function evaluate(computation: Computation, args: readonly Literal[], options: EvaluateOptions = {}): Literal {
   if (!compiled) return interpret(computation, args, options);
   const lifted = liftConstants(computation, args);
-  const executable = compileSync(lifted.computation);
+  const executable = compileSync(lifted.computation, { backend: testBackend === "native" ? "native" : "wasm" });
   try {
     return executable.run(lifted.args, options);
   } finally {

@@ -1,0 +1,295 @@
+// The native backend: the toolchain, the on-disk module cache, compiler errors, bounds
+// checks, threads, and its C kernels against the interpreter on every element type
+// they compile. Skipped, saying why, where there is no working C compiler.
+
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { compile, compileSync } from "../../../src/compiler/index.js";
+import { buildNativeModuleSync } from "../../../src/compiler/native/build.js";
+import { nativeBuildStats, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
+import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import { parseHlo } from "../../../src/text/hlo/index.js";
+import { CompileError } from "../../../src/types/errors.js";
+import { ELEMENT_TYPES, integerRange, type ElementType } from "../../../src/types/element_type.js";
+import { Literal } from "../../../src/types/literal.js";
+import { firstDifference } from "../literal_compare.js";
+import { ulpDistance } from "../../support/ulp.js";
+import { rng } from "../../support/prng.js";
+
+const toolchain = nativeToolchain();
+/** Skips the test (saying why) where no C compiler builds modules. */
+function needsCompiler(t: TestContext): boolean {
+  if (typeof toolchain === "string") {
+    t.skip(`no C compiler: ${toolchain}`);
+    return false;
+  }
+  return true;
+}
+
+const random = rng(12);
+
+/** Values of type t to test with: edges (zero, ±1, extremes, NaN, ±inf, -0 for floats) then random ones. */
+function values(t: ElementType, n: number): (number | bigint | boolean)[] {
+  const info = ELEMENT_TYPES[t];
+  if (t === "pred") return Array.from({ length: n }, (_, i) => (i < 2 ? i === 1 : random() < 0.5));
+  if (info.kind === "float") {
+    const edges = [0, -0, 1, -1, 0.5, -2.5, 3.5, NaN, Infinity, -Infinity, 1e-3, 65504, 1e30];
+    return Array.from({ length: n }, (_, i) => (i < edges.length ? edges[i]! : (random() - 0.5) * 20));
+  }
+  const { min, max } = integerRange(t);
+  const edges = [0n, 1n, min, max, -1n, 2n, 3n, BigInt(info.bitWidth), BigInt(info.bitWidth) + 1n].filter((v) => v >= min && v <= max);
+  return Array.from({ length: n }, (_, i) => {
+    const v = i < edges.length ? edges[i]! : min + BigInt(Math.floor(random() * Number(max - min + 1n)));
+    return info.bitWidth === 64 ? v : Number(v);
+  });
+}
+
+function literal(t: ElementType, dims: readonly number[], xs: readonly (number | bigint | boolean)[]): Literal {
+  return Literal.fromValues(t, dims, xs as never);
+}
+
+/** The interpreter's result and the native backend's for an HLO program; asserts some kernels were C. */
+function both(text: string, args: readonly Literal[], threads = 1, expectC = true): { want: Literal; got: Literal; dump: string } {
+  const module = parseHlo(text);
+  const want = evaluate(module.entry, args);
+  const exe = compileSync(module, { backend: "native", threads });
+  try {
+    if (expectC) assert.ok(exe.program.kernels.some(isProgramNativeKernel), `no C kernel in:\n${exe.dump()}`);
+    return { want, got: exe.run(args), dump: exe.dump() };
+  } finally {
+    exe.delete();
+  }
+}
+
+test("the toolchain is checked once and describes the CPU", (t) => {
+  if (!needsCompiler(t) || typeof toolchain === "string") return;
+  assert.equal(nativeToolchain(), toolchain);
+  assert.match(toolchain.version, /\S/);
+  assert.ok(["x86_64", "aarch64"].includes(toolchain.cpu.arch) || toolchain.cpu.arch.length > 0);
+  assert.ok(toolchain.flags.includes("-ffp-contract=off"), "no FMA contraction: each op rounds as the interpreter's");
+});
+
+const ELEMENTWISE_TYPES: readonly ElementType[] = ["pred", "s4", "u4", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "f16", "bf16", "f32", "f64"];
+
+/** Exact elementwise ops per kind of type (the transcendentals are checked separately, within ulps). */
+function exactOps(t: ElementType): string[] {
+  const kind = ELEMENT_TYPES[t].kind;
+  if (kind === "pred") return ["and", "or", "xor", "not", "add", "multiply", "maximum", "minimum"];
+  const common = ["add", "subtract", "multiply", "divide", "maximum", "minimum", ...(kind === "unsigned" ? [] : ["negate", "abs", "sign"])];
+  // f64 power and atan2 run on the interpreter (libm's last place may differ from V8's).
+  if (kind === "float") return [...common, "remainder", ...(t === "f64" ? [] : ["power", "atan2"]), "floor", "ceil", "round-nearest-even", "round-nearest-afz", "sqrt", "is-finite"];
+  return [...common, "remainder", "and", "or", "xor", "not", "shift-left", "shift-right-logical", "shift-right-arithmetic", "count-leading-zeros", "popcnt"];
+}
+
+const UNARY = new Set(["negate", "abs", "sign", "not", "floor", "ceil", "round-nearest-even", "round-nearest-afz", "sqrt", "is-finite", "count-leading-zeros", "popcnt"]);
+
+for (const t of ELEMENTWISE_TYPES) {
+  test(`elementwise ops on ${t} match the interpreter exactly`, (t2) => {
+    if (!needsCompiler(t2)) return;
+    const n = 40;
+    const a = literal(t, [n], values(t, n));
+    const b = literal(t, [n], [...values(t, n)].reverse());
+    for (const op of exactOps(t)) {
+      const resultType = op === "is-finite" ? "pred" : t;
+      const body = UNARY.has(op) ? `${op}(a)` : `${op}(a, b)`;
+      const text = `HloModule m\nENTRY e {\n  a = ${t}[${n}] parameter(0)\n  b = ${t}[${n}] parameter(1)\n  ROOT r = ${resultType}[${n}] ${body}\n}\n`;
+      const { want, got } = both(text, [a, b]);
+      const d = firstDifference(want, got, (x, y) => Object.is(x, y) || (typeof x === "number" && typeof y === "number" && Number.isNaN(x) && Number.isNaN(y)));
+      assert.equal(d, undefined, `${op} on ${t}: ${d}`);
+    }
+  });
+}
+
+test("converts between every pair of element types match the interpreter exactly", (t) => {
+  if (!needsCompiler(t)) return;
+  const n = 24;
+  for (const from of ELEMENTWISE_TYPES) {
+    const a = literal(from, [n], values(from, n));
+    for (const to of ELEMENTWISE_TYPES) {
+      const text = `HloModule m\nENTRY e {\n  a = ${from}[${n}] parameter(0)\n  ROOT r = ${to}[${n}] convert(a)\n}\n`;
+      // A convert to its own type of a non-float is no op at all (no kernel).
+      const { want, got } = both(text, [a], 1, from !== to);
+      const d = firstDifference(want, got, (x, y) => Object.is(x, y) || (typeof x === "number" && typeof y === "number" && Number.isNaN(x) && Number.isNaN(y)));
+      assert.equal(d, undefined, `convert ${from} -> ${to}: ${d}`);
+    }
+  }
+});
+
+test("f32 transcendentals stay within the wasm backend's ulp bounds (exp 3, tanh 4, the rest 1)", (t) => {
+  if (!needsCompiler(t)) return;
+  const n = 4096;
+  const xs = Array.from({ length: n }, (_, i) => (i < 6 ? [0, -0, NaN, Infinity, -Infinity, 1e-30][i]! : (random() - 0.5) * (i % 2 === 0 ? 20 : 200)));
+  const a = literal("f32", [n], xs);
+  const bounds: Record<string, number> = { exponential: 3, tanh: 4, log: 1, "exponential-minus-one": 1, "log-plus-one": 1, logistic: 1, erf: 1, cbrt: 1, sine: 1, cosine: 1 };
+  for (const [op, ulps] of Object.entries(bounds)) {
+    const arg = op === "log" || op === "log-plus-one" ? "b" : "a";
+    const text = `HloModule m\nENTRY e {\n  a = f32[${n}] parameter(0)\n  b = f32[${n}] abs(a)\n  ROOT r = f32[${n}] ${op}(${arg})\n}\n`;
+    const { want, got } = both(text, [a]);
+    const w = want.values() as number[];
+    const g = got.values() as number[];
+    let worst = 0;
+    for (let i = 0; i < n; i++) worst = Math.max(worst, ulpDistance("f32", w[i]!, g[i]!));
+    assert.ok(worst <= ulps, `${op}: ${worst} ulps`);
+  }
+});
+
+const REDUCTION_TYPES: readonly ElementType[] = ["pred", "s8", "u8", "s32", "u32", "s64", "u64", "f16", "bf16", "f32", "f64"];
+
+for (const t of REDUCTION_TYPES) {
+  test(`row and column reductions of ${t} match the interpreter`, (t2) => {
+    if (!needsCompiler(t2)) return;
+    const float = ELEMENT_TYPES[t].kind === "float";
+    const kinds = t === "pred" ? ["and", "or"] : ["add", "multiply", "maximum", "minimum"];
+    const [rows, cols] = [13, 70];
+    const xs = values(t, rows * cols).map((v) => (float && typeof v === "number" && !Number.isFinite(v) ? 0.5 : v));
+    const x = literal(t, [rows, cols], xs);
+    for (const kind of kinds) {
+      for (const dims of [[1], [0], [0, 1]]) {
+        const kept = [rows, cols].filter((_, d) => !dims.includes(d));
+        const text = `HloModule m\nop {\n  p = ${t}[] parameter(0)\n  q = ${t}[] parameter(1)\n  ROOT r = ${t}[] ${kind}(p, q)\n}\n` +
+          `ENTRY e {\n  x = ${t}[${rows},${cols}] parameter(0)\n  i = ${t}[] parameter(1)\n  ROOT r = ${t}[${kept.join(",")}] reduce(x, i), dimensions={${dims.join(",")}}, to_apply=op\n}\n`;
+        const init = literal(t, [], [kind === "multiply" ? (t === "pred" ? true : float ? 1 : ELEMENT_TYPES[t].bitWidth === 64 ? 1n : 1) : values(t, 1)[0]!]);
+        const { want, got } = both(text, [x, init]);
+        // f32 and f64 sums and products are reassociated; everything else is exact (f16 and bf16 run in the interpreter's order).
+        const loose = (t === "f32" || t === "f64") && (kind === "add" || kind === "multiply");
+        const d = firstDifference(want, got, (p, q) => Object.is(p, q) || (typeof p === "number" && typeof q === "number" &&
+          ((Number.isNaN(p) && Number.isNaN(q)) || (loose && Math.abs(p - q) <= 1e-5 * Math.max(1, Math.abs(p))))));
+        assert.equal(d, undefined, `${kind} over ${dims} of ${t}: ${d}`);
+      }
+    }
+  });
+}
+
+test("softmax (a row pipeline) and argmax (a generic reducer) match the interpreter", (t) => {
+  if (!needsCompiler(t)) return;
+  const [rows, cols] = [37, 333];
+  const x = literal("f32", [rows, cols], Array.from({ length: rows * cols }, () => (random() - 0.5) * 30));
+  const softmax = `HloModule m
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[${rows},${cols}] parameter(0)
+  ninf = f32[] constant(-inf)
+  z = f32[] constant(0)
+  m = f32[${rows}] reduce(x, ninf), dimensions={1}, to_apply=mx
+  mb = f32[${rows},${cols}] broadcast(m), dimensions={0}
+  d = f32[${rows},${cols}] subtract(x, mb)
+  ex = f32[${rows},${cols}] exponential(d)
+  s = f32[${rows}] reduce(ex, z), dimensions={1}, to_apply=add
+  sb = f32[${rows},${cols}] broadcast(s), dimensions={0}
+  ROOT y = f32[${rows},${cols}] divide(ex, sb)
+}
+`;
+  const r = both(softmax, [x]);
+  assert.equal(firstDifference(r.want, r.got, (p, q) => Math.abs((p as number) - (q as number)) <= 1e-6 * Math.max(1e-30, Math.abs(p as number)) * 16), undefined);
+  assert.match(r.dump, /C xk_reduce_/);
+  const argmax = `HloModule m
+am {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  g = pred[] compare(a, b), direction=GE
+  v = f32[] select(g, a, b)
+  i = s32[] select(g, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[${rows},${cols}] parameter(0)
+  io = s32[${rows},${cols}] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  z = s32[] constant(0)
+  r = (f32[${rows}], s32[${rows}]) reduce(x, io, ninf, z), dimensions={1}, to_apply=am
+  ROOT i = s32[${rows}] get-tuple-element(r), index=1
+}
+`;
+  const g = both(argmax, [x]);
+  assert.equal(firstDifference(g.want, g.got), undefined);
+});
+
+test("a fusion the C generators decline runs its WebAssembly kernel, and dump() says why", (t) => {
+  if (!needsCompiler(t)) return;
+  const text = `HloModule m\nENTRY e {\n  a = f8e4m3fn[16] parameter(0)\n  b = f8e4m3fn[16] parameter(1)\n  ROOT r = f8e4m3fn[16] add(a, b)\n}\n`;
+  const xs = literal("f8e4m3fn", [16], Array.from({ length: 16 }, (_, i) => i / 4));
+  const module = parseHlo(text);
+  const exe = compileSync(module, { backend: "native" });
+  try {
+    assert.match(exe.dump(), /bytes of wasm; not C: f8e4m3fn is not compiled to C/);
+    assert.equal(firstDifference(evaluate(module.entry, [xs, xs]), exe.run([xs, xs])), undefined);
+  } finally {
+    exe.delete();
+  }
+});
+
+test("large kernels split across threads give the same results", async (t) => {
+  if (!needsCompiler(t)) return;
+  const n = 1 << 20;
+  const text = `HloModule m\nENTRY e {\n  a = f32[${n}] parameter(0)\n  b = f32[${n}] parameter(1)\n  m = f32[${n}] multiply(a, b)\n  ROOT r = f32[${n}] tanh(m)\n}\n`;
+  const a = literal("f32", [n], Array.from({ length: n }, () => random() * 4 - 2));
+  const one = compileSync(parseHlo(text), { backend: "native", threads: 1 });
+  const two = await compile(parseHlo(text), { backend: "native", threads: 2 });
+  try {
+    assert.equal(firstDifference(one.run([a, a]), two.run([a, a])), undefined);
+  } finally {
+    one.delete();
+    two.delete();
+  }
+});
+
+test("a compiler error is a CompileError naming the program and quoting the compiler", (t) => {
+  if (!needsCompiler(t)) return;
+  const kernel = {
+    name: "broken", operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 1, costPerUnit: 1,
+    c: { symbol: "xk_broken", source: "static void xk_broken(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) { this is not C; }" },
+  };
+  assert.throws(() => buildNativeModuleSync([{ kernel, bufferBytes: [4] }], "my_program"),
+    (e: unknown) => e instanceof CompileError && /^my_program: the native module did not compile/.test(e.message) && /error/.test(e.message));
+});
+
+test("a call whose buffers lie outside device memory throws instead of running", (t) => {
+  if (!needsCompiler(t)) return;
+  const kernel = {
+    name: "fill", operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 16, costPerUnit: 1,
+    c: { symbol: "xk_fill_test", source: "static void xk_fill_test(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {\n  float *out = (float *)(mem + args[0]);\n  for (int64_t i = begin; i < end; i++) out[i] = 7.0f;\n}" },
+  };
+  const m = buildNativeModuleSync([{ kernel, bufferBytes: [64] }], "fill");
+  const memory = new WebAssembly.Memory({ initial: 1 });
+  m.run(0, memory, new Uint32Array([128]), 0, 16);
+  assert.equal(new Float32Array(memory.buffer, 128, 16)[15], 7);
+  assert.throws(() => m.run(0, memory, new Uint32Array([65536 - 32]), 0, 16), /lies outside device memory/);
+  assert.throws(() => m.run(0, memory, new Uint32Array([0]), 0, 17), /outside \[0, 16\)/);
+  // After memory.grow the module sees the new size (the base pointer is read per call).
+  memory.grow(1);
+  m.run(0, memory, new Uint32Array([65536 - 32]), 0, 16);
+  assert.equal(new Float32Array(memory.buffer, 65536 - 32, 16)[15], 7);
+});
+
+test("a second process loads the cached module without compiling", (t) => {
+  if (!needsCompiler(t)) return;
+  const cache = mkdtempSync(join(tmpdir(), "xlats-native-cache-"));
+  try {
+    const script = fileURLToPath(new URL("./cache_child.js", import.meta.url));
+    const run = (): { cached: boolean; compiled: number } => JSON.parse(execFileSync(process.execPath, [script], { env: { ...process.env, XLATS_NATIVE_CACHE: cache }, encoding: "utf8" }));
+    const first = run();
+    const second = run();
+    assert.deepEqual(first, { cached: false, compiled: 2 }, "the first process builds the probe and the program's module");
+    assert.deepEqual(second, { cached: true, compiled: 0 }, "the second finds both in the cache");
+  } finally {
+    rmSync(cache, { recursive: true, force: true });
+  }
+  void nativeBuildStats;
+});
