@@ -106,21 +106,7 @@ export function gemmRoutine(spec: GemmSpec, family: GemmFamily, prefix: string, 
   const p = prefix;
   const source = `
 ${microkernelSource(family, spec.elementType, p)}
-/* B(p0.., j0..) -> panels of ${nr} columns, k-major, zero past column jn. */
-static void ${p}_pack_b(const ${t} *restrict b, ${t} *restrict dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn) {
-  for (int64_t q = 0; q < jn; q += ${nr}) {
-    ${t} *restrict panel = dst + q * kl;
-    int64_t w = jn - q < ${nr} ? jn - q : ${nr};
-    for (int64_t pp = 0; pp < kl; pp++) {
-      const ${t} *src = b + (p0 + pp) * ${bK} + (j0 + q) * ${bLine};
-      ${t} *restrict d = panel + pp * ${nr};
-      ${bLine === 1
-    ? `if (w == ${nr}) { for (int j = 0; j < ${nr}; j++) d[j] = src[j]; }
-      else { for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[j] : 0; }`
-    : `for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[(int64_t)j * ${bLine}] : 0;`}
-    }
-  }
-}
+${packBSource(t, p, nr, bK, bLine)}
 /* A(i0.., p0..) -> one panel of ${mr} rows, k-major, zero past row i0 + rows. */
 static void ${p}_pack_a(const ${t} *restrict a, ${t} *restrict dst, int64_t i0, int64_t rows, int64_t p0, int64_t kl) {
   ${aK === 1
@@ -222,6 +208,29 @@ ${finish === undefined ? "" : `    { int64_t fr0 = 0, fr1 = ${m}; ${finish} }`}
 /** The GEMM routine (packed or streaming) of a spec. */
 export function anyGemmRoutine(spec: GemmSpec, family: GemmFamily, prefix: string, finish?: string): GemmRoutine {
   return streamsB(spec) ? gemvRoutine(spec, prefix, finish) : gemmRoutine(spec, family, prefix, finish);
+}
+
+/**
+ * `static void <prefix>_pack_b(const T *b, T *dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn)`:
+ * B(p, j) at b[p*bK + j*bLine] for p in [p0, p0 + kl), j in [j0, j0 + jn), as panels of
+ * nr columns (kl x nr each, k-major, one after the other), zero past the last column.
+ */
+export function packBSource(t: string, p: string, nr: number, bK: number, bLine: number): string {
+  return `/* B(p0.., j0..) -> panels of ${nr} columns, k-major, zero past column jn. */
+static void ${p}_pack_b(const ${t} *restrict b, ${t} *restrict dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn) {
+  for (int64_t q = 0; q < jn; q += ${nr}) {
+    ${t} *restrict panel = dst + q * kl;
+    int64_t w = jn - q < ${nr} ? jn - q : ${nr};
+    for (int64_t pp = 0; pp < kl; pp++) {
+      const ${t} *src = b + (p0 + pp) * ${bK} + (j0 + q) * ${bLine};
+      ${t} *restrict d = panel + pp * ${nr};
+      ${bLine === 1
+    ? `if (w == ${nr}) { for (int j = 0; j < ${nr}; j++) d[j] = src[j]; }
+      else { for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[j] : 0; }`
+    : `for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[(int64_t)j * ${bLine}] : 0;`}
+    }
+  }
+}`;
 }
 
 /** A C identifier from a kernel name (`gemm 4x8x2 NN f32` -> `gemm_4x8x2_NN_f32`). */

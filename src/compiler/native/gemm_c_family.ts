@@ -105,9 +105,11 @@ export function gemmFamily(cpu: NativeCpu): GemmFamily {
 /**
  * `static void <prefix>_micro(int64_t kl, const T *a, const T *b, T *c, int64_t ldc, int acc)`:
  * the mr x nr tile at c (row stride ldc elements) gets (acc ? itself : 0) + sum over kl
- * steps of a panel of A (mr per step) times a panel of B (nr per step).
+ * steps of A times a panel of B (nr per step). A is a packed panel (mr per step), or,
+ * given `aRowStride`, mr rows read in place (row r at a + r * aRowStride, one element
+ * per step: the convolution's patch rows, which stay in L1).
  */
-export function microkernelSource(family: GemmFamily, type: GemmElement, prefix: string): string {
+export function microkernelSource(family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number): string {
   const code = CODE[family.name];
   const t = type === "f32" ? "float" : "double";
   const mr = code.rows;
@@ -124,11 +126,11 @@ export function microkernelSource(family: GemmFamily, type: GemmElement, prefix:
   lines.push(`  for (int64_t p = 0; p < kl; p++) {`);
   for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `b + ${j * lanes}`)};`);
   for (let r = 0; r < mr; r++) {
-    lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${r}]`)};`);
+    lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${aRowStride === undefined ? r : r * aRowStride}]`)};`);
     for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
     lines.push("    }");
   }
-  lines.push(`    a += ${mr}; b += ${nr};`);
+  lines.push(`    a += ${aRowStride === undefined ? mr : 1}; b += ${nr};`);
   lines.push("  }");
   lines.push("  if (acc) {");
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) lines.push(`    c_${r}_${j} = ${code.add(type, `c_${r}_${j}`, code.load(type, v, `c + ${r} * ldc + ${j * lanes}`))};`);
