@@ -14,6 +14,14 @@
 // ranges may run at the same time on different threads). Every buffer is in the
 // default major-to-minor layout and aligned to BUFFER_ALIGNMENT bytes.
 //
+// Offsets are 32-bit, as in wasm32, and may wrap: a kernel whose units are rows
+// (RowAccess) may be given a row-wise buffer's offset moved by -begin·rowBytes modulo
+// 2^32 (a row group's block buffer in scratch), so it addresses row u of buffer i as
+// `mem + (uint32_t)(args[i] + (uint32_t)(u * rowBytes))`, never `mem + args[i] + u * rowBytes`.
+// Before each call the glue (glue.ts) checks that every byte the kernel may touch by
+// its declared access (whole buffers, or rows [begin, end) of row-wise ones, scratch)
+// lies inside device memory.
+//
 // Each kernel's source is self-contained apart from the shared prelude (native/prelude
 // in the generated module: fixed-width types, the narrow-float codecs, the math
 // helpers), and names everything it defines at file scope with its symbol as prefix,

@@ -1,0 +1,121 @@
+// A program's native kernels as one Node-API module: the prelude, every kernel's C and
+// the glue (glue.ts) in one translation unit, built by the toolchain (toolchain.ts,
+// cached on disk) and loaded; then each kernel runs on device memory through the
+// module's `run`, either called directly or through a KernelEntry with the WebAssembly
+// kernels' calling convention (operand and result offsets, [scratch], begin, end), so
+// the executor runs both kinds alike.
+
+import { CompileError, ExecutionError } from "../../types/errors.js";
+import type { NativeKernel } from "./kernel.js";
+import { glueSource, type GlueKernel } from "./glue.js";
+import { PRELUDE } from "./prelude.js";
+import { buildModule, buildModuleSync, loadModule, nativeToolchain, type BuiltModule, type NativeModuleExports, type Toolchain } from "./toolchain.js";
+
+/** A kernel to build, with the bytes of each of its buffers (operands, then results): the glue checks calls against them. */
+export interface NativeKernelBuild {
+  readonly kernel: NativeKernel;
+  readonly bufferBytes: readonly number[];
+}
+
+/** The same signature as a WebAssembly kernel's `run`: buffer offsets, [scratch], begin, end. */
+export type KernelEntry = (...args: number[]) => void;
+
+function glueKernels(kernels: readonly NativeKernelBuild[]): GlueKernel[] {
+  return kernels.map(({ kernel: k, bufferBytes }) => {
+    const count = k.operandCount + k.resultCount;
+    if (bufferBytes.length !== count) throw new CompileError(`${k.name}: ${bufferBytes.length} buffer sizes for ${count} buffers`);
+    const rowBytes = (i: number): number =>
+      k.rows === undefined ? 0 : (i < k.operandCount ? k.rows.operandRowBytes[i] : k.rows.resultRowBytes[i - k.operandCount]) ?? 0;
+    return {
+      symbol: k.c.symbol,
+      buffers: bufferBytes.map((bytes, i) => ({ bytes, rowBytes: rowBytes(i) })),
+      scratchBytes: k.scratchBytes, parallelExtent: k.parallelExtent, costPerUnit: k.costPerUnit,
+    };
+  });
+}
+
+/** The kernels' part of the module's source (the prelude, then each kernel), and the glue. */
+export function nativeModuleParts(kernels: readonly NativeKernelBuild[]): { kernels: string; glue: string } {
+  const symbols = new Set<string>();
+  for (const { kernel } of kernels) {
+    if (symbols.has(kernel.c.symbol)) throw new CompileError(`${kernel.name}: the symbol ${kernel.c.symbol} is defined twice in one module`);
+    symbols.add(kernel.c.symbol);
+  }
+  return { kernels: [PRELUDE, ...kernels.map((k) => `/* ${k.kernel.name.replace(/\*\//g, "* /")} */\n${k.kernel.c.source}`)].join("\n"), glue: glueSource(glueKernels(kernels)) };
+}
+
+function toolchainOrThrow(name: string): Toolchain {
+  const t = nativeToolchain();
+  if (typeof t === "string") throw new CompileError(`${name}: the native backend is not available here: ${t}`);
+  return t;
+}
+
+/** Builds (or loads from the cache) the module of `kernels`; `name` names the program in errors. */
+export function buildNativeModuleSync(kernels: readonly NativeKernelBuild[], name: string): NativeModule {
+  const t = toolchainOrThrow(name);
+  const parts = nativeModuleParts(kernels);
+  const built = buildModuleSync(t, parts.kernels, name, parts.glue);
+  return new NativeModule(loadModule(built.path), kernels, built);
+}
+
+/** buildNativeModuleSync without blocking while the compiler runs. */
+export async function buildNativeModule(kernels: readonly NativeKernelBuild[], name: string): Promise<NativeModule> {
+  const t = toolchainOrThrow(name);
+  const parts = nativeModuleParts(kernels);
+  const built = await buildModule(t, parts.kernels, name, parts.glue);
+  return new NativeModule(loadModule(built.path), kernels, built);
+}
+
+const NO_SCRATCH = new Uint32Array(0);
+
+/** A loaded module: runs its kernels on a device memory. */
+export class NativeModule {
+  private memory: WebAssembly.Memory | undefined;
+  private buffer: ArrayBufferLike | undefined;
+  private view: Uint8Array | undefined;
+
+  constructor(private readonly exports: NativeModuleExports, readonly kernels: readonly NativeKernelBuild[], readonly built: BuiltModule) {
+    if (exports.kernels !== kernels.length) throw new ExecutionError(`${built.path}: the module has ${exports.kernels} kernels, expected ${kernels.length}`);
+  }
+
+  /** A view of the memory's current buffer (a new one after memory.grow). */
+  private bytes(memory: WebAssembly.Memory): Uint8Array {
+    const buffer = memory.buffer;
+    if (memory !== this.memory || buffer !== this.buffer) {
+      this.memory = memory;
+      this.buffer = buffer;
+      this.view = new Uint8Array(buffer);
+    }
+    return this.view!;
+  }
+
+  /**
+   * Runs kernel k on units [begin, end) of its work, with its buffers at `pointers`
+   * (operands, then results) in `memory`; `scratch`: each thread's scratch offset
+   * (needed when the kernel takes scratch). A bad offset or range throws a RangeError.
+   */
+  run(k: number, memory: WebAssembly.Memory, pointers: Uint32Array, begin: number, end: number, threads = 1, scratch: Uint32Array = NO_SCRATCH): void {
+    this.exports.run(k, this.bytes(memory), pointers, begin, end, threads, scratch);
+  }
+
+  /**
+   * Kernel k as a function with the WebAssembly kernels' arguments (offsets, [scratch],
+   * begin, end), splitting large calls across `threads` threads, thread p using
+   * scratchOffsets[p] (thread 0's is the one the call passes).
+   */
+  entry(k: number, memory: WebAssembly.Memory, threads: number, scratchOffsets: readonly number[]): KernelEntry {
+    const kernel = this.kernels[k]!.kernel;
+    const count = kernel.operandCount + kernel.resultCount;
+    const takesScratch = kernel.scratchBytes > 0;
+    const pointers = new Uint32Array(count);
+    const scratch = new Uint32Array(takesScratch ? Math.max(1, scratchOffsets.length) : 0);
+    if (takesScratch) scratch.set(scratchOffsets.slice(0, scratch.length));
+    const run = this.exports.run;
+    return (...args: number[]): void => {
+      for (let i = 0; i < count; i++) pointers[i] = args[i]!;
+      // The scratch the caller passes (a row group's runner may pass its own) is thread 0's.
+      if (takesScratch) scratch[0] = args[count]!;
+      run(k, this.bytes(memory), pointers, args[args.length - 2]!, args[args.length - 1]!, threads, scratch);
+    };
+  }
+}

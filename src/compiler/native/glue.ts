@@ -1,0 +1,217 @@
+// The Node-API side of a program's native module: a table of its kernels and one entry
+// point, `run`, that checks a call's buffers lie inside device memory and runs the
+// kernel, on the calling thread or split across a pool of threads inside the module.
+//
+//   run(k, memory: Uint8Array, pointers: Uint32Array, begin, end, threads, scratch: Uint32Array)
+//
+// `memory` views the whole device memory (its base pointer is read on every call:
+// memory.grow may move it); `pointers` holds the kernel's operand and result offsets;
+// `scratch` the offset of each thread's scratch region (used when the kernel takes
+// scratch: thread p's is passed as the kernel's last argument). Every byte range the
+// kernel may touch, from its declared access (whole buffers, or rows [begin, end) of
+// row-wise buffers, where offsets wrap at 2^32 as in wasm32), is checked against the
+// memory's length before the kernel runs, so a bad offset is a thrown RangeError, never
+// a stray write. Threads: a persistent pthread pool, started on first use, the calling
+// thread doing the first part; a call whose work is small stays on the calling thread.
+
+/** What the glue knows of one kernel, to check its calls and split its work. */
+export interface GlueKernel {
+  readonly symbol: string;
+  /** Operand and result buffers, in argument order: their bytes, and their bytes a row (0: the kernel may touch all of it). */
+  readonly buffers: readonly { readonly bytes: number; readonly rowBytes: number }[];
+  readonly scratchBytes: number;
+  readonly parallelExtent: number;
+  readonly costPerUnit: number;
+}
+
+/** Work below this many cost units (units × costPerUnit) stays on the calling thread (as the wasm pool's). */
+export const MIN_PARALLEL_COST = 1 << 20;
+
+/** Most threads a call may use (the pool's size limit). */
+export const MAX_THREADS = 256;
+
+const POOL = String.raw`
+typedef void (*xk_fn)(uint8_t *, const uint32_t *, int64_t, int64_t);
+typedef struct {
+  xk_fn fn; const char *name; int32_t buffers; int64_t scratch; int64_t extent; double cost;
+  const uint64_t *bytes; const uint64_t *row_bytes;
+} xk_entry;
+
+#define XK_MAX_THREADS ${MAX_THREADS}
+#define XK_MAX_ARGS 512
+
+typedef struct {
+  pthread_mutex_t mu; pthread_cond_t go; pthread_cond_t done;
+  int started; int busy; uint64_t generation; int parts; int remaining;
+  const xk_entry *k; uint8_t *mem; const uint32_t *pointers; const uint32_t *scratch; int64_t begin, end;
+} xk_pool_t;
+static xk_pool_t xk_pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+
+static void xk_run_part(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int parts, int p) {
+  uint32_t args[XK_MAX_ARGS + 1];
+  memcpy(args, pointers, (size_t)k->buffers * sizeof(uint32_t));
+  if (k->scratch > 0) args[k->buffers] = scratch[p];
+  int64_t n = end - begin;
+  int64_t b = begin + n * p / parts, e = begin + n * (p + 1) / parts;
+  if (b < e) k->fn(mem, args, b, e);
+}
+
+static void *xk_worker(void *arg) {
+  int index = (int)(intptr_t)arg;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&xk_pool.mu);
+  for (;;) {
+    while (xk_pool.generation == seen) pthread_cond_wait(&xk_pool.go, &xk_pool.mu);
+    seen = xk_pool.generation;
+    if (index >= xk_pool.parts) continue;
+    pthread_mutex_unlock(&xk_pool.mu);
+    xk_run_part(xk_pool.k, xk_pool.mem, xk_pool.pointers, xk_pool.scratch, xk_pool.begin, xk_pool.end, xk_pool.parts, index);
+    pthread_mutex_lock(&xk_pool.mu);
+    if (--xk_pool.remaining == 0) pthread_cond_signal(&xk_pool.done);
+  }
+  return 0;
+}
+
+/* Runs k on [begin, end) over parts threads (this one included); falls back to one
+   thread when the pool is in use by another caller or cannot start its threads. */
+static void xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int parts) {
+  if (parts > 1) {
+    pthread_mutex_lock(&xk_pool.mu);
+    if (xk_pool.busy) parts = 1;
+    while (parts > 1 && xk_pool.started < parts - 1) {
+      pthread_t t;
+      pthread_attr_t attr;
+      pthread_attr_init(&attr);
+      pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+      int failed = pthread_create(&t, &attr, xk_worker, (void *)(intptr_t)(xk_pool.started + 1));
+      pthread_attr_destroy(&attr);
+      if (failed) { parts = xk_pool.started + 1; break; }
+      xk_pool.started++;
+    }
+    if (parts > 1) {
+      xk_pool.busy = 1;
+      xk_pool.k = k; xk_pool.mem = mem; xk_pool.pointers = pointers; xk_pool.scratch = scratch;
+      xk_pool.begin = begin; xk_pool.end = end; xk_pool.parts = parts; xk_pool.remaining = parts - 1;
+      xk_pool.generation++;
+      pthread_cond_broadcast(&xk_pool.go);
+    }
+    pthread_mutex_unlock(&xk_pool.mu);
+  }
+  xk_run_part(k, mem, pointers, scratch, begin, end, parts, 0);
+  if (parts > 1) {
+    pthread_mutex_lock(&xk_pool.mu);
+    while (xk_pool.remaining > 0) pthread_cond_wait(&xk_pool.done, &xk_pool.mu);
+    xk_pool.busy = 0;
+    pthread_mutex_unlock(&xk_pool.mu);
+  }
+}
+`;
+
+const ENTRY = String.raw`
+static napi_value xk_fail(napi_env env, const char *message) {
+  napi_throw_range_error(env, NULL, message);
+  return NULL;
+}
+
+static int xk_u32_array(napi_env env, napi_value v, uint32_t **data, size_t *length) {
+  napi_typedarray_type type; napi_value buffer; size_t offset; void *p;
+  if (napi_get_typedarray_info(env, v, &type, length, &p, &buffer, &offset) != napi_ok || type != napi_uint32_array) return 0;
+  *data = (uint32_t *)p;
+  return 1;
+}
+
+static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value argv[7];
+  char message[256];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 7) return xk_fail(env, "run: expects 7 arguments");
+  int32_t k, threads; int64_t begin, end;
+  if (napi_get_value_int32(env, argv[0], &k) != napi_ok || k < 0 || k >= XK_COUNT) return xk_fail(env, "run: no such kernel");
+  const xk_entry *e = &xk_table[k];
+  napi_typedarray_type type; size_t mem_length; void *mem; napi_value buffer; size_t offset;
+  if (napi_get_typedarray_info(env, argv[1], &type, &mem_length, &mem, &buffer, &offset) != napi_ok || type != napi_uint8_array) return xk_fail(env, "run: memory is not a Uint8Array");
+  uint32_t *pointers, *scratch; size_t np, ns;
+  if (!xk_u32_array(env, argv[2], &pointers, &np) || !xk_u32_array(env, argv[6], &scratch, &ns)) return xk_fail(env, "run: pointers and scratch must be Uint32Arrays");
+  if (napi_get_value_int64(env, argv[3], &begin) != napi_ok || napi_get_value_int64(env, argv[4], &end) != napi_ok || napi_get_value_int32(env, argv[5], &threads) != napi_ok) return xk_fail(env, "run: begin, end and threads must be numbers");
+  if (np < (size_t)e->buffers || e->buffers > XK_MAX_ARGS) return xk_fail(env, "run: too few pointers");
+  if (begin < 0 || end > e->extent || begin > end) {
+    snprintf(message, sizeof message, "%s: units [%lld, %lld) outside [0, %lld)", e->name, (long long)begin, (long long)end, (long long)e->extent);
+    return xk_fail(env, message);
+  }
+  int parts = 1;
+  if (threads > 1 && (double)(end - begin) * e->cost >= ${MIN_PARALLEL_COST}.0) {
+    parts = threads < XK_MAX_THREADS ? threads : XK_MAX_THREADS;
+    if (end - begin < parts) parts = (int)(end - begin);
+  }
+  if (e->scratch > 0 && ns < (size_t)parts) parts = (int)ns;
+  if (parts < 1) parts = 1;
+  /* Bounds, from the kernel's declared access; offsets wrap at 2^32 as in wasm32. */
+  for (int32_t i = 0; i < e->buffers; i++) {
+    uint64_t rb = e->row_bytes[i], lo, hi;
+    if (rb > 0) {
+      lo = (uint32_t)((uint64_t)pointers[i] + (uint64_t)begin * rb);
+      hi = lo + (uint64_t)(end - begin) * rb;
+    } else {
+      lo = pointers[i];
+      hi = lo + e->bytes[i];
+    }
+    if (hi > mem_length && end > begin) {
+      snprintf(message, sizeof message, "%s: buffer %d [%llu, %llu) lies outside device memory (%llu bytes)", e->name, (int)i, (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)mem_length);
+      return xk_fail(env, message);
+    }
+  }
+  if (e->scratch > 0) {
+    if (ns < 1) return xk_fail(env, "run: the kernel takes scratch but none was given");
+    for (int p = 0; p < parts; p++) {
+      if ((uint64_t)scratch[p] + (uint64_t)e->scratch > mem_length) {
+        snprintf(message, sizeof message, "%s: scratch of thread %d lies outside device memory", e->name, p);
+        return xk_fail(env, message);
+      }
+    }
+  }
+  if (end > begin) xk_run(e, (uint8_t *)mem, pointers, scratch, begin, end, parts);
+  return NULL;
+}
+
+NAPI_MODULE_INIT() {
+  napi_value fn, count, abi;
+  if (napi_create_function(env, "run", NAPI_AUTO_LENGTH, xk_entry_run, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "run", fn) != napi_ok) return NULL;
+  if (napi_create_int32(env, XK_COUNT, &count) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "kernels", count) != napi_ok) return NULL;
+  if (napi_create_string_utf8(env, XK_ABI, NAPI_AUTO_LENGTH, &abi) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "abi", abi) != napi_ok) return NULL;
+  return exports;
+}
+`;
+
+/** The glue's version: a module built for another one is rebuilt (it is in the cache key through the source). */
+export const GLUE_ABI = "xlats-native-1";
+
+/** The headers the glue needs (before the prelude and kernels). */
+export const GLUE_HEADERS = `#define NAPI_VERSION 8
+#include <node_api.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+`;
+
+/** The pool and the kernels' table; goes after the kernels' definitions. */
+export function glueSource(kernels: readonly GlueKernel[]): string {
+  const lines = [POOL];
+  kernels.forEach((k, i) => {
+    const list = (xs: readonly number[]): string => (xs.length === 0 ? "0" : xs.map((x) => `${x}ull`).join(", "));
+    lines.push(`static const uint64_t xk_bytes_${i}[] = { ${list(k.buffers.map((b) => b.bytes))} };`);
+    lines.push(`static const uint64_t xk_rows_${i}[] = { ${list(k.buffers.map((b) => b.rowBytes))} };`);
+  });
+  const entries = kernels.map((k, i) =>
+    `  { ${k.symbol}, ${JSON.stringify(k.symbol)}, ${k.buffers.length}, ${k.scratchBytes}, ${k.parallelExtent}, ${k.costPerUnit}, xk_bytes_${i}, xk_rows_${i} },`);
+  // A module with no kernels (the toolchain's probe) still has a valid table.
+  if (entries.length === 0) entries.push("  { 0, \"\", 0, 0, 0, 0, 0, 0 },");
+  lines.push(`static const xk_entry xk_table[] = {\n${entries.join("\n")}\n};`);
+  lines.push(`#define XK_COUNT ${kernels.length}`);
+  lines.push(`#define XK_ABI ${JSON.stringify(GLUE_ABI)}`);
+  lines.push(ENTRY);
+  return lines.join("\n");
+}

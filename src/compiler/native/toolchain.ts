@@ -1,0 +1,236 @@
+// The machine's C compiler, found and checked once per process: `$CC` (else `cc`) must
+// build a Node-API module that this Node loads. Modules are built into a cache
+// directory ($XLATS_NATIVE_CACHE, else $XDG_CACHE_HOME/xlats/native, else
+// ~/.cache/xlats/native) under a hash of their source, the flags, the compiler's
+// version and the CPU's features, so a program compiles once per machine; a build
+// writes to a temporary name and renames it into place, so processes building the
+// same module at once do not clash. Node's modules come from node.ts (no static
+// `node:` import: the compiler's module graph is also the browser's).
+
+import { CompileError } from "../../types/errors.js";
+import type { NativeCpu } from "./kernel.js";
+import { GLUE_ABI, GLUE_HEADERS, glueSource } from "./glue.js";
+import { nodeBuiltins, type NodeBuiltins } from "./node.js";
+
+export interface Toolchain {
+  /** The compiler command (`$CC` or `cc`). */
+  readonly cc: string;
+  /** Its `--version` first line and target triple: part of every cache key. */
+  readonly version: string;
+  readonly cpu: NativeCpu;
+  /** Flags of every build (the code generators may rely on them: no -ffast-math, NaN and infinity semantics kept). */
+  readonly flags: readonly string[];
+  readonly cacheDir: string;
+  readonly includeDir: string;
+}
+
+/** What a loaded module exports (glue.ts). */
+export interface NativeModuleExports {
+  run(kernel: number, memory: Uint8Array, pointers: Uint32Array, begin: number, end: number, threads: number, scratch: Uint32Array): void;
+  readonly kernels: number;
+  readonly abi: string;
+}
+
+export interface BuiltModule {
+  readonly path: string;
+  /** Whether the module came from the cache (no compiler run). */
+  readonly cached: boolean;
+  /** Milliseconds the compiler took (0 when cached). */
+  readonly compileMs: number;
+}
+
+/** Counts of what this process did, for tests and `xlats` reports: builds run, and modules found in the cache. */
+export const nativeBuildStats = { compiled: 0, cacheHits: 0 };
+
+let found: Toolchain | string | undefined;
+
+/**
+ * The checked toolchain, or why there is none (no Node, no compiler, or a compiler
+ * that cannot build a module this Node loads). Checked once per process; the check's
+ * module is cached on disk like any other, so later processes only load it.
+ */
+export function nativeToolchain(): Toolchain | string {
+  if (found !== undefined) return found;
+  const node = nodeBuiltins();
+  if (typeof node === "string") return (found = node);
+  try {
+    const t = detect(node);
+    if (typeof t === "string") return (found = t);
+    // The probe: the glue with no kernels, built and loaded like a program's module.
+    const probe = buildModuleSync(t, "", "probe");
+    const m = loadModule(probe.path);
+    if (m.abi !== GLUE_ABI || m.kernels !== 0) return (found = `the probe module of ${t.cc} did not load as expected`);
+    found = t;
+  } catch (e) {
+    found = `${e instanceof Error ? e.message.split("\n").slice(0, 4).join(" ") : String(e)}`;
+  }
+  return found;
+}
+
+function detect(node: NodeBuiltins): Toolchain | string {
+  const { childProcess, process } = node;
+  const cc = process.env["CC"]?.trim() || "cc";
+  let version: string;
+  try {
+    const v = childProcess.execFileSync(cc, ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).split("\n")[0]!.trim();
+    const machine = childProcess.execFileSync(cc, ["-dumpmachine"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+    version = `${v} (${machine})`;
+  } catch {
+    return `no C compiler: \`${cc} --version\` failed (set $CC to a C compiler)`;
+  }
+  const cpu = detectCpu(node);
+  const includeDir = headersDir(node);
+  if (includeDir === undefined) return "the node-api-headers package is not installed";
+  const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-fno-strict-aliasing", "-fPIC", "-shared", "-pthread",
+    ...(cpu.arch === "x86_64" ? ["-march=native"] : cpu.arch === "aarch64" ? ["-mcpu=native"] : []),
+    ...(process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : [])];
+  return { cc, version, cpu, flags, cacheDir: cacheDir(node), includeDir };
+}
+
+function headersDir(node: NodeBuiltins): string | undefined {
+  const { fs, path, url } = node;
+  // From this file (dist/src/compiler/native/) up to the nearest node_modules that holds the package.
+  let dir = path.dirname(url.fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, "node_modules", "node-api-headers", "include");
+    if (fs.existsSync(path.join(candidate, "node_api.h"))) return candidate;
+    const up = path.dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
+}
+
+function cacheDir(node: NodeBuiltins): string {
+  const { os, path, process } = node;
+  const env = process.env;
+  if (env["XLATS_NATIVE_CACHE"]) return env["XLATS_NATIVE_CACHE"];
+  const base = env["XDG_CACHE_HOME"] || path.join(os.homedir(), ".cache");
+  return path.join(base, "xlats", "native");
+}
+
+/** The CPU's features, from /proc/cpuinfo on Linux x86_64; aarch64 always has NEON. */
+export function detectCpu(node: NodeBuiltins): NativeCpu {
+  const arch = node.process.arch === "x64" ? "x86_64" : node.process.arch === "arm64" ? "aarch64" : node.process.arch;
+  let flags = new Set<string>();
+  if (arch === "x86_64" && node.process.platform === "linux") {
+    try {
+      const info = node.fs.readFileSync("/proc/cpuinfo", "utf8");
+      const line = info.split("\n").find((l) => l.startsWith("flags"));
+      flags = new Set((line?.split(":")[1] ?? "").trim().split(/\s+/));
+    } catch {
+      // No cpuinfo: the portable code only.
+    }
+  }
+  return { arch, avx2: flags.has("avx2"), fma: flags.has("fma"), avx512f: flags.has("avx512f"), neon: arch === "aarch64" };
+}
+
+/** The whole translation unit of a module: headers, the kernels (with their prelude) and the glue. */
+export function moduleSource(kernelsSource: string, glue: string): string {
+  return `${GLUE_HEADERS}\n${kernelsSource}\n${glue}\n`;
+}
+
+function cpuKey(cpu: NativeCpu): string {
+  return `${cpu.arch} avx2=${cpu.avx2} fma=${cpu.fma} avx512f=${cpu.avx512f} neon=${cpu.neon}`;
+}
+
+interface Job {
+  readonly source: string;
+  readonly path: string;
+  readonly tmp: string;
+  readonly cSource: string;
+  readonly args: string[];
+}
+
+function job(t: Toolchain, kernelsSource: string, glue: string): Job {
+  const node = nodeBuiltins() as NodeBuiltins;
+  const source = moduleSource(kernelsSource, glue);
+  const hash = node.crypto.createHash("sha256").update(`${t.version}\n${t.flags.join(" ")}\n${cpuKey(t.cpu)}\n${node.process.versions.node}\n${source}`).digest("hex").slice(0, 32);
+  const path = node.path.join(t.cacheDir, `${hash}.node`);
+  const unique = `${node.process.pid}-${node.crypto.randomBytes(4).toString("hex")}`;
+  const tmp = `${path}.${unique}.tmp`;
+  const cSource = node.path.join(t.cacheDir, `${hash}.${unique}.c`);
+  return { source, path, tmp, cSource, args: [...t.flags, `-I${t.includeDir}`, "-o", tmp, cSource, "-lm"] };
+}
+
+/** The compiler's first error lines, for a CompileError. */
+function compilerError(name: string, t: Toolchain, output: string): CompileError {
+  const lines = output.split("\n").filter((l) => /error|undefined/i.test(l)).slice(0, 5);
+  const shown = (lines.length > 0 ? lines : output.split("\n").slice(0, 5)).join("\n  ");
+  return new CompileError(`${name}: the native module did not compile (${t.cc}):\n  ${shown}`);
+}
+
+function finish(j: Job): void {
+  const { fs } = nodeBuiltins() as NodeBuiltins;
+  fs.renameSync(j.tmp, j.path);
+  fs.rmSync(j.cSource, { force: true });
+}
+
+function cleanUp(j: Job): void {
+  const { fs } = nodeBuiltins() as NodeBuiltins;
+  fs.rmSync(j.tmp, { force: true });
+  fs.rmSync(j.cSource, { force: true });
+}
+
+/**
+ * Builds (or finds in the cache) the module of `kernelsSource` (the prelude and every
+ * kernel's definition) with `glue` (glueSource). `name` names the program in errors.
+ */
+export function buildModuleSync(t: Toolchain, kernelsSource: string, name: string, glue = glueSource([])): BuiltModule {
+  const node = nodeBuiltins() as NodeBuiltins;
+  const j = job(t, kernelsSource, glue);
+  if (node.fs.existsSync(j.path)) {
+    nativeBuildStats.cacheHits++;
+    return { path: j.path, cached: true, compileMs: 0 };
+  }
+  node.fs.mkdirSync(t.cacheDir, { recursive: true });
+  node.fs.writeFileSync(j.cSource, j.source);
+  const start = Date.now();
+  const r = node.childProcess.spawnSync(t.cc, j.args, { encoding: "utf8" });
+  if (r.status !== 0) {
+    cleanUp(j);
+    throw compilerError(name, t, `${r.stderr ?? ""}${r.error?.message ?? ""}`);
+  }
+  finish(j);
+  nativeBuildStats.compiled++;
+  return { path: j.path, cached: false, compileMs: Date.now() - start };
+}
+
+/** buildModuleSync without blocking the event loop while the compiler runs. */
+export async function buildModule(t: Toolchain, kernelsSource: string, name: string, glue = glueSource([])): Promise<BuiltModule> {
+  const node = nodeBuiltins() as NodeBuiltins;
+  const j = job(t, kernelsSource, glue);
+  if (node.fs.existsSync(j.path)) {
+    nativeBuildStats.cacheHits++;
+    return { path: j.path, cached: true, compileMs: 0 };
+  }
+  await node.fs.promises.mkdir(t.cacheDir, { recursive: true });
+  await node.fs.promises.writeFile(j.cSource, j.source);
+  const start = Date.now();
+  const output = await new Promise<string | undefined>((resolve) => {
+    node.childProcess.execFile(t.cc, j.args, { encoding: "utf8", maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
+      resolve(error === null ? undefined : `${stderr}${error.message}`);
+    });
+  });
+  if (output !== undefined) {
+    cleanUp(j);
+    throw compilerError(name, t, output);
+  }
+  finish(j);
+  nativeBuildStats.compiled++;
+  return { path: j.path, cached: false, compileMs: Date.now() - start };
+}
+
+const loaded = new Map<string, NativeModuleExports>();
+
+/** Loads a built module (once per path and thread). */
+export function loadModule(path: string): NativeModuleExports {
+  let m = loaded.get(path);
+  if (m === undefined) {
+    const node = nodeBuiltins() as NodeBuiltins;
+    const holder = { exports: {} as NativeModuleExports };
+    node.process.dlopen(holder, path);
+    m = holder.exports;
+    loaded.set(path, m);
+  }
+  return m;
+}
