@@ -23,11 +23,25 @@ import { allSteps, describeControlFlow, nestedLists, runControlFlow, type Nested
 import { DeviceArray, WasmDevice } from "./device.js";
 import type { KernelHandle, ThreadPool } from "./wasm/thread_pool.js";
 import { runInBlocks } from "./wasm/thread_pool_protocol.js";
-import { BUFFER_ALIGNMENT } from "./wasm/kernel.js";
+import { BUFFER_ALIGNMENT, type WasmKernel } from "./wasm/kernel.js";
+import { isProgramNativeKernel } from "./routines.js";
+import type { NativeModule } from "./native/build.js";
 
 type KernelEntry = (...args: number[]) => void;
-/** How a step's kernel runs: directly on this thread, or split across the device's thread pool. */
-type LoadedKernel = { readonly direct: KernelEntry } | { readonly pooled: KernelHandle; readonly pool: ThreadPool };
+/**
+ * How a step's kernel runs: directly on this thread, split across the device's thread
+ * pool, or as kernel `index` of the program's native module (which splits large calls
+ * across its own threads).
+ */
+type LoadedKernel =
+  | { readonly direct: KernelEntry } | { readonly pooled: KernelHandle; readonly pool: ThreadPool }
+  | { readonly native: NativeModule; readonly index: number };
+
+/** The native module of a program with C kernels, and the threads its kernels may use. */
+export interface NativeLoad {
+  readonly module: NativeModule;
+  readonly threads: number;
+}
 
 /** What one execution's steps share, nested lists' included. */
 interface RunState {
@@ -49,6 +63,8 @@ export interface ExecutableStats {
   readonly interpreted: readonly { readonly name: string; readonly why: string }[];
   /** Donated parameter leaves (compile's `donate`): each output written into one, and the temporaries they hold. */
   readonly donation: readonly { readonly parameterLeaf: number; readonly output?: number; readonly temporaries: number }[];
+  /** The native backend's module: its C kernels, and whether it came from the on-disk cache (else the milliseconds its build took). */
+  readonly native?: { readonly kernels: number; readonly cached: boolean; readonly compileMs: number; readonly path: string };
 }
 
 
@@ -118,6 +134,7 @@ function regionPlacement(program: CompiledProgram, region: DeviceRegion, threads
 
 export class Executable {
   private readonly placement: Placement;
+  private readonly kernels: readonly (Exclude<LoadedKernel, { native: NativeModule }>)[];
   private deleted = false;
   readonly stats: ExecutableStats;
 
@@ -126,11 +143,13 @@ export class Executable {
    * scratch lie in that reserved range and it allocates nothing from the device.
    */
   constructor(
-    readonly program: CompiledProgram, readonly device: WasmDevice, private readonly kernels: readonly LoadedKernel[],
-    readonly log: readonly PassLogEntry[], region?: DeviceRegion,
+    readonly program: CompiledProgram, readonly device: WasmDevice, kernels: readonly LoadedKernel[],
+    readonly log: readonly PassLogEntry[], region?: DeviceRegion, native?: NativeLoad,
   ) {
-    const threads = kernels.some((k) => "pooled" in k) ? device.threads : 1;
+    const threads = kernels.some((k) => "pooled" in k) ? device.threads : native !== undefined ? native.threads : 1;
     this.placement = region === undefined ? allocatedPlacement(program, device, threads) : regionPlacement(program, region, threads);
+    // Native kernels take the WebAssembly kernels' arguments; their threads use the placement's scratch ranges.
+    this.kernels = kernels.map((k) => ("native" in k ? { direct: k.native.entry(k.index, device.memory.memory, threads, this.placement.scratchOffsets) } : k));
     program.constants.forEach((c, i) => device.view(c.arrayShape, this.placement.constantOffsets[i]!).set(c.data as never));
     const scratch = scratchPerThread(program) * this.placement.scratchOffsets.length;
     const leafBytes = (shapes: readonly ArrayShape[]): number => shapes.reduce((n, s) => n + byteSize(s), 0);
@@ -146,6 +165,9 @@ export class Executable {
       donation: program.donated.map((leaf) => {
         const output = program.outputAliases.indexOf(leaf);
         return { parameterLeaf: leaf, ...(output >= 0 ? { output } : {}), temporaries: program.temps.filter((t) => t.donor === leaf).length };
+      }),
+      ...(native === undefined ? {} : {
+        native: { kernels: native.module.kernels.length, cached: native.module.built.cached, compileMs: native.module.built.compileMs, path: native.module.built.path },
       }),
     };
   }
@@ -359,7 +381,8 @@ export class Executable {
     };
     const kernelLine = (s: KernelStep, indent: string, where = loc): string => {
       const k = p.kernels[s.kernel]!;
-      return `${indent}kernel ${s.name} (${k.name}, ${k.bytes.length} bytes of wasm): ${s.operands.map(where).join(", ")} -> ${s.results.map(where).join(", ")}`;
+      const code = isProgramNativeKernel(k) ? `C ${k.c.symbol}` : `${k.bytes.length} bytes of wasm${k.nativeDeclined === undefined ? "" : `; not C: ${k.nativeDeclined}`}`;
+      return `${indent}kernel ${s.name} (${k.name}, ${code}): ${s.operands.map(where).join(", ")} -> ${s.results.map(where).join(", ")}`;
     };
     for (const s of list.steps) {
       switch (s.kind) {
@@ -401,26 +424,49 @@ export class Executable {
   }
 }
 
-/** Instantiates the kernels synchronously: for workers and Node, where synchronous compilation of any size is allowed. */
-export function loadProgramSync(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[], region?: DeviceRegion): Executable {
-  const kernels = program.kernels.map((k) => {
+/** The WebAssembly kernel of a program's kernel list (C kernels are loaded from the native module). */
+const wasmOf = (k: CompiledProgram["kernels"][number]): WasmKernel => {
+  if (isProgramNativeKernel(k)) throw new ExecutionError(`${k.name}: a C kernel loaded without the program's native module`);
+  return k;
+};
+
+/** The loaded form of each kernel: C ones from `native` (in program order), WebAssembly ones from `wasm`. */
+function loadedKernels(program: CompiledProgram, native: NativeModule | undefined, wasm: (k: WasmKernel) => LoadedKernel): LoadedKernel[] {
+  let next = 0;
+  return program.kernels.map((k) => (isProgramNativeKernel(k) && native !== undefined ? { native, index: next++ } : wasm(wasmOf(k))));
+}
+
+/**
+ * Instantiates the kernels synchronously: for workers and Node, where synchronous
+ * compilation of any size is allowed. With `native`, the program's C kernels run from
+ * that module (nativeProgramModule), on `native.threads` threads.
+ */
+export function loadProgramSync(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[], region?: DeviceRegion, native?: NativeLoad): Executable {
+  const kernels = loadedKernels(program, native?.module, (k) => {
     const instance = new WebAssembly.Instance(new WebAssembly.Module(k.bytes), { env: { memory: device.memory.memory } });
     return { direct: instance.exports["run"] as KernelEntry };
   });
-  return new Executable(program, device, kernels, log, region);
+  return new Executable(program, device, kernels, log, region, native);
 }
 
-/** Instantiates the kernels of `program` on `device` (asynchronously: browsers refuse large synchronous compiles on their main thread). */
-export async function loadProgram(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[]): Promise<Executable> {
-  const pool = device.pool;
-  const kernels: LoadedKernel[] = [];
+/**
+ * Instantiates the kernels of `program` on `device` (asynchronously: browsers refuse
+ * large synchronous compiles on their main thread). A program with a native module
+ * runs its WebAssembly kernels on the calling thread (its C kernels bring their own threads).
+ */
+export async function loadProgram(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[], native?: NativeLoad): Promise<Executable> {
+  const pool = native === undefined ? device.pool : undefined;
+  const wasm: LoadedKernel[] = [];
   // One at a time: a pool load holds the workers' attention until each has instantiated it.
   for (const k of program.kernels) {
-    if (pool !== undefined) kernels.push({ pooled: await pool.load(k), pool });
+    if (isProgramNativeKernel(k) && native !== undefined) continue;
+    const w = wasmOf(k);
+    if (pool !== undefined) wasm.push({ pooled: await pool.load(w), pool });
     else {
-      const instance = await WebAssembly.instantiate(await WebAssembly.compile(k.bytes), { env: { memory: device.memory.memory } });
-      kernels.push({ direct: instance.exports["run"] as KernelEntry });
+      const instance = await WebAssembly.instantiate(await WebAssembly.compile(w.bytes), { env: { memory: device.memory.memory } });
+      wasm.push({ direct: instance.exports["run"] as KernelEntry });
     }
   }
-  return new Executable(program, device, kernels, log);
+  let next = 0;
+  return new Executable(program, device, loadedKernels(program, native?.module, () => wasm[next++]!), log, undefined, native);
 }

@@ -23,16 +23,23 @@ import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./pa
 import { stepFusion } from "./passes/step_fusion.js";
 import { planProgram, type CompiledProgram } from "./program.js";
 import { sdyInlineMeshes } from "../sdy/inline_meshes.js";
+import { nativeToolchain } from "./native/toolchain.js";
+import { nativeLoad, nativeLoadSync } from "./native/program_module.js";
+import type { NativeCpu } from "./native/kernel.js";
 import { meshTable } from "../sdy/mesh.js";
 
 export { Executable, type ExecutableStats } from "./executable.js";
 export { WasmDevice, DeviceArray } from "./device.js";
 export type { Pass, PassContext } from "./pass.js";
 
-export type BackendName = "wasm" | "interpreter";
+export type BackendName = "wasm" | "native" | "interpreter";
 
 export interface CompileOptions {
-  /** "wasm" (the default) or "interpreter". */
+  /**
+   * "wasm" (the default), "native" (C kernels built by the machine's C compiler where
+   * the C generators have them, WebAssembly kernels on the same memory elsewhere; Node
+   * only) or "interpreter".
+   */
   readonly backend?: BackendName;
   /** The device to load on (default: one shared device per process). */
   readonly device?: WasmDevice;
@@ -139,7 +146,17 @@ export interface Planned {
 const planCache = new WeakMap<WasmDevice, Map<string, Planned>>();
 const PLAN_CACHE_ENTRIES = 64;
 
-/** Verifies and optimizes a program and plans its steps for `device` (from the cache when it was planned before). */
+/** The CPU the native backend generates C for (a CompileError when there is no working C compiler). */
+export function nativeCpu(name: string): NativeCpu {
+  const t = nativeToolchain();
+  if (typeof t === "string") throw new CompileError(`${name}: the native backend is not available: ${t}`);
+  return t.cpu;
+}
+
+/**
+ * Verifies and optimizes a program and plans its steps for `device` (from the cache
+ * when it was planned before); with options.backend "native", with C kernels.
+ */
 export function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): Planned {
   const module = withDonation(program instanceof Computation ? new HloModule(program.name, program) : program, options.donate);
   // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
@@ -147,7 +164,8 @@ export function plan(program: Computation | HloModule, options: CompileOptions, 
   refuseDynamicDimensions(module);
   // Custom pipelines and per-pass hooks are not cached: the caller wants them to run.
   const cacheable = options.passes === undefined && options.dumpAfterEach === undefined && options.verifyEachPass !== true;
-  const key = cacheable ? `${JSON.stringify(module.config)}\n${moduleFingerprint(module)}` : undefined;
+  const native = options.backend === "native" ? nativeCpu(module.name) : undefined;
+  const key = cacheable ? `${native === undefined ? "wasm" : "native"}\n${JSON.stringify(module.config)}\n${moduleFingerprint(module)}` : undefined;
   let cache = planCache.get(device);
   const hit = key === undefined ? undefined : cache?.get(key);
   if (hit !== undefined) return hit;
@@ -155,7 +173,7 @@ export function plan(program: Computation | HloModule, options: CompileOptions, 
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  const planned = { program: planProgram(optimized, device.target), log };
+  const planned = { program: planProgram(optimized, device.target, native), log };
   if (key !== undefined) {
     if (cache === undefined) planCache.set(device, (cache = new Map()));
     if (cache.size >= PLAN_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
@@ -173,14 +191,25 @@ export async function compile(program: Computation | HloModule, options: Compile
     return new InterpretedExecutable(module);
   }
   const device = options.device ?? defaultDevice();
+  if (options.backend === "native") {
+    // C kernels split across the module's own threads; the device's wasm pool is not started for them.
+    const planned = plan(program, options, device);
+    const threads = options.threads ?? (options.device === undefined ? await cpuThreads() : device.threads);
+    return loadProgram(planned.program, device, planned.log, await nativeLoad(planned.program, threads));
+  }
   if (options.device === undefined || options.threads !== undefined) await device.startThreads(options.threads ?? await cpuThreads());
   const planned = plan(program, options, device);
   return loadProgram(planned.program, device, planned.log);
 }
 
-/** `compile` for the wasm backend, synchronously (Node and workers only: a browser's main thread refuses large synchronous compiles). */
-export function compileSync(program: Computation | HloModule, options: Omit<CompileOptions, "backend"> = {}): Executable {
+/**
+ * `compile` for the compiled backends ("wasm", the default, or "native"), synchronously
+ * (Node and workers only: a browser's main thread refuses large synchronous compiles).
+ * Native kernels run on options.threads threads (default one).
+ */
+export function compileSync(program: Computation | HloModule, options: Omit<CompileOptions, "backend"> & { readonly backend?: "wasm" | "native" } = {}): Executable {
   const device = options.device ?? defaultDevice();
   const planned = plan(program, options, device);
-  return loadProgramSync(planned.program, device, planned.log);
+  if (options.backend !== "native") return loadProgramSync(planned.program, device, planned.log);
+  return loadProgramSync(planned.program, device, planned.log, undefined, nativeLoadSync(planned.program, options.threads ?? 1));
 }

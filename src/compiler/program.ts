@@ -15,10 +15,11 @@ import {
   alignedBytes, assignArena, decideOutputAliases, readsElementForElement, type DonorBuffer, type Location, type TempInterval,
 } from "./buffers/assignment.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
-import { compileRoutine } from "./routines.js";
+import { compileRoutine, type ProgramKernel } from "./routines.js";
+import type { NativeCpu } from "./native/kernel.js";
 import { emitOutputFusionKernel, outputFusionCanKeepProduct } from "./wasm/epilogue.js";
 import { groupSteps, mayWriteInPlace, planRowGroups, widenForRowGroups, type BlockBuffer } from "./row_groups.js";
-import { isUnsupported, type WasmKernel, type WasmTarget } from "./wasm/kernel.js";
+import { isUnsupported, type WasmTarget } from "./wasm/kernel.js";
 
 export interface KernelStep {
   readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly operands: readonly Location[]; readonly results: readonly Location[];
@@ -70,8 +71,8 @@ export interface StepList {
 
 export interface CompiledProgram extends StepList {
   readonly module: HloModule;
-  /** Every kernel of the program, nested lists' included. */
-  readonly kernels: readonly WasmKernel[];
+  /** Every kernel of the program, nested lists' included (C ones where the native backend planned it). */
+  readonly kernels: readonly ProgramKernel[];
   /** Leaves of the program's constants, loaded into device memory once. */
   readonly constants: readonly Literal[];
   readonly resultShape: Shape;
@@ -95,14 +96,19 @@ function readsInPlace(inst: Instruction<"fusion">, index: number, target: WasmTa
 /** What the step lists of one program share: the target, its kernels and constants, the nested lists planned so far. */
 interface ProgramContext {
   readonly target: WasmTarget;
-  readonly kernels: WasmKernel[];
+  /** The native backend's CPU: its C generators are asked first. */
+  readonly native: NativeCpu | undefined;
+  readonly kernels: ProgramKernel[];
   readonly constants: Literal[];
   readonly nested: Map<Computation, StepList>;
 }
 
-/** Lays out the entry computation of `module` (already optimized and fused) as steps. */
-export function planProgram(module: HloModule, target: WasmTarget): CompiledProgram {
-  const ctx: ProgramContext = { target, kernels: [], constants: [], nested: new Map() };
+/**
+ * Lays out the entry computation of `module` (already optimized and fused) as steps;
+ * with `native`, for the native backend (C kernels where the C generators have them).
+ */
+export function planProgram(module: HloModule, target: WasmTarget, native?: NativeCpu): CompiledProgram {
+  const ctx: ProgramContext = { target, native, kernels: [], constants: [], nested: new Map() };
   const { list, donated, outputAliases } = planSteps(module.entry, ctx, module);
   return { ...list, module, kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape, donated, outputAliases };
 }
@@ -121,7 +127,7 @@ function nestedSteps(c: Computation, ctx: ProgramContext): StepList {
 function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule): {
   list: StepList; donated: readonly number[]; outputAliases: readonly (number | undefined)[];
 } {
-  const { kernels, constants, target } = ctx;
+  const { kernels, constants, target, native } = ctx;
   const leaves = new Map<Instruction, Location[]>();
   const steps: Step[] = [];
   const temps: (TempInterval & { shape?: ArrayShape })[] = [];
@@ -207,7 +213,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     // A value with no elements needs no computing (side effects aside).
     if (!hasSideEffect(inst) && arrayLeaves(inst.shape).every((s) => byteSize(s) === 0)) continue;
     operandLeaves.forEach(use);
-    const compiled = compileRoutine(inst, target);
+    const compiled = compileRoutine(inst, target, native);
     if (!isUnsupported(compiled)) {
       // The operands this kernel may overwrite with its result: a loop fusion's operands
       // read element for element; dynamic-update-slice's and scatter's operand 0, which

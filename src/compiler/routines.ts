@@ -3,11 +3,19 @@
 // interpreter's kernel on views of device memory, and `Executable.dump()` lists each
 // such step with the reason (the README's coverage table has a column for it,
 // computed by tools/coverage.ts).
+//
+// The native backend plans the same program and asks NATIVE_ROUTINES (C code
+// generators) first; where one declines (Unsupported), the WebAssembly kernel runs on
+// the same device memory instead, and dump() says why.
 
 import type { Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
 import { hasQuantization } from "../types/shape.js";
-import type { Unsupported, WasmKernel, WasmTarget } from "./wasm/kernel.js";
+import { isUnsupported, type Unsupported, type WasmKernel, type WasmTarget } from "./wasm/kernel.js";
+import { arrayLeaves, byteSize } from "../types/shape.js";
+import type { NativeCpu, NativeKernel } from "./native/kernel.js";
+import type { NativeKernelBuild } from "./native/build.js";
+import { emitFusionKernelC } from "./native/emit_c_fusion.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
@@ -48,13 +56,66 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   triangularSolve: (inst, target) => emitTriangularSolveKernel(inst as Instruction<"triangularSolve">, target),
 };
 
+type NativeRoutine = (inst: Instruction, cpu: NativeCpu) => NativeKernel | Unsupported;
+
+/**
+ * The C code generators. Dots, convolutions and output fusions get theirs from the
+ * GEMM and convolution generators (native/gemm_c.ts, conv_c.ts) once those land; until
+ * then their WebAssembly kernels run.
+ */
+const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
+  fusion: (inst) => {
+    const fusion = inst as Instruction<"fusion">;
+    const { kind, calledComputation } = fusion.attrs;
+    if (kind === "output") return { unsupported: "output fusions have no C generator yet" };
+    return emitFusionKernelC(calledComputation, inst.name, rowMaxima(fusion));
+  },
+};
+
+/** A native kernel in a program: with the bytes of its buffers (operands, then results), which the glue checks its calls against. */
+export type ProgramNativeKernel = NativeKernelBuild["kernel"] & { readonly bufferBytes: readonly number[] };
+
+/** A WebAssembly kernel in a native program says why the C generator declined. */
+export type ProgramWasmKernel = WasmKernel & { readonly nativeDeclined?: string };
+
+export type ProgramKernel = ProgramWasmKernel | ProgramNativeKernel;
+
+export function isProgramNativeKernel(k: ProgramKernel): k is ProgramNativeKernel {
+  return (k as ProgramNativeKernel).c !== undefined;
+}
+
+function nativeRoutine(inst: Instruction, cpu: NativeCpu): ProgramNativeKernel | Unsupported {
+  const routine = NATIVE_ROUTINES[inst.opcode];
+  if (routine === undefined) return { unsupported: `no C generator for ${inst.opcode}` };
+  let k: NativeKernel | Unsupported;
+  try {
+    k = routine(inst, cpu);
+  } catch (e) {
+    return { unsupported: `${GENERATOR_FAILED}: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  if (isUnsupported(k)) return k;
+  const bufferBytes = [...inst.operands.map((o) => byteSize(arrayLeaves(o.shape)[0]!)), ...arrayLeaves(inst.shape).map(byteSize)];
+  return { ...k, bufferBytes };
+}
+
 /** Reasons starting with this mark a code generator that threw: a bug to fix, not a limitation (tests look for it). */
 export const GENERATOR_FAILED = "code generator failed";
 
-export function compileRoutine(inst: Instruction, target: WasmTarget): WasmKernel | Unsupported {
+/** The kernel of `inst`: with `native` (the native backend's CPU), the C generator's when it has one, else the WebAssembly one. */
+export function compileRoutine(inst: Instruction, target: WasmTarget): WasmKernel | Unsupported;
+export function compileRoutine(inst: Instruction, target: WasmTarget, native: NativeCpu | undefined): ProgramKernel | Unsupported;
+export function compileRoutine(inst: Instruction, target: WasmTarget, native?: NativeCpu): ProgramKernel | Unsupported {
   if (hasQuantization(inst.shape) || inst.operands.some((o) => hasQuantization(o.shape))) {
     return { unsupported: "quantized types run on the interpreter's kernels (dequantize, compute, quantize)" };
   }
+  if (native === undefined) return wasmRoutine(inst, target);
+  const c = nativeRoutine(inst, native);
+  if (!isUnsupported(c)) return c;
+  const w = wasmRoutine(inst, target);
+  return isUnsupported(w) ? w : { ...w, nativeDeclined: c.unsupported };
+}
+
+function wasmRoutine(inst: Instruction, target: WasmTarget): WasmKernel | Unsupported {
   const routine = ROUTINES[inst.opcode];
   if (routine === undefined) return { unsupported: `no compiled routine for ${inst.opcode}` };
   try {

@@ -23,6 +23,9 @@
 import { assignArena, type Location, type TempInterval } from "./buffers/assignment.js";
 import type { KernelStep, Step } from "./program.js";
 import type { WasmKernel } from "./wasm/kernel.js";
+
+/** What row grouping reads of a kernel (WebAssembly or C alike). */
+type KernelDescription = Omit<WasmKernel, "bytes">;
 import { BUFFER_ALIGNMENT } from "./wasm/kernel.js";
 import { MAX_MEMBERS } from "./wasm/thread_pool_protocol.js";
 
@@ -62,8 +65,8 @@ const alignUp = (n: number): number => Math.ceil(n / BUFFER_ALIGNMENT) * BUFFER_
  * scratch of their own), each reading the others' results at its own rows. `temps`
  * gives every temporary's last use (the program's results are used after the last step).
  */
-export function planRowGroups(steps: readonly Step[], kernels: readonly WasmKernel[], temps: readonly TempInterval[]): RowGroup[] {
-  const kernelOf = (s: Step | undefined): WasmKernel | undefined => (s?.kind === "kernel" ? kernels[s.kernel] : undefined);
+export function planRowGroups(steps: readonly Step[], kernels: readonly KernelDescription[], temps: readonly TempInterval[]): RowGroup[] {
+  const kernelOf = (s: Step | undefined): KernelDescription | undefined => (s?.kind === "kernel" ? kernels[s.kernel] : undefined);
   const groups: RowGroup[] = [];
   let i = 0;
   while (i < steps.length) {
@@ -136,7 +139,7 @@ export function widenForRowGroups<T extends TempInterval>(groups: readonly RowGr
  * kernel of the group reads the operand at its own rows only.
  */
 export function mayWriteInPlace(
-  groups: readonly RowGroup[], steps: readonly Step[], kernels: readonly WasmKernel[], at: number, result: number, operand: Location,
+  groups: readonly RowGroup[], steps: readonly Step[], kernels: readonly KernelDescription[], at: number, result: number, operand: Location,
 ): boolean {
   const g = groups.find((x) => x.start <= at && at < x.end);
   if (g === undefined) return true;

@@ -18,7 +18,7 @@ export interface Toolchain {
   /** Its `--version` first line and target triple: part of every cache key. */
   readonly version: string;
   readonly cpu: NativeCpu;
-  /** Flags of every build (the code generators may rely on them: no -ffast-math, NaN and infinity semantics kept). */
+  /** Flags of every build (the code generators rely on them: no -ffast-math, so NaN and infinity semantics hold; no contraction into FMA, so each op rounds as the interpreter's; -fwrapv, so signed integers wrap). */
   readonly flags: readonly string[];
   readonly cacheDir: string;
   readonly includeDir: string;
@@ -81,7 +81,7 @@ function detect(node: NodeBuiltins): Toolchain | string {
   const cpu = detectCpu(node);
   const includeDir = headersDir(node);
   if (includeDir === undefined) return "the node-api-headers package is not installed";
-  const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-fno-strict-aliasing", "-fPIC", "-shared", "-pthread",
+  const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing", "-fPIC", "-shared", "-pthread",
     ...(cpu.arch === "x86_64" ? ["-march=native"] : cpu.arch === "aarch64" ? ["-mcpu=native"] : []),
     ...(process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : [])];
   return { cc, version, cpu, flags, cacheDir: cacheDir(node), includeDir };

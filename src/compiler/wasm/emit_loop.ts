@@ -20,7 +20,7 @@ import { EmitFail, needsTrigHelper, ValueEmitter, bindInnerLoop } from "./emit_v
 import { addTrigReduction } from "./emit_trig.js";
 import { emitReduceKernel } from "./emit_reduce.js";
 import { emitRowPipelineKernel, isRowPipeline } from "./emit_row_pipeline.js";
-import { collapseDomain, dependsOn, reachable, splitAffine } from "./kernel_plan.js";
+import { collapseDomain, dependsOn, reachable, splitAffine } from "../kernel/kernel_plan.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { lanesOf, storageBytes, storeScalar, storeVector } from "./wasm_types.js";
 

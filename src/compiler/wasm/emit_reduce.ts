@@ -28,7 +28,7 @@ import { rowAccess } from "../kernel/row_access.js";
 import { isNarrowFloat } from "./narrow_float.js";
 import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop, vectorCost } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
-import { rebuild, reachable } from "./kernel_plan.js";
+import { rebuild, reachable } from "../kernel/kernel_plan.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { computeType, isSigned, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
 

@@ -36,7 +36,7 @@ import {
 import { bindInnerLoop, EmitFail, needsTrigHelper, pushConst, ValueEmitter, vectorCost } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { BUFFER_ALIGNMENT, type WasmKernel, type WasmTarget } from "./kernel.js";
-import { reachable, rebuild } from "./kernel_plan.js";
+import { reachable, rebuild } from "../kernel/kernel_plan.js";
 import { computeType, storageBytes, storeScalar, storeVector } from "./wasm_types.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { isNarrowFloat } from "./narrow_float.js";

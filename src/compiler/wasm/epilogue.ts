@@ -28,7 +28,7 @@ import { elementInfo, type TileRegisters } from "./gemm_microkernel.js";
 import { bindInnerLoop, EmitFail, needsTrigHelper, ValueEmitter } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { emitRow, planBody } from "./emit_loop.js";
-import { rebuild } from "./kernel_plan.js";
+import { rebuild } from "../kernel/kernel_plan.js";
 import { forRange } from "./loops.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { storageBytes } from "./wasm_types.js";

@@ -67,6 +67,6 @@ export interface Unsupported {
   readonly unsupported: string;
 }
 
-export function isUnsupported(x: WasmKernel | Unsupported): x is Unsupported {
+export function isUnsupported<K extends object>(x: K | Unsupported): x is Unsupported {
   return (x as Unsupported).unsupported !== undefined;
 }

@@ -2,8 +2,8 @@
 // that every load walks contiguously, and splitting a node set into what is invariant
 // along the innermost loop (computed once per row) and what varies with it.
 
-import { constantValue, KernelGraph, type Node } from "../kernel/graph.js";
-import { unlinearize } from "../kernel/lower_fusion.js";
+import { constantValue, KernelGraph, type Node } from "./graph.js";
+import { unlinearize } from "./lower_fusion.js";
 
 /**
  * Rebuilds the nodes `roots` of `g` into a new graph through the smart constructors,

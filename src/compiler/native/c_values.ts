@@ -1,0 +1,385 @@
+// C for the nodes of a kernel graph (kernel/graph.ts): each node becomes one
+// `const T vN = ...;` statement, so the C compiler sees plain scalar code it can
+// vectorize along the loop the emitters put around it. Values are held as XLA defines
+// them: integers in their own C type (wrapped to their width, -fwrapv makes the wrap
+// defined), f32 and f64 as float and double, f16 and bf16 as their bit patterns
+// (uint16_t), decoded to double for arithmetic and encoded back once per op, as the
+// interpreter computes (in double, rounding each op's result through the literal
+// codec). Loads, selects of bit patterns and bitcasts copy patterns exactly. The 8-, 6-
+// and 4-bit floats and complex numbers are not compiled to C (CFail: the WebAssembly
+// kernel runs instead).
+
+import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
+import { encodeFloatBits } from "../../types/float_codec.js";
+import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
+import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
+
+/** A node the C generators have no code for: the kernel falls back to WebAssembly. */
+export class CFail extends Error {}
+
+const fail = (why: string): never => {
+  throw new CFail(why);
+};
+
+const HALF: Readonly<Record<string, { dec: string; enc: string }>> = {
+  f16: { dec: "xk_dec_f16", enc: "xk_enc_f16" },
+  bf16: { dec: "xk_dec_bf16", enc: "xk_enc_bf16" },
+};
+
+/** f16 and bf16: held as bit patterns. */
+export const isHalf = (t: NodeType): boolean => t === "f16" || t === "bf16";
+const isFloatValue = (t: NodeType): boolean => t === "f32" || t === "f64";
+const isInt = (t: NodeType): boolean => t !== "idx" && t !== "cond" && (ELEMENT_TYPES[t].kind === "signed" || ELEMENT_TYPES[t].kind === "unsigned");
+const isSigned = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "signed";
+const bits = (t: ElementType): number => ELEMENT_TYPES[t].bitWidth;
+
+/** The C type a value of type t is held in (and stored as). */
+export function cType(t: NodeType): string {
+  if (t === "idx") return "int64_t";
+  if (t === "cond") return "int";
+  const info = ELEMENT_TYPES[t];
+  switch (info.kind) {
+    case "pred": return "uint8_t";
+    case "signed": return info.bitWidth <= 8 ? "int8_t" : `int${info.bitWidth}_t`;
+    case "unsigned": return info.bitWidth <= 8 ? "uint8_t" : `uint${info.bitWidth}_t`;
+    case "float":
+      if (t === "f32") return "float";
+      if (t === "f64") return "double";
+      if (isHalf(t)) return "uint16_t";
+      return fail(`${t} is not compiled to C (the WebAssembly kernel runs it)`);
+    case "complex": return fail("complex numbers are not compiled to C");
+  }
+}
+
+/** Checks that values of type t have a C form (CFail otherwise). */
+export function checkCType(t: NodeType): void {
+  cType(t);
+}
+
+/** An expression of type t wrapped to t's width. */
+function wrap(t: ElementType, e: string): string {
+  if (t === "pred") return `((uint8_t)((${e}) != 0))`;
+  const w = bits(t);
+  if (w >= 8) return `((${cType(t)})(${e}))`;
+  return isSigned(t) ? `((int8_t)((int8_t)((uint8_t)(${e}) << ${8 - w}) >> ${8 - w}))` : `((uint8_t)((${e}) & ${(1 << w) - 1}))`;
+}
+
+/** A C literal of `value` in type t. */
+export function cConst(t: ElementType, value: number | bigint): string {
+  if (t === "f32") {
+    const u = new Uint32Array(new Float32Array([Number(value)]).buffer)[0]!;
+    return `xk_bits_f32(0x${u.toString(16)}u)`;
+  }
+  if (t === "f64") {
+    const u = new BigUint64Array(new Float64Array([Number(value)]).buffer)[0]!;
+    return `xk_bits_f64(0x${u.toString(16)}ull)`;
+  }
+  if (isHalf(t)) return `((uint16_t)0x${encodeFloatBits(t, Number(value)).toString(16)})`;
+  if (t === "pred") return Number(value) !== 0 ? "((uint8_t)1)" : "((uint8_t)0)";
+  const v = BigInt(value);
+  if (bits(t) === 64) return `((${cType(t)})0x${BigInt.asUintN(64, v).toString(16)}ull)`;
+  return `((${cType(t)})${v.toString()}ll)`;
+}
+
+/** What the loop emitters provide: the C expression of loads, loop variables, reduction results and reducer parameters. */
+export interface CBindings {
+  load(n: Node): string;
+  /** The name of a var, accum, racc or rin node. */
+  leaf(n: Node): string;
+}
+
+export class CValues {
+  /** The C expression (a variable) holding each emitted node. */
+  readonly names = new Map<number, string>();
+
+  constructor(readonly g: KernelGraph, readonly bind: CBindings, readonly prefix = "v") {}
+
+  /** The statements computing `ids` (ascending, operands first), each into its own variable. */
+  emit(ids: readonly number[], out: string[], indent: string): void {
+    for (const id of ids) {
+      const n = this.g.node(id);
+      if (n.op === "var" || n.op === "accum" || n.op === "racc" || n.op === "rin") {
+        this.names.set(id, this.bind.leaf(n));
+        continue;
+      }
+      const name = `${this.prefix}${id}`;
+      out.push(`${indent}const ${cType(n.type)} ${name} = ${this.expr(n)};`);
+      this.names.set(id, name);
+    }
+  }
+
+  /** Checks every node of `ids` has C code (CFail otherwise), without emitting. */
+  check(ids: readonly number[]): void {
+    const saved = new Map(this.names);
+    for (const id of ids) {
+      const n = this.g.node(id);
+      if (n.op === "var" || n.op === "accum" || n.op === "racc" || n.op === "rin") continue;
+      for (const a of n.args) if (!this.names.has(a)) this.names.set(a, `v${a}`);
+      this.expr(n);
+    }
+    this.names.clear();
+    for (const [k, v] of saved) this.names.set(k, v);
+  }
+
+  private v(id: number): string {
+    const name = this.names.get(id);
+    if (name === undefined) throw new Error(`node ${id} used before it was computed`);
+    return name;
+  }
+
+  /** Node id's value as a double (floats decoded). */
+  private d(id: number): string {
+    const t = this.g.node(id).type;
+    return isHalf(t) ? `${HALF[t]!.dec}(${this.v(id)})` : `((double)${this.v(id)})`;
+  }
+
+  private expr(n: Node): string {
+    const [a, b, c] = n.args;
+    const t = n.type;
+    switch (n.op) {
+      case "iconst": return `((int64_t)${n.attr as number}ll)`;
+      case "iadd": return `(${this.v(a!)} + ${this.v(b!)})`;
+      case "imul": return `(${this.v(a!)} * ${n.attr as number}ll)`;
+      case "idiv": case "imod": {
+        const k = n.attr as number;
+        const x = this.v(a!);
+        if (this.g.range(a!).lo >= 0) return n.op === "idiv" ? `(${x} / ${k}ll)` : `(${x} % ${k}ll)`;
+        // Floor semantics for a possibly negative dividend.
+        return n.op === "idiv" ? `(${x} / ${k}ll - (${x} % ${k}ll < 0))` : `((${x} % ${k}ll + ${k}ll) % ${k}ll)`;
+      }
+      case "imin": return `(${this.v(a!)} < ${this.v(b!)} ? ${this.v(a!)} : ${this.v(b!)})`;
+      case "imax": return `(${this.v(a!)} > ${this.v(b!)} ? ${this.v(a!)} : ${this.v(b!)})`;
+      case "iselect": return `(${this.v(a!)} ? ${this.v(b!)} : ${this.v(c!)})`;
+      case "toIdx": return this.toIdx(a!);
+      case "ilt": return `(${this.v(a!)} < ${this.v(b!)})`;
+      case "ieq": return `(${this.v(a!)} == ${this.v(b!)})`;
+      case "cand": return `(${this.v(a!)} && ${this.v(b!)})`;
+      case "ctrue": return "1";
+      case "condToPred": return `((uint8_t)(${this.v(a!)} != 0))`;
+      case "load": return this.bind.load(n);
+      case "const": {
+        const et = t as ElementType;
+        checkCType(et);
+        return cConst(et, constantValue(n));
+      }
+      case "fromIdx": return this.fromDouble(t as ElementType, `((double)${this.v(a!)})`, this.v(a!));
+      case "select": {
+        const pick = `(${this.v(a!)} ? ${this.v(b!)} : ${this.v(c!)})`;
+        // The interpreter's select reads values: a half NaN comes out as the positive quiet NaN.
+        if (isHalf(t) && n.attr === SELECT_OF_VALUES) return `${HALF[t]!.enc}(${HALF[t]!.dec}(${pick}), 0)`;
+        checkCType(t);
+        return pick;
+      }
+      case "convert": return this.convert(a!, t as ElementType);
+      case "bitcast": return this.bitcast(a!, t as ElementType);
+      case "compare": return this.compare(n);
+      case "reducePrecision": return this.reducePrecision(n);
+      default: break;
+    }
+    if (n.args.length === 1) return this.unary(n, t as ElementType, a!);
+    if (n.args.length === 2) return this.binary(n.op, t as ElementType, a!, b!);
+    return fail(`${n.op} has no C code`);
+  }
+
+  /** A double expression as a value of float type t (`asInt`: the same value as an integer expression, for integer targets). */
+  private fromDouble(t: ElementType, e: string, asInt?: string, negativeNaN = "0"): string {
+    checkCType(t);
+    if (t === "f32") return `((float)${e})`;
+    if (t === "f64") return e;
+    if (isHalf(t)) return `${HALF[t]!.enc}(${e}, ${negativeNaN})`;
+    if (asInt !== undefined) return wrap(t, asInt);
+    return fail(`${t} from a double`);
+  }
+
+  private toIdx(v: number): string {
+    const t = this.g.node(v).type as ElementType;
+    const x = this.v(v);
+    const w = bits(t);
+    if (w === 64) {
+      return isSigned(t)
+        ? `(${x} < -2147483648ll ? -2147483648ll : ${x} > 2147483647ll ? 2147483647ll : (int64_t)${x})`
+        : `(${x} > 2147483647ull ? 2147483647ll : (int64_t)${x})`;
+    }
+    if (t === "u32") return `(${x} > 2147483647u ? 2147483647ll : (int64_t)${x})`;
+    return `((int64_t)${x})`;
+  }
+
+  private convert(a: number, to: ElementType): string {
+    const from = this.g.node(a).type as ElementType;
+    const x = this.v(a);
+    checkCType(from);
+    checkCType(to);
+    if (to === "pred") return isHalf(from) ? `((uint8_t)(${this.d(a)} != 0))` : `((uint8_t)(${x} != 0))`;
+    const fromFloat = isFloatValue(from) || isHalf(from);
+    if (isInt(to)) {
+      if (!fromFloat) return wrap(to, x);
+      const { min, max } = integerRange(to);
+      const lit = (v: bigint): string => (bits(to) === 64 ? (isSigned(to) ? `(-9223372036854775807ll - 1)` : "18446744073709551615ull") : `${v}ll`);
+      const lo = bits(to) === 64 && isSigned(to) ? lit(min) : `${min}ll`;
+      const hi = bits(to) === 64 ? (isSigned(to) ? "9223372036854775807ll" : lit(max)) : `${max}ll`;
+      const value = isHalf(from) ? this.d(a) : x;
+      // Integers convert from doubles of the bounds (2^63 and 2^64 exactly for the wide types).
+      return `XK_F2I(${value}, ${cType(to)}, ${lo}, ${hi})`;
+    }
+    // To a float type.
+    if (fromFloat) {
+      if (from === to && !isHalf(to)) return x;
+      if (to === "f32" && from === "f64") return `((float)${x})`;
+      if (to === "f64" && from === "f32") return `((double)${x})`;
+      // Through double, keeping a NaN's sign (types/convert.ts copyNaNSigns).
+      const dv = this.d(a);
+      return this.fromDouble(to, dv, undefined, `(signbit(${dv}) != 0)`);
+    }
+    // From an integer or pred.
+    if (to === "f32" || to === "f64") return `((${cType(to)})${x})`;
+    if (bits(from) === 64) return this.fromDouble(to, isSigned(from) ? `xk_i64_to_double_odd(${x})` : `xk_u64_to_double_odd(${x})`);
+    return this.fromDouble(to, `((double)${x})`);
+  }
+
+  private bitcast(a: number, to: ElementType): string {
+    const from = this.g.node(a).type as ElementType;
+    const x = this.v(a);
+    checkCType(from);
+    checkCType(to);
+    if (from === "f32") return to === "s32" ? `((int32_t)xk_f32_bits(${x}))` : `xk_f32_bits(${x})`;
+    if (from === "f64") return to === "s64" ? `((int64_t)xk_f64_bits(${x}))` : `xk_f64_bits(${x})`;
+    if (to === "f32") return `xk_bits_f32((uint32_t)${x})`;
+    if (to === "f64") return `xk_bits_f64((uint64_t)${x})`;
+    // Same-width integers and half bit patterns: the pattern reinterpreted.
+    if (bits(from) >= 8 && bits(to) >= 8) return `((${cType(to)})${x})`;
+    return fail(`bitcast ${from} -> ${to}`);
+  }
+
+  private compare(n: Node): string {
+    const [a, b] = n.args as [number, number];
+    const at = this.g.node(a).type as ElementType;
+    checkCType(at);
+    const dir = (n.attr as string).slice(0, 2);
+    const op = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" }[dir]!;
+    if ((n.attr as string).endsWith("_TOTAL")) {
+      const key = (id: number): string => {
+        const x = this.v(id);
+        if (at === "f32") return `xk_total_key(xk_f32_bits(${x}), 32)`;
+        if (at === "f64") return `xk_total_key(xk_f64_bits(${x}), 64)`;
+        return `xk_total_key(${x}, 16)`;
+      };
+      return `((uint8_t)(${key(a)} ${op} ${key(b)}))`;
+    }
+    if (isHalf(at)) return `((uint8_t)(${this.d(a)} ${op} ${this.d(b)}))`;
+    return `((uint8_t)(${this.v(a)} ${op} ${this.v(b)}))`;
+  }
+
+  private reducePrecision(n: Node): string {
+    const t = n.type as ElementType;
+    const [e, m] = (n.attr as string).split(":").map(Number) as [number, number];
+    const x = this.v(n.args[0]!);
+    if (t === "f32") return `xk_bits_f32((uint32_t)xk_reduce_precision(xk_f32_bits(${x}), ${x} != ${x}, 32, 8, 23, ${e}, ${m}))`;
+    if (t === "f64") return `xk_bits_f64(xk_reduce_precision(xk_f64_bits(${x}), ${x} != ${x}, 64, 11, 52, ${e}, ${m}))`;
+    if (t === "f16") return `((uint16_t)xk_reduce_precision(${x}, ${this.d(n.args[0]!)} != ${this.d(n.args[0]!)}, 16, 5, 10, ${e}, ${m}))`;
+    if (t === "bf16") return `((uint16_t)xk_reduce_precision(${x}, ${this.d(n.args[0]!)} != ${this.d(n.args[0]!)}, 16, 8, 7, ${e}, ${m}))`;
+    return fail(`reduce-precision of ${t}`);
+  }
+
+  private unary(n: Node, t: ElementType, a: number): string {
+    const op = n.op;
+    checkCType(t);
+    const at = this.g.node(a).type as ElementType;
+    if (op === "isFinite") return isHalf(at) ? `((uint8_t)isfinite(${this.d(a)}))` : `((uint8_t)isfinite(${this.v(a)}))`;
+    if (t === "f32" || t === "f64" || isHalf(t)) {
+      const f32 = t === "f32";
+      const x = f32 ? this.v(a) : this.d(a);
+      const s = f32 ? "f" : "";
+      const lit = (v: string): string => (f32 ? `${v}f` : v);
+      let e: string;
+      switch (op) {
+        case "abs": e = `fabs${s}(${x})`; break;
+        case "neg": e = `(-${x})`; break;
+        case "ceil": e = `ceil${s}(${x})`; break;
+        case "floor": e = `floor${s}(${x})`; break;
+        case "roundEven": e = `rint${s}(${x})`; break;
+        case "roundAfz": e = `round${s}(${x})`; break;
+        case "sqrt": e = `sqrt${s}(${x})`; break;
+        case "rsqrt": e = `(${lit("1.0")} / sqrt${s}(${x}))`; break;
+        case "sign": e = `(${x} > ${lit("0.0")} ? ${lit("1.0")} : ${x} < ${lit("0.0")} ? ${lit("-1.0")} : ${x})`; break;
+        case "exp": e = f32 ? `xk_expf(${x})` : `exp(${x})`; break;
+        case "tanh": e = f32 ? `xk_tanhf(${x})` : `tanh(${x})`; break;
+        case "expm1": case "log": case "log1p": case "erf": case "cbrt": case "sin": case "cos": case "tan":
+          e = f32 ? `((float)${op}((double)${x}))` : `${op}(${x})`;
+          break;
+        case "logistic": e = f32 ? `((float)(1.0 / (1.0 + exp(-(double)${x}))))` : `(1.0 / (1.0 + exp(-${x})))`; break;
+        default: return fail(`${op} on ${t}`);
+      }
+      void EXP_OF_NON_POSITIVE; // e^x of a non-positive x needs no other code here: xk_expf clamps both ends.
+      return isHalf(t) ? this.fromDouble(t, e) : e;
+    }
+    const x = this.v(a);
+    const w = t === "pred" ? 1 : bits(t);
+    const mask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
+    switch (op) {
+      case "neg": return wrap(t, `(0 - ${x})`);
+      case "not": return t === "pred" ? `((uint8_t)(!${x}))` : wrap(t, `(~${x})`);
+      case "abs": return wrap(t, `(${x} < 0 ? 0 - ${x} : ${x})`);
+      case "sign": return wrap(t, `((${x} > 0) - (${x} < 0))`);
+      case "clz": return wrap(t, `(((uint64_t)${x} & ${mask}) == 0 ? ${w} : __builtin_clzll((uint64_t)${x} & ${mask}) - ${64 - w})`);
+      case "popcnt": return wrap(t, `__builtin_popcountll((uint64_t)${x} & ${mask})`);
+      default: return fail(`${op} on ${t}`);
+    }
+  }
+
+  private binary(op: string, t: ElementType, a: number, b: number): string {
+    checkCType(t);
+    if (t === "f32" || t === "f64" || isHalf(t)) {
+      const f32 = t === "f32";
+      const x = f32 || t === "f64" ? this.v(a) : this.d(a);
+      const y = f32 || t === "f64" ? this.v(b) : this.d(b);
+      const s = f32 ? "f" : "";
+      let e: string;
+      switch (op) {
+        case "add": e = `(${x} + ${y})`; break;
+        case "sub": e = `(${x} - ${y})`; break;
+        case "mul": e = `(${x} * ${y})`; break;
+        case "div": e = `(${x} / ${y})`; break;
+        case "rem": e = `fmod${s}(${x}, ${y})`; break;
+        case "max": e = f32 ? `xk_maxf(${x}, ${y})` : `xk_max(${x}, ${y})`; break;
+        case "min": e = f32 ? `xk_minf(${x}, ${y})` : `xk_min(${x}, ${y})`; break;
+        case "pow": e = f32 ? `((float)pow((double)${x}, (double)${y}))` : `pow(${x}, ${y})`; break;
+        case "atan2": e = f32 ? `((float)atan2((double)${x}, (double)${y}))` : `atan2(${x}, ${y})`; break;
+        default: return fail(`${op} on ${t}`);
+      }
+      return isHalf(t) ? this.fromDouble(t, e) : e;
+    }
+    const x = this.v(a);
+    const y = this.v(b);
+    const w = t === "pred" ? 1 : bits(t);
+    const signed = isSigned(t);
+    const wide = w === 64 ? (signed ? "int64_t" : "uint64_t") : signed ? "int32_t" : "uint32_t";
+    const uwide = w === 64 ? "uint64_t" : "uint32_t";
+    switch (op) {
+      case "add": return t === "pred" ? `((uint8_t)(${x} | ${y}))` : wrap(t, `((${uwide})${x} + (${uwide})${y})`);
+      case "sub": return wrap(t, `((${uwide})${x} - (${uwide})${y})`);
+      case "mul": return t === "pred" ? `((uint8_t)(${x} & ${y}))` : wrap(t, `((${uwide})${x} * (${uwide})${y})`);
+      case "and": return wrap(t, `(${x} & ${y})`);
+      case "or": return wrap(t, `(${x} | ${y})`);
+      case "xor": return wrap(t, `(${x} ^ ${y})`);
+      case "max": return `(${x} > ${y} ? ${x} : ${y})`;
+      case "min": return `(${x} < ${y} ? ${x} : ${y})`;
+      case "div": case "rem": {
+        // XLA: x / 0 = -1 (all ones), x % 0 = x; INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0.
+        const minusOne = signed ? `${y} == -1` : "0";
+        if (op === "div") return wrap(t, `(${y} == 0 ? (${wide})-1 : ${minusOne} ? (${wide})(0 - (${uwide})${x}) : (${wide})${x} / (${wide})${y})`);
+        return wrap(t, `(${y} == 0 ? (${wide})${x} : ${minusOne} ? (${wide})0 : (${wide})${x} % (${wide})${y})`);
+      }
+      case "shl": case "shrL": case "shrA": {
+        // The amount is read as unsigned (of t's width); ≥ width gives 0 (shl, shrL) or the sign fill (shrA).
+        const amt = `((${uwide})${y} & ${w === 64 ? "0xffffffffffffffffull" : w === 32 ? "0xffffffffu" : `${2 ** w - 1}u`})`;
+        const umask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
+        if (op === "shl") return wrap(t, `(${amt} < ${w} ? (${uwide})((${uwide})${x} << ${amt}) : 0)`);
+        if (op === "shrL") return wrap(t, `(${amt} < ${w} ? (${uwide})(((uint64_t)${x} & ${umask}) >> ${amt}) : 0)`);
+        // Arithmetic: the value sign-extended from t's width, shifted by at most width - 1.
+        const sx = w === 64 ? `(int64_t)${x}` : `((int64_t)((uint64_t)${x} << ${64 - w}) >> ${64 - w})`;
+        return wrap(t, `(${sx} >> (${amt} < ${w} ? ${amt} : ${w - 1}))`);
+      }
+      default: return fail(`${op} on ${t}`);
+    }
+  }
+}

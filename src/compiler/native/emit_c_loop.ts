@@ -1,0 +1,120 @@
+// Loop fusions as C: the same plan as the WebAssembly loop kernel (wasm/emit_loop.ts) —
+// the output's trailing dimensions collapsed into one inner loop wherever every load
+// stays affine in it (kernel/kernel_plan.ts), work units that are (outer row, chunk of
+// the inner loop) pairs — written as a plain C loop the compiler vectorizes: the nodes
+// that do not vary along the inner loop are computed once per row, each load affine in
+// it reads through a restrict pointer to its row, and the inner loop body is
+// straight-line code (`#pragma GCC ivdep`: outputs never overlap inputs except exactly,
+// element for element, when written in place).
+
+import type { ElementType } from "../../types/element_type.js";
+import { ELEMENT_TYPES } from "../../types/element_type.js";
+import type { FusedKernelIR } from "../kernel/lower_fusion.js";
+import { collapseDomain, dependsOn, reachable, splitAffine } from "../kernel/kernel_plan.js";
+import { rowAccess } from "../kernel/row_access.js";
+import type { KernelGraph, Node } from "../kernel/graph.js";
+import { bufferPointer, symbolize, SYM } from "./c_source.js";
+import { CValues, cType } from "./c_values.js";
+import type { NativeKernel } from "./kernel.js";
+
+/** Inner-loop elements per work unit when a row is split into chunks (as the wasm kernel's). */
+const CHUNK = 16384;
+
+const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
+
+/**
+ * Load bindings for loops whose inner variable is `innerVar`: a load affine in it reads
+ * `p<id>[i * stride]` through a pointer set once per row (returned in `pointers`, to
+ * declare before the loop, with the nodes of their bases); any other load addresses
+ * its element directly.
+ */
+export function planLoads(g: KernelGraph, nodes: readonly number[], innerVar: number, innerName: string): {
+  load: (n: Node) => string;
+  /** Index nodes the per-row pointers need (compute before declaring them). */
+  baseNodes: number[];
+  pointers: (names: ReadonlyMap<number, string>) => string[];
+} {
+  const varying = dependsOn(g, nodes, innerVar);
+  const affine = new Map<number, { base: number; stride: number }>();
+  for (const id of nodes) {
+    const n = g.node(id);
+    if (n.op !== "load" || !varying.has(id)) continue;
+    const s = splitAffine(g, n.args[0]!, innerVar);
+    if (s !== undefined) affine.set(id, s);
+  }
+  const generic = (n: Node, offset: string): string => `${bufferPointer(cType(n.type), n.attr as number, offset, storageBytes(n.type as ElementType), true)}[0]`;
+  let names: ReadonlyMap<number, string> = new Map();
+  return {
+    baseNodes: [...affine.values()].map((a) => a.base),
+    pointers: (known) => {
+      names = known;
+      return [...affine.entries()].map(([id, a]) => {
+        const n = g.node(id);
+        const t = cType(n.type);
+        return `const ${t} *restrict p${id} = ${bufferPointer(t, n.attr as number, known.get(a.base)!, storageBytes(n.type as ElementType), true)};`;
+      });
+    },
+    load: (n) => {
+      const a = affine.get(n.id);
+      if (a !== undefined) return `p${n.id}[${a.stride === 1 ? innerName : `${innerName} * ${a.stride}`}]`;
+      return generic(n, names.get(n.args[0]!) ?? `v${n.args[0]}`);
+    },
+  };
+}
+
+export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
+  const c = collapseDomain(ir.graph, ir.domain, ir.outputs.map((o) => o.value));
+  const g = c.graph;
+  const rows = c.outer.reduce((x, y) => x * y, 1);
+  const F = c.inner;
+  const chunks = F <= CHUNK || rows >= 64 ? 1 : Math.ceil(F / CHUNK);
+  const B = chunks === 1 ? F : CHUNK;
+  const nIn = ir.inputs.length;
+  const outTypes = ir.outputs.map((o) => o.type);
+
+  const nodes = reachable(g, c.roots);
+  const loads = planLoads(g, nodes, c.innerVar, "i");
+  // The bases the pointers need are new nodes (splitAffine builds them): plan over all of them.
+  const all = reachable(g, [...c.roots, ...loads.baseNodes]);
+  const varying = dependsOn(g, all, c.innerVar);
+  const outerName = new Map(c.outerVars.map((v, d) => [v, `o${d}`]));
+  const values = new CValues(g, {
+    load: loads.load,
+    leaf: (n) => (n.id === c.innerVar ? "i" : outerName.get(n.id) ?? `/* var ${n.attr} */0`),
+  });
+  const lines: string[] = [];
+  lines.push(`static void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {`);
+  lines.push(`  for (int64_t u = begin; u < end; u++) {`);
+  lines.push(`    const int64_t row = ${chunks === 1 ? "u" : `u / ${chunks}`};`);
+  lines.push(`    int64_t rest = row;`);
+  for (let d = c.outer.length - 1; d >= 0; d--) {
+    lines.push(d === 0 ? `    const int64_t o${d} = rest;` : `    const int64_t o${d} = rest % ${c.outer[d]}; rest /= ${c.outer[d]};`);
+  }
+  lines.push(`    (void)rest;`);
+  lines.push(`    const int64_t i0 = ${chunks === 1 ? "0" : `(u % ${chunks}) * ${B}`};`);
+  lines.push(`    const int64_t i1 = i0 + ${B} < ${F} ? i0 + ${B} : ${F};`);
+  values.emit(all.filter((id) => !varying.has(id)), lines, "    ");
+  lines.push(...loads.pointers(values.names).map((l) => `    ${l}`));
+  ir.outputs.forEach((o, k) => {
+    const t = cType(o.type);
+    lines.push(`    ${t} *restrict out${k} = ${bufferPointer(t, nIn + k, `row * ${F}`, storageBytes(o.type), false)};`);
+  });
+  lines.push(`#pragma GCC ivdep`);
+  lines.push(`    for (int64_t i = i0; i < i1; i++) {`);
+  values.emit(nodes.filter((id) => varying.has(id)), lines, "      ");
+  c.roots.forEach((r, k) => lines.push(`      out${k}[i] = ${values.names.get(r)};`));
+  lines.push(`    }`);
+  lines.push(`  }`);
+  lines.push(`}`);
+  const bytesPerElement = ir.inputs.reduce((s, x) => s + storageBytes(x.type), 0) + outTypes.reduce((s, t) => s + storageBytes(t), 0);
+  return {
+    name,
+    c: symbolize("loop", lines.join("\n")),
+    operandCount: nIn,
+    resultCount: ir.outputs.length,
+    scratchBytes: 0,
+    parallelExtent: rows * chunks,
+    costPerUnit: B * (bytesPerElement + g.nodes.length),
+    rows: chunks === 1 ? rowAccess(ir, c.outer.map((_, d) => d)) : undefined,
+  };
+}
