@@ -16,6 +16,8 @@ import { arrayLeaves, byteSize } from "../types/shape.js";
 import type { NativeCpu, NativeKernel } from "./native/kernel.js";
 import type { NativeKernelBuild } from "./native/build.js";
 import { emitFusionKernelC } from "./native/emit_c_fusion.js";
+import { emitGemmC } from "./native/gemm_c.js";
+import { emitConvC } from "./native/conv_c.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
@@ -58,11 +60,7 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
 
 type NativeRoutine = (inst: Instruction, cpu: NativeCpu) => NativeKernel | Unsupported;
 
-/**
- * The C code generators. Dots, convolutions and output fusions get theirs from the
- * GEMM and convolution generators (native/gemm_c.ts, conv_c.ts) once those land; until
- * then their WebAssembly kernels run.
- */
+/** The C code generators. Output fusions get theirs once an epilogue generator lands; until then their WebAssembly kernels run. */
 const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
   fusion: (inst) => {
     const fusion = inst as Instruction<"fusion">;
@@ -70,6 +68,11 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
     if (kind === "output") return { unsupported: "output fusions have no C generator yet" };
     return emitFusionKernelC(calledComputation, inst.name, rowMaxima(fusion));
   },
+  dot: (inst, cpu) => {
+    const spec = gemmSpecOfDot(inst as Instruction<"dot">);
+    return "unsupported" in spec ? spec : emitGemmC(spec, cpu);
+  },
+  convolution: (inst, cpu) => emitConvC(inst as Instruction<"convolution">, cpu),
 };
 
 /** A native kernel in a program: with the bytes of its buffers (operands, then results), which the glue checks its calls against. */

@@ -18,7 +18,8 @@
 import type { Instruction } from "../../ir/computation.js";
 import { convGeometry, type ConvGeometry } from "../wasm/conv.js";
 import type { Unsupported } from "../wasm/kernel.js";
-import { cSymbol, packBSource } from "./gemm_c.js";
+import { packBSource } from "./gemm_c.js";
+import { SYM, symbolize } from "./c_source.js";
 import { gemmFamily, microkernelSource, type GemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 
@@ -153,7 +154,7 @@ function convProblem(g: ConvGeometry): string | undefined {
   return undefined;
 }
 
-/** The convolution kernel as C: sym(mem, args = [input, kernel, output, scratch], begin, end). */
+/** The convolution kernel as C: sym(mem, args = [input, kernel, output, scratch], begin, end); `symbol` and `family` as emitGemmC's. */
 export function emitConvC(
   conv: Instruction<"convolution">, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu),
 ): NativeKernel | Unsupported {
@@ -164,7 +165,7 @@ export function emitConvC(
   const pixels = g.outputSizes[0] * g.outputSizes[1] * g.outputSizes[2];
   const kDepth = g.kernelSizes[0] * g.kernelSizes[1] * g.c;
   const name = `conv ${conv.name} ${pixels}px ${kDepth}x${g.o}${g.type === "f64" ? " f64" : ""} ${family.name}`;
-  const sym = symbol ?? cSymbol(name);
+  const sym = symbol ?? SYM;
   const r = convRoutine(g, family, sym);
   const source = `${r.source}
 void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
@@ -173,7 +174,7 @@ void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
 `;
   return {
     name,
-    c: { symbol: sym, source },
+    c: symbol === undefined ? symbolize("conv", source) : { symbol, source },
     operandCount: 2,
     resultCount: 1,
     scratchBytes: r.scratchBytes,

@@ -26,6 +26,7 @@
 import type { Unsupported } from "../wasm/kernel.js";
 import { gemmKernelName, streamsB, type GemmSpec } from "../wasm/gemm.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
+import { SYM, symbolize } from "./c_source.js";
 import { gemmFamily, microkernelSource, type GemmFamily } from "./gemm_c_family.js";
 
 export { gemmFamily, type GemmFamily, type GemmFamilyName } from "./gemm_c_family.js";
@@ -233,21 +234,16 @@ static void ${p}_pack_b(const ${t} *restrict b, ${t} *restrict dst, int64_t p0, 
 }`;
 }
 
-/** A C identifier from a kernel name (`gemm 4x8x2 NN f32` -> `gemm_4x8x2_NN_f32`). */
-export function cSymbol(name: string): string {
-  const s = name.replace(/[^A-Za-z0-9_]/g, "_");
-  return /^[0-9]/.test(s) ? `k_${s}` : s;
-}
-
 /**
  * The GEMM kernel for a spec, as C: sym(mem, args = [a, b, c, scratch], begin, end).
+ * `symbol`: the function's name (default: one from the source's hash, see c_source.ts);
  * `family` overrides the one the CPU gets (tests build each family on one machine).
  */
 export function emitGemmC(spec: GemmSpec, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu)): NativeKernel | Unsupported {
   const problem = checkGemmSpec(spec);
   if (problem !== undefined) return { unsupported: problem };
   const name = `${gemmKernelName(spec)} ${family.name}`;
-  const sym = symbol ?? cSymbol(name);
+  const sym = symbol ?? SYM;
   const r = anyGemmRoutine(spec, family, sym);
   const source = `${r.source}
 void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
@@ -256,7 +252,7 @@ void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
 `;
   return {
     name,
-    c: { symbol: sym, source },
+    c: symbol === undefined ? symbolize("gemm", source) : { symbol, source },
     operandCount: 2,
     resultCount: 1,
     scratchBytes: r.scratchBytes,
