@@ -18,6 +18,7 @@ import type { NativeKernelBuild } from "./native/build.js";
 import { emitFusionKernelC } from "./native/emit_c_fusion.js";
 import { emitGemmC } from "./native/gemm_c.js";
 import { emitConvC } from "./native/conv_c.js";
+import { emitOutputFusionC } from "./native/epilogue_c.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
@@ -60,12 +61,12 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
 
 type NativeRoutine = (inst: Instruction, cpu: NativeCpu) => NativeKernel | Unsupported;
 
-/** The C code generators. Output fusions get theirs once an epilogue generator lands; until then their WebAssembly kernels run. */
+/** The C code generators. */
 const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
-  fusion: (inst) => {
+  fusion: (inst, cpu) => {
     const fusion = inst as Instruction<"fusion">;
     const { kind, calledComputation } = fusion.attrs;
-    if (kind === "output") return { unsupported: "output fusions have no C generator yet" };
+    if (kind === "output") return emitOutputFusionC(calledComputation, cpu, inst.name);
     return emitFusionKernelC(calledComputation, inst.name, rowMaxima(fusion));
   },
   dot: (inst, cpu) => {
