@@ -43,9 +43,14 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
     return notes.length;
   };
   const failures: string[] = [];
-  const header = ["workload", "unit", "thr", ...LIBRARIES.map((l) => (l === "xlats-interp" ? "xlats-interp*" : l)),
-    "wasm / best wasm peer", "wasm / tfjs-wasm", "wasm / ort-web", "2t / 1t (xlats-wasm)",
-    "native / ort-node", "native / numpy", "2t / 1t (xlats-native)", "native compile (first run)"];
+  // Only the libraries this run measured (--runners), and the ratio columns of the xlats backends among them.
+  const ran = new Set(cells.map((c) => c.runner.name));
+  const libraries = LIBRARIES.filter((l) => ran.has(l));
+  const wasmColumns = ran.has("xlats-wasm");
+  const nativeColumns = ran.has("xlats-native");
+  const header = ["workload", "unit", "thr", ...libraries.map((l) => (l === "xlats-interp" ? "xlats-interp*" : l)),
+    ...(wasmColumns ? ["wasm / best wasm peer", "wasm / tfjs-wasm", "wasm / ort-web", "2t / 1t (xlats-wasm)"] : []),
+    ...(nativeColumns ? ["native / ort-node", "native / numpy", "2t / 1t (xlats-native)", "native compile (first run)"] : [])];
   const lines = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`];
   for (const p of plan) {
     for (const t of threads) {
@@ -53,7 +58,7 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
       const unit = measure(p.full).unit;
       const row = [rowLabel, unit, `${t}`];
       const figure = (name: string, th = t): number | undefined => figureOf(lookup(name, th, p.kind, rowLabel), p);
-      for (const lib of LIBRARIES) {
+      for (const lib of libraries) {
         if (lib === "xlats-interp" && t !== 1) { row.push("—"); continue; }
         const cell = lookup(lib, lib === "xlats-interp" ? 1 : t, p.kind, rowLabel);
         if (cell === undefined) { row.push(""); continue; }
@@ -72,16 +77,20 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
       const ours = figure("xlats-wasm");
       const peers = WASM_PEERS.map((n) => figure(n)).filter((x): x is number => x !== undefined);
       const ratio = (peer: number | undefined): string => (ours !== undefined && peer !== undefined ? `${fmt(ours / peer)}×` : "—");
-      row.push(ratio(peers.length > 0 ? Math.max(...peers) : undefined), ratio(figure("tfjs-wasm")), ratio(figure("ort-web")));
       const one = figure("xlats-wasm", 1);
-      row.push(t > 1 && ours !== undefined && one !== undefined ? `${fmt(ours / one)}×` : "—");
+      if (wasmColumns) {
+        row.push(ratio(peers.length > 0 ? Math.max(...peers) : undefined), ratio(figure("tfjs-wasm")), ratio(figure("ort-web")));
+        row.push(t > 1 && ours !== undefined && one !== undefined ? `${fmt(ours / one)}×` : "—");
+      }
       const native = figure("xlats-native");
       const nativeRatio = (peer: number | undefined): string => (native !== undefined && peer !== undefined ? `${fmt(native / peer)}×` : "—");
       const nativeOne = figure("xlats-native", 1);
-      row.push(nativeRatio(figure("ort-node")), nativeRatio(figure("numpy")), t > 1 ? nativeRatio(nativeOne) : "—");
       const nativeCell = lookup("xlats-native", t, p.kind, rowLabel);
       const compileMs = nativeCell?.outcome.status === "ok" ? nativeCell.outcome.compileMs : undefined;
-      row.push(compileMs !== undefined ? `${(compileMs / 1000).toFixed(2)} s` : "—");
+      if (nativeColumns) {
+        row.push(nativeRatio(figure("ort-node")), nativeRatio(figure("numpy")), t > 1 ? nativeRatio(nativeOne) : "—");
+        row.push(compileMs !== undefined ? `${(compileMs / 1000).toFixed(2)} s` : "—");
+      }
       lines.push(`| ${row.join(" | ")} |`);
     }
   }
@@ -149,9 +158,14 @@ export function buildTargets(plan: readonly PlannedWorkload[], cells: readonly C
     const r = ours !== undefined && theirs !== undefined ? ours / theirs : undefined;
     lines.push(`| ${name} | ≥ ${goal}× | ${r === undefined ? "n/a" : `${fmt(r)}×`} | ${r === undefined ? "—" : r >= goal ? "yes" : "no"} |`);
   };
-  targets.forEach(row);
-  lines.push("", "| target (xlats-native) | goal | measured | met |", "|---|---|---|---|");
-  nativeTargets.forEach(row);
+  const ran = new Set(cells.map((c) => c.runner.name));
+  if (ran.has("xlats-wasm") || !ran.has("xlats-native")) targets.forEach(row);
+  else lines.length = 0;
+  if (ran.has("xlats-native")) {
+    if (lines.length > 0) lines.push("");
+    lines.push("| target (xlats-native) | goal | measured | met |", "|---|---|---|---|");
+    nativeTargets.forEach(row);
+  }
   return lines.join("\n");
 }
 
