@@ -19,13 +19,13 @@ import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { reachable, dependsOn } from "../kernel/kernel_plan.js";
 import { outputCore, planEpilogue, type EpiloguePlan } from "../wasm/epilogue.js";
 import { convGeometry } from "../wasm/conv.js";
-import { gemmSpecOfDot } from "../wasm/gemm.js";
+import { checkGemmSpec, gemmSpecOfDot } from "../wasm/gemm.js";
 import type { Unsupported } from "../wasm/kernel.js";
 import { bufferPointer, SYM, symbolize } from "./c_source.js";
 import { CFail, CValues, checkCType, cType } from "./c_values.js";
 import { convRoutine } from "./conv_c.js";
 import { planLoads } from "./emit_c_loop.js";
-import { anyGemmRoutine, checkGemmSpec } from "./gemm_c.js";
+import { anyGemmRoutine } from "./gemm_c.js";
 import { gemmFamily, type GemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 

@@ -24,12 +24,10 @@
 // copy it once for a single use.
 
 import type { Unsupported } from "../wasm/kernel.js";
-import { gemmKernelName, streamsB, type GemmSpec } from "../wasm/gemm.js";
+import { checkGemmSpec, gemmKernelName, streamsB, type GemmSpec } from "../wasm/gemm.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
 import { gemmFamily, microkernelSource, type GemmFamily } from "./gemm_c_family.js";
-
-export { gemmFamily, type GemmFamily, type GemmFamilyName } from "./gemm_c_family.js";
 
 /** Parallel units a kernel should offer at least (when its shape allows), for up to 16 threads. */
 const MIN_UNITS = 16;
@@ -49,17 +47,6 @@ export function defaultBlocking(spec: GemmSpec, family: GemmFamily): GemmBlockin
   const nr = family.nr(spec.elementType);
   const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.floor((512 * 1024) / (kc * es))), nr);
   return { kc, nc };
-}
-
-export function checkGemmSpec(spec: GemmSpec): string | undefined {
-  for (const key of ["batch", "m", "n", "k"] as const) {
-    if (!Number.isInteger(spec[key]) || spec[key] < 0) return `gemm: ${key} must be a non-negative integer, got ${spec[key]}`;
-  }
-  if (spec.elementType !== "f32" && spec.elementType !== "f64") return `gemm: element type ${String(spec.elementType)} is not f32 or f64`;
-  const es = spec.elementType === "f32" ? 4 : 8;
-  const largest = Math.max(spec.m * spec.k, spec.k * spec.n, spec.m * spec.n) * spec.batch * es;
-  if (largest >= 2 ** 32) return "gemm: operands exceed 4 GiB";
-  return undefined;
 }
 
 /** A GEMM routine's C definitions, and its work split and scratch size. */
