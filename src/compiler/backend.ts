@@ -9,13 +9,17 @@
 // host put them and writes its results straight into the host's result buffers: no
 // copy in or out. Collectives and host transfers go through the interpreter's kernels
 // with the runtime's rendezvous, writing where the plan says.
+//
+// The native backend is the same with C kernels: each device builds (or finds in the
+// on-disk cache) the program's module and loads it in its worker thread.
 
 import { ExecutionError } from "../types/errors.js";
 import type { Backend, DeviceBackend } from "../runtime/backend.js";
 import type { BackendEntry } from "../runtime/backend_registry.js";
 import { deserializeComputation, serializeComputation, type SerializedProgram } from "../runtime/serialize.js";
 import { evaluateOptionsOf } from "../runtime/interpreter_backend.js";
-import { compileSync, plan } from "./index.js";
+import { compileSync, plan, type CompileOptions } from "./index.js";
+import { nativeLoadSync } from "./native/program_module.js";
 import { WasmDevice } from "./device.js";
 import { loadProgramSync, regionBytes } from "./executable.js";
 import type { WasmTarget } from "./wasm/kernel.js";
@@ -36,18 +40,26 @@ const DEVICE_THREADS = 1;
 /** Only plans (its memory is never used): the runtime's memories are shared, so kernels import a shared memory. */
 let planningDevice: WasmDevice | undefined;
 
-export const wasmBackend: Backend = {
-  name: "wasm",
-  deviceMemory: true,
-  prepare(program): PreparedWasmProgram {
-    planningDevice ??= new WasmDevice({ target: { sharedMemory: true } });
-    // Serialized before planning: the devices start from the IR as the caller built it.
-    const serialized = serializeComputation(program);
-    const planned = plan(program, {}, planningDevice);
-    return { program: serialized, target: planningDevice.target, regionBytes: regionBytes(planned.program, DEVICE_THREADS) };
-  },
-  scratchBytes: (prepared) => (prepared as PreparedWasmProgram).regionBytes,
-};
+type CompiledBackendName = "wasm" | "native";
+
+function hostBackend(name: CompiledBackendName): Backend {
+  const options: CompileOptions = { backend: name };
+  return {
+    name,
+    deviceMemory: true,
+    prepare(program): PreparedWasmProgram {
+      planningDevice ??= new WasmDevice({ target: { sharedMemory: true } });
+      // Serialized before planning: the devices start from the IR as the caller built it.
+      const serialized = serializeComputation(program);
+      const planned = plan(program, options, planningDevice);
+      return { program: serialized, target: planningDevice.target, regionBytes: regionBytes(planned.program, DEVICE_THREADS) };
+    },
+    scratchBytes: (prepared) => (prepared as PreparedWasmProgram).regionBytes,
+  };
+}
+
+export const wasmBackend: Backend = hostBackend("wasm");
+export const nativeBackend: Backend = hostBackend("native");
 
 /** One WasmDevice per device memory, so a program loaded twice on a device is planned once (the plan cache is per device). */
 const devices = new WeakMap<WebAssembly.Memory, WasmDevice>();
@@ -61,56 +73,69 @@ function deviceFor(memory: WebAssembly.Memory, target: WasmTarget): WasmDevice {
   return device;
 }
 
-export const wasmDeviceBackend: DeviceBackend = {
-  name: "wasm",
-  load(prepared, context) {
-    const { memory, scratch } = context;
-    if (memory === undefined || scratch === undefined) throw new ExecutionError("wasm: a program was loaded without the device's memory or its reserved region");
-    const p = prepared as PreparedWasmProgram;
-    const device = deviceFor(memory, p.target);
-    const planned = plan(deserializeComputation(p.program), {}, device);
-    const executable = loadProgramSync(planned.program, device, planned.log, scratch);
-    return {
-      run(args, env) {
-        void args; // the same arrays, as views: the program reads device memory at the offsets directly
-        const { argumentLeafOffsets, resultOffsets } = env;
-        if (env.memory !== memory || argumentLeafOffsets === undefined || resultOffsets === undefined) {
-          throw new ExecutionError("wasm: a run without the device memory the program was loaded in, or without the offsets of its buffers");
-        }
-        executable.executeAt(argumentLeafOffsets.flat(), resultOffsets, evaluateOptionsOf(env));
-        // Views of the host's result buffers: the worker sees they are in place and copies nothing.
-        return device.viewLiteral(planned.program.resultShape, resultOffsets);
-      },
-      unload: () => executable.delete(),
-    };
-  },
-};
+function deviceBackend(name: CompiledBackendName): DeviceBackend {
+  return {
+    name,
+    load(prepared, context) {
+      const { memory, scratch } = context;
+      if (memory === undefined || scratch === undefined) throw new ExecutionError(`${name}: a program was loaded without the device's memory or its reserved region`);
+      const p = prepared as PreparedWasmProgram;
+      const device = deviceFor(memory, p.target);
+      const planned = plan(deserializeComputation(p.program), { backend: name }, device);
+      const native = name === "native" ? nativeLoadSync(planned.program, DEVICE_THREADS) : undefined;
+      const executable = loadProgramSync(planned.program, device, planned.log, scratch, native);
+      return {
+        run(args, env) {
+          void args; // the same arrays, as views: the program reads device memory at the offsets directly
+          const { argumentLeafOffsets, resultOffsets } = env;
+          if (env.memory !== memory || argumentLeafOffsets === undefined || resultOffsets === undefined) {
+            throw new ExecutionError(`${name}: a run without the device memory the program was loaded in, or without the offsets of its buffers`);
+          }
+          executable.executeAt(argumentLeafOffsets.flat(), resultOffsets, evaluateOptionsOf(env));
+          // Views of the host's result buffers: the worker sees they are in place and copies nothing.
+          return device.viewLiteral(planned.program.resultShape, resultOffsets);
+        },
+        unload: () => executable.delete(),
+      };
+    },
+  };
+}
 
-export const wasmEntry: BackendEntry = {
-  host: wasmBackend,
-  device: wasmDeviceBackend,
-  // Synchronous, so the synchronous check runner can use it too: kernels are small
-  // modules, which even a browser's main thread compiles synchronously.
-  evaluate: (computation, args, options) => {
-    const executable = compileSync(computation);
-    try {
-      return executable.run(args, options);
-    } finally {
-      executable.delete();
-    }
-  },
-  compileAndDump: (module, options) => {
-    const sections: string[] = [];
-    const executable = compileSync(module, {
-      ...(options.dumpAfterEach ? { dumpAfterEach: (pass, m) => sections.push(`// ---- after ${pass}\n${dumpText(m)}`) } : {}),
-    });
-    try {
-      if (options.dump === true) sections.push(`// ---- compiled\n${executable.dump()}`);
-      const st = executable.stats;
-      sections.push(`// ${module.name}: ${st.kernels} kernel(s), ${st.interpreted.length} interpreted step(s), peak ${st.peakBytes} bytes`);
-      return sections.join("\n");
-    } finally {
-      executable.delete();
-    }
-  },
-};
+export const wasmDeviceBackend: DeviceBackend = deviceBackend("wasm");
+export const nativeDeviceBackend: DeviceBackend = deviceBackend("native");
+
+function compiledEntry(name: CompiledBackendName, host: Backend, device: DeviceBackend): BackendEntry {
+  return {
+    host,
+    device,
+    // Synchronous, so the synchronous check runner can use it too: kernels are small
+    // modules, which even a browser's main thread compiles synchronously (native modules
+    // are built by the C compiler, synchronously, or found in the cache).
+    evaluate: (computation, args, options) => {
+      const executable = compileSync(computation, { backend: name });
+      try {
+        return executable.run(args, options);
+      } finally {
+        executable.delete();
+      }
+    },
+    compileAndDump: (module, options) => {
+      const sections: string[] = [];
+      const executable = compileSync(module, {
+        backend: name,
+        ...(options.dumpAfterEach ? { dumpAfterEach: (pass, m) => sections.push(`// ---- after ${pass}\n${dumpText(m)}`) } : {}),
+      });
+      try {
+        if (options.dump === true) sections.push(`// ---- compiled\n${executable.dump()}`);
+        const st = executable.stats;
+        sections.push(`// ${module.name}: ${st.kernels} kernel(s), ${st.interpreted.length} interpreted step(s), peak ${st.peakBytes} bytes`);
+        return sections.join("\n");
+      } finally {
+        executable.delete();
+      }
+    },
+  };
+}
+
+export const wasmEntry: BackendEntry = compiledEntry("wasm", wasmBackend, wasmDeviceBackend);
+export const nativeEntry: BackendEntry = compiledEntry("native", nativeBackend, nativeDeviceBackend);

@@ -7,9 +7,9 @@
 
 import type { BackendEntry } from "./backend_registry.js";
 import { interpreterEntry } from "./interpreter_backend.js";
-import { wasmEntry } from "../compiler/backend.js";
+import { nativeEntry, wasmEntry } from "../compiler/backend.js";
 
-export const BUILTIN_BACKENDS: readonly BackendEntry[] = [interpreterEntry, wasmEntry];
+export const BUILTIN_BACKENDS: readonly BackendEntry[] = [interpreterEntry, wasmEntry, nativeEntry];
 
 /** The backend `xlats run`, `xlats test` and the check runner use when none is named. */
 export const DEFAULT_BACKEND = "wasm";

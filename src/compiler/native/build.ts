@@ -36,12 +36,17 @@ function glueKernels(kernels: readonly NativeKernelBuild[]): GlueKernel[] {
 
 /** The kernels' part of the module's source (the prelude, then each kernel), and the glue. */
 export function nativeModuleParts(kernels: readonly NativeKernelBuild[]): { kernels: string; glue: string } {
-  const symbols = new Set<string>();
+  // Kernels with the same symbol have the same source (c_source.ts names them by it): defined once.
+  const defined = new Map<string, string>();
+  const parts = [PRELUDE];
   for (const { kernel } of kernels) {
-    if (symbols.has(kernel.c.symbol)) throw new CompileError(`${kernel.name}: the symbol ${kernel.c.symbol} is defined twice in one module`);
-    symbols.add(kernel.c.symbol);
+    const known = defined.get(kernel.c.symbol);
+    if (known === kernel.c.source) continue;
+    if (known !== undefined) throw new CompileError(`${kernel.name}: the symbol ${kernel.c.symbol} has two definitions in one module`);
+    defined.set(kernel.c.symbol, kernel.c.source);
+    parts.push(`/* ${kernel.name.replace(/\*\//g, "* /")} */\n${kernel.c.source}`);
   }
-  return { kernels: [PRELUDE, ...kernels.map((k) => `/* ${k.kernel.name.replace(/\*\//g, "* /")} */\n${k.kernel.c.source}`)].join("\n"), glue: glueSource(glueKernels(kernels)) };
+  return { kernels: parts.join("\n"), glue: glueSource(glueKernels(kernels)) };
 }
 
 function toolchainOrThrow(name: string): Toolchain {

@@ -57,7 +57,7 @@ export function checkCType(t: NodeType): void {
 }
 
 /** An expression of type t wrapped to t's width. */
-function wrap(t: ElementType, e: string): string {
+export function wrap(t: ElementType, e: string): string {
   if (t === "pred") return `((uint8_t)((${e}) != 0))`;
   const w = bits(t);
   if (w >= 8) return `((${cType(t)})(${e}))`;

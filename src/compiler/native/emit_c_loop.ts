@@ -23,42 +23,48 @@ const CHUNK = 16384;
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
 /**
- * Load bindings for loops whose inner variable is `innerVar`: a load affine in it reads
- * `p<id>[i * stride]` through a pointer set once per row (returned in `pointers`, to
- * declare before the loop, with the nodes of their bases); any other load addresses
- * its element directly.
+ * Load bindings for loops over `innerVar`: a load affine in it reads `p<id>[i * stride]`
+ * (i: `inner`, the C name of the loop's index, which the emitter may change between
+ * loops) through a pointer set once per row (`pointers`, declared after the nodes of
+ * `baseNodes`); any other load addresses its element directly.
  */
-export function planLoads(g: KernelGraph, nodes: readonly number[], innerVar: number, innerName: string): {
-  load: (n: Node) => string;
-  /** Index nodes the per-row pointers need (compute before declaring them). */
-  baseNodes: number[];
-  pointers: (names: ReadonlyMap<number, string>) => string[];
-} {
-  const varying = dependsOn(g, nodes, innerVar);
-  const affine = new Map<number, { base: number; stride: number }>();
-  for (const id of nodes) {
-    const n = g.node(id);
-    if (n.op !== "load" || !varying.has(id)) continue;
-    const s = splitAffine(g, n.args[0]!, innerVar);
-    if (s !== undefined) affine.set(id, s);
+export class LoadPlan {
+  private readonly affine = new Map<number, { base: number; stride: number }>();
+  /** The C names of computed nodes (the CValues' map, filled as it emits). */
+  names: ReadonlyMap<number, string> = new Map();
+  inner: string;
+
+  constructor(private readonly g: KernelGraph, nodes: readonly number[], innerVar: number, inner: string) {
+    this.inner = inner;
+    const varying = dependsOn(g, nodes, innerVar);
+    for (const id of nodes) {
+      const n = g.node(id);
+      if (n.op !== "load" || !varying.has(id)) continue;
+      const s = splitAffine(g, n.args[0]!, innerVar);
+      if (s !== undefined) this.affine.set(id, s);
+    }
   }
-  const generic = (n: Node, offset: string): string => `${bufferPointer(cType(n.type), n.attr as number, offset, storageBytes(n.type as ElementType), true)}[0]`;
-  let names: ReadonlyMap<number, string> = new Map();
-  return {
-    baseNodes: [...affine.values()].map((a) => a.base),
-    pointers: (known) => {
-      names = known;
-      return [...affine.entries()].map(([id, a]) => {
-        const n = g.node(id);
-        const t = cType(n.type);
-        return `const ${t} *restrict p${id} = ${bufferPointer(t, n.attr as number, known.get(a.base)!, storageBytes(n.type as ElementType), true)};`;
-      });
-    },
-    load: (n) => {
-      const a = affine.get(n.id);
-      if (a !== undefined) return `p${n.id}[${a.stride === 1 ? innerName : `${innerName} * ${a.stride}`}]`;
-      return generic(n, names.get(n.args[0]!) ?? `v${n.args[0]}`);
-    },
+
+  /** Index nodes the per-row pointers need (new nodes of the graph: compute them before `pointers`). */
+  get baseNodes(): number[] {
+    return [...this.affine.values()].map((a) => a.base);
+  }
+
+  /** The pointers' declarations, given the names of the computed nodes. */
+  pointers(known: ReadonlyMap<number, string>): string[] {
+    return [...this.affine.entries()].map(([id, a]) => {
+      const n = this.g.node(id);
+      const t = cType(n.type);
+      return `const ${t} *restrict p${id} = ${bufferPointer(t, n.attr as number, known.get(a.base)!, storageBytes(n.type as ElementType), true)};`;
+    });
+  }
+
+  readonly load = (n: Node): string => {
+    const a = this.affine.get(n.id);
+    if (a !== undefined) return `p${n.id}[${a.stride === 1 ? this.inner : `${this.inner} * ${a.stride}`}]`;
+    const offset = this.names.get(n.args[0]!);
+    if (offset === undefined) throw new Error(`load ${n.id}: its offset was not computed before it`);
+    return `${bufferPointer(cType(n.type), n.attr as number, offset, storageBytes(n.type as ElementType), true)}[0]`;
   };
 }
 
@@ -73,7 +79,7 @@ export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
   const outTypes = ir.outputs.map((o) => o.type);
 
   const nodes = reachable(g, c.roots);
-  const loads = planLoads(g, nodes, c.innerVar, "i");
+  const loads = new LoadPlan(g, nodes, c.innerVar, "i");
   // The bases the pointers need are new nodes (splitAffine builds them): plan over all of them.
   const all = reachable(g, [...c.roots, ...loads.baseNodes]);
   const varying = dependsOn(g, all, c.innerVar);
@@ -82,6 +88,7 @@ export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
     load: loads.load,
     leaf: (n) => (n.id === c.innerVar ? "i" : outerName.get(n.id) ?? `/* var ${n.attr} */0`),
   });
+  loads.names = values.names;
   const lines: string[] = [];
   lines.push(`static void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {`);
   lines.push(`  for (int64_t u = begin; u < end; u++) {`);

@@ -20,7 +20,8 @@
 // dimensions adjacent, so that (row, r, j) walks the domain in row-major order.
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
-import { unlinearize, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
+import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
+import { reduceLoops } from "../kernel/reduce_loops.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { planBody, type BodyPlan } from "./emit_loop.js";
 import type { KernelGraph } from "../kernel/graph.js";
@@ -28,7 +29,7 @@ import { rowAccess } from "../kernel/row_access.js";
 import { isNarrowFloat } from "./narrow_float.js";
 import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop, vectorCost } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
-import { rebuild, reachable } from "../kernel/kernel_plan.js";
+import { reachable } from "../kernel/kernel_plan.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { computeType, isSigned, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
 
@@ -218,58 +219,13 @@ export function emitRowVectorLoops(
 
 export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
   const red = ir.reduce!;
-  const D = ir.domain;
-  const n = D.length;
-  const reduced = red.dims;
-  const kept = D.map((_, i) => i).filter((i) => !reduced.includes(i));
-  const last = reduced.length === 0 ? -1 : reduced[reduced.length - 1]!;
-  const outerKept = kept.filter((d) => d < last);
-  const innerKept = kept.filter((d) => d > last);
-  const size = (ds: readonly number[]): number => ds.reduce((x, d) => x * D[d]!, 1);
-  const rows = size(outerKept);
-  const Rn = size(reduced);
-  const J = size(innerKept);
   for (const r of red.reductions) {
     // Their accumulators would need the per-step rounding and NaN rules of emit_values.
     if (isNarrowFloat(r.type)) throw new EmitFail(`reductions of ${r.type} are not compiled`);
     if ((r.type === "bf16" || r.type === "f16") && (r.kind === "add" || r.kind === "mul")) throw new EmitFail("bf16 sums would not round as the interpreter's");
   }
-
   // The graph over (row, r, j).
-  const g0 = ir.graph;
-  const roots = [
-    ...red.reductions.flatMap((r) => [r.value, r.init, ...(r.generic ? [...r.generic.body.params, ...r.generic.body.results] : [])]),
-    ...ir.outputs.map((o) => o.value),
-  ];
-  let rowVar = -1, rVar = -1, jVar = -1;
-  let mapDomain: number[] = [];
-  const { graph: g, map } = rebuild(g0, roots, (dim, _size, o) => {
-    if (rowVar < 0) {
-      rowVar = o.variable(0, rows);
-      rVar = o.variable(1, Rn);
-      jVar = o.variable(2, J);
-      const rowIdx = unlinearize(o, rowVar, outerKept.map((d) => D[d]!));
-      const rIdx = unlinearize(o, rVar, reduced.map((d) => D[d]!));
-      const jIdx = unlinearize(o, jVar, innerKept.map((d) => D[d]!));
-      mapDomain = D.map((_, d) => {
-        const a = outerKept.indexOf(d);
-        if (a >= 0) return rowIdx[a]!;
-        const b = reduced.indexOf(d);
-        if (b >= 0) return rIdx[b]!;
-        return jIdx[innerKept.indexOf(d)]!;
-      });
-    }
-    // Variables n + k are the output's: kept dimension k.
-    return dim < n ? mapDomain[dim]! : mapDomain[kept[dim - n]!]!;
-  });
-  if (rowVar < 0) {
-    rowVar = g.variable(0, rows);
-    rVar = g.variable(1, Rn);
-    jVar = g.variable(2, J);
-  }
-  const values = red.reductions.map((r) => map(r.value));
-  const inits = red.reductions.map((r) => map(r.init));
-  const outputs = ir.outputs.map((o) => map(o.value));
+  const { graph: g, map, rowVar, rVar, jVar, rows, Rn, J, outerKept, reduced, values, inits, outputs } = reduceLoops(ir);
   /** Indices (into ir.outputs) of the full outputs, and of the per-reduced-element ones. */
   const fullOut = ir.outputs.flatMap((o, k) => (o.full === true ? [k] : []));
   const reducedOut = ir.outputs.flatMap((o, k) => (o.full === true ? [] : [k]));
