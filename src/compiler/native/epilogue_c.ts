@@ -24,7 +24,7 @@ import type { Unsupported } from "../wasm/kernel.js";
 import { bufferPointer, SYM, symbolize } from "./c_source.js";
 import { CFail, CValues, checkCType, cType } from "./c_values.js";
 import { convRoutine } from "./conv_c.js";
-import { planLoads } from "./emit_c_loop.js";
+import { LoadPlan } from "./emit_c_loop.js";
 import { anyGemmRoutine } from "./gemm_c.js";
 import { gemmFamily, type GemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
@@ -38,7 +38,7 @@ import type { NativeCpu, NativeKernel } from "./kernel.js";
 function epilogueSource(e: EpiloguePlan): string {
   const g = e.graph;
   const nodes = reachable(g, [e.root]);
-  const loads = planLoads(g, nodes, e.colVar, "j");
+  const loads = new LoadPlan(g, nodes, e.colVar, "j");
   const all = reachable(g, [e.root, ...loads.baseNodes]);
   for (const id of all) {
     const n = g.node(id);
@@ -46,6 +46,7 @@ function epilogueSource(e: EpiloguePlan): string {
   }
   const varying = dependsOn(g, all, e.colVar);
   const values = new CValues(g, { load: loads.load, leaf: (n) => (n.id === e.colVar ? "j" : "row") });
+  loads.names = values.names;
   const t = cType(e.type);
   const lines: string[] = [];
   lines.push(`static void ${SYM}_epi(uint8_t *mem, const uint32_t *args, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {`);
