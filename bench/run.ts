@@ -1,6 +1,6 @@
-// xlats beside its JavaScript peers, in one sitting, on the same inputs:
+// xlats beside its JavaScript and native peers (onnxruntime-node, numpy where python3 has it), in one sitting, on the same inputs:
 //
-//   npm run bench [-- --quick] [--only matmul,softmax] [--threads 1,2] [--runners tfjs-wasm,xlats-wasm]
+//   npm run bench [-- --quick] [--only matmul,softmax] [--threads 1,2] [--runners tfjs-wasm,xlats-wasm,xlats-native,numpy]
 //                 [--timeout 30]   (seconds one workload may take on one runner before it is skipped)
 //                 [--no-relaxed-simd]  (Node 20: leave relaxed SIMD off; by default every runner gets the flag)
 //

@@ -8,11 +8,12 @@ import { checkResult } from "../workloads/reference.js";
 import { describe, inputShapes, makeInputs, type Workload } from "../workloads/specs.js";
 import { createInterpreterRunner } from "../runners/xlats_interpreter.js";
 import { createWasmRunner } from "../runners/xlats_wasm.js";
+import { createNativeRunner } from "../runners/xlats_native.js";
 
 export type Outcome =
   | {
     readonly status: "ok"; readonly seconds: number; readonly runs: number; readonly peakBytes?: number;
-    readonly detail?: string; readonly workload: Workload;
+    readonly detail?: string; readonly workload: Workload; readonly compileMs?: number;
   }
   | { readonly status: "na"; readonly reason: string }
   | { readonly status: "fail"; readonly reason: string };
@@ -27,6 +28,7 @@ export interface CellResult {
 async function createRunner(config: RunnerConfig): Promise<Runner | string> {
   if (config.name === "xlats-wasm") return createWasmRunner(config.threads);
   if (config.name === "xlats-interp") return createInterpreterRunner();
+  if (config.name === "xlats-native") return createNativeRunner(config.threads);
   const file = PEER_FILES[config.name];
   if (file === undefined) return `unknown runner ${config.name}`;
   // dist/bench/harness/measure.js → bench/peers/<file> in the source tree (plain JS, not compiled).
@@ -90,11 +92,12 @@ export async function measureRunner(
       const bad = checkResult(w, inputs, outputs);
       if (bad !== undefined) { cell({ status: "fail", reason: `wrong result: ${bad}` }); continue; }
       const policy = policyFor(firstRunS, quick, runner.reduced === true);
-      const times = await timeRuns(() => prepared.run(), policy);
-      const { peakBytes, detail } = prepared;
+      const times = prepared.timeRuns !== undefined ? await prepared.timeRuns(policy) : await timeRuns(() => prepared.run(), policy);
+      const { peakBytes, detail, compileMs } = prepared;
       cell({
         status: "ok", seconds: median(times), runs: times.length, workload: w,
         ...(peakBytes !== undefined ? { peakBytes } : {}), ...(detail !== undefined ? { detail } : {}),
+        ...(compileMs !== undefined ? { compileMs } : {}),
       });
     } catch (e) {
       cell({ status: "fail", reason: `run threw: ${firstLine(e)}` });

@@ -41,7 +41,7 @@ export interface RunnerConfig {
   readonly threads: number;
 }
 
-export const LIBRARIES = ["xlats-wasm", "xlats-interp", "tfjs-wasm", "ort-web", "ort-node", "jax-js"] as const;
+export const LIBRARIES = ["xlats-wasm", "xlats-native", "xlats-interp", "tfjs-wasm", "ort-web", "ort-node", "jax-js", "numpy"] as const;
 
 /** The peers' modules under bench/peers/. */
 export const PEER_FILES: Record<string, string> = {
@@ -49,6 +49,7 @@ export const PEER_FILES: Record<string, string> = {
   "ort-web": "ort_web.mjs",
   "ort-node": "ort_node.mjs",
   "jax-js": "jax.mjs",
+  numpy: "numpy.mjs",
 };
 
 /** Peers that run WebAssembly (ort-node is native code: shown, but not a "peer" in the ratios). */

@@ -11,6 +11,10 @@ export interface Prepared {
   result(): Float32Array[] | Promise<Float32Array[]>;
   /** Peak memory of the executable, where the runner knows it. */
   readonly peakBytes?: number | undefined;
+  /** Milliseconds the first build of this program took (the native backend's C compiler run). */
+  readonly compileMs?: number | undefined;
+  /** Times its own runs (a peer in another process), in place of timing run() here. */
+  timeRuns?(policy: TimingPolicy): Promise<number[]>;
   /** Anything the table should footnote about this cell (e.g. ops xlats ran in its interpreter). */
   readonly detail?: string | undefined;
   dispose?(): void | Promise<void>;

@@ -1,4 +1,5 @@
-// The results table (markdown): absolute figures per library, and xlats-wasm's ratios.
+// The results table (markdown): absolute figures per library, xlats-wasm's ratios to the
+// WebAssembly peers, and xlats-native's to the native ones (onnxruntime-node, numpy).
 
 import { describe, flops, measure } from "../workloads/specs.js";
 import type { CellResult } from "./measure.js";
@@ -42,8 +43,14 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
     return notes.length;
   };
   const failures: string[] = [];
-  const header = ["workload", "unit", "thr", ...LIBRARIES.map((l) => (l === "xlats-interp" ? "xlats-interp*" : l)),
-    "wasm / best wasm peer", "wasm / tfjs-wasm", "wasm / ort-web", "2t / 1t (xlats-wasm)"];
+  // Only the libraries this run measured (--runners), and the ratio columns of the xlats backends among them.
+  const ran = new Set(cells.map((c) => c.runner.name));
+  const libraries = LIBRARIES.filter((l) => ran.has(l));
+  const wasmColumns = ran.has("xlats-wasm");
+  const nativeColumns = ran.has("xlats-native");
+  const header = ["workload", "unit", "thr", ...libraries.map((l) => (l === "xlats-interp" ? "xlats-interp*" : l)),
+    ...(wasmColumns ? ["wasm / best wasm peer", "wasm / tfjs-wasm", "wasm / ort-web", "2t / 1t (xlats-wasm)"] : []),
+    ...(nativeColumns ? ["native / ort-node", "native / numpy", "2t / 1t (xlats-native)", "native compile (first run)"] : [])];
   const lines = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`];
   for (const p of plan) {
     for (const t of threads) {
@@ -51,7 +58,7 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
       const unit = measure(p.full).unit;
       const row = [rowLabel, unit, `${t}`];
       const figure = (name: string, th = t): number | undefined => figureOf(lookup(name, th, p.kind, rowLabel), p);
-      for (const lib of LIBRARIES) {
+      for (const lib of libraries) {
         if (lib === "xlats-interp" && t !== 1) { row.push("—"); continue; }
         const cell = lookup(lib, lib === "xlats-interp" ? 1 : t, p.kind, rowLabel);
         if (cell === undefined) { row.push(""); continue; }
@@ -70,9 +77,20 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
       const ours = figure("xlats-wasm");
       const peers = WASM_PEERS.map((n) => figure(n)).filter((x): x is number => x !== undefined);
       const ratio = (peer: number | undefined): string => (ours !== undefined && peer !== undefined ? `${fmt(ours / peer)}×` : "—");
-      row.push(ratio(peers.length > 0 ? Math.max(...peers) : undefined), ratio(figure("tfjs-wasm")), ratio(figure("ort-web")));
       const one = figure("xlats-wasm", 1);
-      row.push(t > 1 && ours !== undefined && one !== undefined ? `${fmt(ours / one)}×` : "—");
+      if (wasmColumns) {
+        row.push(ratio(peers.length > 0 ? Math.max(...peers) : undefined), ratio(figure("tfjs-wasm")), ratio(figure("ort-web")));
+        row.push(t > 1 && ours !== undefined && one !== undefined ? `${fmt(ours / one)}×` : "—");
+      }
+      const native = figure("xlats-native");
+      const nativeRatio = (peer: number | undefined): string => (native !== undefined && peer !== undefined ? `${fmt(native / peer)}×` : "—");
+      const nativeOne = figure("xlats-native", 1);
+      const nativeCell = lookup("xlats-native", t, p.kind, rowLabel);
+      const compileMs = nativeCell?.outcome.status === "ok" ? nativeCell.outcome.compileMs : undefined;
+      if (nativeColumns) {
+        row.push(nativeRatio(figure("ort-node")), nativeRatio(figure("numpy")), t > 1 ? nativeRatio(nativeOne) : "—");
+        row.push(compileMs !== undefined ? `${(compileMs / 1000).toFixed(2)} s` : "—");
+      }
       lines.push(`| ${row.join(" | ")} |`);
     }
   }
@@ -83,12 +101,16 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
     `\\* xlats-interp runs reduced sizes (${[...new Set(plan.map((p) => describe(p.reduced)))].join("; ")}); its figure is ` +
       "per FLOP/byte, and for whole programs the steps/s that its FLOP rate would give at the full size.",
     "Ratios are xlats-wasm over the peer at the same thread count; \"best wasm peer\" is the fastest of tfjs-wasm, " +
-      "ort-web, jax-js (ort-node is native code, shown for reference). Peak memory of xlats executables in parentheses.",
+      "ort-web, jax-js; xlats-native (C kernels built by the machine's C compiler) is compared with the native peers, " +
+      "ort-node (MLAS) and numpy (its BLAS; conv as im2col + one matmul). Peak memory of xlats executables in parentheses.",
+    "native compile: the C compiler's time for the program's module on its first run (each xlats-native process builds " +
+      "into a fresh cache directory; later runs load the cached module).",
     "ort-web/ort-node copy their feeds in and outputs out on every run() (no backend-resident tensors for the CPU/wasm EPs); " +
       "ort and jax-js take conv in NCHW/OIHW (converted before timing).",
     "Threads in Node: xlats-wasm WasmDevice({ threads }); tfjs-wasm 1 only (its threaded build is turned off under Node, " +
       "tfjs#3830); ort-web env.wasm.numThreads (pthreads on worker_threads; fixed per process); ort-node intraOpNumThreads " +
-      "(native); jax-js a pool of Web Workers, which Node 20 lacks: at 2 threads it runs on a small Worker shim over " +
+      "(native); xlats-native compile's threads (the module's own pthreads); numpy OPENBLAS_NUM_THREADS (its BLAS calls; " +
+      "elementwise numpy is one thread); jax-js a pool of Web Workers, which Node 20 lacks: at 2 threads it runs on a small Worker shim over " +
       "worker_threads (bench/peers/web_worker_shim.mjs).",
   ];
   if (notes.length > 0) footer.push("", ...notes.map((n, i) => `[${i + 1}] ${n}`));
@@ -121,10 +143,29 @@ export function buildTargets(plan: readonly PlannedWorkload[], cells: readonly C
     [`${matmulLabel}: 2 threads vs 1`, matmul("xlats-wasm", 2), matmul("xlats-wasm", 1), 1.8],
     ["conv: 2 threads vs 1", fig("xlats-wasm", 2, "conv"), fig("xlats-wasm", 1, "conv"), 1.8],
   ];
+  const nativeTargets: [string, number | undefined, number | undefined, number][] = [
+    [`${matmulLabel} vs ort-node`, matmul("xlats-native", 1), matmul("ort-node", 1), 1],
+    [`${matmulLabel} vs numpy`, matmul("xlats-native", 1), matmul("numpy", 1), 0.8],
+    ["tanh(a*b+c) vs ort-node", fig("xlats-native", 1, "fused"), fig("ort-node", 1, "fused"), 3],
+    ["sum vs ort-node", fig("xlats-native", 1, "sum"), fig("ort-node", 1, "sum"), 1],
+    ["softmax vs ort-node", fig("xlats-native", 1, "softmax"), fig("ort-node", 1, "softmax"), 3],
+    ["conv vs ort-node", fig("xlats-native", 1, "conv"), fig("ort-node", 1, "conv"), 1],
+    [`${matmulLabel}: 2 threads vs 1`, matmul("xlats-native", 2), matmul("xlats-native", 1), 1.8],
+    ["conv: 2 threads vs 1", fig("xlats-native", 2, "conv"), fig("xlats-native", 1, "conv"), 1.8],
+  ];
   const lines = ["| target (xlats-wasm) | goal | measured | met |", "|---|---|---|---|"];
-  for (const [name, ours, theirs, goal] of targets) {
+  const row = ([name, ours, theirs, goal]: [string, number | undefined, number | undefined, number]): void => {
     const r = ours !== undefined && theirs !== undefined ? ours / theirs : undefined;
     lines.push(`| ${name} | ≥ ${goal}× | ${r === undefined ? "n/a" : `${fmt(r)}×`} | ${r === undefined ? "—" : r >= goal ? "yes" : "no"} |`);
+  };
+  const ran = new Set(cells.map((c) => c.runner.name));
+  if (ran.has("xlats-wasm") || !ran.has("xlats-native")) targets.forEach(row);
+  else lines.length = 0;
+  if (ran.has("xlats-native")) {
+    if (lines.length > 0) lines.push("");
+    lines.push("| target (xlats-native) | goal | measured | met |", "|---|---|---|---|");
+    nativeTargets.forEach(row);
   }
   return lines.join("\n");
 }
+

@@ -16,6 +16,9 @@ import { arrayLeaves, byteSize } from "../types/shape.js";
 import type { NativeCpu, NativeKernel } from "./native/kernel.js";
 import type { NativeKernelBuild } from "./native/build.js";
 import { emitFusionKernelC } from "./native/emit_c_fusion.js";
+import { emitGemmC } from "./native/gemm_c.js";
+import { emitConvC } from "./native/conv_c.js";
+import { emitOutputFusionC } from "./native/epilogue_c.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel, gemmSpecOfDot } from "./wasm/gemm.js";
@@ -58,18 +61,19 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
 
 type NativeRoutine = (inst: Instruction, cpu: NativeCpu) => NativeKernel | Unsupported;
 
-/**
- * The C code generators. Dots, convolutions and output fusions get theirs from the
- * GEMM and convolution generators (native/gemm_c.ts, conv_c.ts) once those land; until
- * then their WebAssembly kernels run.
- */
+/** The C code generators. */
 const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
-  fusion: (inst) => {
+  fusion: (inst, cpu) => {
     const fusion = inst as Instruction<"fusion">;
     const { kind, calledComputation } = fusion.attrs;
-    if (kind === "output") return { unsupported: "output fusions have no C generator yet" };
+    if (kind === "output") return emitOutputFusionC(calledComputation, cpu, inst.name);
     return emitFusionKernelC(calledComputation, inst.name, rowMaxima(fusion));
   },
+  dot: (inst, cpu) => {
+    const spec = gemmSpecOfDot(inst as Instruction<"dot">);
+    return "unsupported" in spec ? spec : emitGemmC(spec, cpu);
+  },
+  convolution: (inst, cpu) => emitConvC(inst as Instruction<"convolution">, cpu),
 };
 
 /** A native kernel in a program: with the bytes of its buffers (operands, then results), which the glue checks its calls against. */

@@ -62,7 +62,8 @@ export function defaultGemmTiling(spec: GemmSpec, _target: WasmTarget): GemmTili
   return { mr, nrVectors, kc, nc: roundUp(Math.min(512, Math.max(spec.n, 1)), nrVectors * lanes) };
 }
 
-function checkSpec(spec: GemmSpec): string | undefined {
+/** Why no GEMM kernel (of either backend) takes a spec, or undefined. */
+export function checkGemmSpec(spec: GemmSpec): string | undefined {
   for (const key of ["batch", "m", "n", "k"] as const) {
     if (!Number.isInteger(spec[key]) || spec[key] < 0) return `gemm: ${key} must be a non-negative integer, got ${spec[key]}`;
   }
@@ -110,7 +111,7 @@ export function gemmKBlocks(spec: GemmSpec, target: WasmTarget): number {
 export function emitGemmKernel(
   spec: GemmSpec, target: WasmTarget, tiling: GemmTiling = defaultGemmTiling(spec, target), epilogue?: KernelEpilogue,
 ): WasmKernel | Unsupported {
-  const problem = checkSpec(spec);
+  const problem = checkGemmSpec(spec);
   if (problem !== undefined) return { unsupported: problem };
   if (!target.simd) return { unsupported: "gemm: needs SIMD128" };
   const type = spec.elementType;

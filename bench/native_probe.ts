@@ -1,0 +1,84 @@
+// Paired throughput probe of the native backend against the native peers (not a test):
+// xlats-native, onnxruntime-node and numpy at 1 and 2 threads on matmul 1024 and the
+// conv2d NHWC workload, set up through the bench's runners (same programs, same inputs,
+// results checked) and timed in interleaved rounds, keeping each one's best time, so a
+// machine whose load changes during the run disadvantages none of them.
+// With `cpu`, 1-thread figures use the process's CPU time per run instead of wall time
+// (on a machine with more runnable threads than cores, the time each computed rather
+// than the time it waited for a core; every peer's 1-thread run stays on one thread).
+//   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv] [cpu]
+
+import { timeRuns, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
+import { createNativeRunner } from "./runners/xlats_native.js";
+import { planWorkloads } from "./harness/plan.js";
+import { checkResult } from "./workloads/reference.js";
+import { describe, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
+
+const args = process.argv.slice(2);
+const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 12);
+const cpu = args.includes("cpu");
+const only = args.find((a) => a.startsWith("only="))?.slice(5).split(",") ?? ["matmul", "conv"];
+const workloads: Workload[] = planWorkloads(false).map((p) => p.full)
+  .filter((w) => only.includes(w.kind) && (w.kind !== "matmul" || w.m === 1024));
+
+async function peer(file: string, threads: number): Promise<Runner> {
+  const m = (await import(new URL(`../../bench/peers/${file}`, import.meta.url).href)) as RunnerModule;
+  return m.createRunner({ threads });
+}
+
+const runners: { label: string; make: () => Promise<Runner> }[] = [];
+for (const t of [1, 2]) {
+  runners.push({ label: `xlats-native ${t}t`, make: async () => createNativeRunner(t) });
+  runners.push({ label: `ort-node ${t}t`, make: () => peer("ort_node.mjs", t) });
+  runners.push({ label: `numpy ${t}t`, make: () => peer("numpy.mjs", t) });
+}
+
+const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+for (const w of workloads) {
+  const inputs = makeInputs(w);
+  const live: { label: string; runner: Runner; prepared: Prepared; best: number }[] = [];
+  for (const r of runners) {
+    const runner = await r.make();
+    const why = await runner.init();
+    if (why !== undefined) { console.log(`${r.label}: n/a (${why})`); continue; }
+    const prepared = await runner.setup(w, inputs, inputShapes(w));
+    if (typeof prepared === "string") { console.log(`${r.label}: n/a (${prepared})`); await runner.close?.(); continue; }
+    const bad = checkResult(w, inputs, await prepared.result());
+    if (bad !== undefined) throw new Error(`${r.label} on ${describe(w)}: wrong result: ${bad}`);
+    live.push({ label: r.label, runner, prepared, best: Infinity });
+  }
+  const burst = { warmup: 1, minRuns: 3, maxRuns: 3, budgetS: 0 };
+  for (let round = 0; round < rounds; round++) {
+    for (const l of live) {
+      const oneThread = l.label.endsWith(" 1t");
+      let times: number[];
+      if (l.prepared.timeRuns !== undefined) times = await l.prepared.timeRuns({ ...burst, ...(cpu && oneThread ? { cpu: true } : {}) });
+      else if (cpu && oneThread) {
+        await l.prepared.run();
+        times = [];
+        for (let i = 0; i < burst.maxRuns; i++) {
+          const c0 = process.cpuUsage();
+          await l.prepared.run();
+          const c = process.cpuUsage(c0);
+          times.push((c.user + c.system) / 1e6);
+        }
+      } else times = await timeRuns(() => l.prepared.run(), burst);
+      l.best = Math.min(l.best, ...times);
+    }
+  }
+  const amount = measure(w).amount;
+  const figure = (label: string): number | undefined => {
+    const l = live.find((x) => x.label === label);
+    return l === undefined ? undefined : amount / l.best / 1e9;
+  };
+  console.log(`\n${describe(w)}: best of ${rounds} interleaved rounds of 3 runs (${measure(w).unit}${cpu ? "; 1 thread: per CPU second" : ""})`);
+  for (const l of live) console.log(`  ${l.label.padEnd(16)} ${fmt(amount / l.best / 1e9)}`);
+  const ratio = (a: string, b: string): string => {
+    const x = figure(a), y = figure(b);
+    return x === undefined || y === undefined ? "n/a" : `${(x / y).toFixed(2)}×`;
+  };
+  console.log(`  native / ort-node 1t ${ratio("xlats-native 1t", "ort-node 1t")}, native / numpy 1t ${ratio("xlats-native 1t", "numpy 1t")}, ` +
+    `native 2t / 1t ${ratio("xlats-native 2t", "xlats-native 1t")}, ort-node 2t / 1t ${ratio("ort-node 2t", "ort-node 1t")}`);
+  for (const l of live) { await l.prepared.dispose?.(); await l.runner.close?.(); }
+}
+process.exit(0);

@@ -1,0 +1,128 @@
+// Output fusions as C (the twin of wasm/epilogue.ts): the GEMM or convolution kernel of
+// the fusion's core (gemm_c.ts, conv_c.ts) writes the product into the result, and once
+// the last block of k of a row tile is done (its rows x the unit's columns, just
+// written, so in cache) the epilogue computes the fused root over those elements, reading
+// the product back from the result at the element it overwrites. The result is written
+// to memory once more, never read back by another kernel.
+//
+// The epilogue is wasm/epilogue.ts's plan (planEpilogue: the fused root over (row, col)
+// of the product, the product being input number operandCount), written as a C loop
+// over the columns that the compiler vectorizes (native-core's CValues for the ops, so
+// every elementwise op the C loop fusions take works here too).
+//
+// A result written over an operand the epilogue reads (the planner's in-place case)
+// would need the product kept in scratch until read: not done here, so that case gets
+// the WebAssembly kernel (program.ts asks for it by itself).
+
+import type { Computation, Instruction } from "../../ir/computation.js";
+import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { reachable, dependsOn } from "../kernel/kernel_plan.js";
+import { outputCore, planEpilogue, type EpiloguePlan } from "../wasm/epilogue.js";
+import { convGeometry } from "../wasm/conv.js";
+import { checkGemmSpec, gemmSpecOfDot } from "../wasm/gemm.js";
+import type { Unsupported } from "../wasm/kernel.js";
+import { bufferPointer, SYM, symbolize } from "./c_source.js";
+import { CFail, CValues, checkCType, cType } from "./c_values.js";
+import { convRoutine } from "./conv_c.js";
+import { LoadPlan } from "./emit_c_loop.js";
+import { anyGemmRoutine } from "./gemm_c.js";
+import { gemmFamily, type GemmFamily } from "./gemm_c_family.js";
+import type { NativeCpu, NativeKernel } from "./kernel.js";
+
+/**
+ * `static void <SYM>_epi(uint8_t *mem, const uint32_t *args, int64_t r0, int64_t r1,
+ * int64_t c0, int64_t c1)`: rows [r0, r1) x columns [c0, c1) of the product (rows of
+ * the whole product: batch·m for a dot, output pixels for a convolution) finished in
+ * place in the result, args[operandCount].
+ */
+function epilogueSource(e: EpiloguePlan): string {
+  const g = e.graph;
+  const nodes = reachable(g, [e.root]);
+  const loads = new LoadPlan(g, nodes, e.colVar, "j");
+  const all = reachable(g, [e.root, ...loads.baseNodes]);
+  for (const id of all) {
+    const n = g.node(id);
+    if (n.op === "var" && id !== e.rowVar && id !== e.colVar) throw new CFail(`epilogue: an index variable other than the product's row and column (${n.attr})`);
+  }
+  const varying = dependsOn(g, all, e.colVar);
+  const values = new CValues(g, { load: loads.load, leaf: (n) => (n.id === e.colVar ? "j" : "row") });
+  loads.names = values.names;
+  const t = cType(e.type);
+  const lines: string[] = [];
+  lines.push(`static void ${SYM}_epi(uint8_t *mem, const uint32_t *args, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {`);
+  lines.push("  for (int64_t row = r0; row < r1; row++) {");
+  values.emit(all.filter((id) => !varying.has(id)), lines, "    ");
+  lines.push(...loads.pointers(values.names).map((l) => `    ${l}`));
+  // Not restrict: the product is read through one of the pointers above at the element written.
+  lines.push(`    ${t} *out = ${bufferPointer(t, e.operandCount, `row * ${e.cols}`, ELEMENT_TYPES[e.type as ElementType].storageBytes, false)};`);
+  lines.push("#pragma GCC ivdep");
+  lines.push("    for (int64_t j = c0; j < c1; j++) {");
+  values.emit(nodes.filter((id) => varying.has(id)), lines, "      ");
+  lines.push(`      out[j] = ${values.names.get(e.root)};`);
+  lines.push("    }");
+  lines.push("  }");
+  lines.push("}");
+  return lines.join("\n");
+}
+
+/**
+ * The kernel of an output fusion as C: sym(mem, args = [operand0, ..., operandN-1,
+ * result, scratch], begin, end) with the core's work split. `inPlace` (the result
+ * written over an operand the epilogue reads) is Unsupported: see the top of this file.
+ * `family` overrides the CPU's (tests).
+ */
+export function emitOutputFusionC(
+  fused: Computation, cpu: NativeCpu, name: string, inPlace = false, family: GemmFamily = gemmFamily(cpu),
+): NativeKernel | Unsupported {
+  if (inPlace) return { unsupported: `output fusion ${fused.name}: a result written over an operand its epilogue reads needs the product kept in scratch (the WebAssembly kernel does that)` };
+  const oc = outputCore(fused);
+  if ("unsupported" in oc) return oc;
+  const plan = planEpilogue(fused, oc);
+  if ("unsupported" in plan) return plan;
+  const n = plan.operandCount;
+  let epi: string;
+  try {
+    checkCType(plan.type);
+    for (const node of plan.graph.nodes) if (node.op === "load") checkCType(node.type);
+    epi = epilogueSource(plan);
+  } catch (e) {
+    if (e instanceof CFail) return { unsupported: e.message };
+    throw e;
+  }
+  const call = (rows: string): string => `${SYM}_epi(mem, args, ${rows}, c0, c1);`;
+  let routine: { source: string; parallelExtent: number; scratchBytes: number; costPerUnit: number };
+  let coreName: string;
+  let entry: string;
+  if (oc.core.opcode === "dot") {
+    const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
+    if ("unsupported" in spec) return spec;
+    const problem = checkGemmSpec(spec);
+    if (problem !== undefined) return { unsupported: problem };
+    routine = anyGemmRoutine(spec, family, SYM, call(`bi * ${spec.m} + fr0, bi * ${spec.m} + fr1`));
+    coreName = `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${spec.elementType}`;
+    entry = `${SYM}_gemm`;
+  } else {
+    const g = convGeometry(oc.core as Instruction<"convolution">);
+    if ("unsupported" in g) return g;
+    if (g.c === 0 || g.o === 0 || g.kernelSizes[0] * g.kernelSizes[1] === 0) return { unsupported: "convolution: empty kernel window or no output features" };
+    const r = convRoutine(g, family, SYM, call("fr0, fr1"));
+    routine = r;
+    coreName = `conv ${oc.core.name}`;
+    entry = `${SYM}_conv`;
+  }
+  const source = `${epi}
+${routine.source}
+void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
+  ${entry}(mem + args[${oc.lhs}], mem + args[${oc.rhs}], mem + args[${n}], ${routine.scratchBytes > 0 ? `mem + args[${n + 1}]` : "0"}, begin, end, mem, args);
+}
+`;
+  return {
+    name: `${name}: ${coreName} with epilogue ${family.name}`,
+    c: symbolize("outfusion", source),
+    operandCount: n,
+    resultCount: 1,
+    scratchBytes: routine.scratchBytes,
+    parallelExtent: routine.parallelExtent,
+    costPerUnit: routine.costPerUnit,
+  };
+}

@@ -1,0 +1,249 @@
+// GEMM kernels as C: C[b][m][n] = sum_k A[b][m][k] * B[b][k][n], row-major, f32 or f64,
+// with A optionally stored [b][k][m] and B [b][n][k] (GemmSpec, as wasm/gemm.ts).
+//
+// The GotoBLAS/BLIS structure, register-blocked for the machine the module is built on
+// (gemm_c_family.ts picks the family from NativeCpu): for each block of nc columns and
+// kc steps of k, B is packed into nr-column panels (scratch; the kc x nc block stays in
+// L2), then for each mr rows of C, A is packed into one mr-row panel (L1) and a
+// microkernel keeps the mr x nr tile of C in vector registers over the kc steps (a
+// broadcast of A and nr/lanes loads of B per step, fused multiply-adds). Panels are
+// zero-padded, so the microkernel always computes whole tiles; tiles past the edges
+// of C go through a tile buffer.
+//
+// Accumulation: in the element type, for each element of C sequentially over k within
+// a block of kc steps (fused multiply-add where the family has it: every x86 family
+// here and NEON), the blocks added in order of k.
+//
+// Work split: parallelExtent counts (batch, block of columns, tile of mr rows) in that
+// order; a call on [begin, end) packs the blocks of B its units need itself (in its own
+// scratch), so two threads on one matrix each pack only their half of B when the
+// columns make two blocks.
+//
+// A few rows of A times B stored by rows (m <= GEMV_MAX_ROWS and B past the caches, or
+// m = 1) stream B instead (gemv, as wasm/gemv.ts decides with streamsB): packing B would
+// copy it once for a single use.
+
+import type { Unsupported } from "../wasm/kernel.js";
+import { checkGemmSpec, gemmKernelName, streamsB, type GemmSpec } from "../wasm/gemm.js";
+import type { NativeCpu, NativeKernel } from "./kernel.js";
+import { SYM, symbolize } from "./c_source.js";
+import { gemmFamily, microkernelSource, type GemmFamily } from "./gemm_c_family.js";
+
+/** Parallel units a kernel should offer at least (when its shape allows), for up to 16 threads. */
+const MIN_UNITS = 16;
+
+const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
+
+/** Cache blocking of one kernel, in elements. */
+export interface GemmBlocking {
+  readonly kc: number;
+  readonly nc: number;
+}
+
+/** kc x nr B panel and mr x kc A panel in L1, kc x nc B block in L2 (sized for 1 MiB L2, 32-48 KiB L1). */
+export function defaultBlocking(spec: GemmSpec, family: GemmFamily): GemmBlocking {
+  const es = spec.elementType === "f32" ? 4 : 8;
+  const kc = Math.max(1, Math.min(spec.k, spec.elementType === "f32" ? 256 : 128));
+  const nr = family.nr(spec.elementType);
+  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.floor((512 * 1024) / (kc * es))), nr);
+  return { kc, nc };
+}
+
+/** A GEMM routine's C definitions, and its work split and scratch size. */
+export interface GemmRoutine {
+  /**
+   * Defines `static void <prefix>_gemm(uint8_t *a, uint8_t *b, uint8_t *c, uint8_t
+   * *scratch, int64_t begin, int64_t end[, uint8_t *mem, const uint32_t *args])` (the
+   * last two with a `finish` statement, which may use them) over units [begin, end).
+   */
+  readonly source: string;
+  readonly parallelExtent: number;
+  readonly scratchBytes: number;
+  readonly costPerUnit: number;
+}
+
+/**
+ * The packed GEMM routine of a spec. `finish`, a C statement, runs on each block of C
+ * once it is final (rows [fr0, fr1) x columns [c0, c1) of batch bi, all int64_t in
+ * scope; the rows of one tile, just written, so in cache): an output fusion's epilogue.
+ */
+export function gemmRoutine(spec: GemmSpec, family: GemmFamily, prefix: string, finish?: string, blocking = defaultBlocking(spec, family)): GemmRoutine {
+  const t = spec.elementType === "f32" ? "float" : "double";
+  const es = spec.elementType === "f32" ? 4 : 8;
+  const { batch, m, n, k } = spec;
+  const mr = family.mr(spec.elementType);
+  const nr = family.nr(spec.elementType);
+  const { kc } = blocking;
+  const mTiles = m === 0 ? 0 : Math.ceil(m / mr);
+  const rowUnits = batch * mTiles;
+  let chunk = Math.min(blocking.nc, roundUp(Math.max(n, 1), nr));
+  if (k > 0 && rowUnits > 0 && rowUnits * Math.ceil(n / chunk) < MIN_UNITS) {
+    chunk = Math.min(chunk, roundUp(Math.ceil(n / Math.ceil(MIN_UNITS / rowUnits)), nr));
+  }
+  const nChunks = n === 0 ? 1 : Math.ceil(n / chunk);
+  const parallelExtent = batch * nChunks * mTiles;
+  // Element strides: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine.
+  const aRow = spec.lhsTransposed ? 1 : k;
+  const aK = spec.lhsTransposed ? m : 1;
+  const bK = spec.rhsTransposed ? 1 : n;
+  const bLine = spec.rhsTransposed ? k : 1;
+  const bPanelBytes = roundUp(kc * roundUp(chunk, nr) * es, 64);
+  const aPanelBytes = roundUp(kc * mr * es, 64);
+  const tileBytes = roundUp(mr * nr * es, 64);
+  const scratchBytes = bPanelBytes + aPanelBytes + tileBytes;
+  const p = prefix;
+  const source = `
+${microkernelSource(family, spec.elementType, p)}
+${packBSource(t, p, nr, bK, bLine)}
+/* A(i0.., p0..) -> one panel of ${mr} rows, k-major, zero past row i0 + rows. */
+static void ${p}_pack_a(const ${t} *restrict a, ${t} *restrict dst, int64_t i0, int64_t rows, int64_t p0, int64_t kl) {
+  ${aK === 1
+    ? `for (int r = 0; r < ${mr}; r++) {
+    if (r < rows) { const ${t} *src = a + (i0 + r) * ${aRow} + p0; for (int64_t pp = 0; pp < kl; pp++) dst[pp * ${mr} + r] = src[pp]; }
+    else for (int64_t pp = 0; pp < kl; pp++) dst[pp * ${mr} + r] = 0;
+  }`
+    : `for (int64_t pp = 0; pp < kl; pp++) {
+    const ${t} *src = a + (p0 + pp) * ${aK} + i0;
+    for (int r = 0; r < ${mr}; r++) dst[pp * ${mr} + r] = r < rows ? src[r] : 0;
+  }`}
+}
+static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
+  ${t} *bp = (${t} *)scratch;
+  ${t} *ap = (${t} *)(scratch + ${bPanelBytes});
+  ${t} *tile = (${t} *)(scratch + ${bPanelBytes + aPanelBytes});
+  for (int64_t slice = begin / ${Math.max(mTiles, 1)}; slice < ${batch * nChunks} && slice * ${mTiles} < end; slice++) {
+    int64_t lo = begin - slice * ${mTiles}; if (lo < 0) lo = 0;
+    int64_t hi = end - slice * ${mTiles}; if (hi > ${mTiles}) hi = ${mTiles};
+    if (lo >= hi) continue;
+    int64_t bi = slice / ${nChunks};
+    int64_t c0 = (slice % ${nChunks}) * ${chunk};
+    int64_t c1 = c0 + ${chunk} < ${n} ? c0 + ${chunk} : ${n};
+    int64_t r0 = lo * ${mr}, r1 = hi * ${mr} < ${m} ? hi * ${mr} : ${m};
+    const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
+    const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
+    ${t} *c = (${t} *)c8 + bi * ${m * n};
+${k === 0
+    ? `    for (int64_t i = r0; i < r1; i++) for (int64_t j = c0; j < c1; j++) c[i * ${n} + j] = 0;`
+    : `    for (int64_t p0 = 0; p0 < ${k}; p0 += ${kc}) {
+      int64_t kl = ${k} - p0 < ${kc} ? ${k} - p0 : ${kc};
+      int acc = p0 > 0;
+      ${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);
+      for (int64_t i = r0; i < r1; i += ${mr}) {
+        int64_t rows = r1 - i < ${mr} ? r1 - i : ${mr};
+        ${p}_pack_a(a, ap, i, rows, p0, kl);
+        for (int64_t j = c0; j < c1; j += ${nr}) {
+          int64_t cols = c1 - j < ${nr} ? c1 - j : ${nr};
+          const ${t} *bpanel = bp + (j - c0) * kl;
+          if (rows == ${mr} && cols == ${nr}) {
+            ${p}_micro(kl, ap, bpanel, c + i * ${n} + j, ${n}, acc);
+          } else {
+            ${p}_micro(kl, ap, bpanel, tile, ${nr}, 0);
+            for (int64_t r = 0; r < rows; r++) {
+              ${t} *crow = c + (i + r) * ${n} + j;
+              if (acc) for (int64_t q = 0; q < cols; q++) crow[q] += tile[r * ${nr} + q];
+              else for (int64_t q = 0; q < cols; q++) crow[q] = tile[r * ${nr} + q];
+            }
+          }
+        }${finish === undefined ? "" : `
+        if (p0 + kl == ${k}) { int64_t fr0 = i, fr1 = i + rows; ${finish} }`}
+      }
+    }`}${k === 0 && finish !== undefined ? `
+    { int64_t fr0 = r0, fr1 = r1; ${finish} }` : ""}
+  }
+}
+`;
+  return { source, parallelExtent, scratchBytes, costPerUnit: 2 * mr * Math.min(chunk, Math.max(n, 1)) * Math.max(k, 1) };
+}
+
+/**
+ * The streaming kernel for a few rows of A (wasm/gemv.ts's case): units are (batch,
+ * chunk of columns); each zeroes its m x chunk block of C and adds a(i, p) * B[p][chunk]
+ * row after row of B, which the C compiler vectorizes along the row.
+ */
+function gemvRoutine(spec: GemmSpec, prefix: string, finish?: string): GemmRoutine {
+  const t = spec.elementType === "f32" ? "float" : "double";
+  const { batch, m, n, k } = spec;
+  const chunk = Math.max(256, roundUp(Math.ceil(n / 16), 16));
+  const nChunks = Math.max(1, Math.ceil(n / chunk));
+  const aRow = spec.lhsTransposed ? 1 : k;
+  const aK = spec.lhsTransposed ? m : 1;
+  const source = `
+static void ${prefix}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
+  (void)scratch;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t bi = u / ${nChunks};
+    int64_t c0 = (u % ${nChunks}) * ${chunk};
+    int64_t c1 = c0 + ${chunk} < ${n} ? c0 + ${chunk} : ${n};
+    const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
+    const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
+    ${t} *c = (${t} *)c8 + bi * ${m * n};
+    for (int64_t i = 0; i < ${m}; i++) {
+      ${t} *restrict ci = c + i * ${n};
+      for (int64_t j = c0; j < c1; j++) ci[j] = 0;
+      for (int64_t p = 0; p < ${k}; p++) {
+        const ${t} ai = a[i * ${aRow} + p * ${aK}];
+        const ${t} *restrict bp = b + p * ${n};
+        for (int64_t j = c0; j < c1; j++) ci[j] += ai * bp[j];
+      }
+    }
+${finish === undefined ? "" : `    { int64_t fr0 = 0, fr1 = ${m}; ${finish} }`}
+  }
+}
+`;
+  return { source, parallelExtent: batch * nChunks, scratchBytes: 0, costPerUnit: 2 * m * Math.min(chunk, n) * k };
+}
+
+/** The GEMM routine (packed or streaming) of a spec. */
+export function anyGemmRoutine(spec: GemmSpec, family: GemmFamily, prefix: string, finish?: string): GemmRoutine {
+  return streamsB(spec) ? gemvRoutine(spec, prefix, finish) : gemmRoutine(spec, family, prefix, finish);
+}
+
+/**
+ * `static void <prefix>_pack_b(const T *b, T *dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn)`:
+ * B(p, j) at b[p*bK + j*bLine] for p in [p0, p0 + kl), j in [j0, j0 + jn), as panels of
+ * nr columns (kl x nr each, k-major, one after the other), zero past the last column.
+ */
+export function packBSource(t: string, p: string, nr: number, bK: number, bLine: number): string {
+  return `/* B(p0.., j0..) -> panels of ${nr} columns, k-major, zero past column jn. */
+static void ${p}_pack_b(const ${t} *restrict b, ${t} *restrict dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn) {
+  for (int64_t q = 0; q < jn; q += ${nr}) {
+    ${t} *restrict panel = dst + q * kl;
+    int64_t w = jn - q < ${nr} ? jn - q : ${nr};
+    for (int64_t pp = 0; pp < kl; pp++) {
+      const ${t} *src = b + (p0 + pp) * ${bK} + (j0 + q) * ${bLine};
+      ${t} *restrict d = panel + pp * ${nr};
+      ${bLine === 1
+    ? `if (w == ${nr}) { for (int j = 0; j < ${nr}; j++) d[j] = src[j]; }
+      else { for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[j] : 0; }`
+    : `for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[(int64_t)j * ${bLine}] : 0;`}
+    }
+  }
+}`;
+}
+
+/**
+ * The GEMM kernel for a spec, as C: sym(mem, args = [a, b, c, scratch], begin, end).
+ * `symbol`: the function's name (default: one from the source's hash, see c_source.ts);
+ * `family` overrides the one the CPU gets (tests build each family on one machine).
+ */
+export function emitGemmC(spec: GemmSpec, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu)): NativeKernel | Unsupported {
+  const problem = checkGemmSpec(spec);
+  if (problem !== undefined) return { unsupported: problem };
+  const name = `${gemmKernelName(spec)} ${family.name}`;
+  const sym = symbol ?? SYM;
+  const r = anyGemmRoutine(spec, family, sym);
+  const source = `${r.source}
+void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
+  ${sym}_gemm(mem + args[0], mem + args[1], mem + args[2], ${r.scratchBytes > 0 ? "mem + args[3]" : "0"}, begin, end);
+}
+`;
+  return {
+    name,
+    c: symbol === undefined ? symbolize("gemm", source) : { symbol, source },
+    operandCount: 2,
+    resultCount: 1,
+    scratchBytes: r.scratchBytes,
+    parallelExtent: r.parallelExtent,
+    costPerUnit: r.costPerUnit,
+  };
+}

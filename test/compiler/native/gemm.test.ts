@@ -1,0 +1,169 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { emitGemmC } from "../../../src/compiler/native/gemm_c.js";
+import { gemmFamily } from "../../../src/compiler/native/gemm_c_family.js";
+import { gemmSpecOfDot, type GemmSpec } from "../../../src/compiler/wasm/gemm.js";
+import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
+import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder } from "../../../src/index.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import type { Instruction } from "../../../src/ir/computation.js";
+import { rng } from "../../support/prng.js";
+import { nativeCpu, nativeSkipReason, runNativeCases, runnableFamilies, type NativeCase } from "./gemm_harness.js";
+
+const skip = nativeSkipReason();
+if (skip !== undefined) console.log(`# native gemm tests skipped: ${skip}`);
+const random = rng(11);
+
+/** C = A B in doubles from the stored layouts: the independent reference. */
+function reference(spec: GemmSpec, a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
+  const { batch, m, n, k } = spec;
+  const c = new Float64Array(batch * m * n);
+  for (let bi = 0; bi < batch; bi++) {
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) {
+        let sum = 0;
+        for (let p = 0; p < k; p++) {
+          const av = spec.lhsTransposed ? a[bi * m * k + p * m + i]! : a[bi * m * k + i * k + p]!;
+          const bv = spec.rhsTransposed ? b[bi * k * n + j * k + p]! : b[bi * k * n + p * n + j]!;
+          sum += av * bv;
+        }
+        c[bi * m * n + i * n + j] = sum;
+      }
+    }
+  }
+  return c;
+}
+
+interface GemmCase { spec: GemmSpec; a: Float32Array | Float64Array; b: Float32Array | Float64Array; kernel: NativeKernel; splits?: number; threads?: number }
+
+function gemmCase(spec: GemmSpec, kernel: NativeKernel | { unsupported: string }, extra: { splits?: number; threads?: number } = {}): GemmCase {
+  if (("unsupported" in kernel)) throw new Error(kernel.unsupported);
+  const F = spec.elementType === "f32" ? Float32Array : Float64Array;
+  const a = new F(spec.batch * spec.m * spec.k).map(() => random() * 2 - 1);
+  const b = new F(spec.batch * spec.k * spec.n).map(() => random() * 2 - 1);
+  return { spec, a, b, kernel, ...extra };
+}
+
+function runAndCheck(cases: GemmCase[], name: string): void {
+  const results = runNativeCases(cases.map((c): NativeCase => ({
+    kernel: c.kernel, operands: [c.a, c.b], resultBytes: [c.spec.batch * c.spec.m * c.spec.n * c.a.BYTES_PER_ELEMENT],
+    ...(c.splits !== undefined ? { splits: c.splits } : {}), ...(c.threads !== undefined ? { threads: c.threads } : {}),
+  })), name);
+  cases.forEach((c, ci) => {
+    const bytes = results[ci]![0]!;
+    const F = c.spec.elementType === "f32" ? Float32Array : Float64Array;
+    const got = new F(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength / F.BYTES_PER_ELEMENT);
+    const want = reference(c.spec, c.a, c.b);
+    // Accumulating k terms of magnitude <= 1 in the element type: error ~ sqrt(k) * k * eps at worst.
+    const eps = c.spec.elementType === "f32" ? 2 ** -23 : 2 ** -52;
+    const tol = 4 * eps * Math.max(c.spec.k, 1) * Math.max(1, Math.sqrt(c.spec.k));
+    for (let i = 0; i < want.length; i++) {
+      const err = Math.abs(got[i]! - want[i]!);
+      if (!(err <= tol)) assert.fail(`${c.kernel.name}: element ${i} is ${got[i]}, want ${want[i]} (err ${err})`);
+    }
+  });
+}
+
+const SHAPES: [number, number, number, number][] = [
+  // batch, m, n, k: ones, odd and prime sizes, not multiples of mr (14, 6, 8, 4), nr or kc (256/128).
+  [1, 1, 1, 1], [1, 5, 9, 3], [1, 7, 13, 17], [1, 15, 33, 1], [1, 31, 1, 5], [1, 17, 19, 300], [1, 29, 70, 513],
+  [3, 5, 7, 9], [2, 16, 8, 33], [1, 3, 1030, 7], [2, 6, 5, 0], [1, 0, 5, 4], [1, 64, 64, 64],
+];
+
+test("native gemm: every family, f32 and f64, edge shapes and transposes vs a double-precision reference", { skip }, () => {
+  const cases: GemmCase[] = [];
+  for (const family of runnableFamilies(nativeCpu())) {
+    for (const elementType of ["f32", "f64"] as const) {
+      SHAPES.forEach(([batch, m, n, k], i) => {
+        const lhsTransposed = (i & 1) === 1, rhsTransposed = (i & 2) === 2;
+        const spec: GemmSpec = { elementType, batch, m, n, k, lhsTransposed, rhsTransposed };
+        cases.push(gemmCase(spec, emitGemmC(spec, nativeCpu(), `g_${family.name}_${elementType}_${i}`, family)));
+      });
+    }
+  }
+  runAndCheck(cases, "native gemm shapes");
+});
+
+test("native gemm: split ranges and the module's threads compute the same product", { skip }, () => {
+  const cpu = nativeCpu();
+  const cases: GemmCase[] = [];
+  const specs: GemmSpec[] = [
+    { elementType: "f32", batch: 1, m: 100, n: 700, k: 300 },
+    { elementType: "f32", batch: 2, m: 40, n: 40, k: 600, rhsTransposed: true },
+    { elementType: "f64", batch: 1, m: 3, n: 900, k: 50 },
+    { elementType: "f32", batch: 1, m: 1, n: 2000, k: 70 },
+  ];
+  specs.forEach((spec, i) => {
+    cases.push(gemmCase(spec, emitGemmC(spec, cpu, `s3_${i}`), { splits: 3 }));
+    cases.push(gemmCase(spec, emitGemmC(spec, cpu, `t2_${i}`), { threads: 2 }));
+  });
+  runAndCheck(cases, "native gemm splits");
+});
+
+test("native gemm: the family follows the CPU", () => {
+  const base = { arch: "x86_64", avx2: true, fma: true, avx512f: false, neon: false };
+  assert.equal(gemmFamily({ ...base, avx512f: true }).name, "avx512");
+  assert.equal(gemmFamily(base).name, "avx2");
+  assert.equal(gemmFamily({ ...base, fma: false }).name, "portable");
+  assert.equal(gemmFamily({ arch: "aarch64", avx2: false, fma: false, avx512f: false, neon: true }).name, "neon");
+  assert.equal(gemmFamily({ arch: "riscv64", avx2: false, fma: false, avx512f: false, neon: false }).name, "portable");
+});
+
+test("native gemm: refuses other element types and oversized operands", () => {
+  const cpu = { arch: "x86_64", avx2: true, fma: true, avx512f: true, neon: false };
+  assert.ok("unsupported" in emitGemmC({ elementType: "bf16" as "f32", batch: 1, m: 2, n: 2, k: 2 }, cpu));
+  assert.ok("unsupported" in emitGemmC({ elementType: "f32", batch: 1, m: 70000, n: 70000, k: 2 }, cpu));
+});
+
+/** A dot_general from the builder, its GEMM spec, and the interpreter's result. */
+function interpretedDot(lhsDims: number[], rhsDims: number[], contract: [number, number], batchDims: number, type: "f32" | "f64"): { dot: Instruction<"dot">; lhs: Float64Array; rhs: Float64Array; want: number[] } {
+  const b = new XlaBuilder("dot");
+  const x = parameter(b, 0, arrayShape(type, lhsDims));
+  const y = parameter(b, 1, arrayShape(type, rhsDims));
+  const bd = Array.from({ length: batchDims }, (_, i) => i);
+  const root = dotGeneral(x, y, { lhsBatchDimensions: bd, rhsBatchDimensions: bd, lhsContractingDimensions: [contract[0]], rhsContractingDimensions: [contract[1]] });
+  const comp = b.build(root);
+  const dot = root.instruction as Instruction<"dot">;
+  const lhs = new Float64Array(lhsDims.reduce((p, d) => p * d, 1)).map(() => Math.round((random() * 2 - 1) * 8) / 8);
+  const rhs = new Float64Array(rhsDims.reduce((p, d) => p * d, 1)).map(() => Math.round((random() * 2 - 1) * 8) / 8);
+  // Special values: an infinity and a NaN in the lhs propagate through their rows.
+  lhs[0] = Infinity;
+  if (lhs.length > 3) lhs[3] = NaN;
+  const want = evaluate(comp, [Literal.fromValues(type, lhsDims, [...lhs]), Literal.fromValues(type, rhsDims, [...rhs])]).toNumbers();
+  return { dot, lhs, rhs, want };
+}
+
+test("native gemm: dot_general vs the interpreter (batch, transposes, NaN and infinity)", { skip }, () => {
+  const cpu = nativeCpu();
+  const dots = [
+    interpretedDot([5, 7], [7, 9], [1, 0], 0, "f32"),
+    interpretedDot([2, 6, 5], [2, 6, 4], [1, 1], 1, "f32"),
+    interpretedDot([3, 17, 33], [3, 19, 33], [2, 2], 1, "f64"),
+    interpretedDot([1, 40], [40, 300], [1, 0], 0, "f32"),
+  ];
+  const cases: GemmCase[] = [];
+  dots.forEach((d, i) => {
+    const spec = gemmSpecOfDot(d.dot);
+    if (("unsupported" in spec)) throw new Error(spec.unsupported);
+    const F = spec.elementType === "f32" ? Float32Array : Float64Array;
+    for (const family of runnableFamilies(cpu)) {
+      const kernel = emitGemmC(spec, cpu, `dot_${i}_${family.name}`, family);
+      if (("unsupported" in kernel)) throw new Error(kernel.unsupported);
+      cases.push({ spec, a: F.from(d.lhs), b: F.from(d.rhs), kernel });
+    }
+  });
+  const results = runNativeCases(cases.map((c) => ({ kernel: c.kernel, operands: [c.a, c.b], resultBytes: [c.spec.batch * c.spec.m * c.spec.n * c.a.BYTES_PER_ELEMENT] })), "native gemm dots");
+  const perDot = cases.length / dots.length;
+  cases.forEach((c, ci) => {
+    const want = dots[Math.floor(ci / perDot)]!.want;
+    const bytes = results[ci]![0]!;
+    const F = c.spec.elementType === "f32" ? Float32Array : Float64Array;
+    const got = new F(bytes.buffer as ArrayBuffer, bytes.byteOffset, want.length);
+    // Multiples of 1/8 with small sums: exact in either type, in any order of summation.
+    for (let i = 0; i < want.length; i++) {
+      if (!Object.is(got[i], want[i]) && !(Number.isNaN(got[i]) && Number.isNaN(want[i]))) {
+        assert.fail(`${c.kernel.name}: element ${i} is ${got[i]}, the interpreter says ${want[i]}`);
+      }
+    }
+  });
+});

@@ -1,0 +1,94 @@
+// Output fusions on the native backend (native/epilogue_c.ts): a dot or convolution with
+// an elementwise epilogue as one C kernel, whole programs against the interpreter.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  Literal, XlaBuilder, add, arrayShape, broadcastInDim, constantR0, convGeneralDilated, dot, dotGeneral, evaluate, max, mul, parameter, tanh,
+  type Computation, type ConvDimensionNumbers, type ElementType, type XlaOp,
+} from "../../../src/index.js";
+import { compile } from "../../../src/compiler/index.js";
+import { InstructionFactory } from "../../../src/ir/factory.js";
+import { rng } from "../../support/prng.js";
+import { nativeSkipReason } from "./gemm_harness.js";
+
+const skip = nativeSkipReason();
+if (skip !== undefined) console.log(`# native output fusion tests skipped: ${skip}`);
+const random = rng(99);
+
+const NHWC: ConvDimensionNumbers = {
+  inputBatchDimension: 0, inputFeatureDimension: 3, inputSpatialDimensions: [1, 2],
+  kernelInputFeatureDimension: 2, kernelOutputFeatureDimension: 3, kernelSpatialDimensions: [0, 1],
+  outputBatchDimension: 0, outputFeatureDimension: 3, outputSpatialDimensions: [1, 2],
+};
+
+function randomLiteral(t: ElementType, dims: readonly number[]): Literal {
+  const n = dims.reduce((a, b) => a * b, 1);
+  return Literal.fromValues(t, dims, Array.from({ length: n }, () => random() * 2 - 1));
+}
+
+/** An entry that is one output fusion of the computation `build` returns (as HLO text with kind=kOutput gives it). */
+function explicitOutputFusion(name: string, build: (b: XlaBuilder) => XlaOp): Computation {
+  const b = new XlaBuilder(`fused_${name}`);
+  const fused = b.build(build(b));
+  const f = new InstructionFactory(name);
+  const operands = fused.parameters.map((p, i) => f.parameter(i, p.shape));
+  return f.finish(f.add("fusion", operands, { kind: "output", calledComputation: fused }));
+}
+
+/** Compiles on the native backend, compares with the interpreter (k products' worth of rounding), and checks the kernel is C with an epilogue. */
+async function check(c: Computation, k: number, threads = 1): Promise<void> {
+  const args = c.parameters.map((p) => randomLiteral(p.shape.kind === "array" ? p.shape.elementType : "f32", p.shape.kind === "array" ? p.shape.dimensions : []));
+  const exe = await compile(c, { backend: "native", threads });
+  const got = exe.run(args).toNumbers();
+  const want = evaluate(c, args).toNumbers();
+  const t = c.root.shape.kind === "array" ? c.root.shape.elementType : "f32";
+  const tol = 8 * (t === "f64" ? 2 ** -52 : 2 ** -23) * Math.max(k, 1);
+  assert.equal(got.length, want.length);
+  for (let i = 0; i < want.length; i++) {
+    assert.ok(Math.abs(got[i]! - want[i]!) <= tol * Math.max(1, Math.abs(want[i]!)), `${c.name} element ${i}: ${got[i]} vs ${want[i]}`);
+  }
+  const dump = exe.dump();
+  assert.match(dump, /with epilogue/, dump);
+  assert.match(dump, /C xk_outfusion_/, dump);
+  assert.deepEqual(exe.stats.interpreted, []);
+}
+
+test("native output fusions: dot + bias + relu / tanh, f32 and f64, edge tiles, several blocks of k, batches, one row", { skip }, async () => {
+  for (const t of ["f32", "f64"] as const) {
+    for (const [m, k, n] of [[33, 300, 65], [5, 7, 3], [1, 40, 300], [20, 3, 17]] as const) {
+      await check(explicitOutputFusion(`dense_${t}_${m}x${k}x${n}`, (b) => {
+        const x = parameter(b, 0, arrayShape(t, [m, k]));
+        const w = parameter(b, 1, arrayShape(t, [k, n]));
+        const bias = parameter(b, 2, arrayShape(t, [n]));
+        const y = add(dot(x, w), broadcastInDim(bias, [m, n], [1]));
+        return t === "f32" ? tanh(y) : max(y, constantR0(b, t, 0));
+      }), k);
+    }
+  }
+  // Batched, the rhs transposed; the residual read at the element written.
+  await check(explicitOutputFusion("batched", (b) => {
+    const x = parameter(b, 0, arrayShape("f32", [3, 9, 20]));
+    const w = parameter(b, 1, arrayShape("f32", [3, 11, 20]));
+    const r = parameter(b, 2, arrayShape("f32", [3, 9, 11]));
+    const d = dotGeneral(x, w, { lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [2] });
+    return mul(add(d, r), constantR0(b, "f32", 0.5));
+  }), 20);
+});
+
+test("native output fusions: convolution + bias + relu (one and several blocks of depth), and across threads", { skip }, async () => {
+  for (const [c, o] of [[8, 16], [300, 200]] as const) {
+    await check(explicitOutputFusion(`conv_${c}_${o}`, (b) => {
+      const x = parameter(b, 0, arrayShape("f32", [2, 6, 5, c]));
+      const w = parameter(b, 1, arrayShape("f32", [3, 3, c, o]));
+      const bias = parameter(b, 2, arrayShape("f32", [o]));
+      const y = convGeneralDilated(x, w, [1, 1], [[1, 1], [1, 1]], [], [], NHWC);
+      return max(add(y, broadcastInDim(bias, [2, 6, 5, o], [3])), constantR0(b, "f32", 0));
+    }), 9 * c);
+  }
+  await check(explicitOutputFusion("dense_threads", (b) => {
+    const x = parameter(b, 0, arrayShape("f32", [200, 64]));
+    const w = parameter(b, 1, arrayShape("f32", [64, 300]));
+    const bias = parameter(b, 2, arrayShape("f32", [300]));
+    return max(add(dot(x, w), broadcastInDim(bias, [200, 300], [1])), constantR0(b, "f32", 0));
+  }), 64, 2);
+});
