@@ -18,12 +18,6 @@ import type { CollectiveBackend, HostTransfers } from "../runtime/device_interfa
 /** What a custom-call target may use besides its operands: the op's called computations. */
 export interface CustomCallContext {
   readonly calledComputations: readonly Computation[];
-  /**
-   * The op's frontend attributes: where StableHLO import keeps `mhlo.backend_config` (the
-   * typed FFI attribute dictionary of an api_version 4 call, as text) and jaxlib's
-   * `num_batch_dims`.
-   */
-  readonly frontendAttributes?: Readonly<Record<string, string>>;
   /** Runs a computation (e.g. one of `calledComputations`) on the given arguments. */
   call(computation: Computation, args: readonly Literal[]): Literal;
 }

@@ -168,6 +168,12 @@ export interface OpAttributes {
     readonly target: string; readonly resultShape: Shape; readonly backendConfig: string;
     readonly hasSideEffect: boolean; readonly calledComputations: readonly Computation[];
     /**
+     * The backend config is a typed-FFI attribute dictionary (XLA's API_VERSION_TYPED_FFI),
+     * its text in `backendConfig` (`{mode = 86 : ui8, uplo = 76 : ui8}`): StableHLO spells it
+     * `mhlo.backend_config = {...}`, HLO text `backend_config={...}, api_version=API_VERSION_TYPED_FFI`.
+     */
+    readonly typedFfi?: true;
+    /**
      * Functions `called_computations` names that the module does not define (MLIR does
      * not resolve these symbols; the text is kept so it prints back).
      */

@@ -7,16 +7,12 @@
 import { ExecutionError } from "../../types/errors.js";
 import type { Literal } from "../../types/literal.js";
 import { shapesEqual, shapeToString, type Shape } from "../../types/shape.js";
-import type { CustomCallContext, CustomCallTarget } from "../context.js";
+import type { CustomCallTarget } from "../context.js";
 import { parseFfiAttributes } from "../lapack/ffi.js";
 import { LAPACK_TARGETS } from "../lapack/targets.js";
 
-/** The FFI attribute dictionary of a call: `mhlo.backend_config` (StableHLO) or a `{...}` backend_config (HLO text). */
-function ffiAttributeText(backendConfig: string, context: CustomCallContext): string {
-  const fromMlir = context.frontendAttributes?.["mhlo.backend_config"];
-  if (fromMlir !== undefined) return fromMlir;
-  return backendConfig.trim().startsWith("{") ? backendConfig : "";
-}
+/** The FFI attribute dictionary's text: the typed-FFI backend config, or one given as `{...}` (an empty config has none). */
+const ffiAttributeText = (backendConfig: string): string => (backendConfig.trim().startsWith("{") ? backendConfig : "");
 
 /**
  * A marker that passes its one operand through on a single device. The result must have
@@ -39,6 +35,6 @@ const MARKERS = ["Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "an
 
 export const BUILTIN_CUSTOM_CALLS: ReadonlyMap<string, CustomCallTarget> = new Map<string, CustomCallTarget>([
   ...MARKERS.map((name) => [name, identityMarker(name)] as const),
-  ...[...LAPACK_TARGETS].map(([name, target]) => [name, ((operands, resultShape, backendConfig, context) =>
-    target.run(operands, resultShape, parseFfiAttributes(ffiAttributeText(backendConfig, context), name))) as CustomCallTarget] as const),
+  ...[...LAPACK_TARGETS].map(([name, target]) => [name, ((operands, resultShape, backendConfig) =>
+    target.run(operands, resultShape, parseFfiAttributes(ffiAttributeText(backendConfig), name))) as CustomCallTarget] as const),
 ]);

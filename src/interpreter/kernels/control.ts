@@ -73,10 +73,7 @@ export const controlKernels: KernelTable<ControlOpcode> = {
     if (fn === undefined) {
       throw new ExecutionError(`custom-call ${inst.name}: no target named "${target}" is registered (nor built in); pass it in EvaluateOptions.customCalls`);
     }
-    const result = fn(operands, resultShape, backendConfig, {
-      calledComputations, call: (c, args) => ctx.call(c, args),
-      ...(inst.frontendAttributes !== undefined ? { frontendAttributes: inst.frontendAttributes } : {}),
-    });
+    const result = fn(operands, resultShape, backendConfig, { calledComputations, call: (c, args) => ctx.call(c, args) });
     if (!(result instanceof Literal)) {
       throw new ExecutionError(`custom-call ${inst.name}: target "${target}" did not return a Literal`);
     }
