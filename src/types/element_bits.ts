@@ -51,7 +51,7 @@ export function writeElementBits(t: ElementType, data: Storage, i: number, bits:
       v[2 * i + 1] = bits >> 64n;
       return;
     }
-    case "s64": (data as BigInt64Array)[i] = BigInt.asIntN(64, bits); return;
+    case "s64": case "index": (data as BigInt64Array)[i] = BigInt.asIntN(64, bits); return;
     case "u64": (data as BigUint64Array)[i] = BigInt.asUintN(64, bits); return;
     default:
       data[i] = Number(ELEMENT_TYPES[t].kind === "signed" ? BigInt.asIntN(width, bits) : BigInt.asUintN(width, bits));

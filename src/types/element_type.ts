@@ -11,6 +11,7 @@ export const ELEMENT_TYPE_NAMES = [
   "c64", "c128",
   "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e3m4", "f8e4m3", "f8e8m0fnu",
   "f6e2m3fn", "f6e3m2fn", "f4e2m1fn",
+  "index",
 ] as const;
 
 /** An array element type. TOKEN and tuples are shapes, not element types (see shape.ts). */
@@ -93,6 +94,9 @@ export const ELEMENT_TYPES: Readonly<Record<ElementType, ElementTypeInfo>> = {
   f6e2m3fn: info("f6e2m3fn", "float", 6, 1, { float: fmt(2, 3, 1, "finite") }),
   f6e3m2fn: info("f6e3m2fn", "float", 6, 1, { float: fmt(3, 2, 3, "finite") }),
   f4e2m1fn: info("f4e2m1fn", "float", 4, 1, { float: fmt(2, 1, 1, "finite") }),
+  // MLIR's `index`: a signed integer as wide as the target's addresses, 64 bits on every
+  // target XLA compiles for; HLO text, which has no such type, writes it as s64.
+  index: info("index", "signed", 64, 8),
 };
 
 export function isElementType(name: string): name is ElementType {

@@ -49,7 +49,7 @@ export function storageConstructor(t: ElementType): StorageConstructor {
     case "u16": return Uint16Array;
     case "s32": return Int32Array;
     case "u32": return Uint32Array;
-    case "s64": return BigInt64Array;
+    case "s64": case "index": return BigInt64Array;
     case "u64": return BigUint64Array;
     case "f32": case "c64": return Float32Array;
     case "f64": case "c128": return Float64Array;

@@ -34,6 +34,8 @@ export class NpyError extends XlaError {
 const NUMPY_CODES: Partial<Record<ElementType, string>> = {
   pred: "b1", s8: "i1", s16: "i2", s32: "i4", s64: "i8", u8: "u1", u16: "u2", u32: "u4", u64: "u8",
   f16: "f2", f32: "f4", f64: "f8", c64: "c8", c128: "c16",
+  // numpy's intp; listed after s64, so an `<i8` file reads back as s64.
+  index: "i8",
 };
 
 /** ml_dtypes' names (numpy `str(dtype)`), for the types numpy itself lacks. */

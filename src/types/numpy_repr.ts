@@ -196,7 +196,7 @@ export function numpyRepr(lit: Literal): string {
   const extras: string[] = [];
   const shapeText = dims.length === 1 ? `(${dims[0]},)` : `(${dims.join(", ")})`;
   if ((size === 0 && !(dims.length === 1 && dims[0] === 0)) || summarize) extras.push(`shape=${shapeText}`);
-  if (!(t === "f64" || t === "s64" || t === "pred" || t === "c128") || size === 0) extras.push(`dtype=${numpyDtypeName(t)}`);
+  if (!(t === "f64" || t === "s64" || t === "index" || t === "pred" || t === "c128") || size === 0) extras.push(`dtype=${numpyDtypeName(t)}`);
   let body: string;
   if (size === 0) body = "[]";
   else {

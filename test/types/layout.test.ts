@@ -96,7 +96,7 @@ test("literals round-trip their values in every element type and layout", () => 
   for (const t of ELEMENT_TYPE_NAMES) {
     const values: Scalar[] =
       t === "pred" ? [true, false, true, true, false, false]
-      : t === "s64" ? [-(2n ** 63n), 2n ** 63n - 1n, -1n, 0n, 9007199254740993n, 5n]
+      : t === "s64" || t === "index" ? [-(2n ** 63n), 2n ** 63n - 1n, -1n, 0n, 9007199254740993n, 5n]
       : t === "u64" ? [2n ** 64n - 1n, 0n, 1n, 9007199254740993n, 2n ** 63n, 7n]
       : t === "c64" || t === "c128" ? [{ re: 1, im: -2 }, { re: 0.5, im: 0 }, { re: -0, im: Infinity }, { re: 3, im: 4 }, { re: 5, im: 6 }, { re: 7, im: 8 }]
       : isInteger(t) ? [integerRange(t).min, integerRange(t).max, 0n, 1n, -1n, 1n].map((v) => Number(isUnsignedInt(t) && v < 0n ? 0n : v))

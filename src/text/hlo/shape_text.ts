@@ -35,7 +35,8 @@ export function parseShape(c: Cursor, depth = 0): Shape {
     c.expect("]", "']' (token[] has no dimensions)");
     return TOKEN_SHAPE;
   }
-  if (!isElementType(typeName)) throw c.error(`unknown element type '${typeName}'`, start);
+  // HLO has no index type (XLA writes MLIR's index as s64).
+  if (!isElementType(typeName) || typeName === "index") throw c.error(`unknown element type '${typeName}'`, start);
   c.expect("[", `'[' after element type ${typeName}`);
   const dims: number[] = [];
   const dynamic: boolean[] = [];
@@ -85,5 +86,15 @@ export function printShape(s: Shape, withLayout = true): string {
   if (hasQuantization(s)) {
     throw new VerifyError(`HLO text has no quantized types (XLA lowers them to integer arithmetic before HLO): ${shapeToString(s)}; print the program as StableHLO (MLIR)`);
   }
-  return shapeToString(s, withLayout);
+  return shapeToString(indexAsS64(s), withLayout);
+}
+
+/** HLO text has no index type: as XLA does when it converts MLIR to HLO, an index array is written as s64. */
+function indexAsS64(s: Shape): Shape {
+  if (s.kind === "tuple") {
+    const elements = s.elements.map(indexAsS64);
+    return elements.every((e, i) => e === s.elements[i]) ? s : tupleShape(elements);
+  }
+  return s.kind === "array" && s.elementType === "index"
+    ? arrayShape("s64", s.dimensions, { dynamicDimensions: s.dynamicDimensions, layout: s.layout }) : s;
 }

@@ -21,6 +21,7 @@ const FLOAT_SPELLINGS: Readonly<Record<string, ElementType>> = {
 /** Our element type for an MLIR element-type spelling, or undefined. */
 export function elementTypeFromMlir(name: string): ElementType | undefined {
   if (name === "i1") return "pred";
+  if (name === "index") return "index";
   const int = /^(si|ui|i)(2|4|8|16|32|64)$/.exec(name);
   if (int) return `${int[1] === "ui" ? "u" : "s"}${int[2]}` as ElementType;
   return FLOAT_SPELLINGS[name];
@@ -31,6 +32,7 @@ const MLIR_FLOAT_NAME = new Map<ElementType, string>(Object.entries(FLOAT_SPELLI
 /** The MLIR spelling of an element type (`s32` -> `i32`, `u8` -> `ui8`, `c64` -> `complex<f32>`). */
 export function elementTypeToMlir(t: ElementType): string {
   const info = ELEMENT_TYPES[t];
+  if (t === "index") return "index";
   switch (info.kind) {
     case "pred": return "i1";
     case "signed": return `i${info.bitWidth}`;
@@ -68,8 +70,7 @@ export function parseElementType(c: Cursor): ElementType {
   if (name === undefined) throw c.error(`expected an element type, found ${c.describeNext()}`);
   const t = elementTypeFromMlir(name);
   if (t === undefined) {
-    throw c.error(
-      name === "index" ? "the index type is not supported; use i64" : `unknown element type '${name}'`, at);
+    throw c.error(`unknown element type '${name}'`, at);
   }
   return t;
 }
