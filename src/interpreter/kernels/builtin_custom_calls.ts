@@ -8,7 +8,7 @@ import { ExecutionError } from "../../types/errors.js";
 import type { Literal } from "../../types/literal.js";
 import { shapesEqual, shapeToString, type Shape } from "../../types/shape.js";
 import type { CustomCallTarget } from "../context.js";
-import { parseFfiAttributes } from "../lapack/ffi.js";
+import { parseAttributeDictionary } from "../attribute_dictionary.js";
 import { LAPACK_TARGETS } from "../lapack/targets.js";
 
 /** The FFI attribute dictionary's text: the typed-FFI backend config, or one given as `{...}` (an empty config has none). */
@@ -36,5 +36,5 @@ const MARKERS = ["Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "an
 export const BUILTIN_CUSTOM_CALLS: ReadonlyMap<string, CustomCallTarget> = new Map<string, CustomCallTarget>([
   ...MARKERS.map((name) => [name, identityMarker(name)] as const),
   ...[...LAPACK_TARGETS].map(([name, target]) => [name, ((operands, resultShape, backendConfig) =>
-    target.run(operands, resultShape, parseFfiAttributes(ffiAttributeText(backendConfig), name))) as CustomCallTarget] as const),
+    target.run(operands, resultShape, parseAttributeDictionary(ffiAttributeText(backendConfig), name))) as CustomCallTarget] as const),
 ]);

@@ -1,57 +1,17 @@
-// The plumbing the LAPACK FFI targets share: the typed attribute dictionary XLA's FFI
-// passes (`mhlo.backend_config = {mode = 86 : ui8, ...}` in StableHLO, `backend_config=
-// {...}` in HLO text), the operand/result shape checks (typed ShapeErrors naming the
-// target and the argument), and batching as jaxlib does it: every leading dimension
-// before the matrix (or vector) ones is a batch dimension, and one problem is solved per
-// batch index.
+// The plumbing the LAPACK FFI targets share: the typed attributes XLA's FFI passes (read
+// by src/interpreter/attribute_dictionary.ts), the operand/result shape checks (typed
+// ShapeErrors naming the target and the argument), and batching as jaxlib does it: every
+// leading dimension before the matrix (or vector) ones is a batch dimension, and one
+// problem is solved per batch index.
 
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { ShapeError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import { arrayShape, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
 import { Mat } from "./matrix.js";
+import type { AttributeEntry } from "../attribute_dictionary.js";
 
-/** One FFI attribute: integers and floats as numbers, bools, strings. */
-export type FfiAttribute = number | boolean | string;
-
-/** Parses an FFI attribute dictionary's text (`{mode = 86 : ui8, uplo = 76 : ui8}`); "" is empty. */
-export function parseFfiAttributes(text: string, target: string): Map<string, FfiAttribute> {
-  const out = new Map<string, FfiAttribute>();
-  const body = text.trim();
-  if (body === "") return out;
-  if (!body.startsWith("{") || !body.endsWith("}")) throw new ShapeError(`${target}: backend_config must be an attribute dictionary {...}, got ${body}`, target, "backend_config");
-  const entry = /^\s*([A-Za-z_][\w.$]*)\s*=\s*("(?:[^"\\]|\\.)*"|true|false|[-+]?[\w.+-]+)\s*(?::\s*[\w]+)?\s*$/;
-  for (const part of splitTopLevel(body.slice(1, -1))) {
-    if (part.trim() === "") continue;
-    const m = entry.exec(part);
-    if (m === null) throw new ShapeError(`${target}: cannot read backend_config entry '${part.trim()}'`, target, "backend_config");
-    const raw = m[2]!;
-    const value: FfiAttribute = raw.startsWith('"') ? (JSON.parse(raw) as string) : raw === "true" ? true : raw === "false" ? false : Number(raw);
-    if (typeof value === "number" && Number.isNaN(value)) throw new ShapeError(`${target}: backend_config entry '${part.trim()}' is not a number`, target, "backend_config");
-    out.set(m[1]!, value);
-  }
-  return out;
-}
-
-function splitTopLevel(s: string): string[] {
-  const parts: string[] = [];
-  let depth = 0, quoted = false, start = 0;
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i]!;
-    if (quoted) {
-      if (ch === "\\") i++;
-      else if (ch === '"') quoted = false;
-    } else if (ch === '"') quoted = true;
-    else if (ch === "{" || ch === "[" || ch === "(" || ch === "<") depth++;
-    else if (ch === "}" || ch === "]" || ch === ")" || ch === ">") depth--;
-    else if (ch === "," && depth === 0) {
-      parts.push(s.slice(start, i));
-      start = i + 1;
-    }
-  }
-  parts.push(s.slice(start));
-  return parts;
-}
+export type FfiAttribute = AttributeEntry;
 
 /** The LAPACK type prefix: s/d real, c/z complex. */
 export type LapackKind = "s" | "d" | "c" | "z";
