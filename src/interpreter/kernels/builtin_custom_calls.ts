@@ -1,7 +1,7 @@
 // Custom-call targets every evaluation knows without registering them: the LAPACK FFI
 // targets jaxlib exports for `jnp.linalg` on CPU (src/interpreter/lapack/), and the
 // sharding and memory-placement markers XLA's SPMD partitioner and host offloading read,
-// which on one device leave the value as it is. Targets passed in
+// which on one device leave the value as it is, and XLA's ApproxTopK (approx_top_k.ts). Targets passed in
 // EvaluateOptions.customCalls take precedence over these.
 
 import { ExecutionError } from "../../types/errors.js";
@@ -10,6 +10,7 @@ import { shapesEqual, shapeToString, type Shape } from "../../types/shape.js";
 import type { CustomCallTarget } from "../context.js";
 import { parseAttributeDictionary } from "../attribute_dictionary.js";
 import { LAPACK_TARGETS } from "../lapack/targets.js";
+import { approxTopK } from "./approx_top_k.js";
 
 /** The FFI attribute dictionary's text: the typed-FFI backend config, or one given as `{...}` (an empty config has none). */
 const ffiAttributeText = (backendConfig: string): string => (backendConfig.trim().startsWith("{") ? backendConfig : "");
@@ -35,6 +36,7 @@ const MARKERS = ["Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "an
 
 export const BUILTIN_CUSTOM_CALLS: ReadonlyMap<string, CustomCallTarget> = new Map<string, CustomCallTarget>([
   ...MARKERS.map((name) => [name, identityMarker(name)] as const),
+  ["ApproxTopK", approxTopK],
   ...[...LAPACK_TARGETS].map(([name, target]) => [name, ((operands, resultShape, backendConfig) =>
     target.run(operands, resultShape, parseAttributeDictionary(ffiAttributeText(backendConfig), name))) as CustomCallTarget] as const),
 ]);
