@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { readNpz, type Literal } from "../../src/index.js";
+import { parseStableHlo, readNpz, type Literal } from "../../src/index.js";
+import { evaluate } from "../support/backend.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The repository's test/fixtures/lapack (tests run from dist/test/linalg). */
@@ -97,3 +98,25 @@ export function assertSameUpToPhase(got: CMat, want: CMat, tol: number, what: st
 
 /** Tolerance for results of this element type (LAPACK and xlats differ in rounding order). */
 export const tolerance = (lit: Literal): number => (["f32", "c64"].includes(lit.elementType) ? 2e-4 : 1e-10);
+
+const MLIR_ELEMENT: Record<string, string> = { f32: "f32", f64: "f64", c64: "complex<f32>", c128: "complex<f64>", s32: "i32" };
+const tensorType = (lit: Literal): string => `tensor<${[...lit.dimensions, MLIR_ELEMENT[lit.elementType]].join("x")}>`;
+
+/** The custom call as a program: main(operands...) -> results. */
+export function callText(target: string, attributes: string, operands: readonly Literal[], results: readonly Literal[]): string {
+  const ins = operands.map(tensorType), outs = results.map(tensorType);
+  const args = ins.map((t, i) => `%arg${i}: ${t}`).join(", ");
+  const refs = results.length === 1 ? "%0" : results.map((_, i) => `%0#${i}`).join(", ");
+  const lhs = results.length === 1 ? "%0" : `%0:${results.length}`;
+  return `func.func @main(${args}) -> (${outs.join(", ")}) {
+  ${lhs} = stablehlo.custom_call @${target}(${ins.map((_, i) => `%arg${i}`).join(", ")}) {mhlo.backend_config = ${attributes}} : (${ins.join(", ")}) -> (${outs.join(", ")})
+  return ${refs} : ${outs.join(", ")}
+}`;
+}
+
+export function runCall(target: string, attributes: string, operands: readonly Literal[], results: readonly Literal[]): Literal[] {
+  const module = parseStableHlo(callText(target, attributes, operands, results));
+  const out = evaluate(module.entry, operands);
+  return out.shape.kind === "tuple" ? [...out.elements] : [out];
+}
+

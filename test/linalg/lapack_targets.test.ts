@@ -10,10 +10,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { Literal, parseStableHlo, ShapeError } from "../../src/index.js";
-import { evaluate } from "../support/backend.js";
+import { Literal, ShapeError } from "../../src/index.js";
 import {
-  adjoint, assertNear, assertSameUpToPhase, column, FIXTURES, identity, matmul, readFixtureNpz, tolerance, toCMat, type CMat,
+  adjoint, assertNear, assertSameUpToPhase, column, FIXTURES, identity, matmul, readFixtureNpz, runCall, tolerance, toCMat, type CMat,
 } from "./lapack_support.js";
 
 interface Case {
@@ -27,27 +26,6 @@ interface Case {
 
 const cases = JSON.parse(readFileSync(path.join(FIXTURES, "targets.json"), "utf8")) as Case[];
 const arrays = readFixtureNpz("targets.npz");
-
-const MLIR_ELEMENT: Record<string, string> = { f32: "f32", f64: "f64", c64: "complex<f32>", c128: "complex<f64>", s32: "i32" };
-const tensorType = (lit: Literal): string => `tensor<${[...lit.dimensions, MLIR_ELEMENT[lit.elementType]].join("x")}>`;
-
-/** The custom call as a program: main(operands...) -> results. */
-export function callText(target: string, attributes: string, operands: readonly Literal[], results: readonly Literal[]): string {
-  const ins = operands.map(tensorType), outs = results.map(tensorType);
-  const args = ins.map((t, i) => `%arg${i}: ${t}`).join(", ");
-  const refs = results.length === 1 ? "%0" : results.map((_, i) => `%0#${i}`).join(", ");
-  const lhs = results.length === 1 ? "%0" : `%0:${results.length}`;
-  return `func.func @main(${args}) -> (${outs.join(", ")}) {
-  ${lhs} = stablehlo.custom_call @${target}(${ins.map((_, i) => `%arg${i}`).join(", ")}) {mhlo.backend_config = ${attributes}} : (${ins.join(", ")}) -> (${outs.join(", ")})
-  return ${refs} : ${outs.join(", ")}
-}`;
-}
-
-export function runCall(target: string, attributes: string, operands: readonly Literal[], results: readonly Literal[]): Literal[] {
-  const module = parseStableHlo(callText(target, attributes, operands, results));
-  const out = evaluate(module.entry, operands);
-  return out.shape.kind === "tuple" ? [...out.elements] : [out];
-}
 
 const batches = (lit: Literal, trailing: number): number => lit.dimensions.slice(0, lit.dimensions.length - trailing).reduce((a, b) => a * b, 1);
 
