@@ -183,6 +183,7 @@ const svdTarget: Routine = (call) => {
     out.writeMatrix(b, mat);
     if (!mat.isFinite()) {
       writeNaN(u, s, b, uDims[0]! * uDims[1]!, k);
+      writeNaN(vt, s, b, vtDims[0]! * vtDims[1]!, k);
       info.write(b, [1]);
       continue;
     }
