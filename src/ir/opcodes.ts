@@ -174,6 +174,13 @@ export interface OpAttributes {
      */
     readonly typedFfi?: true;
     /**
+     * HLO text's buffer hints, verbatim (`operand_layout_constraints={f32[4,4]{0,1}}`,
+     * `output_to_operand_aliasing={{0}: (0, {})}`): how XLA lays out and reuses the call's
+     * buffers, which leave its values unchanged. StableHLO keeps its own spellings
+     * (`operand_layouts`, `output_operand_aliases`) as the op's other attributes.
+     */
+    readonly hloBufferHints?: { readonly operandLayoutConstraints?: string; readonly outputToOperandAliasing?: string };
+    /**
      * Functions `called_computations` names that the module does not define (MLIR does
      * not resolve these symbols; the text is kept so it prints back).
      */

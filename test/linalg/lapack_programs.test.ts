@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { parseStableHlo, type Literal } from "../../src/index.js";
+import { parseHlo, parseStableHlo, printHlo, type Literal } from "../../src/index.js";
 import { evaluate } from "../support/backend.js";
 import { assertNear, assertSameUpToPhase, column, FIXTURES, readFixtureNpz, toCMat, type CMat } from "./lapack_support.js";
 
@@ -27,9 +27,22 @@ test("lapack programs: every exported program has a fixture", () => {
   assert.ok(["qr", "eigh", "svd", "solve", "inv", "det", "cholesky", "eig"].every((n) => names.includes(n)), names.join(", "));
 });
 
-for (const name of names) {
-  test(`lapack programs: ${name} as JAX exports it runs and matches JAX's results`, () => {
-    const module = parseStableHlo(readFileSync(path.join(PROGRAMS, `${name}.mlir`), "utf8"), `${name}.mlir`);
+const hloNames = new Set(readdirSync(PROGRAMS).filter((f) => f.endsWith(".hlo")).map((f) => f.slice(0, -".hlo".length)));
+const variants = names.flatMap((name) => [{ name, file: `${name}.mlir` }, ...(hloNames.has(name) ? [{ name, file: `${name}.hlo` }] : [])]);
+
+test("lapack programs: some are exported as HLO text as well; their custom calls print back (api_version, buffer hints, typed backend_config)", () => {
+  assert.ok(["qr", "eigh", "svd", "eig"].every((n) => hloNames.has(n)), [...hloNames].join(", "));
+  for (const name of hloNames) {
+    const printed = printHlo(parseHlo(readFileSync(path.join(PROGRAMS, `${name}.hlo`), "utf8")));
+    assert.equal(printHlo(parseHlo(printed)), printed, `${name}: print(parse(print(x))) == print(x)`);
+    assert.match(printed, /custom_call_target="lapack_\w+_ffi", operand_layout_constraints=\{.*\}, api_version=API_VERSION_TYPED_FFI, backend_config=\{/);
+  }
+});
+
+for (const { name, file } of variants) {
+  test(`lapack programs: ${file} as JAX exports it runs and matches JAX's results`, () => {
+    const text = readFileSync(path.join(PROGRAMS, file), "utf8");
+    const module = file.endsWith(".hlo") ? parseHlo(text, file) : parseStableHlo(text, file);
     const data = readFixtureNpz(`programs/${name}.npz`);
     const args = [...data.keys()].filter((k) => k.startsWith("arg")).sort().map((k) => data.get(k)!);
     const want = [...data.keys()].filter((k) => k.startsWith("result")).sort().map((k) => data.get(k)!);
