@@ -33,7 +33,7 @@ export interface RunLine {
   readonly dense: boolean;
   /** --args="[...]": the text of each argument literal. */
   readonly args?: readonly string[];
-  /** Why the runner cannot honour this line (`not ...` expecting the tool's own error text, probe files, ...). */
+  /** Why the runner cannot honour this line (`not ...` expecting the tool's own error text). */
   readonly unsupported?: string;
 }
 
@@ -59,9 +59,6 @@ export function parseRunLines(fileText: string): RunLine[] {
     const line: { -readonly [K in keyof RunLine]: RunLine[K] } = { text, prefixes, dense: /--interpreter-print-dense\b/.test(text) };
     if (argsMatch) line.args = splitArgs(argsMatch[2] ?? argsMatch[3] ?? argsMatch[4]!);
     if (/^not\s/.test(text)) line.unsupported = "expects stablehlo-translate to fail with its own error message";
-    else if (/--probe-output-dir/.test(text)) {
-      line.unsupported = "interpreter.probe writes .npy files to --probe-output-dir and check.expect_serialized_eq reads them back; xlats' runner writes no files";
-    }
     out.push(line);
   }
   return out;

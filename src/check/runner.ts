@@ -32,6 +32,7 @@ import { refineEntry } from "../ir/refine_shapes.js";
 import { parseMlirLiteral } from "../text/mlir/literal.js";
 import { expectAlmostEq, expectClose, expectEq, type CheckOutcome } from "./compare.js";
 import { matchBlocks, parseCheckBlocks, parseRunLines, type PrintedValue, type RunLine } from "./filecheck.js";
+import { memoryProbeDirectory, probeTargets, type ProbeDirectory } from "./probe.js";
 import { parseRunParallelConfig, PRINT, RUN_PARALLEL, runParallel, usesRunParallel, type ParallelOutcome, type ParallelRequest } from "./parallel.js";
 
 export interface CheckCaseResult {
@@ -47,6 +48,11 @@ export interface CheckRunOptions {
   evaluateOptions?: EvaluateOptions;
   /** The registered backend that evaluates the cases (default: defaultBackend(): native where a C compiler works, else wasm). */
   backend?: string;
+  /**
+   * The directory interpreter.probe writes to and check.expect_serialized_eq reads from,
+   * one per evaluation of a case (`case` names it); default: a fresh one in memory.
+   */
+  probeDirectory?: (caseName: string) => ProbeDirectory;
 }
 
 export interface CheckRunAsyncOptions extends CheckRunOptions {
@@ -152,9 +158,6 @@ function plan(text: string, fileName: string): Planned[] {
       out.push({ name: nameCase(chunkName, index), result: { status: "skip", message } });
     };
     if (honoured.length === 0 && unhonoured.length > 0) return skip(`its RUN line ${unhonoured[0]!.unsupported}`);
-    if (chunk.includes("check.expect_serialized_eq")) {
-      return skip("check.expect_serialized_eq compares against the .npy files interpreter.probe writes; xlats' runner writes no files");
-    }
     let module: HloModule;
     try {
       module = parseStableHlo(chunk, fileName, offset);
@@ -242,6 +245,8 @@ function evaluateCase(
     const bound = (key: string, otherwise: bigint): bigint => (c.has(key) ? BigInt(c.get(key)!) : otherwise);
     return expectClose(a, b, bound("min_ulp_difference", 0n), bound("max_ulp_difference", 3n));
   }));
+  const probes = options.probeDirectory?.(entry.name) ?? memoryProbeDirectory();
+  for (const [name, target] of probeTargets(probes, (outcome) => outcomes.push(outcome))) customCalls.set(name, target);
   customCalls.set(PRINT, (operands) => {
     printed.push({ print: true, value: operands[0]! });
     return operands[0]!;

@@ -7,6 +7,7 @@ import { backendNames, findBackend, getBackend, type BackendEntry } from "../run
 import { defaultBackend } from "../runtime/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
 import { runCheckTextAsync, type CheckCaseResult } from "../check/runner.js";
+import { memoryProbeDirectory, PROBE_INDEX, type ProbeDirectory } from "../check/probe.js";
 import type { Computation } from "../ir/computation.js";
 import { verifyMemoryBudget } from "../ir/verify.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";
@@ -39,9 +40,11 @@ Usage:
       numpy's repr with --print numpy; --out also writes them to a .npz (arr_0,
       arr_1, ...) or, for one result, a .npy. A program with a mesh and sdy shardings
       is partitioned and runs on one device per mesh device (see partition).
-  xlats test FILE|DIR... [--backend NAME]
+  xlats test FILE|DIR... [--backend NAME] [--probe-output-dir DIR]
       Run check-style test files (directories are searched for *.mlir). Prints
       PASS/FAIL/SKIP per case and a summary; exits with 1 if any case fails.
+      interpreter.probe values are serialized as .npy (with an index.csv) in memory,
+      and also written to DIR with --probe-output-dir.
   xlats compile FILE [--dump] [--dump-after-each] [--backend NAME]
       Compile FILE with a compiling backend: --dump prints the compiled program,
       --dump-after-each the module after every pass; neither: only check it compiles.
@@ -140,7 +143,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
   }
   switch (command) {
     case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend", "out", "print", "timeout"], "run"), io);
-    case "test": return testCommand(parseArgs(rest, ["backend"], "test"), io);
+    case "test": return testCommand(parseArgs(rest, ["backend", "probe-output-dir"], "test"), io);
     case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
     case "print": return printCommand(parseArgs(rest, [], "print", ["lower-chlo"]), io);
@@ -244,9 +247,40 @@ function resultsOf(result: Literal): readonly Literal[] {
   return result.shape.kind === "tuple" ? result.elements : [result];
 }
 
+/**
+ * --probe-output-dir DIR: each case's probe files kept in memory (a case reads only what
+ * it wrote, not files an earlier run left) and written through to DIR.
+ */
+function probeDirectoryOf(args: ParsedArgs, io: CliIo): ((caseName: string) => ProbeDirectory) | undefined {
+  const dir = single(args, "probe-output-dir", "test");
+  if (dir === undefined) return undefined;
+  const write = io.writeBytes;
+  if (write === undefined) throw new CliError("test: --probe-output-dir needs a file system to write to", 2);
+  // DIR's index.csv lists every case's probes: each case's index only grows, so what it appends is appended here.
+  let index = new Uint8Array();
+  return () => {
+    const memory = memoryProbeDirectory();
+    return {
+      read: (name) => memory.read(name),
+      write: (name, bytes) => {
+        const before = memory.read(name)?.length ?? 0;
+        memory.write(name, bytes);
+        if (name === PROBE_INDEX) {
+          const joined = new Uint8Array(index.length + bytes.length - before);
+          joined.set(index);
+          joined.set(bytes.subarray(before), index.length);
+          index = joined;
+        }
+        write.call(io, io.joinPath(dir, name), name === PROBE_INDEX ? index : bytes);
+      },
+    };
+  };
+}
+
 async function testCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   if (args.positional.length === 0) throw new CliError("test: expected at least one FILE or DIR", 2);
   const backend = backendOf(args, "test").host.name;
+  const probeDirectory = probeDirectoryOf(args, io);
   const files: string[] = [];
   for (const p of args.positional) collectTestFiles(p, io, files, 0);
   let passed = 0;
@@ -263,7 +297,7 @@ async function testCommand(args: ParsedArgs, io: CliIo): Promise<number> {
       try {
         const text = io.readFile(file);
         if (client === undefined && text.includes("interpreter.run_parallel")) client = await createClient({ deviceCount: 16, backend });
-        results = await runCheckTextAsync(text, file, client ? { client, backend } : { backend });
+        results = await runCheckTextAsync(text, file, { backend, ...(client ? { client } : {}), ...(probeDirectory ? { probeDirectory } : {}) });
       } catch (e) {
         if (!(e instanceof XlaError) && !(e instanceof CliError)) throw e;
         io.out(`FAIL ${file}: ${e.message.replace(/\n/g, "\n    ")}`);

@@ -178,6 +178,19 @@ export interface OpAttributes {
     readonly target: string; readonly resultShape: Shape; readonly backendConfig: string;
     readonly hasSideEffect: boolean; readonly calledComputations: readonly Computation[];
     /**
+     * The backend config is a typed-FFI attribute dictionary (XLA's API_VERSION_TYPED_FFI),
+     * its text in `backendConfig` (`{mode = 86 : ui8, uplo = 76 : ui8}`): StableHLO spells it
+     * `mhlo.backend_config = {...}`, HLO text `backend_config={...}, api_version=API_VERSION_TYPED_FFI`.
+     */
+    readonly typedFfi?: true;
+    /**
+     * HLO text's buffer hints, verbatim (`operand_layout_constraints={f32[4,4]{0,1}}`,
+     * `output_to_operand_aliasing={{0}: (0, {})}`): how XLA lays out and reuses the call's
+     * buffers, which leave its values unchanged. StableHLO keeps its own spellings
+     * (`operand_layouts`, `output_operand_aliases`) as the op's other attributes.
+     */
+    readonly hloBufferHints?: { readonly operandLayoutConstraints?: string; readonly outputToOperandAliasing?: string };
+    /**
      * Functions `called_computations` names that the module does not define (MLIR does
      * not resolve these symbols; the text is kept so it prints back).
      */

@@ -8,6 +8,7 @@ import { Literal } from "../../types/literal.js";
 import { shapesEqual, shapeToString } from "../../types/shape.js";
 import type { EvalContext, KernelTable } from "../context.js";
 import type { ControlOpcode } from "../../shape/control.js";
+import { BUILTIN_CUSTOM_CALLS } from "./builtin_custom_calls.js";
 
 /** Several values as one literal: the value itself when there is one, else a tuple. */
 function pack(values: readonly Literal[]): Literal {
@@ -68,9 +69,9 @@ export const controlKernels: KernelTable<ControlOpcode> = {
 
   customCall: (inst, operands, ctx) => {
     const { target, resultShape, backendConfig, calledComputations } = inst.attrs;
-    const fn = ctx.customCalls.get(target);
+    const fn = ctx.customCalls.get(target) ?? BUILTIN_CUSTOM_CALLS.get(target);
     if (fn === undefined) {
-      throw new ExecutionError(`custom-call ${inst.name}: no target named "${target}" is registered; pass it in EvaluateOptions.customCalls`);
+      throw new ExecutionError(`custom-call ${inst.name}: no target named "${target}" is registered (nor built in); pass it in EvaluateOptions.customCalls`);
     }
     const result = fn(operands, resultShape, backendConfig, { calledComputations, call: (c, args) => ctx.call(c, args) });
     if (!(result instanceof Literal)) {

@@ -6,7 +6,7 @@
 // The comparator is a sub-computation called with 2N scalars (i-th and j-th element
 // of each operand, interleaved) returning pred: true when element i goes first.
 
-import type { Instruction } from "../../ir/computation.js";
+import type { Computation, Instruction } from "../../ir/computation.js";
 import { ExecutionError } from "../../types/errors.js";
 import { forEachIndex, rowMajorStrides } from "../../types/index_util.js";
 import { Literal } from "../../types/literal.js";
@@ -28,8 +28,12 @@ function forEachLane(dims: readonly number[], dim: number, fn: (positions: numbe
   });
 }
 
-export function sortKernel(inst: Instruction<"sort">, operands: readonly Literal[], ctx: EvalContext): Literal {
-  const { dimension, comparator } = inst.attrs;
+/**
+ * The operands sorted together along `dimension`, lane by lane, by `comparator` (called
+ * with the 2N scalars of two lane elements, interleaved; true: the first goes first).
+ * `what` names the op in errors.
+ */
+export function sortAlong(operands: readonly Literal[], dimension: number, comparator: Computation, ctx: Pick<EvalContext, "call">, what: string): Literal[] {
   const dims = operands[0]!.dimensions;
   const results = operands.map((o) => Literal.zeros(arrayShape(o.elementType, dims, { dynamicDimensions: o.arrayShape.dynamicDimensions })));
   forEachLane(dims, dimension, (positions) => {
@@ -40,7 +44,7 @@ export function sortKernel(inst: Instruction<"sort">, operands: readonly Literal
       for (const s of scalars) args.push(s[a]!, s[b]!);
       const verdict = ctx.call(comparator, args);
       if (verdict.shape.kind !== "array" || verdict.elementType !== "pred") {
-        throw new ExecutionError(`${inst.name}: the comparator must return pred`);
+        throw new ExecutionError(`${what}: the comparator must return pred`);
       }
       return verdict.data[0] !== 0;
     };
@@ -50,6 +54,11 @@ export function sortKernel(inst: Instruction<"sort">, operands: readonly Literal
       order.forEach((from, j) => copyElement(o, positions[from]!, results[k]!, positions[j]!));
     });
   });
+  return results;
+}
+
+export function sortKernel(inst: Instruction<"sort">, operands: readonly Literal[], ctx: EvalContext): Literal {
+  const results = sortAlong(operands, inst.attrs.dimension, inst.attrs.comparator, ctx, inst.name);
   return operands.length === 1 ? results[0]! : Literal.tuple(results);
 }
 

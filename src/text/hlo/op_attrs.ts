@@ -265,6 +265,15 @@ const RNG_ALGORITHMS: Readonly<Record<string, RandomAlgorithm>> = { rng_default:
 /** rng_bernoulli is this project's extension (XLA's HLO has uniform and normal only). */
 const RNG_DISTRIBUTIONS: Readonly<Record<string, RandomDistribution>> = { rng_uniform: "UNIFORM", rng_normal: "NORMAL", rng_bernoulli: "BERNOULLI" };
 const TRANSPOSE_A = ["NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"] as const;
+function bufferHints(layouts: string | undefined, aliasing: string | undefined): { hloBufferHints?: OpAttributes["customCall"]["hloBufferHints"] } {
+  if (layouts === undefined && aliasing === undefined) return {};
+  return { hloBufferHints: { ...(layouts !== undefined ? { operandLayoutConstraints: layouts } : {}), ...(aliasing !== undefined ? { outputToOperandAliasing: aliasing } : {}) } };
+}
+/** A custom call's ABI: the original ones pass buffers and an opaque string; typed FFI, an attribute dictionary. */
+const API_VERSIONS: Readonly<Record<string, "opaque" | "typedFfi">> = {
+  api_version_original: "opaque", api_version_status_returning: "opaque", api_version_status_returning_unified: "opaque",
+  api_version_typed_ffi: "typedFfi",
+};
 
 function parseKeyword<T>(table: Readonly<Record<string, T>>, what: string): (c: Cursor) => T {
   return (c) => {
@@ -586,6 +595,8 @@ export const OP_TEXT: OpTextTable = {
       backendConfig: d.take("backend_config", stringOrDict) ?? "",
       hasSideEffect: optionalBool(d, "custom_call_has_side_effect"),
       calledComputations: d.take("called_computations", (c) => d.computations(c)) ?? [],
+      ...(d.take("api_version", parseKeyword(API_VERSIONS, "api_version")) === "typedFfi" ? { typedFfi: true as const } : {}),
+      ...bufferHints(d.take("operand_layout_constraints", rawBraces), d.take("output_to_operand_aliasing", rawBraces)),
     }),
     encode: (inst, e) => {
       if (inst.attrs.undefinedCallees !== undefined) {
@@ -596,6 +607,9 @@ export const OP_TEXT: OpTextTable = {
         ...(inst.attrs.hasSideEffect ? ["custom_call_has_side_effect=true"] : []),
         ...(inst.attrs.calledComputations.length > 0
           ? [`called_computations={${inst.attrs.calledComputations.map((c) => e.computationName(c)).join(", ")}}`] : []),
+        ...(inst.attrs.hloBufferHints?.operandLayoutConstraints !== undefined ? [`operand_layout_constraints=${inst.attrs.hloBufferHints.operandLayoutConstraints}`] : []),
+        ...(inst.attrs.hloBufferHints?.outputToOperandAliasing !== undefined ? [`output_to_operand_aliasing=${inst.attrs.hloBufferHints.outputToOperandAliasing}`] : []),
+        ...(inst.attrs.typedFfi === true ? ["api_version=API_VERSION_TYPED_FFI"] : []),
         ...(inst.attrs.backendConfig !== "" ? [`backend_config=${printStringOrDict(inst.attrs.backendConfig)}`] : []),
       ];
     },

@@ -135,6 +135,7 @@ function frontendAttributesOf(op: OpNode): Record<string, string> | undefined {
   let out: Record<string, string> | undefined;
   for (const [k, v] of op.attrs) {
     if (!k.includes(".") || INTERPRETED_ELSEWHERE.test(k) || SDY_TYPED_ATTRIBUTES.has(k) || (k === "mhlo.sharding" && v.kind === "string")) continue;
+    if (k === "mhlo.backend_config" && op.name === "stablehlo.custom_call" && v.kind === "dict") continue; // customCall's typedFfi
     (out ??= {})[k] = attrToText(v);
   }
   // XLA's frontend attributes: a dictionary of strings.
@@ -388,10 +389,15 @@ const LOWER: Partial<Record<Opcode, Lower>> = {
       : [];
     const calledComputations = symbols.filter((n) => ctx.importer.hasFunc(n)).map((n) => ctx.importer.func(n, ctx.op.offset));
     const undefinedCallees = symbols.filter((n) => !ctx.importer.hasFunc(n));
+    // JAX writes a typed-FFI call's attributes as `mhlo.backend_config = {...}` next to an empty `backend_config`.
+    const ffi = ctx.op.attrs.get("mhlo.backend_config");
+    const typedFfi = ffi?.kind === "dict" && (bc === undefined || (bc.kind === "string" && bc.value === ""));
+    if (ffi?.kind === "dict" && !typedFfi) return ctx.fail("has both backend_config and an mhlo.backend_config dictionary");
     return ctx.add("customCall", ctx.operands, {
       target: targetName, resultShape: ctx.declared ?? tupleShape([]),
-      backendConfig: bc === undefined ? "" : bc.kind === "string" ? bc.value : attrToText(bc),
+      backendConfig: typedFfi ? attrToText(ffi) : bc === undefined ? "" : bc.kind === "string" ? bc.value : attrToText(bc),
       hasSideEffect: ctx.r.bool("has_side_effect"), calledComputations, ...(undefinedCallees.length > 0 ? { undefinedCallees } : {}),
+      ...(typedFfi ? { typedFfi: true as const } : {}),
     }, ctx.declared ?? tupleShape([]));
   },
   optimizationBarrier: (ctx) => {

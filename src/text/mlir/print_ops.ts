@@ -303,7 +303,8 @@ function customCallOp(ctx: OpContext): MOp {
   if (isKept(a.target)) return keptOp(ctx);
   const own: AttrEntry[] = [];
   if (a.hasSideEffect) own.push(["has_side_effect", "true"]);
-  if (a.backendConfig !== "") own.push(["backend_config", quoteString(a.backendConfig)]);
+  if (a.typedFfi === true) own.push(["mhlo.backend_config", a.backendConfig]);
+  else if (a.backendConfig !== "") own.push(["backend_config", quoteString(a.backendConfig)]);
   const callees = [...a.calledComputations.map((c) => ctx.funcName(c)), ...(a.undefinedCallees ?? []).map(symbolRef)];
   if (callees.length > 0) own.push(["called_computations", `[${callees.join(", ")}]`]);
   return customCallText(ctx, a.target, own);
