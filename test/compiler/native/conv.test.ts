@@ -1,38 +1,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { arrayShape, convGeneralDilated, Literal, parameter, XlaBuilder, type ConvDimensionNumbers } from "../../../src/index.js";
+import { Literal } from "../../../src/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
-import type { Instruction } from "../../../src/ir/computation.js";
 import { emitConvC } from "../../../src/compiler/native/conv_c.js";
 import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
 import { rng } from "../../support/prng.js";
+import { buildConv, NHWC, type ConvCase } from "../../support/kernel_cases.js";
 import { nativeCpu, nativeSkipReason, runNativeCases, runnableFamilies, type NativeCase } from "./gemm_harness.js";
 
 const skip = nativeSkipReason();
 if (skip !== undefined) console.log(`# native conv tests skipped: ${skip}`);
 const random = rng(13);
-const NHWC: ConvDimensionNumbers = {
-  inputBatchDimension: 0, inputFeatureDimension: 3, inputSpatialDimensions: [1, 2],
-  kernelInputFeatureDimension: 2, kernelOutputFeatureDimension: 3, kernelSpatialDimensions: [0, 1],
-  outputBatchDimension: 0, outputFeatureDimension: 3, outputSpatialDimensions: [1, 2],
-};
-
-interface ConvCase {
-  input: number[];
-  kernel: number[];
-  strides?: number[];
-  padding?: [number, number][];
-  rhsDilation?: number[];
-  dn?: ConvDimensionNumbers;
-}
-
-function build(c: ConvCase, type: "f32" | "f64") {
-  const b = new XlaBuilder("conv");
-  const x = parameter(b, 0, arrayShape(type, c.input));
-  const w = parameter(b, 1, arrayShape(type, c.kernel));
-  const root = convGeneralDilated(x, w, c.strides ?? [1, 1], c.padding ?? [[0, 0], [0, 0]], [], c.rhsDilation ?? [], c.dn ?? NHWC, 1);
-  return { computation: b.build(root), conv: root.instruction as Instruction<"convolution"> };
-}
 
 const CASES: ConvCase[] = [
   { input: [1, 5, 5, 1], kernel: [3, 3, 1, 1] },
@@ -55,7 +33,7 @@ function runCases(type: "f32" | "f64", cases: { c: ConvCase; splits?: number; th
   const F = type === "f32" ? Float32Array : Float64Array;
   const all: { kernel: NativeKernel; x: Float32Array | Float64Array; w: Float32Array | Float64Array; want: number[]; depth: number; splits?: number; threads?: number }[] = [];
   cases.forEach(({ c, splits, threads }, ci) => {
-    const { computation, conv } = build(c, type);
+    const { computation, conv } = buildConv(c, type);
     const x = new F(c.input.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
     const w = new F(c.kernel.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
     // Infinity in the input: NaN or infinity in every output it reaches, as the interpreter says.
@@ -99,15 +77,9 @@ test("native conv: split ranges and the module's threads", { skip }, () => {
 
 test("native conv: unsupported forms say why", () => {
   const cpu = { arch: "x86_64", avx2: true, fma: true, avx512f: true, neon: false };
-  const grouped = (() => {
-    const b = new XlaBuilder("conv");
-    const x = parameter(b, 0, arrayShape("f32", [1, 5, 5, 4]));
-    const w = parameter(b, 1, arrayShape("f32", [3, 3, 2, 4]));
-    const root = convGeneralDilated(x, w, [1, 1], [[0, 0], [0, 0]], [], [], NHWC, 2);
-    return root.instruction as Instruction<"convolution">;
-  })();
+  const { conv: grouped } = buildConv({ input: [1, 5, 5, 4], kernel: [3, 3, 2, 4], featureGroupCount: 2 });
   const k = emitConvC(grouped, cpu);
   assert.ok("unsupported" in k && /group/.test(k.unsupported));
-  const { conv } = build({ input: [1, 5, 5, 2], kernel: [3, 3, 2, 3] }, "f32");
+  const { conv } = buildConv({ input: [1, 5, 5, 2], kernel: [3, 3, 2, 3] }, "f32");
   assert.ok(!("unsupported" in emitConvC(conv, cpu)));
 });

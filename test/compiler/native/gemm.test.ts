@@ -8,31 +8,12 @@ import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder } from "../../..
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import type { Instruction } from "../../../src/ir/computation.js";
 import { rng } from "../../support/prng.js";
+import { gemmReference } from "../../support/kernel_cases.js";
 import { nativeCpu, nativeSkipReason, runNativeCases, runnableFamilies, type NativeCase } from "./gemm_harness.js";
 
 const skip = nativeSkipReason();
 if (skip !== undefined) console.log(`# native gemm tests skipped: ${skip}`);
 const random = rng(11);
-
-/** C = A B in doubles from the stored layouts: the independent reference. */
-function reference(spec: GemmSpec, a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
-  const { batch, m, n, k } = spec;
-  const c = new Float64Array(batch * m * n);
-  for (let bi = 0; bi < batch; bi++) {
-    for (let i = 0; i < m; i++) {
-      for (let j = 0; j < n; j++) {
-        let sum = 0;
-        for (let p = 0; p < k; p++) {
-          const av = spec.lhsTransposed ? a[bi * m * k + p * m + i]! : a[bi * m * k + i * k + p]!;
-          const bv = spec.rhsTransposed ? b[bi * k * n + j * k + p]! : b[bi * k * n + p * n + j]!;
-          sum += av * bv;
-        }
-        c[bi * m * n + i * n + j] = sum;
-      }
-    }
-  }
-  return c;
-}
 
 interface GemmCase { spec: GemmSpec; a: Float32Array | Float64Array; b: Float32Array | Float64Array; kernel: NativeKernel; splits?: number; threads?: number }
 
@@ -53,7 +34,7 @@ function runAndCheck(cases: GemmCase[], name: string): void {
     const bytes = results[ci]![0]!;
     const F = c.spec.elementType === "f32" ? Float32Array : Float64Array;
     const got = new F(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength / F.BYTES_PER_ELEMENT);
-    const want = reference(c.spec, c.a, c.b);
+    const want = gemmReference(c.spec, c.a, c.b);
     // Accumulating k terms of magnitude <= 1 in the element type: error ~ sqrt(k) * k * eps at worst.
     const eps = c.spec.elementType === "f32" ? 2 ** -23 : 2 ** -52;
     const tol = 4 * eps * Math.max(c.spec.k, 1) * Math.max(1, Math.sqrt(c.spec.k));

@@ -1,43 +1,19 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { arrayShape, convGeneralDilated, Literal, parameter, XlaBuilder, type ConvDimensionNumbers } from "../../../src/index.js";
+import { Literal, type ConvDimensionNumbers } from "../../../src/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
-import type { Instruction } from "../../../src/ir/computation.js";
 import { emitConvKernel } from "../../../src/compiler/wasm/conv.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
 import { rng } from "../../support/prng.js";
+import { buildConv, NHWC, type ConvCase } from "../../support/kernel_cases.js";
 import { runKernel } from "./kernel_harness.js";
 
 const random = rng(11);
-const NHWC: ConvDimensionNumbers = {
-  inputBatchDimension: 0, inputFeatureDimension: 3, inputSpatialDimensions: [1, 2],
-  kernelInputFeatureDimension: 2, kernelOutputFeatureDimension: 3, kernelSpatialDimensions: [0, 1],
-  outputBatchDimension: 0, outputFeatureDimension: 3, outputSpatialDimensions: [1, 2],
-};
-
-interface ConvCase {
-  input: number[];
-  kernel: number[];
-  strides?: number[];
-  padding?: [number, number][];
-  rhsDilation?: number[];
-  lhsDilation?: number[];
-  dn?: ConvDimensionNumbers;
-  featureGroupCount?: number;
-}
-
-function build(c: ConvCase, type: "f32" | "f64" = "f32") {
-  const b = new XlaBuilder("conv");
-  const x = parameter(b, 0, arrayShape(type, c.input));
-  const w = parameter(b, 1, arrayShape(type, c.kernel));
-  const root = convGeneralDilated(x, w, c.strides ?? [1, 1], c.padding ?? [[0, 0], [0, 0]], c.lhsDilation ?? [], c.rhsDilation ?? [], c.dn ?? NHWC, c.featureGroupCount ?? 1);
-  return { computation: b.build(root), conv: root.instruction as Instruction<"convolution"> };
-}
 
 function checkConv(c: ConvCase, splits = 1, type: "f32" | "f64" = "f32"): void {
   const target = detectWasmTarget();
-  const { computation, conv } = build(c, type);
+  const { computation, conv } = buildConv(c, type);
   const F = type === "f32" ? Float32Array : Float64Array;
   const x = new F(c.input.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
   const w = new F(c.kernel.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
@@ -80,7 +56,7 @@ test("conv: unsupported forms say why", () => {
     { input: [1, 6, 6, 4], kernel: [3, 3, 4, 4], lhsDilation: [2, 2] },
   ];
   for (const c of cases) {
-    const k = emitConvKernel(build(c).conv, target);
+    const k = emitConvKernel(buildConv(c).conv, target);
     assert.ok(isUnsupported(k), JSON.stringify(c));
   }
 });

@@ -4,32 +4,13 @@ import { defaultGemmTiling, emitGemmKernel, gemmSpecOfDot, type GemmSpec, type G
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { isUnsupported, type WasmTarget } from "../../../src/compiler/wasm/kernel.js";
 import { rng } from "../../support/prng.js";
+import { gemmReference } from "../../support/kernel_cases.js";
 import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder, type DotDimensionNumbers } from "../../../src/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import type { Instruction } from "../../../src/ir/computation.js";
 import { runKernel } from "./kernel_harness.js";
 
 const random = rng(7);
-
-/** C = A B in doubles from the stored layouts, the independent reference. */
-function reference(spec: GemmSpec, a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
-  const { batch, m, n, k } = spec;
-  const c = new Float64Array(batch * m * n);
-  for (let bi = 0; bi < batch; bi++) {
-    for (let i = 0; i < m; i++) {
-      for (let j = 0; j < n; j++) {
-        let sum = 0;
-        for (let p = 0; p < k; p++) {
-          const av = spec.lhsTransposed ? a[bi * m * k + p * m + i]! : a[bi * m * k + i * k + p]!;
-          const bv = spec.rhsTransposed ? b[bi * k * n + j * k + p]! : b[bi * k * n + p * n + j]!;
-          sum += av * bv;
-        }
-        c[bi * m * n + i * n + j] = sum;
-      }
-    }
-  }
-  return c;
-}
 
 function checkGemm(spec: GemmSpec, target: WasmTarget = detectWasmTarget(), splits = 1, tiling: Partial<GemmTiling> = {}): void {
   const F = spec.elementType === "f32" ? Float32Array : Float64Array;
@@ -40,7 +21,7 @@ function checkGemm(spec: GemmSpec, target: WasmTarget = detectWasmTarget(), spli
   assert.ok(WebAssembly.validate(kernel.bytes), kernel.name);
   const [bytes] = runKernel(kernel, target, [a, b], [spec.batch * spec.m * spec.n * F.BYTES_PER_ELEMENT], splits);
   const got = new F(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, spec.batch * spec.m * spec.n);
-  const want = reference(spec, a, b);
+  const want = gemmReference(spec, a, b);
   // f32 accumulation over k terms of magnitude <= 1: error grows like k * 2^-24.
   const eps = spec.elementType === "f32" ? 2 ** -23 : 2 ** -52;
   const tol = 4 * eps * Math.max(spec.k, 1);
