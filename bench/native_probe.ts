@@ -9,7 +9,7 @@
 //   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv] [cpu]
 
 import { timeRuns, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
-import { createNativeRunner } from "./runners/xlats_native.js";
+import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
 import { checkResult } from "./workloads/reference.js";
 import { describe, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
@@ -28,7 +28,7 @@ async function peer(file: string, threads: number): Promise<Runner> {
 
 const runners: { label: string; make: () => Promise<Runner> }[] = [];
 for (const t of [1, 2]) {
-  runners.push({ label: `xlats-native ${t}t`, make: async () => createNativeRunner(t) });
+  runners.push({ label: `xlats-native ${t}t`, make: async () => createCompiledRunner("native", t) });
   runners.push({ label: `ort-node ${t}t`, make: () => peer("ort_node.mjs", t) });
   runners.push({ label: `numpy ${t}t`, make: () => peer("numpy.mjs", t) });
 }

@@ -7,8 +7,7 @@ import { PEER_FILES, type PlannedWorkload, type RunnerConfig } from "./plan.js";
 import { checkResult } from "../workloads/reference.js";
 import { describe, inputShapes, makeInputs, type Workload } from "../workloads/specs.js";
 import { createInterpreterRunner } from "../runners/xlats_interpreter.js";
-import { createWasmRunner } from "../runners/xlats_wasm.js";
-import { createNativeRunner } from "../runners/xlats_native.js";
+import { createCompiledRunner } from "../runners/xlats_compiled.js";
 
 export type Outcome =
   | {
@@ -26,9 +25,9 @@ export interface CellResult {
 }
 
 async function createRunner(config: RunnerConfig): Promise<Runner | string> {
-  if (config.name === "xlats-wasm") return createWasmRunner(config.threads);
+  if (config.name === "xlats-wasm") return createCompiledRunner("wasm", config.threads);
   if (config.name === "xlats-interp") return createInterpreterRunner();
-  if (config.name === "xlats-native") return createNativeRunner(config.threads);
+  if (config.name === "xlats-native") return createCompiledRunner("native", config.threads);
   const file = PEER_FILES[config.name];
   if (file === undefined) return `unknown runner ${config.name}`;
   // dist/bench/harness/measure.js → bench/peers/<file> in the source tree (plain JS, not compiled).
