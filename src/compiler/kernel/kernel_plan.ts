@@ -133,3 +133,15 @@ function collapseAt(g: KernelGraph, domain: readonly number[], roots: readonly n
   const { map } = rebuild(g, roots, (dim, size, o) => (dim < k ? outerVars[dim]! : dim < domain.length ? innerIdx[dim - k]! : o.variable(dim, size)), out);
   return { graph: out, outer, inner, outerVars, innerVar, roots: roots.map(map) };
 }
+
+/** Inner-loop elements per work unit when a row is split into chunks. */
+const CHUNK = 16384;
+
+/**
+ * How a loop kernel's work splits into units: whole rows, or (few, long rows) chunks of
+ * `block` elements of each row, so that threads have work to share.
+ */
+export function loopChunks(rows: number, inner: number): { chunks: number; block: number } {
+  const chunks = inner <= CHUNK || rows >= 64 ? 1 : Math.ceil(inner / CHUNK);
+  return { chunks, block: chunks === 1 ? inner : CHUNK };
+}

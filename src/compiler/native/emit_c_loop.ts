@@ -10,15 +10,13 @@
 import type { ElementType } from "../../types/element_type.js";
 import { ELEMENT_TYPES } from "../../types/element_type.js";
 import type { FusedKernelIR } from "../kernel/lower_fusion.js";
-import { collapseDomain, dependsOn, reachable, splitAffine } from "../kernel/kernel_plan.js";
+import { collapseDomain, dependsOn, loopChunks, reachable, splitAffine } from "../kernel/kernel_plan.js";
 import { rowAccess } from "../kernel/row_access.js";
 import type { KernelGraph, Node } from "../kernel/graph.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
 import { CValues, cType } from "./c_values.js";
 import type { NativeKernel } from "./kernel.js";
 
-/** Inner-loop elements per work unit when a row is split into chunks (as the wasm kernel's). */
-const CHUNK = 16384;
 
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
@@ -73,8 +71,7 @@ export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
   const g = c.graph;
   const rows = c.outer.reduce((x, y) => x * y, 1);
   const F = c.inner;
-  const chunks = F <= CHUNK || rows >= 64 ? 1 : Math.ceil(F / CHUNK);
-  const B = chunks === 1 ? F : CHUNK;
+  const { chunks, block: B } = loopChunks(rows, F);
   const nIn = ir.inputs.length;
   const outTypes = ir.outputs.map((o) => o.type);
 

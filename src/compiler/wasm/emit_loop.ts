@@ -20,7 +20,7 @@ import { EmitFail, needsTrigHelper, ValueEmitter, bindInnerLoop } from "./emit_v
 import { addTrigReduction } from "./emit_trig.js";
 import { emitReduceKernel } from "./emit_reduce.js";
 import { emitRowPipelineKernel, isRowPipeline } from "./emit_row_pipeline.js";
-import { collapseDomain, dependsOn, reachable, splitAffine } from "../kernel/kernel_plan.js";
+import { collapseDomain, dependsOn, loopChunks, reachable, splitAffine } from "../kernel/kernel_plan.js";
 import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
 import { lanesOf, storageBytes, storeScalar, storeVector } from "./wasm_types.js";
 
@@ -28,8 +28,6 @@ import { lanesOf, storageBytes, storeScalar, storeVector } from "./wasm_types.js
 const UNROLL = 4;
 const SMALL_BODY = 24;
 
-/** Inner-loop elements per work unit when a row is split into chunks. */
-const CHUNK = 16384;
 
 /** `maxima`: which operands are row maxima of others (value_facts.ts; from the fusion's producers). */
 export function emitFusionKernel(fused: Computation, target: WasmTarget, name = fused.name, maxima: readonly RowMaximum[] = []): WasmKernel | Unsupported {
@@ -214,8 +212,7 @@ function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): Wa
   const g = c.graph;
   const rows = c.outer.reduce((x, y) => x * y, 1);
   const F = c.inner;
-  const chunks = F <= CHUNK || rows >= 64 ? 1 : Math.ceil(F / CHUNK);
-  const B = chunks === 1 ? F : CHUNK;
+  const { chunks, block: B } = loopChunks(rows, F);
   const nIn = ir.inputs.length;
   const nOut = ir.outputs.length;
   const params = new Array<"i32">(nIn + nOut + 2).fill("i32");
