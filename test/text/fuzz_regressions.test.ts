@@ -46,6 +46,18 @@ test("a signed hex bit pattern is a ParseError, not a SyntaxError from BigInt", 
   parseError("func.func @f() {\n  %0 = stablehlo.constant dense<(0x0, -0x11111111)> : tensor<complex<f32>>\n  func.return\n}", /bit pattern -0x11111111 has a sign/, 2, 39);
 });
 
+test("a convolution spatial label past the rank is a ParseError, not a 2^31-long sparse array (a hang)", () => {
+  const conv = (dims: string): string => "func.func @f(%x: tensor<1x4x4x1xf32>, %w: tensor<1x2x1x4xf32>) -> tensor<1x4x3x4xf32> {\n" +
+    `  %0 = stablehlo.convolution(%x, %w) dim_numbers = ${dims}, window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x2x1x4xf32>) -> tensor<1x4x3x4xf32>\n` +
+    "  func.return %0 : tensor<1x4x3x4xf32>\n}";
+  const started = Date.now();
+  parseError(conv("[b, 0, 1, f]x[2147483647, 1, i, o]->[b, 0, 1, f]"), /spatial dimension label '2147483647'.*must be 0 to 1, each once/, 2);
+  parseError(conv("[b, 0, 0, f]x[0, 1, i, o]->[b, 0, 1, f]"), /spatial dimension label '0'.*each once/, 2);
+  assert.ok(Date.now() - started < 1000);
+  // The well-formed numbering still reads.
+  assert.equal(parseStableHlo(conv("[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]")).entry.root.opcode, "convolution");
+});
+
 test("a call chain deeper than the stack, callers written before callees, imports; evaluating it is a typed error", () => {
   const module = parseStableHlo(mlirCallChain(3000));
   assert.equal(module.computations.length, 3001);

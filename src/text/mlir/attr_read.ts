@@ -260,8 +260,12 @@ export function parseConvDims(text: string, fail: (m: string) => never): ConvDim
     labels.forEach((l, i) => {
       if (l === a) ia = i;
       else if (l === b) ib = i;
-      else if (/^[0-9]+$/.test(l)) spatial[Number(l)] = i;
-      else fail(`unknown convolution dimension label '${l}'`);
+      else if (/^[0-9]+$/.test(l)) {
+        // Spatial labels number the spatial dimensions 0, 1, ...: each below their count (a huge one would make a huge sparse array).
+        const d = Number(l);
+        if (d >= labels.length - 2 || spatial[d] !== undefined) fail(`convolution spatial dimension label '${l}' in '${labels.join(",")}': the spatial labels must be 0 to ${labels.length - 3}, each once`);
+        spatial[d] = i;
+      } else fail(`unknown convolution dimension label '${l}'`);
     });
     if (ia < 0 || ib < 0) fail(`convolution dimensions '${labels.join(",")}' need '${a}' and '${b}'`);
     return { a: ia, b: ib, spatial };
