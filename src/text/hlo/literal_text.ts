@@ -111,15 +111,31 @@ export function formatFloat(t: ElementType, x: number): string {
   if (Number.isInteger(x) && Math.abs(x) < 1e16) return String(x);
   if (t === "f32") {
     // Reading back is monotone in the digit count for f32 (p digits that read back mean
-    // p + 1 do) and 9 always do: a binary search, 3 or 4 tries instead of up to 9.
-    let lo = 1;
-    let hi = 9;
+    // p + 1 do), and 9 always do. Try 6 first: data written with few digits stops below
+    // it, weights (8 or 9 digits) above; each try keeps the number it read, so the
+    // answer needs no second conversion.
+    const tryDigits = (p: number): number | undefined => {
+      const v = Number(x.toPrecision(p));
+      return Math.fround(v) === x ? v : undefined;
+    };
+    let best: number | undefined;
+    let lo: number;
+    let hi: number;
+    const six = tryDigits(6);
+    if (six !== undefined) [best, lo, hi] = [six, 1, 6];
+    else {
+      const eight = tryDigits(8);
+      if (eight === undefined) return String(Number(x.toPrecision(9)));
+      [best, lo, hi] = [eight, 7, 8];
+    }
+    // Invariant: hi digits read back (their number is `best`), fewer than lo do not.
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (Math.fround(Number(x.toPrecision(mid))) === x) hi = mid;
+      const v = tryDigits(mid);
+      if (v !== undefined) [best, hi] = [v, mid];
       else lo = mid + 1;
     }
-    return String(Number(x.toPrecision(lo)));
+    return String(best);
   }
   if (t !== "f64") {
     for (let p = 1; p < 17; p++) {
