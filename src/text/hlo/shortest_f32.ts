@@ -1,0 +1,108 @@
+/**
+ * The shortest decimal text that reads back as a given f32, fast.
+ *
+ * An f32 value x owns the interval of reals that round to it. Scaled so that x has nine
+ * integer digits (s = |x| * 10^(8-k), 1e8 <= s < 1e9), the shortest decimal is the
+ * multiple of the largest power of ten 10^j that falls inside the scaled interval, and of
+ * those the one nearest s. Scaling in double arithmetic errs by a few parts in 2^53,
+ * about 1e-6 in these units, while interval ends and candidate distances are compared
+ * against whole numbers: a decision closer than MARGIN to an end or to a tie is not
+ * trusted, and `undefined` tells the caller to take the slow exact path. That happens
+ * for a handful of values in a million (and for every power of two, whose interval is
+ * lopsided), so the result is always the slow path's.
+ */
+
+const MARGIN = 1e-6;
+
+/** Exact powers of ten up to 1e22; beyond, products of two, each rounded once. */
+const POW10: number[] = Array.from({ length: 54 }, (_, i) => (i <= 22 ? Number(`1e${i}`) : 0));
+for (let i = 23; i < POW10.length; i++) POW10[i] = 1e22 * POW10[i - 22]!;
+
+const bits = new Float32Array(1);
+const word = new Uint32Array(bits.buffer);
+
+/** v * 10^e for |e| <= 53, with at most two roundings. */
+function scaleByPow10(v: number, e: number): number {
+  if (e >= 0) return e <= 22 ? v * POW10[e]! : v * 1e22 * POW10[e - 22]!;
+  return -e <= 22 ? v / POW10[-e]! : v / 1e22 / POW10[-e - 22]!;
+}
+
+/**
+ * The shortest round-tripping text of the finite, nonzero f32 `x`, formatted as
+ * JavaScript's `String(number)` writes that decimal; `undefined` when the double
+ * arithmetic cannot decide it (see the file comment).
+ */
+export function shortestF32Text(x: number): string | undefined {
+  bits[0] = x;
+  const biased = (word[0]! >>> 23) & 0xff;
+  // A power of two has a lower neighbour half as far as its upper one: left to the slow path.
+  if ((word[0]! & 0x7fffff) === 0 && biased > 1) return undefined;
+  const ax = Math.abs(x);
+  const halfUlp = 2 ** ((biased === 0 ? 1 : biased) - 151);
+  let k = Math.floor(Math.log10(ax));
+  let s = scaleByPow10(ax, 8 - k);
+  if (s >= 1e9) s = scaleByPow10(ax, 8 - ++k);
+  else if (s < 1e8) s = scaleByPow10(ax, 8 - --k);
+  const h = scaleByPow10(halfUlp, 8 - k);
+  const low = s - h;
+  const high = s + h;
+  // Scaling by 10^n with 5^n < 2^29 leaves a 24-bit value exact in a double, and then so
+  // are s, h and the interval ends: every comparison below is exact, ties included.
+  const exact = 8 - k >= 0 && 8 - k <= 12;
+  // At an exact end a decimal reads back as x when round-half-even picks x (even mantissa).
+  const endsIn = (word[0]! & 1) === 0;
+  /** Whether c reads back as x: true, false, or undefined when too close to an end to say. */
+  const inside = (c: number): boolean | undefined => {
+    if (exact) return (c > low && c < high) || ((c === low || c === high) && endsIn);
+    if (Math.abs(c - low) < MARGIN || Math.abs(c - high) < MARGIN) return undefined;
+    return c > low && c < high;
+  };
+  // The largest j with a multiple of 10^j inside the interval: a multiple of 10^j is a
+  // multiple of 10^(j-1), so once one j fails every larger one does. Only the first two
+  // multiples past the lower end need asking about.
+  let j = -1;
+  for (let step = 1; j < 9; step *= 10) {
+    const first = Math.ceil(low / step) * step;
+    const atFirst = inside(first);
+    if (atFirst !== true) {
+      // first sits at or near an end (or past the interval): the next multiple decides.
+      const atNext = inside(first + step);
+      if (atNext === undefined || (atFirst === undefined && !atNext)) return undefined;
+      if (!atNext) break;
+    }
+    j++;
+  }
+  if (j < 0) return undefined;
+  // Of the multiples of 10^j, the one nearest s; on an exact tie the larger, as
+  // `toPrecision` rounds. The interval is symmetric, so the nearest is inside.
+  const step = POW10[j]!;
+  const below = Math.floor(s / step) * step;
+  const above = below + step;
+  const dBelow = s - below;
+  const dAbove = above - s;
+  if (!exact && Math.abs(dBelow - dAbove) < MARGIN) return undefined;
+  const c = dBelow < dAbove ? below : above;
+  if (inside(c) !== true) return undefined;
+  return formatDecimal(x < 0, c / step, k - 8 + j);
+}
+
+/** digits * 10^exponent written as `String(number)` does (ECMAScript Number::toString). */
+function formatDecimal(negative: boolean, digitsValue: number, exponent: number): string {
+  let digits = String(digitsValue);
+  let e = exponent;
+  while (digits.length > 1 && digits.charCodeAt(digits.length - 1) === 48) {
+    digits = digits.slice(0, -1);
+    e++;
+  }
+  const k = digits.length;
+  const n = k + e; // the decimal point sits n digits from the left
+  let text: string;
+  if (k <= n && n <= 21) text = digits + "0".repeat(n - k);
+  else if (0 < n && n <= 21) text = `${digits.slice(0, n)}.${digits.slice(n)}`;
+  else if (-6 < n && n <= 0) text = `0.${"0".repeat(-n)}${digits}`;
+  else {
+    const mantissa = k === 1 ? digits : `${digits[0]}.${digits.slice(1)}`;
+    text = `${mantissa}e${n - 1 < 0 ? "-" : "+"}${Math.abs(n - 1)}`;
+  }
+  return negative ? `-${text}` : text;
+}
