@@ -68,13 +68,14 @@ for (const w of workloads) {
       l.best = Math.min(l.best, ...times);
     }
   }
-  const amount = measure(w).amount;
+  // GFLOP/s and GB/s in units of 1e9; steps/s as they are.
+  const amount = measure(w).amount / (measure(w).unit === "steps/s" ? 1 : 1e9);
   const figure = (label: string): number | undefined => {
     const l = live.find((x) => x.label === label);
-    return l === undefined ? undefined : amount / l.best / 1e9;
+    return l === undefined ? undefined : amount / l.best;
   };
   console.log(`\n${describe(w)}: best of ${rounds} interleaved rounds of 3 runs (${measure(w).unit}${cpu ? "; 1 thread: per CPU second" : ""})`);
-  for (const l of live) console.log(`  ${l.label.padEnd(16)} ${fmt(amount / l.best / 1e9)}`);
+  for (const l of live) console.log(`  ${l.label.padEnd(16)} ${fmt(amount / l.best)}`);
   const ratio = (a: string, b: string): string => {
     const x = figure(a), y = figure(b);
     return x === undefined || y === undefined ? "n/a" : `${(x / y).toFixed(2)}×`;
