@@ -1,12 +1,13 @@
 // Paired throughput probe of the native backend against the native peers (not a test):
-// xlats-native, onnxruntime-node and numpy at 1 and 2 threads on matmul 1024 and the
-// conv2d NHWC workload, set up through the bench's runners (same programs, same inputs,
+// xlats-native, onnxruntime-node and numpy at 1 and 2 threads (and xlats' own wasm
+// backend at 1 thread) on matmul 1024 and the conv2d NHWC workload (or any of the
+// bench's workloads named by only=), set up through the bench's runners (same programs, same inputs,
 // results checked) and timed in interleaved rounds, keeping each one's best time, so a
 // machine whose load changes during the run disadvantages none of them.
 // With `cpu`, 1-thread figures use the process's CPU time per run instead of wall time
 // (on a machine with more runnable threads than cores, the time each computed rather
 // than the time it waited for a core; every peer's 1-thread run stays on one thread).
-//   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv] [cpu]
+//   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv,fused,softmax] [cpu]
 
 import { timeRuns, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
@@ -27,6 +28,7 @@ async function peer(file: string, threads: number): Promise<Runner> {
 }
 
 const runners: { label: string; make: () => Promise<Runner> }[] = [];
+runners.push({ label: "xlats-wasm 1t", make: async () => createCompiledRunner("wasm", 1) });
 for (const t of [1, 2]) {
   runners.push({ label: `xlats-native ${t}t`, make: async () => createCompiledRunner("native", t) });
   runners.push({ label: `ort-node ${t}t`, make: () => peer("ort_node.mjs", t) });
@@ -66,18 +68,19 @@ for (const w of workloads) {
       l.best = Math.min(l.best, ...times);
     }
   }
-  const amount = measure(w).amount;
+  // GFLOP/s and GB/s in units of 1e9; steps/s as they are.
+  const amount = measure(w).amount / (measure(w).unit === "steps/s" ? 1 : 1e9);
   const figure = (label: string): number | undefined => {
     const l = live.find((x) => x.label === label);
-    return l === undefined ? undefined : amount / l.best / 1e9;
+    return l === undefined ? undefined : amount / l.best;
   };
   console.log(`\n${describe(w)}: best of ${rounds} interleaved rounds of 3 runs (${measure(w).unit}${cpu ? "; 1 thread: per CPU second" : ""})`);
-  for (const l of live) console.log(`  ${l.label.padEnd(16)} ${fmt(amount / l.best / 1e9)}`);
+  for (const l of live) console.log(`  ${l.label.padEnd(16)} ${fmt(amount / l.best)}`);
   const ratio = (a: string, b: string): string => {
     const x = figure(a), y = figure(b);
     return x === undefined || y === undefined ? "n/a" : `${(x / y).toFixed(2)}×`;
   };
-  console.log(`  native / ort-node 1t ${ratio("xlats-native 1t", "ort-node 1t")}, native / numpy 1t ${ratio("xlats-native 1t", "numpy 1t")}, ` +
+  console.log(`  native / ort-node 1t ${ratio("xlats-native 1t", "ort-node 1t")}, native / wasm 1t ${ratio("xlats-native 1t", "xlats-wasm 1t")}, native / numpy 1t ${ratio("xlats-native 1t", "numpy 1t")}, ` +
     `native 2t / 1t ${ratio("xlats-native 2t", "xlats-native 1t")}, ort-node 2t / 1t ${ratio("ort-node 2t", "ort-node 1t")}`);
   for (const l of live) { await l.prepared.dispose?.(); await l.runner.close?.(); }
 }

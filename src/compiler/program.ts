@@ -15,9 +15,9 @@ import {
   alignedBytes, assignArena, decideOutputAliases, readsElementForElement, type DonorBuffer, type Location, type TempInterval,
 } from "./buffers/assignment.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
-import { compileRoutine, type ProgramKernel } from "./routines.js";
+import { compileOutputFusionInPlace, compileRoutine, type ProgramKernel } from "./routines.js";
 import type { NativeCpu } from "./native/kernel.js";
-import { emitOutputFusionKernel, outputFusionCanKeepProduct } from "./wasm/epilogue.js";
+import { outputFusionCanKeepProduct } from "./wasm/epilogue.js";
 import { groupSteps, mayWriteInPlace, planRowGroups, widenForRowGroups, type BlockBuffer } from "./row_groups.js";
 import { isUnsupported, type WasmTarget } from "./wasm/kernel.js";
 
@@ -281,7 +281,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     const s = steps[step]!;
     const inst = outputFusionSteps.get(step);
     if (s.kind !== "kernel" || inst === undefined) continue;
-    const kernel = emitOutputFusionKernel(inst.attrs.calledComputation, target, inst.name, true);
+    const kernel = compileOutputFusionInPlace(inst, target, native);
     if (isUnsupported(kernel)) throw new CompileError(`${entry.name}: ${inst.name}: ${kernel.unsupported}`);
     kernels[s.kernel] = kernel;
   }

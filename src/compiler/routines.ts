@@ -88,8 +88,7 @@ export function isProgramNativeKernel(k: ProgramKernel): k is ProgramNativeKerne
   return (k as ProgramNativeKernel).c !== undefined;
 }
 
-function nativeRoutine(inst: Instruction, cpu: NativeCpu): ProgramNativeKernel | Unsupported {
-  const routine = NATIVE_ROUTINES[inst.opcode];
+function nativeRoutine(inst: Instruction, cpu: NativeCpu, routine = NATIVE_ROUTINES[inst.opcode]): ProgramNativeKernel | Unsupported {
   if (routine === undefined) return { unsupported: `no C generator for ${inst.opcode}` };
   let k: NativeKernel | Unsupported;
   try {
@@ -117,6 +116,19 @@ export function compileRoutine(inst: Instruction, target: WasmTarget, native?: N
   if (!isUnsupported(c)) return c;
   const w = wasmRoutine(inst, target);
   return isUnsupported(w) ? w : { ...w, nativeDeclined: c.unsupported };
+}
+
+/**
+ * The kernel of an output fusion whose result is written over an operand its epilogue
+ * reads (the planner's in-place case): one that keeps the product in scratch until the
+ * epilogue has read it; C where the native backend's generator has it.
+ */
+export function compileOutputFusionInPlace(inst: Instruction<"fusion">, target: WasmTarget, native: NativeCpu | undefined): ProgramKernel | Unsupported {
+  const c = native === undefined ? undefined
+    : nativeRoutine(inst, native, (i, cpu) => emitOutputFusionC((i as Instruction<"fusion">).attrs.calledComputation, cpu, i.name, true));
+  if (c !== undefined && !isUnsupported(c)) return c;
+  const w = emitOutputFusionKernel(inst.attrs.calledComputation, target, inst.name, true);
+  return isUnsupported(w) || c === undefined ? w : { ...w, nativeDeclined: c.unsupported };
 }
 
 function wasmRoutine(inst: Instruction, target: WasmTarget): WasmKernel | Unsupported {

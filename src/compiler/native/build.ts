@@ -3,7 +3,9 @@
 // cached on disk) and loaded; then each kernel runs on device memory through the
 // module's `run`, either called directly or through a KernelEntry with the WebAssembly
 // kernels' calling convention (operand and result offsets, [scratch], begin, end), so
-// the executor runs both kinds alike.
+// the executor runs both kinds alike. A kernel that faults (glue.ts catches the signal)
+// raises a NativeFaultError naming the program and the kernel, and poisons the module:
+// its buffers may hold a partial write, so every later call raises the same error.
 
 import { CompileError, ExecutionError } from "../../types/errors.js";
 import type { NativeKernel } from "./kernel.js";
@@ -60,7 +62,7 @@ export function buildNativeModuleSync(kernels: readonly NativeKernelBuild[], nam
   const t = toolchainOrThrow(name);
   const parts = nativeModuleParts(kernels);
   const built = buildModuleSync(t, parts.kernels, name, parts.glue);
-  return new NativeModule(loadModule(built.path), kernels, built);
+  return new NativeModule(loadModule(built.path), kernels, built, name);
 }
 
 /** buildNativeModuleSync without blocking while the compiler runs. */
@@ -68,19 +70,46 @@ export async function buildNativeModule(kernels: readonly NativeKernelBuild[], n
   const t = toolchainOrThrow(name);
   const parts = nativeModuleParts(kernels);
   const built = await buildModule(t, parts.kernels, name, parts.glue);
-  return new NativeModule(loadModule(built.path), kernels, built);
+  return new NativeModule(loadModule(built.path), kernels, built, name);
 }
 
 const NO_SCRATCH = new Uint32Array(0);
+
+/** A native kernel faulted (SIGSEGV, SIGBUS, SIGFPE, SIGILL): the process goes on, the executable does not. */
+export class NativeFaultError extends ExecutionError {
+  override name = "NativeFaultError";
+  constructor(message: string, readonly program: string, readonly kernel: string) {
+    super(message);
+  }
+}
+
+const isFault = (e: unknown): e is Error => e instanceof Error && (e as { code?: unknown }).code === "XLATS_NATIVE_FAULT";
 
 /** A loaded module: runs its kernels on a device memory. */
 export class NativeModule {
   private memory: WebAssembly.Memory | undefined;
   private buffer: ArrayBufferLike | undefined;
   private view: Uint8Array | undefined;
+  /** The fault that stopped one of its kernels: every later call raises it again. */
+  poisoned: NativeFaultError | undefined;
 
-  constructor(private readonly exports: NativeModuleExports, readonly kernels: readonly NativeKernelBuild[], readonly built: BuiltModule) {
+  constructor(private readonly exports: NativeModuleExports, readonly kernels: readonly NativeKernelBuild[], readonly built: BuiltModule, readonly program = "program") {
     if (exports.kernels !== kernels.length) throw new ExecutionError(`${built.path}: the module has ${exports.kernels} kernels, expected ${kernels.length}`);
+  }
+
+  /** Calls the module's run for kernel k, turning a fault into a NativeFaultError that poisons the module. */
+  private call(k: number, memory: WebAssembly.Memory, pointers: Uint32Array, begin: number, end: number, threads: number, scratch: Uint32Array): void {
+    if (this.poisoned !== undefined) throw this.poisoned;
+    try {
+      this.exports.run(k, this.bytes(memory), pointers, begin, end, threads, scratch);
+    } catch (e) {
+      if (!isFault(e)) throw e;
+      const kernel = this.kernels[k]!.kernel.name;
+      this.poisoned = new NativeFaultError(
+        `${this.program}: the native kernel ${kernel} faulted: ${e.message}; this executable's results may be partial, so it runs no more (compile the program again, or use backend "wasm")`,
+        this.program, kernel);
+      throw this.poisoned;
+    }
   }
 
   /** A view of the memory's current buffer (a new one after memory.grow). */
@@ -100,7 +129,7 @@ export class NativeModule {
    * (needed when the kernel takes scratch). A bad offset or range throws a RangeError.
    */
   run(k: number, memory: WebAssembly.Memory, pointers: Uint32Array, begin: number, end: number, threads = 1, scratch: Uint32Array = NO_SCRATCH): void {
-    this.exports.run(k, this.bytes(memory), pointers, begin, end, threads, scratch);
+    this.call(k, memory, pointers, begin, end, threads, scratch);
   }
 
   /**
@@ -115,12 +144,11 @@ export class NativeModule {
     const pointers = new Uint32Array(count);
     const scratch = new Uint32Array(takesScratch ? Math.max(1, scratchOffsets.length) : 0);
     if (takesScratch) scratch.set(scratchOffsets.slice(0, scratch.length));
-    const run = this.exports.run;
     return (...args: number[]): void => {
       for (let i = 0; i < count; i++) pointers[i] = args[i]!;
       // The scratch the caller passes (a row group's runner may pass its own) is thread 0's.
       if (takesScratch) scratch[0] = args[count]!;
-      run(k, this.bytes(memory), pointers, args[args.length - 2]!, args[args.length - 1]!, threads, scratch);
+      this.call(k, memory, pointers, args[args.length - 2]!, args[args.length - 1]!, threads, scratch);
     };
   }
 }

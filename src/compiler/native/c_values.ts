@@ -13,6 +13,7 @@ import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/eleme
 import { encodeFloatBits } from "../../types/float_codec.js";
 import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
 import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
+import { cMathFunction } from "./c_math.js";
 
 /** A node the C generators have no code for: the kernel falls back to WebAssembly. */
 export class CFail extends Error {}
@@ -301,19 +302,22 @@ export class CValues {
         case "sqrt": e = `sqrt${s}(${x})`; break;
         case "rsqrt": e = `(${lit("1.0")} / sqrt${s}(${x}))`; break;
         case "sign": e = `(${x} > ${lit("0.0")} ? ${lit("1.0")} : ${x} < ${lit("0.0")} ? ${lit("-1.0")} : ${x})`; break;
-        case "exp": e = f32 ? `xk_expf(${x})` : `exp(${x})`; break;
-        case "log": e = f32 ? `((float)log((double)${x}))` : `log(${x})`; break;
-        case "tanh": case "expm1": case "log1p": case "erf": case "cbrt": case "sin": case "cos": case "tan": case "logistic":
-          // In f64 (as in the wasm backend) these run on the interpreter: libm's last place may differ from V8's.
+        case "exp": case "log": case "tanh": case "expm1": case "log1p": case "erf": case "cbrt": case "logistic":
+          if (f32) {
+            // The WebAssembly backend's approximations (c_math.ts), with its ULP bounds.
+            e = `${cMathFunction(op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? "expNonPositive" : op)!}(${x})`;
+            break;
+          }
+          // In f64 (as in the wasm backend) these but exp and log run on the interpreter: libm's last place may differ from V8's.
+          if (t === "f64" && op !== "exp" && op !== "log") return fail(`${op} on f64 runs on the interpreter (libm's last place may differ from its)`);
+          e = op === "logistic" ? `(1.0 / (1.0 + exp(-${x})))` : `${op}(${x})`;
+          break;
+        case "sin": case "cos": case "tan":
           if (t === "f64") return fail(`${op} on f64 runs on the interpreter (libm's last place may differ from its)`);
-          if (op === "tanh") e = f32 ? `xk_tanhf(${x})` : `tanh(${x})`;
-          else if (op === "logistic") e = `(1.0 / (1.0 + exp(-${f32 ? `(double)${x}` : x})))`;
-          else e = `${op}(${f32 ? `(double)${x}` : x})`;
-          if (f32) e = `((float)${e})`;
+          e = f32 ? `((float)${op}((double)${x}))` : `${op}(${x})`;
           break;
         default: return fail(`${op} on ${t}`);
       }
-      void EXP_OF_NON_POSITIVE; // e^x of a non-positive x needs no other code here: xk_expf clamps both ends.
       return isHalf(t) ? this.fromDouble(t, e) : e;
     }
     const x = this.v(a);

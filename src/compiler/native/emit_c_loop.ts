@@ -32,7 +32,8 @@ export class LoadPlan {
   names: ReadonlyMap<number, string> = new Map();
   inner: string;
 
-  constructor(private readonly g: KernelGraph, nodes: readonly number[], innerVar: number, inner: string) {
+  /** `prefix`: of the pointers' names (loops whose pointers share a scope need different ones). */
+  constructor(private readonly g: KernelGraph, nodes: readonly number[], innerVar: number, inner: string, private readonly prefix = "p") {
     this.inner = inner;
     const varying = dependsOn(g, nodes, innerVar);
     for (const id of nodes) {
@@ -53,13 +54,13 @@ export class LoadPlan {
     return [...this.affine.entries()].map(([id, a]) => {
       const n = this.g.node(id);
       const t = cType(n.type);
-      return `const ${t} *restrict p${id} = ${bufferPointer(t, n.attr as number, known.get(a.base)!, storageBytes(n.type as ElementType), true)};`;
+      return `const ${t} *restrict ${this.prefix}${id} = ${bufferPointer(t, n.attr as number, known.get(a.base)!, storageBytes(n.type as ElementType), true)};`;
     });
   }
 
   readonly load = (n: Node): string => {
     const a = this.affine.get(n.id);
-    if (a !== undefined) return `p${n.id}[${a.stride === 1 ? this.inner : `${this.inner} * ${a.stride}`}]`;
+    if (a !== undefined) return `${this.prefix}${n.id}[${a.stride === 1 ? this.inner : `${this.inner} * ${a.stride}`}]`;
     const offset = this.names.get(n.args[0]!);
     if (offset === undefined) throw new Error(`load ${n.id}: its offset was not computed before it`);
     return `${bufferPointer(cType(n.type), n.attr as number, offset, storageBytes(n.type as ElementType), true)}[0]`;

@@ -1,22 +1,25 @@
 // Input (reduction) fusions as C, over the loop nest of kernel/reduce_loops.ts: rows
 // (one work unit each), the reduced dimensions r, the kept dimensions after them j.
 //
-//  - Row reductions (J = 1) of floats, integers and pred with a recognized reducer run
-//    LANES independent accumulators side by side (the inner `l` loop has no carried
-//    dependence, so the compiler vectorizes it without reassociating anything itself),
-//    combined at the end of the row, then a scalar tail: floats are reassociated, as
-//    by the WebAssembly kernel and XLA's CPU backend; integer and min/max results are
-//    exact in any order.
+//  - Row reductions (J = 1) whose reducers are all recognized (add, mul, max, min, and,
+//    or of f32, f64, integers and pred) run LANES independent accumulators side by
+//    side (the inner `l` loop has no carried dependence, so the compiler vectorizes it
+//    without reassociating anything itself), folded at the end of the row, then a
+//    scalar tail: floats are reassociated, as by the WebAssembly kernel and XLA's CPU
+//    backend; integer and min/max results are exact in any order (float max and min
+//    through side accumulators: laneStep).
+//  - Row pipelines (softmax, layer norm: a reduction or output reads an earlier
+//    reduction's result along the row) run as the WebAssembly backend's do
+//    (wasm/emit_row_pipeline.ts): stage s of the pipeline on row t - s at step t, the
+//    stages' element loops fused into one, so the row is read from memory once, by
+//    stage 0, and the later stages find it in L1. A costly value a later stage reads
+//    again (softmax's exp(x - max), summed by stage 1 and divided by stage 2) is stored
+//    by the first stage into a row buffer on the stack and loaded by the later ones.
 //  - Column reductions (J > 1): accumulators for a block of j, the j loop innermost
 //    (contiguous, vectorized) inside the r loop.
 //  - f16 and bf16 accumulators and generic reducers (argmax...) run in the
 //    interpreter's order (init first, then the elements in row-major order), one
-//    element at a time, so their results are exact.
-//  - Row pipelines (softmax: a reduction reads an earlier one's result along the row)
-//    run their stages one after the other over the row. A costly value a later stage
-//    reads again (softmax's exp(x - max), summed by stage 1 and divided by stage 2) is
-//    stored by the first stage into a row buffer on the stack and loaded by the later
-//    ones (row mode only).
+//    element at a time, the stages one after the other, so their results are exact.
 
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
@@ -24,7 +27,7 @@ import type { KernelGraph } from "../kernel/graph.js";
 import { dependsOn, reachable } from "../kernel/kernel_plan.js";
 import { reduceLoops } from "../kernel/reduce_loops.js";
 import { rowAccess } from "../kernel/row_access.js";
-import { identity } from "../wasm/emit_reduce.js";
+import { identity, isFloatExtremum } from "../wasm/emit_reduce.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
 import { CFail, CValues, cConst, cType, isHalf, wrap } from "./c_values.js";
 import { LoadPlan } from "./emit_c_loop.js";
@@ -34,8 +37,8 @@ import type { NativeKernel } from "./kernel.js";
 const LANE_BYTES = 256;
 /** Outputs a column reduction accumulates at once. */
 const COLUMN_BLOCK = 256;
-/** Largest row buffer of a value a row pipeline's later stage reads again. */
-const MAX_ROW_BUFFER_BYTES = 64 * 1024;
+/** Largest total of the row buffers (values a row pipeline's later stage reads again) on the stack. */
+const MAX_ROW_BUFFER_BYTES = 128 * 1024;
 /** Ops worth storing rather than computing twice. */
 const COSTLY = new Set(["exp", "expm1", "log", "log1p", "tanh", "logistic", "erf", "pow", "sin", "cos", "tan", "atan2", "cbrt"]);
 
@@ -94,7 +97,6 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
   const red = ir.reduce!;
   const L = reduceLoops(ir);
   const { graph: g, rowVar, rVar, jVar, rows, Rn, J, values, inits, outputs } = L;
-  const K = red.reductions.length;
   const nIn = ir.inputs.length;
   const columnMode = J > 1;
   const fullOut = ir.outputs.flatMap((o, k) => (o.full === true ? [k] : []));
@@ -116,9 +118,8 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     params: r.generic.body.params.map(L.map), results: r.generic.body.results.map(L.map),
   }));
 
-  const lines: string[] = [];
+  const lines: string[] = [`static void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {`];
   const accName = (k: number): string => `acc${k}`;
-  const resName = (k: number): string => `res${k}`;
   /** Names of leaves in the current context: loop variables, reduction results, reducer parameters. */
   let leafNames = new Map<number, string>();
   const leaf = (id: number): string => leafNames.get(id) ?? (() => { throw new Error(`leaf node ${id} (${g.node(id).op}) has no name here`); })();
@@ -132,58 +133,65 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
   };
   const accumNode = new Map<number, number>();
   for (const n of g.nodes) if (n.op === "accum") accumNode.set(n.id, n.attr as number);
-
-  lines.push(`static void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {`);
-  lines.push(`  for (int64_t row = begin; row < end; row++) {`);
-  const outPtr = (k: number, indent: string): void => {
+  /** Leaves shared by every loop of a context: the row, j, and the reductions' results (`result(k)`). */
+  const contextLeaves = (row: string, j: string, result: (k: number) => string): Map<number, string> => new Map<number, string>([
+    [rowVar, row], [jVar, j], ...[...accumNode.entries()].map(([id, k]) => [id, result(k)] as [number, string]),
+  ]);
+  const outPointer = (k: number, row: string): string => {
     const o = ir.outputs[k]!;
     const t = cType(o.type);
     const perRow = o.full === true ? Rn * J : J;
-    lines.push(`${indent}${t} *restrict out${k} = ${bufferPointer(t, nIn + k, `row * ${perRow}`, storageBytes(o.type), false)};`);
+    return `${t} *restrict out${k} = ${bufferPointer(t, nIn + k, `${row} * ${perRow}`, storageBytes(o.type), false)};`;
   };
-  ir.outputs.forEach((_, k) => outPtr(k, "    "));
-  const sharedLeaves = (): Map<number, string> => new Map<number, string>([
-    [rowVar, "row"],
-    ...[...accumNode.entries()].map(([id, k]) => [id, columnMode ? `${resName(k)}[j - j0]` : resName(k)] as [number, string]),
-  ]);
 
+  /** Row buffers of a pass: the values it stores, and those it reads (stored by an earlier pass), at `at(id)[inner]`. */
+  interface RowBuffers { readonly given: readonly number[]; readonly stored: readonly number[]; readonly at: (id: number) => string }
+  const NO_BUFFERS: RowBuffers = { given: [], stored: [], at: (id) => `m${id}` };
   /**
-   * One pass over the elements: the loop over `innerVar` (named `inner`) from `from`
-   * to `to` with the nodes of `roots` computed per element, after the per-iteration
-   * ones. `step` adds the statements that use the element's values (names by node).
+   * One pass over the elements, in the loop over `innerVar` (named `inner`): `pre`, what
+   * goes before the loop (the nodes that do not vary along it, the loads' row pointers),
+   * and `body`, each element's statements (the nodes of `roots`, then `step`'s).
    */
-  const elementLoop = (
-    roots: readonly number[], innerVar: number, indent: string, header: string, inner: string,
-    leaves: Map<number, string>, step: (v: CValues, indent: string) => void, prefix: string,
-    rowBuffers: { readonly given: readonly number[]; readonly stored: readonly number[] } = { given: [], stored: [] },
-  ): void => {
+  const elementParts = (
+    roots: readonly number[], innerVar: number, inner: string, leaves: Map<number, string>,
+    step: (v: CValues, out: string[]) => void, prefix: string, rowBuffers: RowBuffers = NO_BUFFERS,
+  ): { pre: string[]; body: string[] } => {
     const given = new Set(rowBuffers.given);
     const nodes = reachableStopping(g, [...roots, ...rowBuffers.stored], given);
-    const loads = new LoadPlan(g, nodes, innerVar, inner);
+    const loads = new LoadPlan(g, nodes, innerVar, inner, `${prefix}p`);
     const all = reachableStopping(g, [...roots, ...rowBuffers.stored, ...loads.baseNodes], given).filter((id) => !given.has(id));
     // A row buffer's element varies along the row, like what it was computed from.
     const varying = new Set<number>();
     for (const id of all) if (id === innerVar || g.node(id).args.some((a) => varying.has(a) || given.has(a))) varying.add(id);
     leafNames = new Map([...leaves, [innerVar, inner]]);
     const v = new CValues(g, { load: loads.load, leaf: (n) => leaf(n.id) }, prefix);
-    for (const id of given) v.names.set(id, `m${id}[${inner}]`);
+    for (const id of given) v.names.set(id, `${rowBuffers.at(id)}[${inner}]`);
     loads.names = v.names;
+    const pre: string[] = [];
+    const body: string[] = [];
+    v.emit(all.filter((id) => !varying.has(id)), pre, "");
+    pre.push(...loads.pointers(v.names));
+    v.emit(all.filter((id) => varying.has(id)), body, "");
+    for (const id of rowBuffers.stored) body.push(`${rowBuffers.at(id)}[${inner}] = ${v.names.get(id)};`);
+    step(v, body);
+    return { pre, body };
+  };
+  const put = (indent: string, xs: readonly string[]): void => { for (const x of xs) lines.push(`${indent}${x}`); };
+  /** A loop: `{ pre; header { body } }`, each part at its indent. */
+  const loop = (indent: string, header: string, parts: readonly { pre: string[]; body: string[] }[]): void => {
     lines.push(`${indent}{`);
-    v.emit(all.filter((id) => !varying.has(id)), lines, `${indent}  `);
-    lines.push(...loads.pointers(v.names).map((l) => `${indent}  ${l}`));
-    lines.push(`${indent}${header}`);
-    v.emit(all.filter((id) => varying.has(id)), lines, `${indent}    `);
-    for (const id of rowBuffers.stored) lines.push(`${indent}    m${id}[${inner}] = ${v.names.get(id)};`);
-    step(v, `${indent}    `);
+    for (const p of parts) put(`${indent}  `, p.pre);
+    for (const h of header.split("\n")) lines.push(`${indent}  ${h}`);
+    for (const p of parts) put(`${indent}    `, p.body);
     lines.push(`${indent}  }`);
     lines.push(`${indent}}`);
   };
 
-  const fullStores = (ks: readonly number[], rIndex: string, jIndex: string) => (v: CValues, indent: string): void => {
-    for (const k of ks) lines.push(`${indent}out${k}[${rIndex} * ${J} + ${jIndex}] = ${v.names.get(outputs[k]!)};`);
+  const fullStores = (ks: readonly number[], rIndex: string, jIndex: string) => (v: CValues, out: string[]): void => {
+    for (const k of ks) out.push(`out${k}[${rIndex} * ${J} + ${jIndex}] = ${v.names.get(outputs[k]!)};`);
   };
   /** The body statements of generic reducers: their results from the accumulators and elements, then assigned. */
-  const genericStep = (ks: readonly number[], acc: (k: number) => string) => (v: CValues, indent: string): void => {
+  const genericStep = (ks: readonly number[], acc: (k: number) => string) => (v: CValues, out: string[]): void => {
     const firsts = [...new Set(ks.flatMap((k) => (generic[k] === undefined ? [] : [generic[k]!.first])))];
     for (const first of firsts) {
       const gen = generic[first]!;
@@ -192,21 +200,21 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
       const saved = leafNames;
       leafNames = names;
       const body = new CValues(g, { load: () => { throw new CFail("a reducer body reads memory"); }, leaf: (n) => leaf(n.id) }, `b${first}_`);
-      lines.push(`${indent}{`);
-      body.emit(reachable(g, gen.results), lines, `${indent}  `);
-      gen.results.forEach((r, i) => lines.push(`${indent}  ${cType(g.node(r).type)} next${i} = ${body.names.get(r)};`));
-      gen.results.forEach((_, i) => lines.push(`${indent}  ${acc(first + i)} = next${i};`));
-      lines.push(`${indent}}`);
+      out.push(`{`);
+      body.emit(reachable(g, gen.results), out, "  ");
+      gen.results.forEach((r, i) => out.push(`  ${cType(g.node(r).type)} next${i} = ${body.names.get(r)};`));
+      gen.results.forEach((_, i) => out.push(`  ${acc(first + i)} = next${i};`));
+      out.push(`}`);
       leafNames = saved;
     }
   };
   /** A reduction that runs in the interpreter's order: generic, or of a half type. */
   const sequential = (k: number): boolean => generic[k] !== undefined || isHalf(red.reductions[k]!.type);
-  const recognizedStep = (ks: readonly number[], acc: (k: number) => string) => (v: CValues, indent: string): void => {
+  const recognizedStep = (ks: readonly number[], acc: (k: number) => string) => (v: CValues, out: string[]): void => {
     for (const k of ks) {
       const r = red.reductions[k]!;
       if (r.kind === "generic") continue;
-      lines.push(`${indent}${acc(k)} = ${combine(r.kind, r.type, acc(k), v.names.get(values[k]!)!)};`);
+      out.push(`${acc(k)} = ${combine(r.kind, r.type, acc(k), v.names.get(values[k]!)!)};`);
     }
   };
   /** Statements computing the inits of `ks` (output context) into init<k>. */
@@ -216,90 +224,174 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     v.emit(reachable(g, ks.map((k) => inits[k]!)), lines, indent);
     for (const k of ks) lines.push(`${indent}const ${cType(red.reductions[k]!.type)} init${k} = ${v.names.get(inits[k]!)};`);
   };
+  /** The per-row (reduced) outputs of `row`, the reductions' results named by `result`. */
+  const reducedOutputs = (indent: string, row: string, result: (k: number) => string): void => {
+    if (reducedOut.length === 0) return;
+    for (const k of reducedOut) lines.push(`${indent}${outPointer(k, row)}`);
+    leafNames = contextLeaves(row, "j", result);
+    const v = scalarValues("e");
+    v.emit(reachable(g, reducedOut.map((k) => outputs[k]!)), lines, indent);
+    for (const k of reducedOut) lines.push(`${indent}out${k}[0] = ${v.names.get(outputs[k]!)};`);
+  };
 
   if (!columnMode) {
-    lines.push(`    const int64_t j = 0; (void)j;`);
     const stageRoots = Array.from({ length: S }, (_, s) => [
       ...red.reductions.flatMap((_, k) => (stage[k] === s ? [values[k]!] : [])),
       ...fullOut.flatMap((k) => (fullStage.get(k) === s ? [outputs[k]!] : [])),
     ]);
+    const stageReductions = (s: number): number[] => red.reductions.flatMap((_, k) => (stage[k] === s ? [k] : []));
+    const stageFulls = (s: number): number[] => fullOut.filter((k) => fullStage.get(k) === s);
+    const pipelined = red.reductions.every((_, k) => !sequential(k));
     // Costly values along the row that a later stage reads again: stored by the first stage that computes them.
     const reach = stageRoots.map((roots) => new Set(reachable(g, roots)));
     const alongRow = dependsOn(g, reachable(g, stageRoots.flat()), rVar);
     const firstStage = new Map<number, number>();
+    const ring = pipelined ? S : 1;
+    let bufferBytes = 0;
     for (let s = 0; s < S; s++) {
       for (const id of reach[s]!) {
         const n = g.node(id);
         if (firstStage.has(id) || !COSTLY.has(n.op) || !alongRow.has(id) || n.type === "idx" || n.type === "cond") continue;
-        if (Rn * storageBytes(n.type as ElementType) > MAX_ROW_BUFFER_BYTES) continue;
-        if (reach.some((r, later) => later > s && r.has(id))) firstStage.set(id, s);
+        const bytes = ring * Rn * storageBytes(n.type as ElementType);
+        if (bufferBytes + bytes > MAX_ROW_BUFFER_BYTES) continue;
+        if (reach.some((r, later) => later > s && r.has(id))) {
+          firstStage.set(id, s);
+          bufferBytes += bytes;
+        }
       }
     }
-    for (const id of firstStage.keys()) lines.push(`    ${cType(g.node(id).type)} m${id}[${Rn}];`);
-    for (let s = 0; s < S; s++) {
-      const ks = red.reductions.flatMap((_, k) => (stage[k] === s ? [k] : []));
-      const fulls = fullOut.filter((k) => fullStage.get(k) === s);
-      const roots = stageRoots[s]!;
-      const rowBuffers = {
-        stored: [...firstStage.entries()].flatMap(([id, f]) => (f === s ? [id] : [])),
-        given: [...firstStage.entries()].flatMap(([id, f]) => (f < s && reach[s]!.has(id) ? [id] : [])),
-      };
-      for (const k of ks) lines.push(`    ${cType(red.reductions[k]!.type)} ${resName(k)};`);
-      lines.push(`    {`);
-      const base = new Map([...sharedLeaves(), [jVar, "j"] as [number, string]]);
-      initValues(ks, "      ", base, `i${s}_`);
-      const lanesOk = ks.length > 0 && ks.every((k) => !sequential(k)) && Rn >= 2;
-      if (lanesOk) {
-        const width = Math.max(1, ...ks.map((k) => storageBytes(red.reductions[k]!.type)));
-        const lanes = Math.max(4, Math.floor(LANE_BYTES / width));
-        for (const k of ks) {
-          const r = red.reductions[k]!;
-          const id = cConst(r.type, identity(r.kind as ReducerKind, r.type));
-          lines.push(`      ${cType(r.type)} lane${k}[${lanes}];`);
-          lines.push(`      for (int l = 0; l < ${lanes}; l++) lane${k}[l] = ${id};`);
-        }
-        lines.push(`      int64_t r = 0;`);
-        lines.push(`      for (; r + ${lanes} <= ${Rn}; r += ${lanes}) {`);
-        elementLoop(roots, rVar, "        ", `#pragma GCC ivdep\n          for (int l = 0; l < ${lanes}; l++) {\n            const int64_t rr = r + l;`, "rr", base,
-          (v, indent) => { recognizedStep(ks, (k) => `lane${k}[l]`)(v, indent); fullStores(fulls, "rr", "j")(v, indent); }, `a${s}_`, rowBuffers);
-        lines.push(`      }`);
-        for (const k of ks) {
-          const r = red.reductions[k]!;
-          lines.push(`      ${cType(r.type)} ${accName(k)} = lane${k}[0];`);
-          lines.push(`      for (int l = 1; l < ${lanes}; l++) ${accName(k)} = ${combine(r.kind as ReducerKind, r.type, accName(k), `lane${k}[l]`)};`);
-        }
-        elementLoop(roots, rVar, "      ", `  for (; r < ${Rn}; r++) {`, "r", base,
-          (v, indent) => { recognizedStep(ks, accName)(v, indent); fullStores(fulls, "r", "j")(v, indent); }, `t${s}_`, rowBuffers);
-        for (const k of ks) {
-          const r = red.reductions[k]!;
-          lines.push(`      ${resName(k)} = ${combine(r.kind as ReducerKind, r.type, `init${k}`, accName(k))};`);
-        }
-      } else {
+    const rowBuffersOf = (s: number, at: (id: number) => string): RowBuffers => ({
+      stored: [...firstStage.entries()].flatMap(([id, f]) => (f === s ? [id] : [])),
+      given: [...firstStage.entries()].flatMap(([id, f]) => (f < s && reach[s]!.has(id) ? [id] : [])),
+      at,
+    });
+
+    if (pipelined) {
+      emitPipeline();
+    } else {
+      // In the interpreter's order, one row at a time, the stages one after the other.
+      lines.push(`  const int64_t j = 0; (void)j;`);
+      lines.push(`  for (int64_t row = begin; row < end; row++) {`);
+      for (const k of fullOut) lines.push(`    ${outPointer(k, "row")}`);
+      for (const id of firstStage.keys()) lines.push(`    ${cType(g.node(id).type)} m${id}[${Rn}];`);
+      const base = contextLeaves("row", "j", (k) => `res${k}`);
+      for (let s = 0; s < S; s++) {
+        const ks = stageReductions(s);
+        for (const k of ks) lines.push(`    ${cType(red.reductions[k]!.type)} res${k};`);
+        lines.push(`    {`);
+        initValues(ks, "      ", base, `i${s}_`);
         for (const k of ks) lines.push(`      ${cType(red.reductions[k]!.type)} ${accName(k)} = init${k};`);
-        const header = ks.length === 0 ? `#pragma GCC ivdep\n        for (int64_t r = 0; r < ${Rn}; r++) {` : `  for (int64_t r = 0; r < ${Rn}; r++) {`;
-        elementLoop(roots, rVar, "      ", header, "r", base, (v, indent) => {
-          recognizedStep(ks.filter((k) => generic[k] === undefined), accName)(v, indent);
-          genericStep(ks.filter((k) => generic[k] !== undefined), accName)(v, indent);
-          fullStores(fulls, "r", "j")(v, indent);
-        }, `s${s}_`, rowBuffers);
-        for (const k of ks) lines.push(`      ${resName(k)} = ${accName(k)};`);
+        const parts = elementParts(stageRoots[s]!, rVar, "r", base, (v, out) => {
+          recognizedStep(ks.filter((k) => generic[k] === undefined), accName)(v, out);
+          genericStep(ks.filter((k) => generic[k] !== undefined), accName)(v, out);
+          fullStores(stageFulls(s), "r", "j")(v, out);
+        }, `s${s}_`, rowBuffersOf(s, (id) => `m${id}`));
+        loop("      ", `${ks.length === 0 ? "#pragma GCC ivdep\n" : ""}for (int64_t r = 0; r < ${Rn}; r++) {`, [parts]);
+        for (const k of ks) lines.push(`      res${k} = ${accName(k)};`);
+        lines.push(`    }`);
       }
-      lines.push(`    }`);
+      reducedOutputs("    ", "row", (k) => `res${k}`);
+      lines.push(`  }`);
     }
-    // The per-row outputs.
-    leafNames = new Map([...sharedLeaves(), [jVar, "j"]]);
-    const v = scalarValues("e");
-    v.emit(reachable(g, reducedOut.map((k) => outputs[k]!)), lines, "    ");
-    for (const k of reducedOut) lines.push(`    out${k}[0] = ${v.names.get(outputs[k]!)};`);
+
+    /**
+     * Recognized reducers: the stages skewed (step t runs stage s on row t - s, all in one
+     * loop over the row's elements, so the CPU overlaps one stage's memory reads with
+     * another's arithmetic, as wasm/emit_row_pipeline.ts does), each reduction over LANES
+     * independent accumulators. Results and row buffers are kept for S rows (ring slot
+     * row % S) until the later stages have read them.
+     */
+    function emitPipeline(): void {
+      const width = Math.max(1, ...red.reductions.map((r) => storageBytes(r.type)));
+      const lanes = Math.max(4, Math.floor(LANE_BYTES / width));
+      const useLanes = Rn >= lanes;
+      lines.push(`  const int64_t j = 0; (void)j;`);
+      red.reductions.forEach((r, k) => lines.push(`  ${cType(r.type)} h${k}[${S}];`));
+      for (const id of firstStage.keys()) lines.push(`  ${cType(g.node(id).type)} m${id}[${S}][${Rn}];`);
+      lines.push(`  for (int64_t t = begin; t < end${S > 1 ? ` + ${S - 1}` : ""}; t++) {`);
+      for (let s = 0; s < S; s++) lines.push(`    const int64_t row${s} = t${s > 0 ? ` - ${s}` : ""};`);
+      const stages = Array.from({ length: S }, (_, s) => s);
+      if (S === 1) step(stages, "    ");
+      else {
+        lines.push(`    if (row${S - 1} >= begin && row0 < end) {`);
+        step(stages, "      ");
+        lines.push(`    } else {`);
+        for (const s of stages) {
+          lines.push(`      if (row${s} >= begin && row${s} < end) {`);
+          step([s], "        ");
+          lines.push(`      }`);
+        }
+        lines.push(`    }`);
+      }
+      if (reducedOut.length > 0) {
+        const last = `row${S - 1}`;
+        if (S > 1) lines.push(`    if (${last} >= begin) {`);
+        reducedOutputs(S > 1 ? "      " : "    ", last, (k) => `h${k}[${last} % ${S}]`);
+        if (S > 1) lines.push(`    }`);
+      }
+      lines.push(`  }`);
+
+      /** One step's work for `ss` (the stages that have a row): their element loops fused. */
+      function step(ss: readonly number[], inner: string): void {
+        const leavesOf = (s: number): Map<number, string> => contextLeaves(`row${s}`, "j", (k) => `res${k}_${s}`);
+        for (const s of ss) {
+          for (const k of fullOut.filter((k) => fullStage.get(k) === s)) lines.push(`${inner}${outPointer(k, `row${s}`)}`);
+          for (const id of reach[s]!) {
+            const k = accumNode.get(id);
+            if (k !== undefined) lines.push(`${inner}const ${cType(red.reductions[k]!.type)} res${k}_${s} = h${k}[row${s} % ${S}];`);
+          }
+          for (const [id, f] of firstStage) {
+            if (f === s || (f < s && reach[s]!.has(id))) {
+              lines.push(`${inner}${f === s ? "" : "const "}${cType(g.node(id).type)} *restrict m${id}_${s} = m${id}[row${s} % ${S}];`);
+            }
+          }
+          initValues(stageReductions(s), inner, leavesOf(s), `i${s}_`);
+        }
+        const ks = ss.flatMap(stageReductions);
+        const buffers = (s: number): RowBuffers => rowBuffersOf(s, (id) => `m${id}_${s}`);
+        if (useLanes) {
+          for (const k of ks) declareLanes(k, lanes, inner);
+          lines.push(`${inner}int64_t r = 0;`);
+          lines.push(`${inner}for (; r + ${lanes} <= ${Rn}; r += ${lanes}) {`);
+          loop(`${inner}  `, `#pragma GCC ivdep\nfor (int l = 0; l < ${lanes}; l++) {\n  const int64_t rr = r + l;`,
+            ss.map((s) => elementParts(stageRoots[s]!, rVar, "rr", leavesOf(s), (v, out) => {
+              for (const k of stageReductions(s)) out.push(...laneStep(k, v.names.get(values[k]!)!));
+              fullStores(stageFulls(s), "rr", "j")(v, out);
+            }, `a${s}_`, buffers(s))));
+          lines.push(`${inner}}`);
+          for (const k of ks) foldLanes(k, lanes, inner);
+        } else {
+          for (const k of ks) {
+            const r = red.reductions[k]!;
+            lines.push(`${inner}${cType(r.type)} ${accName(k)} = ${cConst(r.type, identity(r.kind as ReducerKind, r.type))};`);
+          }
+          lines.push(`${inner}int64_t r = 0;`);
+        }
+        loop(inner, `${ks.length === 0 ? "#pragma GCC ivdep\n" : ""}for (; r < ${Rn}; r++) {`,
+          ss.map((s) => elementParts(stageRoots[s]!, rVar, "r", leavesOf(s), (v, out) => {
+            recognizedStep(stageReductions(s), accName)(v, out);
+            fullStores(stageFulls(s), "r", "j")(v, out);
+          }, `t${s}_`, buffers(s))));
+        for (const s of ss) {
+          for (const k of stageReductions(s)) {
+            const r = red.reductions[k]!;
+            lines.push(`${inner}h${k}[row${s} % ${S}] = ${combine(r.kind as ReducerKind, r.type, `init${k}`, accName(k))};`);
+          }
+        }
+      }
+    }
   } else {
     const B = Math.min(COLUMN_BLOCK, J);
+    lines.push(`  for (int64_t row = begin; row < end; row++) {`);
+    ir.outputs.forEach((_, k) => lines.push(`    ${outPointer(k, "row")}`));
     lines.push(`    for (int64_t j0 = 0; j0 < ${J}; j0 += ${B}) {`);
     lines.push(`      const int64_t j1 = j0 + ${B} < ${J} ? j0 + ${B} : ${J};`);
     const ks = red.reductions.map((_, k) => k);
-    for (const k of ks) lines.push(`      ${cType(red.reductions[k]!.type)} ${accName(k)}[${B}], ${resName(k)}[${B}];`);
+    for (const k of ks) lines.push(`      ${cType(red.reductions[k]!.type)} ${accName(k)}[${B}], res${k}[${B}];`);
+    const leaves = (): Map<number, string> => contextLeaves("row", "j", (k) => `res${k}[j - j0]`);
     // Inits are in output context (row, j): per j.
     lines.push(`      for (int64_t j = j0; j < j1; j++) {`);
-    initValues(ks, "        ", new Map([...sharedLeaves(), [jVar, "j"]]), "i_");
+    initValues(ks, "        ", leaves(), "i_");
     for (const k of ks) {
       const r = red.reductions[k]!;
       lines.push(`        ${accName(k)}[j - j0] = ${sequential(k) ? `init${k}` : cConst(r.type, identity(r.kind as ReducerKind, r.type))};`);
@@ -307,28 +399,86 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     lines.push(`      }`);
     const roots = [...values, ...fullOut.map((k) => outputs[k]!)];
     lines.push(`      for (int64_t r = 0; r < ${Rn}; r++) {`);
-    elementLoop(roots, jVar, "        ", `#pragma GCC ivdep\n          for (int64_t j = j0; j < j1; j++) {`, "j", new Map([...sharedLeaves(), [rVar, "r"]]), (v, indent) => {
-      recognizedStep(ks.filter((k) => generic[k] === undefined), (k) => `${accName(k)}[j - j0]`)(v, indent);
-      genericStep(ks.filter((k) => generic[k] !== undefined), (k) => `${accName(k)}[j - j0]`)(v, indent);
-      fullStores(fullOut, "r", "j")(v, indent);
-    }, "c_");
+    loop("        ", `#pragma GCC ivdep\nfor (int64_t j = j0; j < j1; j++) {`, [elementParts(roots, jVar, "j", new Map([...leaves(), [rVar, "r"]]), (v, out) => {
+      recognizedStep(ks.filter((k) => generic[k] === undefined), (k) => `${accName(k)}[j - j0]`)(v, out);
+      genericStep(ks.filter((k) => generic[k] !== undefined), (k) => `${accName(k)}[j - j0]`)(v, out);
+      fullStores(fullOut, "r", "j")(v, out);
+    }, "c_")]);
     lines.push(`      }`);
     lines.push(`      for (int64_t j = j0; j < j1; j++) {`);
-    initValues(ks.filter((k) => !sequential(k)), "        ", new Map([...sharedLeaves(), [jVar, "j"]]), "f_");
+    initValues(ks.filter((k) => !sequential(k)), "        ", leaves(), "f_");
     for (const k of ks) {
       const r = red.reductions[k]!;
-      lines.push(`        ${resName(k)}[j - j0] = ${sequential(k) ? `${accName(k)}[j - j0]` : combine(r.kind as ReducerKind, r.type, `init${k}`, `${accName(k)}[j - j0]`)};`);
+      lines.push(`        res${k}[j - j0] = ${sequential(k) ? `${accName(k)}[j - j0]` : combine(r.kind as ReducerKind, r.type, `init${k}`, `${accName(k)}[j - j0]`)};`);
     }
-    leafNames = new Map([...sharedLeaves(), [jVar, "j"]]);
+    leafNames = leaves();
     const v = scalarValues("e");
-    v.emit(reachable(g, reducedOut.map((k) => outputs[k]!)), lines, "        ");
+    const reducedRoots = reducedOut.map((k) => outputs[k]!);
+    v.emit(reachable(g, reducedRoots), lines, "        ");
     for (const k of reducedOut) lines.push(`        out${k}[j] = ${v.names.get(outputs[k]!)};`);
     lines.push(`      }`);
     lines.push(`    }`);
+    lines.push(`  }`);
   }
-  lines.push(`  }`);
+
+  /** Lane accumulators of reduction k (with, for float max and min, their side accumulators: see laneStep). */
+  function declareLanes(k: number, lanes: number, indent: string): void {
+    const r = red.reductions[k]!;
+    const t = cType(r.type);
+    lines.push(`${indent}${t} lane${k}[${lanes}];`);
+    const inits = [`lane${k}[l] = ${cConst(r.type, identity(r.kind as ReducerKind, r.type))};`];
+    if (isFloatExtremum(r.kind, r.type)) {
+      const u = r.type === "f64" ? "uint64_t" : "uint32_t";
+      lines.push(`${indent}${u} nan${k}[${lanes}], sgn${k}[${lanes}];`);
+      inits.push(`nan${k}[l] = 0;`, `sgn${k}[l] = ${r.kind === "max" ? `~(${u})0` : "0"};`);
+    }
+    lines.push(`${indent}for (int l = 0; l < ${lanes}; l++) { ${inits.join(" ")} }`);
+  }
+
+  /**
+   * The lane step of reduction k with element x. Float max and min accumulate by
+   * pmax/pmin (one vector instruction, where the NaN-propagating max takes several),
+   * exact but for NaNs, which it skips, and ties of -0 and +0, where the first stays;
+   * so, as in the WebAssembly kernels (wasm/emit_reduce.ts ExtremumSides), each lane
+   * also ors the NaN masks of its elements and ands (max) or ors (min) their sign bits,
+   * and foldLanes repairs the lane from them: a NaN lane becomes NaN, and a zero lane
+   * takes the sign bit that the zeros it read agree on (a max of ±0 read only values ≤ 0).
+   */
+  function laneStep(k: number, x: string): string[] {
+    const r = red.reductions[k]!;
+    const a = `lane${k}[l]`;
+    if (!isFloatExtremum(r.kind, r.type)) return [`${a} = ${combine(r.kind as ReducerKind, r.type, a, x)};`];
+    const u = r.type === "f64" ? "uint64_t" : "uint32_t";
+    return [
+      r.kind === "max" ? `${a} = ${a} < ${x} ? ${x} : ${a};` : `${a} = ${x} < ${a} ? ${x} : ${a};`,
+      `nan${k}[l] |= (${u})0 - (${u})(${x} != ${x});`,
+      `sgn${k}[l] ${r.kind === "max" ? "&" : "|"}= ${r.type === "f64" ? "xk_f64_bits" : "xk_f32_bits"}(${x});`,
+    ];
+  }
+
+  /** acc<k> from the lanes: repaired (float max, min), then folded in halves (each fold a vector operation; float products in order). */
+  function foldLanes(k: number, lanes: number, indent: string): void {
+    const r = red.reductions[k]!;
+    if (isFloatExtremum(r.kind, r.type)) {
+      const repair = r.type === "f64" ? "xk_repair_f64" : "xk_repair_f32";
+      lines.push(`${indent}for (int l = 0; l < ${lanes}; l++) lane${k}[l] = ${repair}(lane${k}[l], sgn${k}[l], nan${k}[l]);`);
+    }
+    const t = cType(r.type);
+    if (r.kind === "mul" && (r.type === "f32" || r.type === "f64")) {
+      // A float product in lane order: halving would multiply the lanes' partial products
+      // together early, which overflows to infinity (and 0 · inf = NaN) where the
+      // interpreter's running product (and this one) stays finite or zero.
+      lines.push(`${indent}${t} ${accName(k)} = lane${k}[0];`);
+      lines.push(`${indent}for (int l = 1; l < ${lanes}; l++) ${accName(k)} = ${combine("mul", r.type, accName(k), `lane${k}[l]`)};`);
+      return;
+    }
+    for (let w = lanes / 2; w >= 1; w /= 2) {
+      lines.push(`${indent}for (int l = 0; l < ${w}; l++) lane${k}[l] = ${combine(r.kind as ReducerKind, r.type, `lane${k}[l]`, `lane${k}[l + ${w}]`)};`);
+    }
+    lines.push(`${indent}${t} ${accName(k)} = lane${k}[0];`);
+  }
+
   lines.push(`}`);
-  void K;
   const bytesIn = ir.inputs.reduce((s, x) => s + storageBytes(x.type) * x.dims.reduce((a, b) => a * b, 1), 0);
   return {
     name,

@@ -10,30 +10,32 @@
 // over the columns that the compiler vectorizes (native-core's CValues for the ops, so
 // every elementwise op the C loop fusions take works here too).
 //
-// A result written over an operand the epilogue reads (the planner's in-place case)
-// would need the product kept in scratch until read: not done here, so that case gets
-// the WebAssembly kernel (program.ts asks for it by itself).
+// A result written over an operand the epilogue reads (the planner's in-place case,
+// where k is in one block) keeps each row tile's product in scratch (gemmRoutine's
+// keepProduct), the epilogue reading it there and writing the result; for a convolution
+// core that case gets the WebAssembly kernel.
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { reachable, dependsOn } from "../kernel/kernel_plan.js";
 import { outputCore, planEpilogue, type EpiloguePlan } from "../wasm/epilogue.js";
 import { convGeometry } from "../wasm/conv.js";
-import { checkGemmSpec, gemmSpecOfDot } from "../wasm/gemm.js";
+import { checkGemmSpec, gemmSpecOfDot, streamsB } from "../wasm/gemm.js";
 import type { Unsupported } from "../wasm/kernel.js";
-import { bufferPointer, SYM, symbolize } from "./c_source.js";
+import { SYM, symbolize } from "./c_source.js";
 import { CFail, CValues, checkCType, cType } from "./c_values.js";
 import { convRoutine } from "./conv_c.js";
 import { LoadPlan } from "./emit_c_loop.js";
-import { anyGemmRoutine } from "./gemm_c.js";
+import { anyGemmRoutine, defaultBlocking, gemmRoutine } from "./gemm_c.js";
 import { gemmFamily, type GemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 
 /**
- * `static void <SYM>_epi(uint8_t *mem, const uint32_t *args, int64_t r0, int64_t r1,
- * int64_t c0, int64_t c1)`: rows [r0, r1) x columns [c0, c1) of the product (rows of
- * the whole product: batch·m for a dot, output pixels for a convolution) finished in
- * place in the result, args[operandCount].
+ * `static void <SYM>_epi(uint8_t *mem, const uint32_t *args, uint32_t out_at, int64_t r0,
+ * int64_t r1, int64_t c0, int64_t c1)`: rows [r0, r1) x columns [c0, c1) of the product
+ * (rows of the whole product: batch·m for a dot, output pixels for a convolution),
+ * read at args[operandCount] (the result, or where the kernel keeps the product),
+ * finished into the result at out_at.
  */
 function epilogueSource(e: EpiloguePlan): string {
   const g = e.graph;
@@ -49,12 +51,13 @@ function epilogueSource(e: EpiloguePlan): string {
   loads.names = values.names;
   const t = cType(e.type);
   const lines: string[] = [];
-  lines.push(`static void ${SYM}_epi(uint8_t *mem, const uint32_t *args, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {`);
+  lines.push(`static void ${SYM}_epi(uint8_t *mem, const uint32_t *args, uint32_t out_at, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {`);
   lines.push("  for (int64_t row = r0; row < r1; row++) {");
   values.emit(all.filter((id) => !varying.has(id)), lines, "    ");
   lines.push(...loads.pointers(values.names).map((l) => `    ${l}`));
   // Not restrict: the product is read through one of the pointers above at the element written.
-  lines.push(`    ${t} *out = ${bufferPointer(t, e.operandCount, `row * ${e.cols}`, ELEMENT_TYPES[e.type as ElementType].storageBytes, false)};`);
+  const es = ELEMENT_TYPES[e.type as ElementType].storageBytes;
+  lines.push(`    ${t} *out = ((${t} *)(mem + (uint32_t)(out_at + (uint32_t)(row * ${e.cols * es}))));`);
   lines.push("#pragma GCC ivdep");
   lines.push("    for (int64_t j = c0; j < c1; j++) {");
   values.emit(nodes.filter((id) => varying.has(id)), lines, "      ");
@@ -67,14 +70,13 @@ function epilogueSource(e: EpiloguePlan): string {
 
 /**
  * The kernel of an output fusion as C: sym(mem, args = [operand0, ..., operandN-1,
- * result, scratch], begin, end) with the core's work split. `inPlace` (the result
- * written over an operand the epilogue reads) is Unsupported: see the top of this file.
+ * result, scratch], begin, end) with the core's work split. `inPlace`: the result is
+ * written over an operand the epilogue reads (see the top of this file).
  * `family` overrides the CPU's (tests).
  */
 export function emitOutputFusionC(
   fused: Computation, cpu: NativeCpu, name: string, inPlace = false, family: GemmFamily = gemmFamily(cpu),
 ): NativeKernel | Unsupported {
-  if (inPlace) return { unsupported: `output fusion ${fused.name}: a result written over an operand its epilogue reads needs the product kept in scratch (the WebAssembly kernel does that)` };
   const oc = outputCore(fused);
   if ("unsupported" in oc) return oc;
   const plan = planEpilogue(fused, oc);
@@ -89,7 +91,7 @@ export function emitOutputFusionC(
     if (e instanceof CFail) return { unsupported: e.message };
     throw e;
   }
-  const call = (rows: string): string => `${SYM}_epi(mem, args, ${rows}, c0, c1);`;
+  const call = (rows: string): string => `${SYM}_epi(mem, args, args[${n}], ${rows}, c0, c1);`;
   let routine: { source: string; parallelExtent: number; scratchBytes: number; costPerUnit: number };
   let coreName: string;
   let entry: string;
@@ -98,13 +100,27 @@ export function emitOutputFusionC(
     if ("unsupported" in spec) return spec;
     const problem = checkGemmSpec(spec);
     if (problem !== undefined) return { unsupported: problem };
-    routine = anyGemmRoutine(spec, family, SYM, call(`bi * ${spec.m} + fr0, bi * ${spec.m} + fr1`));
+    if (inPlace) {
+      const blocking = defaultBlocking(spec, family);
+      if (spec.k < 1 || spec.k > blocking.kc || streamsB(spec)) {
+        return { unsupported: `output fusion ${fused.name}: written over an operand its epilogue reads, with k = ${spec.k} not in one block of the C kernel` };
+      }
+      // The epilogue reads the row tile's product in scratch: args[n] moved (modulo 2^32, as the contract allows) so that row bi·m + fr0 is its first.
+      const es = spec.elementType === "f32" ? 4 : 8;
+      const finish = `{ uint32_t pargs[${n + 2}]; memcpy(pargs, args, sizeof pargs);
+          pargs[${n}] = (uint32_t)((uint8_t *)prod - mem) - (uint32_t)((bi * ${spec.m} + fr0) * ${spec.n * es});
+          ${SYM}_epi(mem, pargs, args[${n}], bi * ${spec.m} + fr0, bi * ${spec.m} + fr1, c0, c1); }`;
+      routine = gemmRoutine(spec, family, SYM, finish, blocking, true);
+    } else {
+      routine = anyGemmRoutine(spec, family, SYM, call(`bi * ${spec.m} + fr0, bi * ${spec.m} + fr1`));
+    }
     coreName = `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${spec.elementType}`;
     entry = `${SYM}_gemm`;
   } else {
     const g = convGeometry(oc.core as Instruction<"convolution">);
     if ("unsupported" in g) return g;
     if (g.c === 0 || g.o === 0 || g.kernelSizes[0] * g.kernelSizes[1] === 0) return { unsupported: "convolution: empty kernel window or no output features" };
+    if (inPlace) return { unsupported: `output fusion ${fused.name}: a convolution's result written over an operand its epilogue reads (the WebAssembly kernel keeps the product in scratch)` };
     const r = convRoutine(g, family, SYM, call("fr0, fr1"));
     routine = r;
     coreName = `conv ${oc.core.name}`;

@@ -66,8 +66,13 @@ export interface GemmRoutine {
  * The packed GEMM routine of a spec. `finish`, a C statement, runs on each block of C
  * once it is final (rows [fr0, fr1) x columns [c0, c1) of batch bi, all int64_t in
  * scope; the rows of one tile, just written, so in cache): an output fusion's epilogue.
+ * `keepProduct` (k in one block: blocking.kc >= k >= 1): each row tile's product goes to
+ * `prod` in scratch (mr rows, n wide) instead of C, for `finish` to read, so that C is
+ * written by `finish` alone (an output fusion writing over an operand its epilogue reads).
  */
-export function gemmRoutine(spec: GemmSpec, family: GemmFamily, prefix: string, finish?: string, blocking = defaultBlocking(spec, family)): GemmRoutine {
+export function gemmRoutine(
+  spec: GemmSpec, family: GemmFamily, prefix: string, finish?: string, blocking = defaultBlocking(spec, family), keepProduct = false,
+): GemmRoutine {
   const t = spec.elementType === "f32" ? "float" : "double";
   const es = spec.elementType === "f32" ? 4 : 8;
   const { batch, m, n, k } = spec;
@@ -90,7 +95,9 @@ export function gemmRoutine(spec: GemmSpec, family: GemmFamily, prefix: string, 
   const bPanelBytes = roundUp(kc * roundUp(chunk, nr) * es, 64);
   const aPanelBytes = roundUp(kc * mr * es, 64);
   const tileBytes = roundUp(mr * nr * es, 64);
-  const scratchBytes = bPanelBytes + aPanelBytes + tileBytes;
+  if (keepProduct && !(k >= 1 && k <= kc && finish !== undefined)) throw new Error(`gemm ${m}x${n}x${k}: the product is kept in scratch only with k in one block and a finish`);
+  const productBytes = keepProduct ? roundUp(mr * n * es, 64) : 0;
+  const scratchBytes = bPanelBytes + aPanelBytes + tileBytes + productBytes;
   const p = prefix;
   const source = `
 ${microkernelSource(family, spec.elementType, p)}
@@ -110,7 +117,8 @@ static void ${p}_pack_a(const ${t} *restrict a, ${t} *restrict dst, int64_t i0, 
 static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
   ${t} *bp = (${t} *)scratch;
   ${t} *ap = (${t} *)(scratch + ${bPanelBytes});
-  ${t} *tile = (${t} *)(scratch + ${bPanelBytes + aPanelBytes});
+  ${t} *tile = (${t} *)(scratch + ${bPanelBytes + aPanelBytes});${keepProduct ? `
+  ${t} *prod = (${t} *)(scratch + ${bPanelBytes + aPanelBytes + tileBytes});` : ""}
   for (int64_t slice = begin / ${Math.max(mTiles, 1)}; slice < ${batch * nChunks} && slice * ${mTiles} < end; slice++) {
     int64_t lo = begin - slice * ${mTiles}; if (lo < 0) lo = 0;
     int64_t hi = end - slice * ${mTiles}; if (hi > ${mTiles}) hi = ${mTiles};
@@ -131,15 +139,16 @@ ${k === 0
       for (int64_t i = r0; i < r1; i += ${mr}) {
         int64_t rows = r1 - i < ${mr} ? r1 - i : ${mr};
         ${p}_pack_a(a, ap, i, rows, p0, kl);
+        ${t} *ci = ${keepProduct ? "prod" : `c + i * ${n}`};
         for (int64_t j = c0; j < c1; j += ${nr}) {
           int64_t cols = c1 - j < ${nr} ? c1 - j : ${nr};
           const ${t} *bpanel = bp + (j - c0) * kl;
           if (rows == ${mr} && cols == ${nr}) {
-            ${p}_micro(kl, ap, bpanel, c + i * ${n} + j, ${n}, acc);
+            ${p}_micro(kl, ap, bpanel, ci + j, ${n}, acc);
           } else {
             ${p}_micro(kl, ap, bpanel, tile, ${nr}, 0);
             for (int64_t r = 0; r < rows; r++) {
-              ${t} *crow = c + (i + r) * ${n} + j;
+              ${t} *crow = ci + r * ${n} + j;
               if (acc) for (int64_t q = 0; q < cols; q++) crow[q] += tile[r * ${nr} + q];
               else for (int64_t q = 0; q < cols; q++) crow[q] = tile[r * ${nr} + q];
             }

@@ -13,6 +13,20 @@
 // memory's length before the kernel runs, so a bad offset is a thrown RangeError, never
 // a stray write. Threads: a persistent pthread pool, started on first use, the calling
 // thread doing the first part; a call whose work is small stays on the calling thread.
+//
+// Faults: a kernel that faults anyway (SIGSEGV, SIGBUS, SIGFPE, SIGILL raised by its own
+// instructions, on the calling thread or a pool thread) does not end the process: every
+// kernel runs inside a guard (sigsetjmp) that one signal handler per process jumps back
+// to, and `run` throws an Error with code XLATS_NATIVE_FAULT naming the kernel, the
+// signal, the address and the thread (build.ts turns it into a NativeFaultError and
+// poisons the executable). The handler and its table of guarded threads (keyed by
+// pthread_self, so the handler reads no thread-local storage, which a dlopen'ed module
+// may only allocate lazily) belong to the first module a process loads (the
+// toolchain's probe: installGuard); every later module uses that one (useGuard), so the
+// process has one handler, not one per module. A signal on a thread that is not inside
+// a kernel, or not raised by a fault (kill, raise), goes on to the handler installed
+// before: V8 handles WebAssembly's out-of-bounds accesses with its own SIGSEGV handler,
+// which must keep seeing them.
 
 /** What the glue knows of one kernel, to check its calls and split its work. */
 export interface GlueKernel {
@@ -30,6 +44,100 @@ export const MIN_PARALLEL_COST = 1 << 20;
 /** Most threads a call may use (the pool's size limit). */
 export const MAX_THREADS = 256;
 
+const GUARD = String.raw`
+/* The guard (see the header of glue.ts). */
+#define XK_GUARD_ABI 1
+#define XK_GUARD_SLOTS 1024
+typedef struct {
+  int abi;
+  /* Claims a slot for the calling thread, its jump buffer jb (-1: every slot is taken). */
+  int (*enter)(sigjmp_buf *jb);
+  /* Frees the slot: the signal that stopped the kernel (0: none), its address in *addr. */
+  int (*leave)(int slot, void **addr);
+} xk_guard_api;
+
+typedef struct {
+  _Atomic uintptr_t owner;
+  sigjmp_buf *volatile jb;
+  volatile sig_atomic_t sig;
+  void *volatile addr;
+} xk_slot;
+
+static xk_slot xk_slots[XK_GUARD_SLOTS];
+static const int xk_signals[4] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+static struct sigaction xk_previous[4];
+
+static int xk_guard_enter(sigjmp_buf *jb) {
+  uintptr_t me = (uintptr_t)pthread_self();
+  for (int i = 0; i < XK_GUARD_SLOTS; i++) {
+    uintptr_t none = 0;
+    if (atomic_load_explicit(&xk_slots[i].owner, memory_order_relaxed) != 0) continue;
+    xk_slots[i].sig = 0;
+    xk_slots[i].addr = NULL;
+    xk_slots[i].jb = jb;
+    if (atomic_compare_exchange_strong(&xk_slots[i].owner, &none, me)) return i;
+  }
+  return -1;
+}
+
+static int xk_guard_leave(int slot, void **addr) {
+  int sig = xk_slots[slot].sig;
+  *addr = xk_slots[slot].addr;
+  xk_slots[slot].jb = NULL;
+  atomic_store(&xk_slots[slot].owner, 0);
+  return sig;
+}
+
+/* The handler installed before ours, as the kernel would have run it. */
+static void xk_chain(int sig, siginfo_t *info, void *context) {
+  int i = 0;
+  while (i < 3 && xk_signals[i] != sig) i++;
+  const struct sigaction *p = &xk_previous[i];
+  if (p->sa_flags & SA_SIGINFO) {
+    if (p->sa_sigaction != NULL) { p->sa_sigaction(sig, info, context); return; }
+  } else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+    p->sa_handler(sig);
+    return;
+  }
+  /* The default action: restored, then the signal raised again (it is delivered when this
+     handler returns; a fault's instruction also faults again). */
+  sigaction(sig, p, NULL);
+  raise(sig);
+}
+
+static void xk_on_signal(int sig, siginfo_t *info, void *context) {
+  if (info != NULL && info->si_code > 0) {
+    uintptr_t me = (uintptr_t)pthread_self();
+    for (int i = 0; i < XK_GUARD_SLOTS; i++) {
+      xk_slot *s = &xk_slots[i];
+      if (atomic_load_explicit(&s->owner, memory_order_acquire) != me || s->jb == NULL) continue;
+      sigjmp_buf *jb = s->jb;
+      s->jb = NULL;
+      s->sig = sig;
+      s->addr = info->si_addr;
+      siglongjmp(*jb, 1);
+    }
+  }
+  xk_chain(sig, info, context);
+}
+
+static const xk_guard_api xk_guard_own = { XK_GUARD_ABI, xk_guard_enter, xk_guard_leave };
+static pthread_once_t xk_guard_once = PTHREAD_ONCE_INIT;
+static int xk_guard_ok;
+static void xk_guard_install(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = xk_on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  xk_guard_ok = 1;
+  for (int i = 0; i < 4; i++) if (sigaction(xk_signals[i], &sa, &xk_previous[i]) != 0) xk_guard_ok = 0;
+}
+
+/* The process's guard, once useGuard or installGuard has run (NULL: kernels run unguarded). */
+static const xk_guard_api *xk_guard;
+`;
+
 const POOL = String.raw`
 typedef void (*xk_fn)(uint8_t *, const uint32_t *, int64_t, int64_t);
 typedef struct {
@@ -40,41 +148,78 @@ typedef struct {
 #define XK_MAX_THREADS ${MAX_THREADS}
 #define XK_MAX_ARGS 512
 
+/* Runs k on [b, e) inside the guard: 0, or the signal that stopped it (its address in *addr). */
+static int xk_call(const xk_entry *k, uint8_t *mem, const uint32_t *args, int64_t b, int64_t e, void **addr) {
+  const xk_guard_api *g = xk_guard;
+  sigjmp_buf jb;
+  int slot = g == NULL ? -1 : g->enter(&jb);
+  *addr = NULL;
+  if (slot < 0) {
+    k->fn(mem, args, b, e);
+    return 0;
+  }
+  /* The mask is not saved (a system call on every call): after a fault, only the signal
+     the handler was running for is blocked, and it is unblocked here. */
+  if (sigsetjmp(jb, 0) == 0) k->fn(mem, args, b, e);
+  int sig = g->leave(slot, addr);
+  if (sig != 0) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  }
+  return sig;
+}
+
+/* How a call ended: 0, or the first fault's signal, address and part (thread). */
+typedef struct { int sig; void *addr; int part; } xk_fault;
+
 typedef struct {
   pthread_mutex_t mu; pthread_cond_t go; pthread_cond_t done;
   int started; int busy; uint64_t generation; int parts; int remaining;
   const xk_entry *k; uint8_t *mem; const uint32_t *pointers; const uint32_t *scratch; int64_t begin, end;
+  xk_fault fault;
 } xk_pool_t;
-static xk_pool_t xk_pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+static xk_pool_t xk_pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, { 0, 0, 0 } };
 
-static void xk_run_part(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int parts, int p) {
+static xk_fault xk_run_part(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int parts, int p) {
   uint32_t args[XK_MAX_ARGS + 1];
+  xk_fault f = { 0, NULL, p };
   memcpy(args, pointers, (size_t)k->buffers * sizeof(uint32_t));
   if (k->scratch > 0) args[k->buffers] = scratch[p];
   int64_t n = end - begin;
   int64_t b = begin + n * p / parts, e = begin + n * (p + 1) / parts;
-  if (b < e) k->fn(mem, args, b, e);
+  if (b < e) f.sig = xk_call(k, mem, args, b, e, &f.addr);
+  return f;
 }
 
 static void *xk_worker(void *arg) {
   int index = (int)(intptr_t)arg;
   uint64_t seen = 0;
+  /* An alternate stack for the handler, so that a kernel that overflows its stack is caught too. */
+  stack_t alt;
+  alt.ss_size = 1 << 16;
+  alt.ss_flags = 0;
+  alt.ss_sp = malloc(alt.ss_size);
+  if (alt.ss_sp != NULL) sigaltstack(&alt, NULL);
   pthread_mutex_lock(&xk_pool.mu);
   for (;;) {
     while (xk_pool.generation == seen) pthread_cond_wait(&xk_pool.go, &xk_pool.mu);
     seen = xk_pool.generation;
     if (index >= xk_pool.parts) continue;
     pthread_mutex_unlock(&xk_pool.mu);
-    xk_run_part(xk_pool.k, xk_pool.mem, xk_pool.pointers, xk_pool.scratch, xk_pool.begin, xk_pool.end, xk_pool.parts, index);
+    xk_fault f = xk_run_part(xk_pool.k, xk_pool.mem, xk_pool.pointers, xk_pool.scratch, xk_pool.begin, xk_pool.end, xk_pool.parts, index);
     pthread_mutex_lock(&xk_pool.mu);
+    if (f.sig != 0 && xk_pool.fault.sig == 0) xk_pool.fault = f;
     if (--xk_pool.remaining == 0) pthread_cond_signal(&xk_pool.done);
   }
   return 0;
 }
 
 /* Runs k on [begin, end) over parts threads (this one included); falls back to one
-   thread when the pool is in use by another caller or cannot start its threads. */
-static void xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int parts) {
+   thread when the pool is in use by another caller or cannot start its threads. Every
+   part runs to its end (or its fault) before this returns the first fault, if any. */
+static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int parts) {
   if (parts > 1) {
     pthread_mutex_lock(&xk_pool.mu);
     if (xk_pool.busy) parts = 1;
@@ -92,18 +237,21 @@ static void xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, co
       xk_pool.busy = 1;
       xk_pool.k = k; xk_pool.mem = mem; xk_pool.pointers = pointers; xk_pool.scratch = scratch;
       xk_pool.begin = begin; xk_pool.end = end; xk_pool.parts = parts; xk_pool.remaining = parts - 1;
+      xk_pool.fault.sig = 0;
       xk_pool.generation++;
       pthread_cond_broadcast(&xk_pool.go);
     }
     pthread_mutex_unlock(&xk_pool.mu);
   }
-  xk_run_part(k, mem, pointers, scratch, begin, end, parts, 0);
+  xk_fault f = xk_run_part(k, mem, pointers, scratch, begin, end, parts, 0);
   if (parts > 1) {
     pthread_mutex_lock(&xk_pool.mu);
     while (xk_pool.remaining > 0) pthread_cond_wait(&xk_pool.done, &xk_pool.mu);
+    if (f.sig == 0) f = xk_pool.fault;
     xk_pool.busy = 0;
     pthread_mutex_unlock(&xk_pool.mu);
   }
+  return f;
 }
 `;
 
@@ -169,7 +317,41 @@ static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
       }
     }
   }
-  if (end > begin) xk_run(e, (uint8_t *)mem, pointers, scratch, begin, end, parts);
+  if (end > begin) {
+    xk_fault f = xk_run(e, (uint8_t *)mem, pointers, scratch, begin, end, parts);
+    if (f.sig != 0) {
+      const char *what = f.sig == SIGSEGV ? "SIGSEGV (invalid memory access)" : f.sig == SIGBUS ? "SIGBUS (bus error)"
+        : f.sig == SIGFPE ? "SIGFPE (arithmetic fault)" : "SIGILL (illegal instruction)";
+      snprintf(message, sizeof message, "%s: %s at address %p, on thread %d of %d, in units [%lld, %lld)",
+        e->name, what, f.addr, f.part, parts, (long long)begin, (long long)end);
+      napi_throw_error(env, "XLATS_NATIVE_FAULT", message);
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+/* installGuard(): installs the process's signal handler (once) and returns the guard, for useGuard. */
+static napi_value xk_install_guard(napi_env env, napi_callback_info info) {
+  (void)info;
+  pthread_once(&xk_guard_once, xk_guard_install);
+  if (!xk_guard_ok) return xk_fail(env, "installGuard: sigaction failed");
+  xk_guard = &xk_guard_own;
+  napi_value guard;
+  if (napi_create_external(env, (void *)&xk_guard_own, NULL, NULL, &guard) != napi_ok) return xk_fail(env, "installGuard: no external");
+  return guard;
+}
+
+/* useGuard(guard): this module's kernels run inside the guard installGuard returned (of any module). */
+static napi_value xk_use_guard(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  void *p;
+  napi_valuetype type;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) return xk_fail(env, "useGuard: expects the guard");
+  if (napi_typeof(env, argv[0], &type) != napi_ok || type != napi_external || napi_get_value_external(env, argv[0], &p) != napi_ok) return xk_fail(env, "useGuard: not a guard");
+  if (((const xk_guard_api *)p)->abi != XK_GUARD_ABI) return xk_fail(env, "useGuard: a guard of another version");
+  xk_guard = (const xk_guard_api *)p;
   return NULL;
 }
 
@@ -177,6 +359,10 @@ NAPI_MODULE_INIT() {
   napi_value fn, count, abi;
   if (napi_create_function(env, "run", NAPI_AUTO_LENGTH, xk_entry_run, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "run", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "installGuard", NAPI_AUTO_LENGTH, xk_install_guard, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "installGuard", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "useGuard", NAPI_AUTO_LENGTH, xk_use_guard, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "useGuard", fn) != napi_ok) return NULL;
   if (napi_create_int32(env, XK_COUNT, &count) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "kernels", count) != napi_ok) return NULL;
   if (napi_create_string_utf8(env, XK_ABI, NAPI_AUTO_LENGTH, &abi) != napi_ok) return NULL;
@@ -186,20 +372,24 @@ NAPI_MODULE_INIT() {
 `;
 
 /** The glue's version: a module built for another one is rebuilt (it is in the cache key through the source). */
-export const GLUE_ABI = "xlats-native-1";
+export const GLUE_ABI = "xlats-native-2";
 
 /** The headers the glue needs (before the prelude and kernels). */
 export const GLUE_HEADERS = `#define NAPI_VERSION 8
 #include <node_api.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 `;
 
 /** The pool and the kernels' table; goes after the kernels' definitions. */
 export function glueSource(kernels: readonly GlueKernel[]): string {
-  const lines = [POOL];
+  const lines = [GUARD, POOL];
   kernels.forEach((k, i) => {
     const list = (xs: readonly number[]): string => (xs.length === 0 ? "0" : xs.map((x) => `${x}ull`).join(", "));
     lines.push(`static const uint64_t xk_bytes_${i}[] = { ${list(k.buffers.map((b) => b.bytes))} };`);

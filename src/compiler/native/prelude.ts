@@ -2,18 +2,15 @@
 // (bit for bit those of src/types/float_codec.ts: decode exactly, encode rounding to
 // nearest even with the ieee format's overflow to infinity, a NaN as the quiet NaN of
 // the sign asked for), float min/max that propagate NaN as the interpreter's Math.max
-// and Math.min do, and f32 exp/tanh written without branches or calls so that the C
-// compiler vectorizes the loops they are in (libm's are calls, which it does not).
-//
-// Accuracy of the f32 helpers (in f32 ulps of the correctly rounded result; the wasm
-// backend's bounds, src/compiler/wasm/math.ts, are exp ≤ 3, tanh ≤ 4):
-//   xk_expf   ≤ 2 ulp: Cody–Waite reduction by ln2 (two-part constant), degree-7
-//             Taylor polynomial in float, 2^n applied in two steps (subnormal results).
-//   xk_tanhf  ≤ 3 ulp: an odd Taylor series to x^17 below 0.55 (the next term is below 0.1 ulp),
-//             1 - 2 / (e^{2|x|} + 1) above it (the subtraction loses at most a bit).
-// Everything else runs through libm in double and rounds once (≤ 1 ulp).
+// and Math.min do, and the f32 transcendentals of the WebAssembly backend (c_math.ts:
+// exp, log, log1p, expm1, tanh, logistic, cbrt, erf with wasm/math.ts's ULP bounds),
+// written without branches or calls so that the C compiler vectorizes the loops they
+// are in (libm's are calls, which it does not). Everything else runs through libm in
+// double and rounds once (≤ 1 ulp).
 
-export const PRELUDE = String.raw`
+import { cMathSource } from "./c_math.js";
+
+const BASE = String.raw`
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
@@ -46,6 +43,15 @@ static inline double xk_min(double a, double b) {
   double m = a < b ? a : b;
   m = (a == b) ? (signbit(a) ? a : b) : m;
   return (a != a || b != b) ? a + b : m;
+}
+
+/* A lane of a float max or min accumulated by pmax/pmin, made exact (emit_c_reduce.ts laneStep):
+   a zero takes the sign bit its zeros agree on; a lane that read a NaN is NaN. */
+static inline float xk_repair_f32(float a, uint32_t sign, uint32_t nan) {
+  return xk_bits_f32((a == 0 ? (sign & 0x80000000u) : xk_f32_bits(a)) | nan);
+}
+static inline double xk_repair_f64(double a, uint64_t sign, uint64_t nan) {
+  return xk_bits_f64((a == 0 ? (sign & 0x8000000000000000ull) : xk_f64_bits(a)) | nan);
 }
 
 /* Total order keys: the bit pattern read as sign and magnitude (-NaN < -inf < ... < -0 < +0 < ... < +NaN). */
@@ -149,46 +155,6 @@ static inline uint64_t xk_reduce_precision(uint64_t x, int is_nan, int W, int SE
   return x;
 }
 
-/* e^x in f32 without branches (vectorizes): see the accuracy note above. */
-static inline float xk_expf(float x) {
-  float c = x > 88.75f ? 88.75f : x;
-  c = c < -104.0f ? -104.0f : c;
-  float n = rintf(c * 1.44269504088896341f);
-  float r = c - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  int32_t ni = (int32_t)n;
-  int32_t n1 = ni / 2, n2 = ni - n1;
-  float s1 = xk_bits_f32((uint32_t)(n1 + 127) << 23), s2 = xk_bits_f32((uint32_t)(n2 + 127) << 23);
-  float y = p * s1 * s2;
-  return x != x ? x : y;
-}
-
-/* tanh x in f32 without branches (vectorizes): see the accuracy note above. */
-static inline float xk_tanhf(float x) {
-  float a = fabsf(x);
-  float z = x * x;
-  float s = -0.000590027440945585987659729384f;
-  s = s * z + 0.00145583438705131826824948518070f;
-  s = s * z - 0.00359212803657248101692546861052f;
-  s = s * z + 0.00886323552990219656886326060177f;
-  s = s * z - 0.0218694885361552028218694885362f;
-  s = s * z + 0.0539682539682539682539682539683f;
-  s = s * z - 0.133333333333333333333333333333f;
-  s = s * z + 0.333333333333333333333333333333f;
-  s = s * z;
-  float small = x - x * s;
-  float e = xk_expf(2.0f * (a > 9.0f ? 9.0f : a));
-  float large = 1.0f - 2.0f / (e + 1.0f);
-  large = a > 9.0f ? 1.0f : large;
-  float r = a < 0.55f ? small : copysignf(large, x);
-  return x != x ? x : r;
-}
 `;
+
+export const PRELUDE = `${BASE}\n${cMathSource()}\n`;

@@ -24,9 +24,15 @@ export interface Toolchain {
   readonly includeDir: string;
 }
 
+/** The process's fault guard (glue.ts): an opaque Node-API external. */
+export type NativeGuard = object;
+
 /** What a loaded module exports (glue.ts). */
 export interface NativeModuleExports {
+  /** Throws a RangeError for a bad call, an Error with code XLATS_NATIVE_FAULT when the kernel faulted. */
   run(kernel: number, memory: Uint8Array, pointers: Uint32Array, begin: number, end: number, threads: number, scratch: Uint32Array): void;
+  installGuard(): NativeGuard;
+  useGuard(guard: NativeGuard): void;
   readonly kernels: number;
   readonly abi: string;
 }
@@ -43,6 +49,8 @@ export interface BuiltModule {
 export const nativeBuildStats = { compiled: 0, cacheHits: 0 };
 
 let found: Toolchain | string | undefined;
+/** The guard every module loaded after the probe runs its kernels in (installed by the probe). */
+let guard: NativeGuard | undefined;
 
 /**
  * The checked toolchain, or why there is none (no Node, no compiler, or a compiler
@@ -60,6 +68,7 @@ export function nativeToolchain(): Toolchain | string {
     const probe = buildModuleSync(t, "", "probe");
     const m = loadModule(probe.path);
     if (m.abi !== GLUE_ABI || m.kernels !== 0) return (found = `the probe module of ${t.cc} did not load as expected`);
+    guard = m.installGuard();
     found = t;
   } catch (e) {
     found = `${e instanceof Error ? e.message.split("\n").slice(0, 4).join(" ") : String(e)}`;
@@ -222,7 +231,7 @@ export async function buildModule(t: Toolchain, kernelsSource: string, name: str
 
 const loaded = new Map<string, NativeModuleExports>();
 
-/** Loads a built module (once per path and thread). */
+/** Loads a built module (once per path and thread); its kernels run inside the process's fault guard (glue.ts). */
 export function loadModule(path: string): NativeModuleExports {
   let m = loaded.get(path);
   if (m === undefined) {
@@ -230,6 +239,7 @@ export function loadModule(path: string): NativeModuleExports {
     const holder = { exports: {} as NativeModuleExports };
     node.process.dlopen(holder, path);
     m = holder.exports;
+    if (guard !== undefined) m.useGuard(guard);
     loaded.set(path, m);
   }
   return m;

@@ -1,5 +1,6 @@
 // Output fusions on the native backend (native/epilogue_c.ts): a dot or convolution with
-// an elementwise epilogue as one C kernel, whole programs against the interpreter.
+// an elementwise epilogue as one C kernel, whole programs against the interpreter; and
+// one written over an operand its epilogue reads (the product kept in scratch).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -8,6 +9,7 @@ import {
 } from "../../../src/index.js";
 import { compile } from "../../../src/compiler/index.js";
 import { InstructionFactory } from "../../../src/ir/factory.js";
+import { makeDotDimensionNumbers } from "../../../src/builder/linalg.js";
 import { rng } from "../../support/prng.js";
 import { nativeSkipReason } from "./gemm_harness.js";
 
@@ -91,4 +93,33 @@ test("native output fusions: convolution + bias + relu (one and several blocks o
     const bias = parameter(b, 2, arrayShape("f32", [300]));
     return max(add(dot(x, w), broadcastInDim(bias, [200, 300], [1])), constantR0(b, "f32", 0));
   }), 64, 2);
+});
+
+test("a native output fusion written over an operand its epilogue reads keeps the product in scratch (k in one block), in C", { skip }, async () => {
+  for (const [m, k, n, threads] of [[13, 24, 20, 1], [130, 10, 70, 1], [300, 16, 200, 2]] as const) {
+    // The fusion's last operand r = p·q is a temporary whose last reader is the fusion; its result feeds another dot.
+    const b = new XlaBuilder(`fused_residual_${m}x${k}x${n}`);
+    const fused = b.build(add(dot(parameter(b, 0, arrayShape("f32", [m, k])), parameter(b, 1, arrayShape("f32", [k, n]))), parameter(b, 2, arrayShape("f32", [m, n]))));
+    const f = new InstructionFactory(`over_operand_${m}x${k}x${n}`);
+    const x = f.parameter(0, arrayShape("f32", [m, k]));
+    const w = f.parameter(1, arrayShape("f32", [k, n]));
+    const p = f.parameter(2, arrayShape("f32", [m, 5]));
+    const q = f.parameter(3, arrayShape("f32", [5, n]));
+    const v = f.parameter(4, arrayShape("f32", [n, 6]));
+    const matmul = { dimensionNumbers: makeDotDimensionNumbers({ lhsContractingDimensions: [1], rhsContractingDimensions: [0] }), precisionConfig: [] };
+    const r = f.add("dot", [p, q], matmul);
+    const h = f.add("fusion", [x, w, r], { kind: "output", calledComputation: fused });
+    const c = f.finish(f.add("dot", [h, v], matmul));
+    const args = c.parameters.map((param) => randomLiteral("f32", param.shape.kind === "array" ? param.shape.dimensions : []));
+    const exe = await compile(c, { backend: "native", threads });
+    const got = exe.run(args).toNumbers();
+    const want = evaluate(c, args).toNumbers();
+    const tol = 8 * 2 ** -23 * (k + n);
+    for (let i = 0; i < want.length; i++) assert.ok(Math.abs(got[i]! - want[i]!) <= tol * Math.max(1, Math.abs(want[i]!)), `${c.name} element ${i}: ${got[i]} vs ${want[i]}`);
+    const lines = exe.dump().split("\n");
+    const step = (re: RegExp): string => lines.find((l) => re.test(l)) ?? assert.fail(exe.dump());
+    const placeOf = (re: RegExp): string => /-> temp\d+@(\d+)/.exec(step(re))![1]!;
+    assert.equal(placeOf(new RegExp(`\\(gemm ${m}x${n}x5 `)), placeOf(/with epilogue/), "written in place");
+    assert.match(step(/with epilogue/), /C xk_outfusion_/);
+  }
 });

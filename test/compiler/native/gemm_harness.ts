@@ -3,9 +3,9 @@
 // disk), each over [0, parallelExtent) in `splits` consecutive calls with their own
 // scratch, or through the module's thread pool.
 
-import { buildNativeModuleSync } from "../../../src/compiler/native/build.js";
+import { buildNativeModuleSync, nativeModuleParts, NativeModule } from "../../../src/compiler/native/build.js";
 import type { NativeCpu, NativeKernel } from "../../../src/compiler/native/kernel.js";
-import { nativeToolchain } from "../../../src/compiler/native/toolchain.js";
+import { buildModuleSync, loadModule, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES } from "../../../src/compiler/wasm/kernel.js";
 import { familyByName, type GemmFamily, type GemmFamilyName } from "../../../src/compiler/native/gemm_c_family.js";
 
@@ -43,11 +43,21 @@ export function runnableFamilies(cpu: NativeCpu): GemmFamily[] {
 
 const alignUp = (x: number): number => Math.ceil(x / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT;
 
-/** Each case's results (bytes), in order. */
-export function runNativeCases(cases: readonly NativeCase[], name: string): Uint8Array[][] {
-  const module = buildNativeModuleSync(cases.map((c) => ({
+/** Builds the module of `kernels` as the backend does, or with `extraFlags` added to the compiler's flags. */
+function buildWith(kernels: Parameters<typeof buildNativeModuleSync>[0], name: string, extraFlags: readonly string[]): NativeModule {
+  if (extraFlags.length === 0) return buildNativeModuleSync(kernels, name);
+  const t = nativeToolchain();
+  if (typeof t === "string") throw new Error(t);
+  const parts = nativeModuleParts(kernels);
+  const built = buildModuleSync({ ...t, flags: [...t.flags, ...extraFlags] }, parts.kernels, name, parts.glue);
+  return new NativeModule(loadModule(built.path), kernels, built);
+}
+
+/** Each case's results (bytes), in order; `extraFlags`: compiler flags added to the backend's (the module is built apart). */
+export function runNativeCases(cases: readonly NativeCase[], name: string, extraFlags: readonly string[] = []): Uint8Array[][] {
+  const module = buildWith(cases.map((c) => ({
     kernel: c.kernel, bufferBytes: [...c.operands.map((o) => o.byteLength), ...c.resultBytes],
-  })), name);
+  })), name, extraFlags);
   return cases.map((c, k) => {
     const splits = c.splits ?? 1;
     const threads = c.threads ?? 1;
