@@ -20,7 +20,9 @@ import { elementCount, shapesCompatible, shapeToString, UNBOUNDED_SIZE, type Sha
 import {
   calleesFirst, Computation, copyComputationSideData, copyModuleSideData, HloModule, subcomputationsOf, type Instruction,
 } from "./computation.js";
-import { isDynamicOpcode, SHAPE_OPERANDS, shapeValuesToNumbers, staticForm } from "./dynamic_ops.js";
+import {
+  DYNAMIC_CUSTOM_CALL_SHAPE_OPERAND, dynamicCustomCallStaticForm, isDynamicCustomCall, isDynamicOpcode, SHAPE_OPERANDS, shapeValuesToNumbers, staticForm,
+} from "./dynamic_ops.js";
 import { InstructionFactory } from "./factory.js";
 import { sourceLocation } from "./locations.js";
 import { OP_TABLE, type Opcode } from "./opcodes.js";
@@ -246,6 +248,15 @@ class Refiner {
         break;
       }
       case "customCall": {
+        if (isDynamicCustomCall(inst)) {
+          const target = inst.attrs.target;
+          const value = constantOf(operands[DYNAMIC_CUSTOM_CALL_SHAPE_OPERAND[target]!]!);
+          if (value !== undefined) {
+            const form = dynamicCustomCallStaticForm(inst, shapeValuesToNumbers(target, "shape operand", value.values() as (number | bigint)[]));
+            return f.add(form.opcode, form.operandIndices.map((i) => operands[i]!), form.attrs, { from: inst });
+          }
+          break;
+        }
         const reduceWindow = this.dynamicReduceWindow(inst as Instruction<"customCall">, operands, f);
         if (reduceWindow !== undefined) return reduceWindow;
         break;
