@@ -30,7 +30,7 @@ function assertClose(actual: Literal, expected: Literal, what: string): void {
   a.forEach((x, i) => assert.ok(Math.abs(x - b[i]!) <= 1e-5 * Math.abs(b[i]!) + 1e-6, `${what}[${i}]: ${x} vs XLA's ${b[i]}`));
 }
 
-for (const name of ["weighted_rows", "doubled_pairs", "softmax_layer", "padded_window"]) {
+for (const name of ["weighted_rows", "doubled_pairs", "softmax_layer", "padded_window", "carried_loop"]) {
   test(`jax.export with a symbolic batch: ${name} matches XLA for batches 3 and 5`, async () => {
     const module = parseStableHlo(readFileSync(path.join(fixtures, `${name}.mlir`), "utf8"), `${name}.mlir`);
     assert.ok(hasDynamicShapes(module.entry));
@@ -174,6 +174,26 @@ test("the interpreter runs dynamic_top_k and dynamic_rng_bit_generator with run-
   assert.deepEqual(newState!.values(), expectedState!.values());
   assert.throws(() => evaluate(program.entry, [Literal.from("f32", [[1, 2, 3, 4], [5, 6, 7, 8]]), Literal.scalar("s32", 5), state, Literal.from("s64", [2, 3])]),
     /dynamic_top_k: the shape operands. values are invalid: .*5 must be in \[0, 4\]/);
+});
+
+test("refine-shapes: a while loop whose carried shape changes across iterations is a RefineError", () => {
+  const module = parseStableHlo(`func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %r:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, tensor<?xf32>
+    cond {
+      %three = stablehlo.constant dense<3> : tensor<i32>
+      %c = stablehlo.compare LT, %i, %three, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %n = stablehlo.add %i, %one : tensor<i32>
+      %w = stablehlo.concatenate %v, %v, dim = 0 : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+      stablehlo.return %n, %w : tensor<i32>, tensor<?xf32>
+    }
+    return %r#1 : tensor<?xf32>
+  }`);
+  assert.throws(() => refineShapes(module, [arrayShape("f32", [3])]), (e: unknown) => e instanceof RefineError &&
+    /while at \d+:\d+: carried value 1 enters the loop as f32\[3\] but the body returns f32\[6\]: a shape that changes across iterations/.test((e as Error).message));
 });
 
 test("dynamic_top_k: a k past the last dimension is a RefineError naming the op", () => {
