@@ -5,7 +5,9 @@
 // computations on constants fold (get_dimension_size of a static dimension, then the
 // integer arithmetic, reshapes and concatenations JAX builds shape vectors with); a
 // shape-polymorphic op whose shape operands became constants turns into its static op;
-// JAX's `shape_assertion` custom calls are checked and dropped; a called function is
+// JAX's `shape_assertion` custom calls are checked and dropped; a while loop's regions
+// are refined for its operands (loop-invariant carried constants known inside), and a
+// carried shape that changes across iterations is a RefineError; a called function is
 // refined for its call's operand shapes, with the arguments JAX marks
 // `jax.global_constant` (dimension variables) replaced by their values. The result is a
 // static program whenever the argument shapes determine every size.
@@ -16,11 +18,13 @@ import type { Kernel } from "../interpreter/context.js";
 import { isInteger, isPred } from "../types/element_type.js";
 import { ShapeError, XlaError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
-import { elementCount, shapesCompatible, shapeToString, UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
+import { elementCount, shapesCompatible, shapesEqual, shapeToString, tupleShape, UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
 import {
   calleesFirst, Computation, copyComputationSideData, copyModuleSideData, HloModule, subcomputationsOf, type Instruction,
 } from "./computation.js";
-import { isDynamicOpcode, SHAPE_OPERANDS, shapeValuesToNumbers, staticForm } from "./dynamic_ops.js";
+import {
+  DYNAMIC_CUSTOM_CALL_SHAPE_OPERAND, dynamicCustomCallStaticForm, isDynamicCustomCall, isDynamicOpcode, SHAPE_OPERANDS, shapeValuesToNumbers, staticForm,
+} from "./dynamic_ops.js";
 import { InstructionFactory } from "./factory.js";
 import { sourceLocation } from "./locations.js";
 import { OP_TABLE, type Opcode } from "./opcodes.js";
@@ -146,17 +150,24 @@ class Refiner {
   private readonly active = new Set<Computation>();
 
   /** `c` for parameters of `shapes`; a parameter with a known value (`constants[i]`) is used as that constant. */
-  computation(c: Computation, shapes: readonly Shape[], constants: readonly (Literal | undefined)[], name = c.name): Computation {
+  computation(
+    c: Computation, shapes: readonly Shape[], constants: readonly (Literal | undefined)[], name = c.name,
+    elementConstants: readonly (Literal | undefined)[] = [],
+  ): Computation {
     if (this.active.has(c)) throw new RefineError(`refine-shapes: @${c.name} calls itself`);
     this.active.add(c);
     try {
-      return this.sweep(c, shapes, constants, name);
+      return this.sweep(c, shapes, constants, name, elementConstants);
     } finally {
       this.active.delete(c);
     }
   }
 
-  private sweep(c: Computation, shapes: readonly Shape[], constants: readonly (Literal | undefined)[], name: string): Computation {
+  /** `elementConstants[i]`: the known value of element i of a tuple parameter 0 (a loop's invariant state). */
+  private sweep(
+    c: Computation, shapes: readonly Shape[], constants: readonly (Literal | undefined)[], name: string,
+    elementConstants: readonly (Literal | undefined)[],
+  ): Computation {
     const f = new InstructionFactory(name);
     const mapped = new Map<Instruction, Instruction>();
     const dropped = new Set<Instruction>();
@@ -173,6 +184,14 @@ class Refiner {
         const known = constants[p.attrs.number];
         mapped.set(inst, known === undefined ? param : f.constant(known, { name: `${p.name}.value` }));
         continue;
+      }
+      if (inst.opcode === "getTupleElement" && inst.operands[0]!.opcode === "parameter" &&
+        (inst.operands[0] as Instruction<"parameter">).attrs.number === 0) {
+        const value = elementConstants[(inst as Instruction<"getTupleElement">).attrs.index];
+        if (value !== undefined) {
+          mapped.set(inst, f.constant(value, { from: inst }));
+          continue;
+        }
       }
       const operands = inst.operands.map((o) => {
         const m = mapped.get(o);
@@ -246,6 +265,15 @@ class Refiner {
         break;
       }
       case "customCall": {
+        if (isDynamicCustomCall(inst)) {
+          const target = inst.attrs.target;
+          const value = constantOf(operands[DYNAMIC_CUSTOM_CALL_SHAPE_OPERAND[target]!]!);
+          if (value !== undefined) {
+            const form = dynamicCustomCallStaticForm(inst, shapeValuesToNumbers(target, "shape operand", value.values() as (number | bigint)[]));
+            return f.add(form.opcode, form.operandIndices.map((i) => operands[i]!), form.attrs, { from: inst });
+          }
+          break;
+        }
         const reduceWindow = this.dynamicReduceWindow(inst as Instruction<"customCall">, operands, f);
         if (reduceWindow !== undefined) return reduceWindow;
         break;
@@ -261,6 +289,8 @@ class Refiner {
         }
         return f.add("call", operands, { toApply: callee }, { from: inst });
       }
+      case "while":
+        return this.refineWhile(inst as Instruction<"while">, operands, f);
       case "getTupleElement": {
         const tuple = operands[0]!;
         if (tuple.opcode === "tuple") return tuple.operands[(inst as Instruction<"getTupleElement">).attrs.index]!;
@@ -293,6 +323,49 @@ class Refiner {
       padding: sizes!.map((_, d) => [padding![2 * d]!, padding![2 * d + 1]!] as const),
     });
     return f.add("reduceWindow", operands.slice(0, 2 * n), { window, toApply: reducer }, { from: inst });
+  }
+
+  /**
+   * A while loop refined for its operands' shapes, as stablehlo-refine-shapes does: the
+   * condition's and body's block arguments take the operands' types. A carried value the
+   * body returns unchanged (a captured dimension variable, a constant) keeps its value in
+   * every iteration, so a constant operand is known inside both regions. The body must
+   * then give back every carried value with the shape it came in with: a shape that
+   * changes across iterations cannot be made static.
+   */
+  private refineWhile(inst: Instruction<"while">, operands: readonly Instruction[], f: InstructionFactory): Instruction {
+    const { condition, body } = inst.attrs;
+    // The loop state: one tuple operand (as HLO writes it, and the importer builds it) or the operands themselves.
+    const single = operands.length === 1 && operands[0]!.shape.kind === "tuple";
+    const state = single ? operands[0]!.shape : tupleShape(operands.map((o) => o.shape));
+    const carried: readonly (Instruction | undefined)[] = single
+      ? (operands[0]!.opcode === "tuple" ? operands[0]!.operands : (state.kind === "tuple" ? state.elements.map(() => undefined) : []))
+      : operands;
+    const entering = state.kind === "tuple" ? state.elements : [state];
+    const root = body.root;
+    const parameter = body.parameters[0];
+    const invariant = (i: number): boolean => root.opcode === "tuple" && parameter !== undefined && body.parameters.length === 1 &&
+      root.operands[i]?.opcode === "getTupleElement" && root.operands[i]!.operands[0] === parameter &&
+      (root.operands[i] as Instruction<"getTupleElement">).attrs.index === i;
+    const known = carried.map((o, i) => (invariant(i) && o !== undefined ? shapeValue(constantOf(o), false) : undefined));
+    const refinedBody = this.region(body, state, known);
+    const refinedCondition = this.region(condition, state, known);
+    const after = refinedBody.root.shape;
+    const afterElements = after.kind === "tuple" ? after.elements : [after];
+    entering.forEach((shape, i) => {
+      const out = afterElements[i];
+      if (out === undefined || !shapesEqual(out, shape)) {
+        throw new RefineError(`refine-shapes: ${where(inst)}: carried value ${i} enters the loop as ${shapeToString(shape)} but the body returns ` +
+          `${out === undefined ? "nothing for it" : shapeToString(out)}: a shape that changes across iterations (or depends on them) cannot be refined`);
+      }
+    });
+    return f.add("while", operands, { condition: refinedCondition, body: refinedBody }, { from: inst });
+  }
+
+  /** A region (one tuple parameter of the loop state) refined for `state`, with the carried values `known[i]` as constants. */
+  private region(c: Computation, state: Shape, known: readonly (Literal | undefined)[]): Computation {
+    if (c.parameters.length !== 1) return this.computation(c, state.kind === "tuple" ? state.elements : [state], known);
+    return this.computation(c, [state], [], c.name, known);
   }
 
   /** `callee` refined for these operands: one version per distinct operand shapes and dimension-variable values. */

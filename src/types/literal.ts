@@ -203,7 +203,9 @@ export class Literal {
   static fromNpy(file: Uint8Array, options: NpyReadOptions = {}): Literal {
     const { elementType, dimensions, bytes } = decodeNpy(file, options);
     const shape = arrayShape(elementType, dimensions);
-    return Literal.fromStorage(shape, storageView(elementType, bytes.buffer, bytes.byteOffset, elementCount(shape)));
+    // A typed view needs an offset aligned to its element size; an entry of an .npz archive may start anywhere.
+    const data = bytes.byteOffset % 8 === 0 ? bytes : new Uint8Array(bytes); // a copy (a Buffer's slice would be a view)
+    return Literal.fromStorage(shape, storageView(elementType, data.buffer, data.byteOffset, elementCount(shape)));
   }
 
   /** The bytes of a `.npy` file holding this array literal, as `np.save` writes them. */

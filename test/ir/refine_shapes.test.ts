@@ -30,7 +30,7 @@ function assertClose(actual: Literal, expected: Literal, what: string): void {
   a.forEach((x, i) => assert.ok(Math.abs(x - b[i]!) <= 1e-5 * Math.abs(b[i]!) + 1e-6, `${what}[${i}]: ${x} vs XLA's ${b[i]}`));
 }
 
-for (const name of ["weighted_rows", "doubled_pairs", "softmax_layer", "padded_window"]) {
+for (const name of ["weighted_rows", "doubled_pairs", "softmax_layer", "padded_window", "carried_loop"]) {
   test(`jax.export with a symbolic batch: ${name} matches XLA for batches 3 and 5`, async () => {
     const module = parseStableHlo(readFileSync(path.join(fixtures, `${name}.mlir`), "utf8"), `${name}.mlir`);
     assert.ok(hasDynamicShapes(module.entry));
@@ -123,4 +123,84 @@ test("refine-shapes: a failed shape_assertion reports JAX's message with the val
   }`);
   assert.throws(() => refineShapes(contradiction, [arrayShape("f32", [3])]), (e: unknown) =>
     e instanceof RefineError && /at 3:5: .*3 elements|at 3:5: .*reshape/.test(e.message));
+});
+
+/** Element-wise equality (integers, and floats top_k copies unchanged). */
+function assertSame(actual: Literal, expected: Literal, what: string): void {
+  assert.deepEqual(actual.dimensions, expected.dimensions, `${what}: shape`);
+  assert.deepEqual(actual.values(), expected.values(), `${what}: values`);
+}
+
+for (const [name, targetOp] of [["top_half", "topK"], ["random_bits", "rngBitGenerator"]] as const) {
+  test(`jax.export's ${name === "top_half" ? "dynamic_top_k" : "dynamic_rng_bit_generator"} custom call: refined to ${targetOp}, matches XLA`, () => {
+    const module = parseStableHlo(readFileSync(path.join(fixtures, `${name}.mlir`), "utf8"), `${name}.mlir`);
+    const arrays = readNpz(readFileSync(path.join(fixtures, `${name}.npz`)));
+    for (const i of [0, 1]) {
+      const xs = [...arrays.keys()].filter((k) => k.startsWith(`x${i}_`)).sort().map((k) => arrays.get(k)!);
+      const ys = [...arrays.keys()].filter((k) => k.startsWith(`y${i}_`)).sort().map((k) => arrays.get(k)!);
+      const refined = refineShapes(module, xs.map((x) => x.shape));
+      assert.ok(!hasDynamicShapes(refined.entry), `${name}: the refined program is static`);
+      const ops = refined.functions!.flatMap((f) => f.instructions.map((inst) => inst.opcode));
+      assert.ok(ops.includes(targetOp) && !ops.includes("customCall"), `${name}: ${ops.join(",")}`);
+      const results = evaluate(refined.entry, xs).elements;
+      ys.forEach((y, j) => assertSame(results[j]!, y, `${name}, batch ${i}, result ${j}`));
+    }
+  });
+}
+
+test("the interpreter runs dynamic_top_k and dynamic_rng_bit_generator with run-time k and output shape", () => {
+  const program = parseStableHlo(`func.func @main(%x: tensor<2x4xf32>, %k: tensor<i32>, %state: tensor<2xui64>, %shape: tensor<2xi64>)
+      -> (tensor<2x?xf32>, tensor<2x?xi32>, tensor<2xui64>, tensor<?x?xui32>) {
+    %t:2 = stablehlo.custom_call @stablehlo.dynamic_top_k(%x, %k) {api_version = 2 : i32} : (tensor<2x4xf32>, tensor<i32>) -> (tensor<2x?xf32>, tensor<2x?xi32>)
+    %r:2 = stablehlo.custom_call @stablehlo.dynamic_rng_bit_generator(%state, %shape) {api_version = 2 : i32, rng_algorithm = #stablehlo<rng_algorithm THREE_FRY>} : (tensor<2xui64>, tensor<2xi64>) -> (tensor<2xui64>, tensor<?x?xui32>)
+    return %t#0, %t#1, %r#0, %r#1 : tensor<2x?xf32>, tensor<2x?xi32>, tensor<2xui64>, tensor<?x?xui32>
+  }`);
+  const state = Literal.from("u64", [5n, 7n]);
+  const [values, indices, newState, bits] = evaluate(program.entry, [
+    Literal.from("f32", [[3, 9, -1, 9], [0, -2, 8, 1]]), Literal.scalar("s32", 3), state, Literal.from("s64", [2, 3]),
+  ]).elements;
+  // Largest first; equal values keep their order (top_k is stable).
+  assert.deepEqual(values!.values(), [9, 9, 3, 8, 1, 0]);
+  assert.deepEqual(indices!.values(), [1, 3, 0, 2, 3, 0]);
+  assert.deepEqual(values!.dimensions, [2, 3]);
+  // The same bits as the static rng_bit_generator of that shape.
+  const fixed = parseStableHlo(`func.func @main(%state: tensor<2xui64>) -> (tensor<2xui64>, tensor<2x3xui32>) {
+    %r:2 = stablehlo.rng_bit_generator %state, algorithm = THREE_FRY : (tensor<2xui64>) -> (tensor<2xui64>, tensor<2x3xui32>)
+    return %r#0, %r#1 : tensor<2xui64>, tensor<2x3xui32>
+  }`);
+  const [expectedState, expectedBits] = evaluate(fixed.entry, [state]).elements;
+  assert.deepEqual(bits!.dimensions, [2, 3]);
+  assert.deepEqual(bits!.values(), expectedBits!.values());
+  assert.deepEqual(newState!.values(), expectedState!.values());
+  assert.throws(() => evaluate(program.entry, [Literal.from("f32", [[1, 2, 3, 4], [5, 6, 7, 8]]), Literal.scalar("s32", 5), state, Literal.from("s64", [2, 3])]),
+    /dynamic_top_k: the shape operands. values are invalid: .*5 must be in \[0, 4\]/);
+});
+
+test("refine-shapes: a while loop whose carried shape changes across iterations is a RefineError", () => {
+  const module = parseStableHlo(`func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %r:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, tensor<?xf32>
+    cond {
+      %three = stablehlo.constant dense<3> : tensor<i32>
+      %c = stablehlo.compare LT, %i, %three, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %n = stablehlo.add %i, %one : tensor<i32>
+      %w = stablehlo.concatenate %v, %v, dim = 0 : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+      stablehlo.return %n, %w : tensor<i32>, tensor<?xf32>
+    }
+    return %r#1 : tensor<?xf32>
+  }`);
+  assert.throws(() => refineShapes(module, [arrayShape("f32", [3])]), (e: unknown) => e instanceof RefineError &&
+    /while at \d+:\d+: carried value 1 enters the loop as f32\[3\] but the body returns f32\[6\]: a shape that changes across iterations/.test((e as Error).message));
+});
+
+test("dynamic_top_k: a k past the last dimension is a RefineError naming the op", () => {
+  const module = parseStableHlo(`func.func @main(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {
+    %k = stablehlo.constant dense<7> : tensor<i32>
+    %r:2 = stablehlo.custom_call @stablehlo.dynamic_top_k(%x, %k) {api_version = 2 : i32} : (tensor<2x?xf32>, tensor<i32>) -> (tensor<2x?xf32>, tensor<2x?xi32>)
+    return %r#0 : tensor<2x?xf32>
+  }`);
+  assert.throws(() => refineShapes(module, [arrayShape("f32", [2, 5])]), (e: unknown) => e instanceof RefineError && /custom_call.*k|top/i.test((e as Error).message));
 });

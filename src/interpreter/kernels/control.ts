@@ -9,6 +9,8 @@ import { shapesEqual, shapeToString } from "../../types/shape.js";
 import type { EvalContext, KernelTable } from "../context.js";
 import type { ControlOpcode } from "../../shape/control.js";
 import { BUILTIN_CUSTOM_CALLS } from "./builtin_custom_calls.js";
+import { isDynamicCustomCall } from "../../ir/dynamic_ops.js";
+import { runDynamicCustomCall } from "./dynamic.js";
 
 /** Several values as one literal: the value itself when there is one, else a tuple. */
 function pack(values: readonly Literal[]): Literal {
@@ -70,6 +72,7 @@ export const controlKernels: KernelTable<ControlOpcode> = {
   customCall: (inst, operands, ctx) => {
     const { target, resultShape, backendConfig, calledComputations } = inst.attrs;
     const fn = ctx.customCalls.get(target) ?? BUILTIN_CUSTOM_CALLS.get(target);
+    if (fn === undefined && isDynamicCustomCall(inst)) return runDynamicCustomCall(inst, operands, ctx);
     if (fn === undefined) {
       throw new ExecutionError(`custom-call ${inst.name}: no target named "${target}" is registered (nor built in); pass it in EvaluateOptions.customCalls`);
     }

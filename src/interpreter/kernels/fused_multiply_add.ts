@@ -17,7 +17,7 @@ const LOW = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
 const HIGH = 1 - LOW;
 
 /** The rounding error of s = fl(a + b): a + b - s exactly (Knuth's TwoSum). */
-function twoSumError(a: number, b: number, s: number): number {
+export function twoSumError(a: number, b: number, s: number): number {
   const bb = s - a;
   return (a - (s - bb)) + (b - bb);
 }
@@ -60,7 +60,7 @@ const SAFE_MAX = 2 ** 995; // operands below this split without overflow
 const SAFE_PRODUCT_MIN = 2 ** -900; // products above this have an exact, normal error term
 
 /** The low part of a * b: a * b - fl(a * b) exactly (Dekker), for operands in the safe range. */
-function productError(a: number, b: number, p: number): number {
+export function productError(a: number, b: number, p: number): number {
   const ta = SPLITTER * a, ah = ta - (ta - a), al = a - ah;
   const tb = SPLITTER * b, bh = tb - (tb - b), bl = b - bh;
   return ((ah * bh - p) + ah * bl + al * bh) + al * bl;

@@ -1,10 +1,11 @@
 // Kernels of the linear-algebra family. Dot-like ops are in dot.ts, Convolution in
 // convolution.ts and Fft in fft.ts; this file has Cholesky, TriangularSolve and the
-// BatchNorm ops. Matrix kernels compute in doubles (complex as {re, im}) and round to
-// the element type once when storing.
+// BatchNorm ops. Cholesky computes in doubles (complex as {re, im}) and rounds to the
+// element type once when storing; TriangularSolve runs XLA's expansion of it
+// (triangular_solve.ts).
 
 import { isComplex } from "../../types/element_type.js";
-import { Literal } from "../../types/literal.js";
+import { Literal, type Scalar } from "../../types/literal.js";
 import { elementCount, type ArrayShape } from "../../types/shape.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { KernelTable } from "../context.js";
@@ -13,6 +14,7 @@ import { convolutionKernel } from "./convolution.js";
 import { dotKernels } from "./dot.js";
 import { fftKernel } from "./fft.js";
 import { resultArrayShapes } from "./kernel_util.js";
+import { triangularSolveAsXla } from "./triangular_solve.js";
 
 // ---- complex helpers (a real number is a complex with im = 0)
 interface C { re: number; im: number }
@@ -20,21 +22,23 @@ const c = (re: number, im = 0): C => ({ re, im });
 const sub = (a: C, b: C): C => c(a.re - b.re, a.im - b.im);
 const mul = (a: C, b: C): C => c(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
 const conj = (a: C): C => c(a.re, -a.im);
-function div(a: C, b: C): C {
-  if (b.im === 0) return c(a.re / b.re, a.im / b.re);
-  const d = b.re * b.re + b.im * b.im;
-  return c((a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d);
-}
 
 /** Splits an array literal of shape [..., r, s] into its r x s matrices of complex values. */
 function matrices(lit: Literal): C[][][] {
-  const dims = lit.dimensions;
+  return splitMatrices(lit.dimensions, lit.values().map(toComplex));
+}
+
+/** The r x s matrices of an array literal of shape [..., r, s], as its element values. */
+function scalarMatrices(lit: Literal): Scalar[][][] {
+  return splitMatrices(lit.dimensions, lit.values());
+}
+
+function splitMatrices<T>(dims: readonly number[], values: readonly T[]): T[][][] {
   const r = dims[dims.length - 2]!, s = dims[dims.length - 1]!;
-  const values = lit.values().map(toComplex);
   const count = elementCount(dims.slice(0, -2));
-  const out: C[][][] = [];
+  const out: T[][][] = [];
   for (let b = 0; b < count; b++) {
-    const m: C[][] = [];
+    const m: T[][] = [];
     for (let i = 0; i < r; i++) m.push(values.slice(b * r * s + i * s, b * r * s + (i + 1) * s));
     out.push(m);
   }
@@ -71,25 +75,6 @@ function choleskyLower(a: C[][], fromLower: boolean): C[][] {
 
 const transpose = (m: C[][], conjugate: boolean): C[][] =>
   m[0] === undefined ? [] : m[0].map((_, j) => m.map((row) => (conjugate ? conj(row[j]!) : row[j]!)));
-
-/** Solves M X = B for a triangular M (lower when `lower`), by substitution, column by column. */
-function solveTriangular(m: C[][], b: C[][], lower: boolean): C[][] {
-  const n = m.length;
-  const cols = b[0]?.length ?? 0;
-  const x: C[][] = b.map((row) => row.map((v) => v));
-  for (let col = 0; col < cols; col++) {
-    for (let step = 0; step < n; step++) {
-      const i = lower ? step : n - 1 - step;
-      let s = b[i]![col]!;
-      for (let step2 = 0; step2 < step; step2++) {
-        const k = lower ? step2 : n - 1 - step2;
-        s = sub(s, mul(m[i]![k]!, x[k]![col]!));
-      }
-      x[i]![col] = div(s, m[i]![i]!);
-    }
-  }
-  return x;
-}
 
 /** Per-feature statistics of a BatchNorm operand: the elements of each feature. */
 function byFeature(lit: Literal, featureIndex: number): { features: number; featureOf: (i: number) => number; values: number[] } {
@@ -130,20 +115,18 @@ export const linalgKernels: KernelTable<
   },
 
   // Solves op(A) X = B (left_side) or X op(A) = B, reading only A's `lower` (or upper)
-  // triangle, with a diagonal of ones when unit_diagonal.
+  // triangle, with a diagonal of ones when unit_diagonal: in XLA's expansion and rounding
+  // (triangular_solve.ts), so that results match XLA's CPU backend.
   triangularSolve: (inst, operands) => {
     const { leftSide, lower, unitDiagonal, transposeA } = inst.attrs;
-    const as = matrices(operands[0]!), bs = matrices(operands[1]!);
-    const xs = as.map((a, k) => {
-      const t = a.map((row, i) => row.map((v, j) => (i === j ? (unitDiagonal ? c(1) : v) : (lower ? i > j : i < j) ? v : c(0))));
-      const transposed = transposeA !== "NO_TRANSPOSE";
-      const op = transposed ? transpose(t, transposeA === "ADJOINT") : t;
-      const opLower = lower !== transposed;
-      if (leftSide) return solveTriangular(op, bs[k]!, opLower);
-      // X op = B  <=>  op^T X^T = B^T
-      return transpose(solveTriangular(transpose(op, false), transpose(bs[k]!, false), !opLower), false);
+    const shape = resultArrayShapes(inst.shape)[0]!;
+    const xs = triangularSolveAsXla(shape.elementType, scalarMatrices(operands[0]!), scalarMatrices(operands[1]!), {
+      leftSide, lower, unitDiagonal, transposeA: transposeA !== "NO_TRANSPOSE", conjugateA: transposeA === "ADJOINT",
     });
-    return literalFromMatrices(resultArrayShapes(inst.shape)[0]!, xs);
+    const result = Literal.zeros(shape);
+    let k = 0;
+    for (const m of xs) for (const row of m) for (const v of row) result.writeLinear(k++, v);
+    return result;
   },
 
   batchNormTraining: (inst, operands) => {

@@ -92,11 +92,13 @@ function ranges(n: number): [number, number][] {
 }
 
 /**
- * Checks the routine for `c`'s root (all operands parameters): kernel whole and split,
- * and compile() end to end with no interpreted step. Returns the kernel's parallel extent.
+ * Checks the routine for `c`'s root (all operands parameters) against `expected` (by
+ * default the interpreter's result): kernel whole and split. Returns the kernel's
+ * parallel extent.
  */
-export function checkRoutine(c: Computation, args: readonly Literal[], what: string, options: CompareOptions = {}): number {
-  const expected = evaluate(c, args);
+export function checkRoutine(
+  c: Computation, args: readonly Literal[], what: string, options: CompareOptions = {}, expected: Literal = evaluate(c, args),
+): number {
   const kernel = compileRoutine(c.root, TARGET);
   if (isUnsupported(kernel)) assert.fail(`${what}: unsupported: ${kernel.unsupported}`);
   const parts = expected.shape.kind === "tuple" ? expected.elements : [expected];
@@ -106,12 +108,11 @@ export function checkRoutine(c: Computation, args: readonly Literal[], what: str
 }
 
 /** compile() runs `c` with `opcodeName` compiled (no interpreted step) and matches the interpreter bit for bit. */
-export async function checkCompiled(c: Computation, args: readonly Literal[], what: string): Promise<void> {
+export async function checkCompiled(c: Computation, args: readonly Literal[], what: string, expected: Literal = evaluate(c, args)): Promise<void> {
   const exe = await compile(c);
   try {
     assert.deepEqual(exe.stats.interpreted, [], `${what}: interpreted steps`);
     const actual = exe.run(args);
-    const expected = evaluate(c, args);
     if (expected.shape.kind === "tuple") expected.elements.forEach((e, i) => sameBits(actual.elements[i]!, e, `${what} (compiled program, result ${i})`));
     else sameBits(actual, expected, `${what} (compiled program)`);
   } finally {

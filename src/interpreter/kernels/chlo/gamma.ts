@@ -6,16 +6,17 @@
 //   (the remainder is then below (s / 2πa)^32 of the sum).
 // - lgamma: Taylor series of log Γ around 1, its minimum and 2 (coefficients ζ(k) and
 //   ζ(k, x₀), from zeta above) on [0.5, 2.5); below, lgamma(1+x) - log x and the
-//   reflection formula; up to 10, the recurrence down into [1.5, 2.5); from 10 on,
+//   negative axis (gamma_negative.ts); up to 10, the recurrence down into [1.5, 2.5); from 10 on,
 //   Stirling's series.
 // - digamma: the Taylor series around its positive zero x₀ (coefficients ζ(k+1, x₀),
 //   the zero as a double-double so that ψ keeps its relative accuracy next to it); the
 //   Taylor series around 1 and 2, the recurrence down into [1.5, 2.5) below 10, the
-//   asymptotic series above; the reflection formula below 0.
+//   asymptotic series above; below 0, gamma_negative.ts.
+
+import { digammaNegative, lgammaNegative } from "./gamma_negative.js";
 
 const EULER_GAMMA = 0.5772156649015329;
 const HALF_LOG_2PI = 0.9189385332046728;
-const LOG_PI = 1.1447298858494002;
 
 /** B₂, B₄, ..., B₃₀. */
 const BERNOULLI = [
@@ -128,20 +129,6 @@ function lgammaAroundMinimum(t: number): number {
   return sumBackwards(terms);
 }
 
-/** sin(πx), with x reduced exactly (mod 2) first. */
-export function sinPi(x: number): number {
-  let r = x - 2 * Math.round(x / 2); // in [-1, 1], exact
-  if (r > 0.5) r = 1 - r;
-  else if (r < -0.5) r = -1 - r;
-  return Math.sin(Math.PI * r);
-}
-
-/** cos(πx), with x reduced exactly (mod 2) first. */
-function cosPi(x: number): number {
-  const r = Math.abs(x - 2 * Math.round(x / 2)); // in [0, 1]
-  return r <= 0.5 ? Math.sin(Math.PI * (0.5 - r)) : -Math.sin(Math.PI * (r - 0.5));
-}
-
 /** chlo.lgamma: log |Γ(x)|; +∞ at the poles (0, -1, -2, ...) and at ±∞. */
 export function lgamma(x: number): number {
   if (Number.isNaN(x)) return x;
@@ -149,8 +136,7 @@ export function lgamma(x: number): number {
   if (x <= 0 && Number.isInteger(x)) return Infinity;
   if (x < 0.5) {
     if (x > 0) return lgammaAround1(x) - Math.log(x);
-    // Γ(x)Γ(1-x) = π / sin(πx).
-    return LOG_PI - Math.log(Math.abs(sinPi(x))) - lgamma(1 - x);
+    return lgammaNegative(x);
   }
   const t = (x - ROOT_HI) - ROOT_LO;
   if (Math.abs(t) < 0.25) return lgammaAroundMinimum(t);
@@ -188,10 +174,7 @@ export function digamma(x: number): number {
   if (Number.isNaN(x) || x === -Infinity) return NaN;
   if (x === Infinity) return Infinity;
   if (x <= 0 && Number.isInteger(x)) return NaN;
-  if (x < 0) {
-    // ψ(1-x) - ψ(x) = π cot(πx).
-    return digamma(1 - x) - (Math.PI * cosPi(x)) / sinPi(x);
-  }
+  if (x < 0) return digammaNegative(x);
   if (x < 0.5) return digammaAround(1, x) - 1 / x;
   const t = (x - ROOT_HI) - ROOT_LO;
   if (Math.abs(t) < 0.25) {
