@@ -15,6 +15,7 @@
 import type { Computation, Instruction } from "../ir/computation.js";
 import { calleesFirst, Computation as ComputationClass, subcomputationsOf } from "../ir/computation.js";
 import type { CustomCallContext } from "../interpreter/context.js";
+import type { BackendCompileOptions } from "../runtime/backend.js";
 import type { Client } from "../runtime/client.js";
 import { ExecutionError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
@@ -62,8 +63,11 @@ export function parseRunParallelConfig(config: string): { programs: string[][]; 
   return { programs: rows, infeed: infeedText === undefined ? [] : symbols(infeedText) };
 }
 
-/** Runs one run_parallel on `client`: one process per grid entry, each on its own device. */
-export async function runParallel(request: ParallelRequest, client: Client): Promise<ParallelOutcome> {
+/**
+ * Runs one run_parallel on `client`: one process per grid entry, each on its own device;
+ * `compileOptions` go to the client's backend as they are.
+ */
+export async function runParallel(request: ParallelRequest, client: Client, compileOptions?: BackendCompileOptions): Promise<ParallelOutcome> {
   const { programs, infeed } = parseRunParallelConfig(request.backendConfig);
   const byName = new Map(request.context.calledComputations.map((c) => [c.name, c]));
   const lookup = (name: string): Computation => {
@@ -93,7 +97,7 @@ export async function runParallel(request: ParallelRequest, client: Client): Pro
     throw new ExecutionError(`${RUN_PARALLEL}: ${flat.length} processes need ${flat.length} devices, the client has ${client.devices.length}`);
   }
   const printed: Literal[][] = flat.map(() => []);
-  const exe = await client.compile(grid);
+  const exe = await client.compile(grid, compileOptions !== undefined ? { compileOptions } : {});
   const buffers = await client.execute(exe, args, {
     infeed: flat.map((_, id) => (id === 0 ? queue : [])),
     hostTransfersBetweenDevices: true,

@@ -98,6 +98,7 @@ export function runCheckText(text: string, fileName: string, options: CheckRunOp
 /** As runCheckText, and runs `interpreter.run_parallel` on the multi-device runtime. */
 export async function runCheckTextAsync(text: string, fileName: string, options: CheckRunAsyncOptions = {}): Promise<CheckCaseResult[]> {
   const backend = evaluatingBackend(options);
+  const accumulation = options.evaluateOptions?.accumulation;
   const planned = plan(text, fileName);
   let own: Client | undefined;
   const clientFor = async (processes: number): Promise<Client> => {
@@ -119,7 +120,9 @@ export async function runCheckTextAsync(text: string, fileName: string, options:
       while (run.kind === "suspended") {
         try {
           const processes = parseRunParallelConfig(run.request.backendConfig).programs.flat().length;
-          known.push(await runParallel(run.request, await clientFor(processes)));
+          const client = await clientFor(processes);
+          checkAccumulation(options, client.backend.name);
+          known.push(await runParallel(run.request, client, accumulation === undefined ? undefined : { accumulation }));
         } catch (e) {
           run = { kind: "error", error: e as Error };
           break;
@@ -212,8 +215,20 @@ class Suspend {
 }
 
 /** The registered backend the options name, with an in-process evaluate. */
+/**
+ * Only the interpreter's kernels sum as evaluateOptions.accumulation says (compiled
+ * backends keep their own kernels' order): another backend would ignore it silently.
+ */
+function checkAccumulation(options: CheckRunOptions, backend: string): void {
+  const accumulation = options.evaluateOptions?.accumulation;
+  if (accumulation !== undefined && accumulation !== "xla-cpu" && backend !== "interpreter") {
+    throw new ExecutionError(`accumulation "${accumulation}" needs the interpreter backend (backend "${backend}" sums with its own kernels)`);
+  }
+}
+
 function evaluatingBackend(options: CheckRunOptions): BackendEntry & Required<Pick<BackendEntry, "evaluate">> {
   const backend = getBackend(options.backend ?? defaultBackend());
+  checkAccumulation(options, backend.host.name);
   if (backend.evaluate === undefined) {
     throw new ExecutionError(`backend "${backend.host.name}" has no in-process evaluate: the check runner cannot run its one-device cases`);
   }

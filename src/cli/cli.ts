@@ -11,6 +11,7 @@ import { memoryProbeDirectory, PROBE_INDEX, type ProbeDirectory } from "../check
 import type { Computation } from "../ir/computation.js";
 import { verifyMemoryBudget } from "../ir/verify.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";
+import { ACCUMULATIONS, type Accumulation } from "../interpreter/context.js";
 import { shapeToMlir } from "../text/mlir/index.js";
 import { refineEntry } from "../ir/refine_shapes.js";
 import { UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
@@ -41,10 +42,15 @@ Usage:
       arr_1, ...) or, for one result, a .npy. A program with a mesh and sdy shardings
       is partitioned and runs on one device per mesh device (see partition).
   xlats test FILE|DIR... [--backend NAME] [--probe-output-dir DIR]
+              [--accumulation xla-cpu|stablehlo-reference]
       Run check-style test files (directories are searched for *.mlir). Prints
       PASS/FAIL/SKIP per case and a summary; exits with 1 if any case fails.
       interpreter.probe values are serialized as .npy (with an index.csv) in memory,
-      and also written to DIR with --probe-output-dir.
+      and also written to DIR with --probe-output-dir. --accumulation
+      stablehlo-reference makes dot and convolution sum as StableHLO's reference
+      interpreter does (in the result type, product and sum rounded separately, no
+      FMA; on the interpreter backend), for files whose exact checks assume it (the
+      Shardy executable tests); the default, xla-cpu, sums as XLA's CPU backend.
   xlats compile FILE [--dump] [--dump-after-each] [--backend NAME]
       Compile FILE with a compiling backend: --dump prints the compiled program,
       --dump-after-each the module after every pass; neither: only check it compiles.
@@ -143,7 +149,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
   }
   switch (command) {
     case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend", "out", "print", "timeout"], "run"), io);
-    case "test": return testCommand(parseArgs(rest, ["backend", "probe-output-dir"], "test"), io);
+    case "test": return testCommand(parseArgs(rest, ["backend", "probe-output-dir", "accumulation"], "test"), io);
     case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
     case "print": return printCommand(parseArgs(rest, [], "print", ["lower-chlo"]), io);
@@ -277,9 +283,24 @@ function probeDirectoryOf(args: ParsedArgs, io: CliIo): ((caseName: string) => P
   };
 }
 
+/** `--accumulation NAME` of `xlats test`: stablehlo-reference runs on the interpreter (the default backend then). */
+function accumulationOf(args: ParsedArgs): Accumulation | undefined {
+  const value = single(args, "accumulation", "test");
+  if (value === undefined) return undefined;
+  if (!ACCUMULATIONS.includes(value as Accumulation)) {
+    throw new CliError(`test: unknown --accumulation '${value}' (one of ${ACCUMULATIONS.join(", ")})`, 2);
+  }
+  const backend = single(args, "backend", "test");
+  if (value !== "xla-cpu" && backend !== undefined && backend !== "interpreter") {
+    throw new CliError(`test: --accumulation ${value} needs --backend interpreter (backend '${backend}' sums with its own kernels)`, 2);
+  }
+  return value as Accumulation;
+}
+
 async function testCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   if (args.positional.length === 0) throw new CliError("test: expected at least one FILE or DIR", 2);
-  const backend = backendOf(args, "test").host.name;
+  const accumulation = accumulationOf(args);
+  const backend = accumulation !== undefined && accumulation !== "xla-cpu" ? "interpreter" : backendOf(args, "test").host.name;
   const probeDirectory = probeDirectoryOf(args, io);
   const files: string[] = [];
   for (const p of args.positional) collectTestFiles(p, io, files, 0);
@@ -297,7 +318,10 @@ async function testCommand(args: ParsedArgs, io: CliIo): Promise<number> {
       try {
         const text = io.readFile(file);
         if (client === undefined && text.includes("interpreter.run_parallel")) client = await createClient({ deviceCount: 16, backend });
-        results = await runCheckTextAsync(text, file, { backend, ...(client ? { client } : {}), ...(probeDirectory ? { probeDirectory } : {}) });
+        results = await runCheckTextAsync(text, file, {
+          backend, ...(client ? { client } : {}), ...(probeDirectory ? { probeDirectory } : {}),
+          ...(accumulation !== undefined ? { evaluateOptions: { accumulation } } : {}),
+        });
       } catch (e) {
         if (!(e instanceof XlaError) && !(e instanceof CliError)) throw e;
         io.out(`FAIL ${file}: ${e.message.replace(/\n/g, "\n    ")}`);

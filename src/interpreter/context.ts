@@ -27,6 +27,21 @@ export type CustomCallTarget = (
   operands: readonly Literal[], resultShape: Shape, backendConfig: string, context: CustomCallContext,
 ) => Literal;
 
+/**
+ * How dot-like ops (dot, dot_general, convolution and their variants) sum products:
+ * - "xla-cpu" (the default): as XLA's CPU backend, one fused multiply-add per step in
+ *   f32/f64 (see kernels/arith.ts);
+ * - "stablehlo-reference": as StableHLO's reference interpreter (`stablehlo-translate
+ *   --interpret`), in the result element type, the product and the sum each rounded
+ *   to it. Tests whose expected values come from that interpreter compare exactly
+ *   against this (Shardy's executable tests check a sharded dot against the sequential
+ *   one with expect_eq: with unfused steps a partial sum per device plus an all-reduce
+ *   rounds as the sequential sum does, with FMA it does not).
+ */
+export type Accumulation = "xla-cpu" | "stablehlo-reference";
+
+export const ACCUMULATIONS: readonly Accumulation[] = ["xla-cpu", "stablehlo-reference"];
+
 export interface EvalContext {
   readonly replicaId: number;
   readonly partitionId: number;
@@ -43,6 +58,8 @@ export interface EvalContext {
   rngSeed: bigint;
   /** Shardy meshes by name (the module's `sdy.mesh` ops), for sdy.manual_computation run device by device. */
   readonly meshes?: ReadonlyMap<string, Mesh>;
+  /** How dot-like ops sum their products. */
+  readonly accumulation: Accumulation;
 }
 
 export type Kernel<O extends Opcode> = (inst: Instruction<O>, operands: readonly Literal[], ctx: EvalContext) => Literal;

@@ -8,7 +8,7 @@ import { DeadlineError, ExecutionError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString } from "../types/shape.js";
 import { HostQueues, singleDeviceCollectives } from "../runtime/device_interfaces.js";
-import type { CustomCallTarget, EvalContext, Kernel } from "./context.js";
+import type { Accumulation, CustomCallTarget, EvalContext, Kernel } from "./context.js";
 import type { Mesh } from "../sdy/model.js";
 import { KERNELS } from "./kernels/index.js";
 
@@ -31,6 +31,8 @@ export interface EvaluateOptions {
    * DeadlineError (a `while` whose condition never turns false is a valid program).
    */
   deadline?: number;
+  /** How dot-like ops sum their products (default "xla-cpu"). */
+  accumulation?: Accumulation;
 }
 
 /** Runs `computation` on `args` and returns its result (a tuple literal for tuple results). */
@@ -59,6 +61,7 @@ export function createEvalContext(options: EvaluateOptions = {}): EvalContext {
     host: options.host ?? new HostQueues(),
     customCalls: options.customCalls ?? new Map(),
     rngSeed: options.rngSeed ?? 0n,
+    accumulation: options.accumulation ?? "xla-cpu",
     ...(options.meshes !== undefined ? { meshes: options.meshes } : {}),
     call: (c, a) => {
       // Every loop iteration and region runs through here, so a runaway program is caught here.

@@ -1,14 +1,30 @@
 // The reference interpreter as a backend: the prepared program is the serialized IR,
-// which each device deserializes once and evaluates on every run.
+// which each device deserializes once and evaluates on every run. One compile option:
+// `accumulation` (an Accumulation, see interpreter/context.ts), how its dot-like ops sum.
 
+import { ACCUMULATIONS, type Accumulation } from "../interpreter/context.js";
 import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
-import type { Backend, DeviceBackend, DeviceEnvironment } from "./backend.js";
+import { ExecutionError } from "../types/errors.js";
+import type { Backend, BackendCompileOptions, DeviceBackend, DeviceEnvironment } from "./backend.js";
 import type { BackendEntry } from "./backend_registry.js";
 import { deserializeComputation, serializeComputation, type SerializedProgram } from "./serialize.js";
 
+interface PreparedInterpreterProgram {
+  readonly program: SerializedProgram;
+  readonly accumulation: Accumulation;
+}
+
+function accumulationOption(options: BackendCompileOptions | undefined): Accumulation {
+  const value = options?.["accumulation"] ?? "xla-cpu";
+  if (!ACCUMULATIONS.includes(value as Accumulation)) {
+    throw new ExecutionError(`interpreter backend: compile option accumulation is ${JSON.stringify(value)}; expected one of ${ACCUMULATIONS.join(", ")}`);
+  }
+  return value as Accumulation;
+}
+
 export const interpreterBackend: Backend = {
   name: "interpreter",
-  prepare: (program) => serializeComputation(program),
+  prepare: (program, options): PreparedInterpreterProgram => ({ program: serializeComputation(program), accumulation: accumulationOption(options) }),
 };
 
 /** What the interpreter's kernels need of the device a program runs on (compiled backends' interpreted steps too). */
@@ -28,9 +44,10 @@ export function evaluateOptionsOf(env: DeviceEnvironment): EvaluateOptions {
 export const interpreterDeviceBackend: DeviceBackend = {
   name: "interpreter",
   load(prepared) {
-    const computation = deserializeComputation(prepared as SerializedProgram);
+    const { program, accumulation } = prepared as PreparedInterpreterProgram;
+    const computation = deserializeComputation(program);
     return {
-      run: (args, env) => evaluate(computation, args, evaluateOptionsOf(env)),
+      run: (args, env) => evaluate(computation, args, { ...evaluateOptionsOf(env), accumulation }),
     };
   },
 };

@@ -9,8 +9,7 @@
 import { evaluate } from "../../src/interpreter/evaluate.js";
 import type { Backend, DeviceBackend } from "../../src/runtime/backend.js";
 import { registerBackend } from "../../src/runtime/backend_registry.js";
-import { interpreterBackend } from "../../src/runtime/interpreter_backend.js";
-import { deserializeComputation, type SerializedProgram } from "../../src/runtime/serialize.js";
+import { deserializeComputation, serializeComputation, type SerializedProgram } from "../../src/runtime/serialize.js";
 import { allocateStorage, Literal, type Storage } from "../../src/types/literal.js";
 import type { ArrayShape, Shape } from "../../src/types/shape.js";
 
@@ -22,7 +21,7 @@ export const memoryBackend: Backend = {
   name: MEMORY_BACKEND,
   deviceModule: import.meta.url,
   deviceMemory: true,
-  prepare: interpreterBackend.prepare,
+  prepare: (program) => serializeComputation(program),
   scratchBytes: () => SCRATCH_BYTES,
 };
 

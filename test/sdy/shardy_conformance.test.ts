@@ -2,7 +2,10 @@
 // (../shared/tools/sdy-harness.mjs: its own FileCheck, -split-input-file and
 // -verify-diagnostics) with `xlats opt` standing in for sdy_opt and `xlats test` for
 // `stablehlo-translate --interpret` (the executable folders: programs partitioned by
-// the folder's passes, run on several devices, checked against the sequential ones). Prints the totals per
+// the folder's passes, run on several devices, checked against the sequential ones).
+// `xlats test` runs those with --accumulation stablehlo-reference: it stands in for
+// StableHLO's reference interpreter, whose dot sums (product and sum rounded apart, no
+// FMA) the exact checks of a sharded dot against the sequential one assume. Prints the totals per
 // folder; fails when fewer cases pass than the README states, so progress can only be
 // kept (the README's line is raised as passes land).
 
@@ -32,7 +35,7 @@ test("Shardy lit tests through xlats opt: no fewer passes than the README states
     const run = spawnSync(process.execPath, [
       realpathSync(HARNESS), "--quiet", "--timeout", "180", "--json", json,
       "--tool", `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} opt {file} {flags}`,
-      "--interp", `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} test {file}`,
+      "--interp", `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} test {file} --accumulation stablehlo-reference`,
       CASES,
     ], { encoding: "utf8", maxBuffer: 64 << 20 });
     assert.ok(existsSync(json), `the harness wrote no results: ${run.stderr}`);

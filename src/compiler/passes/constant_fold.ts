@@ -48,7 +48,7 @@ function foldable(inst: Instruction): boolean {
 function foldContext(): EvalContext {
   return {
     replicaId: 0, partitionId: 0, replicaCount: 1, partitionCount: 1, deviceId: 0,
-    collectives: singleDeviceCollectives(0), host: new HostQueues(), customCalls: new Map(), rngSeed: 0n,
+    collectives: singleDeviceCollectives(0), host: new HostQueues(), customCalls: new Map(), rngSeed: 0n, accumulation: "xla-cpu",
     call: (c, args) => evaluate(c, args),
   };
 }

@@ -15,6 +15,11 @@
 //     sum is exact modulo 2^bits (two's complement wrap-around, as XLA); 64-bit integers
 //     as bigints, wrapped with BigInt.asIntN / asUintN;
 //   - pred as booleans (product is AND, sum is OR).
+// With accumulation "stablehlo-reference" (context.ts) floats and complex follow StableHLO's
+// reference interpreter instead: operands converted to the result type, and each step
+// `acc + a * b` in that type with the product and the sum each rounded to it (no FMA, f16
+// and bf16 sums rounded at every step; a complex product is (ar*br - ai*bi, ar*bi + ai*br),
+// every real operation rounded). Integers and pred are the same in both.
 // The callers add in sequence over the contracting index space. XLA's own order is that
 // of the kernel it picks for the shape (YNNPACK or Eigen tiles, several accumulators), so
 // long float sums can differ from XLA in the last bits; test/fixtures/accumulation says
@@ -23,6 +28,8 @@
 import { ELEMENT_TYPES, isWideInt, type ElementType } from "../../types/element_type.js";
 import { convertScalar } from "../../types/convert.js";
 import { wrapInteger, type Complex, type Scalar } from "../../types/literal.js";
+import { roundToFloatType } from "../../types/float_codec.js";
+import type { Accumulation } from "../context.js";
 import { fmaF32, fmaF64 } from "./fused_multiply_add.js";
 
 export interface Arith {
@@ -54,11 +61,45 @@ export function accumulationType(result: ElementType, operands: readonly Element
   return double ? "f64" : "f32";
 }
 
-/** The arithmetic of a dot-like op with result type `result` and operands of types `operands`. */
-export function arithFor(result: ElementType, operands: readonly ElementType[]): Arith {
-  const t = accumulationType(result, operands);
+/** Rounding of a double to float type t: what one operation in t returns (doubles hold any f32 and narrower op's exact or twice-safely-rounded result). */
+function rounderOf(t: ElementType): (x: number) => number {
+  if (t === "f64") return (x) => x;
+  if (t === "f32") return Math.fround;
+  return (x) => roundToFloatType(t, x);
+}
+
+/** StableHLO's reference interpreter's steps: in the result type, product and sum rounded separately. */
+function referenceArith(t: ElementType, convert: (v: Scalar, from: ElementType) => Scalar): Arith {
+  if (ELEMENT_TYPES[t].kind === "complex") {
+    const r = rounderOf(t === "c128" ? "f64" : "f32");
+    return {
+      zero: { re: 0, im: 0 },
+      from: (v, from) => convert(v, from) as Complex,
+      madd: (acc, a, b) => {
+        const c = acc as Complex, x = a as Complex, y = b as Complex;
+        const re = r(r(x.re * y.re) - r(x.im * y.im)), im = r(r(x.re * y.im) + r(x.im * y.re));
+        return { re: r(c.re + re), im: r(c.im + im) };
+      },
+    };
+  }
+  const r = rounderOf(t);
+  return {
+    zero: 0,
+    from: (v, from) => convert(v, from) as number,
+    madd: (acc, a, b) => r((acc as number) + r((a as number) * (b as number))),
+  };
+}
+
+/**
+ * The arithmetic of a dot-like op with result type `result` and operands of types
+ * `operands`, summing as `accumulation` says (context.ts).
+ */
+export function arithFor(result: ElementType, operands: readonly ElementType[], accumulation: Accumulation = "xla-cpu"): Arith {
+  const reference = accumulation === "stablehlo-reference" && (ELEMENT_TYPES[result].kind === "float" || ELEMENT_TYPES[result].kind === "complex");
+  const t = reference ? result : accumulationType(result, operands);
   const kind = ELEMENT_TYPES[t].kind;
   const convert = (v: Scalar, from: ElementType): Scalar => (from === t ? v : convertScalar(v, from, t));
+  if (reference) return referenceArith(t, convert);
   if (kind === "pred") {
     return {
       zero: false,

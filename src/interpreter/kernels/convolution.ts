@@ -5,7 +5,10 @@
 // output(b, o, spatial) sums input(b, i, base position) * kernel(o, i, window position)
 // over input features and window positions, where padding and lhs-dilation holes
 // contribute nothing. The sum runs over window positions (row-major), then input
-// features, in the arithmetic of arith.ts.
+// features, in the arithmetic of arith.ts: the order of StableHLO's reference
+// interpreter (a dot over the window's spatial dimensions, then the feature), whose
+// padding and holes add zero products (the same sums, but for a -0 turned +0 and a
+// non-finite kernel value times a padding zero).
 
 import { baseIndexOf } from "../../shape/window.js";
 import { forEachIndex, rowMajorStrides } from "../../types/index_util.js";
@@ -14,11 +17,11 @@ import type { Kernel } from "../context.js";
 import { arithFor } from "./arith.js";
 import { resultArrayShapes } from "./kernel_util.js";
 
-export const convolutionKernel: Kernel<"convolution"> = (inst, operands) => {
+export const convolutionKernel: Kernel<"convolution"> = (inst, operands, ctx) => {
   const [lhs, rhs] = operands as [Literal, Literal];
   const { window, dimensionNumbers: dn, featureGroupCount: fgc, batchGroupCount: bgc } = inst.attrs;
   const shape = resultArrayShapes(inst.shape)[0]!;
-  const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType]);
+  const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType], ctx.accumulation);
   const lv = lhs.values().map((v) => arith.from(v, lhs.elementType));
   const rv = rhs.values().map((v) => arith.from(v, rhs.elementType));
   const ldims = lhs.dimensions, rdims = rhs.dimensions;

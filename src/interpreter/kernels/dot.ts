@@ -114,20 +114,20 @@ function applyBlockScale(operand: Literal, scale: Literal): number[] {
 }
 
 export const dotKernels: KernelTable<"dot" | "scaledDot" | "raggedDot"> = {
-  dot: (inst, operands) => {
+  dot: (inst, operands, ctx) => {
     const [lhs, rhs] = operands as [Literal, Literal];
     const shape = resultArrayShapes(inst.shape)[0]!;
-    const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType]);
+    const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType], ctx.accumulation);
     const dn = inst.attrs.dimensionNumbers;
     const lv = operandValues(arith, lhs), rv = operandValues(arith, rhs);
     const c = contractionOf(lhs.arrayShape, rhs.arrayShape, dn);
     return runDot(shape, lhs.arrayShape, rhs.arrayShape, dn, [], (lb, rb) => sumProducts(arith, lv, rv, c, lb, rb));
   },
 
-  scaledDot: (inst, operands) => {
+  scaledDot: (inst, operands, ctx) => {
     const [lhs, rhs, lhsScale, rhsScale] = operands as [Literal, Literal, Literal, Literal];
     const shape = resultArrayShapes(inst.shape)[0]!;
-    const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType]);
+    const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType], ctx.accumulation);
     const dn = inst.attrs.dimensionNumbers;
     // The scaled values are exact products in doubles, converted once to the accumulation type.
     const lv = applyBlockScale(lhs, lhsScale).map((v) => arith.from(v, "f64"));
@@ -140,10 +140,10 @@ export const dotKernels: KernelTable<"dot" | "scaledDot" | "raggedDot"> = {
   // indices. Non-contracting: rows of group k use rhs slice k of the group dimension.
   // Contracting: result slice k sums only over group k's indices. Batch: a plain dot on
   // the grouped batch entries. Indices past the last group give zeros.
-  raggedDot: (inst, operands) => {
+  raggedDot: (inst, operands, ctx) => {
     const [lhs, rhs, groupSizes] = operands as [Literal, Literal, Literal];
     const shape = resultArrayShapes(inst.shape)[0]!;
-    const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType]);
+    const arith = arithFor(shape.elementType, [lhs.elementType, rhs.elementType], ctx.accumulation);
     const rdn = inst.attrs.dimensionNumbers;
     const dn = rdn.dotDimensionNumbers;
     const mode = raggedDotMode(lhs.arrayShape, rhs.arrayShape, groupSizes.arrayShape, rdn);
