@@ -2,7 +2,7 @@
 // the wire form of values: arrays travel as views of SharedArrayBuffers, so a buffer
 // moves between host and device without a per-element copy or message.
 
-import { ExecutionError, ShapeError, VerifyError } from "../types/errors.js";
+import { CompileError, DeadlineError, ExecutionError, NativeFaultError, ResourceError, ShapeError, VerifyError } from "../types/errors.js";
 import { allocateStorage, Literal, type Storage } from "../types/literal.js";
 import type { ArrayShape, Shape } from "../types/shape.js";
 import type { RendezvousMemory } from "./shared_collectives.js";
@@ -79,6 +79,8 @@ export interface WireError {
   readonly message: string;
   /** True when the error only reports another device's failure. */
   readonly secondary: boolean;
+  /** The typed error's own fields (ResourceError's instruction and bytes, NativeFaultError's program and kernel). */
+  readonly fields?: Readonly<Record<string, string | number>>;
 }
 
 export type DeviceMessage =
@@ -153,18 +155,23 @@ export function wireShape(w: WireValue): Shape {
 
 export function toWireError(e: unknown): WireError {
   const err = e instanceof Error ? e : new Error(String(e));
-  return { name: err.name, message: err.message, secondary: (err as { secondary?: boolean }).secondary === true };
+  const secondary = (err as { secondary?: boolean }).secondary === true;
+  const fields: Record<string, string | number> | undefined = err instanceof ResourceError ? { instruction: err.instruction, bytes: err.bytes }
+    : err instanceof NativeFaultError ? { program: err.program, kernel: err.kernel } : undefined;
+  return { name: err.name, message: err.message, secondary, ...(fields !== undefined ? { fields } : {}) };
 }
 
-/** Rebuilds a typed error on the host, so callers can test `instanceof ExecutionError`. */
+/** Rebuilds a typed error on the host, so callers can test `instanceof ExecutionError` (or the error's own class). */
 export function fromWireError(w: WireError): Error {
+  const field = (key: string): string => String(w.fields?.[key] ?? "");
   switch (w.name) {
     case "ShapeError": return new ShapeError(w.message);
     case "VerifyError": return new VerifyError(w.message);
     case "ExecutionError": return new ExecutionError(w.message);
-    default: {
-      const e = new ExecutionError(`${w.name}: ${w.message}`);
-      return e;
-    }
+    case "DeadlineError": return new DeadlineError(w.message);
+    case "CompileError": return new CompileError(w.message);
+    case "ResourceError": return new ResourceError(w.message, field("instruction"), Number(w.fields?.["bytes"] ?? NaN));
+    case "NativeFaultError": return new NativeFaultError(w.message, field("program"), field("kernel"));
+    default: return new ExecutionError(`${w.name}: ${w.message}`);
   }
 }

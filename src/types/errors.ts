@@ -45,6 +45,17 @@ export class DeadlineError extends ExecutionError {
 }
 
 /**
+ * A native kernel faulted (SIGSEGV, SIGBUS, SIGFPE, SIGILL: native/glue.ts catches the
+ * signal): the process goes on, the executable does not (its buffers may hold a partial write).
+ */
+export class NativeFaultError extends ExecutionError {
+  override name = "NativeFaultError";
+  constructor(message: string, readonly program: string, readonly kernel: string) {
+    super(message);
+  }
+}
+
+/**
  * A value too large to hold: its byte size overflows or exceeds the memory budget.
  * `instruction` names the instruction (or literal) whose value it is.
  */

@@ -7,7 +7,9 @@
 // raises a NativeFaultError naming the program and the kernel, and poisons the module:
 // its buffers may hold a partial write, so every later call raises the same error.
 
-import { CompileError, ExecutionError } from "../../types/errors.js";
+import { CompileError, ExecutionError, NativeFaultError } from "../../types/errors.js";
+
+export { NativeFaultError };
 import type { NativeKernel } from "./kernel.js";
 import { glueSource, type GlueKernel } from "./glue.js";
 import { PRELUDE } from "./prelude.js";
@@ -75,13 +77,6 @@ export async function buildNativeModule(kernels: readonly NativeKernelBuild[], n
 
 const NO_SCRATCH = new Uint32Array(0);
 
-/** A native kernel faulted (SIGSEGV, SIGBUS, SIGFPE, SIGILL): the process goes on, the executable does not. */
-export class NativeFaultError extends ExecutionError {
-  override name = "NativeFaultError";
-  constructor(message: string, readonly program: string, readonly kernel: string) {
-    super(message);
-  }
-}
 
 const isFault = (e: unknown): e is Error => e instanceof Error && (e as { code?: unknown }).code === "XLATS_NATIVE_FAULT";
 

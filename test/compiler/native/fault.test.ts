@@ -126,8 +126,12 @@ test("in a client, a device crashing in generated code fails its run with the fa
   const solo = await client.compile(good, { deviceAssignment: [[1]] });
   const [crashed, delivered] = await Promise.allSettled([client.run([[crash], [good]], [[x], [x]]), client.execute(solo, [[x]])]);
   assert.equal(crashed.status, "rejected");
-  assert.ok((crashed as PromiseRejectedResult).reason instanceof ExecutionError);
-  assert.match(String((crashed as PromiseRejectedResult).reason.message), /NativeFaultError: faulty: the native kernel device_null_store faulted: .*SIGSEGV/);
+  // The device's NativeFaultError, rebuilt on this side of the worker boundary with its fields.
+  const reason = (crashed as PromiseRejectedResult).reason as unknown;
+  assert.ok(reason instanceof NativeFaultError && reason instanceof ExecutionError, String(reason));
+  assert.equal(reason.program, "faulty");
+  assert.equal(reason.kernel, "device_null_store");
+  assert.match(reason.message, /^faulty: the native kernel device_null_store faulted: .*SIGSEGV/);
   assert.equal(delivered.status, "fulfilled");
   const got = await (delivered as PromiseFulfilledResult<Awaited<ReturnType<Client["execute"]>>>).value[0]!.toLiteral();
   assert.equal(firstDifference(want, got, close), undefined);
