@@ -6,7 +6,7 @@
 // crashes in generated code, device 1's results are delivered, in the same moment and
 // afterwards.
 
-import { after, test, type TestContext } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { compileSync } from "../../../src/compiler/index.js";
 import { NativeFaultError } from "../../../src/compiler/native/build.js";
@@ -19,16 +19,10 @@ import { firstDifference } from "../literal_compare.js";
 import {
   buildTestModule, DIVIDE_BY_ZERO, FAULT_BACKEND, FAULTY, NULL_STORE, NULL_STORE_PAST_FIRST_PART, testKernel,
 } from "./fault_kernels.js";
+import { needsCompiler } from "./native_support.js";
+
 
 const toolchain = nativeToolchain();
-function needsCompiler(t: TestContext): boolean {
-  if (typeof toolchain === "string") {
-    t.skip(`no C compiler: ${toolchain}`);
-    return false;
-  }
-  return true;
-}
-
 const clients: Client[] = [];
 after(async () => {
   await Promise.all(clients.map((c) => c.close()));

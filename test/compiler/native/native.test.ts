@@ -2,7 +2,7 @@
 // checks, threads, and its C kernels against the interpreter on every element type
 // they compile. Skipped, saying why, where there is no working C compiler.
 
-import { test, type TestContext } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -21,17 +21,10 @@ import { Literal } from "../../../src/types/literal.js";
 import { firstDifference } from "../literal_compare.js";
 import { ulpDistance } from "../../support/ulp.js";
 import { rng } from "../../support/prng.js";
+import { needsCompiler, SOFTMAX } from "./native_support.js";
+
 
 const toolchain = nativeToolchain();
-/** Skips the test (saying why) where no C compiler builds modules. */
-function needsCompiler(t: TestContext): boolean {
-  if (typeof toolchain === "string") {
-    t.skip(`no C compiler: ${toolchain}`);
-    return false;
-  }
-  return true;
-}
-
 const random = rng(12);
 
 /** Values of type t to test with: edges (zero, ±1, extremes, NaN, ±inf, -0 for floats) then random ones. */
@@ -170,30 +163,7 @@ test("softmax (a row pipeline) and argmax (a generic reducer) match the interpre
   if (!needsCompiler(t)) return;
   const [rows, cols] = [37, 333];
   const x = literal("f32", [rows, cols], Array.from({ length: rows * cols }, () => (random() - 0.5) * 30));
-  const softmax = `HloModule m
-mx {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] maximum(a, b)
-}
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY e {
-  x = f32[${rows},${cols}] parameter(0)
-  ninf = f32[] constant(-inf)
-  z = f32[] constant(0)
-  m = f32[${rows}] reduce(x, ninf), dimensions={1}, to_apply=mx
-  mb = f32[${rows},${cols}] broadcast(m), dimensions={0}
-  d = f32[${rows},${cols}] subtract(x, mb)
-  ex = f32[${rows},${cols}] exponential(d)
-  s = f32[${rows}] reduce(ex, z), dimensions={1}, to_apply=add
-  sb = f32[${rows},${cols}] broadcast(s), dimensions={0}
-  ROOT y = f32[${rows},${cols}] divide(ex, sb)
-}
-`;
+  const softmax = SOFTMAX(rows, cols);
   const r = both(softmax, [x]);
   assert.equal(firstDifference(r.want, r.got, (p, q) => Math.abs((p as number) - (q as number)) <= 1e-6 * Math.max(1e-30, Math.abs(p as number)) * 16), undefined);
   assert.match(r.dump, /C xk_reduce_/);

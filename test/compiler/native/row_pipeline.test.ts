@@ -4,25 +4,17 @@
 // stages) on row lengths below, at and past the lane count, on one thread and split
 // across threads (so ranges of rows that do not start at 0).
 
-import { test, type TestContext } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { compileSync } from "../../../src/compiler/index.js";
-import { nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { parseHlo } from "../../../src/text/hlo/index.js";
 import { Literal } from "../../../src/types/literal.js";
 import { firstDifference } from "../literal_compare.js";
 import { rng } from "../../support/prng.js";
+import { needsCompiler, REDUCERS, SOFTMAX } from "./native_support.js";
 
-const toolchain = nativeToolchain();
-function needsCompiler(t: TestContext): boolean {
-  if (typeof toolchain === "string") {
-    t.skip(`no C compiler: ${toolchain}`);
-    return false;
-  }
-  return true;
-}
 
 const random = rng(77);
 
@@ -37,9 +29,6 @@ function run(text: string, args: readonly Literal[], threads: number): { want: L
     exe.delete();
   }
 }
-
-const REDUCERS = (t: string): string => ["maximum", "minimum", "add"].map((op) =>
-  `${op.slice(0, 3)} {\n  a = ${t}[] parameter(0)\n  b = ${t}[] parameter(1)\n  ROOT s = ${t}[] ${op}(a, b)\n}\n`).join("");
 
 for (const t of ["f32", "f64"]) {
   test(`row max and min of ${t} are exact with NaNs, infinities and signed zeros anywhere in the row`, (tc) => {
@@ -69,21 +58,6 @@ for (const t of ["f32", "f64"]) {
     }
   });
 }
-
-const SOFTMAX = (rows: number, cols: number): string => `HloModule m
-${REDUCERS("f32")}ENTRY e {
-  x = f32[${rows},${cols}] parameter(0)
-  ninf = f32[] constant(-inf)
-  z = f32[] constant(0)
-  m = f32[${rows}] reduce(x, ninf), dimensions={1}, to_apply=max
-  mb = f32[${rows},${cols}] broadcast(m), dimensions={0}
-  d = f32[${rows},${cols}] subtract(x, mb)
-  ex = f32[${rows},${cols}] exponential(d)
-  s = f32[${rows}] reduce(ex, z), dimensions={1}, to_apply=add
-  sb = f32[${rows},${cols}] broadcast(s), dimensions={0}
-  ROOT y = f32[${rows},${cols}] divide(ex, sb)
-}
-`;
 
 // Layer norm without its affine part: mean, then the variance of x - mean, then (x - mean) / sqrt(var + eps):
 // three stages, the last one a full-shape output.

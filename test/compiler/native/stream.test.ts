@@ -17,6 +17,7 @@ import { parseHlo } from "../../../src/text/hlo/index.js";
 import { Literal } from "../../../src/types/literal.js";
 import { firstDifference } from "../literal_compare.js";
 import { rng } from "../../support/prng.js";
+import { SOFTMAX } from "./native_support.js";
 
 const toolchain = nativeToolchain();
 const llc = typeof toolchain === "string" ? 0 : lastLevelCacheBytes(nodeBuiltins() as NodeBuiltins);
@@ -70,31 +71,6 @@ ENTRY e {
   // Each op rounds to f32 in C as in the interpreter (no contraction): equal bit for bit.
   compareWithInterpreter(text, args);
 });
-
-const SOFTMAX = (rows: number, cols: number): string => `HloModule m
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] maximum(a, b)
-}
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY e {
-  x = f32[${rows},${cols}] parameter(0)
-  ninf = f32[] constant(-inf)
-  z = f32[] constant(0)
-  m = f32[${rows}] reduce(x, ninf), dimensions={1}, to_apply=max
-  mb = f32[${rows},${cols}] broadcast(m), dimensions={0}
-  d = f32[${rows},${cols}] subtract(x, mb)
-  ex = f32[${rows},${cols}] exponential(d)
-  s = f32[${rows}] reduce(ex, z), dimensions={1}, to_apply=add
-  sb = f32[${rows},${cols}] broadcast(s), dimensions={0}
-  ROOT y = f32[${rows},${cols}] divide(ex, sb)
-}
-`;
 
 test("softmax's row pipeline streams aligned rows and copies unaligned ones, equal to the interpreter", (t) => {
   if (!needsStreaming(t)) return;

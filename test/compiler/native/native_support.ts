@@ -1,0 +1,35 @@
+// What the native backend's tests share: the skip where no C compiler builds modules,
+// and the HLO programs several of them run.
+
+import type { TestContext } from "node:test";
+import { nativeToolchain } from "../../../src/compiler/native/toolchain.js";
+
+/** Skips the test (saying why) where no C compiler builds modules; true where one does. */
+export function needsCompiler(t: TestContext): boolean {
+  const toolchain = nativeToolchain();
+  if (typeof toolchain === "string") {
+    t.skip(`no C compiler: ${toolchain}`);
+    return false;
+  }
+  return true;
+}
+
+/** Scalar reducer computations `max`, `min` and `add` of type t, for `to_apply=`. */
+export const REDUCERS = (t: string): string => ["maximum", "minimum", "add"].map((op) =>
+  `${op.slice(0, 3)} {\n  a = ${t}[] parameter(0)\n  b = ${t}[] parameter(1)\n  ROOT s = ${t}[] ${op}(a, b)\n}\n`).join("");
+
+/** softmax along the rows of an f32[rows, cols] parameter, as JAX writes it: exp(x - max) / sum. */
+export const SOFTMAX = (rows: number, cols: number): string => `HloModule m
+${REDUCERS("f32")}ENTRY e {
+  x = f32[${rows},${cols}] parameter(0)
+  ninf = f32[] constant(-inf)
+  z = f32[] constant(0)
+  m = f32[${rows}] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[${rows},${cols}] broadcast(m), dimensions={0}
+  d = f32[${rows},${cols}] subtract(x, mb)
+  ex = f32[${rows},${cols}] exponential(d)
+  s = f32[${rows}] reduce(ex, z), dimensions={1}, to_apply=add
+  sb = f32[${rows},${cols}] broadcast(s), dimensions={0}
+  ROOT y = f32[${rows},${cols}] divide(ex, sb)
+}
+`;
