@@ -24,6 +24,16 @@
 // rounding to f32 is exact: Boldo and Melquiond's theorem, as in the interpreter's
 // fused_multiply_add.ts).
 //
+// Each unit runs a fast pass first, then, when it saw a value it cannot vouch for, the
+// careful pass. The fast pass skips the terms of the inverted blocks' triangles' zeros
+// (0 times a finite value adds nothing to a sum that starts at +0, which never becomes
+// -0) and checks sums for midpoints only: a sum in f32's subnormal range is inexact in
+// double only when the product's last bit lies below 2^-179, which needs a factor
+// below 2^-64. So it scans every factor and result it uses (B, A's coefficients, the
+// blocks, remainders and solutions): any nonzero value below 2^-64 or not finite sends
+// the unit through the careful pass, which sums every term of the expansion and flags
+// subnormal sums too.
+//
 // f64 would need an exact f64 fused multiply-add over the whole exponent range; it runs
 // on the interpreter's kernel.
 
@@ -41,6 +51,8 @@ const INVERSION_BLOCK = 128;
 /** f64x2 accumulators sharing one load of a coefficient. */
 const GROUP = 4;
 const F32_TINY = 2 ** -126;
+/** Nonzero factors at least this large keep a double sum in f32's subnormal range exact. */
+const SAFE_FACTOR = 2 ** -64;
 
 export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, target: WasmTarget): WasmKernel | Unsupported {
   const [aInst, bInst] = inst.operands;
@@ -138,7 +150,7 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
    * dst = init + Σ_k aRow[k]·b[k][·] (init: an address, or -1 for 0), each step an f32
    * fused multiply-add. dst may be init; neither may be a row of b.
    */
-  const rowDot = (vectors: number): number => module.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
+  const rowDot = (vectors: number, careful: boolean): number => module.addFunction(undefined, ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
     const [aRow, count, bp, bRowBytes, dst, init] = [0, 1, 2, 3, 4, 5];
     const [k, pA, pB, lane, col] = Array.from({ length: 5 }, () => f.local("i32"));
     const acc = Array.from({ length: GROUP }, () => f.local("v128"));
@@ -167,7 +179,7 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
           // Flag a sum on an f32 midpoint (low 29 bits 1000...0) or nonzero below f32's normal range.
           f.localGet(flag);
           f.localGet(s).localGet(mask).v128And().localGet(mid).i64x2Eq().v128Or();
-          f.localGet(s).f64x2Abs().localGet(tiny).f64x2Lt().localGet(s).localGet(zero).f64x2Ne().v128And().v128Or();
+          if (careful) f.localGet(s).f64x2Abs().localGet(tiny).f64x2Lt().localGet(s).localGet(zero).f64x2Ne().v128And().v128Or();
           f.localSet(flag);
         }
         f.localGet(pA).i32Const(8).i32Add().localSet(pA);
@@ -188,12 +200,26 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
       f.end();
     }
   });
-  const rowDotW = rowDot(block / 2);
-  const rowDotOut = substitution ? -1 : rowDot(bsP / 2);
+  const rowDotW = [rowDot(block / 2, false), rowDot(block / 2, true)] as const;
+  const rowDotOut = substitution ? [-1, -1] as const : [rowDot(bsP / 2, false), rowDot(bsP / 2, true)] as const;
+
+  // suspect(p, count): 1 when one of the `count` doubles at p is nonzero and below 2^-64, or not finite.
+  const suspect = module.addFunction(undefined, ["i32", "i32"], ["i32"], (f) => {
+    const [ptr, count] = [0, 1];
+    const [k, bad] = [f.local("i32"), f.local("i32")];
+    const [x, m] = [f.local("f64"), f.local("f64")];
+    forRange(f, k, 0, { local: count }, 1, () => {
+      f.localGet(ptr).localGet(k).i32Const(8).i32Mul().i32Add().f64Load().localTee(x).f64Abs().localSet(m);
+      f.localGet(x).f64Const(0).f64Ne();
+      f.localGet(m).f64Const(SAFE_FACTOR).f64Ge().localGet(m).f64Const(Infinity).f64Lt().i32And().i32Eqz();
+      f.i32And().localGet(bad).i32Or().localSet(bad);
+    });
+    f.localGet(bad);
+  });
 
   module.addFunction("run", ["i32", "i32", "i32", "i32", "i32", "i32"], [], (f) => {
     const [aPtr, bPtr, xPtr, w, begin, end] = [0, 1, 2, 3, 4, 5];
-    const [unit, aM, bM, xM, c0, count, i, c, step, j, k0, addr, blk, from, size, r, q, start] = Array.from({ length: 18 }, () => f.local("i32"));
+    const [unit, aM, bM, xM, c0, count, i, c, step, j, k0, addr, blk, from, size, r, q, start, bad, t0] = Array.from({ length: 20 }, () => f.local("i32"));
     const recip = f.local("v128");
     const at = (offset: number): void => { f.localGet(w).i32Const(offset).i32Add(); };
     /** Pushes the address of row `row` (a local) of a scratch matrix at `offset` with rows of `rowBytes`. */
@@ -239,6 +265,15 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
       updateW(row, () => f.localGet(recip), (g) => g.f64x2Mul());
     };
 
+    /** Fast pass: bad |= suspect(the `count` doubles at the address `ptr` pushes). */
+    const check = (careful: boolean, ptr: () => void, count: number | (() => void)): void => {
+      if (careful) return;
+      ptr();
+      if (typeof count === "number") f.i32Const(count);
+      else count();
+      f.call(suspect).localGet(bad).i32Or().localSet(bad);
+    };
+
     forRange(f, unit, { local: begin }, { local: end }, 1, () => {
       const matrix = (local: number, base: number, elements: number): void => {
         f.localGet(base).localGet(unit).i32Const(blocks).i32DivU().i32Const(elements * es).i32Mul().i32Add().localSet(local);
@@ -258,18 +293,28 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
         f.localGet(c).i32Const(8).i32Mul().i32Add();
       };
       // W = the block of B as doubles, columns past the last right-hand side 0.
-      forRange(f, i, 0, n, 1, () => {
-        forRange(f, c, 0, block, 1, () => {
-          wElement();
-          f.localGet(c).localGet(count).i32LtU().if("f64");
-          element(bM);
-          f.localGet(addr).f32Load().f64PromoteF32();
-          f.else().f64Const(0).end();
-          f.f64Store();
+      const loadW = (): void => {
+        forRange(f, i, 0, n, 1, () => {
+          forRange(f, c, 0, block, 1, () => {
+            wElement();
+            f.localGet(c).localGet(count).i32LtU().if("f64");
+            element(bM);
+            f.localGet(addr).f32Load().f64PromoteF32();
+            f.else().f64Const(0).end();
+            f.f64Store();
+          });
         });
-      });
-      if (substitution) emitSubstitution();
-      else emitBlocks();
+      };
+      const solve = (careful: boolean): void => (substitution ? emitSubstitution(careful) : emitBlocks(careful));
+      loadW();
+      f.i32Const(0).localSet(bad);
+      check(false, () => at(W), n * block);
+      solve(false);
+      check(false, () => at(W), n * block);
+      f.localGet(bad).if();
+      loadW();
+      solve(true);
+      f.end();
       // The block into the result (every value is an f32 already).
       forRange(f, i, 0, n, 1, () => {
         forRange(f, c, 0, { local: count }, 1, () => {
@@ -282,7 +327,8 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
     });
 
     // Row j at step s: the rows solved before it are M's `step` rows on the solved side.
-    function emitSubstitution(): void {
+    function emitSubstitution(careful: boolean): void {
+      const dot = rowDotW[careful ? 1 : 0];
       forRange(f, step, 0, n, 1, () => {
         if (solveLower) {
           f.localGet(step).localSet(j);
@@ -295,23 +341,25 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
         {
           // One term: W[j] = fma(-M[j][k0], W[k0], W[j]), one rounding.
           gatherM(j, k0, step, true);
+          check(careful, () => at(AROW), 1);
           at(AROW);
           f.i32Const(1);
           rowOf(W, k0, wRow);
           f.i32Const(wRow);
           rowOf(W, j, wRow);
           rowOf(W, j, wRow);
-          f.call(rowDotW);
+          f.call(dot);
         }
         f.else().localGet(step).i32Const(2).i32GeU().if();
         {
           gatherM(j, k0, step);
+          check(careful, () => at(AROW), () => f.localGet(step));
           at(AROW);
           f.localGet(step);
           rowOf(W, k0, wRow);
           f.i32Const(wRow);
           at(T);
-          f.i32Const(-1).call(rowDotW);
+          f.i32Const(-1).call(dot);
           updateW(j, (v) => { at(T); f.v128Load(16 * v, 8); }, (g) => g.f64x2Sub());
         }
         f.end().end();
@@ -319,14 +367,15 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
       });
     }
 
-    function emitBlocks(): void {
+    function emitBlocks(careful: boolean): void {
       const backward = !solveLower;
+      const dot = rowDotW[careful ? 1 : 0];
       forRange(f, step, 0, blockCount, 1, () => {
         if (backward) f.i32Const(blockCount - 1).localGet(step).i32Sub().localSet(blk);
         else f.localGet(step).localSet(blk);
         f.localGet(blk).i32Const(bs).i32Mul().localSet(from);
         f.i32Const(n).localGet(from).i32Sub().localTee(size).i32Const(bs).localGet(size).i32Const(bs).i32LtU().select().localSet(size);
-        invertBlock();
+        invertBlock(careful);
         // R[r] = W[from + r] - M[from + r][solved] · W[solved], rounded; the first block has nothing solved before it.
         forRange(f, r, 0, { local: size }, 1, () => {
           f.localGet(from).localGet(r).i32Add().localSet(i);
@@ -347,12 +396,13 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
           }
           f.localGet(q).localSet(j);
           gatherM(i, k0, j);
+          check(careful, () => at(AROW), () => f.localGet(j));
           at(AROW);
           f.localGet(j);
           rowOf(W, k0, wRow);
           f.i32Const(wRow);
           at(T);
-          f.i32Const(-1).call(rowDotW);
+          f.i32Const(-1).call(dot);
           for (let v = 0; v < block / 2; v++) {
             rowOf(R, r, wRow);
             rowOf(W, i, wRow);
@@ -363,6 +413,7 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
             f.v128Store(16 * v, 8);
           }
           f.end();
+          check(careful, () => rowOf(R, r, wRow), block);
         });
         // W[from + r] = Inv'[r] · R, Inv' the inverse through M's transposition.
         forRange(f, r, 0, { local: size }, 1, () => {
@@ -374,18 +425,31 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
             f.localGet(col).i32Const(8).i32Mul().i32Add().f64Load().f64Store();
           });
           f.localGet(from).localGet(r).i32Add().localSet(i);
+          // Inv' is triangular as M is: the fast pass sums its triangle only, t in [t0, t0 + q).
+          if (careful) {
+            f.i32Const(0).localSet(t0);
+            f.localGet(size).localSet(q);
+          } else if (solveLower) {
+            f.i32Const(0).localSet(t0);
+            f.localGet(r).i32Const(1).i32Add().localSet(q);
+          } else {
+            f.localGet(r).localSet(t0);
+            f.localGet(size).localGet(r).i32Sub().localSet(q);
+          }
           at(AROW);
-          f.localGet(size);
-          at(R);
+          f.localGet(t0).i32Const(8).i32Mul().i32Add();
+          f.localGet(q);
+          rowOf(R, t0, wRow);
           f.i32Const(wRow);
           rowOf(W, i, wRow);
-          f.i32Const(-1).call(rowDotW);
+          f.i32Const(-1).call(dot);
         });
       });
     }
 
     /** OUT = the inverse of A's diagonal block `blk` (rows from, size of them), padded with the identity to bs rows, as the interpreter's invertBlock. */
-    function invertBlock(): void {
+    function invertBlock(careful: boolean): void {
+      const dot = rowDotOut[careful ? 1 : 0];
       const entry = (): void => {
         // The masked, padded block's entry (r, c) as a double on the stack.
         f.localGet(r).localGet(size).i32LtU().localGet(c).localGet(size).i32LtU().i32And().if("f64");
@@ -437,22 +501,36 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
           f.f64Store();
         });
       });
-      // Row by row (from the first or the last): OUT[jj] = -(SC[jj] · OUT).
+      check(careful, () => at(SC), bs * bsP);
+      // Row by row (from the first or the last): OUT[jj] = -(SC[jj] · OUT); the fast pass
+      // sums over SC[jj]'s triangle only, k in [t0, t0 + q).
       forRange(f, i, 1, bs, 1, () => {
         if (lower) f.localGet(i).localSet(r);
         else f.i32Const(bs - 1).localGet(i).i32Sub().localSet(r);
+        if (careful) {
+          f.i32Const(0).localSet(t0);
+          f.i32Const(bs).localSet(q);
+        } else if (lower) {
+          f.i32Const(0).localSet(t0);
+          f.localGet(r).i32Const(1).i32Add().localSet(q);
+        } else {
+          f.localGet(r).localSet(t0);
+          f.i32Const(bs).localGet(r).i32Sub().localSet(q);
+        }
         rowOf(SC, r, bsP * 8);
-        f.i32Const(bs);
-        at(OUT);
+        f.localGet(t0).i32Const(8).i32Mul().i32Add();
+        f.localGet(q);
+        rowOf(OUT, t0, bsP * 8);
         f.i32Const(bsP * 8);
         at(T);
-        f.i32Const(-1).call(rowDotOut);
+        f.i32Const(-1).call(dot);
         for (let v = 0; v < bsP / 2; v++) {
           rowOf(OUT, r, bsP * 8);
           at(T);
           f.v128Load(16 * v, 8).f64x2Neg().v128Store(16 * v, 8);
         }
       });
+      check(careful, () => at(OUT), bs * bsP);
       // Undo the scaling by rows: OUT[r][c] = round32(OUT[r][c] · IND[r]).
       forRange(f, r, 0, bs, 1, () => {
         forRange(f, c, 0, bs, 1, () => {
@@ -465,6 +543,7 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
           f.f64Store();
         });
       });
+      check(careful, () => at(OUT), bs * bsP);
     }
   });
   const inversions = substitution ? 0 : bs * bs * bs * blockCount;
