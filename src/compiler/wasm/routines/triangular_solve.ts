@@ -61,8 +61,8 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
   const b = bInst.shape as ArrayShape;
   const t = a.elementType;
   if (t !== "f32") {
-    const why = t === "f64" ? "an exact f64 fused multiply-add" : "complex arithmetic";
-    return { unsupported: `triangularSolve: ${t} runs on the interpreter's kernel (the compiled routine covers f32; ${t} would need ${why})` };
+    const f64 = t === "f64" ? "; f64 would need an exact f64 fused multiply-add" : "";
+    return { unsupported: `triangularSolve: ${t} runs on the interpreter's kernel (the compiled routine covers f32${f64})` };
   }
   if (!target.simd) return { unsupported: "triangularSolve: needs SIMD128" };
   const { leftSide, lower, unitDiagonal, transposeA } = inst.attrs;
