@@ -7,7 +7,7 @@ import { backendNames, findBackend, getBackend, type BackendEntry } from "../run
 import { defaultBackend } from "../runtime/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
 import { runCheckTextAsync, type CheckCaseResult } from "../check/runner.js";
-import { memoryProbeDirectory, PROBE_INDEX, type ProbeDirectory } from "../check/probe.js";
+import { memoryProbeDirectory, PROBE_INDEX, probeTargets, type ProbeDirectory } from "../check/probe.js";
 import type { Computation } from "../ir/computation.js";
 import { verifyMemoryBudget } from "../ir/verify.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";
@@ -33,6 +33,7 @@ export const USAGE = `xlats: XLA for TypeScript
 Usage:
   xlats run FILE [--entry NAME] [--arg LITERAL|FILE.npy]... [--out FILE.npz|FILE.npy]
               [--print mlir|numpy] [--backend NAME] [--timeout SECONDS]
+              [--probe-output-dir DIR]
       Run the entry computation of FILE (HLO or StableHLO text) on one device;
       --timeout stops a run still going after SECONDS (an endless loop) with an error
       (sharded runs too).
@@ -41,6 +42,8 @@ Usage:
       numpy's repr with --print numpy; --out also writes them to a .npz (arr_0,
       arr_1, ...) or, for one result, a .npy. A program with a mesh and sdy shardings
       is partitioned and runs on one device per mesh device (see partition).
+      interpreter.probe values are serialized as in test (in memory, and to DIR with
+      --probe-output-dir); a failing check.expect_serialized_eq makes the exit code 1.
   xlats test FILE|DIR... [--backend NAME] [--probe-output-dir DIR]
               [--accumulation xla-cpu|stablehlo-reference]
       Run check-style test files (directories are searched for *.mlir). Prints
@@ -148,7 +151,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     return 0;
   }
   switch (command) {
-    case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend", "out", "print", "timeout"], "run"), io);
+    case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend", "out", "print", "timeout", "probe-output-dir"], "run"), io);
     case "test": return testCommand(parseArgs(rest, ["backend", "probe-output-dir", "accumulation"], "test"), io);
     case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
@@ -204,12 +207,24 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const seconds = timeout === undefined ? undefined : Number(timeout);
   if (seconds !== undefined && !(seconds > 0)) throw new CliError(`run: --timeout takes a number of seconds, got '${timeout}'`);
   const options = seconds === undefined ? {} : { deadline: Date.now() + seconds * 1000 };
-  const results = isShardedModule(module)
+  const sharded = isShardedModule(module);
+  const probeDirectory = probeDirectoryOf(args, io, "run");
+  if (probeDirectory !== undefined && (sharded || backend.evaluate === undefined)) {
+    const why = sharded ? "a sharded program runs on a client's devices" : `backend '${backend.host.name}' runs on a client's devices`;
+    throw new CliError(`run: --probe-output-dir needs a one-device run in this process (${why}, whose custom calls cannot write files)`, 2);
+  }
+  // interpreter.probe and check.expect_serialized_eq, as in `test`.
+  const checkFailures: string[] = [];
+  const customCalls = new Map(probeTargets(probeDirectory?.(entry.name) ?? memoryProbeDirectory(), (outcome) => {
+    if (!outcome.ok) checkFailures.push(outcome.message ?? "values differ");
+  }));
+  const results = sharded
     ? await runSharded(module, entryName, literals, backend, io, options)
-    : resultsOf(await runOnOneDevice(backend, program, literals, options));
+    : resultsOf(await runOnOneDevice(backend, program, literals, { ...options, customCalls }));
   if (out !== undefined) writeRunResults(out, results, io);
   for (const value of results) io.out(formatRunResult(value, printFormat));
-  return 0;
+  for (const message of checkFailures) io.err(`run: check.expect_serialized_eq failed: ${message}`);
+  return checkFailures.length > 0 ? 1 : 0;
 }
 
 /** The backend's in-process evaluate when it has one, else one device of a client of that backend. */
@@ -254,14 +269,14 @@ function resultsOf(result: Literal): readonly Literal[] {
 }
 
 /**
- * --probe-output-dir DIR: each case's probe files kept in memory (a case reads only what
- * it wrote, not files an earlier run left) and written through to DIR.
+ * --probe-output-dir DIR: each case's (or the run's) probe files kept in memory (a case
+ * reads only what it wrote, not files an earlier run left) and written through to DIR.
  */
-function probeDirectoryOf(args: ParsedArgs, io: CliIo): ((caseName: string) => ProbeDirectory) | undefined {
-  const dir = single(args, "probe-output-dir", "test");
+function probeDirectoryOf(args: ParsedArgs, io: CliIo, command: "test" | "run"): ((caseName: string) => ProbeDirectory) | undefined {
+  const dir = single(args, "probe-output-dir", command);
   if (dir === undefined) return undefined;
   const write = io.writeBytes;
-  if (write === undefined) throw new CliError("test: --probe-output-dir needs a file system to write to", 2);
+  if (write === undefined) throw new CliError(`${command}: --probe-output-dir needs a file system to write to`, 2);
   // DIR's index.csv lists every case's probes: each case's index only grows, so what it appends is appended here.
   let index = new Uint8Array();
   return () => {
@@ -301,7 +316,7 @@ async function testCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   if (args.positional.length === 0) throw new CliError("test: expected at least one FILE or DIR", 2);
   const accumulation = accumulationOf(args);
   const backend = accumulation !== undefined && accumulation !== "xla-cpu" ? "interpreter" : backendOf(args, "test").host.name;
-  const probeDirectory = probeDirectoryOf(args, io);
+  const probeDirectory = probeDirectoryOf(args, io, "test");
   const files: string[] = [];
   for (const p of args.positional) collectTestFiles(p, io, files, 0);
   let passed = 0;

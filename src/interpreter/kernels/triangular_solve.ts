@@ -6,7 +6,13 @@
 // its reciprocal (XLA's algebraic simplifier rewrites A / broadcast(B) so: without it,
 // 5 of the 18 entries of the f32 fixture differ). Two expansions, with block size 128:
 // - direct (more than 8 matrices in the batch, each under 32 rows): substitution, row by
-//   row, b[j] = (b[j] - a[j, solved] · b[solved]) / a[j][j];
+//   row, b[j] = (b[j] - a[j, solved] · b[solved]) / a[j][j]. A dot over one solved entry
+//   becomes a multiply (XLA's simplifier) fused with the subtraction into one FMA, so on
+//   real types that step rounds once. The other dots are XLA's small dot kernels: on the
+//   left side (b's columns) they add in sequence with FMA, as here; on the right side
+//   (b's rows dotted with a column of a) XLA's CPU kernel splits dots of 8 or more terms
+//   over 8 lanes (observed: reduced as a halving tree for 2 to 4 rows, pairwise for 8),
+//   which is not reproduced: those results can differ in the last bits;
 // - otherwise: invert the diagonal blocks (columns scaled to a unit diagonal, then rows of
 //   the inverse built one at a time as -row · inverse-so-far, the scale undone by rows), then
 //   x[block] = inv(block) · (b[block] - a[block, solved] · x[solved]).
@@ -32,6 +38,8 @@ interface Field {
   conj(a: Scalar): Scalar;
   /** Σ_k x[k]·y[k] in sequence (FMA in the accumulation type), rounded once. */
   dot(x: readonly Scalar[], y: readonly Scalar[]): Scalar;
+  /** c - a·b: rounded once (a fused multiply-subtract) on f32 and f64; other types round the product first. */
+  subtractProduct(c: Scalar, a: Scalar, b: Scalar): Scalar;
 }
 
 function fieldFor(type: ElementType): Field {
@@ -45,19 +53,24 @@ function fieldFor(type: ElementType): Field {
   };
   if (!isComplex(type)) {
     const r = (v: number): Scalar => convertScalar(v, "f64", type);
+    const sub = (a: Scalar, b: Scalar): Scalar => r((a as number) - (b as number));
+    const fused = type === "f32" || type === "f64";
     return {
-      zero: 0, one: 1, dot, conj: (a) => a, neg: (a) => -(a as number),
-      sub: (a, b) => r((a as number) - (b as number)), mul: (a, b) => r((a as number) * (b as number)),
+      zero: 0, one: 1, dot, conj: (a) => a, neg: (a) => -(a as number), sub,
+      subtractProduct: (c, a, b) => (fused ? arith.madd(c, -(a as number), b) : sub(c, dot([a], [b]))),
+      mul: (a, b) => r((a as number) * (b as number)),
       reciprocal: (a) => r(1 / (a as number)),
     };
   }
   const part = type === "c64" ? Math.fround : (v: number) => v;
   const cx = (re: number, im: number): Complex => ({ re: part(re), im: part(im) });
+  const sub = (a: Scalar, b: Scalar): Scalar => cx((a as Complex).re - (b as Complex).re, (a as Complex).im - (b as Complex).im);
   return {
     zero: { re: 0, im: 0 }, one: { re: 1, im: 0 }, dot,
+    subtractProduct: (c, a, b) => sub(c, dot([a], [b])),
     conj: (a) => ({ re: (a as Complex).re, im: -(a as Complex).im }),
     neg: (a) => ({ re: -(a as Complex).re, im: -(a as Complex).im }),
-    sub: (a, b) => cx((a as Complex).re - (b as Complex).re, (a as Complex).im - (b as Complex).im),
+    sub,
     mul: (a, b) => {
       const x = a as Complex, y = b as Complex;
       return cx(x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re);
@@ -119,7 +132,7 @@ function solveDirectly(f: Field, aIn: Matrix, bIn: Matrix, o: TriangularSolveOpt
       const [r0, r1] = which ? [0, j] : [j + 1, m];
       for (let c = 0; c < cols; c++) {
         const solved = Array.from({ length: r1 - r0 }, (_, t) => b[r0 + t]![c]!);
-        let v = f.sub(b[j]![c]!, f.dot(aChunk, solved));
+        let v = solved.length === 1 ? f.subtractProduct(b[j]![c]!, aChunk[0]!, solved[0]!) : f.sub(b[j]![c]!, f.dot(aChunk, solved));
         if (!o.unitDiagonal) v = f.mul(v, f.reciprocal(a[j]![j]!));
         b[j]![c] = v;
       }
@@ -127,7 +140,7 @@ function solveDirectly(f: Field, aIn: Matrix, bIn: Matrix, o: TriangularSolveOpt
       const which = o.transposeA !== !o.lower;
       const [c0, c1] = which ? [0, j] : [j + 1, cols];
       for (let r = 0; r < m; r++) {
-        let v = f.sub(b[r]![j]!, f.dot(b[r]!.slice(c0, c1), aChunk));
+        let v = c1 - c0 === 1 ? f.subtractProduct(b[r]![j]!, b[r]![c0]!, aChunk[0]!) : f.sub(b[r]![j]!, f.dot(b[r]!.slice(c0, c1), aChunk));
         if (!o.unitDiagonal) v = f.mul(v, f.reciprocal(a[j]![j]!));
         b[r]![j] = v;
       }

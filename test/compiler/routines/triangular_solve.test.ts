@@ -1,20 +1,21 @@
-// Compiled triangular-solve against substitution in double rounded once
-// (test/support/triangular_substitution.ts: the routine's specification; the interpreter
-// now runs XLA's expansion instead, a few ulp apart), bit for bit: every
-// combination of left_side, lower, unit_diagonal and transpose_a (ADJOINT included), f32
-// and f64, sizes 1 to 40 (primes, powers of two), batches, right-hand-side counts that
-// do and do not fill the kernel's column blocks; the other triangle of A holds garbage
-// the solve must not read. Singular and signed-zero systems take the exact path.
+// Compiled triangular-solve against the interpreter's kernel (XLA's expansion of the op),
+// bit for bit: every combination of left_side, lower, unit_diagonal and transpose_a
+// (ADJOINT included) on f32, on both of the expansion's paths (substitution for more than
+// 8 matrices under 32 rows, inverted diagonal blocks otherwise, several blocks past 128
+// rows), sizes 1 to 140, batches, right-hand-side counts that do and do not fill the
+// kernel's column blocks; the other triangle of A holds garbage the solve must not read.
+// Singular and signed-zero systems, and sums on f32 rounding midpoints or below f32's
+// normal range (the fused multiply-add's exact path), match too.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { XlaBuilder, arrayShape, parameter, triangularSolve, type ElementType, type Literal } from "../../../src/index.js";
 import { Literal as L } from "../../../src/types/literal.js";
 import { compile } from "../../../src/compiler/index.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { compileRoutine } from "../../../src/compiler/routines.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
 import { checkCompiled, checkRoutine, conformanceOnWasm, rng } from "./harness.js";
-import { triangularSolveBySubstitution } from "../../support/triangular_substitution.js";
 
 type Transpose = "NO_TRANSPOSE" | "TRANSPOSE" | "ADJOINT";
 const TRANSPOSES: readonly Transpose[] = ["NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"];
@@ -48,25 +49,21 @@ function operands(next: () => number, c: Case): [Literal, Literal] {
 
 const describe = (c: Case): string => JSON.stringify(c);
 
-const reference = (c: Case, [a, b]: readonly Literal[]): Literal =>
-  triangularSolveBySubstitution(a!, b!, c.leftSide, c.lower, c.unitDiagonal, c.transposeA);
-
 function check(c: Case, args: readonly Literal[], options: { anyNaN?: boolean } = {}): void {
-  checkRoutine(build(c), args, `${options.anyNaN === true ? "special values " : ""}${describe(c)}`, options, reference(c, args));
+  checkRoutine(build(c), args, `${options.anyNaN === true ? "special values " : ""}${describe(c)}`, options);
 }
 
-test("triangular-solve: every attribute combination, f32 and f64, matches substitution in double bit for bit", () => {
+test("triangular-solve: every attribute combination on both paths matches the interpreter bit for bit", () => {
   const next = rng(71);
-  const sizes: [number, number][] = [[1, 1], [2, 3], [7, 5], [13, 17], [16, 2], [5, 40]];
+  // Inverted blocks for one matrix or a few; substitution for 9 or 12 small ones.
+  const sizes: [number, number, number[]][] = [[1, 1, []], [2, 3, [3]], [7, 5, [9]], [13, 17, [2, 2]], [16, 2, [3, 4]], [5, 40, []], [31, 6, [9]], [32, 3, [9]]];
   let trial = 0;
   for (const leftSide of [true, false]) {
     for (const lower of [true, false]) {
       for (const unitDiagonal of [false, true]) {
         for (const transposeA of TRANSPOSES) {
-          const [n, cols] = sizes[trial % sizes.length]!;
-          const batch = [[], [3], [2, 2]][trial % 3]!;
-          const t: ElementType = trial % 2 === 0 ? "f64" : "f32";
-          const c: Case = { t, batch, n, cols, leftSide, lower, unitDiagonal, transposeA };
+          const [n, cols, batch] = sizes[trial % sizes.length]!;
+          const c: Case = { t: "f32", batch, n, cols, leftSide, lower, unitDiagonal, transposeA };
           check(c, operands(next, c));
           trial++;
         }
@@ -80,19 +77,47 @@ test("triangular-solve: random sizes and batches", () => {
   const int = (lo: number, hi: number): number => lo + Math.floor(next() * (hi - lo + 1));
   for (let trial = 0; trial < 40; trial++) {
     const c: Case = {
-      t: next() < 0.5 ? "f32" : "f64", batch: Array.from({ length: int(0, 2) }, () => int(1, 3)), n: int(1, 24), cols: int(1, 35),
+      t: "f32", batch: next() < 0.3 ? [int(9, 11)] : Array.from({ length: int(0, 2) }, () => int(1, 3)), n: int(1, 40), cols: int(1, 35),
       leftSide: next() < 0.5, lower: next() < 0.5, unitDiagonal: next() < 0.3, transposeA: TRANSPOSES[int(0, 2)]!,
     };
     check(c, operands(next, c));
   }
 });
 
-test("triangular-solve: zeros, signed zeros, a zero diagonal, infinities and NaN take the exact path and still match", () => {
+test("triangular-solve: several inverted blocks (past 128 rows, the last one short) and more than one column block", () => {
+  const next = rng(75);
+  for (const [leftSide, lower, transposeA] of [[true, true, "NO_TRANSPOSE"], [false, false, "TRANSPOSE"], [true, false, "ADJOINT"], [false, true, "NO_TRANSPOSE"]] as const) {
+    const c: Case = { t: "f32", batch: [], n: 140, cols: leftSide ? 130 : 3, leftSide, lower, unitDiagonal: false, transposeA };
+    check(c, operands(next, c));
+  }
+});
+
+test("triangular-solve: a double sum on an f32 midpoint, normal or subnormal, is rounded as the exact fused multiply-add", () => {
+  // x0 = fma(u, v, c) for u·v = h - tiny, with h half an f32 ulp of c (c's last bit 1):
+  // the double sum rounds onto the midpoint c + h, then to even would be c + 2h; the
+  // fused multiply-add gives c. The inverted upper block's row 0 is [1, u]; substitution
+  // computes the same fma(-a01, x1, b0). Both paths, normal and subnormal c.
+  const ulp = 2 ** -23;
+  for (const [c, u, v] of [[1 + ulp, 1 + ulp, 2 ** -24 * (1 - ulp)], [2 ** -127 + 2 ** -149, 2 ** -75 * (1 + ulp), 2 ** -75 * (1 - ulp)]] as const) {
+    for (const batch of [[], [9]]) {
+      const count = batch.reduce((p, d) => p * d, 1);
+      const a = Array.from({ length: count }, () => [1, -u, 7, 1]).flat();
+      const b = Array.from({ length: count }, () => [c, v]).flat();
+      const cs: Case = { t: "f32", batch, n: 2, cols: 1, leftSide: true, lower: false, unitDiagonal: false, transposeA: "NO_TRANSPOSE" };
+      const args = [L.fromValues("f32", [...batch, 2, 2], a), L.fromValues("f32", [...batch, 2, 1], b)];
+      assert.equal(evaluate(build(cs), args).toNumbers()[0], c, "the interpreter's exact fused multiply-add");
+      check(cs, args);
+    }
+  }
+});
+
+test("triangular-solve: zeros, signed zeros, a zero diagonal, infinities and NaN match", () => {
   const next = rng(73);
   for (const leftSide of [true, false]) {
     for (const transposeA of TRANSPOSES) {
-      for (const t of ["f32", "f64"] as const) {
-        const c: Case = { t, batch: [4], n: 6, cols: 5, leftSide, lower: transposeA !== "TRANSPOSE", unitDiagonal: false, transposeA };
+      for (const batch of [[4], [9]]) {
+        const t = "f32";
+        const c: Case = { t, batch, n: 6, cols: 5, leftSide, lower: transposeA !== "TRANSPOSE", unitDiagonal: false, transposeA };
         const [a, b] = operands(next, c);
         const av = a.toNumbers(), bv = b.toNumbers();
         // Matrix 0: identity-like with -0 off the diagonal and a B with signed zeros.
@@ -113,7 +138,7 @@ test("triangular-solve: the compiled program runs it as a kernel", async () => {
   const next = rng(74);
   const c: Case = { t: "f32", batch: [2], n: 33, cols: 20, leftSide: false, lower: true, unitDiagonal: false, transposeA: "ADJOINT" };
   const args = operands(next, c);
-  await checkCompiled(build(c), args, describe(c), reference(c, args));
+  await checkCompiled(build(c), args, describe(c));
   const exe = await compile(build(c));
   try {
     assert.match(exe.dump(), /triangular-solve f32 2x33x33 right lower ADJOINT/);
@@ -123,17 +148,20 @@ test("triangular-solve: the compiled program runs it as a kernel", async () => {
   }
 });
 
-test("triangular-solve: complex types are left to the interpreter, with the reason in dump()", async () => {
-  const c: Case = { t: "c64", batch: [], n: 3, cols: 2, leftSide: true, lower: true, unitDiagonal: false, transposeA: "NO_TRANSPOSE" };
-  const computation = build(c);
-  const kernel = compileRoutine(computation.root, detectWasmTarget());
-  assert.ok(isUnsupported(kernel) && /c64 runs on the interpreter's kernel/.test(kernel.unsupported));
-  const exe = await compile(computation);
-  try {
-    assert.equal(exe.stats.interpreted.length, 1);
-    assert.match(exe.dump(), /c64 runs on the interpreter's kernel/);
-  } finally {
-    exe.delete();
+test("triangular-solve: f64 and complex types are left to the interpreter, with the reason in dump()", async () => {
+  for (const t of ["f64", "c64"] as const) {
+    const c: Case = { t, batch: [], n: 3, cols: 2, leftSide: true, lower: true, unitDiagonal: false, transposeA: "NO_TRANSPOSE" };
+    const computation = build(c);
+    const kernel = compileRoutine(computation.root, detectWasmTarget());
+    const reason = new RegExp(`${t} runs on the interpreter's kernel`);
+    assert.ok(isUnsupported(kernel) && reason.test(kernel.unsupported));
+    const exe = await compile(computation);
+    try {
+      assert.equal(exe.stats.interpreted.length, 1);
+      assert.match(exe.dump(), reason);
+    } finally {
+      exe.delete();
+    }
   }
 });
 

@@ -1,12 +1,11 @@
-// Pieces the compiled Cholesky and TriangularSolve share. Both compute in doubles as the
-// interpreter's kernels do (src/interpreter/kernels/linalg.ts), f32 operands widened
-// exactly and results rounded once when stored, so the same operation order gives the
-// same bits.
+// Pieces of the compiled Cholesky. It computes in doubles as the interpreter's kernel
+// does (src/interpreter/kernels/linalg.ts), f32 operands widened exactly and results
+// rounded once when stored, so the same operation order gives the same bits.
 //
 // The interpreter computes real matrices with complex arithmetic whose imaginary parts
 // stay ±0 while every value is finite; they only matter for the sign of a zero result
-// and, once a value is infinite or NaN, for which results turn NaN. So both routines
-// run a fast real-arithmetic pass, and redo (with the imaginary parts tracked, as the
+// and, once a value is infinite or NaN, for which results turn NaN. So the routine runs
+// a fast real-arithmetic pass, and redoes (with the imaginary parts tracked, as the
 // interpreter computes them) the part of the work whose results are not all finite and
 // non-zero; whenever they all are, the fast pass's bits are the interpreter's.
 
@@ -30,12 +29,6 @@ export function loadAsF64(f: FunctionBuilder, t: ElementType): void {
 export function storeF64As(f: FunctionBuilder, t: ElementType): void {
   if (t === "f32") f.f32DemoteF64().f32Store();
   else f.f64Store();
-}
-
-/** Loads the element at the address on the stack as an f64 in both lanes of an f64x2. */
-export function loadSplatF64x2(f: FunctionBuilder, t: ElementType): void {
-  if (t === "f32") f.f32Load().f64PromoteF32().f64x2Splat();
-  else f.v128Load64Splat();
 }
 
 /** Pushes i32 1 when the f64 in `x` is zero, infinite or NaN (`tmp`: an f64 local). */
