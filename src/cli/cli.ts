@@ -23,6 +23,7 @@ import { CliError, type CliIo } from "./io.js";
 import { OPT_USAGE, optCommand } from "./opt.js";
 import { PARTITION_USAGE, partitionCommand, runSharded } from "./partition.js";
 import { isShardedModule } from "../sdy/partition/index.js";
+import { importShardings, needsShardingImport } from "../sdy/passes/xla_import.js";
 import { formatRunResult, parsePrintFormat, readRunArgument, writeRunResults } from "./run_arrays.js";
 import { SHARDINGS_USAGE, shardingsCommand, type ShardingsOptions } from "./shardings.js";
 
@@ -186,7 +187,9 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const file = oneFile(args, "run");
   const backend = backendOf(args, "run");
   const text = io.readFile(file);
-  const module = parseModule(text, file);
+  const parsed = parseModule(text, file);
+  // A JAX shard_map export (mhlo.sharding strings, per-device shapes inside): Shardy reads it, then it runs sharded.
+  const module = needsShardingImport(parsed) ? importShardings(parsed) : parsed;
   const entryName = single(args, "entry", "run");
   const entry = entryName === undefined ? module.entry : module.getComputation(entryName);
   if (entry === undefined) {

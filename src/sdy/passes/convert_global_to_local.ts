@@ -99,7 +99,14 @@ function valueSharding(scope: Scope, v: Instruction): TensorSharding | undefined
     const outs = (v as Instruction<"sdyManualComputation">).attrs.outShardings;
     if (outs.length === 1) return outs[0];
   }
-  return v.sdySharding?.length === 1 ? v.sdySharding[0] : undefined;
+  return v.sdySharding?.length === 1 ? v.sdySharding[0] : manualResultSharding(v);
+}
+
+/** The out sharding of the manual computation result `v` takes out of its tuple of results. */
+function manualResultSharding(v: Instruction): TensorSharding | undefined {
+  const owner = v.operands[0];
+  if (v.opcode !== "getTupleElement" || owner?.opcode !== "sdyManualComputation") return undefined;
+  return (owner as Instruction<"sdyManualComputation">).attrs.outShardings[(v as Instruction<"getTupleElement">).attrs.index];
 }
 
 const hasAxes = (s: TensorSharding | undefined, dim: number): boolean => (s?.dimShardings[dim]?.axes.length ?? 0) > 0;
@@ -357,9 +364,9 @@ function localOpContext(ctx: Context, scope: Scope, f: InstructionFactory): Loca
 
 function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[]): Instruction {
   const lctx = localOpContext(ctx, c, f);
-  const sharding = inst.sdySharding?.[0];
+  const sharding = inst.sdySharding?.[0] ?? manualResultSharding(inst);
   const mesh = sharding === undefined ? undefined : meshOfSharding(ctx, sharding);
-  const local = localOf(ctx, inst.shape, inst.sdySharding?.length === 1 ? sharding : undefined, `${inst.opcode} '${inst.name}'`);
+  const local = localOf(ctx, inst.shape, (inst.sdySharding?.length ?? 1) === 1 ? sharding : undefined, `${inst.opcode} '${inst.name}'`);
   if (inst.sdySharding !== undefined && inst.sdySharding.length > 1) {
     fail(inst, "ops with several sharded results are not converted yet");
   }
