@@ -3,10 +3,13 @@
 // mhlo.sharding strings): the call becomes an sdy.manual_computation with the in/out
 // shardings and manual axes the strings say, and the program runs sharded on four
 // devices. Expected values are computed here from the inputs (the body's own math), not
-// from the program.
+// from the program; JAX's own lowering of one program without Shardy
+// (test/fixtures/sdy_export/program_gspmd.mlir) runs as its lowering with Shardy does.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { Literal, parseStableHlo, partition, runPartitioned } from "../../../src/index.js";
 import { createClient, type Client } from "../../../src/runtime/index.js";
 import { importShardings, needsShardingImport } from "../../../src/sdy/passes/xla_import.js";
@@ -148,4 +151,19 @@ test("a shmap_body call not in the shard_map shape is an error naming the call a
   }
 }`;
   assert.throws(() => opt(text, IMPORT), /call .* of shmap_body: not the shard_map pattern: operand 0 is not an SPMDFullToShardShape custom call/);
+});
+
+test("JAX's own lowering without Shardy (a shard_map with a psum) runs sharded as JAX's lowering with Shardy does, and as its math says", async () => {
+  const fixtures = resolve(process.cwd(), "test/fixtures/sdy_export");
+  const a = Array.from({ length: 32 }, (_, i) => ((i * 7) % 9 - 4) / 4);
+  const b = Array.from({ length: 24 }, (_, i) => ((i * 5) % 7 - 3) / 5);
+  const args = [Literal.fromValues("f32", [8, 4], a), Literal.fromValues("f32", [4, 6], b)];
+  const gspmd = await runSharded(readFileSync(resolve(fixtures, "program_gspmd.mlir"), "utf8"), args);
+  const sdy = await runPartitioned(client, partition(parseStableHlo(readFileSync(resolve(fixtures, "program_sdy.mlir"), "utf8"), "sdy.mlir")), args);
+  assert.deepEqual(gspmd.map((r) => r.toNested()), sdy.map((r) => r.toNested()));
+  // f(a, b) = (column sums of t, t) with t = tanh(a @ b): the shard_map sums its rows, the psum the two row blocks.
+  const t = Array.from({ length: 8 }, (_, i) => Array.from({ length: 6 }, (_, j) => Math.tanh([0, 1, 2, 3].reduce((s, k) => s + a[i * 4 + k]! * b[k * 6 + j]!, 0))));
+  const sums = [0, 1, 2, 3, 4, 5].map((j) => t.reduce((s, row) => s + row[j]!, 0));
+  (gspmd[0]!.toNested() as number[]).forEach((v, j) => assert.ok(Math.abs(v - sums[j]!) < 1e-5, `sum ${j}: ${v} vs ${sums[j]}`));
+  (gspmd[1]!.toNested() as number[][]).forEach((row, i) => row.forEach((v, j) => assert.ok(Math.abs(v - t[i]![j]!) < 1e-6)));
 });
