@@ -41,7 +41,8 @@ Usage:
       or a .npy file. Prints each result on its own line as an MLIR literal, or as
       numpy's repr with --print numpy; --out also writes them to a .npz (arr_0,
       arr_1, ...) or, for one result, a .npy. A program with a mesh and sdy shardings
-      is partitioned and runs on one device per mesh device (see partition).
+      is partitioned and runs on one device per mesh device (see partition); so does
+      a JAX shard_map export (mhlo.sharding strings), read as Shardy shardings first.
   xlats test FILE|DIR... [--backend NAME] [--probe-output-dir DIR]
               [--accumulation xla-cpu|stablehlo-reference]
       Run check-style test files (directories are searched for *.mlir). Prints
