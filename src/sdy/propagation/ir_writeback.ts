@@ -210,14 +210,14 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
       // A branch that captured one value read it as its parameter: now it is the tuple's first element.
       const standIn = wasTuple ? undefined : factory.add("getTupleElement", [replacement], { index: 0 });
       edit.replaceParameter(param, replacement, standIn);
-      const made = needed.map((v, j) => {
+      const newElements = needed.map((v, j) => {
         const element = factory.add("getTupleElement", [replacement], { index: oldElements.length + j });
         edit.insertAfter("start", element);
         madeHome.set(element, branch);
         elements.set(v, element);
         return element;
       });
-      capturedElements.set(branch, made);
+      capturedElements.set(branch, newElements);
     });
   };
 
