@@ -23,6 +23,7 @@ import { CliError, type CliIo } from "./io.js";
 import { OPT_USAGE, optCommand } from "./opt.js";
 import { PARTITION_USAGE, partitionCommand, runSharded } from "./partition.js";
 import { isShardedModule } from "../sdy/partition/index.js";
+import { importShardings, needsShardingImport } from "../sdy/passes/xla_import.js";
 import { formatRunResult, parsePrintFormat, readRunArgument, writeRunResults } from "./run_arrays.js";
 import { SHARDINGS_USAGE, shardingsCommand, type ShardingsOptions } from "./shardings.js";
 
@@ -41,7 +42,8 @@ Usage:
       or a .npy file. Prints each result on its own line as an MLIR literal, or as
       numpy's repr with --print numpy; --out also writes them to a .npz (arr_0,
       arr_1, ...) or, for one result, a .npy. A program with a mesh and sdy shardings
-      is partitioned and runs on one device per mesh device (see partition).
+      is partitioned and runs on one device per mesh device (see partition); so does
+      a JAX shard_map export (mhlo.sharding strings), read as Shardy shardings first.
       interpreter.probe values are serialized as in test (in memory, and to DIR with
       --probe-output-dir); a failing check.expect_serialized_eq makes the exit code 1.
   xlats test FILE|DIR... [--backend NAME] [--probe-output-dir DIR]
@@ -189,7 +191,9 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const file = oneFile(args, "run");
   const backend = backendOf(args, "run");
   const text = io.readFile(file);
-  const module = parseModule(text, file);
+  const parsed = parseModule(text, file);
+  // A JAX shard_map export (mhlo.sharding strings, per-device shapes inside): Shardy reads it, then it runs sharded.
+  const module = needsShardingImport(parsed) ? importShardings(parsed) : parsed;
   const entryName = single(args, "entry", "run");
   const entry = entryName === undefined ? module.entry : module.getComputation(entryName);
   if (entry === undefined) {

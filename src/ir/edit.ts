@@ -38,6 +38,8 @@ export class ComputationEdit {
   /** Removed from their place to be placed after another instruction. */
   private readonly moved = new Set<Instruction>();
   private newRoot: Instruction | undefined;
+  /** Parameters the computation takes in another form: the new parameter, and the instruction of it that stands for the old one. */
+  private readonly parameterReplacements = new Map<Instruction, { readonly replacement: Instruction<"parameter">; readonly standIn: Instruction | undefined }>();
   /** The computation's own annotations. */
   fields: ComputationAnnotations | undefined;
 
@@ -88,6 +90,17 @@ export class ComputationEdit {
     this.newRoot = inst;
   }
 
+  /**
+   * The computation takes `replacement` instead of `param` (a wider tuple: a branch
+   * that captures more values). Whatever named `param`, the instructions inserted by
+   * this edit and the root included, names `standIn` (an instruction of `replacement`,
+   * such as its first element, placed right after the parameters), or `replacement`
+   * itself when there is none.
+   */
+  replaceParameter(param: Instruction<"parameter">, replacement: Instruction<"parameter">, standIn?: Instruction): void {
+    this.parameterReplacements.set(param, { replacement, standIn });
+  }
+
   annotate(inst: Instruction, fields: InstructionAnnotations): void {
     this.annotations.set(inst, { ...this.annotations.get(inst), ...fields });
   }
@@ -99,7 +112,7 @@ export class ComputationEdit {
 
   get changed(): boolean {
     return this.after.size > 0 || this.before.size > 0 || this.operandChanges.size > 0 || this.annotations.size > 0 || this.removed.size > 0 || this.substitutes.size > 0
-      || this.newRoot !== undefined || this.fields !== undefined;
+      || this.newRoot !== undefined || this.fields !== undefined || this.parameterReplacements.size > 0;
   }
 
   /** The edited computation, its callees replaced as `callees` says (the same computation when nothing changed). */
@@ -125,7 +138,19 @@ export class ComputationEdit {
       out.push(copy);
       for (const next of this.after.get(inst) ?? []) place(next);
     };
-    for (const p of c.instructions) if (p.opcode === "parameter") place(p);
+    for (const p of c.instructions) {
+      if (p.opcode !== "parameter") continue;
+      const replaced = this.parameterReplacements.get(p);
+      if (replaced === undefined) {
+        place(p);
+        continue;
+      }
+      out.push(replaced.replacement);
+      copies.set(p, replaced.replacement);
+      if (replaced.standIn === undefined) continue;
+      place(replaced.standIn);
+      copies.set(p, copies.get(replaced.standIn) ?? replaced.standIn);
+    }
     for (const inst of this.after.get("start") ?? []) place(inst);
     for (const inst of c.instructions) {
       if (inst.opcode === "parameter") continue;
@@ -138,7 +163,7 @@ export class ComputationEdit {
       if (!this.moved.has(inst)) for (const next of this.after.get(inst) ?? []) place(next);
     }
     const root = this.newRoot ?? c.root;
-    const parameters = c.parameters.map((p) => (copies.get(p) ?? p) as Instruction<"parameter">);
+    const parameters = c.parameters.map((p) => this.parameterReplacements.get(p)?.replacement ?? (copies.get(p) ?? p) as Instruction<"parameter">);
     const edited = withInstructions(c, out, copies.get(root) ?? root, c.name, parameters);
     // A fresh computation: its side data is set in place.
     for (const [k, v] of Object.entries(this.fields ?? {})) {

@@ -26,6 +26,8 @@ export type TileDevices =
 export type HloSharding =
   | { readonly kind: "replicated" }
   | { readonly kind: "manual" }
+  /** Unreduced along every axis of the mesh, no dimension tiled (XLA's HloSharding::Unreduced). */
+  | { readonly kind: "unreduced" }
   | { readonly kind: "unknown" }
   | { readonly kind: "maximal"; readonly device: number }
   | { readonly kind: "tuple"; readonly elements: readonly HloSharding[] }
@@ -99,13 +101,14 @@ export function canonicalIota(reshape: readonly number[], perm: readonly number[
 /**
  * XLA's HloSharding::Subgroup: a tile assignment with subgroup dimensions, as XLA
  * normalizes it: no data dimension tiled and one kind of subgroup is plain
- * `{replicated}` or `{manual}`; an iota tile assignment is canonical.
+ * `{replicated}`, `{manual}` or `{unreduced}`; an iota tile assignment is canonical.
  */
 export function subgroupSharding(tileDims: readonly number[], devices: TileDevices, subgroups: readonly SubgroupType[]): HloSharding {
   const dataTiles = product(tileDims.slice(0, tileDims.length - subgroups.length));
   if (subgroups.length > 0 && dataTiles === 1 && subgroups.every((t) => t === subgroups[0])) {
     if (subgroups[0] === "replicated") return { kind: "replicated" };
     if (subgroups[0] === "manual") return { kind: "manual" };
+    if (subgroups[0] === "unreduced") return { kind: "unreduced" };
   }
   const canonical = devices.kind === "iota" ? { kind: "iota" as const, ...canonicalIota(devices.reshape, devices.perm) } : devices;
   return { kind: "tiled", tileDims, devices: canonical, subgroups };
@@ -113,7 +116,7 @@ export function subgroupSharding(tileDims: readonly number[], devices: TileDevic
 
 export function printHloSharding(h: HloSharding): string {
   switch (h.kind) {
-    case "replicated": case "manual": case "unknown": return `{${h.kind}}`;
+    case "replicated": case "manual": case "unreduced": case "unknown": return `{${h.kind}}`;
     case "maximal": return `{maximal device=${h.device}}`;
     case "tuple": return `{${h.elements.map(printHloSharding).join(", ")}}`;
     case "tiled": {
@@ -187,7 +190,7 @@ class ShardingText {
       this.expect("}");
       return { kind: "tuple", elements };
     }
-    for (const kind of ["replicated", "manual", "unknown"] as const) {
+    for (const kind of ["replicated", "manual", "unreduced", "unknown"] as const) {
       if (this.accept(kind)) {
         this.expect("}");
         return { kind };

@@ -4,8 +4,9 @@
 // uses it): each dimension tiles into the product of its axes' sizes; the mesh's axes,
 // cut where the sharding's sub-axes need, are iota(devices) reshaped to their sizes and
 // transposed into the order the dimensions name them, manual axes next (a `manual`
-// subgroup), the axes nobody names last (a `replicated` subgroup). Sub-axes need no
-// special form. Unreduced axes cannot be said (a HloShardingError).
+// subgroup), then unreduced axes (an `unreduced` subgroup), the axes nobody names last
+// (a `replicated` subgroup). Sub-axes need no special form. XLA has no form with both
+// manual and unreduced axes (a HloShardingError).
 //
 // HLO → Shardy, on a mesh given (hloShardingOnMesh): each tile dimension's index on
 // every device is matched, minor piece first, with the index of a prime-sized sub-axis
@@ -30,10 +31,10 @@ const sizeOf = (a: AxisRef, mesh: Mesh): number => a.subAxis?.size ?? meshAxisSi
 /** `sharding` (on `mesh`) as an HloSharding; `manualAxes`: the axes a manual computation around it has made manual. */
 export function sdyToHloSharding(sharding: TensorSharding, mesh: Mesh, manualAxes: readonly string[] = []): HloSharding {
   if (mesh.axes.length === 0) return mesh.deviceIds !== undefined && mesh.deviceIds.length > 0 ? { kind: "maximal", device: mesh.deviceIds[0]! } : { kind: "replicated" };
-  if (sharding.unreducedAxes.length > 0) {
-    throw new HloShardingError(`sharding unreduced along ${sharding.unreducedAxes.map(axisToString).join(", ")}: HloSharding has no unreduced axes`);
-  }
   if (manualAxes.length === mesh.axes.length) return { kind: "manual" };
+  if (sharding.unreducedAxes.length > 0 && manualAxes.length > 0) {
+    throw new HloShardingError(`sharding unreduced along ${sharding.unreducedAxes.map(axisToString).join(", ")} inside a manual computation (manual axes ${manualAxes.join(", ")}): XLA's HloSharding has no form with both unreduced and manual axes`);
+  }
   const tileDims = sharding.dimShardings.map((d) => product(d.axes.map((a) => sizeOf(a, mesh))));
   // Where each named axis goes among the tile assignment's transposed dimensions.
   const position = new Map<string, number>();
@@ -44,7 +45,12 @@ export function sdyToHloSharding(sharding: TensorSharding, mesh: Mesh, manualAxe
     subgroups.push("manual");
     for (const n of manualAxes) position.set(key({ name: n }), position.size);
   }
-  const pieces = atomicAxes(sharding.dimShardings.flatMap((d) => d.axes), mesh);
+  if (sharding.unreducedAxes.length > 0) {
+    tileDims.push(product(sharding.unreducedAxes.map((a) => sizeOf(a, mesh))));
+    subgroups.push("unreduced");
+    for (const a of sharding.unreducedAxes) position.set(key(a), position.size);
+  }
+  const pieces = atomicAxes([...sharding.dimShardings.flatMap((d) => d.axes), ...sharding.unreducedAxes], mesh);
   const reshape = pieces.map((p) => sizeOf(p, mesh));
   const perm = new Array<number>(pieces.length);
   let free = position.size;
@@ -112,6 +118,7 @@ export function hloShardingOnMesh(h: HloSharding, mesh: Mesh, rank: number, mesh
   switch (h.kind) {
     case "replicated": return { sharding: closed(empty()), manualAxes: [] };
     case "manual": return { sharding: closed(empty()), manualAxes: mesh.axes.map((a) => a.name) };
+    case "unreduced": return { sharding: { ...closed(empty()), unreducedAxes: mesh.axes.map((a) => ({ name: a.name })) }, manualAxes: [] };
     case "unknown": case "tuple": case "maximal":
       throw new HloShardingError(`a ${h.kind} HloSharding is not a sharding of one value on a mesh`);
     case "tiled": break;
@@ -241,7 +248,7 @@ export interface ShardingOnMesh {
 /**
  * An HloSharding's text as a sharding of a value of `shape` on a mesh of its own (the
  * sharding inlined on it); undefined for the forms that are no sharding of one value on
- * a mesh (tuple, unknown, manual).
+ * a mesh (tuple, unknown, manual, unreduced: no devices to make a mesh of).
  */
 export function hloShardingToSdy(h: HloSharding, shape: Shape): ShardingOnMesh | undefined {
   const rank = shape.kind === "array" ? shape.dimensions.length : 0;
@@ -249,7 +256,7 @@ export function hloShardingToSdy(h: HloSharding, shape: Shape): ShardingOnMesh |
     const mesh: Mesh = { axes: [], deviceIds: [h.device] };
     return { mesh, sharding: { meshOrRef: mesh, dimShardings: [], replicatedAxes: [], unreducedAxes: [] } };
   }
-  if (h.kind === "tuple" || h.kind === "unknown" || h.kind === "manual") return undefined;
+  if (h.kind === "tuple" || h.kind === "unknown" || h.kind === "manual" || h.kind === "unreduced") return undefined;
   const mesh = meshForHloShardings([h]);
   return { mesh, sharding: hloShardingOnMesh(h, mesh, rank).sharding };
 }

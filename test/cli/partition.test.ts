@@ -25,6 +25,29 @@ test("xlats run: a program with a mesh runs on its 4 devices and the global resu
   assert.match(r.stderr, /ran sharded on 4 devices \(mesh @mesh <\["x"=2, "y"=2\]>\); results assembled from the shards/);
 });
 
+test("xlats run: a JAX shard_map export (mhlo.sharding strings, no mesh) is read by Shardy and runs sharded", () => {
+  // JAX's lowering without Shardy: @Sharding + @SPMDFullToShardShape, a call of @shmap_body, @Sharding + @SPMDShardToFullShape.
+  const text = `module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x4xi32> {mhlo.sharding = "{devices=[2,2]<=[4]}"}) -> (tensor<4x4xi32> {mhlo.sharding = "{devices=[2,2]<=[4]}"}) {
+    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[2,2]<=[4]}"} : (tensor<4x4xi32>) -> tensor<4x4xi32>
+    %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = "{manual}"} : (tensor<4x4xi32>) -> tensor<2x2xi32>
+    %2 = call @shmap_body(%1) : (tensor<2x2xi32>) -> tensor<2x2xi32>
+    %3 = stablehlo.custom_call @Sharding(%2) {mhlo.sharding = "{manual}"} : (tensor<2x2xi32>) -> tensor<2x2xi32>
+    %4 = stablehlo.custom_call @SPMDShardToFullShape(%3) {mhlo.sharding = "{devices=[2,2]<=[4]}"} : (tensor<2x2xi32>) -> tensor<4x4xi32>
+    return %4 : tensor<4x4xi32>
+  }
+  func.func private @shmap_body(%a: tensor<2x2xi32>) -> tensor<2x2xi32> {
+    %0 = stablehlo.multiply %a, %a : tensor<2x2xi32>
+    return %0 : tensor<2x2xi32>
+  }
+}`;
+  const dir = tempFiles({ "jax.mlir": text });
+  const r = xlats("run", join(dir, "jax.mlir"), "--arg", A);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), "dense<[[1, 4, 9, 16], [25, 36, 49, 64], [81, 100, 121, 144], [169, 196, 225, 256]]> : tensor<4x4xi32>");
+  assert.match(r.stderr, /ran sharded on 4 devices/);
+});
+
 test("xlats partition prints the per-device program; --report its collectives, bytes and memory", () => {
   const dir = tempFiles({ "p.mlir": ELEMENTWISE });
   const p = xlats("partition", join(dir, "p.mlir"));

@@ -115,3 +115,31 @@ test("a caller whose attributes are annotated still points at its edited callee"
   assert.deepEqual(call.frontendAttributes, { caller: "annotated" });
   assert.deepEqual(call.attrs.toApply.root.frontendAttributes, { edited: "yes" });
 });
+
+test("a parameter replaced by a wider tuple: what read it reads its stand-in, new elements read the new parameter", () => {
+  const m = parseStableHlo(program);
+  const c = m.entry;
+  const [param, neg] = c.instructions;
+  const f = factoryFor(c);
+  const replacement = f.parameter(0, { kind: "tuple", elements: [param!.shape, param!.shape] });
+  const first = f.add("getTupleElement", [replacement], { index: 0 });
+  const second = f.add("getTupleElement", [replacement], { index: 1 });
+  // An instruction the edit inserts that names the old parameter reads the stand-in too.
+  const abs = f.add("abs", [param!], {});
+  const out = editModule(m, (k) => {
+    if (k !== c) return undefined;
+    const e = new ComputationEdit(k);
+    e.replaceParameter(param as Instruction<"parameter">, replacement, first);
+    e.insertAfter("start", second);
+    e.insertAfter(neg!, abs);
+    e.setOperand(neg!, 0, second);
+    return e;
+  });
+  const insts = out.entry.instructions;
+  assert.deepEqual(out.entry.parameters, [replacement]);
+  assert.deepEqual(opcodes(insts), ["parameter", "getTupleElement", "getTupleElement", "negate", "abs", "add", "multiply"]);
+  assert.equal(insts[1], first);
+  assert.equal(insts.find((i) => i.opcode === "negate")!.operands[0], second);
+  assert.equal(insts.find((i) => i.opcode === "abs")!.operands[0], first);
+  assert.ok(insts.every((i) => !i.operands.includes(param!)), "nothing reads the old parameter");
+});

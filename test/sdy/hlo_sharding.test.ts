@@ -96,9 +96,33 @@ test("HLO text without a mesh: XLA's importer's mesh (_axis_i) from the iota til
   assert.throws(() => meshForHloShardings(["{devices=[4]<=[4]}", "{devices=[2]<=[2]}"].map(parseHloSharding)), HloShardingError);
 });
 
+test("unreduced axes are an `unreduced` subgroup after the sharded dimensions, as XLA's export tests print them, and read back", () => {
+  // The strings of XLA's export_shardings tests (mesh_5 = i=2,j=2; mesh_2 = x=8,y=4).
+  const m5: Mesh = { axes: [{ name: "i", size: 2 }, { name: "j", size: 2 }] };
+  const m2: Mesh = { axes: [{ name: "x", size: 8 }, { name: "y", size: 4 }] };
+  const cases: [TensorSharding, Mesh, string][] = [
+    [sharding([full(["j"]), []], full(["i"])), m5, "{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={unreduced}}"],
+    [sharding([full(["i"]), []], full(["j"])), m5, "{devices=[2,1,2]<=[4] last_tile_dims={unreduced}}"],
+    [sharding([[], []], full(["i", "j"])), m5, "{unreduced}"],
+    [sharding([full(["y"]), []], [{ name: "x", subAxis: { preSize: 1, size: 2 } }]), m2, "{devices=[4,1,2,4]<=[8,4]T(1,0) last_tile_dims={unreduced, replicated}}"],
+    [sharding([[], []], [{ name: "x", subAxis: { preSize: 1, size: 2 } }, { name: "y" }]), m2, "{devices=[1,1,8,4]<=[2,4,4]T(0,2,1) last_tile_dims={unreduced, replicated}}"],
+  ];
+  for (const [s, mesh, want] of cases) {
+    assert.equal(text(s, mesh), want);
+    const h = parseHloSharding(want);
+    assert.equal(printHloSharding(h), want);
+    // Read back on the same mesh: the same dimensions and unreduced axes.
+    const back = hloShardingOnMesh(h, mesh, 2, "mesh").sharding;
+    assert.deepEqual(back.dimShardings.map((d) => d.axes), s.dimShardings.map((d) => d.axes), want);
+    assert.deepEqual(back.unreducedAxes, s.unreducedAxes, want);
+  }
+});
+
 test("what HloSharding cannot say, and text that is not HloSharding, are HloShardingErrors", () => {
   const mesh: Mesh = { axes: [{ name: "x", size: 2 }, { name: "y", size: 2 }] };
-  assert.throws(() => sdyToHloSharding(sharding([full(["x"])], full(["y"])), mesh), (e: unknown) => e instanceof HloShardingError && /unreduced along "y"/.test(e.message));
+  // Unreduced and manual axes together: XLA's HloSharding has no form for it.
+  assert.throws(() => sdyToHloSharding(sharding([full(["x"])], full(["y"])), { ...mesh, axes: [...mesh.axes, { name: "z", size: 2 }] }, ["z"]),
+    (e: unknown) => e instanceof HloShardingError && /unreduced along "y" inside a manual computation \(manual axes z\)/.test(e.message));
   assert.throws(() => parseHloSharding("{devices=[2,2]<=[4]"), (e: unknown) => e instanceof HloShardingError && /expected '}' at column 20/.test(e.message));
   assert.throws(() => parseHloSharding("{devices=[2,2]<=[2,2]T(0,0)}"), /not a permutation/);
   assert.throws(() => parseHloSharding("{devices=[2,2]0,1,2}"), /3 devices for a tile assignment \[2,2\] of 4/);

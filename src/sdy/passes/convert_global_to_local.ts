@@ -18,7 +18,7 @@ import { sourceLocation } from "../../ir/locations.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
 import { factoryFor, mapComputations, withInstructions } from "../../ir/rewrite.js";
 import { XlaError } from "../../types/errors.js";
-import { arrayShape, isArray, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
+import { arrayShape, isArray, shapesEqual, shapeToString, tupleShape, type ArrayShape, type Shape } from "../../types/shape.js";
 import { axisContains, axisEquals, axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../axis.js";
 import { SdyVerifyError } from "../diagnostics.js";
 import { atomicAxes, localShape, replicaGroupsForAxes, shardIndex } from "../local_shapes.js";
@@ -49,6 +49,16 @@ interface Context {
   nextChannelId: number;
   /** Computation names in use (a reduction body gets a fresh one). */
   readonly computationNames: Set<string>;
+  /** Per case branch (by name: a branch that calls a converted computation is rebuilt), the shardings of the values its parameter carries. */
+  readonly branchParameters: Map<string, BranchParameter>;
+  /** Case branches converted, by name (a branch two conditionals share converts once). */
+  readonly localBranches: Map<string, Computation>;
+}
+
+/** A case branch's parameter: the sharding of the value it captured, or of each value of its tuple. */
+interface BranchParameter {
+  readonly tuple: boolean;
+  readonly shardings: readonly (TensorSharding | undefined)[];
 }
 
 function freshComputationName(ctx: Context, base: string): string {
@@ -84,6 +94,8 @@ function opError(inst: Instruction, message: string): never {
 interface Scope {
   readonly c: Computation;
   readonly argShardings: readonly (TensorSharding | undefined)[];
+  /** A case branch's tuple parameter: the sharding of each of its elements. */
+  readonly parameterElements?: readonly (TensorSharding | undefined)[];
   /** Its instructions move into the enclosing computation (each gets a name free there). */
   readonly inlined: boolean;
 }
@@ -99,7 +111,20 @@ function valueSharding(scope: Scope, v: Instruction): TensorSharding | undefined
     const outs = (v as Instruction<"sdyManualComputation">).attrs.outShardings;
     if (outs.length === 1) return outs[0];
   }
-  return v.sdySharding?.length === 1 ? v.sdySharding[0] : undefined;
+  return v.sdySharding?.length === 1 ? v.sdySharding[0] : elementSharding(scope, v);
+}
+
+/**
+ * The sharding of an element `v` takes out of a tuple: a manual computation's result
+ * (its out sharding), or a value a case branch's tuple parameter carries.
+ */
+function elementSharding(scope: Scope, v: Instruction): TensorSharding | undefined {
+  const owner = v.operands[0];
+  if (v.opcode !== "getTupleElement" || owner === undefined) return undefined;
+  const index = (v as Instruction<"getTupleElement">).attrs.index;
+  if (owner.opcode === "sdyManualComputation") return (owner as Instruction<"sdyManualComputation">).attrs.outShardings[index];
+  if (owner.opcode === "parameter" && owner.operands.length === 0 && scope.c.parameters.includes(owner as Instruction<"parameter">)) return scope.parameterElements?.[index];
+  return undefined;
 }
 
 const hasAxes = (s: TensorSharding | undefined, dim: number): boolean => (s?.dimShardings[dim]?.axes.length ?? 0) > 0;
@@ -357,9 +382,9 @@ function localOpContext(ctx: Context, scope: Scope, f: InstructionFactory): Loca
 
 function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: Instruction, operands: readonly Instruction[]): Instruction {
   const lctx = localOpContext(ctx, c, f);
-  const sharding = inst.sdySharding?.[0];
+  const sharding = inst.sdySharding?.[0] ?? elementSharding(c, inst);
   const mesh = sharding === undefined ? undefined : meshOfSharding(ctx, sharding);
-  const local = localOf(ctx, inst.shape, inst.sdySharding?.length === 1 ? sharding : undefined, `${inst.opcode} '${inst.name}'`);
+  const local = localOf(ctx, inst.shape, (inst.sdySharding?.length ?? 1) === 1 ? sharding : undefined, `${inst.opcode} '${inst.name}'`);
   if (inst.sdySharding !== undefined && inst.sdySharding.length > 1) {
     fail(inst, "ops with several sharded results are not converted yet");
   }
@@ -419,6 +444,17 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
         return s === undefined ? undefined : eraseManualAxes(s, m.attrs.manualAxes);
       });
       return inlineBody(ctx, f, { c: m.attrs.body, argShardings, inlined: true }, operands, inst);
+    }
+    case "conditional": {
+      const cond = inst as Instruction<"conditional">;
+      const branches = cond.attrs.branches.map((b) => {
+        const known = ctx.localBranches.get(b.name) ?? localizeComputation(ctx, b);
+        ctx.localBranches.set(b.name, known);
+        return known;
+      });
+      if (unchanged && branches.every((b, i) => b === cond.attrs.branches[i])) return inst;
+      if (!c.inlined) f.releaseName(inst.name);
+      return f.add("conditional", operands, { ...cond.attrs, branches }, { from: inst, declared: local });
     }
     case "sdyNamedComputation":
       // Its body converts with the in shardings on its arguments; not built yet.
@@ -481,11 +517,48 @@ function inlineBody(ctx: Context, f: InstructionFactory, scope: Scope, operands:
   return replaced.get(scope.c.root) ?? scope.c.root;
 }
 
+/** A function's scope (its signature's argument shardings), or a case branch's (what its conditional passes it). */
+function scopeOf(ctx: Context, c: Computation): Scope {
+  const branch = ctx.branchParameters.get(c.name);
+  if (branch === undefined) return { c, argShardings: c.parameters.map((p) => c.argShardings?.[p.attrs.number]), inlined: false };
+  return branch.tuple ? { c, argShardings: [undefined], parameterElements: branch.shardings, inlined: false } : { c, argShardings: branch.shardings, inlined: false };
+}
+
+/** The local shape of parameter `p` of the scope. */
+function localParameter(ctx: Context, scope: Scope, p: Instruction<"parameter">): Shape {
+  const what = `argument ${p.attrs.number} of ${scope.c.name}`;
+  if (scope.parameterElements === undefined || p.shape.kind !== "tuple") return localOf(ctx, p.shape, scope.argShardings[p.attrs.number], what);
+  return tupleShape(p.shape.elements.map((e, i) => localOf(ctx, e, scope.parameterElements![i], `${what}, element ${i}`)));
+}
+
+/** Each case branch with the shardings of what its conditional passes it, callers first. */
+function branchParametersOf(ctx: Context): void {
+  for (const c of [...ctx.module.computations].reverse()) {
+    const scope = scopeOf(ctx, c);
+    for (const inst of c.instructions) {
+      if (inst.opcode !== "conditional") continue;
+      (inst as Instruction<"conditional">).attrs.branches.forEach((branch, b) => {
+        const operand = inst.operands[1 + b]!;
+        const param = branch.parameters[0];
+        const parameter: BranchParameter = operand.opcode === "tuple"
+          ? { tuple: true, shardings: operand.operands.map((o) => valueSharding(scope, o)) }
+          : param?.shape.kind === "tuple" ? { tuple: true, shardings: [] } : { tuple: false, shardings: [valueSharding(scope, operand)] };
+        const known = ctx.branchParameters.get(branch.name);
+        if (known !== undefined && JSON.stringify(known) !== JSON.stringify(parameter)) {
+          fail(inst, `its branch ${branch.name} is a branch of another conditional that passes it values sharded otherwise`);
+        }
+        ctx.branchParameters.set(branch.name, parameter);
+      });
+    }
+  }
+}
+
 function localizeComputation(ctx: Context, c: Computation): Computation {
   const f = factoryFor(c);
   const replaced = new Map<Instruction, Instruction>();
+  const scope = scopeOf(ctx, c);
   const parameters = c.parameters.map((p) => {
-    const local = localOf(ctx, p.shape, c.argShardings?.[p.attrs.number], `argument ${p.attrs.number} of ${c.name}`);
+    const local = localParameter(ctx, scope, p);
     if (shapesEqual(local, p.shape)) return p;
     f.releaseName(p.name);
     const np = f.add("parameter", [], { number: p.attrs.number, shape: local }, { from: p });
@@ -495,7 +568,6 @@ function localizeComputation(ctx: Context, c: Computation): Computation {
   f.drain();
   const out: Instruction[] = [];
   const placed = new Set<Instruction>(parameters);
-  const scope: Scope = { c, argShardings: c.parameters.map((p) => c.argShardings?.[p.attrs.number]), inlined: false };
   let changed = replaced.size > 0;
   for (const inst of c.instructions) {
     if (inst.opcode === "parameter") {
@@ -519,7 +591,10 @@ function localizeComputation(ctx: Context, c: Computation): Computation {
 }
 
 export function convertGlobalToLocal(module: HloModule, options: GlobalToLocalOptions): HloModule {
-  const ctx: Context = { module, options, nextChannelId: maxChannelId(module) + 1, computationNames: new Set(module.computations.map((c) => c.name)) };
+  const ctx: Context = {
+    module, options, nextChannelId: maxChannelId(module) + 1, computationNames: new Set(module.computations.map((c) => c.name)), branchParameters: new Map(), localBranches: new Map(),
+  };
+  branchParametersOf(ctx);
   // Manual computations' bodies are converted where they are inlined, with their
   // arguments' shardings; a named computation's body is never converted on its own.
   const bodies = new Set<Computation>();
@@ -529,7 +604,8 @@ export function convertGlobalToLocal(module: HloModule, options: GlobalToLocalOp
       if (inst.opcode === "sdyNamedComputation") bodies.add((inst as Instruction<"sdyNamedComputation">).attrs.body);
     }
   }
-  return mapComputations(module, (c) => (bodies.has(c) ? c : localizeComputation(ctx, c)));
+  // Case branches convert where their conditional does (their parameters take its operands' local types).
+  return mapComputations(module, (c) => (bodies.has(c) || ctx.branchParameters.has(c.name) ? c : localizeComputation(ctx, c)));
 }
 
 export const CONVERT_GLOBAL_TO_LOCAL_PASSES: readonly PassRegistration[] = [

@@ -19,8 +19,9 @@
 //     (XLA gives every op there a sharding); while and case ops without one get
 //     `{replicated}`; the meshes go, and the module says `mhlo.num_partitions`.
 //
-// A sharding HloSharding cannot say (unreduced axes) is a HloShardingError naming the
-// value.
+// Unreduced axes are an `unreduced` subgroup (`last_tile_dims={unreduced}`, or
+// `{unreduced}`), as XLA writes them; a sharding XLA's HloSharding cannot say (unreduced
+// axes inside a manual computation) is a HloShardingError naming the value.
 
 import type { PassRegistration } from "../../compiler/pass_options.js";
 import { isOp, subcomputationsOf, type Computation, type HloModule, type Instruction } from "../../ir/computation.js";
@@ -162,7 +163,7 @@ class Exporter {
         const sharding = inst.sharding ?? this.defaultSharding(inst, manualMesh, manualAxes);
         return sharding === inst.sharding ? undefined : withoutSdy(inst, operands, f, sharding);
       }
-      const per = inst.sdySharding?.map((s) => this.checked(() => sdyToHloSharding(s, resolveMesh(s.meshOrRef, this.meshes()), manualAxes), inst.name));
+      const per = inst.sdySharding?.map((s) => this.checked(() => sdyToHloSharding(s, resolveMesh(s.meshOrRef, this.meshes()), manualAxes), `${inst.opcode} '${inst.name}'`));
       const h: HloSharding | undefined = per === undefined ? undefined : per.length === 1 ? per[0]! : { kind: "tuple", elements: per };
       return withoutSdy(inst, operands, f, h === undefined ? inst.sharding : printHloSharding(h));
     });
@@ -196,7 +197,7 @@ class Exporter {
     if (manualMesh !== undefined && isArray(inst.shape)) {
       const rank = inst.shape.dimensions.length;
       const replicated: TensorSharding = { meshOrRef: manualMesh, dimShardings: Array.from({ length: rank }, () => ({ axes: [], isClosed: true })), replicatedAxes: [], unreducedAxes: [] };
-      return this.hlo(replicated, manualAxes, inst.name);
+      return this.hlo(replicated, manualAxes, `${inst.opcode} '${inst.name}'`);
     }
     if (manualAxes.length === 0 && (inst.opcode === "while" || inst.opcode === "conditional")) return "{replicated}";
     return undefined;

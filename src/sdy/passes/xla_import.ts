@@ -7,9 +7,11 @@
 // results take `sdy.sharding`, ops `sdy.sharding` (one per result of a tuple sharding),
 // and a `stablehlo.custom_call @Sharding` becomes `sdy.sharding_constraint`.
 //
-// Shardings with manual axes (`{manual}`, a manual subgroup: the inside of a shard_map)
-// stay `mhlo.sharding`: they need the manual computation around them, which this pass
-// does not rebuild from @SPMDFullToShardShape / @SPMDShardToFullShape.
+// The shard_map pattern (@Sharding + @SPMDFullToShardShape, a call of `shmap_body`,
+// @Sharding + @SPMDShardToFullShape) becomes an `sdy.manual_computation`
+// (shard_map_import.ts); inside its body a sharding with a manual subgroup keeps its
+// other axes (the free ones) and `{manual}` none. Manual shardings anywhere else stay
+// `mhlo.sharding`.
 
 import type { PassRegistration } from "../../compiler/pass_options.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
@@ -18,6 +20,7 @@ import { shapeToString, type Shape } from "../../types/shape.js";
 import { HloShardingError, parseHloSharding, type HloSharding } from "../hlo_sharding.js";
 import { hloShardingOnMesh, meshForHloShardings } from "../hlo_sharding_convert.js";
 import type { Mesh, NamedMesh, TensorSharding } from "../model.js";
+import { importShardMaps } from "./shard_map_import.js";
 
 const GLOBAL_MESH = "mesh";
 
@@ -35,6 +38,10 @@ function withoutConverted(attrs: readonly Readonly<Record<string, string>>[], co
 const leaves = (h: HloSharding): HloSharding[] => (h.kind === "tuple" ? h.elements.flatMap(leaves) : [h]);
 const isManual = (h: HloSharding): boolean => h.kind === "manual" || (h.kind === "tiled" && h.subgroups.includes("manual"));
 const rankOf = (s: Shape): number => (s.kind === "array" ? s.dimensions.length : 0);
+/** An open, unsharded sharding of a value on the global mesh (a tuple element next to sharded ones). */
+const openOf = (s: Shape): TensorSharding => ({
+  meshOrRef: GLOBAL_MESH, dimShardings: Array.from({ length: rankOf(s) }, () => ({ axes: [], isClosed: false })), replicatedAxes: [], unreducedAxes: [],
+});
 
 export function importShardings(module: HloModule): HloModule {
   const parse = (text: string, what: string): HloSharding => {
@@ -63,9 +70,13 @@ export function importShardings(module: HloModule): HloModule {
     ...(mesh.axes.length > 0 || usable.some((h) => h.kind !== "maximal") ? [{ name: GLOBAL_MESH, mesh }] : []),
     ...maximal.map((d): NamedMesh => ({ name: `maximal_mesh_${d}`, mesh: { axes: [], deviceIds: [d] } as Mesh })),
   ];
-  /** `h` for a value of `shape`; undefined where it stays mhlo.sharding (manual axes). */
-  const sdy = (h: HloSharding, shape: Shape, what: string): TensorSharding | undefined => {
-    if (isManual(h)) return undefined;
+  /**
+   * `h` for a value of `shape`; undefined where it stays mhlo.sharding (manual axes
+   * outside a manual computation's body); null for `{manual}` in a body (no sharding).
+   */
+  const sdy = (h: HloSharding, shape: Shape, what: string, inBody = false): TensorSharding | undefined | null => {
+    if (isManual(h) && !inBody) return undefined;
+    if (h.kind === "manual") return null;
     if (h.kind === "maximal") return { meshOrRef: `maximal_mesh_${h.device}`, dimShardings: [], replicatedAxes: [], unreducedAxes: [] };
     try {
       return hloShardingOnMesh(h, mesh, rankOf(shape), GLOBAL_MESH).sharding;
@@ -77,29 +88,50 @@ export function importShardings(module: HloModule): HloModule {
   const forValues = (c: Computation, attrs: readonly Readonly<Record<string, string>>[] | undefined, shapes: readonly Shape[], what: string) =>
     attrs === undefined ? undefined : shapes.map((shape, i) => {
       const text = attributeSharding(attrs[i]);
-      return text === undefined ? undefined : sdy(parse(text, `${c.name}'s ${what} ${i}`), shape, `${c.name}'s ${what} ${i}`);
+      return text === undefined ? undefined : sdy(parse(text, `${c.name}'s ${what} ${i}`), shape, `${c.name}'s ${what} ${i}`) ?? undefined;
     });
-  const imported = mapComputations(module, (c) => {
+  const { module: mapped, bodies } = importShardMaps(module, {
+    mesh, meshName: GLOBAL_MESH,
+    sharding: (text, shape, what) => {
+      const s = sdy(parse(text, what), shape, what);
+      if (s == null) throw new HloShardingError(`${what}: the shard_map's global sharding ${text} is manual`);
+      return s;
+    },
+  });
+  const imported = mapComputations(mapped, (c) => {
+    const inBody = bodies.has(c.name);
     const out = rebuild(c, (inst, operands, f) => {
       if (inst.sharding === undefined) return undefined;
       const h = parse(inst.sharding, inst.name);
       const shapes = h.kind === "tuple" && inst.shape.kind === "tuple" ? inst.shape.elements : [inst.shape];
       const elements = h.kind === "tuple" ? h.elements : [h];
       if (elements.length !== shapes.length) throw new HloShardingError(`${inst.name}: a sharding of ${elements.length} values for ${shapes.length}`);
-      const per = elements.map((e, i) => sdy(e, shapes[i]!, inst.name));
+      const per = elements.map((e, i) => sdy(e, shapes[i]!, inst.name, inBody));
       if (per.some((s) => s === undefined)) return undefined;
-      const shardings = per as TensorSharding[];
+      // `{manual}` in a body: the op has no sharding of its free axes.
+      const shardings = per.every((s) => s === null) ? undefined : per.map((s, i) => s ?? openOf(shapes[i]!));
       f.releaseName(inst.name);
       const extras = {
         name: inst.name,
         ...(inst.metadata !== undefined ? { metadata: inst.metadata } : {}),
         ...(inst.frontendAttributes !== undefined ? { frontendAttributes: inst.frontendAttributes } : {}),
       };
+      if (shardings === undefined) return f.placeUnchecked(inst.opcode, operands, inst.attrs, inst.shape, extras);
       if (inst.opcode === "customCall" && (inst as Instruction<"customCall">).attrs.target === "Sharding" && operands.length === 1) {
         return f.placeUnchecked("sdyShardingConstraint", operands, { sharding: shardings[0]! }, inst.shape, extras);
       }
       return f.placeUnchecked(inst.opcode, operands, inst.attrs, inst.shape, { ...extras, sdySharding: shardings });
     });
+    if (inBody) {
+      // A body's arguments and results are sharded by the manual computation's in and out shardings.
+      const target = out === c ? withInstructions(c, c.instructions, c.root) : out;
+      for (const k of ["argAttributes", "resultAttributes"] as const) {
+        const list = c[k]?.map((a) => Object.fromEntries(Object.entries(a).filter(([key]) => key !== "mhlo.sharding")));
+        if (list === undefined || list.every((a) => Object.keys(a).length === 0)) delete target[k];
+        else target[k] = list;
+      }
+      return target;
+    }
     const results = c.resultAttributes === undefined ? [] : c.resultAttributes.length === 1 ? [c.root.shape]
       : c.root.shape.kind === "tuple" ? c.root.shape.elements : [];
     const argShardings = forValues(c, c.argAttributes, c.parameters.map((p) => p.shape), "argument");
@@ -119,6 +151,16 @@ export function importShardings(module: HloModule): HloModule {
   const result = imported === module ? withEntry(module, module.entry) : imported;
   result.meshes = meshes;
   return result;
+}
+
+/**
+ * Whether `module` is a program XLA's SPMD partitioner would take and one device cannot
+ * run as written: no Shardy mesh, and a shard_map's @SPMDFullToShardShape (its shapes
+ * are per device). `xlats run` reads such a program with -xla-sdy-import-shardings.
+ */
+export function needsShardingImport(module: HloModule): boolean {
+  if ((module.meshes ?? []).length > 0) return false;
+  return module.computations.some((c) => c.instructions.some((i) => i.opcode === "customCall" && (i as Instruction<"customCall">).attrs.target === "SPMDFullToShardShape"));
 }
 
 export const XLA_IMPORT_PASSES: readonly PassRegistration[] = [{

@@ -8,6 +8,7 @@ import type { Computation, HloModule, Instruction } from "../../ir/computation.j
 import { ComputationEdit, editModule, type InstructionAnnotations } from "../../ir/edit.js";
 import { factoryFor } from "../../ir/rewrite.js";
 import type { InstructionFactory } from "../../ir/factory.js";
+import type { Shape } from "../../types/shape.js";
 import { ShardingError } from "../axis.js";
 import type { TensorSharding } from "../model.js";
 import type { DebugAttributes } from "./debug_writeback.js";
@@ -91,6 +92,38 @@ function madeInstruction(factory: InstructionFactory, op: POp, operand: Instruct
   }
 }
 
+/** Whether `v` is defined in region `b` of `op` or in a region nested in it. */
+function isWithin(v: PValue, op: POp, b: number): boolean {
+  let owner: POp | undefined = v.def.kind === "arg" ? v.def.op : v.def.op.parent;
+  let index = v.def.kind === "arg" ? v.def.region : owner!.regions.indexOf(regionOf(v.def.op).region);
+  while (owner !== undefined) {
+    if (owner === op) return index === b;
+    const parent: POp | undefined = owner.parent;
+    if (parent === undefined) return false;
+    index = parent.regions.indexOf(regionOf(owner).region);
+    owner = parent;
+  }
+  return false;
+}
+
+/** The values region `b` of `op` (or a region in it) reads that are defined outside it, in order of first use. */
+function valuesFromOutside(op: POp, b: number): PValue[] {
+  const found = new Set<PValue>();
+  const scan = (r: PRegion): void => {
+    for (const inner of r.ops) {
+      if (inner.erased) continue;
+      for (const v of inner.operands) if (!isWithin(v, op, b)) found.add(v);
+      inner.regions.forEach(scan);
+    }
+  };
+  scan(op.regions[b]!);
+  return [...found];
+}
+
+function tupleElements(s: Shape): readonly Shape[] {
+  return s.kind === "tuple" ? s.elements : [s];
+}
+
 export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
   const edits = new Edits();
   const { graph } = ir;
@@ -101,13 +134,18 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
   };
   const computationOfOp = (op: POp): Computation => regionComputation(regionOf(op).region);
 
-  /** The instruction standing for a value (a get-tuple-element made for an op result that had none). */
+  /** Per branch computation, the instructions of it standing for the values it was made to capture. */
+  const captured = new Map<Computation, Map<PValue, Instruction>>();
+  /** Per branch computation given more captures, the elements for them in order. */
+  const capturedElements = new Map<Computation, readonly Instruction[]>();
+  /** The computations of the instructions made here. */
+  const madeHome = new Map<Instruction, Computation>();
   /** The instruction standing for `v` inside computation `c` (a captured value: the region's own parameter or element for it). */
   const instIn = (v: PValue, c: Computation): Instruction => {
-    const scoped = ir.scopedInstruction(c, v);
+    const scoped = ir.scopedInstruction(c, v) ?? captured.get(c)?.get(v);
     if (scoped !== undefined) return scoped;
     const inst = instFor(v);
-    const home = ir.computationOfInstruction(inst);
+    const home = madeHome.get(inst) ?? ir.computationOfInstruction(inst);
     if (home !== undefined && home !== c) {
       throw new ShardingError(`${inst.name} of ${home.name} is needed inside ${c.name}, which does not capture it (a reshard of a captured value placed outside the region that reads it)`);
     }
@@ -120,9 +158,11 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
       const owner = v.def.op;
       const ownerInst = ir.instOf(owner);
       if (ownerInst !== undefined) {
-        const { edit, factory } = edits.of(computationOfOp(owner));
+        const home = computationOfOp(owner);
+        const { edit, factory } = edits.of(home);
         const gte = factory.add("getTupleElement", [ownerInst], { index: v.def.index });
         edit.insertAfter(ownerInst, gte);
+        madeHome.set(gte, home);
         ir.instOfValue.set(v, gte);
         return gte;
       }
@@ -130,10 +170,62 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
     throw new ShardingError("propagation: a value of the graph has no instruction to stand for it");
   };
 
+  /**
+   * A case op's branches get, as more elements of their parameter, the values they now
+   * read from outside and did not capture (a reshard Shardy places right after a
+   * value defined outside the branch, returned by the branch).
+   */
+  const captureIntoBranches = (op: POp): void => {
+    const cond = ir.instOf(op);
+    if (cond?.opcode !== "conditional") return;
+    const outer = computationOfOp(op);
+    op.regions.forEach((r, b) => {
+      const branch = regionComputation(r);
+      const param = branch.parameters[0];
+      const needed = valuesFromOutside(op, b).filter((v) => ir.scopedInstruction(branch, v) === undefined);
+      if (needed.length === 0 || param === undefined) return;
+      const { edit: outerEdit, factory: outerFactory } = edits.of(outer);
+      const operand = cond.operands[1 + b]!;
+      const wasTuple = param.shape.kind === "tuple";
+      const placed = (inst: Instruction): Instruction => {
+        outerEdit.insertBefore(cond, inst);
+        return inst;
+      };
+      const oldElements = !wasTuple ? [operand]
+        : operand.opcode === "tuple" ? operand.operands
+        : tupleElements(param.shape).map((_, j) => placed(outerFactory.add("getTupleElement", [operand], { index: j })));
+      const tuple = placed(outerFactory.add("tuple", [...oldElements, ...needed.map((v) => instIn(v, outer))], {}));
+      outerEdit.setOperand(cond, 1 + b, tuple);
+      const elements = captured.get(branch) ?? new Map<PValue, Instruction>();
+      captured.set(branch, elements);
+      // A branch two case ops share (the importer's one computation for equal regions) already took its captures from the first.
+      const known = capturedElements.get(branch);
+      if (known !== undefined) {
+        if (known.length !== needed.length) throw new ShardingError(`${branch.name} is a branch of two case ops that need different values captured into it`);
+        needed.forEach((v, j) => elements.set(v, known[j]!));
+        return;
+      }
+      const { edit, factory } = edits.of(branch);
+      const replacement = factory.parameter(0, tuple.shape);
+      // A branch that captured one value read it as its parameter: now it is the tuple's first element.
+      const standIn = wasTuple ? undefined : factory.add("getTupleElement", [replacement], { index: 0 });
+      edit.replaceParameter(param, replacement, standIn);
+      const newElements = needed.map((v, j) => {
+        const element = factory.add("getTupleElement", [replacement], { index: oldElements.length + j });
+        edit.insertAfter("start", element);
+        madeHome.set(element, branch);
+        elements.set(v, element);
+        return element;
+      });
+      capturedElements.set(branch, newElements);
+    });
+  };
+
   // Instructions for the ops the passes made (sharding constraints), after the op before them in their region.
   const made = new Map<POp, Instruction>();
   for (const func of graph.funcs) {
     const visit = (op: POp): void => {
+      if (op.kind === "case") captureIntoBranches(op);
       op.regions.forEach((r) => r.ops.forEach((inner, position) => {
         if (!inner.erased && ir.instOf(inner) === undefined && !isTerminator(inner)) {
           const { edit, factory } = edits.of(regionComputation(r));
@@ -155,6 +247,7 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
           }
           const inst = madeInstruction(factory, inner, operand, graph.shardings.get(inner.results[0]!)!);
           edit.insertAfter(anchor, inst);
+          madeHome.set(inst, regionComputation(r));
           made.set(inner, inst);
           ir.instOfValue.set(inner.results[0]!, inst);
         }
@@ -175,7 +268,7 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
       if (v === lowered[k]) return;
       const c = computationOfOp(op);
       const { edit } = edits.of(c);
-      const value = made.get(v.def.op) ?? instIn(v, c);
+      const value = instIn(v, c);
       if (!isTerminator(op)) {
         edit.setOperand(ir.instOf(op)!, k, value);
       } else if (c.root.opcode === "tuple" && op.operands.length !== 1) {
@@ -188,7 +281,7 @@ export function writeBack(ir: IrGraph, debug?: DebugAttributes): HloModule {
   for (const [op, { tuple, lowered }] of ir.tupleOperands) {
     if (op.erased) continue;
     op.operands.forEach((v, k) => {
-      if (v !== lowered[k]) edits.of(computationOfOp(op)).edit.setOperand(tuple, k, made.get(v.def.op) ?? instIn(v, computationOfOp(op)));
+      if (v !== lowered[k]) edits.of(computationOfOp(op)).edit.setOperand(tuple, k, instIn(v, computationOfOp(op)));
     });
   }
   const annotateDebug = (edit: ComputationEdit, inst: Instruction, op: POp): void => {

@@ -80,6 +80,31 @@ func.func @main(%a: tensor<4x8xs32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"
   assert.deepEqual(got!.toNested(), want!.toNested());
 });
 
+test("a case branch returning a value from outside it, resharded after that value (the branch captures the reshard), equals the unsharded case", async () => {
+  // Shardy puts the reshard of %a for the first branch right after %a, outside the branch;
+  // the second branch reshards inside. The branches' captured values take local types.
+  const text = `
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}, %i: tensor<i32>) -> (tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+  %0 = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}]>]>} : tensor<8xi32>
+  %1 = "stablehlo.case"(%i) ({
+    stablehlo.return %a : tensor<8xi32>
+  }, {
+    %4 = stablehlo.abs %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : tensor<8xi32>
+    stablehlo.return %4 : tensor<8xi32>
+  }) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : (tensor<i32>) -> tensor<8xi32>
+  %2 = stablehlo.add %0, %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : tensor<8xi32>
+  return %2 : tensor<8xi32>
+}`;
+  const a = iotaLiteral("s32", [8]);
+  for (const branch of [0, 1]) {
+    const args = [a, Literal.fromValues("s32", [], [branch])];
+    const [got] = await sharded(text, args);
+    const [want] = unsharded(text, args);
+    assert.deepEqual(got!.toNested(), want!.toNested());
+  }
+});
+
 test("a manual computation with a user all-reduce equals the unsharded sum; the report counts its bytes", async () => {
   const text = `
 sdy.mesh @mesh = <["x"=2, "y"=2]>

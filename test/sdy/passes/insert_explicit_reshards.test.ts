@@ -121,13 +121,16 @@ test("a case branch the importer shares between two functions gets each function
   const b = out.slice(out.indexOf("@b("));
   const count = (text: string, re: RegExp): number => (text.match(re) ?? []).length;
   const toX = /sdy\.reshard %arg0 <@mesh, \[\{"x"\}\]>/g;
-  // @a: the abs reads %arg0 resharded to x and its result goes to y; the second branch reshards %arg0 to y.
+  // @a: the abs reads %arg0 resharded to x and its result goes to y; the second branch returns %arg0
+  // resharded to y right after %arg0 (the function's first op, which the branch captures, as in Shardy).
   assert.equal(count(a, toX), 1);
   assert.equal(count(a, /sdy\.reshard %arg0 <@mesh, \[\{"y"\}\]>/g), 1);
-  assert.match(a, /sdy\.reshard %2 <@mesh, \[\{"y"\}\]>/);
-  // @b: both branches reshard %arg0 to x, once each; nothing goes to y.
+  assert.match(a, /sdy\.reshard %\d+ <@mesh, \[\{"y"\}\]>/);
+  // @b: %arg0 resharded to x for the abs and, first in the function, for the second branch; nothing goes to y.
   assert.equal(count(b, toX), 2);
   assert.doesNotMatch(b, /\{"y"\}/);
+  // The branch both functions share returns each function's own reshard.
+  for (const f of [a, b]) assert.match(f, /\{\n\s*%0 = sdy\.reshard %arg0 [^\n]*\n\s*%1 = "stablehlo\.case"[\s\S]*\}, \{\n\s*stablehlo\.return %0 :/);
 });
 
 test("without the full version a concatenate is resharded only when an operand is sharded unlike its result", () => {

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseHlo, parseStableHlo, printHlo, printStableHlo, type Instruction } from "../../../src/index.js";
-import { HloShardingError, parseHloSharding } from "../../../src/sdy/hlo_sharding.js";
+import { parseHloSharding } from "../../../src/sdy/hlo_sharding.js";
 import { hloShardingOnMesh } from "../../../src/sdy/hlo_sharding_convert.js";
 import { shardIndex } from "../../../src/sdy/local_shapes.js";
 import type { Mesh, TensorSharding } from "../../../src/sdy/model.js";
@@ -105,14 +105,35 @@ test("through HLO text and back: parameters and the ROOT carry main's argument a
   assert.deepEqual(mainShardings(back).calls, mainShardings(exported).calls);
 });
 
-test("a sharding HloSharding cannot say (unreduced axes) is a HloShardingError naming the value", () => {
+test("unreduced axes export as XLA writes them (an unreduced subgroup) and -xla-sdy-import-shardings reads them back", () => {
   const text = `
-sdy.mesh @mesh = <["x"=2]>
-func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={"x"}>}) -> tensor<4xf32> {
-  return %a : tensor<4xf32>
+sdy.mesh @mesh = <["i"=2, "j"=2]>
+func.func @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"j"}, {}], unreduced={"i"}>}) -> (tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"i"}, {}]>}) {
+  %0 = stablehlo.add %a, %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}], unreduced={"i", "j"}>]>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 }`;
-  assert.throws(() => opt(text, EXPORT), /main's argument 0: sharding unreduced along "x": HloSharding has no unreduced axes/);
-  assert.ok(new HloShardingError("x") instanceof Error);
+  const exported = opt(text, EXPORT);
+  // XLA's export_shardings tests print these strings for the same shardings.
+  assert.match(exported, /%arg0: tensor<4x8xf32> \{mhlo\.sharding = "\{devices=\[2,1,2\]<=\[2,2\]T\(1,0\) last_tile_dims=\{unreduced\}\}"\}/);
+  assert.match(exported, /stablehlo\.add %arg0, %arg0 \{mhlo\.sharding = "\{unreduced\}"\}/);
+  const back = opt(exported, "-xla-sdy-import-shardings");
+  // The imported mesh names its axes _axis_0 (i) and _axis_1 (j).
+  assert.match(back, /sdy\.mesh @mesh = <\["_axis_0"=2, "_axis_1"=2\]>/);
+  assert.match(back, /%arg0: tensor<4x8xf32> \{sdy\.sharding = #sdy\.sharding<@mesh, \[\{"_axis_1"\}, \{\}\], unreduced=\{"_axis_0"\}>\}/);
+  assert.match(back, /stablehlo\.add %arg0, %arg0 \{sdy\.sharding = #sdy\.sharding_per_value<\[<@mesh, \[\{\}, \{\}\], unreduced=\{"_axis_0", "_axis_1"\}>\]>\}/);
+});
+
+test("unreduced axes inside a manual computation (XLA has no HloSharding for both) are a HloShardingError naming the value", () => {
+  const text = `
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) -> tensor<4xf32> {
+  %0 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"} (%b: tensor<2xf32>) {
+    %1 = stablehlo.negate %b {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}], unreduced={"y"}>]>} : tensor<2xf32>
+    sdy.return %1 : tensor<2xf32>
+  } : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}`;
+  assert.throws(() => opt(text, EXPORT), /negate .1.: sharding unreduced along "y" inside a manual computation \(manual axes x\): XLA.s HloSharding has no form with both unreduced and manual axes/);
 });
 
 test("-xla-sdy-import-shardings reads the exported strings back: every device holds the same block as before", () => {

@@ -114,16 +114,23 @@ function edgeSourceUses(op: POp, owner: PValue): PUse[] {
 }
 
 /**
- * Right after the value a use reads. Shardy puts it there even when the use is in a
- * region that captures the value from outside; the IR's regions are computations that
- * see a captured value through their own parameter, so there the reshard goes at the
- * start of the region instead (the same program).
+ * Right after the value a use reads, as Shardy puts it, also when the use is in a case
+ * branch that reads the value from outside (the branch then captures the reshard). The
+ * IR's loops cannot take in more values that way: for a use in a loop region that
+ * reads a value from outside, the reshard goes at the start of the use's region (the
+ * same program).
  */
 function afterSource(use: PUse): InsertionPoint {
   const v = use.op.operands[use.index]!;
-  const useRegion = regionOf(use.op).region;
   const defRegion = v.def.kind === "arg" ? v.def.op.regions[v.def.region]! : regionOf(v.def.op).region;
-  if (defRegion === useRegion || use.op.parent === undefined) return afterValue(v);
+  const useRegion = regionOf(use.op).region;
+  let owner = use.op.parent;
+  let region = useRegion;
+  while (region !== defRegion && owner?.kind === "case" && owner.parent !== undefined) {
+    region = regionOf(owner).region;
+    owner = owner.parent;
+  }
+  if (region === defRegion || use.op.parent === undefined) return afterValue(v);
   return { parent: use.op.parent, region: useRegion, before: useRegion.ops[0]! };
 }
 
