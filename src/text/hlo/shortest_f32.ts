@@ -51,12 +51,7 @@ export function shortestF32Text(x: number): string | undefined {
   const exact = 8 - k >= 0 && 8 - k <= 12;
   // At an exact end a decimal reads back as x when round-half-even picks x (even mantissa).
   const endsIn = (word[0]! & 1) === 0;
-  /** Whether c reads back as x: true, false, or undefined when too close to an end to say. */
-  const inside = (c: number): boolean | undefined => {
-    if (exact) return (c > low && c < high) || ((c === low || c === high) && endsIn);
-    if (Math.abs(c - low) < MARGIN || Math.abs(c - high) < MARGIN) return undefined;
-    return c > low && c < high;
-  };
+  const inside = (c: number): boolean | undefined => readsBack(c, low, high, exact, endsIn);
   // The largest j with a multiple of 10^j inside the interval: a multiple of 10^j is a
   // multiple of 10^(j-1), so once one j fails every larger one does. Only the first two
   // multiples past the lower end need asking about.
@@ -83,7 +78,19 @@ export function shortestF32Text(x: number): string | undefined {
   if (!exact && Math.abs(dBelow - dAbove) < MARGIN) return undefined;
   const c = dBelow < dAbove ? below : above;
   if (inside(c) !== true) return undefined;
-  return formatDecimal(x < 0, c / step, k - 8 + j);
+  const exponent = k - 8 + j;
+  // Up to 1e22 both factors are exact, so the double below is the one nearest the
+  // decimal; its shortest text (String, JavaScript's own shortest-digits printer) is then
+  // the decimal's digits, as no other decimal of nine digits or fewer is that close to it.
+  if (exponent >= -22 && exponent <= 22) return String(scaleByPow10(x < 0 ? -c / step : c / step, exponent));
+  return formatDecimal(x < 0, c / step, exponent);
+}
+
+/** Whether the scaled decimal c reads back as x: true, false, or undefined when too close to an end of (low, high) to say. */
+function readsBack(c: number, low: number, high: number, exact: boolean, endsIn: boolean): boolean | undefined {
+  if (exact) return (c > low && c < high) || ((c === low || c === high) && endsIn);
+  if (Math.abs(c - low) < MARGIN || Math.abs(c - high) < MARGIN) return undefined;
+  return c > low && c < high;
 }
 
 /** digits * 10^exponent written as `String(number)` does (ECMAScript Number::toString). */
