@@ -7,7 +7,7 @@ import { roundToFloatType } from "../../types/float_codec.js";
 import { Literal, type Scalar } from "../../types/literal.js";
 import { elementCount, type ArrayShape, type Shape } from "../../types/shape.js";
 import { Cursor, MAX_NESTING } from "./cursor.js";
-import { shortestF32Text } from "./shortest_f32.js";
+import { AsciiWriter, shortestF32Text } from "./shortest_f32.js";
 
 /** Parses the literal between `constant(` and `)` for a value of shape `shape`. */
 export function parseLiteral(c: Cursor, shape: Shape, depth = 0): Literal {
@@ -168,6 +168,7 @@ export function printLiteral(lit: Literal): string {
   const values = lit.values();
   const rank = s.dimensions.length;
   if (rank === 0) return printScalar(s.elementType, values[0]!);
+  if (s.elementType === "f32") return printF32Array(s.dimensions, values as readonly number[]);
   let k = 0;
   const body = (dim: number): string => {
     if (dim === rank) return printScalar(s.elementType, values[k++]!);
@@ -178,4 +179,28 @@ export function printLiteral(lit: Literal): string {
     return rank === 1 ? `{${parts.join(", ")}}` : `{ ${parts.join(", ")} }`;
   };
   return body(0);
+}
+
+/** printLiteral's body of an f32 array, written as bytes (large weights print without a string per element). */
+function printF32Array(dimensions: readonly number[], values: readonly number[]): string {
+  const w = new AsciiWriter();
+  const rank = dimensions.length;
+  let k = 0;
+  const body = (dim: number): void => {
+    if (dimensions[dim] === 0) return w.text("{}");
+    // XLA's style: a vector is `{1, 2}`, higher ranks put spaces inside every brace.
+    w.text(rank === 1 ? "{" : "{ ");
+    for (let i = 0; i < dimensions[dim]!; i++) {
+      if (i > 0) w.text(", ");
+      if (dim + 1 < rank) body(dim + 1);
+      else {
+        const x = values[k++]!;
+        // formatFloat's order: specials and whole numbers first, then the shortest decimal.
+        if (!Number.isFinite(x) || x === 0 || Number.isInteger(x) || !w.shortestF32(x)) w.text(formatFloat("f32", x));
+      }
+    }
+    w.text(rank === 1 ? "}" : " }");
+  };
+  body(0);
+  return w.toString();
 }

@@ -33,6 +33,16 @@ function scaleByPow10(v: number, e: number): number {
  * arithmetic cannot decide it (see the file comment).
  */
 export function shortestF32Text(x: number): string | undefined {
+  const packed = shortestF32Decimal(x);
+  return packed === undefined ? undefined : formatDecimal(x < 0, Math.floor(packed / 128), (packed % 128) - 64);
+}
+
+/**
+ * The shortest decimal of |x| as digits · 10^exponent, packed into one number as
+ * digits · 128 + (exponent + 64) (digits < 10^9, exponent within ±60: exact in a
+ * double, and no object per value); undefined when undecided.
+ */
+function shortestF32Decimal(x: number): number | undefined {
   bits[0] = x;
   const biased = (word[0]! >>> 23) & 0xff;
   // A power of two has a lower neighbour half as far as its upper one: left to the slow path.
@@ -78,12 +88,7 @@ export function shortestF32Text(x: number): string | undefined {
   if (!exact && Math.abs(dBelow - dAbove) < MARGIN) return undefined;
   const c = dBelow < dAbove ? below : above;
   if (inside(c) !== true) return undefined;
-  const exponent = k - 8 + j;
-  // Up to 1e22 both factors are exact, so the double below is the one nearest the
-  // decimal; its shortest text (String, JavaScript's own shortest-digits printer) is then
-  // the decimal's digits, as no other decimal of nine digits or fewer is that close to it.
-  if (exponent >= -22 && exponent <= 22) return String(scaleByPow10(x < 0 ? -c / step : c / step, exponent));
-  return formatDecimal(x < 0, c / step, exponent);
+  return (c / step) * 128 + (k - 8 + j + 64);
 }
 
 /** Whether the scaled decimal c reads back as x: true, false, or undefined when too close to an end of (low, high) to say. */
@@ -95,12 +100,13 @@ function readsBack(c: number, low: number, high: number, exact: boolean, endsIn:
 
 /** digits * 10^exponent written as `String(number)` does (ECMAScript Number::toString). */
 function formatDecimal(negative: boolean, digitsValue: number, exponent: number): string {
-  let digits = String(digitsValue);
+  let d = digitsValue;
   let e = exponent;
-  while (digits.length > 1 && digits.charCodeAt(digits.length - 1) === 48) {
-    digits = digits.slice(0, -1);
+  while (d % 10 === 0) {
+    d /= 10;
     e++;
   }
+  const digits = String(d);
   const k = digits.length;
   const n = k + e; // the decimal point sits n digits from the left
   let text: string;
@@ -112,4 +118,81 @@ function formatDecimal(negative: boolean, digitsValue: number, exponent: number)
     text = `${mantissa}e${n - 1 < 0 ? "-" : "+"}${Math.abs(n - 1)}`;
   }
   return negative ? `-${text}` : text;
+}
+
+/**
+ * ASCII text built in one growable byte buffer and decoded once: a large constant's
+ * elements are written as bytes, with no string per element for the collector to sweep.
+ */
+export class AsciiWriter {
+  private bytes = new Uint8Array(1 << 16);
+  private length = 0;
+
+  private reserve(n: number): void {
+    if (this.length + n <= this.bytes.length) return;
+    const grown = new Uint8Array(Math.max(2 * this.bytes.length, this.length + n));
+    grown.set(this.bytes.subarray(0, this.length));
+    this.bytes = grown;
+  }
+
+  /** Appends an ASCII string. */
+  text(s: string): void {
+    this.reserve(s.length);
+    for (let i = 0; i < s.length; i++) this.bytes[this.length++] = s.charCodeAt(i);
+  }
+
+  /**
+   * Appends the shortest text of the finite, nonzero, non-integral f32 x as
+   * shortestF32Text writes it; false (nothing written) when undecided.
+   */
+  shortestF32(x: number): boolean {
+    const packed = shortestF32Decimal(x);
+    if (packed === undefined) return false;
+    let d = Math.floor(packed / 128);
+    let e = (packed % 128) - 64;
+    while (d % 10 === 0) {
+      d /= 10;
+      e++;
+    }
+    let k = 1;
+    while (k < 10 && d >= POW10[k]!) k++;
+    const n = k + e; // the decimal point sits n digits from the left, as in formatDecimal
+    this.reserve(k + 12);
+    const b = this.bytes;
+    let at = this.length;
+    if (x < 0) b[at++] = 45; // -
+    /** Writes the digits of d from position `from` (a 0-based digit index) to `to`. */
+    const digits = (from: number, to: number): void => {
+      for (let i = from; i < to; i++) b[at++] = 48 + (Math.floor(d / POW10[k - 1 - i]!) % 10);
+    };
+    if (k <= n && n <= 21) {
+      digits(0, k);
+      for (let i = k; i < n; i++) b[at++] = 48;
+    } else if (0 < n && n <= 21) {
+      digits(0, n);
+      b[at++] = 46; // .
+      digits(n, k);
+    } else if (-6 < n && n <= 0) {
+      b[at++] = 48;
+      b[at++] = 46;
+      for (let i = 0; i < -n; i++) b[at++] = 48;
+      digits(0, k);
+    } else {
+      digits(0, 1);
+      if (k > 1) {
+        b[at++] = 46;
+        digits(1, k);
+      }
+      b[at++] = 101; // e
+      b[at++] = n - 1 < 0 ? 45 : 43;
+      const exponent = String(Math.abs(n - 1));
+      for (let i = 0; i < exponent.length; i++) b[at++] = exponent.charCodeAt(i);
+    }
+    this.length = at;
+    return true;
+  }
+
+  toString(): string {
+    return new TextDecoder().decode(this.bytes.subarray(0, this.length));
+  }
 }

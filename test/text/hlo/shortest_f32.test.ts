@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { formatFloat, shortestF32BySearch } from "../../../src/text/hlo/literal_text.js";
+import { formatFloat, printLiteral, shortestF32BySearch } from "../../../src/text/hlo/literal_text.js";
+import { Literal } from "../../../src/types/literal.js";
 import { shortestF32Text } from "../../../src/text/hlo/shortest_f32.js";
 
 // Shortest round-trip digits as numpy's repr(np.float32(x)) prints them, written in
@@ -49,4 +50,29 @@ test("the fast f32 shortest digits agree with the digit-by-digit search on rando
     assert.equal(Math.fround(Number(fast)), x);
   }
   assert.ok(decided > 0.999 * candidates, `only ${decided} of ${candidates} decided by the fast path`);
+});
+
+test("an f32 array prints, as bytes, exactly what formatFloat gives each element, in XLA's braces", () => {
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  let seed = 11;
+  const next = (): number => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
+  const specials = [NaN, Infinity, -Infinity, 0, -0, 1, -3, 65504, 1.5e16, 1e21, 2 ** -149, 2 ** 100, 0.1];
+  for (const dims of [[0], [1], [37], [2, 0], [3, 5], [2, 3, 4], [1, 1, 1, 9]]) {
+    const n = dims.reduce((a, b) => a * b, 1);
+    const values = Array.from({ length: n }, (_, i) => {
+      if (i % 7 === 3) return Math.fround(specials[next() % specials.length]!);
+      u[0] = i % 2 ? next() : (next() & 0x807fffff) | ((107 + (next() % 40)) << 23);
+      return f[0]!;
+    });
+    // The reference: each element's formatFloat, nested as printLiteral writes other types.
+    let k = 0;
+    const nest = (dim: number): string => {
+      if (dim === dims.length) return formatFloat("f32", values[k++]!);
+      const parts = Array.from({ length: dims[dim]! }, () => nest(dim + 1));
+      if (parts.length === 0) return "{}";
+      return dims.length === 1 ? `{${parts.join(", ")}}` : `{ ${parts.join(", ")} }`;
+    };
+    assert.equal(printLiteral(Literal.fromValues("f32", dims, values)), nest(0), `f32[${dims}]`);
+  }
 });
