@@ -16,7 +16,6 @@ import type { KernelGraph, Node } from "../kernel/graph.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
 import { CValues, cType } from "./c_values.js";
 import type { NativeKernel } from "./kernel.js";
-import { STREAM_BLOCK, streamedDeclaration } from "./stream.js";
 
 
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
@@ -105,32 +104,12 @@ export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
     const t = cType(o.type);
     lines.push(`    ${t} *restrict out${k} = ${bufferPointer(t, nIn + k, `row * ${F}`, storageBytes(o.type), false)};`);
   });
-  const body: string[] = [];
-  values.emit(nodes.filter((id) => varying.has(id)), body, "");
-  const streamed = streamedDeclaration(ir);
-  if (streamed === undefined) {
-    lines.push(`#pragma GCC ivdep`);
-    lines.push(`    for (int64_t i = i0; i < i1; i++) {`);
-    lines.push(...body.map((l) => `      ${l}`));
-    c.roots.forEach((r, k) => lines.push(`      out${k}[i] = ${values.names.get(r)};`));
-    lines.push(`    }`);
-    lines.push(`  }`);
-  } else {
-    // In blocks: each output's block gathered in L1 (sb<k>), then streamed (stream.ts).
-    lines.splice(1, 0, `  ${streamed}`);
-    lines.push(`    for (int64_t ib = i0; ib < i1; ib += ${STREAM_BLOCK}) {`);
-    lines.push(`      const int64_t ie = ib + ${STREAM_BLOCK} < i1 ? ib + ${STREAM_BLOCK} : i1;`);
-    outTypes.forEach((t, k) => lines.push(`      ${cType(t)} sb${k}[${STREAM_BLOCK}] __attribute__((aligned(64)));`));
-    lines.push(`#pragma GCC ivdep`);
-    lines.push(`      for (int64_t i = ib; i < ie; i++) {`);
-    lines.push(...body.map((l) => `        ${l}`));
-    c.roots.forEach((r, k) => lines.push(`        if (streamed) sb${k}[i - ib] = ${values.names.get(r)}; else out${k}[i] = ${values.names.get(r)};`));
-    lines.push(`      }`);
-    outTypes.forEach((t, k) => lines.push(`      if (streamed) xk_stream(out${k} + ib, sb${k}, (size_t)(ie - ib) * sizeof(${cType(t)}));`));
-    lines.push(`    }`);
-    lines.push(`  }`);
-    lines.push(`  if (streamed) xk_stream_fence();`);
-  }
+  lines.push(`#pragma GCC ivdep`);
+  lines.push(`    for (int64_t i = i0; i < i1; i++) {`);
+  values.emit(nodes.filter((id) => varying.has(id)), lines, "      ");
+  c.roots.forEach((r, k) => lines.push(`      out${k}[i] = ${values.names.get(r)};`));
+  lines.push(`    }`);
+  lines.push(`  }`);
   lines.push(`}`);
   const bytesPerElement = ir.inputs.reduce((s, x) => s + storageBytes(x.type), 0) + outTypes.reduce((s, t) => s + storageBytes(t), 0);
   return {

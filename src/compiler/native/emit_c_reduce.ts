@@ -32,7 +32,6 @@ import { bufferPointer, symbolize, SYM } from "./c_source.js";
 import { CFail, CValues, cConst, cType, isHalf, wrap } from "./c_values.js";
 import { LoadPlan } from "./emit_c_loop.js";
 import type { NativeKernel } from "./kernel.js";
-import { streamedDeclaration } from "./stream.js";
 
 /** Bytes of accumulators a row reduction keeps side by side (four 512-bit vectors). */
 const LANE_BYTES = 256;
@@ -306,9 +305,6 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
       const width = Math.max(1, ...red.reductions.map((r) => storageBytes(r.type)));
       const lanes = Math.max(4, Math.floor(LANE_BYTES / width));
       const useLanes = Rn >= lanes;
-      // The full-size outputs of the lane loop gathered in L1 (sb<k>) and streamed (stream.ts).
-      const streamed = useLanes && fullOut.length > 0 ? streamedDeclaration(ir) : undefined;
-      if (streamed !== undefined) lines.splice(1, 0, `  ${streamed}`);
       lines.push(`  const int64_t j = 0; (void)j;`);
       red.reductions.forEach((r, k) => lines.push(`  ${cType(r.type)} h${k}[${S}];`));
       for (const id of firstStage.keys()) lines.push(`  ${cType(g.node(id).type)} m${id}[${S}][${Rn}];`);
@@ -334,7 +330,6 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
         if (S > 1) lines.push(`    }`);
       }
       lines.push(`  }`);
-      if (streamed !== undefined) lines.push(`  if (streamed) xk_stream_fence();`);
 
       /** One step's work for `ss` (the stages that have a row): their element loops fused. */
       function step(ss: readonly number[], inner: string): void {
@@ -356,17 +351,13 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
         const buffers = (s: number): RowBuffers => rowBuffersOf(s, (id) => `m${id}_${s}`);
         if (useLanes) {
           for (const k of ks) declareLanes(k, lanes, inner);
-          const streams = streamed === undefined ? [] : ss.flatMap(stageFulls);
-          for (const k of streams) lines.push(`${inner}${cType(ir.outputs[k]!.type)} sb${k}[${lanes}] __attribute__((aligned(64)));`);
           lines.push(`${inner}int64_t r = 0;`);
           lines.push(`${inner}for (; r + ${lanes} <= ${Rn}; r += ${lanes}) {`);
           loop(`${inner}  `, `#pragma GCC ivdep\nfor (int l = 0; l < ${lanes}; l++) {\n  const int64_t rr = r + l;`,
             ss.map((s) => elementParts(stageRoots[s]!, rVar, "rr", leavesOf(s), (v, out) => {
               for (const k of stageReductions(s)) out.push(...laneStep(k, v.names.get(values[k]!)!));
-              if (streams.length === 0) fullStores(stageFulls(s), "rr", "j")(v, out);
-              else for (const k of stageFulls(s)) out.push(`if (streamed) sb${k}[l] = ${v.names.get(outputs[k]!)}; else out${k}[rr] = ${v.names.get(outputs[k]!)};`);
+              fullStores(stageFulls(s), "rr", "j")(v, out);
             }, `a${s}_`, buffers(s))));
-          for (const k of streams) lines.push(`${inner}  if (streamed) xk_stream(out${k} + r, sb${k}, sizeof sb${k});`);
           lines.push(`${inner}}`);
           for (const k of ks) foldLanes(k, lanes, inner);
         } else {

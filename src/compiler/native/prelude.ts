@@ -155,55 +155,6 @@ static inline uint64_t xk_reduce_precision(uint64_t x, int is_nan, int W, int SE
   return x;
 }
 
-/* Streaming stores. A kernel that touches more than half the last-level cache
-   (XK_LLC_BYTES: the toolchain's -D, 0 where unknown; the cache is shared with the other
-   cores and the program's other arrays) writes its full-size outputs with non-temporal
-   stores: the lines it writes would mostly leave the cache before anything reads them,
-   and a plain store first reads each line it overwrites (a third more memory traffic).
-   The emitters gather a block of results in L1 and stream it (stream.ts). */
-#ifndef XK_LLC_BYTES
-#define XK_LLC_BYTES 0
-#endif
-#if defined(__SSE2__)
-#include <immintrin.h>
-#define XK_CAN_STREAM 1
-#else
-#define XK_CAN_STREAM 0
-#endif
-#define XK_STREAMS(bytes) (XK_CAN_STREAM && XK_LLC_BYTES > 0 && 2 * (uint64_t)(bytes) > (uint64_t)XK_LLC_BYTES)
-
-/* A plain copy, out of line: the rare ragged block, whose call would otherwise make the
-   compiler save every vector register around it in the kernel's loop. */
-__attribute__((noinline)) static void xk_copy_out_of_line(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
-
-/* n bytes from src to dst: streamed where dst and n are whole 64-byte lines, else copied. */
-static inline void xk_stream(void *dst, const void *src, size_t n) {
-#if XK_CAN_STREAM
-  if ((((uintptr_t)dst | n) & 63) != 0) { xk_copy_out_of_line(dst, src, n); return; }
-  uint8_t *d = (uint8_t *)dst;
-  const uint8_t *s = (const uint8_t *)src;
-  for (; n > 0; n -= 64, d += 64, s += 64) {
-#if defined(__AVX512F__)
-    _mm512_stream_si512((__m512i *)d, _mm512_loadu_si512((const void *)s));
-#elif defined(__AVX__)
-    _mm256_stream_si256((__m256i *)d, _mm256_loadu_si256((const __m256i *)s));
-    _mm256_stream_si256((__m256i *)(d + 32), _mm256_loadu_si256((const __m256i *)(s + 32)));
-#else
-    for (int q = 0; q < 64; q += 16) _mm_stream_si128((__m128i *)(d + q), _mm_loadu_si128((const __m128i *)(s + q)));
-#endif
-  }
-#else
-  xk_copy_out_of_line(dst, src, n);
-#endif
-}
-
-/* Orders a kernel's streamed stores before its caller (another thread, the next kernel) reads them. */
-static inline void xk_stream_fence(void) {
-#if XK_CAN_STREAM
-  _mm_sfence();
-#endif
-}
-
 `;
 
 export const PRELUDE = `${BASE}\n${cMathSource()}\n`;

@@ -92,32 +92,8 @@ function detect(node: NodeBuiltins): Toolchain | string {
   if (includeDir === undefined) return "the node-api-headers package is not installed";
   const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing", "-fPIC", "-shared", "-pthread",
     ...(cpu.arch === "x86_64" ? ["-march=native"] : cpu.arch === "aarch64" ? ["-mcpu=native"] : []),
-    ...(process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : []),
-    `-DXK_LLC_BYTES=${lastLevelCacheBytes(node)}`];
+    ...(process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : [])];
   return { cc, version, cpu, flags, cacheDir: cacheDir(node), includeDir };
-}
-
-/**
- * The size of the CPU's last-level cache (Linux sysfs: the highest-level data or unified
- * cache of cpu0), 0 where unknown; the kernels stream outputs past it (stream.ts).
- */
-export function lastLevelCacheBytes(node: NodeBuiltins): number {
-  const dir = "/sys/devices/system/cpu/cpu0/cache";
-  let best = { level: 0, bytes: 0 };
-  try {
-    for (const entry of node.fs.readdirSync(dir)) {
-      if (!/^index\d+$/.test(entry)) continue;
-      const read = (f: string): string => node.fs.readFileSync(`${dir}/${entry}/${f}`, "utf8").trim();
-      if (read("type") === "Instruction") continue;
-      const level = Number(read("level"));
-      const m = /^(\d+)([KMG]?)$/.exec(read("size"));
-      if (m === null || !(level > best.level)) continue;
-      best = { level, bytes: Number(m[1]) * ({ "": 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 } as Record<string, number>)[m[2]!]! };
-    }
-  } catch {
-    // No sysfs (not Linux, or a sandbox): never stream.
-  }
-  return best.bytes;
 }
 
 function headersDir(node: NodeBuiltins): string | undefined {
