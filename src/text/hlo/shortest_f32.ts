@@ -124,6 +124,13 @@ function formatDecimal(negative: boolean, digitsValue: number, exponent: number)
  * ASCII text built in one growable byte buffer and decoded once: a large constant's
  * elements are written as bytes, with no string per element for the collector to sweep.
  */
+const CHUNK = 8192;
+/**
+ * TextDecoder where the platform has it (Node and browsers do), looked up at run time:
+ * the core is type-checked without Node's or the DOM's declarations (tsconfig.core.json).
+ */
+const Decoder = (globalThis as { TextDecoder?: new () => { decode(bytes: Uint8Array): string } }).TextDecoder;
+
 export class AsciiWriter {
   private bytes = new Uint8Array(1 << 16);
   private length = 0;
@@ -193,6 +200,11 @@ export class AsciiWriter {
   }
 
   toString(): string {
-    return new TextDecoder().decode(this.bytes.subarray(0, this.length));
+    const bytes = this.bytes.subarray(0, this.length);
+    if (Decoder !== undefined) return new Decoder().decode(bytes);
+    // ASCII, so each byte is its own char code; in chunks, as an argument list has a size limit.
+    const parts: string[] = [];
+    for (let i = 0; i < bytes.length; i += CHUNK) parts.push(String.fromCharCode(...bytes.subarray(i, i + CHUNK)));
+    return parts.join("");
   }
 }
