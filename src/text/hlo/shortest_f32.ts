@@ -33,8 +33,8 @@ function scaleByPow10(v: number, e: number): number {
  * arithmetic cannot decide it (see the file comment).
  */
 export function shortestF32Text(x: number): string | undefined {
-  const packed = shortestF32Decimal(x);
-  return packed === undefined ? undefined : formatDecimal(x < 0, Math.floor(packed / 128), (packed % 128) - 64);
+  const w = new AsciiWriter(16);
+  return w.shortestF32(x) ? w.toString() : undefined;
 }
 
 /**
@@ -98,28 +98,6 @@ function readsBack(c: number, low: number, high: number, exact: boolean, endsIn:
   return c > low && c < high;
 }
 
-/** digits * 10^exponent written as `String(number)` does (ECMAScript Number::toString). */
-function formatDecimal(negative: boolean, digitsValue: number, exponent: number): string {
-  let d = digitsValue;
-  let e = exponent;
-  while (d % 10 === 0) {
-    d /= 10;
-    e++;
-  }
-  const digits = String(d);
-  const k = digits.length;
-  const n = k + e; // the decimal point sits n digits from the left
-  let text: string;
-  if (k <= n && n <= 21) text = digits + "0".repeat(n - k);
-  else if (0 < n && n <= 21) text = `${digits.slice(0, n)}.${digits.slice(n)}`;
-  else if (-6 < n && n <= 0) text = `0.${"0".repeat(-n)}${digits}`;
-  else {
-    const mantissa = k === 1 ? digits : `${digits[0]}.${digits.slice(1)}`;
-    text = `${mantissa}e${n - 1 < 0 ? "-" : "+"}${Math.abs(n - 1)}`;
-  }
-  return negative ? `-${text}` : text;
-}
-
 /**
  * ASCII text built in one growable byte buffer and decoded once: a large constant's
  * elements are written as bytes, with no string per element for the collector to sweep.
@@ -132,8 +110,12 @@ const CHUNK = 8192;
 const Decoder = (globalThis as { TextDecoder?: new () => { decode(bytes: Uint8Array): string } }).TextDecoder;
 
 export class AsciiWriter {
-  private bytes = new Uint8Array(1 << 16);
+  private bytes: Uint8Array;
   private length = 0;
+
+  constructor(initialBytes = 1 << 16) {
+    this.bytes = new Uint8Array(initialBytes);
+  }
 
   private reserve(n: number): void {
     if (this.length + n <= this.bytes.length) return;
@@ -149,8 +131,9 @@ export class AsciiWriter {
   }
 
   /**
-   * Appends the shortest text of the finite, nonzero, non-integral f32 x as
-   * shortestF32Text writes it; false (nothing written) when undecided.
+   * Appends the shortest text of the finite, nonzero f32 x, written as JavaScript's
+   * `String(number)` writes that decimal (ECMAScript Number::toString); false (nothing
+   * written) when undecided.
    */
   shortestF32(x: number): boolean {
     const packed = shortestF32Decimal(x);
@@ -163,8 +146,8 @@ export class AsciiWriter {
     }
     let k = 1;
     while (k < 10 && d >= POW10[k]!) k++;
-    const n = k + e; // the decimal point sits n digits from the left, as in formatDecimal
-    this.reserve(k + 12);
+    const n = k + e; // the decimal point sits n digits from the left
+    this.reserve(32); // the longest text: a sign and 21 digits (zeros after the digits up to 1e21)
     const b = this.bytes;
     let at = this.length;
     if (x < 0) b[at++] = 45; // -
