@@ -226,6 +226,25 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
     const rowOf = (offset: number, row: number, rowBytes: number): void => {
       f.localGet(w).localGet(row).i32Const(rowBytes).i32Mul().i32Add().i32Const(offset).i32Add();
     };
+    /**
+     * Sets [t0, t0 + q) to the columns of row r (a local) of a triangular matrix of
+     * `width` columns that the fast pass sums: its triangle (lower: 0..r, upper: r..),
+     * or the whole row in the careful pass.
+     */
+    const triangleOfRow = (careful: boolean, lowerTriangle: boolean, width: () => void): void => {
+      if (careful) {
+        f.i32Const(0).localSet(t0);
+        width();
+        f.localSet(q);
+      } else if (lowerTriangle) {
+        f.i32Const(0).localSet(t0);
+        f.localGet(r).i32Const(1).i32Add().localSet(q);
+      } else {
+        f.localGet(r).localSet(t0);
+        width();
+        f.localGet(r).i32Sub().localSet(q);
+      }
+    };
     /** Pushes the address of M[row][col] (locals) in this unit's matrix. */
     const mAddress = (row: number, col: number): void => {
       f.localGet(aM).localGet(row).i32Const(mRowStride).i32Mul().i32Add().localGet(col).i32Const(mColStride).i32Mul().i32Add();
@@ -426,16 +445,7 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
           });
           f.localGet(from).localGet(r).i32Add().localSet(i);
           // Inv' is triangular as M is: the fast pass sums its triangle only, t in [t0, t0 + q).
-          if (careful) {
-            f.i32Const(0).localSet(t0);
-            f.localGet(size).localSet(q);
-          } else if (solveLower) {
-            f.i32Const(0).localSet(t0);
-            f.localGet(r).i32Const(1).i32Add().localSet(q);
-          } else {
-            f.localGet(r).localSet(t0);
-            f.localGet(size).localGet(r).i32Sub().localSet(q);
-          }
+          triangleOfRow(careful, solveLower, () => f.localGet(size));
           at(AROW);
           f.localGet(t0).i32Const(8).i32Mul().i32Add();
           f.localGet(q);
@@ -453,16 +463,16 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
       const entry = (): void => {
         // The masked, padded block's entry (r, c) as a double on the stack.
         f.localGet(r).localGet(size).i32LtU().localGet(c).localGet(size).i32LtU().i32And().if("f64");
-        f.localGet(r).localGet(c).i32Eq().if("f64");
-        if (unitDiagonal) f.f64Const(1);
-        else {
+        const blockEntry = (): void => {
           f.localGet(aM).localGet(from).localGet(r).i32Add().i32Const(n * es).i32Mul().i32Add();
           f.localGet(from).localGet(c).i32Add().i32Const(es).i32Mul().i32Add().f32Load().f64PromoteF32();
-        }
+        };
+        f.localGet(r).localGet(c).i32Eq().if("f64");
+        if (unitDiagonal) f.f64Const(1);
+        else blockEntry();
         f.else();
         (lower ? f.localGet(r).localGet(c).i32GtU() : f.localGet(r).localGet(c).i32LtU()).if("f64");
-        f.localGet(aM).localGet(from).localGet(r).i32Add().i32Const(n * es).i32Mul().i32Add();
-        f.localGet(from).localGet(c).i32Add().i32Const(es).i32Mul().i32Add().f32Load().f64PromoteF32();
+        blockEntry();
         f.else().f64Const(0).end();
         f.end();
         f.else();
@@ -507,16 +517,7 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
       forRange(f, i, 1, bs, 1, () => {
         if (lower) f.localGet(i).localSet(r);
         else f.i32Const(bs - 1).localGet(i).i32Sub().localSet(r);
-        if (careful) {
-          f.i32Const(0).localSet(t0);
-          f.i32Const(bs).localSet(q);
-        } else if (lower) {
-          f.i32Const(0).localSet(t0);
-          f.localGet(r).i32Const(1).i32Add().localSet(q);
-        } else {
-          f.localGet(r).localSet(t0);
-          f.i32Const(bs).localGet(r).i32Sub().localSet(q);
-        }
+        triangleOfRow(careful, lower, () => f.i32Const(bs));
         rowOf(SC, r, bsP * 8);
         f.localGet(t0).i32Const(8).i32Mul().i32Add();
         f.localGet(q);
