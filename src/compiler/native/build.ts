@@ -8,8 +8,6 @@
 // its buffers may hold a partial write, so every later call raises the same error.
 
 import { CompileError, ExecutionError, NativeFaultError } from "../../types/errors.js";
-
-export { NativeFaultError };
 import type { NativeKernel } from "./kernel.js";
 import { glueSource, type GlueKernel } from "./glue.js";
 import { PRELUDE } from "./prelude.js";

@@ -9,7 +9,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { compileSync } from "../../../src/compiler/index.js";
-import { NativeFaultError } from "../../../src/compiler/native/build.js";
+import { NativeFaultError } from "../../../src/types/errors.js";
 import { nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { add, arrayShape, ExecutionError, Literal, mul, parameter, tanh, XlaBuilder } from "../../../src/index.js";
