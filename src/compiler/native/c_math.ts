@@ -3,12 +3,16 @@
 // same stated ULP bounds), written out as C by running their emitters against a FloatOps
 // whose "instructions" build C expressions instead of WebAssembly bytes. Each becomes a
 // `static inline float xk_<name>_f32(float x)` of straight-line code (no branch, no
-// call), which the C compiler inlines into the kernels' loops and vectorizes. Values are
-// held as the scalar WebAssembly code holds them: floats as float, integers as uint32_t
-// (wrapping; signed where an op says so), masks as int (0 or 1, or an integer's bits
-// where the code selects on a sign mask: any nonzero value is true, as for wasm's
-// select). A multiply-add is XK_MADD: fused where the target has FMA, else a multiply
-// and an add, which the emitters' bounds allow either way (math.ts).
+// call), which the C compiler inlines into the kernels' loops and vectorizes, and a
+// `static inline xk_vf xk_v_<name>_f32(xk_vf x)` doing the same operations on sixteen
+// lanes at once (for the kernels written in vectors: emit_c_vector.ts), lane for lane
+// the scalar function's results. Scalar values are held as the scalar
+// WebAssembly code holds them: floats as float, integers as uint32_t (wrapping; signed
+// where an op says so), masks as int (0 or 1, or an integer's bits where the code
+// selects on a sign mask: any nonzero value is true, as for wasm's select); vectors hold
+// the same per lane, masks as all-ones or zero lanes. A multiply-add is XK_MADD: fused
+// where the target has FMA, else a multiply and an add, which the emitters' bounds
+// allow either way (math.ts).
 
 import {
   emitCbrt, emitErf, emitExp, emitExpm1, emitExpNonPositive, emitLog, emitLog1p, emitLogistic, emitTanh, type FloatOps,
@@ -21,7 +25,81 @@ interface Value {
   readonly kind: Kind;
 }
 
-const C_TYPE: Record<Kind, string> = { float: "float", int: "uint32_t", mask: "int" };
+/** How a function's values are written: one lane per value, or sixteen (the xk_v helpers of VECTOR_HELPERS). */
+interface Flavor {
+  readonly types: Record<Kind, string>;
+  readonly fconst: (c: string) => string;
+  readonly iconst: (hex: string) => string;
+  readonly min: (a: string, b: string) => string;
+  readonly max: (a: string, b: string) => string;
+  readonly abs: (a: string) => string;
+  readonly nearest: (a: string) => string;
+  readonly sqrt: (a: string) => string;
+  /** a < b ? b : a and b < a ? b : a. */
+  readonly pmax: (a: string, b: string) => string;
+  readonly pmin: (a: string, b: string) => string;
+  /** A compare of floats (op: < > == !=), or of integers read as signed. */
+  readonly compare: (op: string, a: string, b: string) => string;
+  readonly signedGreater: (a: string, b: string) => string;
+  readonly select: (kind: Kind, mask: string, a: string, b: string) => string;
+  readonly bits: (a: string) => string;
+  readonly fromBits: (a: string) => string;
+  readonly shiftRightSigned: (a: string, k: number) => string;
+  readonly itof: (a: string) => string;
+  readonly ftoi: (a: string) => string;
+  readonly copysign: (a: string, b: string) => string;
+  readonly madd: (a: string, b: string, c: string) => string;
+}
+
+const SCALAR: Flavor = {
+  types: { float: "float", int: "uint32_t", mask: "int" },
+  fconst: (c) => c,
+  iconst: (hex) => hex,
+  min: (a, b) => `xk_minf(${a}, ${b})`,
+  max: (a, b) => `xk_maxf(${a}, ${b})`,
+  abs: (a) => `fabsf(${a})`,
+  nearest: (a) => `rintf(${a})`,
+  sqrt: (a) => `sqrtf(${a})`,
+  // One vector instruction each once vectorized (the operand written twice is a name: see CFloatOps.named).
+  pmax: (a, b) => `(${a} < ${b} ? ${b} : ${a})`,
+  pmin: (a, b) => `(${b} < ${a} ? ${b} : ${a})`,
+  compare: (op, a, b) => `(${a} ${op} ${b})`,
+  signedGreater: (a, b) => `((int32_t)${a} > (int32_t)${b})`,
+  select: (_kind, m, a, b) => `(${m} ? ${a} : ${b})`,
+  bits: (a) => `xk_f32_bits(${a})`,
+  fromBits: (a) => `xk_bits_f32(${a})`,
+  shiftRightSigned: (a, k) => `(uint32_t)((int32_t)${a} >> ${k})`,
+  itof: (a) => `(float)(int32_t)${a}`,
+  // Saturating, as i32.trunc_sat_f32_s (the emitters only convert values in range).
+  ftoi: (a) => `(uint32_t)XK_F2I(${a}, int32_t, -2147483648ll, 2147483647ll)`,
+  copysign: (a, b) => `copysignf(${a}, ${b})`,
+  madd: (a, b, c) => `XK_MADD(${a}, ${b}, ${c})`,
+};
+
+/** Sixteen lanes: the helpers of VECTOR_HELPERS, each lane computing what SCALAR computes. */
+const VECTOR: Flavor = {
+  types: { float: "xk_vf", int: "xk_vu", mask: "xk_vi" },
+  fconst: (c) => `xk_vsplat(${c})`,
+  iconst: (hex) => `xk_vsplatu(${hex})`,
+  min: (a, b) => `xk_vminf(${a}, ${b})`,
+  max: (a, b) => `xk_vmaxf(${a}, ${b})`,
+  abs: (a) => `xk_vabs(${a})`,
+  nearest: (a) => `xk_vrint(${a})`,
+  sqrt: (a) => `xk_vsqrt(${a})`,
+  pmax: (a, b) => `xk_vpmax(${a}, ${b})`,
+  pmin: (a, b) => `xk_vpmin(${a}, ${b})`,
+  compare: (op, a, b) => `(${a} ${op} ${b})`,
+  signedGreater: (a, b) => `((xk_vi)${a} > (xk_vi)${b})`,
+  select: (kind, m, a, b) => (kind === "float" ? `xk_vsel((xk_vi)${m}, ${a}, ${b})`
+    : kind === "int" ? `xk_vseli((xk_vi)${m}, ${a}, ${b})` : `((xk_vi)xk_vseli((xk_vi)${m}, (xk_vu)${a}, (xk_vu)${b}))`),
+  bits: (a) => `((xk_vu)${a})`,
+  fromBits: (a) => `((xk_vf)${a})`,
+  shiftRightSigned: (a, k) => `((xk_vu)((xk_vi)${a} >> ${k}))`,
+  itof: (a) => `__builtin_convertvector((xk_vi)${a}, xk_vf)`,
+  ftoi: (a) => `((xk_vu)__builtin_convertvector(${a}, xk_vi))`,
+  copysign: (a, b) => `xk_vcopysign(${a}, ${b})`,
+  madd: (a, b, c) => `xk_vmadd(${a}, ${b}, ${c})`,
+};
 
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
@@ -44,7 +122,7 @@ class CFloatOps implements FloatOps {
   private temps = 0;
 
   /** Local 0 is the argument x. */
-  constructor() {
+  constructor(private readonly f: Flavor) {
     this.locals.push("float");
   }
 
@@ -53,7 +131,7 @@ class CFloatOps implements FloatOps {
   }
 
   declarations(): string[] {
-    return this.locals.flatMap((k, l) => (l === 0 ? [] : [`${C_TYPE[k]} ${this.name(l)};`]));
+    return this.locals.flatMap((k, l) => (l === 0 ? [] : [`${this.f.types[k]} ${this.name(l)};`]));
   }
 
   result(): string {
@@ -101,7 +179,7 @@ class CFloatOps implements FloatOps {
     this.stack.forEach((v, i) => {
       if (!pattern.test(v.expr)) return;
       const t = `t${this.temps++}`;
-      this.statements.push(`const ${C_TYPE[v.kind]} ${t} = ${v.expr};`);
+      this.statements.push(`const ${this.f.types[v.kind]} ${t} = ${v.expr};`);
       this.stack[i] = { expr: t, kind: v.kind };
     });
   }
@@ -110,57 +188,55 @@ class CFloatOps implements FloatOps {
   private named(expr: string): string {
     if (/^[\w.]+$/.test(expr)) return expr;
     const t = `t${this.temps++}`;
-    this.statements.push(`const float ${t} = ${expr};`);
+    this.statements.push(`const ${this.f.types.float} ${t} = ${expr};`);
     return t;
   }
 
-  fconst(x: number): void { this.push(cFloat(x), "float"); }
-  iconst(x: number): void { this.push(`0x${(x >>> 0).toString(16)}u`, "int"); }
+  fconst(x: number): void { this.push(this.f.fconst(cFloat(x)), "float"); }
+  iconst(x: number): void { this.push(this.f.iconst(`0x${(x >>> 0).toString(16)}u`), "int"); }
   add(): void { this.float((a, b) => `(${a} + ${b})`); }
   sub(): void { this.float((a, b) => `(${a} - ${b})`); }
   mul(): void { this.float((a, b) => `(${a} * ${b})`); }
   div(): void { this.float((a, b) => `(${a} / ${b})`); }
   // wasm's f32.min and max: NaN-propagating, -0 < +0.
-  min(): void { this.float((a, b) => `xk_minf(${a}, ${b})`); }
-  max(): void { this.float((a, b) => `xk_maxf(${a}, ${b})`); }
-  abs(): void { this.unaryFloat((a) => `fabsf(${a})`); }
+  min(): void { this.float(this.f.min); }
+  max(): void { this.float(this.f.max); }
+  abs(): void { this.unaryFloat(this.f.abs); }
   neg(): void { this.unaryFloat((a) => `(-${a})`); }
-  nearest(): void { this.unaryFloat((a) => `rintf(${a})`); }
-  sqrt(): void { this.unaryFloat((a) => `sqrtf(${a})`); }
-  // pmax(a, b) = a < b ? b : a and pmin(a, b) = b < a ? b : a: one vector instruction each.
-  pmax(): void { this.float((a, b) => { const n = this.named(a); return `(${n} < ${b} ? ${b} : ${n})`; }); }
-  pmin(): void { this.float((a, b) => { const n = this.named(a); return `(${b} < ${n} ? ${b} : ${n})`; }); }
-  lt(): void { this.mask((a, b) => `(${a} < ${b})`); }
-  gt(): void { this.mask((a, b) => `(${a} > ${b})`); }
-  eq(): void { this.mask((a, b) => `(${a} == ${b})`); }
-  ne(): void { this.mask((a, b) => `(${a} != ${b})`); }
-  igt(): void { this.mask((a, b) => `((int32_t)${a} > (int32_t)${b})`); }
-  ieq(): void { this.mask((a, b) => `(${a} == ${b})`); }
+  nearest(): void { this.unaryFloat(this.f.nearest); }
+  sqrt(): void { this.unaryFloat(this.f.sqrt); }
+  pmax(): void { this.float((a, b) => this.f.pmax(this.named(a), b)); }
+  pmin(): void { this.float((a, b) => this.f.pmin(this.named(a), b)); }
+  lt(): void { this.mask((a, b) => this.f.compare("<", a, b)); }
+  gt(): void { this.mask((a, b) => this.f.compare(">", a, b)); }
+  eq(): void { this.mask((a, b) => this.f.compare("==", a, b)); }
+  ne(): void { this.mask((a, b) => this.f.compare("!=", a, b)); }
+  igt(): void { this.mask(this.f.signedGreater); }
+  ieq(): void { this.mask((a, b) => this.f.compare("==", a, b)); }
   select(): void {
     const m = this.pop();
     const [a, b] = this.pop2();
-    this.push(`(${m.expr} ? ${a.expr} : ${b.expr})`, a.kind);
+    this.push(this.f.select(a.kind, m.expr, a.expr, b.expr), a.kind);
   }
-  bits(): void { this.push(`xk_f32_bits(${this.pop().expr})`, "int"); }
-  fromBits(): void { this.push(`xk_bits_f32(${this.pop().expr})`, "float"); }
+  bits(): void { this.push(this.f.bits(this.pop().expr), "int"); }
+  fromBits(): void { this.push(this.f.fromBits(this.pop().expr), "float"); }
   iadd(): void { this.int((a, b) => `(${a} + ${b})`); }
   isub(): void { this.int((a, b) => `(${a} - ${b})`); }
   iand(): void { this.int((a, b) => `(${a} & ${b})`); }
   ior(): void { this.int((a, b) => `(${a} | ${b})`); }
   ixor(): void { this.int((a, b) => `(${a} ^ ${b})`); }
   ishl(k: number): void { this.push(`(${this.pop().expr} << ${k})`, "int"); }
-  ishrS(k: number): void { this.push(`(uint32_t)((int32_t)${this.pop().expr} >> ${k})`, "int"); }
+  ishrS(k: number): void { this.push(this.f.shiftRightSigned(this.pop().expr, k), "int"); }
   ishrU(k: number): void { this.push(`(${this.pop().expr} >> ${k})`, "int"); }
-  itof(): void { this.push(`(float)(int32_t)${this.pop().expr}`, "float"); }
-  // Saturating, as i32.trunc_sat_f32_s (the emitters only convert values in range).
-  ftoi(): void { this.push(`(uint32_t)XK_F2I(${this.pop().expr}, int32_t, -2147483648ll, 2147483647ll)`, "int"); }
+  itof(): void { this.push(this.f.itof(this.pop().expr), "float"); }
+  ftoi(): void { this.push(this.f.ftoi(this.pop().expr), "int"); }
   mor(): void { this.mask((a, b) => `(${a} | ${b})`); }
   mand(): void { this.mask((a, b) => `(${a} & ${b})`); }
-  copysign(): void { this.float((a, b) => `copysignf(${a}, ${b})`); }
+  copysign(): void { this.float(this.f.copysign); }
   readonly madd = (): void => {
     const c = this.pop();
     const [a, b] = this.pop2();
-    this.push(`XK_MADD(${a.expr}, ${b.expr}, ${c.expr})`, "float");
+    this.push(this.f.madd(a.expr, b.expr, c.expr), "float");
   };
   local(kind: Kind): number {
     this.locals.push(kind);
@@ -184,20 +260,86 @@ const EMITTERS: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
   tanh: emitTanh, logistic: emitLogistic, cbrt: emitCbrt, erf: emitErf,
 };
 
-/** The C function computing op (a key of EMITTERS) in f32, or undefined when there is none. */
-export function cMathFunction(op: string): string | undefined {
-  return EMITTERS[op] === undefined ? undefined : `xk_${op}_f32`;
+/** The C function computing op (a key of EMITTERS) in f32 (`vector`: on xk_vf), or undefined when there is none. */
+export function cMathFunction(op: string, vector = false): string | undefined {
+  return EMITTERS[op] === undefined ? undefined : `xk_${vector ? "v_" : ""}${op}_f32`;
 }
 
-function functionSource(op: string, emit: (o: FloatOps, x: number) => void): string {
-  const o = new CFloatOps();
+function functionSource(op: string, emit: (o: FloatOps, x: number) => void, vector: boolean): string {
+  const f = vector ? VECTOR : SCALAR;
+  const o = new CFloatOps(f);
   emit(o, 0);
   const result = o.result();
   const body = [...o.declarations(), ...o.statements, `return ${result};`];
-  return `static inline float xk_${op}_f32(float x) {\n${body.map((s) => `  ${s}`).join("\n")}\n}`;
+  return `static inline ${f.types.float} ${cMathFunction(op, vector)!}(${f.types.float} x) {\n${body.map((s) => `  ${s}`).join("\n")}\n}`;
 }
 
-/** The prelude's part with every function of EMITTERS (in an order where each one's callees come first: none call each other). */
+/**
+ * The vector helpers, for AVX-512 (VECTOR_CONDITION): sixteen f32 lanes as one value,
+ * loads and stores at any alignment, splats, and per-lane versions of the scalar
+ * helpers, each lane's result that of the scalar helper on it.
+ */
+const VECTOR_HELPERS = String.raw`#include <immintrin.h>
+typedef float xk_vf __attribute__((vector_size(64)));
+typedef uint32_t xk_vu __attribute__((vector_size(64)));
+typedef int32_t xk_vi __attribute__((vector_size(64)));
+static inline xk_vf xk_vload(const float *p) { return (xk_vf)_mm512_loadu_ps(p); }
+static inline void xk_vstore(float *p, xk_vf v) { _mm512_storeu_ps(p, (__m512)v); }
+static inline void xk_vstoreu(uint32_t *p, xk_vu v) { _mm512_storeu_si512(p, (__m512i)v); }
+static inline xk_vf xk_vsplat(float s) { return (xk_vf)_mm512_set1_ps(s); }
+static inline xk_vu xk_vsplatu(uint32_t s) { return (xk_vu)_mm512_set1_epi32((int)s); }
+static inline xk_vf xk_vmadd(xk_vf a, xk_vf b, xk_vf c) {
+#if defined(XK_NO_FMA)
+  return a * b + c;
+#else
+  return (xk_vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#endif
+}
+/* pmax(a, b) = a < b ? b : a and pmin(a, b) = b < a ? b : a: maxps and minps, b first. */
+static inline xk_vf xk_vpmax(xk_vf a, xk_vf b) { return (xk_vf)_mm512_max_ps((__m512)b, (__m512)a); }
+static inline xk_vf xk_vpmin(xk_vf a, xk_vf b) { return (xk_vf)_mm512_min_ps((__m512)b, (__m512)a); }
+/* xk_maxf and xk_minf: NaN-propagating, -0 < +0. */
+static inline xk_vf xk_vextremum(xk_vf a, xk_vf b, int max) {
+  __m512 x = (__m512)a, y = (__m512)b;
+  __mmask16 negative = _mm512_cmplt_epi32_mask((__m512i)a, _mm512_setzero_si512());
+  __m512 tie = max ? _mm512_mask_blend_ps(negative, x, y) : _mm512_mask_blend_ps(negative, y, x);
+  __m512 m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, y, _CMP_EQ_OQ), max ? _mm512_max_ps(x, y) : _mm512_min_ps(x, y), tie);
+  return (xk_vf)_mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, y, _CMP_UNORD_Q), m, _mm512_add_ps(x, y));
+}
+static inline xk_vf xk_vmaxf(xk_vf a, xk_vf b) { return xk_vextremum(a, b, 1); }
+static inline xk_vf xk_vminf(xk_vf a, xk_vf b) { return xk_vextremum(a, b, 0); }
+static inline xk_vf xk_vabs(xk_vf a) { return (xk_vf)((xk_vu)a & 0x7fffffffu); }
+static inline xk_vf xk_vcopysign(xk_vf a, xk_vf b) { return (xk_vf)(((xk_vu)a & 0x7fffffffu) | ((xk_vu)b & 0x80000000u)); }
+static inline xk_vf xk_vrint(xk_vf a) { return (xk_vf)_mm512_roundscale_ps((__m512)a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline xk_vf xk_vsqrt(xk_vf a) { return (xk_vf)_mm512_sqrt_ps((__m512)a); }
+/* m ? a : b, a lane true where m's is nonzero. */
+static inline xk_vf xk_vsel(xk_vi m, xk_vf a, xk_vf b) {
+  return (xk_vf)_mm512_mask_blend_ps(_mm512_test_epi32_mask((__m512i)m, (__m512i)m), (__m512)b, (__m512)a);
+}
+static inline xk_vu xk_vseli(xk_vi m, xk_vu a, xk_vu b) {
+  return (xk_vu)_mm512_mask_blend_epi32(_mm512_test_epi32_mask((__m512i)m, (__m512i)m), (__m512i)b, (__m512i)a);
+}
+/* A store past the caches (to a 64-byte aligned address), for large outputs nothing reads
+   soon; xk_stream_fence orders such stores before the kernel returns. */
+static inline void xk_vstream(float *p, xk_vf v) { _mm512_stream_ps(p, (__m512)v); }
+static inline void xk_stream_fence(void) { _mm_sfence(); }`;
+
+/** Where kernels take their vector form: AVX-512, with GCC or Clang (the helpers are its intrinsics). */
+export const VECTOR_CONDITION = "defined(__AVX512F__) && defined(__GNUC__)";
+
+/** The vector helpers' definitions, guarded so that a module defines them once (emit_c_vector.ts). */
+export function cVectorHelpers(): string {
+  return `#ifndef XK_HAVE_VECTOR_HELPERS\n#define XK_HAVE_VECTOR_HELPERS\n${VECTOR_HELPERS}\n#endif`;
+}
+
+/** The vector form of op (a key of EMITTERS): emitted only into the kernels that call it (emit_c_vector.ts). */
+export function cVectorMathSource(op: string): string {
+  const emit = EMITTERS[op];
+  if (emit === undefined) throw new Error(`no C math function ${op}`);
+  return functionSource(op, emit, true);
+}
+
+/** The prelude's part: every scalar function of EMITTERS (none call each other). */
 export function cMathSource(): string {
   return [
     "/* a·b + c: fused where the target has FMA (math.ts's bounds hold either way; XK_NO_FMA: never, for tests). */",
@@ -206,6 +348,6 @@ export function cMathSource(): string {
     "#else",
     "#define XK_MADD(a, b, c) ((a) * (b) + (c))",
     "#endif",
-    ...Object.entries(EMITTERS).map(([op, emit]) => functionSource(op, emit)),
+    ...Object.entries(EMITTERS).map(([op, emit]) => functionSource(op, emit, false)),
   ].join("\n");
 }

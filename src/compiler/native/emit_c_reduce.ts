@@ -31,6 +31,8 @@ import { identity, isFloatExtremum } from "../wasm/emit_reduce.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
 import { CFail, CValues, cConst, cType, isHalf, wrap } from "./c_values.js";
 import { LoadPlan } from "./emit_c_loop.js";
+import { VECTOR_CONDITION } from "./c_math.js";
+import { VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
 
 /** Bytes of accumulators a row reduction keeps side by side (four 512-bit vectors). */
@@ -39,6 +41,10 @@ const LANE_BYTES = 256;
 const COLUMN_BLOCK = 256;
 /** Largest total of the row buffers (values a row pipeline's later stage reads again) on the stack. */
 const MAX_ROW_BUFFER_BYTES = 128 * 1024;
+/** Outputs of a vector row pipeline at least this large are written by streaming stores (they would only evict its input from the caches). */
+const STREAM_MIN_BYTES = 8 << 20;
+/** f32 lanes in one xk_vf. */
+const VECTOR_LANES = 16;
 /** Ops worth storing rather than computing twice. */
 const COSTLY = new Set(["exp", "expm1", "log", "log1p", "tanh", "logistic", "erf", "pow", "sin", "cos", "tan", "atan2", "cbrt"]);
 
@@ -147,14 +153,18 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
   /** Row buffers of a pass: the values it stores, and those it reads (stored by an earlier pass), at `at(id)[inner]`. */
   interface RowBuffers { readonly given: readonly number[]; readonly stored: readonly number[]; readonly at: (id: number) => string }
   const NO_BUFFERS: RowBuffers = { given: [], stored: [], at: (id) => `m${id}` };
+  /** How a pass's statements read a node's value (a scalar or a vector expression). */
+  type ValueOf = (id: number) => string;
   /**
    * One pass over the elements, in the loop over `innerVar` (named `inner`): `pre`, what
    * goes before the loop (the nodes that do not vary along it, the loads' row pointers),
-   * and `body`, each element's statements (the nodes of `roots`, then `step`'s).
+   * and `body`, each element's statements (the nodes of `roots`, then `step`'s). With
+   * `vector`, the body computes sixteen consecutive elements from `inner` on
+   * (emit_c_vector.ts; CFail where it has no vector form).
    */
   const elementParts = (
     roots: readonly number[], innerVar: number, inner: string, leaves: Map<number, string>,
-    step: (v: CValues, out: string[]) => void, prefix: string, rowBuffers: RowBuffers = NO_BUFFERS,
+    step: (value: ValueOf, out: string[]) => void, prefix: string, rowBuffers: RowBuffers = NO_BUFFERS, vector = false,
   ): { pre: string[]; body: string[] } => {
     const given = new Set(rowBuffers.given);
     const nodes = reachableStopping(g, [...roots, ...rowBuffers.stored], given);
@@ -165,17 +175,31 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     for (const id of all) if (id === innerVar || g.node(id).args.some((a) => varying.has(a) || given.has(a))) varying.add(id);
     leafNames = new Map([...leaves, [innerVar, inner]]);
     const v = new CValues(g, { load: loads.load, leaf: (n) => leaf(n.id) }, prefix);
-    for (const id of given) v.names.set(id, `${rowBuffers.at(id)}[${inner}]`);
     loads.names = v.names;
     const pre: string[] = [];
     const body: string[] = [];
     v.emit(all.filter((id) => !varying.has(id)), pre, "");
     pre.push(...loads.pointers(v.names));
-    v.emit(all.filter((id) => varying.has(id)), body, "");
-    for (const id of rowBuffers.stored) body.push(`${rowBuffers.at(id)}[${inner}] = ${v.names.get(id)};`);
-    step(v, body);
+    if (!vector) {
+      for (const id of given) v.names.set(id, `${rowBuffers.at(id)}[${inner}]`);
+      v.emit(all.filter((id) => varying.has(id)), body, "");
+      for (const id of rowBuffers.stored) body.push(`${rowBuffers.at(id)}[${inner}] = ${v.names.get(id)};`);
+      step((id) => v.names.get(id)!, body);
+      return { pre, body };
+    }
+    const vv = new VectorValues(g, v.names, loads.vectorLoad, `${prefix}v`);
+    for (const id of [...given, ...rowBuffers.stored]) if (g.node(id).type !== "f32") throw new CFail(`a row buffer of ${g.node(id).type}`);
+    for (const id of given) vv.names.set(id, `xk_vload(${rowBuffers.at(id)} + ${inner})`);
+    vv.emit(all.filter((id) => varying.has(id)), body);
+    for (const id of rowBuffers.stored) body.push(`xk_vstore(${rowBuffers.at(id)} + ${inner}, ${vv.operand(id)});`);
+    step((id) => vv.operand(id), body);
+    for (const op of vv.math) vectorMath.add(op);
     return { pre, body };
   };
+  /** The vector transcendentals the kernel's vector form calls, whether it streams an output (then it fences before returning), and its body. */
+  const vectorMath = new Set<string>();
+  let streams = false;
+  let vectorBody: string[] | undefined;
   const put = (indent: string, xs: readonly string[]): void => { for (const x of xs) lines.push(`${indent}${x}`); };
   /** A loop: `{ pre; header { body } }`, each part at its indent. */
   const loop = (indent: string, header: string, parts: readonly { pre: string[]; body: string[] }[]): void => {
@@ -187,16 +211,16 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     lines.push(`${indent}}`);
   };
 
-  const fullStores = (ks: readonly number[], rIndex: string, jIndex: string) => (v: CValues, out: string[]): void => {
-    for (const k of ks) out.push(`out${k}[${rIndex} * ${J} + ${jIndex}] = ${v.names.get(outputs[k]!)};`);
+  const fullStores = (ks: readonly number[], rIndex: string, jIndex: string) => (value: ValueOf, out: string[]): void => {
+    for (const k of ks) out.push(`out${k}[${rIndex} * ${J} + ${jIndex}] = ${value(outputs[k]!)};`);
   };
   /** The body statements of generic reducers: their results from the accumulators and elements, then assigned. */
-  const genericStep = (ks: readonly number[], acc: (k: number) => string) => (v: CValues, out: string[]): void => {
+  const genericStep = (ks: readonly number[], acc: (k: number) => string) => (value: ValueOf, out: string[]): void => {
     const firsts = [...new Set(ks.flatMap((k) => (generic[k] === undefined ? [] : [generic[k]!.first])))];
     for (const first of firsts) {
       const gen = generic[first]!;
       const names = new Map(leafNames);
-      gen.params.forEach((p, i) => names.set(p, i < gen.n ? acc(first + i) : v.names.get(values[first + i - gen.n]!)!));
+      gen.params.forEach((p, i) => names.set(p, i < gen.n ? acc(first + i) : value(values[first + i - gen.n]!)));
       const saved = leafNames;
       leafNames = names;
       const body = new CValues(g, { load: () => { throw new CFail("a reducer body reads memory"); }, leaf: (n) => leaf(n.id) }, `b${first}_`);
@@ -210,11 +234,11 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
   };
   /** A reduction that runs in the interpreter's order: generic, or of a half type. */
   const sequential = (k: number): boolean => generic[k] !== undefined || isHalf(red.reductions[k]!.type);
-  const recognizedStep = (ks: readonly number[], acc: (k: number) => string) => (v: CValues, out: string[]): void => {
+  const recognizedStep = (ks: readonly number[], acc: (k: number) => string) => (value: ValueOf, out: string[]): void => {
     for (const k of ks) {
       const r = red.reductions[k]!;
       if (r.kind === "generic") continue;
-      out.push(`${acc(k)} = ${combine(r.kind, r.type, acc(k), v.names.get(values[k]!)!)};`);
+      out.push(`${acc(k)} = ${combine(r.kind, r.type, acc(k), value(values[k]!))};`);
     }
   };
   /** Statements computing the inits of `ks` (output context) into init<k>. */
@@ -267,7 +291,21 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     });
 
     if (pipelined) {
-      emitPipeline();
+      // Also in vectors, for the targets of VECTOR_CONDITION, where every reduction is an
+      // f32 add, mul, max or min and the element loops have a vector form (emit_c_vector.ts).
+      if (Rn >= 64 && red.reductions.every((r) => r.type === "f32" && ["add", "mul", "max", "min"].includes(r.kind))) {
+        const start = lines.length;
+        try {
+          emitPipeline(true);
+          if (streams) lines.push(`  xk_stream_fence();`);
+          vectorBody = lines.splice(start);
+        } catch (e) {
+          if (!(e instanceof CFail)) throw e;
+          lines.length = start;
+          vectorMath.clear();
+        }
+      }
+      emitPipeline(false);
     } else {
       // In the interpreter's order, one row at a time, the stages one after the other.
       lines.push(`  const int64_t j = 0; (void)j;`);
@@ -281,10 +319,10 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
         lines.push(`    {`);
         initValues(ks, "      ", base, `i${s}_`);
         for (const k of ks) lines.push(`      ${cType(red.reductions[k]!.type)} ${accName(k)} = init${k};`);
-        const parts = elementParts(stageRoots[s]!, rVar, "r", base, (v, out) => {
-          recognizedStep(ks.filter((k) => generic[k] === undefined), accName)(v, out);
-          genericStep(ks.filter((k) => generic[k] !== undefined), accName)(v, out);
-          fullStores(stageFulls(s), "r", "j")(v, out);
+        const parts = elementParts(stageRoots[s]!, rVar, "r", base, (value, out) => {
+          recognizedStep(ks.filter((k) => generic[k] === undefined), accName)(value, out);
+          genericStep(ks.filter((k) => generic[k] !== undefined), accName)(value, out);
+          fullStores(stageFulls(s), "r", "j")(value, out);
         }, `s${s}_`, rowBuffersOf(s, (id) => `m${id}`));
         loop("      ", `${ks.length === 0 ? "#pragma GCC ivdep\n" : ""}for (int64_t r = 0; r < ${Rn}; r++) {`, [parts]);
         for (const k of ks) lines.push(`      res${k} = ${accName(k)};`);
@@ -301,10 +339,12 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
      * independent accumulators. Results and row buffers are kept for S rows (ring slot
      * row % S) until the later stages have read them.
      */
-    function emitPipeline(): void {
+    function emitPipeline(vector: boolean): void {
       const width = Math.max(1, ...red.reductions.map((r) => storageBytes(r.type)));
       const lanes = Math.max(4, Math.floor(LANE_BYTES / width));
       const useLanes = Rn >= lanes;
+      // Streaming stores write whole 64-byte lines: each row's vectors start on one where its first does.
+      const streamed = new Set(vector ? fullOut.filter((k) => ir.outputs[k]!.type === "f32" && Rn % VECTOR_LANES === 0 && rows * Rn * 4 >= STREAM_MIN_BYTES) : []);
       lines.push(`  const int64_t j = 0; (void)j;`);
       red.reductions.forEach((r, k) => lines.push(`  ${cType(r.type)} h${k}[${S}];`));
       for (const id of firstStage.keys()) lines.push(`  ${cType(g.node(id).type)} m${id}[${S}][${Rn}];`);
@@ -335,7 +375,10 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
       function step(ss: readonly number[], inner: string): void {
         const leavesOf = (s: number): Map<number, string> => contextLeaves(`row${s}`, "j", (k) => `res${k}_${s}`);
         for (const s of ss) {
-          for (const k of fullOut.filter((k) => fullStage.get(k) === s)) lines.push(`${inner}${outPointer(k, `row${s}`)}`);
+          for (const k of fullOut.filter((k) => fullStage.get(k) === s)) {
+            lines.push(`${inner}${outPointer(k, `row${s}`)}`);
+            if (streamed.has(k)) lines.push(`${inner}const int stream${k} = ((uintptr_t)out${k} & 63) == 0;`);
+          }
           for (const id of reach[s]!) {
             const k = accumNode.get(id);
             if (k !== undefined) lines.push(`${inner}const ${cType(red.reductions[k]!.type)} res${k}_${s} = h${k}[row${s} % ${S}];`);
@@ -351,14 +394,40 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
         const buffers = (s: number): RowBuffers => rowBuffersOf(s, (id) => `m${id}_${s}`);
         if (useLanes) {
           for (const k of ks) declareLanes(k, lanes, inner);
+          if (vector) for (const k of ks) declareVectorLanes(k, lanes, inner);
           lines.push(`${inner}int64_t r = 0;`);
           lines.push(`${inner}for (; r + ${lanes} <= ${Rn}; r += ${lanes}) {`);
-          loop(`${inner}  `, `#pragma GCC ivdep\nfor (int l = 0; l < ${lanes}; l++) {\n  const int64_t rr = r + l;`,
-            ss.map((s) => elementParts(stageRoots[s]!, rVar, "rr", leavesOf(s), (v, out) => {
-              for (const k of stageReductions(s)) out.push(...laneStep(k, v.names.get(values[k]!)!));
-              fullStores(stageFulls(s), "rr", "j")(v, out);
-            }, `a${s}_`, buffers(s))));
+          if (vector) {
+            // Lane l of the scalar form is lane l % 16 of vector l / 16 here: the same sums in the same order.
+            const vectorLoop = (indent: string, stream: boolean): void =>
+              loop(indent, `for (int q = 0; q < ${lanes / VECTOR_LANES}; q++) {\n  const int64_t rr = r + ${VECTOR_LANES} * q;`,
+                ss.map((s) => elementParts(stageRoots[s]!, rVar, "rr", leavesOf(s), (value, out) => {
+                  for (const k of stageReductions(s)) out.push(...vectorLaneStep(k, value(values[k]!)));
+                  for (const k of stageFulls(s)) {
+                    if (ir.outputs[k]!.type !== "f32") throw new CFail(`an output of ${ir.outputs[k]!.type}`);
+                    out.push(`${stream && streamed.has(k) ? "xk_vstream" : "xk_vstore"}(out${k} + rr, ${value(outputs[k]!)});`);
+                  }
+                }, `a${s}_`, buffers(s), true)));
+            // Streaming stores where the rows' outputs are aligned (always, on device memory): a branch per 64 elements, not per store.
+            const streamedHere = ss.flatMap((s) => stageFulls(s).filter((k) => streamed.has(k)));
+            if (streamedHere.length === 0) vectorLoop(`${inner}  `, false);
+            else {
+              lines.push(`${inner}  if (${streamedHere.map((k) => `stream${k}`).join(" && ")}) {`);
+              vectorLoop(`${inner}    `, true);
+              lines.push(`${inner}  } else {`);
+              vectorLoop(`${inner}    `, false);
+              lines.push(`${inner}  }`);
+            }
+          } else {
+            loop(`${inner}  `, `#pragma GCC ivdep\nfor (int l = 0; l < ${lanes}; l++) {\n  const int64_t rr = r + l;`,
+              ss.map((s) => elementParts(stageRoots[s]!, rVar, "rr", leavesOf(s), (value, out) => {
+                for (const k of stageReductions(s)) out.push(...laneStep(k, value(values[k]!)));
+                fullStores(stageFulls(s), "rr", "j")(value, out);
+              }, `a${s}_`, buffers(s))));
+          }
           lines.push(`${inner}}`);
+          if (vector) for (const k of ks) spillVectorLanes(k, lanes, inner);
+          if (ss.some((s) => stageFulls(s).some((k) => streamed.has(k)))) streams = true;
           for (const k of ks) foldLanes(k, lanes, inner);
         } else {
           for (const k of ks) {
@@ -368,9 +437,9 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
           lines.push(`${inner}int64_t r = 0;`);
         }
         loop(inner, `${ks.length === 0 ? "#pragma GCC ivdep\n" : ""}for (; r < ${Rn}; r++) {`,
-          ss.map((s) => elementParts(stageRoots[s]!, rVar, "r", leavesOf(s), (v, out) => {
-            recognizedStep(stageReductions(s), accName)(v, out);
-            fullStores(stageFulls(s), "r", "j")(v, out);
+          ss.map((s) => elementParts(stageRoots[s]!, rVar, "r", leavesOf(s), (value, out) => {
+            recognizedStep(stageReductions(s), accName)(value, out);
+            fullStores(stageFulls(s), "r", "j")(value, out);
           }, `t${s}_`, buffers(s))));
         for (const s of ss) {
           for (const k of stageReductions(s)) {
@@ -399,10 +468,10 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     lines.push(`      }`);
     const roots = [...values, ...fullOut.map((k) => outputs[k]!)];
     lines.push(`      for (int64_t r = 0; r < ${Rn}; r++) {`);
-    loop("        ", `#pragma GCC ivdep\nfor (int64_t j = j0; j < j1; j++) {`, [elementParts(roots, jVar, "j", new Map([...leaves(), [rVar, "r"]]), (v, out) => {
-      recognizedStep(ks.filter((k) => generic[k] === undefined), (k) => `${accName(k)}[j - j0]`)(v, out);
-      genericStep(ks.filter((k) => generic[k] !== undefined), (k) => `${accName(k)}[j - j0]`)(v, out);
-      fullStores(fullOut, "r", "j")(v, out);
+    loop("        ", `#pragma GCC ivdep\nfor (int64_t j = j0; j < j1; j++) {`, [elementParts(roots, jVar, "j", new Map([...leaves(), [rVar, "r"]]), (value, out) => {
+      recognizedStep(ks.filter((k) => generic[k] === undefined), (k) => `${accName(k)}[j - j0]`)(value, out);
+      genericStep(ks.filter((k) => generic[k] !== undefined), (k) => `${accName(k)}[j - j0]`)(value, out);
+      fullStores(fullOut, "r", "j")(value, out);
     }, "c_")]);
     lines.push(`      }`);
     lines.push(`      for (int64_t j = j0; j < j1; j++) {`);
@@ -456,6 +525,44 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     ];
   }
 
+  /** Reduction k's lanes as vectors (vl<k>[q] holds the scalar form's lanes 16q to 16q + 15), with their side accumulators (laneStep). */
+  function declareVectorLanes(k: number, lanes: number, indent: string): void {
+    const r = red.reductions[k]!;
+    const Q = lanes / VECTOR_LANES;
+    lines.push(`${indent}xk_vf vl${k}[${Q}];`);
+    const inits = [`vl${k}[q] = xk_vsplat(${cConst(r.type, identity(r.kind as ReducerKind, r.type))});`];
+    lines.push(`${indent}for (int q = 0; q < ${Q}; q++) { ${inits.join(" ")} }`);
+    // One NaN mask and one sign mask for all Q vectors (fewer registers): a lane's repair
+    // then also sees its group's other lanes, which changes no result (foldLanes takes the
+    // NaN anyway, and a zero lane takes +0 only where a lane of the group read a value ≥ +0,
+    // which the fold's max then returns; for min, -0 where one read a value ≤ -0).
+    if (isFloatExtremum(r.kind, r.type)) lines.push(`${indent}xk_vu vn${k} = xk_vsplatu(0), vs${k} = xk_vsplatu(${r.kind === "max" ? "~0u" : "0"});`);
+  }
+
+  /** laneStep on sixteen lanes: element x (a vector expression) into vl<k>[q]. */
+  function vectorLaneStep(k: number, x: string): string[] {
+    const r = red.reductions[k]!;
+    const a = `vl${k}[q]`;
+    switch (r.kind) {
+      case "add": return [`${a} = ${a} + ${x};`];
+      case "mul": return [`${a} = ${a} * ${x};`];
+      case "max": case "min": return [
+        r.kind === "max" ? `${a} = xk_vpmax(${a}, ${x});` : `${a} = xk_vpmin(${a}, ${x});`,
+        `vn${k} |= (xk_vu)(${x} != ${x});`,
+        `vs${k} ${r.kind === "max" ? "&" : "|"}= (xk_vu)${x};`,
+      ];
+      default: throw new CFail(`a ${r.kind} reduction in vectors`);
+    }
+  }
+
+  /** The vector lanes back into the scalar form's lane arrays, which foldLanes folds. */
+  function spillVectorLanes(k: number, lanes: number, indent: string): void {
+    const r = red.reductions[k]!;
+    const stores = [`xk_vstore(&lane${k}[${VECTOR_LANES} * q], vl${k}[q]);`];
+    if (isFloatExtremum(r.kind, r.type)) stores.push(`xk_vstoreu(&nan${k}[${VECTOR_LANES} * q], vn${k});`, `xk_vstoreu(&sgn${k}[${VECTOR_LANES} * q], vs${k});`);
+    lines.push(`${indent}for (int q = 0; q < ${lanes / VECTOR_LANES}; q++) { ${stores.join(" ")} }`);
+  }
+
   /** acc<k> from the lanes: repaired (float max, min), then folded in halves (each fold a vector operation; float products in order). */
   function foldLanes(k: number, lanes: number, indent: string): void {
     const r = red.reductions[k]!;
@@ -479,6 +586,11 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
   }
 
   lines.push(`}`);
+  if (vectorBody !== undefined) {
+    // Both forms, the preprocessor choosing: the vector one where the target has the helpers.
+    lines.unshift(`#if ${VECTOR_CONDITION}`, ...vectorDefinitions(vectorMath), lines[0]!, ...vectorBody, `}`, `#else`);
+    lines.push(`#endif`);
+  }
   const bytesIn = ir.inputs.reduce((s, x) => s + storageBytes(x.type) * x.dims.reduce((a, b) => a * b, 1), 0);
   return {
     name,

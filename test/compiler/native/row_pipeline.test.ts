@@ -2,17 +2,21 @@
 // interpreter: float max and min exact with NaNs and signed zeros anywhere in the row
 // (the lanes' pmax/pmin and their repair), softmax and layer norm (two and three skewed
 // stages) on row lengths below, at and past the lane count, on one thread and split
-// across threads (so ranges of rows that do not start at 0).
+// across threads (so ranges of rows that do not start at 0). Where the CPU has AVX-512,
+// these kernels run in their vector form (emit_c_vector.ts), which must give the scalar
+// form's bits: both are built here and compared.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { compileSync } from "../../../src/compiler/index.js";
+import { emitFusionKernelC } from "../../../src/compiler/native/emit_c_fusion.js";
 import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { parseHlo } from "../../../src/text/hlo/index.js";
 import { Literal } from "../../../src/types/literal.js";
 import { firstDifference } from "../literal_compare.js";
 import { rng } from "../../support/prng.js";
+import { nativeCpu, nativeSkipReason, runNativeCases } from "./gemm_harness.js";
 import { needsCompiler, REDUCERS, SOFTMAX } from "./native_support.js";
 
 
@@ -114,3 +118,57 @@ for (const [name, program, scale] of [["softmax", SOFTMAX, 0], ["layer norm", LA
     }
   });
 }
+
+/** f(x) - max(x) along the rows: a two-stage pipeline whose second stage computes f on every element. */
+const MINUS_ROW_MAX = (op: string) => (rows: number, cols: number): string => `HloModule m
+${REDUCERS("f32")}ENTRY e {
+  x = f32[${rows},${cols}] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[${rows}] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[${rows},${cols}] broadcast(m), dimensions={0}
+  fx = f32[${rows},${cols}] ${op}(x)
+  ROOT y = f32[${rows},${cols}] subtract(fx, mb)
+}
+`;
+
+/** Row values: random bit patterns without NaN or +inf (they would make the row's max NaN or inf), edges and specials. */
+function rowValues(n: number): Float32Array {
+  const edges = [-Infinity, 0, -0, 1e-45, -1e-45, 1.1754942e-38, 88.72283, 88.72284, 89, -87.33654, -103.97208, -104, -150, 9.01, -9.1, 16.6355, -16.6355, 0.5, -0.5];
+  const bits = new Uint32Array(n);
+  const xs = new Float32Array(bits.buffer);
+  for (let i = 0; i < n; i++) {
+    do bits[i] = Math.floor(random() * 2 ** 32) >>> 0; while (Number.isNaN(xs[i]) || xs[i] === Infinity);
+    if (i % 7 === 0) xs[i] = (random() - 0.5) * 40;
+    if (i % 13 === 0) xs[i] = edges[(i / 13) % edges.length]!;
+  }
+  return xs;
+}
+
+test("the vector form of row pipelines gives the scalar form's bits (AVX-512 builds against -mno-avx512f builds)", (t) => {
+  const skip = nativeSkipReason();
+  if (skip !== undefined) { t.skip(skip); return; }
+  const cpu = nativeCpu();
+  if (cpu.arch !== "x86_64" || !cpu.avx512f) { t.skip("no AVX-512 here: kernels run in their scalar form only"); return; }
+  const programs: [string, string, Float32Array][] = [
+    // 8 MiB of output: written by streaming stores.
+    ["softmax 2048x1024", SOFTMAX(2048, 1024), Float32Array.from({ length: 2048 * 1024 }, () => (random() - 0.5) * 30)],
+    ["softmax 37x333", SOFTMAX(37, 333), rowValues(37 * 333)],
+    ["layer norm 29x200", LAYER_NORM(29, 200), Float32Array.from({ length: 29 * 200 }, () => (random() - 0.5) * 30)],
+    ...["exponential", "log", "exponential-minus-one", "tanh", "logistic", "cbrt"].map((op): [string, string, Float32Array] =>
+      [op, MINUS_ROW_MAX(op)(500, 80), rowValues(500 * 80)]),
+  ];
+  const cases = programs.map(([name, text, x]) => {
+    const kernel = emitFusionKernelC(parseHlo(text).entry, name.replace(/\W/g, "_"));
+    if ("unsupported" in kernel) throw new Error(`${name}: ${kernel.unsupported}`);
+    assert.match(kernel.c.source, /xk_vf /, `${name} has a vector form`);
+    return { kernel, operands: [x], resultBytes: [x.byteLength], splits: 3 };
+  });
+  assert.match(cases[0]!.kernel.c.source, /xk_vstream/, "the large softmax streams its output");
+  const vector = runNativeCases(cases, "row_pipeline_vector");
+  const scalar = runNativeCases(cases, "row_pipeline_scalar", ["-mno-avx512f"]);
+  programs.forEach(([name], i) => {
+    const v = vector[i]![0]!, s = scalar[i]![0]!;
+    const at = v.findIndex((b, k) => b !== s[k]);
+    assert.equal(at, -1, `${name}: the two forms differ at byte ${at}`);
+  });
+});
