@@ -49,6 +49,8 @@ interface Flavor {
   readonly ftoi: (a: string) => string;
   readonly copysign: (a: string, b: string) => string;
   readonly madd: (a: string, b: string, c: string) => string;
+  /** p·2^n rounded once (FloatOps.ldexp), where the flavor has it. */
+  readonly ldexp?: (p: string, n: string) => string;
 }
 
 const SCALAR: Flavor = {
@@ -99,6 +101,7 @@ const VECTOR: Flavor = {
   ftoi: (a) => `((xk_vu)__builtin_convertvector(${a}, xk_vi))`,
   copysign: (a, b) => `xk_vcopysign(${a}, ${b})`,
   madd: (a, b, c) => `xk_vmadd(${a}, ${b}, ${c})`,
+  ldexp: (p, n) => `xk_vldexp(${p}, ${n})`,
 };
 
 const F32 = new Float32Array(1);
@@ -121,9 +124,13 @@ class CFloatOps implements FloatOps {
   readonly statements: string[] = [];
   private temps = 0;
 
+  readonly ldexp?: () => void;
+
   /** Local 0 is the argument x. */
   constructor(private readonly f: Flavor) {
     this.locals.push("float");
+    const ldexp = f.ldexp;
+    if (ldexp !== undefined) this.ldexp = (): void => this.float(ldexp);
   }
 
   name(l: number): string {
@@ -312,6 +319,8 @@ static inline xk_vf xk_vabs(xk_vf a) { return (xk_vf)((xk_vu)a & 0x7fffffffu); }
 static inline xk_vf xk_vcopysign(xk_vf a, xk_vf b) { return (xk_vf)(((xk_vu)a & 0x7fffffffu) | ((xk_vu)b & 0x80000000u)); }
 static inline xk_vf xk_vrint(xk_vf a) { return (xk_vf)_mm512_roundscale_ps((__m512)a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline xk_vf xk_vsqrt(xk_vf a) { return (xk_vf)_mm512_sqrt_ps((__m512)a); }
+/* p·2^n for integral n, rounded once (the scalar code's p·2^(n+64)·2^-64). */
+static inline xk_vf xk_vldexp(xk_vf p, xk_vf n) { return (xk_vf)_mm512_scalef_ps((__m512)p, (__m512)n); }
 /* m ? a : b, a lane true where m's is nonzero. */
 static inline xk_vf xk_vsel(xk_vi m, xk_vf a, xk_vf b) {
   return (xk_vf)_mm512_mask_blend_ps(_mm512_test_epi32_mask((__m512i)m, (__m512i)m), (__m512)b, (__m512)a);

@@ -61,6 +61,11 @@ export interface FloatOps {
    * where relaxed SIMD is off: callers then multiply and add (see mulAdd).
    */
   readonly madd?: () => void;
+  /**
+   * (p, n) → p·2^n rounded once, for an integral n (AVX-512's vscalefps: the C backend's
+   * vector form); undefined where there is no such instruction (emitters then multiply).
+   */
+  readonly ldexp?: () => void;
   /** A new local holding a float, an integer or a mask; local.get, local.set and local.tee. */
   local(kind: "float" | "int" | "mask"): number;
   get(l: number): void; set(l: number): void; tee(l: number): void;
@@ -219,8 +224,9 @@ export function emitExp(o: FloatOps, x: number): void {
  * e^x for x ≤ 0 or NaN in local x (value_facts.ts proves it; same bound as emitExp,
  * whose reduction and polynomial it shares): no upper clamp and no split on the sign,
  * since 2^(n+64) with n in [-150, 0] is always a normal f32. x is clamped below at -104
- * (e^-104 rounds to 0; NaN passes: the variable is pmax's first operand), e^x =
- * 2^(n+64) (1 + t P(t)) · 2^-64, the last product rounding a subnormal result once.
+ * (e^-104 rounds to 0; NaN passes: the variable is pmax's first operand), p = 1 + t P(t),
+ * e^x = p · 2^(n+64) · 2^-64: the first product exact (p is in [0.7, 1.5]), the second
+ * rounding a subnormal result once, so the same as ldexp(p, n) where the target has it.
  * 21 vector instructions (emitExp: 26).
  */
 export function emitExpNonPositive(o: FloatOps, x: number): void {
@@ -228,14 +234,17 @@ export function emitExpNonPositive(o: FloatOps, x: number): void {
   const z = o.local("float");
   const n = o.local("float");
   const t = o.local("float");
-  const e = o.local("float");
   const magic = roundMagic(191);
   o.get(x); o.fconst(-104); o.pmax(); o.tee(xc);
   mulAdd(o, () => o.fconst(LOG2E), () => o.fconst(magic)); o.tee(z);
   o.fconst(magic); o.sub(); o.set(n);
   reduceByLn2(o, xc, n); o.set(t);
-  o.get(z); o.bits(); o.ishl(23); o.fromBits(); o.set(e);
-  horner(o, t, EXP_P); o.get(t); o.mul(); mulAdd(o, () => o.get(e), () => o.get(e));
+  horner(o, t, EXP_P); mulAdd(o, () => o.get(t), () => o.fconst(1));
+  if (o.ldexp !== undefined) {
+    o.get(n); o.ldexp();
+    return;
+  }
+  o.get(z); o.bits(); o.ishl(23); o.fromBits(); o.mul();
   o.fconst(2 ** -64); o.mul();
 }
 
