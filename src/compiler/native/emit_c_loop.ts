@@ -5,7 +5,12 @@
 // that do not vary along the inner loop are computed once per row, each load affine in
 // it reads through a restrict pointer to its row, and the inner loop body is
 // straight-line code (`#pragma GCC ivdep`: outputs never overlap inputs except exactly,
-// element for element, when written in place).
+// element for element, when written in place). On AVX-512, where every value along the
+// loop is f32 with a vector form (and the kernel has VECTOR_MIN_ELEMENTS or more), the
+// loop first runs sixteen elements at a time
+// (emit_c_vector.ts: the same bits), outputs of STREAM_MIN_BYTES or more written by
+// streaming stores (they would otherwise be read in before being written, and evict the
+// inputs), and the scalar loop does the rest.
 
 import type { ElementType } from "../../types/element_type.js";
 import { ELEMENT_TYPES } from "../../types/element_type.js";
@@ -13,8 +18,10 @@ import type { FusedKernelIR } from "../kernel/lower_fusion.js";
 import { collapseDomain, dependsOn, loopChunks, reachable, splitAffine } from "../kernel/kernel_plan.js";
 import { rowAccess } from "../kernel/row_access.js";
 import type { KernelGraph, Node } from "../kernel/graph.js";
+import { VECTOR_CONDITION } from "./c_math.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
-import { CValues, cType } from "./c_values.js";
+import { CFail, CValues, cType } from "./c_values.js";
+import { STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
 
 
@@ -110,13 +117,18 @@ export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
     const t = cType(o.type);
     lines.push(`    ${t} *restrict out${k} = ${bufferPointer(t, nIn + k, `row * ${F}`, storageBytes(o.type), false)};`);
   });
+  const vector = vectorLoop(g, nodes.filter((id) => varying.has(id)), c.roots, values.names, loads, outTypes, rows * F);
+  if (vector === undefined) lines.push(`    int64_t i = i0;`);
+  else lines.push(`#if ${VECTOR_CONDITION}`, ...vector.loop, `#else`, `    int64_t i = i0;`, `#endif`);
   lines.push(`#pragma GCC ivdep`);
-  lines.push(`    for (int64_t i = i0; i < i1; i++) {`);
+  lines.push(`    for (; i < i1; i++) {`);
   values.emit(nodes.filter((id) => varying.has(id)), lines, "      ");
   c.roots.forEach((r, k) => lines.push(`      out${k}[i] = ${values.names.get(r)};`));
   lines.push(`    }`);
   lines.push(`  }`);
+  if (vector?.streams === true) lines.push(`#if ${VECTOR_CONDITION}`, `  xk_stream_fence();`, `#endif`);
   lines.push(`}`);
+  if (vector !== undefined) lines.unshift(`#if ${VECTOR_CONDITION}`, ...vector.definitions, `#endif`);
   const bytesPerElement = ir.inputs.reduce((s, x) => s + storageBytes(x.type), 0) + outTypes.reduce((s, t) => s + storageBytes(t), 0);
   return {
     name,
@@ -128,4 +140,36 @@ export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
     costPerUnit: B * (bytesPerElement + g.nodes.length),
     rows: chunks === 1 ? rowAccess(ir, c.outer.map((_, d) => d)) : undefined,
   };
+}
+
+/**
+ * The loop over [i0, i1) sixteen elements at a time, leaving i where the scalar loop takes
+ * over, with what it needs defined before the kernel; undefined where a value along the
+ * loop has no vector form. `elements`: each output's element count.
+ */
+function vectorLoop(
+  g: KernelGraph, varyingNodes: readonly number[], roots: readonly number[], scalar: ReadonlyMap<number, string>,
+  loads: LoadPlan, outTypes: readonly ElementType[], elements: number,
+): { loop: string[]; definitions: string[]; streams: boolean } | undefined {
+  if (elements < VECTOR_MIN_ELEMENTS || outTypes.some((t) => t !== "f32")) return undefined;
+  const vv = new VectorValues(g, scalar, loads.vectorLoad, "w");
+  const body: string[] = [];
+  try {
+    vv.emit(varyingNodes, body);
+    roots.forEach((r) => vv.operand(r));
+  } catch (e) {
+    if (e instanceof CFail) return undefined;
+    throw e;
+  }
+  const stores = (fn: string): string[] => roots.map((r, k) => `${fn}(out${k} + i, ${vv.operand(r)});`);
+  const loop = (store: string): string[] => [`    for (; i + 16 <= i1; i += 16) {`, ...[...body, ...stores(store)].map((l) => `      ${l}`), `    }`];
+  const streams = elements * 4 >= STREAM_MIN_BYTES;
+  const lines = [`    int64_t i = i0;`];
+  if (!streams) lines.push(...loop("xk_vstore"));
+  else {
+    // Streaming stores need 64-byte aligned addresses: every output's first vector on one (then all are).
+    lines.push(`    if (${roots.map((_, k) => `((uintptr_t)(out${k} + i0) & 63) == 0`).join(" && ")}) {`);
+    lines.push(...loop("xk_vstream").map((l) => `  ${l}`), `    } else {`, ...loop("xk_vstore").map((l) => `  ${l}`), `    }`);
+  }
+  return { loop: lines, definitions: vectorDefinitions(vv.math), streams };
 }

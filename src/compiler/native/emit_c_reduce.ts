@@ -15,6 +15,11 @@
 //    stage 0, and the later stages find it in L1. A costly value a later stage reads
 //    again (softmax's exp(x - max), summed by stage 1 and divided by stage 2) is stored
 //    by the first stage into a row buffer on the stack and loaded by the later ones.
+//  - On AVX-512, row reductions and pipelines (of VECTOR_MIN_ELEMENTS or more) whose
+//    reductions are f32 add, mul, max or min are also written in 16-lane vectors (emit_c_vector.ts), the same lanes in the
+//    same order, so the same bits; the preprocessor picks that form where the target
+//    has it. Their full-shape outputs of STREAM_MIN_BYTES or more are written by
+//    streaming stores, which keep the output from evicting the input from the caches.
 //  - Column reductions (J > 1): accumulators for a block of j, the j loop innermost
 //    (contiguous, vectorized) inside the r loop.
 //  - f16 and bf16 accumulators and generic reducers (argmax...) run in the
@@ -32,7 +37,7 @@ import { bufferPointer, symbolize, SYM } from "./c_source.js";
 import { CFail, CValues, cConst, cType, isHalf, wrap } from "./c_values.js";
 import { LoadPlan } from "./emit_c_loop.js";
 import { VECTOR_CONDITION } from "./c_math.js";
-import { VectorValues, vectorDefinitions } from "./emit_c_vector.js";
+import { STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
 
 /** Bytes of accumulators a row reduction keeps side by side (four 512-bit vectors). */
@@ -41,8 +46,6 @@ const LANE_BYTES = 256;
 const COLUMN_BLOCK = 256;
 /** Largest total of the row buffers (values a row pipeline's later stage reads again) on the stack. */
 const MAX_ROW_BUFFER_BYTES = 128 * 1024;
-/** Outputs of a vector row pipeline at least this large are written by streaming stores (they would only evict its input from the caches). */
-const STREAM_MIN_BYTES = 8 << 20;
 /** f32 lanes in one xk_vf. */
 const VECTOR_LANES = 16;
 /** Ops worth storing rather than computing twice. */
@@ -293,7 +296,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     if (pipelined) {
       // Also in vectors, for the targets of VECTOR_CONDITION, where every reduction is an
       // f32 add, mul, max or min and the element loops have a vector form (emit_c_vector.ts).
-      if (Rn >= 64 && red.reductions.every((r) => r.type === "f32" && ["add", "mul", "max", "min"].includes(r.kind))) {
+      if (Rn >= 64 && rows * Rn >= VECTOR_MIN_ELEMENTS && red.reductions.every((r) => r.type === "f32" && ["add", "mul", "max", "min"].includes(r.kind))) {
         const start = lines.length;
         try {
           emitPipeline(true);

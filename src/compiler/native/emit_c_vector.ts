@@ -1,15 +1,19 @@
-// Kernel-graph nodes as C on sixteen f32 lanes at once (xk_vf, GCC's vector extension:
-// c_math.ts VECTOR_HELPERS), for the element loops of row reductions and pipelines
-// (emit_c_reduce.ts). The scalar form of those loops leaves the C compiler to vectorize
-// sixty-four lanes of plain C; on a softmax it reaches about 30 GB/s where the same
-// loop written in vectors reaches 40, and 50 with streaming stores (a C harness around
-// the generated kernel, one process, interleaved runs). Every lane computes what the
-// scalar code computes, operation for operation (the vector transcendentals are the
-// scalar ones' emitters run on vectors), so the two forms give the same bits.
+// Kernel-graph nodes as C on sixteen f32 lanes at once (xk_vf: c_math.ts's vector
+// helpers, AVX-512), for the element loops of row reductions and pipelines
+// (emit_c_reduce.ts), which emit this form beside their scalar one and let the
+// preprocessor choose (VECTOR_CONDITION). The scalar form leaves the C compiler to
+// vectorize sixty-four lanes of plain C; it keeps some accumulators in memory and
+// computes exp's final scaling in three instructions. In a C harness around the
+// generated 4096×1024 softmax (one process, interleaved runs) the scalar form ran at
+// 31–33 GB/s and this one at 47–48, with its output written by streaming stores.
+// Every lane computes what the scalar code computes, operation for operation (the
+// vector transcendentals are the scalar ones' emitters run on vectors, exp's scaling
+// one vscalefps that rounds as the scalar code's two multiplies do), so the two forms
+// give the same bits.
 //
 // Only what keeps that promise cheaply is written here: f32 values, loads contiguous
 // along the row, + - * / min max abs neg sqrt rsqrt, and the transcendentals of
-// VECTOR_MATH. Anything else raises CFail, and the kernel keeps its scalar form.
+// VECTOR_MATH. Anything else raises CFail, and the kernel keeps its scalar form only.
 
 import { EXP_OF_NON_POSITIVE, type KernelGraph, type Node } from "../kernel/graph.js";
 import { cMathFunction, cVectorHelpers, cVectorMathSource } from "./c_math.js";
@@ -21,6 +25,14 @@ import { CFail } from "./c_values.js";
  * stops with an internal compiler error.
  */
 const VECTOR_MATH = new Set(["exp", "expNonPositive", "log", "expm1", "tanh", "logistic", "cbrt"]);
+
+/** Outputs at least this large are written by streaming stores where a kernel has its vector form (they would only evict its inputs from the caches). */
+export const STREAM_MIN_BYTES = 8 << 20;
+/**
+ * Kernels over fewer elements keep their scalar form only: the vector helpers' header
+ * (immintrin.h) costs the C compiler about 0.2 s per module, more than such a kernel runs.
+ */
+export const VECTOR_MIN_ELEMENTS = 16384;
 
 const fail = (why: string): never => {
   throw new CFail(why);

@@ -3,8 +3,8 @@
 // (the lanes' pmax/pmin and their repair), softmax and layer norm (two and three skewed
 // stages) on row lengths below, at and past the lane count, on one thread and split
 // across threads (so ranges of rows that do not start at 0). Where the CPU has AVX-512,
-// these kernels run in their vector form (emit_c_vector.ts), which must give the scalar
-// form's bits: both are built here and compared.
+// these kernels (and elementwise loops) run in their vector form (emit_c_vector.ts),
+// which must give the scalar form's bits: both are built here and compared.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -39,8 +39,9 @@ for (const t of ["f32", "f64"]) {
     if (!needsCompiler(tc)) return;
     for (const cols of [7, 64, 100, 333]) {
       // Row kinds: only -0 and +0 (in either order), only -0, NaN at a random place, -inf only, +inf only, random.
+      // 60 rows: at 333 columns the kernel is large enough for its vector form (VECTOR_MIN_ELEMENTS).
       const rows: number[][] = [];
-      for (let r = 0; r < 24; r++) {
+      for (let r = 0; r < 60; r++) {
         const kind = r % 6;
         const row = Array.from({ length: cols }, () => (random() - 0.5) * 100);
         if (kind === 0) row.forEach((_, i) => { row[i] = random() < 0.5 ? -0 : 0; });
@@ -144,7 +145,48 @@ function rowValues(n: number): Float32Array {
   return xs;
 }
 
-test("the vector form of row pipelines gives the scalar form's bits (AVX-512 builds against -mno-avx512f builds)", (t) => {
+/** Elementwise loops: tanh(a*b+c) (8 MiB of output: streaming stores), and a mix of ops over a length with a scalar tail. */
+const TANH_FMA = (n: number): string => `HloModule m
+ENTRY e {
+  a = f32[${n}] parameter(0)
+  b = f32[${n}] parameter(1)
+  c = f32[${n}] parameter(2)
+  ab = f32[${n}] multiply(a, b)
+  s = f32[${n}] add(ab, c)
+  ROOT t = f32[${n}] tanh(s)
+}
+`;
+const MIX = (n: number): string => `HloModule m
+ENTRY e {
+  x = f32[${n}] parameter(0)
+  one = f32[] constant(1)
+  two = f32[] constant(2)
+  o = f32[${n}] broadcast(one), dimensions={}
+  w = f32[${n}] broadcast(two), dimensions={}
+  xx = f32[${n}] multiply(x, x)
+  n1 = f32[${n}] add(xx, o)
+  ax = f32[${n}] abs(x)
+  d = f32[${n}] sqrt(ax)
+  d2 = f32[${n}] add(d, w)
+  q = f32[${n}] divide(n1, d2)
+  l1 = f32[${n}] add(ax, o)
+  l = f32[${n}] log(l1)
+  th = f32[${n}] tanh(x)
+  lg = f32[${n}] logistic(x)
+  m = f32[${n}] maximum(th, lg)
+  nx = f32[${n}] negate(x)
+  hi = f32[${n}] maximum(x, nx)
+  lo = f32[${n}] minimum(nx, x)
+  r = f32[${n}] subtract(q, l)
+  r2 = f32[${n}] add(r, m)
+  ih = f32[${n}] divide(o, hi)
+  il = f32[${n}] divide(o, lo)
+  r3 = f32[${n}] subtract(ih, il)
+  ROOT y = f32[${n}] multiply(r3, r2)
+}
+`;
+
+test("the vector form of row pipelines and loops gives the scalar form's bits (AVX-512 builds against -mno-avx512f builds)", (t) => {
   const skip = nativeSkipReason();
   if (skip !== undefined) { t.skip(skip); return; }
   const cpu = nativeCpu();
@@ -152,21 +194,26 @@ test("the vector form of row pipelines gives the scalar form's bits (AVX-512 bui
   const programs: [string, string, Float32Array][] = [
     // 8 MiB of output: written by streaming stores.
     ["softmax 2048x1024", SOFTMAX(2048, 1024), Float32Array.from({ length: 2048 * 1024 }, () => (random() - 0.5) * 30)],
-    ["softmax 37x333", SOFTMAX(37, 333), rowValues(37 * 333)],
-    ["layer norm 29x200", LAYER_NORM(29, 200), Float32Array.from({ length: 29 * 200 }, () => (random() - 0.5) * 30)],
+    ["softmax 64x333", SOFTMAX(64, 333), rowValues(64 * 333)],
+    ["layer norm 100x200", LAYER_NORM(100, 200), Float32Array.from({ length: 100 * 200 }, () => (random() - 0.5) * 30)],
     ...["exponential", "log", "exponential-minus-one", "tanh", "logistic", "cbrt"].map((op): [string, string, Float32Array] =>
       [op, MINUS_ROW_MAX(op)(500, 80), rowValues(500 * 80)]),
+    // NaN, infinities and signed zeros too: maximum and minimum's NaN and tie cases.
+    ["elementwise mix 20007", MIX(20007), rowValues(20007).map((v, i) => [NaN, Infinity, 0, -0][i % 11] ?? v)],
   ];
-  const cases = programs.map(([name, text, x]) => {
-    const kernel = emitFusionKernelC(parseHlo(text).entry, name.replace(/\W/g, "_"));
-    if ("unsupported" in kernel) throw new Error(`${name}: ${kernel.unsupported}`);
-    assert.match(kernel.c.source, /xk_vf /, `${name} has a vector form`);
-    return { kernel, operands: [x], resultBytes: [x.byteLength], splits: 3 };
-  });
-  assert.match(cases[0]!.kernel.c.source, /xk_vstream/, "the large softmax streams its output");
+  const n = 2 << 20;
+  const abc = [0, 1, 2].map(() => Float32Array.from({ length: n }, () => (random() - 0.5) * 8));
+  const cases = [...programs.map(([name, text, x]) => ({ name, text, operands: [x] })), { name: "tanh(a*b+c) 2M", text: TANH_FMA(n), operands: abc }]
+    .map(({ name, text, operands }) => {
+      const kernel = emitFusionKernelC(parseHlo(text).entry, name.replace(/\W/g, "_"));
+      if ("unsupported" in kernel) throw new Error(`${name}: ${kernel.unsupported}`);
+      assert.match(kernel.c.source, /xk_vf /, `${name} has a vector form`);
+      return { name, kernel, operands, resultBytes: [operands[0]!.byteLength], splits: 3 };
+    });
+  for (const k of [0, cases.length - 1]) assert.match(cases[k]!.kernel.c.source, /xk_vstream/, `${cases[k]!.name} streams its output`);
   const vector = runNativeCases(cases, "row_pipeline_vector");
   const scalar = runNativeCases(cases, "row_pipeline_scalar", ["-mno-avx512f"]);
-  programs.forEach(([name], i) => {
+  cases.forEach(({ name }, i) => {
     const v = vector[i]![0]!, s = scalar[i]![0]!;
     const at = v.findIndex((b, k) => b !== s[k]);
     assert.equal(at, -1, `${name}: the two forms differ at byte ${at}`);
