@@ -7,10 +7,9 @@
 // straight-line code (`#pragma GCC ivdep`: outputs never overlap inputs except exactly,
 // element for element, when written in place). On AVX-512, where every value along the
 // loop is f32 with a vector form (and the kernel has VECTOR_MIN_ELEMENTS or more), the
-// loop first runs sixteen elements at a time
-// (emit_c_vector.ts: the same bits), outputs of STREAM_MIN_BYTES or more written by
-// streaming stores (they would otherwise be read in before being written, and evict the
-// inputs), and the scalar loop does the rest.
+// loop first runs sixteen elements at a time (emit_c_vector.ts: the same bits), outputs
+// of STREAM_MIN_BYTES or more written by streaming stores (they would otherwise be read
+// in before being written, and evict the inputs), and the scalar loop does the rest.
 
 import type { ElementType } from "../../types/element_type.js";
 import { ELEMENT_TYPES } from "../../types/element_type.js";
