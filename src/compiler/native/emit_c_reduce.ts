@@ -396,7 +396,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
         const ks = ss.flatMap(stageReductions);
         const buffers = (s: number): RowBuffers => rowBuffersOf(s, (id) => `m${id}_${s}`);
         if (useLanes) {
-          for (const k of ks) declareLanes(k, lanes, inner);
+          for (const k of ks) declareLanes(k, lanes, inner, !vector);
           if (vector) for (const k of ks) declareVectorLanes(k, lanes, inner);
           lines.push(`${inner}int64_t r = 0;`);
           lines.push(`${inner}for (; r + ${lanes} <= ${Rn}; r += ${lanes}) {`);
@@ -493,8 +493,12 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     lines.push(`  }`);
   }
 
-  /** Lane accumulators of reduction k (with, for float max and min, their side accumulators: see laneStep). */
-  function declareLanes(k: number, lanes: number, indent: string): void {
+  /**
+   * Lane accumulators of reduction k (with, for float max and min, their side accumulators:
+   * see laneStep), set to its identity unless `initialized` is false (the vector form fills
+   * them: spillVectorLanes).
+   */
+  function declareLanes(k: number, lanes: number, indent: string, initialized: boolean): void {
     const r = red.reductions[k]!;
     const t = cType(r.type);
     lines.push(`${indent}${t} lane${k}[${lanes}];`);
@@ -504,7 +508,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
       lines.push(`${indent}${u} nan${k}[${lanes}], sgn${k}[${lanes}];`);
       inits.push(`nan${k}[l] = 0;`, `sgn${k}[l] = ${r.kind === "max" ? `~(${u})0` : "0"};`);
     }
-    lines.push(`${indent}for (int l = 0; l < ${lanes}; l++) { ${inits.join(" ")} }`);
+    if (initialized) lines.push(`${indent}for (int l = 0; l < ${lanes}; l++) { ${inits.join(" ")} }`);
   }
 
   /**
