@@ -5,7 +5,8 @@ import { arrayShape, convGeneralDilated, parameter, XlaBuilder } from "../src/in
 import type { Instruction } from "../src/ir/computation.js";
 import { emitConvKernel } from "../src/compiler/wasm/conv.js";
 import { detectWasmTarget } from "../src/compiler/wasm/features.js";
-import { isUnsupported, MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
+import { MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../src/compiler/kernel/declined.js";
 import { ThreadPool } from "../src/compiler/wasm/thread_pool.js";
 
 const args = process.argv.slice(2);

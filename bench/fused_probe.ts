@@ -9,7 +9,8 @@ import {
 } from "../src/index.js";
 import { emitFusionKernel } from "../src/compiler/wasm/emit_loop.js";
 import { detectWasmTarget } from "../src/compiler/wasm/features.js";
-import { BUFFER_ALIGNMENT, isUnsupported, MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
+import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../src/compiler/kernel/declined.js";
 
 const target = detectWasmTarget();
 const memory = new WebAssembly.Memory({ initial: 2048, maximum: MEMORY_MAX_PAGES, shared: target.sharedMemory }); // 128 MiB

@@ -4,16 +4,19 @@
 // ('tiling={"fma":true}' uses relaxed_madd where the engine has relaxed SIMD.)
 // Run with and without --experimental-wasm-relaxed-simd.
 
-import { emitGemmKernel, type GemmSpec, type GemmTiling, defaultGemmTiling } from "../src/compiler/wasm/gemm.js";
+import { emitGemmKernel } from "../src/compiler/wasm/gemm.js";
+import { gemmTiling, type GemmSpec, type GemmTiling } from "../src/compiler/kernel/gemm_plan.js";
+import { WASM_GEMM_TARGET } from "../src/compiler/wasm/gemm_microkernel.js";
 import { detectWasmTarget } from "../src/compiler/wasm/features.js";
-import { isUnsupported, MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
+import { MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../src/compiler/kernel/declined.js";
 import { ThreadPool } from "../src/compiler/wasm/thread_pool.js";
 
 interface Prepared { readonly run: () => void; readonly flops: number; best: number; bestCpu: number }
 
 async function prepare(spec: GemmSpec, tiling: Partial<GemmTiling>, threads: number): Promise<Prepared> {
   const target = detectWasmTarget();
-  const full = { ...defaultGemmTiling(spec, target), ...tiling };
+  const full = { ...gemmTiling(spec, WASM_GEMM_TARGET), ...tiling };
   const kernel = emitGemmKernel(spec, target, full);
   if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
   const es = spec.elementType === "f32" ? 4 : 8;

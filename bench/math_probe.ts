@@ -6,7 +6,8 @@
 import { add, arrayShape, exp, log, logistic, mul, parameter, tanh, XlaBuilder, type Computation, type XlaOp } from "../src/index.js";
 import { emitFusionKernel } from "../src/compiler/wasm/emit_loop.js";
 import { detectWasmTarget } from "../src/compiler/wasm/features.js";
-import { BUFFER_ALIGNMENT, isUnsupported, MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
+import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../src/compiler/kernel/declined.js";
 
 const target = detectWasmTarget();
 const memory = new WebAssembly.Memory({ initial: 2048, maximum: MEMORY_MAX_PAGES, shared: target.sharedMemory });

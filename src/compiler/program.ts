@@ -17,9 +17,11 @@ import {
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
 import { compileOutputFusionInPlace, compileRoutine, type ProgramKernel } from "./routines.js";
 import type { NativeCpu } from "./native/kernel.js";
-import { outputFusionCanKeepProduct } from "./wasm/epilogue.js";
+import { outputFusionCanKeepProduct } from "./kernel/epilogue_plan.js";
+import { WASM_GEMM_TARGET } from "./wasm/gemm_microkernel.js";
 import { groupSteps, mayWriteInPlace, planRowGroups, widenForRowGroups, type BlockBuffer } from "./row_groups.js";
-import { isUnsupported, type WasmTarget } from "./wasm/kernel.js";
+import type { WasmTarget } from "./wasm/kernel.js";
+import { isUnsupported } from "./kernel/declined.js";
 
 export interface KernelStep {
   readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly operands: readonly Location[]; readonly results: readonly Location[];
@@ -89,7 +91,7 @@ export interface CompiledProgram extends StepList {
  */
 function readsInPlace(inst: Instruction<"fusion">, index: number, target: WasmTarget): boolean {
   const fused = inst.attrs.calledComputation;
-  if (inst.attrs.kind !== "loop" && !(inst.attrs.kind === "output" && outputFusionCanKeepProduct(fused, target))) return false;
+  if (inst.attrs.kind !== "loop" && !(inst.attrs.kind === "output" && outputFusionCanKeepProduct(fused, WASM_GEMM_TARGET))) return false;
   return readsElementForElement(fused, index);
 }
 

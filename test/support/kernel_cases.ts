@@ -3,7 +3,7 @@
 
 import { arrayShape, convGeneralDilated, parameter, XlaBuilder, type ConvDimensionNumbers } from "../../src/index.js";
 import type { Instruction } from "../../src/ir/computation.js";
-import type { GemmSpec } from "../../src/compiler/wasm/gemm.js";
+import type { GemmSpec } from "../../src/compiler/kernel/gemm_plan.js";
 
 /** C = A B in doubles from the stored layouts: the independent reference. */
 export function gemmReference(spec: GemmSpec, a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {

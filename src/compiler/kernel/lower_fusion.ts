@@ -20,7 +20,7 @@ import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { decodeFloatBits, encodeFloatBits } from "../../types/float_codec.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
-import type { Unsupported } from "../wasm/kernel.js";
+import type { Unsupported } from "./declined.js";
 import { EXP_OF_NON_POSITIVE, KernelGraph } from "./graph.js";
 import { signOf, type LoadIndex, type RowMaximum } from "./value_facts.js";
 import { SCALAR_OPS, type FusibleElementwiseOpcode } from "./scalar_ops.js";

@@ -5,7 +5,7 @@
 import type { Instruction } from "../../ir/computation.js";
 import type { ElementwiseOpcode } from "../../shape/elementwise.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
-import type { Unsupported } from "../wasm/kernel.js";
+import type { Unsupported } from "./declined.js";
 import type { BinaryScalarOp, KernelGraph, UnaryScalarOp } from "./graph.js";
 
 /** Floats whose literals hold bit patterns (f16, bf16, f8/f6/f4): their NaNs carry signs and payloads. */

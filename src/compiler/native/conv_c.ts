@@ -14,19 +14,19 @@
 // fits in L2).
 //
 // Work split: parallelExtent counts blocks of output pixels.
+//
+// The pixel blocks, the padded patch rows and the GEMM blocking are the schedule's
+// (kernel/conv_plan.ts, planConv with the family's GemmTarget); this file renders it.
 
 import type { Instruction } from "../../ir/computation.js";
-import { convGeometry, type ConvGeometry } from "../wasm/conv.js";
-import type { Unsupported } from "../wasm/kernel.js";
+import { convGeometry, convProblem, planConv, type ConvSchedule } from "../kernel/conv_plan.js";
+import type { Unsupported } from "../kernel/declined.js";
 import { packBSource } from "./gemm_c.js";
 import { SYM, symbolize } from "./c_source.js";
 import { gemmFamily, microkernelSource, type GemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
-
-/** Output pixels per block (per fill of the patch buffer), about 64, a multiple of mr. */
-const pixelBlock = (mr: number): number => mr * Math.max(1, Math.round(64 / mr));
 
 /** A convolution routine's C definitions, and its work split and scratch size. */
 export interface ConvRoutine {
@@ -38,30 +38,21 @@ export interface ConvRoutine {
   readonly parallelExtent: number;
   readonly scratchBytes: number;
   readonly costPerUnit: number;
-  /** Blocks of k (kernel depth) the output is accumulated over (1: each tile written once). */
-  readonly kBlocks: number;
 }
 
 /**
- * The convolution routine of a geometry. `finish`, a C statement, runs on each block of
- * output once final: pixels [fr0, fr1) x features [c0, c1), int64_t in scope (bi = 0).
+ * The convolution routine of a schedule planned for `family`. `finish`, a C statement,
+ * runs on each block of output once final: pixels [fr0, fr1) x features [c0, c1),
+ * int64_t in scope (bi = 0).
  */
-export function convRoutine(g: ConvGeometry, family: GemmFamily, prefix: string, finish?: string): ConvRoutine {
+export function convRoutine(schedule: ConvSchedule, family: GemmFamily, prefix: string, finish?: string): ConvRoutine {
+  const { geometry: g, pixels, kDepth, nr, pixelBlock: block, patchRow: ld } = schedule;
+  const { mr, kc, nc } = schedule.tiling;
   const type = g.type;
   const t = type === "f32" ? "float" : "double";
   const es = type === "f32" ? 4 : 8;
-  const mr = family.mr(type);
-  const nr = family.nr(type);
-  const pixels = g.outputSizes[0] * g.outputSizes[1] * g.outputSizes[2];
-  const kDepth = g.kernelSizes[0] * g.kernelSizes[1] * g.c;
   const o = g.o;
-  const block = pixelBlock(mr);
-  // The whole depth in one block while the packed kernel fits L2 comfortably.
-  const kc = kDepth * roundUp(o, nr) * es <= 512 * 1024 ? kDepth : Math.max(1, Math.min(kDepth, type === "f32" ? 256 : 128));
-  const nc = kc === kDepth ? roundUp(o, nr) : roundUp(Math.min(o, Math.floor((512 * 1024) / (kc * es))), nr);
   const bBytes = roundUp(kc * nc * es, 64);
-  // Patch rows padded to a multiple of 16 bytes keep each row's loads aligned alike.
-  const ld = roundUp(kDepth, 16 / es);
   const patchBytes = roundUp(block * ld * es, 64);
   const tileBytes = roundUp(mr * nr * es, 64);
   const [d1, d2] = [g.outputSizes[1], g.outputSizes[2]];
@@ -140,18 +131,10 @@ static void ${p}_conv(uint8_t *in8, uint8_t *k8, uint8_t *out8, uint8_t *scratch
 `;
   return {
     source,
-    parallelExtent: Math.ceil(pixels / block),
+    parallelExtent: schedule.parallelExtent,
     scratchBytes: bBytes + patchBytes + tileBytes,
-    costPerUnit: 2 * block * kDepth * o,
-    kBlocks: Math.ceil(kDepth / kc),
+    costPerUnit: schedule.costPerUnit,
   };
-}
-
-/** Why the native convolution kernel does not take a geometry (beyond convGeometry's rules). */
-function convProblem(g: ConvGeometry): string | undefined {
-  if (g.c === 0 || g.kernelSizes[0] * g.kernelSizes[1] === 0) return "convolution: empty kernel window";
-  if (g.o === 0) return "convolution: no output features";
-  return undefined;
 }
 
 /** The convolution kernel as C: sym(mem, args = [input, kernel, output, scratch], begin, end); `symbol` and `family` as emitGemmC's. */
@@ -160,13 +143,12 @@ export function emitConvC(
 ): NativeKernel | Unsupported {
   const g = convGeometry(conv);
   if ("unsupported" in g) return g;
-  const problem = convProblem(g);
+  const problem = convProblem(g) ?? (g.o === 0 ? "convolution: no output features" : undefined);
   if (problem !== undefined) return { unsupported: problem };
-  const pixels = g.outputSizes[0] * g.outputSizes[1] * g.outputSizes[2];
-  const kDepth = g.kernelSizes[0] * g.kernelSizes[1] * g.c;
-  const name = `conv ${conv.name} ${pixels}px ${kDepth}x${g.o}${g.type === "f64" ? " f64" : ""} ${family.name}`;
+  const schedule = planConv(g, family.target);
+  const name = `conv ${conv.name} ${schedule.pixels}px ${schedule.kDepth}x${g.o}${g.type === "f64" ? " f64" : ""} ${family.name}`;
   const sym = symbol ?? SYM;
-  const r = convRoutine(g, family, sym);
+  const r = convRoutine(schedule, family, sym);
   const source = `${r.source}
 void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
   ${sym}_conv(mem + args[0], mem + args[1], mem + args[2], mem + args[3], begin, end);

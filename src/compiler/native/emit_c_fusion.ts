@@ -5,7 +5,7 @@
 // WebAssembly kernel runs instead.
 
 import type { Computation } from "../../ir/computation.js";
-import type { Unsupported } from "../wasm/kernel.js";
+import type { Unsupported } from "../kernel/declined.js";
 import { lowerFusion } from "../kernel/lower_fusion.js";
 import type { RowMaximum } from "../kernel/value_facts.js";
 import { CFail, checkCType } from "./c_values.js";

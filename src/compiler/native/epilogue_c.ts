@@ -5,7 +5,7 @@
 // the product back from the result at the element it overwrites. The result is written
 // to memory once more, never read back by another kernel.
 //
-// The epilogue is wasm/epilogue.ts's plan (planEpilogue: the fused root over (row, col)
+// The epilogue is kernel/epilogue_plan.ts's plan (planEpilogue: the fused root over (row, col)
 // of the product, the product being input number operandCount), written as a C loop
 // over the columns that the compiler vectorizes (native-core's CValues for the ops, so
 // every elementwise op the C loop fusions take works here too).
@@ -18,15 +18,15 @@
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { reachable, dependsOn } from "../kernel/kernel_plan.js";
-import { outputCore, planEpilogue, type EpiloguePlan } from "../wasm/epilogue.js";
-import { convGeometry } from "../wasm/conv.js";
-import { checkGemmSpec, gemmSpecOfDot, streamsB } from "../wasm/gemm.js";
-import type { Unsupported } from "../wasm/kernel.js";
+import { outputCore, planEpilogue, type EpiloguePlan } from "../kernel/epilogue_plan.js";
+import { convGeometry, planConv } from "../kernel/conv_plan.js";
+import { checkGemmSpec, gemmSpecOfDot, planGemm } from "../kernel/gemm_plan.js";
+import type { Unsupported } from "../kernel/declined.js";
 import { SYM, symbolize } from "./c_source.js";
 import { CFail, CValues, checkCType, cType } from "./c_values.js";
 import { convRoutine } from "./conv_c.js";
 import { LoadPlan } from "./emit_c_loop.js";
-import { anyGemmRoutine, defaultBlocking, gemmRoutine } from "./gemm_c.js";
+import { anyGemmRoutine, gemmRoutine } from "./gemm_c.js";
 import { gemmFamily, type GemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 
@@ -100,9 +100,9 @@ export function emitOutputFusionC(
     if ("unsupported" in spec) return spec;
     const problem = checkGemmSpec(spec);
     if (problem !== undefined) return { unsupported: problem };
+    const schedule = planGemm(spec, family.target);
     if (inPlace) {
-      const blocking = defaultBlocking(spec, family);
-      if (spec.k < 1 || spec.k > blocking.kc || streamsB(spec)) {
+      if (!schedule.productInScratch) {
         return { unsupported: `output fusion ${fused.name}: written over an operand its epilogue reads, with k = ${spec.k} not in one block of the C kernel` };
       }
       // The epilogue reads the row tile's product in scratch: args[n] moved (modulo 2^32, as the contract allows) so that row bi·m + fr0 is its first.
@@ -110,9 +110,9 @@ export function emitOutputFusionC(
       const finish = `{ uint32_t pargs[${n + 2}]; memcpy(pargs, args, sizeof pargs);
           pargs[${n}] = (uint32_t)((uint8_t *)prod - mem) - (uint32_t)((bi * ${spec.m} + fr0) * ${spec.n * es});
           ${SYM}_epi(mem, pargs, args[${n}], bi * ${spec.m} + fr0, bi * ${spec.m} + fr1, c0, c1); }`;
-      routine = gemmRoutine(spec, family, SYM, finish, blocking, true);
+      routine = gemmRoutine(schedule, family, SYM, finish, true);
     } else {
-      routine = anyGemmRoutine(spec, family, SYM, call(`bi * ${spec.m} + fr0, bi * ${spec.m} + fr1`));
+      routine = anyGemmRoutine(schedule, family, SYM, call(`bi * ${spec.m} + fr0, bi * ${spec.m} + fr1`));
     }
     coreName = `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${spec.elementType}`;
     entry = `${SYM}_gemm`;
@@ -121,7 +121,7 @@ export function emitOutputFusionC(
     if ("unsupported" in g) return g;
     if (g.c === 0 || g.o === 0 || g.kernelSizes[0] * g.kernelSizes[1] === 0) return { unsupported: "convolution: empty kernel window or no output features" };
     if (inPlace) return { unsupported: `output fusion ${fused.name}: a convolution's result written over an operand its epilogue reads (the WebAssembly kernel keeps the product in scratch)` };
-    const r = convRoutine(g, family, SYM, call("fr0, fr1"));
+    const r = convRoutine(planConv(g, family.target), family, SYM, call("fr0, fr1"));
     routine = r;
     coreName = `conv ${oc.core.name}`;
     entry = `${SYM}_conv`;

@@ -20,34 +20,19 @@
 // columns make two blocks.
 //
 // A few rows of A times B stored by rows (m <= GEMV_MAX_ROWS and B past the caches, or
-// m = 1) stream B instead (gemv, as wasm/gemv.ts decides with streamsB): packing B would
-// copy it once for a single use.
+// m = 1) stream B instead (gemv, streamsB): packing B would copy it once for a single use.
+//
+// The tile, the blocking (kc x nr B panel and mr x kc A panel in L1, kc x nc B block in
+// L2, sized for 1 MiB L2 and 32-48 KiB L1) and the work split are the schedule's
+// (kernel/gemm_plan.ts, planGemm with the family's GemmTarget); this file renders it.
 
-import type { Unsupported } from "../wasm/kernel.js";
-import { checkGemmSpec, gemmKernelName, streamsB, type GemmSpec } from "../wasm/gemm.js";
+import type { Unsupported } from "../kernel/declined.js";
+import { checkGemmSpec, gemmKernelName, planGemm, type GemmSchedule, type GemmSpec } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
 import { gemmFamily, microkernelSource, type GemmFamily } from "./gemm_c_family.js";
 
-/** Parallel units a kernel should offer at least (when its shape allows), for up to 16 threads. */
-const MIN_UNITS = 16;
-
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
-
-/** Cache blocking of one kernel, in elements. */
-export interface GemmBlocking {
-  readonly kc: number;
-  readonly nc: number;
-}
-
-/** kc x nr B panel and mr x kc A panel in L1, kc x nc B block in L2 (sized for 1 MiB L2, 32-48 KiB L1). */
-export function defaultBlocking(spec: GemmSpec, family: GemmFamily): GemmBlocking {
-  const es = spec.elementType === "f32" ? 4 : 8;
-  const kc = Math.max(1, Math.min(spec.k, spec.elementType === "f32" ? 256 : 128));
-  const nr = family.nr(spec.elementType);
-  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.floor((512 * 1024) / (kc * es))), nr);
-  return { kc, nc };
-}
 
 /** A GEMM routine's C definitions, and its work split and scratch size. */
 export interface GemmRoutine {
@@ -63,39 +48,23 @@ export interface GemmRoutine {
 }
 
 /**
- * The packed GEMM routine of a spec. `finish`, a C statement, runs on each block of C
+ * The packed GEMM routine of a schedule (kind "packed", planned for `family`). `finish`, a C statement, runs on each block of C
  * once it is final (rows [fr0, fr1) x columns [c0, c1) of batch bi, all int64_t in
  * scope; the rows of one tile, just written, so in cache): an output fusion's epilogue.
- * `keepProduct` (k in one block: blocking.kc >= k >= 1): each row tile's product goes to
+ * `keepProduct` (schedule.productInScratch): each row tile's product goes to
  * `prod` in scratch (mr rows, n wide) instead of C, for `finish` to read, so that C is
  * written by `finish` alone (an output fusion writing over an operand its epilogue reads).
  */
-export function gemmRoutine(
-  spec: GemmSpec, family: GemmFamily, prefix: string, finish?: string, blocking = defaultBlocking(spec, family), keepProduct = false,
-): GemmRoutine {
+export function gemmRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false): GemmRoutine {
+  const { spec, nr, mTiles, chunk, nChunks, parallelExtent, aRow, aK, bK, bLine } = schedule;
   const t = spec.elementType === "f32" ? "float" : "double";
   const es = spec.elementType === "f32" ? 4 : 8;
   const { batch, m, n, k } = spec;
-  const mr = family.mr(spec.elementType);
-  const nr = family.nr(spec.elementType);
-  const { kc } = blocking;
-  const mTiles = m === 0 ? 0 : Math.ceil(m / mr);
-  const rowUnits = batch * mTiles;
-  let chunk = Math.min(blocking.nc, roundUp(Math.max(n, 1), nr));
-  if (k > 0 && rowUnits > 0 && rowUnits * Math.ceil(n / chunk) < MIN_UNITS) {
-    chunk = Math.min(chunk, roundUp(Math.ceil(n / Math.ceil(MIN_UNITS / rowUnits)), nr));
-  }
-  const nChunks = n === 0 ? 1 : Math.ceil(n / chunk);
-  const parallelExtent = batch * nChunks * mTiles;
-  // Element strides: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine.
-  const aRow = spec.lhsTransposed ? 1 : k;
-  const aK = spec.lhsTransposed ? m : 1;
-  const bK = spec.rhsTransposed ? 1 : n;
-  const bLine = spec.rhsTransposed ? k : 1;
+  const { mr, kc } = schedule.tiling;
   const bPanelBytes = roundUp(kc * roundUp(chunk, nr) * es, 64);
   const aPanelBytes = roundUp(kc * mr * es, 64);
   const tileBytes = roundUp(mr * nr * es, 64);
-  if (keepProduct && !(k >= 1 && k <= kc && finish !== undefined)) throw new Error(`gemm ${m}x${n}x${k}: the product is kept in scratch only with k in one block and a finish`);
+  if (keepProduct && !(schedule.productInScratch && finish !== undefined)) throw new Error(`gemm ${m}x${n}x${k}: the product is kept in scratch only with k in one block and a finish`);
   const productBytes = keepProduct ? roundUp(mr * n * es, 64) : 0;
   const scratchBytes = bPanelBytes + aPanelBytes + tileBytes + productBytes;
   const p = prefix;
@@ -161,21 +130,18 @@ ${k === 0
   }
 }
 `;
-  return { source, parallelExtent, scratchBytes, costPerUnit: 2 * mr * Math.min(chunk, Math.max(n, 1)) * Math.max(k, 1) };
+  return { source, parallelExtent, scratchBytes, costPerUnit: schedule.costPerUnit };
 }
 
 /**
- * The streaming kernel for a few rows of A (wasm/gemv.ts's case): units are (batch,
+ * The streaming kernel for a few rows of A (schedule kind "streamB"): units are (batch,
  * chunk of columns); each zeroes its m x chunk block of C and adds a(i, p) * B[p][chunk]
  * row after row of B, which the C compiler vectorizes along the row.
  */
-function gemvRoutine(spec: GemmSpec, prefix: string, finish?: string): GemmRoutine {
+function gemvRoutine(schedule: GemmSchedule, prefix: string, finish?: string): GemmRoutine {
+  const { spec, chunk, nChunks, aRow, aK } = schedule;
   const t = spec.elementType === "f32" ? "float" : "double";
-  const { batch, m, n, k } = spec;
-  const chunk = Math.max(256, roundUp(Math.ceil(n / 16), 16));
-  const nChunks = Math.max(1, Math.ceil(n / chunk));
-  const aRow = spec.lhsTransposed ? 1 : k;
-  const aK = spec.lhsTransposed ? m : 1;
+  const { m, n, k } = spec;
   const source = `
 static void ${prefix}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
   (void)scratch;
@@ -199,12 +165,12 @@ ${finish === undefined ? "" : `    { int64_t fr0 = 0, fr1 = ${m}; ${finish} }`}
   }
 }
 `;
-  return { source, parallelExtent: batch * nChunks, scratchBytes: 0, costPerUnit: 2 * m * Math.min(chunk, n) * k };
+  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit };
 }
 
-/** The GEMM routine (packed or streaming) of a spec. */
-export function anyGemmRoutine(spec: GemmSpec, family: GemmFamily, prefix: string, finish?: string): GemmRoutine {
-  return streamsB(spec) ? gemvRoutine(spec, prefix, finish) : gemmRoutine(spec, family, prefix, finish);
+/** The GEMM routine (packed or streaming) of a schedule planned for `family`. */
+export function anyGemmRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string): GemmRoutine {
+  return schedule.kind === "streamB" ? gemvRoutine(schedule, prefix, finish) : gemmRoutine(schedule, family, prefix, finish);
 }
 
 /**
@@ -240,7 +206,7 @@ export function emitGemmC(spec: GemmSpec, cpu: NativeCpu, symbol?: string, famil
   if (problem !== undefined) return { unsupported: problem };
   const name = `${gemmKernelName(spec)} ${family.name}`;
   const sym = symbol ?? SYM;
-  const r = anyGemmRoutine(spec, family, sym);
+  const r = anyGemmRoutine(planGemm(spec, family.target), family, sym);
   const source = `${r.source}
 void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
   ${sym}_gemm(mem + args[0], mem + args[1], mem + args[2], ${r.scratchBytes > 0 ? "mem + args[3]" : "0"}, begin, end);

@@ -13,17 +13,15 @@
 // The x86 families are compiled through `__attribute__((target(...)))`, so each can be
 // built (and tested) on any x86-64 machine that can run it, whatever -march says.
 
-import type { GemmElement } from "../wasm/gemm_microkernel.js";
+import type { GemmElement, GemmTarget } from "../kernel/gemm_plan.js";
 import type { NativeCpu } from "./kernel.js";
 
 export type GemmFamilyName = "avx512" | "avx2" | "neon" | "portable";
 
 export interface GemmFamily {
   readonly name: GemmFamilyName;
-  /** Rows of a tile. */
-  mr(type: GemmElement): number;
-  /** Columns of a tile. */
-  nr(type: GemmElement): number;
+  /** Its microkernel as the schedule sees it (kernel/gemm_plan.ts): vectors, tile, blocking. */
+  readonly target: GemmTarget;
 }
 
 interface FamilyCode {
@@ -90,8 +88,7 @@ const CODE: Record<GemmFamilyName, FamilyCode> = {
 
 export function familyByName(name: GemmFamilyName): GemmFamily {
   const code = CODE[name];
-  const lanes = (type: GemmElement): number => code.vectorBytes / (type === "f32" ? 4 : 8);
-  return { name, mr: () => code.rows, nr: (type) => code.vectors * lanes(type) };
+  return { name, target: { vectorBytes: code.vectorBytes, tileRows: code.rows, tileVectors: code.vectors, blocking: "l2-blocks" } };
 }
 
 /** The best family the CPU runs. */

@@ -14,7 +14,7 @@ import type { HloModule, Instruction } from "../../ir/computation.js";
 import type { ConvDimensionNumbers } from "../../ir/attributes.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { mapComputations, rebuild } from "../../ir/rewrite.js";
-import { convGeometry } from "../wasm/conv.js";
+import { convGeometry } from "../kernel/conv_plan.js";
 import type { Pass } from "../pass.js";
 
 const NHWC: ConvDimensionNumbers = {

@@ -21,7 +21,8 @@ import { addTrigReduction } from "./emit_trig.js";
 import { emitReduceKernel } from "./emit_reduce.js";
 import { emitRowPipelineKernel, isRowPipeline } from "./emit_row_pipeline.js";
 import { collapseDomain, dependsOn, loopChunks, reachable, splitAffine } from "../kernel/kernel_plan.js";
-import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
+import type { WasmKernel, WasmTarget } from "./kernel.js";
+import type { Unsupported } from "../kernel/declined.js";
 import { lanesOf, storageBytes, storeScalar, storeVector } from "./wasm_types.js";
 
 /** Copies of a small vector body per loop iteration. */

@@ -1,18 +1,12 @@
-// Output fusions (XLA's kOutput): a dot or a convolution (the fusion's core) with an
-// elementwise epilogue over its product. The GEMM and convolution kernels finish each
-// tile of the product once its last block of k is done: a full tile in registers, by a
-// microkernel that applies the epilogue's vector form before it stores
+// Output fusions (XLA's kOutput) as WebAssembly: the GEMM or convolution kernel of the
+// fusion's core with the epilogue that kernel/epilogue_plan.ts plans. The kernels finish
+// each tile of the product once its last block of k is done: a full tile in registers,
+// by a microkernel that applies the epilogue's vector form before it stores
 // (emitTileEpilogue), a tile on the right edge (or every tile, for an epilogue without
 // a vector form) by epi right after the tile is written, while it is in L1. The result
-// is written once, and no kernel reads the whole product back (gemm_rows.ts).
-//
-// The product is seen as a rows x cols matrix, row-major, as the kernels write it: a
-// dot's [batch..., m, n] result as (batch·m) x n, a convolution's output as pixels x
-// output features. The epilogue is the fused root lowered as a loop fusion (the loop
-// fusions' value emitters, so any elementwise op they support works), with the core
-// read as one more input; its domain index is unlinearized from row·cols + col. That
-// input must be read exactly at the element being written (the fusion pass allows only
-// elementwise ops and reshapes between the core and the root); anything else is refused.
+// is written once, and no kernel reads the whole product back (gemm_rows.ts). The
+// epilogue's ops are the loop fusions' value emitters, so any elementwise op they
+// support works.
 //
 // epi(operand0, ..., operandN-1, product, c, rowBegin, rowEnd, colBegin, colEnd)
 // computes rows [rowBegin, rowEnd) x columns [colBegin, colEnd) of the result at c,
@@ -21,87 +15,21 @@
 // over an operand it reads element for element, see outputFusionCanKeepProduct).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { lowerEpilogue, unlinearize } from "../kernel/lower_fusion.js";
-import { KernelGraph } from "../kernel/graph.js";
+import { outputCore, planEpilogue, planOutputFusion, type EpiloguePlan } from "../kernel/epilogue_plan.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
-import { elementInfo, type TileRegisters } from "./gemm_microkernel.js";
+import { elementInfo, WASM_GEMM_TARGET, type TileRegisters } from "./gemm_microkernel.js";
 import { bindInnerLoop, EmitFail, needsTrigHelper, ValueEmitter } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { emitRow, planBody } from "./emit_loop.js";
-import { rebuild } from "../kernel/kernel_plan.js";
 import { forRange } from "./loops.js";
-import type { Unsupported, WasmKernel, WasmTarget } from "./kernel.js";
+import type { WasmKernel, WasmTarget } from "./kernel.js";
+import type { Unsupported } from "../kernel/declined.js";
 import { storageBytes } from "./wasm_types.js";
-import { convGeometry, convKBlocks, convProductInScratch, emitConvKernel, type ConvGeometry } from "./conv.js";
-import { emitGemmKernel, gemmKBlocks, gemmProductInScratch, gemmSpecOfDot, streamsB, type GemmSpec } from "./gemm.js";
+import { emitConvKernel } from "./conv.js";
+import { gemmSpecOfDot } from "../kernel/gemm_plan.js";
+import { emitGemmKernel } from "./gemm.js";
 import type { KernelEpilogue } from "./gemm_rows.js";
 import type { ElementType } from "../../types/element_type.js";
-
-/** An output fusion's core and the matrix its kernel writes. */
-export interface OutputCore {
-  readonly core: Instruction<"dot"> | Instruction<"convolution">;
-  /** The fused computation's parameter numbers of the core's two operands. */
-  readonly lhs: number;
-  readonly rhs: number;
-  readonly rows: number;
-  readonly cols: number;
-}
-
-/** The one dot or convolution of an output fusion, when its kernel can take an epilogue. */
-export function outputCore(fused: Computation): OutputCore | Unsupported {
-  const cores = fused.instructions.filter((i) => i.opcode === "dot" || i.opcode === "convolution");
-  if (cores.length !== 1) return { unsupported: `output fusion ${fused.name}: ${cores.length} dots or convolutions (one expected)` };
-  const core = cores[0] as Instruction<"dot"> | Instruction<"convolution">;
-  const [a, b] = core.operands;
-  if (a?.opcode !== "parameter" || b?.opcode !== "parameter") return { unsupported: `output fusion ${fused.name}: the operands of ${core.name} must be parameters of the fusion` };
-  const lhs = (a as Instruction<"parameter">).attrs.number;
-  const rhs = (b as Instruction<"parameter">).attrs.number;
-  if (core.opcode === "dot") {
-    const spec = gemmSpecOfDot(core as Instruction<"dot">);
-    if ("unsupported" in spec) return spec;
-    return { core, lhs, rhs, rows: spec.batch * spec.m, cols: spec.n };
-  }
-  const g = convGeometry(core as Instruction<"convolution">);
-  if ("unsupported" in g) return g;
-  return { core, lhs, rhs, rows: g.outputSizes[0] * g.outputSizes[1] * g.outputSizes[2], cols: g.o };
-}
-
-/** The epilogue as a kernel graph over (row, col) of the product, ready to emit. */
-export interface EpiloguePlan {
-  readonly graph: KernelGraph;
-  readonly root: number;
-  readonly rowVar: number;
-  readonly colVar: number;
-  readonly type: ElementType;
-  readonly cols: number;
-  /** The fusion's operands (the core's product is input number operandCount). */
-  readonly operandCount: number;
-}
-
-/** The epilogue of `fused` over its product's rows and columns, or why it cannot be one. */
-export function planEpilogue(fused: Computation, oc: OutputCore): EpiloguePlan | Unsupported {
-  const ir = lowerEpilogue(fused, oc.core);
-  if ("unsupported" in ir) return ir;
-  const out = ir.outputs[0]!;
-  const coreType = ir.inputs[ir.inputs.length - 1]!.type;
-  if (storageBytes(out.type) !== storageBytes(coreType)) {
-    return { unsupported: `output fusion ${fused.name}: the result (${out.type}) is written over the product (${coreType}), so it needs elements of the same size` };
-  }
-  const g = new KernelGraph();
-  const rowVar = g.variable(0, oc.rows);
-  const colVar = g.variable(1, oc.cols);
-  const linear = g.add(g.mul(rowVar, oc.cols), colVar);
-  const idx = unlinearize(g, linear, ir.domain);
-  const { map } = rebuild(ir.graph, [out.value], (dim) => idx[dim]!, g);
-  const root = map(out.value);
-  const operandCount = ir.inputs.length - 1;
-  for (const n of g.nodes) {
-    if (n.op === "load" && n.attr === operandCount && n.args[0] !== linear) {
-      return { unsupported: `output fusion ${fused.name}: the epilogue reads the product of ${oc.core.name} away from the element it writes` };
-    }
-  }
-  return { graph: g, root, rowVar, colVar, type: out.type, cols: oc.cols, operandCount };
-}
 
 /**
  * Adds epi(...) (see the top of this file) to `m`; returns its function index and the
@@ -191,51 +119,17 @@ function emitTileEpilogue(f: FunctionBuilder, e: EpiloguePlan, target: WasmTarge
 /** The target the fusion pass checks epilogues against (the emitters' choices do not depend on the rest). */
 const CHECK_TARGET: WasmTarget = { simd: true, relaxedSimd: false, sharedMemory: false };
 
-/** Products up to this size stay in cache (L2) for a loop kernel to read back cheaply. */
-const CACHED_PRODUCT_BYTES = 1 << 20;
-/** A GEMM at most this deep is memory-bound: writing and reading back its product costs as much as computing it. */
-const SHALLOW_K = 32;
-
 /**
- * When an epilogue inside the kernel costs more than the loop kernel it saves, measured
- * on the benchmarks: a product computed over several blocks of k goes to memory and
- * back between them anyway; a deep product that fits in cache is read back from there
- * at a fraction of the GEMM's time, while the epilogue's work inside the GEMM's loop
- * nest costs more (the encoder's bias + relu and residual adds: 2-4% of their GEMMs,
- * against 1-3% for their loop kernels). Shallow products (the MLP's backward pass,
- * k = 10) and products past the cache (its 784 x 512 weight update) gain.
- */
-function costProblem(oc: OutputCore): string | undefined {
-  const shape = oc.core.shape;
-  const bytes = shape.kind === "array" ? oc.rows * oc.cols * storageBytes(shape.elementType) : 0;
-  let k: number, blocks: number, streams: boolean;
-  if (oc.core.opcode === "dot") {
-    const spec = gemmSpecOfDot(oc.core as Instruction<"dot">) as GemmSpec;
-    [k, blocks, streams] = [spec.k, gemmKBlocks(spec, CHECK_TARGET), streamsB(spec)];
-  } else {
-    const g = convGeometry(oc.core as Instruction<"convolution">) as ConvGeometry;
-    [k, blocks, streams] = [g.kernelSizes[0] * g.kernelSizes[1] * g.c, convKBlocks(g, CHECK_TARGET), false];
-  }
-  if (blocks > 1) return `the kernel of ${oc.core.name} accumulates its product over ${blocks} blocks of k, reading it back between them anyway`;
-  if (!streams && k > SHALLOW_K && bytes <= CACHED_PRODUCT_BYTES) {
-    return `the product of ${oc.core.name} (${Math.ceil(bytes / 1024)} KiB, k = ${k}) stays in cache for a loop kernel, cheaper than an epilogue in the GEMM`;
-  }
-  return undefined;
-}
-
-/**
- * Why the backend cannot (or, by costProblem, should not) compile `fused` as an output
- * fusion, or undefined when it can.
+ * Why the WebAssembly backend cannot (or, by the plan's cost rule, should not) compile
+ * `fused` as an output fusion, or undefined when it can: the plan for its kernels
+ * (planOutputFusion), then whether its value emitters have code for every op of the
+ * epilogue.
  */
 export function outputFusionProblem(fused: Computation): string | undefined {
-  const oc = outputCore(fused);
-  if ("unsupported" in oc) return oc.unsupported;
-  const cost = costProblem(oc);
-  if (cost !== undefined) return cost;
-  const plan = planEpilogue(fused, oc);
-  if ("unsupported" in plan) return plan.unsupported;
+  const planned = planOutputFusion(fused, WASM_GEMM_TARGET);
+  if ("unsupported" in planned) return planned.unsupported;
   try {
-    addEpilogueFunction(new ModuleBuilder(), plan, CHECK_TARGET);
+    addEpilogueFunction(new ModuleBuilder(), planned.epilogue, CHECK_TARGET);
     return undefined;
   } catch (e) {
     if (e instanceof EmitFail) return e.message;
@@ -246,7 +140,7 @@ export function outputFusionProblem(fused: Computation): string | undefined {
 /**
  * The kernel of an output fusion: the GEMM or convolution kernel of its core, finishing
  * each block with the epilogue. `keepProduct`: the result is written over an operand
- * the epilogue reads (the planner decided so, given outputFusionCanKeepProduct), so the
+ * the epilogue reads (the planner decided so, given kernel/epilogue_plan.ts's outputFusionCanKeepProduct), so the
  * product must stay in scratch until the epilogue has read it; otherwise it goes to the
  * result directly, which measured a few percent faster on results past the caches.
  */
@@ -279,22 +173,4 @@ export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, n
     throw e;
   }
   return "unsupported" in kernel ? kernel : { ...kernel, name: `${name}: ${kernel.name}` };
-}
-
-/**
- * Whether an output fusion's kernel can keep the product in scratch until the epilogue
- * has read it (k in one block, not the kernel that streams B): then the result buffer
- * holds nothing before the epilogue writes it, and the result may be written over an
- * operand the epilogue reads element for element (the planner's in-place rule,
- * program.ts, which then asks emitOutputFusionKernel for that kernel).
- */
-export function outputFusionCanKeepProduct(fused: Computation, target: WasmTarget): boolean {
-  const oc = outputCore(fused);
-  if ("unsupported" in oc) return false;
-  if (oc.core.opcode === "dot") {
-    const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
-    return !("unsupported" in spec) && gemmProductInScratch(spec, target);
-  }
-  const g = convGeometry(oc.core as Instruction<"convolution">);
-  return !("unsupported" in g) && convProductInScratch(g, target);
 }

@@ -16,27 +16,13 @@
 
 import type { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { forRange } from "./loops.js";
+import { gemmElementBytes, vectorLanes, type GemmElement, type GemmTarget } from "../kernel/gemm_plan.js";
 
-export type GemmElement = "f32" | "f64";
-
-/** Tile shape and cache blocking of one GEMM kernel (all sizes in elements). */
-export interface GemmTiling {
-  /** Rows of C per microkernel tile. */
-  readonly mr: number;
-  /** v128 vectors per tile row: the tile has nr = nrVectors * lanes columns. */
-  readonly nrVectors: number;
-  /** Depth of one packed block of k. */
-  readonly kc: number;
-  /** Columns of B packed at a time (a multiple of nr). */
-  readonly nc: number;
-  /**
-   * Multiply-add with relaxed_madd (where the target has relaxed SIMD) instead of
-   * f32x4.mul + f32x4.add. Off by default: on the Zen 5 this was tuned on, mul + add
-   * measured 2-4% faster (the add's shorter latency leaves the 8 accumulator chains
-   * slack that the 4-cycle FMA does not), and it rounds the same in every engine.
-   */
-  readonly fma?: boolean;
-}
+/**
+ * The WebAssembly GEMM kernels as the schedule sees them (kernel/gemm_plan.ts): v128
+ * registers, a 4 x 2-vector tile (see above), blocked by row panels.
+ */
+export const WASM_GEMM_TARGET: GemmTarget = { vectorBytes: 16, tileRows: 4, tileVectors: 2, blocking: "row-panels" };
 
 export interface ElementInfo {
   readonly bytes: number;
@@ -44,7 +30,7 @@ export interface ElementInfo {
 }
 
 export function elementInfo(type: GemmElement): ElementInfo {
-  return type === "f32" ? { bytes: 4, lanes: 4 } : { bytes: 8, lanes: 2 };
+  return { bytes: gemmElementBytes(type), lanes: vectorLanes(WASM_GEMM_TARGET, type) };
 }
 
 function copyElement(f: FunctionBuilder, type: GemmElement, load: boolean): void {

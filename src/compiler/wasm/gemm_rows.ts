@@ -19,9 +19,8 @@
 
 import type { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { forRange, setMinU } from "./loops.js";
-import {
-  elementInfo, emitCopyTile, emitMicrokernel, emitPack, emitPackRowsB, type GemmElement, type GemmTiling, type TileRegisters,
-} from "./gemm_microkernel.js";
+import { elementInfo, emitCopyTile, emitMicrokernel, emitPack, emitPackRowsB, type TileRegisters } from "./gemm_microkernel.js";
+import { productFitsOneBlock, type GemmElement, type GemmTiling } from "../kernel/gemm_plan.js";
 
 export interface GemmRowsLayout {
   readonly type: GemmElement;
@@ -64,9 +63,6 @@ export interface RowsEpilogue {
   readonly inRegisters?: ((f: FunctionBuilder, tile: TileRegisters) => void) | undefined;
 }
 
-/** Whether rows keeps the product in scratch until its epilogue has read it (k in one block; see the top of this file). */
-export const productInScratch = (k: number, tiling: GemmTiling): boolean => k <= tiling.kc;
-
 /**
  * Emits rows(...) into the module. `remainders` lists the row counts below mr that a
  * last partial tile may have (each gets its own microkernels). Returns the function
@@ -86,7 +82,7 @@ export function emitGemmRows(
   const packedBBytes = align64(kc * nc * es);
   const tileBytes = align64(mr * nr * es);
   // The row-tile buffer: mr rows of nc columns, rows n elements apart as in C (the epilogue addresses both alike).
-  const inScratch = epilogue !== undefined && epilogue.keepProduct && productInScratch(k, tiling);
+  const inScratch = epilogue !== undefined && epilogue.keepProduct && productFitsOneBlock(k, tiling.kc);
   const rowTileBytes = inScratch ? align64(((mr - 1) * n + nc) * es) : 0;
   const scratchBytes = packedBBytes + tileBytes + rowTileBytes;
   const packB = emitPack(module, type, nr, bLine, bK);

@@ -5,33 +5,29 @@
 // column panel by column panel (a TLB miss per row when rows are 4 KiB or longer).
 //
 // Accumulation: in the element type, for each element of c sequentially over k.
-// Work split: parallelExtent counts (batch, chunk of columns) pairs.
+// Work split: parallelExtent counts (batch, chunk of columns) pairs (the schedule's,
+// kernel/gemm_plan.ts).
 // With an epilogue (output fusions), each unit finishes its m x chunk block of C with
 // it once the sweeps are done (the block was just written: it is in cache).
 
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
-import type { GemmSpec } from "./gemm.js";
+import type { GemmSchedule } from "../kernel/gemm_plan.js";
 import { elementInfo } from "./gemm_microkernel.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { forRange, setMinU } from "./loops.js";
 import type { KernelEpilogue } from "./gemm_rows.js";
 
-/** The most rows of A this kernel takes (the splats of a sweep stay in registers). */
-export const GEMV_MAX_ROWS = 4;
-
 /** run(a, b, c, begin, end); with an epilogue, run(operand0, ..., operandN-1, c, begin, end), a and b among the operands. */
-export function emitGemvKernel(spec: GemmSpec, target: WasmTarget, name: string, epilogue?: KernelEpilogue): WasmKernel {
+export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name: string, epilogue?: KernelEpilogue): WasmKernel {
+  const { spec, chunk, nChunks } = schedule;
   const type = spec.elementType;
   const { bytes: es, lanes } = elementInfo(type);
-  const { batch, m, n, k } = spec;
+  const { m, n, k } = spec;
   // Live per column vector: rowsPerSweep B vectors, m * rowsPerSweep splats, 1 accumulator.
   const rowsPerSweep = m === 1 ? 4 : 2;
-  // A(i, p) at a + i*aRow + p*aK.
-  const aRow = (spec.lhsTransposed ? 1 : k) * es;
-  const aK = (spec.lhsTransposed ? m : 1) * es;
-  // At least 16 units for threads, chunks of whole vectors, at least 64 columns.
-  const chunk = Math.max(64, Math.ceil(Math.ceil(n / 16) / lanes) * lanes);
-  const nChunks = Math.max(1, Math.ceil(n / chunk));
+  // A(i, p) at a + i*aRow + p*aK (bytes).
+  const aRow = schedule.aRow * es;
+  const aK = schedule.aK * es;
   const module = new ModuleBuilder().importMemory(target);
   const epi = epilogue?.add(module);
   const nOps = epilogue?.operandCount ?? 2;
@@ -140,7 +136,7 @@ export function emitGemvKernel(spec: GemmSpec, target: WasmTarget, name: string,
     operandCount: nOps,
     resultCount: 1,
     scratchBytes: 0,
-    parallelExtent: batch * nChunks,
-    costPerUnit: 2 * m * chunk * k + chunk * k * es,
+    parallelExtent: schedule.parallelExtent,
+    costPerUnit: schedule.costPerUnit,
   };
 }

@@ -61,12 +61,3 @@ export interface RowAccess {
   readonly operandRowBytes: readonly (number | undefined)[];
   readonly resultRowBytes: readonly number[];
 }
-
-/** A code generator that cannot (or should not) compile something says why; the executor then runs the interpreter's kernel. */
-export interface Unsupported {
-  readonly unsupported: string;
-}
-
-export function isUnsupported<K extends object>(x: K | Unsupported): x is Unsupported {
-  return (x as Unsupported).unsupported !== undefined;
-}

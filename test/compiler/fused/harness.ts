@@ -10,7 +10,8 @@ import {
 import { rng } from "../../support/prng.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
-import { BUFFER_ALIGNMENT, isUnsupported, MEMORY_MAX_PAGES, type WasmKernel, type WasmTarget } from "../../../src/compiler/wasm/kernel.js";
+import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES, type WasmKernel, type WasmTarget } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 
 export const TARGET: WasmTarget = detectWasmTarget();
 export const SCALAR_TARGET: WasmTarget = { ...TARGET, simd: false };

@@ -10,7 +10,7 @@ import {
 } from "../../../src/index.js";
 import { lowerFusion } from "../../../src/compiler/kernel/lower_fusion.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
-import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 import { checkFusion, randomLiteral, SCALAR_TARGET, TARGET } from "./harness.js";
 
 function fusion(name: string, params: [ElementType, number[]][], body: (b: XlaBuilder, ps: XlaOp[]) => XlaOp): { c: ReturnType<XlaBuilder["build"]>; args: Literal[] } {

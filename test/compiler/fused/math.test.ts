@@ -7,7 +7,7 @@ import {
   add, arrayShape, atan2, broadcastInDim, constantR0, mul, reduce, scalarShape, sub, cbrt, cos, erf, evaluate, pow, sin, tan, exp, expm1, log, log1p, logistic, parameter, rsqrt, tanh, Literal, XlaBuilder, type XlaOp,
 } from "../../../src/index.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
-import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 import { rng } from "../../support/prng.js";
 import { checkFusion, randomLiteral, runKernel, SCALAR_TARGET, TARGET, ulpDistance } from "./harness.js";
 

@@ -8,7 +8,7 @@ import {
   XlaBuilder, type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
-import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 import { checkFusion, randomLiteral, SCALAR_TARGET, TARGET } from "./harness.js";
 
 function reducer(b: XlaBuilder, t: ElementType, op: (a: XlaOp, b: XlaOp) => XlaOp): Computation {

@@ -12,7 +12,8 @@ import {
 } from "../../../src/index.js";
 import { encodeFloatBits, decodeFloatBits } from "../../../src/types/float_codec.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
-import { isUnsupported, type WasmTarget } from "../../../src/compiler/wasm/kernel.js";
+import type { WasmTarget } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 import { rng } from "../../support/prng.js";
 import { compileSync } from "../../../src/compiler/index.js";
 import { runKernel, SCALAR_TARGET, TARGET } from "./harness.js";

@@ -6,7 +6,7 @@ import {
   reduce, scalarShape, sin, sub, transpose, tuple, XlaBuilder, Literal, type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
-import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 import { checkFusion, randomLiteral, SCALAR_TARGET, TARGET } from "./harness.js";
 import { argmaxComputation } from "../../reduction/support.js";
 

@@ -12,7 +12,7 @@ import { EXP_OF_NON_POSITIVE } from "../../../src/compiler/kernel/graph.js";
 import { lowerFusion } from "../../../src/compiler/kernel/lower_fusion.js";
 import { rowMaxima, type RowMaximum } from "../../../src/compiler/kernel/value_facts.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
-import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 import { rng } from "../../support/prng.js";
 import { separateFusionsPipeline } from "../../support/pipelines.js";
 import { runKernel, SCALAR_TARGET, TARGET, ulpDistance } from "./harness.js";

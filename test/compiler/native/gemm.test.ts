@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { emitGemmC } from "../../../src/compiler/native/gemm_c.js";
 import { gemmFamily } from "../../../src/compiler/native/gemm_c_family.js";
-import { gemmSpecOfDot, type GemmSpec } from "../../../src/compiler/wasm/gemm.js";
+import { gemmSpecOfDot, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
 import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
 import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder } from "../../../src/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";

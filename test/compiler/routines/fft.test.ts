@@ -10,7 +10,7 @@ import { Literal as L } from "../../../src/types/literal.js";
 import { compile } from "../../../src/compiler/index.js";
 import { compileRoutine } from "../../../src/compiler/routines.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
-import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 import { checkCompiled, checkRoutine, conformanceOnWasm, rng } from "./harness.js";
 
 function build(t: ElementType, dims: readonly number[], fftType: FftType, lengths: readonly number[]): ReturnType<XlaBuilder["build"]> {

@@ -12,7 +12,8 @@ import { runCheckText, type CheckCaseResult } from "../../../src/check/runner.js
 import { getBackend, registerBackend, type BackendEntry } from "../../../src/runtime/backend_registry.js";
 import { liftConstants } from "../../support/backend.js";
 import { compileRoutine } from "../../../src/compiler/routines.js";
-import { BUFFER_ALIGNMENT, isUnsupported, MEMORY_MAX_PAGES, type WasmKernel } from "../../../src/compiler/wasm/kernel.js";
+import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES, type WasmKernel } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import type { ArrayShape } from "../../../src/types/shape.js";
 

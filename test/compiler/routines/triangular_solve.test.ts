@@ -14,7 +14,7 @@ import { compile } from "../../../src/compiler/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { compileRoutine } from "../../../src/compiler/routines.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
-import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 import { checkCompiled, checkRoutine, conformanceOnWasm, rng } from "./harness.js";
 
 type Transpose = "NO_TRANSPOSE" | "TRANSPOSE" | "ADJOINT";

@@ -4,7 +4,7 @@ import { Literal, type ConvDimensionNumbers } from "../../../src/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { emitConvKernel } from "../../../src/compiler/wasm/conv.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
-import { isUnsupported } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 import { rng } from "../../support/prng.js";
 import { buildConv, NHWC, type ConvCase } from "../../support/kernel_cases.js";
 import { runKernel } from "./kernel_harness.js";

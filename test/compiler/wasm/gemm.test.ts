@@ -1,8 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { defaultGemmTiling, emitGemmKernel, gemmSpecOfDot, type GemmSpec, type GemmTiling } from "../../../src/compiler/wasm/gemm.js";
+import { emitGemmKernel } from "../../../src/compiler/wasm/gemm.js";
+import { gemmSpecOfDot, gemmTiling, type GemmSpec, type GemmTiling } from "../../../src/compiler/kernel/gemm_plan.js";
+import { WASM_GEMM_TARGET } from "../../../src/compiler/wasm/gemm_microkernel.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
-import { isUnsupported, type WasmTarget } from "../../../src/compiler/wasm/kernel.js";
+import type { WasmTarget } from "../../../src/compiler/wasm/kernel.js";
+import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
 import { rng } from "../../support/prng.js";
 import { gemmReference } from "../../support/kernel_cases.js";
 import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder, type DotDimensionNumbers } from "../../../src/index.js";
@@ -16,7 +19,7 @@ function checkGemm(spec: GemmSpec, target: WasmTarget = detectWasmTarget(), spli
   const F = spec.elementType === "f32" ? Float32Array : Float64Array;
   const a = new F(spec.batch * spec.m * spec.k).map(() => random() * 2 - 1);
   const b = new F(spec.batch * spec.k * spec.n).map(() => random() * 2 - 1);
-  const kernel = emitGemmKernel(spec, target, { ...defaultGemmTiling(spec, target), ...tiling });
+  const kernel = emitGemmKernel(spec, target, { ...gemmTiling(spec, WASM_GEMM_TARGET), ...tiling });
   if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
   assert.ok(WebAssembly.validate(kernel.bytes), kernel.name);
   const [bytes] = runKernel(kernel, target, [a, b], [spec.batch * spec.m * spec.n * F.BYTES_PER_ELEMENT], splits);

@@ -14,7 +14,8 @@
 import type { Instruction } from "../../../ir/computation.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
-import type { Unsupported, WasmKernel, WasmTarget } from "../kernel.js";
+import type { WasmKernel, WasmTarget } from "../kernel.js";
+import type { Unsupported } from "../../kernel/declined.js";
 import { forRange } from "../loops.js";
 import { product, storageBytes } from "./common.js";
 import { isZeroOrNonFinite, loadAsF64, realFloatOnly, storeF64As } from "./linalg_common.js";

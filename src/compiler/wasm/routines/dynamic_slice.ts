@@ -8,7 +8,8 @@ import type { Instruction } from "../../../ir/computation.js";
 import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
-import type { Unsupported, WasmKernel, WasmTarget } from "../kernel.js";
+import type { WasmKernel, WasmTarget } from "../kernel.js";
+import type { Unsupported } from "../../kernel/declined.js";
 import { emitLoadClampedIndex, forEachElement, isIndexType, product, rowCount, rowMajorStrides, storageBytes } from "./common.js";
 
 /** Loads each start index (param startParam + d) clamped to [0, hi[d]] into a new local. */

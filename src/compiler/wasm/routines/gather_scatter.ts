@@ -20,7 +20,8 @@ import { complementDims } from "../../../shape/dim_checks.js";
 import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
-import type { Unsupported, WasmKernel, WasmTarget } from "../kernel.js";
+import type { WasmKernel, WasmTarget } from "../kernel.js";
+import type { Unsupported } from "../../kernel/declined.js";
 import { computeType } from "../wasm_types.js";
 import {
   binaryReducerOf, emitBinary, emitCopyElement, emitLoadClampedIndex, forEachElement, isArithmeticType, isIndexType,

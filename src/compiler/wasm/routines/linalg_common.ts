@@ -11,7 +11,7 @@
 
 import type { ElementType } from "../../../types/element_type.js";
 import type { FunctionBuilder } from "../encoder.js";
-import type { Unsupported } from "../kernel.js";
+import type { Unsupported } from "../../kernel/declined.js";
 
 /** The element types these routines compile: the rest run on the interpreter's kernel. */
 export function realFloatOnly(op: string, t: ElementType): Unsupported | undefined {

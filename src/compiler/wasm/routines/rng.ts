@@ -8,7 +8,8 @@ import type { Instruction } from "../../../ir/computation.js";
 import { ELEMENT_TYPES } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
-import type { Unsupported, WasmKernel, WasmTarget } from "../kernel.js";
+import type { WasmKernel, WasmTarget } from "../kernel.js";
+import type { Unsupported } from "../../kernel/declined.js";
 import { product, rowMajorStrides } from "./common.js";
 
 const PHILOX_M0 = 0xd2511f53;

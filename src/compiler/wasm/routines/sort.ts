@@ -16,7 +16,8 @@ import type { Instruction } from "../../../ir/computation.js";
 import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
-import type { Unsupported, WasmKernel, WasmTarget } from "../kernel.js";
+import type { WasmKernel, WasmTarget } from "../kernel.js";
+import type { Unsupported } from "../../kernel/declined.js";
 import { emitCopyElement, loadScalar, product, rowMajorStrides, storageBytes } from "./common.js";
 
 /** Integer key types (held as i32 or i64, normalized as loadScalar leaves them). */

@@ -23,7 +23,8 @@ import type { WindowDimension } from "../../../ir/attributes.js";
 import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
-import type { Unsupported, WasmKernel, WasmTarget } from "../kernel.js";
+import type { WasmKernel, WasmTarget } from "../kernel.js";
+import type { Unsupported } from "../../kernel/declined.js";
 import { computeType } from "../wasm_types.js";
 import {
   type BinaryReducer, binaryReducerOf, comparisonOf, emitBinary, emitCompare, forEachElement, isArithmeticType, loadScalar, product, rowCount,

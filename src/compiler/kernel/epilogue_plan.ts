@@ -1,0 +1,157 @@
+// Output fusions (XLA's kOutput), backend-neutral: a dot or a convolution (the fusion's
+// core) with an elementwise epilogue over its product. The GEMM and convolution kernels
+// of every backend finish each tile of the product with the epilogue once its last
+// block of k is done, so the result is written once and no kernel reads the whole
+// product back (wasm/epilogue.ts and native/epilogue_c.ts render it).
+//
+// The product is seen as a rows x cols matrix, row-major, as the kernels write it: a
+// dot's [batch..., m, n] result as (batch·m) x n, a convolution's output as pixels x
+// output features. The epilogue is the fused root lowered as a loop fusion, with the
+// core read as one more input; its domain index is unlinearized from row·cols + col.
+// That input must be read exactly at the element being written (the fusion pass allows
+// only elementwise ops and reshapes between the core and the root); anything else is
+// refused.
+
+import type { Computation, Instruction } from "../../ir/computation.js";
+import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { convDepth, convGeometry, convPixels, planConv, type ConvGeometry } from "./conv_plan.js";
+import type { Unsupported } from "./declined.js";
+import { gemmSpecOfDot, planGemm, type GemmSpec, type GemmTarget } from "./gemm_plan.js";
+import { KernelGraph } from "./graph.js";
+import { rebuild } from "./kernel_plan.js";
+import { lowerEpilogue, unlinearize } from "./lower_fusion.js";
+
+/** An output fusion's core and the matrix its kernel writes. */
+export interface OutputCore {
+  readonly core: Instruction<"dot"> | Instruction<"convolution">;
+  /** The fused computation's parameter numbers of the core's two operands. */
+  readonly lhs: number;
+  readonly rhs: number;
+  readonly rows: number;
+  readonly cols: number;
+}
+
+/** The one dot or convolution of an output fusion, when its kernel can take an epilogue. */
+export function outputCore(fused: Computation): OutputCore | Unsupported {
+  const cores = fused.instructions.filter((i) => i.opcode === "dot" || i.opcode === "convolution");
+  if (cores.length !== 1) return { unsupported: `output fusion ${fused.name}: ${cores.length} dots or convolutions (one expected)` };
+  const core = cores[0] as Instruction<"dot"> | Instruction<"convolution">;
+  const [a, b] = core.operands;
+  if (a?.opcode !== "parameter" || b?.opcode !== "parameter") return { unsupported: `output fusion ${fused.name}: the operands of ${core.name} must be parameters of the fusion` };
+  const lhs = (a as Instruction<"parameter">).attrs.number;
+  const rhs = (b as Instruction<"parameter">).attrs.number;
+  if (core.opcode === "dot") {
+    const spec = gemmSpecOfDot(core as Instruction<"dot">);
+    if ("unsupported" in spec) return spec;
+    return { core, lhs, rhs, rows: spec.batch * spec.m, cols: spec.n };
+  }
+  const g = convGeometry(core as Instruction<"convolution">);
+  if ("unsupported" in g) return g;
+  return { core, lhs, rhs, rows: convPixels(g), cols: g.o };
+}
+
+/** The epilogue as a kernel graph over (row, col) of the product, ready to render. */
+export interface EpiloguePlan {
+  readonly graph: KernelGraph;
+  readonly root: number;
+  readonly rowVar: number;
+  readonly colVar: number;
+  readonly type: ElementType;
+  readonly cols: number;
+  /** The fusion's operands (the core's product is input number operandCount). */
+  readonly operandCount: number;
+}
+
+const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
+
+/** The epilogue of `fused` over its product's rows and columns, or why it cannot be one. */
+export function planEpilogue(fused: Computation, oc: OutputCore): EpiloguePlan | Unsupported {
+  const ir = lowerEpilogue(fused, oc.core);
+  if ("unsupported" in ir) return ir;
+  const out = ir.outputs[0]!;
+  const coreType = ir.inputs[ir.inputs.length - 1]!.type;
+  if (storageBytes(out.type) !== storageBytes(coreType)) {
+    return { unsupported: `output fusion ${fused.name}: the result (${out.type}) is written over the product (${coreType}), so it needs elements of the same size` };
+  }
+  const g = new KernelGraph();
+  const rowVar = g.variable(0, oc.rows);
+  const colVar = g.variable(1, oc.cols);
+  const linear = g.add(g.mul(rowVar, oc.cols), colVar);
+  const idx = unlinearize(g, linear, ir.domain);
+  const { map } = rebuild(ir.graph, [out.value], (dim) => idx[dim]!, g);
+  const root = map(out.value);
+  const operandCount = ir.inputs.length - 1;
+  for (const n of g.nodes) {
+    if (n.op === "load" && n.attr === operandCount && n.args[0] !== linear) {
+      return { unsupported: `output fusion ${fused.name}: the epilogue reads the product of ${oc.core.name} away from the element it writes` };
+    }
+  }
+  return { graph: g, root, rowVar, colVar, type: out.type, cols: oc.cols, operandCount };
+}
+
+/** Products up to this size stay in cache (L2) for a loop kernel to read back cheaply. */
+const CACHED_PRODUCT_BYTES = 1 << 20;
+/** A GEMM at most this deep is memory-bound: writing and reading back its product costs as much as computing it. */
+const SHALLOW_K = 32;
+
+/**
+ * When an epilogue inside the kernel costs more than the loop kernel it saves, measured
+ * on the benchmarks (on the WebAssembly kernels): a product computed over several
+ * blocks of k goes to memory and back between them anyway; a deep product that fits in
+ * cache is read back from there at a fraction of the GEMM's time, while the epilogue's
+ * work inside the GEMM's loop nest costs more (the encoder's bias + relu and residual
+ * adds: 2-4% of their GEMMs, against 1-3% for their loop kernels). Shallow products
+ * (the MLP's backward pass, k = 10) and products past the cache (its 784 x 512 weight
+ * update) gain.
+ */
+function costProblem(oc: OutputCore, target: GemmTarget): string | undefined {
+  const shape = oc.core.shape;
+  const bytes = shape.kind === "array" ? oc.rows * oc.cols * storageBytes(shape.elementType) : 0;
+  // outputCore has checked that the core has a GEMM spec or a convolution geometry.
+  let k: number, blocks: number, streams: boolean;
+  if (oc.core.opcode === "dot") {
+    const schedule = planGemm(gemmSpecOfDot(oc.core as Instruction<"dot">) as GemmSpec, target);
+    [k, blocks, streams] = [schedule.spec.k, schedule.kBlocks, schedule.kind === "streamB"];
+  } else {
+    const g = convGeometry(oc.core as Instruction<"convolution">) as ConvGeometry;
+    [k, blocks, streams] = [convDepth(g), planConv(g, target).kBlocks, false];
+  }
+  if (blocks > 1) return `the kernel of ${oc.core.name} accumulates its product over ${blocks} blocks of k, reading it back between them anyway`;
+  if (!streams && k > SHALLOW_K && bytes <= CACHED_PRODUCT_BYTES) {
+    return `the product of ${oc.core.name} (${Math.ceil(bytes / 1024)} KiB, k = ${k}) stays in cache for a loop kernel, cheaper than an epilogue in the GEMM`;
+  }
+  return undefined;
+}
+
+/**
+ * The core and the epilogue of an output fusion whose kernel, scheduled for `target`,
+ * can take it and should (costProblem), or why not. What remains for a backend is
+ * whether it can render the epilogue's ops.
+ */
+export function planOutputFusion(fused: Computation, target: GemmTarget): { readonly core: OutputCore; readonly epilogue: EpiloguePlan } | Unsupported {
+  const oc = outputCore(fused);
+  if ("unsupported" in oc) return oc;
+  const cost = costProblem(oc, target);
+  if (cost !== undefined) return { unsupported: cost };
+  const epilogue = planEpilogue(fused, oc);
+  if ("unsupported" in epilogue) return epilogue;
+  return { core: oc, epilogue };
+}
+
+/**
+ * Whether an output fusion's kernel, scheduled for `target`, can keep the product in
+ * scratch until the epilogue has read it (k in one block, not the kernel that streams
+ * B): then the result buffer holds nothing before the epilogue writes it, and the
+ * result may be written over an operand the epilogue reads element for element (the
+ * planner's in-place rule, program.ts, which then asks for that kernel).
+ */
+export function outputFusionCanKeepProduct(fused: Computation, target: GemmTarget): boolean {
+  const oc = outputCore(fused);
+  if ("unsupported" in oc) return false;
+  if (oc.core.opcode === "dot") {
+    const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
+    return !("unsupported" in spec) && planGemm(spec, target).productInScratch;
+  }
+  const g = convGeometry(oc.core as Instruction<"convolution">);
+  return !("unsupported" in g) && planConv(g, target).productInScratch;
+}

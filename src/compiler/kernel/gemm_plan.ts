@@ -1,0 +1,269 @@
+// GEMM schedules, backend-neutral: which product a dot is (GemmSpec), and how a kernel
+// computes it (GemmSchedule): the GotoBLAS/BLIS loop nest's register tile (mr rows x nr
+// columns of C), its cache blocking (kc steps of k, nc columns of packed B), its units
+// of parallel work, or, for a few rows of A times a large B, the streaming kernel that
+// reads B once instead of packing it. planGemm decides it once, from a small
+// description of the target (GemmTarget); the WebAssembly (wasm/gemm.ts) and C
+// (native/gemm_c.ts) generators render it.
+//
+// C[b][m][n] = sum_k A[b][m][k] * B[b][k][n], row-major, f32 or f64, with A optionally
+// stored [b][k][m] (lhsTransposed) and B [b][n][k] (rhsTransposed).
+
+import type { Instruction } from "../../ir/computation.js";
+import type { ArrayShape } from "../../types/shape.js";
+import type { Unsupported } from "./declined.js";
+
+export type GemmElement = "f32" | "f64";
+
+export const gemmElementBytes = (type: GemmElement): number => (type === "f32" ? 4 : 8);
+
+export interface GemmSpec {
+  readonly elementType: GemmElement;
+  readonly batch: number;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  /** A is stored [batch][k][m]. */
+  readonly lhsTransposed?: boolean;
+  /** B is stored [batch][n][k]. */
+  readonly rhsTransposed?: boolean;
+}
+
+const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
+
+/**
+ * The GEMM a dot_general is, when its batch dimensions lead (in order) on both sides,
+ * it has one contracting dimension, and each side's free dimensions are contiguous
+ * (the contracting dimension first or last after the batch dimensions).
+ */
+export function gemmSpecOfDot(dot: Instruction<"dot">): GemmSpec | Unsupported {
+  const [lhs, rhs] = dot.operands;
+  const { lhsBatchDimensions: lb, rhsBatchDimensions: rb, lhsContractingDimensions: lc, rhsContractingDimensions: rc } = dot.attrs.dimensionNumbers;
+  if (lhs === undefined || rhs === undefined) return { unsupported: "dot: needs two operands" };
+  if (dot.shape.kind !== "array" || lhs.shape.kind !== "array" || rhs.shape.kind !== "array") return { unsupported: "dot: operands are not arrays" };
+  const result = dot.shape as ArrayShape;
+  const l = lhs.shape as ArrayShape;
+  const r = rhs.shape as ArrayShape;
+  const type = result.elementType;
+  if (type !== "f32" && type !== "f64") return { unsupported: `dot: element type ${type} (gemm handles f32 and f64)` };
+  if (l.elementType !== type || r.elementType !== type) return { unsupported: `dot: operands ${l.elementType}, ${r.elementType} differ from the result ${type}` };
+  const nb = lb.length;
+  if (lb.some((d, i) => d !== i) || rb.some((d, i) => d !== i)) return { unsupported: "dot: batch dimensions do not lead in order" };
+  if (lc.length !== 1 || rc.length !== 1) return { unsupported: `dot: ${lc.length} contracting dimensions (gemm takes exactly one)` };
+  const product = (ds: readonly number[]): number => ds.reduce((p, d) => p * d, 1);
+  const lRank = l.dimensions.length;
+  const rRank = r.dimensions.length;
+  const lcd = lc[0]!;
+  const rcd = rc[0]!;
+  // lhs: [batch..., free..., k] (A as [m][k]) or [batch..., k, free...] (transposed).
+  let lhsTransposed: boolean;
+  if (lcd === lRank - 1) lhsTransposed = false;
+  else if (lcd === nb) lhsTransposed = true;
+  else return { unsupported: "dot: lhs contracting dimension sits between free dimensions" };
+  // rhs: [batch..., k, free...] (B as [k][n]) or [batch..., free..., k] (transposed).
+  let rhsTransposed: boolean;
+  if (rcd === nb) rhsTransposed = false;
+  else if (rcd === rRank - 1) rhsTransposed = true;
+  else return { unsupported: "dot: rhs contracting dimension sits between free dimensions" };
+  const batch = product(l.dimensions.slice(0, nb));
+  const k = l.dimensions[lcd]!;
+  const m = product(l.dimensions.slice(nb).filter((_, i) => i + nb !== lcd));
+  const n = product(r.dimensions.slice(nb).filter((_, i) => i + nb !== rcd));
+  return { elementType: type, batch, m, n, k, lhsTransposed, rhsTransposed };
+}
+
+/** Why no GEMM kernel (of either backend) takes a spec, or undefined. */
+export function checkGemmSpec(spec: GemmSpec): string | undefined {
+  for (const key of ["batch", "m", "n", "k"] as const) {
+    if (!Number.isInteger(spec[key]) || spec[key] < 0) return `gemm: ${key} must be a non-negative integer, got ${spec[key]}`;
+  }
+  if (spec.elementType !== "f32" && spec.elementType !== "f64") return `gemm: element type ${String(spec.elementType)} is not f32 or f64`;
+  const largest = Math.max(spec.m * spec.k, spec.k * spec.n, spec.m * spec.n) * spec.batch * gemmElementBytes(spec.elementType);
+  if (largest >= 2 ** 32) return "gemm: operands exceed 4 GiB";
+  return undefined;
+}
+
+export function gemmKernelName(spec: GemmSpec): string {
+  const t = (spec.lhsTransposed ? "T" : "N") + (spec.rhsTransposed ? "T" : "N");
+  return `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${t} ${spec.elementType}`;
+}
+
+/** The most rows of A the streaming kernel takes (its broadcasts of A stay in registers). */
+export const GEMV_MAX_ROWS = 4;
+
+/** B sizes from which a few rows of A stream B rather than pack it. */
+const GEMV_MIN_B_BYTES = 16 << 20;
+
+/**
+ * Whether a spec's kernel is the one that streams B: a few rows of A times B stored by
+ * rows, bandwidth-bound, where packing B would copy it once for a single use. For 2-4
+ * rows only when B is too big for the caches (measured on wasm: 4 x 4096 x 4096 16 vs
+ * 10 GFLOP/s; 4 x 1024 x 1024, B in L3, 25 vs 31 packed).
+ */
+export function streamsB(spec: GemmSpec): boolean {
+  const { m, n, k } = spec;
+  const streamB = m === 1 || (m <= GEMV_MAX_ROWS && k * n * gemmElementBytes(spec.elementType) >= GEMV_MIN_B_BYTES);
+  return streamB && m >= 1 && !spec.rhsTransposed && k > 0 && n > 0;
+}
+
+/**
+ * What scheduling needs to know of a target's GEMM microkernel. The tile is the
+ * target's own (accumulators, B vectors and A broadcasts fit its register file; see
+ * wasm/gemm_microkernel.ts and native/gemm_c_family.ts for each choice).
+ */
+export interface GemmTarget {
+  /** Bytes of one vector register (16: SIMD128, NEON, SSE; 32: AVX2; 64: AVX-512). */
+  readonly vectorBytes: number;
+  /** Rows of C in a register tile. */
+  readonly tileRows: number;
+  /** Vectors per tile row (nr = tileVectors x lanes columns). */
+  readonly tileVectors: number;
+  /**
+   * How the kernels block for the caches, as each backend measured best:
+   * - "row-panels" (WebAssembly, a microkernel generated per spec): a tile has at most
+   *   m rows; a unit of work is a tile of rows across all the columns (split only when
+   *   there are few row tiles), packing B in blocks of 512 columns x 256 (f64: 128)
+   *   steps of k; a convolution's pixels come 64 at a time, its patch rows unpadded.
+   * - "l2-blocks" (C, one microkernel per CPU family): tiles have the family's rows; a
+   *   unit is a tile of rows in one block of columns whose packed kc x nc block of B
+   *   fills 512 KiB of L2, kc at most 256 (f64: 128) and at most k; a convolution's
+   *   pixels come about 64 at a time (whole tiles), its patch rows padded to 16 bytes.
+   */
+  readonly blocking: "row-panels" | "l2-blocks";
+}
+
+/** Tile shape and cache blocking of one GEMM kernel (all sizes in elements). */
+export interface GemmTiling {
+  /** Rows of C per microkernel tile. */
+  readonly mr: number;
+  /** Vectors per tile row: the tile has nr = nrVectors * lanes columns. */
+  readonly nrVectors: number;
+  /** Depth of one packed block of k. */
+  readonly kc: number;
+  /** Columns of B packed at a time (a multiple of nr). */
+  readonly nc: number;
+  /**
+   * Multiply-add fused (one rounding) where the target offers it as an option
+   * (WebAssembly's relaxed_madd). Off by default there: on the Zen 5 this was tuned on,
+   * mul + add measured 2-4% faster (the add's shorter latency leaves the 8 accumulator
+   * chains slack that the 4-cycle FMA does not), and it rounds the same in every
+   * engine. The C families always fuse (their microkernels are written so).
+   */
+  readonly fma?: boolean;
+}
+
+/** Elements of one vector register. */
+export const vectorLanes = (target: GemmTarget, type: GemmElement): number => target.vectorBytes / gemmElementBytes(type);
+
+/** Bytes of packed B (kc x nc) an "l2-blocks" kernel keeps in L2. */
+export const L2_BLOCK_BYTES = 512 * 1024;
+
+/** Depth of a block of k (elements): a kc x nr panel of B stays in L1. */
+export const depthBlock = (type: GemmElement): number => (type === "f32" ? 256 : 128);
+
+/** The tiling of a spec on a target: its register tile; a kc x nr B panel stays in L1 and the kc x nc block in L2. */
+export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
+  const type = spec.elementType;
+  const nr = target.tileVectors * vectorLanes(target, type);
+  if (target.blocking === "row-panels") {
+    const mr = Math.max(1, Math.min(target.tileRows, spec.m));
+    return { mr, nrVectors: target.tileVectors, kc: depthBlock(type), nc: roundUp(Math.min(512, Math.max(spec.n, 1)), nr) };
+  }
+  const kc = Math.max(1, Math.min(spec.k, depthBlock(type)));
+  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.floor(L2_BLOCK_BYTES / (kc * gemmElementBytes(type)))), nr);
+  return { mr: target.tileRows, nrVectors: target.tileVectors, kc, nc };
+}
+
+/** Parallel units a kernel should offer at least (when its shape allows), for up to 16 threads. */
+const MIN_UNITS = 16;
+
+/** How a GEMM kernel computes its spec; every size in elements. */
+export interface GemmSchedule {
+  readonly spec: GemmSpec;
+  /**
+   * "packed": the blocked loop nest over packed panels of B; "streamB": a few rows of A
+   * (streamsB) sweep B row after row, each unit a chunk of columns of C.
+   */
+  readonly kind: "packed" | "streamB";
+  /** The packed kernel's tile and blocking (of the target's default tile for "streamB"). */
+  readonly tiling: GemmTiling;
+  /** Elements of one vector. */
+  readonly lanes: number;
+  /** Columns of a tile: tiling.nrVectors x lanes. */
+  readonly nr: number;
+  /** Row tiles of one matrix (ceil(m / mr); 0 when m is). */
+  readonly mTiles: number;
+  /** Columns of C one unit covers, and how many such chunks span n. */
+  readonly chunk: number;
+  readonly nChunks: number;
+  /** Units of work: (batch, chunk, row tile) for "packed", (batch, chunk) for "streamB", in that order. */
+  readonly parallelExtent: number;
+  /** Rough cost of one unit (multiply-adds x 2, plus bytes moved where they dominate). */
+  readonly costPerUnit: number;
+  /** Element strides of the stored operands: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine. */
+  readonly aRow: number;
+  readonly aK: number;
+  readonly bK: number;
+  readonly bLine: number;
+  /** Blocks of k C is accumulated over (1: each element of C written once, in one pass). */
+  readonly kBlocks: number;
+  /**
+   * The kernel can keep each row tile's product in scratch until an epilogue has read
+   * it (k in one block, the packed kernel; the "l2-blocks" kernel also needs a step of
+   * k, as with k = 0 it writes the zeros directly): then an output fusion may write its
+   * result over an operand its epilogue reads element for element.
+   */
+  readonly productInScratch: boolean;
+}
+
+/** Whether a packed kernel with blocks of kc finishes a product of depth k in one block. */
+export const productFitsOneBlock = (k: number, kc: number): boolean => k <= kc;
+
+/** The schedule of a spec on a target; `tiling` overrides the target's choice (probes, tests). */
+export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling = gemmTiling(spec, target)): GemmSchedule {
+  const { batch, m, n, k } = spec;
+  const lanes = vectorLanes(target, spec.elementType);
+  const nr = tiling.nrVectors * lanes;
+  const strides = {
+    aRow: spec.lhsTransposed ? 1 : k,
+    aK: spec.lhsTransposed ? m : 1,
+    bK: spec.rhsTransposed ? 1 : n,
+    bLine: spec.rhsTransposed ? k : 1,
+  };
+  const rowPanels = target.blocking === "row-panels";
+  if (streamsB(spec)) {
+    // At least 16 units for threads; WebAssembly's chunks are whole vectors of at least
+    // 64 columns, C's multiples of 16 of at least 256 (its compiler's vector loop and
+    // remainder).
+    const chunk = rowPanels ? Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), lanes)) : Math.max(256, roundUp(Math.ceil(n / MIN_UNITS), 16));
+    const nChunks = Math.max(1, Math.ceil(n / chunk));
+    const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * gemmElementBytes(spec.elementType) : 2 * m * Math.min(chunk, n) * k;
+    return {
+      spec, kind: "streamB", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, costPerUnit,
+      ...strides, kBlocks: 1, productInScratch: false,
+    };
+  }
+  const { mr } = tiling;
+  const mTiles = m === 0 ? 0 : Math.ceil(m / mr);
+  const rowUnits = batch * mTiles;
+  // Few units (small m, as in matrix-vector products): split the columns too, so that
+  // threads share the work; each column chunk packs only its part of B.
+  const split = (): number => roundUp(Math.ceil(n / Math.ceil(MIN_UNITS / rowUnits)), nr);
+  let chunk: number;
+  if (rowPanels) {
+    chunk = Math.max(n, 1);
+    if (k > 0 && rowUnits > 0 && rowUnits < MIN_UNITS) chunk = split();
+  } else {
+    chunk = Math.min(tiling.nc, roundUp(Math.max(n, 1), nr));
+    if (k > 0 && rowUnits > 0 && rowUnits * Math.ceil(n / chunk) < MIN_UNITS) chunk = Math.min(chunk, split());
+  }
+  const nChunks = n === 0 ? 1 : Math.ceil(n / chunk);
+  return {
+    spec, kind: "packed", tiling, lanes, nr, mTiles, chunk, nChunks,
+    parallelExtent: batch * nChunks * mTiles,
+    costPerUnit: 2 * mr * Math.min(chunk, Math.max(n, 1)) * Math.max(k, 1),
+    ...strides,
+    kBlocks: Math.max(1, Math.ceil(k / tiling.kc)),
+    productInScratch: productFitsOneBlock(k, tiling.kc) && (rowPanels || k >= 1),
+  };
+}
