@@ -87,9 +87,11 @@ export interface CompiledProgram extends StepList {
 /**
  * Whether a fusion's kernel may write its result over its operand `index`: a loop
  * fusion's, or an output fusion's whose kernel can keep the product in scratch until
- * the epilogue has read it, when the operand is read element for element.
+ * the epilogue has read it, when the operand is read element for element. The output
+ * fusion's case asks the WebAssembly kernel's schedule: a backend whose generator
+ * declines the in-place kernel gets that one (compileOutputFusionInPlace).
  */
-function readsInPlace(inst: Instruction<"fusion">, index: number, target: WasmTarget): boolean {
+function readsInPlace(inst: Instruction<"fusion">, index: number): boolean {
   const fused = inst.attrs.calledComputation;
   if (inst.attrs.kind !== "loop" && !(inst.attrs.kind === "output" && outputFusionCanKeepProduct(fused, WASM_GEMM_TARGET))) return false;
   return readsElementForElement(fused, index);
@@ -220,7 +222,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
       // The operands this kernel may overwrite with its result: a loop fusion's operands
       // read element for element; dynamic-update-slice's and scatter's operand 0, which
       // their kernels copy to the result row by row before writing the update into it.
-      const overwritable = (i: number): boolean => inst.opcode === "fusion" ? readsInPlace(inst as Instruction<"fusion">, i, target)
+      const overwritable = (i: number): boolean => inst.opcode === "fusion" ? readsInPlace(inst as Instruction<"fusion">, i)
         : (inst.opcode === "dynamicUpdateSlice" || (inst.opcode === "scatter" && inst.operands.length === 3)) && i === 0;
       operandLeaves.forEach((ls, i) => {
         if (ls.length !== 1 || results.length !== 1 || operandLeaves.filter((o) => o[0] === ls[0]).length !== 1 || !overwritable(i)) return;

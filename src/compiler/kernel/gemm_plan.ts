@@ -205,6 +205,13 @@ export interface GemmSchedule {
   readonly aK: number;
   readonly bK: number;
   readonly bLine: number;
+  /**
+   * "streamB": rows of B one sweep over a chunk of C multiplies in (WebAssembly: each
+   * column vector keeps sweepRows B vectors, m·sweepRows broadcasts of A and one
+   * accumulator in registers; C: one row, its compiler vectorizing the loop); 0 for
+   * "packed".
+   */
+  readonly sweepRows: number;
   /** Blocks of k C is accumulated over (1: each element of C written once, in one pass). */
   readonly kBlocks: number;
   /**
@@ -240,6 +247,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * gemmElementBytes(spec.elementType) : 2 * m * Math.min(chunk, n) * k;
     return {
       spec, kind: "streamB", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, costPerUnit,
+      sweepRows: rowPanels ? (m === 1 ? 4 : 2) : 1,
       ...strides, kBlocks: 1, productInScratch: false,
     };
   }
@@ -263,6 +271,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     parallelExtent: batch * nChunks * mTiles,
     costPerUnit: 2 * mr * Math.min(chunk, Math.max(n, 1)) * Math.max(k, 1),
     ...strides,
+    sweepRows: 0,
     kBlocks: Math.max(1, Math.ceil(k / tiling.kc)),
     productInScratch: productFitsOneBlock(k, tiling.kc) && (rowPanels || k >= 1),
   };

@@ -10,9 +10,20 @@
 // the offset (graph.ts) gives the coefficients, its atoms' ranges bound rest.
 
 import { ELEMENT_TYPES } from "../../types/element_type.js";
-import type { RowAccess } from "../wasm/kernel.js";
 import type { KernelGraph } from "./graph.js";
 import type { FusedKernelIR } from "./lower_fusion.js";
+
+/**
+ * Unit u of a kernel's work is row u of its buffers: run(..., u, u + 1) writes exactly
+ * bytes [u·b, (u+1)·b) of result j, b = resultRowBytes[j], and, where operandRowBytes[i]
+ * is a number b, reads operand i only in bytes [u·b, (u+1)·b) (undefined: anywhere).
+ * A chain of such kernels with one extent can then run block of rows by block of rows,
+ * each kernel after the one whose results it reads (the executor's row groups).
+ */
+export interface RowAccess {
+  readonly operandRowBytes: readonly (number | undefined)[];
+  readonly resultRowBytes: readonly number[];
+}
 
 /**
  * The row access of a kernel over `ir` whose unit u is row u of domain dimensions

@@ -24,7 +24,7 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
   const { bytes: es, lanes } = elementInfo(type);
   const { m, n, k } = spec;
   // Live per column vector: rowsPerSweep B vectors, m * rowsPerSweep splats, 1 accumulator.
-  const rowsPerSweep = m === 1 ? 4 : 2;
+  const rowsPerSweep = schedule.sweepRows;
   // A(i, p) at a + i*aRow + p*aK (bytes).
   const aRow = schedule.aRow * es;
   const aK = schedule.aK * es;

@@ -17,6 +17,8 @@
 // only the part of its results that its range owns. run(..., 0, parallelExtent) does
 // the whole job.
 
+import type { RowAccess } from "../kernel/row_access.js";
+
 /** Largest device memory, in 64 KiB pages (4 GiB: all that wasm32 addresses). */
 export const MEMORY_MAX_PAGES = 65536;
 
@@ -48,16 +50,4 @@ export interface WasmKernel {
   readonly costPerUnit: number;
   /** Present when the units are rows of the kernel's buffers (see RowAccess). */
   readonly rows?: RowAccess;
-}
-
-/**
- * Unit u of a kernel's work is row u of its buffers: run(..., u, u + 1) writes exactly
- * bytes [u·b, (u+1)·b) of result j, b = resultRowBytes[j], and, where operandRowBytes[i]
- * is a number b, reads operand i only in bytes [u·b, (u+1)·b) (undefined: anywhere).
- * A chain of such kernels with one extent can then run block of rows by block of rows,
- * each kernel after the one whose results it reads (the executor's row groups).
- */
-export interface RowAccess {
-  readonly operandRowBytes: readonly (number | undefined)[];
-  readonly resultRowBytes: readonly number[];
 }
