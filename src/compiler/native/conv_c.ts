@@ -1,5 +1,5 @@
 // 2-D f32 and f64 convolution kernels as C: im2col + the GEMM microkernels of
-// gemm_c_family.ts, for the convolutions wasm/conv.ts handles (convGeometry: features
+// gemm_c_family.ts, for the convolutions kernel/conv_plan.ts takes (convGeometry: features
 // innermost, NHWC / HWIO / NHWC up to the order of batch and spatial dimensions, any
 // strides, padding and window dilation).
 //

@@ -3,7 +3,7 @@
 // fusion, when that group is an elementwise epilogue of its result: a bias add, a
 // residual add, relu, tanh, a scale, a convert... The backend's GEMM or convolution
 // kernel then applies the epilogue to each block of the product while it is in cache
-// and writes the fused result once (wasm/epilogue.ts), instead of writing the product
+// and writes the fused result once (kernel/epilogue_plan.ts), instead of writing the product
 // and having a loop kernel read it back.
 //
 // The rules, each refusal logged:
@@ -18,7 +18,7 @@
 //   over the product, in place);
 // - the dot's operands are computed outside the group, and the backend compiles the
 //   fused computation (a GEMM or convolution it takes, an epilogue it can emit) and
-//   expects it to be faster than two kernels (wasm/epilogue.ts's cost rule).
+//   expects it to be faster than two kernels (kernel/epilogue_plan.ts's cost rule).
 //
 // A group with a reduction is left alone (an input fusion), and so are groups that
 // multi-output fusion would merge: an output fusion is always a fusion of its own.
