@@ -38,15 +38,15 @@ export interface VectorTarget {
 
 /**
  * How a load (or an iota) varying along the inner loop i is addressed: its offset is
- * base + stride · i, base being an index node computed once per row.
+ * base + stride · i, base being an index node computed once per row. Stride 1 reads
+ * contiguously (what a vector load needs), 0 reads one element per row (a broadcast),
+ * any other strides; a varying load without this form is a gather, addressed element by
+ * element from its own index.
  */
 export interface LaneAffine {
   readonly base: number;
   readonly stride: number;
 }
-
-/** How a load walks the inner loop. */
-export type LoadAccess = "invariant" | "contiguous" | "broadcast" | "strided" | "gather";
 
 /** What the element loop over one inner variable computes where. */
 export interface BodySchedule {
@@ -58,20 +58,12 @@ export interface BodySchedule {
   readonly vectorBody: readonly number[] | undefined;
   /** Invariant nodes the vector body reads, to broadcast to every lane once per row. */
   readonly splats: readonly number[];
-  /** The affine loads and iotas varying along the loop, by node. */
+  /** The affine loads and iotas varying along the loop, by node (the other varying loads gather). */
   readonly affine: ReadonlyMap<number, LaneAffine>;
   /** Lanes of the vector loop. */
   readonly lanes: number;
   /** Copies of the vector body per iteration (1: no unrolling); the vector loop then runs one vector at a time up to the tail. */
   readonly unroll: number;
-}
-
-/** How a load node of the body walks the inner loop. */
-export function loadAccess(body: BodySchedule, g: KernelGraph, id: number): LoadAccess {
-  if (body.invariant.includes(id)) return "invariant";
-  const a = body.affine.get(id);
-  if (a === undefined || g.node(id).op !== "load") return "gather";
-  return a.stride === 1 ? "contiguous" : a.stride === 0 ? "broadcast" : "strided";
 }
 
 /** The loads and iotas among `nodes` that vary along `innerVar` and whose index is affine in it. */

@@ -32,24 +32,30 @@ function pairs(xs: readonly Value[], ys: readonly Value[]): [Value[], Value[]] {
   return [a, b];
 }
 
-/** Runs `op(a, b)` on backend `backend` and on the interpreter; asserts a compiled kernel ran it and the results are identical. */
-function check(t: TestContext, backend: "wasm" | "native", op: string, type: ElementType, a: readonly Value[], b: readonly Value[]): void {
+/**
+ * Runs each of `ops` on (a, b) in one program (a tuple of their results) on backend
+ * `backend` and on the interpreter; asserts a compiled kernel ran and the results are
+ * identical (NaN equals NaN, -0 differs from +0).
+ */
+function check(t: TestContext, backend: "wasm" | "native", ops: readonly string[], type: ElementType, a: readonly Value[], b: readonly Value[]): void {
   if (backend === "native" && typeof nativeToolchain() === "string") {
     t.diagnostic(`native skipped: ${nativeToolchain() as string}`);
     return;
   }
   const n = a.length;
-  const text = `HloModule m\nENTRY e {\n  a = ${type}[${n}] parameter(0)\n  b = ${type}[${n}] parameter(1)\n  ROOT r = ${type}[${n}] ${op}(a, b)\n}\n`;
+  const lines = ops.map((op, k) => `  r${k} = ${type}[${n}] ${op}(a, b)`);
+  const text = `HloModule m\nENTRY e {\n  a = ${type}[${n}] parameter(0)\n  b = ${type}[${n}] parameter(1)\n${lines.join("\n")}\n`
+    + `  ROOT r = (${ops.map(() => `${type}[${n}]`).join(", ")}) tuple(${ops.map((_, k) => `r${k}`).join(", ")})\n}\n`;
   const module = parseHlo(text);
   const args = [Literal.fromValues(type, [n], a as never), Literal.fromValues(type, [n], b as never)];
   const want = evaluate(module.entry, args);
   const exe = compileSync(module, { backend });
   try {
     const kernels = exe.program.kernels;
-    assert.ok(backend === "native" ? kernels.some(isProgramNativeKernel) : kernels.length > 0, `${op} on ${type}: no ${backend} kernel in:\n${exe.dump()}`);
+    assert.ok(backend === "native" ? kernels.some(isProgramNativeKernel) : kernels.length > 0, `${ops} on ${type}: no ${backend} kernel in:\n${exe.dump()}`);
     const got = exe.run(args);
     const d = firstDifference(want, got, (x, y) => Object.is(x, y));
-    assert.equal(d, undefined, `${op} on ${type} (${backend}): ${d}`);
+    assert.equal(d, undefined, `${ops} on ${type} (${backend}), result ${d}`);
   } finally {
     exe.delete();
   }
@@ -61,7 +67,7 @@ for (const backend of ["wasm", "native"] as const) {
       const { min, max } = integerRange(type);
       const edges = [min, min + 1n, -7n, -2n, -1n, 0n, 1n, 2n, 3n, 7n, max - 1n, max].filter((v) => v >= min && v <= max);
       const [a, b] = pairs(edges.map((v) => asType(type, v)), edges.map((v) => asType(type, v)));
-      for (const op of ["divide", "remainder"]) check(t, backend, op, type, a, b);
+      check(t, backend, ["divide", "remainder"], type, a, b);
     }
   });
 
@@ -73,7 +79,7 @@ for (const backend of ["wasm", "native"] as const) {
         .filter((v) => v >= min && v <= max);
       const values = [min, min + 1n, -1n, 0n, 1n, 5n, max - 2n, max].filter((v) => v >= min && v <= max);
       const [a, b] = pairs(values.map((v) => asType(type, v)), [...new Set(amounts)].map((v) => asType(type, v)));
-      for (const op of ["shift-left", "shift-right-logical", "shift-right-arithmetic"]) check(t, backend, op, type, a, b);
+      check(t, backend, ["shift-left", "shift-right-logical", "shift-right-arithmetic"], type, a, b);
     }
   });
 
@@ -85,7 +91,7 @@ for (const backend of ["wasm", "native"] as const) {
     const a = Array.from({ length: reps }, () => a0).flat();
     const b = Array.from({ length: reps }, () => b0).flat();
     for (const type of ["f32", "f64", "bf16", "f16"] as const) {
-      for (const op of ["maximum", "minimum"]) check(t, backend, op, type, type === "f32" ? a : a0, type === "f32" ? b : b0);
+      check(t, backend, ["maximum", "minimum"], type, type === "f32" ? a : a0, type === "f32" ? b : b0);
     }
   });
 }
