@@ -24,9 +24,27 @@ export type UnaryScalarOp =
   | "abs" | "neg" | "ceil" | "floor" | "roundEven" | "roundAfz" | "sqrt" | "rsqrt" | "cbrt" | "exp" | "expm1"
   | "log" | "log1p" | "logistic" | "tanh" | "erf" | "sin" | "cos" | "tan" | "sign" | "not" | "clz" | "popcnt"
   | "isFinite";
+/**
+ * On floats, max and min are IEEE 754-2019's maximum and minimum: a NaN operand gives
+ * NaN, and -0 < +0 (XLA's semantics; legalize.ts says why they stay primitives). On
+ * integers div, rem and the shifts carry XLA's edge cases until legalize.ts rewrites them
+ * into the primitives below, which is all a renderer sees of them.
+ */
 export type BinaryScalarOp =
   | "add" | "sub" | "mul" | "div" | "rem" | "pow" | "max" | "min" | "and" | "or" | "xor" | "shl" | "shrA" | "shrL"
-  | "atan2";
+  | "atan2" | LegalIntegerOp;
+/**
+ * The primitive integer ops of legalize.ts, as the hardware has them:
+ * - divSafe, remSafe: truncating division and its remainder (sign of the dividend), by a
+ *   divisor the graph has made safe: never 0 and, for signed types, never -1 (so neither
+ *   traps nor overflows on any target).
+ * - shlBounded, shrLBounded, shrABounded: shifts left, right logical (zeros in from the
+ *   type's width) and right arithmetic (the sign bit of the type's width in), by an
+ *   amount in [0, width). shrABounded's amount always lies there; shlBounded's and
+ *   shrLBounded's results are only used where it does (a select discards the others),
+ *   so a renderer must give some value for any amount but need not a particular one.
+ */
+export type LegalIntegerOp = "divSafe" | "remSafe" | "shlBounded" | "shrLBounded" | "shrABounded";
 /** Comparison: the direction, with "_TOTAL" appended for TOTALORDER on floats. */
 export type CompareOp = "EQ" | "NE" | "LT" | "LE" | "GT" | "GE";
 export type ValueOp =

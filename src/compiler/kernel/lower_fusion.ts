@@ -22,6 +22,7 @@ import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
 import type { Unsupported } from "./declined.js";
 import { EXP_OF_NON_POSITIVE, KernelGraph } from "./graph.js";
+import { legalize } from "./legalize.js";
 import { signOf, type LoadIndex, type RowMaximum } from "./value_facts.js";
 import { SCALAR_OPS, type FusibleElementwiseOpcode } from "./scalar_ops.js";
 
@@ -146,7 +147,7 @@ class Lowering {
         return g.op("exp", arrayOf(inst).elementType, args, EXP_OF_NON_POSITIVE);
       }
       const r = SCALAR_OPS[opcode as FusibleElementwiseOpcode](g, inst, args);
-      return typeof r === "number" ? r : fail(`${inst.name}: ${r.unsupported}`);
+      return typeof r === "number" ? legalize(g, r) : fail(`${inst.name}: ${r.unsupported}`);
     }
     if (opcode === "reduce" || opcode === "getTupleElement") {
       const reduce = opcode === "reduce" ? inst : inst.operands[0]!;

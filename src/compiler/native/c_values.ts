@@ -374,21 +374,20 @@ export class CValues {
       case "xor": return wrap(t, `(${x} ^ ${y})`);
       case "max": return `(${x} > ${y} ? ${x} : ${y})`;
       case "min": return `(${x} < ${y} ? ${x} : ${y})`;
-      case "div": case "rem": {
-        // XLA: x / 0 = -1 (all ones), x % 0 = x; INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0.
-        const minusOne = signed ? `${y} == -1` : "0";
-        if (op === "div") return wrap(t, `(${y} == 0 ? (${wide})-1 : ${minusOne} ? (${wide})(0 - (${uwide})${x}) : (${wide})${x} / (${wide})${y})`);
-        return wrap(t, `(${y} == 0 ? (${wide})${x} : ${minusOne} ? (${wide})0 : (${wide})${x} % (${wide})${y})`);
-      }
-      case "shl": case "shrL": case "shrA": {
-        // The amount is read as unsigned (of t's width); ≥ width gives 0 (shl, shrL) or the sign fill (shrA).
-        const amt = `((${uwide})${y} & ${w === 64 ? "0xffffffffffffffffull" : w === 32 ? "0xffffffffu" : `${2 ** w - 1}u`})`;
+      // legalize.ts made the divisor safe (never 0, never -1 when signed): defined C.
+      case "divSafe": return wrap(t, `((${wide})${x} / (${wide})${y})`);
+      case "remSafe": return wrap(t, `((${wide})${x} % (${wide})${y})`);
+      // Amounts in [0, w) where the result is used (legalize.ts); masked into that range so
+      // that the discarded results are defined C too (x86's shifts mask so themselves).
+      case "shlBounded": return wrap(t, `(${uwide})((${uwide})${x} << ((${uwide})${y} & ${w - 1}))`);
+      case "shrLBounded": {
         const umask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
-        if (op === "shl") return wrap(t, `(${amt} < ${w} ? (${uwide})((${uwide})${x} << ${amt}) : 0)`);
-        if (op === "shrL") return wrap(t, `(${amt} < ${w} ? (${uwide})(((uint64_t)${x} & ${umask}) >> ${amt}) : 0)`);
-        // Arithmetic: the value sign-extended from t's width, shifted by at most width - 1.
+        return wrap(t, `(${uwide})(((uint64_t)${x} & ${umask}) >> ((${uwide})${y} & ${w - 1}))`);
+      }
+      case "shrABounded": {
+        // The value sign-extended from t's width, shifted by its amount (below the width).
         const sx = w === 64 ? `(int64_t)${x}` : `((int64_t)((uint64_t)${x} << ${64 - w}) >> ${64 - w})`;
-        return wrap(t, `(${sx} >> (${amt} < ${w} ? ${amt} : ${w - 1}))`);
+        return wrap(t, `(${sx} >> ${y})`);
       }
       default: return fail(`${op} on ${t}`);
     }

@@ -26,6 +26,16 @@ import { CFail } from "./c_values.js";
  */
 const VECTOR_MATH = new Set(["exp", "expNonPositive", "log", "expm1", "tanh", "logistic", "cbrt"]);
 
+/** The other ops with a vector form here (VectorValues.expr). */
+const VECTOR_OPS = new Set(["load", "add", "sub", "mul", "div", "max", "min", "neg", "abs", "sqrt", "rsqrt"]);
+
+const mathName = (n: Node): string => (n.op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? "expNonPositive" : n.op);
+
+/** Whether VectorValues writes node n on sixteen lanes (a load only where it is contiguous, which its caller checks). */
+export function hasVectorForm(n: Node): boolean {
+  return n.type === "f32" && (VECTOR_OPS.has(n.op) || VECTOR_MATH.has(mathName(n)));
+}
+
 /** Outputs at least this large are written by streaming stores where a kernel has its vector form (they would only evict its inputs from the caches). */
 export const STREAM_MIN_BYTES = 8 << 20;
 /**
@@ -94,7 +104,7 @@ export class VectorValues {
       case "rsqrt": return `(xk_vsplat(1.0f) / xk_vsqrt(${x()}))`;
       default: break;
     }
-    const op = n.op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? "expNonPositive" : n.op;
+    const op = mathName(n);
     if (!VECTOR_MATH.has(op)) return fail(`${n.op} has no vector form`);
     this.math.add(op);
     return `${cMathFunction(op, true)!}(${x()})`;

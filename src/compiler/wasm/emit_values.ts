@@ -377,7 +377,6 @@ export class ValueEmitter {
     const i = <K extends string>(name32: K, name64: K): void => {
       (f as unknown as Record<string, () => void>)[w ? name64 : name32]!.call(f);
     };
-    const konst = (v: number): void => { if (w) f.i64Const(v); else f.i32Const(v); };
     switch (op) {
       case "add": get2(); i(t === "pred" ? "i32Or" : "i32Add", "i64Add"); break;
       case "sub": get2(); i("i32Sub", "i64Sub"); break;
@@ -391,49 +390,24 @@ export class ValueEmitter {
         else i(signed ? "i32LtS" : "i32LtU", signed ? "i64LtS" : "i64LtU");
         f.select();
         break;
-      case "div": case "rem": {
-        // XLA: x / 0 = -1 (all ones), x % 0 = x; INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0.
-        const safe = f.local(c);
-        const q = f.local(c);
-        const isZero = (): void => { f.localGet(y); if (w) f.i64Eqz(); else f.i32Eqz(); };
-        const isMinusOne = (): void => { f.localGet(y); konst(-1); i("i32Eq", "i64Eq"); };
-        konst(1); f.localGet(y); isZero(); if (signed) { isMinusOne(); f.i32Or(); }
-        f.select().localSet(safe);
-        f.localGet(x).localGet(safe);
-        if (op === "div") i(signed ? "i32DivS" : "i32DivU", signed ? "i64DivS" : "i64DivU");
-        else i(signed ? "i32RemS" : "i32RemU", signed ? "i64RemS" : "i64RemU");
-        f.localSet(q);
-        if (signed) {
-          // b = -1: a / -1 = -a (wrapping), a % -1 = 0.
-          if (op === "div") { konst(0); f.localGet(x); i("i32Sub", "i64Sub"); } else konst(0);
-          f.localGet(q); isMinusOne(); f.select().localSet(q);
-        }
-        if (op === "div") konst(-1); else f.localGet(x);
-        f.localGet(q); isZero(); f.select();
-        break;
-      }
-      case "shl": case "shrL": case "shrA": {
-        // The amount is read as unsigned; ≥ bits gives 0 (shl, shrL) or the sign fill (shrA).
-        const amt = f.local(c);
+      // legalize.ts made the divisor safe (never 0, never -1 when signed): no trap.
+      case "divSafe": get2(); i(signed ? "i32DivS" : "i32DivU", signed ? "i64DivS" : "i64DivU"); break;
+      case "remSafe": get2(); i(signed ? "i32RemS" : "i32RemU", signed ? "i64RemS" : "i64RemU"); break;
+      // Amounts in [0, bits) where the result is used (legalize.ts); a narrow type's value
+      // is first brought to its own width: zeros above it (shrL), its sign above it (shrA).
+      case "shlBounded": get2(); i("i32Shl", "i64Shl"); break;
+      case "shrLBounded":
+        f.localGet(x);
+        if (signed && !w && bits < 32) f.i32Const(2 ** bits - 1).i32And();
         f.localGet(y);
-        if (!w && bits < 32) f.i32Const(2 ** bits - 1).i32And();
-        f.localSet(amt);
-        if (op === "shrA") {
-          f.localGet(x);
-          if (!signed && !w && bits < 32) f.i32Const(32 - bits).i32Shl().i32Const(32 - bits).i32ShrS();
-          f.localGet(amt); konst(bits - 1); f.localGet(amt); konst(bits - 1); i("i32LtU", "i64LtU"); f.select();
-          i("i32ShrS", "i64ShrS");
-        } else {
-          f.localGet(x);
-          if (op === "shrL" && signed && !w && bits < 32) f.i32Const(2 ** bits - 1).i32And();
-          f.localGet(amt);
-          i(op === "shl" ? "i32Shl" : "i32ShrU", op === "shl" ? "i64Shl" : "i64ShrU");
-          konst(0);
-          f.localGet(amt); konst(bits); i("i32LtU", "i64LtU");
-          f.select();
-        }
+        i("i32ShrU", "i64ShrU");
         break;
-      }
+      case "shrABounded":
+        f.localGet(x);
+        if (!signed && !w && bits < 32) f.i32Const(32 - bits).i32Shl().i32Const(32 - bits).i32ShrS();
+        f.localGet(y);
+        i("i32ShrS", "i64ShrS");
+        break;
       default: return fail(`${op} on ${t} has no code yet`);
     }
     wrapI32(f, t);

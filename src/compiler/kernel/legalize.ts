@@ -1,0 +1,76 @@
+// Legalization: XLA's edge semantics of the elementwise ops written into primitive
+// kernel-graph operations, once, before any backend renders the graph. A renderer then
+// maps each primitive to its instructions and decides no edge case itself (the
+// interpreter, src/interpreter, stays the specification these forms are tested against).
+//
+// - Integer divide and remainder (XLA's elemental emitter): x / 0 is -1 (all ones, for
+//   unsigned types the maximum), x % 0 is x; for signed types INT_MIN / -1 is INT_MIN
+//   (the wrapped -INT_MIN) and INT_MIN % -1 is 0. Written as a division by a divisor made
+//   safe (divSafe, remSafe: never 0, never -1 when signed, so no target traps or
+//   overflows) and selects of the edge values.
+// - Shifts: the amount is read as an unsigned number of the type's width; at or past the
+//   width, shift-left and logical shift-right give 0 and arithmetic shift-right gives the
+//   sign fill (a shift by width - 1). Written as shifts by an amount known to lie in
+//   [0, width) (shlBounded, shrLBounded, shrABounded) and selects.
+// - Float maximum and minimum propagate NaN and order -0 below +0 (IEEE 754-2019
+//   maximum and minimum). They stay the primitives max and min with that meaning (graph.ts):
+//   WebAssembly's f32.max and f32x4.max are exactly that, and C has one helper each
+//   (xk_maxf, and xk_vmaxf on sixteen lanes); as compares and selects they would cost
+//   wasm four instructions for one and take the C loops' vector form away.
+
+import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
+import type { BinaryScalarOp, KernelGraph } from "./graph.js";
+
+/** The integer ops whose edge cases legalization writes out. */
+const LEGALIZED = new Set<BinaryScalarOp>(["div", "rem", "shl", "shrL", "shrA"]);
+
+/**
+ * The legal form of node `id` of `g`: the node itself, or (an integer divide,
+ * remainder or shift) the primitive nodes that compute it with XLA's edge cases. Call it
+ * on each node as it is built; what it replaces is left unused.
+ */
+export function legalize(g: KernelGraph, id: number): number {
+  const n = g.node(id);
+  if (!LEGALIZED.has(n.op as BinaryScalarOp) || n.type === "idx" || n.type === "cond") return id;
+  const t = n.type as ElementType;
+  const kind = ELEMENT_TYPES[t].kind;
+  if (kind !== "signed" && kind !== "unsigned") return id;
+  const [x, y] = n.args as [number, number];
+  return n.op === "div" || n.op === "rem" ? legalDivision(g, n.op, t, x, y) : legalShift(g, n.op as "shl" | "shrL" | "shrA", t, x, y);
+}
+
+/** A constant of integer type t (a bigint for the 64-bit types, as the graph holds them). */
+function intConst(g: KernelGraph, t: ElementType, v: bigint): number {
+  return g.constant(t, ELEMENT_TYPES[t].bitWidth === 64 ? v : Number(v));
+}
+
+function legalDivision(g: KernelGraph, op: "div" | "rem", t: ElementType, x: number, y: number): number {
+  const signed = ELEMENT_TYPES[t].kind === "signed";
+  const pred = (dir: string, a: number, b: number): number => g.op("compare", "pred", [a, b], dir);
+  const select = (c: number, a: number, b: number): number => g.op("select", t, [c, a, b]);
+  const zero = intConst(g, t, 0n);
+  const byZero = pred("EQ", y, zero);
+  const byMinusOne = signed ? pred("EQ", y, intConst(g, t, -1n)) : undefined;
+  const unsafe = byMinusOne === undefined ? byZero : g.op("or", "pred", [byZero, byMinusOne]);
+  const divisor = select(unsafe, intConst(g, t, 1n), y);
+  let q = g.op(op === "div" ? "divSafe" : "remSafe", t, [x, divisor]);
+  // x / -1 = -x, wrapping (INT_MIN / -1 = INT_MIN); x % -1 = 0. Written 0 - x, which every
+  // renderer wraps (a negation of INT_MIN may be undefined where sub is not).
+  if (byMinusOne !== undefined) q = select(byMinusOne, op === "div" ? g.op("sub", t, [zero, x]) : zero, q);
+  const byZeroValue = op === "rem" ? x : intConst(g, t, signed ? -1n : integerRange(t).max);
+  return select(byZero, byZeroValue, q);
+}
+
+function legalShift(g: KernelGraph, op: "shl" | "shrL" | "shrA", t: ElementType, x: number, y: number): number {
+  const bits = ELEMENT_TYPES[t].bitWidth;
+  const signed = ELEMENT_TYPES[t].kind === "signed";
+  const pred = (dir: string, a: number, b: number): number => g.op("compare", "pred", [a, b], dir);
+  const select = (c: number, a: number, b: number): number => g.op("select", t, [c, a, b]);
+  // y read as unsigned is below the width: for a signed type, y ≥ 0 (a negative y reads
+  // as at least 2^(width-1) ≥ width) and, where the type holds the width, y < width.
+  const below = BigInt(bits) <= integerRange(t).max ? pred("LT", y, intConst(g, t, BigInt(bits))) : undefined;
+  const nonNegative = signed ? pred("GE", y, intConst(g, t, 0n)) : undefined;
+  const inRange = below === undefined ? nonNegative! : nonNegative === undefined ? below : g.op("and", "pred", [nonNegative, below]);
+  if (op === "shrA") return g.op("shrABounded", t, [x, select(inRange, y, intConst(g, t, BigInt(bits - 1)))]);
+  return select(inRange, g.op(op === "shl" ? "shlBounded" : "shrLBounded", t, [x, y]), intConst(g, t, 0n));
+}

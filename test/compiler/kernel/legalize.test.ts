@@ -1,0 +1,118 @@
+// XLA's edge semantics as legalize.ts writes them (integer divide and remainder by zero
+// and at INT_MIN / -1, shifts by the width and past it and by negative amounts) and as
+// the float maximum and minimum primitives keep them (NaN, signed zeros): every pair of
+// edge values through the WebAssembly and the C kernels, against the interpreter.
+
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { compileSync } from "../../../src/compiler/index.js";
+import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
+import { nativeToolchain } from "../../../src/compiler/native/toolchain.js";
+import { KernelGraph } from "../../../src/compiler/kernel/graph.js";
+import { legalize } from "../../../src/compiler/kernel/legalize.js";
+import { reachable } from "../../../src/compiler/kernel/kernel_plan.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import { parseHlo } from "../../../src/text/hlo/index.js";
+import { ELEMENT_TYPES, integerRange, type ElementType } from "../../../src/types/element_type.js";
+import { Literal } from "../../../src/types/literal.js";
+import { firstDifference } from "../literal_compare.js";
+
+type Value = number | bigint;
+const INTS: readonly ElementType[] = ["s4", "u4", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"];
+
+function asType(t: ElementType, v: bigint): Value {
+  return ELEMENT_TYPES[t].bitWidth === 64 ? v : Number(v);
+}
+
+/** Every pair (x, y) of xs × ys, as two columns. */
+function pairs(xs: readonly Value[], ys: readonly Value[]): [Value[], Value[]] {
+  const a: Value[] = [];
+  const b: Value[] = [];
+  for (const x of xs) for (const y of ys) { a.push(x); b.push(y); }
+  return [a, b];
+}
+
+/**
+ * Runs each of `ops` on (a, b) in one program (a tuple of their results) on backend
+ * `backend` and on the interpreter; asserts a compiled kernel ran and the results are
+ * identical (NaN equals NaN, -0 differs from +0).
+ */
+function check(t: TestContext, backend: "wasm" | "native", ops: readonly string[], type: ElementType, a: readonly Value[], b: readonly Value[]): void {
+  if (backend === "native" && typeof nativeToolchain() === "string") {
+    t.diagnostic(`native skipped: ${nativeToolchain() as string}`);
+    return;
+  }
+  const n = a.length;
+  const lines = ops.map((op, k) => `  r${k} = ${type}[${n}] ${op}(a, b)`);
+  const text = `HloModule m\nENTRY e {\n  a = ${type}[${n}] parameter(0)\n  b = ${type}[${n}] parameter(1)\n${lines.join("\n")}\n`
+    + `  ROOT r = (${ops.map(() => `${type}[${n}]`).join(", ")}) tuple(${ops.map((_, k) => `r${k}`).join(", ")})\n}\n`;
+  const module = parseHlo(text);
+  const args = [Literal.fromValues(type, [n], a as never), Literal.fromValues(type, [n], b as never)];
+  const want = evaluate(module.entry, args);
+  const exe = compileSync(module, { backend });
+  try {
+    const kernels = exe.program.kernels;
+    assert.ok(backend === "native" ? kernels.some(isProgramNativeKernel) : kernels.length > 0, `${ops} on ${type}: no ${backend} kernel in:\n${exe.dump()}`);
+    const got = exe.run(args);
+    const d = firstDifference(want, got, (x, y) => Object.is(x, y));
+    assert.equal(d, undefined, `${ops} on ${type} (${backend}), result ${d}`);
+  } finally {
+    exe.delete();
+  }
+}
+
+for (const backend of ["wasm", "native"] as const) {
+  test(`integer divide and remainder by 0 and INT_MIN / -1 match the interpreter (${backend})`, (t) => {
+    for (const type of INTS) {
+      const { min, max } = integerRange(type);
+      const edges = [min, min + 1n, -7n, -2n, -1n, 0n, 1n, 2n, 3n, 7n, max - 1n, max].filter((v) => v >= min && v <= max);
+      const [a, b] = pairs(edges.map((v) => asType(type, v)), edges.map((v) => asType(type, v)));
+      check(t, backend, ["divide", "remainder"], type, a, b);
+    }
+  });
+
+  test(`shifts by 0 to width + 1, and by negative and huge amounts, match the interpreter (${backend})`, (t) => {
+    for (const type of INTS) {
+      const { min, max } = integerRange(type);
+      const w = BigInt(ELEMENT_TYPES[type].bitWidth);
+      const amounts = [...Array.from({ length: Number(w) + 2 }, (_, i) => BigInt(i)), -1n, -w, -w - 1n, min, max, max - 1n]
+        .filter((v) => v >= min && v <= max);
+      const values = [min, min + 1n, -1n, 0n, 1n, 5n, max - 2n, max].filter((v) => v >= min && v <= max);
+      const [a, b] = pairs(values.map((v) => asType(type, v)), [...new Set(amounts)].map((v) => asType(type, v)));
+      check(t, backend, ["shift-left", "shift-right-logical", "shift-right-arithmetic"], type, a, b);
+    }
+  });
+
+  test(`float maximum and minimum propagate NaN and order -0 below +0 (${backend})`, (t) => {
+    const edges = [NaN, -0, 0, 1, -1, Infinity, -Infinity, 1.5, -2.5];
+    const [a0, b0] = pairs(edges, edges);
+    // Repeated past the size at which the loops take their vector forms (C's: 16384 elements).
+    const reps = Math.ceil(20000 / a0.length);
+    const a = Array.from({ length: reps }, () => a0).flat();
+    const b = Array.from({ length: reps }, () => b0).flat();
+    for (const type of ["f32", "f64", "bf16", "f16"] as const) {
+      check(t, backend, ["maximum", "minimum"], type, type === "f32" ? a : a0, type === "f32" ? b : b0);
+    }
+  });
+}
+
+test("legalize leaves no integer divide, remainder or shift for a renderer, and leaves floats and indices alone", () => {
+  for (const type of INTS) {
+    const g = new KernelGraph();
+    const x = g.load(0, type, g.variable(0, 8));
+    const y = g.load(1, type, g.variable(0, 8));
+    for (const op of ["div", "rem", "shl", "shrL", "shrA"] as const) {
+      const raw = g.op(op, type, [x, y]);
+      const legal = legalize(g, raw);
+      assert.notEqual(legal, raw, `${op} on ${type}`);
+      const ops = reachable(g, [legal]).map((id) => g.node(id).op);
+      for (const bad of ["div", "rem", "shl", "shrL", "shrA"]) assert.ok(!ops.includes(bad as never), `${op} on ${type} still has ${bad}: ${ops.join(" ")}`);
+    }
+  }
+  const g = new KernelGraph();
+  const x = g.load(0, "f32", g.variable(0, 8));
+  for (const op of ["div", "rem", "max", "min"] as const) {
+    const n = g.op(op, "f32", [x, x]);
+    assert.equal(legalize(g, n), n);
+  }
+});
