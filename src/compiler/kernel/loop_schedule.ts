@@ -15,8 +15,7 @@ import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { KernelGraph, Node, NodeType } from "./graph.js";
 import { collapseDomain, dependsOn, loopChunks, reachable, splitAffine } from "./kernel_plan.js";
 import type { FusedKernelIR } from "./lower_fusion.js";
-import type { RowAccess } from "../wasm/kernel.js";
-import { rowAccess } from "./row_access.js";
+import { rowAccess, type RowAccess } from "./row_access.js";
 
 /** What a loop schedule needs to know of a backend's vectors. */
 export interface VectorTarget {
