@@ -63,8 +63,12 @@ export interface ReduceTarget {
   readonly rowBufferBudget: number;
   /** Outputs a column reduction accumulates at once; undefined: one vector of them. */
   readonly columnBlock?: number;
-  /** A form in vectors of `lanes` f32 rendered beside the scalar one, for kernels of `minElements` or more. */
-  readonly vectorForm?: { readonly lanes: number; readonly minElements: number };
+  /**
+   * A form in vectors of `lanes` f32 rendered beside the scalar one, for kernels of
+   * `minElements` or more; it writes full outputs of `streamMinBytes` or more by streaming
+   * stores (which keep them from evicting the inputs from the caches).
+   */
+  readonly vectorForm?: { readonly lanes: number; readonly minElements: number; readonly streamMinBytes: number };
 }
 
 export interface ScheduledReduction {
@@ -123,8 +127,9 @@ export interface ReduceSchedule {
   /** Scalar lanes of a row reduction's lane accumulators (accumulators × vector lanes of the widest reduction), and whether the row is long enough for them. */
   readonly lanes: number;
   readonly useLanes: boolean;
-  /** Whether to render the target's vector form too. */
+  /** Whether to render the target's vector form too, and the full outputs it writes by streaming stores (whole rows of whole vectors). */
   readonly vectorForm: boolean;
+  readonly streamedOutputs: readonly number[];
   /** Outputs of a column reduction accumulated at once (undefined: one vector of them). */
   readonly columnBlock: number | undefined;
   readonly parallelExtent: number;
@@ -278,13 +283,16 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
   const vf = target.vectorForm;
   const vectorForm = vf !== undefined && skewed && useLanes && rows * Rn >= vf.minElements &&
     red.reductions.every((r) => r.type === "f32" && r.kind !== "and" && r.kind !== "or" && r.kind !== "generic");
+  const streamedOutputs = vf !== undefined && vectorForm
+    ? fullOutputs.filter((k) => ir.outputs[k]!.type === "f32" && Rn % vf.lanes === 0 && rows * Rn * 4 >= vf.streamMinBytes)
+    : [];
   const bytesIn = ir.inputs.reduce((s, x) => s + ELEMENT_TYPES[x.type].storageBytes * x.dims.reduce((a, b) => a * b, 1), 0);
   return {
     loops, column, reductions, fullOutputs, rowOutputs, stages, fullStage, rowStage, skewed, ringSlots, rowBuffers,
     unroll: target.accumulatorVectors,
     accumulators: column ? 1 : target.accumulatorVectors,
     oneAccumulatorAboveCost: target.oneAccumulatorAboveCost,
-    lanes, useLanes, vectorForm,
+    lanes, useLanes, vectorForm, streamedOutputs,
     columnBlock: target.columnBlock === undefined ? undefined : Math.min(target.columnBlock, J),
     parallelExtent: rows,
     costPerUnit: Math.ceil(bytesIn / Math.max(1, rows)) + Rn * J * stages,

@@ -51,7 +51,7 @@ import type { NativeKernel } from "./kernel.js";
 export const C_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 64, accumulatorVectors: 4, foldByHalving: true, sequentialHalves: true, anyRowPipeline: true,
   rowBufferValues: "costlyOp", rowBufferBudget: 128 * 1024, columnBlock: 256,
-  vectorForm: { lanes: 16, minElements: VECTOR_MIN_ELEMENTS },
+  vectorForm: { lanes: 16, minElements: VECTOR_MIN_ELEMENTS, streamMinBytes: STREAM_MIN_BYTES },
 };
 /** f32 lanes in one xk_vf. */
 const VECTOR_LANES = C_REDUCE_TARGET.vectorForm!.lanes;
@@ -114,7 +114,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
   const schedule: ReduceSchedule = scheduled;
   const sched = schedule.reductions;
   const L = schedule.loops;
-  const { graph: g, rowVar, rVar, jVar, rows, Rn, J, values, inits, outputs } = L;
+  const { graph: g, rowVar, rVar, jVar, Rn, J, values, inits, outputs } = L;
   const nIn = ir.inputs.length;
   const columnMode = schedule.column;
   const fullOut = schedule.fullOutputs;
@@ -327,7 +327,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     function emitPipeline(vector: boolean): void {
       const { lanes, useLanes } = schedule;
       // Streaming stores write whole 64-byte lines: each row's vectors start on one where its first does.
-      const streamed = new Set(vector ? fullOut.filter((k) => ir.outputs[k]!.type === "f32" && Rn % VECTOR_LANES === 0 && rows * Rn * 4 >= STREAM_MIN_BYTES) : []);
+      const streamed = new Set(vector ? schedule.streamedOutputs : []);
       lines.push(`  const int64_t j = 0; (void)j;`);
       red.reductions.forEach((r, k) => lines.push(`  ${cType(r.type)} h${k}[${S}];`));
       for (const id of firstStage.keys()) lines.push(`  ${cType(g.node(id).type)} m${id}[${S}][${Rn}];`);

@@ -18,7 +18,7 @@
 
 import type { ElementType } from "../../types/element_type.js";
 import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
-import { accumulatorsFor, scheduleReduce, type ReduceSchedule, type ReduceTarget } from "../kernel/schedule_reduce.js";
+import { accumulatorsFor, scheduleReduce, type ReduceSchedule, type ReduceTarget, type ScheduledReduction } from "../kernel/schedule_reduce.js";
 import { bodyCost } from "../kernel/op_properties.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { planBody, type BodyPlan } from "./emit_loop.js";
@@ -161,6 +161,60 @@ export function extractLane(f: FunctionBuilder, t: ElementType, lane: number): v
 }
 
 /**
+ * The vector accumulators of some reductions (x indexes `reductions`), `copies` of each,
+ * with the side accumulators of the float extrema (ExtremumSides). Generic reducers get
+ * locals too but are never touched: they run in the scalar loop.
+ */
+export class VectorAccumulators {
+  readonly acc: readonly (readonly number[])[];
+  private readonly sides: readonly (readonly ExtremumSides[] | undefined)[];
+
+  constructor(private readonly f: FunctionBuilder, private readonly reductions: readonly ScheduledReduction[], copies: number) {
+    this.acc = reductions.map(() => Array.from({ length: copies }, () => f.local("v128")));
+    this.sides = reductions.map((r, x) => (r.extremumSides
+      ? this.acc[x]!.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") }))
+      : undefined));
+  }
+
+  /** Every copy set to the reducer's identity in each of its `lanes` lanes. */
+  init(lanes: number): void {
+    this.reductions.forEach((r, x) => this.acc[x]!.forEach((l, copy) => {
+      if (r.kind === "generic") return;
+      splatIdentity(this.f, r.identity!, r.type, lanes);
+      this.f.localSet(l);
+      const side = this.sides[x]?.[copy];
+      if (side !== undefined) initSides(this.f, r.kind, side);
+    }));
+  }
+
+  /** Copy `copy` of reduction x ⊕= the vector in local `value` (`combine`: vectorCombiner's). */
+  accumulate(x: number, copy: number, value: number, combine: () => void): void {
+    const r = this.reductions[x]!;
+    const l = this.acc[x]![copy]!;
+    this.f.localGet(l).localGet(value);
+    combine();
+    this.f.localSet(l);
+    const side = this.sides[x]?.[copy];
+    if (side !== undefined) accumulateSides(this.f, r.kind as ReducerKind, r.type, side, value);
+  }
+
+  /** Makes copy `copy` of reduction x exact before its lanes are combined (see ExtremumSides). */
+  repair(x: number, copy: number): void {
+    const side = this.sides[x]?.[copy];
+    if (side !== undefined) repairExtremum(this.f, this.reductions[x]!.type, side, this.acc[x]![copy]!);
+  }
+
+  /** The scalar in local `scalar` ⊕= lane `lane` of copy `copy` of reduction x. */
+  foldLane(x: number, copy: number, lane: number, scalar: number): void {
+    const r = this.reductions[x]!;
+    this.f.localGet(scalar).localGet(this.acc[x]![copy]!);
+    extractLane(this.f, r.type, lane);
+    combineScalar(this.f, r.kind as ReducerKind, r.type);
+    this.f.localSet(scalar);
+  }
+}
+
+/**
  * What a row's loop needs computed before it: the invariant scalar nodes (variables and
  * reduction results are bound by the caller) and each affine load's base address.
  */
@@ -251,10 +305,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     };
     const scalarAcc = red.reductions.map((x) => f.local(computeType(x.type)));
     const accumulators = accumulatorsFor(schedule, bodyCost((plan.vectorBody ?? []).map((id) => g.node(id).op)));
-    const vecAcc = red.reductions.map(() => Array.from({ length: accumulators }, () => f.local("v128")));
-    const sides = red.reductions.map((_, k) => (sched[k]!.extremumSides
-      ? vecAcc[k]!.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") }))
-      : undefined));
+    const vecAcc = new VectorAccumulators(f, sched, accumulators);
     // A generic reducer starts from its init value and applies the body in order; the
     // recognized ones start from the identity and combine with init at the end.
     const initScalarAcc = (): void => red.reductions.forEach((x, k) => {
@@ -266,13 +317,7 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       }
       f.localSet(scalarAcc[k]!);
     });
-    const initVecAcc = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l, copy) => {
-      if (x.kind === "generic") return;
-      splatIdentity(f, sched[k]!.identity!, x.type, L);
-      f.localSet(l);
-      const side = sides[k]?.[copy];
-      if (side !== undefined) initSides(f, x.kind, side);
-    }));
+    const initVecAcc = (): void => vecAcc.init(L);
     /** Row-mode base addresses of the full outputs' current rows. */
     const fullBase = fullOut.map(() => f.local("i32"));
     const fullRowBases = (): void => fullOut.forEach((k, x) => {
@@ -327,35 +372,18 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       copies.forEach((locals, c) => {
         storeFull(true, index[c], locals);
         const acc = c % accumulators;
-        red.reductions.forEach((x, k) => {
-          const value = locals.get(values[k]!)!;
-          f.localGet(vecAcc[k]![acc]!).localGet(value);
-          combiners[k]!();
-          f.localSet(vecAcc[k]![acc]!);
-          const side = sides[k]?.[acc];
-          if (side !== undefined) accumulateSides(f, x.kind as ReducerKind, x.type, side, value);
-        });
+        red.reductions.forEach((_, k) => vecAcc.accumulate(k, acc, locals.get(values[k]!)!, combiners[k]!));
       });
     };
     /** Locals of the inner index of the unrolled copies after the first (which is i itself). */
     const copyIndex = Array.from({ length: schedule.unroll - 1 }, () => f.local("i32"));
     /** Makes the vector accumulators exact before their lanes are combined (see ExtremumSides). */
-    const repair = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l, copy) => {
-      const side = sides[k]?.[copy];
-      if (side !== undefined) repairExtremum(f, x.type, side, l);
-    }));
-    /** scalarAcc ⊕= every lane of every vector accumulator. */
+    const repair = (): void => red.reductions.forEach((_, k) => vecAcc.acc[k]!.forEach((_l, copy) => vecAcc.repair(k, copy)));
+    /** scalarAcc ⊕= `lanes` of every vector accumulator, in order (the schedule's fold: WASM_REDUCE_TARGET folds no halves). */
     const horizontal = (lanes: number[]): void => {
       red.reductions.forEach((x, k) => {
         if (x.kind === "generic") return;
-        for (const l of vecAcc[k]!) {
-          for (const lane of lanes) {
-            f.localGet(scalarAcc[k]!).localGet(l);
-            extractLane(f, x.type, lane);
-            combineScalar(f, x.kind, x.type);
-            f.localSet(scalarAcc[k]!);
-          }
-        }
+        vecAcc.acc[k]!.forEach((_l, copy) => { for (const lane of lanes) vecAcc.foldLane(k, copy, lane, scalarAcc[k]!); });
       });
     };
     /** init ⊕ acc, then the epilogue, stored at output element row · J + j (j in local `jLocal`). */

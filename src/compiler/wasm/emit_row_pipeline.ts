@@ -29,10 +29,7 @@ import { accumulatorsFor } from "../kernel/schedule_reduce.js";
 import { bodyCost } from "../kernel/op_properties.js";
 import { ModuleBuilder } from "./encoder.js";
 import { planBody } from "./emit_loop.js";
-import {
-  accumulateSides, combineScalar, emitRowInvariants, emitRowVectorLoops, extractLane, initSides,
-  repairExtremum, splatIdentity, vectorCombiner, wasmReduceSchedule, type ExtremumSides,
-} from "./emit_reduce.js";
+import { combineScalar, emitRowInvariants, emitRowVectorLoops, VectorAccumulators, vectorCombiner, wasmReduceSchedule } from "./emit_reduce.js";
 import { bindInnerLoop, needsTrigHelper, pushConst, ValueEmitter } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { BUFFER_ALIGNMENT, type WasmKernel, type WasmTarget } from "./kernel.js";
@@ -209,44 +206,21 @@ export function emitRowPipelineKernel(ir: FusedKernelIR, target: WasmTarget, nam
       f.i32Const(0).localSet(i);
       if (vectorize) {
         const accumulators = accumulatorsFor(schedule, bodyCost(plan.vectorBody!.map((id) => g.node(id).op)));
-        const vecAcc = ks.map(() => Array.from({ length: accumulators }, () => f.local("v128")));
-        const sides = ks.map((k, x) => (sched[k]!.extremumSides
-          ? vecAcc[x]!.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") }))
-          : undefined));
-        ks.forEach((k, x) => vecAcc[x]!.forEach((l, copy) => {
-          const r = red.reductions[k]!;
-          splatIdentity(f, sched[k]!.identity!, r.type, L);
-          f.localSet(l);
-          const side = sides[x]?.[copy];
-          if (side !== undefined) initSides(f, r.kind as never, side);
-        }));
+        const vecAcc = new VectorAccumulators(f, ks.map((k) => sched[k]!), accumulators);
+        vecAcc.init(L);
         const accumulateVectors = (index: readonly number[]): void => {
           const copies = ve.emitVectorCopies(plan.vectorBody!, index.length, (cp) => bindInnerLoop(ve, f, g, plan.affine, baseLocal, index[cp]!));
           bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
           copies.forEach((locals, cp) => {
             storeAt(index[cp]!, locals);
             const acc = cp % accumulators;
-            ks.forEach((k, x) => {
-              const r = red.reductions[k]!;
-              const value = locals.get(values[k]!)!;
-              f.localGet(vecAcc[x]![acc]!).localGet(value);
-              combiners[x]!();
-              f.localSet(vecAcc[x]![acc]!);
-              const side = sides[x]?.[acc];
-              if (side !== undefined) accumulateSides(f, r.kind as never, r.type, side, value);
-            });
+            ks.forEach((k, x) => vecAcc.accumulate(x, acc, locals.get(values[k]!)!, combiners[x]!));
           });
         };
         emitRowVectorLoops(f, i, copyIndex, L, Rn, accumulateVectors);
-        ks.forEach((k, x) => vecAcc[x]!.forEach((l, copy) => {
-          const side = sides[x]?.[copy];
-          if (side !== undefined) repairExtremum(f, red.reductions[k]!.type, side, l);
-          for (let lane = 0; lane < L; lane++) {
-            f.localGet(scalarAcc[k]!).localGet(l);
-            extractLane(f, red.reductions[k]!.type, lane);
-            combineScalar(f, red.reductions[k]!.kind as never, red.reductions[k]!.type);
-            f.localSet(scalarAcc[k]!);
-          }
+        ks.forEach((k, x) => vecAcc.acc[x]!.forEach((_l, copy) => {
+          vecAcc.repair(x, copy);
+          for (let lane = 0; lane < L; lane++) vecAcc.foldLane(x, copy, lane, scalarAcc[k]!);
         }));
       }
       // The scalar tail (the whole row when the body does not vectorize).
