@@ -1,5 +1,8 @@
-// Input (reduction) fusions as C, over the loop nest of kernel/reduce_loops.ts: rows
-// (one work unit each), the reduced dimensions r, the kept dimensions after them j.
+// Input (reduction) fusions as C: this file renders the schedule of
+// kernel/schedule_reduce.ts (stages, skew, ring slots, row buffers, lanes and their
+// fold, side accumulators, sequential reductions, column blocks) over the loop nest of
+// kernel/reduce_loops.ts: rows (one work unit each), the reduced dimensions r, the kept
+// dimensions after them j.
 //
 //  - Row reductions (J = 1) whose reducers are all recognized (add, mul, max, min, and,
 //    or of f32, f64, integers and pred) run LANES independent accumulators side by
@@ -29,10 +32,8 @@
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
 import type { KernelGraph } from "../kernel/graph.js";
-import { dependsOn, reachable } from "../kernel/kernel_plan.js";
-import { reduceLoops } from "../kernel/reduce_loops.js";
-import { rowAccess } from "../kernel/row_access.js";
-import { identity, isFloatExtremum } from "../wasm/emit_reduce.js";
+import { reachable } from "../kernel/kernel_plan.js";
+import { scheduleReduce, type ReduceSchedule, type ReduceTarget } from "../kernel/schedule_reduce.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
 import { CFail, CValues, cConst, cType, isHalf, wrap } from "./c_values.js";
 import { LoadPlan } from "./emit_c_loop.js";
@@ -40,16 +41,20 @@ import { VECTOR_CONDITION } from "./c_math.js";
 import { STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
 
-/** Bytes of accumulators a row reduction keeps side by side (four 512-bit vectors). */
-const LANE_BYTES = 256;
-/** Outputs a column reduction accumulates at once. */
-const COLUMN_BLOCK = 256;
-/** Largest total of the row buffers (values a row pipeline's later stage reads again) on the stack. */
-const MAX_ROW_BUFFER_BYTES = 128 * 1024;
+/**
+ * The machine the reduction schedule is made for: lane accumulators of four 512-bit
+ * vectors a reduction (256 bytes, which the C compiler vectorizes), folded by halving;
+ * halves and generic reducers in the interpreter's order; row buffers on the stack, at
+ * most 128 KiB; column reductions 256 outputs at a time; on AVX-512 a form in vectors of
+ * sixteen f32 (emit_c_vector.ts) for kernels of VECTOR_MIN_ELEMENTS or more.
+ */
+export const C_REDUCE_TARGET: ReduceTarget = {
+  vectorBytes: 64, accumulatorVectors: 4, foldByHalving: true, sequentialHalves: true, anyRowPipeline: true,
+  rowBufferValues: "costlyOp", rowBufferBudget: 128 * 1024, columnBlock: 256,
+  vectorForm: { lanes: 16, minElements: VECTOR_MIN_ELEMENTS, streamMinBytes: STREAM_MIN_BYTES },
+};
 /** f32 lanes in one xk_vf. */
-const VECTOR_LANES = 16;
-/** Ops worth storing rather than computing twice. */
-const COSTLY = new Set(["exp", "expm1", "log", "log1p", "tanh", "logistic", "erf", "pow", "sin", "cos", "tan", "atan2", "cbrt"]);
+const VECTOR_LANES = C_REDUCE_TARGET.vectorForm!.lanes;
 
 /** Nodes reachable from `roots` without passing through `stop` (ascending). */
 function reachableStopping(g: KernelGraph, roots: readonly number[], stop: ReadonlySet<number>): number[] {
@@ -104,28 +109,20 @@ function combine(kind: ReducerKind, t: ElementType, a: string, b: string): strin
 
 export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel {
   const red = ir.reduce!;
-  const L = reduceLoops(ir);
-  const { graph: g, rowVar, rVar, jVar, rows, Rn, J, values, inits, outputs } = L;
+  const scheduled = scheduleReduce(ir, C_REDUCE_TARGET);
+  if ("declined" in scheduled) throw new CFail(scheduled.declined);
+  const schedule: ReduceSchedule = scheduled;
+  const sched = schedule.reductions;
+  const L = schedule.loops;
+  const { graph: g, rowVar, rVar, jVar, Rn, J, values, inits, outputs } = L;
   const nIn = ir.inputs.length;
-  const columnMode = J > 1;
-  const fullOut = ir.outputs.flatMap((o, k) => (o.full === true ? [k] : []));
-  const reducedOut = ir.outputs.flatMap((o, k) => (o.full === true ? [] : [k]));
-  if (fullOut.length > 0 && L.reduced.some((d, k) => k > 0 && d !== L.reduced[k - 1]! + 1)) {
-    throw new CFail("full-shape outputs of a reduction over non-adjacent dimensions");
-  }
-  const accumsOf = (roots: readonly number[]): number[] =>
-    reachable(g, roots).flatMap((id) => (g.node(id).op === "accum" ? [g.node(id).attr as number] : []));
-  // Stages: a reduction (or full output) runs after the reductions whose results it reads.
-  const stage: number[] = [];
-  red.reductions.forEach((_, k) => { stage[k] = Math.max(0, ...accumsOf([values[k]!]).map((a) => stage[a]! + 1)); });
-  const fullStage = new Map(fullOut.map((k) => [k, Math.max(0, ...accumsOf([outputs[k]!]).map((a) => stage[a]! + 1))]));
-  const S = 1 + Math.max(0, ...stage, ...fullStage.values());
-  if (S > 1 && columnMode) throw new CFail("a row pipeline needs the reduced dimensions last");
+  const columnMode = schedule.column;
+  const fullOut = schedule.fullOutputs;
+  const reducedOut = schedule.rowOutputs;
+  const stage = sched.map((r) => r.stage);
+  const { fullStage, stages: S } = schedule;
   /** Generic reducers: for reduction k, its group's first reduction and parameter and result nodes. */
-  const generic = red.reductions.map((r, k) => (r.generic === undefined ? undefined : {
-    first: k - r.generic.k, n: r.generic.body.results.length,
-    params: r.generic.body.params.map(L.map), results: r.generic.body.results.map(L.map),
-  }));
+  const generic = sched.map((r) => r.group);
 
   const lines: string[] = [`static void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {`];
   const accName = (k: number): string => `acc${k}`;
@@ -236,7 +233,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     }
   };
   /** A reduction that runs in the interpreter's order: generic, or of a half type. */
-  const sequential = (k: number): boolean => generic[k] !== undefined || isHalf(red.reductions[k]!.type);
+  const sequential = (k: number): boolean => sched[k]!.sequential;
   const recognizedStep = (ks: readonly number[], acc: (k: number) => string) => (value: ValueOf, out: string[]): void => {
     for (const k of ks) {
       const r = red.reductions[k]!;
@@ -268,25 +265,10 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     ]);
     const stageReductions = (s: number): number[] => red.reductions.flatMap((_, k) => (stage[k] === s ? [k] : []));
     const stageFulls = (s: number): number[] => fullOut.filter((k) => fullStage.get(k) === s);
-    const pipelined = red.reductions.every((_, k) => !sequential(k));
-    // Costly values along the row that a later stage reads again: stored by the first stage that computes them.
+    const pipelined = schedule.skewed;
     const reach = stageRoots.map((roots) => new Set(reachable(g, roots)));
-    const alongRow = dependsOn(g, reachable(g, stageRoots.flat()), rVar);
-    const firstStage = new Map<number, number>();
-    const ring = pipelined ? S : 1;
-    let bufferBytes = 0;
-    for (let s = 0; s < S; s++) {
-      for (const id of reach[s]!) {
-        const n = g.node(id);
-        if (firstStage.has(id) || !COSTLY.has(n.op) || !alongRow.has(id) || n.type === "idx" || n.type === "cond") continue;
-        const bytes = ring * Rn * storageBytes(n.type as ElementType);
-        if (bufferBytes + bytes > MAX_ROW_BUFFER_BYTES) continue;
-        if (reach.some((r, later) => later > s && r.has(id))) {
-          firstStage.set(id, s);
-          bufferBytes += bytes;
-        }
-      }
-    }
+    // The row buffers: each stored by the first stage that computes it.
+    const firstStage = new Map(schedule.rowBuffers.map((b) => [b.node, b.stage]));
     const rowBuffersOf = (s: number, at: (id: number) => string): RowBuffers => ({
       stored: [...firstStage.entries()].flatMap(([id, f]) => (f === s ? [id] : [])),
       given: [...firstStage.entries()].flatMap(([id, f]) => (f < s && reach[s]!.has(id) ? [id] : [])),
@@ -296,7 +278,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     if (pipelined) {
       // Also in vectors, for the targets of VECTOR_CONDITION, where every reduction is an
       // f32 add, mul, max or min and the element loops have a vector form (emit_c_vector.ts).
-      if (Rn >= 64 && rows * Rn >= VECTOR_MIN_ELEMENTS && red.reductions.every((r) => r.type === "f32" && ["add", "mul", "max", "min"].includes(r.kind))) {
+      if (schedule.vectorForm) {
         const start = lines.length;
         try {
           emitPipeline(true);
@@ -343,11 +325,9 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
      * row % S) until the later stages have read them.
      */
     function emitPipeline(vector: boolean): void {
-      const width = Math.max(1, ...red.reductions.map((r) => storageBytes(r.type)));
-      const lanes = Math.max(4, Math.floor(LANE_BYTES / width));
-      const useLanes = Rn >= lanes;
+      const { lanes, useLanes } = schedule;
       // Streaming stores write whole 64-byte lines: each row's vectors start on one where its first does.
-      const streamed = new Set(vector ? fullOut.filter((k) => ir.outputs[k]!.type === "f32" && Rn % VECTOR_LANES === 0 && rows * Rn * 4 >= STREAM_MIN_BYTES) : []);
+      const streamed = new Set(vector ? schedule.streamedOutputs : []);
       lines.push(`  const int64_t j = 0; (void)j;`);
       red.reductions.forEach((r, k) => lines.push(`  ${cType(r.type)} h${k}[${S}];`));
       for (const id of firstStage.keys()) lines.push(`  ${cType(g.node(id).type)} m${id}[${S}][${Rn}];`);
@@ -435,7 +415,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
         } else {
           for (const k of ks) {
             const r = red.reductions[k]!;
-            lines.push(`${inner}${cType(r.type)} ${accName(k)} = ${cConst(r.type, identity(r.kind as ReducerKind, r.type))};`);
+            lines.push(`${inner}${cType(r.type)} ${accName(k)} = ${cConst(r.type, sched[k]!.identity!)};`);
           }
           lines.push(`${inner}int64_t r = 0;`);
         }
@@ -453,7 +433,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
       }
     }
   } else {
-    const B = Math.min(COLUMN_BLOCK, J);
+    const B = schedule.columnBlock!;
     lines.push(`  for (int64_t row = begin; row < end; row++) {`);
     ir.outputs.forEach((_, k) => lines.push(`    ${outPointer(k, "row")}`));
     lines.push(`    for (int64_t j0 = 0; j0 < ${J}; j0 += ${B}) {`);
@@ -466,7 +446,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     initValues(ks, "        ", leaves(), "i_");
     for (const k of ks) {
       const r = red.reductions[k]!;
-      lines.push(`        ${accName(k)}[j - j0] = ${sequential(k) ? `init${k}` : cConst(r.type, identity(r.kind as ReducerKind, r.type))};`);
+      lines.push(`        ${accName(k)}[j - j0] = ${sequential(k) ? `init${k}` : cConst(r.type, sched[k]!.identity!)};`);
     }
     lines.push(`      }`);
     const roots = [...values, ...fullOut.map((k) => outputs[k]!)];
@@ -502,8 +482,8 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     const r = red.reductions[k]!;
     const t = cType(r.type);
     lines.push(`${indent}${t} lane${k}[${lanes}];`);
-    const inits = [`lane${k}[l] = ${cConst(r.type, identity(r.kind as ReducerKind, r.type))};`];
-    if (isFloatExtremum(r.kind, r.type)) {
+    const inits = [`lane${k}[l] = ${cConst(r.type, sched[k]!.identity!)};`];
+    if (sched[k]!.extremumSides) {
       const u = r.type === "f64" ? "uint64_t" : "uint32_t";
       lines.push(`${indent}${u} nan${k}[${lanes}], sgn${k}[${lanes}];`);
       inits.push(`nan${k}[l] = 0;`, `sgn${k}[l] = ${r.kind === "max" ? `~(${u})0` : "0"};`);
@@ -523,7 +503,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
   function laneStep(k: number, x: string): string[] {
     const r = red.reductions[k]!;
     const a = `lane${k}[l]`;
-    if (!isFloatExtremum(r.kind, r.type)) return [`${a} = ${combine(r.kind as ReducerKind, r.type, a, x)};`];
+    if (!sched[k]!.extremumSides) return [`${a} = ${combine(r.kind as ReducerKind, r.type, a, x)};`];
     const u = r.type === "f64" ? "uint64_t" : "uint32_t";
     return [
       r.kind === "max" ? `${a} = ${a} < ${x} ? ${x} : ${a};` : `${a} = ${x} < ${a} ? ${x} : ${a};`,
@@ -537,13 +517,13 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     const r = red.reductions[k]!;
     const Q = lanes / VECTOR_LANES;
     lines.push(`${indent}xk_vf vl${k}[${Q}];`);
-    const inits = [`vl${k}[q] = xk_vsplat(${cConst(r.type, identity(r.kind as ReducerKind, r.type))});`];
+    const inits = [`vl${k}[q] = xk_vsplat(${cConst(r.type, sched[k]!.identity!)});`];
     lines.push(`${indent}for (int q = 0; q < ${Q}; q++) { ${inits.join(" ")} }`);
     // One NaN mask and one sign mask for all Q vectors (fewer registers): a lane's repair
     // then also sees its group's other lanes, which changes no result (foldLanes takes the
     // NaN anyway, and a zero lane takes +0 only where a lane of the group read a value ≥ +0,
     // which the fold's max then returns; for min, -0 where one read a value ≤ -0).
-    if (isFloatExtremum(r.kind, r.type)) lines.push(`${indent}xk_vu vn${k} = xk_vsplatu(0), vs${k} = xk_vsplatu(${r.kind === "max" ? "~0u" : "0"});`);
+    if (sched[k]!.extremumSides) lines.push(`${indent}xk_vu vn${k} = xk_vsplatu(0), vs${k} = xk_vsplatu(${r.kind === "max" ? "~0u" : "0"});`);
   }
 
   /** laneStep on sixteen lanes: element x (a vector expression) into vl<k>[q]. */
@@ -564,26 +544,22 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
 
   /** The vector lanes back into the scalar form's lane arrays, which foldLanes folds. */
   function spillVectorLanes(k: number, lanes: number, indent: string): void {
-    const r = red.reductions[k]!;
     const stores = [`xk_vstore(&lane${k}[${VECTOR_LANES} * q], vl${k}[q]);`];
-    if (isFloatExtremum(r.kind, r.type)) stores.push(`xk_vstoreu(&nan${k}[${VECTOR_LANES} * q], vn${k});`, `xk_vstoreu(&sgn${k}[${VECTOR_LANES} * q], vs${k});`);
+    if (sched[k]!.extremumSides) stores.push(`xk_vstoreu(&nan${k}[${VECTOR_LANES} * q], vn${k});`, `xk_vstoreu(&sgn${k}[${VECTOR_LANES} * q], vs${k});`);
     lines.push(`${indent}for (int q = 0; q < ${lanes / VECTOR_LANES}; q++) { ${stores.join(" ")} }`);
   }
 
-  /** acc<k> from the lanes: repaired (float max, min), then folded in halves (each fold a vector operation; float products in order). */
+  /** acc<k> from the lanes: repaired (float max, min), then folded as the schedule says (in halves, each fold a vector operation; or in order). */
   function foldLanes(k: number, lanes: number, indent: string): void {
     const r = red.reductions[k]!;
-    if (isFloatExtremum(r.kind, r.type)) {
+    if (sched[k]!.extremumSides) {
       const repair = r.type === "f64" ? "xk_repair_f64" : "xk_repair_f32";
       lines.push(`${indent}for (int l = 0; l < ${lanes}; l++) lane${k}[l] = ${repair}(lane${k}[l], sgn${k}[l], nan${k}[l]);`);
     }
     const t = cType(r.type);
-    if (r.kind === "mul" && (r.type === "f32" || r.type === "f64")) {
-      // A float product in lane order: halving would multiply the lanes' partial products
-      // together early, which overflows to infinity (and 0 · inf = NaN) where the
-      // interpreter's running product (and this one) stays finite or zero.
+    if (sched[k]!.fold === "inOrder") {
       lines.push(`${indent}${t} ${accName(k)} = lane${k}[0];`);
-      lines.push(`${indent}for (int l = 1; l < ${lanes}; l++) ${accName(k)} = ${combine("mul", r.type, accName(k), `lane${k}[l]`)};`);
+      lines.push(`${indent}for (int l = 1; l < ${lanes}; l++) ${accName(k)} = ${combine(r.kind as ReducerKind, r.type, accName(k), `lane${k}[l]`)};`);
       return;
     }
     for (let w = lanes / 2; w >= 1; w /= 2) {
@@ -598,15 +574,14 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     lines.unshift(`#if ${VECTOR_CONDITION}`, ...vectorDefinitions(vectorMath), lines[0]!, ...vectorBody, `}`, `#else`);
     lines.push(`#endif`);
   }
-  const bytesIn = ir.inputs.reduce((s, x) => s + storageBytes(x.type) * x.dims.reduce((a, b) => a * b, 1), 0);
   return {
     name,
     c: symbolize("reduce", lines.join("\n")),
     operandCount: nIn,
     resultCount: ir.outputs.length,
     scratchBytes: 0,
-    parallelExtent: rows,
-    costPerUnit: Math.ceil(bytesIn / Math.max(1, rows)) + Rn * J * S,
-    rows: rowAccess(ir, L.outerKept),
+    parallelExtent: schedule.parallelExtent,
+    costPerUnit: schedule.costPerUnit,
+    rows: schedule.rows,
   };
 }

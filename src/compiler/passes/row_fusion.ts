@@ -1,6 +1,6 @@
 // Row fusion: a fusion that reads an input fusion's reductions back along their rows
-// absorbs it, when the backend runs the result as one row pipeline (see
-// wasm/emit_row_pipeline.ts). Softmax leaves the fusion pass as three fusions (the row
+// absorbs it, when the backends run the result as one row pipeline (see
+// kernel/schedule_reduce.ts). Softmax leaves the fusion pass as three fusions (the row
 // max; exp(x - max) stored and summed; the divide), each a pass over all of memory;
 // merged, they become one fusion whose kernel makes the three passes row by row, with
 // the row in cache and the passes of neighbouring rows overlapped.
@@ -13,7 +13,7 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { liveInstructions, rebuild, withInstructions } from "../../ir/rewrite.js";
 import { lowerFusion } from "../kernel/lower_fusion.js";
-import { isRowPipeline, rowPipelineUnsupported } from "../wasm/emit_row_pipeline.js";
+import { isRowPipeline, rowPipelineUnsupported } from "../kernel/schedule_reduce.js";
 import type { PassContext } from "../pass.js";
 
 /** The fusion an operand is, directly or as one of its tuple elements. */

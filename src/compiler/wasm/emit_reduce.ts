@@ -2,16 +2,13 @@
 // elementwise epilogue on the reduced values (multi-output: several reductions over
 // one pass, e.g. a sum and a sum of squares).
 //
-// The domain is split into three loops: the kept dimensions before the last reduced
-// one (rows: one work unit each), the reduced dimensions (r), and the kept dimensions
-// after the last reduced one (j, contiguous in the output).
-//   - Row reduction (no j): vectorized along r, 4 vectors an iteration, with 4
-//     independent vector accumulators per reduction (1 for a costly body), combined
-//     lane by lane at the end of the row, then a scalar tail.
+// This file renders the schedule of kernel/schedule_reduce.ts (which decides the loops,
+// the accumulators, how lanes fold, the extrema's side accumulators) as WebAssembly:
+//   - Row reduction (no j): vectorized along r, `unroll` vectors an iteration, into the
+//     schedule's independent vector accumulators per reduction, combined lane by lane
+//     at the end of the row, then a scalar tail.
 //   - Column reduction (j): vectorized along j, accumulating along r; one vector of
 //     outputs at a time, then a scalar tail over the last j.
-// Floats are reassociated (as XLA's CPU backend does); integer wrap-around and
-// min/max/and/or are exact in any order.
 //
 // Full outputs (elementwise values over the reduction's input, e.g. softmax's
 // exp(x - max) that is both summed and stored) are computed with the reduced values
@@ -19,42 +16,36 @@
 // (along r in a row reduction, along j in a column reduction). They need the reduced
 // dimensions adjacent, so that (row, r, j) walks the domain in row-major order.
 
-import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
+import type { ElementType } from "../../types/element_type.js";
 import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
-import { reduceLoops } from "../kernel/reduce_loops.js";
+import { accumulatorsFor, scheduleReduce, type ReduceSchedule, type ReduceTarget, type ScheduledReduction } from "../kernel/schedule_reduce.js";
+import { bodyCost } from "../kernel/op_properties.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { planBody, type BodyPlan } from "./emit_loop.js";
 import type { KernelGraph } from "../kernel/graph.js";
-import { rowAccess } from "../kernel/row_access.js";
-import { isNarrowFloat } from "./narrow_float.js";
-import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop, vectorCost } from "./emit_values.js";
+import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { reachable } from "../kernel/kernel_plan.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { computeType, isSigned, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
 
-/** Vectors an iteration of a row reduction, and its independent accumulators (hide the add latency). */
-export const UNROLL = 4;
 /**
- * Above this many vector instructions a copy of the body (vectorCost), one accumulator
- * suffices: the body hides the add's latency, and more accumulators only take registers
- * (V8 then keeps them on the stack).
+ * The machine the reduction schedule is made for: 128-bit vectors; four accumulators
+ * (and four vectors an iteration) hide the add's latency, but above a body of sixteen
+ * vector instructions one suffices (the body hides it, and more accumulators only take
+ * registers: V8 then keeps them on the stack). Lanes are extracted and combined one by
+ * one; row buffers live in the kernel's scratch, unbounded.
  */
-export const ONE_ACCUMULATOR_COST = 16;
+export const WASM_REDUCE_TARGET: ReduceTarget = {
+  vectorBytes: 16, accumulatorVectors: 4, oneAccumulatorAboveCost: 16, foldByHalving: false,
+  sequentialHalves: false, anyRowPipeline: false, rowBufferValues: "largest", rowBufferBudget: Infinity,
+};
 
-export function identity(kind: ReducerKind, t: ElementType): number | bigint {
-  const float = ELEMENT_TYPES[t].kind === "float";
-  const wide = computeType(t) === "i64";
-  const { min, max } = float || t === "pred" ? { min: 0n, max: 1n } : integerRange(t);
-  const int = (v: bigint): number | bigint => (wide ? v : Number(v));
-  switch (kind) {
-    case "add": return float ? -0 : int(0n);
-    case "mul": return float ? 1 : int(1n);
-    case "max": return float ? -Infinity : int(min);
-    case "min": return float ? Infinity : int(max);
-    case "and": return t === "pred" ? 1 : int(-1n);
-    case "or": return int(0n);
-  }
+/** The schedule of `ir` for WebAssembly (EmitFail where it is declined). */
+export function wasmReduceSchedule(ir: FusedKernelIR): ReduceSchedule {
+  const s = scheduleReduce(ir, WASM_REDUCE_TARGET);
+  if ("declined" in s) throw new EmitFail(s.declined);
+  return s;
 }
 
 /** acc ⊕ x for two scalars on the stack. */
@@ -119,11 +110,6 @@ export interface ExtremumSides {
   readonly sign: number;
 }
 
-export function isFloatExtremum(kind: ReducerKind | "generic", t: ElementType): boolean {
-  const c = computeType(t);
-  return (kind === "max" || kind === "min") && (c === "f32" || c === "f64");
-}
-
 export function initSides(f: FunctionBuilder, kind: ReducerKind, s: ExtremumSides): void {
   f.i32Const(0).i32x4Splat().localSet(s.nan);
   f.i32Const(kind === "max" ? -1 : 0).i32x4Splat().localSet(s.sign);
@@ -153,8 +139,8 @@ export function repairExtremum(f: FunctionBuilder, t: ElementType, s: ExtremumSi
   f.localGet(s.nan).v128Or().localSet(acc);
 }
 
-export function splatIdentity(f: FunctionBuilder, kind: ReducerKind, t: ElementType, lanes: number): void {
-  const v = identity(kind, t);
+/** A vector of the reducer's identity `v` (ScheduledReduction.identity) in every lane. */
+export function splatIdentity(f: FunctionBuilder, v: number | bigint, t: ElementType, lanes: number): void {
   const c = computeType(t);
   if (t === "pred") {
     const m = v === 1 ? -1 : 0;
@@ -172,6 +158,60 @@ export function extractLane(f: FunctionBuilder, t: ElementType, lane: number): v
   else if (c === "f64") f.f64x2ExtractLane(lane);
   else if (c === "i64") f.i64x2ExtractLane(lane);
   else f.i32x4ExtractLane(lane);
+}
+
+/**
+ * The vector accumulators of some reductions (x indexes `reductions`), `copies` of each,
+ * with the side accumulators of the float extrema (ExtremumSides). Generic reducers get
+ * locals too but are never touched: they run in the scalar loop.
+ */
+export class VectorAccumulators {
+  readonly acc: readonly (readonly number[])[];
+  private readonly sides: readonly (readonly ExtremumSides[] | undefined)[];
+
+  constructor(private readonly f: FunctionBuilder, private readonly reductions: readonly ScheduledReduction[], copies: number) {
+    this.acc = reductions.map(() => Array.from({ length: copies }, () => f.local("v128")));
+    this.sides = reductions.map((r, x) => (r.extremumSides
+      ? this.acc[x]!.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") }))
+      : undefined));
+  }
+
+  /** Every copy set to the reducer's identity in each of its `lanes` lanes. */
+  init(lanes: number): void {
+    this.reductions.forEach((r, x) => this.acc[x]!.forEach((l, copy) => {
+      if (r.kind === "generic") return;
+      splatIdentity(this.f, r.identity!, r.type, lanes);
+      this.f.localSet(l);
+      const side = this.sides[x]?.[copy];
+      if (side !== undefined) initSides(this.f, r.kind, side);
+    }));
+  }
+
+  /** Copy `copy` of reduction x ⊕= the vector in local `value` (`combine`: vectorCombiner's). */
+  accumulate(x: number, copy: number, value: number, combine: () => void): void {
+    const r = this.reductions[x]!;
+    const l = this.acc[x]![copy]!;
+    this.f.localGet(l).localGet(value);
+    combine();
+    this.f.localSet(l);
+    const side = this.sides[x]?.[copy];
+    if (side !== undefined) accumulateSides(this.f, r.kind as ReducerKind, r.type, side, value);
+  }
+
+  /** Makes copy `copy` of reduction x exact before its lanes are combined (see ExtremumSides). */
+  repair(x: number, copy: number): void {
+    const side = this.sides[x]?.[copy];
+    if (side !== undefined) repairExtremum(this.f, this.reductions[x]!.type, side, this.acc[x]![copy]!);
+  }
+
+  /** The scalar in local `scalar` ⊕= lane `lane` of copy `copy` of reduction x. */
+  foldLane(x: number, copy: number, lane: number, scalar: number): void {
+    const r = this.reductions[x]!;
+    this.f.localGet(scalar).localGet(this.acc[x]![copy]!);
+    extractLane(this.f, r.type, lane);
+    combineScalar(this.f, r.kind as ReducerKind, r.type);
+    this.f.localSet(scalar);
+  }
 }
 
 /**
@@ -198,17 +238,18 @@ export function emitRowInvariants(
 
 /**
  * The vector loops along a row of Rn elements from the inner index in local `i`:
- * UNROLL vectors an iteration (the copies' indices in `copyIndex`), then one at a
- * time; `i` is left at the first element of the scalar tail.
+ * 1 + copyIndex.length vectors an iteration (the copies' indices in `copyIndex`), then one
+ * at a time; `i` is left at the first element of the scalar tail.
  */
 export function emitRowVectorLoops(
   f: FunctionBuilder, i: number, copyIndex: readonly number[], L: number, Rn: number, body: (index: readonly number[]) => void,
 ): void {
+  const unroll = copyIndex.length + 1;
   f.block().loop();
-  f.localGet(i).i32Const(L * UNROLL).i32Add().i32Const(Rn).i32GtU().brIf(1);
+  f.localGet(i).i32Const(L * unroll).i32Add().i32Const(Rn).i32GtU().brIf(1);
   copyIndex.forEach((l, c) => { f.localGet(i).i32Const(L * (c + 1)).i32Add().localSet(l); });
   body([i, ...copyIndex]);
-  f.localGet(i).i32Const(L * UNROLL).i32Add().localSet(i);
+  f.localGet(i).i32Const(L * unroll).i32Add().localSet(i);
   f.br(0).end().end();
   f.block().loop();
   f.localGet(i).i32Const(L).i32Add().i32Const(Rn).i32GtU().brIf(1);
@@ -219,29 +260,19 @@ export function emitRowVectorLoops(
 
 export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
   const red = ir.reduce!;
-  for (const r of red.reductions) {
-    // Their accumulators would need the per-step rounding and NaN rules of emit_values.
-    if (isNarrowFloat(r.type)) throw new EmitFail(`reductions of ${r.type} are not compiled`);
-    if ((r.type === "bf16" || r.type === "f16") && (r.kind === "add" || r.kind === "mul")) throw new EmitFail("bf16 sums would not round as the interpreter's");
-  }
+  const schedule = wasmReduceSchedule(ir);
+  const sched = schedule.reductions;
   // The graph over (row, r, j).
-  const { graph: g, map, rowVar, rVar, jVar, rows, Rn, J, outerKept, reduced, values, inits, outputs } = reduceLoops(ir);
+  const { graph: g, rowVar, rVar, jVar, Rn, J, values, inits, outputs } = schedule.loops;
   /** Indices (into ir.outputs) of the full outputs, and of the per-reduced-element ones. */
-  const fullOut = ir.outputs.flatMap((o, k) => (o.full === true ? [k] : []));
-  const reducedOut = ir.outputs.flatMap((o, k) => (o.full === true ? [] : [k]));
+  const fullOut = schedule.fullOutputs;
+  const reducedOut = schedule.rowOutputs;
   const accums = red.reductions.map((r, k) => g.accum(k, r.type));
   /** Generic reducers: for reduction k, its group's first reduction, parameter and result nodes. */
-  const generic = red.reductions.map((r, k) => (r.generic === undefined ? undefined : {
-    first: k - r.generic.k, n: r.generic.body.results.length,
-    params: r.generic.body.params.map(map), results: r.generic.body.results.map(map),
-  }));
+  const generic = sched.map((r) => r.group);
   const nIn = ir.inputs.length;
   const nOut = ir.outputs.length;
-  const columnMode = J > 1;
-  // Full outputs are addressed (row · Rn + r) · J + j: the reduced dimensions must be adjacent.
-  if (fullOut.length > 0 && reduced.some((d, k) => k > 0 && d !== reduced[k - 1]! + 1)) {
-    throw new EmitFail("full-shape outputs of a reduction over non-adjacent dimensions");
-  }
+  const columnMode = schedule.column;
 
   const m = new ModuleBuilder().importMemory(target);
   const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
@@ -273,12 +304,8 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       if (vector) ve.hoistConstants(plan.vectorBody!);
     };
     const scalarAcc = red.reductions.map((x) => f.local(computeType(x.type)));
-    const bodyCost = (plan.vectorBody ?? []).reduce((n, id) => n + vectorCost(g.node(id)), 0);
-    const accumulators = columnMode || bodyCost > ONE_ACCUMULATOR_COST ? 1 : UNROLL;
-    const vecAcc = red.reductions.map(() => Array.from({ length: accumulators }, () => f.local("v128")));
-    const sides = red.reductions.map((x, k) => (isFloatExtremum(x.kind, x.type)
-      ? vecAcc[k]!.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") }))
-      : undefined));
+    const accumulators = accumulatorsFor(schedule, bodyCost((plan.vectorBody ?? []).map((id) => g.node(id).op)));
+    const vecAcc = new VectorAccumulators(f, sched, accumulators);
     // A generic reducer starts from its init value and applies the body in order; the
     // recognized ones start from the identity and combine with init at the end.
     const initScalarAcc = (): void => red.reductions.forEach((x, k) => {
@@ -286,17 +313,11 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         ve.emitScalar(inits[k]!);
         f.localGet(ve.scalar.get(inits[k]!)!);
       } else {
-        pushConst(f, x.type, identity(x.kind, x.type));
+        pushConst(f, x.type, sched[k]!.identity!);
       }
       f.localSet(scalarAcc[k]!);
     });
-    const initVecAcc = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l, copy) => {
-      if (x.kind === "generic") return;
-      splatIdentity(f, x.kind, x.type, L);
-      f.localSet(l);
-      const side = sides[k]?.[copy];
-      if (side !== undefined) initSides(f, x.kind, side);
-    }));
+    const initVecAcc = (): void => vecAcc.init(L);
     /** Row-mode base addresses of the full outputs' current rows. */
     const fullBase = fullOut.map(() => f.local("i32"));
     const fullRowBases = (): void => fullOut.forEach((k, x) => {
@@ -351,35 +372,18 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       copies.forEach((locals, c) => {
         storeFull(true, index[c], locals);
         const acc = c % accumulators;
-        red.reductions.forEach((x, k) => {
-          const value = locals.get(values[k]!)!;
-          f.localGet(vecAcc[k]![acc]!).localGet(value);
-          combiners[k]!();
-          f.localSet(vecAcc[k]![acc]!);
-          const side = sides[k]?.[acc];
-          if (side !== undefined) accumulateSides(f, x.kind as ReducerKind, x.type, side, value);
-        });
+        red.reductions.forEach((_, k) => vecAcc.accumulate(k, acc, locals.get(values[k]!)!, combiners[k]!));
       });
     };
     /** Locals of the inner index of the unrolled copies after the first (which is i itself). */
-    const copyIndex = Array.from({ length: UNROLL - 1 }, () => f.local("i32"));
+    const copyIndex = Array.from({ length: schedule.unroll - 1 }, () => f.local("i32"));
     /** Makes the vector accumulators exact before their lanes are combined (see ExtremumSides). */
-    const repair = (): void => red.reductions.forEach((x, k) => vecAcc[k]!.forEach((l, copy) => {
-      const side = sides[k]?.[copy];
-      if (side !== undefined) repairExtremum(f, x.type, side, l);
-    }));
-    /** scalarAcc ⊕= every lane of every vector accumulator. */
+    const repair = (): void => red.reductions.forEach((_, k) => vecAcc.acc[k]!.forEach((_l, copy) => vecAcc.repair(k, copy)));
+    /** scalarAcc ⊕= `lanes` of every vector accumulator, in order (the schedule's fold: WASM_REDUCE_TARGET folds no halves). */
     const horizontal = (lanes: number[]): void => {
       red.reductions.forEach((x, k) => {
         if (x.kind === "generic") return;
-        for (const l of vecAcc[k]!) {
-          for (const lane of lanes) {
-            f.localGet(scalarAcc[k]!).localGet(l);
-            extractLane(f, x.type, lane);
-            combineScalar(f, x.kind, x.type);
-            f.localSet(scalarAcc[k]!);
-          }
-        }
+        vecAcc.acc[k]!.forEach((_l, copy) => { for (const lane of lanes) vecAcc.foldLane(k, copy, lane, scalarAcc[k]!); });
       });
     };
     /** init ⊕ acc, then the epilogue, stored at output element row · J + j (j in local `jLocal`). */
@@ -482,15 +486,14 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     f.localGet(row).i32Const(1).i32Add().localSet(row).br(0);
     f.end().end();
   });
-  const bytesIn = ir.inputs.reduce((s, x) => s + storageBytes(x.type) * x.dims.reduce((a, b) => a * b, 1), 0);
   return {
     name,
     bytes: m.finish(),
     operandCount: nIn,
     resultCount: nOut,
     scratchBytes: 0,
-    parallelExtent: rows,
-    costPerUnit: Math.ceil(bytesIn / Math.max(1, rows)) + Rn * J,
-    rows: rowAccess(ir, outerKept),
+    parallelExtent: schedule.parallelExtent,
+    costPerUnit: schedule.costPerUnit,
+    rows: schedule.rows,
   };
 }

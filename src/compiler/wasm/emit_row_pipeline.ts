@@ -19,37 +19,23 @@
 //    (a ring of S rows, indexed by row mod S) and loaded by the later stage, instead of
 //    being computed twice. A row is a few KB: it is still in L1 when it is read.
 //
-// Restrictions (EmitFail otherwise): the reduced dimensions are the trailing ones (a
-// row is contiguous), reductions are float adds, products, maxima or minima of f32 or
-// f64, at most MAX_STAGES stages.
+// The stages, the values stored in row buffers and the accumulators are the schedule's
+// (kernel/schedule_reduce.ts); which pipelines it takes: rowPipelineUnsupported there.
 
 import type { FusedKernelIR } from "../kernel/lower_fusion.js";
 import { unlinearize } from "../kernel/lower_fusion.js";
 import { KernelGraph } from "../kernel/graph.js";
-import { rowAccess } from "../kernel/row_access.js";
+import { accumulatorsFor } from "../kernel/schedule_reduce.js";
+import { bodyCost } from "../kernel/op_properties.js";
 import { ModuleBuilder } from "./encoder.js";
 import { planBody } from "./emit_loop.js";
-import {
-  accumulateSides, combineScalar, emitRowInvariants, emitRowVectorLoops, extractLane, identity, initSides, isFloatExtremum, ONE_ACCUMULATOR_COST,
-  repairExtremum, splatIdentity, UNROLL, vectorCombiner, type ExtremumSides,
-} from "./emit_reduce.js";
-import { bindInnerLoop, EmitFail, needsTrigHelper, pushConst, ValueEmitter, vectorCost } from "./emit_values.js";
+import { combineScalar, emitRowInvariants, emitRowVectorLoops, VectorAccumulators, vectorCombiner, wasmReduceSchedule } from "./emit_reduce.js";
+import { bindInnerLoop, needsTrigHelper, pushConst, ValueEmitter } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { BUFFER_ALIGNMENT, type WasmKernel, type WasmTarget } from "./kernel.js";
 import { reachable, rebuild } from "../kernel/kernel_plan.js";
 import { computeType, storageBytes, storeScalar, storeVector } from "./wasm_types.js";
-import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
-import { isNarrowFloat } from "./narrow_float.js";
-
-/** More stages would keep more rows in flight than the skew gains. */
-const MAX_STAGES = 4;
-
-/** Whether some reduction or full output of `ir` reads a reduction's result along the row (a later stage). */
-export function isRowPipeline(ir: FusedKernelIR): boolean {
-  if (ir.reduce === undefined) return false;
-  const roots = [...ir.reduce.reductions.map((r) => r.value), ...ir.outputs.filter((o) => o.full === true).map((o) => o.value)];
-  return reachable(ir.graph, roots).some((id) => ir.graph.node(id).op === "accum");
-}
+import type { ElementType } from "../../types/element_type.js";
 
 interface Materialized {
   /** The node in the fusion's graph. */
@@ -59,91 +45,35 @@ interface Materialized {
   readonly stage: number;
 }
 
-/** Why the backend would not run `ir` as a row pipeline, or undefined when it would. */
-export function rowPipelineUnsupported(ir: FusedKernelIR): string | undefined {
-  try {
-    stagesOf(ir);
-    return undefined;
-  } catch (e) {
-    if (e instanceof EmitFail) return e.message;
-    throw e;
-  }
-}
-
-/** The stage of each reduction and output (EmitFail when the pipeline is not supported). */
-function stagesOf(ir: FusedKernelIR) {
-  const red = ir.reduce!;
-  const D = ir.domain;
-  const n = D.length;
-  const reduced = red.dims;
-  if (reduced.length === 0 || reduced.some((d, k) => d !== n - reduced.length + k)) {
-    throw new EmitFail("row pipeline: the reduced dimensions must be the trailing ones");
-  }
-  for (const r of red.reductions) {
-    const c = computeType(r.type);
-    if (r.kind === "generic" || r.kind === "and" || r.kind === "or" || (c !== "f32" && c !== "f64") || r.type !== c) {
-      throw new EmitFail(`row pipeline: ${r.kind} reduction of ${r.type}`);
-    }
-  }
-  for (const o of ir.outputs) if (isNarrowFloat(o.type) || ELEMENT_TYPES[o.type].kind === "complex") throw new EmitFail(`row pipeline: ${o.type} output`);
-  const g0 = ir.graph;
-  const accumsOf = (roots: readonly number[]): number[] =>
-    reachable(g0, roots).flatMap((id) => (g0.node(id).op === "accum" ? [g0.node(id).attr as number] : []));
-  const redStage: number[] = [];
-  red.reductions.forEach((r, k) => { redStage[k] = Math.max(0, ...accumsOf([r.value]).map((a) => redStage[a]! + 1)); });
-  /** The stage in which node `id` (domain context) can be computed: after the reductions it reads. */
-  const nodeStage = (id: number): number => Math.max(0, ...accumsOf([id]).map((a) => redStage[a]! + 1));
-  const full = ir.outputs.flatMap((o, k) => (o.full === true ? [k] : []));
-  const perRow = ir.outputs.flatMap((o, k) => (o.full === true ? [] : [k]));
-  const fullStage = new Map(full.map((k) => [k, nodeStage(ir.outputs[k]!.value)]));
-  /** A per-row output is computed when the last reduction it reads is finished. */
-  const rowStage = new Map(perRow.map((k) => [k, Math.max(0, ...accumsOf([ir.outputs[k]!.value]).map((a) => redStage[a]!))]));
-  const S = 1 + Math.max(...redStage, ...fullStage.values(), ...rowStage.values());
-  if (S > MAX_STAGES) throw new EmitFail(`row pipeline of ${S} stages`);
-  return { redStage, nodeStage, full, perRow, fullStage, rowStage, S, accumsOf };
-}
-
 export function emitRowPipelineKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
-  const { redStage, nodeStage, full, perRow, fullStage, rowStage, S } = stagesOf(ir);
+  const schedule = wasmReduceSchedule(ir);
+  const sched = schedule.reductions;
+  const redStage = sched.map((r) => r.stage);
+  const { fullStage, rowStage, stages: S } = schedule;
+  const full = schedule.fullOutputs;
+  const perRow = schedule.rowOutputs;
   const red = ir.reduce!;
   const D = ir.domain;
   const n = D.length;
-  const reduced = red.dims;
-  const kept = D.map((_, i) => i).filter((i) => !reduced.includes(i));
-  const size = (ds: readonly number[]): number => ds.reduce((x, d) => x * D[d]!, 1);
-  const rows = size(kept);
-  const Rn = size(reduced);
+  // The reduced dimensions are the trailing ones (rowPipelineUnsupported): the kept ones are the rows.
+  const loops = schedule.loops;
+  const { reduced, rows, Rn } = loops;
+  const kept = loops.outerKept;
   const K = red.reductions.length;
   const g0 = ir.graph;
-  const stageRoots = (s: number): number[] => [
-    ...red.reductions.flatMap((r, k) => (redStage[k] === s ? [r.value] : [])),
-    ...full.flatMap((k) => (fullStage.get(k) === s ? [ir.outputs[k]!.value] : [])),
-  ];
 
-  // ---- values a later stage reads again: the largest costly ones, stored by their stage
-  const reach = Array.from({ length: S }, (_, s) => new Set(reachable(g0, stageRoots(s))));
-  const costly = (id: number): boolean => reachable(g0, [id]).some((x) => vectorCost(g0.node(x)) > 1);
-  const materialized: Materialized[] = [];
+  // ---- the schedule's row buffers (nodes of its loops' graph), as nodes of the fusion's graph
+  const fromLoops = new Map<number, number>();
+  const fusionRoots = [...red.reductions.flatMap((r) => [r.value, r.init]), ...ir.outputs.map((o) => o.value)];
+  for (const id of reachable(g0, fusionRoots)) if (!fromLoops.has(loops.map(id))) fromLoops.set(loops.map(id), id);
+  const materialized: Materialized[] = schedule.rowBuffers.map((b) => ({ node: fromLoops.get(b.node)!, type: b.type, stage: b.stage }));
   const materializedIndex = new Map<number, number>();
-  for (let s = 1; s < S; s++) {
-    const seen = new Set<number>();
-    const visit = (id: number): void => {
-      if (seen.has(id) || materializedIndex.has(id)) return;
-      seen.add(id);
-      const node = g0.node(id);
-      const q = nodeStage(id);
-      const t = node.type;
-      if (q < s && reach[q]!.has(id) && t !== "idx" && t !== "cond" && t !== "pred" && costly(id)) {
-        materializedIndex.set(id, materialized.length);
-        materialized.push({ node: id, type: t, stage: q });
-        return;
-      }
-      node.args.forEach(visit);
-    };
-    stageRoots(s).forEach(visit);
+  for (const id of reachable(g0, fusionRoots)) {
+    const mi = schedule.rowBuffers.findIndex((b) => b.node === loops.map(id));
+    if (mi >= 0) materializedIndex.set(id, mi);
   }
   const slotBytes = Math.ceil((Rn * 8) / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT;
-  const scratchBytes = materialized.length * S * slotBytes;
+  const scratchBytes = materialized.length * schedule.ringSlots * slotBytes;
 
   const nIn = ir.inputs.length;
   const nOut = ir.outputs.length;
@@ -214,7 +144,7 @@ export function emitRowPipelineKernel(ir: FusedKernelIR, target: WasmTarget, nam
     const hist = red.reductions.map((_, k) => Array.from({ length: S }, () => f.local(c(k))));
     const fresh = red.reductions.map((_, k) => f.local(c(k)));
     const scalarAcc = red.reductions.map((_, k) => f.local(c(k)));
-    const copyIndex = Array.from({ length: UNROLL - 1 }, () => f.local("i32"));
+    const copyIndex = Array.from({ length: schedule.unroll - 1 }, () => f.local("i32"));
 
     /** The rows of stages [a, b] in one pass over their elements. */
     const emitStep = (a: number, b: number): void => {
@@ -272,49 +202,25 @@ export function emitRowPipelineKernel(ir: FusedKernelIR, target: WasmTarget, nam
           }
         }
       };
-      ks.forEach((k) => { pushConst(f, red.reductions[k]!.type, identity(red.reductions[k]!.kind as never, red.reductions[k]!.type)); f.localSet(scalarAcc[k]!); });
+      ks.forEach((k) => { pushConst(f, red.reductions[k]!.type, sched[k]!.identity!); f.localSet(scalarAcc[k]!); });
       f.i32Const(0).localSet(i);
       if (vectorize) {
-        const bodyCost = plan.vectorBody!.reduce((x, id) => x + vectorCost(g.node(id)), 0);
-        const accumulators = bodyCost > ONE_ACCUMULATOR_COST ? 1 : UNROLL;
-        const vecAcc = ks.map(() => Array.from({ length: accumulators }, () => f.local("v128")));
-        const sides = ks.map((k, x) => (isFloatExtremum(red.reductions[k]!.kind, red.reductions[k]!.type)
-          ? vecAcc[x]!.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") }))
-          : undefined));
-        ks.forEach((k, x) => vecAcc[x]!.forEach((l, copy) => {
-          const r = red.reductions[k]!;
-          splatIdentity(f, r.kind as never, r.type, L);
-          f.localSet(l);
-          const side = sides[x]?.[copy];
-          if (side !== undefined) initSides(f, r.kind as never, side);
-        }));
+        const accumulators = accumulatorsFor(schedule, bodyCost(plan.vectorBody!.map((id) => g.node(id).op)));
+        const vecAcc = new VectorAccumulators(f, ks.map((k) => sched[k]!), accumulators);
+        vecAcc.init(L);
         const accumulateVectors = (index: readonly number[]): void => {
           const copies = ve.emitVectorCopies(plan.vectorBody!, index.length, (cp) => bindInnerLoop(ve, f, g, plan.affine, baseLocal, index[cp]!));
           bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
           copies.forEach((locals, cp) => {
             storeAt(index[cp]!, locals);
             const acc = cp % accumulators;
-            ks.forEach((k, x) => {
-              const r = red.reductions[k]!;
-              const value = locals.get(values[k]!)!;
-              f.localGet(vecAcc[x]![acc]!).localGet(value);
-              combiners[x]!();
-              f.localSet(vecAcc[x]![acc]!);
-              const side = sides[x]?.[acc];
-              if (side !== undefined) accumulateSides(f, r.kind as never, r.type, side, value);
-            });
+            ks.forEach((k, x) => vecAcc.accumulate(x, acc, locals.get(values[k]!)!, combiners[x]!));
           });
         };
         emitRowVectorLoops(f, i, copyIndex, L, Rn, accumulateVectors);
-        ks.forEach((k, x) => vecAcc[x]!.forEach((l, copy) => {
-          const side = sides[x]?.[copy];
-          if (side !== undefined) repairExtremum(f, red.reductions[k]!.type, side, l);
-          for (let lane = 0; lane < L; lane++) {
-            f.localGet(scalarAcc[k]!).localGet(l);
-            extractLane(f, red.reductions[k]!.type, lane);
-            combineScalar(f, red.reductions[k]!.kind as never, red.reductions[k]!.type);
-            f.localSet(scalarAcc[k]!);
-          }
+        ks.forEach((k, x) => vecAcc.acc[x]!.forEach((_l, copy) => {
+          vecAcc.repair(x, copy);
+          for (let lane = 0; lane < L; lane++) vecAcc.foldLane(x, copy, lane, scalarAcc[k]!);
         }));
       }
       // The scalar tail (the whole row when the body does not vectorize).
@@ -372,15 +278,14 @@ export function emitRowPipelineKernel(ir: FusedKernelIR, target: WasmTarget, nam
     f.localGet(t).i32Const(1).i32Add().localSet(t).br(0);
     f.end().end();
   });
-  const bytesIn = ir.inputs.reduce((x, inp) => x + storageBytes(inp.type) * inp.dims.reduce((p, q) => p * q, 1), 0);
   return {
     name: `${name}: row pipeline of ${S} stages`,
     bytes: m.finish(),
     operandCount: nIn,
     resultCount: nOut,
     scratchBytes,
-    parallelExtent: rows,
-    costPerUnit: Math.ceil(bytesIn / Math.max(1, rows)) + Rn * S,
-    rows: rowAccess(ir, kept),
+    parallelExtent: schedule.parallelExtent,
+    costPerUnit: schedule.costPerUnit,
+    rows: schedule.rows,
   };
 }

@@ -36,9 +36,6 @@ const transcendentalF32 = (n: Node): ((o: FloatOps, x: number) => void) | undefi
 
 const TRIG = new Set(["sin", "cos", "tan"]);
 
-/** Rough vector instructions of a node: a transcendental is a routine of about twenty. */
-export const vectorCost = (n: Node): number => (TRANSCENDENTAL_F32[n.op] !== undefined || TRIG.has(n.op) || n.op === "pow" || n.op === "atan2" ? 20 : 1);
-
 /** Whether a graph needs the trig reduction helper function in its module. */
 export function needsTrigHelper(g: KernelGraph): boolean {
   return g.nodes.some((n) => TRIG.has(n.op));

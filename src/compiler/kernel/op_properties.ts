@@ -1,0 +1,58 @@
+// What the schedulers need to know about each value op of the kernel graph, in one
+// table that names every op (a Record over ValueOp: a new op does not compile until it
+// has a row here). The backends keep their own tables of which instructions implement
+// an op; the decisions that depend on an op's nature (how many accumulators a loop
+// body hides latency with, which values a row pipeline stores rather than computes
+// twice) read this one.
+
+import type { ValueOp } from "./graph.js";
+
+export interface OpProperties {
+  /**
+   * Rough vector instructions per element: a transcendental (a polynomial routine with
+   * its range reduction) is about twenty, everything else about one.
+   */
+  readonly cost: number;
+  /** A routine rather than an instruction: exp, log, the trigonometric functions, pow... */
+  readonly transcendental: boolean;
+  /** op(a, b) = op(b, a) for every element type. */
+  readonly commutative: boolean;
+  /**
+   * op(op(a, b), c) = op(a, op(b, c)) exactly on integers and for float max and min;
+   * float sums and products only up to rounding, which reductions accept (as XLA's CPU
+   * backend does) and elementwise code never reorders.
+   */
+  readonly associative: boolean;
+  /** Worth storing in a row buffer rather than computing again in a later stage. */
+  readonly storeRatherThanRecompute: boolean;
+}
+
+const plain: OpProperties = { cost: 1, transcendental: false, commutative: false, associative: false, storeRatherThanRecompute: false };
+const routine: OpProperties = { cost: 20, transcendental: true, commutative: false, associative: false, storeRatherThanRecompute: true };
+const monoid: OpProperties = { ...plain, commutative: true, associative: true };
+
+export const OP_PROPERTIES: Readonly<Record<ValueOp, OpProperties>> = {
+  load: plain, const: plain, fromIdx: plain, select: plain, condToPred: plain, convert: plain, bitcast: plain,
+  // Equality is symmetric, but the op carries its direction (LT, GE...) as an attribute.
+  compare: plain,
+  accum: plain, racc: plain, rin: plain, reducePrecision: plain,
+  abs: plain, neg: plain, ceil: plain, floor: plain, roundEven: plain, roundAfz: plain, sqrt: plain, rsqrt: plain,
+  sign: plain, not: plain, clz: plain, popcnt: plain, isFinite: plain,
+  cbrt: routine, exp: routine, expm1: routine, log: routine, log1p: routine, logistic: routine, tanh: routine, erf: routine,
+  sin: routine, cos: routine, tan: routine,
+  add: monoid, mul: monoid, max: monoid, min: monoid, and: monoid, or: monoid, xor: monoid,
+  sub: plain, div: plain, rem: plain, shl: plain, shrA: plain, shrL: plain,
+  pow: routine, atan2: routine,
+};
+
+/** The properties of a node's op (index and condition ops cost one instruction and are never stored). */
+export function opProperties(op: string): OpProperties {
+  return (OP_PROPERTIES as Readonly<Record<string, OpProperties>>)[op] ?? plain;
+}
+
+/** Vector instructions of one copy of a loop body: the sum of its nodes' costs. */
+export function bodyCost(ops: Iterable<string>): number {
+  let n = 0;
+  for (const op of ops) n += opProperties(op).cost;
+  return n;
+}
