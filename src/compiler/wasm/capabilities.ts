@@ -1,0 +1,26 @@
+// What the WebAssembly generators lower (kernel/capabilities.ts): asked of the loop
+// kernel generator itself, one op at a time, once per target and op signature.
+
+import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
+import { emitFusionKernel } from "./emit_loop.js";
+import { isUnsupported, type WasmTarget } from "./kernel.js";
+
+const byTarget = new WeakMap<WasmTarget, LoweringCapabilities>();
+
+export function wasmCapabilities(target: WasmTarget): LoweringCapabilities {
+  let capabilities = byTarget.get(target);
+  if (capabilities === undefined) {
+    capabilities = probedCapabilities((fused) => {
+      try {
+        const kernel = emitFusionKernel(fused, target);
+        return isUnsupported(kernel) ? kernel : true;
+      } catch {
+        // A generator that throws is a bug the real fusion's compile reports (routines.ts's
+        // GENERATOR_FAILED, which tests look for): fusion does not hide it.
+        return true;
+      }
+    });
+    byTarget.set(target, capabilities);
+  }
+  return capabilities;
+}
