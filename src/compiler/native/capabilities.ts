@@ -18,14 +18,16 @@ const cCapabilities = probedCapabilities((fused) => {
   }
 });
 
-const byTarget = new WeakMap<WasmTarget, LoweringCapabilities>();
+/** By the target's features (devices of one kind each hold a target of their own). */
+const byTarget = new Map<string, LoweringCapabilities>();
 
 export function nativeCapabilities(target: WasmTarget): LoweringCapabilities {
-  let capabilities = byTarget.get(target);
+  const key = JSON.stringify(target);
+  let capabilities = byTarget.get(key);
   if (capabilities === undefined) {
     const wasm = wasmCapabilities(target);
     capabilities = { canLowerScalar: (inst) => (cCapabilities.canLowerScalar(inst) === true ? true : wasm.canLowerScalar(inst)) };
-    byTarget.set(target, capabilities);
+    byTarget.set(key, capabilities);
   }
   return capabilities;
 }

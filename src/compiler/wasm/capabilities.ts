@@ -5,10 +5,12 @@ import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabil
 import { emitFusionKernel } from "./emit_loop.js";
 import { isUnsupported, type WasmTarget } from "./kernel.js";
 
-const byTarget = new WeakMap<WasmTarget, LoweringCapabilities>();
+/** By the target's features (devices of one kind each hold a target of their own). */
+const byTarget = new Map<string, LoweringCapabilities>();
 
 export function wasmCapabilities(target: WasmTarget): LoweringCapabilities {
-  let capabilities = byTarget.get(target);
+  const key = JSON.stringify(target);
+  let capabilities = byTarget.get(key);
   if (capabilities === undefined) {
     capabilities = probedCapabilities((fused) => {
       try {
@@ -20,7 +22,7 @@ export function wasmCapabilities(target: WasmTarget): LoweringCapabilities {
         return true;
       }
     });
-    byTarget.set(target, capabilities);
+    byTarget.set(key, capabilities);
   }
   return capabilities;
 }
