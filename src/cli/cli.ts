@@ -17,7 +17,7 @@ import { refineEntry } from "../ir/refine_shapes.js";
 import { UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
 import { XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
-import { lowerChloModule } from "../chlo/decompose.js";
+import { lowerChloModule } from "../compiler/expansions/index.js";
 import { detectFormat, parseModule, printModule, type TextFormat } from "./formats.js";
 import { CliError, type CliIo } from "./io.js";
 import { OPT_USAGE, optCommand } from "./opt.js";

@@ -20,7 +20,10 @@ import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
 import { dotDecomposer } from "./passes/dot_decomposer.js";
 import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
-import { stepFusion } from "./passes/step_fusion.js";
+import { stepFusion, stepFusionWith } from "./passes/step_fusion.js";
+import type { LoweringCapabilities } from "./kernel/capabilities.js";
+import { wasmCapabilities } from "./wasm/capabilities.js";
+import { nativeCapabilities } from "./native/capabilities.js";
 import { planProgram, type CompiledProgram } from "./program.js";
 import { sdyInlineMeshes } from "../sdy/inline_meshes.js";
 import { nativeToolchain } from "./native/toolchain.js";
@@ -72,10 +75,12 @@ export interface CompileOptions {
  * DCE); bring every dot into the form the GEMM kernels take, and every convolution
  * into the dimension order of the convolution kernel; give every value the default
  * layout; fuse the entry and every computation its control flow runs (loop
- * conditions and bodies, branches: they run compiled too, as nested programs).
+ * conditions and bodies, branches: they run compiled too, as nested programs),
+ * keeping out of the fusions each op the target's `capabilities` cannot lower.
  */
-export function defaultPipeline(): Pass[] {
-  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, stepFusion];
+export function defaultPipeline(capabilities?: LoweringCapabilities): Pass[] {
+  const fusion = capabilities === undefined ? stepFusion : stepFusionWith({ capabilities });
+  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, fusion];
 }
 
 /** What the interpreter backend returns from `compile`: the same run interface, on the reference interpreter. */
@@ -169,7 +174,8 @@ export function plan(program: Computation | HloModule, options: CompileOptions, 
   let cache = planCache.get(device);
   const hit = key === undefined ? undefined : cache?.get(key);
   if (hit !== undefined) return hit;
-  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : defaultPipeline()), {
+  const capabilities = native === undefined ? wasmCapabilities(device.target) : nativeCapabilities(device.target);
+  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : defaultPipeline(capabilities)), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });

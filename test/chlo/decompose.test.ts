@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { lowerChloModule } from "../../src/chlo/decompose.js";
+import { lowerChloModule } from "../../src/compiler/expansions/index.js";
 import { evaluate } from "../../src/interpreter/evaluate.js";
 import { parseStableHlo, printStableHlo } from "../../src/text/mlir/index.js";
 import { Literal } from "../../src/types/literal.js";

@@ -22,6 +22,10 @@
 //   that epilogue's group; the GEMM or convolution kernel finishes each block of the
 //   product with it, so the result is written once.
 //
+// An elementwise op the target cannot lower (FusionOptions.capabilities says why) joins
+// no group: it runs alone, on the interpreter's kernel, and the ops around it still fuse
+// (its producers materialize its operands, its users read its result).
+//
 // Other ops (sort, control flow, collectives, ...) and the other dots and convolutions
 // stay as they are; the backend gives them their own kernels or routines. Each group
 // becomes a fused computation named after its root, and every decision is logged.
@@ -37,6 +41,7 @@ import { OP_TABLE, type FusionKind, type Opcode } from "../../ir/opcodes.js";
 import { factoryFor, liveInstructions, mapComputations, withInstructions } from "../../ir/rewrite.js";
 import { elementCount } from "../../types/shape.js";
 import { CompileError } from "../../types/errors.js";
+import type { LoweringCapabilities } from "../kernel/capabilities.js";
 import type { Pass, PassContext } from "../pass.js";
 import { formUnits, type Group, type Unit } from "./multi_output.js";
 import { formOutputFusions } from "./output_fusion.js";
@@ -77,8 +82,15 @@ function canBeGroupRoot(inst: Instruction): boolean {
 }
 
 
+/** Why the target cannot lower `inst` in a fused kernel; undefined when it can, or when `inst` is an index op, a reduce or a constant (fusion's own rules decide those). */
+function declined(inst: Instruction, capabilities: LoweringCapabilities | undefined): string | undefined {
+  if (capabilities === undefined || !OP_TABLE[inst.opcode].elementwise || INDEX_OPS.has(inst.opcode)) return undefined;
+  const answer = capabilities.canLowerScalar(inst);
+  return answer === true ? undefined : answer.unsupported;
+}
+
 /** The groups of one computation, keyed by their roots. */
-function formGroups(c: Computation, ctx: PassContext, passName: string): Map<Instruction, Group> {
+function formGroups(c: Computation, ctx: PassContext, passName: string, capabilities: LoweringCapabilities | undefined): Map<Instruction, Group> {
   const users = new Map<Instruction, Instruction[]>();
   for (const inst of c.instructions) for (const o of inst.operands) {
     const list = users.get(o) ?? [];
@@ -95,6 +107,11 @@ function formGroups(c: Computation, ctx: PassContext, passName: string): Map<Ins
   for (let i = c.instructions.length - 1; i >= 0; i--) {
     const inst = c.instructions[i]!;
     if (!isFusible(inst)) continue;
+    const why = declined(inst, capabilities);
+    if (why !== undefined) {
+      ctx.log(passName, `${inst.name} (${inst.opcode}) is not fused: ${why}`);
+      continue;
+    }
     const us = users.get(inst) ?? [];
     const userGroups = new Set<Group>();
     let materialize = inst === c.root || us.length === 0;
@@ -200,10 +217,12 @@ function schedule(c: Computation, units: readonly Unit[]): (Instruction | Unit)[
 export interface FusionOptions {
   /** Merge row pipelines (row_fusion.ts; default true). Off, softmax stays three fusions, run as a row group. */
   readonly rowFusion?: boolean;
+  /** What the target lowers (default: every op is fused as if it could be, as for the interpreter). */
+  readonly capabilities?: LoweringCapabilities;
 }
 
 function fuseComputation(c: Computation, ctx: PassContext, passName: string, options: FusionOptions): Computation {
-  const groups = formGroups(c, ctx, passName);
+  const groups = formGroups(c, ctx, passName, options.capabilities);
   if (groups.size === 0) return c;
   const position = new Map(c.instructions.map((inst, i) => [inst, i]));
   formOutputFusions(c, groups, ctx, passName, (g) => fusedComputation({ groups: [g] }, position).computation);

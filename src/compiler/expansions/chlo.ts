@@ -1,7 +1,7 @@
-// `xlats print --lower-chlo`: CHLO's elementary functions that the IR keeps as opcodes
-// (the interpreter runs them with its own kernels, src/interpreter/kernels/chlo/),
-// rewritten into StableHLO ops computed in the element type, as XLA's chlo legalization
-// does, so that the program runs where CHLO is unknown:
+// CHLO's elementary functions that the IR keeps as opcodes (the interpreter runs them
+// with its own kernels, src/interpreter/kernels/chlo/), rewritten into StableHLO ops
+// computed in the element type, as XLA's chlo legalization does, so that the program
+// runs where CHLO is unknown (`xlats print --lower-chlo`; the table in index.ts):
 //   acos x  = 2 atan2(√(1-x²), 1+x)            (π at x = -1)
 //   asin x  = 2 atan2(x, 1 + √(1-x²))
 //   atan x  = atan2(x, 1)
@@ -16,29 +16,17 @@
 // Real element types only: complex operands, and the gamma family, erf_inv and bessel_i1e
 // (series and iterations with no short StableHLO form), stay as chlo ops.
 
-import type { Computation, HloModule, Instruction } from "../ir/computation.js";
-import type { InstructionFactory } from "../ir/factory.js";
-import type { Opcode } from "../ir/opcodes.js";
-import { mapComputations, rebuild } from "../ir/rewrite.js";
-import { ELEMENT_TYPES, type ElementType } from "../types/element_type.js";
-import { maxFiniteValue } from "../types/float_codec.js";
-import { Literal } from "../types/literal.js";
+import type { Instruction } from "../../ir/computation.js";
+import type { InstructionFactory } from "../../ir/factory.js";
+import type { Opcode } from "../../ir/opcodes.js";
+import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { maxFiniteValue } from "../../types/float_codec.js";
+import { Literal } from "../../types/literal.js";
 
-/** The CHLO opcodes this file rewrites (for real element types). */
-export const DECOMPOSED_CHLO: ReadonlySet<Opcode> = new Set<Opcode>([
-  "acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh", "erfc", "nextAfter",
-]);
-
-export function lowerChloModule(module: HloModule): HloModule {
-  return mapComputations(module, lowerChloComputation);
-}
-
-function lowerChloComputation(c: Computation): Computation {
-  return rebuild(c, (inst, operands, f) => {
-    if (!DECOMPOSED_CHLO.has(inst.opcode) || inst.shape.kind !== "array") return undefined;
-    if (ELEMENT_TYPES[inst.shape.elementType].kind !== "float") return undefined;
-    return decompose(inst.opcode, new Expr(f, inst.shape.elementType, inst.shape.dimensions), operands);
-  });
+/** The StableHLO form of a CHLO elementary function of real floats; undefined for other element types. */
+export function expandChlo(inst: Instruction, operands: readonly Instruction[], f: InstructionFactory): Instruction | undefined {
+  if (inst.shape.kind !== "array" || ELEMENT_TYPES[inst.shape.elementType].kind !== "float") return undefined;
+  return decompose(inst.opcode, new Expr(f, inst.shape.elementType, inst.shape.dimensions), operands);
 }
 
 /** Builds elementwise expressions of one element type and shape. */
@@ -99,7 +87,7 @@ function decompose(opcode: Opcode, e: Expr, [x, y]: readonly Instruction[]): Ins
     }
     case "erfc": return e.op("subtract", one(), e.un("erf", x!));
     case "nextAfter": return nextAfter(e, x!, y!);
-    default: throw new Error(`lowerChlo: ${opcode} has no decomposition`);
+    default: throw new Error(`expandChlo: ${opcode} has no decomposition`);
   }
 }
 

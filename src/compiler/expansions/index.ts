@@ -1,0 +1,107 @@
+// The expansions: one table, keyed by opcode, of the ops that are rewritten into other
+// ops before they are compiled or printed (XLA's expander passes, tinygrad's rewrite
+// rules as data). Each row says who runs it:
+//  - "compile": the compiler's decompose pass (compiler/passes/decompose.ts), so later
+//    stages (fusion, kernels) only see simpler ops: batch norm (batch_norm.ts), call,
+//    composite and map inlined (calls.ts);
+//  - "lowerChlo": `xlats print --lower-chlo`, CHLO's elementary functions as StableHLO
+//    (chlo.ts) for tools that do not know CHLO. They compute in the element type where
+//    the interpreter's kernels compute in double, so compile keeps the ops (a compiled
+//    program gives the interpreter's results; the target lowers them or they run on the
+//    interpreter's kernels).
+// The table is partial on purpose: every other op is compiled, or interpreted, as it
+// is. `EXPANDED` is its coverage list, by who runs it; a row may still leave one
+// instance alone (a map whose body is not elementwise, a CHLO op of complex numbers).
+
+import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
+import { InstructionFactory } from "../../ir/factory.js";
+import type { Opcode } from "../../ir/opcodes.js";
+import { mapComputations, rebuild } from "../../ir/rewrite.js";
+import type { ElementType } from "../../types/element_type.js";
+import { scalarShape } from "../../types/shape.js";
+import { expandBatchNorm } from "./batch_norm.js";
+import { expandChlo } from "./chlo.js";
+import { inlineCall, inlineMap, onlyInlined, type Expand, type InlineStack } from "./calls.js";
+
+/** Who runs an expansion (see above). */
+export type ExpansionUse = "compile" | "lowerChlo";
+
+/** What an expansion may use besides its instruction's new operands and the factory of the computation being rebuilt. */
+export interface ExpansionContext {
+  /** The add reducer of an element type (one per type and module, made on first use). */
+  sumReducer(t: ElementType): Computation;
+  /** Expands an instruction inside a callee being inlined (the table applied again). */
+  readonly expand: Expand;
+  readonly inlining: InlineStack;
+}
+
+export interface Expansion {
+  readonly use: ExpansionUse;
+  /** The replacement of `inst`, built in `f` from its new operands; undefined leaves this instance as it is. */
+  readonly expand: (inst: Instruction, operands: readonly Instruction[], f: InstructionFactory, cx: ExpansionContext) => Instruction | undefined;
+}
+
+const batchNorm: Expansion = { use: "compile", expand: (inst, operands, f, cx) => expandBatchNorm(inst, operands, f, (t) => cx.sumReducer(t)) };
+const call: Expansion = {
+  use: "compile",
+  expand: (inst, operands, f, cx) => inlineCall(inst as Instruction<"call"> | Instruction<"composite">, operands, f, cx.expand, cx.inlining),
+};
+const chlo: Expansion = { use: "lowerChlo", expand: (inst, operands, f) => expandChlo(inst, operands, f) };
+
+export const EXPANSIONS: Readonly<Partial<Record<Opcode, Expansion>>> = {
+  batchNormTraining: batchNorm, batchNormInference: batchNorm, batchNormGrad: batchNorm,
+  call, composite: call,
+  map: { use: "compile", expand: (inst, operands, f) => inlineMap(inst as Instruction<"map">, operands, f) },
+  acos: chlo, asin: chlo, atan: chlo, acosh: chlo, asinh: chlo, atanh: chlo, cosh: chlo, sinh: chlo, erfc: chlo, nextAfter: chlo,
+};
+
+const expandedBy = (use: ExpansionUse): readonly Opcode[] =>
+  (Object.keys(EXPANSIONS) as Opcode[]).filter((o) => EXPANSIONS[o]!.use === use);
+
+/**
+ * Coverage: the opcodes the table expands, by who runs it. Left out on purpose: the
+ * gamma family, erf_inv, bessel_i1e, polygamma and zeta (series and iterations with no
+ * short StableHLO form), rng (stateful), complex-number ops, and every op a kernel or
+ * the interpreter runs as it is.
+ */
+export const EXPANDED: Readonly<Record<ExpansionUse, readonly Opcode[]>> = { compile: expandedBy("compile"), lowerChlo: expandedBy("lowerChlo") };
+
+/** `module` with the expansions of `use` applied everywhere they apply, and how many instructions were expanded. */
+export function expandModule(module: HloModule, use: ExpansionUse): { module: HloModule; count: number } {
+  const names = new Set(module.computations.map((c) => c.name));
+  const reducers = new Map<ElementType, Computation>();
+  let count = 0;
+  const cx: ExpansionContext = {
+    sumReducer(t) {
+      let r = reducers.get(t);
+      if (r === undefined) {
+        let name = `sum_${t}`;
+        for (let k = 1; names.has(name); k++) name = `sum_${t}.${k}`;
+        names.add(name);
+        const f = new InstructionFactory(name);
+        const a = f.parameter(0, scalarShape(t));
+        const b = f.parameter(1, scalarShape(t));
+        r = f.finish(f.add("add", [a, b], {}));
+        reducers.set(t, r);
+      }
+      return r;
+    },
+    expand: (inst, operands, f) => {
+      const row = EXPANSIONS[inst.opcode];
+      if (row === undefined || row.use !== use) return undefined;
+      const made = row.expand(inst, operands, f, cx);
+      if (made !== undefined) count++;
+      return made;
+    },
+    inlining: { depth: 0 },
+  };
+  // A computation that only the calls being inlined refer to is rewritten where it is inlined, not on its own as well.
+  const inlinedOnly = EXPANSIONS.call?.use === use ? onlyInlined(module) : new Set<Computation>();
+  const out = mapComputations(module, (c) => (inlinedOnly.has(c) ? c : rebuild(c, cx.expand)));
+  return { module: out, count };
+}
+
+/** `xlats print --lower-chlo`: CHLO's elementary functions written as StableHLO. */
+export function lowerChloModule(module: HloModule): HloModule {
+  return expandModule(module, "lowerChlo").module;
+}

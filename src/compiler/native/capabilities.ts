@@ -1,0 +1,33 @@
+// What the native backend lowers (kernel/capabilities.ts): an op its C generator has
+// code for, or else one the WebAssembly generator has, whose kernel then runs on the
+// same memory (routines.ts asks the two in that order for every fusion).
+
+import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
+import { wasmCapabilities } from "../wasm/capabilities.js";
+import { isUnsupported, type WasmTarget } from "../wasm/kernel.js";
+import { emitFusionKernelC } from "./emit_c_fusion.js";
+
+/** The C generator's answers (its fused kernels do not depend on the CPU: the vector forms fall back to scalar code). */
+const cCapabilities = probedCapabilities((fused) => {
+  try {
+    const kernel = emitFusionKernelC(fused);
+    return isUnsupported(kernel) ? kernel : true;
+  } catch {
+    // A generator that throws is a bug the real fusion's compile reports (routines.ts).
+    return true;
+  }
+});
+
+/** By the target's features (devices of one kind each hold a target of their own). */
+const byTarget = new Map<string, LoweringCapabilities>();
+
+export function nativeCapabilities(target: WasmTarget): LoweringCapabilities {
+  const key = JSON.stringify(target);
+  let capabilities = byTarget.get(key);
+  if (capabilities === undefined) {
+    const wasm = wasmCapabilities(target);
+    capabilities = { canLowerScalar: (inst) => (cCapabilities.canLowerScalar(inst) === true ? true : wasm.canLowerScalar(inst)) };
+    byTarget.set(key, capabilities);
+  }
+  return capabilities;
+}

@@ -1,0 +1,28 @@
+// What the WebAssembly generators lower (kernel/capabilities.ts): asked of the loop
+// kernel generator itself, one op at a time, once per target and op signature.
+
+import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
+import { emitFusionKernel } from "./emit_loop.js";
+import { isUnsupported, type WasmTarget } from "./kernel.js";
+
+/** By the target's features (devices of one kind each hold a target of their own). */
+const byTarget = new Map<string, LoweringCapabilities>();
+
+export function wasmCapabilities(target: WasmTarget): LoweringCapabilities {
+  const key = JSON.stringify(target);
+  let capabilities = byTarget.get(key);
+  if (capabilities === undefined) {
+    capabilities = probedCapabilities((fused) => {
+      try {
+        const kernel = emitFusionKernel(fused, target);
+        return isUnsupported(kernel) ? kernel : true;
+      } catch {
+        // A generator that throws is a bug the real fusion's compile reports (routines.ts's
+        // GENERATOR_FAILED, which tests look for): fusion does not hide it.
+        return true;
+      }
+    });
+    byTarget.set(key, capabilities);
+  }
+  return capabilities;
+}

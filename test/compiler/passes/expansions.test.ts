@@ -1,0 +1,96 @@
+// The expansions table (src/compiler/expansions): its coverage list names what each of
+// its users expands, written out here by hand; every listed op is really rewritten away
+// by its user and left alone by the other; CHLO's expansions agree with the
+// interpreter's own kernels (series in double) within a few ulps of f64.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { batchNormTraining } from "../../../src/builder/linalg.js";
+import { call, compositeCall, getTupleElement } from "../../../src/builder/control.js";
+import { add, mul } from "../../../src/builder/elementwise.js";
+import { parameter } from "../../../src/builder/xla_builder.js";
+import { map } from "../../../src/builder/reduction.js";
+import { EXPANDED, EXPANSIONS, expandModule, type ExpansionUse } from "../../../src/compiler/expansions/index.js";
+import { HloModule } from "../../../src/ir/computation.js";
+import { InstructionFactory } from "../../../src/ir/factory.js";
+import type { Opcode } from "../../../src/ir/opcodes.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import { arrayShape, scalarShape } from "../../../src/types/shape.js";
+import { Literal } from "../../../src/types/literal.js";
+import { ulpDistance } from "../../support/ulp.js";
+import { build } from "./helpers.js";
+
+const COMPILE: readonly Opcode[] = ["batchNormTraining", "batchNormInference", "batchNormGrad", "call", "composite", "map"];
+const LOWER_CHLO: readonly Opcode[] = ["acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh", "erfc", "nextAfter"];
+
+test("the coverage list is the table's, by user", () => {
+  assert.deepEqual([...EXPANDED.compile].sort(), [...COMPILE].sort());
+  assert.deepEqual([...EXPANDED.lowerChlo].sort(), [...LOWER_CHLO].sort());
+  assert.deepEqual(Object.keys(EXPANSIONS).sort(), [...COMPILE, ...LOWER_CHLO].sort());
+});
+
+/** A module whose entry applies `opcode` to f64[n] parameters. */
+function chloModule(opcode: Opcode, n: number): HloModule {
+  const f = new InstructionFactory("main");
+  const ps = Array.from({ length: opcode === "nextAfter" ? 2 : 1 }, (_, i) => f.parameter(i, arrayShape("f64", [n])));
+  return new HloModule("m", f.finish(f.add(opcode, ps, {} as never)));
+}
+
+/** Programs of the compile rows: a call, a composite, an elementwise map and a batch norm. */
+function compileModules(): HloModule[] {
+  const s = [["f32", [4, 3]], ["f32", [3]], ["f32", [3]]] as const;
+  return [
+    build("calls", [["f32", [3]]], (b, [x]) => {
+      const sub = b.createSubBuilder("f");
+      const p = parameter(sub, 0, arrayShape("f32", [3]));
+      const callee = sub.build(mul(p, p));
+      return compositeCall(b, callee, [call(b, callee, [x!])], "my.square");
+    }),
+    build("map", [["f32", [3]]], (b, [x]) => {
+      const sub = b.createSubBuilder("g");
+      const p = parameter(sub, 0, scalarShape("f32"));
+      return map(b, [x!], sub.build(add(p, p)), [0]);
+    }),
+    build("bn", s.map(([t, d]) => [t, [...d]]), (_, [x, scale, offset]) => getTupleElement(batchNormTraining(x!, scale!, offset!, 1e-3, 1), 0)),
+  ];
+}
+
+const allOpcodes = (m: HloModule): Set<string> => new Set(m.computations.flatMap((c) => c.instructions.map((i) => i.opcode)));
+
+test("each row is run by its user only", () => {
+  const expandedAway = (m: HloModule, use: ExpansionUse, listed: readonly Opcode[]): void => {
+    const present = listed.filter((o) => allOpcodes(m).has(o));
+    const out = expandModule(m, use);
+    assert.ok(out.count > 0, `${use}: ${present.join(", ")}`);
+    for (const o of present) assert.ok(!allOpcodes(out.module).has(o), `${use} left ${o}`);
+    const other: ExpansionUse = use === "compile" ? "lowerChlo" : "compile";
+    const untouched = expandModule(m, other);
+    assert.equal(untouched.count, 0, `${other} expanded ${present.join(", ")}`);
+    assert.ok(present.every((o) => allOpcodes(untouched.module).has(o)), other);
+  };
+  const modules = compileModules();
+  const covered = new Set(modules.flatMap((m) => [...allOpcodes(m)]));
+  for (const o of COMPILE.filter((o) => !o.startsWith("batchNorm") || o === "batchNormTraining")) assert.ok(covered.has(o), o);
+  for (const m of modules) expandedAway(m, "compile", COMPILE);
+  for (const o of LOWER_CHLO) expandedAway(chloModule(o, 4), "lowerChlo", LOWER_CHLO);
+});
+
+// cosh and sinh add log ½ to x before exp: the rounding of that sum grows with |x|, and so does the bound.
+test("CHLO's expansions agree with the interpreter's kernels (f64, within 8 ulps; cosh and sinh 8 + 2|x|)", () => {
+  const xs: Record<string, readonly number[]> = {
+    acos: [-1, -0.75, -0.3, 0, 0.2, 0.6, 0.99], asin: [-0.9, -0.3, 0, 0.25, 0.7], atan: [-40, -1, -0.1, 0, 0.5, 3, 1e6],
+    acosh: [1, 1.5, 2, 10, 1e3, 1e200], asinh: [-1e200, -3, -0.5, 0, 1e-8, 0.7, 20], atanh: [-0.9, -0.2, 0, 0.3, 0.8],
+    cosh: [-5, -1, 0, 0.5, 3, 20], sinh: [-5, -1, -0.5, 0, 1e-9, 0.5, 2, 20], erfc: [-2, -0.5, 0, 0.3, 0.6],
+    nextAfter: [1, 0, -3, 2.5, 1e300],
+  };
+  for (const opcode of LOWER_CHLO) {
+    const x = xs[opcode]!;
+    const m = chloModule(opcode, x.length);
+    const args = [Literal.from("f64", [...x]), ...(opcode === "nextAfter" ? [Literal.from("f64", x.map((v, i) => (i % 2 === 0 ? v + 1 : -Infinity)))] : [])];
+    const want = evaluate(m.entry, args).toNumbers();
+    const got = evaluate(expandModule(m, "lowerChlo").module.entry, args).toNumbers();
+    x.forEach((v, i) => {
+      const d = ulpDistance("f64", got[i]!, want[i]!);
+      assert.ok(d <= (opcode === "nextAfter" ? 0 : opcode === "cosh" || opcode === "sinh" ? 8 + 2 * Math.abs(v) : 8), `${opcode}(${v}): ${got[i]} vs the interpreter's ${want[i]} (${d} ulp)`);
+    });
+  }
+});
