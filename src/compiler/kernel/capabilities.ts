@@ -15,7 +15,7 @@
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
-import type { Unsupported } from "../wasm/kernel.js";
+import type { Unsupported } from "./declined.js";
 
 export interface LoweringCapabilities {
   /** Whether the target's fused kernels compute `inst` (an elementwise op), or why not. */

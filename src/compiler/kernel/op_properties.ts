@@ -42,6 +42,8 @@ export const OP_PROPERTIES: Readonly<Record<ValueOp, OpProperties>> = {
   sin: routine, cos: routine, tan: routine,
   add: monoid, mul: monoid, max: monoid, min: monoid, and: monoid, or: monoid, xor: monoid,
   sub: plain, div: plain, rem: plain, shl: plain, shrA: plain, shrL: plain,
+  // The legalized forms (legalize.ts): one instruction each where the divisor or shift is already safe.
+  divSafe: plain, remSafe: plain, shlBounded: plain, shrLBounded: plain, shrABounded: plain,
   pow: routine, atan2: routine,
 };
 

@@ -27,7 +27,7 @@
 // exact in any order.
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
-import type { RowAccess } from "../wasm/kernel.js";
+import type { RowAccess } from "./row_access.js";
 import type { KernelGraph } from "./graph.js";
 import { dependsOn, reachable } from "./kernel_plan.js";
 import type { FusedKernelIR, ReducerKind } from "./lower_fusion.js";

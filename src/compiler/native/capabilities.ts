@@ -4,7 +4,8 @@
 
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import { wasmCapabilities } from "../wasm/capabilities.js";
-import { isUnsupported, type WasmTarget } from "../wasm/kernel.js";
+import type { WasmTarget } from "../wasm/kernel.js";
+import { isUnsupported } from "../kernel/declined.js";
 import { emitFusionKernelC } from "./emit_c_fusion.js";
 
 /** The C generator's answers (its fused kernels do not depend on the CPU: the vector forms fall back to scalar code). */

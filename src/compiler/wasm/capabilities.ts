@@ -3,7 +3,8 @@
 
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import { emitFusionKernel } from "./emit_loop.js";
-import { isUnsupported, type WasmTarget } from "./kernel.js";
+import type { WasmTarget } from "./kernel.js";
+import { isUnsupported } from "../kernel/declined.js";
 
 /** By the target's features (devices of one kind each hold a target of their own). */
 const byTarget = new Map<string, LoweringCapabilities>();
