@@ -66,11 +66,18 @@ function legalShift(g: KernelGraph, op: "shl" | "shrL" | "shrA", t: ElementType,
   const signed = ELEMENT_TYPES[t].kind === "signed";
   const pred = (dir: string, a: number, b: number): number => g.op("compare", "pred", [a, b], dir);
   const select = (c: number, a: number, b: number): number => g.op("select", t, [c, a, b]);
-  // y read as unsigned is below the width: for a signed type, y ≥ 0 (a negative y reads
-  // as at least 2^(width-1) ≥ width) and, where the type holds the width, y < width.
-  const below = BigInt(bits) <= integerRange(t).max ? pred("LT", y, intConst(g, t, BigInt(bits))) : undefined;
-  const nonNegative = signed ? pred("GE", y, intConst(g, t, 0n)) : undefined;
-  const inRange = below === undefined ? nonNegative! : nonNegative === undefined ? below : g.op("and", "pred", [nonNegative, below]);
+  // y read as unsigned is below the width: one unsigned compare of y's bit pattern (a
+  // bitcast, free on every target); for the sub-byte types, which no target bitcasts,
+  // y ≥ 0 (a negative y reads as at least 2^(width-1) ≥ width) and, where the type holds
+  // the width, y < width.
+  let inRange: number;
+  if (!signed || bits >= 8) {
+    const u = signed ? (`u${bits}` as ElementType) : t;
+    inRange = pred("LT", signed ? g.op("bitcast", u, [y]) : y, intConst(g, u, BigInt(bits)));
+  } else {
+    const nonNegative = pred("GE", y, intConst(g, t, 0n));
+    inRange = BigInt(bits) <= integerRange(t).max ? g.op("and", "pred", [nonNegative, pred("LT", y, intConst(g, t, BigInt(bits)))]) : nonNegative;
+  }
   if (op === "shrA") return g.op("shrABounded", t, [x, select(inRange, y, intConst(g, t, BigInt(bits - 1)))]);
   return select(inRange, g.op(op === "shl" ? "shlBounded" : "shrLBounded", t, [x, y]), intConst(g, t, 0n));
 }
