@@ -3,8 +3,8 @@
 // IR op itself only ever sees identical shapes. Also the Broadcast/BroadcastInDim ops.
 
 import type { OpAttributes } from "../ir/opcodes.js";
-import { inferShape } from "../shape/index.js";
-import { planBinaryBroadcast, type OperandBroadcast } from "../shape/broadcasting.js";
+import { inferShape } from "../ir/shape/index.js";
+import { planBinaryBroadcast, type OperandBroadcast } from "../ir/shape/broadcasting.js";
 import { OP_TABLE } from "../ir/opcodes.js";
 import { ShapeError } from "../types/errors.js";
 import { arrayShape, shapeToString, type ArrayShape } from "../types/shape.js";

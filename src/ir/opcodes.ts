@@ -21,7 +21,7 @@ import type {
 import type { Computation } from "./computation.js";
 import type {
   AllToAllParam, AxisRef, ManualAxes, PropagationDirection, ReductionOp, TensorSharding, TensorShardingPerValue,
-} from "../sdy/model.js";
+} from "../sharding/model.js";
 
 type None = Record<string, never>;
 

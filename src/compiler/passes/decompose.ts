@@ -19,7 +19,7 @@ import { mapComputations, rebuild } from "../../ir/rewrite.js";
 import type { ElementType } from "../../types/element_type.js";
 import { Literal } from "../../types/literal.js";
 import { scalarShape, type ArrayShape } from "../../types/shape.js";
-import type { Pass } from "../pass.js";
+import type { Pass } from "../../passes/pass.js";
 
 type Of<O extends Instruction["opcode"]> = Instruction<O>;
 

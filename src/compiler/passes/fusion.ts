@@ -37,7 +37,7 @@ import { OP_TABLE, type FusionKind, type Opcode } from "../../ir/opcodes.js";
 import { factoryFor, liveInstructions, mapComputations, withInstructions } from "../../ir/rewrite.js";
 import { elementCount } from "../../types/shape.js";
 import { CompileError } from "../../types/errors.js";
-import type { Pass, PassContext } from "../pass.js";
+import type { Pass, PassContext } from "../../passes/pass.js";
 import { formUnits, type Group, type Unit } from "./multi_output.js";
 import { formOutputFusions } from "./output_fusion.js";
 import { fuseRows } from "./row_fusion.js";

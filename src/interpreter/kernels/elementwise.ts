@@ -7,7 +7,7 @@
 import type { ComparisonDirection, ComparisonType } from "../../ir/attributes.js";
 import type { Instruction } from "../../ir/computation.js";
 import type { Opcode } from "../../ir/opcodes.js";
-import { defaultComparisonType, type ElementwiseOpcode } from "../../shape/elementwise.js";
+import { defaultComparisonType, type ElementwiseOpcode } from "../../ir/shape/elementwise.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { ExecutionError } from "../../types/errors.js";
 import { rowMajorStrides } from "../../types/index_util.js";

@@ -12,7 +12,7 @@ import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
 import { XLA_CUSTOM_CALL_TARGETS } from "../../text/mlir/xla_ops.js";
 import type { Shape } from "../../types/shape.js";
 import { VerifyError } from "../../types/errors.js";
-import type { OpShardingRule } from "../model.js";
+import type { OpShardingRule } from "../../sharding/model.js";
 import { allGather, allToAll, reduceScatter, rngBitGenerator } from "./collectives.js";
 import { NO_RULE, unknownCustomCall, unknownOp, type OpValues, type RuleContext, type RuleFn, type RuleOutcome } from "./context.js";
 import { customCall, topK } from "./custom_call.js";

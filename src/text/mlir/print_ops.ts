@@ -8,12 +8,12 @@
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { SDY_OPCODES, OP_TABLE, type ConvWindowAttribute, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
-import type { SdyOpcode } from "../../shape/sdy.js";
+import type { SdyOpcode } from "../../ir/shape/sdy.js";
 import type { DotDimensionNumbers, ReplicaGroupMeshAxes, ResultAccuracy, Window } from "../../ir/attributes.js";
 import { XlaError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import type { Shape } from "../../types/shape.js";
-import type { Mesh } from "../../sdy/model.js";
+import type { Mesh } from "../../sharding/model.js";
 import { UNREGISTERED_OP_PREFIX } from "./ast.js";
 import { formatMlirScalarFloat, printDenseBody } from "./literal.js";
 import { quoteString } from "./print_attr.js";
