@@ -5,7 +5,10 @@
 // type it is given (StableHLO's type constraints, which seed 000 points to).
 
 import type { ComparisonDirection, ComparisonType } from "../attributes.js";
-import type { Opcode } from "../opcodes.js";
+import {
+  BINARY_OPCODES, FLOAT_KINDS as FLOAT, FLOAT_OR_COMPLEX_KINDS as FLOAT_OR_COMPLEX, OP_TABLE, PRED_KINDS as PRED,
+  SIGNED_KINDS as SIGNED, tableOf, UNARY_OPCODES, type BinaryOpcode, type Opcode, type TernaryOpcode, type UnaryOpcode,
+} from "../opcodes.js";
 import {
   complexTypeOf, ELEMENT_TYPES, realComponentType, type ElementKind, type ElementType,
 } from "../../types/element_type.js";
@@ -16,14 +19,7 @@ import { expectArray, expectOperandCount, shapeError, type ShapeRule, type Shape
 
 // ---- element-type classes -------------------------------------------------------
 
-const PRED: readonly ElementKind[] = ["pred"];
-const INTEGER: readonly ElementKind[] = ["signed", "unsigned"];
-const SIGNED: readonly ElementKind[] = ["signed"];
-const FLOAT: readonly ElementKind[] = ["float"];
-const COMPLEX: readonly ElementKind[] = ["complex"];
-const FLOAT_OR_COMPLEX = [...FLOAT, ...COMPLEX];
-const NUMERIC = [...INTEGER, ...FLOAT, ...COMPLEX];
-const ANY = [...PRED, ...NUMERIC];
+// The classes an op accepts come from its OP_TABLE row (`operandKinds`); compare and select use these.
 
 const KIND_WORDS: Record<ElementKind, string> = {
   pred: "pred", signed: "signed integer", unsigned: "unsigned integer", float: "floating-point", complex: "complex",
@@ -80,33 +76,9 @@ function mergeDynamic(a: ArrayShape, b: ArrayShape, elementType: ElementType): A
 
 // ---- unary ----------------------------------------------------------------------
 
-type UnaryOpcode =
-  | "abs" | "cbrt" | "ceil" | "clz" | "cos" | "erf" | "exp" | "expm1" | "floor" | "imag" | "isFinite" | "log"
-  | "log1p" | "logistic" | "negate" | "not" | "popcnt" | "real" | "roundNearestAfz" | "roundNearestEven"
-  | "rsqrt" | "sign" | "sin" | "sqrt" | "tan" | "tanh" | ChloUnaryOpcode;
-
-/** CHLO's elementwise functions that have an opcode (see src/interpreter/kernels/chlo/). */
-export type ChloUnaryOpcode =
-  | "acos" | "acosh" | "asin" | "asinh" | "atan" | "atanh" | "cosh" | "sinh" | "lgamma" | "digamma" | "erfInv" | "erfc"
-  | "besselI1e";
-export type ChloBinaryOpcode = "polygamma" | "zeta" | "nextAfter";
-
-/** Element kinds each unary op accepts (StableHLO's constraints). */
-export const UNARY_OPERAND_KINDS: Readonly<Record<UnaryOpcode, readonly ElementKind[]>> = {
-  abs: [...SIGNED, ...FLOAT_OR_COMPLEX],
-  cbrt: FLOAT_OR_COMPLEX, cos: FLOAT_OR_COMPLEX, exp: FLOAT_OR_COMPLEX, expm1: FLOAT_OR_COMPLEX,
-  log: FLOAT_OR_COMPLEX, log1p: FLOAT_OR_COMPLEX, logistic: FLOAT_OR_COMPLEX, rsqrt: FLOAT_OR_COMPLEX,
-  sin: FLOAT_OR_COMPLEX, sqrt: FLOAT_OR_COMPLEX, tan: FLOAT_OR_COMPLEX, tanh: FLOAT_OR_COMPLEX,
-  imag: FLOAT_OR_COMPLEX, real: FLOAT_OR_COMPLEX,
-  erf: FLOAT, ceil: FLOAT, floor: FLOAT, roundNearestAfz: FLOAT, roundNearestEven: FLOAT, isFinite: FLOAT,
-  clz: INTEGER, popcnt: INTEGER,
-  negate: NUMERIC,
-  not: [...PRED, ...INTEGER],
-  sign: [...SIGNED, ...FLOAT_OR_COMPLEX],
-  acos: FLOAT_OR_COMPLEX, acosh: FLOAT_OR_COMPLEX, asin: FLOAT_OR_COMPLEX, asinh: FLOAT_OR_COMPLEX,
-  atan: FLOAT_OR_COMPLEX, atanh: FLOAT_OR_COMPLEX, cosh: FLOAT_OR_COMPLEX, sinh: FLOAT_OR_COMPLEX,
-  lgamma: FLOAT, digamma: FLOAT, erfInv: FLOAT, erfc: FLOAT, besselI1e: FLOAT,
-};
+/** Element kinds each unary op accepts: its OP_TABLE row's (StableHLO's constraints). */
+export const UNARY_OPERAND_KINDS: Readonly<Record<UnaryOpcode, readonly ElementKind[]>> =
+  tableOf(UNARY_OPCODES, (o) => OP_TABLE[o].operandKinds);
 
 /** The result element type of a unary op: the operand's, except where the op changes it. */
 function unaryResultType(opcode: UnaryOpcode, t: ElementType): ElementType {
@@ -128,25 +100,9 @@ function unaryRule<O extends UnaryOpcode>(opcode: O): ShapeRule<O> {
 
 // ---- binary ---------------------------------------------------------------------
 
-type BinaryOpcode =
-  | "add" | "subtract" | "multiply" | "divide" | "remainder" | "power" | "maximum" | "minimum" | "and" | "or"
-  | "xor" | "shiftLeft" | "shiftRightArithmetic" | "shiftRightLogical" | "atan2" | "complex" | ChloBinaryOpcode;
-
-/** Element kinds each binary op accepts (both operands have the same type). */
-export const BINARY_OPERAND_KINDS: Readonly<Record<BinaryOpcode, readonly ElementKind[]>> = {
-  // StableHLO defines add as logical OR and multiply as logical AND on pred.
-  add: ANY, multiply: ANY,
-  subtract: NUMERIC, divide: NUMERIC, power: NUMERIC,
-  // Complex remainder is neither defined by XLA nor implemented by StableHLO's interpreter.
-  remainder: [...INTEGER, ...FLOAT],
-  // Complex values are ordered lexicographically (StableHLO maximum/minimum).
-  maximum: ANY, minimum: ANY,
-  and: [...PRED, ...INTEGER], or: [...PRED, ...INTEGER], xor: [...PRED, ...INTEGER],
-  shiftLeft: INTEGER, shiftRightArithmetic: INTEGER, shiftRightLogical: INTEGER,
-  atan2: FLOAT_OR_COMPLEX,
-  complex: FLOAT,
-  polygamma: FLOAT, zeta: FLOAT, nextAfter: FLOAT,
-};
+/** Element kinds each binary op accepts (both operands have the same type): its OP_TABLE row's. */
+export const BINARY_OPERAND_KINDS: Readonly<Record<BinaryOpcode, readonly ElementKind[]>> =
+  tableOf(BINARY_OPCODES, (o) => OP_TABLE[o].operandKinds);
 
 function binaryOperands(opcode: Opcode, operands: readonly Shape[]): [ArrayShape, ArrayShape] {
   expectOperandCount(opcode, operands, 2);
@@ -283,23 +239,12 @@ const broadcastInDimRule: ShapeRule<"broadcastInDim"> = (operands, attrs) => {
 
 // ---- the table ------------------------------------------------------------------
 
-export type ElementwiseOpcode = UnaryOpcode | BinaryOpcode | "compare" | "select" | "clamp" | "broadcastInDim";
+/** The opcodes this file gives rules to: the elementwise families and broadcastInDim. */
+export type ElementwiseShapeOpcode = UnaryOpcode | BinaryOpcode | "compare" | TernaryOpcode | "broadcastInDim";
 
-export const elementwiseShapeRules: ShapeRuleTable<ElementwiseOpcode> = {
-  abs: unaryRule("abs"), cbrt: unaryRule("cbrt"), ceil: unaryRule("ceil"), clz: unaryRule("clz"),
-  cos: unaryRule("cos"), erf: unaryRule("erf"), exp: unaryRule("exp"), expm1: unaryRule("expm1"),
-  floor: unaryRule("floor"), imag: unaryRule("imag"), isFinite: unaryRule("isFinite"), log: unaryRule("log"),
-  log1p: unaryRule("log1p"), logistic: unaryRule("logistic"), negate: unaryRule("negate"), not: unaryRule("not"),
-  popcnt: unaryRule("popcnt"), real: unaryRule("real"), roundNearestAfz: unaryRule("roundNearestAfz"),
-  roundNearestEven: unaryRule("roundNearestEven"), rsqrt: unaryRule("rsqrt"), sign: unaryRule("sign"),
-  sin: unaryRule("sin"), sqrt: unaryRule("sqrt"), tan: unaryRule("tan"), tanh: unaryRule("tanh"),
-acos: unaryRule("acos"), acosh: unaryRule("acosh"), asin: unaryRule("asin"), asinh: unaryRule("asinh"), atan: unaryRule("atan"), atanh: unaryRule("atanh"), cosh: unaryRule("cosh"), sinh: unaryRule("sinh"), lgamma: unaryRule("lgamma"), digamma: unaryRule("digamma"), erfInv: unaryRule("erfInv"), erfc: unaryRule("erfc"), besselI1e: unaryRule("besselI1e"),
-  polygamma: binaryRule("polygamma"), zeta: binaryRule("zeta"), nextAfter: binaryRule("nextAfter"),
-  add: binaryRule("add"), subtract: binaryRule("subtract"), multiply: binaryRule("multiply"),
-  divide: binaryRule("divide"), remainder: binaryRule("remainder"), power: binaryRule("power"),
-  maximum: binaryRule("maximum"), minimum: binaryRule("minimum"), and: binaryRule("and"), or: binaryRule("or"),
-  xor: binaryRule("xor"), shiftLeft: binaryRule("shiftLeft"), shiftRightArithmetic: binaryRule("shiftRightArithmetic"),
-  shiftRightLogical: binaryRule("shiftRightLogical"), atan2: binaryRule("atan2"), complex: binaryRule("complex"),
+export const elementwiseShapeRules: ShapeRuleTable<ElementwiseShapeOpcode> = {
+  ...tableOf(UNARY_OPCODES, unaryRule),
+  ...tableOf(BINARY_OPCODES, binaryRule),
   compare: compareRule,
   select: selectRule,
   clamp: clampRule,

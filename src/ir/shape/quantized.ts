@@ -14,7 +14,7 @@
 //    they are, quantization included;
 //  - absent: the op takes no quantized operands, a ShapeError says so.
 
-import type { OpAttributes, Opcode } from "../opcodes.js";
+import { ELEMENTWISE_OPCODES, OP_TABLE, type ElementwiseOpcode, type OpAttributes, type Opcode } from "../opcodes.js";
 import { isFloat } from "../../types/element_type.js";
 import {
   baselineEqual, isPerAxis, quantizationProblem, quantizationsEqual, withQuantizationDimension, type UniformQuantization,
@@ -26,28 +26,50 @@ import { expectArray, expectOperandCount, shapeError, type ShapeRule } from "./r
 
 type QuantMode = "storage" | "expressed" | "passThrough" | "reduction";
 
+/**
+ * How the ops that are not elementwise take quantized operands. The elementwise ops say it
+ * in their OP_TABLE row (`quantized`: on their expressed values); these lists with
+ * NOT_QUANTIZED cover every other opcode, which the type below checks.
+ */
+const STORAGE = [
+  "reshape", "transpose", "broadcastInDim", "slice", "dynamicSlice", "dynamicUpdateSlice", "pad", "concatenate",
+  "reverse", "gather", "getDimensionSize",
+] as const satisfies readonly Opcode[];
+const EXPRESSED = ["dot", "convolution", "cholesky", "triangularSolve"] as const satisfies readonly Opcode[];
+// Per-tensor quantized values go through the op's sub-computation as they are (its
+// scalars have the quantized type, and the ops in it dequantize); results keep the inputs' type.
+const REDUCTION = ["reduce", "reduceWindow", "selectAndScatter", "sort"] as const satisfies readonly Opcode[];
+const PASS_THROUGH = [
+  "parameter", "constant", "tuple", "getTupleElement", "call", "composite", "conditional", "while",
+  "optimizationBarrier", "customCall", "sdyShardingConstraint", "sdyReshard", "sdyShardingGroup", "sdyConstant",
+  "sdyDataFlowEdge", "sdyPropagationBarrier", "sdyFuncDataFlowEdge",
+] as const satisfies readonly Opcode[];
+/** The ops that take no quantized operand (StableHLO's spec does not list them as quantized ops). */
+export const NOT_QUANTIZED = [
+  "bitcastConvert", "uniformQuantize", "uniformDequantize", "iota", "dynamicReshape", "scatter", "topK",
+  "setDimensionSize", "map", "scaledDot", "raggedDot", "dynamicBroadcastInDim", "dynamicIota", "dynamicPad",
+  "dynamicGather", "dynamicConv", "realDynamicSlice", "fft", "batchNormTraining", "batchNormInference", "batchNormGrad",
+  "fusion", "afterAll", "addDependency", "rngBitGenerator", "rng", "allGather", "allReduce", "collectiveReduce",
+  "reduceScatter", "allToAll", "raggedAllToAll", "collectivePermute", "collectiveBroadcast", "replicaId", "partitionId",
+  "allGatherStart", "allGatherDone", "allReduceStart", "allReduceDone", "collectivePermuteStart",
+  "collectivePermuteDone", "infeed", "outfeed", "send", "recv", "sdyManualComputation", "sdyNamedComputation",
+  "sdyAllGather", "sdyAllSlice", "sdyAllReduce", "sdyReduceScatter", "sdyAllToAll", "sdyCollectivePermute",
+  "sdyShardedToUnreduced", "sdyReplicatedToUnreduced",
+] as const satisfies readonly Opcode[];
+
+type Listed = (typeof STORAGE | typeof EXPRESSED | typeof REDUCTION | typeof PASS_THROUGH | typeof NOT_QUANTIZED)[number];
+/** An opcode neither elementwise nor listed above makes this an error that names it. */
+const everyOpcodeListed: [Exclude<Opcode, ElementwiseOpcode | Listed>] extends [never] ? true : Exclude<Opcode, ElementwiseOpcode | Listed> = true;
+void everyOpcodeListed;
+
 const modes = (mode: QuantMode, ops: readonly Opcode[]): [Opcode, QuantMode][] => ops.map((o) => [o, mode]);
 
 /** How each opcode takes quantized operands; opcodes missing here take none. */
 const QUANT_MODES: ReadonlyMap<Opcode, QuantMode> = new Map([
-  ...modes("storage", [
-    "reshape", "transpose", "broadcastInDim", "slice", "dynamicSlice", "dynamicUpdateSlice", "pad", "concatenate",
-    "reverse", "gather", "getDimensionSize",
-  ]),
-  ...modes("expressed", [
-    "abs", "cbrt", "ceil", "cos", "exp", "expm1", "floor", "log", "log1p", "logistic", "negate", "roundNearestAfz",
-    "roundNearestEven", "rsqrt", "sign", "sin", "sqrt", "tan", "tanh",
-    "add", "subtract", "multiply", "divide", "remainder", "power", "maximum", "minimum", "atan2",
-    "compare", "select", "clamp", "reducePrecision", "dot", "convolution", "cholesky", "triangularSolve",
-  ]),
-  // Per-tensor quantized values go through the op's sub-computation as they are (its
-  // scalars have the quantized type, and the ops in it dequantize); results keep the inputs' type.
-  ...modes("reduction", ["reduce", "reduceWindow", "selectAndScatter", "sort"]),
-  ...modes("passThrough", [
-    "parameter", "constant", "tuple", "getTupleElement", "call", "composite", "conditional", "while",
-    "optimizationBarrier", "customCall", "sdyShardingConstraint", "sdyReshard", "sdyShardingGroup", "sdyConstant",
-    "sdyDataFlowEdge", "sdyPropagationBarrier", "sdyFuncDataFlowEdge",
-  ]),
+  ...modes("storage", STORAGE),
+  ...modes("expressed", [...ELEMENTWISE_OPCODES.filter((o) => OP_TABLE[o].quantized === true), ...EXPRESSED]),
+  ...modes("reduction", REDUCTION),
+  ...modes("passThrough", PASS_THROUGH),
 ]);
 
 /** Ops that accept per-axis quantized operands (the spec says "quantized tensor", not "per-tensor quantized tensor"). */
