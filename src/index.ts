@@ -15,7 +15,7 @@ export * from "./types/quantization.js";
 export * from "./ir/attributes.js";
 export * from "./ir/opcodes.js";
 export * from "./ir/computation.js";
-export { inferShape, SHAPE_RULES } from "./shape/index.js";
+export { inferShape, SHAPE_RULES } from "./ir/shape/index.js";
 export { verifyComputation, verifyMemoryBudget, verifyModule } from "./ir/verify.js";
 export * from "./builder/xla_builder.js";
 export * from "./builder/conversion.js";
@@ -36,12 +36,12 @@ export { CustomCallRegistry } from "./interpreter/kernels/custom_call_registry.j
 export * from "./runtime/index.js";
 export { parseStableHlo, printStableHlo, parseMlirLiteral, printMlirLiteral } from "./text/mlir/index.js";
 export { parseHlo, printHlo } from "./text/hlo/index.js";
-export type * from "./sdy/model.js";
-export * from "./sdy/attr_text.js";
-export * from "./sdy/mesh.js";
-export { diagnosticsOf, formatSdyDiagnostics, SdyParseError, SdyVerifyError, type SdyDiagnostic } from "./sdy/diagnostics.js";
+export type * from "./sharding/model.js";
+export * from "./text/mlir/sdy_attr_text.js";
+export * from "./sharding/mesh.js";
+export { diagnosticsOf, formatSdyDiagnostics, SdyParseError, SdyVerifyError, type SdyDiagnostic } from "./text/mlir/diagnostics.js";
 export { verifySdy } from "./sdy/verify.js";
-export { HloShardingError, parseHloSharding, printHloSharding, type HloSharding } from "./sdy/hlo_sharding.js";
+export { HloShardingError, parseHloSharding, printHloSharding, type HloSharding } from "./sharding/hlo_sharding.js";
 export { hloShardingOnMesh, hloShardingToSdy, meshForHloShardings, sdyToHloSharding, type ShardingOnMesh } from "./sdy/hlo_sharding_convert.js";
 export {
   replicaGroups, shardingLayout, unusedAxes, type DeviceBlock, type DimBlock, type ShardingLayout, type Tile as ShardingTile,
@@ -49,8 +49,8 @@ export {
 export { describeLayout, renderLayoutGrid, renderMeshLegend } from "./sdy/visualize/text.js";
 export { renderShardingsHtml, type ShardingFigure } from "./sdy/visualize/html.js";
 export * from "./sdy/partition/index.js";
-export { runPass, runPasses, type Pass, type PassContext } from "./compiler/pass.js";
-export { passFromFlag, passNamed } from "./compiler/pass_registry.js";
+export { runPass, runPasses, type Pass, type PassContext } from "./passes/pass.js";
+export { passFromFlag, passNamed } from "./cli/pass_registry.js";
 export { runCheckText, type CheckCaseResult } from "./check/runner.js";
 export {
   compile, compileSync, defaultDevice, defaultPipeline, Executable, InterpretedExecutable, WasmDevice, DeviceArray,

@@ -2,9 +2,9 @@
 // shape by emitting explicit broadcastInDim instructions, as XlaBuilder does, so the
 // IR op itself only ever sees identical shapes. Also the Broadcast/BroadcastInDim ops.
 
-import type { OpAttributes } from "../ir/opcodes.js";
-import { inferShape } from "../shape/index.js";
-import { planBinaryBroadcast, type OperandBroadcast } from "../shape/broadcasting.js";
+import type { BinaryOpcode, OpAttributes } from "../ir/opcodes.js";
+import { inferShape } from "../ir/shape/index.js";
+import { planBinaryBroadcast, type OperandBroadcast } from "../ir/shape/broadcasting.js";
 import { OP_TABLE } from "../ir/opcodes.js";
 import { ShapeError } from "../types/errors.js";
 import { arrayShape, shapeToString, type ArrayShape } from "../types/shape.js";
@@ -41,9 +41,7 @@ function applyPlan(op: XlaOp, plan: OperandBroadcast, dims: readonly number[]): 
  * (seed 003). The op's own rule is checked on the broadcast shapes first, so a type
  * error leaves no stray broadcasts behind.
  */
-export function binaryWithBroadcast<O extends "add" | "subtract" | "multiply" | "divide" | "remainder" | "power" |
-  "maximum" | "minimum" | "and" | "or" | "xor" | "shiftLeft" | "shiftRightArithmetic" | "shiftRightLogical" |
-  "atan2" | "complex" | "compare">(
+export function binaryWithBroadcast<O extends BinaryOpcode | "compare">(
   opcode: O, lhs: XlaOp, rhs: XlaOp, attrs: OpAttributes[O], broadcastDimensions: readonly number[] = [],
 ): XlaOp {
   const opName = OP_TABLE[opcode].hlo;

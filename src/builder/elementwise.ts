@@ -3,6 +3,7 @@
 // ./broadcasting.ts for how operands of different shapes are made to agree.
 
 import type { ComparisonDirection, ComparisonType, ResultAccuracy } from "../ir/attributes.js";
+import { OP_TABLE, type BinaryOpcode, type OpAttributes, type UnaryOpcode } from "../ir/opcodes.js";
 import type { XlaOp } from "./xla_builder.js";
 import { binaryWithBroadcast } from "./broadcasting.js";
 import { constantLiteral } from "./xla_builder.js";
@@ -16,19 +17,27 @@ export interface UnaryOptions {
   resultAccuracy?: ResultAccuracy;
 }
 
-type TranscendentalOpcode =
-  | "cbrt" | "cos" | "erf" | "exp" | "expm1" | "log" | "log1p" | "logistic" | "rsqrt" | "sin" | "sqrt" | "tan" | "tanh";
-type PlainUnaryOpcode =
-  | "abs" | "ceil" | "clz" | "floor" | "imag" | "isFinite" | "negate" | "not" | "popcnt" | "real"
-  | "roundNearestAfz" | "roundNearestEven" | "sign";
-
-function plainUnary(opcode: PlainUnaryOpcode, operand: XlaOp): XlaOp {
+function plainUnary(opcode: UnaryOpcode, operand: XlaOp): XlaOp {
   return operand.builder.addInstruction(opcode, [operand], {});
 }
 
-function transcendental(opcode: TranscendentalOpcode, operand: XlaOp, options: UnaryOptions): XlaOp {
+function transcendental(opcode: UnaryOpcode, operand: XlaOp, options: UnaryOptions): XlaOp {
   const attrs = options.resultAccuracy !== undefined ? { resultAccuracy: options.resultAccuracy } : {};
   return operand.builder.addInstruction(opcode, [operand], attrs);
+}
+
+/**
+ * Every unary op of the op table by its opcode, CHLO's functions included (XlaBuilder has
+ * none for them; its client library composes them). The named functions below are
+ * XlaBuilder's spellings of the same ops.
+ */
+export function unaryOp<O extends UnaryOpcode>(opcode: O, operand: XlaOp, options: UnaryOptions = {}): XlaOp {
+  return transcendental(opcode, operand, OP_TABLE[opcode].resultAccuracy === true ? options : {});
+}
+
+/** Every binary op of the op table by its opcode, with the same broadcasting as the named ones. */
+export function binaryOp<O extends BinaryOpcode>(opcode: O, lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: readonly number[]): XlaOp {
+  return binaryWithBroadcast(opcode, lhs, rhs, {} as OpAttributes[O], broadcastDimensions);
 }
 
 // ---- unary ----------------------------------------------------------------------

@@ -6,7 +6,7 @@ import type {
   ConvDimensionNumbers, DotDimensionNumbers, FftType, PrecisionConfig, RaggedDotDimensionNumbers,
 } from "../ir/attributes.js";
 import type { ElementType } from "../types/element_type.js";
-import { makeWindow, paddingForMode, type PaddingMode } from "../shape/window.js";
+import { makeWindow, paddingForMode, type PaddingMode } from "../ir/shape/window.js";
 import type { UniformQuantization } from "../types/quantization.js";
 import type { AddOptions, XlaOp } from "./xla_builder.js";
 

@@ -4,10 +4,10 @@
 
 import type { Computation } from "../ir/computation.js";
 import { ShapeError } from "../types/errors.js";
-import { makeWindow, paddingForMode, type PaddingMode } from "../shape/window.js";
+import { makeWindow, paddingForMode, type PaddingMode } from "../ir/shape/window.js";
 import { XlaBuilder, type XlaOp } from "./xla_builder.js";
 
-export type { PaddingMode } from "../shape/window.js";
+export type { PaddingMode } from "../ir/shape/window.js";
 
 const asList = (ops: XlaOp | readonly XlaOp[]): readonly XlaOp[] => (Array.isArray(ops) ? ops : [ops as XlaOp]);
 

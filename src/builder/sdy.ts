@@ -6,7 +6,7 @@
 // across values, manual axes' order, ...) is checked by `buildModule`, with the sdy
 // verifier.
 
-import type { PropagationDirection, TensorSharding } from "../sdy/model.js";
+import type { PropagationDirection, TensorSharding } from "../sharding/model.js";
 import { ShapeError } from "../types/errors.js";
 import { tupleShape, type Shape } from "../types/shape.js";
 import {

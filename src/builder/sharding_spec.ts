@@ -5,11 +5,11 @@
 // reported by the builder call that makes it (a ShapeError naming the op, the argument
 // and Shardy's rule), as shape inference reports a bad shape.
 
-import { meshProblem, parseTensorSharding } from "../sdy/attr_text.js";
-import { axisSize } from "../sdy/axis.js";
-import { sdyParseError } from "../sdy/diagnostics.js";
-import { findAxisSize } from "../sdy/mesh.js";
-import type { AxisRef, DimensionSharding, Mesh, MeshAxis, NamedMesh, ReductionOp, TensorSharding } from "../sdy/model.js";
+import { meshProblem, parseTensorSharding } from "../text/mlir/sdy_attr_text.js";
+import { axisSize } from "../sharding/axis.js";
+import { sdyParseError } from "../text/mlir/diagnostics.js";
+import { findAxisSize } from "../sharding/mesh.js";
+import type { AxisRef, DimensionSharding, Mesh, MeshAxis, NamedMesh, ReductionOp, TensorSharding } from "../sharding/model.js";
 import { verifyTensorSharding, type BoundManualAxes } from "../sdy/verify_sharding.js";
 import { Cursor } from "../text/mlir/cursor.js";
 import { ShapeError } from "../types/errors.js";

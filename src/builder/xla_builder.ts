@@ -14,15 +14,15 @@ import { InstructionFactory } from "../ir/factory.js";
 import type { OpMetadata } from "../ir/attributes.js";
 import type { OpAttributes, Opcode } from "../ir/opcodes.js";
 import { verifyModule } from "../ir/verify.js";
-import { SdyVerifyError } from "../sdy/diagnostics.js";
-import type { NamedMesh, TensorSharding } from "../sdy/model.js";
+import { SdyVerifyError } from "../text/mlir/diagnostics.js";
+import type { NamedMesh, TensorSharding } from "../sharding/model.js";
 import type { BoundManualAxes } from "../sdy/verify_sharding.js";
 import { verifySdy } from "../sdy/verify.js";
 import { ShapeError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { shapeToString, withQuantization, type ArrayShape, type Shape } from "../types/shape.js";
 import type { UniformQuantization } from "../types/quantization.js";
-import { inferShape } from "../shape/index.js";
+import { inferShape } from "../ir/shape/index.js";
 import { checkSharding, namedMesh, type MeshAxesSpec, type ShardingSpec } from "./sharding_spec.js";
 
 export class XlaOp {

@@ -28,7 +28,7 @@ import { ExecutionError, ParseError, XlaError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
 import type { Shape } from "../types/shape.js";
 import { parseStableHlo } from "../text/mlir/index.js";
-import { refineEntry } from "../ir/refine_shapes.js";
+import { refineEntry } from "../passes/refine_shapes.js";
 import { parseMlirLiteral } from "../text/mlir/literal.js";
 import { expectAlmostEq, expectClose, expectEq, type CheckOutcome } from "./compare.js";
 import { matchBlocks, parseCheckBlocks, parseRunLines, type PrintedValue, type RunLine } from "./filecheck.js";

@@ -13,7 +13,7 @@ import { verifyMemoryBudget } from "../ir/verify.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";
 import { ACCUMULATIONS, type Accumulation } from "../interpreter/context.js";
 import { shapeToMlir } from "../text/mlir/index.js";
-import { refineEntry } from "../ir/refine_shapes.js";
+import { refineEntry } from "../passes/refine_shapes.js";
 import { UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
 import { XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";

@@ -6,14 +6,14 @@
 // the checking of diagnostics to the caller (a lit-style harness) and exits 0 after
 // reporting them; `-allow-unregistered-dialect` keeps ops of unknown dialects.
 
-import { runPass, type Pass, type PassContext } from "../compiler/pass.js";
-import { describePasses, passFromFlag } from "../compiler/pass_registry.js";
+import { runPass, type Pass, type PassContext } from "../passes/pass.js";
+import { describePasses, passFromFlag } from "./pass_registry.js";
 import type { HloModule } from "../ir/computation.js";
 import { verifyModule } from "../ir/verify.js";
 import { parseStableHlo, printStableHlo } from "../text/mlir/index.js";
 import { DiagnosticList, ParseError, XlaError, type SourceLocation } from "../types/errors.js";
 import { CliError, type CliIo } from "./io.js";
-import { formatSdyDiagnostics, SdyParseError, SdyVerifyError } from "../sdy/diagnostics.js";
+import { formatSdyDiagnostics, SdyParseError, SdyVerifyError } from "../text/mlir/diagnostics.js";
 import { verifySdy } from "../sdy/verify.js";
 
 export const OPT_USAGE = `xlats opt FILE [FLAGS...]

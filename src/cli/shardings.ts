@@ -8,17 +8,17 @@
 // Problems with the input are reported as `FILE:LINE:COL: error: MESSAGE`, as `xlats
 // opt` reports them.
 
-import { runPass, type PassContext } from "../compiler/pass.js";
-import { passFromFlag } from "../compiler/pass_registry.js";
+import { runPass, type PassContext } from "../passes/pass.js";
+import { passFromFlag } from "./pass_registry.js";
 import { isOp, type Computation, type HloModule } from "../ir/computation.js";
 import { OP_TABLE, type Opcode } from "../ir/opcodes.js";
 import { sourceLocation, type SourceLocation } from "../ir/locations.js";
 import { verifyModule } from "../ir/verify.js";
-import { printMesh, printTensorSharding } from "../sdy/attr_text.js";
-import { axisListToString, ShardingError } from "../sdy/axis.js";
-import { SdyVerifyError } from "../sdy/diagnostics.js";
-import { meshOf, meshTable } from "../sdy/mesh.js";
-import type { Mesh } from "../sdy/model.js";
+import { printMesh, printTensorSharding } from "../text/mlir/sdy_attr_text.js";
+import { axisListToString, ShardingError } from "../sharding/axis.js";
+import { SdyVerifyError } from "../text/mlir/diagnostics.js";
+import { meshOf, meshTable } from "../sharding/mesh.js";
+import type { Mesh } from "../sharding/model.js";
 import { verifySdy } from "../sdy/verify.js";
 import { renderShardingsHtml, type ShardingFigure } from "../sdy/visualize/html.js";
 import { shardingLayout, type ShardingLayout } from "../sdy/visualize/layout.js";

@@ -17,7 +17,7 @@ import { DeadlineError, ExecutionError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
 import { byteSize, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
-import type { PassLogEntry } from "./pass.js";
+import type { PassLogEntry } from "../passes/pass.js";
 import type { CompiledProgram, KernelStep, Step, StepList } from "./program.js";
 import { allSteps, describeControlFlow, nestedLists, runControlFlow, type NestedRunner } from "./control_flow.js";
 import { DeviceArray, WasmDevice } from "./device.js";

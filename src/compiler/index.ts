@@ -16,7 +16,7 @@ import { dumpText, moduleHasQuantization } from "./dump_text.js";
 import { WasmDevice } from "./device.js";
 import { cpuThreads } from "./wasm/features.js";
 import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
-import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
+import { runPasses, type Pass, type PassLogEntry } from "../passes/pass.js";
 import { dotDecomposer } from "./passes/dot_decomposer.js";
 import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
@@ -25,15 +25,15 @@ import type { LoweringCapabilities } from "./kernel/capabilities.js";
 import { wasmCapabilities } from "./wasm/capabilities.js";
 import { nativeCapabilities } from "./native/capabilities.js";
 import { planProgram, type CompiledProgram } from "./program.js";
-import { sdyInlineMeshes } from "../sdy/inline_meshes.js";
+import { sdyInlineMeshes } from "../passes/inline_meshes.js";
 import { nativeToolchain } from "./native/toolchain.js";
 import { nativeLoad, nativeLoadSync } from "./native/program_module.js";
 import type { NativeCpu } from "./native/kernel.js";
-import { meshTable } from "../sdy/mesh.js";
+import { meshTable } from "../sharding/mesh.js";
 
 export { Executable, type ExecutableStats } from "./executable.js";
 export { WasmDevice, DeviceArray } from "./device.js";
-export type { Pass, PassContext } from "./pass.js";
+export type { Pass, PassContext } from "../passes/pass.js";
 
 export type BackendName = "wasm" | "native" | "interpreter";
 

@@ -6,14 +6,14 @@ import type { Computation, Instruction } from "../ir/computation.js";
 import type { OpAttributes, Opcode } from "../ir/opcodes.js";
 import type { Literal } from "../types/literal.js";
 import type { Shape } from "../types/shape.js";
-import type { Mesh } from "../sdy/model.js";
+import type { Mesh } from "../sharding/model.js";
 
 // The device interfaces are the runtime's (src/runtime/device_interfaces.ts), with their
 // one-device defaults; re-exported here so kernels and older imports keep one place to
 // look. The runtime file imports nothing from the interpreter, so there is no cycle.
-export type { CollectiveBackend, FastReduction, HostTransfers } from "../runtime/device_interfaces.js";
-export { HostQueues, singleDeviceCollectives } from "../runtime/device_interfaces.js";
-import type { CollectiveBackend, HostTransfers } from "../runtime/device_interfaces.js";
+export type { CollectiveBackend, FastReduction, HostTransfers } from "./device_interfaces.js";
+export { HostQueues, singleDeviceCollectives } from "./device_interfaces.js";
+import type { CollectiveBackend, HostTransfers } from "./device_interfaces.js";
 
 /** What a custom-call target may use besides its operands: the op's called computations. */
 export interface CustomCallContext {

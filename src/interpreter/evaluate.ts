@@ -7,9 +7,9 @@ import type { Opcode } from "../ir/opcodes.js";
 import { DeadlineError, ExecutionError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString } from "../types/shape.js";
-import { HostQueues, singleDeviceCollectives } from "../runtime/device_interfaces.js";
+import { HostQueues, singleDeviceCollectives } from "./device_interfaces.js";
 import type { Accumulation, CustomCallTarget, EvalContext, Kernel } from "./context.js";
-import type { Mesh } from "../sdy/model.js";
+import type { Mesh } from "../sharding/model.js";
 import { KERNELS } from "./kernels/index.js";
 
 export interface EvaluateOptions {

@@ -3,7 +3,7 @@
 
 import type { ElementType } from "../types/element_type.js";
 import type { SourceLocation } from "../types/errors.js";
-import type { Mesh } from "../sdy/model.js";
+import type { Mesh } from "../sharding/model.js";
 
 export type ComparisonDirection = "EQ" | "NE" | "GE" | "GT" | "LE" | "LT";
 /** How Compare orders values: FLOAT is IEEE (NaN unordered), TOTALORDER is -NaN < -inf < ... < NaN. */

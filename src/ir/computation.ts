@@ -3,7 +3,7 @@
 // later the compiler and the Shardy partitioner).
 
 import { shapeToString, type Shape } from "../types/shape.js";
-import type { NamedMesh, OpShardingRule, PropagationEdges, TensorSharding, TensorShardingPerValue } from "../sdy/model.js";
+import type { NamedMesh, OpShardingRule, PropagationEdges, TensorSharding, TensorShardingPerValue } from "../sharding/model.js";
 import type { OpMetadata } from "./attributes.js";
 import { OP_TABLE, type OpAttributes, type Opcode } from "./opcodes.js";
 

@@ -11,7 +11,7 @@ import { arrayShape, shapeToString, type ArrayShape } from "../types/shape.js";
 import type { RandomAlgorithm } from "./attributes.js";
 import type { AnyInstruction, Instruction } from "./computation.js";
 import type { OpAttributes, Opcode } from "./opcodes.js";
-import type { DynamicOpcode } from "../shape/dynamic.js";
+import type { DynamicOpcode } from "./shape/dynamic.js";
 
 /** A static op: its opcode, which of the dynamic op's operands it keeps (by index) and its attributes. */
 export interface StaticForm {

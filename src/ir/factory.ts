@@ -6,8 +6,8 @@
 // replacement is the same op on the same shapes) over to the instruction that replaces
 // it, with its source location.
 
-import { inferShape } from "../shape/index.js";
-import { resolveDeclaredResult } from "../shape/quantized.js";
+import { inferShape } from "./shape/index.js";
+import { resolveDeclaredResult } from "./shape/quantized.js";
 import { ShapeError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString, type Shape } from "../types/shape.js";
@@ -15,7 +15,7 @@ import type { OpMetadata } from "./attributes.js";
 import { setSourceLocation, sourceLocation } from "./locations.js";
 import { Computation, type Instruction } from "./computation.js";
 import type { OpAttributes, Opcode } from "./opcodes.js";
-import type { OpShardingRule, TensorShardingPerValue } from "../sdy/model.js";
+import type { OpShardingRule, TensorShardingPerValue } from "../sharding/model.js";
 
 export interface InstructionExtras {
   /** Base of the name (made unique with a `.N` suffix); default: `from`'s name, else `<opcode>.<id>`. */

@@ -10,7 +10,7 @@
 // Collapse, Conv, Dot, CrossReplicaSum or Eq lower to these opcodes.
 
 import type { Literal } from "../types/literal.js";
-import type { ElementType } from "../types/element_type.js";
+import type { ElementKind, ElementType } from "../types/element_type.js";
 import type { Shape } from "../types/shape.js";
 import type { UniformQuantization } from "../types/quantization.js";
 import type {
@@ -21,7 +21,7 @@ import type {
 import type { Computation } from "./computation.js";
 import type {
   AllToAllParam, AxisRef, ManualAxes, PropagationDirection, ReductionOp, TensorSharding, TensorShardingPerValue,
-} from "../sdy/model.js";
+} from "../sharding/model.js";
 
 type None = Record<string, never>;
 
@@ -344,96 +344,143 @@ export interface OpInfo {
    * compute it again.
    */
   readonly transcendental: boolean;
+  /** Elementwise unary and binary ops: the element kinds their operands may have (StableHLO's constraints). */
+  readonly operandKinds?: readonly ElementKind[];
+  /** Takes uniform-quantized operands, computing on their expressed values (ir/shape/quantized.ts). */
+  readonly quantized?: true;
+  /** Carries StableHLO's optional result_accuracy (its OpAttributes entry is `Transcendental`). */
+  readonly resultAccuracy?: true;
 }
 
-const ELEMENTWISE_FAMILIES: ReadonlySet<OpFamily> = new Set(["unary", "binary", "compare", "ternary"]);
-const COMMUTATIVE: ReadonlySet<string> = new Set(["add", "multiply", "maximum", "minimum", "and", "or", "xor"]);
-const ASSOCIATIVE = COMMUTATIVE;
-const TRANSCENDENTAL: ReadonlySet<string> = new Set([
-  "exponential", "exponential-minus-one", "log", "log-plus-one", "logistic", "tanh", "sine", "cosine", "tan", "atan2",
-  "power", "erf", "cbrt", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "lgamma", "digamma",
-  "erf-inv", "erfc", "bessel-i1e", "polygamma", "zeta",
-]);
+/** The families whose ops are elementwise (XLA's IsElementwise), convert and reduce-precision aside. */
+type ElementwiseFamily = "unary" | "binary" | "compare" | "ternary";
+const ELEMENTWISE_FAMILIES: ReadonlySet<OpFamily> = new Set<ElementwiseFamily>(["unary", "binary", "compare", "ternary"]);
 
-const op = (hlo: string, stablehlo: string | undefined, arity: number | "variadic", family: OpFamily, sideEffect = false): OpInfo => ({
+/** A row of the table: OpInfo with its family and elementwise flag as literal types, so the families are types. */
+type OpRow<F extends OpFamily, E extends boolean> = OpInfo & { readonly family: F; readonly elementwise: E };
+
+type IsElementwise<F extends OpFamily> = F extends ElementwiseFamily ? true : false;
+const op = <F extends OpFamily>(
+  hlo: string, stablehlo: string | undefined, arity: number | "variadic", family: F, sideEffect = false,
+): OpRow<F, IsElementwise<F>> => ({
   hlo, stablehlo, arity, family,
   ...(sideEffect ? { sideEffect } : {}),
-  elementwise: ELEMENTWISE_FAMILIES.has(family) || hlo === "convert" || hlo === "reduce-precision",
-  commutative: COMMUTATIVE.has(hlo),
-  associative: ASSOCIATIVE.has(hlo),
-  transcendental: TRANSCENDENTAL.has(hlo),
-});
+  elementwise: ELEMENTWISE_FAMILIES.has(family),
+  commutative: false,
+  associative: false,
+  transcendental: false,
+}) as OpRow<F, IsElementwise<F>>;
 const sh = (name: string): string => `stablehlo.${name}`;
-const keptWhenUnused = (info: OpInfo): OpInfo => ({ ...info, keptWhenUnused: true });
+const keptWhenUnused = <R extends OpInfo>(info: R): R => ({ ...info, keptWhenUnused: true });
+/** Takes uniform-quantized operands and computes on their expressed values (StableHLO's quantized elementwise ops). */
+const quantized = <R extends OpInfo>(info: R): R => ({ ...info, quantized: true });
+/** A conversion that is elementwise all the same (convert, reduce-precision; bitcast-convert changes the shape). */
+const elementwiseConversion = (info: OpRow<"conversion", false>): OpRow<"conversion", true> => ({ ...info, elementwise: true });
 
-export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
-  abs: op("abs", sh("abs"), 1, "unary"),
-  cbrt: op("cbrt", sh("cbrt"), 1, "unary"),
-  ceil: op("ceil", sh("ceil"), 1, "unary"),
-  clz: op("count-leading-zeros", sh("count_leading_zeros"), 1, "unary"),
-  cos: op("cosine", sh("cosine"), 1, "unary"),
-  erf: op("erf", undefined, 1, "unary"),
-  exp: op("exponential", sh("exponential"), 1, "unary"),
-  expm1: op("exponential-minus-one", sh("exponential_minus_one"), 1, "unary"),
-  floor: op("floor", sh("floor"), 1, "unary"),
-  imag: op("imag", sh("imag"), 1, "unary"),
-  isFinite: op("is-finite", sh("is_finite"), 1, "unary"),
-  log: op("log", sh("log"), 1, "unary"),
-  log1p: op("log-plus-one", sh("log_plus_one"), 1, "unary"),
-  logistic: op("logistic", sh("logistic"), 1, "unary"),
-  negate: op("negate", sh("negate"), 1, "unary"),
-  not: op("not", sh("not"), 1, "unary"),
-  popcnt: op("popcnt", sh("popcnt"), 1, "unary"),
-  real: op("real", sh("real"), 1, "unary"),
-  roundNearestAfz: op("round-nearest-afz", sh("round_nearest_afz"), 1, "unary"),
-  roundNearestEven: op("round-nearest-even", sh("round_nearest_even"), 1, "unary"),
-  rsqrt: op("rsqrt", sh("rsqrt"), 1, "unary"),
-  sign: op("sign", sh("sign"), 1, "unary"),
-  sin: op("sine", sh("sine"), 1, "unary"),
-  sqrt: op("sqrt", sh("sqrt"), 1, "unary"),
-  tan: op("tan", sh("tan"), 1, "unary"),
-  tanh: op("tanh", sh("tanh"), 1, "unary"),
-  acos: op("acos", undefined, 1, "unary"),
-  acosh: op("acosh", undefined, 1, "unary"),
-  asin: op("asin", undefined, 1, "unary"),
-  asinh: op("asinh", undefined, 1, "unary"),
-  atan: op("atan", undefined, 1, "unary"),
-  atanh: op("atanh", undefined, 1, "unary"),
-  cosh: op("cosh", undefined, 1, "unary"),
-  sinh: op("sinh", undefined, 1, "unary"),
-  lgamma: op("lgamma", undefined, 1, "unary"),
-  digamma: op("digamma", undefined, 1, "unary"),
-  erfInv: op("erf-inv", undefined, 1, "unary"),
-  erfc: op("erfc", undefined, 1, "unary"),
-  besselI1e: op("bessel-i1e", undefined, 1, "unary"),
+/** What distinguishes one elementwise unary or binary op from another besides its names. */
+interface ElementwiseTraits {
+  readonly quantized?: true;
+  readonly resultAccuracy?: true;
+  readonly transcendental?: true;
+  readonly commutative?: true;
+  readonly associative?: true;
+}
+const elementwise = <F extends "unary" | "binary">(
+  family: F, hlo: string, stablehlo: string | undefined, operandKinds: readonly ElementKind[], traits: ElementwiseTraits,
+): OpRow<F, true> & { readonly operandKinds: readonly ElementKind[] } =>
+  ({ ...op(hlo, stablehlo, family === "unary" ? 1 : 2, family), operandKinds, ...traits } as OpRow<F, true> & { readonly operandKinds: readonly ElementKind[] });
+const unary = (hlo: string, stablehlo: string | undefined, kinds: readonly ElementKind[], traits: ElementwiseTraits = {}) =>
+  elementwise("unary", hlo, stablehlo, kinds, traits);
+const binary = (hlo: string, stablehlo: string | undefined, kinds: readonly ElementKind[], traits: ElementwiseTraits = {}) =>
+  elementwise("binary", hlo, stablehlo, kinds, traits);
 
-  add: op("add", sh("add"), 2, "binary"),
-  subtract: op("subtract", sh("subtract"), 2, "binary"),
-  multiply: op("multiply", sh("multiply"), 2, "binary"),
-  divide: op("divide", sh("divide"), 2, "binary"),
-  remainder: op("remainder", sh("remainder"), 2, "binary"),
-  power: op("power", sh("power"), 2, "binary"),
-  maximum: op("maximum", sh("maximum"), 2, "binary"),
-  minimum: op("minimum", sh("minimum"), 2, "binary"),
-  and: op("and", sh("and"), 2, "binary"),
-  or: op("or", sh("or"), 2, "binary"),
-  xor: op("xor", sh("xor"), 2, "binary"),
-  shiftLeft: op("shift-left", sh("shift_left"), 2, "binary"),
-  shiftRightArithmetic: op("shift-right-arithmetic", sh("shift_right_arithmetic"), 2, "binary"),
-  shiftRightLogical: op("shift-right-logical", sh("shift_right_logical"), 2, "binary"),
-  atan2: op("atan2", sh("atan2"), 2, "binary"),
-  complex: op("complex", sh("complex"), 2, "binary"),
-  polygamma: op("polygamma", undefined, 2, "binary"),
-  zeta: op("zeta", undefined, 2, "binary"),
-  nextAfter: op("next-after", undefined, 2, "binary"),
-  compare: op("compare", sh("compare"), 2, "compare"),
+// Element kinds an elementwise op accepts (StableHLO's type constraints).
+export const PRED_KINDS: readonly ElementKind[] = ["pred"];
+export const INTEGER_KINDS: readonly ElementKind[] = ["signed", "unsigned"];
+export const SIGNED_KINDS: readonly ElementKind[] = ["signed"];
+export const FLOAT_KINDS: readonly ElementKind[] = ["float"];
+export const COMPLEX_KINDS: readonly ElementKind[] = ["complex"];
+export const FLOAT_OR_COMPLEX_KINDS: readonly ElementKind[] = [...FLOAT_KINDS, ...COMPLEX_KINDS];
+export const NUMERIC_KINDS: readonly ElementKind[] = [...INTEGER_KINDS, ...FLOAT_KINDS, ...COMPLEX_KINDS];
+export const ANY_KINDS: readonly ElementKind[] = [...PRED_KINDS, ...NUMERIC_KINDS];
+const FC = FLOAT_OR_COMPLEX_KINDS;
+/** Transcendental with StableHLO's result_accuracy, taking quantized operands: exp, log, tanh, ... */
+const TQA: ElementwiseTraits = { quantized: true, resultAccuracy: true, transcendental: true };
+/** A commutative and associative binary op. */
+const AC: ElementwiseTraits = { commutative: true, associative: true };
 
-  select: op("select", sh("select"), 3, "ternary"),
-  clamp: op("clamp", sh("clamp"), 3, "ternary"),
+export const OP_TABLE = {
+  abs: unary("abs", sh("abs"), [...SIGNED_KINDS, ...FC], { quantized: true }),
+  cbrt: unary("cbrt", sh("cbrt"), FC, TQA),
+  ceil: unary("ceil", sh("ceil"), FLOAT_KINDS, { quantized: true }),
+  clz: unary("count-leading-zeros", sh("count_leading_zeros"), INTEGER_KINDS),
+  cos: unary("cosine", sh("cosine"), FC, TQA),
+  erf: unary("erf", undefined, FLOAT_KINDS, { resultAccuracy: true, transcendental: true }),
+  exp: unary("exponential", sh("exponential"), FC, TQA),
+  expm1: unary("exponential-minus-one", sh("exponential_minus_one"), FC, TQA),
+  floor: unary("floor", sh("floor"), FLOAT_KINDS, { quantized: true }),
+  imag: unary("imag", sh("imag"), FC),
+  isFinite: unary("is-finite", sh("is_finite"), FLOAT_KINDS),
+  log: unary("log", sh("log"), FC, TQA),
+  log1p: unary("log-plus-one", sh("log_plus_one"), FC, TQA),
+  logistic: unary("logistic", sh("logistic"), FC, TQA),
+  negate: unary("negate", sh("negate"), NUMERIC_KINDS, { quantized: true }),
+  not: unary("not", sh("not"), [...PRED_KINDS, ...INTEGER_KINDS]),
+  popcnt: unary("popcnt", sh("popcnt"), INTEGER_KINDS),
+  real: unary("real", sh("real"), FC),
+  roundNearestAfz: unary("round-nearest-afz", sh("round_nearest_afz"), FLOAT_KINDS, { quantized: true }),
+  roundNearestEven: unary("round-nearest-even", sh("round_nearest_even"), FLOAT_KINDS, { quantized: true }),
+  rsqrt: unary("rsqrt", sh("rsqrt"), FC, { quantized: true, resultAccuracy: true }),
+  sign: unary("sign", sh("sign"), [...SIGNED_KINDS, ...FC], { quantized: true }),
+  sin: unary("sine", sh("sine"), FC, TQA),
+  sqrt: unary("sqrt", sh("sqrt"), FC, { quantized: true, resultAccuracy: true }),
+  tan: unary("tan", sh("tan"), FC, TQA),
+  tanh: unary("tanh", sh("tanh"), FC, TQA),
+  // CHLO's functions (StableHLO has no op for them; they print as chlo.*).
+  acos: unary("acos", undefined, FC, { transcendental: true }),
+  acosh: unary("acosh", undefined, FC, { transcendental: true }),
+  asin: unary("asin", undefined, FC, { transcendental: true }),
+  asinh: unary("asinh", undefined, FC, { transcendental: true }),
+  atan: unary("atan", undefined, FC, { transcendental: true }),
+  atanh: unary("atanh", undefined, FC, { transcendental: true }),
+  cosh: unary("cosh", undefined, FC, { transcendental: true }),
+  sinh: unary("sinh", undefined, FC, { transcendental: true }),
+  lgamma: unary("lgamma", undefined, FLOAT_KINDS, { transcendental: true }),
+  digamma: unary("digamma", undefined, FLOAT_KINDS, { transcendental: true }),
+  erfInv: unary("erf-inv", undefined, FLOAT_KINDS, { transcendental: true }),
+  erfc: unary("erfc", undefined, FLOAT_KINDS, { transcendental: true }),
+  besselI1e: unary("bessel-i1e", undefined, FLOAT_KINDS, { transcendental: true }),
 
-  convert: op("convert", sh("convert"), 1, "conversion"),
+  // StableHLO defines add as logical OR and multiply as logical AND on pred.
+  add: binary("add", sh("add"), ANY_KINDS, { ...AC, quantized: true }),
+  subtract: binary("subtract", sh("subtract"), NUMERIC_KINDS, { quantized: true }),
+  multiply: binary("multiply", sh("multiply"), ANY_KINDS, { ...AC, quantized: true }),
+  divide: binary("divide", sh("divide"), NUMERIC_KINDS, { quantized: true }),
+  // Complex remainder is neither defined by XLA nor implemented by StableHLO's interpreter.
+  remainder: binary("remainder", sh("remainder"), [...INTEGER_KINDS, ...FLOAT_KINDS], { quantized: true }),
+  power: binary("power", sh("power"), NUMERIC_KINDS, { quantized: true, transcendental: true }),
+  // Complex values are ordered lexicographically (StableHLO maximum/minimum).
+  maximum: binary("maximum", sh("maximum"), ANY_KINDS, { ...AC, quantized: true }),
+  minimum: binary("minimum", sh("minimum"), ANY_KINDS, { ...AC, quantized: true }),
+  and: binary("and", sh("and"), [...PRED_KINDS, ...INTEGER_KINDS], AC),
+  or: binary("or", sh("or"), [...PRED_KINDS, ...INTEGER_KINDS], AC),
+  xor: binary("xor", sh("xor"), [...PRED_KINDS, ...INTEGER_KINDS], AC),
+  shiftLeft: binary("shift-left", sh("shift_left"), INTEGER_KINDS),
+  shiftRightArithmetic: binary("shift-right-arithmetic", sh("shift_right_arithmetic"), INTEGER_KINDS),
+  shiftRightLogical: binary("shift-right-logical", sh("shift_right_logical"), INTEGER_KINDS),
+  atan2: binary("atan2", sh("atan2"), FC, { quantized: true, transcendental: true }),
+  complex: binary("complex", sh("complex"), FLOAT_KINDS),
+  polygamma: binary("polygamma", undefined, FLOAT_KINDS, { transcendental: true }),
+  zeta: binary("zeta", undefined, FLOAT_KINDS, { transcendental: true }),
+  nextAfter: binary("next-after", undefined, FLOAT_KINDS),
+  compare: quantized(op("compare", sh("compare"), 2, "compare")),
+
+  select: quantized(op("select", sh("select"), 3, "ternary")),
+  clamp: quantized(op("clamp", sh("clamp"), 3, "ternary")),
+
+  convert: elementwiseConversion(op("convert", sh("convert"), 1, "conversion")),
   bitcastConvert: op("bitcast-convert", sh("bitcast_convert"), 1, "conversion"),
-  reducePrecision: op("reduce-precision", sh("reduce_precision"), 1, "conversion"),
+  reducePrecision: quantized(elementwiseConversion(op("reduce-precision", sh("reduce_precision"), 1, "conversion"))),
   // HLO has no quantized types (XLA lowers them to integer arithmetic first): these names only label errors.
   uniformQuantize: op("uniform-quantize", sh("uniform_quantize"), 1, "conversion"),
   uniformDequantize: op("uniform-dequantize", sh("uniform_dequantize"), 1, "conversion"),
@@ -538,12 +585,35 @@ export const OP_TABLE: Readonly<Record<Opcode, OpInfo>> = {
   sdyCollectivePermute: keptWhenUnused(op("custom-call", "sdy.collective_permute", 1, "sdy")),
   sdyShardedToUnreduced: keptWhenUnused(op("custom-call", "sdy.sharded_to_unreduced", 1, "sdy")),
   sdyReplicatedToUnreduced: keptWhenUnused(op("custom-call", "sdy.replicated_to_unreduced", 1, "sdy")),
-};
+} satisfies Readonly<Record<Opcode, OpInfo>>;
 
 export const OPCODES = Object.keys(OP_TABLE) as Opcode[];
 
+/** The opcodes of a family, or of several, as a type: `OpcodeOf<"unary">` is every unary op. */
+export type OpcodeOf<F extends OpFamily> = { [K in Opcode]: (typeof OP_TABLE)[K]["family"] extends F ? K : never }[Opcode];
+export type UnaryOpcode = OpcodeOf<"unary">;
+export type BinaryOpcode = OpcodeOf<"binary">;
+export type TernaryOpcode = OpcodeOf<"ternary">;
+/** The opcodes whose row says `elementwise` (XLA's IsElementwise): the families above, compare, convert, reduce-precision. */
+export type ElementwiseOpcode = { [K in Opcode]: (typeof OP_TABLE)[K]["elementwise"] extends true ? K : never }[Opcode];
+
+/** The opcodes of a family, in table order. */
+export function opcodesOf<F extends OpFamily>(family: F): readonly OpcodeOf<F>[] {
+  return OPCODES.filter((o): o is OpcodeOf<F> => OP_TABLE[o].family === family);
+}
+
 /** The opcodes whose OP_TABLE entry says `elementwise`, in table order. */
-export const ELEMENTWISE_OPCODES: readonly Opcode[] = OPCODES.filter((o) => OP_TABLE[o].elementwise);
+export const ELEMENTWISE_OPCODES: readonly ElementwiseOpcode[] = OPCODES.filter((o): o is ElementwiseOpcode => OP_TABLE[o].elementwise);
+export const UNARY_OPCODES: readonly UnaryOpcode[] = opcodesOf("unary");
+export const BINARY_OPCODES: readonly BinaryOpcode[] = opcodesOf("binary");
+
+/**
+ * A table over some opcodes from a function of the opcode: `tableOf(UNARY_OPCODES, unaryRule)`
+ * is a `Record<UnaryOpcode, ...>`, so a table spread from it stays total as ops are added.
+ */
+export function tableOf<O extends Opcode, V>(opcodes: readonly O[], f: (opcode: O) => V): Record<O, V> {
+  return Object.fromEntries(opcodes.map((o) => [o, f(o)])) as Record<O, V>;
+}
 
 /** The Shardy ops, in table order. */
 export const SDY_OPCODES: readonly Opcode[] = OPCODES.filter((o) => OP_TABLE[o].family === "sdy");

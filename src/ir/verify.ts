@@ -12,12 +12,12 @@
 //  - (verifyMemoryBudget, for programs about to run) every value fits the memory budget.
 // Findings are VerifyErrors naming the computation and the instruction.
 
-import { inferShape } from "../shape/index.js";
-import { resolveDeclaredResult } from "../shape/quantized.js";
+import { inferShape } from "./shape/index.js";
+import { resolveDeclaredResult } from "./shape/quantized.js";
 import { quantizationsEqual } from "../types/quantization.js";
 import {
   expectComparator, expectReducer, expectScalarFunction,
-} from "../shape/signature.js";
+} from "./shape/signature.js";
 import { ShapeError, VerifyError } from "../types/errors.js";
 import { shapesCompatible, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
 import { checkFitsBudget } from "../types/resource.js";

@@ -7,7 +7,7 @@
 
 import type { Computation } from "../ir/computation.js";
 import type { Literal } from "../types/literal.js";
-import type { CollectiveBackend, HostTransfers } from "./device_interfaces.js";
+import type { CollectiveBackend, HostTransfers } from "../interpreter/device_interfaces.js";
 
 /**
  * Options the caller of `client.compile` passes through to the backend's `prepare`

@@ -7,7 +7,7 @@
 import type { DeviceBackend, DeviceProgram } from "./backend.js";
 import { backendNames, findBackend } from "./backend_registry.js";
 import { deviceOffsets, placeResult } from "./device_buffers.js";
-import { HostQueues, type HostTransfers } from "./device_interfaces.js";
+import { HostQueues, type HostTransfers } from "../interpreter/device_interfaces.js";
 import { fromWire, markKnownBuffers, toWire, toWireError, type DeviceMessage, type HostMessage, type HostSetup } from "./protocol.js";
 import { SharedCollectives } from "./shared_collectives.js";
 

@@ -11,7 +11,7 @@ import type { OpMetadata } from "../ir/attributes.js";
 import { ExecutionError } from "../types/errors.js";
 import { Literal, type Storage } from "../types/literal.js";
 import type { Shape } from "../types/shape.js";
-import type { TensorShardingPerValue } from "../sdy/model.js";
+import type { TensorShardingPerValue } from "../sharding/model.js";
 
 export type SerializedLiteral =
   | { readonly kind: "array"; readonly shape: Shape; readonly data: Storage }

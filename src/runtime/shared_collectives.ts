@@ -32,7 +32,7 @@
 //   arena that the whole group shares. Once every member has written its slice, each
 //   returns a view of that result: nothing is gathered or copied.
 
-import type { CollectiveBackend, FastReduction } from "./device_interfaces.js";
+import type { CollectiveBackend, FastReduction } from "../interpreter/device_interfaces.js";
 import { foldInto } from "../interpreter/kernels/collective_reduce.js";
 import { ExecutionError } from "../types/errors.js";
 import { Literal, storageConstructor, storagePerElement, type Storage } from "../types/literal.js";

@@ -11,10 +11,10 @@ import type { Computation, HloModule, Instruction } from "../ir/computation.js";
 import { withInstructions } from "../ir/rewrite.js";
 import type { InstructionFactory } from "../ir/factory.js";
 import type { AxesPerDim, Opcode } from "../ir/opcodes.js";
-import { any, type CanonicalPattern, op } from "../compiler/pattern.js";
-import { addAxisOrMerge, axisEquals, axisListEquals, sortAndMergeAxes } from "./axis.js";
-import type { AllToAllParam, AxisRef, Mesh, TensorSharding } from "./model.js";
-import { fullyReplicatedSharding, resolveMesh, shardingEquals, shardingsEquivalent } from "./sharding.js";
+import { any, type CanonicalPattern, op } from "../passes/pattern.js";
+import { addAxisOrMerge, axisEquals, axisListEquals, sortAndMergeAxes } from "../sharding/axis.js";
+import type { AllToAllParam, AxisRef, Mesh, TensorSharding } from "../sharding/model.js";
+import { fullyReplicatedSharding, resolveMesh, shardingEquals, shardingsEquivalent } from "../sharding/sharding.js";
 import { valueShardings } from "./verify.js";
 
 const axesPerDimEqual = (a: AxesPerDim, b: AxesPerDim): boolean => a.length === b.length && a.every((d, i) => axisListEquals(d, b[i]!));

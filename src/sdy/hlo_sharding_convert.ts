@@ -16,13 +16,13 @@
 // the iota tile assignments, as XLA's importer does, with axes named "_axis_0", ....
 
 import type { Shape } from "../types/shape.js";
-import { addAxisOrMerge, axisCanCoexist, axisOverlaps, axisToString, meshAxisSize } from "./axis.js";
+import { addAxisOrMerge, axisCanCoexist, axisOverlaps, axisToString, meshAxisSize } from "../sharding/axis.js";
 import {
   HloShardingError, iotaDevices, subgroupSharding, tileDeviceList, type HloSharding, type SubgroupType, type TileDevices,
-} from "./hlo_sharding.js";
-import { atomicAxes, shardIndex } from "./local_shapes.js";
-import { meshSize } from "./mesh.js";
-import type { AxisRef, Mesh, TensorSharding } from "./model.js";
+} from "../sharding/hlo_sharding.js";
+import { atomicAxes, shardIndex } from "../sharding/local_shapes.js";
+import { meshSize } from "../sharding/mesh.js";
+import type { AxisRef, Mesh, TensorSharding } from "../sharding/model.js";
 
 const product = (xs: readonly number[]): number => xs.reduce((n, x) => n * x, 1);
 const key = (a: AxisRef): string => axisToString(a);

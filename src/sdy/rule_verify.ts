@@ -5,8 +5,8 @@
 
 import type { Shape } from "../types/shape.js";
 import { shapeToMlir } from "../text/mlir/types.js";
-import type { OpShardingRule, TensorMapping } from "./model.js";
-import { factorSymbol } from "./rule_text.js";
+import type { OpShardingRule, TensorMapping } from "../sharding/model.js";
+import { factorSymbol } from "../text/mlir/sdy_rule_text.js";
 
 /**
  * The first constraint `rule` breaks on an op whose operands and results have the given

@@ -12,12 +12,12 @@ import { OP_TABLE } from "../ir/opcodes.js";
 import { resultCount } from "../text/mlir/printer.js";
 import { sdyResultCount } from "../text/mlir/sdy_print.js";
 import { arrayShape, UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
-import { bodyResults, resultShapes } from "../shape/sdy.js";
-import { printAxisRef } from "./attr_text.js";
-import type { SdyDiagnostic } from "./diagnostics.js";
-import { axisSize } from "./axis.js";
-import { findAxisSize, meshOf, meshTable } from "./mesh.js";
-import type { AxisRef, Mesh, TensorSharding, TensorShardingPerValue } from "./model.js";
+import { bodyResults, resultShapes } from "../ir/shape/sdy.js";
+import { printAxisRef } from "../text/mlir/sdy_attr_text.js";
+import type { SdyDiagnostic } from "../text/mlir/diagnostics.js";
+import { axisSize } from "../sharding/axis.js";
+import { findAxisSize, meshOf, meshTable } from "../sharding/mesh.js";
+import type { AxisRef, Mesh, TensorSharding, TensorShardingPerValue } from "../sharding/model.js";
 import { verifyCollective, verifyCollectiveSymbolUses } from "./verify_ops.js";
 import { verifyOpShardingRule } from "./rule_verify.js";
 import {

@@ -6,9 +6,9 @@
 
 import type { Instruction } from "../ir/computation.js";
 import type { AxesPerDim, Opcode } from "../ir/opcodes.js";
-import { printAxisRef, printMesh } from "./attr_text.js";
-import { addAxisOrMerge, axisListEquals, axisOverlaps, axisPrefixWithoutOverlap, axisSuffixOf, sortAndMergeAxes, totalAxesSize } from "./axis.js";
-import type { AxisRef, DimensionSharding, Mesh, ReductionOp, TensorSharding } from "./model.js";
+import { printAxisRef, printMesh } from "../text/mlir/sdy_attr_text.js";
+import { addAxisOrMerge, axisListEquals, axisOverlaps, axisPrefixWithoutOverlap, axisSuffixOf, sortAndMergeAxes, totalAxesSize } from "../sharding/axis.js";
+import type { AxisRef, DimensionSharding, Mesh, ReductionOp, TensorSharding } from "../sharding/model.js";
 import type { OpSite, VerifyContext } from "./verify.js";
 import {
   newSeenAxes, verifyAxisRefList, verifySortedAxisRefList, verifyTensorSharding, verifyUnreducedTransition, violation, type Violation,

@@ -3,10 +3,10 @@
 // and of a change of unreduced axes from an op's operands to its results. Each check
 // returns the first violation as Shardy words it, or undefined.
 
-import { printAxisRef, printMesh, printTensorSharding } from "./attr_text.js";
-import { axisCanMerge, axisEquals, axisOverlaps, axisSetDiff, isSortedBy, meshAxisComparator, meshAxisSize, totalAxesSize } from "./axis.js";
-import { findAxisSize, isMaximalMesh } from "./mesh.js";
-import type { AxisRef, Mesh, ReductionOp, TensorSharding } from "./model.js";
+import { printAxisRef, printMesh, printTensorSharding } from "../text/mlir/sdy_attr_text.js";
+import { axisCanMerge, axisEquals, axisOverlaps, axisSetDiff, isSortedBy, meshAxisComparator, meshAxisSize, totalAxesSize } from "../sharding/axis.js";
+import { findAxisSize, isMaximalMesh } from "../sharding/mesh.js";
+import type { AxisRef, Mesh, ReductionOp, TensorSharding } from "../sharding/model.js";
 import { shapeToMlir } from "../text/mlir/types.js";
 import type { Shape } from "../types/shape.js";
 

@@ -13,7 +13,7 @@ import { parseSharding, sharding } from "../../src/builder/sharding_spec.js";
 import { add, mul, neg } from "../../src/builder/elementwise.js";
 import type { HloModule, Instruction } from "../../src/ir/computation.js";
 import { OP_TABLE } from "../../src/ir/opcodes.js";
-import { SdyParseError, SdyVerifyError } from "../../src/sdy/diagnostics.js";
+import { SdyParseError, SdyVerifyError } from "../../src/text/mlir/diagnostics.js";
 import { verifySdy } from "../../src/sdy/verify.js";
 import { parseStableHlo, printStableHlo } from "../../src/text/mlir/index.js";
 import { ShapeError } from "../../src/types/errors.js";

@@ -9,8 +9,8 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { runPass, type PassContext } from "../../src/compiler/pass.js";
-import { passFromFlag } from "../../src/compiler/pass_registry.js";
+import { runPass, type PassContext } from "../../src/passes/pass.js";
+import { passFromFlag } from "../../src/cli/pass_registry.js";
 import { XlaBuilder, parameter } from "../../src/builder/xla_builder.js";
 import { propagationBarrier, shardingConstraint, shardingGroup } from "../../src/builder/sdy.js";
 import { sharding } from "../../src/builder/sharding_spec.js";

@@ -4,7 +4,7 @@
 import { strict as assert } from "node:assert";
 import { join } from "node:path";
 import { test } from "node:test";
-import { findPass, parsePassOptions, PassOptionError, registeredPasses, type PassRegistration } from "../../src/compiler/pass_registry.js";
+import { findPass, parsePassOptions, PassOptionError, registeredPasses, type PassRegistration } from "../../src/cli/pass_registry.js";
 import { formatDiagnostic, splitInputFile } from "../../src/cli/opt.js";
 import { metadataLocation } from "../../src/ir/attributes.js";
 import { parseStableHlo } from "../../src/text/mlir/index.js";

@@ -15,7 +15,7 @@ import { XlaBuilder, parameter, type XlaOp } from "../../src/builder/xla_builder
 import type { Computation, Instruction } from "../../src/ir/computation.js";
 import type { ComparisonDirection } from "../../src/ir/attributes.js";
 import type { Opcode, OpAttributes } from "../../src/ir/opcodes.js";
-import { BINARY_OPERAND_KINDS, UNARY_OPERAND_KINDS } from "../../src/shape/elementwise.js";
+import { BINARY_OPERAND_KINDS, UNARY_OPERAND_KINDS } from "../../src/ir/shape/elementwise.js";
 import { ELEMENT_TYPES, type ElementType } from "../../src/types/element_type.js";
 import { Literal, type Scalar } from "../../src/types/literal.js";
 import { arrayShape, scalarShape, type ArrayShape, type Layout } from "../../src/types/shape.js";

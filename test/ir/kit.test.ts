@@ -11,7 +11,7 @@ import { evaluate } from "../support/backend.js";
 import { InstructionFactory } from "../../src/ir/factory.js";
 import { postOrder, structuralKey, usersOf } from "../../src/ir/traverse.js";
 import { mapComputations, rebuild } from "../../src/ir/rewrite.js";
-import { fixpoint, pipeline, runPasses, type Pass } from "../../src/compiler/pass.js";
+import { fixpoint, pipeline, runPasses, type Pass } from "../../src/passes/pass.js";
 import { CompileError } from "../../src/types/errors.js";
 
 const f32x3 = arrayShape("f32", [3]);

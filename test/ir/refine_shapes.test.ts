@@ -9,14 +9,14 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { evaluate } from "../../src/interpreter/evaluate.js";
-import { hasDynamicShapes, refineEntry, refineShapes, RefineError } from "../../src/ir/refine_shapes.js";
+import { hasDynamicShapes, refineEntry, refineShapes, RefineError } from "../../src/passes/refine_shapes.js";
 import { getBackend } from "../../src/runtime/backend_registry.js";
 import { DEFAULT_BACKEND } from "../../src/runtime/backends.js";
 import { parseStableHlo, printStableHlo } from "../../src/text/mlir/index.js";
 import { Literal } from "../../src/types/literal.js";
 import { readNpz } from "../../src/types/npz.js";
 import { arrayShape } from "../../src/types/shape.js";
-import { passNamed } from "../../src/compiler/pass_registry.js";
+import { passNamed } from "../../src/cli/pass_registry.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // dist/test/ir -> the repository root.

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import {
   parseAllToAllParams, parseAxesPerDim, parseMesh, parseSdyAttribute, parseTensorSharding, printAllToAllParams, printAxesPerDim,
   printMesh, printSdyAttribute, printTensorShardingBody,
-} from "../../src/sdy/attr_text.js";
+} from "../../src/text/mlir/sdy_attr_text.js";
 import { Cursor } from "../../src/text/mlir/cursor.js";
 import { available, literalChecks, readLit } from "./lit.js";
 

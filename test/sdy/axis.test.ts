@@ -6,8 +6,8 @@ import { test } from "node:test";
 import {
   axisCanCoexist, axisCanMerge, axisContains, axisGreatestCommonPrefix, axisMerge, axisOverlap, axisOverlaps, axisPrefixOf,
   axisPrefixWithoutOverlap, axisSuffixWithoutOverlap, axisListPrefixStatus, meshAxisComparator, sortAndMergeAxes,
-} from "../../src/sdy/axis.js";
-import type { AxisRef } from "../../src/sdy/model.js";
+} from "../../src/sharding/axis.js";
+import type { AxisRef } from "../../src/sharding/model.js";
 import { ax, mesh } from "./helpers.js";
 
 const a = (text: string): AxisRef => ax(text)[0]!;

@@ -5,8 +5,8 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { runPasses } from "../../src/compiler/pass.js";
-import { passFromFlag } from "../../src/compiler/pass_registry.js";
+import { runPasses } from "../../src/passes/pass.js";
+import { passFromFlag } from "../../src/cli/pass_registry.js";
 import { parseStableHlo, printStableHlo } from "../../src/text/mlir/index.js";
 
 const MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2, "c"=4]>';

@@ -1,7 +1,7 @@
 // Small notations for Shardy tests: axis lists, dimension shardings and sharding rules
 // written the way Shardy's text writes them, so expected values read like the seed.
 
-import type { AxisRef, DimensionSharding, Mesh, OpShardingRule, TensorSharding } from "../../src/sdy/model.js";
+import type { AxisRef, DimensionSharding, Mesh, OpShardingRule, TensorSharding } from "../../src/sharding/model.js";
 
 /** `'"a", "b":(1)2'` -> axis refs. */
 export function ax(text: string): AxisRef[] {

@@ -11,11 +11,11 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   HloShardingError, iotaDevices, parseHloSharding, printHloSharding, tileDeviceList, type HloSharding,
-} from "../../src/sdy/hlo_sharding.js";
+} from "../../src/sharding/hlo_sharding.js";
 import { hloShardingOnMesh, hloShardingToSdy, meshForHloShardings, sdyToHloSharding } from "../../src/sdy/hlo_sharding_convert.js";
-import { addAxisOrMerge } from "../../src/sdy/axis.js";
-import { shardIndex } from "../../src/sdy/local_shapes.js";
-import type { AxisRef, Mesh, TensorSharding } from "../../src/sdy/model.js";
+import { addAxisOrMerge } from "../../src/sharding/axis.js";
+import { shardIndex } from "../../src/sharding/local_shapes.js";
+import type { AxisRef, Mesh, TensorSharding } from "../../src/sharding/model.js";
 import { arrayShape } from "../../src/types/shape.js";
 
 const FIXTURE = resolve(process.cwd(), "test/fixtures/sdy_export/hlo_shardings.json");

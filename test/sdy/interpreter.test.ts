@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { compile, compileSync, evaluate, ExecutionError, Literal, parseStableHlo } from "../../src/index.js";
-import { meshTable } from "../../src/sdy/mesh.js";
+import { meshTable } from "../../src/sharding/mesh.js";
 import { dce } from "../../src/compiler/passes/dce.js";
 import { cseComputation } from "../../src/compiler/passes/cse.js";
 

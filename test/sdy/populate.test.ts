@@ -9,11 +9,11 @@ import { parseStableHlo } from "../../src/text/mlir/index.js";
 import type { Computation, HloModule } from "../../src/ir/computation.js";
 import { annotateModule } from "../../src/ir/edit.js";
 import { mapComputations, withInstructions } from "../../src/ir/rewrite.js";
-import { runPasses } from "../../src/compiler/pass.js";
+import { runPasses } from "../../src/passes/pass.js";
 import { populateOpShardingRules, populateOpShardingRulesPass } from "../../src/sdy/passes/populate_op_sharding_rules.js";
 import { dropShardingRules } from "../../src/sdy/passes/drop_sharding_rules.js";
-import { parseOpShardingRule, printOpShardingRule } from "../../src/sdy/rule_text.js";
-import type { TensorSharding } from "../../src/sdy/model.js";
+import { parseOpShardingRule, printOpShardingRule } from "../../src/text/mlir/sdy_rule_text.js";
+import type { TensorSharding } from "../../src/sharding/model.js";
 
 /** The printed rules of `name`'s ops, in order (ops without a rule left out). */
 function rulesOf(module: HloModule, name = "main"): string[] {

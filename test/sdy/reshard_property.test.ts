@@ -18,7 +18,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseStableHlo } from "../../src/index.js";
 import type { Instruction } from "../../src/ir/computation.js";
-import type { AxisRef, Mesh, TensorSharding } from "../../src/sdy/model.js";
+import type { AxisRef, Mesh, TensorSharding } from "../../src/sharding/model.js";
 import { verifySdy } from "../../src/sdy/verify.js";
 import { opt } from "./passes/opt.js";
 

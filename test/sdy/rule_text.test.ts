@@ -6,8 +6,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { arrayShape, tupleShape, type Shape } from "../../src/types/shape.js";
 import { ParseError } from "../../src/types/errors.js";
-import type { OpShardingRule } from "../../src/sdy/model.js";
-import { factorSymbol, parseOpShardingRule, printOpShardingRule } from "../../src/sdy/rule_text.js";
+import type { OpShardingRule } from "../../src/sharding/model.js";
+import { factorSymbol, parseOpShardingRule, printOpShardingRule } from "../../src/text/mlir/sdy_rule_text.js";
 import { verifyOpShardingRule } from "../../src/sdy/rule_verify.js";
 
 test("factor symbols: i..z, then z_1, z_2, ...", () => {

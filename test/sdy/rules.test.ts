@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { parseStableHlo } from "../../src/text/mlir/index.js";
 import type { HloModule, Instruction } from "../../src/ir/computation.js";
 import { populateOpShardingRules } from "../../src/sdy/passes/populate_op_sharding_rules.js";
-import { parseOpShardingRule, printOpShardingRule } from "../../src/sdy/rule_text.js";
+import { parseOpShardingRule, printOpShardingRule } from "../../src/text/mlir/sdy_rule_text.js";
 import { verifyOpShardingRule } from "../../src/sdy/rule_verify.js";
 import { opValues } from "../../src/sdy/rules/registry.js";
 

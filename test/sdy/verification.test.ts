@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseStableHlo, ParseError } from "../../src/index.js";
-import { diagnosticsOf, type SdyDiagnostic } from "../../src/sdy/diagnostics.js";
+import { diagnosticsOf, type SdyDiagnostic } from "../../src/text/mlir/diagnostics.js";
 import { verifySdy } from "../../src/sdy/verify.js";
 import { available, expectedDiagnostics, IR_TESTS, readLit, splitCases } from "./lit.js";
 import { tempFiles, xlats } from "../cli/helpers.js";

@@ -2,7 +2,7 @@
 
 import { defaultPipeline } from "../../src/compiler/index.js";
 import { stepFusion, stepFusionWith } from "../../src/compiler/passes/step_fusion.js";
-import type { Pass } from "../../src/compiler/pass.js";
+import type { Pass } from "../../src/passes/pass.js";
 
 /**
  * The default pipeline without row fusion: softmax, layer norm and their like stay the

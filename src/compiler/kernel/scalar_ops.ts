@@ -3,7 +3,7 @@
 // does not compile until someone says how it fuses (or that it does not).
 
 import type { Instruction } from "../../ir/computation.js";
-import type { ElementwiseOpcode } from "../../shape/elementwise.js";
+import type { ElementwiseOpcode } from "../../ir/opcodes.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { Unsupported } from "./declined.js";
 import type { BinaryScalarOp, KernelGraph, UnaryScalarOp } from "./graph.js";

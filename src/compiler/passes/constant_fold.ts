@@ -15,7 +15,7 @@ import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
 import { hasSideEffect, mapComputations, rebuild } from "../../ir/rewrite.js";
 import type { Literal } from "../../types/literal.js";
 import { arrayShape, hasDefaultLayout, type ArrayShape } from "../../types/shape.js";
-import type { Pass } from "../pass.js";
+import type { Pass } from "../../passes/pass.js";
 
 export const MAX_FOLDED_ELEMENTS = 1024;
 

@@ -15,7 +15,7 @@ import type { ConvDimensionNumbers } from "../../ir/attributes.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { mapComputations, rebuild } from "../../ir/rewrite.js";
 import { convGeometry } from "../kernel/conv_plan.js";
-import type { Pass } from "../pass.js";
+import type { Pass } from "../../passes/pass.js";
 
 const NHWC: ConvDimensionNumbers = {
   inputBatchDimension: 0, inputFeatureDimension: 3, inputSpatialDimensions: [1, 2],

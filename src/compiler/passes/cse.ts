@@ -9,7 +9,7 @@ import type { Computation, HloModule, Instruction } from "../../ir/computation.j
 import { hasSideEffect, mapComputations, rebuild } from "../../ir/rewrite.js";
 import { structuralKey } from "../../ir/traverse.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
-import type { Pass } from "../pass.js";
+import type { Pass } from "../../passes/pass.js";
 
 export function cseComputation(c: Computation): { computation: Computation; merged: number } {
   const seen = new Map<string, Instruction>();

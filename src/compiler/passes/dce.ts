@@ -4,7 +4,7 @@
 
 import { Computation, copyModuleSideData, HloModule } from "../../ir/computation.js";
 import { mapComputations, rebuild } from "../../ir/rewrite.js";
-import type { Pass } from "../pass.js";
+import type { Pass } from "../../passes/pass.js";
 
 function reachable(entry: Computation): Set<Computation> {
   const seen = new Set<Computation>();

@@ -8,7 +8,7 @@
 
 import type { HloModule } from "../../ir/computation.js";
 import { expandModule } from "../expansions/index.js";
-import type { Pass } from "../pass.js";
+import type { Pass } from "../../passes/pass.js";
 
 export const decompose: Pass = {
   name: "decompose",

@@ -10,7 +10,7 @@ import type { HloModule, Instruction } from "../../ir/computation.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { mapComputations, rebuild } from "../../ir/rewrite.js";
 import { gemmSpecOfDot } from "../kernel/gemm_plan.js";
-import type { Pass } from "../pass.js";
+import type { Pass } from "../../passes/pass.js";
 
 function transposed(f: InstructionFactory, x: Instruction, permutation: number[], from: Instruction): Instruction {
   return permutation.every((p, i) => p === i) ? x : f.add("transpose", [x], { permutation }, { from });

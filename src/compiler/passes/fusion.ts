@@ -42,7 +42,7 @@ import { factoryFor, liveInstructions, mapComputations, withInstructions } from 
 import { elementCount } from "../../types/shape.js";
 import { CompileError } from "../../types/errors.js";
 import type { LoweringCapabilities } from "../kernel/capabilities.js";
-import type { Pass, PassContext } from "../pass.js";
+import type { Pass, PassContext } from "../../passes/pass.js";
 import { formUnits, type Group, type Unit } from "./multi_output.js";
 import { formOutputFusions } from "./output_fusion.js";
 import { fuseRows } from "./row_fusion.js";

@@ -1,6 +1,6 @@
 // The compiler's HLO passes, and the default simplification pipeline compile() runs.
 
-import { fixpoint, pipeline, type Pass } from "../pass.js";
+import { fixpoint, pipeline, type Pass } from "../../passes/pass.js";
 import { constantFold } from "./constant_fold.js";
 import { cse } from "./cse.js";
 import { dce } from "./dce.js";

@@ -17,7 +17,7 @@ import { Computation, copyComputationSideData, type HloModule, type Instruction 
 import { InstructionFactory } from "../../ir/factory.js";
 import { mapComputations } from "../../ir/rewrite.js";
 import { withDefaultLayout, type Shape } from "../../types/shape.js";
-import type { Pass } from "../pass.js";
+import type { Pass } from "../../passes/pass.js";
 
 /** Whether every array of `shape` is in the default layout already. */
 const isDefault = (shape: Shape): boolean => withDefaultLayout(shape) === shape;

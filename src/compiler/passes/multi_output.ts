@@ -18,7 +18,7 @@
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
-import type { PassContext } from "../pass.js";
+import type { PassContext } from "../../passes/pass.js";
 
 export interface Group {
   readonly root: Instruction;

@@ -28,7 +28,7 @@ import { OP_TABLE } from "../../ir/opcodes.js";
 import { ELEMENT_TYPES } from "../../types/element_type.js";
 import { elementCount } from "../../types/shape.js";
 import { outputFusionProblem } from "../wasm/epilogue.js";
-import type { PassContext } from "../pass.js";
+import type { PassContext } from "../../passes/pass.js";
 import type { Group } from "./multi_output.js";
 
 const isCore = (inst: Instruction): boolean => inst.opcode === "dot" || inst.opcode === "convolution";

@@ -14,7 +14,7 @@ import { InstructionFactory } from "../../ir/factory.js";
 import { liveInstructions, rebuild, withInstructions } from "../../ir/rewrite.js";
 import { lowerFusion } from "../kernel/lower_fusion.js";
 import { isRowPipeline, rowPipelineUnsupported } from "../kernel/schedule_reduce.js";
-import type { PassContext } from "../pass.js";
+import type { PassContext } from "../../passes/pass.js";
 
 /** The fusion an operand is, directly or as one of its tuple elements. */
 function producerOf(operand: Instruction): Instruction<"fusion"> | undefined {

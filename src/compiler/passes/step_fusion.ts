@@ -12,7 +12,7 @@
 
 import { HloModule, subcomputationsOf, type Computation, type Instruction } from "../../ir/computation.js";
 import { mapComputations, withInstructions } from "../../ir/rewrite.js";
-import type { Pass } from "../pass.js";
+import type { Pass } from "../../passes/pass.js";
 import { fusionPassWith, type FusionOptions } from "./fusion.js";
 
 /** The computations a control-flow op runs as a nested program (a composite's decomposition is what runs). */

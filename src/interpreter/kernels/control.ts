@@ -7,7 +7,7 @@ import { ExecutionError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import { shapesEqual, shapeToString } from "../../types/shape.js";
 import type { EvalContext, KernelTable } from "../context.js";
-import type { ControlOpcode } from "../../shape/control.js";
+import type { ControlOpcode } from "../../ir/shape/control.js";
 import { BUILTIN_CUSTOM_CALLS } from "./builtin_custom_calls.js";
 import { isDynamicCustomCall } from "../../ir/dynamic_ops.js";
 import { runDynamicCustomCall } from "./dynamic.js";

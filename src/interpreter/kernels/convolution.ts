@@ -10,7 +10,7 @@
 // padding and holes add zero products (the same sums, but for a -0 turned +0 and a
 // non-finite kernel value times a padding zero).
 
-import { baseIndexOf } from "../../shape/window.js";
+import { baseIndexOf } from "../../ir/shape/window.js";
 import { forEachIndex, rowMajorStrides } from "../../types/index_util.js";
 import { Literal, type Scalar } from "../../types/literal.js";
 import type { Kernel } from "../context.js";

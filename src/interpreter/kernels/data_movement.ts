@@ -9,7 +9,7 @@ import { forEachIndex, rowMajorStrides } from "../../types/index_util.js";
 import { Literal } from "../../types/literal.js";
 import { arrayShape, elementCount, shapeToString } from "../../types/shape.js";
 import type { KernelTable } from "../context.js";
-import type { DataMovementOpcode } from "../../shape/data_movement.js";
+import type { DataMovementOpcode } from "../../ir/shape/data_movement.js";
 import {
   clampIndex, copyElement, fillFrom, newResult, readIndex, resultArrayShape,
 } from "./element_copy.js";

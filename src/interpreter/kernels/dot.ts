@@ -3,7 +3,7 @@
 // operand elements take part. The contraction offsets are computed once per op.
 
 import type { DotDimensionNumbers } from "../../ir/attributes.js";
-import { checkDotDimensions, raggedDotMode } from "../../shape/dot.js";
+import { checkDotDimensions, raggedDotMode } from "../../ir/shape/dot.js";
 import { ExecutionError } from "../../types/errors.js";
 import { forEachIndex, rowMajorStrides } from "../../types/index_util.js";
 import { Literal, type Scalar } from "../../types/literal.js";

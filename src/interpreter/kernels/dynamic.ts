@@ -3,8 +3,8 @@
 // fit the declared type: a static dimension the values contradict is an error, as is
 // a size past a bounded dimension's bound.
 
-import { inferShape } from "../../shape/index.js";
-import type { DynamicOpcode } from "../../shape/dynamic.js";
+import { inferShape } from "../../ir/shape/index.js";
+import type { DynamicOpcode } from "../../ir/shape/dynamic.js";
 import {
   DYNAMIC_CUSTOM_CALL_SHAPE_OPERAND, dynamicCustomCallStaticForm, SHAPE_OPERANDS, shapeValuesToNumbers, staticForm, type StaticForm,
 } from "../../ir/dynamic_ops.js";

@@ -6,15 +6,15 @@
 
 import type { ComparisonDirection, ComparisonType } from "../../ir/attributes.js";
 import type { Instruction } from "../../ir/computation.js";
-import type { Opcode } from "../../ir/opcodes.js";
-import { defaultComparisonType, type ElementwiseOpcode } from "../../shape/elementwise.js";
+import { tableOf, UNARY_OPCODES, type UnaryOpcode } from "../../ir/opcodes.js";
+import { defaultComparisonType, type ElementwiseShapeOpcode } from "../../ir/shape/elementwise.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { ExecutionError } from "../../types/errors.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import { Literal, readStorage, writeStorage, type Complex, type Scalar } from "../../types/literal.js";
 import { elementCount, type ArrayShape } from "../../types/shape.js";
 import type { Kernel, KernelTable } from "../context.js";
-import { binaryScalarFn, unaryScalarFn, type BinaryFn } from "./elementwise_ops.js";
+import { binaryScalarFn, SCALAR_BINARY_OPCODES, unaryScalarFn, type BinaryFn, type ScalarBinaryOpcode } from "./elementwise_ops.js";
 
 function resultShape(inst: Instruction): ArrayShape {
   if (inst.shape.kind !== "array") throw new ExecutionError(`${inst.name}: expected an array result`);
@@ -44,11 +44,11 @@ function mapBinary(shape: ArrayShape, a: Literal, b: Literal, f: (x: Scalar, y: 
   return out;
 }
 
-function unaryKernel<O extends Opcode>(opcode: O): Kernel<O> {
+function unaryKernel<O extends UnaryOpcode>(opcode: O): Kernel<O> {
   return (inst, [x]) => mapUnary(resultShape(inst), x!, unaryScalarFn(opcode, x!.elementType));
 }
 
-function binaryKernel<O extends Opcode>(opcode: O): Kernel<O> {
+function binaryKernel<O extends ScalarBinaryOpcode>(opcode: O): Kernel<O> {
   return (inst, [a, b]) => mapBinary(resultShape(inst), a!, b!, binaryScalarFn(opcode, a!.elementType));
 }
 
@@ -188,21 +188,10 @@ const complexKernel: Kernel<"complex"> = (inst, [re, imag]) =>
 
 // ---- the table ------------------------------------------------------------------
 
-export const elementwiseKernels: KernelTable<ElementwiseOpcode> = {
-  abs: unaryKernel("abs"), cbrt: unaryKernel("cbrt"), ceil: unaryKernel("ceil"), clz: unaryKernel("clz"),
-  cos: unaryKernel("cos"), erf: unaryKernel("erf"), exp: unaryKernel("exp"), expm1: unaryKernel("expm1"),
-  floor: unaryKernel("floor"), imag: unaryKernel("imag"), isFinite: unaryKernel("isFinite"), log: unaryKernel("log"),
-  log1p: unaryKernel("log1p"), logistic: unaryKernel("logistic"), negate: unaryKernel("negate"), not: unaryKernel("not"),
-  popcnt: unaryKernel("popcnt"), real: unaryKernel("real"), roundNearestAfz: unaryKernel("roundNearestAfz"),
-  roundNearestEven: unaryKernel("roundNearestEven"), rsqrt: unaryKernel("rsqrt"), sign: unaryKernel("sign"),
-  sin: unaryKernel("sin"), sqrt: unaryKernel("sqrt"), tan: unaryKernel("tan"), tanh: unaryKernel("tanh"),
-  acos: unaryKernel("acos"), acosh: unaryKernel("acosh"), asin: unaryKernel("asin"), asinh: unaryKernel("asinh"), atan: unaryKernel("atan"), atanh: unaryKernel("atanh"), cosh: unaryKernel("cosh"), sinh: unaryKernel("sinh"), lgamma: unaryKernel("lgamma"), digamma: unaryKernel("digamma"), erfInv: unaryKernel("erfInv"), erfc: unaryKernel("erfc"), besselI1e: unaryKernel("besselI1e"),
-  polygamma: binaryKernel("polygamma"), zeta: binaryKernel("zeta"), nextAfter: binaryKernel("nextAfter"),
-  add: binaryKernel("add"), subtract: binaryKernel("subtract"), multiply: binaryKernel("multiply"),
-  divide: binaryKernel("divide"), remainder: binaryKernel("remainder"), power: binaryKernel("power"),
-  maximum: binaryKernel("maximum"), minimum: binaryKernel("minimum"), and: binaryKernel("and"), or: binaryKernel("or"),
-  xor: binaryKernel("xor"), shiftLeft: binaryKernel("shiftLeft"), shiftRightArithmetic: binaryKernel("shiftRightArithmetic"),
-  shiftRightLogical: binaryKernel("shiftRightLogical"), atan2: binaryKernel("atan2"), complex: complexKernel,
+export const elementwiseKernels: KernelTable<ElementwiseShapeOpcode> = {
+  ...tableOf(UNARY_OPCODES, unaryKernel),
+  ...tableOf(SCALAR_BINARY_OPCODES, binaryKernel),
+  complex: complexKernel,
   compare: compareKernel,
   select: selectKernel,
   clamp: clampKernel,

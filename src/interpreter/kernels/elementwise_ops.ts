@@ -9,7 +9,7 @@
 // where wrapping the double result (or Math.imul's) gives the exact answer. Floats are
 // computed in double; storing the result rounds it once to the element type.
 
-import type { Opcode } from "../../ir/opcodes.js";
+import { BINARY_OPCODES, type BinaryOpcode, type Opcode, type UnaryOpcode } from "../../ir/opcodes.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { ExecutionError } from "../../types/errors.js";
 import { wrapInteger, type Complex, type Scalar } from "../../types/literal.js";
@@ -40,7 +40,8 @@ interface BinaryDef {
   readonly complex?: (a: Complex, b: Complex) => Complex;
 }
 
-const UNARY: Readonly<Record<string, UnaryDef>> = {
+/** Every unary op of the op table (the type checker names one that is missing). */
+const UNARY: Readonly<Record<UnaryOpcode, UnaryDef>> = {
   abs: { int: im.intAbs, float: Math.abs, complex: cx.cAbs },
   cbrt: { float: Math.cbrt, complex: cx.cCbrt },
   ceil: { float: Math.ceil },
@@ -70,7 +71,11 @@ const UNARY: Readonly<Record<string, UnaryDef>> = {
   ...CHLO_UNARY,
 };
 
-const BINARY: Readonly<Record<string, BinaryDef>> = {
+/** The binary ops computed one element pair at a time: all but complex, which pairs its operands (elementwise.ts). */
+export type ScalarBinaryOpcode = Exclude<BinaryOpcode, "complex">;
+export const SCALAR_BINARY_OPCODES: readonly ScalarBinaryOpcode[] = BINARY_OPCODES.filter((o): o is ScalarBinaryOpcode => o !== "complex");
+
+const BINARY: Readonly<Record<ScalarBinaryOpcode, BinaryDef>> = {
   add: { pred: (a, b) => a || b, int: (_t, a, b) => a + b, smallInt: (a, b) => a + b, float: (a, b) => a + b, complex: cx.cAdd },
   subtract: { int: (_t, a, b) => a - b, smallInt: (a, b) => a - b, float: (a, b) => a - b, complex: cx.cSub },
   multiply: {
@@ -101,8 +106,8 @@ function unsupported(opcode: Opcode, t: ElementType): never {
   throw new ExecutionError(`${opcode}: no kernel for element type ${t} (the shape rule should have rejected it)`);
 }
 
-export function unaryScalarFn(opcode: Opcode, t: ElementType): UnaryFn {
-  const def = UNARY[opcode] ?? unsupported(opcode, t);
+export function unaryScalarFn(opcode: UnaryOpcode, t: ElementType): UnaryFn {
+  const def = UNARY[opcode];
   const kind = ELEMENT_TYPES[t].kind;
   switch (kind) {
     case "pred": {
@@ -126,8 +131,8 @@ export function unaryScalarFn(opcode: Opcode, t: ElementType): UnaryFn {
   }
 }
 
-export function binaryScalarFn(opcode: Opcode, t: ElementType): BinaryFn {
-  const def = BINARY[opcode] ?? unsupported(opcode, t);
+export function binaryScalarFn(opcode: ScalarBinaryOpcode, t: ElementType): BinaryFn {
+  const def = BINARY[opcode];
   const kind = ELEMENT_TYPES[t].kind;
   switch (kind) {
     case "pred": {

@@ -22,7 +22,7 @@ import { ExecutionError } from "../../types/errors.js";
 import { forEachIndex, rowMajorStrides } from "../../types/index_util.js";
 import { Literal } from "../../types/literal.js";
 import type { EvalContext } from "../context.js";
-import { complementDims } from "../../shape/dim_checks.js";
+import { complementDims } from "../../ir/shape/dim_checks.js";
 import {
   clampIndex, copyElement, elementLiteral, fillFrom, indexToNumber, newResult, readIndex, resultArrayShape,
 } from "./element_copy.js";

@@ -18,7 +18,7 @@ import { forEachIndex } from "../../types/index_util.js";
 import { Literal } from "../../types/literal.js";
 import { dequantizeElement, quantizeElement, type UniformQuantization } from "../../types/quantization.js";
 import { hasQuantization, shapeToString, type Shape } from "../../types/shape.js";
-import { expressedShape, quantMode, storageShape } from "../../shape/quantized.js";
+import { expressedShape, quantMode, storageShape } from "../../ir/shape/quantized.js";
 import type { Kernel, KernelTable } from "../context.js";
 
 /** Applies `f` to each element (row-major) with its multi-index: what per-axis parameters need. */

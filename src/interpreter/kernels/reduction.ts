@@ -6,7 +6,7 @@
 import { forEachIndex, rowMajorStrides } from "../../types/index_util.js";
 import { Literal, type Scalar } from "../../types/literal.js";
 import type { ElementType } from "../../types/element_type.js";
-import { baseIndexOf } from "../../shape/window.js";
+import { baseIndexOf } from "../../ir/shape/window.js";
 import type { Window } from "../../ir/attributes.js";
 import type { KernelTable } from "../context.js";
 import { callScalar, collateLiterals, resultArrayShapes } from "./kernel_util.js";

@@ -8,11 +8,11 @@
 
 import { calleesFirst, type Computation, type Instruction } from "../../ir/computation.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
-import { axisSize, indexAlongAxisRef } from "../../sdy/axis.js";
-import { findAxisSize, meshOf } from "../../sdy/mesh.js";
-import type { Mesh, ReductionOp, TensorSharding } from "../../sdy/model.js";
-import { resultShapes } from "../../shape/sdy.js";
-import type { SdyOpcode } from "../../shape/sdy.js";
+import { axisSize, indexAlongAxisRef } from "../../sharding/axis.js";
+import { findAxisSize, meshOf } from "../../sharding/mesh.js";
+import type { Mesh, ReductionOp, TensorSharding } from "../../sharding/model.js";
+import { resultShapes } from "../../ir/shape/sdy.js";
+import type { SdyOpcode } from "../../ir/shape/sdy.js";
 import { ExecutionError } from "../../types/errors.js";
 import { forEachIndex, rowMajorStrides } from "../../types/index_util.js";
 import { Literal, literalToString } from "../../types/literal.js";

@@ -1,7 +1,7 @@
 // The partition step: a module whose values carry shardings becomes the program each
 // device of its mesh runs, with what it takes to split global arguments into per-device
 // ones and assemble global results from the devices' results. The passes are Shardy's,
-// taken from the pass registry by name and run in the partitioner's order:
+// taken from Shardy's passes (sdy/passes/index.ts) by name and run in the partitioner's order:
 //
 //   propagation → insert explicit reshards → resolve permutation factors → reshards
 //   to collectives → pad for divisibility → global to local → drop shardings and meshes
@@ -10,15 +10,16 @@
 // then the program must not need it (checked: a program that needs a reshard or an
 // all_reduce is refused, naming the op, rather than partitioned into a wrong one).
 
-import type { Pass } from "../../compiler/pass.js";
-import { findPass, parsePassOptions } from "../../compiler/pass_registry.js";
+import type { Pass } from "../../passes/pass.js";
+import { parsePassOptions } from "../../passes/pass_options.js";
+import { SDY_PASSES } from "../passes/index.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import type { Literal } from "../../types/literal.js";
 import { isArray, shapeToString, type ArrayShape } from "../../types/shape.js";
-import { ShardingError } from "../axis.js";
-import { meshSize } from "../mesh.js";
-import type { Mesh, TensorSharding } from "../model.js";
-import { resolveMesh } from "../sharding.js";
+import { ShardingError } from "../../sharding/axis.js";
+import { meshSize } from "../../sharding/mesh.js";
+import type { Mesh, TensorSharding } from "../../sharding/model.js";
+import { resolveMesh } from "../../sharding/sharding.js";
 import { findNeededReshard } from "./reshard_check.js";
 import { assemble, pieceOf } from "./shards.js";
 
@@ -63,7 +64,7 @@ export function isShardedModule(module: HloModule): boolean {
 }
 
 function passOf(name: string, options = ""): Pass | undefined {
-  const registration = findPass(name);
+  const registration = SDY_PASSES.find((p) => p.name === name);
   return registration?.create(parsePassOptions(registration, options));
 }
 
@@ -118,7 +119,7 @@ export function partition(module: HloModule, options: PartitionOptions = {}): Pa
     return run(pass, m, log);
   };
   let m = step(module, "sdy-propagation-pipeline");
-  if (findPass("sdy-insert-explicit-reshards") === undefined) {
+  if (!SDY_PASSES.some((p) => p.name === "sdy-insert-explicit-reshards")) {
     skipped.push("sdy-insert-explicit-reshards");
     const entry = entryOf(m, options.entry);
     const needed = findNeededReshard(entry, m.meshes ?? []);

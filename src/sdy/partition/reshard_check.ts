@@ -8,11 +8,11 @@
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
-import { axisListEquals, axisListToString } from "../axis.js";
-import type { AxisRef, NamedMesh, TensorSharding } from "../model.js";
+import { axisListEquals, axisListToString } from "../../sharding/axis.js";
+import type { AxisRef, NamedMesh, TensorSharding } from "../../sharding/model.js";
 import { buildTensorFactorShardings } from "../propagation/projection.js";
 import { getOrCreateShardingRule, ruleContextFor } from "../rules/registry.js";
-import { resolveMesh } from "../sharding.js";
+import { resolveMesh } from "../../sharding/sharding.js";
 
 /** Ops whose local form (global_to_local_ops.ts) itself refuses shardings that need communication. */
 const SELF_CHECKING: ReadonlySet<Opcode> = new Set<Opcode>(["pad", "slice"]);

@@ -5,7 +5,7 @@
 import type { Client } from "../../runtime/client.js";
 import { DeadlineError } from "../../types/errors.js";
 import type { Literal } from "../../types/literal.js";
-import { ShardingError } from "../axis.js";
+import { ShardingError } from "../../sharding/axis.js";
 import { assembleResults, splitArguments, type PartitionedProgram } from "./partition.js";
 
 export interface RunPartitionedOptions {

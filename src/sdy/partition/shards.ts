@@ -8,9 +8,9 @@
 import { Literal } from "../../types/literal.js";
 import { forEachIndex } from "../../types/index_util.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
-import { ShardingError } from "../axis.js";
-import { shardIndex } from "../local_shapes.js";
-import type { Mesh, TensorSharding } from "../model.js";
+import { ShardingError } from "../../sharding/axis.js";
+import { shardIndex } from "../../sharding/local_shapes.js";
+import type { Mesh, TensorSharding } from "../../sharding/model.js";
 
 /** Where device `device`'s piece starts in the global value, per dimension. */
 function pieceStart(device: number, sharding: TensorSharding | undefined, mesh: Mesh, local: readonly number[]): number[] {

@@ -10,12 +10,12 @@ import { Computation, subcomputationsOf, type HloModule, type Instruction } from
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { factoryFor, withEntry, withInstructions } from "../../ir/rewrite.js";
 import { usersOf } from "../../ir/traverse.js";
-import type { NamedMesh, TensorSharding } from "../model.js";
-import { fullyReplicatedSharding, isMaximalMesh, resolveMesh, shardingEquals, shardingsEquivalent } from "../sharding.js";
+import type { NamedMesh, TensorSharding } from "../../sharding/model.js";
+import { fullyReplicatedSharding, isMaximalMesh, resolveMesh, shardingEquals, shardingsEquivalent } from "../../sharding/sharding.js";
 import { IrGraph, staticDims } from "../propagation/ir_graph.js";
 import { insertReshard, preOrderOps, replaceAllUsesExcept } from "../propagation/graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import { metadataLocation } from "../../ir/attributes.js";
 import { addDataFlowEdges } from "./data_flow_edges.js";
 import { plain } from "./export.js";

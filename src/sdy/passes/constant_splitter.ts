@@ -18,7 +18,7 @@
 // The IR is immutable, so the pass works on a mutable mirror of the module (blocks of
 // ops with operand links) and builds the IR again from it.
 
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import { Computation, type HloModule, type Instruction } from "../../ir/computation.js";
 import { setSourceLocation, sourceLocation } from "../../ir/locations.js";
 import { OP_TABLE } from "../../ir/opcodes.js";

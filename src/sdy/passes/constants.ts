@@ -2,7 +2,7 @@
 // and attributes) and equal broadcasts of one scalar in one body merge again (the
 // splitter, constant_splitter.ts, gave each use its own copy before it).
 
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { HloModule, Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { structuralKey } from "../../ir/traverse.js";

@@ -9,8 +9,8 @@
 // type change (pad, slice, gather, scatter, convolution) and the sdy ops not lowered
 // here fail with a ShardingError naming the op.
 
-import type { Pass } from "../../compiler/pass.js";
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { Pass } from "../../passes/pass.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { ReplicaGroupMeshAxes } from "../../ir/attributes.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
@@ -19,16 +19,16 @@ import { OP_TABLE } from "../../ir/opcodes.js";
 import { factoryFor, mapComputations, withInstructions } from "../../ir/rewrite.js";
 import { XlaError } from "../../types/errors.js";
 import { arrayShape, isArray, shapesEqual, shapeToString, tupleShape, type ArrayShape, type Shape } from "../../types/shape.js";
-import { axisContains, axisEquals, axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../axis.js";
-import { SdyVerifyError } from "../diagnostics.js";
-import { atomicAxes, localShape, replicaGroupsForAxes, shardIndex } from "../local_shapes.js";
+import { axisContains, axisEquals, axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../../sharding/axis.js";
+import { SdyVerifyError } from "../../text/mlir/diagnostics.js";
+import { atomicAxes, localShape, replicaGroupsForAxes, shardIndex } from "../../sharding/local_shapes.js";
 import {
   binaryBody, dimensionOffset, failOp, lowerConvolution, lowerGather, lowerMultiAllToAll, lowerPad, lowerScatter, lowerSdyConstant, lowerSlice,
   sliceForAxes, type DeviceIdOp, type LocalOpContext,
 } from "./global_to_local_ops.js";
-import { meshSize } from "../mesh.js";
-import type { AxisRef, Mesh, ReductionOp, TensorSharding } from "../model.js";
-import { eraseManualAxes, resolveMesh } from "../sharding.js";
+import { meshSize } from "../../sharding/mesh.js";
+import type { AxisRef, Mesh, ReductionOp, TensorSharding } from "../../sharding/model.js";
+import { eraseManualAxes, resolveMesh } from "../../sharding/sharding.js";
 
 export const CONVERT_GLOBAL_TO_LOCAL = "sdy-convert-global-to-local";
 

@@ -6,15 +6,15 @@
 // shard each edge on its own; sinking them copies the edges' shardings back onto the op
 // and removes the edges.
 
-import type { Pass } from "../../compiler/pass.js";
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { Pass } from "../../passes/pass.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import { Computation, type HloModule, type Instruction } from "../../ir/computation.js";
 import { factoryFor, withEntry, withInstructions } from "../../ir/rewrite.js";
 import { usersOf } from "../../ir/traverse.js";
-import type { TensorSharding } from "../model.js";
+import type { TensorSharding } from "../../sharding/model.js";
 import { mlirResultCount, staticDims } from "../propagation/ir_graph.js";
-import { addFreeAxesToManualSharding, eraseManualAxes, fullyReplicatedSharding } from "../sharding.js";
-import { printPropagationEdges } from "../attr_text.js";
+import { addFreeAxesToManualSharding, eraseManualAxes, fullyReplicatedSharding } from "../../sharding/sharding.js";
+import { printPropagationEdges } from "../../text/mlir/sdy_attr_text.js";
 
 type BodyOp = Instruction<"sdyManualComputation" | "sdyNamedComputation">;
 

@@ -6,8 +6,8 @@
 // sdy collective's out_sharding, a manual computation's in/out shardings, a
 // `#stablehlo.replica_group_mesh_axes`) stay, and so do the meshes they name.
 
-import type { Pass } from "../../compiler/pass.js";
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { Pass } from "../../passes/pass.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { HloModule } from "../../ir/computation.js";
 import { annotateModule } from "../../ir/edit.js";
 import { withEntry } from "../../ir/rewrite.js";

@@ -1,8 +1,8 @@
 // -sdy-drop-sharding-rules: removes the sharding rules the registry put on ops (Shardy
 // exports programs without them); a user's custom rule stays.
 
-import type { Pass } from "../../compiler/pass.js";
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { Pass } from "../../passes/pass.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { HloModule } from "../../ir/computation.js";
 import { annotateModule } from "../../ir/edit.js";
 

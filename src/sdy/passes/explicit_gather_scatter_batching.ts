@@ -11,8 +11,8 @@
 // reshapes that keep dimension 0, broadcasts and element type conversions; each step
 // keeps the value at position i of dimension 0 equal to i, so nothing else is taken.
 
-import type { Pass } from "../../compiler/pass.js";
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { Pass } from "../../passes/pass.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { Instruction } from "../../ir/computation.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { mapComputations, rebuild } from "../../ir/rewrite.js";

@@ -4,17 +4,17 @@
 // to divide their dimensions and stripped of sub-axes, every sharding closed, sharding
 // rules dropped.
 
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { HloModule, Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
-import { axisSize, subAxis } from "../axis.js";
-import type { AxisRef, Mesh, TensorSharding } from "../model.js";
+import { axisSize, subAxis } from "../../sharding/axis.js";
+import type { AxisRef, Mesh, TensorSharding } from "../../sharding/model.js";
 import { eraseTriviallyDeadOps, mainFunc } from "../propagation/driver.js";
 import { getSharding, setSharding, terminatorOf, type PGraph, type POp } from "../propagation/graph.js";
 import { IrGraph } from "../propagation/ir_graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";
 import { transformShardings } from "../propagation/sharding_walker.js";
-import { resolveMesh } from "../sharding.js";
+import { resolveMesh } from "../../sharding/sharding.js";
 
 /** Runs `fn` on the module's value graph and writes its shardings back. */
 function onGraph(module: HloModule, fn: (ir: IrGraph) => void): HloModule {

@@ -12,14 +12,14 @@
 // Not done: per-instruction partitioning (enable-per-instruction-partitioning is
 // refused), dumps to a directory, the CMV1 all_gather/reduce_scatter removal.
 
-import type { Pass, PassContext } from "../../compiler/pass.js";
-import { PassOptionError, parsePassOptions, type PassOptions, type PassRegistration } from "../../compiler/pass_options.js";
-import { canonicalize } from "../../compiler/passes/canonicalize.js";
+import type { Pass, PassContext } from "../../passes/pass.js";
+import { PassOptionError, parsePassOptions, type PassOptions, type PassRegistration } from "../../passes/pass_options.js";
+import { canonicalize } from "../../passes/canonicalize.js";
 import type { HloModule } from "../../ir/computation.js";
 import { withEntry } from "../../ir/rewrite.js";
 import { SDY_COLLECTIVE_PATTERNS, SDY_RESHARD_PATTERNS } from "../canonicalization.js";
-import { meshTable } from "../mesh.js";
-import type { TensorSharding } from "../model.js";
+import { meshTable } from "../../sharding/mesh.js";
+import type { TensorSharding } from "../../sharding/model.js";
 import { IrGraph } from "../propagation/ir_graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";
 import { transformShardings } from "../propagation/sharding_walker.js";
@@ -32,10 +32,9 @@ import {
 } from "./export.js";
 import { reshardToCollectives } from "./reshard_to_collectives.js";
 // Last: the registry imports this module (through the list of Shardy passes); it is only called when the pipeline runs.
-import { findPass } from "../../compiler/pass_registry.js";
+import { INSERT_EXPLICIT_RESHARDS_REGISTRATION } from "./insert_explicit_reshards/pass.js";
 
 export const EXPORT_PIPELINE = "sdy-export-pipeline";
-const INSERT_EXPLICIT_RESHARDS = "sdy-insert-explicit-reshards";
 
 /** -sdy-inline-meshes: every sharding carries its mesh itself; the mesh declarations go. */
 export function inlineMeshes(module: HloModule): HloModule {
@@ -63,13 +62,9 @@ interface ExportOptions {
   readonly inlineMeshes: boolean;
 }
 
-/** The registered -sdy-insert-explicit-reshards, looked up when the pipeline runs (the registry lists this module's passes too). */
+/** -sdy-insert-explicit-reshards with the pipeline's choice of version. */
 function insertExplicitReshards(fullVersion: boolean): Pass {
-  const registration = findPass(INSERT_EXPLICIT_RESHARDS);
-  if (registration === undefined) {
-    throw new PassOptionError(`-${EXPORT_PIPELINE}: needs -${INSERT_EXPLICIT_RESHARDS}, which is not registered`);
-  }
-  return registration.create(parsePassOptions(registration, `enable-full-version=${fullVersion}`));
+  return INSERT_EXPLICIT_RESHARDS_REGISTRATION.create(parsePassOptions(INSERT_EXPLICIT_RESHARDS_REGISTRATION, `enable-full-version=${fullVersion}`));
 }
 
 export function exportPipeline(module: HloModule, o: ExportOptions, ctx: PassContext): HloModule {

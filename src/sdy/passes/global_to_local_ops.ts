@@ -12,10 +12,10 @@ import type { Opcode } from "../../ir/opcodes.js";
 import { integerRange, isFloat, isWideInt, type ElementType } from "../../types/element_type.js";
 import { Literal, type Scalar } from "../../types/literal.js";
 import { scalarShape, type ArrayShape } from "../../types/shape.js";
-import { axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../axis.js";
-import { offsetTable, shardIndex } from "../local_shapes.js";
-import { meshSize } from "../mesh.js";
-import type { AxisRef, Mesh, TensorSharding } from "../model.js";
+import { axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../../sharding/axis.js";
+import { offsetTable, shardIndex } from "../../sharding/local_shapes.js";
+import { meshSize } from "../../sharding/mesh.js";
+import type { AxisRef, Mesh, TensorSharding } from "../../sharding/model.js";
 
 /** Which id names the device in the per-device program: partitions (SPMD) or replicas. */
 export type DeviceIdOp = "partitionId" | "replicaId";

@@ -14,11 +14,11 @@ import { InstructionFactory } from "../../ir/factory.js";
 import type { ElementType } from "../../types/element_type.js";
 import { Literal } from "../../types/literal.js";
 import { arrayShape, scalarShape, type ArrayShape } from "../../types/shape.js";
-import { axisSize, meshAxisSize, subAxisPreSize, totalAxesSize } from "../axis.js";
-import { shardIndex } from "../local_shapes.js";
-import { meshSize } from "../mesh.js";
-import type { AxisRef, Mesh, MeshAxis, NamedMesh, TensorSharding } from "../model.js";
-import { fullyReplicatedSharding } from "../sharding.js";
+import { axisSize, meshAxisSize, subAxisPreSize, totalAxesSize } from "../../sharding/axis.js";
+import { shardIndex } from "../../sharding/local_shapes.js";
+import { meshSize } from "../../sharding/mesh.js";
+import type { AxisRef, Mesh, MeshAxis, NamedMesh, TensorSharding } from "../../sharding/model.js";
+import { fullyReplicatedSharding } from "../../sharding/sharding.js";
 import type { DeviceIdOp } from "./global_to_local_ops.js";
 
 /** What the halo rewrites of one module share. */

@@ -9,9 +9,9 @@ import type { Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import type { Literal } from "../../types/literal.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
-import { ShardingError, totalAxesSize } from "../axis.js";
-import { meshSize } from "../mesh.js";
-import type { AxisRef, Mesh, TensorSharding } from "../model.js";
+import { ShardingError, totalAxesSize } from "../../sharding/axis.js";
+import { meshSize } from "../../sharding/mesh.js";
+import type { AxisRef, Mesh, TensorSharding } from "../../sharding/model.js";
 import {
   axisPlace, buildDataExchange, canUseHalo, dimExchangeInfo, haloDataExchange, linearIndex, manualShardCount, meshCoordinates, needsComm,
   padHighToShape, paddedDimSize, permute, shardCountOf, shiftPairs, sliceHighToShape, withoutAxesNamed, zeroConstant, type HaloContext,

@@ -10,8 +10,8 @@
 import type { Instruction } from "../../ir/computation.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import type { ArrayShape } from "../../types/shape.js";
-import { axisEquals, axisSize, fullAxis, meshAxisSize, subAxis, subAxisPreSize, totalAxesSize } from "../axis.js";
-import type { AxisRef, Mesh, TensorSharding } from "../model.js";
+import { axisEquals, axisSize, fullAxis, meshAxisSize, subAxis, subAxisPreSize, totalAxesSize } from "../../sharding/axis.js";
+import type { AxisRef, Mesh, TensorSharding } from "../../sharding/model.js";
 import {
   canUseHalo, haloDataExchange, manualShardCount, padHighToShape, paddedDimSize, shardCountOf, sliceHighToShape, withoutAxesNamed, zeroConstant,
   type DataExchange, type DimExchange, type HaloContext,

@@ -2,13 +2,13 @@
 //   -sdy-apply-sharding-constraints  sharding constraints give their unsharded inputs their sharding
 //   -sdy-sharding-group-import       sharding groups sharing a value merge; ids renumbered from 0
 
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { metadataLocation } from "../../ir/attributes.js";
 import { shapesEqual, type Shape } from "../../types/shape.js";
 import { atLocation } from "../../types/errors.js";
-import { ShardingError } from "../axis.js";
+import { ShardingError } from "../../sharding/axis.js";
 import { applyShardingConstraints } from "../propagation/apply_constraints.js";
 import { IrGraph } from "../propagation/ir_graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";

@@ -4,7 +4,7 @@
 // and `create(options)` returning a Pass of the compiler's pass framework. Add a pass
 // by appending its registration here; the registry checks that names are unique.
 
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import { DROP_SHARDING_RULES_REGISTRATION } from "./drop_sharding_rules.js";
 import { POPULATE_OP_SHARDING_RULES_REGISTRATION } from "./populate_op_sharding_rules.js";
 import { PROPAGATION_PASSES } from "./propagation.js";

@@ -6,19 +6,19 @@
 // `mesh_0`, `mesh_1`, ... with one counter for the module). Every declared mesh then
 // carries its `stablehlo.mesh` form, for StableHLO's collectives.
 
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { ReplicaGroupMeshAxes } from "../../ir/attributes.js";
 import type { HloModule } from "../../ir/computation.js";
-import type { Mesh, NamedMesh, TensorSharding } from "../model.js";
+import type { Mesh, NamedMesh, TensorSharding } from "../../sharding/model.js";
 import { IrGraph } from "../propagation/ir_graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";
 import { transformShardings } from "../propagation/sharding_walker.js";
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { annotateModule } from "../../ir/edit.js";
 import { isTuple, type Shape } from "../../types/shape.js";
-import { axisSetDiff, fullAxis, meshAxisComparator, sortAndMergeAxes } from "../axis.js";
-import type { AxisRef, DimensionSharding } from "../model.js";
-import { isEmptyMesh, isMaximalMesh, meshEquals, resolveMesh } from "../sharding.js";
+import { axisSetDiff, fullAxis, meshAxisComparator, sortAndMergeAxes } from "../../sharding/axis.js";
+import type { AxisRef, DimensionSharding } from "../../sharding/model.js";
+import { isEmptyMesh, isMaximalMesh, meshEquals, resolveMesh } from "../../sharding/sharding.js";
 
 export function liftInlinedMeshes(module: HloModule): HloModule {
   const declared = module.meshes ?? [];

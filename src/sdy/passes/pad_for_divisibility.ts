@@ -18,8 +18,8 @@
 // padding, a value in a region that needs padding, a value an unconverted op would see
 // padded) fail with a ShardingError naming the op, never with silently wrong IR.
 
-import type { Pass } from "../../compiler/pass.js";
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { Pass } from "../../passes/pass.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { sourceLocation } from "../../ir/locations.js";
@@ -27,10 +27,10 @@ import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
 import { mapComputations, rebuild } from "../../ir/rewrite.js";
 import { Literal } from "../../types/literal.js";
 import { arrayShape, scalarShape, type ArrayShape, type Shape } from "../../types/shape.js";
-import { axisSize, ShardingError } from "../axis.js";
-import { SdyVerifyError, type SdyDiagnostic } from "../diagnostics.js";
-import { meshOf, meshTable } from "../mesh.js";
-import type { Mesh, TensorSharding } from "../model.js";
+import { axisSize, ShardingError } from "../../sharding/axis.js";
+import { SdyVerifyError, type SdyDiagnostic } from "../../text/mlir/diagnostics.js";
+import { meshOf, meshTable } from "../../sharding/mesh.js";
+import type { Mesh, TensorSharding } from "../../sharding/model.js";
 
 export const PAD_FOR_DIVISIBILITY = "sdy-pad-for-divisibility";
 

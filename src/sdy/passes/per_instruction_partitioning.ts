@@ -13,8 +13,8 @@
 // [N, M]) and op-name substrings (`dot`, `pad`: the op's MLIR name contains one of them).
 // Empty: every candidate op.
 
-import type { Pass } from "../../compiler/pass.js";
-import { parsePassOptions, type PassRegistration } from "../../compiler/pass_options.js";
+import type { Pass } from "../../passes/pass.js";
+import { parsePassOptions, type PassRegistration } from "../../passes/pass_options.js";
 import { HloModule, type Computation, type Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { InstructionFactory } from "../../ir/factory.js";
@@ -22,9 +22,9 @@ import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
 import { factoryFor } from "../../ir/rewrite.js";
 import { Literal } from "../../types/literal.js";
 import { arrayShape, scalarShape, shapesEqual, shapeToString, type ArrayShape } from "../../types/shape.js";
-import { ShardingError, totalAxesSize } from "../axis.js";
-import type { Mesh, NamedMesh, TensorSharding } from "../model.js";
-import { commonMesh, fullyReplicatedSharding } from "../sharding.js";
+import { ShardingError, totalAxesSize } from "../../sharding/axis.js";
+import type { Mesh, NamedMesh, TensorSharding } from "../../sharding/model.js";
+import { commonMesh, fullyReplicatedSharding } from "../../sharding/sharding.js";
 import { CONVERT_GLOBAL_TO_LOCAL_PASSES } from "./convert_global_to_local.js";
 import { DROP_SHARDING_AND_MESH_REGISTRATION } from "./drop_sharding_and_mesh.js";
 import { paddedDimSize } from "./halo_exchange.js";

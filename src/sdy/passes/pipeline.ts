@@ -14,8 +14,8 @@
 // Not done (Shardy does them): the partitioner's explicit reshards and collectives that
 // Shardy's export pipeline ends with.
 
-import type { Pass } from "../../compiler/pass.js";
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { Pass } from "../../passes/pass.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { HloModule } from "../../ir/computation.js";
 import { addDataFlowEdges, sinkDataFlowEdges } from "./data_flow_edges.js";
 import {

@@ -7,8 +7,8 @@
 
 import { Computation, subcomputationsOf, type HloModule, type Instruction } from "../../ir/computation.js";
 import { annotateModule } from "../../ir/edit.js";
-import type { Pass } from "../../compiler/pass.js";
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { Pass } from "../../passes/pass.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import { metadataLocation } from "../../ir/attributes.js";
 import { VerifyError, XlaError } from "../../types/errors.js";
 import { verifyOpShardingRule } from "../rule_verify.js";

@@ -3,12 +3,12 @@
 // Each reads the module as propagation's value graph (propagation/ir_graph.ts), runs
 // propagation/propagate.ts on it, and writes the shardings back.
 
-import type { Pass } from "../../compiler/pass.js";
-import type { PassOptionSpec, PassOptions, PassRegistration } from "../../compiler/pass_options.js";
+import type { Pass } from "../../passes/pass.js";
+import type { PassOptionSpec, PassOptions, PassRegistration } from "../../passes/pass_options.js";
 import type { HloModule, Instruction } from "../../ir/computation.js";
 import { metadataLocation } from "../../ir/attributes.js";
 import { atLocation } from "../../types/errors.js";
-import { ShardingError } from "../axis.js";
+import { ShardingError } from "../../sharding/axis.js";
 import { IrGraph } from "../propagation/ir_graph.js";
 import { writeBack } from "../propagation/ir_writeback.js";
 import { PropagationDebugRecorder } from "../propagation/debug.js";

@@ -8,15 +8,15 @@
 // propagation barriers. An all_reduce followed by an all_slice is one reduce_scatter
 // after -canonicalize (ReduceScatterFusion).
 
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { factoryFor } from "../../ir/rewrite.js";
-import { ShardingError, axisListEquals, axisSetDiff, axisToString, sortAndMergeAxes } from "../axis.js";
-import { isMaximalMesh } from "../mesh.js";
-import type { AxisRef, Mesh, NamedMesh, TensorSharding } from "../model.js";
-import { fullyReplicatedSharding, meshEquals, meshOrRefEquals, resolveMesh, shardingsEquivalent } from "../sharding.js";
+import { ShardingError, axisListEquals, axisSetDiff, axisToString, sortAndMergeAxes } from "../../sharding/axis.js";
+import { isMaximalMesh } from "../../sharding/mesh.js";
+import type { AxisRef, Mesh, NamedMesh, TensorSharding } from "../../sharding/model.js";
+import { fullyReplicatedSharding, meshEquals, meshOrRefEquals, resolveMesh, shardingsEquivalent } from "../../sharding/sharding.js";
 import { valueShardings } from "../verify.js";
 import { ReshardPlanner, type PlannedCollective } from "./reshard_to_collectives_plan.js";
 

@@ -20,9 +20,9 @@
 // bound); a plan that is not done then is reported, never emitted half-way.
 
 import { ShardingError, addAxisOrMerge, axisCanCoexist, axisContains, axisEquals, axisOverlap, axisOverlaps, axisPrefixWithoutOverlap, axisSize,
-  axisSuffixWithoutOverlap, axisToString, compareAxisRefs, nextPreSizeOrFullSize, subAxis, subAxisPreSize, totalAxesSize } from "../axis.js";
-import type { AllToAllParam, AxisRef, Mesh, ReductionOp, TensorSharding } from "../model.js";
-import { meshOrRefEquals } from "../sharding.js";
+  axisSuffixWithoutOverlap, axisToString, compareAxisRefs, nextPreSizeOrFullSize, subAxis, subAxisPreSize, totalAxesSize } from "../../sharding/axis.js";
+import type { AllToAllParam, AxisRef, Mesh, ReductionOp, TensorSharding } from "../../sharding/model.js";
+import { meshOrRefEquals } from "../../sharding/sharding.js";
 
 /** One collective of a plan, with the sharding of its result. */
 export type PlannedCollective =

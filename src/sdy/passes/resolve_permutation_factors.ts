@@ -20,15 +20,15 @@
 // halo_reshape.ts); those the halo form does not cover (a halo spanning the whole
 // dimension, other windowed ops) are replicated as above.
 
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
 import { factoryFor } from "../../ir/rewrite.js";
-import { axisListEquals, ShardingError, totalAxesSize } from "../axis.js";
-import type { Mesh, NamedMesh, OpShardingRule, TensorSharding } from "../model.js";
+import { axisListEquals, ShardingError, totalAxesSize } from "../../sharding/axis.js";
+import type { Mesh, NamedMesh, OpShardingRule, TensorSharding } from "../../sharding/model.js";
 import { getOrCreateShardingRule, ruleContextFor } from "../rules/registry.js";
-import { isMaximalMesh, meshEquals, resolveMesh } from "../sharding.js";
+import { isMaximalMesh, meshEquals, resolveMesh } from "../../sharding/sharding.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { maxChannelId } from "./convert_global_to_local.js";
 import type { HaloContext } from "./halo_exchange.js";

@@ -7,7 +7,7 @@
 // replicated on that mesh. A user that was a reshard to exactly that replicated sharding
 // is folded into the all-reduce. Without a global mesh the module stays as it is.
 
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import { Computation, type HloModule, type Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { InstructionFactory } from "../../ir/factory.js";
@@ -16,10 +16,10 @@ import { sourceLocation, setSourceLocation } from "../../ir/locations.js";
 import { factoryFor } from "../../ir/rewrite.js";
 import { Literal } from "../../types/literal.js";
 import { shapeToString, tupleShape, type Shape } from "../../types/shape.js";
-import { ShardingError } from "../axis.js";
-import type { NamedMesh, TensorSharding } from "../model.js";
+import { ShardingError } from "../../sharding/axis.js";
+import type { NamedMesh, TensorSharding } from "../../sharding/model.js";
 import { mlirResultCount } from "../propagation/ir_graph.js";
-import { fullyReplicatedSharding, isMaximalMesh, resolveMesh, shardingEquals } from "../sharding.js";
+import { fullyReplicatedSharding, isMaximalMesh, resolveMesh, shardingEquals } from "../../sharding/sharding.js";
 
 export const RESOLVE_SINGLE_DEVICE_SHARDING = "sdy-resolve-single-device-sharding";
 

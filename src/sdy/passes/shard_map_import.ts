@@ -19,9 +19,9 @@ import { ComputationEdit, editModule } from "../../ir/edit.js";
 import { factoryFor } from "../../ir/rewrite.js";
 import { usersOf } from "../../ir/traverse.js";
 import { tupleShape, type Shape } from "../../types/shape.js";
-import { HloShardingError, parseHloSharding } from "../hlo_sharding.js";
+import { HloShardingError, parseHloSharding } from "../../sharding/hlo_sharding.js";
 import { hloShardingOnMesh } from "../hlo_sharding_convert.js";
-import type { Mesh, TensorSharding } from "../model.js";
+import type { Mesh, TensorSharding } from "../../sharding/model.js";
 
 const isCall = (inst: Instruction | undefined, target: string): inst is Instruction<"customCall"> =>
   inst?.opcode === "customCall" && (inst as Instruction<"customCall">).attrs.target === target && inst.operands.length === 1;

@@ -23,16 +23,16 @@
 // `{unreduced}`), as XLA writes them; a sharding XLA's HloSharding cannot say (unreduced
 // axes inside a manual computation) is a HloShardingError naming the value.
 
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import { isOp, subcomputationsOf, type Computation, type HloModule, type Instruction } from "../../ir/computation.js";
 import { mapComputations, rebuild, withEntry, withInstructions } from "../../ir/rewrite.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { isArray, type Shape } from "../../types/shape.js";
-import { HloShardingError, printHloSharding, type HloSharding } from "../hlo_sharding.js";
+import { HloShardingError, printHloSharding, type HloSharding } from "../../sharding/hlo_sharding.js";
 import { sdyToHloSharding } from "../hlo_sharding_convert.js";
-import { meshSize } from "../mesh.js";
-import type { NamedMesh, TensorSharding } from "../model.js";
-import { resolveMesh } from "../sharding.js";
+import { meshSize } from "../../sharding/mesh.js";
+import type { NamedMesh, TensorSharding } from "../../sharding/model.js";
+import { resolveMesh } from "../../sharding/sharding.js";
 
 /** A manual or named computation's body as a function, and the manual axes inside it. */
 interface BodyFunction {

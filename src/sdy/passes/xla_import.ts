@@ -13,13 +13,13 @@
 // other axes (the free ones) and `{manual}` none. Manual shardings anywhere else stay
 // `mhlo.sharding`.
 
-import type { PassRegistration } from "../../compiler/pass_options.js";
+import type { PassRegistration } from "../../passes/pass_options.js";
 import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
 import { mapComputations, rebuild, withEntry, withInstructions } from "../../ir/rewrite.js";
 import { shapeToString, type Shape } from "../../types/shape.js";
-import { HloShardingError, parseHloSharding, type HloSharding } from "../hlo_sharding.js";
+import { HloShardingError, parseHloSharding, type HloSharding } from "../../sharding/hlo_sharding.js";
 import { hloShardingOnMesh, meshForHloShardings } from "../hlo_sharding_convert.js";
-import type { Mesh, NamedMesh, TensorSharding } from "../model.js";
+import type { Mesh, NamedMesh, TensorSharding } from "../../sharding/model.js";
 import { importShardMaps } from "./shard_map_import.js";
 
 const GLOBAL_MESH = "mesh";

@@ -5,8 +5,8 @@
 // constraint is placed right after it and takes over its uses instead. A chain of
 // constraints also takes over the later uses of the chain's input.
 
-import type { Mesh, NamedMesh, TensorSharding } from "../model.js";
-import { fullyReplicatedSharding, identityShardingRule, isFullyClosed, resolveMesh, shardingEquals } from "../sharding.js";
+import type { Mesh, NamedMesh, TensorSharding } from "../../sharding/model.js";
+import { fullyReplicatedSharding, identityShardingRule, isFullyClosed, resolveMesh, shardingEquals } from "../../sharding/sharding.js";
 import type { PropagationObserver } from "./driver.js";
 import {
   dataFlowEdgeOfTarget, getSharding, insertionPointAfter, insertShardingConstraint, regionOf, replaceUsesIf, setSharding, shardableValue,

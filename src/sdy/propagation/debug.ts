@@ -7,8 +7,8 @@
 // A step is one propagation through one op that changed something; steps are numbered
 // across the whole run (and continue after those already recorded in the module).
 
-import { axisCanMerge, axisContains, axisEquals, axisMerge, axisListPrefixStatus, axisToString, meshAxisComparator } from "../axis.js";
-import type { AxisRef, EdgeValueRef, Mesh, OpShardingRule, PropagationEdges, TensorMapping, TensorSharding } from "../model.js";
+import { axisCanMerge, axisContains, axisEquals, axisMerge, axisListPrefixStatus, axisToString, meshAxisComparator } from "../../sharding/axis.js";
+import type { AxisRef, EdgeValueRef, Mesh, OpShardingRule, PropagationEdges, TensorMapping, TensorSharding } from "../../sharding/model.js";
 import type { PropagationObserver, PropagationStep } from "./driver.js";
 import { getSharding, preOrderOps, shardableValue, type PGraph, type POp, type PValue } from "./graph.js";
 import type { ShardingProjection, TensorFactorShardings } from "./projection.js";

@@ -4,8 +4,8 @@
 // constraint or data-flow edge), on function arguments and on function results, each
 // origin of a user sharding on its own value renamed `self`.
 
-import type { PropagationEdges } from "../model.js";
-import { printPropagationEdges } from "../attr_text.js";
+import type { PropagationEdges } from "../../sharding/model.js";
+import { printPropagationEdges } from "../../text/mlir/sdy_attr_text.js";
 import { quoteString } from "../../text/mlir/print_attr.js";
 import { enclosingFunc, owningOp, terminatorOf, type POp } from "./graph.js";
 import { originToString, toPropagationEdges, type PropagationDebugRecorder } from "./debug.js";

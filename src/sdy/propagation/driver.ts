@@ -10,9 +10,9 @@
 // queued again). Which ops are revisited, and in which order, decides the outcome
 // when shardings conflict, so the order is part of the semantics.
 
-import { ShardingError } from "../axis.js";
-import type { Mesh, NamedMesh, OpShardingRule, PropagationDirection, TensorMapping, TensorSharding } from "../model.js";
-import { commonMesh, identityShardingRule, isMaximalMesh, shardingEquals, shardingHasNoAxes } from "../sharding.js";
+import { ShardingError } from "../../sharding/axis.js";
+import type { Mesh, NamedMesh, OpShardingRule, PropagationDirection, TensorMapping, TensorSharding } from "../../sharding/model.js";
+import { commonMesh, identityShardingRule, isMaximalMesh, shardingEquals, shardingHasNoAxes } from "../../sharding/sharding.js";
 import type { DirectionAlongFactor, FactorPropagation } from "./factor_propagation.js";
 import {
   callersOf, dataFlowEdgeOfSource, dataFlowOpOfEdge, edgeSources, enclosingFunc, getSharding, isTerminator, nonOwnerTargets,

@@ -8,10 +8,10 @@
 // debug outputs do) and keeps, per value and axis, the first step that brought the
 // axis: the op and the operand or result it came from.
 
-import { axisContains, axisListPrefixStatus, axisToString, totalAxesSize } from "../axis.js";
-import { printAxisRefList, printTensorSharding } from "../attr_text.js";
-import type { AxisRef, Mesh, TensorSharding } from "../model.js";
-import { factorSymbol } from "../rule_text.js";
+import { axisContains, axisListPrefixStatus, axisToString, totalAxesSize } from "../../sharding/axis.js";
+import { printAxisRefList, printTensorSharding } from "../../text/mlir/sdy_attr_text.js";
+import type { AxisRef, Mesh, TensorSharding } from "../../sharding/model.js";
+import { factorSymbol } from "../../text/mlir/sdy_rule_text.js";
 import { newAxisEdges } from "./debug.js";
 import type { PropagationObserver, PropagationStep } from "./driver.js";
 import { getSharding, preOrderOps, shardableValue, terminatorOf, type PGraph, type POp, type PValue } from "./graph.js";

@@ -18,8 +18,8 @@
 import {
   axisContains, axisEquals, axisPrefixOf, axisSize, axisListPrefixStatus, isStrictPrefix, prefixWithoutOverlapList, subAxis,
   subAxisPreSize, totalAxesSize,
-} from "../axis.js";
-import type { AxisRef, Mesh, PropagationDirection } from "../model.js";
+} from "../../sharding/axis.js";
+import type { AxisRef, Mesh, PropagationDirection } from "../../sharding/model.js";
 import { expandShardingAxes, type FactorSharding, type ShardingProjection, type TensorFactorShardings, type UpdateTensorShardings } from "./projection.js";
 
 /** The direction propagation may take along a factor. */

@@ -10,8 +10,8 @@
 // computation block arguments and results), on the op's edge owner. Block arguments
 // of other regions (reducers, comparators) hold no sharding.
 
-import type { OpShardingRule, PropagationDirection, TensorSharding } from "../model.js";
-import { addFreeAxesToManualSharding, eraseManualAxes, fullyReplicatedSharding } from "../sharding.js";
+import type { OpShardingRule, PropagationDirection, TensorSharding } from "../../sharding/model.js";
+import { addFreeAxesToManualSharding, eraseManualAxes, fullyReplicatedSharding } from "../../sharding/sharding.js";
 
 /** The sdy ops a pass may add to the graph (written back as instructions of these opcodes). */
 export type MadeOpcode = "sdyReshard" | "sdyShardingConstraint" | "sdyAllReduce" | "sdyReplicatedToUnreduced" | "sdyShardedToUnreduced";

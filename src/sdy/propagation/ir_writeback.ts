@@ -9,8 +9,8 @@ import { ComputationEdit, editModule, type InstructionAnnotations } from "../../
 import { factoryFor } from "../../ir/rewrite.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import type { Shape } from "../../types/shape.js";
-import { ShardingError } from "../axis.js";
-import type { TensorSharding } from "../model.js";
+import { ShardingError } from "../../sharding/axis.js";
+import type { TensorSharding } from "../../sharding/model.js";
 import type { DebugAttributes } from "./debug_writeback.js";
 import { isTerminator, regionOf, terminatorOf, type POp, type PRegion, type PValue } from "./graph.js";
 import { attrSharding, openLike, sameList, type IrGraph } from "./ir_graph.js";

@@ -13,8 +13,8 @@
 // (merging sub-axes that meet at a factor boundary), stopping after a factor that is
 // not fully sharded: anything further would need a strided view.
 
-import { ShardingError, addAxisOrMerge, axisEquals, axisListEquals, axisSize, isStrictPrefix, subAxis, greatestCommonPrefix } from "../axis.js";
-import type { AxisRef, DimensionSharding, Mesh, OpShardingRule, ReductionOp, TensorMapping, TensorSharding } from "../model.js";
+import { ShardingError, addAxisOrMerge, axisEquals, axisListEquals, axisSize, isStrictPrefix, subAxis, greatestCommonPrefix } from "../../sharding/axis.js";
+import type { AxisRef, DimensionSharding, Mesh, OpShardingRule, ReductionOp, TensorMapping, TensorSharding } from "../../sharding/model.js";
 
 export interface FactorSharding {
   axisRefs: AxisRef[];

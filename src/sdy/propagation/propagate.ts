@@ -2,7 +2,7 @@
 // and the passes layered on it): sync sharding groups, propagate with the pass's
 // strategy, drop the sharding rules propagation attached unless asked to keep them.
 
-import type { NamedMesh } from "../model.js";
+import type { NamedMesh } from "../../sharding/model.js";
 import { PropagationDriver, type PropagationObserver, type RuleProvider } from "./driver.js";
 import { preOrderOps, type PGraph } from "./graph.js";
 import { ShardingGroups, type GroupWarning } from "./sharding_groups.js";

@@ -4,8 +4,8 @@
 // behind an open sharding constraint, so that propagation settles them (Shardy's
 // ShardingGroupMap).
 
-import type { TensorSharding } from "../model.js";
-import { fullyReplicatedSharding, isFullyReplicatedAndOpen, shardingEquals } from "../sharding.js";
+import type { TensorSharding } from "../../sharding/model.js";
+import { fullyReplicatedSharding, isFullyReplicatedAndOpen, shardingEquals } from "../../sharding/sharding.js";
 import { getSharding, insertShardingConstraint, replaceAllUsesExcept, setSharding, type PGraph, type POp, type PValue } from "./graph.js";
 
 export interface GroupWarning {

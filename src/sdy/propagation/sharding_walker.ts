@@ -1,8 +1,8 @@
 // Every sharding of a module's value graph, where it lives, in Shardy's walk order
 // (sharding_walker.cc): to read them all, or to transform them all in place.
 
-import type { TensorSharding } from "../model.js";
-import { shardingEquals } from "../sharding.js";
+import type { TensorSharding } from "../../sharding/model.js";
+import { shardingEquals } from "../../sharding/sharding.js";
 import { getSharding, isDataFlowOp, preOrderOps, setSharding, type PGraph, type POp, type PValue } from "./graph.js";
 
 /**

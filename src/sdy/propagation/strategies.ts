@@ -7,14 +7,14 @@
 //                 shardings of a later priority are hidden (closed and replicated) until
 //                 their turn.
 
-import { axisEquals, meshAxisComparator } from "../axis.js";
-import type { AxisRef, PropagationDirection, TensorSharding } from "../model.js";
-import { dimShardingWithoutPriority, priorityOrDefault, resolveMesh, shardingEquals } from "../sharding.js";
+import { axisEquals, meshAxisComparator } from "../../sharding/axis.js";
+import type { AxisRef, PropagationDirection, TensorSharding } from "../../sharding/model.js";
+import { dimShardingWithoutPriority, priorityOrDefault, resolveMesh, shardingEquals } from "../../sharding/sharding.js";
 import { aggressiveFactorPropagation, basicFactorPropagation, type FactorPropagation } from "./factor_propagation.js";
 import { propagateAny, type DirectionFn, type PropagationDriver } from "./driver.js";
 import { dataFlowEdgeOfTarget, type PGraph, type POp } from "./graph.js";
 import { holderSharding, setHolderSharding, walkShardings, type ShardingHolder } from "./sharding_walker.js";
-import type { NamedMesh } from "../model.js";
+import type { NamedMesh } from "../../sharding/model.js";
 
 export type FactorStrategy = "basic" | "aggressive" | "basic-then-aggressive";
 

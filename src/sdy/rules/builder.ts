@@ -5,7 +5,7 @@
 // its own (operands first, then results, in dimension order).
 
 import type { Shape } from "../../types/shape.js";
-import type { OpShardingRule } from "../model.js";
+import type { OpShardingRule } from "../../sharding/model.js";
 
 /** A tensor that does not take part in a factor. */
 export const NULL_DIM = -1;

@@ -6,7 +6,7 @@
 import type { Instruction } from "../../ir/computation.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import type { Shape } from "../../types/shape.js";
-import type { OpShardingRule } from "../model.js";
+import type { OpShardingRule } from "../../sharding/model.js";
 
 export interface RuleContext {
   /**

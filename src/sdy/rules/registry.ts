@@ -8,11 +8,11 @@
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { usersOf } from "../../ir/traverse.js";
-import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
+import { BINARY_OPCODES, OP_TABLE, tableOf, UNARY_OPCODES, type Opcode } from "../../ir/opcodes.js";
 import { XLA_CUSTOM_CALL_TARGETS } from "../../text/mlir/xla_ops.js";
 import type { Shape } from "../../types/shape.js";
 import { VerifyError } from "../../types/errors.js";
-import type { OpShardingRule } from "../model.js";
+import type { OpShardingRule } from "../../sharding/model.js";
 import { allGather, allToAll, reduceScatter, rngBitGenerator } from "./collectives.js";
 import { NO_RULE, unknownCustomCall, unknownOp, type OpValues, type RuleContext, type RuleFn, type RuleOutcome } from "./context.js";
 import { customCall, topK } from "./custom_call.js";
@@ -41,18 +41,10 @@ const unknownXlaCustomCall = <O extends Opcode>(opcode: O): RuleFn<O> => {
 };
 
 const RULES: RuleTable = {
-  abs: pointwise, cbrt: pointwise, ceil: pointwise, clz: pointwise, cos: pointwise,
-  // XLA's erf is Shardy's pointwise `mhlo.erf` custom call.
-  erf: pointwise,
-  exp: pointwise, expm1: pointwise, floor: pointwise, imag: pointwise, isFinite: pointwise, log: pointwise,
-  log1p: pointwise, logistic: pointwise, negate: pointwise, not: pointwise, popcnt: pointwise, real: pointwise,
-  roundNearestAfz: pointwise, roundNearestEven: pointwise, rsqrt: pointwise, sign: pointwise, sin: pointwise,
-  sqrt: pointwise, tan: pointwise, tanh: pointwise,
-  acos: pointwise, acosh: pointwise, asin: pointwise, asinh: pointwise, atan: pointwise, atanh: pointwise, cosh: pointwise, sinh: pointwise, lgamma: pointwise, digamma: pointwise, erfInv: pointwise, erfc: pointwise, besselI1e: pointwise, polygamma: pointwise, zeta: pointwise, nextAfter: pointwise,
-
-  add: pointwise, subtract: pointwise, multiply: pointwise, divide: pointwise, remainder: pointwise, power: pointwise,
-  maximum: pointwise, minimum: pointwise, and: pointwise, or: pointwise, xor: pointwise, shiftLeft: pointwise,
-  shiftRightArithmetic: pointwise, shiftRightLogical: pointwise, atan2: pointwise, complex: pointwise, compare: pointwise,
+  // The elementwise families are pointwise (XLA's erf is Shardy's pointwise `mhlo.erf` custom call).
+  ...tableOf(UNARY_OPCODES, () => pointwise),
+  ...tableOf(BINARY_OPCODES, () => pointwise),
+  compare: pointwise,
 
   select: pointwiseSkippingScalars, clamp: pointwiseSkippingScalars,
 

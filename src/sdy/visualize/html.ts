@@ -5,8 +5,8 @@
 // mesh, a summary (text.ts's describeLayout) and the mesh's devices at their positions.
 // No scripts, fonts or other assets are loaded.
 
-import type { Mesh } from "../model.js";
-import { meshSize } from "../mesh.js";
+import type { Mesh } from "../../sharding/model.js";
+import { meshSize } from "../../sharding/mesh.js";
 import { meshIndexOf, type ShardingLayout, type Tile } from "./layout.js";
 import { describeLayout, dimBlockLabel, tileLabel } from "./text.js";
 

@@ -14,9 +14,9 @@
 // Along unreduced axes they hold partial values (the tensor is their sum, or max/min),
 // so they are copies only when they agree along the unreduced axes too.
 
-import { ShardingError, axisOverlaps, axisSize, axisToString, indexAlongAxisRef, meshAxisSize } from "../axis.js";
-import { isMaximalMesh, meshSize } from "../mesh.js";
-import type { AxisRef, Mesh, TensorSharding } from "../model.js";
+import { ShardingError, axisOverlaps, axisSize, axisToString, indexAlongAxisRef, meshAxisSize } from "../../sharding/axis.js";
+import { isMaximalMesh, meshSize } from "../../sharding/mesh.js";
+import type { AxisRef, Mesh, TensorSharding } from "../../sharding/model.js";
 
 /** The elements [start, end) of one dimension that a shard covers, and how many padding elements follow them. */
 export interface DimBlock {

@@ -4,9 +4,9 @@
 // columns, higher ranks one grid of the last two dimensions per shard of the leading
 // ones. Colors (ANSI, one per device) only when the caller asks for them.
 
-import { axisToString } from "../axis.js";
-import type { Mesh } from "../model.js";
-import { isMaximalMesh, meshSize } from "../mesh.js";
+import { axisToString } from "../../sharding/axis.js";
+import type { Mesh } from "../../sharding/model.js";
+import { isMaximalMesh, meshSize } from "../../sharding/mesh.js";
 import { meshIndexOf, unusedAxes, type DimBlock, type ShardingLayout, type Tile } from "./layout.js";
 
 /** `0:4`, the half-open range of elements; `4:5 +1 pad` when the shard is padded. */

@@ -10,9 +10,9 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { isOp } from "../../ir/computation.js";
 import { sourceLocation, type SourceLocation } from "../../ir/locations.js";
 import { attrSharding, mlirResultCount } from "../propagation/ir_graph.js";
-import { parseHloSharding } from "../hlo_sharding.js";
+import { parseHloSharding } from "../../sharding/hlo_sharding.js";
 import { hloShardingToSdy } from "../hlo_sharding_convert.js";
-import type { TensorSharding } from "../model.js";
+import type { TensorSharding } from "../../sharding/model.js";
 import type { Shape } from "../../types/shape.js";
 
 export interface FunctionValue {

@@ -10,7 +10,9 @@ import type {
   ResultAccuracy,
 } from "../../ir/attributes.js";
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { OP_TABLE, type FusionKind, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
+import {
+  BINARY_OPCODES, OP_TABLE, opcodesOf, tableOf, UNARY_OPCODES, type FusionKind, type OpAttributes, type Opcode,
+} from "../../ir/opcodes.js";
 import type { ElementType } from "../../types/element_type.js";
 import { VerifyError } from "../../types/errors.js";
 import type { ParseError } from "../../types/errors.js";
@@ -294,18 +296,19 @@ function optionalBool(d: DecodeInput, key: string): boolean {
 
 // ---------------------------------------------------------------- the table
 
+/**
+ * One text form for each op of a family whose attributes are None or, where the row says
+ * `resultAccuracy`, Transcendental: the reader `text` picks gives exactly those.
+ */
+const plainOps = <O extends Opcode>(opcodes: readonly O[], text: (o: O) => OpText<O>): { readonly [K in O]: OpText<K> } =>
+  tableOf(opcodes, text) as unknown as { readonly [K in O]: OpText<K> };
+
 export const OP_TEXT: OpTextTable = {
   ...SDY_OP_TEXT,
-  abs: none(), cbrt: transcendental(), ceil: none(), clz: none(), cos: transcendental(), erf: transcendental(),
-  exp: transcendental(), expm1: transcendental(), floor: none(), imag: none(), isFinite: none(), log: transcendental(),
-  log1p: transcendental(), logistic: transcendental(), negate: none(), not: none(), popcnt: none(), real: none(),
-  roundNearestAfz: none(), roundNearestEven: none(), rsqrt: transcendental(), sign: none(), sin: transcendental(),
-  sqrt: transcendental(), tan: transcendental(), tanh: transcendental(),
-  acos: none(), acosh: none(), asin: none(), asinh: none(), atan: none(), atanh: none(), cosh: none(), sinh: none(), lgamma: none(), digamma: none(), erfInv: none(), erfc: none(), besselI1e: none(), polygamma: none(), zeta: none(), nextAfter: none(),
-
-  add: none(), subtract: none(), multiply: none(), divide: none(), remainder: none(), power: none(), maximum: none(),
-  minimum: none(), and: none(), or: none(), xor: none(), shiftLeft: none(), shiftRightArithmetic: none(),
-  shiftRightLogical: none(), atan2: none(), complex: none(),
+  // The elementwise families: no attributes, or only result_accuracy where the row says so.
+  ...plainOps(UNARY_OPCODES, (o) => (OP_TABLE[o].resultAccuracy === true ? transcendental() : none())),
+  ...plainOps(BINARY_OPCODES, () => none()),
+  ...plainOps(opcodesOf("ternary"), () => none()),
   compare: {
     decode: (d) => {
       const direction = d.need("direction", (c) => parseEnum(c, COMPARISON_DIRECTIONS, "comparison direction"));
@@ -314,8 +317,6 @@ export const OP_TEXT: OpTextTable = {
     },
     encode: (inst) => [`direction=${inst.attrs.direction}`, ...(inst.attrs.compareType ? [`type=${inst.attrs.compareType}`] : [])],
   },
-
-  select: none(), clamp: none(),
 
   convert: elementTypeFromShape(),
   bitcastConvert: elementTypeFromShape(),

@@ -14,7 +14,7 @@ import { Computation, DEFAULT_MODULE_CONFIG, HloModule, type Instruction, type M
 import { InstructionFactory } from "../../ir/factory.js";
 import type { ChannelHandle, OpMetadata } from "../../ir/attributes.js";
 import { OP_TABLE, OPCODES, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
-import { inferShape } from "../../shape/index.js";
+import { inferShape } from "../../ir/shape/index.js";
 import { XlaError } from "../../types/errors.js";
 import { shapesEqual, shapeToString, TOKEN_SHAPE, type Shape } from "../../types/shape.js";
 import { parseBool, parseFrontendAttributes, parseMetadata, rawBraces } from "./attr_syntax.js";
@@ -23,7 +23,7 @@ import { parseLiteral } from "./literal_text.js";
 import { OP_TEXT, type DecodeInput } from "./op_attrs.js";
 import { looksLikeShape, parseShape } from "./shape_text.js";
 import { parseMeshes, SDY_MESHES_KEY, sdyOpcodeForTarget, takeSdyShardings } from "./sdy_text.js";
-import type { NamedMesh, OpShardingRule, TensorSharding, TensorShardingPerValue } from "../../sdy/model.js";
+import type { NamedMesh, OpShardingRule, TensorSharding, TensorShardingPerValue } from "../../sharding/model.js";
 import { parseBufferDonors, parseInputOutputAlias } from "./module_aliasing.js";
 import { donatedLeaves } from "../../ir/aliasing.js";
 

@@ -18,10 +18,10 @@ import {
   parseAllToAllParams, parseAxesPerDim, parseAxisRefList, parseManualAxes, parseMesh, parseSdyAttribute,
   parseStrippedShardingPerValue, printAllToAllParams, printAxesPerDim, printAxisRefList, printManualAxes,
   printMesh, printShardingPerValue, printStrippedShardingPerValue, printTensorSharding,
-} from "../../sdy/attr_text.js";
-import type { NamedMesh, OpShardingRule, PropagationDirection, ReductionOp, TensorSharding, TensorShardingPerValue } from "../../sdy/model.js";
-import { printOpShardingRule, readOpShardingRule } from "../../sdy/rule_text.js";
-import type { SdyOpcode } from "../../shape/sdy.js";
+} from "../mlir/sdy_attr_text.js";
+import type { NamedMesh, OpShardingRule, PropagationDirection, ReductionOp, TensorSharding, TensorShardingPerValue } from "../../sharding/model.js";
+import { printOpShardingRule, readOpShardingRule } from "../mlir/sdy_rule_text.js";
+import type { SdyOpcode } from "../../ir/shape/sdy.js";
 import { ParseError } from "../../types/errors.js";
 import { Cursor as MlirCursor } from "../mlir/cursor.js";
 import { parseLiteral, printLiteral } from "./literal_text.js";

@@ -4,7 +4,7 @@
 
 import type { Literal } from "../../types/literal.js";
 import type { Shape } from "../../types/shape.js";
-import type { SdyAttribute } from "../../sdy/attr_text.js";
+import type { SdyAttribute } from "./sdy_attr_text.js";
 
 export type AttrDict = Map<string, Attr>;
 

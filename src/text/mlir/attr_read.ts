@@ -2,9 +2,9 @@
 // Import uses these for every op's attributes, in both generic and pretty spellings.
 
 import type { ConvDimensionNumbers, ReplicaGroupMeshAxes, ReplicaGroups, WindowDimension } from "../../ir/attributes.js";
-import { fullAxis } from "../../sdy/axis.js";
-import { replicaGroupsForAxes } from "../../sdy/local_shapes.js";
-import type { Mesh, NamedMesh } from "../../sdy/model.js";
+import { fullAxis } from "../../sharding/axis.js";
+import { replicaGroupsForAxes } from "../../sharding/local_shapes.js";
+import type { Mesh, NamedMesh } from "../../sharding/model.js";
 import type { Attr, AttrDict, OpNode } from "./ast.js";
 import type { Cursor } from "./cursor.js";
 

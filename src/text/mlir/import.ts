@@ -9,8 +9,8 @@ import { calleesFirst, Computation, HloModule, type Instruction } from "../../ir
 import { OP_TABLE, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
 import type { OpMetadata } from "../../ir/attributes.js";
 import { InstructionFactory } from "../../ir/factory.js";
-import { inferShape } from "../../shape/index.js";
-import { resolveDeclaredResult } from "../../shape/quantized.js";
+import { inferShape } from "../../ir/shape/index.js";
+import { resolveDeclaredResult } from "../../ir/shape/quantized.js";
 import { ShapeError, ParseError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import { elementCount, shapesCompatible, shapesEqual, shapeToString, tupleShape, type Shape } from "../../types/shape.js";
@@ -20,7 +20,7 @@ import { lowerOp } from "./import_ops.js";
 import { attrToText } from "./print_attr.js";
 import { shapeToMlir } from "./types.js";
 import { setSourceLocation, sourceLocation } from "../../ir/locations.js";
-import type { NamedMesh } from "../../sdy/model.js";
+import type { NamedMesh } from "../../sharding/model.js";
 import { splitValueAttributes, type SdyValues } from "./sdy_import.js";
 
 /** The elements of a tuple shape (none for arrays and tokens). */

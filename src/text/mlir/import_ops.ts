@@ -5,7 +5,10 @@
 
 import type { ComparisonDirection, ComparisonType, RandomAlgorithm, RandomDistribution, ReplicaGroupMeshAxes } from "../../ir/attributes.js";
 import { Computation, type Instruction } from "../../ir/computation.js";
-import { OP_TABLE, OPCODES, type ConvWindowAttribute, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
+import {
+  BINARY_OPCODES, OP_TABLE, OPCODES, opcodesOf, UNARY_OPCODES, type BinaryOpcode, type ConvWindowAttribute, type OpAttributes, type Opcode,
+  type OpcodeOf, type TernaryOpcode, type UnaryOpcode,
+} from "../../ir/opcodes.js";
 import { factoryFor, withInstructions } from "../../ir/rewrite.js";
 import { Literal } from "../../types/literal.js";
 import type { ElementType } from "../../types/element_type.js";
@@ -25,14 +28,50 @@ export const STABLEHLO_TO_OPCODE: ReadonlyMap<string, Opcode> = new Map(
   OPCODES.filter((o) => OP_TABLE[o].stablehlo !== undefined && o !== "call").map((o) => [OP_TABLE[o].stablehlo!, o]),
 );
 
-/** Ops whose attributes are empty (or only result_accuracy): they map by name alone. */
-const PLAIN_OPS = new Set<Opcode>([
-  "abs", "cbrt", "ceil", "clz", "cos", "exp", "expm1", "floor", "imag", "isFinite", "log", "log1p", "logistic",
-  "negate", "not", "popcnt", "real", "roundNearestAfz", "roundNearestEven", "rsqrt", "sign", "sin", "sqrt", "tan",
-  "tanh", "add", "subtract", "multiply", "divide", "remainder", "power", "maximum", "minimum", "and", "or", "xor",
-  "shiftLeft", "shiftRightArithmetic", "shiftRightLogical", "atan2", "complex", "select", "clamp",
+/**
+ * Ops whose attributes are empty (or only result_accuracy): they map by name alone. The
+ * elementwise families' StableHLO ops all do (compare has a direction; CHLO's ops come
+ * through chlo.ts); the others are listed.
+ */
+const PLAIN_OPS: ReadonlySet<Opcode> = new Set<Opcode>([
+  ...[...UNARY_OPCODES, ...BINARY_OPCODES, ...opcodesOf("ternary")].filter((o) => OP_TABLE[o].stablehlo !== undefined),
   "dynamicUpdateSlice", "tuple", "afterAll", "replicaId", "partitionId",
 ]);
+
+/** The plain ops as a type: the elementwise families (those with a StableHLO name) and the listed ones. */
+type PlainOpcode = UnaryOpcode | BinaryOpcode | TernaryOpcode | "dynamicUpdateSlice" | "tuple" | "afterAll" | "replicaId" | "partitionId";
+
+/**
+ * The opcodes no StableHLO op name imports here, and why: with PLAIN_OPS and LOWER they
+ * cover every opcode (checked below), so an added op is either imported or listed.
+ */
+export const NOT_IMPORTED_BY_NAME = {
+  parameter: "a function's arguments, made by the importer",
+  call: "func.call, lowered by name before the table",
+  topK: "chlo.top_k (chlo.ts)",
+  scaledDot: "no StableHLO op: a custom call (xla_ops.ts)",
+  raggedDot: "no StableHLO op: a custom call (xla_ops.ts)",
+  dynamicBroadcastInDim: "import_dynamic.ts (the shape-polymorphic ops keep their declared result types)",
+  dynamicIota: "import_dynamic.ts",
+  dynamicPad: "import_dynamic.ts",
+  dynamicGather: "import_dynamic.ts",
+  dynamicConv: "import_dynamic.ts",
+  realDynamicSlice: "import_dynamic.ts",
+  fusion: "made by the compiler; no StableHLO op",
+  addDependency: "no StableHLO op: a custom call (xla_ops.ts)",
+  raggedAllToAll: "no StableHLO op: a custom call (xla_ops.ts)",
+  allGatherStart: "XLA's async forms: custom calls (xla_ops.ts)",
+  allGatherDone: "XLA's async forms: custom calls (xla_ops.ts)",
+  allReduceStart: "XLA's async forms: custom calls (xla_ops.ts)",
+  allReduceDone: "XLA's async forms: custom calls (xla_ops.ts)",
+  collectivePermuteStart: "XLA's async forms: custom calls (xla_ops.ts)",
+  collectivePermuteDone: "XLA's async forms: custom calls (xla_ops.ts)",
+} as const satisfies Partial<Record<Opcode, string>>;
+// Shardy's ops (sdy.*) are lowered by sdy_import.ts.
+type Covered = PlainOpcode | keyof typeof LOWER | keyof typeof NOT_IMPORTED_BY_NAME | OpcodeOf<"sdy">;
+/** An opcode neither imported nor listed makes this an error that names it. */
+const everyOpcodeCovered: [Exclude<Opcode, Covered>] extends [never] ? true : Exclude<Opcode, Covered> = true;
+void everyOpcodeCovered;
 
 /** Ops of other dialects kept as custom calls named after the op (no IR opcode exists). */
 const KEPT_AS_CUSTOM_CALL = new Set([
@@ -214,7 +253,7 @@ function lowerOne(ctx: LowerContext): Instruction | undefined {
   const sugar = SUGAR[name];
   if (sugar !== undefined) return sugar(ctx);
   if (opcode !== undefined) {
-    const lower = LOWER[opcode];
+    const lower = (LOWER as Partial<Record<Opcode, Lower>>)[opcode];
     if (lower !== undefined) return lower(ctx);
   }
   if (ctx.importer.options.allowUnregisteredDialect && !REGISTERED_DIALECTS.has(name.split(".")[0]!)) {
@@ -241,7 +280,7 @@ export function readAccuracy(ctx: LowerContext, a: Attr & { kind: "struct" }): O
 
 type Lower = (ctx: LowerContext) => Instruction | undefined;
 
-const LOWER: Partial<Record<Opcode, Lower>> = {
+const LOWER = {
   compare: (ctx) => {
     const pos = ctx.r.positional().filter((p) => p.kind === "enum").map((p) => (p as { value: string }).value);
     const direction = ctx.r.enumValue("comparison_direction", pos[0]) as ComparisonDirection;
@@ -469,7 +508,7 @@ const LOWER: Partial<Record<Opcode, Lower>> = {
       tupleShape([shape, ctx.op.resultTypes.at(-1)!]));
     return flattenDataToken(ctx, inst, data.length);
   },
-};
+} satisfies Partial<Record<Opcode, Lower>>;
 
 /** (data tuple, token) -> (data..., token) when several data values came from the text. */
 function flattenDataToken(ctx: LowerContext, inst: Instruction, nData: number): Instruction {

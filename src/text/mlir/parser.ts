@@ -9,7 +9,7 @@ import { MAX_RESULT_COUNT, type Cursor } from "./cursor.js";
 import { denseToLiteral, parseDenseBody } from "./literal.js";
 import { parseElementType, parseType, parseTypeList, shapeToMlir } from "./types.js";
 import { parseSdyOp } from "./sdy_parse.js";
-import { atSdyAttribute, parseSdyAttribute } from "../../sdy/attr_text.js";
+import { atSdyAttribute, parseSdyAttribute } from "./sdy_attr_text.js";
 
 const RETURN_OPS = new Set(["func.return", "return", "stablehlo.return", "sdy.return"]);
 

@@ -5,7 +5,7 @@ import { encodeUtf8 } from "../../types/utf8.js";
 import type { Attr } from "./ast.js";
 import { printDenseBody } from "./literal.js";
 import { shapeToMlir } from "./types.js";
-import { printSdyAttribute } from "../../sdy/attr_text.js";
+import { printSdyAttribute } from "./sdy_attr_text.js";
 
 /**
  * A string literal as MLIR prints one (llvm::printEscapedString): printable ASCII as

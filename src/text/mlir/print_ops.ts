@@ -7,13 +7,15 @@
 // printer's view of values and regions and are built in printer.ts.
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { SDY_OPCODES, OP_TABLE, type ConvWindowAttribute, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
-import type { SdyOpcode } from "../../shape/sdy.js";
+import {
+  BINARY_OPCODES, SDY_OPCODES, OP_TABLE, tableOf, UNARY_OPCODES, type ConvWindowAttribute, type OpAttributes, type Opcode,
+} from "../../ir/opcodes.js";
+import type { SdyOpcode } from "../../ir/shape/sdy.js";
 import type { DotDimensionNumbers, ReplicaGroupMeshAxes, ResultAccuracy, Window } from "../../ir/attributes.js";
 import { XlaError } from "../../types/errors.js";
 import { Literal } from "../../types/literal.js";
 import type { Shape } from "../../types/shape.js";
-import type { Mesh } from "../../sdy/model.js";
+import type { Mesh } from "../../sharding/model.js";
 import { UNREGISTERED_OP_PREFIX } from "./ast.js";
 import { formatMlirScalarFloat, printDenseBody } from "./literal.js";
 import { quoteString } from "./print_attr.js";
@@ -357,18 +359,12 @@ const unsupported = (why: string): Build => (ctx) => {
 
 /** Every opcode as StableHLO prints it (the printer handles parameters, tuples it elides, while and conditional itself). */
 export const MLIR_OPS: Readonly<Record<Opcode, Build>> = {
-  abs: elementwise, cbrt: elementwise, ceil: elementwise, clz: elementwise, cos: elementwise, exp: elementwise,
-  expm1: elementwise, floor: elementwise, imag: elementwise, log: elementwise, log1p: elementwise, logistic: elementwise,
-  negate: elementwise, not: elementwise, popcnt: elementwise, real: elementwise, roundNearestAfz: elementwise,
-  roundNearestEven: elementwise, rsqrt: elementwise, sign: elementwise, sin: elementwise, sqrt: elementwise, tan: elementwise,
-  tanh: elementwise, convert: elementwise,
+  // The elementwise families print by the row's names: StableHLO's ops generically, CHLO's as chlo.*.
+  ...tableOf(UNARY_OPCODES, (o) => (OP_TABLE[o].stablehlo !== undefined ? elementwise : chloUnary)),
+  ...tableOf(BINARY_OPCODES, (o) => (OP_TABLE[o].stablehlo !== undefined ? elementwise : chloBinary)),
+  convert: elementwise,
   isFinite: functional,
-  acos: chloUnary, acosh: chloUnary, asin: chloUnary, asinh: chloUnary, atan: chloUnary, atanh: chloUnary, cosh: chloUnary, sinh: chloUnary, lgamma: chloUnary, digamma: chloUnary, erfInv: chloUnary, erfc: chloUnary, besselI1e: chloUnary,
-  polygamma: chloBinary, zeta: chloBinary, nextAfter: chloBinary,
   erf: (ctx) => make(ctx, (p) => `chlo.erf ${p.value(ctx.operands[0]!)}${dictOf(ctx, accuracy(ctx))} : ${t(ctx.operands[0]!.type)} -> ${t(ctx.results[0]!.type)}`),
-  add: elementwise, subtract: elementwise, multiply: elementwise, divide: elementwise, remainder: elementwise, power: elementwise,
-  maximum: elementwise, minimum: elementwise, and: elementwise, or: elementwise, xor: elementwise, shiftLeft: elementwise,
-  shiftRightArithmetic: elementwise, shiftRightLogical: elementwise, atan2: elementwise,
   complex: (ctx) => {
     const res = ctx.results[0]!.type;
     const real = res.kind === "array" ? t({ ...res, elementType: res.elementType === "c128" ? "f64" : "f32" }) : "";

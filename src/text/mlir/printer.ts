@@ -21,7 +21,7 @@ import { attrDict, buildOp, functionalType, isKept, symbolRef, type AttrEntry, t
 import { BlockWriter, ValueNames, type MBlock, type MOp, type MRegion, type MValue } from "./print_model.js";
 import { meshLines, printSdyOp, sdyAttributeEntries, sdyResultCount, valueAttributes } from "./sdy_print.js";
 import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
-import { HloShardingError, parseHloSharding, printHloSharding, type HloSharding } from "../../sdy/hlo_sharding.js";
+import { HloShardingError, parseHloSharding, printHloSharding, type HloSharding } from "../../sharding/hlo_sharding.js";
 import { shapeToMlir } from "./types.js";
 import { elementsOf } from "./import.js";
 import { printsAsXlaCustomCall, xlaCustomCallCallees, xlaCustomCallHasTupleResult } from "./xla_ops.js";

@@ -7,12 +7,12 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import type { Opcode } from "../../ir/opcodes.js";
-import type { SdyAttribute } from "../../sdy/attr_text.js";
-import { sdyParseError, SdyParseError, diagnosticAt } from "../../sdy/diagnostics.js";
+import type { SdyAttribute } from "./sdy_attr_text.js";
+import { sdyParseError, SdyParseError, diagnosticAt } from "./diagnostics.js";
 import type {
   OpShardingRule, PropagationDirection, PropagationEdges, ReductionOp, TensorSharding, TensorShardingPerValue,
-} from "../../sdy/model.js";
-import { bodyResults } from "../../shape/sdy.js";
+} from "../../sharding/model.js";
+import { bodyResults } from "../../ir/shape/sdy.js";
 import { shapesEqual, tupleShape, type Shape } from "../../types/shape.js";
 import type { Attr, OpNode, Region } from "./ast.js";
 import type { Cursor } from "./cursor.js";

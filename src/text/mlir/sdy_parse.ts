@@ -12,8 +12,8 @@
 //   sdy.all_gather [{"b"}, {}] %1 out_sharding=<...> : t    sdy.all_reduce max {"a"} %1 out_sharding=<...> : t
 //   sdy.all_to_all [{"b"}: 0->2] %1 out_sharding=<...> : t  sdy.collective_permute %1 out_sharding=<...> : t
 
-import { parseAllToAllParams, parseAxesPerDim, parseAxisRefList, parseManualAxes, parseMesh, parseStrippedShardingPerValue, parseTensorSharding, type SdyAttribute } from "../../sdy/attr_text.js";
-import { prefixed, sdyParseError } from "../../sdy/diagnostics.js";
+import { parseAllToAllParams, parseAxesPerDim, parseAxisRefList, parseManualAxes, parseMesh, parseStrippedShardingPerValue, parseTensorSharding, type SdyAttribute } from "./sdy_attr_text.js";
+import { prefixed, sdyParseError } from "./diagnostics.js";
 import { ParseError } from "../../types/errors.js";
 import type { Attr, AttrDict, OpNode, ValueUse } from "./ast.js";
 import type { Cursor } from "./cursor.js";

@@ -7,10 +7,10 @@ import { OP_TABLE } from "../../ir/opcodes.js";
 import {
   printAllToAllParams, printAxesPerDim, printAxisRefList, printManualAxes, printMesh, printPropagationEdges,
   printShardingPerValue, printStrippedShardingPerValue, printTensorSharding, printTensorShardingBody,
-} from "../../sdy/attr_text.js";
-import type { TensorSharding } from "../../sdy/model.js";
-import { printOpShardingRule } from "../../sdy/rule_text.js";
-import { resultShapes, type SdyOpcode } from "../../shape/sdy.js";
+} from "./sdy_attr_text.js";
+import type { TensorSharding } from "../../sharding/model.js";
+import { printOpShardingRule } from "./sdy_rule_text.js";
+import { resultShapes, type SdyOpcode } from "../../ir/shape/sdy.js";
 import type { Shape } from "../../types/shape.js";
 import { printDenseBody } from "./literal.js";
 import { quoteString } from "./print_attr.js";

@@ -4,10 +4,10 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { runPasses } from "../../../src/compiler/pass.js";
-import { any, type CanonicalPattern, op } from "../../../src/compiler/pattern.js";
-import { canonicalize } from "../../../src/compiler/passes/canonicalize.js";
-import { findPass } from "../../../src/compiler/pass_registry.js";
+import { runPasses } from "../../../src/passes/pass.js";
+import { any, type CanonicalPattern, op } from "../../../src/passes/pattern.js";
+import { canonicalize } from "../../../src/passes/canonicalize.js";
+import { findPass } from "../../../src/cli/pass_registry.js";
 import { parseStableHlo, printStableHlo } from "../../../src/text/mlir/index.js";
 
 /** The function body lines of the printed module, trimmed. */

@@ -8,7 +8,7 @@ import { rngUniform } from "../../../src/builder/random.js";
 import { reduce } from "../../../src/builder/reduction.js";
 import { parameter, XlaBuilder } from "../../../src/builder/xla_builder.js";
 import { HloModule } from "../../../src/ir/computation.js";
-import { runPasses } from "../../../src/compiler/pass.js";
+import { runPasses } from "../../../src/passes/pass.js";
 import { arrayShape, scalarShape } from "../../../src/types/shape.js";
 import { Literal } from "../../../src/types/literal.js";
 import { constantFold, cse, dce, defaultSimplificationPipeline, simplify } from "../../../src/compiler/passes/index.js";

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { HloModule } from "../../../src/ir/computation.js";
 import { verifyModule } from "../../../src/ir/verify.js";
-import { runPasses, type Pass } from "../../../src/compiler/pass.js";
+import { runPasses, type Pass } from "../../../src/passes/pass.js";
 import { printHlo } from "../../../src/text/hlo/printer.js";
 import type { Literal } from "../../../src/types/literal.js";
 import { firstDifference, literalsClose, randomProgram, type RandomProgramOptions } from "../random_program.js";

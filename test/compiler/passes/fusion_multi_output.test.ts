@@ -10,7 +10,7 @@ import {
 } from "../../../src/index.js";
 import { compile } from "../../../src/compiler/index.js";
 import { separateFusionsPipeline } from "../../support/pipelines.js";
-import { runPasses } from "../../../src/compiler/pass.js";
+import { runPasses } from "../../../src/passes/pass.js";
 import { HloModule, type Instruction } from "../../../src/ir/computation.js";
 import { rng } from "../../support/prng.js";
 

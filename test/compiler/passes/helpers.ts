@@ -3,7 +3,7 @@
 
 import { XlaBuilder, parameter, type XlaOp } from "../../../src/builder/xla_builder.js";
 import { HloModule, type Computation, type Instruction } from "../../../src/ir/computation.js";
-import { runPasses, type Pass } from "../../../src/compiler/pass.js";
+import { runPasses, type Pass } from "../../../src/passes/pass.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { arrayShape } from "../../../src/types/shape.js";
 import type { ElementType } from "../../../src/types/element_type.js";

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { add, broadcastInDim, mul, neg } from "../../../src/builder/elementwise.js";
 import { constantR0, reshape } from "../../../src/builder/data_movement.js";
-import { any, applyRules, matchRule, op, same, splat, splatValue, type Rule } from "../../../src/compiler/pattern.js";
+import { any, applyRules, matchRule, op, same, splat, splatValue, type Rule } from "../../../src/passes/pattern.js";
 import { build, opcodes, rootOf, run } from "./helpers.js";
 
 const addZero: Rule = { name: "add-zero", root: "add", operands: [any("x"), splat((v) => v === 0)], rewrite: (m) => m.get("x") };

@@ -12,7 +12,7 @@ import { parameter } from "../../../src/builder/xla_builder.js";
 import { scalarShape } from "../../../src/types/shape.js";
 import { Literal } from "../../../src/types/literal.js";
 import { defaultSimplificationPipeline, simplify, SIMPLIFY_RULES } from "../../../src/compiler/passes/index.js";
-import { any, op, splat, type Rule } from "../../../src/compiler/pattern.js";
+import { any, op, splat, type Rule } from "../../../src/passes/pattern.js";
 import { convertsExactly, composeSlices } from "../../../src/compiler/passes/simplify/index.js";
 import { build, eval1, opcodes, rootOf, run } from "./helpers.js";
 import { checkDifferential } from "./differential.js";

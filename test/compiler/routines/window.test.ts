@@ -6,7 +6,7 @@ import {
   XlaBuilder, add, arrayShape, ge, gt, le, lt, max, min, mul, parameter, reduceWindowWithGeneralPadding, scalarShape,
   selectAndScatterWithGeneralPadding, type ElementType, type Literal,
 } from "../../../src/index.js";
-import { windowOutputSize } from "../../../src/shape/window.js";
+import { windowOutputSize } from "../../../src/ir/shape/window.js";
 import { binaryComputation, checkCompiled, checkRoutine, randomLiteral, rng } from "./harness.js";
 
 const OPS = { add, max, min, mul } as const;

@@ -9,7 +9,7 @@ import { add, constantLiteral as constant, Literal, mul, tuple } from "../../../
 import { wasmBackend, wasmDeviceBackend, type PreparedWasmProgram } from "../../../src/compiler/backend.js";
 import { WasmDevice } from "../../../src/compiler/device.js";
 import type { DeviceEnvironment, DeviceProgram } from "../../../src/runtime/backend.js";
-import type { CollectiveBackend } from "../../../src/runtime/device_interfaces.js";
+import type { CollectiveBackend } from "../../../src/interpreter/device_interfaces.js";
 import { allocateLeaves, literalToDeviceMemory, placeResult, wireArrays } from "../../../src/runtime/device_buffers.js";
 import { DeviceMemory } from "../../../src/runtime/device_memory.js";
 import type { Computation } from "../../../src/ir/computation.js";

@@ -7,10 +7,10 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { evaluate, Literal, parseStableHlo, partition, partitionReport, runPartitioned, splitArguments, assembleResults } from "../../../src/index.js";
-import { findPass } from "../../../src/compiler/pass_registry.js";
+import { findPass } from "../../../src/cli/pass_registry.js";
 import { createClient, type Client } from "../../../src/runtime/index.js";
-import { meshTable } from "../../../src/sdy/mesh.js";
-import { ShardingError } from "../../../src/sdy/axis.js";
+import { meshTable } from "../../../src/sharding/mesh.js";
+import { ShardingError } from "../../../src/sharding/axis.js";
 import { mlpArguments, mlpTrainingStep } from "./mlp_step.js";
 
 let client: Client;

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { optCommand } from "../../../src/cli/opt.js";
-import { ShardingError } from "../../../src/sdy/axis.js";
-import { atomicAxes, localShape, offsetTable, replicaGroupsForAxes, shardIndex } from "../../../src/sdy/local_shapes.js";
+import { ShardingError } from "../../../src/sharding/axis.js";
+import { atomicAxes, localShape, offsetTable, replicaGroupsForAxes, shardIndex } from "../../../src/sharding/local_shapes.js";
 import { arrayShape } from "../../../src/types/shape.js";
 import { ax, mesh, sharding } from "../helpers.js";
 

@@ -9,7 +9,7 @@ import { evaluate, Literal, parseStableHlo } from "../../../src/index.js";
 import { Computation, HloModule } from "../../../src/ir/computation.js";
 import { InstructionFactory } from "../../../src/ir/factory.js";
 import { verifyModule } from "../../../src/ir/verify.js";
-import { meshTable } from "../../../src/sdy/mesh.js";
+import { meshTable } from "../../../src/sharding/mesh.js";
 import { resolveSingleDeviceSharding } from "../../../src/sdy/passes/resolve_single_device_sharding.js";
 import { printStableHlo } from "../../../src/text/mlir/index.js";
 import { arrayShape } from "../../../src/types/shape.js";

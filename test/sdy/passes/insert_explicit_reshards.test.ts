@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { insertExplicitReshards } from "../../../src/sdy/passes/insert_explicit_reshards/pass.js";
 import { reshardBytes, reshardCosts } from "../../../src/sdy/passes/insert_explicit_reshards/bytes.js";
-import type { NamedMesh } from "../../../src/sdy/model.js";
+import type { NamedMesh } from "../../../src/sharding/model.js";
 import { parseStableHlo } from "../../../src/text/mlir/index.js";
 import { mesh, sharding } from "../helpers.js";
 import { opt } from "./opt.js";

@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { evaluate, Literal, parseStableHlo, partition, runPartitioned } from "../../../src/index.js";
 import { createClient, type Client } from "../../../src/runtime/index.js";
-import { meshTable } from "../../../src/sdy/mesh.js";
+import { meshTable } from "../../../src/sharding/mesh.js";
 import { parseFilter } from "../../../src/sdy/passes/per_instruction_partitioning.js";
 import { opt } from "./opt.js";
 

@@ -11,7 +11,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { evaluate, Literal, parseStableHlo, partition, runPartitioned } from "../../../src/index.js";
 import { createClient, type Client } from "../../../src/runtime/index.js";
-import { meshTable } from "../../../src/sdy/mesh.js";
+import { meshTable } from "../../../src/sharding/mesh.js";
 import { line, opt } from "./opt.js";
 
 let client: Client;

@@ -12,10 +12,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseHlo, parseStableHlo, printHlo, printStableHlo, type Instruction } from "../../../src/index.js";
-import { parseHloSharding } from "../../../src/sdy/hlo_sharding.js";
+import { parseHloSharding } from "../../../src/sharding/hlo_sharding.js";
 import { hloShardingOnMesh } from "../../../src/sdy/hlo_sharding_convert.js";
-import { shardIndex } from "../../../src/sdy/local_shapes.js";
-import type { Mesh, TensorSharding } from "../../../src/sdy/model.js";
+import { shardIndex } from "../../../src/sharding/local_shapes.js";
+import type { Mesh, TensorSharding } from "../../../src/sharding/model.js";
 import { opt } from "./opt.js";
 
 const FIXTURES = resolve(process.cwd(), "test/fixtures/sdy_export");

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { NamedMesh, PropagationEdges } from "../../../src/sdy/model.js";
+import type { NamedMesh, PropagationEdges } from "../../../src/sharding/model.js";
 import { PropagationDebugRecorder, toPropagationEdges } from "../../../src/sdy/propagation/debug.js";
 import { PGraph } from "../../../src/sdy/propagation/graph.js";
 import { runPropagationPass } from "../../../src/sdy/propagation/propagate.js";

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { NamedMesh, TensorSharding } from "../../../src/sdy/model.js";
+import type { NamedMesh, TensorSharding } from "../../../src/sharding/model.js";
 import { getSharding, type PGraph, type POp, type PValue } from "../../../src/sdy/propagation/graph.js";
 import { PGraph as Graph } from "../../../src/sdy/propagation/graph.js";
 import { runPropagationPass, type PropagationPassKind } from "../../../src/sdy/propagation/propagate.js";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { aggressiveFactorPropagation, basicFactorPropagation, type DirectionAlongFactor, type FactorPropagation } from "../../../src/sdy/propagation/factor_propagation.js";
 import { ShardingProjection, type FactorSharding, type TensorFactorShardings } from "../../../src/sdy/propagation/projection.js";
-import type { PropagationDirection } from "../../../src/sdy/model.js";
+import type { PropagationDirection } from "../../../src/sharding/model.js";
 import { ax, mesh } from "../helpers.js";
 
 const bigMesh = mesh(Object.fromEntries([..."abcdefghijk"].map((n) => [n, 64])));

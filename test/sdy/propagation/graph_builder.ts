@@ -3,7 +3,7 @@
 // the MLIR of Shardy's lit tests.
 
 import { PGraph, type POp, type POpKind, type PValue } from "../../../src/sdy/propagation/graph.js";
-import type { OpShardingRule, TensorSharding } from "../../../src/sdy/model.js";
+import type { OpShardingRule, TensorSharding } from "../../../src/sharding/model.js";
 import { rule } from "../helpers.js";
 
 export class FuncBuilder {

@@ -5,11 +5,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { HloModule, Instruction } from "../../../src/ir/computation.js";
-import type { NamedMesh, TensorSharding } from "../../../src/sdy/model.js";
+import type { NamedMesh, TensorSharding } from "../../../src/sharding/model.js";
 import { IrGraph } from "../../../src/sdy/propagation/ir_graph.js";
 import { writeBack } from "../../../src/sdy/propagation/ir_writeback.js";
 import { runPropagationPass } from "../../../src/sdy/propagation/propagate.js";
-import { identityShardingRule } from "../../../src/sdy/sharding.js";
+import { identityShardingRule } from "../../../src/sharding/sharding.js";
 import { parseStableHlo } from "../../../src/text/mlir/index.js";
 import { mesh, sharding } from "../helpers.js";
 

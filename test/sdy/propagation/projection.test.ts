@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ShardingProjection, tensorShardingFromFactors, type FactorSharding, type TensorFactorShardings } from "../../../src/sdy/propagation/projection.js";
-import type { Mesh, OpShardingRule, TensorSharding } from "../../../src/sdy/model.js";
+import type { Mesh, OpShardingRule, TensorSharding } from "../../../src/sharding/model.js";
 import { ax, mesh, rule, sharding } from "../helpers.js";
 
 /** A factor sharding in test notation. */

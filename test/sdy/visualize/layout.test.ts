@@ -5,8 +5,8 @@
 
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { ShardingError } from "../../../src/sdy/axis.js";
-import type { Mesh } from "../../../src/sdy/model.js";
+import { ShardingError } from "../../../src/sharding/axis.js";
+import type { Mesh } from "../../../src/sharding/model.js";
 import { replicaGroups, shardingLayout, unusedAxes, type ShardingLayout } from "../../../src/sdy/visualize/layout.js";
 import { ax, mesh, sharding } from "../helpers.js";
 

@@ -3,7 +3,7 @@
 
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import type { Mesh } from "../../../src/sdy/model.js";
+import type { Mesh } from "../../../src/sharding/model.js";
 import { deviceColor, escapeHtml, renderShardingsHtml, type ShardingFigure } from "../../../src/sdy/visualize/html.js";
 import { shardingLayout } from "../../../src/sdy/visualize/layout.js";
 import { describeLayout, deviceListLabel, renderLayoutGrid, renderMeshLegend } from "../../../src/sdy/visualize/text.js";

@@ -5,7 +5,7 @@ import { strict as assert } from "node:assert";
 import { test } from "node:test";
 import { parseStableHlo } from "../../../src/text/mlir/index.js";
 import { findValue, functionValues } from "../../../src/sdy/visualize/values.js";
-import { printTensorShardingBody } from "../../../src/sdy/attr_text.js";
+import { printTensorShardingBody } from "../../../src/text/mlir/sdy_attr_text.js";
 
 const PROGRAM = `sdy.mesh @mesh = <["x"=2, "y"=2]>
 func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %w: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {

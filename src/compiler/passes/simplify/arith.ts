@@ -14,7 +14,7 @@
 import type { Instruction } from "../../../ir/computation.js";
 import { ELEMENT_TYPES, type ElementType } from "../../../types/element_type.js";
 import type { Scalar } from "../../../types/literal.js";
-import { any, op, same, splat, splatValue, type Rule } from "../../pattern.js";
+import { any, op, same, splat, splatValue, type Rule } from "../../../passes/pattern.js";
 import { arrayOf, elementTypeOf, isFloatType, isIntegerOrPred, isOne, isZero, makeSplat, scalarOf } from "./util.js";
 
 const typeOf = (inst: Instruction): ElementType | undefined => elementTypeOf(inst);

@@ -1,7 +1,7 @@
 // The algebraic simplifier: the rule tables by family, as one Pass.
 
-import { applyRules, type Rule } from "../../pattern.js";
-import type { Pass } from "../../pass.js";
+import { applyRules, type Rule } from "../../../passes/pattern.js";
+import type { Pass } from "../../../passes/pass.js";
 import { ARITH_RULES } from "./arith.js";
 import { SHAPE_RULES } from "./shape.js";
 

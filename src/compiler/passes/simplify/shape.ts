@@ -7,7 +7,7 @@
 import type { Instruction } from "../../../ir/computation.js";
 import type { InstructionFactory } from "../../../ir/factory.js";
 import { OP_TABLE } from "../../../ir/opcodes.js";
-import { any, op, splatValue, type Rule } from "../../pattern.js";
+import { any, op, splatValue, type Rule } from "../../../passes/pattern.js";
 import { arrayOf, elementCount, elementTypeOf, iotaList, isFloatType, makeSplat, sameList, scalarOf } from "./util.js";
 
 type Of<O extends Instruction["opcode"]> = Instruction<O>;

@@ -4,7 +4,7 @@
 // and loads of index operands.
 
 import { binaryReducerOpcode, type Computation, type Instruction } from "../../../ir/computation.js";
-import type { FastReduction } from "../../../runtime/device_interfaces.js";
+import type { FastReduction } from "../../../interpreter/device_interfaces.js";
 import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import type { FunctionBuilder } from "../encoder.js";

@@ -16,7 +16,7 @@
 // call repeats the index arithmetic of every update; that is the price of threads.)
 
 import type { Instruction } from "../../../ir/computation.js";
-import { complementDims } from "../../../shape/dim_checks.js";
+import { complementDims } from "../../../ir/shape/dim_checks.js";
 import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";

@@ -12,13 +12,13 @@
 import type { HloModule, Instruction } from "../../../ir/computation.js";
 import { ELEMENT_TYPES } from "../../../types/element_type.js";
 import { isArray } from "../../../types/shape.js";
-import { totalAxesSize } from "../../axis.js";
-import { shardIndex } from "../../local_shapes.js";
-import { isMaximalMesh, meshSize } from "../../mesh.js";
-import type { Mesh, NamedMesh, TensorSharding } from "../../model.js";
+import { totalAxesSize } from "../../../sharding/axis.js";
+import { shardIndex } from "../../../sharding/local_shapes.js";
+import { isMaximalMesh, meshSize } from "../../../sharding/mesh.js";
+import type { Mesh, NamedMesh, TensorSharding } from "../../../sharding/model.js";
 import { getSharding } from "../../propagation/graph.js";
 import { IrGraph } from "../../propagation/ir_graph.js";
-import { resolveMesh } from "../../sharding.js";
+import { resolveMesh } from "../../../sharding/sharding.js";
 
 export interface ReshardBytes {
   /** Bytes received, summed over every device. */

@@ -22,8 +22,8 @@
 import {
   addAxisOrMerge, anyOverlap, axisEquals, axisListEquals, axisSize, compareAxisRefs, isStrictPrefix,
   prefixWithoutOverlapList, totalAxesSize,
-} from "../../axis.js";
-import type { AxisRef, Mesh, OpShardingRule, TensorMapping } from "../../model.js";
+} from "../../../sharding/axis.js";
+import type { AxisRef, Mesh, OpShardingRule, TensorMapping } from "../../../sharding/model.js";
 import type { AxesPerFactor, ShardingProjection, TensorFactorShardings } from "../../propagation/projection.js";
 import { tensorShardingSize } from "../../propagation/projection.js";
 

@@ -3,7 +3,7 @@
 // placed one after the other, as with MLIR's IRRewriter. "After a value" is before
 // the op that follows its definition (the start of the block for a block argument).
 
-import type { AxisRef, TensorSharding } from "../../model.js";
+import type { AxisRef, TensorSharding } from "../../../sharding/model.js";
 import { regionOf, type MadeOpcode, type PGraph, type POp, type PRegion, type PUse, type PValue } from "../../propagation/graph.js";
 import type { AxesPerDim } from "../../../ir/opcodes.js";
 

@@ -1,9 +1,9 @@
 // Which mesh an op's explicit reshards are on, and when two shardings need no reshard
 // between them (Shardy's isEquivalent).
 
-import type { Mesh, NamedMesh, TensorSharding } from "../../model.js";
-import { axisListEquals } from "../../axis.js";
-import { isEmptyMesh, isMaximalMesh, meshEquals, resolveMesh } from "../../sharding.js";
+import type { Mesh, NamedMesh, TensorSharding } from "../../../sharding/model.js";
+import { axisListEquals } from "../../../sharding/axis.js";
+import { isEmptyMesh, isMaximalMesh, meshEquals, resolveMesh } from "../../../sharding/sharding.js";
 
 /** No dimension sharded (replicated and unreduced axes aside), or no sharding at all. */
 export function isFullyReplicated(s: TensorSharding | undefined): boolean {

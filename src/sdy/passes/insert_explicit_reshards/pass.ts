@@ -12,13 +12,13 @@
 // concatenates whose operands are sharded unlike their result, and the reductions of
 // ops whose results are unreduced; the export pipeline passes true.
 
-import type { PassRegistration } from "../../../compiler/pass_options.js";
-import type { Pass } from "../../../compiler/pass.js";
+import type { PassRegistration } from "../../../passes/pass_options.js";
+import type { Pass } from "../../../passes/pass.js";
 import { sourceLocation } from "../../../ir/locations.js";
 import type { HloModule } from "../../../ir/computation.js";
-import { SdyVerifyError } from "../../diagnostics.js";
-import { isMaximalMesh } from "../../mesh.js";
-import type { AxisRef, Mesh, NamedMesh, OpShardingRule, TensorSharding } from "../../model.js";
+import { SdyVerifyError } from "../../../text/mlir/diagnostics.js";
+import { isMaximalMesh } from "../../../sharding/mesh.js";
+import type { AxisRef, Mesh, NamedMesh, OpShardingRule, TensorSharding } from "../../../sharding/model.js";
 import {
   blockArgEdgeOwners, getSharding, isDataFlowOp, isTerminator, regionOf, replaceAllUsesExcept, resultEdgeOwners,
   setSharding, terminatorOf, type PGraph, type POp, type PUse, type PValue,
@@ -26,7 +26,7 @@ import {
 import { IrGraph } from "../../propagation/ir_graph.js";
 import { writeBack } from "../../propagation/ir_writeback.js";
 import { ShardingProjection, tensorShardingFromFactors } from "../../propagation/projection.js";
-import { eraseManualAxes, fullyReplicatedSharding, resolveMesh, shardingEquals, shardingsEquivalent } from "../../sharding.js";
+import { eraseManualAxes, fullyReplicatedSharding, resolveMesh, shardingEquals, shardingsEquivalent } from "../../../sharding/sharding.js";
 import { compatibleFactorSharding, findCommonAxes } from "./common_axes.js";
 import { after, afterValue, before, createSdyOp, setUse, type InsertionPoint } from "./graph_edit.js";
 import { isEquivalent, isFullyReplicated, selectMesh, type SelectedMesh } from "./meshes.js";

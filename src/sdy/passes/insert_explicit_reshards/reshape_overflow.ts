@@ -6,8 +6,8 @@
 // resharded to it. E.g. [{"x", "y"}] on 24576 = 4·6144 with x=6, y=4096 becomes
 // [{"x":(1)2, "y":(1)2, "x":(2)3, "y":(2)2048}]: the factor of 4 takes a 2 of each axis.
 
-import { addAxisOrMerge, axisSize, subAxis } from "../../axis.js";
-import type { AxisRef, Mesh, OpShardingRule, TensorMapping } from "../../model.js";
+import { addAxisOrMerge, axisSize, subAxis } from "../../../sharding/axis.js";
+import type { AxisRef, Mesh, OpShardingRule, TensorMapping } from "../../../sharding/model.js";
 import { ShardingProjection, tensorShardingFromFactors, type AxesPerFactor, type FactorSharding, type TensorFactorShardings } from "../../propagation/projection.js";
 
 /** What is left to hand out of `axes[index]`: its size and, once split, the pre-size of the rest. */

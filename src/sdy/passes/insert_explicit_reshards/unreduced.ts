@@ -7,8 +7,8 @@
 
 import {
   ShardingError, axisEquals, axisListPrefixStatus, axisSetDiff, axisSuffixWithoutOverlap, sortAndMergeAxes,
-} from "../../axis.js";
-import type { AxisRef, DimensionSharding, Mesh, TensorSharding } from "../../model.js";
+} from "../../../sharding/axis.js";
+import type { AxisRef, DimensionSharding, Mesh, TensorSharding } from "../../../sharding/model.js";
 import { getSharding, type PGraph, type POp, type PUse } from "../../propagation/graph.js";
 import { createSdyOp, setUse, type InsertionPoint } from "./graph_edit.js";
 
