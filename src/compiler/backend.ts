@@ -1,37 +1,41 @@
 // The WebAssembly backend as a runtime backend, keeping every buffer in the runtime's
 // device memory (Backend.deviceMemory): the host owns each device's allocator, writes
 // arguments there and reserves the results there before each run. `prepare` plans the
-// program once on the host, only to learn how many bytes its constants, arena of
+// program once, on the host, and ships the CompiledProgram itself (plain data: kernels
+// as bytes, steps, buffer plan, constants) with the bytes its constants, arena of
 // temporaries and kernel scratch take (scratchBytes: the host reserves that region per
-// loaded program and device), and sends the IR with the engine features it planned
-// for. Each device plans the same IR again (planning is deterministic), places the
+// loaded program and device). Each device only instantiates the kernels, places the
 // constants, arena and scratch in the reserved region, reads its arguments where the
 // host put them and writes its results straight into the host's result buffers: no
-// copy in or out. Collectives and host transfers go through the interpreter's kernels
-// with the runtime's rendezvous, writing where the plan says.
+// plan, no copy in or out. Collectives and host transfers go through the interpreter's
+// kernels with the runtime's rendezvous, writing where the plan says.
 //
-// The native backend is the same with C kernels: each device builds (or finds in the
-// on-disk cache) the program's module and loads it in its worker thread.
+// The native backend is the same with C kernels: the host builds the program's module
+// (or finds it in the on-disk cache) once, and each device loads the built module in
+// its worker thread.
 
 import { ExecutionError } from "../types/errors.js";
 import type { Backend, DeviceBackend } from "../runtime/backend.js";
 import type { BackendEntry } from "../runtime/backend_registry.js";
-import { deserializeComputation, serializeComputation, type SerializedProgram } from "../runtime/serialize.js";
 import { evaluateOptionsOf } from "../runtime/interpreter_backend.js";
 import { compileSync, plan, type CompileOptions } from "./index.js";
-import { nativeLoadSync } from "./native/program_module.js";
+import { nativeBuildSync, nativeLoadBuilt } from "./native/program_module.js";
+import type { BuiltModule } from "./native/toolchain.js";
 import { WasmDevice } from "./device.js";
 import { loadProgramSync, regionBytes } from "./executable.js";
+import type { CompiledProgram } from "./program.js";
 import type { WasmTarget } from "./wasm/kernel.js";
 import { dumpText } from "./dump_text.js";
 
-/** What the host sends every device (structured-clone safe). */
+/** What the host sends every device (structured-clone safe): the program, planned once. */
 export interface PreparedWasmProgram {
-  readonly program: SerializedProgram;
-  /** The engine features the host planned for: devices plan for the same, so both plans agree. */
+  readonly program: CompiledProgram;
+  /** The engine features the program's kernels were generated for (the devices' memories are shared, as the host planned). */
   readonly target: WasmTarget;
   /** Bytes of the device's region for constants, arena and scratch (one thread: device workers have no pool). */
   readonly regionBytes: number;
+  /** The native backend's module, built on the host (absent: no C kernels). */
+  readonly native?: BuiltModule;
 }
 
 /** Device workers run every kernel on their own thread. */
@@ -49,10 +53,12 @@ function hostBackend(name: CompiledBackendName): Backend {
     deviceMemory: true,
     prepare(program): PreparedWasmProgram {
       planningDevice ??= new WasmDevice({ target: { sharedMemory: true } });
-      // Serialized before planning: the devices start from the IR as the caller built it.
-      const serialized = serializeComputation(program);
-      const planned = plan(program, options, planningDevice);
-      return { program: serialized, target: planningDevice.target, regionBytes: regionBytes(planned.program, DEVICE_THREADS) };
+      const planned = plan(program, options, planningDevice).program;
+      // Built here, once per program and machine: the devices only load the module.
+      const native = name === "native" ? nativeBuildSync(planned) : undefined;
+      return {
+        program: planned, target: planningDevice.target, regionBytes: regionBytes(planned, DEVICE_THREADS), ...(native === undefined ? {} : { native }),
+      };
     },
     scratchBytes: (prepared) => (prepared as PreparedWasmProgram).regionBytes,
   };
@@ -61,7 +67,7 @@ function hostBackend(name: CompiledBackendName): Backend {
 export const wasmBackend: Backend = hostBackend("wasm");
 export const nativeBackend: Backend = hostBackend("native");
 
-/** One WasmDevice per device memory, so a program loaded twice on a device is planned once (the plan cache is per device). */
+/** One WasmDevice per device memory and target. */
 const devices = new WeakMap<WebAssembly.Memory, WasmDevice>();
 
 function deviceFor(memory: WebAssembly.Memory, target: WasmTarget): WasmDevice {
@@ -81,9 +87,8 @@ function deviceBackend(name: CompiledBackendName): DeviceBackend {
       if (memory === undefined || scratch === undefined) throw new ExecutionError(`${name}: a program was loaded without the device's memory or its reserved region`);
       const p = prepared as PreparedWasmProgram;
       const device = deviceFor(memory, p.target);
-      const planned = plan(deserializeComputation(p.program), { backend: name }, device);
-      const native = name === "native" ? nativeLoadSync(planned.program, DEVICE_THREADS) : undefined;
-      const executable = loadProgramSync(planned.program, device, planned.log, scratch, native);
+      const native = name === "native" ? nativeLoadBuilt(p.program, p.native, DEVICE_THREADS) : undefined;
+      const executable = loadProgramSync(p.program, device, [], scratch, native);
       return {
         run(args, env) {
           void args; // the same arrays, as views: the program reads device memory at the offsets directly
@@ -93,7 +98,7 @@ function deviceBackend(name: CompiledBackendName): DeviceBackend {
           }
           executable.executeAt(argumentLeafOffsets.flat(), resultOffsets, evaluateOptionsOf(env));
           // Views of the host's result buffers: the worker sees they are in place and copies nothing.
-          return device.viewLiteral(planned.program.resultShape, resultOffsets);
+          return device.viewLiteral(p.program.resultShape, resultOffsets);
         },
         unload: () => executable.delete(),
       };

@@ -140,7 +140,12 @@ const QUANTIZED_PIPELINE: readonly Pass[] = [sdyInlineMeshes];
 export interface Planned {
   readonly program: CompiledProgram;
   readonly log: PassLogEntry[];
+  /** The optimized module the program was planned from (for `dump`; it stays where it was planned). */
+  readonly module: HloModule;
 }
+
+/** How many programs this thread has planned (cache hits excluded): tests check that a multi-device compile plans once. */
+export const planStats = { plans: 0 };
 
 /** Plans of programs compiled for each device, by the program's text: the same program compiles once. */
 const planCache = new WeakMap<WasmDevice, Map<string, Planned>>();
@@ -173,7 +178,8 @@ export function plan(program: Computation | HloModule, options: CompileOptions, 
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  const planned = { program: planProgram(optimized, device.target, native), log };
+  const planned = { program: planProgram(optimized, device.target, native), log, module: optimized };
+  planStats.plans++;
   if (key !== undefined) {
     if (cache === undefined) planCache.set(device, (cache = new Map()));
     if (cache.size >= PLAN_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
@@ -195,11 +201,11 @@ export async function compile(program: Computation | HloModule, options: Compile
     // C kernels split across the module's own threads; the device's wasm pool is not started for them.
     const planned = plan(program, options, device);
     const threads = options.threads ?? (options.device === undefined ? await cpuThreads() : device.threads);
-    return loadProgram(planned.program, device, planned.log, await nativeLoad(planned.program, threads));
+    return loadProgram(planned.program, device, planned.log, await nativeLoad(planned.program, threads), planned.module);
   }
   if (options.device === undefined || options.threads !== undefined) await device.startThreads(options.threads ?? await cpuThreads());
   const planned = plan(program, options, device);
-  return loadProgram(planned.program, device, planned.log);
+  return loadProgram(planned.program, device, planned.log, undefined, planned.module);
 }
 
 /**
@@ -210,6 +216,6 @@ export async function compile(program: Computation | HloModule, options: Compile
 export function compileSync(program: Computation | HloModule, options: Omit<CompileOptions, "backend"> & { readonly backend?: "wasm" | "native" } = {}): Executable {
   const device = options.device ?? defaultDevice();
   const planned = plan(program, options, device);
-  if (options.backend !== "native") return loadProgramSync(planned.program, device, planned.log);
-  return loadProgramSync(planned.program, device, planned.log, undefined, nativeLoadSync(planned.program, options.threads ?? 1));
+  const native = options.backend === "native" ? nativeLoadSync(planned.program, options.threads ?? 1) : undefined;
+  return loadProgramSync(planned.program, device, planned.log, undefined, native, planned.module);
 }
