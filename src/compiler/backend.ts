@@ -12,20 +12,42 @@
 //
 // The native backend is the same with C kernels: the host builds the program's module
 // (or finds it in the on-disk cache) once, and each device loads the built module in
-// its worker thread.
+// its worker thread. What differs between the two is a CpuCodegen (wasm/backend.ts,
+// native/backend.ts); this file holds what they share, as one CompilerBackend each.
 
 import { ExecutionError } from "../types/errors.js";
-import type { Backend, DeviceBackend } from "../runtime/backend.js";
-import type { BackendEntry } from "../runtime/backend_registry.js";
-import { evaluateOptionsOf } from "../runtime/interpreter_backend.js";
-import { compileSync, plan, type CompileOptions } from "./index.js";
-import { nativeBuildSync, nativeLoadBuilt } from "./native/program_module.js";
+import { evaluateOptionsOf, type Backend, type DeviceBackend } from "../runtime/backend.js";
+import { plan, type CompileOptions, type Planned } from "./index.js";
+import type { NativeCpu } from "./native/kernel.js";
 import type { BuiltModule } from "./native/toolchain.js";
 import { WasmDevice } from "./device.js";
-import { loadProgramSync, regionBytes } from "./executable.js";
+import { loadProgramSync, regionBytes, type Executable, type NativeLoad } from "./executable.js";
 import type { CompiledProgram } from "./program.js";
 import type { WasmTarget } from "./wasm/kernel.js";
 import { dumpText } from "./dump_text.js";
+import type { BackendCapabilities, CompilerBackend } from "./backend_contract.js";
+import { Computation, HloModule } from "../ir/computation.js";
+
+/**
+ * What makes one CPU backend on the WebAssembly device's memory and executor: its
+ * kernel generators' CPU, how its programs' native modules are built and loaded, and
+ * how it compiles in process.
+ */
+export interface CpuCodegen<Name extends string> {
+  readonly name: Name;
+  readonly capabilities: BackendCapabilities;
+  available(): true | string;
+  readonly defaultRank?: number;
+  /** The CPU the C generators target, undefined for WebAssembly kernels only (a CompileError where the backend is not available). */
+  nativeCpu(moduleName: string): NativeCpu | undefined;
+  /** Builds a planned program's native module on the host, once (undefined: none to build). */
+  build(program: CompiledProgram): BuiltModule | undefined;
+  /** Loads on a device what `build` built. */
+  load(program: CompiledProgram, built: BuiltModule | undefined, threads: number): NativeLoad | undefined;
+  /** Loads a planned program in this process, on `device`. */
+  compile(planned: Planned, device: WasmDevice, options: CompileOptions): Promise<Executable>;
+  compileSync(planned: Planned, device: WasmDevice, options: CompileOptions): Executable;
+}
 
 /** What the host sends every device (structured-clone safe): the program, planned once. */
 export interface PreparedWasmProgram {
@@ -44,18 +66,19 @@ const DEVICE_THREADS = 1;
 /** Only plans (its memory is never used): the runtime's memories are shared, so kernels import a shared memory. */
 let planningDevice: WasmDevice | undefined;
 
-type CompiledBackendName = "wasm" | "native";
+/** Workers import this module to learn the built-in backends' device sides (the registry's one table). */
+const BACKENDS_MODULE = new URL("./backends.js", import.meta.url).href;
 
-function hostBackend(name: CompiledBackendName): Backend {
-  const options: CompileOptions = { backend: name };
+function hostBackend<Name extends string>(codegen: CpuCodegen<Name>): Backend {
   return {
-    name,
+    name: codegen.name,
     deviceMemory: true,
+    deviceModule: BACKENDS_MODULE,
     prepare(program): PreparedWasmProgram {
       planningDevice ??= new WasmDevice({ target: { sharedMemory: true } });
-      const planned = plan(program, options, planningDevice).program;
+      const planned = plan(program, {}, planningDevice, codegen.nativeCpu(program.name)).program;
       // Built here, once per program and machine: the devices only load the module.
-      const native = name === "native" ? nativeBuildSync(planned) : undefined;
+      const native = codegen.build(planned);
       return {
         program: planned, target: planningDevice.target, regionBytes: regionBytes(planned, DEVICE_THREADS), ...(native === undefined ? {} : { native }),
       };
@@ -63,9 +86,6 @@ function hostBackend(name: CompiledBackendName): Backend {
     scratchBytes: (prepared) => (prepared as PreparedWasmProgram).regionBytes,
   };
 }
-
-export const wasmBackend: Backend = hostBackend("wasm");
-export const nativeBackend: Backend = hostBackend("native");
 
 /** One WasmDevice per device memory and target. */
 const devices = new WeakMap<WebAssembly.Memory, WasmDevice>();
@@ -79,7 +99,8 @@ function deviceFor(memory: WebAssembly.Memory, target: WasmTarget): WasmDevice {
   return device;
 }
 
-function deviceBackend(name: CompiledBackendName): DeviceBackend {
+function deviceBackend<Name extends string>(codegen: CpuCodegen<Name>): DeviceBackend {
+  const { name } = codegen;
   return {
     name,
     load(prepared, context) {
@@ -87,8 +108,7 @@ function deviceBackend(name: CompiledBackendName): DeviceBackend {
       if (memory === undefined || scratch === undefined) throw new ExecutionError(`${name}: a program was loaded without the device's memory or its reserved region`);
       const p = prepared as PreparedWasmProgram;
       const device = deviceFor(memory, p.target);
-      const native = name === "native" ? nativeLoadBuilt(p.program, p.native, DEVICE_THREADS) : undefined;
-      const executable = loadProgramSync(p.program, device, [], scratch, native);
+      const executable = loadProgramSync(p.program, device, [], scratch, codegen.load(p.program, p.native, DEVICE_THREADS));
       return {
         run(args, env) {
           void args; // the same arrays, as views: the program reads device memory at the offsets directly
@@ -106,18 +126,38 @@ function deviceBackend(name: CompiledBackendName): DeviceBackend {
   };
 }
 
-export const wasmDeviceBackend: DeviceBackend = deviceBackend("wasm");
-export const nativeDeviceBackend: DeviceBackend = deviceBackend("native");
+/** The process's default device, made on first use. */
+let sharedDevice: WasmDevice | undefined;
+export function defaultDevice(): WasmDevice {
+  sharedDevice ??= new WasmDevice();
+  return sharedDevice;
+}
 
-function compiledEntry(name: CompiledBackendName, host: Backend, device: DeviceBackend): BackendEntry {
+/** The CompilerBackend of a CPU codegen, with its runtime halves (the host's `prepare`, the device's `load`). */
+export function cpuBackend<Name extends string>(codegen: CpuCodegen<Name>): CompilerBackend<Name, Executable> & { readonly host: Backend; readonly device: DeviceBackend } {
+  const { name } = codegen;
+  const planned = (module: HloModule, options: CompileOptions, device: WasmDevice): Planned => plan(module, options, device, codegen.nativeCpu(module.name));
+  const compileHere = (program: Computation | HloModule, options: CompileOptions): Executable => {
+    const device = options.device ?? defaultDevice();
+    return codegen.compileSync(planned(program instanceof Computation ? new HloModule(program.name, program) : program, options, device), device, options);
+  };
   return {
-    host,
-    device,
+    name,
+    capabilities: codegen.capabilities,
+    available: () => codegen.available(),
+    ...(codegen.defaultRank === undefined ? {} : { defaultRank: codegen.defaultRank }),
+    compile: async (module, options) => {
+      const device = options.device ?? defaultDevice();
+      return codegen.compile(planned(module, options, device), device, options);
+    },
+    compileSync: compileHere,
+    host: hostBackend(codegen),
+    device: deviceBackend(codegen),
     // Synchronous, so the synchronous check runner can use it too: kernels are small
     // modules, which even a browser's main thread compiles synchronously (native modules
     // are built by the C compiler, synchronously, or found in the cache).
     evaluate: (computation, args, options) => {
-      const executable = compileSync(computation, { backend: name });
+      const executable = compileHere(computation, {});
       try {
         return executable.run(args, options);
       } finally {
@@ -126,9 +166,8 @@ function compiledEntry(name: CompiledBackendName, host: Backend, device: DeviceB
     },
     compileAndDump: (module, options) => {
       const sections: string[] = [];
-      const executable = compileSync(module, {
-        backend: name,
-        ...(options.dumpAfterEach ? { dumpAfterEach: (pass, m) => sections.push(`// ---- after ${pass}\n${dumpText(m)}`) } : {}),
+      const executable = compileHere(module, {
+        ...(options.dumpAfterEach ? { dumpAfterEach: (pass: string, m: HloModule) => sections.push(`// ---- after ${pass}\n${dumpText(m)}`) } : {}),
       });
       try {
         if (options.dump === true) sections.push(`// ---- compiled\n${executable.dump()}`);
@@ -141,6 +180,3 @@ function compiledEntry(name: CompiledBackendName, host: Backend, device: DeviceB
     },
   };
 }
-
-export const wasmEntry: BackendEntry = compiledEntry("wasm", wasmBackend, wasmDeviceBackend);
-export const nativeEntry: BackendEntry = compiledEntry("native", nativeBackend, nativeDeviceBackend);

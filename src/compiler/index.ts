@@ -1,21 +1,18 @@
 // The compiler: `compile(program, options)` verifies a program, runs the pass pipeline
-// (simplification, fusion), plans its buffers and steps, generates a WebAssembly
-// kernel for each fusion and each op the backend compiles, and loads them on a device.
-// The result runs many times: `run` on host literals, `execute` on device arrays.
-// `backend: "interpreter"` gives the same interface over the reference interpreter.
+// (simplification, fusion), plans its buffers and steps, generates a kernel for each
+// fusion and each op the backend compiles, and loads them on a device. The result runs
+// many times: `run` on host literals, `execute` on device arrays. The backend is one of
+// the table in backends.ts ("wasm" by default); `backend: "interpreter"` gives the same
+// run interface over the reference interpreter.
 
 import { Computation, HloModule } from "../ir/computation.js";
 import { verifyModule } from "../ir/verify.js";
 import { moduleFingerprint } from "../ir/traverse.js";
 import { withEntry } from "../ir/rewrite.js";
-import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
 import { CompileError } from "../types/errors.js";
-import type { Literal } from "../types/literal.js";
 import { shapeToString, type Shape } from "../types/shape.js";
-import { dumpText, moduleHasQuantization } from "./dump_text.js";
-import { WasmDevice } from "./device.js";
-import { cpuThreads } from "./wasm/features.js";
-import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
+import { moduleHasQuantization } from "./dump_text.js";
+import type { WasmDevice } from "./device.js";
 import { runPasses, type Pass, type PassLogEntry } from "./pass.js";
 import { dotDecomposer } from "./passes/dot_decomposer.js";
 import { convCanonicalization } from "./passes/conv_canonicalization.js";
@@ -23,22 +20,21 @@ import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./pa
 import { stepFusion } from "./passes/step_fusion.js";
 import { planProgram, type CompiledProgram } from "./program.js";
 import { sdyInlineMeshes } from "../sdy/inline_meshes.js";
-import { nativeToolchain } from "./native/toolchain.js";
-import { nativeLoad, nativeLoadSync } from "./native/program_module.js";
 import type { NativeCpu } from "./native/kernel.js";
-import { meshTable } from "../sdy/mesh.js";
+import { BACKENDS, DEFAULT_BACKEND, type BackendName, type ExecutableOf } from "./backends.js";
 
 export { Executable, type ExecutableStats } from "./executable.js";
 export { WasmDevice, DeviceArray } from "./device.js";
+export { defaultDevice } from "./backend.js";
+export { InterpretedExecutable } from "./interpreter/backend.js";
+export { BACKEND_NAMES, BACKENDS, DEFAULT_BACKEND, type BackendName, type ExecutableOf } from "./backends.js";
 export type { Pass, PassContext } from "./pass.js";
-
-export type BackendName = "wasm" | "native" | "interpreter";
 
 export interface CompileOptions {
   /**
-   * "wasm" (the default), "native" (C kernels built by the machine's C compiler where
-   * the C generators have them, WebAssembly kernels on the same memory elsewhere; Node
-   * only) or "interpreter".
+   * A backend of the table in backends.ts: "wasm" (the default), "native" (C kernels
+   * built by the machine's C compiler where the C generators have them, WebAssembly
+   * kernels on the same memory elsewhere; Node only) or "interpreter".
    */
   readonly backend?: BackendName;
   /** The device to load on (default: one shared device per process). */
@@ -76,26 +72,6 @@ export interface CompileOptions {
  */
 export function defaultPipeline(): Pass[] {
   return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, stepFusion];
-}
-
-/** What the interpreter backend returns from `compile`: the same run interface, on the reference interpreter. */
-export class InterpretedExecutable {
-  constructor(readonly module: HloModule) {}
-  run(args: readonly Literal[], options: EvaluateOptions = {}): Literal {
-    return evaluate(this.module.entry, args, { meshes: meshTable(this.module), ...options });
-  }
-  dump(): string {
-    return dumpText(this.module);
-  }
-  delete(): void {}
-}
-
-let sharedDevice: WasmDevice | undefined;
-
-/** The process's default device, made on first use. */
-export function defaultDevice(): WasmDevice {
-  sharedDevice ??= new WasmDevice();
-  return sharedDevice;
 }
 
 const hasDynamicDimension = (shape: Shape): boolean =>
@@ -151,25 +127,18 @@ export const planStats = { plans: 0 };
 const planCache = new WeakMap<WasmDevice, Map<string, Planned>>();
 const PLAN_CACHE_ENTRIES = 64;
 
-/** The CPU the native backend generates C for (a CompileError when there is no working C compiler). */
-export function nativeCpu(name: string): NativeCpu {
-  const t = nativeToolchain();
-  if (typeof t === "string") throw new CompileError(`${name}: the native backend is not available: ${t}`);
-  return t.cpu;
-}
-
 /**
  * Verifies and optimizes a program and plans its steps for `device` (from the cache
- * when it was planned before); with options.backend "native", with C kernels.
+ * when it was planned before); with `native`, with C kernels for that CPU where the C
+ * generators have them.
  */
-export function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): Planned {
+export function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice, native?: NativeCpu): Planned {
   const module = withDonation(program instanceof Computation ? new HloModule(program.name, program) : program, options.donate);
   // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
   verifyModule(module);
   refuseDynamicDimensions(module);
   // Custom pipelines and per-pass hooks are not cached: the caller wants them to run.
   const cacheable = options.passes === undefined && options.dumpAfterEach === undefined && options.verifyEachPass !== true;
-  const native = options.backend === "native" ? nativeCpu(module.name) : undefined;
   const key = cacheable ? `${native === undefined ? "wasm" : "native"}\n${JSON.stringify(module.config)}\n${moduleFingerprint(module)}` : undefined;
   let cache = planCache.get(device);
   const hit = key === undefined ? undefined : cache?.get(key);
@@ -188,34 +157,25 @@ export function plan(program: Computation | HloModule, options: CompileOptions, 
   return planned;
 }
 
-export function compile(program: Computation | HloModule, options: CompileOptions & { backend: "interpreter" }): Promise<InterpretedExecutable>;
-export function compile(program: Computation | HloModule, options?: CompileOptions): Promise<Executable>;
-export async function compile(program: Computation | HloModule, options: CompileOptions = {}): Promise<Executable | InterpretedExecutable> {
-  if (options.backend === "interpreter") {
-    const module = program instanceof Computation ? new HloModule(program.name, program) : program;
-    verifyModule(module);
-    return new InterpretedExecutable(module);
-  }
-  const device = options.device ?? defaultDevice();
-  if (options.backend === "native") {
-    // C kernels split across the module's own threads; the device's wasm pool is not started for them.
-    const planned = plan(program, options, device);
-    const threads = options.threads ?? (options.device === undefined ? await cpuThreads() : device.threads);
-    return loadProgram(planned.program, device, planned.log, await nativeLoad(planned.program, threads), planned.module);
-  }
-  if (options.device === undefined || options.threads !== undefined) await device.startThreads(options.threads ?? await cpuThreads());
-  const planned = plan(program, options, device);
-  return loadProgram(planned.program, device, planned.log, undefined, planned.module);
+const asModule = (program: Computation | HloModule): HloModule => (program instanceof Computation ? new HloModule(program.name, program) : program);
+
+/** Compiles `program` on options.backend (default "wasm") and loads it in this process. */
+export function compile<B extends BackendName = typeof DEFAULT_BACKEND>(
+  program: Computation | HloModule, options: CompileOptions & { readonly backend?: B } = {},
+): Promise<ExecutableOf<B>> {
+  const backend = BACKENDS[options.backend ?? DEFAULT_BACKEND];
+  return backend.compile(asModule(program), options) as Promise<ExecutableOf<B>>;
 }
 
 /**
- * `compile` for the compiled backends ("wasm", the default, or "native"), synchronously
- * (Node and workers only: a browser's main thread refuses large synchronous compiles).
- * Native kernels run on options.threads threads (default one).
+ * `compile`, synchronously (Node and workers only: a browser's main thread refuses
+ * large synchronous compiles). Native kernels run on options.threads threads (default one).
  */
-export function compileSync(program: Computation | HloModule, options: Omit<CompileOptions, "backend"> & { readonly backend?: "wasm" | "native" } = {}): Executable {
-  const device = options.device ?? defaultDevice();
-  const planned = plan(program, options, device);
-  const native = options.backend === "native" ? nativeLoadSync(planned.program, options.threads ?? 1) : undefined;
-  return loadProgramSync(planned.program, device, planned.log, undefined, native, planned.module);
+export function compileSync<B extends BackendName = typeof DEFAULT_BACKEND>(
+  program: Computation | HloModule, options: CompileOptions & { readonly backend?: B } = {},
+): ExecutableOf<B> {
+  const name = options.backend ?? DEFAULT_BACKEND;
+  const backend = BACKENDS[name];
+  if (backend.compileSync === undefined) throw new CompileError(`the ${name} backend compiles only asynchronously: use compile`);
+  return backend.compileSync(asModule(program), options) as ExecutableOf<B>;
 }
