@@ -17,7 +17,8 @@
 
 import { ExecutionError } from "../types/errors.js";
 import { evaluateOptionsOf, type Backend, type DeviceBackend } from "../runtime/backend.js";
-import { plan, type CompileOptions, type Planned } from "./index.js";
+import type { CompileOptions } from "./index.js";
+import { plan, type Planned } from "./plan.js";
 import type { NativeCpu } from "./native/kernel.js";
 import type { BuiltModule } from "./native/toolchain.js";
 import { WasmDevice } from "./device.js";
@@ -66,14 +67,12 @@ const DEVICE_THREADS = 1;
 /** Only plans (its memory is never used): the runtime's memories are shared, so kernels import a shared memory. */
 let planningDevice: WasmDevice | undefined;
 
-/** Workers import this module to learn the built-in backends' device sides (the registry's one table). */
-const BACKENDS_MODULE = new URL("./backends.js", import.meta.url).href;
-
 function hostBackend<Name extends string>(codegen: CpuCodegen<Name>): Backend {
   return {
     name: codegen.name,
     deviceMemory: true,
-    deviceModule: BACKENDS_MODULE,
+    // Workers import the table to learn the built-in backends' device sides.
+    deviceModule: new URL("./backends.js", import.meta.url).href,
     prepare(program): PreparedWasmProgram {
       planningDevice ??= new WasmDevice({ target: { sharedMemory: true } });
       const planned = plan(program, {}, planningDevice, codegen.nativeCpu(program.name)).program;

@@ -28,9 +28,9 @@ export interface Backend {
    */
   prepare(program: Computation, options?: BackendCompileOptions): unknown;
   /**
-   * URL of an ES module that registers this backend's DeviceBackend when imported: for
-   * backends not listed in backends.ts (a test's, a plug-in's). Workers import it the
-   * first time they are asked to load a program of this backend.
+   * URL of an ES module that registers this backend's DeviceBackend when imported (the
+   * built-in ones name compiler/backends.ts; a test's or a plug-in's, its own). Workers
+   * import it the first time they are asked to load a program of this backend.
    */
   readonly deviceModule?: string;
   /**
