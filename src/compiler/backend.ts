@@ -1,4 +1,5 @@
-// The WebAssembly backend as a runtime backend, keeping every buffer in the runtime's
+// What the CPU backends (wasm/backend.ts, native/backend.ts) share: the WebAssembly
+// device's memory and executor, and their runtime halves, keeping every buffer in the runtime's
 // device memory (Backend.deviceMemory): the host owns each device's allocator, writes
 // arguments there and reserves the results there before each run. `prepare` plans the
 // program once, on the host, and ships the CompiledProgram itself (plain data: kernels

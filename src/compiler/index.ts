@@ -52,11 +52,18 @@ export interface CompileOptions {
 
 const asModule = (program: Computation | HloModule): HloModule => (program instanceof Computation ? new HloModule(program.name, program) : program);
 
+/** The backend of the table named `name` (a CompileError naming the known ones for a name from untyped code). */
+function backendNamed(name: BackendName): (typeof BACKENDS)[BackendName] {
+  const backend = Object.hasOwn(BACKENDS, name) ? BACKENDS[name] : undefined;
+  if (backend === undefined) throw new CompileError(`unknown backend "${String(name)}" (known backends: ${Object.keys(BACKENDS).join(", ")})`);
+  return backend;
+}
+
 /** Compiles `program` on options.backend (default "wasm") and loads it in this process. */
-export function compile<B extends BackendName = typeof DEFAULT_BACKEND>(
+export async function compile<B extends BackendName = typeof DEFAULT_BACKEND>(
   program: Computation | HloModule, options: CompileOptions & { readonly backend?: B } = {},
 ): Promise<ExecutableOf<B>> {
-  const backend = BACKENDS[options.backend ?? DEFAULT_BACKEND];
+  const backend = backendNamed(options.backend ?? DEFAULT_BACKEND);
   return backend.compile(asModule(program), options) as Promise<ExecutableOf<B>>;
 }
 
@@ -68,7 +75,7 @@ export function compileSync<B extends BackendName = typeof DEFAULT_BACKEND>(
   program: Computation | HloModule, options: CompileOptions & { readonly backend?: B } = {},
 ): ExecutableOf<B> {
   const name = options.backend ?? DEFAULT_BACKEND;
-  const backend = BACKENDS[name];
+  const backend = backendNamed(name);
   if (backend.compileSync === undefined) throw new CompileError(`the ${name} backend compiles only asynchronously: use compile`);
   return backend.compileSync(asModule(program), options) as ExecutableOf<B>;
 }
