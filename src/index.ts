@@ -54,8 +54,13 @@ export { passFromFlag, passNamed } from "./cli/pass_registry.js";
 export { runCheckText, type CheckCaseResult } from "./check/runner.js";
 export {
   compile, compileSync, defaultDevice, defaultPipeline, Executable, InterpretedExecutable, WasmDevice, DeviceArray,
-  type CompileOptions, type ExecutableStats, type BackendName,
+  BACKEND_NAMES, BACKENDS, DEFAULT_BACKEND, type BackendName, type CompileOptions, type ExecutableOf, type ExecutableStats,
 } from "./compiler/index.js";
+// Importing the table registers the built-in backends for clients, the CLI and the check runner.
+export { interpreterBackend, interpreterDeviceBackend, interpreterEntry } from "./compiler/interpreter/backend.js";
+export { nativeBackend, nativeDeviceBackend, nativeEntry } from "./compiler/native/backend.js";
+export { wasmBackend, wasmDeviceBackend, wasmEntry } from "./compiler/wasm/backend.js";
+export type { BackendCapabilities, CompilerBackend } from "./compiler/backend_contract.js";
 export { NpyError, numpyDescr, numpyDtypeName, type NpyReadOptions, type NpyWriteOptions } from "./types/npy.js";
 export { readNpz, writeNpz, type NpzReadOptions } from "./types/npz.js";
 export { ZipError } from "./types/zip.js";

@@ -277,8 +277,8 @@ function compiledAs(probe: Probe, t: ElementType): string {
   }
   try {
     const own = new Set<string>(probe.opcodes);
-    const interpreted = allSteps(exe.program).some(({ step: s }) => s.kind === "interpret" && (own.has(s.instruction.opcode) ||
-      (s.instruction.opcode === "fusion" && (s.instruction as xla.Instruction<"fusion">).attrs.calledComputation.instructions.some((i) => own.has(i.opcode)))));
+    const interpreted = allSteps(exe.program).some(({ step: s }) => s.kind === "interpret" && (own.has(s.opcode) ||
+      (s.opcode === "fusion" && s.instruction.computations.some((c) => c.instructions.some((i) => own.has(i.opcode))))));
     return interpreted ? "interpreter kernel" : "compiled";
   } finally {
     exe.delete();

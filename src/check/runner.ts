@@ -21,8 +21,7 @@
 import type { Computation, HloModule } from "../ir/computation.js";
 import type { CustomCallContext, CustomCallTarget } from "../interpreter/context.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";
-import { getBackend, type BackendEntry } from "../runtime/backend_registry.js";
-import { defaultBackend } from "../runtime/backends.js";
+import { defaultBackend, getBackend, type BackendEntry } from "../runtime/backend_registry.js";
 import { createClient, type Client } from "../runtime/client.js";
 import { ExecutionError, ParseError, XlaError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";

@@ -3,8 +3,9 @@
 // shardings (shardings.ts). Everything here works on an injected `CliIo` (files and
 // output), so the logic is independent of Node; main.ts supplies Node's. Backends are named with --backend from the runtime's registry.
 
-import { backendNames, findBackend, getBackend, type BackendEntry } from "../runtime/backend_registry.js";
-import { defaultBackend } from "../runtime/backends.js";
+import { backendNames, defaultBackend, findBackend, getBackend, type BackendEntry } from "../runtime/backend_registry.js";
+// The CLI is an entry point: importing the table registers the built-in backends.
+import "../compiler/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
 import { runCheckTextAsync, type CheckCaseResult } from "../check/runner.js";
 import { memoryProbeDirectory, PROBE_INDEX, probeTargets, type ProbeDirectory } from "../check/probe.js";

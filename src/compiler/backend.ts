@@ -1,37 +1,65 @@
-// The WebAssembly backend as a runtime backend, keeping every buffer in the runtime's
+// What the CPU backends (wasm/backend.ts, native/backend.ts) share: the WebAssembly
+// device's memory and executor, and their runtime halves, keeping every buffer in the runtime's
 // device memory (Backend.deviceMemory): the host owns each device's allocator, writes
 // arguments there and reserves the results there before each run. `prepare` plans the
-// program once on the host, only to learn how many bytes its constants, arena of
+// program once, on the host, and ships the CompiledProgram itself (plain data: kernels
+// as bytes, steps, buffer plan, constants) with the bytes its constants, arena of
 // temporaries and kernel scratch take (scratchBytes: the host reserves that region per
-// loaded program and device), and sends the IR with the engine features it planned
-// for. Each device plans the same IR again (planning is deterministic), places the
+// loaded program and device). Each device only instantiates the kernels, places the
 // constants, arena and scratch in the reserved region, reads its arguments where the
 // host put them and writes its results straight into the host's result buffers: no
-// copy in or out. Collectives and host transfers go through the interpreter's kernels
-// with the runtime's rendezvous, writing where the plan says.
+// plan, no copy in or out. Collectives and host transfers go through the interpreter's
+// kernels with the runtime's rendezvous, writing where the plan says.
 //
-// The native backend is the same with C kernels: each device builds (or finds in the
-// on-disk cache) the program's module and loads it in its worker thread.
+// The native backend is the same with C kernels: the host builds the program's module
+// (or finds it in the on-disk cache) once, and each device loads the built module in
+// its worker thread. What differs between the two is a CpuCodegen (wasm/backend.ts,
+// native/backend.ts); this file holds what they share, as one CompilerBackend each.
 
 import { ExecutionError } from "../types/errors.js";
-import type { Backend, DeviceBackend } from "../runtime/backend.js";
-import type { BackendEntry } from "../runtime/backend_registry.js";
-import { deserializeComputation, serializeComputation, type SerializedProgram } from "../runtime/serialize.js";
-import { evaluateOptionsOf } from "../runtime/interpreter_backend.js";
-import { compileSync, plan, type CompileOptions } from "./index.js";
-import { nativeLoadSync } from "./native/program_module.js";
+import { evaluateOptionsOf, type Backend, type DeviceBackend } from "../runtime/backend.js";
+import type { CompileOptions } from "./index.js";
+import { plan, type Planned } from "./plan.js";
+import type { NativeCpu } from "./native/kernel.js";
+import type { BuiltModule } from "./native/toolchain.js";
 import { WasmDevice } from "./device.js";
-import { loadProgramSync, regionBytes } from "./executable.js";
+import { loadProgramSync, regionBytes, type Executable, type NativeLoad } from "./executable.js";
+import type { CompiledProgram } from "./program.js";
 import type { WasmTarget } from "./wasm/kernel.js";
 import { dumpText } from "./dump_text.js";
+import type { BackendCapabilities, CompilerBackend } from "./backend_contract.js";
+import { Computation, HloModule } from "../ir/computation.js";
 
-/** What the host sends every device (structured-clone safe). */
+/**
+ * What makes one CPU backend on the WebAssembly device's memory and executor: its
+ * kernel generators' CPU, how its programs' native modules are built and loaded, and
+ * how it compiles in process.
+ */
+export interface CpuCodegen<Name extends string> {
+  readonly name: Name;
+  readonly capabilities: BackendCapabilities;
+  available(): true | string;
+  readonly defaultRank?: number;
+  /** The CPU the C generators target, undefined for WebAssembly kernels only (a CompileError where the backend is not available). */
+  nativeCpu(moduleName: string): NativeCpu | undefined;
+  /** Builds a planned program's native module on the host, once (undefined: none to build). */
+  build(program: CompiledProgram): BuiltModule | undefined;
+  /** Loads on a device what `build` built. */
+  load(program: CompiledProgram, built: BuiltModule | undefined, threads: number): NativeLoad | undefined;
+  /** Loads a planned program in this process, on `device`. */
+  compile(planned: Planned, device: WasmDevice, options: CompileOptions): Promise<Executable>;
+  compileSync(planned: Planned, device: WasmDevice, options: CompileOptions): Executable;
+}
+
+/** What the host sends every device (structured-clone safe): the program, planned once. */
 export interface PreparedWasmProgram {
-  readonly program: SerializedProgram;
-  /** The engine features the host planned for: devices plan for the same, so both plans agree. */
+  readonly program: CompiledProgram;
+  /** The engine features the program's kernels were generated for (the devices' memories are shared, as the host planned). */
   readonly target: WasmTarget;
   /** Bytes of the device's region for constants, arena and scratch (one thread: device workers have no pool). */
   readonly regionBytes: number;
+  /** The native backend's module, built on the host (absent: no C kernels). */
+  readonly native?: BuiltModule;
 }
 
 /** Device workers run every kernel on their own thread. */
@@ -40,28 +68,26 @@ const DEVICE_THREADS = 1;
 /** Only plans (its memory is never used): the runtime's memories are shared, so kernels import a shared memory. */
 let planningDevice: WasmDevice | undefined;
 
-type CompiledBackendName = "wasm" | "native";
-
-function hostBackend(name: CompiledBackendName): Backend {
-  const options: CompileOptions = { backend: name };
+function hostBackend<Name extends string>(codegen: CpuCodegen<Name>): Backend {
   return {
-    name,
+    name: codegen.name,
     deviceMemory: true,
+    // Workers import the table to learn the built-in backends' device sides.
+    deviceModule: new URL("./backends.js", import.meta.url).href,
     prepare(program): PreparedWasmProgram {
       planningDevice ??= new WasmDevice({ target: { sharedMemory: true } });
-      // Serialized before planning: the devices start from the IR as the caller built it.
-      const serialized = serializeComputation(program);
-      const planned = plan(program, options, planningDevice);
-      return { program: serialized, target: planningDevice.target, regionBytes: regionBytes(planned.program, DEVICE_THREADS) };
+      const planned = plan(program, {}, planningDevice, codegen.nativeCpu(program.name), codegen.capabilities.lowering?.(planningDevice.target)).program;
+      // Built here, once per program and machine: the devices only load the module.
+      const native = codegen.build(planned);
+      return {
+        program: planned, target: planningDevice.target, regionBytes: regionBytes(planned, DEVICE_THREADS), ...(native === undefined ? {} : { native }),
+      };
     },
     scratchBytes: (prepared) => (prepared as PreparedWasmProgram).regionBytes,
   };
 }
 
-export const wasmBackend: Backend = hostBackend("wasm");
-export const nativeBackend: Backend = hostBackend("native");
-
-/** One WasmDevice per device memory, so a program loaded twice on a device is planned once (the plan cache is per device). */
+/** One WasmDevice per device memory and target. */
 const devices = new WeakMap<WebAssembly.Memory, WasmDevice>();
 
 function deviceFor(memory: WebAssembly.Memory, target: WasmTarget): WasmDevice {
@@ -73,7 +99,8 @@ function deviceFor(memory: WebAssembly.Memory, target: WasmTarget): WasmDevice {
   return device;
 }
 
-function deviceBackend(name: CompiledBackendName): DeviceBackend {
+function deviceBackend<Name extends string>(codegen: CpuCodegen<Name>): DeviceBackend {
+  const { name } = codegen;
   return {
     name,
     load(prepared, context) {
@@ -81,9 +108,7 @@ function deviceBackend(name: CompiledBackendName): DeviceBackend {
       if (memory === undefined || scratch === undefined) throw new ExecutionError(`${name}: a program was loaded without the device's memory or its reserved region`);
       const p = prepared as PreparedWasmProgram;
       const device = deviceFor(memory, p.target);
-      const planned = plan(deserializeComputation(p.program), { backend: name }, device);
-      const native = name === "native" ? nativeLoadSync(planned.program, DEVICE_THREADS) : undefined;
-      const executable = loadProgramSync(planned.program, device, planned.log, scratch, native);
+      const executable = loadProgramSync(p.program, device, [], scratch, codegen.load(p.program, p.native, DEVICE_THREADS));
       return {
         run(args, env) {
           void args; // the same arrays, as views: the program reads device memory at the offsets directly
@@ -93,7 +118,7 @@ function deviceBackend(name: CompiledBackendName): DeviceBackend {
           }
           executable.executeAt(argumentLeafOffsets.flat(), resultOffsets, evaluateOptionsOf(env));
           // Views of the host's result buffers: the worker sees they are in place and copies nothing.
-          return device.viewLiteral(planned.program.resultShape, resultOffsets);
+          return device.viewLiteral(p.program.resultShape, resultOffsets);
         },
         unload: () => executable.delete(),
       };
@@ -101,18 +126,38 @@ function deviceBackend(name: CompiledBackendName): DeviceBackend {
   };
 }
 
-export const wasmDeviceBackend: DeviceBackend = deviceBackend("wasm");
-export const nativeDeviceBackend: DeviceBackend = deviceBackend("native");
+/** The process's default device, made on first use. */
+let sharedDevice: WasmDevice | undefined;
+export function defaultDevice(): WasmDevice {
+  sharedDevice ??= new WasmDevice();
+  return sharedDevice;
+}
 
-function compiledEntry(name: CompiledBackendName, host: Backend, device: DeviceBackend): BackendEntry {
+/** The CompilerBackend of a CPU codegen, with its runtime halves (the host's `prepare`, the device's `load`). */
+export function cpuBackend<Name extends string>(codegen: CpuCodegen<Name>): CompilerBackend<Name, Executable> & { readonly host: Backend; readonly device: DeviceBackend } {
+  const { name } = codegen;
+  const planned = (module: HloModule, options: CompileOptions, device: WasmDevice): Planned => plan(module, options, device, codegen.nativeCpu(module.name), codegen.capabilities.lowering?.(device.target));
+  const compileHere = (program: Computation | HloModule, options: CompileOptions): Executable => {
+    const device = options.device ?? defaultDevice();
+    return codegen.compileSync(planned(program instanceof Computation ? new HloModule(program.name, program) : program, options, device), device, options);
+  };
   return {
-    host,
-    device,
+    name,
+    capabilities: codegen.capabilities,
+    available: () => codegen.available(),
+    ...(codegen.defaultRank === undefined ? {} : { defaultRank: codegen.defaultRank }),
+    compile: async (module, options) => {
+      const device = options.device ?? defaultDevice();
+      return codegen.compile(planned(module, options, device), device, options);
+    },
+    compileSync: compileHere,
+    host: hostBackend(codegen),
+    device: deviceBackend(codegen),
     // Synchronous, so the synchronous check runner can use it too: kernels are small
     // modules, which even a browser's main thread compiles synchronously (native modules
     // are built by the C compiler, synchronously, or found in the cache).
     evaluate: (computation, args, options) => {
-      const executable = compileSync(computation, { backend: name });
+      const executable = compileHere(computation, {});
       try {
         return executable.run(args, options);
       } finally {
@@ -121,9 +166,8 @@ function compiledEntry(name: CompiledBackendName, host: Backend, device: DeviceB
     },
     compileAndDump: (module, options) => {
       const sections: string[] = [];
-      const executable = compileSync(module, {
-        backend: name,
-        ...(options.dumpAfterEach ? { dumpAfterEach: (pass, m) => sections.push(`// ---- after ${pass}\n${dumpText(m)}`) } : {}),
+      const executable = compileHere(module, {
+        ...(options.dumpAfterEach ? { dumpAfterEach: (pass: string, m: HloModule) => sections.push(`// ---- after ${pass}\n${dumpText(m)}`) } : {}),
       });
       try {
         if (options.dump === true) sections.push(`// ---- compiled\n${executable.dump()}`);
@@ -136,6 +180,3 @@ function compiledEntry(name: CompiledBackendName, host: Backend, device: DeviceB
     },
   };
 }
-
-export const wasmEntry: BackendEntry = compiledEntry("wasm", wasmBackend, wasmDeviceBackend);
-export const nativeEntry: BackendEntry = compiledEntry("native", nativeBackend, nativeDeviceBackend);

@@ -7,7 +7,7 @@
 // kernels on views of it for the ops the backend does not compile) and hands the
 // results to the caller.
 
-import type { Instruction } from "../ir/computation.js";
+import type { HloModule, Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
 import { dumpText } from "./dump_text.js";
 import { createEvalContext, type EvaluateOptions } from "../interpreter/evaluate.js";
@@ -25,6 +25,7 @@ import type { KernelHandle, ThreadPool } from "./wasm/thread_pool.js";
 import { runInBlocks } from "./wasm/thread_pool_protocol.js";
 import { BUFFER_ALIGNMENT, type WasmKernel } from "./wasm/kernel.js";
 import { isProgramNativeKernel } from "./routines.js";
+import { deserializeInstruction } from "../runtime/serialize.js";
 import type { NativeModule } from "./native/build.js";
 
 type KernelEntry = (...args: number[]) => void;
@@ -96,12 +97,12 @@ const aligned = (bytes: number): number => Math.max(BUFFER_ALIGNMENT, Math.ceil(
 /** Bytes of the region that holds `program`'s constants, arena and scratch for `threads` threads (regionPlacement's layout). */
 export function regionBytes(program: CompiledProgram, threads: number): number {
   const scratch = scratchPerThread(program);
-  return program.constants.reduce((n, c) => n + aligned(byteSize(c.arrayShape)), 0) + aligned(program.arenaBytes) + (scratch > 0 ? threads * aligned(scratch) : 0);
+  return program.constants.reduce((n, c) => n + aligned(byteSize(c.shape)), 0) + aligned(program.arenaBytes) + (scratch > 0 ? threads * aligned(scratch) : 0);
 }
 
 function allocatedPlacement(program: CompiledProgram, device: WasmDevice, threads: number): Placement {
   const memory = device.memory;
-  const constantOffsets = program.constants.map((c) => memory.allocate(byteSize(c.arrayShape)));
+  const constantOffsets = program.constants.map((c) => memory.allocate(byteSize(c.shape)));
   const arenaOffset = memory.allocate(Math.max(1, program.arenaBytes));
   const scratch = scratchPerThread(program);
   const scratchOffsets = scratch > 0 ? Array.from({ length: threads }, () => memory.allocate(scratch)) : [];
@@ -117,7 +118,7 @@ function allocatedPlacement(program: CompiledProgram, device: WasmDevice, thread
 function regionPlacement(program: CompiledProgram, region: DeviceRegion, threads: number): Placement {
   const needed = regionBytes(program, threads);
   if (region.offset % BUFFER_ALIGNMENT !== 0 || region.bytes < needed) {
-    throw new ExecutionError(`${program.module.name}: the reserved region (${region.bytes} bytes at ${region.offset}) cannot hold the program's ${needed} bytes of constants, temporaries and scratch`);
+    throw new ExecutionError(`${program.moduleName}: the reserved region (${region.bytes} bytes at ${region.offset}) cannot hold the program's ${needed} bytes of constants, temporaries and scratch`);
   }
   let next = region.offset;
   const take = (bytes: number): number => {
@@ -125,7 +126,7 @@ function regionPlacement(program: CompiledProgram, region: DeviceRegion, threads
     next += aligned(bytes);
     return at;
   };
-  const constantOffsets = program.constants.map((c) => take(byteSize(c.arrayShape)));
+  const constantOffsets = program.constants.map((c) => take(byteSize(c.shape)));
   const arenaOffset = take(program.arenaBytes);
   const scratch = scratchPerThread(program);
   const scratchOffsets = scratch > 0 ? Array.from({ length: threads }, () => take(scratch)) : [];
@@ -136,26 +137,29 @@ export class Executable {
   private readonly placement: Placement;
   private readonly kernels: readonly (Exclude<LoadedKernel, { native: NativeModule }>)[];
   private deleted = false;
+  /** The interpreted steps' instructions, deserialized on their first run. */
+  private readonly instructions = new Map<object, Instruction>();
   readonly stats: ExecutableStats;
 
   /**
    * @internal use `compile`. With `region`, the executable's constants, arena and
    * scratch lie in that reserved range and it allocates nothing from the device.
+   * `module`: the optimized module, for `dump` (absent where only the program was shipped).
    */
   constructor(
     readonly program: CompiledProgram, readonly device: WasmDevice, kernels: readonly LoadedKernel[],
-    readonly log: readonly PassLogEntry[], region?: DeviceRegion, native?: NativeLoad,
+    readonly log: readonly PassLogEntry[], region?: DeviceRegion, native?: NativeLoad, readonly module?: HloModule,
   ) {
     const threads = kernels.some((k) => "pooled" in k) ? device.threads : native !== undefined ? native.threads : 1;
     this.placement = region === undefined ? allocatedPlacement(program, device, threads) : regionPlacement(program, region, threads);
     // Native kernels take the WebAssembly kernels' arguments; their threads use the placement's scratch ranges.
     this.kernels = kernels.map((k) => ("native" in k ? { direct: k.native.entry(k.index, device.memory.memory, threads, this.placement.scratchOffsets) } : k));
-    program.constants.forEach((c, i) => device.view(c.arrayShape, this.placement.constantOffsets[i]!).set(c.data as never));
+    program.constants.forEach((c, i) => device.view(c.shape, this.placement.constantOffsets[i]!).set(c.data as never));
     const scratch = scratchPerThread(program) * this.placement.scratchOffsets.length;
     const leafBytes = (shapes: readonly ArrayShape[]): number => shapes.reduce((n, s) => n + byteSize(s), 0);
     // Outputs written into donated parameter buffers take no memory of their own.
     const ownOutputs = program.outputs.filter((_, j) => program.outputAliases[j] === undefined);
-    const fixed = leafBytes(program.parameterLeaves.flat()) + leafBytes(ownOutputs) + leafBytes(program.constants.map((c) => c.arrayShape));
+    const fixed = leafBytes(program.parameterLeaves.flat()) + leafBytes(ownOutputs) + leafBytes(program.constants.map((c) => c.shape));
     this.stats = {
       arenaBytes: program.arenaBytes,
       peakBytes: fixed + program.arenaBytes + scratch,
@@ -174,13 +178,13 @@ export class Executable {
 
   /** Runs on host literals (copied in and out); the result is a tuple literal for tuple results. */
   run(args: readonly Literal[], options: EvaluateOptions = {}): Literal {
-    const params = this.program.module.entry.parameters;
-    if (args.length !== params.length) throw new ExecutionError(`${this.program.module.name}: expects ${params.length} argument(s), got ${args.length}`);
+    const params = this.program.parameterShapes;
+    if (args.length !== params.length) throw new ExecutionError(`${this.program.moduleName}: expects ${params.length} argument(s), got ${args.length}`);
     const inputs: DeviceArray[] = [];
     try {
       args.forEach((a, i) => {
-        if (!shapesEqual(a.shape, params[i]!.shape)) {
-          throw new ExecutionError(`${this.program.module.name}: argument ${i} has shape ${shapeToString(a.shape)}, expected ${shapeToString(params[i]!.shape)}`);
+        if (!shapesEqual(a.shape, params[i]!)) {
+          throw new ExecutionError(`${this.program.moduleName}: argument ${i} has shape ${shapeToString(a.shape)}, expected ${shapeToString(params[i]!)}`);
         }
         for (const leaf of a.arrayLeaves()) inputs.push(this.device.bufferFromLiteral(leaf));
       });
@@ -206,21 +210,21 @@ export class Executable {
    * throws), whether the run succeeds or not.
    */
   execute(args: readonly DeviceArray[], options: EvaluateOptions = {}): DeviceArray[] {
-    if (this.deleted) throw new ExecutionError(`${this.program.module.name}: the executable was deleted`);
+    if (this.deleted) throw new ExecutionError(`${this.program.moduleName}: the executable was deleted`);
     const leaves = this.program.parameterLeaves.flat();
-    if (args.length !== leaves.length) throw new ExecutionError(`${this.program.module.name}: expects ${leaves.length} argument array(s), got ${args.length}`);
+    if (args.length !== leaves.length) throw new ExecutionError(`${this.program.moduleName}: expects ${leaves.length} argument array(s), got ${args.length}`);
     args.forEach((a, i) => {
       a.check("execute");
-      if (a.device !== this.device) throw new ExecutionError(`${this.program.module.name}: argument ${i} lives on another device`);
-      if (!shapesEqual(a.shape, leaves[i]!)) throw new ExecutionError(`${this.program.module.name}: argument ${i} has shape ${shapeToString(a.shape)}, expected ${shapeToString(leaves[i]!)}`);
+      if (a.device !== this.device) throw new ExecutionError(`${this.program.moduleName}: argument ${i} lives on another device`);
+      if (!shapesEqual(a.shape, leaves[i]!)) throw new ExecutionError(`${this.program.moduleName}: argument ${i} has shape ${shapeToString(a.shape)}, expected ${shapeToString(leaves[i]!)}`);
     });
     const { donated, outputAliases } = this.program;
     for (const leaf of donated) {
       const other = args.findIndex((a, i) => i !== leaf && a.offset === args[leaf]!.offset);
-      if (other >= 0) throw new ExecutionError(`${this.program.module.name}: argument ${leaf} is donated, so it cannot also be passed as argument ${other}`);
+      if (other >= 0) throw new ExecutionError(`${this.program.moduleName}: argument ${leaf} is donated, so it cannot also be passed as argument ${other}`);
     }
     const outputs = this.program.outputs.map((s, j) => (outputAliases[j] === undefined ? this.device.allocate(s) : undefined));
-    const why = `donated to an execution of ${this.program.module.name}`;
+    const why = `donated to an execution of ${this.program.moduleName}`;
     try {
       this.executeAt(args.map((a) => a.offset), outputs.map((o, j) => o?.offset ?? args[outputAliases[j]!]!.offset), options);
     } catch (e) {
@@ -241,17 +245,17 @@ export class Executable {
    * allocated or copied beyond what the program's own steps do.
    */
   executeAt(argumentOffsets: readonly number[], resultOffsets: readonly number[], options: EvaluateOptions = {}): void {
-    if (this.deleted) throw new ExecutionError(`${this.program.module.name}: the executable was deleted`);
+    if (this.deleted) throw new ExecutionError(`${this.program.moduleName}: the executable was deleted`);
     const p = this.program;
     if (argumentOffsets.length !== p.parameterLeaves.flat().length || resultOffsets.length !== p.outputs.length) {
-      throw new ExecutionError(`${p.module.name}: expects ${p.parameterLeaves.flat().length} argument and ${p.outputs.length} result array(s), got ${argumentOffsets.length} and ${resultOffsets.length}`);
+      throw new ExecutionError(`${p.moduleName}: expects ${p.parameterLeaves.flat().length} argument and ${p.outputs.length} result array(s), got ${argumentOffsets.length} and ${resultOffsets.length}`);
     }
     const run: RunState = { options };
     try {
       this.runSteps(p, argumentOffsets, resultOffsets, this.placement.arenaOffset, run);
     } catch (e) {
       if (e instanceof WebAssembly.RuntimeError || (e instanceof Error && e.cause instanceof WebAssembly.RuntimeError)) {
-        throw new ExecutionError(`${p.module.name}: a compiled kernel trapped: ${e.message}`);
+        throw new ExecutionError(`${p.moduleName}: a compiled kernel trapped: ${e.message}`);
       }
       throw e;
     }
@@ -262,7 +266,7 @@ export class Executable {
     const p = this.program;
     // Every loop iteration's condition and body run through here: a runaway loop stops at its deadline.
     const deadline = run.options.deadline;
-    if (deadline !== undefined && Date.now() > deadline) throw new DeadlineError(`${p.module.name}: the run passed its deadline`);
+    if (deadline !== undefined && Date.now() > deadline) throw new DeadlineError(`${p.moduleName}: the run passed its deadline`);
     const { constantOffsets, scratchOffsets } = this.placement;
     const at = (l: Location): number => {
       switch (l.space) {
@@ -349,7 +353,8 @@ export class Executable {
 
   /** Runs one instruction with the interpreter's kernel, on views of its operands in device memory. */
   private interpret(step: Extract<Step, { kind: "interpret" }>, at: (l: Location) => number, ctx: EvalContext): void {
-    const inst = step.instruction;
+    let inst = this.instructions.get(step);
+    if (inst === undefined) this.instructions.set(step, (inst = deserializeInstruction(step.instruction)));
     const operands = inst.operands.map((o, i) => this.device.viewLiteral(o.shape, step.operands[i]!.map(at)));
     const result = (KERNELS[inst.opcode] as Kernel<Opcode>)(inst as Instruction<Opcode>, operands, ctx);
     const places = this.device.viewLiteral(inst.shape, step.results.map(at)).arrayLeaves();
@@ -359,9 +364,9 @@ export class Executable {
   /** The optimized module as HLO text, then the steps: kernels, interpreted ops (with why) and the buffer assignment. */
   dump(): string {
     const p = this.program;
-    const lines = [dumpText(p.module).trimEnd(), ""];
+    const lines = this.module === undefined ? [`// ${p.moduleName} (the optimized module stayed where it was compiled)`, ""] : [dumpText(this.module).trimEnd(), ""];
     if (this.log.length > 0) lines.push(`// pass log:`, ...this.log.map((e) => `//   ${e.pass}: ${e.message}`), "");
-    lines.push(`// steps of ${p.module.name}:`);
+    lines.push(`// steps of ${p.moduleName}:`);
     this.dumpSteps(p, "//   ", lines);
     const st = this.stats;
     for (const d of st.donation) {
@@ -441,12 +446,14 @@ function loadedKernels(program: CompiledProgram, native: NativeModule | undefine
  * compilation of any size is allowed. With `native`, the program's C kernels run from
  * that module (nativeProgramModule), on `native.threads` threads.
  */
-export function loadProgramSync(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[], region?: DeviceRegion, native?: NativeLoad): Executable {
+export function loadProgramSync(
+  program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[], region?: DeviceRegion, native?: NativeLoad, module?: HloModule,
+): Executable {
   const kernels = loadedKernels(program, native?.module, (k) => {
     const instance = new WebAssembly.Instance(new WebAssembly.Module(k.bytes), { env: { memory: device.memory.memory } });
     return { direct: instance.exports["run"] as KernelEntry };
   });
-  return new Executable(program, device, kernels, log, region, native);
+  return new Executable(program, device, kernels, log, region, native, module);
 }
 
 /**
@@ -454,7 +461,7 @@ export function loadProgramSync(program: CompiledProgram, device: WasmDevice, lo
  * large synchronous compiles on their main thread). A program with a native module
  * runs its WebAssembly kernels on the calling thread (its C kernels bring their own threads).
  */
-export async function loadProgram(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[], native?: NativeLoad): Promise<Executable> {
+export async function loadProgram(program: CompiledProgram, device: WasmDevice, log: readonly PassLogEntry[], native?: NativeLoad, module?: HloModule): Promise<Executable> {
   const pool = native === undefined ? device.pool : undefined;
   const wasm: LoadedKernel[] = [];
   // One at a time: a pool load holds the workers' attention until each has instantiated it.
@@ -468,5 +475,5 @@ export async function loadProgram(program: CompiledProgram, device: WasmDevice, 
     }
   }
   let next = 0;
-  return new Executable(program, device, loadedKernels(program, native?.module, () => wasm[next++]!), log, undefined, native);
+  return new Executable(program, device, loadedKernels(program, native?.module, () => wasm[next++]!), log, undefined, native, module);
 }

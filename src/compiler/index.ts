@@ -1,47 +1,29 @@
 // The compiler: `compile(program, options)` verifies a program, runs the pass pipeline
-// (simplification, fusion), plans its buffers and steps, generates a WebAssembly
-// kernel for each fusion and each op the backend compiles, and loads them on a device.
-// The result runs many times: `run` on host literals, `execute` on device arrays.
-// `backend: "interpreter"` gives the same interface over the reference interpreter.
+// (simplification, fusion), plans its buffers and steps, generates a kernel for each
+// fusion and each op the backend compiles, and loads them on a device. The result runs
+// many times: `run` on host literals, `execute` on device arrays. The backend is one of
+// the table in backends.ts ("wasm" by default); `backend: "interpreter"` gives the same
+// run interface over the reference interpreter.
 
 import { Computation, HloModule } from "../ir/computation.js";
-import { verifyModule } from "../ir/verify.js";
-import { moduleFingerprint } from "../ir/traverse.js";
-import { withEntry } from "../ir/rewrite.js";
-import { evaluate, type EvaluateOptions } from "../interpreter/evaluate.js";
 import { CompileError } from "../types/errors.js";
-import type { Literal } from "../types/literal.js";
-import { shapeToString, type Shape } from "../types/shape.js";
-import { dumpText, moduleHasQuantization } from "./dump_text.js";
-import { WasmDevice } from "./device.js";
-import { cpuThreads } from "./wasm/features.js";
-import { loadProgram, loadProgramSync, type Executable } from "./executable.js";
-import { runPasses, type Pass, type PassLogEntry } from "../passes/pass.js";
-import { dotDecomposer } from "./passes/dot_decomposer.js";
-import { convCanonicalization } from "./passes/conv_canonicalization.js";
-import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
-import { stepFusion, stepFusionWith } from "./passes/step_fusion.js";
-import type { LoweringCapabilities } from "./kernel/capabilities.js";
-import { wasmCapabilities } from "./wasm/capabilities.js";
-import { nativeCapabilities } from "./native/capabilities.js";
-import { planProgram, type CompiledProgram } from "./program.js";
-import { sdyInlineMeshes } from "../passes/inline_meshes.js";
-import { nativeToolchain } from "./native/toolchain.js";
-import { nativeLoad, nativeLoadSync } from "./native/program_module.js";
-import type { NativeCpu } from "./native/kernel.js";
-import { meshTable } from "../sharding/mesh.js";
+import type { WasmDevice } from "./device.js";
+import type { Pass } from "../passes/pass.js";
+import { BACKENDS, DEFAULT_BACKEND, type BackendName, type ExecutableOf } from "./backends.js";
 
 export { Executable, type ExecutableStats } from "./executable.js";
 export { WasmDevice, DeviceArray } from "./device.js";
+export { defaultDevice } from "./backend.js";
+export { InterpretedExecutable } from "./interpreter/backend.js";
+export { BACKEND_NAMES, BACKENDS, DEFAULT_BACKEND, type BackendName, type ExecutableOf } from "./backends.js";
 export type { Pass, PassContext } from "../passes/pass.js";
-
-export type BackendName = "wasm" | "native" | "interpreter";
+export { defaultPipeline, plan, planStats, type Planned } from "./plan.js";
 
 export interface CompileOptions {
   /**
-   * "wasm" (the default), "native" (C kernels built by the machine's C compiler where
-   * the C generators have them, WebAssembly kernels on the same memory elsewhere; Node
-   * only) or "interpreter".
+   * A backend of the table in backends.ts: "wasm" (the default), "native" (C kernels
+   * built by the machine's C compiler where the C generators have them, WebAssembly
+   * kernels on the same memory elsewhere; Node only) or "interpreter".
    */
   readonly backend?: BackendName;
   /** The device to load on (default: one shared device per process). */
@@ -68,154 +50,32 @@ export interface CompileOptions {
   readonly donate?: readonly number[];
 }
 
-/**
- * The passes `compile` runs, in order: write meshes into manual computations (their
- * kernel needs axis sizes, and compiled steps run without the module); decompose ops
- * into the ones kernels are made of and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
- * DCE); bring every dot into the form the GEMM kernels take, and every convolution
- * into the dimension order of the convolution kernel; give every value the default
- * layout; fuse the entry and every computation its control flow runs (loop
- * conditions and bodies, branches: they run compiled too, as nested programs),
- * keeping out of the fusions each op the target's `capabilities` cannot lower.
- */
-export function defaultPipeline(capabilities?: LoweringCapabilities): Pass[] {
-  const fusion = capabilities === undefined ? stepFusion : stepFusionWith({ capabilities });
-  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, fusion];
+const asModule = (program: Computation | HloModule): HloModule => (program instanceof Computation ? new HloModule(program.name, program) : program);
+
+/** The backend of the table named `name` (a CompileError naming the known ones for a name from untyped code). */
+function backendNamed(name: BackendName): (typeof BACKENDS)[BackendName] {
+  const backend = Object.hasOwn(BACKENDS, name) ? BACKENDS[name] : undefined;
+  if (backend === undefined) throw new CompileError(`unknown backend "${String(name)}" (known backends: ${Object.keys(BACKENDS).join(", ")})`);
+  return backend;
 }
 
-/** What the interpreter backend returns from `compile`: the same run interface, on the reference interpreter. */
-export class InterpretedExecutable {
-  constructor(readonly module: HloModule) {}
-  run(args: readonly Literal[], options: EvaluateOptions = {}): Literal {
-    return evaluate(this.module.entry, args, { meshes: meshTable(this.module), ...options });
-  }
-  dump(): string {
-    return dumpText(this.module);
-  }
-  delete(): void {}
-}
-
-let sharedDevice: WasmDevice | undefined;
-
-/** The process's default device, made on first use. */
-export function defaultDevice(): WasmDevice {
-  sharedDevice ??= new WasmDevice();
-  return sharedDevice;
-}
-
-const hasDynamicDimension = (shape: Shape): boolean =>
-  shape.kind === "array" ? shape.dynamicDimensions.some((d) => d) : shape.kind === "tuple" && shape.elements.some(hasDynamicDimension);
-
-/**
- * Device arrays have static shapes: a run-time dimension size (set-dimension-size,
- * dynamic-reshape, bounded dimensions) would be lost on the way through device memory
- * and the program would read its bound instead. Refused rather than silently wrong.
- */
-function refuseDynamicDimensions(module: HloModule): void {
-  for (const c of module.computations) {
-    for (const inst of c.instructions) {
-      if (hasDynamicDimension(inst.shape)) {
-        throw new CompileError(`${module.name}: the wasm backend does not support dynamic dimensions (${inst.name} has shape ${shapeToString(inst.shape)}); use the interpreter backend`);
-      }
-    }
-  }
-}
-
-/** `module` with the parameters of `donate` added to its buffer donors (a new module; the same one when there are none). */
-function withDonation(module: HloModule, donate: readonly number[] | undefined): HloModule {
-  if (donate === undefined || donate.length === 0) return module;
-  const params = module.entry.parameters.length;
-  for (const p of donate) {
-    if (!Number.isInteger(p) || p < 0 || p >= params) throw new CompileError(`${module.name}: donate: ${p} is not a parameter number (the entry has ${params} parameter(s))`);
-  }
-  const donors = [...(module.config.bufferDonors ?? []), ...donate.map((parameter) => ({ parameter, parameterIndex: [] }))];
-  const out = withEntry(module, module.entry);
-  out.config = { ...module.config, bufferDonors: donors };
-  return out;
+/** Compiles `program` on options.backend (default "wasm") and loads it in this process. */
+export async function compile<B extends BackendName = typeof DEFAULT_BACKEND>(
+  program: Computation | HloModule, options: CompileOptions & { readonly backend?: B } = {},
+): Promise<ExecutableOf<B>> {
+  const backend = backendNamed(options.backend ?? DEFAULT_BACKEND);
+  return backend.compile(asModule(program), options) as Promise<ExecutableOf<B>>;
 }
 
 /**
- * The pipeline for programs with quantized types: the simplifier's rules, fusion and
- * the code generators work on the stored integers and know nothing of scales, so they
- * are skipped, and every quantized op runs on the interpreter's kernel (routines.ts
- * says so in `dump`). Only what the steps themselves need runs.
+ * `compile`, synchronously (Node and workers only: a browser's main thread refuses
+ * large synchronous compiles). Native kernels run on options.threads threads (default one).
  */
-const QUANTIZED_PIPELINE: readonly Pass[] = [sdyInlineMeshes];
-
-export interface Planned {
-  readonly program: CompiledProgram;
-  readonly log: PassLogEntry[];
-}
-
-/** Plans of programs compiled for each device, by the program's text: the same program compiles once. */
-const planCache = new WeakMap<WasmDevice, Map<string, Planned>>();
-const PLAN_CACHE_ENTRIES = 64;
-
-/** The CPU the native backend generates C for (a CompileError when there is no working C compiler). */
-export function nativeCpu(name: string): NativeCpu {
-  const t = nativeToolchain();
-  if (typeof t === "string") throw new CompileError(`${name}: the native backend is not available: ${t}`);
-  return t.cpu;
-}
-
-/**
- * Verifies and optimizes a program and plans its steps for `device` (from the cache
- * when it was planned before); with options.backend "native", with C kernels.
- */
-export function plan(program: Computation | HloModule, options: CompileOptions, device: WasmDevice): Planned {
-  const module = withDonation(program instanceof Computation ? new HloModule(program.name, program) : program, options.donate);
-  // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
-  verifyModule(module);
-  refuseDynamicDimensions(module);
-  // Custom pipelines and per-pass hooks are not cached: the caller wants them to run.
-  const cacheable = options.passes === undefined && options.dumpAfterEach === undefined && options.verifyEachPass !== true;
-  const native = options.backend === "native" ? nativeCpu(module.name) : undefined;
-  const key = cacheable ? `${native === undefined ? "wasm" : "native"}\n${JSON.stringify(module.config)}\n${moduleFingerprint(module)}` : undefined;
-  let cache = planCache.get(device);
-  const hit = key === undefined ? undefined : cache?.get(key);
-  if (hit !== undefined) return hit;
-  const capabilities = native === undefined ? wasmCapabilities(device.target) : nativeCapabilities(device.target);
-  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : defaultPipeline(capabilities)), {
-    verify: options.verifyEachPass ?? false,
-    ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
-  });
-  const planned = { program: planProgram(optimized, device.target, native), log };
-  if (key !== undefined) {
-    if (cache === undefined) planCache.set(device, (cache = new Map()));
-    if (cache.size >= PLAN_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
-    cache.set(key, planned);
-  }
-  return planned;
-}
-
-export function compile(program: Computation | HloModule, options: CompileOptions & { backend: "interpreter" }): Promise<InterpretedExecutable>;
-export function compile(program: Computation | HloModule, options?: CompileOptions): Promise<Executable>;
-export async function compile(program: Computation | HloModule, options: CompileOptions = {}): Promise<Executable | InterpretedExecutable> {
-  if (options.backend === "interpreter") {
-    const module = program instanceof Computation ? new HloModule(program.name, program) : program;
-    verifyModule(module);
-    return new InterpretedExecutable(module);
-  }
-  const device = options.device ?? defaultDevice();
-  if (options.backend === "native") {
-    // C kernels split across the module's own threads; the device's wasm pool is not started for them.
-    const planned = plan(program, options, device);
-    const threads = options.threads ?? (options.device === undefined ? await cpuThreads() : device.threads);
-    return loadProgram(planned.program, device, planned.log, await nativeLoad(planned.program, threads));
-  }
-  if (options.device === undefined || options.threads !== undefined) await device.startThreads(options.threads ?? await cpuThreads());
-  const planned = plan(program, options, device);
-  return loadProgram(planned.program, device, planned.log);
-}
-
-/**
- * `compile` for the compiled backends ("wasm", the default, or "native"), synchronously
- * (Node and workers only: a browser's main thread refuses large synchronous compiles).
- * Native kernels run on options.threads threads (default one).
- */
-export function compileSync(program: Computation | HloModule, options: Omit<CompileOptions, "backend"> & { readonly backend?: "wasm" | "native" } = {}): Executable {
-  const device = options.device ?? defaultDevice();
-  const planned = plan(program, options, device);
-  if (options.backend !== "native") return loadProgramSync(planned.program, device, planned.log);
-  return loadProgramSync(planned.program, device, planned.log, undefined, nativeLoadSync(planned.program, options.threads ?? 1));
+export function compileSync<B extends BackendName = typeof DEFAULT_BACKEND>(
+  program: Computation | HloModule, options: CompileOptions & { readonly backend?: B } = {},
+): ExecutableOf<B> {
+  const name = options.backend ?? DEFAULT_BACKEND;
+  const backend = backendNamed(name);
+  if (backend.compileSync === undefined) throw new CompileError(`the ${name} backend compiles only asynchronously: use compile`);
+  return backend.compileSync(asModule(program), options) as ExecutableOf<B>;
 }

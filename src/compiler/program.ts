@@ -4,10 +4,16 @@
 // compile: never silent, `dump` lists them with the reason), a copy, or control flow
 // (while, conditional, call) whose computations are nested step lists planned the same
 // way (control_flow.ts).
+//
+// The program is plain data (kernels as bytes or C source, steps, the buffer plan,
+// constants, interpreted instructions as serialized IR): structuredClone copies it, so
+// a multi-device compile plans once on the host and ships the program to every device.
 
 import type { Computation, HloModule, Instruction } from "../ir/computation.js";
 import { hasSideEffect } from "../ir/rewrite.js";
-import type { Literal } from "../types/literal.js";
+import type { Storage } from "../types/literal.js";
+import type { Opcode } from "../ir/opcodes.js";
+import { serializeInstruction, type SerializedProgram } from "../runtime/serialize.js";
 import { arrayLeaves, byteSize, type ArrayShape, type Shape } from "../types/shape.js";
 import { donatedLeaves } from "../ir/aliasing.js";
 import { CompileError } from "../types/errors.js";
@@ -36,7 +42,9 @@ export type Step =
     readonly blockBuffers: readonly BlockBuffer[]; readonly scratchBytes: number;
   }
   | {
-    readonly kind: "interpret"; readonly name: string; readonly instruction: Instruction; readonly why: string;
+    readonly kind: "interpret"; readonly name: string; readonly opcode: Opcode; readonly why: string;
+    /** The instruction with its operands as parameters (serializeInstruction): data, deserialized where the program is loaded. */
+    readonly instruction: SerializedProgram;
     /** The leaves of each operand. */
     readonly operands: readonly (readonly Location[])[]; readonly results: readonly Location[];
   }
@@ -71,12 +79,21 @@ export interface StepList {
   readonly liveBytesBound: number;
 }
 
+/** An array constant of the program, in the default layout. */
+export interface ConstantLeaf {
+  readonly shape: ArrayShape;
+  readonly data: Storage;
+}
+
 export interface CompiledProgram extends StepList {
-  readonly module: HloModule;
+  /** The module's name (errors, dumps). */
+  readonly moduleName: string;
+  /** The shapes of the entry's parameters. */
+  readonly parameterShapes: readonly Shape[];
   /** Every kernel of the program, nested lists' included (C ones where the native backend planned it). */
   readonly kernels: readonly ProgramKernel[];
   /** Leaves of the program's constants, loaded into device memory once. */
-  readonly constants: readonly Literal[];
+  readonly constants: readonly ConstantLeaf[];
   readonly resultShape: Shape;
   /** The parameter leaves the caller donates (compile's `donate`, the module's buffer_donor and input_output_alias). */
   readonly donated: readonly number[];
@@ -103,7 +120,7 @@ interface ProgramContext {
   /** The native backend's CPU: its C generators are asked first. */
   readonly native: NativeCpu | undefined;
   readonly kernels: ProgramKernel[];
-  readonly constants: Literal[];
+  readonly constants: ConstantLeaf[];
   readonly nested: Map<Computation, StepList>;
 }
 
@@ -114,7 +131,10 @@ interface ProgramContext {
 export function planProgram(module: HloModule, target: WasmTarget, native?: NativeCpu): CompiledProgram {
   const ctx: ProgramContext = { target, native, kernels: [], constants: [], nested: new Map() };
   const { list, donated, outputAliases } = planSteps(module.entry, ctx, module);
-  return { ...list, module, kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape, donated, outputAliases };
+  return {
+    ...list, moduleName: module.name, parameterShapes: module.entry.parameters.map((p) => p.shape),
+    kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape, donated, outputAliases,
+  };
 }
 
 /** The step list of a computation called by control flow (planned once per program: it binds its buffers when it runs). */
@@ -167,7 +187,8 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
       case "constant": {
         const lit = (inst as Instruction<"constant">).attrs.literal;
         leaves.set(inst, lit.arrayLeaves().map((p) => {
-          constants.push(p.toDefaultLayout());
+          const leaf = p.toDefaultLayout();
+          constants.push({ shape: leaf.arrayShape, data: leaf.data });
           return { space: "constant", index: constants.length - 1 } as const;
         }));
         continue;
@@ -233,7 +254,9 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
       });
     }
     if (isUnsupported(compiled)) {
-      steps.push({ kind: "interpret", name: inst.name, instruction: inst, why: compiled.unsupported, operands: operandLeaves, results });
+      steps.push({
+        kind: "interpret", name: inst.name, opcode: inst.opcode, instruction: serializeInstruction(inst), why: compiled.unsupported, operands: operandLeaves, results,
+      });
     } else {
       kernels.push(compiled);
       if (inst.opcode === "fusion" && (inst as Instruction<"fusion">).attrs.kind === "output") outputFusionSteps.set(steps.length, inst as Instruction<"fusion">);

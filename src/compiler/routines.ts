@@ -78,6 +78,11 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
   convolution: (inst, cpu) => emitConvC(inst as Instruction<"convolution">, cpu),
 };
 
+/** Ops the WebAssembly generators compile as routines (the wasm backend's capabilities). */
+export const WASM_ROUTINE_OPCODES = Object.keys(ROUTINES) as Opcode[];
+/** Ops the native backend compiles: with its C generators first, with the WebAssembly ones where C declines. */
+export const NATIVE_ROUTINE_OPCODES = [...new Set([...Object.keys(NATIVE_ROUTINES), ...WASM_ROUTINE_OPCODES])] as Opcode[];
+
 /** A native kernel in a program: with the bytes of its buffers (operands, then results), which the glue checks its calls against. */
 export type ProgramNativeKernel = NativeKernelBuild["kernel"] & { readonly bufferBytes: readonly number[] };
 

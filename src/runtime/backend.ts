@@ -3,9 +3,12 @@
 // in beside the interpreter: `prepare` turns a computation into a
 // structured-clone-safe program on the host, and the device side with the same `name`
 // loads it in each worker and runs it with the device's collectives. Backends are
-// found by name in the registry (backend_registry.ts, filled from backends.ts).
+// found by name in the registry (backend_registry.ts), which the package's entry points
+// fill (compiler/backends.ts); a worker imports the module a Backend names
+// (deviceModule) to learn its device side.
 
 import type { Computation } from "../ir/computation.js";
+import type { EvaluateOptions } from "../interpreter/evaluate.js";
 import type { Literal } from "../types/literal.js";
 import type { CollectiveBackend, HostTransfers } from "../interpreter/device_interfaces.js";
 
@@ -25,9 +28,9 @@ export interface Backend {
    */
   prepare(program: Computation, options?: BackendCompileOptions): unknown;
   /**
-   * URL of an ES module that registers this backend's DeviceBackend when imported: for
-   * backends not listed in backends.ts (a test's, a plug-in's). Workers import it the
-   * first time they are asked to load a program of this backend.
+   * URL of an ES module that registers this backend's DeviceBackend when imported (the
+   * built-in ones name compiler/backends.ts; a test's or a plug-in's, its own). Workers
+   * import it the first time they are asked to load a program of this backend.
    */
   readonly deviceModule?: string;
   /**
@@ -94,4 +97,18 @@ export interface DeviceContext {
 export interface DeviceBackend {
   readonly name: string;
   load(prepared: unknown, device: DeviceContext): DeviceProgram | Promise<DeviceProgram>;
+}
+
+/** What the interpreter's kernels need of the device a program runs on (compiled backends' interpreted steps too). */
+export function evaluateOptionsOf(env: DeviceEnvironment): EvaluateOptions {
+  return {
+    replicaId: env.replicaId,
+    partitionId: env.partitionId,
+    replicaCount: env.replicaCount,
+    partitionCount: env.partitionCount,
+    // The logical id, as the interpreter's device-id ops expect (not the client device).
+    deviceId: env.replicaId * env.partitionCount + env.partitionId,
+    collectives: env.collectives,
+    ...(env.host !== undefined ? { host: env.host } : {}),
+  };
 }

@@ -1,18 +1,15 @@
-// Backends by name. The built-in ones come from one list, backends.ts, which both the
-// host (client, CLI, check runner) and every device worker read, so a backend listed
-// there is known on both sides. A backend registered at run time with registerBackend
-// is known in the registering thread only; its Backend.deviceModule tells workers which
-// module to import to register its device side there.
-//
-// Backend modules should import only types from this file: backends.ts imports them,
-// and this file reads backends.ts lazily (on first use), so a cycle does no harm.
+// Backends by name. The runtime knows no backend of its own: the package's entry points
+// (src/index.ts, the CLI, and each device worker through the deviceModule a Backend
+// names) import compiler/backends.ts, whose one table registers every built-in
+// backend here. A backend registered at run time with registerBackend is known in the
+// registering thread only; its Backend.deviceModule tells workers which module to
+// import to register its device side there.
 
 import type { Computation, HloModule } from "../ir/computation.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";
 import { ExecutionError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import type { Backend, DeviceBackend } from "./backend.js";
-import { BUILTIN_BACKENDS } from "./backends.js";
 
 /** What `xlats compile --dump` asks the backend's compiler to print. */
 export interface DumpOptions {
@@ -33,15 +30,15 @@ export interface BackendEntry {
   readonly evaluate?: (computation: Computation, args: readonly Literal[], options?: EvaluateOptions) => Literal | Promise<Literal>;
   /** Compiles `module` and returns the text `xlats compile` prints (the IR after passes, kernels...). */
   readonly compileAndDump?: (module: HloModule, options: DumpOptions) => string;
+  /** true where the backend can run here; else why not (absent: always). */
+  readonly available?: () => true | string;
+  /** Rank among the backends picked when none is named: the available one of highest rank wins (absent: never the default). */
+  readonly defaultRank?: number;
 }
 
-let entries: Map<string, BackendEntry> | undefined;
+const entries = new Map<string, BackendEntry>();
 
 function registry(): Map<string, BackendEntry> {
-  if (entries === undefined) {
-    entries = new Map();
-    for (const entry of BUILTIN_BACKENDS) add(entries, entry);
-  }
   return entries;
 }
 
@@ -60,6 +57,11 @@ export function registerBackend(entry: BackendEntry): void {
   add(registry(), entry);
 }
 
+/** Registers each of `list` (registerBackend). */
+export function registerBackends(list: Iterable<BackendEntry>): void {
+  for (const entry of list) registerBackend(entry);
+}
+
 /** Names of the registered backends, in registration order. */
 export function backendNames(): string[] {
   return [...registry().keys()];
@@ -74,7 +76,32 @@ export function findBackend(name: string): BackendEntry | undefined {
 export function getBackend(name: string): BackendEntry {
   const entry = findBackend(name);
   if (entry === undefined) {
-    throw new ExecutionError(`unknown backend "${name}" (known backends: ${backendNames().join(", ")})`);
+    throw new ExecutionError(`unknown backend "${name}" (known backends: ${backendNames().join(", ") || "none: import the package's entry point, which registers them"})`);
   }
   return entry;
+}
+
+let chosen: string | undefined;
+
+/**
+ * The backend clients, `xlats run`, `xlats test` and the check runner use when none is
+ * named: the available registered backend of highest defaultRank (checked once per
+ * process), with one line on stderr, in Node, naming each higher-ranked backend passed
+ * over and why.
+ */
+export function defaultBackend(): string {
+  if (chosen !== undefined) return chosen;
+  const ranked = [...registry().values()].filter((e) => e.defaultRank !== undefined).sort((a, b) => b.defaultRank! - a.defaultRank!);
+  const skipped: string[] = [];
+  for (const e of ranked) {
+    const why = e.available?.() ?? true;
+    if (why !== true) {
+      skipped.push(`the ${e.host.name} backend is not available (${why})`);
+      continue;
+    }
+    const proc = (globalThis as { process?: { versions?: { node?: string }; stderr?: { write(s: string): void } } }).process;
+    if (skipped.length > 0 && proc?.versions?.node !== undefined) proc.stderr?.write(`xlats: using the ${e.host.name} backend: ${skipped.join("; ")}\n`);
+    return (chosen = e.host.name);
+  }
+  throw new ExecutionError(`no backend is available to pick by default (registered: ${backendNames().join(", ") || "none"}${skipped.length > 0 ? `; ${skipped.join("; ")}` : ""})`);
 }

@@ -12,8 +12,7 @@ import { ExecutionError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString, type Shape } from "../types/shape.js";
 import type { Backend, BackendCompileOptions } from "./backend.js";
-import { getBackend } from "./backend_registry.js";
-import { defaultBackend } from "./backends.js";
+import { defaultBackend, getBackend } from "./backend_registry.js";
 import { collectiveGroupMode, formProcessGroups } from "../interpreter/collective_groups.js";
 import { recognizeReduction } from "../interpreter/kernels/collective_reduce.js";
 import {
@@ -26,7 +25,7 @@ import { DeviceMemory } from "./device_memory.js";
 import { defaultWorkerFactory, type WorkerFactory, type WorkerHandle } from "./worker_host.js";
 
 export interface ClientOptions {
-  /** A registered backend's name (backend_registry.ts) or a Backend (default: defaultBackend() of backends.ts). */
+  /** A registered backend's name (backend_registry.ts) or a Backend (default: the registry's defaultBackend()). */
   backend?: string | Backend;
   /** Number of devices (default 1). */
   deviceCount?: number;
@@ -36,7 +35,8 @@ export interface ClientOptions {
   collectiveTimeoutMs?: number;
 }
 
-export interface CompileOptions {
+/** Options of `Client.compile` (the in-process `compile`'s are CompileOptions). */
+export interface ClientCompileOptions {
   replicas?: number;
   partitions?: number;
   /** deviceAssignment[replica][partition] = client device id (default replica * partitions + partition). */
@@ -108,7 +108,8 @@ export class DeviceBuffer {
 
 export type ProgramGrid = readonly (readonly Computation[])[];
 
-export class Executable {
+/** A program compiled for a client's devices (PJRT's LoadedExecutable); the in-process `compile` gives an Executable. */
+export class LoadedExecutable {
   private deleted = false;
 
   /** @internal */
@@ -127,7 +128,7 @@ export class Executable {
     /** @internal bytes of all-reduce results one execution shares between group members */
     readonly arenaBytes: number,
     /** @internal unloads the programs from the devices; called once by delete() */
-    private readonly onDelete: (exe: Executable) => void,
+    private readonly onDelete: (exe: LoadedExecutable) => void,
   ) {}
 
   /** @internal rendezvous memory of finished executions, ready for reuse */
@@ -253,7 +254,7 @@ export class Client {
    * Compiles a program for replicas x partitions processes. `program` is one
    * computation (SPMD) or a grid program[replica][partition] (MPMD).
    */
-  async compile(program: Computation | ProgramGrid, options: CompileOptions = {}): Promise<Executable> {
+  async compile(program: Computation | ProgramGrid, options: ClientCompileOptions = {}): Promise<LoadedExecutable> {
     this.checkOpen();
     const grid = Array.isArray(program) ? (program as ProgramGrid) : undefined;
     const replicas = options.replicas ?? grid?.length ?? 1;
@@ -299,7 +300,7 @@ export class Client {
     for (const [id, p] of prepared) this.prepared.set(id, p);
     const { payload, reduce, arena } = rendezvousSizes(computations, replicas, partitions);
     const programIds = [...prepared.keys()];
-    return new Executable(
+    return new LoadedExecutable(
       replicas, partitions, assignment, computations.map((c) => ids.get(c)!), computations, payload, reduce, arena,
       (exe) => {
         this.arenas.closePool(exe.arenaPool);
@@ -315,7 +316,7 @@ export class Client {
       for (const [device, w] of this.workers) {
         if (!w.dead && w.loaded.delete(id)) {
           w.handle.post({ type: "unload", programId: id });
-          // No run of the program is in flight (Executable.delete waits for them), so
+          // No run of the program is in flight (LoadedExecutable.delete waits for them), so
           // nothing writes the scratch any more.
           const offset = w.scratch.get(id);
           if (offset !== undefined) this.memories.get(device)!.release(offset);
@@ -331,7 +332,7 @@ export class Client {
    * Runs the executable: `args[id]` are the arguments of logical process id (replica *
    * partitions + partition). Resolves to one result buffer per process, on its device.
    */
-  async execute(exe: Executable, args: readonly (readonly (DeviceBuffer | Literal)[])[], options: ExecuteOptions = {}): Promise<DeviceBuffer[]> {
+  async execute(exe: LoadedExecutable, args: readonly (readonly (DeviceBuffer | Literal)[])[], options: ExecuteOptions = {}): Promise<DeviceBuffer[]> {
     this.checkOpen();
     exe.checkLive("execute");
     const count = exe.replicas * exe.partitions;
@@ -500,7 +501,7 @@ export class Client {
   }
 
   /** Compiles and runs in one step, with host literals in and out. */
-  async run(program: Computation | ProgramGrid, args: readonly (readonly Literal[])[], options: CompileOptions & ExecuteOptions = {}): Promise<Literal[]> {
+  async run(program: Computation | ProgramGrid, args: readonly (readonly Literal[])[], options: ClientCompileOptions & ExecuteOptions = {}): Promise<Literal[]> {
     const exe = await this.compile(program, options);
     try {
       const results = await this.execute(exe, args, options);

@@ -18,7 +18,7 @@ export interface DevicePort {
 
 /**
  * Answers the host's messages on `port`. The device backends are `backends` when given,
- * else the registry's (backends.ts, plus those a load message's `module` registers).
+ * else the registry's (those a load message's `module` registers).
  * Messages are handled one after another, each after the previous one has finished
  * (loads and runs may be asynchronous), so a device never interleaves two runs and an
  * unload never overtakes a run posted before it.
@@ -74,8 +74,8 @@ async function deviceBackend(name: string, module: string | undefined, backends?
   if (findBackend(name) === undefined && module !== undefined) await import(module);
   const entry = findBackend(name);
   if (entry === undefined) {
-    throw new Error(`no device backend named "${name}" in this worker (it has: ${backendNames().join(", ")}); ` +
-      "list it in src/runtime/backends.ts or give its Backend a deviceModule");
+    throw new Error(`no device backend named "${name}" in this worker (it has: ${backendNames().join(", ") || "none"}); ` +
+      "list it in src/compiler/backends.ts or give its Backend a deviceModule");
   }
   return entry.device;
 }

@@ -2,15 +2,15 @@
 // the Node worker adapter is loaded on demand by createClient.
 
 export {
-  Client, createClient, Device, DeviceBuffer, Executable,
-  type ClientOptions, type CompileOptions, type ExecuteOptions, type ProgramGrid,
+  Client, createClient, Device, DeviceBuffer, LoadedExecutable,
+  type ClientOptions, type ClientCompileOptions, type ExecuteOptions, type ProgramGrid,
 } from "./client.js";
-export type { Backend, BackendCompileOptions, DeviceBackend, DeviceContext, DeviceEnvironment, DeviceProgram } from "./backend.js";
-export { interpreterBackend, interpreterDeviceBackend, interpreterEntry } from "./interpreter_backend.js";
 export {
-  backendNames, findBackend, getBackend, registerBackend, type BackendEntry, type DumpOptions,
+  evaluateOptionsOf, type Backend, type BackendCompileOptions, type DeviceBackend, type DeviceContext, type DeviceEnvironment, type DeviceProgram,
+} from "./backend.js";
+export {
+  backendNames, defaultBackend, findBackend, getBackend, registerBackend, registerBackends, type BackendEntry, type DumpOptions,
 } from "./backend_registry.js";
-export { DEFAULT_BACKEND, defaultBackend } from "./backends.js";
 export type { WorkerFactory, WorkerHandle } from "./worker_host.js";
 export { serveDevice, type DevicePort } from "./device_worker.js";
 export type { DeviceMessage, HostMessage, ProcessInfo, WireValue } from "./protocol.js";

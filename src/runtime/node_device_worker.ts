@@ -1,5 +1,6 @@
 // Entry point of a device worker under Node (worker_threads); web_device_worker.ts is its browser
-// twin. The worker serves every backend of the registry (backends.ts).
+// twin. The worker serves every backend of the registry, which it fills from the module
+// each load message names (Backend.deviceModule).
 
 import { parentPort } from "node:worker_threads";
 import type { HostMessage } from "./protocol.js";

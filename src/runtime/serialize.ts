@@ -149,3 +149,22 @@ export function deserializeComputation(program: SerializedProgram): Computation 
   if (entry === undefined) throw new ExecutionError("deserialize: the program has no computations");
   return entry;
 }
+
+/**
+ * One instruction as a program of its own: a computation whose parameters stand for its
+ * operands (same shapes) and whose root is the instruction, with the computations it
+ * calls. A compiled program's interpreted steps carry this instead of the live
+ * instruction, so the program is plain data a device can load (the interpreter's
+ * kernels read only the operands' shapes and values, never their producers).
+ */
+export function serializeInstruction(inst: Instruction): SerializedProgram {
+  const factory = new InstructionFactory(inst.name);
+  const parameters = inst.operands.map((o, i) => factory.parameter(i, o.shape));
+  const alone = factory.placeUnchecked(inst.opcode, parameters, inst.attrs, inst.shape, { from: inst, name: inst.name });
+  return serializeComputation(new Computation(inst.name, parameters, [...parameters, alone], alone));
+}
+
+/** The instruction serializeInstruction wrote (its operands are the parameters that stand for them). */
+export function deserializeInstruction(program: SerializedProgram): Instruction {
+  return deserializeComputation(program).root;
+}

@@ -1,6 +1,6 @@
 // Entry point of a device worker in a browser (a module Web Worker started by
 // web_workers.ts); node_device_worker.ts is its Node twin. It serves every backend of the
-// registry (backends.ts).
+// registry, which it fills from the module each load message names (Backend.deviceModule).
 
 import type { HostMessage } from "./protocol.js";
 import { serveDevice } from "./device_worker.js";

@@ -7,8 +7,9 @@ import { strict as assert } from "node:assert";
 import { join } from "node:path";
 import { test } from "node:test";
 import { runCli, type CliIo } from "../../src/cli/cli.js";
-import { BUILTIN_BACKENDS } from "../../src/runtime/backends.js";
-import { defaultBackend, interpreterBackend, interpreterDeviceBackend, registerBackend } from "../../src/runtime/index.js";
+import { BACKENDS } from "../../src/compiler/backends.js";
+import { interpreterBackend, interpreterDeviceBackend } from "../../src/compiler/interpreter/backend.js";
+import { defaultBackend, registerBackend } from "../../src/runtime/index.js";
 import { parseMlirLiteral } from "../../src/text/mlir/index.js";
 import { ASYNC_BACKEND, inProcess } from "../runtime/async_backend.js";
 import { MEMORY_BACKEND } from "../runtime/device_memory_backend.js";
@@ -29,7 +30,7 @@ const CHECKS = `func.func @main() {
 `;
 
 /** What the spawned command knows: the built-in backends only. */
-const BUILT_IN = BUILTIN_BACKENDS.map((b) => b.host.name).join(", ");
+const BUILT_IN = Object.keys(BACKENDS).join(", ");
 
 test("an unknown --backend is a usage error listing the known backends (run, test, compile)", () => {
   const dir = tempFiles({ "neg.mlir": NEGATE, "checks.mlir": CHECKS });
@@ -123,7 +124,7 @@ test("compile calls the backend's compileAndDump with the dump switches", async 
   assert.deepEqual([dumped.code, dumped.out], [0, ["compiled main"]]);
   assert.deepEqual(seen, ["main dump=false each=false", "main dump=false each=true"]);
   // Without --backend: the default backend if it compiles, else the first registered one that does.
-  if (BUILTIN_BACKENDS.every((b) => b.compileAndDump === undefined)) {
+  if (Object.values(BACKENDS).every((b) => b.compileAndDump === undefined)) {
     const chosen = await cli(files, "compile", "neg.mlir", "--dump");
     assert.deepEqual([chosen.code, chosen.out], [0, ["compiled main"]]);
     assert.equal(seen.at(-1), "main dump=true each=false");

@@ -498,8 +498,8 @@ ENTRY main {
 test("the fused module of a program with loops verifies: fused computations get unique names across bodies", async () => {
   const module = parseHlo(NESTED);
   const exe = await compile(module, { verifyEachPass: true });
-  verifyModule(exe.program.module);
-  const names = exe.program.module.computations.map((c) => c.name);
+  verifyModule(exe.module!);
+  const names = exe.module!.computations.map((c) => c.name);
   assert.equal(new Set(names).size, names.length, names.join(", "));
   // The entry's and the bodies' fusions all appear in the module.
   assert.ok(names.filter((n) => n.startsWith("fused_")).length >= 4, names.join(", "));

@@ -36,7 +36,7 @@ import { testBackend } from "../support/backend.js";
 import { isProgramNativeKernel } from "../../src/compiler/routines.js";
 
 /** The compiled backend under test: XLATS_TEST_BACKEND=native runs the same programs on the native backend. */
-const backend = testBackend === "native" ? "native" : "wasm";
+const backend = testBackend === "interpreter" ? "wasm" : testBackend;
 
 type ConeClass = "exact" | "rounded" | "unbounded";
 const RANK: Record<ConeClass, number> = { exact: 0, rounded: 1, unbounded: 2 };

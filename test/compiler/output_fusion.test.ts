@@ -25,7 +25,7 @@ function randomLiteral(t: ElementType, dims: readonly number[]): Literal {
 }
 
 const outputFusions = (exe: Executable): Instruction<"fusion">[] =>
-  exe.program.module.entry.instructions.filter((i): i is Instruction<"fusion"> => i.opcode === "fusion" && (i as Instruction<"fusion">).attrs.kind === "output");
+  exe.module!.entry.instructions.filter((i): i is Instruction<"fusion"> => i.opcode === "fusion" && (i as Instruction<"fusion">).attrs.kind === "output");
 
 /**
  * Compiles `c`, runs it on random inputs and compares with the interpreter: floats

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { evaluate } from "../../src/interpreter/evaluate.js";
 import { hasDynamicShapes, refineEntry, refineShapes, RefineError } from "../../src/passes/refine_shapes.js";
 import { getBackend } from "../../src/runtime/backend_registry.js";
-import { DEFAULT_BACKEND } from "../../src/runtime/backends.js";
+import { DEFAULT_BACKEND } from "../../src/compiler/backends.js";
 import { parseStableHlo, printStableHlo } from "../../src/text/mlir/index.js";
 import { Literal } from "../../src/types/literal.js";
 import { readNpz } from "../../src/types/npz.js";

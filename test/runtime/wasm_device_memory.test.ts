@@ -7,7 +7,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { add, allReduce, constantR0, Literal, mul, scalarReducer, tuple, broadcastInDim } from "../../src/index.js";
-import { wasmBackend } from "../../src/compiler/backend.js";
+import { wasmBackend } from "../../src/compiler/wasm/backend.js";
 import { wireArrays } from "../../src/runtime/device_buffers.js";
 import { createClient, type Client, type DeviceBuffer } from "../../src/runtime/index.js";
 import type { Computation } from "../../src/ir/computation.js";

@@ -1,23 +1,23 @@
-// The backend the op tests run on, chosen by the environment: XLATS_TEST_BACKEND=
-// "interpreter" (the default: the executable specification), "wasm" (the compiler:
-// passes, fusion, WebAssembly kernels) or "native" (the same with C kernels built by
-// the machine's C compiler). `npm test` runs the op-test folders once more with
-// XLATS_TEST_BACKEND=wasm, and once more with native where a C compiler works, so every
-// op test checks each backend against the same independently known values without
-// duplicating test code.
+// The backend the op tests run on, chosen by the environment: XLATS_TEST_BACKEND= a
+// backend of the table (src/compiler/backends.ts): "interpreter" (the default: the
+// executable specification), "wasm" (the compiler: passes, fusion, WebAssembly
+// kernels), "native" (the same with C kernels built by the machine's C compiler)...
+// `npm test` runs the op-test folders once more on every other backend of the table
+// that is available here (tools/test_backends.ts), so every op test checks each backend
+// against the same independently known values without duplicating test code.
 
-import { compileSync } from "../../src/compiler/index.js";
+import { BACKEND_NAMES, compileSync, type BackendName } from "../../src/compiler/index.js";
 import { evaluate as interpret, type EvaluateOptions } from "../../src/interpreter/evaluate.js";
 import { Computation, type Instruction } from "../../src/ir/computation.js";
 import { rebuild } from "../../src/ir/rewrite.js";
 import type { Literal } from "../../src/types/literal.js";
 
-export type TestBackend = "interpreter" | "wasm" | "native";
+export type TestBackend = BackendName;
 
 function selected(): TestBackend {
   const name = process.env["XLATS_TEST_BACKEND"] ?? "interpreter";
-  if (name !== "interpreter" && name !== "wasm" && name !== "native") throw new Error(`XLATS_TEST_BACKEND must be "interpreter", "wasm" or "native", not "${name}"`);
-  return name;
+  if (!(BACKEND_NAMES as readonly string[]).includes(name)) throw new Error(`XLATS_TEST_BACKEND must be one of ${BACKEND_NAMES.join(", ")}, not "${name}"`);
+  return name as TestBackend;
 }
 
 /** The backend this test process runs on. */
@@ -50,7 +50,7 @@ export function liftConstants(computation: Computation, args: readonly Literal[]
 export function evaluate(computation: Computation, args: readonly Literal[], options: EvaluateOptions = {}): Literal {
   if (!compiled) return interpret(computation, args, options);
   const lifted = liftConstants(computation, args);
-  const executable = compileSync(lifted.computation, { backend: testBackend === "native" ? "native" : "wasm" });
+  const executable = compileSync(lifted.computation, { backend: testBackend });
   try {
     return executable.run(lifted.args, options);
   } finally {

@@ -51,7 +51,7 @@ export function nativeModuleParts(kernels: readonly NativeKernelBuild[]): { kern
   return { kernels: parts.join("\n"), glue: glueSource(glueKernels(kernels)) };
 }
 
-function toolchainOrThrow(name: string): Toolchain {
+export function toolchainOrThrow(name: string): Toolchain {
   const t = nativeToolchain();
   if (typeof t === "string") throw new CompileError(`${name}: the native backend is not available here: ${t}`);
   return t;

@@ -101,7 +101,7 @@ test("softmax's exp fusion learns that its first operand is the row maximum of i
   const e = exp(sub(x, reduce(x, constantR0(b, "f32", -Infinity), maxReducer(b), [1]), [0]));
   // (With row fusion the max and the exp are one row pipeline, which knows it of its own stages.)
   const exe = await compile(b.build(e), { device: new WasmDevice(), passes: separateFusionsPipeline() });
-  const fusions = exe.program.module.entry.instructions.filter((i) => i.opcode === "fusion") as Instruction<"fusion">[];
+  const fusions = exe.module!.entry.instructions.filter((i) => i.opcode === "fusion") as Instruction<"fusion">[];
   const facts = fusions.map((f) => rowMaxima(f));
   assert.deepEqual(facts.filter((f) => f.length > 0), [[{ max: 0, of: 1, dims: [1] }]], exe.dump());
   exe.delete();

@@ -6,7 +6,7 @@
 // Importing this module registers the backend; device workers import it through
 // Backend.deviceModule.
 
-import { nativeBackend, nativeDeviceBackend } from "../../../src/compiler/backend.js";
+import { nativeBackend, nativeDeviceBackend } from "../../../src/compiler/native/backend.js";
 import { buildNativeModuleSync, type NativeModule } from "../../../src/compiler/native/build.js";
 import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
 import type { Backend, DeviceBackend } from "../../../src/runtime/backend.js";

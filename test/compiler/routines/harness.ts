@@ -153,7 +153,7 @@ export function conformanceOnWasm(file: string): { results: CheckCaseResult[]; k
           const bump = (m: Map<string, number>, key: string): void => { m.set(key, (m.get(key) ?? 0) + 1); };
           for (const step of p.steps) {
             if (step.kind === "kernel") bump(counts.kernels, p.kernels[step.kernel]!.name.split(" ")[0]!);
-            else if (step.kind === "interpret") bump(counts.interpreted, step.instruction.opcode);
+            else if (step.kind === "interpret") bump(counts.interpreted, step.opcode);
           }
           return executable.run(lifted.args, options);
         } finally {

@@ -6,7 +6,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { add, constantLiteral as constant, Literal, mul, tuple } from "../../../src/index.js";
-import { wasmBackend, wasmDeviceBackend, type PreparedWasmProgram } from "../../../src/compiler/backend.js";
+import type { PreparedWasmProgram } from "../../../src/compiler/backend.js";
+import { wasmBackend, wasmDeviceBackend } from "../../../src/compiler/wasm/backend.js";
 import { WasmDevice } from "../../../src/compiler/device.js";
 import type { DeviceEnvironment, DeviceProgram } from "../../../src/runtime/backend.js";
 import type { CollectiveBackend } from "../../../src/interpreter/device_interfaces.js";

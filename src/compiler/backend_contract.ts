@@ -1,0 +1,52 @@
+// The one contract every backend implements (interpreter, wasm, native, and later
+// webgpu), each in its own folder: what it can lower, how it compiles a module in this
+// process, and its runtime halves (runtime/backend.ts): `prepare` turns a computation
+// into a structured-clone-safe artifact on the host (for the compiled backends, the
+// CompiledProgram itself, planned once), `load` puts that artifact on one device and
+// its device memory. The runtime sees only those halves; the table of backends is
+// assembled once, in backends.ts, and entry points import it.
+//
+// Why in compiler/ and not runtime/: compiling in process needs the compiler's options
+// and module types, and the runtime must not import the compiler. The runtime part is
+// BackendEntry (runtime/backend_registry.ts), which this contract extends.
+
+import type { HloModule } from "../ir/computation.js";
+import type { Opcode } from "../ir/opcodes.js";
+import type { BackendEntry } from "../runtime/backend_registry.js";
+import type { CompileOptions } from "./index.js";
+import type { LoweringCapabilities } from "./kernel/capabilities.js";
+import type { WasmTarget } from "./wasm/kernel.js";
+
+export interface BackendCapabilities {
+  /**
+   * Ops it compiles as routines of their own (outside fusions); every other op that no
+   * fusion takes runs on the interpreter's kernel, listed by `dump()`. "every": the
+   * backend evaluates every op itself (the interpreter).
+   */
+  readonly routines: readonly Opcode[] | "every";
+  /**
+   * What its kernel generators lower for a target, op by op and element type by element
+   * type (compiler/kernel/capabilities.ts), which fusion asks before it forms a group;
+   * undefined for a backend without kernel generators. The CPU backends' targets are the
+   * WebAssembly engine's features (the native one falls back to WebAssembly kernels); a
+   * backend with another kind of target widens this parameter.
+   */
+  readonly lowering?: (target: WasmTarget) => LoweringCapabilities;
+}
+
+/** A backend named `Name`, whose in-process `compile` gives an `Exe`. */
+export interface CompilerBackend<Name extends string = string, Exe = unknown> extends BackendEntry {
+  readonly name: Name;
+  readonly capabilities: BackendCapabilities;
+  /** true where it can run here; else why not (no C compiler, no GPU...). */
+  available(): true | string;
+  /**
+   * Rank among the backends a client or `xlats run` picks when none is named: the
+   * available backend of highest rank wins (absent: never picked by default).
+   */
+  readonly defaultRank?: number;
+  /** Compiles a verified module for this process (the module was verified by `compile`). */
+  compile(module: HloModule, options: CompileOptions): Promise<Exe>;
+  /** compile, synchronously (Node and workers; absent where the backend cannot). */
+  compileSync?(module: HloModule, options: CompileOptions): Exe;
+}

@@ -1,0 +1,124 @@
+// Planning: verify a program, run the pass pipeline (simplification, fusion) and lay
+// it out as a CompiledProgram for a device's target, with C kernels for a native CPU
+// where one is given. Every CPU backend plans through here (backend.ts); `compile`
+// (index.ts) picks the backend. Kept apart from index.ts so that the backends, which
+// index.ts's table imports, do not import index.ts back.
+
+import { Computation, HloModule } from "../ir/computation.js";
+import { verifyModule } from "../ir/verify.js";
+import { moduleFingerprint } from "../ir/traverse.js";
+import { withEntry } from "../ir/rewrite.js";
+import { CompileError } from "../types/errors.js";
+import { shapeToString, type Shape } from "../types/shape.js";
+import { moduleHasQuantization } from "./dump_text.js";
+import type { WasmDevice } from "./device.js";
+import { runPasses, type Pass, type PassLogEntry } from "../passes/pass.js";
+import { dotDecomposer } from "./passes/dot_decomposer.js";
+import { convCanonicalization } from "./passes/conv_canonicalization.js";
+import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
+import { stepFusion, stepFusionWith } from "./passes/step_fusion.js";
+import type { LoweringCapabilities } from "./kernel/capabilities.js";
+import { planProgram, type CompiledProgram } from "./program.js";
+import { sdyInlineMeshes } from "../passes/inline_meshes.js";
+import type { NativeCpu } from "./native/kernel.js";
+import type { CompileOptions } from "./index.js";
+
+/**
+ * The passes `compile` runs, in order: write meshes into manual computations (their
+ * kernel needs axis sizes, and compiled steps run without the module); decompose ops
+ * into the ones kernels are made of and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
+ * DCE); bring every dot into the form the GEMM kernels take, and every convolution
+ * into the dimension order of the convolution kernel; give every value the default
+ * layout; fuse the entry and every computation its control flow runs (loop
+ * conditions and bodies, branches: they run compiled too, as nested programs),
+ * keeping out of the fusions each op the target's `capabilities` cannot lower.
+ */
+export function defaultPipeline(capabilities?: LoweringCapabilities): Pass[] {
+  const fusion = capabilities === undefined ? stepFusion : stepFusionWith({ capabilities });
+  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, fusion];
+}
+
+const hasDynamicDimension = (shape: Shape): boolean =>
+  shape.kind === "array" ? shape.dynamicDimensions.some((d) => d) : shape.kind === "tuple" && shape.elements.some(hasDynamicDimension);
+
+/**
+ * Device arrays have static shapes: a run-time dimension size (set-dimension-size,
+ * dynamic-reshape, bounded dimensions) would be lost on the way through device memory
+ * and the program would read its bound instead. Refused rather than silently wrong.
+ */
+function refuseDynamicDimensions(module: HloModule): void {
+  for (const c of module.computations) {
+    for (const inst of c.instructions) {
+      if (hasDynamicDimension(inst.shape)) {
+        throw new CompileError(`${module.name}: the wasm backend does not support dynamic dimensions (${inst.name} has shape ${shapeToString(inst.shape)}); use the interpreter backend`);
+      }
+    }
+  }
+}
+
+/** `module` with the parameters of `donate` added to its buffer donors (a new module; the same one when there are none). */
+function withDonation(module: HloModule, donate: readonly number[] | undefined): HloModule {
+  if (donate === undefined || donate.length === 0) return module;
+  const params = module.entry.parameters.length;
+  for (const p of donate) {
+    if (!Number.isInteger(p) || p < 0 || p >= params) throw new CompileError(`${module.name}: donate: ${p} is not a parameter number (the entry has ${params} parameter(s))`);
+  }
+  const donors = [...(module.config.bufferDonors ?? []), ...donate.map((parameter) => ({ parameter, parameterIndex: [] }))];
+  const out = withEntry(module, module.entry);
+  out.config = { ...module.config, bufferDonors: donors };
+  return out;
+}
+
+/**
+ * The pipeline for programs with quantized types: the simplifier's rules, fusion and
+ * the code generators work on the stored integers and know nothing of scales, so they
+ * are skipped, and every quantized op runs on the interpreter's kernel (routines.ts
+ * says so in `dump`). Only what the steps themselves need runs.
+ */
+const QUANTIZED_PIPELINE: readonly Pass[] = [sdyInlineMeshes];
+
+export interface Planned {
+  readonly program: CompiledProgram;
+  readonly log: PassLogEntry[];
+  /** The optimized module the program was planned from (for `dump`; it stays where it was planned). */
+  readonly module: HloModule;
+}
+
+/** How many programs this thread has planned (cache hits excluded): tests check that a multi-device compile plans once. */
+export const planStats = { plans: 0 };
+
+/** Plans of programs compiled for each device, by the program's text: the same program compiles once. */
+const planCache = new WeakMap<WasmDevice, Map<string, Planned>>();
+const PLAN_CACHE_ENTRIES = 64;
+
+/**
+ * Verifies and optimizes a program and plans its steps for `device` (from the cache
+ * when it was planned before); with `native`, with C kernels for that CPU where the C
+ * generators have them; fusion asks `lowering` (the backend's capabilities) what it can lower.
+ */
+export function plan(
+  program: Computation | HloModule, options: CompileOptions, device: WasmDevice, native?: NativeCpu, lowering?: LoweringCapabilities,
+): Planned {
+  const module = withDonation(program instanceof Computation ? new HloModule(program.name, program) : program, options.donate);
+  // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
+  verifyModule(module);
+  refuseDynamicDimensions(module);
+  // Custom pipelines and per-pass hooks are not cached: the caller wants them to run.
+  const cacheable = options.passes === undefined && options.dumpAfterEach === undefined && options.verifyEachPass !== true;
+  const key = cacheable ? `${native === undefined ? "wasm" : "native"}\n${JSON.stringify(module.config)}\n${moduleFingerprint(module)}` : undefined;
+  let cache = planCache.get(device);
+  const hit = key === undefined ? undefined : cache?.get(key);
+  if (hit !== undefined) return hit;
+  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : defaultPipeline(lowering)), {
+    verify: options.verifyEachPass ?? false,
+    ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
+  });
+  const planned = { program: planProgram(optimized, device.target, native), log, module: optimized };
+  planStats.plans++;
+  if (key !== undefined) {
+    if (cache === undefined) planCache.set(device, (cache = new Map()));
+    if (cache.size >= PLAN_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+    cache.set(key, planned);
+  }
+  return planned;
+}
