@@ -10,7 +10,7 @@ import { ACCUMULATIONS, type Accumulation } from "../../interpreter/context.js";
 import { evaluate, type EvaluateOptions } from "../../interpreter/evaluate.js";
 import { ExecutionError } from "../../types/errors.js";
 import type { Literal } from "../../types/literal.js";
-import { meshTable } from "../../sdy/mesh.js";
+import { meshTable } from "../../sharding/mesh.js";
 import { evaluateOptionsOf, type Backend, type BackendCompileOptions, type DeviceBackend } from "../../runtime/backend.js";
 import { deserializeComputation, serializeComputation, type SerializedProgram } from "../../runtime/serialize.js";
 import type { CompilerBackend } from "../backend_contract.js";

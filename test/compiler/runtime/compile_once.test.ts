@@ -13,7 +13,7 @@ import { wasmBackend, wasmDeviceBackend } from "../../../src/compiler/wasm/backe
 import { planStats } from "../../../src/compiler/index.js";
 import { nativeBuildStats, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 import type { Backend, DeviceBackend } from "../../../src/runtime/backend.js";
-import type { CollectiveBackend } from "../../../src/runtime/device_interfaces.js";
+import type { CollectiveBackend } from "../../../src/interpreter/device_interfaces.js";
 import { allocateLeaves, literalToDeviceMemory, wireArrays } from "../../../src/runtime/device_buffers.js";
 import { DeviceMemory } from "../../../src/runtime/device_memory.js";
 import { program, rng, shape } from "../../runtime/helpers.js";
