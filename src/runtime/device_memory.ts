@@ -5,7 +5,12 @@
 // neighbouring free ranges merged; the memory grows when no free range is big enough.
 
 import { ExecutionError } from "../types/errors.js";
-import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES } from "../compiler/wasm/kernel.js";
+
+/** Largest device memory, in 64 KiB pages (4 GiB: all that wasm32 addresses). */
+export const MEMORY_MAX_PAGES = 65536;
+
+/** Alignment of every buffer placed in device memory, in bytes (kernels may rely on it for vector loads). */
+export const BUFFER_ALIGNMENT = 64;
 
 const PAGE_BYTES = 65536;
 

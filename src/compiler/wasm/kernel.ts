@@ -19,11 +19,9 @@
 
 import type { RowAccess } from "../kernel/row_access.js";
 
-/** Largest device memory, in 64 KiB pages (4 GiB: all that wasm32 addresses). */
-export const MEMORY_MAX_PAGES = 65536;
-
-/** Alignment of every buffer the executor places in device memory, in bytes. */
-export const BUFFER_ALIGNMENT = 64;
+// The device memory's size limit and buffer alignment belong to the runtime's device
+// memory (runtime/device_memory.ts), which the kernels address.
+export { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES } from "../../runtime/device_memory.js";
 
 /** What the code generators need to know about the engine and the device. */
 export interface WasmTarget {
