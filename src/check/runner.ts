@@ -22,6 +22,9 @@ import type { Computation, HloModule } from "../ir/computation.js";
 import type { CustomCallContext, CustomCallTarget } from "../interpreter/context.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";
 import { defaultBackend, getBackend, type BackendEntry } from "../runtime/backend_registry.js";
+// The runner picks backends by name from the registry: importing the table of built-in
+// backends registers them (as the package's entry points and the CLI do).
+import "../compiler/backends.js";
 import { createClient, type Client } from "../runtime/client.js";
 import { ExecutionError, ParseError, XlaError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
