@@ -6,4 +6,5 @@
 // several devices and the wasm backend's threads need it.
 
 export * from "./index.js";
-export { hasWebWorkers, webWorkerFactory } from "./runtime/web_workers.js";
+export { webWorkerFactory } from "./runtime/web_workers.js";
+export { hasWebWorkers } from "./runtime/host_environment.js";

@@ -9,6 +9,11 @@ export function runningInNode(): boolean {
   return (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node !== undefined;
 }
 
+/** Whether this environment has module Web Workers (a browser; Node has none). */
+export function hasWebWorkers(): boolean {
+  return typeof (globalThis as { Worker?: unknown }).Worker === "function";
+}
+
 /** Imports the Node-only module `relative` to `base` (the caller's import.meta.url); call only where runningInNode(). */
 export async function importNodeAdapter<T>(base: string, relative: string): Promise<T> {
   const url = new URL(relative, base).href;

@@ -15,11 +15,6 @@ interface WebWorker {
 }
 type WebWorkerConstructor = new (url: URL, options: { type: "module"; name?: string }) => WebWorker;
 
-/** Whether this environment has Web Workers. */
-export function hasWebWorkers(): boolean {
-  return typeof (globalThis as { Worker?: unknown }).Worker === "function";
-}
-
 export function webWorkerFactory(): WorkerHandle {
   const Worker = (globalThis as unknown as { Worker: WebWorkerConstructor }).Worker;
   // Written as `new Worker(new URL(..., import.meta.url))` so bundlers (Vite) bundle the worker too.

@@ -4,7 +4,8 @@
 import { ExecutionError } from "../types/errors.js";
 import { importNodeAdapter, runningInNode } from "./host_environment.js";
 import type { DeviceMessage, HostMessage } from "./protocol.js";
-import { hasWebWorkers, webWorkerFactory } from "./web_workers.js";
+import { webWorkerFactory } from "./web_workers.js";
+import { hasWebWorkers } from "./host_environment.js";
 
 export interface WorkerHandle {
   post(message: HostMessage): void;

@@ -8,7 +8,7 @@
 // thread). A kernel that traps in any thread makes run throw an Error naming the
 // kernel; a worker that died makes run (and every later run) throw instead of hang.
 
-import { importNodeAdapter, runningInNode } from "../../runtime/host_environment.js";
+import { hasWebWorkers, importNodeAdapter, runningInNode } from "../../runtime/host_environment.js";
 import type { WasmKernel } from "./kernel.js";
 import {
   ACTIVE, BLOCK, COMMAND, COMMAND_CLOSE, COMMAND_NONE, COMMAND_RUN, CONTROL_BYTES, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER,
@@ -59,7 +59,7 @@ async function defaultFactory(): Promise<PoolWorkerFactory> {
     const { nodePoolWorkerFactory } = await importNodeAdapter<{ nodePoolWorkerFactory: PoolWorkerFactory }>(import.meta.url, "./node_thread_pool.js");
     return nodePoolWorkerFactory;
   }
-  const { hasWebWorkers, webPoolWorkerFactory } = await import("./web_thread_pool.js");
+  const { webPoolWorkerFactory } = await import("./web_thread_pool.js");
   if (hasWebWorkers()) return webPoolWorkerFactory;
   throw new Error("ThreadPool: this environment has neither worker_threads nor Web Workers; pass `workers` or use one thread");
 }

@@ -15,11 +15,6 @@ interface WebWorker {
 }
 type WebWorkerConstructor = new (url: URL, options: { type: "module"; name?: string }) => WebWorker;
 
-/** Whether this environment has module Web Workers. */
-export function hasWebWorkers(): boolean {
-  return typeof (globalThis as { Worker?: unknown }).Worker === "function";
-}
-
 export function webPoolWorkerFactory(): PoolWorker {
   const Worker = (globalThis as unknown as { Worker: WebWorkerConstructor }).Worker;
   const worker = new Worker(new URL("./web_thread_pool_worker.js", import.meta.url), { type: "module", name: "xlats pool worker" });

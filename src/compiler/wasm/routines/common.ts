@@ -24,15 +24,6 @@ export const isArithmeticType = (t: ElementType): boolean => ARITHMETIC_TYPES.ha
 
 export const product = (ds: readonly number[]): number => ds.reduce((p, d) => p * d, 1);
 
-export function rowMajorStrides(dims: readonly number[]): number[] {
-  const s = new Array<number>(dims.length);
-  let acc = 1;
-  for (let d = dims.length - 1; d >= 0; d--) {
-    s[d] = acc;
-    acc *= dims[d]!;
-  }
-  return s;
-}
 
 export function arrayShapeOf(inst: Instruction): ArrayShape | undefined {
   return inst.shape.kind === "array" ? inst.shape : undefined;

@@ -10,7 +10,8 @@ import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
 import type { Unsupported } from "../../kernel/declined.js";
-import { emitLoadClampedIndex, forEachElement, isIndexType, product, rowCount, rowMajorStrides, storageBytes } from "./common.js";
+import { emitLoadClampedIndex, forEachElement, isIndexType, product, rowCount, storageBytes } from "./common.js";
+import { rowMajorStrides } from "../../../types/index_util.js";
 
 /** Loads each start index (param startParam + d) clamped to [0, hi[d]] into a new local. */
 function loadStarts(f: FunctionBuilder, startParam: number, types: readonly ElementType[], hi: readonly number[]): number[] {

@@ -25,8 +25,9 @@ import type { Unsupported } from "../../kernel/declined.js";
 import { computeType } from "../wasm_types.js";
 import {
   binaryReducerOf, emitBinary, emitCopyElement, emitLoadClampedIndex, forEachElement, isArithmeticType, isIndexType,
-  loadIndexI32, loadScalar, product, rowCount, rowMajorStrides, storageBytes, storeScalar, type BinaryReducer,
+  loadIndexI32, loadScalar, product, rowCount, storageBytes, storeScalar, type BinaryReducer,
 } from "./common.js";
+import { rowMajorStrides } from "../../../types/index_util.js";
 
 /** Largest element count (and index magnitude) the 32-bit address arithmetic here allows. */
 const LIMIT = 2 ** 30;

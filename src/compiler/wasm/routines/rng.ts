@@ -10,7 +10,8 @@ import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
 import type { Unsupported } from "../../kernel/declined.js";
-import { product, rowMajorStrides } from "./common.js";
+import { product } from "./common.js";
+import { rowMajorStrides } from "../../../types/index_util.js";
 
 const PHILOX_M0 = 0xd2511f53;
 const PHILOX_M1 = 0xcd9e8d57;

@@ -18,7 +18,8 @@ import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
 import type { Unsupported } from "../../kernel/declined.js";
-import { emitCopyElement, loadScalar, product, rowMajorStrides, storageBytes } from "./common.js";
+import { emitCopyElement, loadScalar, product, storageBytes } from "./common.js";
+import { rowMajorStrides } from "../../../types/index_util.js";
 
 /** Integer key types (held as i32 or i64, normalized as loadScalar leaves them). */
 const KEY_INTEGERS: ReadonlySet<ElementType> = new Set<ElementType>(["pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"]);

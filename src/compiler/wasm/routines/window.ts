@@ -28,8 +28,9 @@ import type { Unsupported } from "../../kernel/declined.js";
 import { computeType } from "../wasm_types.js";
 import {
   type BinaryReducer, binaryReducerOf, comparisonOf, emitBinary, emitCompare, forEachElement, isArithmeticType, loadScalar, product, rowCount,
-  rowMajorStrides, storageBytes, storeScalar,
+  storageBytes, storeScalar,
 } from "./common.js";
+import { rowMajorStrides } from "../../../types/index_util.js";
 
 interface WindowNest {
   /** Whether the innermost position is inside the base (i32 local, 0/1). */
