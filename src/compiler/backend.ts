@@ -72,8 +72,8 @@ function hostBackend<Name extends string>(codegen: CpuCodegen<Name>): Backend {
   return {
     name: codegen.name,
     deviceMemory: true,
-    // Workers import the table to learn the built-in backends' device sides.
-    deviceModule: new URL("./backends.js", import.meta.url).href,
+    // No deviceModule: the device workers' entry points (src/*_device_worker.ts) import the
+    // table of built-in backends, as every entry point does.
     prepare(program): PreparedWasmProgram {
       planningDevice ??= new WasmDevice({ target: { sharedMemory: true } });
       const planned = plan(program, {}, planningDevice, codegen.nativeCpu(program.name), codegen.capabilities.lowering?.(planningDevice.target)).program;

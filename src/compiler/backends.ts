@@ -3,8 +3,8 @@
 // line here; `compile`, `compileSync`, clients, the CLI, the check runner and the test
 // runs (tools/test_backends.ts, test/support/backend.ts) all take their names from it.
 // Importing this module registers every entry in the runtime's registry: the package's
-// entry points import it (src/index.ts, the CLI), and device workers import it when the
-// host loads a program of a built-in backend on them (Backend.deviceModule).
+// entry points import it (src/index.ts, the CLI, the check runner, and the device
+// workers' entries src/web_device_worker.ts and src/node_device_worker.ts).
 
 import { registerBackends } from "../runtime/backend_registry.js";
 import type { CompilerBackend } from "./backend_contract.js";

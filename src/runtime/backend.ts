@@ -4,8 +4,8 @@
 // structured-clone-safe program on the host, and the device side with the same `name`
 // loads it in each worker and runs it with the device's collectives. Backends are
 // found by name in the registry (backend_registry.ts), which the package's entry points
-// fill (compiler/backends.ts); a worker imports the module a Backend names
-// (deviceModule) to learn its device side.
+// fill (compiler/backends.ts, which the device workers' entries import too); a worker
+// imports the module a plug-in Backend names (deviceModule) to learn its device side.
 
 import type { Computation } from "../ir/computation.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";

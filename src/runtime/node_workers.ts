@@ -6,7 +6,7 @@ import type { WorkerHandle } from "./worker_host.js";
 import type { DeviceMessage } from "./protocol.js";
 
 export function nodeWorkerFactory(): WorkerHandle {
-  const worker = new Worker(new URL("./node_device_worker.js", import.meta.url));
+  const worker = new Worker(new URL("../node_device_worker.js", import.meta.url));
   return {
     post: (message) => worker.postMessage(message),
     onMessage: (handler) => worker.on("message", (m: DeviceMessage) => handler(m)),

@@ -18,7 +18,7 @@ type WebWorkerConstructor = new (url: URL, options: { type: "module"; name?: str
 export function webWorkerFactory(): WorkerHandle {
   const Worker = (globalThis as unknown as { Worker: WebWorkerConstructor }).Worker;
   // Written as `new Worker(new URL(..., import.meta.url))` so bundlers (Vite) bundle the worker too.
-  const worker = new Worker(new URL("./web_device_worker.js", import.meta.url), { type: "module", name: "xlats device" });
+  const worker = new Worker(new URL("../web_device_worker.js", import.meta.url), { type: "module", name: "xlats device" });
   const failureHandlers: ((error: Error) => void)[] = [];
   let failed = false;
   // A Web Worker has no exit event: an uncaught error, an unreadable message or a

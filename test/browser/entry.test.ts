@@ -44,7 +44,7 @@ test("the browser entry's module graph has no node: import and no bare package n
   assert.deepEqual(outside, []);
   const names = [...modules].map((m) => relative(join(root, "dist/src"), m));
   // The graph is the whole library: the runtime's Web Worker devices, the compiler and its pool workers.
-  for (const expected of ["index.js", "runtime/web_device_worker.js", "compiler/wasm/web_thread_pool_worker.js", "interpreter/evaluate.js"]) {
+  for (const expected of ["index.js", "web_device_worker.js", "compiler/wasm/web_thread_pool_worker.js", "interpreter/evaluate.js"]) {
     assert.ok(names.includes(expected), `${expected} is reached`);
   }
   // Node's adapters stay outside it (host_environment.ts imports them by a computed URL, under Node only).

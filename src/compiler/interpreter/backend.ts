@@ -44,7 +44,6 @@ function accumulationOption(options: BackendCompileOptions | undefined): Accumul
 export const interpreterBackend: Backend = {
   name: "interpreter",
   prepare: (program, options): PreparedInterpreterProgram => ({ program: serializeComputation(program), accumulation: accumulationOption(options) }),
-  deviceModule: new URL("../backends.js", import.meta.url).href,
 };
 
 export const interpreterDeviceBackend: DeviceBackend = {
