@@ -1,4 +1,5 @@
-// What the schedulers need to know about each value op of the kernel graph, in one
+// What the schedulers need to know about each value op of the kernel graph (algebraic
+// facts, commutative and associative, are the op table's: ir/opcodes.ts), in one
 // table that names every op (a Record over ValueOp: a new op does not compile until it
 // has a row here). The backends keep their own tables of which instructions implement
 // an op; the decisions that depend on an op's nature (how many accumulators a loop
@@ -13,23 +14,12 @@ export interface OpProperties {
    * its range reduction) is about twenty, everything else about one.
    */
   readonly cost: number;
-  /** A routine rather than an instruction: exp, log, the trigonometric functions, pow... */
-  readonly transcendental: boolean;
-  /** op(a, b) = op(b, a) for every element type. */
-  readonly commutative: boolean;
-  /**
-   * op(op(a, b), c) = op(a, op(b, c)) exactly on integers and for float max and min;
-   * float sums and products only up to rounding, which reductions accept (as XLA's CPU
-   * backend does) and elementwise code never reorders.
-   */
-  readonly associative: boolean;
   /** Worth storing in a row buffer rather than computing again in a later stage. */
   readonly storeRatherThanRecompute: boolean;
 }
 
-const plain: OpProperties = { cost: 1, transcendental: false, commutative: false, associative: false, storeRatherThanRecompute: false };
-const routine: OpProperties = { cost: 20, transcendental: true, commutative: false, associative: false, storeRatherThanRecompute: true };
-const monoid: OpProperties = { ...plain, commutative: true, associative: true };
+const plain: OpProperties = { cost: 1, storeRatherThanRecompute: false };
+const routine: OpProperties = { cost: 20, storeRatherThanRecompute: true };
 
 export const OP_PROPERTIES: Readonly<Record<ValueOp, OpProperties>> = {
   load: plain, const: plain, fromIdx: plain, select: plain, condToPred: plain, convert: plain, bitcast: plain,
@@ -40,7 +30,7 @@ export const OP_PROPERTIES: Readonly<Record<ValueOp, OpProperties>> = {
   sign: plain, not: plain, clz: plain, popcnt: plain, isFinite: plain,
   cbrt: routine, exp: routine, expm1: routine, log: routine, log1p: routine, logistic: routine, tanh: routine, erf: routine,
   sin: routine, cos: routine, tan: routine,
-  add: monoid, mul: monoid, max: monoid, min: monoid, and: monoid, or: monoid, xor: monoid,
+  add: plain, mul: plain, max: plain, min: plain, and: plain, or: plain, xor: plain,
   sub: plain, div: plain, rem: plain, shl: plain, shrA: plain, shrL: plain,
   // The legalized forms (legalize.ts): one instruction each where the divisor or shift is already safe.
   divSafe: plain, remSafe: plain, shlBounded: plain, shrLBounded: plain, shrABounded: plain,
