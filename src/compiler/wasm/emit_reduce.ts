@@ -110,13 +110,13 @@ export interface ExtremumSides {
   readonly sign: number;
 }
 
-export function initSides(f: FunctionBuilder, kind: ReducerKind, s: ExtremumSides): void {
+function initSides(f: FunctionBuilder, kind: ReducerKind, s: ExtremumSides): void {
   f.i32Const(0).i32x4Splat().localSet(s.nan);
   f.i32Const(kind === "max" ? -1 : 0).i32x4Splat().localSet(s.sign);
 }
 
 /** Folds the vector x (in local `x`) into the side accumulators. */
-export function accumulateSides(f: FunctionBuilder, kind: ReducerKind, t: ElementType, s: ExtremumSides, x: number): void {
+function accumulateSides(f: FunctionBuilder, kind: ReducerKind, t: ElementType, s: ExtremumSides, x: number): void {
   const f64 = computeType(t) === "f64";
   f.localGet(s.nan).localGet(x).localGet(x);
   if (f64) f.f64x2Ne(); else f.f32x4Ne();
@@ -127,7 +127,7 @@ export function accumulateSides(f: FunctionBuilder, kind: ReducerKind, t: Elemen
 }
 
 /** Repairs the pmax/pmin accumulator in local `acc` (see ExtremumSides). */
-export function repairExtremum(f: FunctionBuilder, t: ElementType, s: ExtremumSides, acc: number): void {
+function repairExtremum(f: FunctionBuilder, t: ElementType, s: ExtremumSides, acc: number): void {
   const f64 = computeType(t) === "f64";
   f.localGet(s.sign);
   if (f64) f.i32x4Const(0, -0x80000000, 0, -0x80000000); else f.i32Const(-0x80000000).i32x4Splat();
@@ -140,7 +140,7 @@ export function repairExtremum(f: FunctionBuilder, t: ElementType, s: ExtremumSi
 }
 
 /** A vector of the reducer's identity `v` (ScheduledReduction.identity) in every lane. */
-export function splatIdentity(f: FunctionBuilder, v: number | bigint, t: ElementType, lanes: number): void {
+function splatIdentity(f: FunctionBuilder, v: number | bigint, t: ElementType, lanes: number): void {
   const c = computeType(t);
   if (t === "pred") {
     const m = v === 1 ? -1 : 0;
@@ -151,7 +151,7 @@ export function splatIdentity(f: FunctionBuilder, v: number | bigint, t: Element
   if (c === "f32") f.f32x4Splat(); else if (c === "f64") f.f64x2Splat(); else if (c === "i64") f.i64x2Splat(); else f.i32x4Splat();
 }
 
-export function extractLane(f: FunctionBuilder, t: ElementType, lane: number): void {
+function extractLane(f: FunctionBuilder, t: ElementType, lane: number): void {
   const c = computeType(t);
   if (t === "pred") { f.i32x4ExtractLane(lane).i32Const(1).i32And(); return; }
   if (c === "f32") f.f32x4ExtractLane(lane);
