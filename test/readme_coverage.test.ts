@@ -1,12 +1,11 @@
-// The README's op coverage table must be exactly what the code supports today.
+// docs/ops.md's op coverage table and list of op functions must be exactly what the code
+// supports and declares today.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { readmeWithCoverage } from "../tools/coverage.js";
+import { opsPageWithCoverage } from "../tools/coverage.js";
+import { readDoc } from "./support/docs.js";
 
-test("README coverage table matches the code (regenerate with `npm run coverage`)", () => {
-  const path = fileURLToPath(new URL("../../README.md", import.meta.url));
-  const readme = readFileSync(path, "utf8");
-  assert.equal(readme, readmeWithCoverage(readme));
+test("docs/ops.md: the coverage table and the op functions' declarations match the code (regenerate with `npm run coverage`)", () => {
+  const page = readDoc("docs/ops.md");
+  assert.equal(page, opsPageWithCoverage(page));
 });

@@ -1,76 +1,128 @@
-// The README's code examples run as written and print what their comments say.
+// Every code block of the README and docs/ is checked (docs/README.md, "Code blocks in
+// these pages", says how blocks are marked): ts blocks run as written against the built
+// library and print what their output blocks show, mlir and hlo blocks parse. The tests
+// after those check some examples' results against values worked out by hand, and that
+// every link between the pages leads somewhere.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { compiled } from "./support/backend.js";
+import { codeBlocks, docFiles, readDoc, ROOT, tsBlock, type CodeBlock } from "./support/docs.js";
+import { parseHlo, parseStableHlo } from "../src/index.js";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
-const readme = readFileSync(join(root, "README.md"), "utf8");
-const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
-const library = pathToFileURL(join(root, "dist/src/index.js")).href;
+const library = pathToFileURL(join(ROOT, "dist/src/index.js")).href;
 
 /**
- * Runs a README block as an ES module against the built library; returns its output.
+ * Runs a ts block as an ES module against the built library; returns its output.
  * On the compiled backend (XLATS_TEST_BACKEND=wasm, which the child inherits) "xlats"
  * is the library with test/support/backend.ts's `evaluate` in place of the interpreter's.
  */
-function run(block: string): string {
-  const dir = mkdtempSync(join(tmpdir(), "xlats-readme-"));
-  const file = join(dir, "example.mjs");
-  let from = library;
-  if (compiled) {
-    from = pathToFileURL(join(dir, "xlats.mjs")).href;
-    const backend = pathToFileURL(join(root, "dist/test/support/backend.js")).href;
-    writeFileSync(join(dir, "xlats.mjs"), `export * from "${library}";\nexport { evaluate } from "${backend}";\n`);
+function run(block: CodeBlock): string {
+  const dir = mkdtempSync(join(tmpdir(), "xlats-docs-"));
+  try {
+    const file = join(dir, "example.mjs");
+    let from = library;
+    if (compiled) {
+      from = pathToFileURL(join(dir, "xlats.mjs")).href;
+      const backend = pathToFileURL(join(ROOT, "dist/test/support/backend.js")).href;
+      writeFileSync(join(dir, "xlats.mjs"), `export * from "${library}";\nexport { evaluate } from "${backend}";\n`);
+    }
+    writeFileSync(file, block.code.replace(/from "xlats"/g, `from "${from}"`));
+    return execFileSync(process.execPath, [file], { encoding: "utf8", timeout: 120_000 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  writeFileSync(file, block.replace(/from "xlats"/g, `from "${from}"`));
-  return execFileSync(process.execPath, [file], { encoding: "utf8", timeout: 60_000 });
 }
 
-test("README: the builder example prints the sum of the relu layer", () => {
-  const block = blocks.find((b) => b.includes("relu_layer"))!;
+const KNOWN = new Set(["ts", "mlir", "hlo", "sh", "text"]);
+
+for (const block of codeBlocks()) {
+  const where = `${block.file}:${block.line}`;
+  if (!KNOWN.has(block.lang)) {
+    test(`${where}: the block's language is one the documentation uses`, () => {
+      assert.fail(`\`\`\`${block.lang}: mark code blocks ts, mlir, hlo, sh or text (see docs/README.md)`);
+    });
+  } else if (block.lang === "ts" && !block.flags.includes("no-run")) {
+    test(`${where}: the ts block runs${block.output !== undefined ? " and prints its output block" : ""}`, () => {
+      const out = run(block);
+      if (block.output !== undefined) assert.equal(out, block.output);
+    });
+  } else if ((block.lang === "mlir" || block.lang === "hlo") && !block.flags.includes("no-check")) {
+    test(`${where}: the ${block.lang} block parses and verifies`, () => {
+      if (block.lang === "mlir") parseStableHlo(block.code);
+      else parseHlo(block.code);
+    });
+  }
+}
+
+test("the builder example prints the sum of the relu layer", () => {
   // x·w = [[1,2,3,6],[4,5,6,15]]; + bias → [[1,2,-7,6],[4,5,-4,15]]; relu and sum → 9 + 24
-  assert.equal(run(block).trim(), "f32[] 33");
+  assert.equal(run(tsBlock("relu_layer")).trim(), "f32[] 33");
 });
 
-test("README: the four-device all-reduce prints the sums on every device", () => {
-  const block = blocks.find((b) => b.includes("createClient"))!;
-  const lines = run(block).trim().split("\n");
+test("the text example prints the row sums of squares, interpreted and compiled", () => {
+  // rows [1,2,3] and [4,5,6]: 1+4+9 = 14 and 16+25+36 = 77
+  assert.deepEqual(run(tsBlock("sum_of_squares")).trim().split("\n").slice(0, 2), ["f32[2] {14, 77}", "f32[2] {14, 77}"]);
+});
+
+test("the sharding example's product, row-sharded over two devices, is the whole product", () => {
+  // rows of a: e0, e1, e2, 1+1+1 times w's rows [1,2], [3,4], [5,6]
+  assert.deepEqual(run(tsBlock("runPartitioned(")).trim().split("\n"), ["2 devices", "f32[4,2] {{1, 2}, {3, 4}, {5, 6}, {9, 12}}"]);
+});
+
+test("the four-device all-reduce prints the sums on every device", () => {
+  const lines = run(tsBlock("crossReplicaSum")).trim().split("\n");
   assert.deepEqual(lines, [0, 1, 2, 3].map((d) => `device ${d}: f32[3] {6, 60, 600}`));
 });
 
-test("README: the allreduce example file is the README's block", () => {
-  const block = blocks.find((b) => b.includes("createClient"))!;
-  const file = readFileSync(join(root, "examples/allreduce.ts"), "utf8");
-  const body = (s: string): string => s.replace(/^\/\/.*\n/gm, "").replace(/from "[^"]*"/g, "").replace(/ \/\/ .*$/gm, "").trim();
-  assert.equal(body(file), body(block));
-});
-
-test("README: the compile example prints the softmax and its kernel count", () => {
-  const block = blocks.find((b) => b.includes("await compile(softmax)"))!;
+test("the compile example prints the softmax and its kernel count", () => {
   // softmax([1,2,3]) = e^(x-3)/sum: 0.0900, 0.2447, 0.6652; a constant row gives thirds.
-  assert.deepEqual(run(block).trim().split("\n"), ["0.0900 0.2447 0.6652 0.3333 0.3333 0.3333", "1 kernel(s), 0 interpreted"]);
+  assert.deepEqual(run(tsBlock("await compile(softmax)")).trim().split("\n"), ["0.0900 0.2447 0.6652 0.3333 0.3333 0.3333", "1 kernel(s), 0 interpreted"]);
 });
 
-test("README: the sharded MLP built with the builder propagates to [data, model] hidden and [data, -] output", () => {
-  const block = blocks.find((b) => b.includes("sdy-propagation-pipeline"))!;
-  const out = run(block);
+test("the sharded MLP built with the builder propagates to [data, model] hidden and [data, -] output", () => {
+  const out = run(tsBlock("sdy-propagation-pipeline"));
   assert.match(out, /stablehlo\.maximum %0, %2 \{sdy\.sharding = #sdy\.sharding_per_value<\[<@mesh, \[\{"data"\}, \{"model"\}\]>\]>\}/);
   assert.match(out, /-> \(tensor<8x4xf32> \{sdy\.sharding = #sdy\.sharding<@mesh, \[\{"data"\}, \{\}\]>\}\)/);
   assert.match(out, /\{"model"\}: the user sharding of argument 1 of @main, through stablehlo\.dot_general "dot\.3" \(step 0\), stablehlo\.maximum "maximum\.6" \(step 1\)/);
   assert.match(out, /conflicts:\n {2}none/);
-  // The README shows this output as it is.
-  const shown = readme.slice(readme.indexOf(block) + block.length).match(/```\n\nprints[\s\S]*?:\n\n```\n([\s\S]*?)```/)![1]!;
-  assert.equal(out, shown);
 });
 
-test("README: the sharded MLP example file is the README's block", () => {
-  const block = blocks.find((b) => b.includes("sdy-propagation-pipeline"))!;
-  const file = readFileSync(join(root, "examples/sharded_mlp.ts"), "utf8");
-  const body = (s: string): string => s.replace(/^\/\/.*\n/gm, "").replace(/from "[^"]*"/g, "").trim();
-  assert.equal(body(file), body(block));
+// The example programs are the documentation's blocks, comments and import paths aside.
+const body = (s: string): string => s.replace(/^\/\/.*\n/gm, "").replace(/from "[^"]*"/g, "").replace(/ \/\/ .*$/gm, "").trim();
+for (const [file, marker] of [["examples/allreduce.ts", "crossReplicaSum"], ["examples/sharded_mlp.ts", "sdy-propagation-pipeline"]] as const) {
+  test(`${file} is the documentation's block`, () => {
+    assert.equal(body(readFileSync(join(ROOT, file), "utf8")), body(tsBlock(marker).code));
+  });
+}
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+const anchor = (heading: string): string => heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
+
+test("every relative link of the documentation names a file that exists, and a heading in it", () => {
+  const broken: string[] = [];
+  for (const file of docFiles()) {
+    // Links in prose only: code blocks and code spans are left out.
+    const prose = readDoc(file).replace(/^```[\s\S]*?^```$/gm, "").replace(/`[^`\n]*`/g, "");
+    for (const [, target] of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue;
+      const [path, hash] = target!.split("#");
+      const resolved = path === "" ? file : join(dirname(file), path!);
+      // docs/frontend.md is written with the front end (numpy, jit, grad, vmap), in its own change.
+      if (resolved === join("docs", "frontend.md")) continue;
+      if (!existsSync(join(ROOT, resolved))) {
+        broken.push(`${file}: ${target} (no file ${resolved})`);
+        continue;
+      }
+      if (hash !== undefined && resolved.endsWith(".md")) {
+        const headings = [...readDoc(resolved).matchAll(/^#+ (.*)$/gm)].map((m) => anchor(m[1]!));
+        if (!headings.includes(hash)) broken.push(`${file}: ${target} (no heading #${hash} in ${resolved})`);
+      }
+    }
+  }
+  assert.deepEqual(broken, []);
 });

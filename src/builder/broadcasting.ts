@@ -17,14 +17,14 @@ export function operandArray(opName: string, argument: string, op: XlaOp): Array
   return s;
 }
 
-/** BroadcastInDim(operand, out_dim_size, broadcast_dimensions) (seed 000). */
+/** BroadcastInDim(operand, out_dim_size, broadcast_dimensions). */
 export function broadcastInDim(operand: XlaOp, outDimSize: readonly number[], broadcastDimensions: readonly number[]): XlaOp {
   return operand.builder.addInstruction("broadcastInDim", [operand], {
     dimensions: [...outDimSize], broadcastDimensions: [...broadcastDimensions],
   });
 }
 
-/** Broadcast(operand, broadcast_sizes): new major dimensions of the given sizes (seed 000). */
+/** Broadcast(operand, broadcast_sizes): new major dimensions of the given sizes. */
 export function broadcast(operand: XlaOp, broadcastSizes: readonly number[]): XlaOp {
   const x = operandArray("broadcast", "operand", operand);
   const rank = x.dimensions.length;

@@ -151,7 +151,7 @@ export function allToAllTuple(operands: readonly XlaOp[], options: AllToAllOptio
   return result;
 }
 
-/** Ragged all-to-all (seed 000 argument order); the result is `output` with the received rows written in. */
+/** Ragged all-to-all (the argument order of XLA's operation semantics); the result is `output` with the received rows written in. */
 export function raggedAllToAll(
   input: XlaOp, inputOffsets: XlaOp, sendSizes: XlaOp, output: XlaOp, outputOffsets: XlaOp, recvSizes: XlaOp,
   options: { replicaGroups?: ReplicaGroups; channelId?: number | ChannelHandle } = {},

@@ -5,7 +5,7 @@ import type { ElementType } from "../types/element_type.js";
 import type { UniformQuantization } from "../types/quantization.js";
 import type { XlaOp } from "./xla_builder.js";
 
-/** Element-wise conversion to `newElementType`, like a C++ static_cast (seed 000 ConvertElementType). */
+/** Element-wise conversion to `newElementType`, like a C++ static_cast (XLA's ConvertElementType). */
 export function convertElementType(operand: XlaOp, newElementType: ElementType): XlaOp {
   return operand.builder.addInstruction("convert", [operand], { elementType: newElementType });
 }

@@ -40,7 +40,7 @@ export function iota(b: XlaBuilder, shapeOrType: ArrayShape | ElementType, dimOr
 
 /**
  * `reshape(op, newSizes)`; or XLA's older `reshape(op, dimensions, newSizes)`, which
- * first transposes by `dimensions` and then reshapes (seed 000, Transpose).
+ * first transposes by `dimensions` and then reshapes (XLA's Transpose).
  */
 export function reshape(op: XlaOp, newSizes: readonly number[]): XlaOp;
 export function reshape(op: XlaOp, dimensions: readonly number[], newSizes: readonly number[]): XlaOp;
@@ -51,7 +51,7 @@ export function reshape(op: XlaOp, a: readonly number[], b?: readonly number[]):
   return source.builder.addInstruction("reshape", [source], { dimensions: [...b] });
 }
 
-/** Merges the consecutive, ascending `dimensions` into one (seed 000, Collapse). */
+/** Merges the consecutive, ascending `dimensions` into one (XLA's Collapse). */
 export function collapse(op: XlaOp, dimensions: readonly number[]): XlaOp {
   const dims = op.arrayShape.dimensions;
   if (dimensions.length === 0) return op;

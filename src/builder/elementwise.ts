@@ -53,7 +53,7 @@ export const not = (operand: XlaOp): XlaOp => plainUnary("not", operand);
 export const populationCount = (operand: XlaOp): XlaOp => plainUnary("popcnt", operand);
 export const real = (operand: XlaOp): XlaOp => plainUnary("real", operand);
 export const roundNearestAfz = (operand: XlaOp): XlaOp => plainUnary("roundNearestAfz", operand);
-/** Round: ties away from zero (seed 000: the same as RoundNearestAfz). */
+/** Round: ties away from zero (the same as RoundNearestAfz). */
 export const round = (operand: XlaOp): XlaOp => plainUnary("roundNearestAfz", operand);
 export const roundNearestEven = (operand: XlaOp): XlaOp => plainUnary("roundNearestEven", operand);
 export const sign = (operand: XlaOp): XlaOp => plainUnary("sign", operand);
@@ -132,12 +132,12 @@ export const ltTotalOrder = cmpTotal("LT");
 
 // ---- ternary --------------------------------------------------------------------
 
-/** Select(pred, on_true, on_false); pred may be a scalar (seed 000). */
+/** Select(pred, on_true, on_false); pred may be a scalar (as in XLA). */
 export function select(pred: XlaOp, onTrue: XlaOp, onFalse: XlaOp): XlaOp {
   return pred.builder.addInstruction("select", [pred, onTrue, onFalse], {});
 }
 
-/** Clamp(min, operand, max) = min(max(operand, min), max); min and max may be scalars (seed 000). */
+/** Clamp(min, operand, max) = min(max(operand, min), max); min and max may be scalars (as in XLA). */
 export function clamp(min: XlaOp, operand: XlaOp, max: XlaOp): XlaOp {
   return operand.builder.addInstruction("clamp", [min, operand, max], {});
 }

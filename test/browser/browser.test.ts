@@ -1,7 +1,7 @@
 // xlats in a real browser: Debian's Chromium, headless, driven by playwright-core. A
 // static server on 127.0.0.1 (cross-origin isolated, as SharedArrayBuffer needs) serves
 // dist/ as ES modules with no bundler, the test page (page.html, page.ts) and the
-// playground as Vite builds it. The page runs the README's examples (the builder, the
+// playground as Vite builds it. The page runs the documentation's examples (the builder, the
 // compiler, four devices in an all-reduce on Web Workers), a StableHLO program parsed,
 // interpreted and compiled, and a parse error; the playground is driven as a user would
 // (paste, run on four devices, read the results, a screenshot measured, an error with its
@@ -22,6 +22,7 @@ import { build } from "vite";
 import { readNpz } from "../../src/index.js";
 import { startStaticServer, type StaticServer } from "../../tools/static_server.js";
 import type { Ink, ModuleRun, ParseFailure, StableHloRun } from "./page.js";
+import { tsBlock } from "../support/docs.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 /** Launch flags for a container: no sandbox, no GPU, no network chatter or updates. */
@@ -102,13 +103,11 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
     if (playgroundDir !== undefined) rmSync(playgroundDir, { recursive: true, force: true });
   });
 
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  /** Runs the documentation's ts block containing `marker` in the page; returns what it printed. */
   const readmeBlock = async (marker: string): Promise<string[]> => {
-    const block = blocks.find((b) => b.includes(marker));
-    assert.ok(block !== undefined, `README has a ts block with ${marker}`);
-    const run = await call("runModule", block.replace(/from "xlats"/g, `from "${server.url}dist/src/browser.js"`));
-    assert.equal(run.error, undefined, `README block (${marker}) failed in the browser: ${run.error}\n${problems.join("\n")}`);
+    const block = tsBlock(marker);
+    const run = await call("runModule", block.code.replace(/from "xlats"/g, `from "${server.url}dist/src/browser.js"`));
+    assert.equal(run.error, undefined, `${block.file}:${block.line} (${marker}) failed in the browser: ${run.error}\n${problems.join("\n")}`);
     return [...run.lines];
   };
 
@@ -121,14 +120,14 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
     assert.deepEqual(await readmeBlock("relu_layer"), ["f32[] 33"]);
   });
 
-  test("README: the compile example runs compiled to WebAssembly", async () => {
+  test("docs: the compile example runs compiled to WebAssembly", async () => {
     // softmax([1,2,3]) = e^(x-3)/Σ: 0.0900, 0.2447, 0.6652; a constant row gives thirds.
     assert.deepEqual(await readmeBlock("await compile(softmax)"), ["0.0900 0.2447 0.6652 0.3333 0.3333 0.3333", "1 kernel(s), 0 interpreted"]);
   });
 
-  test("README: the four-device all-reduce runs on Web Workers (createClient's default)", async () => {
+  test("docs: the four-device all-reduce runs on Web Workers (createClient's default)", async () => {
     // device d holds [d, 10d, 100d]: the sums over d = 0..3 are 6, 60, 600 on every device.
-    assert.deepEqual(await readmeBlock("createClient"), [0, 1, 2, 3].map((d) => `device ${d}: f32[3] {6, 60, 600}`));
+    assert.deepEqual(await readmeBlock("crossReplicaSum"), [0, 1, 2, 3].map((d) => `device ${d}: f32[3] {6, 60, 600}`));
   });
 
   test("StableHLO text parsed, interpreted and compiled", async () => {

@@ -3,11 +3,11 @@
 
 import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { runCli, type CliIo } from "../../src/cli/cli.js";
 import { tempFiles, xlats } from "./helpers.js";
+import { readDoc } from "../support/docs.js";
 
 const PROGRAM = `sdy.mesh @mesh = <["x"=2, "y"=2]>
 func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %arg1: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) {
@@ -201,9 +201,9 @@ test("colors when the caller's terminal wants them", async () => {
   assert.ok(!out.join("\n").includes("\x1b["));
 });
 
-test("README: the xlats shardings example prints what the README shows", () => {
-  const readme = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("### Seeing a sharding"));
+test("docs/sharding.md: the xlats shardings example prints what the page shows", () => {
+  const page = readDoc("docs/sharding.md");
+  const section = page.slice(page.indexOf("## Seeing a sharding"));
   const program = /```mlir\n([\s\S]*?)```/.exec(section)![1]!;
   const shown = /```text\n([\s\S]*?)```/.exec(section)![1]!;
   const command = /`xlats shardings matmul\.mlir ([^`]*)` prints:/.exec(section)![1]!.split(" ");

@@ -1,7 +1,7 @@
 // StableHLO's interpreter tests (../shared/conformance/stablehlo/interpret) run through
 // the check runner, multi-device cases (interpreter.run_parallel) on the runtime's
 // worker threads. Prints the totals and every skip with its reason; fails on any failing
-// case that is not in expected_failures.ts, and when the README states other totals.
+// case that is not in expected_failures.ts, and when docs/conformance.md states other totals.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,6 +12,7 @@ import { runCheckText, runCheckTextAsync, type CheckCaseResult } from "../../src
 import { compileSync } from "../../src/compiler/index.js";
 import { getBackend, registerBackend } from "../../src/runtime/backend_registry.js";
 import { liftConstants } from "../support/backend.js";
+import { documentation } from "../support/docs.js";
 import { parseStableHlo, printStableHlo } from "../../src/text/mlir/index.js";
 import { EXPECTED_FAILURES } from "./expected_failures.js";
 
@@ -56,8 +57,8 @@ for (const backend of ["interpreter", "wasm"]) {
     assert.deepEqual(unexpected.map((r) => `${r.name}: ${r.message}`), []);
     const fixed = Object.keys(EXPECTED_FAILURES).filter((n) => all.some((r) => r.name === n && r.status === "pass"));
     assert.deepEqual(fixed, [], "these cases pass now: remove them from expected_failures.ts");
-    const readme = readFileSync(join(process.cwd(), "README.md"), "utf8");
-    assert.ok(readme.includes(totals), `README.md must state the conformance totals: "${totals}"`);
+    const readme = documentation();
+    assert.ok(readme.includes(totals), `docs/conformance.md must state the conformance totals: "${totals}"`);
   });
 }
 

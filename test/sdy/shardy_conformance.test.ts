@@ -6,8 +6,8 @@
 // `xlats test` runs those with --accumulation stablehlo-reference: it stands in for
 // StableHLO's reference interpreter, whose dot sums (product and sum rounded apart, no
 // FMA) the exact checks of a sharded dot against the sequential one assume. Prints the totals per
-// folder; fails when fewer cases pass than the README states, so progress can only be
-// kept (the README's line is raised as passes land).
+// folder; fails when fewer cases pass than docs/conformance.md states, so progress can only be
+// kept (the page's line is raised as passes land).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,6 +15,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { documentation } from "../support/docs.js";
 
 const SHARED = join(process.cwd(), "..", "shared");
 const HARNESS = join(SHARED, "tools", "sdy-harness.mjs");
@@ -27,7 +28,7 @@ interface CaseResult {
   readonly status: "pass" | "fail" | "skip";
 }
 
-test("Shardy lit tests through xlats opt: no fewer passes than the README states", { skip: !available && "Shardy conformance data not found", timeout: 20 * 60_000 }, () => {
+test("Shardy lit tests through xlats opt: no fewer passes than docs/conformance.md states", { skip: !available && "Shardy conformance data not found", timeout: 20 * 60_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "xlats-shardy-"));
   try {
     const json = join(dir, "results.json");
@@ -51,10 +52,10 @@ test("Shardy lit tests through xlats opt: no fewer passes than the README states
     const count = (s: CaseResult["status"]): number => results.filter((r) => r.status === s).length;
     const totals = `shardy lit tests: ${count("pass")} passed, ${count("fail")} failed, ${count("skip")} skipped`;
     console.log(totals);
-    const readme = readFileSync(join(process.cwd(), "README.md"), "utf8");
+    const readme = documentation();
     const stated = /shardy lit tests: (\d+) passed, (\d+) failed, (\d+) skipped/.exec(readme);
-    assert.ok(stated, `README.md must state the Shardy totals, e.g. "${totals}"`);
-    assert.ok(count("pass") >= Number(stated[1]), `${totals}: fewer than the README's ${stated[1]} passed`);
+    assert.ok(stated, `docs/conformance.md must state the Shardy totals, e.g. "${totals}"`);
+    assert.ok(count("pass") >= Number(stated[1]), `${totals}: fewer than the ${stated[1]} docs/conformance.md states`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
