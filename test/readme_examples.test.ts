@@ -126,3 +126,16 @@ test("every relative link of the documentation names a file that exists, and a h
   }
   assert.deepEqual(broken, []);
 });
+
+test("the limits the guide states are the code's", async () => {
+  const { MAX_CALL_DEPTH } = await import("../src/interpreter/evaluate.js");
+  const { DEFAULT_MEMORY_BUDGET_BYTES } = await import("../src/index.js");
+  assert.ok(readDoc("docs/limits.md").includes(`more than ${MAX_CALL_DEPTH} calls deep`), "docs/limits.md: the nesting limit");
+  assert.ok(readDoc("docs/limits.md").includes(`${DEFAULT_MEMORY_BUDGET_BYTES / 2 ** 30} GiB by default`), "docs/limits.md: the memory budget");
+  // The client's default collective timeout is a literal in its source.
+  const timeoutMs = Number(/collectiveTimeoutMs \?\? ([\d_]+)/.exec(readFileSync(join(ROOT, "src/runtime/client.ts"), "utf8"))![1]!.replace(/_/g, ""));
+  assert.ok(readDoc("docs/limits.md").includes(`(${timeoutMs / 1000} s by default)`), "docs/limits.md: the collective timeout");
+  assert.ok(readDoc("docs/devices.md").includes(`default ${timeoutMs / 1000} s`), "docs/devices.md: the collective timeout");
+  const maxDevices = /id="devices"[^>]*max="(\d+)"/.exec(readFileSync(join(ROOT, "playground/index.html"), "utf8"))![1];
+  assert.ok(readDoc("docs/browser.md").includes(`on 1 to ${maxDevices} devices`), "docs/browser.md: the playground's devices");
+});
