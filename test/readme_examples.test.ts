@@ -1,6 +1,7 @@
 // Every code block of the README and docs/ is checked (docs/README.md, "Code blocks in
 // these pages", says how blocks are marked): ts blocks run as written against the built
-// library and print what their output blocks show, mlir and hlo blocks parse. The tests
+// library and print what their output blocks show, checked shell sessions run the CLI
+// and print what they show, mlir and hlo blocks parse. The tests
 // after those check some examples' results against values worked out by hand, and that
 // every link between the pages leads somewhere.
 import { test } from "node:test";
@@ -11,18 +12,26 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { compiled } from "./support/backend.js";
-import { codeBlocks, docFiles, readDoc, ROOT, tsBlock, type CodeBlock } from "./support/docs.js";
+import { codeBlocks, docFiles, filesOf, readDoc, ROOT, tsBlock, type CodeBlock } from "./support/docs.js";
 import { parseHlo, parseStableHlo } from "../src/index.js";
 
 const library = pathToFileURL(join(ROOT, "dist/src/index.js")).href;
 
+/** A temporary directory holding the files (file=NAME blocks) of `block`'s page. */
+function pageDirectory(block: CodeBlock): string {
+  const dir = mkdtempSync(join(tmpdir(), "xlats-docs-"));
+  for (const [name, text] of Object.entries(filesOf(block.file))) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
 /**
- * Runs a ts block as an ES module against the built library; returns its output.
- * On the compiled backend (XLATS_TEST_BACKEND=wasm, which the child inherits) "xlats"
- * is the library with test/support/backend.ts's `evaluate` in place of the interpreter's.
+ * Runs a ts block as an ES module against the built library, beside its page's files;
+ * returns its output. On the compiled backend (XLATS_TEST_BACKEND=wasm, which the child
+ * inherits) "xlats" is the library with test/support/backend.ts's `evaluate` in place of
+ * the interpreter's.
  */
 function run(block: CodeBlock): string {
-  const dir = mkdtempSync(join(tmpdir(), "xlats-docs-"));
+  const dir = pageDirectory(block);
   try {
     const file = join(dir, "example.mjs");
     let from = library;
@@ -32,7 +41,31 @@ function run(block: CodeBlock): string {
       writeFileSync(join(dir, "xlats.mjs"), `export * from "${library}";\nexport { evaluate } from "${backend}";\n`);
     }
     writeFileSync(file, block.code.replace(/from "xlats"/g, `from "${from}"`));
-    return execFileSync(process.execPath, [file], { encoding: "utf8", timeout: 120_000 });
+    return execFileSync(process.execPath, [file], { encoding: "utf8", timeout: 120_000, cwd: dir });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The words of a command line: plain words and single-quoted strings, as a shell splits them. */
+const shellWords = (line: string): string[] => [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+
+/**
+ * Runs a checked shell session beside its page's files: each `$ npx xlats ...` command
+ * runs the built CLI and must print exactly the lines that follow it.
+ */
+function runSession(block: CodeBlock): void {
+  const dir = pageDirectory(block);
+  try {
+    const lines = block.code.trimEnd().split("\n");
+    for (let i = 0; i < lines.length; i++) {
+      const [prompt, npx, xlats, ...args] = shellWords(lines[i]!);
+      assert.deepEqual([prompt, npx, xlats], ["$", "npx", "xlats"], `${block.file}: a checked session runs only "$ npx xlats ..." lines: ${lines[i]}`);
+      const expected: string[] = [];
+      while (i + 1 < lines.length && !lines[i + 1]!.startsWith("$ ")) expected.push(lines[++i]!);
+      const out = execFileSync(process.execPath, [join(ROOT, "dist/src/cli/main.js"), ...args], { encoding: "utf8", timeout: 120_000, cwd: dir });
+      assert.equal(out, expected.length > 0 ? `${expected.join("\n")}\n` : "", `${block.file}: the output of xlats ${args.join(" ")}`);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -51,6 +84,8 @@ for (const block of codeBlocks()) {
       const out = run(block);
       if (block.output !== undefined) assert.equal(out, block.output);
     });
+  } else if (block.lang === "sh" && block.flags.includes("check")) {
+    test(`${where}: the shell session's commands print what it shows`, () => runSession(block));
   } else if ((block.lang === "mlir" || block.lang === "hlo") && !block.flags.includes("no-check")) {
     test(`${where}: the ${block.lang} block parses and verifies`, () => {
       if (block.lang === "mlir") parseStableHlo(block.code);
@@ -66,7 +101,7 @@ test("the builder example prints the sum of the relu layer", () => {
 
 test("the text example prints the row sums of squares, interpreted and compiled", () => {
   // rows [1,2,3] and [4,5,6]: 1+4+9 = 14 and 16+25+36 = 77
-  assert.deepEqual(run(tsBlock("sum_of_squares")).trim().split("\n").slice(0, 2), ["f32[2] {14, 77}", "f32[2] {14, 77}"]);
+  assert.deepEqual(run(tsBlock("sumsq.mlir")).trim().split("\n").slice(0, 2), ["f32[2] {14, 77}", "f32[2] {14, 77}"]);
 });
 
 test("the sharding example's product, row-sharded over two devices, is the whole product", () => {

@@ -5,7 +5,10 @@
 //   ```ts no-run     a fragment shown, not run
 //   ```text output   the exact output of the ts block just before it
 //   ```mlir / ```hlo parsed (StableHLO / HLO text); add no-check for a fragment
+//   ```sh check      its `$ npx xlats ...` commands run and print the lines after them
 //   ```sh / ```text  shell sessions and other text, not run
+//   file=NAME        (any block) the block is file NAME in the directory where the
+//                    page's ts blocks and checked sessions run
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -73,4 +76,13 @@ export function tsBlock(marker: string): CodeBlock {
   const block = codeBlocks().find((b) => b.lang === "ts" && !b.flags.includes("no-run") && b.code.includes(marker));
   if (block === undefined) throw new Error(`no runnable ts block of the documentation contains ${JSON.stringify(marker)}`);
   return block;
+}
+
+/** The blocks of `file` marked file=NAME, by name: the files its examples run beside. */
+export function filesOf(file: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const block of codeBlocksOf(file)) {
+    for (const flag of block.flags) if (flag.startsWith("file=")) files[flag.slice("file=".length)] = block.code;
+  }
+  return files;
 }
