@@ -14,7 +14,7 @@ import { Literal } from "../../types/literal.js";
 import type { ElementType } from "../../types/element_type.js";
 import { arrayShape, tupleShape, type ArrayShape, type Shape } from "../../types/shape.js";
 import { resultCount, UNREGISTERED_OP_PREFIX, type Attr, type OpNode } from "./ast.js";
-import { AttrReader, makeWindow, parseConvDims, toBools, toInt, toInts } from "./attr_read.js";
+import { AttrReader, convDimsFromStruct, makeWindow, parseConvDims, toBools, toInt, toInts } from "./attr_read.js";
 import { lowerChlo } from "./chlo.js";
 import { elementsOf, freeValues, valueKey, type CompBuilder, type Importer, type Scope } from "./import.js";
 import { attrToText, dictToText } from "./print_attr.js";
@@ -626,7 +626,7 @@ export function lowerConvolution(
 ): Instruction {
   const dn = ctx.r.get("dimension_numbers", "dim_numbers");
   if (dn === undefined) return ctx.fail("missing dimension_numbers");
-  const dimensionNumbers = parseConvDims(attrToText(dn), (m) => ctx.fail(m));
+  const dimensionNumbers = dn.kind === "struct" && dn.name === "stablehlo.conv" ? convDimsFromStruct(dn.fields) : parseConvDims(attrToText(dn), (m) => ctx.fail(m));
   const spatial = dimensionNumbers.kernelSpatialDimensions.length;
   const kernel = operandArray(ctx, 1);
   const win = ctx.r.get("window");
