@@ -309,7 +309,12 @@ const LOWER = {
   constant: (ctx) => {
     const v = ctx.r.get("value") ?? ctx.r.positional()[0];
     if (v?.kind !== "dense") return ctx.fail("expected a dense<...> value");
-    return ctx.add("constant", [], { literal: v.literal }, ctx.declared);
+    // A quantized constant states its stored integers: `stablehlo.constant() {value = dense<[2, 4]> : tensor<2xi8>} : () -> tensor<2x!quant.uniform<i8:f32, 0.5>>`.
+    const declared = ctx.declared;
+    const quantization = declared?.kind === "array" ? declared.quantization : undefined;
+    const storedAsDeclared = quantization !== undefined && v.literal.shape.kind === "array" && v.literal.shape.quantization === undefined
+      && v.literal.elementType === quantization.storageType;
+    return ctx.add("constant", [], { literal: storedAsDeclared ? v.literal.withQuantization(quantization) : v.literal }, declared);
   },
   iota: (ctx) => ctx.add("iota", [], { shape: resultArray(ctx), iotaDimension: ctx.r.int(["iota_dimension", "dim"]) }, ctx.declared),
   reshape: (ctx) => ctx.add("reshape", ctx.operands, { dimensions: resultArray(ctx).dimensions }, ctx.declared),
