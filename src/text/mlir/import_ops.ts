@@ -285,7 +285,8 @@ const LOWER = {
     const pos = ctx.r.positional().filter((p) => p.kind === "enum").map((p) => (p as { value: string }).value);
     const direction = ctx.r.enumValue("comparison_direction", pos[0]) as ComparisonDirection;
     const type = ctx.r.get("compare_type") ? ctx.r.enumValue("compare_type") : pos[1];
-    const attrs: OpAttributes["compare"] = type ? { direction, compareType: type as ComparisonType } : { direction };
+    // NOTYPE: the comparison the element type has by default, as no compare_type at all.
+    const attrs: OpAttributes["compare"] = type && type !== "NOTYPE" ? { direction, compareType: type as ComparisonType } : { direction };
     return ctx.add("compare", ctx.operands, attrs, ctx.declared);
   },
   convert: (ctx) => ctx.add("convert", ctx.operands, { elementType: resultArray(ctx, 0, false).elementType }, ctx.declared),
@@ -453,9 +454,18 @@ const LOWER = {
     algorithm: ctx.r.enumValue(["rng_algorithm", "algorithm"], "DEFAULT") as RandomAlgorithm, shape: resultArray(ctx, 1),
   }, ctx.declared),
   rng: (ctx) => {
-    if (ctx.operands[2] !== undefined) constantInts(ctx, ctx.operands[2], "shape");
+    // The sizes come from the static result type (as XLA reads the op); a constant shape operand must agree with it,
+    // another value (computed by a client that knew the sizes anyway) is not read.
+    const shape = resultArray(ctx);
+    const given = ctx.operands[2];
+    if (given?.opcode === "constant") {
+      const sizes = constantInts(ctx, given, "shape");
+      if (sizes.length !== shape.dimensions.length || sizes.some((d, i) => d !== shape.dimensions[i])) {
+        return ctx.fail(`shape [${sizes.join(", ")}] does not match the result type ${shapeToMlir(shape)}`);
+      }
+    } else if (given === undefined) return ctx.fail("shape is missing (too few operands)");
     return ctx.add("rng", ctx.operands.slice(0, 2), {
-      distribution: ctx.r.enumValue(["rng_distribution", "distribution"]) as RandomDistribution, shape: resultArray(ctx),
+      distribution: ctx.r.enumValue(["rng_distribution", "distribution"]) as RandomDistribution, shape,
     }, ctx.declared);
   },
   allGather: (ctx) => {
