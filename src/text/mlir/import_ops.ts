@@ -246,9 +246,7 @@ function lowerOne(ctx: LowerContext): Instruction | undefined {
   }
   const opcode = STABLEHLO_TO_OPCODE.get(name);
   if (opcode !== undefined && PLAIN_OPS.has(opcode)) {
-    const accuracy = r.get("result_accuracy");
-    const attrs = accuracy?.kind === "struct" ? { resultAccuracy: readAccuracy(ctx, accuracy) } : {};
-    return ctx.add(opcode as "abs", operands, attrs as OpAttributes["abs"], ctx.declared);
+    return ctx.add(opcode as "abs", operands, readAccuracy(ctx) as OpAttributes["abs"], ctx.declared);
   }
   const sugar = SUGAR[name];
   if (sugar !== undefined) return sugar(ctx);
@@ -265,15 +263,21 @@ function lowerOne(ctx: LowerContext): Instruction | undefined {
 /** Dialects whose ops xlats knows; an op of any other is unregistered (kept only under allowUnregisteredDialect). */
 const REGISTERED_DIALECTS = new Set(["builtin", "func", "stablehlo", "chlo", "mhlo", "sdy", "check", "interpreter"]);
 
-export function readAccuracy(ctx: LowerContext, a: Attr & { kind: "struct" }): OpAttributes["exp"]["resultAccuracy"] & object {
+/** The op's `result_accuracy = #stablehlo.result_accuracy<...>`, when it has one. */
+export function readAccuracy(ctx: LowerContext): Pick<OpAttributes["exp"], "resultAccuracy"> {
+  const a = ctx.r.get("result_accuracy");
+  if (a === undefined) return {};
+  if (a.kind !== "struct" || a.name !== "stablehlo.result_accuracy") return ctx.fail(`result_accuracy must be #stablehlo.result_accuracy<...>, got ${attrToText(a)}`);
   const num = (k: string): number => {
     const v = a.fields.get(k);
     return v?.kind === "float" ? v.value : v?.kind === "int" ? Number(v.value) : 0;
   };
-  const modeText = attrToText(a.fields.get("mode") ?? { kind: "enum", value: "DEFAULT" });
-  const mode = /HIGHEST/.test(modeText) ? "HIGHEST" : /TOLERANCE/.test(modeText) ? "TOLERANCE" : "DEFAULT";
-  void ctx;
-  return { atol: num("atol"), rtol: num("rtol"), ulps: num("ulps"), mode };
+  const modeAttr = a.fields.get("mode");
+  const mode = modeAttr?.kind === "enum" ? modeAttr.value : undefined;
+  if (mode !== "DEFAULT" && mode !== "HIGHEST" && mode !== "TOLERANCE") {
+    return ctx.fail(`result_accuracy: mode must be #stablehlo.result_accuracy_mode<DEFAULT|HIGHEST|TOLERANCE>, got ${modeAttr === undefined ? "nothing" : attrToText(modeAttr)}`);
+  }
+  return { resultAccuracy: { atol: num("atol"), rtol: num("rtol"), ulps: num("ulps"), mode } };
 }
 
 // ---------------------------------------------------------------- per-opcode lowering

@@ -359,6 +359,13 @@ export class Parser {
       if (name === "stablehlo.conv") c.expect("raw");
       return { kind: "struct", name, fields: parseStablehloStruct(c, name, spec, () => this.parseAttr()) };
     }
+    if (name === "stablehlo.result_accuracy_mode") {
+      // An enum written with its value in angle brackets: `#stablehlo.result_accuracy_mode<HIGHEST>`.
+      c.expect("<");
+      const value = c.expectIdentifier("a result accuracy mode (DEFAULT, HIGHEST or TOLERANCE)");
+      c.expect(">", "to close #stablehlo.result_accuracy_mode");
+      return { kind: "enum", value };
+    }
     if (name.endsWith("_mode")) {
       c.balancedAngle();
       return { kind: "opaque", text: c.text.slice(start, c.pos) };

@@ -145,6 +145,9 @@ test("#stablehlo.output_operand_alias and #stablehlo.result_accuracy: fields in 
   assert.deepEqual(accuracy(exp("atol = 1.0e-05, ulps = 2, mode = #stablehlo.result_accuracy_mode<TOLERANCE>")),
     { atol: 1e-5, rtol: 0, ulps: 2, mode: "TOLERANCE" });
   parseErrorAt(exp("ulps = 2, atol = 1.0e-05, mode = #stablehlo.result_accuracy_mode<TOLERANCE>"), /expected ', ' then `mode`, found ','/, 2, 90);
+  assert.deepEqual(accuracy(exp("mode = #stablehlo.result_accuracy_mode<HIGHEST>")), { atol: 0, rtol: 0, ulps: 0, mode: "HIGHEST" });
+  // An unknown mode is an error (it used to read as DEFAULT).
+  parseErrorAt(exp("mode = #stablehlo.result_accuracy_mode<FASTEST>"), /mode must be #stablehlo.result_accuracy_mode<DEFAULT\|HIGHEST\|TOLERANCE>, got FASTEST/, 2, 3);
 });
 
 test("tensor encodings: #stablehlo.type_extensions<bounds = [...]> is #stablehlo.bounds<...> written long", () => {
