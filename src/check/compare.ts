@@ -1,7 +1,9 @@
 // The comparisons of StableHLO's check dialect (see conformance README):
 // - expect_eq: exact, IEEE equality for floats (-0 == +0, NaN != NaN);
 // - expect_almost_eq: |a - b| <= tolerance (default 1e-4), NaN matches NaN;
-// - expect_close: distance in ULPs within [min_ulp_difference, max_ulp_difference].
+// - expect_close: distance in ULPs within [min_ulp_difference, max_ulp_difference];
+// - the custom call check.eq (stablehlo-translate's): expect_eq on integer types (a
+//   quantized value compares its stored integers), expect_almost_eq within 1e-4 else.
 
 import { ELEMENT_TYPES, isComplex, isFloat, type ElementType } from "../types/element_type.js";
 import type { Literal, Scalar } from "../types/literal.js";
@@ -60,6 +62,16 @@ export function expectAlmostEq(actual: Literal, expected: Literal, tolerance = 1
     if (typeof a === "number" && typeof b === "number") return near(a, b);
     return a === b;
   }, `tolerance ${tolerance}`);
+}
+
+/**
+ * `stablehlo.custom_call @check.eq(%a, %b)`, as stablehlo-translate --interpret runs it:
+ * exact where the element type is an integer (StableHLO lowers quantized types to their
+ * storage integers before it interprets), within 1e-4 for floats and complex numbers.
+ */
+export function checkEq(actual: Literal, expected: Literal): CheckOutcome {
+  const t = expected.shape.kind === "array" ? expected.shape.elementType : undefined;
+  return t !== undefined && (isFloat(t) || isComplex(t)) ? expectAlmostEq(actual, expected, 1e-4) : expectEq(actual, expected);
 }
 
 /** Position of a float on the number line of its type, as an integer: adjacent values differ by 1. */

@@ -1,6 +1,7 @@
 // Runs check-style test files (StableHLO's interpreter tests): split on `// -----`,
 // parse each chunk, run its @main (or every function without arguments), and report
-// each check.* op. Check ops are custom calls ("check.expect_eq", ...) in the IR; the
+// each check.* op. Check ops are custom calls ("check.expect_eq", ...) in the IR, as is
+// `stablehlo.custom_call @check.eq` (StableHLO's quantized test files); the
 // runner registers those targets with the interpreter and records what they find.
 // `// RUN:` lines are honoured where they can be: `--args="[...]"` passes arguments to
 // main, and output piped to FileCheck is checked by value (filecheck.ts).
@@ -32,7 +33,7 @@ import type { Shape } from "../types/shape.js";
 import { parseStableHlo } from "../text/mlir/index.js";
 import { refineEntry } from "../passes/refine_shapes.js";
 import { parseMlirLiteral } from "../text/mlir/literal.js";
-import { expectAlmostEq, expectClose, expectEq, type CheckOutcome } from "./compare.js";
+import { checkEq, expectAlmostEq, expectClose, expectEq, type CheckOutcome } from "./compare.js";
 import { matchBlocks, parseCheckBlocks, parseRunLines, type PrintedValue, type RunLine } from "./filecheck.js";
 import { memoryProbeDirectory, probeTargets, type ProbeDirectory } from "./probe.js";
 import { parseRunParallelConfig, PRINT, RUN_PARALLEL, runParallel, usesRunParallel, type ParallelOutcome, type ParallelRequest } from "./parallel.js";
@@ -262,6 +263,13 @@ function evaluateCase(
     const bound = (key: string, otherwise: bigint): bigint => (c.has(key) ? BigInt(c.get(key)!) : otherwise);
     return expectClose(a, b, bound("min_ulp_difference", 0n), bound("max_ulp_difference", 3n));
   }));
+  // StableHLO's quantized test files: `stablehlo.custom_call @check.eq(%expected, %got) : (...) -> tensor<i1>`, true when they match.
+  customCalls.set("check.eq", (operands) => {
+    if (operands.length !== 2) throw new ExecutionError(`custom_call @check.eq takes two operands (expected, actual), got ${operands.length}`);
+    const outcome = checkEq(operands[1]!, operands[0]!);
+    outcomes.push(outcome);
+    return Literal.scalar("pred", outcome.ok);
+  });
   const probes = options.probeDirectory?.(entry.name) ?? memoryProbeDirectory();
   for (const [name, target] of probeTargets(probes, (outcome) => outcomes.push(outcome))) customCalls.set(name, target);
   customCalls.set(PRINT, (operands) => {

@@ -244,12 +244,14 @@ export function toBools(v: Attr | undefined): boolean[] | undefined {
   return undefined;
 }
 
-/** Reads conv dimension numbers from `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` (with or without `#stablehlo.conv<...>`). */
+/**
+ * Reads conv dimension numbers from `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` (with or
+ * without `#stablehlo.conv<...>`); the `raw` form is a struct (convDimsFromStruct).
+ */
 export function parseConvDims(text: string, fail: (m: string) => never): ConvDimensionNumbers {
   let body = text.trim();
   const wrapped = /^#stablehlo\.conv<([\s\S]*)>$/.exec(body);
   if (wrapped) body = wrapped[1]!.trim();
-  if (body.startsWith("raw")) return parseRawConvDims(body.slice(3), fail);
   const m = /^\[([^\]]*)\]\s*x\s*\[([^\]]*)\]\s*->\s*\[([^\]]*)\]$/.exec(body);
   if (!m) return fail(`cannot read convolution dimension numbers '${text}'`);
   const split = (s: string): string[] => s.split(",").map((x) => x.trim());
@@ -280,14 +282,13 @@ export function parseConvDims(text: string, fail: (m: string) => never): ConvDim
   };
 }
 
-function parseRawConvDims(body: string, fail: (m: string) => never): ConvDimensionNumbers {
-  const fields = new Map<string, number[]>();
-  for (const m of body.matchAll(/([a-z_]+)\s*=\s*(\[[^\]]*\]|-?[0-9]+)/g)) {
-    const v = m[2]!.startsWith("[") ? m[2]!.slice(1, -1).split(",").filter((s) => s.trim() !== "").map(Number) : [Number(m[2])];
-    fields.set(m[1]!, v);
-  }
-  const one = (k: string): number => fields.get(k)?.[0] ?? fail(`conv dimension numbers lack ${k}`);
-  const many = (k: string): number[] => fields.get(k) ?? fail(`conv dimension numbers lack ${k}`);
+/** `#stablehlo.conv<raw input_batch_dimension = 0, ...>`: an absent field is 0 or [], as StableHLO reads it. */
+export function convDimsFromStruct(fields: AttrDict): ConvDimensionNumbers {
+  const one = (k: string): number => toInt(fields.get(k)) ?? 0;
+  const many = (k: string): number[] => {
+    const v = fields.get(k);
+    return v === undefined ? [] : toInts(v) ?? [];
+  };
   return {
     inputBatchDimension: one("input_batch_dimension"), inputFeatureDimension: one("input_feature_dimension"),
     inputSpatialDimensions: many("input_spatial_dimensions"),

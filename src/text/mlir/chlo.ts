@@ -36,10 +36,7 @@ export function lowerChlo(ctx: LowerContext): Instruction {
     case "chlo.mulhi": return lowerMulhi(ctx);
     case "chlo.ragged_dot": return lowerRaggedDot(ctx);
     case "chlo.scan": return lowerScan(ctx);
-    case "chlo.erf": {
-      const accuracy = ctx.r.get("result_accuracy");
-      return ctx.add("erf", ctx.operands, accuracy?.kind === "struct" ? { resultAccuracy: readAccuracy(ctx, accuracy) } : {}, ctx.declared);
-    }
+    case "chlo.erf": return ctx.add("erf", ctx.operands, readAccuracy(ctx), ctx.declared);
     case "chlo.top_k": return ctx.add("topK", ctx.operands, { k: ctx.r.int("k"), largest: true }, ctx.declared);
     default: return ctx.fail(`unsupported CHLO operation '${ctx.op.name}'`);
   }

@@ -14,7 +14,7 @@ import { Literal } from "../../types/literal.js";
 import type { ElementType } from "../../types/element_type.js";
 import { arrayShape, tupleShape, type ArrayShape, type Shape } from "../../types/shape.js";
 import { resultCount, UNREGISTERED_OP_PREFIX, type Attr, type OpNode } from "./ast.js";
-import { AttrReader, makeWindow, parseConvDims, toBools, toInt, toInts } from "./attr_read.js";
+import { AttrReader, convDimsFromStruct, makeWindow, parseConvDims, toBools, toInt, toInts } from "./attr_read.js";
 import { lowerChlo } from "./chlo.js";
 import { elementsOf, freeValues, valueKey, type CompBuilder, type Importer, type Scope } from "./import.js";
 import { attrToText, dictToText } from "./print_attr.js";
@@ -246,9 +246,7 @@ function lowerOne(ctx: LowerContext): Instruction | undefined {
   }
   const opcode = STABLEHLO_TO_OPCODE.get(name);
   if (opcode !== undefined && PLAIN_OPS.has(opcode)) {
-    const accuracy = r.get("result_accuracy");
-    const attrs = accuracy?.kind === "struct" ? { resultAccuracy: readAccuracy(ctx, accuracy) } : {};
-    return ctx.add(opcode as "abs", operands, attrs as OpAttributes["abs"], ctx.declared);
+    return ctx.add(opcode as "abs", operands, readAccuracy(ctx) as OpAttributes["abs"], ctx.declared);
   }
   const sugar = SUGAR[name];
   if (sugar !== undefined) return sugar(ctx);
@@ -265,15 +263,21 @@ function lowerOne(ctx: LowerContext): Instruction | undefined {
 /** Dialects whose ops xlats knows; an op of any other is unregistered (kept only under allowUnregisteredDialect). */
 const REGISTERED_DIALECTS = new Set(["builtin", "func", "stablehlo", "chlo", "mhlo", "sdy", "check", "interpreter"]);
 
-export function readAccuracy(ctx: LowerContext, a: Attr & { kind: "struct" }): OpAttributes["exp"]["resultAccuracy"] & object {
+/** The op's `result_accuracy = #stablehlo.result_accuracy<...>`, when it has one. */
+export function readAccuracy(ctx: LowerContext): Pick<OpAttributes["exp"], "resultAccuracy"> {
+  const a = ctx.r.get("result_accuracy");
+  if (a === undefined) return {};
+  if (a.kind !== "struct" || a.name !== "stablehlo.result_accuracy") return ctx.fail(`result_accuracy must be #stablehlo.result_accuracy<...>, got ${attrToText(a)}`);
   const num = (k: string): number => {
     const v = a.fields.get(k);
     return v?.kind === "float" ? v.value : v?.kind === "int" ? Number(v.value) : 0;
   };
-  const modeText = attrToText(a.fields.get("mode") ?? { kind: "enum", value: "DEFAULT" });
-  const mode = /HIGHEST/.test(modeText) ? "HIGHEST" : /TOLERANCE/.test(modeText) ? "TOLERANCE" : "DEFAULT";
-  void ctx;
-  return { atol: num("atol"), rtol: num("rtol"), ulps: num("ulps"), mode };
+  const modeAttr = a.fields.get("mode");
+  const mode = modeAttr?.kind === "enum" ? modeAttr.value : undefined;
+  if (mode !== "DEFAULT" && mode !== "HIGHEST" && mode !== "TOLERANCE") {
+    return ctx.fail(`result_accuracy: mode must be #stablehlo.result_accuracy_mode<DEFAULT|HIGHEST|TOLERANCE>, got ${modeAttr === undefined ? "nothing" : attrToText(modeAttr)}`);
+  }
+  return { resultAccuracy: { atol: num("atol"), rtol: num("rtol"), ulps: num("ulps"), mode } };
 }
 
 // ---------------------------------------------------------------- per-opcode lowering
@@ -285,7 +289,8 @@ const LOWER = {
     const pos = ctx.r.positional().filter((p) => p.kind === "enum").map((p) => (p as { value: string }).value);
     const direction = ctx.r.enumValue("comparison_direction", pos[0]) as ComparisonDirection;
     const type = ctx.r.get("compare_type") ? ctx.r.enumValue("compare_type") : pos[1];
-    const attrs: OpAttributes["compare"] = type ? { direction, compareType: type as ComparisonType } : { direction };
+    // NOTYPE: the comparison the element type has by default, as no compare_type at all.
+    const attrs: OpAttributes["compare"] = type && type !== "NOTYPE" ? { direction, compareType: type as ComparisonType } : { direction };
     return ctx.add("compare", ctx.operands, attrs, ctx.declared);
   },
   convert: (ctx) => ctx.add("convert", ctx.operands, { elementType: resultArray(ctx, 0, false).elementType }, ctx.declared),
@@ -309,7 +314,12 @@ const LOWER = {
   constant: (ctx) => {
     const v = ctx.r.get("value") ?? ctx.r.positional()[0];
     if (v?.kind !== "dense") return ctx.fail("expected a dense<...> value");
-    return ctx.add("constant", [], { literal: v.literal }, ctx.declared);
+    // A quantized constant states its stored integers: `stablehlo.constant() {value = dense<[2, 4]> : tensor<2xi8>} : () -> tensor<2x!quant.uniform<i8:f32, 0.5>>`.
+    const declared = ctx.declared;
+    const quantization = declared?.kind === "array" ? declared.quantization : undefined;
+    const storedAsDeclared = quantization !== undefined && v.literal.shape.kind === "array" && v.literal.shape.quantization === undefined
+      && v.literal.elementType === quantization.storageType;
+    return ctx.add("constant", [], { literal: storedAsDeclared ? v.literal.withQuantization(quantization) : v.literal }, declared);
   },
   iota: (ctx) => ctx.add("iota", [], { shape: resultArray(ctx), iotaDimension: ctx.r.int(["iota_dimension", "dim"]) }, ctx.declared),
   reshape: (ctx) => ctx.add("reshape", ctx.operands, { dimensions: resultArray(ctx).dimensions }, ctx.declared),
@@ -448,9 +458,18 @@ const LOWER = {
     algorithm: ctx.r.enumValue(["rng_algorithm", "algorithm"], "DEFAULT") as RandomAlgorithm, shape: resultArray(ctx, 1),
   }, ctx.declared),
   rng: (ctx) => {
-    if (ctx.operands[2] !== undefined) constantInts(ctx, ctx.operands[2], "shape");
+    // The sizes come from the static result type (as XLA reads the op); a constant shape operand must agree with it,
+    // another value (computed by a client that knew the sizes anyway) is not read.
+    const shape = resultArray(ctx);
+    const given = ctx.operands[2];
+    if (given?.opcode === "constant") {
+      const sizes = constantInts(ctx, given, "shape");
+      if (sizes.length !== shape.dimensions.length || sizes.some((d, i) => d !== shape.dimensions[i])) {
+        return ctx.fail(`shape [${sizes.join(", ")}] does not match the result type ${shapeToMlir(shape)}`);
+      }
+    } else if (given === undefined) return ctx.fail("shape is missing (too few operands)");
     return ctx.add("rng", ctx.operands.slice(0, 2), {
-      distribution: ctx.r.enumValue(["rng_distribution", "distribution"]) as RandomDistribution, shape: resultArray(ctx),
+      distribution: ctx.r.enumValue(["rng_distribution", "distribution"]) as RandomDistribution, shape,
     }, ctx.declared);
   },
   allGather: (ctx) => {
@@ -626,7 +645,7 @@ export function lowerConvolution(
 ): Instruction {
   const dn = ctx.r.get("dimension_numbers", "dim_numbers");
   if (dn === undefined) return ctx.fail("missing dimension_numbers");
-  const dimensionNumbers = parseConvDims(attrToText(dn), (m) => ctx.fail(m));
+  const dimensionNumbers = dn.kind === "struct" && dn.name === "stablehlo.conv" ? convDimsFromStruct(dn.fields) : parseConvDims(attrToText(dn), (m) => ctx.fail(m));
   const spatial = dimensionNumbers.kernelSpatialDimensions.length;
   const kernel = operandArray(ctx, 1);
   const win = ctx.r.get("window");

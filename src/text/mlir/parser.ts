@@ -10,6 +10,8 @@ import { denseToLiteral, parseDenseBody } from "./literal.js";
 import { parseElementType, parseType, parseTypeList, shapeToMlir } from "./types.js";
 import { parseSdyOp } from "./sdy_parse.js";
 import { atSdyAttribute, parseSdyAttribute } from "./sdy_attr_text.js";
+import { parseStablehloStruct, STABLEHLO_STRUCT_ATTRS } from "./stablehlo_attrs.js";
+import { parseConvDims } from "./attr_read.js";
 
 const RETURN_OPS = new Set(["func.return", "return", "stablehlo.return", "sdy.return"]);
 
@@ -343,11 +345,32 @@ export class Parser {
       const m = /^[A-Za-z_]+\s+([A-Za-z0-9_]+)$/.exec(body);
       return m ? { kind: "enum", value: m[1]! } : { kind: "opaque", text: c.text.slice(start, c.pos) };
     }
-    if (name.endsWith(".conv") || name.endsWith("_mode")) {
+    const spec = STABLEHLO_STRUCT_ATTRS.get(name);
+    if (name === "stablehlo.conv" && !/^<\s*raw\b/.test(c.text.slice(c.pos, c.pos + 16))) {
+      // The compact `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`, kept as text; read now so a bad one is reported here.
+      const body = c.balancedAngle();
+      parseConvDims(body, (m) => {
+        throw c.error(`#stablehlo.conv: ${m}`, start);
+      });
+      return { kind: "opaque", text: c.text.slice(start, c.pos) };
+    }
+    if (spec !== undefined) {
+      c.expect("<");
+      if (name === "stablehlo.conv") c.expect("raw");
+      return { kind: "struct", name, fields: parseStablehloStruct(c, name, spec, () => this.parseAttr()) };
+    }
+    if (name === "stablehlo.result_accuracy_mode") {
+      // An enum written with its value in angle brackets: `#stablehlo.result_accuracy_mode<HIGHEST>`.
+      c.expect("<");
+      const value = c.expectIdentifier("a result accuracy mode (DEFAULT, HIGHEST or TOLERANCE)");
+      c.expect(">", "to close #stablehlo.result_accuracy_mode");
+      return { kind: "enum", value };
+    }
+    if (name.endsWith("_mode")) {
       c.balancedAngle();
       return { kind: "opaque", text: c.text.slice(start, c.pos) };
     }
-    // `#stablehlo.gather<offset_dims = [2], ...>`: a struct of named fields; anything else stays verbatim.
+    // Another dialect's `#name<key = value, ...>`: a struct of named fields; anything else stays verbatim.
     const save = c.pos;
     try {
       c.expect("<");
@@ -743,7 +766,7 @@ export class Parser {
     } else attrs.set("index", { kind: "int", value: starts[0]!, type: "i32" });
   }
 
-  /** `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` kept as text (import reads it). */
+  /** `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` kept as text (import reads it again), checked here for the error's position. */
   private rawConvDims(): Attr {
     const c = this.c;
     c.skipWs();
@@ -755,7 +778,11 @@ export class Parser {
     c.expect("->");
     c.skipWs();
     this.skipBalanced("[", "]");
-    return { kind: "opaque", text: c.text.slice(start, c.pos) };
+    const text = c.text.slice(start, c.pos);
+    parseConvDims(text, (m) => {
+      throw c.error(m, start);
+    });
+    return { kind: "opaque", text };
   }
 }
 

@@ -54,7 +54,8 @@ export function attrToText(a: Attr): string {
     case "enum": return a.value;
     case "struct": {
       const fields = [...a.fields].map(([k, v]) => `${k} = ${attrToText(v)}`);
-      return `#${a.name}<${fields.join(", ")}>`;
+      // A convolution's dimension numbers as fields are its `raw` form.
+      return `#${a.name}<${a.name === "stablehlo.conv" ? "raw " : ""}${fields.join(", ")}>`;
     }
     case "opaque": return a.text;
     case "pair": return `${attrToText(a.lhs)} x ${attrToText(a.rhs)}`;

@@ -124,10 +124,23 @@ function parseTensorBody(c: Cursor): ArrayShape {
   const quantization = c.accept("!quant.uniform") ? parseUniformQuantization(c) : undefined;
   const elementType = quantization?.storageType ?? parseElementType(c);
   if (c.accept(",")) {
-    // Encoding: `#stablehlo.bounds<4, ?>` turns `?` dimensions into bounded dynamic ones.
+    // Encoding: `#stablehlo.bounds<4, ?>`, or its long form `#stablehlo.type_extensions<bounds = [4, ?]>`,
+    // turns `?` dimensions into bounded dynamic ones.
     const at = c.pos;
-    if (!c.accept("#stablehlo.bounds")) throw c.error("only #stablehlo.bounds<...> tensor encodings are supported", at);
-    const body = c.balancedAngle().split(",").map((s) => s.trim());
+    let text: string;
+    if (c.accept("#stablehlo.bounds")) text = c.balancedAngle();
+    else if (c.accept("#stablehlo.type_extensions")) {
+      c.expect("<");
+      c.expect("bounds");
+      c.expect("=");
+      c.expect("[");
+      const from = c.pos;
+      while (c.pos < c.text.length && c.text[c.pos] !== "]" && c.text[c.pos] !== ">") c.pos++;
+      text = c.text.slice(from, c.pos);
+      c.expect("]", "to close bounds");
+      c.expect(">", "to close #stablehlo.type_extensions");
+    } else throw c.error("only #stablehlo.bounds<...> and #stablehlo.type_extensions<bounds = [...]> tensor encodings are supported", at);
+    const body = text.trim() === "" ? [] : text.split(",").map((s) => s.trim());
     if (body.length !== dims.length) throw c.error(`bounds have ${body.length} entries for rank ${dims.length}`, at);
     body.forEach((b, i) => {
       if (b === "?") return;
