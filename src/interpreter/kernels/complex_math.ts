@@ -18,8 +18,32 @@ export const cNeg = (a: Complex): Complex => c(-a.re, -a.im);
 export const cAbs = (a: Complex): number => Math.hypot(a.re, a.im);
 export const cIsNaN = (a: Complex): boolean => Number.isNaN(a.re) || Number.isNaN(a.im);
 
-/** Division by Smith's method, which avoids overflow in the intermediate products. */
+/**
+ * Division by Smith's method, which avoids overflow in the intermediate products; a
+ * NaN + iNaN quotient of non-NaN operands is recovered as C99's G.5.1 does (and XLA's
+ * complex divide): a zero divisor gives infinities, an infinite dividend over a finite
+ * divisor infinities, a finite dividend over an infinite divisor zeros.
+ */
 export function cDiv(a: Complex, b: Complex): Complex {
+  const q = smithDivide(a, b);
+  if (!(Number.isNaN(q.re) && Number.isNaN(q.im)) || cIsNaN(a) || cIsNaN(b)) return q;
+  const unit = (v: number): number => (isInfinite(v) ? Math.sign(v) : signBit(v) ? -0 : 0);
+  if (b.re === 0 && b.im === 0) {
+    const k = signBit(b.re) ? -Infinity : Infinity;
+    return c(k * a.re, k * a.im);
+  }
+  if ((isInfinite(a.re) || isInfinite(a.im)) && cIsFinite(b)) {
+    const [x, y] = [unit(a.re), unit(a.im)];
+    return c(Infinity * (x * b.re + y * b.im), Infinity * (y * b.re - x * b.im));
+  }
+  if ((isInfinite(b.re) || isInfinite(b.im)) && cIsFinite(a)) {
+    const [x, y] = [unit(b.re), unit(b.im)];
+    return c(0 * (a.re * x + a.im * y), 0 * (a.im * x - a.re * y));
+  }
+  return q;
+}
+
+function smithDivide(a: Complex, b: Complex): Complex {
   if (b.im === 0) return c(a.re / b.re, a.im / b.re);
   if (b.re === 0) return c(a.im / b.im, -a.re / b.im);
   if (Math.abs(b.re) >= Math.abs(b.im)) {
@@ -34,6 +58,7 @@ export function cDiv(a: Complex, b: Complex): Complex {
 
 /** Sign bit set: negative numbers and -0 (not NaN). */
 export const signBit = (v: number): boolean => v < 0 || Object.is(v, -0);
+const isInfinite = (v: number): boolean => v === Infinity || v === -Infinity;
 export const cIsFinite = (z: Complex): boolean => Number.isFinite(z.re) && Number.isFinite(z.im);
 
 /**
@@ -235,14 +260,18 @@ export function cLog1p(z: Complex): Complex {
 
 export const cLogistic = (z: Complex): Complex => cDiv(c(1, 0), cAdd(c(1, 0), cExp(cNeg(z))));
 
-/** z^w = exp(w log z); 0^w is 1 for w = 0 and 0 for a real positive w. */
+/**
+ * z^w = exp(w log z); 0^w is 1 for w = 0 and 0 for a real positive w. A real w scales
+ * log z part by part (no 0·∞ cross terms), so (∞ + 0i)^2 is ∞ + 0i.
+ */
 export function cPow(z: Complex, w: Complex): Complex {
   if (z.re === 0 && z.im === 0 && !cIsNaN(w)) {
     if (w.re === 0 && w.im === 0) return c(1, 0);
     if (w.im === 0 && w.re > 0) return c(0, 0);
   }
   if (w.re === 0 && w.im === 0 && !cIsNaN(z)) return c(1, 0);
-  return cExp(cMul(w, cLog(z)));
+  const l = cLog(z);
+  return cExp(w.im === 0 ? c(w.re * l.re, w.re * l.im) : cMul(w, l));
 }
 
 /** sign(z) = z / |z|; 0 for 0; NaN in both parts when either part is NaN. */
