@@ -147,6 +147,19 @@ export function quantizeElement(q: UniformQuantization, x: number, index: readon
   return roundHalfEven(clamped);
 }
 
+/**
+ * The stored value of type `q` at `index` for the real value `accumulator * accumulatorScale`,
+ * where `accumulator` is an exact integer sum (a quantized dot or convolution): rounded
+ * to nearest even and clamped, as `quantize` does, but in double precision throughout
+ * (no rounding to the expressed type on the way, which would move a large accumulator by units).
+ */
+export function quantizeAccumulator(q: UniformQuantization, accumulator: number, accumulatorScale: number, index: readonly number[]): number {
+  const { scale, zeroPoint } = paramsAt(q, index);
+  const x = accumulator * (accumulatorScale / scale) + zeroPoint;
+  if (Number.isNaN(x)) return 0;
+  return roundHalfEven(Math.min(Math.max(x, q.storageMin), q.storageMax));
+}
+
 function roundHalfEven(x: number): number {
   const r = Math.round(x);
   // Math.round rounds halves up; a tie goes to the even neighbour instead.

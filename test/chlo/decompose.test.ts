@@ -76,3 +76,18 @@ test("xlats print --lower-chlo", () => {
   assert.doesNotMatch(low.stdout, /chlo\.acosh/);
   assert.match(low.stdout, /stablehlo\.atan2/);
 });
+
+test("cosh and sinh in f32 stay within 2 ulp up to overflow (no rounding of x + log ½, no early overflow)", () => {
+  // x + log ½ rounds by half an ulp of x, e.g. 24 ulp of the result at x = 33.25; the
+  // decomposition uses ½e^x ± ½e^-x, and e^(|x|/2)·½e^(|x|/2) within a factor e of overflow.
+  const xs = [1.5, 10, 33.25, 60, 87, 87.5, 88.5, 88.72, 89.4, -33.25, -88.5, -89.4].map(Math.fround);
+  const [, , , , , , cosh, sinh] = lowered("f32", xs, xs.map(() => 0));
+  xs.forEach((x, i) => {
+    for (const [name, got, want] of [["cosh", cosh![i]!, Math.cosh(x)], ["sinh", sinh![i]!, Math.sinh(x)]] as const) {
+      const expected = Math.fround(want);
+      assert.ok(Number.isFinite(expected), `${name}(${x}) overflows f32`);
+      const d = ulpDistance("f32", got, expected);
+      assert.ok(d <= 2, `f32 ${name}(${x}): ${got} vs ${expected} (${d} ulp)`);
+    }
+  });
+});

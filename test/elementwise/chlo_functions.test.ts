@@ -5,7 +5,8 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cAcos, cAcosh, cAsin, cAsinh, cAtan, cAtanh, cCosh, cSinh } from "../../src/interpreter/kernels/chlo/complex_inverse.js";
+import { cAcos, cAcosh, cAsin, cAsinh, cAtan, cAtanh } from "../../src/interpreter/kernels/chlo/complex_inverse.js";
+import { cCosh, cSinh } from "../../src/interpreter/kernels/complex_math.js";
 import { besselI1e, erfc, erfInv, nextAfterOf } from "../../src/interpreter/kernels/chlo/erf_family.js";
 import { digamma, lgamma, polygamma, zeta } from "../../src/interpreter/kernels/chlo/gamma.js";
 import { cSin } from "../../src/interpreter/kernels/complex_math.js";

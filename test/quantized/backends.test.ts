@@ -71,3 +71,27 @@ test("builder: a result quantization the op does not allow is refused with the r
   assert.throws(() => b.addInstruction("add", [x, uniformDequantize(x)], {}),
     (e: Error) => e instanceof ShapeError && /operand 1: must be quantized as the other operands are/.test(e.message));
 });
+
+test("builder: i8 x i8 -> i32 dot_general on the interpreter and compiled: the exact integer sums", async () => {
+  const b = new XlaBuilder("qaccumulate");
+  const q8 = (zeroPoint: number) => perTensor("s8", "f32", 0.25, zeroPoint);
+  const x = parameter(b, 0, arrayShape("s8", [1, 3], { quantization: q8(-2) }), "x");
+  const w = parameter(b, 1, arrayShape("s8", [3, 2], { quantization: q8(0) }), "w");
+  // Scale 0.25 * 0.25: the result stores the sum of (x + 2) * w itself, plus its zero point 7.
+  const product = dotGeneral(x, w, { lhsContractingDimensions: [1], rhsContractingDimensions: [0] },
+    { resultQuantization: perTensor("s32", "f32", 0.0625, 7) });
+  const program = b.build(product);
+  const inputs = [
+    Literal.fromStorage(arrayShape("s8", [1, 3], { quantization: q8(-2) }), Int8Array.from([125, -2, 0])),
+    Literal.fromStorage(arrayShape("s8", [3, 2], { quantization: q8(0) }), Int8Array.from([127, -128, 5, 5, 3, -1])),
+  ];
+  // x + 2 = [127, 0, 2]: [127*127 + 0*5 + 2*3, 127*-128 + 0*5 + 2*-1] = [16135, -16258], + 7
+  const sums = [[16142, -16251]];
+  assert.deepEqual(evaluate(program, inputs).toNested(), sums);
+  const exe = await compile(program);
+  try {
+    assert.deepEqual(exe.run(inputs).toNested(), sums);
+  } finally {
+    exe.delete();
+  }
+});

@@ -121,6 +121,67 @@ test("convolution of quantized operands", () => {
   assert.deepEqual(out.toNested(), [[[18, 30, 42]]]);
 });
 
+// i8 x i8 accumulating in i32: the result's scale is lhs scale * rhs scale, so each stored
+// result is the exact integer sum of (lhs - lhs zero point) * (rhs - rhs zero point) plus
+// the result's zero point (StableHLO's reference interpreter sums in i32 the same way).
+const I32 = (params: string): string => Q(`i32:f32${params}`);
+
+test("dot_general i8 x i8 -> i32: integer accumulation with the lhs zero point, exact past f32's 2^24", () => {
+  const lq = Q("i8:f32, 1.0:-1");
+  const out = run(`func.func @main(%l: tensor<1x2049xi8>, %r: tensor<2049x1xi8>) -> tensor<1x1xi32> {
+    %lq = stablehlo.bitcast_convert %l : (tensor<1x2049xi8>) -> tensor<1x2049x${lq}>
+    %rq = stablehlo.bitcast_convert %r : (tensor<2049x1xi8>) -> tensor<2049x1x${Q("i8:f32, 1.0")}>
+    %d = stablehlo.dot_general %lq, %rq, contracting_dims = [1] x [0] : (tensor<1x2049x${lq}>, tensor<2049x1x${Q("i8:f32, 1.0")}>) -> tensor<1x1x${I32(", 1.0:5")}>
+    %s = stablehlo.bitcast_convert %d : (tensor<1x1x${I32(", 1.0:5")}>) -> tensor<1x1xi32>
+    return %s : tensor<1x1xi32>
+  }`, [
+    // lhs stored 126 (real 127) 2048 times, then 0 (real 1); rhs 127 2048 times, then 1
+    Literal.from("s8", [[...Array<number>(2048).fill(126), 0]]),
+    Literal.from("s8", [...Array.from({ length: 2048 }, () => [127]), [1]]),
+  ]);
+  // 2048 * 127 * 127 + 1 * 1 = 33032193, odd and above 2^24 (an f32 sum cannot hold it); + zero point 5
+  assert.deepEqual(out.toNested(), [[33032198]]);
+});
+
+test("dot_general with a per-axis rhs (a batch dimension) into a per-axis i32 result", () => {
+  const lq = Q("i8:f32, 0.5");
+  const rq = Q("i8:f32:0, {1.0,3.0}");
+  const res = I32(":0, {0.5,1.5}");
+  const out = run(`func.func @main(%l: tensor<2x1x2xi8>, %r: tensor<2x2x1xi8>) -> tensor<2x1x1xi32> {
+    %lq = stablehlo.bitcast_convert %l : (tensor<2x1x2xi8>) -> tensor<2x1x2x${lq}>
+    %rq = stablehlo.bitcast_convert %r : (tensor<2x2x1xi8>) -> tensor<2x2x1x${rq}>
+    %d = stablehlo.dot_general %lq, %rq, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x1x2x${lq}>, tensor<2x2x1x${rq}>) -> tensor<2x1x1x${res}>
+    %s = stablehlo.bitcast_convert %d : (tensor<2x1x1x${res}>) -> tensor<2x1x1xi32>
+    return %s : tensor<2x1x1xi32>
+  }`, [Literal.from("s8", [[[1, 2]], [[3, -4]]]), Literal.from("s8", [[[5], [6]], [[7], [8]]])]);
+  // batch 0: 1*5 + 2*6 = 17; batch 1: 3*7 - 4*8 = -11; the scales 0.5*1 and 0.5*3 are the result's
+  assert.deepEqual(out.toNested(), [[[17]], [[-11]]]);
+});
+
+test("convolution i8 -> i32: padding and lhs dilation add real zeros (the lhs zero point), a per-axis kernel with zero points", () => {
+  const lq = Q("i8:f32, 0.5:3");
+  const kq = Q("i8:f32:0, {1.0:1,2.0:-2}");
+  const res = I32(":1, {0.5,0.5}");
+  const out = run(`func.func @main(%l: tensor<1x1x3xi8>, %k: tensor<2x1x2xi8>) -> tensor<1x2x6xi32> {
+    %a = stablehlo.bitcast_convert %l : (tensor<1x1x3xi8>) -> tensor<1x1x3x${lq}>
+    %b = stablehlo.bitcast_convert %k : (tensor<2x1x2xi8>) -> tensor<2x1x2x${kq}>
+    %c = stablehlo.convolution(%a, %b) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {stride = [1], pad = [[1, 1]], lhs_dilate = [2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x3x${lq}>, tensor<2x1x2x${kq}>) -> tensor<1x2x6x${res}>
+    %d = stablehlo.bitcast_convert %c : (tensor<1x2x6x${res}>) -> tensor<1x2x6xi32>
+    return %d : tensor<1x2x6xi32>
+  }`, [Literal.from("s8", [[[5, 7, 1]]]), Literal.from("s8", [[[2, 3]], [[0, -1]]])]);
+  // lhs - 3 = [2, 4, -2]; dilated by 2 and padded by 1 with zeros: [0, 2, 0, 4, 0, -2, 0]
+  // windows [0,2] [2,0] [0,4] [4,0] [0,-2] [-2,0]; kernel 0 less its zero point 1: [1, 2],
+  // kernel 1 less -2: [2, 1]. Feature 0: a + 2b = [4, 2, 8, 4, -4, -2] at scale 0.5*1 (the result's);
+  // feature 1: 2a + b = [2, 4, 4, 8, -2, -4] at scale 0.5*2, stored at result scale 0.5 as twice that.
+  assert.deepEqual(out.toNested(), [[[4, 2, 8, 4, -4, -2], [4, 8, 8, 16, -4, -8]]]);
+});
+
+test("dot_general i8 -> i8 requantizes the exact sum: lhs scale * rhs scale / result scale, ties to even, clamped", () => {
+  const out = run(dotProgram(RHS, Q("i8:f32, 4.0:1")), [lhsStored, Literal.from("s8", [[1, 0], [2, -1]])]);
+  // real products [[10,-4],[-4,2]] (the first test) / 4 + 1 = [[3.5, 0], [0, 1.5]] -> [[4, 0], [0, 2]]
+  assert.deepEqual(out.toNested(), [[4, 0], [0, 2]]);
+});
+
 test("data movement keeps the stored integers and moves the per-axis dimension with the data", () => {
   const q0 = Q("i8:f32:0, {1.0:0,10.0:0}");
   const q1 = Q("i8:f32:1, {1.0:0,10.0:0}");

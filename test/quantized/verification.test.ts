@@ -51,6 +51,20 @@ test("dot_general with quantized operands: C14-C17", () => {
   refused(binary("stablehlo.dot_general", I8(", 1.0"), I8(", 1.0"), I8(":1, {1.0,2.0}"), dims), /per-tensor quantized rhs gives a per-tensor quantized result/);
 });
 
+test("dot_general and convolution results may store wider integers (i8 x i8 -> i32) but keep the expressed type (C18, C32)", () => {
+  const dims = ", contracting_dims = [1] x [0]";
+  const i32 = (expressed: string): string => `tensor<2x2x${Q(`i32:${expressed}, 1.0`)}>`;
+  assert.doesNotThrow(() => parseStableHlo(binary("stablehlo.dot_general", I8(", 1.0"), I8(", 1.0"), i32("f32"), dims)));
+  refused(binary("stablehlo.dot_general", I8(", 1.0"), I8(", 1.0"), i32("f16"), dims), /dot: result: expressed type f16 must be the operands' f32 \(C18\)/, 2);
+  const conv = ` dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {stride = [1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}`;
+  const convolution = (result: string): string => `func.func @main(%a: ${I8(", 1.0", "1x1x3")}, %b: ${I8(", 1.0", "1x1x2")}) -> tensor<1x1x2x${result}> {
+  %0 = stablehlo.convolution(%a, %b)${conv} : (${I8(", 1.0", "1x1x3")}, ${I8(", 1.0", "1x1x2")}) -> tensor<1x1x2x${result}>
+  return %0 : tensor<1x1x2x${result}>
+}`;
+  assert.doesNotThrow(() => parseStableHlo(convolution(Q("i32:f32, 1.0"))));
+  refused(convolution(Q("i32:bf16, 1.0")), /convolution: result: expressed type bf16 must be the operands' f32 \(C32\)/, 2);
+});
+
 test("convolution with a per-axis kernel: its quantization dimension is the kernel output feature dimension (C29)", () => {
   const conv = ` dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {stride = [1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}`;
   const text = `func.func @main(%a: tensor<1x2x3x${Q("i8:f32, 1.0")}>, %b: tensor<2x2x1x${Q("i8:f32:1, {1.0,2.0}")}>) -> tensor<1x2x3x${Q("i8:f32, 1.0")}> {

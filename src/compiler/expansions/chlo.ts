@@ -8,8 +8,10 @@
 //   acosh x = log(x + √((x+1)(x-1))), log x + log 2 where x² would overflow
 //   asinh x = sign x · log1p(|x| + x²/(1 + √(1+x²))), log|x| + log 2 for huge |x|
 //   atanh x = ½ (log1p x - log1p(-x))
-//   cosh x  = e^(x + log ½) + e^(-x + log ½)
-//   sinh x  = ½ (m + m/(m+1)), m = expm1 x, for |x| < 1; e^(x + log ½) - e^(-x + log ½) above
+//   cosh x  = ½e^x + ½e^-x; h·(½h), h = e^(|x|/2), where e^|x| is within a factor e of
+//             overflowing (|x|/2 is exact, where x + log ½ rounds by up to half an ulp of x:
+//             24 ulp of f32 at x = 33)
+//   sinh x  = ½ (m + m/(m+1)), m = expm1 x, for |x| < 1; ½e^x - ½e^-x above; sign x·h·(½h) near overflow
 //   erfc x  = 1 - erf x (relative accuracy lost where erfc is small: the kernel uses a
 //             continued fraction there)
 //   next_after by stepping the bit pattern (bitcast to an unsigned integer of the same width).
@@ -77,13 +79,18 @@ function decompose(opcode: Opcode, e: Expr, [x, y]: readonly Instruction[]): Ins
     case "atanh":
       return e.op("multiply", e.k(0.5), e.op("subtract", e.un("log1p", x!), e.un("log1p", e.un("negate", x!))));
     case "cosh": case "sinh": {
-      const half = (s: Instruction): Instruction => e.un("exp", e.op("add", s, e.k(Math.log(0.5))));
-      const up = half(x!);
-      const down = half(e.un("negate", x!));
-      if (opcode === "cosh") return e.op("add", up, down);
+      const half = (v: Instruction): Instruction => e.op("multiply", e.k(0.5), v);
+      const up = half(e.un("exp", x!));
+      const down = half(e.un("exp", e.un("negate", x!)));
+      const a = e.un("abs", x!);
+      const h = e.un("exp", half(a));
+      const huge = e.op("multiply", h, half(h));
+      const nearOverflow = e.cmp("GE", a, e.k(Math.log(maxFiniteValue(e.t)) - 1));
+      if (opcode === "cosh") return e.select(nearOverflow, huge, e.op("add", up, down));
       const m = e.un("expm1", x!);
       const small = e.op("multiply", e.k(0.5), e.op("add", m, e.op("divide", m, e.op("add", m, one()))));
-      return e.select(e.cmp("LT", e.un("abs", x!), one()), small, e.op("subtract", up, down));
+      const large = e.select(nearOverflow, e.op("multiply", e.un("sign", x!), huge), e.op("subtract", up, down));
+      return e.select(e.cmp("LT", a, one()), small, large);
     }
     case "erfc": return e.op("subtract", one(), e.un("erf", x!));
     case "nextAfter": return nextAfter(e, x!, y!);

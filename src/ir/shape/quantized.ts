@@ -237,7 +237,13 @@ export function resolveDeclaredResult<O extends Opcode>(
       ? `must be quantized when the operands are, got ${shapeToString(declared)}${rule}`
       : `cannot be quantized when the operands are not, got ${shapeToString(declared)}${rule}`);
   }
-  if (!baselineEqual(dq, iq)) {
+  if (opcode === "dot" || opcode === "convolution") {
+    // Only the expressed types must agree (C18, C32): the result may store wider integers
+    // than the operands (i8 x i8 accumulating in i32), with a range of its own.
+    if (dq.expressedType !== iq.expressedType) {
+      throw shapeError(opcode, "result", `expressed type ${dq.expressedType} must be the operands' ${iq.expressedType} (${opcode === "dot" ? "C18" : "C32"})`);
+    }
+  } else if (!baselineEqual(dq, iq)) {
     throw shapeError(opcode, "result", `${shapeToString(declared)} must have the storage type, storage range and expressed type of ${shapeToString(inferred)}`);
   }
   const problem = perAxisResultProblem(opcode, operands, attrs, dq);

@@ -164,7 +164,8 @@ function conj(ctx: LowerContext, x: Instruction): Instruction {
 
 /**
  * x·x; for complex x = a+bi, (a-b)(a+b) + 2ab·i, which keeps the real part accurate
- * where a² and b² nearly cancel (XLA's decomposition).
+ * where a² and b² nearly cancel, and a real part exactly 0 where |a| = |b| is finite
+ * (not 0·∞ = NaN when a + b overflows): XLA's and StableHLO's decomposition.
  */
 function square(ctx: LowerContext, x: Instruction): Instruction {
   const s = x.shape as ArrayShape;
@@ -174,7 +175,11 @@ function square(ctx: LowerContext, x: Instruction): Instruction {
   const ps = arrayShape(part, s.dimensions);
   const a = ctx.add("real", [x], {}, ps);
   const b = ctx.add("imag", [x], {}, ps);
-  const re = ctx.add("multiply", [ctx.add("subtract", [a, b], {}, ps), ctx.add("add", [a, b], {}, ps)], {}, ps);
+  const product = ctx.add("multiply", [ctx.add("subtract", [a, b], {}, ps), ctx.add("add", [a, b], {}, ps)], {}, ps);
+  const preds = arrayShape("pred", s.dimensions);
+  const sameMagnitude = ctx.add("compare", [ctx.add("abs", [a], {}, ps), ctx.add("abs", [b], {}, ps)], { direction: "EQ" }, preds);
+  const cancels = ctx.add("and", [ctx.add("isFinite", [a], {}, preds), sameMagnitude], {}, preds);
+  const re = ctx.add("select", [cancels, splat(ctx, part, s.dimensions, 0), product], {}, ps);
   const ab = ctx.add("multiply", [a, b], {}, ps);
   const im = ctx.add("add", [ab, ab], {}, ps);
   return ctx.add("complex", [re, im], {}, ctx.declared);

@@ -630,12 +630,15 @@ export function gatherAttributes(ctx: LowerContext, sliceSizes: number[]): OpAtt
 
 /**
  * StableHLO states a dot's or convolution's result type outright; XLA's IR says it with
- * preferred_element_type when it differs from the operands' type.
+ * preferred_element_type when it differs from the operands' type. A quantized result
+ * says it with its quantized type instead (its storage type, often i32 for i8
+ * operands, is no element type the dot computes in), which the shape rules take as declared.
  */
 function preferredElementType(ctx: LowerContext): { preferredElementType?: ElementType } {
   const declared = ctx.declared;
   const lhs = ctx.operands[0]?.shape;
   if (declared?.kind !== "array" || lhs?.kind !== "array" || declared.elementType === lhs.elementType) return {};
+  if (declared.quantization !== undefined) return {};
   return { preferredElementType: declared.elementType };
 }
 

@@ -5,7 +5,8 @@
 import type { BinaryOpcode, UnaryOpcode } from "../../../ir/opcodes.js";
 import type { ElementType } from "../../../types/element_type.js";
 import type { Complex } from "../../../types/literal.js";
-import { cAcos, cAcosh, cAsin, cAsinh, cAtan, cAtanh, cCosh, cSinh } from "./complex_inverse.js";
+import { cAcos, cAcosh, cAsin, cAsinh, cAtan, cAtanh } from "./complex_inverse.js";
+import { cCosh, cSinh } from "../complex_math.js";
 import { besselI1e, erfc, erfInv, nextAfterOf } from "./erf_family.js";
 import { digamma, lgamma, polygamma, zeta } from "./gamma.js";
 
