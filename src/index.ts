@@ -3,7 +3,7 @@
 export * from "./types/element_type.js";
 export * from "./types/shape.js";
 export * from "./types/errors.js";
-export { DEFAULT_MEMORY_BUDGET_BYTES, memoryBudget, setMemoryBudget } from "./types/resource.js";
+export { DEFAULT_DEVICE_LIMIT, DEFAULT_MEMORY_BUDGET_BYTES, deviceLimit, memoryBudget, setDeviceLimit, setMemoryBudget } from "./types/resource.js";
 export * from "./types/literal.js";
 export * from "./types/index_util.js";
 export * from "./types/float_codec.js";

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CliError, runCli, type CliIo } from "./cli.js";
+import { setDeviceLimit } from "../types/resource.js";
 
 function describe(e: unknown): string {
   const code = (e as { code?: string }).code;
@@ -71,6 +72,17 @@ for (const stream of [process.stdout, process.stderr]) {
     if (e.code === "EPIPE") process.exit(0);
     throw e;
   });
+}
+
+// $XLATS_MAX_DEVICES raises (or lowers) the device limit (types/resource.ts) on a machine that can take it.
+const maxDevices = process.env["XLATS_MAX_DEVICES"]?.trim();
+if (maxDevices !== undefined && maxDevices !== "") {
+  const n = Number(maxDevices);
+  if (!Number.isSafeInteger(n) || n < 1) {
+    process.stderr.write(`xlats: XLATS_MAX_DEVICES must be a positive whole number, got '${maxDevices}'\n`);
+    process.exit(2);
+  }
+  setDeviceLimit(n);
 }
 
 process.exitCode = await runCli(process.argv.slice(2), nodeIo);

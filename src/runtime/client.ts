@@ -9,6 +9,7 @@
 import { calleesFirst, type Computation, type Instruction } from "../ir/computation.js";
 import { OP_TABLE, type OpAttributes } from "../ir/opcodes.js";
 import { ExecutionError } from "../types/errors.js";
+import { checkDeviceCount } from "../types/resource.js";
 import { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString, type Shape } from "../types/shape.js";
 import type { Backend, BackendCompileOptions } from "./backend.js";
@@ -652,6 +653,7 @@ export async function createClient(options: ClientOptions = {}): Promise<Client>
   if (!Number.isInteger(deviceCount) || deviceCount < 1) {
     throw new ExecutionError(`createClient: deviceCount must be a positive integer, got ${deviceCount}`);
   }
+  checkDeviceCount(deviceCount, `createClient: ${deviceCount} devices`);
   const factory = options.workers ?? await defaultWorkerFactory();
   const backend = typeof options.backend === "object" ? options.backend : getBackend(options.backend ?? defaultBackend()).host;
   return new Client(backend, deviceCount, factory, options.collectiveTimeoutMs ?? 30_000);

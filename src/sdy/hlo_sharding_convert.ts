@@ -16,9 +16,10 @@
 // the iota tile assignments, as XLA's importer does, with axes named "_axis_0", ....
 
 import type { Shape } from "../types/shape.js";
+import { checkListedDevices } from "../types/resource.js";
 import { addAxisOrMerge, axisCanCoexist, axisOverlaps, axisToString, meshAxisSize } from "../sharding/axis.js";
 import {
-  HloShardingError, iotaDevices, subgroupSharding, tileDeviceList, type HloSharding, type SubgroupType, type TileDevices,
+  HloShardingError, iotaDevices, printHloSharding, subgroupSharding, tileDeviceList, type HloSharding, type SubgroupType, type TileDevices,
 } from "../sharding/hlo_sharding.js";
 import { atomicAxes, shardIndex } from "../sharding/local_shapes.js";
 import { meshSize } from "../sharding/mesh.js";
@@ -125,6 +126,9 @@ export function hloShardingOnMesh(h: HloSharding, mesh: Mesh, rank: number, mesh
   }
   const dataDims = h.tileDims.length - h.subgroups.length;
   if (dataDims !== rank) throw new HloShardingError(`HloSharding with ${dataDims} tiled dimensions for a value of rank ${rank}`);
+  // The conversion walks every device: an iota assignment of a billion is refused, not
+  // expanded (an explicit list is as long as the text that holds it).
+  if (h.devices.kind === "iota") checkListedDevices(product(h.tileDims), `HloSharding ${printHloSharding(h)}`);
   const list = tileDeviceList(h.devices);
   if (list.length !== meshSize(mesh)) throw new HloShardingError(`HloSharding over ${list.length} devices on a mesh of ${meshSize(mesh)}`);
   // tileIndex[t][position]: the tile index along dimension t of the device at mesh position `position`.

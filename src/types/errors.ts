@@ -56,12 +56,14 @@ export class NativeFaultError extends ExecutionError {
 }
 
 /**
- * A value too large to hold: its byte size overflows or exceeds the memory budget.
- * `instruction` names the instruction (or literal) whose value it is.
+ * More than the process can hold or run: a value whose byte size overflows or exceeds
+ * the memory budget, or more devices than the device limit (resource.ts). `instruction`
+ * names the instruction, literal or thing (a mesh, a client) it is about; `bytes` is the
+ * size asked for (NaN for a device count); `devices` the device count asked for.
  */
 export class ResourceError extends XlaError {
   override name = "ResourceError";
-  constructor(message: string, readonly instruction: string, readonly bytes: number) {
+  constructor(message: string, readonly instruction: string, readonly bytes: number, readonly devices?: number) {
     super(message);
   }
 }

@@ -23,6 +23,7 @@
 
 import { ELEMENT_TYPES, type ElementType } from "./element_type.js";
 import { XlaError } from "./errors.js";
+import { checkBytes } from "./resource.js";
 import { decodeUtf8 } from "./utf8.js";
 
 /** A .npy or .npz file that is malformed, truncated, or holds something xlats cannot represent. */
@@ -183,6 +184,8 @@ export function decodeNpy(file: Uint8Array, options: NpyReadOptions = {}): NpyAr
   const count = header.shape.reduce((a, b) => a * b, 1);
   const size = count * descr.itemSize;
   if (!Number.isSafeInteger(size)) throw fail(`shape (${header.shape.join(", ")}) is too large`);
+  // The copy below holds the whole array: one more value, within the budget like any other.
+  checkBytes(size, `${name}: shape (${header.shape.join(", ")}) of '${header.descr}'`, name);
   if (file.length - dataStart < size) {
     throw fail(`truncated: shape (${header.shape.join(", ")}) of '${header.descr}' needs ${size} data bytes, the file has ${file.length - dataStart}`);
   }

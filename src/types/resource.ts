@@ -1,3 +1,7 @@
+// The limits of what one process holds and runs, each a typed ResourceError when passed
+// (checked before anything is allocated for it), never a RangeError from a typed-array
+// constructor, an out-of-memory kill or a hang.
+//
 // The memory budget: the most bytes one array value may take. The verifier checks every
 // statically shaped value against it, and storage allocation checks again at run time,
 // so a shape too large to hold is a ResourceError naming the value and its size, not a
@@ -41,4 +45,53 @@ export function checkBytes(bytes: number, description: string, instruction: stri
   if (bytes <= budget) return;
   const size = Number.isSafeInteger(bytes) ? `${bytes} bytes` : "a byte size beyond 2^53 (it overflows)";
   throw new ResourceError(`${description} needs ${size}, more than the memory budget of ${budget} bytes`, instruction, bytes);
+}
+
+/**
+ * 256: the most devices a client or a partitioned run may have. Each device of a run is
+ * a worker with its own isolate and memory (about 5 MB before any data), so 256 devices
+ * stay near 1.3 GB, and a mesh of a thousand or a million devices (a file may declare
+ * one) is refused before any worker or per-device program exists.
+ */
+export const DEFAULT_DEVICE_LIMIT = 256;
+
+/**
+ * 65536: the most devices xlats walks one by one outside a run (expanding an iota tile
+ * assignment to convert it to a Shardy sharding). Parsing, verifying and propagating
+ * shardings never list devices, and drawings summarise past 256, so larger meshes are
+ * read and drawn; only an expansion this large is refused.
+ */
+export const MAX_LISTED_DEVICES = 2 ** 16;
+
+let deviceLimitCount = DEFAULT_DEVICE_LIMIT;
+
+/** The current device limit. */
+export function deviceLimit(): number {
+  return deviceLimitCount;
+}
+
+/** Sets the most devices one client or run may have (process-wide; `xlats` reads $XLATS_MAX_DEVICES); returns the previous limit. */
+export function setDeviceLimit(devices: number): number {
+  if (!Number.isSafeInteger(devices) || devices < 1) throw new RangeError(`a device limit is a positive whole number, got ${devices}`);
+  const previous = deviceLimitCount;
+  deviceLimitCount = devices;
+  return previous;
+}
+
+function deviceError(devices: number, what: string, limit: string): ResourceError {
+  const count = Number.isSafeInteger(devices) ? `${devices} devices` : "a device count beyond 2^53";
+  return new ResourceError(`${what} needs ${count}, more than ${limit}`, what, NaN, devices);
+}
+
+/** Throws a ResourceError when a run needs more devices than the device limit; `what` names what needs them. */
+export function checkDeviceCount(devices: number, what: string): void {
+  if (devices <= deviceLimitCount) return;
+  throw deviceError(devices, what, `the device limit of ${deviceLimitCount} (each device of a run is a worker with its own memory; ` +
+    `raise the limit with setDeviceLimit or $XLATS_MAX_DEVICES where the machine can take it)`);
+}
+
+/** Throws a ResourceError when listing `devices` one by one would pass MAX_LISTED_DEVICES. */
+export function checkListedDevices(devices: number, what: string): void {
+  if (devices <= MAX_LISTED_DEVICES) return;
+  throw deviceError(devices, what, `the ${MAX_LISTED_DEVICES} xlats lists one by one`);
 }

@@ -4,6 +4,7 @@
 
 import { XlaError } from "./errors.js";
 import { crc32, inflateRaw } from "./inflate.js";
+import { checkBytes } from "./resource.js";
 import { decodeUtf8, encodeUtf8 } from "./utf8.js";
 
 /** A zip archive that is malformed, truncated, or uses a feature xlats does not read. */
@@ -23,96 +24,159 @@ export interface ZipEntry {
   readonly data: Uint8Array;
 }
 
-/** Every file entry of a zip archive, decompressed and CRC-checked, in central-directory order. */
+/**
+ * The most bytes deflate can expand one compressed byte into: a 258-byte match coded in
+ * two bits (one-bit length and distance codes) is 1032 bytes per input byte. An entry
+ * claiming more is corrupt, and is refused before its output is allocated.
+ */
+const DEFLATE_MAX_RATIO = 1032;
+
+/** Where one entry's bytes lie, read from the central directory before anything is inflated. */
+interface EntryRecord {
+  readonly name: string;
+  readonly method: number;
+  readonly crc: number;
+  readonly size: number;
+  readonly compressedSize: number;
+  /** The local header's offset, then the span [localAt, dataEnd) the entry occupies. */
+  readonly localAt: number;
+  readonly dataAt: number;
+  readonly dataEnd: number;
+}
+
+/**
+ * Every file entry of a zip archive, decompressed and CRC-checked, in central-directory
+ * order. Every field is checked against the file before it is used, entries may not
+ * overlap (or lie in the central directory), and the inflated sizes together must fit
+ * the memory budget (resource.ts): a malformed archive is a ZipError, one that would
+ * inflate past the budget a ResourceError, both raised before anything is inflated.
+ */
 export function readZip(zip: Uint8Array, archiveName = "<zip>"): ZipEntry[] {
   const fail = (m: string): ZipError => new ZipError(`${archiveName}: ${m}`);
   const view = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
-  const u16 = (at: number): number => view.getUint16(at, true);
-  const u32 = (at: number): number => view.getUint32(at, true);
-  const u64 = (at: number): number => {
+  // Every read is checked: a length or offset field pointing past the end is a truncated archive, not a RangeError.
+  const inFile = (at: number, bytes: number, what: string): void => {
+    if (!(at >= 0 && at + bytes <= zip.length)) throw fail(`truncated or corrupt: ${what} lies past the end of the file (offset ${at}, ${zip.length} bytes)`);
+  };
+  const u16 = (at: number, what: string): number => (inFile(at, 2, what), view.getUint16(at, true));
+  const u32 = (at: number, what: string): number => (inFile(at, 4, what), view.getUint32(at, true));
+  const u64 = (at: number, what: string): number => {
+    inFile(at, 8, what);
     const v = view.getBigUint64(at, true);
-    if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw fail("a zip64 size or offset is too large");
+    if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw fail(`${what} (${v}) is too large`);
     return Number(v);
   };
   // The end record is the last 22 bytes unless a comment (up to 65535 bytes) follows it.
   let eocd = -1;
   for (let at = zip.length - 22; at >= Math.max(0, zip.length - 22 - 0xffff); at--) {
-    if (u32(at) === EOCD && at + 22 + u16(at + 20) === zip.length) {
+    if (view.getUint32(at, true) === EOCD && at + 22 + view.getUint16(at + 20, true) === zip.length) {
       eocd = at;
       break;
     }
   }
   if (eocd < 0) throw fail(zip.length < 22 ? `truncated: ${zip.length} bytes is too short for a zip archive` : "not a zip archive, or truncated (no end-of-central-directory record)");
-  let count = u16(eocd + 10);
-  let dirSize = u32(eocd + 12);
-  let dirStart = u32(eocd + 16);
+  let count = u16(eocd + 10, "the entry count");
+  let dirSize = u32(eocd + 12, "the central directory's size");
+  let dirStart = u32(eocd + 16, "the central directory's offset");
   if (count === 0xffff || dirSize === U32_MAX || dirStart === U32_MAX) {
     const locator = eocd - 20;
-    if (locator < 0 || u32(locator) !== ZIP64_LOCATOR) throw fail("the zip64 end-of-central-directory locator is missing");
-    const rec = u64(locator + 8);
-    if (rec + 56 > zip.length || u32(rec) !== ZIP64_EOCD) throw fail("the zip64 end-of-central-directory record is missing");
-    count = u64(rec + 32);
-    dirSize = u64(rec + 40);
-    dirStart = u64(rec + 48);
+    if (locator < 0 || u32(locator, "the zip64 locator") !== ZIP64_LOCATOR) throw fail("the zip64 end-of-central-directory locator is missing");
+    const rec = u64(locator + 8, "the zip64 end record's offset");
+    if (rec + 56 > zip.length || u32(rec, "the zip64 end record") !== ZIP64_EOCD) throw fail("the zip64 end-of-central-directory record is missing");
+    count = u64(rec + 32, "the zip64 entry count");
+    dirSize = u64(rec + 40, "the zip64 central directory's size");
+    dirStart = u64(rec + 48, "the zip64 central directory's offset");
   }
-  if (dirStart + dirSize > zip.length) throw fail("truncated: the central directory lies past the end of the file");
-  const entries: ZipEntry[] = [];
+  const dirEnd = dirStart + dirSize;
+  if (dirEnd > zip.length) throw fail("truncated: the central directory lies past the end of the file");
+  const records: EntryRecord[] = [];
   let at = dirStart;
   for (let i = 0; i < count; i++) {
-    if (at + 46 > zip.length || u32(at) !== CENTRAL) throw fail(`central directory entry ${i} is corrupt`);
-    const flags = u16(at + 8);
-    const method = u16(at + 10);
-    const crc = u32(at + 16);
-    let compressedSize = u32(at + 20);
-    let size = u32(at + 24);
-    const nameLen = u16(at + 28);
-    const extraLen = u16(at + 30);
-    const commentLen = u16(at + 32);
-    let localAt = u32(at + 42);
-    const name = latin1OrUtf8(zip.subarray(at + 46, at + 46 + nameLen), (flags & 0x800) !== 0);
+    if (at + 46 > dirEnd || view.getUint32(at, true) !== CENTRAL) throw fail(`central directory entry ${i} is corrupt or lies past the directory's end`);
+    const flags = u16(at + 8, "flags");
+    const method = u16(at + 10, "the method");
+    const crc = u32(at + 16, "the CRC");
+    let compressedSize = u32(at + 20, "the compressed size");
+    let size = u32(at + 24, "the size");
+    const nameLen = u16(at + 28, "the name length");
+    const extraLen = u16(at + 30, "the extra field length");
+    const commentLen = u16(at + 32, "the comment length");
+    let localAt = u32(at + 42, "the local header offset");
+    const extraStart = at + 46 + nameLen;
+    const extraEnd = extraStart + extraLen;
+    const next = extraEnd + commentLen;
+    if (next > dirEnd) throw fail(`central directory entry ${i}: its name, extra field and comment (${nameLen + extraLen + commentLen} bytes) run past the directory's end`);
+    const name = latin1OrUtf8(zip.subarray(at + 46, extraStart), (flags & 0x800) !== 0);
     // zip64: the fields that read 0xFFFFFFFF come, in this order, from extra field 0x0001.
-    let extra = at + 46 + nameLen;
-    const extraEnd = extra + extraLen;
-    while (extra + 4 <= extraEnd) {
-      const id = u16(extra);
-      const len = u16(extra + 2);
+    for (let extra = extraStart; extra < extraEnd;) {
+      if (extra + 4 > extraEnd) throw fail(`${name}: a truncated extra field header`);
+      const id = view.getUint16(extra, true);
+      const len = view.getUint16(extra + 2, true);
+      const fieldEnd = extra + 4 + len;
+      if (fieldEnd > extraEnd) throw fail(`${name}: extra field 0x${id.toString(16).padStart(4, "0")} of ${len} bytes runs past the entry's extra data`);
       if (id === 0x0001) {
         let p = extra + 4;
-        if (size === U32_MAX) {
-          size = u64(p);
+        const field = (what: string): number => {
+          if (p + 8 > fieldEnd) throw fail(`${name}: the zip64 extra field has no ${what}`);
+          const v = u64(p, `${name}: the zip64 ${what}`);
           p += 8;
-        }
-        if (compressedSize === U32_MAX) {
-          compressedSize = u64(p);
-          p += 8;
-        }
-        if (localAt === U32_MAX) localAt = u64(p);
+          return v;
+        };
+        if (size === U32_MAX) size = field("size");
+        if (compressedSize === U32_MAX) compressedSize = field("compressed size");
+        if (localAt === U32_MAX) localAt = field("local header offset");
       }
-      extra += 4 + len;
+      extra = fieldEnd;
     }
-    at = extraEnd + commentLen;
+    at = next;
     if (name.endsWith("/")) continue; // a directory
     if (flags & 1) throw fail(`${name} is encrypted`);
-    if (localAt + 30 > zip.length || u32(localAt) !== LOCAL) throw fail(`${name}: the local header is missing or corrupt`);
-    const dataAt = localAt + 30 + u16(localAt + 26) + u16(localAt + 28);
-    if (dataAt + compressedSize > zip.length) throw fail(`truncated: ${name} runs past the end of the file`);
-    const raw = zip.subarray(dataAt, dataAt + compressedSize);
-    let data: Uint8Array;
-    if (method === 0) {
-      if (compressedSize !== size) throw fail(`${name}: a stored entry's sizes disagree`);
-      data = raw;
-    } else if (method === 8) {
-      try {
-        data = inflateRaw(raw, size);
-      } catch (e) {
-        if (e instanceof XlaError) throw fail(`${name}: ${e.message}`);
-        throw e;
-      }
-    } else throw fail(`${name} uses compression method ${method} (xlats reads stored and deflated entries)`);
-    if (crc32(data) !== crc) throw fail(`${name}: CRC-32 mismatch (the data is corrupt)`);
-    entries.push({ name, data });
+    if (u32(localAt, `${name}: the local header`) !== LOCAL) throw fail(`${name}: the local header is missing or corrupt`);
+    const dataAt = localAt + 30 + u16(localAt + 26, `${name}: the local header`) + u16(localAt + 28, `${name}: the local header`);
+    const dataEnd = dataAt + compressedSize;
+    if (dataEnd > zip.length) throw fail(`truncated: ${name} runs past the end of the file`);
+    if (method === 0 && compressedSize !== size) throw fail(`${name}: a stored entry's sizes disagree`);
+    if (method === 8 && size > compressedSize * DEFLATE_MAX_RATIO + 1024) {
+      throw fail(`${name}: claims ${size} bytes from ${compressedSize} compressed bytes, more than deflate can encode (at most ${DEFLATE_MAX_RATIO} to 1)`);
+    }
+    if (method !== 0 && method !== 8) throw fail(`${name} uses compression method ${method} (xlats reads stored and deflated entries)`);
+    records.push({ name, method, crc, size, compressedSize, localAt, dataAt, dataEnd });
   }
-  return entries;
+  checkLayout(records, dirStart, dirEnd, fail);
+  // The inflated sizes together: what reading the archive will hold at once.
+  checkBytes(records.reduce((n, r) => n + r.size, 0), `${archiveName}: ${records.length} entries inflated`, archiveName);
+  return records.map((r) => ({ name: r.name, data: entryData(zip.subarray(r.dataAt, r.dataEnd), r, fail) }));
+}
+
+/**
+ * Entries may not share bytes (a "zip bomb" points many entries at one stream), and may
+ * not lie inside the central directory; names must be distinct.
+ */
+function checkLayout(records: readonly EntryRecord[], dirStart: number, dirEnd: number, fail: (m: string) => ZipError): void {
+  const names = new Set<string>();
+  for (const r of records) {
+    if (names.has(r.name)) throw fail(`two entries are named ${r.name}`);
+    names.add(r.name);
+    if (r.localAt < dirEnd && r.dataEnd > dirStart) throw fail(`${r.name} overlaps the central directory`);
+  }
+  const sorted = [...records].sort((a, b) => a.localAt - b.localAt);
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i]!.localAt < sorted[i - 1]!.dataEnd) throw fail(`${sorted[i]!.name} overlaps ${sorted[i - 1]!.name} (entries may not share bytes)`);
+  }
+}
+
+function entryData(raw: Uint8Array, r: EntryRecord, fail: (m: string) => ZipError): Uint8Array {
+  let data = raw;
+  if (r.method === 8) {
+    try {
+      data = inflateRaw(raw, r.size);
+    } catch (e) {
+      if (e instanceof XlaError) throw fail(`${r.name}: ${e.message}`);
+      throw e;
+    }
+  }
+  if (crc32(data) !== r.crc) throw fail(`${r.name}: CRC-32 mismatch (the data is corrupt)`);
+  return data;
 }
 
 function latin1OrUtf8(bytes: Uint8Array, utf8: boolean): string {

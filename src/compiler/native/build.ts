@@ -11,6 +11,7 @@ import { CompileError, ExecutionError, NativeFaultError } from "../../types/erro
 import type { NativeKernel } from "./kernel.js";
 import { glueSource, type GlueKernel } from "./glue.js";
 import { PRELUDE } from "./prelude.js";
+import { C_IDENTIFIER, cComment } from "./c_source.js";
 import { buildModule, buildModuleSync, loadModule, nativeToolchain, type BuiltModule, type NativeModuleExports, type Toolchain } from "./toolchain.js";
 
 /** A kernel to build, with the bytes of each of its buffers (operands, then results): the glue checks calls against them. */
@@ -42,11 +43,12 @@ export function nativeModuleParts(kernels: readonly NativeKernelBuild[]): { kern
   const defined = new Map<string, string>();
   const parts = [PRELUDE];
   for (const { kernel } of kernels) {
+    if (!C_IDENTIFIER.test(kernel.c.symbol)) throw new CompileError(`${kernel.name}: the kernel's symbol ${JSON.stringify(kernel.c.symbol)} is not a C identifier`);
     const known = defined.get(kernel.c.symbol);
     if (known === kernel.c.source) continue;
     if (known !== undefined) throw new CompileError(`${kernel.name}: the symbol ${kernel.c.symbol} has two definitions in one module`);
     defined.set(kernel.c.symbol, kernel.c.source);
-    parts.push(`/* ${kernel.name.replace(/\*\//g, "* /")} */\n${kernel.c.source}`);
+    parts.push(`${cComment(kernel.name)}\n${kernel.c.source}`);
   }
   return { kernels: parts.join("\n"), glue: glueSource(glueKernels(kernels)) };
 }

@@ -5,6 +5,20 @@
 
 import type { CKernelSource } from "./kernel.js";
 
+/**
+ * `text` (a name from the program: an instruction, a fusion, a location) as the body of
+ * a C comment: only letters, digits, spaces and `_.,:;=+-#%()[]<>` are kept, anything
+ * else becomes `_`. No `*`, `/` or backslash survives, so neither `*` `/` nor a
+ * backslash-newline splice (C joins `*\` and a newline and `/` into `*` `/`) can end
+ * the comment and put the program's text into the module as code.
+ */
+export function cComment(text: string): string {
+  return `/* ${text.replace(/[^A-Za-z0-9 _.,:;=+\-#%()[\]<>]/g, "_")} */`;
+}
+
+/** A C identifier: the only form a kernel's symbol may take (it is also written into the glue's table). */
+export const C_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 /** Stands for the kernel's symbol in a generator's source until symbolize() names it. */
 export const SYM = "@SYM@";
 

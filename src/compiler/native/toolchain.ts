@@ -4,12 +4,15 @@
 // ~/.cache/xlats/native) under a hash of their source, the flags, the compiler's
 // version and the CPU's features, so a program compiles once per machine; a build
 // writes to a temporary name and renames it into place, so processes building the
-// same module at once do not clash. Node's modules come from node.ts (no static
-// `node:` import: the compiler's module graph is also the browser's).
+// same module at once do not clash. What makes the cache safe to load from (a private
+// directory, entries checked against their digest, a size cap, killed builds cleaned
+// up) is cache.ts's. Node's modules come from node.ts (no static `node:` import: the
+// compiler's module graph is also the browser's).
 
 import { CompileError } from "../../types/errors.js";
 import type { NativeCpu } from "./kernel.js";
 import { GLUE_ABI, GLUE_HEADERS, glueSource } from "./glue.js";
+import { cacheMaxBytes, checkCacheDir, entryProblem, findEntry, markInUse, sweepCache, storeEntry } from "./cache.js";
 import { nodeBuiltins, type NodeBuiltins } from "./node.js";
 
 export interface Toolchain {
@@ -21,6 +24,8 @@ export interface Toolchain {
   /** Flags of every build (the code generators rely on them: no -ffast-math, so NaN and infinity semantics hold; no contraction into FMA, so each op rounds as the interpreter's; -fwrapv, so signed integers wrap). */
   readonly flags: readonly string[];
   readonly cacheDir: string;
+  /** The cache's cap in bytes (cache.ts). */
+  readonly cacheMaxBytes: number;
   readonly includeDir: string;
 }
 
@@ -93,7 +98,9 @@ function detect(node: NodeBuiltins): Toolchain | string {
   const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing", "-fPIC", "-shared", "-pthread",
     ...(cpu.arch === "x86_64" ? ["-march=native"] : cpu.arch === "aarch64" ? ["-mcpu=native"] : []),
     ...(process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : [])];
-  return { cc, version, cpu, flags, cacheDir: cacheDir(node), includeDir };
+  const dir = cacheDir(node);
+  checkCacheDir(node, dir);
+  return { cc, version, cpu, flags, cacheDir: dir, cacheMaxBytes: cacheMaxBytes(process.env), includeDir };
 }
 
 function headersDir(node: NodeBuiltins): string | undefined {
@@ -144,7 +151,8 @@ function cpuKey(cpu: NativeCpu): string {
 
 interface Job {
   readonly source: string;
-  readonly path: string;
+  /** The cache key: the entry is `<key>-<digest>.node`. */
+  readonly key: string;
   readonly tmp: string;
   readonly cSource: string;
   readonly args: string[];
@@ -153,12 +161,12 @@ interface Job {
 function job(t: Toolchain, kernelsSource: string, glue: string): Job {
   const node = nodeBuiltins() as NodeBuiltins;
   const source = moduleSource(kernelsSource, glue);
-  const hash = node.crypto.createHash("sha256").update(`${t.version}\n${t.flags.join(" ")}\n${cpuKey(t.cpu)}\n${node.process.versions.node}\n${source}`).digest("hex").slice(0, 32);
-  const path = node.path.join(t.cacheDir, `${hash}.node`);
+  const key = node.crypto.createHash("sha256").update(`${t.version}\n${t.flags.join(" ")}\n${cpuKey(t.cpu)}\n${node.process.versions.node}\n${source}`).digest("hex").slice(0, 32);
+  // The pid in the temporaries' names tells a later sweep whether their build is still running.
   const unique = `${node.process.pid}-${node.crypto.randomBytes(4).toString("hex")}`;
-  const tmp = `${path}.${unique}.tmp`;
-  const cSource = node.path.join(t.cacheDir, `${hash}.${unique}.c`);
-  return { source, path, tmp, cSource, args: [...t.flags, `-I${t.includeDir}`, "-o", tmp, cSource, "-lm"] };
+  const tmp = node.path.join(t.cacheDir, `${key}.${unique}.tmp`);
+  const cSource = node.path.join(t.cacheDir, `${key}.${unique}.c`);
+  return { source, key, tmp, cSource, args: [...t.flags, `-I${t.includeDir}`, "-o", tmp, cSource, "-lm"] };
 }
 
 /** The compiler's first error lines, for a CompileError. */
@@ -168,10 +176,21 @@ function compilerError(name: string, t: Toolchain, output: string): CompileError
   return new CompileError(`${name}: the native module did not compile (${t.cc}):\n  ${shown}`);
 }
 
-function finish(j: Job): void {
-  const { fs } = nodeBuiltins() as NodeBuiltins;
-  fs.renameSync(j.tmp, j.path);
-  fs.rmSync(j.cSource, { force: true });
+/** Stores the built module in the cache (cache.ts), removes its C source and sweeps the cache; returns the entry's path. */
+function finish(t: Toolchain, j: Job): string {
+  const node = nodeBuiltins() as NodeBuiltins;
+  const path = storeEntry(node, t.cacheDir, j.key, j.tmp);
+  node.fs.rmSync(j.cSource, { force: true });
+  sweepCache(node, t.cacheDir, t.cacheMaxBytes);
+  return path;
+}
+
+/** The module of `j` from the cache, when a sound entry is there. */
+function cached(t: Toolchain, j: Job): BuiltModule | undefined {
+  const path = findEntry(nodeBuiltins() as NodeBuiltins, t.cacheDir, j.key);
+  if (path === undefined) return undefined;
+  nativeBuildStats.cacheHits++;
+  return { path, cached: true, compileMs: 0 };
 }
 
 function cleanUp(j: Job): void {
@@ -187,33 +206,29 @@ function cleanUp(j: Job): void {
 export function buildModuleSync(t: Toolchain, kernelsSource: string, name: string, glue = glueSource([])): BuiltModule {
   const node = nodeBuiltins() as NodeBuiltins;
   const j = job(t, kernelsSource, glue);
-  if (node.fs.existsSync(j.path)) {
-    nativeBuildStats.cacheHits++;
-    return { path: j.path, cached: true, compileMs: 0 };
-  }
-  node.fs.mkdirSync(t.cacheDir, { recursive: true });
-  node.fs.writeFileSync(j.cSource, j.source);
+  const hit = cached(t, j);
+  if (hit !== undefined) return hit;
+  checkCacheDir(node, t.cacheDir);
+  node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
   const start = Date.now();
   const r = node.childProcess.spawnSync(t.cc, j.args, { encoding: "utf8" });
   if (r.status !== 0) {
     cleanUp(j);
     throw compilerError(name, t, `${r.stderr ?? ""}${r.error?.message ?? ""}`);
   }
-  finish(j);
+  const path = finish(t, j);
   nativeBuildStats.compiled++;
-  return { path: j.path, cached: false, compileMs: Date.now() - start };
+  return { path, cached: false, compileMs: Date.now() - start };
 }
 
 /** buildModuleSync without blocking the event loop while the compiler runs. */
 export async function buildModule(t: Toolchain, kernelsSource: string, name: string, glue = glueSource([])): Promise<BuiltModule> {
   const node = nodeBuiltins() as NodeBuiltins;
   const j = job(t, kernelsSource, glue);
-  if (node.fs.existsSync(j.path)) {
-    nativeBuildStats.cacheHits++;
-    return { path: j.path, cached: true, compileMs: 0 };
-  }
-  await node.fs.promises.mkdir(t.cacheDir, { recursive: true });
-  await node.fs.promises.writeFile(j.cSource, j.source);
+  const hit = cached(t, j);
+  if (hit !== undefined) return hit;
+  checkCacheDir(node, t.cacheDir);
+  await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
   const start = Date.now();
   const output = await new Promise<string | undefined>((resolve) => {
     node.childProcess.execFile(t.cc, j.args, { encoding: "utf8", maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
@@ -224,18 +239,25 @@ export async function buildModule(t: Toolchain, kernelsSource: string, name: str
     cleanUp(j);
     throw compilerError(name, t, output);
   }
-  finish(j);
+  const path = finish(t, j);
   nativeBuildStats.compiled++;
-  return { path: j.path, cached: false, compileMs: Date.now() - start };
+  return { path, cached: false, compileMs: Date.now() - start };
 }
 
 const loaded = new Map<string, NativeModuleExports>();
 
-/** Loads a built module (once per path and thread); its kernels run inside the process's fault guard (glue.ts). */
+/**
+ * Loads a built module (once per path and thread) after checking its entry (cache.ts:
+ * this user's, not writable by others, the bytes its digest names); its kernels run
+ * inside the process's fault guard (glue.ts).
+ */
 export function loadModule(path: string): NativeModuleExports {
   let m = loaded.get(path);
   if (m === undefined) {
     const node = nodeBuiltins() as NodeBuiltins;
+    const problem = entryProblem(node, path);
+    if (problem !== undefined) throw new CompileError(`the native module is not loaded: ${problem}`);
+    markInUse(path);
     const holder = { exports: {} as NativeModuleExports };
     node.process.dlopen(holder, path);
     m = holder.exports;

@@ -10,6 +10,7 @@
 // then the program must not need it (checked: a program that needs a reshard or an
 // all_reduce is refused, naming the op, rather than partitioned into a wrong one).
 
+import { checkDeviceCount } from "../../types/resource.js";
 import type { Pass } from "../../passes/pass.js";
 import { parsePassOptions } from "../../passes/pass_options.js";
 import { SDY_PASSES } from "../passes/index.js";
@@ -141,6 +142,8 @@ export function partition(module: HloModule, options: PartitionOptions = {}): Pa
   const globalEntry = entryOf(global, options.entry);
   const { mesh, name: meshName } = entryMesh(global, globalEntry);
   const deviceCount = meshSize(mesh);
+  // Every device gets its own program, arguments and worker: refused before any is made.
+  checkDeviceCount(deviceCount, `partition: mesh ${meshName === undefined ? "(inline)" : `@${meshName}`}`);
   m = step(m, "sdy-convert-global-to-local", `partition-count=${deviceCount}`);
   m = step(m, "sdy-drop-sharding-and-mesh");
   for (const required of ["sdy-convert-global-to-local", "sdy-drop-sharding-and-mesh"]) {

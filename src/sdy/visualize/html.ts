@@ -8,7 +8,7 @@
 import type { Mesh } from "../../sharding/model.js";
 import { meshSize } from "../../sharding/mesh.js";
 import { meshIndexOf, type ShardingLayout, type Tile } from "./layout.js";
-import { describeLayout, dimBlockLabel, tileLabel } from "./text.js";
+import { describeLayout, dimBlockLabel, meshSummary, summaryLine, tileLabel } from "./text.js";
 
 export interface ShardingFigure {
   /** `@main %arg0: tensor<8x8xf32>`. */
@@ -95,6 +95,7 @@ function tileSvg(layout: ShardingLayout, tiles: readonly Tile[]): string {
 /** The grids of a layout: one, or one per shard of the leading dimensions under its index. */
 function layoutSvgs(layout: ShardingLayout): string {
   const rank = layout.shape.length;
+  if (layout.summarized) return `<p>${escapeHtml(summaryLine(layout))}</p>`;
   if (rank <= 2) return tileSvg(layout, layout.tiles);
   const perGrid = layout.shardCounts[rank - 2]! * layout.shardCounts[rank - 1]!;
   const out: string[] = [];
@@ -109,6 +110,8 @@ function layoutSvgs(layout: ShardingLayout): string {
 /** The mesh's devices at their positions, colored as in the grids. */
 function meshLegend(mesh: Mesh): string {
   if (mesh.axes.length === 0) return "";
+  const summary = meshSummary(mesh);
+  if (summary !== undefined) return `<div class="mesh">${escapeHtml(summary)}</div>`;
   const ids = Array.from({ length: meshSize(mesh) }, (_, p) => mesh.deviceIds?.[p] ?? p);
   const cell = (id: number): string => `<td style="background:${deviceColor(id)}">${id}</td>`;
   if (mesh.axes.length <= 2) {

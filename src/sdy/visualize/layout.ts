@@ -10,6 +10,11 @@
 // of size n in c shards has shards of ceil(n / c) elements; as XLA does, the last
 // shards are padded (some may be all padding) when c does not divide n.
 //
+// A layout over more than MAX_DRAWN devices, or with more than MAX_DRAWN blocks, is
+// summarised: its devices and tiles are not listed (a mesh may have millions of
+// devices, and listing them is what a drawing of it must not do), and the drawings say
+// how each dimension is cut instead.
+//
 // Devices that differ only along axes that shard no dimension hold the same shard.
 // Along unreduced axes they hold partial values (the tensor is their sum, or max/min),
 // so they are copies only when they agree along the unreduced axes too.
@@ -44,6 +49,9 @@ export interface Tile {
   readonly copies: readonly (readonly number[])[];
 }
 
+/** The most devices, and the most blocks, a layout lists (and a drawing draws); past either it is summarised. */
+export const MAX_DRAWN = 256;
+
 export interface ShardingLayout {
   readonly shape: readonly number[];
   readonly mesh: Mesh;
@@ -52,6 +60,10 @@ export interface ShardingLayout {
   readonly shardCounts: readonly number[];
   /** Elements per shard in each dimension, padding included: ceil(size / count). */
   readonly shardSizes: readonly number[];
+  /** The mesh's device count (0 for the empty mesh). */
+  readonly deviceCount: number;
+  /** Too many devices or blocks to list (MAX_DRAWN): `devices` and `tiles` are empty. */
+  readonly summarized: boolean;
   /** Every device, in mesh order; empty for the empty mesh (`<[]>`: every device, whichever they are, holds it whole). */
   readonly devices: readonly DeviceBlock[];
   /** Every shard, row-major over `shardCounts`. */
@@ -131,6 +143,9 @@ export function shardingLayout(sharding: TensorSharding, mesh: Mesh, shape: read
   const devices: DeviceBlock[] = [];
   // The empty mesh names no devices: the tensor is whole wherever it is.
   const count = mesh.axes.length === 0 && !isMaximalMesh(mesh) ? 0 : meshSize(mesh);
+  if (count > MAX_DRAWN || shardCounts.reduce((n, c) => n * c, 1) > MAX_DRAWN) {
+    return { shape, mesh, sharding, shardCounts, shardSizes, deviceCount: count, summarized: true, devices: [], tiles: [] };
+  }
   for (let position = 0; position < count; position++) {
     const meshIndex = meshIndexOf(position, mesh);
     const shardIndex = dimAxes.map((axes) => mixedIndex(axes, meshIndex, mesh));
@@ -151,7 +166,7 @@ export function shardingLayout(sharding: TensorSharding, mesh: Mesh, shape: read
       copies: partials.map((p) => holders.filter((dev) => dev.partialIndex === p).map((dev) => dev.deviceId)),
     };
   });
-  return { shape, mesh, sharding, shardCounts, shardSizes, devices, tiles };
+  return { shape, mesh, sharding, shardCounts, shardSizes, deviceCount: count, summarized: false, devices, tiles };
 }
 
 /** The groups of devices holding identical data (same shard, same partial value), in mesh order of their first device. */

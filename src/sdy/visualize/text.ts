@@ -4,10 +4,10 @@
 // columns, higher ranks one grid of the last two dimensions per shard of the leading
 // ones. Colors (ANSI, one per device) only when the caller asks for them.
 
-import { axisToString } from "../../sharding/axis.js";
+import { axisSize, axisToString } from "../../sharding/axis.js";
 import type { Mesh } from "../../sharding/model.js";
 import { isMaximalMesh, meshSize } from "../../sharding/mesh.js";
-import { meshIndexOf, unusedAxes, type DimBlock, type ShardingLayout, type Tile } from "./layout.js";
+import { MAX_DRAWN, meshIndexOf, unusedAxes, type DimBlock, type ShardingLayout, type Tile } from "./layout.js";
 
 /** `0:4`, the half-open range of elements; `4:5 +1 pad` when the shard is padded. */
 export function dimBlockLabel(b: DimBlock): string {
@@ -44,7 +44,7 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" 
 export function describeLayout(layout: ShardingLayout): string[] {
   const { mesh, sharding } = layout;
   if (isMaximalMesh(mesh)) return [`maximal: device ${mesh.deviceIds![0]} holds the whole tensor`];
-  if (layout.devices.length === 0) return ["empty mesh: every device holds the whole tensor"];
+  if (layout.deviceCount === 0) return ["empty mesh: every device holds the whole tensor"];
   const lines = layout.shape.map((n, d) => {
     const dim = sharding.dimShardings[d]!;
     const open = dim.isClosed ? "" : " (open: propagation may shard it further)";
@@ -56,11 +56,13 @@ export function describeLayout(layout: ShardingLayout): string[] {
     return `dim ${d} (${n}): ${count} shards of ${size} along ${dim.axes.map(axisToString).join(", ")}${padded}${open}`;
   });
   const { replicated, unreduced } = unusedAxes(layout);
-  const copies = layout.tiles[0]!.copies[0]!.length;
+  // Counted, not listed (a summarised layout lists no devices): the devices not telling
+  // blocks or partial values apart hold copies.
+  const partials = unreduced.reduce((n, a) => n * axisSize(a, mesh), 1);
+  const copies = layout.deviceCount / (layout.shardCounts.reduce((n, c) => n * c, 1) * partials);
   const along = replicated.length > 0 ? ` (replicated along ${replicated.map(axisToString).join(", ")})` : "";
   lines.push(`each block on ${plural(copies, "device")}${along}`);
   if (unreduced.length > 0) {
-    const partials = layout.tiles[0]!.copies.length;
     lines.push(`unreduced along ${unreduced.map(axisToString).join(", ")}: each block is the ${sharding.reductionOp ?? "sum"} of ${partials} partial values (joined by + in the grid)`);
   }
   return lines;
@@ -118,6 +120,7 @@ function tileGrid(layout: ShardingLayout, tiles: readonly Tile[], color: boolean
 /** The tensor's blocks: one grid (rank <= 2), or one per shard of the leading dimensions, each under its index. */
 export function renderLayoutGrid(layout: ShardingLayout, color = false): string[] {
   const rank = layout.shape.length;
+  if (layout.summarized) return [summaryLine(layout)];
   if (rank <= 2) {
     const axes = rank === 2 ? ["rows: dim 0, columns: dim 1"] : rank === 1 ? ["columns: dim 0"] : [];
     return [...axes, ...tileGrid(layout, layout.tiles, color)];
@@ -133,9 +136,24 @@ export function renderLayoutGrid(layout: ShardingLayout, color = false): string[
   return lines;
 }
 
-/** The mesh's devices at their positions: a grid for one or two axes, `id=(i, j, k)` lines for more. */
+/** What a summarised layout draws in place of its grid. */
+export function summaryLine(layout: ShardingLayout): string {
+  const blocks = layout.shardCounts.reduce((n, c) => n * c, 1);
+  return `${plural(blocks, "block")} on ${plural(layout.deviceCount, "device")}: more than ${MAX_DRAWN} to draw, summarised`;
+}
+
+/** A mesh too large to draw, in one line; undefined when it is drawn. */
+export function meshSummary(mesh: Mesh): string | undefined {
+  const count = meshSize(mesh);
+  if (count <= MAX_DRAWN) return undefined;
+  return `${count} devices (${mesh.axes.map((a) => `${a.name}=${a.size}`).join(", ")}): more than ${MAX_DRAWN} to draw`;
+}
+
+/** The mesh's devices at their positions: a grid for one or two axes, `id=(i, j, k)` lines for more; one line past MAX_DRAWN devices. */
 export function renderMeshLegend(mesh: Mesh, color = false): string[] {
   if (mesh.axes.length === 0) return [];
+  const summary = meshSummary(mesh);
+  if (summary !== undefined) return [summary];
   const ids = Array.from({ length: meshSize(mesh) }, (_, p) => mesh.deviceIds?.[p] ?? p);
   const cell = (id: number): Cell => ({ label: String(id), device: id });
   const [first, second] = mesh.axes;

@@ -1,0 +1,200 @@
+// The native module cache as an attacker and a crash leave it (cache.ts): a directory
+// others can write, planted and truncated modules, killed builds' temporaries, a cache
+// past its cap; and C comments that a program's names cannot close. Each case runs
+// cache_child.js (one native compile) in a fresh process with its own cache directory.
+
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { nativeModuleParts } from "../../../src/compiler/native/build.js";
+import { cComment } from "../../../src/compiler/native/c_source.js";
+import { buildModuleSync, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
+import { needsCompiler } from "./native_support.js";
+
+// This process's own builds (the injection test) go to a cache of their own too, not the user's.
+const ownCache = mkdtempSync(join(tmpdir(), "xlats-cache-test-"));
+process.env["XLATS_NATIVE_CACHE"] = ownCache;
+
+const CHILD = fileURLToPath(new URL("./cache_child.js", import.meta.url));
+const ENTRY = /^[0-9a-f]{32}-([0-9a-f]{64})\.node$/;
+
+interface ChildResult {
+  readonly code: number | null;
+  readonly stderr: string;
+  readonly result?: { cached: boolean; compiled: number };
+}
+
+function child(cache: string, env: Record<string, string> = {}): ChildResult {
+  const r = spawnSync(process.execPath, [CHILD], { env: { ...process.env, XLATS_NATIVE_CACHE: cache, ...env }, encoding: "utf8", timeout: 120_000 });
+  return { code: r.status, stderr: r.stderr, ...(r.status === 0 ? { result: JSON.parse(r.stdout) } : {}) };
+}
+
+function freshCache(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), "xlats-cache-"));
+  chmodSync(dir, 0o700);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const entries = (dir: string): string[] => readdirSync(dir).filter((n) => ENTRY.test(n)).sort();
+const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
+
+/** A shared object whose constructor writes "ran" to $XLATS_TEST_MARKER: what an attacker plants. */
+function plantedModule(dir: string): Uint8Array {
+  const c = join(dir, "planted.c");
+  writeFileSync(c, `#include <stdio.h>
+#include <stdlib.h>
+__attribute__((constructor)) static void planted(void) {
+  const char *p = getenv("XLATS_TEST_MARKER");
+  FILE *f = p ? fopen(p, "w") : NULL;
+  if (f) { fputs("ran", f); fclose(f); }
+}
+`);
+  execFileSync(process.env["CC"]?.trim() || "cc", ["-shared", "-fPIC", "-o", join(dir, "planted.so"), c]);
+  return readFileSync(join(dir, "planted.so"));
+}
+
+test("cache: a first run stores entries named by their digest; a second loads them", (t) => {
+  if (!needsCompiler(t)) return;
+  const dir = freshCache(t);
+  assert.deepEqual(child(dir).result, { cached: false, compiled: 2 });
+  const names = entries(dir);
+  assert.equal(names.length, 2, `the probe's and the program's modules: ${readdirSync(dir).join(" ")}`);
+  for (const n of names) {
+    assert.equal(sha256(readFileSync(join(dir, n))), ENTRY.exec(n)![1], "the name carries the sha256 of the bytes");
+    assert.equal(statSync(join(dir, n)).mode & 0o077, 0, "private to the user");
+  }
+  assert.deepEqual(readdirSync(dir).sort(), names, "no .c or .tmp left behind");
+  assert.deepEqual(child(dir).result, { cached: true, compiled: 0 });
+});
+
+test("cache: a directory other users can write, or another user's, is refused with a clear message", (t) => {
+  if (!needsCompiler(t)) return;
+  const dir = freshCache(t);
+  chmodSync(dir, 0o777);
+  const open = child(dir);
+  assert.notEqual(open.code, 0);
+  assert.match(open.stderr, /native backend is not available.*native module cache .* is writable by other users \(mode 0777\).*XLATS_NATIVE_CACHE/);
+  chmodSync(dir, 0o720); // group-writable is refused too
+  assert.match(child(dir).stderr, /writable by other users \(mode 0720\)/);
+  assert.deepEqual(readdirSync(dir), [], "nothing was written there");
+  if (process.getuid?.() !== 0) return; // only root can give a directory away
+  chmodSync(dir, 0o755);
+  chownSync(dir, 65534, 65534);
+  assert.match(child(dir).stderr, /native module cache .* belongs to user 65534, not to this user \(0\)/);
+});
+
+test("cache: a planted module is never loaded: wrong digest, writable by others, or another user's", (t) => {
+  if (!needsCompiler(t)) return;
+  const dir = freshCache(t);
+  const work = freshCache(t);
+  const planted = plantedModule(work);
+  const marker = join(work, "marker");
+  assert.deepEqual(child(dir).result, { cached: false, compiled: 2 });
+  const keys = entries(dir).map((n) => n.slice(0, 32));
+  const plant = (how: (path: string) => void): void => {
+    for (const n of readdirSync(dir)) rmSync(join(dir, n));
+    for (const key of keys) how(join(dir, `${key}-${sha256(planted)}.node`));
+    const r = child(dir, { XLATS_TEST_MARKER: marker });
+    assert.deepEqual(r.result, { cached: false, compiled: 2 }, r.stderr);
+    assert.equal(existsSync(marker), false, "the planted constructor did not run");
+  };
+  // Bytes that are not the ones the name's digest was taken of (a file swapped in place).
+  for (const n of entries(dir)) writeFileSync(join(dir, n), planted);
+  const swapped = child(dir, { XLATS_TEST_MARKER: marker });
+  assert.deepEqual(swapped.result, { cached: false, compiled: 2 }, swapped.stderr);
+  assert.equal(existsSync(marker), false, "the planted constructor did not run");
+  // The right digest, but a file others may write.
+  plant((path) => {
+    writeFileSync(path, planted);
+    chmodSync(path, 0o666); // past the umask
+  });
+  if (process.getuid?.() !== 0) return;
+  // The right digest and private, but another user's.
+  plant((path) => {
+    writeFileSync(path, planted, { mode: 0o700 });
+    chownSync(path, 65534, 65534);
+  });
+});
+
+test("cache: a truncated entry (a crash, a full disk) is rebuilt, not loaded", (t) => {
+  if (!needsCompiler(t)) return;
+  const dir = freshCache(t);
+  assert.deepEqual(child(dir).result, { cached: false, compiled: 2 });
+  for (const n of entries(dir)) truncateSync(join(dir, n), Math.floor(statSync(join(dir, n)).size / 2));
+  const r = child(dir);
+  assert.deepEqual(r.result, { cached: false, compiled: 2 }, r.stderr);
+  assert.deepEqual(child(dir).result, { cached: true, compiled: 0 });
+});
+
+test("cache: killed builds' temporaries are removed once stale, live builds' are kept", (t) => {
+  if (!needsCompiler(t)) return;
+  const dir = freshCache(t);
+  const key = "0123456789abcdef0123456789abcdef";
+  // 4194399 is past Linux's largest pid_max (2^22): no such process.
+  const dead = [`${key}.4194399-deadbeef.c`, `${key}.4194399-deadbeef.tmp`];
+  const live = `${key}.${process.pid}-0badcafe.c`;
+  const recent = `${key}.4194398-00000000.c`;
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  for (const n of [...dead, live, recent]) writeFileSync(join(dir, n), "int x;\n");
+  for (const n of [...dead, live]) utimesSync(join(dir, n), hourAgo, hourAgo);
+  assert.deepEqual(child(dir).result, { cached: false, compiled: 2 });
+  const left = readdirSync(dir);
+  for (const n of dead) assert.ok(!left.includes(n), `${n} removed`);
+  assert.ok(left.includes(live), "a build whose process runs is not touched");
+  assert.ok(left.includes(recent), "a recent temporary may belong to a build on another machine sharing the cache");
+});
+
+test("cache: past its cap the least recently used entries are evicted, never the ones in use", (t) => {
+  if (!needsCompiler(t)) return;
+  const measure = freshCache(t);
+  assert.deepEqual(child(measure).result, { cached: false, compiled: 2 });
+  const real = entries(measure).reduce((n, e) => n + statSync(join(measure, e)).size, 0);
+  const seed = (dir: string): string[] => Array.from({ length: 3 }, (_, i) => {
+    const bytes = new Uint8Array(400_000).fill(i + 1);
+    const name = `${String(i).repeat(32)}-${sha256(bytes)}.node`;
+    writeFileSync(join(dir, name), bytes, { mode: 0o700 });
+    const used = new Date(Date.now() - (3 - i) * 3_600_000); // fake 0 is the least recently used
+    utimesSync(join(dir, name), used, used);
+    return name;
+  });
+  // Room for the real modules and about two of the three fakes: only the oldest goes.
+  const dir = freshCache(t);
+  const fakes = seed(dir);
+  const r = child(dir, { XLATS_NATIVE_CACHE_MAX_MB: String((real + 900_000) / 2 ** 20) });
+  assert.deepEqual(r.result, { cached: false, compiled: 2 }, r.stderr);
+  assert.deepEqual(fakes.map((f) => existsSync(join(dir, f))), [false, true, true]);
+  // A cap below what this run uses: every other entry goes, the run's own stay.
+  const tight = freshCache(t);
+  const all = seed(tight);
+  assert.deepEqual(child(tight, { XLATS_NATIVE_CACHE_MAX_MB: "0.01" }).result, { cached: false, compiled: 2 });
+  assert.deepEqual(all.map((f) => existsSync(join(tight, f))), [false, false, false]);
+  assert.equal(entries(tight).length, 2);
+  assert.match(child(tight, { XLATS_NATIVE_CACHE_MAX_MB: "lots" }).stderr, /XLATS_NATIVE_CACHE_MAX_MB must be a positive number of MiB, got 'lots'/);
+});
+
+test("native C: a kernel name cannot close its comment and inject code (backslash-newline splice, */)", (t) => {
+  if (!needsCompiler(t)) return;
+  t.after(() => rmSync(ownCache, { recursive: true, force: true }));
+  const evil = "fusion *\\\n/\n#error injected\nint injected = 1; /* */ */";
+  assert.equal(cComment(evil), "/* fusion _____#error injected_int injected = 1; __ __ __ */");
+  const symbol = "xk_test_evil";
+  const kernel = {
+    name: evil,
+    c: { symbol, source: `void ${symbol}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) { (void)mem; (void)args; (void)begin; (void)end; }` },
+    operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 1, costPerUnit: 1,
+  };
+  const parts = nativeModuleParts([{ kernel: kernel as never, bufferBytes: [4] }]);
+  assert.ok(!parts.kernels.includes("\n#error injected"), "the name's text is not a line of the module");
+  const toolchain = nativeToolchain();
+  assert.ok(typeof toolchain !== "string", String(toolchain));
+  // Before, the splice closed the comment and the compiler stopped at `#error injected`.
+  assert.doesNotThrow(() => buildModuleSync(toolchain, parts.kernels, "evil", parts.glue));
+  const badSymbol = { ...kernel, c: { ...kernel.c, symbol: "x(); int y" } };
+  assert.throws(() => nativeModuleParts([{ kernel: badSymbol as never, bufferBytes: [4] }]), /is not a C identifier/);
+});
