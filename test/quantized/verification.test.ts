@@ -63,6 +63,7 @@ test("dot_general and convolution results may store wider integers (i8 x i8 -> i
 }`;
   assert.doesNotThrow(() => parseStableHlo(convolution(Q("i32:f32, 1.0"))));
   refused(convolution(Q("i32:bf16, 1.0")), /convolution: result: expressed type bf16 must be the operands' f32 \(C32\)/, 2);
+  refused(binary("stablehlo.dot_general", I8(":0, {1.0,2.0}"), I8(", 1.0"), i32("f32"), dims), /dot: lhs: must be per-tensor quantized, got per-axis .*\(I1\)/, 2);
 });
 
 test("convolution with a per-axis kernel: its quantization dimension is the kernel output feature dimension (C29)", () => {

@@ -287,6 +287,8 @@ export function checkQuantizedContraction(opcode: "dot" | "convolution", operand
   const [lq, rq] = [quantOf(lhs), quantOf(rhs)];
   const c = (n: number, m: number): string => (opcode === "dot" ? `C${n}` : `C${m}`);
   if (lq !== undefined && rq === undefined) throw shapeError(opcode, "rhs", `must be quantized when lhs is (${c(14, 28)})`);
+  // The spec's lhs is a "tensor or per-tensor quantized tensor" (I1); only rhs and result may be per-axis.
+  if (lq !== undefined && isPerAxis(lq)) throw shapeError(opcode, "lhs", `must be per-tensor quantized, got per-axis ${shapeToString(lhs)} (I1)`);
   if (rq === undefined) return;
   if (lq !== undefined) {
     if (lq.storageType !== rq.storageType) throw shapeError(opcode, "rhs", `storage type ${rq.storageType} differs from lhs's ${lq.storageType} (${c(17, 31)})`);
