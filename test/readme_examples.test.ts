@@ -171,6 +171,11 @@ test("the limits the guide states are the code's", async () => {
   const timeoutMs = Number(/collectiveTimeoutMs \?\? ([\d_]+)/.exec(readFileSync(join(ROOT, "src/runtime/client.ts"), "utf8"))![1]!.replace(/_/g, ""));
   assert.ok(readDoc("docs/limits.md").includes(`(${timeoutMs / 1000} s by default)`), "docs/limits.md: the collective timeout");
   assert.ok(readDoc("docs/devices.md").includes(`default ${timeoutMs / 1000} s`), "docs/devices.md: the collective timeout");
+  const { DEFAULT_DEVICE_LIMIT, MAX_LISTED_DEVICES } = await import("../src/types/resource.js");
+  assert.ok(readDoc("docs/devices.md").includes(`take at most ${DEFAULT_DEVICE_LIMIT} devices`), "docs/devices.md: the device limit");
+  assert.ok(readDoc("docs/devices.md").includes(`over\n  ${MAX_LISTED_DEVICES.toLocaleString("en-US")} devices`), "docs/devices.md: the iota limit");
+  const { DEFAULT_NATIVE_CACHE_MAX_MB } = await import("../src/compiler/native/cache.js");
+  assert.ok(readDoc("docs/backends.md").includes(`at most ${DEFAULT_NATIVE_CACHE_MAX_MB} MiB`), "docs/backends.md: the native cache's cap");
   const maxDevices = /id="devices"[^>]*max="(\d+)"/.exec(readFileSync(join(ROOT, "playground/index.html"), "utf8"))![1];
   assert.ok(readDoc("docs/browser.md").includes(`on 1 to ${maxDevices} devices`), "docs/browser.md: the playground's devices");
 });
