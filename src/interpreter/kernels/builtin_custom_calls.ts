@@ -1,8 +1,10 @@
 // Custom-call targets every evaluation knows without registering them: the LAPACK FFI
-// targets jaxlib exports for `jnp.linalg` on CPU (src/interpreter/lapack/), and the
+// targets jaxlib exports for `jnp.linalg` on CPU and GPU, with XLA's Qr and
+// ProductOfElementaryHouseholderReflectors (src/interpreter/lapack/), and the
 // sharding and memory-placement markers XLA's SPMD partitioner and host offloading read,
-// which on one device leave the value as it is, and XLA's ApproxTopK (approx_top_k.ts). Targets passed in
-// EvaluateOptions.customCalls take precedence over these.
+// which on one device leave the value as it is, and XLA's ApproxTopK (approx_top_k.ts). Kernels
+// compiled for one accelerator (Pallas, Triton) are known by name only, to say why they
+// cannot run. Targets passed in EvaluateOptions.customCalls take precedence over these.
 
 import { ExecutionError } from "../../types/errors.js";
 import type { Literal } from "../../types/literal.js";
@@ -32,11 +34,29 @@ function identityMarker(name: string): CustomCallTarget {
   };
 }
 
+/** Kernel targets whose backend config is machine code (or its IR) for one accelerator, and what wrote them. */
+const ACCELERATOR_KERNELS: Readonly<Record<string, string>> = {
+  tpu_custom_call: "a Pallas kernel compiled by Mosaic for TPUs",
+  mosaic_gpu: "a Pallas kernel compiled by Mosaic GPU",
+  mosaic_gpu_v2: "a Pallas kernel compiled by Mosaic GPU",
+  "__gpu$xla.gpu.triton": "a Triton kernel (Pallas on GPUs, or jax-triton)",
+  triton_kernel_call: "a Triton kernel (jax-triton)",
+  triton_kernel_call_ffi: "a Triton kernel (Pallas on GPUs)",
+};
+
+function acceleratorKernel(name: string, what: string): CustomCallTarget {
+  return () => {
+    throw new ExecutionError(`custom call ${name}: ${what}; its body is code for that accelerator, which no xlats backend runs ` +
+      "(export the function with the kernel in interpret mode, e.g. pallas_call(..., interpret=True), to get plain StableHLO)");
+  };
+}
+
 const MARKERS = ["Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement", "MoveToHost", "MoveToDevice"];
 
 export const BUILTIN_CUSTOM_CALLS: ReadonlyMap<string, CustomCallTarget> = new Map<string, CustomCallTarget>([
   ...MARKERS.map((name) => [name, identityMarker(name)] as const),
   ["ApproxTopK", approxTopK],
+  ...Object.entries(ACCELERATOR_KERNELS).map(([name, what]) => [name, acceleratorKernel(name, what)] as const),
   ...[...LAPACK_TARGETS].map(([name, target]) => [name, ((operands, resultShape, backendConfig) =>
     target.run(operands, resultShape, parseAttributeDictionary(ffiAttributeText(backendConfig), name))) as CustomCallTarget] as const),
 ]);
