@@ -8,11 +8,11 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ExecutionError, Literal, parseStableHlo, ShapeError } from "../../src/index.js";
+import { ExecutionError, Literal, parseStableHlo, ShapeError, type ElementType } from "../../src/index.js";
 import { evaluate } from "../support/backend.js";
 import {
-  adjoint, assertNear, identity, KINDS, literal, lowerUnit, matmul, matrixSource, maxAbs, readFixtureNpz, REAL, runCall,
-  stored, tol, tolerance, toCMat, tridiagonalMatrix, TYPE, upper, zeros, type CMat, type Kind,
+  adjoint, assertNear, complexKind, identity, KINDS, literal, lowerUnit, matmul, matrixSource, maxAbs, readFixtureNpz, REAL, runCall,
+  stored, tol, tolerance, toCMat, toCVec, tridiagonalMatrix, TYPE, upper, zeros, type CMat, type Kind,
 } from "./lapack_support.js";
 
 const { random, hermitian } = matrixSource(25);
@@ -187,6 +187,51 @@ test("cusolver_gesvdj_ffi: A = U Σ Vᴴ with V itself in result 3, full and red
     assertNear(toCMat(values[1]!), toCMat(s!), tol(k, Math.max(m, n)), `${k} ${m}x${n}: the same Σ without vectors`);
     assert.equal(maxAbs(toCMat(values[2]!)) + maxAbs(toCMat(values[3]!)), 0, `${k} ${m}x${n}: U and V untouched without vectors`);
   }
+});
+
+/** The complex eigenvectors from LAPACK's real storage (?geev's VR): a pair with wi(j) != 0 is VR(:, j) ± i VR(:, j+1). */
+function unpackConjugatePairs(vr: CMat, wi: readonly number[]): CMat {
+  const n = vr.rows, v: CMat = { rows: n, cols: n, re: [...vr.re], im: new Array<number>(n * n).fill(0) };
+  for (let j = 0; j + 1 < n; j++) {
+    if (wi[j] === 0) continue;
+    for (let r = 0; r < n; r++) {
+      const re = vr.re[r * n + j]!, im = vr.re[r * n + j + 1]!;
+      [v.re[r * n + j], v.im[r * n + j], v.re[r * n + j + 1], v.im[r * n + j + 1]] = [re, im, re, -im];
+    }
+    j++;
+  }
+  return v;
+}
+
+const COMPLEX: Record<Kind, ElementType> = { s: "c64", d: "c128", c: "c64", z: "c128" };
+
+test("cusolver_geev_ffi: A v = λ v for the right eigenvectors, real (conjugate pairs packed as LAPACK packs them) and complex, batched", () => {
+  for (const k of KINDS) {
+    // The second is nearly skew-symmetric: its eigenvalues are complex pairs for certain.
+    const n = 6, g = random(k, n, n), small = random(k, n, n);
+    const skew: CMat = { ...g, re: g.re.map((x, p) => x - g.re[(p % n) * n + Math.floor(p / n)]! + 0.1 * small.re[p]!), im: g.im.map((x, p) => x + 0.1 * small.im[p]!) };
+    const as = [stored(k, random(k, n, n)), stored(k, skew)];
+    const [, w, , vr, inf] = runCall("cusolver_geev_ffi", "{left = false, right = true}", [literal(k, [2, n, n], as)],
+      [zeros(TYPE[k], [2, n, n]), zeros(COMPLEX[k], [2, n]), zeros(TYPE[k], [2, n, n]), zeros(TYPE[k], [2, n, n]), zeros("s32", [2])]);
+    assert.deepEqual(info(inf!), [0, 0]);
+    as.forEach((a, b) => {
+      const lambda = toCVec(w!, b);
+      const v = complexKind(k) ? toCMat(vr!, b) : unpackConjugatePairs(toCMat(vr!, b), lambda.im);
+      if (!complexKind(k) && b === 1) assert.ok(lambda.im.some((x) => x !== 0), `${k}: complex pairs`);
+      for (let j = 0; j < n; j++) {
+        const x: CMat = { rows: n, cols: 1, re: v.re.filter((_, p) => p % n === j), im: v.im.filter((_, p) => p % n === j) };
+        const [lr, li] = [lambda.re[j]!, lambda.im[j]!];
+        const lx: CMat = { ...x, re: x.re.map((r, p) => r * lr - x.im[p]! * li), im: x.re.map((r, p) => r * li + x.im[p]! * lr) };
+        assert.ok(Math.abs(Math.hypot(...x.re, ...x.im) - 1) <= tol(k, n), `${k} batch ${b}: eigenvector ${j} has unit norm`);
+        assertNear(matmul(a, x), lx, tol(k, n) * 100, `${k} batch ${b}: A v = λ v (${j})`);
+      }
+    });
+  }
+  // A rotation by 90°: eigenvalues i, -i (positive imaginary part first), eigenvector (1, -i)/√2 packed as columns (1, 0)/√2 and (0, -1)/√2.
+  const [, w, , vr] = runCall("cusolver_geev_ffi", "{left = false, right = true}", [Literal.from("f64", [[0, -1], [1, 0]])],
+    [zeros("f64", [2, 2]), zeros("c128", [2]), zeros("f64", [2, 2]), zeros("f64", [2, 2]), zeros("s32", [])]);
+  assertNear(toCMat(w!), { rows: 2, cols: 1, re: [0, 0], im: [1, -1] }, 1e-15, "eigenvalues of the rotation");
+  assertNear(toCMat(vr!), { rows: 2, cols: 2, re: [Math.SQRT1_2, 0, 0, -Math.SQRT1_2], im: [0, 0, 0, 0] }, 1e-15, "packed eigenvectors of the rotation");
 });
 
 test("cusolver_sytrd_ffi matches jaxlib's LAPACK ?sytrd / ?hetrd element by element (lower and upper)", () => {

@@ -35,6 +35,13 @@ export function toCMat(lit: Literal, b = 0): CMat {
   return { rows, cols, re, im };
 }
 
+/** The literal's last dimension as a column vector, batch `b`. */
+export function toCVec(lit: Literal, b = 0): CMat {
+  const n = lit.dimensions[lit.dimensions.length - 1] ?? 1;
+  const values = lit.values().slice(b * n, (b + 1) * n);
+  return { rows: n, cols: 1, re: values.map((v) => (typeof v === "object" ? v.re : Number(v))), im: values.map((v) => (typeof v === "object" ? v.im : 0)) };
+}
+
 export function matmul(a: CMat, b: CMat): CMat {
   const re = new Array<number>(a.rows * b.cols).fill(0), im = new Array<number>(a.rows * b.cols).fill(0);
   for (let i = 0; i < a.rows; i++) for (let k = 0; k < a.cols; k++) for (let j = 0; j < b.cols; j++) {

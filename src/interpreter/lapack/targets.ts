@@ -16,6 +16,7 @@ import { batchCount, FfiCall, isComplexKind, KIND_REAL, KIND_TYPE, readMatrix, R
 import { geqrf, getrf, gtsv, orgqr, potrf, trsm, type CVec } from "./factor.js";
 import { hermitianEigen, sytrd } from "./hermitian.js";
 import { gehrd, geev, realSchur, complexSchur, realSchurEigenvalues } from "./nonsymmetric.js";
+import { Mat } from "./matrix.js";
 import { svd } from "./svd.js";
 
 type Routine = (call: FfiCall) => Literal[];
@@ -366,6 +367,55 @@ const geevTarget: Routine = (call) => {
   return [...w.map((x) => x.literal), vl.literal, vr.literal, info.literal];
 };
 
+/**
+ * LAPACK's real storage of a real matrix's eigenvectors, which cuSOLVER keeps: a complex
+ * pair (imaginary part positive first, then its conjugate) shares columns j (real part)
+ * and j+1 (imaginary part); a real eigenvalue's vector is its column.
+ */
+function packConjugatePairs(v: Mat, wi: Float64Array): Mat {
+  const n = v.rows, packed = new Mat(n, n);
+  for (let j = 0; j < n; j++) {
+    const pair = wi[j] !== 0 && j + 1 < n;
+    for (let r = 0; r < n; r++) {
+      packed.re[r * n + j] = v.re[r * n + j]!;
+      if (pair) packed.re[r * n + j + 1] = v.im[r * n + j]!;
+    }
+    if (pair) j++;
+  }
+  return packed;
+}
+
+/**
+ * The GPU's geev (cuSOLVER 11.7.1 and later; jnp.linalg.eig's default on CUDA):
+ * (a, w complex, vl, vr, info) with vl and vr of a's type, packed as LAPACK packs them
+ * for a real a (jaxlib unpacks them after the call). A non-finite a gives info = -4, as
+ * the CPU target does.
+ */
+const gpuGeevTarget: Routine = (call) => {
+  call.expectCounts(1, 5);
+  const t = KIND_TYPE[call.kind], complex = isComplexKind(call.kind);
+  const wantLeft = call.bool("left"), wantRight = call.bool("right");
+  const { lit, batch, n } = squareOperand(call);
+  const out = new ResultArray(call.result(0, t, batch, [n, n]));
+  const w = new ResultArray(call.result(1, complex ? t : call.kind === "s" ? "c64" : "c128", batch, [n]));
+  const vectorResult = (i: number, wanted: boolean): ResultArray => new ResultArray(wanted ? call.result(i, t, batch, [n, n]) : call.anyResult(i, t));
+  const vl = vectorResult(2, wantLeft), vr = vectorResult(3, wantRight);
+  const info = new ResultArray(call.result(4, "s32", batch, []));
+  for (let b = 0; b < batchCount(batch); b++) {
+    const mat = readMatrix(lit, b, n, n);
+    out.writeMatrix(b, mat);
+    if (!mat.isFinite()) {
+      info.write(b, [-4]);
+      continue;
+    }
+    const r = geev(mat, !complex, wantLeft, wantRight);
+    w.write(b, r.wr, r.wi);
+    for (const [result, v] of [[vl, r.left], [vr, r.right]] as const) if (v !== undefined) result.writeMatrix(b, complex ? v : packConjugatePairs(v, r.wi));
+    info.write(b, [r.info]);
+  }
+  return [out.literal, w.literal, vl.literal, vr.literal, info.literal];
+};
+
 /** Routine name -> (its kinds, its implementation); `?` stands for the kind letter. */
 const ROUTINES: readonly (readonly [string, readonly LapackKind[], Routine])[] = [
   ["?getrf", ["s", "d", "c", "z"], getrfTarget],
@@ -438,6 +488,7 @@ const GPU_ROUTINES: readonly (readonly [string, Routine])[] = [
   ["solver_gesvdj_ffi", gpuSvdjTarget],
   ["solver_gesvdp_ffi", gpuSvdjTarget],
   ["solver_sytrd_ffi", sytrdTarget],
+  ["solver_geev_ffi", gpuGeevTarget],
   ["sparse_gtsv2_ffi", gtsvTarget],
   ["_lu_pivots_to_permutation", luPivotsToPermutationTarget],
 ];
