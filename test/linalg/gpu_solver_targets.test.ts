@@ -167,15 +167,15 @@ test("cusolver_gesvd_ffi: A = U Σ Vᴴ; a wide A is `transposed` (Vᴴ in resul
   (e: unknown) => e instanceof ShapeError && /cusolver_gesvd_ffi: attribute transposed is false for a 2×3 matrix: the solver needs m >= n/.test(e.message));
 });
 
-test("cusolver_gesvdj_ffi: A = U Σ Vᴴ with V itself in result 3, full and reduced, square, tall and wide, batched; vectors off keeps the shapes", () => {
-  for (const k of KINDS) for (const [m, n] of [[5, 3], [3, 5], [4, 4]] as const) for (const full of [true, false]) {
+test("cusolver_gesvdj_ffi and cusolver_gesvdp_ffi: A = U Σ Vᴴ with V itself in result 3, full and reduced, square, tall and wide, batched; vectors off keeps the shapes", () => {
+  for (const target of ["cusolver_gesvdj_ffi", "cusolver_gesvdp_ffi"]) for (const k of KINDS) for (const [m, n] of [[5, 3], [3, 5], [4, 4]] as const) for (const full of [true, false]) {
     const kk = Math.min(m, n);
     const as = [stored(k, random(k, m, n)), stored(k, random(k, m, n))];
     const shapes = [zeros(TYPE[k], [2, m, n]), zeros(REAL[k], [2, kk]), zeros(TYPE[k], [2, m, full ? m : kk]), zeros(TYPE[k], [2, n, full ? n : kk]), zeros("s32", [2])];
-    const [, s, u, v, inf] = runCall("cusolver_gesvdj_ffi", `{compute_uv = true, full_matrices = ${full}}`, [literal(k, [2, m, n], as)], shapes);
+    const [, s, u, v, inf] = runCall(target, `{compute_uv = true, full_matrices = ${full}}`, [literal(k, [2, m, n], as)], shapes);
     assert.deepEqual(info(inf!), [0, 0]);
     as.forEach((a, b) => {
-      const what = `${k} ${m}x${n} full=${full} batch ${b}`;
+      const what = `${target} ${k} ${m}x${n} full=${full} batch ${b}`;
       const sigma = s!.toNumbers().slice(b * kk, (b + 1) * kk);
       assertSingularValues(sigma, what);
       const um = toCMat(u!, b), vm = toCMat(v!, b);
@@ -183,7 +183,7 @@ test("cusolver_gesvdj_ffi: A = U Σ Vᴴ with V itself in result 3, full and red
       assertOrthonormalColumns(vm, tol(k, n), `${what} V`);
       assertNear(recompose(um, sigma, adjoint(vm)), a, tol(k, Math.max(m, n)), `${what}: U Σ Vᴴ = A`);
     });
-    const values = runCall("cusolver_gesvdj_ffi", `{compute_uv = false, full_matrices = ${full}}`, [literal(k, [2, m, n], as)], shapes);
+    const values = runCall(target, `{compute_uv = false, full_matrices = ${full}}`, [literal(k, [2, m, n], as)], shapes);
     assertNear(toCMat(values[1]!), toCMat(s!), tol(k, Math.max(m, n)), `${k} ${m}x${n}: the same Σ without vectors`);
     assert.equal(maxAbs(toCMat(values[2]!)) + maxAbs(toCMat(values[3]!)), 0, `${k} ${m}x${n}: U and V untouched without vectors`);
   }

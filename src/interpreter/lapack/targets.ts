@@ -475,22 +475,25 @@ function target(name: string, kind: LapackKind | undefined, platform: FfiPlatfor
   return [name, { run }];
 }
 
-/** jaxlib's GPU targets by name after the platform prefix (`cu`, `hip`): one per routine, every type. */
-const GPU_ROUTINES: readonly (readonly [string, Routine])[] = [
-  ["solver_getrf_ffi", getrfTarget],
-  ["solver_geqrf_ffi", geqrfTarget],
-  ["solver_orgqr_ffi", orgqrTarget],
-  ["solver_potrf_ffi", potrfTarget],
-  ["solver_syevd_ffi", eighTarget],
-  ["solver_gesvd_ffi", gpuSvdTarget],
+/**
+ * jaxlib's GPU targets by name after the platform prefix (`cu` for CUDA, `hip` for ROCm):
+ * one per routine, every type; a few exist on one platform only.
+ */
+const GPU_ROUTINES: readonly (readonly [string, Routine, readonly ("cu" | "hip")[]])[] = [
+  ["solver_getrf_ffi", getrfTarget, ["cu", "hip"]],
+  ["solver_geqrf_ffi", geqrfTarget, ["cu", "hip"]],
+  ["solver_orgqr_ffi", orgqrTarget, ["cu", "hip"]],
+  ["solver_potrf_ffi", potrfTarget, ["cu", "hip"]],
+  ["solver_syevd_ffi", eighTarget, ["cu", "hip"]],
+  ["solver_gesvd_ffi", gpuSvdTarget, ["cu", "hip"]],
   // ROCm's divide and conquer takes gesvd's attributes (transposed always false).
-  ["solver_gesdd_ffi", gpuSvdTarget],
-  ["solver_gesvdj_ffi", gpuSvdjTarget],
-  ["solver_gesvdp_ffi", gpuSvdjTarget],
-  ["solver_sytrd_ffi", sytrdTarget],
-  ["solver_geev_ffi", gpuGeevTarget],
-  ["sparse_gtsv2_ffi", gtsvTarget],
-  ["_lu_pivots_to_permutation", luPivotsToPermutationTarget],
+  ["solver_gesdd_ffi", gpuSvdTarget, ["hip"]],
+  ["solver_gesvdj_ffi", gpuSvdjTarget, ["cu", "hip"]],
+  ["solver_gesvdp_ffi", gpuSvdjTarget, ["cu"]],
+  ["solver_sytrd_ffi", sytrdTarget, ["cu", "hip"]],
+  ["solver_geev_ffi", gpuGeevTarget, ["cu"]],
+  ["sparse_gtsv2_ffi", gtsvTarget, ["cu", "hip"]],
+  ["_lu_pivots_to_permutation", luPivotsToPermutationTarget, ["cu", "hip"]],
 ];
 
 /**
@@ -501,7 +504,7 @@ const GPU_ROUTINES: readonly (readonly [string, Routine])[] = [
  */
 export const LAPACK_TARGETS: ReadonlyMap<string, LapackTarget> = new Map([
   ...ROUTINES.flatMap(([pattern, kinds, routine]) => kinds.map((kind) => target(`lapack_${pattern.replace("?", kind)}_ffi`, kind, "cpu", routine))),
-  ...["cu", "hip"].flatMap((prefix) => GPU_ROUTINES.map(([name, routine]) => target(`${prefix}${name}`, undefined, "gpu", routine))),
+  ...GPU_ROUTINES.flatMap(([name, routine, prefixes]) => prefixes.map((prefix) => target(`${prefix}${name}`, undefined, "gpu", routine))),
   target("Qr", undefined, "gpu", geqrfTarget),
   target("ProductOfElementaryHouseholderReflectors", undefined, "gpu", orgqrTarget),
 ]);
