@@ -234,6 +234,26 @@ test("cusolver_geev_ffi: A v = λ v for the right eigenvectors, real (conjugate 
   assertNear(toCMat(vr!), { rows: 2, cols: 2, re: [Math.SQRT1_2, 0, 0, -Math.SQRT1_2], im: [0, 0, 0, 0] }, 1e-15, "packed eigenvectors of the rotation");
 });
 
+test("cuhybrid_eig_real / _comp (and hip): LAPACK's ?geev on the host, so jaxlib's CPU ?geev results (checked against jaxlib in lapack_targets); a rotation's eigenvalues ±i", () => {
+  for (const k of KINDS) {
+    const n = 5, a = literal(k, [2, n, n], [stored(k, random(k, n, n)), stored(k, random(k, n, n))]);
+    const v = zeros(COMPLEX[k], [2, n, n]), inf = zeros("s32", [2]);
+    const results = complexKind(k) ? [zeros(TYPE[k], [2, n]), v, v, inf] : [zeros(TYPE[k], [2, n]), zeros(TYPE[k], [2, n]), v, v, inf];
+    const cpu = runCall(`lapack_${k}geev_ffi`, "{compute_left = 86 : ui8, compute_right = 86 : ui8}", [a], results);
+    for (const prefix of ["cu", "hip"]) {
+      const gpu = runCall(`${prefix}hybrid_eig_${complexKind(k) ? "comp" : "real"}`, `{left = true, magma = "auto", right = true}`, [a], results);
+      assert.deepEqual(gpu.map((l) => l.values()), cpu.map((l) => l.values()), `${prefix} ${k}`);
+    }
+  }
+  const [wr, wi] = runCall("cuhybrid_eig_real", `{left = false, magma = "off", right = false}`, [Literal.from("f32", [[0, -1], [1, 0]])],
+    [zeros("f32", [2]), zeros("f32", [2]), zeros("c64", [2, 2]), zeros("c64", [2, 2]), zeros("s32", [])]);
+  assert.deepEqual([...wr!.toNumbers(), ...wi!.toNumbers()], [0, 0, 1, -1]);
+  assert.throws(() => runCall("cuhybrid_eig_comp", `{left = false, magma = "auto", right = true}`, [Literal.from("f32", [[1]])], [zeros("c64", [1]), zeros("c64", [1, 1]), zeros("c64", [1, 1]), zeros("s32", [])]),
+    (e: unknown) => e instanceof ShapeError && /cuhybrid_eig_comp: operand 0 must be c64 or c128, got f32/.test(e.message));
+  assert.throws(() => runCall("cuhybrid_eig_real", `{left = false, magma = "yes", right = true}`, [Literal.from("f32", [[1]])], [zeros("f32", [1]), zeros("f32", [1]), zeros("c64", [1, 1]), zeros("c64", [1, 1]), zeros("s32", [])]),
+    (e: unknown) => e instanceof ShapeError && /attribute magma must be "auto", "on" or "off", got yes/.test(e.message));
+});
+
 test("cusolver_sytrd_ffi matches jaxlib's LAPACK ?sytrd / ?hetrd element by element (lower and upper)", () => {
   const arrays = readFixtureNpz("targets.npz");
   for (const name of ["sytrd.s.L", "sytrd.s.U", "sytrd.d.L", "sytrd.d.U", "hetrd.c.L", "hetrd.c.U", "hetrd.z.L", "hetrd.z.U"]) {

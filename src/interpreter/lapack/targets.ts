@@ -335,13 +335,18 @@ const geesTarget: Routine = (call) => {
   return [tOut.literal, zOut.literal, ...w.map((x) => x.literal), sdim.literal, info.literal];
 };
 
-/** ?geev: real (wr, wi, vl, vr (complex), info); complex (w, vl, vr, info). info = -4 for a non-finite input, as jaxlib. */
+/**
+ * ?geev: real (wr, wi, vl, vr (complex), info); complex (w, vl, vr, info). info = -4 for
+ * a non-finite input, as jaxlib. jaxlib's GPU hybrid targets (LAPACK or MAGMA on the
+ * host) return the same, with bool attributes `left` and `right`.
+ */
 const geevTarget: Routine = (call) => {
   const complex = isComplexKind(call.kind);
   call.expectCounts(1, complex ? 4 : 5);
   const t = KIND_TYPE[call.kind];
   const vectorType = complex ? t : call.kind === "s" ? "c64" : "c128";
-  const wantLeft = call.char("compute_left", "NV") === "V", wantRight = call.char("compute_right", "NV") === "V";
+  const wantLeft = call.platform === "cpu" ? call.char("compute_left", "NV") === "V" : call.bool("left");
+  const wantRight = call.platform === "cpu" ? call.char("compute_right", "NV") === "V" : call.bool("right");
   const { lit, batch, n } = squareOperand(call);
   const w = complex ? [new ResultArray(call.result(0, t, batch, [n]))] : [0, 1].map((i) => new ResultArray(call.result(i, t, batch, [n])));
   const first = w.length;
@@ -414,6 +419,17 @@ const gpuGeevTarget: Routine = (call) => {
     info.write(b, [r.info]);
   }
   return [out.literal, w.literal, vl.literal, vr.literal, info.literal];
+};
+
+/**
+ * cuhybrid_eig_real / _comp (and hip): ?geev for real or for complex matrices; `magma`
+ * chooses where the host computes it ("auto", "on", "off"), which changes nothing here.
+ */
+const hybridEigTarget = (complex: boolean): Routine => (call) => {
+  if (isComplexKind(call.kind) !== complex) call.fail("operand 0", `must be ${complex ? "c64 or c128" : "f32 or f64"}, got ${KIND_TYPE[call.kind]}`);
+  const magma = call.attributes.get("magma");
+  if (!["auto", "on", "off"].includes(String(magma)) || typeof magma !== "string") call.fail("attribute magma", `must be "auto", "on" or "off", got ${String(magma)}`);
+  return geevTarget(call);
 };
 
 /** Routine name -> (its kinds, its implementation); `?` stands for the kind letter. */
@@ -494,6 +510,8 @@ const GPU_ROUTINES: readonly (readonly [string, Routine, readonly ("cu" | "hip")
   ["solver_geev_ffi", gpuGeevTarget, ["cu"]],
   ["sparse_gtsv2_ffi", gtsvTarget, ["cu", "hip"]],
   ["_lu_pivots_to_permutation", luPivotsToPermutationTarget, ["cu", "hip"]],
+  ["hybrid_eig_real", hybridEigTarget(false), ["cu", "hip"]],
+  ["hybrid_eig_comp", hybridEigTarget(true), ["cu", "hip"]],
 ];
 
 /**
