@@ -49,6 +49,34 @@ function assertOrthonormalColumns(q: CMat, tolerance: number, what: string): voi
 
 const info = (lit: Literal): number[] => lit.toNumbers();
 
+test("lapack_?ormqr_ffi / ?unmqr and cusolver_ormqr_ffi: Q C, Qᴴ C, C Q, C Qᴴ equal the products with the full Q that orgqr forms, batched", () => {
+  for (const k of KINDS) for (const [m, n] of [[5, 3], [4, 4]] as const) {
+    const as = [stored(k, random(k, m, n)), stored(k, random(k, m, n))];
+    const [qr, tau] = runCall("cusolver_geqrf_ffi", "{}", [literal(k, [2, m, n], as)], [zeros(TYPE[k], [2, m, n]), zeros(TYPE[k], [2, n])]);
+    // The full m×m Q: orgqr of the reflectors padded with zero columns.
+    const padded = [0, 1].map((b) => {
+      const f = toCMat(qr!, b);
+      return { rows: m, cols: m, re: Array.from({ length: m * m }, (_, p) => (p % m < n ? f.re[Math.floor(p / m) * n + (p % m)]! : 0)), im: Array.from({ length: m * m }, (_, p) => (p % m < n ? f.im[Math.floor(p / m) * n + (p % m)]! : 0)) };
+    });
+    const [q] = runCall("cusolver_orgqr_ffi", "{}", [literal(k, [2, m, m], padded), tau!], [zeros(TYPE[k], [2, m, m])]);
+    for (const left of [true, false]) for (const transpose of [true, false]) {
+      const cs = [stored(k, random(k, left ? m : 2, left ? 2 : m)), stored(k, random(k, left ? m : 2, left ? 2 : m))];
+      const dims = [2, left ? m : 2, left ? 2 : m];
+      const target = complexKind(k) ? `lapack_${k}unmqr_ffi` : `lapack_${k}ormqr_ffi`;
+      for (const name of [target, "cusolver_ormqr_ffi", "hipsolver_ormqr_ffi"]) {
+        const [out] = runCall(name, `{left = ${left}, transpose = ${transpose}}`, [qr!, tau!, literal(k, dims, cs)], [zeros(TYPE[k], dims)]);
+        cs.forEach((c, b) => {
+          const qb = transpose ? adjoint(toCMat(q!, b)) : toCMat(q!, b);
+          assertNear(toCMat(out!, b), left ? matmul(qb, c) : matmul(c, qb), tol(k, m), `${name} ${k} ${m}x${n} left=${left} transpose=${transpose} batch ${b}`);
+        });
+      }
+    }
+  }
+  const a = Literal.from("f32", [[1, 0], [0, 1], [0, 0]]);
+  assert.throws(() => runCall("cusolver_ormqr_ffi", "{left = true, transpose = false}", [a, Literal.from("f32", [0, 0]), Literal.from("f32", [[1, 2], [3, 4]])], [zeros("f32", [2, 2])]),
+    (e: unknown) => e instanceof ShapeError && /cusolver_ormqr_ffi: operand 0 must have 2 rows, the order of Q \(C's rows\), got 3/.test(e.message));
+});
+
 test("cusolver_potrf_ffi: A = L Lᴴ (lower = true) or Uᴴ U (lower = false) for a batch, the other triangle unread; info names a non-positive minor", () => {
   for (const k of KINDS) for (const lower of [true, false]) {
     const n = 4, as = [positiveDefinite(k, n), positiveDefinite(k, n), positiveDefinite(k, n)];

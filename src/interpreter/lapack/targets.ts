@@ -13,7 +13,7 @@
 import { Literal } from "../../types/literal.js";
 import type { Shape } from "../../types/shape.js";
 import { batchCount, FfiCall, isComplexKind, KIND_REAL, KIND_TYPE, readMatrix, ResultArray, type FfiAttribute, type FfiPlatform, type LapackKind } from "./ffi.js";
-import { geqrf, getrf, gtsv, orgqr, potrf, trsm, type CVec } from "./factor.js";
+import { geqrf, getrf, gtsv, orgqr, ormqr, potrf, trsm, type CVec } from "./factor.js";
 import { hermitianEigen, sytrd } from "./hermitian.js";
 import { gehrd, geev, realSchur, complexSchur, realSchurEigenvalues } from "./nonsymmetric.js";
 import { Mat } from "./matrix.js";
@@ -68,6 +68,27 @@ const orgqrTarget: Routine = (call) => {
   for (let b = 0; b < batchCount(a.batch); b++) {
     const taus = readMatrix(tau.lit, b, 1, k);
     out.writeMatrix(b, orgqr(readMatrix(a.lit, b, m, n), taus.re, taus.im));
+  }
+  return [out.literal];
+};
+
+/** ?ormqr / ?unmqr and the GPU's ormqr (bool attributes on both): op(Q) C (`left`) or C op(Q), op(Q) = Qᴴ with `transpose`. */
+const ormqrTarget: Routine = (call) => {
+  call.expectCounts(3, 1);
+  const t = KIND_TYPE[call.kind];
+  const left = call.bool("left"), adjoint = call.bool("transpose");
+  const a = call.operand(0, t, 2), tau = call.operand(1, t, 1), c = call.operand(2, t, 2);
+  call.sameBatch("operand 1", a.batch, tau.batch);
+  call.sameBatch("operand 2", a.batch, c.batch);
+  const [m, n] = a.dims as [number, number], k = tau.dims[0]!, [rows, cols] = c.dims as [number, number];
+  const order = left ? rows : cols;
+  if (m !== order) call.fail("operand 0", `must have ${order} rows, the order of Q (C's ${left ? "rows" : "columns"}), got ${m}`);
+  if (k > Math.min(m, n)) call.fail("operand 1", `has ${k} reflectors; a ${m}×${n} matrix holds at most ${Math.min(m, n)}`);
+  const out = new ResultArray(call.result(0, t, a.batch, [rows, cols]));
+  for (let b = 0; b < batchCount(a.batch); b++) {
+    const taus = readMatrix(tau.lit, b, 1, k), cm = readMatrix(c.lit, b, rows, cols);
+    ormqr(readMatrix(a.lit, b, m, n), taus.re, taus.im, cm, left, adjoint);
+    out.writeMatrix(b, cm);
   }
   return [out.literal];
 };
@@ -438,6 +459,8 @@ const ROUTINES: readonly (readonly [string, readonly LapackKind[], Routine])[] =
   ["?geqrf", ["s", "d", "c", "z"], geqrfTarget],
   ["?orgqr", ["s", "d"], orgqrTarget],
   ["?ungqr", ["c", "z"], orgqrTarget],
+  ["?ormqr", ["s", "d"], ormqrTarget],
+  ["?unmqr", ["c", "z"], ormqrTarget],
   ["?potrf", ["s", "d", "c", "z"], potrfTarget],
   ["?trsm", ["s", "d", "c", "z"], trsmTarget],
   ["?gtsv", ["s", "d", "c", "z"], gtsvTarget],
@@ -499,6 +522,7 @@ const GPU_ROUTINES: readonly (readonly [string, Routine, readonly ("cu" | "hip")
   ["solver_getrf_ffi", getrfTarget, ["cu", "hip"]],
   ["solver_geqrf_ffi", geqrfTarget, ["cu", "hip"]],
   ["solver_orgqr_ffi", orgqrTarget, ["cu", "hip"]],
+  ["solver_ormqr_ffi", ormqrTarget, ["cu", "hip"]],
   ["solver_potrf_ffi", potrfTarget, ["cu", "hip"]],
   ["solver_syevd_ffi", eighTarget, ["cu", "hip"]],
   ["solver_gesvd_ffi", gpuSvdTarget, ["cu", "hip"]],
