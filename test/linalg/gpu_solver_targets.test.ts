@@ -166,17 +166,21 @@ function assertSingularValues(s: readonly number[], what: string): void {
   s.forEach((x, i) => assert.ok(x >= 0 && (i === 0 || s[i - 1]! >= x), `${what}: Σ descending, non-negative`));
 }
 
-test("cusolver_gesvd_ffi: A = U Σ Vᴴ; a wide A is `transposed` (Vᴴ in result 2, U in result 3); full and reduced, batched", () => {
-  for (const k of KINDS) for (const [m, n] of [[5, 3], [3, 5], [4, 4]] as const) for (const full of [true, false]) {
-    const kk = Math.min(m, n), transposed = m < n;
+test("cusolver_gesvd_ffi: A = U Σ Vᴴ; a wide A is `transposed` (Vᴴ in result 2, U in result 3); full and reduced, batched; hipsolver_gesdd_ffi, any shape either way", () => {
+  const cases = [
+    ...KINDS.flatMap((k) => [[5, 3], [3, 5], [4, 4]].map(([m, n]) => ({ target: "cusolver_gesvd_ffi", k, m: m!, n: n!, transposed: m! < n! }))),
+    ...[[5, 3], [3, 5]].flatMap(([m, n]) => [false, true].map((transposed) => ({ target: "hipsolver_gesdd_ffi", k: "z" as Kind, m: m!, n: n!, transposed }))),
+  ];
+  for (const { target, k, m, n, transposed } of cases) for (const full of [true, false]) {
+    const kk = Math.min(m, n);
     const as = [stored(k, random(k, m, n)), stored(k, random(k, m, n))];
     const uDims = [2, m, full ? m : kk], vhDims = [2, full ? n : kk, n];
     const results = [zeros(TYPE[k], [2, m, n]), zeros(REAL[k], [2, kk]), zeros(TYPE[k], transposed ? vhDims : uDims), zeros(TYPE[k], transposed ? uDims : vhDims), zeros("s32", [2])];
-    const got = runCall("cusolver_gesvd_ffi", `{compute_uv = true, full_matrices = ${full}, transposed = ${transposed}}`, [literal(k, [2, m, n], as)], results);
+    const got = runCall(target, `{compute_uv = true, full_matrices = ${full}, transposed = ${transposed}}`, [literal(k, [2, m, n], as)], results);
     const [u, vh] = transposed ? [got[3]!, got[2]!] : [got[2]!, got[3]!];
     assert.deepEqual(info(got[4]!), [0, 0]);
     as.forEach((a, b) => {
-      const what = `${k} ${m}x${n} full=${full} batch ${b}`;
+      const what = `${target} ${k} ${m}x${n} transposed=${transposed} full=${full} batch ${b}`;
       const sigma = got[1]!.toNumbers().slice(b * kk, (b + 1) * kk);
       assertSingularValues(sigma, what);
       const um = toCMat(u, b), vm = toCMat(vh, b);
@@ -185,7 +189,7 @@ test("cusolver_gesvd_ffi: A = U Σ Vᴴ; a wide A is `transposed` (Vᴴ in resul
       assertNear(recompose(um, sigma, vm), a, tol(k, Math.max(m, n)), `${what}: U Σ Vᴴ = A`);
     });
     // compute_uv = false: jaxlib declares U and Vᴴ as scalars it never reads.
-    const [, s] = runCall("cusolver_gesvd_ffi", `{compute_uv = false, full_matrices = ${full}, transposed = ${transposed}}`, [literal(k, [2, m, n], as)],
+    const [, s] = runCall(target, `{compute_uv = false, full_matrices = ${full}, transposed = ${transposed}}`, [literal(k, [2, m, n], as)],
       [zeros(TYPE[k], [2, m, n]), zeros(REAL[k], [2, kk]), zeros(TYPE[k], []), zeros(TYPE[k], []), zeros("s32", [2])]);
     assertNear(toCMat(s!), toCMat(got[1]!), tol(k, Math.max(m, n)), `${k} ${m}x${n}: the same Σ without vectors`);
   }

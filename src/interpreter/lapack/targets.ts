@@ -267,14 +267,15 @@ const svdTarget: Routine = (call) => {
 };
 
 /**
- * The GPU's gesvd (and ROCm's gesdd): cuSOLVER needs m >= n, so for a wide A jaxlib asks
- * for the SVD of Aᵀ (`transposed`, a row-major buffer read column-major) and takes U from
- * the Vᴴ slot and Vᴴ from the U slot: as values, slot 2 holds Vᴴ and slot 3 holds U.
+ * The GPU's gesvd and ROCm's gesdd. `transposed`: the solver computes the SVD of Aᵀ (a
+ * row-major buffer read column-major) and returns U in the Vᴴ slot and Vᴴ in the U slot:
+ * as values, slot 2 holds Vᴴ and slot 3 holds U. cuSOLVER's gesvd needs m >= n, so
+ * jaxlib transposes exactly the wide matrices for it (`tallOnly`); gesdd takes any shape.
  */
-const gpuSvdTarget: Routine = (call) => {
+const gpuSvdTarget = (tallOnly: boolean): Routine => (call) => {
   const transposed = call.bool("transposed");
   const [m, n] = call.operand(0, KIND_TYPE[call.kind], 2).dims as [number, number];
-  if (transposed ? m > n : m < n) {
+  if (tallOnly && (transposed ? m > n : m < n)) {
     call.fail("attribute transposed", `is ${transposed} for a ${m}×${n} matrix: the solver needs ${transposed ? "m <= n" : "m >= n"} (jaxlib transposes exactly the wide matrices)`);
   }
   return svdCall(call, { vectors: call.bool("compute_uv"), full: call.bool("full_matrices"), uSlot: transposed ? 3 : 2, rightAsV: false, shapedWithoutVectors: false });
@@ -525,9 +526,9 @@ const GPU_ROUTINES: readonly (readonly [string, Routine, readonly ("cu" | "hip")
   ["solver_ormqr_ffi", ormqrTarget, ["cu", "hip"]],
   ["solver_potrf_ffi", potrfTarget, ["cu", "hip"]],
   ["solver_syevd_ffi", eighTarget, ["cu", "hip"]],
-  ["solver_gesvd_ffi", gpuSvdTarget, ["cu", "hip"]],
-  // ROCm's divide and conquer takes gesvd's attributes (transposed always false).
-  ["solver_gesdd_ffi", gpuSvdTarget, ["hip"]],
+  ["solver_gesvd_ffi", gpuSvdTarget(true), ["cu", "hip"]],
+  // ROCm's divide and conquer takes gesvd's attributes (jaxlib passes transposed = false).
+  ["solver_gesdd_ffi", gpuSvdTarget(false), ["hip"]],
   ["solver_gesvdj_ffi", gpuSvdjTarget, ["cu", "hip"]],
   ["solver_gesvdp_ffi", gpuSvdjTarget, ["cu"]],
   ["solver_sytrd_ffi", sytrdTarget, ["cu", "hip"]],
