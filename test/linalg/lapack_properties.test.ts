@@ -5,51 +5,13 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { arrayShape, Literal, type ElementType } from "../../src/index.js";
-import { rng } from "../reduction/support.js";
-import { adjoint, assertNear, column, identity, matmul, runCall, toCMat, type CMat } from "./lapack_support.js";
+import { Literal, type ElementType } from "../../src/index.js";
+import {
+  adjoint, assertNear, char, column, complexKind, identity, KINDS, literal, lowerUnit, matmul, matrixSource, REAL, runCall, stored, toCMat,
+  tridiagonalMatrix, TYPE, upper, zeros, tol, type CMat, type Kind,
+} from "./lapack_support.js";
 
-type Kind = "s" | "d" | "c" | "z";
-const KINDS: readonly Kind[] = ["s", "d", "c", "z"];
-const TYPE: Record<Kind, ElementType> = { s: "f32", d: "f64", c: "c64", z: "c128" };
-const REAL: Record<Kind, ElementType> = { s: "f32", d: "f64", c: "f32", z: "f64" };
-const complexKind = (k: Kind): boolean => k === "c" || k === "z";
-const tol = (k: Kind, n: number): number => (k === "s" || k === "c" ? 5e-6 : 1e-14) * 20 * Math.max(1, n);
-const next = rng(9);
-
-function literal(k: Kind, dims: readonly number[], m: CMat): Literal {
-  if (complexKind(k)) return Literal.fromValues(TYPE[k], dims, m.re.map((re, i) => ({ re, im: m.im[i]! })));
-  return Literal.fromValues(TYPE[k], dims, m.re);
-}
-
-function random(k: Kind, rows: number, cols: number): CMat {
-  const re = Array.from({ length: rows * cols }, () => next() * 2 - 1);
-  const im = re.map(() => (complexKind(k) ? next() * 2 - 1 : 0));
-  return { rows, cols, re, im };
-}
-
-/** The value as the element type stores it (f32 inputs are rounded). */
-const stored = (k: Kind, m: CMat): CMat => toCMat(literal(k, [m.rows, m.cols], m));
-
-const zeros = (t: ElementType, dims: readonly number[]): Literal => Literal.zeros(arrayShape(t, dims));
-
-const char = (c: string): string => `${c.charCodeAt(0)} : ui8`;
-
-function hermitian(k: Kind, n: number): CMat {
-  const a = random(k, n, n);
-  return stored(k, { ...a, re: a.re.map((_, i) => (a.re[i]! + a.re[(i % n) * n + Math.floor(i / n)]!) / 2), im: a.im.map((_, i) => (a.im[i]! - a.im[(i % n) * n + Math.floor(i / n)]!) / 2) });
-}
-
-const lowerUnit = (lu: CMat, k: number): CMat => ({
-  rows: lu.rows, cols: k,
-  re: Array.from({ length: lu.rows * k }, (_, p) => { const i = Math.floor(p / k), j = p % k; return i === j ? 1 : i > j ? lu.re[i * lu.cols + j]! : 0; }),
-  im: Array.from({ length: lu.rows * k }, (_, p) => { const i = Math.floor(p / k), j = p % k; return i > j ? lu.im[i * lu.cols + j]! : 0; }),
-});
-const upper = (m: CMat, rows: number): CMat => ({
-  rows, cols: m.cols,
-  re: Array.from({ length: rows * m.cols }, (_, p) => { const i = Math.floor(p / m.cols), j = p % m.cols; return j >= i ? m.re[i * m.cols + j]! : 0; }),
-  im: Array.from({ length: rows * m.cols }, (_, p) => { const i = Math.floor(p / m.cols), j = p % m.cols; return j >= i ? m.im[i * m.cols + j]! : 0; }),
-});
+const { random, hermitian } = matrixSource(9);
 
 test("getrf: P A = L U with 1-based pivots, square and rectangular, empty included", () => {
   for (const k of KINDS) for (const [m, n] of [[0, 0], [1, 1], [3, 3], [6, 6], [2, 5], [5, 2], [0, 3]] as const) {
@@ -185,13 +147,7 @@ test("gtsv: the solution satisfies A x = b", () => {
     const res = runCall(`lapack_${k}gtsv_ffi`, "{}", [literal(k, [n], stored(k, dl)), literal(k, [n], stored(k, d)), literal(k, [n], stored(k, du)), literal(k, [n, 3], b)],
       [zeros(TYPE[k], [n]), zeros(TYPE[k], [n]), zeros(TYPE[k], [n]), zeros(TYPE[k], [n, 3]), zeros("s32", [])]);
     assert.equal(res[4]!.toNumbers()[0], 0);
-    const [sl, sd, su] = [stored(k, dl), stored(k, d), stored(k, du)];
-    const a: CMat = { rows: n, cols: n, re: new Array<number>(n * n).fill(0), im: new Array<number>(n * n).fill(0) };
-    for (let i = 0; i < n; i++) {
-      a.re[i * n + i] = sd.re[i]!; a.im[i * n + i] = sd.im[i]!;
-      if (i > 0) { a.re[i * n + i - 1] = sl.re[i]!; a.im[i * n + i - 1] = sl.im[i]!; }
-      if (i + 1 < n) { a.re[i * n + i + 1] = su.re[i]!; a.im[i * n + i + 1] = su.im[i]!; }
-    }
+    const a = tridiagonalMatrix(stored(k, dl), stored(k, d), stored(k, du));
     assertNear(matmul(a, toCMat(res[3]!)), b, tol(k, n) * 1e3, `${k} n=${n}: A x = b`);
   }
 });

@@ -7,8 +7,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseStableHlo, readNpz, type Literal } from "../../src/index.js";
+import { arrayShape, Literal, parseStableHlo, readNpz, type ElementType } from "../../src/index.js";
 import { evaluate } from "../support/backend.js";
+import { rng } from "../support/prng.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The repository's test/fixtures/lapack (tests run from dist/test/linalg). */
@@ -32,6 +33,13 @@ export function toCMat(lit: Literal, b = 0): CMat {
   const re = values.map((v) => (typeof v === "object" ? v.re : Number(v)));
   const im = values.map((v) => (typeof v === "object" ? v.im : 0));
   return { rows, cols, re, im };
+}
+
+/** The literal's last dimension as a column vector, batch `b`. */
+export function toCVec(lit: Literal, b = 0): CMat {
+  const n = lit.dimensions[lit.dimensions.length - 1] ?? 1;
+  const values = lit.values().slice(b * n, (b + 1) * n);
+  return { rows: n, cols: 1, re: values.map((v) => (typeof v === "object" ? v.re : Number(v))), im: values.map((v) => (typeof v === "object" ? v.im : 0)) };
 }
 
 export function matmul(a: CMat, b: CMat): CMat {
@@ -120,3 +128,72 @@ export function runCall(target: string, attributes: string, operands: readonly L
   return out.shape.kind === "tuple" ? [...out.elements] : [out];
 }
 
+
+// Random and structured inputs for the identity-based tests, per LAPACK type prefix.
+
+export type Kind = "s" | "d" | "c" | "z";
+export const KINDS: readonly Kind[] = ["s", "d", "c", "z"];
+export const TYPE: Record<Kind, ElementType> = { s: "f32", d: "f64", c: "c64", z: "c128" };
+export const REAL: Record<Kind, ElementType> = { s: "f32", d: "f64", c: "f32", z: "f64" };
+export const complexKind = (k: Kind): boolean => k === "c" || k === "z";
+/** Tolerance for an identity over matrices of order n in this type. */
+export const tol = (k: Kind, n: number): number => (k === "s" || k === "c" ? 5e-6 : 1e-14) * 20 * Math.max(1, n);
+
+/** The matrix (or the batch of matrices, in order) as a literal of type k and dimensions dims. */
+export function literal(k: Kind, dims: readonly number[], m: CMat | readonly CMat[]): Literal {
+  const all = Array.isArray(m) ? (m as readonly CMat[]) : [m as CMat];
+  const re = all.flatMap((x) => x.re), im = all.flatMap((x) => x.im);
+  if (complexKind(k)) return Literal.fromValues(TYPE[k], dims, re.map((r, i) => ({ re: r, im: im[i]! })));
+  return Literal.fromValues(TYPE[k], dims, re);
+}
+
+/** The value as the element type stores it (f32 inputs are rounded). */
+export const stored = (k: Kind, m: CMat): CMat => toCMat(literal(k, [m.rows, m.cols], m));
+
+export const zeros = (t: ElementType, dims: readonly number[]): Literal => Literal.zeros(arrayShape(t, dims));
+
+/** A LAPACK character attribute as jaxlib writes it. */
+export const char = (c: string): string => `${c.charCodeAt(0)} : ui8`;
+
+/** Random matrices with entries in [-1, 1) (complex parts for c and z) from a seeded generator. */
+export function matrixSource(seed: number): { random: (k: Kind, rows: number, cols: number) => CMat; hermitian: (k: Kind, n: number) => CMat } {
+  const next = rng(seed);
+  const random = (k: Kind, rows: number, cols: number): CMat => {
+    const re = Array.from({ length: rows * cols }, () => next() * 2 - 1);
+    const im = re.map(() => (complexKind(k) ? next() * 2 - 1 : 0));
+    return { rows, cols, re, im };
+  };
+  const hermitian = (k: Kind, n: number): CMat => {
+    const a = random(k, n, n);
+    return stored(k, { ...a, re: a.re.map((_, i) => (a.re[i]! + a.re[(i % n) * n + Math.floor(i / n)]!) / 2), im: a.im.map((_, i) => (a.im[i]! - a.im[(i % n) * n + Math.floor(i / n)]!) / 2) });
+  };
+  return { random, hermitian };
+}
+
+/** The unit lower triangle of the first k columns of an LU factor (rows × k). */
+export const lowerUnit = (lu: CMat, k: number): CMat => ({
+  rows: lu.rows, cols: k,
+  re: Array.from({ length: lu.rows * k }, (_, p) => { const i = Math.floor(p / k), j = p % k; return i === j ? 1 : i > j ? lu.re[i * lu.cols + j]! : 0; }),
+  im: Array.from({ length: lu.rows * k }, (_, p) => { const i = Math.floor(p / k), j = p % k; return i > j ? lu.im[i * lu.cols + j]! : 0; }),
+});
+
+/** The upper triangle of m's first `rows` rows. */
+export const upper = (m: CMat, rows: number): CMat => ({
+  rows, cols: m.cols,
+  re: Array.from({ length: rows * m.cols }, (_, p) => { const i = Math.floor(p / m.cols), j = p % m.cols; return j >= i ? m.re[i * m.cols + j]! : 0; }),
+  im: Array.from({ length: rows * m.cols }, (_, p) => { const i = Math.floor(p / m.cols), j = p % m.cols; return j >= i ? m.im[i * m.cols + j]! : 0; }),
+});
+
+/** The tridiagonal matrix with A(i, i-1) = dl(i), A(i, i) = d(i), A(i, i+1) = du(i) (JAX's convention; dl(0), du(n-1) unused). */
+export function tridiagonalMatrix(dl: CMat, d: CMat, du: CMat): CMat {
+  const n = d.re.length;
+  const a: CMat = { rows: n, cols: n, re: new Array<number>(n * n).fill(0), im: new Array<number>(n * n).fill(0) };
+  for (let i = 0; i < n; i++) {
+    for (const [v, j] of [[dl, i - 1], [d, i], [du, i + 1]] as const) {
+      if (j < 0 || j >= n) continue;
+      a.re[i * n + j] = v.re[i]!;
+      a.im[i * n + j] = v.im[i]!;
+    }
+  }
+  return a;
+}

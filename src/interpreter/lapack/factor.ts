@@ -1,9 +1,10 @@
 // The direct factorizations and solves: LU with partial pivoting (?getrf), Householder QR
-// (?geqrf) and its Q (?orgqr/?ungqr), Cholesky (?potrf), triangular solves (?trsm) and
-// the tridiagonal solver (?gtsv), each following its LAPACK routine's conventions for
-// what the outputs hold (pivots 1-based, reflectors below the diagonal, `info`).
+// (?geqrf), its Q formed (?orgqr/?ungqr) or applied (?ormqr/?unmqr), Cholesky (?potrf),
+// triangular solves (?trsm) and the tridiagonal solver (?gtsv), each following its LAPACK
+// routine's conventions for what the outputs hold (pivots 1-based, reflectors below the
+// diagonal, `info`).
 
-import { cabs1, cdiv, householder, Mat, reflectLeft } from "./matrix.js";
+import { cabs1, cdiv, householder, Mat, reflectLeft, reflectRight } from "./matrix.js";
 
 /** ?getrf: P A = L U in place (L unit lower, below the diagonal; U on and above); pivots 1-based. */
 export function getrf(a: Mat): { ipiv: Int32Array; info: number } {
@@ -96,6 +97,22 @@ export function orgqr(a: Mat, tauRe: Float64Array, tauIm: Float64Array): Mat {
     reflectLeft(q, vr, vi, tauRe[i]!, tauIm[i]!, i, 0, a.cols, false);
   }
   return q;
+}
+
+/**
+ * ?ormqr / ?unmqr: C becomes Q C or Qᴴ C (left), C Q or C Qᴴ (right), for Q = H(0) H(1)
+ * ... H(k-1) with geqrf's reflectors in `a`'s columns, without forming Q.
+ */
+export function ormqr(a: Mat, tauRe: Float64Array, tauIm: Float64Array, c: Mat, left: boolean, adjoint: boolean): void {
+  const k = tauRe.length;
+  // Q C and C Qᴴ take H(k-1) first; Qᴴ C and C Q take H(0) first.
+  const lastFirst = left !== adjoint;
+  for (let s = 0; s < k; s++) {
+    const i = lastFirst ? k - 1 - s : s;
+    const { vr, vi } = reflectorBelow(a, i, i);
+    if (left) reflectLeft(c, vr, vi, tauRe[i]!, tauIm[i]!, i, 0, c.cols, adjoint);
+    else reflectRight(c, vr, vi, tauRe[i]!, adjoint ? -tauIm[i]! : tauIm[i]!, 0, c.rows, i);
+  }
 }
 
 /**

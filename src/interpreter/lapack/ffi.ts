@@ -2,7 +2,9 @@
 // by src/interpreter/attribute_dictionary.ts), the operand/result shape checks (typed
 // ShapeErrors naming the target and the argument), and batching as jaxlib does it: every
 // leading dimension before the matrix (or vector) ones is a batch dimension, and one
-// problem is solved per batch index.
+// problem is solved per batch index. The same routines serve jaxlib's CPU targets (one
+// per LAPACK type prefix, attributes as LAPACK's characters) and its GPU ones (one per
+// routine, the type read from the operand, attributes as bools).
 
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { ShapeError } from "../../types/errors.js";
@@ -19,14 +21,34 @@ export const KIND_TYPE: Record<LapackKind, ElementType> = { s: "f32", d: "f64", 
 export const KIND_REAL: Record<LapackKind, ElementType> = { s: "f32", d: "f64", c: "f32", z: "f64" };
 export const isComplexKind = (k: LapackKind): boolean => k === "c" || k === "z";
 
+/** Whose FFI the target follows: jaxlib's LAPACK (CPU) targets or its cuSOLVER/hipSOLVER (GPU) ones. */
+export type FfiPlatform = "cpu" | "gpu";
+
 /** One call of a target: its operands, declared results and attributes, with the checks they need. */
 export class FfiCall {
   readonly results: readonly Shape[];
+  /**
+   * `kind` is the target name's type prefix (CPU); a GPU target has none and takes the
+   * type of operand 0, as jaxlib's GPU handlers dispatch on it.
+   */
   constructor(
-    readonly target: string, readonly kind: LapackKind, readonly operands: readonly Literal[], resultShape: Shape,
-    readonly attributes: ReadonlyMap<string, FfiAttribute>,
+    readonly target: string, private readonly namedKind: LapackKind | undefined, readonly operands: readonly Literal[], resultShape: Shape,
+    readonly attributes: ReadonlyMap<string, FfiAttribute>, readonly platform: FfiPlatform = "cpu",
   ) {
     this.results = resultShape.kind === "tuple" ? resultShape.elements : [resultShape];
+  }
+
+  get kind(): LapackKind {
+    if (this.namedKind !== undefined) return this.namedKind;
+    const s = this.operands[0]?.shape;
+    const kind = s?.kind === "array" ? (Object.keys(KIND_TYPE) as LapackKind[]).find((k) => KIND_TYPE[k] === s.elementType) : undefined;
+    if (kind === undefined) this.fail("operand 0", `must be f32, f64, c64 or c128, got ${s === undefined ? "no operand" : shapeToString(s)}`);
+    return kind;
+  }
+
+  /** The triangle a Hermitian routine reads: LAPACK's `uplo` character on CPU, the bool `lower` on GPU. */
+  lower(): boolean {
+    return this.platform === "cpu" ? this.char("uplo", "LU") === "L" : this.bool("lower");
   }
 
   fail(argument: string, rule: string): never {
@@ -78,11 +100,26 @@ export class FfiCall {
     return c;
   }
 
-  int(name: string, otherwise: number): number {
+  /** An integer attribute; `otherwise` when absent (absent and no default: an error). */
+  int(name: string, otherwise?: number): number {
     const v = this.attributes.get(name);
-    if (v === undefined) return otherwise;
+    if (v === undefined) return otherwise ?? this.fail(`attribute ${name}`, "is missing");
     if (typeof v !== "number" || !Number.isInteger(v)) return this.fail(`attribute ${name}`, `must be an integer, got ${String(v)}`);
     return v;
+  }
+
+  /** A bool attribute (`lower = true`); the GPU FFI declares them all, so absence is an error. */
+  bool(name: string): boolean {
+    const v = this.attributes.get(name);
+    if (typeof v !== "boolean") this.fail(`attribute ${name}`, v === undefined ? "is missing" : `must be true or false, got ${String(v)}`);
+    return v;
+  }
+
+  /** Result i as declared, when the target only checks its element type (buffers it leaves unwritten). */
+  anyResult(i: number, elementType: ElementType): ArrayShape {
+    const got = this.results[i]!;
+    if (got.kind !== "array" || got.elementType !== elementType) this.fail(`result ${i}`, `must be an array of ${elementType}, got ${shapeToString(got)}`);
+    return got;
   }
 }
 

@@ -1,15 +1,22 @@
-// The LAPACK custom-call targets jaxlib registers for CPU (`lapack_?getrf_ffi`, ...), as
-// interpreter semantics: for each routine, its operands and results (with `info`) as the
-// FFI declares them, its attributes, and the numerical routine that computes it. Names
-// are built from the routine and the type prefix (s, d, c, z); each entry checks shapes
-// before it computes, with ShapeErrors naming the target and the argument.
+// The LAPACK custom-call targets jaxlib registers for CPU (`lapack_?getrf_ffi`, ...) and
+// for GPUs (`cusolver_getrf_ffi`, `hipsolver_getrf_ffi`, ...), and XLA's own `Qr` and
+// `ProductOfElementaryHouseholderReflectors`, as interpreter semantics: for each routine,
+// its operands and results (with `info`) as the FFI declares them, its attributes, and
+// the numerical routine that computes it. CPU names are built from the routine and the
+// type prefix (s, d, c, z); a GPU target serves every type. Both follow LAPACK, so they
+// share the routines here; where the GPU FFI differs (bool attributes, gtsv2 without
+// info, gesvd's transposed call, gesvdj's V) the routine says so. Layouts do not matter
+// here: jaxlib gives the solvers column-major buffers, but the values are the logical
+// matrices either way. Each entry checks shapes before it computes, with ShapeErrors
+// naming the target and the argument.
 
 import { Literal } from "../../types/literal.js";
 import type { Shape } from "../../types/shape.js";
-import { batchCount, FfiCall, isComplexKind, KIND_REAL, KIND_TYPE, readMatrix, ResultArray, type FfiAttribute, type LapackKind } from "./ffi.js";
-import { geqrf, getrf, gtsv, orgqr, potrf, trsm, type CVec } from "./factor.js";
+import { batchCount, FfiCall, isComplexKind, KIND_REAL, KIND_TYPE, readMatrix, ResultArray, type FfiAttribute, type FfiPlatform, type LapackKind } from "./ffi.js";
+import { geqrf, getrf, gtsv, orgqr, ormqr, potrf, trsm, type CVec } from "./factor.js";
 import { hermitianEigen, sytrd } from "./hermitian.js";
 import { gehrd, geev, realSchur, complexSchur, realSchurEigenvalues } from "./nonsymmetric.js";
+import { Mat } from "./matrix.js";
 import { svd } from "./svd.js";
 
 type Routine = (call: FfiCall) => Literal[];
@@ -65,6 +72,27 @@ const orgqrTarget: Routine = (call) => {
   return [out.literal];
 };
 
+/** ?ormqr / ?unmqr and the GPU's ormqr (bool attributes on both): op(Q) C (`left`) or C op(Q), op(Q) = Qᴴ with `transpose`. */
+const ormqrTarget: Routine = (call) => {
+  call.expectCounts(3, 1);
+  const t = KIND_TYPE[call.kind];
+  const left = call.bool("left"), adjoint = call.bool("transpose");
+  const a = call.operand(0, t, 2), tau = call.operand(1, t, 1), c = call.operand(2, t, 2);
+  call.sameBatch("operand 1", a.batch, tau.batch);
+  call.sameBatch("operand 2", a.batch, c.batch);
+  const [m, n] = a.dims as [number, number], k = tau.dims[0]!, [rows, cols] = c.dims as [number, number];
+  const order = left ? rows : cols;
+  if (m !== order) call.fail("operand 0", `must have ${order} rows, the order of Q (C's ${left ? "rows" : "columns"}), got ${m}`);
+  if (k > Math.min(m, n)) call.fail("operand 1", `has ${k} reflectors; a ${m}×${n} matrix holds at most ${Math.min(m, n)}`);
+  const out = new ResultArray(call.result(0, t, a.batch, [rows, cols]));
+  for (let b = 0; b < batchCount(a.batch); b++) {
+    const taus = readMatrix(tau.lit, b, 1, k), cm = readMatrix(c.lit, b, rows, cols);
+    ormqr(readMatrix(a.lit, b, m, n), taus.re, taus.im, cm, left, adjoint);
+    out.writeMatrix(b, cm);
+  }
+  return [out.literal];
+};
+
 /** Operand 0 as a batch of square matrices. */
 function squareOperand(call: FfiCall): { lit: Literal; batch: readonly number[]; n: number } {
   const a = call.operand(0, KIND_TYPE[call.kind], 2);
@@ -75,7 +103,7 @@ function squareOperand(call: FfiCall): { lit: Literal; batch: readonly number[];
 
 const potrfTarget: Routine = (call) => {
   call.expectCounts(1, 2);
-  const lower = call.char("uplo", "LU") === "L";
+  const lower = call.lower();
   const { lit, batch, n } = squareOperand(call);
   const out = new ResultArray(call.result(0, KIND_TYPE[call.kind], batch, [n, n]));
   const info = new ResultArray(call.result(1, "s32", batch, []));
@@ -106,8 +134,13 @@ const trsmTarget: Routine = (call) => {
   return [out.literal];
 };
 
+/**
+ * ?gtsv: (dl, d, du, x, info), the first three as LAPACK leaves them. The GPU's gtsv2
+ * returns x alone; with no info to report a singular system, its x is NaN.
+ */
 const gtsvTarget: Routine = (call) => {
-  call.expectCounts(4, 5);
+  const gpu = call.platform === "gpu";
+  call.expectCounts(4, gpu ? 1 : 5);
   const t = KIND_TYPE[call.kind];
   const dl = call.operand(0, t, 1), d = call.operand(1, t, 1), du = call.operand(2, t, 1), rhs = call.operand(3, t, 2);
   const n = d.dims[0]!, nrhs = rhs.dims[1]!;
@@ -117,28 +150,36 @@ const gtsvTarget: Routine = (call) => {
   }
   call.sameBatch("operand 3", d.batch, rhs.batch);
   if (rhs.dims[0] !== n) call.fail("operand 3", `must have ${n} rows, got ${rhs.dims[0]}`);
-  const outs = [0, 1, 2].map((i) => new ResultArray(call.result(i, t, d.batch, [n])));
-  const x = new ResultArray(call.result(3, t, d.batch, [n, nrhs]));
-  const info = new ResultArray(call.result(4, "s32", d.batch, []));
+  const outs = gpu ? [] : [0, 1, 2].map((i) => new ResultArray(call.result(i, t, d.batch, [n])));
+  const x = new ResultArray(call.result(gpu ? 0 : 3, t, d.batch, [n, nrhs]));
+  const info = gpu ? undefined : new ResultArray(call.result(4, "s32", d.batch, []));
   const vec = (lit: Literal, b: number): CVec => readMatrix(lit, b, 1, n);
   for (let b = 0; b < batchCount(d.batch); b++) {
     // JAX's dl(i) = A(i, i-1) and du(i) = A(i, i+1): LAPACK's DL is dl(1:), its DU is du(:n-1).
     const dlv = vec(dl.lit, b), dv = vec(d.lit, b), duv = vec(du.lit, b), bm = readMatrix(rhs.lit, b, n, nrhs);
     const sub: CVec = { re: dlv.re.subarray(1), im: dlv.im.subarray(1) };
-    info.write(b, [n === 0 ? 0 : gtsv(sub, dv, duv, bm)]);
-    outs[0]!.write(b, dlv.re, dlv.im);
-    outs[1]!.write(b, dv.re, dv.im);
-    outs[2]!.write(b, duv.re, duv.im);
+    const singular = n === 0 ? 0 : gtsv(sub, dv, duv, bm);
+    [dlv, dv, duv].forEach((v, i) => outs[i]?.write(b, v.re, v.im));
+    if (info !== undefined) info.write(b, [singular]);
+    else if (singular !== 0) {
+      bm.re.fill(NaN);
+      bm.im.fill(NaN);
+    }
     x.writeMatrix(b, bm);
   }
-  return [...outs.map((o) => o.literal), x.literal, info.literal];
+  return [...outs.map((o) => o.literal), x.literal, ...(info === undefined ? [] : [info.literal])];
 };
 
-/** ?syevd / ?heevd: (eigenvectors, eigenvalues ascending, info). */
+/**
+ * ?syevd / ?heevd: (eigenvectors, eigenvalues ascending, info). On GPU the `algorithm`
+ * attribute picks cuSOLVER's method (0 by size, 1 QR, 2 Jacobi): all give the same
+ * decomposition, computed here one way.
+ */
 const eighTarget: Routine = (call) => {
   call.expectCounts(1, 3);
-  const lower = call.char("uplo", "LU") === "L";
-  call.char("mode", "NV");
+  const lower = call.lower();
+  if (call.platform === "cpu") call.char("mode", "NV");
+  else if (![0, 1, 2].includes(call.int("algorithm"))) call.fail("attribute algorithm", `must be 0 (default), 1 (QR) or 2 (Jacobi), got ${call.int("algorithm")}`);
   const { lit, batch, n } = squareOperand(call);
   const vectors = new ResultArray(call.result(0, KIND_TYPE[call.kind], batch, [n, n]));
   const values = new ResultArray(call.result(1, KIND_REAL[call.kind], batch, [n]));
@@ -163,51 +204,92 @@ function writeNaN(matrix: ResultArray, vector: ResultArray, b: number, size: num
   vector.write(b, new Float64Array(count).fill(NaN));
 }
 
-/** ?gesdd / ?gesvd: (a destroyed, singular values descending, U, Vᴴ, info); mode A (full), S (reduced) or N (values only). */
-const svdTarget: Routine = (call) => {
+/**
+ * How an SVD target returns its factors, after (a, s) and before info: which result
+ * slots hold U and the right vectors, whether those are V or LAPACK's Vᴴ, and whether
+ * the vector results keep their shapes when no vectors are computed.
+ */
+interface SvdForm {
+  readonly vectors: boolean;
+  readonly full: boolean;
+  readonly uSlot: 2 | 3;
+  readonly rightAsV: boolean;
+  readonly shapedWithoutVectors: boolean;
+}
+
+/** A = U Σ Vᴴ: (a, singular values descending, U and Vᴴ or V in `form`'s slots, info). */
+function svdCall(call: FfiCall, form: SvdForm): Literal[] {
   call.expectCounts(1, 5);
   const t = KIND_TYPE[call.kind];
-  const mode = call.char("mode", "ASN");
   const a = call.operand(0, t, 2);
   const [m, n] = a.dims as [number, number];
   const k = Math.min(m, n);
   const out = new ResultArray(call.result(0, t, a.batch, [m, n]));
   const s = new ResultArray(call.result(1, KIND_REAL[call.kind], a.batch, [k]));
-  const uShape = call.results[2]!, vtShape = call.results[3]!;
-  const [uDims, vtDims] = mode === "A" ? [[m, m], [n, n]] : mode === "S" ? [[m, k], [k, n]] : [dimsAfter(uShape, a.batch.length), dimsAfter(vtShape, a.batch.length)];
-  const u = new ResultArray(call.result(2, t, a.batch, uDims));
-  const vt = new ResultArray(call.result(3, t, a.batch, vtDims));
+  const vSlot = 5 - form.uSlot;
+  const uDims = [m, form.full ? m : k];
+  const vDims = form.full ? [n, n] : form.rightAsV ? [n, k] : [k, n];
+  const shaped = form.vectors || form.shapedWithoutVectors;
+  // Vectors not computed: LAPACK and cuSOLVER leave the buffers untouched (here: zeros).
+  const u = new ResultArray(shaped ? call.result(form.uSlot, t, a.batch, uDims) : call.anyResult(form.uSlot, t));
+  const v = new ResultArray(shaped ? call.result(vSlot, t, a.batch, vDims) : call.anyResult(vSlot, t));
   const info = new ResultArray(call.result(4, "s32", a.batch, []));
   for (let b = 0; b < batchCount(a.batch); b++) {
     const mat = readMatrix(a.lit, b, m, n);
     out.writeMatrix(b, mat);
     if (!mat.isFinite()) {
-      writeNaN(u, s, b, uDims[0]! * uDims[1]!, k);
-      writeNaN(vt, s, b, vtDims[0]! * vtDims[1]!, k);
+      s.write(b, new Float64Array(k).fill(NaN));
+      if (form.vectors) {
+        writeNaN(u, s, b, uDims[0]! * uDims[1]!, k);
+        writeNaN(v, s, b, vDims[0]! * vDims[1]!, k);
+      }
       info.write(b, [1]);
       continue;
     }
-    const r = svd(mat, mode === "A");
+    const r = svd(mat, form.full);
     s.write(b, r.s);
-    // Mode N computes no vectors: LAPACK leaves U and Vᴴ untouched (here: zeros).
-    if (mode !== "N") {
+    if (form.vectors) {
+      const vt = form.full ? r.vt : r.vt.block(k, n);
       u.writeMatrix(b, r.u);
-      vt.writeMatrix(b, mode === "A" ? r.vt : r.vt.block(k, n));
+      v.writeMatrix(b, form.rightAsV ? vt.adjoint() : vt);
     }
     info.write(b, [r.converged ? 0 : 1]);
   }
-  return [out.literal, s.literal, u.literal, vt.literal, info.literal];
+  const slots = [out.literal, s.literal, u.literal, v.literal, info.literal];
+  if (form.uSlot === 3) [slots[2], slots[3]] = [slots[3]!, slots[2]!];
+  return slots;
+}
+
+/** ?gesdd / ?gesvd: mode A (full), S (reduced) or N (values only). */
+const svdTarget: Routine = (call) => {
+  const mode = call.char("mode", "ASN");
+  return svdCall(call, { vectors: mode !== "N", full: mode === "A", uSlot: 2, rightAsV: false, shapedWithoutVectors: false });
 };
 
-function dimsAfter(shape: Shape, batchRank: number): number[] {
-  return shape.kind === "array" ? shape.dimensions.slice(batchRank) : [];
-}
+/**
+ * The GPU's gesvd and ROCm's gesdd. `transposed`: the solver computes the SVD of Aᵀ (a
+ * row-major buffer read column-major) and returns U in the Vᴴ slot and Vᴴ in the U slot:
+ * as values, slot 2 holds Vᴴ and slot 3 holds U. cuSOLVER's gesvd needs m >= n, so
+ * jaxlib transposes exactly the wide matrices for it (`tallOnly`); gesdd takes any shape.
+ */
+const gpuSvdTarget = (tallOnly: boolean): Routine => (call) => {
+  const transposed = call.bool("transposed");
+  const [m, n] = call.operand(0, KIND_TYPE[call.kind], 2).dims as [number, number];
+  if (tallOnly && (transposed ? m > n : m < n)) {
+    call.fail("attribute transposed", `is ${transposed} for a ${m}×${n} matrix: the solver needs ${transposed ? "m <= n" : "m >= n"} (jaxlib transposes exactly the wide matrices)`);
+  }
+  return svdCall(call, { vectors: call.bool("compute_uv"), full: call.bool("full_matrices"), uSlot: transposed ? 3 : 2, rightAsV: false, shapedWithoutVectors: false });
+};
+
+/** The GPU's gesvdj / gesvdp: V itself (not Vᴴ), and U and V allocated at full size even without vectors. */
+const gpuSvdjTarget: Routine = (call) =>
+  svdCall(call, { vectors: call.bool("compute_uv"), full: call.bool("full_matrices"), uSlot: 2, rightAsV: true, shapedWithoutVectors: true });
 
 /** ?sytrd / ?hetrd: (a with reflectors, d, e, tau, info). */
 const sytrdTarget: Routine = (call) => {
   call.expectCounts(1, 5);
   const t = KIND_TYPE[call.kind], real = KIND_REAL[call.kind];
-  const lower = call.char("uplo", "LU") === "L";
+  const lower = call.lower();
   const { lit, batch, n } = squareOperand(call);
   const out = new ResultArray(call.result(0, t, batch, [n, n]));
   const d = new ResultArray(call.result(1, real, batch, [n]));
@@ -275,13 +357,18 @@ const geesTarget: Routine = (call) => {
   return [tOut.literal, zOut.literal, ...w.map((x) => x.literal), sdim.literal, info.literal];
 };
 
-/** ?geev: real (wr, wi, vl, vr (complex), info); complex (w, vl, vr, info). info = -4 for a non-finite input, as jaxlib. */
+/**
+ * ?geev: real (wr, wi, vl, vr (complex), info); complex (w, vl, vr, info). info = -4 for
+ * a non-finite input, as jaxlib. jaxlib's GPU hybrid targets (LAPACK or MAGMA on the
+ * host) return the same, with bool attributes `left` and `right`.
+ */
 const geevTarget: Routine = (call) => {
   const complex = isComplexKind(call.kind);
   call.expectCounts(1, complex ? 4 : 5);
   const t = KIND_TYPE[call.kind];
   const vectorType = complex ? t : call.kind === "s" ? "c64" : "c128";
-  const wantLeft = call.char("compute_left", "NV") === "V", wantRight = call.char("compute_right", "NV") === "V";
+  const wantLeft = call.platform === "cpu" ? call.char("compute_left", "NV") === "V" : call.bool("left");
+  const wantRight = call.platform === "cpu" ? call.char("compute_right", "NV") === "V" : call.bool("right");
   const { lit, batch, n } = squareOperand(call);
   const w = complex ? [new ResultArray(call.result(0, t, batch, [n]))] : [0, 1].map((i) => new ResultArray(call.result(i, t, batch, [n])));
   const first = w.length;
@@ -307,12 +394,74 @@ const geevTarget: Routine = (call) => {
   return [...w.map((x) => x.literal), vl.literal, vr.literal, info.literal];
 };
 
+/**
+ * LAPACK's real storage of a real matrix's eigenvectors, which cuSOLVER keeps: a complex
+ * pair (imaginary part positive first, then its conjugate) shares columns j (real part)
+ * and j+1 (imaginary part); a real eigenvalue's vector is its column.
+ */
+function packConjugatePairs(v: Mat, wi: Float64Array): Mat {
+  const n = v.rows, packed = new Mat(n, n);
+  for (let j = 0; j < n; j++) {
+    const pair = wi[j] !== 0 && j + 1 < n;
+    for (let r = 0; r < n; r++) {
+      packed.re[r * n + j] = v.re[r * n + j]!;
+      if (pair) packed.re[r * n + j + 1] = v.im[r * n + j]!;
+    }
+    if (pair) j++;
+  }
+  return packed;
+}
+
+/**
+ * The GPU's geev (cuSOLVER 11.7.1 and later; jnp.linalg.eig's default on CUDA):
+ * (a, w complex, vl, vr, info) with vl and vr of a's type, packed as LAPACK packs them
+ * for a real a (jaxlib unpacks them after the call). A non-finite a gives info = -4, as
+ * the CPU target does.
+ */
+const gpuGeevTarget: Routine = (call) => {
+  call.expectCounts(1, 5);
+  const t = KIND_TYPE[call.kind], complex = isComplexKind(call.kind);
+  const wantLeft = call.bool("left"), wantRight = call.bool("right");
+  const { lit, batch, n } = squareOperand(call);
+  const out = new ResultArray(call.result(0, t, batch, [n, n]));
+  const w = new ResultArray(call.result(1, complex ? t : call.kind === "s" ? "c64" : "c128", batch, [n]));
+  const vectorResult = (i: number, wanted: boolean): ResultArray => new ResultArray(wanted ? call.result(i, t, batch, [n, n]) : call.anyResult(i, t));
+  const vl = vectorResult(2, wantLeft), vr = vectorResult(3, wantRight);
+  const info = new ResultArray(call.result(4, "s32", batch, []));
+  for (let b = 0; b < batchCount(batch); b++) {
+    const mat = readMatrix(lit, b, n, n);
+    out.writeMatrix(b, mat);
+    if (!mat.isFinite()) {
+      info.write(b, [-4]);
+      continue;
+    }
+    const r = geev(mat, !complex, wantLeft, wantRight);
+    w.write(b, r.wr, r.wi);
+    for (const [result, v] of [[vl, r.left], [vr, r.right]] as const) if (v !== undefined) result.writeMatrix(b, complex ? v : packConjugatePairs(v, r.wi));
+    info.write(b, [r.info]);
+  }
+  return [out.literal, w.literal, vl.literal, vr.literal, info.literal];
+};
+
+/**
+ * cuhybrid_eig_real / _comp (and hip): ?geev for real or for complex matrices; `magma`
+ * chooses where the host computes it ("auto", "on", "off"), which changes nothing here.
+ */
+const hybridEigTarget = (complex: boolean): Routine => (call) => {
+  if (isComplexKind(call.kind) !== complex) call.fail("operand 0", `must be ${complex ? "c64 or c128" : "f32 or f64"}, got ${KIND_TYPE[call.kind]}`);
+  const magma = call.attributes.get("magma");
+  if (!["auto", "on", "off"].includes(String(magma)) || typeof magma !== "string") call.fail("attribute magma", `must be "auto", "on" or "off", got ${String(magma)}`);
+  return geevTarget(call);
+};
+
 /** Routine name -> (its kinds, its implementation); `?` stands for the kind letter. */
 const ROUTINES: readonly (readonly [string, readonly LapackKind[], Routine])[] = [
   ["?getrf", ["s", "d", "c", "z"], getrfTarget],
   ["?geqrf", ["s", "d", "c", "z"], geqrfTarget],
   ["?orgqr", ["s", "d"], orgqrTarget],
   ["?ungqr", ["c", "z"], orgqrTarget],
+  ["?ormqr", ["s", "d"], ormqrTarget],
+  ["?unmqr", ["c", "z"], ormqrTarget],
   ["?potrf", ["s", "d", "c", "z"], potrfTarget],
   ["?trsm", ["s", "d", "c", "z"], trsmTarget],
   ["?gtsv", ["s", "d", "c", "z"], gtsvTarget],
@@ -327,20 +476,78 @@ const ROUTINES: readonly (readonly [string, readonly LapackKind[], Routine])[] =
   ["?geev", ["s", "d", "c", "z"], geevTarget],
 ];
 
+/**
+ * The GPU's cu_lu_pivots_to_permutation / hip_lu_pivots_to_permutation: the permutation
+ * of [0, n) (n the result's last dimension) that swapping row i with row pivots[i] for
+ * i = 0, 1, ... makes of the identity. Pivots are 0-based (jaxlib subtracts getrf's 1
+ * first); one outside [0, n) swaps nothing, as jaxlib's kernel skips it.
+ */
+const luPivotsToPermutationTarget: Routine = (call) => {
+  call.expectCounts(1, 1);
+  const pivots = call.operand(0, "s32", 1);
+  const k = pivots.dims[0]!;
+  const declared = call.anyResult(0, "s32");
+  const n = declared.dimensions[declared.dimensions.length - 1] ?? -1;
+  if (n < k) call.fail("result 0", `must have at least as many elements as the ${k} pivots, got ${n < 0 ? "a scalar" : n}`);
+  const out = call.result(0, "s32", pivots.batch, [n]);
+  const swaps = pivots.lit.data as Int32Array;
+  const perm = new Int32Array(batchCount(pivots.batch) * n);
+  for (let b = 0; b < batchCount(pivots.batch); b++) {
+    const p = perm.subarray(b * n, (b + 1) * n);
+    p.forEach((_, i) => (p[i] = i));
+    for (let i = 0; i < k; i++) {
+      const j = swaps[b * k + i]!;
+      if (j >= 0 && j < n) [p[i], p[j]] = [p[j]!, p[i]!];
+    }
+  }
+  return [Literal.fromStorage(out, perm)];
+};
+
 export interface LapackTarget {
-  readonly kind: LapackKind;
   run(operands: readonly Literal[], resultShape: Shape, attributes: ReadonlyMap<string, FfiAttribute>): Literal;
 }
 
-/** Every LAPACK FFI target by its custom-call name (`lapack_sgetrf_ffi`, ...). */
-export const LAPACK_TARGETS: ReadonlyMap<string, LapackTarget> = new Map(ROUTINES.flatMap(([pattern, kinds, routine]) => kinds.map((kind) => {
-  const name = `lapack_${pattern.replace("?", kind)}_ffi`;
-  const target: LapackTarget = {
-    kind,
-    run: (operands, resultShape, attributes) => {
-      const results = routine(new FfiCall(name, kind, operands, resultShape, attributes));
-      return resultShape.kind === "tuple" ? Literal.tuple(results) : results[0]!;
-    },
+function target(name: string, kind: LapackKind | undefined, platform: FfiPlatform, routine: Routine): readonly [string, LapackTarget] {
+  const run: LapackTarget["run"] = (operands, resultShape, attributes) => {
+    const results = routine(new FfiCall(name, kind, operands, resultShape, attributes, platform));
+    return resultShape.kind === "tuple" ? Literal.tuple(results) : results[0]!;
   };
-  return [name, target] as const;
-})));
+  return [name, { run }];
+}
+
+/**
+ * jaxlib's GPU targets by name after the platform prefix (`cu` for CUDA, `hip` for ROCm):
+ * one per routine, every type; a few exist on one platform only.
+ */
+const GPU_ROUTINES: readonly (readonly [string, Routine, readonly ("cu" | "hip")[]])[] = [
+  ["solver_getrf_ffi", getrfTarget, ["cu", "hip"]],
+  ["solver_geqrf_ffi", geqrfTarget, ["cu", "hip"]],
+  ["solver_orgqr_ffi", orgqrTarget, ["cu", "hip"]],
+  ["solver_ormqr_ffi", ormqrTarget, ["cu", "hip"]],
+  ["solver_potrf_ffi", potrfTarget, ["cu", "hip"]],
+  ["solver_syevd_ffi", eighTarget, ["cu", "hip"]],
+  ["solver_gesvd_ffi", gpuSvdTarget(true), ["cu", "hip"]],
+  // ROCm's divide and conquer takes gesvd's attributes (jaxlib passes transposed = false).
+  ["solver_gesdd_ffi", gpuSvdTarget(false), ["hip"]],
+  ["solver_gesvdj_ffi", gpuSvdjTarget, ["cu", "hip"]],
+  ["solver_gesvdp_ffi", gpuSvdjTarget, ["cu"]],
+  ["solver_sytrd_ffi", sytrdTarget, ["cu", "hip"]],
+  ["solver_geev_ffi", gpuGeevTarget, ["cu"]],
+  ["sparse_gtsv2_ffi", gtsvTarget, ["cu", "hip"]],
+  ["_lu_pivots_to_permutation", luPivotsToPermutationTarget, ["cu", "hip"]],
+  ["hybrid_eig_real", hybridEigTarget(false), ["cu", "hip"]],
+  ["hybrid_eig_comp", hybridEigTarget(true), ["cu", "hip"]],
+];
+
+/**
+ * Every LAPACK FFI target by its custom-call name: jaxlib's CPU ones (`lapack_sgetrf_ffi`,
+ * ...), its GPU ones for CUDA and ROCm (`cusolver_getrf_ffi`, `hipsolver_getrf_ffi`, ...),
+ * and XLA's `Qr` (geqrf) and `ProductOfElementaryHouseholderReflectors` (orgqr), which
+ * jax.lax.linalg lowers to where no solver library is registered.
+ */
+export const LAPACK_TARGETS: ReadonlyMap<string, LapackTarget> = new Map([
+  ...ROUTINES.flatMap(([pattern, kinds, routine]) => kinds.map((kind) => target(`lapack_${pattern.replace("?", kind)}_ffi`, kind, "cpu", routine))),
+  ...GPU_ROUTINES.flatMap(([name, routine, prefixes]) => prefixes.map((prefix) => target(`${prefix}${name}`, undefined, "gpu", routine))),
+  target("Qr", undefined, "gpu", geqrfTarget),
+  target("ProductOfElementaryHouseholderReflectors", undefined, "gpu", orgqrTarget),
+]);
