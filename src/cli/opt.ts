@@ -130,6 +130,10 @@ function processChunk(text: string, lineOffset: number, flags: OptFlags, io: Cli
 export function optCommand(args: readonly string[], io: CliIo): number {
   const flags = parseOptArgs(args);
   const text = io.readFile(flags.file);
+  // opt reads StableHLO only (its passes and output are MLIR's); HLO text would fail on its first line with an MLIR syntax error.
+  if (/^\s*HloModule\b/.test(text.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/\/\/[^\n]*/g, " "))) {
+    throw new CliError(`opt: ${flags.file} is HLO text; opt takes StableHLO: convert it first with 'xlats convert ${flags.file} --to mlir > FILE.mlir'`);
+  }
   const chunks = flags.split ? splitInputFile(text) : [{ text, lineOffset: 0 }];
   const outputs: string[] = [];
   let failed = false;
