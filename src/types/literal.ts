@@ -20,7 +20,7 @@ import {
 import { ShapeError } from "./errors.js";
 import { formatFloat } from "./shortest_f32.js";
 import { quantizationsEqual, type UniformQuantization } from "./quantization.js";
-import { decodeNpy, encodeNpy, type NpyReadOptions, type NpyWriteOptions } from "./npy.js";
+import { decodeNpy, elementTypeNamed, encodeNpy, type NpyReadOptions, type NpyWriteOptions } from "./npy.js";
 import { checkBytes } from "./resource.js";
 
 export type Storage =
@@ -156,9 +156,9 @@ export class Literal {
 
   /** An array literal from values in row-major order (the logical order, whatever the layout). */
   static fromValues(
-    elementType: ElementType, dimensions: readonly number[], values: ArrayLike<Scalar>, layout?: Layout,
+    elementType: ElementType | NumpyDtypeName, dimensions: readonly number[], values: ArrayLike<Scalar>, layout?: Layout,
   ): Literal {
-    const shape = arrayShape(elementType, dimensions, layout ? { layout } : {});
+    const shape = arrayShape(elementTypeNamed(elementType, "Literal.fromValues"), dimensions, layout ? { layout } : {});
     const n = elementCount(shape);
     if (values.length !== n) {
       throw new ShapeError(`literal: ${shapeToString(shape)} has ${n} elements, got ${values.length} values`);
@@ -173,12 +173,13 @@ export class Literal {
     return lit;
   }
 
-  static scalar(elementType: ElementType, value: Scalar): Literal {
+  static scalar(elementType: ElementType | NumpyDtypeName, value: Scalar): Literal {
     return Literal.fromValues(elementType, [], [value]);
   }
 
-  /** A literal from nested JS arrays, e.g. `Literal.from("f32", [[1, 2], [3, 4]])`. */
-  static from(elementType: ElementType, nested: NestedValues): Literal {
+  /** A literal from nested JS arrays, e.g. `Literal.from("f32", [[1, 2], [3, 4]])` (or numpy's `"float32"`). */
+  static from(elementType: ElementType | NumpyDtypeName, nested: NestedValues): Literal {
+    const t = elementTypeNamed(elementType, "Literal.from");
     const dims: number[] = [];
     let probe: NestedValues = nested;
     while (Array.isArray(probe)) {
@@ -197,7 +198,7 @@ export class Literal {
       for (const e of v) walk(e, depth + 1);
     };
     walk(nested, 0);
-    return Literal.fromValues(elementType, dims, flat);
+    return Literal.fromValues(t, dims, flat);
   }
 
   /** An array literal from the bytes of a `.npy` file (npy.ts says which dtypes map to which types). */
@@ -351,6 +352,11 @@ export class Literal {
 }
 
 export type NestedValues = Scalar | NestedValues[];
+
+/** numpy's names of the element types (`float32` is f32), accepted wherever a literal is made from JS values. */
+export type NumpyDtypeName =
+  | "bool" | "int8" | "int16" | "int32" | "int64" | "uint8" | "uint16" | "uint32" | "uint64"
+  | "float16" | "float32" | "float64" | "bfloat16" | "complex64" | "complex128";
 
 function scalarToString(t: ElementType, v: Scalar): string {
   if (typeof v === "boolean") return v ? "true" : "false";

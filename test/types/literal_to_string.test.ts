@@ -5,7 +5,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Literal } from "../../src/index.js";
+import { Literal, ShapeError } from "../../src/index.js";
 
 test("floats print as the shortest decimal of their own type, not as the double", () => {
   // The f32 nearest 0.1 is 0.100000001490116119384765625: String() of it printed 0.10000000149011612.
@@ -37,4 +37,14 @@ test("a summary follows the logical order whatever the layout", () => {
   const rowMajor = Literal.fromValues("s32", [2, 700], values);
   const columnMajor = rowMajor.relayout({ minorToMajor: [0, 1] });
   assert.equal(columnMajor.toString().replace(/\{1,0\}|\{0,1\}/, ""), rowMajor.toString().replace(/\{1,0\}|\{0,1\}/, ""));
+});
+
+test("literals take numpy's dtype names for XLA's element types; an unknown name is a ShapeError naming the argument", () => {
+  // numpy: float32 is f32, int64 s64, uint8 u8, bool pred, complex64 c64; ml_dtypes: bfloat16 bf16.
+  const pairs = [["float32", "f32"], ["float64", "f64"], ["float16", "f16"], ["int64", "s64"], ["uint8", "u8"], ["bool", "pred"], ["complex64", "c64"], ["bfloat16", "bf16"]] as const;
+  for (const [numpy, xla] of pairs) assert.equal(Literal.from(numpy, []).elementType, xla);
+  assert.equal(Literal.from("float32", [[1.5, 2]]).toString(), "f32[1,2] {{1.5, 2}}");
+  assert.equal(Literal.scalar("int32", 7).toString(), "s32[] 7");
+  assert.throws(() => Literal.from("float33" as never, [1]), (e: unknown) => e instanceof ShapeError && /^Literal\.from: unknown element type "float33"/.test(e.message));
+  assert.throws(() => Literal.fromValues(undefined as never, [1], [1]), (e: unknown) => e instanceof ShapeError && /^Literal\.fromValues: unknown element type/.test(e.message));
 });
