@@ -8,13 +8,36 @@ import { planBinaryBroadcast, type OperandBroadcast } from "../ir/shape/broadcas
 import { OP_TABLE } from "../ir/opcodes.js";
 import { ShapeError } from "../types/errors.js";
 import { arrayShape, shapeToString, type ArrayShape } from "../types/shape.js";
-import type { XlaOp } from "./xla_builder.js";
+import { ELEMENT_TYPES, isWideInt } from "../types/element_type.js";
+import { Literal } from "../types/literal.js";
+import { constantLiteral, type XlaOp } from "./xla_builder.js";
 
 /** The op's array shape, or a ShapeError naming the op and the argument. */
 export function operandArray(opName: string, argument: string, op: XlaOp): ArrayShape {
   const s = op.shape;
   if (s.kind !== "array") throw new ShapeError(`${opName}: ${argument}: must be an array, got ${shapeToString(s)}`, opName, argument);
   return s;
+}
+
+/**
+ * A binary op's operand: an op, or a JS number beside one (`add(x, 2)`), which becomes
+ * a scalar constant of the other operand's element type (XLA's builder is given
+ * `ConstantR0<T>(b, 2)`), broadcast as any scalar operand is.
+ */
+function scalarOperand(opName: string, argument: string, value: XlaOp | number, other: XlaOp | number): XlaOp {
+  if (typeof value !== "number") {
+    if (typeof value !== "object" || value === null || !("builder" in value)) {
+      throw new ShapeError(`${opName}: ${argument}: must be an XlaOp or a number, got ${value === null ? "null" : typeof value}`, opName, argument);
+    }
+    return value;
+  }
+  if (typeof other === "number") throw new ShapeError(`${opName}: lhs and rhs are both numbers; one must be an XlaOp (it names the builder and the element type)`, opName, argument);
+  const t = operandArray(opName, argument === "lhs" ? "rhs" : "lhs", other).elementType;
+  const kind = ELEMENT_TYPES[t].kind;
+  const fits = kind === "float" || kind === "complex" || ((kind === "signed" || kind === "unsigned") && Number.isSafeInteger(value));
+  if (!fits) throw new ShapeError(`${opName}: ${argument}: the number ${value} is not a ${t} value (the other operand's element type)`, opName, argument);
+  const scalar = isWideInt(t) ? BigInt(value) : kind === "complex" ? { re: value, im: 0 } : value;
+  return constantLiteral(other.builder, Literal.scalar(t, scalar));
 }
 
 /** BroadcastInDim(operand, out_dim_size, broadcast_dimensions). */
@@ -42,9 +65,11 @@ function applyPlan(op: XlaOp, plan: OperandBroadcast, dims: readonly number[]): 
  * error leaves no stray broadcasts behind.
  */
 export function binaryWithBroadcast<O extends BinaryOpcode | "compare">(
-  opcode: O, lhs: XlaOp, rhs: XlaOp, attrs: OpAttributes[O], broadcastDimensions: readonly number[] = [],
+  opcode: O, lhsOrNumber: XlaOp | number, rhsOrNumber: XlaOp | number, attrs: OpAttributes[O], broadcastDimensions: readonly number[] = [],
 ): XlaOp {
   const opName = OP_TABLE[opcode].hlo;
+  const lhs = scalarOperand(opName, "lhs", lhsOrNumber, rhsOrNumber);
+  const rhs = scalarOperand(opName, "rhs", rhsOrNumber, lhsOrNumber);
   const l = operandArray(opName, "lhs", lhs);
   const r = operandArray(opName, "rhs", rhs);
   if (lhs.builder !== rhs.builder) {

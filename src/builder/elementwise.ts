@@ -76,26 +76,26 @@ export const tanh = (operand: XlaOp, options: UnaryOptions = {}): XlaOp => trans
 
 type Dims = readonly number[];
 
-export const add = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("add", lhs, rhs, {}, broadcastDimensions);
-export const sub = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("subtract", lhs, rhs, {}, broadcastDimensions);
-export const mul = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("multiply", lhs, rhs, {}, broadcastDimensions);
-export const div = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("divide", lhs, rhs, {}, broadcastDimensions);
-export const rem = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("remainder", lhs, rhs, {}, broadcastDimensions);
-export const pow = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("power", lhs, rhs, {}, broadcastDimensions);
-export const max = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("maximum", lhs, rhs, {}, broadcastDimensions);
-export const min = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("minimum", lhs, rhs, {}, broadcastDimensions);
-export const and = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("and", lhs, rhs, {}, broadcastDimensions);
-export const or = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("or", lhs, rhs, {}, broadcastDimensions);
-export const xor = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("xor", lhs, rhs, {}, broadcastDimensions);
-export const shiftLeft = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp =>
+export const add = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("add", lhs, rhs, {}, broadcastDimensions);
+export const sub = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("subtract", lhs, rhs, {}, broadcastDimensions);
+export const mul = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("multiply", lhs, rhs, {}, broadcastDimensions);
+export const div = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("divide", lhs, rhs, {}, broadcastDimensions);
+export const rem = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("remainder", lhs, rhs, {}, broadcastDimensions);
+export const pow = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("power", lhs, rhs, {}, broadcastDimensions);
+export const max = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("maximum", lhs, rhs, {}, broadcastDimensions);
+export const min = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("minimum", lhs, rhs, {}, broadcastDimensions);
+export const and = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("and", lhs, rhs, {}, broadcastDimensions);
+export const or = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("or", lhs, rhs, {}, broadcastDimensions);
+export const xor = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("xor", lhs, rhs, {}, broadcastDimensions);
+export const shiftLeft = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp =>
   binaryWithBroadcast("shiftLeft", lhs, rhs, {}, broadcastDimensions);
-export const shiftRightArithmetic = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp =>
+export const shiftRightArithmetic = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp =>
   binaryWithBroadcast("shiftRightArithmetic", lhs, rhs, {}, broadcastDimensions);
-export const shiftRightLogical = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp =>
+export const shiftRightLogical = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp =>
   binaryWithBroadcast("shiftRightLogical", lhs, rhs, {}, broadcastDimensions);
-export const atan2 = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("atan2", lhs, rhs, {}, broadcastDimensions);
+export const atan2 = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp => binaryWithBroadcast("atan2", lhs, rhs, {}, broadcastDimensions);
 /** Complex(real, imag): c64 from f32 pairs, c128 from f64 pairs. */
-export const complex = (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp =>
+export const complex = (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp =>
   binaryWithBroadcast("complex", lhs, rhs, {}, broadcastDimensions);
 
 // ---- compare --------------------------------------------------------------------
@@ -106,14 +106,14 @@ export interface CompareOptions {
   compareType?: ComparisonType;
 }
 
-export function compare(lhs: XlaOp, rhs: XlaOp, direction: ComparisonDirection, options: CompareOptions = {}): XlaOp {
+export function compare(lhs: XlaOp | number, rhs: XlaOp | number, direction: ComparisonDirection, options: CompareOptions = {}): XlaOp {
   const attrs = options.compareType !== undefined ? { direction, compareType: options.compareType } : { direction };
   return binaryWithBroadcast("compare", lhs, rhs, attrs, options.broadcastDimensions);
 }
 
-const cmp = (direction: ComparisonDirection) => (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp =>
+const cmp = (direction: ComparisonDirection) => (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp =>
   compare(lhs, rhs, direction, broadcastDimensions !== undefined ? { broadcastDimensions } : {});
-const cmpTotal = (direction: ComparisonDirection) => (lhs: XlaOp, rhs: XlaOp, broadcastDimensions?: Dims): XlaOp =>
+const cmpTotal = (direction: ComparisonDirection) => (lhs: XlaOp | number, rhs: XlaOp | number, broadcastDimensions?: Dims): XlaOp =>
   compare(lhs, rhs, direction, { compareType: "TOTALORDER", ...(broadcastDimensions !== undefined ? { broadcastDimensions } : {}) });
 
 export const eq = cmp("EQ");

@@ -23,6 +23,7 @@ import { shapesEqual } from "../types/shape.js";
 import { parseMlirLiteral } from "../text/mlir/literal.js";
 import { shapeToMlir } from "../text/mlir/types.js";
 import type { CheckOutcome } from "./compare.js";
+import { appendAll } from "../types/arrays.js";
 
 /** One `// RUN:` line of stablehlo-translate --interpret. */
 export interface RunLine {
@@ -53,7 +54,7 @@ export function parseRunLines(fileText: string): RunLine[] {
     const prefixes: string[] = [];
     if (checked) {
       const p = /--check-prefix(?:es)?[= ](\S+)/.exec(checked[1]!);
-      prefixes.push(...(p ? p[1]!.split(",") : ["CHECK"]));
+      appendAll(prefixes, (p ? p[1]!.split(",") : ["CHECK"]));
     }
     const argsMatch = /--args=("([^"]*)"|'([^']*)'|(\S+))/.exec(text);
     const line: { -readonly [K in keyof RunLine]: RunLine[K] } = { text, prefixes, dense: /--interpreter-print-dense\b/.test(text) };

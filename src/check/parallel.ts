@@ -20,6 +20,7 @@ import type { Client } from "../runtime/client.js";
 import { ExecutionError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
 import { TOKEN_SHAPE, type Shape } from "../types/shape.js";
+import { appendAll, maxOf } from "../types/arrays.js";
 
 export const RUN_PARALLEL = "interpreter.run_parallel";
 export const PRINT = "interpreter.print";
@@ -101,12 +102,12 @@ export async function runParallel(request: ParallelRequest, client: Client, comp
   const buffers = await client.execute(exe, args, {
     infeed: flat.map((_, id) => (id === 0 ? queue : [])),
     hostTransfersBetweenDevices: true,
-    onOutfeed: (id, values) => printed[id]!.push(...values),
+    onOutfeed: (id, values) => appendAll(printed[id]!, values),
   });
   const results: Literal[] = [];
   for (const [id, buffer] of buffers.entries()) {
     const value = await buffer.toLiteral();
-    results.push(...resultsOf(flat[id]!, value));
+    appendAll(results, resultsOf(flat[id]!, value));
   }
   const declared = request.resultShape;
   const count = declared.kind === "tuple" ? declared.elements.length : 1;
@@ -141,7 +142,7 @@ export function lowerPrints(c: Computation, memo = new Map<Computation, Computat
   if (c.instructions.some((i) => i.opcode === "outfeed") && c.instructions.some(isPrint)) {
     throw new ExecutionError(`${RUN_PARALLEL}: ${c.name} has both outfeeds and interpreter.print; their values could not be told apart`);
   }
-  let nextId = Math.max(0, ...c.instructions.map((i) => i.id)) + 1;
+  let nextId = Math.max(0, maxOf(c.instructions.map((i) => i.id))) + 1;
   const replaced = new Map<Instruction, Instruction>();
   const out: Instruction[] = [];
   const mapAttr = (v: unknown): unknown =>

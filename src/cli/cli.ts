@@ -78,6 +78,18 @@ Usage:
 
 Exit codes: 0 success, 1 bad input or failing tests, 2 bad usage.`;
 
+const COMMANDS = ["run", "test", "compile", "convert", "print", "opt", "partition", "shardings"];
+
+/** One command's part of USAGE (`xlats run --help`), with the notes on backends and exit codes. */
+export function commandUsage(command: string): string {
+  const start = USAGE.indexOf(`\n  xlats ${command} `);
+  if (!COMMANDS.includes(command) || start < 0) return USAGE;
+  const end = USAGE.indexOf("\n  xlats ", start + 1);
+  const section = USAGE.slice(start + 1, end).split("\n").map((l) => l.slice(2)).join("\n");
+  const notes = USAGE.slice(USAGE.indexOf("\n\n--backend NAME"));
+  return `Usage:\n  ${section.split("\n").join("\n  ")}${section.includes("--backend") ? notes : notes.slice(notes.indexOf("\n\nExit codes"))}`;
+}
+
 interface ParsedArgs {
   positional: string[];
   flags: Map<string, string[]>;
@@ -101,7 +113,7 @@ function parseArgs(args: readonly string[], valueFlags: readonly string[], comma
       out.switches.add(flag);
       continue;
     }
-    if (!valueFlags.includes(flag)) throw new CliError(`${command}: unknown option --${flag}\n\n${USAGE}`, 2);
+    if (!valueFlags.includes(flag)) throw new CliError(`${command}: unknown option --${flag}\n\n${commandUsage(command)}`, 2);
     let value: string;
     if (eq >= 0) value = a.slice(eq + 1);
     else if (i + 1 < args.length) value = args[++i]!;
@@ -149,8 +161,12 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     io.err(USAGE);
     return 2;
   }
-  if (command === "--help" || command === "-h" || command === "help" || rest.includes("--help") || rest.includes("-h")) {
-    io.out(USAGE);
+  if (command === "--help" || command === "-h" || command === "help") {
+    io.out(rest.length === 1 ? commandUsage(rest[0]!) : USAGE);
+    return 0;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    io.out(commandUsage(command));
     return 0;
   }
   switch (command) {
@@ -191,6 +207,9 @@ function backendOf(args: ParsedArgs, command: string): BackendEntry {
 async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const file = oneFile(args, "run");
   const backend = backendOf(args, "run");
+  const timeout = single(args, "timeout", "run");
+  const seconds = timeout === undefined ? undefined : Number(timeout);
+  if (seconds !== undefined && !(seconds > 0 && seconds < Infinity)) throw new CliError(`run: --timeout takes a positive number of seconds, got '${timeout}'`, 2);
   const text = io.readFile(file);
   const parsed = parseModule(text, file);
   // A JAX shard_map export (mhlo.sharding strings, per-device shapes inside): Shardy reads it, then it runs sharded.
@@ -208,9 +227,6 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   // A shape-polymorphic program runs for the shapes of its arguments (stablehlo-refine-shapes).
   const program = refineEntry(entry, literals.map((l) => l.shape), literals);
   verifyMemoryBudget(module);
-  const timeout = single(args, "timeout", "run");
-  const seconds = timeout === undefined ? undefined : Number(timeout);
-  if (seconds !== undefined && !(seconds > 0)) throw new CliError(`run: --timeout takes a number of seconds, got '${timeout}'`);
   const options = seconds === undefined ? {} : { deadline: Date.now() + seconds * 1000 };
   const sharded = isShardedModule(module);
   const probeDirectory = probeDirectoryOf(args, io, "run");

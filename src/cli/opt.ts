@@ -15,6 +15,7 @@ import { DiagnosticList, ParseError, XlaError, type SourceLocation } from "../ty
 import { CliError, type CliIo } from "./io.js";
 import { formatSdyDiagnostics, SdyParseError, SdyVerifyError } from "../text/mlir/diagnostics.js";
 import { verifySdy } from "../sdy/verify.js";
+import { appendAll } from "../types/arrays.js";
 
 export const OPT_USAGE = `xlats opt FILE [FLAGS...]
       Parse StableHLO text, run the passes the flags name (in order), print the
@@ -117,7 +118,7 @@ function processChunk(text: string, lineOffset: number, flags: OptFlags, io: Cli
   const explanation: string[] = [];
   const ctx: PassContext = {
     verify: true, log: () => {}, warn: (_pass, message, at) => io.err(formatWarning(message, at, flags.file)),
-    ...(flags.explain ? { explain: (pass: string, lines: readonly string[]) => explanation.push(`-${pass}:`, ...lines.map((l) => `  ${l}`)) } : {}),
+    ...(flags.explain ? { explain: (pass: string, lines: readonly string[]) => appendAll(explanation, [`-${pass}:`, ...lines.map((l) => `  ${l}`)]) } : {}),
   };
   for (const pass of flags.passes) module = runPass(pass, module, ctx);
   const printed = printStableHlo(module);
@@ -129,6 +130,10 @@ function processChunk(text: string, lineOffset: number, flags: OptFlags, io: Cli
 export function optCommand(args: readonly string[], io: CliIo): number {
   const flags = parseOptArgs(args);
   const text = io.readFile(flags.file);
+  // opt reads StableHLO only (its passes and output are MLIR's); HLO text would fail on its first line with an MLIR syntax error.
+  if (/^\s*HloModule\b/.test(text.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/\/\/[^\n]*/g, " "))) {
+    throw new CliError(`opt: ${flags.file} is HLO text; opt takes StableHLO: convert it first with 'xlats convert ${flags.file} --to mlir > FILE.mlir'`);
+  }
   const chunks = flags.split ? splitInputFile(text) : [{ text, lineOffset: 0 }];
   const outputs: string[] = [];
   let failed = false;

@@ -30,6 +30,7 @@ import { XlaError } from "../types/errors.js";
 import { detectFormat } from "./formats.js";
 import { CliError, type CliIo } from "./io.js";
 import { formatDiagnostic, formatWarning } from "./opt.js";
+import { appendAll } from "../types/arrays.js";
 
 export const SHARDINGS_USAGE = `xlats shardings FILE [--func NAME] [--values A,B,...] [--propagate] [--reshards] [--html OUT.html]
       Draw how each sharded tensor of FILE (StableHLO with sdy shardings, or HLO with
@@ -210,12 +211,12 @@ function textReport(drawn: readonly Drawn[], color: boolean): string[] {
   for (const d of drawn) {
     if (d.meshName === undefined || meshesShown.has(d.meshName)) continue;
     meshesShown.add(d.meshName);
-    lines.push(`mesh ${d.figure.meshText}`, ...renderMeshLegend(d.figure.layout.mesh, color).map((l) => `  ${l}`), "");
+    appendAll(lines, [`mesh ${d.figure.meshText}`, ...renderMeshLegend(d.figure.layout.mesh, color).map((l) => `  ${l}`), ""]);
   }
   for (const { figure, meshName } of drawn) {
-    lines.push(figure.title, ...(figure.note !== undefined ? [`  ${figure.note}`] : []), `  ${figure.shardingText}`);
-    if (meshName === undefined) lines.push(`  mesh ${figure.meshText}`, ...renderMeshLegend(figure.layout.mesh, color).map((l) => `    ${l}`));
-    lines.push(...renderLayoutGrid(figure.layout, color).map((l) => `  ${l}`), ...describeLayout(figure.layout).map((l) => `  ${l}`), "");
+    appendAll(lines, [figure.title, ...(figure.note !== undefined ? [`  ${figure.note}`] : []), `  ${figure.shardingText}`]);
+    if (meshName === undefined) appendAll(lines, [`  mesh ${figure.meshText}`, ...renderMeshLegend(figure.layout.mesh, color).map((l) => `    ${l}`)]);
+    appendAll(lines, [...renderLayoutGrid(figure.layout, color).map((l) => `  ${l}`), ...describeLayout(figure.layout).map((l) => `  ${l}`), ""]);
   }
   return lines;
 }
@@ -245,6 +246,35 @@ export function shardingsCommand(options: ShardingsOptions, io: CliIo): number {
     io.out(`no tensor of ${options.file}${options.func !== undefined ? ` @${options.func.replace(/^@/, "")}` : ""} has a sharding`);
     return 0;
   }
-  io.out(textReport(drawn, io.colors === true).map((l) => l.trimEnd()).join("\n").trimEnd());
+  const color = io.colors === true;
+  io.out(textReport(drawn, color).map((l) => escapeControls(l.trimEnd(), color)).join("\n").trimEnd());
   return 0;
+}
+
+/** The background and text colors the grid paints devices with (sdy/visualize/text.ts), and their reset. */
+const GRID_COLOR = /\x1b\[(?:48;5;\d{1,3}|30|0)m/y;
+
+/**
+ * A report line with every control character shown as an escape (`\x1b`): mesh, axis
+ * and value names come from the program, and a name holding a terminal escape sequence
+ * would otherwise retitle, clear or rewrite the user's terminal. Only the grid's own
+ * colors stay, when colors are on.
+ */
+function escapeControls(line: string, keepColors: boolean): string {
+  let out = "";
+  for (let i = 0; i < line.length; i++) {
+    const code = line.charCodeAt(i);
+    if (keepColors && code === 0x1b) {
+      GRID_COLOR.lastIndex = i;
+      const m = GRID_COLOR.exec(line);
+      if (m !== null) {
+        out += m[0];
+        i += m[0].length - 1;
+        continue;
+      }
+    }
+    const control = code < 0x20 || (code >= 0x7f && code <= 0x9f);
+    out += control ? `\\x${code.toString(16).padStart(2, "0")}` : line[i];
+  }
+  return out;
 }

@@ -31,6 +31,7 @@ import type { Literal } from "../types/literal.js";
 import { arrayLeaves, byteSize, scalarShape, shapeToString, type ArrayShape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
 import type { Step, StepList } from "./program.js";
+import { maxOf } from "../types/arrays.js";
 
 export interface WhileStep {
   readonly kind: "while";
@@ -81,7 +82,7 @@ export interface NestedPlanner {
 }
 
 const regionOf = (lists: readonly StepList[], planner: NestedPlanner): Location =>
-  planner.region(Math.max(0, ...lists.map((l) => l.arenaBytes)), Math.max(0, ...lists.map((l) => l.liveBytesBound)));
+  planner.region(Math.max(0, maxOf(lists.map((l) => l.arenaBytes))), Math.max(0, maxOf(lists.map((l) => l.liveBytesBound))));
 
 const isPassThroughCopy = (s: Step): boolean =>
   s.kind === "copy" && s.from.space === "parameter" && s.to.space === "output" && s.from.index === s.to.index;

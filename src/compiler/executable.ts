@@ -27,6 +27,7 @@ import { BUFFER_ALIGNMENT, type WasmKernel } from "./wasm/kernel.js";
 import { isProgramNativeKernel } from "./routines.js";
 import { deserializeInstruction } from "../runtime/serialize.js";
 import type { NativeModule } from "./native/build.js";
+import { maxOf } from "../types/arrays.js";
 
 type KernelEntry = (...args: number[]) => void;
 /**
@@ -91,7 +92,7 @@ interface Placement {
 
 /** Scratch a thread needs: the most any kernel or any row group's block buffers take. */
 const scratchPerThread = (program: CompiledProgram): number =>
-  Math.max(0, ...program.kernels.map((k) => k.scratchBytes), ...allSteps(program).map(({ step }) => (step.kind === "group" ? step.scratchBytes : 0)));
+  Math.max(0, maxOf(program.kernels.map((k) => k.scratchBytes)), maxOf(allSteps(program).map(({ step }) => (step.kind === "group" ? step.scratchBytes : 0))));
 const aligned = (bytes: number): number => Math.max(BUFFER_ALIGNMENT, Math.ceil(bytes / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT);
 
 /** Bytes of the region that holds `program`'s constants, arena and scratch for `threads` threads (regionPlacement's layout). */

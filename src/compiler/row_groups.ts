@@ -28,6 +28,7 @@ import type { WasmKernel } from "./wasm/kernel.js";
 type KernelDescription = Omit<WasmKernel, "bytes">;
 import { BUFFER_ALIGNMENT } from "./wasm/kernel.js";
 import { MAX_MEMBERS } from "./wasm/thread_pool_protocol.js";
+import { appendAll } from "../types/arrays.js";
 
 /** A temporary of a group that holds only one block of rows, in the thread's scratch. */
 export interface BlockBuffer {
@@ -153,12 +154,12 @@ export function groupSteps(steps: readonly Step[], groups: readonly RowGroup[]):
   const out: Step[] = [];
   let next = 0;
   for (const g of groups) {
-    out.push(...steps.slice(next, g.start), {
+    appendAll(out, steps.slice(next, g.start)).push({
       kind: "group", rows: g.rows, block: g.block, steps: steps.slice(g.start, g.end) as KernelStep[],
       blockBuffers: g.blockBuffers, scratchBytes: g.scratchBytes,
     });
     next = g.end;
   }
-  out.push(...steps.slice(next));
+  appendAll(out, steps.slice(next));
   return out;
 }

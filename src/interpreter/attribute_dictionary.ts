@@ -5,6 +5,7 @@
 // integers, floats, bools and strings; a type suffix (`: ui8`) is read past.
 
 import { ShapeError } from "../types/errors.js";
+import { decodeMlirStringBody } from "../types/mlir_string.js";
 
 /** One entry's value: integers and floats as numbers, bools, strings. */
 export type AttributeEntry = number | boolean | string;
@@ -21,11 +22,19 @@ export function parseAttributeDictionary(text: string, target: string): Map<stri
     const m = entry.exec(part);
     if (m === null) throw new ShapeError(`${target}: cannot read backend_config entry '${part.trim()}'`, target, "backend_config");
     const raw = m[2]!;
-    const value: AttributeEntry = raw.startsWith('"') ? (JSON.parse(raw) as string) : raw === "true" ? true : raw === "false" ? false : Number(raw);
+    const value: AttributeEntry = raw.startsWith('"') ? quotedValue(raw, part, target) : raw === "true" ? true : raw === "false" ? false : Number(raw);
     if (typeof value === "number" && Number.isNaN(value)) throw new ShapeError(`${target}: backend_config entry '${part.trim()}' is not a number`, target, "backend_config");
     out.set(m[1]!, value);
   }
   return out;
+}
+
+/** A quoted entry's string: MLIR's escapes (`\0A`, not JSON's `\n` only). */
+function quotedValue(raw: string, part: string, target: string): string {
+  const value = decodeMlirStringBody(raw.slice(1, -1));
+  if (typeof value === "string") return value;
+  const escape = raw.slice(1 + value.badEscapeAt, 3 + value.badEscapeAt);
+  throw new ShapeError(`${target}: backend_config entry '${part.trim()}' has a bad escape '${escape}' (MLIR strings take \\, \", \n, \t and two hex digits)`, target, "backend_config");
 }
 
 function splitTopLevel(s: string): string[] {

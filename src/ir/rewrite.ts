@@ -9,6 +9,7 @@
 import { Computation, copyComputationSideData, copyModuleSideData, HloModule, subcomputationsOf, type Instruction } from "./computation.js";
 import { InstructionFactory } from "./factory.js";
 import { OP_TABLE } from "./opcodes.js";
+import { appendAll } from "../types/arrays.js";
 
 /**
  * Called once per instruction, operands first. `operands` are the instruction's
@@ -44,7 +45,7 @@ export function liveInstructions(instructions: readonly Instruction[], root: Ins
       const inst = stack.pop()!;
       if (live.has(inst)) continue;
       live.add(inst);
-      stack.push(...inst.operands);
+      appendAll(stack, inst.operands);
     }
   };
   mark(root);

@@ -30,6 +30,7 @@ import { sourceLocation } from "../ir/locations.js";
 import { OP_TABLE, type Opcode } from "../ir/opcodes.js";
 import { hasSideEffect, liveInstructions } from "../ir/rewrite.js";
 import { makeWindow } from "../ir/shape/window.js";
+import { appendAll } from "../types/arrays.js";
 
 /** A program whose shapes contradict the arguments given, or a failed `shape_assertion`. */
 export class RefineError extends XlaError {
@@ -61,14 +62,14 @@ export function refineShapes(module: HloModule, argumentShapes?: readonly Shape[
   const extra: Computation[] = [];
   for (const [original, versions] of refiner.specializations) {
     renamed.set(original, versions[0]!);
-    extra.push(...versions);
+    appendAll(extra, versions);
   }
   const out = new HloModule(module.name, refinedEntry, extra);
   if (module.functions !== undefined) {
     const functions: Computation[] = [];
     for (const f of module.functions) {
       if (f === entry) functions.push(refinedEntry);
-      else functions.push(...(refiner.specializations.get(f) ?? (refiner.called.has(f) ? [] : [f])));
+      else appendAll(functions, (refiner.specializations.get(f) ?? (refiner.called.has(f) ? [] : [f])));
     }
     out.functions = functions;
   }

@@ -10,6 +10,7 @@ import { deviceOffsets, placeResult } from "./device_buffers.js";
 import { HostQueues, type HostTransfers } from "../interpreter/device_interfaces.js";
 import { fromWire, markKnownBuffers, toWire, toWireError, type DeviceMessage, type HostMessage, type HostSetup } from "./protocol.js";
 import { SharedCollectives } from "./shared_collectives.js";
+import { appendAll } from "../types/arrays.js";
 
 export interface DevicePort {
   post(message: DeviceMessage): void;
@@ -130,7 +131,7 @@ async function run(message: RunMessage, programs: ReadonlyMap<number, DeviceProg
 /** The host queues of one run: the given infeed; host Send/Recv routed to the peers when asked. */
 function hostFor(setup: HostSetup, collectives: SharedCollectives): HostQueues & HostTransfers {
   const host = new HostQueues();
-  host.infeed.push(...setup.infeed.map((w) => fromWire(w).clone()));
+  appendAll(host.infeed, setup.infeed.map((w) => fromWire(w).clone()));
   if (setup.hostTransfersBetweenDevices) {
     host.sendToHost = (channel, value) => collectives.send(channel, value);
     host.recvFromHost = (channel, shape) => collectives.recv(channel, shape);

@@ -18,8 +18,9 @@ import {
   type ArrayShape, type Layout, type Shape, type TokenShape, type TupleShape,
 } from "./shape.js";
 import { ShapeError } from "./errors.js";
+import { formatFloat } from "./shortest_f32.js";
 import { quantizationsEqual, type UniformQuantization } from "./quantization.js";
-import { decodeNpy, encodeNpy, type NpyReadOptions, type NpyWriteOptions } from "./npy.js";
+import { decodeNpy, elementTypeNamed, encodeNpy, type NpyReadOptions, type NpyWriteOptions } from "./npy.js";
 import { checkBytes } from "./resource.js";
 
 export type Storage =
@@ -155,9 +156,9 @@ export class Literal {
 
   /** An array literal from values in row-major order (the logical order, whatever the layout). */
   static fromValues(
-    elementType: ElementType, dimensions: readonly number[], values: ArrayLike<Scalar>, layout?: Layout,
+    elementType: ElementType | NumpyDtypeName, dimensions: readonly number[], values: ArrayLike<Scalar>, layout?: Layout,
   ): Literal {
-    const shape = arrayShape(elementType, dimensions, layout ? { layout } : {});
+    const shape = arrayShape(elementTypeNamed(elementType, "Literal.fromValues"), dimensions, layout ? { layout } : {});
     const n = elementCount(shape);
     if (values.length !== n) {
       throw new ShapeError(`literal: ${shapeToString(shape)} has ${n} elements, got ${values.length} values`);
@@ -172,12 +173,13 @@ export class Literal {
     return lit;
   }
 
-  static scalar(elementType: ElementType, value: Scalar): Literal {
+  static scalar(elementType: ElementType | NumpyDtypeName, value: Scalar): Literal {
     return Literal.fromValues(elementType, [], [value]);
   }
 
-  /** A literal from nested JS arrays, e.g. `Literal.from("f32", [[1, 2], [3, 4]])`. */
-  static from(elementType: ElementType, nested: NestedValues): Literal {
+  /** A literal from nested JS arrays, e.g. `Literal.from("f32", [[1, 2], [3, 4]])` (or numpy's `"float32"`). */
+  static from(elementType: ElementType | NumpyDtypeName, nested: NestedValues): Literal {
+    const t = elementTypeNamed(elementType, "Literal.from");
     const dims: number[] = [];
     let probe: NestedValues = nested;
     while (Array.isArray(probe)) {
@@ -196,7 +198,7 @@ export class Literal {
       for (const e of v) walk(e, depth + 1);
     };
     walk(nested, 0);
-    return Literal.fromValues(elementType, dims, flat);
+    return Literal.fromValues(t, dims, flat);
   }
 
   /** An array literal from the bytes of a `.npy` file (npy.ts says which dtypes map to which types). */
@@ -351,35 +353,54 @@ export class Literal {
 
 export type NestedValues = Scalar | NestedValues[];
 
+/** numpy's names of the element types (`float32` is f32), accepted wherever a literal is made from JS values. */
+export type NumpyDtypeName =
+  | "bool" | "int8" | "int16" | "int32" | "int64" | "uint8" | "uint16" | "uint32" | "uint64"
+  | "float16" | "float32" | "float64" | "bfloat16" | "complex64" | "complex128";
+
 function scalarToString(t: ElementType, v: Scalar): string {
   if (typeof v === "boolean") return v ? "true" : "false";
-  if (typeof v === "object") return `(${formatFloat(v.re)}, ${formatFloat(v.im)})`;
-  if (isFloat(t)) return formatFloat(v as number);
+  if (typeof v === "object") {
+    const part = ELEMENT_TYPES[t].componentType!;
+    return `(${formatFloat(part, v.re)}, ${formatFloat(part, v.im)})`;
+  }
+  if (isFloat(t)) return formatFloat(t, v as number);
   return String(v);
 }
 
-function formatFloat(x: number): string {
-  if (Number.isNaN(x)) return "nan";
-  if (x === Infinity) return "inf";
-  if (x === -Infinity) return "-inf";
-  if (Object.is(x, -0)) return "-0";
-  return String(x);
-}
+/** Arrays with more elements than this print summarised (numpy's print threshold). */
+export const PRINT_THRESHOLD = 1000;
+/** A summarised array shows this many items at each end of each long dimension (numpy's edgeitems). */
+const EDGE_ITEMS = 3;
 
-/** HLO-style text: `f32[2,2] {{1, 2}, {3, 4}}`; tuples as `(a, b)`. */
-export function literalToString(lit: Literal): string {
+/**
+ * HLO-style text: `f32[2,2] {{1, 2}, {3, 4}}`; tuples as `(a, b)`. Each float is the
+ * shortest decimal that reads back as the same value of its type (`0.1` for the f32
+ * nearest 0.1, not its double 0.10000000149011612). An array of more than `threshold`
+ * elements is summarised as numpy summarises: each dimension longer than 6 shows its
+ * first and last 3 items around `...`.
+ */
+export function literalToString(lit: Literal, threshold = PRINT_THRESHOLD): string {
   const s = lit.shape;
   if (s.kind === "token") return "token";
-  if (s.kind === "tuple") return `(${lit.elements.map(literalToString).join(", ")})`;
-  const vals = lit.values();
-  let k = 0;
-  const body = (depth: number): string => {
-    if (depth === s.dimensions.length) return scalarToString(s.elementType, vals[k++]!);
+  if (s.kind === "tuple") return `(${lit.elements.map((e) => literalToString(e, threshold)).join(", ")})`;
+  const dims = s.dimensions;
+  const summarise = elementCount(s) > threshold;
+  // Storage strides, so a summary reads only the elements it shows, whatever the layout.
+  const strides = layoutStrides(s);
+  const body = (depth: number, offset: number): string => {
+    if (depth === dims.length) return scalarToString(s.elementType, lit.readLinear(offset));
+    const n = dims[depth]!;
+    const item = (i: number): string => body(depth + 1, offset + i * strides[depth]!);
     const parts: string[] = [];
-    for (let i = 0; i < s.dimensions[depth]!; i++) parts.push(body(depth + 1));
+    if (summarise && n > 2 * EDGE_ITEMS) {
+      for (let i = 0; i < EDGE_ITEMS; i++) parts.push(item(i));
+      parts.push("...");
+      for (let i = n - EDGE_ITEMS; i < n; i++) parts.push(item(i));
+    } else for (let i = 0; i < n; i++) parts.push(item(i));
     return `{${parts.join(", ")}}`;
   };
-  return `${shapeToString(s)} ${body(0)}`;
+  return `${shapeToString(s)} ${body(0, 0)}`;
 }
 
 /** Whether a type's elements are held as numbers in kernels (not bigint, boolean or Complex). */

@@ -22,7 +22,7 @@
 // fresh buffer; `Literal.fromNpy` / `toNpy` wrap them (literal.ts), npz.ts zips them.
 
 import { ELEMENT_TYPES, type ElementType } from "./element_type.js";
-import { XlaError } from "./errors.js";
+import { ShapeError, XlaError } from "./errors.js";
 import { checkBytes } from "./resource.js";
 import { decodeUtf8 } from "./utf8.js";
 
@@ -55,6 +55,20 @@ export function numpyDtypeName(t: ElementType): string {
   const info = ELEMENT_TYPES[t];
   const family = info.kind === "signed" ? "int" : info.kind === "unsigned" ? "uint" : info.kind === "complex" ? "complex" : "float";
   return `${family}${info.bitWidth}`;
+}
+
+/**
+ * The element type `name` names: an XLA name (`f32`, `s8`, `pred`) or numpy's dtype name
+ * for it (`float32`, `int8`, `bool`, and ml_dtypes' `bfloat16`, `float8_e4m3fn`, ...).
+ * Otherwise a ShapeError naming `what` (the argument it was given as).
+ */
+export function elementTypeNamed(name: unknown, what: string): ElementType {
+  if (typeof name === "string" && Object.hasOwn(ELEMENT_TYPES, name)) return name as ElementType;
+  // MLIR's index is not a numpy type (numpy's int64 is s64).
+  const types = (Object.keys(ELEMENT_TYPES) as ElementType[]).filter((t) => t !== "index");
+  const fromNumpy = types.find((t) => numpyDtypeName(t) === name);
+  if (fromNumpy !== undefined) return fromNumpy;
+  throw new ShapeError(`${what}: unknown element type ${JSON.stringify(name)} (XLA's names, e.g. ${types.slice(0, 4).join(", ")}, or numpy's, e.g. float32, int32, bool)`, what, "elementType");
 }
 
 /** The `descr` numpy writes for an element type. */

@@ -16,6 +16,7 @@ import { ELEMENT_TYPES, type ElementType } from "./element_type.js";
 import { floatCodec } from "./float_codec.js";
 import type { Literal, Scalar } from "./literal.js";
 import { ML_DTYPES_NAMES, numpyDtypeName } from "./npy.js";
+import { maxOf, minOf } from "./arrays.js";
 
 const PRECISION = 8;
 const THRESHOLD = 1000;
@@ -102,8 +103,8 @@ function floatFormat(values: readonly number[], t: ElementType, plusSign = false
   const nonZero = finite.filter((v) => v !== 0).map(Math.abs);
   let expFormat = false;
   if (nonZero.length > 0) {
-    const max = Math.max(...nonZero);
-    const min = Math.min(...nonZero);
+    const max = maxOf(nonZero);
+    const min = minOf(nonZero);
     // numpy ≥ 2.3: the cutoff is 10^(the type's decimal precision), at most 1e8.
     const cutoff = t === "f16" ? 1e3 : t === "f32" ? 1e6 : 1e8;
     expFormat = max >= cutoff || min < 1e-4 || max / min > 1000;
@@ -115,9 +116,9 @@ function floatFormat(values: readonly number[], t: ElementType, plusSign = false
   if (finite.length === 0) body = () => "";
   else if (expFormat) {
     const parts = finite.map((v) => scientific(v, t));
-    const precision = Math.max(...parts.map((p) => p[1].length));
-    const expSize = Math.max(2, ...parts.map((p) => String(Math.abs(p[2])).length));
-    padLeft = Math.max(...parts.map((p) => signed(p[0]).length));
+    const precision = maxOf(parts.map((p) => p[1].length));
+    const expSize = Math.max(2, maxOf(parts.map((p) => String(Math.abs(p[2])).length)));
+    padLeft = maxOf(parts.map((p) => signed(p[0]).length));
     padRight = expSize + 2 + precision;
     body = (v) => {
       const [i, f, e] = scientific(v, t, precision);
@@ -125,8 +126,8 @@ function floatFormat(values: readonly number[], t: ElementType, plusSign = false
     };
   } else {
     const parts = finite.map((v) => positional(v, t));
-    padLeft = Math.max(...parts.map((p) => signed(p[0]).length));
-    padRight = Math.max(...parts.map((p) => p[1].length));
+    padLeft = maxOf(parts.map((p) => signed(p[0]).length));
+    padRight = maxOf(parts.map((p) => p[1].length));
     body = (v) => {
       const [i, f] = positional(v, t);
       return `${signed(i).padStart(padLeft)}.${f.padEnd(padRight)}`;
@@ -166,7 +167,7 @@ function elementFormat(t: ElementType, shown: readonly Scalar[], rank: number): 
   const kind = ELEMENT_TYPES[t].kind;
   if (kind === "pred") return (v) => (v === true ? (rank === 0 ? "True" : " True") : "False");
   if (kind === "signed" || kind === "unsigned") {
-    const width = Math.max(...shown.map((v) => String(v).length));
+    const width = maxOf(shown.map((v) => String(v).length));
     return (v) => String(v).padStart(width);
   }
   if (kind === "complex") {

@@ -40,3 +40,18 @@ test("probe: the directory holds .npy files (id sanitized) and an index in order
   assert.match(new TextDecoder().decode(file.subarray(0, 64)), /'descr': '<f4'/);
   assert.deepEqual(Literal.fromNpy(file).toNumbers(), [3.5, 0]);
 });
+
+test("probe: a probe_id with MLIR escapes (\\n, \\0A, \\22, UTF-8 bytes) is read as MLIR reads it, not as JSON", () => {
+  // The id reaches the probe through the custom call's attribute text, printed with MLIR's
+  // escapes (a newline as \0A), which JSON.parse refused ("Bad escaped character in JSON").
+  const text = (id: string, expectId: string): string => `
+func.func @main() {
+  %a = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  %p = interpreter.probe %a, probe_id = "${id}" : tensor<2xf32>
+  check.expect_serialized_eq %p, probe_id = "${expectId}", iter = 0 : tensor<2xf32>
+  func.return
+}`;
+  const dir = memoryProbeDirectory();
+  assert.deepEqual(run(text("a\\nb\\22c\\\\d\\tx\\C3\\A9", "a\\0Ab\\\"c\\\\d\\09x\u00e9"), () => dir).map((r) => [r.status, r.message]), [["pass", undefined]]);
+  assert.equal(new TextDecoder().decode(dir.read(PROBE_INDEX)!), `${JSON.stringify('a\nb"c\\d\tx\u00e9')},a_b_c_d_x__0.npy,f32[2]\n`);
+});

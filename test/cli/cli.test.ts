@@ -15,13 +15,49 @@ ENTRY %main (p: f32[2]) -> s32[2] {
 `;
 
 test("--help prints the usage and exits 0", () => {
-  for (const args of [["--help"], ["-h"], ["help"], ["run", "--help"]]) {
+  for (const args of [["--help"], ["-h"], ["help"]]) {
     const r = xlats(...args);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /Usage:/);
     assert.match(r.stdout, /xlats run FILE/);
     assert.match(r.stdout, /xlats convert FILE --to mlir\|hlo/);
   }
+});
+
+test("each command has its own help: `xlats run --help`, `xlats help convert`, and after an unknown option", () => {
+  const run = xlats("run", "--help");
+  assert.equal(run.code, 0);
+  assert.match(run.stdout, /^Usage:\n  xlats run FILE \[--entry NAME\]/);
+  assert.match(run.stdout, /--timeout stops a run/);
+  assert.match(run.stdout, /--backend NAME picks the backend/);
+  assert.doesNotMatch(run.stdout, /xlats (convert|test|opt|partition|shardings) /);
+  assert.ok(run.stdout.split("\n").length < 25, run.stdout);
+  const convert = xlats("help", "convert");
+  assert.equal(convert.stdout, "Usage:\n  xlats convert FILE --to mlir|hlo\n      Convert between HLO text and StableHLO text.\n\nExit codes: 0 success, 1 bad input or failing tests, 2 bad usage.\n");
+  const dir = tempFiles({ "a.hlo": CANONICAL });
+  const flag = xlats("print", join(dir, "a.hlo"), "--colour", "red");
+  assert.match(flag.stderr, /unknown option --colour\n\nUsage:\n  xlats print FILE \[--lower-chlo\]/);
+  assert.doesNotMatch(flag.stderr, /xlats run FILE/);
+});
+
+test("--timeout that is not a positive number is a usage error (exit 2), before the program is read", () => {
+  for (const value of ["-1", "0", "soon", "Infinity"]) {
+    const r = xlats("run", "/nonexistent/x.mlir", "--timeout", value);
+    assert.equal(r.code, 2, `${value}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`--timeout takes a positive number of seconds, got '${value}'`));
+  }
+});
+
+test("opt on HLO text says that opt takes StableHLO and how to convert it", () => {
+  const dir = tempFiles({ "a.hlo": CANONICAL });
+  const r = xlats("opt", join(dir, "a.hlo"), "-canonicalize");
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /a\.hlo is HLO text; opt takes StableHLO: convert it first with 'xlats convert .*a\.hlo --to mlir > FILE\.mlir'/);
+  // The conversion it names works, and opt takes its output.
+  const converted = xlats("convert", join(dir, "a.hlo"), "--to", "mlir");
+  assert.equal(converted.code, 0, converted.stderr);
+  const mlirDir = tempFiles({ "a.mlir": converted.stdout });
+  assert.equal(xlats("opt", join(mlirDir, "a.mlir"), "-canonicalize").code, 0);
 });
 
 test("no command, an unknown command, an unknown flag: usage error, exit 2", () => {

@@ -211,3 +211,19 @@ test("docs/sharding.md: the xlats shardings example prints what the page shows",
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, shown);
 });
+
+test("xlats shardings shows control characters from mesh and axis names escaped, never raw", () => {
+  // An axis named ESC "]0;pwned" BEL retitled the terminal, ESC "[2J" cleared it.
+  const dir = tempFiles({
+    "evil.mlir": `sdy.mesh @mesh = <["x\\1B]0;pwned\\07"=2, "y\\1B[2J"=2]>
+func.func @main(%arg0: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x\\1B]0;pwned\\07"}, {"y\\1B[2J"}]>}) -> tensor<4x4xf32> {
+  return %arg0 : tensor<4x4xf32>
+}
+`,
+  });
+  const r = xlats("shardings", join(dir, "evil.mlir"));
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, /[\x00-\x08\x0b-\x1f\x7f]/);
+  assert.match(r.stdout, /x\\x1b\]0;pwned\\x07/);
+  assert.match(r.stdout, /y\\x1b\[2J/);
+});

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { XlaError } from "../../src/index.js";
+import { ParseError, XlaError } from "../../src/index.js";
 import type { HloModule } from "../../src/index.js";
 import { parseHlo, printHlo } from "../../src/text/hlo/index.js";
 import { parseStableHlo, printStableHlo } from "../../src/text/mlir/index.js";
@@ -152,4 +152,7 @@ test("huge or deeply nested StableHLO input is a typed error, not a crash", () =
   assert.throws(() => parseStableHlo(splat), (e: unknown) => e instanceof XlaError && /would take 400000000000 bytes/.test(e.message));
   const deep = `func.func @main() {\n  %0 = stablehlo.constant {a = ${"[".repeat(100000)}} dense<1> : tensor<i32>\n  func.return\n}\n`;
   assert.throws(() => parseStableHlo(deep), (e: unknown) => e instanceof XlaError && /nesting deeper/.test(e.message));
+  // complex<complex<...>>: the element type parser recursed without the bound (a RangeError).
+  const complexes = `func.func @main(%arg0: tensor<${"complex<".repeat(20000)}f32${">".repeat(20000)}>) {\n  func.return\n}\n`;
+  assert.throws(() => parseStableHlo(complexes), (e: unknown) => e instanceof ParseError && /^<input>:1:\d+: nesting deeper than 256 levels/.test(e.message));
 });

@@ -4,6 +4,7 @@
 
 import { constantValue, KernelGraph, type Node } from "./graph.js";
 import { unlinearize } from "./lower_fusion.js";
+import { appendAll } from "../../types/arrays.js";
 
 /**
  * Rebuilds the nodes `roots` of `g` into a new graph through the smart constructors,
@@ -68,7 +69,7 @@ export function reachable(g: KernelGraph, roots: readonly number[]): number[] {
     const id = stack.pop()!;
     if (seen.has(id)) continue;
     seen.add(id);
-    stack.push(...g.node(id).args);
+    appendAll(stack, g.node(id).args);
   }
   return [...seen].sort((x, y) => x - y);
 }

@@ -25,6 +25,7 @@ import { EXP_OF_NON_POSITIVE, KernelGraph } from "./graph.js";
 import { legalize } from "./legalize.js";
 import { signOf, type LoadIndex, type RowMaximum } from "./value_facts.js";
 import { SCALAR_OPS, type FusibleElementwiseOpcode } from "./scalar_ops.js";
+import { appendAll } from "../../types/arrays.js";
 
 export type ReducerKind = "add" | "mul" | "max" | "min" | "and" | "or";
 
@@ -365,7 +366,7 @@ function collectReduces(inst: Instruction, out: Set<Instruction>, seen: Set<Inst
     if (seen.has(x)) continue;
     seen.add(x);
     if (x.opcode === "reduce") out.add(x);
-    stack.push(...x.operands);
+    appendAll(stack, x.operands);
   }
 }
 

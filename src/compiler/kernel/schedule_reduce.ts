@@ -34,6 +34,7 @@ import type { FusedKernelIR, ReducerKind } from "./lower_fusion.js";
 import { opProperties } from "./op_properties.js";
 import { reduceLoops, type ReduceLoops } from "./reduce_loops.js";
 import { rowAccess } from "./row_access.js";
+import { maxOf } from "../../types/arrays.js";
 
 /** What the schedule needs to know of the machine a backend renders for. */
 export interface ReduceTarget {
@@ -210,16 +211,16 @@ function stagesOf(
   const accumsOf = (roots: readonly number[]): number[] =>
     reachable(g, roots).flatMap((id) => (g.node(id).op === "accum" ? [g.node(id).attr as number] : []));
   const stage: number[] = [];
-  values.forEach((v, k) => { stage[k] = Math.max(0, ...accumsOf([v]).map((a) => stage[a]! + 1)); });
-  const nodeStage = (id: number): number => Math.max(0, ...accumsOf([id]).map((a) => stage[a]! + 1));
+  values.forEach((v, k) => { stage[k] = Math.max(0, maxOf(accumsOf([v]).map((a) => stage[a]! + 1))); });
+  const nodeStage = (id: number): number => Math.max(0, maxOf(accumsOf([id]).map((a) => stage[a]! + 1)));
   const fullStage = new Map<number, number>();
   const rowStage = new Map<number, number>();
   outputs.forEach((o, k) => {
     if (o.full === true) fullStage.set(k, nodeStage(outputValues[k]!));
     // A per-row output is computed when the last reduction it reads is finished.
-    else rowStage.set(k, Math.max(0, ...accumsOf([outputValues[k]!]).map((a) => stage[a]!)));
+    else rowStage.set(k, Math.max(0, maxOf(accumsOf([outputValues[k]!]).map((a) => stage[a]!))));
   });
-  const stages = 1 + Math.max(0, ...stage, ...fullStage.values(), ...rowStage.values());
+  const stages = 1 + Math.max(0, maxOf(stage), maxOf(fullStage.values()), maxOf(rowStage.values()));
   return { stage, nodeStage, fullStage, rowStage, stages };
 }
 
@@ -277,7 +278,7 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
   const rowBuffers = column ? [] : target.rowBufferValues === "largest"
     ? largestRowBuffers(g, stageRoots, nodeStage)
     : costlyOpRowBuffers(g, stageRoots, rVar, ringSlots * Rn, target.rowBufferBudget);
-  const width = Math.max(1, ...red.reductions.map((r) => ELEMENT_TYPES[r.type].storageBytes));
+  const width = Math.max(1, maxOf(red.reductions.map((r) => ELEMENT_TYPES[r.type].storageBytes)));
   const lanes = Math.max(4, Math.floor((target.accumulatorVectors * target.vectorBytes) / width));
   const useLanes = !column && Rn >= lanes;
   const vf = target.vectorForm;

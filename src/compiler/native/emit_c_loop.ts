@@ -20,6 +20,7 @@ import { bufferPointer, symbolize, SYM } from "./c_source.js";
 import { CValues, cType } from "./c_values.js";
 import { hasVectorForm, STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
+import { appendAll } from "../../types/arrays.js";
 
 
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
@@ -111,14 +112,14 @@ export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
   lines.push(`    const int64_t i0 = ${chunks === 1 ? "0" : `(u % ${chunks}) * ${B}`};`);
   lines.push(`    const int64_t i1 = i0 + ${B} < ${F} ? i0 + ${B} : ${F};`);
   values.emit(body.invariant, lines, "    ");
-  lines.push(...loads.pointers(values.names).map((l) => `    ${l}`));
+  appendAll(lines, loads.pointers(values.names).map((l) => `    ${l}`));
   sched.outputs.forEach((o, k) => {
     const t = cType(o.type);
     lines.push(`    ${t} *restrict out${k} = ${bufferPointer(t, nIn + k, `row * ${F}`, storageBytes(o.type), false)};`);
   });
   const vector = vectorLoop(g, sched, values.names, loads);
   if (vector === undefined) lines.push(`    int64_t i = i0;`);
-  else lines.push(`#if ${VECTOR_CONDITION}`, ...vector.loop, `#else`, `    int64_t i = i0;`, `#endif`);
+  else appendAll(lines, [`#if ${VECTOR_CONDITION}`, ...vector.loop, `#else`, `    int64_t i = i0;`, `#endif`]);
   lines.push(`#pragma GCC ivdep`);
   lines.push(`    for (; i < i1; i++) {`);
   values.emit([sched.innerVar, ...body.scalarBody], lines, "      ");
@@ -127,10 +128,10 @@ export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
   lines.push(`  }`);
   if (sched.outputs.some((o) => o.streaming)) lines.push(`#if ${VECTOR_CONDITION}`, `  xk_stream_fence();`, `#endif`);
   lines.push(`}`);
-  if (vector !== undefined) lines.unshift(`#if ${VECTOR_CONDITION}`, ...vector.definitions, `#endif`);
+  const text = vector === undefined ? lines : [`#if ${VECTOR_CONDITION}`, ...vector.definitions, `#endif`, ...lines];
   return {
     name,
-    c: symbolize("loop", lines.join("\n")),
+    c: symbolize("loop", text.join("\n")),
     operandCount: nIn,
     resultCount: ir.outputs.length,
     scratchBytes: 0,
@@ -158,11 +159,11 @@ function vectorLoop(
   const loop = (store: string): string[] => [`    for (; i + ${L} <= i1; i += ${L}) {`, ...[...body, ...stores(store)].map((l) => `      ${l}`), `    }`];
   const lines = [`    int64_t i = i0;`];
   const streaming = sched.outputs.filter((o) => o.streaming);
-  if (streaming.length === 0) lines.push(...loop("xk_vstore"));
+  if (streaming.length === 0) appendAll(lines, loop("xk_vstore"));
   else {
     // Streaming stores need 64-byte aligned addresses: every output's first vector on one (then all are).
     lines.push(`    if (${sched.outputs.map((_, k) => `((uintptr_t)(out${k} + i0) & 63) == 0`).join(" && ")}) {`);
-    lines.push(...loop("xk_vstream").map((l) => `  ${l}`), `    } else {`, ...loop("xk_vstore").map((l) => `  ${l}`), `    }`);
+    appendAll(lines, [...loop("xk_vstream").map((l) => `  ${l}`), `    } else {`, ...loop("xk_vstore").map((l) => `  ${l}`), `    }`]);
   }
   return { loop: lines, definitions: vectorDefinitions(vv.math) };
 }

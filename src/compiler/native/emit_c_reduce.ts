@@ -40,6 +40,7 @@ import { LoadPlan } from "./emit_c_loop.js";
 import { VECTOR_CONDITION } from "./c_math.js";
 import { STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
+import { appendAll } from "../../types/arrays.js";
 
 /**
  * The machine the reduction schedule is made for: lane accumulators of four 512-bit
@@ -64,7 +65,7 @@ function reachableStopping(g: KernelGraph, roots: readonly number[], stop: Reado
     const id = todo.pop()!;
     if (seen.has(id)) continue;
     seen.add(id);
-    if (!stop.has(id)) todo.push(...g.node(id).args);
+    if (!stop.has(id)) appendAll(todo, g.node(id).args);
   }
   return [...seen].sort((x, y) => x - y);
 }
@@ -179,7 +180,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     const pre: string[] = [];
     const body: string[] = [];
     v.emit(all.filter((id) => !varying.has(id)), pre, "");
-    pre.push(...loads.pointers(v.names));
+    appendAll(pre, loads.pointers(v.names));
     if (!vector) {
       for (const id of given) v.names.set(id, `${rowBuffers.at(id)}[${inner}]`);
       v.emit(all.filter((id) => varying.has(id)), body, "");
@@ -385,7 +386,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
             const vectorLoop = (indent: string, stream: boolean): void =>
               loop(indent, `for (int q = 0; q < ${lanes / VECTOR_LANES}; q++) {\n  const int64_t rr = r + ${VECTOR_LANES} * q;`,
                 ss.map((s) => elementParts(stageRoots[s]!, rVar, "rr", leavesOf(s), (value, out) => {
-                  for (const k of stageReductions(s)) out.push(...vectorLaneStep(k, value(values[k]!)));
+                  for (const k of stageReductions(s)) appendAll(out, vectorLaneStep(k, value(values[k]!)));
                   for (const k of stageFulls(s)) {
                     if (ir.outputs[k]!.type !== "f32") throw new CFail(`an output of ${ir.outputs[k]!.type}`);
                     out.push(`${stream && streamed.has(k) ? "xk_vstream" : "xk_vstore"}(out${k} + rr, ${value(outputs[k]!)});`);
@@ -404,7 +405,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
           } else {
             loop(`${inner}  `, `#pragma GCC ivdep\nfor (int l = 0; l < ${lanes}; l++) {\n  const int64_t rr = r + l;`,
               ss.map((s) => elementParts(stageRoots[s]!, rVar, "rr", leavesOf(s), (value, out) => {
-                for (const k of stageReductions(s)) out.push(...laneStep(k, value(values[k]!)));
+                for (const k of stageReductions(s)) appendAll(out, laneStep(k, value(values[k]!)));
                 fullStores(stageFulls(s), "rr", "j")(value, out);
               }, `a${s}_`, buffers(s))));
           }
@@ -569,14 +570,12 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
   }
 
   lines.push(`}`);
-  if (vectorBody !== undefined) {
-    // Both forms, the preprocessor choosing: the vector one where the target has the helpers.
-    lines.unshift(`#if ${VECTOR_CONDITION}`, ...vectorDefinitions(vectorMath), lines[0]!, ...vectorBody, `}`, `#else`);
-    lines.push(`#endif`);
-  }
+  // Both forms, the preprocessor choosing: the vector one where the target has the helpers.
+  const text = vectorBody === undefined ? lines
+    : [`#if ${VECTOR_CONDITION}`, ...vectorDefinitions(vectorMath), lines[0]!, ...vectorBody, `}`, `#else`, ...lines, `#endif`];
   return {
     name,
-    c: symbolize("reduce", lines.join("\n")),
+    c: symbolize("reduce", text.join("\n")),
     operandCount: nIn,
     resultCount: ir.outputs.length,
     scratchBytes: 0,

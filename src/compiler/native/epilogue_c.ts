@@ -29,6 +29,7 @@ import { LoadPlan } from "./emit_c_loop.js";
 import { anyGemmRoutine, gemmRoutine } from "./gemm_c.js";
 import { gemmFamily, type GemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
+import { appendAll } from "../../types/arrays.js";
 
 /**
  * `static void <SYM>_epi(uint8_t *mem, const uint32_t *args, uint32_t out_at, int64_t r0,
@@ -54,7 +55,7 @@ function epilogueSource(e: EpiloguePlan): string {
   lines.push(`static void ${SYM}_epi(uint8_t *mem, const uint32_t *args, uint32_t out_at, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {`);
   lines.push("  for (int64_t row = r0; row < r1; row++) {");
   values.emit(all.filter((id) => !varying.has(id)), lines, "    ");
-  lines.push(...loads.pointers(values.names).map((l) => `    ${l}`));
+  appendAll(lines, loads.pointers(values.names).map((l) => `    ${l}`));
   // Not restrict: the product is read through one of the pointers above at the element written.
   const es = ELEMENT_TYPES[e.type as ElementType].storageBytes;
   lines.push(`    ${t} *out = ((${t} *)(mem + (uint32_t)(out_at + (uint32_t)(row * ${e.cols * es}))));`);

@@ -5,6 +5,7 @@
 import { Computation, copyModuleSideData, HloModule } from "../../ir/computation.js";
 import { mapComputations, rebuild } from "../../ir/rewrite.js";
 import type { Pass } from "../../passes/pass.js";
+import { appendAll } from "../../types/arrays.js";
 
 function reachable(entry: Computation): Set<Computation> {
   const seen = new Set<Computation>();
@@ -13,7 +14,7 @@ function reachable(entry: Computation): Set<Computation> {
     const c = stack.pop()!;
     if (seen.has(c)) continue;
     seen.add(c);
-    stack.push(...c.calledComputations());
+    appendAll(stack, c.calledComputations());
   }
   return seen;
 }

@@ -46,6 +46,7 @@ import type { Pass, PassContext } from "../../passes/pass.js";
 import { formUnits, type Group, type Unit } from "./multi_output.js";
 import { formOutputFusions } from "./output_fusion.js";
 import { fuseRows } from "./row_fusion.js";
+import { appendAll } from "../../types/arrays.js";
 
 /** Index ops fused as index arithmetic (never materialized inside a fusion). */
 const INDEX_OPS: ReadonlySet<Opcode> = new Set<Opcode>([
@@ -239,7 +240,7 @@ function fuseComputation(c: Computation, ctx: PassContext, passName: string, opt
         factory.releaseName(node.name);
         const copy = factory.withOperands(node, operands);
         replaced.set(node, copy);
-        order.push(...factory.drain());
+        appendAll(order, factory.drain());
       }
       continue;
     }
@@ -255,7 +256,7 @@ function fuseComputation(c: Computation, ctx: PassContext, passName: string, opt
     });
     if (roots.length === 1) replaced.set(first, fusion);
     else roots.forEach((r, index) => replaced.set(r, factory.add("getTupleElement", [fusion], { index })));
-    order.push(...factory.drain());
+    appendAll(order, factory.drain());
   }
   const root = rebuilt(c.root);
   const fused = withInstructions(c, liveInstructions(order, root), root);

@@ -14,6 +14,7 @@ import { HloModule, subcomputationsOf, type Computation, type Instruction } from
 import { mapComputations, withInstructions } from "../../ir/rewrite.js";
 import type { Pass } from "../../passes/pass.js";
 import { fusionPassWith, type FusionOptions } from "./fusion.js";
+import { appendAll } from "../../types/arrays.js";
 
 /** The computations a control-flow op runs as a nested program (a composite's decomposition is what runs). */
 function controlFlowCallees(inst: Instruction): Computation[] {
@@ -37,7 +38,7 @@ export function stepComputationNames(module: HloModule): Set<string> {
     const c = stack.pop()!;
     if (names.has(c.name) || applied.has(c.name)) continue;
     names.add(c.name);
-    for (const inst of c.instructions) stack.push(...controlFlowCallees(inst));
+    for (const inst of c.instructions) appendAll(stack, controlFlowCallees(inst));
   }
   return names;
 }

@@ -8,6 +8,8 @@
 // outside its wait loop, so it leaves the loop whenever LOADS_POSTED[i] says a message
 // is waiting for it.
 
+import { charCodesToString } from "../../types/arrays.js";
+
 export const GENERATION = 0;
 export const COMMAND = 1;
 /** Workers that finished the current run (and, on exit, are woken through it). */
@@ -68,7 +70,7 @@ export function writeErrorMessage(control: SharedArrayBuffer, message: string): 
 export function readErrorMessage(control: SharedArrayBuffer): string {
   const ints = new Int32Array(control, 0, CONTROL_INTS);
   const chars = new Uint16Array(control, CONTROL_INTS * 4, ERROR_CHARS);
-  return String.fromCharCode(...chars.subarray(0, Atomics.load(ints, ERROR_LENGTH)));
+  return charCodesToString(chars.subarray(0, Atomics.load(ints, ERROR_LENGTH)));
 }
 
 /** One kernel of a run: its entry point, operand and result pointers, and whether it takes a scratch pointer. */

@@ -24,6 +24,7 @@ import { ELEMENT_TYPES, isSignedInt, type ElementType } from "../../types/elemen
 import { Literal } from "../../types/literal.js";
 import { arrayShape, elementCount, type ArrayShape } from "../../types/shape.js";
 import type { RandomAlgorithm } from "../../ir/attributes.js";
+import { appendAll } from "../../types/arrays.js";
 
 const MASK64 = (1n << 64n) - 1n;
 const lo32 = (x: bigint): number => Number(x & 0xffffffffn);
@@ -135,7 +136,7 @@ function philoxBits(state: readonly bigint[], count: number, wide: boolean): Raw
   for (let j = 0; j < blocks; j++) {
     const out = philoxBlock(add128(counter, BigInt(j)), k0, k1);
     if (wide) words.push(join64(out[0], out[1]), join64(out[2], out[3]));
-    else words.push(...out);
+    else appendAll(words, out);
   }
   words.length = count;
   const next = add128(counter, BigInt(blocks));

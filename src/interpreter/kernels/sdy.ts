@@ -182,7 +182,7 @@ function manualComputation(inst: Instruction<"sdyManualComputation">, operands: 
       const unreducedKey = sharding.unreducedAxes.map((a) => position.get(a.name) ?? "").join(",");
       const earlier = block.partial.get(unreducedKey);
       if (earlier === undefined) block.partial.set(unreducedKey, piece);
-      else if (literalToString(earlier) !== literalToString(piece)) {
+      else if (literalToString(earlier, Infinity) !== literalToString(piece, Infinity)) {
         throw new ExecutionError(`${inst.name}: result ${j} is replicated along a manual axis by its out sharding, but the devices computed different values for it`);
       }
     });

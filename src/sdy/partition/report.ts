@@ -13,6 +13,7 @@ import { subcomputationsOf, type Computation, type Instruction } from "../../ir/
 import type { Opcode } from "../../ir/opcodes.js";
 import { byteSize, shapeToString, type Shape } from "../../types/shape.js";
 import type { PartitionedProgram } from "./partition.js";
+import { appendAll, maxOf } from "../../types/arrays.js";
 
 const COLLECTIVES: ReadonlySet<Opcode> = new Set<Opcode>(["allGather", "allReduce", "reduceScatter", "allToAll", "collectivePermute"]);
 
@@ -65,7 +66,7 @@ function collectiveCost(inst: Instruction, deviceCount: number): CollectiveCost 
       default: return 0;
     }
   });
-  const groupSize = Math.max(...Array.from({ length: deviceCount }, (_, d) => group(d).length));
+  const groupSize = maxOf(Array.from({ length: deviceCount }, (_, d) => group(d).length));
   const first = inst.operands[0];
   const operand = first === undefined ? "" : `%${first.name} ${shapeToString(first.shape)}`;
   return { opcode: inst.opcode, name: inst.name, operand, groupSize, bytesSent: sent };
@@ -78,7 +79,7 @@ function collectivesOf(c: Computation, seen = new Set<Computation>()): Instructi
   const out: Instruction[] = [];
   for (const inst of c.instructions) {
     if (COLLECTIVES.has(inst.opcode)) out.push(inst);
-    for (const callee of subcomputationsOf(inst)) out.push(...collectivesOf(callee, seen));
+    for (const callee of subcomputationsOf(inst)) appendAll(out, collectivesOf(callee, seen));
   }
   return out;
 }

@@ -17,8 +17,12 @@ import { insertReshard, preOrderOps, replaceAllUsesExcept } from "../propagation
 import { writeBack } from "../propagation/ir_writeback.js";
 import type { PassRegistration } from "../../passes/pass_options.js";
 import { metadataLocation } from "../../ir/attributes.js";
+import { ShardingError } from "../../sharding/axis.js";
+import { MAX_CALL_DEPTH } from "../../interpreter/evaluate.js";
+import { maxOf } from "../../types/arrays.js";
 import { addDataFlowEdges } from "./data_flow_edges.js";
 import { plain } from "./export.js";
+import { unquoteMlirString } from "../../types/mlir_string.js";
 
 /** By function name, the function it came from, for functions the pipeline made from named computations. */
 export type OriginalNames = Map<string, string>;
@@ -50,12 +54,45 @@ function argShardingsOf(c: Computation, meshes: readonly NamedMesh[]): TensorSha
 /** A function's name before the pipeline copied it (`sdy.original_func_name`, else its own). */
 function originalName(c: Computation, names: OriginalNames): string {
   const attr = c.attributes?.["sdy.original_func_name"];
-  return names.get(c.name) ?? (attr !== undefined ? JSON.parse(attr) as string : c.name);
+  return names.get(c.name) ?? (attr !== undefined ? unquoteMlirString(attr, "sdy.original_func_name") : c.name);
+}
+
+/**
+ * How deeply computations nest under each of `roots` (a computation alone is 1; each
+ * call or region adds one), counted without recursion.
+ */
+function nestingDepths(roots: readonly Computation[]): Map<Computation, number> {
+  const depthOf = new Map<Computation, number>();
+  for (const root of roots) {
+    // Post-order over the nesting: a computation's depth once all it nests have theirs.
+    const stack: { c: Computation; children: Computation[] }[] = [];
+    const enter = (c: Computation): void => { stack.push({ c, children: c.instructions.flatMap((i) => subcomputationsOf(i)) }); };
+    if (!depthOf.has(root)) enter(root);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const next = top.children.find((k) => !depthOf.has(k) && !stack.some((f) => f.c === k));
+      if (next !== undefined) {
+        enter(next);
+        continue;
+      }
+      stack.pop();
+      depthOf.set(top.c, 1 + maxOf(top.children.map((k) => depthOf.get(k) ?? 0).concat(0)));
+    }
+  }
+  return depthOf;
 }
 
 /** Every call becomes a named computation over (a copy of) its callee's body; called functions go. */
 export function importFuncCalls(module: HloModule, names: OriginalNames, warn: (message: string, at: Instruction) => void = () => {}): HloModule {
   const functions = module.functions ?? [module.entry];
+  // Named computations nest their bodies, and propagation, the partitioner and the
+  // printers walk that nesting on the JavaScript stack: past the interpreter's own
+  // limit, a typed error rather than a RangeError.
+  const depths = nestingDepths(functions);
+  const deepest = functions.reduce((a, b) => (depths.get(b)! > depths.get(a)! ? b : a));
+  if (depths.get(deepest)! > MAX_CALL_DEPTH) {
+    throw new ShardingError(`sdy-import-func-calls: calls from @${deepest.name} nest ${depths.get(deepest)} deep, more than the ${MAX_CALL_DEPTH} propagation and partitioning support`);
+  }
   const called = new Set<Computation>();
   const taken = new Set(module.computations.map((c) => c.name));
   const out = editModule(module, (c) => {

@@ -24,6 +24,8 @@ import { setSourceLocation, sourceLocation } from "../../ir/locations.js";
 import { OP_TABLE } from "../../ir/opcodes.js";
 import { hasSideEffect, withEntry, withInstructions } from "../../ir/rewrite.js";
 import { structuralKey } from "../../ir/traverse.js";
+import { appendAll, maxOf } from "../../types/arrays.js";
+import { unquoteMlirString } from "../../types/mlir_string.js";
 
 export const isScalar = (inst: Instruction): boolean => inst.shape.kind === "array" && inst.shape.dimensions.length === 0;
 
@@ -80,7 +82,7 @@ const calleeOf = (op: MOp): MFunc | undefined => {
 
 function originalFuncName(f: MFunc): string {
   const attr = f.attributes?.["sdy.original_func_name"];
-  return attr !== undefined ? JSON.parse(attr) as string : f.name;
+  return attr !== undefined ? unquoteMlirString(attr, "sdy.original_func_name") : f.name;
 }
 
 /** The region blocks of an op, in attribute order. */
@@ -122,7 +124,7 @@ function mirrorBlock(c: Computation, funcs: ReadonlyMap<Computation, MFunc>, out
       else scope.set(inst.name, op);
     }
   }
-  block.results.push(...(rootIsTerminator ? c.root.operands : [c.root]).map((r) => map.get(r)!));
+  appendAll(block.results, (rootIsTerminator ? c.root.operands : [c.root]).map((r) => map.get(r)!));
   return block;
 }
 
@@ -135,9 +137,9 @@ function copyBlock(block: MBlock): MBlock {
     map.set(op, made);
     return made;
   };
-  out.params.push(...block.params.map(copy));
-  out.ops.push(...block.ops.map(copy));
-  out.results.push(...block.results.map((r) => map.get(r)!));
+  appendAll(out.params, block.params.map(copy));
+  appendAll(out.ops, block.ops.map(copy));
+  appendAll(out.results, block.results.map((r) => map.get(r)!));
   return out;
 }
 
@@ -329,7 +331,7 @@ class Rebuilder {
 
   private block(block: MBlock, name: string): Computation {
     const c = block.source;
-    let nextId = Math.max(-1, ...c.instructions.map((i) => i.id)) + 1;
+    let nextId = Math.max(-1, maxOf(c.instructions.map((i) => i.id))) + 1;
     const names = new Set(c.instructions.map((i) => i.name));
     const map = new Map<MOp, Instruction>();
     const make = (op: MOp): Instruction => {

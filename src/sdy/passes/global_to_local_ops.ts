@@ -16,6 +16,7 @@ import { axisListEquals, axisListToString, ShardingError, totalAxesSize } from "
 import { offsetTable, shardIndex } from "../../sharding/local_shapes.js";
 import { meshSize } from "../../sharding/mesh.js";
 import type { AxisRef, Mesh, TensorSharding } from "../../sharding/model.js";
+import { appendAll, maxOf, minOf } from "../../types/arrays.js";
 
 /** Which id names the device in the per-device program: partitions (SPMD) or replicas. */
 export type DeviceIdOp = "partitionId" | "replicaId";
@@ -151,8 +152,8 @@ export function lowerPad(ctx: LocalOpContext, inst: Instruction<"pad">, operands
     return f.add("pad", [operands[0]!, operands[1]!], { edgePaddingLow: low, edgePaddingHigh: high, interiorPadding }, { from: inst, declared: local });
   }
   // Padded so that every device's window lies inside, then each device takes its own.
-  const low = offsets.map((row) => Math.max(0, ...row));
-  const high = offsets.map((row, d) => Math.max(0, local.dimensions[d]! - Math.min(...row) - expanded(d)));
+  const low = offsets.map((row) => Math.max(0, maxOf(row)));
+  const high = offsets.map((row, d) => Math.max(0, local.dimensions[d]! - minOf(row) - expanded(d)));
   const wide = f.add("pad", [operands[0]!, operands[1]!], { edgePaddingLow: low, edgePaddingHigh: high, interiorPadding });
   const starts = offsets.map((row, d) => perDeviceScalar(ctx, row.map((o) => low[d]! - o), "s64"));
   return f.add("dynamicSlice", [wide, ...starts], { sliceSizes: local.dimensions }, { from: inst, declared: local });
@@ -324,7 +325,7 @@ export function lowerGather(ctx: LocalOpContext, inst: Instruction<"gather">, op
     if (totalAxesSize(axes, mesh) <= 1 || dn.operandBatchingDims.includes(d)) return;
     if (sliceSizes[d] === 1) {
       pointDims.push(d);
-      reduction.push(...axes);
+      appendAll(reduction, axes);
     } else if (sliceSizes[d] === size) {
       sliceSizes[d] = localOperand.dimensions[d]!;
     } else {

@@ -16,6 +16,7 @@ import {
   axisPlace, buildDataExchange, canUseHalo, dimExchangeInfo, haloDataExchange, linearIndex, manualShardCount, meshCoordinates, needsComm,
   padHighToShape, paddedDimSize, permute, shardCountOf, shiftPairs, sliceHighToShape, withoutAxesNamed, zeroConstant, type HaloContext,
 } from "./halo_exchange.js";
+import { appendAll } from "../../types/arrays.js";
 
 export type HaloOutcome =
   | { readonly kind: "unchanged" }
@@ -187,7 +188,7 @@ export function haloReverse(
   inSharding.dimShardings.forEach((d, dim) => {
     const shards = totalAxesSize(d.axes, mesh);
     if (!reversed.has(dim) || shards <= 1) return;
-    axesToReverse.push(...d.axes);
+    appendAll(axesToReverse, d.axes);
     if (dims[dim]! % shards === 0) return;
     for (const a of d.axes) manualAxes.add(a.name);
     paddedShape[dim] = paddedDimSize(dims[dim]!, shards);

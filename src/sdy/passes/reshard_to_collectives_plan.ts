@@ -23,6 +23,7 @@ import { ShardingError, addAxisOrMerge, axisCanCoexist, axisContains, axisEquals
   axisSuffixWithoutOverlap, axisToString, compareAxisRefs, nextPreSizeOrFullSize, subAxis, subAxisPreSize, totalAxesSize } from "../../sharding/axis.js";
 import type { AllToAllParam, AxisRef, Mesh, ReductionOp, TensorSharding } from "../../sharding/model.js";
 import { meshOrRefEquals } from "../../sharding/sharding.js";
+import { appendAll } from "../../types/arrays.js";
 
 /** One collective of a plan, with the sharding of its result. */
 export type PlannedCollective =
@@ -414,7 +415,7 @@ export class ReshardPlanner {
         if (r.remainder !== undefined) outAxes.unshift(r.remainder);
       }
       this.capacity[dim] = capacity;
-      freeOut.push(...outAxes);
+      appendAll(freeOut, outAxes);
       used = Math.floor(used / capacity);
       // Held axes nobody wants: the part that wanted axes replaced goes after the rest, so the rest returns to where it was.
       const rest = inAxes.filter((a) => !this.outPlaces.has(keyOf(a)));

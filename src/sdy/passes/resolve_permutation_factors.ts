@@ -34,6 +34,7 @@ import { maxChannelId } from "./convert_global_to_local.js";
 import type { HaloContext } from "./halo_exchange.js";
 import { haloPad, haloReverse, haloSlice, REPLICATE, UNCHANGED, type HaloOutcome } from "./halo_ops.js";
 import { haloReshape } from "./halo_reshape.js";
+import { maxOf } from "../../types/arrays.js";
 
 export const RESOLVE_PERMUTATION_FACTORS = "sdy-resolve-permutation-factors";
 
@@ -252,7 +253,7 @@ function resolveComputation(c: Computation, meshes: readonly NamedMesh[], halo: 
     // A candidate factor needs replicating when it is sharded on some tensor and is not one of the local pad or slice cases.
     const toReplicate = new Set(candidates.filter((f) => {
       const sharded = (mappings: OpShardingRule["operandMappings"], shardings: readonly (TensorSharding | undefined)[]): number =>
-        Math.max(1, ...mappings.flatMap((m, t) => m.flatMap((factors, dim) => (factors.includes(f) ? [shardCount(shardings[t], dim, mesh)] : []))));
+        Math.max(1, maxOf(mappings.flatMap((m, t) => m.flatMap((factors, dim) => (factors.includes(f) ? [shardCount(shardings[t], dim, mesh)] : [])))));
       const shards = Math.max(sharded(rule.operandMappings, inShardings), sharded(rule.resultMappings, [outSharding]));
       if (shards <= 1) return false;
       const dim = rule.resultMappings[0]!.findIndex((factors) => factors.includes(f));

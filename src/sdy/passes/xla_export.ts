@@ -33,6 +33,7 @@ import { sdyToHloSharding } from "../hlo_sharding_convert.js";
 import { meshSize } from "../../sharding/mesh.js";
 import type { NamedMesh, TensorSharding } from "../../sharding/model.js";
 import { resolveMesh } from "../../sharding/sharding.js";
+import { maxOf } from "../../types/arrays.js";
 
 /** A manual or named computation's body as a function, and the manual axes inside it. */
 interface BodyFunction {
@@ -221,7 +222,7 @@ export function stablehloExportPipeline(module: HloModule): HloModule {
   const withOps = mapComputations(module, (c) => exporter.exportOps(c));
   const exported = mapComputations(withOps, (c) => exporter.exportShardings(c));
   const out = exported === withOps ? withEntry(withOps, withOps.entry) : exported;
-  const devices = Math.max(1, ...(module.meshes ?? []).map((m) => meshSize(m.mesh)));
+  const devices = Math.max(1, maxOf((module.meshes ?? []).map((m) => meshSize(m.mesh))));
   delete out.meshes;
   out.attributes = { "mhlo.num_partitions": `${devices} : i32`, "mhlo.num_replicas": "1 : i32", ...(module.attributes ?? {}) };
   return out;

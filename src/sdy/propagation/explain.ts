@@ -15,6 +15,7 @@ import { factorSymbol } from "../../text/mlir/sdy_rule_text.js";
 import { newAxisEdges } from "./debug.js";
 import type { PropagationObserver, PropagationStep } from "./driver.js";
 import { getSharding, preOrderOps, shardableValue, terminatorOf, type PGraph, type POp, type PValue } from "./graph.js";
+import { appendAll } from "../../types/arrays.js";
 
 /** How values and ops are named in the explanation (the IR's names and source positions). */
 export interface ExplainNaming {
@@ -81,7 +82,7 @@ export class ExplainRecorder implements PropagationObserver {
     if (axes.length === 0) return;
     const known = this.seeds.get(holder);
     if (known === undefined) this.seeds.set(holder, { axes, where });
-    else known.axes.push(...axes.filter((a) => !known.axes.some((b) => axisContains(b, a))));
+    else appendAll(known.axes, axes.filter((a) => !known.axes.some((b) => axisContains(b, a))));
   }
 
   onStep(s: PropagationStep): void {
@@ -172,8 +173,8 @@ export class ExplainRecorder implements PropagationObserver {
     }
     lines.push("conflicts:");
     if (this.conflicts.size === 0 && this.contests.size === 0) lines.push("  none");
-    for (const c of this.conflicts.values()) lines.push(...this.explainConflict(c));
-    for (const c of this.contests.values()) lines.push(...this.explainContest(c));
+    for (const c of this.conflicts.values()) appendAll(lines, this.explainConflict(c));
+    for (const c of this.contests.values()) appendAll(lines, this.explainContest(c));
     return lines;
   }
 

@@ -21,6 +21,7 @@ import {
 } from "../../sharding/axis.js";
 import type { AxisRef, Mesh, PropagationDirection } from "../../sharding/model.js";
 import { expandShardingAxes, type FactorSharding, type ShardingProjection, type TensorFactorShardings, type UpdateTensorShardings } from "./projection.js";
+import { appendAll } from "../../types/arrays.js";
 
 /** The direction propagation may take along a factor. */
 export type DirectionAlongFactor = (factorIndex: number) => PropagationDirection;
@@ -146,8 +147,8 @@ function compatibleMajorAxesOf(oldAxes: readonly AxisRef[], newAxes: readonly Ax
       return [result, false];
     }
   }
-  result.push(...oldAxes.slice(i));
-  if (canExpand) result.push(...newAxes.slice(i));
+  appendAll(result, oldAxes.slice(i));
+  if (canExpand) appendAll(result, newAxes.slice(i));
   return [result, canExpand];
 }
 

@@ -12,6 +12,7 @@
 
 import type { OpShardingRule, PropagationDirection, TensorSharding } from "../../sharding/model.js";
 import { addFreeAxesToManualSharding, eraseManualAxes, fullyReplicatedSharding } from "../../sharding/sharding.js";
+import { appendAll } from "../../types/arrays.js";
 
 /** The sdy ops a pass may add to the graph (written back as instructions of these opcodes). */
 export type MadeOpcode = "sdyReshard" | "sdyShardingConstraint" | "sdyAllReduce" | "sdyReplicatedToUnreduced" | "sdyShardedToUnreduced";
@@ -319,7 +320,7 @@ export function replaceUsesIf(from: PValue, to: PValue, accept: (user: POp) => b
     to.uses.push(use);
   }
   from.uses.length = 0;
-  from.uses.push(...kept);
+  appendAll(from.uses, kept);
 }
 
 /** Makes every use of `from` except those by `except` use `to`. */

@@ -15,6 +15,7 @@ import { propagateAny, type DirectionFn, type PropagationDriver } from "./driver
 import { dataFlowEdgeOfTarget, type PGraph, type POp } from "./graph.js";
 import { holderSharding, setHolderSharding, walkShardings, type ShardingHolder } from "./sharding_walker.js";
 import type { NamedMesh } from "../../sharding/model.js";
+import { appendAll } from "../../types/arrays.js";
 
 export type FactorStrategy = "basic" | "aggressive" | "basic-then-aggressive";
 
@@ -103,7 +104,7 @@ function initialShardingForPriorities(s: TensorSharding, meshes: readonly NamedM
   const replicated: AxisRef[] = [...s.replicatedAxes];
   const dimShardings = s.dimShardings.map((d) => {
     if (priorityOrDefault(d) === 0) return dimShardingWithoutPriority(d);
-    replicated.push(...d.axes);
+    appendAll(replicated, d.axes);
     return { axes: [], isClosed: true };
   });
   return { ...s, dimShardings, replicatedAxes: replicated.sort(meshAxisComparator(resolveMesh(s.meshOrRef, meshes))) };
@@ -115,7 +116,7 @@ function shardingForPriority(current: TensorSharding, original: TensorSharding, 
   const dimShardings = current.dimShardings.map((d, i) => {
     const o = original.dimShardings[i]!;
     if (priorityOrDefault(o) !== priority) return d;
-    released.push(...o.axes);
+    appendAll(released, o.axes);
     return dimShardingWithoutPriority(o);
   });
   return { ...current, dimShardings, replicatedAxes: current.replicatedAxes.filter((a) => !released.some((r) => axisEquals(r, a))) };

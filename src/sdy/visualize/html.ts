@@ -9,6 +9,7 @@ import type { Mesh } from "../../sharding/model.js";
 import { meshSize } from "../../sharding/mesh.js";
 import { meshIndexOf, type ShardingLayout, type Tile } from "./layout.js";
 import { describeLayout, dimBlockLabel, meshSummary, summaryLine, tileLabel } from "./text.js";
+import { maxOf } from "../../types/arrays.js";
 
 export interface ShardingFigure {
   /** `@main %arg0: tensor<8x8xf32>`. */
@@ -47,10 +48,10 @@ function tileSvg(layout: ShardingLayout, tiles: readonly Tile[]): string {
   const cols = rank === 0 ? 1 : layout.shardCounts[rank - 1]!;
   const rows = tiles.length / cols;
   const labels = tiles.map(tileLabel);
-  const width = clamp(Math.max(480 / cols, ...labels.map((l) => l.length * CHAR_WIDTH + 12)), 48, 200);
+  const width = clamp(Math.max(480 / cols, maxOf(labels.map((l) => l.length * CHAR_WIDTH + 12))), 48, 200);
   const height = clamp(320 / rows, 34, 90);
   const rowLabels = rank >= 2 ? Array.from({ length: rows }, (_, i) => dimBlockLabel(tiles[i * cols]!.dims[rank - 2]!)) : [];
-  const left = 8 + Math.max(0, ...rowLabels.map((l) => l.length * CHAR_WIDTH));
+  const left = 8 + Math.max(0, maxOf(rowLabels.map((l) => l.length * CHAR_WIDTH)));
   const top = rank >= 1 ? 22 : 4;
   const parts: string[] = [];
   tiles.forEach((tile, k) => {

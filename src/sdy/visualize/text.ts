@@ -8,6 +8,7 @@ import { axisSize, axisToString } from "../../sharding/axis.js";
 import type { Mesh } from "../../sharding/model.js";
 import { isMaximalMesh, meshSize } from "../../sharding/mesh.js";
 import { MAX_DRAWN, meshIndexOf, unusedAxes, type DimBlock, type ShardingLayout, type Tile } from "./layout.js";
+import { appendAll, maxOf, minOf } from "../../types/arrays.js";
 
 /** `0:4`, the half-open range of elements; `4:5 +1 pad` when the shard is padded. */
 export function dimBlockLabel(b: DimBlock): string {
@@ -35,7 +36,7 @@ export function tileLabel(tile: Tile): string {
 /** The device a tile is colored by: the lowest id holding it. */
 export function tileColorDevice(tile: Tile): number | undefined {
   const ids = tile.copies.flat();
-  return ids.length === 0 ? undefined : Math.min(...ids);
+  return ids.length === 0 ? undefined : minOf(ids);
 }
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -90,8 +91,8 @@ interface Cell {
 
 /** A box-drawn grid with row labels on the left and column labels on top. */
 function grid(rowLabels: readonly string[], colLabels: readonly string[], cells: readonly (readonly Cell[])[], color: boolean): string[] {
-  const widths = colLabels.map((c, j) => Math.max(c.length, ...cells.map((row) => row[j]!.label.length)) + 2);
-  const margin = Math.max(0, ...rowLabels.map((r) => r.length));
+  const widths = colLabels.map((c, j) => Math.max(c.length, maxOf(cells.map((row) => row[j]!.label.length))) + 2);
+  const margin = Math.max(0, maxOf(rowLabels.map((r) => r.length)));
   const pad = (s: string): string => s.padStart(margin) + " ";
   const rule = (l: string, m: string, r: string): string => pad("") + l + widths.map((w) => "─".repeat(w)).join(m) + r;
   const header = (pad("") + " " + colLabels.map((c, j) => center(c, widths[j]!)).join(" ")).trimEnd();
@@ -131,7 +132,7 @@ export function renderLayoutGrid(layout: ShardingLayout, color = false): string[
   for (let k = 0; k < layout.tiles.length; k += perGrid) {
     const tiles = layout.tiles.slice(k, k + perGrid);
     const index = tiles[0]!.dims.slice(0, rank - 2).map(dimBlockLabel);
-    lines.push(`[${[...index, ":", ":"].join(", ")}]`, ...tileGrid(layout, tiles, color));
+    appendAll(lines, [`[${[...index, ":", ":"].join(", ")}]`, ...tileGrid(layout, tiles, color)]);
   }
   return lines;
 }

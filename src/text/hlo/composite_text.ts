@@ -8,7 +8,7 @@ import type { ElementType } from "../../types/element_type.js";
 import { ParseError, VerifyError } from "../../types/errors.js";
 import { quote } from "./attr_syntax.js";
 import { Cursor, MAX_NESTING, SourceText } from "./cursor.js";
-import { formatFloat } from "./literal_text.js";
+import { formatFloat } from "../../types/shortest_f32.js";
 
 const MLIR_TYPES: Readonly<Record<string, ElementType>> = {
   i1: "pred", i2: "s2", i4: "s4", i8: "s8", i16: "s16", i32: "s32", i64: "s64",

@@ -7,7 +7,7 @@ import { roundToFloatType } from "../../types/float_codec.js";
 import { Literal, type Scalar } from "../../types/literal.js";
 import { elementCount, type ArrayShape, type Shape } from "../../types/shape.js";
 import { Cursor, MAX_NESTING } from "./cursor.js";
-import { AsciiWriter, shortestF32Text } from "./shortest_f32.js";
+import { AsciiWriter, formatFloat } from "../../types/shortest_f32.js";
 
 /** Parses the literal between `constant(` and `)` for a value of shape `shape`. */
 export function parseLiteral(c: Cursor, shape: Shape, depth = 0): Literal {
@@ -102,53 +102,6 @@ export function parseScalar(c: Cursor, t: ElementType): Scalar {
   return isWideInt(t) ? v : Number(v);
 }
 
-/** The shortest decimal that reads back as the same value of type `t`. */
-export function formatFloat(t: ElementType, x: number): string {
-  if (Number.isNaN(x)) return "nan";
-  if (x === Infinity) return "inf";
-  if (x === -Infinity) return "-inf";
-  if (Object.is(x, -0)) return "-0";
-  // Whole numbers print in full (65504, not 65500); others as the shortest exact text.
-  if (Number.isInteger(x) && Math.abs(x) < 1e16) return String(x);
-  if (t === "f32") return shortestF32Text(x) ?? shortestF32BySearch(x);
-  if (t !== "f64") {
-    for (let p = 1; p < 17; p++) {
-      const text = Number(x.toPrecision(p));
-      if (roundToFloatType(t, text) === x) return String(text);
-    }
-  }
-  return String(x);
-}
-
-/** The slow exact path of `shortestF32Text`: rounds to p digits and reads back. */
-export function shortestF32BySearch(x: number): string {
-  // Reading back is monotone in the digit count for f32 (p digits that read back mean
-  // p + 1 do), and 9 always do. Try 6 first: data written with few digits stops below
-  // it, weights (8 or 9 digits) above; each try keeps the number it read, so the
-  // answer needs no second conversion.
-  const tryDigits = (p: number): number | undefined => {
-    const v = Number(x.toPrecision(p));
-    return Math.fround(v) === x ? v : undefined;
-  };
-  let best: number | undefined;
-  let lo: number;
-  let hi: number;
-  const six = tryDigits(6);
-  if (six !== undefined) [best, lo, hi] = [six, 1, 6];
-  else {
-    const eight = tryDigits(8);
-    if (eight === undefined) return String(Number(x.toPrecision(9)));
-    [best, lo, hi] = [eight, 7, 8];
-  }
-  // Invariant: hi digits read back (their number is `best`), fewer than lo do not.
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    const v = tryDigits(mid);
-    if (v !== undefined) [best, hi] = [v, mid];
-    else lo = mid + 1;
-  }
-  return String(best);
-}
 
 export function printScalar(t: ElementType, v: Scalar): string {
   if (typeof v === "boolean") return v ? "true" : "false";

@@ -24,10 +24,11 @@ import {
   printNestedIntLists, printPadding, printPrecisionList, printSlice, printWindow, quote, rawBraces,
 } from "./attr_syntax.js";
 import { Cursor } from "./cursor.js";
-import { formatFloat } from "./literal_text.js";
+import { formatFloat } from "../../types/shortest_f32.js";
 import { parseShape } from "./shape_text.js";
 import { parseCompositeAttributes, printCompositeAttributes } from "./composite_text.js";
 import { SDY_OP_TEXT } from "./sdy_text.js";
+import { appendAll } from "../../types/arrays.js";
 
 /** What an op's decoder may read: its attributes, declared shape and operand shapes. */
 export interface DecodeInput {
@@ -222,7 +223,7 @@ function encodeCollective(a: Readonly<CollectiveFields>, own: string[] = []): st
   const out: string[] = [];
   if (a.channelId !== undefined) out.push(`channel_id=${a.channelId}`);
   out.push(`replica_groups=${printNestedIntLists(a.replicaGroups)}`);
-  out.push(...own);
+  appendAll(out, own);
   if (a.useGlobalDeviceIds === true) out.push("use_global_device_ids=true");
   return out;
 }

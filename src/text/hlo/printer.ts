@@ -13,6 +13,7 @@ import { OP_TEXT, type EncodeContext, type OpText } from "./op_attrs.js";
 import { printShape } from "./shape_text.js";
 import { printMeshes, SDY_MESHES_KEY, sdyShardingEntries } from "./sdy_text.js";
 import { printBufferDonors, printInputOutputAlias } from "./module_aliasing.js";
+import { appendAll } from "../../types/arrays.js";
 
 const VALID_NAME = /^[A-Za-z_][A-Za-z0-9_.\-]*$/;
 
@@ -115,7 +116,7 @@ function hloShardingOf(inst: Instruction, comp: Computation): string | undefined
 function printComputation(comp: Computation, isEntry: boolean, names: Names): string {
   const params = comp.parameters.map((p) => `${names.of(p)}: ${printShape(p.shape, false)}`).join(", ");
   const lines = [`${isEntry ? "ENTRY " : ""}%${names.computation(comp)} (${params}) -> ${printShape(comp.root.shape, false)} {`];
-  for (const inst of comp.instructions) lines.push(...printInstruction(inst, inst === comp.root, names, sdyShardingEntries(inst, comp), hloShardingOf(inst, comp)));
+  for (const inst of comp.instructions) appendAll(lines, printInstruction(inst, inst === comp.root, names, sdyShardingEntries(inst, comp), hloShardingOf(inst, comp)));
   lines.push("}");
   return `${lines.join("\n")}\n`;
 }

@@ -18,6 +18,7 @@ import { Literal, type Scalar } from "../../types/literal.js";
 import { arrayShape, shapeToString, type ArrayShape } from "../../types/shape.js";
 import { toInts } from "./attr_read.js";
 import type { LowerContext } from "./import_ops.js";
+import { maxOf } from "../../types/arrays.js";
 
 type BinaryTarget =
   | "add" | "atan2" | "complex" | "divide" | "maximum" | "minimum" | "multiply" | "nextAfter" | "polygamma" | "power"
@@ -91,7 +92,7 @@ function broadcastOperands(ctx: LowerContext, count: number): Instruction[] {
   shapes.forEach((s, i) => {
     if (s.dynamicDimensions.some((d) => d)) ctx.fail(`operand ${i} (${shapeToString(s)}) has dynamic dimensions, which CHLO's broadcasting does not support here`);
   });
-  const rank = Math.max(...shapes.map((s) => s.dimensions.length));
+  const rank = maxOf(shapes.map((s) => s.dimensions.length));
   const attr = ctx.r.get("broadcast_dimensions");
   const explicit = attr === undefined ? undefined : toInts(attr) ?? ctx.fail("broadcast_dimensions must be a list of integers");
   const maps = shapes.map((s, i) => {

@@ -4,7 +4,7 @@
 // The parser is recursive descent over this cursor rather than over a token list,
 // because MLIR switches lexical modes inside types (`tensor<2x3xf32>`).
 
-import { decodeUtf8, encodeUtf8 } from "../../types/utf8.js";
+import { decodeMlirStringBody, mlirStringEnd } from "../../types/mlir_string.js";
 import { ParseError } from "../../types/errors.js";
 
 /** Deepest nesting of regions, lists or attributes accepted before the parser gives up (no stack overflow). */
@@ -155,27 +155,12 @@ export class Cursor {
         return body;
       }
     }
-    const bytes: number[] = [];
-    this.pos++;
-    for (;;) {
-      const cp = this.text.codePointAt(this.pos);
-      if (cp === undefined || cp === 10) throw this.error("unterminated string", start);
-      const c = String.fromCodePoint(cp);
-      this.pos += c.length;
-      if (c === '"') return decodeUtf8(bytes);
-      if (c !== "\\") {
-        bytes.push(...encodeUtf8(c));
-        continue;
-      }
-      const e = this.text[this.pos++] ?? "";
-      if (e === "n") bytes.push(10);
-      else if (e === "t") bytes.push(9);
-      else if (e === '"' || e === "\\") bytes.push(e.charCodeAt(0));
-      else if (/^[0-9a-fA-F]{2}$/.test(e + (this.text[this.pos] ?? ""))) {
-        bytes.push(parseInt(e + this.text[this.pos]!, 16));
-        this.pos++;
-      } else throw this.error(`bad escape '\\${e}' in string`, this.pos - 2);
-    }
+    const close = mlirStringEnd(this.text, start);
+    if (close < 0) throw this.error("unterminated string", start);
+    const value = decodeMlirStringBody(this.text.slice(start + 1, close));
+    if (typeof value !== "string") throw this.error(`bad escape '${this.text.slice(start + 1 + value.badEscapeAt, start + 3 + value.badEscapeAt)}' in string`, start + 1 + value.badEscapeAt);
+    this.pos = close + 1;
+    return value;
   }
 
   /** A number token as text: `-12`, `0x7F80`, `1.5e-3`, `inf`/`nan` are not numbers here. */

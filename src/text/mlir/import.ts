@@ -22,6 +22,7 @@ import { shapeToMlir } from "./types.js";
 import { setSourceLocation, sourceLocation } from "../../ir/locations.js";
 import type { NamedMesh } from "../../sharding/model.js";
 import { splitValueAttributes, type SdyValues } from "./sdy_import.js";
+import { appendAll } from "../../types/arrays.js";
 
 /** The elements of a tuple shape (none for arrays and tokens). */
 export function elementsOf(s: Shape): readonly Shape[] {
@@ -316,11 +317,11 @@ export class Importer {
       for (let a = attrs.pop(); a !== undefined; a = attrs.pop()) {
         if (a.kind === "symbol") {
           if (this.funcs.has(a.name)) found.push({ name: a.name, offset: op.offset });
-        } else if (a.kind === "list") attrs.push(...a.items);
-        else if (a.kind === "dict") attrs.push(...a.entries.values());
-        else if (a.kind === "struct") attrs.push(...a.fields.values());
+        } else if (a.kind === "list") appendAll(attrs, a.items);
+        else if (a.kind === "dict") appendAll(attrs, a.entries.values());
+        else if (a.kind === "struct") appendAll(attrs, a.fields.values());
       }
-      for (const r of [...op.regions].reverse()) ops.push(...[...r.block.ops].reverse());
+      for (const r of [...op.regions].reverse()) appendAll(ops, [...r.block.ops].reverse());
     }
     return found;
   }

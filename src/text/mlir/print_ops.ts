@@ -22,6 +22,8 @@ import { quoteString } from "./print_attr.js";
 import type { MOp, MRegion, MValue, OpPrinter } from "./print_model.js";
 import { elementTypeToMlir, shapeToMlir } from "./types.js";
 import { printsAsXlaCustomCall, xlaCustomCallAttributes } from "./xla_ops.js";
+import { maxOf } from "../../types/arrays.js";
+import { unquoteMlirString } from "../../types/mlir_string.js";
 
 /** An attribute-dictionary entry: name and printed value (undefined: a unit attribute, printed as its name alone). */
 export type AttrEntry = readonly [string, string | undefined];
@@ -91,7 +93,7 @@ function stablehloMesh(mesh: Mesh): string {
 function collectiveEntries(a: {
   replicaGroups: readonly (readonly number[])[]; replicaGroupMeshAxes?: ReplicaGroupMeshAxes; channelId?: number; channelType?: number; useGlobalDeviceIds?: boolean;
 }): AttrEntry[] {
-  const width = Math.max(0, ...a.replicaGroups.map((g) => g.length));
+  const width = Math.max(0, maxOf(a.replicaGroups.map((g) => g.length)));
   const rows = a.replicaGroups.map((g) => [...g, ...new Array<number>(width - g.length).fill(-1)]);
   const byAxes = a.replicaGroupMeshAxes;
   const groups = byAxes !== undefined
@@ -321,7 +323,7 @@ function customCallText(ctx: OpContext, target: string, own: readonly AttrEntry[
 function xlaCustomCallOp(ctx: OpContext): MOp {
   const entries = entriesOf(xlaCustomCallAttributes(ctx.inst, (c) => ctx.funcName(c)));
   const target = entries.find(([k]) => k === "call_target_name")![1]!;
-  return customCallText(ctx, JSON.parse(target) as string, entries.filter(([k]) => k !== "call_target_name"));
+  return customCallText(ctx, unquoteMlirString(target, "call_target_name"), entries.filter(([k]) => k !== "call_target_name"));
 }
 
 /** `@name`, quoted when it is not a bare identifier. */

@@ -25,6 +25,7 @@ import { HloShardingError, parseHloSharding, printHloSharding, type HloSharding 
 import { shapeToMlir } from "./types.js";
 import { elementsOf } from "./import.js";
 import { printsAsXlaCustomCall, xlaCustomCallCallees, xlaCustomCallHasTupleResult } from "./xla_ops.js";
+import { appendAll } from "../../types/arrays.js";
 
 /** A printed value: one SSA value, or the elements of a tuple not (yet) materialized. */
 type Lowered = MValue | readonly Lowered[];
@@ -78,7 +79,7 @@ class ModulePrinter {
       ...this.funcs.map((f) => ({ at: order.get(f.name) ?? Infinity, print: (): string[] => new FunctionPrinter(this, f).print() })),
     ];
     // A stable sort: items the order does not know keep their relative order.
-    for (const item of items.map((it, i) => ({ ...it, i })).sort((a, b) => a.at - b.at || a.i - b.i)) lines.push(...item.print());
+    for (const item of items.map((it, i) => ({ ...it, i })).sort((a, b) => a.at - b.at || a.i - b.i)) appendAll(lines, item.print());
     lines.push("}");
     return `${lines.join("\n")}\n`;
   }

@@ -61,7 +61,8 @@ export function parseElementType(c: Cursor): ElementType {
   const name = c.identifier();
   if (name === "complex") {
     c.expect("<");
-    const inner = parseElementType(c);
+    // complex<complex<...>> is refused below, but only once its inside is read: bounded like every nesting.
+    const inner = c.nested(() => parseElementType(c));
     c.expect(">");
     if (inner === "f32") return "c64";
     if (inner === "f64") return "c128";

@@ -20,6 +20,7 @@ import { AttrReader, toInts } from "./attr_read.js";
 import type { LowerContext } from "./import_ops.js";
 import { quoteString } from "./print_attr.js";
 import { collectiveAttrs, dotDimensionNumbers, i64, matrix, precision } from "./print_ops.js";
+import { appendAll, maxOf } from "../../types/arrays.js";
 
 /** Opcodes written as custom calls, with their call_target_name. */
 export const XLA_CUSTOM_CALL_TARGETS: Partial<Record<Opcode, string>> = {
@@ -67,7 +68,7 @@ export function xlaCustomCallAttributes(inst: Instruction, funcName: (c: Computa
     }
     case "scaledDot": {
       const t = a as OpAttributes["scaledDot"];
-      inner.push(`dot_dimension_numbers = ${dotDimensionNumbers(t.dimensionNumbers)}`, ...precision(t.precisionConfig));
+      appendAll(inner, [`dot_dimension_numbers = ${dotDimensionNumbers(t.dimensionNumbers)}`, ...precision(t.precisionConfig)]);
       break;
     }
     case "raggedAllToAll": {
@@ -80,12 +81,12 @@ export function xlaCustomCallAttributes(inst: Instruction, funcName: (c: Computa
     }
     case "allGatherStart": {
       const t = a as OpAttributes["allGatherStart"];
-      inner.push(`all_gather_dim = ${i64(t.allGatherDimension)}`, ...collectiveAttrs(t));
+      appendAll(inner, [`all_gather_dim = ${i64(t.allGatherDimension)}`, ...collectiveAttrs(t)]);
       break;
     }
     case "allReduceStart": {
       const t = a as OpAttributes["allReduceStart"];
-      inner.push(...collectiveAttrs(t));
+      appendAll(inner, collectiveAttrs(t));
       out.push(`called_computations = [${funcName(t.toApply)}]`);
       break;
     }
@@ -114,7 +115,7 @@ export function xlaCustomCallHasTupleResult(inst: Instruction): boolean {
 }
 
 function replicaGroupsText(groups: readonly (readonly number[])[]): string {
-  const width = Math.max(0, ...groups.map((g) => g.length));
+  const width = Math.max(0, maxOf(groups.map((g) => g.length)));
   const rows = groups.map((g) => [...g, ...new Array<number>(width - g.length).fill(-1)]);
   return `replica_groups = ${rows.length === 0 ? "dense<> : tensor<0x0xi64>" : matrix(rows, width)}`;
 }

@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { formatFloat, printLiteral, shortestF32BySearch } from "../../../src/text/hlo/literal_text.js";
+import { printLiteral } from "../../../src/text/hlo/literal_text.js";
 import { Literal } from "../../../src/types/literal.js";
-import { shortestF32Text } from "../../../src/text/hlo/shortest_f32.js";
+import { formatFloat, shortestF32BySearch, shortestF32Text } from "../../../src/types/shortest_f32.js";
 
 // Shortest round-trip digits as numpy's repr(np.float32(x)) prints them, written in
 // JavaScript's number format (exponent without leading zeros, positional from 1e-6 to 1e21).

@@ -24,6 +24,7 @@ import type { Unsupported } from "../../kernel/declined.js";
 import { forRange } from "../loops.js";
 import { product } from "./common.js";
 import { ELEMENT, FftPlanEmitter, FftTables, planNeeds, type FftLayout } from "./fft_plans.js";
+import { maxOf } from "../../../types/arrays.js";
 
 /** Largest block of constant tables a kernel carries (bytes). */
 const MAX_TABLES = 2 ** 26;
@@ -113,7 +114,7 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
     size += Math.ceil(bytes / 64) * 64;
     return at;
   };
-  const maxN = Math.max(1, ...passes.map((p) => p.n));
+  const maxN = Math.max(1, maxOf(passes.map((p) => p.n)));
   const lineA = take(maxN * ELEMENT);
   const lineB = take(maxN * ELEMENT);
   const bluestein: [number, number] = [take(needs.bluesteinLength * ELEMENT), take(needs.bluesteinLength * ELEMENT)];

@@ -26,6 +26,7 @@ import {
 import type { AxisRef, Mesh, OpShardingRule, TensorMapping } from "../../../sharding/model.js";
 import type { AxesPerFactor, ShardingProjection, TensorFactorShardings } from "../../propagation/projection.js";
 import { tensorShardingSize } from "../../propagation/projection.js";
+import { appendAll } from "../../../types/arrays.js";
 
 type FactorType = "passThrough" | "reduction" | "permutation" | "needReplication";
 
@@ -83,7 +84,7 @@ function compatibleFactorShardings(projection: ShardingProjection, rule: OpShard
     }
     if (anyOverlap(axes, seen)) return undefined;
     out.push(axes);
-    seen.push(...axes);
+    appendAll(seen, axes);
   }
   return out;
 }
@@ -120,7 +121,7 @@ function commonAxesOnUnaryOperation(projection: ShardingProjection, rule: OpShar
   const taken: AxisRef[] = [];
   for (const [f, fs] of tensors[preferred]!.factorIndexToSharding) {
     out[f] = [...fs.axisRefs];
-    taken.push(...fs.axisRefs);
+    appendAll(taken, fs.axisRefs);
   }
   for (const [f, fs] of tensors[other]!.factorIndexToSharding) {
     if (!tensors[preferred]!.factorIndexToSharding.has(f)) out[f] = truncateByRemovingOverlaps(fs.axisRefs, taken);

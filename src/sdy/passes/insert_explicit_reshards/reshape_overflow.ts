@@ -9,6 +9,7 @@
 import { addAxisOrMerge, axisSize, subAxis } from "../../../sharding/axis.js";
 import type { AxisRef, Mesh, OpShardingRule, TensorMapping } from "../../../sharding/model.js";
 import { ShardingProjection, tensorShardingFromFactors, type AxesPerFactor, type FactorSharding, type TensorFactorShardings } from "../../propagation/projection.js";
+import { appendAll } from "../../../types/arrays.js";
 
 /** What is left to hand out of `axes[index]`: its size and, once split, the pre-size of the rest. */
 interface AxisLeft {
@@ -95,7 +96,7 @@ export function reshapeAxesWithOverflow(projection: ShardingProjection, rule: Op
   const allAxes: AxisRef[] = [];
   for (let f = 0; f < rule.factorSizes.length; f++) {
     const fs = best.factorIndexToSharding.get(f);
-    if (fs !== undefined) allAxes.push(...fs.axisRefs, ...fs.overflowAxes);
+    if (fs !== undefined) appendAll(allAxes, [...fs.axisRefs, ...fs.overflowAxes]);
   }
   redistributeAxes(operand, rule.operandMappings[0]!, rule.factorSizes, mesh, allAxes);
   redistributeAxes(result, rule.resultMappings[0]!, rule.factorSizes, mesh, allAxes);

@@ -11,6 +11,7 @@ import {
 import type { AxisRef, DimensionSharding, Mesh, TensorSharding } from "../../../sharding/model.js";
 import { getSharding, type PGraph, type POp, type PUse } from "../../propagation/graph.js";
 import { createSdyOp, setUse, type InsertionPoint } from "./graph_edit.js";
+import { appendAll } from "../../../types/arrays.js";
 
 export interface MeshLookup {
   (s: TensorSharding): Mesh;
@@ -68,10 +69,10 @@ export function insertUnreducedCollectives(graph: PGraph, use: PUse, target: Ten
         if (suffix === undefined) throw new ShardingError("insert-explicit-reshards: a sub-axis prefix without a suffix");
         diff.push(suffix);
       }
-      diff.push(...inAxes.slice(outAxes.length));
+      appendAll(diff, inAxes.slice(outAxes.length));
       if (axisSetDiff(diff, toUnreduced, mesh).length === 0) {
         axesPerDim[d] = diff;
-        shardedToUnreduced.push(...diff);
+        appendAll(shardedToUnreduced, diff);
         tmpDims[d] = inDim;
       } else {
         needReshard = true;

@@ -12,6 +12,10 @@
  * lopsided), so the result is always the slow path's.
  */
 
+import { charCodesToString } from "./arrays.js";
+import { roundToFloatType } from "./float_codec.js";
+import type { ElementType } from "./element_type.js";
+
 const MARGIN = 1e-6;
 
 /** Exact powers of ten up to 1e22; beyond, products of two, each rounded once. */
@@ -102,7 +106,6 @@ function readsBack(c: number, low: number, high: number, exact: boolean, endsIn:
  * ASCII text built in one growable byte buffer and decoded once: a large constant's
  * elements are written as bytes, with no string per element for the collector to sweep.
  */
-const CHUNK = 8192;
 /**
  * TextDecoder where the platform has it (Node and browsers do), looked up at run time:
  * the core is type-checked without Node's or the DOM's declarations (tsconfig.core.json).
@@ -185,9 +188,55 @@ export class AsciiWriter {
   toString(): string {
     const bytes = this.bytes.subarray(0, this.length);
     if (Decoder !== undefined) return new Decoder().decode(bytes);
-    // ASCII, so each byte is its own char code; in chunks, as an argument list has a size limit.
-    const parts: string[] = [];
-    for (let i = 0; i < bytes.length; i += CHUNK) parts.push(String.fromCharCode(...bytes.subarray(i, i + CHUNK)));
-    return parts.join("");
+    // ASCII, so each byte is its own char code.
+    return charCodesToString(bytes);
   }
+}
+
+/** The shortest decimal that reads back as the same value of type `t`. */
+export function formatFloat(t: ElementType, x: number): string {
+  if (Number.isNaN(x)) return "nan";
+  if (x === Infinity) return "inf";
+  if (x === -Infinity) return "-inf";
+  if (Object.is(x, -0)) return "-0";
+  // Whole numbers print in full (65504, not 65500); others as the shortest exact text.
+  if (Number.isInteger(x) && Math.abs(x) < 1e16) return String(x);
+  if (t === "f32") return shortestF32Text(x) ?? shortestF32BySearch(x);
+  if (t !== "f64") {
+    for (let p = 1; p < 17; p++) {
+      const text = Number(x.toPrecision(p));
+      if (roundToFloatType(t, text) === x) return String(text);
+    }
+  }
+  return String(x);
+}
+
+/** The slow exact path of `shortestF32Text`: rounds to p digits and reads back. */
+export function shortestF32BySearch(x: number): string {
+  // Reading back is monotone in the digit count for f32 (p digits that read back mean
+  // p + 1 do), and 9 always do. Try 6 first: data written with few digits stops below
+  // it, weights (8 or 9 digits) above; each try keeps the number it read, so the
+  // answer needs no second conversion.
+  const tryDigits = (p: number): number | undefined => {
+    const v = Number(x.toPrecision(p));
+    return Math.fround(v) === x ? v : undefined;
+  };
+  let best: number | undefined;
+  let lo: number;
+  let hi: number;
+  const six = tryDigits(6);
+  if (six !== undefined) [best, lo, hi] = [six, 1, 6];
+  else {
+    const eight = tryDigits(8);
+    if (eight === undefined) return String(Number(x.toPrecision(9)));
+    [best, lo, hi] = [eight, 7, 8];
+  }
+  // Invariant: hi digits read back (their number is `best`), fewer than lo do not.
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const v = tryDigits(mid);
+    if (v !== undefined) [best, hi] = [v, mid];
+    else lo = mid + 1;
+  }
+  return String(best);
 }
