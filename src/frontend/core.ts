@@ -23,7 +23,7 @@ import { Literal, type NestedValues, type Scalar } from "../types/literal.js";
 import { arrayShape, type ArrayShape } from "../types/shape.js";
 import { DTYPES, dtypeOf, DEFAULT_FLOAT, DEFAULT_INT, type DType } from "./dtypes.js";
 import { ConcretizationError, FrontendError } from "./errors.js";
-import { PRIMITIVES, type PrimitiveName, type PrimitiveParams } from "./primitives.js";
+import { PRIMITIVES, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
 
 // This module's `Array` is the front end's array class; JS arrays are globalThis.Array.
 const isJsArray = (x: unknown): x is readonly unknown[] => globalThis.Array.isArray(x);
@@ -237,12 +237,12 @@ export function resultWeakType(inputs: readonly Aval[], dtype: DType): boolean {
 export function lowerPrimitive<N extends PrimitiveName>(
   b: XlaBuilder, name: N, args: readonly XlaOp[], avals: readonly Aval[], params: PrimitiveParams[N],
 ): { ops: XlaOp[]; avals: Aval[] } {
-  const row = PRIMITIVES[name] as unknown as { lower(b: XlaBuilder, x: readonly XlaOp[], p: unknown): XlaOp[] };
+  const row = PRIMITIVES[name] as unknown as PrimitiveRow<PrimitiveParams[N]>;
   const ops = row.lower(b, args, params);
   const outAvals = ops.map((o) => {
     const s = o.arrayShape;
     const dtype = dtypeOf(s.elementType);
-    return { shape: [...s.dimensions], dtype, weakType: resultWeakType(avals, dtype) };
+    return { shape: [...s.dimensions], dtype, weakType: row.weakType?.(params) ?? resultWeakType(avals, dtype) };
   });
   return { ops, avals: outAvals };
 }
