@@ -51,7 +51,7 @@ class JvpTrace extends Trace<JvpTracer> {
     const rule = PRIMITIVES[name].jvp;
     if (args.every((a) => a.tangent === null) || rule === "zero") return out.map((o) => new JvpTracer(this, o, null));
     if (typeof rule !== "function") throw unsupported(name, rule, "jvp");
-    const tangents = rule(args.map((a) => a.tangent ?? zerosLike(a.primal)), primals, out, params as never);
+    const tangents = rule(args.map((a) => a.tangent), primals, out, params as never);
     return out.map((o, i) => new JvpTracer(this, o, isInexact(o.dtype) ? tangents[i]! : null));
   }
 }

@@ -21,7 +21,7 @@ import { XlaBuilder, parameter, type XlaOp } from "../builder/xla_builder.js";
 import { tuple } from "../builder/control.js";
 import { Literal, type NestedValues, type Scalar } from "../types/literal.js";
 import { arrayShape, type ArrayShape } from "../types/shape.js";
-import { DTYPES, dtypeOf, DEFAULT_FLOAT, DEFAULT_INT, type DType } from "./dtypes.js";
+import { DTYPES, dtypeOf, resultType, DEFAULT_FLOAT, DEFAULT_INT, type DType } from "./dtypes.js";
 import { ConcretizationError, FrontendError } from "./errors.js";
 import { PRIMITIVES, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
 
@@ -320,11 +320,26 @@ export function asArrayValue(x: ArrayLike, dtype?: DType, where = "asarray"): Ar
   if (x instanceof ArrayBase) return dtype === undefined || dtype === x.dtype ? x : convertElementType(x, dtype);
   const shape = nestedShape(x, where);
   const leaves = flattenNested(x);
+  if (leaves.some((l) => l instanceof ArrayBase)) return stackNested(x, dtype, where);
   const weak = shape.length === 0 && dtype === undefined && typeof x !== "boolean";
   const d = dtype ?? inferDtype(leaves, where);
   const type = DTYPES[d];
   const values = leaves.map((v) => toElement(v, d, where));
   return arrayFromLiteral(Literal.fromValues(type, shape, values), weak);
+}
+
+/** Nested JS arrays holding arrays (traced ones, say): the leaves stacked, in their common dtype (jnp.array of a list of tracers). */
+function stackNested(x: ArrayLike, dtype: DType | undefined, where: string): ArrayBase {
+  if (!isJsArray(x)) return asArrayValue(x, dtype, where);
+  const parts = (x as readonly ArrayLike[]).map((p) => stackNested(p, dtype, where));
+  if (parts.length === 0) throw new FrontendError(`${where}: an empty list among arrays`, where);
+  const common = dtype ?? resultType(...parts.map((p) => p.aval)).dtype;
+  const shape = parts[0]!.shape;
+  for (const p of parts) {
+    if (p.shape.join(",") !== shape.join(",")) throw new FrontendError(`${where}: the nested arrays are ragged ([${shape}] and [${p.shape}])`, where);
+  }
+  const rows = parts.map((p) => bind1("reshape", [convertElementType(p, common)], { newSizes: [1, ...shape] }));
+  return rows.length === 1 ? rows[0]! : bind1("concatenate", rows, { dimension: 0 });
 }
 
 function toElement(v: unknown, d: DType, where: string): Scalar {

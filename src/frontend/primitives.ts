@@ -66,7 +66,8 @@ export type PrimitiveName = keyof PrimitiveParams;
 type V = ArrayBase;
 /** A derivative the rule tables do not give: "zero" (the result is piecewise constant in the inputs) or unsupported, with why. */
 export type NoDerivative = "zero" | { readonly unsupported: string };
-export type JvpRule<P> = (tangents: readonly V[], primalsIn: readonly V[], primalsOut: readonly V[], params: P) => V[];
+/** Tangents are null where zero (an input that does not depend on the differentiated ones); at least one is not. */
+export type JvpRule<P> = (tangents: readonly (V | null)[], primalsIn: readonly V[], primalsOut: readonly V[], params: P) => V[];
 export type VjpRule<P> = (cotangents: readonly V[], primalsIn: readonly V[], primalsOut: readonly V[], params: P) => (V | null)[];
 /** Batch dimension of each value (null: not batched); the rule returns the results and theirs. */
 export type BatchRule<P> = (values: readonly V[], dims: readonly (number | null)[], params: P, axisSize: number) => { values: V[]; dims: (number | null)[] };
@@ -110,8 +111,14 @@ const elementwiseBatch = <N extends PrimitiveName>(name: N): BatchRule<Primitive
   return { values: out, dims: out.map(() => 0) };
 };
 
+/** The tangents with zeros (of each primal's shape and dtype) for the null ones. */
+const instantiate = (t: readonly (V | null)[], x: readonly V[]): V[] => t.map((ti, i) => ti ?? zerosLike(x[i]!));
+
 /** A linear primitive's JVP: the primitive applied to the tangents. */
-const linearJvp = <N extends PrimitiveName>(name: N): JvpRule<PrimitiveParams[N]> => (t, _x, _y, params) => bindRow(name)(t, params);
+const linearJvp = <N extends PrimitiveName>(name: N): JvpRule<PrimitiveParams[N]> => (t, x, _y, params) => bindRow(name)(instantiate(t, x), params);
+
+/** The sum of the terms whose tangent is not zero (a zero tangent's term is skipped, not computed: it may be 0 * NaN). */
+const sumTerms = (terms: readonly (V | null)[]): V => terms.filter((t): t is V => t !== null).reduce((acc, t) => lax.add(acc, t));
 
 /** t * d, without multiplying by a literal 1 or -1. */
 const scale = (t: V, d: V | 1 | -1): V => (d === 1 ? t : d === -1 ? lax.neg(t) : lax.mul(t, d));
@@ -146,7 +153,7 @@ function binaryRow(name: PrimitiveName, opcode: Opcode, partials: (x: V, y: V, o
     lower: binaryLower(opcode),
     jvp: ([tx, ty], [x, y], [out]) => {
       const [dx, dy] = partials(x!, y!, out!);
-      return [lax.add(scale(tx!, dx), scale(ty!, dy))];
+      return [sumTerms([tx ? scale(tx, dx) : null, ty ? scale(ty, dy) : null])];
     },
     vjp: ([ct], [x, y], [out]) => {
       const [dx, dy] = partials(x!, y!, out!);
@@ -362,7 +369,7 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
 
   selectN: {
     lower: (_b, [which, onFalse, onTrue]) => [select(which!, onTrue!, onFalse!)],
-    jvp: ([, tf, tt], [which]) => [lax.selectN(which!, tf!, tt!)],
+    jvp: ([, tf, tt], [which, onFalse, onTrue]) => [lax.selectN(which!, tf ?? zerosLike(onFalse!), tt ?? zerosLike(onTrue!))],
     vjp: ([ct], [which, onFalse]) => {
       const zeros = zerosLike(onFalse!);
       return [null, lax.selectN(which!, ct!, zeros), lax.selectN(which!, zeros, ct!)];
@@ -438,7 +445,7 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
     jvp: ([tl, tr], [lhs, rhs], _y, p) => {
       realOnly(lhs!, "dotGeneral");
       const dn = { lhsContractingDimensions: p.lhsContracting, rhsContractingDimensions: p.rhsContracting, lhsBatchDimensions: p.lhsBatch, rhsBatchDimensions: p.rhsBatch };
-      return [lax.add(lax.dotGeneral(tl!, rhs!, dn), lax.dotGeneral(lhs!, tr!, dn))];
+      return [sumTerms([tl ? lax.dotGeneral(tl, rhs!, dn) : null, tr ? lax.dotGeneral(lhs!, tr, dn) : null])];
     },
     vjp: ([ct], [lhs, rhs], _y, p) => {
       realOnly(lhs!, "dotGeneral");
