@@ -60,6 +60,9 @@ export const atan2 = binary("atan2");
 export const and = binary("and");
 export const or = binary("or");
 export const xor = binary("xor");
+export const shiftLeft = binary("shiftLeft");
+export const shiftRightLogical = binary("shiftRightLogical");
+export const erfInv = unary("erfInv");
 export const eq = binary("eq");
 export const ne = binary("ne");
 export const lt = binary("lt");
@@ -72,6 +75,11 @@ export function selectN(which: ArrayLike, ...cases: ArrayLike[]): ArrayBase {
   if (cases.length !== 2) throw new FrontendError(`selectN: ${cases.length} cases given; a bool selector picks between exactly 2`, "selectN", "cases");
   const [onFalse, onTrue] = matchOperands("selectN", cases[0]!, cases[1]!);
   return bind1("selectN", [asArrayValue(which, "bool", "selectN"), onFalse, onTrue], {});
+}
+
+/** lax.bitcast_convert_type between types of one width. */
+export function bitcastConvertType(x: ArrayLike, newDtype: DType): ArrayBase {
+  return bind1("bitcastConvertType", [asArrayValue(x)], { newDtype });
 }
 
 export function broadcastInDim(x: ArrayLike, shape: readonly number[], broadcastDimensions: readonly number[]): ArrayBase {

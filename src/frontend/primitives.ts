@@ -40,10 +40,13 @@ export interface PrimitiveParams {
   rsqrt: None; abs: None; sign: None; floor: None; ceil: None; round: None; log1p: None; expm1: None; erf: None;
   not: None; isFinite: None; stopGradient: None;
   add: None; sub: None; mul: None; div: None; max: None; min: None; pow: None; rem: None; atan2: None;
-  and: None; or: None; xor: None;
+  and: None; or: None; xor: None; shiftLeft: None; shiftRightLogical: None;
+  erfInv: None;
   eq: None; ne: None; lt: None; le: None; gt: None; ge: None;
   selectN: None;
   convertElementType: { readonly newDtype: DType; readonly weakType: boolean };
+  /** Reinterprets the bits (same width): uint32 random bits as float32, say. */
+  bitcastConvertType: { readonly newDtype: DType };
   broadcastInDim: { readonly shape: readonly number[]; readonly broadcastDimensions: readonly number[] };
   reshape: { readonly newSizes: readonly number[] };
   transpose: { readonly permutation: readonly number[] };
@@ -72,10 +75,10 @@ export type VjpRule<P> = (cotangents: readonly V[], primalsIn: readonly V[], pri
 /** Batch dimension of each value (null: not batched); the rule returns the results and theirs. */
 export type BatchRule<P> = (values: readonly V[], dims: readonly (number | null)[], params: P, axisSize: number) => { values: V[]; dims: (number | null)[] };
 
-/** An argument of a row's example: its shape, and bool or a float range (default [-2, 2]). */
+/** An argument of a row's example: its shape, and bool, uint32 (any bits) or a float range (default [-2, 2]). */
 export interface ExampleArg {
   readonly shape: readonly number[];
-  readonly kind?: "bool" | "float";
+  readonly kind?: "bool" | "float" | "uint32";
   readonly range?: readonly [number, number];
 }
 
@@ -129,6 +132,7 @@ const binaryLower = (opcode: Opcode) => (b: XlaBuilder, [x, y]: readonly XlaOp[]
 const UNARY_EXAMPLE = { args: [{ shape: [2, 3] }], params: {} };
 const POSITIVE_EXAMPLE = { args: [{ shape: [2, 3], range: [0.5, 2] as const }], params: {} };
 const BINARY_EXAMPLE = { args: [{ shape: [2, 3] }, { shape: [2, 3] }], params: {} };
+const UINT32_BINARY_EXAMPLE = { args: [{ shape: [4], kind: "uint32" as const }, { shape: [4], kind: "uint32" as const }], params: {} };
 const POSITIVE_BINARY_EXAMPLE = { args: [{ shape: [2, 3], range: [0.5, 2] as const }, { shape: [2, 3], range: [0.5, 2] as const }], params: {} };
 
 /** A differentiable unary elementwise row, from dy/dx as a function of the input and the result. */
@@ -360,6 +364,10 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   and: constantBinaryRow("and", binaryLower("and"), { args: [{ shape: [4], kind: "bool" }, { shape: [4], kind: "bool" }], params: {} }),
   or: constantBinaryRow("or", binaryLower("or"), { args: [{ shape: [4], kind: "bool" }, { shape: [4], kind: "bool" }], params: {} }),
   xor: constantBinaryRow("xor", binaryLower("xor"), { args: [{ shape: [4], kind: "bool" }, { shape: [4], kind: "bool" }], params: {} }),
+  shiftLeft: constantBinaryRow("shiftLeft", binaryLower("shiftLeft"), UINT32_BINARY_EXAMPLE),
+  shiftRightLogical: constantBinaryRow("shiftRightLogical", binaryLower("shiftRightLogical"), UINT32_BINARY_EXAMPLE),
+  // d/dx erf⁻¹(x) = √π/2 · exp(erf⁻¹(x)²).
+  erfInv: unaryRow("erfInv", "erfInv", (_x, y) => lax.mul(lax.exp(lax.mul(y, y)), SQRT_PI / 2), { args: [{ shape: [2, 3], range: [-0.9, 0.9] }], params: {} }),
   eq: compareRow("eq", "EQ"),
   ne: compareRow("ne", "NE"),
   lt: compareRow("lt", "LT"),
@@ -385,6 +393,14 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
     vjp: ([ct], [x], _y, { newDtype }) => [isInexact(x!.dtype) && isInexact(newDtype) ? lax.convertElementType(ct!, x!.dtype, x!.weakType) : null],
     batch: elementwiseBatch("convertElementType"),
     example: { args: [{ shape: [2, 3] }], params: { newDtype: "float32", weakType: false } },
+  },
+
+  bitcastConvertType: {
+    lower: (b, [x], { newDtype }) => [b.addInstruction("bitcastConvert", [x!], { elementType: DTYPES[newDtype] })],
+    jvp: "zero",
+    vjp: "zero",
+    batch: elementwiseBatch("bitcastConvertType"),
+    example: { args: [{ shape: [2, 3], kind: "uint32" }], params: { newDtype: "int32" } },
   },
 
   broadcastInDim: {

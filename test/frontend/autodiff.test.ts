@@ -4,6 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { rng } from "../support/prng.js";
 import {
   numpy as np, nn, jit, grad, valueAndGrad, jvp, vjp, jacfwd, jacrev, hessian, vmap, lax, Literal, compile, FrontendError, type FrontendArray,
 } from "../../src/index.js";
@@ -11,16 +12,6 @@ import { buildMlpStep } from "../../bench/workloads/mlp.js";
 
 type A = FrontendArray;
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const randomMatrix = (next: () => number, rows: number, cols: number, scale = 1): number[][] =>
   Array.from({ length: rows }, () => Array.from({ length: cols }, () => (next() * 2 - 1) * scale));

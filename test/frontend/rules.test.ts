@@ -6,27 +6,19 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { rng } from "../support/prng.js";
 import { PRIMITIVES, derivativeCoverage, type PrimitiveName, type ExampleArg } from "../../src/frontend/primitives.js";
 import { bind, type ArrayBase } from "../../src/frontend/core.js";
 import { numpy as np, jvp, vjp, vmap, FrontendError } from "../../src/index.js";
 
-/** A small deterministic generator (mulberry32), so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+
 
 const count = (shape: readonly number[]): number => shape.reduce((n, d) => n * d, 1);
 
 function randomArg(spec: ExampleArg, next: () => number, batch?: number): ArrayBase {
   const shape = batch === undefined ? [...spec.shape] : [batch, ...spec.shape];
   if (spec.kind === "bool") return np.reshape(np.array(Array.from({ length: count(shape) }, () => next() < 0.5)), shape);
+  if (spec.kind === "uint32") return np.reshape(np.array(Array.from({ length: count(shape) }, () => Math.floor(next() * 2 ** 32)), { dtype: "uint32" }), shape);
   const [lo, hi] = spec.range ?? [-2, 2];
   return np.reshape(np.array(Array.from({ length: count(shape) }, () => lo + (hi - lo) * next()), { dtype: "float64" }), shape);
 }
