@@ -5,6 +5,7 @@ export * as numpy from "./numpy.js";
 export * as lax from "./lax.js";
 export * as nn from "./nn.js";
 export * as random from "./random.js";
+export * as optimizers from "./optimizers.js";
 export { jit, Lowered, Compiled, type JitOptions, type Jitted } from "./jit.js";
 export { grad, valueAndGrad, vjp, jvp, jacfwd, jacrev, hessian, stopGradient, type GradOptions } from "./autodiff.js";
 export { vmap, type VmapOptions } from "./vmap.js";
