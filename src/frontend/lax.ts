@@ -3,7 +3,7 @@
 // JS number (weakly typed) takes the other operand's dtype and shape. numpy.ts adds
 // broadcasting and type promotion on top.
 
-import { ArrayBase, asArrayValue, bind1, convertElementType, type ArrayLike } from "./core.js";
+import { Array as ConcreteArray, ArrayBase, asArrayValue, bind1, convertElementType, type ArrayLike } from "./core.js";
 import type { DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
@@ -20,7 +20,8 @@ export function matchOperands(name: string, x: ArrayLike, y: ArrayLike): [ArrayB
   const ya = y instanceof ArrayBase ? y : undefined;
   if (xa === undefined && ya === undefined) return [asArrayValue(x, undefined, name), asArrayValue(y, undefined, name)];
   const like = (xa ?? ya)!;
-  const fill = (v: ArrayLike, a: ArrayBase | undefined): ArrayBase => a ?? full(like.shape, v, like.dtype);
+  const fill = (v: ArrayLike, a: ArrayBase | undefined): ArrayBase =>
+    a ?? (typeof v === "number" ? constantOperand(like.shape, v, like.dtype, like.weakType) : full(like.shape, v, like.dtype));
   return [fill(x, xa), fill(y, ya)];
 }
 
@@ -99,6 +100,29 @@ export function full(shape: readonly number[], value: ArrayLike, dtype?: DType):
   const v = asArrayValue(value, dtype, "full");
   if (v.ndim !== 0) return broadcastTo(v, shape);
   return shape.length === 0 ? v : broadcastInDim(v, shape, []);
+}
+
+const SMALL_CONSTANT = 4096;
+const CONSTANT_CACHE_ENTRIES = 256;
+const constants = new Map<string, ConcreteArray>();
+
+/**
+ * `full` of a JS number as an operand of an op, made once per (dtype, shape, value):
+ * the 2 of np.multiply(x, 2) costs no op after the first. Only operands come from here,
+ * never results, so no caller can dispose a shared constant.
+ */
+export function constantOperand(shape: readonly number[], value: number, dtype: DType, weakType = false): ArrayBase {
+  const make = (): ArrayBase => convertElementType(full(shape, value, dtype), dtype, weakType);
+  if (shape.reduce((n, d) => n * d, 1) > SMALL_CONSTANT) return make();
+  const key = `${dtype}|${weakType}|${shape.join(",")}|${Object.is(value, -0) ? "-0" : String(value)}`;
+  const cached = constants.get(key);
+  if (cached !== undefined) return cached;
+  const out = make();
+  if (out instanceof ConcreteArray) {
+    if (constants.size >= CONSTANT_CACHE_ENTRIES) constants.delete(constants.keys().next().value!);
+    constants.set(key, out);
+  }
+  return out;
 }
 
 export function reshape(x: ArrayLike, newSizes: readonly number[]): ArrayBase {

@@ -3,7 +3,7 @@
 // differentiable and batchable without rules of its own.
 
 import { Array as ConcreteArray, ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
-import { checkDtype, DEFAULT_FLOAT, isInexact, isIntegral, resultType, type DType } from "./dtypes.js";
+import { checkDtype, DEFAULT_FLOAT, DEFAULT_INT, isInexact, isIntegral, resultType, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 
@@ -105,10 +105,13 @@ export function broadcastShapes(where: string, ...shapes: (readonly number[])[])
 
 /** The operands converted to their common dtype (JAX's promotion) and broadcast to one shape. */
 export function promoteAndBroadcast(where: string, ...xs: ArrayLike[]): ArrayBase[] {
-  const arrays = xs.map((x) => asArrayValue(x, undefined, where));
-  const { dtype, weakType } = resultType(...arrays.map((a) => a.aval));
-  const shape = broadcastShapes(where, ...arrays.map((a) => a.shape));
-  return arrays.map((a) => lax.broadcastTo(lax.convertElementType(a, dtype, weakType), shape));
+  // A JS number stays a number until its dtype and shape are known (then it is a cached constant).
+  const operands = xs.map((x) => (typeof x === "number" ? x : asArrayValue(x, undefined, where)));
+  const kinds = operands.map((o) => (typeof o === "number" ? { dtype: Number.isInteger(o) ? DEFAULT_INT : DEFAULT_FLOAT, weakType: true } : o.aval));
+  const { dtype, weakType } = resultType(...kinds);
+  const shape = broadcastShapes(where, ...operands.map((o) => (typeof o === "number" ? [] : o.shape)));
+  return operands.map((o) => (typeof o === "number" ? lax.constantOperand(shape, o, dtype, weakType)
+    : lax.broadcastTo(lax.convertElementType(o, dtype, weakType), shape)));
 }
 
 const binary = (where: string, op: (x: ArrayBase, y: ArrayBase) => ArrayBase) => (x: ArrayLike, y: ArrayLike): ArrayBase => {
