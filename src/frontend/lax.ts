@@ -157,6 +157,16 @@ export function argmin(x: ArrayLike, axis: number, indexDtype: DType = "int32"):
   return bind1("argmin", [asArrayValue(x)], { axis, indexDtype });
 }
 
+/** lax.cumsum: running sums along `axis` (from the end with `reverse`). */
+export function cumsum(x: ArrayLike, axis = 0, options: { reverse?: boolean } = {}): ArrayBase {
+  return bind1("cumsum", [asArrayValue(x)], { axis, reverse: options.reverse ?? false });
+}
+
+/** lax.cumprod: running products along `axis`. */
+export function cumprod(x: ArrayLike, axis = 0, options: { reverse?: boolean } = {}): ArrayBase {
+  return bind1("cumprod", [asArrayValue(x)], { axis, reverse: options.reverse ?? false });
+}
+
 export interface DotDimensionNumbers {
   readonly lhsContractingDimensions: readonly number[];
   readonly rhsContractingDimensions: readonly number[];

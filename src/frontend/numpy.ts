@@ -338,6 +338,16 @@ const argReduction = (where: string, op: typeof lax.argmax) => (x: ArrayLike, op
 export const argmax = argReduction("argmax", lax.argmax);
 export const argmin = argReduction("argmin", lax.argmin);
 
+/** np.cumsum / np.cumprod: running sums or products along `axis` (default: of the flattened array). */
+const cumulative = (where: string, op: typeof lax.cumsum) => (x: ArrayLike, options: { axis?: number | null; dtype?: DType } = {}): ArrayBase => {
+  let a = sumInput(asArrayValue(x, undefined, where), options.dtype);
+  if (options.axis === undefined || options.axis === null) a = lax.reshape(a, [a.size]);
+  return op(a, normalizeAxis(where, options.axis ?? 0, a.ndim));
+};
+
+export const cumsum = cumulative("cumsum", lax.cumsum);
+export const cumprod = cumulative("cumprod", lax.cumprod);
+
 // ---- shape
 
 export function reshape(x: ArrayLike, shape: number | readonly number[]): ArrayBase {

@@ -24,6 +24,7 @@ import { dotGeneral as dotOp } from "../builder/linalg.js";
 import type { ComparisonDirection } from "../ir/attributes.js";
 import type { Opcode } from "../ir/opcodes.js";
 import { arrayShape, scalarShape } from "../types/shape.js";
+import { makeWindow } from "../ir/shape/window.js";
 import type { Scalar } from "../types/literal.js";
 import { bind, type ArrayBase } from "./core.js";
 import { DTYPES, dtypeKind, isInexact, type DType } from "./dtypes.js";
@@ -33,6 +34,7 @@ import * as lax from "./lax.js";
 type None = Record<string, never>;
 type Axes = { readonly axes: readonly number[] };
 type ArgIndex = { readonly axis: number; readonly indexDtype: DType };
+type Cumulative = { readonly axis: number; readonly reverse: boolean };
 
 /** Each primitive's params (plain data: they key the eager cache). */
 export interface PrimitiveParams {
@@ -52,6 +54,8 @@ export interface PrimitiveParams {
   transpose: { readonly permutation: readonly number[] };
   reduceSum: Axes; reduceMax: Axes; reduceMin: Axes; reduceProd: Axes; reduceAnd: Axes; reduceOr: Axes;
   argmax: ArgIndex; argmin: ArgIndex;
+  /** Running sums (products) along `axis`; `reverse` runs from the end. */
+  cumsum: Cumulative; cumprod: Cumulative;
   dotGeneral: {
     readonly lhsContracting: readonly number[]; readonly rhsContracting: readonly number[];
     readonly lhsBatch: readonly number[]; readonly rhsBatch: readonly number[];
@@ -266,6 +270,30 @@ function argRow(name: "argmax" | "argmin"): PrimitiveRow<ArgIndex> {
   };
 }
 
+/**
+ * A running reduction along one axis as XLA's CPU lowering of cumsum does it: a
+ * reduce_window whose window covers the whole axis, padded so that element i sees
+ * elements 0..i (or i..n-1 when reversed).
+ */
+function cumulativeRow(name: "cumsum" | "cumprod", opcode: Opcode, init: number, derivatives: Pick<PrimitiveRow<Cumulative>, "jvp" | "vjp">): PrimitiveRow<Cumulative> {
+  return {
+    lower: (b, [x], { axis, reverse }) => {
+      const dtype = dtypeOfOp(x!);
+      const dims = x!.arrayShape.dimensions;
+      const n = dims[axis]!;
+      const window = makeWindow({
+        sizes: dims.map((_, i) => (i === axis ? n : 1)),
+        padding: dims.map((_, i) => (i === axis ? (reverse ? [0, n - 1] as const : [n - 1, 0] as const) : [0, 0] as const)),
+      });
+      const reducer = scalarReducer(b, dtype, (p, q) => p.builder.addInstruction(opcode as "add", [p, q], {}));
+      return [b.addInstruction("reduceWindow", [x!, constantR0(b, DTYPES[dtype], init)], { window, toApply: reducer })];
+    },
+    ...derivatives,
+    batch: ([x], [d], p, size) => ({ values: bindRow(name)([moveBatchToFront(x!, d!, size)], { ...p, axis: p.axis + 1 }), dims: [0] }),
+    example: { args: [{ shape: [3, 4] }], params: { axis: 1, reverse: false } },
+  };
+}
+
 const notOp = (x: XlaOp): XlaOp => x.builder.addInstruction("not", [x], {});
 
 type DotParams = PrimitiveParams["dotGeneral"];
@@ -452,6 +480,16 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   reduceOr: { ...reduceRow("reduceOr", "or", () => false, { jvp: "zero", vjp: "zero" }), example: { args: [{ shape: [2, 3, 4], kind: "bool" }], params: { axes: [0, 2] } } },
   argmax: argRow("argmax"),
   argmin: argRow("argmin"),
+
+  cumsum: cumulativeRow("cumsum", "add", 0, {
+    jvp: linearJvp("cumsum"),
+    // Each input element contributes to every later running sum: the cotangent runs the other way.
+    vjp: ([ct], _x, _y, p) => bindRow("cumsum")([ct!], { ...p, reverse: !p.reverse }),
+  }),
+  cumprod: cumulativeRow("cumprod", "multiply", 1, {
+    jvp: { unsupported: "the derivative of a running product (np.cumprod) is not computed by the front end yet" },
+    vjp: { unsupported: "the derivative of a running product (np.cumprod) is not computed by the front end yet" },
+  }),
 
   dotGeneral: {
     lower: (_b, [lhs, rhs], p) => [dotOp(lhs!, rhs!, {

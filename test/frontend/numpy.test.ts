@@ -52,6 +52,10 @@ test("reductions with axis and keepdims", () => {
   // argmax takes the first of equal maxima.
   assert.equal(np.argmax(np.array([1, 3, 3])).item(), 1);
   assert.throws(() => np.sum(x, { axis: 2 }), /out of bounds/);
+  assert.deepEqual(np.cumsum(x, { axis: 1 }).tolist(), [[1, -1, 2], [4, 9, 3]]);
+  assert.deepEqual(np.cumsum(x).tolist(), [1, -1, 2, 6, 11, 5]);
+  assert.deepEqual(np.cumprod(x, { axis: 0 }).tolist(), [[1, -2, 3], [4, -10, -18]]);
+  assert.deepEqual(np.cumsum(np.array([true, true, false])).tolist(), [1, 2, 2]);
 });
 
 test("shape ops: reshape, transpose, swapaxes, expandDims, squeeze, broadcastTo, concatenate, stack, flip, where, clip", () => {
