@@ -200,6 +200,9 @@ export function withTrace<T extends Trace, R>(make: (level: number) => T, body: 
 /** Whether a transformation is active (jit compiles only outside all of them, and inlines inside). */
 export const transformationActive = (): boolean => traceStack.length > 0;
 
+/** The innermost active transformation, if any. */
+export const innermostTrace = (): Trace | undefined => traceStack.at(-1);
+
 function raise(trace: Trace, x: ArrayBase): Tracer {
   if (x instanceof Array) return trace.pure(x);
   const t = x as Tracer;

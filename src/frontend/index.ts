@@ -2,7 +2,7 @@
 // See docs/frontend.md.
 
 export * as numpy from "./numpy.js";
-export * as lax from "./lax.js";
+export * as lax from "./lax_api.js";
 export * as nn from "./nn.js";
 export * as random from "./random.js";
 export * as optimizers from "./optimizers.js";

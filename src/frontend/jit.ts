@@ -19,13 +19,15 @@ import { FrontendError } from "./errors.js";
 import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
 import { treeDefString, treeFlatten, treeUnflatten, type TreeDef } from "./tree.js";
 
-class JitTracer extends Tracer {
+/** @internal A value of a jit trace: an op of its builder. */
+export class JitTracer extends Tracer {
   constructor(readonly trace: JitTrace, readonly op: XlaOp, readonly aval: Aval) {
     super();
   }
 }
 
-class JitTrace extends Trace<JitTracer> {
+/** @internal Stages primitives into `builder` (control.ts traces loop bodies and branches with a subclass). */
+export class JitTrace extends Trace<JitTracer> {
   readonly kind = "jit";
   private readonly constants = new Map<Array, JitTracer>();
 
