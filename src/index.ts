@@ -66,3 +66,5 @@ export { readNpz, writeNpz, type NpzReadOptions } from "./types/npz.js";
 export { ZipError } from "./types/zip.js";
 export { InflateError } from "./types/inflate.js";
 export { numpyRepr } from "./types/numpy_repr.js";
+// The JAX-like front end: numpy, jit, grad, vmap, lax, nn (docs/frontend.md).
+export * from "./frontend/index.js";

@@ -5,7 +5,7 @@
 // before it):
 //
 //   types < sharding < ir < text < interpreter < passes < runtime < compiler < sdy
-//         < check < builder < cli
+//         < check < builder < frontend < cli
 //
 //   sharding     the sharding model: meshes, axes, shardings (the IR carries them as values)
 //   ir           the IR, its kit, the op table and the shape rules (ir/shape/)
@@ -21,6 +21,8 @@
 //                implement the runtime's contract; compiler/backends.ts registers them
 //   sdy          Shardy's propagation, its passes and the partitioner (which runs programs
 //                on the runtime)
+//   frontend     the JAX-like front end (numpy, jit, grad, vmap, lax, nn) over the builder
+//                and the compiler
 //   cli          `xlats` and the registry of passes by name
 //
 // src/index.ts and src/browser.ts sit above everything and are not a folder.

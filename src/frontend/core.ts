@@ -1,0 +1,373 @@
+// The front end's core: arrays, tracers and `bind`.
+//
+// Every operation of the front end is a primitive of primitives.ts applied with
+// `bind(name, args, params)`. Outside any transformation the arguments are concrete
+// Arrays and bind runs the primitive eagerly (a compiled single-op executable, cached by
+// primitive, params and input signature). Inside `jit`, `jvp`, `vjp` or `vmap` some
+// arguments are Tracers of that transformation's Trace; bind hands the primitive to the
+// trace of the highest level among them (the innermost transformation), which lifts the
+// other arguments into it and processes the primitive (stages it into a builder,
+// applies its JVP rule, records it on a tape, applies its batching rule). This is JAX's
+// design (autodidax), with one trace object per active transformation.
+//
+// Arrays are values: no op consumes its inputs, and a device buffer is freed when its
+// Array is garbage-collected (a FinalizationRegistry) or at once by `dispose()`.
+
+import { compileSync } from "../compiler/index.js";
+import type { DeviceArray } from "../compiler/device.js";
+import { defaultDevice } from "../compiler/backend.js";
+import type { Executable } from "../compiler/executable.js";
+import { XlaBuilder, parameter, type XlaOp } from "../builder/xla_builder.js";
+import { tuple } from "../builder/control.js";
+import { Literal, type NestedValues, type Scalar } from "../types/literal.js";
+import { arrayShape, type ArrayShape } from "../types/shape.js";
+import { DTYPES, dtypeOf, resultType, DEFAULT_FLOAT, DEFAULT_INT, type DType } from "./dtypes.js";
+import { ConcretizationError, FrontendError } from "./errors.js";
+import { PRIMITIVES, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
+
+// This module's `Array` is the front end's array class; JS arrays are globalThis.Array.
+const isJsArray = (x: unknown): x is readonly unknown[] => globalThis.Array.isArray(x);
+
+/** What a transformation knows of a value: its shape and dtype, and whether its dtype is weak (a JS number's). */
+export interface Aval {
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  readonly weakType: boolean;
+}
+
+export const avalString = (a: Aval): string => `${a.dtype}[${a.shape.join(",")}]${a.weakType ? "{weak}" : ""}`;
+export const shapeOfAval = (a: Aval): ArrayShape => arrayShape(DTYPES[a.dtype], a.shape);
+
+/** The front end's array: a concrete Array or a Tracer. */
+export abstract class ArrayBase {
+  abstract readonly aval: Aval;
+
+  get shape(): number[] {
+    return [...this.aval.shape];
+  }
+
+  get dtype(): DType {
+    return this.aval.dtype;
+  }
+
+  get weakType(): boolean {
+    return this.aval.weakType;
+  }
+
+  get ndim(): number {
+    return this.aval.shape.length;
+  }
+
+  get size(): number {
+    return this.aval.shape.reduce((n, d) => n * d, 1);
+  }
+
+  /** The contents as nested JS values (numbers, booleans; bigint for 64-bit integers). */
+  abstract tolist(): NestedValues;
+
+  /** The one element of a size-1 array. */
+  item(): Scalar {
+    if (this.size !== 1) throw new FrontendError(`item: the array has ${this.size} elements, not 1`, "item");
+    const list = this.tolist();
+    let v: unknown = list;
+    while (isJsArray(v)) v = v[0];
+    return v as Scalar;
+  }
+
+  /** The elements in row-major order, as a typed array (a copy). */
+  abstract data(): Promise<ArrayLikeStorage>;
+
+  /** The sub-arrays along the leading axis (`const [k1, k2] = random.split(key)`). */
+  *[Symbol.iterator](): Iterator<ArrayBase> {
+    if (this.ndim === 0) throw new FrontendError("iteration over a 0-d array", "iter");
+    for (let i = 0; i < this.aval.shape[0]!; i++) yield indexLeading(this, i);
+  }
+
+  toString(): string {
+    return `Array(${avalString(this.aval)})`;
+  }
+}
+
+export type ArrayLikeStorage = Literal["data"];
+
+/** A JS value accepted wherever an array is: an array, a number, a boolean, a bigint, or nested JS arrays of them. */
+export type ArrayLike = ArrayBase | number | boolean | bigint | readonly ArrayLike[];
+
+/** Frees a dropped Array's device buffer. */
+const registry = new FinalizationRegistry<DeviceArray>((buffer) => buffer.delete());
+
+/** A concrete array: a buffer in the default device's memory. */
+export class Array extends ArrayBase {
+  #buffer: DeviceArray | undefined;
+
+  /** @internal Takes ownership of `buffer`. */
+  constructor(readonly aval: Aval, buffer: DeviceArray) {
+    super();
+    this.#buffer = buffer;
+    registry.register(this, buffer, this);
+  }
+
+  /** @internal The device buffer (a FrontendError after dispose). */
+  get buffer(): DeviceArray {
+    if (this.#buffer === undefined) throw new FrontendError(`the array ${avalString(this.aval)} was disposed`, "dispose");
+    return this.#buffer;
+  }
+
+  /** Frees the device buffer now (later uses of the array throw). */
+  dispose(): void {
+    if (this.#buffer === undefined) return;
+    registry.unregister(this);
+    this.#buffer.delete();
+    this.#buffer = undefined;
+  }
+
+  get isDisposed(): boolean {
+    return this.#buffer === undefined;
+  }
+
+  /** @internal The contents as a host literal. */
+  toLiteral(): Literal {
+    return this.buffer.toLiteral();
+  }
+
+  tolist(): NestedValues {
+    return this.toLiteral().toNested();
+  }
+
+  data(): Promise<ArrayLikeStorage> {
+    return Promise.resolve(this.toLiteral().data);
+  }
+
+  /** A host-side copy, read synchronously (Node, and the wasm backend in a browser). */
+  dataSync(): ArrayLikeStorage {
+    return this.toLiteral().data;
+  }
+
+  override toString(): string {
+    return `Array(${JSON.stringify(this.tolist(), (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v))}, dtype=${this.dtype})`;
+  }
+}
+
+/** A value of a transformation's trace: only its aval is known while tracing. */
+export abstract class Tracer extends ArrayBase {
+  abstract readonly trace: Trace;
+
+  tolist(): NestedValues {
+    throw this.concretization("tolist");
+  }
+
+  data(): Promise<ArrayLikeStorage> {
+    throw this.concretization("data");
+  }
+
+  private concretization(what: string): ConcretizationError {
+    return new ConcretizationError(
+      `${what}: the value of a traced array (${avalString(this.aval)}, inside ${this.trace.kind}) is not known while tracing; ` +
+      `only its shape and dtype are (mark the argument static with staticArgnums, or compute with np/lax ops)`, what,
+    );
+  }
+}
+
+/** One active transformation. Levels count up from 1 as transformations nest. */
+export abstract class Trace<T extends Tracer = Tracer> {
+  active = true;
+  abstract readonly kind: string;
+
+  constructor(readonly level: number) {}
+
+  /** A concrete array as a tracer of this trace (a constant of the transformation). */
+  abstract pure(x: Array): T;
+  /** A tracer of an enclosing transformation as a tracer of this one. */
+  abstract lift(x: Tracer): T;
+  /** Applies primitive `name` to tracers of this trace. */
+  abstract process<N extends PrimitiveName>(name: N, args: readonly T[], params: PrimitiveParams[N]): ArrayBase[];
+}
+
+const traceStack: Trace[] = [];
+
+/** Runs `body` with a new trace made by `make(level)` active; deactivates it afterwards (its tracers may not be used later). */
+export function withTrace<T extends Trace, R>(make: (level: number) => T, body: (trace: T) => R): R {
+  const trace = make(traceStack.length + 1);
+  traceStack.push(trace);
+  try {
+    return body(trace);
+  } finally {
+    traceStack.pop();
+    trace.active = false;
+  }
+}
+
+/** Whether a transformation is active (jit compiles only outside all of them, and inlines inside). */
+export const transformationActive = (): boolean => traceStack.length > 0;
+
+/** The innermost active transformation, if any. */
+export const innermostTrace = (): Trace | undefined => traceStack.at(-1);
+
+function raise(trace: Trace, x: ArrayBase): Tracer {
+  if (x instanceof Array) return trace.pure(x);
+  const t = x as Tracer;
+  if (t.trace === trace) return t;
+  if (t.trace.level < trace.level) return trace.lift(t);
+  throw new FrontendError(`a traced value of ${t.trace.kind} was used inside ${trace.kind} at a lower level: it escaped its transformation`);
+}
+
+/** Applies primitive `name` to `args` (see the header). Returns the primitive's results. */
+export function bind<N extends PrimitiveName>(name: N, args: readonly ArrayBase[], params: PrimitiveParams[N]): ArrayBase[] {
+  let top: Trace | undefined;
+  for (const a of args) {
+    if (!(a instanceof Tracer)) continue;
+    if (!a.trace.active) {
+      throw new FrontendError(`${name}: an argument is a traced value of a ${a.trace.kind} that has finished (a leaked tracer: ` +
+        `return it from the transformed function instead of storing it outside)`, name);
+    }
+    if (top === undefined || a.trace.level > top.level) top = a.trace;
+  }
+  if (top === undefined) return evalEager(name, args as readonly Array[], params);
+  const trace = top;
+  return trace.process(name, args.map((a) => raise(trace, a)), params);
+}
+
+/** `bind` of a single-result primitive. */
+export const bind1 = <N extends PrimitiveName>(name: N, args: readonly ArrayBase[], params: PrimitiveParams[N]): ArrayBase =>
+  bind(name, args, params)[0]!;
+
+/** Whether the results of a primitive are weakly typed: all its inputs are, and the result keeps the first one's dtype. */
+export function resultWeakType(inputs: readonly Aval[], dtype: DType): boolean {
+  return inputs.length > 0 && inputs.every((a) => a.weakType) && inputs[0]!.dtype === dtype;
+}
+
+/** Lowers primitive `name` on builder ops: its rows' `lower`, and the avals its results have. */
+export function lowerPrimitive<N extends PrimitiveName>(
+  b: XlaBuilder, name: N, args: readonly XlaOp[], avals: readonly Aval[], params: PrimitiveParams[N],
+): { ops: XlaOp[]; avals: Aval[] } {
+  const row = PRIMITIVES[name] as unknown as PrimitiveRow<PrimitiveParams[N]>;
+  const ops = row.lower(b, args, params);
+  const outAvals = ops.map((o) => {
+    const s = o.arrayShape;
+    const dtype = dtypeOf(s.elementType);
+    return { shape: [...s.dimensions], dtype, weakType: row.weakType?.(params) ?? resultWeakType(avals, dtype) };
+  });
+  return { ops, avals: outAvals };
+}
+
+// ---- eager execution
+
+interface EagerEntry {
+  readonly executable: Executable;
+  readonly avals: readonly Aval[];
+}
+
+const eagerCache = new Map<string, EagerEntry>();
+
+/** The cache key of a primitive's params (they are plain data: numbers, strings, booleans, lists, records). */
+const paramsKey = (params: unknown): string => JSON.stringify(params);
+
+/** Compiled single-op executables (for tests of the cache). */
+export const eagerCacheSize = (): number => eagerCache.size;
+
+function evalEager<N extends PrimitiveName>(name: N, args: readonly Array[], params: PrimitiveParams[N]): Array[] {
+  const key = `${name}|${paramsKey(params)}|${args.map((a) => avalString(a.aval)).join(",")}`;
+  let entry = eagerCache.get(key);
+  if (entry === undefined) {
+    const b = new XlaBuilder(`eager_${name}`);
+    const ops = args.map((a, i) => parameter(b, i, shapeOfAval(a.aval)));
+    const lowered = lowerPrimitive(b, name, ops, args.map((a) => a.aval), params);
+    const root = lowered.ops.length === 1 ? lowered.ops[0]! : tuple(b, lowered.ops);
+    entry = { executable: compileSync(b.buildModule(root)), avals: lowered.avals };
+    eagerCache.set(key, entry);
+  }
+  const results = entry.executable.execute(args.map((a) => a.buffer));
+  const avals = entry.avals;
+  return results.map((r, i) => new Array(avals[i]!, r));
+}
+
+// ---- arrays from JS values
+
+/** A concrete array holding `literal`. */
+export function arrayFromLiteral(literal: Literal, weakType = false): Array {
+  const shape = literal.arrayShape;
+  const aval: Aval = { shape: [...shape.dimensions], dtype: dtypeOf(shape.elementType), weakType };
+  return new Array(aval, defaultDevice().bufferFromLiteral(literal));
+}
+
+/** The shape of nested JS arrays (a FrontendError for ragged nesting). */
+function nestedShape(x: unknown, where: string): number[] {
+  if (!isJsArray(x)) return [];
+  const shapes = (x as unknown[]).map((e) => nestedShape(e, where));
+  const first = shapes[0];
+  if (first !== undefined && shapes.some((s) => s.join(",") !== first.join(","))) {
+    throw new FrontendError(`${where}: the nested arrays are ragged (sub-array shapes ${[...new Set(shapes.map((s) => `[${s.join(",")}]`))].join(" and ")})`, where);
+  }
+  return [(x as readonly unknown[]).length, ...(first ?? [])];
+}
+
+/** The default dtype of JS scalars: bool for booleans, int64 for bigints, int32 for integers, float32 otherwise (JAX's defaults). */
+function inferDtype(leaves: readonly unknown[], where: string): DType {
+  let kind: "bool" | "int" | "bigint" | "float" | undefined;
+  for (const v of leaves) {
+    const k = typeof v === "boolean" ? "bool" : typeof v === "bigint" ? "bigint" : typeof v === "number" ? (Number.isInteger(v) ? "int" : "float") : undefined;
+    if (k === undefined) throw new FrontendError(`${where}: ${String(v)} (${typeof v}) is not a number, boolean, bigint or array`, where);
+    const rank = { bool: 0, int: 1, bigint: 2, float: 3 } as const;
+    if (kind === undefined || rank[k] > rank[kind]) kind = k;
+  }
+  return kind === "bool" ? "bool" : kind === "bigint" ? "int64" : kind === "float" || kind === undefined ? DEFAULT_FLOAT : DEFAULT_INT;
+}
+
+const flattenNested = (x: unknown): unknown[] => (isJsArray(x) ? (x as unknown[]).flatMap(flattenNested) : [x]);
+
+/**
+ * `x` as an array. Arrays pass through (converted when `dtype` differs); a JS scalar
+ * without `dtype` is weakly typed; nested JS arrays become a strong array.
+ */
+export function asArrayValue(x: ArrayLike, dtype?: DType, where = "asarray"): ArrayBase {
+  if (x instanceof ArrayBase) return dtype === undefined || dtype === x.dtype ? x : convertElementType(x, dtype);
+  const shape = nestedShape(x, where);
+  const leaves = flattenNested(x);
+  if (leaves.some((l) => l instanceof ArrayBase)) return stackNested(x, dtype, where);
+  const weak = shape.length === 0 && dtype === undefined && typeof x !== "boolean";
+  const d = dtype ?? inferDtype(leaves, where);
+  const type = DTYPES[d];
+  const values = leaves.map((v) => toElement(v, d, where));
+  return arrayFromLiteral(Literal.fromValues(type, shape, values), weak);
+}
+
+/** Nested JS arrays holding arrays (traced ones, say): the leaves stacked, in their common dtype (jnp.array of a list of tracers). */
+function stackNested(x: ArrayLike, dtype: DType | undefined, where: string): ArrayBase {
+  if (!isJsArray(x)) return asArrayValue(x, dtype, where);
+  const parts = (x as readonly ArrayLike[]).map((p) => stackNested(p, dtype, where));
+  if (parts.length === 0) throw new FrontendError(`${where}: an empty list among arrays`, where);
+  const common = dtype ?? resultType(...parts.map((p) => p.aval)).dtype;
+  const shape = parts[0]!.shape;
+  for (const p of parts) {
+    if (p.shape.join(",") !== shape.join(",")) throw new FrontendError(`${where}: the nested arrays are ragged ([${shape}] and [${p.shape}])`, where);
+  }
+  const rows = parts.map((p) => bind1("reshape", [convertElementType(p, common)], { newSizes: [1, ...shape] }));
+  return rows.length === 1 ? rows[0]! : bind1("concatenate", rows, { dimension: 0 });
+}
+
+function toElement(v: unknown, d: DType, where: string): Scalar {
+  if (typeof v === "boolean") return d === "bool" ? v : toElement(v ? 1 : 0, d, where);
+  if (typeof v === "bigint") return d === "int64" || d === "uint64" ? v : toElement(Number(v), d, where);
+  if (typeof v !== "number") throw new FrontendError(`${where}: ${String(v)} is not a number, boolean or bigint`, where);
+  if (d === "bool") return v !== 0;
+  if (d === "int64" || d === "uint64") {
+    if (!Number.isInteger(v)) throw new FrontendError(`${where}: ${v} is not an integer, for dtype ${d}`, where);
+    return BigInt(v);
+  }
+  return v;
+}
+
+/** convert_element_type (strong result). */
+export function convertElementType(x: ArrayBase, dtype: DType, weakType = false): ArrayBase {
+  if (x.dtype === dtype && x.weakType === weakType) return x;
+  return bind1("convertElementType", [x], { newDtype: dtype, weakType });
+}
+
+/** x[i] along the leading axis (iteration). */
+function indexLeading(x: ArrayBase, i: number): ArrayBase {
+  const shape = x.aval.shape;
+  const start = shape.map((_, d) => (d === 0 ? i : 0));
+  const limit = shape.map((s, d) => (d === 0 ? i + 1 : s));
+  const sliced = bind1("slice", [x], { startIndices: start, limitIndices: limit, strides: shape.map(() => 1) });
+  return bind1("reshape", [sliced], { newSizes: shape.slice(1) });
+}

@@ -1,0 +1,16 @@
+// The front end: JAX's API over xlats (numpy-style arrays, jit, autodiff, vmap).
+// See docs/frontend.md.
+
+export * as numpy from "./numpy.js";
+export * as lax from "./lax_api.js";
+export * as nn from "./nn.js";
+export * as random from "./random.js";
+export * as optimizers from "./optimizers.js";
+export { jit, Lowered, Compiled, type JitOptions, type Jitted } from "./jit.js";
+export { grad, valueAndGrad, vjp, jvp, jacfwd, jacrev, hessian, stopGradient, type GradOptions } from "./autodiff.js";
+export { vmap, type VmapOptions } from "./vmap.js";
+export { ArrayBase as FrontendArray, Array as ConcreteArray, Tracer, eagerCacheSize, type ArrayLike, type Aval } from "./core.js";
+export { DTYPES, resultType, type DType } from "./dtypes.js";
+export { FrontendError, ConcretizationError } from "./errors.js";
+export { PRIMITIVES, derivativeCoverage, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
+export { treeFlatten, treeUnflatten, treeMap, type TreeDef } from "./tree.js";

@@ -1,0 +1,174 @@
+// jax.jit: traces a function of arrays (and pytrees of them) into one HloModule with the
+// XlaBuilder, compiles it once per input signature (the arguments' structure, shapes,
+// dtypes and weak types, and the static arguments' values) and runs the executable.
+// Inside another transformation (grad, vmap, an enclosing jit) the function is traced
+// inline into that transformation instead: the result is the same, and the enclosing
+// jit compiles the whole program once.
+
+import { XlaBuilder, constantLiteral, parameter, type XlaOp } from "../builder/xla_builder.js";
+import { tuple } from "../builder/control.js";
+import { compileSync } from "../compiler/index.js";
+import type { Executable } from "../compiler/executable.js";
+import type { HloModule } from "../ir/computation.js";
+import { printStableHlo } from "../text/mlir/index.js";
+import {
+  Array, ArrayBase, Trace, Tracer, asArrayValue, avalString, lowerPrimitive, shapeOfAval, transformationActive, withTrace,
+  type ArrayLike, type Aval,
+} from "./core.js";
+import { FrontendError } from "./errors.js";
+import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
+import { treeDefString, treeFlatten, treeUnflatten, type TreeDef } from "./tree.js";
+
+/** @internal A value of a jit trace: an op of its builder. */
+export class JitTracer extends Tracer {
+  constructor(readonly trace: JitTrace, readonly op: XlaOp, readonly aval: Aval) {
+    super();
+  }
+}
+
+/** @internal Stages primitives into `builder` (control.ts traces loop bodies and branches with a subclass). */
+export class JitTrace extends Trace<JitTracer> {
+  readonly kind = "jit";
+  private readonly constants = new Map<Array, JitTracer>();
+
+  constructor(level: number, readonly builder: XlaBuilder) {
+    super(level);
+  }
+
+  /** A concrete array the function closes over becomes a constant of the program. */
+  pure(x: Array): JitTracer {
+    let t = this.constants.get(x);
+    if (t === undefined) {
+      t = new JitTracer(this, constantLiteral(this.builder, x.toLiteral()), x.aval);
+      this.constants.set(x, t);
+    }
+    return t;
+  }
+
+  lift(x: Tracer): JitTracer {
+    // jit traces only outside every other transformation (inside one it runs inline).
+    throw new FrontendError(`jit: a traced value of an enclosing ${x.trace.kind} reached the jit trace`);
+  }
+
+  process<N extends PrimitiveName>(name: N, args: readonly JitTracer[], params: PrimitiveParams[N]): ArrayBase[] {
+    const { ops, avals } = lowerPrimitive(this.builder, name, args.map((a) => a.op), args.map((a) => a.aval), params);
+    return ops.map((op, i) => new JitTracer(this, op, avals[i]!));
+  }
+}
+
+export interface JitOptions {
+  /** Positions of arguments that are static: part of the cache key (compared by JSON), passed to the function as they are. */
+  readonly staticArgnums?: number | readonly number[];
+  /** Positions of arguments whose buffers the executable may reuse (compile's `donate`): those arrays are invalid afterwards. */
+  readonly donateArgnums?: number | readonly number[];
+}
+
+/** A traced program: its module, StableHLO text, and its compiled form. */
+export class Lowered {
+  constructor(
+    readonly module: HloModule,
+    /** @internal */ readonly signature: Signature,
+    private readonly donate: readonly number[],
+  ) {}
+
+  /** The program as StableHLO text (for `xlats run`, or JAX's `jax.jit(...).lower(...).as_text()` counterpart). */
+  asText(): string {
+    return printStableHlo(this.module);
+  }
+
+  /** Compiles the program for the default backend. */
+  compile(): Compiled {
+    return new Compiled(compileSync(this.module, { donate: this.donate }), this.signature);
+  }
+}
+
+/** A compiled program: call it with arguments of the signature it was traced for. */
+export class Compiled {
+  constructor(readonly executable: Executable, /** @internal */ readonly signature: Signature) {}
+
+  call(...args: unknown[]): unknown {
+    const { leaves, key } = flattenArgs(args, this.signature.staticArgnums);
+    if (key !== this.signature.key) throw new FrontendError(`jit: called with the signature ${key}, but compiled for ${this.signature.key}`, "jit");
+    const results = this.executable.execute(leaves.map((l) => (l as Array).buffer));
+    return treeUnflatten(this.signature.outDef, results.map((r, i) => new Array(this.signature.outAvals[i]!, r)));
+  }
+}
+
+interface Signature {
+  readonly key: string;
+  readonly staticArgnums: readonly number[];
+  readonly outDef: TreeDef;
+  readonly outAvals: readonly Aval[];
+}
+
+const argnumList = (n: number | readonly number[] | undefined): number[] => (n === undefined ? [] : typeof n === "number" ? [n] : [...n]);
+
+/** The dynamic arguments' leaves (as arrays), with the signature's key. */
+function flattenArgs(args: readonly unknown[], staticArgnums: readonly number[]): { leaves: ArrayBase[]; key: string; dynamic: unknown[] } {
+  const dynamic = args.map((a, i) => (staticArgnums.includes(i) ? null : a));
+  const [raw, def] = treeFlatten(dynamic);
+  const leaves = raw.map((l) => asArrayValue(l as ArrayLike, undefined, "jit"));
+  const statics = staticArgnums.map((i) => JSON.stringify(args[i]) ?? "undefined");
+  return { leaves, dynamic, key: `${treeDefString(def)}|${leaves.map((l) => avalString(l.aval)).join(",")}|${statics.join(",")}` };
+}
+
+/** Traces `f` on arguments of the signature of `args` into a module. */
+function traceToModule(f: (...args: never[]) => unknown, args: readonly unknown[], staticArgnums: readonly number[], donate: readonly number[]): Lowered {
+  const { leaves, key } = flattenArgs(args, staticArgnums);
+  const name = f.name === "" ? "jit_fn" : `jit_${f.name}`;
+  const b = new XlaBuilder(name.replace(/[^A-Za-z0-9_]/g, "_"));
+  return withTrace((level) => new JitTrace(level, b), (trace) => {
+    const params = leaves.map((l, i) => new JitTracer(trace, parameter(b, i, shapeOfAval(l.aval), `arg${i}`), l.aval));
+    const [, def] = treeFlatten(args.map((a, i) => (staticArgnums.includes(i) ? null : a)));
+    const rebuilt = treeUnflatten(def, params) as unknown[];
+    const callArgs = args.map((a, i) => (staticArgnums.includes(i) ? a : rebuilt[i]));
+    const [outLeaves, outDef] = treeFlatten((f as unknown as (...a: unknown[]) => unknown)(...callArgs));
+    const outs = outLeaves.map((o) => {
+      const v = asArrayValue(o as ArrayLike, undefined, "jit result");
+      if (v instanceof Array) return trace.pure(v);
+      if (v instanceof JitTracer && v.trace === trace) return v;
+      throw new FrontendError(`jit: the function returned a traced value of another transformation (${(v as Tracer).trace.kind})`, "jit");
+    });
+    if (outs.length === 0) throw new FrontendError("jit: the function returns no arrays", "jit");
+    const root = outs.length === 1 ? outs[0]!.op : tuple(b, outs.map((o) => o.op));
+    const leafDonations = donate.length === 0 ? [] : donatedLeaves(args, staticArgnums, donate);
+    return new Lowered(b.buildModule(root), { key, staticArgnums, outDef, outAvals: outs.map((o) => o.aval) }, leafDonations);
+  });
+}
+
+/** The parameter numbers of the leaves of the donated arguments. */
+function donatedLeaves(args: readonly unknown[], staticArgnums: readonly number[], donate: readonly number[]): number[] {
+  const out: number[] = [];
+  let leaf = 0;
+  args.forEach((a, i) => {
+    if (staticArgnums.includes(i)) return;
+    const n = treeFlatten(a)[0].length;
+    if (donate.includes(i)) for (let k = 0; k < n; k++) out.push(leaf + k);
+    leaf += n;
+  });
+  return out;
+}
+
+export interface Jitted<F extends (...args: never[]) => unknown> {
+  (...args: Parameters<F>): ReturnType<F>;
+  /** Traces for these arguments' signature, without compiling. */
+  lower(...args: Parameters<F>): Lowered;
+}
+
+/** jax.jit. */
+export function jit<F extends (...args: never[]) => unknown>(f: F, options: JitOptions = {}): Jitted<F> {
+  const staticArgnums = argnumList(options.staticArgnums);
+  const donate = argnumList(options.donateArgnums);
+  const cache = new Map<string, Compiled>();
+  const call = (...args: unknown[]): unknown => {
+    const { leaves, key } = flattenArgs(args, staticArgnums);
+    if (transformationActive() || leaves.some((l) => l instanceof Tracer)) return (f as unknown as (...a: unknown[]) => unknown)(...args);
+    let compiled = cache.get(key);
+    if (compiled === undefined) {
+      compiled = traceToModule(f, args, staticArgnums, donate).compile();
+      cache.set(key, compiled);
+    }
+    return compiled.call(...args);
+  };
+  return Object.assign(call, { lower: (...args: Parameters<F>) => traceToModule(f, args, staticArgnums, donate) }) as unknown as Jitted<F>;
+}

@@ -1,0 +1,217 @@
+// jax.lax: the primitives at XLA's level, one function per primitive of primitives.ts.
+// As in JAX, operands of an elementwise op have one shape and one dtype, except that a
+// JS number (weakly typed) takes the other operand's dtype and shape. numpy.ts adds
+// broadcasting and type promotion on top.
+
+import { Array as ConcreteArray, ArrayBase, asArrayValue, bind1, convertElementType, type ArrayLike } from "./core.js";
+import type { DType } from "./dtypes.js";
+import { FrontendError } from "./errors.js";
+import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
+
+export { convertElementType };
+
+type NoParams = { [N in PrimitiveName]: PrimitiveParams[N] extends Record<string, never> ? N : never }[PrimitiveName];
+
+const unary = (name: NoParams) => (x: ArrayLike): ArrayBase => bind1(name, [asArrayValue(x)], {} as never);
+
+/** Both operands as arrays; a JS scalar takes the other's dtype and shape (weak typing). */
+export function matchOperands(name: string, x: ArrayLike, y: ArrayLike): [ArrayBase, ArrayBase] {
+  const xa = x instanceof ArrayBase ? x : undefined;
+  const ya = y instanceof ArrayBase ? y : undefined;
+  if (xa === undefined && ya === undefined) return [asArrayValue(x, undefined, name), asArrayValue(y, undefined, name)];
+  const like = (xa ?? ya)!;
+  const fill = (v: ArrayLike, a: ArrayBase | undefined): ArrayBase =>
+    a ?? (typeof v === "number" ? constantOperand(like.shape, v, like.dtype, like.weakType) : full(like.shape, v, like.dtype));
+  return [fill(x, xa), fill(y, ya)];
+}
+
+const binary = (name: NoParams) => (x: ArrayLike, y: ArrayLike): ArrayBase => bind1(name, matchOperands(name, x, y), {} as never);
+
+export const neg = unary("neg");
+export const exp = unary("exp");
+export const log = unary("log");
+export const sin = unary("sin");
+export const cos = unary("cos");
+export const tan = unary("tan");
+export const tanh = unary("tanh");
+export const logistic = unary("logistic");
+export const sqrt = unary("sqrt");
+export const rsqrt = unary("rsqrt");
+export const abs = unary("abs");
+export const sign = unary("sign");
+export const floor = unary("floor");
+export const ceil = unary("ceil");
+export const round = unary("round");
+export const log1p = unary("log1p");
+export const expm1 = unary("expm1");
+export const erf = unary("erf");
+export const not = unary("not");
+export const isFinite = unary("isFinite");
+export const stopGradient = unary("stopGradient");
+
+export const add = binary("add");
+export const sub = binary("sub");
+export const mul = binary("mul");
+export const div = binary("div");
+export const max = binary("max");
+export const min = binary("min");
+export const pow = binary("pow");
+export const rem = binary("rem");
+export const atan2 = binary("atan2");
+export const and = binary("and");
+export const or = binary("or");
+export const xor = binary("xor");
+export const shiftLeft = binary("shiftLeft");
+export const shiftRightLogical = binary("shiftRightLogical");
+export const erfInv = unary("erfInv");
+export const eq = binary("eq");
+export const ne = binary("ne");
+export const lt = binary("lt");
+export const le = binary("le");
+export const gt = binary("gt");
+export const ge = binary("ge");
+
+/** select_n(which, ...cases): cases[which] elementwise; `which` a bool array picks cases[0] where false, cases[1] where true. */
+export function selectN(which: ArrayLike, ...cases: ArrayLike[]): ArrayBase {
+  if (cases.length !== 2) throw new FrontendError(`selectN: ${cases.length} cases given; a bool selector picks between exactly 2`, "selectN", "cases");
+  const [onFalse, onTrue] = matchOperands("selectN", cases[0]!, cases[1]!);
+  return bind1("selectN", [asArrayValue(which, "bool", "selectN"), onFalse, onTrue], {});
+}
+
+/** lax.bitcast_convert_type between types of one width. */
+export function bitcastConvertType(x: ArrayLike, newDtype: DType): ArrayBase {
+  return bind1("bitcastConvertType", [asArrayValue(x)], { newDtype });
+}
+
+export function broadcastInDim(x: ArrayLike, shape: readonly number[], broadcastDimensions: readonly number[]): ArrayBase {
+  return bind1("broadcastInDim", [asArrayValue(x)], { shape: [...shape], broadcastDimensions: [...broadcastDimensions] });
+}
+
+/** `x` (of rank 0 or of `shape`'s trailing rank) broadcast to `shape` as numpy aligns trailing dimensions. */
+export function broadcastTo(x: ArrayBase, shape: readonly number[]): ArrayBase {
+  if (x.shape.join(",") === shape.join(",")) return x;
+  const offset = shape.length - x.ndim;
+  if (offset < 0) throw new FrontendError(`broadcastTo: cannot broadcast shape [${x.shape}] to the lower-rank [${shape}]`, "broadcastTo");
+  return broadcastInDim(x, shape, x.shape.map((_, i) => i + offset));
+}
+
+/** An array of `shape` filled with `value` (of dtype `dtype`, or a weak JS scalar's). */
+export function full(shape: readonly number[], value: ArrayLike, dtype?: DType): ArrayBase {
+  const v = asArrayValue(value, dtype, "full");
+  if (v.ndim !== 0) return broadcastTo(v, shape);
+  return shape.length === 0 ? v : broadcastInDim(v, shape, []);
+}
+
+const SMALL_CONSTANT = 4096;
+const CONSTANT_CACHE_ENTRIES = 256;
+const constants = new Map<string, ConcreteArray>();
+
+/**
+ * `full` of a JS number as an operand of an op, made once per (dtype, shape, value):
+ * the 2 of np.multiply(x, 2) costs no op after the first. Only operands come from here,
+ * never results, so no caller can dispose a shared constant.
+ */
+export function constantOperand(shape: readonly number[], value: number, dtype: DType, weakType = false): ArrayBase {
+  const make = (): ArrayBase => convertElementType(full(shape, value, dtype), dtype, weakType);
+  if (shape.reduce((n, d) => n * d, 1) > SMALL_CONSTANT) return make();
+  const key = `${dtype}|${weakType}|${shape.join(",")}|${Object.is(value, -0) ? "-0" : String(value)}`;
+  const cached = constants.get(key);
+  if (cached !== undefined) return cached;
+  const out = make();
+  if (out instanceof ConcreteArray) {
+    if (constants.size >= CONSTANT_CACHE_ENTRIES) constants.delete(constants.keys().next().value!);
+    constants.set(key, out);
+  }
+  return out;
+}
+
+export function reshape(x: ArrayLike, newSizes: readonly number[]): ArrayBase {
+  const a = asArrayValue(x);
+  if (a.shape.join(",") === newSizes.join(",")) return a;
+  return bind1("reshape", [a], { newSizes: [...newSizes] });
+}
+
+export function transpose(x: ArrayLike, permutation: readonly number[]): ArrayBase {
+  const a = asArrayValue(x);
+  if (permutation.every((p, i) => p === i)) return a;
+  return bind1("transpose", [a], { permutation: [...permutation] });
+}
+
+const reduction = (name: "reduceSum" | "reduceMax" | "reduceMin" | "reduceProd" | "reduceAnd" | "reduceOr") =>
+  (x: ArrayLike, axes: readonly number[]): ArrayBase => {
+    const a = asArrayValue(x);
+    return axes.length === 0 ? a : bind1(name, [a], { axes: [...axes] });
+  };
+export const reduceSum = reduction("reduceSum");
+export const reduceMax = reduction("reduceMax");
+export const reduceMin = reduction("reduceMin");
+export const reduceProd = reduction("reduceProd");
+export const reduceAnd = reduction("reduceAnd");
+export const reduceOr = reduction("reduceOr");
+
+export function argmax(x: ArrayLike, axis: number, indexDtype: DType = "int32"): ArrayBase {
+  return bind1("argmax", [asArrayValue(x)], { axis, indexDtype });
+}
+
+export function argmin(x: ArrayLike, axis: number, indexDtype: DType = "int32"): ArrayBase {
+  return bind1("argmin", [asArrayValue(x)], { axis, indexDtype });
+}
+
+/** lax.cumsum: running sums along `axis` (from the end with `reverse`). */
+export function cumsum(x: ArrayLike, axis = 0, options: { reverse?: boolean } = {}): ArrayBase {
+  return bind1("cumsum", [asArrayValue(x)], { axis, reverse: options.reverse ?? false });
+}
+
+/** lax.cumprod: running products along `axis`. */
+export function cumprod(x: ArrayLike, axis = 0, options: { reverse?: boolean } = {}): ArrayBase {
+  return bind1("cumprod", [asArrayValue(x)], { axis, reverse: options.reverse ?? false });
+}
+
+export interface DotDimensionNumbers {
+  readonly lhsContractingDimensions: readonly number[];
+  readonly rhsContractingDimensions: readonly number[];
+  readonly lhsBatchDimensions?: readonly number[];
+  readonly rhsBatchDimensions?: readonly number[];
+}
+
+/** dot_general: contracts and batches the given dimensions; the result is (batch, lhs free, rhs free). */
+export function dotGeneral(lhs: ArrayLike, rhs: ArrayLike, dimensionNumbers: DotDimensionNumbers, options: { preferredElementType?: DType } = {}): ArrayBase {
+  const d = dimensionNumbers;
+  return bind1("dotGeneral", [asArrayValue(lhs), asArrayValue(rhs)], {
+    lhsContracting: [...d.lhsContractingDimensions], rhsContracting: [...d.rhsContractingDimensions],
+    lhsBatch: [...(d.lhsBatchDimensions ?? [])], rhsBatch: [...(d.rhsBatchDimensions ?? [])],
+    ...(options.preferredElementType === undefined ? {} : { preferredElementType: options.preferredElementType }),
+  });
+}
+
+export function slice(x: ArrayLike, startIndices: readonly number[], limitIndices: readonly number[], strides?: readonly number[]): ArrayBase {
+  const a = asArrayValue(x);
+  return bind1("slice", [a], { startIndices: [...startIndices], limitIndices: [...limitIndices], strides: [...(strides ?? a.shape.map(() => 1))] });
+}
+
+/** lax.pad: `config` per dimension is [low, high, interior] (low and high may not be negative here). */
+export function pad(x: ArrayLike, paddingValue: ArrayLike, config: readonly (readonly [number, number, number])[]): ArrayBase {
+  const a = asArrayValue(x);
+  const v = asArrayValue(paddingValue, a.dtype, "pad");
+  if (config.some(([lo, hi]) => lo < 0 || hi < 0)) throw new FrontendError("pad: negative edge padding is not supported by the front end yet (slice instead)", "pad", "config");
+  return bind1("pad", [a, v], { low: config.map((c) => c[0]), high: config.map((c) => c[1]), interior: config.map((c) => c[2]) });
+}
+
+export function concatenate(operands: readonly ArrayLike[], dimension: number): ArrayBase {
+  if (operands.length === 0) throw new FrontendError("concatenate: needs at least one operand", "concatenate", "operands");
+  const arrays = operands.map((o) => asArrayValue(o));
+  return arrays.length === 1 ? arrays[0]! : bind1("concatenate", arrays, { dimension });
+}
+
+export function rev(x: ArrayLike, dimensions: readonly number[]): ArrayBase {
+  const a = asArrayValue(x);
+  return dimensions.length === 0 ? a : bind1("rev", [a], { dimensions: [...dimensions] });
+}
+
+export function iota(dtype: DType, size: number): ArrayBase {
+  return broadcastedIota(dtype, [size], 0);
+}
+
+export function broadcastedIota(dtype: DType, shape: readonly number[], dimension: number): ArrayBase {
+  return bind1("iota", [], { dtype, shape: [...shape], dimension });
+}

@@ -1,0 +1,71 @@
+// jax.nn: activations and the softmax family, composed from numpy and lax functions
+// (so differentiable, batchable and jittable without rules of their own).
+
+import { asArrayValue, type ArrayBase, type ArrayLike } from "./core.js";
+import type { DType } from "./dtypes.js";
+import * as lax from "./lax.js";
+import * as np from "./numpy.js";
+
+export const relu = (x: ArrayLike): ArrayBase => np.maximum(x, 0);
+export const sigmoid = (x: ArrayLike): ArrayBase => lax.logistic(np.toInexact(asArrayValue(x)));
+export const silu = (x: ArrayLike): ArrayBase => np.multiply(x, sigmoid(x));
+export const swish = silu;
+export const softplus = (x: ArrayLike): ArrayBase => np.logaddexp(x, 0);
+
+/** jax.nn.gelu: the tanh approximation by default (JAX's `approximate=True`), else x·Φ(x) with erf. */
+export function gelu(x: ArrayLike, options: { approximate?: boolean } = {}): ArrayBase {
+  const a = asArrayValue(x);
+  if (options.approximate ?? true) {
+    const inner = np.multiply(Math.sqrt(2 / Math.PI), np.add(a, np.multiply(0.044715, np.multiply(a, np.multiply(a, a)))));
+    return np.multiply(np.multiply(0.5, a), np.add(1, np.tanh(inner)));
+  }
+  return np.multiply(np.multiply(0.5, a), np.add(1, lax.erf(np.divide(a, Math.SQRT2))));
+}
+
+export interface AxisOption {
+  readonly axis?: number | readonly number[];
+}
+
+/** log Σ exp(x) over `axis` (default all), shifted by the maximum for stability; the shift carries no gradient. */
+export function logsumexp(x: ArrayLike, options: AxisOption & { keepdims?: boolean } = {}): ArrayBase {
+  const a = asArrayValue(x);
+  const m = lax.stopGradient(np.max(a, { axis: options.axis ?? null, keepdims: true }));
+  // An all -inf slice has max -inf; shift by 0 there so the result is -inf, not NaN.
+  const shift = np.where(np.isfinite(m), m, 0);
+  const s = np.log(np.sum(np.exp(np.subtract(a, shift)), { axis: options.axis ?? null, keepdims: true }));
+  const out = np.add(s, shift);
+  return options.keepdims === true ? out : np.squeeze(out, { axis: options.axis ?? range(a.ndim) });
+}
+
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+/** jax.nn.softmax over `axis` (default -1). */
+export function softmax(x: ArrayLike, options: AxisOption = {}): ArrayBase {
+  const a = asArrayValue(x);
+  const axis = options.axis ?? -1;
+  const e = np.exp(np.subtract(a, lax.stopGradient(np.max(a, { axis, keepdims: true }))));
+  return np.divide(e, np.sum(e, { axis, keepdims: true }));
+}
+
+/** jax.nn.log_softmax over `axis` (default -1). */
+export function logSoftmax(x: ArrayLike, options: AxisOption = {}): ArrayBase {
+  const a = asArrayValue(x);
+  const axis = options.axis ?? -1;
+  const shifted = np.subtract(a, lax.stopGradient(np.max(a, { axis, keepdims: true })));
+  return np.subtract(shifted, np.log(np.sum(np.exp(shifted), { axis, keepdims: true })));
+}
+
+/** jax.nn.one_hot: `x` (integers) as one-hot vectors of length `numClasses` along a new last axis. */
+export function oneHot(x: ArrayLike, numClasses: number, options: { dtype?: DType } = {}): ArrayBase {
+  const a = asArrayValue(x);
+  const classes = lax.broadcastedIota(a.dtype, [...a.shape, numClasses], a.ndim);
+  return np.astype(np.equal(np.expandDims(a, -1), classes), options.dtype ?? "float32");
+}
+
+/** jax.nn.standardize: (x - mean) / sqrt(var + epsilon) over `axis` (default -1). */
+export function standardize(x: ArrayLike, options: AxisOption & { epsilon?: number } = {}): ArrayBase {
+  const axis = options.axis ?? -1;
+  const mean = np.mean(x, { axis, keepdims: true });
+  const variance = np.variance(x, { axis, keepdims: true });
+  return np.multiply(np.subtract(x, mean), lax.rsqrt(np.add(variance, options.epsilon ?? 1e-5)));
+}

@@ -1,0 +1,116 @@
+// jax.numpy functions against values computed by hand or by a second method.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { numpy as np, nn } from "../../src/index.js";
+
+const close = (a: unknown, b: unknown, tol = 1e-5): void => {
+  const fa = [a].flat(Infinity) as number[];
+  const fb = [b].flat(Infinity) as number[];
+  assert.equal(fa.length, fb.length);
+  fa.forEach((v, i) => assert.ok(Math.abs(v - fb[i]!) <= tol * (1 + Math.abs(fb[i]!)), `element ${i}: ${v} vs ${fb[i]}`));
+};
+
+const m = [[1, -2, 3], [4, 5, -6]];
+
+test("creation: zeros, ones, full, arange, linspace, eye, zerosLike, onesLike", () => {
+  assert.deepEqual(np.zeros([2, 2]).tolist(), [[0, 0], [0, 0]]);
+  assert.equal(np.zeros(3).dtype, "float32");
+  assert.deepEqual(np.ones(2, { dtype: "int32" }).tolist(), [1, 1]);
+  assert.deepEqual(np.full([2], 7).tolist(), [7, 7]);
+  assert.equal(np.full([2], 7).dtype, "int32");
+  assert.deepEqual(np.arange(5).tolist(), [0, 1, 2, 3, 4]);
+  assert.deepEqual(np.arange(1, 7, 2).tolist(), [1, 3, 5]);
+  close(np.arange(0, 1, 0.25).tolist(), [0, 0.25, 0.5, 0.75]);
+  close(np.linspace(0, 1, 5).tolist(), [0, 0.25, 0.5, 0.75, 1]);
+  close(np.linspace(0, 1, 4, { endpoint: false }).tolist(), [0, 0.25, 0.5, 0.75]);
+  assert.deepEqual(np.eye(2, 3).tolist(), [[1, 0, 0], [0, 1, 0]]);
+  assert.deepEqual(np.eye(3, 3, { k: 1 }).tolist(), [[0, 1, 0], [0, 0, 1], [0, 0, 0]]);
+  assert.deepEqual(np.zerosLike(np.array(m)).tolist(), [[0, 0, 0], [0, 0, 0]]);
+  assert.deepEqual(np.onesLike([1.5, 2]).tolist(), [1, 1]);
+});
+
+test("reductions with axis and keepdims", () => {
+  const x = np.array(m, { dtype: "float32" });
+  assert.equal(np.sum(x).item(), 5);
+  assert.deepEqual(np.sum(x, { axis: 0 }).tolist(), [5, 3, -3]);
+  assert.deepEqual(np.sum(x, { axis: -1, keepdims: true }).tolist(), [[2], [3]]);
+  assert.deepEqual(np.max(x, { axis: 1 }).tolist(), [3, 5]);
+  assert.deepEqual(np.min(x, { axis: 0 }).tolist(), [1, -2, -6]);
+  assert.deepEqual(np.prod(x, { axis: 1 }).tolist(), [-6, -120]);
+  assert.deepEqual(np.argmax(x, { axis: 1 }).tolist(), [2, 1]);
+  assert.deepEqual(np.argmin(x).tolist(), 5);
+  assert.deepEqual(np.all(np.greater(x, -10), { axis: 1 }).tolist(), [true, true]);
+  assert.deepEqual(np.any(np.greater(x, 4), { axis: 1 }).tolist(), [false, true]);
+  close(np.mean(x, { axis: 1 }).tolist(), [2 / 3, 1]);
+  // var and std against the two-pass formula done by hand: row 0 = [1, -2, 3].
+  const mu = 2 / 3;
+  const v0 = ((1 - mu) ** 2 + (-2 - mu) ** 2 + (3 - mu) ** 2) / 3;
+  close((np.variance(x, { axis: 1 }).tolist() as number[])[0], v0);
+  close((np.std(x, { axis: 1, ddof: 1 }).tolist() as number[])[0], Math.sqrt((v0 * 3) / 2));
+  assert.equal(np.sum(np.array([true, true, false])).item(), 2);
+  // argmax takes the first of equal maxima.
+  assert.equal(np.argmax(np.array([1, 3, 3])).item(), 1);
+  assert.throws(() => np.sum(x, { axis: 2 }), /out of bounds/);
+  assert.deepEqual(np.cumsum(x, { axis: 1 }).tolist(), [[1, -1, 2], [4, 9, 3]]);
+  assert.deepEqual(np.cumsum(x).tolist(), [1, -1, 2, 6, 11, 5]);
+  assert.deepEqual(np.cumprod(x, { axis: 0 }).tolist(), [[1, -2, 3], [4, -10, -18]]);
+  assert.deepEqual(np.cumsum(np.array([true, true, false])).tolist(), [1, 2, 2]);
+});
+
+test("shape ops: reshape, transpose, swapaxes, expandDims, squeeze, broadcastTo, concatenate, stack, flip, where, clip", () => {
+  const x = np.arange(6);
+  assert.deepEqual(np.reshape(x, [2, -1]).tolist(), [[0, 1, 2], [3, 4, 5]]);
+  assert.throws(() => np.reshape(x, [4, -1]), /cannot reshape/);
+  assert.deepEqual(np.transpose(np.reshape(x, [2, 3])).tolist(), [[0, 3], [1, 4], [2, 5]]);
+  assert.deepEqual(np.swapaxes(np.reshape(x, [1, 2, 3]), 0, 2).shape, [3, 2, 1]);
+  assert.deepEqual(np.expandDims(x, [0, -1]).shape, [1, 6, 1]);
+  assert.deepEqual(np.squeeze(np.zeros([1, 3, 1])).shape, [3]);
+  assert.throws(() => np.squeeze(np.zeros([2, 3]), { axis: 0 }), /cannot select/);
+  assert.deepEqual(np.broadcastTo(np.array([[1], [2]]), [2, 3]).tolist(), [[1, 1, 1], [2, 2, 2]]);
+  assert.deepEqual(np.concatenate([[1, 2], [3]]).tolist(), [1, 2, 3]);
+  assert.deepEqual(np.stack([[1, 2], [3, 4]], { axis: 1 }).tolist(), [[1, 3], [2, 4]]);
+  assert.deepEqual(np.flip(np.array([[1, 2], [3, 4]]), { axis: 1 }).tolist(), [[2, 1], [4, 3]]);
+  assert.deepEqual(np.where(np.array([true, false, true]), [1, 2, 3], 0).tolist(), [1, 0, 3]);
+  assert.deepEqual(np.clip(np.array([-2, 0, 5]), -1, 3).tolist(), [-1, 0, 3]);
+  assert.deepEqual(np.remainder(np.array([-7, 7]), 3).tolist(), [2, 1]);
+  assert.deepEqual(np.floorDivide(np.array([-7, 7]), 2).tolist(), [-4, 3]);
+});
+
+test("matmul, dot, outer and einsum agree with products computed by hand", () => {
+  const a = np.array([[1, 2], [3, 4]], { dtype: "float32" });
+  const b = np.array([[5, 6], [7, 8]], { dtype: "float32" });
+  const ab = [[19, 22], [43, 50]];
+  assert.deepEqual(np.matmul(a, b).tolist(), ab);
+  assert.deepEqual(np.dot(a, b).tolist(), ab);
+  assert.deepEqual(np.matmul(a, [1, 1]).tolist(), [3, 7]);
+  assert.deepEqual(np.matmul([1, 1], a).tolist(), [4, 6]);
+  assert.equal(np.dot([1, 2, 3], [4, 5, 6]).item(), 32);
+  assert.deepEqual(np.outer([1, 2], [3, 4]).tolist(), [[3, 4], [6, 8]]);
+  assert.deepEqual(np.einsum("ij,jk->ik", a, b).tolist(), ab);
+  assert.deepEqual(np.einsum("ij,kj->ik", a, b).tolist(), [[17, 23], [39, 53]]);
+  assert.deepEqual(np.einsum("ij->ji", a).tolist(), [[1, 3], [2, 4]]);
+  assert.equal(np.einsum("i,i", [1, 2], [3, 4]).item(), 11);
+  assert.deepEqual(np.einsum("ij->", a).tolist(), 10);
+  // Batched: the same as matmul on a stack.
+  const s = np.stack([a, b]);
+  assert.deepEqual(np.einsum("bij,bjk->bik", s, s).tolist(), np.matmul(s, s).tolist());
+  assert.throws(() => np.einsum("ii->i", a), /repeats a letter/);
+  assert.throws(() => np.matmul(np.zeros([2, 3]), np.zeros([2, 3])), /contracted dimensions differ/);
+});
+
+test("nn: relu, sigmoid, gelu, silu, softmax, logSoftmax, logsumexp, oneHot against closed forms", () => {
+  const xs = [-2, -0.5, 0, 1.5];
+  const x = np.array(xs, { dtype: "float32" });
+  const sig = (v: number): number => 1 / (1 + Math.exp(-v));
+  close(nn.relu(x).tolist(), xs.map((v) => Math.max(v, 0)));
+  close(nn.sigmoid(x).tolist(), xs.map(sig));
+  close(nn.silu(x).tolist(), xs.map((v) => v * sig(v)));
+  close(nn.gelu(x).tolist(), xs.map((v) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v ** 3)))));
+  const lse = Math.log(xs.reduce((s, v) => s + Math.exp(v), 0));
+  close(nn.logsumexp(x).item(), lse);
+  close(nn.softmax(x).tolist(), xs.map((v) => Math.exp(v - lse)));
+  close(nn.logSoftmax(x).tolist(), xs.map((v) => v - lse));
+  assert.equal(nn.logsumexp(np.array([-Infinity, -Infinity])).item(), -Infinity);
+  assert.deepEqual(nn.oneHot(np.array([0, 2]), 3).tolist(), [[1, 0, 0], [0, 0, 1]]);
+});
