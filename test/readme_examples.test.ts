@@ -147,8 +147,6 @@ test("every relative link of the documentation names a file that exists, and a h
       if (/^[a-z]+:/.test(target!)) continue;
       const [path, hash] = target!.split("#");
       const resolved = path === "" ? file : join(dirname(file), path!);
-      // docs/frontend.md is written with the front end (numpy, jit, grad, vmap), in its own change.
-      if (resolved === join("docs", "frontend.md")) continue;
       if (!existsSync(join(ROOT, resolved))) {
         broken.push(`${file}: ${target} (no file ${resolved})`);
         continue;

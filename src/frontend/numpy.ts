@@ -5,6 +5,7 @@
 import { Array as ConcreteArray, ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
 import { checkDtype, DEFAULT_FLOAT, DEFAULT_INT, isInexact, isIntegral, resultType, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
+import { maxOf } from "../types/arrays.js";
 import * as lax from "./lax.js";
 
 export type { DType } from "./dtypes.js";
@@ -90,7 +91,7 @@ export const identity = (n: number, options: DtypeOption = {}): ArrayBase => eye
 
 /** numpy's broadcast shape of `shapes` (a FrontendError naming the op for incompatible ones). */
 export function broadcastShapes(where: string, ...shapes: (readonly number[])[]): number[] {
-  const rank = Math.max(0, ...shapes.map((s) => s.length));
+  const rank = maxOf([0, ...shapes.map((s) => s.length)]);
   return range(rank).map((i) => {
     let size = 1;
     for (const s of shapes) {
