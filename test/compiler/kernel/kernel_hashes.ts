@@ -12,8 +12,9 @@
 // pipelines, long vector loops, streaming stores and big reductions built here.
 
 import { createHash } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import {
-  XlaBuilder, add, arrayShape, constantR0, div, exp, log, max, min, mul, parameter, reduce, rsqrt, scalarShape, sub, tanh,
+  XlaBuilder, add, arrayShape, broadcastInDim, dot, constantR0, div, exp, log, max, min, mul, parameter, reduce, rsqrt, scalarShape, sub, tanh,
   type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { HloModule } from "../../../src/ir/computation.js";
@@ -78,6 +79,16 @@ function reduction(t: ElementType, dims: number[], rdims: number[], op: (x: XlaO
   return b.build(reduce(mul(x, y), constantR0(b, t, init), reducer(b, t, op), rdims));
 }
 
+/** A GEMM with an epilogue: (x · w + bias) then tanh or max with 0 (an output fusion). */
+function gemmEpilogue(t: ElementType, m: number, k: number, n: number, act: "tanh" | "relu"): Computation {
+  const b = new XlaBuilder(`gemm_${t}`);
+  const x = parameter(b, 0, arrayShape(t, [m, k]), "x");
+  const w = parameter(b, 1, arrayShape(t, [k, n]), "w");
+  const bias = parameter(b, 2, arrayShape(t, [n]), "bias");
+  const y = add(dot(x, w), broadcastInDim(bias, [m, n], [1]));
+  return b.build(act === "tanh" ? tanh(y) : max(y, constantR0(b, t, 0)));
+}
+
 function programs(): [string, Computation][] {
   const out: [string, Computation][] = [];
   for (let seed = 1; seed <= 120; seed++) out.push([`random ${seed}`, randomProgram(seed).computation]);
@@ -87,6 +98,11 @@ function programs(): [string, Computation][] {
   for (const t of ["f32", "f64"] as ElementType[]) {
     for (const dims of [[7, 33], [2, 4096], [300, 8], [64, 1000]]) {
       out.push([`softmax ${t} ${dims}`, softmax(t, dims, false)], [`log_softmax ${t} ${dims}`, softmax(t, dims, true)]);
+    }
+  }
+  for (const t of ["f32", "f64"] as ElementType[]) {
+    for (const [m, k, n] of [[64, 128, 96], [7, 33, 13], [256, 256, 257]]) {
+      for (const act of ["tanh", "relu"] as const) out.push([`gemm ${act} ${t} ${m}x${k}x${n}`, gemmEpilogue(t, m!, k!, n!, act)]);
     }
   }
   out.push(["layer_norm 64x768", layerNorm(64, 768)], ["layer_norm 5x13", layerNorm(5, 13)]);
@@ -101,7 +117,13 @@ function programs(): [string, Computation][] {
   return out;
 }
 
-const sha = (data: string | Uint8Array): string => createHash("sha256").update(data).digest("hex").slice(0, 16);
+/** KERNEL_DUMP=dir: also writes each C kernel's source to dir/<its hash>.c (to compile and compare two versions). */
+const dump = process.env.KERNEL_DUMP;
+const sha = (data: string | Uint8Array): string => {
+  const h = createHash("sha256").update(data).digest("hex").slice(0, 16);
+  if (dump !== undefined && typeof data === "string") writeFileSync(`${dump}/${h}.c`, data);
+  return h;
+};
 
 for (const [name, c] of programs()) {
   const { module } = runPasses(new HloModule(c.name, c), defaultPipeline());
