@@ -12,15 +12,15 @@
 import type { ElementType } from "../../types/element_type.js";
 import { ELEMENT_TYPES } from "../../types/element_type.js";
 import type { FusedKernelIR } from "../kernel/lower_fusion.js";
-import { reachable } from "../kernel/kernel_plan.js";
-import { affineInLoop, scheduleLoop, type LaneAffine, type LoopSchedule, type VectorTarget } from "../kernel/loop_schedule.js";
+import { affineInLoop, type LaneAffine, type VectorTarget } from "../kernel/loop_schedule.js";
+import { loopKernel } from "../kernel/loop_kernel.js";
+import { statements, type IndexExpr, type Kernel, type Stmt } from "../kernel/kernel_ir.js";
 import type { KernelGraph, Node } from "../kernel/graph.js";
 import { VECTOR_CONDITION } from "./c_math.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
 import { CValues, cType } from "./c_values.js";
 import { hasVectorForm, STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
-import { appendAll } from "../../types/arrays.js";
 
 
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
@@ -88,82 +88,132 @@ export const NATIVE_VECTOR_TARGET: VectorTarget = {
 };
 
 export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
-  const sched = scheduleLoop(ir, NATIVE_VECTOR_TARGET);
-  const { graph: g, outer, chunks, block: B, inner: F, body } = sched;
-  const nIn = ir.inputs.length;
-  const roots = sched.outputs.map((o) => o.root);
-
-  const loads = new LoadPlan(g, reachable(g, roots), sched.innerVar, "i");
-  const outerName = new Map(sched.outerVars.map((v, d) => [v, `o${d}`]));
-  const values = new CValues(g, {
-    load: loads.load,
-    leaf: (n) => (n.id === sched.innerVar ? "i" : outerName.get(n.id) ?? `/* var ${n.attr} */0`),
-  });
-  loads.names = values.names;
-  const lines: string[] = [];
-  lines.push(`static void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {`);
-  lines.push(`  for (int64_t u = begin; u < end; u++) {`);
-  lines.push(`    const int64_t row = ${chunks === 1 ? "u" : `u / ${chunks}`};`);
-  lines.push(`    int64_t rest = row;`);
-  for (let d = outer.length - 1; d >= 0; d--) {
-    lines.push(d === 0 ? `    const int64_t o${d} = rest;` : `    const int64_t o${d} = rest % ${outer[d]}; rest /= ${outer[d]};`);
-  }
-  lines.push(`    (void)rest;`);
-  lines.push(`    const int64_t i0 = ${chunks === 1 ? "0" : `(u % ${chunks}) * ${B}`};`);
-  lines.push(`    const int64_t i1 = i0 + ${B} < ${F} ? i0 + ${B} : ${F};`);
-  values.emit(body.invariant, lines, "    ");
-  appendAll(lines, loads.pointers(values.names).map((l) => `    ${l}`));
-  sched.outputs.forEach((o, k) => {
-    const t = cType(o.type);
-    lines.push(`    ${t} *restrict out${k} = ${bufferPointer(t, nIn + k, `row * ${F}`, storageBytes(o.type), false)};`);
-  });
-  const vector = vectorLoop(g, sched, values.names, loads);
-  if (vector === undefined) lines.push(`    int64_t i = i0;`);
-  else appendAll(lines, [`#if ${VECTOR_CONDITION}`, ...vector.loop, `#else`, `    int64_t i = i0;`, `#endif`]);
-  lines.push(`#pragma GCC ivdep`);
-  lines.push(`    for (; i < i1; i++) {`);
-  values.emit([sched.innerVar, ...body.scalarBody], lines, "      ");
-  roots.forEach((r, k) => lines.push(`      out${k}[i] = ${values.names.get(r)};`));
-  lines.push(`    }`);
-  lines.push(`  }`);
-  if (sched.outputs.some((o) => o.streaming)) lines.push(`#if ${VECTOR_CONDITION}`, `  xk_stream_fence();`, `#endif`);
-  lines.push(`}`);
-  const text = vector === undefined ? lines : [`#if ${VECTOR_CONDITION}`, ...vector.definitions, `#endif`, ...lines];
+  const { kernel, schedule } = loopKernel(ir, NATIVE_VECTOR_TARGET);
   return {
     name,
-    c: symbolize("loop", text.join("\n")),
-    operandCount: nIn,
+    c: symbolize("loop", printKernelC(kernel).join("\n")),
+    operandCount: ir.inputs.length,
     resultCount: ir.outputs.length,
     scratchBytes: 0,
-    parallelExtent: sched.parallelExtent,
-    costPerUnit: sched.costPerUnit,
-    rows: sched.access,
+    parallelExtent: schedule.parallelExtent,
+    costPerUnit: schedule.costPerUnit,
+    rows: schedule.access,
   };
 }
 
-/**
- * The schedule's vector loop over [i0, i1), sixteen elements at a time, leaving i where
- * the scalar loop takes over, with what it needs defined before the kernel; undefined
- * where the schedule keeps the loop scalar.
- */
-function vectorLoop(
-  g: KernelGraph, sched: LoopSchedule, scalar: ReadonlyMap<number, string>, loads: LoadPlan,
-): { loop: string[]; definitions: string[] } | undefined {
-  const ids = sched.body.vectorBody;
-  if (ids === undefined) return undefined;
-  const vv = new VectorValues(g, scalar, loads.vectorLoad, "w");
-  const body: string[] = [];
-  vv.emit(ids, body);
-  const L = sched.body.lanes;
-  const stores = (fn: string): string[] => sched.outputs.map((o, k) => `${fn}(out${k} + i, ${vv.operand(o.root)});`);
-  const loop = (store: string): string[] => [`    for (; i + ${L} <= i1; i += ${L}) {`, ...[...body, ...stores(store)].map((l) => `      ${l}`), `    }`];
-  const lines = [`    int64_t i = i0;`];
-  const streaming = sched.outputs.filter((o) => o.streaming);
-  if (streaming.length === 0) appendAll(lines, loop("xk_vstore"));
-  else {
-    // Streaming stores need 64-byte aligned addresses: every output's first vector on one (then all are).
-    lines.push(`    if (${sched.outputs.map((_, k) => `((uintptr_t)(out${k} + i0) & 63) == 0`).join(" && ")}) {`);
-    appendAll(lines, [...loop("xk_vstream").map((l) => `  ${l}`), `    } else {`, ...loop("xk_vstore").map((l) => `  ${l}`), `    }`]);
+/** A C expression of index expression e (parenthesized unless `top`). */
+function indexExpr(e: IndexExpr, names: ReadonlyMap<number, string>, top = true): string {
+  const wrapped = (x: string): string => (top ? x : `(${x})`);
+  switch (e.op) {
+    case "const": return String(e.value);
+    case "index": return e.name;
+    case "node": return names.get(e.id) ?? (() => { throw new Error(`index node ${e.id} used before it was computed`); })();
+    case "min": {
+      const [a, b] = [indexExpr(e.a, names, false), indexExpr(e.b, names, false)];
+      return wrapped(`${a} < ${b} ? ${a} : ${b}`);
+    }
+    default: return wrapped(`${indexExpr(e.a, names, false)} ${{ add: "+", mul: "*", div: "/", rem: "%" }[e.op]} ${indexExpr(e.b, names, false)}`);
   }
-  return { loop: lines, definitions: vectorDefinitions(vv.math) };
+}
+
+/**
+ * Prints a kernel (kernel/kernel_ir.ts) as a C function of the native calling
+ * convention (mem, args, begin, end): index variables are int64_t, pointers restrict,
+ * the scalar element loop carries `#pragma GCC ivdep` (outputs never overlap inputs
+ * except exactly, element for element, when written in place), a vector section is
+ * guarded by VECTOR_CONDITION and its helpers defined before the function.
+ */
+function printKernelC(k: Kernel): string[] {
+  const g = k.graph;
+  if (k.params.join() !== "begin,end" || k.units.from !== "begin" || k.units.to !== "end") {
+    throw new Error(`a C kernel's parameters are (begin, end) of its units, not (${k.params.join(", ")})`);
+  }
+  const leaves = new Map<number, string>();
+  let at = k.inner;
+  const values: CValues = new CValues(g, {
+    load: (n) => {
+      const r = k.rowLoads.get(n.id);
+      if (r !== undefined) return `${r.pointer}[${r.stride === 1 ? at : `${at} * ${r.stride}`}]`;
+      const offset = values.names.get(n.args[0]!);
+      if (offset === undefined) throw new Error(`load ${n.id}: its offset was not computed before it`);
+      return `${bufferPointer(cType(n.type), n.attr as number, offset, storageBytes(n.type as ElementType), true)}[0]`;
+    },
+    leaf: (n) => leaves.get(n.id) ?? (() => { throw new Error(`leaf node ${n.id} (${n.op}) is bound to no index variable`); })(),
+  });
+  const vectorLoad = (n: Node): string | undefined => {
+    const r = k.rowLoads.get(n.id);
+    return r === undefined || r.stride !== 1 || n.type !== "f32" ? undefined : `xk_vload(${r.pointer} + ${at})`;
+  };
+  const math = new Set<string>();
+  const lines: string[] = [`static void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {`];
+  /** In a vector loop: its index, lanes and copies, and each copy's vector values once computed. */
+  type VectorLoop = { readonly index: string; readonly lanes: number; readonly copies: number; readonly values: VectorValues[] };
+  const print = (body: readonly Stmt[], indent: string, vectors?: VectorLoop): void => {
+    for (const st of body) {
+      switch (st.s) {
+        case "index": lines.push(`${indent}${st.mutable ? "" : "const "}int64_t ${st.name} = ${indexExpr(st.value, values.names)};`); break;
+        case "bind": leaves.set(st.node, st.name); values.names.set(st.node, st.name); break;
+        case "values": values.emit(st.ids, lines, indent); break;
+        case "pointer": {
+          const t = cType(st.type);
+          const offset = indexExpr(st.offset, values.names);
+          lines.push(`${indent}${st.output ? "" : "const "}${t} *restrict ${st.name} = ${bufferPointer(t, st.buffer, offset, storageBytes(st.type), !st.output)};`);
+          break;
+        }
+        // The vector helpers splat a scalar where it is used; the C compiler hoists it.
+        case "splat": break;
+        case "vector": lines.push(`#if ${VECTOR_CONDITION}`); print(st.body, indent); lines.push(`#endif`); break;
+        case "ifAligned": {
+          const aligned = st.pointers.map((p) => `((uintptr_t)(${p} + ${st.index}) & ${st.bytes - 1}) == 0`).join(" && ");
+          lines.push(`${indent}if (${aligned}) {`);
+          print(st.then, `${indent}  `);
+          lines.push(`${indent}} else {`);
+          print(st.otherwise, `${indent}  `);
+          lines.push(`${indent}}`);
+          break;
+        }
+        case "loop": {
+          const step = st.lanes * st.copies;
+          if (st.lanes === 1) lines.push(`#pragma GCC ivdep`, `${indent}for (; ${st.index} < ${st.stop}; ${st.index}++) {`);
+          else lines.push(`${indent}for (; ${st.index} + ${step} <= ${st.stop}; ${st.index} += ${step}) {`);
+          print(st.body, `${indent}  `, st.lanes === 1 ? undefined : { index: st.index, lanes: st.lanes, copies: st.copies, values: [] });
+          lines.push(`${indent}}`);
+          break;
+        }
+        case "vectorValues": {
+          // Copy c of an unrolled loop reads its elements from index + c · lanes.
+          const loop = vectors!;
+          for (let c = 0; c < loop.copies; c++) {
+            at = c === 0 ? loop.index : `(${loop.index} + ${c * loop.lanes})`;
+            const vv = new VectorValues(g, values.names, vectorLoad, loop.copies === 1 ? "w" : `w${c}_`);
+            const out: string[] = [];
+            vv.emit(st.ids, out);
+            for (const l of out) lines.push(`${indent}${l}`);
+            for (const op of vv.math) math.add(op);
+            loop.values.push(vv);
+          }
+          at = k.inner;
+          break;
+        }
+        case "store": {
+          if (vectors === undefined) {
+            lines.push(`${indent}${st.pointer}[${k.inner}] = ${values.names.get(st.node)!};`);
+            break;
+          }
+          vectors.values.forEach((vv, c) => {
+            const i = c === 0 ? vectors.index : `${vectors.index} + ${c * vectors.lanes}`;
+            lines.push(`${indent}${st.streaming ? "xk_vstream" : "xk_vstore"}(${st.pointer} + ${i}, ${vv.operand(st.node)});`);
+          });
+          break;
+        }
+      }
+    }
+  };
+  lines.push(`  for (int64_t ${k.units.index} = begin; ${k.units.index} < end; ${k.units.index}++) {`);
+  print(k.unit, "    ");
+  lines.push(`  }`);
+  if (k.fence) lines.push(`#if ${VECTOR_CONDITION}`, `  xk_stream_fence();`, `#endif`);
+  lines.push(`}`);
+  const vectorized = [...statements(k.unit)].some((st) => st.s === "vector");
+  return vectorized ? [`#if ${VECTOR_CONDITION}`, ...vectorDefinitions(math), `#endif`, ...lines] : lines;
 }

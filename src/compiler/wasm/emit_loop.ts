@@ -18,10 +18,13 @@ import { addTrigReduction } from "./emit_trig.js";
 import { emitReduceKernel } from "./emit_reduce.js";
 import { emitRowPipelineKernel } from "./emit_row_pipeline.js";
 import { isRowPipeline } from "../kernel/schedule_reduce.js";
-import { scheduleBody, scheduleLoop, type BodySchedule, type VectorTarget } from "../kernel/loop_schedule.js";
+import { scheduleBody, type BodySchedule, type VectorTarget } from "../kernel/loop_schedule.js";
+import { loopKernel } from "../kernel/loop_kernel.js";
+import { statements, type IndexExpr, type Kernel, type Stmt } from "../kernel/kernel_ir.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import type { Unsupported } from "../kernel/declined.js";
 import { lanesOf, storageBytes, storeScalar, storeVector } from "./wasm_types.js";
+import { maxOf } from "../../types/arrays.js";
 
 /** Copies of a small vector body per loop iteration. */
 const UNROLL = 4;
@@ -80,142 +83,187 @@ export function planBody(
   return plan as BodyPlan;
 }
 
-/** Where a loop row stores one root: at base + i · size. */
-export interface RowOutput {
-  readonly root: number;
-  readonly type: ElementType;
-  /** Local holding the byte address of the row's first element. */
-  readonly base: number;
-}
-
 /**
- * One row of a loop: the per-row invariants, the byte bases of the loads affine in the
- * inner variable (into `baseLocal`, which bindInnerLoop reads), then the vector loop
- * over [i, stop) (unrolled when its body is small) and the scalar tail, storing each
- * root. Leaves i at stop.
+ * Adds a kernel (kernel/kernel_ir.ts) to module `m` as a function (exported as `name`
+ * when given), with the trig helper it needs; returns their indices. Index variables and
+ * pointers are i32 locals (the declared ones allocated first), values go through the
+ * ValueEmitter, the vector transcendentals' constants are hoisted into locals after the
+ * splats of a vector section, and an unrolled loop's copies address their elements from
+ * locals set to index + copy · lanes.
  */
-export function emitRow(
-  f: FunctionBuilder, ve: ValueEmitter, g: KernelGraph, plan: BodyPlan, loop: { readonly i: number; readonly stop: number; readonly innerVar: number },
-  baseLocal: Map<number, number>, outputs: readonly RowOutput[],
-): void {
-  const { i, stop } = loop;
-  const L = plan.lanes;
-  for (const id of plan.invariant) if (g.node(id).op !== "var") ve.emitScalar(id);
-  for (const [id, aff] of plan.affine) {
-    const n = g.node(id);
-    if (n.op !== "load") continue;
-    const size = storageBytes(n.type as ElementType);
-    let l = baseLocal.get(id);
-    if (l === undefined) baseLocal.set(id, l = f.local("i32"));
-    f.localGet(n.attr as number).localGet(ve.scalar.get(aff.base)!);
-    if (size !== 1) f.i32Const(size).i32Mul();
-    f.i32Add().localSet(l);
-  }
-  const store = (vector: boolean, index = i, locals = ve.vector): void => {
-    for (const o of outputs) {
-      const size = storageBytes(o.type);
-      f.localGet(o.base).localGet(index);
-      if (size !== 1) f.i32Const(size).i32Mul();
-      f.i32Add();
-      if (vector) {
-        f.localGet(locals.get(o.root)!);
-        storeVector(f, o.type, ve.scratchV128());
-      } else {
-        f.localGet(ve.scalar.get(o.root)!);
-        storeScalar(f, o.type);
-      }
-    }
-  };
-  if (plan.vectorBody !== undefined) {
-    for (const id of plan.splats) ve.splat(id);
-    ve.hoistConstants(plan.vectorBody);
-    // Unrolled when the body is small (for loop overhead, and the copies side by side
-    // for the CPU's parallelism: emitVectorCopies), then one vector at a time.
-    const unroll = plan.unroll;
-    const copyIndex = Array.from({ length: unroll - 1 }, () => f.local("i32"));
-    for (const copies of unroll > 1 ? [unroll, 1] : [1]) {
-      f.block().loop();
-      f.localGet(i).i32Const(L * copies).i32Add().localGet(stop).i32GtU().brIf(1);
-      const index = [i, ...copyIndex.slice(0, copies - 1)];
-      index.forEach((l, copy) => { if (copy > 0) f.localGet(i).i32Const(L * copy).i32Add().localSet(l); });
-      const copyLocals = ve.emitVectorCopies(plan.vectorBody, copies, (copy) => bindInnerLoop(ve, f, g, plan.affine, baseLocal, index[copy]!));
-      bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
-      copyLocals.forEach((locals, copy) => store(true, index[copy], locals));
-      f.localGet(i).i32Const(L * copies).i32Add().localSet(i);
-      f.br(0);
-      f.end().end();
-    }
-  }
-  f.block().loop();
-  f.localGet(i).localGet(stop).i32GeU().brIf(1);
-  ve.scalar.set(loop.innerVar, i);
-  for (const id of plan.scalarBody) ve.emitScalar(id);
-  store(false);
-  f.localGet(i).i32Const(1).i32Add().localSet(i).br(0);
-  f.end().end();
-}
-
-function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
-  const sched = scheduleLoop(ir, wasmVectorTarget(target));
-  const { graph: g, outer, chunks, block: B, inner: F, body } = sched;
-  const plan = body as BodyPlan;
-  const nIn = ir.inputs.length;
-  const nOut = ir.outputs.length;
-  const params = new Array<"i32">(nIn + nOut + 2).fill("i32");
-
-  const m = new ModuleBuilder().importMemory(target);
+export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarget, name?: string): { fn: number; trigHelper: number | undefined } {
+  const g = k.graph;
+  const params = new Array<"i32">(k.buffers + k.params.length).fill("i32");
   const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
-  m.addFunction("run", params, [], (f) => {
+  const fn = m.addFunction(name, params, [], (f) => {
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
     ve.trigHelper = trigHelper;
     ve.relaxedSimd = target.relaxedSimd;
-    ve.vectorLanes = plan.lanes;
-    const u = f.local("i32");
-    const row = f.local("i32");
-    const i = f.local("i32");
-    const stop = f.local("i32");
-    const baseLocal = new Map<number, number>(); // load/iota node -> byte base (loads) or index base (iota)
-    const outBase = sched.outputs.map(() => f.local("i32"));
-    bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
+    ve.vectorLanes = k.lanes as 2 | 4;
+    const locals = new Map<string, number>(k.params.map((x, j) => [x, k.buffers + j]));
+    for (const x of k.declared) locals.set(x, f.local("i32"));
+    const local = (x: string): number => {
+      const l = locals.get(x);
+      if (l === undefined) throw new Error(`kernel ${name ?? ""}: index variable ${x} used before its definition`);
+      return l;
+    };
+    const loadOf = new Map([...k.rowLoads].map(([id, r]) => [r.pointer, id]));
+    const baseLocal = new Map<number, number>(); // load node -> local of its row's byte address
+    bindInnerLoop(ve, f, g, k.affine, baseLocal, local(k.inner));
+    let copyIndex: number[] = [];
 
-    ve.scalar.set(sched.innerVar, i);
-    f.localGet(nIn + nOut).localSet(u);
-    f.block().loop();
-    f.localGet(u).localGet(nIn + nOut + 1).i32GeU().brIf(1);
-    // row, chunk, outer variables
-    if (chunks === 1) f.localGet(u).localSet(row);
-    else f.localGet(u).i32Const(chunks).i32DivU().localSet(row);
-    let rem = row;
-    for (let d = outer.length - 1; d >= 0; d--) {
-      const v = f.local("i32");
-      if (d === 0) f.localGet(rem).localSet(v);
-      else {
-        f.localGet(rem).i32Const(outer[d]!).i32RemU().localSet(v);
-        const next = f.local("i32");
-        f.localGet(rem).i32Const(outer[d]!).i32DivU().localSet(next);
-        rem = next;
+    const expr = (e: IndexExpr): void => {
+      switch (e.op) {
+        case "const": f.i32Const(e.value); return;
+        case "index": f.localGet(local(e.name)); return;
+        case "node": f.localGet(ve.scalar.get(e.id)!); return;
+        case "min": {
+          const t = f.local("i32");
+          expr(e.a);
+          f.localTee(t);
+          minOf(t, e.b);
+          return;
+        }
+        default:
+          expr(e.a);
+          expr(e.b);
+          ({ add: () => f.i32Add(), mul: () => f.i32Mul(), div: () => f.i32DivU(), rem: () => f.i32RemU() })[e.op]();
       }
-      ve.scalar.set(sched.outerVars[d]!, v);
-    }
-    // inner range
-    if (chunks === 1) f.i32Const(0).localSet(i);
-    else f.localGet(u).i32Const(chunks).i32RemU().i32Const(B).i32Mul().localSet(i);
-    f.localGet(i).i32Const(B).i32Add().localTee(stop).i32Const(F).localGet(stop).i32Const(F).i32LtU().select().localSet(stop);
-    sched.outputs.forEach((o, k) => {
-      f.localGet(nIn + k).localGet(row).i32Const(F * storageBytes(o.type)).i32Mul().i32Add().localSet(outBase[k]!);
-    });
-    emitRow(f, ve, g, plan, { i, stop, innerVar: sched.innerVar }, baseLocal, sched.outputs.map((o, k) => ({ root: o.root, type: o.type, base: outBase[k]! })));
+    };
+    /** min(t, b) with t's value on the stack and in local t. */
+    const minOf = (t: number, b: IndexExpr): void => {
+      expr(b);
+      f.localGet(t);
+      expr(b);
+      f.i32LtU().select();
+    };
+    /** Byte offset of element `e` of a `bytes`-byte type (a constant factor folded in). */
+    const scaled = (e: IndexExpr, bytes: number): void => {
+      if (e.op === "mul" && e.b.op === "const") {
+        expr(e.a);
+        f.i32Const(e.b.value * bytes).i32Mul();
+        return;
+      }
+      expr(e);
+      if (bytes !== 1) f.i32Const(bytes).i32Mul();
+    };
+    const address = (pointer: string, type: ElementType, at: number): void => {
+      f.localGet(local(pointer)).localGet(at);
+      if (storageBytes(type) !== 1) f.i32Const(storageBytes(type)).i32Mul();
+      f.i32Add();
+    };
+
+    const print = (body: readonly Stmt[], loop?: { index: number[]; copies: Map<number, number>[] }): void => {
+      for (const st of body) {
+        switch (st.s) {
+          case "index": {
+            let l = locals.get(st.name);
+            if (l === undefined) locals.set(st.name, l = f.local("i32"));
+            if (st.value.op === "min") {
+              // The definition's own local holds the first operand.
+              expr(st.value.a);
+              f.localTee(l);
+              minOf(l, st.value.b);
+            } else expr(st.value);
+            f.localSet(l);
+            break;
+          }
+          case "bind": ve.scalar.set(st.node, local(st.name)); break;
+          case "values": for (const id of st.ids) ve.emitScalar(id); break;
+          case "pointer": {
+            let l = locals.get(st.name);
+            if (l === undefined) locals.set(st.name, l = f.local("i32"));
+            const id = loadOf.get(st.name);
+            if (id !== undefined) baseLocal.set(id, l);
+            f.localGet(st.buffer);
+            scaled(st.offset, storageBytes(st.type));
+            f.i32Add().localSet(l);
+            break;
+          }
+          case "splat": {
+            for (const id of st.ids) ve.splat(id);
+            break;
+          }
+          case "vector": {
+            const section = [...statements(st.body)];
+            const ids = [...new Set(section.flatMap((x) => (x.s === "vectorValues" ? x.ids : [])))];
+            const copies = maxOf(section.map((x) => (x.s === "loop" ? x.copies : 1)));
+            for (const x of st.body) {
+              print([x]);
+              if (x.s !== "splat") continue;
+              ve.hoistConstants(ids);
+              copyIndex = Array.from({ length: copies - 1 }, () => f.local("i32"));
+            }
+            break;
+          }
+          // WebAssembly has no streaming stores: both branches store alike.
+          case "ifAligned": print(st.otherwise); break;
+          case "loop": {
+            const i = local(st.index);
+            const stop = local(st.stop);
+            const step = st.lanes * st.copies;
+            f.block().loop();
+            if (st.lanes === 1) f.localGet(i).localGet(stop).i32GeU().brIf(1);
+            else f.localGet(i).i32Const(step).i32Add().localGet(stop).i32GtU().brIf(1);
+            const index = [i, ...copyIndex.slice(0, st.copies - 1)];
+            index.forEach((l, copy) => { if (copy > 0) f.localGet(i).i32Const(st.lanes * copy).i32Add().localSet(l); });
+            print(st.body, { index, copies: [] });
+            f.localGet(i).i32Const(step).i32Add().localSet(i).br(0);
+            f.end().end();
+            break;
+          }
+          case "vectorValues": {
+            const at = loop!.index;
+            loop!.copies = ve.emitVectorCopies(st.ids, at.length, (copy) => bindInnerLoop(ve, f, g, k.affine, baseLocal, at[copy]!));
+            bindInnerLoop(ve, f, g, k.affine, baseLocal, at[0]!);
+            break;
+          }
+          case "store": {
+            if (loop!.copies.length === 0) {
+              address(st.pointer, st.type, loop!.index[0]!);
+              f.localGet(ve.scalar.get(st.node)!);
+              storeScalar(f, st.type);
+              break;
+            }
+            // A loop's stores are printed together, copy by copy.
+            const stores = body.slice(body.indexOf(st)).filter((x) => x.s === "store");
+            if (stores[0] !== st) break;
+            loop!.copies.forEach((vals, copy) => {
+              for (const x of stores) {
+                address(x.pointer, x.type, loop!.index[copy]!);
+                f.localGet(vals.get(x.node)!);
+                storeVector(f, x.type, ve.scratchV128());
+              }
+            });
+            break;
+          }
+        }
+      }
+    };
+
+    const u = local(k.units.index);
+    f.localGet(local(k.units.from)).localSet(u);
+    f.block().loop();
+    f.localGet(u).localGet(local(k.units.to)).i32GeU().brIf(1);
+    print(k.unit);
     f.localGet(u).i32Const(1).i32Add().localSet(u).br(0);
     f.end().end();
   });
+  return { fn, trigHelper };
+}
+
+function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
+  const { kernel, schedule } = loopKernel(ir, wasmVectorTarget(target));
+  const m = new ModuleBuilder().importMemory(target);
+  addKernelFunction(m, kernel, target, "run");
   return {
     name,
     bytes: m.finish(),
-    operandCount: nIn,
-    resultCount: nOut,
+    operandCount: ir.inputs.length,
+    resultCount: ir.outputs.length,
     scratchBytes: 0,
-    parallelExtent: sched.parallelExtent,
-    costPerUnit: sched.costPerUnit,
-    rows: sched.access,
+    parallelExtent: schedule.parallelExtent,
+    costPerUnit: schedule.costPerUnit,
+    rows: schedule.access,
   };
 }

@@ -18,10 +18,9 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { outputCore, planEpilogue, planOutputFusion, type EpiloguePlan } from "../kernel/epilogue_plan.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { elementInfo, WASM_GEMM_TARGET, type TileRegisters } from "./gemm_microkernel.js";
-import { bindInnerLoop, EmitFail, needsTrigHelper, ValueEmitter } from "./emit_values.js";
-import { addTrigReduction } from "./emit_trig.js";
-import { emitRow, planBody } from "./emit_loop.js";
-import { forRange } from "./loops.js";
+import { bindInnerLoop, EmitFail, ValueEmitter } from "./emit_values.js";
+import { addKernelFunction, planBody, wasmVectorTarget } from "./emit_loop.js";
+import { epilogueKernel } from "../kernel/loop_kernel.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import type { Unsupported } from "../kernel/declined.js";
 import { storageBytes } from "./wasm_types.js";
@@ -36,31 +35,8 @@ import type { ElementType } from "../../types/element_type.js";
  * trig helper it added (for tiles in registers). Throws EmitFail when an op has no code.
  */
 export function addEpilogueFunction(m: ModuleBuilder, e: EpiloguePlan, target: WasmTarget): { fn: number; trigHelper: number | undefined } {
-  const g = e.graph;
-  const n = e.operandCount;
-  const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
-  const fn = m.addFunction(undefined, new Array<"i32">(n + 6).fill("i32"), [], (f) => {
-    // The product is input n (the core), read at param n; results go to c.
-    const [c, rowBegin, rowEnd, colBegin, colEnd] = [n + 1, n + 2, n + 3, n + 4, n + 5];
-    const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
-    ve.trigHelper = trigHelper;
-    ve.relaxedSimd = target.relaxedSimd;
-    const plan = planBody(g, [e.root], e.colVar, target, ve);
-    ve.vectorLanes = plan.lanes;
-    const row = f.local("i32");
-    const j = f.local("i32");
-    const base = f.local("i32");
-    const baseLocal = new Map<number, number>();
-    bindInnerLoop(ve, f, g, plan.affine, baseLocal, j);
-    ve.scalar.set(e.rowVar, row);
-    ve.scalar.set(e.colVar, j);
-    forRange(f, row, { local: rowBegin }, { local: rowEnd }, 1, () => {
-      f.localGet(colBegin).localSet(j);
-      f.localGet(c).localGet(row).i32Const(e.cols * storageBytes(e.type)).i32Mul().i32Add().localSet(base);
-      emitRow(f, ve, g, plan, { i: j, stop: colEnd, innerVar: e.colVar }, baseLocal, [{ root: e.root, type: e.type, base }]);
-    });
-  });
-  return { fn, trigHelper };
+  const probe = new ValueEmitter(new FunctionBuilder(0, [], []), e.graph, { pushAddress: () => undefined });
+  return addKernelFunction(m, epilogueKernel(e, wasmVectorTarget(target, probe)), target);
 }
 
 /** Whether the epilogue has a vector form of the product's lanes (then tiles are finished in registers). */

@@ -1,0 +1,99 @@
+// The statement-level kernel IR: what a renderer prints. A schedule (loop_schedule.ts,
+// ...) is turned into a list of statements with every decision already taken: the
+// index arithmetic of work units and rows, which graph nodes are computed where and in
+// what order, the row pointers loads and stores go through, the vector loops with their
+// lanes and unrolled copies, the scalar tail, streaming stores behind their alignment
+// check. A renderer walks the statements and chooses instructions and syntax only; it
+// computes a `values` statement's nodes with its own value emitter (the graph's ops are
+// the legalized scalar and vector op set, kernel/legalize.ts).
+//
+// Index variables are named by strings the kernel chooses; a renderer maps each to a
+// local or a C variable. Index arithmetic is unsigned and fits 32 bits (device memory
+// is one 4 GiB linear memory).
+
+import type { ElementType } from "../../types/element_type.js";
+import type { KernelGraph } from "./graph.js";
+import type { LaneAffine } from "./loop_schedule.js";
+
+/** An index expression: a constant, an index variable, an index node of the graph already computed, or an operation on two. */
+export type IndexExpr =
+  | { readonly op: "const"; readonly value: number }
+  | { readonly op: "index"; readonly name: string }
+  | { readonly op: "node"; readonly id: number }
+  | { readonly op: "add" | "mul" | "div" | "rem" | "min"; readonly a: IndexExpr; readonly b: IndexExpr };
+
+export const constant = (value: number): IndexExpr => ({ op: "const", value });
+export const index = (name: string): IndexExpr => ({ op: "index", name });
+export const binary = (op: "add" | "mul" | "div" | "rem" | "min", a: IndexExpr, b: IndexExpr): IndexExpr => ({ op, a, b });
+
+/** One statement of a kernel. */
+export type Stmt =
+  /** Defines index variable `name` (`mutable`: a loop advances it). */
+  | { readonly s: "index"; readonly name: string; readonly value: IndexExpr; readonly mutable: boolean }
+  /** Graph leaf `node` (a loop variable) takes the value of index variable `name`. */
+  | { readonly s: "bind"; readonly node: number; readonly name: string }
+  /**
+   * Computes graph nodes as scalars, in order (operands first). A load among them reads
+   * through its row pointer at the kernel's inner index (Kernel.rowLoads) when it has one,
+   * else at its own index node.
+   */
+  | { readonly s: "values"; readonly ids: readonly number[] }
+  /** Pointer `name` to element `offset` of buffer `buffer` (operands, then results) of type `type`. */
+  | { readonly s: "pointer"; readonly name: string; readonly buffer: number; readonly type: ElementType; readonly offset: IndexExpr; readonly output: boolean }
+  /** The scalars `ids` (computed before) broadcast to every lane of a vector. */
+  | { readonly s: "splat"; readonly ids: readonly number[] }
+  /** Statements that run where the target has its vector form (the renderer may guard them by a target test). */
+  | { readonly s: "vector"; readonly body: readonly Stmt[] }
+  /**
+   * While index + lanes · copies ≤ stop: body at index (copy c at index + c · lanes),
+   * then index += lanes · copies. Lanes 1 and one copy is the scalar element loop.
+   */
+  | { readonly s: "loop"; readonly index: string; readonly stop: string; readonly lanes: number; readonly copies: number; readonly body: readonly Stmt[] }
+  /** Computes graph nodes on vectors of the enclosing loop's lanes, for each of its copies. */
+  | { readonly s: "vectorValues"; readonly ids: readonly number[] }
+  /** Stores node `node` through pointer `pointer` at the enclosing loop's index (each copy; all lanes), by streaming stores when `streaming`. */
+  | { readonly s: "store"; readonly pointer: string; readonly node: number; readonly type: ElementType; readonly streaming: boolean }
+  /** `then` where every pointer of `pointers` plus `index` elements is aligned to `bytes`, else `otherwise`. */
+  | { readonly s: "ifAligned"; readonly pointers: readonly string[]; readonly index: string; readonly bytes: number; readonly then: readonly Stmt[]; readonly otherwise: readonly Stmt[] };
+
+/** A load read through a row pointer: element index · stride of it. */
+export interface RowLoad {
+  readonly pointer: string;
+  readonly stride: number;
+}
+
+/**
+ * A kernel: a function of `buffers` buffer addresses (operands, then results) and the
+ * index parameters `params`, which runs `unit` once for each value of index variable
+ * `unit.index` from parameter `unit.from` up to parameter `unit.to`.
+ */
+export interface Kernel {
+  readonly graph: KernelGraph;
+  readonly buffers: number;
+  readonly params: readonly string[];
+  readonly units: { readonly index: string; readonly from: string; readonly to: string };
+  /** Index variables and pointers every unit defines, in the order a renderer declares them up front (before the unit loop). */
+  readonly declared: readonly string[];
+  readonly unit: readonly Stmt[];
+  /** The loop index loads read at, and the loads read through row pointers. */
+  readonly inner: string;
+  readonly rowLoads: ReadonlyMap<number, RowLoad>;
+  /** The loads and iotas affine in the inner loop (a vector iota counts up from its base). */
+  readonly affine: ReadonlyMap<number, LaneAffine>;
+  /** Lanes of the vector loops. */
+  readonly lanes: number;
+  /** Streaming stores were used: a fence after the unit loop orders them before the kernel returns. */
+  readonly fence: boolean;
+}
+
+/** Every statement of `body`, nested ones included, in order. */
+export function* statements(body: readonly Stmt[]): Generator<Stmt> {
+  for (const st of body) {
+    yield st;
+    if (st.s === "vector" || st.s === "loop") yield* statements(st.body);
+    if (st.s === "ifAligned") {
+      yield* statements(st.then);
+      yield* statements(st.otherwise);
+    }
+  }
+}
