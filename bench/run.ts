@@ -54,6 +54,12 @@ function parseArgs(argv: readonly string[]): Options {
   };
 }
 
+const USAGE = `npm run bench [-- --quick] [--only KINDS] [--threads 1,2] [--runners ${LIBRARIES.join(",")}]
+                 [--timeout SECONDS] [--no-relaxed-simd]`;
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const options = parseArgs(process.argv.slice(2));
 const fullPlan = planWorkloads(options.quick);
 const plan = fullPlan.filter((p, i) => options.workloads !== undefined ? options.workloads.includes(i)

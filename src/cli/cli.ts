@@ -25,7 +25,7 @@ import { OPT_USAGE, optCommand } from "./opt.js";
 import { PARTITION_USAGE, partitionCommand, runSharded } from "./partition.js";
 import { isShardedModule } from "../sdy/partition/index.js";
 import { importShardings, needsShardingImport } from "../sdy/passes/xla_import.js";
-import { formatRunResult, parsePrintFormat, readRunArgument, writeRunResults } from "./run_arrays.js";
+import { argumentLabel, formatRunResult, parsePrintFormat, readRunArgument, writeRunResults } from "./run_arrays.js";
 import { SHARDINGS_USAGE, shardingsCommand, type ShardingsOptions } from "./shardings.js";
 
 export { CliError, type CliIo } from "./io.js";
@@ -222,7 +222,7 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   }
   const printFormat = parsePrintFormat(single(args, "print", "run"));
   const out = single(args, "out", "run");
-  const literals = (args.flags.get("arg") ?? []).map((a, i) => readRunArgument(a, i + 1, io, entry.parameters[i]?.shape));
+  const literals = (args.flags.get("arg") ?? []).map((a, i) => readRunArgument(a, i, io, entry.parameters[i]?.shape));
   checkArguments(entry, literals);
   // A shape-polymorphic program runs for the shapes of its arguments (stablehlo-refine-shapes).
   const program = refineEntry(entry, literals.map((l) => l.shape), literals);
@@ -270,7 +270,7 @@ function checkArguments(entry: Computation, literals: readonly Literal[]): void 
     const given = shapeToMlir(lit.shape);
     // A `?` dimension takes any size, a bounded one any size up to its bound.
     if (given !== params[i] && !fitsDeclared(lit.shape, entry.parameters[i]!.shape)) {
-      throw new CliError(`run: --arg ${i + 1} is ${given}, but parameter ${i} of ${entry.name} is ${params[i]}`);
+      throw new CliError(`run: ${argumentLabel(i)} is ${given}, but parameter ${i} of ${entry.name} is ${params[i]}`);
     }
   });
 }

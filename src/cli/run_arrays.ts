@@ -8,6 +8,7 @@ import { XlaError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
 import type { Shape } from "../types/shape.js";
 import { writeNpz } from "../types/npz.js";
+import { NpyError, numpyDtypeName } from "../types/npy.js";
 import { numpyRepr } from "../types/numpy_repr.js";
 import { CliError, type CliIo } from "./io.js";
 
@@ -20,18 +21,31 @@ function isNpyPath(arg: string): boolean {
 }
 
 /**
- * The literal of --arg number `index` (1-based): an MLIR literal, or a .npy file read as
- * the parameter's element type where the file leaves it open (ml_dtypes' 'V1').
+ * How messages name an --arg: by the parameter it feeds, numbered from 0 as XLA numbers
+ * parameters (the n-th --arg feeds parameter n - 1), so one number means one thing.
  */
-export function readRunArgument(arg: string, index: number, io: CliIo, shape: Shape | undefined): Literal {
+export function argumentLabel(parameter: number): string {
+  return `--arg for parameter ${parameter}`;
+}
+
+/**
+ * The literal of the --arg for `parameter`: an MLIR literal, or a .npy file read as the
+ * parameter's element type where the file leaves it open (ml_dtypes' 'V1').
+ */
+export function readRunArgument(arg: string, parameter: number, io: CliIo, shape: Shape | undefined): Literal {
+  const label = argumentLabel(parameter);
   try {
     if (!isNpyPath(arg)) return parseMlirLiteral(arg);
-    if (io.readBytes === undefined) throw new CliError(`run: --arg ${index}: reading ${arg} needs a file system`);
+    if (io.readBytes === undefined) throw new CliError(`run: ${label}: reading ${arg} needs a file system`);
     return Literal.fromNpy(io.readBytes(arg), { name: arg, ...(shape?.kind === "array" ? { elementType: shape.elementType } : {}) });
   } catch (e) {
     if (e instanceof XlaError) {
-      const where = e.message.startsWith("<literal>:") ? e.message.replace(/^<literal>:/, `--arg ${index}:`) : `--arg ${index}: ${e.message}`;
-      throw new CliError(`run: ${where}`);
+      const where = e.message.startsWith("<literal>:") ? e.message.replace(/^<literal>:/, `${label}: `) : `${label}: ${e.message}`;
+      // A .npy of another dtype (float64 from numpy's defaults, most often): say how to convert it.
+      const hint = e instanceof NpyError && shape?.kind === "array" && /, expected /.test(e.message)
+        ? ` (convert it first, e.g. with numpy: np.save(f, np.load(f).astype("${numpyDtypeName(shape.elementType)}")))`
+        : "";
+      throw new CliError(`run: ${where}${hint}`);
     }
     throw e;
   }

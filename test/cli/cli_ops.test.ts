@@ -52,10 +52,10 @@ test("run: wrong arguments are errors in the MLIR types the user writes, exit 1"
   assert.equal(r.stderr, "error: run: main takes 2 argument(s) (tensor<2xf32>, tensor<2xf32>); got 1 --arg\n");
   const wrongType = xlats("run", join(dir, "add.hlo"), "--arg", "dense<[1, 2]> : tensor<2xi32>", "--arg", "dense<[1.0, 2.0]> : tensor<2xf32>");
   assert.equal(wrongType.code, 1);
-  assert.equal(wrongType.stderr, "error: run: --arg 1 is tensor<2xi32>, but parameter 0 of main is tensor<2xf32>\n");
+  assert.equal(wrongType.stderr, "error: run: --arg for parameter 0 is tensor<2xi32>, but parameter 0 of main is tensor<2xf32>\n");
   const badLiteral = xlats("run", join(dir, "add.hlo"), "--arg", "dense<[1.0, 2.0> : tensor<2xf32>");
   assert.equal(badLiteral.code, 1);
-  assert.equal(badLiteral.stderr, "error: run: --arg 1:1:16: expected ']', found '>'\ndense<[1.0, 2.0> : tensor<2xf32>\n               ^\n");
+  assert.equal(badLiteral.stderr, "error: run: --arg for parameter 0: 1:16: expected ']', found '>'\ndense<[1.0, 2.0> : tensor<2xf32>\n               ^\n");
 });
 
 test("print: a missing comma between operands is a parse error at the second operand", () => {

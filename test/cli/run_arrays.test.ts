@@ -51,11 +51,11 @@ test("run: a .npy of the wrong type, a truncated .npy, a bad --out or --print ar
   const prog = join(dir, "prog.mlir");
   let r = xlats("run", prog, "--arg", join(dir, "f64.npy"), "--arg", join(dir, "y.npy"));
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /--arg 1: .*f64\.npy: holds f64 \(dtype '<f8'\), expected f32/);
+  assert.match(r.stderr, /--arg for parameter 0: .*f64\.npy: holds f64 \(dtype '<f8'\), expected f32 \(convert it first, e\.g\. with numpy: np\.save\(f, np\.load\(f\)\.astype\("float32"\)\)\)/);
   writeFileSync(join(dir, "cut.npy"), readFileSync(join(dir, "x.npy")).subarray(0, 130));
   r = xlats("run", prog, "--arg", join(dir, "x.npy"), "--arg", join(dir, "cut.npy"));
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /--arg 2: .*cut\.npy: truncated/);
+  assert.match(r.stderr, /--arg for parameter 1: .*cut\.npy: truncated/);
   r = xlats("run", prog, "--arg", join(dir, "x.npy"), "--arg", join(dir, "missing.npy"));
   assert.match(r.stderr, /cannot read .*missing\.npy: no such file/);
   r = xlats("run", prog, "--arg", join(dir, "x.npy"), "--arg", join(dir, "y.npy"), "--out", join(dir, "r.npy"));
