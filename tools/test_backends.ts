@@ -5,6 +5,7 @@
 // skipped with the reason: it does not exist there, and its programs run elsewhere.
 
 import { spawnSync } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { BACKEND_NAMES, BACKENDS, type BackendName } from "../src/compiler/backends.js";
 
 /** The tests every backend reruns: the op tests, which compare with independently known values, and the random-program differential test. */
@@ -31,7 +32,10 @@ for (const name of names) {
     process.stdout.write(`test:${name} skipped: the ${name} backend is not available here (${available})\n`);
     continue;
   }
-  const r = spawnSync(process.execPath, ["--test", ...OP_TESTS], { stdio: "inherit", env: { ...process.env, XLATS_TEST_BACKEND: name } });
+  // One test file per core (node's default leaves one idle): the native rerun spends much
+  // of its time waiting on the C compiler, which the other file's tests overlap.
+  const concurrency = `--test-concurrency=${Math.max(2, availableParallelism())}`;
+  const r = spawnSync(process.execPath, [concurrency, "--test", ...OP_TESTS], { stdio: "inherit", env: { ...process.env, XLATS_TEST_BACKEND: name } });
   if (r.status !== 0) status = r.status ?? 1;
 }
 process.exit(status);
