@@ -3,6 +3,7 @@
 // later the compiler and the Shardy partitioner).
 
 import { shapeToString, type Shape } from "../types/shape.js";
+import { XlaError } from "../types/errors.js";
 import type { NamedMesh, OpShardingRule, PropagationEdges, TensorSharding, TensorShardingPerValue } from "../sharding/model.js";
 import type { OpMetadata } from "./attributes.js";
 import { OP_TABLE, type OpAttributes, type Opcode } from "./opcodes.js";
@@ -212,6 +213,17 @@ export class HloModule {
   getComputation(name: string): Computation | undefined {
     return this.computations.find((c) => c.name === name);
   }
+}
+
+/**
+ * `program` as a module: a computation (what `XlaBuilder.build` returns) becomes a module
+ * of it and its callees. Anything else is an XlaError naming `what` (JavaScript callers
+ * have no type checker to stop them).
+ */
+export function asModule(program: HloModule | Computation, what: string): HloModule {
+  if (program instanceof HloModule) return program;
+  if (program instanceof Computation) return new HloModule(program.name, program);
+  throw new XlaError(`${what}: expected an HloModule or a Computation (from XlaBuilder.build), got ${program === null ? "null" : typeof program}`);
 }
 
 /** Gives `to` the side data of `from` (everything but its computations): for passes that build a new module. */

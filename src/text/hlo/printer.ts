@@ -4,7 +4,7 @@
 // attributes, then sharding, frontend attributes and metadata. Printing what the parser
 // read gives the same text again: print(parse(print(m))) == print(m).
 
-import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
+import { asModule, type Computation, type HloModule, type Instruction } from "../../ir/computation.js";
 import { OP_TABLE, type OpAttributes, type Opcode } from "../../ir/opcodes.js";
 import { type Shape } from "../../types/shape.js";
 import { printFrontendAttributes, printMetadata } from "./attr_syntax.js";
@@ -76,7 +76,9 @@ class Names {
   }
 }
 
-export function printHlo(module: HloModule): string {
+/** The module (or a built computation and its callees) as HLO text. */
+export function printHlo(program: HloModule | Computation): string {
+  const module = asModule(program, "printHlo");
   const names = new Names(module);
   const entry = module.entry;
   const layout = `{(${entry.parameters.map((p) => printShape(p.shape)).join(", ")})->${printShape(entry.root.shape)}}`;

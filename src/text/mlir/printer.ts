@@ -8,7 +8,7 @@
 // itself is needed. Constants a region used from the enclosing function (the importer
 // copies them in, since XLA's computations cannot capture) print as that use again.
 
-import { HloModule, subcomputationsOf, type Computation, type Instruction } from "../../ir/computation.js";
+import { asModule, HloModule, subcomputationsOf, type Computation, type Instruction } from "../../ir/computation.js";
 import { XlaError } from "../../types/errors.js";
 import type { Literal } from "../../types/literal.js";
 import type { Shape } from "../../types/shape.js";
@@ -32,8 +32,9 @@ type Lowered = MValue | readonly Lowered[];
 
 const isTuple = (v: Lowered): v is readonly Lowered[] => Array.isArray(v);
 
-export function printStableHlo(module: HloModule): string {
-  return new ModulePrinter(module).print();
+/** The module (or a built computation and its callees) as StableHLO text, as `mlir-opt` prints it. */
+export function printStableHlo(module: HloModule | Computation): string {
+  return new ModulePrinter(asModule(module, "printStableHlo")).print();
 }
 
 class ModulePrinter {
@@ -170,13 +171,13 @@ class FunctionPrinter {
    * The block for computation `c`, whose parameters are already bound: its ops, then the
    * terminator `end` makes from the values it returns.
    */
-  private block(c: Computation, args: readonly MValue[], end: (values: MValue[]) => MOp, returned = rootValues(c)): MBlock {
+  private block(c: Computation, args: readonly MValue[], end: (values: MValue[]) => MOp, returned = rootValues(c), spread = false): MBlock {
     const savedOps = this.ops;
     this.ops = [];
     this.constantScopes.push(new Map());
     try {
       for (const inst of c.instructions) if (inst.opcode !== "parameter") this.instruction(inst);
-      this.ops.push(end(returned.map((r) => this.use(r))));
+      this.ops.push(end(returned.flatMap((r) => (spread ? this.elements(r) : [this.use(r)]))));
       return { args, ops: this.ops };
     } finally {
       this.constantScopes.pop();
@@ -199,6 +200,14 @@ class FunctionPrinter {
     const v = this.values.get(inst);
     if (v === undefined) throw new XlaError(`printStableHlo: ${inst.name} is used before it is defined`);
     return this.materialize(v, inst.shape);
+  }
+
+  /** The values of a tuple-valued instruction one by one (a tuple the printer elided is not rebuilt), else the instruction's value. */
+  private elements(inst: Instruction): MValue[] {
+    const v = this.lowered(inst);
+    if (!isTuple(v)) return [this.use(inst)];
+    const shapes = elementsOf(inst.shape);
+    return v.map((e, i) => this.materialize(e, shapes[i]!));
   }
 
   private materialize(v: Lowered, shape: Shape): MValue {
@@ -335,14 +344,15 @@ class FunctionPrinter {
     const n = allShapes.length - captured;
     const stateShapes = allShapes.slice(0, n);
     const inits = allInits.slice(0, n);
-    const regionOf = (c: Computation, returned: readonly Instruction[]): MRegion => {
+    const regionOf = (c: Computation, returned: readonly Instruction[], spread = false): MRegion => {
       const args = stateShapes.map(newValue);
       if (flat) this.values.set(c.parameters[0]!, [...args, ...allInits.slice(n)]);
       else c.parameters.forEach((p, i) => this.values.set(p, args[i]!));
-      return { block: this.block(c, args, (vals) => terminator("stablehlo.return", vals), returned) };
+      return { block: this.block(c, args, (vals) => terminator("stablehlo.return", vals), returned, spread) };
     };
     const cond = regionOf(condition, [condition.root]);
-    const loop = regionOf(body, flat ? body.root.operands.slice(0, n) : [body.root]);
+    // The builder's multi-value form: the body returns a tuple of the values, which the region returns one by one.
+    const loop = flat ? regionOf(body, body.root.operands.slice(0, n)) : regionOf(body, [body.root], inst.operands.length > 1);
     const results = stateShapes.map(newValue);
     const discardable = discardableAttributes(inst);
     this.ops.push({
