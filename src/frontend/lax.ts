@@ -4,7 +4,8 @@
 // broadcasting and type promotion on top.
 
 import { Array as ConcreteArray, ArrayBase, asArrayValue, bind1, convertElementType, type ArrayLike } from "./core.js";
-import type { DType } from "./dtypes.js";
+import { isIntegral, type DType } from "./dtypes.js";
+import type { GatherDimensionNumbers, ScatterDimensionNumbers } from "./gather_scatter.js";
 import { FrontendError } from "./errors.js";
 import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
 
@@ -214,4 +215,76 @@ export function iota(dtype: DType, size: number): ArrayBase {
 
 export function broadcastedIota(dtype: DType, shape: readonly number[], dimension: number): ArrayBase {
   return bind1("iota", [], { dtype, shape: [...shape], dimension });
+}
+
+/** Gather dimension numbers as lax.GatherDimensionNumbers takes them (the batching dimensions default to none). */
+export type GatherDimensionNumbersInput = Omit<GatherDimensionNumbers, "operandBatchingDims" | "startIndicesBatchingDims"> &
+  Partial<Pick<GatherDimensionNumbers, "operandBatchingDims" | "startIndicesBatchingDims">>;
+export type ScatterDimensionNumbersInput = Omit<ScatterDimensionNumbers, "inputBatchingDims" | "scatterIndicesBatchingDims"> &
+  Partial<Pick<ScatterDimensionNumbers, "inputBatchingDims" | "scatterIndicesBatchingDims">>;
+
+const indexArray = (x: ArrayLike, where: string, what: string): ArrayBase => {
+  const a = asArrayValue(x, undefined, where);
+  if (!isIntegral(a.dtype)) throw new FrontendError(`${where}: ${what} must be integers, got ${a.dtype}`, where, what);
+  return a;
+};
+
+/** lax.gather with XLA's semantics: each start index is clamped so that its slice lies inside the operand. */
+export function gather(operand: ArrayLike, startIndices: ArrayLike, dimensionNumbers: GatherDimensionNumbersInput, sliceSizes: readonly number[], options: { indicesAreSorted?: boolean } = {}): ArrayBase {
+  const d = dimensionNumbers;
+  return bind1("gather", [asArrayValue(operand, undefined, "gather"), indexArray(startIndices, "gather", "startIndices")], {
+    dimensionNumbers: {
+      offsetDims: [...d.offsetDims], collapsedSliceDims: [...d.collapsedSliceDims], startIndexMap: [...d.startIndexMap],
+      operandBatchingDims: [...(d.operandBatchingDims ?? [])], startIndicesBatchingDims: [...(d.startIndicesBatchingDims ?? [])], indexVectorDim: d.indexVectorDim,
+    },
+    sliceSizes: [...sliceSizes], indicesAreSorted: options.indicesAreSorted ?? false,
+  });
+}
+
+export interface ScatterOptions {
+  readonly indicesAreSorted?: boolean;
+  /** A promise that no two updates land on one element. */
+  readonly uniqueIndices?: boolean;
+}
+
+/** lax.scatter and its combining forms, with XLA's semantics: an update element whose index falls outside the operand is skipped. */
+const scatterOf = (name: "scatter" | "scatterAdd" | "scatterMul" | "scatterMin" | "scatterMax") =>
+  (operand: ArrayLike, scatterIndices: ArrayLike, updates: ArrayLike, dimensionNumbers: ScatterDimensionNumbersInput, options: ScatterOptions = {}): ArrayBase => {
+    const x = asArrayValue(operand, undefined, name);
+    const d = dimensionNumbers;
+    return bind1(name, [x, indexArray(scatterIndices, name, "scatterIndices"), asArrayValue(updates, x.dtype, name)], {
+      dimensionNumbers: {
+        updateWindowDims: [...d.updateWindowDims], insertedWindowDims: [...d.insertedWindowDims], scatterDimsToOperandDims: [...d.scatterDimsToOperandDims],
+        inputBatchingDims: [...(d.inputBatchingDims ?? [])], scatterIndicesBatchingDims: [...(d.scatterIndicesBatchingDims ?? [])], indexVectorDim: d.indexVectorDim,
+      },
+      indicesAreSorted: options.indicesAreSorted ?? false, uniqueIndices: options.uniqueIndices ?? false,
+    });
+  };
+/** Each update replaces the element it lands on (of several on one element, the last in the updates' row-major order wins). */
+export const scatter = scatterOf("scatter");
+export const scatterAdd = scatterOf("scatterAdd");
+export const scatterMul = scatterOf("scatterMul");
+export const scatterMin = scatterOf("scatterMin");
+export const scatterMax = scatterOf("scatterMax");
+
+/** Start indices as scalar arrays of one integer dtype (JS numbers take the first array's, or int32). */
+function startIndexArrays(where: string, startIndices: readonly ArrayLike[]): ArrayBase[] {
+  const first = startIndices.find((s): s is ArrayBase => s instanceof ArrayBase);
+  const dtype = first?.dtype ?? "int32";
+  return startIndices.map((s, i) => {
+    const a = indexArray(s, where, "startIndices");
+    if (a.ndim !== 0) throw new FrontendError(`${where}: start index ${i} has shape [${a.shape}]; start indices are scalars`, where, "startIndices");
+    return convertElementType(a, dtype);
+  });
+}
+
+/** lax.dynamic_slice: the start indices are clamped so that the slice lies inside the operand. */
+export function dynamicSlice(operand: ArrayLike, startIndices: readonly ArrayLike[], sliceSizes: readonly number[]): ArrayBase {
+  return bind1("dynamicSlice", [asArrayValue(operand, undefined, "dynamicSlice"), ...startIndexArrays("dynamicSlice", startIndices)], { sliceSizes: [...sliceSizes] });
+}
+
+/** lax.dynamic_update_slice: `update` written into `operand` at the (clamped) start indices. */
+export function dynamicUpdateSlice(operand: ArrayLike, update: ArrayLike, startIndices: readonly ArrayLike[]): ArrayBase {
+  const x = asArrayValue(operand, undefined, "dynamicUpdateSlice");
+  return bind1("dynamicUpdateSlice", [x, asArrayValue(update, x.dtype, "dynamicUpdateSlice"), ...startIndexArrays("dynamicUpdateSlice", startIndices)], {});
 }

@@ -30,6 +30,7 @@ import { bind, type ArrayBase } from "./core.js";
 import { DTYPES, dtypeKind, isInexact, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
+import { GATHER_SCATTER_ROWS, type GatherParams, type ScatterParams } from "./gather_scatter.js";
 
 type None = Record<string, never>;
 type Axes = { readonly axes: readonly number[] };
@@ -66,6 +67,13 @@ export interface PrimitiveParams {
   concatenate: { readonly dimension: number };
   rev: { readonly dimensions: readonly number[] };
   iota: { readonly dtype: DType; readonly shape: readonly number[]; readonly dimension: number };
+  gather: GatherParams;
+  /** The scatters differ in how an update combines with the value it lands on: replaces it, adds, multiplies, min, max. */
+  scatter: ScatterParams; scatterAdd: ScatterParams; scatterMul: ScatterParams; scatterMin: ScatterParams; scatterMax: ScatterParams;
+  /** dynamic_slice(operand, ...startIndices): the start indices are scalar operands. */
+  dynamicSlice: { readonly sliceSizes: readonly number[] };
+  /** dynamic_update_slice(operand, update, ...startIndices). */
+  dynamicUpdateSlice: None;
 }
 
 export type PrimitiveName = keyof PrimitiveParams;
@@ -82,7 +90,8 @@ export type BatchRule<P> = (values: readonly V[], dims: readonly (number | null)
 /** An argument of a row's example: its shape, and bool, uint32 (any bits) or a float range (default [-2, 2]). */
 export interface ExampleArg {
   readonly shape: readonly number[];
-  readonly kind?: "bool" | "float" | "uint32";
+  /** int32: integers drawn from [range[0], range[1]) (indices, which may be out of bounds on purpose). */
+  readonly kind?: "bool" | "float" | "uint32" | "int32";
   readonly range?: readonly [number, number];
 }
 
@@ -98,10 +107,10 @@ export interface PrimitiveRow<P> {
 
 // ---- helpers of the rules
 
-const range = (n: number, start = 0): number[] => Array.from({ length: n }, (_, i) => start + i);
-const without = (all: readonly number[], ...drop: (readonly number[])[]): number[] => all.filter((d) => !drop.some((l) => l.includes(d)));
+export const range = (n: number, start = 0): number[] => Array.from({ length: n }, (_, i) => start + i);
+export const without = (all: readonly number[], ...drop: (readonly number[])[]): number[] => all.filter((d) => !drop.some((l) => l.includes(d)));
 const argsort = (xs: readonly number[]): number[] => range(xs.length).sort((a, b) => xs[a]! - xs[b]!);
-const zerosLike = (x: V): V => lax.full(x.shape, 0, x.dtype);
+export const zerosLike = (x: V): V => lax.full(x.shape, 0, x.dtype);
 
 /** `x` with its batch dimension `d` moved to the front, or broadcast to have one of `size` there when it has none. */
 export function moveBatchToFront(x: V, d: number | null, size: number): V {
@@ -110,7 +119,7 @@ export function moveBatchToFront(x: V, d: number | null, size: number): V {
 }
 
 /** Applies primitive `name` (the rules' way to re-bind their own primitive with other params). */
-const bindRow = <N extends PrimitiveName>(name: N) => (args: readonly V[], params: PrimitiveParams[N]): V[] => bind(name, args, params);
+export const bindRow = <N extends PrimitiveName>(name: N) => (args: readonly V[], params: PrimitiveParams[N]): V[] => bind(name, args, params);
 
 /** Elementwise batching: every operand gets the batch dimension in front. */
 const elementwiseBatch = <N extends PrimitiveName>(name: N): BatchRule<PrimitiveParams[N]> => (values, dims, params, size) => {
@@ -119,7 +128,7 @@ const elementwiseBatch = <N extends PrimitiveName>(name: N): BatchRule<Primitive
 };
 
 /** The tangents with zeros (of each primal's shape and dtype) for the null ones. */
-const instantiate = (t: readonly (V | null)[], x: readonly V[]): V[] => t.map((ti, i) => ti ?? zerosLike(x[i]!));
+export const instantiate = (t: readonly (V | null)[], x: readonly V[]): V[] => t.map((ti, i) => ti ?? zerosLike(x[i]!));
 
 /** A linear primitive's JVP: the primitive applied to the tangents. */
 const linearJvp = <N extends PrimitiveName>(name: N): JvpRule<PrimitiveParams[N]> => (t, x, _y, params) => bindRow(name)(instantiate(t, x), params);
@@ -187,7 +196,7 @@ function winner(a: V, b: V, direction: "gt" | "lt"): V {
 }
 
 /** The reducer computation `combine` over scalars of type `dtype`. */
-function scalarReducer(b: XlaBuilder, dtype: DType, combine: (x: XlaOp, y: XlaOp) => XlaOp): ReturnType<XlaBuilder["build"]> {
+export function scalarReducer(b: XlaBuilder, dtype: DType, combine: (x: XlaOp, y: XlaOp) => XlaOp): ReturnType<XlaBuilder["build"]> {
   const sb = b.createSubBuilder("reducer");
   const s = scalarShape(DTYPES[dtype]);
   return sb.build(combine(parameter(sb, 0, s), parameter(sb, 1, s)));
@@ -218,7 +227,7 @@ function reduceRow(name: PrimitiveName, opcode: Opcode, init: (d: DType) => Scal
   };
 }
 
-const dtypeOfOp = (x: XlaOp): DType => {
+export const dtypeOfOp = (x: XlaOp): DType => {
   const e = x.arrayShape.elementType;
   const d = (Object.keys(DTYPES) as DType[]).find((k) => DTYPES[k] === e);
   if (d === undefined) throw new FrontendError(`the element type ${e} has no front-end dtype`);
@@ -580,6 +589,8 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
     },
     example: { args: [], params: { dtype: "int32", shape: [2, 3], dimension: 1 } },
   },
+
+  ...GATHER_SCATTER_ROWS,
 };
 
 /** The primitives whose derivative is zero, and those whose derivative is not supported yet (with why): the coverage list. */
