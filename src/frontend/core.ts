@@ -23,6 +23,7 @@ import { Literal, type NestedValues, type Scalar } from "../types/literal.js";
 import { arrayShape, type ArrayShape } from "../types/shape.js";
 import { DTYPES, dtypeOf, resultType, DEFAULT_FLOAT, DEFAULT_INT, type DType } from "./dtypes.js";
 import { ConcretizationError, FrontendError } from "./errors.js";
+import { getItem, IndexUpdateRef, type Index } from "./indexing.js";
 import { PRIMITIVES, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
 
 // This module's `Array` is the front end's array class; JS arrays are globalThis.Array.
@@ -76,6 +77,20 @@ export abstract class ArrayBase {
 
   /** The elements in row-major order, as a typed array (a copy). */
   abstract data(): Promise<ArrayLikeStorage>;
+
+  /**
+   * numpy's `x[...]`: `x.index(0)`, `x.index(":", "1:3")`, `x.index("...", null)`,
+   * `x.index([0, 2])`, `x.index(mask)` (items: integers, slice strings, null for a new
+   * axis, "...", integer or boolean arrays; see docs/frontend.md).
+   */
+  index(...idx: Index[]): ArrayBase {
+    return getItem(this, idx);
+  }
+
+  /** JAX's `x.at[...]`: `x.at(0, ":").set(v)`, `.add(v)`, `.multiply(v)`, `.min(v)`, `.max(v)`, `.get()` (new arrays; x is unchanged). */
+  at(...idx: Index[]): IndexUpdateRef {
+    return new IndexUpdateRef(this, idx);
+  }
 
   /** The sub-arrays along the leading axis (`const [k1, k2] = random.split(key)`). */
   *[Symbol.iterator](): Iterator<ArrayBase> {

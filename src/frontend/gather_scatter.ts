@@ -15,6 +15,7 @@
 
 import { XlaBuilder, parameter, type XlaOp } from "../builder/xla_builder.js";
 import { dynamicSlice as dynamicSliceOp, dynamicUpdateSlice as dynamicUpdateSliceOp, gather as gatherOp, scatter as scatterOp } from "../builder/data_movement.js";
+import type { GatherDimensionNumbers, ScatterDimensionNumbers } from "../ir/attributes.js";
 import type { Opcode } from "../ir/opcodes.js";
 import { scalarShape } from "../types/shape.js";
 import { asArrayValue, type ArrayBase } from "./core.js";
@@ -29,26 +30,6 @@ type V = ArrayBase;
 
 /** The tangent of `x`, zeros where it is null. */
 const tangentOf = (t: V | null | undefined, x: V): V => t ?? zerosLike(x);
-
-/** XLA's GatherDimensionNumbers (StableHLO's names, lowerCamelCase). */
-export interface GatherDimensionNumbers {
-  readonly offsetDims: readonly number[];
-  readonly collapsedSliceDims: readonly number[];
-  readonly startIndexMap: readonly number[];
-  readonly operandBatchingDims: readonly number[];
-  readonly startIndicesBatchingDims: readonly number[];
-  readonly indexVectorDim: number;
-}
-
-/** XLA's ScatterDimensionNumbers. */
-export interface ScatterDimensionNumbers {
-  readonly updateWindowDims: readonly number[];
-  readonly insertedWindowDims: readonly number[];
-  readonly scatterDimsToOperandDims: readonly number[];
-  readonly inputBatchingDims: readonly number[];
-  readonly scatterIndicesBatchingDims: readonly number[];
-  readonly indexVectorDim: number;
-}
 
 export interface GatherParams {
   readonly dimensionNumbers: GatherDimensionNumbers;

@@ -5,7 +5,7 @@
 
 import { Array as ConcreteArray, ArrayBase, asArrayValue, bind1, convertElementType, type ArrayLike } from "./core.js";
 import { isIntegral, type DType } from "./dtypes.js";
-import type { GatherDimensionNumbers, ScatterDimensionNumbers } from "./gather_scatter.js";
+import type { GatherDimensionNumbersInput, ScatterDimensionNumbersInput } from "../builder/data_movement.js";
 import { FrontendError } from "./errors.js";
 import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
 
@@ -216,12 +216,6 @@ export function iota(dtype: DType, size: number): ArrayBase {
 export function broadcastedIota(dtype: DType, shape: readonly number[], dimension: number): ArrayBase {
   return bind1("iota", [], { dtype, shape: [...shape], dimension });
 }
-
-/** Gather dimension numbers as lax.GatherDimensionNumbers takes them (the batching dimensions default to none). */
-export type GatherDimensionNumbersInput = Omit<GatherDimensionNumbers, "operandBatchingDims" | "startIndicesBatchingDims"> &
-  Partial<Pick<GatherDimensionNumbers, "operandBatchingDims" | "startIndicesBatchingDims">>;
-export type ScatterDimensionNumbersInput = Omit<ScatterDimensionNumbers, "inputBatchingDims" | "scatterIndicesBatchingDims"> &
-  Partial<Pick<ScatterDimensionNumbers, "inputBatchingDims" | "scatterIndicesBatchingDims">>;
 
 const indexArray = (x: ArrayLike, where: string, what: string): ArrayBase => {
   const a = asArrayValue(x, undefined, where);

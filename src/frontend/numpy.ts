@@ -9,6 +9,10 @@ import { maxOf } from "../types/arrays.js";
 import * as lax from "./lax.js";
 
 export type { DType } from "./dtypes.js";
+export { take, takeAlongAxis, type Index, type TakeOptions } from "./indexing.js";
+
+/** np.newaxis: a new axis of size 1 in an index (`x.index(np.newaxis, ":")`). */
+export const newaxis = null;
 export { ArrayBase as Array };
 
 const range = (n: number, start = 0): number[] => Array.from({ length: n }, (_, i) => start + i);
