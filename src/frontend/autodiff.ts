@@ -7,7 +7,7 @@
 // Only floating-point values carry derivatives: an integer or boolean result (a
 // comparison, argmax, a cast to int) has a zero tangent and cotangent, as in JAX.
 
-import { ArrayBase, Trace, Tracer, asArrayValue, bind, withTrace, type ArrayLike, type Aval } from "./core.js";
+import { ArrayBase, Trace, Tracer, asArrayValue, bind, concreteOf, withTrace, type ArrayLike, type Aval } from "./core.js";
 import { isInexact } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
@@ -31,6 +31,10 @@ class JvpTracer extends Tracer {
 
   get aval(): Aval {
     return this.primal.aval;
+  }
+
+  override concrete(): ReturnType<Tracer["concrete"]> {
+    return concreteOf(this.primal);
   }
 }
 
@@ -109,6 +113,10 @@ class VjpTracer extends Tracer {
 
   get aval(): Aval {
     return this.primal.aval;
+  }
+
+  override concrete(): ReturnType<Tracer["concrete"]> {
+    return concreteOf(this.primal);
   }
 
   /** Whether a derivative flows through this value: it is a float that depends on an input. */

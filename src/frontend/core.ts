@@ -167,6 +167,16 @@ export class Array extends ArrayBase {
 export abstract class Tracer extends ArrayBase {
   abstract readonly trace: Trace;
 
+  /**
+   * @internal The concrete array this tracer stands for, where there is one (jvp and
+   * vjp outside jit: the primal; vmap outside jit: the batched value, `batched` then
+   * saying that it holds one value per batch element). Control flow under those
+   * transformations decides with it. Undefined inside jit.
+   */
+  concrete(): { value: Array; batched: boolean } | undefined {
+    return undefined;
+  }
+
   tolist(): NestedValues {
     throw this.concretization("tolist");
   }
@@ -241,6 +251,10 @@ export function bind<N extends PrimitiveName>(name: N, args: readonly ArrayBase[
   const trace = top;
   return trace.process(name, args.map((a) => raise(trace, a)), params);
 }
+
+/** The concrete value of `x` (see Tracer.concrete). */
+export const concreteOf = (x: ArrayBase): { value: Array; batched: boolean } | undefined =>
+  x instanceof Array ? { value: x, batched: false } : (x as Tracer).concrete();
 
 /** `bind` of a single-result primitive. */
 export const bind1 = <N extends PrimitiveName>(name: N, args: readonly ArrayBase[], params: PrimitiveParams[N]): ArrayBase =>
