@@ -249,6 +249,50 @@ function chooserDerivatives(): Pick<PrimitiveRow<Axes>, "jvp" | "vjp"> {
   };
 }
 
+/**
+ * The product of all the other elements of each reduced group (d prod / d x), without
+ * dividing (a zero element has a nonzero derivative): the reduced axes moved last and
+ * merged, then exclusive running products from the left times those from the right.
+ */
+function productOfOthers(x: V, axes: readonly number[]): V {
+  const kept = without(range(x.ndim), axes);
+  const perm = [...kept, ...axes];
+  const lead = kept.map((d) => x.shape[d]!);
+  const n = axes.reduce((m, d) => m * x.shape[d]!, 1);
+  if (n === 0) return x;
+  const flat = lax.reshape(lax.transpose(x, perm), [...lead, n]);
+  const last = lead.length;
+  const one = lax.full([...lead, 1], 1, x.dtype);
+  const start = [...lead.map(() => 0), 0];
+  const left = lax.cumprod(lax.concatenate([one, lax.slice(flat, start, [...lead, n - 1])], last), last);
+  const right = lax.cumprod(lax.concatenate([lax.slice(flat, [...lead.map(() => 0), 1], [...lead, n]), one], last), last, { reverse: true });
+  return lax.transpose(lax.reshape(lax.mul(left, right), perm.map((d) => x.shape[d]!)), argsort(perm));
+}
+
+/** `x` with `axis` moved last (and reversed along it for a reversed running op), and the inverse for a result of that layout. */
+function alongLast(x: V, axis: number, reverse: boolean): { moved: V; back: (y: V) => V } {
+  const perm = [...without(range(x.ndim), [axis]), axis];
+  const last = x.ndim - 1;
+  const flip = (y: V): V => (reverse ? lax.rev(y, [last]) : y);
+  return { moved: flip(lax.transpose(x, perm)), back: (y) => lax.transpose(flip(y), argsort(perm)) };
+}
+
+/**
+ * For a running product along the last axis of x ([..., n]): M[..., j, i] = d y_i / d x_j,
+ * the product of x_k over k <= i, k != j (zero for j > i). Row j is the running product
+ * of x with x_j replaced by 1, so no division by a zero element is needed.
+ */
+function runningProductPartials(x: V): V {
+  const n = x.shape.at(-1)!;
+  const lead = x.shape.slice(0, -1);
+  const r = lead.length;
+  const square = [...lead, n, n];
+  const rows = lax.broadcastedIota("int32", square, r);
+  const cols = lax.broadcastedIota("int32", square, r + 1);
+  const replaced = lax.selectN(lax.eq(rows, cols), lax.broadcastInDim(x, square, [...range(r), r + 1]), lax.full(square, 1, x.dtype));
+  return lax.selectN(lax.le(rows, cols), lax.full(square, 0, x.dtype), lax.cumprod(replaced, r + 1));
+}
+
 /** argmax/argmin: a variadic reduce over (value, index) pairs; the first index wins a tie, and NaN wins (as numpy's). */
 function argRow(name: "argmax" | "argmin"): PrimitiveRow<ArgIndex> {
   return {
@@ -482,8 +526,8 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   reduceMax: reduceRow("reduceMax", "maximum", (d) => extremum(d, true), chooserDerivatives()),
   reduceMin: reduceRow("reduceMin", "minimum", (d) => extremum(d, false), chooserDerivatives()),
   reduceProd: reduceRow("reduceProd", "multiply", () => 1, {
-    jvp: { unsupported: "the derivative of a product reduction (np.prod) needs the products of all other elements, which the front end does not compute yet" },
-    vjp: { unsupported: "the derivative of a product reduction (np.prod) needs the products of all other elements, which the front end does not compute yet" },
+    jvp: ([t], [x], _y, { axes }) => [lax.reduceSum(lax.mul(t!, productOfOthers(x!, axes)), axes)],
+    vjp: ([ct], [x], _y, { axes }) => [lax.mul(unreduce(ct!, x!, axes), productOfOthers(x!, axes))],
   }),
   reduceAnd: { ...reduceRow("reduceAnd", "and", () => true, { jvp: "zero", vjp: "zero" }), example: { args: [{ shape: [2, 3, 4], kind: "bool" }], params: { axes: [0, 2] } } },
   reduceOr: { ...reduceRow("reduceOr", "or", () => false, { jvp: "zero", vjp: "zero" }), example: { args: [{ shape: [2, 3, 4], kind: "bool" }], params: { axes: [0, 2] } } },
@@ -496,8 +540,19 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
     vjp: ([ct], _x, _y, p) => bindRow("cumsum")([ct!], { ...p, reverse: !p.reverse }),
   }),
   cumprod: cumulativeRow("cumprod", "multiply", 1, {
-    jvp: { unsupported: "the derivative of a running product (np.cumprod) is not computed by the front end yet" },
-    vjp: { unsupported: "the derivative of a running product (np.cumprod) is not computed by the front end yet" },
+    // dy_i = sum_j M[j, i] t_j, and the cotangent of x_j is sum_i M[j, i] ct_i (M of runningProductPartials).
+    jvp: ([t], [x], _y, { axis, reverse }) => {
+      const { moved, back } = alongLast(x!, axis, reverse);
+      const m = runningProductPartials(moved);
+      const r = moved.ndim - 1;
+      return [back(lax.reduceSum(lax.mul(m, lax.broadcastInDim(alongLast(t!, axis, reverse).moved, m.shape, range(r + 1))), [r]))];
+    },
+    vjp: ([ct], [x], _y, { axis, reverse }) => {
+      const { moved, back } = alongLast(x!, axis, reverse);
+      const m = runningProductPartials(moved);
+      const r = moved.ndim - 1;
+      return [back(lax.reduceSum(lax.mul(m, lax.broadcastInDim(alongLast(ct!, axis, reverse).moved, m.shape, [...range(r), r + 1])), [r + 1]))];
+    },
   }),
 
   dotGeneral: {
