@@ -3,7 +3,7 @@
 // JS number (weakly typed) takes the other operand's dtype and shape. numpy.ts adds
 // broadcasting and type promotion on top.
 
-import { Array as ConcreteArray, ArrayBase, asArrayValue, bind1, convertElementType, type ArrayLike } from "./core.js";
+import { Array as ConcreteArray, ArrayBase, asArrayValue, bind, bind1, convertElementType, type ArrayLike } from "./core.js";
 import { isIntegral, type DType } from "./dtypes.js";
 import type { GatherDimensionNumbersInput, ScatterDimensionNumbersInput } from "../builder/data_movement.js";
 import { FrontendError } from "./errors.js";
@@ -281,4 +281,25 @@ export function dynamicSlice(operand: ArrayLike, startIndices: readonly ArrayLik
 export function dynamicUpdateSlice(operand: ArrayLike, update: ArrayLike, startIndices: readonly ArrayLike[]): ArrayBase {
   const x = asArrayValue(operand, undefined, "dynamicUpdateSlice");
   return bind1("dynamicUpdateSlice", [x, asArrayValue(update, x.dtype, "dynamicUpdateSlice"), ...startIndexArrays("dynamicUpdateSlice", startIndices)], {});
+}
+
+/**
+ * lax.sort: sorts `operand` (or a JS list of arrays together, by the first `numKeys` of
+ * them lexicographically) along `dimension` (default the last); floats in total order
+ * (NaN last). Stable unless `isStable` is false.
+ */
+export function sort(operand: ArrayLike | readonly ArrayLike[], options: { dimension?: number; isStable?: boolean; numKeys?: number } = {}): ArrayBase | ArrayBase[] {
+  // A JS list of arrays is several operands; anything else (an array, nested JS numbers) is one.
+  const single = !(globalThis.Array.isArray(operand) && operand.length > 0 && operand.every((o) => o instanceof ArrayBase));
+  const ops = (single ? [operand as ArrayLike] : operand as readonly ArrayLike[]).map((o) => asArrayValue(o, undefined, "sort"));
+  if (ops.length === 0) throw new FrontendError("sort: needs at least one operand", "sort", "operand");
+  const rank = ops[0]!.ndim;
+  for (const o of ops) if (o.shape.join(",") !== ops[0]!.shape.join(",")) throw new FrontendError(`sort: the operands have different shapes ([${ops[0]!.shape}] and [${o.shape}])`, "sort", "operand");
+  const dimension = options.dimension ?? -1;
+  const d = dimension < 0 ? dimension + rank : dimension;
+  if (!Number.isInteger(d) || d < 0 || d >= rank) throw new FrontendError(`sort: dimension ${dimension} is out of range for rank ${rank}`, "sort", "dimension");
+  const numKeys = options.numKeys ?? 1;
+  if (!Number.isInteger(numKeys) || numKeys < 1 || numKeys > ops.length) throw new FrontendError(`sort: numKeys ${numKeys} must be between 1 and the ${ops.length} operand(s)`, "sort", "numKeys");
+  const out = bind("sort", ops, { dimension: d, isStable: options.isStable ?? true, numKeys });
+  return single ? out[0]! : out;
 }

@@ -2,3 +2,4 @@
 
 export * from "./lax.js";
 export { cond, foriLoop, whileLoop, switch, scan, map, type ScanOptions } from "./control.js";
+export { topK } from "./sorting.js";

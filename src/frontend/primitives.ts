@@ -18,7 +18,7 @@
 import { XlaBuilder, parameter, type XlaOp } from "../builder/xla_builder.js";
 import { and, compare, or, select } from "../builder/elementwise.js";
 import { getTupleElement } from "../builder/control.js";
-import { constantR0 } from "../builder/data_movement.js";
+import { constantR0, sort as sortOp } from "../builder/data_movement.js";
 import { convertElementType as convertOp } from "../builder/conversion.js";
 import { dotGeneral as dotOp } from "../builder/linalg.js";
 import type { ComparisonDirection } from "../ir/attributes.js";
@@ -30,6 +30,7 @@ import { bind, type ArrayBase } from "./core.js";
 import { DTYPES, dtypeKind, isInexact, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
+import { takeAlongAxis } from "./indexing.js";
 import { GATHER_SCATTER_ROWS, type GatherParams, type ScatterParams } from "./gather_scatter.js";
 
 type None = Record<string, never>;
@@ -74,6 +75,8 @@ export interface PrimitiveParams {
   dynamicSlice: { readonly sliceSizes: readonly number[] };
   /** dynamic_update_slice(operand, update, ...startIndices). */
   dynamicUpdateSlice: None;
+  /** Sorts its operands together along `dimension`, lexicographically by the first `numKeys`; floats in total order (NaN last). */
+  sort: { readonly dimension: number; readonly isStable: boolean; readonly numKeys: number };
 }
 
 export type PrimitiveName = keyof PrimitiveParams;
@@ -646,7 +649,48 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   },
 
   ...GATHER_SCATTER_ROWS,
+
+  sort: {
+    lower: (b, operands, { dimension, isStable, numKeys }) => {
+      const sb = b.createSubBuilder("comparator");
+      const pairs = operands.map((o, i) => {
+        const s = scalarShape(o.arrayShape.elementType);
+        return [parameter(sb, 2 * i, s), parameter(sb, 2 * i + 1, s)] as const;
+      });
+      // Lexicographic over the keys: key k decides unless it ties, then key k + 1.
+      let less: XlaOp | undefined;
+      for (let k = numKeys - 1; k >= 0; k--) {
+        const [a, c] = pairs[k]!;
+        const options = isInexact(dtypeOfOp(operands[k]!)) ? { compareType: "TOTALORDER" as const } : {};
+        const lt = compare(a, c, "LT", options);
+        less = less === undefined ? lt : or(lt, and(compare(a, c, "EQ", options), less));
+      }
+      const out = sortOp(operands, sb.build(less!), dimension, isStable);
+      return operands.length === 1 ? [out] : operands.map((_, i) => getTupleElement(out, i));
+    },
+    // Each output is its operand permuted: the tangents follow the same permutation, the cotangents its inverse.
+    jvp: (t, xs, _y, p) => {
+      const perm = sortPermutation(xs, p);
+      return xs.map((x, i) => takeAlongAxis(t[i] ?? zerosLike(x), perm, p.dimension, { mode: "clip" }));
+    },
+    vjp: (cts, xs, _y, p) => {
+      const perm = sortPermutation(xs, p);
+      const inverse = bindRow("sort")([perm, lax.broadcastedIota("int32", perm.shape, p.dimension)], { dimension: p.dimension, isStable: true, numKeys: 1 })[1]!;
+      return cts.map((c) => takeAlongAxis(c, inverse, p.dimension, { mode: "clip" }));
+    },
+    batch: (xs, dims, p, size) => ({
+      values: bindRow("sort")(xs.map((x, i) => moveBatchToFront(x, dims[i]!, size)), { ...p, dimension: p.dimension + 1 }),
+      dims: xs.map(() => 0),
+    }),
+    example: { args: [{ shape: [3, 4] }, { shape: [3, 4] }], params: { dimension: 1, isStable: true, numKeys: 1 } },
+  },
 };
+
+/** Where each element of a sort's outputs comes from along the sorted dimension (the sort of the keys with an iota carried along). */
+function sortPermutation(xs: readonly V[], p: PrimitiveParams["sort"]): V {
+  const iota = lax.broadcastedIota("int32", xs[0]!.shape, p.dimension);
+  return bindRow("sort")([...xs.slice(0, p.numKeys), iota], { ...p, isStable: true }).at(-1)!;
+}
 
 /** The primitives whose derivative is zero, and those whose derivative is not supported yet (with why): the coverage list. */
 export function derivativeCoverage(): { zero: PrimitiveName[]; unsupported: [PrimitiveName, string][]; differentiable: PrimitiveName[] } {
