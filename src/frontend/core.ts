@@ -225,6 +225,9 @@ export function withTrace<T extends Trace, R>(make: (level: number) => T, body: 
 /** Whether a transformation is active (jit compiles only outside all of them, and inlines inside). */
 export const transformationActive = (): boolean => traceStack.length > 0;
 
+/** The active transformations, outermost first. */
+export const activeTraces = (): readonly Trace[] => traceStack;
+
 /** The innermost active transformation, if any. */
 export const innermostTrace = (): Trace | undefined => traceStack.at(-1);
 
