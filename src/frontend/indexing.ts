@@ -18,6 +18,7 @@ import { dtypeKind, isIntegral, type DType } from "./dtypes.js";
 import { ConcretizationError, FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import { broadcastShapes, broadcastTo } from "./numpy.js";
+import { appendAll } from "../types/arrays.js";
 
 /** One item of an index: an integer, a slice string ("1:3", ":", "::-1"), null (a new axis), "..." or an integer or boolean array. */
 export type Index = number | bigint | null | string | ArrayLike;
@@ -166,7 +167,7 @@ function plan(x: ArrayBase, items: readonly Item[], where: string): IndexPlan {
   items.forEach((it, pos) => {
     if (it.kind === "slice") roles.push(it.full ? { role: "window", dim: it.dim } : { role: "slice", item: it });
     else if (it.kind === "none") roles.push({ role: "none" });
-    else if (adjacent && pos === advanced[0]) roles.push(...bRoles);
+    else if (adjacent && pos === advanced[0]) appendAll(roles, bRoles);
   });
   const shape = roles.map((r) => (r.role === "window" ? x.shape[r.dim]! : r.role === "slice" ? r.item.size : r.role === "none" ? 1 : b[r.j]!));
   const scatterPositions = range(roles.length).filter((p) => roles[p]!.role !== "window");
