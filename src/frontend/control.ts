@@ -388,5 +388,7 @@ function scanProbe<C, X, Y>(f: (carry: C, x: X) => readonly [C, Y], init: C, xDe
 
 /** jax.lax.map: `f` applied to each element of xs along the leading axis, the results stacked. */
 export function map<X, Y>(f: (x: X) => Y, xs: X): Y {
+  // Eagerly keyed by f itself (the scan's step function below is new on every call).
+  if (placement() === "eager") return eagerKeyed(["map", f], (v: X) => map(f, v))(xs) as Y;
   return scan((_c: null, x: X) => [null, f(x)] as const, null, xs)[1];
 }
