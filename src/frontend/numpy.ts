@@ -12,6 +12,7 @@ export type { DType } from "./dtypes.js";
 import { take } from "./indexing.js";
 export { take, takeAlongAxis, type Index, type TakeOptions } from "./indexing.js";
 export { sort, argsort, type SortOptions } from "./sorting.js";
+export * as linalg from "./linalg.js";
 
 /** np.newaxis: a new axis of size 1 in an index (`x.index(np.newaxis, ":")`). */
 export const newaxis = null;
