@@ -303,3 +303,18 @@ export function sort(operand: ArrayLike | readonly ArrayLike[], options: { dimen
   const out = bind("sort", ops, { dimension: d, isStable: options.isStable ?? true, numKeys });
   return single ? out[0]! : out;
 }
+
+/** lax.linalg.cholesky: the lower Cholesky factor (the upper triangle zero) of symmetric positive-definite matrices (the last two dimensions); reads the lower triangle. */
+export function cholesky(x: ArrayLike): ArrayBase {
+  const a = asArrayValue(x, undefined, "cholesky");
+  if (a.ndim < 2 || a.shape.at(-1) !== a.shape.at(-2)) throw new FrontendError(`cholesky: needs square matrices in the last two dimensions, got shape [${a.shape}]`, "cholesky", "x");
+  return bind1("cholesky", [a], {});
+}
+
+/** lax.linalg.triangular_solve: x with op(a) x = b (leftSide) or x op(a) = b, a lower (or upper) triangular; op(a) is aᵀ with transposeA. */
+export function triangularSolve(a: ArrayLike, b: ArrayLike, options: { leftSide?: boolean; lower?: boolean; unitDiagonal?: boolean; transposeA?: boolean } = {}): ArrayBase {
+  const x = asArrayValue(a, undefined, "triangularSolve");
+  return bind1("triangularSolve", [x, asArrayValue(b, x.dtype, "triangularSolve")], {
+    leftSide: options.leftSide ?? false, lower: options.lower ?? false, unitDiagonal: options.unitDiagonal ?? false, transposeA: options.transposeA ?? false,
+  });
+}

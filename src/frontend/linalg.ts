@@ -1,10 +1,19 @@
 // jax.numpy.linalg. So far: norm, composed of numpy functions (so differentiable and
-// batchable). The factorizations (cholesky, qr, eigh, svd) and what builds on them
-// (inv, solve, det, slogdet) are not in the front end yet.
+// batchable), and cholesky, on the cholesky primitive. The other factorizations (qr,
+// eigh, svd) and what builds on them (inv, solve, det, slogdet) are not in the front
+// end yet.
 
 import { ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
 import { FrontendError } from "./errors.js";
+import * as lax from "./lax.js";
 import * as np from "./numpy.js";
+
+/** np.linalg.cholesky: the lower factor L (L Lᵀ = a) of symmetric positive-definite matrices; a is symmetrized first, as JAX does. */
+export function cholesky(a: ArrayLike): ArrayBase {
+  const x = np.toInexact(asArrayValue(a, undefined, "linalg.cholesky"));
+  if (x.ndim < 2) throw new FrontendError(`linalg.cholesky: needs matrices (rank 2 or more), got shape [${x.shape}]`, "linalg.cholesky", "a");
+  return lax.cholesky(np.multiply(np.add(x, np.swapaxes(x, -1, -2)), 0.5));
+}
 
 export type NormOrder = number | "fro" | "nuc" | null;
 

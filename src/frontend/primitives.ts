@@ -32,6 +32,7 @@ import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import { takeAlongAxis } from "./indexing.js";
 import { GATHER_SCATTER_ROWS, type GatherParams, type ScatterParams } from "./gather_scatter.js";
+import { LINALG_ROWS } from "./linalg_rules.js";
 
 type None = Record<string, never>;
 type Axes = { readonly axes: readonly number[] };
@@ -77,6 +78,10 @@ export interface PrimitiveParams {
   dynamicUpdateSlice: None;
   /** Sorts its operands together along `dimension`, lexicographically by the first `numKeys`; floats in total order (NaN last). */
   sort: { readonly dimension: number; readonly isStable: boolean; readonly numKeys: number };
+  /** The lower Cholesky factor of (a batch of) symmetric positive-definite matrices; reads only the lower triangle. */
+  cholesky: None;
+  /** Solves op(a) x = b (leftSide) or x op(a) = b for lower (or upper) triangular a; op transposes when transposeA. */
+  triangularSolve: { readonly leftSide: boolean; readonly lower: boolean; readonly unitDiagonal: boolean; readonly transposeA: boolean };
 }
 
 export type PrimitiveName = keyof PrimitiveParams;
@@ -93,8 +98,11 @@ export type BatchRule<P> = (values: readonly V[], dims: readonly (number | null)
 /** An argument of a row's example: its shape, and bool, uint32 (any bits) or a float range (default [-2, 2]). */
 export interface ExampleArg {
   readonly shape: readonly number[];
-  /** int32: integers drawn from [range[0], range[1]) (indices, which may be out of bounds on purpose). */
-  readonly kind?: "bool" | "float" | "uint32" | "int32";
+  /**
+   * int32: integers drawn from [range[0], range[1]) (indices, which may be out of bounds on purpose);
+   * spd: symmetric positive-definite matrices (m mᵀ + n I for a random m), for factorizations.
+   */
+  readonly kind?: "bool" | "float" | "uint32" | "int32" | "spd";
   readonly range?: readonly [number, number];
 }
 
@@ -395,7 +403,7 @@ function dotBatch([lhs, rhs]: readonly V[], [ld, rd]: readonly (number | null)[]
   return { values: bindRow("dotGeneral")([lhs!, r], { ...p, rhsContracting: shift(p.rhsContracting), rhsBatch: shift(p.rhsBatch) }), dims: [nb + lhsFree] };
 }
 
-const realOnly = (x: V, what: string): void => {
+export const realOnly = (x: V, what: string): void => {
   if (dtypeKind(x.dtype) === "complex") throw new FrontendError(`${what}: derivatives of complex values are not supported by the front end yet`, what);
 };
 
@@ -649,6 +657,7 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   },
 
   ...GATHER_SCATTER_ROWS,
+  ...LINALG_ROWS,
 
   sort: {
     lower: (b, operands, { dimension, isStable, numKeys }) => {
