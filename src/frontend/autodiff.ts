@@ -7,7 +7,7 @@
 // Only floating-point values carry derivatives: an integer or boolean result (a
 // comparison, argmax, a cast to int) has a zero tangent and cotangent, as in JAX.
 
-import { ArrayBase, Trace, Tracer, asArrayValue, bind, withTrace, type ArrayLike, type Aval } from "./core.js";
+import { ArrayBase, Trace, Tracer, asArrayValue, bind, concreteOf, withTrace, type ArrayLike, type Aval } from "./core.js";
 import { isInexact } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
@@ -24,7 +24,7 @@ function unsupported(name: PrimitiveName, rule: NoDerivative, mode: string): Fro
 
 // ---- forward mode
 
-class JvpTracer extends Tracer {
+export class JvpTracer extends Tracer {
   constructor(readonly trace: JvpTrace, readonly primal: ArrayBase, readonly tangent: ArrayBase | null) {
     super();
   }
@@ -32,9 +32,13 @@ class JvpTracer extends Tracer {
   get aval(): Aval {
     return this.primal.aval;
   }
+
+  override concrete(): ReturnType<Tracer["concrete"]> {
+    return concreteOf(this.primal);
+  }
 }
 
-class JvpTrace extends Trace<JvpTracer> {
+export class JvpTrace extends Trace<JvpTracer> {
   readonly kind = "jvp";
 
   pure(x: ArrayBase): JvpTracer {
@@ -93,7 +97,10 @@ export function jvp(f: (...args: never[]) => unknown, primals: readonly unknown[
 /** One primitive application on the tape: its inputs (tracers that carry derivatives, or null) and results. */
 interface TapeNode {
   readonly id: number;
-  readonly name: PrimitiveName;
+  /** The primitive, or "custom" for a call with a rule of its own. */
+  readonly name: PrimitiveName | "custom";
+  /** A rule of its own (customVjp, customJvp, checkpoint), instead of the primitive table's. */
+  readonly rule?: (cotangents: readonly ArrayBase[]) => (ArrayBase | null)[];
   readonly params: unknown;
   readonly inputs: readonly (VjpTracer | null)[];
   readonly primalsIn: readonly ArrayBase[];
@@ -101,7 +108,7 @@ interface TapeNode {
   outputs: readonly VjpTracer[];
 }
 
-class VjpTracer extends Tracer {
+export class VjpTracer extends Tracer {
   /** `producer`: the node whose result this is; undefined for an input of the differentiated function; null for a constant. */
   constructor(readonly trace: VjpTrace, readonly primal: ArrayBase, readonly producer: TapeNode | null | undefined) {
     super();
@@ -111,15 +118,32 @@ class VjpTracer extends Tracer {
     return this.primal.aval;
   }
 
+  override concrete(): ReturnType<Tracer["concrete"]> {
+    return concreteOf(this.primal);
+  }
+
   /** Whether a derivative flows through this value: it is a float that depends on an input. */
   get carriesDerivative(): boolean {
     return this.producer !== null && isInexact(this.primal.dtype);
   }
 }
 
-class VjpTrace extends Trace<VjpTracer> {
+export class VjpTrace extends Trace<VjpTracer> {
   readonly kind = "vjp";
   private nextId = 0;
+
+  /**
+   * @internal Records a call with its own backward rule: `outs` (computed by the caller on
+   * the primals of `args`, below this trace) become this trace's values, and `rule`
+   * gives the cotangents of `args` from those of `outs`.
+   */
+  recordCustom(args: readonly ArrayBase[], outs: readonly ArrayBase[], rule: (cotangents: readonly ArrayBase[]) => (ArrayBase | null)[]): VjpTracer[] {
+    const inputs = args.map((a) => (a instanceof VjpTracer && a.trace === this && a.carriesDerivative ? a : null));
+    if (inputs.every((i) => i === null)) return outs.map((o) => new VjpTracer(this, o, null));
+    const node: TapeNode = { id: this.nextId++, name: "custom", rule, params: {}, inputs, primalsIn: [], primalsOut: outs, outputs: [] };
+    node.outputs = outs.map((o) => new VjpTracer(this, o, node));
+    return [...node.outputs];
+  }
 
   pure(x: ArrayBase): VjpTracer {
     return new VjpTracer(this, x, null);
@@ -137,6 +161,12 @@ class VjpTrace extends Trace<VjpTracer> {
     node.outputs = primalsOut.map((o) => new VjpTracer(this, o, node));
     return [...node.outputs];
   }
+}
+
+function primitiveVjp(name: PrimitiveName, cotangents: readonly ArrayBase[], node: TapeNode): (ArrayBase | null)[] {
+  const rule = PRIMITIVES[name].vjp;
+  if (typeof rule !== "function") throw unsupported(name, rule, "vjp");
+  return rule(cotangents, node.primalsIn, node.primalsOut, node.params as never);
 }
 
 /** The cotangents of `inputs` given those of `outputs`: the tape's VJP rules run from the last node to the first. */
@@ -160,10 +190,8 @@ function backpropagate(outputs: readonly VjpTracer[], cotangents: readonly Array
     const cts = node.outputs.map((o) => ct.get(o));
     if (cts.every((c) => c === undefined)) continue;
     for (const o of node.outputs) ct.delete(o);
-    const rule = PRIMITIVES[node.name].vjp;
-    if (typeof rule !== "function") throw unsupported(node.name, rule, "vjp");
     const filled = cts.map((c, i) => c ?? zerosLike(node.primalsOut[i]!));
-    const inCts = rule(filled, node.primalsIn, node.primalsOut, node.params as never);
+    const inCts = node.rule !== undefined ? node.rule(filled) : primitiveVjp(node.name as PrimitiveName, filled, node);
     node.inputs.forEach((input, i) => {
       const c = inCts[i];
       if (input !== null && c !== null && c !== undefined) accumulate(input, c);
@@ -191,7 +219,8 @@ interface VjpResult {
   readonly aux: unknown;
 }
 
-function vjpCore(f: (...args: never[]) => unknown, primals: readonly unknown[], hasAux: boolean | undefined): VjpResult {
+/** @internal */
+export function vjpCore(f: (...args: never[]) => unknown, primals: readonly unknown[], hasAux: boolean | undefined): VjpResult {
   const [pLeaves, pDef] = treeFlatten(primals);
   return withTrace((level) => new VjpTrace(level), (trace) => {
     const inputs = pLeaves.map((p) => new VjpTracer(trace, asArrayValue(p as ArrayLike, undefined, "vjp"), undefined));

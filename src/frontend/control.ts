@@ -1,34 +1,65 @@
-// lax control flow: whileLoop, foriLoop and cond, lowered to XLA's while (on one tuple
-// of the loop state) and conditional. The loop body, loop condition and branches are
+// lax control flow: whileLoop, foriLoop, cond, switch, scan and map.
+//
+// Inside jit they lower to XLA's while (on one tuple of the loop state) and conditional
+// (with a predicate, or a branch index for switch); scan is a while loop over the
+// leading axis of its inputs, reading with dynamic_slice and writing its stacked
+// outputs with dynamic_update_slice. The loop body, loop condition and branches are
 // traced into sub-computations of the enclosing jit's builder; arrays they close over
 // become constants, and traced values of the enclosing program they close over are
 // captured: passed in as extra loop values (unchanged by the body) or extra branch
-// operands.
-// Outside jit, a control-flow call is itself jitted (compiled once per signature).
-// Differentiating or batching through control flow is not supported yet (a
-// FrontendError says so).
+// operands. Outside jit, a control-flow call is itself jitted (compiled once per
+// signature).
+//
+// Under jvp, vjp (grad) and vmap the functions are called on the transformation's
+// values instead, so the transformation sees their primitives, as a Python loop would
+// run under JAX's transformations:
+//   - cond and switch run the chosen branch when the predicate (index) is concrete and
+//     not batched; otherwise (a batched predicate under vmap, or a traced one inside
+//     jit) every branch runs and the results are selected, as JAX's batching rule for a
+//     batched predicate does.
+//   - scan, and foriLoop with concrete bounds (a static trip count), unroll: one call of
+//     the body per step.
+//   - whileLoop runs while its predicate's concrete value holds (under vmap: while it
+//     holds for some batch element, the others keeping their state, as JAX's batching
+//     rule does); a predicate traced inside jit is a FrontendError.
 
 import type { Computation } from "../ir/computation.js";
 import { XlaBuilder, parameter, type XlaOp } from "../builder/xla_builder.js";
-import { conditional, getTupleElement, tuple, whileLoop as whileOp } from "../builder/control.js";
+import { conditional, conditionalIndexed, getTupleElement, tuple, whileLoop as whileOp } from "../builder/control.js";
 import { tupleShape } from "../types/shape.js";
-import { ArrayBase, Tracer, asArrayValue, avalString, innermostTrace, shapeOfAval, withTrace, type ArrayLike, type Aval } from "./core.js";
+import { ArrayBase, Tracer, asArrayValue, avalString, concreteOf, innermostTrace, shapeOfAval, withTrace, type ArrayLike, type Aval } from "./core.js";
+import { isIntegral } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import { jit, JitTrace, JitTracer } from "./jit.js";
 import * as lax from "./lax.js";
-import { treeFlatten, treeUnflatten, type TreeDef } from "./tree.js";
+import { treeDefString, treeFlatten, treeMap, treeUnflatten, type TreeDef } from "./tree.js";
 
 /**
  * Outside jit, a control-flow call runs as a jitted program, cached per user functions
- * (so a loop called again with the same functions and signature compiles nothing).
+ * and static options (so a loop called again with the same functions and signature
+ * compiles nothing). The cache is a trie over the key's parts; functions are held
+ * weakly.
  */
-const eagerPrograms = new WeakMap<object, WeakMap<object, (...args: never[]) => unknown>>();
-function eager<F extends (...args: never[]) => unknown>(fns: readonly [object, object], run: F): F {
-  let inner = eagerPrograms.get(fns[0]);
-  if (inner === undefined) eagerPrograms.set(fns[0], inner = new WeakMap());
-  let program = inner.get(fns[1]);
-  if (program === undefined) inner.set(fns[1], program = jit(run));
-  return program as F;
+interface EagerNode {
+  readonly weak: WeakMap<object, EagerNode>;
+  readonly strong: Map<unknown, EagerNode>;
+  program?: (...args: never[]) => unknown;
+}
+const newNode = (): EagerNode => ({ weak: new WeakMap(), strong: new Map() });
+const eagerPrograms = newNode();
+function eagerKeyed<F extends (...args: never[]) => unknown>(key: readonly unknown[], run: F): F {
+  let node = eagerPrograms;
+  for (const part of key) {
+    const isObject = (typeof part === "object" && part !== null) || typeof part === "function";
+    let next = isObject ? node.weak.get(part as object) : node.strong.get(part);
+    if (next === undefined) {
+      next = newNode();
+      if (isObject) node.weak.set(part as object, next);
+      else node.strong.set(part, next);
+    }
+    node = next;
+  }
+  return (node.program ??= jit(run)) as F;
 }
 
 /** A jit trace of a sub-computation: values of the enclosing trace it meets become captures. */
@@ -52,12 +83,11 @@ class SubTrace extends JitTrace {
   }
 }
 
-/** The enclosing jit trace; outside every transformation, undefined; inside another transformation, a FrontendError. */
-function enclosingJit(where: string): JitTrace | undefined {
+/** Where a control-flow call runs: eagerly (outside every transformation), staged into a jit trace, or under jvp, vjp or vmap. */
+function placement(): "eager" | "transformed" | JitTrace {
   const trace = innermostTrace();
-  if (trace === undefined) return undefined;
-  if (trace instanceof JitTrace) return trace;
-  throw new FrontendError(`${where}: control flow inside ${trace.kind} is not supported by the front end yet (only inside jit, or eagerly)`, where);
+  if (trace === undefined) return "eager";
+  return trace instanceof JitTrace ? trace : "transformed";
 }
 
 interface Traced {
@@ -120,15 +150,40 @@ function traceSub(parent: JitTrace, name: string, inAvals: readonly Aval[], inDe
 const sameAvals = (a: readonly Aval[], b: readonly Aval[]): boolean =>
   a.length === b.length && a.every((x, i) => x.dtype === b[i]!.dtype && x.shape.join(",") === b[i]!.shape.join(","));
 
+/** `v` as a value of the jit trace `parent`. */
+const lifted = (parent: JitTrace, v: ArrayBase): JitTracer =>
+  v instanceof JitTracer && v.trace === parent ? v : v instanceof Tracer ? parent.lift(v) : parent.pure(v as never);
+
+/** A scalar's concrete elements, or a FrontendError naming what control flow needs it for. */
+function concreteElements(x: ArrayBase, where: string, what: string): { values: boolean[]; batched: boolean } {
+  const c = concreteOf(x);
+  if (c === undefined) {
+    throw new FrontendError(`${where}: the ${what} is traced inside jit under ${innermostTrace()?.kind ?? "a transformation"}; ` +
+      "this is not supported yet (use foriLoop with static bounds, or scan)", where, what);
+  }
+  return { values: [...(c.value.dataSync() as Iterable<unknown>)].map((v) => v !== 0 && v !== false && v !== 0n), batched: c.batched };
+}
+
+/** Each leaf of `onTrue` where the scalar predicate holds, of `onFalse` elsewhere (the trees have one structure and leaf types). */
+function selectTrees(where: string, pred: ArrayBase, onFalse: unknown, onTrue: unknown): unknown {
+  const [fl, fdef] = treeFlatten(onFalse);
+  const [tl, tdef] = treeFlatten(onTrue);
+  const fa = fl.map((l) => asArrayValue(l as ArrayLike, undefined, where));
+  const ta = tl.map((l) => asArrayValue(l as ArrayLike, undefined, where));
+  if (treeDefString(fdef) !== treeDefString(tdef) || !sameAvals(fa.map((a) => a.aval), ta.map((a) => a.aval))) {
+    throw new FrontendError(`${where}: the branches return different types: ${ta.map((a) => avalString(a.aval)).join(", ")} and ${fa.map((a) => avalString(a.aval)).join(", ")}`, where);
+  }
+  return treeUnflatten(fdef, fa.map((f, i) => lax.selectN(lax.broadcastInDim(pred, f.shape, []), f, ta[i]!)));
+}
+
 /** jax.lax.while_loop: `val = initVal; while (condFun(val)) val = bodyFun(val); return val`. */
 export function whileLoop<T>(condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
-  const parent = enclosingJit("whileLoop");
+  const where = placement();
+  if (where === "eager") return eagerKeyed(["while", condFun, bodyFun], (v: T) => whileLoop(condFun, bodyFun, v))(initVal) as T;
+  if (where === "transformed") return transformedWhile(condFun, bodyFun, initVal);
+  const parent = where;
   const [leaves, def] = treeFlatten(initVal);
-  if (parent === undefined) return eager([condFun, bodyFun], (v: T) => whileLoop(condFun, bodyFun, v))(initVal) as T;
-  const init = leaves.map((l) => {
-    const v = asArrayValue(l as ArrayLike, undefined, "whileLoop");
-    return v instanceof JitTracer && v.trace === parent ? v : v instanceof Tracer ? parent.lift(v) : parent.pure(v as never);
-  });
+  const init = leaves.map((l) => lifted(parent, asArrayValue(l as ArrayLike, undefined, "whileLoop")));
   const avals = init.map((v) => v.aval);
   const condFn = (t: unknown): unknown => condFun(t as T);
   const bodyFn = (t: unknown): unknown => bodyFun(t as T);
@@ -139,9 +194,7 @@ export function whileLoop<T>(condFun: (val: T) => ArrayLike, bodyFun: (val: T) =
   const c = traceSub(parent, "cond", avals, def, condFn, { before: [], own: condCaps, after: bodyCaps, tupleParameter: true, passThrough: false });
   const bd = traceSub(parent, "body", avals, def, bodyFn, { before: condCaps, own: bodyCaps, after: [], tupleParameter: true, passThrough: true });
   const captures = [...c.captures, ...bd.captures];
-  if (c.outAvals.length !== 1 || c.outAvals[0]!.dtype !== "bool" || c.outAvals[0]!.shape.length !== 0) {
-    throw new FrontendError(`whileLoop: condFun must return a boolean scalar, got ${c.outAvals.map(avalString).join(", ")}`, "whileLoop", "condFun");
-  }
+  checkPredicate(c.outAvals, "whileLoop", "condFun");
   if (!sameAvals(bd.outAvals, avals)) {
     throw new FrontendError(`whileLoop: bodyFun must return values of its input's types: got ${bd.outAvals.map(avalString).join(", ")}, expected ${avals.map(avalString).join(", ")}`, "whileLoop", "bodyFun");
   }
@@ -151,42 +204,191 @@ export function whileLoop<T>(condFun: (val: T) => ArrayLike, bodyFun: (val: T) =
   return treeUnflatten(def, outs) as T;
 }
 
+function checkPredicate(avals: readonly Aval[], where: string, what: string): void {
+  if (avals.length !== 1 || avals[0]!.dtype !== "bool" || avals[0]!.shape.length !== 0) {
+    throw new FrontendError(`${where}: ${what} must return a boolean scalar, got ${avals.map(avalString).join(", ")}`, where, what);
+  }
+}
+
+/** whileLoop under jvp, vjp or vmap: a JS loop on the predicate's concrete value (see the header). */
+function transformedWhile<T>(condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
+  let val = initVal;
+  for (;;) {
+    const pred = asArrayValue(condFun(val), undefined, "whileLoop");
+    checkPredicate([pred.aval], "whileLoop", "condFun");
+    const { values } = concreteElements(pred, "whileLoop", "predicate");
+    if (!values.includes(true)) return val;
+    const next = bodyFun(val);
+    val = values.every((v) => v) ? next : selectTrees("whileLoop", pred, val, next) as T;
+  }
+}
+
+/** A concrete JS integer of a bound, or undefined where it is traced. */
+function staticBound(x: ArrayLike): number | undefined {
+  if (typeof x === "number") return x;
+  const a = asArrayValue(x, undefined, "foriLoop");
+  const c = concreteOf(a);
+  return c === undefined || c.batched || a.ndim !== 0 ? undefined : Number(c.value.item());
+}
+
 /** jax.lax.fori_loop: `val = bodyFun(i, val)` for i from lower to upper - 1. */
 export function foriLoop<T>(lower: ArrayLike, upper: ArrayLike, bodyFun: (i: ArrayBase, val: T) => T, initVal: T): T {
-  const lo = asArrayValue(lower, "int32", "foriLoop");
-  const hi = asArrayValue(upper, "int32", "foriLoop");
+  const [lo, hi] = [staticBound(lower), staticBound(upper)];
+  if (placement() === "transformed" && lo !== undefined && hi !== undefined) {
+    // A static trip count: unrolled, as JAX turns it into a scan.
+    let val = initVal;
+    for (let i = lo; i < hi; i++) val = bodyFun(asArrayValue(i, "int32", "foriLoop"), val);
+    return val;
+  }
+  const start = asArrayValue(lower, "int32", "foriLoop");
+  const stop = asArrayValue(upper, "int32", "foriLoop");
   const [, out] = whileLoop<[ArrayBase, T]>(
-    ([i]) => lax.lt(i, hi),
+    ([i]) => lax.lt(i, stop),
     ([i, val]) => [lax.add(i, 1), bodyFun(i, val)],
-    [lo, initVal],
+    [start, initVal],
   );
   return out;
 }
 
+type Branch = (...operands: never[]) => unknown;
 
 /** jax.lax.cond: `pred ? trueFun(...operands) : falseFun(...operands)`, only the chosen branch running. */
-export function cond(pred: ArrayLike, trueFun: (...operands: never[]) => unknown, falseFun: (...operands: never[]) => unknown, ...operands: unknown[]): unknown {
-  const parent = enclosingJit("cond");
-  const [leaves, def] = treeFlatten(operands);
-  if (parent === undefined) return eager([trueFun, falseFun], (p: ArrayLike, ops: unknown[]) => cond(p, trueFun, falseFun, ...ops))(pred, operands);
+export function cond(pred: ArrayLike, trueFun: Branch, falseFun: Branch, ...operands: unknown[]): unknown {
+  const where = placement();
+  if (where === "eager") return eagerKeyed(["cond", trueFun, falseFun], (p: ArrayLike, ops: unknown[]) => cond(p, trueFun, falseFun, ...ops))(pred, operands);
   const p = asArrayValue(pred, undefined, "cond");
   if (p.dtype !== "bool" || p.ndim !== 0) throw new FrontendError(`cond: pred must be a boolean scalar, got ${avalString(p.aval)}`, "cond", "pred");
-  const lifted = (v: ArrayBase): JitTracer => (v instanceof JitTracer && v.trace === parent ? v : v instanceof Tracer ? parent.lift(v) : parent.pure(v as never));
-  const ins = leaves.map((l) => lifted(asArrayValue(l as ArrayLike, undefined, "cond")));
+  return branches("cond", where, p, [falseFun, trueFun], operands);
+}
+
+/** jax.lax.switch: `branches[index](...operands)`, the index clamped to the branches (as JAX's). */
+function switchBranches(index: ArrayLike, branchFuns: readonly Branch[], ...operands: unknown[]): unknown {
+  if (branchFuns.length === 0) throw new FrontendError("switch: needs at least one branch", "switch", "branches");
+  const where = placement();
+  if (where === "eager") {
+    return eagerKeyed(["switch", ...branchFuns], (i: ArrayLike, ops: unknown[]) => switchBranches(i, branchFuns, ...ops))(index, operands);
+  }
+  const i = asArrayValue(index, undefined, "switch");
+  if (!isIntegral(i.dtype) || i.ndim !== 0) throw new FrontendError(`switch: index must be an integer scalar, got ${avalString(i.aval)}`, "switch", "index");
+  const clamped = lax.max(lax.min(lax.convertElementType(i, "int32"), branchFuns.length - 1), 0);
+  return branches("switch", where, clamped, branchFuns, operands);
+}
+export { switchBranches as switch };
+
+/** The branch `selector` picks (a bool for cond, an in-range int32 for switch), run as the placement allows. */
+function branches(name: string, where: "transformed" | JitTrace, selector: ArrayBase, fns: readonly Branch[], operands: unknown[]): unknown {
+  const call = (k: number): unknown => fns[k]!(...(operands as never[]));
+  if (fns.length === 1) return call(0);
+  if (where === "transformed") {
+    const c = concreteOf(selector);
+    if (c !== undefined && !c.batched) return call(Number(c.value.item()));
+    const index = selector.dtype === "bool" ? lax.convertElementType(selector, "int32") : selector;
+    let out = call(0);
+    for (let k = 1; k < fns.length; k++) out = selectTrees(name, lax.eq(index, k), out, call(k));
+    return out;
+  }
+  const parent = where;
+  const [leaves, def] = treeFlatten(operands);
+  const ins = leaves.map((l) => lifted(parent, asArrayValue(l as ArrayLike, undefined, name)));
   const avals = ins.map((v) => v.aval);
-  const trueFn = (t: unknown): unknown => trueFun(...(t as never[]));
-  const falseFn = (t: unknown): unknown => falseFun(...(t as never[]));
-  const trueCaps = traceSub(parent, "true", avals, def, trueFn).captures.map((v) => v.aval);
-  const falseCaps = traceSub(parent, "false", avals, def, falseFn).captures.map((v) => v.aval);
-  const t = traceSub(parent, "true", avals, def, trueFn, { before: [], own: trueCaps, after: [], tupleParameter: true, passThrough: false });
-  const f = traceSub(parent, "false", avals, def, falseFn, { before: [], own: falseCaps, after: [], tupleParameter: true, passThrough: false });
-  if (!sameAvals(t.outAvals, f.outAvals)) {
-    throw new FrontendError(`cond: the branches return different types: ${t.outAvals.map(avalString).join(", ")} and ${f.outAvals.map(avalString).join(", ")}`, "cond");
+  const names = selector.dtype === "bool" ? ["false", "true"] : fns.map((_, k) => `branch${k}`);
+  const wrapped = fns.map((f) => (t: unknown): unknown => f(...(t as never[])));
+  const traced = wrapped.map((f, k) => {
+    const caps = traceSub(parent, names[k]!, avals, def, f).captures.map((v) => v.aval);
+    return traceSub(parent, names[k]!, avals, def, f, { before: [], own: caps, after: [], tupleParameter: true, passThrough: false });
+  });
+  const first = traced[0]!;
+  for (const t of traced) {
+    if (!sameAvals(t.outAvals, first.outAvals) || treeDefString(t.outDef) !== treeDefString(first.outDef)) {
+      throw new FrontendError(`${name}: the branches return different types: ${first.outAvals.map(avalString).join(", ")} and ${t.outAvals.map(avalString).join(", ")}`, name);
+    }
   }
   // Each branch gets its own operand: the operands and what that branch closes over.
   const operand = (caps: readonly JitTracer[]): XlaOp => tuple(parent.builder, [...ins, ...caps].map((v) => v.op));
-  const result = conditional(lifted(p).op, operand(t.captures), t.computation!, operand(f.captures), f.computation!);
-  const outs = t.outAvals.length === 1 ? [new JitTracer(parent, result, t.outAvals[0]!)]
-    : t.outAvals.map((a, i) => new JitTracer(parent, getTupleElement(result, i), a));
-  return treeUnflatten(t.outDef, outs);
+  const sel = lifted(parent, selector).op;
+  const result = selector.dtype === "bool"
+    ? conditional(sel, operand(traced[1]!.captures), traced[1]!.computation!, operand(first.captures), first.computation!)
+    : conditionalIndexed(sel, traced.map((t) => t.computation!), traced.map((t) => operand(t.captures)));
+  const outs = first.outAvals.length === 1 ? [new JitTracer(parent, result, first.outAvals[0]!)]
+    : first.outAvals.map((a, i) => new JitTracer(parent, getTupleElement(result, i), a));
+  return treeUnflatten(first.outDef, outs);
+}
+
+export interface ScanOptions {
+  /** The number of steps (needed when xs is null; otherwise it must equal the leading size of xs's arrays). */
+  readonly length?: number;
+  /** Run from the last element of xs to the first (the stacked ys keep xs's order). */
+  readonly reverse?: boolean;
+}
+
+/**
+ * jax.lax.scan: `carry = init; for each x of xs (along the leading axis): [carry, y] =
+ * f(carry, x)`; returns `[carry, ys]`, the ys stacked along a new leading axis.
+ */
+export function scan<C, X, Y>(f: (carry: C, x: X) => readonly [C, Y], init: C, xs: X | null = null, options: ScanOptions = {}): [C, Y] {
+  const [xLeaves, xDef] = treeFlatten(xs);
+  const xArrays = xLeaves.map((l) => asArrayValue(l as ArrayLike, undefined, "scan"));
+  const lengths = new Set(xArrays.map((a) => (a.ndim === 0 ? -1 : a.shape[0]!)));
+  if (lengths.has(-1)) throw new FrontendError("scan: every array of xs needs a leading axis to scan over (got a scalar)", "scan", "xs");
+  if (options.length !== undefined) lengths.add(options.length);
+  if (lengths.size !== 1) {
+    throw new FrontendError(lengths.size === 0 ? "scan: xs is null; give the number of steps as { length }" : `scan: the leading sizes of xs (and length) differ: ${[...lengths].join(", ")}`, "scan", "xs");
+  }
+  const length = [...lengths][0]!;
+  if (!Number.isInteger(length) || length < 0) throw new FrontendError(`scan: length ${length} is not a non-negative integer`, "scan", "length");
+  const reverse = options.reverse ?? false;
+  const where = placement();
+  if (where === "eager") {
+    return eagerKeyed(["scan", f, length, reverse], (c: C, x: X) => scan(f, c, x, { length, reverse }))(init, xs as X) as [C, Y];
+  }
+  const step = (carry: C, k: ArrayBase | number): readonly [C, Y] => {
+    const x = treeUnflatten(xDef, xArrays.map((a) => (typeof k === "number" ? a.index(k) : lax.reshape(lax.dynamicSlice(a, [k, ...a.shape.slice(1).map(() => 0)], [1, ...a.shape.slice(1)]), a.shape.slice(1)))));
+    const out = f(carry, x as X);
+    if (!globalThis.Array.isArray(out) || out.length !== 2) throw new FrontendError("scan: f must return [carry, y]", "scan", "f");
+    return out;
+  };
+  const order = Array.from({ length }, (_, i) => (reverse ? length - 1 - i : i));
+  if (where === "transformed" || length === 0) {
+    // Unrolled (under jvp, vjp and vmap; and with no steps, where f runs once for the shapes of ys).
+    let carry = init;
+    const ys: unknown[] = [];
+    for (const k of order) [carry, ys[k]] = step(carry, k);
+    if (length === 0) return [init, treeMap((y) => lax.full([0, ...asArrayValue(y as ArrayLike).shape], 0, asArrayValue(y as ArrayLike).dtype), scanProbe(f, init, xDef, xArrays)) as Y];
+    const stack = (...leaves: unknown[]): ArrayBase => lax.concatenate(leaves.map((l) => {
+      const a = asArrayValue(l as ArrayLike, undefined, "scan");
+      return lax.reshape(a, [1, ...a.shape]);
+    }), 0);
+    return [carry, treeMap(stack, ys[0], ...ys.slice(1)) as Y];
+  }
+  // Inside jit: a while loop over the step index; the ys are written into buffers of their stacked shape.
+  const probe = scanProbe(f, init, xDef, xArrays);
+  const [yLeaves, yDef] = treeFlatten(probe);
+  const buffers = yLeaves.map((y) => lax.full([length, ...asArrayValue(y as ArrayLike).shape], 0, asArrayValue(y as ArrayLike).dtype));
+  const [, carry, ys] = whileLoop<[ArrayBase, C, ArrayBase[]]>(
+    ([i]) => lax.lt(i, length),
+    ([i, c, bufs]) => {
+      const k = reverse ? lax.sub(length - 1, i) : i;
+      const [next, y] = step(c, k);
+      const [leaves] = treeFlatten(y);
+      const written = bufs.map((b, j) => {
+        const leaf = asArrayValue(leaves[j] as ArrayLike, b.dtype, "scan");
+        return lax.dynamicUpdateSlice(b, lax.reshape(leaf, [1, ...leaf.shape]), [k, ...leaf.shape.map(() => 0)]);
+      });
+      return [lax.add(i, 1), next, written];
+    },
+    [asArrayValue(0, "int32"), init, buffers],
+  );
+  return [carry, treeUnflatten(yDef, ys) as Y];
+}
+
+/** The ys of f at zeros of the shape of one element of xs (only their shapes and dtypes are used). */
+function scanProbe<C, X, Y>(f: (carry: C, x: X) => readonly [C, Y], init: C, xDef: TreeDef, xArrays: readonly ArrayBase[]): Y {
+  return f(init, treeUnflatten(xDef, xArrays.map((a) => lax.full(a.shape.slice(1), 0, a.dtype))) as X)[1];
+}
+
+/** jax.lax.map: `f` applied to each element of xs along the leading axis, the results stacked. */
+export function map<X, Y>(f: (x: X) => Y, xs: X): Y {
+  // Eagerly keyed by f itself (the scan's step function below is new on every call).
+  if (placement() === "eager") return eagerKeyed(["map", f], (v: X) => map(f, v))(xs) as Y;
+  return scan((_c: null, x: X) => [null, f(x)] as const, null, xs)[1];
 }

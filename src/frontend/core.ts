@@ -23,6 +23,7 @@ import { Literal, type NestedValues, type Scalar } from "../types/literal.js";
 import { arrayShape, type ArrayShape } from "../types/shape.js";
 import { DTYPES, dtypeOf, resultType, DEFAULT_FLOAT, DEFAULT_INT, type DType } from "./dtypes.js";
 import { ConcretizationError, FrontendError } from "./errors.js";
+import { getItem, IndexUpdateRef, type Index } from "./indexing.js";
 import { PRIMITIVES, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
 
 // This module's `Array` is the front end's array class; JS arrays are globalThis.Array.
@@ -76,6 +77,20 @@ export abstract class ArrayBase {
 
   /** The elements in row-major order, as a typed array (a copy). */
   abstract data(): Promise<ArrayLikeStorage>;
+
+  /**
+   * numpy's `x[...]`: `x.index(0)`, `x.index(":", "1:3")`, `x.index("...", null)`,
+   * `x.index([0, 2])`, `x.index(mask)` (items: integers, slice strings, null for a new
+   * axis, "...", integer or boolean arrays; see docs/frontend.md).
+   */
+  index(...idx: Index[]): ArrayBase {
+    return getItem(this, idx);
+  }
+
+  /** JAX's `x.at[...]`: `x.at(0, ":").set(v)`, `.add(v)`, `.multiply(v)`, `.min(v)`, `.max(v)`, `.get()` (new arrays; x is unchanged). */
+  at(...idx: Index[]): IndexUpdateRef {
+    return new IndexUpdateRef(this, idx);
+  }
 
   /** The sub-arrays along the leading axis (`const [k1, k2] = random.split(key)`). */
   *[Symbol.iterator](): Iterator<ArrayBase> {
@@ -152,6 +167,16 @@ export class Array extends ArrayBase {
 export abstract class Tracer extends ArrayBase {
   abstract readonly trace: Trace;
 
+  /**
+   * @internal The concrete array this tracer stands for, where there is one (jvp and
+   * vjp outside jit: the primal; vmap outside jit: the batched value, `batched` then
+   * saying that it holds one value per batch element). Control flow under those
+   * transformations decides with it. Undefined inside jit.
+   */
+  concrete(): { value: Array; batched: boolean } | undefined {
+    return undefined;
+  }
+
   tolist(): NestedValues {
     throw this.concretization("tolist");
   }
@@ -200,6 +225,9 @@ export function withTrace<T extends Trace, R>(make: (level: number) => T, body: 
 /** Whether a transformation is active (jit compiles only outside all of them, and inlines inside). */
 export const transformationActive = (): boolean => traceStack.length > 0;
 
+/** The active transformations, outermost first. */
+export const activeTraces = (): readonly Trace[] => traceStack;
+
 /** The innermost active transformation, if any. */
 export const innermostTrace = (): Trace | undefined => traceStack.at(-1);
 
@@ -226,6 +254,10 @@ export function bind<N extends PrimitiveName>(name: N, args: readonly ArrayBase[
   const trace = top;
   return trace.process(name, args.map((a) => raise(trace, a)), params);
 }
+
+/** The concrete value of `x` (see Tracer.concrete). */
+export const concreteOf = (x: ArrayBase): { value: Array; batched: boolean } | undefined =>
+  x instanceof Array ? { value: x, batched: false } : (x as Tracer).concrete();
 
 /** `bind` of a single-result primitive. */
 export const bind1 = <N extends PrimitiveName>(name: N, args: readonly ArrayBase[], params: PrimitiveParams[N]): ArrayBase =>

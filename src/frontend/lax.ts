@@ -3,8 +3,9 @@
 // JS number (weakly typed) takes the other operand's dtype and shape. numpy.ts adds
 // broadcasting and type promotion on top.
 
-import { Array as ConcreteArray, ArrayBase, asArrayValue, bind1, convertElementType, type ArrayLike } from "./core.js";
-import type { DType } from "./dtypes.js";
+import { Array as ConcreteArray, ArrayBase, asArrayValue, bind, bind1, convertElementType, type ArrayLike } from "./core.js";
+import { isIntegral, type DType } from "./dtypes.js";
+import type { GatherDimensionNumbersInput, ScatterDimensionNumbersInput } from "../builder/data_movement.js";
 import { FrontendError } from "./errors.js";
 import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
 
@@ -214,4 +215,106 @@ export function iota(dtype: DType, size: number): ArrayBase {
 
 export function broadcastedIota(dtype: DType, shape: readonly number[], dimension: number): ArrayBase {
   return bind1("iota", [], { dtype, shape: [...shape], dimension });
+}
+
+const indexArray = (x: ArrayLike, where: string, what: string): ArrayBase => {
+  const a = asArrayValue(x, undefined, where);
+  if (!isIntegral(a.dtype)) throw new FrontendError(`${where}: ${what} must be integers, got ${a.dtype}`, where, what);
+  return a;
+};
+
+/** lax.gather with XLA's semantics: each start index is clamped so that its slice lies inside the operand. */
+export function gather(operand: ArrayLike, startIndices: ArrayLike, dimensionNumbers: GatherDimensionNumbersInput, sliceSizes: readonly number[], options: { indicesAreSorted?: boolean } = {}): ArrayBase {
+  const d = dimensionNumbers;
+  return bind1("gather", [asArrayValue(operand, undefined, "gather"), indexArray(startIndices, "gather", "startIndices")], {
+    dimensionNumbers: {
+      offsetDims: [...d.offsetDims], collapsedSliceDims: [...d.collapsedSliceDims], startIndexMap: [...d.startIndexMap],
+      operandBatchingDims: [...(d.operandBatchingDims ?? [])], startIndicesBatchingDims: [...(d.startIndicesBatchingDims ?? [])], indexVectorDim: d.indexVectorDim,
+    },
+    sliceSizes: [...sliceSizes], indicesAreSorted: options.indicesAreSorted ?? false,
+  });
+}
+
+export interface ScatterOptions {
+  readonly indicesAreSorted?: boolean;
+  /** A promise that no two updates land on one element. */
+  readonly uniqueIndices?: boolean;
+}
+
+/** lax.scatter and its combining forms, with XLA's semantics: an update element whose index falls outside the operand is skipped. */
+const scatterOf = (name: "scatter" | "scatterAdd" | "scatterMul" | "scatterMin" | "scatterMax") =>
+  (operand: ArrayLike, scatterIndices: ArrayLike, updates: ArrayLike, dimensionNumbers: ScatterDimensionNumbersInput, options: ScatterOptions = {}): ArrayBase => {
+    const x = asArrayValue(operand, undefined, name);
+    const d = dimensionNumbers;
+    return bind1(name, [x, indexArray(scatterIndices, name, "scatterIndices"), asArrayValue(updates, x.dtype, name)], {
+      dimensionNumbers: {
+        updateWindowDims: [...d.updateWindowDims], insertedWindowDims: [...d.insertedWindowDims], scatterDimsToOperandDims: [...d.scatterDimsToOperandDims],
+        inputBatchingDims: [...(d.inputBatchingDims ?? [])], scatterIndicesBatchingDims: [...(d.scatterIndicesBatchingDims ?? [])], indexVectorDim: d.indexVectorDim,
+      },
+      indicesAreSorted: options.indicesAreSorted ?? false, uniqueIndices: options.uniqueIndices ?? false,
+    });
+  };
+/** Each update replaces the element it lands on (of several on one element, the last in the updates' row-major order wins). */
+export const scatter = scatterOf("scatter");
+export const scatterAdd = scatterOf("scatterAdd");
+export const scatterMul = scatterOf("scatterMul");
+export const scatterMin = scatterOf("scatterMin");
+export const scatterMax = scatterOf("scatterMax");
+
+/** Start indices as scalar arrays of one integer dtype (JS numbers take the first array's, or int32). */
+function startIndexArrays(where: string, startIndices: readonly ArrayLike[]): ArrayBase[] {
+  const first = startIndices.find((s): s is ArrayBase => s instanceof ArrayBase);
+  const dtype = first?.dtype ?? "int32";
+  return startIndices.map((s, i) => {
+    const a = indexArray(s, where, "startIndices");
+    if (a.ndim !== 0) throw new FrontendError(`${where}: start index ${i} has shape [${a.shape}]; start indices are scalars`, where, "startIndices");
+    return convertElementType(a, dtype);
+  });
+}
+
+/** lax.dynamic_slice: the start indices are clamped so that the slice lies inside the operand. */
+export function dynamicSlice(operand: ArrayLike, startIndices: readonly ArrayLike[], sliceSizes: readonly number[]): ArrayBase {
+  return bind1("dynamicSlice", [asArrayValue(operand, undefined, "dynamicSlice"), ...startIndexArrays("dynamicSlice", startIndices)], { sliceSizes: [...sliceSizes] });
+}
+
+/** lax.dynamic_update_slice: `update` written into `operand` at the (clamped) start indices. */
+export function dynamicUpdateSlice(operand: ArrayLike, update: ArrayLike, startIndices: readonly ArrayLike[]): ArrayBase {
+  const x = asArrayValue(operand, undefined, "dynamicUpdateSlice");
+  return bind1("dynamicUpdateSlice", [x, asArrayValue(update, x.dtype, "dynamicUpdateSlice"), ...startIndexArrays("dynamicUpdateSlice", startIndices)], {});
+}
+
+/**
+ * lax.sort: sorts `operand` (or a JS list of arrays together, by the first `numKeys` of
+ * them lexicographically) along `dimension` (default the last); floats in total order
+ * (NaN last). Stable unless `isStable` is false.
+ */
+export function sort(operand: ArrayLike | readonly ArrayLike[], options: { dimension?: number; isStable?: boolean; numKeys?: number } = {}): ArrayBase | ArrayBase[] {
+  // A JS list of arrays is several operands; anything else (an array, nested JS numbers) is one.
+  const single = !(globalThis.Array.isArray(operand) && operand.length > 0 && operand.every((o) => o instanceof ArrayBase));
+  const ops = (single ? [operand as ArrayLike] : operand as readonly ArrayLike[]).map((o) => asArrayValue(o, undefined, "sort"));
+  if (ops.length === 0) throw new FrontendError("sort: needs at least one operand", "sort", "operand");
+  const rank = ops[0]!.ndim;
+  for (const o of ops) if (o.shape.join(",") !== ops[0]!.shape.join(",")) throw new FrontendError(`sort: the operands have different shapes ([${ops[0]!.shape}] and [${o.shape}])`, "sort", "operand");
+  const dimension = options.dimension ?? -1;
+  const d = dimension < 0 ? dimension + rank : dimension;
+  if (!Number.isInteger(d) || d < 0 || d >= rank) throw new FrontendError(`sort: dimension ${dimension} is out of range for rank ${rank}`, "sort", "dimension");
+  const numKeys = options.numKeys ?? 1;
+  if (!Number.isInteger(numKeys) || numKeys < 1 || numKeys > ops.length) throw new FrontendError(`sort: numKeys ${numKeys} must be between 1 and the ${ops.length} operand(s)`, "sort", "numKeys");
+  const out = bind("sort", ops, { dimension: d, isStable: options.isStable ?? true, numKeys });
+  return single ? out[0]! : out;
+}
+
+/** lax.linalg.cholesky: the lower Cholesky factor (the upper triangle zero) of symmetric positive-definite matrices (the last two dimensions); reads the lower triangle. */
+export function cholesky(x: ArrayLike): ArrayBase {
+  const a = asArrayValue(x, undefined, "cholesky");
+  if (a.ndim < 2 || a.shape.at(-1) !== a.shape.at(-2)) throw new FrontendError(`cholesky: needs square matrices in the last two dimensions, got shape [${a.shape}]`, "cholesky", "x");
+  return bind1("cholesky", [a], {});
+}
+
+/** lax.linalg.triangular_solve: x with op(a) x = b (leftSide) or x op(a) = b, a lower (or upper) triangular; op(a) is aᵀ with transposeA. */
+export function triangularSolve(a: ArrayLike, b: ArrayLike, options: { leftSide?: boolean; lower?: boolean; unitDiagonal?: boolean; transposeA?: boolean } = {}): ArrayBase {
+  const x = asArrayValue(a, undefined, "triangularSolve");
+  return bind1("triangularSolve", [x, asArrayValue(b, x.dtype, "triangularSolve")], {
+    leftSide: options.leftSide ?? false, lower: options.lower ?? false, unitDiagonal: options.unitDiagonal ?? false, transposeA: options.transposeA ?? false,
+  });
 }

@@ -1,4 +1,5 @@
 // jax.lax as users see it: the primitives' functions (lax.ts) and control flow (control.ts).
 
 export * from "./lax.js";
-export { cond, foriLoop, whileLoop } from "./control.js";
+export { cond, foriLoop, whileLoop, switch, scan, map, type ScanOptions } from "./control.js";
+export { topK } from "./sorting.js";

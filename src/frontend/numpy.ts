@@ -9,6 +9,13 @@ import { maxOf } from "../types/arrays.js";
 import * as lax from "./lax.js";
 
 export type { DType } from "./dtypes.js";
+import { take } from "./indexing.js";
+export { take, takeAlongAxis, type Index, type TakeOptions } from "./indexing.js";
+export { sort, argsort, type SortOptions } from "./sorting.js";
+export * as linalg from "./linalg.js";
+
+/** np.newaxis: a new axis of size 1 in an index (`x.index(np.newaxis, ":")`). */
+export const newaxis = null;
 export { ArrayBase as Array };
 
 const range = (n: number, start = 0): number[] => Array.from({ length: n }, (_, i) => start + i);
@@ -447,6 +454,88 @@ export function stack(arrays: readonly ArrayLike[], options: { axis?: number } =
 export function flip(x: ArrayLike, options: { axis?: number | readonly number[] } = {}): ArrayBase {
   const a = asArrayValue(x, undefined, "flip");
   return lax.rev(a, reductionAxes("flip", a.ndim, options.axis));
+}
+
+/** The pieces of np.split: [start, stop) along one axis of size n, from a section count or split points (Python's slice rules). */
+function splitBounds(n: number, indicesOrSections: number | readonly number[]): [number, number][] {
+  if (typeof indicesOrSections === "number") {
+    const k = indicesOrSections;
+    if (!Number.isInteger(k) || k <= 0 || n % k !== 0) throw new FrontendError(`split: ${n} elements cannot be split into ${k} equal sections`, "split", "indicesOrSections");
+    return range(k).map((i) => [(i * n) / k, ((i + 1) * n) / k]);
+  }
+  const at = (i: number): number => Math.min(Math.max(i < 0 ? i + n : i, 0), n);
+  const points = [0, ...indicesOrSections.map(at), n];
+  return range(points.length - 1).map((i) => [points[i]!, Math.max(points[i]!, points[i + 1]!)]);
+}
+
+/** np.split(x, indicesOrSections, { axis }): equal sections (a count), or the pieces between split points. */
+export function split(x: ArrayLike, indicesOrSections: number | readonly number[], options: { axis?: number } = {}): ArrayBase[] {
+  const a = asArrayValue(x, undefined, "split");
+  const axis = normalizeAxis("split", options.axis ?? 0, a.ndim);
+  return splitBounds(a.shape[axis]!, indicesOrSections).map(([lo, hi]) =>
+    lax.slice(a, a.shape.map((_, d) => (d === axis ? lo : 0)), a.shape.map((n, d) => (d === axis ? hi : n))));
+}
+
+/** np.tile(x, reps): x repeated reps[d] times along each dimension (the shorter of the two padded with leading 1s). */
+export function tile(x: ArrayLike, reps: number | readonly number[]): ArrayBase {
+  const a = asArrayValue(x, undefined, "tile");
+  const r = typeof reps === "number" ? [reps] : [...reps];
+  if (r.some((v) => !Number.isInteger(v) || v < 0)) throw new FrontendError(`tile: reps [${r}] must be non-negative integers`, "tile", "reps");
+  const rank = Math.max(a.ndim, r.length);
+  const shape = [...Array(rank - a.ndim).fill(1), ...a.shape] as number[];
+  const times = [...Array(rank - r.length).fill(1), ...r] as number[];
+  // [times0, shape0, times1, shape1, ...], then merged pairwise.
+  const spread = lax.broadcastInDim(lax.reshape(a, shape), shape.flatMap((n, d) => [times[d]!, n]), range(rank).map((d) => 2 * d + 1));
+  return lax.reshape(spread, shape.map((n, d) => n * times[d]!));
+}
+
+/** np.repeat(x, repeats, { axis }): each element repeated (a count, or one count per element along the axis); axis null flattens. */
+export function repeat(x: ArrayLike, repeats: number | readonly number[], options: { axis?: number | null } = {}): ArrayBase {
+  let a = asArrayValue(x, undefined, "repeat");
+  if (options.axis === undefined || options.axis === null) a = lax.reshape(a, [a.size]);
+  const axis = normalizeAxis("repeat", options.axis ?? 0, a.ndim);
+  const n = a.shape[axis]!;
+  const counts = typeof repeats === "number" ? undefined : [...repeats];
+  if ([repeats].flat().some((v) => !Number.isInteger(v) || v < 0)) throw new FrontendError(`repeat: repeats ${JSON.stringify(repeats)} must be non-negative integers`, "repeat", "repeats");
+  if (counts === undefined) {
+    const r = repeats as number;
+    const spread = lax.broadcastInDim(a, [...a.shape.slice(0, axis + 1), r, ...a.shape.slice(axis + 1)], range(a.ndim).map((d) => (d <= axis ? d : d + 1)));
+    return lax.reshape(spread, a.shape.map((m, d) => (d === axis ? m * r : m)));
+  }
+  if (counts.length !== n) throw new FrontendError(`repeat: ${counts.length} counts for an axis of size ${n}`, "repeat", "repeats");
+  return take(a, counts.flatMap((c, i) => Array<number>(c).fill(i)), { axis, mode: "clip" });
+}
+
+/** np.roll(x, shift, { axis }): elements shifted along the axes (wrapping around); axis null rolls the flattened array. */
+export function roll(x: ArrayLike, shift: number | readonly number[], options: { axis?: number | readonly number[] | null } = {}): ArrayBase {
+  const a = asArrayValue(x, undefined, "roll");
+  if (options.axis === undefined || options.axis === null) {
+    if (typeof shift !== "number") throw new FrontendError("roll: without an axis the shift must be one number", "roll", "shift");
+    return lax.reshape(roll(lax.reshape(a, [a.size]), shift, { axis: 0 }), a.shape);
+  }
+  const axes = typeof options.axis === "number" ? [options.axis] : [...options.axis];
+  const shifts = typeof shift === "number" ? axes.map(() => shift) : [...shift];
+  if (shifts.length !== axes.length) throw new FrontendError(`roll: ${shifts.length} shifts for ${axes.length} axes`, "roll", "shift");
+  return axes.reduce((acc, ax, i) => {
+    const d = normalizeAxis("roll", ax, acc.ndim);
+    const n = acc.shape[d]!;
+    const s = n === 0 ? 0 : ((shifts[i]! % n) + n) % n;
+    if (s === 0) return acc;
+    const part = (lo: number, hi: number): ArrayBase => lax.slice(acc, acc.shape.map((_, k) => (k === d ? lo : 0)), acc.shape.map((m, k) => (k === d ? hi : m)));
+    return lax.concatenate([part(n - s, n), part(0, n - s)], d);
+  }, a);
+}
+
+/** np.pad(x, padWidth, { mode: "constant", constantValues }): padWidth is a number, a [before, after] pair for every axis, or one pair per axis. */
+export function pad(x: ArrayLike, padWidth: number | readonly [number, number] | readonly (readonly [number, number])[], options: { mode?: "constant"; constantValues?: number } = {}): ArrayBase {
+  const a = asArrayValue(x, undefined, "pad");
+  if ((options.mode ?? "constant") !== "constant") throw new FrontendError(`pad: mode "${String(options.mode)}" is not supported yet (only "constant")`, "pad", "mode");
+  const widths: (readonly [number, number])[] = typeof padWidth === "number" ? a.shape.map(() => [padWidth, padWidth] as const)
+    : typeof padWidth[0] === "number" ? a.shape.map(() => padWidth as readonly [number, number])
+      : [...padWidth as readonly (readonly [number, number])[]];
+  if (widths.length !== a.ndim) throw new FrontendError(`pad: ${widths.length} (before, after) pairs for an array of rank ${a.ndim}`, "pad", "padWidth");
+  if (widths.flat().some((w) => !Number.isInteger(w) || w < 0)) throw new FrontendError(`pad: widths ${JSON.stringify(padWidth)} must be non-negative integers`, "pad", "padWidth");
+  return lax.pad(a, lax.full([], options.constantValues ?? 0, a.dtype), widths.map(([lo, hi]) => [lo, hi, 0] as const));
 }
 
 // ---- linear algebra

@@ -18,7 +18,7 @@
 import { XlaBuilder, parameter, type XlaOp } from "../builder/xla_builder.js";
 import { and, compare, or, select } from "../builder/elementwise.js";
 import { getTupleElement } from "../builder/control.js";
-import { constantR0 } from "../builder/data_movement.js";
+import { constantR0, sort as sortOp } from "../builder/data_movement.js";
 import { convertElementType as convertOp } from "../builder/conversion.js";
 import { dotGeneral as dotOp } from "../builder/linalg.js";
 import type { ComparisonDirection } from "../ir/attributes.js";
@@ -30,6 +30,9 @@ import { bind, type ArrayBase } from "./core.js";
 import { DTYPES, dtypeKind, isInexact, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
+import { takeAlongAxis } from "./indexing.js";
+import { GATHER_SCATTER_ROWS, type GatherParams, type ScatterParams } from "./gather_scatter.js";
+import { LINALG_ROWS } from "./linalg_rules.js";
 
 type None = Record<string, never>;
 type Axes = { readonly axes: readonly number[] };
@@ -66,6 +69,19 @@ export interface PrimitiveParams {
   concatenate: { readonly dimension: number };
   rev: { readonly dimensions: readonly number[] };
   iota: { readonly dtype: DType; readonly shape: readonly number[]; readonly dimension: number };
+  gather: GatherParams;
+  /** The scatters differ in how an update combines with the value it lands on: replaces it, adds, multiplies, min, max. */
+  scatter: ScatterParams; scatterAdd: ScatterParams; scatterMul: ScatterParams; scatterMin: ScatterParams; scatterMax: ScatterParams;
+  /** dynamic_slice(operand, ...startIndices): the start indices are scalar operands. */
+  dynamicSlice: { readonly sliceSizes: readonly number[] };
+  /** dynamic_update_slice(operand, update, ...startIndices). */
+  dynamicUpdateSlice: None;
+  /** Sorts its operands together along `dimension`, lexicographically by the first `numKeys`; floats in total order (NaN last). */
+  sort: { readonly dimension: number; readonly isStable: boolean; readonly numKeys: number };
+  /** The lower Cholesky factor of (a batch of) symmetric positive-definite matrices; reads only the lower triangle. */
+  cholesky: None;
+  /** Solves op(a) x = b (leftSide) or x op(a) = b for lower (or upper) triangular a; op transposes when transposeA. */
+  triangularSolve: { readonly leftSide: boolean; readonly lower: boolean; readonly unitDiagonal: boolean; readonly transposeA: boolean };
 }
 
 export type PrimitiveName = keyof PrimitiveParams;
@@ -82,7 +98,11 @@ export type BatchRule<P> = (values: readonly V[], dims: readonly (number | null)
 /** An argument of a row's example: its shape, and bool, uint32 (any bits) or a float range (default [-2, 2]). */
 export interface ExampleArg {
   readonly shape: readonly number[];
-  readonly kind?: "bool" | "float" | "uint32";
+  /**
+   * int32: integers drawn from [range[0], range[1]) (indices, which may be out of bounds on purpose);
+   * spd: symmetric positive-definite matrices (m mᵀ + n I for a random m), for factorizations.
+   */
+  readonly kind?: "bool" | "float" | "uint32" | "int32" | "spd";
   readonly range?: readonly [number, number];
 }
 
@@ -98,10 +118,10 @@ export interface PrimitiveRow<P> {
 
 // ---- helpers of the rules
 
-const range = (n: number, start = 0): number[] => Array.from({ length: n }, (_, i) => start + i);
-const without = (all: readonly number[], ...drop: (readonly number[])[]): number[] => all.filter((d) => !drop.some((l) => l.includes(d)));
+export const range = (n: number, start = 0): number[] => Array.from({ length: n }, (_, i) => start + i);
+export const without = (all: readonly number[], ...drop: (readonly number[])[]): number[] => all.filter((d) => !drop.some((l) => l.includes(d)));
 const argsort = (xs: readonly number[]): number[] => range(xs.length).sort((a, b) => xs[a]! - xs[b]!);
-const zerosLike = (x: V): V => lax.full(x.shape, 0, x.dtype);
+export const zerosLike = (x: V): V => lax.full(x.shape, 0, x.dtype);
 
 /** `x` with its batch dimension `d` moved to the front, or broadcast to have one of `size` there when it has none. */
 export function moveBatchToFront(x: V, d: number | null, size: number): V {
@@ -110,7 +130,7 @@ export function moveBatchToFront(x: V, d: number | null, size: number): V {
 }
 
 /** Applies primitive `name` (the rules' way to re-bind their own primitive with other params). */
-const bindRow = <N extends PrimitiveName>(name: N) => (args: readonly V[], params: PrimitiveParams[N]): V[] => bind(name, args, params);
+export const bindRow = <N extends PrimitiveName>(name: N) => (args: readonly V[], params: PrimitiveParams[N]): V[] => bind(name, args, params);
 
 /** Elementwise batching: every operand gets the batch dimension in front. */
 const elementwiseBatch = <N extends PrimitiveName>(name: N): BatchRule<PrimitiveParams[N]> => (values, dims, params, size) => {
@@ -119,7 +139,7 @@ const elementwiseBatch = <N extends PrimitiveName>(name: N): BatchRule<Primitive
 };
 
 /** The tangents with zeros (of each primal's shape and dtype) for the null ones. */
-const instantiate = (t: readonly (V | null)[], x: readonly V[]): V[] => t.map((ti, i) => ti ?? zerosLike(x[i]!));
+export const instantiate = (t: readonly (V | null)[], x: readonly V[]): V[] => t.map((ti, i) => ti ?? zerosLike(x[i]!));
 
 /** A linear primitive's JVP: the primitive applied to the tangents. */
 const linearJvp = <N extends PrimitiveName>(name: N): JvpRule<PrimitiveParams[N]> => (t, x, _y, params) => bindRow(name)(instantiate(t, x), params);
@@ -187,7 +207,7 @@ function winner(a: V, b: V, direction: "gt" | "lt"): V {
 }
 
 /** The reducer computation `combine` over scalars of type `dtype`. */
-function scalarReducer(b: XlaBuilder, dtype: DType, combine: (x: XlaOp, y: XlaOp) => XlaOp): ReturnType<XlaBuilder["build"]> {
+export function scalarReducer(b: XlaBuilder, dtype: DType, combine: (x: XlaOp, y: XlaOp) => XlaOp): ReturnType<XlaBuilder["build"]> {
   const sb = b.createSubBuilder("reducer");
   const s = scalarShape(DTYPES[dtype]);
   return sb.build(combine(parameter(sb, 0, s), parameter(sb, 1, s)));
@@ -218,7 +238,7 @@ function reduceRow(name: PrimitiveName, opcode: Opcode, init: (d: DType) => Scal
   };
 }
 
-const dtypeOfOp = (x: XlaOp): DType => {
+export const dtypeOfOp = (x: XlaOp): DType => {
   const e = x.arrayShape.elementType;
   const d = (Object.keys(DTYPES) as DType[]).find((k) => DTYPES[k] === e);
   if (d === undefined) throw new FrontendError(`the element type ${e} has no front-end dtype`);
@@ -238,6 +258,50 @@ function chooserDerivatives(): Pick<PrimitiveRow<Axes>, "jvp" | "vjp"> {
     jvp: ([t], [x], [y], { axes }) => [lax.reduceSum(lax.mul(t!, weights(x!, y!, axes)), axes)],
     vjp: ([ct], [x], [y], { axes }) => [lax.mul(unreduce(ct!, x!, axes), weights(x!, y!, axes))],
   };
+}
+
+/**
+ * The product of all the other elements of each reduced group (d prod / d x), without
+ * dividing (a zero element has a nonzero derivative): the reduced axes moved last and
+ * merged, then exclusive running products from the left times those from the right.
+ */
+function productOfOthers(x: V, axes: readonly number[]): V {
+  const kept = without(range(x.ndim), axes);
+  const perm = [...kept, ...axes];
+  const lead = kept.map((d) => x.shape[d]!);
+  const n = axes.reduce((m, d) => m * x.shape[d]!, 1);
+  if (n === 0) return x;
+  const flat = lax.reshape(lax.transpose(x, perm), [...lead, n]);
+  const last = lead.length;
+  const one = lax.full([...lead, 1], 1, x.dtype);
+  const start = [...lead.map(() => 0), 0];
+  const left = lax.cumprod(lax.concatenate([one, lax.slice(flat, start, [...lead, n - 1])], last), last);
+  const right = lax.cumprod(lax.concatenate([lax.slice(flat, [...lead.map(() => 0), 1], [...lead, n]), one], last), last, { reverse: true });
+  return lax.transpose(lax.reshape(lax.mul(left, right), perm.map((d) => x.shape[d]!)), argsort(perm));
+}
+
+/** `x` with `axis` moved last (and reversed along it for a reversed running op), and the inverse for a result of that layout. */
+function alongLast(x: V, axis: number, reverse: boolean): { moved: V; back: (y: V) => V } {
+  const perm = [...without(range(x.ndim), [axis]), axis];
+  const last = x.ndim - 1;
+  const flip = (y: V): V => (reverse ? lax.rev(y, [last]) : y);
+  return { moved: flip(lax.transpose(x, perm)), back: (y) => lax.transpose(flip(y), argsort(perm)) };
+}
+
+/**
+ * For a running product along the last axis of x ([..., n]): M[..., j, i] = d y_i / d x_j,
+ * the product of x_k over k <= i, k != j (zero for j > i). Row j is the running product
+ * of x with x_j replaced by 1, so no division by a zero element is needed.
+ */
+function runningProductPartials(x: V): V {
+  const n = x.shape.at(-1)!;
+  const lead = x.shape.slice(0, -1);
+  const r = lead.length;
+  const square = [...lead, n, n];
+  const rows = lax.broadcastedIota("int32", square, r);
+  const cols = lax.broadcastedIota("int32", square, r + 1);
+  const replaced = lax.selectN(lax.eq(rows, cols), lax.broadcastInDim(x, square, [...range(r), r + 1]), lax.full(square, 1, x.dtype));
+  return lax.selectN(lax.le(rows, cols), lax.full(square, 0, x.dtype), lax.cumprod(replaced, r + 1));
 }
 
 /** argmax/argmin: a variadic reduce over (value, index) pairs; the first index wins a tie, and NaN wins (as numpy's). */
@@ -339,7 +403,7 @@ function dotBatch([lhs, rhs]: readonly V[], [ld, rd]: readonly (number | null)[]
   return { values: bindRow("dotGeneral")([lhs!, r], { ...p, rhsContracting: shift(p.rhsContracting), rhsBatch: shift(p.rhsBatch) }), dims: [nb + lhsFree] };
 }
 
-const realOnly = (x: V, what: string): void => {
+export const realOnly = (x: V, what: string): void => {
   if (dtypeKind(x.dtype) === "complex") throw new FrontendError(`${what}: derivatives of complex values are not supported by the front end yet`, what);
 };
 
@@ -473,8 +537,8 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   reduceMax: reduceRow("reduceMax", "maximum", (d) => extremum(d, true), chooserDerivatives()),
   reduceMin: reduceRow("reduceMin", "minimum", (d) => extremum(d, false), chooserDerivatives()),
   reduceProd: reduceRow("reduceProd", "multiply", () => 1, {
-    jvp: { unsupported: "the derivative of a product reduction (np.prod) needs the products of all other elements, which the front end does not compute yet" },
-    vjp: { unsupported: "the derivative of a product reduction (np.prod) needs the products of all other elements, which the front end does not compute yet" },
+    jvp: ([t], [x], _y, { axes }) => [lax.reduceSum(lax.mul(t!, productOfOthers(x!, axes)), axes)],
+    vjp: ([ct], [x], _y, { axes }) => [lax.mul(unreduce(ct!, x!, axes), productOfOthers(x!, axes))],
   }),
   reduceAnd: { ...reduceRow("reduceAnd", "and", () => true, { jvp: "zero", vjp: "zero" }), example: { args: [{ shape: [2, 3, 4], kind: "bool" }], params: { axes: [0, 2] } } },
   reduceOr: { ...reduceRow("reduceOr", "or", () => false, { jvp: "zero", vjp: "zero" }), example: { args: [{ shape: [2, 3, 4], kind: "bool" }], params: { axes: [0, 2] } } },
@@ -487,8 +551,19 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
     vjp: ([ct], _x, _y, p) => bindRow("cumsum")([ct!], { ...p, reverse: !p.reverse }),
   }),
   cumprod: cumulativeRow("cumprod", "multiply", 1, {
-    jvp: { unsupported: "the derivative of a running product (np.cumprod) is not computed by the front end yet" },
-    vjp: { unsupported: "the derivative of a running product (np.cumprod) is not computed by the front end yet" },
+    // dy_i = sum_j M[j, i] t_j, and the cotangent of x_j is sum_i M[j, i] ct_i (M of runningProductPartials).
+    jvp: ([t], [x], _y, { axis, reverse }) => {
+      const { moved, back } = alongLast(x!, axis, reverse);
+      const m = runningProductPartials(moved);
+      const r = moved.ndim - 1;
+      return [back(lax.reduceSum(lax.mul(m, lax.broadcastInDim(alongLast(t!, axis, reverse).moved, m.shape, range(r + 1))), [r]))];
+    },
+    vjp: ([ct], [x], _y, { axis, reverse }) => {
+      const { moved, back } = alongLast(x!, axis, reverse);
+      const m = runningProductPartials(moved);
+      const r = moved.ndim - 1;
+      return [back(lax.reduceSum(lax.mul(m, lax.broadcastInDim(alongLast(ct!, axis, reverse).moved, m.shape, [...range(r), r + 1])), [r + 1]))];
+    },
   }),
 
   dotGeneral: {
@@ -580,7 +655,51 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
     },
     example: { args: [], params: { dtype: "int32", shape: [2, 3], dimension: 1 } },
   },
+
+  ...GATHER_SCATTER_ROWS,
+  ...LINALG_ROWS,
+
+  sort: {
+    lower: (b, operands, { dimension, isStable, numKeys }) => {
+      const sb = b.createSubBuilder("comparator");
+      const pairs = operands.map((o, i) => {
+        const s = scalarShape(o.arrayShape.elementType);
+        return [parameter(sb, 2 * i, s), parameter(sb, 2 * i + 1, s)] as const;
+      });
+      // Lexicographic over the keys: key k decides unless it ties, then key k + 1.
+      let less: XlaOp | undefined;
+      for (let k = numKeys - 1; k >= 0; k--) {
+        const [a, c] = pairs[k]!;
+        const options = isInexact(dtypeOfOp(operands[k]!)) ? { compareType: "TOTALORDER" as const } : {};
+        const lt = compare(a, c, "LT", options);
+        less = less === undefined ? lt : or(lt, and(compare(a, c, "EQ", options), less));
+      }
+      const out = sortOp(operands, sb.build(less!), dimension, isStable);
+      return operands.length === 1 ? [out] : operands.map((_, i) => getTupleElement(out, i));
+    },
+    // Each output is its operand permuted: the tangents follow the same permutation, the cotangents its inverse.
+    jvp: (t, xs, _y, p) => {
+      const perm = sortPermutation(xs, p);
+      return xs.map((x, i) => takeAlongAxis(t[i] ?? zerosLike(x), perm, p.dimension, { mode: "clip" }));
+    },
+    vjp: (cts, xs, _y, p) => {
+      const perm = sortPermutation(xs, p);
+      const inverse = bindRow("sort")([perm, lax.broadcastedIota("int32", perm.shape, p.dimension)], { dimension: p.dimension, isStable: true, numKeys: 1 })[1]!;
+      return cts.map((c) => takeAlongAxis(c, inverse, p.dimension, { mode: "clip" }));
+    },
+    batch: (xs, dims, p, size) => ({
+      values: bindRow("sort")(xs.map((x, i) => moveBatchToFront(x, dims[i]!, size)), { ...p, dimension: p.dimension + 1 }),
+      dims: xs.map(() => 0),
+    }),
+    example: { args: [{ shape: [3, 4] }, { shape: [3, 4] }], params: { dimension: 1, isStable: true, numKeys: 1 } },
+  },
 };
+
+/** Where each element of a sort's outputs comes from along the sorted dimension (the sort of the keys with an iota carried along). */
+function sortPermutation(xs: readonly V[], p: PrimitiveParams["sort"]): V {
+  const iota = lax.broadcastedIota("int32", xs[0]!.shape, p.dimension);
+  return bindRow("sort")([...xs.slice(0, p.numKeys), iota], { ...p, isStable: true }).at(-1)!;
+}
 
 /** The primitives whose derivative is zero, and those whose derivative is not supported yet (with why): the coverage list. */
 export function derivativeCoverage(): { zero: PrimitiveName[]; unsupported: [PrimitiveName, string][]; differentiable: PrimitiveName[] } {

@@ -2,7 +2,7 @@
 // batched values (each with the dimension its batch axis is at, or none) and applying
 // each primitive's batching rule from the primitive table.
 
-import { ArrayBase, Trace, Tracer, asArrayValue, bind, withTrace, type ArrayLike, type Aval } from "./core.js";
+import { ArrayBase, Trace, Tracer, asArrayValue, bind, concreteOf, withTrace, type ArrayLike, type Aval } from "./core.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import { PRIMITIVES, moveBatchToFront, type PrimitiveName, type PrimitiveParams } from "./primitives.js";
@@ -16,6 +16,11 @@ class BatchTracer extends Tracer {
     const shape = value.shape;
     if (batchDim !== null) shape.splice(batchDim, 1);
     this.aval = { ...value.aval, shape };
+  }
+
+  override concrete(): ReturnType<Tracer["concrete"]> {
+    const inner = concreteOf(this.value);
+    return inner === undefined ? undefined : { value: inner.value, batched: inner.batched || this.batchDim !== null };
   }
 }
 

@@ -85,7 +85,21 @@ test("hasAux, argnums, stopGradient, jvp and vjp", () => {
   assert.deepEqual(y.tolist(), [2, 4]);
   assert.deepEqual(pullback(np.array([1, 10], { dtype: "float32" }))[0]!.tolist(), [2, 20]);
   assert.throws(() => grad((v: A) => np.multiply(v, 2))(a), /float scalar/);
-  assert.throws(() => grad((v: A) => np.prod(v))(a), /product reduction/);
+});
+
+test("products: d prod / dx is the product of the others, zeros included; running products forward and reversed", () => {
+  const g = (v: number[]): unknown => (grad((x: A) => np.prod(x))(np.array(v, { dtype: "float32" })) as A).tolist();
+  assert.deepEqual(g([2, 5, 3]), [15, 6, 10]);
+  assert.deepEqual(g([2, 0, 3]), [0, 6, 0]);
+  assert.deepEqual(g([0, 0, 3]), [0, 0, 0]);
+  // sum(cumprod(x)) = x0 + x0x1 + x0x1x2: d/dx = [1 + x1 + x1x2, x0 + x0x2, x0x1] = [16, 10, 6] at [2, 3, 4].
+  const x = np.array([2, 3, 4], { dtype: "float32" });
+  assert.deepEqual((grad((v: A) => np.sum(np.cumprod(v)))(x) as A).tolist(), [16, 10, 6]);
+  // Reversed: x0x1x2 + x1x2 + x2: d/dx = [x1x2, x0x2 + x2, x0x1 + x1 + 1] = [12, 12, 10].
+  assert.deepEqual((grad((v: A) => np.sum(lax.cumprod(v, 0, { reverse: true })))(x) as A).tolist(), [12, 12, 10]);
+  // Second derivative of x0x1x2 along x0 and x1: x2 = 4.
+  const h = hessian((v: A) => np.prod(v))(x);
+  assert.equal(h.index(0, 1).item(), 4);
 });
 
 test("valueAndGrad under jit equals it eagerly; gradients through max split ties evenly", () => {

@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { numpy as np, lax, jit, grad, vmap, parseStableHlo, evaluate, Literal, FrontendError, type FrontendArray } from "../../src/index.js";
+import { numpy as np, lax, jit, grad, jvp, vmap, parseStableHlo, evaluate, Literal, FrontendError, type FrontendArray } from "../../src/index.js";
 
 type A = FrontendArray;
 
@@ -47,7 +47,73 @@ test("cond runs one branch; branches close over traced values; under jit it is a
   assert.throws(() => lax.cond(np.array(true), (x: A) => x, (x: A) => np.astype(x, "int32"), a), /different types/);
 });
 
-test("control flow under grad or vmap is a FrontendError naming it", () => {
-  assert.throws(() => grad((x: A) => lax.foriLoop(0, 2, (_i, v: A) => np.multiply(v, x), x))(np.array(2, { dtype: "float32" })), (e: unknown) => e instanceof FrontendError && /inside vjp/.test(e.message));
-  assert.throws(() => vmap((x: A) => lax.cond(np.array(true), (v: A) => v, (v: A) => v, x))(np.zeros([2])), /inside vmap/);
+test("switch: the clamped index picks one branch, eagerly and under jit (a stablehlo.case)", () => {
+  const fs = [(v: A) => np.add(v, 1), (v: A) => np.multiply(v, 10), (v: A) => np.negative(v)];
+  const x = np.array([1, 2], { dtype: "float32" });
+  assert.deepEqual(([0, 1, 2, -1, 5] as const).map((i) => (lax.switch(np.array(i), fs, x) as A).tolist()), [[2, 3], [10, 20], [-1, -2], [2, 3], [-1, -2]]);
+  const g = jit((i: A, v: A) => lax.switch(i, fs, v));
+  assert.deepEqual((g(np.array(1), x) as A).tolist(), [10, 20]);
+  assert.deepEqual((g(np.array(7), x) as A).tolist(), [-1, -2]);
+  assert.match(jit((i: A, v: A) => lax.switch(i, fs, v)).lower(np.array(0), x).asText(), /stablehlo\.case/);
+  assert.throws(() => lax.switch(np.array(0.5), fs, x), /integer scalar/);
+});
+
+test("scan: carry and stacked outputs, reverse, length without xs, pytrees; lax.map", () => {
+  // c <- c + x, y = 2c (before the update): c = 0, 1, 3, 6 -> y = 0, 2, 6, 12.
+  const f = (c: A, x: A): [A, A] => [np.add(c, x), np.multiply(c, 2)];
+  const xs = np.array([1, 2, 3, 4]);
+  for (const run of [(c: A, v: A) => lax.scan(f, c, v), jit((c: A, v: A) => lax.scan(f, c, v))]) {
+    const [c, ys] = run(np.array(0), xs) as [A, A];
+    assert.deepEqual([c.item(), ys.tolist()], [10, [0, 2, 6, 12]]);
+  }
+  const [cr, ysr] = lax.scan(f, np.array(0), xs, { reverse: true });
+  assert.deepEqual([cr.item(), ysr.tolist()], [10, [18, 14, 8, 0]], "from the end: y[3] = 0, y[2] = 8, y[1] = 14, y[0] = 18");
+  const [c2, ys2] = lax.scan((c: A) => [np.multiply(c, 2), c] as const, np.array(1), null, { length: 4 });
+  assert.deepEqual([c2.item(), ys2.tolist()], [16, [1, 2, 4, 8]]);
+  const [pair] = lax.scan((s: { a: A; b: A }, x: A) => [{ a: np.add(s.a, x), b: np.multiply(s.b, x) }, null] as const, { a: np.array(0), b: np.array(1) }, np.array([2, 3]));
+  assert.deepEqual([pair.a.item(), pair.b.item()], [5, 6]);
+  assert.deepEqual((lax.map((v: A) => np.multiply(v, v), np.array([1, 2, 3])) as A).tolist(), [1, 4, 9]);
+  assert.throws(() => lax.scan(f, np.array(0), null), /give the number of steps/);
+  assert.throws(() => lax.scan(f, np.array(0), np.array([1, 2]), { length: 3 }), /differ: 2, 3/);
+});
+
+test("derivatives through scan, foriLoop (static trip count) and cond, eagerly and under jit", () => {
+  // Horner: c = (1·w + 2)·w + 3 = w² + 2w + 3, d/dw = 2w + 2 = 6 at w = 2.
+  const horner = (w: A): A => lax.scan((c: A, x: A) => [np.add(np.multiply(c, w), x), null] as const, np.array(0, { dtype: "float32" }), np.array([1, 2, 3], { dtype: "float32" }))[0];
+  const w = np.array(2, { dtype: "float32" });
+  assert.equal((grad(horner)(w) as A).item(), 6);
+  assert.equal((jit(grad(horner))(w) as A).item(), 6);
+  assert.equal(((jvp(horner, [w], [np.array(1, { dtype: "float32" })]) as A[])[1]!).item(), 6);
+  // x·x·x: d/dx = 3x² = 12 at 2.
+  const cube = (x: A): A => lax.foriLoop(0, 3, (_i, v: A) => np.multiply(v, x), np.onesLike(x));
+  assert.equal((grad(cube)(w) as A).item(), 12);
+  assert.equal((jit(grad(cube))(w) as A).item(), 12);
+  // cond(x > 0, sin, cos): cos(1) at 1, -sin(-1) at -1.
+  const piece = (x: A): A => lax.cond(np.greater(x, 0), (v: A) => np.sin(v), (v: A) => np.cos(v), x) as A;
+  for (const g of [grad(piece), jit(grad(piece))]) {
+    assert.ok(Math.abs(Number((g(np.array(1, { dtype: "float32" })) as A).item()) - Math.cos(1)) < 1e-6);
+    assert.ok(Math.abs(Number((g(np.array(-1, { dtype: "float32" })) as A).item()) - Math.sin(1)) < 1e-6);
+  }
+  // switch: branch 2 is x³, d/dx = 27 at 3.
+  const sw = (x: A): A => lax.switch(np.array(2), [(v: A) => v, (v: A) => np.square(v), (v: A) => np.multiply(np.square(v), v)], x) as A;
+  assert.equal((grad(sw)(np.array(3, { dtype: "float32" })) as A).item(), 27);
+  // Forward mode through whileLoop: x·x·x·x after three steps, d/dx = 4x³ = 32 at 2.
+  const quartic = (x: A): A => lax.whileLoop(([i]: A[]) => np.less(i!, 3), ([i, v]: A[]) => [np.add(i!, 1), np.multiply(v!, x)], [np.array(0), x])[1]!;
+  assert.equal(((jvp(quartic, [w], [np.array(1, { dtype: "float32" })]) as A[])[1]!).item(), 32);
+  // Its counter is concrete even under jit (it does not depend on the arguments), so the loop runs as a JS loop there too.
+  assert.equal((jit(grad(quartic))(w) as A).item(), 32);
+  const power = (x: A, n: A): A => lax.whileLoop(([i]: A[]) => np.less(i!, n), ([i, v]: A[]) => [np.add(i!, 1), np.multiply(v!, x)], [np.array(0), np.onesLike(x)])[1]!;
+  assert.throws(() => jit(grad(power))(w, np.array(3)), (e: unknown) => e instanceof FrontendError && /predicate is traced inside jit under vjp/.test(e.message));
+});
+
+test("vmap of cond (a batched predicate selects) and of whileLoop (runs while any element's predicate holds)", () => {
+  const c = (x: A): A => lax.cond(np.greater(x, 0), (v: A) => np.multiply(v, 2), (v: A) => np.negative(v), x) as A;
+  const xs = np.array([1, -2, 3], { dtype: "float32" });
+  assert.deepEqual((vmap(c)(xs) as A).tolist(), [2, 2, 6]);
+  assert.deepEqual((jit(vmap(c))(xs) as A).tolist(), [2, 2, 6]);
+  const doubling = (n: A): A => lax.whileLoop((v: A) => np.less(v, 10), (v: A) => np.multiply(v, 2), n);
+  assert.deepEqual((vmap(doubling)(np.array([1, 3, 20])) as A).tolist(), [16, 12, 20]);
+  // Per-example gradients through a scan: d/dw (w² + 2w + 3) at w = 0, 1, 2.
+  const horner = (w: A): A => lax.scan((acc: A, x: A) => [np.add(np.multiply(acc, w), x), null] as const, np.array(0, { dtype: "float32" }), np.array([1, 2, 3], { dtype: "float32" }))[0];
+  assert.deepEqual((vmap(grad(horner))(np.array([0, 1, 2], { dtype: "float32" })) as A).tolist(), [2, 4, 6]);
 });

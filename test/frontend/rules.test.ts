@@ -18,6 +18,16 @@ const count = (shape: readonly number[]): number => shape.reduce((n, d) => n * d
 function randomArg(spec: ExampleArg, next: () => number, batch?: number): ArrayBase {
   const shape = batch === undefined ? [...spec.shape] : [batch, ...spec.shape];
   if (spec.kind === "bool") return np.reshape(np.array(Array.from({ length: count(shape) }, () => next() < 0.5)), shape);
+  if (spec.kind === "int32") {
+    const [lo, hi] = spec.range ?? [0, 2];
+    return np.reshape(np.array(Array.from({ length: count(shape) }, () => Math.floor(lo + (hi - lo) * next())), { dtype: "int32" }), shape);
+  }
+  if (spec.kind === "spd") {
+    // m mᵀ + n I for a random m (per batch element when batched).
+    const n = spec.shape.at(-1)!;
+    const m = np.reshape(np.array(Array.from({ length: count(shape) }, () => 2 * next() - 1), { dtype: "float64" }), shape);
+    return np.add(np.matmul(m, np.swapaxes(m, -1, -2)), np.multiply(np.eye(n, n, { dtype: "float64" }), n));
+  }
   if (spec.kind === "uint32") return np.reshape(np.array(Array.from({ length: count(shape) }, () => Math.floor(next() * 2 ** 32)), { dtype: "uint32" }), shape);
   const [lo, hi] = spec.range ?? [-2, 2];
   return np.reshape(np.array(Array.from({ length: count(shape) }, () => lo + (hi - lo) * next()), { dtype: "float64" }), shape);
@@ -44,7 +54,7 @@ for (const name of derivativeCoverage().differentiable) {
     const next = rng(name.length * 7919 + name.charCodeAt(0));
     const f = apply(name);
     const xs = row.example.args.map((a) => randomArg(a, next));
-    const isFloat = row.example.args.map((a) => a.kind !== "bool");
+    const isFloat = row.example.args.map((a) => a.kind === undefined || a.kind === "float" || a.kind === "spd");
     const ts = row.example.args.map((a, i) => (isFloat[i] ? randomArg({ shape: a.shape, range: [-1, 1] }, next) : np.zerosLike(xs[i]!)));
     const [out, tangent] = jvp(f, xs, ts) as [ArrayBase, ArrayBase];
     const h = out.dtype === "float64" ? H : 1e-3;
