@@ -63,8 +63,16 @@ export const fullLike = (x: ArrayLike, fillValue: ArrayLike, options: DtypeOptio
 };
 
 /** np.arange(stop), np.arange(start, stop[, step]). */
-export function arange(start: number, stop?: number, step?: number, options: DtypeOption = {}): ArrayBase {
-  const [lo, hi, st] = stop === undefined ? [0, start, 1] : [start, stop, step ?? 1];
+export function arange(start: number, stop?: number | DtypeOption, step?: number | DtypeOption, options: DtypeOption = {}): ArrayBase {
+  // The options object may follow the last number given: np.arange(5, { dtype }).
+  const numbers = [start, stop, step].filter((a) => a !== undefined && typeof a !== "object");
+  const given = [stop, step].find((a): a is DtypeOption => typeof a === "object" && a !== null);
+  if (given !== undefined) options = given;
+  for (const [i, a] of numbers.entries()) {
+    if (typeof a !== "number" || !Number.isFinite(a)) throw new FrontendError(`arange: ${["start", "stop", "step"][i]} must be a finite number, got ${String(a)}`, "arange", ["start", "stop", "step"][i]!);
+  }
+  const [first, second, third] = numbers as number[];
+  const [lo, hi, st] = second === undefined ? [0, first!, 1] : [first!, second, third ?? 1];
   if (st === 0) throw new FrontendError("arange: step must not be zero", "arange", "step");
   const n = Math.max(0, Math.ceil((hi - lo) / st));
   const integral = [lo, hi, st].every(Number.isInteger);

@@ -21,6 +21,12 @@ test("creation: zeros, ones, full, arange, linspace, eye, zerosLike, onesLike", 
   assert.equal(np.full([2], 7).dtype, "int32");
   assert.deepEqual(np.arange(5).tolist(), [0, 1, 2, 3, 4]);
   assert.deepEqual(np.arange(1, 7, 2).tolist(), [1, 3, 5]);
+  // The options object may follow the last number given.
+  const f = np.arange(3, { dtype: "float32" });
+  assert.equal(f.dtype, "float32");
+  assert.deepEqual(f.tolist(), [0, 1, 2]);
+  assert.equal(np.arange(1, 4, { dtype: "float32" }).dtype, "float32");
+  assert.throws(() => np.arange(Number.NaN), /arange: start must be a finite number/);
   close(np.arange(0, 1, 0.25).tolist(), [0, 0.25, 0.5, 0.75]);
   close(np.linspace(0, 1, 5).tolist(), [0, 0.25, 0.5, 0.75, 1]);
   close(np.linspace(0, 1, 4, { endpoint: false }).tolist(), [0, 0.25, 0.5, 0.75]);
