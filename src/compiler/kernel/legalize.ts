@@ -12,6 +12,15 @@
 //   width, shift-left and logical shift-right give 0 and arithmetic shift-right gives the
 //   sign fill (a shift by width - 1). Written as shifts by an amount known to lie in
 //   [0, width) (shlBounded, shrLBounded, shrABounded) and selects.
+// - Integer negation and absolute value wrap: -INT_MIN and |INT_MIN| are INT_MIN. Written
+//   0 - x and max(x, 0 - x) (the integer sub every renderer wraps; a negation of INT_MIN
+//   is undefined in C), and |x| is x on unsigned types.
+// - Float to integer convert (XLA's, and the interpreter's types/convert.ts): truncate
+//   toward zero, saturate at the type's bounds, NaN gives 0. Written as a convert of a
+//   value made finite and in range (NaN replaced by 0, then clamped to [MIN, the largest
+//   float below MAX + 1]) and, where MAX itself is not a float of the source type, a
+//   select of MAX at x ≥ MAX + 1; f16, bf16 and the narrow floats are widened to f32
+//   first (exactly). A renderer's float-to-integer convert is then a plain truncation.
 // - Float maximum and minimum propagate NaN and order -0 below +0 (IEEE 754-2019
 //   maximum and minimum). They stay the primitives max and min with that meaning (graph.ts):
 //   WebAssembly's f32.max and f32x4.max are exactly that, and C has one helper each
@@ -19,24 +28,58 @@
 //   wasm four instructions for one and take the C loops' vector form away.
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
-import type { BinaryScalarOp, KernelGraph } from "./graph.js";
+import type { KernelGraph, ValueOp } from "./graph.js";
 
 /** The integer ops whose edge cases legalization writes out. */
-const LEGALIZED = new Set<BinaryScalarOp>(["div", "rem", "shl", "shrL", "shrA"]);
+const LEGALIZED = new Set<ValueOp>(["div", "rem", "shl", "shrL", "shrA", "neg", "abs", "convert"]);
 
 /**
  * The legal form of node `id` of `g`: the node itself, or (an integer divide,
- * remainder or shift) the primitive nodes that compute it with XLA's edge cases. Call it
- * on each node as it is built; what it replaces is left unused.
+ * remainder, shift, negation or absolute value, a float-to-integer convert) the
+ * primitive nodes that compute it with XLA's edge cases. Call it on each node as it is
+ * built; what it replaces is left unused.
  */
 export function legalize(g: KernelGraph, id: number): number {
   const n = g.node(id);
-  if (!LEGALIZED.has(n.op as BinaryScalarOp) || n.type === "idx" || n.type === "cond") return id;
+  if (!LEGALIZED.has(n.op as ValueOp) || n.type === "idx" || n.type === "cond") return id;
   const t = n.type as ElementType;
   const kind = ELEMENT_TYPES[t].kind;
   if (kind !== "signed" && kind !== "unsigned") return id;
   const [x, y] = n.args as [number, number];
-  return n.op === "div" || n.op === "rem" ? legalDivision(g, n.op, t, x, y) : legalShift(g, n.op as "shl" | "shrL" | "shrA", t, x, y);
+  switch (n.op) {
+    case "div": case "rem": return legalDivision(g, n.op, t, x, y);
+    case "shl": case "shrL": case "shrA": return legalShift(g, n.op, t, x, y);
+    case "neg": return g.op("sub", t, [intConst(g, t, 0n), x]);
+    case "abs": return kind === "unsigned" ? x : g.op("max", t, [x, g.op("sub", t, [intConst(g, t, 0n), x])]);
+    default: {
+      const from = g.node(x).type as ElementType;
+      return ELEMENT_TYPES[from].kind === "float" ? legalFloatToInt(g, t, x) : id;
+    }
+  }
+}
+
+/**
+ * convert(x) to integer type t, x of a float type (see the top): the convert of a
+ * finite value whose truncation lies in t's range, and the saturated and NaN cases as
+ * selects.
+ */
+function legalFloatToInt(g: KernelGraph, t: ElementType, x: number): number {
+  let from = g.node(x).type as ElementType;
+  if (from !== "f32" && from !== "f64") {
+    x = g.op("convert", "f32", [x]);
+    from = "f32";
+  }
+  const { min, max } = integerRange(t);
+  // MAX + 1 and MIN are powers of two (or 0), so floats of either type exactly.
+  const top = 2 ** (ELEMENT_TYPES[t].bitWidth - (ELEMENT_TYPES[t].kind === "signed" ? 1 : 0));
+  const precision = from === "f32" ? 24 : 53;
+  const below = Number(max) < 2 ** precision ? Number(max) : top - top * 2 ** -precision;
+  const f = (v: number): number => g.constant(from, v);
+  const finite = g.op("select", from, [g.op("compare", "pred", [x, x], "NE"), f(0), x]);
+  const clamped = g.op("max", from, [g.op("min", from, [finite, f(below)]), f(Number(min))]);
+  const truncated = g.op("convert", t, [clamped]);
+  if (below === Number(max)) return truncated;
+  return g.op("select", t, [g.op("compare", "pred", [x, f(top)], "GE"), intConst(g, t, max), truncated]);
 }
 
 /** A constant of integer type t (a bigint for the 64-bit types, as the graph holds them). */
