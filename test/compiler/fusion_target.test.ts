@@ -84,7 +84,7 @@ for (const backend of BACKENDS) {
 test("capabilities: the generators' answers, with their reasons", () => {
   const module = parseStableHlo(LGAMMA_TANH);
   const byOpcode = (opcode: string): Instruction => module.entry.instructions.find((i) => i.opcode === opcode)!;
-  const targets = [wasmCapabilities(defaultDevice().target), ...(BACKENDS.length === 2 ? [nativeCapabilities(defaultDevice().target)] : [])];
+  const targets = [wasmCapabilities({ wasm: defaultDevice().target }), ...(BACKENDS.length === 2 ? [nativeCapabilities({ wasm: defaultDevice().target })] : [])];
   for (const capabilities of targets) {
     const lgamma = capabilities.canLowerScalar(byOpcode("lgamma"));
     assert.notEqual(lgamma, true);
