@@ -27,7 +27,10 @@ export function nativeCapabilities(target: CpuTarget): LoweringCapabilities {
   let capabilities = byTarget.get(key);
   if (capabilities === undefined) {
     const wasm = wasmCapabilities(target);
-    capabilities = { canLowerScalar: (inst) => (cCapabilities.canLowerScalar(inst) === true ? true : wasm.canLowerScalar(inst)) };
+    capabilities = {
+      canLowerScalar: (inst) => (cCapabilities.canLowerScalar(inst) === true ? true : wasm.canLowerScalar(inst)),
+      canLowerReduction: (inst) => (cCapabilities.canLowerReduction(inst) === true ? true : wasm.canLowerReduction(inst)),
+    };
     byTarget.set(key, capabilities);
   }
   return capabilities;
