@@ -9,7 +9,7 @@
 // and 4-bit floats and complex numbers are not compiled to C (CFail: the WebAssembly
 // kernel runs instead).
 
-import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import { encodeFloatBits } from "../../types/float_codec.js";
 import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
 import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
@@ -214,8 +214,13 @@ export class CValues {
     const fromFloat = isFloatValue(from) || isHalf(from);
     if (isInt(to)) {
       if (!fromFloat) return wrap(to, x);
-      // From f32 or f64: a finite value whose truncation is in range (legalize.ts), so defined C.
-      return isHalf(from) ? fail(`convert ${from} -> ${to} not legalized (legalize.ts widens to f32 first)`) : `((${cType(to)})${x})`;
+      const { min, max } = integerRange(to);
+      const lit = (v: bigint): string => (bits(to) === 64 ? (isSigned(to) ? `(-9223372036854775807ll - 1)` : "18446744073709551615ull") : `${v}ll`);
+      const lo = bits(to) === 64 && isSigned(to) ? lit(min) : `${min}ll`;
+      const hi = bits(to) === 64 ? (isSigned(to) ? "9223372036854775807ll" : lit(max)) : `${max}ll`;
+      const value = isHalf(from) ? this.d(a) : x;
+      // Integers convert from doubles of the bounds (2^63 and 2^64 exactly for the wide types).
+      return `XK_F2I(${value}, ${cType(to)}, ${lo}, ${hi})`;
     }
     // To a float type.
     if (fromFloat) {

@@ -1,7 +1,7 @@
 // The instruction sequences of single scalar and vector ops (conversions, compares,
 // rounding helpers) that ValueEmitter strings together.
 
-import type { ElementType } from "../../types/element_type.js";
+import { integerRange, type ElementType } from "../../types/element_type.js";
 import type { FunctionBuilder } from "./encoder.js";
 import { EmitFail } from "./emit_fail.js";
 import { bitsOf, computeType, decodeF16, encodeF16, isFloatType, isSigned, wrapI32, wrapI32x4 } from "./wasm_types.js";
@@ -71,7 +71,9 @@ export function vectorConvert(f: FunctionBuilder, from: ElementType, to: Element
   if (fc === "f32") {
     if (to === "s32") { f.i32x4TruncSatF32x4S(); return; }
     if (to === "u32") { f.i32x4TruncSatF32x4U(); return; }
-    // A narrower type's value is in its range already (legalize.ts).
+    const { min, max } = integerRange(to);
+    f.f32x4Const(Number(min), Number(min), Number(min), Number(min)).f32x4Max();
+    f.f32x4Const(Number(max), Number(max), Number(max), Number(max)).f32x4Min();
     f.i32x4TruncSatF32x4S();
     return;
   }
@@ -204,7 +206,12 @@ export function convertScalar(f: FunctionBuilder, from: ElementType, to: Element
   if (fc === "f32" || fc === "f64") {
     const is32 = fc === "f32";
     const signedTarget = isSigned(to);
-    // The value truncates into the type's range (legalize.ts); the saturating forms only never trap.
+    if (bitsOf(to) < 32) {
+      // Saturate in float first (NaN passes through and truncates to 0).
+      const { min, max } = integerRange(to);
+      if (is32) f.f32Const(Number(min)).f32Max().f32Const(Number(max)).f32Min();
+      else f.f64Const(Number(min)).f64Max().f64Const(Number(max)).f64Min();
+    }
     if (tc === "i64") {
       if (is32) { if (signedTarget) f.i64TruncSatF32S(); else f.i64TruncSatF32U(); }
       else if (signedTarget) f.i64TruncSatF64S(); else f.i64TruncSatF64U();
