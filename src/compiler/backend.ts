@@ -27,7 +27,7 @@ import { loadProgramSync, regionBytes, type Executable, type NativeLoad } from "
 import type { CompiledProgram } from "./program.js";
 import type { WasmTarget } from "./wasm/kernel.js";
 import { dumpText } from "./dump_text.js";
-import type { BackendCapabilities, CompilerBackend } from "./backend_contract.js";
+import type { BackendCapabilities, CompilerBackend, CpuTarget } from "./backend_contract.js";
 import { Computation, HloModule } from "../ir/computation.js";
 
 /**
@@ -37,7 +37,7 @@ import { Computation, HloModule } from "../ir/computation.js";
  */
 export interface CpuCodegen<Name extends string> {
   readonly name: Name;
-  readonly capabilities: BackendCapabilities;
+  readonly capabilities: BackendCapabilities<CpuTarget>;
   available(): true | string;
   readonly defaultRank?: number;
   /** The CPU the C generators target, undefined for WebAssembly kernels only (a CompileError where the backend is not available). */
@@ -76,7 +76,7 @@ function hostBackend<Name extends string>(codegen: CpuCodegen<Name>): Backend {
     // table of built-in backends, as every entry point does.
     prepare(program): PreparedWasmProgram {
       planningDevice ??= new WasmDevice({ target: { sharedMemory: true } });
-      const planned = plan(program, {}, planningDevice, codegen.nativeCpu(program.name), codegen.capabilities.lowering?.(planningDevice.target)).program;
+      const planned = planFor(codegen, program, {}, planningDevice).program;
       // Built here, once per program and machine: the devices only load the module.
       const native = codegen.build(planned);
       return {
@@ -85,6 +85,13 @@ function hostBackend<Name extends string>(codegen: CpuCodegen<Name>): Backend {
     },
     scratchBytes: (prepared) => (prepared as PreparedWasmProgram).regionBytes,
   };
+}
+
+/** Plans `program` for `device` with the codegen's generators, fusion asking its capabilities for that target. */
+function planFor<Name extends string>(codegen: CpuCodegen<Name>, program: Computation | HloModule, options: CompileOptions, device: WasmDevice): Planned {
+  const native = codegen.nativeCpu(program.name);
+  const target: CpuTarget = { wasm: device.target, ...(native === undefined ? {} : { native }) };
+  return plan(program, options, device, native, codegen.capabilities.lowering?.(target));
 }
 
 /** One WasmDevice per device memory and target. */
@@ -134,9 +141,9 @@ export function defaultDevice(): WasmDevice {
 }
 
 /** The CompilerBackend of a CPU codegen, with its runtime halves (the host's `prepare`, the device's `load`). */
-export function cpuBackend<Name extends string>(codegen: CpuCodegen<Name>): CompilerBackend<Name, Executable> & { readonly host: Backend; readonly device: DeviceBackend } {
+export function cpuBackend<Name extends string>(codegen: CpuCodegen<Name>): CompilerBackend<Name, Executable, CpuTarget> & { readonly host: Backend; readonly device: DeviceBackend } {
   const { name } = codegen;
-  const planned = (module: HloModule, options: CompileOptions, device: WasmDevice): Planned => plan(module, options, device, codegen.nativeCpu(module.name), codegen.capabilities.lowering?.(device.target));
+  const planned = (module: HloModule, options: CompileOptions, device: WasmDevice): Planned => planFor(codegen, module, options, device);
   const compileHere = (program: Computation | HloModule, options: CompileOptions): Executable => {
     const device = options.device ?? defaultDevice();
     return codegen.compileSync(planned(program instanceof Computation ? new HloModule(program.name, program) : program, options, device), device, options);

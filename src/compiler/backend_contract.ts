@@ -16,8 +16,45 @@ import type { BackendEntry } from "../runtime/backend_registry.js";
 import type { CompileOptions } from "./index.js";
 import type { LoweringCapabilities } from "./kernel/capabilities.js";
 import type { WasmTarget } from "./wasm/kernel.js";
+import type { NativeCpu } from "./native/kernel.js";
+import type { KernelHandle, ThreadPool } from "./wasm/thread_pool.js";
 
-export interface BackendCapabilities {
+/**
+ * The target description of the CPU backends (wasm, native), which their planner
+ * (program.ts planProgram), routines and capabilities take: the WebAssembly engine's
+ * features (any CPU program's kernel may be WebAssembly) and, on the native backend,
+ * the CPU its C generators target. Another backend describes its target with a type of
+ * its own (CompilerBackend's `Target`).
+ */
+export interface CpuTarget {
+  readonly wasm: WasmTarget;
+  /** Absent: WebAssembly kernels only. */
+  readonly native?: NativeCpu;
+}
+
+/** A kernel's entry: its buffers' offsets in device memory (then its scratch's, when it has scratch), then the range [begin, end) of its work units. */
+export type KernelEntry = (...args: number[]) => void;
+
+/** Where an executable's kernels run: its device's memory, the threads a kernel may use, each thread's scratch offset. */
+export interface KernelPlacement {
+  readonly memory: WebAssembly.Memory;
+  readonly threads: number;
+  readonly scratchOffsets: readonly number[];
+}
+
+/**
+ * A kernel as the CPU executor (executable.ts) runs it: an entry on the calling thread,
+ * one the device's thread pool runs, or one its backend binds once the executable is
+ * placed (the native backend's C kernels, from the program's module). No form names a
+ * backend, so a new one adds none.
+ */
+export type LoadedKernel =
+  | { readonly direct: KernelEntry }
+  | { readonly pooled: KernelHandle; readonly pool: ThreadPool }
+  | { readonly bind: (placement: KernelPlacement) => KernelEntry };
+
+/** What a backend lowers, for targets described by `Target`. */
+export interface BackendCapabilities<Target = never> {
   /**
    * Ops it compiles as routines of their own (outside fusions); every other op that no
    * fusion takes runs on the interpreter's kernel, listed by `dump()`. "every": the
@@ -27,17 +64,15 @@ export interface BackendCapabilities {
   /**
    * What its kernel generators lower for a target, op by op and element type by element
    * type (compiler/kernel/capabilities.ts), which fusion asks before it forms a group;
-   * undefined for a backend without kernel generators. The CPU backends' targets are the
-   * WebAssembly engine's features (the native one falls back to WebAssembly kernels); a
-   * backend with another kind of target widens this parameter.
+   * undefined for a backend without kernel generators.
    */
-  readonly lowering?: (target: WasmTarget) => LoweringCapabilities;
+  lowering?(target: Target): LoweringCapabilities;
 }
 
-/** A backend named `Name`, whose in-process `compile` gives an `Exe`. */
-export interface CompilerBackend<Name extends string = string, Exe = unknown> extends BackendEntry {
+/** A backend named `Name`, whose in-process `compile` gives an `Exe`, compiling for targets described by `Target`. */
+export interface CompilerBackend<Name extends string = string, Exe = unknown, Target = never> extends BackendEntry {
   readonly name: Name;
-  readonly capabilities: BackendCapabilities;
+  readonly capabilities: BackendCapabilities<Target>;
   /** true where it can run here; else why not (no C compiler, no GPU...). */
   available(): true | string;
   /**

@@ -21,23 +21,14 @@ import type { PassLogEntry } from "../passes/pass.js";
 import type { CompiledProgram, KernelStep, Step, StepList } from "./program.js";
 import { allSteps, describeControlFlow, nestedLists, runControlFlow, type NestedRunner } from "./control_flow.js";
 import { DeviceArray, WasmDevice } from "./device.js";
-import type { KernelHandle, ThreadPool } from "./wasm/thread_pool.js";
 import { runInBlocks } from "./wasm/thread_pool_protocol.js";
 import { BUFFER_ALIGNMENT, type WasmKernel } from "./wasm/kernel.js";
 import { isProgramNativeKernel } from "./routines.js";
 import { deserializeInstruction } from "../runtime/serialize.js";
 import type { NativeModule } from "./native/build.js";
+import type { KernelEntry, LoadedKernel } from "./backend_contract.js";
 import { maxOf } from "../types/arrays.js";
 
-type KernelEntry = (...args: number[]) => void;
-/**
- * How a step's kernel runs: directly on this thread, split across the device's thread
- * pool, or as kernel `index` of the program's native module (which splits large calls
- * across its own threads).
- */
-type LoadedKernel =
-  | { readonly direct: KernelEntry } | { readonly pooled: KernelHandle; readonly pool: ThreadPool }
-  | { readonly native: NativeModule; readonly index: number };
 
 /** The native module of a program with C kernels, and the threads its kernels may use. */
 export interface NativeLoad {
@@ -136,7 +127,7 @@ function regionPlacement(program: CompiledProgram, region: DeviceRegion, threads
 
 export class Executable {
   private readonly placement: Placement;
-  private readonly kernels: readonly (Exclude<LoadedKernel, { native: NativeModule }>)[];
+  private readonly kernels: readonly (Exclude<LoadedKernel, { bind: unknown }>)[];
   private deleted = false;
   /** The interpreted steps' instructions, deserialized on their first run. */
   private readonly instructions = new Map<object, Instruction>();
@@ -153,8 +144,9 @@ export class Executable {
   ) {
     const threads = kernels.some((k) => "pooled" in k) ? device.threads : native !== undefined ? native.threads : 1;
     this.placement = region === undefined ? allocatedPlacement(program, device, threads) : regionPlacement(program, region, threads);
-    // Native kernels take the WebAssembly kernels' arguments; their threads use the placement's scratch ranges.
-    this.kernels = kernels.map((k) => ("native" in k ? { direct: k.native.entry(k.index, device.memory.memory, threads, this.placement.scratchOffsets) } : k));
+    // Bound kernels (native ones) take the WebAssembly kernels' arguments; their threads use the placement's scratch ranges.
+    const placement = { memory: device.memory.memory, threads, scratchOffsets: this.placement.scratchOffsets };
+    this.kernels = kernels.map((k) => ("bind" in k ? { direct: k.bind(placement) } : k));
     program.constants.forEach((c, i) => device.view(c.shape, this.placement.constantOffsets[i]!).set(c.data as never));
     const scratch = scratchPerThread(program) * this.placement.scratchOffsets.length;
     const leafBytes = (shapes: readonly ArrayShape[]): number => shapes.reduce((n, s) => n + byteSize(s), 0);
@@ -439,7 +431,11 @@ const wasmOf = (k: CompiledProgram["kernels"][number]): WasmKernel => {
 /** The loaded form of each kernel: C ones from `native` (in program order), WebAssembly ones from `wasm`. */
 function loadedKernels(program: CompiledProgram, native: NativeModule | undefined, wasm: (k: WasmKernel) => LoadedKernel): LoadedKernel[] {
   let next = 0;
-  return program.kernels.map((k) => (isProgramNativeKernel(k) && native !== undefined ? { native, index: next++ } : wasm(wasmOf(k))));
+  return program.kernels.map((k) => {
+    if (!isProgramNativeKernel(k) || native === undefined) return wasm(wasmOf(k));
+    const index = next++;
+    return { bind: (p) => native.entry(index, p.memory, p.threads, p.scratchOffsets) };
+  });
 }
 
 /**

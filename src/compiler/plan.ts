@@ -113,7 +113,7 @@ export function plan(
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  const planned = { program: planProgram(optimized, device.target, native), log, module: optimized };
+  const planned = { program: planProgram(optimized, { wasm: device.target, ...(native === undefined ? {} : { native }) }), log, module: optimized };
   planStats.plans++;
   if (key !== undefined) {
     if (cache === undefined) planCache.set(device, (cache = new Map()));

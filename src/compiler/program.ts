@@ -22,11 +22,10 @@ import {
 } from "./buffers/assignment.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
 import { compileOutputFusionInPlace, compileRoutine, type ProgramKernel } from "./routines.js";
-import type { NativeCpu } from "./native/kernel.js";
+import type { CpuTarget } from "./backend_contract.js";
 import { outputFusionCanKeepProduct } from "./kernel/epilogue_plan.js";
 import { WASM_GEMM_TARGET } from "./wasm/gemm_microkernel.js";
 import { groupSteps, mayWriteInPlace, planRowGroups, widenForRowGroups, type BlockBuffer } from "./row_groups.js";
-import type { WasmTarget } from "./wasm/kernel.js";
 import { isUnsupported } from "./kernel/declined.js";
 
 export interface KernelStep {
@@ -116,9 +115,8 @@ function readsInPlace(inst: Instruction<"fusion">, index: number): boolean {
 
 /** What the step lists of one program share: the target, its kernels and constants, the nested lists planned so far. */
 interface ProgramContext {
-  readonly target: WasmTarget;
-  /** The native backend's CPU: its C generators are asked first. */
-  readonly native: NativeCpu | undefined;
+  /** With the native backend's CPU, its C generators are asked first. */
+  readonly target: CpuTarget;
   readonly kernels: ProgramKernel[];
   readonly constants: ConstantLeaf[];
   readonly nested: Map<Computation, StepList>;
@@ -128,8 +126,8 @@ interface ProgramContext {
  * Lays out the entry computation of `module` (already optimized and fused) as steps;
  * with `native`, for the native backend (C kernels where the C generators have them).
  */
-export function planProgram(module: HloModule, target: WasmTarget, native?: NativeCpu): CompiledProgram {
-  const ctx: ProgramContext = { target, native, kernels: [], constants: [], nested: new Map() };
+export function planProgram(module: HloModule, target: CpuTarget): CompiledProgram {
+  const ctx: ProgramContext = { target, kernels: [], constants: [], nested: new Map() };
   const { list, donated, outputAliases } = planSteps(module.entry, ctx, module);
   return {
     ...list, moduleName: module.name, parameterShapes: module.entry.parameters.map((p) => p.shape),
@@ -151,7 +149,7 @@ function nestedSteps(c: Computation, ctx: ProgramContext): StepList {
 function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule): {
   list: StepList; donated: readonly number[]; outputAliases: readonly (number | undefined)[];
 } {
-  const { kernels, constants, target, native } = ctx;
+  const { kernels, constants, target } = ctx;
   const leaves = new Map<Instruction, Location[]>();
   const steps: Step[] = [];
   const temps: (TempInterval & { shape?: ArrayShape })[] = [];
@@ -238,7 +236,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     // A value with no elements needs no computing (side effects aside).
     if (!hasSideEffect(inst) && arrayLeaves(inst.shape).every((s) => byteSize(s) === 0)) continue;
     operandLeaves.forEach(use);
-    const compiled = compileRoutine(inst, target, native);
+    const compiled = compileRoutine(inst, target);
     if (!isUnsupported(compiled)) {
       // The operands this kernel may overwrite with its result: a loop fusion's operands
       // read element for element; dynamic-update-slice's and scatter's operand 0, which
@@ -308,7 +306,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     const s = steps[step]!;
     const inst = outputFusionSteps.get(step);
     if (s.kind !== "kernel" || inst === undefined) continue;
-    const kernel = compileOutputFusionInPlace(inst, target, native);
+    const kernel = compileOutputFusionInPlace(inst, target);
     if (isUnsupported(kernel)) throw new CompileError(`${entry.name}: ${inst.name}: ${kernel.unsupported}`);
     kernels[s.kernel] = kernel;
   }

@@ -15,6 +15,7 @@ import type { WasmKernel, WasmTarget } from "./wasm/kernel.js";
 import { isUnsupported, type Unsupported } from "./kernel/declined.js";
 import { arrayLeaves, byteSize } from "../types/shape.js";
 import type { NativeCpu, NativeKernel } from "./native/kernel.js";
+import type { CpuTarget } from "./backend_contract.js";
 import type { NativeKernelBuild } from "./native/build.js";
 import { emitFusionKernelC } from "./native/emit_c_fusion.js";
 import { emitGemmC } from "./native/gemm_c.js";
@@ -111,17 +112,17 @@ function nativeRoutine(inst: Instruction, cpu: NativeCpu, routine = NATIVE_ROUTI
 /** Reasons starting with this mark a code generator that threw: a bug to fix, not a limitation (tests look for it). */
 export const GENERATOR_FAILED = "code generator failed";
 
-/** The kernel of `inst`: with `native` (the native backend's CPU), the C generator's when it has one, else the WebAssembly one. */
-export function compileRoutine(inst: Instruction, target: WasmTarget): WasmKernel | Unsupported;
-export function compileRoutine(inst: Instruction, target: WasmTarget, native: NativeCpu | undefined): ProgramKernel | Unsupported;
-export function compileRoutine(inst: Instruction, target: WasmTarget, native?: NativeCpu): ProgramKernel | Unsupported {
+/** The kernel of `inst`: with `target.native` (the native backend's CPU), the C generator's when it has one, else the WebAssembly one. */
+export function compileRoutine(inst: Instruction, target: CpuTarget & { readonly native?: undefined }): WasmKernel | Unsupported;
+export function compileRoutine(inst: Instruction, target: CpuTarget): ProgramKernel | Unsupported;
+export function compileRoutine(inst: Instruction, { wasm, native }: CpuTarget): ProgramKernel | Unsupported {
   if (hasQuantization(inst.shape) || inst.operands.some((o) => hasQuantization(o.shape))) {
     return { unsupported: "quantized types run on the interpreter's kernels (dequantize, compute, quantize)" };
   }
-  if (native === undefined) return wasmRoutine(inst, target);
+  if (native === undefined) return wasmRoutine(inst, wasm);
   const c = nativeRoutine(inst, native);
   if (!isUnsupported(c)) return c;
-  const w = wasmRoutine(inst, target);
+  const w = wasmRoutine(inst, wasm);
   return isUnsupported(w) ? w : { ...w, nativeDeclined: c.unsupported };
 }
 
@@ -130,11 +131,11 @@ export function compileRoutine(inst: Instruction, target: WasmTarget, native?: N
  * reads (the planner's in-place case): one that keeps the product in scratch until the
  * epilogue has read it; C where the native backend's generator has it.
  */
-export function compileOutputFusionInPlace(inst: Instruction<"fusion">, target: WasmTarget, native: NativeCpu | undefined): ProgramKernel | Unsupported {
+export function compileOutputFusionInPlace(inst: Instruction<"fusion">, { wasm, native }: CpuTarget): ProgramKernel | Unsupported {
   const c = native === undefined ? undefined
     : nativeRoutine(inst, native, (i, cpu) => emitOutputFusionC((i as Instruction<"fusion">).attrs.calledComputation, cpu, i.name, true));
   if (c !== undefined && !isUnsupported(c)) return c;
-  const w = emitOutputFusionKernel(inst.attrs.calledComputation, target, inst.name, true);
+  const w = emitOutputFusionKernel(inst.attrs.calledComputation, wasm, inst.name, true);
   return isUnsupported(w) || c === undefined ? w : { ...w, nativeDeclined: c.unsupported };
 }
 

@@ -145,7 +145,7 @@ ENTRY main {
 
 test("the arena temporaries of a group never share bytes, even when one dies inside the group", async () => {
   const module = parseHlo(GROUP_ARENA);
-  const program = planProgram(module, TARGET);
+  const program = planProgram(module, { wasm: TARGET });
   const group = program.steps[1];
   assert.ok(group?.kind === "group" && group.steps.length === 2 && group.block < group.rows);
   // s lives in block buffers; p and q in the arena.

@@ -3,23 +3,31 @@
 // declines one op declines the whole fused kernel, so an op the target cannot lower is
 // kept out of every group and runs alone on the interpreter's kernel, and the ops around
 // it still become kernels (XLA's fusion asks its backend the same question through
-// IsFusible / the emitter's capabilities).
+// IsFusible / the emitter's capabilities). The same for reductions: a reduce the target
+// cannot lower (its element type, its reducer) runs alone on the interpreter's kernel,
+// and what computes its input is still a kernel.
 //
 // A backend provides the object. The compiled backends answer by generating the kernel
 // of a one-op fusion (`probedCapabilities`): a generator declines for reasons only it
 // knows (an op on one element type, a conversion that would round twice), and asking it
 // is the only answer that cannot drift from it. The answer depends on the op, its
 // element types, which operands are scalars, and its attributes, not on the sizes, so it
-// is generated once per such signature.
+// is generated once per such signature. A reduction's probe is the reduce alone over its
+// operand's dimensions cut to a few dozen elements each (rows and columns stay rows and
+// columns), with its reducer and its init value: it is generated once per fingerprint
+// of that fusion.
 
-import type { Computation, Instruction } from "../../ir/computation.js";
+import { HloModule, type Computation, type Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
+import { moduleFingerprint } from "../../ir/traverse.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { Unsupported } from "./declined.js";
 
 export interface LoweringCapabilities {
   /** Whether the target's fused kernels compute `inst` (an elementwise op), or why not. */
   canLowerScalar(inst: Instruction): true | Unsupported;
+  /** Whether the target's fused kernels compute `inst` (a reduce of one operand: its element type and reducer), or why not. */
+  canLowerReduction(inst: Instruction): true | Unsupported;
 }
 
 /** Elements of a probe's non-scalar values: enough for a vector body, unrolled, and a scalar tail. */
@@ -50,20 +58,35 @@ function probeOf(inst: Instruction): { key: string; fused: () => Computation } |
   };
 }
 
+/** The one-reduce fusion that stands for `inst` (see the top); undefined unless `inst` is a reduce of one array. */
+function reductionProbeOf(inst: Instruction): { key: string; fused: () => Computation } | undefined {
+  if (inst.opcode !== "reduce" || inst.operands.length !== 2 || inst.operands.some((o) => o.shape.kind !== "array")) return undefined;
+  const [operand, init] = inst.operands as [Instruction, Instruction];
+  const s = operand.shape as ArrayShape;
+  const f = new InstructionFactory("probe_reduce");
+  const input = f.parameter(0, arrayShape(s.elementType, s.dimensions.map((n) => Math.min(n, PROBE_ELEMENTS))));
+  // The init value as the real fusion has it: a constant (an identity or not), or a value it reads.
+  const start = init.opcode === "constant" ? f.add("constant", [], (init as Instruction<"constant">).attrs) : f.parameter(1, init.shape);
+  const fused = f.finish(f.add("reduce", [input, start], (inst as Instruction<"reduce">).attrs, { name: "reduce" }));
+  return { key: moduleFingerprint(new HloModule(fused.name, fused)), fused: () => fused };
+}
+
 /**
  * Capabilities answered by `generate` (the target's kernel generator run on a one-op
  * fusion), remembered by signature. An op the probe cannot stand for (not elementwise
- * on one shape) is left to the generator of the real fusion: the answer is yes.
+ * on one shape, not a reduce of one array) is left to the generator of the real
+ * fusion: the answer is yes.
  */
 export function probedCapabilities(generate: (fused: Computation) => true | Unsupported): LoweringCapabilities {
   const answers = new Map<string, true | Unsupported>();
+  const ask = (probe: { key: string; fused: () => Computation } | undefined): true | Unsupported => {
+    if (probe === undefined) return true;
+    let answer = answers.get(probe.key);
+    if (answer === undefined) answers.set(probe.key, (answer = generate(probe.fused())));
+    return answer;
+  };
   return {
-    canLowerScalar(inst) {
-      const probe = probeOf(inst);
-      if (probe === undefined) return true;
-      let answer = answers.get(probe.key);
-      if (answer === undefined) answers.set(probe.key, (answer = generate(probe.fused())));
-      return answer;
-    },
+    canLowerScalar: (inst) => ask(probeOf(inst)),
+    canLowerReduction: (inst) => ask(reductionProbeOf(inst)),
   };
 }

@@ -43,6 +43,7 @@ export type BinaryScalarOp =
  *   amount in [0, width). shrABounded's amount always lies there; shlBounded's and
  *   shrLBounded's results are only used where it does (a select discards the others),
  *   so a renderer must give some value for any amount but need not a particular one.
+ * After legalization a renderer sees no integer neg or abs (they are sub and max).
  */
 export type LegalIntegerOp = "divSafe" | "remSafe" | "shlBounded" | "shrLBounded" | "shrABounded";
 /** Comparison: the direction, with "_TOTAL" appended for TOTALORDER on floats. */

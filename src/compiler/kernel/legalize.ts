@@ -12,6 +12,14 @@
 //   width, shift-left and logical shift-right give 0 and arithmetic shift-right gives the
 //   sign fill (a shift by width - 1). Written as shifts by an amount known to lie in
 //   [0, width) (shlBounded, shrLBounded, shrABounded) and selects.
+// - Integer negation and absolute value wrap: -INT_MIN and |INT_MIN| are INT_MIN. Written
+//   0 - x and max(x, 0 - x) (the integer sub every renderer wraps; a negation of INT_MIN
+//   is undefined in C), and |x| is x on unsigned types.
+// - Float to integer convert (truncate toward zero, saturate at the type's bounds, NaN
+//   gives 0: types/convert.ts) stays the primitive convert with that meaning, as max and
+//   min do below: WebAssembly's trunc_sat instructions are exactly it, and the written-out
+//   form (a NaN select, a clamp, a select of MAX) measured several times slower for f32 to
+//   s32 on wasm SIMD, where the C form vectorized better (XK_F2I).
 // - Float maximum and minimum propagate NaN and order -0 below +0 (IEEE 754-2019
 //   maximum and minimum). They stay the primitives max and min with that meaning (graph.ts):
 //   WebAssembly's f32.max and f32x4.max are exactly that, and C has one helper each
@@ -19,24 +27,30 @@
 //   wasm four instructions for one and take the C loops' vector form away.
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
-import type { BinaryScalarOp, KernelGraph } from "./graph.js";
+import type { KernelGraph, ValueOp } from "./graph.js";
 
 /** The integer ops whose edge cases legalization writes out. */
-const LEGALIZED = new Set<BinaryScalarOp>(["div", "rem", "shl", "shrL", "shrA"]);
+const LEGALIZED = new Set<ValueOp>(["div", "rem", "shl", "shrL", "shrA", "neg", "abs"]);
 
 /**
  * The legal form of node `id` of `g`: the node itself, or (an integer divide,
- * remainder or shift) the primitive nodes that compute it with XLA's edge cases. Call it
- * on each node as it is built; what it replaces is left unused.
+ * remainder, shift, negation or absolute value) the primitive nodes that compute it
+ * with XLA's edge cases. Call it on each node as it is built; what it replaces is left
+ * unused.
  */
 export function legalize(g: KernelGraph, id: number): number {
   const n = g.node(id);
-  if (!LEGALIZED.has(n.op as BinaryScalarOp) || n.type === "idx" || n.type === "cond") return id;
+  if (!LEGALIZED.has(n.op as ValueOp) || n.type === "idx" || n.type === "cond") return id;
   const t = n.type as ElementType;
   const kind = ELEMENT_TYPES[t].kind;
   if (kind !== "signed" && kind !== "unsigned") return id;
   const [x, y] = n.args as [number, number];
-  return n.op === "div" || n.op === "rem" ? legalDivision(g, n.op, t, x, y) : legalShift(g, n.op as "shl" | "shrL" | "shrA", t, x, y);
+  switch (n.op) {
+    case "div": case "rem": return legalDivision(g, n.op, t, x, y);
+    case "shl": case "shrL": case "shrA": return legalShift(g, n.op, t, x, y);
+    case "neg": return g.op("sub", t, [intConst(g, t, 0n), x]);
+    default: return kind === "unsigned" ? x : g.op("max", t, [x, g.op("sub", t, [intConst(g, t, 0n), x])]);
+  }
 }
 
 /** A constant of integer type t (a bigint for the 64-bit types, as the graph holds them). */

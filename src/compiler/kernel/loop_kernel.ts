@@ -117,9 +117,11 @@ export function loopKernel(ir: FusedKernelIR, target: VectorTarget): { kernel: K
 
 /**
  * An epilogue's kernel: buffers (the fusion's operands, the product, the result c), then
- * rowBegin, rowEnd, colBegin, colEnd; its rows are the units.
+ * rowBegin, rowEnd, colBegin, colEnd; its rows are the units. `resultBuffer`: the buffer
+ * c is; the product's (operandCount) when the result is written where the product is
+ * read, which saves a C caller from building a buffer list per call.
  */
-export function epilogueKernel(e: EpiloguePlan, target: VectorTarget): Kernel {
+export function epilogueKernel(e: EpiloguePlan, target: VectorTarget, resultBuffer = e.operandCount + 1): Kernel {
   const g = e.graph;
   const body = scheduleBody(g, [e.root], e.colVar, target);
   const row = rowStatements(g, body, e.colVar, { i: "j", stop: "colEnd" }, [{ root: e.root, type: e.type, pointer: "c", streaming: false }], target.vectorBytes);
@@ -132,7 +134,7 @@ export function epilogueKernel(e: EpiloguePlan, target: VectorTarget): Kernel {
     unit: [
       { s: "bind", node: e.rowVar, name: "row" },
       { s: "index", name: "j", value: index("colBegin"), mutable: true },
-      { s: "pointer", name: "c", buffer: e.operandCount + 1, type: e.type, offset: binary("mul", index("row"), constant(e.cols)), output: true },
+      { s: "pointer", name: "c", buffer: resultBuffer, type: e.type, offset: binary("mul", index("row"), constant(e.cols)), output: true },
       ...row.stmts,
     ],
     inner: "j",

@@ -13,15 +13,13 @@ import { glueSource, type GlueKernel } from "./glue.js";
 import { PRELUDE } from "./prelude.js";
 import { C_IDENTIFIER, cComment } from "./c_source.js";
 import { buildModule, buildModuleSync, loadModule, nativeToolchain, type BuiltModule, type NativeModuleExports, type Toolchain } from "./toolchain.js";
+import type { KernelEntry } from "../backend_contract.js";
 
 /** A kernel to build, with the bytes of each of its buffers (operands, then results): the glue checks calls against them. */
 export interface NativeKernelBuild {
   readonly kernel: NativeKernel;
   readonly bufferBytes: readonly number[];
 }
-
-/** The same signature as a WebAssembly kernel's `run`: buffer offsets, [scratch], begin, end. */
-export type KernelEntry = (...args: number[]) => void;
 
 function glueKernels(kernels: readonly NativeKernelBuild[]): GlueKernel[] {
   return kernels.map(({ kernel: k, bufferBytes }) => {

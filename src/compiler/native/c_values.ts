@@ -324,9 +324,7 @@ export class CValues {
     const w = t === "pred" ? 1 : bits(t);
     const mask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
     switch (op) {
-      case "neg": return wrap(t, `(0 - ${x})`);
       case "not": return t === "pred" ? `((uint8_t)(!${x}))` : wrap(t, `(~${x})`);
-      case "abs": return wrap(t, `(${x} < 0 ? 0 - ${x} : ${x})`);
       case "sign": return wrap(t, `((${x} > 0) - (${x} < 0))`);
       case "clz": return wrap(t, `(((uint64_t)${x} & ${mask}) == 0 ? ${w} : __builtin_clzll((uint64_t)${x} & ${mask}) - ${64 - w})`);
       case "popcnt": return wrap(t, `__builtin_popcountll((uint64_t)${x} & ${mask})`);

@@ -4,7 +4,7 @@
 
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import { wasmCapabilities } from "../wasm/capabilities.js";
-import type { WasmTarget } from "../wasm/kernel.js";
+import type { CpuTarget } from "../backend_contract.js";
 import { isUnsupported } from "../kernel/declined.js";
 import { emitFusionKernelC } from "./emit_c_fusion.js";
 
@@ -22,12 +22,15 @@ const cCapabilities = probedCapabilities((fused) => {
 /** By the target's features (devices of one kind each hold a target of their own). */
 const byTarget = new Map<string, LoweringCapabilities>();
 
-export function nativeCapabilities(target: WasmTarget): LoweringCapabilities {
-  const key = JSON.stringify(target);
+export function nativeCapabilities(target: CpuTarget): LoweringCapabilities {
+  const key = JSON.stringify(target.wasm);
   let capabilities = byTarget.get(key);
   if (capabilities === undefined) {
     const wasm = wasmCapabilities(target);
-    capabilities = { canLowerScalar: (inst) => (cCapabilities.canLowerScalar(inst) === true ? true : wasm.canLowerScalar(inst)) };
+    capabilities = {
+      canLowerScalar: (inst) => (cCapabilities.canLowerScalar(inst) === true ? true : wasm.canLowerScalar(inst)),
+      canLowerReduction: (inst) => (cCapabilities.canLowerReduction(inst) === true ? true : wasm.canLowerReduction(inst)),
+    };
     byTarget.set(key, capabilities);
   }
   return capabilities;

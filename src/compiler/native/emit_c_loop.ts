@@ -117,17 +117,15 @@ function indexExpr(e: IndexExpr, names: ReadonlyMap<number, string>, top = true)
 }
 
 /**
- * Prints a kernel (kernel/kernel_ir.ts) as a C function of the native calling
- * convention (mem, args, begin, end): index variables are int64_t, pointers restrict,
- * the scalar element loop carries `#pragma GCC ivdep` (outputs never overlap inputs
- * except exactly, element for element, when written in place), a vector section is
- * guarded by VECTOR_CONDITION and its helpers defined before the function.
+ * Prints a kernel (kernel/kernel_ir.ts) as `static void name(mem, args, <its index
+ * parameters as int64_t>)`, the native calling convention (kernel.ts) when those are
+ * (begin, end): index variables are int64_t, pointers restrict, the scalar element loop
+ * carries `#pragma GCC ivdep` (outputs never overlap inputs except exactly, element for
+ * element, when written in place), a vector section is guarded by VECTOR_CONDITION and
+ * its helpers defined before the function.
  */
-function printKernelC(k: Kernel): string[] {
+export function printKernelC(k: Kernel, name = SYM): string[] {
   const g = k.graph;
-  if (k.params.join() !== "begin,end" || k.units.from !== "begin" || k.units.to !== "end") {
-    throw new Error(`a C kernel's parameters are (begin, end) of its units, not (${k.params.join(", ")})`);
-  }
   const leaves = new Map<number, string>();
   let at = k.inner;
   const values: CValues = new CValues(g, {
@@ -145,7 +143,7 @@ function printKernelC(k: Kernel): string[] {
     return r === undefined || r.stride !== 1 || n.type !== "f32" ? undefined : `xk_vload(${r.pointer} + ${at})`;
   };
   const math = new Set<string>();
-  const lines: string[] = [`static void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {`];
+  const lines: string[] = [`static void ${name}(uint8_t *mem, const uint32_t *args${k.params.map((p) => `, int64_t ${p}`).join("")}) {`];
   /** In a vector loop: its index, lanes and copies, and each copy's vector values once computed. */
   type VectorLoop = { readonly index: string; readonly lanes: number; readonly copies: number; readonly values: VectorValues[] };
   const print = (body: readonly Stmt[], indent: string, vectors?: VectorLoop): void => {
@@ -209,7 +207,7 @@ function printKernelC(k: Kernel): string[] {
       }
     }
   };
-  lines.push(`  for (int64_t ${k.units.index} = begin; ${k.units.index} < end; ${k.units.index}++) {`);
+  lines.push(`  for (int64_t ${k.units.index} = ${k.units.from}; ${k.units.index} < ${k.units.to}; ${k.units.index}++) {`);
   print(k.unit, "    ");
   lines.push(`  }`);
   if (k.fence) lines.push(`#if ${VECTOR_CONDITION}`, `  xk_stream_fence();`, `#endif`);

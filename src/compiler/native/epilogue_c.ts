@@ -6,9 +6,11 @@
 // to memory once more, never read back by another kernel.
 //
 // The epilogue is kernel/epilogue_plan.ts's plan (planEpilogue: the fused root over (row, col)
-// of the product, the product being input number operandCount), written as a C loop
-// over the columns that the compiler vectorizes (native-core's CValues for the ops, so
-// every elementwise op the C loop fusions take works here too).
+// of the product, the product being input number operandCount), built as statements by
+// kernel/loop_kernel.ts's epilogueKernel (as the WebAssembly epilogue is) and printed by
+// emit_c_loop.ts's printKernelC: the vector section on AVX-512, the scalar loop the C
+// compiler vectorizes elsewhere, with native-core's CValues for the ops, so every
+// elementwise op the C loop fusions take works here too.
 //
 // A result written over an operand the epilogue reads (the planner's in-place case,
 // where k is in one block) keeps each row tile's product in scratch (gemmRoutine's
@@ -16,57 +18,34 @@
 // core that case gets the WebAssembly kernel.
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
-import { reachable, dependsOn } from "../kernel/kernel_plan.js";
+import { reachable } from "../kernel/kernel_plan.js";
+import { epilogueKernel } from "../kernel/loop_kernel.js";
 import { outputCore, planEpilogue, type EpiloguePlan } from "../kernel/epilogue_plan.js";
 import { convGeometry, planConv } from "../kernel/conv_plan.js";
 import { checkGemmSpec, gemmSpecOfDot, planGemm } from "../kernel/gemm_plan.js";
 import type { Unsupported } from "../kernel/declined.js";
 import { SYM, symbolize } from "./c_source.js";
-import { CFail, CValues, checkCType, cType } from "./c_values.js";
+import { CFail, checkCType } from "./c_values.js";
 import { convRoutine } from "./conv_c.js";
-import { LoadPlan } from "./emit_c_loop.js";
+import { NATIVE_VECTOR_TARGET, printKernelC } from "./emit_c_loop.js";
 import { anyGemmRoutine, gemmRoutine } from "./gemm_c.js";
 import { gemmFamily, type GemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
-import { appendAll } from "../../types/arrays.js";
 
 /**
- * `static void <SYM>_epi(uint8_t *mem, const uint32_t *args, uint32_t out_at, int64_t r0,
- * int64_t r1, int64_t c0, int64_t c1)`: rows [r0, r1) x columns [c0, c1) of the product
- * (rows of the whole product: batch·m for a dot, output pixels for a convolution),
- * read at args[operandCount] (the result, or where the kernel keeps the product),
- * finished into the result at out_at.
+ * `static void <SYM>_epi(uint8_t *mem, const uint32_t *args, int64_t rowBegin, int64_t
+ * rowEnd, int64_t colBegin, int64_t colEnd)`: rows [rowBegin, rowEnd) x columns
+ * [colBegin, colEnd) of the product (rows of the whole product: batch·m for a dot,
+ * output pixels for a convolution), read at args[operandCount] (the result, or where the
+ * kernel keeps the product), finished into the result at args[resultBuffer].
  */
-function epilogueSource(e: EpiloguePlan): string {
+function epilogueSource(e: EpiloguePlan, resultBuffer: number): string {
   const g = e.graph;
-  const nodes = reachable(g, [e.root]);
-  const loads = new LoadPlan(g, nodes, e.colVar, "j");
-  const all = reachable(g, [e.root, ...loads.baseNodes]);
-  for (const id of all) {
+  for (const id of reachable(g, [e.root])) {
     const n = g.node(id);
     if (n.op === "var" && id !== e.rowVar && id !== e.colVar) throw new CFail(`epilogue: an index variable other than the product's row and column (${n.attr})`);
   }
-  const varying = dependsOn(g, all, e.colVar);
-  const values = new CValues(g, { load: loads.load, leaf: (n) => (n.id === e.colVar ? "j" : "row") });
-  loads.names = values.names;
-  const t = cType(e.type);
-  const lines: string[] = [];
-  lines.push(`static void ${SYM}_epi(uint8_t *mem, const uint32_t *args, uint32_t out_at, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {`);
-  lines.push("  for (int64_t row = r0; row < r1; row++) {");
-  values.emit(all.filter((id) => !varying.has(id)), lines, "    ");
-  appendAll(lines, loads.pointers(values.names).map((l) => `    ${l}`));
-  // Not restrict: the product is read through one of the pointers above at the element written.
-  const es = ELEMENT_TYPES[e.type as ElementType].storageBytes;
-  lines.push(`    ${t} *out = ((${t} *)(mem + (uint32_t)(out_at + (uint32_t)(row * ${e.cols * es}))));`);
-  lines.push("#pragma GCC ivdep");
-  lines.push("    for (int64_t j = c0; j < c1; j++) {");
-  values.emit(nodes.filter((id) => varying.has(id)), lines, "      ");
-  lines.push(`      out[j] = ${values.names.get(e.root)};`);
-  lines.push("    }");
-  lines.push("  }");
-  lines.push("}");
-  return lines.join("\n");
+  return printKernelC(epilogueKernel(e, NATIVE_VECTOR_TARGET, resultBuffer), `${SYM}_epi`).join("\n");
 }
 
 /**
@@ -87,12 +66,13 @@ export function emitOutputFusionC(
   try {
     checkCType(plan.type);
     for (const node of plan.graph.nodes) if (node.op === "load") checkCType(node.type);
-    epi = epilogueSource(plan);
+    // In place, the caller's argument list moves the product (args[n]) and puts the result after it.
+    epi = epilogueSource(plan, inPlace ? n + 1 : n);
   } catch (e) {
     if (e instanceof CFail) return { unsupported: e.message };
     throw e;
   }
-  const call = (rows: string): string => `${SYM}_epi(mem, args, args[${n}], ${rows}, c0, c1);`;
+  const call = (rows: string): string => `${SYM}_epi(mem, args, ${rows}, c0, c1);`;
   let routine: { source: string; parallelExtent: number; scratchBytes: number; costPerUnit: number };
   let coreName: string;
   let entry: string;
@@ -110,7 +90,8 @@ export function emitOutputFusionC(
       const es = spec.elementType === "f32" ? 4 : 8;
       const finish = `{ uint32_t pargs[${n + 2}]; memcpy(pargs, args, sizeof pargs);
           pargs[${n}] = (uint32_t)((uint8_t *)prod - mem) - (uint32_t)((bi * ${spec.m} + fr0) * ${spec.n * es});
-          ${SYM}_epi(mem, pargs, args[${n}], bi * ${spec.m} + fr0, bi * ${spec.m} + fr1, c0, c1); }`;
+          pargs[${n + 1}] = args[${n}];
+          ${SYM}_epi(mem, pargs, bi * ${spec.m} + fr0, bi * ${spec.m} + fr1, c0, c1); }`;
       routine = gemmRoutine(schedule, family, SYM, finish, true);
     } else {
       routine = anyGemmRoutine(schedule, family, SYM, call(`bi * ${spec.m} + fr0, bi * ${spec.m} + fr1`));

@@ -83,10 +83,11 @@ function canBeGroupRoot(inst: Instruction): boolean {
 }
 
 
-/** Why the target cannot lower `inst` in a fused kernel; undefined when it can, or when `inst` is an index op, a reduce or a constant (fusion's own rules decide those). */
+/** Why the target cannot lower `inst` in a fused kernel; undefined when it can, or when `inst` is an index op or a constant (fusion's own rules decide those). */
 function declined(inst: Instruction, capabilities: LoweringCapabilities | undefined): string | undefined {
-  if (capabilities === undefined || !OP_TABLE[inst.opcode].elementwise || INDEX_OPS.has(inst.opcode)) return undefined;
-  const answer = capabilities.canLowerScalar(inst);
+  if (capabilities === undefined || INDEX_OPS.has(inst.opcode)) return undefined;
+  const answer = inst.opcode === "reduce" ? capabilities.canLowerReduction(inst)
+    : OP_TABLE[inst.opcode].elementwise ? capabilities.canLowerScalar(inst) : true;
   return answer === true ? undefined : answer.unsupported;
 }
 

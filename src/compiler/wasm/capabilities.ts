@@ -3,13 +3,14 @@
 
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import { emitFusionKernel } from "./emit_loop.js";
-import type { WasmTarget } from "./kernel.js";
+import type { CpuTarget } from "../backend_contract.js";
 import { isUnsupported } from "../kernel/declined.js";
 
 /** By the target's features (devices of one kind each hold a target of their own). */
 const byTarget = new Map<string, LoweringCapabilities>();
 
-export function wasmCapabilities(target: WasmTarget): LoweringCapabilities {
+/** What the WebAssembly generators lower for the engine features `target.wasm` (the rest of the target is not theirs). */
+export function wasmCapabilities({ wasm: target }: CpuTarget): LoweringCapabilities {
   const key = JSON.stringify(target);
   let capabilities = byTarget.get(key);
   if (capabilities === undefined) {

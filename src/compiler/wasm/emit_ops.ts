@@ -30,7 +30,6 @@ export const VECTOR_ARITH: Readonly<Record<string, (f: FunctionBuilder) => void>
     f.f64x2Sqrt().localSet(t).f64x2Const(1, 1).localGet(t).f64x2Div();
   },
   "i32.add": (f) => f.i32x4Add(), "i32.sub": (f) => f.i32x4Sub(), "i32.mul": (f) => f.i32x4Mul(),
-  "i32.abs": (f) => f.i32x4Abs(), "i32.neg": (f) => f.i32x4Neg(),
   "i64.add": (f) => f.i64x2Add(), "i64.sub": (f) => f.i64x2Sub(),
 };
 

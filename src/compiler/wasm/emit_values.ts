@@ -309,9 +309,7 @@ export class ValueEmitter {
     if (c === "i64") {
       const x = this.scalar.get(a)!;
       switch (op) {
-        case "neg": f.i64Const(0).localGet(x).i64Sub(); return;
         case "not": f.localGet(x).i64Const(-1).i64Xor(); return;
-        case "abs": f.i64Const(0).localGet(x).i64Sub().localGet(x).localGet(x).i64Const(0).i64LtS().select(); return;
         case "sign": f.localGet(x).i64Const(0).i64GtS().localGet(x).i64Const(0).i64LtS().i32Sub().i64ExtendI32S(); return;
         case "clz": f.localGet(x).i64Clz(); return;
         case "popcnt": f.localGet(x).i64Popcnt(); return;
@@ -322,9 +320,7 @@ export class ValueEmitter {
     const bits = t === "pred" ? 1 : bitsOf(t);
     const mask = bits === 32 ? -1 : 2 ** bits - 1;
     switch (op) {
-      case "neg": f.i32Const(0).localGet(x).i32Sub(); break;
       case "not": f.localGet(x).i32Const(-1).i32Xor(); break;
-      case "abs": f.i32Const(0).localGet(x).i32Sub().localGet(x).localGet(x).i32Const(0).i32LtS().select(); break;
       case "sign": f.localGet(x).i32Const(0).i32GtS().localGet(x).i32Const(0).i32LtS().i32Sub(); break;
       case "clz": f.localGet(x).i32Const(mask).i32And().i32Clz().i32Const(32 - bits).i32Sub(); break;
       case "popcnt": f.localGet(x).i32Const(mask).i32And().i32Popcnt(); break;
@@ -448,7 +444,8 @@ export class ValueEmitter {
         return c === "f32" || c === "f64" || (c === "i32" && t !== "pred") || (c === "i64" && n.op !== "mul");
       case "div": case "sqrt": case "ceil": case "floor": case "roundEven": case "rsqrt":
         return c === "f32" || c === "f64";
-      case "abs": case "neg": return c === "f32" || c === "f64" || (c === "i32" && t !== "pred");
+      // On integers legalize.ts writes them as sub and max.
+      case "abs": case "neg": return c === "f32" || c === "f64";
       case "max": case "min": return c === "f32" || c === "f64" || (c === "i32" && t !== "pred");
       case "and": case "or": case "xor": case "not": return c === "i32" || c === "i64";
       default:

@@ -129,10 +129,10 @@ for (const [name, c] of programs()) {
   const { module } = runPasses(new HloModule(c.name, c), defaultPipeline());
   const lines: string[] = [];
   for (const [tname, target] of WASM_TARGETS) {
-    const p = planProgram(module, target);
+    const p = planProgram(module, { wasm: target });
     for (const k of p.kernels) if (!isProgramNativeKernel(k)) lines.push(`${name} | wasm ${tname} | ${k.name} | ${sha(k.bytes)}`);
   }
-  const p = planProgram(module, WASM_TARGETS[0]![1], NATIVE);
+  const p = planProgram(module, { wasm: WASM_TARGETS[0]![1], native: NATIVE });
   for (const k of p.kernels) lines.push(`${name} | native | ${k.name} | ${isProgramNativeKernel(k) ? sha(k.c.source) : `wasm ${sha(k.bytes)}`}`);
   console.log(lines.join("\n"));
 }

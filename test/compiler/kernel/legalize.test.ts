@@ -1,6 +1,7 @@
 // XLA's edge semantics as legalize.ts writes them (integer divide and remainder by zero
-// and at INT_MIN / -1, shifts by the width and past it and by negative amounts) and as
-// the float maximum and minimum primitives keep them (NaN, signed zeros): every pair of
+// and at INT_MIN / -1, shifts by the width and past it and by negative amounts, negate
+// and abs of INT_MIN) and as the float maximum and minimum and the float to integer
+// convert primitives keep them (NaN, signed zeros, out-of-range values): every pair of
 // edge values through the WebAssembly and the C kernels, against the interpreter.
 
 import { test, type TestContext } from "node:test";
@@ -37,17 +38,17 @@ function pairs(xs: readonly Value[], ys: readonly Value[]): [Value[], Value[]] {
  * `backend` and on the interpreter; asserts a compiled kernel ran and the results are
  * identical (NaN equals NaN, -0 differs from +0).
  */
-function check(t: TestContext, backend: "wasm" | "native", ops: readonly string[], type: ElementType, a: readonly Value[], b: readonly Value[]): void {
+function check(t: TestContext, backend: "wasm" | "native", ops: readonly string[], type: ElementType, a: readonly Value[], b?: readonly Value[], resultType = type): void {
   if (backend === "native" && typeof nativeToolchain() === "string") {
     t.diagnostic(`native skipped: ${nativeToolchain() as string}`);
     return;
   }
   const n = a.length;
-  const lines = ops.map((op, k) => `  r${k} = ${type}[${n}] ${op}(a, b)`);
-  const text = `HloModule m\nENTRY e {\n  a = ${type}[${n}] parameter(0)\n  b = ${type}[${n}] parameter(1)\n${lines.join("\n")}\n`
-    + `  ROOT r = (${ops.map(() => `${type}[${n}]`).join(", ")}) tuple(${ops.map((_, k) => `r${k}`).join(", ")})\n}\n`;
+  const lines = ops.map((op, k) => `  r${k} = ${resultType}[${n}] ${op}(a${b === undefined ? "" : ", b"})`);
+  const text = `HloModule m\nENTRY e {\n  a = ${type}[${n}] parameter(0)\n${b === undefined ? "" : `  b = ${type}[${n}] parameter(1)\n`}${lines.join("\n")}\n`
+    + `  ROOT r = (${ops.map(() => `${resultType}[${n}]`).join(", ")}) tuple(${ops.map((_, k) => `r${k}`).join(", ")})\n}\n`;
   const module = parseHlo(text);
-  const args = [Literal.fromValues(type, [n], a as never), Literal.fromValues(type, [n], b as never)];
+  const args = [Literal.fromValues(type, [n], a as never), ...(b === undefined ? [] : [Literal.fromValues(type, [n], b as never)])];
   const want = evaluate(module.entry, args);
   const exe = compileSync(module, { backend });
   try {
@@ -83,6 +84,32 @@ for (const backend of ["wasm", "native"] as const) {
     }
   });
 
+  test(`integer negate and abs wrap at INT_MIN (${backend})`, (t) => {
+    for (const type of INTS.filter((x) => ELEMENT_TYPES[x].kind === "signed")) {
+      const { min, max } = integerRange(type);
+      const values = [min, min + 1n, -2n, -1n, 0n, 1n, 2n, max - 1n, max].filter((v) => v >= min && v <= max).map((v) => asType(type, v));
+      check(t, backend, ["negate", "abs"], type, values);
+    }
+    for (const type of INTS.filter((x) => ELEMENT_TYPES[x].kind === "unsigned")) {
+      const { max } = integerRange(type);
+      check(t, backend, ["negate"], type, [0n, 1n, 2n, max - 1n, max].map((v) => asType(type, v)));
+    }
+  });
+
+  test(`float to integer convert truncates, saturates at the bounds and takes NaN to 0 (${backend})`, (t) => {
+    for (const from of ["f32", "f64", "f16", "bf16"] as const) {
+      for (const to of INTS) {
+        const { min, max } = integerRange(to);
+        // The bounds, just inside and outside them (as far as the source type tells them apart), ±0.5 and ±1.5 around them.
+        const near = [min, max].flatMap((v) => [-1.5, -1, -0.5, 0, 0.5, 1, 1.5].map((d) => Number(v) + d));
+        const values = [NaN, -NaN, Infinity, -Infinity, 0, -0, 0.5, -0.5, 0.99, -0.99, 1.5, -1.5, 2.5, -2.5, 1e30, -1e30, 3e9, -3e9, 2 ** 31, -(2 ** 31), 2 ** 63, -(2 ** 63), 2 ** 64, ...near];
+        // Repeated past the size at which the loops take their vector forms (C's: 16384 elements).
+        const reps = from === "f32" ? Math.ceil(20000 / values.length) : 1;
+        check(t, backend, ["convert"], from, Array.from({ length: reps }, () => values).flat(), undefined, to);
+      }
+    }
+  });
+
   test(`float maximum and minimum propagate NaN and order -0 below +0 (${backend})`, (t) => {
     const edges = [NaN, -0, 0, 1, -1, Infinity, -Infinity, 1.5, -2.5];
     const [a0, b0] = pairs(edges, edges);
@@ -95,6 +122,25 @@ for (const backend of ["wasm", "native"] as const) {
     }
   });
 }
+
+test("legalize leaves no integer negation or abs, and leaves float ones and converts alone", () => {
+  for (const type of INTS) {
+    const g = new KernelGraph();
+    const x = g.load(0, type, g.variable(0, 8));
+    for (const op of ["neg", "abs"] as const) {
+      const ops = reachable(g, [legalize(g, g.op(op, type, [x]))]).map((id) => g.node(id).op);
+      assert.ok(!ops.includes(op), `${op} on ${type} still has ${op}: ${ops.join(" ")}`);
+    }
+  }
+  const g = new KernelGraph();
+  const f = g.load(0, "f32", g.variable(0, 8));
+  for (const op of ["neg", "abs"] as const) {
+    const n = g.op(op, "f32", [f]);
+    assert.equal(legalize(g, n), n);
+  }
+  const c = g.op("convert", "s32", [f]);
+  assert.equal(legalize(g, c), c);
+});
 
 test("legalize leaves no integer divide, remainder or shift for a renderer, and leaves floats and indices alone", () => {
   for (const type of INTS) {

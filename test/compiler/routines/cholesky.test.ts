@@ -84,7 +84,7 @@ test("cholesky: the compiled program runs it as a kernel", async () => {
 test("cholesky: complex and narrow float types are left to the interpreter, with the reason", async () => {
   for (const t of ["c128", "bf16"] as const) {
     const c = build(t, [3, 3], true);
-    const kernel = compileRoutine(c.root, detectWasmTarget());
+    const kernel = compileRoutine(c.root, { wasm: detectWasmTarget() });
     assert.ok(isUnsupported(kernel) && kernel.unsupported.includes(`${t} runs on the interpreter's kernel`), t);
     const exe = await compile(c);
     try {
@@ -96,6 +96,6 @@ test("cholesky: complex and narrow float types are left to the interpreter, with
 });
 
 test("cholesky: a matrix too large for the compiled routine's scratch is left to the interpreter, with the reason", () => {
-  const kernel = compileRoutine(build("f32", [3000, 3000], true).root, detectWasmTarget());
+  const kernel = compileRoutine(build("f32", [3000, 3000], true).root, { wasm: detectWasmTarget() });
   assert.ok(isUnsupported(kernel) && /needs more scratch/.test(kernel.unsupported));
 });

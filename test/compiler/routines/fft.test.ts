@@ -117,8 +117,8 @@ test("fft: StableHLO's fft.mlir cases pass on the wasm backend with each fft a c
 });
 
 test("fft: a 2-D transform whose work array would not fit the scratch limit is left to the interpreter, with the reason", () => {
-  const big = compileRoutine(build("c64", [2048, 4096], "FFT", [2048, 4096]).root, detectWasmTarget());
+  const big = compileRoutine(build("c64", [2048, 4096], "FFT", [2048, 4096]).root, { wasm: detectWasmTarget() });
   assert.ok(isUnsupported(big) && /bytes of scratch per thread/.test(big.unsupported));
   // The same shape in c128 transforms in place in its result: no work array in scratch.
-  assert.ok(!isUnsupported(compileRoutine(build("c128", [2048, 4096], "FFT", [2048, 4096]).root, detectWasmTarget())));
+  assert.ok(!isUnsupported(compileRoutine(build("c128", [2048, 4096], "FFT", [2048, 4096]).root, { wasm: detectWasmTarget() })));
 });

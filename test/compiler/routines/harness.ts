@@ -100,7 +100,7 @@ function ranges(n: number): [number, number][] {
 export function checkRoutine(
   c: Computation, args: readonly Literal[], what: string, options: CompareOptions = {}, expected: Literal = evaluate(c, args),
 ): number {
-  const kernel = compileRoutine(c.root, TARGET);
+  const kernel = compileRoutine(c.root, { wasm: TARGET });
   if (isUnsupported(kernel)) assert.fail(`${what}: unsupported: ${kernel.unsupported}`);
   const parts = expected.shape.kind === "tuple" ? expected.elements : [expected];
   runKernel(kernel, c, args).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel, result ${i})`, options));

@@ -152,7 +152,7 @@ test("triangular-solve: f64 and complex types are left to the interpreter, with 
   for (const t of ["f64", "c64"] as const) {
     const c: Case = { t, batch: [], n: 3, cols: 2, leftSide: true, lower: true, unitDiagonal: false, transposeA: "NO_TRANSPOSE" };
     const computation = build(c);
-    const kernel = compileRoutine(computation.root, detectWasmTarget());
+    const kernel = compileRoutine(computation.root, { wasm: detectWasmTarget() });
     const reason = new RegExp(`${t} runs on the interpreter's kernel`);
     assert.ok(isUnsupported(kernel) && reason.test(kernel.unsupported));
     const exe = await compile(computation);
