@@ -4,30 +4,13 @@
 // program with everything) with the values computed here in plain arithmetic. Small
 // integers in f32: every result is exact, so the comparisons are equalities.
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { evaluate, Literal, parseStableHlo, partition, passNamed, runPartitioned, runPass } from "../../../src/index.js";
-import { createClient, type Client } from "../../../src/runtime/index.js";
-import { meshTable } from "../../../src/sharding/mesh.js";
+import { Literal, parseStableHlo, partition, passNamed, runPass } from "../../../src/index.js";
 import { ShardingError } from "../../../src/sharding/axis.js";
+import { shardedRunner, unsharded } from "./both_ways.js";
 
-let client: Client;
-before(async () => {
-  client = await createClient({ deviceCount: 8, collectiveTimeoutMs: 10_000 });
-});
-after(async () => {
-  await client.close();
-});
-
-function unsharded(text: string, args: readonly Literal[]): Literal[] {
-  const m = parseStableHlo(text, "test.mlir");
-  const r = evaluate(m.entry, args, { meshes: meshTable(m) });
-  return r.shape.kind === "tuple" ? [...r.elements] : [r];
-}
-
-async function sharded(text: string, args: readonly Literal[]): Promise<Literal[]> {
-  return runPartitioned(client, partition(parseStableHlo(text, "test.mlir")), args);
-}
+const sharded = shardedRunner(8);
 
 /** Meshes of 2, 4 and 8 devices, and the axes that shard a matrix's rows and columns and a dot's output columns on each. */
 const MESHES = [
