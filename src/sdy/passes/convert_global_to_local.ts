@@ -211,7 +211,9 @@ export function maxChannelId(module: HloModule): number {
  */
 function groupsFor(ctx: Context, sharding: TensorSharding, axes: readonly AxisRef[], what: string): { replicaGroups: number[][]; replicaGroupMeshAxes?: ReplicaGroupMeshAxes } {
   const replicaGroups = replicaGroupsForAxes(meshOfSharding(ctx, sharding), axes, what);
-  if (!ctx.options.enableRgv3 || typeof sharding.meshOrRef !== "string" || axes.some((a) => a.subAxis !== undefined)) return { replicaGroups };
+  // Mesh axes name the groups of an iota mesh only: explicit device ids keep the lists.
+  if (!ctx.options.enableRgv3 || typeof sharding.meshOrRef !== "string" || axes.some((a) => a.subAxis !== undefined)
+    || meshOfSharding(ctx, sharding).deviceIds !== undefined) return { replicaGroups };
   return { replicaGroups, replicaGroupMeshAxes: { mesh: sharding.meshOrRef, axes: axes.map((a) => a.name) } };
 }
 

@@ -6,7 +6,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Literal, parseStableHlo, partition, passNamed, runPass } from "../../../src/index.js";
+import { Literal, parseStableHlo, partition, passNamed, runPass, splitArguments } from "../../../src/index.js";
 import { ShardingError } from "../../../src/sharding/axis.js";
 import { shardedRunner, unsharded } from "./both_ways.js";
 
@@ -188,4 +188,28 @@ func.func private @f(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]
 }`;
   assert.throws(() => runPass(passNamed("-sdy-convert-global-to-local=partition-count=2"), parseStableHlo(text, "test.mlir"), { verify: false, log: () => {} }),
     (e: unknown) => e instanceof ShardingError && /call.*operand 0 is local f32\[4\] but @f takes f32\[8\]/.test(e.message));
+});
+
+test("a mesh with explicit device_ids partitions: each device holds the shard of its position in the list, collectives group the listed devices", async () => {
+  const text = `
+sdy.mesh @mesh = <["x"=2, "y"=2], device_ids=[3, 1, 2, 0]>
+func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %w: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> (tensor<8x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+  %io = stablehlo.iota dim = 0 : tensor<8x4xf32>
+  %s = stablehlo.add %a, %io : tensor<8x4xf32>
+  %0 = stablehlo.dot_general %s, %w, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+  return %0 : tensor<8x6xf32>
+}`;
+  const p = partition(parseStableHlo(text, "test.mlir"));
+  // Device 3 sits at position (0, 0): the first rows and columns of a.
+  const a = values([8, 4], (i) => (i % 5) - 2);
+  const w = values([4, 6], (i) => (i % 3) - 1);
+  const pieces = splitArguments(p, [a, w]);
+  assert.deepEqual(pieces[3]![0]!.toNested(), (a.toNested() as number[][]).slice(0, 4).map((row) => row.slice(0, 2)));
+  const [got] = await sharded(text, [a, w]);
+  const A = a.toNested() as number[][];
+  const W = w.toNested() as number[][];
+  const byHand = A.map((row, r) => W[0]!.map((_, j) => row.reduce((sum, x, k) => sum + (x + r) * W[k]![j]!, 0)));
+  assert.deepEqual(got!.toNested(), byHand);
+  assert.deepEqual(got!.toNested(), unsharded(text, [a, w])[0]!.toNested());
 });
