@@ -45,12 +45,14 @@ const hasDynamicDimension = (shape: Shape): boolean =>
  * Device arrays have static shapes: a run-time dimension size (set-dimension-size,
  * dynamic-reshape, bounded dimensions) would be lost on the way through device memory
  * and the program would read its bound instead. Refused rather than silently wrong.
+ * A shape-polymorphic program compiles once refined for its arguments' shapes, as the
+ * runtime client's execute, `xlats run` and `xlats test` do (refineEntry).
  */
 function refuseDynamicDimensions(module: HloModule): void {
   for (const c of module.computations) {
     for (const inst of c.instructions) {
       if (hasDynamicDimension(inst.shape)) {
-        throw new CompileError(`${module.name}: the wasm backend does not support dynamic dimensions (${inst.name} has shape ${shapeToString(inst.shape)}); use the interpreter backend`);
+        throw new CompileError(`${module.name}: ${inst.name} has dynamic dimensions (shape ${shapeToString(inst.shape)}), and compiled programs have static shapes: refine the program for its arguments' shapes first (refineEntry), or run it through a runtime Client, whose execute does so; bounded dynamic sizes run on the interpreter backend`);
       }
     }
   }

@@ -11,7 +11,9 @@ import { OP_TABLE, type OpAttributes } from "../ir/opcodes.js";
 import { ExecutionError } from "../types/errors.js";
 import { checkDeviceCount } from "../types/resource.js";
 import { Literal } from "../types/literal.js";
-import { shapesEqual, shapeToString, type Shape } from "../types/shape.js";
+import { elementCount, shapesCompatible, shapesEqual, shapeToString, type Shape } from "../types/shape.js";
+import { isInteger, isPred } from "../types/element_type.js";
+import { hasDynamicShapes, refineEntry } from "../passes/refine_shapes.js";
 import type { Backend, BackendCompileOptions } from "./backend.js";
 import { defaultBackend, getBackend } from "./backend_registry.js";
 import { collectiveGroupMode, formProcessGroups } from "../interpreter/collective_groups.js";
@@ -173,11 +175,31 @@ export class LoadedExecutable {
     if (this.deleted) throw new ExecutionError(`${use}: the executable has been deleted`);
   }
 
+  /**
+   * @internal a program with dynamic shapes: compiled at each execution for the shapes
+   * of its arguments, once per shape signature (Client.executeRefined).
+   */
+  specializations?: Specializations;
+
   /** Device of logical process `id` (replica * partitions + partition). */
   deviceOf(id: number): number {
     return this.deviceAssignment[Math.floor(id / this.partitions)]![id % this.partitions]!;
   }
 }
+
+/** The compiled forms of a dynamic program, by the shapes (and, where shapes alone leave sizes open, the values) of the arguments. */
+interface Specializations {
+  readonly options: ClientCompileOptions;
+  readonly compiled: Map<string, LoadedExecutable>;
+}
+
+/** What of an argument's value refinement may use (a small integer array: a dimension size or a shape vector), as text. */
+function valueKey(l: Literal): string {
+  return l.shape.kind === "array" && (isInteger(l.elementType) || isPred(l.elementType)) && elementCount(l.shape) <= 64 ? l.toNumbers().join(" ") : "";
+}
+
+/** Compiled forms a dynamic program keeps; past that, the oldest is unloaded. */
+const MAX_SPECIALIZATIONS = 16;
 
 interface Pending {
   resolve(value: WireValue, outfeed?: readonly WireValue[]): void;
@@ -288,6 +310,16 @@ export class Client {
     if (count > this.devices.length) {
       throw new ExecutionError(`compile: ${count} processes need ${count} devices, the client has ${this.devices.length}`);
     }
+    if (computations.some((c) => hasDynamicShapes(c))) {
+      // Device arrays have static shapes: compiled when the arguments' shapes are known.
+      const specializations: Specializations = { options: { ...options, replicas, partitions, deviceAssignment: assignment }, compiled: new Map() };
+      const exe = new LoadedExecutable(replicas, partitions, assignment, computations.map(() => -1), computations, 0, 0, 0, () => {
+        for (const e of specializations.compiled.values()) e.delete();
+        specializations.compiled.clear();
+      });
+      exe.specializations = specializations;
+      return exe;
+    }
     // One prepared program per distinct computation.
     const ids = new Map<Computation, number>();
     const prepared = new Map<number, unknown>();
@@ -338,6 +370,7 @@ export class Client {
     exe.checkLive("execute");
     const count = exe.replicas * exe.partitions;
     if (args.length !== count) throw new ExecutionError(`execute: expected arguments for ${count} processes, got ${args.length}`);
+    if (exe.specializations !== undefined) return this.executeRefined(exe, exe.specializations, args, options);
     args.forEach((list, id) => {
       const params = exe.computations[id]!.parameters;
       if (list.length !== params.length) {
@@ -499,6 +532,70 @@ export class Client {
       }
       exe.end();
     }
+  }
+
+  /**
+   * Runs a program with dynamic shapes: refined for its arguments' shapes (StableHLO's
+   * refine-shapes, as `xlats run` does), compiled once per shape signature and run
+   * static. Where the shapes leave a size open and small integer arguments fix it
+   * (older JAX exports pass dimension sizes as values), refined for those values too.
+   */
+  private async executeRefined(
+    exe: LoadedExecutable, specializations: Specializations, args: readonly (readonly (DeviceBuffer | Literal)[])[], options: ExecuteOptions,
+  ): Promise<DeviceBuffer[]> {
+    args.forEach((list, id) => {
+      const params = exe.computations[id]!.parameters;
+      if (list.length !== params.length) throw new ExecutionError(`execute: process ${id} expects ${params.length} argument(s), got ${list.length}`);
+      list.forEach((a, k) => {
+        if (!shapesCompatible(a.shape, params[k]!.shape)) {
+          throw new ExecutionError(`execute: process ${id} argument ${k} has shape ${shapeToString(a.shape)}, which ${shapeToString(params[k]!.shape)} does not admit`);
+        }
+        if (a instanceof DeviceBuffer) a.checkLive(`execute: process ${id} argument ${k}`);
+      });
+    });
+    const shapes = args.map((list) => list.map((a) => a.shape));
+    const signature = shapes.map((list) => list.map((s) => shapeToString(s)).join(",")).join(";");
+    let compiled = specializations.compiled.get(signature);
+    if (compiled === undefined) {
+      let refined = this.refineAll(exe, shapes, []);
+      let key = signature;
+      if (refined.some((c) => hasDynamicShapes(c))) {
+        const values = await Promise.all(args.map((list) => Promise.all(list.map((a) => (a instanceof DeviceBuffer ? a.toLiteral() : a)))));
+        refined = this.refineAll(exe, shapes, values);
+        key = `${signature}|${values.map((list) => list.map(valueKey).join(",")).join(";")}`;
+      }
+      compiled = specializations.compiled.get(key);
+      if (compiled === undefined) {
+        const { replicas, partitions } = exe;
+        const grid = Array.from({ length: replicas }, (_, r) => refined.slice(r * partitions, (r + 1) * partitions));
+        compiled = await this.compile(grid, specializations.options);
+        if (exe.isDeleted) {
+          compiled.delete();
+          exe.checkLive("execute");
+        }
+        if (specializations.compiled.size >= MAX_SPECIALIZATIONS) {
+          const [oldest, first] = specializations.compiled.entries().next().value!;
+          specializations.compiled.delete(oldest);
+          first.delete();
+        }
+        specializations.compiled.set(key, compiled);
+      }
+    }
+    return this.execute(compiled, args, options);
+  }
+
+  /** Each process's computation refined for its arguments (processes that run one computation on the same shapes share the refined one). */
+  private refineAll(exe: LoadedExecutable, shapes: readonly (readonly Shape[])[], values: readonly (readonly Literal[])[]): Computation[] {
+    const made = new Map<string, Computation>();
+    return exe.computations.map((c, id) => {
+      const key = `${exe.computations.indexOf(c)}:${shapes[id]!.map((s) => shapeToString(s)).join(",")}:${(values[id] ?? []).map(valueKey).join(",")}`;
+      let refined = made.get(key);
+      if (refined === undefined) {
+        refined = refineEntry(c, shapes[id]!, values[id] ?? []);
+        made.set(key, refined);
+      }
+      return refined;
+    });
   }
 
   /** Compiles and runs in one step, with host literals in and out. */

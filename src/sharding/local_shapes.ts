@@ -1,8 +1,8 @@
 // What a global (sharded) tensor looks like on one device, and which devices of a mesh
 // talk to each other along some axes: the arithmetic behind -sdy-convert-global-to-local.
 // Devices are numbered row-major over the mesh's axes (the iota mesh); a mesh with
-// explicit device ids places device d at d's position in its list (offset tables and
-// permutations); replica groups over such a mesh are refused, the lit tests do not settle them.
+// explicit device ids places device d at d's position in its list: offset tables,
+// permutations and replica groups (its members in mesh order) all follow from that.
 
 import { arrayShape, type ArrayShape } from "../types/shape.js";
 import { indexAlongAxisRef, meshAxisSize, ShardingError, totalAxesSize, axisToString } from "./axis.js";
@@ -22,12 +22,6 @@ export function localShape(shape: ArrayShape, sharding: TensorSharding, mesh: Me
     return size / parts;
   });
   return arrayShape(shape.elementType, dims, { layout: shape.layout });
-}
-
-function requireIotaMesh(mesh: Mesh, what: string): void {
-  if (mesh.deviceIds !== undefined) {
-    throw new ShardingError(`${what}: a mesh with explicit device_ids is not supported by convert-global-to-local`);
-  }
 }
 
 /** Device `deviceId`'s index along the full mesh axis `name`. */
@@ -90,22 +84,23 @@ export function offsetTable(mesh: Mesh, axes: readonly AxisRef[], shardSize: num
 /**
  * The groups of devices that differ only along `axes`: one group per combination of
  * the other axes (ordered by their smallest device), its members ordered by their
- * shard index along `axes` (so `axes` order decides who comes first).
+ * shard index along `axes` (so `axes` order decides who comes first). With explicit
+ * device ids, the device at each mesh position is the list's.
  */
 export function replicaGroupsForAxes(mesh: Mesh, axes: readonly AxisRef[], what: string): number[][] {
-  requireIotaMesh(mesh, what);
   const groupSize = totalAxesSize(axes, mesh);
   const groups = new Map<string, number[]>();
-  for (let d = 0; d < meshSize(mesh); d++) {
-    // The device's coordinates with the digits of `axes` zeroed name its group.
+  for (let position = 0; position < meshSize(mesh); position++) {
+    const d = mesh.deviceIds?.[position] ?? position;
+    // The position's coordinates with the digits of `axes` zeroed name its group.
     const key = mesh.axes.map((axis) => {
-      let i = fullAxisIndex(d, mesh, axis.name);
+      let i = fullAxisIndex(position, mesh, axis.name);
       for (const a of axes) {
         if (a.name !== axis.name) continue;
         if (a.subAxis === undefined) i = 0;
         else {
           const minor = axis.size / (a.subAxis.preSize * a.subAxis.size);
-          i -= indexAlongAxisRef(a, fullAxisIndex(d, mesh, axis.name), mesh) * minor;
+          i -= indexAlongAxisRef(a, fullAxisIndex(position, mesh, axis.name), mesh) * minor;
         }
       }
       return i;
@@ -117,7 +112,7 @@ export function replicaGroupsForAxes(mesh: Mesh, axes: readonly AxisRef[], what:
     }
     group[shardIndex(d, mesh, axes)] = d;
   }
-  const out = [...groups.values()];
+  const out = [...groups.values()].sort((a, b) => Math.min(...a) - Math.min(...b));
   for (const g of out) {
     if (g.length !== groupSize || g.some((x) => x === undefined)) {
       throw new ShardingError(`${what}: axes ${axes.map(axisToString).join(", ")} overlap, they make no replica groups`);

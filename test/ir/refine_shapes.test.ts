@@ -15,20 +15,13 @@ import { DEFAULT_BACKEND } from "../../src/compiler/backends.js";
 import { parseStableHlo, printStableHlo } from "../../src/text/mlir/index.js";
 import { Literal } from "../../src/types/literal.js";
 import { readNpz } from "../../src/types/npz.js";
+import { assertCloseToXla } from "../support/close.js";
 import { arrayShape } from "../../src/types/shape.js";
 import { passNamed } from "../../src/cli/pass_registry.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // dist/test/ir -> the repository root.
 const fixtures = path.resolve(here, "../../../test/fixtures/shape_poly");
-
-/** |a - b| <= 1e-5 * |b| + 1e-6 elementwise: float32 programs whose transcendental functions may differ from XLA's by an ulp or two. */
-function assertClose(actual: Literal, expected: Literal, what: string): void {
-  assert.deepEqual(actual.dimensions, expected.dimensions, `${what}: shape`);
-  const a = actual.toNumbers();
-  const b = expected.toNumbers();
-  a.forEach((x, i) => assert.ok(Math.abs(x - b[i]!) <= 1e-5 * Math.abs(b[i]!) + 1e-6, `${what}[${i}]: ${x} vs XLA's ${b[i]}`));
-}
 
 for (const name of ["weighted_rows", "doubled_pairs", "softmax_layer", "padded_window", "carried_loop"]) {
   test(`jax.export with a symbolic batch: ${name} matches XLA for batches 3 and 5`, async () => {
@@ -40,8 +33,8 @@ for (const name of ["weighted_rows", "doubled_pairs", "softmax_layer", "padded_w
       const y = arrays.get(`y${i}`)!;
       const program = refineEntry(module.entry, [x.shape]);
       assert.ok(!hasDynamicShapes(program), `${name}: the refined program is static`);
-      assertClose(evaluate(program, [x]), y, `${name} (interpreter, batch ${x.dimensions[0]})`);
-      assertClose(await getBackend(DEFAULT_BACKEND).evaluate!(program, [x]), y, `${name} (${DEFAULT_BACKEND}, batch ${x.dimensions[0]})`);
+      assertCloseToXla(evaluate(program, [x]), y, `${name} (interpreter, batch ${x.dimensions[0]})`);
+      assertCloseToXla(await getBackend(DEFAULT_BACKEND).evaluate!(program, [x]), y, `${name} (${DEFAULT_BACKEND}, batch ${x.dimensions[0]})`);
     }
   });
 }

@@ -8,7 +8,7 @@
 
 import { Computation, subcomputationsOf, type HloModule, type Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
-import { factoryFor, withEntry, withInstructions } from "../../ir/rewrite.js";
+import { factoryFor, rebuild, withEntry, withInstructions } from "../../ir/rewrite.js";
 import { usersOf } from "../../ir/traverse.js";
 import type { NamedMesh, TensorSharding } from "../../sharding/model.js";
 import { fullyReplicatedSharding, isMaximalMesh, resolveMesh, shardingEquals, shardingsEquivalent } from "../../sharding/sharding.js";
@@ -23,6 +23,7 @@ import { maxOf } from "../../types/arrays.js";
 import { addDataFlowEdges } from "./data_flow_edges.js";
 import { plain } from "./export.js";
 import { unquoteMlirString } from "../../types/mlir_string.js";
+import { quoteString } from "../../text/mlir/print_attr.js";
 
 /** By function name, the function it came from, for functions the pipeline made from named computations. */
 export type OriginalNames = Map<string, string>;
@@ -137,57 +138,65 @@ function edgeShardings(owners: readonly (Instruction | undefined)[], users: Read
 }
 
 /**
- * Every named computation becomes a call of a new private function over its body, with
- * the shardings its edges got; nested ones first (Shardy's post-order walk), so a body
- * is exported with the calls its own named computations became.
+ * Every named computation becomes a call of a new private function over its body
+ * (Shardy's export-named-computations), nested ones first (Shardy's post-order walk:
+ * a body is exported with the calls its own named computations became, and the
+ * functions are appended in that order). In the propagation pipeline (`fromEdges`) the
+ * function's arguments and the call's results take the shardings the data-flow edges
+ * got; as the standalone pass, the named computation's in and out shardings, and the
+ * function records the name it came from (`sdy.original_func_name`). One walk: each
+ * computation is converted once, so the work grows with the program, not with the
+ * square of its nesting depth.
  */
-export function exportNamedComputations(module: HloModule, names: OriginalNames): HloModule {
-  let current = module;
-  for (;;) {
-    const next = exportInnermostNamedComputations(current, names);
-    if (next === current) return current;
-    current = next;
-  }
-}
-
-const containsNamedComputation = (c: Computation): boolean =>
-  c.instructions.some((i) => i.opcode === "sdyNamedComputation" || subcomputationsOf(i).some(containsNamedComputation));
-
-function exportInnermostNamedComputations(module: HloModule, names: OriginalNames): HloModule {
+export function exportNamedComputations(module: HloModule, names: OriginalNames, fromEdges = true): HloModule {
   const taken = new Set((module.functions ?? [module.entry]).map((c) => c.name));
   const made: Computation[] = [];
-  const out = editModule(module, (c) => {
-    const edit = new ComputationEdit(c);
-    const f = factoryFor(c);
+  const converted = new Map<Computation, Computation>();
+  const convert = (c: Computation): Computation => {
+    const known = converted.get(c);
+    if (known !== undefined) return known;
     const users = usersOf(c);
-    for (const inst of c.instructions) {
-      if (inst.opcode !== "sdyNamedComputation") continue;
+    const out = rebuild(c, (inst, operands, f) => {
+      if (inst.opcode !== "sdyNamedComputation") {
+        const attrs = inst.attrs as Record<string, unknown>;
+        const repointed = Object.fromEntries(Object.entries(attrs).map(([k, v]) => [k,
+          v instanceof Computation ? convert(v) : Array.isArray(v) ? v.map((x: unknown) => (x instanceof Computation ? convert(x) : x)) : v]));
+        const changed = Object.keys(attrs).some((k) => (Array.isArray(attrs[k]) ? (attrs[k] as unknown[]).some((x, i) => x !== (repointed[k] as unknown[])[i]) : attrs[k] !== repointed[k]));
+        if (!changed) return undefined;
+        f.releaseName(inst.name);
+        return f.add(inst.opcode, operands, repointed as never, { from: inst });
+      }
       const a = (inst as Instruction<"sdyNamedComputation">).attrs;
-      if (containsNamedComputation(a.body)) continue;
-      const bodyUsers = usersOf(a.body);
-      const ins = edgeShardings(a.body.parameters, bodyUsers) ?? a.inShardings;
+      const body = convert(a.body);
       const count = a.body.root.opcode === "tuple" ? a.body.root.operands.length : 1;
       const owners = count === 1 && inst.shape.kind !== "tuple" ? [inst]
         : Array.from({ length: count }, (_, i) => (users.get(inst) ?? []).find((u) => u.opcode === "getTupleElement" && (u as Instruction<"getTupleElement">).attrs.index === i));
-      const outs = edgeShardings(owners, users) ?? a.outShardings;
+      const ins = fromEdges ? edgeShardings(a.body.parameters, usersOf(a.body)) ?? a.inShardings : a.inShardings;
+      const outs = fromEdges ? edgeShardings(owners, users) ?? a.outShardings : a.outShardings;
       // Shardy's symbol table gives a taken name the first free `_N` suffix.
       let name = a.name;
       for (let k = 0; taken.has(name); k++) name = `${a.name}_${k}`;
       taken.add(name);
-      const fn = withInstructions(a.body, a.body.instructions, a.body.root, name);
+      const fn = withInstructions(body, body.instructions, body.root, name);
       fn.visibility = "private";
       if (ins !== undefined) fn.argShardings = [...ins];
       else delete fn.argShardings;
       delete fn.resultShardings;
+      if (!fromEdges) fn.attributes = { ...fn.attributes, "sdy.original_func_name": quoteString(a.name) };
       names.set(fn.name, a.name);
       made.push(fn);
-      const call = f.add("call", inst.operands, { toApply: fn }, { from: inst, declared: inst.shape });
-      edit.substitute(inst, { ...call, ...(outs !== undefined ? { sdySharding: outs } : {}) } as Instruction);
-    }
-    return edit;
-  });
-  if (made.length === 0) return out;
-  return withFunctions(out, [...(out.functions ?? [out.entry]), ...made.map((fn) => out.computations.find((k) => k.name === fn.name) ?? fn)]);
+      f.releaseName(inst.name);
+      const call = f.add("call", operands, { toApply: fn }, { from: inst, declared: inst.shape });
+      return (outs !== undefined ? { ...call, sdySharding: outs } : call) as Instruction;
+    });
+    converted.set(c, out);
+    return out;
+  };
+  const functions = module.functions ?? [module.entry];
+  const renamed = new Map(functions.map((fn) => [fn, convert(fn)]));
+  if (made.length === 0) return module;
+  const out = withEntry(module, convert(module.entry), renamed);
+  return withFunctions(out, [...(out.functions ?? [out.entry]), ...made]);
 }
 
 function sameShardings(a: readonly (TensorSharding | undefined)[] | undefined, b: readonly (TensorSharding | undefined)[] | undefined): boolean {
@@ -344,6 +353,8 @@ export const CALL_GRAPH_PASSES: readonly PassRegistration[] = [
       };
     },
   },
+  plain("sdy-export-named-computations", "turns every named computation into a call of a new private function over its body, with its in and out shardings",
+    (m) => exportNamedComputations(m, new Map(), false)),
   plain("sdy-unflatten-call-graph", "calls of copies of one function with equal manual axes and shardings call the first of them", (m) => unflattenCallGraph(m, new Map())),
   plain("sdy-pre-order-funcs", "orders the functions as a pre-order walk of the call graph from main", preOrderFuncs),
   plain("sdy-insert-func-call-reshards", "reshards a call's results where they differ from the callee's result shardings", insertFuncCallReshards),

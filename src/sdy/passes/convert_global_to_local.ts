@@ -12,11 +12,11 @@
 import type { Pass } from "../../passes/pass.js";
 import type { PassRegistration } from "../../passes/pass_options.js";
 import type { ReplicaGroupMeshAxes } from "../../ir/attributes.js";
-import type { Computation, HloModule, Instruction } from "../../ir/computation.js";
+import { Computation, type HloModule, type Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { sourceLocation } from "../../ir/locations.js";
-import { OP_TABLE } from "../../ir/opcodes.js";
-import { factoryFor, mapComputations, withInstructions } from "../../ir/rewrite.js";
+import { OP_TABLE, type OpAttributes } from "../../ir/opcodes.js";
+import { factoryFor, withEntry, withInstructions } from "../../ir/rewrite.js";
 import { XlaError } from "../../types/errors.js";
 import { arrayShape, isArray, shapesEqual, shapeToString, tupleShape, type ArrayShape, type Shape } from "../../types/shape.js";
 import { axisContains, axisEquals, axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../../sharding/axis.js";
@@ -49,13 +49,18 @@ interface Context {
   nextChannelId: number;
   /** Computation names in use (a reduction body gets a fresh one). */
   readonly computationNames: Set<string>;
-  /** Per case branch (by name: a branch that calls a converted computation is rebuilt), the shardings of the values its parameter carries. */
+  /**
+   * Per region (a case branch, a while loop's condition or body; by name: a region that
+   * calls a converted computation is rebuilt), the shardings of the values its parameter carries.
+   */
   readonly branchParameters: Map<string, BranchParameter>;
-  /** Case branches converted, by name (a branch two conditionals share converts once). */
+  /** Regions converted, by name (a branch two conditionals share converts once). */
   readonly localBranches: Map<string, Computation>;
+  /** Functions converted (with their own signature's shardings), for the calls of them. */
+  readonly localFunctions: Map<Computation, Computation>;
 }
 
-/** A case branch's parameter: the sharding of the value it captured, or of each value of its tuple. */
+/** A region's parameter: the sharding of the value it captured, or of each value of its tuple. */
 interface BranchParameter {
   readonly tuple: boolean;
   readonly shardings: readonly (TensorSharding | undefined)[];
@@ -123,6 +128,8 @@ function elementSharding(scope: Scope, v: Instruction): TensorSharding | undefin
   if (v.opcode !== "getTupleElement" || owner === undefined) return undefined;
   const index = (v as Instruction<"getTupleElement">).attrs.index;
   if (owner.opcode === "sdyManualComputation") return (owner as Instruction<"sdyManualComputation">).attrs.outShardings[index];
+  // A while, call or case returning several values has one sharding per value.
+  if (owner.shape.kind === "tuple" && (owner.sdySharding?.length ?? 0) > 1) return owner.sdySharding![index];
   if (owner.opcode === "parameter" && owner.operands.length === 0 && scope.c.parameters.includes(owner as Instruction<"parameter">)) return scope.parameterElements?.[index];
   return undefined;
 }
@@ -204,7 +211,9 @@ export function maxChannelId(module: HloModule): number {
  */
 function groupsFor(ctx: Context, sharding: TensorSharding, axes: readonly AxisRef[], what: string): { replicaGroups: number[][]; replicaGroupMeshAxes?: ReplicaGroupMeshAxes } {
   const replicaGroups = replicaGroupsForAxes(meshOfSharding(ctx, sharding), axes, what);
-  if (!ctx.options.enableRgv3 || typeof sharding.meshOrRef !== "string" || axes.some((a) => a.subAxis !== undefined)) return { replicaGroups };
+  // Mesh axes name the groups of an iota mesh only: explicit device ids keep the lists.
+  if (!ctx.options.enableRgv3 || typeof sharding.meshOrRef !== "string" || axes.some((a) => a.subAxis !== undefined)
+    || meshOfSharding(ctx, sharding).deviceIds !== undefined) return { replicaGroups };
   return { replicaGroups, replicaGroupMeshAxes: { mesh: sharding.meshOrRef, axes: axes.map((a) => a.name) } };
 }
 
@@ -384,11 +393,10 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
   const lctx = localOpContext(ctx, c, f);
   const sharding = inst.sdySharding?.[0] ?? elementSharding(c, inst);
   const mesh = sharding === undefined ? undefined : meshOfSharding(ctx, sharding);
-  const local = localOf(ctx, inst.shape, (inst.sdySharding?.length ?? 1) === 1 ? sharding : undefined, `${inst.opcode} '${inst.name}'`);
-  if (inst.sdySharding !== undefined && inst.sdySharding.length > 1) {
-    fail(inst, "ops with several sharded results are not converted yet");
-  }
-  const unchanged = shapesEqual(local, inst.shape) && operands.every((o, i) => o === inst.operands[i]);
+  const local = localResultShape(ctx, inst, sharding);
+  // Called functions and regions (loop bodies, case branches) take local types too.
+  const attrs = localAttrs(ctx, inst, local);
+  const unchanged = shapesEqual(local, inst.shape) && operands.every((o, i) => o === inst.operands[i]) && attrs === inst.attrs;
   switch (inst.opcode) {
     case "iota":
       return lowerIota(lctx, inst as Instruction<"iota">, local as ArrayShape, mesh, sharding);
@@ -445,17 +453,9 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
       });
       return inlineBody(ctx, f, { c: m.attrs.body, argShardings, inlined: true }, operands, inst);
     }
-    case "conditional": {
-      const cond = inst as Instruction<"conditional">;
-      const branches = cond.attrs.branches.map((b) => {
-        const known = ctx.localBranches.get(b.name) ?? localizeComputation(ctx, b);
-        ctx.localBranches.set(b.name, known);
-        return known;
-      });
-      if (unchanged && branches.every((b, i) => b === cond.attrs.branches[i])) return inst;
-      if (!c.inlined) f.releaseName(inst.name);
-      return f.add("conditional", operands, { ...cond.attrs, branches }, { from: inst, declared: local });
-    }
+    case "call":
+      checkCallOperands(inst as Instruction<"call">, operands, (attrs as OpAttributes["call"]).toApply);
+      break;
     case "sdyNamedComputation":
       // Its body converts with the in shardings on its arguments; not built yet.
       fail(inst, "named computations are not converted yet");
@@ -475,7 +475,6 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
   if (OP_TABLE[inst.opcode].family === "sdy") fail(inst, "this sdy op is not converted to its local form yet");
   // A copy keeps its name in its own computation (an inlined one gets a free one).
   if (!c.inlined) f.releaseName(inst.name);
-  const attrs = localAttrs(inst, local);
   try {
     return f.add(inst.opcode, operands, attrs, { from: inst, ...(inst.opcode === "tuple" ? {} : { declared: local }) });
   } catch (e) {
@@ -484,12 +483,56 @@ function lowerInstruction(ctx: Context, c: Scope, f: InstructionFactory, inst: I
   }
 }
 
-/** The attributes of an op whose attributes spell out its result shape, for its local shape. */
-function localAttrs(inst: Instruction, local: Shape): object {
-  if (!isArray(local)) return inst.attrs;
-  if (inst.opcode === "reshape") return { ...inst.attrs, dimensions: local.dimensions };
-  if (inst.opcode === "broadcastInDim") return { ...inst.attrs, dimensions: local.dimensions };
-  return inst.attrs;
+/**
+ * The local type of `inst`'s result: from its sharding, or, for an op returning several
+ * values (a while, a call, a case), each value's from its own sharding.
+ */
+function localResultShape(ctx: Context, inst: Instruction, sharding: TensorSharding | undefined): Shape {
+  const what = `${inst.opcode} '${inst.name}'`;
+  const perValue = inst.sdySharding;
+  if (inst.shape.kind === "tuple" && perValue !== undefined) {
+    const elements = inst.shape.elements;
+    if (perValue.length !== elements.length) fail(inst, `has ${perValue.length} sharding(s) for its ${elements.length} results`);
+    return tupleShape(elements.map((e, i) => localOf(ctx, e, perValue[i], `${what}, result ${i}`)));
+  }
+  if (perValue !== undefined && perValue.length > 1) fail(inst, `has ${perValue.length} shardings for its one result`);
+  return localOf(ctx, inst.shape, sharding, what);
+}
+
+/**
+ * The attributes of `inst` for its local form: result dimensions spelled out in them
+ * made local, called functions replaced by their converted ones, regions (case
+ * branches, a loop's condition and body) converted with what their op passes them.
+ * The attributes themselves when nothing changes.
+ */
+function localAttrs(ctx: Context, inst: Instruction, local: Shape): object {
+  if (isArray(local) && (inst.opcode === "reshape" || inst.opcode === "broadcastInDim")) return { ...inst.attrs, dimensions: local.dimensions };
+  const convert = (callee: Computation): Computation => (ctx.branchParameters.has(callee.name) ? localRegion(ctx, callee) : ctx.localFunctions.get(callee) ?? callee);
+  let changed = false;
+  const attrs: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(inst.attrs as Record<string, unknown>)) {
+    const made = v instanceof Computation ? convert(v)
+      : Array.isArray(v) && v.some((x: unknown) => x instanceof Computation) ? v.map((x: unknown) => (x instanceof Computation ? convert(x) : x)) : v;
+    if (Array.isArray(v) && Array.isArray(made) ? made.some((x, i) => x !== v[i]) : made !== v) changed = true;
+    attrs[k] = made;
+  }
+  return changed ? attrs : inst.attrs;
+}
+
+/** A region converted once, with the shardings of what its op passes it (a branch two conditionals share converts once). */
+function localRegion(ctx: Context, region: Computation): Computation {
+  const known = ctx.localBranches.get(region.name) ?? localizeComputation(ctx, region);
+  ctx.localBranches.set(region.name, known);
+  return known;
+}
+
+/** A call passes each argument with the local type its function takes (the function's signature sharding). */
+function checkCallOperands(inst: Instruction<"call">, operands: readonly Instruction[], callee: Computation): void {
+  callee.parameters.forEach((p) => {
+    const operand = operands[p.attrs.number];
+    if (operand === undefined || shapesEqual(operand.shape, p.shape)) return;
+    fail(inst, `operand ${p.attrs.number} is local ${shapeToString(operand.shape)} but @${callee.name} takes ${shapeToString(p.shape)} there: the value is sharded otherwise than the function's argument ${p.attrs.number}`);
+  });
 }
 
 /**
@@ -531,11 +574,38 @@ function localParameter(ctx: Context, scope: Scope, p: Instruction<"parameter">)
   return tupleShape(p.shape.elements.map((e, i) => localOf(ctx, e, scope.parameterElements![i], `${what}, element ${i}`)));
 }
 
-/** Each case branch with the shardings of what its conditional passes it, callers first. */
+/** Records `parameter` for `region`, refusing a region two ops pass values sharded otherwise. */
+function setRegionParameter(ctx: Context, inst: Instruction, region: Computation, parameter: BranchParameter): void {
+  const known = ctx.branchParameters.get(region.name);
+  if (known !== undefined && JSON.stringify(known) !== JSON.stringify(parameter)) {
+    fail(inst, `its region ${region.name} is a region of another op that passes it values sharded otherwise`);
+  }
+  ctx.branchParameters.set(region.name, parameter);
+}
+
+/**
+ * A while loop's condition and body take the loop-carried values as the loop is
+ * sharded (one sharding per value: operands, results and the regions' arguments are
+ * one value each in Shardy), else as its operand tuple's values are.
+ */
+function whileParameters(ctx: Context, scope: Scope, inst: Instruction<"while">): void {
+  const operand = inst.operands[0]!;
+  const shardings = inst.sdySharding !== undefined && inst.shape.kind === "tuple" ? inst.sdySharding
+    : operand.opcode === "tuple" ? operand.operands.map((o) => valueSharding(scope, o)) : [];
+  const parameter: BranchParameter = inst.shape.kind === "tuple" ? { tuple: true, shardings } : { tuple: false, shardings: [valueSharding(scope, operand)] };
+  setRegionParameter(ctx, inst, inst.attrs.condition, parameter);
+  setRegionParameter(ctx, inst, inst.attrs.body, parameter);
+}
+
+/** Each region (case branch, loop condition and body) with the shardings of what its op passes it, callers first. */
 function branchParametersOf(ctx: Context): void {
   for (const c of [...ctx.module.computations].reverse()) {
     const scope = scopeOf(ctx, c);
     for (const inst of c.instructions) {
+      if (inst.opcode === "while") {
+        whileParameters(ctx, scope, inst as Instruction<"while">);
+        continue;
+      }
       if (inst.opcode !== "conditional") continue;
       (inst as Instruction<"conditional">).attrs.branches.forEach((branch, b) => {
         const operand = inst.operands[1 + b]!;
@@ -543,11 +613,7 @@ function branchParametersOf(ctx: Context): void {
         const parameter: BranchParameter = operand.opcode === "tuple"
           ? { tuple: true, shardings: operand.operands.map((o) => valueSharding(scope, o)) }
           : param?.shape.kind === "tuple" ? { tuple: true, shardings: [] } : { tuple: false, shardings: [valueSharding(scope, operand)] };
-        const known = ctx.branchParameters.get(branch.name);
-        if (known !== undefined && JSON.stringify(known) !== JSON.stringify(parameter)) {
-          fail(inst, `its branch ${branch.name} is a branch of another conditional that passes it values sharded otherwise`);
-        }
-        ctx.branchParameters.set(branch.name, parameter);
+        setRegionParameter(ctx, inst, branch, parameter);
       });
     }
   }
@@ -592,7 +658,7 @@ function localizeComputation(ctx: Context, c: Computation): Computation {
 
 export function convertGlobalToLocal(module: HloModule, options: GlobalToLocalOptions): HloModule {
   const ctx: Context = {
-    module, options, nextChannelId: maxChannelId(module) + 1, computationNames: new Set(module.computations.map((c) => c.name)), branchParameters: new Map(), localBranches: new Map(),
+    module, options, nextChannelId: maxChannelId(module) + 1, computationNames: new Set(module.computations.map((c) => c.name)), branchParameters: new Map(), localBranches: new Map(), localFunctions: new Map(),
   };
   branchParametersOf(ctx);
   // Manual computations' bodies are converted where they are inlined, with their
@@ -604,8 +670,16 @@ export function convertGlobalToLocal(module: HloModule, options: GlobalToLocalOp
       if (inst.opcode === "sdyNamedComputation") bodies.add((inst as Instruction<"sdyNamedComputation">).attrs.body);
     }
   }
-  // Case branches convert where their conditional does (their parameters take its operands' local types).
-  return mapComputations(module, (c) => (bodies.has(c) || ctx.branchParameters.has(c.name) ? c : localizeComputation(ctx, c)));
+  // Regions convert where their op does (their parameters take its operands' local
+  // types); functions convert with their own signatures, callees first, and each call
+  // of one is rebuilt with its local operands to call the converted function.
+  for (const c of module.computations) {
+    if (bodies.has(c) || ctx.branchParameters.has(c.name)) continue;
+    const local = localizeComputation(ctx, c);
+    if (local !== c) ctx.localFunctions.set(c, local);
+  }
+  if (ctx.localFunctions.size === 0) return module;
+  return withEntry(module, ctx.localFunctions.get(module.entry) ?? module.entry, ctx.localFunctions);
 }
 
 export const CONVERT_GLOBAL_TO_LOCAL_PASSES: readonly PassRegistration[] = [

@@ -266,6 +266,73 @@ export function sinkDataFlowEdges(module: HloModule, debug = { origins: false, e
   return mapFunctions(module, (c) => sinker.computation(c));
 }
 
+/**
+ * Shardy's sink-func-data-flow-edges: each `sdy.func_data_flow_edge` gives its
+ * sharding to the value it stands on (a function argument or a call's result; when
+ * the edge has none, a value with a sharding keeps one fully open like it) and is
+ * replaced by that value.
+ */
+export function sinkFuncDataFlowEdges(module: HloModule): HloModule {
+  // Each computation once: a called function is the same function wherever it is reached.
+  const done = new Map<Computation, Computation>();
+  const sink = (c: Computation): Computation => {
+    let out = done.get(c);
+    if (out === undefined) {
+      out = sinkFuncEdgesIn(c, sink);
+      done.set(c, out);
+    }
+    return out;
+  };
+  return mapFunctions(module, sink);
+}
+
+function sinkFuncEdgesIn(c: Computation, sinkCallee: (callee: Computation) => Computation): Computation {
+  const edges = c.instructions.filter((i) => i.opcode === "sdyFuncDataFlowEdge");
+  const calleesChanged = (inst: Instruction): object => withCallees(inst.attrs, sinkCallee);
+  if (edges.length === 0 && c.instructions.every((i) => calleesChanged(i) === i.attrs)) return c;
+  // The sharding each value takes, by the instruction that defines it (a tuple's
+  // element: by its owner, one sharding per element).
+  const argShardings = c.parameters.map((p) => c.argShardings?.[p.attrs.number]);
+  const elementShardings = new Map<Instruction, (TensorSharding | undefined)[]>();
+  const valueShardings = new Map<Instruction, TensorSharding>();
+  for (const edge of edges) {
+    const value = edge.operands[0]!;
+    const owner = value.opcode === "getTupleElement" ? value.operands[0]! : undefined;
+    const index = owner === undefined ? 0 : (value as Instruction<"getTupleElement">).attrs.index;
+    const current = value.opcode === "parameter" ? argShardings[(value as Instruction<"parameter">).attrs.number]
+      : owner !== undefined && owner.shape.kind === "tuple" ? owner.sdySharding?.[index] : value.sdySharding?.[0];
+    const sharding = edge.sdySharding?.[0] ?? (current === undefined ? undefined : fullyReplicatedSharding(current.meshOrRef, current.dimShardings.length, false));
+    if (sharding === undefined) continue;
+    if (value.opcode === "parameter") argShardings[(value as Instruction<"parameter">).attrs.number] = sharding;
+    else if (owner !== undefined && owner.shape.kind === "tuple") {
+      const list = elementShardings.get(owner) ?? [...(owner.sdySharding ?? owner.shape.elements.map(() => undefined))];
+      list[index] = sharding;
+      elementShardings.set(owner, list);
+    } else valueShardings.set(value, sharding);
+  }
+  const replaced = new Map<Instruction, Instruction>();
+  const out: Instruction[] = [];
+  for (const inst of c.instructions) {
+    if (inst.opcode === "sdyFuncDataFlowEdge") {
+      const input = inst.operands[0]!;
+      replaced.set(inst, replaced.get(input) ?? input);
+      continue;
+    }
+    const operands = inst.operands.map((o) => replaced.get(o) ?? o);
+    const attrs = calleesChanged(inst);
+    const own = valueShardings.get(inst);
+    const elements = elementShardings.get(inst);
+    const sdySharding = own !== undefined ? [own] : elements?.every((e) => e !== undefined) ? elements : inst.sdySharding;
+    const copy = attrs === inst.attrs && sdySharding === inst.sdySharding && operands.every((o, i) => o === inst.operands[i])
+      ? inst : ({ ...inst, operands, attrs, ...(sdySharding === undefined ? {} : { sdySharding }) } as Instruction);
+    if (copy !== inst) replaced.set(inst, copy);
+    out.push(copy);
+  }
+  const result = withInstructions(c, out, replaced.get(c.root) ?? c.root);
+  if (argShardings.some((sh) => sh !== undefined)) result.argShardings = argShardings;
+  return result;
+}
+
 const pass = (name: string, run: (m: HloModule) => HloModule): Pass => ({ name, run: (m) => run(m) });
 
 export const DATA_FLOW_EDGE_PASSES: readonly PassRegistration[] = [
@@ -274,6 +341,12 @@ export const DATA_FLOW_EDGE_PASSES: readonly PassRegistration[] = [
     description: "puts an sdy.data_flow_edge on every result (and manual/named computation body argument) of a data-flow op",
     options: [],
     create: () => pass("sdy-add-data-flow-edges", addDataFlowEdges),
+  },
+  {
+    name: "sdy-sink-func-data-flow-edges",
+    description: "moves the function data-flow edges' shardings onto the function arguments and call results they stand on, and removes the edges",
+    options: [],
+    create: () => pass("sdy-sink-func-data-flow-edges", sinkFuncDataFlowEdges),
   },
   {
     name: "sdy-sink-data-flow-edges",

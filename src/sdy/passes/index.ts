@@ -27,6 +27,7 @@ import { EXPLICIT_GATHER_SCATTER_BATCHING_REGISTRATION } from "./explicit_gather
 import { PER_INSTRUCTION_PARTITIONING_REGISTRATION } from "./per_instruction_partitioning.js";
 import { XLA_EXPORT_PASSES } from "./xla_export.js";
 import { XLA_IMPORT_PASSES } from "./xla_import.js";
+import { REMOVE_AG_RS_FOR_CMV1_REGISTRATION } from "./remove_ag_rs_for_cmv1.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -49,6 +50,7 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   ...EXPORT_PIPELINE_PASSES,
   DROP_SHARDING_AND_MESH_REGISTRATION,
   PER_INSTRUCTION_PARTITIONING_REGISTRATION,
+  REMOVE_AG_RS_FOR_CMV1_REGISTRATION,
   ...XLA_EXPORT_PASSES,
   ...XLA_IMPORT_PASSES,
 ];

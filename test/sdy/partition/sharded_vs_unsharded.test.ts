@@ -4,32 +4,15 @@
 // global program (which ignores shardings). Integers and small floats: exact; the MLP
 // step's float sums, added in another order, within 1e-5 of the largest value.
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { evaluate, Literal, parseStableHlo, partition, partitionReport, runPartitioned, splitArguments, assembleResults } from "../../../src/index.js";
+import { Literal, parseStableHlo, partition, partitionReport, splitArguments, assembleResults } from "../../../src/index.js";
 import { findPass } from "../../../src/cli/pass_registry.js";
-import { createClient, type Client } from "../../../src/runtime/index.js";
-import { meshTable } from "../../../src/sharding/mesh.js";
 import { ShardingError } from "../../../src/sharding/axis.js";
 import { mlpArguments, mlpTrainingStep } from "./mlp_step.js";
+import { shardedRunner, unsharded } from "./both_ways.js";
 
-let client: Client;
-before(async () => {
-  client = await createClient({ deviceCount: 4, collectiveTimeoutMs: 10_000 });
-});
-after(async () => {
-  await client.close();
-});
-
-function unsharded(text: string, args: readonly Literal[]): Literal[] {
-  const m = parseStableHlo(text, "test.mlir");
-  const r = evaluate(m.entry, args, { meshes: meshTable(m) });
-  return r.shape.kind === "tuple" ? [...r.elements] : [r];
-}
-
-async function sharded(text: string, args: readonly Literal[]): Promise<Literal[]> {
-  return runPartitioned(client, partition(parseStableHlo(text, "test.mlir")), args);
-}
+const sharded = shardedRunner(4);
 
 function iotaLiteral(t: "f32" | "s32", dims: number[], scale = 1): Literal {
   const n = dims.reduce((a, b) => a * b, 1);

@@ -56,9 +56,15 @@ test("replica groups: devices differing only along the axes, members in shard or
   assert.deepEqual(replicaGroupsForAxes(m24, ax('"y":(2)2, "x"'), "t"), [[0, 4, 1, 5], [2, 6, 3, 7]]);
 });
 
-test("replica groups over a mesh with explicit device ids are refused with a ShardingError", () => {
-  const m = { axes: [{ name: "x", size: 2 }], deviceIds: [1, 0] };
-  assert.throws(() => replicaGroupsForAxes(m, ax('"x"'), "all_gather 'g'"), (e: unknown) => e instanceof ShardingError && /all_gather 'g'.*device_ids/.test(e.message));
+test("replica groups over a mesh with explicit device ids: the devices at the group's mesh positions, in mesh order", () => {
+  // Positions 0 and 1 of x hold devices 1 and 0: the one group lists device 1 first.
+  assert.deepEqual(replicaGroupsForAxes({ axes: [{ name: "x", size: 2 }], deviceIds: [1, 0] }, ax('"x"'), "t"), [[1, 0]]);
+  // x=2, y=2 over devices [3, 2, 1, 0]: position (x, y) = 2x + y holds device 3 - 2x - y.
+  const m = { axes: [{ name: "x", size: 2 }, { name: "y", size: 2 }], deviceIds: [3, 2, 1, 0] };
+  // Along x, y fixed: y=0 holds (3, 1), y=1 holds (2, 0); groups by smallest device.
+  assert.deepEqual(replicaGroupsForAxes(m, ax('"x"'), "t"), [[2, 0], [3, 1]]);
+  assert.deepEqual(replicaGroupsForAxes(m, ax('"y"'), "t"), [[1, 0], [3, 2]]);
+  assert.deepEqual(replicaGroupsForAxes(m, ax('"y", "x"'), "t"), [[3, 1, 2, 0]]);
 });
 
 test("atomic axes: full axes stay whole unless a sub-axis of theirs is named", () => {
