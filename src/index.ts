@@ -50,6 +50,10 @@ export { describeLayout, renderLayoutGrid, renderMeshLegend } from "./sdy/visual
 export { renderShardingsHtml, type ShardingFigure } from "./sdy/visualize/html.js";
 export * from "./sdy/partition/index.js";
 export { runPass, runPasses, type Pass, type PassContext } from "./passes/pass.js";
+export { PassOptionError } from "./passes/pass_options.js";
+export { refineEntry, refineShapes, RefineError } from "./passes/refine_shapes.js";
+export { ShardingError } from "./sharding/axis.js";
+export { PeerFailureError } from "./runtime/shared_collectives.js";
 export { passFromFlag, passNamed } from "./cli/pass_registry.js";
 export { runCheckText, type CheckCaseResult } from "./check/runner.js";
 export {
