@@ -134,6 +134,10 @@ function regionPlacement(program: CompiledProgram, region: DeviceRegion, threads
   return { constantOffsets, arenaOffset, scratchOffsets, release: () => {} };
 }
 
+/** Gives back the device memory of executables dropped without delete(). */
+const executableFinalizer = new FinalizationRegistry<Placement>((placement) => placement.release());
+
+/** A program loaded on a device; one dropped without delete() frees its device memory once garbage collected. */
 export class Executable {
   private readonly placement: Placement;
   private readonly kernels: readonly (Exclude<LoadedKernel, { native: NativeModule }>)[];
@@ -153,6 +157,7 @@ export class Executable {
   ) {
     const threads = kernels.some((k) => "pooled" in k) ? device.threads : native !== undefined ? native.threads : 1;
     this.placement = region === undefined ? allocatedPlacement(program, device, threads) : regionPlacement(program, region, threads);
+    executableFinalizer.register(this, this.placement, this);
     // Native kernels take the WebAssembly kernels' arguments; their threads use the placement's scratch ranges.
     this.kernels = kernels.map((k) => ("native" in k ? { direct: k.native.entry(k.index, device.memory.memory, threads, this.placement.scratchOffsets) } : k));
     program.constants.forEach((c, i) => device.view(c.shape, this.placement.constantOffsets[i]!).set(c.data as never));
@@ -426,6 +431,7 @@ export class Executable {
   delete(): void {
     if (this.deleted) return;
     this.deleted = true;
+    executableFinalizer.unregister(this);
     this.placement.release();
   }
 }

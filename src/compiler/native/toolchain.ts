@@ -29,7 +29,7 @@ export interface Toolchain {
   readonly includeDir: string;
 }
 
-/** The process's fault guard (glue.ts): an opaque Node-API external. */
+/** The process's services, its fault guard and thread pool (glue.ts): an opaque Node-API external. */
 export type NativeGuard = object;
 
 /** What a loaded module exports (glue.ts). */
@@ -54,7 +54,7 @@ export interface BuiltModule {
 export const nativeBuildStats = { compiled: 0, cacheHits: 0 };
 
 let found: Toolchain | string | undefined;
-/** The guard every module loaded after the probe runs its kernels in (installed by the probe). */
+/** The guard and pool every module loaded after the probe runs its kernels in (installed by the probe). */
 let guard: NativeGuard | undefined;
 
 /**
