@@ -37,8 +37,8 @@ Usage:
               [--print mlir|numpy] [--backend NAME] [--timeout SECONDS]
               [--probe-output-dir DIR]
       Run the entry computation of FILE (HLO or StableHLO text) on one device;
-      --timeout stops a run still going after SECONDS (an endless loop) with an error
-      (sharded runs too).
+      --timeout stops a run still going after SECONDS (an endless loop, a long
+      kernel; sharded runs too) with an error and exit code 1.
       Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>',
       or a .npy file. Prints each result on its own line as an MLIR literal, or as
       numpy's repr with --print numpy; --out also writes them to a .npz (arr_0,
@@ -170,7 +170,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     return 0;
   }
   switch (command) {
-    case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend", "out", "print", "timeout", "probe-output-dir"], "run"), io);
+    case "run": return runCommand(parseArgs(rest, RUN_FLAGS, "run"), io);
     case "test": return testCommand(parseArgs(rest, ["backend", "probe-output-dir", "accumulation"], "test"), io);
     case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
@@ -204,12 +204,35 @@ function backendOf(args: ParsedArgs, command: string): BackendEntry {
   return entry;
 }
 
-async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
-  const file = oneFile(args, "run");
-  const backend = backendOf(args, "run");
+const RUN_FLAGS = ["entry", "arg", "backend", "out", "print", "timeout", "probe-output-dir"];
+
+function timeoutSeconds(args: ParsedArgs): number | undefined {
   const timeout = single(args, "timeout", "run");
   const seconds = timeout === undefined ? undefined : Number(timeout);
   if (seconds !== undefined && !(seconds > 0 && seconds < Infinity)) throw new CliError(`run: --timeout takes a positive number of seconds, got '${timeout}'`, 2);
+  return seconds;
+}
+
+/**
+ * The seconds of a well-formed `run ... --timeout SECONDS` command line, else undefined
+ * (other commands, no --timeout, or bad usage, which runCli reports). main.ts runs
+ * such a command in a child process that it stops at the deadline: the deadline checks
+ * of a run cannot interrupt one long kernel.
+ */
+export function runTimeout(argv: readonly string[]): number | undefined {
+  const [command, ...rest] = argv;
+  if (command !== "run" || rest.includes("--help") || rest.includes("-h")) return undefined;
+  try {
+    return timeoutSeconds(parseArgs(rest, RUN_FLAGS, "run"));
+  } catch {
+    return undefined;
+  }
+}
+
+async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
+  const file = oneFile(args, "run");
+  const backend = backendOf(args, "run");
+  const seconds = timeoutSeconds(args);
   const text = io.readFile(file);
   const parsed = parseModule(text, file);
   // A JAX shard_map export (mhlo.sharding strings, per-device shapes inside): Shardy reads it, then it runs sharded.
@@ -227,7 +250,7 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   // A shape-polymorphic program runs for the shapes of its arguments (stablehlo-refine-shapes).
   const program = refineEntry(entry, literals.map((l) => l.shape), literals);
   verifyMemoryBudget(module);
-  const options = seconds === undefined ? {} : { deadline: Date.now() + seconds * 1000 };
+  const options = seconds === undefined ? {} : { deadline: io.deadline ?? Date.now() + seconds * 1000 };
   const sharded = isShardedModule(module);
   const probeDirectory = probeDirectoryOf(args, io, "run");
   if (probeDirectory !== undefined && (sharded || backend.evaluate === undefined)) {
