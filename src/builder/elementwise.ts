@@ -141,7 +141,8 @@ export const ltTotalOrder = cmpTotal("LT");
  * scalars are broadcast.
  */
 export function select(pred: XlaOp, onTrue: XlaOp, onFalse: XlaOp): XlaOp {
-  const operands = [["pred", pred], ["on_true", onTrue], ["on_false", onFalse]] as const;
+  // The branches' dimensions first: a pred of other dimensions is the one named wrong.
+  const operands = [["on_true", onTrue], ["on_false", onFalse], ["pred", pred]] as const;
   const arrays = operands.flatMap(([name, op]) => (op.shape.kind === "array" && op.shape.dimensions.length > 0 ? [{ name, shape: op.shape }] : []));
   const target = arrays[0];
   if (target === undefined || target.shape.dynamicDimensions.some((d) => d)) return pred.builder.addInstruction("select", [pred, onTrue, onFalse], {});

@@ -34,7 +34,7 @@ test("array operands of other dimensions, and other element types, are ShapeErro
   const v = parameter(b, 1, arrayShape("s32", [4]), "v");
   const w = parameter(b, 2, arrayShape("s32", [3]), "w");
   assert.throws(() => select(p, v, w), (e: unknown) => e instanceof ShapeError && e.argument === "on_false" &&
-    /^select: on_false: s32\[3\] does not have the dimensions of pred pred\[4\]; only a scalar is broadcast/.test(e.message));
+    /^select: on_false: s32\[3\] does not have the dimensions of on_true s32\[4\]; only a scalar is broadcast/.test(e.message));
   assert.throws(() => select(p, v, constantR0(b, "f32", 1)), (e: unknown) => e instanceof ShapeError && /must have the same element type/.test(e.message));
 });
 
