@@ -266,7 +266,7 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
     ? await runSharded(module, entryName, literals, backend, io, options)
     : resultsOf(await runOnOneDevice(backend, program, literals, { ...options, customCalls }));
   if (out !== undefined) writeRunResults(out, results, io);
-  for (const value of results) io.out(formatRunResult(value, printFormat));
+  results.forEach((value, i) => io.out(formatRunResult(value, printFormat, io, i)));
   for (const message of checkFailures) io.err(`run: check.expect_serialized_eq failed: ${message}`);
   return checkFailures.length > 0 ? 1 : 0;
 }

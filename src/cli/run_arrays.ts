@@ -6,7 +6,7 @@
 import { parseMlirLiteral, printMlirLiteral } from "../text/mlir/index.js";
 import { XlaError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
-import type { Shape } from "../types/shape.js";
+import { shapeToString, type Shape } from "../types/shape.js";
 import { writeNpz } from "../types/npz.js";
 import { NpyError, numpyDtypeName } from "../types/npy.js";
 import { numpyRepr } from "../types/numpy_repr.js";
@@ -72,7 +72,21 @@ export function parsePrintFormat(value: string | undefined): PrintFormat {
   throw new CliError(`run: --print must be ${PRINT_FORMATS.join(" or ")}, got '${value}'`, 2);
 }
 
-/** One result's text in the chosen format. */
-export function formatRunResult(result: Literal, format: PrintFormat): string {
+/**
+ * 1,048,576: results with more elements than this print summarised (numpy's repr, its
+ * first and last items), whatever --print says. Every element of one is about 15 MB of
+ * text; a 200 MB result would be gigabytes of strings, past what the process holds.
+ */
+export const RUN_PRINT_LIMIT = 1 << 20;
+
+const elementCountOf = (shape: Shape): number => (shape.kind === "array" ? shape.dimensions.reduce((a, b) => a * b, 1) : 0);
+
+/** One result's text in the chosen format; `index` numbers it in the note of a summarised one. */
+export function formatRunResult(result: Literal, format: PrintFormat, io?: CliIo, index = 0): string {
+  const count = elementCountOf(result.shape);
+  if (count > RUN_PRINT_LIMIT) {
+    io?.err(`run: result ${index} (${shapeToString(result.shape)}) has ${count} elements, more than ${RUN_PRINT_LIMIT}: printed summarised; --out FILE.npz writes every value`);
+    return numpyRepr(result);
+  }
   return format === "numpy" ? numpyRepr(result) : printMlirLiteral(result);
 }

@@ -88,3 +88,21 @@ for (const backend of ["interpreter", "wasm"]) {
     g.forEach((row, i) => row.forEach((v, j) => assert.ok(Math.abs(v - w[i]![j]!) <= 1e-5 * Math.max(1, Math.abs(w[i]![j]!)), `[${i}][${j}]: ${v} vs XLA ${w[i]![j]}`)));
   });
 }
+
+test("run prints a result of more than 2^20 elements summarised, says so on stderr, and --out still writes every value", () => {
+  const n = (1 << 20) + 1;
+  const dir = tempFiles({ "iota.mlir": `func.func @main() -> tensor<${n}xf32> {
+  %i = stablehlo.iota dim = 0 : tensor<${n}xf32>
+  return %i : tensor<${n}xf32>
+}
+` });
+  const out = join(dir, "r.npy");
+  const r = xlats("run", join(dir, "iota.mlir"), "--backend", "interpreter", "--out", out);
+  assert.equal(r.code, 0, r.stderr);
+  // numpy 2.4: repr(np.arange(2**20 + 1, dtype=np.float32)).
+  assert.equal(r.stdout, `array([0.000000e+00, 1.000000e+00, 2.000000e+00, ..., 1.048574e+06,\n       1.048575e+06, 1.048576e+06], shape=(${n},), dtype=float32)\n`);
+  assert.match(r.stderr, new RegExp(`^run: result 0 \\(f32\\[${n}\\]\\) has ${n} elements, more than 1048576: printed summarised; --out FILE\\.npz writes every value\\n$`));
+  const written = Literal.fromNpy(readFileSync(out));
+  assert.equal(written.data.length, n);
+  assert.equal(written.data[n - 1], n - 1);
+});
