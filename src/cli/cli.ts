@@ -33,16 +33,18 @@ export { CliError, type CliIo } from "./io.js";
 export const USAGE = `xlats: XLA for TypeScript
 
 Usage:
-  xlats run FILE [--entry NAME] [--arg LITERAL|FILE.npy]... [--out FILE.npz|FILE.npy]
-              [--print mlir|numpy] [--backend NAME] [--timeout SECONDS]
-              [--probe-output-dir DIR]
+  xlats run FILE [--entry NAME] [--arg LITERAL|FILE.npy]... [--cast]
+              [--out FILE.npz|FILE.npy] [--print mlir|numpy] [--backend NAME]
+              [--timeout SECONDS] [--probe-output-dir DIR]
       Run the entry computation of FILE (HLO or StableHLO text) on one device;
       --timeout stops a run still going after SECONDS (an endless loop, a long
       kernel; sharded runs too) with an error and exit code 1.
       Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>',
-      or a .npy file. Prints each result on its own line as an MLIR literal, or as
-      numpy's repr with --print numpy; --out also writes them to a .npz (arr_0,
-      arr_1, ...) or, for one result, a .npy. A program with a mesh and sdy shardings
+      or a .npy file; --cast converts an argument of another element type to its
+      parameter's (as stablehlo.convert does). Prints each result on its own line
+      as an MLIR literal, or as numpy's repr with --print numpy (over 2^20
+      elements: summarised); --out also writes them to a .npz (arr_0, arr_1, ...)
+      or, for one result, a .npy. A program with a mesh and sdy shardings
       is partitioned and runs on one device per mesh device (see partition); so does
       a JAX shard_map export (mhlo.sharding strings), read as Shardy shardings first.
       interpreter.probe values are serialized as in test (in memory, and to DIR with
@@ -170,7 +172,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     return 0;
   }
   switch (command) {
-    case "run": return runCommand(parseArgs(rest, RUN_FLAGS, "run"), io);
+    case "run": return runCommand(parseArgs(rest, RUN_FLAGS, "run", RUN_SWITCHES), io);
     case "test": return testCommand(parseArgs(rest, ["backend", "probe-output-dir", "accumulation"], "test"), io);
     case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
@@ -205,6 +207,7 @@ function backendOf(args: ParsedArgs, command: string): BackendEntry {
 }
 
 const RUN_FLAGS = ["entry", "arg", "backend", "out", "print", "timeout", "probe-output-dir"];
+const RUN_SWITCHES = ["cast"];
 
 function timeoutSeconds(args: ParsedArgs): number | undefined {
   const timeout = single(args, "timeout", "run");
@@ -223,7 +226,7 @@ export function runTimeout(argv: readonly string[]): number | undefined {
   const [command, ...rest] = argv;
   if (command !== "run" || rest.includes("--help") || rest.includes("-h")) return undefined;
   try {
-    return timeoutSeconds(parseArgs(rest, RUN_FLAGS, "run"));
+    return timeoutSeconds(parseArgs(rest, RUN_FLAGS, "run", RUN_SWITCHES));
   } catch {
     return undefined;
   }
@@ -245,7 +248,8 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   }
   const printFormat = parsePrintFormat(single(args, "print", "run"));
   const out = single(args, "out", "run");
-  const literals = (args.flags.get("arg") ?? []).map((a, i) => readRunArgument(a, i, io, entry.parameters[i]?.shape));
+  const cast = args.switches.has("cast");
+  const literals = (args.flags.get("arg") ?? []).map((a, i) => readRunArgument(a, i, io, entry.parameters[i]?.shape, cast));
   checkArguments(entry, literals);
   // A shape-polymorphic program runs for the shapes of its arguments (stablehlo-refine-shapes).
   const program = refineEntry(entry, literals.map((l) => l.shape), literals);
