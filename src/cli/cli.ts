@@ -19,6 +19,7 @@ import { UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
 import { XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { lowerChloModule } from "../compiler/expansions/index.js";
+import { setBeforeFirstNativeBuild } from "../compiler/native/toolchain.js";
 import { detectFormat, parseModule, printModule, type TextFormat } from "./formats.js";
 import { CliError, type CliIo } from "./io.js";
 import { OPT_USAGE, optCommand } from "./opt.js";
@@ -77,6 +78,7 @@ Usage:
       Show this help.
 
 --backend NAME picks the backend: one of ${backendNames().join(", ")} (default: native where a C compiler works, else wasm).
+The native backend's first build of a program is said on stderr when it is a terminal, or with --verbose (run, test, compile).
 
 Exit codes: 0 success, 1 bad input or failing tests, 2 bad usage.`;
 
@@ -154,7 +156,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     io.err(`error: internal error: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
+  } finally {
+    setBeforeFirstNativeBuild(undefined);
   }
+}
+
+/**
+ * The commands that may compile C: with --verbose, or when stderr is a terminal, say once
+ * that the native backend is building (its first build of a program takes a second or
+ * more, and the backend is picked without being named).
+ */
+function noteNativeBuilds(args: ParsedArgs, io: CliIo): ParsedArgs {
+  if (args.switches.has("verbose") || io.errIsTerminal === true) {
+    setBeforeFirstNativeBuild(() => io.err("xlats: building native kernels with the C compiler (first run of this program; later runs load them from the cache)"));
+  }
+  return args;
 }
 
 function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> {
@@ -172,9 +188,9 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     return 0;
   }
   switch (command) {
-    case "run": return runCommand(parseArgs(rest, RUN_FLAGS, "run", RUN_SWITCHES), io);
-    case "test": return testCommand(parseArgs(rest, ["backend", "probe-output-dir", "accumulation"], "test"), io);
-    case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
+    case "run": return runCommand(noteNativeBuilds(parseArgs(rest, RUN_FLAGS, "run", RUN_SWITCHES), io), io);
+    case "test": return testCommand(noteNativeBuilds(parseArgs(rest, ["backend", "probe-output-dir", "accumulation"], "test", ["verbose"]), io), io);
+    case "compile": return compileCommand(noteNativeBuilds(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each", "verbose"]), io), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
     case "print": return printCommand(parseArgs(rest, [], "print", ["lower-chlo"]), io);
     case "opt": return optCommand(rest, io);
@@ -207,7 +223,7 @@ function backendOf(args: ParsedArgs, command: string): BackendEntry {
 }
 
 const RUN_FLAGS = ["entry", "arg", "backend", "out", "print", "timeout", "probe-output-dir"];
-const RUN_SWITCHES = ["cast"];
+const RUN_SWITCHES = ["cast", "verbose"];
 
 function timeoutSeconds(args: ParsedArgs): number | undefined {
   const timeout = single(args, "timeout", "run");

@@ -65,6 +65,7 @@ const nodeIo: CliIo = {
   err: (line) => process.stderr.write(`${line}\n`),
   // https://no-color.org: any non-empty NO_COLOR turns colors off.
   colors: process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === "",
+  errIsTerminal: process.stderr.isTTY === true,
 };
 
 // A reader that stops early (`xlats test DIR | head`) closes the pipe: stop quietly, as

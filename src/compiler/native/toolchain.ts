@@ -199,6 +199,20 @@ function cleanUp(j: Job): void {
   fs.rmSync(j.cSource, { force: true });
 }
 
+/** Called once, as the first C compiler run of this thread starts (the CLI's notice: the first build costs a second or more). */
+let beforeFirstBuild: (() => void) | undefined;
+
+/** Sets what runs before this thread's first C build (once; undefined: nothing). */
+export function setBeforeFirstNativeBuild(f: (() => void) | undefined): void {
+  beforeFirstBuild = f;
+}
+
+function announceBuild(): void {
+  const f = beforeFirstBuild;
+  beforeFirstBuild = undefined;
+  f?.();
+}
+
 /**
  * Builds (or finds in the cache) the module of `kernelsSource` (the prelude and every
  * kernel's definition) with `glue` (glueSource). `name` names the program in errors.
@@ -209,6 +223,7 @@ export function buildModuleSync(t: Toolchain, kernelsSource: string, name: strin
   const hit = cached(t, j);
   if (hit !== undefined) return hit;
   checkCacheDir(node, t.cacheDir);
+  announceBuild();
   node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
   const start = Date.now();
   const r = node.childProcess.spawnSync(t.cc, j.args, { encoding: "utf8" });
@@ -228,6 +243,7 @@ export async function buildModule(t: Toolchain, kernelsSource: string, name: str
   const hit = cached(t, j);
   if (hit !== undefined) return hit;
   checkCacheDir(node, t.cacheDir);
+  announceBuild();
   await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
   const start = Date.now();
   const output = await new Promise<string | undefined>((resolve) => {
