@@ -3,12 +3,15 @@
 // every input through parse, verify and (small programs) evaluation under a time
 // guard, and reports every error that is not one of xlats' typed errors and every
 // hang. Exits 1 when it finds any; the inputs are saved under --findings.
+// `npm run fuzz -- --surface builder [--count N --seed S]` builds random programs
+// through the builder API instead (fuzz/builder.ts) and runs them on the interpreter.
 
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadCorpus } from "./fuzz/corpus.js";
 import { runFuzz } from "./fuzz/driver.js";
+import { fuzzBuilder } from "./fuzz/builder.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -18,6 +21,20 @@ function option(name: string, otherwise: number): number {
   const value = Number(process.argv[at + 1]);
   if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} takes a whole number, got '${process.argv[at + 1]}'`);
   return value;
+}
+
+const surfaceAt = process.argv.indexOf("--surface");
+const surface = surfaceAt >= 0 ? process.argv[surfaceAt + 1] : "text";
+if (surface !== "text" && surface !== "builder") throw new Error(`--surface takes text or builder, got '${surface}'`);
+if (surface === "builder") {
+  const seed = option("seed", 1), count = option("count", 10_000);
+  const started = Date.now();
+  const report = fuzzBuilder(seed, count, option("timeout-ms", 5_000));
+  console.log(`fuzz builder: ${report.programs} programs in ${((Date.now() - started) / 1000).toFixed(1)} s, seed ${seed}: ${report.ran} ran`);
+  for (const [key, n] of [...report.typed].sort((a, b) => b[1] - a[1])) console.log(`  ${n}\t${key}`);
+  console.log(`fuzz builder: ${report.findings.length} untyped errors`);
+  for (const f of report.findings.slice(0, 50)) console.log(`  program ${f.program} (${f.step}): ${f.error}`);
+  process.exit(report.findings.length === 0 ? 0 : 1);
 }
 
 const findingsAt = process.argv.indexOf("--findings");

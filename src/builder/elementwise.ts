@@ -5,9 +5,11 @@
 import type { ComparisonDirection, ComparisonType, ResultAccuracy } from "../ir/attributes.js";
 import { OP_TABLE, type BinaryOpcode, type OpAttributes, type UnaryOpcode } from "../ir/opcodes.js";
 import type { XlaOp } from "./xla_builder.js";
-import { binaryWithBroadcast } from "./broadcasting.js";
+import { binaryWithBroadcast, broadcast } from "./broadcasting.js";
 import { constantLiteral } from "./xla_builder.js";
 import { Literal } from "../types/literal.js";
+import { ShapeError } from "../types/errors.js";
+import { shapeToString } from "../types/shape.js";
 
 export { broadcast, broadcastInDim } from "./broadcasting.js";
 
@@ -132,9 +134,27 @@ export const ltTotalOrder = cmpTotal("LT");
 
 // ---- ternary --------------------------------------------------------------------
 
-/** Select(pred, on_true, on_false); pred may be a scalar (as in XLA). */
+/**
+ * Select(pred, on_true, on_false). As in XlaBuilder, a scalar on_true or on_false beside
+ * array operands is broadcast to their dimensions (HLO's select takes equal shapes); pred
+ * may stay a scalar (seed 000). Operands of other dimensions are a ShapeError: only
+ * scalars are broadcast.
+ */
 export function select(pred: XlaOp, onTrue: XlaOp, onFalse: XlaOp): XlaOp {
-  return pred.builder.addInstruction("select", [pred, onTrue, onFalse], {});
+  // The branches' dimensions first: a pred of other dimensions is the one named wrong.
+  const operands = [["on_true", onTrue], ["on_false", onFalse], ["pred", pred]] as const;
+  const arrays = operands.flatMap(([name, op]) => (op.shape.kind === "array" && op.shape.dimensions.length > 0 ? [{ name, shape: op.shape }] : []));
+  const target = arrays[0];
+  if (target === undefined || target.shape.dynamicDimensions.some((d) => d)) return pred.builder.addInstruction("select", [pred, onTrue, onFalse], {});
+  const dims = target.shape.dimensions;
+  for (const { name, shape } of arrays.slice(1)) {
+    if (shape.dimensions.length !== dims.length || shape.dimensions.some((d, i) => d !== dims[i])) {
+      throw new ShapeError(`select: ${name}: ${shapeToString(shape)} does not have the dimensions of ${target.name} ${shapeToString(target.shape)}; ` +
+        "only a scalar is broadcast (broadcastInDim the operand first)", "select", name);
+    }
+  }
+  const widened = (op: XlaOp): XlaOp => (op.shape.kind === "array" && op.shape.dimensions.length === 0 ? broadcast(op, dims) : op);
+  return pred.builder.addInstruction("select", [pred, widened(onTrue), widened(onFalse)], {});
 }
 
 /** Clamp(min, operand, max) = min(max(operand, min), max); min and max may be scalars (as in XLA). */

@@ -19,6 +19,7 @@ import { UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
 import { XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { lowerChloModule } from "../compiler/expansions/index.js";
+import { setBeforeFirstNativeBuild } from "../compiler/native/toolchain.js";
 import { detectFormat, parseModule, printModule, type TextFormat } from "./formats.js";
 import { CliError, type CliIo } from "./io.js";
 import { OPT_USAGE, optCommand } from "./opt.js";
@@ -33,16 +34,18 @@ export { CliError, type CliIo } from "./io.js";
 export const USAGE = `xlats: XLA for TypeScript
 
 Usage:
-  xlats run FILE [--entry NAME] [--arg LITERAL|FILE.npy]... [--out FILE.npz|FILE.npy]
-              [--print mlir|numpy] [--backend NAME] [--timeout SECONDS]
-              [--probe-output-dir DIR]
+  xlats run FILE [--entry NAME] [--arg LITERAL|FILE.npy]... [--cast]
+              [--out FILE.npz|FILE.npy] [--print mlir|numpy] [--backend NAME]
+              [--timeout SECONDS] [--probe-output-dir DIR]
       Run the entry computation of FILE (HLO or StableHLO text) on one device;
-      --timeout stops a run still going after SECONDS (an endless loop) with an error
-      (sharded runs too).
+      --timeout stops a run still going after SECONDS (an endless loop, a long
+      kernel; sharded runs too) with an error and exit code 1.
       Each --arg is an MLIR literal, e.g. --arg 'dense<[1.0, 2.0]> : tensor<2xf32>',
-      or a .npy file. Prints each result on its own line as an MLIR literal, or as
-      numpy's repr with --print numpy; --out also writes them to a .npz (arr_0,
-      arr_1, ...) or, for one result, a .npy. A program with a mesh and sdy shardings
+      or a .npy file; --cast converts an argument of another element type to its
+      parameter's (as stablehlo.convert does). Prints each result on its own line
+      as an MLIR literal, or as numpy's repr with --print numpy (over 2^20
+      elements: summarised); --out also writes them to a .npz (arr_0, arr_1, ...)
+      or, for one result, a .npy. A program with a mesh and sdy shardings
       is partitioned and runs on one device per mesh device (see partition); so does
       a JAX shard_map export (mhlo.sharding strings), read as Shardy shardings first.
       interpreter.probe values are serialized as in test (in memory, and to DIR with
@@ -75,6 +78,7 @@ Usage:
       Show this help.
 
 --backend NAME picks the backend: one of ${backendNames().join(", ")} (default: native where a C compiler works, else wasm).
+The native backend's first build of a program is said on stderr when it is a terminal, or with --verbose (run, test, compile).
 
 Exit codes: 0 success, 1 bad input or failing tests, 2 bad usage.`;
 
@@ -152,7 +156,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     io.err(`error: internal error: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
+  } finally {
+    setBeforeFirstNativeBuild(undefined);
   }
+}
+
+/**
+ * The commands that may compile C: with --verbose, or when stderr is a terminal, say once
+ * that the native backend is building (its first build of a program takes a second or
+ * more, and the backend is picked without being named).
+ */
+function noteNativeBuilds(args: ParsedArgs, io: CliIo): ParsedArgs {
+  if (args.switches.has("verbose") || io.errIsTerminal === true) {
+    setBeforeFirstNativeBuild(() => io.err("xlats: building native kernels with the C compiler (first run of this program; later runs load them from the cache)"));
+  }
+  return args;
 }
 
 function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> {
@@ -170,9 +188,9 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     return 0;
   }
   switch (command) {
-    case "run": return runCommand(parseArgs(rest, ["entry", "arg", "backend", "out", "print", "timeout", "probe-output-dir"], "run"), io);
-    case "test": return testCommand(parseArgs(rest, ["backend", "probe-output-dir", "accumulation"], "test"), io);
-    case "compile": return compileCommand(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each"]), io);
+    case "run": return runCommand(noteNativeBuilds(parseArgs(rest, RUN_FLAGS, "run", RUN_SWITCHES), io), io);
+    case "test": return testCommand(noteNativeBuilds(parseArgs(rest, ["backend", "probe-output-dir", "accumulation"], "test", ["verbose"]), io), io);
+    case "compile": return compileCommand(noteNativeBuilds(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each", "verbose"]), io), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
     case "print": return printCommand(parseArgs(rest, [], "print", ["lower-chlo"]), io);
     case "opt": return optCommand(rest, io);
@@ -204,12 +222,36 @@ function backendOf(args: ParsedArgs, command: string): BackendEntry {
   return entry;
 }
 
-async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
-  const file = oneFile(args, "run");
-  const backend = backendOf(args, "run");
+const RUN_FLAGS = ["entry", "arg", "backend", "out", "print", "timeout", "probe-output-dir"];
+const RUN_SWITCHES = ["cast", "verbose"];
+
+function timeoutSeconds(args: ParsedArgs): number | undefined {
   const timeout = single(args, "timeout", "run");
   const seconds = timeout === undefined ? undefined : Number(timeout);
   if (seconds !== undefined && !(seconds > 0 && seconds < Infinity)) throw new CliError(`run: --timeout takes a positive number of seconds, got '${timeout}'`, 2);
+  return seconds;
+}
+
+/**
+ * The seconds of a well-formed `run ... --timeout SECONDS` command line, else undefined
+ * (other commands, no --timeout, or bad usage, which runCli reports). main.ts runs
+ * such a command in a child process that it stops at the deadline: the deadline checks
+ * of a run cannot interrupt one long kernel.
+ */
+export function runTimeout(argv: readonly string[]): number | undefined {
+  const [command, ...rest] = argv;
+  if (command !== "run" || rest.includes("--help") || rest.includes("-h")) return undefined;
+  try {
+    return timeoutSeconds(parseArgs(rest, RUN_FLAGS, "run", RUN_SWITCHES));
+  } catch {
+    return undefined;
+  }
+}
+
+async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
+  const file = oneFile(args, "run");
+  const backend = backendOf(args, "run");
+  const seconds = timeoutSeconds(args);
   const text = io.readFile(file);
   const parsed = parseModule(text, file);
   // A JAX shard_map export (mhlo.sharding strings, per-device shapes inside): Shardy reads it, then it runs sharded.
@@ -222,12 +264,13 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   }
   const printFormat = parsePrintFormat(single(args, "print", "run"));
   const out = single(args, "out", "run");
-  const literals = (args.flags.get("arg") ?? []).map((a, i) => readRunArgument(a, i, io, entry.parameters[i]?.shape));
+  const cast = args.switches.has("cast");
+  const literals = (args.flags.get("arg") ?? []).map((a, i) => readRunArgument(a, i, io, entry.parameters[i]?.shape, cast));
   checkArguments(entry, literals);
   // A shape-polymorphic program runs for the shapes of its arguments (stablehlo-refine-shapes).
   const program = refineEntry(entry, literals.map((l) => l.shape), literals);
   verifyMemoryBudget(module);
-  const options = seconds === undefined ? {} : { deadline: Date.now() + seconds * 1000 };
+  const options = seconds === undefined ? {} : { deadline: io.deadline ?? Date.now() + seconds * 1000 };
   const sharded = isShardedModule(module);
   const probeDirectory = probeDirectoryOf(args, io, "run");
   if (probeDirectory !== undefined && (sharded || backend.evaluate === undefined)) {
@@ -243,7 +286,7 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
     ? await runSharded(module, entryName, literals, backend, io, options)
     : resultsOf(await runOnOneDevice(backend, program, literals, { ...options, customCalls }));
   if (out !== undefined) writeRunResults(out, results, io);
-  for (const value of results) io.out(formatRunResult(value, printFormat));
+  results.forEach((value, i) => io.out(formatRunResult(value, printFormat, io, i)));
   for (const message of checkFailures) io.err(`run: check.expect_serialized_eq failed: ${message}`);
   return checkFailures.length > 0 ? 1 : 0;
 }

@@ -18,6 +18,14 @@ export interface CliIo {
   err(line: string): void;
   /** Whether `out` goes to a terminal that wants colors (a TTY, NO_COLOR unset); absent: no colors. */
   readonly colors?: boolean;
+  /** Whether `err` goes to a terminal: progress notes (the native backend's first build) are written there, or with --verbose. */
+  readonly errIsTerminal?: boolean;
+  /**
+   * The time (as Date.now()) at which a supervising process stops this one: `run
+   * --timeout` then takes it as its deadline instead of starting its own clock, so the
+   * run's own DeadlineError comes before the supervisor has to stop it.
+   */
+  readonly deadline?: number;
 }
 
 /** A problem with how the command was called (exit code 2) or with its input (exit code 1). */

@@ -2,9 +2,11 @@
 // Entry point of the `xlats` command: Node's files and streams behind the CliIo
 // adapter, then the exit code.
 
+import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CliError, runCli, type CliIo } from "./cli.js";
+import { fileURLToPath } from "node:url";
+import { CliError, runCli, runTimeout, type CliIo } from "./cli.js";
 import { setDeviceLimit } from "../types/resource.js";
 
 function describe(e: unknown): string {
@@ -63,6 +65,7 @@ const nodeIo: CliIo = {
   err: (line) => process.stderr.write(`${line}\n`),
   // https://no-color.org: any non-empty NO_COLOR turns colors off.
   colors: process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === "",
+  errIsTerminal: process.stderr.isTTY === true,
 };
 
 // A reader that stops early (`xlats test DIR | head`) closes the pipe: stop quietly, as
@@ -85,4 +88,55 @@ if (maxDevices !== undefined && maxDevices !== "") {
   setDeviceLimit(n);
 }
 
-process.exitCode = await runCli(process.argv.slice(2), nodeIo);
+/** The environment variable that tells a supervised child run its deadline (Date.now() time). */
+const DEADLINE_VARIABLE = "XLATS_RUN_DEADLINE";
+/** How long past its deadline a supervised run may take to stop itself (a loop's DeadlineError) before it is killed. */
+const GRACE_MS = 1000;
+
+/**
+ * `run --timeout`: the run goes on in a child process, and this one kills it if it is
+ * still running GRACE_MS past the deadline. The run's own deadline checks stop loops and
+ * calls with a DeadlineError, but nothing inside a process can stop one long kernel (a
+ * worker thread in native code cannot even be terminated: the process waits for it to
+ * return before it exits), while a killed process stops at once, whatever it runs.
+ */
+function supervise(argv: readonly string[], seconds: number): Promise<number> {
+  const deadline = Date.now() + seconds * 1000;
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...argv], {
+    stdio: "inherit", env: { ...process.env, [DEADLINE_VARIABLE]: String(deadline) },
+  });
+  // Stopping the supervisor stops the run too.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      child.kill("SIGKILL");
+      process.exit(signal === "SIGINT" ? 130 : 143);
+    });
+  }
+  return new Promise((resolve) => {
+    let stopped = false;
+    const timer = setTimeout(() => {
+      stopped = true;
+      child.kill("SIGKILL");
+      process.stderr.write(`error: run: still running ${GRACE_MS / 1000} s past its --timeout of ${seconds} s: stopped\n`);
+      resolve(1);
+    }, deadline + GRACE_MS - Date.now());
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      process.stderr.write(`error: run: cannot start the supervised run: ${e.message}\n`);
+      resolve(1);
+    });
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      if (signal !== null && !stopped) process.stderr.write(`error: run: the run ended with signal ${signal}\n`);
+      resolve(code ?? 1);
+    });
+  });
+}
+
+const argv = process.argv.slice(2);
+const inheritedText = process.env[DEADLINE_VARIABLE]?.trim();
+const inherited = inheritedText ? Number(inheritedText) : Number.NaN;
+const timeout = runTimeout(argv);
+process.exitCode = Number.isFinite(inherited)
+  ? await runCli(argv, { ...nodeIo, deadline: inherited })
+  : timeout !== undefined ? await supervise(argv, timeout) : await runCli(argv, nodeIo);

@@ -6,10 +6,12 @@
 import { parseMlirLiteral, printMlirLiteral } from "../text/mlir/index.js";
 import { XlaError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
-import type { Shape } from "../types/shape.js";
+import { shapeToString, type Shape } from "../types/shape.js";
 import { writeNpz } from "../types/npz.js";
 import { NpyError, numpyDtypeName } from "../types/npy.js";
 import { numpyRepr } from "../types/numpy_repr.js";
+import { convertLiteral } from "../types/convert.js";
+import type { ElementType } from "../types/element_type.js";
 import { CliError, type CliIo } from "./io.js";
 
 export const PRINT_FORMATS = ["mlir", "numpy"] as const;
@@ -30,24 +32,41 @@ export function argumentLabel(parameter: number): string {
 
 /**
  * The literal of the --arg for `parameter`: an MLIR literal, or a .npy file read as the
- * parameter's element type where the file leaves it open (ml_dtypes' 'V1').
+ * parameter's element type where the file leaves it open (ml_dtypes' 'V1'). With `cast`
+ * (--cast), an array of another element type is converted to the parameter's, as
+ * ConvertElementType converts (floats round to nearest even; to integers they truncate
+ * and saturate, NaN becoming 0).
  */
-export function readRunArgument(arg: string, parameter: number, io: CliIo, shape: Shape | undefined): Literal {
+export function readRunArgument(arg: string, parameter: number, io: CliIo, shape: Shape | undefined, cast = false): Literal {
   const label = argumentLabel(parameter);
+  const wanted = shape?.kind === "array" ? shape.elementType : undefined;
   try {
-    if (!isNpyPath(arg)) return parseMlirLiteral(arg);
-    if (io.readBytes === undefined) throw new CliError(`run: ${label}: reading ${arg} needs a file system`);
-    return Literal.fromNpy(io.readBytes(arg), { name: arg, ...(shape?.kind === "array" ? { elementType: shape.elementType } : {}) });
+    const lit = isNpyPath(arg) ? readNpyArgument(arg, io, label, wanted, cast) : parseMlirLiteral(arg);
+    return cast && wanted !== undefined && lit.shape.kind === "array" && lit.elementType !== wanted ? convertLiteral(lit, wanted) : lit;
   } catch (e) {
     if (e instanceof XlaError) {
       const where = e.message.startsWith("<literal>:") ? e.message.replace(/^<literal>:/, `${label}: `) : `${label}: ${e.message}`;
       // A .npy of another dtype (float64 from numpy's defaults, most often): say how to convert it.
-      const hint = e instanceof NpyError && shape?.kind === "array" && /, expected /.test(e.message)
-        ? ` (convert it first, e.g. with numpy: np.save(f, np.load(f).astype("${numpyDtypeName(shape.elementType)}")))`
+      const hint = e instanceof NpyError && wanted !== undefined && isDtypeMismatch(e)
+        ? ` (convert it first, e.g. with numpy: np.save(f, np.load(f).astype("${numpyDtypeName(wanted)}")), or pass --cast to convert it here)`
         : "";
       throw new CliError(`run: ${where}${hint}`);
     }
     throw e;
+  }
+}
+
+const isDtypeMismatch = (e: NpyError): boolean => /, expected /.test(e.message);
+
+/** A .npy --arg: as the parameter's element type (the only way to read a 'V1' file); with `cast`, any other as its own, converted by the caller. */
+function readNpyArgument(path: string, io: CliIo, label: string, wanted: ElementType | undefined, cast: boolean): Literal {
+  if (io.readBytes === undefined) throw new CliError(`run: ${label}: reading ${path} needs a file system`);
+  const bytes = io.readBytes(path);
+  try {
+    return Literal.fromNpy(bytes, { name: path, ...(wanted !== undefined ? { elementType: wanted } : {}) });
+  } catch (e) {
+    if (!(cast && e instanceof NpyError && isDtypeMismatch(e))) throw e;
+    return Literal.fromNpy(bytes, { name: path });
   }
 }
 
@@ -72,7 +91,21 @@ export function parsePrintFormat(value: string | undefined): PrintFormat {
   throw new CliError(`run: --print must be ${PRINT_FORMATS.join(" or ")}, got '${value}'`, 2);
 }
 
-/** One result's text in the chosen format. */
-export function formatRunResult(result: Literal, format: PrintFormat): string {
+/**
+ * 1,048,576: results with more elements than this print summarised (numpy's repr, its
+ * first and last items), whatever --print says. Every element of one is about 15 MB of
+ * text; a 200 MB result would be gigabytes of strings, past what the process holds.
+ */
+export const RUN_PRINT_LIMIT = 1 << 20;
+
+const elementCountOf = (shape: Shape): number => (shape.kind === "array" ? shape.dimensions.reduce((a, b) => a * b, 1) : 0);
+
+/** One result's text in the chosen format; `index` numbers it in the note of a summarised one. */
+export function formatRunResult(result: Literal, format: PrintFormat, io?: CliIo, index = 0): string {
+  const count = elementCountOf(result.shape);
+  if (count > RUN_PRINT_LIMIT) {
+    io?.err(`run: result ${index} (${shapeToString(result.shape)}) has ${count} elements, more than ${RUN_PRINT_LIMIT}: printed summarised; --out FILE.npz writes every value`);
+    return numpyRepr(result);
+  }
   return format === "numpy" ? numpyRepr(result) : printMlirLiteral(result);
 }

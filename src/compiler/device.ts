@@ -108,13 +108,19 @@ export class WasmDevice {
   }
 }
 
-/** An array in a device's memory. */
+/** Gives back the memory of device arrays dropped without delete(). */
+const arrayFinalizer = new FinalizationRegistry<{ readonly memory: DeviceMemory; readonly offset: number }>(({ memory, offset }) => memory.release(offset));
+
+/** An array in a device's memory; one dropped without delete() frees its memory once garbage collected. */
 export class DeviceArray {
   private deleted = false;
   /** Why it is no longer valid, when it was not deleted by its owner (it was donated). */
   private invalidatedBecause: string | undefined;
 
-  constructor(readonly device: WasmDevice, readonly shape: ArrayShape, readonly offset: number) {}
+  /** Owns the buffer at `offset` (allocated from the device's memory). */
+  constructor(readonly device: WasmDevice, readonly shape: ArrayShape, readonly offset: number) {
+    arrayFinalizer.register(this, { memory: device.memory, offset }, this);
+  }
 
   get isDeleted(): boolean {
     return this.deleted;
@@ -130,12 +136,14 @@ export class DeviceArray {
   delete(): void {
     if (this.deleted) return;
     this.deleted = true;
+    arrayFinalizer.unregister(this);
     this.device.memory.release(this.offset);
   }
 
   /** @internal Makes the array invalid (it was donated); `release`: its memory is free again, else a result now owns it. */
   invalidate(because: string, release: boolean): void {
     if (this.deleted) return;
+    arrayFinalizer.unregister(this);
     if (release) this.device.memory.release(this.offset);
     this.deleted = true;
     this.invalidatedBecause = because;

@@ -125,6 +125,10 @@ function regionPlacement(program: CompiledProgram, region: DeviceRegion, threads
   return { constantOffsets, arenaOffset, scratchOffsets, release: () => {} };
 }
 
+/** Gives back the device memory of executables dropped without delete(). */
+const executableFinalizer = new FinalizationRegistry<Placement>((placement) => placement.release());
+
+/** A program loaded on a device; one dropped without delete() frees its device memory once garbage collected. */
 export class Executable {
   private readonly placement: Placement;
   private readonly kernels: readonly (Exclude<LoadedKernel, { bind: unknown }>)[];
@@ -144,6 +148,7 @@ export class Executable {
   ) {
     const threads = kernels.some((k) => "pooled" in k) ? device.threads : native !== undefined ? native.threads : 1;
     this.placement = region === undefined ? allocatedPlacement(program, device, threads) : regionPlacement(program, region, threads);
+    executableFinalizer.register(this, this.placement, this);
     // Bound kernels (native ones) take the WebAssembly kernels' arguments; their threads use the placement's scratch ranges.
     const placement = { memory: device.memory.memory, threads, scratchOffsets: this.placement.scratchOffsets };
     this.kernels = kernels.map((k) => ("bind" in k ? { direct: k.bind(placement) } : k));
@@ -418,6 +423,7 @@ export class Executable {
   delete(): void {
     if (this.deleted) return;
     this.deleted = true;
+    executableFinalizer.unregister(this);
     this.placement.release();
   }
 }

@@ -289,7 +289,31 @@ interface EagerEntry {
   readonly avals: readonly Aval[];
 }
 
+/**
+ * Compiled single-op executables by primitive, params and operand avals, least recently
+ * used first (a Map keeps insertion order; a hit moves its entry to the end). Past
+ * `eagerCacheLimit` entries the oldest is deleted, so a program that sweeps through many
+ * shapes keeps a bounded number of executables (and their device memory).
+ */
 const eagerCache = new Map<string, EagerEntry>();
+let eagerCacheLimit = 1024;
+
+/** Sets the most executables the eager cache keeps (at least 1), evicting the least recently used past it; returns the previous limit. */
+export function setEagerCacheLimit(limit: number): number {
+  if (!Number.isInteger(limit) || limit < 1) throw new FrontendError(`setEagerCacheLimit: the limit must be a positive integer, got ${limit}`, "setEagerCacheLimit");
+  const previous = eagerCacheLimit;
+  eagerCacheLimit = limit;
+  evictEager();
+  return previous;
+}
+
+function evictEager(): void {
+  for (const [key, entry] of eagerCache) {
+    if (eagerCache.size <= eagerCacheLimit) break;
+    eagerCache.delete(key);
+    entry.executable.delete();
+  }
+}
 
 /** The cache key of a primitive's params (they are plain data: numbers, strings, booleans, lists, records). */
 const paramsKey = (params: unknown): string => JSON.stringify(params);
@@ -300,13 +324,17 @@ export const eagerCacheSize = (): number => eagerCache.size;
 function evalEager<N extends PrimitiveName>(name: N, args: readonly Array[], params: PrimitiveParams[N]): Array[] {
   const key = `${name}|${paramsKey(params)}|${args.map((a) => avalString(a.aval)).join(",")}`;
   let entry = eagerCache.get(key);
-  if (entry === undefined) {
+  if (entry !== undefined) {
+    eagerCache.delete(key);
+    eagerCache.set(key, entry);
+  } else {
     const b = new XlaBuilder(`eager_${name}`);
     const ops = args.map((a, i) => parameter(b, i, shapeOfAval(a.aval)));
     const lowered = lowerPrimitive(b, name, ops, args.map((a) => a.aval), params);
     const root = lowered.ops.length === 1 ? lowered.ops[0]! : tuple(b, lowered.ops);
     entry = { executable: compileSync(b.buildModule(root)), avals: lowered.avals };
     eagerCache.set(key, entry);
+    evictEager();
   }
   const results = entry.executable.execute(args.map((a) => a.buffer));
   const avals = entry.avals;

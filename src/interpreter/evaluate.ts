@@ -4,7 +4,8 @@
 
 import type { Computation, Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
-import { DeadlineError, ExecutionError } from "../types/errors.js";
+import { DeadlineError, ExecutionError, ResourceError } from "../types/errors.js";
+import { checkFitsBudget, LITERAL_VALUES } from "../types/resource.js";
 import type { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString } from "../types/shape.js";
 import { HostQueues, singleDeviceCollectives } from "./device_interfaces.js";
@@ -106,7 +107,15 @@ function run(computation: Computation, args: readonly Literal[], ctx: EvalContex
     }
     const operands = inst.operands.map((o) => values.get(o)!);
     const kernel = KERNELS[inst.opcode] as Kernel<Opcode>;
-    values.set(inst, kernel(inst, operands, ctx));
+    // The result must fit the memory budget before the kernel allocates it; so must the
+    // JS arrays a kernel holds values in (Literal.values), named here by the instruction.
+    checkFitsBudget(inst.shape, inst.name, `${computation.name}, instruction ${inst.name}`);
+    try {
+      values.set(inst, kernel(inst, operands, ctx));
+    } catch (e) {
+      if (e instanceof ResourceError && e.instruction === LITERAL_VALUES) throw new ResourceError(`${computation.name}, instruction ${inst.name}: ${e.message}`, inst.name, e.bytes);
+      throw e;
+    }
   }
   return values.get(computation.root)!;
 }

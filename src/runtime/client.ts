@@ -71,6 +71,16 @@ export class Device {
   }
 }
 
+/** Gives back the device memory of buffers dropped without delete() (their `reclaim`). */
+const bufferFinalizer = new FinalizationRegistry<() => void>((reclaim) => reclaim());
+
+/**
+ * A closure that releases `offsets`, made outside the scope that creates its buffer: a
+ * closure made there would share that scope's context, which holds the buffer, and
+ * would keep it alive from the finalizer's table.
+ */
+const releaser = (memory: DeviceMemory, offsets: readonly number[]) => (): void => releaseAll(memory, offsets);
+
 /** A value on a device. Its arrays are held in shared memory, so devices read them in place. */
 export class DeviceBuffer {
   private deleted = false;
@@ -79,7 +89,14 @@ export class DeviceBuffer {
   constructor(
     readonly device: Device, /** @internal */ readonly wire: WireValue, readonly shape: Shape,
     /** @internal called once by delete() */ private readonly onDelete?: () => void,
-  ) {}
+    /**
+     * @internal frees the buffer's device memory: called once, by delete() or after the
+     * buffer is garbage collected (so it must not refer to the buffer)
+     */
+    private readonly reclaim?: () => void,
+  ) {
+    if (reclaim !== undefined) bufferFinalizer.register(this, reclaim, this);
+  }
 
   /** The value as a host literal (a copy). */
   async toLiteral(): Promise<Literal> {
@@ -97,6 +114,10 @@ export class DeviceBuffer {
     if (this.deleted) return;
     this.deleted = true;
     this.onDelete?.();
+    if (this.reclaim !== undefined) {
+      bufferFinalizer.unregister(this);
+      this.reclaim();
+    }
   }
 
   get isDeleted(): boolean {
@@ -256,7 +277,7 @@ export class Client {
     const memory = this.deviceMemory(device);
     if (memory !== undefined) {
       const wire = literalToDeviceMemory(memory, literal);
-      return new DeviceBuffer(device, wire, literal.shape, () => releaseAll(memory, deviceOffsets(wire)));
+      return new DeviceBuffer(device, wire, literal.shape, undefined, () => releaseAll(memory, deviceOffsets(wire)));
     }
     const wire = toWire(literal, true);
     return new DeviceBuffer(device, wire, literal.shape);
@@ -499,10 +520,11 @@ export class Client {
           const wire = memory !== undefined && offsets !== undefined
             ? wireInMemory(exe.computations[id]!.root.shape, memory, offsets)
             : resolveKnownBuffers((r as { value: WireValue }).value, known);
-          const buffer: DeviceBuffer = new DeviceBuffer(device, wire, exe.computations[id]!.root.shape, () => {
-            this.arenas.drop(buffer, wire);
-            if (memory !== undefined && offsets !== undefined) releaseAll(memory, offsets);
-          });
+          // The arenas see a collected buffer through their own registry.
+          const buffer: DeviceBuffer = new DeviceBuffer(
+            device, wire, exe.computations[id]!.root.shape, () => this.arenas.drop(buffer, wire),
+            memory !== undefined && offsets !== undefined ? releaser(memory, offsets) : undefined,
+          );
           this.arenas.hold(buffer, wire);
           return buffer;
         });

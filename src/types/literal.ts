@@ -21,7 +21,7 @@ import { ShapeError } from "./errors.js";
 import { formatFloat } from "./shortest_f32.js";
 import { quantizationsEqual, type UniformQuantization } from "./quantization.js";
 import { decodeNpy, elementTypeNamed, encodeNpy, type NpyReadOptions, type NpyWriteOptions } from "./npy.js";
-import { checkBytes } from "./resource.js";
+import { checkBytes, checkJsArray, LITERAL_VALUES } from "./resource.js";
 
 export type Storage =
   | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array
@@ -272,10 +272,15 @@ export class Literal {
     this.writeLinear(multiIndexToLinear(this.arrayShape, index), v);
   }
 
-  /** All elements in row-major (logical) order, whatever the layout. */
+  /**
+   * All elements in row-major (logical) order, whatever the layout. A ResourceError when
+   * they do not fit in a JS array (MAX_JS_ARRAY_ELEMENTS, and 8 bytes each within the
+   * memory budget): the interpreter's kernels hold values this way.
+   */
   values(): Scalar[] {
     const shape = this.arrayShape;
     const n = elementCount(shape);
+    checkJsArray(n, shapeToString(shape), LITERAL_VALUES);
     const out = new Array<Scalar>(n);
     if (hasDefaultLayout(shape)) {
       for (let i = 0; i < n; i++) out[i] = this.readLinear(i);

@@ -190,8 +190,9 @@ function elementFormat(t: ElementType, shown: readonly Scalar[], rank: number): 
 export function numpyRepr(lit: Literal): string {
   const t = lit.elementType;
   const dims = lit.dimensions;
-  const values = lit.values();
-  const size = values.length;
+  // Only the elements shown are read: a summarised array of any size prints without a JS array of all its values.
+  const values = lit.toDefaultLayout();
+  const size = dims.reduce((a, b) => a * b, 1);
   const summarize = size > THRESHOLD;
   const prefix = "array(";
   const extras: string[] = [];
@@ -211,14 +212,14 @@ export function numpyRepr(lit: Literal): string {
     const shown: Scalar[] = [];
     const collect = (d: number, offset: number): void => {
       if (d === dims.length) {
-        shown.push(values[offset]!);
+        shown.push(values.readLinear(offset));
         return;
       }
       for (const i of shownIndices(d)) if (i !== "...") collect(d + 1, offset + i * strides[d]!);
     };
     collect(0, 0);
     const format = elementFormat(t, shown, dims.length);
-    body = formatArray(dims, strides, (k) => format(values[k]!), shownIndices, " ".repeat(prefix.length + 1), LINE_WIDTH - 1);
+    body = formatArray(dims, strides, (k) => format(values.readLinear(k)), shownIndices, " ".repeat(prefix.length + 1), LINE_WIDTH - 1);
   }
   if (extras.length === 0) return `${prefix}${body})`;
   const head = `${prefix}${body},`;

@@ -48,6 +48,30 @@ export function checkBytes(bytes: number, description: string, instruction: stri
 }
 
 /**
+ * 134,217,725 (2^27 - 3): the most elements V8 lets one JS array hold. Kernels that hold
+ * a value's elements as JS values (the interpreter's) check against it, since growing
+ * an array past it is a RangeError at best and the end of the process at worst.
+ */
+export const MAX_JS_ARRAY_ELEMENTS = 2 ** 27 - 3;
+
+/** The `instruction` of Literal.values's ResourceError, until the interpreter names the instruction whose kernel asked. */
+export const LITERAL_VALUES = "a literal's values";
+
+/** Bytes a JS array holds per element: one 8-byte slot (a number, or a pointer to a bigint, boolean or complex pair). */
+const JS_SLOT_BYTES = 8;
+
+/**
+ * Throws a ResourceError unless `count` elements fit in a JS array: at most
+ * MAX_JS_ARRAY_ELEMENTS, and 8 bytes a slot inside the memory budget.
+ */
+export function checkJsArray(count: number, description: string, instruction: string): void {
+  if (count > MAX_JS_ARRAY_ELEMENTS) {
+    throw new ResourceError(`${description} needs ${count} elements as JS values, more than the ${MAX_JS_ARRAY_ELEMENTS} a JS array holds`, instruction, count * JS_SLOT_BYTES);
+  }
+  checkBytes(count * JS_SLOT_BYTES, `${description} as JS values`, instruction);
+}
+
+/**
  * 256: the most devices a client or a partitioned run may have. Each device of a run is
  * a worker with its own isolate and memory (about 5 MB before any data), so 256 devices
  * stay near 1.3 GB, and a mesh of a thousand or a million devices (a file may declare

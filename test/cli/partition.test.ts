@@ -102,7 +102,8 @@ func.func @main(%a: tensor<4xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}
   const started = Date.now();
   const r = xlats("run", join(dir, "loop.mlir"), "--arg", "dense<[1, 2, 3, 4]> : tensor<4xi64>", "--timeout", "1");
   assert.equal(r.code, 1, r.stdout);
-  assert.match(r.stderr, /main on 2 devices: the sharded run passed its deadline/);
+  // The run's own deadline check stops it, or, when starting the devices took longer than that on a busy machine, its supervisor.
+  assert.match(r.stderr, /main on 2 devices: the sharded run passed its deadline|still running 1 s past its --timeout of 1 s: stopped/);
   // The helper's own limit is 30 s: the run stopped near its 1 s deadline, not there.
   assert.ok(Date.now() - started < 20_000);
 });

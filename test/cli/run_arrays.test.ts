@@ -51,7 +51,7 @@ test("run: a .npy of the wrong type, a truncated .npy, a bad --out or --print ar
   const prog = join(dir, "prog.mlir");
   let r = xlats("run", prog, "--arg", join(dir, "f64.npy"), "--arg", join(dir, "y.npy"));
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /--arg for parameter 0: .*f64\.npy: holds f64 \(dtype '<f8'\), expected f32 \(convert it first, e\.g\. with numpy: np\.save\(f, np\.load\(f\)\.astype\("float32"\)\)\)/);
+  assert.match(r.stderr, /--arg for parameter 0: .*f64\.npy: holds f64 \(dtype '<f8'\), expected f32 \(convert it first, e\.g\. with numpy: np\.save\(f, np\.load\(f\)\.astype\("float32"\)\), or pass --cast to convert it here\)/);
   writeFileSync(join(dir, "cut.npy"), readFileSync(join(dir, "x.npy")).subarray(0, 130));
   r = xlats("run", prog, "--arg", join(dir, "x.npy"), "--arg", join(dir, "cut.npy"));
   assert.equal(r.code, 1);
@@ -88,3 +88,34 @@ for (const backend of ["interpreter", "wasm"]) {
     g.forEach((row, i) => row.forEach((v, j) => assert.ok(Math.abs(v - w[i]![j]!) <= 1e-5 * Math.max(1, Math.abs(w[i]![j]!)), `[${i}][${j}]: ${v} vs XLA ${w[i]![j]}`)));
   });
 }
+
+test("run prints a result of more than 2^20 elements summarised, says so on stderr, and --out still writes every value", () => {
+  const n = (1 << 20) + 1;
+  const dir = tempFiles({ "iota.mlir": `func.func @main() -> tensor<${n}xf32> {
+  %i = stablehlo.iota dim = 0 : tensor<${n}xf32>
+  return %i : tensor<${n}xf32>
+}
+` });
+  const out = join(dir, "r.npy");
+  const r = xlats("run", join(dir, "iota.mlir"), "--backend", "interpreter", "--out", out);
+  assert.equal(r.code, 0, r.stderr);
+  // numpy 2.4: repr(np.arange(2**20 + 1, dtype=np.float32)).
+  assert.equal(r.stdout, `array([0.000000e+00, 1.000000e+00, 2.000000e+00, ..., 1.048574e+06,\n       1.048575e+06, 1.048576e+06], shape=(${n},), dtype=float32)\n`);
+  assert.match(r.stderr, new RegExp(`^run: result 0 \\(f32\\[${n}\\]\\) has ${n} elements, more than 1048576: printed summarised; --out FILE\\.npz writes every value\\n$`));
+  const written = Literal.fromNpy(readFileSync(out));
+  assert.equal(written.data.length, n);
+  assert.equal(written.data[n - 1], n - 1);
+});
+
+test("run --cast converts .npy and literal arguments of another element type to the parameters' (round to nearest even)", () => {
+  const dir = setup();
+  // 0.1 as f64 rounds to the f32 nearest it; 2^24 + 1 (exact in f64) rounds to even, 2^24.
+  writeFileSync(join(dir, "f64.npy"), Literal.from("f64", [[0.1, 2 ** 24 + 1], [-3, 4]]).toNpy());
+  const r = xlats("run", join(dir, "prog.mlir"), "--cast", "--arg", join(dir, "f64.npy"), "--arg", "dense<[[1, 1], [1, 1]]> : tensor<2x2xi32>", "--print", "numpy");
+  assert.equal(r.code, 0, r.stderr);
+  // numpy: x = np.array([[0.1, 2**24 + 1], [-3, 4]]).astype(np.float32); repr(x + 1), repr(x * 1).
+  assert.equal(r.stdout, "array([[ 1.1000000e+00,  1.6777216e+07],\n       [-2.0000000e+00,  5.0000000e+00]], dtype=float32)\n" +
+    "array([[ 1.0000000e-01,  1.6777216e+07],\n       [-3.0000000e+00,  4.0000000e+00]], dtype=float32)\n");
+  // Without --cast the literal's type is refused as before.
+  assert.equal(xlats("run", join(dir, "prog.mlir"), "--arg", join(dir, "x.npy"), "--arg", "dense<[[1, 1], [1, 1]]> : tensor<2x2xi32>").code, 1);
+});

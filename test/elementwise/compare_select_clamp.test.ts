@@ -127,8 +127,8 @@ test("select errors: pred type and shape, branch shapes", () => {
   const p3 = parameter(b, 2, arrayShape("pred", [3]));
   const p2 = parameter(b, 3, arrayShape("pred", [2]));
   const s3 = parameter(b, 4, arrayShape("s32", [3]));
-  assertShapeError(() => select(p3, a, c), /on_true f32\[3\] and on_false f32\[4\] must have the same dimensions/);
-  assertShapeError(() => select(p2, a, a), /pred: pred\[2\] must be a scalar or have the dimensions of on_true f32\[3\]/);
+  assertShapeError(() => select(p3, a, c), /on_false: f32\[4\] does not have the dimensions of on_true f32\[3\]; only a scalar is broadcast/);
+  assertShapeError(() => select(p2, a, a), /pred: pred\[2\] does not have the dimensions of on_true f32\[3\]/);
   assertShapeError(() => select(s3, a, a), /pred: element type must be pred/);
   assertShapeError(() => select(p3, a, s3), /same element type/);
 });

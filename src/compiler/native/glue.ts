@@ -1,6 +1,6 @@
 // The Node-API side of a program's native module: a table of its kernels and one entry
 // point, `run`, that checks a call's buffers lie inside device memory and runs the
-// kernel, on the calling thread or split across a pool of threads inside the module.
+// kernel, on the calling thread or split across the process's pool of threads.
 //
 //   run(k, memory: Uint8Array, pointers: Uint32Array, begin, end, threads, scratch: Uint32Array)
 //
@@ -11,22 +11,30 @@
 // kernel may touch, from its declared access (whole buffers, or rows [begin, end) of
 // row-wise buffers, where offsets wrap at 2^32 as in wasm32), is checked against the
 // memory's length before the kernel runs, so a bad offset is a thrown RangeError, never
-// a stray write. Threads: a persistent pthread pool, started on first use, the calling
-// thread doing the first part; a call whose work is small stays on the calling thread.
+// a stray write.
+//
+// The process's services: Node never unloads a module it loaded, so anything a module
+// starts lives as long as the process. The fault guard and the thread pool therefore
+// belong to the first module a process loads (the toolchain's probe: installGuard, whose
+// external points at both); every later module uses that one (useGuard). A process has
+// one signal handler and one pool of at most MAX_THREADS - 1 threads however many
+// programs it loads (a pool per module left hundreds of idle threads behind). The pool
+// starts its threads on first use; the calling thread does the first part; a call whose
+// work is small, or that finds the pool busy with another caller, stays on the calling
+// thread. A module without the services (useGuard never called) runs on the calling
+// thread, unguarded.
 //
 // Faults: a kernel that faults anyway (SIGSEGV, SIGBUS, SIGFPE, SIGILL raised by its own
 // instructions, on the calling thread or a pool thread) does not end the process: every
-// kernel runs inside a guard (sigsetjmp) that one signal handler per process jumps back
+// kernel runs inside a guard (sigsetjmp) that the process's signal handler jumps back
 // to, and `run` throws an Error with code XLATS_NATIVE_FAULT naming the kernel, the
 // signal, the address and the thread (build.ts turns it into a NativeFaultError and
-// poisons the executable). The handler and its table of guarded threads (keyed by
+// poisons the executable). The handler's table of guarded threads is keyed by
 // pthread_self, so the handler reads no thread-local storage, which a dlopen'ed module
-// may only allocate lazily) belong to the first module a process loads (the
-// toolchain's probe: installGuard); every later module uses that one (useGuard), so the
-// process has one handler, not one per module. A signal on a thread that is not inside
-// a kernel, or not raised by a fault (kill, raise), goes on to the handler installed
-// before: V8 handles WebAssembly's out-of-bounds accesses with its own SIGSEGV handler,
-// which must keep seeing them.
+// may only allocate lazily. A signal on a thread that is not inside a kernel, or not
+// raised by a fault (kill, raise), goes on to the handler installed before: V8 handles
+// WebAssembly's out-of-bounds accesses with its own SIGSEGV handler, which must keep
+// seeing them.
 
 /** What the glue knows of one kernel, to check its calls and split its work. */
 export interface GlueKernel {
@@ -45,15 +53,21 @@ export const MIN_PARALLEL_COST = 1 << 20;
 export const MAX_THREADS = 256;
 
 const GUARD = String.raw`
-/* The guard (see the header of glue.ts). */
-#define XK_GUARD_ABI 1
+/* The process's services: the guard and the pool (see the header of glue.ts). */
+#define XK_GUARD_ABI 2
 #define XK_GUARD_SLOTS 1024
+#define XK_MAX_THREADS ${MAX_THREADS}
+/* One part of a call: part p of parts, on the context its caller passed. */
+typedef void (*xk_part_fn)(void *ctx, int p, int parts);
 typedef struct {
   int abi;
   /* Claims a slot for the calling thread, its jump buffer jb (-1: every slot is taken). */
   int (*enter)(sigjmp_buf *jb);
   /* Frees the slot: the signal that stopped the kernel (0: none), its address in *addr. */
   int (*leave)(int slot, void **addr);
+  /* Runs part(ctx, p, n) for every p < n, this thread doing p = 0, and returns n once all
+     have ended: n = parts, or 1 when the pool is busy or cannot start its threads. */
+  int (*parallel)(xk_part_fn part, void *ctx, int parts);
 } xk_guard_api;
 
 typedef struct {
@@ -121,7 +135,77 @@ static void xk_on_signal(int sig, siginfo_t *info, void *context) {
   xk_chain(sig, info, context);
 }
 
-static const xk_guard_api xk_guard_own = { XK_GUARD_ABI, xk_guard_enter, xk_guard_leave };
+`;
+
+const POOL = String.raw`
+/* The pool (used from the probe module only; see the header of glue.ts). */
+typedef struct {
+  pthread_mutex_t mu; pthread_cond_t go; pthread_cond_t done;
+  int started; int busy; uint64_t generation; int parts; int remaining;
+  xk_part_fn part; void *ctx;
+} xk_pool_t;
+static xk_pool_t xk_pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0 };
+
+static void *xk_worker(void *arg) {
+  int index = (int)(intptr_t)arg;
+  uint64_t seen = 0;
+  /* An alternate stack for the handler, so that a kernel that overflows its stack is caught too. */
+  stack_t alt;
+  alt.ss_size = 1 << 16;
+  alt.ss_flags = 0;
+  alt.ss_sp = malloc(alt.ss_size);
+  if (alt.ss_sp != NULL) sigaltstack(&alt, NULL);
+  pthread_mutex_lock(&xk_pool.mu);
+  for (;;) {
+    while (xk_pool.generation == seen) pthread_cond_wait(&xk_pool.go, &xk_pool.mu);
+    seen = xk_pool.generation;
+    if (index >= xk_pool.parts) continue;
+    xk_part_fn part = xk_pool.part;
+    void *ctx = xk_pool.ctx;
+    int parts = xk_pool.parts;
+    pthread_mutex_unlock(&xk_pool.mu);
+    part(ctx, index, parts);
+    pthread_mutex_lock(&xk_pool.mu);
+    if (--xk_pool.remaining == 0) pthread_cond_signal(&xk_pool.done);
+  }
+  return 0;
+}
+
+static int xk_parallel(xk_part_fn part, void *ctx, int parts) {
+  if (parts > XK_MAX_THREADS) parts = XK_MAX_THREADS;
+  if (parts > 1) {
+    pthread_mutex_lock(&xk_pool.mu);
+    if (xk_pool.busy) parts = 1;
+    while (parts > 1 && xk_pool.started < parts - 1) {
+      pthread_t t;
+      pthread_attr_t attr;
+      pthread_attr_init(&attr);
+      pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+      int failed = pthread_create(&t, &attr, xk_worker, (void *)(intptr_t)(xk_pool.started + 1));
+      pthread_attr_destroy(&attr);
+      if (failed) { parts = xk_pool.started + 1; break; }
+      xk_pool.started++;
+    }
+    if (parts > 1) {
+      xk_pool.busy = 1;
+      xk_pool.part = part; xk_pool.ctx = ctx; xk_pool.parts = parts; xk_pool.remaining = parts - 1;
+      xk_pool.generation++;
+      pthread_cond_broadcast(&xk_pool.go);
+    }
+    pthread_mutex_unlock(&xk_pool.mu);
+  }
+  if (parts < 1) parts = 1;
+  part(ctx, 0, parts);
+  if (parts > 1) {
+    pthread_mutex_lock(&xk_pool.mu);
+    while (xk_pool.remaining > 0) pthread_cond_wait(&xk_pool.done, &xk_pool.mu);
+    xk_pool.busy = 0;
+    pthread_mutex_unlock(&xk_pool.mu);
+  }
+  return parts;
+}
+
+static const xk_guard_api xk_guard_own = { XK_GUARD_ABI, xk_guard_enter, xk_guard_leave, xk_parallel };
 static pthread_once_t xk_guard_once = PTHREAD_ONCE_INIT;
 static int xk_guard_ok;
 static void xk_guard_install(void) {
@@ -138,14 +222,13 @@ static void xk_guard_install(void) {
 static const xk_guard_api *xk_guard;
 `;
 
-const POOL = String.raw`
+const KERNELS = String.raw`
 typedef void (*xk_fn)(uint8_t *, const uint32_t *, int64_t, int64_t);
 typedef struct {
   xk_fn fn; const char *name; int32_t buffers; int64_t scratch; int64_t extent; double cost;
   const uint64_t *bytes; const uint64_t *row_bytes;
 } xk_entry;
 
-#define XK_MAX_THREADS ${MAX_THREADS}
 #define XK_MAX_ARGS 512
 
 /* Runs k on [b, e) inside the guard: 0, or the signal that stopped it (its address in *addr). */
@@ -174,84 +257,40 @@ static int xk_call(const xk_entry *k, uint8_t *mem, const uint32_t *args, int64_
 /* How a call ended: 0, or the first fault's signal, address and part (thread). */
 typedef struct { int sig; void *addr; int part; } xk_fault;
 
+/* One call of a kernel, split into parts: each part's fault in faults[p]. */
 typedef struct {
-  pthread_mutex_t mu; pthread_cond_t go; pthread_cond_t done;
-  int started; int busy; uint64_t generation; int parts; int remaining;
   const xk_entry *k; uint8_t *mem; const uint32_t *pointers; const uint32_t *scratch; int64_t begin, end;
-  xk_fault fault;
-} xk_pool_t;
-static xk_pool_t xk_pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, { 0, 0, 0 } };
+  xk_fault faults[XK_MAX_THREADS];
+} xk_job;
 
-static xk_fault xk_run_part(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int parts, int p) {
+static void xk_job_part(void *ctx, int p, int parts) {
+  xk_job *j = (xk_job *)ctx;
+  const xk_entry *k = j->k;
   uint32_t args[XK_MAX_ARGS + 1];
   xk_fault f = { 0, NULL, p };
-  memcpy(args, pointers, (size_t)k->buffers * sizeof(uint32_t));
-  if (k->scratch > 0) args[k->buffers] = scratch[p];
-  int64_t n = end - begin;
-  int64_t b = begin + n * p / parts, e = begin + n * (p + 1) / parts;
-  if (b < e) f.sig = xk_call(k, mem, args, b, e, &f.addr);
-  return f;
+  memcpy(args, j->pointers, (size_t)k->buffers * sizeof(uint32_t));
+  if (k->scratch > 0) args[k->buffers] = j->scratch[p];
+  int64_t n = j->end - j->begin;
+  int64_t b = j->begin + n * p / parts, e = j->begin + n * (p + 1) / parts;
+  if (b < e) f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
+  j->faults[p] = f;
 }
 
-static void *xk_worker(void *arg) {
-  int index = (int)(intptr_t)arg;
-  uint64_t seen = 0;
-  /* An alternate stack for the handler, so that a kernel that overflows its stack is caught too. */
-  stack_t alt;
-  alt.ss_size = 1 << 16;
-  alt.ss_flags = 0;
-  alt.ss_sp = malloc(alt.ss_size);
-  if (alt.ss_sp != NULL) sigaltstack(&alt, NULL);
-  pthread_mutex_lock(&xk_pool.mu);
-  for (;;) {
-    while (xk_pool.generation == seen) pthread_cond_wait(&xk_pool.go, &xk_pool.mu);
-    seen = xk_pool.generation;
-    if (index >= xk_pool.parts) continue;
-    pthread_mutex_unlock(&xk_pool.mu);
-    xk_fault f = xk_run_part(xk_pool.k, xk_pool.mem, xk_pool.pointers, xk_pool.scratch, xk_pool.begin, xk_pool.end, xk_pool.parts, index);
-    pthread_mutex_lock(&xk_pool.mu);
-    if (f.sig != 0 && xk_pool.fault.sig == 0) xk_pool.fault = f;
-    if (--xk_pool.remaining == 0) pthread_cond_signal(&xk_pool.done);
+/* Runs k on [begin, end) over *parts threads (this one included) of the process's pool;
+   *parts becomes the number that ran. Every part runs to its end (or its fault) before
+   this returns the fault of the first part that faulted, if any. */
+static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int *parts) {
+  xk_job j;
+  j.k = k; j.mem = mem; j.pointers = pointers; j.scratch = scratch; j.begin = begin; j.end = end;
+  const xk_guard_api *g = xk_guard;
+  if (g == NULL || *parts <= 1) {
+    *parts = 1;
+    xk_job_part(&j, 0, 1);
+  } else {
+    *parts = g->parallel(xk_job_part, &j, *parts);
   }
-  return 0;
-}
-
-/* Runs k on [begin, end) over parts threads (this one included); falls back to one
-   thread when the pool is in use by another caller or cannot start its threads. Every
-   part runs to its end (or its fault) before this returns the first fault, if any. */
-static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int parts) {
-  if (parts > 1) {
-    pthread_mutex_lock(&xk_pool.mu);
-    if (xk_pool.busy) parts = 1;
-    while (parts > 1 && xk_pool.started < parts - 1) {
-      pthread_t t;
-      pthread_attr_t attr;
-      pthread_attr_init(&attr);
-      pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-      int failed = pthread_create(&t, &attr, xk_worker, (void *)(intptr_t)(xk_pool.started + 1));
-      pthread_attr_destroy(&attr);
-      if (failed) { parts = xk_pool.started + 1; break; }
-      xk_pool.started++;
-    }
-    if (parts > 1) {
-      xk_pool.busy = 1;
-      xk_pool.k = k; xk_pool.mem = mem; xk_pool.pointers = pointers; xk_pool.scratch = scratch;
-      xk_pool.begin = begin; xk_pool.end = end; xk_pool.parts = parts; xk_pool.remaining = parts - 1;
-      xk_pool.fault.sig = 0;
-      xk_pool.generation++;
-      pthread_cond_broadcast(&xk_pool.go);
-    }
-    pthread_mutex_unlock(&xk_pool.mu);
-  }
-  xk_fault f = xk_run_part(k, mem, pointers, scratch, begin, end, parts, 0);
-  if (parts > 1) {
-    pthread_mutex_lock(&xk_pool.mu);
-    while (xk_pool.remaining > 0) pthread_cond_wait(&xk_pool.done, &xk_pool.mu);
-    if (f.sig == 0) f = xk_pool.fault;
-    xk_pool.busy = 0;
-    pthread_mutex_unlock(&xk_pool.mu);
-  }
-  return f;
+  for (int p = 0; p < *parts; p++) if (j.faults[p].sig != 0) return j.faults[p];
+  return j.faults[0];
 }
 `;
 
@@ -318,7 +357,7 @@ static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
     }
   }
   if (end > begin) {
-    xk_fault f = xk_run(e, (uint8_t *)mem, pointers, scratch, begin, end, parts);
+    xk_fault f = xk_run(e, (uint8_t *)mem, pointers, scratch, begin, end, &parts);
     if (f.sig != 0) {
       const char *what = f.sig == SIGSEGV ? "SIGSEGV (invalid memory access)" : f.sig == SIGBUS ? "SIGBUS (bus error)"
         : f.sig == SIGFPE ? "SIGFPE (arithmetic fault)" : "SIGILL (illegal instruction)";
@@ -331,7 +370,7 @@ static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* installGuard(): installs the process's signal handler (once) and returns the guard, for useGuard. */
+/* installGuard(): installs the process's signal handler (once) and returns the process's services (guard and pool), for useGuard. */
 static napi_value xk_install_guard(napi_env env, napi_callback_info info) {
   (void)info;
   pthread_once(&xk_guard_once, xk_guard_install);
@@ -342,7 +381,7 @@ static napi_value xk_install_guard(napi_env env, napi_callback_info info) {
   return guard;
 }
 
-/* useGuard(guard): this module's kernels run inside the guard installGuard returned (of any module). */
+/* useGuard(guard): this module's kernels run inside the guard, and on the pool, that installGuard returned (of any module). */
 static napi_value xk_use_guard(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -372,7 +411,7 @@ NAPI_MODULE_INIT() {
 `;
 
 /** The glue's version: a module built for another one is rebuilt (it is in the cache key through the source). */
-export const GLUE_ABI = "xlats-native-2";
+export const GLUE_ABI = "xlats-native-3";
 
 /** The headers the glue needs (before the prelude and kernels). */
 export const GLUE_HEADERS = `#define NAPI_VERSION 8
@@ -387,9 +426,9 @@ export const GLUE_HEADERS = `#define NAPI_VERSION 8
 #include <string.h>
 `;
 
-/** The pool and the kernels' table; goes after the kernels' definitions. */
+/** The guard, the pool and the kernels' table; goes after the kernels' definitions. */
 export function glueSource(kernels: readonly GlueKernel[]): string {
-  const lines = [GUARD, POOL];
+  const lines = [GUARD, POOL, KERNELS];
   kernels.forEach((k, i) => {
     const list = (xs: readonly number[]): string => (xs.length === 0 ? "0" : xs.map((x) => `${x}ull`).join(", "));
     lines.push(`static const uint64_t xk_bytes_${i}[] = { ${list(k.buffers.map((b) => b.bytes))} };`);

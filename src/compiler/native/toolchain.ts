@@ -29,7 +29,7 @@ export interface Toolchain {
   readonly includeDir: string;
 }
 
-/** The process's fault guard (glue.ts): an opaque Node-API external. */
+/** The process's services, its fault guard and thread pool (glue.ts): an opaque Node-API external. */
 export type NativeGuard = object;
 
 /** What a loaded module exports (glue.ts). */
@@ -54,7 +54,7 @@ export interface BuiltModule {
 export const nativeBuildStats = { compiled: 0, cacheHits: 0 };
 
 let found: Toolchain | string | undefined;
-/** The guard every module loaded after the probe runs its kernels in (installed by the probe). */
+/** The guard and pool every module loaded after the probe runs its kernels in (installed by the probe). */
 let guard: NativeGuard | undefined;
 
 /**
@@ -199,6 +199,20 @@ function cleanUp(j: Job): void {
   fs.rmSync(j.cSource, { force: true });
 }
 
+/** Called once, as the first C compiler run of this thread starts (the CLI's notice: the first build costs a second or more). */
+let beforeFirstBuild: (() => void) | undefined;
+
+/** Sets what runs before this thread's first C build (once; undefined: nothing). */
+export function setBeforeFirstNativeBuild(f: (() => void) | undefined): void {
+  beforeFirstBuild = f;
+}
+
+function announceBuild(): void {
+  const f = beforeFirstBuild;
+  beforeFirstBuild = undefined;
+  f?.();
+}
+
 /**
  * Builds (or finds in the cache) the module of `kernelsSource` (the prelude and every
  * kernel's definition) with `glue` (glueSource). `name` names the program in errors.
@@ -209,6 +223,7 @@ export function buildModuleSync(t: Toolchain, kernelsSource: string, name: strin
   const hit = cached(t, j);
   if (hit !== undefined) return hit;
   checkCacheDir(node, t.cacheDir);
+  announceBuild();
   node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
   const start = Date.now();
   const r = node.childProcess.spawnSync(t.cc, j.args, { encoding: "utf8" });
@@ -228,6 +243,7 @@ export async function buildModule(t: Toolchain, kernelsSource: string, name: str
   const hit = cached(t, j);
   if (hit !== undefined) return hit;
   checkCacheDir(node, t.cacheDir);
+  announceBuild();
   await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
   const start = Date.now();
   const output = await new Promise<string | undefined>((resolve) => {

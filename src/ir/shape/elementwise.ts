@@ -44,15 +44,18 @@ function retype(shape: ArrayShape, elementType: ElementType): ArrayShape {
 }
 
 /** Checks that two operands of an elementwise op agree in element type and dimensions. */
-function expectSameShape(opcode: Opcode, what: string, a: ArrayShape, aName: string, b: ArrayShape, bName: string): void {
+/** `hint`: how a caller makes the dimensions equal (the binary ops' builder functions broadcast by broadcast_dimensions). */
+function expectSameShape(
+  opcode: Opcode, what: string, a: ArrayShape, aName: string, b: ArrayShape, bName: string,
+  hint = "the builder's broadcast_dimensions inserts the broadcasts that make them equal",
+): void {
   if (a.elementType !== b.elementType) {
     throw shapeError(opcode, what,
       `${aName} ${shapeToString(a)} and ${bName} ${shapeToString(b)} must have the same element type`);
   }
   if (!compatibleDimensions(a, b)) {
     throw shapeError(opcode, what,
-      `${aName} ${shapeToString(a)} and ${bName} ${shapeToString(b)} must have the same dimensions ` +
-      `(the builder's broadcast_dimensions inserts the broadcasts that make them equal)`);
+      `${aName} ${shapeToString(a)} and ${bName} ${shapeToString(b)} must have the same dimensions (${hint})`);
   }
 }
 
@@ -178,7 +181,8 @@ const selectRule: ShapeRule<"select"> = (operands) => {
     }
     return onTrue;
   }
-  expectSameShape("select", "on_false", onTrue, "on_true", onFalse, "on_false");
+  expectSameShape("select", "on_false", onTrue, "on_true", onFalse, "on_false",
+    "only pred may be a scalar; the builder's select broadcasts a scalar on_true or on_false");
   if (p.dimensions.length !== 0 && !compatibleDimensions(p, onTrue)) {
     throw shapeError("select", "pred",
       `${shapeToString(p)} must be a scalar or have the dimensions of on_true ${shapeToString(onTrue)}`);
