@@ -10,7 +10,7 @@ export { jit, Lowered, Compiled, type JitOptions, type Jitted } from "./jit.js";
 export { grad, valueAndGrad, vjp, jvp, jacfwd, jacrev, hessian, stopGradient, type GradOptions } from "./autodiff.js";
 export { vmap, type VmapOptions } from "./vmap.js";
 export { customJvp, customVjp, checkpoint, remat, type CustomJvpFunction, type CustomVjpFunction } from "./custom.js";
-export { ArrayBase as FrontendArray, Array as ConcreteArray, Tracer, eagerCacheSize, type ArrayLike, type Aval } from "./core.js";
+export { ArrayBase as FrontendArray, Array as ConcreteArray, Tracer, eagerCacheSize, setEagerCacheLimit, type ArrayLike, type Aval } from "./core.js";
 export { DTYPES, resultType, type DType } from "./dtypes.js";
 export { FrontendError, ConcretizationError } from "./errors.js";
 export { PRIMITIVES, derivativeCoverage, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
