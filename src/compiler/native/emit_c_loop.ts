@@ -206,9 +206,12 @@ function printKernelC(k: Kernel): string[] {
           });
           break;
         }
+        // The reduction statements (kernel/reduce_kernel.ts): C reductions are still rendered by emit_c_reduce.ts.
+        default: throw new Error(`the C printer was given a ${st.s} statement`);
       }
     }
   };
+  print(k.prologue ?? [], "  ");
   lines.push(`  for (int64_t ${k.units.index} = begin; ${k.units.index} < end; ${k.units.index}++) {`);
   print(k.unit, "    ");
   lines.push(`  }`);

@@ -5,7 +5,8 @@
 // work units of (outer row, chunk of the inner loop), what is computed per row and per
 // element, the vector body and its copies, the scalar tail) as WebAssembly: locals for
 // the loop variables and the loads' row bases, v128 code for the vector body (4 lanes of
-// 32 bits or 2 of 64), splats of the per-row values it reads.
+// 32 bits or 2 of 64), splats of the per-row values it reads. One-stage row reductions
+// are printed the same way, from kernel/reduce_kernel.ts's statements (emit_reduce.ts).
 
 import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
@@ -89,7 +90,9 @@ export function planBody(
  * pointers are i32 locals (the declared ones allocated first), values go through the
  * ValueEmitter, the vector transcendentals' constants are hoisted into locals after the
  * splats of a vector section, and an unrolled loop's copies address their elements from
- * locals set to index + copy · lanes.
+ * locals set to index + copy · lanes. A scalar accumulator is a local; a vector one is
+ * emit_reduce.ts's VectorAccumulators (its side accumulators included), whose lanes fold
+ * in order.
  */
 export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarget, name?: string): { fn: number; trigHelper: number | undefined } {
   const g = k.graph;
