@@ -36,19 +36,24 @@ export type Stmt =
   /**
    * Computes graph nodes as scalars, in order (operands first). A load among them reads
    * through its row pointer at the kernel's inner index (Kernel.rowLoads) when it has one,
-   * else at its own index node.
+   * else at its own index node. In a loop of lanes > 1 (a lane loop), for each lane l:
+   * the loop's index stands for element index + l.
    */
   | { readonly s: "values"; readonly ids: readonly number[] }
   /** Pointer `name` to element `offset` of buffer `buffer` (operands, then results) of type `type`. */
   | { readonly s: "pointer"; readonly name: string; readonly buffer: number; readonly type: ElementType; readonly offset: IndexExpr; readonly output: boolean }
   /** The scalars `ids` (computed before) broadcast to every lane of a vector. */
   | { readonly s: "splat"; readonly ids: readonly number[] }
-  /** Statements that run where the target has its vector form (the renderer may guard them by a target test). */
-  | { readonly s: "vector"; readonly body: readonly Stmt[] }
+  /**
+   * Statements that run where the target has its vector form (the renderer may guard them
+   * by a target test), and `otherwise` where it has not (C: the `#else`).
+   */
+  | { readonly s: "vector"; readonly body: readonly Stmt[]; readonly otherwise?: readonly Stmt[] }
   /**
    * While index + lanes · copies ≤ stop (an index variable or a constant): body at index
    * (copy c at index + c · lanes), then index += lanes · copies. Lanes 1 and one copy is
-   * the scalar element loop.
+   * the scalar element loop. Its body computes `vectorValues` (a vector loop) or `values`
+   * (a lane loop: each lane's scalars, which the C compiler vectorizes).
    */
   | { readonly s: "loop"; readonly index: string; readonly stop: string | number; readonly lanes: number; readonly copies: number; readonly body: readonly Stmt[] }
   /** Computes graph nodes on vectors of the enclosing loop's lanes, for each of its copies. */
@@ -69,7 +74,8 @@ export type Stmt =
     readonly lanes: number; readonly copies: number; readonly sides: boolean;
   }
   /**
-   * Accumulator `acc` (of a recognized reducer) ⊕= node `node`: in a vector loop, copy c
+   * Accumulator `acc` (of a recognized reducer) ⊕= node `node`: in a lane loop, lane l into
+   * lane l; in a vector loop, copy c
    * of the loop into copy c mod copies of the accumulator (a loop's stores and combines
    * run copy by copy).
    */
@@ -83,8 +89,10 @@ export type Stmt =
   | { readonly s: "update"; readonly accs: readonly string[]; readonly params: readonly number[]; readonly elements: readonly number[]; readonly ids: readonly number[]; readonly results: readonly number[] }
   /**
    * For each pair: the lanes of every copy of vector accumulator `acc` repaired (sides),
-   * then, after all are repaired, folded into scalar accumulator `into`: "inOrder" lane by
-   * lane, copy after copy; "halving" by halves, each step one vector operation.
+   * then, after all are repaired, folded into scalar accumulator `into`. Its scalars are
+   * lane l of copy c at c · lanes + l: "inOrder" one by one in that order; "halving" scalar
+   * x ⊕= scalar x + h for x < h, h = half of them down to 1 (each step vector operations),
+   * then into ⊕= scalar 0.
    */
   | { readonly s: "fold"; readonly order: "halving" | "inOrder"; readonly accs: readonly { readonly acc: string; readonly into: string }[] }
   /**
@@ -134,6 +142,7 @@ export function* statements(body: readonly Stmt[]): Generator<Stmt> {
   for (const st of body) {
     yield st;
     if (st.s === "vector" || st.s === "loop") yield* statements(st.body);
+    if (st.s === "vector") yield* statements(st.otherwise ?? []);
     if (st.s === "ifAligned") {
       yield* statements(st.then);
       yield* statements(st.otherwise);

@@ -47,15 +47,16 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
   // The results' leaves, before the body's schedule adds its nodes (the graph numbers them in order).
   const accums = reductions.map((r, k) => g.accum(k, r.type));
   const body = scheduleBody(g, [...values, ...s.fullOutputs.map((k) => outputs[k]!)], rVar, target.vector);
-  const vectorize = body.vectorBody !== undefined && Rn >= body.lanes &&
-    reductions.every((r) => r.kind !== "generic" && target.vectorCombines(r.kind, r.type));
+  // Beside lane arrays, the vector form is the target's optional one (ReduceTarget.vectorForm).
+  const vectorize = body.vectorBody !== undefined && Rn >= body.lanes && (!s.useLanes || s.vectorForm) &&
+    reductions.every((r) => !r.sequential && r.kind !== "generic" && target.vectorCombines(r.kind, r.type));
 
   const unit: Stmt[] = [{ s: "bind", node: rowVar, name: "row" }, { s: "bind", node: rVar, name: "i" }];
   reductions.forEach((r, k) => {
-    if (r.kind === "generic") unit.push({ s: "values", ids: [inits[k]!] });
+    if (r.sequential) unit.push({ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") });
     unit.push({
       s: "accumulator", name: `s${k}`, kind: r.kind, type: r.type, lanes: 1, copies: 1, sides: false,
-      start: r.kind === "generic" ? { node: inits[k]! } : { identity: r.identity! },
+      start: r.sequential ? { node: inits[k]! } : { identity: r.identity! },
     });
   });
   unit.push({ s: "values", ids: body.invariant.filter((id) => g.node(id).op !== "var" && g.node(id).op !== "accum") });
@@ -87,36 +88,40 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
       }];
     }),
   ];
-  if (vectorize) {
-    const vectorBody = body.vectorBody!;
-    const copies = accumulatorsFor(s, bodyCost(vectorBody.map((id) => g.node(id).op)));
+  /** Accumulators `acc`k of `lanes` × `copies`, loops of `copies` (each of `body`), and their fold into the scalar accumulators. */
+  const laneSection = (acc: string, lanes: number, copies: number, loops: readonly number[], body: readonly Stmt[]): Stmt[] => {
     const folds = (order: "halving" | "inOrder"): Stmt[] => {
-      const accs = reductions.flatMap((r, k) => (r.fold === order ? [{ acc: `a${k}`, into: `s${k}` }] : []));
+      const accs = reductions.flatMap((r, k) => (r.fold === order ? [{ acc: `${acc}${k}`, into: `s${k}` }] : []));
       return accs.length === 0 ? [] : [{ s: "fold", order, accs }];
     };
-    unit.push({
-      s: "vector",
-      body: [
-        { s: "splat", ids: body.splats },
-        ...rowStart,
-        ...reductions.map((r, k): Stmt => ({
-          s: "accumulator", name: `a${k}`, kind: r.kind, type: r.type, start: { identity: r.identity! }, lanes: body.lanes, copies, sides: r.extremumSides,
-        })),
-        // Unrolled copies side by side first, then one vector at a time up to the scalar tail.
-        ...(s.unroll > 1 ? [s.unroll, 1] : [1]).map((n): Stmt => ({
-          s: "loop", index: "i", stop: Rn, lanes: body.lanes, copies: n, body: [{ s: "vectorValues", ids: vectorBody }, ...effects("a")],
-        })),
-        ...folds("inOrder"),
-        ...folds("halving"),
-      ],
-    });
-  } else appendAll(unit, rowStart);
+    return [
+      ...reductions.map((r, k): Stmt => ({
+        s: "accumulator", name: `${acc}${k}`, kind: r.kind, type: r.type, start: { identity: r.identity! }, lanes, copies, sides: r.extremumSides,
+      })),
+      ...loops.map((n): Stmt => ({ s: "loop", index: "i", stop: Rn, lanes, copies: n, body: [...body, ...effects(acc)] })),
+      ...folds("inOrder"),
+      ...folds("halving"),
+    ];
+  };
+  // Lane arrays: s.lanes lanes of one scalar body each, in a loop the C compiler vectorizes.
+  const lanes = s.useLanes ? laneSection("l", s.lanes, 1, [1], [{ s: "bind", node: rVar, name: "i" }, { s: "values", ids: body.scalarBody }]) : [];
+  if (vectorize) {
+    const vectorBody: Stmt = { s: "vectorValues", ids: body.vectorBody! };
+    // The splats before the rows' pointers (the order the WebAssembly kernels had).
+    unit.push({ s: "vector", body: [{ s: "splat", ids: body.splats }] }, ...rowStart);
+    // Beside lane arrays the vectors keep the same lanes, one loop over them all, so the
+    // two forms give the same bits; otherwise unrolled copies side by side first, then one
+    // vector at a time up to the scalar tail.
+    const copies = s.useLanes ? s.lanes / body.lanes : accumulatorsFor(s, bodyCost(body.vectorBody!.map((id) => g.node(id).op)));
+    const loops = s.useLanes ? [copies] : s.unroll > 1 ? [s.unroll, 1] : [1];
+    unit.push({ s: "vector", body: laneSection("a", body.lanes, copies, loops, [vectorBody]), ...(s.useLanes ? { otherwise: lanes } : {}) });
+  } else appendAll(unit, [...rowStart, ...lanes]);
   unit.push({
     s: "loop", index: "i", stop: Rn, lanes: 1, copies: 1,
     body: [{ s: "bind", node: rVar, name: "i" }, { s: "values", ids: body.scalarBody }, ...effects("s")],
   });
   reductions.forEach((r, k) => {
-    if (r.kind === "generic") {
+    if (r.sequential) {
       unit.push({ s: "result", node: accums[k]!, init: undefined, acc: `s${k}` });
       return;
     }

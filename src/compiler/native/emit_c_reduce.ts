@@ -51,7 +51,7 @@ import { appendAll } from "../../types/arrays.js";
  */
 export const C_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 64, accumulatorVectors: 4, foldByHalving: true, sequentialHalves: true, anyRowPipeline: true,
-  rowBufferValues: "costlyOp", rowBufferBudget: 128 * 1024, columnBlock: 256,
+  rowBufferValues: "costlyOp", rowBufferBudget: 128 * 1024, columnBlock: 256, laneArrays: true,
   vectorForm: { lanes: 16, minElements: VECTOR_MIN_ELEMENTS, streamMinBytes: STREAM_MIN_BYTES },
 };
 /** f32 lanes in one xk_vf. */

@@ -186,6 +186,11 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
       f.i32Add();
     };
 
+    // The vector nodes whose constants the splats hoist, and the copies' index locals, over
+    // every vector section (a row reduction's splats stand in a section of their own).
+    const vectorSection = [...statements(k.unit)];
+    const ids = [...new Set(vectorSection.flatMap((x) => (x.s === "vectorValues" ? x.ids : [])))];
+    const copies = maxOf(vectorSection.map((x) => (x.s === "loop" ? x.copies : 1)));
     const print = (body: readonly Stmt[], loop?: { index: number[]; copies: Map<number, number>[] }): void => {
       for (const st of body) {
         switch (st.s) {
@@ -217,10 +222,8 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
             for (const id of st.ids) ve.splat(id);
             break;
           }
+          // WebAssembly always has its vector form: `otherwise` never runs.
           case "vector": {
-            const section = [...statements(st.body)];
-            const ids = [...new Set(section.flatMap((x) => (x.s === "vectorValues" ? x.ids : [])))];
-            const copies = maxOf(section.map((x) => (x.s === "loop" ? x.copies : 1)));
             for (const x of st.body) {
               print([x]);
               if (x.s !== "splat") continue;

@@ -38,7 +38,7 @@ import { computeType, isSigned, storageBytes, storeScalar, storeVector, wrapI32 
  */
 export const WASM_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 16, accumulatorVectors: 4, oneAccumulatorAboveCost: 16, foldByHalving: false,
-  sequentialHalves: false, anyRowPipeline: false, rowBufferValues: "largest", rowBufferBudget: Infinity,
+  sequentialHalves: false, anyRowPipeline: false, rowBufferValues: "largest", rowBufferBudget: Infinity, laneArrays: false,
 };
 
 /** The schedule of `ir` for WebAssembly (EmitFail where it is declined). */
