@@ -47,8 +47,9 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
   // The results' leaves, before the body's schedule adds its nodes (the graph numbers them in order).
   const accums = reductions.map((r, k) => g.accum(k, r.type));
   const body = scheduleBody(g, [...values, ...s.fullOutputs.map((k) => outputs[k]!)], rVar, target.vector);
-  // Beside lane arrays, the vector form is the target's optional one (ReduceTarget.vectorForm).
-  const vectorize = body.vectorBody !== undefined && Rn >= body.lanes && (!s.useLanes || s.vectorForm) &&
+  // Lane arrays where the target keeps them and no reduction runs in the interpreter's order.
+  const laneArrays = s.useLanes && reductions.every((r) => !r.sequential);
+  const vectorize = body.vectorBody !== undefined && Rn >= body.lanes && (!s.vectorFormOnly || s.vectorForm) &&
     reductions.every((r) => !r.sequential && r.kind !== "generic" && target.vectorCombines(r.kind, r.type));
 
   const unit: Stmt[] = [{ s: "bind", node: rowVar, name: "row" }, { s: "bind", node: rVar, name: "i" }];
@@ -74,8 +75,10 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     { s: "index", name: "i", value: constant(0), mutable: true },
   ];
   /** Each element's effects: its full outputs stored, its values combined into the accumulators `acc`. */
-  const effects = (acc: string): Stmt[] => [
-    ...s.fullOutputs.map((k): Stmt => ({ s: "store", pointer: `out${k}`, node: outputs[k]!, type: ir.outputs[k]!.type, streaming: false })),
+  const effects = (acc: string, streaming = false): Stmt[] => [
+    ...s.fullOutputs.map((k): Stmt => ({
+      s: "store", pointer: `out${k}`, node: outputs[k]!, type: ir.outputs[k]!.type, streaming: streaming && s.streamedOutputs.includes(k),
+    })),
     ...reductions.flatMap((r, k): Stmt[] => {
       if (r.kind !== "generic") return [{ s: "combine", acc: `${acc}${k}`, node: values[k]! }];
       const gen = r.group!;
@@ -88,8 +91,11 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
       }];
     }),
   ];
-  /** Accumulators `acc`k of `lanes` × `copies`, loops of `copies` (each of `body`), and their fold into the scalar accumulators. */
-  const laneSection = (acc: string, lanes: number, copies: number, loops: readonly number[], body: readonly Stmt[]): Stmt[] => {
+  /** Loops of `lanes` and copies `loops`, each of `body` and the effects into accumulators `acc`. */
+  const loopsOf = (acc: string, lanes: number, loops: readonly number[], body: readonly Stmt[], streaming = false): Stmt[] =>
+    loops.map((n): Stmt => ({ s: "loop", index: "i", stop: Rn, lanes, copies: n, body: [...body, ...effects(acc, streaming)] }));
+  /** Accumulators `acc`k of `lanes` × `copies`, the loops, and their fold into the scalar accumulators. */
+  const laneSection = (acc: string, lanes: number, copies: number, loops: readonly Stmt[]): Stmt[] => {
     const folds = (order: "halving" | "inOrder"): Stmt[] => {
       const accs = reductions.flatMap((r, k) => (r.fold === order ? [{ acc: `${acc}${k}`, into: `s${k}` }] : []));
       return accs.length === 0 ? [] : [{ s: "fold", order, accs }];
@@ -98,13 +104,15 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
       ...reductions.map((r, k): Stmt => ({
         s: "accumulator", name: `${acc}${k}`, kind: r.kind, type: r.type, start: { identity: r.identity! }, lanes, copies, sides: r.extremumSides,
       })),
-      ...loops.map((n): Stmt => ({ s: "loop", index: "i", stop: Rn, lanes, copies: n, body: [...body, ...effects(acc)] })),
+      ...loops,
       ...folds("inOrder"),
       ...folds("halving"),
     ];
   };
   // Lane arrays: s.lanes lanes of one scalar body each, in a loop the C compiler vectorizes.
-  const lanes = s.useLanes ? laneSection("l", s.lanes, 1, [1], [{ s: "bind", node: rVar, name: "i" }, { s: "values", ids: body.scalarBody }]) : [];
+  const lanes = laneArrays
+    ? laneSection("l", s.lanes, 1, loopsOf("l", s.lanes, [1], [{ s: "bind", node: rVar, name: "i" }, { s: "values", ids: body.scalarBody }]))
+    : [];
   if (vectorize) {
     const vectorBody: Stmt = { s: "vectorValues", ids: body.vectorBody! };
     // The splats before the rows' pointers (the order the WebAssembly kernels had).
@@ -112,9 +120,16 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     // Beside lane arrays the vectors keep the same lanes, one loop over them all, so the
     // two forms give the same bits; otherwise unrolled copies side by side first, then one
     // vector at a time up to the scalar tail.
-    const copies = s.useLanes ? s.lanes / body.lanes : accumulatorsFor(s, bodyCost(body.vectorBody!.map((id) => g.node(id).op)));
-    const loops = s.useLanes ? [copies] : s.unroll > 1 ? [s.unroll, 1] : [1];
-    unit.push({ s: "vector", body: laneSection("a", body.lanes, copies, loops, [vectorBody]), ...(s.useLanes ? { otherwise: lanes } : {}) });
+    const copies = laneArrays ? s.lanes / body.lanes : accumulatorsFor(s, bodyCost(body.vectorBody!.map((id) => g.node(id).op)));
+    const loops = laneArrays ? [copies] : s.unroll > 1 ? [s.unroll, 1] : [1];
+    // Streaming stores need aligned addresses: every streamed output's row on a vector (then
+    // all its vectors are: the schedule streams only rows of whole vectors).
+    const streamed = s.streamedOutputs.map((k) => `out${k}`);
+    const vectorLoops: Stmt[] = streamed.length === 0 ? loopsOf("a", body.lanes, loops, [vectorBody]) : [{
+      s: "ifAligned", pointers: streamed, index: "i", bytes: target.vector.vectorBytes,
+      then: loopsOf("a", body.lanes, loops, [vectorBody], true), otherwise: loopsOf("a", body.lanes, loops, [vectorBody]),
+    }];
+    unit.push({ s: "vector", body: laneSection("a", body.lanes, copies, vectorLoops), ...(laneArrays ? { otherwise: lanes } : {}) });
   } else appendAll(unit, [...rowStart, ...lanes]);
   unit.push({
     s: "loop", index: "i", stop: Rn, lanes: 1, copies: 1,
@@ -146,6 +161,6 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     rowLoads,
     affine: body.affine,
     lanes: body.lanes,
-    fence: false,
+    fence: vectorize && s.streamedOutputs.length > 0,
   };
 }

@@ -136,6 +136,8 @@ export interface ReduceSchedule {
   readonly useLanes: boolean;
   /** Whether to render the target's vector form too, and the full outputs it writes by streaming stores (whole rows of whole vectors). */
   readonly vectorForm: boolean;
+  /** Rows run in vectors only in that form (the target has one: ReduceTarget.vectorForm); otherwise wherever they can. */
+  readonly vectorFormOnly: boolean;
   readonly streamedOutputs: readonly number[];
   /** Outputs of a column reduction accumulated at once (undefined: one vector of them). */
   readonly columnBlock: number | undefined;
@@ -299,7 +301,7 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
     unroll: target.accumulatorVectors,
     accumulators: column ? 1 : target.accumulatorVectors,
     oneAccumulatorAboveCost: target.oneAccumulatorAboveCost,
-    lanes, useLanes, vectorForm, streamedOutputs,
+    lanes, useLanes, vectorForm, vectorFormOnly: vf !== undefined, streamedOutputs,
     columnBlock: target.columnBlock === undefined ? undefined : Math.min(target.columnBlock, J),
     parallelExtent: rows,
     costPerUnit: Math.ceil(bytesIn / Math.max(1, rows)) + Rn * J * stages,

@@ -17,6 +17,7 @@ import { scheduleReduce } from "../../../src/compiler/kernel/schedule_reduce.js"
 import { rowReduceKernel, type ReduceKernelTarget } from "../../../src/compiler/kernel/reduce_kernel.js";
 import { statements, type Kernel, type Stmt } from "../../../src/compiler/kernel/kernel_ir.js";
 import { WASM_REDUCE_TARGET } from "../../../src/compiler/wasm/emit_reduce.js";
+import { C_REDUCE_KERNEL_TARGET, C_REDUCE_TARGET } from "../../../src/compiler/native/emit_c_reduce.js";
 
 /** 128-bit vectors of 32-bit lanes for every node; every recognized reducer combines in them. */
 const TARGET: ReduceKernelTarget = {
@@ -37,10 +38,10 @@ function reducer(b: XlaBuilder, t: ElementType, body: (x: XlaOp, y: XlaOp) => Xl
   return sb.build(body(parameter(sb, 0, scalarShape(t)), parameter(sb, 1, scalarShape(t))));
 }
 
-function kernelOf(c: Computation, target = TARGET): Kernel | undefined {
+function kernelOf(c: Computation, target = TARGET, reduceTarget = WASM_REDUCE_TARGET): Kernel | undefined {
   const ir = lowerFusion(c);
   if ("unsupported" in ir) throw new Error(ir.unsupported);
-  const s = scheduleReduce(ir as FusedKernelIR, WASM_REDUCE_TARGET);
+  const s = scheduleReduce(ir as FusedKernelIR, reduceTarget);
   if ("declined" in s) throw new Error(s.declined);
   return rowReduceKernel(ir as FusedKernelIR, s, target);
 }
@@ -121,4 +122,34 @@ test("column reductions and row pipelines are left to the backends", () => {
   const e = exp(sub(y, m, [0]));
   const softmax = s.build(div(e, reduce(e, constantR0(s, "f32", 0), reducer(s, "f32", add), [1]), [0]));
   assert.equal(kernelOf(softmax), undefined);
+});
+
+test("C: lane arrays of 64 scalars (in vectors of 16 f32 × 4 copies where the target has them), folded by halving", () => {
+  const k = kernelOf(rowReduce([64, 1000], (x) => x, add, 0), C_REDUCE_KERNEL_TARGET, C_REDUCE_TARGET)!;
+  const sections = k.unit.filter((x) => x.s === "vector");
+  assert.equal(sections.length, 2);
+  const vector = sections[1]!;
+  assert.ok(vector.s === "vector" && vector.otherwise !== undefined);
+  // The vector form: 16 lanes × 4 copies, one loop of all four (no single-copy loop, so both forms hold the same lanes).
+  const inside = [...statements(vector.body)];
+  assert.deepEqual(inside.flatMap((x) => (x.s === "accumulator" ? [[x.name, x.lanes, x.copies]] : [])), [["a0", 16, 4]]);
+  assert.deepEqual(inside.flatMap((x) => (x.s === "loop" ? [[x.lanes, x.copies]] : [])), [[16, 4]]);
+  // The other form: a lane array of 64, a lane loop of scalar values.
+  const other = [...statements(vector.otherwise!)];
+  assert.deepEqual(other.flatMap((x) => (x.s === "accumulator" ? [[x.name, x.lanes, x.copies]] : [])), [["l0", 64, 1]]);
+  assert.deepEqual(other.flatMap((x) => (x.s === "loop" ? [[x.lanes, x.copies, x.body.some((y) => y.s === "values")]] : [])), [[64, 1, true]]);
+  for (const body of [inside, other]) assert.deepEqual(body.flatMap((x) => (x.s === "fold" ? [x.order] : [])), ["halving"]);
+  // The rows' pointers and i = 0 precede the guarded section.
+  assert.ok(k.unit.findIndex((x) => x.s === "index" && x.name === "i") < k.unit.indexOf(vector));
+});
+
+test("C: a float product folds in order; short rows and halves keep one accumulator", () => {
+  const p = kernelOf(rowReduce([64, 1000], (x) => x, mul, 1), C_REDUCE_KERNEL_TARGET, C_REDUCE_TARGET)!;
+  assert.deepEqual(only(p, "fold").map((f) => f.order), ["inOrder", "inOrder"]);
+  const short = kernelOf(rowReduce([4, 63], (x) => x, add, 0), C_REDUCE_KERNEL_TARGET, C_REDUCE_TARGET)!;
+  assert.deepEqual(only(short, "accumulator").map((a) => a.name), ["s0"]);
+  // bf16 sums run in the interpreter's order: from the init, no lanes, the result the accumulator itself.
+  const half = kernelOf(rowReduce([4, 1000], (x) => x, add, 0, "bf16"), C_REDUCE_KERNEL_TARGET, C_REDUCE_TARGET)!;
+  assert.deepEqual(only(half, "accumulator").map((a) => [a.name, a.lanes, "node" in a.start]), [["s0", 1, true]]);
+  assert.deepEqual(only(half, "result").map((r) => r.init), [undefined]);
 });
