@@ -2,15 +2,19 @@
 // row reduction of one stage (rowReduceKernel) runs each row (one work unit) as:
 //
 //   s_k = identity_k, or init_k for a reduction in the interpreter's order (a generic
-//         reducer: argmax...)            (a scalar accumulator per reduction)
-//   the per-row nodes;  p_n = load n's row
+//         reducer: argmax...; halves where the target sums them in their own type)
+//                                        (a scalar accumulator per reduction)
+//   the per-row nodes;  p_n = load n's row;  [vector: splats]
+//   out_k = full output k's row;  i = 0
 //   [vector, all reducers recognized and combined in vectors:]
-//             splats;  out_k = full output k's row;  i = 0
 //             a_k = identity_k in lanes × copies (+ the side accumulators of float max/min)
 //             while i + lanes · unroll ≤ Rn: the vector body, copies side by side; each copy
 //               stores its full outputs and combines into a_k copy (c mod copies)
 //             while i + lanes ≤ Rn: the same, one copy
 //             s_k ⊕= the lanes of a_k (repaired first), as the schedule folds them
+//   [lane arrays (ReduceTarget.laneArrays), where no reduction runs in order: the same with
+//    l_k of `lanes` scalars and one lane loop of scalar bodies; the target's vector form,
+//    where it applies, replaces it over the same lanes: one loop of all its copies]
 //   while i < Rn: the scalar body; full outputs stored; s_k ⊕= x_k (a generic group: its
 //                 body on the accumulators and elements)
 //   result_k = init_k ⊕ s_k (s_k itself in the interpreter's order);  the per-row outputs
