@@ -14,6 +14,7 @@
 import type { ElementType } from "../../types/element_type.js";
 import type { KernelGraph } from "./graph.js";
 import type { LaneAffine } from "./loop_schedule.js";
+import type { ReducerKind } from "./lower_fusion.js";
 
 /** An index expression: a constant, an index variable, an index node of the graph already computed, or an operation on two. */
 export type IndexExpr =
@@ -35,24 +36,72 @@ export type Stmt =
   /**
    * Computes graph nodes as scalars, in order (operands first). A load among them reads
    * through its row pointer at the kernel's inner index (Kernel.rowLoads) when it has one,
-   * else at its own index node.
+   * else at its own index node. In a loop of lanes > 1 (a lane loop), for each lane l:
+   * the loop's index stands for element index + l.
    */
   | { readonly s: "values"; readonly ids: readonly number[] }
   /** Pointer `name` to element `offset` of buffer `buffer` (operands, then results) of type `type`. */
   | { readonly s: "pointer"; readonly name: string; readonly buffer: number; readonly type: ElementType; readonly offset: IndexExpr; readonly output: boolean }
   /** The scalars `ids` (computed before) broadcast to every lane of a vector. */
   | { readonly s: "splat"; readonly ids: readonly number[] }
-  /** Statements that run where the target has its vector form (the renderer may guard them by a target test). */
-  | { readonly s: "vector"; readonly body: readonly Stmt[] }
   /**
-   * While index + lanes · copies ≤ stop: body at index (copy c at index + c · lanes),
-   * then index += lanes · copies. Lanes 1 and one copy is the scalar element loop.
+   * Statements that run where the target has its vector form (the renderer may guard them
+   * by a target test), and `otherwise` where it has not (C: the `#else`).
    */
-  | { readonly s: "loop"; readonly index: string; readonly stop: string; readonly lanes: number; readonly copies: number; readonly body: readonly Stmt[] }
+  | { readonly s: "vector"; readonly body: readonly Stmt[]; readonly otherwise?: readonly Stmt[] }
+  /**
+   * While index + lanes · copies ≤ stop (an index variable or a constant): body at index
+   * (copy c at index + c · lanes), then index += lanes · copies. Lanes 1 and one copy is
+   * the scalar element loop. Its body computes `vectorValues` (a vector loop) or `values`
+   * (a lane loop: each lane's scalars, which the C compiler vectorizes).
+   */
+  | { readonly s: "loop"; readonly index: string; readonly stop: string | number; readonly lanes: number; readonly copies: number; readonly body: readonly Stmt[] }
   /** Computes graph nodes on vectors of the enclosing loop's lanes, for each of its copies. */
   | { readonly s: "vectorValues"; readonly ids: readonly number[] }
   /** Stores node `node` through pointer `pointer` at the enclosing loop's index (each copy; all lanes), by streaming stores when `streaming`. */
   | { readonly s: "store"; readonly pointer: string; readonly node: number; readonly type: ElementType; readonly streaming: boolean }
+  /**
+   * Declares accumulator `name` of reducer `kind` over `type`: `copies` vectors of `lanes`
+   * lanes (lanes 1, one copy: a scalar), every lane starting at the reducer's identity or
+   * (a scalar of a reduction run in the interpreter's order) at node `start.node`,
+   * computed before. With `sides` (a float max or min, ScheduledReduction.extremumSides)
+   * each copy also keeps the NaN and sign-bit side accumulators that `fold` repairs its
+   * lanes from.
+   */
+  | {
+    readonly s: "accumulator"; readonly name: string; readonly kind: ReducerKind | "generic"; readonly type: ElementType;
+    readonly start: { readonly identity: number | bigint } | { readonly node: number };
+    readonly lanes: number; readonly copies: number; readonly sides: boolean;
+  }
+  /**
+   * Accumulator `acc` (of a recognized reducer) ⊕= node `node`: in a lane loop, lane l into
+   * lane l; in a vector loop, copy c
+   * of the loop into copy c mod copies of the accumulator (a loop's stores and combines
+   * run copy by copy).
+   */
+  | { readonly s: "combine"; readonly acc: string; readonly node: number }
+  /**
+   * A generic reducer's step, on the scalar accumulators `accs` (one per reduction of a
+   * variadic reduce): its body's parameters `params` (leaves) take the accumulators'
+   * values, then the elements' (nodes `elements`); nodes `ids` are computed; then each
+   * accumulator takes its result (nodes `results`).
+   */
+  | { readonly s: "update"; readonly accs: readonly string[]; readonly params: readonly number[]; readonly elements: readonly number[]; readonly ids: readonly number[]; readonly results: readonly number[] }
+  /**
+   * For each pair: the lanes of every copy of vector accumulator `acc` repaired (sides),
+   * then, after all are repaired, folded into scalar accumulator `into`. Its scalars are
+   * lane l of copy c at c · lanes + l: "inOrder" one by one in that order; "halving" scalar
+   * x ⊕= scalar x + h for x < h, h = half of them down to 1 (each step vector operations),
+   * then into ⊕= scalar 0.
+   */
+  | { readonly s: "fold"; readonly order: "halving" | "inOrder"; readonly accs: readonly { readonly acc: string; readonly into: string }[] }
+  /**
+   * Graph leaf `node` (a reduction's result, op accum) takes the value init ⊕ acc (node
+   * `init` computed before), or acc's own where `init` is undefined (it started there).
+   */
+  | { readonly s: "result"; readonly node: number; readonly init: number | undefined; readonly acc: string }
+  /** Stores scalar node `node` at element `index` of buffer `buffer` (a result) of type `type`. */
+  | { readonly s: "storeElement"; readonly buffer: number; readonly type: ElementType; readonly index: IndexExpr; readonly node: number }
   /** `then` where every pointer of `pointers` plus `index` elements is aligned to `bytes`, else `otherwise`. */
   | { readonly s: "ifAligned"; readonly pointers: readonly string[]; readonly index: string; readonly bytes: number; readonly then: readonly Stmt[]; readonly otherwise: readonly Stmt[] };
 
@@ -72,6 +121,8 @@ export interface Kernel {
   readonly buffers: number;
   readonly params: readonly string[];
   readonly units: { readonly index: string; readonly from: string; readonly to: string };
+  /** Statements run once, before the units. */
+  readonly prologue?: readonly Stmt[];
   /** Index variables and pointers every unit defines, in the order a renderer declares them up front (before the unit loop). */
   readonly declared: readonly string[];
   readonly unit: readonly Stmt[];
@@ -91,6 +142,7 @@ export function* statements(body: readonly Stmt[]): Generator<Stmt> {
   for (const st of body) {
     yield st;
     if (st.s === "vector" || st.s === "loop") yield* statements(st.body);
+    if (st.s === "vector") yield* statements(st.otherwise ?? []);
     if (st.s === "ifAligned") {
       yield* statements(st.then);
       yield* statements(st.otherwise);

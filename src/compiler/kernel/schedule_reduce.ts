@@ -65,6 +65,12 @@ export interface ReduceTarget {
   /** Outputs a column reduction accumulates at once; undefined: one vector of them. */
   readonly columnBlock?: number;
   /**
+   * Whether the scalar form of a row keeps lane accumulators (arrays of `lanes` scalars,
+   * which the C compiler vectorizes) rather than one accumulator a reduction; the vector
+   * form then runs instead of it, over the same lanes (so both give the same bits).
+   */
+  readonly laneArrays: boolean;
+  /**
    * A form in vectors of `lanes` f32 rendered beside the scalar one, for kernels of
    * `minElements` or more; it writes full outputs of `streamMinBytes` or more by streaming
    * stores (which keep them from evicting the inputs from the caches).
@@ -125,11 +131,13 @@ export interface ReduceSchedule {
   /** Vector accumulators per reduction, before the body-cost rule (accumulatorsFor). */
   readonly accumulators: number;
   readonly oneAccumulatorAboveCost: number | undefined;
-  /** Scalar lanes of a row reduction's lane accumulators (accumulators × vector lanes of the widest reduction), and whether the row is long enough for them. */
+  /** Scalar lanes of a row reduction's lane accumulators (accumulators × vector lanes of the widest reduction), and whether the target keeps them and the row is long enough for them. */
   readonly lanes: number;
   readonly useLanes: boolean;
   /** Whether to render the target's vector form too, and the full outputs it writes by streaming stores (whole rows of whole vectors). */
   readonly vectorForm: boolean;
+  /** Rows run in vectors only in that form (the target has one: ReduceTarget.vectorForm); otherwise wherever they can. */
+  readonly vectorFormOnly: boolean;
   readonly streamedOutputs: readonly number[];
   /** Outputs of a column reduction accumulated at once (undefined: one vector of them). */
   readonly columnBlock: number | undefined;
@@ -280,7 +288,7 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
     : costlyOpRowBuffers(g, stageRoots, rVar, ringSlots * Rn, target.rowBufferBudget);
   const width = Math.max(1, maxOf(red.reductions.map((r) => ELEMENT_TYPES[r.type].storageBytes)));
   const lanes = Math.max(4, Math.floor((target.accumulatorVectors * target.vectorBytes) / width));
-  const useLanes = !column && Rn >= lanes;
+  const useLanes = target.laneArrays && !column && Rn >= lanes;
   const vf = target.vectorForm;
   const vectorForm = vf !== undefined && skewed && useLanes && rows * Rn >= vf.minElements &&
     red.reductions.every((r) => r.type === "f32" && r.kind !== "and" && r.kind !== "or" && r.kind !== "generic");
@@ -293,7 +301,7 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
     unroll: target.accumulatorVectors,
     accumulators: column ? 1 : target.accumulatorVectors,
     oneAccumulatorAboveCost: target.oneAccumulatorAboveCost,
-    lanes, useLanes, vectorForm, streamedOutputs,
+    lanes, useLanes, vectorForm, vectorFormOnly: vf !== undefined, streamedOutputs,
     columnBlock: target.columnBlock === undefined ? undefined : Math.min(target.columnBlock, J),
     parallelExtent: rows,
     costPerUnit: Math.ceil(bytesIn / Math.max(1, rows)) + Rn * J * stages,

@@ -18,7 +18,9 @@ import { statements, type IndexExpr, type Kernel, type Stmt } from "../kernel/ke
 import type { KernelGraph, Node } from "../kernel/graph.js";
 import { VECTOR_CONDITION } from "./c_math.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
-import { CValues, cType } from "./c_values.js";
+import { CValues, cConst, cType } from "./c_values.js";
+import { cCombine, declareLanes, declareVectorLanes, foldLanes, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
+import type { ReducerKind } from "../kernel/lower_fusion.js";
 import { hasVectorForm, STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
 
@@ -143,6 +145,30 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
     return r === undefined || r.stride !== 1 || n.type !== "f32" ? undefined : `xk_vload(${r.pointer} + ${at})`;
   };
   const math = new Set<string>();
+  /** The accumulators declared so far: their statement, their C lane accumulators, whether they are vectors. */
+  const accumulators = new Map<string, { readonly st: Extract<Stmt, { s: "accumulator" }>; readonly lanes: Lanes; readonly vector: boolean }>();
+  const accumulator = (name: string): { readonly st: Extract<Stmt, { s: "accumulator" }>; readonly lanes: Lanes; readonly vector: boolean } =>
+    accumulators.get(name) ?? (() => { throw new Error(`accumulator ${name} used before its declaration`); })();
+  /** A recognized reducer's kind (a generic reducer's accumulators change by `update` only). */
+  const kindOf = (st: Extract<Stmt, { s: "accumulator" }>): ReducerKind => {
+    if (st.kind === "generic") throw new Error(`accumulator ${st.name} of a generic reducer combined`);
+    return st.kind;
+  };
+  const nameOf = (id: number): string => values.names.get(id) ?? (() => { throw new Error(`node ${id} used before it was computed`); })();
+  /**
+   * The nodes computed in each enclosing C block, innermost last: a node computed in one
+   * is not computed again inside it (C would reject the second declaration of its name).
+   */
+  const scopes: Set<number>[] = [new Set()];
+  const inBlock = (f: () => void): void => {
+    scopes.push(new Set());
+    f();
+    scopes.pop();
+  };
+  /** Printing a vector section's statements (accumulators there are vectors). */
+  let inVector = false;
+  /** In a lane loop: the loop's index, and the C name of its lane's element. */
+  let laneLoop: { readonly index: string; readonly element: string } | undefined;
   const lines: string[] = [`static void ${name}(uint8_t *mem, const uint32_t *args${k.params.map((p) => `, int64_t ${p}`).join("")}) {`];
   /** In a vector loop: its index, lanes and copies, and each copy's vector values once computed. */
   type VectorLoop = { readonly index: string; readonly lanes: number; readonly copies: number; readonly values: VectorValues[] };
@@ -150,8 +176,18 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
     for (const st of body) {
       switch (st.s) {
         case "index": lines.push(`${indent}${st.mutable ? "" : "const "}int64_t ${st.name} = ${indexExpr(st.value, values.names)};`); break;
-        case "bind": leaves.set(st.node, st.name); values.names.set(st.node, st.name); break;
-        case "values": values.emit(st.ids, lines, indent); break;
+        case "bind": {
+          const name = laneLoop !== undefined && st.name === laneLoop.index ? laneLoop.element : st.name;
+          leaves.set(st.node, name);
+          values.names.set(st.node, name);
+          break;
+        }
+        case "values": {
+          const fresh = st.ids.filter((id) => !scopes.some((x) => x.has(id)));
+          values.emit(fresh, lines, indent);
+          for (const id of fresh) scopes[scopes.length - 1]!.add(id);
+          break;
+        }
         case "pointer": {
           const t = cType(st.type);
           const offset = indexExpr(st.offset, values.names);
@@ -160,13 +196,27 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
         }
         // The vector helpers splat a scalar where it is used; the C compiler hoists it.
         case "splat": break;
-        case "vector": lines.push(`#if ${VECTOR_CONDITION}`); print(st.body, indent); lines.push(`#endif`); break;
+        case "vector": {
+          const start = lines.length;
+          lines.push(`#if ${VECTOR_CONDITION}`);
+          inVector = true;
+          print(st.body, indent);
+          inVector = false;
+          if (st.otherwise !== undefined) {
+            lines.push(`#else`);
+            print(st.otherwise, indent);
+          }
+          // A section that prints nothing in C (splats only) is left out.
+          if (lines.length === start + 1) lines.length = start;
+          else lines.push(`#endif`);
+          break;
+        }
         case "ifAligned": {
           const aligned = st.pointers.map((p) => `((uintptr_t)(${p} + ${st.index}) & ${st.bytes - 1}) == 0`).join(" && ");
           lines.push(`${indent}if (${aligned}) {`);
-          print(st.then, `${indent}  `);
+          inBlock(() => print(st.then, `${indent}  `));
           lines.push(`${indent}} else {`);
-          print(st.otherwise, `${indent}  `);
+          inBlock(() => print(st.otherwise, `${indent}  `));
           lines.push(`${indent}}`);
           break;
         }
@@ -174,7 +224,17 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
           const step = st.lanes * st.copies;
           if (st.lanes === 1) lines.push(`#pragma GCC ivdep`, `${indent}for (; ${st.index} < ${st.stop}; ${st.index}++) {`);
           else lines.push(`${indent}for (; ${st.index} + ${step} <= ${st.stop}; ${st.index} += ${step}) {`);
-          print(st.body, `${indent}  `, st.lanes === 1 ? undefined : { index: st.index, lanes: st.lanes, copies: st.copies, values: [] });
+          if (st.lanes > 1 && !st.body.some((x) => x.s === "vectorValues")) {
+            // A lane loop: one lane an iteration of a loop without carried dependence, which the C compiler vectorizes.
+            if (st.copies !== 1) throw new Error(`a lane loop of ${st.copies} copies`);
+            lines.push(`#pragma GCC ivdep`, `${indent}  for (int l = 0; l < ${st.lanes}; l++) {`, `${indent}    const int64_t rr = ${st.index} + l;`);
+            laneLoop = { index: st.index, element: "rr" };
+            at = "rr";
+            inBlock(() => print(st.body, `${indent}    `));
+            laneLoop = undefined;
+            at = k.inner;
+            lines.push(`${indent}  }`);
+          } else inBlock(() => print(st.body, `${indent}  `, st.lanes === 1 ? undefined : { index: st.index, lanes: st.lanes, copies: st.copies, values: [] }));
           lines.push(`${indent}}`);
           break;
         }
@@ -195,7 +255,7 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
         }
         case "store": {
           if (vectors === undefined) {
-            lines.push(`${indent}${st.pointer}[${k.inner}] = ${values.names.get(st.node)!};`);
+            lines.push(`${indent}${st.pointer}[${at}] = ${nameOf(st.node)};`);
             break;
           }
           vectors.values.forEach((vv, c) => {
@@ -204,11 +264,81 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
           });
           break;
         }
+        case "accumulator": {
+          const vector = inVector && st.lanes > 1;
+          const lanes: Lanes = {
+            kind: st.kind === "generic" ? "add" : st.kind, type: st.type, identity: "identity" in st.start ? st.start.identity : 0, sides: st.sides,
+            lane: vector ? `${st.name}_l` : st.name, nan: `${st.name}_nan`, sgn: `${st.name}_sgn`, vl: st.name, vn: `${st.name}_vn`, vs: `${st.name}_vs`,
+          };
+          accumulators.set(st.name, { st, lanes, vector });
+          if (st.lanes === 1 && st.copies === 1) {
+            const start = "identity" in st.start ? cConst(st.type, st.start.identity) : nameOf(st.start.node);
+            lines.push(`${indent}${cType(st.type)} ${st.name} = ${start};`);
+          } else if (vector) {
+            // The vector form keeps vectors of VECTOR_LANES f32 (emit_c_vector.ts).
+            if (st.lanes !== VECTOR_LANES || st.type !== "f32") throw new Error(`a vector accumulator of ${st.lanes} ${st.type}`);
+            for (const l of declareVectorLanes(lanes, st.copies)) lines.push(`${indent}${l}`);
+          } else {
+            if (st.copies !== 1) throw new Error(`lane accumulator ${st.name} of ${st.copies} copies`);
+            for (const l of declareLanes(lanes, st.lanes, true)) lines.push(`${indent}${l}`);
+          }
+          break;
+        }
+        case "combine": {
+          const a = accumulator(st.acc);
+          const kind = kindOf(a.st);
+          const out = vectors !== undefined
+            ? vectors.values.flatMap((vv, c) => vectorLaneStep(a.lanes, String(c % a.st.copies), vv.operand(st.node)))
+            : laneLoop !== undefined ? laneStep(a.lanes, "l", nameOf(st.node))
+            : [`${st.acc} = ${cCombine(kind, a.st.type, st.acc, nameOf(st.node))};`];
+          for (const l of out) lines.push(`${indent}${l}`);
+          break;
+        }
+        case "update": {
+          // The results into temporaries first: a result may be another accumulator's parameter.
+          lines.push(`${indent}{`);
+          st.params.forEach((p, i) => values.names.set(p, i < st.accs.length ? st.accs[i]! : nameOf(st.elements[i - st.accs.length]!)));
+          inBlock(() => print([{ s: "values", ids: st.ids }], `${indent}  `));
+          st.results.forEach((r, i) => lines.push(`${indent}  const ${cType(g.node(r).type)} next${i} = ${nameOf(r)};`));
+          st.accs.forEach((x, i) => lines.push(`${indent}  ${x} = next${i};`));
+          lines.push(`${indent}}`);
+          break;
+        }
+        case "fold": {
+          const pairs = st.accs.map((x) => ({ a: accumulator(x.acc), into: x.into }));
+          // Vectors are spilled into lane arrays (lane l of copy c at c · lanes + l) and folded there.
+          for (const { a } of pairs) {
+            if (!a.vector) continue;
+            for (const l of [...declareLanes(a.lanes, a.st.lanes * a.st.copies, false), ...spillVectorLanes(a.lanes, a.st.copies)]) lines.push(`${indent}${l}`);
+          }
+          for (const { a, into } of pairs) {
+            const fold = foldLanes(a.lanes, a.st.lanes * a.st.copies, st.order, into, (lane0) => `${into} = ${cCombine(kindOf(a.st), a.st.type, into, lane0)};`);
+            for (const l of fold) lines.push(`${indent}${l}`);
+          }
+          break;
+        }
+        case "result": {
+          const a = accumulator(st.acc);
+          let name = st.acc;
+          if (st.init !== undefined) {
+            name = `res${st.node}`;
+            lines.push(`${indent}const ${cType(a.st.type)} ${name} = ${cCombine(kindOf(a.st), a.st.type, nameOf(st.init), st.acc)};`);
+          }
+          leaves.set(st.node, name);
+          values.names.set(st.node, name);
+          break;
+        }
+        case "storeElement": {
+          const t = cType(st.type);
+          lines.push(`${indent}${bufferPointer(t, st.buffer, indexExpr(st.index, values.names), storageBytes(st.type), false)}[0] = ${nameOf(st.node)};`);
+          break;
+        }
       }
     }
   };
+  print(k.prologue ?? [], "  ");
   lines.push(`  for (int64_t ${k.units.index} = ${k.units.from}; ${k.units.index} < ${k.units.to}; ${k.units.index}++) {`);
-  print(k.unit, "    ");
+  inBlock(() => print(k.unit, "    "));
   lines.push(`  }`);
   if (k.fence) lines.push(`#if ${VECTOR_CONDITION}`, `  xk_stream_fence();`, `#endif`);
   lines.push(`}`);

@@ -1,16 +1,12 @@
-// Input (reduction) fusions as C: this file renders the schedule of
-// kernel/schedule_reduce.ts (stages, skew, ring slots, row buffers, lanes and their
-// fold, side accumulators, sequential reductions, column blocks) over the loop nest of
-// kernel/reduce_loops.ts: rows (one work unit each), the reduced dimensions r, the kept
+// Input (reduction) fusions as C. One-stage row reductions (J = 1) are kernels of
+// statements (kernel/reduce_kernel.ts) printed by printKernelC (emit_c_loop.ts): lane
+// arrays of C_REDUCE_TARGET's 64 scalars the compiler vectorizes, their AVX-512 form in
+// 16-lane vectors, the halving fold (c_accumulators.ts). This file renders the rest of
+// kernel/schedule_reduce.ts's schedules (stages, skew, ring slots, row buffers, lanes and
+// their fold, side accumulators, sequential reductions, column blocks) over the loop nest
+// of kernel/reduce_loops.ts: rows (one work unit each), the reduced dimensions r, the kept
 // dimensions after them j.
 //
-//  - Row reductions (J = 1) whose reducers are all recognized (add, mul, max, min, and,
-//    or of f32, f64, integers and pred) run LANES independent accumulators side by
-//    side (the inner `l` loop has no carried dependence, so the compiler vectorizes it
-//    without reassociating anything itself), folded at the end of the row, then a
-//    scalar tail: floats are reassociated, as by the WebAssembly kernel and XLA's CPU
-//    backend; integer and min/max results are exact in any order (float max and min
-//    through side accumulators: laneStep).
 //  - Row pipelines (softmax, layer norm: a reduction or output reads an earlier
 //    reduction's result along the row) run as the WebAssembly backend's do
 //    (wasm/emit_row_pipeline.ts): stage s of the pipeline on row t - s at step t, the
@@ -18,11 +14,16 @@
 //    stage 0, and the later stages find it in L1. A costly value a later stage reads
 //    again (softmax's exp(x - max), summed by stage 1 and divided by stage 2) is stored
 //    by the first stage into a row buffer on the stack and loaded by the later ones.
-//  - On AVX-512, row reductions and pipelines (of VECTOR_MIN_ELEMENTS or more) whose
-//    reductions are f32 add, mul, max or min are also written in 16-lane vectors (emit_c_vector.ts), the same lanes in the
-//    same order, so the same bits; the preprocessor picks that form where the target
-//    has it. Their full-shape outputs of STREAM_MIN_BYTES or more are written by
-//    streaming stores, which keep the output from evicting the input from the caches.
+//    Recognized reducers (add, mul, max, min, and, or of f32, f64, integers and pred)
+//    run in lane arrays (c_accumulators.ts), folded at the end of the row, then a scalar
+//    tail: floats are reassociated, as by the WebAssembly kernel and XLA's CPU backend;
+//    integer and min/max results are exact in any order.
+//  - On AVX-512, pipelines (of VECTOR_MIN_ELEMENTS or more) whose reductions are f32
+//    add, mul, max or min are also written in 16-lane vectors (emit_c_vector.ts), the
+//    same lanes in the same order, so the same bits; the preprocessor picks that form
+//    where the target has it. Their full-shape outputs of STREAM_MIN_BYTES or more are
+//    written by streaming stores, which keep the output from evicting the input from
+//    the caches.
 //  - Column reductions (J > 1): accumulators for a block of j, the j loop innermost
 //    (contiguous, vectorized) inside the r loop.
 //  - f16 and bf16 accumulators and generic reducers (argmax...) run in the
@@ -35,8 +36,10 @@ import type { KernelGraph } from "../kernel/graph.js";
 import { reachable } from "../kernel/kernel_plan.js";
 import { scheduleReduce, type ReduceSchedule, type ReduceTarget } from "../kernel/schedule_reduce.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
-import { CFail, CValues, cConst, cType, isHalf, wrap } from "./c_values.js";
-import { LoadPlan } from "./emit_c_loop.js";
+import { CFail, CValues, cConst, cType } from "./c_values.js";
+import { cCombine, declareLanes, declareVectorLanes, foldLanes, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
+import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
+import { LoadPlan, NATIVE_VECTOR_TARGET, printKernelC } from "./emit_c_loop.js";
 import { VECTOR_CONDITION } from "./c_math.js";
 import { STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
@@ -51,11 +54,9 @@ import { appendAll } from "../../types/arrays.js";
  */
 export const C_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 64, accumulatorVectors: 4, foldByHalving: true, sequentialHalves: true, anyRowPipeline: true,
-  rowBufferValues: "costlyOp", rowBufferBudget: 128 * 1024, columnBlock: 256,
-  vectorForm: { lanes: 16, minElements: VECTOR_MIN_ELEMENTS, streamMinBytes: STREAM_MIN_BYTES },
+  rowBufferValues: "costlyOp", rowBufferBudget: 128 * 1024, columnBlock: 256, laneArrays: true,
+  vectorForm: { lanes: VECTOR_LANES, minElements: VECTOR_MIN_ELEMENTS, streamMinBytes: STREAM_MIN_BYTES },
 };
-/** f32 lanes in one xk_vf. */
-const VECTOR_LANES = C_REDUCE_TARGET.vectorForm!.lanes;
 
 /** Nodes reachable from `roots` without passing through `stop` (ascending). */
 function reachableStopping(g: KernelGraph, roots: readonly number[], stop: ReadonlySet<number>): number[] {
@@ -72,47 +73,30 @@ function reachableStopping(g: KernelGraph, roots: readonly number[], stop: Reado
 
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
-/** acc ⊕ x in C for a recognized reducer. */
-function combine(kind: ReducerKind, t: ElementType, a: string, b: string): string {
-  const kindOf = ELEMENT_TYPES[t].kind;
-  if (isHalf(t)) {
-    const dec = t === "f16" ? "xk_dec_f16" : "xk_dec_bf16";
-    const enc = t === "f16" ? "xk_enc_f16" : "xk_enc_bf16";
-    const x = `${dec}(${a})`, y = `${dec}(${b})`;
-    switch (kind) {
-      case "add": return `${enc}(${x} + ${y}, 0)`;
-      case "mul": return `${enc}(${x} * ${y}, 0)`;
-      case "max": return `${enc}(xk_max(${x}, ${y}), 0)`;
-      case "min": return `${enc}(xk_min(${x}, ${y}), 0)`;
-      default: throw new CFail(`${kind} reduction of ${t}`);
-    }
-  }
-  if (kindOf === "float") {
-    const f32 = t === "f32";
-    switch (kind) {
-      case "add": return `(${a} + ${b})`;
-      case "mul": return `(${a} * ${b})`;
-      case "max": return f32 ? `xk_maxf(${a}, ${b})` : `xk_max(${a}, ${b})`;
-      case "min": return f32 ? `xk_minf(${a}, ${b})` : `xk_min(${a}, ${b})`;
-      default: throw new CFail(`${kind} reduction of ${t}`);
-    }
-  }
-  const u = ELEMENT_TYPES[t].bitWidth === 64 ? "uint64_t" : "uint32_t";
-  switch (kind) {
-    case "add": return t === "pred" ? `((uint8_t)(${a} | ${b}))` : wrap(t, `((${u})${a} + (${u})${b})`);
-    case "mul": return t === "pred" ? `((uint8_t)(${a} & ${b}))` : wrap(t, `((${u})${a} * (${u})${b})`);
-    case "max": return `(${a} > ${b} ? ${a} : ${b})`;
-    case "min": return `(${a} < ${b} ? ${a} : ${b})`;
-    case "and": return wrap(t, `(${a} & ${b})`);
-    case "or": return wrap(t, `(${a} | ${b})`);
-  }
-}
+/** The reduction kernels' questions (kernel/reduce_kernel.ts) answered for C: the loop kernels' vectors, which combine f32 add, mul, max and min. */
+export const C_REDUCE_KERNEL_TARGET: ReduceKernelTarget = {
+  vector: NATIVE_VECTOR_TARGET,
+  vectorCombines: (kind, t) => t === "f32" && (kind === "add" || kind === "mul" || kind === "max" || kind === "min"),
+};
 
 export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel {
   const red = ir.reduce!;
   const scheduled = scheduleReduce(ir, C_REDUCE_TARGET);
   if ("declined" in scheduled) throw new CFail(scheduled.declined);
   const schedule: ReduceSchedule = scheduled;
+  const kernelOf = (c: string): NativeKernel => ({
+    name,
+    c: symbolize("reduce", c),
+    operandCount: ir.inputs.length,
+    resultCount: ir.outputs.length,
+    scratchBytes: 0,
+    parallelExtent: schedule.parallelExtent,
+    costPerUnit: schedule.costPerUnit,
+    rows: schedule.rows,
+  });
+  // One-stage row reductions are kernels of statements (kernel/reduce_kernel.ts).
+  const kernel = rowReduceKernel(ir, schedule, C_REDUCE_KERNEL_TARGET);
+  if (kernel !== undefined) return kernelOf(printKernelC(kernel).join("\n"));
   const sched = schedule.reductions;
   const L = schedule.loops;
   const { graph: g, rowVar, rVar, jVar, Rn, J, values, inits, outputs } = L;
@@ -239,7 +223,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     for (const k of ks) {
       const r = red.reductions[k]!;
       if (r.kind === "generic") continue;
-      out.push(`${acc(k)} = ${combine(r.kind, r.type, acc(k), value(values[k]!))};`);
+      out.push(`${acc(k)} = ${cCombine(r.kind, r.type, acc(k), value(values[k]!))};`);
     }
   };
   /** Statements computing the inits of `ks` (output context) into init<k>. */
@@ -332,26 +316,24 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
       lines.push(`  const int64_t j = 0; (void)j;`);
       red.reductions.forEach((r, k) => lines.push(`  ${cType(r.type)} h${k}[${S}];`));
       for (const id of firstStage.keys()) lines.push(`  ${cType(g.node(id).type)} m${id}[${S}][${Rn}];`);
-      lines.push(`  for (int64_t t = begin; t < end${S > 1 ? ` + ${S - 1}` : ""}; t++) {`);
+      // S > 1 here: one-stage row reductions are kernels of statements (emitReduceKernelC).
+      lines.push(`  for (int64_t t = begin; t < end + ${S - 1}; t++) {`);
       for (let s = 0; s < S; s++) lines.push(`    const int64_t row${s} = t${s > 0 ? ` - ${s}` : ""};`);
       const stages = Array.from({ length: S }, (_, s) => s);
-      if (S === 1) step(stages, "    ");
-      else {
-        lines.push(`    if (row${S - 1} >= begin && row0 < end) {`);
-        step(stages, "      ");
-        lines.push(`    } else {`);
-        for (const s of stages) {
-          lines.push(`      if (row${s} >= begin && row${s} < end) {`);
-          step([s], "        ");
-          lines.push(`      }`);
-        }
-        lines.push(`    }`);
+      lines.push(`    if (row${S - 1} >= begin && row0 < end) {`);
+      step(stages, "      ");
+      lines.push(`    } else {`);
+      for (const s of stages) {
+        lines.push(`      if (row${s} >= begin && row${s} < end) {`);
+        step([s], "        ");
+        lines.push(`      }`);
       }
+      lines.push(`    }`);
       if (reducedOut.length > 0) {
         const last = `row${S - 1}`;
-        if (S > 1) lines.push(`    if (${last} >= begin) {`);
-        reducedOutputs(S > 1 ? "      " : "    ", last, (k) => `h${k}[${last} % ${S}]`);
-        if (S > 1) lines.push(`    }`);
+        lines.push(`    if (${last} >= begin) {`);
+        reducedOutputs("      ", last, (k) => `h${k}[${last} % ${S}]`);
+        lines.push(`    }`);
       }
       lines.push(`  }`);
 
@@ -377,8 +359,8 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
         const ks = ss.flatMap(stageReductions);
         const buffers = (s: number): RowBuffers => rowBuffersOf(s, (id) => `m${id}_${s}`);
         if (useLanes) {
-          for (const k of ks) declareLanes(k, lanes, inner, !vector);
-          if (vector) for (const k of ks) declareVectorLanes(k, lanes, inner);
+          for (const k of ks) put(inner, declareLanes(lanesOf(k), lanes, !vector));
+          if (vector) for (const k of ks) put(inner, declareVectorLanes(lanesOf(k), lanes / VECTOR_LANES));
           lines.push(`${inner}int64_t r = 0;`);
           lines.push(`${inner}for (; r + ${lanes} <= ${Rn}; r += ${lanes}) {`);
           if (vector) {
@@ -386,7 +368,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
             const vectorLoop = (indent: string, stream: boolean): void =>
               loop(indent, `for (int q = 0; q < ${lanes / VECTOR_LANES}; q++) {\n  const int64_t rr = r + ${VECTOR_LANES} * q;`,
                 ss.map((s) => elementParts(stageRoots[s]!, rVar, "rr", leavesOf(s), (value, out) => {
-                  for (const k of stageReductions(s)) appendAll(out, vectorLaneStep(k, value(values[k]!)));
+                  for (const k of stageReductions(s)) appendAll(out, vectorLaneStep(lanesOf(k), "q", value(values[k]!)));
                   for (const k of stageFulls(s)) {
                     if (ir.outputs[k]!.type !== "f32") throw new CFail(`an output of ${ir.outputs[k]!.type}`);
                     out.push(`${stream && streamed.has(k) ? "xk_vstream" : "xk_vstore"}(out${k} + rr, ${value(outputs[k]!)});`);
@@ -405,14 +387,16 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
           } else {
             loop(`${inner}  `, `#pragma GCC ivdep\nfor (int l = 0; l < ${lanes}; l++) {\n  const int64_t rr = r + l;`,
               ss.map((s) => elementParts(stageRoots[s]!, rVar, "rr", leavesOf(s), (value, out) => {
-                for (const k of stageReductions(s)) appendAll(out, laneStep(k, value(values[k]!)));
+                for (const k of stageReductions(s)) appendAll(out, laneStep(lanesOf(k), "l", value(values[k]!)));
                 fullStores(stageFulls(s), "rr", "j")(value, out);
               }, `a${s}_`, buffers(s))));
           }
           lines.push(`${inner}}`);
-          if (vector) for (const k of ks) spillVectorLanes(k, lanes, inner);
+          if (vector) for (const k of ks) put(inner, spillVectorLanes(lanesOf(k), lanes / VECTOR_LANES));
           if (ss.some((s) => stageFulls(s).some((k) => streamed.has(k)))) streams = true;
-          for (const k of ks) foldLanes(k, lanes, inner);
+          for (const k of ks) {
+            put(inner, foldLanes(lanesOf(k), lanes, sched[k]!.fold, accName(k), (lane0) => `${cType(red.reductions[k]!.type)} ${accName(k)} = ${lane0};`));
+          }
         } else {
           for (const k of ks) {
             const r = red.reductions[k]!;
@@ -428,7 +412,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
         for (const s of ss) {
           for (const k of stageReductions(s)) {
             const r = red.reductions[k]!;
-            lines.push(`${inner}h${k}[row${s} % ${S}] = ${combine(r.kind as ReducerKind, r.type, `init${k}`, accName(k))};`);
+            lines.push(`${inner}h${k}[row${s} % ${S}] = ${cCombine(r.kind as ReducerKind, r.type, `init${k}`, accName(k))};`);
           }
         }
       }
@@ -462,7 +446,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     initValues(ks.filter((k) => !sequential(k)), "        ", leaves(), "f_");
     for (const k of ks) {
       const r = red.reductions[k]!;
-      lines.push(`        res${k}[j - j0] = ${sequential(k) ? `${accName(k)}[j - j0]` : combine(r.kind as ReducerKind, r.type, `init${k}`, `${accName(k)}[j - j0]`)};`);
+      lines.push(`        res${k}[j - j0] = ${sequential(k) ? `${accName(k)}[j - j0]` : cCombine(r.kind as ReducerKind, r.type, `init${k}`, `${accName(k)}[j - j0]`)};`);
     }
     leafNames = leaves();
     const v = scalarValues("e");
@@ -474,113 +458,18 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     lines.push(`  }`);
   }
 
-  /**
-   * Lane accumulators of reduction k (with, for float max and min, their side accumulators:
-   * see laneStep), set to its identity unless `initialized` is false (the vector form fills
-   * them: spillVectorLanes).
-   */
-  function declareLanes(k: number, lanes: number, indent: string, initialized: boolean): void {
+  /** Reduction k's lane accumulators (c_accumulators.ts). */
+  function lanesOf(k: number): Lanes {
     const r = red.reductions[k]!;
-    const t = cType(r.type);
-    lines.push(`${indent}${t} lane${k}[${lanes}];`);
-    const inits = [`lane${k}[l] = ${cConst(r.type, sched[k]!.identity!)};`];
-    if (sched[k]!.extremumSides) {
-      const u = r.type === "f64" ? "uint64_t" : "uint32_t";
-      lines.push(`${indent}${u} nan${k}[${lanes}], sgn${k}[${lanes}];`);
-      inits.push(`nan${k}[l] = 0;`, `sgn${k}[l] = ${r.kind === "max" ? `~(${u})0` : "0"};`);
-    }
-    if (initialized) lines.push(`${indent}for (int l = 0; l < ${lanes}; l++) { ${inits.join(" ")} }`);
-  }
-
-  /**
-   * The lane step of reduction k with element x. Float max and min accumulate by
-   * pmax/pmin (one vector instruction, where the NaN-propagating max takes several),
-   * exact but for NaNs, which it skips, and ties of -0 and +0, where the first stays;
-   * so, as in the WebAssembly kernels (wasm/emit_reduce.ts ExtremumSides), each lane
-   * also ors the NaN masks of its elements and ands (max) or ors (min) their sign bits,
-   * and foldLanes repairs the lane from them: a NaN lane becomes NaN, and a zero lane
-   * takes the sign bit that the zeros it read agree on (a max of ±0 read only values ≤ 0).
-   */
-  function laneStep(k: number, x: string): string[] {
-    const r = red.reductions[k]!;
-    const a = `lane${k}[l]`;
-    if (!sched[k]!.extremumSides) return [`${a} = ${combine(r.kind as ReducerKind, r.type, a, x)};`];
-    const u = r.type === "f64" ? "uint64_t" : "uint32_t";
-    return [
-      r.kind === "max" ? `${a} = ${a} < ${x} ? ${x} : ${a};` : `${a} = ${x} < ${a} ? ${x} : ${a};`,
-      `nan${k}[l] |= (${u})0 - (${u})(${x} != ${x});`,
-      `sgn${k}[l] ${r.kind === "max" ? "&" : "|"}= ${r.type === "f64" ? "xk_f64_bits" : "xk_f32_bits"}(${x});`,
-    ];
-  }
-
-  /** Reduction k's lanes as vectors (vl<k>[q] holds the scalar form's lanes 16q to 16q + 15), with their side accumulators (laneStep). */
-  function declareVectorLanes(k: number, lanes: number, indent: string): void {
-    const r = red.reductions[k]!;
-    const Q = lanes / VECTOR_LANES;
-    lines.push(`${indent}xk_vf vl${k}[${Q}];`);
-    const inits = [`vl${k}[q] = xk_vsplat(${cConst(r.type, sched[k]!.identity!)});`];
-    lines.push(`${indent}for (int q = 0; q < ${Q}; q++) { ${inits.join(" ")} }`);
-    // One NaN mask and one sign mask for all Q vectors (fewer registers): a lane's repair
-    // then also sees its group's other lanes, which changes no result (foldLanes takes the
-    // NaN anyway, and a zero lane takes +0 only where a lane of the group read a value ≥ +0,
-    // which the fold's max then returns; for min, -0 where one read a value ≤ -0).
-    if (sched[k]!.extremumSides) lines.push(`${indent}xk_vu vn${k} = xk_vsplatu(0), vs${k} = xk_vsplatu(${r.kind === "max" ? "~0u" : "0"});`);
-  }
-
-  /** laneStep on sixteen lanes: element x (a vector expression) into vl<k>[q]. */
-  function vectorLaneStep(k: number, x: string): string[] {
-    const r = red.reductions[k]!;
-    const a = `vl${k}[q]`;
-    switch (r.kind) {
-      case "add": return [`${a} = ${a} + ${x};`];
-      case "mul": return [`${a} = ${a} * ${x};`];
-      case "max": case "min": return [
-        r.kind === "max" ? `${a} = xk_vpmax(${a}, ${x});` : `${a} = xk_vpmin(${a}, ${x});`,
-        `vn${k} |= (xk_vu)(${x} != ${x});`,
-        `vs${k} ${r.kind === "max" ? "&" : "|"}= (xk_vu)${x};`,
-      ];
-      default: throw new CFail(`a ${r.kind} reduction in vectors`);
-    }
-  }
-
-  /** The vector lanes back into the scalar form's lane arrays, which foldLanes folds. */
-  function spillVectorLanes(k: number, lanes: number, indent: string): void {
-    const stores = [`xk_vstore(&lane${k}[${VECTOR_LANES} * q], vl${k}[q]);`];
-    if (sched[k]!.extremumSides) stores.push(`xk_vstoreu(&nan${k}[${VECTOR_LANES} * q], vn${k});`, `xk_vstoreu(&sgn${k}[${VECTOR_LANES} * q], vs${k});`);
-    lines.push(`${indent}for (int q = 0; q < ${lanes / VECTOR_LANES}; q++) { ${stores.join(" ")} }`);
-  }
-
-  /** acc<k> from the lanes: repaired (float max, min), then folded as the schedule says (in halves, each fold a vector operation; or in order). */
-  function foldLanes(k: number, lanes: number, indent: string): void {
-    const r = red.reductions[k]!;
-    if (sched[k]!.extremumSides) {
-      const repair = r.type === "f64" ? "xk_repair_f64" : "xk_repair_f32";
-      lines.push(`${indent}for (int l = 0; l < ${lanes}; l++) lane${k}[l] = ${repair}(lane${k}[l], sgn${k}[l], nan${k}[l]);`);
-    }
-    const t = cType(r.type);
-    if (sched[k]!.fold === "inOrder") {
-      lines.push(`${indent}${t} ${accName(k)} = lane${k}[0];`);
-      lines.push(`${indent}for (int l = 1; l < ${lanes}; l++) ${accName(k)} = ${combine(r.kind as ReducerKind, r.type, accName(k), `lane${k}[l]`)};`);
-      return;
-    }
-    for (let w = lanes / 2; w >= 1; w /= 2) {
-      lines.push(`${indent}for (int l = 0; l < ${w}; l++) lane${k}[l] = ${combine(r.kind as ReducerKind, r.type, `lane${k}[l]`, `lane${k}[l + ${w}]`)};`);
-    }
-    lines.push(`${indent}${t} ${accName(k)} = lane${k}[0];`);
+    return {
+      kind: r.kind as ReducerKind, type: r.type, identity: sched[k]!.identity!, sides: sched[k]!.extremumSides,
+      lane: `lane${k}`, nan: `nan${k}`, sgn: `sgn${k}`, vl: `vl${k}`, vn: `vn${k}`, vs: `vs${k}`,
+    };
   }
 
   lines.push(`}`);
   // Both forms, the preprocessor choosing: the vector one where the target has the helpers.
   const text = vectorBody === undefined ? lines
     : [`#if ${VECTOR_CONDITION}`, ...vectorDefinitions(vectorMath), lines[0]!, ...vectorBody, `}`, `#else`, ...lines, `#endif`];
-  return {
-    name,
-    c: symbolize("reduce", text.join("\n")),
-    operandCount: nIn,
-    resultCount: ir.outputs.length,
-    scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent,
-    costPerUnit: schedule.costPerUnit,
-    rows: schedule.rows,
-  };
+  return kernelOf(text.join("\n"));
 }

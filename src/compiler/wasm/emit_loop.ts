@@ -5,17 +5,18 @@
 // work units of (outer row, chunk of the inner loop), what is computed per row and per
 // element, the vector body and its copies, the scalar tail) as WebAssembly: locals for
 // the loop variables and the loads' row bases, v128 code for the vector body (4 lanes of
-// 32 bits or 2 of 64), splats of the per-row values it reads.
+// 32 bits or 2 of 64), splats of the per-row values it reads. One-stage row reductions
+// are printed the same way, from kernel/reduce_kernel.ts's statements (emit_reduce.ts).
 
 import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
-import { lowerFusion, type FusedKernelIR } from "../kernel/lower_fusion.js";
+import { lowerFusion, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
 import type { RowMaximum } from "../kernel/value_facts.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
-import { EmitFail, needsTrigHelper, ValueEmitter, bindInnerLoop } from "./emit_values.js";
+import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
-import { emitReduceKernel } from "./emit_reduce.js";
+import { combineScalar, emitReduceKernel, VectorAccumulators, vectorCombiner } from "./emit_reduce.js";
 import { emitRowPipelineKernel } from "./emit_row_pipeline.js";
 import { isRowPipeline } from "../kernel/schedule_reduce.js";
 import { scheduleBody, type BodySchedule, type VectorTarget } from "../kernel/loop_schedule.js";
@@ -23,7 +24,7 @@ import { loopKernel } from "../kernel/loop_kernel.js";
 import { statements, type IndexExpr, type Kernel, type Stmt } from "../kernel/kernel_ir.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import type { Unsupported } from "../kernel/declined.js";
-import { lanesOf, storageBytes, storeScalar, storeVector } from "./wasm_types.js";
+import { computeType, lanesOf, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
 import { maxOf } from "../../types/arrays.js";
 
 /** Copies of a small vector body per loop iteration. */
@@ -89,7 +90,9 @@ export function planBody(
  * pointers are i32 locals (the declared ones allocated first), values go through the
  * ValueEmitter, the vector transcendentals' constants are hoisted into locals after the
  * splats of a vector section, and an unrolled loop's copies address their elements from
- * locals set to index + copy · lanes.
+ * locals set to index + copy · lanes. A scalar accumulator is a local; a vector one is
+ * emit_reduce.ts's VectorAccumulators (its side accumulators included), whose lanes fold
+ * in order.
  */
 export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarget, name?: string): { fn: number; trigHelper: number | undefined } {
   const g = k.graph;
@@ -111,6 +114,36 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
     const baseLocal = new Map<number, number>(); // load node -> local of its row's byte address
     bindInnerLoop(ve, f, g, k.affine, baseLocal, local(k.inner));
     let copyIndex: number[] = [];
+    /** An accumulator: a scalar's local, or one reduction's vector accumulators with their vector combine. */
+    type Accumulator = { readonly st: Extract<Stmt, { s: "accumulator" }> } & (
+      | { readonly scalar: number; readonly vector?: undefined }
+      | { readonly vector: VectorAccumulators; readonly combine: () => void }
+    );
+    const accumulators = new Map<string, Accumulator>();
+    const accumulator = (x: string): Accumulator => {
+      const a = accumulators.get(x);
+      if (a === undefined) throw new Error(`kernel ${name ?? ""}: accumulator ${x} used before its declaration`);
+      return a;
+    };
+    const scalarOf = (a: Accumulator): number => {
+      if (a.vector !== undefined) throw new Error(`kernel ${name ?? ""}: vector accumulator ${a.st.name} used as a scalar`);
+      return a.scalar;
+    };
+    /** A recognized reducer's kind (a generic reducer's accumulators change by `update` only). */
+    const kindOf = (st: Accumulator["st"]): ReducerKind => {
+      if (st.kind === "generic") throw new Error(`kernel ${name ?? ""}: accumulator ${st.name} of a generic reducer combined`);
+      return st.kind;
+    };
+    /** Copy `copy` of accumulator a ⊕= the value in local `value`. */
+    const combine = (a: Accumulator, copy: number, value: number): void => {
+      if (a.vector !== undefined) {
+        a.vector.accumulate(0, copy, value, a.combine);
+        return;
+      }
+      f.localGet(a.scalar).localGet(value);
+      combineScalar(f, kindOf(a.st), a.st.type);
+      f.localSet(a.scalar);
+    };
 
     const expr = (e: IndexExpr): void => {
       switch (e.op) {
@@ -153,6 +186,11 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
       f.i32Add();
     };
 
+    // The vector nodes whose constants the splats hoist, and the copies' index locals, over
+    // every vector section (a row reduction's splats stand in a section of their own).
+    const vectorSection = [...statements(k.unit)];
+    const ids = [...new Set(vectorSection.flatMap((x) => (x.s === "vectorValues" ? x.ids : [])))];
+    const copies = maxOf(vectorSection.map((x) => (x.s === "loop" ? x.copies : 1)));
     const print = (body: readonly Stmt[], loop?: { index: number[]; copies: Map<number, number>[] }): void => {
       for (const st of body) {
         switch (st.s) {
@@ -184,10 +222,8 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
             for (const id of st.ids) ve.splat(id);
             break;
           }
+          // WebAssembly always has its vector form: `otherwise` never runs.
           case "vector": {
-            const section = [...statements(st.body)];
-            const ids = [...new Set(section.flatMap((x) => (x.s === "vectorValues" ? x.ids : [])))];
-            const copies = maxOf(section.map((x) => (x.s === "loop" ? x.copies : 1)));
             for (const x of st.body) {
               print([x]);
               if (x.s !== "splat") continue;
@@ -200,11 +236,11 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
           case "ifAligned": print(st.otherwise); break;
           case "loop": {
             const i = local(st.index);
-            const stop = local(st.stop);
             const step = st.lanes * st.copies;
             f.block().loop();
-            if (st.lanes === 1) f.localGet(i).localGet(stop).i32GeU().brIf(1);
-            else f.localGet(i).i32Const(step).i32Add().localGet(stop).i32GtU().brIf(1);
+            const pushStop = (): void => { if (typeof st.stop === "number") f.i32Const(st.stop); else f.localGet(local(st.stop)); };
+            if (st.lanes === 1) { f.localGet(i); pushStop(); f.i32GeU().brIf(1); }
+            else { f.localGet(i).i32Const(step).i32Add(); pushStop(); f.i32GtU().brIf(1); }
             const index = [i, ...copyIndex.slice(0, st.copies - 1)];
             index.forEach((l, copy) => { if (copy > 0) f.localGet(i).i32Const(st.lanes * copy).i32Add().localSet(l); });
             print(st.body, { index, copies: [] });
@@ -218,29 +254,99 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
             bindInnerLoop(ve, f, g, k.affine, baseLocal, at[0]!);
             break;
           }
-          case "store": {
-            if (loop!.copies.length === 0) {
-              address(st.pointer, st.type, loop!.index[0]!);
-              f.localGet(ve.scalar.get(st.node)!);
-              storeScalar(f, st.type);
+          case "store": case "combine": {
+            if (loop === undefined || loop.copies.length === 0) {
+              if (st.s === "combine") combine(accumulator(st.acc), 0, ve.scalar.get(st.node)!);
+              else {
+                address(st.pointer, st.type, loop!.index[0]!);
+                f.localGet(ve.scalar.get(st.node)!);
+                storeScalar(f, st.type);
+              }
               break;
             }
-            // A loop's stores are printed together, copy by copy.
-            const stores = body.slice(body.indexOf(st)).filter((x) => x.s === "store");
-            if (stores[0] !== st) break;
-            loop!.copies.forEach((vals, copy) => {
-              for (const x of stores) {
-                address(x.pointer, x.type, loop!.index[copy]!);
-                f.localGet(vals.get(x.node)!);
-                storeVector(f, x.type, ve.scratchV128());
+            // A vector loop's stores and combines are printed together, copy by copy.
+            const effects = body.filter((x) => x.s === "store" || x.s === "combine");
+            if (effects[0] !== st) break;
+            loop.copies.forEach((vals, copy) => {
+              for (const x of effects) {
+                if (x.s === "combine") {
+                  const a = accumulator(x.acc);
+                  combine(a, copy % a.st.copies, vals.get(x.node)!);
+                } else if (x.s === "store") {
+                  address(x.pointer, x.type, loop.index[copy]!);
+                  f.localGet(vals.get(x.node)!);
+                  storeVector(f, x.type, ve.scratchV128());
+                }
               }
             });
+            break;
+          }
+          case "accumulator": {
+            if (st.lanes > 1) {
+              if (!("identity" in st.start)) throw new Error(`kernel ${name ?? ""}: vector accumulator ${st.name} starts from a node`);
+              const kind = kindOf(st);
+              const vector = new VectorAccumulators(f, [{ kind, type: st.type, identity: st.start.identity, extremumSides: st.sides }], st.copies);
+              const combineVector = vectorCombiner(f, kind, st.type);
+              if (combineVector === undefined) throw new Error(`kernel ${name ?? ""}: no vector form of a ${kind} reduction of ${st.type}`);
+              vector.init(st.lanes);
+              accumulators.set(st.name, { st, vector, combine: combineVector });
+              break;
+            }
+            const scalar = f.local(computeType(st.type));
+            if ("node" in st.start) f.localGet(ve.scalar.get(st.start.node)!);
+            else pushConst(f, st.type, st.start.identity);
+            f.localSet(scalar);
+            accumulators.set(st.name, { st, scalar });
+            break;
+          }
+          case "fold": {
+            // WASM_REDUCE_TARGET folds lanes in order: extracting them one by one is as fast as halving a 4-lane vector.
+            if (st.order !== "inOrder") throw new Error(`kernel ${name ?? ""}: WebAssembly folds lanes in order`);
+            const vectors = st.accs.map((x) => {
+              const v = accumulator(x.acc).vector;
+              if (v === undefined) throw new Error(`kernel ${name ?? ""}: scalar accumulator ${x.acc} folded`);
+              return v;
+            });
+            for (const v of vectors) v.acc[0]!.forEach((_l, copy) => v.repair(0, copy));
+            st.accs.forEach((x, n) => {
+              const v = vectors[n]!;
+              const into = scalarOf(accumulator(x.into));
+              v.acc[0]!.forEach((_l, copy) => { for (let lane = 0; lane < accumulator(x.acc).st.lanes; lane++) v.foldLane(0, copy, lane, into); });
+            });
+            break;
+          }
+          case "update": {
+            const accs = st.accs.map((x) => scalarOf(accumulator(x)));
+            st.params.forEach((p, i) => ve.scalar.set(p, i < accs.length ? accs[i]! : ve.scalar.get(st.elements[i - accs.length]!)!));
+            for (const id of st.ids) ve.emitScalar(id);
+            st.results.forEach((res, i) => { f.localGet(ve.scalar.get(res)!).localSet(accs[i]!); });
+            break;
+          }
+          case "result": {
+            const a = accumulator(st.acc);
+            if (st.init === undefined) f.localGet(scalarOf(a));
+            else {
+              f.localGet(ve.scalar.get(st.init)!).localGet(scalarOf(a));
+              combineScalar(f, kindOf(a.st), a.st.type);
+              wrapI32(f, a.st.type);
+            }
+            const l = f.local(computeType(a.st.type));
+            f.localSet(l);
+            ve.scalar.set(st.node, l);
+            break;
+          }
+          case "storeElement": {
+            f.localGet(st.buffer);
+            scaled(st.index, storageBytes(st.type));
+            f.i32Add().localGet(ve.scalar.get(st.node)!);
+            storeScalar(f, st.type);
             break;
           }
         }
       }
     };
 
+    print(k.prologue ?? []);
     const u = local(k.units.index);
     f.localGet(local(k.units.from)).localSet(u);
     f.block().loop();

@@ -2,26 +2,26 @@
 // elementwise epilogue on the reduced values (multi-output: several reductions over
 // one pass, e.g. a sum and a sum of squares).
 //
-// This file renders the schedule of kernel/schedule_reduce.ts (which decides the loops,
-// the accumulators, how lanes fold, the extrema's side accumulators) as WebAssembly:
-//   - Row reduction (no j): vectorized along r, `unroll` vectors an iteration, into the
-//     schedule's independent vector accumulators per reduction, combined lane by lane
-//     at the end of the row, then a scalar tail.
-//   - Column reduction (j): vectorized along j, accumulating along r; one vector of
-//     outputs at a time, then a scalar tail over the last j.
+// Row reductions (one stage, J = 1) are statements of kernel/reduce_kernel.ts, printed by
+// addKernelFunction (emit_loop.ts) with this file's accumulator code (combines, the
+// extrema's side accumulators, lane extraction). This file still renders the column
+// reductions from their schedule (kernel/schedule_reduce.ts): vectorized along j,
+// accumulating along r; one vector of outputs at a time, then a scalar tail over the
+// last j.
 //
 // Full outputs (elementwise values over the reduction's input, e.g. softmax's
 // exp(x - max) that is both summed and stored) are computed with the reduced values
-// and stored as they are computed: one vector store per vector of the inner loop
-// (along r in a row reduction, along j in a column reduction). They need the reduced
-// dimensions adjacent, so that (row, r, j) walks the domain in row-major order.
+// and stored as they are computed: one vector store per vector of the inner loop. They
+// need the reduced dimensions adjacent, so that (row, r, j) walks the domain in
+// row-major order.
 
 import type { ElementType } from "../../types/element_type.js";
 import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
 import { accumulatorsFor, scheduleReduce, type ReduceSchedule, type ReduceTarget, type ScheduledReduction } from "../kernel/schedule_reduce.js";
 import { bodyCost } from "../kernel/op_properties.js";
-import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
-import { planBody, type BodyPlan } from "./emit_loop.js";
+import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
+import { addKernelFunction, planBody, wasmVectorTarget, type BodyPlan } from "./emit_loop.js";
+import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
@@ -38,7 +38,7 @@ import { computeType, isSigned, storageBytes, storeScalar, storeVector, wrapI32 
  */
 export const WASM_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 16, accumulatorVectors: 4, oneAccumulatorAboveCost: 16, foldByHalving: false,
-  sequentialHalves: false, anyRowPipeline: false, rowBufferValues: "largest", rowBufferBudget: Infinity,
+  sequentialHalves: false, anyRowPipeline: false, rowBufferValues: "largest", rowBufferBudget: Infinity, laneArrays: false,
 };
 
 /** The schedule of `ir` for WebAssembly (EmitFail where it is declined). */
@@ -169,7 +169,9 @@ export class VectorAccumulators {
   readonly acc: readonly (readonly number[])[];
   private readonly sides: readonly (readonly ExtremumSides[] | undefined)[];
 
-  constructor(private readonly f: FunctionBuilder, private readonly reductions: readonly ScheduledReduction[], copies: number) {
+  constructor(
+    private readonly f: FunctionBuilder, private readonly reductions: readonly Pick<ScheduledReduction, "kind" | "type" | "identity" | "extremumSides">[], copies: number,
+  ) {
     this.acc = reductions.map(() => Array.from({ length: copies }, () => f.local("v128")));
     this.sides = reductions.map((r, x) => (r.extremumSides
       ? this.acc[x]!.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") }))
@@ -258,9 +260,24 @@ export function emitRowVectorLoops(
   f.end().end();
 }
 
+/** The reduction kernels' questions (kernel/reduce_kernel.ts) answered for WebAssembly. */
+function wasmReduceKernelTarget(target: WasmTarget): ReduceKernelTarget {
+  const probe = new FunctionBuilder(0, [], []);
+  return { vector: wasmVectorTarget(target), vectorCombines: (kind, t) => vectorCombiner(probe, kind, t) !== undefined };
+}
+
 export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
   const red = ir.reduce!;
   const schedule = wasmReduceSchedule(ir);
+  const kernel = rowReduceKernel(ir, schedule, wasmReduceKernelTarget(target));
+  if (kernel !== undefined) {
+    const m = new ModuleBuilder().importMemory(target);
+    addKernelFunction(m, kernel, target, "run");
+    return {
+      name, bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes: 0,
+      parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit, rows: schedule.rows,
+    };
+  }
   const sched = schedule.reductions;
   // The graph over (row, r, j).
   const { graph: g, rowVar, rVar, jVar, Rn, J, values, inits, outputs } = schedule.loops;
@@ -272,7 +289,6 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
   const generic = sched.map((r) => r.group);
   const nIn = ir.inputs.length;
   const nOut = ir.outputs.length;
-  const columnMode = schedule.column;
 
   const m = new ModuleBuilder().importMemory(target);
   const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
@@ -280,22 +296,21 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
     ve.trigHelper = trigHelper;
     ve.relaxedSimd = target.relaxedSimd;
-    const innerVar = columnMode ? jVar : rVar;
+    const innerVar = jVar;
     const plan = planBody(g, [...values, ...fullOut.map((k) => outputs[k]!)], innerVar, target, ve);
     const L = plan.lanes;
     ve.vectorLanes = L;
     const combiners = red.reductions.map((r) => (r.kind === "generic" ? undefined : vectorCombiner(f, r.kind, r.type)));
-    const vectorize = plan.vectorBody !== undefined && combiners.every((c) => c !== undefined) && (columnMode ? J >= L : Rn >= L);
+    const vectorize = plan.vectorBody !== undefined && combiners.every((c) => c !== undefined) && J >= L;
     const row = f.local("i32");
-    const i = f.local("i32"); // the inner variable's value (r or j)
-    const r = f.local("i32"); // the outer reduction counter in column mode
+    const i = f.local("i32"); // the inner variable's value (j)
+    const r = f.local("i32"); // the reduction counter
     const jb = f.local("i32");
     const baseLocal = new Map<number, number>();
     bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
     ve.scalar.set(rowVar, row);
     ve.scalar.set(innerVar, i);
-    if (columnMode) ve.scalar.set(rVar, r);
-    else { const z = f.local("i32"); f.i32Const(0).localSet(z); ve.scalar.set(jVar, z); }
+    ve.scalar.set(rVar, r);
 
     /** The per-iteration-invariant part: scalar nodes, load bases, splats. */
     const emitInvariants = (vector: boolean): void => {
@@ -318,21 +333,14 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
       f.localSet(scalarAcc[k]!);
     });
     const initVecAcc = (): void => vecAcc.init(L);
-    /** Row-mode base addresses of the full outputs' current rows. */
-    const fullBase = fullOut.map(() => f.local("i32"));
-    const fullRowBases = (): void => fullOut.forEach((k, x) => {
-      f.localGet(nIn + k).localGet(row).i32Const(Rn * storageBytes(ir.outputs[k]!.type)).i32Mul().i32Add().localSet(fullBase[x]!);
-    });
     /**
      * Stores the full outputs at domain element (row, r, j): row · Rn · J + r · J + j, with
-     * the inner variable i standing for r in row mode and for j in column mode (a vector
-     * of consecutive elements from i when `vector`).
+     * j the inner variable i (a vector of consecutive elements from i when `vector`).
      */
-    const storeFull = (vector: boolean, index = i, locals = ve.vector): void => fullOut.forEach((k, x) => {
+    const storeFull = (vector: boolean, index = i, locals = ve.vector): void => fullOut.forEach((k) => {
       const t = ir.outputs[k]!.type;
       const sz = storageBytes(t);
-      if (columnMode) f.localGet(nIn + k).localGet(row).i32Const(Rn).i32Mul().localGet(r).i32Add().i32Const(J * sz).i32Mul().i32Add();
-      else f.localGet(fullBase[x]!);
+      f.localGet(nIn + k).localGet(row).i32Const(Rn).i32Mul().localGet(r).i32Add().i32Const(J * sz).i32Mul().i32Add();
       f.localGet(index);
       if (sz !== 1) f.i32Const(sz).i32Mul();
       f.i32Add();
@@ -375,8 +383,6 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
         red.reductions.forEach((_, k) => vecAcc.accumulate(k, acc, locals.get(values[k]!)!, combiners[k]!));
       });
     };
-    /** Locals of the inner index of the unrolled copies after the first (which is i itself). */
-    const copyIndex = Array.from({ length: schedule.unroll - 1 }, () => f.local("i32"));
     /** Makes the vector accumulators exact before their lanes are combined (see ExtremumSides). */
     const repair = (): void => red.reductions.forEach((_, k) => vecAcc.acc[k]!.forEach((_l, copy) => vecAcc.repair(k, copy)));
     /** scalarAcc ⊕= `lanes` of every vector accumulator, in order (the schedule's fold: WASM_REDUCE_TARGET folds no halves). */
@@ -423,27 +429,8 @@ export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: st
     f.localGet(nIn + nOut).localSet(row);
     f.block().loop();
     f.localGet(row).localGet(nIn + nOut + 1).i32GeU().brIf(1);
-    if (!columnMode) {
-      // ---- row reduction: vector along r
-      initScalarAcc();
-      emitInvariants(vectorize);
-      fullRowBases();
-      f.i32Const(0).localSet(i);
-      if (vectorize) {
-        initVecAcc();
-        emitRowVectorLoops(f, i, copyIndex, L, Rn, accumulateVectors);
-        repair();
-        horizontal(Array.from({ length: L }, (_, x) => x));
-      }
-      f.block().loop();
-      f.localGet(i).i32Const(Rn).i32GeU().brIf(1);
-      accumulateScalar();
-      f.localGet(i).i32Const(1).i32Add().localSet(i).br(0);
-      f.end().end();
-      const zero = ve.scalar.get(jVar)!;
-      finish(zero);
-    } else {
-      // ---- column reduction: vector along j, accumulate along r
+    // Vectors along j, accumulating along r.
+    {
       f.i32Const(0).localSet(jb);
       if (vectorize) {
         f.block().loop();

@@ -14,8 +14,8 @@ export function needsCompiler(t: TestContext): boolean {
   return true;
 }
 
-/** Scalar reducer computations `max`, `min` and `add` of type t, for `to_apply=`. */
-export const REDUCERS = (t: string): string => ["maximum", "minimum", "add"].map((op) =>
+/** Scalar reducer computations `max`, `min`, `add` and `mul` of type t, for `to_apply=`. */
+export const REDUCERS = (t: string): string => ["maximum", "minimum", "add", "multiply"].map((op) =>
   `${op.slice(0, 3)} {\n  a = ${t}[] parameter(0)\n  b = ${t}[] parameter(1)\n  ROOT s = ${t}[] ${op}(a, b)\n}\n`).join("");
 
 /** softmax along the rows of an f32[rows, cols] parameter, as JAX writes it: exp(x - max) / sum. */

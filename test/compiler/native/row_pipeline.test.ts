@@ -186,6 +186,16 @@ ENTRY e {
 }
 `;
 
+// A one-stage row reduction of f(x) (kernel/reduce_kernel.ts): lane arrays, or their vector form.
+const ROW_REDUCE = (op: string, init: string, f: string) => (rows: number, cols: number): string => `HloModule m
+${REDUCERS("f32")}ENTRY e {
+  x = f32[${rows},${cols}] parameter(0)
+  i = f32[] constant(${init})
+  y = f32[${rows},${cols}] ${f}
+  ROOT r = f32[${rows}] reduce(y, i), dimensions={1}, to_apply=${op}
+}
+`;
+
 test("the vector form of row pipelines and loops gives the scalar form's bits (AVX-512 builds against -mno-avx512f builds)", (t) => {
   const skip = nativeSkipReason();
   if (skip !== undefined) { t.skip(skip); return; }
@@ -201,6 +211,14 @@ test("the vector form of row pipelines and loops gives the scalar form's bits (A
     // NaN, infinities and signed zeros too: maximum and minimum's NaN and tie cases.
     ["elementwise mix 20007", MIX(20007), rowValues(20007).map((v, i) => [NaN, Infinity, 0, -0][i % 11] ?? v)],
   ];
+  // One-stage row reductions: the sums in the same lanes, folded alike (a tail of 1000 mod 64 elements).
+  const reductions: [string, string, Float32Array][] = [
+    // Finite sums and products, so that a different order would round differently.
+    ["row sum of squares 300x1000", ROW_REDUCE("add", "0", "multiply(x, x)")(300, 1000), Float32Array.from({ length: 300 * 1000 }, () => (random() - 0.5) * 30)],
+    ["row product 300x1000", ROW_REDUCE("mul", "1", "exponential(x)")(300, 1000), Float32Array.from({ length: 300 * 1000 }, () => (random() - 0.5) * 0.2)],
+    ["row max 300x1000", ROW_REDUCE("max", "-inf", "negate(x)")(300, 1000), rowValues(300 * 1000).map((v, i) => [NaN, -0, 0][i % 4099] ?? v)],
+    ["row min 300x1000", ROW_REDUCE("min", "inf", "negate(x)")(300, 1000), rowValues(300 * 1000).map((v, i) => [0, -0][i % 5003] ?? v)],
+  ];
   const n = 2 << 20;
   const abc = [0, 1, 2].map(() => Float32Array.from({ length: n }, () => (random() - 0.5) * 8));
   const cases = [...programs.map(([name, text, x]) => ({ name, text, operands: [x] })), { name: "tanh(a*b+c) 2M", text: TANH_FMA(n), operands: abc }]
@@ -211,6 +229,12 @@ test("the vector form of row pipelines and loops gives the scalar form's bits (A
       return { name, kernel, operands, resultBytes: [operands[0]!.byteLength], splits: 3 };
     });
   for (const k of [0, cases.length - 1]) assert.match(cases[k]!.kernel.c.source, /xk_vstream/, `${cases[k]!.name} streams its output`);
+  for (const [name, text, x] of reductions) {
+    const kernel = emitFusionKernelC(parseHlo(text).entry, name.replace(/\W/g, "_"));
+    if ("unsupported" in kernel) throw new Error(`${name}: ${kernel.unsupported}`);
+    assert.match(kernel.c.source, /xk_vf /, `${name} has a vector form`);
+    cases.push({ name, kernel, operands: [x], resultBytes: [300 * 4], splits: 3 });
+  }
   const vector = runNativeCases(cases, "row_pipeline_vector");
   const scalar = runNativeCases(cases, "row_pipeline_scalar", ["-mno-avx512f"]);
   cases.forEach(({ name }, i) => {

@@ -1,0 +1,170 @@
+// Reductions as statements (kernel_ir.ts), from their schedule (schedule_reduce.ts). A
+// row reduction of one stage (rowReduceKernel) runs each row (one work unit) as:
+//
+//   s_k = identity_k, or init_k for a reduction in the interpreter's order (a generic
+//         reducer: argmax...; halves where the target sums them in their own type)
+//                                        (a scalar accumulator per reduction)
+//   the per-row nodes;  p_n = load n's row;  [vector: splats]
+//   out_k = full output k's row;  i = 0
+//   [vector, all reducers recognized and combined in vectors:]
+//             a_k = identity_k in lanes × copies (+ the side accumulators of float max/min)
+//             while i + lanes · unroll ≤ Rn: the vector body, copies side by side; each copy
+//               stores its full outputs and combines into a_k copy (c mod copies)
+//             while i + lanes ≤ Rn: the same, one copy
+//             s_k ⊕= the lanes of a_k (repaired first), as the schedule folds them
+//   [lane arrays (ReduceTarget.laneArrays), where no reduction runs in order: the same with
+//    l_k of `lanes` scalars and one lane loop of scalar bodies; the target's vector form,
+//    where it applies, replaces it over the same lanes: one loop of all its copies]
+//   while i < Rn: the scalar body; full outputs stored; s_k ⊕= x_k (a generic group: its
+//                 body on the accumulators and elements)
+//   result_k = init_k ⊕ s_k (s_k itself in the interpreter's order);  the per-row outputs
+//   from the results, stored at row · J + j
+//
+// with j = 0 (J = 1), set once before the units.
+
+import type { ElementType } from "../../types/element_type.js";
+import { binary, constant, index, type Kernel, type RowLoad, type Stmt } from "./kernel_ir.js";
+import { reachable } from "./kernel_plan.js";
+import { scheduleBody, type VectorTarget } from "./loop_schedule.js";
+import type { FusedKernelIR, ReducerKind } from "./lower_fusion.js";
+import { bodyCost } from "./op_properties.js";
+import { accumulatorsFor, type ReduceSchedule } from "./schedule_reduce.js";
+import { appendAll } from "../../types/arrays.js";
+
+/** What the reduction kernels need to know of a backend: its vectors, and which reducers combine in them. */
+export interface ReduceKernelTarget {
+  readonly vector: VectorTarget;
+  /** Whether acc ⊕ x of reducer `kind` over `t` has a vector form (else the row stays scalar). */
+  readonly vectorCombines: (kind: ReducerKind, t: ElementType) => boolean;
+}
+
+/**
+ * The kernel of a one-stage row reduction (J = 1), with buffers (operands, results) and
+ * the range of rows [begin, end); undefined for the other forms (column reductions, row
+ * pipelines), which the backends render from the schedule themselves.
+ */
+export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: ReduceKernelTarget): Kernel | undefined {
+  if (s.column || s.stages > 1) return undefined;
+  const reductions = s.reductions;
+  const { graph: g, rowVar, rVar, jVar, Rn, J, values, inits, outputs } = s.loops;
+  const nIn = ir.inputs.length;
+  // The results' leaves, before the body's schedule adds its nodes (the graph numbers them in order).
+  const accums = reductions.map((r, k) => g.accum(k, r.type));
+  const body = scheduleBody(g, [...values, ...s.fullOutputs.map((k) => outputs[k]!)], rVar, target.vector);
+  // Lane arrays where the target keeps them and no reduction runs in the interpreter's order.
+  const laneArrays = s.useLanes && reductions.every((r) => !r.sequential);
+  const vectorize = body.vectorBody !== undefined && Rn >= body.lanes && (!s.vectorFormOnly || s.vectorForm) &&
+    reductions.every((r) => !r.sequential && r.kind !== "generic" && target.vectorCombines(r.kind, r.type));
+
+  const unit: Stmt[] = [{ s: "bind", node: rowVar, name: "row" }, { s: "bind", node: rVar, name: "i" }];
+  reductions.forEach((r, k) => {
+    if (r.sequential) unit.push({ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") });
+    unit.push({
+      s: "accumulator", name: `s${k}`, kind: r.kind, type: r.type, lanes: 1, copies: 1, sides: false,
+      start: r.sequential ? { node: inits[k]! } : { identity: r.identity! },
+    });
+  });
+  unit.push({ s: "values", ids: body.invariant.filter((id) => g.node(id).op !== "var" && g.node(id).op !== "accum") });
+  const rowLoads = new Map<number, RowLoad>();
+  for (const [id, aff] of body.affine) {
+    const n = g.node(id);
+    if (n.op !== "load") continue;
+    rowLoads.set(id, { pointer: `p${id}`, stride: aff.stride });
+    unit.push({ s: "pointer", name: `p${id}`, buffer: n.attr as number, type: n.type as ElementType, offset: { op: "node", id: aff.base }, output: false });
+  }
+  const rowStart: Stmt[] = [
+    ...s.fullOutputs.map((k): Stmt => ({
+      s: "pointer", name: `out${k}`, buffer: nIn + k, type: ir.outputs[k]!.type, offset: binary("mul", index("row"), constant(Rn)), output: true,
+    })),
+    { s: "index", name: "i", value: constant(0), mutable: true },
+  ];
+  /** Each element's effects: its full outputs stored, its values combined into the accumulators `acc`. */
+  const effects = (acc: string, streaming = false): Stmt[] => [
+    ...s.fullOutputs.map((k): Stmt => ({
+      s: "store", pointer: `out${k}`, node: outputs[k]!, type: ir.outputs[k]!.type, streaming: streaming && s.streamedOutputs.includes(k),
+    })),
+    ...reductions.flatMap((r, k): Stmt[] => {
+      if (r.kind !== "generic") return [{ s: "combine", acc: `${acc}${k}`, node: values[k]! }];
+      const gen = r.group!;
+      if (gen.first !== k) return []; // the group's first reduction updates it all
+      const members = Array.from({ length: gen.n }, (_, i) => k + i);
+      const params = new Set(gen.params);
+      return [{
+        s: "update", accs: members.map((x) => `${acc}${x}`), params: gen.params, elements: members.map((x) => values[x]!),
+        ids: reachable(g, gen.results).filter((id) => !params.has(id) && g.node(id).op !== "var"), results: gen.results,
+      }];
+    }),
+  ];
+  /** Loops of `lanes` and copies `loops`, each of `body` and the effects into accumulators `acc`. */
+  const loopsOf = (acc: string, lanes: number, loops: readonly number[], body: readonly Stmt[], streaming = false): Stmt[] =>
+    loops.map((n): Stmt => ({ s: "loop", index: "i", stop: Rn, lanes, copies: n, body: [...body, ...effects(acc, streaming)] }));
+  /** Accumulators `acc`k of `lanes` × `copies`, the loops, and their fold into the scalar accumulators. */
+  const laneSection = (acc: string, lanes: number, copies: number, loops: readonly Stmt[]): Stmt[] => {
+    const folds = (order: "halving" | "inOrder"): Stmt[] => {
+      const accs = reductions.flatMap((r, k) => (r.fold === order ? [{ acc: `${acc}${k}`, into: `s${k}` }] : []));
+      return accs.length === 0 ? [] : [{ s: "fold", order, accs }];
+    };
+    return [
+      ...reductions.map((r, k): Stmt => ({
+        s: "accumulator", name: `${acc}${k}`, kind: r.kind, type: r.type, start: { identity: r.identity! }, lanes, copies, sides: r.extremumSides,
+      })),
+      ...loops,
+      ...folds("inOrder"),
+      ...folds("halving"),
+    ];
+  };
+  // Lane arrays: s.lanes lanes of one scalar body each, in a loop the C compiler vectorizes.
+  const lanes = laneArrays
+    ? laneSection("l", s.lanes, 1, loopsOf("l", s.lanes, [1], [{ s: "bind", node: rVar, name: "i" }, { s: "values", ids: body.scalarBody }]))
+    : [];
+  if (vectorize) {
+    const vectorBody: Stmt = { s: "vectorValues", ids: body.vectorBody! };
+    // The splats before the rows' pointers (the order the WebAssembly kernels had).
+    unit.push({ s: "vector", body: [{ s: "splat", ids: body.splats }] }, ...rowStart);
+    // Beside lane arrays the vectors keep the same lanes, one loop over them all, so the
+    // two forms give the same bits; otherwise unrolled copies side by side first, then one
+    // vector at a time up to the scalar tail.
+    const copies = laneArrays ? s.lanes / body.lanes : accumulatorsFor(s, bodyCost(body.vectorBody!.map((id) => g.node(id).op)));
+    const loops = laneArrays ? [copies] : s.unroll > 1 ? [s.unroll, 1] : [1];
+    // Streaming stores need aligned addresses: every streamed output's row on a vector (then
+    // all its vectors are: the schedule streams only rows of whole vectors).
+    const streamed = s.streamedOutputs.map((k) => `out${k}`);
+    const vectorLoops: Stmt[] = streamed.length === 0 ? loopsOf("a", body.lanes, loops, [vectorBody]) : [{
+      s: "ifAligned", pointers: streamed, index: "i", bytes: target.vector.vectorBytes,
+      then: loopsOf("a", body.lanes, loops, [vectorBody], true), otherwise: loopsOf("a", body.lanes, loops, [vectorBody]),
+    }];
+    unit.push({ s: "vector", body: laneSection("a", body.lanes, copies, vectorLoops), ...(laneArrays ? { otherwise: lanes } : {}) });
+  } else appendAll(unit, [...rowStart, ...lanes]);
+  unit.push({
+    s: "loop", index: "i", stop: Rn, lanes: 1, copies: 1,
+    body: [{ s: "bind", node: rVar, name: "i" }, { s: "values", ids: body.scalarBody }, ...effects("s")],
+  });
+  reductions.forEach((r, k) => {
+    if (r.sequential) {
+      unit.push({ s: "result", node: accums[k]!, init: undefined, acc: `s${k}` });
+      return;
+    }
+    // The init with what it reads (a load's index may not be computed in the row's loop).
+    unit.push({ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") });
+    unit.push({ s: "result", node: accums[k]!, init: inits[k]!, acc: `s${k}` });
+  });
+  const accumSet = new Set(accums);
+  unit.push({ s: "values", ids: reachable(g, s.rowOutputs.map((k) => outputs[k]!)).filter((id) => g.node(id).op !== "var" && !accumSet.has(id)) });
+  for (const k of s.rowOutputs) {
+    unit.push({ s: "storeElement", buffer: nIn + k, type: ir.outputs[k]!.type, index: binary("add", binary("mul", index("row"), constant(J)), index("j")), node: outputs[k]! });
+  }
+  return {
+    graph: g,
+    buffers: nIn + ir.outputs.length,
+    params: ["begin", "end"],
+    units: { index: "row", from: "begin", to: "end" },
+    prologue: [{ s: "index", name: "j", value: constant(0), mutable: false }, { s: "bind", node: jVar, name: "j" }],
+    declared: ["row", "i"],
+    unit,
+    inner: "i",
+    rowLoads,
+    affine: body.affine,
+    lanes: body.lanes,
+    fence: vectorize && s.streamedOutputs.length > 0,
+  };
+}
