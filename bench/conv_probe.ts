@@ -6,7 +6,7 @@ import type { Instruction } from "../src/ir/computation.js";
 import { emitConvKernel } from "../src/compiler/wasm/conv.js";
 import { detectWasmTarget } from "../src/compiler/wasm/features.js";
 import { MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
-import { isUnsupported } from "../src/compiler/kernel/declined.js";
+import { isDeclined } from "../src/compiler/kernel/declined.js";
 import { ThreadPool } from "../src/compiler/wasm/thread_pool.js";
 
 const args = process.argv.slice(2);
@@ -25,7 +25,7 @@ const root = convGeneralDilated(x, w, [1, 1], [[1, 1], [1, 1]], [], [], {
 });
 const target = detectWasmTarget();
 const kernel = emitConvKernel(root.instruction as Instruction<"convolution">, target, args.includes("fma") ? { fma: true } : {});
-if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
+if (isDeclined(kernel)) throw new Error(kernel.declined);
 const flops = 2 * N * H * W * O * K * K * C;
 console.log(`target ${JSON.stringify(target)} ${kernel.name}`);
 for (const threads of threadCounts) {

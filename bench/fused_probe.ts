@@ -10,7 +10,7 @@ import {
 import { emitFusionKernel } from "../src/compiler/wasm/emit_loop.js";
 import { detectWasmTarget } from "../src/compiler/wasm/features.js";
 import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
-import { isUnsupported } from "../src/compiler/kernel/declined.js";
+import { isDeclined } from "../src/compiler/kernel/declined.js";
 
 const target = detectWasmTarget();
 const memory = new WebAssembly.Memory({ initial: 2048, maximum: MEMORY_MAX_PAGES, shared: target.sharedMemory }); // 128 MiB
@@ -28,7 +28,7 @@ function fill(ptr: number, n: number): void {
 
 function compile(c: Computation): (...ptrs: number[]) => void {
   const k = emitFusionKernel(c, target);
-  if (isUnsupported(k)) throw new Error(k.unsupported);
+  if (isDeclined(k)) throw new Error(k.declined);
   const inst = new WebAssembly.Instance(new WebAssembly.Module(k.bytes), { env: { memory } });
   const run = inst.exports.run as (...xs: number[]) => void;
   return (...ptrs: number[]) => run(...ptrs, 0, k.parallelExtent);

@@ -9,7 +9,7 @@ import { gemmTiling, type GemmSpec, type GemmTiling } from "../src/compiler/kern
 import { WASM_GEMM_TARGET } from "../src/compiler/wasm/gemm_microkernel.js";
 import { detectWasmTarget } from "../src/compiler/wasm/features.js";
 import { MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
-import { isUnsupported } from "../src/compiler/kernel/declined.js";
+import { isDeclined } from "../src/compiler/kernel/declined.js";
 import { ThreadPool } from "../src/compiler/wasm/thread_pool.js";
 
 interface Prepared { readonly run: () => void; readonly flops: number; best: number; bestCpu: number }
@@ -18,7 +18,7 @@ async function prepare(spec: GemmSpec, tiling: Partial<GemmTiling>, threads: num
   const target = detectWasmTarget();
   const full = { ...gemmTiling(spec, WASM_GEMM_TARGET), ...tiling };
   const kernel = emitGemmKernel(spec, target, full);
-  if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
+  if (isDeclined(kernel)) throw new Error(kernel.declined);
   const es = spec.elementType === "f32" ? 4 : 8;
   const aBytes = spec.batch * spec.m * spec.k * es, bBytes = spec.batch * spec.k * spec.n * es, cBytes = spec.batch * spec.m * spec.n * es;
   const total = 64 + aBytes + bBytes + cBytes + threads * (kernel.scratchBytes + 64) + 1024;

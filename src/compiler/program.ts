@@ -26,7 +26,7 @@ import type { CpuTarget } from "./backend_contract.js";
 import { outputFusionCanKeepProduct } from "./kernel/epilogue_plan.js";
 import { WASM_GEMM_TARGET } from "./wasm/gemm_microkernel.js";
 import { groupSteps, mayWriteInPlace, planRowGroups, widenForRowGroups, type BlockBuffer } from "./row_groups.js";
-import { isUnsupported } from "./kernel/declined.js";
+import { isDeclined } from "./kernel/declined.js";
 
 export interface KernelStep {
   readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly operands: readonly Location[]; readonly results: readonly Location[];
@@ -237,7 +237,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     if (!hasSideEffect(inst) && arrayLeaves(inst.shape).every((s) => byteSize(s) === 0)) continue;
     operandLeaves.forEach(use);
     const compiled = compileRoutine(inst, target);
-    if (!isUnsupported(compiled)) {
+    if (!isDeclined(compiled)) {
       // The operands this kernel may overwrite with its result: a loop fusion's operands
       // read element for element; dynamic-update-slice's and scatter's operand 0, which
       // their kernels copy to the result row by row before writing the update into it.
@@ -251,9 +251,9 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
         if (ls[0]!.space === "parameter") overParameterCandidates.push({ step, result, parameter: ls[0]!.index });
       });
     }
-    if (isUnsupported(compiled)) {
+    if (isDeclined(compiled)) {
       steps.push({
-        kind: "interpret", name: inst.name, opcode: inst.opcode, instruction: serializeInstruction(inst), why: compiled.unsupported, operands: operandLeaves, results,
+        kind: "interpret", name: inst.name, opcode: inst.opcode, instruction: serializeInstruction(inst), why: compiled.declined, operands: operandLeaves, results,
       });
     } else {
       kernels.push(compiled);
@@ -307,7 +307,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     const inst = outputFusionSteps.get(step);
     if (s.kind !== "kernel" || inst === undefined) continue;
     const kernel = compileOutputFusionInPlace(inst, target);
-    if (isUnsupported(kernel)) throw new CompileError(`${entry.name}: ${inst.name}: ${kernel.unsupported}`);
+    if (isDeclined(kernel)) throw new CompileError(`${entry.name}: ${inst.name}: ${kernel.declined}`);
     kernels[s.kernel] = kernel;
   }
   const relocate = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);

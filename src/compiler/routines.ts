@@ -5,14 +5,14 @@
 // computed by tools/coverage.ts).
 //
 // The native backend plans the same program and asks NATIVE_ROUTINES (C code
-// generators) first; where one declines (Unsupported), the WebAssembly kernel runs on
+// generators) first; where one declines (Declined), the WebAssembly kernel runs on
 // the same device memory instead, and dump() says why.
 
 import type { Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
 import { hasQuantization } from "../types/shape.js";
 import type { WasmKernel, WasmTarget } from "./wasm/kernel.js";
-import { isUnsupported, type Unsupported } from "./kernel/declined.js";
+import { isDeclined, type Declined } from "./kernel/declined.js";
 import { arrayLeaves, byteSize } from "../types/shape.js";
 import type { NativeCpu, NativeKernel } from "./native/kernel.js";
 import type { CpuTarget } from "./backend_contract.js";
@@ -36,7 +36,7 @@ import { emitSortKernel } from "./wasm/routines/sort.js";
 import { emitTriangularSolveKernel } from "./wasm/routines/triangular_solve.js";
 import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routines/window.js";
 
-type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Unsupported;
+type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Declined;
 
 const ROUTINES: Partial<Record<Opcode, Routine>> = {
   fusion: (inst, target) => {
@@ -46,7 +46,7 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   },
   dot: (inst, target) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    return "unsupported" in spec ? spec : emitGemmKernel(spec, target);
+    return "declined" in spec ? spec : emitGemmKernel(spec, target);
   },
   convolution: (inst, target) => emitConvKernel(inst as Instruction<"convolution">, target),
   reduceWindow: (inst, target) => emitReduceWindowKernel(inst as Instruction<"reduceWindow">, target),
@@ -62,7 +62,7 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   triangularSolve: (inst, target) => emitTriangularSolveKernel(inst as Instruction<"triangularSolve">, target),
 };
 
-type NativeRoutine = (inst: Instruction, cpu: NativeCpu) => NativeKernel | Unsupported;
+type NativeRoutine = (inst: Instruction, cpu: NativeCpu) => NativeKernel | Declined;
 
 /** The C code generators. */
 const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
@@ -74,7 +74,7 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
   },
   dot: (inst, cpu) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    return "unsupported" in spec ? spec : emitGemmC(spec, cpu);
+    return "declined" in spec ? spec : emitGemmC(spec, cpu);
   },
   convolution: (inst, cpu) => emitConvC(inst as Instruction<"convolution">, cpu),
 };
@@ -96,15 +96,15 @@ export function isProgramNativeKernel(k: ProgramKernel): k is ProgramNativeKerne
   return (k as ProgramNativeKernel).c !== undefined;
 }
 
-function nativeRoutine(inst: Instruction, cpu: NativeCpu, routine = NATIVE_ROUTINES[inst.opcode]): ProgramNativeKernel | Unsupported {
-  if (routine === undefined) return { unsupported: `no C generator for ${inst.opcode}` };
-  let k: NativeKernel | Unsupported;
+function nativeRoutine(inst: Instruction, cpu: NativeCpu, routine = NATIVE_ROUTINES[inst.opcode]): ProgramNativeKernel | Declined {
+  if (routine === undefined) return { declined: `no C generator for ${inst.opcode}` };
+  let k: NativeKernel | Declined;
   try {
     k = routine(inst, cpu);
   } catch (e) {
-    return { unsupported: `${GENERATOR_FAILED}: ${e instanceof Error ? e.message : String(e)}` };
+    return { declined: `${GENERATOR_FAILED}: ${e instanceof Error ? e.message : String(e)}` };
   }
-  if (isUnsupported(k)) return k;
+  if (isDeclined(k)) return k;
   const bufferBytes = [...inst.operands.map((o) => byteSize(arrayLeaves(o.shape)[0]!)), ...arrayLeaves(inst.shape).map(byteSize)];
   return { ...k, bufferBytes };
 }
@@ -113,17 +113,17 @@ function nativeRoutine(inst: Instruction, cpu: NativeCpu, routine = NATIVE_ROUTI
 export const GENERATOR_FAILED = "code generator failed";
 
 /** The kernel of `inst`: with `target.native` (the native backend's CPU), the C generator's when it has one, else the WebAssembly one. */
-export function compileRoutine(inst: Instruction, target: CpuTarget & { readonly native?: undefined }): WasmKernel | Unsupported;
-export function compileRoutine(inst: Instruction, target: CpuTarget): ProgramKernel | Unsupported;
-export function compileRoutine(inst: Instruction, { wasm, native }: CpuTarget): ProgramKernel | Unsupported {
+export function compileRoutine(inst: Instruction, target: CpuTarget & { readonly native?: undefined }): WasmKernel | Declined;
+export function compileRoutine(inst: Instruction, target: CpuTarget): ProgramKernel | Declined;
+export function compileRoutine(inst: Instruction, { wasm, native }: CpuTarget): ProgramKernel | Declined {
   if (hasQuantization(inst.shape) || inst.operands.some((o) => hasQuantization(o.shape))) {
-    return { unsupported: "quantized types run on the interpreter's kernels (dequantize, compute, quantize)" };
+    return { declined: "quantized types run on the interpreter's kernels (dequantize, compute, quantize)" };
   }
   if (native === undefined) return wasmRoutine(inst, wasm);
   const c = nativeRoutine(inst, native);
-  if (!isUnsupported(c)) return c;
+  if (!isDeclined(c)) return c;
   const w = wasmRoutine(inst, wasm);
-  return isUnsupported(w) ? w : { ...w, nativeDeclined: c.unsupported };
+  return isDeclined(w) ? w : { ...w, nativeDeclined: c.declined };
 }
 
 /**
@@ -131,22 +131,22 @@ export function compileRoutine(inst: Instruction, { wasm, native }: CpuTarget): 
  * reads (the planner's in-place case): one that keeps the product in scratch until the
  * epilogue has read it; C where the native backend's generator has it.
  */
-export function compileOutputFusionInPlace(inst: Instruction<"fusion">, { wasm, native }: CpuTarget): ProgramKernel | Unsupported {
+export function compileOutputFusionInPlace(inst: Instruction<"fusion">, { wasm, native }: CpuTarget): ProgramKernel | Declined {
   const c = native === undefined ? undefined
     : nativeRoutine(inst, native, (i, cpu) => emitOutputFusionC((i as Instruction<"fusion">).attrs.calledComputation, cpu, i.name, true));
-  if (c !== undefined && !isUnsupported(c)) return c;
+  if (c !== undefined && !isDeclined(c)) return c;
   const w = emitOutputFusionKernel(inst.attrs.calledComputation, wasm, inst.name, true);
-  return isUnsupported(w) || c === undefined ? w : { ...w, nativeDeclined: c.unsupported };
+  return isDeclined(w) || c === undefined ? w : { ...w, nativeDeclined: c.declined };
 }
 
-function wasmRoutine(inst: Instruction, target: WasmTarget): WasmKernel | Unsupported {
+function wasmRoutine(inst: Instruction, target: WasmTarget): WasmKernel | Declined {
   const routine = ROUTINES[inst.opcode];
-  if (routine === undefined) return { unsupported: `no compiled routine for ${inst.opcode}` };
+  if (routine === undefined) return { declined: `no compiled routine for ${inst.opcode}` };
   try {
     return routine(inst, target);
   } catch (e) {
     // A generator that throws must not take the program down: the step runs on the
     // interpreter's kernel, and stats.interpreted / dump() show the failure.
-    return { unsupported: `${GENERATOR_FAILED}: ${e instanceof Error ? e.message : String(e)}` };
+    return { declined: `${GENERATOR_FAILED}: ${e instanceof Error ? e.message : String(e)}` };
   }
 }

@@ -21,13 +21,13 @@ import { HloModule, type Computation, type Instruction } from "../../ir/computat
 import { InstructionFactory } from "../../ir/factory.js";
 import { moduleFingerprint } from "../../ir/traverse.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
-import type { Unsupported } from "./declined.js";
+import type { Declined } from "./declined.js";
 
 export interface LoweringCapabilities {
   /** Whether the target's fused kernels compute `inst` (an elementwise op), or why not. */
-  canLowerScalar(inst: Instruction): true | Unsupported;
+  canLowerScalar(inst: Instruction): true | Declined;
   /** Whether the target's fused kernels compute `inst` (a reduce of one operand: its element type and reducer), or why not. */
-  canLowerReduction(inst: Instruction): true | Unsupported;
+  canLowerReduction(inst: Instruction): true | Declined;
 }
 
 /** Elements of a probe's non-scalar values: enough for a vector body, unrolled, and a scalar tail. */
@@ -77,9 +77,9 @@ function reductionProbeOf(inst: Instruction): { key: string; fused: () => Comput
  * on one shape, not a reduce of one array) is left to the generator of the real
  * fusion: the answer is yes.
  */
-export function probedCapabilities(generate: (fused: Computation) => true | Unsupported): LoweringCapabilities {
-  const answers = new Map<string, true | Unsupported>();
-  const ask = (probe: { key: string; fused: () => Computation } | undefined): true | Unsupported => {
+export function probedCapabilities(generate: (fused: Computation) => true | Declined): LoweringCapabilities {
+  const answers = new Map<string, true | Declined>();
+  const ask = (probe: { key: string; fused: () => Computation } | undefined): true | Declined => {
     if (probe === undefined) return true;
     let answer = answers.get(probe.key);
     if (answer === undefined) answers.set(probe.key, (answer = generate(probe.fused())));

@@ -18,7 +18,7 @@
 import type { Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
-import type { Unsupported } from "./declined.js";
+import type { Declined } from "./declined.js";
 import { depthBlock, gemmElementBytes, gemmTiling, L2_BLOCK_BYTES, productFitsOneBlock, vectorLanes, type GemmElement, type GemmTarget, type GemmTiling } from "./gemm_plan.js";
 
 /** The geometry of a supported convolution, in elements. */
@@ -42,23 +42,23 @@ export interface ConvGeometry {
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 
-export function convGeometry(conv: Instruction<"convolution">): ConvGeometry | Unsupported {
+export function convGeometry(conv: Instruction<"convolution">): ConvGeometry | Declined {
   const [lhs, rhs] = conv.operands;
   if (lhs === undefined || rhs === undefined || lhs.shape.kind !== "array" || rhs.shape.kind !== "array" || conv.shape.kind !== "array") {
-    return { unsupported: "convolution: operands and result must be arrays" };
+    return { declined: "convolution: operands and result must be arrays" };
   }
   const input = lhs.shape as ArrayShape, kernel = rhs.shape as ArrayShape, output = conv.shape as ArrayShape;
   const type = output.elementType;
   if ((type !== "f32" && type !== "f64") || input.elementType !== type || kernel.elementType !== type) {
-    return { unsupported: "convolution: only f32 or f64 (input, kernel and output of one type)" };
+    return { declined: "convolution: only f32 or f64 (input, kernel and output of one type)" };
   }
   const { featureGroupCount, batchGroupCount, window } = conv.attrs;
-  if (featureGroupCount !== 1 || batchGroupCount !== 1) return { unsupported: "convolution: feature or batch groups" };
+  if (featureGroupCount !== 1 || batchGroupCount !== 1) return { declined: "convolution: feature or batch groups" };
   const dn = conv.attrs.dimensionNumbers;
-  if (input.dimensions.length !== 4 || window.length !== 2) return { unsupported: "convolution: only 2 spatial dimensions" };
-  if (window.some((w) => w.baseDilation !== 1 || w.windowReversal)) return { unsupported: "convolution: base dilation or window reversal" };
+  if (input.dimensions.length !== 4 || window.length !== 2) return { declined: "convolution: only 2 spatial dimensions" };
+  if (window.some((w) => w.baseDilation !== 1 || w.windowReversal)) return { declined: "convolution: base dilation or window reversal" };
   if (dn.inputFeatureDimension !== 3 || dn.kernelInputFeatureDimension !== 2 || dn.kernelOutputFeatureDimension !== 3 || dn.outputFeatureDimension !== 3) {
-    return { unsupported: "convolution: feature dimensions must be innermost (NHWC / HWIO / NHWC)" };
+    return { declined: "convolution: feature dimensions must be innermost (NHWC / HWIO / NHWC)" };
   }
   const is = rowMajorStrides(input.dimensions);
   const [s0, s1] = dn.inputSpatialDimensions as [number, number];

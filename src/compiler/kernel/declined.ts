@@ -1,11 +1,16 @@
 // How a code generator (of any backend) declines: it says why, and the program runs that
 // step on the interpreter's kernel instead (the executor lists the reason in `dump`).
+// Planners return a Declined; a renderer deep inside an emission throws a DeclinedError,
+// which the kernel's entry point turns into a Declined.
 
 /** A code generator that cannot (or should not) compile something says why; the executor then runs the interpreter's kernel. */
-export interface Unsupported {
-  readonly unsupported: string;
+export interface Declined {
+  readonly declined: string;
 }
 
-export function isUnsupported<K extends object>(x: K | Unsupported): x is Unsupported {
-  return (x as Unsupported).unsupported !== undefined;
+export function isDeclined<K extends object>(x: K | Declined): x is Declined {
+  return (x as Declined).declined !== undefined;
 }
+
+/** Thrown by a renderer for an op or type it has no code for; caught where the kernel is emitted and returned as a Declined. */
+export class DeclinedError extends Error {}

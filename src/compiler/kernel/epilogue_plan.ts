@@ -15,7 +15,7 @@
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { convDepth, convGeometry, convPixels, planConv, type ConvGeometry } from "./conv_plan.js";
-import type { Unsupported } from "./declined.js";
+import type { Declined } from "./declined.js";
 import { gemmSpecOfDot, planGemm, type GemmSpec, type GemmTarget } from "./gemm_plan.js";
 import { KernelGraph } from "./graph.js";
 import { rebuild } from "./kernel_plan.js";
@@ -32,21 +32,21 @@ export interface OutputCore {
 }
 
 /** The one dot or convolution of an output fusion, when its kernel can take an epilogue. */
-export function outputCore(fused: Computation): OutputCore | Unsupported {
+export function outputCore(fused: Computation): OutputCore | Declined {
   const cores = fused.instructions.filter((i) => i.opcode === "dot" || i.opcode === "convolution");
-  if (cores.length !== 1) return { unsupported: `output fusion ${fused.name}: ${cores.length} dots or convolutions (one expected)` };
+  if (cores.length !== 1) return { declined: `output fusion ${fused.name}: ${cores.length} dots or convolutions (one expected)` };
   const core = cores[0] as Instruction<"dot"> | Instruction<"convolution">;
   const [a, b] = core.operands;
-  if (a?.opcode !== "parameter" || b?.opcode !== "parameter") return { unsupported: `output fusion ${fused.name}: the operands of ${core.name} must be parameters of the fusion` };
+  if (a?.opcode !== "parameter" || b?.opcode !== "parameter") return { declined: `output fusion ${fused.name}: the operands of ${core.name} must be parameters of the fusion` };
   const lhs = (a as Instruction<"parameter">).attrs.number;
   const rhs = (b as Instruction<"parameter">).attrs.number;
   if (core.opcode === "dot") {
     const spec = gemmSpecOfDot(core as Instruction<"dot">);
-    if ("unsupported" in spec) return spec;
+    if ("declined" in spec) return spec;
     return { core, lhs, rhs, rows: spec.batch * spec.m, cols: spec.n };
   }
   const g = convGeometry(core as Instruction<"convolution">);
-  if ("unsupported" in g) return g;
+  if ("declined" in g) return g;
   return { core, lhs, rhs, rows: convPixels(g), cols: g.o };
 }
 
@@ -65,13 +65,13 @@ export interface EpiloguePlan {
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
 /** The epilogue of `fused` over its product's rows and columns, or why it cannot be one. */
-export function planEpilogue(fused: Computation, oc: OutputCore): EpiloguePlan | Unsupported {
+export function planEpilogue(fused: Computation, oc: OutputCore): EpiloguePlan | Declined {
   const ir = lowerEpilogue(fused, oc.core);
-  if ("unsupported" in ir) return ir;
+  if ("declined" in ir) return ir;
   const out = ir.outputs[0]!;
   const coreType = ir.inputs[ir.inputs.length - 1]!.type;
   if (storageBytes(out.type) !== storageBytes(coreType)) {
-    return { unsupported: `output fusion ${fused.name}: the result (${out.type}) is written over the product (${coreType}), so it needs elements of the same size` };
+    return { declined: `output fusion ${fused.name}: the result (${out.type}) is written over the product (${coreType}), so it needs elements of the same size` };
   }
   const g = new KernelGraph();
   const rowVar = g.variable(0, oc.rows);
@@ -83,7 +83,7 @@ export function planEpilogue(fused: Computation, oc: OutputCore): EpiloguePlan |
   const operandCount = ir.inputs.length - 1;
   for (const n of g.nodes) {
     if (n.op === "load" && n.attr === operandCount && n.args[0] !== linear) {
-      return { unsupported: `output fusion ${fused.name}: the epilogue reads the product of ${oc.core.name} away from the element it writes` };
+      return { declined: `output fusion ${fused.name}: the epilogue reads the product of ${oc.core.name} away from the element it writes` };
     }
   }
   return { graph: g, root, rowVar, colVar, type: out.type, cols: oc.cols, operandCount };
@@ -128,13 +128,13 @@ function costProblem(oc: OutputCore, target: GemmTarget): string | undefined {
  * can take it and should (costProblem), or why not. What remains for a backend is
  * whether it can render the epilogue's ops.
  */
-export function planOutputFusion(fused: Computation, target: GemmTarget): { readonly core: OutputCore; readonly epilogue: EpiloguePlan } | Unsupported {
+export function planOutputFusion(fused: Computation, target: GemmTarget): { readonly core: OutputCore; readonly epilogue: EpiloguePlan } | Declined {
   const oc = outputCore(fused);
-  if ("unsupported" in oc) return oc;
+  if ("declined" in oc) return oc;
   const cost = costProblem(oc, target);
-  if (cost !== undefined) return { unsupported: cost };
+  if (cost !== undefined) return { declined: cost };
   const epilogue = planEpilogue(fused, oc);
-  if ("unsupported" in epilogue) return epilogue;
+  if ("declined" in epilogue) return epilogue;
   return { core: oc, epilogue };
 }
 
@@ -147,11 +147,11 @@ export function planOutputFusion(fused: Computation, target: GemmTarget): { read
  */
 export function outputFusionCanKeepProduct(fused: Computation, target: GemmTarget): boolean {
   const oc = outputCore(fused);
-  if ("unsupported" in oc) return false;
+  if ("declined" in oc) return false;
   if (oc.core.opcode === "dot") {
     const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
-    return !("unsupported" in spec) && planGemm(spec, target).productInScratch;
+    return !("declined" in spec) && planGemm(spec, target).productInScratch;
   }
   const g = convGeometry(oc.core as Instruction<"convolution">);
-  return !("unsupported" in g) && planConv(g, target).productInScratch;
+  return !("declined" in g) && planConv(g, target).productInScratch;
 }

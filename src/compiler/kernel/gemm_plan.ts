@@ -11,7 +11,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import type { ArrayShape } from "../../types/shape.js";
-import type { Unsupported } from "./declined.js";
+import type { Declined } from "./declined.js";
 
 export type GemmElement = "f32" | "f64";
 
@@ -36,20 +36,20 @@ const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
  * it has one contracting dimension, and each side's free dimensions are contiguous
  * (the contracting dimension first or last after the batch dimensions).
  */
-export function gemmSpecOfDot(dot: Instruction<"dot">): GemmSpec | Unsupported {
+export function gemmSpecOfDot(dot: Instruction<"dot">): GemmSpec | Declined {
   const [lhs, rhs] = dot.operands;
   const { lhsBatchDimensions: lb, rhsBatchDimensions: rb, lhsContractingDimensions: lc, rhsContractingDimensions: rc } = dot.attrs.dimensionNumbers;
-  if (lhs === undefined || rhs === undefined) return { unsupported: "dot: needs two operands" };
-  if (dot.shape.kind !== "array" || lhs.shape.kind !== "array" || rhs.shape.kind !== "array") return { unsupported: "dot: operands are not arrays" };
+  if (lhs === undefined || rhs === undefined) return { declined: "dot: needs two operands" };
+  if (dot.shape.kind !== "array" || lhs.shape.kind !== "array" || rhs.shape.kind !== "array") return { declined: "dot: operands are not arrays" };
   const result = dot.shape as ArrayShape;
   const l = lhs.shape as ArrayShape;
   const r = rhs.shape as ArrayShape;
   const type = result.elementType;
-  if (type !== "f32" && type !== "f64") return { unsupported: `dot: element type ${type} (gemm handles f32 and f64)` };
-  if (l.elementType !== type || r.elementType !== type) return { unsupported: `dot: operands ${l.elementType}, ${r.elementType} differ from the result ${type}` };
+  if (type !== "f32" && type !== "f64") return { declined: `dot: element type ${type} (gemm handles f32 and f64)` };
+  if (l.elementType !== type || r.elementType !== type) return { declined: `dot: operands ${l.elementType}, ${r.elementType} differ from the result ${type}` };
   const nb = lb.length;
-  if (lb.some((d, i) => d !== i) || rb.some((d, i) => d !== i)) return { unsupported: "dot: batch dimensions do not lead in order" };
-  if (lc.length !== 1 || rc.length !== 1) return { unsupported: `dot: ${lc.length} contracting dimensions (gemm takes exactly one)` };
+  if (lb.some((d, i) => d !== i) || rb.some((d, i) => d !== i)) return { declined: "dot: batch dimensions do not lead in order" };
+  if (lc.length !== 1 || rc.length !== 1) return { declined: `dot: ${lc.length} contracting dimensions (gemm takes exactly one)` };
   const product = (ds: readonly number[]): number => ds.reduce((p, d) => p * d, 1);
   const lRank = l.dimensions.length;
   const rRank = r.dimensions.length;
@@ -59,12 +59,12 @@ export function gemmSpecOfDot(dot: Instruction<"dot">): GemmSpec | Unsupported {
   let lhsTransposed: boolean;
   if (lcd === lRank - 1) lhsTransposed = false;
   else if (lcd === nb) lhsTransposed = true;
-  else return { unsupported: "dot: lhs contracting dimension sits between free dimensions" };
+  else return { declined: "dot: lhs contracting dimension sits between free dimensions" };
   // rhs: [batch..., k, free...] (B as [k][n]) or [batch..., free..., k] (transposed).
   let rhsTransposed: boolean;
   if (rcd === nb) rhsTransposed = false;
   else if (rcd === rRank - 1) rhsTransposed = true;
-  else return { unsupported: "dot: rhs contracting dimension sits between free dimensions" };
+  else return { declined: "dot: rhs contracting dimension sits between free dimensions" };
   const batch = product(l.dimensions.slice(0, nb));
   const k = l.dimensions[lcd]!;
   const m = product(l.dimensions.slice(nb).filter((_, i) => i + nb !== lcd));

@@ -20,7 +20,7 @@ import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { decodeFloatBits, encodeFloatBits } from "../../types/float_codec.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
-import type { Unsupported } from "./declined.js";
+import type { Declined } from "./declined.js";
 import { EXP_OF_NON_POSITIVE, KernelGraph } from "./graph.js";
 import { legalize } from "./legalize.js";
 import { signOf, type LoadIndex, type RowMaximum } from "./value_facts.js";
@@ -148,7 +148,7 @@ class Lowering {
         return g.op("exp", arrayOf(inst).elementType, args, EXP_OF_NON_POSITIVE);
       }
       const r = SCALAR_OPS[opcode as FusibleElementwiseOpcode](g, inst, args);
-      return typeof r === "number" ? legalize(g, r) : fail(`${inst.name}: ${r.unsupported}`);
+      return typeof r === "number" ? legalize(g, r) : fail(`${inst.name}: ${r.declined}`);
     }
     if (opcode === "reduce" || opcode === "getTupleElement") {
       const reduce = opcode === "reduce" ? inst : inst.operands[0]!;
@@ -371,11 +371,11 @@ function collectReduces(inst: Instruction, out: Set<Instruction>, seen: Set<Inst
 }
 
 /** Lowers a fused computation; `maxima` says which operands are row maxima of others (value_facts.ts). */
-export function lowerFusion(fused: Computation, maxima: readonly RowMaximum[] = []): FusedKernelIR | Unsupported {
+export function lowerFusion(fused: Computation, maxima: readonly RowMaximum[] = []): FusedKernelIR | Declined {
   try {
     return lowerOrThrow(fused, maxima);
   } catch (e) {
-    if (e instanceof Fail) return { unsupported: e.reason };
+    if (e instanceof Fail) return { declined: e.reason };
     throw e;
   }
 }
@@ -386,7 +386,7 @@ export function lowerFusion(fused: Computation, maxima: readonly RowMaximum[] = 
  * fused.parameters.length, `core`'s shape, row-major): the value its kernel has just
  * written.
  */
-export function lowerEpilogue(fused: Computation, core: Instruction): FusedKernelIR | Unsupported {
+export function lowerEpilogue(fused: Computation, core: Instruction): FusedKernelIR | Declined {
   try {
     const low = new Lowering(fused);
     low.core = { inst: core, operand: fused.parameters.length };
@@ -396,7 +396,7 @@ export function lowerEpilogue(fused: Computation, core: Instruction): FusedKerne
     const vars = out.dimensions.map((n, i) => g.variable(i, n));
     return { graph: g, inputs, domain: out.dimensions, outputs: [{ type: out.elementType, dims: out.dimensions, value: low.at(fused.root, vars) }] };
   } catch (e) {
-    if (e instanceof Fail) return { unsupported: e.reason };
+    if (e instanceof Fail) return { declined: e.reason };
     throw e;
   }
 }

@@ -5,7 +5,7 @@
 import type { Instruction } from "../../ir/computation.js";
 import type { ElementwiseOpcode } from "../../ir/opcodes.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
-import type { Unsupported } from "./declined.js";
+import type { Declined } from "./declined.js";
 import type { BinaryScalarOp, KernelGraph, UnaryScalarOp } from "./graph.js";
 
 /** Floats whose literals hold bit patterns (f16, bf16, f8/f6/f4): their NaNs carry signs and payloads. */
@@ -17,7 +17,7 @@ export const SELECT_OF_VALUES = "values";
 export type FusibleElementwiseOpcode = Exclude<ElementwiseOpcode, "broadcastInDim"> | "convert" | "bitcastConvert" | "reducePrecision";
 
 /** Builds the node of `inst` from its operands' nodes (same index), or says why it cannot. */
-export type ScalarLowering = (g: KernelGraph, inst: Instruction, args: readonly number[]) => number | Unsupported;
+export type ScalarLowering = (g: KernelGraph, inst: Instruction, args: readonly number[]) => number | Declined;
 
 const typeOf = (inst: Instruction): ElementType => {
   if (inst.shape.kind !== "array") throw new Error(`${inst.name}: not an array`);
@@ -26,9 +26,9 @@ const typeOf = (inst: Instruction): ElementType => {
 
 const unary = (op: UnaryScalarOp): ScalarLowering => (g, inst, [x]) => g.op(op, typeOf(inst), [x!]);
 const binary = (op: BinaryScalarOp): ScalarLowering => (g, inst, [a, b]) => g.op(op, typeOf(inst), [a!, b!]);
-const unsupported = (why: string): ScalarLowering => () => ({ unsupported: why });
+const declined = (why: string): ScalarLowering => () => ({ declined: why });
 /** CHLO's special functions run on the interpreter's kernels (series and rational approximations in double). */
-const chloInterpreted = unsupported("CHLO special functions run on the interpreter");
+const chloInterpreted = declined("CHLO special functions run on the interpreter");
 
 export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowering>> = {
   abs: unary("abs"), cbrt: unary("cbrt"), ceil: unary("ceil"), clz: unary("clz"), cos: unary("cos"), erf: unary("erf"),
@@ -45,14 +45,14 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
   xor: binary("xor"), shiftLeft: binary("shl"), shiftRightArithmetic: binary("shrA"), shiftRightLogical: binary("shrL"),
   atan2: binary("atan2"),
   acos: chloInterpreted, acosh: chloInterpreted, asin: chloInterpreted, asinh: chloInterpreted, atan: chloInterpreted, atanh: chloInterpreted, cosh: chloInterpreted, sinh: chloInterpreted, lgamma: chloInterpreted, digamma: chloInterpreted, erfInv: chloInterpreted, erfc: chloInterpreted, besselI1e: chloInterpreted, polygamma: chloInterpreted, zeta: chloInterpreted, nextAfter: chloInterpreted,
-  complex: unsupported("complex numbers are not fused yet"),
+  complex: declined("complex numbers are not fused yet"),
   compare: (g, inst, [a, b]) => {
     const { direction, compareType } = (inst as Instruction<"compare">).attrs;
     const t = typeOf(inst.operands[0]!);
     const total = compareType === "TOTALORDER" && ELEMENT_TYPES[t].kind === "float";
     if ((compareType === "SIGNED" || compareType === "UNSIGNED") && ELEMENT_TYPES[t].kind !== "pred"
       && compareType !== (ELEMENT_TYPES[t].kind === "signed" ? "SIGNED" : "UNSIGNED")) {
-      return { unsupported: `compare ${compareType} on ${t}` };
+      return { declined: `compare ${compareType} on ${t}` };
     }
     return g.op("compare", "pred", [a!, b!], total ? `${direction}_TOTAL` : direction);
   },
@@ -79,7 +79,7 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
     const from = typeOf(inst.operands[0]!);
     const to = typeOf(inst);
     if (ELEMENT_TYPES[from].bitWidth !== ELEMENT_TYPES[to].bitWidth || ELEMENT_TYPES[from].storageBytes !== ELEMENT_TYPES[to].storageBytes) {
-      return { unsupported: `bitcast-convert ${from} -> ${to} changes the shape` };
+      return { declined: `bitcast-convert ${from} -> ${to} changes the shape` };
     }
     return from === to ? x! : g.op("bitcast", to, [x!]);
   },

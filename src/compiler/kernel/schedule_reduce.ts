@@ -52,7 +52,7 @@ export interface ReduceTarget {
   readonly foldByHalving: boolean;
   /** Whether halves (f16, bf16) sum and multiply in their own type in the interpreter's order; otherwise such reductions are declined. */
   readonly sequentialHalves: boolean;
-  /** Whether a row pipeline may hold reductions of any reducer and type (run in order where needed), or only the ones rowPipelineUnsupported accepts. */
+  /** Whether a row pipeline may hold reductions of any reducer and type (run in order where needed), or only the ones rowPipelineDeclined accepts. */
   readonly anyRowPipeline: boolean;
   /**
    * Which values become row buffers: "largest", the largest value over a costly op that
@@ -191,7 +191,7 @@ const MAX_STAGES = 4;
  * narrow floats nor complex, at most MAX_STAGES stages. Row fusion merges fusions only
  * into pipelines that pass.
  */
-export function rowPipelineUnsupported(ir: FusedKernelIR): string | undefined {
+export function rowPipelineDeclined(ir: FusedKernelIR): string | undefined {
   const red = ir.reduce!;
   const n = ir.domain.length;
   const reduced = red.dims;
@@ -242,7 +242,7 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
   const rowOutputs = ir.outputs.flatMap((o, k) => (o.full === true ? [] : [k]));
   const { stage, nodeStage, fullStage, rowStage, stages } = stagesOf(g, values, ir.outputs, outputs);
   if (stages > 1 && !target.anyRowPipeline) {
-    const why = rowPipelineUnsupported(ir);
+    const why = rowPipelineDeclined(ir);
     if (why !== undefined) return { declined: why };
   }
   for (const r of red.reductions) {

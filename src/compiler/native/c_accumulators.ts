@@ -14,7 +14,8 @@
 
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { ReducerKind } from "../kernel/lower_fusion.js";
-import { CFail, cConst, cType, isHalf, wrap } from "./c_values.js";
+import { cConst, cType, isHalf, wrap } from "./c_values.js";
+import { DeclinedError } from "../kernel/declined.js";
 
 /** f32 lanes in one xk_vf. */
 export const VECTOR_LANES = 16;
@@ -31,7 +32,7 @@ export function cCombine(kind: ReducerKind, t: ElementType, a: string, b: string
       case "mul": return `${enc}(${x} * ${y}, 0)`;
       case "max": return `${enc}(xk_max(${x}, ${y}), 0)`;
       case "min": return `${enc}(xk_min(${x}, ${y}), 0)`;
-      default: throw new CFail(`${kind} reduction of ${t}`);
+      default: throw new DeclinedError(`${kind} reduction of ${t}`);
     }
   }
   if (kindOf === "float") {
@@ -41,7 +42,7 @@ export function cCombine(kind: ReducerKind, t: ElementType, a: string, b: string
       case "mul": return `(${a} * ${b})`;
       case "max": return f32 ? `xk_maxf(${a}, ${b})` : `xk_max(${a}, ${b})`;
       case "min": return f32 ? `xk_minf(${a}, ${b})` : `xk_min(${a}, ${b})`;
-      default: throw new CFail(`${kind} reduction of ${t}`);
+      default: throw new DeclinedError(`${kind} reduction of ${t}`);
     }
   }
   const u = ELEMENT_TYPES[t].bitWidth === 64 ? "uint64_t" : "uint32_t";
@@ -121,7 +122,7 @@ export function vectorLaneStep(a: Lanes, q: string, x: string): string[] {
       `${a.vn} |= (xk_vu)(${x} != ${x});`,
       `${a.vs} ${a.kind === "max" ? "&" : "|"}= (xk_vu)${x};`,
     ];
-    default: throw new CFail(`a ${a.kind} reduction in vectors`);
+    default: throw new DeclinedError(`a ${a.kind} reduction in vectors`);
   }
 }
 

@@ -6,7 +6,7 @@
 // (uint16_t), decoded to double for arithmetic and encoded back once per op, as the
 // interpreter computes (in double, rounding each op's result through the literal
 // codec). Loads, selects of bit patterns and bitcasts copy patterns exactly. The 8-, 6-
-// and 4-bit floats and complex numbers are not compiled to C (CFail: the WebAssembly
+// and 4-bit floats and complex numbers are not compiled to C (DeclinedError: the WebAssembly
 // kernel runs instead).
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
@@ -14,12 +14,10 @@ import { encodeFloatBits } from "../../types/float_codec.js";
 import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
 import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
 import { cMathFunction } from "./c_math.js";
-
-/** A node the C generators have no code for: the kernel falls back to WebAssembly. */
-export class CFail extends Error {}
+import { DeclinedError } from "../kernel/declined.js";
 
 const fail = (why: string): never => {
-  throw new CFail(why);
+  throw new DeclinedError(why);
 };
 
 const HALF: Readonly<Record<string, { dec: string; enc: string }>> = {
@@ -52,7 +50,7 @@ export function cType(t: NodeType): string {
   }
 }
 
-/** Checks that values of type t have a C form (CFail otherwise). */
+/** Checks that values of type t have a C form (DeclinedError otherwise). */
 export function checkCType(t: NodeType): void {
   cType(t);
 }
@@ -109,7 +107,7 @@ export class CValues {
     }
   }
 
-  /** Checks every node of `ids` has C code (CFail otherwise), without emitting. */
+  /** Checks every node of `ids` has C code (DeclinedError otherwise), without emitting. */
   check(ids: readonly number[]): void {
     const saved = new Map(this.names);
     for (const id of ids) {

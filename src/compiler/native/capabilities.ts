@@ -5,14 +5,14 @@
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import { wasmCapabilities } from "../wasm/capabilities.js";
 import type { CpuTarget } from "../backend_contract.js";
-import { isUnsupported } from "../kernel/declined.js";
+import { isDeclined } from "../kernel/declined.js";
 import { emitFusionKernelC } from "./emit_c_fusion.js";
 
 /** The C generator's answers (its fused kernels do not depend on the CPU: the vector forms fall back to scalar code). */
 const cCapabilities = probedCapabilities((fused) => {
   try {
     const kernel = emitFusionKernelC(fused);
-    return isUnsupported(kernel) ? kernel : true;
+    return isDeclined(kernel) ? kernel : true;
   } catch {
     // A generator that throws is a bug the real fusion's compile reports (routines.ts).
     return true;

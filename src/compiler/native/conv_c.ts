@@ -20,7 +20,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { convGeometry, convProblem, planConv, type ConvSchedule } from "../kernel/conv_plan.js";
-import type { Unsupported } from "../kernel/declined.js";
+import type { Declined } from "../kernel/declined.js";
 import { packBSource } from "./gemm_c.js";
 import { SYM, symbolize } from "./c_source.js";
 import { gemmFamily, microkernelSource, type GemmFamily } from "./gemm_c_family.js";
@@ -140,11 +140,11 @@ static void ${p}_conv(uint8_t *in8, uint8_t *k8, uint8_t *out8, uint8_t *scratch
 /** The convolution kernel as C: sym(mem, args = [input, kernel, output, scratch], begin, end); `symbol` and `family` as emitGemmC's. */
 export function emitConvC(
   conv: Instruction<"convolution">, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu),
-): NativeKernel | Unsupported {
+): NativeKernel | Declined {
   const g = convGeometry(conv);
-  if ("unsupported" in g) return g;
+  if ("declined" in g) return g;
   const problem = convProblem(g) ?? (g.o === 0 ? "convolution: no output features" : undefined);
-  if (problem !== undefined) return { unsupported: problem };
+  if (problem !== undefined) return { declined: problem };
   const schedule = planConv(g, family.target);
   const name = `conv ${conv.name} ${schedule.pixels}px ${schedule.kDepth}x${g.o}${g.type === "f64" ? " f64" : ""} ${family.name}`;
   const sym = symbol ?? SYM;

@@ -36,7 +36,8 @@ import type { KernelGraph } from "../kernel/graph.js";
 import { reachable } from "../kernel/kernel_plan.js";
 import { scheduleReduce, type ReduceSchedule, type ReduceTarget } from "../kernel/schedule_reduce.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
-import { CFail, CValues, cConst, cType } from "./c_values.js";
+import { CValues, cConst, cType } from "./c_values.js";
+import { DeclinedError } from "../kernel/declined.js";
 import { cCombine, declareLanes, declareVectorLanes, foldLanes, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
 import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
 import { LoadPlan, NATIVE_VECTOR_TARGET, printKernelC } from "./emit_c_loop.js";
@@ -82,7 +83,7 @@ export const C_REDUCE_KERNEL_TARGET: ReduceKernelTarget = {
 export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel {
   const red = ir.reduce!;
   const scheduled = scheduleReduce(ir, C_REDUCE_TARGET);
-  if ("declined" in scheduled) throw new CFail(scheduled.declined);
+  if ("declined" in scheduled) throw new DeclinedError(scheduled.declined);
   const schedule: ReduceSchedule = scheduled;
   const kernelOf = (c: string): NativeKernel => ({
     name,
@@ -145,7 +146,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
    * goes before the loop (the nodes that do not vary along it, the loads' row pointers),
    * and `body`, each element's statements (the nodes of `roots`, then `step`'s). With
    * `vector`, the body computes sixteen consecutive elements from `inner` on
-   * (emit_c_vector.ts; CFail where it has no vector form).
+   * (emit_c_vector.ts; DeclinedError where it has no vector form).
    */
   const elementParts = (
     roots: readonly number[], innerVar: number, inner: string, leaves: Map<number, string>,
@@ -173,7 +174,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
       return { pre, body };
     }
     const vv = new VectorValues(g, v.names, loads.vectorLoad, `${prefix}v`);
-    for (const id of [...given, ...rowBuffers.stored]) if (g.node(id).type !== "f32") throw new CFail(`a row buffer of ${g.node(id).type}`);
+    for (const id of [...given, ...rowBuffers.stored]) if (g.node(id).type !== "f32") throw new DeclinedError(`a row buffer of ${g.node(id).type}`);
     for (const id of given) vv.names.set(id, `xk_vload(${rowBuffers.at(id)} + ${inner})`);
     vv.emit(all.filter((id) => varying.has(id)), body);
     for (const id of rowBuffers.stored) body.push(`xk_vstore(${rowBuffers.at(id)} + ${inner}, ${vv.operand(id)});`);
@@ -208,7 +209,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
       gen.params.forEach((p, i) => names.set(p, i < gen.n ? acc(first + i) : value(values[first + i - gen.n]!)));
       const saved = leafNames;
       leafNames = names;
-      const body = new CValues(g, { load: () => { throw new CFail("a reducer body reads memory"); }, leaf: (n) => leaf(n.id) }, `b${first}_`);
+      const body = new CValues(g, { load: () => { throw new DeclinedError("a reducer body reads memory"); }, leaf: (n) => leaf(n.id) }, `b${first}_`);
       out.push(`{`);
       body.emit(reachable(g, gen.results), out, "  ");
       gen.results.forEach((r, i) => out.push(`  ${cType(g.node(r).type)} next${i} = ${body.names.get(r)};`));
@@ -270,7 +271,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
           if (streams) lines.push(`  xk_stream_fence();`);
           vectorBody = lines.splice(start);
         } catch (e) {
-          if (!(e instanceof CFail)) throw e;
+          if (!(e instanceof DeclinedError)) throw e;
           lines.length = start;
           vectorMath.clear();
         }
@@ -370,7 +371,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
                 ss.map((s) => elementParts(stageRoots[s]!, rVar, "rr", leavesOf(s), (value, out) => {
                   for (const k of stageReductions(s)) appendAll(out, vectorLaneStep(lanesOf(k), "q", value(values[k]!)));
                   for (const k of stageFulls(s)) {
-                    if (ir.outputs[k]!.type !== "f32") throw new CFail(`an output of ${ir.outputs[k]!.type}`);
+                    if (ir.outputs[k]!.type !== "f32") throw new DeclinedError(`an output of ${ir.outputs[k]!.type}`);
                     out.push(`${stream && streamed.has(k) ? "xk_vstream" : "xk_vstore"}(out${k} + rr, ${value(outputs[k]!)});`);
                   }
                 }, `a${s}_`, buffers(s), true)));

@@ -13,11 +13,11 @@
 //
 // Only what keeps that promise cheaply is written here: f32 values, loads contiguous
 // along the row, + - * / min max abs neg sqrt rsqrt, and the transcendentals of
-// VECTOR_MATH. Anything else raises CFail, and the kernel keeps its scalar form only.
+// VECTOR_MATH. Anything else raises DeclinedError, and the kernel keeps its scalar form only.
 
 import { EXP_OF_NON_POSITIVE, type KernelGraph, type Node } from "../kernel/graph.js";
 import { cMathFunction, cVectorHelpers, cVectorMathSource } from "./c_math.js";
-import { CFail } from "./c_values.js";
+import { DeclinedError } from "../kernel/declined.js";
 
 /**
  * The transcendentals with a vector form here: all of c_math.ts but log1p, whose vector
@@ -45,7 +45,7 @@ export const STREAM_MIN_BYTES = 8 << 20;
 export const VECTOR_MIN_ELEMENTS = 16384;
 
 const fail = (why: string): never => {
-  throw new CFail(why);
+  throw new DeclinedError(why);
 };
 
 /** The vector C of a pass's varying nodes (`names`), reading the scalar values it does not compute as splats. */

@@ -23,9 +23,9 @@ import { epilogueKernel } from "../kernel/loop_kernel.js";
 import { outputCore, planEpilogue, type EpiloguePlan } from "../kernel/epilogue_plan.js";
 import { convGeometry, planConv } from "../kernel/conv_plan.js";
 import { checkGemmSpec, gemmSpecOfDot, planGemm } from "../kernel/gemm_plan.js";
-import type { Unsupported } from "../kernel/declined.js";
 import { SYM, symbolize } from "./c_source.js";
-import { CFail, checkCType } from "./c_values.js";
+import { checkCType } from "./c_values.js";
+import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { convRoutine } from "./conv_c.js";
 import { NATIVE_VECTOR_TARGET, printKernelC } from "./emit_c_loop.js";
 import { anyGemmRoutine, gemmRoutine } from "./gemm_c.js";
@@ -43,7 +43,7 @@ function epilogueSource(e: EpiloguePlan, resultBuffer: number): string {
   const g = e.graph;
   for (const id of reachable(g, [e.root])) {
     const n = g.node(id);
-    if (n.op === "var" && id !== e.rowVar && id !== e.colVar) throw new CFail(`epilogue: an index variable other than the product's row and column (${n.attr})`);
+    if (n.op === "var" && id !== e.rowVar && id !== e.colVar) throw new DeclinedError(`epilogue: an index variable other than the product's row and column (${n.attr})`);
   }
   return printKernelC(epilogueKernel(e, NATIVE_VECTOR_TARGET, resultBuffer), `${SYM}_epi`).join("\n");
 }
@@ -56,11 +56,11 @@ function epilogueSource(e: EpiloguePlan, resultBuffer: number): string {
  */
 export function emitOutputFusionC(
   fused: Computation, cpu: NativeCpu, name: string, inPlace = false, family: GemmFamily = gemmFamily(cpu),
-): NativeKernel | Unsupported {
+): NativeKernel | Declined {
   const oc = outputCore(fused);
-  if ("unsupported" in oc) return oc;
+  if ("declined" in oc) return oc;
   const plan = planEpilogue(fused, oc);
-  if ("unsupported" in plan) return plan;
+  if ("declined" in plan) return plan;
   const n = plan.operandCount;
   let epi: string;
   try {
@@ -69,7 +69,7 @@ export function emitOutputFusionC(
     // In place, the caller's argument list moves the product (args[n]) and puts the result after it.
     epi = epilogueSource(plan, inPlace ? n + 1 : n);
   } catch (e) {
-    if (e instanceof CFail) return { unsupported: e.message };
+    if (e instanceof DeclinedError) return { declined: e.message };
     throw e;
   }
   const call = (rows: string): string => `${SYM}_epi(mem, args, ${rows}, c0, c1);`;
@@ -78,13 +78,13 @@ export function emitOutputFusionC(
   let entry: string;
   if (oc.core.opcode === "dot") {
     const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
-    if ("unsupported" in spec) return spec;
+    if ("declined" in spec) return spec;
     const problem = checkGemmSpec(spec);
-    if (problem !== undefined) return { unsupported: problem };
+    if (problem !== undefined) return { declined: problem };
     const schedule = planGemm(spec, family.target);
     if (inPlace) {
       if (!schedule.productInScratch) {
-        return { unsupported: `output fusion ${fused.name}: written over an operand its epilogue reads, with k = ${spec.k} not in one block of the C kernel` };
+        return { declined: `output fusion ${fused.name}: written over an operand its epilogue reads, with k = ${spec.k} not in one block of the C kernel` };
       }
       // The epilogue reads the row tile's product in scratch: args[n] moved (modulo 2^32, as the contract allows) so that row bi·m + fr0 is its first.
       const es = spec.elementType === "f32" ? 4 : 8;
@@ -100,9 +100,9 @@ export function emitOutputFusionC(
     entry = `${SYM}_gemm`;
   } else {
     const g = convGeometry(oc.core as Instruction<"convolution">);
-    if ("unsupported" in g) return g;
-    if (g.c === 0 || g.o === 0 || g.kernelSizes[0] * g.kernelSizes[1] === 0) return { unsupported: "convolution: empty kernel window or no output features" };
-    if (inPlace) return { unsupported: `output fusion ${fused.name}: a convolution's result written over an operand its epilogue reads (the WebAssembly kernel keeps the product in scratch)` };
+    if ("declined" in g) return g;
+    if (g.c === 0 || g.o === 0 || g.kernelSizes[0] * g.kernelSizes[1] === 0) return { declined: "convolution: empty kernel window or no output features" };
+    if (inPlace) return { declined: `output fusion ${fused.name}: a convolution's result written over an operand its epilogue reads (the WebAssembly kernel keeps the product in scratch)` };
     const r = convRoutine(planConv(g, family.target), family, SYM, call("fr0, fr1"));
     routine = r;
     coreName = `conv ${oc.core.name}`;

@@ -26,7 +26,7 @@
 // L2, sized for 1 MiB L2 and 32-48 KiB L1) and the work split are the schedule's
 // (kernel/gemm_plan.ts, planGemm with the family's GemmTarget); this file renders it.
 
-import type { Unsupported } from "../kernel/declined.js";
+import type { Declined } from "../kernel/declined.js";
 import { checkGemmSpec, gemmKernelName, planGemm, type GemmSchedule, type GemmSpec } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
@@ -201,9 +201,9 @@ static void ${p}_pack_b(const ${t} *restrict b, ${t} *restrict dst, int64_t p0, 
  * `symbol`: the function's name (default: one from the source's hash, see c_source.ts);
  * `family` overrides the one the CPU gets (tests build each family on one machine).
  */
-export function emitGemmC(spec: GemmSpec, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu)): NativeKernel | Unsupported {
+export function emitGemmC(spec: GemmSpec, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu)): NativeKernel | Declined {
   const problem = checkGemmSpec(spec);
-  if (problem !== undefined) return { unsupported: problem };
+  if (problem !== undefined) return { declined: problem };
   const name = `${gemmKernelName(spec)} ${family.name}`;
   const sym = symbol ?? SYM;
   const r = anyGemmRoutine(planGemm(spec, family.target), family, sym);

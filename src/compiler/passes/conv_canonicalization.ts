@@ -38,7 +38,7 @@ function canonicalConv(conv: Instruction<"convolution">, operands: readonly Inst
   if (window.length !== 2 || featureGroupCount !== 1 || batchGroupCount !== 1 || (t !== "f32" && t !== "f64")) return undefined;
   if (input.shape.kind !== "array" || kernel.shape.kind !== "array" || input.shape.elementType !== t || kernel.shape.elementType !== t) return undefined;
   if (window.some((w) => w.baseDilation !== 1 || w.windowReversal)) return undefined;
-  if (!("unsupported" in convGeometry(conv))) return undefined;
+  if (!("declined" in convGeometry(conv))) return undefined;
   const inPerm = [dn.inputBatchDimension, ...dn.inputSpatialDimensions, dn.inputFeatureDimension];
   const kPerm = [...dn.kernelSpatialDimensions, dn.kernelInputFeatureDimension, dn.kernelOutputFeatureDimension];
   const outOrder = [dn.outputBatchDimension, ...dn.outputSpatialDimensions, dn.outputFeatureDimension];

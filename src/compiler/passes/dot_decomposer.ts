@@ -27,7 +27,7 @@ function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[],
   if (lhs === undefined || rhs === undefined || lhs.shape.kind !== "array" || rhs.shape.kind !== "array" || dot.shape.kind !== "array") return undefined;
   const t = dot.shape.elementType;
   if ((t !== "f32" && t !== "f64") || lhs.shape.elementType !== t || rhs.shape.elementType !== t) return undefined;
-  if (!("unsupported" in gemmSpecOfDot(dot))) return undefined;
+  if (!("declined" in gemmSpecOfDot(dot))) return undefined;
   const { lhsBatchDimensions: lb, rhsBatchDimensions: rb, lhsContractingDimensions: lc, rhsContractingDimensions: rc } = dot.attrs.dimensionNumbers;
   const ld = lhs.shape.dimensions;
   const rd = rhs.shape.dimensions;

@@ -88,7 +88,7 @@ function declined(inst: Instruction, capabilities: LoweringCapabilities | undefi
   if (capabilities === undefined || INDEX_OPS.has(inst.opcode)) return undefined;
   const answer = inst.opcode === "reduce" ? capabilities.canLowerReduction(inst)
     : OP_TABLE[inst.opcode].elementwise ? capabilities.canLowerScalar(inst) : true;
-  return answer === true ? undefined : answer.unsupported;
+  return answer === true ? undefined : answer.declined;
 }
 
 /** The groups of one computation, keyed by their roots. */

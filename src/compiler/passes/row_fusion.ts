@@ -13,7 +13,7 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { liveInstructions, rebuild, withInstructions } from "../../ir/rewrite.js";
 import { lowerFusion } from "../kernel/lower_fusion.js";
-import { isRowPipeline, rowPipelineUnsupported } from "../kernel/schedule_reduce.js";
+import { isRowPipeline, rowPipelineDeclined } from "../kernel/schedule_reduce.js";
 import type { PassContext } from "../../passes/pass.js";
 
 /** The fusion an operand is, directly or as one of its tuple elements. */
@@ -88,7 +88,7 @@ function fuseOnce(c: Computation, ctx: PassContext, passName: string): Computati
       if (!onlyReadBy(producer, consumer) || (o !== producer && c.root === o)) continue;
       const { computation, outer } = merge(consumer, producer, consumer.operands);
       const ir = lowerFusion(computation);
-      if ("unsupported" in ir || !isRowPipeline(ir) || rowPipelineUnsupported(ir) !== undefined) continue;
+      if ("declined" in ir || !isRowPipeline(ir) || rowPipelineDeclined(ir) !== undefined) continue;
       absorbed.add(producer);
       ctx.log(passName, `row fusion: ${producer.name} into ${consumer.name} (one kernel, row by row)`);
       factory.releaseName(consumer.name);

@@ -4,7 +4,7 @@
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import { emitFusionKernel } from "./emit_loop.js";
 import type { CpuTarget } from "../backend_contract.js";
-import { isUnsupported } from "../kernel/declined.js";
+import { isDeclined } from "../kernel/declined.js";
 
 /** By the target's features (devices of one kind each hold a target of their own). */
 const byTarget = new Map<string, LoweringCapabilities>();
@@ -17,7 +17,7 @@ export function wasmCapabilities({ wasm: target }: CpuTarget): LoweringCapabilit
     capabilities = probedCapabilities((fused) => {
       try {
         const kernel = emitFusionKernel(fused, target);
-        return isUnsupported(kernel) ? kernel : true;
+        return isDeclined(kernel) ? kernel : true;
       } catch {
         // A generator that throws is a bug the real fusion's compile reports (routines.ts's
         // GENERATOR_FAILED, which tests look for): fusion does not hide it.

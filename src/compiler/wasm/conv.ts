@@ -16,7 +16,7 @@ import type { GemmTiling } from "../kernel/gemm_plan.js";
 import { WASM_GEMM_TARGET } from "./gemm_microkernel.js";
 import { emitGemmRows, type KernelEpilogue } from "./gemm_rows.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
-import type { Unsupported } from "../kernel/declined.js";
+import type { Declined } from "../kernel/declined.js";
 import { forRange, setMinU } from "./loops.js";
 
 /** Copies (or zeroes, when src is undefined) `bytes` bytes at local dst + dstOffset. */
@@ -49,12 +49,12 @@ function emitCopy(f: FunctionBuilder, src: number | undefined, dst: number, dstO
  */
 export function emitConvKernel(
   conv: Instruction<"convolution">, target: WasmTarget, tilingOverride?: Partial<GemmTiling>, epilogue?: KernelEpilogue,
-): WasmKernel | Unsupported {
+): WasmKernel | Declined {
   const g = convGeometry(conv);
-  if ("unsupported" in g) return g;
-  if (!target.simd) return { unsupported: "convolution: needs SIMD128" };
+  if ("declined" in g) return g;
+  if (!target.simd) return { declined: "convolution: needs SIMD128" };
   const problem = convProblem(g);
-  if (problem !== undefined) return { unsupported: problem };
+  if (problem !== undefined) return { declined: problem };
   const type = g.type;
   const es = type === "f32" ? 4 : 8;
   const schedule = planConv(g, WASM_GEMM_TARGET, tilingOverride);

@@ -14,7 +14,7 @@ import { lowerFusion, type FusedKernelIR, type ReducerKind } from "../kernel/low
 import type { RowMaximum } from "../kernel/value_facts.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
-import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
+import { DeclinedError, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { combineScalar, emitReduceKernel, VectorAccumulators, vectorCombiner } from "./emit_reduce.js";
 import { emitRowPipelineKernel } from "./emit_row_pipeline.js";
@@ -23,7 +23,7 @@ import { scheduleBody, type BodySchedule, type VectorTarget } from "../kernel/lo
 import { loopKernel } from "../kernel/loop_kernel.js";
 import { statements, type IndexExpr, type Kernel, type Stmt } from "../kernel/kernel_ir.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
-import type { Unsupported } from "../kernel/declined.js";
+import type { Declined } from "../kernel/declined.js";
 import { computeType, lanesOf, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
 import { maxOf } from "../../types/arrays.js";
 
@@ -33,14 +33,14 @@ const SMALL_BODY = 24;
 
 
 /** `maxima`: which operands are row maxima of others (value_facts.ts; from the fusion's producers). */
-export function emitFusionKernel(fused: Computation, target: WasmTarget, name = fused.name, maxima: readonly RowMaximum[] = []): WasmKernel | Unsupported {
+export function emitFusionKernel(fused: Computation, target: WasmTarget, name = fused.name, maxima: readonly RowMaximum[] = []): WasmKernel | Declined {
   const ir = lowerFusion(fused, maxima);
-  if ("unsupported" in ir) return ir;
+  if ("declined" in ir) return ir;
   try {
     if (ir.reduce === undefined) return emitLoopKernel(ir, target, name);
     return isRowPipeline(ir) ? emitRowPipelineKernel(ir, target, name) : emitReduceKernel(ir, target, name);
   } catch (e) {
-    if (e instanceof EmitFail) return { unsupported: e.message };
+    if (e instanceof DeclinedError) return { declined: e.message };
     throw e;
   }
 }

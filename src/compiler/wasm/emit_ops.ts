@@ -3,13 +3,13 @@
 
 import { integerRange, type ElementType } from "../../types/element_type.js";
 import type { FunctionBuilder } from "./encoder.js";
-import { EmitFail } from "./emit_fail.js";
+import { DeclinedError } from "../kernel/declined.js";
 import { bitsOf, computeType, decodeF16, encodeF16, isFloatType, isSigned, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { scalarF32Ops, vectorF32Ops } from "./math.js";
 import { canonicalNaN, decodeNarrow, encodeNarrow, isNarrowFloat, narrowFormat } from "./narrow_float.js";
 
 const fail = (why: string): never => {
-  throw new EmitFail(why);
+  throw new DeclinedError(why);
 };
 
 export const VECTOR_ARITH: Readonly<Record<string, (f: FunctionBuilder) => void>> = {

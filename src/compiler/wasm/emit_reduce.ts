@@ -23,7 +23,7 @@ import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { addKernelFunction, planBody, wasmVectorTarget, type BodyPlan } from "./emit_loop.js";
 import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
 import type { KernelGraph } from "../kernel/graph.js";
-import { EmitFail, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
+import { DeclinedError, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { reachable } from "../kernel/kernel_plan.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
@@ -41,10 +41,10 @@ export const WASM_REDUCE_TARGET: ReduceTarget = {
   sequentialHalves: false, anyRowPipeline: false, rowBufferValues: "largest", rowBufferBudget: Infinity, laneArrays: false,
 };
 
-/** The schedule of `ir` for WebAssembly (EmitFail where it is declined). */
+/** The schedule of `ir` for WebAssembly (DeclinedError where it is declined). */
 export function wasmReduceSchedule(ir: FusedKernelIR): ReduceSchedule {
   const s = scheduleReduce(ir, WASM_REDUCE_TARGET);
-  if ("declined" in s) throw new EmitFail(s.declined);
+  if ("declined" in s) throw new DeclinedError(s.declined);
   return s;
 }
 
@@ -56,7 +56,7 @@ export function combineScalar(f: FunctionBuilder, kind: ReducerKind, t: ElementT
     const ops = c === "f32"
       ? { add: () => f.f32Add(), mul: () => f.f32Mul(), max: () => f.f32Max(), min: () => f.f32Min() }
       : { add: () => f.f64Add(), mul: () => f.f64Mul(), max: () => f.f64Max(), min: () => f.f64Min() };
-    if (kind === "and" || kind === "or") throw new EmitFail(`${kind} reduction of ${t}`);
+    if (kind === "and" || kind === "or") throw new DeclinedError(`${kind} reduction of ${t}`);
     ops[kind]();
     return;
   }

@@ -20,7 +20,7 @@
 //    being computed twice. A row is a few KB: it is still in L1 when it is read.
 //
 // The stages, the values stored in row buffers and the accumulators are the schedule's
-// (kernel/schedule_reduce.ts); which pipelines it takes: rowPipelineUnsupported there.
+// (kernel/schedule_reduce.ts); which pipelines it takes: rowPipelineDeclined there.
 
 import type { FusedKernelIR } from "../kernel/lower_fusion.js";
 import { unlinearize } from "../kernel/lower_fusion.js";
@@ -55,7 +55,7 @@ export function emitRowPipelineKernel(ir: FusedKernelIR, target: WasmTarget, nam
   const red = ir.reduce!;
   const D = ir.domain;
   const n = D.length;
-  // The reduced dimensions are the trailing ones (rowPipelineUnsupported): the kept ones are the rows.
+  // The reduced dimensions are the trailing ones (rowPipelineDeclined): the kept ones are the rows.
   const loops = schedule.loops;
   const { reduced, rows, Rn } = loops;
   const kept = loops.outerKept;

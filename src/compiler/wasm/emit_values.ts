@@ -1,8 +1,8 @@
 // Code for the nodes of a kernel graph, scalar or vector. Every node's value lives in
 // a local (the engine's register allocator sees through that); the loop emitters
 // decide which nodes are computed where and provide load addresses and the loop
-// variables' locals. An op without a code path throws EmitFail, which the kernel
-// emitters turn into Unsupported.
+// variables' locals. An op without a code path throws DeclinedError, which the kernel
+// emitters turn into Declined.
 
 import type { ElementType } from "../../types/element_type.js";
 import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node } from "../kernel/graph.js";
@@ -12,7 +12,7 @@ import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, storage
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
 import { encodeNarrow, isNarrowFloat, narrowFormat } from "./narrow_float.js";
 import { demoteFor, demoteKeepingNonzero, F64_ROUTINES, E8M0_F64_OPS, isE8m0, roundResult } from "./emit_rounding.js";
-import { EmitFail } from "./emit_fail.js";
+import { DeclinedError } from "../kernel/declined.js";
 import { emitInterleaved } from "./interleave.js";
 import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
 import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
@@ -20,10 +20,10 @@ import {
   bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, floatSign, pushConst, roundAfz, roundBf16, totalOrderKey,
   VECTOR_ARITH, vectorCompare, vectorConvert, vectorIntMinMax,
 } from "./emit_ops.js";
-export { convertScalar, EmitFail, pushConst, roundBf16 };
+export { convertScalar, DeclinedError, pushConst, roundBf16 };
 
 const fail = (why: string): never => {
-  throw new EmitFail(why);
+  throw new DeclinedError(why);
 };
 
 const TRANSCENDENTAL_F32: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {

@@ -18,11 +18,11 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { outputCore, planEpilogue, planOutputFusion, type EpiloguePlan } from "../kernel/epilogue_plan.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { elementInfo, WASM_GEMM_TARGET, type TileRegisters } from "./gemm_microkernel.js";
-import { bindInnerLoop, EmitFail, ValueEmitter } from "./emit_values.js";
+import { bindInnerLoop, DeclinedError, ValueEmitter } from "./emit_values.js";
 import { addKernelFunction, planBody, wasmVectorTarget } from "./emit_loop.js";
 import { epilogueKernel } from "../kernel/loop_kernel.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
-import type { Unsupported } from "../kernel/declined.js";
+import type { Declined } from "../kernel/declined.js";
 import { storageBytes } from "./wasm_types.js";
 import { emitConvKernel } from "./conv.js";
 import { gemmSpecOfDot } from "../kernel/gemm_plan.js";
@@ -32,7 +32,7 @@ import type { ElementType } from "../../types/element_type.js";
 
 /**
  * Adds epi(...) (see the top of this file) to `m`; returns its function index and the
- * trig helper it added (for tiles in registers). Throws EmitFail when an op has no code.
+ * trig helper it added (for tiles in registers). Throws DeclinedError when an op has no code.
  */
 export function addEpilogueFunction(m: ModuleBuilder, e: EpiloguePlan, target: WasmTarget): { fn: number; trigHelper: number | undefined } {
   const probe = new ValueEmitter(new FunctionBuilder(0, [], []), e.graph, { pushAddress: () => undefined });
@@ -103,12 +103,12 @@ const CHECK_TARGET: WasmTarget = { simd: true, relaxedSimd: false, sharedMemory:
  */
 export function outputFusionProblem(fused: Computation): string | undefined {
   const planned = planOutputFusion(fused, WASM_GEMM_TARGET);
-  if ("unsupported" in planned) return planned.unsupported;
+  if ("declined" in planned) return planned.declined;
   try {
     addEpilogueFunction(new ModuleBuilder(), planned.epilogue, CHECK_TARGET);
     return undefined;
   } catch (e) {
-    if (e instanceof EmitFail) return e.message;
+    if (e instanceof DeclinedError) return e.message;
     throw e;
   }
 }
@@ -120,11 +120,11 @@ export function outputFusionProblem(fused: Computation): string | undefined {
  * product must stay in scratch until the epilogue has read it; otherwise it goes to the
  * result directly, which measured a few percent faster on results past the caches.
  */
-export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, name: string, keepProduct = false): WasmKernel | Unsupported {
+export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, name: string, keepProduct = false): WasmKernel | Declined {
   const oc = outputCore(fused);
-  if ("unsupported" in oc) return oc;
+  if ("declined" in oc) return oc;
   const plan = planEpilogue(fused, oc);
-  if ("unsupported" in plan) return plan;
+  if ("declined" in plan) return plan;
   let trigHelper: number | undefined;
   const lanes = elementInfo(oc.core.shape.kind === "array" && oc.core.shape.elementType === "f64" ? "f64" : "f32").lanes;
   const epilogue: KernelEpilogue = {
@@ -136,17 +136,17 @@ export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, n
     },
     ...(target.simd && vectorizes(plan, target, lanes) ? { inRegisters: (f: FunctionBuilder, tile: TileRegisters) => emitTileEpilogue(f, plan, target, trigHelper, tile) } : {}),
   };
-  let kernel: WasmKernel | Unsupported;
+  let kernel: WasmKernel | Declined;
   try {
     if (oc.core.opcode === "dot") {
       const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
-      kernel = "unsupported" in spec ? spec : emitGemmKernel(spec, target, undefined, epilogue);
+      kernel = "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, epilogue);
     } else {
       kernel = emitConvKernel(oc.core as Instruction<"convolution">, target, undefined, epilogue);
     }
   } catch (e) {
-    if (e instanceof EmitFail) return { unsupported: e.message };
+    if (e instanceof DeclinedError) return { declined: e.message };
     throw e;
   }
-  return "unsupported" in kernel ? kernel : { ...kernel, name: `${name}: ${kernel.name}` };
+  return "declined" in kernel ? kernel : { ...kernel, name: `${name}: ${kernel.name}` };
 }

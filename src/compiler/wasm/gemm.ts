@@ -23,7 +23,7 @@
 
 import { ModuleBuilder } from "./encoder.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
-import type { Unsupported } from "../kernel/declined.js";
+import type { Declined } from "../kernel/declined.js";
 import { checkGemmSpec, gemmElementBytes, gemmKernelName, gemmTiling, planGemm, type GemmSpec, type GemmTiling } from "../kernel/gemm_plan.js";
 import { forRange } from "./loops.js";
 import { WASM_GEMM_TARGET } from "./gemm_microkernel.js";
@@ -36,16 +36,16 @@ import { emitGemvKernel } from "./gemv.js";
  */
 export function emitGemmKernel(
   spec: GemmSpec, target: WasmTarget, tiling: GemmTiling = gemmTiling(spec, WASM_GEMM_TARGET), epilogue?: KernelEpilogue,
-): WasmKernel | Unsupported {
+): WasmKernel | Declined {
   const problem = checkGemmSpec(spec);
-  if (problem !== undefined) return { unsupported: problem };
-  if (!target.simd) return { unsupported: "gemm: needs SIMD128" };
+  if (problem !== undefined) return { declined: problem };
+  if (!target.simd) return { declined: "gemm: needs SIMD128" };
   const type = spec.elementType;
   const es = gemmElementBytes(type);
   const { batch, m, n, k } = spec;
   const { mr, nrVectors } = tiling;
   if (!Number.isInteger(mr) || mr < 1 || !Number.isInteger(nrVectors) || nrVectors < 1 || !(tiling.kc >= 1) || !(tiling.nc >= 1)) {
-    return { unsupported: `gemm: invalid tiling ${JSON.stringify(tiling)}` };
+    return { declined: `gemm: invalid tiling ${JSON.stringify(tiling)}` };
   }
   const name = gemmKernelName(spec) + (epilogue === undefined ? "" : " with epilogue");
   const schedule = planGemm(spec, WASM_GEMM_TARGET, tiling);

@@ -11,7 +11,7 @@ import { rng } from "../../support/prng.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES, type WasmKernel, type WasmTarget } from "../../../src/compiler/wasm/kernel.js";
-import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
+import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 
 export const TARGET: WasmTarget = detectWasmTarget();
 export const SCALAR_TARGET: WasmTarget = { ...TARGET, simd: false };
@@ -120,7 +120,7 @@ export function assertClose(actual: readonly Literal[], expected: Literal, tol: 
 /** Compiles, runs (whole and in two halves) and compares with the interpreter. */
 export function checkFusion(c: Computation, args: readonly Literal[], tol: Tolerance = {}, target: WasmTarget = TARGET): WasmKernel {
   const kernel = emitFusionKernel(c, target);
-  if (isUnsupported(kernel)) assert.fail(`unsupported: ${kernel.unsupported}`);
+  if (isDeclined(kernel)) assert.fail(`unsupported: ${kernel.declined}`);
   assert.ok(WebAssembly.validate(kernel.bytes), "module validates");
   const expected = evaluate(c, args);
   assertClose(runKernel(kernel, target, c, args), expected, tol, `${c.name} whole`);

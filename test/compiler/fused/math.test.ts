@@ -7,7 +7,7 @@ import {
   add, arrayShape, atan2, broadcastInDim, constantR0, mul, reduce, scalarShape, sub, cbrt, cos, erf, evaluate, pow, sin, tan, exp, expm1, log, log1p, logistic, parameter, rsqrt, tanh, Literal, XlaBuilder, type XlaOp,
 } from "../../../src/index.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
-import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
+import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { rng } from "../../support/prng.js";
 import { checkFusion, randomLiteral, runKernel, SCALAR_TARGET, TARGET, ulpDistance } from "./harness.js";
 
@@ -49,7 +49,7 @@ for (const [name, fn, bound, lo, hi] of BOUNDS) {
     const expected = evaluate(c, [arg]).values() as number[];
     for (const target of [TARGET, SCALAR_TARGET]) {
       const k = emitFusionKernel(c, target);
-      if (isUnsupported(k)) assert.fail(k.unsupported);
+      if (isDeclined(k)) assert.fail(k.declined);
       const got = runKernel(k, target, c, [arg])[0]!.values() as number[];
       let worst = 0;
       let at = 0;
@@ -89,7 +89,7 @@ test(`${name} f32 within ${bound} ulp, with C's zeros, infinities and NaNs (SIMD
   const expected = evaluate(c, args).values() as number[];
   for (const target of [TARGET, SCALAR_TARGET]) {
     const k = emitFusionKernel(c, target);
-    if (isUnsupported(k)) assert.fail(k.unsupported);
+    if (isDeclined(k)) assert.fail(k.declined);
     const got = runKernel(k, target, c, args)[0]!.values() as number[];
     got.forEach((g, i) => {
       const d = ulpDistance("f32", g, expected[i]!);
@@ -117,7 +117,7 @@ test("exp and log of f64 within 3 ulp of Math.exp / Math.log (SIMD and scalar)",
     const expected = evaluate(c, [arg]).values() as number[];
     for (const target of [TARGET, SCALAR_TARGET]) {
       const k = emitFusionKernel(c, target);
-      if (isUnsupported(k)) assert.fail(k.unsupported);
+      if (isDeclined(k)) assert.fail(k.declined);
       const got = runKernel(k, target, c, [arg])[0]!.values() as number[];
       let worst = 0;
       let at = 0;
@@ -146,7 +146,7 @@ test("exp, tanh, logistic: NaN, ±inf, ±0, overflow and underflow exactly as th
     const expected = evaluate(c, [arg]).values() as number[];
     for (const target of [TARGET, SCALAR_TARGET]) {
       const k = emitFusionKernel(c, target);
-      if (isUnsupported(k)) assert.fail(k.unsupported);
+      if (isDeclined(k)) assert.fail(k.declined);
       const got = runKernel(k, target, c, [arg])[0]!.values() as number[];
       got.forEach((g, i) => {
         const want = expected[i]!;

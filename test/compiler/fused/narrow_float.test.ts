@@ -13,7 +13,7 @@ import {
 import { encodeFloatBits, decodeFloatBits } from "../../../src/types/float_codec.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import type { WasmTarget } from "../../../src/compiler/wasm/kernel.js";
-import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
+import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { rng } from "../../support/prng.js";
 import { compileSync } from "../../../src/compiler/index.js";
 import { runKernel, SCALAR_TARGET, TARGET } from "./harness.js";
@@ -40,7 +40,7 @@ function bytesOf(l: Literal): Uint8Array {
  */
 function bitMismatch(c: Computation, args: readonly Literal[], target: WasmTarget): string | undefined {
   const kernel = emitFusionKernel(c, target);
-  if (isUnsupported(kernel)) return `${c.name}: unsupported: ${kernel.unsupported}`;
+  if (isDeclined(kernel)) return `${c.name}: unsupported: ${kernel.declined}`;
   const expected = evaluate(c, args);
   const exp = expected.shape.kind === "tuple" ? expected.elements : [expected];
   const half = Math.floor(kernel.parallelExtent / 2);
@@ -345,7 +345,7 @@ test("NaN constants: the positive quiet NaN fuses, a signed NaN stays out (a nod
       const nan = Literal.fromStorage(arrayShape(t, []), t === "f8e4m3fn" ? new Uint8Array([encodeFloatBits(t, NaN, negative)]) : new Uint16Array([encodeFloatBits(t, NaN, negative)]));
       const c = b.build(select(lt(p, p), p, broadcastInDim(constantLiteral(b, nan), [8], [])));
       const kernel = emitFusionKernel(c, TARGET);
-      assert.equal(isUnsupported(kernel), negative, `${t} ${negative ? "-" : "+"}NaN`);
+      assert.equal(isDeclined(kernel), negative, `${t} ${negative ? "-" : "+"}NaN`);
       if (!negative) checkBitExact(c, [patternLiteral8or16(t, 8)], TARGET);
     }
   }

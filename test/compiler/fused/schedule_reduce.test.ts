@@ -24,7 +24,7 @@ function reducer(b: XlaBuilder, t: ElementType, op: (x: XlaOp, y: XlaOp) => XlaO
 
 function lowered(c: Computation): FusedKernelIR {
   const ir = lowerFusion(c);
-  if ("unsupported" in ir) throw new Error(ir.unsupported);
+  if ("declined" in ir) throw new Error(ir.declined);
   return ir;
 }
 

@@ -40,7 +40,7 @@ function reducer(b: XlaBuilder, t: ElementType, body: (x: XlaOp, y: XlaOp) => Xl
 
 function kernelOf(c: Computation, target = TARGET, reduceTarget = WASM_REDUCE_TARGET): Kernel | undefined {
   const ir = lowerFusion(c);
-  if ("unsupported" in ir) throw new Error(ir.unsupported);
+  if ("declined" in ir) throw new Error(ir.declined);
   const s = scheduleReduce(ir as FusedKernelIR, reduceTarget);
   if ("declined" in s) throw new Error(s.declined);
   return rowReduceKernel(ir as FusedKernelIR, s, target);

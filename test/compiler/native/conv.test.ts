@@ -42,7 +42,7 @@ function runCases(type: "f32" | "f64", cases: { c: ConvCase; splits?: number; th
     const families = splits === undefined && threads === undefined ? runnableFamilies(cpu) : [undefined];
     for (const family of families) {
       const kernel = emitConvC(conv, cpu, `conv_${type}_${ci}_${family?.name ?? "cpu"}_${splits ?? 1}_${threads ?? 1}`, family);
-      if ("unsupported" in kernel) throw new Error(kernel.unsupported);
+      if ("declined" in kernel) throw new Error(kernel.declined);
       all.push({ kernel, x, w, want, depth: c.kernel[0]! * c.kernel[1]! * c.kernel[2]!, ...(splits !== undefined ? { splits } : {}), ...(threads !== undefined ? { threads } : {}) });
     }
   });
@@ -79,7 +79,7 @@ test("native conv: unsupported forms say why", () => {
   const cpu = { arch: "x86_64", avx2: true, fma: true, avx512f: true, neon: false };
   const { conv: grouped } = buildConv({ input: [1, 5, 5, 4], kernel: [3, 3, 2, 4], featureGroupCount: 2 });
   const k = emitConvC(grouped, cpu);
-  assert.ok("unsupported" in k && /group/.test(k.unsupported));
+  assert.ok("declined" in k && /group/.test(k.declined));
   const { conv } = buildConv({ input: [1, 5, 5, 2], kernel: [3, 3, 2, 3] }, "f32");
-  assert.ok(!("unsupported" in emitConvC(conv, cpu)));
+  assert.ok(!("declined" in emitConvC(conv, cpu)));
 });

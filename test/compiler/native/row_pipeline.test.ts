@@ -224,14 +224,14 @@ test("the vector form of row pipelines and loops gives the scalar form's bits (A
   const cases = [...programs.map(([name, text, x]) => ({ name, text, operands: [x] })), { name: "tanh(a*b+c) 2M", text: TANH_FMA(n), operands: abc }]
     .map(({ name, text, operands }) => {
       const kernel = emitFusionKernelC(parseHlo(text).entry, name.replace(/\W/g, "_"));
-      if ("unsupported" in kernel) throw new Error(`${name}: ${kernel.unsupported}`);
+      if ("declined" in kernel) throw new Error(`${name}: ${kernel.declined}`);
       assert.match(kernel.c.source, /xk_vf /, `${name} has a vector form`);
       return { name, kernel, operands, resultBytes: [operands[0]!.byteLength], splits: 3 };
     });
   for (const k of [0, cases.length - 1]) assert.match(cases[k]!.kernel.c.source, /xk_vstream/, `${cases[k]!.name} streams its output`);
   for (const [name, text, x] of reductions) {
     const kernel = emitFusionKernelC(parseHlo(text).entry, name.replace(/\W/g, "_"));
-    if ("unsupported" in kernel) throw new Error(`${name}: ${kernel.unsupported}`);
+    if ("declined" in kernel) throw new Error(`${name}: ${kernel.declined}`);
     assert.match(kernel.c.source, /xk_vf /, `${name} has a vector form`);
     cases.push({ name, kernel, operands: [x], resultBytes: [300 * 4], splits: 3 });
   }

@@ -13,7 +13,7 @@ import { getBackend, registerBackend, type BackendEntry } from "../../../src/run
 import { liftConstants } from "../../support/backend.js";
 import { compileRoutine } from "../../../src/compiler/routines.js";
 import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES, type WasmKernel } from "../../../src/compiler/wasm/kernel.js";
-import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
+import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import type { ArrayShape } from "../../../src/types/shape.js";
 
@@ -101,7 +101,7 @@ export function checkRoutine(
   c: Computation, args: readonly Literal[], what: string, options: CompareOptions = {}, expected: Literal = evaluate(c, args),
 ): number {
   const kernel = compileRoutine(c.root, { wasm: TARGET });
-  if (isUnsupported(kernel)) assert.fail(`${what}: unsupported: ${kernel.unsupported}`);
+  if (isDeclined(kernel)) assert.fail(`${what}: unsupported: ${kernel.declined}`);
   const parts = expected.shape.kind === "tuple" ? expected.elements : [expected];
   runKernel(kernel, c, args).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel, result ${i})`, options));
   runKernel(kernel, c, args, ranges(kernel.parallelExtent)).forEach((r, i) => sameBits(r, parts[i]!, `${what} (kernel in 3 ranges, result ${i})`, options));

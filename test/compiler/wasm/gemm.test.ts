@@ -5,7 +5,7 @@ import { gemmSpecOfDot, gemmTiling, type GemmSpec, type GemmTiling } from "../..
 import { WASM_GEMM_TARGET } from "../../../src/compiler/wasm/gemm_microkernel.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import type { WasmTarget } from "../../../src/compiler/wasm/kernel.js";
-import { isUnsupported } from "../../../src/compiler/kernel/declined.js";
+import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { rng } from "../../support/prng.js";
 import { gemmReference } from "../../support/kernel_cases.js";
 import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder, type DotDimensionNumbers } from "../../../src/index.js";
@@ -20,7 +20,7 @@ function checkGemm(spec: GemmSpec, target: WasmTarget = detectWasmTarget(), spli
   const a = new F(spec.batch * spec.m * spec.k).map(() => random() * 2 - 1);
   const b = new F(spec.batch * spec.k * spec.n).map(() => random() * 2 - 1);
   const kernel = emitGemmKernel(spec, target, { ...gemmTiling(spec, WASM_GEMM_TARGET), ...tiling });
-  if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
+  if (isDeclined(kernel)) throw new Error(kernel.declined);
   assert.ok(WebAssembly.validate(kernel.bytes), kernel.name);
   const [bytes] = runKernel(kernel, target, [a, b], [spec.batch * spec.m * spec.n * F.BYTES_PER_ELEMENT], splits);
   const got = new F(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, spec.batch * spec.m * spec.n);
@@ -80,19 +80,19 @@ test("gemm: other tilings, relaxed_madd, and split ranges agree with the referen
   for (const m of [2, 3]) checkGemm({ elementType: "f32", batch: 1, m, n: 1025, k: 4100 }, base, 3);
   checkGemm({ elementType: "f64", batch: 1, m: 4, n: 1027, k: 2045, lhsTransposed: true }, base, 2);
   const gemv = emitGemmKernel({ elementType: "f32", batch: 1, m: 1, n: 4096, k: 64 }, base);
-  assert.ok(!isUnsupported(gemv) && gemv.parallelExtent >= 16, "a matrix-vector product offers parallel units");
+  assert.ok(!isDeclined(gemv) && gemv.parallelExtent >= 16, "a matrix-vector product offers parallel units");
 });
 
 test("gemm: k = 0 gives zeros; m = 0 or n = 0 does nothing", () => {
   const target = detectWasmTarget();
   const kernel = emitGemmKernel({ elementType: "f32", batch: 2, m: 3, n: 5, k: 0 }, target);
-  if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
+  if (isDeclined(kernel)) throw new Error(kernel.declined);
   const [bytes] = runKernel(kernel, target, [new Float32Array(0), new Float32Array(0)], [2 * 3 * 5 * 4], 2);
   assert.deepEqual([...new Float32Array(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, 30)], Array(30).fill(0));
   const empty = emitGemmKernel({ elementType: "f32", batch: 2, m: 0, n: 5, k: 3 }, target);
-  assert.ok(!isUnsupported(empty) && empty.parallelExtent === 0);
+  assert.ok(!isDeclined(empty) && empty.parallelExtent === 0);
   const noSimd = emitGemmKernel({ elementType: "f32", batch: 1, m: 2, n: 2, k: 2 }, { ...target, simd: false });
-  assert.ok(isUnsupported(noSimd));
+  assert.ok(isDeclined(noSimd));
 });
 
 function dotOf(lhsDims: number[], rhsDims: number[], dn: Partial<DotDimensionNumbers>, type: "f32" | "f64" | "s32" = "f32") {
@@ -119,11 +119,11 @@ test("gemmSpecOfDot: matmul, batched, transposed and multi-free-dim forms; other
     { elementType: "f32", batch: 1, m: 1, n: 1, k: 7, lhsTransposed: false, rhsTransposed: false });
   assert.deepEqual(spec([3, 7], [7], { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }),
     { elementType: "f32", batch: 1, m: 3, n: 1, k: 7, lhsTransposed: false, rhsTransposed: false });
-  const unsupported = (x: GemmSpec | { unsupported: string }) => assert.ok("unsupported" in x, JSON.stringify(x));
-  unsupported(spec([3, 4], [4, 5], { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }, "s32"));
-  unsupported(spec([3, 4, 2], [4, 2, 5], { lhsContractingDimensions: [1, 2], rhsContractingDimensions: [0, 1] }));
-  unsupported(spec([3, 4, 2], [4, 5], { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }));
-  unsupported(spec([3, 2, 4], [2, 4, 5], { lhsBatchDimensions: [1], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [1] }));
+  const declined = (x: GemmSpec | { declined: string }) => assert.ok("declined" in x, JSON.stringify(x));
+  declined(spec([3, 4], [4, 5], { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }, "s32"));
+  declined(spec([3, 4, 2], [4, 2, 5], { lhsContractingDimensions: [1, 2], rhsContractingDimensions: [0, 1] }));
+  declined(spec([3, 4, 2], [4, 5], { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }));
+  declined(spec([3, 2, 4], [2, 4, 5], { lhsBatchDimensions: [1], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [1] }));
 });
 
 test("gemm kernels of dot_general forms match the interpreter", () => {
@@ -138,12 +138,12 @@ test("gemm kernels of dot_general forms match the interpreter", () => {
   for (const [l, r, dn] of cases) {
     const { computation, dot } = dotOf(l, r, dn);
     const spec = gemmSpecOfDot(dot);
-    if ("unsupported" in spec) throw new Error(spec.unsupported);
+    if ("declined" in spec) throw new Error(spec.declined);
     const lhs = new Float32Array(l.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
     const rhs = new Float32Array(r.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
     const want = evaluate(computation, [Literal.fromValues("f32", l, lhs), Literal.fromValues("f32", r, rhs)]).toNumbers();
     const kernel = emitGemmKernel(spec, target);
-    if (isUnsupported(kernel)) throw new Error(kernel.unsupported);
+    if (isDeclined(kernel)) throw new Error(kernel.declined);
     const [bytes] = runKernel(kernel, target, [lhs, rhs], [want.length * 4], 2);
     const got = new Float32Array(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, want.length);
     want.forEach((w, i) => assert.ok(Math.abs(got[i]! - w) <= 1e-5 * Math.max(1, Math.abs(w)), `${kernel.name} element ${i}: ${got[i]} vs ${w}`));

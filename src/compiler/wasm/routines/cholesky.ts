@@ -15,7 +15,7 @@ import type { Instruction } from "../../../ir/computation.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
-import type { Unsupported } from "../../kernel/declined.js";
+import type { Declined } from "../../kernel/declined.js";
 import { forRange } from "../loops.js";
 import { product, storageBytes } from "./common.js";
 import { isZeroOrNonFinite, loadAsF64, realFloatOnly, storeF64As } from "./linalg_common.js";
@@ -30,14 +30,14 @@ const CLEAN = 0;
 const NOT_POSITIVE_DEFINITE = 1;
 const REDO_EXACTLY = 2;
 
-export function emitCholeskyKernel(inst: Instruction<"cholesky">, target: WasmTarget): WasmKernel | Unsupported {
+export function emitCholeskyKernel(inst: Instruction<"cholesky">, target: WasmTarget): WasmKernel | Declined {
   const aInst = inst.operands[0];
-  if (aInst?.shape.kind !== "array") return { unsupported: "cholesky: the operand is not an array" };
+  if (aInst?.shape.kind !== "array") return { declined: "cholesky: the operand is not an array" };
   const a = aInst.shape as ArrayShape;
   const t = a.elementType;
   const notReal = realFloatOnly("cholesky", t);
   if (notReal !== undefined) return notReal;
-  if (!target.simd) return { unsupported: "cholesky: needs SIMD128" };
+  if (!target.simd) return { declined: "cholesky: needs SIMD128" };
   const lower = inst.attrs.lower;
   const rank = a.dimensions.length;
   const n = a.dimensions[rank - 1]!;
@@ -47,8 +47,8 @@ export function emitCholeskyKernel(inst: Instruction<"cholesky">, target: WasmTa
   const p = 2 * Math.ceil((n + 1) / 2);
   const row = p * 8;
   const table = n * row;
-  if (2 * table > MAX_SCRATCH) return { unsupported: `cholesky: ${n}x${n} needs more scratch than the compiled routine takes (${MAX_SCRATCH} bytes)` };
-  if (product(a.dimensions) * es >= 2 ** 31) return { unsupported: "cholesky: too large for 32-bit offsets" };
+  if (2 * table > MAX_SCRATCH) return { declined: `cholesky: ${n}x${n} needs more scratch than the compiled routine takes (${MAX_SCRATCH} bytes)` };
+  if (product(a.dimensions) * es >= 2 ** 31) return { declined: "cholesky: too large for 32-bit offsets" };
   // LT[j][i] = entry (i, j) of the Hermitian matrix for i >= j, from the triangle given.
   const entryRowStride = lower ? es : n * es;
   const entryColStride = lower ? n * es : es;

@@ -9,7 +9,7 @@ import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
-import type { Unsupported } from "../../kernel/declined.js";
+import type { Declined } from "../../kernel/declined.js";
 import { emitLoadClampedIndex, forEachElement, isIndexType, product, rowCount, storageBytes } from "./common.js";
 import { rowMajorStrides } from "../../../types/index_util.js";
 
@@ -26,25 +26,25 @@ function loadStarts(f: FunctionBuilder, startParam: number, types: readonly Elem
   });
 }
 
-function indexTypes(inst: Instruction, from: number): ElementType[] | Unsupported {
+function indexTypes(inst: Instruction, from: number): ElementType[] | Declined {
   const types = inst.operands.slice(from).map((o) => (o.shape.kind === "array" ? o.shape.elementType : "token"));
   const bad = types.find((t) => t === "token" || !isIndexType(t as ElementType));
-  return bad === undefined ? types as ElementType[] : { unsupported: `${inst.opcode}: start index type ${bad}` };
+  return bad === undefined ? types as ElementType[] : { declined: `${inst.opcode}: start index type ${bad}` };
 }
 
-export function emitDynamicSliceKernel(inst: Instruction<"dynamicSlice">, target: WasmTarget): WasmKernel | Unsupported {
+export function emitDynamicSliceKernel(inst: Instruction<"dynamicSlice">, target: WasmTarget): WasmKernel | Declined {
   const operandInst = inst.operands[0];
-  if (operandInst === undefined || operandInst.shape.kind !== "array" || inst.shape.kind !== "array") return { unsupported: "dynamicSlice: operands" };
+  if (operandInst === undefined || operandInst.shape.kind !== "array" || inst.shape.kind !== "array") return { declined: "dynamicSlice: operands" };
   const operand = operandInst.shape as ArrayShape;
   const opDims = operand.dimensions;
   const rank = opDims.length;
   const types = indexTypes(inst, 1);
   if (!Array.isArray(types)) return types;
-  if (types.length !== rank) return { unsupported: "dynamicSlice: one start index per dimension expected" };
+  if (types.length !== rank) return { declined: "dynamicSlice: one start index per dimension expected" };
   const sizes = inst.attrs.sliceSizes;
-  if (sizes.some((s, d) => s > opDims[d]!)) return { unsupported: "dynamicSlice: slice larger than the operand" };
+  if (sizes.some((s, d) => s > opDims[d]!)) return { declined: "dynamicSlice: slice larger than the operand" };
   const es = storageBytes(operand.elementType);
-  if (product(opDims) * es >= 2 ** 31) return { unsupported: "dynamicSlice: operand too large for 32-bit offsets" };
+  if (product(opDims) * es >= 2 ** 31) return { declined: "dynamicSlice: operand too large for 32-bit offsets" };
   const strides = rowMajorStrides(opDims).map((s) => s * es);
   const last = rank === 0 ? 1 : sizes[rank - 1]!;
   const rowDims = rank === 0 ? [] : [...sizes.slice(0, -1), 1];
@@ -80,9 +80,9 @@ export function emitDynamicSliceKernel(inst: Instruction<"dynamicSlice">, target
   };
 }
 
-export function emitDynamicUpdateSliceKernel(inst: Instruction<"dynamicUpdateSlice">, target: WasmTarget): WasmKernel | Unsupported {
+export function emitDynamicUpdateSliceKernel(inst: Instruction<"dynamicUpdateSlice">, target: WasmTarget): WasmKernel | Declined {
   const [operandInst, updateInst] = inst.operands;
-  if (operandInst === undefined || updateInst === undefined || inst.shape.kind !== "array") return { unsupported: "dynamicUpdateSlice: operands" };
+  if (operandInst === undefined || updateInst === undefined || inst.shape.kind !== "array") return { declined: "dynamicUpdateSlice: operands" };
   const operand = operandInst.shape as ArrayShape;
   const update = updateInst.shape as ArrayShape;
   const opDims = operand.dimensions;
@@ -90,10 +90,10 @@ export function emitDynamicUpdateSliceKernel(inst: Instruction<"dynamicUpdateSli
   const rank = opDims.length;
   const types = indexTypes(inst, 2);
   if (!Array.isArray(types)) return types;
-  if (types.length !== rank) return { unsupported: "dynamicUpdateSlice: one start index per dimension expected" };
-  if (updDims.some((s, d) => s > opDims[d]!)) return { unsupported: "dynamicUpdateSlice: update larger than the operand" };
+  if (types.length !== rank) return { declined: "dynamicUpdateSlice: one start index per dimension expected" };
+  if (updDims.some((s, d) => s > opDims[d]!)) return { declined: "dynamicUpdateSlice: update larger than the operand" };
   const es = storageBytes(operand.elementType);
-  if (product(opDims) * es >= 2 ** 31) return { unsupported: "dynamicUpdateSlice: operand too large for 32-bit offsets" };
+  if (product(opDims) * es >= 2 ** 31) return { declined: "dynamicUpdateSlice: operand too large for 32-bit offsets" };
   const updStrides = rowMajorStrides(updDims).map((s) => s * es);
   const last = rank === 0 ? 1 : opDims[rank - 1]!;
   const updLast = rank === 0 ? 1 : updDims[rank - 1]!;

@@ -20,7 +20,7 @@ import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
-import type { Unsupported } from "../../kernel/declined.js";
+import type { Declined } from "../../kernel/declined.js";
 import { forRange } from "../loops.js";
 import { product } from "./common.js";
 import { ELEMENT, FftPlanEmitter, FftTables, planNeeds, type FftLayout } from "./fft_plans.js";
@@ -83,15 +83,15 @@ function passesOf(fftType: Instruction<"fft">["attrs"]["fftType"], lengths: read
     .filter((p) => p.n > 1 || p.src !== "work" || p.dst !== "work");
 }
 
-export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): WasmKernel | Unsupported {
+export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): WasmKernel | Declined {
   const operandInst = inst.operands[0];
-  if (operandInst?.shape.kind !== "array" || inst.shape.kind !== "array") return { unsupported: "fft: operands are not arrays" };
+  if (operandInst?.shape.kind !== "array" || inst.shape.kind !== "array") return { declined: "fft: operands are not arrays" };
   const operand = operandInst.shape as ArrayShape;
   const result = inst.shape;
   const inFormat = formatOf(operand.elementType);
   const outFormat = formatOf(result.elementType);
-  if (inFormat === undefined || outFormat === undefined) return { unsupported: `fft: ${operand.elementType} -> ${result.elementType}` };
-  if (!target.simd) return { unsupported: "fft: needs SIMD128" };
+  if (inFormat === undefined || outFormat === undefined) return { declined: `fft: ${operand.elementType} -> ${result.elementType}` };
+  if (!target.simd) return { declined: "fft: needs SIMD128" };
   const { fftType, fftLength: lengths } = inst.attrs;
   const k = lengths.length;
   const rank = operand.dimensions.length;
@@ -100,7 +100,7 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
   const outDims = result.dimensions.slice(rank - k);
   const empty = product(operand.dimensions) === 0 || product(result.dimensions) === 0;
   if (Math.max(product(operand.dimensions) * bytesOf(inFormat), product(result.dimensions) * bytesOf(outFormat)) >= 2 ** 31) {
-    return { unsupported: "fft: too large for 32-bit offsets" };
+    return { declined: "fft: too large for 32-bit offsets" };
   }
   const passes = empty ? [] : passesOf(fftType, lengths);
   const inBytes = product(inDims) * bytesOf(inFormat);
@@ -131,8 +131,8 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
   const tables = new FftTables();
   const plans = new FftPlanEmitter(module, tables, layout);
   const pairs = passes.map((p) => emitPair(module, p, p.n > 1 ? plans.plan(p.n, p.inverse) : undefined, inFormat, outFormat, lineA, lineB));
-  if (tables.byteLength > MAX_TABLES) return { unsupported: `fft: lengths ${lengths.join("x")} need ${tables.byteLength} bytes of tables (more than ${MAX_TABLES})` };
-  if (size + tables.byteLength > MAX_SCRATCH) return { unsupported: `fft: lengths ${lengths.join("x")} need ${size + tables.byteLength} bytes of scratch per thread (more than ${MAX_SCRATCH})` };
+  if (tables.byteLength > MAX_TABLES) return { declined: `fft: lengths ${lengths.join("x")} need ${tables.byteLength} bytes of tables (more than ${MAX_TABLES})` };
+  if (size + tables.byteLength > MAX_SCRATCH) return { declined: `fft: lengths ${lengths.join("x")} need ${size + tables.byteLength} bytes of scratch per thread (more than ${MAX_SCRATCH})` };
   const segment = tables.byteLength > 0 ? module.addPassiveData(tables.bytes()) : undefined;
 
   module.addFunction("run", ["i32", "i32", "i32", "i32", "i32"], [], (f) => {

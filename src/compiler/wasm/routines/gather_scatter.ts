@@ -21,7 +21,7 @@ import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
-import type { Unsupported } from "../../kernel/declined.js";
+import type { Declined } from "../../kernel/declined.js";
 import { computeType } from "../wasm_types.js";
 import {
   binaryReducerOf, emitBinary, emitCopyElement, emitLoadClampedIndex, forEachElement, isArithmeticType, isIndexType,
@@ -56,21 +56,21 @@ function emitAffine(f: FunctionBuilder, local: number, base: number, coords: rea
   f.localSet(local);
 }
 
-export function emitGatherKernel(inst: Instruction<"gather">, target: WasmTarget): WasmKernel | Unsupported {
+export function emitGatherKernel(inst: Instruction<"gather">, target: WasmTarget): WasmKernel | Declined {
   const [operandInst, indicesInst] = inst.operands;
-  if (operandInst === undefined || indicesInst === undefined || inst.shape.kind !== "array") return { unsupported: "gather: operands" };
+  if (operandInst === undefined || indicesInst === undefined || inst.shape.kind !== "array") return { declined: "gather: operands" };
   const operand = operandInst.shape as ArrayShape;
   const indices = indicesInst.shape as ArrayShape;
   const it = indices.elementType;
-  if (!isIndexType(it)) return { unsupported: `gather: index type ${it}` };
+  if (!isIndexType(it)) return { declined: `gather: index type ${it}` };
   const t = operand.elementType;
   const es = storageBytes(t);
-  if (![1, 2, 4, 8].includes(es)) return { unsupported: `gather: element type ${t}` };
+  if (![1, 2, 4, 8].includes(es)) return { declined: `gather: element type ${t}` };
   const { dimensionNumbers: dn, sliceSizes } = inst.attrs;
   const opDims = operand.dimensions;
   const outDims = inst.shape.dimensions;
-  if (sliceSizes.some((s, d) => s > opDims[d]!)) return { unsupported: "gather: a slice size exceeds its operand dimension" };
-  if ([product(opDims), product(outDims), product(indices.dimensions)].some((n) => n * 8 >= LIMIT * 2)) return { unsupported: "gather: too large for 32-bit offsets" };
+  if (sliceSizes.some((s, d) => s > opDims[d]!)) return { declined: "gather: a slice size exceeds its operand dimension" };
+  if ([product(opDims), product(outDims), product(indices.dimensions)].some((n) => n * 8 >= LIMIT * 2)) return { declined: "gather: too large for 32-bit offsets" };
   const r = opDims.length;
   const outRank = outDims.length;
   const outBatchDims = complementDims(outRank, dn.offsetDims);
@@ -140,27 +140,27 @@ export function emitGatherKernel(inst: Instruction<"gather">, target: WasmTarget
 
 type Combiner = BinaryReducer | "replace";
 
-export function emitScatterKernel(inst: Instruction<"scatter">, target: WasmTarget): WasmKernel | Unsupported {
-  if (inst.operands.length !== 3 || inst.shape.kind !== "array") return { unsupported: "scatter: variadic (several inputs)" };
+export function emitScatterKernel(inst: Instruction<"scatter">, target: WasmTarget): WasmKernel | Declined {
+  if (inst.operands.length !== 3 || inst.shape.kind !== "array") return { declined: "scatter: variadic (several inputs)" };
   const [inputInst, indicesInst, updatesInst] = inst.operands as [Instruction, Instruction, Instruction];
   const input = inputInst.shape as ArrayShape;
   const indices = indicesInst.shape as ArrayShape;
   const updates = updatesInst.shape as ArrayShape;
   const it = indices.elementType;
-  if (!isIndexType(it)) return { unsupported: `scatter: index type ${it}` };
+  if (!isIndexType(it)) return { declined: `scatter: index type ${it}` };
   const t: ElementType = input.elementType;
   const es = storageBytes(t);
   const { toApply } = inst.attrs;
   let combiner: Combiner | undefined;
   if (toApply.parameters.length === 2 && toApply.root === toApply.parameters[1]) combiner = "replace";
   else combiner = binaryReducerOf(toApply);
-  if (combiner === undefined) return { unsupported: "scatter: the update computation is not a replace or one add/multiply/maximum/minimum" };
-  if (combiner === "replace" ? ![1, 2, 4, 8].includes(es) : !isArithmeticType(t)) return { unsupported: `scatter: element type ${t}` };
+  if (combiner === undefined) return { declined: "scatter: the update computation is not a replace or one add/multiply/maximum/minimum" };
+  if (combiner === "replace" ? ![1, 2, 4, 8].includes(es) : !isArithmeticType(t)) return { declined: `scatter: element type ${t}` };
   const dn = inst.attrs.dimensionNumbers;
   const inDims = input.dimensions;
   const updDims = updates.dimensions;
   if ([product(inDims), product(updDims), product(indices.dimensions)].some((n) => n * 8 >= LIMIT * 2) || inDims.some((d) => d >= LIMIT)) {
-    return { unsupported: "scatter: too large for 32-bit offsets" };
+    return { declined: "scatter: too large for 32-bit offsets" };
   }
   const r = inDims.length;
   const updRank = updDims.length;

@@ -11,12 +11,12 @@
 
 import type { ElementType } from "../../../types/element_type.js";
 import type { FunctionBuilder } from "../encoder.js";
-import type { Unsupported } from "../../kernel/declined.js";
+import type { Declined } from "../../kernel/declined.js";
 
 /** The element types these routines compile: the rest run on the interpreter's kernel. */
-export function realFloatOnly(op: string, t: ElementType): Unsupported | undefined {
+export function realFloatOnly(op: string, t: ElementType): Declined | undefined {
   if (t === "f32" || t === "f64") return undefined;
-  return { unsupported: `${op}: ${t} runs on the interpreter's kernel (the compiled routine covers f32 and f64)` };
+  return { declined: `${op}: ${t} runs on the interpreter's kernel (the compiled routine covers f32 and f64)` };
 }
 
 /** Loads the f32 or f64 element at the address on the stack as an f64. */

@@ -9,7 +9,7 @@ import { ELEMENT_TYPES } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
-import type { Unsupported } from "../../kernel/declined.js";
+import type { Declined } from "../../kernel/declined.js";
 import { product } from "./common.js";
 import { rowMajorStrides } from "../../../types/index_util.js";
 
@@ -60,25 +60,25 @@ function storeWord(f: FunctionBuilder, bytes: number): void {
   else f.i32Store8();
 }
 
-export function emitRngBitGeneratorKernel(inst: Instruction<"rngBitGenerator">, target: WasmTarget): WasmKernel | Unsupported {
+export function emitRngBitGeneratorKernel(inst: Instruction<"rngBitGenerator">, target: WasmTarget): WasmKernel | Declined {
   const stateInst = inst.operands[0];
-  if (stateInst === undefined || stateInst.shape.kind !== "array" || inst.shape.kind !== "tuple") return { unsupported: "rngBitGenerator: operands" };
+  if (stateInst === undefined || stateInst.shape.kind !== "array" || inst.shape.kind !== "tuple") return { declined: "rngBitGenerator: operands" };
   const stateWords = stateInst.shape.dimensions[0] ?? 0;
   const shape = inst.shape.elements[1] as ArrayShape;
   const { algorithm } = inst.attrs;
   const threeFry = algorithm === "THREE_FRY";
   if (stateInst.shape.elementType !== "u64" || stateInst.shape.dimensions.length !== 1 || (threeFry ? stateWords !== 2 : stateWords !== 2 && stateWords !== 3)) {
-    return { unsupported: `rngBitGenerator: state ${stateInst.shape.elementType}[${stateWords}] for ${algorithm}` };
+    return { declined: `rngBitGenerator: state ${stateInst.shape.elementType}[${stateWords}] for ${algorithm}` };
   }
   const width = ELEMENT_TYPES[shape.elementType].bitWidth;
   if (![8, 16, 32, 64].includes(width) || ELEMENT_TYPES[shape.elementType].storageBytes * 8 !== width) {
-    return { unsupported: `rngBitGenerator: element type ${shape.elementType}` };
+    return { declined: `rngBitGenerator: element type ${shape.elementType}` };
   }
   const bytes = width / 8;
   const wide = width === 64;
   const dims = shape.dimensions;
   const count = product(dims);
-  if (count * bytes >= 2 ** 31) return { unsupported: "rngBitGenerator: too large for 32-bit offsets" };
+  if (count * bytes >= 2 ** 31) return { declined: "rngBitGenerator: too large for 32-bit offsets" };
   // Blocks and where their words go.
   let blocks: number;
   let split = -1;

@@ -17,7 +17,7 @@ import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
-import type { Unsupported } from "../../kernel/declined.js";
+import type { Declined } from "../../kernel/declined.js";
 import { emitCopyElement, loadScalar, product, storageBytes } from "./common.js";
 import { rowMajorStrides } from "../../../types/index_util.js";
 
@@ -31,42 +31,42 @@ interface SortKey {
 }
 
 /** The key a sort comparator orders by, when it is compare(p[2k], p[2k+1]) (or swapped) with LT or GT. */
-function sortKeyOf(inst: Instruction<"sort">, types: readonly ElementType[]): SortKey | Unsupported {
+function sortKeyOf(inst: Instruction<"sort">, types: readonly ElementType[]): SortKey | Declined {
   const c = inst.attrs.comparator;
   const root = c.root as Instruction<"compare">;
-  if (root.opcode !== "compare") return { unsupported: "sort: the comparator is not one compare" };
+  if (root.opcode !== "compare") return { declined: "sort: the comparator is not one compare" };
   const [a, b] = root.operands;
   const ia = c.parameters.indexOf(a as Instruction<"parameter">);
   const ib = c.parameters.indexOf(b as Instruction<"parameter">);
-  if (ia < 0 || ib < 0 || (ia >> 1) !== (ib >> 1) || ia === ib) return { unsupported: "sort: the comparator does not compare one operand's two elements" };
+  if (ia < 0 || ib < 0 || (ia >> 1) !== (ib >> 1) || ia === ib) return { declined: "sort: the comparator does not compare one operand's two elements" };
   const { direction, compareType } = root.attrs;
-  if (direction !== "LT" && direction !== "GT") return { unsupported: `sort: comparator direction ${direction}` };
+  if (direction !== "LT" && direction !== "GT") return { declined: `sort: comparator direction ${direction}` };
   const operand = ia >> 1;
   const t = types[operand]!;
   const isFloat = t === "f32" || t === "f64" || t === "bf16";
-  if (!isFloat && !KEY_INTEGERS.has(t)) return { unsupported: `sort: key type ${t}` };
+  if (!isFloat && !KEY_INTEGERS.has(t)) return { declined: `sort: key type ${t}` };
   const expected = isFloat ? "FLOAT" : t.startsWith("s") ? "SIGNED" : "UNSIGNED";
   if (compareType !== undefined && compareType !== expected && !(isFloat && compareType === "TOTALORDER")) {
-    return { unsupported: `sort: compare type ${compareType} on ${t}` };
+    return { declined: `sort: compare type ${compareType} on ${t}` };
   }
   // Element i goes first when key_i < key_j (LT on (i, j)) or key_j < key_i (LT on (j, i)), ...
   const swapped = ia % 2 === 1;
   return { operand, descending: (direction === "GT") !== swapped, totalOrder: compareType === "TOTALORDER" };
 }
 
-export function emitSortKernel(inst: Instruction<"sort">, target: WasmTarget): WasmKernel | Unsupported {
+export function emitSortKernel(inst: Instruction<"sort">, target: WasmTarget): WasmKernel | Declined {
   const shapes = inst.operands.map((o) => o.shape);
-  if (shapes.some((s) => s.kind !== "array")) return { unsupported: "sort: operands are not arrays" };
+  if (shapes.some((s) => s.kind !== "array")) return { declined: "sort: operands are not arrays" };
   const arrays = shapes as ArrayShape[];
   const types = arrays.map((s) => s.elementType);
   const sizes = types.map(storageBytes);
-  if (sizes.some((s) => ![1, 2, 4, 8].includes(s))) return { unsupported: "sort: element types" };
+  if (sizes.some((s) => ![1, 2, 4, 8].includes(s))) return { declined: "sort: element types" };
   const key = sortKeyOf(inst, types);
-  if ("unsupported" in key) return key;
+  if ("declined" in key) return key;
   const dims = arrays[0]!.dimensions;
   const dim = inst.attrs.dimension;
   const n = dims[dim]!;
-  if (product(dims) * 8 >= 2 ** 31) return { unsupported: "sort: too large for 32-bit offsets" };
+  if (product(dims) * 8 >= 2 ** 31) return { declined: "sort: too large for 32-bit offsets" };
   const kt = types[key.operand]!;
   const wide = storageBytes(kt) === 8;
   // f32 compares read the stored bits as f32 (bf16 keys were widened to f32 bits).

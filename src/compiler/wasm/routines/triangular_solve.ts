@@ -41,7 +41,7 @@ import type { Instruction } from "../../../ir/computation.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
-import type { Unsupported } from "../../kernel/declined.js";
+import type { Declined } from "../../kernel/declined.js";
 import { forRange } from "../loops.js";
 import { product, storageBytes } from "./common.js";
 
@@ -55,24 +55,24 @@ const F32_TINY = 2 ** -126;
 /** Nonzero factors at least this large keep a double sum in f32's subnormal range exact. */
 const SAFE_FACTOR = 2 ** -64;
 
-export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, target: WasmTarget): WasmKernel | Unsupported {
+export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, target: WasmTarget): WasmKernel | Declined {
   const [aInst, bInst] = inst.operands;
-  if (aInst?.shape.kind !== "array" || bInst?.shape.kind !== "array") return { unsupported: "triangularSolve: operands are not arrays" };
+  if (aInst?.shape.kind !== "array" || bInst?.shape.kind !== "array") return { declined: "triangularSolve: operands are not arrays" };
   const a = aInst.shape as ArrayShape;
   const b = bInst.shape as ArrayShape;
   const t = a.elementType;
   if (t !== "f32") {
     const f64 = t === "f64" ? "; f64 would need an exact f64 fused multiply-add" : "";
-    return { unsupported: `triangularSolve: ${t} runs on the interpreter's kernel (the compiled routine covers f32${f64})` };
+    return { declined: `triangularSolve: ${t} runs on the interpreter's kernel (the compiled routine covers f32${f64})` };
   }
-  if (!target.simd) return { unsupported: "triangularSolve: needs SIMD128" };
+  if (!target.simd) return { declined: "triangularSolve: needs SIMD128" };
   const { leftSide, lower, unitDiagonal, transposeA } = inst.attrs;
   const rank = a.dimensions.length;
   const n = a.dimensions[rank - 1]!;
   const batch = product(a.dimensions.slice(0, -2));
   const cols = leftSide ? b.dimensions[rank - 1]! : b.dimensions[rank - 2]!;
   const es = storageBytes(t);
-  if (Math.max(product(a.dimensions), product(b.dimensions)) * es >= 2 ** 31) return { unsupported: "triangularSolve: too large for 32-bit offsets" };
+  if (Math.max(product(a.dimensions), product(b.dimensions)) * es >= 2 ** 31) return { declined: "triangularSolve: too large for 32-bit offsets" };
   const transposed = transposeA !== "NO_TRANSPOSE";
   // M = A, or A^T; M is lower triangular when solveLower.
   const direct = leftSide !== transposed;

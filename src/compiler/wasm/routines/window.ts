@@ -24,7 +24,7 @@ import type { ElementType } from "../../../types/element_type.js";
 import type { ArrayShape } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
-import type { Unsupported } from "../../kernel/declined.js";
+import type { Declined } from "../../kernel/declined.js";
 import { computeType } from "../wasm_types.js";
 import {
   type BinaryReducer, binaryReducerOf, comparisonOf, emitBinary, emitCompare, forEachElement, isArithmeticType, loadScalar, product, rowCount,
@@ -222,18 +222,18 @@ function emitChannelReduceWindow(module: ModuleBuilder, inst: Instruction<"reduc
   });
 }
 
-export function emitReduceWindowKernel(inst: Instruction<"reduceWindow">, target: WasmTarget): WasmKernel | Unsupported {
-  if (inst.operands.length !== 2 || inst.shape.kind !== "array") return { unsupported: "reduceWindow: variadic (several inputs)" };
+export function emitReduceWindowKernel(inst: Instruction<"reduceWindow">, target: WasmTarget): WasmKernel | Declined {
+  if (inst.operands.length !== 2 || inst.shape.kind !== "array") return { declined: "reduceWindow: variadic (several inputs)" };
   const input = inst.operands[0]!.shape as ArrayShape;
   const t = input.elementType;
-  if (!isArithmeticType(t)) return { unsupported: `reduceWindow: element type ${t}` };
+  if (!isArithmeticType(t)) return { declined: `reduceWindow: element type ${t}` };
   const op = binaryReducerOf(inst.attrs.toApply);
-  if (op === undefined) return { unsupported: "reduceWindow: the reducer is not one add/multiply/maximum/minimum of its parameters" };
+  if (op === undefined) return { declined: "reduceWindow: the reducer is not one add/multiply/maximum/minimum of its parameters" };
   const { window } = inst.attrs;
   const baseDims = input.dimensions;
   const outDims = inst.shape.dimensions;
   const problem = checkWindow(window, baseDims);
-  if (problem !== undefined) return { unsupported: `reduceWindow: ${problem}` };
+  if (problem !== undefined) return { declined: `reduceWindow: ${problem}` };
   const es = storageBytes(t);
   const ct = computeType(t);
   const last = outDims.length === 0 ? 1 : outDims[outDims.length - 1]!;
@@ -287,23 +287,23 @@ export function emitReduceWindowKernel(inst: Instruction<"reduceWindow">, target
 }
 
 
-export function emitSelectAndScatterKernel(inst: Instruction<"selectAndScatter">, target: WasmTarget): WasmKernel | Unsupported {
+export function emitSelectAndScatterKernel(inst: Instruction<"selectAndScatter">, target: WasmTarget): WasmKernel | Declined {
   const [operandInst, sourceInst] = inst.operands;
-  if (operandInst === undefined || sourceInst === undefined || inst.shape.kind !== "array") return { unsupported: "selectAndScatter: operands" };
+  if (operandInst === undefined || sourceInst === undefined || inst.shape.kind !== "array") return { declined: "selectAndScatter: operands" };
   const operand = operandInst.shape as ArrayShape;
   const source = sourceInst.shape as ArrayShape;
   const t: ElementType = operand.elementType;
   const st: ElementType = source.elementType;
-  if (!isArithmeticType(t) || st !== t) return { unsupported: `selectAndScatter: element types ${t}, ${st}` };
+  if (!isArithmeticType(t) || st !== t) return { declined: `selectAndScatter: element types ${t}, ${st}` };
   const direction = comparisonOf(inst.attrs.select);
-  if (direction === undefined) return { unsupported: "selectAndScatter: select is not one GE/GT/LE/LT compare of its parameters" };
+  if (direction === undefined) return { declined: "selectAndScatter: select is not one GE/GT/LE/LT compare of its parameters" };
   const op = binaryReducerOf(inst.attrs.scatter);
-  if (op === undefined) return { unsupported: "selectAndScatter: scatter is not one add/multiply/maximum/minimum of its parameters" };
+  if (op === undefined) return { declined: "selectAndScatter: scatter is not one add/multiply/maximum/minimum of its parameters" };
   const { window } = inst.attrs;
   const baseDims = operand.dimensions;
   const srcDims = source.dimensions;
   const problem = checkWindow(window, baseDims);
-  if (problem !== undefined) return { unsupported: `selectAndScatter: ${problem}` };
+  if (problem !== undefined) return { declined: `selectAndScatter: ${problem}` };
   const es = storageBytes(t);
   const ct = computeType(t);
   // Leading dimensions with a trivial window: source and result rows correspond one to one.
