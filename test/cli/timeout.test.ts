@@ -19,10 +19,13 @@ const LONG_DOT = `func.func @main() -> tensor<4000x4000xf32> {
 test("run --timeout stops one long kernel: exit 1 and a message, soon after the deadline", () => {
   const dir = tempFiles({ "dot.mlir": LONG_DOT });
   const started = Date.now();
-  const r = xlats("run", join(dir, "dot.mlir"), "--backend", "interpreter", "--timeout", "0.5");
+  const r = xlats("run", join(dir, "dot.mlir"), "--backend", "interpreter", "--timeout", "2");
   assert.equal(r.code, 1, r.stderr);
   assert.equal(r.stdout, "");
-  assert.match(r.stderr, /^error: run: still running 1 s past its --timeout of 0\.5 s: stopped\n$/);
+  // The supervisor stops the dot. On a loaded machine the iota before it may itself end
+  // past the deadline, and the run's own check between instructions stops it first:
+  // also a stop with exit 1, and the only other message allowed.
+  assert.match(r.stderr, /^error: (run: still running 1 s past its --timeout of 2 s: stopped|main: evaluation passed its deadline)\n$/);
   // The helper's own limit is 30 s; the dot alone runs for minutes.
   assert.ok(Date.now() - started < 20_000, `${Date.now() - started} ms`);
 });
