@@ -8,6 +8,7 @@ import { arrayShape, type ArrayShape } from "../types/shape.js";
 import { indexAlongAxisRef, meshAxisSize, ShardingError, totalAxesSize, axisToString } from "./axis.js";
 import { meshSize } from "./mesh.js";
 import type { AxisRef, Mesh, TensorSharding } from "./model.js";
+import { minOf } from "../types/arrays.js";
 
 /** The per-device shape of `shape` under `sharding`: each dimension divided by the product of its axes' sizes. */
 export function localShape(shape: ArrayShape, sharding: TensorSharding, mesh: Mesh, what: string): ArrayShape {
@@ -112,7 +113,7 @@ export function replicaGroupsForAxes(mesh: Mesh, axes: readonly AxisRef[], what:
     }
     group[shardIndex(d, mesh, axes)] = d;
   }
-  const out = [...groups.values()].sort((a, b) => Math.min(...a) - Math.min(...b));
+  const out = [...groups.values()].sort((a, b) => minOf(a) - minOf(b));
   for (const g of out) {
     if (g.length !== groupSize || g.some((x) => x === undefined)) {
       throw new ShardingError(`${what}: axes ${axes.map(axisToString).join(", ")} overlap, they make no replica groups`);

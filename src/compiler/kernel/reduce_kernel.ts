@@ -120,7 +120,8 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
   if (vectorize) {
     const vectorBody: Stmt = { s: "vectorValues", ids: body.vectorBody! };
     // The splats before the rows' pointers (the order the WebAssembly kernels had).
-    unit.push({ s: "vector", body: [{ s: "splat", ids: body.splats }] }, ...rowStart);
+    unit.push({ s: "vector", body: [{ s: "splat", ids: body.splats }] });
+    appendAll(unit, rowStart);
     // Beside lane arrays the vectors keep the same lanes, one loop over them all, so the
     // two forms give the same bits; otherwise unrolled copies side by side first, then one
     // vector at a time up to the scalar tail.
