@@ -23,3 +23,15 @@ export function setSourceLocation(thing: object, location: SourceLocation): void
 export function sourceLocation(thing: object): SourceLocation | undefined {
   return LOCATIONS.get(thing);
 }
+
+const RETURN_LOCATIONS = new WeakMap<object, SourceLocation>();
+
+/** Records where a computation's return op (`return`, `sdy.return`) was read from: diagnostics about returned values point there. */
+export function setReturnLocation(computation: object, location: SourceLocation): void {
+  RETURN_LOCATIONS.set(computation, location);
+}
+
+/** Where a computation's return op was read from; undefined for IR built in memory. */
+export function returnLocation(computation: object): SourceLocation | undefined {
+  return RETURN_LOCATIONS.get(computation);
+}

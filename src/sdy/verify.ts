@@ -115,7 +115,7 @@ function functionsOf(module: HloModule): Computation[] {
 }
 
 /** The computations an instruction holds as regions (not the functions it calls). */
-function regionsOf(inst: Instruction): Computation[] {
+export function regionsOf(inst: Instruction): Computation[] {
   return inst.opcode === "call" || inst.opcode === "composite" || inst.opcode === "customCall" ? [] : subcomputationsOf(inst);
 }
 
@@ -149,6 +149,40 @@ function opSites(functions: readonly Computation[]): { ops: OpSite[]; bodyOwner:
 
 /** The module's sdy diagnostics: empty when it verifies, else the first error (and its notes). */
 export function verifySdy(module: HloModule): SdyDiagnostic[] {
+  const { functions, ops, ctx } = verifierView(module);
+  const report = (v: Violation, at: object): SdyDiagnostic[] => [
+    violationDiagnostic(v, at),
+    ...(v.notes ?? []).map((n): SdyDiagnostic => ({ severity: "note", message: n.message, ...(n.at === undefined ? {} : sourceLocation(n.at)) })),
+  ];
+  // Ops and attributes, in the order MLIR meets them: each function, then its ops.
+  for (const f of functions) {
+    const v = verifyFunction(f, ctx);
+    if (v !== undefined) return report(v, f);
+    for (const site of ops.filter((s) => s.func === f)) {
+      const w = verifyOp(site, ctx);
+      if (w !== undefined) return report(w, site.inst);
+    }
+  }
+  // Symbol uses.
+  for (const site of ops) {
+    const v = verifySymbolUses(site, ctx);
+    if (v !== undefined) return report(v, site.inst);
+  }
+  return [];
+}
+
+/** A violation as an error at `at`'s place in the source. */
+export function violationDiagnostic(v: Violation, at: object | undefined): SdyDiagnostic {
+  return { severity: "error", message: v.message, ...(at === undefined ? {} : sourceLocation(at)) };
+}
+
+/** One op's own checks, attributes and symbol uses together (MLIR's verify of a single op, as a pass calls it). */
+export function verifyOneOp(site: OpSite, ctx: VerifyContext): Violation | undefined {
+  return verifyOp(site, ctx) ?? verifySymbolUses(site, ctx);
+}
+
+/** What the verifier sees of a module: its functions, every op in pre-order, and the context the checks use. */
+export function verifierView(module: HloModule): { functions: Computation[]; ops: OpSite[]; ctx: VerifyContext } {
   const meshes = meshTable(module);
   const functions = functionsOf(module);
   const { ops, bodyOwner } = opSites(functions);
@@ -168,25 +202,7 @@ export function verifySdy(module: HloModule): SdyDiagnostic[] {
       return counts.get(value) ?? 0;
     },
   };
-  const report = (v: Violation, at: object): SdyDiagnostic[] => [
-    { severity: "error", message: v.message, ...sourceLocation(at) },
-    ...(v.notes ?? []).map((n): SdyDiagnostic => ({ severity: "note", message: n.message, ...(n.at === undefined ? {} : sourceLocation(n.at)) })),
-  ];
-  // Ops and attributes, in the order MLIR meets them: each function, then its ops.
-  for (const f of functions) {
-    const v = verifyFunction(f, ctx);
-    if (v !== undefined) return report(v, f);
-    for (const site of ops.filter((s) => s.func === f)) {
-      const w = verifyOp(site, ctx);
-      if (w !== undefined) return report(w, site.inst);
-    }
-  }
-  // Symbol uses.
-  for (const site of ops) {
-    const v = verifySymbolUses(site, ctx);
-    if (v !== undefined) return report(v, site.inst);
-  }
-  return [];
+  return { functions, ops, ctx };
 }
 
 /** A function's argument and result shardings (Shardy's verifyFuncAttribute). */
@@ -328,6 +344,13 @@ function shardingOf(value: Instruction, functions: readonly Computation[], bodyO
       if (owner?.opcode === "while") return owner.sdySharding?.[index];
       return functions.find((f) => f.parameters.includes(def as Instruction<"parameter">))?.argShardings?.[n];
     }
+    default: return resultSharding(def, index);
+  }
+}
+
+/** The sharding of an op's result `index` (MLIR's numbering): its out sharding, or its `sdy.sharding`. */
+export function resultSharding(def: Instruction, index: number): TensorSharding | undefined {
+  switch (def.opcode) {
     case "sdyDataFlowEdge": return (def as Instruction<"sdyDataFlowEdge">).attrs.sharding;
     case "sdyShardingConstraint": case "sdyReshard": return (def as Instruction<"sdyReshard">).attrs.sharding;
     case "sdyManualComputation": return (def as Instruction<"sdyManualComputation">).attrs.outShardings[index];
@@ -341,7 +364,7 @@ function shardingOf(value: Instruction, functions: readonly Computation[], bodyO
 }
 
 /** A manual computation's outer sharding as its body sees it: the manual axes gone. */
-function eraseManualAxes(s: TensorSharding, manual: readonly string[]): TensorSharding {
+export function eraseManualAxes(s: TensorSharding, manual: readonly string[]): TensorSharding {
   if (manual.length === 0) return s;
   const isFree = (a: AxisRef): boolean => !manual.includes(a.name);
   // The manual axes of a dimension come first (the verifier checks it): the body sees the rest.

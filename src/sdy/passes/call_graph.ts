@@ -207,8 +207,16 @@ function sameShardings(a: readonly (TensorSharding | undefined)[] | undefined, b
   return true;
 }
 
-/** Calls of functions from one original with equal manual axes and argument and result shardings call the first of them (the others stay until symbolDce); the flattening attributes go. */
-export function unflattenCallGraph(module: HloModule, names: OriginalNames): HloModule {
+/**
+ * Calls of functions from one original with equal manual axes and argument and result
+ * shardings call the first of them (the others stay until symbolDce); the flattening
+ * attributes go. With `dedupFunctionsFully` (Shardy's dedup-functions-fully) shardings do
+ * not count: each original keeps one function. Calls are counted per shardings; walking
+ * the calls, a function replaces the chosen one when its call takes its shardings' count
+ * past the chosen one's (so the first called wins a tie). Callers whose shardings differ
+ * from the chosen function's are left for insert-func-call-reshards.
+ */
+export function unflattenCallGraph(module: HloModule, names: OriginalNames, dedupFunctionsFully = false): HloModule {
   const functions = module.functions ?? [module.entry];
   // Calls in Shardy's walk order: functions in order, each op after the ops of its regions.
   const calls: Instruction<"call">[] = [];
@@ -219,17 +227,38 @@ export function unflattenCallGraph(module: HloModule, names: OriginalNames): Hlo
     }
   };
   for (const f of functions) walk(f);
-  const chosen = new Map<Computation, Computation>();
-  const firsts: Computation[] = [];
+  const meshes = module.meshes ?? [];
+  const sameOrigin = (g: Computation, fn: Computation): boolean => originalName(g, names) === originalName(fn, names)
+    && (g.attributes?.["sdy.func_manual_axes"] ?? "") === (fn.attributes?.["sdy.func_manual_axes"] ?? "");
+  const sameKey = (g: Computation, fn: Computation): boolean => sameOrigin(g, fn)
+    && sameShardings(argShardingsOf(g, meshes), argShardingsOf(fn, meshes)) && sameShardings(g.resultShardings, fn.resultShardings);
+  const sameGroup = dedupFunctionsFully ? sameOrigin : sameKey;
+  // One entry per group of interchangeable functions: the function its calls go to.
+  const groups: { chosen: Computation }[] = [];
+  const groupOf = new Map<Computation, { chosen: Computation }>();
   for (const call of calls) {
     const fn = call.attrs.toApply;
-    if (chosen.has(fn)) continue;
-    const same = firsts.find((g) => originalName(g, names) === originalName(fn, names)
-      && (g.attributes?.["sdy.func_manual_axes"] ?? "") === (fn.attributes?.["sdy.func_manual_axes"] ?? "")
-      && sameShardings(argShardingsOf(g, module.meshes ?? []), argShardingsOf(fn, module.meshes ?? [])) && sameShardings(g.resultShardings, fn.resultShardings));
-    if (same === undefined) firsts.push(fn);
-    chosen.set(fn, same ?? fn);
+    if (groupOf.has(fn)) continue;
+    let group = groups.find((g) => sameGroup(g.chosen, fn));
+    if (group === undefined) groups.push(group = { chosen: fn });
+    groupOf.set(fn, group);
   }
+  if (dedupFunctionsFully) {
+    // Calls counted per key (origin and shardings): functions of one key share a count.
+    const counts: { key: Computation; calls: number }[] = [];
+    const countOf = (fn: Computation): { key: Computation; calls: number } => {
+      let c = counts.find((k) => sameKey(k.key, fn));
+      if (c === undefined) counts.push(c = { key: fn, calls: 0 });
+      return c;
+    };
+    for (const call of calls) {
+      const fn = call.attrs.toApply;
+      countOf(fn).calls++;
+      const group = groupOf.get(fn)!;
+      if (countOf(fn).calls > countOf(group.chosen).calls) group.chosen = fn;
+    }
+  }
+  const chosen = new Map([...groupOf].map(([fn, g]) => [fn, g.chosen]));
   const out = editModule(module, (c) => {
     const edit = new ComputationEdit(c);
     for (const inst of c.instructions) {
@@ -355,7 +384,18 @@ export const CALL_GRAPH_PASSES: readonly PassRegistration[] = [
   },
   plain("sdy-export-named-computations", "turns every named computation into a call of a new private function over its body, with its in and out shardings",
     (m) => exportNamedComputations(m, new Map(), false)),
-  plain("sdy-unflatten-call-graph", "calls of copies of one function with equal manual axes and shardings call the first of them", (m) => unflattenCallGraph(m, new Map())),
+  {
+    name: "sdy-unflatten-call-graph",
+    description: "calls of copies of one function with equal manual axes and shardings call the first of them",
+    options: [{
+      name: "dedup-functions-fully", type: "bool", default: false,
+      description: "whether shardings are ignored: one function per original, the one called most (reshards are left to insert-func-call-reshards)",
+    }],
+    create: (o) => {
+      const dedup = o.bool("dedup-functions-fully");
+      return { name: "sdy-unflatten-call-graph", run: (m) => unflattenCallGraph(m, new Map(), dedup) };
+    },
+  },
   plain("sdy-pre-order-funcs", "orders the functions as a pre-order walk of the call graph from main", preOrderFuncs),
   plain("sdy-insert-func-call-reshards", "reshards a call's results where they differ from the callee's result shardings", insertFuncCallReshards),
 ];

@@ -2,7 +2,7 @@
 // hand the module to the partitioner. In order: constants merged, data-flow edges sunk,
 // sharding groups removed and constraints turned into reshards, input/output shardings
 // made divisible (and stripped of sub-axes in open dimensions), every sharding closed;
-// then the partitioner's part: -sdy-insert-explicit-reshards (its full version with
+// then the partitioner's part: -sdy-verify-unreduced-axes, -sdy-insert-explicit-reshards (its full version with
 // enable-insert-explicit-collectives), and with that option the reshards canonicalized
 // and turned into collectives; the collective canonicalization patterns; sharding rules
 // dropped; meshes inlined into every sharding and their declarations removed.
@@ -31,6 +31,7 @@ import {
   updateNonDivisibleInputOutputShardings,
 } from "./export.js";
 import { reshardToCollectives } from "./reshard_to_collectives.js";
+import { verifyUnreducedAxes } from "./verify_unreduced_axes.js";
 // Last: the registry imports this module (through the list of Shardy passes); it is only called when the pipeline runs.
 import { INSERT_EXPLICIT_RESHARDS_REGISTRATION } from "./insert_explicit_reshards/pass.js";
 
@@ -74,6 +75,8 @@ export function exportPipeline(module: HloModule, o: ExportOptions, ctx: PassCon
   if (o.updateNonDivisibleInputOutputShardings) m = removeSubAxesInInputOutputShardings(updateNonDivisibleInputOutputShardings(m));
   m = closeShardings(m);
   if (!o.avoidExportForPartitioning) {
+    // A dropped partial sum is refused here, before reshards would make it look legal.
+    m = verifyUnreducedAxes(m);
     m = insertExplicitReshards(o.enableInsertExplicitCollectives).run(m, ctx);
     if (o.enableInsertExplicitCollectives) m = reshardToCollectives(canonicalize(SDY_RESHARD_PATTERNS).run(m, ctx));
     m = canonicalize(SDY_COLLECTIVE_PATTERNS).run(m, ctx);

@@ -28,6 +28,7 @@ import { PER_INSTRUCTION_PARTITIONING_REGISTRATION } from "./per_instruction_par
 import { XLA_EXPORT_PASSES } from "./xla_export.js";
 import { XLA_IMPORT_PASSES } from "./xla_import.js";
 import { REMOVE_AG_RS_FOR_CMV1_REGISTRATION } from "./remove_ag_rs_for_cmv1.js";
+import { VERIFY_UNREDUCED_AXES_REGISTRATION } from "./verify_unreduced_axes.js";
 
 export const SDY_PASSES: readonly PassRegistration[] = [
   POPULATE_OP_SHARDING_RULES_REGISTRATION,
@@ -51,6 +52,7 @@ export const SDY_PASSES: readonly PassRegistration[] = [
   DROP_SHARDING_AND_MESH_REGISTRATION,
   PER_INSTRUCTION_PARTITIONING_REGISTRATION,
   REMOVE_AG_RS_FOR_CMV1_REGISTRATION,
+  VERIFY_UNREDUCED_AXES_REGISTRATION,
   ...XLA_EXPORT_PASSES,
   ...XLA_IMPORT_PASSES,
 ];

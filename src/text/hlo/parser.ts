@@ -23,6 +23,7 @@ import { parseLiteral } from "./literal_text.js";
 import { OP_TEXT, type DecodeInput } from "./op_attrs.js";
 import { looksLikeShape, parseShape } from "./shape_text.js";
 import { parseMeshes, SDY_MESHES_KEY, sdyOpcodeForTarget, takeSdyShardings } from "./sdy_text.js";
+import { importFuncResultShardings } from "../func_result_shardings.js";
 import type { NamedMesh, OpShardingRule, TensorSharding, TensorShardingPerValue } from "../../sharding/model.js";
 import { parseBufferDonors, parseInputOutputAlias } from "./module_aliasing.js";
 import { donatedLeaves } from "../../ir/aliasing.js";
@@ -107,7 +108,7 @@ class ModuleParser {
     const module = new HloModule(name, entry, [...this.computations.values()].filter((x) => x !== entry));
     module.config = this.config;
     if (this.meshes !== undefined) module.meshes = this.meshes;
-    return module;
+    return importFuncResultShardings(module);
   }
 
   private parseHeaderAttributes(): void {

@@ -19,7 +19,8 @@ import type { Cursor } from "./cursor.js";
 import { lowerOp } from "./import_ops.js";
 import { attrToText } from "./print_attr.js";
 import { shapeToMlir } from "./types.js";
-import { setSourceLocation, sourceLocation } from "../../ir/locations.js";
+import { setReturnLocation, setSourceLocation, sourceLocation } from "../../ir/locations.js";
+import { importFuncResultShardings } from "../func_result_shardings.js";
 import type { NamedMesh } from "../../sharding/model.js";
 import { splitValueAttributes, type SdyValues } from "./sdy_import.js";
 import { appendAll } from "../../types/arrays.js";
@@ -246,7 +247,7 @@ export class Importer {
       replicaCount: count("mhlo.num_replicas") ?? 1,
       partitionCount: count("mhlo.num_partitions") ?? 1,
     };
-    return module;
+    return importFuncResultShardings(module);
   }
 
   private collect(ops: readonly OpNode[], depth: number): void {
@@ -412,8 +413,10 @@ export class Importer {
       scope.define(u.name, u.index, b.add("constant", [], (v as Instruction<"constant">).attrs, v.shape, u.offset, v.name));
     }
     let root: Instruction | undefined;
+    let returnOffset = offset;
     for (const op of region.block.ops) {
       if (op.name === "func.return" || op.name === "stablehlo.return" || op.name === "sdy.return") {
+        returnOffset = op.offset;
         const values = op.operands.map((u) => scope.lookup(u));
         if (resultTypes !== undefined) checkTypes(this.c, op, values, resultTypes, "returned");
         root = values.length === 1 ? values[0]! : b.add("tuple", values, {}, tupleShape(values.map((v) => v.shape)), op.offset);
@@ -423,7 +426,9 @@ export class Importer {
       lowerOp(this, b, scope, op);
     }
     if (root === undefined) throw this.c.error(`${name}: the region does not end with a return`, offset);
-    return b.build(root);
+    const built = b.build(root);
+    setReturnLocation(built, this.c.location(returnOffset));
+    return built;
   }
 }
 

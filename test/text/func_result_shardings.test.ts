@@ -1,0 +1,69 @@
+// XLA's round-trip form of function result shardings (custom calls
+// `xla.sdy.FuncResultSharding` / `local_xla.sdy.FuncResultSharding` around returned
+// values), read back on import as Shardy's import does: a returned call gives its
+// result its sharding; a call also used elsewhere becomes a sharding constraint; an
+// unused call around a returned value still shards that result; the calls go. The
+// program computes what it did (values checked by hand).
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { evaluate, Literal, parseHlo, parseStableHlo, printStableHlo } from "../../src/index.js";
+import { printTensorSharding } from "../../src/text/mlir/sdy_attr_text.js";
+import { ShardingError } from "../../src/sharding/axis.js";
+
+const X = Literal.fromValues("f32", [8], [1, 2, 3, 4, 5, 6, 7, 8]);
+const Y = Literal.fromValues("f32", [8], [2, 2, 2, 2, -1, -1, -1, -1]);
+
+const MLIR = `module @m {
+  sdy.mesh @mesh = <["a"=2, "b"=2]>
+  func.func @main(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+    %0 = stablehlo.multiply %arg0, %arg1 : tensor<8xf32>
+    %1 = stablehlo.custom_call @local_xla.sdy.FuncResultSharding(%0) {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{\\"a\\"}]>]>"}} : (tensor<8xf32>) -> tensor<8xf32>
+    %2 = stablehlo.add %1, %arg1 : tensor<8xf32>
+    %3 = stablehlo.custom_call @local_xla.sdy.FuncResultSharding(%2) {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{\\"b\\"}]>]>"}} : (tensor<8xf32>) -> tensor<8xf32>
+    %4 = stablehlo.custom_call @local_xla.sdy.FuncResultSharding(%arg0) {has_side_effect = true, mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{\\"a\\", \\"b\\"}]>]>"}} : (tensor<8xf32>) -> tensor<8xf32>
+    return %1, %3, %arg0 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  }
+}`;
+
+test("StableHLO: returned calls shard their results, a call used elsewhere becomes a constraint, an unused one still shards what it wraps", () => {
+  const m = parseStableHlo(MLIR, "frs.mlir");
+  assert.deepEqual(m.entry.resultShardings?.map((s) => (s === undefined ? undefined : printTensorSharding(s))),
+    ['#sdy.sharding<@mesh, [{"a"}]>', '#sdy.sharding<@mesh, [{"b"}]>', '#sdy.sharding<@mesh, [{"a", "b"}]>']);
+  const text = printStableHlo(m);
+  assert.doesNotMatch(text, /FuncResultSharding|xla\.sdy\.sharding/);
+  // %1 feeds the add: it stays, as a constraint; %3 was only returned and is gone.
+  assert.match(text, /%1 = sdy\.sharding_constraint %0 <@mesh, \[\{"a"\}\]> : tensor<8xf32>/);
+  assert.equal((text.match(/sharding_constraint/g) ?? []).length, 1);
+  const [xy, sum, x] = evaluate(m.entry, [X, Y]).elements!;
+  assert.deepEqual(xy!.toNumbers(), [2, 4, 6, 8, -5, -6, -7, -8]);
+  assert.deepEqual(sum!.toNumbers(), [4, 6, 8, 10, -6, -7, -8, -9]);
+  assert.deepEqual(x!.toNumbers(), [1, 2, 3, 4, 5, 6, 7, 8]);
+});
+
+test("HLO text: a ROOT FuncResultSharding shards the entry's result and goes", () => {
+  const m = parseHlo(`HloModule m, frontend_attributes={xla.sdy.meshes="{mesh = #sdy.mesh<[\\"a\\"=2]>}"}
+
+ENTRY main {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  s = f32[8] subtract(p0, p1)
+  ROOT r = f32[8] custom-call(s), custom_call_target="xla.sdy.FuncResultSharding", frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\\"a\\"}]>]>"}
+}`);
+  assert.equal(m.entry.root.opcode, "subtract");
+  assert.equal(printTensorSharding(m.entry.resultShardings![0]!), '#sdy.sharding<@mesh, [{"a"}]>');
+  assert.deepEqual(evaluate(m.entry, [X, Y]).toNumbers(), [-1, 0, 1, 2, 6, 7, 8, 9]);
+});
+
+test("a FuncResultSharding without one sharding, or over several values, is a ShardingError naming the call", () => {
+  const bad = MLIR.replace('#sdy.sharding_per_value<[<@mesh, [{\\"a\\"}]>]>', "#sdy.sharding_per_value<[]>");
+  assert.throws(() => parseStableHlo(bad, "bad.mlir"), (e: unknown) => e instanceof ShardingError && /local_xla\.sdy\.FuncResultSharding .*exactly one sharding/.test(e.message));
+  const pair = `module @m {
+  sdy.mesh @mesh = <["a"=2]>
+  func.func @main(%arg0: tensor<8xui32>, %arg1: tensor<8xui32>) -> (tensor<8xui32>, tensor<8xui32>) {
+    %0:2 = stablehlo.custom_call @local_xla.sdy.FuncResultSharding(%arg0, %arg1) {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{\\"a\\"}]>]>"}} : (tensor<8xui32>, tensor<8xui32>) -> (tensor<8xui32>, tensor<8xui32>)
+    return %0#0, %0#1 : tensor<8xui32>, tensor<8xui32>
+  }
+}`;
+  assert.throws(() => parseStableHlo(pair, "pair.mlir"), (e: unknown) => e instanceof ShardingError && /several values/.test(e.message));
+});
