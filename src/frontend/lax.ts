@@ -318,3 +318,14 @@ export function triangularSolve(a: ArrayLike, b: ArrayLike, options: { leftSide?
     leftSide: options.leftSide ?? false, lower: options.lower ?? false, unitDiagonal: options.unitDiagonal ?? false, transposeA: options.transposeA ?? false,
   });
 }
+
+/**
+ * lax.linalg.lu of square matrices: [lu, pivots, permutation] with P a = L U (P's row i is
+ * a's row permutation[i]), L unit lower triangular below lu's diagonal and U upper
+ * triangular on and above it; pivots are LAPACK's row swaps, 0-based (int32).
+ */
+export function lu(x: ArrayLike): [ArrayBase, ArrayBase, ArrayBase] {
+  const a = asArrayValue(x, undefined, "lu");
+  if (a.ndim < 2 || a.shape.at(-1) !== a.shape.at(-2)) throw new FrontendError(`lu: needs square matrices in the last two dimensions, got shape [${a.shape}]`, "lu", "x");
+  return bind("lu", [a], {}) as [ArrayBase, ArrayBase, ArrayBase];
+}

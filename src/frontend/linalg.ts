@@ -1,18 +1,115 @@
-// jax.numpy.linalg. So far: norm, composed of numpy functions (so differentiable and
-// batchable), and cholesky, on the cholesky primitive. The other factorizations (qr,
-// eigh, svd) and what builds on them (inv, solve, det, slogdet) are not in the front
-// end yet.
+// jax.numpy.linalg: norm, composed of numpy functions (so differentiable and batchable);
+// cholesky on the cholesky primitive; inv, solve, det and slogdet on the LU
+// factorization (lu_rules.ts: the lu, solve and det primitives), as JAX's. Matrices are
+// the last two dimensions, the others batch; integer inputs become float32, as JAX
+// promotes them.
 
-import { ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
+import { ArrayBase, asArrayValue, bind, bind1, type ArrayLike } from "./core.js";
+import { dtypeKind, resultType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
+import { diagonal, pivotSign } from "./lu_rules.js";
 import * as np from "./numpy.js";
+
+/** `a` as an inexact array of (square, unless `square` is false) matrices; a FrontendError naming `where` otherwise. */
+function matrices(a: ArrayLike, where: string, square = true, argument = "a"): ArrayBase {
+  const x = np.toInexact(asArrayValue(a, undefined, where));
+  if (x.ndim < 2) throw new FrontendError(`${where}: needs matrices (rank 2 or more), got shape [${x.shape}]`, where, argument);
+  if (square && x.shape.at(-1) !== x.shape.at(-2)) throw new FrontendError(`${where}: needs square matrices in the last two dimensions, got shape [${x.shape}]`, where, argument);
+  return x;
+}
 
 /** np.linalg.cholesky: the lower factor L (L Lᵀ = a) of symmetric positive-definite matrices; a is symmetrized first, as JAX does. */
 export function cholesky(a: ArrayLike): ArrayBase {
-  const x = np.toInexact(asArrayValue(a, undefined, "linalg.cholesky"));
-  if (x.ndim < 2) throw new FrontendError(`linalg.cholesky: needs matrices (rank 2 or more), got shape [${x.shape}]`, "linalg.cholesky", "a");
+  const x = matrices(a, "linalg.cholesky", false);
   return lax.cholesky(np.multiply(np.add(x, np.swapaxes(x, -1, -2)), 0.5));
+}
+
+/**
+ * np.linalg.solve(a, b): x with a x = b. As numpy 2 and JAX: a 1-d b is one vector
+ * (x has a's batch shape and n); otherwise b is a stack of n×k matrices whose batch
+ * dimensions broadcast with a's.
+ */
+export function solve(a: ArrayLike, b: ArrayLike): ArrayBase {
+  const where = "linalg.solve";
+  const [av, bv] = [asArrayValue(a, undefined, where), asArrayValue(b, undefined, where)];
+  const m = matrices(lax.convertElementType(av, resultType(av.aval, bv.aval).dtype), where);
+  const rhs = lax.convertElementType(bv, m.dtype);
+  const n = m.shape.at(-1)!;
+  const batchA = m.shape.slice(0, -2);
+  if (rhs.ndim === 1) {
+    if (rhs.shape[0] !== n) throw new FrontendError(`${where}: b has ${rhs.shape[0]} elements; a's matrices are ${n}×${n}`, where, "b");
+    const column = lax.broadcastInDim(rhs, [...batchA, n, 1], [batchA.length]);
+    return lax.reshape(bind1("solve", [m, column], { transposeA: false }), [...batchA, n]);
+  }
+  if (rhs.ndim === 0) throw new FrontendError(`${where}: b must be a vector or matrices, got a scalar`, where, "b");
+  // JAX refuses what numpy 1 read as a batch of vectors.
+  if (m.ndim === rhs.ndim + 1 && rhs.shape.at(-1) === n && rhs.shape.at(-2) !== n) {
+    throw new FrontendError(`${where}: b of shape [${rhs.shape}] with a of shape [${m.shape}] is ambiguous; for a batch of vectors use solve(a, b[..., None])[..., 0]`, where, "b");
+  }
+  if (rhs.shape.at(-2) !== n) throw new FrontendError(`${where}: b's matrices have ${rhs.shape.at(-2)} rows; a's are ${n}×${n}`, where, "b");
+  const batch = np.broadcastShapes(where, batchA, rhs.shape.slice(0, -2));
+  const k = rhs.shape.at(-1)!;
+  return bind1("solve", [lax.broadcastTo(m, [...batch, n, n]), lax.broadcastTo(rhs, [...batch, n, k])], { transposeA: false });
+}
+
+/** np.linalg.inv: the inverse of square matrices (solve against the identity, as JAX's). */
+export function inv(a: ArrayLike): ArrayBase {
+  const m = matrices(a, "linalg.inv");
+  const n = m.shape.at(-1)!;
+  return bind1("solve", [m, lax.broadcastTo(np.eye(n, n, { dtype: m.dtype }), m.shape)], { transposeA: false });
+}
+
+/** The element [i, j] of each matrix. */
+const entry = (m: ArrayBase, i: number, j: number): ArrayBase => {
+  const batch = m.shape.slice(0, -2);
+  const starts = [...batch.map(() => 0), i, j];
+  return lax.reshape(lax.slice(m, starts, [...batch, i + 1, j + 1]), batch);
+};
+
+/** np.linalg.det. As JAX's: 2×2 and 3×3 by their closed forms, larger matrices by the det primitive (LU, with a derivative that is finite at singular matrices). */
+export function det(a: ArrayLike): ArrayBase {
+  const m = matrices(a, "linalg.det");
+  const n = m.shape.at(-1)!;
+  const batch = m.shape.slice(0, -2);
+  if (n === 0) return lax.full(batch, 1, m.dtype);
+  if (n === 1) return entry(m, 0, 0);
+  const e = (i: number, j: number): ArrayBase => entry(m, i, j);
+  const product = (...cells: [number, number][]): ArrayBase => cells.map(([i, j]) => e(i, j)).reduce((p, q) => lax.mul(p, q));
+  if (n === 2) return lax.sub(product([0, 0], [1, 1]), product([0, 1], [1, 0]));
+  if (n === 3) {
+    const plus = [product([0, 0], [1, 1], [2, 2]), product([0, 1], [1, 2], [2, 0]), product([0, 2], [1, 0], [2, 1])];
+    const minus = [product([0, 2], [1, 1], [2, 0]), product([0, 0], [1, 2], [2, 1]), product([0, 1], [1, 0], [2, 2])];
+    return lax.sub(plus.reduce((p, q) => lax.add(p, q)), minus.reduce((p, q) => lax.add(p, q)));
+  }
+  return bind1("det", [m], {});
+}
+
+/** What np.linalg.slogdet returns: det = sign · exp(logabsdet). */
+export interface SlogdetResult {
+  readonly sign: ArrayBase;
+  /** log |det| (real, -inf for a singular matrix). */
+  readonly logabsdet: ArrayBase;
+}
+
+/** np.linalg.slogdet: the sign (a unit complex number for complex matrices; 0 when singular) and log |det|, from the LU factors as JAX's. */
+export function slogdet(a: ArrayLike): SlogdetResult {
+  const m = matrices(a, "linalg.slogdet");
+  const n = m.shape.at(-1)!;
+  const batch = m.shape.slice(0, -2);
+  const complex = dtypeKind(m.dtype) === "complex";
+  const real = complex ? (m.dtype === "complex64" ? "float32" : "float64") : m.dtype;
+  if (n === 0) return { sign: lax.full(batch, 1, m.dtype), logabsdet: lax.full(batch, 0, real) };
+  const [lu, pivots] = bind("lu", [m], {}) as [ArrayBase, ArrayBase];
+  const diag = diagonal(lu);
+  const last = diag.ndim - 1;
+  const isZero = lax.reduceOr(lax.eq(diag, 0), [last]);
+  const magnitude = lax.abs(diag);
+  // The sign: the permutation's, times the diagonal's (the product of the unit phases for complex).
+  const phases = complex ? lax.reduceProd(lax.div(diag, lax.convertElementType(magnitude, m.dtype)), [last]) : lax.reduceProd(lax.sign(diag), [last]);
+  const sign = lax.selectN(isZero, lax.mul(phases, pivotSign(pivots, m.dtype)), lax.full(batch, 0, m.dtype));
+  const logabsdet = lax.selectN(isZero, lax.reduceSum(lax.log(magnitude), [last]), lax.full(batch, -Infinity, real));
+  return { sign, logabsdet };
 }
 
 export type NormOrder = number | "fro" | "nuc" | null;

@@ -2,7 +2,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { numpy as np, lax, grad, jvp, vjp, FrontendError, type FrontendArray } from "../../src/index.js";
+import { numpy as np, lax, grad, jit, jvp, vjp, vmap, parseStableHlo, evaluate, Literal, FrontendError, type FrontendArray } from "../../src/index.js";
 
 const close = (a: unknown, b: number, tol = 1e-6): void => assert.ok(Math.abs(Number(a) - b) <= tol * (1 + Math.abs(b)), `${String(a)} vs ${b}`);
 
@@ -76,4 +76,147 @@ test("lax.triangularSolve in every configuration: the residual, and JVP and VJP 
     const rhs = Number(np.sum(np.multiply(ct, tangent!)).item());
     assert.ok(Math.abs(lhs - rhs) < 1e-9, `${what} VJP: ${lhs} vs ${rhs}`);
   }
+});
+
+const f64 = (x: unknown): FrontendArray => np.array(x as number[][], { dtype: "float64" });
+const maxAbs = (x: FrontendArray): number => Math.max(0, ...(np.ravel(np.abs(x)).tolist() as number[]));
+/** The largest entry of |x - y|. */
+const maxDiff = (x: FrontendArray, y: unknown): number => maxAbs(np.subtract(x, y as FrontendArray));
+
+// A matrix whose partial pivoting permutes its rows by a 3-cycle (P ≠ Pᵀ): column 0's
+// largest entry is in row 1, then column 1's (after elimination) in row 2.
+const CYCLE = [[0.1, 0.2, 3], [2, 0.5, 1], [0.3, 4, 1]];
+
+test("lax.lu: P A = L U with the permutation of the pivots; JVP and VJP against finite differences", () => {
+  const a = f64(CYCLE);
+  const [lu, pivots, perm] = lax.lu(a);
+  assert.deepEqual(pivots!.tolist(), [1, 2, 2]);
+  assert.deepEqual(perm!.tolist(), [1, 2, 0]);
+  const l = np.add(np.multiply(lu!, f64([[0, 0, 0], [1, 0, 0], [1, 1, 0]])), np.eye(3, 3, { dtype: "float64" }));
+  const u = np.multiply(lu!, f64([[1, 1, 1], [0, 1, 1], [0, 0, 1]]));
+  assert.ok(maxDiff(np.matmul(l, u), np.take(a, perm!, { axis: 0 })) < 1e-14);
+  const f = (x: FrontendArray): FrontendArray => lax.lu(x)[0]!;
+  const t = f64([[0.3, -0.1, 0.2], [0.5, 0.4, -0.6], [-0.2, 0.7, 0.1]]);
+  const h = 1e-6;
+  const fd = np.divide(np.subtract(f(np.add(a, np.multiply(t, h))), f(np.subtract(a, np.multiply(t, h)))), 2 * h);
+  const [, tangent] = jvp(f, [a], [t]) as FrontendArray[];
+  assert.ok(maxDiff(tangent!, fd) < 1e-7, "JVP");
+  const ct = f64([[1, -2, 0.5], [0.25, 1, -1], [2, 0.5, 1]]);
+  const [, pullback] = vjp(f, a) as [FrontendArray, (c: FrontendArray) => FrontendArray[]];
+  const lhs = Number(np.sum(np.multiply(pullback(ct)[0]!, t)).item());
+  const rhs = Number(np.sum(np.multiply(ct, fd)).item());
+  assert.ok(Math.abs(lhs - rhs) < 1e-7, `VJP: ${lhs} vs ${rhs}`);
+});
+
+test("linalg.solve and linalg.inv: known solutions, vector and matrix b, batches broadcast, gradients by the adjoint solve", () => {
+  // jnp.linalg.solve's documented example.
+  const a = f64([[1, 2, 3], [2, 4, 2], [3, 2, 1]]);
+  assert.ok(maxDiff(np.linalg.solve(a, [14, 16, 10]), [1, 2, 3]) < 1e-13);
+  assert.ok(maxDiff(np.linalg.solve(a, [[14, 1], [16, 2], [10, 3]]), f64([[1, 1], [2, 0], [3, 0]])) < 1e-13);
+  assert.deepEqual(np.linalg.inv([[1, 2], [3, 4]]).tolist(), [[-2, 1], [1.5, -0.5]]);
+  assert.equal(np.linalg.inv([[1, 2], [3, 4]]).dtype, "float32");
+  // A batch of two matrices against one right-hand side, and the cycle matrix: a x = b.
+  const stack = np.stack([a, f64(CYCLE)]);
+  const x = np.linalg.solve(stack, [[1], [2], [3]]);
+  assert.deepEqual(x.shape, [2, 3, 1]);
+  assert.ok(maxDiff(np.matmul(stack, x), np.broadcastTo(f64([[1], [2], [3]]), [2, 3, 1])) < 1e-13);
+  assert.ok(maxDiff(np.matmul(stack, np.linalg.inv(stack)), np.broadcastTo(np.eye(3, 3, { dtype: "float64" }), [2, 3, 3])) < 1e-14);
+  assert.deepEqual(np.linalg.solve(stack, [1, 2, 3]).shape, [2, 3]);
+  // d/db <c, A⁻¹ b> = A⁻ᵀ c and d/dA = -(A⁻ᵀ c) xᵀ: checked through A and Aᵀ against inv.
+  const c = f64([[1], [-1], [2]]);
+  const cyc = f64(CYCLE);
+  const b = f64([[0.5], [1], [-2]]);
+  const [ga, gb] = grad((m: FrontendArray, r: FrontendArray) => np.sum(np.multiply(c, np.linalg.solve(m, r))), { argnums: [0, 1] })(cyc, b) as FrontendArray[];
+  const ainvT = np.transpose(np.linalg.inv(cyc));
+  const expectedB = np.matmul(ainvT, c);
+  assert.ok(maxDiff(gb!, expectedB) < 1e-13);
+  assert.ok(maxDiff(ga!, np.negative(np.matmul(expectedB, np.transpose(np.linalg.solve(cyc, b))))) < 1e-13);
+  // d inv(A) = -A⁻¹ dA A⁻¹.
+  const t = f64([[0, 1, 0], [0, 0, 0], [1, 0, 0]]);
+  const [, dinv] = jvp((m: FrontendArray) => np.linalg.inv(m), [cyc], [t]) as FrontendArray[];
+  const inverse = np.linalg.inv(cyc);
+  assert.ok(maxDiff(dinv!, np.negative(np.matmul(np.matmul(inverse, t), inverse))) < 1e-13);
+});
+
+test("linalg.solve / inv: bad shapes are FrontendErrors naming the argument", () => {
+  const named = (argument: string, pattern: RegExp) => (e: unknown): boolean => e instanceof FrontendError && e.argument === argument && pattern.test(e.message);
+  assert.throws(() => np.linalg.inv([[1, 2, 3], [4, 5, 6]]), named("a", /square/));
+  assert.throws(() => np.linalg.inv([1, 2]), named("a", /rank 2/));
+  assert.throws(() => np.linalg.solve([[1, 0], [0, 1]], [1, 2, 3]), named("b", /3 elements/));
+  assert.throws(() => np.linalg.solve([[1, 0], [0, 1]], [[1], [2], [3]]), named("b", /3 rows/));
+  assert.throws(() => np.linalg.solve(np.ones([4, 2, 2]), np.ones([4, 2])), named("b", /ambiguous/));
+  assert.throws(() => np.linalg.det(np.ones([5, 5], { dtype: "float16" })), named("a", /LAPACK/));
+  assert.throws(() => np.linalg.det([[1, 2, 3]]), named("a", /square/));
+});
+
+/** The determinant by Laplace expansion (independent of the LU path). */
+function laplaceDet(m: number[][]): number {
+  if (m.length === 1) return m[0]![0]!;
+  return m[0]!.reduce((acc, v, j) => acc + (j % 2 === 0 ? 1 : -1) * v * laplaceDet(m.slice(1).map((row) => row.filter((_, k) => k !== j))), 0);
+}
+
+test("linalg.det and slogdet: closed forms for 2×2 and 3×3, LU beyond; Vandermonde and Laplace values; batches", () => {
+  assert.equal(np.linalg.det([[1, 2], [3, 4]]).item(), -2);
+  assert.equal(np.linalg.det([[1, 2, 3], [2, 4, 2], [3, 2, 1]]).item(), -16);
+  // Vandermonde: det = ∏_{i<j} (x_j - x_i).
+  const xs = [0.5, -1, 2, 3, -2.5];
+  const vander = xs.map((x) => xs.map((_, k) => x ** k));
+  let expected = 1;
+  xs.forEach((xi, i) => xs.forEach((xj, j) => { if (i < j) expected *= xj - xi; }));
+  close(np.linalg.det(f64(vander)).item(), expected, 1e-12);
+  const s = np.linalg.slogdet(f64(vander));
+  assert.equal(s.sign.item(), Math.sign(expected));
+  close(s.logabsdet.item(), Math.log(Math.abs(expected)), 1e-13);
+  const m4 = [[2, -1, 0, 3], [1, 3, 1, 0], [0, 1, -4, 1], [1, 0, 1, 5]];
+  close(np.linalg.det(f64(m4)).item(), laplaceDet(m4), 1e-13);
+  const batch = np.linalg.det(np.stack([f64(m4), np.multiply(f64(m4), 2)]));
+  close(batch.index(1).item(), 16 * laplaceDet(m4), 1e-13);
+  const singular = np.linalg.slogdet(f64([[1, 2, 3, 4], [2, 4, 6, 8], [0, 1, 0, 1], [1, 0, 0, 1]]));
+  assert.equal(singular.sign.item(), 0);
+  assert.equal(singular.logabsdet.item(), -Infinity);
+  assert.deepEqual(np.linalg.det(np.zeros([3, 0, 0])).tolist(), [1, 1, 1]);
+});
+
+/** The adjugate by cofactors: adj[i][j] = (-1)^(i+j) det(minor(j, i)). */
+function adjugate(m: number[][]): number[][] {
+  const minor = (r: number, c: number): number[][] => m.filter((_, i) => i !== r).map((row) => row.filter((_, j) => j !== c));
+  return m.map((_, i) => m.map((__, j) => ((i + j) % 2 === 0 ? 1 : -1) * laplaceDet(minor(j, i))));
+}
+
+test("linalg.det gradients: adj(A)ᵀ, also at a singular matrix of rank n - 1 (finite, as JAX's); slogdet's is A⁻ᵀ", () => {
+  const m4 = [[2, -1, 0, 3], [1, 3, 1, 0], [0, 1, -4, 1], [1, 0, 1, 5]];
+  // Rank 3: the last row is the sum of the first two.
+  const sing = [[2, -1, 0, 3], [1, 3, 1, 0], [0, 1, -4, 1], [3, 2, 1, 3]];
+  for (const m of [m4, sing]) {
+    const g = grad((x: FrontendArray) => np.linalg.det(x))(f64(m)) as FrontendArray;
+    const adjT = np.transpose(f64(adjugate(m)));
+    assert.ok(maxAbs(adjT) > 1, "the adjugate is not zero");
+    assert.ok(maxDiff(g, adjT) < 1e-11, `grad det = adj(A)ᵀ: off by ${maxDiff(g, adjT)}`);
+  }
+  const gl = grad((x: FrontendArray) => np.linalg.slogdet(x).logabsdet)(f64(m4)) as FrontendArray;
+  assert.ok(maxDiff(np.matmul(np.transpose(f64(m4)), gl), np.eye(4, 4, { dtype: "float64" })) < 1e-13);
+  // 3×3 (closed form) and 4×4 (the det primitive) agree with the chain rule's jvp of their values.
+  const [, dt] = jvp((x: FrontendArray) => np.linalg.det(x), [f64(m4)], [np.eye(4, 4, { dtype: "float64" })]) as FrontendArray[];
+  close(dt!.item(), adjugate(m4).reduce((acc, row, i) => acc + row[i]!, 0), 1e-12);
+});
+
+test("linalg under jit and vmap: the StableHLO text (jaxlib's getrf custom call) parses and runs in the interpreter as xlats run does", () => {
+  const m4 = [[2, -1, 0, 3], [1, 3, 1, 0], [0, 1, -4, 1], [1, 0, 1, 5]];
+  const f = (a: FrontendArray, b: FrontendArray): FrontendArray[] => [np.linalg.inv(a), np.linalg.solve(a, b), np.linalg.det(a), np.linalg.slogdet(a).logabsdet];
+  const a = np.stack([f64(m4), f64(CYCLE.map((r) => [...r, 0]).concat([[0, 0, 0, 1]]))]);
+  const b = f64([[1, 2], [3, 4], [5, 6], [7, 8]]);
+  const text = jit(f).lower(a, b).asText();
+  assert.match(text, /lapack_dgetrf_ffi/);
+  const out = evaluate(parseStableHlo(text).entry, [Literal.from("f64", a.tolist() as number[][][]), Literal.from("f64", b.tolist() as number[][])]);
+  const results = out.shape.kind === "tuple" ? out.elements : [out];
+  const eager = f(a, b);
+  results.forEach((r, i) => assert.ok(maxDiff(eager[i]!, np.array(r.toNested() as number[], { dtype: "float64" })) < 1e-12, `result ${i}`));
+  const jitted = jit(f)(a, b) as FrontendArray[];
+  jitted.forEach((r, i) => assert.ok(maxDiff(r, eager[i]!) < 1e-12, `jit result ${i}`));
+  close(eager[2]!.index(0).item(), laplaceDet(m4), 1e-13);
+  // vmap over a non-leading axis, and per-example gradients.
+  const moved = np.moveaxis(a, 0, 2);
+  assert.ok(maxDiff(vmap((m: FrontendArray) => np.linalg.det(m), { inAxes: [2] })(moved) as FrontendArray, eager[2]!) < 1e-12);
+  const perExample = vmap(grad((m: FrontendArray) => np.linalg.det(m)))(a) as FrontendArray;
+  assert.ok(maxDiff(perExample.index(0), np.transpose(f64(adjugate(m4)))) < 1e-11);
 });
