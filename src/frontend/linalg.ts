@@ -132,7 +132,7 @@ function vectorNorm(x: ArrayBase, ord: number | null, axis: number | null, keepd
   return np.power(np.sum(np.power(a, ord), options), 1 / ord);
 }
 
-/** Matrix norms over axes (rows, cols): "fro", 1 / -1 (max / min column sum), inf / -inf (max / min row sum). */
+/** Matrix norms over axes (rows, cols): "fro", "nuc" (the sum of the singular values), 1 / -1 (max / min column sum), 2 / -2 (largest / smallest singular value), inf / -inf (max / min row sum). */
 function matrixNorm(x: ArrayBase, ord: NormOrder, [row, col]: readonly [number, number], keepdims: boolean): ArrayBase {
   const a = np.abs(x);
   const keep = (y: ArrayBase): ArrayBase => (keepdims ? np.expandDims(y, [row, col].sort((p, q) => p - q)) : y);
@@ -147,7 +147,15 @@ function matrixNorm(x: ArrayBase, ord: NormOrder, [row, col]: readonly [number, 
     const sums = np.sum(a, { axis: col });
     return keep((ord === Infinity ? np.max : np.min)(sums, { axis: reduceAfter(col, row) }));
   }
-  throw new FrontendError(`linalg.norm: the matrix norm ord=${String(ord)} needs singular values (linalg.svd), which the front end does not have yet`, "linalg.norm", "ord");
+  if (ord === "nuc" || ord === 2 || ord === -2) {
+    // The singular values, of the two axes moved last: their sum, largest or smallest.
+    const rest = a.shape.map((_, i) => i).filter((i) => i !== row && i !== col);
+    const moved = lax.transpose(x, [...rest, row, col]);
+    const s = svd(moved, { computeUv: false });
+    const last = s.ndim - 1;
+    return keep(ord === "nuc" ? lax.reduceSum(s, [last]) : ord === 2 ? lax.reduceMax(s, [last]) : lax.reduceMin(s, [last]));
+  }
+  throw new FrontendError(`linalg.norm: ord=${String(ord)} is not a matrix norm ("fro", "nuc", ±1, ±2, ±inf)`, "linalg.norm", "ord");
 }
 
 const checkAxis = (axis: number, rank: number): number => {
@@ -178,3 +186,97 @@ export function norm(x: ArrayLike, ord: NormOrder = null, options: NormOptions =
   if (r === c) throw new FrontendError(`linalg.norm: the two axes are the same (${r})`, "linalg.norm", "axis");
   return matrixNorm(a, ord, [r, c], keepdims);
 }
+
+/** What np.linalg.qr returns (numpy's and JAX's field names). */
+export interface QrResult {
+  readonly Q: ArrayBase;
+  readonly R: ArrayBase;
+}
+
+/**
+ * np.linalg.qr(a, mode): "reduced" (default: Q m×k, R k×n, k = min(m, n)), "complete"
+ * (Q m×m, R m×n) or "r" (R alone, as reduced).
+ */
+export function qr(a: ArrayLike, mode?: "reduced" | "complete"): QrResult;
+export function qr(a: ArrayLike, mode: "r"): ArrayBase;
+export function qr(a: ArrayLike, mode: "reduced" | "complete" | "r" = "reduced"): QrResult | ArrayBase {
+  if (!["reduced", "complete", "r"].includes(mode)) throw new FrontendError(`linalg.qr: mode must be "reduced", "complete" or "r", got ${JSON.stringify(mode)}`, "linalg.qr", "mode");
+  const [q, r] = lax.qr(matrices(a, "linalg.qr", false), { fullMatrices: mode === "complete" });
+  return mode === "r" ? r : { Q: q, R: r };
+}
+
+/** What np.linalg.eigh returns: eigenvectors[..., :, i] belongs to eigenvalues[..., i] (ascending). */
+export interface EighResult {
+  readonly eigenvalues: ArrayBase;
+  readonly eigenvectors: ArrayBase;
+}
+
+export interface EighOptions {
+  /** (a + aᵀ) / 2 instead of one triangle (default true, as JAX's: better derivatives). */
+  readonly symmetrizeInput?: boolean;
+}
+
+const uplo = (UPLO: string | null, where: string): boolean => {
+  if (UPLO !== null && UPLO !== "L" && UPLO !== "U") throw new FrontendError(`${where}: UPLO must be "L" or "U", got ${JSON.stringify(UPLO)}`, where, "UPLO");
+  return UPLO !== "U";
+};
+
+/** np.linalg.eigh(a, UPLO, { symmetrizeInput }): eigenvalues (ascending) and eigenvectors of symmetric matrices. */
+export function eigh(a: ArrayLike, UPLO: "L" | "U" | null = null, options: EighOptions = {}): EighResult {
+  const [v, w] = lax.eigh(matrices(a, "linalg.eigh"), { lower: uplo(UPLO, "linalg.eigh"), symmetrizeInput: options.symmetrizeInput ?? true });
+  return { eigenvalues: w, eigenvectors: v };
+}
+
+/** np.linalg.eigvalsh: the eigenvalues of symmetric matrices, ascending. */
+export function eigvalsh(a: ArrayLike, UPLO: "L" | "U" | null = "L", options: EighOptions = {}): ArrayBase {
+  return eigh(a, UPLO, options).eigenvalues;
+}
+
+/** What np.linalg.svd returns (a = U diag(S) Vh, S descending). */
+export interface SvdResult {
+  readonly U: ArrayBase;
+  readonly S: ArrayBase;
+  readonly Vh: ArrayBase;
+}
+
+export interface SvdOptions {
+  /** U m×m and Vh n×n (default true, as numpy's), else m×k and k×n. */
+  readonly fullMatrices?: boolean;
+  /** Compute U and Vh (default true); without them svd returns S alone. */
+  readonly computeUv?: boolean;
+}
+
+/** np.linalg.svd(a, { fullMatrices, computeUv }). */
+export function svd(a: ArrayLike, options?: SvdOptions & { computeUv?: true }): SvdResult;
+export function svd(a: ArrayLike, options: SvdOptions & { computeUv: false }): ArrayBase;
+export function svd(a: ArrayLike, options: SvdOptions = {}): SvdResult | ArrayBase {
+  const x = matrices(a, "linalg.svd", false);
+  const out = lax.svd(x, { fullMatrices: options.fullMatrices ?? true, computeUv: options.computeUv ?? true });
+  if (!Array.isArray(out)) return out;
+  const [u, s, vh] = out;
+  return { U: u, S: s, Vh: vh };
+}
+
+/**
+ * np.linalg.pinv(a, { rtol }): the Moore-Penrose pseudo-inverse by the reduced SVD,
+ * singular values at most rtol · (the largest) taken as zero; rtol defaults to
+ * 10 · max(m, n) · eps, as JAX's.
+ */
+export function pinv(a: ArrayLike, options: { rtol?: number } = {}): ArrayBase {
+  const x = matrices(a, "linalg.pinv", false);
+  const [m, n] = x.shape.slice(-2) as [number, number];
+  const batch = x.shape.slice(0, -2);
+  if (m === 0 || n === 0) return lax.full([...batch, n, m], 0, x.dtype);
+  const eps = x.dtype === "float64" ? 2 ** -52 : x.dtype === "float16" ? 2 ** -10 : x.dtype === "bfloat16" ? 2 ** -7 : 2 ** -23;
+  const rtol = options.rtol ?? 10 * Math.max(m, n) * eps;
+  const { U, S, Vh } = svd(x, { fullMatrices: false });
+  const k = S.shape.at(-1)!;
+  const largest = lax.slice(S, [...batch.map(() => 0), 0], [...batch, 1]);
+  const kept = lax.gt(S, lax.mul(lax.broadcastTo(largest, S.shape), rtol));
+  const inverse = lax.selectN(kept, lax.full(S.shape, 0, S.dtype), lax.div(1, S));
+  // Vh ᵀ diag(1/s) Uᵀ.
+  const scaled = lax.mul(np.swapaxes(U, -1, -2), lax.broadcastInDim(inverse, [...batch, k, m], [...range(batch.length), batch.length]));
+  return np.matmul(np.swapaxes(Vh, -1, -2), scaled);
+}
+
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);

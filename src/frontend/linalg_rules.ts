@@ -53,7 +53,7 @@ const phi = (x: V): V => {
 };
 
 /** The symmetric matrix whose lower triangle is x's (what cholesky reads), and its transpose (folding a gradient onto the lower triangle). */
-const symmetricFromLower = (x: V): V => lax.add(keep(x, triangle(x, true, false)), mT(keep(x, triangle(x, true, true))));
+export const symmetricFromLower = (x: V): V => lax.add(keep(x, triangle(x, true, false)), mT(keep(x, triangle(x, true, true))));
 const foldOntoLower = (g: V): V => lax.add(keep(g, triangle(g, true, false)), keep(mT(g), triangle(g, true, true)));
 
 const lowerSolve = (l: V, b: V, transposeA: boolean): V => solve(l, b, { leftSide: true, lower: true, unitDiagonal: false, transposeA });

@@ -34,6 +34,7 @@ import { takeAlongAxis } from "./indexing.js";
 import { GATHER_SCATTER_ROWS, type GatherParams, type ScatterParams } from "./gather_scatter.js";
 import { LINALG_ROWS } from "./linalg_rules.js";
 import { LU_ROWS } from "./lu_rules.js";
+import { DECOMPOSITION_ROWS } from "./decomposition_rules.js";
 
 type None = Record<string, never>;
 type Axes = { readonly axes: readonly number[] };
@@ -89,6 +90,12 @@ export interface PrimitiveParams {
   solve: { readonly transposeA: boolean };
   /** The determinant of square matrices, from their LU factorization. */
   det: None;
+  /** Q R = a with orthonormal columns of Q and upper-triangular R: (q, r); fullMatrices gives Q all m columns. */
+  qr: { readonly fullMatrices: boolean };
+  /** The eigenvectors (columns) and ascending eigenvalues of symmetric matrices: (v, w); reads the `lower` (or upper) triangle. */
+  eigh: { readonly lower: boolean };
+  /** a = U diag(s) Vᵀ: (s, u, vt), or (s) without computeUv; s descending. */
+  svd: { readonly fullMatrices: boolean; readonly computeUv: boolean };
 }
 
 export type PrimitiveName = keyof PrimitiveParams;
@@ -118,7 +125,8 @@ export interface PrimitiveRow<P> {
   /** Whether the result is weakly typed, where the default (every input is, and the dtype is kept) is wrong. */
   readonly weakType?: (params: P) => boolean;
   readonly jvp: JvpRule<P> | NoDerivative;
-  readonly vjp: VjpRule<P> | NoDerivative;
+  /** "transpose": reverse mode transposes the JVP rule (which is linear in the tangents), as JAX derives it, for rules whose transpose is long to write. */
+  readonly vjp: VjpRule<P> | NoDerivative | "transpose";
   readonly batch: BatchRule<P>;
   readonly example: { readonly args: readonly ExampleArg[]; readonly params: P };
 }
@@ -676,6 +684,7 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   ...GATHER_SCATTER_ROWS,
   ...LINALG_ROWS,
   ...LU_ROWS,
+  ...DECOMPOSITION_ROWS,
 
   sort: {
     lower: (b, operands, { dimension, isStable, numKeys }) => {

@@ -31,7 +31,13 @@ test("linalg.norm: vector norms (2, 1, inf, -inf, 0, p) and matrix norms (fro, 1
   assert.deepEqual(np.linalg.norm(stacked, 1, { axis: [1, 2] }).tolist(), [6, 6]);
   assert.deepEqual(np.linalg.norm(stacked, Infinity, { axis: [2, 1] }).tolist(), [6, 6]);
   assert.deepEqual(((grad((x: FrontendArray) => np.linalg.norm(x))(np.array([3, 4], { dtype: "float32" })) as FrontendArray).tolist() as number[]).map((x) => Math.round(Number(x) * 1e6) / 1e6), [0.6, 0.8]);
-  assert.throws(() => np.linalg.norm(m, "nuc"), (e: unknown) => e instanceof FrontendError && /singular values/.test(e.message));
+  // [[1, -2], [3, 4]]: AᵀA = [[10, 10], [10, 20]], eigenvalues 15 ± 5√5, so σ = √(15 ± 5√5).
+  const [big, small] = [Math.sqrt(15 + 5 * Math.sqrt(5)), Math.sqrt(15 - 5 * Math.sqrt(5))];
+  close(np.linalg.norm(m, "nuc").item(), big + small);
+  close(np.linalg.norm(m, 2).item(), big);
+  close(np.linalg.norm(m, -2).item(), small);
+  assert.deepEqual(np.linalg.norm(stacked, 2, { axis: [2, 1] }).shape, [2]);
+  assert.throws(() => np.linalg.norm(m, 3), (e: unknown) => e instanceof FrontendError && /not a matrix norm/.test(e.message));
   assert.throws(() => np.linalg.norm(m, "fro", { axis: 0 }), /two axes/);
   assert.throws(() => np.linalg.norm(m, null, { axis: [1, 1] }), /same/);
 });
@@ -81,7 +87,7 @@ test("lax.triangularSolve in every configuration: the residual, and JVP and VJP 
 const f64 = (x: unknown): FrontendArray => np.array(x as number[][], { dtype: "float64" });
 const maxAbs = (x: FrontendArray): number => Math.max(0, ...(np.ravel(np.abs(x)).tolist() as number[]));
 /** The largest entry of |x - y|. */
-const maxDiff = (x: FrontendArray, y: unknown): number => maxAbs(np.subtract(x, y as FrontendArray));
+const maxDiff = (x: FrontendArray, y: unknown): number => maxAbs(np.subtract(x, Array.isArray(y) ? np.array(y as number[], { dtype: "float64" }) : y as FrontendArray));
 
 // A matrix whose partial pivoting permutes its rows by a 3-cycle (P ≠ Pᵀ): column 0's
 // largest entry is in row 1, then column 1's (after elimination) in row 2.
@@ -219,4 +225,110 @@ test("linalg under jit and vmap: the StableHLO text (jaxlib's getrf custom call)
   assert.ok(maxDiff(vmap((m: FrontendArray) => np.linalg.det(m), { inAxes: [2] })(moved) as FrontendArray, eager[2]!) < 1e-12);
   const perExample = vmap(grad((m: FrontendArray) => np.linalg.det(m)))(a) as FrontendArray;
   assert.ok(maxDiff(perExample.index(0), np.transpose(f64(adjugate(m4)))) < 1e-11);
+});
+
+/** Each matrix of the batch is orthonormal in its columns: xᵀ x = I. */
+const orthonormal = (x: FrontendArray): number => {
+  const k = x.shape.at(-1)!;
+  return maxDiff(np.matmul(np.swapaxes(x, -1, -2), x), np.broadcastTo(np.eye(k, k, { dtype: x.dtype }), [...x.shape.slice(0, -2), k, k]));
+};
+const isUpper = (r: FrontendArray): boolean => (r.tolist() as number[][]).every((row, i) => row.every((v, j) => j >= i || v === 0));
+
+test("linalg.qr: Q R = A, QᵀQ = I, R upper triangular, in every mode and shape; batches", () => {
+  const tall = f64([[1, 2, 3], [4, 5, 6], [7, 8, 10], [1, 0, 1]]);
+  for (const a of [tall, np.transpose(tall), f64(CYCLE)]) {
+    const [m, n] = a.shape as [number, number];
+    const k = Math.min(m, n);
+    const reduced = np.linalg.qr(a);
+    assert.deepEqual([reduced.Q.shape, reduced.R.shape], [[m, k], [k, n]]);
+    const complete = np.linalg.qr(a, "complete");
+    assert.deepEqual([complete.Q.shape, complete.R.shape], [[m, m], [m, n]]);
+    for (const { Q, R } of [reduced, complete]) {
+      assert.ok(maxDiff(np.matmul(Q, R), a) < 1e-13, "Q R = A");
+      assert.ok(orthonormal(Q) < 1e-14, "QᵀQ = I");
+      assert.ok(isUpper(R), "R is upper triangular");
+    }
+    assert.deepEqual(np.linalg.qr(a, "r").tolist(), reduced.R.tolist());
+  }
+  const batch = np.stack([tall, np.multiply(tall, -2)]);
+  const { Q, R } = np.linalg.qr(batch);
+  assert.ok(maxDiff(np.matmul(Q, R), batch) < 1e-13);
+  assert.ok(orthonormal(Q) < 1e-14);
+  assert.deepEqual(np.linalg.qr(np.zeros([3, 0])).Q.shape, [3, 0]);
+  assert.throws(() => np.linalg.qr(tall, "raw" as never), (e: unknown) => e instanceof FrontendError && e.argument === "mode");
+  assert.throws(() => grad((x: FrontendArray) => np.sum(np.linalg.qr(x, "complete").Q))(tall), (e: unknown) => e instanceof FrontendError && /complete/.test(e.message));
+});
+
+test("linalg.eigh, eigvalsh: A V = V diag(w), VᵀV = I, w ascending and known; UPLO and symmetrizeInput; dλᵢ/dA = vᵢvᵢᵀ", () => {
+  const s = f64([[2, 1, 0], [1, 3, 1], [0, 1, 4]]);
+  const { eigenvalues: w, eigenvectors: v } = np.linalg.eigh(s);
+  // The eigenvalues of this tridiagonal matrix are 3 - √3, 3, 3 + √3.
+  assert.ok(maxDiff(w, [3 - Math.sqrt(3), 3, 3 + Math.sqrt(3)]) < 1e-14);
+  assert.ok(maxDiff(np.matmul(s, v), np.multiply(v, w)) < 1e-14);
+  assert.ok(orthonormal(v) < 1e-14);
+  assert.ok(maxDiff(np.linalg.eigvalsh(s), w) < 1e-15);
+  // Only one triangle is read without symmetrizing: garbage in the other one does not matter.
+  const lowerOnly = np.add(s, f64([[0, 100, -7], [0, 0, 50], [0, 0, 0]]));
+  assert.ok(maxDiff(np.linalg.eigh(lowerOnly, "L", { symmetrizeInput: false }).eigenvalues, w) < 1e-14);
+  assert.ok(maxDiff(np.linalg.eigh(np.transpose(lowerOnly), "U", { symmetrizeInput: false }).eigenvalues, w) < 1e-14);
+  const batch = np.stack([s, np.multiply(s, 2)]);
+  assert.ok(maxDiff(np.linalg.eigvalsh(batch).index(1), np.multiply(w, 2)) < 1e-13);
+  // The derivative of a simple eigenvalue along a symmetric direction is vᵢᵀ dA vᵢ; its gradient (symmetrized input) vᵢvᵢᵀ.
+  const g = grad((x: FrontendArray) => np.linalg.eigvalsh(x).index(2))(s) as FrontendArray;
+  const top = v.index(":", 2);
+  assert.ok(maxDiff(g, np.outer(top, top)) < 1e-12);
+  assert.throws(() => np.linalg.eigh(s, "X" as never), (e: unknown) => e instanceof FrontendError && e.argument === "UPLO");
+  assert.throws(() => np.linalg.eigh(f64([[1, 2, 3]])), (e: unknown) => e instanceof FrontendError && /square/.test(e.message));
+});
+
+test("linalg.svd and pinv: U diag(S) Vh = A, orthonormal factors, S descending and known; the Penrose conditions", () => {
+  const tall = f64([[1, 2, 3], [4, 5, 6], [7, 8, 10], [1, 0, 1]]);
+  for (const a of [tall, np.transpose(tall)]) {
+    const [m, n] = a.shape as [number, number];
+    const k = Math.min(m, n);
+    const full = np.linalg.svd(a);
+    assert.deepEqual([full.U.shape, full.S.shape, full.Vh.shape], [[m, m], [k], [n, n]]);
+    const reduced = np.linalg.svd(a, { fullMatrices: false });
+    const s = reduced.S.tolist() as number[];
+    s.forEach((x, i) => assert.ok(i === 0 || s[i - 1]! >= x, "descending"));
+    assert.ok(maxDiff(np.matmul(np.multiply(reduced.U, reduced.S), reduced.Vh), a) < 1e-13, "U S Vh = A");
+    assert.ok(orthonormal(full.U) < 1e-14 && orthonormal(np.transpose(full.Vh)) < 1e-14);
+    // The squared singular values are AᵀA's eigenvalues (an independent route).
+    const ata = np.matmul(np.transpose(a), a);
+    const eig = (np.linalg.eigvalsh(ata).tolist() as number[]).slice(-k).reverse();
+    assert.ok(maxDiff(np.square(reduced.S), eig) < 1e-11);
+    assert.ok(maxDiff(np.linalg.svd(a, { computeUv: false }), reduced.S) < 1e-13);
+    const p = np.linalg.pinv(a);
+    assert.deepEqual(p.shape, [n, m]);
+    assert.ok(maxDiff(np.matmul(np.matmul(a, p), a), a) < 1e-12, "A A⁺ A = A");
+    assert.ok(maxDiff(np.matmul(np.matmul(p, a), p), p) < 1e-12, "A⁺ A A⁺ = A⁺");
+    const ap = np.matmul(a, p);
+    assert.ok(maxDiff(ap, np.transpose(ap)) < 1e-12, "A A⁺ is symmetric");
+  }
+  // A rank-1 matrix: pinv = Aᵀ / ‖A‖²_F.
+  const r1 = f64([[1, 2], [2, 4], [3, 6]]);
+  assert.ok(maxDiff(np.linalg.pinv(r1), np.divide(np.transpose(r1), 70)) < 1e-14);
+  // d σ₁ / dA = u₁ v₁ᵀ.
+  const g = grad((x: FrontendArray) => np.linalg.norm(x, 2))(tall) as FrontendArray;
+  const { U, Vh } = np.linalg.svd(tall, { fullMatrices: false });
+  assert.ok(maxDiff(g, np.outer(U.index(":", 0), Vh.index(0))) < 1e-12);
+  assert.throws(() => grad((x: FrontendArray) => np.sum(np.linalg.svd(x).U))(tall), (e: unknown) => e instanceof FrontendError && /full_matrices/.test(e.message));
+});
+
+test("qr, eigh and svd under jit (LAPACK custom calls in the text, run by the interpreter) and vmap", () => {
+  const tall = f64([[1, 2, 3], [4, 5, 6], [7, 8, 10], [1, 0, 1]]);
+  const f = (a: FrontendArray): FrontendArray[] => {
+    const { Q, R } = np.linalg.qr(a);
+    const { S } = np.linalg.svd(a, { fullMatrices: false });
+    return [Q, R, S, np.linalg.eigvalsh(np.matmul(np.transpose(a), a))];
+  };
+  const text = jit(f).lower(tall).asText();
+  for (const target of ["lapack_dgeqrf_ffi", "lapack_dorgqr_ffi", "lapack_dgesdd_ffi", "lapack_dsyevd_ffi"]) assert.match(text, new RegExp(target));
+  const out = evaluate(parseStableHlo(text).entry, [Literal.from("f64", tall.tolist() as number[][])]);
+  const results = out.shape.kind === "tuple" ? out.elements : [out];
+  const eager = f(tall);
+  results.forEach((r, i) => assert.ok(maxDiff(eager[i]!, np.array(r.toNested() as number[], { dtype: "float64" })) < 1e-12, `result ${i}`));
+  const batch = np.stack([tall, np.multiply(tall, 3)]);
+  const s = vmap((a: FrontendArray) => np.linalg.svd(a, { computeUv: false }), { inAxes: [0] })(batch) as FrontendArray;
+  assert.ok(maxDiff(s.index(1), np.multiply(s.index(0), 3)) < 1e-12);
 });
