@@ -11,17 +11,24 @@ import * as lax from "./lax.js";
 import { diagonal, pivotSign } from "./lu_rules.js";
 import * as np from "./numpy.js";
 
-/** `a` as an inexact array of (square, unless `square` is false) matrices; a FrontendError naming `where` otherwise. */
-function matrices(a: ArrayLike, where: string, square = true, argument = "a"): ArrayBase {
+/** The dtypes LAPACK has routines for (JAX's CPU lowerings refuse the others). */
+const LAPACK_DTYPES: readonly string[] = ["float32", "float64", "complex64", "complex128"];
+
+/**
+ * `a` as an inexact array of (square, unless `square` is false) matrices of a type
+ * LAPACK takes (unless `anyFloat`); a FrontendError naming `where` otherwise.
+ */
+function matrices(a: ArrayLike, where: string, square = true, anyFloat = false): ArrayBase {
   const x = np.toInexact(asArrayValue(a, undefined, where));
-  if (x.ndim < 2) throw new FrontendError(`${where}: needs matrices (rank 2 or more), got shape [${x.shape}]`, where, argument);
-  if (square && x.shape.at(-1) !== x.shape.at(-2)) throw new FrontendError(`${where}: needs square matrices in the last two dimensions, got shape [${x.shape}]`, where, argument);
+  if (x.ndim < 2) throw new FrontendError(`${where}: needs matrices (rank 2 or more), got shape [${x.shape}]`, where, "a");
+  if (square && x.shape.at(-1) !== x.shape.at(-2)) throw new FrontendError(`${where}: needs square matrices in the last two dimensions, got shape [${x.shape}]`, where, "a");
+  if (!anyFloat && !LAPACK_DTYPES.includes(x.dtype)) throw new FrontendError(`${where}: needs float32, float64, complex64 or complex128 matrices (LAPACK's types), got ${x.dtype}`, where, "a");
   return x;
 }
 
 /** np.linalg.cholesky: the lower factor L (L Lᵀ = a) of symmetric positive-definite matrices; a is symmetrized first, as JAX does. */
 export function cholesky(a: ArrayLike): ArrayBase {
-  const x = matrices(a, "linalg.cholesky", false);
+  const x = matrices(a, "linalg.cholesky", false, true);
   return lax.cholesky(np.multiply(np.add(x, np.swapaxes(x, -1, -2)), 0.5));
 }
 

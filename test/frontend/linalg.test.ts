@@ -151,7 +151,10 @@ test("linalg.solve / inv: bad shapes are FrontendErrors naming the argument", ()
   assert.throws(() => np.linalg.solve([[1, 0], [0, 1]], [1, 2, 3]), named("b", /3 elements/));
   assert.throws(() => np.linalg.solve([[1, 0], [0, 1]], [[1], [2], [3]]), named("b", /3 rows/));
   assert.throws(() => np.linalg.solve(np.ones([4, 2, 2]), np.ones([4, 2])), named("b", /ambiguous/));
-  assert.throws(() => np.linalg.det(np.ones([5, 5], { dtype: "float16" })), named("a", /LAPACK/));
+  assert.throws(() => np.linalg.det(np.ones([5, 5], { dtype: "float16" })), (e: unknown) => named("a", /LAPACK/)(e) && (e as FrontendError).op === "linalg.det");
+  assert.throws(() => np.linalg.svd(np.ones([3, 2], { dtype: "bfloat16" })), named("a", /LAPACK/));
+  // Integers are promoted to float32, as JAX does.
+  assert.equal(np.linalg.det([[1, 2, 3, 4], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 2]]).dtype, "float32");
   assert.throws(() => np.linalg.det([[1, 2, 3]]), named("a", /square/));
 });
 
