@@ -165,6 +165,13 @@ export class VjpTrace extends Trace<VjpTracer> {
 
 function primitiveVjp(name: PrimitiveName, cotangents: readonly ArrayBase[], node: TapeNode): (ArrayBase | null)[] {
   const rule = PRIMITIVES[name].vjp;
+  if (rule === "transpose") {
+    // The JVP rule's tangent map is linear: its transpose is its VJP (at zero tangents), as JAX derives reverse mode.
+    const jvpRule = PRIMITIVES[name].jvp;
+    if (typeof jvpRule !== "function") throw unsupported(name, jvpRule, "vjp");
+    const tangentMap = (...ts: ArrayBase[]): ArrayBase[] => jvpRule(ts, node.primalsIn, node.primalsOut, node.params as never);
+    return vjpCore(tangentMap as (...args: never[]) => unknown, node.primalsIn.map(zerosLike), false).pullback(cotangents) as ArrayBase[];
+  }
   if (typeof rule !== "function") throw unsupported(name, rule, "vjp");
   return rule(cotangents, node.primalsIn, node.primalsOut, node.params as never);
 }

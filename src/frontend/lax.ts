@@ -318,3 +318,47 @@ export function triangularSolve(a: ArrayLike, b: ArrayLike, options: { leftSide?
     leftSide: options.leftSide ?? false, lower: options.lower ?? false, unitDiagonal: options.unitDiagonal ?? false, transposeA: options.transposeA ?? false,
   });
 }
+
+/**
+ * lax.linalg.lu of square matrices: [lu, pivots, permutation] with P a = L U (P's row i is
+ * a's row permutation[i]), L unit lower triangular below lu's diagonal and U upper
+ * triangular on and above it; pivots are LAPACK's row swaps, 0-based (int32).
+ */
+export function lu(x: ArrayLike): [ArrayBase, ArrayBase, ArrayBase] {
+  const a = asArrayValue(x, undefined, "lu");
+  if (a.ndim < 2 || a.shape.at(-1) !== a.shape.at(-2)) throw new FrontendError(`lu: needs square matrices in the last two dimensions, got shape [${a.shape}]`, "lu", "x");
+  return bind("lu", [a], {}) as [ArrayBase, ArrayBase, ArrayBase];
+}
+
+const squareOrAny = (x: ArrayLike, where: string, square: boolean): ArrayBase => {
+  const a = asArrayValue(x, undefined, where);
+  if (a.ndim < 2 || (square && a.shape.at(-1) !== a.shape.at(-2))) throw new FrontendError(`${where}: needs ${square ? "square " : ""}matrices in the last two dimensions, got shape [${a.shape}]`, where, "x");
+  return a;
+};
+
+/** lax.linalg.qr: [q, r] with q r = x, q's columns orthonormal, r upper triangular; fullMatrices (default true, as JAX's) makes q square. */
+export function qr(x: ArrayLike, options: { fullMatrices?: boolean } = {}): [ArrayBase, ArrayBase] {
+  return bind("qr", [squareOrAny(x, "qr", false)], { fullMatrices: options.fullMatrices ?? true }) as [ArrayBase, ArrayBase];
+}
+
+/**
+ * lax.linalg.eigh: [v, w], the eigenvectors (columns of v) and ascending eigenvalues of
+ * symmetric (Hermitian) matrices. `lower` (default true) picks the triangle read;
+ * `symmetrizeInput` (default true, as JAX's) uses (x + xᴴ) / 2 instead.
+ */
+export function eigh(x: ArrayLike, options: { lower?: boolean; symmetrizeInput?: boolean } = {}): [ArrayBase, ArrayBase] {
+  let a = squareOrAny(x, "eigh", true);
+  if (options.symmetrizeInput ?? true) {
+    // The Hermitian part of a complex matrix needs a conjugate, which the front end has no primitive for yet.
+    if (a.dtype.startsWith("complex")) throw new FrontendError("eigh: symmetrizing a complex matrix needs conj, not in the front end yet; pass symmetrizeInput: false", "eigh", "symmetrizeInput");
+    a = mul(add(a, transpose(a, [...a.shape.slice(0, -2).map((_, i) => i), a.ndim - 1, a.ndim - 2])), 0.5);
+  }
+  return bind("eigh", [a], { lower: options.lower ?? true }) as [ArrayBase, ArrayBase];
+}
+
+/** lax.linalg.svd: [u, s, vh] with x = u diag(s) vh (s descending), or s alone without computeUv. */
+export function svd(x: ArrayLike, options: { fullMatrices?: boolean; computeUv?: boolean } = {}): [ArrayBase, ArrayBase, ArrayBase] | ArrayBase {
+  const computeUv = options.computeUv ?? true;
+  const out = bind("svd", [squareOrAny(x, "svd", false)], { fullMatrices: options.fullMatrices ?? true, computeUv });
+  return computeUv ? [out[1]!, out[0]!, out[2]!] : out[0]!;
+}

@@ -1,18 +1,122 @@
-// jax.numpy.linalg. So far: norm, composed of numpy functions (so differentiable and
-// batchable), and cholesky, on the cholesky primitive. The other factorizations (qr,
-// eigh, svd) and what builds on them (inv, solve, det, slogdet) are not in the front
-// end yet.
+// jax.numpy.linalg: norm, composed of numpy functions (so differentiable and batchable);
+// cholesky on the cholesky primitive; inv, solve, det and slogdet on the LU
+// factorization (lu_rules.ts: the lu, solve and det primitives), as JAX's. Matrices are
+// the last two dimensions, the others batch; integer inputs become float32, as JAX
+// promotes them.
 
-import { ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
+import { ArrayBase, asArrayValue, bind, bind1, type ArrayLike } from "./core.js";
+import { dtypeKind, resultType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
+import { diagonal, pivotSign } from "./lu_rules.js";
 import * as np from "./numpy.js";
+
+/** The dtypes LAPACK has routines for (JAX's CPU lowerings refuse the others). */
+const LAPACK_DTYPES: readonly string[] = ["float32", "float64", "complex64", "complex128"];
+
+/**
+ * `a` as an inexact array of (square, unless `square` is false) matrices of a type
+ * LAPACK takes (unless `anyFloat`); a FrontendError naming `where` otherwise.
+ */
+function matrices(a: ArrayLike, where: string, square = true, anyFloat = false): ArrayBase {
+  const x = np.toInexact(asArrayValue(a, undefined, where));
+  if (x.ndim < 2) throw new FrontendError(`${where}: needs matrices (rank 2 or more), got shape [${x.shape}]`, where, "a");
+  if (square && x.shape.at(-1) !== x.shape.at(-2)) throw new FrontendError(`${where}: needs square matrices in the last two dimensions, got shape [${x.shape}]`, where, "a");
+  if (!anyFloat && !LAPACK_DTYPES.includes(x.dtype)) throw new FrontendError(`${where}: needs float32, float64, complex64 or complex128 matrices (LAPACK's types), got ${x.dtype}`, where, "a");
+  return x;
+}
 
 /** np.linalg.cholesky: the lower factor L (L Lᵀ = a) of symmetric positive-definite matrices; a is symmetrized first, as JAX does. */
 export function cholesky(a: ArrayLike): ArrayBase {
-  const x = np.toInexact(asArrayValue(a, undefined, "linalg.cholesky"));
-  if (x.ndim < 2) throw new FrontendError(`linalg.cholesky: needs matrices (rank 2 or more), got shape [${x.shape}]`, "linalg.cholesky", "a");
+  const x = matrices(a, "linalg.cholesky", false, true);
   return lax.cholesky(np.multiply(np.add(x, np.swapaxes(x, -1, -2)), 0.5));
+}
+
+/**
+ * np.linalg.solve(a, b): x with a x = b. As numpy 2 and JAX: a 1-d b is one vector
+ * (x has a's batch shape and n); otherwise b is a stack of n×k matrices whose batch
+ * dimensions broadcast with a's.
+ */
+export function solve(a: ArrayLike, b: ArrayLike): ArrayBase {
+  const where = "linalg.solve";
+  const [av, bv] = [asArrayValue(a, undefined, where), asArrayValue(b, undefined, where)];
+  const m = matrices(lax.convertElementType(av, resultType(av.aval, bv.aval).dtype), where);
+  const rhs = lax.convertElementType(bv, m.dtype);
+  const n = m.shape.at(-1)!;
+  const batchA = m.shape.slice(0, -2);
+  if (rhs.ndim === 1) {
+    if (rhs.shape[0] !== n) throw new FrontendError(`${where}: b has ${rhs.shape[0]} elements; a's matrices are ${n}×${n}`, where, "b");
+    const column = lax.broadcastInDim(rhs, [...batchA, n, 1], [batchA.length]);
+    return lax.reshape(bind1("solve", [m, column], { transposeA: false }), [...batchA, n]);
+  }
+  if (rhs.ndim === 0) throw new FrontendError(`${where}: b must be a vector or matrices, got a scalar`, where, "b");
+  // JAX refuses what numpy 1 read as a batch of vectors.
+  if (m.ndim === rhs.ndim + 1 && rhs.shape.at(-1) === n && rhs.shape.at(-2) !== n) {
+    throw new FrontendError(`${where}: b of shape [${rhs.shape}] with a of shape [${m.shape}] is ambiguous; for a batch of vectors use solve(a, b[..., None])[..., 0]`, where, "b");
+  }
+  if (rhs.shape.at(-2) !== n) throw new FrontendError(`${where}: b's matrices have ${rhs.shape.at(-2)} rows; a's are ${n}×${n}`, where, "b");
+  const batch = np.broadcastShapes(where, batchA, rhs.shape.slice(0, -2));
+  const k = rhs.shape.at(-1)!;
+  return bind1("solve", [lax.broadcastTo(m, [...batch, n, n]), lax.broadcastTo(rhs, [...batch, n, k])], { transposeA: false });
+}
+
+/** np.linalg.inv: the inverse of square matrices (solve against the identity, as JAX's). */
+export function inv(a: ArrayLike): ArrayBase {
+  const m = matrices(a, "linalg.inv");
+  const n = m.shape.at(-1)!;
+  return bind1("solve", [m, lax.broadcastTo(np.eye(n, n, { dtype: m.dtype }), m.shape)], { transposeA: false });
+}
+
+/** The element [i, j] of each matrix. */
+const entry = (m: ArrayBase, i: number, j: number): ArrayBase => {
+  const batch = m.shape.slice(0, -2);
+  const starts = [...batch.map(() => 0), i, j];
+  return lax.reshape(lax.slice(m, starts, [...batch, i + 1, j + 1]), batch);
+};
+
+/** np.linalg.det. As JAX's: 2×2 and 3×3 by their closed forms, larger matrices by the det primitive (LU, with a derivative that is finite at singular matrices). */
+export function det(a: ArrayLike): ArrayBase {
+  const m = matrices(a, "linalg.det");
+  const n = m.shape.at(-1)!;
+  const batch = m.shape.slice(0, -2);
+  if (n === 0) return lax.full(batch, 1, m.dtype);
+  if (n === 1) return entry(m, 0, 0);
+  const e = (i: number, j: number): ArrayBase => entry(m, i, j);
+  const product = (...cells: [number, number][]): ArrayBase => cells.map(([i, j]) => e(i, j)).reduce((p, q) => lax.mul(p, q));
+  if (n === 2) return lax.sub(product([0, 0], [1, 1]), product([0, 1], [1, 0]));
+  if (n === 3) {
+    const plus = [product([0, 0], [1, 1], [2, 2]), product([0, 1], [1, 2], [2, 0]), product([0, 2], [1, 0], [2, 1])];
+    const minus = [product([0, 2], [1, 1], [2, 0]), product([0, 0], [1, 2], [2, 1]), product([0, 1], [1, 0], [2, 2])];
+    return lax.sub(plus.reduce((p, q) => lax.add(p, q)), minus.reduce((p, q) => lax.add(p, q)));
+  }
+  return bind1("det", [m], {});
+}
+
+/** What np.linalg.slogdet returns: det = sign · exp(logabsdet). */
+export interface SlogdetResult {
+  readonly sign: ArrayBase;
+  /** log |det| (real, -inf for a singular matrix). */
+  readonly logabsdet: ArrayBase;
+}
+
+/** np.linalg.slogdet: the sign (a unit complex number for complex matrices; 0 when singular) and log |det|, from the LU factors as JAX's. */
+export function slogdet(a: ArrayLike): SlogdetResult {
+  const m = matrices(a, "linalg.slogdet");
+  const n = m.shape.at(-1)!;
+  const batch = m.shape.slice(0, -2);
+  const complex = dtypeKind(m.dtype) === "complex";
+  const real = complex ? (m.dtype === "complex64" ? "float32" : "float64") : m.dtype;
+  if (n === 0) return { sign: lax.full(batch, 1, m.dtype), logabsdet: lax.full(batch, 0, real) };
+  const [lu, pivots] = bind("lu", [m], {}) as [ArrayBase, ArrayBase];
+  const diag = diagonal(lu);
+  const last = diag.ndim - 1;
+  const isZero = lax.reduceOr(lax.eq(diag, 0), [last]);
+  const magnitude = lax.abs(diag);
+  // The sign: the permutation's, times the diagonal's (the product of the unit phases for complex).
+  const phases = complex ? lax.reduceProd(lax.div(diag, lax.convertElementType(magnitude, m.dtype)), [last]) : lax.reduceProd(lax.sign(diag), [last]);
+  const sign = lax.selectN(isZero, lax.mul(phases, pivotSign(pivots, m.dtype)), lax.full(batch, 0, m.dtype));
+  const logabsdet = lax.selectN(isZero, lax.reduceSum(lax.log(magnitude), [last]), lax.full(batch, -Infinity, real));
+  return { sign, logabsdet };
 }
 
 export type NormOrder = number | "fro" | "nuc" | null;
@@ -35,7 +139,7 @@ function vectorNorm(x: ArrayBase, ord: number | null, axis: number | null, keepd
   return np.power(np.sum(np.power(a, ord), options), 1 / ord);
 }
 
-/** Matrix norms over axes (rows, cols): "fro", 1 / -1 (max / min column sum), inf / -inf (max / min row sum). */
+/** Matrix norms over axes (rows, cols): "fro", "nuc" (the sum of the singular values), 1 / -1 (max / min column sum), 2 / -2 (largest / smallest singular value), inf / -inf (max / min row sum). */
 function matrixNorm(x: ArrayBase, ord: NormOrder, [row, col]: readonly [number, number], keepdims: boolean): ArrayBase {
   const a = np.abs(x);
   const keep = (y: ArrayBase): ArrayBase => (keepdims ? np.expandDims(y, [row, col].sort((p, q) => p - q)) : y);
@@ -50,7 +154,15 @@ function matrixNorm(x: ArrayBase, ord: NormOrder, [row, col]: readonly [number, 
     const sums = np.sum(a, { axis: col });
     return keep((ord === Infinity ? np.max : np.min)(sums, { axis: reduceAfter(col, row) }));
   }
-  throw new FrontendError(`linalg.norm: the matrix norm ord=${String(ord)} needs singular values (linalg.svd), which the front end does not have yet`, "linalg.norm", "ord");
+  if (ord === "nuc" || ord === 2 || ord === -2) {
+    // The singular values, of the two axes moved last: their sum, largest or smallest.
+    const rest = a.shape.map((_, i) => i).filter((i) => i !== row && i !== col);
+    const moved = lax.transpose(x, [...rest, row, col]);
+    const s = svd(moved, { computeUv: false });
+    const last = s.ndim - 1;
+    return keep(ord === "nuc" ? lax.reduceSum(s, [last]) : ord === 2 ? lax.reduceMax(s, [last]) : lax.reduceMin(s, [last]));
+  }
+  throw new FrontendError(`linalg.norm: ord=${String(ord)} is not a matrix norm ("fro", "nuc", ±1, ±2, ±inf)`, "linalg.norm", "ord");
 }
 
 const checkAxis = (axis: number, rank: number): number => {
@@ -81,3 +193,97 @@ export function norm(x: ArrayLike, ord: NormOrder = null, options: NormOptions =
   if (r === c) throw new FrontendError(`linalg.norm: the two axes are the same (${r})`, "linalg.norm", "axis");
   return matrixNorm(a, ord, [r, c], keepdims);
 }
+
+/** What np.linalg.qr returns (numpy's and JAX's field names). */
+export interface QrResult {
+  readonly Q: ArrayBase;
+  readonly R: ArrayBase;
+}
+
+/**
+ * np.linalg.qr(a, mode): "reduced" (default: Q m×k, R k×n, k = min(m, n)), "complete"
+ * (Q m×m, R m×n) or "r" (R alone, as reduced).
+ */
+export function qr(a: ArrayLike, mode?: "reduced" | "complete"): QrResult;
+export function qr(a: ArrayLike, mode: "r"): ArrayBase;
+export function qr(a: ArrayLike, mode: "reduced" | "complete" | "r" = "reduced"): QrResult | ArrayBase {
+  if (!["reduced", "complete", "r"].includes(mode)) throw new FrontendError(`linalg.qr: mode must be "reduced", "complete" or "r", got ${JSON.stringify(mode)}`, "linalg.qr", "mode");
+  const [q, r] = lax.qr(matrices(a, "linalg.qr", false), { fullMatrices: mode === "complete" });
+  return mode === "r" ? r : { Q: q, R: r };
+}
+
+/** What np.linalg.eigh returns: eigenvectors[..., :, i] belongs to eigenvalues[..., i] (ascending). */
+export interface EighResult {
+  readonly eigenvalues: ArrayBase;
+  readonly eigenvectors: ArrayBase;
+}
+
+export interface EighOptions {
+  /** (a + aᵀ) / 2 instead of one triangle (default true, as JAX's: better derivatives). */
+  readonly symmetrizeInput?: boolean;
+}
+
+const uplo = (UPLO: string | null, where: string): boolean => {
+  if (UPLO !== null && UPLO !== "L" && UPLO !== "U") throw new FrontendError(`${where}: UPLO must be "L" or "U", got ${JSON.stringify(UPLO)}`, where, "UPLO");
+  return UPLO !== "U";
+};
+
+/** np.linalg.eigh(a, UPLO, { symmetrizeInput }): eigenvalues (ascending) and eigenvectors of symmetric matrices. */
+export function eigh(a: ArrayLike, UPLO: "L" | "U" | null = null, options: EighOptions = {}): EighResult {
+  const [v, w] = lax.eigh(matrices(a, "linalg.eigh"), { lower: uplo(UPLO, "linalg.eigh"), symmetrizeInput: options.symmetrizeInput ?? true });
+  return { eigenvalues: w, eigenvectors: v };
+}
+
+/** np.linalg.eigvalsh: the eigenvalues of symmetric matrices, ascending. */
+export function eigvalsh(a: ArrayLike, UPLO: "L" | "U" | null = "L", options: EighOptions = {}): ArrayBase {
+  return eigh(a, UPLO, options).eigenvalues;
+}
+
+/** What np.linalg.svd returns (a = U diag(S) Vh, S descending). */
+export interface SvdResult {
+  readonly U: ArrayBase;
+  readonly S: ArrayBase;
+  readonly Vh: ArrayBase;
+}
+
+export interface SvdOptions {
+  /** U m×m and Vh n×n (default true, as numpy's), else m×k and k×n. */
+  readonly fullMatrices?: boolean;
+  /** Compute U and Vh (default true); without them svd returns S alone. */
+  readonly computeUv?: boolean;
+}
+
+/** np.linalg.svd(a, { fullMatrices, computeUv }). */
+export function svd(a: ArrayLike, options?: SvdOptions & { computeUv?: true }): SvdResult;
+export function svd(a: ArrayLike, options: SvdOptions & { computeUv: false }): ArrayBase;
+export function svd(a: ArrayLike, options: SvdOptions = {}): SvdResult | ArrayBase {
+  const x = matrices(a, "linalg.svd", false);
+  const out = lax.svd(x, { fullMatrices: options.fullMatrices ?? true, computeUv: options.computeUv ?? true });
+  if (!Array.isArray(out)) return out;
+  const [u, s, vh] = out;
+  return { U: u, S: s, Vh: vh };
+}
+
+/**
+ * np.linalg.pinv(a, { rtol }): the Moore-Penrose pseudo-inverse by the reduced SVD,
+ * singular values at most rtol · (the largest) taken as zero; rtol defaults to
+ * 10 · max(m, n) · eps, as JAX's.
+ */
+export function pinv(a: ArrayLike, options: { rtol?: number } = {}): ArrayBase {
+  const x = matrices(a, "linalg.pinv", false);
+  const [m, n] = x.shape.slice(-2) as [number, number];
+  const batch = x.shape.slice(0, -2);
+  if (m === 0 || n === 0) return lax.full([...batch, n, m], 0, x.dtype);
+  const eps = x.dtype === "float64" ? 2 ** -52 : x.dtype === "float16" ? 2 ** -10 : x.dtype === "bfloat16" ? 2 ** -7 : 2 ** -23;
+  const rtol = options.rtol ?? 10 * Math.max(m, n) * eps;
+  const { U, S, Vh } = svd(x, { fullMatrices: false });
+  const k = S.shape.at(-1)!;
+  const largest = lax.slice(S, [...batch.map(() => 0), 0], [...batch, 1]);
+  const kept = lax.gt(S, lax.mul(lax.broadcastTo(largest, S.shape), rtol));
+  const inverse = lax.selectN(kept, lax.full(S.shape, 0, S.dtype), lax.div(1, S));
+  // Vh ᵀ diag(1/s) Uᵀ.
+  const scaled = lax.mul(np.swapaxes(U, -1, -2), lax.broadcastInDim(inverse, [...batch, k, m], [...range(batch.length), batch.length]));
+  return np.matmul(np.swapaxes(Vh, -1, -2), scaled);
+}
+
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);

@@ -17,28 +17,28 @@ import { arrayShape } from "../types/shape.js";
 import type { ArrayBase } from "./core.js";
 import { DTYPES } from "./dtypes.js";
 import * as lax from "./lax.js";
-import { bindRow, moveBatchToFront, range, realOnly, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
+import { bindRow, matrixBatch, range, realOnly, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
 
 type V = ArrayBase;
 type SolveParams = PrimitiveParams["triangularSolve"];
 
 const rankOf = (x: V): number => x.ndim;
 /** xᵀ over the last two dimensions. */
-const mT = (x: V): V => lax.transpose(x, [...range(rankOf(x) - 2), rankOf(x) - 1, rankOf(x) - 2]);
+export const mT = (x: V): V => lax.transpose(x, [...range(rankOf(x) - 2), rankOf(x) - 1, rankOf(x) - 2]);
 /** Batched matrix product over the last two dimensions (the leading ones batch). */
-const matmul = (a: V, b: V): V => {
+export const matmul = (a: V, b: V): V => {
   const nb = a.ndim - 2;
   return lax.dotGeneral(a, b, { lhsContractingDimensions: [nb + 1], rhsContractingDimensions: [nb], lhsBatchDimensions: range(nb), rhsBatchDimensions: range(nb) });
 };
 
 /** The mask of a matrix's lower (upper) triangle, the diagonal included unless `strict`. */
-function triangle(x: V, lower: boolean, strict: boolean): V {
+export function triangle(x: V, lower: boolean, strict: boolean): V {
   const r = x.ndim;
   const rows = lax.broadcastedIota("int32", x.shape, r - 2);
   const cols = lax.broadcastedIota("int32", x.shape, r - 1);
   return strict ? (lower ? lax.gt(rows, cols) : lax.lt(rows, cols)) : (lower ? lax.ge(rows, cols) : lax.le(rows, cols));
 }
-const keep = (x: V, mask: V): V => lax.selectN(mask, lax.full(x.shape, 0, x.dtype), x);
+export const keep = (x: V, mask: V): V => lax.selectN(mask, lax.full(x.shape, 0, x.dtype), x);
 
 const solve = (a: V, b: V, p: SolveParams): V => bindRow("triangularSolve")([a, b], p)[0]!;
 
@@ -53,16 +53,10 @@ const phi = (x: V): V => {
 };
 
 /** The symmetric matrix whose lower triangle is x's (what cholesky reads), and its transpose (folding a gradient onto the lower triangle). */
-const symmetricFromLower = (x: V): V => lax.add(keep(x, triangle(x, true, false)), mT(keep(x, triangle(x, true, true))));
+export const symmetricFromLower = (x: V): V => lax.add(keep(x, triangle(x, true, false)), mT(keep(x, triangle(x, true, true))));
 const foldOntoLower = (g: V): V => lax.add(keep(g, triangle(g, true, false)), keep(mT(g), triangle(g, true, true)));
 
 const lowerSolve = (l: V, b: V, transposeA: boolean): V => solve(l, b, { leftSide: true, lower: true, unitDiagonal: false, transposeA });
-
-/** The batching rule of an op on matrices: every operand's batch dimension in front (the op batches leading dimensions). */
-const matrixBatch = <N extends "cholesky" | "triangularSolve">(name: N) =>
-  (xs: readonly V[], dims: readonly (number | null)[], p: PrimitiveParams[N], size: number): { values: V[]; dims: number[] } => ({
-    values: bindRow(name)(xs.map((x, i) => moveBatchToFront(x, dims[i]!, size)), p), dims: [0],
-  });
 
 export const LINALG_ROWS: { readonly [N in "cholesky" | "triangularSolve"]: PrimitiveRow<PrimitiveParams[N]> } = {
   cholesky: {

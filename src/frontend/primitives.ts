@@ -33,6 +33,8 @@ import * as lax from "./lax.js";
 import { takeAlongAxis } from "./indexing.js";
 import { GATHER_SCATTER_ROWS, type GatherParams, type ScatterParams } from "./gather_scatter.js";
 import { LINALG_ROWS } from "./linalg_rules.js";
+import { LU_ROWS } from "./lu_rules.js";
+import { DECOMPOSITION_ROWS } from "./decomposition_rules.js";
 
 type None = Record<string, never>;
 type Axes = { readonly axes: readonly number[] };
@@ -82,6 +84,18 @@ export interface PrimitiveParams {
   cholesky: None;
   /** Solves op(a) x = b (leftSide) or x op(a) = b for lower (or upper) triangular a; op transposes when transposeA. */
   triangularSolve: { readonly leftSide: boolean; readonly lower: boolean; readonly unitDiagonal: boolean; readonly transposeA: boolean };
+  /** P a = L U with partial pivoting: (L and U packed in one matrix, the 0-based row swaps, the permutation P applies); square matrices. */
+  lu: None;
+  /** Solves op(a) x = b for square a by its LU factorization; op transposes when transposeA. */
+  solve: { readonly transposeA: boolean };
+  /** The determinant of square matrices, from their LU factorization. */
+  det: None;
+  /** Q R = a with orthonormal columns of Q and upper-triangular R: (q, r); fullMatrices gives Q all m columns. */
+  qr: { readonly fullMatrices: boolean };
+  /** The eigenvectors (columns) and ascending eigenvalues of symmetric matrices: (v, w); reads the `lower` (or upper) triangle. */
+  eigh: { readonly lower: boolean };
+  /** a = U diag(s) Vᵀ: (s, u, vt), or (s) without computeUv; s descending. */
+  svd: { readonly fullMatrices: boolean; readonly computeUv: boolean };
 }
 
 export type PrimitiveName = keyof PrimitiveParams;
@@ -111,7 +125,8 @@ export interface PrimitiveRow<P> {
   /** Whether the result is weakly typed, where the default (every input is, and the dtype is kept) is wrong. */
   readonly weakType?: (params: P) => boolean;
   readonly jvp: JvpRule<P> | NoDerivative;
-  readonly vjp: VjpRule<P> | NoDerivative;
+  /** "transpose": reverse mode transposes the JVP rule (which is linear in the tangents), as JAX derives it, for rules whose transpose is long to write. */
+  readonly vjp: VjpRule<P> | NoDerivative | "transpose";
   readonly batch: BatchRule<P>;
   readonly example: { readonly args: readonly ExampleArg[]; readonly params: P };
 }
@@ -132,11 +147,21 @@ export function moveBatchToFront(x: V, d: number | null, size: number): V {
 /** Applies primitive `name` (the rules' way to re-bind their own primitive with other params). */
 export const bindRow = <N extends PrimitiveName>(name: N) => (args: readonly V[], params: PrimitiveParams[N]): V[] => bind(name, args, params);
 
-/** Elementwise batching: every operand gets the batch dimension in front. */
-const elementwiseBatch = <N extends PrimitiveName>(name: N): BatchRule<PrimitiveParams[N]> => (values, dims, params, size) => {
-  const out = bindRow(name)(values.map((v, i) => moveBatchToFront(v, dims[i]!, size)), params);
-  return { values: out, dims: out.map(() => 0) };
-};
+/**
+ * The batching rule of an op that batches its leading dimensions (an op on matrices,
+ * or an elementwise one): every operand's batch dimension moved to the front (a new one
+ * broadcast where it has none), and so every result's.
+ * (A function declaration: the rows of other modules call it while this one loads.)
+ */
+export function matrixBatch<N extends PrimitiveName>(name: N): BatchRule<PrimitiveParams[N]> {
+  return (xs, dims, p, size) => {
+    const out = bindRow(name)(xs.map((x, i) => moveBatchToFront(x, dims[i]!, size)), p);
+    return { values: out, dims: out.map(() => 0) };
+  };
+}
+
+/** Elementwise batching is the same: every operand gets the batch dimension in front. */
+const elementwiseBatch = matrixBatch;
 
 /** The tangents with zeros (of each primal's shape and dtype) for the null ones. */
 export const instantiate = (t: readonly (V | null)[], x: readonly V[]): V[] => t.map((ti, i) => ti ?? zerosLike(x[i]!));
@@ -658,6 +683,8 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
 
   ...GATHER_SCATTER_ROWS,
   ...LINALG_ROWS,
+  ...LU_ROWS,
+  ...DECOMPOSITION_ROWS,
 
   sort: {
     lower: (b, operands, { dimension, isStable, numKeys }) => {

@@ -44,7 +44,12 @@ function assertClose(actual: readonly number[], expected: readonly number[], ato
 }
 
 const H = 1e-6;
-const apply = (name: PrimitiveName) => (...xs: ArrayBase[]): ArrayBase => bind(name, xs, PRIMITIVES[name].example.params as never)[0]!;
+/** The primitive at its example's params: its result, or (several results) its float results raveled and joined, so that each is checked. */
+const apply = (name: PrimitiveName) => (...xs: ArrayBase[]): ArrayBase => {
+  const outs = bind(name, xs, PRIMITIVES[name].example.params as never);
+  const floats = outs.filter((o) => o.dtype.startsWith("float"));
+  return outs.length === 1 || floats.length === 0 ? outs[0]! : np.concatenate(floats.map((o) => np.ravel(o)));
+};
 /** The absolute tolerance of a finite difference whose result has this dtype (float32 results round at 6e-8 relative). */
 const tolerance = (out: ArrayBase): number => (out.dtype === "float64" ? 1e-6 : 1e-2);
 
