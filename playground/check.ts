@@ -1,9 +1,10 @@
 // The playground's logic, apart from the page: parse and verify a program into
-// diagnostics placed at a line and column, run it on a client's devices, and draw its
-// shardings with `xlats shardings`' own code (an in-memory CliIo).
+// diagnostics placed at a line and column, run it on a client's devices (in the run
+// worker, run_worker.ts, which the page can terminate), and draw its shardings with
+// `xlats shardings`' own code (an in-memory CliIo).
 
 import {
-  DiagnosticList, Literal, ParseError, SdyParseError, SdyVerifyError, XlaError, createClient, parseHlo, parseMlirLiteral,
+  DiagnosticList, Literal, ParseError, SdyParseError, SdyVerifyError, XlaError, createClient, numpyRepr, parseHlo, parseMlirLiteral,
   parseStableHlo, printMlirLiteral, verifyModule, verifySdy, writeNpz, type Client, type Computation, type HloModule,
 } from "../dist/src/browser.js";
 import { shapeToMlir } from "../dist/src/text/mlir/index.js";
@@ -87,32 +88,62 @@ async function clientFor(backend: string, deviceCount: number): Promise<Client> 
   return client.client;
 }
 
-/** An argument: an MLIR literal typed in its field, or an array opened from a .npy file. */
-export type Argument = string | { readonly file: string; readonly literal: Literal };
-
-/** What one run gives back: each device's results, as MLIR literals for the page and as arrays for the .npz. */
-export interface RunResults {
-  readonly printed: readonly (readonly string[])[];
-  readonly arrays: readonly (readonly Literal[])[];
+/** An argument opened from a .npy file: its name (for errors) and bytes. */
+export interface NpyFile {
+  readonly file: string;
+  readonly bytes: Uint8Array;
 }
 
-/** Reads a .npy file's bytes as an argument, with the file's name in any error. */
-export function npyArgument(file: string, bytes: Uint8Array): Argument {
+/** An argument: an MLIR literal typed in its field, or an array opened from a .npy file. */
+export type Argument = string | NpyFile;
+
+/** Reads a .npy file's bytes as an array, with the file's name in any error. */
+export function npyLiteral(npy: NpyFile): Literal {
   try {
-    return { file, literal: Literal.fromNpy(bytes) };
+    return Literal.fromNpy(npy.bytes);
   } catch (e) {
-    throw new ArgumentError(`${file}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ArgumentError(`${npy.file}: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 
+/** What the page asks the run worker to do: run the program text on these arguments. */
+export interface RunRequest {
+  readonly text: string;
+  readonly args: readonly Argument[];
+  readonly backend: string;
+  readonly deviceCount: number;
+}
+
+/** The run worker's answer: each device's results as text for the page and all of them as one .npz, or what went wrong. */
+export type RunReply =
+  | { readonly ok: true; readonly printed: readonly (readonly string[])[]; readonly npz: Uint8Array }
+  | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
+
 /**
- * Runs the entry on `deviceCount` devices as that many replicas, every device with the same
- * arguments (one per parameter).
+ * Runs the request's entry on `deviceCount` devices as that many replicas, every device
+ * with the same arguments (one per parameter). The text is verified again here: the
+ * worker has only the text, and what it runs must be what was verified.
  */
-export async function run(entry: Computation, args: readonly Argument[], backend: string, deviceCount: number): Promise<RunResults> {
+export async function runRequest(request: RunRequest): Promise<RunReply> {
+  try {
+    const checked = check(request.text);
+    if (!checked.ok) return checked;
+    const entry = checked.module.entry;
+    const literals = argumentLiterals(entry, request.args);
+    const c = await clientFor(request.backend, request.deviceCount);
+    const results = await c.run(entry, Array.from({ length: request.deviceCount }, () => literals), { replicas: request.deviceCount });
+    const arrays = results.map((r) => (r.shape.kind === "tuple" ? r.elements : [r]));
+    return { ok: true, printed: arrays.map((vs) => vs.map(printResult)), npz: resultsNpz(arrays) };
+  } catch (e) {
+    return { ok: false, diagnostics: diagnosticsOf(e) };
+  }
+}
+
+/** The arguments as literals, each of its parameter's type. */
+function argumentLiterals(entry: Computation, args: readonly Argument[]): Literal[] {
   if (args.length !== entry.parameters.length) throw new ArgumentError(`@${entry.name} takes ${entry.parameters.length} argument(s), got ${args.length}`);
   const literals = args.map((a, i) => {
-    if (typeof a !== "string") return a.literal;
+    if (typeof a !== "string") return npyLiteral(a);
     try {
       return parseMlirLiteral(a);
     } catch (e) {
@@ -128,44 +159,97 @@ export async function run(entry: Computation, args: readonly Argument[], backend
       throw new ArgumentError(`argument ${i} (%${entry.parameters[i]!.name})${from} is ${shapeToMlir(lit.shape)}, but the parameter is ${shapeToMlir(want)}`);
     }
   });
-  const c = await clientFor(backend, deviceCount);
-  const results = await c.run(entry, Array.from({ length: deviceCount }, () => literals), { replicas: deviceCount });
-  const arrays = results.map((r) => (r.shape.kind === "tuple" ? r.elements : [r]));
-  return { arrays, printed: arrays.map((vs) => vs.map(printResult)) };
+  return literals;
 }
 
-/** Results with more elements than this are summarized on the page (the .npz has them whole): printing a million would stall it. */
+/**
+ * Results with more elements than this are printed summarised, as numpy's repr prints them
+ * (the first and last three along each dimension; the .npz has every value): printing a
+ * million would stall the page.
+ */
 const PRINTED_ELEMENTS = 10_000;
 
 function printResult(v: Literal): string {
   if (v.shape.kind !== "array") return v.toString();
   const n = elementCount(v.shape);
-  return n <= PRINTED_ELEMENTS ? printMlirLiteral(v) : `${shapeToMlir(v.shape)}: ${n} elements (too many to print here: save as .npz)`;
+  return n <= PRINTED_ELEMENTS ? printMlirLiteral(v) : `${shapeToMlir(v.shape)}, ${n} elements, summarised (save as .npz for every value):\n${numpyRepr(v)}`;
 }
 
 /**
  * The results as one .npz: arr_0, arr_1, ... as np.savez names positional arrays (one
  * device), or device0_arr_0, ... (several).
  */
-export function resultsNpz(results: RunResults): Uint8Array {
-  const several = results.arrays.length > 1;
-  const entries = results.arrays.flatMap((vs, d) => vs.map((v, k) => [`${several ? `device${d}_` : ""}arr_${k}`, v] as const));
-  return writeNpz(entries);
+function resultsNpz(arrays: readonly (readonly Literal[])[]): Uint8Array {
+  const several = arrays.length > 1;
+  return writeNpz(arrays.flatMap((vs, d) => vs.map((v, k) => [`${several ? `device${d}_` : ""}arr_${k}`, v] as const)));
 }
 
-/** `xlats shardings --html` on the text: a self-contained HTML page, or undefined when no tensor has a sharding. */
-export function drawShardings(text: string, propagate: boolean): { html?: string; message: string } {
+/**
+ * `xlats shardings --html` on the text: a self-contained HTML page (none when no tensor has
+ * a sharding), or the command's errors. What the command prints for a terminal ("wrote 2
+ * figures to ...") is not for the page and is dropped.
+ */
+export function drawShardings(text: string, propagate: boolean): { readonly html?: string; readonly errors: string } {
   let html: string | undefined;
-  const lines: string[] = [];
-  shardingsCommand({ file: FILE, propagate, html: "shardings.html" }, {
+  const errors: string[] = [];
+  const status = shardingsCommand({ file: FILE, propagate, html: "shardings.html" }, {
     readFile: () => text,
     isDirectory: () => false,
     listDirectory: () => [],
     joinPath: (dir, name) => `${dir}/${name}`,
     writeFile: (_path, contents) => { html = contents; },
-    out: (line) => lines.push(line),
-    err: (line) => lines.push(line),
+    out: () => {},
+    err: (line) => errors.push(line),
   });
-  const none = html === undefined || html.includes("No tensor in this selection has a sharding.");
-  return { ...(none || html === undefined ? {} : { html }), message: lines.join("\n") };
+  const drawn = status === 0 && html !== undefined && !html.includes("No tensor in this selection has a sharding.");
+  return { ...(drawn ? { html } : {}), errors: errors.join("\n") };
+}
+
+/** What a link to the playground carries in its fragment: the program, its arguments, devices and backend. */
+export interface Shared {
+  readonly text: string;
+  /** One per parameter: the field's MLIR literal, or a .npy file's name and bytes (base64). */
+  readonly args: readonly (string | { readonly file: string; readonly npy: string })[];
+  readonly devices: number;
+  readonly backend: string;
+}
+
+/** The fragment's key: `#program=...`. */
+const SHARED_KEY = "program=";
+
+/** The fragment (without `#`) of a link that opens `shared`: its JSON, UTF-8, in base64url. */
+export function sharedFragment(shared: Shared): string {
+  return SHARED_KEY + toBase64(new TextEncoder().encode(JSON.stringify(shared))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** What a link's fragment (without `#`) carries; undefined for a fragment that is not a shared program, an error for a damaged one. */
+export function readSharedFragment(fragment: string): Shared | undefined {
+  if (!fragment.startsWith(SHARED_KEY)) return undefined;
+  let value: unknown;
+  try {
+    const b64 = fragment.slice(SHARED_KEY.length).replace(/-/g, "+").replace(/_/g, "/");
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(fromBase64(b64)));
+  } catch (e) {
+    throw new ArgumentError(`the link's program could not be read (cut short when copied?): ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const v = value as Partial<Record<keyof Shared, unknown>>;
+  const argOk = (a: unknown): boolean => typeof a === "string" ||
+    (typeof a === "object" && a !== null && typeof (a as { file?: unknown }).file === "string" && typeof (a as { npy?: unknown }).npy === "string");
+  if (typeof v !== "object" || v === null || typeof v.text !== "string" || !Array.isArray(v.args) || !v.args.every(argOk) ||
+      typeof v.devices !== "number" || !Number.isInteger(v.devices) || v.devices < 1 || typeof v.backend !== "string") {
+    throw new ArgumentError("the link's program could not be read: it needs text, args, devices (a positive integer) and backend");
+  }
+  return v as Shared;
+}
+
+export function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+/** Decodes base64, padded or not (atob throws on a character that is not base64). */
+export function fromBase64(b64: string): Uint8Array {
+  const binary = atob(b64.padEnd(Math.ceil(b64.length / 4) * 4, "="));
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
