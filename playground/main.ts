@@ -8,6 +8,7 @@ import {
   ArgumentError, check, defaultArgument, diagnosticsOf, drawShardings, formatDiagnostic, fromBase64, npyLiteral, parametersOf,
   readSharedFragment, sharedFragment, toBase64, type Argument, type NpyFile, type Shared,
 } from "./check.js";
+import { createEditor } from "./editor.js";
 import { EXAMPLES } from "./examples.js";
 import { Runner } from "./runner.js";
 
@@ -17,7 +18,6 @@ function element<T extends HTMLElement>(id: string): T {
   return e as T;
 }
 
-const source = element<HTMLTextAreaElement>("source");
 const example = element<HTMLSelectElement>("example");
 const file = element<HTMLInputElement>("file");
 const diagnostics = element<HTMLPreElement>("diagnostics");
@@ -36,6 +36,11 @@ const shardingsMessage = element<HTMLPreElement>("shardings-message");
 const shardings = element<HTMLIFrameElement>("shardings");
 
 const runner = new Runner();
+const source = createEditor(element<HTMLDivElement>("source"), () => {
+  example.value = "own";
+  clearTimeout(pending);
+  pending = setTimeout(() => verify(), 250);
+});
 let entry: Computation | undefined;
 /** The text `entry` was verified from. */
 let verifiedText: string | undefined;
@@ -109,10 +114,11 @@ function argumentValues(): Argument[] {
 
 function verify(given?: Shared["args"]): void {
   clearTimeout(pending);
-  const text = source.value;
+  const text = source.text();
   verifiedText = text;
   if (text !== resultsText && !runner.running) clearResults();
   const checked = check(text);
+  source.showDiagnostics(checked.ok ? [] : checked.diagnostics);
   if (checked.ok) {
     entry = checked.module.entry;
     diagnostics.className = "ok";
@@ -132,7 +138,7 @@ function showShardings(verified: boolean): void {
   shardingsMessage.textContent = "";
   if (!verified) return;
   try {
-    const drawn = drawShardings(source.value, propagate.checked);
+    const drawn = drawShardings(source.text(), propagate.checked);
     if (drawn.html !== undefined) {
       shardings.srcdoc = drawn.html;
       shardings.hidden = false;
@@ -140,7 +146,7 @@ function showShardings(verified: boolean): void {
       shardingsMessage.textContent = drawn.errors !== "" ? drawn.errors : "No tensor of this program has a sharding.";
     }
   } catch (e) {
-    shardingsMessage.textContent = diagnosticsOf(e).map((d) => formatDiagnostic(d, source.value)).join("\n");
+    shardingsMessage.textContent = diagnosticsOf(e).map((d) => formatDiagnostic(d, source.text())).join("\n");
   }
 }
 
@@ -165,9 +171,9 @@ function clearResults(): void {
 
 async function runProgram(): Promise<void> {
   // Run what the editor holds, even when its verification is still waiting for typing to pause.
-  if (source.value !== verifiedText) verify();
+  if (source.text() !== verifiedText) verify();
   if (entry === undefined || runner.running) return;
-  const text = source.value;
+  const text = source.text();
   const count = Number(devices.value);
   const seconds = Number(deadline.value);
   showResults("running…", "running");
@@ -213,7 +219,7 @@ function offerDownload(npz: Uint8Array | undefined): void {
 
 /** Puts a program, its arguments, device count and backend on the page (an example's, or a link's). */
 function show(shared: Shared): void {
-  source.value = shared.text;
+  source.setText(shared.text);
   devices.value = String(shared.devices);
   backend.value = shared.backend;
   args.replaceChildren();
@@ -223,7 +229,7 @@ function show(shared: Shared): void {
 /** The page as a link: its fragment carries the program and arguments (a .npy argument's bytes too). */
 function share(): void {
   const shared: Shared = {
-    text: source.value,
+    text: source.text(),
     devices: Number(devices.value),
     backend: backend.value,
     args: argumentValues().map((a) => (typeof a === "string" ? a : { file: a.file, npy: toBase64(a.bytes) })),
@@ -266,15 +272,10 @@ ownProgram.disabled = true;
 example.add(ownProgram);
 EXAMPLES.forEach((ex, i) => example.add(new Option(ex.name, String(i))));
 example.addEventListener("change", () => show({ ...EXAMPLES[Number(example.value)]!, backend: backend.value }));
-source.addEventListener("input", () => {
-  example.value = "own";
-  clearTimeout(pending);
-  pending = setTimeout(() => verify(), 250);
-});
 file.addEventListener("change", async () => {
   const chosen = file.files?.[0];
   if (chosen === undefined) return;
-  source.value = await chosen.text();
+  source.setText(await chosen.text());
   example.value = "own";
   verify();
 });

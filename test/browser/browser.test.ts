@@ -165,8 +165,8 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
 }
 `;
     let pg: Page;
-    /** Replaces the program text as a user pasting it would. */
-    const setSource = async (text: string): Promise<void> => pg.fill("#source", text);
+    /** Replaces the program text in the editor as a user pasting it would. */
+    const setSource = async (text: string): Promise<void> => pg.fill("#source .cm-content", text);
     const numbers = (line: string): number[] => [...line.matchAll(/-?\d+\.\d+e[+-]\d+/g)].map((m) => Number(m[0]));
     const runAndWait = async (): Promise<string> => {
       await pg.click("#run");
@@ -204,6 +204,33 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       assert.ok(whole.inkPixels > whole.width * whole.height * 0.01, `page has ${whole.inkPixels} of ${whole.width * whole.height} pixels drawn`);
     });
 
+    test("the editor numbers its lines and colours StableHLO and HLO", async () => {
+      await setSource(`// a comment\n${ALL_REDUCE}`);
+      await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('module @paste')", undefined, { timeout: 10_000 });
+      // 16 lines: the comment, the program's 14 and the empty last one.
+      const numbers = await pg.locator("#source .cm-lineNumbers .cm-gutterElement").allTextContents();
+      assert.deepEqual(numbers.filter((n) => n !== "").map(Number).slice(-16), Array.from({ length: 16 }, (_, i) => i + 1));
+      const tokens = async (tag: string): Promise<string[]> => pg.locator(`#source .cm-content .tok-${tag}`).allTextContents();
+      const keywords = await tokens("keyword");
+      for (const k of ["module", "func.func", "stablehlo.replica_id", "stablehlo.add", "\"stablehlo.all_reduce\"", "stablehlo.return", "return"]) {
+        assert.ok(keywords.includes(k), `${k} is not a keyword: ${keywords.join(" ")}`);
+      }
+      const types = await tokens("typeName");
+      for (const t of ["tensor<3xf32>", "tensor<ui32>", "tensor<1x4xi64>", "i32"]) assert.ok(types.includes(t), `${t} is not a type: ${types.join(" ")}`);
+      const values = await tokens("variableName");
+      for (const v of ["%arg0", "%id", "%0", "%s"]) assert.ok(values.includes(v), `${v} is not a value: ${values.join(" ")}`);
+      assert.deepEqual(await tokens("comment"), ["// a comment"]);
+      assert.ok((await tokens("labelName")).includes("@main"));
+      assert.ok((await tokens("propertyName")).includes("replica_groups"));
+      assert.ok((await tokens("propertyName")).includes("mhlo.num_replicas"));
+      // HLO: the shape, the opcode and the instruction's name.
+      await setSource("HloModule h\n\nENTRY main {\n  x = f32[2,3]{1,0} parameter(0)\n  ROOT y = f32[2,3]{1,0} add(x, x)\n}\n");
+      await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('HLO module @h')", undefined, { timeout: 10_000 });
+      assert.deepEqual(await tokens("typeName"), ["f32[2,3]{1,0}", "f32[2,3]{1,0}"]);
+      assert.deepEqual(await tokens("keyword"), ["HloModule", "ENTRY", "parameter", "ROOT", "add"]);
+      assert.deepEqual(await tokens("variableName"), ["x", "y"]);
+    });
+
     test("an error is shown at its line and column with a caret, and Run is disabled", async () => {
       await setSource(ALL_REDUCE.replace("stablehlo.convert %id", "stablehlo.convert %idd"));
       await pg.waitForFunction("document.getElementById('diagnostics').className === 'errors'", undefined, { timeout: 10_000 });
@@ -213,6 +240,16 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       assert.equal(lines[1], "    %f = stablehlo.convert %idd : (tensor<ui32>) -> tensor<f32>");
       assert.equal(lines[2], `${" ".repeat(27)}^`);
       assert.equal(await pg.isDisabled("#run"), true);
+      // In the editor: the use of %idd marked as an error where it is, and line 4 marked in the gutter.
+      await pg.waitForSelector("#source .cm-lintRange-error", { timeout: 10_000 });
+      assert.deepEqual(await pg.locator("#source .cm-lintRange-error").allTextContents(), ["%idd"]);
+      const marked = await pg.locator("#source .cm-line").nth(3).locator(".cm-lintRange-error").count();
+      assert.equal(marked, 1, "the mark is not on line 4");
+      assert.equal(await pg.locator("#source .cm-gutter-lint .cm-lint-marker-error").count(), 1);
+      // Fixed, the diagnostic goes.
+      await setSource(ALL_REDUCE);
+      await pg.waitForFunction("document.getElementById('diagnostics').className === 'ok'", undefined, { timeout: 10_000 });
+      assert.equal(await pg.locator("#source .cm-lintRange-error").count(), 0);
     });
 
     test("a sharded program's shardings are drawn over its mesh, and it runs on the interpreter", async () => {
@@ -365,6 +402,7 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       try {
         await opened.goto(url);
         await opened.waitForFunction("document.body.dataset.ready === 'true'", undefined, { timeout: 30_000 });
+        assert.equal((await opened.locator("#source .cm-line").allTextContents()).join("\n"), ALL_REDUCE);
         assert.equal(await opened.inputValue("#arg0"), "dense<[0.5, 1.5, -2.0]> : tensor<3xf32>");
         assert.equal(await opened.inputValue("#devices"), "4");
         assert.equal(await opened.inputValue("#backend"), "interpreter");
