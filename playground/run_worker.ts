@@ -3,7 +3,7 @@
 // stays true) can be stopped: the page terminates this worker, and with it the client's
 // device workers it started, and starts a fresh one for the next run.
 
-import { runRequest, type RunReply, type RunRequest } from "./check.js";
+import { runRequest, type RunReply, type RunRequest } from "./run.js";
 
 /** The part of a dedicated worker's global scope used here (the playground compiles against the DOM's declarations). */
 const scope = globalThis as unknown as {

@@ -3,7 +3,7 @@
 // run starts a fresh one, so nothing a stopped run left behind (a device still looping,
 // a half-finished collective) can hold up the runs after it.
 
-import type { RunReply, RunRequest } from "./check.js";
+import type { RunReply, RunRequest } from "./run.js";
 
 /** How a run ended: with the worker's reply, stopped (by the user or its deadline), or with the worker failing. */
 export type Outcome =

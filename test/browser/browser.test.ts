@@ -167,6 +167,11 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
     let pg: Page;
     /** Replaces the program text in the editor as a user pasting it would. */
     const setSource = async (text: string): Promise<void> => pg.fill("#source .cm-content", text);
+    /** Pastes the program and waits until the page says it verified (`verified` in its message). */
+    const paste = async (text: string, verified: string): Promise<void> => {
+      await setSource(text);
+      await pg.waitForFunction(`document.getElementById('diagnostics').textContent.includes(${JSON.stringify(verified)})`, undefined, { timeout: 10_000 });
+    };
     const numbers = (line: string): number[] => [...line.matchAll(/-?\d+\.\d+e[+-]\d+/g)].map((m) => Number(m[0]));
     const runAndWait = async (): Promise<string> => {
       await pg.click("#run");
@@ -182,8 +187,7 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
     });
 
     test("a pasted program is verified, run on four Web Worker devices (wasm), and its results drawn", async () => {
-      await setSource(ALL_REDUCE);
-      await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('module @paste')", undefined, { timeout: 10_000 });
+      await paste(ALL_REDUCE, "module @paste");
       await pg.fill("#arg0", "dense<[1.0, 2.0, 3.0]> : tensor<3xf32>");
       await pg.fill("#devices", "4");
       await pg.selectOption("#backend", "wasm");
@@ -205,8 +209,7 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
     });
 
     test("the editor numbers its lines and colours StableHLO and HLO", async () => {
-      await setSource(`// a comment\n${ALL_REDUCE}`);
-      await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('module @paste')", undefined, { timeout: 10_000 });
+      await paste(`// a comment\n${ALL_REDUCE}`, "module @paste");
       // 16 lines: the comment, the program's 14 and the empty last one.
       const numbers = await pg.locator("#source .cm-lineNumbers .cm-gutterElement").allTextContents();
       assert.deepEqual(numbers.filter((n) => n !== "").map(Number).slice(-16), Array.from({ length: 16 }, (_, i) => i + 1));
@@ -224,8 +227,7 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       assert.ok((await tokens("propertyName")).includes("replica_groups"));
       assert.ok((await tokens("propertyName")).includes("mhlo.num_replicas"));
       // HLO: the shape, the opcode and the instruction's name.
-      await setSource("HloModule h\n\nENTRY main {\n  x = f32[2,3]{1,0} parameter(0)\n  ROOT y = f32[2,3]{1,0} add(x, x)\n}\n");
-      await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('HLO module @h')", undefined, { timeout: 10_000 });
+      await paste("HloModule h\n\nENTRY main {\n  x = f32[2,3]{1,0} parameter(0)\n  ROOT y = f32[2,3]{1,0} add(x, x)\n}\n", "HLO module @h");
       assert.deepEqual(await tokens("typeName"), ["f32[2,3]{1,0}", "f32[2,3]{1,0}"]);
       assert.deepEqual(await tokens("keyword"), ["HloModule", "ENTRY", "parameter", "ROOT", "add"]);
       assert.deepEqual(await tokens("variableName"), ["x", "y"]);
@@ -302,8 +304,7 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
     const state = async (): Promise<string | undefined> => pg.evaluate<string | undefined>("document.getElementById('results').dataset.state");
 
     test("a while that never ends on the wasm backend is stopped by Stop, and the next run works", async () => {
-      await setSource(FOREVER);
-      await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('module @forever')", undefined, { timeout: 10_000 });
+      await paste(FOREVER, "module @forever");
       await pg.fill("#devices", "2");
       await pg.fill("#deadline", "0");
       await pg.selectOption("#backend", "wasm");
@@ -332,8 +333,7 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
     });
 
     test("the deadline stops a run that does not finish, and the next run works", async () => {
-      await setSource(FOREVER);
-      await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('module @forever')", undefined, { timeout: 10_000 });
+      await paste(FOREVER, "module @forever");
       await pg.fill("#arg0", "dense<0> : tensor<i32>");
       await pg.fill("#devices", "1");
       await pg.fill("#deadline", "1.5");
@@ -390,8 +390,7 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
     });
 
     test("a program and its arguments shared as a link open as they were", async () => {
-      await setSource(ALL_REDUCE);
-      await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('module @paste')", undefined, { timeout: 10_000 });
+      await paste(ALL_REDUCE, "module @paste");
       await pg.fill("#arg0", "dense<[0.5, 1.5, -2.0]> : tensor<3xf32>");
       await pg.fill("#devices", "4");
       await pg.selectOption("#backend", "interpreter");
