@@ -154,7 +154,8 @@ function showShardings(verified: boolean): void {
 function fitShardings(): void {
   const doc = shardings.contentDocument;
   if (doc === null || doc.documentElement === null) return;
-  shardings.style.height = `${doc.documentElement.scrollHeight + 2}px`;
+  // The root element's own height, not its scrollHeight: that is at least the frame's, so the frame could grow but never shrink.
+  shardings.style.height = `${Math.ceil(doc.documentElement.getBoundingClientRect().height) + 2}px`;
 }
 
 function showResults(text: string, state: "running" | "done" | "failed" | "stopped" | ""): void {

@@ -386,7 +386,15 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
         return figures.length >= 3 && doc.documentElement.scrollHeight <= frame.clientHeight &&
           figures.every((f) => f.getBoundingClientRect().bottom <= frame.clientHeight);
       })()`, undefined, { timeout: 10_000 });
+      // Back to the two figures before propagation: the frame shrinks to fit them.
+      const frameHeight = async (): Promise<number> => (await pg.locator("#shardings").boundingBox())!.height;
+      const propagated = await frameHeight();
       await pg.uncheck("#propagate");
+      await pg.waitForFunction("(document.getElementById('shardings').srcdoc.match(/<figure/g) ?? []).length === 2", undefined, { timeout: 30_000 });
+      for (let waited = 0; (await frameHeight()) >= propagated; waited += 100) {
+        assert.ok(waited < 10_000, `the frame stays ${await frameHeight()} px high with two figures, as with four`);
+        await pg.waitForTimeout(100);
+      }
     });
 
     test("a program and its arguments shared as a link open as they were", async () => {
