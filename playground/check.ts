@@ -151,6 +151,14 @@ export function readSharedFragment(fragment: string): Shared | undefined {
       typeof v.devices !== "number" || !Number.isInteger(v.devices) || v.devices < 1 || typeof v.backend !== "string") {
     throw new ArgumentError("the link's program could not be read: it needs text, args, devices (a positive integer) and backend");
   }
+  for (const a of v.args as Shared["args"]) {
+    if (typeof a === "string") continue;
+    try {
+      fromBase64(a.npy);
+    } catch {
+      throw new ArgumentError(`the link's program could not be read: the bytes of ${a.file} are not base64`);
+    }
+  }
   return v as Shared;
 }
 

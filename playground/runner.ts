@@ -26,7 +26,8 @@ export class Runner {
     // Written as `new Worker(new URL(...))` so that Vite bundles the worker.
     const worker = this.#worker ??= new Worker(new URL("./run_worker.ts", import.meta.url), { type: "module", name: "xlats playground run" });
     return new Promise((resolve) => {
-      const timer = deadlineMs === undefined ? undefined : setTimeout(() => this.#end({ kind: "stopped", by: "deadline" }), deadlineMs);
+      // setTimeout fires at once past 2³¹ - 1 ms (about 24.8 days): a deadline that far off is none.
+      const timer = deadlineMs === undefined || deadlineMs > 2 ** 31 - 1 ? undefined : setTimeout(() => this.#end({ kind: "stopped", by: "deadline" }), deadlineMs);
       this.#settle = (outcome) => {
         clearTimeout(timer);
         this.#settle = undefined;

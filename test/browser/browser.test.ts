@@ -341,7 +341,8 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       assert.equal(await runAndWait(), "stopped: the run passed its deadline of 1.5 s (Deadline on this page; 0 for none); the next run starts afresh");
       assert.ok(Date.now() - started >= 1400, `stopped after ${Date.now() - started} ms`);
       // A fresh worker (and its devices and compiled program) serves the next run: given more time, as on a loaded machine it may take more than 1.5 s.
-      await pg.fill("#deadline", "30");
+      // 10¹⁰ s is past what setTimeout can wait (2³¹ - 1 ms): no deadline, not one passed at once.
+      await pg.fill("#deadline", "1e10");
       await pg.fill("#arg0", "dense<7> : tensor<i32>");
       assert.equal((await runAndWait()).split("\n")[0], "device 0: dense<7> : tensor<i32>");
       await pg.fill("#deadline", "-1");
@@ -425,6 +426,12 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
         await opened.waitForFunction("document.body.dataset.ready === 'true'", undefined, { timeout: 30_000 });
         assert.match((await opened.textContent("#results")) ?? "", /^error: the link's program could not be read/);
         assert.match((await opened.textContent("#diagnostics")) ?? "", /^verified: StableHLO module @jit_f/);
+        // A link whose .npy argument is not base64 says so.
+        const badNpy = Buffer.from(JSON.stringify({ text: ALL_REDUCE, args: [{ file: "x.npy", npy: "!!" }], devices: 1, backend: "wasm" })).toString("base64url");
+        await opened.goto(url.replace(/#program=.*/, `#program=${badNpy}`));
+        await opened.reload();
+        await opened.waitForFunction("document.body.dataset.ready === 'true'", undefined, { timeout: 30_000 });
+        assert.equal((await opened.textContent("#results")) ?? "", "error: the link's program could not be read: the bytes of x.npy are not base64");
       } finally {
         await opened.close();
       }
