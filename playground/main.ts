@@ -286,4 +286,5 @@ runButton.addEventListener("click", () => void runProgram());
 stopButton.addEventListener("click", () => runner.stop());
 shareButton.addEventListener("click", share);
 open();
+runner.prepare();
 document.body.dataset["ready"] = "true";
