@@ -1,13 +1,17 @@
 // The playground's logic, apart from the page: parse and verify a program into
-// diagnostics placed at a line and column, run it on a client's devices, and draw its
-// shardings with `xlats shardings`' own code (an in-memory CliIo).
+// diagnostics placed at a line and column, draw its shardings with `xlats shardings`' own
+// code (an in-memory CliIo), and carry a program in a link. Running it is run.ts's, in
+// the run worker. This file imports the modules it needs, not the package's entry, so
+// that the page's bundle leaves out the compiler and the runtime (the worker has them).
 
-import {
-  DiagnosticList, Literal, ParseError, SdyParseError, SdyVerifyError, XlaError, createClient, parseHlo, parseMlirLiteral,
-  parseStableHlo, printMlirLiteral, verifyModule, verifySdy, writeNpz, type Client, type Computation, type HloModule,
-} from "../dist/src/browser.js";
-import { shapeToMlir } from "../dist/src/text/mlir/index.js";
-import { elementCount } from "../dist/src/types/shape.js";
+import type { Computation, HloModule } from "../dist/src/ir/computation.js";
+import { verifyModule } from "../dist/src/ir/verify.js";
+import { verifySdy } from "../dist/src/sdy/verify.js";
+import { parseHlo } from "../dist/src/text/hlo/index.js";
+import { SdyParseError, SdyVerifyError } from "../dist/src/text/mlir/diagnostics.js";
+import { parseStableHlo, printMlirLiteral, shapeToMlir } from "../dist/src/text/mlir/index.js";
+import { DiagnosticList, ParseError, XlaError } from "../dist/src/types/errors.js";
+import { Literal } from "../dist/src/types/literal.js";
 import { detectFormat, type TextFormat } from "../dist/src/cli/formats.js";
 import { shardingsCommand } from "../dist/src/cli/shardings.js";
 
@@ -74,98 +78,98 @@ export function defaultArgument(entry: Computation, index: number): string {
   return shape.kind === "array" ? printMlirLiteral(Literal.zeros(shape)) : "";
 }
 
-let client: { key: string; client: Client } | undefined;
-
-/** A client of `deviceCount` devices of `backend`, kept while neither changes. */
-async function clientFor(backend: string, deviceCount: number): Promise<Client> {
-  const key = `${backend}/${deviceCount}`;
-  if (client?.key === key) return client.client;
-  const previous = client;
-  client = undefined;
-  await previous?.client.close();
-  client = { key, client: await createClient({ backend, deviceCount }) };
-  return client.client;
+/** An argument opened from a .npy file: its name (for errors) and bytes. */
+export interface NpyFile {
+  readonly file: string;
+  readonly bytes: Uint8Array;
 }
 
 /** An argument: an MLIR literal typed in its field, or an array opened from a .npy file. */
-export type Argument = string | { readonly file: string; readonly literal: Literal };
+export type Argument = string | NpyFile;
 
-/** What one run gives back: each device's results, as MLIR literals for the page and as arrays for the .npz. */
-export interface RunResults {
-  readonly printed: readonly (readonly string[])[];
-  readonly arrays: readonly (readonly Literal[])[];
-}
-
-/** Reads a .npy file's bytes as an argument, with the file's name in any error. */
-export function npyArgument(file: string, bytes: Uint8Array): Argument {
+/** Reads a .npy file's bytes as an array, with the file's name in any error. */
+export function npyLiteral(npy: NpyFile): Literal {
   try {
-    return { file, literal: Literal.fromNpy(bytes) };
+    return Literal.fromNpy(npy.bytes);
   } catch (e) {
-    throw new ArgumentError(`${file}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ArgumentError(`${npy.file}: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 
 /**
- * Runs the entry on `deviceCount` devices as that many replicas, every device with the same
- * arguments (one per parameter).
+ * `xlats shardings --html` on the text: a self-contained HTML page (none when no tensor has
+ * a sharding), or the command's errors. What the command prints for a terminal ("wrote 2
+ * figures to ...") is not for the page and is dropped.
  */
-export async function run(entry: Computation, args: readonly Argument[], backend: string, deviceCount: number): Promise<RunResults> {
-  if (args.length !== entry.parameters.length) throw new ArgumentError(`@${entry.name} takes ${entry.parameters.length} argument(s), got ${args.length}`);
-  const literals = args.map((a, i) => {
-    if (typeof a !== "string") return a.literal;
-    try {
-      return parseMlirLiteral(a);
-    } catch (e) {
-      // The literal's own line and column are in the field, not in the program: said in words.
-      throw new ArgumentError(`argument ${i} (%${entry.parameters[i]?.name ?? i}): ${e instanceof Error ? e.message.replace(/^<literal>:/, "") : String(e)}`);
-    }
-  });
-  literals.forEach((lit, i) => {
-    const want = entry.parameters[i]!.shape;
-    if (shapeToMlir(lit.shape) !== shapeToMlir(want)) {
-      const given = args[i]!;
-      const from = typeof given === "string" ? "" : ` (${given.file})`;
-      throw new ArgumentError(`argument ${i} (%${entry.parameters[i]!.name})${from} is ${shapeToMlir(lit.shape)}, but the parameter is ${shapeToMlir(want)}`);
-    }
-  });
-  const c = await clientFor(backend, deviceCount);
-  const results = await c.run(entry, Array.from({ length: deviceCount }, () => literals), { replicas: deviceCount });
-  const arrays = results.map((r) => (r.shape.kind === "tuple" ? r.elements : [r]));
-  return { arrays, printed: arrays.map((vs) => vs.map(printResult)) };
-}
-
-/** Results with more elements than this are summarized on the page (the .npz has them whole): printing a million would stall it. */
-const PRINTED_ELEMENTS = 10_000;
-
-function printResult(v: Literal): string {
-  if (v.shape.kind !== "array") return v.toString();
-  const n = elementCount(v.shape);
-  return n <= PRINTED_ELEMENTS ? printMlirLiteral(v) : `${shapeToMlir(v.shape)}: ${n} elements (too many to print here: save as .npz)`;
-}
-
-/**
- * The results as one .npz: arr_0, arr_1, ... as np.savez names positional arrays (one
- * device), or device0_arr_0, ... (several).
- */
-export function resultsNpz(results: RunResults): Uint8Array {
-  const several = results.arrays.length > 1;
-  const entries = results.arrays.flatMap((vs, d) => vs.map((v, k) => [`${several ? `device${d}_` : ""}arr_${k}`, v] as const));
-  return writeNpz(entries);
-}
-
-/** `xlats shardings --html` on the text: a self-contained HTML page, or undefined when no tensor has a sharding. */
-export function drawShardings(text: string, propagate: boolean): { html?: string; message: string } {
+export function drawShardings(text: string, propagate: boolean): { readonly html?: string; readonly errors: string } {
   let html: string | undefined;
-  const lines: string[] = [];
-  shardingsCommand({ file: FILE, propagate, html: "shardings.html" }, {
+  const errors: string[] = [];
+  const status = shardingsCommand({ file: FILE, propagate, html: "shardings.html" }, {
     readFile: () => text,
     isDirectory: () => false,
     listDirectory: () => [],
     joinPath: (dir, name) => `${dir}/${name}`,
     writeFile: (_path, contents) => { html = contents; },
-    out: (line) => lines.push(line),
-    err: (line) => lines.push(line),
+    out: () => {},
+    err: (line) => errors.push(line),
   });
-  const none = html === undefined || html.includes("No tensor in this selection has a sharding.");
-  return { ...(none || html === undefined ? {} : { html }), message: lines.join("\n") };
+  const drawn = status === 0 && html !== undefined && !html.includes("No tensor in this selection has a sharding.");
+  return { ...(drawn ? { html } : {}), errors: errors.join("\n") };
+}
+
+/** What a link to the playground carries in its fragment: the program, its arguments, devices and backend. */
+export interface Shared {
+  readonly text: string;
+  /** One per parameter: the field's MLIR literal, or a .npy file's name and bytes (base64). */
+  readonly args: readonly (string | { readonly file: string; readonly npy: string })[];
+  readonly devices: number;
+  readonly backend: string;
+}
+
+/** The fragment's key: `#program=...`. */
+const SHARED_KEY = "program=";
+
+/** The fragment (without `#`) of a link that opens `shared`: its JSON, UTF-8, in base64url. */
+export function sharedFragment(shared: Shared): string {
+  return SHARED_KEY + toBase64(new TextEncoder().encode(JSON.stringify(shared))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** What a link's fragment (without `#`) carries; undefined for a fragment that is not a shared program, an error for a damaged one. */
+export function readSharedFragment(fragment: string): Shared | undefined {
+  if (!fragment.startsWith(SHARED_KEY)) return undefined;
+  let value: unknown;
+  try {
+    const b64 = fragment.slice(SHARED_KEY.length).replace(/-/g, "+").replace(/_/g, "/");
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(fromBase64(b64)));
+  } catch (e) {
+    throw new ArgumentError(`the link's program could not be read (cut short when copied?): ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const v = value as Partial<Record<keyof Shared, unknown>>;
+  const argOk = (a: unknown): boolean => typeof a === "string" ||
+    (typeof a === "object" && a !== null && typeof (a as { file?: unknown }).file === "string" && typeof (a as { npy?: unknown }).npy === "string");
+  if (typeof v !== "object" || v === null || typeof v.text !== "string" || !Array.isArray(v.args) || !v.args.every(argOk) ||
+      typeof v.devices !== "number" || !Number.isInteger(v.devices) || v.devices < 1 || typeof v.backend !== "string") {
+    throw new ArgumentError("the link's program could not be read: it needs text, args, devices (a positive integer) and backend");
+  }
+  for (const a of v.args as Shared["args"]) {
+    if (typeof a === "string") continue;
+    try {
+      fromBase64(a.npy);
+    } catch {
+      throw new ArgumentError(`the link's program could not be read: the bytes of ${a.file} are not base64`);
+    }
+  }
+  return v as Shared;
+}
+
+export function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+/** Decodes base64, padded or not (atob throws on a character that is not base64). */
+export function fromBase64(b64: string): Uint8Array {
+  const binary = atob(b64.padEnd(Math.ceil(b64.length / 4) * 4, "="));
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }

@@ -165,10 +165,17 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
 }
 `;
     let pg: Page;
+    /** Replaces the program text in the editor as a user pasting it would. */
+    const setSource = async (text: string): Promise<void> => pg.fill("#source .cm-content", text);
+    /** Pastes the program and waits until the page says it verified (`verified` in its message). */
+    const paste = async (text: string, verified: string): Promise<void> => {
+      await setSource(text);
+      await pg.waitForFunction(`document.getElementById('diagnostics').textContent.includes(${JSON.stringify(verified)})`, undefined, { timeout: 10_000 });
+    };
     const numbers = (line: string): number[] => [...line.matchAll(/-?\d+\.\d+e[+-]\d+/g)].map((m) => Number(m[0]));
     const runAndWait = async (): Promise<string> => {
       await pg.click("#run");
-      await pg.waitForFunction("['done', 'failed'].includes(document.getElementById('results').dataset.state)", undefined, { timeout: 30_000 });
+      await pg.waitForFunction("['done', 'failed', 'stopped'].includes(document.getElementById('results').dataset.state)", undefined, { timeout: 30_000 });
       return pg.textContent("#results").then((t) => t ?? "");
     };
 
@@ -180,8 +187,7 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
     });
 
     test("a pasted program is verified, run on four Web Worker devices (wasm), and its results drawn", async () => {
-      await pg.fill("#source", ALL_REDUCE);
-      await pg.waitForFunction("document.getElementById('diagnostics').textContent.includes('module @paste')", undefined, { timeout: 10_000 });
+      await paste(ALL_REDUCE, "module @paste");
       await pg.fill("#arg0", "dense<[1.0, 2.0, 3.0]> : tensor<3xf32>");
       await pg.fill("#devices", "4");
       await pg.selectOption("#backend", "wasm");
@@ -202,8 +208,33 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       assert.ok(whole.inkPixels > whole.width * whole.height * 0.01, `page has ${whole.inkPixels} of ${whole.width * whole.height} pixels drawn`);
     });
 
+    test("the editor numbers its lines and colours StableHLO and HLO", async () => {
+      await paste(`// a comment\n${ALL_REDUCE}`, "module @paste");
+      // 16 lines: the comment, the program's 14 and the empty last one.
+      const numbers = await pg.locator("#source .cm-lineNumbers .cm-gutterElement").allTextContents();
+      assert.deepEqual(numbers.filter((n) => n !== "").map(Number).slice(-16), Array.from({ length: 16 }, (_, i) => i + 1));
+      const tokens = async (tag: string): Promise<string[]> => pg.locator(`#source .cm-content .tok-${tag}`).allTextContents();
+      const keywords = await tokens("keyword");
+      for (const k of ["module", "func.func", "stablehlo.replica_id", "stablehlo.add", "\"stablehlo.all_reduce\"", "stablehlo.return", "return"]) {
+        assert.ok(keywords.includes(k), `${k} is not a keyword: ${keywords.join(" ")}`);
+      }
+      const types = await tokens("typeName");
+      for (const t of ["tensor<3xf32>", "tensor<ui32>", "tensor<1x4xi64>", "i32"]) assert.ok(types.includes(t), `${t} is not a type: ${types.join(" ")}`);
+      const values = await tokens("variableName");
+      for (const v of ["%arg0", "%id", "%0", "%s"]) assert.ok(values.includes(v), `${v} is not a value: ${values.join(" ")}`);
+      assert.deepEqual(await tokens("comment"), ["// a comment"]);
+      assert.ok((await tokens("labelName")).includes("@main"));
+      assert.ok((await tokens("propertyName")).includes("replica_groups"));
+      assert.ok((await tokens("propertyName")).includes("mhlo.num_replicas"));
+      // HLO: the shape, the opcode and the instruction's name.
+      await paste("HloModule h\n\nENTRY main {\n  x = f32[2,3]{1,0} parameter(0)\n  ROOT y = f32[2,3]{1,0} add(x, x)\n}\n", "HLO module @h");
+      assert.deepEqual(await tokens("typeName"), ["f32[2,3]{1,0}", "f32[2,3]{1,0}"]);
+      assert.deepEqual(await tokens("keyword"), ["HloModule", "ENTRY", "parameter", "ROOT", "add"]);
+      assert.deepEqual(await tokens("variableName"), ["x", "y"]);
+    });
+
     test("an error is shown at its line and column with a caret, and Run is disabled", async () => {
-      await pg.fill("#source", ALL_REDUCE.replace("stablehlo.convert %id", "stablehlo.convert %idd"));
+      await setSource(ALL_REDUCE.replace("stablehlo.convert %id", "stablehlo.convert %idd"));
       await pg.waitForFunction("document.getElementById('diagnostics').className === 'errors'", undefined, { timeout: 10_000 });
       const lines = ((await pg.textContent("#diagnostics")) ?? "").split("\n");
       // `%idd` is used on line 4 at column 28 and never defined.
@@ -211,6 +242,16 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       assert.equal(lines[1], "    %f = stablehlo.convert %idd : (tensor<ui32>) -> tensor<f32>");
       assert.equal(lines[2], `${" ".repeat(27)}^`);
       assert.equal(await pg.isDisabled("#run"), true);
+      // In the editor: the use of %idd marked as an error where it is, and line 4 marked in the gutter.
+      await pg.waitForSelector("#source .cm-lintRange-error", { timeout: 10_000 });
+      assert.deepEqual(await pg.locator("#source .cm-lintRange-error").allTextContents(), ["%idd"]);
+      const marked = await pg.locator("#source .cm-line").nth(3).locator(".cm-lintRange-error").count();
+      assert.equal(marked, 1, "the mark is not on line 4");
+      assert.equal(await pg.locator("#source .cm-gutter-lint .cm-lint-marker-error").count(), 1);
+      // Fixed, the diagnostic goes.
+      await setSource(ALL_REDUCE);
+      await pg.waitForFunction("document.getElementById('diagnostics').className === 'ok'", undefined, { timeout: 10_000 });
+      assert.equal(await pg.locator("#source .cm-lintRange-error").count(), 0);
     });
 
     test("a sharded program's shardings are drawn over its mesh, and it runs on the interpreter", async () => {
@@ -242,6 +283,158 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       await pg.fill("#arg0", "dense<[3.0, -4.0]> : tensor<2xf32>");
       const line = (await runAndWait()).split("\n")[0]!;
       assert.deepEqual(numbers(line), [9, 16], line);
+    });
+
+    // x == 0 stays 0 under x·x: with the default argument 0 the loop never ends; with 3 it never starts.
+    const FOREVER = `module @forever {
+  func.func public @main(%arg0: tensor<i32>) -> tensor<i32> {
+    %0 = stablehlo.while(%x = %arg0) : tensor<i32>
+      cond {
+        %zero = stablehlo.constant dense<0> : tensor<i32>
+        %c = stablehlo.compare EQ, %x, %zero : (tensor<i32>, tensor<i32>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      } do {
+        %sq = stablehlo.multiply %x, %x : tensor<i32>
+        stablehlo.return %sq : tensor<i32>
+      }
+    return %0 : tensor<i32>
+  }
+}
+`;
+    const state = async (): Promise<string | undefined> => pg.evaluate<string | undefined>("document.getElementById('results').dataset.state");
+
+    test("a while that never ends on the wasm backend is stopped by Stop, and the next run works", async () => {
+      await paste(FOREVER, "module @forever");
+      await pg.fill("#devices", "2");
+      await pg.fill("#deadline", "0");
+      await pg.selectOption("#backend", "wasm");
+      assert.equal(await pg.isDisabled("#stop"), true, "Stop is enabled with no run");
+      await pg.click("#run");
+      // Still running well after a run of this size would have finished.
+      await pg.waitForTimeout(3000);
+      assert.equal(await state(), "running", await pg.textContent("#results") ?? "");
+      assert.equal(await pg.isDisabled("#run"), true);
+      assert.equal(await pg.isDisabled("#stop"), false);
+      const deviceWorkers = (): number => pg.workers().filter((w) => w.url().includes("web_device_worker")).length;
+      assert.equal(deviceWorkers(), 2);
+      await pg.click("#stop");
+      assert.equal(await state(), "stopped");
+      // The looping devices end with the run worker that started them.
+      for (let waited = 0; deviceWorkers() > 0; waited += 100) {
+        assert.ok(waited < 10_000, `${deviceWorkers()} device workers still running 10 s after Stop`);
+        await pg.waitForTimeout(100);
+      }
+      assert.match((await pg.textContent("#results")) ?? "", /^stopped after \d+\.\d s \(Stop\)/);
+      assert.equal(await pg.isDisabled("#stop"), true);
+      // The same program, with an argument that ends the loop at once: 3 ≠ 0, so 3 on both devices.
+      await pg.fill("#arg0", "dense<3> : tensor<i32>");
+      const text = await runAndWait();
+      assert.deepEqual(text.split("\n").filter((l) => l.startsWith("device ")), ["device 0: dense<3> : tensor<i32>", "device 1: dense<3> : tensor<i32>"], text);
+    });
+
+    test("the deadline stops a run that does not finish, and the next run works", async () => {
+      await paste(FOREVER, "module @forever");
+      await pg.fill("#arg0", "dense<0> : tensor<i32>");
+      await pg.fill("#devices", "1");
+      await pg.fill("#deadline", "1.5");
+      const started = Date.now();
+      assert.equal(await runAndWait(), "stopped: the run passed its deadline of 1.5 s (Deadline on this page; 0 for none); the next run starts afresh");
+      assert.ok(Date.now() - started >= 1400, `stopped after ${Date.now() - started} ms`);
+      // A fresh worker (and its devices and compiled program) serves the next run: given more time, as on a loaded machine it may take more than 1.5 s.
+      // 10¹⁰ s is past what setTimeout can wait (2³¹ - 1 ms): no deadline, not one passed at once.
+      await pg.fill("#deadline", "1e10");
+      await pg.fill("#arg0", "dense<7> : tensor<i32>");
+      assert.equal((await runAndWait()).split("\n")[0], "device 0: dense<7> : tensor<i32>");
+      await pg.fill("#deadline", "-1");
+      assert.equal(await runAndWait(), "error: the deadline must be a number of seconds (0: none), got -1");
+      await pg.fill("#deadline", "30");
+    });
+
+    test("a 90,000-element result is printed summarised as numpy prints it, and cleared when the program changes", async () => {
+      const iota = "func.func @main() -> tensor<300x300xi32> {\n  %0 = stablehlo.iota dim = 0 : tensor<90000xi32>\n" +
+        "  %1 = stablehlo.reshape %0 : (tensor<90000xi32>) -> tensor<300x300xi32>\n  return %1 : tensor<300x300xi32>\n}\n";
+      await setSource(iota);
+      await pg.waitForFunction("document.getElementById('diagnostics').className === 'ok'", undefined, { timeout: 10_000 });
+      const text = await runAndWait();
+      // numpy 2.x: repr(np.arange(90000, dtype=np.int32).reshape(300, 300)).
+      const numpy = `array([[    0,     1,     2, ...,   297,   298,   299],
+       [  300,   301,   302, ...,   597,   598,   599],
+       [  600,   601,   602, ...,   897,   898,   899],
+       ...,
+       [89100, 89101, 89102, ..., 89397, 89398, 89399],
+       [89400, 89401, 89402, ..., 89697, 89698, 89699],
+       [89700, 89701, 89702, ..., 89997, 89998, 89999]],
+      shape=(300, 300), dtype=int32)`;
+      assert.ok(text.startsWith(`device 0: tensor<300x300xi32>, 90000 elements, summarised (save as .npz for every value):\n${numpy}\n`), text);
+      assert.equal(await pg.isHidden("#download"), false);
+      await setSource(`${iota}// changed\n`);
+      await pg.waitForFunction("document.getElementById('results').textContent === ''", undefined, { timeout: 10_000 });
+      assert.equal(await pg.isHidden("#download"), true);
+    });
+
+    test("the shardings after propagation: every figure shown whole in a sandboxed frame, no CLI message", async () => {
+      await pg.selectOption("#example", { label: "Shardy: a 2×2 mesh, a matmul sharded over it" });
+      await pg.waitForFunction("!document.getElementById('shardings').hidden", undefined, { timeout: 10_000 });
+      assert.equal(await pg.getAttribute("#shardings", "sandbox"), "allow-same-origin");
+      if (!(await pg.isChecked("#propagate"))) await pg.check("#propagate");
+      await pg.waitForFunction("(document.getElementById('shardings').srcdoc.match(/<figure/g) ?? []).length >= 3", undefined, { timeout: 30_000 });
+      assert.equal((await pg.textContent("#shardings-message")) ?? "", "");
+      // The frame fits its content: the last figure's bottom is inside it and the frame does not scroll.
+      await pg.waitForFunction(`(() => {
+        const frame = document.getElementById("shardings");
+        const doc = frame.contentDocument;
+        const figures = [...doc.querySelectorAll("figure")];
+        return figures.length >= 3 && doc.documentElement.scrollHeight <= frame.clientHeight &&
+          figures.every((f) => f.getBoundingClientRect().bottom <= frame.clientHeight);
+      })()`, undefined, { timeout: 10_000 });
+      // Back to the two figures before propagation: the frame shrinks to fit them.
+      const frameHeight = async (): Promise<number> => (await pg.locator("#shardings").boundingBox())!.height;
+      const propagated = await frameHeight();
+      await pg.uncheck("#propagate");
+      await pg.waitForFunction("(document.getElementById('shardings').srcdoc.match(/<figure/g) ?? []).length === 2", undefined, { timeout: 30_000 });
+      for (let waited = 0; (await frameHeight()) >= propagated; waited += 100) {
+        assert.ok(waited < 10_000, `the frame stays ${await frameHeight()} px high with two figures, as with four`);
+        await pg.waitForTimeout(100);
+      }
+    });
+
+    test("a program and its arguments shared as a link open as they were", async () => {
+      await paste(ALL_REDUCE, "module @paste");
+      await pg.fill("#arg0", "dense<[0.5, 1.5, -2.0]> : tensor<3xf32>");
+      await pg.fill("#devices", "4");
+      await pg.selectOption("#backend", "interpreter");
+      await pg.click("#share");
+      const url = await pg.inputValue("#link");
+      assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/playground\/#program=[A-Za-z0-9_-]+$/);
+      const opened = await context.newPage();
+      try {
+        await opened.goto(url);
+        await opened.waitForFunction("document.body.dataset.ready === 'true'", undefined, { timeout: 30_000 });
+        assert.equal((await opened.locator("#source .cm-line").allTextContents()).join("\n"), ALL_REDUCE);
+        assert.equal(await opened.inputValue("#arg0"), "dense<[0.5, 1.5, -2.0]> : tensor<3xf32>");
+        assert.equal(await opened.inputValue("#devices"), "4");
+        assert.equal(await opened.inputValue("#backend"), "interpreter");
+        await opened.click("#run");
+        await opened.waitForFunction("document.getElementById('results').dataset.state === 'done'", undefined, { timeout: 30_000 });
+        // 4x + 6 for x = 0.5, 1.5, -2: 8, 12, -2 on every device.
+        const lines = ((await opened.textContent("#results")) ?? "").split("\n").filter((l) => l.startsWith("device "));
+        assert.equal(lines.length, 4);
+        for (const line of lines) assert.deepEqual(numbers(line), [8, 12, -2], line);
+        // A link cut short says so, and the page still opens (on the first example).
+        await opened.goto(url.slice(0, -12).replace("#program=", "#program=!"));
+        await opened.reload();
+        await opened.waitForFunction("document.body.dataset.ready === 'true'", undefined, { timeout: 30_000 });
+        assert.match((await opened.textContent("#results")) ?? "", /^error: the link's program could not be read/);
+        assert.match((await opened.textContent("#diagnostics")) ?? "", /^verified: StableHLO module @jit_f/);
+        // A link whose .npy argument is not base64 says so.
+        const badNpy = Buffer.from(JSON.stringify({ text: ALL_REDUCE, args: [{ file: "x.npy", npy: "!!" }], devices: 1, backend: "wasm" })).toString("base64url");
+        await opened.goto(url.replace(/#program=.*/, `#program=${badNpy}`));
+        await opened.reload();
+        await opened.waitForFunction("document.body.dataset.ready === 'true'", undefined, { timeout: 30_000 });
+        assert.equal((await opened.textContent("#results")) ?? "", "error: the link's program could not be read: the bytes of x.npy are not base64");
+      } finally {
+        await opened.close();
+      }
     });
 
     test("a JAX-exported model (hex weights) opened from disk runs on a .npy input and its results save as .npz", async () => {
