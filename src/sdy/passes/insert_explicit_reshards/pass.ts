@@ -15,10 +15,10 @@
 import type { PassRegistration } from "../../../passes/pass_options.js";
 import type { Pass } from "../../../passes/pass.js";
 import { sourceLocation } from "../../../ir/locations.js";
-import type { HloModule } from "../../../ir/computation.js";
+import type { HloModule, Instruction } from "../../../ir/computation.js";
 import { SdyVerifyError } from "../../../text/mlir/diagnostics.js";
 import { isMaximalMesh } from "../../../sharding/mesh.js";
-import type { AxisRef, Mesh, NamedMesh, OpShardingRule, TensorSharding } from "../../../sharding/model.js";
+import type { AxisRef, Mesh, NamedMesh, OpShardingRule, ReductionOp, TensorSharding } from "../../../sharding/model.js";
 import {
   blockArgEdgeOwners, getSharding, isDataFlowOp, isTerminator, regionOf, replaceAllUsesExcept, resultEdgeOwners,
   setSharding, terminatorOf, type PGraph, type POp, type PUse, type PValue,
@@ -232,6 +232,41 @@ function sameDeviceIds(a: Mesh, b: Mesh): boolean {
   return x.length === y.length && x.every((d, i) => d === y[i]);
 }
 
+/**
+ * How the devices' partial results of a reduce combine: by its body's reduction (add,
+ * maximum, minimum; or / and on booleans are max / min). Shardy takes the result
+ * sharding's reduction (sum unless unreduced says otherwise), which all-reduces a max or
+ * min reduction with add: a wrong number, so the body decides here. A body that is no
+ * such reduction (a product, argmax's pairs) cannot be combined by an all-reduce and is
+ * refused rather than summed. Other ops with reduction factors (contractions) sum.
+ */
+function combiningReduction(ctx: Context, op: POp, fallback: ReductionOp | undefined): ReductionOp | undefined {
+  const inst = ctx.ir.instOf(op);
+  if (inst?.opcode !== "reduce") return fallback;
+  const body = (inst as Instruction<"reduce">).attrs.toApply;
+  const values = body.root.opcode === "tuple" ? body.root.operands : [body.root];
+  const kindOf = (v: Instruction): ReductionOp | undefined => {
+    const params = body.parameters;
+    if (v.operands.length !== 2 || !v.operands.every((o) => params.includes(o as Instruction<"parameter">))) return undefined;
+    const isPred = v.shape.kind === "array" && v.shape.elementType === "pred";
+    switch (v.opcode) {
+      case "add": return "sum";
+      case "maximum": return "max";
+      case "minimum": return "min";
+      case "or": return isPred ? "max" : undefined;
+      case "and": return isPred ? "min" : undefined;
+      default: return undefined;
+    }
+  };
+  const kinds = values.map(kindOf);
+  const kind = kinds[0];
+  if (kind === undefined || kinds.some((k) => k !== kind)) {
+    throw opError(ctx, op, "reduces along sharded axes with a body that is not one add, maximum or minimum of its arguments: the devices' partial results cannot be combined by an all-reduce");
+  }
+  // A sum keeps what the sharding says (Shardy's own choice, printed the same way).
+  return kind === "sum" ? fallback : kind;
+}
+
 /** After an op whose reduction factors are sharded, each result is all-reduced over those axes (those it is not unreduced along). */
 function allReduceResults(ctx: Context, op: POp, reductionAxes: readonly AxisRef[], mesh: SelectedMesh): void {
   if (op.results.length === 0 || reductionAxes.length === 0) return;
@@ -240,7 +275,8 @@ function allReduceResults(ctx: Context, op: POp, reductionAxes: readonly AxisRef
   const ip = after(op);
   for (const result of op.results) {
     const sharding = ctx.sharding(result) ?? fullyReplicatedSharding(mesh.meshOrRef, result.dims?.length ?? 0, true);
-    const reduced = createSdyOp(ctx.graph, ip, { opcode: "sdyAllReduce", reductionAxes: axes, ...(sharding.reductionOp !== undefined ? { reductionOp: sharding.reductionOp } : {}) }, result, sharding);
+    const reductionOp = combiningReduction(ctx, op, sharding.reductionOp);
+    const reduced = createSdyOp(ctx.graph, ip, { opcode: "sdyAllReduce", reductionAxes: axes, ...(reductionOp !== undefined ? { reductionOp } : {}) }, result, sharding);
     replaceAllUsesExcept(result, reduced, reduced.def.op);
   }
 }
