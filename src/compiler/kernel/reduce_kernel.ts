@@ -46,7 +46,7 @@ export interface ReduceKernelTarget {
 export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: ReduceKernelTarget): Kernel | undefined {
   if (s.column || s.stages > 1) return undefined;
   const reductions = s.reductions;
-  const { graph: g, rowVar, rVar, jVar, Rn, J, values, inits, outputs } = s.loops;
+  const { graph: g, rowVar, rVar, jVar, Rn, values, inits, outputs } = s.loops;
   const nIn = ir.inputs.length;
   // The results' leaves, before the body's schedule adds its nodes (the graph numbers them in order).
   const accums = reductions.map((r, k) => g.accum(k, r.type));
@@ -83,17 +83,7 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     ...s.fullOutputs.map((k): Stmt => ({
       s: "store", pointer: `out${k}`, node: outputs[k]!, type: ir.outputs[k]!.type, streaming: streaming && s.streamedOutputs.includes(k),
     })),
-    ...reductions.flatMap((r, k): Stmt[] => {
-      if (r.kind !== "generic") return [{ s: "combine", acc: `${acc}${k}`, node: values[k]! }];
-      const gen = r.group!;
-      if (gen.first !== k) return []; // the group's first reduction updates it all
-      const members = Array.from({ length: gen.n }, (_, i) => k + i);
-      const params = new Set(gen.params);
-      return [{
-        s: "update", accs: members.map((x) => `${acc}${x}`), params: gen.params, elements: members.map((x) => values[x]!),
-        ids: reachable(g, gen.results).filter((id) => !params.has(id) && g.node(id).op !== "var"), results: gen.results,
-      }];
-    }),
+    ...reductionSteps(s, acc),
   ];
   /** Loops of `lanes` and copies `loops`, each of `body` and the effects into accumulators `acc`. */
   const loopsOf = (acc: string, lanes: number, loops: readonly number[], body: readonly Stmt[], streaming = false): Stmt[] =>
@@ -140,20 +130,7 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     s: "loop", index: "i", stop: Rn, lanes: 1, copies: 1,
     body: [{ s: "bind", node: rVar, name: "i" }, { s: "values", ids: body.scalarBody }, ...effects("s")],
   });
-  reductions.forEach((r, k) => {
-    if (r.sequential) {
-      unit.push({ s: "result", node: accums[k]!, init: undefined, acc: `s${k}` });
-      return;
-    }
-    // The init with what it reads (a load's index may not be computed in the row's loop).
-    unit.push({ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") });
-    unit.push({ s: "result", node: accums[k]!, init: inits[k]!, acc: `s${k}` });
-  });
-  const accumSet = new Set(accums);
-  unit.push({ s: "values", ids: reachable(g, s.rowOutputs.map((k) => outputs[k]!)).filter((id) => g.node(id).op !== "var" && !accumSet.has(id)) });
-  for (const k of s.rowOutputs) {
-    unit.push({ s: "storeElement", buffer: nIn + k, type: ir.outputs[k]!.type, index: binary("add", binary("mul", index("row"), constant(J)), index("j")), node: outputs[k]! });
-  }
+  appendAll(unit, reductionResults(ir, s, accums, "s", "j"));
   return {
     graph: g,
     buffers: nIn + ir.outputs.length,
@@ -168,4 +145,52 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     lanes: body.lanes,
     fence: vectorize && s.streamedOutputs.length > 0,
   };
+}
+
+/**
+ * An element's steps of the reductions on accumulators `acc`k: acc ⊕= its value for a
+ * recognized reducer; a generic group's body on its accumulators and elements, once, by
+ * the group's first reduction.
+ */
+export function reductionSteps(s: ReduceSchedule, acc: string): Stmt[] {
+  const { graph: g, values } = s.loops;
+  return s.reductions.flatMap((r, k): Stmt[] => {
+    if (r.kind !== "generic") return [{ s: "combine", acc: `${acc}${k}`, node: values[k]! }];
+    const gen = r.group!;
+    if (gen.first !== k) return []; // the group's first reduction updates it all
+    const members = Array.from({ length: gen.n }, (_, i) => k + i);
+    const params = new Set(gen.params);
+    return [{
+      s: "update", accs: members.map((x) => `${acc}${x}`), params: gen.params, elements: members.map((x) => values[x]!),
+      ids: reachable(g, gen.results).filter((id) => !params.has(id) && g.node(id).op !== "var"), results: gen.results,
+    }];
+  });
+}
+
+/**
+ * The reductions' results (leaves `accums`) from the scalar accumulators `acc`k: init ⊕
+ * acc, or acc itself in the interpreter's order; then the per-row outputs from them,
+ * stored at row · J + j (j: index variable `j`).
+ */
+export function reductionResults(ir: FusedKernelIR, s: ReduceSchedule, accums: readonly number[], acc: string, j: string): Stmt[] {
+  const { graph: g, J, inits, outputs } = s.loops;
+  const out: Stmt[] = [];
+  s.reductions.forEach((r, k) => {
+    if (r.sequential) {
+      out.push({ s: "result", node: accums[k]!, init: undefined, acc: `${acc}${k}` });
+      return;
+    }
+    // The init with what it reads (a load's index may not be computed in the row's loop).
+    out.push({ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") });
+    out.push({ s: "result", node: accums[k]!, init: inits[k]!, acc: `${acc}${k}` });
+  });
+  const accumSet = new Set(accums);
+  out.push({ s: "values", ids: reachable(g, s.rowOutputs.map((k) => outputs[k]!)).filter((id) => g.node(id).op !== "var" && !accumSet.has(id)) });
+  for (const k of s.rowOutputs) {
+    out.push({
+      s: "storeElement", buffer: ir.inputs.length + k, type: ir.outputs[k]!.type,
+      index: binary("add", binary("mul", index("row"), constant(J)), index(j)), node: outputs[k]!,
+    });
+  }
+  return out;
 }
