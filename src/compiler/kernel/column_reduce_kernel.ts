@@ -127,9 +127,11 @@ export function columnReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target:
     // The outputs after the last whole vector, one at a time.
     unit.push({
       s: "for", index: "jb", stop: J, step: 1, body: [
+        // The starts first (an init in the interpreter's order reads j: jb here), then i = jb.
+        { s: "bind", node: jVar, name: "jb" },
+        ...scalarAccumulators(),
         { s: "index", name: "i", value: index("jb"), mutable: true },
         { s: "bind", node: jVar, name: "i" },
-        ...scalarAccumulators(),
         ...overR([{ s: "at", index: "i", lanes: 1, body: [{ s: "values", ids: body.scalarBody }, ...effects("s")] }]),
         ...reductionResults(ir, s, accums, "s", "i"),
       ],
