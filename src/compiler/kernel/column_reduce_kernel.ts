@@ -25,15 +25,15 @@
 //     acc_k = B lanes of identity_k, or (in the interpreter's order) init_k per lane
 //     for r < Rn: the per-r values and pointers;
 //                 for j in [j0, j1): the scalar body, full outputs stored, acc_k[j - j0] ⊕= x_k
-//     for j in [j0, j1): result_k = init_k ⊕ acc_k[j - j0] (or acc_k itself), per-row outputs at j
+//     for j in [j0, j1): result_k = init_k ⊕ acc_k[j - j0] (or acc_k itself), per-row outputs
+//                        stored at j of their rows
 
-import type { ElementType } from "../../types/element_type.js";
-import { binary, constant, index, type Kernel, type RowLoad, type Stmt } from "./kernel_ir.js";
+import { binary, constant, index, type Kernel, type Stmt } from "./kernel_ir.js";
 import { reachable } from "./kernel_plan.js";
 import { scheduleBody, type VectorTarget } from "./loop_schedule.js";
 import type { FusedKernelIR } from "./lower_fusion.js";
 import { bodyCost } from "./op_properties.js";
-import { reductionResults, reductionSteps, type ReduceKernelTarget } from "./reduce_kernel.js";
+import { loopInvariants, reductionResults, reductionSteps, scalarAccumulators, type ReduceKernelTarget } from "./reduce_kernel.js";
 import { accumulatorsFor, type ReduceSchedule } from "./schedule_reduce.js";
 
 /** No vectors: a target that keeps lane arrays writes a column block's lanes as scalar code. */
@@ -59,14 +59,7 @@ export function columnReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target:
 
   // What each step of r computes before its elements: the nodes that do not vary along j,
   // the loads' row pointers, the full outputs' rows at (row, r).
-  const perR: Stmt[] = [{ s: "values", ids: body.invariant.filter((id) => g.node(id).op !== "var" && g.node(id).op !== "accum") }];
-  const rowLoads = new Map<number, RowLoad>();
-  for (const [id, aff] of body.affine) {
-    const n = g.node(id);
-    if (n.op !== "load") continue;
-    rowLoads.set(id, { pointer: `p${id}`, stride: aff.stride });
-    perR.push({ s: "pointer", name: `p${id}`, buffer: n.attr as number, type: n.type as ElementType, offset: { op: "node", id: aff.base }, output: false });
-  }
+  const { invariants: perR, rowLoads } = loopInvariants(g, body);
   for (const k of s.fullOutputs) {
     perR.push({
       s: "pointer", name: `out${k}`, buffer: nIn + k, type: ir.outputs[k]!.type, output: true,
@@ -83,15 +76,6 @@ export function columnReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target:
     { s: "index", name: "r", value: constant(0), mutable: true },
     { s: "for", index: "r", stop: Rn, step: 1, body: [...perR, ...elements] },
   ];
-  /** Scalar accumulators `s`k of one output, starting at the identity or (in the interpreter's order) at the init. */
-  const scalarAccumulators = (): Stmt[] => reductions.flatMap((r, k): Stmt[] => {
-    const accumulator: Stmt = {
-      s: "accumulator", name: `s${k}`, kind: r.kind, type: r.type, lanes: 1, copies: 1, sides: false,
-      start: r.sequential ? { node: inits[k]! } : { identity: r.identity! },
-    };
-    return r.sequential ? [{ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") }, accumulator] : [accumulator];
-  });
-
   const unit: Stmt[] = [{ s: "bind", node: rowVar, name: "row" }, { s: "bind", node: rVar, name: "r" }];
   if (B === undefined) {
     const L = body.lanes;
@@ -129,7 +113,7 @@ export function columnReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target:
       s: "for", index: "jb", stop: J, step: 1, body: [
         // The starts first (an init in the interpreter's order reads j: jb here), then i = jb.
         { s: "bind", node: jVar, name: "jb" },
-        ...scalarAccumulators(),
+        ...scalarAccumulators(s),
         { s: "index", name: "i", value: index("jb"), mutable: true },
         { s: "bind", node: jVar, name: "i" },
         ...overR([{ s: "at", index: "i", lanes: 1, body: [{ s: "values", ids: body.scalarBody }, ...effects("s")] }]),
@@ -145,7 +129,11 @@ export function columnReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target:
       ...sequential.map((k): Stmt => ({ s: "assign", acc: `acc${k}`, node: inits[k]! })),
     ])];
     // The results read each lane of the lane arrays as a scalar accumulator of its own.
-    const results = reductionResults(ir, s, accums, "acc", "j");
+    // Through the per-row outputs' rows (a store the C compiler vectorizes; one at a computed address it does not).
+    const results = reductionResults(ir, s, accums, "acc", undefined);
+    for (const k of s.rowOutputs) {
+      unit.push({ s: "pointer", name: `out${k}`, buffer: nIn + k, type: ir.outputs[k]!.type, offset: binary("mul", index("row"), constant(J)), output: true });
+    }
     unit.push({ s: "index", name: "j0", value: constant(0), mutable: true });
     unit.push({
       s: "for", index: "j0", stop: J, step: B, body: [

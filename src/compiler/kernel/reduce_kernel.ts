@@ -25,7 +25,8 @@
 import type { ElementType } from "../../types/element_type.js";
 import { binary, constant, index, type Kernel, type RowLoad, type Stmt } from "./kernel_ir.js";
 import { reachable } from "./kernel_plan.js";
-import { scheduleBody, type VectorTarget } from "./loop_schedule.js";
+import { scheduleBody, type BodySchedule, type VectorTarget } from "./loop_schedule.js";
+import type { KernelGraph } from "./graph.js";
 import type { FusedKernelIR, ReducerKind } from "./lower_fusion.js";
 import { bodyCost } from "./op_properties.js";
 import { accumulatorsFor, type ReduceSchedule } from "./schedule_reduce.js";
@@ -46,7 +47,7 @@ export interface ReduceKernelTarget {
 export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: ReduceKernelTarget): Kernel | undefined {
   if (s.column || s.stages > 1) return undefined;
   const reductions = s.reductions;
-  const { graph: g, rowVar, rVar, jVar, Rn, values, inits, outputs } = s.loops;
+  const { graph: g, rowVar, rVar, jVar, Rn, values, outputs } = s.loops;
   const nIn = ir.inputs.length;
   // The results' leaves, before the body's schedule adds its nodes (the graph numbers them in order).
   const accums = reductions.map((r, k) => g.accum(k, r.type));
@@ -57,21 +58,9 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     reductions.every((r) => !r.sequential && r.kind !== "generic" && target.vectorCombines(r.kind, r.type));
 
   const unit: Stmt[] = [{ s: "bind", node: rowVar, name: "row" }, { s: "bind", node: rVar, name: "i" }];
-  reductions.forEach((r, k) => {
-    if (r.sequential) unit.push({ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") });
-    unit.push({
-      s: "accumulator", name: `s${k}`, kind: r.kind, type: r.type, lanes: 1, copies: 1, sides: false,
-      start: r.sequential ? { node: inits[k]! } : { identity: r.identity! },
-    });
-  });
-  unit.push({ s: "values", ids: body.invariant.filter((id) => g.node(id).op !== "var" && g.node(id).op !== "accum") });
-  const rowLoads = new Map<number, RowLoad>();
-  for (const [id, aff] of body.affine) {
-    const n = g.node(id);
-    if (n.op !== "load") continue;
-    rowLoads.set(id, { pointer: `p${id}`, stride: aff.stride });
-    unit.push({ s: "pointer", name: `p${id}`, buffer: n.attr as number, type: n.type as ElementType, offset: { op: "node", id: aff.base }, output: false });
-  }
+  appendAll(unit, scalarAccumulators(s));
+  const { invariants, rowLoads } = loopInvariants(g, body);
+  appendAll(unit, invariants);
   const rowStart: Stmt[] = [
     ...s.fullOutputs.map((k): Stmt => ({
       s: "pointer", name: `out${k}`, buffer: nIn + k, type: ir.outputs[k]!.type, offset: binary("mul", index("row"), constant(Rn)), output: true,
@@ -170,9 +159,10 @@ export function reductionSteps(s: ReduceSchedule, acc: string): Stmt[] {
 /**
  * The reductions' results (leaves `accums`) from the scalar accumulators `acc`k: init ⊕
  * acc, or acc itself in the interpreter's order; then the per-row outputs from them,
- * stored at row · J + j (j: index variable `j`).
+ * stored at row · J + j (j: index variable `j`), or (`j` undefined) through the row
+ * pointers `out`k at the enclosing loop's index.
  */
-export function reductionResults(ir: FusedKernelIR, s: ReduceSchedule, accums: readonly number[], acc: string, j: string): Stmt[] {
+export function reductionResults(ir: FusedKernelIR, s: ReduceSchedule, accums: readonly number[], acc: string, j: string | undefined): Stmt[] {
   const { graph: g, J, inits, outputs } = s.loops;
   const out: Stmt[] = [];
   s.reductions.forEach((r, k) => {
@@ -187,10 +177,39 @@ export function reductionResults(ir: FusedKernelIR, s: ReduceSchedule, accums: r
   const accumSet = new Set(accums);
   out.push({ s: "values", ids: reachable(g, s.rowOutputs.map((k) => outputs[k]!)).filter((id) => g.node(id).op !== "var" && !accumSet.has(id)) });
   for (const k of s.rowOutputs) {
-    out.push({
-      s: "storeElement", buffer: ir.inputs.length + k, type: ir.outputs[k]!.type,
-      index: binary("add", binary("mul", index("row"), constant(J)), index(j)), node: outputs[k]!,
+    const type = ir.outputs[k]!.type;
+    out.push(j === undefined ? { s: "store", pointer: `out${k}`, node: outputs[k]!, type, streaming: false } : {
+      s: "storeElement", buffer: ir.inputs.length + k, type, index: binary("add", binary("mul", index("row"), constant(J)), index(j)), node: outputs[k]!,
     });
   }
   return out;
+}
+
+/** Scalar accumulators `s`k, one a reduction, at the identity or (in the interpreter's order) at the init, computed first. */
+export function scalarAccumulators(s: ReduceSchedule): Stmt[] {
+  const { graph: g, inits } = s.loops;
+  return s.reductions.flatMap((r, k): Stmt[] => {
+    const accumulator: Stmt = {
+      s: "accumulator", name: `s${k}`, kind: r.kind, type: r.type, lanes: 1, copies: 1, sides: false,
+      start: r.sequential ? { node: inits[k]! } : { identity: r.identity! },
+    };
+    return r.sequential ? [{ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") }, accumulator] : [accumulator];
+  });
+}
+
+/**
+ * What an element loop's schedule `body` computes before the loop: the nodes that do not
+ * vary along it (the loop variables and the reductions' results are bound, not computed),
+ * then the row pointer `p`id of each load affine in it, which its loads read through.
+ */
+export function loopInvariants(g: KernelGraph, body: BodySchedule): { invariants: Stmt[]; rowLoads: Map<number, RowLoad> } {
+  const invariants: Stmt[] = [{ s: "values", ids: body.invariant.filter((id) => g.node(id).op !== "var" && g.node(id).op !== "accum") }];
+  const rowLoads = new Map<number, RowLoad>();
+  for (const [id, aff] of body.affine) {
+    const n = g.node(id);
+    if (n.op !== "load") continue;
+    rowLoads.set(id, { pointer: `p${id}`, stride: aff.stride });
+    invariants.push({ s: "pointer", name: `p${id}`, buffer: n.attr as number, type: n.type as ElementType, offset: { op: "node", id: aff.base }, output: false });
+  }
+  return { invariants, rowLoads };
 }
