@@ -64,13 +64,14 @@ export type Stmt =
    * Declares accumulator `name` of reducer `kind` over `type`: `copies` vectors of `lanes`
    * lanes (lanes 1, one copy: a scalar), every lane starting at the reducer's identity or
    * (a scalar of a reduction run in the interpreter's order) at node `start.node`,
-   * computed before. With `sides` (a float max or min, ScheduledReduction.extremumSides)
+   * computed before, or (`assigned`: a lane array whose lanes start at per-lane values)
+   * where `assign` sets each lane. With `sides` (a float max or min, ScheduledReduction.extremumSides)
    * each copy also keeps the NaN and sign-bit side accumulators that `fold` repairs its
    * lanes from.
    */
   | {
     readonly s: "accumulator"; readonly name: string; readonly kind: ReducerKind | "generic"; readonly type: ElementType;
-    readonly start: { readonly identity: number | bigint } | { readonly node: number };
+    readonly start: { readonly identity: number | bigint } | { readonly node: number } | { readonly assigned: true };
     readonly lanes: number; readonly copies: number; readonly sides: boolean;
   }
   /**
@@ -103,7 +104,45 @@ export type Stmt =
   /** Stores scalar node `node` at element `index` of buffer `buffer` (a result) of type `type`. */
   | { readonly s: "storeElement"; readonly buffer: number; readonly type: ElementType; readonly index: IndexExpr; readonly node: number }
   /** `then` where every pointer of `pointers` plus `index` elements is aligned to `bytes`, else `otherwise`. */
-  | { readonly s: "ifAligned"; readonly pointers: readonly string[]; readonly index: string; readonly bytes: number; readonly then: readonly Stmt[]; readonly otherwise: readonly Stmt[] };
+  | { readonly s: "ifAligned"; readonly pointers: readonly string[]; readonly index: string; readonly bytes: number; readonly then: readonly Stmt[]; readonly otherwise: readonly Stmt[] }
+  | ColumnStmt;
+
+/**
+ * The statements a column reduction adds (kernel/column_reduce_kernel.ts): it runs its
+ * elements along the kept minor dimension j (contiguous in memory and in the output) but
+ * accumulates along r, an outer loop; so its vector work sits inside a scalar loop over
+ * r, its accumulators hold one output per lane (the lanes are folded one by one into
+ * separate results, not into one), and a target that keeps lane arrays runs blocks of
+ * outputs whose last one may be partial.
+ */
+export type ColumnStmt =
+  /**
+   * While index < stop: the body, then index += step. Unlike `loop` it promises nothing
+   * about its iterations (r's carry the accumulators; a block's last one may be partial):
+   * a printer keeps it a plain loop (C: no `ivdep`).
+   */
+  | { readonly s: "for"; readonly index: string; readonly stop: number; readonly step: number; readonly body: readonly Stmt[] }
+  /**
+   * The body once, as one iteration of a loop over index variable `index` of `lanes`
+   * lanes and one copy (lanes 1: a scalar element), without looping over it: an enclosing
+   * loop over another variable runs it. Its `vectorValues`, stores and combines act at
+   * `index` (a column reduction's vector of outputs, in its loop over r).
+   */
+  | { readonly s: "at"; readonly index: string; readonly lanes: number; readonly body: readonly Stmt[] }
+  /**
+   * For index variable `index` from index variable `from` while < `to` (at most `lanes`
+   * apart): the body, the iterations independent of one another (the C compiler
+   * vectorizes them; a GPU may run them as threads). In it an accumulator of `lanes`
+   * lanes (a lane array: one output's accumulator a lane) is read and combined at lane
+   * index - from; the body's stores act at `index`.
+   */
+  | { readonly s: "lanes"; readonly index: string; readonly from: string; readonly to: string; readonly lanes: number; readonly body: readonly Stmt[] }
+  /** Accumulator `acc` (in a `lanes` statement, its lane) takes node `node`'s value: its start, for one that starts `assigned`. */
+  | { readonly s: "assign"; readonly acc: string; readonly node: number }
+  /** The lanes of every copy of the vector accumulators `accs` repaired from their side accumulators (see `fold`), before `extract` reads them. */
+  | { readonly s: "repair"; readonly accs: readonly string[] }
+  /** Scalar accumulator `into` ⊕= lane `lane` of each copy of vector accumulator `acc`, copy by copy (a lane that is an output of its own). */
+  | { readonly s: "extract"; readonly acc: string; readonly lane: number; readonly into: string };
 
 /** A load read through a row pointer: element index · stride of it. */
 export interface RowLoad {
@@ -141,7 +180,7 @@ export interface Kernel {
 export function* statements(body: readonly Stmt[]): Generator<Stmt> {
   for (const st of body) {
     yield st;
-    if (st.s === "vector" || st.s === "loop") yield* statements(st.body);
+    if (st.s === "vector" || st.s === "loop" || st.s === "for" || st.s === "at" || st.s === "lanes") yield* statements(st.body);
     if (st.s === "vector") yield* statements(st.otherwise ?? []);
     if (st.s === "ifAligned") {
       yield* statements(st.then);

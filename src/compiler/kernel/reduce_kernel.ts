@@ -25,7 +25,8 @@
 import type { ElementType } from "../../types/element_type.js";
 import { binary, constant, index, type Kernel, type RowLoad, type Stmt } from "./kernel_ir.js";
 import { reachable } from "./kernel_plan.js";
-import { scheduleBody, type VectorTarget } from "./loop_schedule.js";
+import { scheduleBody, type BodySchedule, type VectorTarget } from "./loop_schedule.js";
+import type { KernelGraph } from "./graph.js";
 import type { FusedKernelIR, ReducerKind } from "./lower_fusion.js";
 import { bodyCost } from "./op_properties.js";
 import { accumulatorsFor, type ReduceSchedule } from "./schedule_reduce.js";
@@ -46,7 +47,7 @@ export interface ReduceKernelTarget {
 export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: ReduceKernelTarget): Kernel | undefined {
   if (s.column || s.stages > 1) return undefined;
   const reductions = s.reductions;
-  const { graph: g, rowVar, rVar, jVar, Rn, J, values, inits, outputs } = s.loops;
+  const { graph: g, rowVar, rVar, jVar, Rn, values, outputs } = s.loops;
   const nIn = ir.inputs.length;
   // The results' leaves, before the body's schedule adds its nodes (the graph numbers them in order).
   const accums = reductions.map((r, k) => g.accum(k, r.type));
@@ -57,21 +58,9 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     reductions.every((r) => !r.sequential && r.kind !== "generic" && target.vectorCombines(r.kind, r.type));
 
   const unit: Stmt[] = [{ s: "bind", node: rowVar, name: "row" }, { s: "bind", node: rVar, name: "i" }];
-  reductions.forEach((r, k) => {
-    if (r.sequential) unit.push({ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") });
-    unit.push({
-      s: "accumulator", name: `s${k}`, kind: r.kind, type: r.type, lanes: 1, copies: 1, sides: false,
-      start: r.sequential ? { node: inits[k]! } : { identity: r.identity! },
-    });
-  });
-  unit.push({ s: "values", ids: body.invariant.filter((id) => g.node(id).op !== "var" && g.node(id).op !== "accum") });
-  const rowLoads = new Map<number, RowLoad>();
-  for (const [id, aff] of body.affine) {
-    const n = g.node(id);
-    if (n.op !== "load") continue;
-    rowLoads.set(id, { pointer: `p${id}`, stride: aff.stride });
-    unit.push({ s: "pointer", name: `p${id}`, buffer: n.attr as number, type: n.type as ElementType, offset: { op: "node", id: aff.base }, output: false });
-  }
+  appendAll(unit, scalarAccumulators(s));
+  const { invariants, rowLoads } = loopInvariants(g, body);
+  appendAll(unit, invariants);
   const rowStart: Stmt[] = [
     ...s.fullOutputs.map((k): Stmt => ({
       s: "pointer", name: `out${k}`, buffer: nIn + k, type: ir.outputs[k]!.type, offset: binary("mul", index("row"), constant(Rn)), output: true,
@@ -83,17 +72,7 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     ...s.fullOutputs.map((k): Stmt => ({
       s: "store", pointer: `out${k}`, node: outputs[k]!, type: ir.outputs[k]!.type, streaming: streaming && s.streamedOutputs.includes(k),
     })),
-    ...reductions.flatMap((r, k): Stmt[] => {
-      if (r.kind !== "generic") return [{ s: "combine", acc: `${acc}${k}`, node: values[k]! }];
-      const gen = r.group!;
-      if (gen.first !== k) return []; // the group's first reduction updates it all
-      const members = Array.from({ length: gen.n }, (_, i) => k + i);
-      const params = new Set(gen.params);
-      return [{
-        s: "update", accs: members.map((x) => `${acc}${x}`), params: gen.params, elements: members.map((x) => values[x]!),
-        ids: reachable(g, gen.results).filter((id) => !params.has(id) && g.node(id).op !== "var"), results: gen.results,
-      }];
-    }),
+    ...reductionSteps(s, acc),
   ];
   /** Loops of `lanes` and copies `loops`, each of `body` and the effects into accumulators `acc`. */
   const loopsOf = (acc: string, lanes: number, loops: readonly number[], body: readonly Stmt[], streaming = false): Stmt[] =>
@@ -140,20 +119,7 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     s: "loop", index: "i", stop: Rn, lanes: 1, copies: 1,
     body: [{ s: "bind", node: rVar, name: "i" }, { s: "values", ids: body.scalarBody }, ...effects("s")],
   });
-  reductions.forEach((r, k) => {
-    if (r.sequential) {
-      unit.push({ s: "result", node: accums[k]!, init: undefined, acc: `s${k}` });
-      return;
-    }
-    // The init with what it reads (a load's index may not be computed in the row's loop).
-    unit.push({ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") });
-    unit.push({ s: "result", node: accums[k]!, init: inits[k]!, acc: `s${k}` });
-  });
-  const accumSet = new Set(accums);
-  unit.push({ s: "values", ids: reachable(g, s.rowOutputs.map((k) => outputs[k]!)).filter((id) => g.node(id).op !== "var" && !accumSet.has(id)) });
-  for (const k of s.rowOutputs) {
-    unit.push({ s: "storeElement", buffer: nIn + k, type: ir.outputs[k]!.type, index: binary("add", binary("mul", index("row"), constant(J)), index("j")), node: outputs[k]! });
-  }
+  appendAll(unit, reductionResults(ir, s, accums, "s", "j"));
   return {
     graph: g,
     buffers: nIn + ir.outputs.length,
@@ -168,4 +134,82 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     lanes: body.lanes,
     fence: vectorize && s.streamedOutputs.length > 0,
   };
+}
+
+/**
+ * An element's steps of the reductions on accumulators `acc`k: acc ⊕= its value for a
+ * recognized reducer; a generic group's body on its accumulators and elements, once, by
+ * the group's first reduction.
+ */
+export function reductionSteps(s: ReduceSchedule, acc: string): Stmt[] {
+  const { graph: g, values } = s.loops;
+  return s.reductions.flatMap((r, k): Stmt[] => {
+    if (r.kind !== "generic") return [{ s: "combine", acc: `${acc}${k}`, node: values[k]! }];
+    const gen = r.group!;
+    if (gen.first !== k) return []; // the group's first reduction updates it all
+    const members = Array.from({ length: gen.n }, (_, i) => k + i);
+    const params = new Set(gen.params);
+    return [{
+      s: "update", accs: members.map((x) => `${acc}${x}`), params: gen.params, elements: members.map((x) => values[x]!),
+      ids: reachable(g, gen.results).filter((id) => !params.has(id) && g.node(id).op !== "var"), results: gen.results,
+    }];
+  });
+}
+
+/**
+ * The reductions' results (leaves `accums`) from the scalar accumulators `acc`k: init ⊕
+ * acc, or acc itself in the interpreter's order; then the per-row outputs from them,
+ * stored at row · J + j (j: index variable `j`), or (`j` undefined) through the row
+ * pointers `out`k at the enclosing loop's index.
+ */
+export function reductionResults(ir: FusedKernelIR, s: ReduceSchedule, accums: readonly number[], acc: string, j: string | undefined): Stmt[] {
+  const { graph: g, J, inits, outputs } = s.loops;
+  const out: Stmt[] = [];
+  s.reductions.forEach((r, k) => {
+    if (r.sequential) {
+      out.push({ s: "result", node: accums[k]!, init: undefined, acc: `${acc}${k}` });
+      return;
+    }
+    // The init with what it reads (a load's index may not be computed in the row's loop).
+    out.push({ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") });
+    out.push({ s: "result", node: accums[k]!, init: inits[k]!, acc: `${acc}${k}` });
+  });
+  const accumSet = new Set(accums);
+  out.push({ s: "values", ids: reachable(g, s.rowOutputs.map((k) => outputs[k]!)).filter((id) => g.node(id).op !== "var" && !accumSet.has(id)) });
+  for (const k of s.rowOutputs) {
+    const type = ir.outputs[k]!.type;
+    out.push(j === undefined ? { s: "store", pointer: `out${k}`, node: outputs[k]!, type, streaming: false } : {
+      s: "storeElement", buffer: ir.inputs.length + k, type, index: binary("add", binary("mul", index("row"), constant(J)), index(j)), node: outputs[k]!,
+    });
+  }
+  return out;
+}
+
+/** Scalar accumulators `s`k, one a reduction, at the identity or (in the interpreter's order) at the init, computed first. */
+export function scalarAccumulators(s: ReduceSchedule): Stmt[] {
+  const { graph: g, inits } = s.loops;
+  return s.reductions.flatMap((r, k): Stmt[] => {
+    const accumulator: Stmt = {
+      s: "accumulator", name: `s${k}`, kind: r.kind, type: r.type, lanes: 1, copies: 1, sides: false,
+      start: r.sequential ? { node: inits[k]! } : { identity: r.identity! },
+    };
+    return r.sequential ? [{ s: "values", ids: reachable(g, [inits[k]!]).filter((id) => g.node(id).op !== "var") }, accumulator] : [accumulator];
+  });
+}
+
+/**
+ * What an element loop's schedule `body` computes before the loop: the nodes that do not
+ * vary along it (the loop variables and the reductions' results are bound, not computed),
+ * then the row pointer `p`id of each load affine in it, which its loads read through.
+ */
+export function loopInvariants(g: KernelGraph, body: BodySchedule): { invariants: Stmt[]; rowLoads: Map<number, RowLoad> } {
+  const invariants: Stmt[] = [{ s: "values", ids: body.invariant.filter((id) => g.node(id).op !== "var" && g.node(id).op !== "accum") }];
+  const rowLoads = new Map<number, RowLoad>();
+  for (const [id, aff] of body.affine) {
+    const n = g.node(id);
+    if (n.op !== "load") continue;
+    rowLoads.set(id, { pointer: `p${id}`, stride: aff.stride });
+    invariants.push({ s: "pointer", name: `p${id}`, buffer: n.attr as number, type: n.type as ElementType, offset: { op: "node", id: aff.base }, output: false });
+  }
+  return { invariants, rowLoads };
 }

@@ -14,7 +14,7 @@ import { ELEMENT_TYPES } from "../../types/element_type.js";
 import type { FusedKernelIR } from "../kernel/lower_fusion.js";
 import { affineInLoop, type LaneAffine, type VectorTarget } from "../kernel/loop_schedule.js";
 import { loopKernel } from "../kernel/loop_kernel.js";
-import { statements, type IndexExpr, type Kernel, type Stmt } from "../kernel/kernel_ir.js";
+import { statements, type ColumnStmt, type IndexExpr, type Kernel, type Stmt } from "../kernel/kernel_ir.js";
 import type { KernelGraph, Node } from "../kernel/graph.js";
 import { VECTOR_CONDITION } from "./c_math.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
@@ -167,8 +167,8 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
   };
   /** Printing a vector section's statements (accumulators there are vectors). */
   let inVector = false;
-  /** In a lane loop: the loop's index, and the C name of its lane's element. */
-  let laneLoop: { readonly index: string; readonly element: string } | undefined;
+  /** In a lane loop: the loop's index, the C name of its lane's element, and the lane arrays' index. */
+  let laneLoop: { readonly index: string; readonly element: string; readonly lane: string } | undefined;
   const lines: string[] = [`static void ${name}(uint8_t *mem, const uint32_t *args${k.params.map((p) => `, int64_t ${p}`).join("")}) {`];
   /** In a vector loop: its index, lanes and copies, and each copy's vector values once computed. */
   type VectorLoop = { readonly index: string; readonly lanes: number; readonly copies: number; readonly values: VectorValues[] };
@@ -228,7 +228,7 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
             // A lane loop: one lane an iteration of a loop without carried dependence, which the C compiler vectorizes.
             if (st.copies !== 1) throw new Error(`a lane loop of ${st.copies} copies`);
             lines.push(`#pragma GCC ivdep`, `${indent}  for (int l = 0; l < ${st.lanes}; l++) {`, `${indent}    const int64_t rr = ${st.index} + l;`);
-            laneLoop = { index: st.index, element: "rr" };
+            laneLoop = { index: st.index, element: "rr", lane: "l" };
             at = "rr";
             inBlock(() => print(st.body, `${indent}    `));
             laneLoop = undefined;
@@ -272,6 +272,7 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
           };
           accumulators.set(st.name, { st, lanes, vector });
           if (st.lanes === 1 && st.copies === 1) {
+            if ("assigned" in st.start) throw new Error(`scalar accumulator ${st.name} starts assigned`);
             const start = "identity" in st.start ? cConst(st.type, st.start.identity) : nameOf(st.start.node);
             lines.push(`${indent}${cType(st.type)} ${st.name} = ${start};`);
           } else if (vector) {
@@ -280,7 +281,7 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
             for (const l of declareVectorLanes(lanes, st.copies)) lines.push(`${indent}${l}`);
           } else {
             if (st.copies !== 1) throw new Error(`lane accumulator ${st.name} of ${st.copies} copies`);
-            for (const l of declareLanes(lanes, st.lanes, true)) lines.push(`${indent}${l}`);
+            for (const l of declareLanes(lanes, st.lanes, !("assigned" in st.start))) lines.push(`${indent}${l}`);
           }
           break;
         }
@@ -289,7 +290,7 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
           const kind = kindOf(a.st);
           const out = vectors !== undefined
             ? vectors.values.flatMap((vv, c) => vectorLaneStep(a.lanes, String(c % a.st.copies), vv.operand(st.node)))
-            : laneLoop !== undefined ? laneStep(a.lanes, "l", nameOf(st.node))
+            : laneLoop !== undefined ? laneStep(a.lanes, laneLoop.lane, nameOf(st.node))
             : [`${st.acc} = ${cCombine(kind, a.st.type, st.acc, nameOf(st.node))};`];
           for (const l of out) lines.push(`${indent}${l}`);
           break;
@@ -297,10 +298,10 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
         case "update": {
           // The results into temporaries first: a result may be another accumulator's parameter.
           lines.push(`${indent}{`);
-          st.params.forEach((p, i) => values.names.set(p, i < st.accs.length ? st.accs[i]! : nameOf(st.elements[i - st.accs.length]!)));
+          st.params.forEach((p, i) => values.names.set(p, i < st.accs.length ? accExpr(st.accs[i]!) : nameOf(st.elements[i - st.accs.length]!)));
           inBlock(() => print([{ s: "values", ids: st.ids }], `${indent}  `));
           st.results.forEach((r, i) => lines.push(`${indent}  const ${cType(g.node(r).type)} next${i} = ${nameOf(r)};`));
-          st.accs.forEach((x, i) => lines.push(`${indent}  ${x} = next${i};`));
+          st.accs.forEach((x, i) => lines.push(`${indent}  ${accExpr(x)} = next${i};`));
           lines.push(`${indent}}`);
           break;
         }
@@ -319,10 +320,10 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
         }
         case "result": {
           const a = accumulator(st.acc);
-          let name = st.acc;
+          let name = accExpr(st.acc);
           if (st.init !== undefined) {
             name = `res${st.node}`;
-            lines.push(`${indent}const ${cType(a.st.type)} ${name} = ${cCombine(kindOf(a.st), a.st.type, nameOf(st.init), st.acc)};`);
+            lines.push(`${indent}const ${cType(a.st.type)} ${name} = ${cCombine(kindOf(a.st), a.st.type, nameOf(st.init), accExpr(st.acc))};`);
           }
           leaves.set(st.node, name);
           values.names.set(st.node, name);
@@ -333,7 +334,49 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
           lines.push(`${indent}${bufferPointer(t, st.buffer, indexExpr(st.index, values.names), storageBytes(st.type), false)}[0] = ${nameOf(st.node)};`);
           break;
         }
+        default: printColumn(st, indent);
       }
+    }
+  };
+  /** Accumulator x as a C lvalue: in a lane loop, a lane array's element there. */
+  const accExpr = (x: string): string => {
+    const a = accumulator(x);
+    return laneLoop !== undefined && !a.vector && a.st.lanes > 1 ? `${a.lanes.lane}[${laneLoop.lane}]` : x;
+  };
+  /** The statements of column reductions (kernel_ir.ts ColumnStmt). */
+  const printColumn = (st: ColumnStmt, indent: string): void => {
+    switch (st.s) {
+      case "for":
+        lines.push(`${indent}for (; ${st.index} < ${st.stop}; ${st.step === 1 ? `${st.index}++` : `${st.index} += ${st.step}`}) {`);
+        inBlock(() => print(st.body, `${indent}  `));
+        lines.push(`${indent}}`);
+        return;
+      case "at": {
+        if (st.lanes > 1) {
+          print(st.body, indent, { index: st.index, lanes: st.lanes, copies: 1, values: [] });
+          return;
+        }
+        const outer = at;
+        at = st.index;
+        print(st.body, indent);
+        at = outer;
+        return;
+      }
+      case "lanes": {
+        // One lane an iteration, no carried dependence: the C compiler vectorizes it.
+        lines.push(`#pragma GCC ivdep`, `${indent}for (int64_t ${st.index} = ${st.from}; ${st.index} < ${st.to}; ${st.index}++) {`);
+        const outer = at;
+        laneLoop = { index: st.index, element: st.index, lane: `${st.index} - ${st.from}` };
+        at = st.index;
+        inBlock(() => print(st.body, `${indent}  `));
+        laneLoop = undefined;
+        at = outer;
+        lines.push(`${indent}}`);
+        return;
+      }
+      case "assign": lines.push(`${indent}${accExpr(st.acc)} = ${nameOf(st.node)};`); return;
+      // C folds vector accumulators by `fold` (spilled into lane arrays); its kernels read no single lanes.
+      case "repair": case "extract": throw new Error(`a C kernel reads vector accumulators' lanes by ${st.s}`);
     }
   };
   print(k.prologue ?? [], "  ");

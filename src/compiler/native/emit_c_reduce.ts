@@ -1,9 +1,12 @@
 // Input (reduction) fusions as C. One-stage row reductions (J = 1) are kernels of
 // statements (kernel/reduce_kernel.ts) printed by printKernelC (emit_c_loop.ts): lane
 // arrays of C_REDUCE_TARGET's 64 scalars the compiler vectorizes, their AVX-512 form in
-// 16-lane vectors, the halving fold (c_accumulators.ts). This file renders the rest of
-// kernel/schedule_reduce.ts's schedules (stages, skew, ring slots, row buffers, lanes and
-// their fold, side accumulators, sequential reductions, column blocks) over the loop nest
+// 16-lane vectors, the halving fold (c_accumulators.ts). So are column reductions (J > 1,
+// kernel/column_reduce_kernel.ts): blocks of C_REDUCE_TARGET's 256 outputs in lane arrays,
+// the loop over the block's j innermost (contiguous, vectorized) inside the r loop. This
+// file renders the rest of kernel/schedule_reduce.ts's schedules, the row pipelines
+// (stages, skew, ring slots, row buffers, lanes and their fold, side accumulators,
+// sequential reductions) over the loop nest
 // of kernel/reduce_loops.ts: rows (one work unit each), the reduced dimensions r, the kept
 // dimensions after them j.
 //
@@ -24,8 +27,6 @@
 //    where the target has it. Their full-shape outputs of STREAM_MIN_BYTES or more are
 //    written by streaming stores, which keep the output from evicting the input from
 //    the caches.
-//  - Column reductions (J > 1): accumulators for a block of j, the j loop innermost
-//    (contiguous, vectorized) inside the r loop.
 //  - f16 and bf16 accumulators and generic reducers (argmax...) run in the
 //    interpreter's order (init first, then the elements in row-major order), one
 //    element at a time, the stages one after the other, so their results are exact.
@@ -40,6 +41,7 @@ import { CValues, cConst, cType } from "./c_values.js";
 import { DeclinedError } from "../kernel/declined.js";
 import { cCombine, declareLanes, declareVectorLanes, foldLanes, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
 import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
+import { columnReduceKernel } from "../kernel/column_reduce_kernel.js";
 import { LoadPlan, NATIVE_VECTOR_TARGET, printKernelC } from "./emit_c_loop.js";
 import { VECTOR_CONDITION } from "./c_math.js";
 import { STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
@@ -95,14 +97,14 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     costPerUnit: schedule.costPerUnit,
     rows: schedule.rows,
   });
-  // One-stage row reductions are kernels of statements (kernel/reduce_kernel.ts).
-  const kernel = rowReduceKernel(ir, schedule, C_REDUCE_KERNEL_TARGET);
+  // One-stage row reductions and column reductions are kernels of statements
+  // (kernel/reduce_kernel.ts, kernel/column_reduce_kernel.ts).
+  const kernel = rowReduceKernel(ir, schedule, C_REDUCE_KERNEL_TARGET) ?? columnReduceKernel(ir, schedule, C_REDUCE_KERNEL_TARGET);
   if (kernel !== undefined) return kernelOf(printKernelC(kernel).join("\n"));
   const sched = schedule.reductions;
   const L = schedule.loops;
   const { graph: g, rowVar, rVar, jVar, Rn, J, values, inits, outputs } = L;
   const nIn = ir.inputs.length;
-  const columnMode = schedule.column;
   const fullOut = schedule.fullOutputs;
   const reducedOut = schedule.rowOutputs;
   const stage = sched.map((r) => r.stage);
@@ -218,8 +220,6 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
       leafNames = saved;
     }
   };
-  /** A reduction that runs in the interpreter's order: generic, or of a half type. */
-  const sequential = (k: number): boolean => sched[k]!.sequential;
   const recognizedStep = (ks: readonly number[], acc: (k: number) => string) => (value: ValueOf, out: string[]): void => {
     for (const k of ks) {
       const r = red.reductions[k]!;
@@ -244,7 +244,7 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
     for (const k of reducedOut) lines.push(`${indent}out${k}[0] = ${v.names.get(outputs[k]!)};`);
   };
 
-  if (!columnMode) {
+  {
     const stageRoots = Array.from({ length: S }, (_, s) => [
       ...red.reductions.flatMap((_, k) => (stage[k] === s ? [values[k]!] : [])),
       ...fullOut.flatMap((k) => (fullStage.get(k) === s ? [outputs[k]!] : [])),
@@ -418,45 +418,6 @@ export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel
         }
       }
     }
-  } else {
-    const B = schedule.columnBlock!;
-    lines.push(`  for (int64_t row = begin; row < end; row++) {`);
-    ir.outputs.forEach((_, k) => lines.push(`    ${outPointer(k, "row")}`));
-    lines.push(`    for (int64_t j0 = 0; j0 < ${J}; j0 += ${B}) {`);
-    lines.push(`      const int64_t j1 = j0 + ${B} < ${J} ? j0 + ${B} : ${J};`);
-    const ks = red.reductions.map((_, k) => k);
-    for (const k of ks) lines.push(`      ${cType(red.reductions[k]!.type)} ${accName(k)}[${B}], res${k}[${B}];`);
-    const leaves = (): Map<number, string> => contextLeaves("row", "j", (k) => `res${k}[j - j0]`);
-    // Inits are in output context (row, j): per j.
-    lines.push(`      for (int64_t j = j0; j < j1; j++) {`);
-    initValues(ks, "        ", leaves(), "i_");
-    for (const k of ks) {
-      const r = red.reductions[k]!;
-      lines.push(`        ${accName(k)}[j - j0] = ${sequential(k) ? `init${k}` : cConst(r.type, sched[k]!.identity!)};`);
-    }
-    lines.push(`      }`);
-    const roots = [...values, ...fullOut.map((k) => outputs[k]!)];
-    lines.push(`      for (int64_t r = 0; r < ${Rn}; r++) {`);
-    loop("        ", `#pragma GCC ivdep\nfor (int64_t j = j0; j < j1; j++) {`, [elementParts(roots, jVar, "j", new Map([...leaves(), [rVar, "r"]]), (value, out) => {
-      recognizedStep(ks.filter((k) => generic[k] === undefined), (k) => `${accName(k)}[j - j0]`)(value, out);
-      genericStep(ks.filter((k) => generic[k] !== undefined), (k) => `${accName(k)}[j - j0]`)(value, out);
-      fullStores(fullOut, "r", "j")(value, out);
-    }, "c_")]);
-    lines.push(`      }`);
-    lines.push(`      for (int64_t j = j0; j < j1; j++) {`);
-    initValues(ks.filter((k) => !sequential(k)), "        ", leaves(), "f_");
-    for (const k of ks) {
-      const r = red.reductions[k]!;
-      lines.push(`        res${k}[j - j0] = ${sequential(k) ? `${accName(k)}[j - j0]` : cCombine(r.kind as ReducerKind, r.type, `init${k}`, `${accName(k)}[j - j0]`)};`);
-    }
-    leafNames = leaves();
-    const v = scalarValues("e");
-    const reducedRoots = reducedOut.map((k) => outputs[k]!);
-    v.emit(reachable(g, reducedRoots), lines, "        ");
-    for (const k of reducedOut) lines.push(`        out${k}[j] = ${v.names.get(outputs[k]!)};`);
-    lines.push(`      }`);
-    lines.push(`    }`);
-    lines.push(`  }`);
   }
 
   /** Reduction k's lane accumulators (c_accumulators.ts). */

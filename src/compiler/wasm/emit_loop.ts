@@ -21,7 +21,7 @@ import { emitRowPipelineKernel } from "./emit_row_pipeline.js";
 import { isRowPipeline } from "../kernel/schedule_reduce.js";
 import { scheduleBody, type BodySchedule, type VectorTarget } from "../kernel/loop_schedule.js";
 import { loopKernel } from "../kernel/loop_kernel.js";
-import { statements, type IndexExpr, type Kernel, type Stmt } from "../kernel/kernel_ir.js";
+import { statements, type ColumnStmt, type IndexExpr, type Kernel, type Stmt } from "../kernel/kernel_ir.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
 import { computeType, lanesOf, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
@@ -292,9 +292,12 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
               accumulators.set(st.name, { st, vector, combine: combineVector });
               break;
             }
-            const scalar = f.local(computeType(st.type));
+            // Declared again (a column reduction's output after output), it keeps its local.
+            const before = accumulators.get(st.name);
+            const scalar = before?.vector === undefined && before?.st.type === st.type ? before.scalar : f.local(computeType(st.type));
             if ("node" in st.start) f.localGet(ve.scalar.get(st.start.node)!);
-            else pushConst(f, st.type, st.start.identity);
+            else if ("identity" in st.start) pushConst(f, st.type, st.start.identity);
+            else throw new Error(`kernel ${name ?? ""}: scalar accumulator ${st.name} starts assigned`);
             f.localSet(scalar);
             accumulators.set(st.name, { st, scalar });
             break;
@@ -342,8 +345,48 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
             storeScalar(f, st.type);
             break;
           }
+          default: printColumn(st);
         }
       }
+    };
+
+    /** The statements of column reductions (kernel_ir.ts ColumnStmt). */
+    const printColumn = (st: ColumnStmt): void => {
+      switch (st.s) {
+        case "for": {
+          const i = local(st.index);
+          f.block().loop();
+          f.localGet(i).i32Const(st.stop).i32GeU().brIf(1);
+          print(st.body);
+          f.localGet(i).i32Const(st.step).i32Add().localSet(i).br(0);
+          f.end().end();
+          return;
+        }
+        case "at": print(st.body, { index: [local(st.index)], copies: [] }); return;
+        case "lanes": throw new Error(`kernel ${name ?? ""}: WebAssembly keeps no lane arrays`);
+        case "assign": {
+          f.localGet(ve.scalar.get(st.node)!).localSet(scalarOf(accumulator(st.acc)));
+          return;
+        }
+        case "repair": {
+          for (const x of st.accs) {
+            const v = vectorOf(x);
+            v.acc[0]!.forEach((_l, copy) => v.repair(0, copy));
+          }
+          return;
+        }
+        case "extract": {
+          const v = vectorOf(st.acc);
+          const into = scalarOf(accumulator(st.into));
+          v.acc[0]!.forEach((_l, copy) => v.foldLane(0, copy, st.lane, into));
+          return;
+        }
+      }
+    };
+    const vectorOf = (x: string): VectorAccumulators => {
+      const v = accumulator(x).vector;
+      if (v === undefined) throw new Error(`kernel ${name ?? ""}: scalar accumulator ${x} read by lanes`);
+      return v;
     };
 
     print(k.prologue ?? []);

@@ -2,12 +2,10 @@
 // elementwise epilogue on the reduced values (multi-output: several reductions over
 // one pass, e.g. a sum and a sum of squares).
 //
-// Row reductions (one stage, J = 1) are statements of kernel/reduce_kernel.ts, printed by
-// addKernelFunction (emit_loop.ts) with this file's accumulator code (combines, the
-// extrema's side accumulators, lane extraction). This file still renders the column
-// reductions from their schedule (kernel/schedule_reduce.ts): vectorized along j,
-// accumulating along r; one vector of outputs at a time, then a scalar tail over the
-// last j.
+// Row reductions (one stage, J = 1) and column reductions (J > 1) are statements of
+// kernel/reduce_kernel.ts and kernel/column_reduce_kernel.ts, printed by addKernelFunction
+// (emit_loop.ts) with this file's accumulator code (combines, the extrema's side
+// accumulators, lane extraction); the row pipelines (emit_row_pipeline.ts) use it too.
 //
 // Full outputs (elementwise values over the reduction's input, e.g. softmax's
 // exp(x - max) that is both summed and stored) are computed with the reduced values
@@ -17,17 +15,15 @@
 
 import type { ElementType } from "../../types/element_type.js";
 import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
-import { accumulatorsFor, scheduleReduce, type ReduceSchedule, type ReduceTarget, type ScheduledReduction } from "../kernel/schedule_reduce.js";
-import { bodyCost } from "../kernel/op_properties.js";
+import { scheduleReduce, type ReduceSchedule, type ReduceTarget, type ScheduledReduction } from "../kernel/schedule_reduce.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
-import { addKernelFunction, planBody, wasmVectorTarget, type BodyPlan } from "./emit_loop.js";
+import { addKernelFunction, wasmVectorTarget, type BodyPlan } from "./emit_loop.js";
 import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
+import { columnReduceKernel } from "../kernel/column_reduce_kernel.js";
 import type { KernelGraph } from "../kernel/graph.js";
-import { DeclinedError, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
-import { addTrigReduction } from "./emit_trig.js";
-import { reachable } from "../kernel/kernel_plan.js";
+import { DeclinedError, pushConst, ValueEmitter } from "./emit_values.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
-import { computeType, isSigned, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
+import { computeType, isSigned, storageBytes } from "./wasm_types.js";
 
 /**
  * The machine the reduction schedule is made for: 128-bit vectors; four accumulators
@@ -267,220 +263,15 @@ function wasmReduceKernelTarget(target: WasmTarget): ReduceKernelTarget {
 }
 
 export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
-  const red = ir.reduce!;
   const schedule = wasmReduceSchedule(ir);
-  const kernel = rowReduceKernel(ir, schedule, wasmReduceKernelTarget(target));
-  if (kernel !== undefined) {
-    const m = new ModuleBuilder().importMemory(target);
-    addKernelFunction(m, kernel, target, "run");
-    return {
-      name, bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes: 0,
-      parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit, rows: schedule.rows,
-    };
-  }
-  const sched = schedule.reductions;
-  // The graph over (row, r, j).
-  const { graph: g, rowVar, rVar, jVar, Rn, J, values, inits, outputs } = schedule.loops;
-  /** Indices (into ir.outputs) of the full outputs, and of the per-reduced-element ones. */
-  const fullOut = schedule.fullOutputs;
-  const reducedOut = schedule.rowOutputs;
-  const accums = red.reductions.map((r, k) => g.accum(k, r.type));
-  /** Generic reducers: for reduction k, its group's first reduction, parameter and result nodes. */
-  const generic = sched.map((r) => r.group);
-  const nIn = ir.inputs.length;
-  const nOut = ir.outputs.length;
-
+  const kernelTarget = wasmReduceKernelTarget(target);
+  const kernel = rowReduceKernel(ir, schedule, kernelTarget) ?? columnReduceKernel(ir, schedule, kernelTarget);
+  // Row pipelines (more than one stage) are emit_row_pipeline.ts's.
+  if (kernel === undefined) throw new Error(`reduction kernel ${name}: a row pipeline of ${schedule.stages} stages`);
   const m = new ModuleBuilder().importMemory(target);
-  const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
-  m.addFunction("run", new Array<"i32">(nIn + nOut + 2).fill("i32"), [], (f) => {
-    const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
-    ve.trigHelper = trigHelper;
-    ve.relaxedSimd = target.relaxedSimd;
-    const innerVar = jVar;
-    const plan = planBody(g, [...values, ...fullOut.map((k) => outputs[k]!)], innerVar, target, ve);
-    const L = plan.lanes;
-    ve.vectorLanes = L;
-    const combiners = red.reductions.map((r) => (r.kind === "generic" ? undefined : vectorCombiner(f, r.kind, r.type)));
-    const vectorize = plan.vectorBody !== undefined && combiners.every((c) => c !== undefined) && J >= L;
-    const row = f.local("i32");
-    const i = f.local("i32"); // the inner variable's value (j)
-    const r = f.local("i32"); // the reduction counter
-    const jb = f.local("i32");
-    const baseLocal = new Map<number, number>();
-    bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
-    ve.scalar.set(rowVar, row);
-    ve.scalar.set(innerVar, i);
-    ve.scalar.set(rVar, r);
-
-    /** The per-iteration-invariant part: scalar nodes, load bases, splats. */
-    const emitInvariants = (vector: boolean): void => {
-      emitRowInvariants(f, g, ve, plan, baseLocal);
-      if (vector) for (const id of plan.splats) ve.splat(id);
-      if (vector) ve.hoistConstants(plan.vectorBody!);
-    };
-    const scalarAcc = red.reductions.map((x) => f.local(computeType(x.type)));
-    const accumulators = accumulatorsFor(schedule, bodyCost((plan.vectorBody ?? []).map((id) => g.node(id).op)));
-    const vecAcc = new VectorAccumulators(f, sched, accumulators);
-    // A generic reducer starts from its init value and applies the body in order; the
-    // recognized ones start from the identity and combine with init at the end.
-    const initScalarAcc = (): void => red.reductions.forEach((x, k) => {
-      if (x.kind === "generic") {
-        ve.emitScalar(inits[k]!);
-        f.localGet(ve.scalar.get(inits[k]!)!);
-      } else {
-        pushConst(f, x.type, sched[k]!.identity!);
-      }
-      f.localSet(scalarAcc[k]!);
-    });
-    const initVecAcc = (): void => vecAcc.init(L);
-    /**
-     * Stores the full outputs at domain element (row, r, j): row · Rn · J + r · J + j, with
-     * j the inner variable i (a vector of consecutive elements from i when `vector`).
-     */
-    const storeFull = (vector: boolean, index = i, locals = ve.vector): void => fullOut.forEach((k) => {
-      const t = ir.outputs[k]!.type;
-      const sz = storageBytes(t);
-      f.localGet(nIn + k).localGet(row).i32Const(Rn).i32Mul().localGet(r).i32Add().i32Const(J * sz).i32Mul().i32Add();
-      f.localGet(index);
-      if (sz !== 1) f.i32Const(sz).i32Mul();
-      f.i32Add();
-      if (vector) {
-        f.localGet(locals.get(outputs[k]!)!);
-        storeVector(f, t, ve.scratchV128());
-      } else {
-        f.localGet(ve.scalar.get(outputs[k]!)!);
-        storeScalar(f, t);
-      }
-    });
-    const accumulateScalar = (): void => {
-      for (const id of plan.scalarBody) ve.emitScalar(id);
-      storeFull(false);
-      red.reductions.forEach((x, k) => {
-        const gen = generic[k];
-        if (x.kind === "generic") {
-          if (gen === undefined || gen.first !== k) return; // the group's first member updates it all
-          gen.params.forEach((p, i) => ve.scalar.set(p, i < gen.n ? scalarAcc[k + i]! : ve.scalar.get(values[k + i - gen.n]!)!));
-          const skip = new Set(gen.params);
-          for (const id of reachable(g, gen.results)) if (!skip.has(id) && g.node(id).op !== "var") ve.emitScalar(id);
-          gen.results.forEach((res, i) => { f.localGet(ve.scalar.get(res)!).localSet(scalarAcc[k + i]!); });
-          return;
-        }
-        f.localGet(scalarAcc[k]!).localGet(ve.scalar.get(values[k]!)!);
-        combineScalar(f, x.kind, x.type);
-        f.localSet(scalarAcc[k]!);
-      });
-    };
-    /**
-     * The vector body for consecutive vectors side by side, copy c from the inner index
-     * in local index[c]: stored, and folded into accumulator c mod `accumulators`.
-     */
-    const accumulateVectors = (index: readonly number[]): void => {
-      const copies = ve.emitVectorCopies(plan.vectorBody!, index.length, (c) => bindInnerLoop(ve, f, g, plan.affine, baseLocal, index[c]!));
-      bindInnerLoop(ve, f, g, plan.affine, baseLocal, i);
-      copies.forEach((locals, c) => {
-        storeFull(true, index[c], locals);
-        const acc = c % accumulators;
-        red.reductions.forEach((_, k) => vecAcc.accumulate(k, acc, locals.get(values[k]!)!, combiners[k]!));
-      });
-    };
-    /** Makes the vector accumulators exact before their lanes are combined (see ExtremumSides). */
-    const repair = (): void => red.reductions.forEach((_, k) => vecAcc.acc[k]!.forEach((_l, copy) => vecAcc.repair(k, copy)));
-    /** scalarAcc ⊕= `lanes` of every vector accumulator, in order (the schedule's fold: WASM_REDUCE_TARGET folds no halves). */
-    const horizontal = (lanes: number[]): void => {
-      red.reductions.forEach((x, k) => {
-        if (x.kind === "generic") return;
-        vecAcc.acc[k]!.forEach((_l, copy) => { for (const lane of lanes) vecAcc.foldLane(k, copy, lane, scalarAcc[k]!); });
-      });
-    };
-    /** init ⊕ acc, then the epilogue, stored at output element row · J + j (j in local `jLocal`). */
-    const finish = (jLocal: number): void => {
-      red.reductions.forEach((x, k) => {
-        if (x.kind === "generic") {
-          f.localGet(scalarAcc[k]!);
-        } else {
-          // The init value with what it reads (a load's index may have no local in this loop).
-          for (const id of reachable(g, [inits[k]!])) if (g.node(id).op !== "var") ve.emitScalar(id);
-          f.localGet(ve.scalar.get(inits[k]!)!).localGet(scalarAcc[k]!);
-          combineScalar(f, x.kind, x.type);
-          wrapI32(f, x.type);
-        }
-        const l = f.local(computeType(x.type));
-        f.localSet(l);
-        ve.scalar.set(accums[k]!, l);
-      });
-      const saveJ = ve.scalar.get(jVar);
-      ve.scalar.set(jVar, jLocal);
-      const accSet = new Set(accums);
-      for (const id of reachable(g, reducedOut.map((k) => outputs[k]!))) {
-        const op = g.node(id).op;
-        if (op !== "var" && !accSet.has(id)) ve.emitScalar(id);
-      }
-      reducedOut.forEach((k) => {
-        const o = outputs[k]!;
-        const t = ir.outputs[k]!.type;
-        f.localGet(nIn + k).localGet(row).i32Const(J).i32Mul().localGet(jLocal).i32Add();
-        if (storageBytes(t) !== 1) f.i32Const(storageBytes(t)).i32Mul();
-        f.i32Add().localGet(ve.scalar.get(o)!);
-        storeScalar(f, t);
-      });
-      if (saveJ !== undefined) ve.scalar.set(jVar, saveJ);
-    };
-
-    f.localGet(nIn + nOut).localSet(row);
-    f.block().loop();
-    f.localGet(row).localGet(nIn + nOut + 1).i32GeU().brIf(1);
-    // Vectors along j, accumulating along r.
-    {
-      f.i32Const(0).localSet(jb);
-      if (vectorize) {
-        f.block().loop();
-        f.localGet(jb).i32Const(L).i32Add().i32Const(J).i32GtU().brIf(1);
-        initVecAcc();
-        f.localGet(jb).localSet(i);
-        f.i32Const(0).localSet(r);
-        f.block().loop();
-        f.localGet(r).i32Const(Rn).i32GeU().brIf(1);
-        emitInvariants(true);
-        accumulateVectors([i]);
-        f.localGet(r).i32Const(1).i32Add().localSet(r).br(0);
-        f.end().end();
-        repair();
-        const jl = f.local("i32");
-        for (let lane = 0; lane < L; lane++) {
-          initScalarAcc();
-          horizontal([lane]);
-          f.localGet(jb).i32Const(lane).i32Add().localSet(jl);
-          finish(jl);
-        }
-        f.localGet(jb).i32Const(L).i32Add().localSet(jb).br(0);
-        f.end().end();
-      }
-      f.block().loop();
-      f.localGet(jb).i32Const(J).i32GeU().brIf(1);
-      initScalarAcc();
-      f.localGet(jb).localSet(i);
-      f.i32Const(0).localSet(r);
-      f.block().loop();
-      f.localGet(r).i32Const(Rn).i32GeU().brIf(1);
-      emitInvariants(false);
-      accumulateScalar();
-      f.localGet(r).i32Const(1).i32Add().localSet(r).br(0);
-      f.end().end();
-      finish(jb);
-      f.localGet(jb).i32Const(1).i32Add().localSet(jb).br(0);
-      f.end().end();
-    }
-    f.localGet(row).i32Const(1).i32Add().localSet(row).br(0);
-    f.end().end();
-  });
+  addKernelFunction(m, kernel, target, "run");
   return {
-    name,
-    bytes: m.finish(),
-    operandCount: nIn,
-    resultCount: nOut,
-    scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent,
-    costPerUnit: schedule.costPerUnit,
-    rows: schedule.rows,
+    name, bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes: 0,
+    parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit, rows: schedule.rows,
   };
 }
