@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { add, allReduce, constantR0, Literal, mul, scalarReducer, tuple, broadcastInDim } from "../../src/index.js";
 import { wasmBackend } from "../../src/compiler/wasm/backend.js";
-import { wireArrays } from "../../src/runtime/device_buffers.js";
+import { deviceOffsets } from "../../src/runtime/device_buffers.js";
 import { createClient, type Client, type DeviceBuffer } from "../../src/runtime/index.js";
 import type { Computation } from "../../src/ir/computation.js";
 import { program, randomInts, rng, shape } from "./helpers.js";
@@ -26,8 +26,10 @@ const aligned = (bytes: number): number => Math.max(64, Math.ceil(bytes / 64) * 
 const regionOf = async (c: Computation): Promise<number> => wasmBackend.scratchBytes!(await wasmBackend.prepare(c));
 /** The bytes at a result buffer's offset in its device's memory, read on the host. */
 const atOffset = (b: DeviceBuffer, n: number): number[] => {
-  const offset = wireArrays(b.wire)[0]!.offset!;
-  return [...new Float32Array(client.deviceMemory(b.device)!.buffer, offset, n)];
+  const [offset] = deviceOffsets(b.wire);
+  const values = new Float32Array(n);
+  void client.deviceMemory(b.device)!.read(offset!, new Uint8Array(values.buffer));
+  return [...values];
 };
 
 test("arguments placed once serve many runs; each run adds only its results, written at the reserved offset", async () => {
@@ -133,7 +135,7 @@ test("a program returning its parameter gives a result buffer of its own", async
   const exe = await client.compile(c);
   const arg = await client.bufferFromLiteral(Literal.fromValues("f32", [6], [1, 2, 3, 4, 5, 6]), client.devices[0]);
   const [result] = await client.execute(exe, [[arg]]);
-  assert.notEqual(wireArrays(result!.wire)[0]!.offset, wireArrays(arg.wire)[0]!.offset);
+  assert.notEqual(deviceOffsets(result!.wire)[0], deviceOffsets(arg.wire)[0]);
   arg.delete();
   assert.deepEqual((await result!.toLiteral()).toNumbers(), [1, 2, 3, 4, 5, 6]);
   result!.delete();
