@@ -142,3 +142,32 @@ test("a program returning its parameter gives a result buffer of its own", async
   exe.delete();
   assert.deepEqual(inUse(), [0, 0, 0, 0]);
 });
+
+test("runs on buffers already on their devices move no bytes through the host's write or read", async () => {
+  const n = 256;
+  const c = program("ar", [shape("f32", [n])], (b, [x]) => add(allReduce(x!, scalarReducer(b, "add", "f32")), x!));
+  const exe = await client.compile(c, { replicas: 2 });
+  let args = await Promise.all([0, 1].map((d) => client.bufferFromLiteral(Literal.fromValues("f32", [n], new Array(n).fill(d + 1)), client.devices[d])));
+  // Count the host memories' copies from here on (bufferFromLiteral's were the one write each).
+  const copies = { writes: 0, reads: 0 };
+  for (const d of [0, 1]) {
+    const memory = client.deviceMemory(client.devices[d]!)!;
+    const { write, read } = memory;
+    memory.write = (offset, from) => { copies.writes++; return write.call(memory, offset, from); };
+    memory.read = (offset, into) => { copies.reads++; return read.call(memory, offset, into); };
+  }
+  let expected = [1, 2];
+  for (let run = 0; run < 3; run++) {
+    const results = await client.execute(exe, args.map((a) => [a]));
+    for (const a of args) a.delete();
+    args = results;
+    expected = expected.map((v) => expected[0]! + expected[1]! + v);
+  }
+  assert.deepEqual(copies, { writes: 0, reads: 0 }, "arguments and results stayed in place");
+  // Reading a result back is one copy, as it was.
+  for (const [d, r] of args.entries()) assert.deepEqual((await r.toLiteral()).toNumbers(), new Array(n).fill(expected[d]));
+  assert.deepEqual(copies, { writes: 0, reads: 0 }, "toLiteral copies from the view, not through read");
+  for (const a of args) a.delete();
+  exe.delete();
+  assert.deepEqual(inUse(), [0, 0, 0, 0]);
+});
