@@ -1,7 +1,8 @@
 // What the CPU backends (wasm/backend.ts, native/backend.ts) share: the WebAssembly
-// device's memory and executor, and their runtime halves, keeping every buffer in the runtime's
-// device memory (Backend.deviceMemory): the host owns each device's allocator, writes
-// arguments there and reserves the results there before each run. `prepare` plans the
+// device's memory and executor, and their runtime halves, keeping every buffer in the
+// runtime's device memory (Backend.createMemory: a shared WebAssembly.Memory per device,
+// linear_memory.ts): the host owns each device's allocator, writes arguments there and
+// reserves the results there before each run. `prepare` plans the
 // program once, on the host, and ships the CompiledProgram itself (plain data: kernels
 // as bytes, steps, buffer plan, constants) with the bytes its constants, arena of
 // temporaries and kernel scratch take (scratchBytes: the host reserves that region per
@@ -23,6 +24,7 @@ import { plan, type Planned } from "./plan.js";
 import type { NativeCpu } from "./native/kernel.js";
 import type { BuiltModule } from "./native/toolchain.js";
 import { WasmDevice } from "./device.js";
+import { LinearMemory } from "./linear_memory.js";
 import { loadProgramSync, regionBytes, type Executable, type NativeLoad } from "./executable.js";
 import type { CompiledProgram } from "./program.js";
 import type { WasmTarget } from "./wasm/kernel.js";
@@ -71,7 +73,8 @@ let planningDevice: WasmDevice | undefined;
 function hostBackend<Name extends string>(codegen: CpuCodegen<Name>): Backend {
   return {
     name: codegen.name,
-    deviceMemory: true,
+    // Shared, so the device's worker opens the same bytes (openMemory) and views arrays in place.
+    createMemory: () => new LinearMemory({ shared: true }),
     // No deviceModule: the device workers' entry points (src/*_device_worker.ts) import the
     // table of built-in backends, as every entry point does.
     prepare(program): PreparedWasmProgram {
@@ -95,9 +98,9 @@ function planFor<Name extends string>(codegen: CpuCodegen<Name>, program: Comput
 }
 
 /** One WasmDevice per device memory and target. */
-const devices = new WeakMap<WebAssembly.Memory, WasmDevice>();
+const devices = new WeakMap<LinearMemory, WasmDevice>();
 
-function deviceFor(memory: WebAssembly.Memory, target: WasmTarget): WasmDevice {
+function deviceFor(memory: LinearMemory, target: WasmTarget): WasmDevice {
   const known = devices.get(memory);
   const t = known?.target;
   if (known !== undefined && t!.simd === target.simd && t!.relaxedSimd === target.relaxedSimd && t!.sharedMemory === target.sharedMemory) return known;
@@ -113,6 +116,7 @@ function deviceBackend<Name extends string>(codegen: CpuCodegen<Name>): DeviceBa
     load(prepared, context) {
       const { memory, scratch } = context;
       if (memory === undefined || scratch === undefined) throw new ExecutionError(`${name}: a program was loaded without the device's memory or its reserved region`);
+      if (!(memory instanceof LinearMemory)) throw new ExecutionError(`${name}: the device's memory is not a WebAssembly memory (LinearMemory), which its kernels address`);
       const p = prepared as PreparedWasmProgram;
       const device = deviceFor(memory, p.target);
       const executable = loadProgramSync(p.program, device, [], scratch, codegen.load(p.program, p.native, DEVICE_THREADS));
@@ -130,6 +134,7 @@ function deviceBackend<Name extends string>(codegen: CpuCodegen<Name>): DeviceBa
         unload: () => executable.delete(),
       };
     },
+    openMemory: (handle) => LinearMemory.open(handle),
   };
 }
 

@@ -3,8 +3,12 @@
 // process, and its runtime halves (runtime/backend.ts): `prepare` turns a computation
 // into a structured-clone-safe artifact on the host (for the compiled backends, the
 // CompiledProgram itself, planned once), `load` puts that artifact on one device and
-// its device memory. The runtime sees only those halves; the table of backends is
-// assembled once, in backends.ts, and entry points import it.
+// its device memory. A backend that keeps buffers in a device memory of its own
+// implements the runtime's DeviceMemory (runtime/device_memory.ts: allocate, free,
+// write, read, possibly asynchronous, and a handle its device side opens): the CPU
+// backends with a shared WebAssembly.Memory (linear_memory.ts), a WebGPU backend with
+// GPU buffers. The runtime sees only those halves; the table of backends is assembled
+// once, in backends.ts, and entry points import it.
 //
 // Why in compiler/ and not runtime/: compiling in process needs the compiler's options
 // and module types, and the runtime must not import the compiler. The runtime part is
@@ -18,6 +22,8 @@ import type { LoweringCapabilities } from "./kernel/capabilities.js";
 import type { WasmTarget } from "./wasm/kernel.js";
 import type { NativeCpu } from "./native/kernel.js";
 import type { KernelHandle, ThreadPool } from "./wasm/thread_pool.js";
+
+export type { DeviceMemory } from "../runtime/device_memory.js";
 
 /**
  * The target description of the CPU backends (wasm, native), which their planner
@@ -35,7 +41,11 @@ export interface CpuTarget {
 /** A kernel's entry: its buffers' offsets in device memory (then its scratch's, when it has scratch), then the range [begin, end) of its work units. */
 export type KernelEntry = (...args: number[]) => void;
 
-/** Where an executable's kernels run: its device's memory, the threads a kernel may use, each thread's scratch offset. */
+/**
+ * Where a CPU executable's kernels run: its device's memory (the WebAssembly.Memory of
+ * its LinearMemory, whose bytes WebAssembly and C kernels address), the threads a
+ * kernel may use, each thread's scratch offset.
+ */
 export interface KernelPlacement {
   readonly memory: WebAssembly.Memory;
   readonly threads: number;

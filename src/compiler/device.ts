@@ -1,30 +1,27 @@
-// A CPU device of the WebAssembly backend: one device memory holding every buffer, the
+// A CPU device of the WebAssembly backend: one linear memory holding every buffer, the
 // engine's features the code generators target, and the arrays that live there.
 
 import { ExecutionError } from "../types/errors.js";
 import { Literal, storageView, type Storage } from "../types/literal.js";
 import { byteSize, shapeToString, storageElementCount, withDefaultLayout, type ArrayShape, type Shape } from "../types/shape.js";
-import { DeviceMemory } from "../runtime/device_memory.js";
+import { LinearMemory } from "./linear_memory.js";
 import { cpuThreads, detectWasmTarget } from "./wasm/features.js";
 import { ThreadPool } from "./wasm/thread_pool.js";
 import type { WasmTarget } from "./wasm/kernel.js";
-
-const isShared = (memory: WebAssembly.Memory): boolean =>
-  typeof SharedArrayBuffer !== "undefined" && memory.buffer instanceof SharedArrayBuffer;
 
 export interface WasmDeviceOptions {
   /** Override the detected engine features (tests of the scalar paths). */
   readonly target?: Partial<WasmTarget>;
   /**
-   * Run in this existing memory, whose buffers someone else allocates (the runtime's
-   * host, for a device worker): the device then never allocates, so only executables
-   * whose buffers are placed for them (Executable's placement) run on it.
+   * Run in this memory, opened in a device worker (LinearMemory.open), whose buffers the
+   * runtime's host allocates: the device then never allocates, so only executables whose
+   * buffers are placed for them (Executable's placement) run on it.
    */
-  readonly memory?: WebAssembly.Memory;
+  readonly memory?: LinearMemory;
 }
 
 export class WasmDevice {
-  readonly memory: DeviceMemory;
+  readonly memory: LinearMemory;
   readonly target: WasmTarget;
   /** Runs large kernels on several threads; absent: everything runs on the calling thread. */
   private threadPool: ThreadPool | undefined;
@@ -35,9 +32,9 @@ export class WasmDevice {
     const detected = detectWasmTarget();
     const given = options.memory;
     // Kernels import the memory as shared exactly when it is.
-    const shared = given === undefined ? {} : { sharedMemory: isShared(given) };
+    const shared = given === undefined ? {} : { sharedMemory: given.shared };
     this.target = { ...detected, ...options.target, ...shared };
-    this.memory = new DeviceMemory({ shared: this.target.sharedMemory, ...(given === undefined ? {} : { memory: given }) });
+    this.memory = given ?? new LinearMemory({ shared: this.target.sharedMemory });
   }
 
   /** A device whose large kernels run on `threads` threads (default: the machine's logical CPUs). */
@@ -109,7 +106,7 @@ export class WasmDevice {
 }
 
 /** Gives back the memory of device arrays dropped without delete(). */
-const arrayFinalizer = new FinalizationRegistry<{ readonly memory: DeviceMemory; readonly offset: number }>(({ memory, offset }) => memory.release(offset));
+const arrayFinalizer = new FinalizationRegistry<{ readonly memory: LinearMemory; readonly offset: number }>(({ memory, offset }) => memory.free(offset));
 
 /** An array in a device's memory; one dropped without delete() frees its memory once garbage collected. */
 export class DeviceArray {
@@ -137,14 +134,14 @@ export class DeviceArray {
     if (this.deleted) return;
     this.deleted = true;
     arrayFinalizer.unregister(this);
-    this.device.memory.release(this.offset);
+    this.device.memory.free(this.offset);
   }
 
   /** @internal Makes the array invalid (it was donated); `release`: its memory is free again, else a result now owns it. */
   invalidate(because: string, release: boolean): void {
     if (this.deleted) return;
     arrayFinalizer.unregister(this);
-    if (release) this.device.memory.release(this.offset);
+    if (release) this.device.memory.free(this.offset);
     this.deleted = true;
     this.invalidatedBecause = because;
   }

@@ -101,7 +101,7 @@ function allocatedPlacement(program: CompiledProgram, device: WasmDevice, thread
   return {
     constantOffsets, arenaOffset, scratchOffsets,
     release: () => {
-      for (const o of [...constantOffsets, arenaOffset, ...scratchOffsets]) memory.release(o);
+      for (const o of [...constantOffsets, arenaOffset, ...scratchOffsets]) memory.free(o);
     },
   };
 }

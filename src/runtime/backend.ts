@@ -11,6 +11,7 @@ import type { Computation } from "../ir/computation.js";
 import type { EvaluateOptions } from "../interpreter/evaluate.js";
 import type { Literal } from "../types/literal.js";
 import type { CollectiveBackend, HostTransfers } from "../interpreter/device_interfaces.js";
+import type { DeviceMemory } from "./device_memory.js";
 
 /**
  * Options the caller of `client.compile` passes through to the backend's `prepare`
@@ -34,14 +35,15 @@ export interface Backend {
    */
   readonly deviceModule?: string;
   /**
-   * The backend keeps each device's buffers in one shared WebAssembly.Memory: the client
-   * creates it (DeviceMemory), gives it to DeviceBackend.load, writes bufferFromLiteral's
-   * values into it, places every argument there and reserves the results there before
-   * each run (device_buffers.ts).
+   * Present when the backend keeps each device's buffers in a memory of its own (the
+   * CPU backends: a shared WebAssembly.Memory; a GPU backend: GPU buffers): the client
+   * makes one per device with it, sends its `handle` to the device's worker
+   * (DeviceBackend.openMemory), writes bufferFromLiteral's values into it, places every
+   * argument there and reserves the results there before each run (device_buffers.ts).
    */
-  readonly deviceMemory?: boolean;
+  createMemory?(): DeviceMemory;
   /**
-   * With deviceMemory: bytes of device memory a loaded program needs for its
+   * With createMemory: bytes of device memory a loaded program needs for its
    * temporaries. The client reserves them on each device that loads the program (the
    * host owns the device's allocator: programs allocate nothing themselves) and frees
    * them when the executable is deleted. A device runs one program at a time, so one
@@ -61,16 +63,16 @@ export interface DeviceEnvironment {
   readonly collectives: CollectiveBackend;
   /** Present only when the run has host queues (infeed, outfeed, host Send/Recv). */
   readonly host?: HostTransfers;
-  /** The device's memory, when the backend keeps its buffers there (Backend.deviceMemory). */
-  readonly memory?: WebAssembly.Memory;
+  /** The device's memory, when the backend keeps its buffers there (Backend.createMemory). */
+  readonly memory?: DeviceMemory;
   /** With `memory`: the byte offset of each argument's array in it (undefined for tuple and token arguments: their arrays are in argumentLeafOffsets). */
   readonly argumentOffsets?: readonly (number | undefined)[];
   /** With `memory`: the offsets of every argument's arrays, argument by argument, leaves in order. */
   readonly argumentLeafOffsets?: readonly (readonly number[])[];
   /**
    * With `memory`: where the host reserved the result's arrays (leaves in order). The
-   * program may write its results there and return views of them; whatever it returns
-   * is copied there otherwise.
+   * program may write its results there and return views of them (a memory with
+   * hostBuffer) or nothing; whatever else it returns is written there.
    */
   readonly resultOffsets?: readonly number[];
 }
@@ -78,17 +80,20 @@ export interface DeviceEnvironment {
 export interface DeviceProgram {
   /**
    * Runs the program once. May return a Promise: the device worker awaits it, and runs
-   * one program at a time, so a device's runs never interleave.
+   * one program at a time, so a device's runs never interleave. With device memory,
+   * `args` are views of the arguments in it where the host can address it (hostBuffer),
+   * and empty where it cannot (the program reads env.argumentLeafOffsets itself); the
+   * program may resolve to undefined once it wrote its results at env.resultOffsets.
    */
-  run(args: readonly Literal[], env: DeviceEnvironment): Literal | Promise<Literal>;
+  run(args: readonly Literal[], env: DeviceEnvironment): Literal | undefined | Promise<Literal | undefined>;
   /** Frees what the loaded program holds on the device (called when its executable is deleted). */
   unload?(): void;
 }
 
 /** What a device backend gets to know about the device it loads a program on. */
 export interface DeviceContext {
-  /** The device's memory, when the backend asked for one (Backend.deviceMemory). */
-  readonly memory?: WebAssembly.Memory;
+  /** The device's memory, when the backend keeps one (Backend.createMemory), opened by openMemory. */
+  readonly memory?: DeviceMemory;
   /** The range of `memory` reserved for this program's temporaries (Backend.scratchBytes). */
   readonly scratch?: { readonly offset: number; readonly bytes: number };
 }
@@ -97,6 +102,12 @@ export interface DeviceContext {
 export interface DeviceBackend {
   readonly name: string;
   load(prepared: unknown, device: DeviceContext): DeviceProgram | Promise<DeviceProgram>;
+  /**
+   * With Backend.createMemory: the device's memory in its worker, from the host memory's
+   * `handle` (the same bytes; the host allocates its ranges). Called once per worker,
+   * before any load.
+   */
+  openMemory?(handle: unknown): DeviceMemory | Promise<DeviceMemory>;
 }
 
 /** What the interpreter's kernels need of the device a program runs on (compiled backends' interpreted steps too). */

@@ -11,7 +11,7 @@ import { OP_TABLE, type OpAttributes } from "../ir/opcodes.js";
 import { ExecutionError } from "../types/errors.js";
 import { checkDeviceCount } from "../types/resource.js";
 import { Literal } from "../types/literal.js";
-import { elementCount, shapesCompatible, shapesEqual, shapeToString, type Shape } from "../types/shape.js";
+import { arrayLeaves, byteSize, elementCount, shapesCompatible, shapesEqual, shapeToString, withDefaultLayout, type Shape } from "../types/shape.js";
 import { isInteger, isPred } from "../types/element_type.js";
 import { hasDynamicShapes, refineEntry } from "../passes/refine_shapes.js";
 import type { Backend, BackendCompileOptions } from "./backend.js";
@@ -23,8 +23,8 @@ import {
 } from "./protocol.js";
 import { abortRendezvous, allocateRendezvous, payloadBytesOf, resetRendezvous, type RendezvousMemory } from "./shared_collectives.js";
 import { ResultArenas } from "./result_arenas.js";
-import { allocateLeaves, deviceOffsets, literalToDeviceMemory, wireArrays, wireInMemory } from "./device_buffers.js";
-import { DeviceMemory } from "./device_memory.js";
+import { allocateLeaves, deviceOffsets, literalToDeviceMemory, readWire, wireArrays, wireInMemory } from "./device_buffers.js";
+import type { DeviceMemory } from "./device_memory.js";
 import { defaultWorkerFactory, type WorkerFactory, type WorkerHandle } from "./worker_host.js";
 
 export interface ClientOptions {
@@ -81,7 +81,10 @@ const bufferFinalizer = new FinalizationRegistry<() => void>((reclaim) => reclai
  */
 const releaser = (memory: DeviceMemory, offsets: readonly number[]) => (): void => releaseAll(memory, offsets);
 
-/** A value on a device. Its arrays are held in shared memory, so devices read them in place. */
+/**
+ * A value on a device. Its arrays are held in shared memory, so devices read them in
+ * place, or in the device's memory (Backend.createMemory).
+ */
 export class DeviceBuffer {
   private deleted = false;
 
@@ -94,6 +97,8 @@ export class DeviceBuffer {
      * buffer is garbage collected (so it must not refer to the buffer)
      */
     private readonly reclaim?: () => void,
+    /** @internal the device memory its arrays lie in, if they do */
+    readonly memory?: DeviceMemory,
   ) {
     if (reclaim !== undefined) bufferFinalizer.register(this, reclaim, this);
   }
@@ -101,7 +106,7 @@ export class DeviceBuffer {
   /** The value as a host literal (a copy). */
   async toLiteral(): Promise<Literal> {
     this.checkLive("toLiteral");
-    return fromWire(this.wire).clone();
+    return readWire(this.wire, this.memory, true);
   }
 
   /**
@@ -223,7 +228,8 @@ function valueKey(l: Literal): string {
 const MAX_SPECIALIZATIONS = 16;
 
 interface Pending {
-  resolve(value: WireValue, outfeed?: readonly WireValue[]): void;
+  /** `value` absent: the result is where the host reserved it in device memory. */
+  resolve(value: WireValue | undefined, outfeed?: readonly WireValue[]): void;
   reject(error: WireError): void;
 }
 
@@ -261,7 +267,7 @@ export class Client {
   readonly devices: readonly Device[];
   private readonly workers = new Map<number, DeviceWorker>();
   private readonly arenas = new ResultArenas();
-  /** Each device's memory, when the backend keeps buffers there (created on first use; outlives the device's workers). */
+  /** Each device's memory, when the backend keeps buffers in one (created on first use; outlives the device's workers). */
   private readonly memories = new Map<number, DeviceMemory>();
   private closed = false;
 
@@ -276,19 +282,19 @@ export class Client {
     if (!this.devices.includes(device)) throw new ExecutionError(`bufferFromLiteral: ${device} is not a device of this client`);
     const memory = this.deviceMemory(device);
     if (memory !== undefined) {
-      const wire = literalToDeviceMemory(memory, literal);
-      return new DeviceBuffer(device, wire, literal.shape, undefined, () => releaseAll(memory, deviceOffsets(wire)));
+      const wire = await literalToDeviceMemory(memory, device.id, literal);
+      return new DeviceBuffer(device, wire, literal.shape, undefined, releaser(memory, deviceOffsets(wire)), memory);
     }
     const wire = toWire(literal, true);
     return new DeviceBuffer(device, wire, literal.shape);
   }
 
-  /** The memory holding `device`'s buffers when the backend keeps them in one (Backend.deviceMemory), else undefined. */
+  /** The memory holding `device`'s buffers when the backend keeps them in one (Backend.createMemory), else undefined. */
   deviceMemory(device: Device): DeviceMemory | undefined {
-    if (this.backend.deviceMemory !== true) return undefined;
+    if (this.backend.createMemory === undefined) return undefined;
     let memory = this.memories.get(device.id);
     if (memory === undefined) {
-      memory = new DeviceMemory({ shared: true });
+      memory = this.backend.createMemory();
       this.memories.set(device.id, memory);
     }
     return memory;
@@ -363,6 +369,96 @@ export class Client {
     );
   }
 
+  /**
+   * The wire values of an execution's arguments, each process's in its device's memory
+   * when the backend keeps one (copied there when not already), with the results'
+   * buffers reserved there. Synchronous unless a copy goes through a memory whose
+   * writes or reads finish later; on failure nothing stays reserved.
+   */
+  private placeArguments(exe: LoadedExecutable, args: readonly (readonly (DeviceBuffer | Literal)[])[]): Placement | Promise<Placement> {
+    const temporaries: { memory: DeviceMemory; offsets: number[] }[] = [];
+    const resultOffsets: (number[] | undefined)[] = [];
+    const placement: Placement = {
+      wires: [], resultOffsets,
+      releaseTemporaries: () => {
+        for (const t of temporaries) releaseAll(t.memory, t.offsets);
+        temporaries.length = 0;
+      },
+      releaseAll: () => {
+        placement.releaseTemporaries();
+        resultOffsets.forEach((offsets, id) => {
+          if (offsets !== undefined) releaseAll(this.memories.get(exe.deviceOf(id))!, offsets);
+        });
+        resultOffsets.length = 0;
+      },
+    };
+    const pending: Promise<void>[] = [];
+    try {
+      args.forEach((list, id) => {
+        const device = this.devices[exe.deviceOf(id)]!;
+        const memory = this.deviceMemory(device);
+        if (memory === undefined) {
+          placement.wires.push(list.map((a) => (a instanceof DeviceBuffer ? a.wire : toWire(a))));
+          return;
+        }
+        const placed: WireValue[] = [];
+        list.forEach((a, k) => {
+          if (a instanceof DeviceBuffer && a.device === device && inMemoryOf(a.wire, device.id)) {
+            placed[k] = a.wire;
+            return;
+          }
+          const source = a instanceof DeviceBuffer ? readWire(a.wire, a.memory, false) : a;
+          const copy = chain(source, (literal) => literalToDeviceMemory(memory, device.id, literal));
+          const record = (wire: WireValue): void => {
+            placed[k] = wire;
+            temporaries.push({ memory, offsets: deviceOffsets(wire) });
+          };
+          if (copy instanceof Promise) pending.push(copy.then(record));
+          else record(copy);
+        });
+        placement.wires.push(placed);
+        resultOffsets[id] = allocateLeaves(memory, exe.computations[id]!.root.shape);
+      });
+    } catch (e) {
+      if (pending.length === 0) {
+        placement.releaseAll();
+        throw e;
+      }
+      // Copies under way record their buffers when they finish: free those too.
+      return Promise.allSettled(pending).then(() => {
+        placement.releaseAll();
+        throw e;
+      });
+    }
+    if (pending.length === 0) return placement;
+    return Promise.allSettled(pending).then((outcomes) => {
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
+      if (failed !== undefined) {
+        placement.releaseAll();
+        throw failed.reason;
+      }
+      return placement;
+    });
+  }
+
+  /**
+   * `placement`, after an asynchronous one: whatever was closed or deleted while its
+   * copies went on fails the execution, as it would have before, and frees the placement.
+   */
+  private stillLive(exe: LoadedExecutable, args: readonly (readonly (DeviceBuffer | Literal)[])[], placement: Placement): Placement {
+    try {
+      this.checkOpen();
+      exe.checkLive("execute");
+      args.forEach((list, id) => list.forEach((a, k) => {
+        if (a instanceof DeviceBuffer) a.checkLive(`execute: process ${id} argument ${k}`);
+      }));
+    } catch (e) {
+      placement.releaseAll();
+      throw e;
+    }
+    return placement;
+  }
+
   /** Forgets programs and unloads them from the devices that loaded them. */
   private unload(programIds: readonly number[]): void {
     for (const id of programIds) {
@@ -373,7 +469,7 @@ export class Client {
           // No run of the program is in flight (LoadedExecutable.delete waits for them), so
           // nothing writes the scratch any more.
           const offset = w.scratch.get(id);
-          if (offset !== undefined) this.memories.get(device)!.release(offset);
+          if (offset !== undefined) this.memories.get(device)!.free(offset);
           w.scratch.delete(id);
         }
       }
@@ -409,33 +505,9 @@ export class Client {
     // With device memory, every argument must lie in its process's device memory:
     // those that do not (host literals, buffers of another device) are copied there for
     // this run. Results get buffers reserved there before the run.
-    const temporaries: { memory: DeviceMemory; offsets: number[] }[] = [];
-    const resultOffsets: (number[] | undefined)[] = [];
-    const releaseReservations = (): void => {
-      for (const t of temporaries) releaseAll(t.memory, t.offsets);
-      resultOffsets.forEach((offsets, id) => {
-        if (offsets !== undefined) releaseAll(this.memories.get(exe.deviceOf(id))!, offsets);
-      });
-    };
-    let wires: WireValue[][];
-    try {
-      wires = args.map((list, id) => {
-        const device = this.devices[exe.deviceOf(id)]!;
-        const memory = this.deviceMemory(device);
-        if (memory === undefined) return list.map((a) => (a instanceof DeviceBuffer ? a.wire : toWire(a)));
-        const placed = list.map((a) => {
-          if (a instanceof DeviceBuffer && a.device === device && wireArrays(a.wire).every((leaf) => leaf.offset !== undefined)) return a.wire;
-          const wire = literalToDeviceMemory(memory, a instanceof DeviceBuffer ? fromWire(a.wire) : a);
-          temporaries.push({ memory, offsets: deviceOffsets(wire) });
-          return wire;
-        });
-        resultOffsets[id] = allocateLeaves(memory, exe.computations[id]!.root.shape);
-        return placed;
-      });
-    } catch (e) {
-      releaseReservations();
-      throw e;
-    }
+    const placing = this.placeArguments(exe, args);
+    const placement = placing instanceof Promise ? await this.stillLive(exe, args, await placing) : placing;
+    const { wires, resultOffsets } = placement;
     let resultsOwned = false;
     const hostSetups = hostSetupsOf(count, options);
     // Rendezvous memory is reused across executions (its mailboxes are large); each
@@ -471,7 +543,7 @@ export class Client {
         worker.loaded.add(programId);
       }
       const runId = nextRunId++;
-      const result = new Promise<WireValue>((resolve, reject) => worker.pending.set(runId, {
+      const result = new Promise<WireValue | undefined>((resolve, reject) => worker.pending.set(runId, {
         resolve: (value, outfeed) => {
           if (outfeed !== undefined) outfeeds.set(id, outfeed);
           resolve(value);
@@ -482,7 +554,7 @@ export class Client {
       worker.handle.post({
         type: "run", runId, programId, memory, timeoutMs, names, args: wires[id]!, shared, ...(arena === undefined ? {} : { arena }),
         ...(host ? { host } : {}),
-        ...(resultOffsets[id] === undefined ? {} : { resultOffsets: resultOffsets[id] }),
+        ...(resultOffsets[id] === undefined ? {} : { resultOffsets: resultOffsets[id], resultBytes: resultBytesOf(exe.computations[id]!.root.shape) }),
         process: {
           self: id, replicaId: Math.floor(id / exe.partitions), partitionId: id % exe.partitions,
           replicaCount: exe.replicas, partitionCount: exe.partitions, deviceId: exe.deviceOf(id),
@@ -517,13 +589,14 @@ export class Client {
           const device = this.devices[exe.deviceOf(id)]!;
           const memory = this.memories.get(device.id);
           const offsets = resultOffsets[id];
-          const wire = memory !== undefined && offsets !== undefined
-            ? wireInMemory(exe.computations[id]!.root.shape, memory, offsets)
-            : resolveKnownBuffers((r as { value: WireValue }).value, known);
+          const inMemory = memory !== undefined && offsets !== undefined;
+          const value = (r as { value: WireValue | undefined }).value;
+          if (!inMemory && value === undefined) throw new ExecutionError(`execute: ${names[id]} sent no result`);
+          const wire = inMemory ? wireInMemory(exe.computations[id]!.root.shape, device.id, offsets) : resolveKnownBuffers(value!, known);
           // The arenas see a collected buffer through their own registry.
           const buffer: DeviceBuffer = new DeviceBuffer(
             device, wire, exe.computations[id]!.root.shape, () => this.arenas.drop(buffer, wire),
-            memory !== undefined && offsets !== undefined ? releaser(memory, offsets) : undefined,
+            inMemory ? releaser(memory, offsets) : undefined, memory,
           );
           this.arenas.hold(buffer, wire);
           return buffer;
@@ -547,11 +620,8 @@ export class Client {
       if (reusable && !exe.isDeleted) exe.memoryPool.push(memory);
       this.arenas.unpin(pinned);
       if (arena !== undefined) this.arenas.finish(arena, reusable);
-      if (resultsOwned) {
-        for (const t of temporaries) releaseAll(t.memory, t.offsets);
-      } else {
-        releaseReservations();
-      }
+      if (resultsOwned) placement.releaseTemporaries();
+      else placement.releaseAll();
       exe.end();
     }
   }
@@ -659,7 +729,7 @@ export class Client {
   /** A worker is gone: the scratch its programs held is free. */
   private releaseScratchOf(device: number, w: DeviceWorker): void {
     const memory = this.memories.get(device);
-    if (memory !== undefined) for (const offset of w.scratch.values()) memory.release(offset);
+    if (memory !== undefined) for (const offset of w.scratch.values()) memory.free(offset);
     w.scratch.clear();
   }
 
@@ -670,7 +740,12 @@ export class Client {
       w = new DeviceWorker(this.factory());
       this.workers.set(device, w);
       const memory = this.deviceMemory(this.devices[device]!);
-      if (memory !== undefined) w.handle.post({ type: "memory", memory: memory.memory });
+      if (memory !== undefined) {
+        w.handle.post({
+          type: "memory", device, backend: this.backend.name, handle: memory.handle,
+          ...(this.backend.deviceModule === undefined ? {} : { module: this.backend.deviceModule }),
+        });
+      }
     }
     return w;
   }
@@ -701,7 +776,32 @@ function hostSetupsOf(count: number, options: ExecuteOptions): HostSetup[] | und
 }
 
 function releaseAll(memory: DeviceMemory, offsets: readonly number[]): void {
-  for (const offset of offsets) memory.release(offset);
+  for (const offset of offsets) memory.free(offset);
+}
+
+/** Byte sizes of the arrays of a result of `shape`, leaves in order, as reserved in device memory. */
+function resultBytesOf(shape: Shape): number[] {
+  return arrayLeaves(shape).map((s) => byteSize(withDefaultLayout(s)));
+}
+
+/** Whether every array of `w` lies in the memory of client device `device`. */
+function inMemoryOf(w: WireValue, device: number): boolean {
+  return wireArrays(w).every((a) => a.kind === "deviceArray" && a.memory === device);
+}
+
+/** `f(v)`, after `v` resolves when it is a Promise (synchronously otherwise). */
+function chain<T, U>(v: T | Promise<T>, f: (t: T) => U | Promise<U>): U | Promise<U> {
+  return v instanceof Promise ? v.then(f) : f(v);
+}
+
+/** Where an execution's arguments are and which device memory it reserved for them and its results. */
+interface Placement {
+  readonly wires: WireValue[][];
+  readonly resultOffsets: (number[] | undefined)[];
+  /** Frees the arguments copied in for the run. */
+  releaseTemporaries(): void;
+  /** Frees those and the reserved results. */
+  releaseAll(): void;
 }
 
 function delay(ms: number): Promise<void> {

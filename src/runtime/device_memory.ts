@@ -1,28 +1,61 @@
-// Device memory of the compiled (WebAssembly) backend: one WebAssembly.Memory per
-// device holds every buffer of that device — arguments, results and the temporaries of
-// running programs — so kernels read and write them in place and threads of the
-// device share them. Buffers are byte ranges handed out by a first-fit free list with
-// neighbouring free ranges merged; the memory grows when no free range is big enough.
+// Device memory as the runtime sees it: the one interface a backend that keeps a
+// device's buffers in a memory of its own implements (Backend.createMemory on the host,
+// DeviceBackend.openMemory in the device's worker). The CPU backends implement it with
+// one shared WebAssembly.Memory per device (compiler/linear_memory.ts), which host and
+// worker address directly; a WebGPU backend implements it with GPU buffers, whose bytes
+// the host reaches only by copies that finish later. So the runtime addresses an array
+// in device memory by (memory, offset, byte length), moves bytes with `write` and
+// `read`, which may be asynchronous, and views bytes in place only where a memory says
+// the host can address them (`hostBuffer`).
+//
+// The host owns each memory's allocator: it places arguments and reserves results
+// before a run and frees them when their buffer is deleted, so device programs never
+// allocate long-lived memory and the two sides never disagree on who owns a range.
+// BufferAllocator is that allocator, for any memory addressed by byte offsets.
 
 import { ExecutionError } from "../types/errors.js";
-
-/** Largest device memory, in 64 KiB pages (4 GiB: all that wasm32 addresses). */
-export const MEMORY_MAX_PAGES = 65536;
 
 /** Alignment of every buffer placed in device memory, in bytes (kernels may rely on it for vector loads). */
 export const BUFFER_ALIGNMENT = 64;
 
-const PAGE_BYTES = 65536;
-
-export interface DeviceMemoryOptions {
-  /** A shared memory (its buffer is a SharedArrayBuffer), needed for threads. */
-  readonly shared: boolean;
-  readonly initialBytes?: number;
+/**
+ * One device's memory. On the host (Backend.createMemory) it allocates; in the device's
+ * worker (DeviceBackend.openMemory of its `handle`) it is the same bytes, whose ranges
+ * the host hands out, so `allocate` there is an error.
+ */
+export interface DeviceMemory {
   /**
-   * Wrap this existing memory instead of creating one; its buffers are allocated by
-   * whoever created it (the runtime's host), so `allocate` refuses.
+   * Reserves `bytes` (rounded up to BUFFER_ALIGNMENT) and returns their byte offset,
+   * never 0 (a zero offset can mean "no buffer"). Past `maxBytes` it throws.
    */
-  readonly memory?: WebAssembly.Memory;
+  allocate(bytes: number): number;
+  /** Gives back a range `allocate` returned; any other offset is an ExecutionError. */
+  free(offset: number): void;
+  /**
+   * Copies `from` into the memory at `offset`. A Promise: the bytes are there once it
+   * resolves (the runtime awaits it before any run that reads them).
+   */
+  write(offset: number, from: Uint8Array): void | Promise<void>;
+  /** Copies `into.byteLength` bytes at `offset` into `into`. A Promise: they are there once it resolves. */
+  read(offset: number, into: Uint8Array): void | Promise<void>;
+  /** Bytes allocated now (in whole BUFFER_ALIGNMENT units). */
+  readonly bytesInUse: number;
+  /** Most bytes allocated at once since the memory was made. */
+  readonly peakBytes: number;
+  /** The most bytes the memory can hold. */
+  readonly maxBytes: number;
+  /**
+   * What a device worker opens this memory by (DeviceBackend.openMemory): a value
+   * postMessage can carry (the CPU backends' is their shared WebAssembly.Memory).
+   */
+  readonly handle: unknown;
+  /**
+   * Present where the host addresses the memory's bytes directly, as shared memory (the
+   * CPU backends): the bytes now (a new SharedArrayBuffer after the memory grows). The
+   * runtime then views arrays in place (arguments as literals on the device, results a
+   * program returns as views of them) instead of copying them with read and write.
+   */
+  hostBuffer?(): SharedArrayBuffer;
 }
 
 interface Range {
@@ -30,57 +63,44 @@ interface Range {
   bytes: number;
 }
 
-export class DeviceMemory {
-  readonly memory: WebAssembly.Memory;
-  readonly shared: boolean;
+/**
+ * Hands out byte ranges of a memory of `capacity` bytes, first fit, merging neighbouring
+ * free ranges; `extend` adds room when the memory grows. Offset 0 is never handed out.
+ */
+export class BufferAllocator {
   /** Free ranges, sorted by offset, never adjacent to each other. */
-  private readonly free: Range[] = [];
+  private readonly freeRanges: Range[] = [];
   private readonly allocated = new Map<number, number>();
   private inUse = 0;
   private peak = 0;
-  /** The memory was given (options.memory): its allocator is elsewhere. */
-  private readonly external: boolean;
+  private end: number;
 
-  constructor(options: DeviceMemoryOptions) {
-    const pages = Math.max(1, Math.ceil((options.initialBytes ?? PAGE_BYTES) / PAGE_BYTES));
-    this.shared = options.shared;
-    this.external = options.memory !== undefined;
-    this.memory = options.memory ?? new WebAssembly.Memory({ initial: pages, maximum: MEMORY_MAX_PAGES, shared: options.shared });
-    if (this.external) return;
-    // Offset 0 is never handed out, so a zero offset can mean "no buffer".
-    this.free.push({ offset: BUFFER_ALIGNMENT, bytes: pages * PAGE_BYTES - BUFFER_ALIGNMENT });
-  }
-
-  /** The memory's current bytes (a new object after the memory grows). */
-  get buffer(): ArrayBuffer | SharedArrayBuffer {
-    return this.memory.buffer;
+  constructor(capacity: number) {
+    this.end = capacity;
+    if (capacity > BUFFER_ALIGNMENT) this.freeRanges.push({ offset: BUFFER_ALIGNMENT, bytes: capacity - BUFFER_ALIGNMENT });
   }
 
   get bytesInUse(): number {
     return this.inUse;
   }
 
-  /** Most bytes in use at once since creation (or since resetPeak). */
   get peakBytes(): number {
     return this.peak;
   }
 
-  resetPeak(): void {
-    this.peak = this.inUse;
+  /** The size `allocate` gives a request of `bytes`. */
+  static rounded(bytes: number): number {
+    return Math.max(BUFFER_ALIGNMENT, Math.ceil(bytes / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT);
   }
 
-  /** Reserves `bytes` (rounded up to BUFFER_ALIGNMENT) and returns their offset. */
-  allocate(bytes: number): number {
-    if (this.external) throw new ExecutionError("device memory: this memory's buffers are allocated by its owner (the runtime's host), not here");
-    const size = Math.max(BUFFER_ALIGNMENT, Math.ceil(bytes / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT);
-    let i = this.free.findIndex((r) => r.bytes >= size);
-    if (i < 0) {
-      this.grow(size);
-      i = this.free.findIndex((r) => r.bytes >= size);
-    }
-    const range = this.free[i]!;
+  /** The offset of `bytes` (rounded) newly reserved, or undefined when no free range is big enough. */
+  allocate(bytes: number): number | undefined {
+    const size = BufferAllocator.rounded(bytes);
+    const i = this.freeRanges.findIndex((r) => r.bytes >= size);
+    if (i < 0) return undefined;
+    const range = this.freeRanges[i]!;
     const offset = range.offset;
-    if (range.bytes === size) this.free.splice(i, 1);
+    if (range.bytes === size) this.freeRanges.splice(i, 1);
     else {
       range.offset += size;
       range.bytes -= size;
@@ -91,8 +111,7 @@ export class DeviceMemory {
     return offset;
   }
 
-  /** Gives back a range that `allocate` returned. */
-  release(offset: number): void {
+  free(offset: number): void {
     const size = this.allocated.get(offset);
     if (size === undefined) throw new ExecutionError(`device memory: offset ${offset} is not an allocated buffer`);
     this.allocated.delete(offset);
@@ -100,31 +119,27 @@ export class DeviceMemory {
     this.insertFree({ offset, bytes: size });
   }
 
-  private insertFree(range: Range): void {
-    let i = 0;
-    while (i < this.free.length && this.free[i]!.offset < range.offset) i++;
-    this.free.splice(i, 0, range);
-    const next = this.free[i + 1];
-    if (next !== undefined && range.offset + range.bytes === next.offset) {
-      range.bytes += next.bytes;
-      this.free.splice(i + 1, 1);
-    }
-    const prev = this.free[i - 1];
-    if (prev !== undefined && prev.offset + prev.bytes === range.offset) {
-      prev.bytes += range.bytes;
-      this.free.splice(i, 1);
-    }
+  /** The memory now has `capacity` bytes (more than before): the new ones are free. */
+  extend(capacity: number): void {
+    if (capacity <= this.end) return;
+    this.insertFree({ offset: this.end, bytes: capacity - this.end });
+    this.end = capacity;
   }
 
-  private grow(atLeast: number): void {
-    const oldBytes = this.memory.buffer.byteLength;
-    // Grow geometrically so a sequence of allocations does not grow page by page.
-    const wantPages = Math.ceil(Math.max(atLeast, oldBytes / 2) / PAGE_BYTES);
-    const pages = Math.min(wantPages, MEMORY_MAX_PAGES - oldBytes / PAGE_BYTES);
-    if (pages * PAGE_BYTES < atLeast) {
-      throw new ExecutionError(`device memory: cannot allocate ${atLeast} bytes: the device holds ${this.inUse} bytes and wasm32 memory is limited to 4 GiB`);
+  private insertFree(range: Range): void {
+    const free = this.freeRanges;
+    let i = 0;
+    while (i < free.length && free[i]!.offset < range.offset) i++;
+    free.splice(i, 0, range);
+    const next = free[i + 1];
+    if (next !== undefined && range.offset + range.bytes === next.offset) {
+      range.bytes += next.bytes;
+      free.splice(i + 1, 1);
     }
-    this.memory.grow(pages);
-    this.insertFree({ offset: oldBytes, bytes: pages * PAGE_BYTES });
+    const prev = free[i - 1];
+    if (prev !== undefined && prev.offset + prev.bytes === range.offset) {
+      prev.bytes += range.bytes;
+      free.splice(i, 1);
+    }
   }
 }

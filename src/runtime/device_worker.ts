@@ -6,9 +6,11 @@
 
 import type { DeviceBackend, DeviceProgram } from "./backend.js";
 import { backendNames, findBackend } from "./backend_registry.js";
-import { deviceOffsets, placeResult } from "./device_buffers.js";
+import { deviceOffsets, placeResult, readWire } from "./device_buffers.js";
+import type { DeviceMemory } from "./device_memory.js";
 import { HostQueues, type HostTransfers } from "../interpreter/device_interfaces.js";
-import { fromWire, markKnownBuffers, toWire, toWireError, type DeviceMessage, type HostMessage, type HostSetup } from "./protocol.js";
+import { fromWire, markKnownBuffers, toWire, toWireError, type DeviceMessage, type HostMessage, type HostSetup, type WireValue } from "./protocol.js";
+import type { Literal } from "../types/literal.js";
 import { SharedCollectives } from "./shared_collectives.js";
 import { appendAll } from "../types/arrays.js";
 
@@ -26,13 +28,15 @@ export interface DevicePort {
  */
 export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[]): void {
   const programs = new Map<number, DeviceProgram | Error>();
-  let memory: WebAssembly.Memory | undefined;
+  // The device's memory (Backend.createMemory), or why it could not be opened.
+  let memory: DeviceMemory | Error | undefined;
   let queue: Promise<void> = Promise.resolve();
   const handle = async (message: HostMessage): Promise<void> => {
     switch (message.type) {
       case "load":
         try {
           const backend = await deviceBackend(message.backend, message.module, backends);
+          if (memory instanceof Error) throw memory;
           const device = { ...(memory === undefined ? {} : { memory }), ...(message.scratch === undefined ? {} : { scratch: message.scratch }) };
           programs.set(message.programId, await backend.load(message.prepared, device));
         } catch (e) {
@@ -46,7 +50,13 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
         return;
       }
       case "memory":
-        memory = message.memory;
+        try {
+          const backend = await deviceBackend(message.backend, message.module, backends);
+          if (backend.openMemory === undefined) throw new Error(`the ${backend.name} backend's device side cannot open a device memory (it has no openMemory)`);
+          memory = await backend.openMemory(message.handle);
+        } catch (e) {
+          memory = new Error(`device ${message.device}: its memory could not be opened: ${e instanceof Error ? e.message : String(e)}`);
+        }
         return;
       case "run":
         port.post(await run(message, programs, memory));
@@ -84,7 +94,7 @@ async function deviceBackend(name: string, module: string | undefined, backends?
 type RunMessage = Extract<HostMessage, { type: "run" }>;
 
 /** One run; always marks the device done, so peers never wait for a device that has stopped. */
-async function run(message: RunMessage, programs: ReadonlyMap<number, DeviceProgram | Error>, memory: WebAssembly.Memory | undefined): Promise<DeviceMessage> {
+async function run(message: RunMessage, programs: ReadonlyMap<number, DeviceProgram | Error>, memory: DeviceMemory | Error | undefined): Promise<DeviceMessage> {
   const p = message.process;
   const collectives = new SharedCollectives(message.memory, {
     self: p.self, timeoutMs: message.timeoutMs, describe: (id) => message.names[id] ?? `device ${id}`,
@@ -99,25 +109,36 @@ async function run(message: RunMessage, programs: ReadonlyMap<number, DeviceProg
     if (program instanceof Error) throw program;
     const host = message.host === undefined ? undefined : hostFor(message.host, collectives);
     const resultOffsets = message.resultOffsets;
+    if (memory instanceof Error) throw memory;
     if (resultOffsets !== undefined && memory === undefined) throw new Error("the host reserved results in device memory, but this device has none");
-    const inMemory = resultOffsets === undefined || memory === undefined ? {} : {
-      memory, resultOffsets,
-      argumentOffsets: message.args.map((a) => (a.kind === "array" ? a.offset : undefined)),
-      argumentLeafOffsets: message.args.map(deviceOffsets),
-    };
-    const result = await program.run(message.args.map(fromWire), {
+    const inMemory = resultOffsets === undefined || memory === undefined ? undefined : memory;
+    for (const a of message.args.flatMap(memoriesOf)) {
+      if (a !== p.deviceId) throw new Error(`an argument lies in the memory of device ${a}, not in this device's (${p.deviceId})`);
+    }
+    const result = await program.run(argumentsOf(message.args, inMemory), {
       replicaId: p.replicaId, partitionId: p.partitionId, replicaCount: p.replicaCount, partitionCount: p.partitionCount,
-      deviceId: p.deviceId, collectives, ...(host ? { host } : {}), ...inMemory,
+      deviceId: p.deviceId, collectives, ...(host ? { host } : {}),
+      ...(inMemory === undefined ? {} : {
+        memory: inMemory, resultOffsets: resultOffsets!,
+        argumentOffsets: message.args.map((a) => (a.kind === "deviceArray" ? a.offset : undefined)),
+        argumentLeafOffsets: message.args.map(deviceOffsets),
+      }),
     });
-    // Results in the execution's shared buffers (an argument passed through, an
-    // all-reduce result in the arena) say so, and travel without a copy; with device
-    // memory, results go where the host reserved them.
-    const wire = resultOffsets !== undefined && memory !== undefined
-      ? placeResult(result, memory, resultOffsets)
-      : markKnownBuffers(toWire(result), known);
-    reply = host === undefined
-      ? { type: "done", runId: message.runId, result: wire }
-      : { type: "done", runId: message.runId, result: wire, outfeed: host.outfeed.map((value) => toWire(value)) };
+    // With device memory, results go where the host reserved them. Otherwise results in
+    // the execution's shared buffers (an argument passed through, an all-reduce result
+    // in the arena) say so, and travel without a copy.
+    let wire: WireValue | undefined;
+    if (inMemory !== undefined) {
+      const placed = placeResult(result, inMemory, resultOffsets!, message.resultBytes ?? []);
+      if (placed !== undefined) await placed;
+    } else {
+      if (result === undefined) throw new Error("the program returned no result (only a program on device memory may leave its result in place)");
+      wire = markKnownBuffers(toWire(result), known);
+    }
+    reply = {
+      type: "done", runId: message.runId, ...(wire === undefined ? {} : { result: wire }),
+      ...(host === undefined ? {} : { outfeed: host.outfeed.map((value) => toWire(value)) }),
+    };
   } catch (e) {
     reply = { type: "failed", runId: message.runId, error: toWireError(e) };
   }
@@ -126,6 +147,22 @@ async function run(message: RunMessage, programs: ReadonlyMap<number, DeviceProg
   // error from its peers' consequential ones by the `secondary` flag.)
   collectives.markDone();
   return reply;
+}
+
+/**
+ * A run's arguments as literals: views of shared memory, or of device memory where the
+ * host addresses it; none where it does not (the program reads them at their offsets).
+ */
+function argumentsOf(args: readonly WireValue[], memory: DeviceMemory | undefined): Literal[] {
+  if (memory === undefined) return args.map(fromWire);
+  if (memory.hostBuffer === undefined) return [];
+  return args.map((a) => readWire(a, memory, false) as Literal);
+}
+
+/** The client devices whose memories hold a wire value's arrays. */
+function memoriesOf(w: WireValue): number[] {
+  if (w.kind === "deviceArray") return [w.memory];
+  return w.kind === "tuple" ? w.elements.flatMap(memoriesOf) : [];
 }
 
 /** The host queues of one run: the given infeed; host Send/Recv routed to the peers when asked. */

@@ -11,6 +11,7 @@ export {
 export {
   backendNames, defaultBackend, findBackend, getBackend, registerBackend, registerBackends, type BackendEntry, type DumpOptions,
 } from "./backend_registry.js";
+export { BufferAllocator, BUFFER_ALIGNMENT, type DeviceMemory } from "./device_memory.js";
 export type { WorkerFactory, WorkerHandle } from "./worker_host.js";
 export { serveDevice, type DevicePort } from "./device_worker.js";
 export type { DeviceMessage, HostMessage, ProcessInfo, WireValue } from "./protocol.js";

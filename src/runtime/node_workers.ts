@@ -1,23 +1,26 @@
-// The Node adapter: device workers as worker_threads. Imported (host_environment.ts) by the
-// client only when running under Node, so nothing else in xlats depends on Node.
+// The Node adapter: workers as worker_threads. Imported (host_environment.ts) only when
+// running under Node, so nothing else in xlats depends on Node.
 
 import { Worker } from "node:worker_threads";
-import type { WorkerHandle } from "./worker_host.js";
-import type { DeviceMessage } from "./protocol.js";
+import { FailureReport, type WorkerHandle } from "./worker_host.js";
 
-export function nodeWorkerFactory(): WorkerHandle {
-  const worker = new Worker(new URL("../node_device_worker.js", import.meta.url));
+/** `worker` as a WorkerHandle; `what` names it in the errors that report its end. */
+export function nodeWorkerHandle<In, Out>(worker: Worker, what: string): WorkerHandle<In, Out> {
+  const failures = new FailureReport();
+  worker.on("error", (e) => failures.fail(e));
+  worker.on("exit", (code) => failures.fail(new Error(`${what} exited with code ${code}`)));
   return {
     post: (message) => worker.postMessage(message),
-    onMessage: (handler) => worker.on("message", (m: DeviceMessage) => handler(m)),
-    onFailure: (handler) => {
-      worker.on("error", (e) => handler(e));
-      worker.on("exit", (code) => handler(new Error(`device worker exited with code ${code}`)));
-    },
+    onMessage: (handler) => worker.on("message", (m: Out) => handler(m)),
+    onFailure: (handler) => failures.add(handler),
     terminate: async () => {
       await worker.terminate();
     },
     ref: () => worker.ref(),
     unref: () => worker.unref(),
   };
+}
+
+export function nodeWorkerFactory(): WorkerHandle {
+  return nodeWorkerHandle(new Worker(new URL("../node_device_worker.js", import.meta.url)), "device worker");
 }

@@ -1,6 +1,7 @@
 // Messages between the host (the client, on the main thread) and device workers, and
 // the wire form of values: arrays travel as views of SharedArrayBuffers, so a buffer
-// moves between host and device without a per-element copy or message.
+// moves between host and device without a per-element copy or message, or, with device
+// memory (Backend.createMemory), as a (memory, offset, byte length) address in it.
 
 import { CompileError, DeadlineError, ExecutionError, NativeFaultError, ResourceError, ShapeError, VerifyError } from "../types/errors.js";
 import { allocateStorage, Literal, type Storage } from "../types/literal.js";
@@ -16,11 +17,13 @@ export type WireValue =
      * when posted, so this is how the host recognizes its own buffers.
      */
     readonly ref?: number;
-    /**
-     * The array lies in the device's memory (Backend.deviceMemory) at this byte offset;
-     * `buffer` is then a view of that whole memory and byteOffset equals offset.
-     */
-    readonly offset?: number;
+  }
+  | {
+    /** An array in device memory (Backend.createMemory): only the host and its device resolve the address. */
+    readonly kind: "deviceArray"; readonly shape: ArrayShape;
+    /** The client device whose memory holds it. */
+    readonly memory: number;
+    readonly offset: number; readonly byteLength: number;
   }
   | { readonly kind: "tuple"; readonly elements: readonly WireValue[] }
   | { readonly kind: "token" };
@@ -46,8 +49,11 @@ export type HostMessage =
     readonly scratch?: { readonly offset: number; readonly bytes: number };
   }
   | { readonly type: "unload"; readonly programId: number }
-  /** The device's memory (Backend.deviceMemory): sent once, before any load. */
-  | { readonly type: "memory"; readonly memory: WebAssembly.Memory }
+  /**
+   * The device's memory (Backend.createMemory): sent once, before any load; the worker
+   * opens `handle` with the backend's openMemory (importing `module` first, as for a load).
+   */
+  | { readonly type: "memory"; readonly device: number; readonly backend: string; readonly module?: string; readonly handle: unknown }
   | {
     readonly type: "run"; readonly runId: number; readonly programId: number; readonly process: ProcessInfo;
     readonly args: readonly WireValue[]; readonly memory: RendezvousMemory; readonly timeoutMs: number;
@@ -59,8 +65,9 @@ export type HostMessage =
     readonly shared?: readonly SharedArrayBuffer[];
     /** Fresh memory for all-reduce results shared by a group (SharedCollectivesOptions.arena). */
     readonly arena?: SharedArrayBuffer;
-    /** Where in device memory the host reserved the result's arrays (Backend.deviceMemory). */
+    /** Where in device memory the host reserved the result's arrays (Backend.createMemory), and their sizes in bytes. */
     readonly resultOffsets?: readonly number[];
+    readonly resultBytes?: readonly number[];
   };
 
 /** What the host provides a device for one run. */
@@ -84,7 +91,12 @@ export interface WireError {
 }
 
 export type DeviceMessage =
-  | { readonly type: "done"; readonly runId: number; readonly result: WireValue; readonly outfeed?: readonly WireValue[] }
+  | {
+    readonly type: "done"; readonly runId: number;
+    /** Absent: the result is where the host reserved it in device memory (resultOffsets). */
+    readonly result?: WireValue;
+    readonly outfeed?: readonly WireValue[];
+  }
   | { readonly type: "failed"; readonly runId: number; readonly error: WireError };
 
 function isShared(data: Storage): boolean {
@@ -115,7 +127,7 @@ export function toWire(lit: Literal, copy = false): WireValue {
 /** `w` with each array's `ref` set where its buffer is one of `known` (by identity). */
 export function markKnownBuffers(w: WireValue, known: readonly SharedArrayBuffer[]): WireValue {
   if (w.kind === "tuple") return { kind: "tuple", elements: w.elements.map((e) => markKnownBuffers(e, known)) };
-  if (w.kind === "token") return w;
+  if (w.kind === "token" || w.kind === "deviceArray") return w;
   const ref = known.indexOf(w.buffer);
   return ref < 0 ? w : { ...w, ref };
 }
@@ -123,7 +135,7 @@ export function markKnownBuffers(w: WireValue, known: readonly SharedArrayBuffer
 /** `w` with each array that has a `ref` pointing at that buffer of `known` (the inverse of markKnownBuffers). */
 export function resolveKnownBuffers(w: WireValue, known: readonly SharedArrayBuffer[]): WireValue {
   if (w.kind === "tuple") return { kind: "tuple", elements: w.elements.map((e) => resolveKnownBuffers(e, known)) };
-  if (w.kind === "token" || w.ref === undefined) return w;
+  if (w.kind === "token" || w.kind === "deviceArray" || w.ref === undefined) return w;
   const buffer = known[w.ref];
   if (buffer === undefined) throw new ExecutionError(`device reply refers to shared buffer ${w.ref}, which the execution does not have`);
   const { ref: _ref, ...rest } = w;
@@ -139,16 +151,20 @@ export function wireBuffers(values: readonly WireValue[], into: SharedArrayBuffe
   return into;
 }
 
-/** A literal viewing the wire value's shared memory (no copy). */
+/**
+ * A literal viewing the wire value's shared memory (no copy). Arrays in device memory
+ * are only reachable through their memory (device_buffers.ts readWire).
+ */
 export function fromWire(w: WireValue): Literal {
   if (w.kind === "tuple") return Literal.tuple(w.elements.map(fromWire));
   if (w.kind === "token") return Literal.token();
+  if (w.kind === "deviceArray") throw new ExecutionError(`an array in the memory of device ${w.memory} is read through that memory, not as a view`);
   const ctor = allocateStorage(w.shape.elementType, 0).constructor as new (b: ArrayBufferLike, o: number, n: number) => Storage;
   return Literal.fromStorage(w.shape, new ctor(w.buffer, w.byteOffset, w.length));
 }
 
 export function wireShape(w: WireValue): Shape {
-  if (w.kind === "array") return w.shape;
+  if (w.kind === "array" || w.kind === "deviceArray") return w.shape;
   if (w.kind === "token") return { kind: "token" };
   return { kind: "tuple", elements: w.elements.map(wireShape) };
 }

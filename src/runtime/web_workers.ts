@@ -1,45 +1,48 @@
-// The browser adapter of worker_host.ts: each device a module Web Worker running
-// web_device_worker.ts. Devices meet for collectives in SharedArrayBuffers, which a
-// browser gives only to a cross-origin isolated page (COOP/COEP headers): elsewhere
-// createClient still starts, and the first execution fails with the browser's error.
+// The browser adapter of worker_host.ts: workers as module Web Workers; each device one
+// running web_device_worker.ts. Devices meet for collectives in SharedArrayBuffers,
+// which a browser gives only to a cross-origin isolated page (COOP/COEP headers):
+// elsewhere createClient still starts, and the first execution fails with the browser's
+// error.
 
-import type { DeviceMessage, HostMessage } from "./protocol.js";
-import type { WorkerHandle } from "./worker_host.js";
+import { FailureReport, type WorkerHandle } from "./worker_host.js";
 
 /** The part of the DOM's Worker used here (the project compiles without the DOM library). */
-interface WebWorker {
-  postMessage(message: HostMessage): void;
+export interface WebWorker {
+  postMessage(message: unknown): void;
   terminate(): void;
-  addEventListener(type: "message", listener: (event: { data: DeviceMessage }) => void): void;
+  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
   addEventListener(type: "error" | "messageerror", listener: (event: { message?: string }) => void): void;
 }
-type WebWorkerConstructor = new (url: URL, options: { type: "module"; name?: string }) => WebWorker;
+export type WebWorkerConstructor = new (url: URL, options: { type: "module"; name?: string }) => WebWorker;
 
-export function webWorkerFactory(): WorkerHandle {
-  const Worker = (globalThis as unknown as { Worker: WebWorkerConstructor }).Worker;
-  // Written as `new Worker(new URL(..., import.meta.url))` so bundlers (Vite) bundle the worker too.
-  const worker = new Worker(new URL("../web_device_worker.js", import.meta.url), { type: "module", name: "xlats device" });
-  const failureHandlers: ((error: Error) => void)[] = [];
-  let failed = false;
+/** The page's Worker constructor. */
+export function webWorkerConstructor(): WebWorkerConstructor {
+  return (globalThis as unknown as { Worker: WebWorkerConstructor }).Worker;
+}
+
+/** `worker` as a WorkerHandle; `what` names it in the errors that report its end. */
+export function webWorkerHandle<In, Out>(worker: WebWorker, what: string): WorkerHandle<In, Out> {
+  const failures = new FailureReport();
   // A Web Worker has no exit event: an uncaught error, an unreadable message or a
   // termination is its end, reported once (as Node's "exit" follows its "error").
-  const fail = (error: Error): void => {
-    if (failed) return;
-    failed = true;
-    for (const handler of failureHandlers) handler(error);
-  };
-  worker.addEventListener("error", (event) => fail(new Error(`device worker failed: ${event.message ?? "an error in the worker"}`)));
-  worker.addEventListener("messageerror", () => fail(new Error("device worker sent a message that could not be read")));
+  worker.addEventListener("error", (event) => failures.fail(new Error(`${what} failed: ${event.message ?? "an error in the worker"}`)));
+  worker.addEventListener("messageerror", () => failures.fail(new Error(`${what} sent a message that could not be read`)));
   return {
     post: (message) => worker.postMessage(message),
-    onMessage: (handler) => worker.addEventListener("message", (event) => handler(event.data)),
-    onFailure: (handler) => { failureHandlers.push(handler); },
+    onMessage: (handler) => worker.addEventListener("message", (event) => handler(event.data as Out)),
+    onFailure: (handler) => failures.add(handler),
     terminate: async () => {
       worker.terminate();
-      fail(new Error("device worker terminated"));
+      failures.fail(new Error(`${what} terminated`));
     },
     // A browser keeps the page alive anyway.
     ref: () => {},
     unref: () => {},
   };
+}
+
+export function webWorkerFactory(): WorkerHandle {
+  const Worker = webWorkerConstructor();
+  // Written as `new Worker(new URL(..., import.meta.url))` so bundlers (Vite) bundle the worker too.
+  return webWorkerHandle(new Worker(new URL("../web_device_worker.js", import.meta.url), { type: "module", name: "xlats device" }), "device worker");
 }

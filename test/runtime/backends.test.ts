@@ -140,7 +140,7 @@ test("the device worker awaits async loads and runs, one message at a time", asy
   assert.deepEqual(events, ["start a", "end a", "start a", "end a", "unload a"]);
   assert.deepEqual(port.replies.map((r) => `${r.runId} ${r.type}`), ["1 done", "2 done", "3 failed", "4 failed"]);
   const [one, , three, four] = port.replies;
-  assert.deepEqual(one!.type === "done" ? fromWire(one.result).toNumbers() : undefined, [42]);
+  assert.deepEqual(one!.type === "done" ? fromWire(one.result!).toNumbers() : undefined, [42]);
   assert.match(three!.type === "failed" ? three.error.message : "", /program 1 is not loaded on this device/);
   assert.match(four!.type === "failed" ? four.error.message : "", /no device backend named "fast" in this worker \(it has: slow\)/);
 });

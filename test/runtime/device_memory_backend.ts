@@ -1,12 +1,13 @@
-// A test-only backend that keeps buffers in device memory (Backend.deviceMemory), as the
-// WebAssembly backend does: its device programs read their arguments from the device's
-// WebAssembly.Memory at the offsets the host gives (not from the literals passed
+// A test-only backend that keeps buffers in device memory (Backend.createMemory), as the
+// WebAssembly backend does, in the same kind of memory (a shared LinearMemory): its
+// device programs read their arguments from the device's memory at the offsets the host gives (not from the literals passed
 // alongside), evaluate with the interpreter, and write their results where the host
 // reserved them. Each run also scribbles over its whole scratch range, so a scratch
 // range that overlapped any buffer would corrupt results. Importing this module registers it; workers import it through
 // Backend.deviceModule.
 
 import { evaluate } from "../../src/interpreter/evaluate.js";
+import { LinearMemory } from "../../src/compiler/linear_memory.js";
 import type { Backend, DeviceBackend } from "../../src/runtime/backend.js";
 import { registerBackend } from "../../src/runtime/backend_registry.js";
 import { deserializeComputation, serializeComputation, type SerializedProgram } from "../../src/runtime/serialize.js";
@@ -20,7 +21,7 @@ export const SCRATCH_BYTES = 1024;
 export const memoryBackend: Backend = {
   name: MEMORY_BACKEND,
   deviceModule: import.meta.url,
-  deviceMemory: true,
+  createMemory: () => new LinearMemory({ shared: true }),
   prepare: (program) => serializeComputation(program),
   scratchBytes: () => SCRATCH_BYTES,
 };
@@ -28,7 +29,7 @@ export const memoryBackend: Backend = {
 type Ctor = new (b: ArrayBufferLike, o: number, n: number) => Storage;
 
 /** A literal of `shape` viewing `memory` at the given offsets (array leaves in order). */
-function view(shape: Shape, memory: WebAssembly.Memory, offsets: readonly number[]): Literal {
+function view(shape: Shape, memory: LinearMemory, offsets: readonly number[]): Literal {
   let k = 0;
   const build = (s: Shape): Literal => {
     if (s.kind === "tuple") return Literal.tuple(s.elements.map(build));
@@ -46,7 +47,7 @@ export const memoryDeviceBackend: DeviceBackend = {
   load(prepared, device) {
     const memory = device.memory;
     const scratch = device.scratch;
-    if (memory === undefined || scratch === undefined) throw new Error(`${MEMORY_BACKEND}: loaded without device memory or scratch`);
+    if (!(memory instanceof LinearMemory) || scratch === undefined) throw new Error(`${MEMORY_BACKEND}: loaded without device memory or scratch`);
     if (scratch.bytes !== SCRATCH_BYTES) throw new Error(`${MEMORY_BACKEND}: scratch of ${scratch.bytes} bytes`);
     const computation = deserializeComputation(prepared as SerializedProgram);
     return {
@@ -72,6 +73,7 @@ export const memoryDeviceBackend: DeviceBackend = {
       },
     };
   },
+  openMemory: (handle) => LinearMemory.open(handle),
 };
 
 registerBackend({ host: memoryBackend, device: memoryDeviceBackend });

@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { add, allReduce, constantR0, Literal, mul, scalarReducer, tuple, broadcastInDim } from "../../src/index.js";
 import { wasmBackend } from "../../src/compiler/wasm/backend.js";
-import { wireArrays } from "../../src/runtime/device_buffers.js";
+import { deviceOffsets } from "../../src/runtime/device_buffers.js";
 import { createClient, type Client, type DeviceBuffer } from "../../src/runtime/index.js";
 import type { Computation } from "../../src/ir/computation.js";
 import { program, randomInts, rng, shape } from "./helpers.js";
@@ -26,8 +26,10 @@ const aligned = (bytes: number): number => Math.max(64, Math.ceil(bytes / 64) * 
 const regionOf = async (c: Computation): Promise<number> => wasmBackend.scratchBytes!(await wasmBackend.prepare(c));
 /** The bytes at a result buffer's offset in its device's memory, read on the host. */
 const atOffset = (b: DeviceBuffer, n: number): number[] => {
-  const offset = wireArrays(b.wire)[0]!.offset!;
-  return [...new Float32Array(client.deviceMemory(b.device)!.buffer, offset, n)];
+  const [offset] = deviceOffsets(b.wire);
+  const values = new Float32Array(n);
+  void client.deviceMemory(b.device)!.read(offset!, new Uint8Array(values.buffer));
+  return [...values];
 };
 
 test("arguments placed once serve many runs; each run adds only its results, written at the reserved offset", async () => {
@@ -133,10 +135,39 @@ test("a program returning its parameter gives a result buffer of its own", async
   const exe = await client.compile(c);
   const arg = await client.bufferFromLiteral(Literal.fromValues("f32", [6], [1, 2, 3, 4, 5, 6]), client.devices[0]);
   const [result] = await client.execute(exe, [[arg]]);
-  assert.notEqual(wireArrays(result!.wire)[0]!.offset, wireArrays(arg.wire)[0]!.offset);
+  assert.notEqual(deviceOffsets(result!.wire)[0], deviceOffsets(arg.wire)[0]);
   arg.delete();
   assert.deepEqual((await result!.toLiteral()).toNumbers(), [1, 2, 3, 4, 5, 6]);
   result!.delete();
+  exe.delete();
+  assert.deepEqual(inUse(), [0, 0, 0, 0]);
+});
+
+test("runs on buffers already on their devices move no bytes through the host's write or read", async () => {
+  const n = 256;
+  const c = program("ar", [shape("f32", [n])], (b, [x]) => add(allReduce(x!, scalarReducer(b, "add", "f32")), x!));
+  const exe = await client.compile(c, { replicas: 2 });
+  let args = await Promise.all([0, 1].map((d) => client.bufferFromLiteral(Literal.fromValues("f32", [n], new Array(n).fill(d + 1)), client.devices[d])));
+  // Count the host memories' copies from here on (bufferFromLiteral's were the one write each).
+  const copies = { writes: 0, reads: 0 };
+  for (const d of [0, 1]) {
+    const memory = client.deviceMemory(client.devices[d]!)!;
+    const { write, read } = memory;
+    memory.write = (offset, from) => { copies.writes++; return write.call(memory, offset, from); };
+    memory.read = (offset, into) => { copies.reads++; return read.call(memory, offset, into); };
+  }
+  let expected = [1, 2];
+  for (let run = 0; run < 3; run++) {
+    const results = await client.execute(exe, args.map((a) => [a]));
+    for (const a of args) a.delete();
+    args = results;
+    expected = expected.map((v) => expected[0]! + expected[1]! + v);
+  }
+  assert.deepEqual(copies, { writes: 0, reads: 0 }, "arguments and results stayed in place");
+  // Reading a result back is one copy, as it was.
+  for (const [d, r] of args.entries()) assert.deepEqual((await r.toLiteral()).toNumbers(), new Array(n).fill(expected[d]));
+  assert.deepEqual(copies, { writes: 0, reads: 0 }, "toLiteral copies from the view, not through read");
+  for (const a of args) a.delete();
   exe.delete();
   assert.deepEqual(inUse(), [0, 0, 0, 0]);
 });

@@ -21,7 +21,8 @@ import type { RowAccess } from "../kernel/row_access.js";
 
 // The device memory's size limit and buffer alignment belong to the runtime's device
 // memory (runtime/device_memory.ts), which the kernels address.
-export { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES } from "../../runtime/device_memory.js";
+export { BUFFER_ALIGNMENT } from "../../runtime/device_memory.js";
+export { MEMORY_MAX_PAGES } from "../linear_memory.js";
 
 /** What the code generators need to know about the engine and the device. */
 export interface WasmTarget {

@@ -9,6 +9,7 @@
 // kernel; a worker that died makes run (and every later run) throw instead of hang.
 
 import { hasWebWorkers, importNodeAdapter, runningInNode } from "../../runtime/host_environment.js";
+import type { WorkerHandle } from "../../runtime/worker_host.js";
 import type { WasmKernel } from "./kernel.js";
 import {
   ACTIVE, BLOCK, COMMAND, COMMAND_CLOSE, COMMAND_NONE, COMMAND_RUN, CONTROL_BYTES, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER,
@@ -16,17 +17,8 @@ import {
   readErrorMessage, runInBlocks, type FromWorker, type ToWorker,
 } from "./thread_pool_protocol.js";
 
-/** What the pool needs from a worker, whatever runs it (worker_threads, Web Workers). */
-export interface PoolWorker {
-  post(message: ToWorker): void;
-  onMessage(handler: (message: FromWorker) => void): void;
-  /** Called once when the worker dies or exits. */
-  onExit(handler: (error: Error) => void): void;
-  terminate(): Promise<void>;
-  /** Keep the process alive (while the pool waits for the worker's replies) or not. */
-  ref(): void;
-  unref(): void;
-}
+/** What the pool needs from a worker, whatever runs it (worker_threads, Web Workers): the runtime's worker handle. */
+export type PoolWorker = WorkerHandle<ToWorker, FromWorker>;
 
 export type PoolWorkerFactory = () => PoolWorker;
 
@@ -117,7 +109,7 @@ export class ThreadPool {
           if (message.type === "ready") resolve();
           else for (const r of replies) r(message, i);
         });
-        worker.onExit((error) => {
+        worker.onFailure((error) => {
           reject(error);
           const p = pool;
           if (p !== undefined && !p.closed) {

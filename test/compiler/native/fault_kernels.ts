@@ -8,6 +8,7 @@
 
 import { nativeBackend, nativeDeviceBackend } from "../../../src/compiler/native/backend.js";
 import { buildNativeModuleSync, type NativeModule } from "../../../src/compiler/native/build.js";
+import { LinearMemory } from "../../../src/compiler/linear_memory.js";
 import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
 import type { Backend, DeviceBackend } from "../../../src/runtime/backend.js";
 import { registerBackend } from "../../../src/runtime/backend_registry.js";
@@ -46,7 +47,7 @@ type Prepared = { readonly faulty: true } | { readonly inner: unknown };
 export const faultBackend: Backend = {
   name: FAULT_BACKEND,
   deviceModule: import.meta.url,
-  deviceMemory: true,
+  createMemory: nativeBackend.createMemory!,
   prepare: (program, options): Prepared => (program.name === FAULTY ? { faulty: true } : { inner: nativeBackend.prepare(program, options) }),
   scratchBytes: (prepared) => ("inner" in (prepared as Prepared) ? nativeBackend.scratchBytes!((prepared as { inner: unknown }).inner) : 0),
 };
@@ -59,12 +60,13 @@ export const faultDeviceBackend: DeviceBackend = {
     const module = buildTestModule([testKernel("device_null_store", NULL_STORE)], FAULTY);
     return {
       run(_args, env) {
-        if (env.memory === undefined || env.resultOffsets === undefined) throw new ExecutionError(`${FAULTY}: no device memory`);
-        module.run(0, env.memory, new Uint32Array([env.resultOffsets[0]!]), 0, 4);
+        if (!(env.memory instanceof LinearMemory) || env.resultOffsets === undefined) throw new ExecutionError(`${FAULTY}: no device memory`);
+        module.run(0, env.memory.memory, new Uint32Array([env.resultOffsets[0]!]), 0, 4);
         throw new ExecutionError(`${FAULTY}: the kernel returned`);
       },
     };
   },
+  openMemory: nativeDeviceBackend.openMemory!,
 };
 
 registerBackend({ host: faultBackend, device: faultDeviceBackend });

@@ -14,8 +14,9 @@ import { planStats } from "../../../src/compiler/index.js";
 import { nativeBuildStats, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 import type { Backend, DeviceBackend } from "../../../src/runtime/backend.js";
 import type { CollectiveBackend } from "../../../src/interpreter/device_interfaces.js";
-import { allocateLeaves, literalToDeviceMemory, wireArrays } from "../../../src/runtime/device_buffers.js";
-import { DeviceMemory } from "../../../src/runtime/device_memory.js";
+import { allocateLeaves, deviceOffsets, literalToDeviceMemory } from "../../../src/runtime/device_buffers.js";
+import { LinearMemory } from "../../../src/compiler/linear_memory.js";
+import type { WireValue } from "../../../src/runtime/protocol.js";
 import { program, rng, shape } from "../../runtime/helpers.js";
 
 const clients: Client[] = [];
@@ -34,6 +35,9 @@ const made = (n: number): Computation => program(`once_${n}`, [shape("f32", [n])
 });
 const noCollectives = new Proxy({}, { get: () => { throw new Error("this program has no collectives"); } }) as CollectiveBackend;
 
+/** Places `literal` in `memory` as the runtime's host does (synchronously: a LinearMemory's writes are). */
+const place = (memory: LinearMemory, literal: Literal): WireValue => literalToDeviceMemory(memory, 0, literal) as WireValue;
+
 function inputs(n: number, seed: number): Literal[] {
   const next = rng(seed);
   return [0, 1].map(() => Literal.fromValues("f32", [n], Array.from({ length: n }, () => next() * 4 - 2)));
@@ -41,14 +45,14 @@ function inputs(n: number, seed: number): Literal[] {
 
 /** Loads `prepared` on a device memory made here, as the runtime's host would, and runs it once. */
 async function runOnDevice(c: Computation, device: DeviceBackend, host: Backend, prepared: PreparedWasmProgram, args: readonly Literal[]): Promise<number[]> {
-  const memory = new DeviceMemory({ shared: true });
+  const memory = new LinearMemory({ shared: true });
   const bytes = host.scratchBytes!(prepared);
-  const exe = await device.load(prepared, { memory: memory.memory, scratch: { offset: memory.allocate(bytes), bytes } });
-  const argumentLeafOffsets = args.map((a) => wireArrays(literalToDeviceMemory(memory, a)).map((w) => w.offset!));
+  const exe = await device.load(prepared, { memory, scratch: { offset: memory.allocate(bytes), bytes } });
+  const argumentLeafOffsets = args.map((a) => deviceOffsets(place(memory, a)));
   const resultOffsets = allocateLeaves(memory, c.root.shape);
   const env: DeviceEnvironment = {
     replicaId: 0, partitionId: 0, replicaCount: 1, partitionCount: 1, deviceId: 0, collectives: noCollectives,
-    memory: memory.memory, argumentLeafOffsets, resultOffsets, argumentOffsets: argumentLeafOffsets.map((o) => o[0]),
+    memory, argumentLeafOffsets, resultOffsets, argumentOffsets: argumentLeafOffsets.map((o) => o[0]),
   };
   const result = (await exe.run(args, env)) as Literal;
   const values = result.toNumbers();
