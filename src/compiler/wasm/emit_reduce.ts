@@ -2,9 +2,10 @@
 // elementwise epilogue on the reduced values (multi-output: several reductions over
 // one pass, e.g. a sum and a sum of squares).
 //
-// Row reductions (one stage, J = 1) are statements of kernel/reduce_kernel.ts, printed by
-// addKernelFunction (emit_loop.ts) with this file's accumulator code (combines, the
-// extrema's side accumulators, lane extraction). This file still renders the column
+// Row reductions (one stage, J = 1) and row pipelines are statements of
+// kernel/reduce_kernel.ts and kernel/row_pipeline_kernel.ts, printed by addKernelFunction
+// (emit_loop.ts) with this file's accumulator code (combines, the extrema's side
+// accumulators, lane extraction). This file still renders the column
 // reductions from their schedule (kernel/schedule_reduce.ts): vectorized along j,
 // accumulating along r; one vector of outputs at a time, then a scalar tail over the
 // last j.
@@ -22,6 +23,7 @@ import { bodyCost } from "../kernel/op_properties.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { addKernelFunction, planBody, wasmVectorTarget, type BodyPlan } from "./emit_loop.js";
 import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
+import { rowPipelineKernel } from "../kernel/row_pipeline_kernel.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { DeclinedError, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
@@ -238,28 +240,6 @@ export function emitRowInvariants(
   }
 }
 
-/**
- * The vector loops along a row of Rn elements from the inner index in local `i`:
- * 1 + copyIndex.length vectors an iteration (the copies' indices in `copyIndex`), then one
- * at a time; `i` is left at the first element of the scalar tail.
- */
-export function emitRowVectorLoops(
-  f: FunctionBuilder, i: number, copyIndex: readonly number[], L: number, Rn: number, body: (index: readonly number[]) => void,
-): void {
-  const unroll = copyIndex.length + 1;
-  f.block().loop();
-  f.localGet(i).i32Const(L * unroll).i32Add().i32Const(Rn).i32GtU().brIf(1);
-  copyIndex.forEach((l, c) => { f.localGet(i).i32Const(L * (c + 1)).i32Add().localSet(l); });
-  body([i, ...copyIndex]);
-  f.localGet(i).i32Const(L * unroll).i32Add().localSet(i);
-  f.br(0).end().end();
-  f.block().loop();
-  f.localGet(i).i32Const(L).i32Add().i32Const(Rn).i32GtU().brIf(1);
-  body([i]);
-  f.localGet(i).i32Const(L).i32Add().localSet(i).br(0);
-  f.end().end();
-}
-
 /** The reduction kernels' questions (kernel/reduce_kernel.ts) answered for WebAssembly. */
 function wasmReduceKernelTarget(target: WasmTarget): ReduceKernelTarget {
   const probe = new FunctionBuilder(0, [], []);
@@ -269,12 +249,14 @@ function wasmReduceKernelTarget(target: WasmTarget): ReduceKernelTarget {
 export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
   const red = ir.reduce!;
   const schedule = wasmReduceSchedule(ir);
-  const kernel = rowReduceKernel(ir, schedule, wasmReduceKernelTarget(target));
+  const kernelTarget = wasmReduceKernelTarget(target);
+  const kernel = rowReduceKernel(ir, schedule, kernelTarget) ?? rowPipelineKernel(ir, schedule, kernelTarget);
   if (kernel !== undefined) {
     const m = new ModuleBuilder().importMemory(target);
-    addKernelFunction(m, kernel, target, "run");
+    const { scratchBytes } = addKernelFunction(m, kernel, target, "run");
     return {
-      name, bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes: 0,
+      name: schedule.stages > 1 ? `${name}: row pipeline of ${schedule.stages} stages` : name,
+      bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes,
       parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit, rows: schedule.rows,
     };
   }
