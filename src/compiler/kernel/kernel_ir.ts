@@ -110,6 +110,8 @@ export type Stmt =
   // have a row. Each statement says what, not where: a CPU renderer keeps scratch on its
   // stack or in the kernel's scratch memory, a GPU one (a row per workgroup) in
   // workgroup memory.
+  /** `body` in a scope of its own (index variables, pointers and values defined there are its own): a stage of a row pipeline run one after the other. */
+  | { readonly s: "scope"; readonly body: readonly Stmt[] }
   /** `then` where a < b (unsigned) for every pair of `less`, else `otherwise`. */
   | { readonly s: "if"; readonly less: readonly { readonly a: IndexExpr; readonly b: IndexExpr }[]; readonly then: readonly Stmt[]; readonly otherwise: readonly Stmt[] }
   /** Pointer `name` to slot `slot` (its `length` elements) of scratch `scratch`; `output`: the kernel stores through it. */
@@ -173,7 +175,7 @@ export interface Kernel {
 export function* statements(body: readonly Stmt[]): Generator<Stmt> {
   for (const st of body) {
     yield st;
-    if (st.s === "vector" || st.s === "loop") yield* statements(st.body);
+    if (st.s === "vector" || st.s === "loop" || st.s === "scope") yield* statements(st.body);
     if (st.s === "vector") yield* statements(st.otherwise ?? []);
     if (st.s === "ifAligned" || st.s === "if") {
       yield* statements(st.then);

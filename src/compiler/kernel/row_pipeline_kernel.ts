@@ -14,7 +14,8 @@
 //     if t - (S - 1) ≥ begin: the per-row outputs of row t - (S - 1)
 //
 // Otherwise (a reduction in the interpreter's order) one row at a time, the stages'
-// passes one after the other, then the row's per-row outputs.
+// passes one after the other (each in a scope of its own), then the row's per-row
+// outputs.
 //
 // A pass of stages ss, for each s in ss on its row row_s: the results of earlier stages'
 // reductions that s reads, from the rings h<k> (slot row_s mod slots); its full outputs'
@@ -165,7 +166,7 @@ export function rowPipelineKernel(ir: FusedKernelIR, s: ReduceSchedule, target: 
     const hasRow = (c: number): { a: IndexExpr; b: IndexExpr }[] => [
       { a: binary("add", index("begin"), constant(c)), b: t1 }, { a: t, b: binary("add", index("end"), constant(c)) },
     ];
-    const rowOf = (c: number): IndexExpr => binary("sub", t, constant(c));
+    const rowOf = (c: number): IndexExpr => (c === 0 ? t : binary("sub", t, constant(c)));
     unit = [
       { s: "if", less: [hasRow(S - 1)[0]!, hasRow(0)[1]!], then: step(stages, rowOf), otherwise: stages.map((c): Stmt => ({ s: "if", less: hasRow(c), then: step([c], rowOf), otherwise: [] })) },
     ];
@@ -173,7 +174,7 @@ export function rowPipelineKernel(ir: FusedKernelIR, s: ReduceSchedule, target: 
     if (outputs.length > 0) unit.push({ s: "if", less: [hasRow(S - 1)[0]!], then: outputs, otherwise: [] });
     prologue.push({ s: "index", name: "last", value: binary("add", index("end"), constant(S - 1)), mutable: false });
   } else {
-    unit = stages.flatMap((c) => step([c], () => index("row")));
+    unit = stages.map((c): Stmt => ({ s: "scope", body: step([c], () => index("row")) }));
     appendAll(unit, rowOutputs(index("row")));
   }
   return {

@@ -133,6 +133,12 @@ interface PipelinePrinter {
 function printPipelineStmt(st: Stmt, indent: string, p: PipelinePrinter): void {
   const scratch = (name: string): Scratch => p.scratch.get(name) ?? (() => { throw new Error(`scratch ${name} is not declared`); })();
   switch (st.s) {
+    case "scope": {
+      p.lines.push(`${indent}{`);
+      p.block(st.body, `${indent}  `);
+      p.lines.push(`${indent}}`);
+      return;
+    }
     case "if": {
       p.lines.push(`${indent}if (${st.less.map((x) => `${indexExpr(x.a, p.names, false)} < ${indexExpr(x.b, p.names, false)}`).join(" && ")}) {`);
       p.block(st.then, `${indent}  `);

@@ -365,6 +365,13 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
         return x;
       };
       switch (st.s) {
+        case "scope": {
+          const outer = ids;
+          ids = vectorIds(st.body);
+          print(st.body);
+          ids = outer;
+          return;
+        }
         case "if": {
           st.less.forEach((x, n) => {
             expr(x.a);

@@ -1,5 +1,5 @@
-// The native backend's row reductions and row pipelines (emit_c_reduce.ts) against the
-// interpreter: float max and min exact with NaNs and signed zeros anywhere in the row
+// The native backend's row reductions and row pipelines (kernel/reduce_kernel.ts and
+// row_pipeline_kernel.ts, printed by emit_c_loop.ts) against the interpreter: float max and min exact with NaNs and signed zeros anywhere in the row
 // (the lanes' pmax/pmin and their repair), softmax and layer norm (two and three skewed
 // stages) on row lengths below, at and past the lane count, on one thread and split
 // across threads (so ranges of rows that do not start at 0). Where the CPU has AVX-512,
