@@ -23,24 +23,21 @@ const random = rng(2031);
 const REDUCERS = (t: string): string => ["maximum", "add"].map((op) =>
   `${op.slice(0, 3)} {\n  a = ${t}[] parameter(0)\n  b = ${t}[] parameter(1)\n  ROOT s = ${t}[] ${op}(a, b)\n}\n`).join("");
 
+/** d = x - max and ex = exp(d) along the rows, and s, the rows' sums of ex. */
+const SHIFTED_EXP = (t: string, rows: number, cols: number): string => `  ninf = ${t}[] constant(-inf)
+  z = ${t}[] constant(0)
+  m = ${t}[${rows}] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = ${t}[${rows},${cols}] broadcast(m), dimensions={0}
+  d = ${t}[${rows},${cols}] subtract(x, mb)
+  ex = ${t}[${rows},${cols}] exponential(d)
+  s = ${t}[${rows}] reduce(ex, z), dimensions={1}, to_apply=add`;
+
 /** The fused computation's body for a [rows, cols] parameter x of type t. */
 const BODIES: Record<string, (t: string, rows: number, cols: number) => string> = {
-  softmax: (t, rows, cols) => `  ninf = ${t}[] constant(-inf)
-  z = ${t}[] constant(0)
-  m = ${t}[${rows}] reduce(x, ninf), dimensions={1}, to_apply=max
-  mb = ${t}[${rows},${cols}] broadcast(m), dimensions={0}
-  d = ${t}[${rows},${cols}] subtract(x, mb)
-  ex = ${t}[${rows},${cols}] exponential(d)
-  s = ${t}[${rows}] reduce(ex, z), dimensions={1}, to_apply=add
+  softmax: (t, rows, cols) => `${SHIFTED_EXP(t, rows, cols)}
   sb = ${t}[${rows},${cols}] broadcast(s), dimensions={0}
   ROOT y = ${t}[${rows},${cols}] divide(ex, sb)`,
-  "log-softmax": (t, rows, cols) => `  ninf = ${t}[] constant(-inf)
-  z = ${t}[] constant(0)
-  m = ${t}[${rows}] reduce(x, ninf), dimensions={1}, to_apply=max
-  mb = ${t}[${rows},${cols}] broadcast(m), dimensions={0}
-  d = ${t}[${rows},${cols}] subtract(x, mb)
-  ex = ${t}[${rows},${cols}] exponential(d)
-  s = ${t}[${rows}] reduce(ex, z), dimensions={1}, to_apply=add
+  "log-softmax": (t, rows, cols) => `${SHIFTED_EXP(t, rows, cols)}
   ls = ${t}[${rows}] log(s)
   lb = ${t}[${rows},${cols}] broadcast(ls), dimensions={0}
   ROOT y = ${t}[${rows},${cols}] subtract(d, lb)`,

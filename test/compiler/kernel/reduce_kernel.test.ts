@@ -9,34 +9,18 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  XlaBuilder, add, arrayShape, constantR0, div, exp, max, mul, parameter, reduce, scalarShape, sub,
+  XlaBuilder, add, arrayShape, constantR0, div, exp, max, mul, parameter, reduce, sub,
   type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { lowerFusion, type FusedKernelIR } from "../../../src/compiler/kernel/lower_fusion.js";
 import { scheduleReduce } from "../../../src/compiler/kernel/schedule_reduce.js";
-import { rowReduceKernel, type ReduceKernelTarget } from "../../../src/compiler/kernel/reduce_kernel.js";
+import { rowReduceKernel } from "../../../src/compiler/kernel/reduce_kernel.js";
 import { statements, type Kernel, type Stmt } from "../../../src/compiler/kernel/kernel_ir.js";
 import { WASM_REDUCE_TARGET } from "../../../src/compiler/wasm/emit_reduce.js";
 import { C_REDUCE_KERNEL_TARGET, C_REDUCE_TARGET } from "../../../src/compiler/native/emit_c_reduce.js";
+import { reducer, VECTOR128_TARGET } from "./programs.js";
 
-/** 128-bit vectors of 32-bit lanes for every node; every recognized reducer combines in them. */
-const TARGET: ReduceKernelTarget = {
-  vector: {
-    vectorBytes: 16,
-    laneBytes: (t) => (t === "f64" || t === "s64" || t === "u64" ? 8 : 4),
-    vectorizable: () => true,
-    storesVector: () => true,
-    unroll: { copies: 4, maxBody: 24 },
-    minVectorElements: 0,
-    streamMinBytes: Infinity,
-  },
-  vectorCombines: () => true,
-};
-
-function reducer(b: XlaBuilder, t: ElementType, body: (x: XlaOp, y: XlaOp) => XlaOp): Computation {
-  const sb = b.createSubBuilder(`r_${t}`);
-  return sb.build(body(parameter(sb, 0, scalarShape(t)), parameter(sb, 1, scalarShape(t))));
-}
+const TARGET = VECTOR128_TARGET;
 
 function kernelOf(c: Computation, target = TARGET, reduceTarget = WASM_REDUCE_TARGET): Kernel | undefined {
   const ir = lowerFusion(c);

@@ -9,10 +9,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  XlaBuilder, add, arrayShape, constantR0, div, exp, max, mul, parameter, reduce, rsqrt, scalarShape, sub,
-  type Computation, type ElementType, type XlaOp,
-} from "../../../src/index.js";
+import type { Computation } from "../../../src/index.js";
 import { lowerFusion, type FusedKernelIR } from "../../../src/compiler/kernel/lower_fusion.js";
 import { scheduleReduce, type ReduceTarget } from "../../../src/compiler/kernel/schedule_reduce.js";
 import type { ReduceKernelTarget } from "../../../src/compiler/kernel/reduce_kernel.js";
@@ -20,45 +17,7 @@ import { rowPipelineKernel } from "../../../src/compiler/kernel/row_pipeline_ker
 import { constant, statements, type IndexExpr, type Kernel, type Stmt } from "../../../src/compiler/kernel/kernel_ir.js";
 import { WASM_REDUCE_TARGET } from "../../../src/compiler/wasm/emit_reduce.js";
 import { C_REDUCE_KERNEL_TARGET, C_REDUCE_TARGET } from "../../../src/compiler/native/emit_c_reduce.js";
-
-/** 128-bit vectors of 32-bit lanes for every node; every recognized reducer combines in them. */
-const TARGET: ReduceKernelTarget = {
-  vector: {
-    vectorBytes: 16,
-    laneBytes: (t) => (t === "f64" || t === "s64" || t === "u64" ? 8 : 4),
-    vectorizable: () => true,
-    storesVector: () => true,
-    unroll: { copies: 4, maxBody: 24 },
-    minVectorElements: 0,
-    streamMinBytes: Infinity,
-  },
-  vectorCombines: () => true,
-};
-
-function reducer(b: XlaBuilder, t: ElementType, body: (x: XlaOp, y: XlaOp) => XlaOp): Computation {
-  const sb = b.createSubBuilder(`r_${t}`);
-  return sb.build(body(parameter(sb, 0, scalarShape(t)), parameter(sb, 1, scalarShape(t))));
-}
-
-function softmax(t: ElementType, rows: number, cols: number): Computation {
-  const b = new XlaBuilder("softmax");
-  const x = parameter(b, 0, arrayShape(t, [rows, cols]), "x");
-  const m = reduce(x, constantR0(b, t, -Infinity), reducer(b, t, max), [1]);
-  const e = exp(sub(x, m, [0]));
-  return b.build(div(e, reduce(e, constantR0(b, t, 0), reducer(b, t, add), [1]), [0]));
-}
-
-function layerNorm(rows: number, cols: number): Computation {
-  const b = new XlaBuilder("layer_norm");
-  const x = parameter(b, 0, arrayShape("f32", [rows, cols]), "x");
-  const gamma = parameter(b, 1, arrayShape("f32", [cols]), "gamma");
-  const sum = reducer(b, "f32", add);
-  const inv = constantR0(b, "f32", 1 / cols);
-  const mean = mul(reduce(x, constantR0(b, "f32", 0), sum, [1]), inv);
-  const centered = sub(x, mean, [0]);
-  const variance = mul(reduce(mul(centered, centered), constantR0(b, "f32", 0), sum, [1]), inv);
-  return b.build(mul(mul(centered, rsqrt(add(variance, constantR0(b, "f32", 1e-5))), [0]), gamma, [1]));
-}
+import { layerNorm, softmax, VECTOR128_TARGET as TARGET } from "./programs.js";
 
 function kernelOf(c: Computation, reduceTarget: ReduceTarget, target: ReduceKernelTarget): Kernel {
   const ir = lowerFusion(c);
@@ -84,7 +43,7 @@ const text = (e: IndexExpr): string => {
 const conditions = (st: Extract<Stmt, { s: "if" }>): string[] => st.less.map((x) => `${text(x.a)} < ${text(x.b)}`);
 
 test("softmax (WebAssembly's schedule): three skewed stages, rings of max and sum, exp(x - max) in a row buffer, and the partial steps", () => {
-  const k = kernelOf(softmax("f32", 8, 1000), WASM_REDUCE_TARGET, TARGET);
+  const k = kernelOf(softmax("f32", [8, 1000], false), WASM_REDUCE_TARGET, TARGET);
   assert.deepEqual(k.scratch, [
     { name: "h0", type: "f32", slots: 3, length: 1 },
     { name: "h1", type: "f32", slots: 3, length: 1 },
@@ -152,7 +111,7 @@ test("layer norm (the C targets): two sums and the normalization, no row buffer,
 });
 
 test("a bf16 softmax (C: sums of halves in the interpreter's order) runs one row at a time, each stage in a scope, one ring slot", () => {
-  const k = kernelOf(softmax("bf16", 8, 1000), C_REDUCE_TARGET, C_REDUCE_KERNEL_TARGET);
+  const k = kernelOf(softmax("bf16", [8, 1000], false), C_REDUCE_TARGET, C_REDUCE_KERNEL_TARGET);
   assert.deepEqual(k.units, { index: "row", from: "begin", to: "end" });
   assert.deepEqual(k.scratch!.map((x) => [x.name, x.type, x.slots, x.length]), [["h0", "bf16", 1, 1], ["h1", "bf16", 1, 1], ["m0", "bf16", 1, 1000]]);
   assert.deepEqual(k.unit.map((x) => x.s), ["scope", "scope", "scope"]);
