@@ -59,12 +59,6 @@ export class LoadPlan {
     });
   }
 
-  /** Sixteen f32 lanes of load n from the loop's index on (emit_c_vector.ts), or undefined unless it reads contiguous f32. */
-  readonly vectorLoad = (n: Node): string | undefined => {
-    const a = this.affine.get(n.id);
-    return a === undefined || a.stride !== 1 || n.type !== "f32" ? undefined : `xk_vload(${this.prefix}${n.id} + ${this.inner})`;
-  };
-
   readonly load = (n: Node): string => {
     const a = this.affine.get(n.id);
     if (a !== undefined) return `${this.prefix}${n.id}[${a.stride === 1 ? this.inner : `${this.inner} * ${a.stride}`}]`;
