@@ -165,7 +165,8 @@ function printPipelineStmt(st: Stmt, indent: string, p: PipelinePrinter): void {
  * (begin, end): index variables are int64_t, pointers restrict, the scalar element loop
  * carries `#pragma GCC ivdep` (outputs never overlap inputs except exactly, element for
  * element, when written in place), a vector section is guarded by VECTOR_CONDITION and
- * its helpers defined before the function.
+ * its helpers defined before the function, scratch (Kernel.scratch) is in arrays on the
+ * stack.
  */
 export function printKernelC(k: Kernel, name = SYM): string[] {
   const g = k.graph;

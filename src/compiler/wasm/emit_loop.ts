@@ -86,7 +86,10 @@ export function planBody(
 
 /**
  * Adds a kernel (kernel/kernel_ir.ts) to module `m` as a function (exported as `name`
- * when given), with the trig helper it needs; returns their indices. Index variables and
+ * when given), with the trig helper it needs; returns their indices and the bytes its
+ * scratch (Kernel.scratch) takes in the kernel's scratch memory, one after the other,
+ * each slot aligned to BUFFER_ALIGNMENT (an argument after the buffers when there is
+ * any). Index variables and
  * pointers are i32 locals (the declared ones allocated first), values go through the
  * ValueEmitter, the vector transcendentals' constants are hoisted into locals after the
  * splats of a vector section, and an unrolled loop's copies address their elements from
