@@ -33,7 +33,9 @@ import { reachable } from "./kernel_plan.js";
 import { scheduleBody, type VectorTarget } from "./loop_schedule.js";
 import type { FusedKernelIR } from "./lower_fusion.js";
 import { bodyCost } from "./op_properties.js";
-import { loopInvariants, reductionResults, reductionSteps, scalarAccumulators, type ReduceKernelTarget } from "./reduce_kernel.js";
+import {
+  loopInvariants, reductionResults, reductionSteps, rowOutputStores, scalarAccumulators, scheduledReductions, type ReduceKernelTarget,
+} from "./reduce_kernel.js";
 import { accumulatorsFor, type ReduceSchedule } from "./schedule_reduce.js";
 
 /** No vectors: a target that keeps lane arrays writes a column block's lanes as scalar code. */
@@ -54,6 +56,7 @@ export function columnReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target:
   const B = s.columnBlock;
   // The results' leaves, before the body's schedule adds its nodes (the graph numbers them in order).
   const accums = reductions.map((r, k) => g.accum(k, r.type));
+  const passReductions = scheduledReductions(s, accums);
   const body = scheduleBody(g, [...values, ...s.fullOutputs.map((k) => outputs[k]!)], jVar, B === undefined ? target.vector : LANE_ARRAYS);
   const inner = B === undefined ? "i" : "j";
 
@@ -69,7 +72,7 @@ export function columnReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target:
   /** An element's effects: its full outputs stored, its values combined into accumulators `acc`k. */
   const effects = (acc: string): Stmt[] => [
     ...s.fullOutputs.map((k): Stmt => ({ s: "store", pointer: `out${k}`, node: outputs[k]!, type: ir.outputs[k]!.type, streaming: false })),
-    ...reductionSteps(s, acc),
+    ...reductionSteps(g, passReductions, acc),
   ];
   /** The loop over r, each step the per-r statements then `elements`. */
   const overR = (elements: readonly Stmt[]): Stmt[] => [
@@ -89,7 +92,8 @@ export function columnReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target:
         ...reductions.map((_, k): Stmt => ({ s: "extract", acc: `a${k}`, lane, into: `s${k}` })),
         { s: "index", name: "jl", value: binary("add", index("jb"), constant(lane)), mutable: false },
         { s: "bind", node: jVar, name: "jl" },
-        ...reductionResults(ir, s, accums, "s", "jl"),
+        ...reductionResults(g, passReductions, "s"),
+        ...rowOutputStores(ir, s, accums, "jl"),
       ]);
       unit.push({
         s: "vector", body: [{
@@ -113,11 +117,12 @@ export function columnReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target:
       s: "for", index: "jb", stop: J, step: 1, body: [
         // The starts first (an init in the interpreter's order reads j: jb here), then i = jb.
         { s: "bind", node: jVar, name: "jb" },
-        ...scalarAccumulators(s),
+        ...scalarAccumulators(g, passReductions),
         { s: "index", name: "i", value: index("jb"), mutable: true },
         { s: "bind", node: jVar, name: "i" },
         ...overR([{ s: "at", index: "i", lanes: 1, body: [{ s: "values", ids: body.scalarBody }, ...effects("s")] }]),
-        ...reductionResults(ir, s, accums, "s", "i"),
+        ...reductionResults(g, passReductions, "s"),
+        ...rowOutputStores(ir, s, accums, "i"),
       ],
     });
   } else {
@@ -130,7 +135,7 @@ export function columnReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target:
     ])];
     // The results read each lane of the lane arrays as a scalar accumulator of its own.
     // Through the per-row outputs' rows (a store the C compiler vectorizes; one at a computed address it does not).
-    const results = reductionResults(ir, s, accums, "acc", undefined);
+    const results = [...reductionResults(g, passReductions, "acc"), ...rowOutputStores(ir, s, accums, undefined)];
     for (const k of s.rowOutputs) {
       unit.push({ s: "pointer", name: `out${k}`, buffer: nIn + k, type: ir.outputs[k]!.type, offset: binary("mul", index("row"), constant(J)), output: true });
     }

@@ -21,11 +21,12 @@ export type IndexExpr =
   | { readonly op: "const"; readonly value: number }
   | { readonly op: "index"; readonly name: string }
   | { readonly op: "node"; readonly id: number }
-  | { readonly op: "add" | "mul" | "div" | "rem" | "min"; readonly a: IndexExpr; readonly b: IndexExpr };
+  | { readonly op: "add" | "sub" | "mul" | "div" | "rem" | "min"; readonly a: IndexExpr; readonly b: IndexExpr };
 
 export const constant = (value: number): IndexExpr => ({ op: "const", value });
 export const index = (name: string): IndexExpr => ({ op: "index", name });
-export const binary = (op: "add" | "mul" | "div" | "rem" | "min", a: IndexExpr, b: IndexExpr): IndexExpr => ({ op, a, b });
+/** `sub`: a - b where a ≥ b (index arithmetic is unsigned). */
+export const binary = (op: "add" | "sub" | "mul" | "div" | "rem" | "min", a: IndexExpr, b: IndexExpr): IndexExpr => ({ op, a, b });
 
 /** One statement of a kernel. */
 export type Stmt =
@@ -105,6 +106,21 @@ export type Stmt =
   | { readonly s: "storeElement"; readonly buffer: number; readonly type: ElementType; readonly index: IndexExpr; readonly node: number }
   /** `then` where every pointer of `pointers` plus `index` elements is aligned to `bytes`, else `otherwise`. */
   | { readonly s: "ifAligned"; readonly pointers: readonly string[]; readonly index: string; readonly bytes: number; readonly then: readonly Stmt[]; readonly otherwise: readonly Stmt[] }
+  // ---- Row pipelines (kernel/row_pipeline_kernel.ts): stages that hand values to later
+  // stages through scratch (Kernel.scratch), and steps that run only where their stages
+  // have a row. Each statement says what, not where: a CPU renderer keeps scratch on its
+  // stack or in the kernel's scratch memory, a GPU one (a row per workgroup) in
+  // workgroup memory.
+  /** `body` in a scope of its own (index variables, pointers and values defined there are its own): a stage of a row pipeline run one after the other. */
+  | { readonly s: "scope"; readonly body: readonly Stmt[] }
+  /** `then` where a < b (unsigned) for every pair of `less`, else `otherwise`. */
+  | { readonly s: "if"; readonly less: readonly { readonly a: IndexExpr; readonly b: IndexExpr }[]; readonly then: readonly Stmt[]; readonly otherwise: readonly Stmt[] }
+  /** Pointer `name` to slot `slot` (its `length` elements) of scratch `scratch`; `output`: the kernel stores through it. */
+  | { readonly s: "slot"; readonly name: string; readonly scratch: string; readonly slot: IndexExpr; readonly output: boolean }
+  /** Stores scalar node `node` at element 0 of slot `slot` of scratch `scratch`. */
+  | { readonly s: "scratchStore"; readonly scratch: string; readonly slot: IndexExpr; readonly node: number }
+  /** Graph leaf `node` (a reduction's result, op accum) takes the value of element 0 of slot `slot` of scratch `scratch`. */
+  | { readonly s: "scratchLoad"; readonly scratch: string; readonly slot: IndexExpr; readonly node: number }
   | ColumnStmt;
 
 /**
@@ -144,7 +160,28 @@ export type ColumnStmt =
   /** Scalar accumulator `into` ⊕= lane `lane` of each copy of vector accumulator `acc`, copy by copy (a lane that is an output of its own). */
   | { readonly s: "extract"; readonly acc: string; readonly lane: number; readonly into: string };
 
-/** A load read through a row pointer: element index · stride of it. */
+const COLUMN_STMTS: ReadonlySet<string> = new Set<ColumnStmt["s"]>(["for", "at", "lanes", "assign", "repair", "extract"]);
+
+/** Whether a statement is one of a column reduction's (printers handle them in a section of their own). */
+export const isColumnStmt = (st: Stmt): st is ColumnStmt => COLUMN_STMTS.has(st.s);
+
+/**
+ * Memory a kernel keeps across its units: `slots` rows of `length` elements of `type`
+ * (a row pipeline's row buffers, and its rings of reduction results; slot row mod
+ * slots). Every unit of one call may use it; calls running at once each have their own.
+ */
+export interface Scratch {
+  readonly name: string;
+  readonly type: ElementType;
+  readonly slots: number;
+  readonly length: number;
+}
+
+/**
+ * A load read through a row pointer: element index · stride of it. (A row pipeline's
+ * loads of operand numbers past Kernel.buffers read its row buffers, through the
+ * pointers of `slot` statements.)
+ */
 export interface RowLoad {
   readonly pointer: string;
   readonly stride: number;
@@ -162,6 +199,8 @@ export interface Kernel {
   readonly units: { readonly index: string; readonly from: string; readonly to: string };
   /** Statements run once, before the units. */
   readonly prologue?: readonly Stmt[];
+  /** The scratch its statements use (none: undefined). */
+  readonly scratch?: readonly Scratch[];
   /** Index variables and pointers every unit defines, in the order a renderer declares them up front (before the unit loop). */
   readonly declared: readonly string[];
   readonly unit: readonly Stmt[];
@@ -180,9 +219,9 @@ export interface Kernel {
 export function* statements(body: readonly Stmt[]): Generator<Stmt> {
   for (const st of body) {
     yield st;
-    if (st.s === "vector" || st.s === "loop" || st.s === "for" || st.s === "at" || st.s === "lanes") yield* statements(st.body);
+    if (st.s === "vector" || st.s === "loop" || st.s === "scope" || st.s === "for" || st.s === "at" || st.s === "lanes") yield* statements(st.body);
     if (st.s === "vector") yield* statements(st.otherwise ?? []);
-    if (st.s === "ifAligned") {
+    if (st.s === "ifAligned" || st.s === "if") {
       yield* statements(st.then);
       yield* statements(st.otherwise);
     }

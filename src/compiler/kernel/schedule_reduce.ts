@@ -1,7 +1,8 @@
 // The schedule of an input fusion (row reductions, column reductions, row pipelines
-// such as softmax and layer norm), made once and backend-neutrally; the WebAssembly
-// (wasm/emit_reduce.ts, wasm/emit_row_pipeline.ts) and C (native/emit_c_reduce.ts)
-// generators render it and own only instruction selection and their memory model.
+// such as softmax and layer norm), made once and backend-neutrally; kernel/reduce_kernel.ts
+// and kernel/row_pipeline_kernel.ts make statements of it (column reductions: the
+// WebAssembly and C generators render it themselves), and the backends own only
+// instruction selection and their memory model.
 //
 // The loop nest is kernel/reduce_loops.ts's: rows (one work unit each), the reduced
 // dimensions r, the kept dimensions after them j. On that nest the schedule decides:

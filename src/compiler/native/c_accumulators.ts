@@ -1,5 +1,6 @@
-// The C forms of a reduction's accumulators, shared by the kernel printer (emit_c_loop.ts,
-// one-stage row reductions) and the row pipelines (emit_c_reduce.ts):
+// The C forms of a reduction's accumulators, printed by the kernel printer
+// (emit_c_loop.ts: row reductions and row pipelines); cCombine also by the column
+// reductions (emit_c_reduce.ts):
 //  - lane arrays: `lanes` independent scalar accumulators side by side, each lane's step in
 //    a loop without carried dependence, which the C compiler vectorizes without
 //    reassociating anything itself;

@@ -14,7 +14,7 @@ import { ELEMENT_TYPES } from "../../types/element_type.js";
 import type { FusedKernelIR } from "../kernel/lower_fusion.js";
 import { affineInLoop, type LaneAffine, type VectorTarget } from "../kernel/loop_schedule.js";
 import { loopKernel } from "../kernel/loop_kernel.js";
-import { statements, type ColumnStmt, type IndexExpr, type Kernel, type Stmt } from "../kernel/kernel_ir.js";
+import { isColumnStmt, statements, type ColumnStmt, type IndexExpr, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import type { KernelGraph, Node } from "../kernel/graph.js";
 import { VECTOR_CONDITION } from "./c_math.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
@@ -58,12 +58,6 @@ export class LoadPlan {
       return `const ${t} *restrict ${this.prefix}${id} = ${bufferPointer(t, n.attr as number, known.get(a.base)!, storageBytes(n.type as ElementType), true)};`;
     });
   }
-
-  /** Sixteen f32 lanes of load n from the loop's index on (emit_c_vector.ts), or undefined unless it reads contiguous f32. */
-  readonly vectorLoad = (n: Node): string | undefined => {
-    const a = this.affine.get(n.id);
-    return a === undefined || a.stride !== 1 || n.type !== "f32" ? undefined : `xk_vload(${this.prefix}${n.id} + ${this.inner})`;
-  };
 
   readonly load = (n: Node): string => {
     const a = this.affine.get(n.id);
@@ -114,7 +108,54 @@ function indexExpr(e: IndexExpr, names: ReadonlyMap<number, string>, top = true)
       const [a, b] = [indexExpr(e.a, names, false), indexExpr(e.b, names, false)];
       return wrapped(`${a} < ${b} ? ${a} : ${b}`);
     }
-    default: return wrapped(`${indexExpr(e.a, names, false)} ${{ add: "+", mul: "*", div: "/", rem: "%" }[e.op]} ${indexExpr(e.b, names, false)}`);
+    default: return wrapped(`${indexExpr(e.a, names, false)} ${{ add: "+", sub: "-", mul: "*", div: "/", rem: "%" }[e.op]} ${indexExpr(e.b, names, false)}`);
+  }
+}
+
+/** What printPipelineStmt needs of printKernelC: its lines, node names, scratch, and a block printer. */
+interface PipelinePrinter {
+  readonly lines: string[];
+  readonly names: Map<number, string>;
+  readonly scratch: ReadonlyMap<string, Scratch>;
+  readonly nameOf: (id: number) => string;
+  /** Names graph leaf `node` (in the leaves and the computed nodes). */
+  readonly bindLeaf: (node: number, name: string) => void;
+  readonly block: (body: readonly Stmt[], indent: string) => void;
+}
+
+/** The statements of row pipelines (kernel/row_pipeline_kernel.ts): conditions on rows, and scratch in stack arrays `name[slot][element]`. */
+function printPipelineStmt(st: Stmt, indent: string, p: PipelinePrinter): void {
+  const scratch = (name: string): Scratch => p.scratch.get(name) ?? (() => { throw new Error(`scratch ${name} is not declared`); })();
+  switch (st.s) {
+    case "scope": {
+      p.lines.push(`${indent}{`);
+      p.block(st.body, `${indent}  `);
+      p.lines.push(`${indent}}`);
+      return;
+    }
+    case "if": {
+      p.lines.push(`${indent}if (${st.less.map((x) => `${indexExpr(x.a, p.names, false)} < ${indexExpr(x.b, p.names, false)}`).join(" && ")}) {`);
+      p.block(st.then, `${indent}  `);
+      if (st.otherwise.length > 0) {
+        p.lines.push(`${indent}} else {`);
+        p.block(st.otherwise, `${indent}  `);
+      }
+      p.lines.push(`${indent}}`);
+      return;
+    }
+    case "slot": {
+      const t = cType(scratch(st.scratch).type);
+      p.lines.push(`${indent}${st.output ? "" : "const "}${t} *restrict ${st.name} = ${st.scratch}[${indexExpr(st.slot, p.names)}];`);
+      return;
+    }
+    case "scratchStore": p.lines.push(`${indent}${st.scratch}[${indexExpr(st.slot, p.names)}][0] = ${p.nameOf(st.node)};`); return;
+    case "scratchLoad": {
+      const name = `${st.scratch}_${st.node}`;
+      p.lines.push(`${indent}const ${cType(scratch(st.scratch).type)} ${name} = ${st.scratch}[${indexExpr(st.slot, p.names)}][0];`);
+      p.bindLeaf(st.node, name);
+      return;
+    }
+    default: throw new Error(`statement ${st.s} is not a row pipeline's`);
   }
 }
 
@@ -124,7 +165,8 @@ function indexExpr(e: IndexExpr, names: ReadonlyMap<number, string>, top = true)
  * (begin, end): index variables are int64_t, pointers restrict, the scalar element loop
  * carries `#pragma GCC ivdep` (outputs never overlap inputs except exactly, element for
  * element, when written in place), a vector section is guarded by VECTOR_CONDITION and
- * its helpers defined before the function.
+ * its helpers defined before the function, scratch (Kernel.scratch) is in arrays on the
+ * stack.
  */
 export function printKernelC(k: Kernel, name = SYM): string[] {
   const g = k.graph;
@@ -334,7 +376,12 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
           lines.push(`${indent}${bufferPointer(t, st.buffer, indexExpr(st.index, values.names), storageBytes(st.type), false)}[0] = ${nameOf(st.node)};`);
           break;
         }
-        default: printColumn(st, indent);
+        default:
+          if (isColumnStmt(st)) printColumn(st, indent);
+          else {
+            printPipelineStmt(st, indent, { lines, names: values.names, scratch: scratchOf, nameOf,
+              bindLeaf: (node, name) => { leaves.set(node, name); values.names.set(node, name); }, block: (b, i) => inBlock(() => print(b, i)) });
+          }
       }
     }
   };
@@ -379,6 +426,9 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
       case "repair": case "extract": throw new Error(`a C kernel reads vector accumulators' lanes by ${st.s}`);
     }
   };
+  // Scratch on the stack (row pipelines: at most C_REDUCE_TARGET's budget).
+  const scratchOf = new Map((k.scratch ?? []).map((x) => [x.name, x]));
+  for (const x of k.scratch ?? []) lines.push(`  ${cType(x.type)} ${x.name}[${x.slots}][${x.length}];`);
   print(k.prologue ?? [], "  ");
   lines.push(`  for (int64_t ${k.units.index} = ${k.units.from}; ${k.units.index} < ${k.units.to}; ${k.units.index}++) {`);
   inBlock(() => print(k.unit, "    "));

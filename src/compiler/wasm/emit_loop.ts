@@ -6,7 +6,9 @@
 // element, the vector body and its copies, the scalar tail) as WebAssembly: locals for
 // the loop variables and the loads' row bases, v128 code for the vector body (4 lanes of
 // 32 bits or 2 of 64), splats of the per-row values it reads. One-stage row reductions
-// are printed the same way, from kernel/reduce_kernel.ts's statements (emit_reduce.ts).
+// and row pipelines are printed the same way, from kernel/reduce_kernel.ts's and
+// kernel/row_pipeline_kernel.ts's statements (emit_reduce.ts); a row pipeline's row
+// buffers and rings of results are in the kernel's scratch.
 
 import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
@@ -17,14 +19,12 @@ import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { DeclinedError, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { combineScalar, emitReduceKernel, VectorAccumulators, vectorCombiner } from "./emit_reduce.js";
-import { emitRowPipelineKernel } from "./emit_row_pipeline.js";
-import { isRowPipeline } from "../kernel/schedule_reduce.js";
 import { scheduleBody, type BodySchedule, type VectorTarget } from "../kernel/loop_schedule.js";
 import { loopKernel } from "../kernel/loop_kernel.js";
-import { statements, type ColumnStmt, type IndexExpr, type Kernel, type Stmt } from "../kernel/kernel_ir.js";
-import type { WasmKernel, WasmTarget } from "./kernel.js";
+import { binary, constant, isColumnStmt, statements, type ColumnStmt, type IndexExpr, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
+import { BUFFER_ALIGNMENT, type WasmKernel, type WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
-import { computeType, lanesOf, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
+import { computeType, lanesOf, loadScalar, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
 import { maxOf } from "../../types/arrays.js";
 
 /** Copies of a small vector body per loop iteration. */
@@ -38,7 +38,7 @@ export function emitFusionKernel(fused: Computation, target: WasmTarget, name = 
   if ("declined" in ir) return ir;
   try {
     if (ir.reduce === undefined) return emitLoopKernel(ir, target, name);
-    return isRowPipeline(ir) ? emitRowPipelineKernel(ir, target, name) : emitReduceKernel(ir, target, name);
+    return emitReduceKernel(ir, target, name);
   } catch (e) {
     if (e instanceof DeclinedError) return { declined: e.message };
     throw e;
@@ -86,7 +86,10 @@ export function planBody(
 
 /**
  * Adds a kernel (kernel/kernel_ir.ts) to module `m` as a function (exported as `name`
- * when given), with the trig helper it needs; returns their indices. Index variables and
+ * when given), with the trig helper it needs; returns their indices and the bytes its
+ * scratch (Kernel.scratch) takes in the kernel's scratch memory, one after the other,
+ * each slot aligned to BUFFER_ALIGNMENT (an argument after the buffers when there is
+ * any). Index variables and
  * pointers are i32 locals (the declared ones allocated first), values go through the
  * ValueEmitter, the vector transcendentals' constants are hoisted into locals after the
  * splats of a vector section, and an unrolled loop's copies address their elements from
@@ -94,16 +97,19 @@ export function planBody(
  * emit_reduce.ts's VectorAccumulators (its side accumulators included), whose lanes fold
  * in order.
  */
-export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarget, name?: string): { fn: number; trigHelper: number | undefined } {
+export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarget, name?: string): { fn: number; trigHelper: number | undefined; scratchBytes: number } {
   const g = k.graph;
-  const params = new Array<"i32">(k.buffers + k.params.length).fill("i32");
+  const scratch = scratchLayout(k.scratch ?? []);
+  // Scratch is the kernel's argument after the buffers (kernel.ts).
+  const scratchArgs = scratch.bytes > 0 ? 1 : 0;
+  const params = new Array<"i32">(k.buffers + scratchArgs + k.params.length).fill("i32");
   const trigHelper = needsTrigHelper(g) ? addTrigReduction(m) : undefined;
   const fn = m.addFunction(name, params, [], (f) => {
     const ve = new ValueEmitter(f, g, { pushAddress: () => undefined });
     ve.trigHelper = trigHelper;
     ve.relaxedSimd = target.relaxedSimd;
     ve.vectorLanes = k.lanes as 2 | 4;
-    const locals = new Map<string, number>(k.params.map((x, j) => [x, k.buffers + j]));
+    const locals = new Map<string, number>(k.params.map((x, j) => [x, k.buffers + scratchArgs + j]));
     for (const x of k.declared) locals.set(x, f.local("i32"));
     const local = (x: string): number => {
       const l = locals.get(x);
@@ -160,7 +166,7 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
         default:
           expr(e.a);
           expr(e.b);
-          ({ add: () => f.i32Add(), mul: () => f.i32Mul(), div: () => f.i32DivU(), rem: () => f.i32RemU() })[e.op]();
+          ({ add: () => f.i32Add(), sub: () => f.i32Sub(), mul: () => f.i32Mul(), div: () => f.i32DivU(), rem: () => f.i32RemU() })[e.op]();
       }
     };
     /** min(t, b) with t's value on the stack and in local t. */
@@ -189,7 +195,9 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
     // The vector nodes whose constants the splats hoist, and the copies' index locals, over
     // every vector section (a row reduction's splats stand in a section of their own).
     const vectorSection = [...statements(k.unit)];
-    const ids = [...new Set(vectorSection.flatMap((x) => (x.s === "vectorValues" ? x.ids : [])))];
+    /** The vector nodes of `body`'s sections. */
+    const vectorIds = (body: readonly Stmt[]): number[] => [...new Set([...statements(body)].flatMap((x) => (x.s === "vectorValues" ? x.ids : [])))];
+    let ids = vectorIds(k.unit);
     const copies = maxOf(vectorSection.map((x) => (x.s === "loop" ? x.copies : 1)));
     const print = (body: readonly Stmt[], loop?: { index: number[]; copies: Map<number, number>[] }): void => {
       for (const st of body) {
@@ -345,7 +353,9 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
             storeScalar(f, st.type);
             break;
           }
-          default: printColumn(st);
+          default:
+            if (isColumnStmt(st)) printColumn(st);
+            else pipelineStmt(st);
         }
       }
     };
@@ -389,6 +399,74 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
       return v;
     };
 
+    /** The statements of row pipelines (kernel/row_pipeline_kernel.ts): conditions on rows, and scratch in the kernel's scratch memory. */
+    const pipelineStmt = (st: Stmt): void => {
+      /** Pushes the address of slot `slot` of scratch `name`. */
+      const slotAddress = (of: string, slot: IndexExpr): ScratchSlots => {
+        const x = scratch.of.get(of);
+        if (x === undefined) throw new Error(`kernel ${name ?? ""}: scratch ${of} is not declared`);
+        f.localGet(k.buffers);
+        if (x.offset !== 0) f.i32Const(x.offset).i32Add();
+        scaled(binary("mul", slot, constant(x.slotBytes)), 1);
+        f.i32Add();
+        return x;
+      };
+      switch (st.s) {
+        case "scope": {
+          const outer = ids;
+          ids = vectorIds(st.body);
+          print(st.body);
+          ids = outer;
+          return;
+        }
+        case "if": {
+          st.less.forEach((x, n) => {
+            expr(x.a);
+            expr(x.b);
+            f.i32LtU();
+            if (n > 0) f.i32And();
+          });
+          f.if();
+          // A branch's vector sections hoist the constants of its own vector nodes.
+          const outer = ids;
+          ids = vectorIds(st.then);
+          print(st.then);
+          if (st.otherwise.length > 0) {
+            f.else();
+            ids = vectorIds(st.otherwise);
+            print(st.otherwise);
+          }
+          ids = outer;
+          f.end();
+          return;
+        }
+        case "slot": {
+          let l = locals.get(st.name);
+          if (l === undefined) locals.set(st.name, l = f.local("i32"));
+          const id = loadOf.get(st.name);
+          if (id !== undefined) baseLocal.set(id, l);
+          slotAddress(st.scratch, st.slot);
+          f.localSet(l);
+          return;
+        }
+        case "scratchStore": {
+          const x = slotAddress(st.scratch, st.slot);
+          f.localGet(ve.scalar.get(st.node)!);
+          storeScalar(f, x.type);
+          return;
+        }
+        case "scratchLoad": {
+          const x = slotAddress(st.scratch, st.slot);
+          loadScalar(f, x.type);
+          const l = f.local(computeType(x.type));
+          f.localSet(l);
+          ve.scalar.set(st.node, l);
+          return;
+        }
+        default: throw new Error(`kernel ${name ?? ""}: statement ${st.s} is not a row pipeline's`);
+      }
+    };
+
     print(k.prologue ?? []);
     const u = local(k.units.index);
     f.localGet(local(k.units.from)).localSet(u);
@@ -398,7 +476,26 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
     f.localGet(u).i32Const(1).i32Add().localSet(u).br(0);
     f.end().end();
   });
-  return { fn, trigHelper };
+  return { fn, trigHelper, scratchBytes: scratch.bytes };
+}
+
+/** A scratch's place in the kernel's scratch memory: its offset, and the bytes of a slot (aligned, so that vector loads of a row buffer stay aligned). */
+interface ScratchSlots {
+  readonly type: ElementType;
+  readonly offset: number;
+  readonly slotBytes: number;
+}
+
+/** The scratch of a kernel one after the other in its scratch memory, and the bytes they take. */
+function scratchLayout(scratch: readonly Scratch[]): { readonly of: ReadonlyMap<string, ScratchSlots>; readonly bytes: number } {
+  const of = new Map<string, ScratchSlots>();
+  let bytes = 0;
+  for (const x of scratch) {
+    const slotBytes = Math.ceil((x.length * storageBytes(x.type)) / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT;
+    of.set(x.name, { type: x.type, offset: bytes, slotBytes });
+    bytes += x.slots * slotBytes;
+  }
+  return { of, bytes };
 }
 
 function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {

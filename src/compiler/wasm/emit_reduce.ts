@@ -2,10 +2,11 @@
 // elementwise epilogue on the reduced values (multi-output: several reductions over
 // one pass, e.g. a sum and a sum of squares).
 //
-// Row reductions (one stage, J = 1) and column reductions (J > 1) are statements of
-// kernel/reduce_kernel.ts and kernel/column_reduce_kernel.ts, printed by addKernelFunction
-// (emit_loop.ts) with this file's accumulator code (combines, the extrema's side
-// accumulators, lane extraction); the row pipelines (emit_row_pipeline.ts) use it too.
+// Row reductions (one stage, J = 1), row pipelines (softmax, layer norm) and column
+// reductions (J > 1) are statements of kernel/reduce_kernel.ts,
+// kernel/row_pipeline_kernel.ts and kernel/column_reduce_kernel.ts, printed by
+// addKernelFunction (emit_loop.ts) with this file's accumulator code (combines, the
+// extrema's side accumulators, lane extraction).
 //
 // Full outputs (elementwise values over the reduction's input, e.g. softmax's
 // exp(x - max) that is both summed and stored) are computed with the reduced values
@@ -17,13 +18,13 @@ import type { ElementType } from "../../types/element_type.js";
 import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
 import { scheduleReduce, type ReduceSchedule, type ReduceTarget, type ScheduledReduction } from "../kernel/schedule_reduce.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
-import { addKernelFunction, wasmVectorTarget, type BodyPlan } from "./emit_loop.js";
+import { addKernelFunction, wasmVectorTarget } from "./emit_loop.js";
 import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
 import { columnReduceKernel } from "../kernel/column_reduce_kernel.js";
-import type { KernelGraph } from "../kernel/graph.js";
-import { DeclinedError, pushConst, ValueEmitter } from "./emit_values.js";
+import { rowPipelineKernel } from "../kernel/row_pipeline_kernel.js";
+import { DeclinedError, pushConst } from "./emit_values.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
-import { computeType, isSigned, storageBytes } from "./wasm_types.js";
+import { computeType, isSigned } from "./wasm_types.js";
 
 /**
  * The machine the reduction schedule is made for: 128-bit vectors; four accumulators
@@ -212,50 +213,6 @@ export class VectorAccumulators {
   }
 }
 
-/**
- * What a row's loop needs computed before it: the invariant scalar nodes (variables and
- * reduction results are bound by the caller) and each affine load's base address.
- */
-export function emitRowInvariants(
-  f: FunctionBuilder, g: KernelGraph, ve: ValueEmitter, plan: BodyPlan, baseLocal: Map<number, number>,
-): void {
-  for (const id of plan.invariant) {
-    const op = g.node(id).op;
-    if (op !== "var" && op !== "accum") ve.emitScalar(id);
-  }
-  for (const [id, aff] of plan.affine) {
-    const nd = g.node(id);
-    if (nd.op !== "load") continue;
-    const l = f.local("i32");
-    f.localGet(nd.attr as number).localGet(ve.scalar.get(aff.base)!);
-    if (storageBytes(nd.type as ElementType) !== 1) f.i32Const(storageBytes(nd.type as ElementType)).i32Mul();
-    f.i32Add().localSet(l);
-    baseLocal.set(id, l);
-  }
-}
-
-/**
- * The vector loops along a row of Rn elements from the inner index in local `i`:
- * 1 + copyIndex.length vectors an iteration (the copies' indices in `copyIndex`), then one
- * at a time; `i` is left at the first element of the scalar tail.
- */
-export function emitRowVectorLoops(
-  f: FunctionBuilder, i: number, copyIndex: readonly number[], L: number, Rn: number, body: (index: readonly number[]) => void,
-): void {
-  const unroll = copyIndex.length + 1;
-  f.block().loop();
-  f.localGet(i).i32Const(L * unroll).i32Add().i32Const(Rn).i32GtU().brIf(1);
-  copyIndex.forEach((l, c) => { f.localGet(i).i32Const(L * (c + 1)).i32Add().localSet(l); });
-  body([i, ...copyIndex]);
-  f.localGet(i).i32Const(L * unroll).i32Add().localSet(i);
-  f.br(0).end().end();
-  f.block().loop();
-  f.localGet(i).i32Const(L).i32Add().i32Const(Rn).i32GtU().brIf(1);
-  body([i]);
-  f.localGet(i).i32Const(L).i32Add().localSet(i).br(0);
-  f.end().end();
-}
-
 /** The reduction kernels' questions (kernel/reduce_kernel.ts) answered for WebAssembly. */
 function wasmReduceKernelTarget(target: WasmTarget): ReduceKernelTarget {
   const probe = new FunctionBuilder(0, [], []);
@@ -265,13 +222,14 @@ function wasmReduceKernelTarget(target: WasmTarget): ReduceKernelTarget {
 export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
   const schedule = wasmReduceSchedule(ir);
   const kernelTarget = wasmReduceKernelTarget(target);
-  const kernel = rowReduceKernel(ir, schedule, kernelTarget) ?? columnReduceKernel(ir, schedule, kernelTarget);
-  // Row pipelines (more than one stage) are emit_row_pipeline.ts's.
-  if (kernel === undefined) throw new Error(`reduction kernel ${name}: a row pipeline of ${schedule.stages} stages`);
+  const kernel = rowReduceKernel(ir, schedule, kernelTarget) ?? rowPipelineKernel(ir, schedule, kernelTarget)
+    ?? columnReduceKernel(ir, schedule, kernelTarget);
+  if (kernel === undefined) throw new Error(`reduction kernel ${name}: a schedule no kernel builder takes`);
   const m = new ModuleBuilder().importMemory(target);
-  addKernelFunction(m, kernel, target, "run");
+  const { scratchBytes } = addKernelFunction(m, kernel, target, "run");
   return {
-    name, bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes: 0,
+    name: schedule.stages > 1 ? `${name}: row pipeline of ${schedule.stages} stages` : name,
+    bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes,
     parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit, rows: schedule.rows,
   };
 }

@@ -1,4 +1,4 @@
-// Row pipelines (wasm/emit_row_pipeline.ts, passes/row_fusion.ts): softmax, log-softmax
+// Row pipelines (kernel/row_pipeline_kernel.ts, passes/row_fusion.ts): softmax, log-softmax
 // and layer norm become one fusion whose kernel makes its passes row by row, skewed
 // across rows. Every result is checked against the reference interpreter, over shapes
 // whose rows are shorter than a vector, not a multiple of the unrolled loop, single

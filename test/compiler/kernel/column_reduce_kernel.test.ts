@@ -24,7 +24,7 @@ import { HloModule } from "../../../src/ir/computation.js";
 import { checkFusion, randomLiteral, SCALAR_TARGET, TARGET as WASM } from "../fused/harness.js";
 import { needsCompiler } from "../native/native_support.js";
 import { argmaxComputation } from "../../reduction/support.js";
-import { only, reducer, TARGET } from "./reduce_support.js";
+import { only, reducer, VECTOR128_TARGET as TARGET } from "./programs.js";
 
 type Op = (x: XlaOp, y: XlaOp) => XlaOp;
 

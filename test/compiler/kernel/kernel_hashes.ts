@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import {
-  XlaBuilder, add, arrayShape, broadcastInDim, dot, constantR0, div, exp, log, max, min, mul, parameter, reduce, rsqrt, scalarShape, sub, tanh,
+  XlaBuilder, add, arrayShape, broadcastInDim, dot, constantR0, max, min, mul, parameter, reduce, tanh,
   type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { HloModule } from "../../../src/ir/computation.js";
@@ -25,6 +25,7 @@ import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
 import type { WasmTarget } from "../../../src/compiler/wasm/kernel.js";
 import type { NativeCpu } from "../../../src/compiler/native/kernel.js";
 import { randomProgram } from "../random_program.js";
+import { layerNorm, reducer, softmax } from "./programs.js";
 
 const WASM_TARGETS: readonly [string, WasmTarget][] = [
   ["simd", { simd: true, relaxedSimd: false, sharedMemory: true }],
@@ -32,35 +33,6 @@ const WASM_TARGETS: readonly [string, WasmTarget][] = [
   ["scalar", { simd: false, relaxedSimd: false, sharedMemory: false }],
 ];
 const NATIVE: NativeCpu = { arch: "x86_64", avx2: true, fma: true, avx512f: true, neon: false };
-
-function reducer(b: XlaBuilder, t: ElementType, op: (x: XlaOp, y: XlaOp) => XlaOp): Computation {
-  const sb = b.createSubBuilder(`r_${t}`);
-  return sb.build(op(parameter(sb, 0, scalarShape(t)), parameter(sb, 1, scalarShape(t))));
-}
-
-function softmax(t: ElementType, dims: number[], logSoftmax: boolean): Computation {
-  const b = new XlaBuilder("softmax");
-  const x = parameter(b, 0, arrayShape(t, dims), "x");
-  const r = [dims.length - 1];
-  const keep = dims.map((_, i) => i).slice(0, -1);
-  const m = reduce(x, constantR0(b, t, -Infinity), reducer(b, t, max), r);
-  const shifted = sub(x, m, keep);
-  const e = exp(shifted);
-  const s = reduce(e, constantR0(b, t, 0), reducer(b, t, add), r);
-  return b.build(logSoftmax ? sub(shifted, log(s), keep) : div(e, s, keep));
-}
-
-function layerNorm(rows: number, cols: number): Computation {
-  const b = new XlaBuilder("layer_norm");
-  const x = parameter(b, 0, arrayShape("f32", [rows, cols]), "x");
-  const gamma = parameter(b, 1, arrayShape("f32", [cols]), "gamma");
-  const sum = reducer(b, "f32", add);
-  const inv = constantR0(b, "f32", 1 / cols);
-  const mean = mul(reduce(x, constantR0(b, "f32", 0), sum, [1]), inv);
-  const centered = sub(x, mean, [0]);
-  const variance = mul(reduce(mul(centered, centered), constantR0(b, "f32", 0), sum, [1]), inv);
-  return b.build(mul(mul(centered, rsqrt(add(variance, constantR0(b, "f32", 1e-5))), [0]), gamma, [1]));
-}
 
 /** An elementwise chain over n elements of type t (a long vector loop; streaming stores when large). */
 function chain(t: ElementType, dims: number[]): Computation {

@@ -18,7 +18,9 @@ import { rowReduceKernel } from "../../../src/compiler/kernel/reduce_kernel.js";
 import { statements, type Kernel } from "../../../src/compiler/kernel/kernel_ir.js";
 import { WASM_REDUCE_TARGET } from "../../../src/compiler/wasm/emit_reduce.js";
 import { C_REDUCE_KERNEL_TARGET, C_REDUCE_TARGET } from "../../../src/compiler/native/emit_c_reduce.js";
-import { all, only, reducer, TARGET } from "./reduce_support.js";
+import { all, only, reducer, VECTOR128_TARGET } from "./programs.js";
+
+const TARGET = VECTOR128_TARGET;
 
 function kernelOf(c: Computation, target = TARGET, reduceTarget = WASM_REDUCE_TARGET): Kernel | undefined {
   const ir = lowerFusion(c);

@@ -1,8 +1,9 @@
-// The native backend's row reductions and row pipelines (emit_c_reduce.ts) against the
-// interpreter: float max and min exact with NaNs and signed zeros anywhere in the row
-// (the lanes' pmax/pmin and their repair), softmax and layer norm (two and three skewed
-// stages) on row lengths below, at and past the lane count, on one thread and split
-// across threads (so ranges of rows that do not start at 0). Where the CPU has AVX-512,
+// The native backend's row reductions and row pipelines (kernel/reduce_kernel.ts and
+// row_pipeline_kernel.ts, printed by emit_c_loop.ts) against the interpreter: float
+// max and min exact with NaNs and signed zeros anywhere in the row (the lanes'
+// pmax/pmin and their repair), softmax and layer norm (two and three skewed stages) on
+// row lengths below, at and past the lane count, on one thread and split across
+// threads (so ranges of rows that do not start at 0). Where the CPU has AVX-512,
 // these kernels (and elementwise loops) run in their vector form (emit_c_vector.ts),
 // which must give the scalar form's bits: both are built here and compared.
 
