@@ -12,10 +12,10 @@
 import type { ElementType } from "../../types/element_type.js";
 import { ELEMENT_TYPES } from "../../types/element_type.js";
 import type { FusedKernelIR } from "../kernel/lower_fusion.js";
-import { affineInLoop, type LaneAffine, type VectorTarget } from "../kernel/loop_schedule.js";
+import type { VectorTarget } from "../kernel/loop_schedule.js";
 import { loopKernel } from "../kernel/loop_kernel.js";
 import { isColumnStmt, statements, type ColumnStmt, type IndexExpr, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
-import type { KernelGraph, Node } from "../kernel/graph.js";
+import type { Node } from "../kernel/graph.js";
 import { VECTOR_CONDITION } from "./c_math.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
 import { CValues, cConst, cType } from "./c_values.js";
@@ -26,47 +26,6 @@ import type { NativeKernel } from "./kernel.js";
 
 
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
-
-/**
- * Load bindings for loops over `innerVar`: a load affine in it reads `p<id>[i * stride]`
- * (i: `inner`, the C name of the loop's index, which the emitter may change between
- * loops) through a pointer set once per row (`pointers`, declared after the nodes of
- * `baseNodes`); any other load addresses its element directly.
- */
-export class LoadPlan {
-  private readonly affine: ReadonlyMap<number, LaneAffine>;
-  /** The C names of computed nodes (the CValues' map, filled as it emits). */
-  names: ReadonlyMap<number, string> = new Map();
-  inner: string;
-
-  /** `prefix`: of the pointers' names (loops whose pointers share a scope need different ones). */
-  constructor(private readonly g: KernelGraph, nodes: readonly number[], innerVar: number, inner: string, private readonly prefix = "p") {
-    this.inner = inner;
-    this.affine = affineInLoop(g, nodes, innerVar, ["load"]);
-  }
-
-  /** Index nodes the per-row pointers need (new nodes of the graph: compute them before `pointers`). */
-  get baseNodes(): number[] {
-    return [...this.affine.values()].map((a) => a.base);
-  }
-
-  /** The pointers' declarations, given the names of the computed nodes. */
-  pointers(known: ReadonlyMap<number, string>): string[] {
-    return [...this.affine.entries()].map(([id, a]) => {
-      const n = this.g.node(id);
-      const t = cType(n.type);
-      return `const ${t} *restrict ${this.prefix}${id} = ${bufferPointer(t, n.attr as number, known.get(a.base)!, storageBytes(n.type as ElementType), true)};`;
-    });
-  }
-
-  readonly load = (n: Node): string => {
-    const a = this.affine.get(n.id);
-    if (a !== undefined) return `${this.prefix}${n.id}[${a.stride === 1 ? this.inner : `${this.inner} * ${a.stride}`}]`;
-    const offset = this.names.get(n.args[0]!);
-    if (offset === undefined) throw new Error(`load ${n.id}: its offset was not computed before it`);
-    return `${bufferPointer(cType(n.type), n.attr as number, offset, storageBytes(n.type as ElementType), true)}[0]`;
-  };
-}
 
 /**
  * The vectors of the native loop kernels: AVX-512's sixteen f32 lanes, for the nodes

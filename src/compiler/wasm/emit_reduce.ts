@@ -39,7 +39,7 @@ export const WASM_REDUCE_TARGET: ReduceTarget = {
 };
 
 /** The schedule of `ir` for WebAssembly (DeclinedError where it is declined). */
-export function wasmReduceSchedule(ir: FusedKernelIR): ReduceSchedule {
+function wasmReduceSchedule(ir: FusedKernelIR): ReduceSchedule {
   const s = scheduleReduce(ir, WASM_REDUCE_TARGET);
   if ("declined" in s) throw new DeclinedError(s.declined);
   return s;
