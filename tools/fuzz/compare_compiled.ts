@@ -127,7 +127,8 @@ export function compareLeaf(t: ElementType, cone: Cone, want: readonly Scalar[],
     return cone.cls === "rounded" && Number.isFinite(w) && Number.isFinite(g) &&
       Math.abs(g - w) <= ROUNDED_TOLERANCE * Math.max(eps(part), cone.eps) * (Math.abs(w) + scale);
   };
-  const show = (v: Scalar): string => (typeof v === "object" ? `${v.re}${v.im < 0 || Object.is(v.im, -0) ? "-" : "+"}${Math.abs(v.im)}i` : String(v));
+  const number = (x: number | bigint | boolean): string => (Object.is(x, -0) ? "-0" : String(x));
+  const show = (v: Scalar): string => (typeof v === "object" ? `${number(v.re)}${v.im < 0 || Object.is(v.im, -0) ? "-" : "+"}${Math.abs(v.im)}i` : number(v));
   for (let i = 0; i < want.length; i++) {
     const w = want[i]!;
     const g = got[i]!;
