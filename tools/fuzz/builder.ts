@@ -12,6 +12,8 @@ import {
   type XlaOp,
 } from "../../src/index.js";
 import { BINARY_OPCODES, UNARY_OPCODES, type BinaryOpcode } from "../../src/ir/opcodes.js";
+import type { ReducerKind } from "../../src/compiler/kernel/lower_fusion.js";
+import { identity } from "../../src/compiler/kernel/schedule_reduce.js";
 import { Random } from "./mutate.js";
 
 export interface BuilderFuzzReport {
@@ -26,7 +28,24 @@ export interface BuilderFuzzReport {
 
 const TYPES: readonly ElementType[] = ["f32", "s32", "pred", "f64", "u8", "f16", "bf16", "s64"];
 
-const REDUCERS: readonly BinaryOpcode[] = ["add", "multiply", "maximum", "minimum", "and", "or"];
+/** The reducers drawn, by the names the compiler's identities know them (lower_fusion.ts ReducerKind). */
+const REDUCERS: readonly (readonly [BinaryOpcode, ReducerKind])[] = [
+  ["add", "add"], ["multiply", "mul"], ["maximum", "max"], ["minimum", "min"], ["and", "and"], ["or", "or"],
+];
+
+/**
+ * The reducer's identity in type `t`: XLA asks that a reduction's init value be one
+ * (backends may apply it once per partial result: a sharded reduce once per device),
+ * so a random init would make results that legitimately differ.
+ */
+function initValue(kind: ReducerKind, t: ElementType): number | bigint | boolean {
+  // Every bit set is the identity of `and`: -1 for signed types, the largest value for unsigned ones.
+  const v = identity(kind === "and" && ELEMENT_TYPES[t].kind === "unsigned" ? "min" : kind, t);
+  return t === "pred" ? v !== 0 : v;
+}
+
+/** The most elements of a new parameter or iota. */
+const MAX_ELEMENTS = 2048;
 
 /** Float arguments cycle through these: the values where backends are most likely to disagree. */
 const FLOAT_VALUES = [0.5, -2.25, 3, 1, -0, 7.75, -1, 0, 100, 1e-3, Number.NaN, -100, 2.5, Number.POSITIVE_INFINITY, -0.375, Number.NEGATIVE_INFINITY, 1e-40];
@@ -59,12 +78,23 @@ export class ProgramMaker {
    * `args` are the builder's arguments so far: this program's parameters are numbered
    * after them. `shardingOf` gives each new parameter its sharding (sharded programs).
    */
-  constructor(readonly rng: Random, readonly b: XlaBuilder, readonly args: Literal[] = [], private readonly shardingOf?: (shape: ArrayShape) => TensorSharding | undefined) {
+  constructor(
+    readonly rng: Random, readonly b: XlaBuilder, readonly args: Literal[] = [],
+    private readonly shardingOf?: (shape: ArrayShape) => TensorSharding | undefined,
+    /** The largest dimension of a new parameter or iota: past 4, compiled loops run their vector bodies and tails. */
+    private readonly maxDim = 4,
+  ) {
     this.firstParameter = args.length;
   }
 
-  private dims(): number[] {
-    return Array.from({ length: this.rng.int(4) }, () => 1 + this.rng.int(4));
+  /** Up to 3 dimensions of 1 to `maxDim` each, at most MAX_ELEMENTS in all (later ones cut to 1). */
+  private dims(maxDim = this.maxDim): number[] {
+    let room = MAX_ELEMENTS;
+    return Array.from({ length: this.rng.int(4) }, () => {
+      const d = Math.min(1 + this.rng.int(maxDim), room);
+      room = Math.floor(room / d);
+      return d;
+    });
   }
 
   /** A dimension list that is sometimes wrong: out of range, repeated, or negative. */
@@ -126,8 +156,9 @@ export class ProgramMaker {
       () => unaryOp(r.pick(UNARY_OPCODES), x),
       () => unaryOp(r.pick(UNARY_OPCODES), x),
       () => convertElementType(x, r.pick(TYPES)),
-      () => broadcast(x, this.dims()),
-      () => broadcastInDim(x, this.dims(), this.dimsOf(rank, rank)),
+      // New dimensions stay small: the operand may already hold MAX_ELEMENTS.
+      () => broadcast(x, this.dims(4)),
+      () => broadcastInDim(x, this.dims(4), this.dimsOf(rank, rank)),
       () => reshape(x, r.next() < 0.5 ? [s.dimensions.reduce((a, c) => a * c, 1)] : this.dims()),
       () => transpose(x, perm()),
       () => rev(x, this.dimsOf(rank, r.int(rank + 1))),
@@ -146,8 +177,9 @@ export class ProgramMaker {
       () => {
         const reducer = this.b.createSubBuilder(`reducer${this.ops.length}`);
         const t = r.next() < 0.9 ? s.elementType : r.pick(TYPES);
-        const body = reducer.build(binaryOp(r.pick(REDUCERS), parameter(reducer, 0, scalarShape(t)), parameter(reducer, 1, scalarShape(t))));
-        return reduce(x, constantR0(this.b, t, t === "pred" ? false : r.pick([0, 1])), body, this.dimsOf(rank, r.int(rank + 1)));
+        const [opcode, kind] = r.pick(REDUCERS);
+        const body = reducer.build(binaryOp(opcode, parameter(reducer, 0, scalarShape(t)), parameter(reducer, 1, scalarShape(t))));
+        return reduce(x, constantR0(this.b, t, initValue(kind, t)), body, this.dimsOf(rank, r.int(rank + 1)));
       },
     ];
     const op = r.pick(makers)();

@@ -39,7 +39,8 @@ export function programBatch(seed: number, first: number, count: number): Progra
   const owners: number[] = [];
   for (let i = first; i < first + count; i++) {
     const rng = programRandom(seed, i);
-    const maker = new ProgramMaker(rng, b, args);
+    // One program in four has larger dimensions (up to 33), for the compiled loops' vector bodies and tails.
+    const maker = new ProgramMaker(rng, b, args, undefined, rng.next() < 0.25 ? 33 : 4);
     maker.validSteps(1 + rng.int(8));
     for (const o of maker.outputs()) {
       outputs.push(o);
