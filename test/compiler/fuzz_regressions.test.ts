@@ -4,7 +4,10 @@
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { add, arrayShape, broadcastInDim, Literal, parameter, XlaBuilder } from "../../src/index.js";
+import {
+  add, arrayShape, broadcastInDim, constantR0, createClient, Literal, max, min, parameter, partition, reduce, runPartitioned, scalarShape, sharding,
+  XlaBuilder,
+} from "../../src/index.js";
 import { BACKENDS } from "../../src/compiler/backends.js";
 import { compileSync } from "../../src/compiler/index.js";
 
@@ -49,3 +52,25 @@ test("polygamma and zeta at q = -∞ end, with XLA's values (fuzz compiled seed 
   assert.deepEqual(polygamma, ["Infinity", "-Infinity", "Infinity"]);
   assert.deepEqual(zeta, ["Infinity", "Infinity", "Infinity"]);
 });
+
+test("a max or min reduction over a sharded dimension combines the devices' results by max or min (fuzz sharded seed 1, programs 352, 1354)",
+  { todo: "insert-explicit-reshards all-reduces every reduction factor with add: the reduce's own reducer is not carried to the sdy.all_reduce" },
+  async () => {
+    // f64[8] split over x=8, reduced by min from +inf: each device's minimum, then an
+    // all_reduce whose body is add, so 10 + 11 + ... + 17 = 108 came back instead of 10.
+    const client = await createClient({ backend: "interpreter", deviceCount: 8 });
+    try {
+      for (const [combine, init, expected] of [[min, Infinity, 10], [max, -Infinity, 17]] as const) {
+        const b = new XlaBuilder("sharded_extremum");
+        const mesh = b.mesh("mesh", { x: 8 });
+        const p = parameter(b, 0, arrayShape("f64", [8]), { name: "p", sharding: sharding(mesh, [["x"]]) });
+        const sub = b.createSubBuilder("reducer");
+        const body = sub.build(combine(parameter(sub, 0, scalarShape("f64")), parameter(sub, 1, scalarShape("f64"))));
+        const program = partition(b.buildModule(reduce(p, constantR0(b, "f64", init), body, [0])));
+        const [result] = await runPartitioned(client, program, [Literal.fromValues("f64", [8], [10, 11, 12, 13, 14, 15, 16, 17])]);
+        assert.deepEqual(result!.toNumbers(), [expected]);
+      }
+    } finally {
+      await client.close();
+    }
+  });
