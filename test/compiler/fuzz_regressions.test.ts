@@ -54,10 +54,10 @@ test("polygamma and zeta at q = -∞ end, with XLA's values (fuzz compiled seed 
 });
 
 test("a max or min reduction over a sharded dimension combines the devices' results by max or min (fuzz sharded seed 1, programs 352, 1354)",
-  { todo: "insert-explicit-reshards all-reduces every reduction factor with add: the reduce's own reducer is not carried to the sdy.all_reduce" },
   async () => {
     // f64[8] split over x=8, reduced by min from +inf: each device's minimum, then an
-    // all_reduce whose body is add, so 10 + 11 + ... + 17 = 108 came back instead of 10.
+    // all_reduce whose body was add (insert-explicit-reshards did not carry the reduce's
+    // reducer to the sdy.all_reduce), so 10 + 11 + ... + 17 = 108 came back instead of 10.
     const client = await createClient({ backend: "interpreter", deviceCount: 8 });
     try {
       for (const [combine, init, expected] of [[min, Infinity, 10], [max, -Infinity, 17]] as const) {

@@ -15,10 +15,12 @@
 import type { PassRegistration } from "../../../passes/pass_options.js";
 import type { Pass } from "../../../passes/pass.js";
 import { sourceLocation } from "../../../ir/locations.js";
-import type { HloModule } from "../../../ir/computation.js";
+import { subcomputationsOf, type HloModule, type Instruction } from "../../../ir/computation.js";
+import type { Opcode } from "../../../ir/opcodes.js";
+import { ShardingError } from "../../../sharding/axis.js";
 import { SdyVerifyError } from "../../../text/mlir/diagnostics.js";
 import { isMaximalMesh } from "../../../sharding/mesh.js";
-import type { AxisRef, Mesh, NamedMesh, OpShardingRule, TensorSharding } from "../../../sharding/model.js";
+import type { AxisRef, Mesh, NamedMesh, OpShardingRule, ReductionOp, TensorSharding } from "../../../sharding/model.js";
 import {
   blockArgEdgeOwners, getSharding, isDataFlowOp, isTerminator, regionOf, replaceAllUsesExcept, resultEdgeOwners,
   setSharding, terminatorOf, type PGraph, type POp, type PUse, type PValue,
@@ -232,15 +234,36 @@ function sameDeviceIds(a: Mesh, b: Mesh): boolean {
   return x.length === y.length && x.every((d, i) => d === y[i]);
 }
 
+const BODY_REDUCTIONS: Partial<Record<Opcode, ReductionOp>> = { add: "sum", maximum: "max", minimum: "min" };
+
+/**
+ * The reduction a single-result reduce's body computes, which the all_reduce completing
+ * its sharded reduction must compute too (a max reduced per device, then summed, is
+ * wrong). A body an all_reduce cannot redo (multiply, and, or...) is refused.
+ */
+function reduceBodyReduction(op: POp): ReductionOp | undefined {
+  const inst = op.origin as Instruction | undefined;
+  if (inst?.opcode !== "reduce" || op.results.length !== 1) return undefined;
+  const body = subcomputationsOf(inst)[0]!.root;
+  const reduction = BODY_REDUCTIONS[body.opcode];
+  if (reduction === undefined) {
+    throw new ShardingError(`${op.name} (${inst.name}): its reduced dimensions are sharded, and its body (${body.opcode}) is not an add, maximum or minimum, which an all_reduce could complete`);
+  }
+  // A sum is the all_reduce's default: left unsaid, as Shardy prints it.
+  return reduction === "sum" ? undefined : reduction;
+}
+
 /** After an op whose reduction factors are sharded, each result is all-reduced over those axes (those it is not unreduced along). */
 function allReduceResults(ctx: Context, op: POp, reductionAxes: readonly AxisRef[], mesh: SelectedMesh): void {
   if (op.results.length === 0 || reductionAxes.length === 0) return;
   const axes = allReduceAxesAfter(reductionAxes, unreducedAxesOf(ctx.graph, op), mesh.mesh);
   if (axes.length === 0) return;
   const ip = after(op);
+  const own = reduceBodyReduction(op);
   for (const result of op.results) {
     const sharding = ctx.sharding(result) ?? fullyReplicatedSharding(mesh.meshOrRef, result.dims?.length ?? 0, true);
-    const reduced = createSdyOp(ctx.graph, ip, { opcode: "sdyAllReduce", reductionAxes: axes, ...(sharding.reductionOp !== undefined ? { reductionOp: sharding.reductionOp } : {}) }, result, sharding);
+    const reductionOp = sharding.reductionOp ?? own;
+    const reduced = createSdyOp(ctx.graph, ip, { opcode: "sdyAllReduce", reductionAxes: axes, ...(reductionOp !== undefined ? { reductionOp } : {}) }, result, sharding);
     replaceAllUsesExcept(result, reduced, reduced.def.op);
   }
 }
