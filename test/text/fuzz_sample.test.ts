@@ -19,7 +19,7 @@ test("fuzz sample: every input ends in a module or a typed error, within the tim
   assert.ok(corpus.seeds.length > 500, `only ${corpus.seeds.length} seeds`);
   const report = await runFuzz({ corpus, seed: 20261123, count: SAMPLE_INPUTS, workers: 1, timeoutMs: 10_000 });
   assert.equal(report.inputs, SAMPLE_INPUTS);
-  assert.deepEqual(report.findings.map((f) => `${f.problem} at input ${f.index} (${f.seedName}): ${f.summary}`), []);
+  assert.deepEqual(report.findings.map((f) => `${f.problem} at input ${f.index} (${f.input}): ${f.summary}`), []);
   // The sample reaches past the parsers: some inputs verify and run.
   assert.ok(report.ok > 0, "no input ran clean");
 });

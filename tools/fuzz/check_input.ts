@@ -16,10 +16,25 @@ import type { InputKind } from "./corpus.js";
 
 export type Phase = "parse" | "verify" | "evaluate";
 
+/** An input as saved with a finding: files named `<name>.<extension>` (a program's text, its arguments...). */
+export interface SavedInput {
+  readonly name: string;
+  readonly files: readonly (readonly [extension: string, data: string | Uint8Array])[];
+}
+
+/** What became of one input. `phase` names the step (parse, verify, evaluate; a backend...); a mismatch is a wrong answer, with the input that shows it. */
 export type Outcome =
   | { readonly status: "ok" }
-  | { readonly status: "typed"; readonly phase: Phase; readonly name: string }
-  | { readonly status: "untyped"; readonly phase: Phase; readonly name: string; readonly message: string; readonly stack: string };
+  | { readonly status: "typed"; readonly phase: string; readonly name: string }
+  | { readonly status: "untyped"; readonly phase: string; readonly name: string; readonly message: string; readonly stack: string }
+  | { readonly status: "mismatch"; readonly phase: string; readonly message: string; readonly input?: SavedInput };
+
+/** The outcome of an error thrown at `phase`: typed when it is one of xlats' errors, else a finding. */
+export function failureOutcome(e: unknown, phase: string): Outcome {
+  if (e instanceof XlaError) return { status: "typed", phase, name: e.name };
+  const error = e instanceof Error ? e : new Error(String(e));
+  return { status: "untyped", phase, name: error.name, message: error.message.slice(0, 500), stack: (error.stack ?? "").slice(0, 4000) };
+}
 
 /** Programs whose values all hold fewer elements than this are evaluated. */
 const EVALUATE_ELEMENT_LIMIT = 1 << 16;
@@ -50,9 +65,7 @@ export function checkInput(kind: InputKind, text: string): Outcome {
     }
     return { status: "ok" };
   } catch (e) {
-    if (e instanceof XlaError) return { status: "typed", phase, name: e.name };
-    const error = e instanceof Error ? e : new Error(String(e));
-    return { status: "untyped", phase, name: error.name, message: error.message.slice(0, 500), stack: (error.stack ?? "").slice(0, 4000) };
+    return failureOutcome(e, phase);
   }
 }
 

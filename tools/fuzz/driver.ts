@@ -1,20 +1,23 @@
 // The fuzz driver: builds input `index` of a run from (seed, index) alone, hands inputs
 // to worker processes one at a time each, and times every input: one that takes longer
 // than the time guard is a hang (its worker is terminated and replaced), one that
-// kills its worker (out of memory) a crash. Findings are saved as files to replay with
-// `xlats` or `checkInput`.
+// kills its worker (out of memory) a crash. Any surface (surfaces.ts) runs this way.
+// Findings are saved as files to replay with `xlats`, `checkInput` or `--replay`.
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { Outcome } from "./check_input.js";
-import { generatedSeeds, type Corpus, type InputKind, type Seed } from "./corpus.js";
-import { mutate, Random } from "./mutate.js";
+import type { Outcome, SavedInput } from "./check_input.js";
+import { loadCorpus, type Corpus } from "./corpus.js";
+import { surfaceOf, type SurfaceSpec } from "./surfaces.js";
 import type { WorkReply, WorkRequest } from "./worker.js";
 
 export interface FuzzOptions {
-  readonly corpus: Corpus;
+  /** What to fuzz (default: text). */
+  readonly surface?: SurfaceSpec;
+  /** The text surface's seeds (loaded when needed if absent). */
+  readonly corpus?: Corpus;
   readonly seed: number;
   readonly count: number;
   readonly workers: number;
@@ -28,12 +31,13 @@ export interface FuzzOptions {
 
 export interface Finding {
   readonly index: number;
-  readonly kind: InputKind;
-  readonly seedName: string;
-  readonly problem: "untyped" | "hang" | "crash";
-  /** Error name and first line (untyped), or what happened (hang, crash). */
+  /** What the input was: its seed (text), the program or batch (compiled)... */
+  readonly input: string;
+  readonly problem: "untyped" | "hang" | "crash" | "mismatch";
+  /** Error name and first line (untyped), the disagreement (mismatch), or what happened (hang, crash). */
   readonly summary: string;
   readonly detail: string;
+  /** The first saved file of the input (with `.txt` beside it: what was found). */
   readonly file?: string;
 }
 
@@ -46,29 +50,10 @@ export interface FuzzReport {
   readonly seconds: number;
 }
 
-export interface FuzzInput {
-  readonly kind: InputKind;
-  readonly seedName: string;
-  readonly text: string;
-}
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
 /** A worker's heap: enough for every seed program, small enough that a runaway allocation ends quickly. */
 const WORKER_HEAP_MB = 1024;
-
-const GENERATED_DEPTHS = [20, 300, 1200, 3000];
-
-/** Input `index` of the run with `seed`: a mutated conformance or HLO seed, or a deep generated program. */
-export function fuzzInput(corpus: Corpus, seed: number, index: number): FuzzInput {
-  const rng = new Random(Math.imul(seed, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b));
-  let base: Seed;
-  if (rng.next() < 0.02) {
-    base = rng.pick(generatedSeeds(rng.pick(GENERATED_DEPTHS)));
-    if (rng.next() < 0.5) return { kind: base.kind, seedName: base.name, text: base.text };
-  } else {
-    base = rng.pick(corpus.seeds);
-  }
-  return { kind: base.kind, seedName: base.name, text: mutate(base.text, rng, corpus) };
-}
 
 export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const started = Date.now();
@@ -78,16 +63,20 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   let next = 0;
   let done = 0;
 
-  const record = (index: number, problem: Finding["problem"], summary: string, detail: string): void => {
-    const input = fuzzInput(options.corpus, options.seed, index);
+  const spec = options.surface ?? { surface: "text" };
+  let corpus = options.corpus;
+  const surface = surfaceOf(spec, options.seed, () => (corpus ??= loadCorpus(repoRoot)));
+  const record = (index: number, problem: Finding["problem"], summary: string, detail: string, saved?: SavedInput): void => {
+    const input = saved ?? surface.input(index);
     let file: string | undefined;
     if (options.findingsDir !== undefined) {
       mkdirSync(options.findingsDir, { recursive: true });
-      file = path.join(options.findingsDir, `${problem}-${options.seed}-${index}.${input.kind === "mlir" ? "mlir" : "hlo"}`);
-      writeFileSync(file, input.text);
-      writeFileSync(`${file}.txt`, `${summary}\nseed input: ${input.seedName}\n\n${detail}\n`);
+      const base = path.join(options.findingsDir, `${problem}-${options.seed}-${index}-${input.name}`);
+      for (const [extension, data] of input.files) writeFileSync(`${base}.${extension}`, data);
+      file = `${base}.${input.files[0]![0]}`;
+      writeFileSync(`${base}.txt`, `${summary}\ninput: ${input.name}\n\n${detail}\n`);
     }
-    findings.push({ index, kind: input.kind, seedName: input.seedName, problem, summary, detail, ...(file !== undefined ? { file } : {}) });
+    findings.push({ index, input: input.name, problem, summary, detail, ...(file !== undefined ? { file } : {}) });
   };
 
   const workerPath = fileURLToPath(new URL("./worker.js", import.meta.url));
@@ -115,7 +104,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     try {
       while (next < options.count) {
         if (worker === undefined) {
-          const w = fork(workerPath, [String(options.seed)], { execArgv: [`--max-old-space-size=${WORKER_HEAP_MB}`], serialization: "advanced", stdio: ["ignore", "ignore", "ignore", "ipc"] });
+          const w = fork(workerPath, [String(options.seed), JSON.stringify(spec)], { execArgv: [`--max-old-space-size=${WORKER_HEAP_MB}`], serialization: "advanced", stdio: ["ignore", "ignore", "ignore", "ipc"] });
           const ready = await listen(w, (m) => (m === "ready" ? { outcome: { status: "ok" } } : undefined));
           if (!("outcome" in ready)) throw new Error(`fuzz worker failed to start: ${"crash" in ready ? ready.crash : "no answer"}`);
           worker = w;
@@ -130,6 +119,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
           const o = result.outcome;
           if (o.status === "ok") ok++;
           else if (o.status === "typed") typed.set(`${o.phase} ${o.name}`, (typed.get(`${o.phase} ${o.name}`) ?? 0) + 1);
+          else if (o.status === "mismatch") record(index, "mismatch", `${o.phase}: ${o.message.split("\n")[0]}`, o.message, o.input);
           else record(index, "untyped", `${o.phase}: ${o.name}: ${o.message.split("\n")[0]}`, o.stack);
         } else {
           w.kill("SIGKILL");

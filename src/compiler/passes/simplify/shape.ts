@@ -231,8 +231,10 @@ export const SHAPE_RULES: readonly Rule[] = [
         return !sameList(perm, iotaList(perm.length)) && movesOnlyUnitDims(perm, dimsOf(x));
       }
       const bd = (inst as Of<"broadcastInDim">).attrs.broadcastDimensions;
+      // The operand's dimensions longer than 1 must keep their order: broadcast dimensions [1, 0] transpose.
+      const kept = bd.filter((_, i) => dimsOf(x)[i] !== 1);
       return dimsOf(x).length > 0 && dimsOf(x).length < dimsOf(inst).length && elementCount(dimsOf(x)) === elementCount(dimsOf(inst)) &&
-        bd.every((d, i) => dimsOf(x)[i] === dimsOf(inst)[d]);
+        bd.every((d, i) => dimsOf(x)[i] === dimsOf(inst)[d]) && kept.every((d, i) => i === 0 || d > kept[i - 1]!);
     },
     rewrite: (m, f) => f.add("reshape", [m.get("x")], { dimensions: [...dimsOf(m.inst)] }, { from: m.inst }),
   },

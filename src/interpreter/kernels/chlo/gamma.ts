@@ -65,7 +65,8 @@ export function zeta(x: number, q: number): number {
   if (x === 1) return Infinity;
   if (x < 1) return NaN;
   if (q <= 0) {
-    if (Number.isInteger(q)) return Infinity;
+    // XLA's test is q == floor(q): -∞ counts as a non-positive integer (its sum would never end).
+    if (Math.floor(q) === q) return Infinity;
     if (!Number.isInteger(x)) return NaN;
   }
   if (q === Infinity) return 0;

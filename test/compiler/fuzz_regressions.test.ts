@@ -1,0 +1,95 @@
+// Bugs `npm run fuzz` found past the parsers (its compiled and sharded surfaces), each as
+// the smallest program that showed it, compared with values known independently.
+
+import { spawnSync } from "node:child_process";
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  add, arrayShape, broadcastInDim, constantR0, createClient, Literal, max, min, mul, or, parameter, partition, reduce, runPartitioned, scalarShape,
+  sharding, XlaBuilder, XlaError,
+} from "../../src/index.js";
+import { BACKENDS } from "../../src/compiler/backends.js";
+import { compileSync } from "../../src/compiler/index.js";
+
+const compiledBackends = (["wasm", "native"] as const).filter((b) => BACKENDS[b].available() === true);
+
+test("a broadcast_in_dim that transposes while adding a size-1 dimension is not a reshape (fuzz compiled seed 11, program 2144)", () => {
+  // The simplifier's transpose-or-broadcast-is-reshape took broadcast_in_dim(f32[3,3] ->
+  // f32[3,3,1], dimensions={1,0}) for a reshape: sizes matched, the order was not checked.
+  const b = new XlaBuilder("transposing_broadcast");
+  const p = parameter(b, 0, arrayShape("f32", [3, 3]), "p");
+  const c = b.build(broadcastInDim(add(p, p), [3, 3, 1], [1, 0]));
+  const x = Literal.fromValues("f32", [3, 3], [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  // out[i][j][0] = 2 · x[j][i]
+  for (const backend of compiledBackends) {
+    const executable = compileSync(c, { backend });
+    try {
+      assert.deepEqual(executable.run([x]).toNumbers(), [2, 8, 14, 4, 10, 16, 6, 12, 18], backend);
+    } finally {
+      executable.delete();
+    }
+  }
+});
+
+test("polygamma and zeta at q = -∞ end, with XLA's values (fuzz compiled seed 11, batches 513 and 5699)", () => {
+  // The Hurwitz sum ran from k = ∞ down: -∞ is no integer to Number.isInteger, but XLA's
+  // test, q == floor(q), takes it for a non-positive integer: ζ(s, -∞) = +∞, and
+  // ψ⁽ⁿ⁾(-∞) = (-1)^(n+1) n! ζ(n+1, -∞): +∞ for odd n, -∞ for even n. In a child
+  // process with a time limit: a kernel's endless loop is out of reach of any deadline.
+  const index = new URL("../../src/index.js", import.meta.url).href;
+  const script = `
+    import { arrayShape, binaryOp, evaluate, Literal, parameter, XlaBuilder } from ${JSON.stringify(index)};
+    const run = (opcode, first) => {
+      const b = new XlaBuilder(opcode);
+      const c = b.build(binaryOp(opcode, parameter(b, 0, arrayShape("f64", [3]), "a"), parameter(b, 1, arrayShape("f64", [3]), "q")));
+      return evaluate(c, [Literal.fromValues("f64", [3], first), Literal.fromValues("f64", [3], [-Infinity, -Infinity, -Infinity])]).toNumbers().map(String);
+    };
+    console.log(JSON.stringify([run("polygamma", [1, 2, 3]), run("zeta", [2, 3, 4.5])]));`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 30_000 });
+  assert.equal(r.signal, null, "the evaluation did not end");
+  assert.equal(r.status, 0, r.stderr);
+  const [polygamma, zeta] = JSON.parse(r.stdout) as string[][];
+  assert.deepEqual(polygamma, ["Infinity", "-Infinity", "Infinity"]);
+  assert.deepEqual(zeta, ["Infinity", "Infinity", "Infinity"]);
+});
+
+test("a max or min reduction over a sharded dimension combines the devices' results by max or min (fuzz sharded seed 1, programs 352, 1354)",
+  async () => {
+    // f64[8] split over x=8, reduced by min from +inf: each device's minimum, then an
+    // all_reduce whose body was add (insert-explicit-reshards did not carry the reduce's
+    // reducer to the sdy.all_reduce), so 10 + 11 + ... + 17 = 108 came back instead of 10.
+    const client = await createClient({ backend: "interpreter", deviceCount: 8 });
+    try {
+      for (const [combine, init, expected] of [[min, Infinity, 10], [max, -Infinity, 17]] as const) {
+        const b = new XlaBuilder("sharded_extremum");
+        const mesh = b.mesh("mesh", { x: 8 });
+        const p = parameter(b, 0, arrayShape("f64", [8]), { name: "p", sharding: sharding(mesh, [["x"]]) });
+        const sub = b.createSubBuilder("reducer");
+        const body = sub.build(combine(parameter(sub, 0, scalarShape("f64")), parameter(sub, 1, scalarShape("f64"))));
+        const program = partition(b.buildModule(reduce(p, constantR0(b, "f64", init), body, [0])));
+        const [result] = await runPartitioned(client, program, [Literal.fromValues("f64", [8], [10, 11, 12, 13, 14, 15, 16, 17])]);
+        assert.deepEqual(result!.toNumbers(), [expected]);
+      }
+      // Over booleans `or` is a max: true where one shard holds a true.
+      const b = new XlaBuilder("sharded_any");
+      const mesh = b.mesh("mesh", { x: 8 });
+      const p = parameter(b, 0, arrayShape("pred", [8]), { name: "p", sharding: sharding(mesh, [["x"]]) });
+      const sub = b.createSubBuilder("or");
+      const body = sub.build(or(parameter(sub, 0, scalarShape("pred")), parameter(sub, 1, scalarShape("pred"))));
+      const program = partition(b.buildModule(reduce(p, constantR0(b, "pred", false), body, [0])));
+      const [any] = await runPartitioned(client, program, [Literal.fromValues("pred", [8], [false, false, false, false, false, true, false, false])]);
+      assert.deepEqual(any!.toNumbers(), [1]);
+    } finally {
+      await client.close();
+    }
+  });
+
+test("a reduction over a sharded dimension whose body no all-reduce can redo (a product) is a typed error, not a sum of products", () => {
+  const b = new XlaBuilder("sharded_product");
+  const mesh = b.mesh("mesh", { x: 8 });
+  const p = parameter(b, 0, arrayShape("f64", [8]), { name: "p", sharding: sharding(mesh, [["x"]]) });
+  const sub = b.createSubBuilder("mul");
+  const body = sub.build(mul(parameter(sub, 0, scalarShape("f64")), parameter(sub, 1, scalarShape("f64"))));
+  const module = b.buildModule(reduce(p, constantR0(b, "f64", 1), body, [0]));
+  assert.throws(() => partition(module), (e: unknown) => e instanceof XlaError && /not one add, maximum or minimum/.test((e as Error).message));
+});
