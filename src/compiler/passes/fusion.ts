@@ -71,9 +71,11 @@ function isArray(inst: Instruction): boolean {
 
 /** Can be a member of a loop or input fusion (as a producer, or as the root of a group of its own). */
 export function isFusible(inst: Instruction): boolean {
+  // A variadic reduce (argmax: values and indices) returns a tuple: it roots its group,
+  // and its users read the tuple's elements outside the fusion.
+  if (inst.opcode === "reduce") return inst.operands.every(isArray);
   if (!isArray(inst) || inst.operands.some((o) => !isArray(o))) return false;
   if (inst.opcode === "constant") return isScalarConstant(inst);
-  if (inst.opcode === "reduce") return inst.operands.length === 2; // variadic reduces return tuples
   return OP_TABLE[inst.opcode].elementwise || INDEX_OPS.has(inst.opcode);
 }
 
