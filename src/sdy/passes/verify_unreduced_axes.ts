@@ -25,6 +25,7 @@ import {
   type OpSite, type VerifyContext,
 } from "../verify.js";
 import { verifyUnreducedTransition, violation, type Violation } from "../verify_sharding.js";
+import { bodyReduction } from "../body_reduction.js";
 
 /** A problem found: its message and where the op (or return) it concerns was read from. */
 interface Found {
@@ -51,13 +52,6 @@ const withoutBarriers = (v: Instruction): Instruction => {
 
 /** `sdy.reshard` and `sdy.sharding_constraint`: the ops that may reduce unreduced axes explicitly. */
 const isExplicitReshard = (v: Instruction): boolean => v.opcode === "sdyReshard" || v.opcode === "sdyShardingConstraint";
-
-/** The reduction a body computes when every value it returns is one add, max or min of the same kind (Shardy's getReductionType). */
-function bodyReduction(body: Computation): ReductionOp | undefined {
-  const kinds = mlirValues(body.root).map((v) => (v.opcode === "add" ? "sum" : v.opcode === "maximum" ? "max" : v.opcode === "minimum" ? "min" : undefined));
-  if (kinds.length === 0 || kinds.some((k) => k === undefined || k !== kinds[0])) return undefined;
-  return kinds[0];
-}
 
 /** `'func.call' op has unreduced axes mismatch for 'y' at call argument 0.` when the two sets differ. */
 function sameUnreducedAxes(a: TensorSharding | undefined, b: TensorSharding | undefined, where: string): Violation | undefined {

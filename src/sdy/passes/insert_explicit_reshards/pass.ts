@@ -31,6 +31,7 @@ import { compatibleFactorSharding, findCommonAxes } from "./common_axes.js";
 import { after, afterValue, before, createSdyOp, setUse, type InsertionPoint } from "./graph_edit.js";
 import { isEquivalent, isFullyReplicated, selectMesh, type SelectedMesh } from "./meshes.js";
 import { unshareRegions } from "./regions.js";
+import { bodyReduction } from "../../body_reduction.js";
 import { reshapeAxesWithOverflow } from "./reshape_overflow.js";
 import { allReduceAxesAfter, allReduceIfUnreducedToReplicated, insertUnreducedCollectives, unreducedAxesOf } from "./unreduced.js";
 
@@ -243,24 +244,8 @@ function sameDeviceIds(a: Mesh, b: Mesh): boolean {
 function combiningReduction(ctx: Context, op: POp, fallback: ReductionOp | undefined): ReductionOp | undefined {
   const inst = ctx.ir.instOf(op);
   if (inst?.opcode !== "reduce") return fallback;
-  const body = (inst as Instruction<"reduce">).attrs.toApply;
-  const values = body.root.opcode === "tuple" ? body.root.operands : [body.root];
-  const kindOf = (v: Instruction): ReductionOp | undefined => {
-    const params = body.parameters;
-    if (v.operands.length !== 2 || !v.operands.every((o) => params.includes(o as Instruction<"parameter">))) return undefined;
-    const isPred = v.shape.kind === "array" && v.shape.elementType === "pred";
-    switch (v.opcode) {
-      case "add": return "sum";
-      case "maximum": return "max";
-      case "minimum": return "min";
-      case "or": return isPred ? "max" : undefined;
-      case "and": return isPred ? "min" : undefined;
-      default: return undefined;
-    }
-  };
-  const kinds = values.map(kindOf);
-  const kind = kinds[0];
-  if (kind === undefined || kinds.some((k) => k !== kind)) {
+  const kind = bodyReduction((inst as Instruction<"reduce">).attrs.toApply, true);
+  if (kind === undefined) {
     throw opError(ctx, op, "reduces along sharded axes with a body that is not one add, maximum or minimum of its arguments: the devices' partial results cannot be combined by an all-reduce");
   }
   // A sum keeps what the sharding says (Shardy's own choice, printed the same way).
