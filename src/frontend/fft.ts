@@ -101,17 +101,18 @@ function transform(where: string, x: ArrayLike, kind: Kind, inverse: boolean, si
   axes.forEach((ax, i) => { a = resize(a, ax, kind === "c2r" && i === last ? Math.floor(lengths[i]! / 2) + 1 : lengths[i]!); });
 
   const groups = groupsOfThree(range(axes.length));
-  const over = (g: readonly number[]): [number[], number[]] => [g.map((i) => axes[i]!), g.map((i) => lengths[i]!)];
+  // The transform `type` over the group `g` of the axes (indices into axes).
+  const over = (x: ArrayBase, type: lax.FftTypeName, g: readonly number[]): ArrayBase => fftOver(x, type, g.map((i) => axes[i]!), g.map((i) => lengths[i]!));
   const c2c: lax.FftTypeName = inverse ? "IFFT" : "FFT";
   if (kind === "c2c") {
-    for (const g of groups) a = fftOver(a, c2c, ...over(g));
+    for (const g of groups) a = over(a, c2c, g);
   } else if (kind === "r2c") {
     // The real transform over the group holding the last axis, then complex ones over the others.
-    a = fftOver(a, "RFFT", ...over(groups.at(-1)!));
-    for (const g of groups.slice(0, -1)) a = fftOver(a, "FFT", ...over(g));
+    a = over(a, "RFFT", groups.at(-1)!);
+    for (const g of groups.slice(0, -1)) a = over(a, "FFT", g);
   } else {
-    for (const g of groups.slice(0, -1)) a = fftOver(a, "IFFT", ...over(g));
-    a = fftOver(a, "IRFFT", ...over(groups.at(-1)!));
+    for (const g of groups.slice(0, -1)) a = over(a, "IFFT", g);
+    a = over(a, "IRFFT", groups.at(-1)!);
   }
 
   const points = lengths.reduce((p, n) => p * n, 1);
