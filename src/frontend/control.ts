@@ -21,14 +21,17 @@
 //     the body per step.
 //   - whileLoop runs while its predicate's concrete value holds (under vmap: while it
 //     holds for some batch element, the others keeping their state, as JAX's batching
-//     rule does); a predicate traced inside jit is a FrontendError.
+//     rule does). A predicate traced inside jit under jvp (forward mode, nested jvps
+//     too) stages one XLA while over the primals and tangents (jvpWhile); under vjp or
+//     vmap inside jit it is a FrontendError.
 
 import type { Computation } from "../ir/computation.js";
 import { XlaBuilder, parameter, type XlaOp } from "../builder/xla_builder.js";
 import { conditional, conditionalIndexed, getTupleElement, tuple, whileLoop as whileOp } from "../builder/control.js";
 import { tupleShape } from "../types/shape.js";
-import { ArrayBase, Tracer, asArrayValue, avalString, concreteOf, innermostTrace, shapeOfAval, withTrace, type ArrayLike, type Aval } from "./core.js";
-import { isIntegral } from "./dtypes.js";
+import { ArrayBase, Trace, Tracer, activeTraces, asArrayValue, avalString, concreteOf, innermostTrace, shapeOfAval, withTrace, type ArrayLike, type Aval } from "./core.js";
+import { JvpTrace, JvpTracer } from "./autodiff.js";
+import { isInexact, isIntegral } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import { jit, JitTrace, JitTracer } from "./jit.js";
 import * as lax from "./lax.js";
@@ -181,7 +184,11 @@ export function whileLoop<T>(condFun: (val: T) => ArrayLike, bodyFun: (val: T) =
   const where = placement();
   if (where === "eager") return eagerKeyed(["while", condFun, bodyFun], (v: T) => whileLoop(condFun, bodyFun, v))(initVal) as T;
   if (where === "transformed") return transformedWhile(condFun, bodyFun, initVal);
-  const parent = where;
+  return stagedWhile(where, condFun, bodyFun, initVal);
+}
+
+/** whileLoop staged into the jit trace `parent` as XLA's while. */
+function stagedWhile<T>(parent: JitTrace, condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
   const [leaves, def] = treeFlatten(initVal);
   const init = leaves.map((l) => lifted(parent, asArrayValue(l as ArrayLike, undefined, "whileLoop")));
   const avals = init.map((v) => v.aval);
@@ -210,17 +217,76 @@ function checkPredicate(avals: readonly Aval[], where: string, what: string): vo
   }
 }
 
-/** whileLoop under jvp, vjp or vmap: a JS loop on the predicate's concrete value (see the header). */
+/**
+ * whileLoop under jvp, vjp or vmap: a JS loop on the predicate's concrete value (see the
+ * header); a predicate traced inside jit under jvp (forward mode) is jvpWhile's.
+ */
 function transformedWhile<T>(condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
   let val = initVal;
   for (;;) {
     const pred = asArrayValue(condFun(val), undefined, "whileLoop");
     checkPredicate([pred.aval], "whileLoop", "condFun");
+    // The steps so far ran on concrete predicates; the rest of the loop is staged from the current state.
+    const top = innermostTrace();
+    if (concreteOf(pred) === undefined && top instanceof JvpTrace) return jvpWhile(top, condFun, bodyFun, val);
     const { values } = concreteElements(pred, "whileLoop", "predicate");
     if (!values.includes(true)) return val;
     const next = bodyFun(val);
     val = values.every((v) => v) ? next : selectTrees("whileLoop", pred, val, next) as T;
   }
+}
+
+/**
+ * whileLoop under the jvp trace `trace` when its predicate is traced (inside jit): JAX's
+ * JVP of a while loop, one loop (at the level below) over the primals and the tangents
+ * of the float values, the predicate reading the primals only. The body runs the user's
+ * bodyFun on values of `trace` made of the loop's primal and tangent values, so the
+ * primitives it applies get their JVP rules as anywhere else, and values it closes over
+ * (with their tangents) reach the loop as captures. The loop below is staged into the
+ * jit trace, or is itself a jvpWhile for a jvp nested under this one.
+ */
+function jvpWhile<T>(trace: JvpTrace, condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
+  const [leaves, def] = treeFlatten(initVal);
+  const state = leaves.map((l) => {
+    const v = asArrayValue(l as ArrayLike, undefined, "whileLoop");
+    return v instanceof JvpTracer && v.trace === trace ? v : new JvpTracer(trace, v, null);
+  });
+  // The float values carry tangents (zeros where none came in); the others only primals.
+  const withTangent = state.map((v) => isInexact(v.dtype));
+  const tangentOf = (v: JvpTracer): ArrayBase => v.tangent ?? lax.full(v.shape, 0, v.dtype);
+  const pack = (vs: readonly JvpTracer[]): ArrayBase[] => [...vs.map((v) => v.primal), ...vs.filter((_, i) => withTangent[i]).map(tangentOf)];
+  const unpack = (flat: readonly ArrayBase[]): JvpTracer[] => {
+    let next = state.length;
+    return state.map((_, i) => new JvpTracer(trace, flat[i]!, withTangent[i] ? flat[next++]! : null));
+  };
+  const asTracer = (o: unknown): JvpTracer => {
+    const v = asArrayValue(o as ArrayLike, undefined, "whileLoop");
+    return v instanceof JvpTracer && v.trace === trace ? v : new JvpTracer(trace, v, null);
+  };
+  const lowerCond = (flat: ArrayBase[]): ArrayLike => {
+    const pred = asTracer(condFun(treeUnflatten(def, unpack(flat)) as T));
+    return pred.primal;
+  };
+  const lowerBody = (flat: ArrayBase[]): ArrayBase[] => {
+    const [outs, outDef] = treeFlatten(bodyFun(treeUnflatten(def, unpack(flat)) as T));
+    if (treeDefString(outDef) !== treeDefString(def)) throw new FrontendError("whileLoop: bodyFun must return a value of its input's structure", "whileLoop", "bodyFun");
+    return pack(outs.map(asTracer));
+  };
+  const below = traceBelow(trace);
+  const flat = below instanceof JitTrace ? stagedWhile(below, lowerCond, lowerBody, pack(state))
+    : below instanceof JvpTrace ? jvpWhile(below, lowerCond, lowerBody, pack(state))
+    : (() => {
+      throw new FrontendError(`whileLoop: a predicate traced inside jit under ${trace.kind} and ${below?.kind ?? "no other transformation"} is not supported ` +
+        "(forward mode is; use foriLoop with static bounds, or scan)", "whileLoop", "predicate");
+    })();
+  return treeUnflatten(def, unpack(flat)) as T;
+}
+
+/** The transformation just below `trace` on the stack (the one its values' primals belong to, or an outer one). */
+function traceBelow(trace: Trace): Trace | undefined {
+  const stack = activeTraces();
+  const i = stack.indexOf(trace);
+  return i > 0 ? stack[i - 1] : undefined;
 }
 
 /** A concrete JS integer of a bound, or undefined where it is traced. */

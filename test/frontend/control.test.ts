@@ -117,3 +117,28 @@ test("vmap of cond (a batched predicate selects) and of whileLoop (runs while an
   const horner = (w: A): A => lax.scan((acc: A, x: A) => [np.add(np.multiply(acc, w), x), null] as const, np.array(0, { dtype: "float32" }), np.array([1, 2, 3], { dtype: "float32" }))[0];
   assert.deepEqual((vmap(grad(horner))(np.array([0, 1, 2], { dtype: "float32" })) as A).tolist(), [2, 4, 6]);
 });
+
+test("whileLoop under jvp inside jit: one while over primals and tangents (JAX's rule), closures and nested jvp", () => {
+  const f64 = (v: number): A => np.array(v, { dtype: "float64" });
+  // Squaring until past 100: from x = 1.5, four steps give x^16 (656.8...), so d/dx = 16 x^15.
+  const squareUntil = (x: A): A => lax.whileLoop((v: A) => np.less(v, 100), (v: A) => np.multiply(v, v), x);
+  const tangentAt = (f: (x: A) => A) => (x: A): A => (jvp(f, [x], [np.onesLike(x)]) as A[])[1]!;
+  const x = f64(1.5);
+  const expected = 16 * 1.5 ** 15;
+  const jitted = jit(tangentAt(squareUntil));
+  assert.ok(Math.abs(Number((jitted(x) as A).item()) - expected) < 1e-9 * expected);
+  // The same as forward mode outside jit (a JS loop on concrete predicates), and the trip count follows the argument.
+  assert.ok(Math.abs(Number(tangentAt(squareUntil)(x).item()) - expected) < 1e-9 * expected);
+  assert.equal(Number((jitted(f64(20)) as A).item()), 40);
+  assert.match(jit(tangentAt(squareUntil)).lower(x).asText(), /stablehlo\.while/);
+  // A value the body closes over carries its tangent into the loop: v += x until v ≥ 10, from 0; at x = 3 four steps, d/dx = 4.
+  const addUntil = (y: A): A => lax.whileLoop((v: A) => np.less(v, 10), (v: A) => np.add(v, y), np.zerosLike(y));
+  assert.equal(Number((jit(tangentAt(addUntil))(f64(3)) as A).item()), 4);
+  // An integer counter in the state and traced bounds: foriLoop(0, n, v·x) = x^n, d/dx = n x^(n-1).
+  const power = (y: A, n: A): A => lax.foriLoop(0, n, (_i: A, v: A) => np.multiply(v, y), np.onesLike(y));
+  const dPower = jit((y: A, n: A): A => (jvp((v: A) => power(v, n), [y], [np.onesLike(y)]) as A[])[1]!);
+  assert.equal(Number((dPower(f64(2), np.array(5)) as A).item()), 80);
+  // Nested forward mode (the second derivative): d²/dx² x^n = n (n-1) x^(n-2) = 20 · 8 at 2.
+  const second = jit((y: A, n: A): A => tangentAt((v: A) => tangentAt((u: A) => power(u, n))(v))(y));
+  assert.equal(Number((second(f64(2), np.array(5)) as A).item()), 160);
+});
