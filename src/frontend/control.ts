@@ -385,6 +385,13 @@ export interface ScanOptions {
   readonly length?: number;
   /** Run from the last element of xs to the first (the stacked ys keep xs's order). */
   readonly reverse?: boolean;
+  /**
+   * Steps per iteration of the loop inside jit (default 1), as JAX's: k runs k steps per
+   * iteration of XLA's while (the steps left over by length % k after it, unrolled);
+   * true unrolls the whole scan, false is 1. Under grad, jvp and vmap every scan is
+   * unrolled already, so there it changes nothing.
+   */
+  readonly unroll?: number | boolean;
 }
 
 /**
@@ -403,9 +410,14 @@ export function scan<C, X, Y>(f: (carry: C, x: X) => readonly [C, Y], init: C, x
   const length = [...lengths][0]!;
   if (!Number.isInteger(length) || length < 0) throw new FrontendError(`scan: length ${length} is not a non-negative integer`, "scan", "length");
   const reverse = options.reverse ?? false;
+  const unrollOption = options.unroll ?? 1;
+  if (typeof unrollOption !== "boolean" && (!Number.isInteger(unrollOption) || unrollOption < 1)) {
+    throw new FrontendError(`scan: unroll must be a positive integer or a boolean, got ${String(unrollOption)}`, "scan", "unroll");
+  }
+  const unroll = unrollOption === true ? Math.max(length, 1) : unrollOption === false ? 1 : unrollOption;
   const where = placement();
   if (where === "eager") {
-    return eagerKeyed(["scan", f, length, reverse], (c: C, x: X) => scan(f, c, x, { length, reverse }))(init, xs as X) as [C, Y];
+    return eagerKeyed(["scan", f, length, reverse, unroll], (c: C, x: X) => scan(f, c, x, { length, reverse, unroll }))(init, xs as X) as [C, Y];
   }
   const step = (carry: C, k: ArrayBase | number): readonly [C, Y] => {
     const x = treeUnflatten(xDef, xArrays.map((a) => (typeof k === "number" ? a.index(k) : lax.reshape(lax.dynamicSlice(a, [k, ...a.shape.slice(1).map(() => 0)], [1, ...a.shape.slice(1)]), a.shape.slice(1)))));
@@ -414,8 +426,8 @@ export function scan<C, X, Y>(f: (carry: C, x: X) => readonly [C, Y], init: C, x
     return out;
   };
   const order = Array.from({ length }, (_, i) => (reverse ? length - 1 - i : i));
-  if (where === "transformed" || length === 0) {
-    // Unrolled (under jvp, vjp and vmap; and with no steps, where f runs once for the shapes of ys).
+  if (where === "transformed" || length === 0 || unroll >= length) {
+    // Unrolled (under jvp, vjp and vmap; when unroll covers every step; and with no steps, where f runs once for the shapes of ys).
     let carry = init;
     const ys: unknown[] = [];
     for (const k of order) [carry, ys[k]] = step(carry, k);
@@ -426,25 +438,34 @@ export function scan<C, X, Y>(f: (carry: C, x: X) => readonly [C, Y], init: C, x
     }), 0);
     return [carry, treeMap(stack, ys[0], ...ys.slice(1)) as Y];
   }
-  // Inside jit: a while loop over the step index; the ys are written into buffers of their stacked shape.
+  // Inside jit: a while loop over blocks of `unroll` steps; the ys are written into buffers of their stacked shape.
   const probe = scanProbe(f, init, xDef, xArrays);
   const [yLeaves, yDef] = treeFlatten(probe);
   const buffers = yLeaves.map((y) => lax.full([length, ...asArrayValue(y as ArrayLike).shape], 0, asArrayValue(y as ArrayLike).dtype));
-  const [, carry, ys] = whileLoop<[ArrayBase, C, ArrayBase[]]>(
-    ([i]) => lax.lt(i, length),
+  /** Step number `p` (traced or static) on the carry, its y written into the buffers at its element of xs. */
+  const stepAt = (p: ArrayBase | number, c: C, bufs: ArrayBase[]): [C, ArrayBase[]] => {
+    const k = typeof p === "number" ? (reverse ? length - 1 - p : p) : reverse ? lax.sub(length - 1, p) : p;
+    const [next, y] = step(c, k);
+    const [leaves] = treeFlatten(y);
+    const written = bufs.map((b, j) => {
+      const leaf = asArrayValue(leaves[j] as ArrayLike, b.dtype, "scan");
+      return lax.dynamicUpdateSlice(b, lax.reshape(leaf, [1, ...leaf.shape]), [k, ...leaf.shape.map(() => 0)]);
+    });
+    return [next, written];
+  };
+  const blocks = Math.floor(length / unroll);
+  const [, looped, loopedBuffers] = whileLoop<[ArrayBase, C, ArrayBase[]]>(
+    ([i]) => lax.lt(i, blocks),
     ([i, c, bufs]) => {
-      const k = reverse ? lax.sub(length - 1, i) : i;
-      const [next, y] = step(c, k);
-      const [leaves] = treeFlatten(y);
-      const written = bufs.map((b, j) => {
-        const leaf = asArrayValue(leaves[j] as ArrayLike, b.dtype, "scan");
-        return lax.dynamicUpdateSlice(b, lax.reshape(leaf, [1, ...leaf.shape]), [k, ...leaf.shape.map(() => 0)]);
-      });
-      return [lax.add(i, 1), next, written];
+      let state: [C, ArrayBase[]] = [c, bufs];
+      for (let j = 0; j < unroll; j++) state = stepAt(unroll === 1 ? i : lax.add(lax.mul(i, unroll), j), state[0], state[1]);
+      return [lax.add(i, 1), state[0], state[1]];
     },
     [asArrayValue(0, "int32"), init, buffers],
   );
-  return [carry, treeUnflatten(yDef, ys) as Y];
+  let state: [C, ArrayBase[]] = [looped, loopedBuffers];
+  for (let p = blocks * unroll; p < length; p++) state = stepAt(p, state[0], state[1]);
+  return [state[0], treeUnflatten(yDef, state[1]) as Y];
 }
 
 /** The ys of f at zeros of the shape of one element of xs (only their shapes and dtypes are used). */

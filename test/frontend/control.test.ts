@@ -142,3 +142,40 @@ test("whileLoop under jvp inside jit: one while over primals and tangents (JAX's
   const second = jit((y: A, n: A): A => tangentAt((v: A) => tangentAt((u: A) => power(u, n))(v))(y));
   assert.equal(Number((second(f64(2), np.array(5)) as A).item()), 160);
 });
+
+test("scan with unroll: blocks of steps per while iteration and the remainder after it; under transforms inside jit", () => {
+  const f64 = (v: number[]): A => np.array(v, { dtype: "float64" });
+  const xs = f64([1, 2, 3, 4, 5, 6, 7]);
+  // Running sums and the carry c ↦ 0.5 c + x (a linear recurrence).
+  const body = (c: A, x: A) => [np.add(np.multiply(c, 0.5), x), np.add(c, x)] as const;
+  const run = (unroll: number | boolean, reverse = false) => jit((v: A) => lax.scan(body, np.array(0, { dtype: "float64" }), v, { unroll, reverse }));
+  const reference = (reverse: boolean): [number, number[]] => {
+    let c = 0;
+    const ys: number[] = [];
+    const order = [0, 1, 2, 3, 4, 5, 6].map((i) => (reverse ? 6 - i : i));
+    for (const k of order) {
+      ys[k] = c + k + 1;
+      c = 0.5 * c + k + 1;
+    }
+    return [c, ys];
+  };
+  for (const reverse of [false, true]) {
+    const [c, ys] = reference(reverse);
+    for (const unroll of [1, 2, 3, 7, 10, true, false]) {
+      const [carry, out] = run(unroll, reverse)(xs) as [A, A];
+      assert.ok(Math.abs(Number(carry.item()) - c) < 1e-12, `carry, unroll ${String(unroll)}, reverse ${reverse}`);
+      assert.deepEqual(out.tolist(), ys, `ys, unroll ${String(unroll)}, reverse ${reverse}`);
+    }
+  }
+  // unroll 3 over 7 steps: one while whose body runs three steps, one step after it; true: no while at all.
+  const text = run(3).lower(xs).asText();
+  assert.equal(text.match(/stablehlo\.while/g)?.length, 1);
+  assert.equal(text.match(/stablehlo\.dynamic_update_slice/g)?.length, 4);
+  assert.equal(run(true).lower(xs).asText().match(/stablehlo\.while/g), null);
+  // Under grad and jvp inside jit: d carry / d x_k = 0.5^(6-k).
+  const carryOf = (v: A): A => lax.scan(body, np.array(0, { dtype: "float64" }), v, { unroll: 2 })[0];
+  assert.deepEqual((jit(grad(carryOf))(xs) as A).tolist(), [1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1]);
+  const along = f64([0, 0, 0, 0, 0, 1, 1]);
+  assert.equal(Number(((jit((v: A) => jvp(carryOf, [v], [along])[1]))(xs) as A).item()), 1.5);
+  assert.throws(() => lax.scan(body, np.array(0, { dtype: "float64" }), xs, { unroll: 0 }), FrontendError);
+});
