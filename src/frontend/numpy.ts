@@ -14,6 +14,7 @@ export { take, takeAlongAxis, type Index, type TakeOptions } from "./indexing.js
 export { sort, argsort, type SortOptions } from "./sorting.js";
 export * as linalg from "./linalg.js";
 export * as fft from "./fft.js";
+export { save, savez, load } from "./io.js";
 
 /** np.newaxis: a new axis of size 1 in an index (`x.index(np.newaxis, ":")`). */
 export const newaxis = null;
