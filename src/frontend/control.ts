@@ -21,9 +21,9 @@
 //     the body per step.
 //   - whileLoop runs while its predicate's concrete value holds (under vmap: while it
 //     holds for some batch element, the others keeping their state, as JAX's batching
-//     rule does). A predicate traced inside jit under jvp (forward mode, nested jvps
-//     too) stages one XLA while over the primals and tangents (jvpWhile); under vjp or
-//     vmap inside jit it is a FrontendError.
+//     rule does). A predicate traced inside jit under jvp or vmap (nested too) stages one
+//     XLA while: over the primals and tangents (jvpWhile), over the batched state
+//     (batchWhile); under vjp inside jit it is a FrontendError.
 
 import type { Computation } from "../ir/computation.js";
 import { XlaBuilder, parameter, type XlaOp } from "../builder/xla_builder.js";
@@ -31,6 +31,8 @@ import { conditional, conditionalIndexed, getTupleElement, tuple, whileLoop as w
 import { tupleShape } from "../types/shape.js";
 import { ArrayBase, Trace, Tracer, activeTraces, asArrayValue, avalString, concreteOf, innermostTrace, shapeOfAval, withTrace, type ArrayLike, type Aval } from "./core.js";
 import { JvpTrace, JvpTracer } from "./autodiff.js";
+import { BatchTrace, BatchTracer } from "./vmap.js";
+import { moveBatchToFront } from "./primitives.js";
 import { isInexact, isIntegral } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import { jit, JitTrace, JitTracer } from "./jit.js";
@@ -228,7 +230,7 @@ function transformedWhile<T>(condFun: (val: T) => ArrayLike, bodyFun: (val: T) =
     checkPredicate([pred.aval], "whileLoop", "condFun");
     // The steps so far ran on concrete predicates; the rest of the loop is staged from the current state.
     const top = innermostTrace();
-    if (concreteOf(pred) === undefined && top instanceof JvpTrace) return jvpWhile(top, condFun, bodyFun, val);
+    if (concreteOf(pred) === undefined && (top instanceof JvpTrace || top instanceof BatchTrace)) return whileUnder(top, condFun, bodyFun, val);
     const { values } = concreteElements(pred, "whileLoop", "predicate");
     if (!values.includes(true)) return val;
     const next = bodyFun(val);
@@ -272,14 +274,59 @@ function jvpWhile<T>(trace: JvpTrace, condFun: (val: T) => ArrayLike, bodyFun: (
     if (treeDefString(outDef) !== treeDefString(def)) throw new FrontendError("whileLoop: bodyFun must return a value of its input's structure", "whileLoop", "bodyFun");
     return pack(outs.map(asTracer));
   };
+  return treeUnflatten(def, unpack(whileBelow(trace, lowerCond, lowerBody, pack(state)))) as T;
+}
+
+/**
+ * whileLoop under the vmap trace `trace` when its predicate is traced (inside jit), as
+ * JAX's batching rule: one loop (at the level below) over the state with the batch
+ * dimension in front of every value. With a predicate that is not batched the body is
+ * the user's on the batched values; with a batched one the loop runs while the
+ * predicate holds for some element, and the body keeps the old state of the others.
+ */
+function batchWhile<T>(trace: BatchTrace, condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
+  const size = trace.axisSize;
+  const [leaves, def] = treeFlatten(initVal);
+  const asTracer = (o: unknown): BatchTracer => {
+    const v = asArrayValue(o as ArrayLike, undefined, "whileLoop");
+    return v instanceof BatchTracer && v.trace === trace ? v : new BatchTracer(trace, v, null);
+  };
+  const front = (v: BatchTracer): ArrayBase => moveBatchToFront(v.value, v.batchDim, size);
+  const wrap = (flat: readonly ArrayBase[]): T => treeUnflatten(def, flat.map((v) => new BatchTracer(trace, v, 0))) as T;
+  // The predicate of each element ([size] bools), or a scalar where it is one for all.
+  const predicateOf = (val: T): ArrayBase => {
+    const p = asTracer(condFun(val));
+    return p.batchDim === null ? p.value : front(p);
+  };
+  const lowerCond = (flat: ArrayBase[]): ArrayLike => {
+    const p = predicateOf(wrap(flat));
+    return p.ndim === 0 ? p : lax.reduceOr(p, [0]);
+  };
+  const lowerBody = (flat: ArrayBase[]): ArrayBase[] => {
+    const val = wrap(flat);
+    const [outs, outDef] = treeFlatten(bodyFun(val));
+    if (treeDefString(outDef) !== treeDefString(def)) throw new FrontendError("whileLoop: bodyFun must return a value of its input's structure", "whileLoop", "bodyFun");
+    const next = outs.map((o) => front(asTracer(o)));
+    const p = predicateOf(val);
+    if (p.ndim === 0) return next;
+    return next.map((n, i) => lax.selectN(lax.broadcastInDim(p, n.shape, [0]), flat[i]!, n));
+  };
+  const state = leaves.map((l) => front(asTracer(l)));
+  return wrap(whileBelow(trace, lowerCond, lowerBody, state));
+}
+
+/** The loop one level below `trace` (jvpWhile's and batchWhile's): staged into jit, or transformed again by the trace below. */
+function whileBelow(trace: Trace, condFun: (val: ArrayBase[]) => ArrayLike, bodyFun: (val: ArrayBase[]) => ArrayBase[], state: ArrayBase[]): ArrayBase[] {
   const below = traceBelow(trace);
-  const flat = below instanceof JitTrace ? stagedWhile(below, lowerCond, lowerBody, pack(state))
-    : below instanceof JvpTrace ? jvpWhile(below, lowerCond, lowerBody, pack(state))
-    : (() => {
-      throw new FrontendError(`whileLoop: a predicate traced inside jit under ${trace.kind} and ${below?.kind ?? "no other transformation"} is not supported ` +
-        "(forward mode is; use foriLoop with static bounds, or scan)", "whileLoop", "predicate");
-    })();
-  return treeUnflatten(def, unpack(flat)) as T;
+  if (below instanceof JitTrace) return stagedWhile(below, condFun, bodyFun, state);
+  if (below instanceof JvpTrace || below instanceof BatchTrace) return whileUnder(below, condFun, bodyFun, state);
+  throw new FrontendError(`whileLoop: a predicate traced inside jit under ${trace.kind} and ${below?.kind ?? "no other transformation"} is not supported ` +
+    "(forward mode and vmap are; use foriLoop with static bounds, or scan)", "whileLoop", "predicate");
+}
+
+/** whileLoop under a jvp or vmap trace with a traced predicate. */
+function whileUnder<T>(trace: JvpTrace | BatchTrace, condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
+  return trace instanceof JvpTrace ? jvpWhile(trace, condFun, bodyFun, initVal) : batchWhile(trace, condFun, bodyFun, initVal);
 }
 
 /** The transformation just below `trace` on the stack (the one its values' primals belong to, or an outer one). */

@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { numpy as np, lax, jit, grad, jvp, vmap, parseStableHlo, evaluate, Literal, FrontendError, type FrontendArray } from "../../src/index.js";
+import { numpy as np, lax, jit, grad, jvp, vmap, jacfwd, parseStableHlo, evaluate, Literal, FrontendError, type FrontendArray } from "../../src/index.js";
 
 type A = FrontendArray;
 
@@ -178,4 +178,20 @@ test("scan with unroll: blocks of steps per while iteration and the remainder af
   const along = f64([0, 0, 0, 0, 0, 1, 1]);
   assert.equal(Number(((jit((v: A) => jvp(carryOf, [v], [along])[1]))(xs) as A).item()), 1.5);
   assert.throws(() => lax.scan(body, np.array(0, { dtype: "float64" }), xs, { unroll: 0 }), FrontendError);
+});
+
+test("whileLoop under vmap inside jit (batched predicate: runs while any element's holds), and jacfwd of a loop under jit", () => {
+  const doubling = (n: A): A => lax.whileLoop((v: A) => np.less(v, 10), (v: A) => np.multiply(v, 2), n);
+  const batched = jit(vmap(doubling));
+  assert.deepEqual((batched(np.array([1, 3, 20])) as A).tolist(), [16, 12, 20]);
+  assert.match(jit(vmap(doubling)).lower(np.array([1, 3, 20])).asText(), /stablehlo\.while/);
+  // A predicate that is not batched: the loop runs on the batch's values.
+  const scaled = (x: A, n: A): A => lax.foriLoop(0, n, (_i: A, v: A) => np.multiply(v, x), np.onesLike(x));
+  assert.deepEqual((jit(vmap(scaled, { inAxes: [0, null] }))(np.array([1, 2, 3], { dtype: "float64" }), np.array(3)) as A).tolist(), [1, 8, 27]);
+  // jacfwd (vmap of jvp) of squaring until past 100, elementwise: a diagonal of 2^k x^(2^k - 1) with k per element.
+  const squareUntil = (x: A): A => lax.whileLoop((v: A) => np.any(np.less(v, 100)), (v: A) => np.where(np.less(v, 100), np.multiply(v, v), v), x);
+  const x = np.array([1.5, 20], { dtype: "float64" });
+  const jac = jit(jacfwd(squareUntil))(x) as A;
+  const expected = [[16 * 1.5 ** 15, 0], [0, 2 * 20]];
+  (jac.tolist() as number[][]).forEach((row, i) => row.forEach((v, j) => assert.ok(Math.abs(v - expected[i]![j]!) <= 1e-9 * Math.abs(expected[i]![j]!) + 1e-12, `J[${i}][${j}] = ${v}`)));
 });
