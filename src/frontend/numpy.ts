@@ -267,6 +267,42 @@ export const isnan = (x: ArrayLike): ArrayBase => {
   const a = asArrayValue(x);
   return lax.ne(a, a);
 };
+/** np.isinf: ±inf (false for integers). */
+export const isinf = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x);
+  return isInexact(a.dtype) ? lax.eq(lax.abs(a), Infinity) : lax.full(a.shape, false, "bool");
+};
+export const isposinf = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x);
+  return isInexact(a.dtype) ? lax.eq(a, Infinity) : lax.full(a.shape, false, "bool");
+};
+export const isneginf = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x);
+  return isInexact(a.dtype) ? lax.eq(a, -Infinity) : lax.full(a.shape, false, "bool");
+};
+/** np.trunc: rounds toward zero (integers unchanged). */
+export const trunc = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x);
+  return isIntegral(a.dtype) ? a : lax.mul(lax.sign(a), lax.floor(lax.abs(a)));
+};
+export const fix = trunc;
+// The inverse hyperbolic functions from their logarithmic forms (composites, so differentiable and batchable).
+export const arcsinh = floating((x) => lax.mul(lax.sign(x), lax.log(lax.add(lax.abs(x), lax.sqrt(lax.add(lax.mul(x, x), 1))))));
+export const arccosh = floating((x) => lax.log(lax.add(x, lax.sqrt(lax.mul(lax.sub(x, 1), lax.add(x, 1))))));
+export const arctanh = floating((x) => lax.mul(lax.sub(lax.log1p(x), lax.log1p(lax.neg(x))), 0.5));
+/** np.hypot: √(x² + y²), scaled by the larger magnitude so that it neither overflows nor underflows needlessly. */
+export const hypot = binary("hypot", (a, b) => {
+  const [x, y] = [lax.abs(toInexact(a)), lax.abs(toInexact(b))];
+  const big = lax.max(x, y);
+  const small = lax.min(x, y);
+  const safe = lax.selectN(lax.eq(big, 0), big, lax.full(big.shape, 1, big.dtype));
+  const r = lax.div(small, safe);
+  return lax.mul(big, lax.sqrt(lax.add(lax.mul(r, r), 1)));
+});
+export const deg2rad = floating((x) => lax.mul(x, Math.PI / 180));
+export const rad2deg = floating((x) => lax.mul(x, 180 / Math.PI));
+export const radians = deg2rad;
+export const degrees = rad2deg;
 
 /** np.where(condition, x, y). */
 export function where(condition: ArrayLike, x: ArrayLike, y: ArrayLike): ArrayBase {
