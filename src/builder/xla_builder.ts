@@ -48,6 +48,8 @@ export interface AddOptions {
   name?: string;
   metadata?: OpMetadata;
   frontendAttributes?: Readonly<Record<string, string>>;
+  /** StableHLO attributes no op of the IR interprets, as MLIR text by name (a custom call's `operand_layouts`, say): printed back verbatim. */
+  unknownAttributes?: Readonly<Record<string, string>>;
   /**
    * The quantized type of the result, for ops that dequantize, compute and quantize
    * (add, dot, convolution, ...): its scales and zero points are the program's choice

@@ -8,7 +8,7 @@
 // comparison, argmax, a cast to int) has a zero tangent and cotangent, as in JAX.
 
 import { ArrayBase, Trace, Tracer, asArrayValue, bind, concreteOf, withTrace, type ArrayLike, type Aval } from "./core.js";
-import { isInexact } from "./dtypes.js";
+import { dtypeKind, isInexact } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import { PRIMITIVES, type NoDerivative, type PrimitiveName, type PrimitiveParams } from "./primitives.js";
@@ -269,6 +269,8 @@ export interface GradOptions {
   readonly argnums?: number | readonly number[];
   /** `f` returns `[output, aux]`; aux is returned beside the gradient, undifferentiated. */
   readonly hasAux?: boolean;
+  /** `f` is a holomorphic function of complex arguments: its complex output is differentiated, giving f'(z). */
+  readonly holomorphic?: boolean;
 }
 
 /** jax.value_and_grad: `(...args) => [value, grad]` (`[[value, aux], grad]` with hasAux). */
@@ -286,6 +288,10 @@ export function valueAndGrad(f: (...args: never[]) => unknown, options: GradOpti
     const out = asArrayValue(r.out as ArrayLike, undefined, "grad");
     if (out.ndim !== 0 || !isInexact(out.dtype)) {
       throw new FrontendError(`grad: the function must return a float scalar, got ${out.dtype}[${out.shape}]`, "grad");
+    }
+    // As JAX: a complex output is differentiated only when the caller says f is holomorphic (then grad is f'(z)).
+    if (dtypeKind(out.dtype) === "complex" && options.holomorphic !== true) {
+      throw new FrontendError(`grad: the function returns ${out.dtype}; grad needs a real output, or { holomorphic: true } for a holomorphic function`, "grad", "holomorphic");
     }
     const grads = r.pullback(lax.full([], 1, out.dtype));
     const grad = typeof argnums === "number" ? grads[0] : grads;

@@ -21,14 +21,19 @@
 //     the body per step.
 //   - whileLoop runs while its predicate's concrete value holds (under vmap: while it
 //     holds for some batch element, the others keeping their state, as JAX's batching
-//     rule does); a predicate traced inside jit is a FrontendError.
+//     rule does). A predicate traced inside jit under jvp or vmap (nested too) stages one
+//     XLA while: over the primals and tangents (jvpWhile), over the batched state
+//     (batchWhile); under vjp inside jit it is a FrontendError.
 
 import type { Computation } from "../ir/computation.js";
 import { XlaBuilder, parameter, type XlaOp } from "../builder/xla_builder.js";
 import { conditional, conditionalIndexed, getTupleElement, tuple, whileLoop as whileOp } from "../builder/control.js";
 import { tupleShape } from "../types/shape.js";
-import { ArrayBase, Tracer, asArrayValue, avalString, concreteOf, innermostTrace, shapeOfAval, withTrace, type ArrayLike, type Aval } from "./core.js";
-import { isIntegral } from "./dtypes.js";
+import { ArrayBase, Trace, Tracer, activeTraces, asArrayValue, avalString, concreteOf, innermostTrace, shapeOfAval, withTrace, type ArrayLike, type Aval } from "./core.js";
+import { JvpTrace, JvpTracer } from "./autodiff.js";
+import { BatchTrace, BatchTracer } from "./vmap.js";
+import { moveBatchToFront } from "./primitives.js";
+import { isInexact, isIntegral } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import { jit, JitTrace, JitTracer } from "./jit.js";
 import * as lax from "./lax.js";
@@ -181,7 +186,11 @@ export function whileLoop<T>(condFun: (val: T) => ArrayLike, bodyFun: (val: T) =
   const where = placement();
   if (where === "eager") return eagerKeyed(["while", condFun, bodyFun], (v: T) => whileLoop(condFun, bodyFun, v))(initVal) as T;
   if (where === "transformed") return transformedWhile(condFun, bodyFun, initVal);
-  const parent = where;
+  return stagedWhile(where, condFun, bodyFun, initVal);
+}
+
+/** whileLoop staged into the jit trace `parent` as XLA's while. */
+function stagedWhile<T>(parent: JitTrace, condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
   const [leaves, def] = treeFlatten(initVal);
   const init = leaves.map((l) => lifted(parent, asArrayValue(l as ArrayLike, undefined, "whileLoop")));
   const avals = init.map((v) => v.aval);
@@ -210,17 +219,121 @@ function checkPredicate(avals: readonly Aval[], where: string, what: string): vo
   }
 }
 
-/** whileLoop under jvp, vjp or vmap: a JS loop on the predicate's concrete value (see the header). */
+/**
+ * whileLoop under jvp, vjp or vmap: a JS loop on the predicate's concrete value (see the
+ * header); a predicate traced inside jit under jvp (forward mode) is jvpWhile's.
+ */
 function transformedWhile<T>(condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
   let val = initVal;
   for (;;) {
     const pred = asArrayValue(condFun(val), undefined, "whileLoop");
     checkPredicate([pred.aval], "whileLoop", "condFun");
+    // The steps so far ran on concrete predicates; the rest of the loop is staged from the current state.
+    const top = innermostTrace();
+    if (concreteOf(pred) === undefined && (top instanceof JvpTrace || top instanceof BatchTrace)) return whileUnder(top, condFun, bodyFun, val);
     const { values } = concreteElements(pred, "whileLoop", "predicate");
     if (!values.includes(true)) return val;
     const next = bodyFun(val);
     val = values.every((v) => v) ? next : selectTrees("whileLoop", pred, val, next) as T;
   }
+}
+
+/**
+ * whileLoop under the jvp trace `trace` when its predicate is traced (inside jit): JAX's
+ * JVP of a while loop, one loop (at the level below) over the primals and the tangents
+ * of the float values, the predicate reading the primals only. The body runs the user's
+ * bodyFun on values of `trace` made of the loop's primal and tangent values, so the
+ * primitives it applies get their JVP rules as anywhere else, and values it closes over
+ * (with their tangents) reach the loop as captures. The loop below is staged into the
+ * jit trace, or is itself a jvpWhile for a jvp nested under this one.
+ */
+function jvpWhile<T>(trace: JvpTrace, condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
+  const [leaves, def] = treeFlatten(initVal);
+  const state = leaves.map((l) => {
+    const v = asArrayValue(l as ArrayLike, undefined, "whileLoop");
+    return v instanceof JvpTracer && v.trace === trace ? v : new JvpTracer(trace, v, null);
+  });
+  // The float values carry tangents (zeros where none came in); the others only primals.
+  const withTangent = state.map((v) => isInexact(v.dtype));
+  const tangentOf = (v: JvpTracer): ArrayBase => v.tangent ?? lax.full(v.shape, 0, v.dtype);
+  const pack = (vs: readonly JvpTracer[]): ArrayBase[] => [...vs.map((v) => v.primal), ...vs.filter((_, i) => withTangent[i]).map(tangentOf)];
+  const unpack = (flat: readonly ArrayBase[]): JvpTracer[] => {
+    let next = state.length;
+    return state.map((_, i) => new JvpTracer(trace, flat[i]!, withTangent[i] ? flat[next++]! : null));
+  };
+  const asTracer = (o: unknown): JvpTracer => {
+    const v = asArrayValue(o as ArrayLike, undefined, "whileLoop");
+    return v instanceof JvpTracer && v.trace === trace ? v : new JvpTracer(trace, v, null);
+  };
+  const lowerCond = (flat: ArrayBase[]): ArrayLike => {
+    const pred = asTracer(condFun(treeUnflatten(def, unpack(flat)) as T));
+    return pred.primal;
+  };
+  const lowerBody = (flat: ArrayBase[]): ArrayBase[] => {
+    const [outs, outDef] = treeFlatten(bodyFun(treeUnflatten(def, unpack(flat)) as T));
+    if (treeDefString(outDef) !== treeDefString(def)) throw new FrontendError("whileLoop: bodyFun must return a value of its input's structure", "whileLoop", "bodyFun");
+    return pack(outs.map(asTracer));
+  };
+  return treeUnflatten(def, unpack(whileBelow(trace, lowerCond, lowerBody, pack(state)))) as T;
+}
+
+/**
+ * whileLoop under the vmap trace `trace` when its predicate is traced (inside jit), as
+ * JAX's batching rule: one loop (at the level below) over the state with the batch
+ * dimension in front of every value. With a predicate that is not batched the body is
+ * the user's on the batched values; with a batched one the loop runs while the
+ * predicate holds for some element, and the body keeps the old state of the others.
+ */
+function batchWhile<T>(trace: BatchTrace, condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
+  const size = trace.axisSize;
+  const [leaves, def] = treeFlatten(initVal);
+  const asTracer = (o: unknown): BatchTracer => {
+    const v = asArrayValue(o as ArrayLike, undefined, "whileLoop");
+    return v instanceof BatchTracer && v.trace === trace ? v : new BatchTracer(trace, v, null);
+  };
+  const front = (v: BatchTracer): ArrayBase => moveBatchToFront(v.value, v.batchDim, size);
+  const wrap = (flat: readonly ArrayBase[]): T => treeUnflatten(def, flat.map((v) => new BatchTracer(trace, v, 0))) as T;
+  // The predicate of each element ([size] bools), or a scalar where it is one for all.
+  const predicateOf = (val: T): ArrayBase => {
+    const p = asTracer(condFun(val));
+    return p.batchDim === null ? p.value : front(p);
+  };
+  const lowerCond = (flat: ArrayBase[]): ArrayLike => {
+    const p = predicateOf(wrap(flat));
+    return p.ndim === 0 ? p : lax.reduceOr(p, [0]);
+  };
+  const lowerBody = (flat: ArrayBase[]): ArrayBase[] => {
+    const val = wrap(flat);
+    const [outs, outDef] = treeFlatten(bodyFun(val));
+    if (treeDefString(outDef) !== treeDefString(def)) throw new FrontendError("whileLoop: bodyFun must return a value of its input's structure", "whileLoop", "bodyFun");
+    const next = outs.map((o) => front(asTracer(o)));
+    const p = predicateOf(val);
+    if (p.ndim === 0) return next;
+    return next.map((n, i) => lax.selectN(lax.broadcastInDim(p, n.shape, [0]), flat[i]!, n));
+  };
+  const state = leaves.map((l) => front(asTracer(l)));
+  return wrap(whileBelow(trace, lowerCond, lowerBody, state));
+}
+
+/** The loop one level below `trace` (jvpWhile's and batchWhile's): staged into jit, or transformed again by the trace below. */
+function whileBelow(trace: Trace, condFun: (val: ArrayBase[]) => ArrayLike, bodyFun: (val: ArrayBase[]) => ArrayBase[], state: ArrayBase[]): ArrayBase[] {
+  const below = traceBelow(trace);
+  if (below instanceof JitTrace) return stagedWhile(below, condFun, bodyFun, state);
+  if (below instanceof JvpTrace || below instanceof BatchTrace) return whileUnder(below, condFun, bodyFun, state);
+  throw new FrontendError(`whileLoop: a predicate traced inside jit under ${trace.kind} and ${below?.kind ?? "no other transformation"} is not supported ` +
+    "(forward mode and vmap are; use foriLoop with static bounds, or scan)", "whileLoop", "predicate");
+}
+
+/** whileLoop under a jvp or vmap trace with a traced predicate. */
+function whileUnder<T>(trace: JvpTrace | BatchTrace, condFun: (val: T) => ArrayLike, bodyFun: (val: T) => T, initVal: T): T {
+  return trace instanceof JvpTrace ? jvpWhile(trace, condFun, bodyFun, initVal) : batchWhile(trace, condFun, bodyFun, initVal);
+}
+
+/** The transformation just below `trace` on the stack (the one its values' primals belong to, or an outer one). */
+function traceBelow(trace: Trace): Trace | undefined {
+  const stack = activeTraces();
+  const i = stack.indexOf(trace);
+  return i > 0 ? stack[i - 1] : undefined;
 }
 
 /** A concrete JS integer of a bound, or undefined where it is traced. */
@@ -319,6 +432,13 @@ export interface ScanOptions {
   readonly length?: number;
   /** Run from the last element of xs to the first (the stacked ys keep xs's order). */
   readonly reverse?: boolean;
+  /**
+   * Steps per iteration of the loop inside jit (default 1), as JAX's: k runs k steps per
+   * iteration of XLA's while (the steps left over by length % k after it, unrolled);
+   * true unrolls the whole scan, false is 1. Under grad, jvp and vmap every scan is
+   * unrolled already, so there it changes nothing.
+   */
+  readonly unroll?: number | boolean;
 }
 
 /**
@@ -337,9 +457,14 @@ export function scan<C, X, Y>(f: (carry: C, x: X) => readonly [C, Y], init: C, x
   const length = [...lengths][0]!;
   if (!Number.isInteger(length) || length < 0) throw new FrontendError(`scan: length ${length} is not a non-negative integer`, "scan", "length");
   const reverse = options.reverse ?? false;
+  const unrollOption = options.unroll ?? 1;
+  if (typeof unrollOption !== "boolean" && (!Number.isInteger(unrollOption) || unrollOption < 1)) {
+    throw new FrontendError(`scan: unroll must be a positive integer or a boolean, got ${String(unrollOption)}`, "scan", "unroll");
+  }
+  const unroll = unrollOption === true ? Math.max(length, 1) : unrollOption === false ? 1 : unrollOption;
   const where = placement();
   if (where === "eager") {
-    return eagerKeyed(["scan", f, length, reverse], (c: C, x: X) => scan(f, c, x, { length, reverse }))(init, xs as X) as [C, Y];
+    return eagerKeyed(["scan", f, length, reverse, unroll], (c: C, x: X) => scan(f, c, x, { length, reverse, unroll }))(init, xs as X) as [C, Y];
   }
   const step = (carry: C, k: ArrayBase | number): readonly [C, Y] => {
     const x = treeUnflatten(xDef, xArrays.map((a) => (typeof k === "number" ? a.index(k) : lax.reshape(lax.dynamicSlice(a, [k, ...a.shape.slice(1).map(() => 0)], [1, ...a.shape.slice(1)]), a.shape.slice(1)))));
@@ -348,8 +473,8 @@ export function scan<C, X, Y>(f: (carry: C, x: X) => readonly [C, Y], init: C, x
     return out;
   };
   const order = Array.from({ length }, (_, i) => (reverse ? length - 1 - i : i));
-  if (where === "transformed" || length === 0) {
-    // Unrolled (under jvp, vjp and vmap; and with no steps, where f runs once for the shapes of ys).
+  if (where === "transformed" || length === 0 || unroll >= length) {
+    // Unrolled (under jvp, vjp and vmap; when unroll covers every step; and with no steps, where f runs once for the shapes of ys).
     let carry = init;
     const ys: unknown[] = [];
     for (const k of order) [carry, ys[k]] = step(carry, k);
@@ -360,25 +485,34 @@ export function scan<C, X, Y>(f: (carry: C, x: X) => readonly [C, Y], init: C, x
     }), 0);
     return [carry, treeMap(stack, ys[0], ...ys.slice(1)) as Y];
   }
-  // Inside jit: a while loop over the step index; the ys are written into buffers of their stacked shape.
+  // Inside jit: a while loop over blocks of `unroll` steps; the ys are written into buffers of their stacked shape.
   const probe = scanProbe(f, init, xDef, xArrays);
   const [yLeaves, yDef] = treeFlatten(probe);
   const buffers = yLeaves.map((y) => lax.full([length, ...asArrayValue(y as ArrayLike).shape], 0, asArrayValue(y as ArrayLike).dtype));
-  const [, carry, ys] = whileLoop<[ArrayBase, C, ArrayBase[]]>(
-    ([i]) => lax.lt(i, length),
+  /** Step number `p` (traced or static) on the carry, its y written into the buffers at its element of xs. */
+  const stepAt = (p: ArrayBase | number, c: C, bufs: ArrayBase[]): [C, ArrayBase[]] => {
+    const k = typeof p === "number" ? (reverse ? length - 1 - p : p) : reverse ? lax.sub(length - 1, p) : p;
+    const [next, y] = step(c, k);
+    const [leaves] = treeFlatten(y);
+    const written = bufs.map((b, j) => {
+      const leaf = asArrayValue(leaves[j] as ArrayLike, b.dtype, "scan");
+      return lax.dynamicUpdateSlice(b, lax.reshape(leaf, [1, ...leaf.shape]), [k, ...leaf.shape.map(() => 0)]);
+    });
+    return [next, written];
+  };
+  const blocks = Math.floor(length / unroll);
+  const [, looped, loopedBuffers] = whileLoop<[ArrayBase, C, ArrayBase[]]>(
+    ([i]) => lax.lt(i, blocks),
     ([i, c, bufs]) => {
-      const k = reverse ? lax.sub(length - 1, i) : i;
-      const [next, y] = step(c, k);
-      const [leaves] = treeFlatten(y);
-      const written = bufs.map((b, j) => {
-        const leaf = asArrayValue(leaves[j] as ArrayLike, b.dtype, "scan");
-        return lax.dynamicUpdateSlice(b, lax.reshape(leaf, [1, ...leaf.shape]), [k, ...leaf.shape.map(() => 0)]);
-      });
-      return [lax.add(i, 1), next, written];
+      let state: [C, ArrayBase[]] = [c, bufs];
+      for (let j = 0; j < unroll; j++) state = stepAt(unroll === 1 ? i : lax.add(lax.mul(i, unroll), j), state[0], state[1]);
+      return [lax.add(i, 1), state[0], state[1]];
     },
     [asArrayValue(0, "int32"), init, buffers],
   );
-  return [carry, treeUnflatten(yDef, ys) as Y];
+  let state: [C, ArrayBase[]] = [looped, loopedBuffers];
+  for (let p = blocks * unroll; p < length; p++) state = stepAt(p, state[0], state[1]);
+  return [state[0], treeUnflatten(yDef, state[1]) as Y];
 }
 
 /** The ys of f at zeros of the shape of one element of xs (only their shapes and dtypes are used). */

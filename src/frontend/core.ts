@@ -19,9 +19,9 @@ import { defaultDevice } from "../compiler/backend.js";
 import type { Executable } from "../compiler/executable.js";
 import { XlaBuilder, parameter, type XlaOp } from "../builder/xla_builder.js";
 import { tuple } from "../builder/control.js";
-import { Literal, type NestedValues, type Scalar } from "../types/literal.js";
+import { Literal, type Complex, type NestedValues, type Scalar } from "../types/literal.js";
 import { arrayShape, type ArrayShape } from "../types/shape.js";
-import { DTYPES, dtypeOf, resultType, DEFAULT_FLOAT, DEFAULT_INT, type DType } from "./dtypes.js";
+import { DTYPES, dtypeKind, dtypeOf, resultType, DEFAULT_COMPLEX, DEFAULT_FLOAT, DEFAULT_INT, type DType } from "./dtypes.js";
 import { ConcretizationError, FrontendError } from "./errors.js";
 import { getItem, IndexUpdateRef, type Index } from "./indexing.js";
 import { PRIMITIVES, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
@@ -105,8 +105,16 @@ export abstract class ArrayBase {
 
 export type ArrayLikeStorage = Literal["data"];
 
-/** A JS value accepted wherever an array is: an array, a number, a boolean, a bigint, or nested JS arrays of them. */
-export type ArrayLike = ArrayBase | number | boolean | bigint | readonly ArrayLike[];
+/**
+ * A JS value accepted wherever an array is: an array, a number, a boolean, a bigint, a
+ * complex number `{ re, im }` (weakly typed, as a Python complex is in JAX), or nested JS
+ * arrays of them.
+ */
+export type ArrayLike = ArrayBase | number | boolean | bigint | Complex | readonly ArrayLike[];
+
+/** Whether `v` is a JS complex number `{ re, im }` (not an array). */
+export const isComplexValue = (v: unknown): v is Complex =>
+  typeof v === "object" && v !== null && !(v instanceof ArrayBase) && typeof (v as Complex).re === "number" && typeof (v as Complex).im === "number";
 
 /** Frees a dropped Array's device buffer. */
 const registry = new FinalizationRegistry<DeviceArray>((buffer) => buffer.delete());
@@ -361,16 +369,18 @@ function nestedShape(x: unknown, where: string): number[] {
   return [(x as readonly unknown[]).length, ...(first ?? [])];
 }
 
-/** The default dtype of JS scalars: bool for booleans, int64 for bigints, int32 for integers, float32 otherwise (JAX's defaults). */
+/** The default dtype of JS scalars: bool for booleans, int64 for bigints, int32 for integers, complex64 for `{ re, im }`, float32 otherwise (JAX's defaults). */
 function inferDtype(leaves: readonly unknown[], where: string): DType {
-  let kind: "bool" | "int" | "bigint" | "float" | undefined;
+  let kind: "bool" | "int" | "bigint" | "float" | "complex" | undefined;
   for (const v of leaves) {
-    const k = typeof v === "boolean" ? "bool" : typeof v === "bigint" ? "bigint" : typeof v === "number" ? (Number.isInteger(v) ? "int" : "float") : undefined;
-    if (k === undefined) throw new FrontendError(`${where}: ${String(v)} (${typeof v}) is not a number, boolean, bigint or array`, where);
-    const rank = { bool: 0, int: 1, bigint: 2, float: 3 } as const;
+    const k = typeof v === "boolean" ? "bool" : typeof v === "bigint" ? "bigint" : typeof v === "number" ? (Number.isInteger(v) ? "int" : "float")
+      : isComplexValue(v) ? "complex" : undefined;
+    if (k === undefined) throw new FrontendError(`${where}: ${String(v)} (${typeof v}) is not a number, boolean, bigint, complex { re, im } or array`, where);
+    const rank = { bool: 0, int: 1, bigint: 2, float: 3, complex: 4 } as const;
     if (kind === undefined || rank[k] > rank[kind]) kind = k;
   }
-  return kind === "bool" ? "bool" : kind === "bigint" ? "int64" : kind === "float" || kind === undefined ? DEFAULT_FLOAT : DEFAULT_INT;
+  return kind === "bool" ? "bool" : kind === "bigint" ? "int64" : kind === "complex" ? DEFAULT_COMPLEX
+    : kind === "float" || kind === undefined ? DEFAULT_FLOAT : DEFAULT_INT;
 }
 
 const flattenNested = (x: unknown): unknown[] => (isJsArray(x) ? (x as unknown[]).flatMap(flattenNested) : [x]);
@@ -406,6 +416,11 @@ function stackNested(x: ArrayLike, dtype: DType | undefined, where: string): Arr
 }
 
 function toElement(v: unknown, d: DType, where: string): Scalar {
+  if (isComplexValue(v)) {
+    // numpy refuses to drop an imaginary part silently (np.array(1j, dtype=float) raises).
+    if (dtypeKind(d) !== "complex") throw new FrontendError(`${where}: the complex value ${v.re}+${v.im}j does not fit dtype ${d}`, where);
+    return { re: v.re, im: v.im };
+  }
   if (typeof v === "boolean") return d === "bool" ? v : toElement(v ? 1 : 0, d, where);
   if (typeof v === "bigint") return d === "int64" || d === "uint64" ? v : toElement(Number(v), d, where);
   if (typeof v !== "number") throw new FrontendError(`${where}: ${String(v)} is not a number, boolean or bigint`, where);

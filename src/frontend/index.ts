@@ -1,11 +1,16 @@
 // The front end: JAX's API over xlats (numpy-style arrays, jit, autodiff, vmap).
 // See docs/frontend.md.
 
+
 export * as numpy from "./numpy.js";
+// (After numpy: the primitive table's modules import one another and must load in this order.)
+import { loadSafetensors, saveSafetensors } from "./io.js";
 export * as lax from "./lax_api.js";
 export * as nn from "./nn.js";
 export * as random from "./random.js";
 export * as optimizers from "./optimizers.js";
+/** safetensors files: `safetensors.load(bytes)` (an object of arrays by name) and `safetensors.save(arrays)`. */
+export const safetensors = { load: loadSafetensors, save: saveSafetensors };
 export { jit, Lowered, Compiled, type JitOptions, type Jitted } from "./jit.js";
 export { grad, valueAndGrad, vjp, jvp, jacfwd, jacrev, hessian, stopGradient, type GradOptions } from "./autodiff.js";
 export { vmap, type VmapOptions } from "./vmap.js";

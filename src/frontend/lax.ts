@@ -4,7 +4,7 @@
 // broadcasting and type promotion on top.
 
 import { Array as ConcreteArray, ArrayBase, asArrayValue, bind, bind1, convertElementType, type ArrayLike } from "./core.js";
-import { isIntegral, type DType } from "./dtypes.js";
+import { dtypeKind, isIntegral, type DType } from "./dtypes.js";
 import type { GatherDimensionNumbersInput, ScatterDimensionNumbersInput } from "../builder/data_movement.js";
 import { FrontendError } from "./errors.js";
 import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
@@ -349,9 +349,9 @@ export function qr(x: ArrayLike, options: { fullMatrices?: boolean } = {}): [Arr
 export function eigh(x: ArrayLike, options: { lower?: boolean; symmetrizeInput?: boolean } = {}): [ArrayBase, ArrayBase] {
   let a = squareOrAny(x, "eigh", true);
   if (options.symmetrizeInput ?? true) {
-    // The Hermitian part of a complex matrix needs a conjugate, which the front end has no primitive for yet.
-    if (a.dtype.startsWith("complex")) throw new FrontendError("eigh: symmetrizing a complex matrix needs conj, not in the front end yet; pass symmetrizeInput: false", "eigh", "symmetrizeInput");
-    a = mul(add(a, transpose(a, [...a.shape.slice(0, -2).map((_, i) => i), a.ndim - 1, a.ndim - 2])), 0.5);
+    // The Hermitian part (a + aᴴ) / 2.
+    const t = transpose(a, [...a.shape.slice(0, -2).map((_, i) => i), a.ndim - 1, a.ndim - 2]);
+    a = mul(add(a, dtypeKind(a.dtype) === "complex" ? conj(t) : t), 0.5);
   }
   return bind("eigh", [a], { lower: options.lower ?? true }) as [ArrayBase, ArrayBase];
 }
@@ -361,4 +361,59 @@ export function svd(x: ArrayLike, options: { fullMatrices?: boolean; computeUv?:
   const computeUv = options.computeUv ?? true;
   const out = bind("svd", [squareOrAny(x, "svd", false)], { fullMatrices: options.fullMatrices ?? true, computeUv });
   return computeUv ? [out[1]!, out[0]!, out[2]!] : out[0]!;
+}
+
+// ---- complex numbers
+
+const requireComplex = (x: ArrayLike, where: string): ArrayBase => {
+  const a = asArrayValue(x, undefined, where);
+  if (dtypeKind(a.dtype) !== "complex") throw new FrontendError(`${where}: needs a complex array, got ${a.dtype}`, where, "x");
+  return a;
+};
+
+/** lax.complex: re + i·im from float32 (complex64) or float64 (complex128) arrays of one dtype. */
+export function complex(re: ArrayLike, im: ArrayLike): ArrayBase {
+  const [x, y] = matchOperands("complex", re, im);
+  if (x.dtype !== y.dtype || (x.dtype !== "float32" && x.dtype !== "float64")) {
+    throw new FrontendError(`complex: needs two float32 or two float64 arrays, got ${x.dtype} and ${y.dtype}`, "complex");
+  }
+  return bind1("complex", [x, y], {});
+}
+
+/** lax.real: the real parts of a complex array (float32 for complex64, float64 for complex128). */
+export const real = (x: ArrayLike): ArrayBase => bind1("real", [requireComplex(x, "real")], {});
+/** lax.imag: the imaginary parts of a complex array. */
+export const imag = (x: ArrayLike): ArrayBase => bind1("imag", [requireComplex(x, "imag")], {});
+/** lax.conj of a complex array. */
+export const conj = (x: ArrayLike): ArrayBase => bind1("conj", [requireComplex(x, "conj")], {});
+
+// ---- FFT
+
+export type FftTypeName = "FFT" | "IFFT" | "RFFT" | "IRFFT";
+const FFT_PRIMITIVE = { FFT: "fft", IFFT: "ifft", RFFT: "rfft", IRFFT: "irfft" } as const;
+
+/**
+ * lax.fft(x, fftType, fftLengths): XLA's FFT over the innermost fftLengths.length (1 to 3)
+ * dimensions. FFT and IFFT take complex arrays (IFFT divides by the product of the
+ * lengths); RFFT takes float32/float64 arrays whose innermost dimensions are fftLengths
+ * and keeps the n/2 + 1 non-negative frequencies of the last; IRFFT inverts it (its last
+ * dimension is n/2 + 1 for n = fftLengths' last).
+ */
+export function fft(x: ArrayLike, fftType: FftTypeName, fftLengths: readonly number[]): ArrayBase {
+  const a = asArrayValue(x, undefined, "fft");
+  const name = FFT_PRIMITIVE[fftType];
+  if (name === undefined) throw new FrontendError(`fft: fftType must be FFT, IFFT, RFFT or IRFFT, got ${String(fftType)}`, "fft", "fftType");
+  const k = fftLengths.length;
+  if (k < 1 || k > 3 || k > a.ndim) throw new FrontendError(`fft: needs 1 to 3 fft lengths, at most the rank ${a.ndim}, got [${fftLengths}]`, "fft", "fftLengths");
+  if (fftLengths.some((n) => !Number.isInteger(n) || n < 0)) throw new FrontendError(`fft: the fft lengths [${fftLengths}] must be non-negative integers`, "fft", "fftLengths");
+  const real = fftType === "RFFT";
+  if (real ? a.dtype !== "float32" && a.dtype !== "float64" : dtypeKind(a.dtype) !== "complex") {
+    throw new FrontendError(`fft: ${fftType} needs a ${real ? "float32 or float64" : "complex"} array, got ${a.dtype}`, "fft", "x");
+  }
+  const inner = a.shape.slice(a.ndim - k);
+  const expected = fftType === "IRFFT" ? [...fftLengths.slice(0, -1), Math.floor(fftLengths.at(-1)! / 2) + 1] : [...fftLengths];
+  if (inner.join(",") !== expected.join(",")) {
+    throw new FrontendError(`fft: ${fftType} of lengths [${fftLengths}] needs innermost dimensions [${expected}], got [${inner}]`, "fft", "fftLengths");
+  }
+  return bind1(name, [a], { fftLength: [...fftLengths] });
 }

@@ -29,6 +29,7 @@ import { convertElementType as convertOp } from "../builder/conversion.js";
 import { dotGeneral as dotOp, triangularSolve as triangularSolveOp } from "../builder/linalg.js";
 import { parameter } from "../builder/xla_builder.js";
 import { arrayShape, scalarShape, tupleShape, type ArrayShape } from "../types/shape.js";
+import { maxOf } from "../types/arrays.js";
 import type { ArrayBase } from "./core.js";
 import { DTYPES, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
@@ -49,12 +50,33 @@ export function lapackPrefix(x: XlaOp, what: string): string {
   return prefix;
 }
 
-/** jaxlib's typed-FFI LAPACK call `lapack_<prefix><routine>_ffi` with these results (one op per result). */
+/**
+ * The layouts JAX's lowering gives a LAPACK call's operands and results (jax's
+ * `_linalg_ffi_lowering`): the values of the operands' highest rank are batches of
+ * column-major matrices (minor-to-major [r-2, r-1, r-3, ..., 0]), the others (pivots, taus,
+ * eigenvalues, info) keep the default row-major layout. XLA hands the call buffers in
+ * these layouts, as LAPACK's Fortran routines read them; xlats' targets take logical
+ * values, so the attributes change nothing here and make the text right for JAX.
+ */
+export function lapackLayouts(operands: readonly ArrayShape[], results: readonly ArrayShape[]): Record<"operand_layouts" | "result_layouts", string> {
+  const matrixRank = maxOf(operands.map((s) => s.dimensions.length));
+  const layout = (s: ArrayShape): string => {
+    const r = s.dimensions.length;
+    const minorToMajor = r === matrixRank && r >= 2 ? [r - 2, r - 1, ...range(r - 2).reverse()] : range(r).reverse();
+    // MLIR's spelling: dense<> when empty, a splat for one element.
+    const values = r === 0 ? "" : r === 1 ? `${minorToMajor[0]}` : `[${minorToMajor.join(", ")}]`;
+    return `dense<${values}> : tensor<${r}xindex>`;
+  };
+  const list = (shapes: readonly ArrayShape[]): string => `[${shapes.map(layout).join(", ")}]`;
+  return { operand_layouts: list(operands), result_layouts: list(results) };
+}
+
+/** jaxlib's typed-FFI LAPACK call `lapack_<prefix><routine>_ffi` with these results (one op per result), with JAX's layouts. */
 export function lapackCall(b: XlaBuilder, routine: string, prefix: string, operands: readonly XlaOp[], results: readonly ArrayShape[], attributes = "{}"): XlaOp[] {
   const call = b.addInstruction("customCall", operands, {
     target: `lapack_${prefix}${routine}_ffi`, resultShape: tupleShape(results), backendConfig: attributes,
     hasSideEffect: false, calledComputations: [], typedFfi: true,
-  });
+  }, { unknownAttributes: lapackLayouts(operands.map((o) => o.arrayShape), results) });
   return results.map((_, i) => getTupleElement(call, i));
 }
 

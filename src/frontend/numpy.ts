@@ -3,7 +3,7 @@
 // differentiable and batchable without rules of its own.
 
 import { Array as ConcreteArray, ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
-import { checkDtype, DEFAULT_FLOAT, DEFAULT_INT, isInexact, isIntegral, resultType, type DType } from "./dtypes.js";
+import { checkDtype, DEFAULT_FLOAT, DEFAULT_INT, dtypeKind, isInexact, isIntegral, resultType, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import { maxOf } from "../types/arrays.js";
 import * as lax from "./lax.js";
@@ -13,6 +13,8 @@ import { take } from "./indexing.js";
 export { take, takeAlongAxis, type Index, type TakeOptions } from "./indexing.js";
 export { sort, argsort, type SortOptions } from "./sorting.js";
 export * as linalg from "./linalg.js";
+export * as fft from "./fft.js";
+export { save, savez, load } from "./io.js";
 
 /** np.newaxis: a new axis of size 1 in an index (`x.index(np.newaxis, ":")`). */
 export const newaxis = null;
@@ -196,6 +198,36 @@ export const positive = (x: ArrayLike): ArrayBase => asArrayValue(x);
 export const abs = (x: ArrayLike): ArrayBase => lax.abs(asArrayValue(x));
 export const absolute = abs;
 export const sign = (x: ArrayLike): ArrayBase => lax.sign(asArrayValue(x));
+
+// ---- complex numbers (a JS complex number is `{ re, im }`)
+
+const isComplexArray = (a: ArrayBase): boolean => dtypeKind(a.dtype) === "complex";
+/** np.real: the real parts (a real array is returned as is). */
+export const real = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x, undefined, "real");
+  return isComplexArray(a) ? lax.real(a) : a;
+};
+/** np.imag: the imaginary parts (zeros for a real array). */
+export const imag = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x, undefined, "imag");
+  return isComplexArray(a) ? lax.imag(a) : lax.full(a.shape, 0, a.dtype);
+};
+/** np.conj (np.conjugate): the complex conjugate (a real array is returned as is). */
+export const conj = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x, undefined, "conj");
+  return isComplexArray(a) ? lax.conj(a) : a;
+};
+export const conjugate = conj;
+/** np.angle(z, { deg }): the argument atan2(imag, real), in radians (degrees with deg); 0 or π for reals. */
+export function angle(z: ArrayLike, options: { deg?: boolean } = {}): ArrayBase {
+  const a = asArrayValue(z, undefined, "angle");
+  const re = toInexact(real(a));
+  const im = isComplexArray(a) ? lax.imag(a) : lax.full(re.shape, 0, re.dtype);
+  const radians = lax.atan2(im, re);
+  return options.deg === true ? lax.mul(radians, 180 / Math.PI) : radians;
+}
+/** np.iscomplexobj: whether the array's dtype is complex. */
+export const iscomplexobj = (x: ArrayLike): boolean => isComplexArray(asArrayValue(x, undefined, "iscomplexobj"));
 export const square = (x: ArrayLike): ArrayBase => {
   const a = asArrayValue(x);
   return lax.mul(a, a);
@@ -235,6 +267,42 @@ export const isnan = (x: ArrayLike): ArrayBase => {
   const a = asArrayValue(x);
   return lax.ne(a, a);
 };
+/** np.isinf: ±inf (false for integers). */
+export const isinf = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x);
+  return isInexact(a.dtype) ? lax.eq(lax.abs(a), Infinity) : lax.full(a.shape, false, "bool");
+};
+export const isposinf = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x);
+  return isInexact(a.dtype) ? lax.eq(a, Infinity) : lax.full(a.shape, false, "bool");
+};
+export const isneginf = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x);
+  return isInexact(a.dtype) ? lax.eq(a, -Infinity) : lax.full(a.shape, false, "bool");
+};
+/** np.trunc: rounds toward zero (integers unchanged). */
+export const trunc = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x);
+  return isIntegral(a.dtype) ? a : lax.mul(lax.sign(a), lax.floor(lax.abs(a)));
+};
+export const fix = trunc;
+// The inverse hyperbolic functions from their logarithmic forms (composites, so differentiable and batchable).
+export const arcsinh = floating((x) => lax.mul(lax.sign(x), lax.log(lax.add(lax.abs(x), lax.sqrt(lax.add(lax.mul(x, x), 1))))));
+export const arccosh = floating((x) => lax.log(lax.add(x, lax.sqrt(lax.mul(lax.sub(x, 1), lax.add(x, 1))))));
+export const arctanh = floating((x) => lax.mul(lax.sub(lax.log1p(x), lax.log1p(lax.neg(x))), 0.5));
+/** np.hypot: √(x² + y²), scaled by the larger magnitude so that it neither overflows nor underflows needlessly. */
+export const hypot = binary("hypot", (a, b) => {
+  const [x, y] = [lax.abs(toInexact(a)), lax.abs(toInexact(b))];
+  const big = lax.max(x, y);
+  const small = lax.min(x, y);
+  const safe = lax.selectN(lax.eq(big, 0), big, lax.full(big.shape, 1, big.dtype));
+  const r = lax.div(small, safe);
+  return lax.mul(big, lax.sqrt(lax.add(lax.mul(r, r), 1)));
+});
+export const deg2rad = floating((x) => lax.mul(x, Math.PI / 180));
+export const rad2deg = floating((x) => lax.mul(x, 180 / Math.PI));
+export const radians = deg2rad;
+export const degrees = rad2deg;
 
 /** np.where(condition, x, y). */
 export function where(condition: ArrayLike, x: ArrayLike, y: ArrayLike): ArrayBase {
@@ -275,7 +343,7 @@ function reductionAxes(where: string, rank: number, axis: number | readonly numb
   return out.sort((a, b) => a - b);
 }
 
-function normalizeAxis(where: string, axis: number, rank: number): number {
+export function normalizeAxis(where: string, axis: number, rank: number): number {
   const a = axis < 0 ? axis + rank : axis;
   if (!Number.isInteger(a) || a < 0 || a >= rank) throw new FrontendError(`${where}: axis ${axis} is out of bounds for an array of rank ${rank}`, where, "axis");
   return a;

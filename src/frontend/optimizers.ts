@@ -6,10 +6,12 @@
 import { asArrayValue, type ArrayBase, type ArrayLike } from "./core.js";
 import * as lax from "./lax.js";
 import { treeMap } from "./tree.js";
+import { FrontendError } from "./errors.js";
 
 export interface Optimizer<S> {
   init(params: unknown): S;
-  update(grads: unknown, state: S): [unknown, S];
+  /** `params` is needed by the optimizers that decay weights (adamw), as optax's third argument. */
+  update(grads: unknown, state: S, params?: unknown): [unknown, S];
 }
 
 const arr = (x: unknown): ArrayBase => asArrayValue(x as ArrayLike, undefined, "optimizer");
@@ -33,6 +35,9 @@ export function sgd(learningRate: number, options: { momentum?: number } = {}): 
   };
 }
 
+/** optax's momentum: sgd with the heavy-ball velocity (`momentum` default 0.9). */
+export const momentum = (learningRate: number, beta = 0.9): Optimizer<{ trace: unknown }> => sgd(learningRate, { momentum: beta });
+
 export interface AdamOptions {
   readonly b1?: number;
   readonly b2?: number;
@@ -43,6 +48,24 @@ export interface AdamState {
   readonly count: ArrayBase;
   readonly mu: unknown;
   readonly nu: unknown;
+}
+
+/**
+ * optax.adamw: adam with decoupled weight decay (Loshchilov & Hutter 2019): update
+ * -lr·(m̂/(√v̂ + eps) + weightDecay·param), so `update` needs the params (default
+ * weightDecay 1e-4, optax's).
+ */
+export function adamw(learningRate: number, options: AdamOptions & { weightDecay?: number } = {}): Optimizer<AdamState> {
+  const weightDecay = options.weightDecay ?? 1e-4;
+  const inner = adam(learningRate, options);
+  return {
+    init: inner.init,
+    update: (grads, state, params) => {
+      if (params === undefined) throw new FrontendError("adamw: update needs the params (update(grads, state, params)) to decay them", "adamw", "params");
+      const [updates, next] = inner.update(grads, state);
+      return [treeMap((u, p) => lax.sub(arr(u), lax.mul(arr(p), learningRate * weightDecay)), updates, params), next];
+    },
+  };
 }
 
 /** optax.adam: bias-corrected first and second moment estimates (Kingma & Ba 2015); update -lr·m̂/(√v̂ + eps). */

@@ -35,11 +35,14 @@ import { GATHER_SCATTER_ROWS, type GatherParams, type ScatterParams } from "./ga
 import { LINALG_ROWS } from "./linalg_rules.js";
 import { LU_ROWS } from "./lu_rules.js";
 import { DECOMPOSITION_ROWS } from "./decomposition_rules.js";
+import { COMPLEX_ROWS } from "./complex_rules.js";
+import { FFT_ROWS } from "./fft_rules.js";
 
 type None = Record<string, never>;
 type Axes = { readonly axes: readonly number[] };
 type ArgIndex = { readonly axis: number; readonly indexDtype: DType };
 type Cumulative = { readonly axis: number; readonly reverse: boolean };
+type Fft = { readonly fftLength: readonly number[] };
 
 /** Each primitive's params (plain data: they key the eager cache). */
 export interface PrimitiveParams {
@@ -96,6 +99,10 @@ export interface PrimitiveParams {
   eigh: { readonly lower: boolean };
   /** a = U diag(s) Vᵀ: (s, u, vt), or (s) without computeUv; s descending. */
   svd: { readonly fullMatrices: boolean; readonly computeUv: boolean };
+  /** complex(re, im) from two float arrays of one dtype; real, imag and conj of complex arrays. */
+  complex: None; real: None; imag: None; conj: None;
+  /** XLA's FFT over the innermost fftLength.length (1 to 3) dimensions: complex to complex (fft, ifft), real to half-spectrum (rfft) and back (irfft). */
+  fft: Fft; ifft: Fft; rfft: Fft; irfft: Fft;
 }
 
 export type PrimitiveName = keyof PrimitiveParams;
@@ -114,9 +121,10 @@ export interface ExampleArg {
   readonly shape: readonly number[];
   /**
    * int32: integers drawn from [range[0], range[1]) (indices, which may be out of bounds on purpose);
-   * spd: symmetric positive-definite matrices (m mᵀ + n I for a random m), for factorizations.
+   * spd: symmetric positive-definite matrices (m mᵀ + n I for a random m), for factorizations;
+   * complex: complex128 values with both parts drawn from the range (their tangents complex too).
    */
-  readonly kind?: "bool" | "float" | "uint32" | "int32" | "spd";
+  readonly kind?: "bool" | "float" | "uint32" | "int32" | "spd" | "complex";
   readonly range?: readonly [number, number];
 }
 
@@ -129,6 +137,8 @@ export interface PrimitiveRow<P> {
   readonly vjp: VjpRule<P> | NoDerivative | "transpose";
   readonly batch: BatchRule<P>;
   readonly example: { readonly args: readonly ExampleArg[]; readonly params: P };
+  /** Further points the rule test checks (other dtypes or parameters that take another branch of a rule: complex inputs, odd lengths). */
+  readonly moreExamples?: readonly { readonly args: readonly ExampleArg[]; readonly params: P }[];
 }
 
 // ---- helpers of the rules
@@ -167,7 +177,10 @@ const elementwiseBatch = matrixBatch;
 export const instantiate = (t: readonly (V | null)[], x: readonly V[]): V[] => t.map((ti, i) => ti ?? zerosLike(x[i]!));
 
 /** A linear primitive's JVP: the primitive applied to the tangents. */
-const linearJvp = <N extends PrimitiveName>(name: N): JvpRule<PrimitiveParams[N]> => (t, x, _y, params) => bindRow(name)(instantiate(t, x), params);
+// (A function declaration: the rows of other modules call it while this one loads.)
+export function linearJvp<N extends PrimitiveName>(name: N): JvpRule<PrimitiveParams[N]> {
+  return (t, x, _y, params) => bind(name, instantiate(t, x), params);
+}
 
 /** The sum of the terms whose tangent is not zero (a zero tangent's term is skipped, not computed: it may be 0 * NaN). */
 const sumTerms = (terms: readonly (V | null)[]): V => terms.filter((t): t is V => t !== null).reduce((acc, t) => lax.add(acc, t));
@@ -434,6 +447,9 @@ export const realOnly = (x: V, what: string): void => {
 
 const SQRT_PI = Math.sqrt(Math.PI);
 
+/** conj(z)/|z| (|z| = y), with |z| = 0 taken as 1 so that the derivative of |z| at 0 is 0. */
+const complexSign = (z: V, y: V): V => lax.div(lax.conj(z), lax.convertElementType(lax.selectN(lax.eq(y, 0), y, lax.full(y.shape, 1, y.dtype)), z.dtype));
+
 export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<PrimitiveParams[N]> } = {
   neg: unaryRow("neg", "negate", () => -1),
   exp: unaryRow("exp", "exp", (_x, y) => y),
@@ -445,7 +461,14 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   logistic: unaryRow("logistic", "logistic", (_x, y) => lax.mul(y, lax.sub(1, y))),
   sqrt: unaryRow("sqrt", "sqrt", (_x, y) => lax.div(0.5, y), POSITIVE_EXAMPLE),
   rsqrt: unaryRow("rsqrt", "rsqrt", (x, y) => lax.mul(lax.div(y, x), -0.5), POSITIVE_EXAMPLE),
-  abs: unaryRow("abs", "abs", (x) => lax.sign(x)),
+  abs: {
+    ...unaryRow("abs", "abs", (x) => lax.sign(x)),
+    // |z| of a complex z is not holomorphic: d|z| = Re(conj(z)/|z| · dz), whose transpose (JAX's
+    // pairing, complex_rules.ts) is ct ↦ ct · conj(z)/|z|; 0 at z = 0, as JAX's (|z| taken as 1 there).
+    jvp: ([t], [x], [y]) => [dtypeKind(x!.dtype) === "complex" ? lax.real(lax.mul(t!, complexSign(x!, y!))) : scale(t!, lax.sign(x!))],
+    vjp: ([ct], [x], [y]) => [dtypeKind(x!.dtype) === "complex" ? lax.mul(lax.convertElementType(ct!, x!.dtype), complexSign(x!, y!)) : scale(ct!, lax.sign(x!))],
+    moreExamples: [{ args: [{ shape: [2, 3], kind: "complex" }], params: {} }],
+  },
   log1p: unaryRow("log1p", "log1p", (x) => lax.div(1, lax.add(x, 1)), POSITIVE_EXAMPLE),
   expm1: unaryRow("expm1", "expm1", (_x, y) => lax.add(y, 1)),
   erf: unaryRow("erf", "erf", (x) => lax.mul(lax.exp(lax.neg(lax.mul(x, x))), 2 / SQRT_PI)),
@@ -596,17 +619,17 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
       lhsContractingDimensions: [...p.lhsContracting], rhsContractingDimensions: [...p.rhsContracting],
       lhsBatchDimensions: [...p.lhsBatch], rhsBatchDimensions: [...p.rhsBatch],
     }, p.preferredElementType === undefined ? {} : { preferredElementType: DTYPES[p.preferredElementType] })],
+    // Bilinear: for complex operands too, the transposes need no conjugate (JAX's pairing, complex_rules.ts).
     jvp: ([tl, tr], [lhs, rhs], _y, p) => {
-      realOnly(lhs!, "dotGeneral");
       const dn = { lhsContractingDimensions: p.lhsContracting, rhsContractingDimensions: p.rhsContracting, lhsBatchDimensions: p.lhsBatch, rhsBatchDimensions: p.rhsBatch };
       return [sumTerms([tl ? lax.dotGeneral(tl, rhs!, dn) : null, tr ? lax.dotGeneral(lhs!, tr, dn) : null])];
     },
     vjp: ([ct], [lhs, rhs], _y, p) => {
-      realOnly(lhs!, "dotGeneral");
       return [dotTransposeLhs(ct!, lhs!.ndim, rhs!, p, false), dotTransposeLhs(ct!, rhs!.ndim, lhs!, swapDot(p), true)];
     },
     batch: (values, dims, p) => dotBatch(values, dims, p),
     example: { args: [{ shape: [2, 3, 4] }, { shape: [2, 4, 5] }], params: { lhsContracting: [2], rhsContracting: [1], lhsBatch: [0], rhsBatch: [0] } },
+    moreExamples: [{ args: [{ shape: [3, 4], kind: "complex" }, { shape: [4, 2], kind: "complex" }], params: { lhsContracting: [1], rhsContracting: [0], lhsBatch: [], rhsBatch: [] } }],
   },
 
   slice: {
@@ -685,6 +708,8 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   ...LINALG_ROWS,
   ...LU_ROWS,
   ...DECOMPOSITION_ROWS,
+  ...COMPLEX_ROWS,
+  ...FFT_ROWS,
 
   sort: {
     lower: (b, operands, { dimension, isStable, numKeys }) => {

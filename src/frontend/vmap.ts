@@ -8,7 +8,7 @@ import * as lax from "./lax.js";
 import { PRIMITIVES, moveBatchToFront, type PrimitiveName, type PrimitiveParams } from "./primitives.js";
 import { treeFlatten, treeUnflatten } from "./tree.js";
 
-class BatchTracer extends Tracer {
+export class BatchTracer extends Tracer {
   readonly aval: Aval;
 
   constructor(readonly trace: BatchTrace, readonly value: ArrayBase, readonly batchDim: number | null) {
@@ -24,7 +24,7 @@ class BatchTracer extends Tracer {
   }
 }
 
-class BatchTrace extends Trace<BatchTracer> {
+export class BatchTrace extends Trace<BatchTracer> {
   readonly kind = "vmap";
 
   constructor(level: number, readonly axisSize: number) {

@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { numpy as np, lax, jit, grad, jvp, vmap, parseStableHlo, evaluate, Literal, FrontendError, type FrontendArray } from "../../src/index.js";
+import { numpy as np, lax, jit, grad, jvp, vmap, jacfwd, parseStableHlo, evaluate, Literal, FrontendError, type FrontendArray } from "../../src/index.js";
 
 type A = FrontendArray;
 
@@ -116,4 +116,82 @@ test("vmap of cond (a batched predicate selects) and of whileLoop (runs while an
   // Per-example gradients through a scan: d/dw (w² + 2w + 3) at w = 0, 1, 2.
   const horner = (w: A): A => lax.scan((acc: A, x: A) => [np.add(np.multiply(acc, w), x), null] as const, np.array(0, { dtype: "float32" }), np.array([1, 2, 3], { dtype: "float32" }))[0];
   assert.deepEqual((vmap(grad(horner))(np.array([0, 1, 2], { dtype: "float32" })) as A).tolist(), [2, 4, 6]);
+});
+
+test("whileLoop under jvp inside jit: one while over primals and tangents (JAX's rule), closures and nested jvp", () => {
+  const f64 = (v: number): A => np.array(v, { dtype: "float64" });
+  // Squaring until past 100: from x = 1.5, four steps give x^16 (656.8...), so d/dx = 16 x^15.
+  const squareUntil = (x: A): A => lax.whileLoop((v: A) => np.less(v, 100), (v: A) => np.multiply(v, v), x);
+  const tangentAt = (f: (x: A) => A) => (x: A): A => (jvp(f, [x], [np.onesLike(x)]) as A[])[1]!;
+  const x = f64(1.5);
+  const expected = 16 * 1.5 ** 15;
+  const jitted = jit(tangentAt(squareUntil));
+  assert.ok(Math.abs(Number((jitted(x) as A).item()) - expected) < 1e-9 * expected);
+  // The same as forward mode outside jit (a JS loop on concrete predicates), and the trip count follows the argument.
+  assert.ok(Math.abs(Number(tangentAt(squareUntil)(x).item()) - expected) < 1e-9 * expected);
+  assert.equal(Number((jitted(f64(20)) as A).item()), 40);
+  assert.match(jit(tangentAt(squareUntil)).lower(x).asText(), /stablehlo\.while/);
+  // A value the body closes over carries its tangent into the loop: v += x until v ≥ 10, from 0; at x = 3 four steps, d/dx = 4.
+  const addUntil = (y: A): A => lax.whileLoop((v: A) => np.less(v, 10), (v: A) => np.add(v, y), np.zerosLike(y));
+  assert.equal(Number((jit(tangentAt(addUntil))(f64(3)) as A).item()), 4);
+  // An integer counter in the state and traced bounds: foriLoop(0, n, v·x) = x^n, d/dx = n x^(n-1).
+  const power = (y: A, n: A): A => lax.foriLoop(0, n, (_i: A, v: A) => np.multiply(v, y), np.onesLike(y));
+  const dPower = jit((y: A, n: A): A => (jvp((v: A) => power(v, n), [y], [np.onesLike(y)]) as A[])[1]!);
+  assert.equal(Number((dPower(f64(2), np.array(5)) as A).item()), 80);
+  // Nested forward mode (the second derivative): d²/dx² x^n = n (n-1) x^(n-2) = 20 · 8 at 2.
+  const second = jit((y: A, n: A): A => tangentAt((v: A) => tangentAt((u: A) => power(u, n))(v))(y));
+  assert.equal(Number((second(f64(2), np.array(5)) as A).item()), 160);
+});
+
+test("scan with unroll: blocks of steps per while iteration and the remainder after it; under transforms inside jit", () => {
+  const f64 = (v: number[]): A => np.array(v, { dtype: "float64" });
+  const xs = f64([1, 2, 3, 4, 5, 6, 7]);
+  // Running sums and the carry c ↦ 0.5 c + x (a linear recurrence).
+  const body = (c: A, x: A) => [np.add(np.multiply(c, 0.5), x), np.add(c, x)] as const;
+  const run = (unroll: number | boolean, reverse = false) => jit((v: A) => lax.scan(body, np.array(0, { dtype: "float64" }), v, { unroll, reverse }));
+  const reference = (reverse: boolean): [number, number[]] => {
+    let c = 0;
+    const ys: number[] = [];
+    const order = [0, 1, 2, 3, 4, 5, 6].map((i) => (reverse ? 6 - i : i));
+    for (const k of order) {
+      ys[k] = c + k + 1;
+      c = 0.5 * c + k + 1;
+    }
+    return [c, ys];
+  };
+  for (const reverse of [false, true]) {
+    const [c, ys] = reference(reverse);
+    for (const unroll of [1, 2, 3, 7, 10, true, false]) {
+      const [carry, out] = run(unroll, reverse)(xs) as [A, A];
+      assert.ok(Math.abs(Number(carry.item()) - c) < 1e-12, `carry, unroll ${String(unroll)}, reverse ${reverse}`);
+      assert.deepEqual(out.tolist(), ys, `ys, unroll ${String(unroll)}, reverse ${reverse}`);
+    }
+  }
+  // unroll 3 over 7 steps: one while whose body runs three steps, one step after it; true: no while at all.
+  const text = run(3).lower(xs).asText();
+  assert.equal(text.match(/stablehlo\.while/g)?.length, 1);
+  assert.equal(text.match(/stablehlo\.dynamic_update_slice/g)?.length, 4);
+  assert.equal(run(true).lower(xs).asText().match(/stablehlo\.while/g), null);
+  // Under grad and jvp inside jit: d carry / d x_k = 0.5^(6-k).
+  const carryOf = (v: A): A => lax.scan(body, np.array(0, { dtype: "float64" }), v, { unroll: 2 })[0];
+  assert.deepEqual((jit(grad(carryOf))(xs) as A).tolist(), [1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1]);
+  const along = f64([0, 0, 0, 0, 0, 1, 1]);
+  assert.equal(Number(((jit((v: A) => jvp(carryOf, [v], [along])[1]))(xs) as A).item()), 1.5);
+  assert.throws(() => lax.scan(body, np.array(0, { dtype: "float64" }), xs, { unroll: 0 }), FrontendError);
+});
+
+test("whileLoop under vmap inside jit (batched predicate: runs while any element's holds), and jacfwd of a loop under jit", () => {
+  const doubling = (n: A): A => lax.whileLoop((v: A) => np.less(v, 10), (v: A) => np.multiply(v, 2), n);
+  const batched = jit(vmap(doubling));
+  assert.deepEqual((batched(np.array([1, 3, 20])) as A).tolist(), [16, 12, 20]);
+  assert.match(jit(vmap(doubling)).lower(np.array([1, 3, 20])).asText(), /stablehlo\.while/);
+  // A predicate that is not batched: the loop runs on the batch's values.
+  const scaled = (x: A, n: A): A => lax.foriLoop(0, n, (_i: A, v: A) => np.multiply(v, x), np.onesLike(x));
+  assert.deepEqual((jit(vmap(scaled, { inAxes: [0, null] }))(np.array([1, 2, 3], { dtype: "float64" }), np.array(3)) as A).tolist(), [1, 8, 27]);
+  // jacfwd (vmap of jvp) of squaring until past 100, elementwise: a diagonal of 2^k x^(2^k - 1) with k per element.
+  const squareUntil = (x: A): A => lax.whileLoop((v: A) => np.any(np.less(v, 100)), (v: A) => np.where(np.less(v, 100), np.multiply(v, v), v), x);
+  const x = np.array([1.5, 20], { dtype: "float64" });
+  const jac = jit(jacfwd(squareUntil))(x) as A;
+  const expected = [[16 * 1.5 ** 15, 0], [0, 2 * 20]];
+  (jac.tolist() as number[][]).forEach((row, i) => row.forEach((v, j) => assert.ok(Math.abs(v - expected[i]![j]!) <= 1e-9 * Math.abs(expected[i]![j]!) + 1e-12, `J[${i}][${j}] = ${v}`)));
 });

@@ -2,7 +2,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { numpy as np, nn } from "../../src/index.js";
+import { numpy as np, nn, grad, type FrontendArray } from "../../src/index.js";
 
 const close = (a: unknown, b: unknown, tol = 1e-5): void => {
   const fa = [a].flat(Infinity) as number[];
@@ -119,4 +119,24 @@ test("nn: relu, sigmoid, gelu, silu, softmax, logSoftmax, logsumexp, oneHot agai
   close(nn.logSoftmax(x).tolist(), xs.map((v) => v - lse));
   assert.equal(nn.logsumexp(np.array([-Infinity, -Infinity])).item(), -Infinity);
   assert.deepEqual(nn.oneHot(np.array([0, 2]), 3).tolist(), [[1, 0, 0], [0, 0, 1]]);
+});
+
+test("isinf, trunc, the inverse hyperbolic functions, hypot and degrees against Math", () => {
+  const f64 = (v: number[]): FrontendArray => np.array(v, { dtype: "float64" });
+  assert.deepEqual(np.isinf(f64([1, Infinity, -Infinity, NaN])).tolist(), [false, true, true, false]);
+  assert.deepEqual(np.isposinf(f64([Infinity, -Infinity])).tolist(), [true, false]);
+  assert.deepEqual(np.isneginf(f64([Infinity, -Infinity])).tolist(), [false, true]);
+  assert.deepEqual(np.isinf([1, 2]).tolist(), [false, false]);
+  assert.deepEqual((np.trunc(f64([-2.7, -0.5, 0.5, 2.7])).tolist() as number[]).map((v) => v + 0), [-2, 0, 0, 2]);
+  assert.deepEqual(np.trunc([3, -4]).tolist(), [3, -4]);
+  const xs = [-3, -0.4, 0, 0.7, 5];
+  const close = (a: unknown[], b: number[]): void => a.forEach((v, i) => assert.ok(Math.abs((v as number) - b[i]!) <= 1e-14 * (1 + Math.abs(b[i]!)), `${String(v)} vs ${b[i]}`));
+  close(np.arcsinh(f64(xs)).tolist() as number[], xs.map(Math.asinh));
+  close(np.arccosh(f64([1, 1.5, 10])).tolist() as number[], [1, 1.5, 10].map(Math.acosh));
+  close(np.arctanh(f64([-0.9, 0, 0.3])).tolist() as number[], [-0.9, 0, 0.3].map(Math.atanh));
+  close(np.hypot(f64([3, 0, 1e200, -5]), f64([4, 0, 1e200, 12])).tolist() as number[], [5, 0, Math.SQRT2 * 1e200, 13]);
+  close(np.deg2rad(f64([180, 90])).tolist() as number[], [Math.PI, Math.PI / 2]);
+  close(np.degrees(f64([Math.PI])).tolist() as number[], [180]);
+  // They are composites, so they differentiate: d/dx asinh x = 1/√(1+x²).
+  close([Number((grad((v: FrontendArray) => np.arcsinh(v))(f64([0.75]).index(0)) as FrontendArray).item())], [1 / Math.sqrt(1 + 0.5625)]);
 });

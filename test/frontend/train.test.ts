@@ -44,3 +44,23 @@ test("examples/train_mlp.ts: the loss falls", () => {
   const losses = train(30);
   assert.ok(losses[29]! < losses[0]! / 4, `loss ${losses[0]} -> ${losses[29]}`);
 });
+
+test("adamw adds the decoupled weight decay -lr·wd·param to adam's step; momentum is sgd's heavy ball", () => {
+  const params = { w: np.array([2, -4], { dtype: "float64" }) };
+  const grads = { w: np.array([0.5, 0.5], { dtype: "float64" }) };
+  const adam = optimizers.adam(0.1);
+  const adamw = optimizers.adamw(0.1, { weightDecay: 0.01 });
+  const [plain] = adam.update(grads, adam.init(params));
+  const [decayed] = adamw.update(grads, adamw.init(params), params);
+  const diff = np.subtract((decayed as { w: A }).w, (plain as { w: A }).w).tolist() as number[];
+  // -0.1 · 0.01 · [2, -4].
+  assert.ok(Math.abs(diff[0]! + 0.002) < 1e-12 && Math.abs(diff[1]! - 0.004) < 1e-12, `${diff}`);
+  assert.throws(() => adamw.update(grads, adamw.init(params)), /needs the params/);
+  const m = optimizers.momentum(1, 0.5);
+  let s = m.init(params);
+  let u: unknown;
+  [u, s] = m.update(grads, s);
+  [u, s] = m.update(grads, s);
+  // The trace after two steps: 0.5 · 0.5 + 0.5 = 0.75.
+  assert.deepEqual((u as { w: A }).w.tolist(), [-0.75, -0.75]);
+});
