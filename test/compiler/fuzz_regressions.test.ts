@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  add, arrayShape, broadcastInDim, constantR0, createClient, Literal, max, min, mul, or, parameter, partition, reduce, runPartitioned, scalarShape,
+  add, arrayShape, broadcastInDim, constantR0, createClient, eq, Literal, max, min, mul, or, parameter, partition, reduce, runPartitioned, scalarShape,
   sharding, XlaBuilder, XlaError,
 } from "../../src/index.js";
 import { BACKENDS } from "../../src/compiler/backends.js";
@@ -92,4 +92,39 @@ test("a reduction over a sharded dimension whose body no all-reduce can redo (a 
   const body = sub.build(mul(parameter(sub, 0, scalarShape("f64")), parameter(sub, 1, scalarShape("f64"))));
   const module = b.buildModule(reduce(p, constantR0(b, "f64", 1), body, [0]));
   assert.throws(() => partition(module), (e: unknown) => e instanceof XlaError && /not one add, maximum or minimum/.test((e as Error).message));
+});
+
+test("a reduction over an unevenly sharded dimension does not reduce the padding (fuzz sharded seed 7, program 18688)", async () => {
+  // A dimension of 2 on x=3 is padded to 3; the padding held zeros, so `or` over
+  // compare(p, q) saw 0 == 0 and gave true for every row, and a min of positive values
+  // (max of negative ones) gave 0. The padding must hold the reduction's init value.
+  const client = await createClient({ backend: "interpreter", deviceCount: 3 });
+  try {
+    const p = Literal.fromValues("f32", [4, 2], [-3, 2, -6, -1, 4, -4, 1, 6]);
+    const q = Literal.fromValues("f32", [4, 2], [0, 5, -3, 2, 4, 1, 0, 0]);
+    {
+      const b = new XlaBuilder("uneven_any_equal");
+      const mesh = b.mesh("mesh", { x: 3 });
+      const x = parameter(b, 0, arrayShape("f32", [4, 2]), { name: "p", sharding: sharding(mesh, [[], ["x"]]) });
+      const y = parameter(b, 1, arrayShape("f32", [4, 2]), { name: "q" });
+      const sub = b.createSubBuilder("or");
+      const body = sub.build(or(parameter(sub, 0, scalarShape("pred")), parameter(sub, 1, scalarShape("pred"))));
+      const program = partition(b.buildModule(reduce(eq(x, y), constantR0(b, "pred", false), body, [1])));
+      const [any] = await runPartitioned(client, program, [p, q]);
+      // Rows: (-3 vs 0, 2 vs 5), (-6 vs -3, -1 vs 2), (4 vs 4, -4 vs 1), (1 vs 0, 6 vs 0).
+      assert.deepEqual(any!.toNumbers(), [0, 0, 1, 0]);
+    }
+    for (const [combine, init, values, expected] of [[min, Infinity, [3, 5], 3], [max, -Infinity, [-3, -5], -3]] as const) {
+      const b = new XlaBuilder("uneven_extremum");
+      const mesh = b.mesh("mesh", { x: 3 });
+      const x = parameter(b, 0, arrayShape("f32", [2]), { name: "p", sharding: sharding(mesh, [["x"]]) });
+      const sub = b.createSubBuilder("reducer");
+      const body = sub.build(combine(parameter(sub, 0, scalarShape("f32")), parameter(sub, 1, scalarShape("f32"))));
+      const program = partition(b.buildModule(reduce(x, constantR0(b, "f32", init), body, [0])));
+      const [result] = await runPartitioned(client, program, [Literal.fromValues("f32", [2], [...values])]);
+      assert.deepEqual(result!.toNumbers(), [expected]);
+    }
+  } finally {
+    await client.close();
+  }
 });
