@@ -29,6 +29,8 @@ surfaces:
 
 options:
   --count N        inputs to run (default 100000; builder 10000)
+  --start I        the first input's index (default 0): runs inputs I .. I+N-1, so a
+                   long run can be done in chunks
   --seed S         the run's seed (default 1): input i is the same for the same seed
   --workers W      worker processes (default: cores, at most 4)
   --timeout-ms T   an input running longer is a hang (default 10000; sharded 60000)
@@ -99,6 +101,7 @@ async function fuzzWorkers(surface: SurfaceSpec["surface"], seed: number, backen
   const findingsDir = path.resolve(text("findings") ?? "fuzz-findings");
   const options = {
     seed,
+    start: option("start", 0),
     count: option("count", 100_000),
     workers: option("workers", Math.max(1, Math.min(4, os.availableParallelism()))),
     // A sharded input may first remake and warm up its client's devices (seconds each on a loaded machine).
@@ -107,7 +110,7 @@ async function fuzzWorkers(surface: SurfaceSpec["surface"], seed: number, backen
   const name = surface === "compiled" ? `compiled ${backend}` : surface;
   const corpus = surface === "text" ? loadCorpus(repoRoot) : undefined;
   const unit = surface === "compiled" && batch > 1 ? ` (batches of ${batch} programs)` : "";
-  console.log(`fuzz ${name}: ${corpus !== undefined ? `${corpus.seeds.length} seeds, ` : ""}${options.count} inputs${unit}, seed ${seed}, ${options.workers} workers`);
+  console.log(`fuzz ${name}: ${corpus !== undefined ? `${corpus.seeds.length} seeds, ` : ""}${options.count} inputs${unit}${options.start > 0 ? ` from input ${options.start}` : ""}, seed ${seed}, ${options.workers} workers`);
   const report = await runFuzz({
     ...options, surface: spec, findingsDir, ...(corpus !== undefined ? { corpus } : {}),
     progress: (done) => { if (done % (surface === "compiled" ? 1_000 : 10_000) === 0) console.log(`  ${done} inputs`); },

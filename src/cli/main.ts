@@ -103,7 +103,14 @@ const GRACE_MS = 1000;
 function supervise(argv: readonly string[], seconds: number): Promise<number> {
   const deadline = Date.now() + seconds * 1000;
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...argv], {
-    stdio: "inherit", env: { ...process.env, [DEADLINE_VARIABLE]: String(deadline) },
+    stdio: ["inherit", "inherit", "pipe"], env: { ...process.env, [DEADLINE_VARIABLE]: String(deadline) },
+  });
+  // The child's errors pass through; one it reported itself (its own deadline check
+  // fired, and a loaded machine slowed its exit past the grace) is not said twice.
+  let childReported = false;
+  child.stderr?.on("data", (chunk: Buffer) => {
+    if (/^error: /m.test(chunk.toString("utf8"))) childReported = true;
+    process.stderr.write(chunk);
   });
   // Stopping the supervisor stops the run too.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -117,7 +124,7 @@ function supervise(argv: readonly string[], seconds: number): Promise<number> {
     const timer = setTimeout(() => {
       stopped = true;
       child.kill("SIGKILL");
-      process.stderr.write(`error: run: still running ${GRACE_MS / 1000} s past its --timeout of ${seconds} s: stopped\n`);
+      if (!childReported) process.stderr.write(`error: run: still running ${GRACE_MS / 1000} s past its --timeout of ${seconds} s: stopped\n`);
       resolve(1);
     }, deadline + GRACE_MS - Date.now());
     child.on("error", (e) => {

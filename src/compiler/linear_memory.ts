@@ -5,7 +5,7 @@
 // range is big enough. Shared, it is its own handle: a device worker opens the same
 // bytes, and host and worker view arrays in place (hostBuffer), with no copies.
 
-import { ExecutionError } from "../types/errors.js";
+import { ExecutionError, ResourceError } from "../types/errors.js";
 import { BufferAllocator, type DeviceMemory } from "../runtime/device_memory.js";
 
 /** Largest device memory, in 64 KiB pages (4 GiB: all that wasm32 addresses). */
@@ -109,7 +109,13 @@ export class LinearMemory implements DeviceMemory {
     const wantPages = Math.ceil(Math.max(atLeast, oldBytes / 2) / PAGE_BYTES);
     const pages = Math.min(wantPages, MEMORY_MAX_PAGES - oldBytes / PAGE_BYTES);
     if (pages * PAGE_BYTES < atLeast) {
-      throw new ExecutionError(`device memory: cannot allocate ${atLeast} bytes: the device holds ${this.bytesInUse} bytes and wasm32 memory is limited to 4 GiB`);
+      // Memory of executables and arrays dropped without delete() comes back only when their
+      // finalizers run, after a garbage collection and between turns of the event loop: a
+      // synchronous loop of compileSync and execute never gives it back on its own.
+      throw new ResourceError(
+        `device memory: cannot allocate ${atLeast} bytes: the device holds ${this.bytesInUse} bytes and wasm32 memory is limited to 4 GiB; ` +
+        "executables and arrays dropped without delete() keep their memory until they are garbage collected between turns of the event loop: delete() what is no longer needed",
+        "device memory", atLeast);
     }
     this.memory.grow(pages);
     this.allocator!.extend(oldBytes + pages * PAGE_BYTES);

@@ -32,6 +32,17 @@ test("add: every integer width wraps (conformance add.mlir)", () => {
   assertValues(bin(add, "pred", [false, false, true, true], [false, true, false, true]), [false, true, true, true]);
 });
 
+test("complex64 multiply rounds as XLA's CPU backend does: each part's first product fused (fma), the second rounded to f32", () => {
+  // (a + bi)(c + di) with ac and bd cancelling. Worked out with exact rationals (Python's
+  // Fraction, rounded to nearest-even f32 by hand): the real part is
+  // fl32(ac - fl32(bd)) = -2.7273927116766572e-05, where the exactly rounded ac - bd is
+  // -2.7326361305313185e-05 and fl32(fl32(ac) - fl32(bd)) is -2.7298927307128906e-05;
+  // the imaginary part fl32(ad + fl32(bc)) = 2.878232717514038.
+  const a = { re: 0.8569469451904297, im: 1.3163437843322754 };
+  const b = { re: 1.5356860160827637, im: 0.9997606873512268 };
+  assertComplex(bin(mul, "c64", [a], [b]), [[-2.7273927116766572e-05, 2.878232717514038]], 0);
+});
+
 test("add/sub/mul on floats and complex (conformance)", () => {
   assertComplex(bin(add, "c64", [{ re: 1.5, im: 2.5 }, { re: 7.5, im: 5.5 }], [{ re: 1.5, im: 2.5 }, { re: 7.5, im: 5.5 }]), [[3, 5], [15, 11]], 0);
   assertComplex(bin(sub, "c128", [{ re: 1.5, im: 2.5 }], [{ re: 1.5, im: 2.5 }]), [[0, 0]], 0);

@@ -9,7 +9,7 @@ import {
   ELEMENT_TYPES, XlaBuilder, XlaError, Literal, arrayShape, binaryOp, broadcast, broadcastInDim, clamp, concatInDim, constantR0,
   convertElementType, dot, eq, evaluate, iota, lt, mul, pad, parameter, parseHlo, printHlo, reduce, reshape, rev, scalarShape,
   select, shapesEqual, slice, sub, transpose, tuple, unaryOp, verifyModule, type ArrayShape, type ElementType, type TensorSharding,
-  type XlaOp,
+  type XlaOp, type Scalar,
 } from "../../src/index.js";
 import { BINARY_OPCODES, UNARY_OPCODES, type BinaryOpcode } from "../../src/ir/opcodes.js";
 import type { ReducerKind } from "../../src/compiler/kernel/lower_fusion.js";
@@ -38,7 +38,9 @@ const REDUCERS: readonly (readonly [BinaryOpcode, ReducerKind])[] = [
  * (backends may apply it once per partial result: a sharded reduce once per device),
  * so a random init would make results that legitimately differ.
  */
-function initValue(kind: ReducerKind, t: ElementType): number | bigint | boolean {
+function initValue(kind: ReducerKind, t: ElementType): Scalar {
+  // A complex reduce starts at 0 (or 1 for a product); its other reducers are the rules' to refuse.
+  if (ELEMENT_TYPES[t].kind === "complex") return { re: kind === "mul" ? 1 : 0, im: 0 };
   // Every bit set is the identity of `and`: -1 for signed types, the largest value for unsigned ones.
   const v = identity(kind === "and" && ELEMENT_TYPES[t].kind === "unsigned" ? "min" : kind, t);
   return t === "pred" ? v !== 0 : v;

@@ -19,6 +19,8 @@ export interface FuzzOptions {
   /** The text surface's seeds (loaded when needed if absent). */
   readonly corpus?: Corpus;
   readonly seed: number;
+  /** The first input's index (default 0): a long run can be done in chunks, each input the same as in one run. */
+  readonly start?: number;
   readonly count: number;
   readonly workers: number;
   /** An input still running after this long is a hang. */
@@ -60,7 +62,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const typed = new Map<string, number>();
   const findings: Finding[] = [];
   let ok = 0;
-  let next = 0;
+  const end = (options.start ?? 0) + options.count;
+  let next = options.start ?? 0;
   let done = 0;
 
   const spec = options.surface ?? { surface: "text" };
@@ -102,14 +105,14 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const lane = async (): Promise<void> => {
     let worker: ChildProcess | undefined;
     try {
-      while (next < options.count) {
+      while (next < end) {
         if (worker === undefined) {
           const w = fork(workerPath, [String(options.seed), JSON.stringify(spec)], { execArgv: [`--max-old-space-size=${WORKER_HEAP_MB}`], serialization: "advanced", stdio: ["ignore", "ignore", "ignore", "ipc"] });
           const ready = await listen(w, (m) => (m === "ready" ? { outcome: { status: "ok" } } : undefined));
           if (!("outcome" in ready)) throw new Error(`fuzz worker failed to start: ${"crash" in ready ? ready.crash : "no answer"}`);
           worker = w;
         }
-        if (next >= options.count) break;
+        if (next >= end) break;
         const w = worker;
         const index = next++;
         const answer = listen(w, (m) => ((m as WorkReply).index === index ? { outcome: (m as WorkReply).outcome } : undefined), options.timeoutMs);

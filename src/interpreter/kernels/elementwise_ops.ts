@@ -38,6 +38,8 @@ interface BinaryDef {
   /** A float definition that depends on the element type (next_after steps the type's own bit patterns). */
   readonly floatOf?: (t: ElementType) => (a: number, b: number) => number;
   readonly complex?: (a: Complex, b: Complex) => Complex;
+  /** A complex definition that depends on the element type (the multiply's rounding in c64 or c128). */
+  readonly complexOf?: (t: ElementType) => (a: Complex, b: Complex) => Complex;
 }
 
 /** Every unary op of the op table (the type checker names one that is missing). */
@@ -81,7 +83,7 @@ const BINARY: Readonly<Record<ScalarBinaryOpcode, BinaryDef>> = {
   multiply: {
     pred: (a, b) => a && b, int: (_t, a, b) => a * b,
     smallInt: Math.imul, // exact low 32 bits, unlike a double product
-    float: (a, b) => a * b, complex: cx.cMul,
+    float: (a, b) => a * b, complexOf: (t) => cx.complexMultiplyOf(t === "c64" ? "f32" : "f64"),
   },
   divide: { int: im.intDivide, float: (a, b) => a / b, complex: cx.cDiv },
   remainder: { int: im.intRemainder, float: (a, b) => a % b }, // JS % is C's fmod
@@ -144,7 +146,7 @@ export function binaryScalarFn(opcode: ScalarBinaryOpcode, t: ElementType): Bina
       return (a, b) => f(a as number, b as number);
     }
     case "complex": {
-      const f = def.complex ?? unsupported(opcode, t);
+      const f = def.complexOf?.(t) ?? def.complex ?? unsupported(opcode, t);
       return (a, b) => f(a as Complex, b as Complex);
     }
     default: {

@@ -7,7 +7,9 @@
 // dimensions back to their true sizes; a stablehlo.slice whose result would not divide
 // takes more of its operand; other StableHLO ops are rebuilt on padded operands; a
 // dot_general makes sure its contracting dimensions are padded with zeros (a select
-// where the padding is not known to be zero).
+// where the padding is not known to be zero); a reduce sets the padding along the
+// dimensions it reduces, and a reduce_window along every padded dimension, to its init
+// values.
 //
 // Which padded values are known to hold zeros in their padding is tracked per function:
 // pads the pass creates, and collectives and trims of such values. Shardy's pass also
@@ -256,6 +258,16 @@ class FunctionPadder {
         return this.generic(inst, [lhs, rhs, ...operands.slice(2)], f);
       }
       case "convolution": return this.convolution(inst as Instruction<"convolution">, operands, f);
+      case "reduce": {
+        // Padding along a reduced dimension would enter the reduction: it must hold the
+        // init value, which every reducer leaves the others unchanged by (an `or` over
+        // zero-padded comparisons of padding came out true).
+        const reduced = (inst as Instruction<"reduce">).attrs.dimensions;
+        return this.generic(inst, this.withInitPadding(inst, operands, f, reduced), f);
+      }
+      case "reduceWindow":
+        // A window reaching into the padding must see what the op's own padding holds: the init value.
+        return this.generic(inst, this.withInitPadding(inst, operands, f), f);
       case "reshape": {
         // Its result shape is an attribute: the padded one (the resolved reshape keeps each shard's elements in row-major order).
         const dims = this.padded(arrayDims(inst.shape)!, shardingOf(inst, this.fn));
@@ -265,6 +277,18 @@ class FunctionPadder {
       default:
         return this.generic(inst, operands, f);
     }
+  }
+
+  /**
+   * A variadic reduce's or reduce_window's inputs (the first half of its operands) with
+   * their padding along `enforce` (every padded dimension by default) set to their init
+   * values (the second half).
+   */
+  private withInitPadding(inst: Instruction, operands: readonly Instruction[], f: InstructionFactory, enforce?: readonly number[]): Instruction[] {
+    const inputs = operands.length / 2;
+    return operands.map((operand, i) => (i < inputs
+      ? this.withPaddingValue(operand, arrayDims(inst.operands[i]!.shape)!, operands[inputs + i]!, f, enforce)
+      : operand));
   }
 
   /**

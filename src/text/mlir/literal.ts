@@ -5,9 +5,10 @@
 // Printing follows MLIR: floats as `1.000000e+00` when that round-trips, otherwise the
 // shortest exact decimal; NaN and infinities as hex bit patterns.
 
-import { ELEMENT_TYPES, isComplex, isFloat, isWideInt, realComponentType, type ElementType } from "../../types/element_type.js";
+import { ELEMENT_TYPES, isFloat, isWideInt, realComponentType, type ElementType } from "../../types/element_type.js";
 import { decimalToF32 } from "../../types/decimal_float.js";
 import { floatCodec } from "../../types/float_codec.js";
+import { ResourceError } from "../../types/errors.js";
 import { Literal, type Scalar, wrapInteger } from "../../types/literal.js";
 import { elementCount, type ArrayShape } from "../../types/shape.js";
 import { Cursor } from "./cursor.js";
@@ -373,28 +374,109 @@ function formatElement(lit: Literal, i: number): string {
   return String(v);
 }
 
-/** The `dense<...>` part of a literal (no type). Literals in other layouts print in logical order. */
+/**
+ * 536,870,888: the longest string V8 makes (2^29 - 24 characters). The text of a literal
+ * longer than this cannot be returned at all; such a literal is refused before it is
+ * printed (write it as .npy or .npz instead).
+ */
+export const MAX_TEXT_LENGTH = 2 ** 29 - 24;
+
+/**
+ * Text built from many small pieces without one string per piece held at a time: pieces
+ * are joined into flat chunks every few thousand, so printing n elements holds n/4096
+ * strings, not n (a 1e8-element literal as one string per element passed the heap).
+ */
+class ChunkedText {
+  private pieces: string[] = [];
+  private readonly chunks: string[] = [];
+  private length = 0;
+
+  constructor(private readonly what: () => string) {}
+
+  add(piece: string): void {
+    this.length += piece.length;
+    if (this.length > MAX_TEXT_LENGTH) throw tooLongError(this.what());
+    this.pieces.push(piece);
+    if (this.pieces.length === 4096) this.flush();
+  }
+
+  text(): string {
+    this.flush();
+    return this.chunks.join("");
+  }
+
+  private flush(): void {
+    if (this.pieces.length > 0) this.chunks.push(this.pieces.join(""));
+    this.pieces = [];
+  }
+}
+
+function tooLongError(what: string): ResourceError {
+  return new ResourceError(
+    `printing ${what}: its text would pass ${MAX_TEXT_LENGTH} characters, the longest string JavaScript holds; write it as .npy/.npz (Literal.toNpy, writeNpz, xlats run --out) instead`,
+    what, NaN);
+}
+
+/**
+ * Whether every element prints as `first` does (a splat). Elements are compared by their
+ * bytes, and formatted only where the bytes differ (equal text from different bytes is
+ * then still a splat); it stops at the first element whose text differs.
+ */
+function isSplat(lit: Literal, n: number, first: string): boolean {
+  const d = lit.data;
+  const bytes = new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+  const width = bytes.length / n;
+  const sameBytesAsFirst = (i: number): boolean => {
+    if (!Number.isInteger(width)) return false;
+    for (let b = 0; b < width; b++) if (bytes[i * width + b] !== bytes[b]) return false;
+    return true;
+  };
+  for (let i = 1; i < n; i++) if (!sameBytesAsFirst(i) && formatElement(lit, i) !== first) return false;
+  return true;
+}
+
+/**
+ * The `dense<...>` part of a literal (no type). Literals in other layouts print in
+ * logical order. Elements are formatted one at a time into chunked text; a literal whose
+ * text cannot be one string is a `ResourceError`, found before most of the work when the
+ * element count alone settles it (every element takes at least one character and a
+ * separator of two).
+ */
 export function printDenseBody(literal: Literal): string {
   const lit = literal.toDefaultLayout();
-  const shape = lit.arrayShape;
-  const n = elementCount(shape);
+  const dims = lit.arrayShape.dimensions;
+  const n = elementCount(lit.arrayShape);
+  const what = (): string => `a literal of ${n} elements (${shapeToMlir(lit.shape)})`;
   if (n === 0) return "dense<>";
-  const texts: string[] = [];
-  for (let i = 0; i < n; i++) texts.push(formatElement(lit, i));
-  if (texts.every((s) => s === texts[0])) return `dense<${texts[0]}>`;
-  let k = 0;
-  const nest = (depth: number): string => {
-    if (depth === shape.dimensions.length) return texts[k++]!;
-    const parts: string[] = [];
-    for (let i = 0; i < shape.dimensions[depth]!; i++) parts.push(nest(depth + 1));
-    return `[${parts.join(", ")}]`;
-  };
-  return `dense<${nest(0)}>`;
+  const first = formatElement(lit, 0);
+  if (isSplat(lit, n, first)) return `dense<${first}>`;
+  if (3 * n - 2 > MAX_TEXT_LENGTH) throw tooLongError(what());
+  const out = new ChunkedText(what);
+  out.add("dense<");
+  const rank = dims.length;
+  const index = new Array<number>(rank).fill(0);
+  for (let i = 0; i < n; i++) {
+    if (i > 0) out.add(", ");
+    // A bracket opens for each innermost dimension whose index is back at 0.
+    let opens = 0;
+    while (opens < rank && index[rank - 1 - opens] === 0) opens++;
+    if (opens > 0) out.add("[".repeat(opens));
+    out.add(i === 0 ? first : formatElement(lit, i));
+    // ...and closes for each innermost dimension at its last index; then the odometer moves.
+    let closes = 0;
+    while (closes < rank && index[rank - 1 - closes] === dims[rank - 1 - closes]! - 1) {
+      index[rank - 1 - closes] = 0;
+      closes++;
+    }
+    if (closes < rank) index[rank - 1 - closes]!++;
+    if (closes > 0) out.add("]".repeat(closes));
+  }
+  out.add(">");
+  return out.text();
 }
 
 /** `dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>`. */
 export function printMlirLiteral(lit: Literal): string {
   if (lit.shape.kind !== "array") throw new TypeError("printMlirLiteral: only array literals have a dense form");
-  void isComplex;
   return `${printDenseBody(lit)} : ${shapeToMlir(lit.shape)}`;
 }

@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ParseError } from "../../../src/index.js";
+import { arrayShape, Literal, ParseError, ResourceError } from "../../../src/index.js";
 import { elementTypeFromMlir, elementTypeToMlir, parseMlirLiteral, printMlirLiteral } from "../../../src/text/mlir/index.js";
 
 const roundTrip = (text: string): string => printMlirLiteral(parseMlirLiteral(text));
@@ -72,6 +72,33 @@ test("literal: a weights-sized hex blob (4 MiB, as JAX embeds weights) parses wi
   for (const i of [0, 1, 12345, n - 1]) assert.equal(got[i], words[i]);
   // A splat over many elements fills them all.
   assert.ok(parseMlirLiteral(`dense<"0x0000C03F"> : tensor<${n}xf32>`).toNumbers().every((v) => v === 1.5));
+});
+
+test("literal: a large literal prints element by element, in nested brackets, as one string", () => {
+  // 2,000,000 i8 digits 0..9 in a [1000, 2000] array: each row is "[d, d, ..., d]", rows
+  // joined by ", ", so the length is known without printing: 7 + rows * (2 * 2000 - 2 + 2)
+  // + 2 * (rows - 1) + 1 ("dense<[" ... "]>" less one) — checked with the ends below.
+  const rows = 1000, cols = 2000;
+  const values = new Int8Array(rows * cols).map((_, i) => i % 10);
+  const text = printMlirLiteral(Literal.fromValues("s8", [rows, cols], values));
+  const body = `[${Array.from({ length: rows }, (_, r) => `[${Array.from({ length: cols }, (_, c) => (r * cols + c) % 10).join(", ")}]`).join(", ")}]`;
+  assert.equal(text, `dense<${body}> : tensor<${rows}x${cols}xi8>`);
+  assert.equal(text.length, "dense<".length + 2 + rows * (2 + cols + 2 * (cols - 1)) + 2 * (rows - 1) + "> : tensor<1000x2000xi8>".length);
+  // A splat of the same size is one element.
+  assert.equal(printMlirLiteral(Literal.fromValues("s8", [rows, cols], new Int8Array(rows * cols).fill(-3))), "dense<-3> : tensor<1000x2000xi8>");
+});
+
+test("literal: a literal whose text cannot be one JavaScript string is a ResourceError, not a heap abort", () => {
+  // 179,000,000 elements need at least 3 characters each (a digit and ", "): past V8's
+  // longest string (2^29 - 24). It is refused before any element is formatted.
+  const n = 179_000_000;
+  const values = new Int8Array(n);
+  values[n - 1] = 1; // not a splat
+  const literal = Literal.fromStorage(arrayShape("s8", [n]), values);
+  const started = Date.now();
+  assert.throws(() => printMlirLiteral(literal),
+    (e: unknown) => e instanceof ResourceError && /longest string/.test(e.message) && /\.npy/.test(e.message));
+  assert.ok(Date.now() - started < 20_000, "refused without formatting every element");
 });
 
 test("literal: errors are ParseErrors with a position", () => {
