@@ -131,11 +131,13 @@ test("a reduction over an unevenly sharded dimension does not reduce the padding
   }
 });
 
-// Open (fuzz sharded seed 7, program 47475): a pad whose operand is unevenly sharded
-// along a padded dimension (size 1 on y=2: device 1's piece is all padding) pads each
-// device's piece locally, so the operand's padding (here compare(0, 0) = true) lands in
-// the result where the pad value belongs. Every compare below is false (the values
-// differ pairwise), so every element of the padded result is false.
+// Fuzz sharded seed 7, program 47475: a pad whose operand is unevenly sharded along a
+// padded dimension (size 1 on y=2: device 1's piece is all padding) let the operand's
+// padding (here compare(0, 0) = true) land in the result where the pad value belongs:
+// pad_for_divisibility set that padding to the pad value only when the result's high
+// edge shrank, not whenever the padding lands inside the true result. Every compare
+// below is false (the values differ pairwise), so every element of the padded result is
+// false.
 const UNEVEN_PAD = `HloModule uneven_pad, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=1, "y"=2]>}}
 
 ENTRY %main (p0: u8[8,1], p1: u8[8,1]) -> (pred[16,3], u8[8,1]) {
@@ -148,12 +150,11 @@ ENTRY %main (p0: u8[8,1], p1: u8[8,1]) -> (pred[16,3], u8[8,1]) {
 }
 `;
 
-test("a pad of an unevenly sharded operand keeps the operand's padding out of the result (fuzz sharded seed 7, program 47475)",
-  { todo: "lowerPad (global_to_local_ops.ts) must set the operand's padding to the pad value first" }, () => {
-    const dir = tempFiles({ "pad.hlo": UNEVEN_PAD });
-    const r = xlats("run", join(dir, "pad.hlo"), "--backend", "interpreter",
-      "--arg", "dense<[[0], [5], [10], [2], [3], [8], [0], [5]]> : tensor<8x1xui8>",
-      "--arg", "dense<[[6], [11], [3], [8], [0], [5], [10], [2]]> : tensor<8x1xui8>");
-    assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout.split("\n")[0], "dense<false> : tensor<16x3xi1>");
-  });
+test("a pad of an unevenly sharded operand keeps the operand's padding out of the result (fuzz sharded seed 7, program 47475)", () => {
+  const dir = tempFiles({ "pad.hlo": UNEVEN_PAD });
+  const r = xlats("run", join(dir, "pad.hlo"), "--backend", "interpreter",
+    "--arg", "dense<[[0], [5], [10], [2], [3], [8], [0], [5]]> : tensor<8x1xui8>",
+    "--arg", "dense<[[6], [11], [3], [8], [0], [5], [10], [2]]> : tensor<8x1xui8>");
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.split("\n")[0], "dense<false> : tensor<16x3xi1>");
+});

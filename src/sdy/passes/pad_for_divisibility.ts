@@ -337,17 +337,22 @@ class FunctionPadder {
   }
 
   /**
-   * A pad whose result must be padded grows its high edge; where the operand's own
-   * padding ends up inside the result instead, that padding is set to the pad value
-   * first (Shardy's StablehloPadOpPattern).
+   * A pad whose result must be padded grows its high edge. Where the operand's own
+   * padding lands inside the true result, that padding is set to the pad value first
+   * (Shardy's StablehloPadOpPattern). Along a dimension whose operand was padded, the
+   * first padding element sits at low + n·(interior + 1) for n true elements, inside the
+   * result (of size low + (n − 1)·(interior + 1) + 1 + high) exactly when high > interior,
+   * or high > 0 when n = 0.
    */
   private padOp(inst: Instruction<"pad">, operands: readonly Instruction[], f: InstructionFactory): Instruction {
     const inputDims = arrayDims(operands[0]!.shape)!;
+    const trueDims = arrayDims(inst.operands[0]!.shape)!;
     const want = this.padded(arrayDims(inst.shape)!, shardingOf(inst, this.fn));
     const { edgePaddingLow: low, edgePaddingHigh: high, interiorPadding: interior } = inst.attrs;
     const newHigh = want.map((size, d) => size - inputDims[d]! - low[d]! - Math.max(0, inputDims[d]! - 1) * interior[d]!);
+    const paddingInside = inputDims.some((size, d) => size > trueDims[d]! && high[d]! > (trueDims[d] === 0 ? 0 : interior[d]!));
     let input = operands[0]!;
-    if (newHigh.some((h, d) => h < high[d]!)) input = this.withPaddingValue(input, arrayDims(inst.operands[0]!.shape)!, operands[1]!, f);
+    if (paddingInside) input = this.withPaddingValue(input, trueDims, operands[1]!, f);
     f.releaseName(inst.name);
     return f.add("pad", [input, operands[1]!], { edgePaddingLow: low, edgePaddingHigh: newHigh, interiorPadding: interior }, { from: inst });
   }
