@@ -191,11 +191,19 @@ export class WebGpuExecutable {
         case "output": return outputs[l.index]!.offset;
       }
     };
+    // Validation errors would otherwise only be printed: a run the GPU refused is an error.
+    this.gpu.device.pushErrorScope("validation");
+    let failure: unknown;
     try {
       await this.runSteps(at, options);
     } catch (e) {
+      failure = e;
+    }
+    const error = await this.gpu.device.popErrorScope();
+    if (failure === undefined && error !== null) failure = new ExecutionError(`${this.program.module.name}: the GPU refused a run: ${error.message}`);
+    if (failure !== undefined) {
       for (const o of outputs) o.delete();
-      throw e;
+      throw failure;
     }
     return outputs;
   }
@@ -230,11 +238,6 @@ export class WebGpuExecutable {
           pass.dispatchWorkgroups(k.workgroups[0], k.workgroups[1]);
           break;
         }
-        case "copy":
-          pass?.end();
-          pass = undefined;
-          encoder.copyBufferToBuffer(this.memory.buffer, at(step.from), this.memory.buffer, at(step.to), step.bytes);
-          break;
         case "host": {
           flush();
           ctx ??= createEvalContext(options);
@@ -324,7 +327,6 @@ export function dumpGpuProgram(program: GpuProgram, adapter?: string): string {
         break;
       }
       case "host": lines.push(`host ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(locationText).join("+")).join(", ")} -> ${s.results.map(locationText).join(", ")}`); break;
-      case "copy": lines.push(`copy ${locationText(s.from)} -> ${locationText(s.to)} (${s.bytes} bytes)`); break;
     }
   }
   return lines.join("\n");

@@ -10,30 +10,30 @@
 // into memory the executable keeps; every temporary lives in one arena (offsets by
 // liveness, buffers/assignment.ts); each run's results get buffers of their own, which
 // the steps producing them write directly (a result that is a parameter, a constant or
-// a value of the result twice is copied there).
+// a value of the result twice is copied there, by a copy kernel).
 
 import { HloModule, type Computation, type Instruction } from "../../ir/computation.js";
 import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
 import { verifyModule } from "../../ir/verify.js";
 import { runPasses, type PassLogEntry } from "../../passes/pass.js";
 import { CompileError } from "../../types/errors.js";
-import { arrayLeaves, type ArrayShape, type Shape } from "../../types/shape.js";
+import { arrayLeaves, elementCount, type ArrayShape, type Shape } from "../../types/shape.js";
 import type { Storage } from "../../types/literal.js";
 import { alignedBytes, assignArena, type Location, type TempInterval } from "../buffers/assignment.js";
 import { isControlFlow } from "../control_flow.js";
 import { defaultPipeline } from "../plan.js";
 import type { CompileOptions } from "../index.js";
 import { isDeclined } from "../kernel/declined.js";
-import { webgpuCapabilities, wgslFusionKernel } from "./codegen.js";
-import type { WgslKernel } from "./wgsl_kernel.js";
+import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel } from "./codegen.js";
+import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 
+/** A kernel run over its buffers (operands, then results), or an instruction run on the host. A copy is a kernel (copyKernelWgsl). */
 export type GpuStep =
   | { readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly buffers: readonly Location[] }
   | {
     readonly kind: "host"; readonly name: string; readonly why: string;
     readonly instruction: Instruction; readonly operands: readonly (readonly Location[])[]; readonly results: readonly Location[];
-  }
-  | { readonly kind: "copy"; readonly from: Location; readonly to: Location; readonly bytes: number };
+  };
 
 export interface GpuProgram {
   readonly module: HloModule;
@@ -53,7 +53,6 @@ export interface GpuProgram {
 function hostReason(inst: Instruction): string {
   if (isControlFlow(inst)) return `control flow runs on the host (the interpreter runs its computations)`;
   if (inst.opcode === "dot" || inst.opcode === "convolution") return `${inst.opcode} runs on the host until the WebGPU GEMM and convolution kernels are integrated`;
-  if (inst.opcode === "fusion") return `a ${(inst as Instruction<"fusion">).attrs.kind} fusion has no WebGPU kernel yet`;
   if (OP_TABLE[inst.opcode].elementwise) {
     const answer = webgpuCapabilities().canLowerScalar(inst);
     if (answer !== true) return answer.declined;
@@ -119,16 +118,21 @@ function planSteps(entry: Computation): Omit<GpuProgram, "module" | "log"> {
         continue;
       }
       case "fusion": {
-        const kernel = wgslFusionKernel((inst as Instruction<"fusion">).attrs.calledComputation);
+        const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
+        // Nothing to compute for empty results (their index arithmetic would divide by zero sizes).
+        if (arrayLeaves(inst.shape).every((s) => elementCount(s) === 0)) {
+          for (const o of operandLeaves(inst)) use(o);
+          leaves.set(inst, newTemps(inst.shape));
+          continue;
+        }
+        // Output fusions hold a dot or a convolution, which run on the host for now (GEMM kernels come at merge).
+        const kernel = kind === "output" ? { declined: `a dot or convolution with its epilogue runs on the host until the WebGPU GEMM and convolution kernels are integrated` }
+          : wgslFusionKernel(calledComputation);
         if (isDeclined(kernel)) {
           addHost(inst, kernel.declined);
           continue;
         }
-        let index = kernelBySource.get(kernel.source);
-        if (index === undefined) {
-          index = kernels.push(kernel) - 1;
-          kernelBySource.set(kernel.source, index);
-        }
+        const index = kernelIndex(kernel);
         const operands = operandLeaves(inst).flat();
         use(operands);
         const results = newTemps(inst.shape);
@@ -139,6 +143,15 @@ function planSteps(entry: Computation): Omit<GpuProgram, "module" | "log"> {
       default: break;
     }
     addHost(inst, hostReason(inst));
+  }
+
+  function kernelIndex(kernel: WgslKernel): number {
+    let index = kernelBySource.get(kernel.source);
+    if (index === undefined) {
+      index = kernels.push(kernel) - 1;
+      kernelBySource.set(kernel.source, index);
+    }
+    return index;
   }
 
   function addHost(inst: Instruction, why: string): void {
@@ -157,14 +170,13 @@ function planSteps(entry: Computation): Omit<GpuProgram, "module" | "log"> {
     if (l.space === "temp" && !outputOf.has(l.index)) outputOf.set(l.index, k);
   });
   const redirect = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
-  const planned: GpuStep[] = steps.map((s) => {
-    if (s.kind === "kernel") return { ...s, buffers: s.buffers.map(redirect) };
-    if (s.kind === "host") return { ...s, operands: s.operands.map((ls) => ls.map(redirect)), results: s.results.map(redirect) };
-    return s;
-  });
+  const planned: GpuStep[] = steps.map((s) => (s.kind === "kernel"
+    ? { ...s, buffers: s.buffers.map(redirect) }
+    : { ...s, operands: s.operands.map((ls) => ls.map(redirect)), results: s.results.map(redirect) }));
   rootLeaves.forEach((l, k) => {
     if (l.space === "temp" && outputOf.get(l.index) === k) return;
-    planned.push({ kind: "copy", from: redirect(l), to: { space: "output", index: k }, bytes: alignedBytes(outputs[k]!) });
+    const kernel = kernelIndex(copyKernelWgsl(alignedBytes(outputs[k]!), MAX_WORKGROUPS_PER_DIMENSION));
+    planned.push({ kind: "kernel", name: `copy to result ${k}`, kernel, buffers: [redirect(l), { space: "output", index: k }] });
   });
   // Temporaries that became results take no arena bytes.
   const arena = assignArena(temps.map((t, i) => (outputOf.has(i) ? { ...t, bytes: 0 } : t)));

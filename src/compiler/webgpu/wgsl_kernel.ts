@@ -308,3 +308,25 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
   ].join("\n");
   return { source, buffers: k.buffers, units, workgroups: [groupsX, groupsY] };
 }
+
+/**
+ * A kernel copying `bytes` (a multiple of 4) from its buffer 0 to its buffer 1, a word
+ * an invocation: WebGPU copies no buffer onto itself, and every array of a device lives
+ * in one (a result that is a parameter, a constant or another result's value).
+ */
+export function copyKernelWgsl(bytes: number, maxWorkgroupsPerDimension: number): WgslKernel {
+  const words = Math.ceil(bytes / 4);
+  const groups = Math.max(1, Math.ceil(words / WORKGROUP_SIZE));
+  const groupsX = Math.min(groups, maxWorkgroupsPerDimension);
+  const source = [
+    `@group(0) @binding(0) var<storage, read_write> mem: array<u32>;`,
+    `@group(0) @binding(1) var<storage, read> args: array<u32>;`,
+    `@compute @workgroup_size(${WORKGROUP_SIZE})`,
+    `fn main(@builtin(global_invocation_id) gid: vec3<u32>) {`,
+    `  let i = gid.x + gid.y * ${groupsX * WORKGROUP_SIZE}u;`,
+    `  if (i >= ${words}u) { return; }`,
+    `  mem[args[1] / 4u + i] = mem[args[0] / 4u + i];`,
+    `}`,
+  ].join("\n");
+  return { source, buffers: 2, units: words, workgroups: [groupsX, Math.ceil(groups / groupsX)] };
+}

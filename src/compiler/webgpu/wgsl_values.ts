@@ -105,7 +105,7 @@ export class WgslValues {
     const [a, b, c] = n.args;
     const t = n.type;
     switch (n.op) {
-      case "iconst": return `${n.attr as number}`;
+      case "iconst": return Number.isInteger(n.attr) ? `${n.attr as number}` : fail(`an index constant ${String(n.attr)}`);
       case "iadd": return `(${this.v(a!)} + ${this.v(b!)})`;
       case "imul": return `(${this.v(a!)} * ${n.attr as number})`;
       case "idiv": case "imod": {
