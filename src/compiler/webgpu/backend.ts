@@ -4,15 +4,14 @@
 // and why). The GPU comes from navigator.gpu or, in Node, the optional `webgpu` package
 // (adapter.ts), looked for only when this backend is asked for.
 //
-// For a runtime client, the prepared program is the serialized computation: each
-// device worker compiles it for the GPU it opens itself and runs it on literals (its
-// arrays do not stay on the GPU between runs of a client yet: the runtime's device
-// memory lives in the worker, and a GPU memory's host half cannot reach it; see
-// docs/compiler.md).
+// A runtime client (several devices, in worker threads) cannot run it yet: Dawn's Node
+// binding crashes when a worker thread opens a second instance, and a browser's
+// workers would each need their own device and a channel for the host's half of the
+// device memory (docs/compiler.md). Its runtime halves refuse with an ExecutionError.
 
 import { Computation, HloModule } from "../../ir/computation.js";
 import type { Backend, DeviceBackend } from "../../runtime/backend.js";
-import { deserializeComputation, serializeComputation, type SerializedProgram } from "../../runtime/serialize.js";
+import { ExecutionError } from "../../types/errors.js";
 import type { CompilerBackend } from "../backend_contract.js";
 import type { CompileOptions } from "../index.js";
 import { gpuAvailable, gpuContext } from "./adapter.js";
@@ -30,19 +29,20 @@ async function compileForGpu(module: HloModule, options: CompileOptions): Promis
 
 const asModule = (program: Computation | HloModule): HloModule => (program instanceof Computation ? new HloModule(program.name, program) : program);
 
+/** Why a runtime client cannot place devices on the GPU yet. */
+const NO_CLIENT = "the webgpu backend runs in the process that compiles (compile, run, test); a runtime client's device workers cannot open the GPU yet (Dawn's Node binding does not run in worker threads), so multi-device programs (run_parallel, sharded runs) need another backend";
+
 const host: Backend = {
   name: "webgpu",
-  prepare: (program): SerializedProgram => serializeComputation(program),
+  prepare: () => {
+    throw new ExecutionError(NO_CLIENT);
+  },
 };
 
 const device: DeviceBackend = {
   name: "webgpu",
-  async load(prepared) {
-    const executable = await compileForGpu(asModule(deserializeComputation(prepared as SerializedProgram)), {});
-    return {
-      run: (args) => executable.run(args),
-      unload: () => executable.delete(),
-    };
+  load: () => {
+    throw new ExecutionError(NO_CLIENT);
   },
 };
 
