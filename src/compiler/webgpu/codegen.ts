@@ -5,11 +5,13 @@
 //
 // The schedules decide, for this target: no vector form (a GPU's parallelism is its
 // invocations, each running the scalar loop); loop fusions in units of UNIT_ELEMENTS
-// elements of a row, one unit an invocation; reductions a row an invocation (each row's
-// elements summed in order by one invocation); row pipelines (softmax, layer norm) one
-// row at a time, their stages in turn, so that rows never wait on one another, with no
-// row buffers (a later stage computes again what it reads: an invocation's private
-// memory is small).
+// elements of a row, one unit an invocation; row reductions and row pipelines (softmax,
+// layer norm) a row per workgroup, its lanes striding along the row and their partial
+// results combined as a tree in workgroup memory (kernel/workgroup_reduce_kernel.ts).
+// Reductions that run in the interpreter's order (generic reducers: argmax...) and
+// column reductions run a row an invocation, in order; their pipelines one row at a
+// time, stages in turn (rows never wait on one another), with no row buffers (a later
+// stage computes again what it reads: an invocation's private memory is small).
 
 import type { Computation } from "../../ir/computation.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
@@ -20,8 +22,12 @@ import { lowerFusion } from "../kernel/lower_fusion.js";
 import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
 import { rowPipelineKernel } from "../kernel/row_pipeline_kernel.js";
 import { columnReduceKernel } from "../kernel/column_reduce_kernel.js";
+import { workgroupRowKernel } from "../kernel/workgroup_reduce_kernel.js";
 import { scheduleReduce, type ReduceTarget } from "../kernel/schedule_reduce.js";
 import { printKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
+
+/** Invocations of a row's workgroup: 64, or 256 for rows of 1024 elements or more (WebGPU guarantees 256 a workgroup). */
+const rowWorkgroupSize = (rowElements: number): number => (rowElements >= 1024 ? 256 : 64);
 
 /** Elements of a row one invocation of a loop kernel computes. */
 const UNIT_ELEMENTS = 4;
@@ -66,7 +72,8 @@ export function wgslFusionKernel(fused: Computation): WgslKernel | Declined {
     }
     const s = scheduleReduce(ir, GPU_REDUCE_TARGET);
     if ("declined" in s) return s;
-    const kernel = rowReduceKernel(ir, s, GPU_REDUCE_KERNEL_TARGET) ?? rowPipelineKernel(ir, s, GPU_REDUCE_KERNEL_TARGET) ?? columnReduceKernel(ir, s, GPU_REDUCE_KERNEL_TARGET);
+    const kernel = workgroupRowKernel(ir, s, GPU_VECTOR_TARGET, rowWorkgroupSize(s.loops.Rn))
+      ?? rowReduceKernel(ir, s, GPU_REDUCE_KERNEL_TARGET) ?? rowPipelineKernel(ir, s, GPU_REDUCE_KERNEL_TARGET) ?? columnReduceKernel(ir, s, GPU_REDUCE_KERNEL_TARGET);
     if (kernel === undefined) return { declined: "no reduction kernel for this schedule" };
     return printKernelWgsl(kernel, s.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION);
   } catch (e) {

@@ -323,7 +323,8 @@ export function dumpGpuProgram(program: GpuProgram, adapter?: string): string {
     switch (s.kind) {
       case "kernel": {
         const k = program.kernels[s.kernel]!;
-        lines.push(`kernel ${s.name} (WGSL kernel ${s.kernel}, ${k.units} invocations): ${s.buffers.map(locationText).join(", ")}`);
+        const units = k.invocationsPerUnit === 1 ? `${k.units} invocations` : `${k.units} workgroups of ${k.invocationsPerUnit}`;
+        lines.push(`kernel ${s.name} (WGSL kernel ${s.kernel}, ${units}): ${s.buffers.map(locationText).join(", ")}`);
         break;
       }
       case "host": lines.push(`host ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(locationText).join("+")).join(", ")} -> ${s.results.map(locationText).join(", ")}`); break;

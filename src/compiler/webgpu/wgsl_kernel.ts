@@ -31,8 +31,10 @@ export interface WgslKernel {
   readonly source: string;
   /** Buffers it binds offsets of (operands, then results). */
   readonly buffers: number;
-  /** Work units: one invocation each. */
+  /** Work units: one invocation each, or one workgroup each (Kernel.workgroup). */
   readonly units: number;
+  /** Invocations that run one unit together (1, or a workgroup's). */
+  readonly invocationsPerUnit: number;
   /** Workgroups to dispatch, in x and y (x at most the adapter's limit). */
   readonly workgroups: readonly [number, number];
 }
@@ -264,6 +266,14 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
           at = outer;
           break;
         }
+        case "sharedStore": lines.push(`${indent}${st.shared}[${indexExpr(st.index, values.names)}] = k_${st.acc};`); break;
+        case "sharedLoad": {
+          const name = `${st.shared}_${st.node}`;
+          lines.push(`${indent}let ${name} = ${st.shared}[${indexExpr(st.index, values.names)}];`);
+          bindLeaf(st.node, name);
+          break;
+        }
+        case "barrier": lines.push(`${indent}workgroupBarrier();`); break;
         default:
           if (isColumnStmt(st) && st.s === "assign") {
             lines.push(`${indent}k_${st.acc} = ${nameOf(st.node)};`);
@@ -276,13 +286,22 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
 
   const unknown = k.params.find((p) => p !== "begin" && p !== "end");
   if (unknown !== undefined) fail(`a kernel whose units depend on one another (parameter ${unknown}) cannot run one unit an invocation`);
-  const groups = Math.max(1, Math.ceil(units / WORKGROUP_SIZE));
+  // A workgroup a unit (Kernel.workgroup: its invocations run the unit together), or an invocation a unit.
+  const wg = k.workgroup;
+  const size = wg?.size ?? WORKGROUP_SIZE;
+  const groups = Math.max(1, wg === undefined ? Math.ceil(units / WORKGROUP_SIZE) : units);
   const groupsX = Math.min(groups, maxWorkgroupsPerDimension);
   const groupsY = Math.ceil(groups / groupsX);
   const body: string[] = [];
   lines.length = 0;
   print(k.prologue ?? [], "  ");
-  lines.push(`  let k_${k.units.index}: i32 = k_begin + i32(gid.x + gid.y * ${groupsX * WORKGROUP_SIZE}u);`, `  if (k_${k.units.index} >= k_end) { return; }`);
+  if (wg === undefined) {
+    lines.push(`  let k_${k.units.index}: i32 = k_begin + i32(gid.x + gid.y * ${groupsX * WORKGROUP_SIZE}u);`);
+  } else {
+    // From the workgroup's id only, so that the return below leaves the barriers in uniform control flow.
+    lines.push(`  let k_${k.units.index}: i32 = k_begin + i32(wid.x + wid.y * ${groupsX}u);`, `  let k_${wg.lane}: i32 = i32(lid.x);`);
+  }
+  lines.push(`  if (k_${k.units.index} >= k_end) { return; }`);
   inBlock(() => print(k.unit, "  "));
   for (const l of lines) body.push(l);
 
@@ -293,11 +312,13 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
     WGSL_HELPERS,
     memoryHelpers(atomic),
     ...[...values.math].map(wgslMathSource),
+    ...(wg?.shared ?? []).map((x) => `var<workgroup> ${x.name}: array<${wgslType(x.type)}, ${x.length}>;`),
   ];
   const source = [
     ...declarations,
-    `@compute @workgroup_size(${WORKGROUP_SIZE})`,
-    `fn main(@builtin(global_invocation_id) gid: vec3<u32>) {`,
+    `@compute @workgroup_size(${size})`,
+    wg === undefined ? `fn main(@builtin(global_invocation_id) gid: vec3<u32>) {`
+      : `fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {`,
     `  let k_begin: i32 = 0;`,
     `  let k_end: i32 = ${units};`,
     // A zero the compiler cannot see (the host leaves the argument slot's rest zero): float constants go through it.
@@ -306,7 +327,7 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
     ...body,
     `}`,
   ].join("\n");
-  return { source, buffers: k.buffers, units, workgroups: [groupsX, groupsY] };
+  return { source, buffers: k.buffers, units, invocationsPerUnit: wg?.size ?? 1, workgroups: [groupsX, groupsY] };
 }
 
 /**
@@ -328,5 +349,5 @@ export function copyKernelWgsl(bytes: number, maxWorkgroupsPerDimension: number)
     `  mem[args[1] / 4u + i] = mem[args[0] / 4u + i];`,
     `}`,
   ].join("\n");
-  return { source, buffers: 2, units: words, workgroups: [groupsX, Math.ceil(groups / groupsX)] };
+  return { source, buffers: 2, units: words, invocationsPerUnit: 1, workgroups: [groupsX, Math.ceil(groups / groupsX)] };
 }

@@ -169,7 +169,7 @@ test("f32 elementwise ops: exact ones bit-exact (NaN, infinities, signed zeros),
   });
 });
 
-test("reductions (row and column; sum, max, min, and a generic reducer) and softmax run as kernels, as the interpreter computes", { skip }, async () => {
+test("reductions (row and column; sum, max, min; to a scalar) and softmax run as kernels, as the interpreter computes", { skip }, async () => {
   const b = new XlaBuilder("reductions");
   const x = parameter(b, 0, arrayShape("f32", [6, 37]), "x");
   const i = parameter(b, 1, arrayShape("s32", [6, 37]), "i");
@@ -177,14 +177,20 @@ test("reductions (row and column; sum, max, min, and a generic reducer) and soft
   const colMax = reduce(x, constantR0(b, "f32", -Infinity), scalarReducer(b, "maximum", "f32"), [0]);
   const rowMinInt = reduce(i, constantR0(b, "s32", 2 ** 31 - 1), scalarReducer(b, "minimum", "s32"), [1]);
   const allSumInt = reduce(i, constantR0(b, "s32", 5), scalarReducer(b, "add", "s32"), [0, 1]);
-  const c = b.build(tuple(b, [rowSum, colMax, rowMinInt, allSumInt]));
+  const big = parameter(b, 2, arrayShape("s32", [70000]), "big");
+  const bigSum = reduce(big, constantR0(b, "s32", 0), scalarReducer(b, "add", "s32"), [0]);
+  const c = b.build(tuple(b, [rowSum, colMax, rowMinInt, allSumInt, bigSum]));
   const xs = Array.from({ length: 6 * 37 }, (_, k) => (k === 40 ? NaN : k === 41 ? -0 : Math.cos(k * 1.7) * 100));
   const is = Array.from({ length: 6 * 37 }, (_, k) => (k * 2654435761) | 0);
-  const args = [Literal.fromValues("f32", [6, 37], xs), Literal.fromValues("s32", [6, 37], is)];
+  const bigs = Array.from({ length: 70000 }, (_, k) => (k * 40503) % 100003 - 50000);
+  const args = [Literal.fromValues("f32", [6, 37], xs), Literal.fromValues("s32", [6, 37], is), Literal.fromValues("s32", [70000], bigs)];
   const { want, got, exe } = await both(c, args);
   assert.deepEqual(exe.stats.interpreted, []);
-  // Row sums are reassociated nowhere here (one invocation sums a row in order), so they are exact too.
-  want.elements.forEach((w, k) => assertSame(w.arrayShape.elementType, w, got.elements[k]!, `reduction ${k}`));
+  assert.match(exe.dump(), /workgroups of/, "row reductions run a row per workgroup");
+  // The f32 row sum is reassociated (a tree across the workgroup's lanes): rounded; max, min and integers exact.
+  const tally: CompareTally = { compared: 0, unbounded: 0 };
+  assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, want.elements[0]!.values(), got.elements[0]!.values(), tally), undefined);
+  want.elements.slice(1).forEach((w, k) => assertSame(w.arrayShape.elementType, w, got.elements[k + 1]!, `reduction ${k + 1}`));
 
   const s = new XlaBuilder("softmax");
   const v = parameter(s, 0, arrayShape("f32", [5, 300]), "v");
@@ -195,7 +201,6 @@ test("reductions (row and column; sum, max, min, and a generic reducer) and soft
   const r = await both(softmax, [Literal.fromValues("f32", [5, 300], vs)]);
   assert.equal(r.exe.stats.kernels, 1, "softmax is one kernel");
   assert.deepEqual(r.exe.stats.interpreted, [], "and no interpreted step");
-  const tally: CompareTally = { compared: 0, unbounded: 0 };
   const diff = compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, r.want.values(), r.got.values(), tally);
   assert.equal(diff, undefined);
 });
