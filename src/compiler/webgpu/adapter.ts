@@ -6,14 +6,13 @@
 //
 // Without a GPU, Dawn runs on SwiftShader, the software Vulkan driver Debian's chromium
 // package installs: VK_ICD_FILENAMES points the Vulkan loader at it when the variable is
-// unset and the driver's file exists (the machines that test this backend have no GPU).
+// unset and the driver's file exists (node_gpu.ts; the machines that test this backend
+// have no GPU).
 
 import { CompileError } from "../../types/errors.js";
 import { backendNames } from "../../runtime/backend_registry.js";
+import { importNodeAdapter, runningInNode } from "../../runtime/host_environment.js";
 import type { Gpu, GpuAdapter, GpuDevice, GpuLimits } from "./gpu_types.js";
-
-/** SwiftShader's Vulkan driver description, as Debian's chromium package installs it. */
-const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
 
 /** The process's GPU: its adapter's description and limits, and the device every program runs on. */
 export interface GpuContext {
@@ -28,15 +27,6 @@ export interface GpuContext {
   readonly subgroups: boolean;
 }
 
-interface NodeProcess {
-  readonly versions?: { readonly node?: string };
-  readonly env: Record<string, string | undefined>;
-}
-
-const nodeProcess = (): NodeProcess | undefined => {
-  const p = (globalThis as { process?: NodeProcess }).process;
-  return p?.versions?.node !== undefined ? p : undefined;
-};
 
 const navigatorGpu = (): Gpu | undefined => (globalThis as { navigator?: { gpu?: Gpu } }).navigator?.gpu;
 
@@ -44,25 +34,6 @@ const navigatorGpu = (): Gpu | undefined => (globalThis as { navigator?: { gpu?:
 function remaining(): string {
   const names = backendNames().filter((n) => n !== "webgpu");
   return names.length === 0 ? "" : ` (the ${names.join(", ")} backends remain)`;
-}
-
-/** Dawn's GPU entry point in Node, or why there is none. */
-async function nodeGpu(proc: NodeProcess): Promise<Gpu | string> {
-  if (proc.env["VK_ICD_FILENAMES"] === undefined) {
-    const fs = await import("node:fs");
-    if (fs.existsSync(SWIFTSHADER_ICD)) proc.env["VK_ICD_FILENAMES"] = SWIFTSHADER_ICD;
-  }
-  let dawn: { create(options: string[]): Gpu; globals: object };
-  try {
-    // A variable specifier: bundlers and the type checker leave the optional package alone.
-    const name = "webgpu";
-    dawn = (await import(name)) as typeof dawn;
-  } catch (e) {
-    return `the optional "webgpu" package (Dawn's Node binding) could not be loaded: ${(e as Error).message.split("\n")[0]}`;
-  }
-  // Dawn's constants (GPUBufferUsage, ...) as a browser has them; the backend itself uses its own (gpu_types.ts).
-  for (const [k, v] of Object.entries(dawn.globals)) if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
-  return dawn.create([]);
 }
 
 let pending: Promise<GpuContext> | undefined;
@@ -80,13 +51,13 @@ export function gpuContext(): Promise<GpuContext> {
 }
 
 async function acquire(): Promise<GpuContext> {
-  const proc = nodeProcess();
+  const inNode = runningInNode();
   let gpu: Gpu | string = navigatorGpu() ?? "this browser has no navigator.gpu (WebGPU is off, or the page is not a secure context)";
-  if (navigatorGpu() === undefined && proc !== undefined) gpu = await nodeGpu(proc);
+  if (navigatorGpu() === undefined && inNode) gpu = await (await importNodeAdapter<typeof import("./node_gpu.js")>(import.meta.url, "./node_gpu.js")).nodeGpu();
   if (typeof gpu === "string") throw new CompileError(`webgpu backend: ${gpu}${remaining()}`);
   const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
   if (adapter === null) {
-    const hint = proc !== undefined ? "; without a GPU, Dawn needs the Vulkan loader (apt's libvulkan1) and SwiftShader's driver (VK_ICD_FILENAMES)" : "";
+    const hint = inNode ? "; without a GPU, Dawn needs the Vulkan loader (apt's libvulkan1) and SwiftShader's driver (VK_ICD_FILENAMES)" : "";
     throw new CompileError(`webgpu backend: no WebGPU adapter${hint}${remaining()}`);
   }
   const a = adapter.limits;
@@ -124,6 +95,6 @@ export async function releaseGpu(): Promise<void> {
  * checked when a program is compiled, with a CompileError saying which is missing).
  */
 export function gpuAvailable(): true | string {
-  if (navigatorGpu() !== undefined || nodeProcess() !== undefined) return true;
+  if (navigatorGpu() !== undefined || runningInNode()) return true;
   return "no navigator.gpu in this environment";
 }
