@@ -112,6 +112,8 @@ export class WebGpuExecutable {
   private readonly kernelSlots: Map<GpuStep, number>;
   private bindGroups: { generation: number; groups: Map<GpuStep, GpuBindGroup> } | undefined;
   private deleted = false;
+  /** The run in progress (runs of one executable wait for one another). */
+  private running: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly program: GpuProgram, readonly gpu: GpuContext, private readonly pipelines: readonly GpuComputePipeline[], compileMs: number,
@@ -191,19 +193,28 @@ export class WebGpuExecutable {
         case "output": return outputs[l.index]!.offset;
       }
     };
-    // Validation errors would otherwise only be printed: a run the GPU refused is an error.
-    this.gpu.device.pushErrorScope("validation");
-    let failure: unknown;
+    // One run at a time: a run's kernels read the argument buffer a later run rewrites.
+    const previous = this.running;
+    const done = (async () => {
+      await previous;
+      // Validation errors would otherwise only be printed: a run the GPU refused is an error.
+      this.gpu.device.pushErrorScope("validation");
+      let failure: unknown;
+      try {
+        await this.runSteps(at, options);
+      } catch (e) {
+        failure = e;
+      }
+      const error = await this.gpu.device.popErrorScope();
+      if (failure !== undefined) throw failure;
+      if (error !== null) throw new ExecutionError(`${this.program.module.name}: the GPU refused a run: ${error.message}`);
+    })();
+    this.running = done.catch(() => {});
     try {
-      await this.runSteps(at, options);
+      await done;
     } catch (e) {
-      failure = e;
-    }
-    const error = await this.gpu.device.popErrorScope();
-    if (failure === undefined && error !== null) failure = new ExecutionError(`${this.program.module.name}: the GPU refused a run: ${error.message}`);
-    if (failure !== undefined) {
       for (const o of outputs) o.delete();
-      throw failure;
+      throw e;
     }
     return outputs;
   }
