@@ -205,6 +205,29 @@ test("reductions (row and column; sum, max, min; to a scalar) and softmax run as
   assert.equal(diff, undefined);
 });
 
+test("layer norm and log-softmax are one kernel each, a row per workgroup, within rounding of the interpreter", { skip }, async () => {
+  const n = 1500;
+  const b = new XlaBuilder("layernorm");
+  const x = parameter(b, 0, arrayShape("f32", [3, n]), "x");
+  const mean = div(reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
+  const d = sub(x, mean, [0]);
+  const variance = div(reduce(mul(d, d), constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
+  const layerNorm = b.build(mul(d, unaryOp("rsqrt", add(variance, constantR0(b, "f32", 1e-5))), [0]));
+  const l = new XlaBuilder("logsoftmax");
+  const y = parameter(l, 0, arrayShape("f32", [3, n]), "y");
+  const shifted = sub(y, reduce(y, constantR0(l, "f32", -Infinity), scalarReducer(l, "maximum", "f32"), [1]), [0]);
+  const logSoftmax = l.build(sub(shifted, log(reduce(exp(shifted), constantR0(l, "f32", 0), scalarReducer(l, "add", "f32"), [1])), [0]));
+  const arg = Literal.fromValues("f32", [3, n], Array.from({ length: 3 * n }, (_, k) => Math.cos(k * 0.91) * 5 + (k % 7)));
+  for (const c of [layerNorm, logSoftmax]) {
+    const { want, got, exe } = await both(c, [arg]);
+    assert.equal(exe.stats.kernels, 1, `${c.name} is one kernel`);
+    assert.deepEqual(exe.stats.interpreted, []);
+    assert.match(exe.dump(), /3 workgroups of 256/);
+    const tally: CompareTally = { compared: 0, unbounded: 0 };
+    assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, want.values(), got.values(), tally), undefined, c.name);
+  }
+});
+
 test("what WGSL cannot compute runs on the host, listed with the reason, and the results are still right", { skip }, async () => {
   const b = new XlaBuilder("host");
   const x = parameter(b, 0, arrayShape("f64", [4]), "x");
