@@ -22,6 +22,8 @@ const example = element<HTMLSelectElement>("example");
 const file = element<HTMLInputElement>("file");
 const diagnostics = element<HTMLPreElement>("diagnostics");
 const backend = element<HTMLSelectElement>("backend");
+// The webgpu backend is offered where the browser has WebGPU (its run worker asks navigator.gpu for the adapter).
+if ((navigator as { gpu?: unknown }).gpu !== undefined) backend.add(new Option("webgpu (GPU, one device)", "webgpu"));
 const devices = element<HTMLInputElement>("devices");
 const deadline = element<HTMLInputElement>("deadline");
 const runButton = element<HTMLButtonElement>("run");

@@ -1,8 +1,9 @@
 // The run worker's logic (run_worker.ts): a program's text and arguments in, each
 // device's results out, as text for the page and as one .npz. It imports the package's
-// browser entry, which registers the backends (wasm, interpreter) that createClient names.
+// browser entry, which registers the backends (wasm, interpreter) that createClient names;
+// the webgpu backend (offered where the browser has navigator.gpu) runs here by compile.
 
-import { Literal, createClient, numpyRepr, parseMlirLiteral, printMlirLiteral, writeNpz, type Client, type Computation } from "../dist/src/browser.js";
+import { Literal, compile, createClient, numpyRepr, parseMlirLiteral, printMlirLiteral, writeNpz, type Client, type Computation } from "../dist/src/browser.js";
 import { shapeToMlir } from "../dist/src/text/mlir/index.js";
 import { elementCount } from "../dist/src/types/shape.js";
 import { ArgumentError, check, diagnosticsOf, npyLiteral, type Argument, type Diagnostic } from "./check.js";
@@ -31,12 +32,27 @@ export async function runRequest(request: RunRequest): Promise<RunReply> {
     if (!checked.ok) return checked;
     const entry = checked.module.entry;
     const literals = argumentLiterals(entry, request.args);
-    const c = await clientFor(request.backend, request.deviceCount);
-    const results = await c.run(entry, Array.from({ length: request.deviceCount }, () => literals), { replicas: request.deviceCount });
+    const results = request.backend === "webgpu"
+      ? [await runOnGpu(entry, literals, request.deviceCount)]
+      : await (await clientFor(request.backend, request.deviceCount)).run(entry, Array.from({ length: request.deviceCount }, () => literals), { replicas: request.deviceCount });
     const arrays = results.map((r) => (r.shape.kind === "tuple" ? r.elements : [r]));
     return { ok: true, printed: arrays.map((vs) => vs.map(printResult)), npz: resultsNpz(arrays) };
   } catch (e) {
     return { ok: false, diagnostics: diagnosticsOf(e) };
+  }
+}
+
+/**
+ * The webgpu backend runs in this worker, on the GPU the browser gives it (navigator.gpu):
+ * one device, since its runtime clients are not written yet (docs/backends.md).
+ */
+async function runOnGpu(entry: Computation, literals: readonly Literal[], deviceCount: number): Promise<Literal> {
+  if (deviceCount !== 1) throw new ArgumentError(`the webgpu backend runs on one device here, not ${deviceCount}`);
+  const executable = await compile(entry, { backend: "webgpu" });
+  try {
+    return await executable.run(literals);
+  } finally {
+    executable.delete();
   }
 }
 

@@ -32,6 +32,11 @@ for (const name of names) {
     process.stdout.write(`test:${name} skipped: the ${name} backend is not available here (${available})\n`);
     continue;
   }
+  if (BACKENDS[name].compileSync === undefined) {
+    // The op suites compile and run synchronously (test/support/backend.ts).
+    process.stdout.write(`test:${name} skipped: the op suites run synchronously, and the ${name} backend compiles and runs only asynchronously (its own tests are under test/compiler/${name})\n`);
+    continue;
+  }
   // One test file per core (node's default leaves one idle): the native rerun spends much
   // of its time waiting on the C compiler, which the other file's tests overlap.
   const concurrency = `--test-concurrency=${Math.max(2, availableParallelism())}`;

@@ -11,13 +11,14 @@ import type { CompilerBackend } from "./backend_contract.js";
 import { interpreterEntry } from "./interpreter/backend.js";
 import { nativeEntry } from "./native/backend.js";
 import { wasmEntry } from "./wasm/backend.js";
+import { webgpuEntry } from "./webgpu/backend.js";
 
 /** A table of backends whose keys are their backends' names (checked by the type checker). */
 function backendTable<T extends { readonly [N in keyof T]: CompilerBackend<N & string> }>(table: T): T {
   return table;
 }
 
-export const BACKENDS = backendTable({ interpreter: interpreterEntry, wasm: wasmEntry, native: nativeEntry });
+export const BACKENDS = backendTable({ interpreter: interpreterEntry, wasm: wasmEntry, native: nativeEntry, webgpu: webgpuEntry });
 
 export type BackendName = keyof typeof BACKENDS;
 export const BACKEND_NAMES = Object.keys(BACKENDS) as BackendName[];

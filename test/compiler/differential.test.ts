@@ -19,7 +19,7 @@ import { randomProgram, type RandomProgramOptions } from "./random_program.js";
 import { testBackend } from "../support/backend.js";
 
 /** The compiled backend under test: XLATS_TEST_BACKEND=native runs the same programs on the native backend. */
-const backend = testBackend === "interpreter" ? "wasm" : testBackend;
+const backend = testBackend === "native" ? "native" : "wasm";
 
 interface Tally extends CompareTally { kernels: number; interpreted: number }
 

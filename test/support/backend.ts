@@ -52,7 +52,9 @@ export function evaluate(computation: Computation, args: readonly Literal[], opt
   const lifted = liftConstants(computation, args);
   const executable = compileSync(lifted.computation, { backend: testBackend });
   try {
-    return executable.run(lifted.args, options);
+    const result = executable.run(lifted.args, options);
+    if (result instanceof Promise) throw new Error(`the ${testBackend} backend runs asynchronously: the synchronous op tests do not run on it`);
+    return result;
   } finally {
     executable.delete();
   }

@@ -121,7 +121,26 @@ export type Stmt =
   | { readonly s: "scratchStore"; readonly scratch: string; readonly slot: IndexExpr; readonly node: number }
   /** Graph leaf `node` (a reduction's result, op accum) takes the value of element 0 of slot `slot` of scratch `scratch`. */
   | { readonly s: "scratchLoad"; readonly scratch: string; readonly slot: IndexExpr; readonly node: number }
-  | ColumnStmt;
+  | ColumnStmt
+  | WorkgroupStmt;
+
+/**
+ * The statements of a kernel whose units are each run by a workgroup of invocations
+ * together (Kernel.workgroup; kernel/workgroup_reduce_kernel.ts: a row per workgroup,
+ * its reductions combined as a tree in workgroup memory). Every invocation runs every
+ * statement, with its own lane index; these exchange values between them.
+ */
+export type WorkgroupStmt =
+  /** Stores accumulator `acc`'s value at element `index` of workgroup array `shared` (Kernel.shared). */
+  | { readonly s: "sharedStore"; readonly shared: string; readonly index: IndexExpr; readonly acc: string }
+  /** Graph leaf `node` takes the value of element `index` of workgroup array `shared`. */
+  | { readonly s: "sharedLoad"; readonly shared: string; readonly index: IndexExpr; readonly node: number }
+  /**
+   * Waits until every invocation of the workgroup has reached it, their stores to
+   * workgroup arrays visible to all after it. Never inside a branch or loop that
+   * depends on the lane (every invocation must reach it).
+   */
+  | { readonly s: "barrier" };
 
 /**
  * The statements a column reduction adds (kernel/column_reduce_kernel.ts): it runs its
@@ -213,6 +232,19 @@ export interface Kernel {
   readonly lanes: number;
   /** Streaming stores were used: a fence after the unit loop orders them before the kernel returns. */
   readonly fence: boolean;
+  /**
+   * Present where each unit is run by a workgroup of `size` invocations together (a GPU),
+   * each with its own value of index variable `lane` in [0, size); they coordinate through
+   * the workgroup arrays `shared` and `barrier` statements. Absent: one thread runs a unit.
+   */
+  readonly workgroup?: { readonly size: number; readonly lane: string; readonly shared: readonly SharedArray[] };
+}
+
+/** A workgroup array (Kernel.shared): `length` elements of `type`, one per workgroup, shared by its invocations. */
+export interface SharedArray {
+  readonly name: string;
+  readonly type: ElementType;
+  readonly length: number;
 }
 
 /** Every statement of `body`, nested ones included, in order. */

@@ -33,6 +33,12 @@ export interface VectorTarget {
   readonly minVectorElements: number;
   /** Outputs of at least this many bytes are written by streaming stores (Infinity: the backend has none). */
   readonly streamMinBytes: number;
+  /**
+   * Elements of a row one work unit covers at most, where every unit runs on a processor
+   * of its own (a GPU invocation: a few elements each, many units); absent: units are
+   * whole rows, long rows split into chunks for the CPU's threads (kernel_plan.ts loopChunks).
+   */
+  readonly unitElements?: number;
 }
 
 /**
@@ -183,7 +189,9 @@ export function scheduleLoop(ir: FusedKernelIR, target: VectorTarget): LoopSched
   const c = collapseDomain(ir.graph, ir.domain, ir.outputs.map((o) => o.value));
   const g = c.graph;
   const rows = c.outer.reduce((x, y) => x * y, 1);
-  const { chunks, block } = loopChunks(rows, c.inner);
+  const { chunks, block } = target.unitElements === undefined
+    ? loopChunks(rows, c.inner)
+    : { chunks: Math.max(1, Math.ceil(c.inner / target.unitElements)), block: Math.max(1, Math.min(target.unitElements, c.inner)) };
   const elements = rows * c.inner;
   const small = elements < target.minVectorElements;
   const body = scheduleBody(g, c.roots, c.innerVar, small ? { ...target, vectorBytes: 0 } : target);

@@ -77,6 +77,12 @@ export interface ReduceTarget {
    * stores (which keep them from evicting the inputs from the caches).
    */
   readonly vectorForm?: { readonly lanes: number; readonly minElements: number; readonly streamMinBytes: number };
+  /**
+   * Whether the kernel's work units (rows) must not depend on one another, because they
+   * run at once (a GPU's invocations): a row pipeline then runs one row at a time, its
+   * stages in turn, never skewed across rows.
+   */
+  readonly independentRows?: boolean;
 }
 
 export interface ScheduledReduction {
@@ -278,7 +284,7 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
       },
     }),
   }));
-  const skewed = sequential.every((x) => !x);
+  const skewed = target.independentRows !== true && sequential.every((x) => !x);
   const ringSlots = skewed ? stages : 1;
   const stageRoots = Array.from({ length: stages }, (_, s) => [
     ...values.filter((_, k) => stage[k] === s),

@@ -1,0 +1,114 @@
+// Row reductions and row pipelines (softmax, log-softmax, layer norm) with a row per
+// workgroup, as statements (kernel_ir.ts), for targets whose units run as workgroups of
+// invocations (a GPU; Kernel.workgroup). From the reduction schedule
+// (schedule_reduce.ts), for one row (the unit), each stage s of the pipeline in turn:
+//
+//   s_k = identity_k                       (an accumulator per reduction of stage s, per lane)
+//   for i = lane; i < Rn; i += size:       (the lanes stride along the row)
+//     the element's values; stage s's full outputs stored; s_k ⊕= x_k
+//   w_k[lane] = s_k; barrier               (a tree in the workgroup array w_k:)
+//   for h = size/2 … 1:  if lane < h: s_k ⊕= w_k[lane + h]; w_k[lane] = s_k.  barrier
+//   result_k = init_k ⊕ w_k[0]             (every lane: later stages read it)
+//
+// then lane 0 stores the per-row outputs. The elements are combined in another order
+// than the interpreter's (floats reassociate, as the CPU backends' lanes do); reductions
+// that must run in the interpreter's order (generic reducers, halves summed in their own
+// type) and column reductions are not taken here (undefined: another form runs them).
+
+import type { FusedKernelIR } from "./lower_fusion.js";
+import { binary, constant, index, type Kernel, type RowLoad, type SharedArray, type Stmt } from "./kernel_ir.js";
+import type { LaneAffine, VectorTarget } from "./loop_schedule.js";
+import { scheduleBody } from "./loop_schedule.js";
+import { loopInvariants, rowOutputStores } from "./reduce_kernel.js";
+import type { ReduceSchedule } from "./schedule_reduce.js";
+import { appendAll } from "../../types/arrays.js";
+import { reachable } from "./kernel_plan.js";
+
+/** The kernel of `ir`'s row reduction or row pipeline with a row per workgroup of `size` invocations (a power of two); undefined where this form does not apply. */
+export function workgroupRowKernel(ir: FusedKernelIR, s: ReduceSchedule, vector: VectorTarget, size: number): Kernel | undefined {
+  if (s.column || s.reductions.some((r) => r.kind === "generic" || r.sequential) || (size & (size - 1)) !== 0) return undefined;
+  const L = s.loops;
+  const { graph: g, rowVar, rVar, jVar, Rn } = L;
+  const K = s.reductions.length;
+  const nIn = ir.inputs.length;
+  // The results' leaves first (the graph numbers nodes in order), then each lane's partner value and the row's total.
+  const accums = s.reductions.map((r, k) => g.accum(k, r.type));
+  const partners = s.reductions.map((r, k) => g.accum(K + k, r.type));
+  const totals = s.reductions.map((r, k) => g.accum(2 * K + k, r.type));
+  const lane = index("lane");
+  const unit: Stmt[] = [{ s: "bind", node: rowVar, name: "row" }];
+  for (const k of s.fullOutputs) {
+    unit.push({ s: "pointer", name: `out${k}`, buffer: nIn + k, type: ir.outputs[k]!.type, offset: binary("mul", index("row"), constant(Rn)), output: true });
+  }
+  const rowLoads = new Map<number, RowLoad>();
+  const affine = new Map<number, LaneAffine>();
+  const shared: SharedArray[] = [];
+  for (let stage = 0; stage < s.stages; stage++) {
+    const ks = s.reductions.flatMap((r, k) => (r.stage === stage ? [k] : []));
+    const fulls = s.fullOutputs.filter((k) => s.fullStage.get(k) === stage);
+    const roots = [...ks.map((k) => L.values[k]!), ...fulls.map((k) => L.outputs[k]!)];
+    if (roots.length === 0) continue;
+    const body = scheduleBody(g, roots, rVar, vector);
+    const { invariants, rowLoads: loads } = loopInvariants(g, body);
+    // A load an earlier stage read has its row pointer already.
+    appendAll(unit, invariants.filter((st) => st.s !== "pointer" || !rowLoads.has(Number(st.name.slice(1)))));
+    for (const [id, l] of loads) rowLoads.set(id, l);
+    for (const [id, a] of body.affine) affine.set(id, a);
+    for (const k of ks) {
+      const r = s.reductions[k]!;
+      unit.push({ s: "accumulator", name: `s${k}`, kind: r.kind, type: r.type, lanes: 1, copies: 1, sides: false, start: { identity: r.identity! } });
+    }
+    const i = `i${stage}`;
+    unit.push({ s: "index", name: i, value: lane, mutable: true }, {
+      s: "for", index: i, stop: Rn, step: size, body: [{
+        s: "at", index: i, lanes: 1, body: [
+          { s: "bind", node: rVar, name: i },
+          { s: "values", ids: body.scalarBody },
+          ...fulls.map((k): Stmt => ({ s: "store", pointer: `out${k}`, node: L.outputs[k]!, type: ir.outputs[k]!.type, streaming: false })),
+          ...ks.map((k): Stmt => ({ s: "combine", acc: `s${k}`, node: L.values[k]! })),
+        ],
+      }],
+    });
+    // The tree: every lane's accumulator into its slot, then halves folded into the lower half.
+    for (const k of ks) {
+      shared.push({ name: `w${k}`, type: s.reductions[k]!.type, length: size });
+      unit.push({ s: "sharedStore", shared: `w${k}`, index: lane, acc: `s${k}` });
+    }
+    unit.push({ s: "barrier" });
+    for (let h = size / 2; h >= 1; h /= 2) {
+      unit.push({
+        s: "if", less: [{ a: lane, b: constant(h) }], otherwise: [],
+        then: ks.flatMap((k): Stmt[] => [
+          { s: "sharedLoad", shared: `w${k}`, index: binary("add", lane, constant(h)), node: partners[k]! },
+          { s: "combine", acc: `s${k}`, node: partners[k]! },
+          { s: "sharedStore", shared: `w${k}`, index: lane, acc: `s${k}` },
+        ]),
+      }, { s: "barrier" });
+    }
+    for (const k of ks) {
+      unit.push(
+        { s: "sharedLoad", shared: `w${k}`, index: constant(0), node: totals[k]! },
+        { s: "assign", acc: `s${k}`, node: totals[k]! },
+        // The init with what it reads (a load's index may not be computed yet).
+        { s: "values", ids: reachable(g, [L.inits[k]!]).filter((id) => g.node(id).op !== "var") },
+        { s: "result", node: accums[k]!, init: L.inits[k]!, acc: `s${k}` },
+      );
+    }
+  }
+  unit.push({ s: "if", less: [{ a: lane, b: constant(1) }], then: rowOutputStores(ir, s, accums, "j"), otherwise: [] });
+  return {
+    graph: g,
+    buffers: nIn + ir.outputs.length,
+    params: ["begin", "end"],
+    units: { index: "row", from: "begin", to: "end" },
+    prologue: [{ s: "index", name: "j", value: constant(0), mutable: false }, { s: "bind", node: jVar, name: "j" }],
+    declared: ["row"],
+    unit,
+    inner: "i0",
+    rowLoads,
+    affine,
+    lanes: 1,
+    fence: false,
+    workgroup: { size, lane: "lane", shared },
+  };
+}

@@ -1,0 +1,99 @@
+// Fusions as WGSL: the GPU's target descriptions for the shared schedules, and the
+// kernel of each fusion the WebGPU backend compiles (loop fusions, reductions, row
+// pipelines), printed by wgsl_kernel.ts. What fusion asks of the backend
+// (LoweringCapabilities) is answered by this same generator, on one-op probes.
+//
+// The schedules decide, for this target: no vector form (a GPU's parallelism is its
+// invocations, each running the scalar loop); loop fusions in units of UNIT_ELEMENTS
+// elements of a row, one unit an invocation; row reductions and row pipelines (softmax,
+// layer norm) a row per workgroup, its lanes striding along the row and their partial
+// results combined as a tree in workgroup memory (kernel/workgroup_reduce_kernel.ts).
+// Reductions that run in the interpreter's order (generic reducers: argmax...) and
+// column reductions run a row an invocation, in order; their pipelines one row at a
+// time, stages in turn (rows never wait on one another), with no row buffers (a later
+// stage computes again what it reads: an invocation's private memory is small).
+
+import type { Computation } from "../../ir/computation.js";
+import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
+import { DeclinedError, type Declined } from "../kernel/declined.js";
+import { loopKernel } from "../kernel/loop_kernel.js";
+import type { VectorTarget } from "../kernel/loop_schedule.js";
+import { lowerFusion } from "../kernel/lower_fusion.js";
+import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
+import { rowPipelineKernel } from "../kernel/row_pipeline_kernel.js";
+import { columnReduceKernel } from "../kernel/column_reduce_kernel.js";
+import { workgroupRowKernel } from "../kernel/workgroup_reduce_kernel.js";
+import { scheduleReduce, type ReduceTarget } from "../kernel/schedule_reduce.js";
+import { printKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
+
+/** Invocations of a row's workgroup: 64, or 256 for rows of 1024 elements or more (WebGPU guarantees 256 a workgroup). */
+const rowWorkgroupSize = (rowElements: number): number => (rowElements >= 1024 ? 256 : 64);
+
+/** Elements of a row one invocation of a loop kernel computes. */
+const UNIT_ELEMENTS = 4;
+
+/** WebGPU's guaranteed maxComputeWorkgroupsPerDimension: kernels are generated before (and without) a device. */
+export const MAX_WORKGROUPS_PER_DIMENSION = 65535;
+
+export const GPU_VECTOR_TARGET: VectorTarget = {
+  vectorBytes: 0,
+  laneBytes: () => 4,
+  vectorizable: () => false,
+  storesVector: () => false,
+  unroll: { copies: 1, maxBody: 0 },
+  minVectorElements: Infinity,
+  streamMinBytes: Infinity,
+  unitElements: UNIT_ELEMENTS,
+};
+
+export const GPU_REDUCE_TARGET: ReduceTarget = {
+  vectorBytes: 0,
+  accumulatorVectors: 1,
+  foldByHalving: false,
+  // f16/bf16 values are not computed on by this renderer: their reductions decline anyway.
+  sequentialHalves: false,
+  anyRowPipeline: true,
+  rowBufferValues: "costlyOp",
+  rowBufferBudget: 0,
+  laneArrays: false,
+  independentRows: true,
+};
+
+const GPU_REDUCE_KERNEL_TARGET: ReduceKernelTarget = { vector: GPU_VECTOR_TARGET, vectorCombines: () => false };
+
+/** The WGSL kernel of fusion `fused` (a loop or input fusion), or why this backend does not compile it. */
+export function wgslFusionKernel(fused: Computation): WgslKernel | Declined {
+  const ir = lowerFusion(fused);
+  if ("declined" in ir) return ir;
+  try {
+    if (ir.reduce === undefined) {
+      const { kernel, schedule } = loopKernel(ir, GPU_VECTOR_TARGET);
+      return printKernelWgsl(kernel, schedule.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION);
+    }
+    const s = scheduleReduce(ir, GPU_REDUCE_TARGET);
+    if ("declined" in s) return s;
+    const kernel = workgroupRowKernel(ir, s, GPU_VECTOR_TARGET, rowWorkgroupSize(s.loops.Rn))
+      ?? rowReduceKernel(ir, s, GPU_REDUCE_KERNEL_TARGET) ?? rowPipelineKernel(ir, s, GPU_REDUCE_KERNEL_TARGET) ?? columnReduceKernel(ir, s, GPU_REDUCE_KERNEL_TARGET);
+    if (kernel === undefined) return { declined: "no reduction kernel for this schedule" };
+    return printKernelWgsl(kernel, s.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION);
+  } catch (e) {
+    if (e instanceof DeclinedError) return { declined: e.message };
+    throw e;
+  }
+}
+
+let capabilities: LoweringCapabilities | undefined;
+
+/** What the WGSL generator lowers, asked of the generator itself on one-op probes (kernel/capabilities.ts). */
+export function webgpuCapabilities(): LoweringCapabilities {
+  capabilities ??= probedCapabilities((fused) => {
+    try {
+      const kernel = wgslFusionKernel(fused);
+      return "declined" in kernel ? kernel : true;
+    } catch {
+      // A generator bug is reported by the real fusion's compile, not hidden by fusion.
+      return true;
+    }
+  });
+  return capabilities;
+}

@@ -1,0 +1,26 @@
+// Dawn's WebGPU in Node (the optional `webgpu` package), loaded by adapter.ts through
+// importNodeAdapter only where it runs in Node, so that a browser's module graph never
+// reaches a `node:` import or the package.
+
+import { existsSync } from "node:fs";
+import type { Gpu } from "./gpu_types.js";
+
+/** SwiftShader's Vulkan driver description, as Debian's chromium package installs it. */
+const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
+
+/** Dawn's GPU entry point, or why there is none. */
+export async function nodeGpu(): Promise<Gpu | string> {
+  // Without a GPU, Dawn runs on SwiftShader, when the Vulkan loader is pointed at it.
+  if (process.env["VK_ICD_FILENAMES"] === undefined && existsSync(SWIFTSHADER_ICD)) process.env["VK_ICD_FILENAMES"] = SWIFTSHADER_ICD;
+  let dawn: { create(options: string[]): Gpu; globals: object };
+  try {
+    // A variable specifier: the type checker does not need the optional package.
+    const name = "webgpu";
+    dawn = (await import(name)) as typeof dawn;
+  } catch (e) {
+    return `the optional "webgpu" package (Dawn's Node binding) could not be loaded: ${(e as Error).message.split("\n")[0]}`;
+  }
+  // Dawn's constants (GPUBufferUsage, ...) as a browser has them; the backend itself uses its own (gpu_types.ts).
+  for (const [k, v] of Object.entries(dawn.globals)) if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
+  return dawn.create([]);
+}

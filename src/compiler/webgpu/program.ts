@@ -1,0 +1,186 @@
+// A program for the WebGPU backend: the optimized module's entry as steps over buffer
+// locations in the device's memory, each a WGSL kernel (a fusion) or a host step (an
+// op this backend does not compile, run by the interpreter's kernel on copies of its
+// operands read back from the GPU; dump() lists each with the reason). Planning is
+// synchronous and needs no device: `xlats compile --backend webgpu --dump` prints a
+// plan without a GPU, and the executable (executable.ts) compiles the kernels'
+// pipelines on one.
+//
+// Buffers: parameters stay in the caller's device arrays; constants are written once
+// into memory the executable keeps; every temporary lives in one arena (offsets by
+// liveness, buffers/assignment.ts); each run's results get buffers of their own, which
+// the steps producing them write directly (a result that is a parameter, a constant or
+// a value of the result twice is copied there, by a copy kernel).
+
+import { HloModule, type Computation, type Instruction } from "../../ir/computation.js";
+import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
+import { verifyModule } from "../../ir/verify.js";
+import { runPasses, type PassLogEntry } from "../../passes/pass.js";
+import { CompileError } from "../../types/errors.js";
+import { arrayLeaves, elementCount, type ArrayShape, type Shape } from "../../types/shape.js";
+import type { Storage } from "../../types/literal.js";
+import { alignedBytes, assignArena, type Location, type TempInterval } from "../buffers/assignment.js";
+import { isControlFlow } from "../control_flow.js";
+import { defaultPipeline } from "../plan.js";
+import type { CompileOptions } from "../index.js";
+import { isDeclined } from "../kernel/declined.js";
+import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel } from "./codegen.js";
+import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
+
+/** A kernel run over its buffers (operands, then results), or an instruction run on the host. A copy is a kernel (copyKernelWgsl). */
+export type GpuStep =
+  | { readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly buffers: readonly Location[] }
+  | {
+    readonly kind: "host"; readonly name: string; readonly why: string;
+    readonly instruction: Instruction; readonly operands: readonly (readonly Location[])[]; readonly results: readonly Location[];
+  };
+
+export interface GpuProgram {
+  readonly module: HloModule;
+  readonly log: readonly PassLogEntry[];
+  readonly kernels: readonly WgslKernel[];
+  readonly steps: readonly GpuStep[];
+  readonly parameterLeaves: readonly (readonly ArrayShape[])[];
+  readonly constants: readonly { readonly shape: ArrayShape; readonly data: Storage }[];
+  /** Arena offset of each temporary. */
+  readonly tempOffsets: readonly number[];
+  readonly arenaBytes: number;
+  readonly outputs: readonly ArrayShape[];
+  readonly resultShape: Shape;
+}
+
+/** Why an instruction that no fusion took runs on the host. */
+function hostReason(inst: Instruction): string {
+  if (isControlFlow(inst)) return `control flow runs on the host (the interpreter runs its computations)`;
+  if (inst.opcode === "dot" || inst.opcode === "convolution") return `${inst.opcode} runs on the host until the WebGPU GEMM and convolution kernels are integrated`;
+  if (OP_TABLE[inst.opcode].elementwise) {
+    const answer = webgpuCapabilities().canLowerScalar(inst);
+    if (answer !== true) return answer.declined;
+  }
+  return `no WebGPU kernel for ${inst.opcode}`;
+}
+
+/** Verifies and optimizes `program` (fusion asking the WGSL generator what it lowers) and lays it out as steps. */
+export function planGpuProgram(program: Computation | HloModule, options: CompileOptions): GpuProgram {
+  const input = program instanceof HloModule ? program : new HloModule(program.name, program);
+  verifyModule(input);
+  const { module, log } = runPasses(input, options.passes ?? defaultPipeline(webgpuCapabilities()), {
+    verify: options.verifyEachPass ?? false,
+    ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
+  });
+  return { ...planSteps(module.entry), module, log };
+}
+
+function planSteps(entry: Computation): Omit<GpuProgram, "module" | "log"> {
+  const kernels: WgslKernel[] = [];
+  const kernelBySource = new Map<string, number>();
+  const constants: { shape: ArrayShape; data: Storage }[] = [];
+  const steps: GpuStep[] = [];
+  const temps: (TempInterval & { shape: ArrayShape })[] = [];
+  const leaves = new Map<Instruction, Location[]>();
+  const parameterLeaves = entry.parameters.map((p) => arrayLeaves(p.shape));
+  const firstLeaf: number[] = [];
+  parameterLeaves.reduce((n, ls, i) => { firstLeaf[i] = n; return n + ls.length; }, 0);
+  const newTemps = (shape: Shape): Location[] => arrayLeaves(shape).map((s) => {
+    temps.push({ shape: s, bytes: alignedBytes(s), defined: steps.length, lastUse: steps.length });
+    return { space: "temp", index: temps.length - 1 } as const;
+  });
+  const use = (locs: readonly Location[]): void => {
+    for (const l of locs) if (l.space === "temp") temps[l.index]!.lastUse = Math.max(temps[l.index]!.lastUse, steps.length);
+  };
+  const operandLeaves = (inst: Instruction): Location[][] => inst.operands.map((o) => leaves.get(o) ?? (() => { throw new CompileError(`${entry.name}: ${o.name} used before it is defined`); })());
+
+  for (const inst of entry.instructions) {
+    switch (inst.opcode as Opcode) {
+      case "parameter": {
+        const n = (inst as Instruction<"parameter">).attrs.number;
+        leaves.set(inst, parameterLeaves[n]!.map((_, k) => ({ space: "parameter", index: firstLeaf[n]! + k })));
+        continue;
+      }
+      case "constant": {
+        const lit = (inst as Instruction<"constant">).attrs.literal;
+        leaves.set(inst, lit.arrayLeaves().map((p) => {
+          const leaf = p.toDefaultLayout();
+          constants.push({ shape: leaf.arrayShape, data: leaf.data });
+          return { space: "constant", index: constants.length - 1 } as const;
+        }));
+        continue;
+      }
+      case "tuple":
+        leaves.set(inst, inst.operands.flatMap((o) => leaves.get(o)!));
+        continue;
+      case "getTupleElement": {
+        const i = (inst as Instruction<"getTupleElement">).attrs.index;
+        const tuple = inst.operands[0]!;
+        if (tuple.shape.kind !== "tuple") break;
+        const before = tuple.shape.elements.slice(0, i).reduce((n, s) => n + arrayLeaves(s).length, 0);
+        leaves.set(inst, leaves.get(tuple)!.slice(before, before + arrayLeaves(inst.shape).length));
+        continue;
+      }
+      case "fusion": {
+        const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
+        // Nothing to compute for empty results (their index arithmetic would divide by zero sizes).
+        if (arrayLeaves(inst.shape).every((s) => elementCount(s) === 0)) {
+          for (const o of operandLeaves(inst)) use(o);
+          leaves.set(inst, newTemps(inst.shape));
+          continue;
+        }
+        // Output fusions hold a dot or a convolution, which run on the host for now (GEMM kernels come at merge).
+        const kernel = kind === "output" ? { declined: `a dot or convolution with its epilogue runs on the host until the WebGPU GEMM and convolution kernels are integrated` }
+          : wgslFusionKernel(calledComputation);
+        if (isDeclined(kernel)) {
+          addHost(inst, kernel.declined);
+          continue;
+        }
+        const index = kernelIndex(kernel);
+        const operands = operandLeaves(inst).flat();
+        use(operands);
+        const results = newTemps(inst.shape);
+        steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results] });
+        leaves.set(inst, results);
+        continue;
+      }
+      default: break;
+    }
+    addHost(inst, hostReason(inst));
+  }
+
+  function kernelIndex(kernel: WgslKernel): number {
+    let index = kernelBySource.get(kernel.source);
+    if (index === undefined) {
+      index = kernels.push(kernel) - 1;
+      kernelBySource.set(kernel.source, index);
+    }
+    return index;
+  }
+
+  function addHost(inst: Instruction, why: string): void {
+    const operands = operandLeaves(inst);
+    for (const o of operands) use(o);
+    const results = newTemps(inst.shape);
+    steps.push({ kind: "host", name: inst.name, why, instruction: inst, operands, results });
+    leaves.set(inst, results);
+  }
+
+  // Results: a temporary that is a result once is written where the run's result buffer is; the rest are copied there.
+  const outputs = arrayLeaves(entry.root.shape);
+  const rootLeaves = leaves.get(entry.root)!;
+  const outputOf = new Map<number, number>();
+  rootLeaves.forEach((l, k) => {
+    if (l.space === "temp" && !outputOf.has(l.index)) outputOf.set(l.index, k);
+  });
+  const redirect = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
+  const planned: GpuStep[] = steps.map((s) => (s.kind === "kernel"
+    ? { ...s, buffers: s.buffers.map(redirect) }
+    : { ...s, operands: s.operands.map((ls) => ls.map(redirect)), results: s.results.map(redirect) }));
+  rootLeaves.forEach((l, k) => {
+    if (l.space === "temp" && outputOf.get(l.index) === k) return;
+    const kernel = kernelIndex(copyKernelWgsl(alignedBytes(outputs[k]!), MAX_WORKGROUPS_PER_DIMENSION));
+    planned.push({ kind: "kernel", name: `copy to result ${k}`, kernel, buffers: [redirect(l), { space: "output", index: k }] });
+  });
+  // Temporaries that became results take no arena bytes.
+  const arena = assignArena(temps.map((t, i) => (outputOf.has(i) ? { ...t, bytes: 0 } : t)));
+  return {
+    kernels, steps: planned, parameterLeaves, constants, tempOffsets: arena.offsets, arenaBytes: arena.arenaBytes, outputs, resultShape: entry.root.shape,
+  };
+}

@@ -1,0 +1,189 @@
+// The f32 transcendentals of the WebGPU backend: the shared approximations of
+// wasm/math.ts (the same reductions, polynomials and constants, so the same stated ULP
+// bounds as the wasm and C backends), written out as WGSL by running their emitters
+// against a FloatOps whose "instructions" build WGSL expressions. WGSL's own exp, log,
+// tanh... are loosely specified (their error bounds are relative to the argument, and
+// differ between implementations), so they are not used.
+//
+// Values are held as the scalar WebAssembly code holds them: floats as f32, integers as
+// u32 (wrapping; signed where an op says so), masks as u32 (0 or 1, or an integer's
+// bits where the code selects on a sign mask: any nonzero value is true).
+//
+// Every float constant is written as its bit pattern through xk_f, which XORs it with a
+// zero the kernel reads from memory at run time (wgsl_values.ts WGSL_HELPERS). WGSL
+// constant expressions may hold no infinity or NaN; and shader compilers fold algebra
+// on constants that IEEE arithmetic does not allow: SwiftShader turns exp's
+// round-to-integer step, (x·log2e + 1.5·2^23) - 1.5·2^23, into x·log2e, which makes
+// exp(-1) 0.5. On a value it cannot see, it keeps the operations as written.
+
+import {
+  emitCbrt, emitErf, emitExp, emitExpm1, emitExpNonPositive, emitLog, emitLog1p, emitLogistic, emitTanh, type FloatOps,
+} from "../wasm/math.js";
+
+type Kind = "float" | "int" | "mask";
+
+const TYPES: Readonly<Record<Kind, string>> = { float: "f32", int: "u32", mask: "u32" };
+
+const F32 = new Float32Array(1);
+const F32_BITS = new Uint32Array(F32.buffer);
+
+/** A WGSL f32 holding exactly x rounded to f32, by its bit pattern. */
+export function wgslFloat(x: number): string {
+  F32[0] = x;
+  return `xk_f(0x${F32_BITS[0]!.toString(16)}u)`;
+}
+
+interface Value {
+  readonly expr: string;
+  readonly kind: Kind;
+}
+
+/** One function's body: a stack of WGSL expressions, and the statements that set its locals. */
+class WgslFloatOps implements FloatOps {
+  private readonly stack: Value[] = [];
+  private readonly locals: Kind[] = ["float"];
+  readonly statements: string[] = [];
+  private temps = 0;
+
+  name(l: number): string {
+    return l === 0 ? "x" : `${this.locals[l]![0]}${l}`;
+  }
+
+  declarations(): string[] {
+    return this.locals.flatMap((k, l) => (l === 0 ? [] : [`var ${this.name(l)}: ${TYPES[k]};`]));
+  }
+
+  result(): string {
+    if (this.stack.length !== 1 || this.stack[0]!.kind !== "float") throw new Error(`a transcendental left ${this.stack.length} values`);
+    return this.stack.pop()!.expr;
+  }
+
+  private push(expr: string, kind: Kind): void {
+    this.stack.push({ expr, kind });
+  }
+
+  private pop(): Value {
+    const v = this.stack.pop();
+    if (v === undefined) throw new Error("WGSL math: stack underflow");
+    return v;
+  }
+
+  private pop2(): [Value, Value] {
+    const b = this.pop();
+    return [this.pop(), b];
+  }
+
+  private op2(kind: Kind, f: (a: string, b: string) => string): void {
+    const [a, b] = this.pop2();
+    this.push(f(a.expr, b.expr), kind);
+  }
+
+  private op1(kind: Kind, f: (a: string) => string): void {
+    this.push(f(this.pop().expr), kind);
+  }
+
+  /** Before local l is assigned, the values on the stack that read it are saved in temporaries. */
+  private detach(l: number): void {
+    const pattern = new RegExp(`\\b${this.name(l)}\\b`);
+    this.stack.forEach((v, i) => {
+      if (!pattern.test(v.expr)) return;
+      const t = `t${this.temps++}`;
+      this.statements.push(`let ${t}: ${TYPES[v.kind]} = ${v.expr};`);
+      this.stack[i] = { expr: t, kind: v.kind };
+    });
+  }
+
+  /** A simple expression as is; anything else saved in a temporary (for an operand written twice). */
+  private named(expr: string, kind: Kind = "float"): string {
+    if (/^[\w.]+$/.test(expr)) return expr;
+    const t = `t${this.temps++}`;
+    this.statements.push(`let ${t}: ${TYPES[kind]} = ${expr};`);
+    return t;
+  }
+
+  private compare(op: string): void {
+    this.op2("mask", (a, b) => `select(0u, 1u, ${a} ${op} ${b})`);
+  }
+
+  fconst(x: number): void { this.push(wgslFloat(x), "float"); }
+  iconst(x: number): void { this.push(`0x${(x >>> 0).toString(16)}u`, "int"); }
+  add(): void { this.op2("float", (a, b) => `(${a} + ${b})`); }
+  sub(): void { this.op2("float", (a, b) => `(${a} - ${b})`); }
+  mul(): void { this.op2("float", (a, b) => `(${a} * ${b})`); }
+  div(): void { this.op2("float", (a, b) => `(${a} / ${b})`); }
+  // wasm's f32.min and max: NaN-propagating, -0 < +0.
+  min(): void { this.op2("float", (a, b) => `xk_minf(${a}, ${b})`); }
+  max(): void { this.op2("float", (a, b) => `xk_maxf(${a}, ${b})`); }
+  abs(): void { this.op1("float", (a) => `bitcast<f32>(bitcast<u32>(${a}) & 0x7fffffffu)`); }
+  neg(): void { this.op1("float", (a) => `bitcast<f32>(bitcast<u32>(${a}) ^ 0x80000000u)`); }
+  // WGSL's round is to nearest, ties to even: f32.nearest.
+  nearest(): void { this.op1("float", (a) => `round(${a})`); }
+  sqrt(): void { this.op1("float", (a) => `sqrt(${a})`); }
+  // b > a ? b : a and b < a ? b : a, the variable first: a NaN in it passes.
+  pmax(): void { this.op2("float", (a, b) => { const x = this.named(a); return `select(${x}, ${b}, ${x} < ${b})`; }); }
+  pmin(): void { this.op2("float", (a, b) => { const x = this.named(a); return `select(${x}, ${b}, ${b} < ${x})`; }); }
+  lt(): void { this.compare("<"); }
+  gt(): void { this.compare(">"); }
+  eq(): void { this.compare("=="); }
+  ne(): void { this.op2("mask", (a, b) => `select(1u, 0u, ${a} == ${b})`); }
+  igt(): void { this.op2("mask", (a, b) => `select(0u, 1u, bitcast<i32>(${a}) > bitcast<i32>(${b}))`); }
+  ieq(): void { this.compare("=="); }
+  select(): void {
+    const m = this.pop();
+    const [a, b] = this.pop2();
+    this.push(`select(${b.expr}, ${a.expr}, ${m.expr} != 0u)`, a.kind);
+  }
+  bits(): void { this.op1("int", (a) => `bitcast<u32>(${a})`); }
+  fromBits(): void { this.op1("float", (a) => `bitcast<f32>(${a})`); }
+  iadd(): void { this.op2("int", (a, b) => `(${a} + ${b})`); }
+  isub(): void { this.op2("int", (a, b) => `(${a} - ${b})`); }
+  iand(): void { this.op2("int", (a, b) => `(${a} & ${b})`); }
+  ior(): void { this.op2("int", (a, b) => `(${a} | ${b})`); }
+  ixor(): void { this.op2("int", (a, b) => `(${a} ^ ${b})`); }
+  ishl(k: number): void { this.op1("int", (a) => `(${a} << ${k}u)`); }
+  ishrS(k: number): void { this.op1("int", (a) => `bitcast<u32>(bitcast<i32>(${a}) >> ${k}u)`); }
+  ishrU(k: number): void { this.op1("int", (a) => `(${a} >> ${k}u)`); }
+  itof(): void { this.op1("float", (a) => `f32(bitcast<i32>(${a}))`); }
+  // Saturating, as i32.trunc_sat_f32_s (the emitters only convert values in range).
+  ftoi(): void { this.op1("int", (a) => `bitcast<u32>(xk_f2s32(${a}))`); }
+  mor(): void { this.op2("mask", (a, b) => `(${a} | ${b})`); }
+  mand(): void { this.op2("mask", (a, b) => `(${a} & ${b})`); }
+  copysign(): void { this.op2("float", (a, b) => `bitcast<f32>((bitcast<u32>(${a}) & 0x7fffffffu) | (bitcast<u32>(${b}) & 0x80000000u))`); }
+  local(kind: Kind): number {
+    this.locals.push(kind);
+    return this.locals.length - 1;
+  }
+  get(l: number): void { this.push(this.name(l), this.locals[l]!); }
+  set(l: number): void {
+    const v = this.pop();
+    this.detach(l);
+    this.statements.push(`${this.name(l)} = ${v.expr};`);
+  }
+  tee(l: number): void {
+    this.set(l);
+    this.get(l);
+  }
+}
+
+/** The f32 transcendentals with WGSL code, by the kernel graph's op (exp of a non-positive argument: "expNonPositive"). */
+const EMITTERS: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
+  exp: emitExp, expNonPositive: emitExpNonPositive, log: emitLog, log1p: emitLog1p, expm1: emitExpm1,
+  tanh: emitTanh, logistic: emitLogistic, cbrt: emitCbrt, erf: emitErf,
+};
+
+/** The WGSL function computing op (a key of EMITTERS) in f32, or undefined when there is none. */
+export function wgslMathFunction(op: string): string | undefined {
+  return EMITTERS[op] === undefined ? undefined : `xk_${op}_f32`;
+}
+
+/** The WGSL source of the function wgslMathFunction(op) names. */
+export function wgslMathSource(op: string): string {
+  const emit = EMITTERS[op];
+  if (emit === undefined) throw new Error(`no WGSL math function ${op}`);
+  const o = new WgslFloatOps();
+  emit(o, 0);
+  const result = o.result();
+  const body = [...o.declarations(), ...o.statements, `return ${result};`];
+  // WGSL parameters are immutable; the emitters may assign their argument's local.
+  return `fn ${wgslMathFunction(op)!}(x_in: f32) -> f32 {\n  var x = x_in;\n${body.map((s) => `  ${s}`).join("\n")}\n}`;
+}

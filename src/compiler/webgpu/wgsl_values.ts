@@ -1,0 +1,363 @@
+// WGSL for the nodes of a kernel graph (kernel/graph.ts, legalized by kernel/legalize.ts):
+// instruction selection only, as wasm/emit_values.ts and native/c_values.ts do for their
+// targets. Each node becomes one `let vN: T = ...;`. Values are held as XLA defines them:
+// f32 as f32; signed integers up to 32 bits as i32 and unsigned ones and pred as u32,
+// wrapped to their width after every op; index nodes as i32, conditions as bool. WGSL
+// has no f64 and no 64-bit integers, and this renderer does no arithmetic on the narrow
+// floats (f16, bf16, f8...): those decline (DeclinedError) and their ops run on the host,
+// except that loads, stores and selects of narrow floats copy their bit patterns (data
+// movement: transposes, slices, pads, concatenations).
+//
+// WGSL leaves NaN and infinity behaviour to the implementation, so every test that
+// XLA's semantics hang on is written on bit patterns: NaN, finiteness, absolute value,
+// negation, the NaN-propagating maximum and minimum with -0 below +0, the NaN → 0 and
+// saturating float → integer conversions.
+
+import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
+import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
+import { DeclinedError } from "../kernel/declined.js";
+import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
+import { wgslFloat, wgslMathFunction } from "./wgsl_math.js";
+
+const fail = (why: string): never => {
+  throw new DeclinedError(why);
+};
+
+const bits = (t: ElementType): number => ELEMENT_TYPES[t].bitWidth;
+const kindOf = (t: ElementType) => ELEMENT_TYPES[t].kind;
+
+/** Floats held as bit patterns here: every float but f32 and f64. */
+const isNarrowFloat = (t: NodeType): boolean => t !== "idx" && t !== "cond" && ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64";
+
+/** Why values of type t have no WGSL form, or undefined. */
+export function unsupportedType(t: NodeType): string | undefined {
+  if (t === "idx" || t === "cond") return undefined;
+  const info = ELEMENT_TYPES[t];
+  if (t === "f64") return "WGSL has no f64";
+  if (info.bitWidth === 64) return `WGSL has no 64-bit integers (${t})`;
+  if (info.kind === "complex") return "complex numbers are not compiled to WGSL";
+  return undefined;
+}
+
+/** The WGSL type a value of type t is held in. */
+export function wgslType(t: NodeType): string {
+  if (t === "idx") return "i32";
+  if (t === "cond") return "bool";
+  const why = unsupportedType(t);
+  if (why !== undefined) return fail(why);
+  if (t === "f32") return "f32";
+  return kindOf(t) === "signed" ? "i32" : "u32";
+}
+
+/** An expression of integer (or pred) type t wrapped to t's width, from an expression of t's WGSL type. */
+export function wrap(t: ElementType, e: string): string {
+  if (t === "pred") return `select(0u, 1u, (${e}) != 0u)`;
+  const w = bits(t);
+  if (w >= 32) return e;
+  return kindOf(t) === "signed" ? `((${e} << ${32 - w}u) >> ${32 - w}u)` : `((${e}) & 0x${(2 ** w - 1).toString(16)}u)`;
+}
+
+/** A WGSL literal of `value` in type t. */
+export function wgslConst(t: ElementType, value: number | bigint): string {
+  if (t === "f32") return wgslFloat(Number(value));
+  if (isNarrowFloat(t)) return fail(`constants of ${t} are not compiled to WGSL`);
+  wgslType(t);
+  if (t === "pred") return Number(value) !== 0 ? "1u" : "0u";
+  const v = BigInt.asUintN(32, BigInt(value));
+  return kindOf(t) === "signed" ? `bitcast<i32>(0x${v.toString(16)}u)` : `0x${v.toString(16)}u`;
+}
+
+/** What the kernel printer provides: the expression of a load, and the names of leaves (loop variables, reduction results, reducer parameters). */
+export interface WgslBindings {
+  load(n: Node): string;
+  leaf(n: Node): string;
+}
+
+/** The WGSL values of one kernel: each node's variable, and the math functions the kernel calls. */
+export class WgslValues {
+  readonly names = new Map<number, string>();
+  /** Ops of wgsl_math.ts the emitted code calls (their functions go before the kernel). */
+  readonly math = new Set<string>();
+
+  constructor(readonly g: KernelGraph, readonly bind: WgslBindings) {}
+
+  /** The statements computing `ids` (operands first), each into its own variable. */
+  emit(ids: readonly number[], out: string[], indent: string): void {
+    for (const id of ids) {
+      const n = this.g.node(id);
+      if (n.op === "var" || n.op === "accum" || n.op === "racc" || n.op === "rin") {
+        this.names.set(id, this.bind.leaf(n));
+        continue;
+      }
+      const name = `v${id}`;
+      out.push(`${indent}let ${name}: ${wgslType(n.type)} = ${this.expr(n)};`);
+      this.names.set(id, name);
+    }
+  }
+
+  v(id: number): string {
+    const name = this.names.get(id);
+    if (name === undefined) throw new Error(`node ${id} used before it was computed`);
+    return name;
+  }
+
+  private expr(n: Node): string {
+    const [a, b, c] = n.args;
+    const t = n.type;
+    switch (n.op) {
+      case "iconst": return Number.isInteger(n.attr) ? `${n.attr as number}` : fail(`an index constant ${String(n.attr)}`);
+      case "iadd": return `(${this.v(a!)} + ${this.v(b!)})`;
+      case "imul": return `(${this.v(a!)} * ${n.attr as number})`;
+      case "idiv": case "imod": {
+        const k = n.attr as number;
+        const x = this.v(a!);
+        if (this.g.range(a!).lo >= 0) return n.op === "idiv" ? `(${x} / ${k})` : `(${x} % ${k})`;
+        // Floor semantics for a possibly negative dividend.
+        return n.op === "idiv" ? `(${x} / ${k} - select(0, 1, ${x} % ${k} < 0))` : `((${x} % ${k} + ${k}) % ${k})`;
+      }
+      case "imin": return `min(${this.v(a!)}, ${this.v(b!)})`;
+      case "imax": return `max(${this.v(a!)}, ${this.v(b!)})`;
+      case "iselect": return `select(${this.v(c!)}, ${this.v(b!)}, ${this.v(a!)})`;
+      case "toIdx": return this.toIdx(a!);
+      case "ilt": return `(${this.v(a!)} < ${this.v(b!)})`;
+      case "ieq": return `(${this.v(a!)} == ${this.v(b!)})`;
+      case "cand": return `(${this.v(a!)} && ${this.v(b!)})`;
+      case "ctrue": return "true";
+      case "condToPred": return `select(0u, 1u, ${this.v(a!)})`;
+      case "load": return this.bind.load(n);
+      case "const": return wgslConst(t as ElementType, constantValue(n));
+      case "fromIdx": return this.fromIdx(t as ElementType, this.v(a!));
+      case "select": {
+        // The interpreter's select reads values: a narrow float's NaN would come out canonical (not written here).
+        if (isNarrowFloat(t) && n.attr === SELECT_OF_VALUES) return fail(`select of ${t} values is not compiled to WGSL`);
+        wgslType(t);
+        return `select(${this.v(c!)}, ${this.v(b!)}, ${this.v(a!)} != 0u)`;
+      }
+      case "convert": return this.convert(a!, t as ElementType);
+      case "bitcast": return this.bitcast(a!, t as ElementType);
+      case "compare": return this.compare(n);
+      default: break;
+    }
+    if (isNarrowFloat(t)) return fail(`${n.op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
+    if (n.args.length === 1) return this.unary(n, t as ElementType, a!);
+    if (n.args.length === 2) return this.binary(n.op, t as ElementType, this.v(a!), this.v(b!));
+    return fail(`${n.op} has no WGSL code`);
+  }
+
+  private fromIdx(t: ElementType, x: string): string {
+    if (t === "f32") return `f32(${x})`;
+    if (isNarrowFloat(t)) return fail(`iota of ${t} is not compiled to WGSL`);
+    const w = wgslType(t);
+    return wrap(t, w === "i32" ? x : `u32(${x})`);
+  }
+
+  /** A value clamped into an index (i32). */
+  private toIdx(v: number): string {
+    const t = this.g.node(v).type as ElementType;
+    const x = this.v(v);
+    if (t === "u32") return `i32(min(${x}, 0x7fffffffu))`;
+    return wgslType(t) === "i32" ? x : `i32(${x})`;
+  }
+
+  private convert(a: number, to: ElementType): string {
+    const from = this.g.node(a).type as ElementType;
+    const x = this.v(a);
+    wgslType(from);
+    wgslType(to);
+    if (isNarrowFloat(from) || isNarrowFloat(to)) return fail(`convert ${from} -> ${to} is not compiled to WGSL`);
+    if (to === "pred") return from === "f32" ? `select(0u, 1u, (bitcast<u32>(${x}) & 0x7fffffffu) != 0u)` : `select(0u, 1u, ${x} != ${wgslType(from) === "i32" ? "0" : "0u"})`;
+    if (from === "f32") {
+      if (to === "f32") return x;
+      // Toward zero, saturating at the type's bounds, NaN to 0 (types/convert.ts).
+      const { min, max } = integerRange(to);
+      return `xk_f2int_${wgslType(to)}(${x}, ${wgslFloat(Number(min))}, ${wgslFloat(Number(max))}, ${wgslConst(to, min)}, ${wgslConst(to, max)})`;
+    }
+    if (to === "f32") return `xk_int_to_f32_${wgslType(from)}(${x})`;
+    // Integer (or pred) to integer: the value (or its bits) wrapped to the new width.
+    const sameHolder = wgslType(from) === wgslType(to);
+    return wrap(to, sameHolder ? x : `bitcast<${wgslType(to)}>(${x})`);
+  }
+
+  private bitcast(a: number, to: ElementType): string {
+    const from = this.g.node(a).type as ElementType;
+    const x = this.v(a);
+    if (bits(from) !== bits(to)) return fail(`bitcast ${from} -> ${to}`);
+    // Narrow floats and integers of one width share their holder's bits (u32 patterns, or i32 sign-extended).
+    const holder = (t: ElementType): string => (isNarrowFloat(t) ? "u32" : wgslType(t));
+    if (holder(from) === holder(to)) return x;
+    if (bits(to) < 32) return wrap(to, `bitcast<${holder(to)}>(${x})`);
+    return `bitcast<${holder(to)}>(${x})`;
+  }
+
+  private compare(n: Node): string {
+    const [a, b] = n.args as [number, number];
+    const at = this.g.node(a).type as ElementType;
+    wgslType(at);
+    if (isNarrowFloat(at)) return fail(`compare of ${at} is not compiled to WGSL`);
+    const attr = n.attr as string;
+    const dir = attr.slice(0, 2);
+    const op = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" }[dir]!;
+    const [x, y] = [this.v(a), this.v(b)];
+    if (attr.endsWith("_TOTAL")) return `select(0u, 1u, xk_total_key(${x}) ${op} xk_total_key(${y}))`;
+    // NE is true for a NaN: written as not-equal, whatever the implementation makes of NaN in !=.
+    if (dir === "NE") return `select(1u, 0u, ${x} == ${y})`;
+    return `select(0u, 1u, ${x} ${op} ${y})`;
+  }
+
+  private unary(n: Node, t: ElementType, a: number): string {
+    const op = n.op;
+    const x = this.v(a);
+    const at = this.g.node(a).type as ElementType;
+    if (op === "isFinite") {
+      if (at !== "f32") return fail(`isFinite of ${at}`);
+      return `select(0u, 1u, (bitcast<u32>(${x}) & 0x7f800000u) != 0x7f800000u)`;
+    }
+    wgslType(t);
+    if (t === "f32") {
+      switch (op) {
+        case "abs": return `bitcast<f32>(bitcast<u32>(${x}) & 0x7fffffffu)`;
+        case "neg": return `bitcast<f32>(bitcast<u32>(${x}) ^ 0x80000000u)`;
+        case "ceil": return `ceil(${x})`;
+        case "floor": return `floor(${x})`;
+        case "roundEven": return `round(${x})`;
+        case "roundAfz": return `xk_round_afz(${x})`;
+        case "sqrt": return `sqrt(${x})`;
+        case "rsqrt": return `(1.0 / sqrt(${x}))`;
+        case "sign": return `xk_sign_f32(${x})`;
+        case "exp": case "log": case "tanh": case "expm1": case "log1p": case "erf": case "cbrt": case "logistic": {
+          const key = op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? "expNonPositive" : op;
+          this.math.add(key);
+          return `${wgslMathFunction(key)!}(${x})`;
+        }
+        default:
+          // sin, cos, tan: the shared approximations reduce the argument in f64, which WGSL has not; WGSL's own are loosely specified.
+          return fail(`${op} on f32 is not compiled to WGSL (its shared approximation needs f64; WGSL's built-in is loosely specified)`);
+      }
+    }
+    const signed = kindOf(t) === "signed";
+    const w = t === "pred" ? 1 : bits(t);
+    const unsignedBits = signed ? `(bitcast<u32>(${x}) & 0x${(2 ** w - 1 >>> 0).toString(16)}u)` : x;
+    switch (op) {
+      case "not": return t === "pred" ? `(${x} ^ 1u)` : wrap(t, `(~${x})`);
+      case "sign": return signed ? `sign(${x})` : `min(${x}, 1u)`;
+      case "clz": return wrap(t, `${signed ? "i32" : "u32"}(countLeadingZeros(${unsignedBits}) - ${32 - w}u)`);
+      case "popcnt": return wrap(t, `${signed ? "i32" : "u32"}(countOneBits(${unsignedBits}))`);
+      default: return fail(`${op} on ${t}`);
+    }
+  }
+
+  /** x op y in type t (also a reducer's combine). */
+  binary(op: string, t: ElementType, x: string, y: string): string {
+    wgslType(t);
+    if (t === "f32") {
+      switch (op) {
+        case "add": return `(${x} + ${y})`;
+        case "sub": return `(${x} - ${y})`;
+        case "mul": return `(${x} * ${y})`;
+        case "div": return `(${x} / ${y})`;
+        case "max": return `xk_maxf(${x}, ${y})`;
+        case "min": return `xk_minf(${x}, ${y})`;
+        // WGSL's % on floats is x - y · trunc(x / y), not the exact fmod; pow and atan2 would need f64.
+        default: return fail(`${op} on f32 is not compiled to WGSL`);
+      }
+    }
+    if (t === "pred") {
+      switch (op) {
+        case "add": case "or": case "max": return `(${x} | ${y})`;
+        case "mul": case "and": case "min": return `(${x} & ${y})`;
+        case "xor": return `(${x} ^ ${y})`;
+        default: return fail(`${op} on pred`);
+      }
+    }
+    const w = bits(t);
+    const signed = kindOf(t) === "signed";
+    const amount = `(bitcast<u32>(${y}) & ${w - 1}u)`;
+    switch (op) {
+      // i32 and u32 arithmetic wraps in WGSL; narrower types wrap to their width.
+      case "add": return wrap(t, `(${x} + ${y})`);
+      case "sub": return wrap(t, `(${x} - ${y})`);
+      case "mul": return wrap(t, `(${x} * ${y})`);
+      case "and": return `(${x} & ${y})`;
+      case "or": return `(${x} | ${y})`;
+      case "xor": return `(${x} ^ ${y})`;
+      case "max": return `max(${x}, ${y})`;
+      case "min": return `min(${x}, ${y})`;
+      // legalize.ts made the divisor safe (never 0, never -1 when signed).
+      case "divSafe": return wrap(t, `(${x} / ${y})`);
+      case "remSafe": return wrap(t, `(${x} % ${y})`);
+      // Amounts in [0, w) where the result is used (legalize.ts); masked so that the others are defined too.
+      case "shlBounded": return wrap(t, `(${x} << ${amount})`);
+      case "shrLBounded": return wrap(t, signed ? `bitcast<i32>((bitcast<u32>(${x}) & 0x${(2 ** w - 1 >>> 0).toString(16)}u) >> ${amount})` : `(${x} >> ${amount})`);
+      // The held value is already sign-extended from t's width.
+      case "shrABounded": return signed ? `(${x} >> ${amount})` : wrap(t, `bitcast<u32>(bitcast<i32>(${x} << ${32 - w}u) >> (${amount} + ${32 - w}u))`);
+      default: return fail(`${op} on ${t}`);
+    }
+  }
+}
+
+/**
+ * Helpers every kernel may call (WGSL drops the unused ones): f32 from bits, through a
+ * zero the kernel reads at run time into xk_opaque (wgsl_math.ts says why); the NaN
+ * test, XLA's maximum and minimum, sign and rounding half away from zero on bits; the
+ * total-order key; float ↔ integer conversions with XLA's rules.
+ */
+export const WGSL_HELPERS = String.raw`var<private> xk_opaque: u32;
+fn xk_f(b: u32) -> f32 { return bitcast<f32>(b ^ xk_opaque); }
+fn xk_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn xk_maxf(a: f32, b: f32) -> f32 {
+  if (xk_isnan(a) || xk_isnan(b)) { return xk_f(0x7fc00000u); }
+  if (a == b) { return bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b)); }
+  return select(b, a, a > b);
+}
+fn xk_minf(a: f32, b: f32) -> f32 {
+  if (xk_isnan(a) || xk_isnan(b)) { return xk_f(0x7fc00000u); }
+  if (a == b) { return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b)); }
+  return select(b, a, a < b);
+}
+fn xk_sign_f32(x: f32) -> f32 {
+  if (xk_isnan(x) || (bitcast<u32>(x) & 0x7fffffffu) == 0u) { return x; }
+  return select(-1.0, 1.0, x > 0.0);
+}
+fn xk_round_afz(x: f32) -> f32 {
+  let t = trunc(x);
+  let away = select(t, t + sign(x), abs(x - t) >= 0.5);
+  return select(away, x, xk_isnan(x));
+}
+fn xk_total_key(x: f32) -> i32 {
+  let b = bitcast<i32>(x);
+  return select(b, b ^ 0x7fffffff, b < 0);
+}
+fn xk_f2s32(x: f32) -> i32 {
+  if (xk_isnan(x)) { return 0; }
+  if (x >= 2147483648.0) { return 2147483647; }
+  if (x <= -2147483648.0) { return bitcast<i32>(0x80000000u); }
+  return i32(x);
+}
+fn xk_f2int_i32(x: f32, lo: f32, hi: f32, ilo: i32, ihi: i32) -> i32 {
+  if (xk_isnan(x)) { return 0; }
+  if (x >= hi) { return ihi; }
+  if (x <= lo) { return ilo; }
+  return i32(x);
+}
+fn xk_f2int_u32(x: f32, lo: f32, hi: f32, ilo: u32, ihi: u32) -> u32 {
+  if (xk_isnan(x) || x <= 0.0) { return 0u; }
+  if (x >= hi) { return ihi; }
+  return u32(x);
+}
+fn xk_u32_to_f32(x: u32) -> f32 {
+  // Round to nearest, ties to even, whatever rounding the implementation's conversion uses.
+  if (x < 0x1000000u) { return f32(x); }
+  let lz = countLeadingZeros(x);
+  let drop = 8u - lz;
+  let kept = x >> drop;
+  let rest = x & ((1u << drop) - 1u);
+  let half = 1u << (drop - 1u);
+  let up = rest > half || (rest == half && (kept & 1u) == 1u);
+  return f32(kept + select(0u, 1u, up)) * bitcast<f32>((127u + drop) << 23u);
+}
+fn xk_int_to_f32_u32(x: u32) -> f32 { return xk_u32_to_f32(x); }
+fn xk_int_to_f32_i32(x: i32) -> f32 {
+  let m = xk_u32_to_f32(select(u32(x), 0u - bitcast<u32>(x), x < 0));
+  return select(m, -m, x < 0);
+}
+`;

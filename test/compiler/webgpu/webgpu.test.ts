@@ -1,0 +1,309 @@
+// The WebGPU backend against the interpreter, on the machine's WebGPU adapter (Dawn on
+// SwiftShader where there is no GPU): elementwise ops over every type it computes on,
+// with XLA's edge cases (integer division by zero and at MIN / -1, shifts past the
+// width, NaN and signed zeros in max/min, saturating and NaN float→integer converts),
+// reductions, softmax as one kernel, host steps for what it declines, random programs.
+// Integers and exact float ops are compared bit for bit; transcendentals within the
+// CPU backends' ULP bounds (tools/fuzz/compare_compiled.ts).
+//
+// Where neither the `webgpu` package nor a Vulkan driver description exists, the tests
+// skip, saying so; where either exists (CI installs both), a missing adapter fails.
+
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { compile } from "../../../src/compiler/index.js";
+import type { WebGpuExecutable } from "../../../src/compiler/webgpu/executable.js";
+import { gpuContext, releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import {
+  XlaBuilder, parameter, binaryOp, unaryOp, compare, select, convertElementType, reduce, constantR0, tuple, exp, sub, div, log, tanh, add, mul, dot, scalarReducer,
+} from "../../../src/index.js";
+import type { Computation } from "../../../src/ir/computation.js";
+import type { BinaryOpcode, UnaryOpcode } from "../../../src/ir/opcodes.js";
+import { ELEMENT_TYPES, type ElementType } from "../../../src/types/element_type.js";
+import { Literal, type Scalar } from "../../../src/types/literal.js";
+import { arrayShape } from "../../../src/types/shape.js";
+import { compareLeaf, cones, elementTypeOf, type CompareTally } from "../../../tools/fuzz/compare_compiled.js";
+import { randomProgram } from "../random_program.js";
+import { HloModule } from "../../../src/ir/computation.js";
+import { printHlo } from "../../../src/text/hlo/index.js";
+
+const ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
+
+async function packageLoads(): Promise<boolean> {
+  try {
+    const name = "webgpu";
+    await import(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const hasPackage = await packageLoads();
+const hasDriver = process.env["VK_ICD_FILENAMES"] !== undefined || existsSync(ICD);
+const skip = !hasPackage && !hasDriver
+  ? "the webgpu package (Dawn's Node binding) and SwiftShader's Vulkan driver are both missing here: nothing to run WebGPU on"
+  : false;
+if (skip !== false) console.log(`webgpu tests skipped: ${skip}`);
+
+after(() => releaseGpu());
+
+test("a WebGPU adapter is found where the package or a Vulkan driver is installed", { skip }, async () => {
+  const gpu = await gpuContext();
+  assert.ok(gpu.description.length > 0);
+  console.log(`webgpu adapter: ${gpu.description}`);
+});
+
+/** Runs `c` on the WebGPU backend and on the interpreter; returns both and the executable's stats. */
+async function both(c: Computation, args: readonly Literal[]): Promise<{ want: Literal; got: Literal; exe: WebGpuExecutable }> {
+  const exe = await compile(c, { backend: "webgpu" });
+  try {
+    return { want: evaluate(c, args), got: await exe.run(args), exe };
+  } finally {
+    exe.delete();
+  }
+}
+
+const bitsOf = (t: ElementType, v: Scalar): string => {
+  if (typeof v === "number" && ELEMENT_TYPES[t].kind === "float") return Number.isNaN(v) ? "NaN" : Object.is(v, -0) ? "-0" : String(v);
+  return String(v);
+};
+
+const F32_MIN_NORMAL = 2 ** -126;
+
+/**
+ * The expected values, where WGSL's licence to flush f32 subnormals to zero (SwiftShader
+ * does) gave a zero for a subnormal result: that zero (docs/backends.md states it).
+ */
+function flushed(t: ElementType, want: readonly Scalar[], got: readonly Scalar[]): Scalar[] {
+  if (t !== "f32") return [...want];
+  return want.map((w, i) => {
+    const g = got[i];
+    return typeof w === "number" && w !== 0 && Math.abs(w) < F32_MIN_NORMAL && g === 0 ? g : w;
+  });
+}
+
+/** Element-for-element equality, NaN equal to NaN (any payload), -0 apart from +0 (f32 subnormals may flush to zero). */
+function assertSame(t: ElementType, want: Literal, got: Literal, what: string): void {
+  const g = got.values();
+  const w = flushed(t, want.values(), g);
+  assert.equal(g.length, w.length, what);
+  for (let i = 0; i < w.length; i++) {
+    assert.equal(bitsOf(t, g[i]!), bitsOf(t, w[i]!), `${what}: element ${i} (operands at ${i})`);
+  }
+}
+
+const N = 40;
+
+/** Values of type t with its edge cases first: zeros, ones, the extremes, NaN and infinities, then a spread. */
+function values(t: ElementType, salt: number): Scalar[] {
+  const info = ELEMENT_TYPES[t];
+  const out: Scalar[] = [];
+  if (info.kind === "pred") for (let i = 0; i < N; i++) out.push(((i * 7 + salt) % 3) === 0);
+  else if (info.kind === "float") {
+    // No subnormals: WGSL may flush them to zero (docs/backends.md).
+    const specials = [0, -0, 1, -1, NaN, Infinity, -Infinity, 1e-30, -1e-30, 3.5, -2.5, 0.5, -0.5, 2.5, 16777217, 1e30, -1e30];
+    for (const v of specials) out.push(v);
+    for (let i = out.length; i < N; i++) out.push(Math.sin(i * 12.9898 + salt) * 10 ** ((i + salt) % 7 - 3));
+  } else {
+    const bits = info.bitWidth;
+    const signed = info.kind === "signed";
+    const min = signed ? -(2 ** (bits - 1)) : 0;
+    const max = signed ? 2 ** (bits - 1) - 1 : 2 ** bits - 1;
+    for (const v of [0, 1, -1, min, max, min + 1, max - 1, 2, bits, bits + 1, bits - 1, -bits]) out.push(signed || v >= 0 ? v : max + 1 + v);
+    for (let i = out.length; i < N; i++) out.push(Math.floor(Math.abs(Math.sin(i * 78.233 + salt)) * (max - min + 1)) + min);
+  }
+  // Rotated by the salt, so that two operands meet every pair of edge cases somewhere.
+  return out.map((_, i) => out[(i * (salt + 1)) % N]!);
+}
+
+const literal = (t: ElementType, vs: Scalar[]): Literal => Literal.fromValues(t, [vs.length], vs);
+
+const INT_BINARY: readonly BinaryOpcode[] = ["add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "and", "or", "xor", "shiftLeft", "shiftRightArithmetic", "shiftRightLogical"];
+const INT_UNARY: readonly UnaryOpcode[] = ["negate", "abs", "not", "clz", "popcnt", "sign"];
+const F32_EXACT_BINARY: readonly BinaryOpcode[] = ["add", "subtract", "multiply", "divide", "maximum", "minimum"];
+const F32_EXACT_UNARY: readonly UnaryOpcode[] = ["negate", "abs", "floor", "ceil", "roundNearestEven", "roundNearestAfz", "sign", "sqrt", "isFinite"];
+
+for (const t of ["s32", "u32", "s8", "u8", "s16", "u16"] as const) {
+  test(`integer elementwise ops on ${t} are bit-exact, edge cases included`, { skip }, async () => {
+    // abs and sign are defined on signed types only.
+    const unary = ELEMENT_TYPES[t].kind === "signed" ? INT_UNARY : INT_UNARY.filter((op) => op !== "abs" && op !== "sign");
+    const b = new XlaBuilder(`int_${t}`);
+    const x = parameter(b, 0, arrayShape(t, [N]), "x");
+    const y = parameter(b, 1, arrayShape(t, [N]), "y");
+    const results = [
+      ...INT_BINARY.map((op) => binaryOp(op, x, y)), ...unary.map((op) => unaryOp(op, x)),
+      ...(["EQ", "NE", "LT", "GE"] as const).map((d) => compare(x, y, d)),
+      select(compare(x, y, "LT"), x, y), convertElementType(x, "f32"), convertElementType(x, "s8"), convertElementType(x, "u32"),
+    ];
+    const names = [...INT_BINARY, ...unary, "EQ", "NE", "LT", "GE", "select", "to f32", "to s8", "to u32"];
+    const { want, got, exe } = await both(b.build(tuple(b, results)), [literal(t, values(t, 0)), literal(t, values(t, 3))]);
+    assert.ok(exe.stats.kernels >= 1);
+    assert.deepEqual(exe.stats.interpreted, [], `everything compiles: ${JSON.stringify(exe.stats.interpreted)}`);
+    want.elements.forEach((w, k) => assertSame(w.arrayShape.elementType, w, got.elements[k]!, `${t} ${names[k]}`));
+  });
+}
+
+test("f32 elementwise ops: exact ones bit-exact (NaN, infinities, signed zeros), transcendentals within the shared bounds", { skip }, async () => {
+  const b = new XlaBuilder("f32_ops");
+  const x = parameter(b, 0, arrayShape("f32", [N]), "x");
+  const y = parameter(b, 1, arrayShape("f32", [N]), "y");
+  const exact = [
+    ...F32_EXACT_BINARY.map((op) => binaryOp(op, x, y)), ...F32_EXACT_UNARY.map((op) => unaryOp(op, x)),
+    ...(["EQ", "NE", "LT", "LE", "GT", "GE"] as const).map((d) => compare(x, y, d)), compare(x, y, "LT", { compareType: "TOTALORDER" }),
+    select(compare(x, y, "GT"), x, y), convertElementType(x, "s32"), convertElementType(x, "u32"), convertElementType(x, "s8"), convertElementType(x, "u8"), convertElementType(x, "pred"),
+  ];
+  const approx = [exp(x), log(x), tanh(x), unaryOp("logistic", x), unaryOp("expm1", x), unaryOp("log1p", x), unaryOp("rsqrt", x), unaryOp("cbrt", x)];
+  const bounds = [3, 2, 4, 4, 3, 3, 1, 2];
+  const c = b.build(tuple(b, [...exact, ...approx]));
+  const { want, got, exe } = await both(c, [literal("f32", values("f32", 0)), literal("f32", values("f32", 5))]);
+  assert.deepEqual(exe.stats.interpreted, [], `everything compiles: ${JSON.stringify(exe.stats.interpreted)}`);
+  exact.forEach((_, k) => assertSame(want.elements[k]!.arrayShape.elementType, want.elements[k]!, got.elements[k]!, `f32 exact op ${k}`));
+  approx.forEach((_, j) => {
+    const k = exact.length + j;
+    const tally: CompareTally = { compared: 0, unbounded: 0 };
+    const diff = compareLeaf("f32", { cls: "ulp", ulps: bounds[j]!, eps: 0 }, flushed("f32", want.elements[k]!.values(), got.elements[k]!.values()), got.elements[k]!.values(), tally);
+    assert.equal(diff, undefined, `transcendental ${j}: ${diff}`);
+  });
+});
+
+test("reductions (row and column; sum, max, min; to a scalar) and softmax run as kernels, as the interpreter computes", { skip }, async () => {
+  const b = new XlaBuilder("reductions");
+  const x = parameter(b, 0, arrayShape("f32", [6, 37]), "x");
+  const i = parameter(b, 1, arrayShape("s32", [6, 37]), "i");
+  const rowSum = reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]);
+  const colMax = reduce(x, constantR0(b, "f32", -Infinity), scalarReducer(b, "maximum", "f32"), [0]);
+  const rowMinInt = reduce(i, constantR0(b, "s32", 2 ** 31 - 1), scalarReducer(b, "minimum", "s32"), [1]);
+  const allSumInt = reduce(i, constantR0(b, "s32", 5), scalarReducer(b, "add", "s32"), [0, 1]);
+  const big = parameter(b, 2, arrayShape("s32", [70000]), "big");
+  const bigSum = reduce(big, constantR0(b, "s32", 0), scalarReducer(b, "add", "s32"), [0]);
+  const c = b.build(tuple(b, [rowSum, colMax, rowMinInt, allSumInt, bigSum]));
+  const xs = Array.from({ length: 6 * 37 }, (_, k) => (k === 40 ? NaN : k === 41 ? -0 : Math.cos(k * 1.7) * 100));
+  const is = Array.from({ length: 6 * 37 }, (_, k) => (k * 2654435761) | 0);
+  const bigs = Array.from({ length: 70000 }, (_, k) => (k * 40503) % 100003 - 50000);
+  const args = [Literal.fromValues("f32", [6, 37], xs), Literal.fromValues("s32", [6, 37], is), Literal.fromValues("s32", [70000], bigs)];
+  const { want, got, exe } = await both(c, args);
+  assert.deepEqual(exe.stats.interpreted, []);
+  assert.match(exe.dump(), /workgroups of/, "row reductions run a row per workgroup");
+  // The f32 row sum is reassociated (a tree across the workgroup's lanes): rounded; max, min and integers exact.
+  const tally: CompareTally = { compared: 0, unbounded: 0 };
+  assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, want.elements[0]!.values(), got.elements[0]!.values(), tally), undefined);
+  want.elements.slice(1).forEach((w, k) => assertSame(w.arrayShape.elementType, w, got.elements[k + 1]!, `reduction ${k + 1}`));
+
+  const s = new XlaBuilder("softmax");
+  const v = parameter(s, 0, arrayShape("f32", [5, 300]), "v");
+  const m = reduce(v, constantR0(s, "f32", -Infinity), scalarReducer(s, "maximum", "f32"), [1]);
+  const e = exp(sub(v, m, [0]));
+  const softmax = s.build(div(e, reduce(e, constantR0(s, "f32", 0), scalarReducer(s, "add", "f32"), [1]), [0]));
+  const vs = Array.from({ length: 5 * 300 }, (_, k) => Math.sin(k * 0.37) * 8);
+  const r = await both(softmax, [Literal.fromValues("f32", [5, 300], vs)]);
+  assert.equal(r.exe.stats.kernels, 1, "softmax is one kernel");
+  assert.deepEqual(r.exe.stats.interpreted, [], "and no interpreted step");
+  const diff = compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, r.want.values(), r.got.values(), tally);
+  assert.equal(diff, undefined);
+});
+
+test("layer norm and log-softmax are one kernel each, a row per workgroup, within rounding of the interpreter", { skip }, async () => {
+  const n = 1500;
+  const b = new XlaBuilder("layernorm");
+  const x = parameter(b, 0, arrayShape("f32", [3, n]), "x");
+  const mean = div(reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
+  const d = sub(x, mean, [0]);
+  const variance = div(reduce(mul(d, d), constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
+  const layerNorm = b.build(mul(d, unaryOp("rsqrt", add(variance, constantR0(b, "f32", 1e-5))), [0]));
+  const l = new XlaBuilder("logsoftmax");
+  const y = parameter(l, 0, arrayShape("f32", [3, n]), "y");
+  const shifted = sub(y, reduce(y, constantR0(l, "f32", -Infinity), scalarReducer(l, "maximum", "f32"), [1]), [0]);
+  const logSoftmax = l.build(sub(shifted, log(reduce(exp(shifted), constantR0(l, "f32", 0), scalarReducer(l, "add", "f32"), [1])), [0]));
+  const arg = Literal.fromValues("f32", [3, n], Array.from({ length: 3 * n }, (_, k) => Math.cos(k * 0.91) * 5 + (k % 7)));
+  for (const c of [layerNorm, logSoftmax]) {
+    const { want, got, exe } = await both(c, [arg]);
+    assert.equal(exe.stats.kernels, 1, `${c.name} is one kernel`);
+    assert.deepEqual(exe.stats.interpreted, []);
+    assert.match(exe.dump(), /3 workgroups of 256/);
+    const tally: CompareTally = { compared: 0, unbounded: 0 };
+    assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, want.values(), got.values(), tally), undefined, c.name);
+  }
+});
+
+test("what WGSL cannot compute runs on the host, listed with the reason, and the results are still right", { skip }, async () => {
+  const b = new XlaBuilder("host");
+  const x = parameter(b, 0, arrayShape("f64", [4]), "x");
+  const a = parameter(b, 1, arrayShape("f32", [3, 4]), "a");
+  const w = parameter(b, 2, arrayShape("f32", [4, 2]), "w");
+  const c = b.build(tuple(b, [add(mul(x, x), x), tanh(dot(a, w)), convertElementType(x, "f32")]));
+  const args = [
+    Literal.fromValues("f64", [4], [1.5, -2, 1e300, NaN]),
+    Literal.fromValues("f32", [3, 4], Array.from({ length: 12 }, (_, k) => k / 7 - 0.8)),
+    Literal.fromValues("f32", [4, 2], Array.from({ length: 8 }, (_, k) => 0.3 * k - 1)),
+  ];
+  const { want, got, exe } = await both(c, args);
+  const reasons = exe.stats.interpreted.map((s) => s.why).join("; ");
+  assert.match(reasons, /WGSL has no f64/);
+  assert.match(reasons, /dot or convolution with its epilogue runs on the host/);
+  assertSame("f64", want.elements[0]!, got.elements[0]!, "f64 on the host");
+  assertSame("f32", want.elements[2]!, got.elements[2]!, "f64 -> f32 on the host");
+  const tally: CompareTally = { compared: 0, unbounded: 0 };
+  assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, want.elements[1]!.values(), got.elements[1]!.values(), tally), undefined);
+});
+
+test("execute keeps results on the GPU until asked; device arrays feed another run", { skip }, async () => {
+  const b = new XlaBuilder("twice");
+  const x = parameter(b, 0, arrayShape("f32", [1000]), "x");
+  const exe = await compile(b.build(add(x, x)), { backend: "webgpu" });
+  try {
+    const input = exe.bufferFromLiteral(Literal.fromValues("f32", [1000], Array.from({ length: 1000 }, (_, k) => k)));
+    const [once] = await exe.execute([input]);
+    const [twice] = await exe.execute([once!]);
+    const values = (await twice!.toLiteral()).values();
+    assert.deepEqual(values.slice(0, 4), [0, 4, 8, 12]);
+    assert.equal(values[999], 3996);
+    for (const a of [input, once!, twice!]) a.delete();
+  } finally {
+    exe.delete();
+  }
+});
+
+test("random programs (every default type and family): compiled on WebGPU equals interpreted", { skip }, async () => {
+  const failures: string[] = [];
+  const tally: CompareTally = { compared: 0, unbounded: 0 };
+  let kernels = 0;
+  const seeds = Array.from({ length: 30 }, (_, k) => 1 + k);
+  for (const seed of seeds) {
+    const { computation, args } = randomProgram(seed, {});
+    const hlo = (): string => printHlo(new HloModule(`random_${seed}`, computation));
+    const expected = evaluate(computation, args);
+    let actual: Literal;
+    try {
+      const exe = await compile(computation, { backend: "webgpu" });
+      kernels += exe.stats.kernels;
+      try {
+        actual = await exe.run(args);
+      } finally {
+        exe.delete();
+      }
+    } catch (e) {
+      failures.push(`seed ${seed}: ${(e as Error).message}\n${hlo()}`);
+      continue;
+    }
+    const cone = cones(computation);
+    const root = computation.root;
+    const leaves = root.opcode === "tuple" ? root.operands : [root];
+    const wants = root.opcode === "tuple" ? expected.elements : [expected];
+    const gots = root.opcode === "tuple" ? actual.elements : [actual];
+    for (let k = 0; k < leaves.length; k++) {
+      const t = elementTypeOf(leaves[k]!);
+      if (t === undefined) continue;
+      const diff = compareLeaf(t, cone.get(leaves[k]!)!, flushed(t, wants[k]!.values(), gots[k]!.values()), gots[k]!.values(), tally);
+      if (diff !== undefined) {
+        failures.push(`seed ${seed}: output ${k}: ${diff}\n${hlo()}`);
+        break;
+      }
+    }
+  }
+  console.log(`webgpu differential: ${seeds.length} programs, ${kernels} kernels, ${tally.compared} elements compared, ${tally.unbounded} not`);
+  assert.deepEqual(failures, []);
+  assert.ok(kernels > seeds.length, `only ${kernels} kernels`);
+});
