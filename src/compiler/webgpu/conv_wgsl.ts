@@ -170,7 +170,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const outElements = maxElement(g, "output");
   const outBytes = outVectors ? Math.max(16, Math.ceil(outElements / 4) * 16) : Math.max(4, outElements * 4);
 
-  // patch(p, k, g): the im2col element; its position in the input, or none (padding, holes).
+  // gatherPatch(p, k, g): the im2col element; its position in the input, or none (padding, holes).
   const pixelSplit: string[] = [];
   pixelSplit.push("var pr = p;");
   for (let d = rank - 1; d >= 0; d--) pixelSplit.push(`let o${d} = pr % ${u(g.outputSizes[d]!)}; pr = pr / ${u(g.outputSizes[d]!)};`);
@@ -197,9 +197,9 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   };
   const weightFn = (name: string, type: string, read: (at: string) => string): string =>
     `fn ${name}(j: u32, k: u32, grp: u32) -> ${type} {\n  ${splitDepth(g, cg)}\n  return ${read(weightAt())};\n}`;
-  const functions = [patchFn("patch", "f32", x.scalar("at")), weightFn("weight", "f32", w.scalar)];
-  if (inputVectors) functions.push(patchFn("patch4", "vec4<f32>", x.vector("at")));
-  if (kernelVectors) functions.push(weightFn("weight4", "vec4<f32>", w.vector));
+  const functions = [patchFn("gatherPatch", "f32", x.scalar("at")), weightFn("kernelAt", "f32", w.scalar)];
+  if (inputVectors) functions.push(patchFn("gatherPatch4", "vec4<f32>", x.vector("at")));
+  if (kernelVectors) functions.push(weightFn("kernelAt4", "vec4<f32>", w.vector));
 
   const outIndex = (row: string, col: string, z: string): string => {
     const split: string[] = [];
@@ -219,8 +219,8 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   };
   const storeVector = outVectors ? (value: string, row: string, col: string, z: string) => `out[${outIndex(row, col, z)} >> 2u] = ${value};` : undefined;
 
-  const a: TileOperand = { scalar: (p, k, z) => `patch(${p}, ${k}, ${z})`, contiguous: g.input.feature === 1 ? "k" : "outer", ...(inputVectors ? { vector: (p: string, k: string, z: string) => `patch4(${p}, ${k}, ${z})` } : {}) };
-  const b: TileOperand = { scalar: (j, k, z) => `weight(${j}, ${k}, ${z})`, contiguous: g.kernel.outputFeature === 1 ? "outer" : "k", ...(kernelVectors ? { vector: (j: string, k: string, z: string) => `weight4(${j}, ${k}, ${z})` } : {}) };
+  const a: TileOperand = { scalar: (p, k, z) => `gatherPatch(${p}, ${k}, ${z})`, contiguous: g.input.feature === 1 ? "k" : "outer", ...(inputVectors ? { vector: (p: string, k: string, z: string) => `gatherPatch4(${p}, ${k}, ${z})` } : {}) };
+  const b: TileOperand = { scalar: (j, k, z) => `kernelAt(${j}, ${k}, ${z})`, contiguous: g.kernel.outputFeature === 1 ? "outer" : "k", ...(kernelVectors ? { vector: (j: string, k: string, z: string) => `kernelAt4(${j}, ${k}, ${z})` } : {}) };
   const bindings: GpuBinding[] = [
     { binding: 0, name: "lhs", role: "lhs", access: "read", byteSize: x.byteSize(maxElement(g, "input")) },
     { binding: 1, name: "rhs", role: "rhs", access: "read", byteSize: w.byteSize(maxElement(g, "kernel")) },

@@ -65,11 +65,10 @@ export async function acquireDevice(): Promise<TestDevice | string> {
 async function pipeline(dev: TestDevice, kernel: GpuKernel): Promise<GPUComputePipeline> {
   const cached = dev.pipelines.get(kernel.code);
   if (cached !== undefined) return cached;
-  dev.device.pushErrorScope("validation");
   const module = dev.device.createShaderModule({ code: kernel.code });
+  const errors = (await module.getCompilationInfo()).messages.filter((m) => m.type === "error");
+  if (errors.length > 0) throw new Error(`WGSL rejected: ${errors.map((e) => `${e.lineNum}:${e.linePos} ${e.message}`).join("; ")}\n${kernel.code}`);
   const made = await dev.device.createComputePipelineAsync({ layout: "auto", compute: { module, entryPoint: kernel.entryPoint } });
-  const error = await dev.device.popErrorScope();
-  if (error !== null) throw new Error(`WGSL rejected: ${error.message}\n${kernel.code}`);
   dev.pipelines.set(kernel.code, made);
   return made;
 }
