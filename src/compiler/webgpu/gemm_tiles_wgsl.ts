@@ -70,8 +70,8 @@ export type KernelChoice =
   | {
       readonly kind: "tiled";
       readonly tile: GemmTile;
-      /** "limits": defaultTile's choice; "options": the caller's (the tuner's, gemm_tune.ts). */
-      readonly tileFrom: "limits" | "options";
+      /** "limits": defaultTile's choice; "options": the caller's; "tuner": the fastest of the tuner's timings (gemm_tune.ts). */
+      readonly tileFrom: "limits" | "options" | "tuner";
       readonly vectorLoads: { readonly lhs: boolean; readonly rhs: boolean } }
   | { readonly kind: "skinny"; readonly columnsPerWorkgroup: number; readonly depthSlices: number; readonly swapped: boolean; readonly vectorLoads: boolean };
 
