@@ -44,20 +44,40 @@ export interface SkinnyLayout {
 
 const u = (x: number): string => `${x}u`;
 
-/** The workgroup shape: 64 x 4 invocations, halved along x until it fits the limits (its partial sums included). */
+/** Workgroups the skinny kernel aims for along B's columns, so that a GPU's cores all get some (B is read once either way). */
+const MIN_SKINNY_GROUPS = 64;
+
+/**
+ * The workgroup shape: 256 invocations (fewer where the limits say so). Along "depth",
+ * 64 k slices x 4 columns. Along "columns", the widest block of columns (64 x vec4 down
+ * to 8) that still makes MIN_SKINNY_GROUPS workgroups, the rest of the invocations
+ * splitting k, so that a long k over few columns is still shared out.
+ */
 export function skinnyLayout(p: SkinnyProduct, limits: GpuLimits): SkinnyLayout | Declined {
   const along = p.b.contiguous === "outer" ? "columns" : "depth";
   const width = p.vectorB && p.b.vector !== undefined ? 4 : 1;
   const slotsPerThread = along === "columns" ? p.rows * width : p.rows;
-  let x = 64;
-  const y = 4;
-  const fits = (tx: number): boolean =>
-    tx * y <= limits.maxComputeInvocationsPerWorkgroup && tx <= limits.maxComputeWorkgroupSizeX && y <= limits.maxComputeWorkgroupSizeY && 4 * slotsPerThread * tx * y <= limits.maxComputeWorkgroupStorageSize;
-  while (x > 1 && !fits(x)) x /= 2;
-  if (!fits(x)) return { declined: "webgpu gemm: the skinny kernel's workgroup does not fit the adapter's limits" };
-  return along === "columns"
-    ? { along, threadsX: x, threadsY: y, vectorLoads: width === 4, columnsPerWorkgroup: x * width, depthSlices: y }
-    : { along, threadsX: x, threadsY: y, vectorLoads: width === 4, columnsPerWorkgroup: y, depthSlices: x };
+  let threads = 256;
+  while (threads > limits.maxComputeInvocationsPerWorkgroup) threads /= 2;
+  const fits = (tx: number, ty: number): boolean =>
+    tx <= limits.maxComputeWorkgroupSizeX && ty <= limits.maxComputeWorkgroupSizeY && 4 * slotsPerThread * tx * ty <= limits.maxComputeWorkgroupStorageSize;
+  const shapes: [number, number][] = [];
+  for (let x = Math.min(64, threads); x >= Math.min(8, threads); x /= 2) {
+    for (let total = threads; total >= x; total /= 2) {
+      if (fits(x, total / x)) {
+        shapes.push([x, total / x]);
+        break;
+      }
+    }
+  }
+  if (shapes.length === 0) return { declined: "webgpu gemm: the skinny kernel's workgroup does not fit the adapter's limits" };
+  if (along === "depth") {
+    const [x, y] = shapes[0]!;
+    return { along, threadsX: x, threadsY: y, vectorLoads: width === 4, columnsPerWorkgroup: y, depthSlices: x };
+  }
+  const groups = (x: number): number => p.count * Math.ceil(p.cols / (x * width));
+  const [x, y] = shapes.find(([sx]) => groups(sx) >= MIN_SKINNY_GROUPS) ?? shapes[shapes.length - 1]!;
+  return { along, threadsX: x, threadsY: y, vectorLoads: width === 4, columnsPerWorkgroup: x * width, depthSlices: y };
 }
 
 export function renderSkinny(p: SkinnyProduct, layout: SkinnyLayout, limits: GpuLimits): { code: string; dispatch: readonly [number, number, number] } | Declined {

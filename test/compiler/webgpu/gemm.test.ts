@@ -115,6 +115,12 @@ test("skinny gemm (few rows, or one column): both layouts of B, vectors and scal
   }
 });
 
+test("skinny gemm: a wide B is shared out in narrower column blocks, k split further", { skip }, async () => {
+  const { kernel } = await checkGemm({ elementType: "f32", batch: 1, m: 2, n: 4096, k: 24 });
+  // 64 vec4 columns a workgroup would make 16 workgroups; 16 vec4s make 64, with 16 slices of k.
+  assert.deepEqual(kernel.choice, { kind: "skinny", columnsPerWorkgroup: 64, depthSlices: 16, swapped: false, vectorLoads: true });
+});
+
 test("empty products: k = 0 writes zeros; m or n = 0 dispatches nothing", { skip }, async () => {
   for (const kind of ["tiled", "skinny"] as const) {
     const spec: GemmSpec = { elementType: "f32", batch: 2, m: 3, n: 5, k: 0 };
