@@ -18,7 +18,7 @@ const describe = (k: GpuKernel): string => (k.choice.kind === "tiled" ? `tile ${
 console.log(`adapter: ${dev.adapter}`);
 for (const n of sizes) {
   const spec = { elementType: "f32" as const, batch: 1, m: n, n, k: n };
-  const repeats = n <= 256 ? 10 : n <= 512 ? 4 : 2;
+  const repeats = n <= 256 ? 10 : n <= 512 ? 4 : 1;
   const untuned = gemmKernel(spec, dev.limits);
   if (isDeclined(untuned)) throw new Error(untuned.declined);
   const seconds = await timeKernel(dev, untuned, repeats);
