@@ -11,7 +11,9 @@
 // of spatial dimensions; window strides, low/high padding (negative too), base and
 // window dilation, window reversal, feature groups. Batch groups are declined.
 // Accumulation in f32 as in the tiled GEMM, over the depth in order (window positions
-// in the kernel's spatial order, input features fastest).
+// in the kernel's spatial order, input features fastest). Types: f32, or f16 input and
+// kernel (packed pairs, as for the GEMM) with an f32 or f16 result (an f16 result is
+// stored by vec4s of output features, so it needs them innermost, see convKernel).
 
 import type { Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
@@ -26,6 +28,9 @@ import {
 
 /** A convolution as the WGSL kernel sees it; every stride in elements of its operand's buffer. */
 export interface ConvWgslGeometry {
+  /** How input and kernel are stored (f16: packed pairs, as for the GEMM), and the output. */
+  readonly inputType: StorageType;
+  readonly outputType: StorageType;
   readonly batch: number;
   readonly inputFeatures: number;
   readonly outputFeatures: number;
@@ -54,10 +59,17 @@ export function convWgslGeometry(conv: Instruction<"convolution">): ConvWgslGeom
   }
   const input = lhs.shape as ArrayShape, kernel = rhs.shape as ArrayShape, output = conv.shape as ArrayShape;
   const { featureGroupCount, batchGroupCount, window } = conv.attrs;
+  const storage = (t: string): t is StorageType => t === "f32" || t === "f16";
+  const inputType = input.elementType, outputType = output.elementType;
+  if (!storage(inputType) || kernel.elementType !== inputType || !storage(outputType)) {
+    return { declined: `webgpu convolution ${conv.name}: ${inputType} x ${kernel.elementType} -> ${outputType} (input and kernel both f32 or both f16; an f32 or f16 result)` };
+  }
   if (batchGroupCount !== 1) return { declined: `webgpu convolution ${conv.name}: batch_group_count ${batchGroupCount} (only 1 is compiled)` };
   const dn = conv.attrs.dimensionNumbers;
   const is = rowMajorStrides(input.dimensions), ks = rowMajorStrides(kernel.dimensions), os = rowMajorStrides(output.dimensions);
   return {
+    inputType,
+    outputType,
     batch: input.dimensions[dn.inputBatchDimension]!,
     inputFeatures: input.dimensions[dn.inputFeatureDimension]!,
     outputFeatures: kernel.dimensions[dn.kernelOutputFeatureDimension]!,
@@ -77,13 +89,16 @@ export function convWgslGeometry(conv: Instruction<"convolution">): ConvWgslGeom
 }
 
 /** The same convolution described by the CPU backends' plan (kernel/conv_plan.ts: features innermost, one group). */
-export function convWgslGeometryOfPlan(g: ConvGeometry): ConvWgslGeometry {
+export function convWgslGeometryOfPlan(g: ConvGeometry): ConvWgslGeometry | Declined {
+  if (g.type !== "f32") return { declined: `webgpu convolution: ${g.type} (WGSL has no f64)` };
   const spatialOfKernel = [0, 0];
   g.kernelSpatial.forEach((spatial, memoryPosition) => { spatialOfKernel[spatial] = memoryPosition; });
   const kernelStrides = rowMajorStrides([g.kernelSizes[0], g.kernelSizes[1], g.c, g.o]);
   const outputStrides = rowMajorStrides([g.outputSizes[0], g.outputSizes[1], g.outputSizes[2], g.o]);
   const outPosition = (role: number): number => g.outputRoles.indexOf(role);
   return {
+    inputType: "f32",
+    outputType: "f32",
     batch: g.outputSizes[outPosition(0)]!,
     inputFeatures: g.c,
     outputFeatures: g.o,
@@ -125,8 +140,6 @@ function maxElement(g: ConvWgslGeometry, which: "input" | "kernel" | "output"): 
 }
 
 export interface ConvWgslOptions {
-  /** How input and kernel are stored (default f32; f16 packed, as for the GEMM). The output is f32. */
-  readonly inputType?: StorageType;
   readonly tile?: GemmTile;
   readonly vectorLoads?: boolean;
   /** As for the GEMM; the site's row is the output pixel (batch, then spatial positions), col the output feature, index the element's offset in `out`. */
@@ -155,7 +168,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const cg = g.inputFeatures / G, og = g.outputFeatures / G;
   const pixels = g.batch * product(g.outputSizes);
   const depth = cg * product(g.kernelSizes);
-  const inputType = options.inputType ?? "f32";
+  const { inputType, outputType } = g;
   const allowVectors = options.vectorLoads ?? true;
   const multipleOf4 = (xs: readonly number[]): boolean => xs.every((x) => x % 4 === 0);
   // Vectors of 4 input features (k fastest) when features are the input's unit-stride
@@ -166,9 +179,13 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const x = operandAccess("lhs", 0, inputType, inputVectors);
   const w = operandAccess("rhs", 1, inputType, kernelVectors);
   const epilogue = options.epilogue;
+  // Stored by vec4s of output features where they are unit-stride, a multiple of 4 per group, and every other stride keeps the vec4s aligned.
   const outVectors = epilogue === undefined && g.output.feature === 1 && og % 4 === 0 && multipleOf4([g.output.batch, ...g.output.spatial]);
+  if (outputType === "f16" && !outVectors) {
+    return { declined: "webgpu convolution: an f16 output is stored as packed pairs by vec4s of output features: it needs features innermost, a multiple of 4 per group, other strides multiples of 4 and no epilogue (ask for f32 and convert)" };
+  }
   const outElements = maxElement(g, "output");
-  const outBytes = outVectors ? Math.max(16, Math.ceil(outElements / 4) * 16) : Math.max(4, outElements * 4);
+  const outBytes = outputType === "f16" ? Math.max(8, Math.ceil(outElements / 4) * 8) : outVectors ? Math.max(16, Math.ceil(outElements / 4) * 16) : Math.max(4, outElements * 4);
 
   // gatherPatch(p, k, g): the im2col element; its position in the input, or none (padding, holes).
   const pixelSplit: string[] = [];
@@ -212,12 +229,14 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
     split.push(`${rest} * ${u(g.output.batch)}`);
     return `(${split.concat(terms).join(" + ")} + (${z} * ${u(og)} + ${col}) * ${u(g.output.feature)})`;
   };
-  const outDeclaration = `@group(0) @binding(2) var<storage, read_write> out: array<${outVectors ? "vec4<f32>" : "f32"}>;`;
+  const outDeclaration = `@group(0) @binding(2) var<storage, read_write> out: array<${outputType === "f16" ? "vec2<u32>" : outVectors ? "vec4<f32>" : "f32"}>;`;
   const store = (value: string, row: string, col: string, z: string): string => {
     const index = outIndex(row, col, z);
     return epilogue !== undefined ? epilogue.store({ value, row, col: `(${z} * ${u(og)} + ${col})`, index }) : `out[${index}] = ${value};`;
   };
-  const storeVector = outVectors ? (value: string, row: string, col: string, z: string) => `out[${outIndex(row, col, z)} >> 2u] = ${value};` : undefined;
+  const storeVector = !outVectors ? undefined : outputType === "f16"
+    ? (value: string, row: string, col: string, z: string) => `out[${outIndex(row, col, z)} >> 2u] = vec2<u32>(pack2x16float(${value}.xy), pack2x16float(${value}.zw));`
+    : (value: string, row: string, col: string, z: string) => `out[${outIndex(row, col, z)} >> 2u] = ${value};`;
 
   const a: TileOperand = { scalar: (p, k, z) => `gatherPatch(${p}, ${k}, ${z})`, contiguous: g.input.feature === 1 ? "k" : "outer", ...(inputVectors ? { vector: (p: string, k: string, z: string) => `gatherPatch4(${p}, ${k}, ${z})` } : {}) };
   const b: TileOperand = { scalar: (j, k, z) => `kernelAt(${j}, ${k}, ${z})`, contiguous: g.kernel.outputFeature === 1 ? "outer" : "k", ...(kernelVectors ? { vector: (j: string, k: string, z: string) => `kernelAt4(${j}, ${k}, ${z})` } : {}) };

@@ -42,7 +42,7 @@ const NCHW: ConvDimensionNumbers = {
   outputBatchDimension: 0, outputFeatureDimension: 1, outputSpatialDimensions: [2, 3],
 };
 
-function build(c: Case, type: "f32" | "f64") {
+function build(c: Case, type: "f32" | "f64" | "f16") {
   const spatial = (c.dn ?? NHWC).inputSpatialDimensions.length;
   const b = new XlaBuilder("conv");
   const x = parameter(b, 0, arrayShape(type, c.input));
@@ -59,7 +59,8 @@ const count = (dims: readonly number[]): number => dims.reduce((p, d) => p * d, 
 /** Values in [-1, 1) exactly representable in f16. */
 const randomHalves = (n: number): Float32Array => new Float32Array(n).map(() => decodeFloatBits("f16", encodeFloatBits("f16", random() * 2 - 1)));
 
-async function checkConv(c: Case, options: ConvWgslOptions = {}, direct?: (x: Float32Array, w: Float32Array) => Float64Array) {
+/** Checks the kernel of `c` built in `types.input` (f32 unless said), its output in `types.output` (the input's unless said). */
+async function checkConv(c: Case, options: ConvWgslOptions = {}, direct?: (x: Float32Array, w: Float32Array) => Float64Array, types: { input?: "f16"; output?: "f32" | "f16" } = {}) {
   const x = randomHalves(count(c.input));
   const w = randomHalves(count(c.kernel));
   const { computation } = build(c, "f64");
@@ -70,19 +71,24 @@ async function checkConv(c: Case, options: ConvWgslOptions = {}, direct?: (x: Fl
     const mine = direct(x, w);
     mine.forEach((v, i) => assert.ok(Math.abs(v - want[i]!) <= 1e-12, `direct loop element ${i}: ${v} vs interpreter ${want[i]}`));
   }
-  const g = convWgslGeometry(build(c, "f32").conv);
-  if (isDeclined(g)) throw new Error(g.declined);
+  const built = convWgslGeometry(build(c, types.input ?? "f32").conv);
+  if (isDeclined(built)) throw new Error(built.declined);
+  const g = { ...built, outputType: types.output ?? built.outputType };
   const kernel = convKernel(g, dev!.limits, options);
   if (isDeclined(kernel)) throw new Error(kernel.declined);
-  const half = options.inputType === "f16";
+  const half = g.inputType === "f16";
   const toHalves = (v: Float32Array) => Uint16Array.from(v, (e) => encodeFloatBits("f16", e));
   const bytes = await runOnce(dev!, kernel, new Map<number, ArrayBufferView>([[0, half ? toHalves(x) : x], [1, half ? toHalves(w) : w]]));
-  const got = new Float32Array(bytes.buffer, 0, want.length);
+  const got = g.outputType === "f16"
+    ? Array.from(new Uint16Array(bytes.buffer, 0, want.length), (h) => decodeFloatBits("f16", h))
+    : Array.from(new Float32Array(bytes.buffer, 0, want.length));
   const depth = count(c.kernel) / (g.outputFeatures);
   const gamma = (depth * 2 ** -24) / (1 - depth * 2 ** -24);
   const label = `${JSON.stringify(c)} ${JSON.stringify(kernel.choice)}`;
   for (let i = 0; i < want.length; i++) {
-    const bound = gamma * scale[i]! + 2 ** -120;
+    let bound = gamma * scale[i]! + 2 ** -120;
+    // An f16 result rounds once more (half an f16 ulp, and the subnormal spacing).
+    if (g.outputType === "f16") bound += 2 ** -11 * (Math.abs(want[i]!) + bound) + 2 ** -25;
     if (!(Math.abs(got[i]! - want[i]!) <= bound)) assert.fail(`${label}: element ${i} is ${got[i]}, want ${want[i]} (bound ${bound})`);
   }
   return kernel;
@@ -147,14 +153,15 @@ test("conv: NCHW/OIHW, window and base dilation, window reversal, negative paddi
   await checkConv({ input: [1, 2, 4, 5, 3], kernel: [3, 2, 2, 3, 2], dn: ncdhw, padding: [[0, 1], [1, 1], [1, 0]] });
 });
 
-test("conv: vector and scalar loads, a forced 128x128 tile with groups, f16 inputs", { skip }, async () => {
+test("conv: vector and scalar loads, a forced 128x128 tile with groups, f16 inputs and outputs", { skip }, async () => {
   const c: Case = { input: [2, 7, 7, 8], kernel: [3, 3, 8, 12], padding: [[1, 1], [1, 1]] };
   const vectored = await checkConv(c);
   assert.deepEqual(vectored.choice.kind === "tiled" && vectored.choice.vectorLoads, { lhs: true, rhs: true });
   const scalar = await checkConv(c, { vectorLoads: false });
   assert.deepEqual(scalar.choice.kind === "tiled" && scalar.choice.vectorLoads, { lhs: false, rhs: false });
-  await checkConv(c, { inputType: "f16" });
-  await checkConv({ input: [1, 5, 6, 3], kernel: [2, 3, 3, 5] }, { inputType: "f16" });
+  await checkConv(c, {}, undefined, { input: "f16", output: "f32" });
+  await checkConv({ input: [1, 5, 6, 3], kernel: [2, 3, 3, 5] }, {}, undefined, { input: "f16", output: "f32" });
+  await checkConv(c, {}, undefined, { input: "f16" });
   await checkConv({ ...c, groups: 2, kernel: [3, 3, 4, 12] }, { tile: { threadsX: 16, threadsY: 16, rowsPerThread: 8, vec4sPerThread: 2, depth: 8 } });
 });
 
@@ -183,7 +190,7 @@ test("conv: an epilogue hook (bias + relu) gets each element's output feature an
   assert.ok(clamped > 0 && clamped < want.length);
 });
 
-test("conv: the CPU plan's geometry converts to the same WGSL geometry; batch groups are declined", { skip }, () => {
+test("conv: the CPU plan's geometry converts to the same WGSL geometry; batch groups, f64 and unaligned f16 results are declined", { skip }, () => {
   const hwnc: ConvDimensionNumbers = {
     inputBatchDimension: 2, inputFeatureDimension: 3, inputSpatialDimensions: [0, 1],
     kernelInputFeatureDimension: 2, kernelOutputFeatureDimension: 3, kernelSpatialDimensions: [1, 0],
@@ -195,6 +202,13 @@ test("conv: the CPU plan's geometry converts to the same WGSL geometry; batch gr
     if (isDeclined(plan)) throw new Error(plan.declined);
     assert.deepEqual(convWgslGeometryOfPlan(plan), convWgslGeometry(conv));
   }
+  const f64 = convWgslGeometry(build({ input: [1, 4, 4, 2], kernel: [2, 2, 2, 2] }, "f64").conv);
+  assert.ok(isDeclined(f64) && /f64 x f64 -> f64/.test(f64.declined));
+  // An f16 result needs its features innermost (NCHW output here).
+  const nchwHalf = convWgslGeometry(build({ input: [1, 4, 5, 5], kernel: [4, 4, 3, 3], dn: NCHW }, "f16").conv);
+  if (isDeclined(nchwHalf)) throw new Error(nchwHalf.declined);
+  const refused = convKernel(nchwHalf, dev!.limits);
+  assert.ok(isDeclined(refused) && /f16 output/.test(refused.declined));
   const b = new XlaBuilder("bg");
   const x = parameter(b, 0, arrayShape("f32", [4, 5, 5, 2]));
   const w = parameter(b, 1, arrayShape("f32", [3, 3, 2, 4]));
