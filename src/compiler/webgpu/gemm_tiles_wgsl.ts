@@ -87,7 +87,7 @@ export interface GemmTile {
 
 export const tileRows = (t: GemmTile): number => t.threadsY * t.rowsPerThread;
 export const tileCols = (t: GemmTile): number => t.threadsX * t.vec4sPerThread * 4;
-/** Workgroup memory of a tile: BK x BM floats of A and BK x BN of B. */
+/** Workgroup memory of a tile: BK x BM floats of A and BK x BN of B (each a plain f32 array). */
 export const tileStorageBytes = (t: GemmTile): number => 4 * t.depth * (tileRows(t) + tileCols(t));
 export const tileName = (t: GemmTile): string => `${tileRows(t)}x${tileCols(t)}x${t.depth} (${t.threadsX}x${t.threadsY} threads, ${t.rowsPerThread}x${4 * t.vec4sPerThread} each)`;
 
@@ -217,9 +217,10 @@ function tileLoad(
   op: TileOperand, which: "A" | "B", outerTile: number, depth: number, threads: number,
   outer0: string, outerExtent: number, kExtent: number, vectorOk: boolean,
 ): string {
-  // Workgroup layout: A as f32 tileA[k * BM + row]; B as vec4 tileB[k * (BN/4) + col/4].
-  const put = (kIndex: string, outerIndex: string, value: string): string =>
-    which === "A" ? `tileA[(${kIndex}) * ${u(outerTile)} + ${outerIndex}] = ${value};` : `tileB[(${kIndex}) * ${u(outerTile / 4)} + (${outerIndex}) / 4u][(${outerIndex}) & 3u] = ${value};`;
+  // Workgroup layout: tileA[k * BM + row], tileB[k * BN + col], both f32: no store ever
+  // writes one component of a vector (some WGSL translations turn that into a
+  // read-modify-write of the whole vector, a race between invocations).
+  const put = (kIndex: string, outerIndex: string, value: string): string => `tile${which}[(${kIndex}) * ${u(outerTile)} + ${outerIndex}] = ${value};`;
   const vectorAlong = vectorOk && op.vector !== undefined ? op.contiguous : undefined;
   const width = vectorAlong === undefined ? 1 : 4;
   const loads = (outerTile * depth) / width;
@@ -263,7 +264,7 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   const lines: string[] = [];
   lines.push(p.declarations);
   lines.push(`var<workgroup> tileA: array<f32, ${BK * BM}>;`);
-  lines.push(`var<workgroup> tileB: array<vec4<f32>, ${(BK * BN) / 4}>;`);
+  lines.push(`var<workgroup> tileB: array<f32, ${BK * BN}>;`);
   lines.push("");
   lines.push(`@compute @workgroup_size(${TX}, ${TY}, 1)`);
   lines.push("fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(local_invocation_index) li: u32) {");
@@ -281,7 +282,10 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   lines.push(tileLoad(p.b, "B", BN, BK, threads, "col0", p.cols, p.depth, vectorB));
   lines.push("    workgroupBarrier();");
   lines.push(`    for (var kk = 0u; kk < ${u(BK)}; kk = kk + 1u) {`);
-  for (let v = 0; v < NV; v++) lines.push(`      let b_${v} = tileB[kk * ${u(BN / 4)} + lid.x * ${u(NV)} + ${u(v)}];`);
+  for (let v = 0; v < NV; v++) {
+    lines.push(`      let bAt_${v} = kk * ${u(BN)} + (lid.x * ${u(NV)} + ${u(v)}) * 4u;`);
+    lines.push(`      let b_${v} = vec4<f32>(tileB[bAt_${v}], tileB[bAt_${v} + 1u], tileB[bAt_${v} + 2u], tileB[bAt_${v} + 3u]);`);
+  }
   for (let i = 0; i < RM; i++) {
     lines.push(`      let a_${i} = vec4<f32>(tileA[kk * ${u(BM)} + lid.y * ${u(RM)} + ${u(i)}]);`);
     for (let v = 0; v < NV; v++) lines.push(`      ${acc(i, v)} = fma(a_${i}, b_${v}, ${acc(i, v)});`);
