@@ -1,0 +1,181 @@
+// GEMM kernels in WGSL: C[b][m][n] = sum_k A[b][m][k] * B[b][k][n] of a GemmSpec
+// (kernel/gemm_plan.ts: row-major, A optionally stored [b][k][m], B [b][n][k]), as one
+// compute dispatch. Two kernels:
+// - the tiled product (gemm_tiles_wgsl.ts): workgroup-memory tiles of A and B, a
+//   register block per invocation, vec4 loads where a contiguous extent is a multiple
+//   of 4; the tile from the adapter's limits (defaultTile) or the tuner (gemm_tune.ts);
+// - the skinny kernel (gemm_skinny_wgsl.ts) for m <= SKINNY_MAX_ROWS, and for n = 1 by
+//   computing C^T = B^T A^T (the same memory when n = 1).
+//
+// Element types: f32; f16 inputs (and, with the tiled kernel and n % 4 == 0, an f16
+// output) stored packed two to a u32 and converted with unpack2x16float /
+// pack2x16float, accumulated in f32. This needs no `shader-f16` feature, so it runs on
+// every adapter; an `array<f16>` variant for adapters with the feature is not written
+// (none here has it to test on). f64 is declined: WGSL has no f64.
+//
+// Interface for the backend: bindings 0 (`lhs`, A), 1 (`rhs`, B), 2 (`out`, C), in bind
+// group 0, each from its operand's first element; an epilogue may declare more (3 and
+// up). All sizes are constants in the WGSL: one module per spec.
+
+import { CompileError } from "../../types/errors.js";
+import type { Declined } from "../kernel/declined.js";
+import { checkGemmSpec, gemmKernelName, type GemmSpec } from "../kernel/gemm_plan.js";
+import { renderSkinny, SKINNY_MAX_ROWS, skinnyLayout } from "./gemm_skinny_wgsl.js";
+import {
+  defaultTile, F16_HELPERS, operandAccess, renderTiledProduct, type GemmTile, type GpuBinding, type GpuKernel, type GpuLimits,
+  type KernelChoice, type StorageType, type TileOperand,
+} from "./gemm_tiles_wgsl.js";
+
+/** What an epilogue's statements are given for one element of C. */
+export interface EpilogueSite {
+  /** The f32 accumulator (WGSL expression). */
+  readonly value: string;
+  /** Row of C seen as a (batch·m) x n matrix, as kernel/epilogue_plan.ts sees a dot's product (u32 expression). */
+  readonly row: string;
+  readonly col: string;
+  /** The element's index in `out` (row·n + col; u32 expression). */
+  readonly index: string;
+}
+
+/**
+ * An output fusion's epilogue: statements that store the fused result of one element of
+ * C (in `out`, declared `array<f32>` read_write at binding 2), in place of the plain
+ * store. Its declarations (module scope: more bindings from 3 up, functions) come first.
+ */
+export interface GpuEpilogue {
+  readonly declarations?: string;
+  readonly bindings?: readonly GpuBinding[];
+  store(site: EpilogueSite): string;
+}
+
+export interface GemmWgslOptions {
+  /** How A and B are stored (default f32). f16: packed pairs, see the file comment. */
+  readonly inputType?: StorageType;
+  /** How C is stored (default f32). f16 needs the tiled kernel, n % 4 == 0 and no epilogue. */
+  readonly outputType?: StorageType;
+  /** Force a kernel (default: "skinny" for m <= 4 or n = 1 with an f32 output, else "tiled"). */
+  readonly kind?: "tiled" | "skinny";
+  /** The tiled kernel's tile (default: defaultTile; the tuner passes its candidates). */
+  readonly tile?: GemmTile;
+  /** Whether vec4 loads may be used where alignment allows (default true; tests turn it off to cover the scalar loads). */
+  readonly vectorLoads?: boolean;
+  readonly epilogue?: GpuEpilogue;
+}
+
+const u = (x: number): string => `${x}u`;
+
+function declined(spec: GemmSpec, why: string): Declined {
+  return { declined: `webgpu ${gemmKernelName(spec)}: ${why}` };
+}
+
+/** The kernel a spec gets with these options (its `choice` says which and why), or why none. Malformed specs throw a CompileError. */
+export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslOptions = {}): GpuKernel | Declined {
+  const problem = checkGemmSpec(spec);
+  if (problem !== undefined) throw new CompileError(`webgpu ${problem}`);
+  if (spec.elementType !== "f32") return declined(spec, "WGSL has no f64 (the webgpu backend takes f32 and f16 GEMMs)");
+  const inputType = options.inputType ?? "f32";
+  const outputType = options.outputType ?? "f32";
+  const { batch, m, n, k } = spec;
+  const lhsT = spec.lhsTransposed === true, rhsT = spec.rhsTransposed === true;
+  if (outputType === "f16") {
+    if (options.epilogue !== undefined) return declined(spec, "an f16 output takes no epilogue (the epilogue stores f32 elements)");
+    if (n % 4 !== 0) return declined(spec, "an f16 output is stored as packed pairs by vec4s of columns: n must be a multiple of 4 (ask for f32 and convert)");
+    if (options.kind === "skinny") return declined(spec, "the skinny kernel stores f32 only");
+  }
+  const kind = options.kind ?? (outputType === "f32" && (m <= SKINNY_MAX_ROWS || n === 1) ? "skinny" : "tiled");
+  const allowVectors = options.vectorLoads ?? true;
+  // Vector loads need the operand's contiguous extent to be a multiple of 4.
+  const lhsVectors = allowVectors && (lhsT ? m : k) % 4 === 0;
+  const rhsVectors = allowVectors && (rhsT ? k : n) % 4 === 0;
+  const lhs = operandAccess("lhs", 0, inputType, lhsVectors);
+  const rhs = operandAccess("rhs", 1, inputType, rhsVectors);
+  // Element offsets of A(z, row, p) and B(z, p, col).
+  const aAt = (row: string, p: string, z: string): string => (lhsT ? `${z} * ${u(m * k)} + (${p}) * ${u(m)} + ${row}` : `${z} * ${u(m * k)} + (${row}) * ${u(k)} + ${p}`);
+  const bAt = (p: string, col: string, z: string): string => (rhsT ? `${z} * ${u(k * n)} + (${col}) * ${u(k)} + ${p}` : `${z} * ${u(k * n)} + (${p}) * ${u(n)} + ${col}`);
+  const a: TileOperand = {
+    scalar: (row, p, z) => lhs.scalar(aAt(row, p, z)),
+    contiguous: lhsT ? "outer" : "k",
+    ...(lhsVectors ? { vector: (row: string, p: string, z: string) => lhs.vector(aAt(row, p, z)) } : {}),
+  };
+  const b: TileOperand = {
+    scalar: (col, p, z) => rhs.scalar(bAt(p, col, z)),
+    contiguous: rhsT ? "k" : "outer",
+    ...(rhsVectors ? { vector: (col: string, p: string, z: string) => rhs.vector(bAt(p, col, z)) } : {}),
+  };
+
+  // The output and its store.
+  const epilogue = options.epilogue;
+  const outVectors = outputType === "f16" || (epilogue === undefined && n % 4 === 0 && kind === "tiled");
+  let outDeclaration: string, outBytes: number;
+  const elementsC = batch * m * n;
+  if (outputType === "f16") {
+    outDeclaration = "@group(0) @binding(2) var<storage, read_write> out: array<vec2<u32>>;";
+    outBytes = Math.max(8, Math.ceil(elementsC / 4) * 8);
+  } else if (outVectors) {
+    outDeclaration = "@group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>;";
+    outBytes = Math.max(16, elementsC * 4);
+  } else {
+    outDeclaration = "@group(0) @binding(2) var<storage, read_write> out: array<f32>;";
+    outBytes = Math.max(4, elementsC * 4);
+  }
+  const site = (value: string, row: string, col: string, z: string): EpilogueSite => {
+    const fullRow = `(${z} * ${u(m)} + ${row})`;
+    return { value, row: fullRow, col, index: `(${fullRow} * ${u(n)} + ${col})` };
+  };
+  const store = (value: string, row: string, col: string, z: string): string => {
+    const s = site(value, row, col, z);
+    return epilogue !== undefined ? epilogue.store(s) : `out[${s.index}] = ${value};`;
+  };
+  const storeVector = !outVectors ? undefined : outputType === "f16"
+    ? (value: string, row: string, col: string, z: string) => `out[${site(value, row, col, z).index} >> 2u] = vec2<u32>(pack2x16float(${value}.xy), pack2x16float(${value}.zw));`
+    : (value: string, row: string, col: string, z: string) => `out[${site(value, row, col, z).index} >> 2u] = ${value};`;
+
+  const bindings: GpuBinding[] = [
+    { binding: 0, name: "lhs", role: "lhs", access: "read", byteSize: lhs.byteSize(batch * m * k) },
+    { binding: 1, name: "rhs", role: "rhs", access: "read", byteSize: rhs.byteSize(batch * k * n) },
+    { binding: 2, name: "out", role: "output", access: "read_write", byteSize: outBytes },
+  ];
+  for (const extra of epilogue?.bindings ?? []) bindings.push(extra);
+  for (const bd of bindings) {
+    if (bd.byteSize > limits.maxStorageBufferBindingSize) return declined(spec, `binding ${bd.name} (${bd.byteSize} bytes) exceeds maxStorageBufferBindingSize ${limits.maxStorageBufferBindingSize}`);
+  }
+  const declarations = [lhs.declaration, rhs.declaration, outDeclaration, inputType === "f16" ? F16_HELPERS : "", epilogue?.declarations ?? ""].filter((s) => s !== "").join("\n");
+  const flops = 2 * batch * m * n * k;
+
+  if (kind === "skinny") {
+    // n = 1 with more than SKINNY_MAX_ROWS rows: C^T (1 x m) = B^T (1 x k) times A^T (k x m), B^T being B's memory read along k.
+    const swapped = m > SKINNY_MAX_ROWS;
+    if (swapped && n !== 1) return declined(spec, `the skinny kernel takes m <= ${SKINNY_MAX_ROWS} or n = 1`);
+    const product = swapped
+      ? {
+          count: batch, rows: 1, cols: m, depth: k, declarations,
+          aScalar: (_row: string, p: string, z: string) => b.scalar("0u", p, z),
+          ...(b.vector !== undefined && b.contiguous === "k" ? { aVector: (_row: string, p: string, z: string) => b.vector!("0u", p, z) } : {}),
+          b: { scalar: a.scalar, contiguous: a.contiguous === "k" ? "k" as const : "outer" as const, ...(a.vector !== undefined ? { vector: a.vector } : {}) },
+          vectorB: lhsVectors,
+          store: (value: string, _row: string, col: string, z: string) => store(value, col, "0u", z),
+        }
+      : {
+          count: batch, rows: m, cols: n, depth: k, declarations,
+          aScalar: a.scalar,
+          ...(a.vector !== undefined && a.contiguous === "k" ? { aVector: a.vector } : {}),
+          b, vectorB: rhsVectors, store,
+        };
+    const layout = skinnyLayout(product, limits);
+    if ("declined" in layout) return declined(spec, layout.declined);
+    const rendered = renderSkinny(product, layout, limits);
+    if ("declined" in rendered) return declined(spec, rendered.declined);
+    const choice: KernelChoice = { kind: "skinny", columnsPerWorkgroup: layout.columnsPerWorkgroup, depthSlices: layout.depthSlices, swapped, vectorLoads: layout.vectorLoads };
+    return { code: rendered.code, entryPoint: "main", workgroupSize: [layout.threadsX, layout.threadsY, 1], dispatch: rendered.dispatch, bindings, choice, flops };
+  }
+
+  const tile = options.tile ?? defaultTile(batch, m, n, limits);
+  if ("declined" in tile) return declined(spec, tile.declined);
+  const rendered = renderTiledProduct(
+    { count: batch, rows: m, cols: n, depth: k, declarations, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}) },
+    tile, limits, lhsVectors, rhsVectors,
+  );
+  if ("declined" in rendered) return declined(spec, rendered.declined);
+  const choice: KernelChoice = { kind: "tiled", tile, tileFrom: options.tile !== undefined ? "options" : "limits", vectorLoads: { lhs: lhsVectors, rhs: rhsVectors } };
+  return { code: rendered.code, entryPoint: "main", workgroupSize: [tile.threadsX, tile.threadsY, 1], dispatch: rendered.dispatch, bindings, choice, flops };
+}

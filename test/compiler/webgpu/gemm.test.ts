@@ -1,0 +1,189 @@
+// The WGSL GEMM kernels on a real WebGPU device (Dawn on SwiftShader here) against a
+// float64 reference, within the f32 bound of a dot product: |computed - exact| <=
+// gamma(k) * sum |a| |b|, gamma(k) = k u / (1 - k u), u = 2^-24 (each product and each
+// partial sum rounded once; a fused multiply-add only rounds less).
+
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { gemmKernel, type GemmWgslOptions } from "../../../src/compiler/webgpu/gemm_wgsl.js";
+import { fittingTiles, tileName, type GpuKernel } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
+import type { GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
+import { isDeclined } from "../../../src/compiler/kernel/declined.js";
+import { CompileError } from "../../../src/types/errors.js";
+import { decodeFloatBits, encodeFloatBits } from "../../../src/types/float_codec.js";
+import { rng } from "../../support/prng.js";
+import { gemmReference } from "../../support/kernel_cases.js";
+import { acquireDevice, runOnce, type TestDevice } from "./gemm_device.js";
+
+const acquired = await acquireDevice();
+const dev: TestDevice | undefined = typeof acquired === "string" ? undefined : acquired;
+const skip = typeof acquired === "string" ? `no WebGPU device: ${acquired}` : false;
+after(() => dev?.device.destroy());
+
+const random = rng(23);
+
+/** Random values in [-1, 1), exactly representable in f16 (so that f32 and f16 runs share one reference). */
+function randomHalves(count: number): Float32Array {
+  return new Float32Array(count).map(() => decodeFloatBits("f16", encodeFloatBits("f16", random() * 2 - 1)));
+}
+
+function toHalves(values: Float32Array): Uint16Array {
+  return Uint16Array.from(values, (v) => encodeFloatBits("f16", v));
+}
+
+/** |a| |b| summed, the scale of the dot bound. */
+function absoluteReference(spec: GemmSpec, a: Float32Array, b: Float32Array): Float64Array {
+  return gemmReference(spec, a.map(Math.abs), b.map(Math.abs));
+}
+
+interface Checked {
+  readonly kernel: GpuKernel;
+}
+
+async function checkGemm(spec: GemmSpec, options: GemmWgslOptions = {}): Promise<Checked> {
+  const { batch, m, n, k } = spec;
+  const a = randomHalves(batch * m * k);
+  const b = randomHalves(batch * k * n);
+  const kernel = gemmKernel(spec, dev!.limits, options);
+  if (isDeclined(kernel)) throw new Error(kernel.declined);
+  const half = options.inputType === "f16";
+  const bytes = await runOnce(dev!, kernel, new Map<number, ArrayBufferView>([[0, half ? toHalves(a) : a], [1, half ? toHalves(b) : b]]));
+  const count = batch * m * n;
+  const got = options.outputType === "f16"
+    ? Array.from(new Uint16Array(bytes.buffer, bytes.byteOffset, count), (h) => decodeFloatBits("f16", h))
+    : Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, count));
+  const want = gemmReference(spec, a, b);
+  const scale = absoluteReference(spec, a, b);
+  const gamma = (k * 2 ** -24) / (1 - k * 2 ** -24);
+  const label = `${JSON.stringify(spec)} ${JSON.stringify(kernel.choice)}`;
+  for (let i = 0; i < count; i++) {
+    let bound = gamma * scale[i]! + 2 ** -120;
+    // An f16 output rounds once more: half an ulp of f16, relative 2^-11 (and the f16 subnormal spacing).
+    if (options.outputType === "f16") bound += 2 ** -11 * (Math.abs(want[i]!) + bound) + 2 ** -25;
+    const err = Math.abs(got[i]! - want[i]!);
+    if (!(err <= bound)) assert.fail(`${label}: element ${i} is ${got[i]}, want ${want[i]} (error ${err} > bound ${bound})`);
+  }
+  return { kernel };
+}
+
+const SHAPES: readonly (readonly [number, number, number])[] = [
+  [1, 1, 1], [5, 7, 3], [7, 13, 17], [8, 8, 8], [31, 1, 5], [17, 19, 1], [64, 64, 64], [33, 65, 30], [67, 61, 71], [128, 4, 129], [3, 130, 7], [9, 2, 257],
+];
+
+test("tiled f32 gemm: edges, primes and 1s, every transposition, against a float64 reference", { skip }, async () => {
+  for (const [m, n, k] of SHAPES) {
+    for (const lhsTransposed of [false, true]) {
+      for (const rhsTransposed of [false, true]) {
+        await checkGemm({ elementType: "f32", batch: 1, m, n, k, lhsTransposed, rhsTransposed }, { kind: "tiled" });
+      }
+    }
+  }
+});
+
+test("tiled f32 gemm: every tile the adapter fits, vector and scalar loads", { skip }, async () => {
+  const tiles = fittingTiles(dev!.limits);
+  assert.ok(tiles.length >= 3, "SwiftShader's limits fit the 32x32 to 128x128 tiles");
+  for (const tile of tiles) {
+    for (const vectorLoads of [true, false]) {
+      for (const [lhsTransposed, rhsTransposed] of [[false, false], [true, true]]) {
+        const { kernel } = await checkGemm({ elementType: "f32", batch: 1, m: 132, n: 136, k: 40, lhsTransposed, rhsTransposed }, { kind: "tiled", tile, vectorLoads });
+        assert.equal(kernel.choice.kind === "tiled" && tileName(kernel.choice.tile), tileName(tile));
+        assert.deepEqual(kernel.choice.kind === "tiled" && kernel.choice.vectorLoads, { lhs: vectorLoads, rhs: vectorLoads });
+      }
+    }
+  }
+});
+
+test("batched gemm: each batch's matrices from their own offsets", { skip }, async () => {
+  await checkGemm({ elementType: "f32", batch: 3, m: 20, n: 12, k: 9 }, { kind: "tiled" });
+  await checkGemm({ elementType: "f32", batch: 5, m: 17, n: 33, k: 16, lhsTransposed: true }, { kind: "tiled" });
+  await checkGemm({ elementType: "f32", batch: 2, m: 3, n: 40, k: 24, rhsTransposed: true });
+  await checkGemm({ elementType: "f32", batch: 4, m: 9, n: 1, k: 10 });
+});
+
+test("skinny gemm (few rows, or one column): both layouts of B, vectors and scalars, against a float64 reference", { skip }, async () => {
+  for (const [m, n, k] of [[1, 1, 1], [1, 256, 300], [1, 257, 64], [3, 37, 1000], [4, 64, 4], [2, 5, 2], [9, 1, 13], [100, 1, 64]] as const) {
+    for (const lhsTransposed of [false, true]) {
+      for (const rhsTransposed of [false, true]) {
+        // Scalar loads where the layout would allow vectors, for the layouts that A and B share.
+        for (const vectorLoads of lhsTransposed === rhsTransposed ? [true, false] : [true]) {
+          const { kernel } = await checkGemm({ elementType: "f32", batch: 1, m, n, k, lhsTransposed, rhsTransposed }, { vectorLoads });
+          assert.equal(kernel.choice.kind, "skinny", `m = ${m}, n = ${n} takes the skinny kernel`);
+        }
+      }
+    }
+  }
+});
+
+test("skinny gemm: a wide B is shared out in narrower column blocks, k split further", { skip }, async () => {
+  const { kernel } = await checkGemm({ elementType: "f32", batch: 1, m: 2, n: 4096, k: 24 });
+  // 64 vec4 columns a workgroup would make 16 workgroups; 16 vec4s make 64, with 16 slices of k.
+  assert.deepEqual(kernel.choice, { kind: "skinny", columnsPerWorkgroup: 64, depthSlices: 16, swapped: false, vectorLoads: true });
+});
+
+test("empty products: k = 0 writes zeros; m or n = 0 dispatches nothing", { skip }, async () => {
+  for (const kind of ["tiled", "skinny"] as const) {
+    const spec: GemmSpec = { elementType: "f32", batch: 2, m: 3, n: 5, k: 0 };
+    const kernel = gemmKernel(spec, dev!.limits, { kind });
+    if (isDeclined(kernel)) throw new Error(kernel.declined);
+    // Poison the output first: the kernel must write every element.
+    const bytes = await runOnce(dev!, kernel, new Map([[2, new Float32Array(30).fill(Number.NaN)]]));
+    assert.deepEqual(Array.from(new Float32Array(bytes.buffer, 0, 30)), new Array(30).fill(0), kind);
+  }
+  const empty = gemmKernel({ elementType: "f32", batch: 1, m: 0, n: 7, k: 3 }, dev!.limits);
+  assert.ok(!isDeclined(empty) && empty.dispatch[0] === 0);
+});
+
+test("f16 inputs (packed pairs, unpack2x16float) accumulate in f32; an f16 output rounds once at the end", { skip }, async () => {
+  await checkGemm({ elementType: "f32", batch: 1, m: 37, n: 29, k: 45 }, { inputType: "f16", kind: "tiled", vectorLoads: false });
+  await checkGemm({ elementType: "f32", batch: 2, m: 40, n: 36, k: 64, rhsTransposed: true }, { inputType: "f16", kind: "tiled" });
+  await checkGemm({ elementType: "f32", batch: 1, m: 1, n: 64, k: 33 }, { inputType: "f16" });
+  await checkGemm({ elementType: "f32", batch: 1, m: 3, n: 17, k: 64, lhsTransposed: true, rhsTransposed: true }, { inputType: "f16" });
+  await checkGemm({ elementType: "f32", batch: 1, m: 70, n: 1, k: 12 }, { inputType: "f16" });
+  // A sum of 64 f16 products keeps f32 precision: far beyond what f16 accumulation allows.
+  await checkGemm({ elementType: "f32", batch: 1, m: 20, n: 24, k: 64 }, { inputType: "f16", outputType: "f16" });
+  await checkGemm({ elementType: "f32", batch: 3, m: 5, n: 8, k: 7, lhsTransposed: true }, { inputType: "f16", outputType: "f16" });
+});
+
+test("an epilogue hook stores the fused result: bias add + relu", { skip }, async () => {
+  for (const [m, n, k, kind] of [[19, 23, 17, "tiled"], [2, 50, 40, "skinny"], [30, 1, 8, "skinny"]] as const) {
+    const spec: GemmSpec = { elementType: "f32", batch: 2, m, n, k };
+    const a = randomHalves(2 * m * k), b = randomHalves(2 * k * n), bias = randomHalves(n);
+    const kernel = gemmKernel(spec, dev!.limits, {
+      kind,
+      epilogue: {
+        declarations: "@group(0) @binding(3) var<storage, read> bias: array<f32>;",
+        bindings: [{ binding: 3, name: "bias", role: "epilogue", access: "read", byteSize: 4 * n }],
+        store: ({ value, col, index }) => `out[${index}] = max(${value} + bias[${col}], 0.0);`,
+      },
+    });
+    if (isDeclined(kernel)) throw new Error(kernel.declined);
+    assert.equal(kernel.choice.kind, kind);
+    const bytes = await runOnce(dev!, kernel, new Map<number, ArrayBufferView>([[0, a], [1, b], [3, bias]]));
+    const got = new Float32Array(bytes.buffer, 0, 2 * m * n);
+    const want = gemmReference(spec, a, b);
+    const scale = absoluteReference(spec, a, b);
+    let positives = 0;
+    for (let i = 0; i < want.length; i++) {
+      const exact = Math.max(want[i]! + bias[i % n]!, 0);
+      if (exact > 0) positives++;
+      const bound = ((k + 1) * 2 ** -24) * (scale[i]! + Math.abs(bias[i % n]!)) * 1.01;
+      assert.ok(Math.abs(got[i]! - exact) <= bound, `${kind} ${m}x${n}x${k}: element ${i} is ${got[i]}, want ${exact}`);
+    }
+    assert.ok(positives > 0 && positives < want.length, "the relu clamps some elements and passes others");
+  }
+});
+
+test("what the kernels refuse, and why", { skip }, () => {
+  const f64 = gemmKernel({ elementType: "f64", batch: 1, m: 4, n: 4, k: 4 }, dev!.limits);
+  assert.ok(isDeclined(f64) && /no f64/.test(f64.declined), JSON.stringify(f64));
+  const oddHalf = gemmKernel({ elementType: "f32", batch: 1, m: 8, n: 6, k: 4 }, dev!.limits, { outputType: "f16" });
+  assert.ok(isDeclined(oddHalf) && /multiple of 4/.test(oddHalf.declined));
+  assert.throws(() => gemmKernel({ elementType: "f32", batch: 1, m: -1, n: 4, k: 4 }, dev!.limits), CompileError);
+  const small = { ...dev!.limits, maxStorageBufferBindingSize: 1024 };
+  const big = gemmKernel({ elementType: "f32", batch: 1, m: 64, n: 64, k: 64 }, small);
+  assert.ok(isDeclined(big) && /maxStorageBufferBindingSize/.test(big.declined));
+  const cramped = { ...dev!.limits, maxComputeWorkgroupStorageSize: 1024 };
+  const none = gemmKernel({ elementType: "f32", batch: 1, m: 64, n: 64, k: 64 }, cramped);
+  assert.ok(isDeclined(none) && /no tile fits/.test(none.declined));
+});
