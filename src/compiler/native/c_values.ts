@@ -11,9 +11,10 @@
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import { encodeFloatBits } from "../../types/float_codec.js";
-import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
+import { constantValue, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
 import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
 import { cMathFunction } from "./c_math.js";
+import { approximationName } from "../kernel/approximations.js";
 import { DeclinedError } from "../kernel/declined.js";
 
 const fail = (why: string): never => {
@@ -302,8 +303,8 @@ export class CValues {
         case "sign": e = `(${x} > ${lit("0.0")} ? ${lit("1.0")} : ${x} < ${lit("0.0")} ? ${lit("-1.0")} : ${x})`; break;
         case "exp": case "log": case "tanh": case "expm1": case "log1p": case "erf": case "cbrt": case "logistic":
           if (f32) {
-            // The WebAssembly backend's approximations (c_math.ts), with its ULP bounds.
-            e = `${cMathFunction(op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? "expNonPositive" : op)!}(${x})`;
+            // The shared approximations (kernel/approximations.ts, as C: c_math.ts), with their ULP bounds.
+            e = `${cMathFunction(approximationName(n)!)}(${x})`;
             break;
           }
           // In f64 (as in the wasm backend) these but exp and log run on the interpreter: libm's last place may differ from V8's.

@@ -17,6 +17,7 @@ import { loopKernel } from "../kernel/loop_kernel.js";
 import { isColumnStmt, statements, type ColumnStmt, type IndexExpr, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import type { Node } from "../kernel/graph.js";
 import { VECTOR_CONDITION } from "./c_math.js";
+import type { ApproximationName } from "../kernel/approximations.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
 import { CValues, cConst, cType } from "./c_values.js";
 import { cCombine, declareLanes, declareVectorLanes, foldLanes, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
@@ -145,7 +146,7 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
     const r = k.rowLoads.get(n.id);
     return r === undefined || r.stride !== 1 || n.type !== "f32" ? undefined : `xk_vload(${r.pointer} + ${at})`;
   };
-  const math = new Set<string>();
+  const math = new Set<ApproximationName>();
   /** The accumulators declared so far: their statement, their C lane accumulators, whether they are vectors. */
   const accumulators = new Map<string, { readonly st: Extract<Stmt, { s: "accumulator" }>; readonly lanes: Lanes; readonly vector: boolean }>();
   const accumulator = (name: string): { readonly st: Extract<Stmt, { s: "accumulator" }>; readonly lanes: Lanes; readonly vector: boolean } =>

@@ -2,8 +2,8 @@
 // (bit for bit those of src/types/float_codec.ts: decode exactly, encode rounding to
 // nearest even with the ieee format's overflow to infinity, a NaN as the quiet NaN of
 // the sign asked for), float min/max that propagate NaN as the interpreter's Math.max
-// and Math.min do, and the f32 transcendentals of the WebAssembly backend (c_math.ts:
-// exp, log, log1p, expm1, tanh, logistic, cbrt, erf with wasm/math.ts's ULP bounds),
+// and Math.min do, and the f32 transcendentals shared with the WebAssembly backend (c_math.ts:
+// exp, log, log1p, expm1, tanh, logistic, cbrt, erf with kernel/approximations.ts's ULP bounds),
 // written without branches or calls so that the C compiler vectorizes the loops they
 // are in (libm's are calls, which it does not). Everything else runs through libm in
 // double and rounds once (≤ 1 ulp).

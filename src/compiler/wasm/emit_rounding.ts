@@ -9,7 +9,8 @@ import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
 import type { FunctionBuilder } from "./encoder.js";
 import { demoteToOdd, roundBf16, roundBf16x4 } from "./emit_ops.js";
 import type { Demote } from "./emit_pow.js";
-import { scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
+import { scalarF32Ops, vectorF32Ops } from "./math.js";
+import type { FloatOps } from "../kernel/approximations.js";
 import { isNarrowFloat, narrowFormat, positiveNaN, roundNarrow } from "./narrow_float.js";
 import { isFloatType, roundF16, roundF16x4 } from "./wasm_types.js";
 

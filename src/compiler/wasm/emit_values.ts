@@ -5,9 +5,10 @@
 // emitters turn into Declined.
 
 import type { ElementType } from "../../types/element_type.js";
-import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node } from "../kernel/graph.js";
+import { constantValue, type KernelGraph, type Node } from "../kernel/graph.js";
+import { approximationName, APPROXIMATIONS, type Approximation } from "../kernel/approximations.js";
 import { FunctionBuilder } from "./encoder.js";
-import { emitCbrt, emitErf, emitExp, emitExpNonPositive, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
+import { scalarF32Ops, vectorF32Ops } from "./math.js";
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
 import { encodeNarrow, isNarrowFloat, narrowFormat } from "./narrow_float.js";
@@ -26,13 +27,11 @@ const fail = (why: string): never => {
   throw new DeclinedError(why);
 };
 
-const TRANSCENDENTAL_F32: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
-  cbrt: emitCbrt, erf: emitErf, exp: emitExp, log: emitLog, log1p: emitLog1p, expm1: emitExpm1, tanh: emitTanh, logistic: emitLogistic,
+/** The f32 code of a transcendental node (kernel/approximations.ts), if it has one. */
+const transcendentalF32 = (n: Node): Approximation | undefined => {
+  const name = approximationName(n);
+  return name === undefined ? undefined : APPROXIMATIONS[name];
 };
-
-/** The f32 code of a transcendental node: an exp of a value that is never positive has a shorter one. */
-const transcendentalF32 = (n: Node): ((o: FloatOps, x: number) => void) | undefined =>
-  (n.op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? emitExpNonPositive : TRANSCENDENTAL_F32[n.op]);
 
 const TRIG = new Set(["sin", "cos", "tan"]);
 
@@ -449,7 +448,7 @@ export class ValueEmitter {
       case "max": case "min": return c === "f32" || c === "f64" || (c === "i32" && t !== "pred");
       case "and": case "or": case "xor": case "not": return c === "i32" || c === "i64";
       default:
-        return c === "f32" && (TRANSCENDENTAL_F32[n.op] !== undefined || TRIG.has(n.op) || n.op === "atan2" || n.op === "pow")
+        return c === "f32" && (transcendentalF32(n) !== undefined || TRIG.has(n.op) || n.op === "atan2" || n.op === "pow")
           || (c === "f64" && (n.op === "exp" || n.op === "log"));
     }
   }
