@@ -27,7 +27,7 @@ const HALF: Readonly<Record<string, { dec: string; enc: string }>> = {
 };
 
 /** f16 and bf16: held as bit patterns. */
-export const isHalf = (t: NodeType): boolean => t === "f16" || t === "bf16";
+const isHalf = (t: NodeType): boolean => t === "f16" || t === "bf16";
 const isFloatValue = (t: NodeType): boolean => t === "f32" || t === "f64";
 const isInt = (t: NodeType): boolean => t !== "idx" && t !== "cond" && (ELEMENT_TYPES[t].kind === "signed" || ELEMENT_TYPES[t].kind === "unsigned");
 const isSigned = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "signed";
@@ -57,7 +57,7 @@ export function checkCType(t: NodeType): void {
 }
 
 /** An expression of type t wrapped to t's width. */
-export function wrap(t: ElementType, e: string): string {
+function wrap(t: ElementType, e: string): string {
   if (t === "pred") return `((uint8_t)((${e}) != 0))`;
   const w = bits(t);
   if (w >= 8) return `((${cType(t)})(${e}))`;
@@ -332,61 +332,70 @@ export class CValues {
   }
 
   private binary(op: string, t: ElementType, a: number, b: number): string {
-    checkCType(t);
-    if (t === "f32" || t === "f64" || isHalf(t)) {
-      const f32 = t === "f32";
-      const x = f32 || t === "f64" ? this.v(a) : this.d(a);
-      const y = f32 || t === "f64" ? this.v(b) : this.d(b);
-      const s = f32 ? "f" : "";
-      let e: string;
-      switch (op) {
-        case "add": e = `(${x} + ${y})`; break;
-        case "sub": e = `(${x} - ${y})`; break;
-        case "mul": e = `(${x} * ${y})`; break;
-        case "div": e = `(${x} / ${y})`; break;
-        case "rem": e = `fmod${s}(${x}, ${y})`; break;
-        case "max": e = f32 ? `xk_maxf(${x}, ${y})` : `xk_max(${x}, ${y})`; break;
-        case "min": e = f32 ? `xk_minf(${x}, ${y})` : `xk_min(${x}, ${y})`; break;
-        case "pow": case "atan2":
-          // In f64, libm's and the interpreter's (V8's) results may differ in the last place.
-          if (t === "f64") return fail(`${op} on f64 runs where the interpreter's result is exact`);
-          e = f32 ? `((float)${op}((double)${x}, (double)${y}))` : `${op}(${x}, ${y})`;
-          break;
-        default: return fail(`${op} on ${t}`);
-      }
-      return isHalf(t) ? this.fromDouble(t, e) : e;
-    }
-    const x = this.v(a);
-    const y = this.v(b);
-    const w = t === "pred" ? 1 : bits(t);
-    const signed = isSigned(t);
-    const wide = w === 64 ? (signed ? "int64_t" : "uint64_t") : signed ? "int32_t" : "uint32_t";
-    const uwide = w === 64 ? "uint64_t" : "uint32_t";
+    return binaryExpr(op, t, this.v(a), this.v(b));
+  }
+}
+
+/**
+ * The C of a binary value op on two values of type t held as c_values holds them (f16
+ * and bf16 as bit patterns): the graph's binary nodes, and a reducer's combine (its kind
+ * is the op of the same name).
+ */
+export function binaryExpr(op: string, t: ElementType, a: string, b: string): string {
+  checkCType(t);
+  if (t === "f32" || t === "f64" || isHalf(t)) {
+    const f32 = t === "f32";
+    const x = isHalf(t) ? `${HALF[t]!.dec}(${a})` : a;
+    const y = isHalf(t) ? `${HALF[t]!.dec}(${b})` : b;
+    const s = f32 ? "f" : "";
+    let e: string;
     switch (op) {
-      case "add": return t === "pred" ? `((uint8_t)(${x} | ${y}))` : wrap(t, `((${uwide})${x} + (${uwide})${y})`);
-      case "sub": return wrap(t, `((${uwide})${x} - (${uwide})${y})`);
-      case "mul": return t === "pred" ? `((uint8_t)(${x} & ${y}))` : wrap(t, `((${uwide})${x} * (${uwide})${y})`);
-      case "and": return wrap(t, `(${x} & ${y})`);
-      case "or": return wrap(t, `(${x} | ${y})`);
-      case "xor": return wrap(t, `(${x} ^ ${y})`);
-      case "max": return `(${x} > ${y} ? ${x} : ${y})`;
-      case "min": return `(${x} < ${y} ? ${x} : ${y})`;
-      // legalize.ts made the divisor safe (never 0, never -1 when signed): defined C.
-      case "divSafe": return wrap(t, `((${wide})${x} / (${wide})${y})`);
-      case "remSafe": return wrap(t, `((${wide})${x} % (${wide})${y})`);
-      // Amounts in [0, w) where the result is used (legalize.ts); masked into that range so
-      // that the discarded results are defined C too (x86's shifts mask so themselves).
-      case "shlBounded": return wrap(t, `(${uwide})((${uwide})${x} << ((${uwide})${y} & ${w - 1}))`);
-      case "shrLBounded": {
-        const umask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
-        return wrap(t, `(${uwide})(((uint64_t)${x} & ${umask}) >> ((${uwide})${y} & ${w - 1}))`);
-      }
-      case "shrABounded": {
-        // The value sign-extended from t's width, shifted by its amount (below the width).
-        const sx = w === 64 ? `(int64_t)${x}` : `((int64_t)((uint64_t)${x} << ${64 - w}) >> ${64 - w})`;
-        return wrap(t, `(${sx} >> ${y})`);
-      }
+      case "add": e = `(${x} + ${y})`; break;
+      case "sub": e = `(${x} - ${y})`; break;
+      case "mul": e = `(${x} * ${y})`; break;
+      case "div": e = `(${x} / ${y})`; break;
+      case "rem": e = `fmod${s}(${x}, ${y})`; break;
+      case "max": e = f32 ? `xk_maxf(${x}, ${y})` : `xk_max(${x}, ${y})`; break;
+      case "min": e = f32 ? `xk_minf(${x}, ${y})` : `xk_min(${x}, ${y})`; break;
+      case "pow": case "atan2":
+        // In f64, libm's and the interpreter's (V8's) results may differ in the last place.
+        if (t === "f64") return fail(`${op} on f64 runs where the interpreter's result is exact`);
+        e = f32 ? `((float)${op}((double)${x}, (double)${y}))` : `${op}(${x}, ${y})`;
+        break;
       default: return fail(`${op} on ${t}`);
     }
+    return isHalf(t) ? `${HALF[t]!.enc}(${e}, 0)` : e;
+  }
+  const x = a;
+  const y = b;
+  const w = t === "pred" ? 1 : bits(t);
+  const signed = isSigned(t);
+  const wide = w === 64 ? (signed ? "int64_t" : "uint64_t") : signed ? "int32_t" : "uint32_t";
+  const uwide = w === 64 ? "uint64_t" : "uint32_t";
+  switch (op) {
+    case "add": return t === "pred" ? `((uint8_t)(${x} | ${y}))` : wrap(t, `((${uwide})${x} + (${uwide})${y})`);
+    case "sub": return wrap(t, `((${uwide})${x} - (${uwide})${y})`);
+    case "mul": return t === "pred" ? `((uint8_t)(${x} & ${y}))` : wrap(t, `((${uwide})${x} * (${uwide})${y})`);
+    case "and": return wrap(t, `(${x} & ${y})`);
+    case "or": return wrap(t, `(${x} | ${y})`);
+    case "xor": return wrap(t, `(${x} ^ ${y})`);
+    case "max": return `(${x} > ${y} ? ${x} : ${y})`;
+    case "min": return `(${x} < ${y} ? ${x} : ${y})`;
+    // legalize.ts made the divisor safe (never 0, never -1 when signed): defined C.
+    case "divSafe": return wrap(t, `((${wide})${x} / (${wide})${y})`);
+    case "remSafe": return wrap(t, `((${wide})${x} % (${wide})${y})`);
+    // Amounts in [0, w) where the result is used (legalize.ts); masked into that range so
+    // that the discarded results are defined C too (x86's shifts mask so themselves).
+    case "shlBounded": return wrap(t, `(${uwide})((${uwide})${x} << ((${uwide})${y} & ${w - 1}))`);
+    case "shrLBounded": {
+      const umask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
+      return wrap(t, `(${uwide})(((uint64_t)${x} & ${umask}) >> ((${uwide})${y} & ${w - 1}))`);
+    }
+    case "shrABounded": {
+      // The value sign-extended from t's width, shifted by its amount (below the width).
+      const sx = w === 64 ? `(int64_t)${x}` : `((int64_t)((uint64_t)${x} << ${64 - w}) >> ${64 - w})`;
+      return wrap(t, `(${sx} >> ${y})`);
+    }
+    default: return fail(`${op} on ${t}`);
   }
 }
