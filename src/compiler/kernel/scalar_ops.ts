@@ -9,7 +9,7 @@ import type { Declined } from "./declined.js";
 import type { BinaryScalarOp, KernelGraph, UnaryScalarOp } from "./graph.js";
 
 /** Floats whose literals hold bit patterns (f16, bf16, f8/f6/f4): their NaNs carry signs and payloads. */
-const storedAsBits = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64";
+export const storedAsBits = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64";
 
 /** Attribute of a select node that stands for HLO select (see `select` below). */
 export const SELECT_OF_VALUES = "values";

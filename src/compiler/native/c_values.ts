@@ -300,7 +300,6 @@ export class CValues {
         case "roundAfz": e = `round${s}(${x})`; break;
         case "sqrt": e = `sqrt${s}(${x})`; break;
         case "rsqrt": e = `(${lit("1.0")} / sqrt${s}(${x}))`; break;
-        case "sign": e = `(${x} > ${lit("0.0")} ? ${lit("1.0")} : ${x} < ${lit("0.0")} ? ${lit("-1.0")} : ${x})`; break;
         case "exp": case "log": case "tanh": case "expm1": case "log1p": case "erf": case "cbrt": case "logistic":
           if (f32) {
             // The shared approximations (kernel/approximations.ts, as C: c_math.ts), with their ULP bounds.
@@ -324,7 +323,6 @@ export class CValues {
     const mask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
     switch (op) {
       case "not": return t === "pred" ? `((uint8_t)(!${x}))` : wrap(t, `(~${x})`);
-      case "sign": return wrap(t, `((${x} > 0) - (${x} < 0))`);
       case "clz": return wrap(t, `(((uint64_t)${x} & ${mask}) == 0 ? ${w} : __builtin_clzll((uint64_t)${x} & ${mask}) - ${64 - w})`);
       case "popcnt": return wrap(t, `__builtin_popcountll((uint64_t)${x} & ${mask})`);
       default: return fail(`${op} on ${t}`);

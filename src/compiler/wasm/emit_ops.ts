@@ -157,17 +157,6 @@ export function roundAfz(f: FunctionBuilder, c: "f32" | "f64", x: number): void 
   }
 }
 
-export function floatSign(f: FunctionBuilder, c: "f32" | "f64", x: number): void {
-  // NaN and ±0 are their own sign; everything else is ±1.
-  if (c === "f32") {
-    f.localGet(x).f32Const(1).localGet(x).f32Copysign()
-      .localGet(x).f32Const(0).f32Eq().localGet(x).localGet(x).f32Ne().i32Or().select();
-  } else {
-    f.localGet(x).f64Const(1).localGet(x).f64Copysign()
-      .localGet(x).f64Const(0).f64Eq().localGet(x).localGet(x).f64Ne().i32Or().select();
-  }
-}
-
 /** Converts the scalar on the stack from type `from` to `to` with XLA's rules. */
 export function convertScalar(f: FunctionBuilder, from: ElementType, to: ElementType): void {
   const fc = computeType(from);

@@ -18,7 +18,7 @@ import { emitInterleaved } from "./interleave.js";
 import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
 import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
 import {
-  bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, floatSign, pushConst, roundAfz, roundBf16, totalOrderKey,
+  bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, pushConst, roundAfz, roundBf16, totalOrderKey,
   VECTOR_ARITH, vectorCompare, vectorConvert, vectorIntMinMax,
 } from "./emit_ops.js";
 export { convertScalar, DeclinedError, pushConst, roundBf16 };
@@ -282,7 +282,6 @@ export class ValueEmitter {
           if (is32) f.f32Const(1).localGet(x).f32Sqrt().f32Div(); else f.f64Const(1).localGet(x).f64Sqrt().f64Div();
           return;
         case "roundAfz": roundAfz(f, c, x); return;
-        case "sign": floatSign(f, c, x); return;
         default: break;
       }
       const m = transcendentalF32(n);
@@ -309,7 +308,6 @@ export class ValueEmitter {
       const x = this.scalar.get(a)!;
       switch (op) {
         case "not": f.localGet(x).i64Const(-1).i64Xor(); return;
-        case "sign": f.localGet(x).i64Const(0).i64GtS().localGet(x).i64Const(0).i64LtS().i32Sub().i64ExtendI32S(); return;
         case "clz": f.localGet(x).i64Clz(); return;
         case "popcnt": f.localGet(x).i64Popcnt(); return;
         default: return fail(`${op} on ${t}`);
@@ -320,7 +318,6 @@ export class ValueEmitter {
     const mask = bits === 32 ? -1 : 2 ** bits - 1;
     switch (op) {
       case "not": f.localGet(x).i32Const(-1).i32Xor(); break;
-      case "sign": f.localGet(x).i32Const(0).i32GtS().localGet(x).i32Const(0).i32LtS().i32Sub(); break;
       case "clz": f.localGet(x).i32Const(mask).i32And().i32Clz().i32Const(32 - bits).i32Sub(); break;
       case "popcnt": f.localGet(x).i32Const(mask).i32And().i32Popcnt(); break;
       default: return fail(`${op} on ${t}`);

@@ -96,6 +96,22 @@ for (const backend of ["wasm", "native"] as const) {
     }
   });
 
+  test(`sign of every integer and float type: -1, 0, 1, and NaN and ±0 as themselves (${backend})`, (t) => {
+    for (const type of INTS.filter((x) => ELEMENT_TYPES[x].kind === "signed")) {
+      const { min, max } = integerRange(type);
+      const values = [min, min + 1n, -2n, -1n, 0n, 1n, 2n, max - 1n, max].filter((v) => v >= min && v <= max);
+      check(t, backend, ["sign"], type, [...new Set(values)].map((v) => asType(type, v)));
+    }
+    const floats = [NaN, -NaN, -0, 0, 1e-40, -1e-40, 0.25, -0.25, 1, -1, 3.5, -3.5, 65504, -65504, 1e30, -1e30, Infinity, -Infinity];
+    // Repeated past the size at which the loops take their vector forms (C's: 16384 elements).
+    const many = Array.from({ length: Math.ceil(20000 / floats.length) }, () => floats).flat();
+    for (const type of ["f32", "f64", "f16", "bf16", "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e8m0fnu", "f4e2m1fn"] as const) {
+      // C compiles no 8-, 6- or 4-bit float (the WebAssembly kernel runs them).
+      if (backend === "native" && ELEMENT_TYPES[type].bitWidth < 16) continue;
+      check(t, backend, ["sign"], type, type === "f32" ? many : floats);
+    }
+  });
+
   test(`float to integer convert truncates, saturates at the bounds and takes NaN to 0 (${backend})`, (t) => {
     for (const from of ["f32", "f64", "f16", "bf16"] as const) {
       for (const to of INTS) {
@@ -140,6 +156,15 @@ test("legalize leaves no integer negation or abs, and leaves float ones and conv
   }
   const c = g.op("convert", "s32", [f]);
   assert.equal(legalize(g, c), c);
+});
+
+test("legalize leaves no sign for a renderer, on any integer or float type", () => {
+  for (const type of [...INTS, "f32", "f64", "bf16", "f16", "f8e4m3fn"] as const) {
+    const g = new KernelGraph();
+    const x = g.load(0, type, g.variable(0, 8));
+    const ops = reachable(g, [legalize(g, g.op("sign", type, [x]))]).map((id) => g.node(id).op);
+    assert.ok(!ops.includes("sign"), `sign on ${type} still has sign: ${ops.join(" ")}`);
+  }
 });
 
 test("legalize leaves no integer divide, remainder or shift for a renderer, and leaves floats and indices alone", () => {
