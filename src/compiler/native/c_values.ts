@@ -12,7 +12,7 @@
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import { encodeFloatBits } from "../../types/float_codec.js";
 import { constantValue, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
-import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
+import { SELECT_OF_VALUES, TOTAL } from "../kernel/scalar_ops.js";
 import { cMathFunction } from "./c_math.js";
 import { approximationName } from "../kernel/approximations.js";
 import { DeclinedError } from "../kernel/declined.js";
@@ -254,16 +254,11 @@ export class CValues {
     const [a, b] = n.args as [number, number];
     const at = this.g.node(a).type as ElementType;
     checkCType(at);
-    const dir = (n.attr as string).slice(0, 2);
-    const op = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" }[dir]!;
-    if ((n.attr as string).endsWith("_TOTAL")) {
-      const key = (id: number): string => {
-        const x = this.v(id);
-        if (at === "f32") return `xk_total_key(xk_f32_bits(${x}), 32)`;
-        if (at === "f64") return `xk_total_key(xk_f64_bits(${x}), 64)`;
-        return `xk_total_key(${x}, 16)`;
-      };
-      return `((uint8_t)(${key(a)} ${op} ${key(b)}))`;
+    const op = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" }[(n.attr as string).slice(0, 2)]!;
+    if ((n.attr as string).endsWith(TOTAL)) {
+      // f16's and bf16's total order (legalize.ts TOTAL_ORDER_KEPT): their bits read as sign and magnitude.
+      const key = (x: string): string => `((${x} & 0x8000) ? -1 - (int32_t)(${x} & 0x7fff) : (int32_t)${x})`;
+      return `((uint8_t)(${key(this.v(a))} ${op} ${key(this.v(b))}))`;
     }
     if (isHalf(at)) return `((uint8_t)(${this.d(a)} ${op} ${this.d(b)}))`;
     return `((uint8_t)(${this.v(a)} ${op} ${this.v(b)}))`;

@@ -54,13 +54,6 @@ static inline double xk_repair_f64(double a, uint64_t sign, uint64_t nan) {
   return xk_bits_f64((a == 0 ? (sign & 0x8000000000000000ull) : xk_f64_bits(a)) | nan);
 }
 
-/* Total order keys: the bit pattern read as sign and magnitude (-NaN < -inf < ... < -0 < +0 < ... < +NaN). */
-static inline int64_t xk_total_key(uint64_t bits, int width) {
-  uint64_t sign = (bits >> (width - 1)) & 1;
-  int64_t magnitude = (int64_t)(bits & ((width == 64 ? ~0ull : (1ull << (width - 1)) - 1) >> (width == 64 ? 1 : 0)));
-  return sign ? -1 - magnitude : magnitude;
-}
-
 /* ieee half formats: exponent bits E, mantissa bits M (f16: 5, 10; bf16: 8, 7). */
 static inline double xk_decode_half(uint32_t bits, int E, int M) {
   int bias = (1 << (E - 1)) - 1;

@@ -6,19 +6,20 @@
 
 import type { ElementType } from "../../types/element_type.js";
 import { constantValue, type KernelGraph, type Node } from "../kernel/graph.js";
+import { TOTAL } from "../kernel/scalar_ops.js";
 import { approximationName, APPROXIMATIONS, type Approximation } from "../kernel/approximations.js";
 import { FunctionBuilder } from "./encoder.js";
 import { scalarF32Ops, vectorF32Ops } from "./math.js";
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
-import { encodeNarrow, isNarrowFloat, narrowFormat } from "./narrow_float.js";
+import { isNarrowFloat } from "./narrow_float.js";
 import { demoteFor, demoteKeepingNonzero, F64_ROUTINES, E8M0_F64_OPS, isE8m0, roundResult } from "./emit_rounding.js";
 import { DeclinedError } from "../kernel/declined.js";
 import { emitInterleaved } from "./interleave.js";
 import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
 import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
 import {
-  bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, pushConst, roundAfz, roundBf16, totalOrderKey,
+  bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, pushConst, roundAfz, roundBf16,
   VECTOR_ARITH, vectorCompare, vectorConvert, vectorIntMinMax,
 } from "./emit_ops.js";
 export { convertScalar, DeclinedError, pushConst, roundBf16 };
@@ -221,46 +222,21 @@ export class ValueEmitter {
   private compareScalar(n: Node): void {
     const f = this.f;
     const at = this.g.node(n.args[0]!).type as ElementType;
-    const dir = (n.attr as string).slice(0, 2);
-    const total = (n.attr as string).endsWith("_TOTAL");
     const c = computeType(at);
-    if (total && isNarrowFloat(at)) {
-      this.narrowTotalOrderKey(n.args[0]!, at);
-      this.narrowTotalOrderKey(n.args[1]!, at);
-      cmpInt(f, "i32", dir, true);
-      return;
-    }
-    if (total) {
-      // Total order: compare sign-magnitude bit patterns as two's complement keys.
+    if ((n.attr as string).endsWith(TOTAL)) {
+      // f16's and bf16's total order (legalize.ts TOTAL_ORDER_KEPT): the held f32's pattern orders as theirs would.
       for (const x of [n.args[0]!, n.args[1]!]) {
         this.get(x);
-        totalOrderKey(f, c);
+        const bits = f.local("i32");
+        f.i32ReinterpretF32().localTee(bits).localGet(bits).i32Const(31).i32ShrS().i32Const(0x7fffffff).i32And().i32Xor();
       }
-      cmpInt(f, c === "f64" ? "i64" : "i32", dir, true);
+      cmpInt(f, "i32", (n.attr as string).slice(0, 2), true);
       return;
     }
+    const dir = n.attr as string;
     this.get(n.args[0]!); this.get(n.args[1]!);
     if (c === "f32" || c === "f64") cmpFloat(f, c, dir);
     else cmpInt(f, c, dir, isSigned(at));
-  }
-
-  /**
-   * The interpreter's total-order key of a narrow float: its bit pattern read as sign and
-   * magnitude (negative patterns below every positive one, -0 just below +0). The held
-   * value gives back its exact pattern (NaN payloads and signs included).
-   */
-  private narrowTotalOrderKey(id: number, t: ElementType): void {
-    const f = this.f;
-    const p = f.local("i32");
-    encodeNarrow(scalarF32Ops(f), t, this.scalar.get(id)!);
-    if (narrowFormat(t)!.encoding === "e8m0") return; // no sign bit
-    const w = bitsOf(t) - 1;
-    // key = sign ? -1 - magnitude : pattern
-    f.localSet(p);
-    f.i32Const(-1).localGet(p).i32Const((1 << w) - 1).i32And().i32Sub();
-    f.localGet(p);
-    f.localGet(p).i32Const(w).i32ShrU();
-    f.select();
   }
 
   private unaryScalar(n: Node, t: ElementType, a: number): void {
@@ -416,13 +392,15 @@ export class ValueEmitter {
     if (isE8m0(t) && E8M0_F64_OPS.has(n.op)) return false;
     switch (n.op) {
       case "load": case "const": case "select": return true;
+      // f32 and f64 lanes read as integers of their width (a total-order key): the same v128.
+      case "bitcast": return (argType === "f32" && c === "i32") || (argType === "f64" && c === "i64");
       case "reducePrecision": return t === "f32" || t === "bf16";
       case "fromIdx": return c === "f32" || (c === "i32" && t !== "pred") || c === "f64";
       case "compare": {
         if (argType === "idx" || argType === "cond" || (argType === "pred" && this.vectorLanes === 2)) return false;
         if (argType !== "pred" && lanesOf(argType) !== this.vectorLanes) return false;
         const dir = n.attr as string;
-        if (dir.endsWith("_TOTAL")) return false;
+        if (dir.endsWith(TOTAL)) return false;
         return computeType(argType) !== "i64" || isSigned(argType as ElementType) || dir === "EQ" || dir === "NE";
       }
       case "convert": {
@@ -486,6 +464,7 @@ export class ValueEmitter {
         break;
       }
       case "reducePrecision": this.reducePrecision(n, true); break;
+      case "bitcast": this.vget(a!); break;
       case "and": case "or": case "xor":
         this.vget(a!); this.vget(b!);
         if (n.op === "and") f.v128And(); else if (n.op === "or") f.v128Or(); else f.v128Xor();
