@@ -106,7 +106,7 @@ test("random broadcastInDim: output[idx] = operand[idx mapped through broadcast_
 test("random unary float ops on f32/f16/bf16 equal the double result rounded once to the type", () => {
   const r = rng(11);
   // The compiled backend computes f32 exp and log1p in f32 (as XLA's CPU backend does),
-  // within the bounds src/compiler/wasm/math.ts states: 2 and 3 ulps of the rounded result.
+  // within the bounds src/compiler/kernel/approximations.ts states: 2 and 3 ulps of the rounded result.
   const ops: [(x: XlaOp) => XlaOp, (x: number) => number, number][] = [
     [exp, Math.exp, compiled ? 2 : 0], [sin, Math.sin, 0], [sqrt, Math.sqrt, 0], [log1p, Math.log1p, compiled ? 3 : 0],
   ];

@@ -43,10 +43,15 @@ export type BinaryScalarOp =
  *   amount in [0, width). shrABounded's amount always lies there; shlBounded's and
  *   shrLBounded's results are only used where it does (a select discards the others),
  *   so a renderer must give some value for any amount but need not a particular one.
- * After legalization a renderer sees no integer neg or abs (they are sub and max).
+ * After legalization a renderer sees no integer neg or abs (they are sub and max), no
+ * sign (compares, selects and converts) and no total-order compare but f16's and bf16's
+ * (the others are signed compares of integer keys).
+ *
+ * bitcast reinterprets a value's bit pattern as another type of the same width, or (a
+ * total-order key of a float narrower than 32 bits) as s32, the pattern zero-extended.
  */
 export type LegalIntegerOp = "divSafe" | "remSafe" | "shlBounded" | "shrLBounded" | "shrABounded";
-/** Comparison: the direction, with "_TOTAL" appended for TOTALORDER on floats. */
+/** Comparison: the direction, with "_TOTAL" appended for TOTALORDER on floats (until legalize.ts writes it out). */
 export type CompareOp = "EQ" | "NE" | "LT" | "LE" | "GT" | "GE";
 export type ValueOp =
   | "load" | "const" | "fromIdx" | "select" | "condToPred" | "convert" | "bitcast" | "compare" | "accum" | "racc" | "rin" | "reducePrecision"

@@ -5,7 +5,7 @@
 // lanes and unrolled copies, the scalar tail, streaming stores behind their alignment
 // check. A renderer walks the statements and chooses instructions and syntax only; it
 // computes a `values` statement's nodes with its own value emitter (the graph's ops are
-// the legalized scalar and vector op set, kernel/legalize.ts).
+// the legalized scalar and vector op set, kernel/legalize.ts; docs/compiler.md lists it).
 //
 // Index variables are named by strings the kernel chooses; a renderer maps each to a
 // local or a C variable. Index arithmetic is unsigned and fits 32 bits (device memory

@@ -15,6 +15,21 @@
 // - Integer negation and absolute value wrap: -INT_MIN and |INT_MIN| are INT_MIN. Written
 //   0 - x and max(x, 0 - x) (the integer sub every renderer wraps; a negation of INT_MIN
 //   is undefined in C), and |x| is x on unsigned types.
+// - sign: integers (x > 0) - (x < 0), the comparisons converted to 0 and 1;
+//   floats x > 0 ? 1 : x < 0 ? -1 : x, so NaN and ±0 are their own sign (a float held
+//   as bits gives a NaN as the positive quiet NaN, as the interpreter's values do: the
+//   select of values; f8e8m0fnu, which has no zero, x == x ? 1 : x). Compares, selects and integer converts every renderer has; the
+//   vector forms come with them.
+// - Total-order compares of floats (TOTALORDER): the operands' bit patterns as integer
+//   keys, compared as signed integers: a pattern with its sign bit set gives -1 -
+//   magnitude, so -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN (f8e8m0fnu, which has
+//   no sign bit: the pattern itself). The pattern is a bitcast to s32 (s64 for f64),
+//   zero-extended from a narrower float's width. f16 and bf16 keep the total-order
+//   compare (TOTAL_ORDER_KEPT): a target that holds them in f32 registers (WebAssembly,
+//   and WGSL without its f16 extension) would pay an encoding (f16) or a shift (bf16)
+//   for their patterns, where the held f32's own pattern orders the same (measured:
+//   the written-out form took 15 to 20 more wasm instructions per f16 key); held as
+//   bits (C), the key is read off them.
 // - Float to integer convert (truncate toward zero, saturate at the type's bounds, NaN
 //   gives 0: types/convert.ts) stays the primitive convert with that meaning, as max and
 //   min do below: WebAssembly's trunc_sat instructions are exactly it, and the written-out
@@ -28,12 +43,16 @@
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import type { KernelGraph, ValueOp } from "./graph.js";
+import { SELECT_OF_VALUES, storedAsBits, TOTAL } from "./scalar_ops.js";
 
-/** The integer ops whose edge cases legalization writes out. */
-const LEGALIZED = new Set<ValueOp>(["div", "rem", "shl", "shrL", "shrA", "neg", "abs"]);
+/** The float types whose total-order compares stay compares (see above). */
+export const TOTAL_ORDER_KEPT: ReadonlySet<ElementType> = new Set(["f16", "bf16"]);
+
+/** The ops legalization writes out (div to abs: on integers only; compare: in total order). */
+const LEGALIZED = new Set<ValueOp>(["div", "rem", "shl", "shrL", "shrA", "neg", "abs", "sign", "compare"]);
 
 /**
- * The legal form of node `id` of `g`: the node itself, or (an integer divide,
+ * The legal form of node `id` of `g`: the node itself, or (a sign, a total-order compare; an integer divide,
  * remainder, shift, negation or absolute value) the primitive nodes that compute it
  * with XLA's edge cases. Call it on each node as it is built; what it replaces is left
  * unused.
@@ -42,6 +61,11 @@ export function legalize(g: KernelGraph, id: number): number {
   const n = g.node(id);
   if (!LEGALIZED.has(n.op as ValueOp) || n.type === "idx" || n.type === "cond") return id;
   const t = n.type as ElementType;
+  if (n.op === "sign") return legalSign(g, t, n.args[0]!);
+  if (n.op === "compare") {
+    const total = (n.attr as string).endsWith(TOTAL) && !TOTAL_ORDER_KEPT.has(g.node(n.args[0]!).type as ElementType);
+    return total ? legalTotalCompare(g, n.attr as string, n.args[0]!, n.args[1]!) : id;
+  }
   const kind = ELEMENT_TYPES[t].kind;
   if (kind !== "signed" && kind !== "unsigned") return id;
   const [x, y] = n.args as [number, number];
@@ -94,4 +118,39 @@ function legalShift(g: KernelGraph, op: "shl" | "shrL" | "shrA", t: ElementType,
   }
   if (op === "shrA") return g.op("shrABounded", t, [x, select(inRange, y, intConst(g, t, BigInt(bits - 1)))]);
   return select(inRange, g.op(op === "shl" ? "shlBounded" : "shrLBounded", t, [x, y]), intConst(g, t, 0n));
+}
+
+function legalSign(g: KernelGraph, t: ElementType, x: number): number {
+  const { kind, float } = ELEMENT_TYPES[t];
+  if (kind === "pred") return x;
+  const valueSelect = storedAsBits(t) ? SELECT_OF_VALUES : undefined;
+  // f8e8m0fnu holds neither 0 nor negative values: NaN is its own sign, the rest 1.
+  if (float?.encoding === "e8m0") return g.op("select", t, [g.op("compare", "pred", [x, x], "EQ"), g.constant(t, 1), x], valueSelect);
+  const zero = kind === "float" ? g.constant(t, 0) : intConst(g, t, 0n);
+  const pred = (dir: string): number => g.op("compare", "pred", [x, zero], dir);
+  if (kind === "float") {
+    const negativeOrSelf = g.op("select", t, [pred("LT"), g.constant(t, -1), x]);
+    return g.op("select", t, [pred("GT"), g.constant(t, 1), negativeOrSelf], valueSelect);
+  }
+  return g.op("sub", t, [g.op("convert", t, [pred("GT")]), g.op("convert", t, [pred("LT")])]);
+}
+
+function legalTotalCompare(g: KernelGraph, attr: string, a: number, b: number): number {
+  const t = g.node(a).type as ElementType;
+  return g.op("compare", "pred", [totalOrderKey(g, t, a), totalOrderKey(g, t, b)], attr.slice(0, -TOTAL.length));
+}
+
+/** The interpreter's total-order key of float x: its bit pattern read as sign and magnitude, as a signed integer. */
+function totalOrderKey(g: KernelGraph, t: ElementType, x: number): number {
+  const { bitWidth: w, float } = ELEMENT_TYPES[t];
+  const k: ElementType = w === 64 ? "s64" : "s32";
+  const pattern = g.op("bitcast", k, [x]);
+  if (float!.encoding === "e8m0") return pattern;
+  const topBit = 1n << BigInt(w - 1);
+  // A full-width pattern has its sign bit where s32's (s64's) is; a narrower one is zero-extended.
+  const negative = w === 32 || w === 64
+    ? g.op("compare", "pred", [pattern, intConst(g, k, 0n)], "LT")
+    : g.op("compare", "pred", [pattern, intConst(g, k, topBit)], "GE");
+  const magnitude = g.op("and", k, [pattern, intConst(g, k, topBit - 1n)]);
+  return g.op("select", k, [negative, g.op("sub", k, [intConst(g, k, -1n), magnitude]), pattern]);
 }

@@ -9,7 +9,10 @@ import type { Declined } from "./declined.js";
 import type { BinaryScalarOp, KernelGraph, UnaryScalarOp } from "./graph.js";
 
 /** Floats whose literals hold bit patterns (f16, bf16, f8/f6/f4): their NaNs carry signs and payloads. */
-const storedAsBits = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64";
+export const storedAsBits = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64";
+
+/** Appended to a compare's direction for TOTALORDER on floats (legalize.ts writes it out). */
+export const TOTAL = "_TOTAL";
 
 /** Attribute of a select node that stands for HLO select (see `select` below). */
 export const SELECT_OF_VALUES = "values";
@@ -54,7 +57,7 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
       && compareType !== (ELEMENT_TYPES[t].kind === "signed" ? "SIGNED" : "UNSIGNED")) {
       return { declined: `compare ${compareType} on ${t}` };
     }
-    return g.op("compare", "pred", [a!, b!], total ? `${direction}_TOTAL` : direction);
+    return g.op("compare", "pred", [a!, b!], total ? `${direction}${TOTAL}` : direction);
   },
   // A rank-0 predicate (or clamp bound) stands for every element: the lowering reads rank-0 operands at [].
   select: (g, inst, [p, a, b]) => {

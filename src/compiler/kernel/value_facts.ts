@@ -1,5 +1,5 @@
 // Signs of fused values, for transcendentals with a cheaper form on half of the line:
-// e^v for v ≤ 0 (or NaN) never overflows and needs no range split (math.ts,
+// e^v for v ≤ 0 (or NaN) never overflows and needs no range split (approximations.ts,
 // emitExpNonPositive). The sign comes from the kernel graph (constants, -|x|, -x², min
 // with a non-positive value, ...) and from what the fusion's operands are: softmax's
 // exp(x - max) subtracts from each element the maximum of its own row, computed by the

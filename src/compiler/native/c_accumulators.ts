@@ -1,6 +1,6 @@
 // The C forms of a reduction's accumulators, printed by the kernel printer
-// (emit_c_loop.ts: row reductions and row pipelines); cCombine also by the column
-// reductions (emit_c_reduce.ts):
+// (emit_c_loop.ts: reductions and row pipelines); a step combines by the reducer's own
+// value op (c_values.ts binaryExpr: its kind is the op of that name):
 //  - lane arrays: `lanes` independent scalar accumulators side by side, each lane's step in
 //    a loop without carried dependence, which the C compiler vectorizes without
 //    reassociating anything itself;
@@ -13,49 +13,13 @@
 //    repairs the lane from them: a NaN lane becomes NaN, and a zero lane takes the sign bit
 //    that the zeros it read agree on (a max of ±0 read only values ≤ 0).
 
-import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import type { ElementType } from "../../types/element_type.js";
 import type { ReducerKind } from "../kernel/lower_fusion.js";
-import { cConst, cType, isHalf, wrap } from "./c_values.js";
+import { binaryExpr, cConst, cType } from "./c_values.js";
 import { DeclinedError } from "../kernel/declined.js";
 
 /** f32 lanes in one xk_vf. */
 export const VECTOR_LANES = 16;
-
-/** acc ⊕ x in C for a recognized reducer. */
-export function cCombine(kind: ReducerKind, t: ElementType, a: string, b: string): string {
-  const kindOf = ELEMENT_TYPES[t].kind;
-  if (isHalf(t)) {
-    const dec = t === "f16" ? "xk_dec_f16" : "xk_dec_bf16";
-    const enc = t === "f16" ? "xk_enc_f16" : "xk_enc_bf16";
-    const x = `${dec}(${a})`, y = `${dec}(${b})`;
-    switch (kind) {
-      case "add": return `${enc}(${x} + ${y}, 0)`;
-      case "mul": return `${enc}(${x} * ${y}, 0)`;
-      case "max": return `${enc}(xk_max(${x}, ${y}), 0)`;
-      case "min": return `${enc}(xk_min(${x}, ${y}), 0)`;
-      default: throw new DeclinedError(`${kind} reduction of ${t}`);
-    }
-  }
-  if (kindOf === "float") {
-    const f32 = t === "f32";
-    switch (kind) {
-      case "add": return `(${a} + ${b})`;
-      case "mul": return `(${a} * ${b})`;
-      case "max": return f32 ? `xk_maxf(${a}, ${b})` : `xk_max(${a}, ${b})`;
-      case "min": return f32 ? `xk_minf(${a}, ${b})` : `xk_min(${a}, ${b})`;
-      default: throw new DeclinedError(`${kind} reduction of ${t}`);
-    }
-  }
-  const u = ELEMENT_TYPES[t].bitWidth === 64 ? "uint64_t" : "uint32_t";
-  switch (kind) {
-    case "add": return t === "pred" ? `((uint8_t)(${a} | ${b}))` : wrap(t, `((${u})${a} + (${u})${b})`);
-    case "mul": return t === "pred" ? `((uint8_t)(${a} & ${b}))` : wrap(t, `((${u})${a} * (${u})${b})`);
-    case "max": return `(${a} > ${b} ? ${a} : ${b})`;
-    case "min": return `(${a} < ${b} ? ${a} : ${b})`;
-    case "and": return wrap(t, `(${a} & ${b})`);
-    case "or": return wrap(t, `(${a} | ${b})`);
-  }
-}
 
 /**
  * A reduction's lane accumulators: the C names of its lane array and side arrays (`sides`:
@@ -92,7 +56,7 @@ export function declareLanes(a: Lanes, lanes: number, initialized: boolean): str
 /** Lane l of `a` ⊕= element x (with the side accumulators of a float max or min). */
 export function laneStep(a: Lanes, l: string, x: string): string[] {
   const acc = `${a.lane}[${l}]`;
-  if (!a.sides) return [`${acc} = ${cCombine(a.kind, a.type, acc, x)};`];
+  if (!a.sides) return [`${acc} = ${binaryExpr(a.kind, a.type, acc, x)};`];
   const u = sideType(a.type);
   return [
     a.kind === "max" ? `${acc} = ${acc} < ${x} ? ${x} : ${acc};` : `${acc} = ${x} < ${acc} ? ${x} : ${acc};`,
@@ -147,11 +111,11 @@ export function foldLanes(a: Lanes, lanes: number, order: "halving" | "inOrder",
   }
   if (order === "inOrder") {
     out.push(start(`${a.lane}[0]`));
-    out.push(`for (int l = 1; l < ${lanes}; l++) ${acc} = ${cCombine(a.kind, a.type, acc, `${a.lane}[l]`)};`);
+    out.push(`for (int l = 1; l < ${lanes}; l++) ${acc} = ${binaryExpr(a.kind, a.type, acc, `${a.lane}[l]`)};`);
     return out;
   }
   for (let w = lanes / 2; w >= 1; w /= 2) {
-    out.push(`for (int l = 0; l < ${w}; l++) ${a.lane}[l] = ${cCombine(a.kind, a.type, `${a.lane}[l]`, `${a.lane}[l + ${w}]`)};`);
+    out.push(`for (int l = 0; l < ${w}; l++) ${a.lane}[l] = ${binaryExpr(a.kind, a.type, `${a.lane}[l]`, `${a.lane}[l + ${w}]`)};`);
   }
   out.push(start(`${a.lane}[0]`));
   return out;

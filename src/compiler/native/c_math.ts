@@ -1,5 +1,5 @@
-// The f32 transcendentals of the native backend: the WebAssembly backend's own
-// approximations (wasm/math.ts: the same reductions, polynomials, constants and so the
+// The f32 transcendentals of the native backend: the shared approximations
+// (kernel/approximations.ts, which WebAssembly renders too: the same reductions, polynomials, constants and so the
 // same stated ULP bounds), written out as C by running their emitters against a FloatOps
 // whose "instructions" build C expressions instead of WebAssembly bytes. Each becomes a
 // `static inline float xk_<name>_f32(float x)` of straight-line code (no branch, no
@@ -12,11 +12,9 @@
 // selects on a sign mask: any nonzero value is true, as for wasm's select); vectors hold
 // the same per lane, masks as all-ones or zero lanes. A multiply-add is XK_MADD: fused
 // where the target has FMA, else a multiply and an add, which the emitters' bounds
-// allow either way (math.ts).
+// allow either way (approximations.ts).
 
-import {
-  emitCbrt, emitErf, emitExp, emitExpm1, emitExpNonPositive, emitLog, emitLog1p, emitLogistic, emitTanh, type FloatOps,
-} from "../wasm/math.js";
+import { APPROXIMATIONS, type ApproximationName, type FloatOps } from "../kernel/approximations.js";
 
 type Kind = "float" | "int" | "mask";
 
@@ -261,24 +259,18 @@ class CFloatOps implements FloatOps {
   }
 }
 
-/** The f32 transcendentals with C code here, by the kernel graph's op (exp of a non-positive argument: "expNonPositive"). */
-const EMITTERS: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
-  exp: emitExp, expNonPositive: emitExpNonPositive, log: emitLog, log1p: emitLog1p, expm1: emitExpm1,
-  tanh: emitTanh, logistic: emitLogistic, cbrt: emitCbrt, erf: emitErf,
-};
-
-/** The C function computing op (a key of EMITTERS) in f32 (`vector`: on xk_vf), or undefined when there is none. */
-export function cMathFunction(op: string, vector = false): string | undefined {
-  return EMITTERS[op] === undefined ? undefined : `xk_${vector ? "v_" : ""}${op}_f32`;
+/** The C function computing an approximation in f32 (`vector`: on xk_vf). */
+export function cMathFunction(name: ApproximationName, vector = false): string {
+  return `xk_${vector ? "v_" : ""}${name}_f32`;
 }
 
-function functionSource(op: string, emit: (o: FloatOps, x: number) => void, vector: boolean): string {
+function functionSource(op: ApproximationName, emit: (o: FloatOps, x: number) => void, vector: boolean): string {
   const f = vector ? VECTOR : SCALAR;
   const o = new CFloatOps(f);
   emit(o, 0);
   const result = o.result();
   const body = [...o.declarations(), ...o.statements, `return ${result};`];
-  return `static inline ${f.types.float} ${cMathFunction(op, vector)!}(${f.types.float} x) {\n${body.map((s) => `  ${s}`).join("\n")}\n}`;
+  return `static inline ${f.types.float} ${cMathFunction(op, vector)}(${f.types.float} x) {\n${body.map((s) => `  ${s}`).join("\n")}\n}`;
 }
 
 /**
@@ -341,22 +333,20 @@ export function cVectorHelpers(): string {
   return `#ifndef XK_HAVE_VECTOR_HELPERS\n#define XK_HAVE_VECTOR_HELPERS\n${VECTOR_HELPERS}\n#endif`;
 }
 
-/** The vector form of op (a key of EMITTERS): emitted only into the kernels that call it (emit_c_vector.ts). */
-export function cVectorMathSource(op: string): string {
-  const emit = EMITTERS[op];
-  if (emit === undefined) throw new Error(`no C math function ${op}`);
-  return functionSource(op, emit, true);
+/** The vector form of an approximation: emitted only into the kernels that call it (emit_c_vector.ts). */
+export function cVectorMathSource(op: ApproximationName): string {
+  return functionSource(op, APPROXIMATIONS[op], true);
 }
 
-/** The prelude's part: every scalar function of EMITTERS (none call each other). */
+/** The prelude's part: every approximation as a scalar function (none call each other). */
 export function cMathSource(): string {
   return [
-    "/* a·b + c: fused where the target has FMA (math.ts's bounds hold either way; XK_NO_FMA: never, for tests). */",
+    "/* a·b + c: fused where the target has FMA (approximations.ts's bounds hold either way; XK_NO_FMA: never, for tests). */",
     "#if (defined(__FMA__) || defined(__aarch64__)) && !defined(XK_NO_FMA)",
     "#define XK_MADD(a, b, c) __builtin_fmaf((a), (b), (c))",
     "#else",
     "#define XK_MADD(a, b, c) ((a) * (b) + (c))",
     "#endif",
-    ...Object.entries(EMITTERS).map(([op, emit]) => functionSource(op, emit, false)),
+    ...Object.entries(APPROXIMATIONS).map(([op, emit]) => functionSource(op as ApproximationName, emit, false)),
   ].join("\n");
 }

@@ -11,9 +11,10 @@
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import { encodeFloatBits } from "../../types/float_codec.js";
-import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
-import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
+import { constantValue, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
+import { SELECT_OF_VALUES, TOTAL } from "../kernel/scalar_ops.js";
 import { cMathFunction } from "./c_math.js";
+import { approximationName } from "../kernel/approximations.js";
 import { DeclinedError } from "../kernel/declined.js";
 
 const fail = (why: string): never => {
@@ -26,7 +27,7 @@ const HALF: Readonly<Record<string, { dec: string; enc: string }>> = {
 };
 
 /** f16 and bf16: held as bit patterns. */
-export const isHalf = (t: NodeType): boolean => t === "f16" || t === "bf16";
+const isHalf = (t: NodeType): boolean => t === "f16" || t === "bf16";
 const isFloatValue = (t: NodeType): boolean => t === "f32" || t === "f64";
 const isInt = (t: NodeType): boolean => t !== "idx" && t !== "cond" && (ELEMENT_TYPES[t].kind === "signed" || ELEMENT_TYPES[t].kind === "unsigned");
 const isSigned = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "signed";
@@ -56,7 +57,7 @@ export function checkCType(t: NodeType): void {
 }
 
 /** An expression of type t wrapped to t's width. */
-export function wrap(t: ElementType, e: string): string {
+function wrap(t: ElementType, e: string): string {
   if (t === "pred") return `((uint8_t)((${e}) != 0))`;
   const w = bits(t);
   if (w >= 8) return `((${cType(t)})(${e}))`;
@@ -253,16 +254,11 @@ export class CValues {
     const [a, b] = n.args as [number, number];
     const at = this.g.node(a).type as ElementType;
     checkCType(at);
-    const dir = (n.attr as string).slice(0, 2);
-    const op = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" }[dir]!;
-    if ((n.attr as string).endsWith("_TOTAL")) {
-      const key = (id: number): string => {
-        const x = this.v(id);
-        if (at === "f32") return `xk_total_key(xk_f32_bits(${x}), 32)`;
-        if (at === "f64") return `xk_total_key(xk_f64_bits(${x}), 64)`;
-        return `xk_total_key(${x}, 16)`;
-      };
-      return `((uint8_t)(${key(a)} ${op} ${key(b)}))`;
+    const op = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" }[(n.attr as string).slice(0, 2)]!;
+    if ((n.attr as string).endsWith(TOTAL)) {
+      // f16's and bf16's total order (legalize.ts TOTAL_ORDER_KEPT): their bits read as sign and magnitude.
+      const key = (x: string): string => `((${x} & 0x8000) ? -1 - (int32_t)(${x} & 0x7fff) : (int32_t)${x})`;
+      return `((uint8_t)(${key(this.v(a))} ${op} ${key(this.v(b))}))`;
     }
     if (isHalf(at)) return `((uint8_t)(${this.d(a)} ${op} ${this.d(b)}))`;
     return `((uint8_t)(${this.v(a)} ${op} ${this.v(b)}))`;
@@ -299,11 +295,10 @@ export class CValues {
         case "roundAfz": e = `round${s}(${x})`; break;
         case "sqrt": e = `sqrt${s}(${x})`; break;
         case "rsqrt": e = `(${lit("1.0")} / sqrt${s}(${x}))`; break;
-        case "sign": e = `(${x} > ${lit("0.0")} ? ${lit("1.0")} : ${x} < ${lit("0.0")} ? ${lit("-1.0")} : ${x})`; break;
         case "exp": case "log": case "tanh": case "expm1": case "log1p": case "erf": case "cbrt": case "logistic":
           if (f32) {
-            // The WebAssembly backend's approximations (c_math.ts), with its ULP bounds.
-            e = `${cMathFunction(op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? "expNonPositive" : op)!}(${x})`;
+            // The shared approximations (kernel/approximations.ts, as C: c_math.ts), with their ULP bounds.
+            e = `${cMathFunction(approximationName(n)!)}(${x})`;
             break;
           }
           // In f64 (as in the wasm backend) these but exp and log run on the interpreter: libm's last place may differ from V8's.
@@ -323,7 +318,6 @@ export class CValues {
     const mask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
     switch (op) {
       case "not": return t === "pred" ? `((uint8_t)(!${x}))` : wrap(t, `(~${x})`);
-      case "sign": return wrap(t, `((${x} > 0) - (${x} < 0))`);
       case "clz": return wrap(t, `(((uint64_t)${x} & ${mask}) == 0 ? ${w} : __builtin_clzll((uint64_t)${x} & ${mask}) - ${64 - w})`);
       case "popcnt": return wrap(t, `__builtin_popcountll((uint64_t)${x} & ${mask})`);
       default: return fail(`${op} on ${t}`);
@@ -331,61 +325,70 @@ export class CValues {
   }
 
   private binary(op: string, t: ElementType, a: number, b: number): string {
-    checkCType(t);
-    if (t === "f32" || t === "f64" || isHalf(t)) {
-      const f32 = t === "f32";
-      const x = f32 || t === "f64" ? this.v(a) : this.d(a);
-      const y = f32 || t === "f64" ? this.v(b) : this.d(b);
-      const s = f32 ? "f" : "";
-      let e: string;
-      switch (op) {
-        case "add": e = `(${x} + ${y})`; break;
-        case "sub": e = `(${x} - ${y})`; break;
-        case "mul": e = `(${x} * ${y})`; break;
-        case "div": e = `(${x} / ${y})`; break;
-        case "rem": e = `fmod${s}(${x}, ${y})`; break;
-        case "max": e = f32 ? `xk_maxf(${x}, ${y})` : `xk_max(${x}, ${y})`; break;
-        case "min": e = f32 ? `xk_minf(${x}, ${y})` : `xk_min(${x}, ${y})`; break;
-        case "pow": case "atan2":
-          // In f64, libm's and the interpreter's (V8's) results may differ in the last place.
-          if (t === "f64") return fail(`${op} on f64 runs where the interpreter's result is exact`);
-          e = f32 ? `((float)${op}((double)${x}, (double)${y}))` : `${op}(${x}, ${y})`;
-          break;
-        default: return fail(`${op} on ${t}`);
-      }
-      return isHalf(t) ? this.fromDouble(t, e) : e;
-    }
-    const x = this.v(a);
-    const y = this.v(b);
-    const w = t === "pred" ? 1 : bits(t);
-    const signed = isSigned(t);
-    const wide = w === 64 ? (signed ? "int64_t" : "uint64_t") : signed ? "int32_t" : "uint32_t";
-    const uwide = w === 64 ? "uint64_t" : "uint32_t";
+    return binaryExpr(op, t, this.v(a), this.v(b));
+  }
+}
+
+/**
+ * The C of a binary value op on two values of type t held as c_values holds them (f16
+ * and bf16 as bit patterns): the graph's binary nodes, and a reducer's combine (its kind
+ * is the op of the same name).
+ */
+export function binaryExpr(op: string, t: ElementType, a: string, b: string): string {
+  checkCType(t);
+  if (t === "f32" || t === "f64" || isHalf(t)) {
+    const f32 = t === "f32";
+    const x = isHalf(t) ? `${HALF[t]!.dec}(${a})` : a;
+    const y = isHalf(t) ? `${HALF[t]!.dec}(${b})` : b;
+    const s = f32 ? "f" : "";
+    let e: string;
     switch (op) {
-      case "add": return t === "pred" ? `((uint8_t)(${x} | ${y}))` : wrap(t, `((${uwide})${x} + (${uwide})${y})`);
-      case "sub": return wrap(t, `((${uwide})${x} - (${uwide})${y})`);
-      case "mul": return t === "pred" ? `((uint8_t)(${x} & ${y}))` : wrap(t, `((${uwide})${x} * (${uwide})${y})`);
-      case "and": return wrap(t, `(${x} & ${y})`);
-      case "or": return wrap(t, `(${x} | ${y})`);
-      case "xor": return wrap(t, `(${x} ^ ${y})`);
-      case "max": return `(${x} > ${y} ? ${x} : ${y})`;
-      case "min": return `(${x} < ${y} ? ${x} : ${y})`;
-      // legalize.ts made the divisor safe (never 0, never -1 when signed): defined C.
-      case "divSafe": return wrap(t, `((${wide})${x} / (${wide})${y})`);
-      case "remSafe": return wrap(t, `((${wide})${x} % (${wide})${y})`);
-      // Amounts in [0, w) where the result is used (legalize.ts); masked into that range so
-      // that the discarded results are defined C too (x86's shifts mask so themselves).
-      case "shlBounded": return wrap(t, `(${uwide})((${uwide})${x} << ((${uwide})${y} & ${w - 1}))`);
-      case "shrLBounded": {
-        const umask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
-        return wrap(t, `(${uwide})(((uint64_t)${x} & ${umask}) >> ((${uwide})${y} & ${w - 1}))`);
-      }
-      case "shrABounded": {
-        // The value sign-extended from t's width, shifted by its amount (below the width).
-        const sx = w === 64 ? `(int64_t)${x}` : `((int64_t)((uint64_t)${x} << ${64 - w}) >> ${64 - w})`;
-        return wrap(t, `(${sx} >> ${y})`);
-      }
+      case "add": e = `(${x} + ${y})`; break;
+      case "sub": e = `(${x} - ${y})`; break;
+      case "mul": e = `(${x} * ${y})`; break;
+      case "div": e = `(${x} / ${y})`; break;
+      case "rem": e = `fmod${s}(${x}, ${y})`; break;
+      case "max": e = f32 ? `xk_maxf(${x}, ${y})` : `xk_max(${x}, ${y})`; break;
+      case "min": e = f32 ? `xk_minf(${x}, ${y})` : `xk_min(${x}, ${y})`; break;
+      case "pow": case "atan2":
+        // In f64, libm's and the interpreter's (V8's) results may differ in the last place.
+        if (t === "f64") return fail(`${op} on f64 runs where the interpreter's result is exact`);
+        e = f32 ? `((float)${op}((double)${x}, (double)${y}))` : `${op}(${x}, ${y})`;
+        break;
       default: return fail(`${op} on ${t}`);
     }
+    return isHalf(t) ? `${HALF[t]!.enc}(${e}, 0)` : e;
+  }
+  const x = a;
+  const y = b;
+  const w = t === "pred" ? 1 : bits(t);
+  const signed = isSigned(t);
+  const wide = w === 64 ? (signed ? "int64_t" : "uint64_t") : signed ? "int32_t" : "uint32_t";
+  const uwide = w === 64 ? "uint64_t" : "uint32_t";
+  switch (op) {
+    case "add": return t === "pred" ? `((uint8_t)(${x} | ${y}))` : wrap(t, `((${uwide})${x} + (${uwide})${y})`);
+    case "sub": return wrap(t, `((${uwide})${x} - (${uwide})${y})`);
+    case "mul": return t === "pred" ? `((uint8_t)(${x} & ${y}))` : wrap(t, `((${uwide})${x} * (${uwide})${y})`);
+    case "and": return wrap(t, `(${x} & ${y})`);
+    case "or": return wrap(t, `(${x} | ${y})`);
+    case "xor": return wrap(t, `(${x} ^ ${y})`);
+    case "max": return `(${x} > ${y} ? ${x} : ${y})`;
+    case "min": return `(${x} < ${y} ? ${x} : ${y})`;
+    // legalize.ts made the divisor safe (never 0, never -1 when signed): defined C.
+    case "divSafe": return wrap(t, `((${wide})${x} / (${wide})${y})`);
+    case "remSafe": return wrap(t, `((${wide})${x} % (${wide})${y})`);
+    // Amounts in [0, w) where the result is used (legalize.ts); masked into that range so
+    // that the discarded results are defined C too (x86's shifts mask so themselves).
+    case "shlBounded": return wrap(t, `(${uwide})((${uwide})${x} << ((${uwide})${y} & ${w - 1}))`);
+    case "shrLBounded": {
+      const umask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
+      return wrap(t, `(${uwide})(((uint64_t)${x} & ${umask}) >> ((${uwide})${y} & ${w - 1}))`);
+    }
+    case "shrABounded": {
+      // The value sign-extended from t's width, shifted by its amount (below the width).
+      const sx = w === 64 ? `(int64_t)${x}` : `((int64_t)((uint64_t)${x} << ${64 - w}) >> ${64 - w})`;
+      return wrap(t, `(${sx} >> ${y})`);
+    }
+    default: return fail(`${op} on ${t}`);
   }
 }

@@ -17,9 +17,10 @@ import { loopKernel } from "../kernel/loop_kernel.js";
 import { isColumnStmt, statements, type ColumnStmt, type IndexExpr, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import type { Node } from "../kernel/graph.js";
 import { VECTOR_CONDITION } from "./c_math.js";
+import type { ApproximationName } from "../kernel/approximations.js";
 import { bufferPointer, symbolize, SYM } from "./c_source.js";
-import { CValues, cConst, cType } from "./c_values.js";
-import { cCombine, declareLanes, declareVectorLanes, foldLanes, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
+import { binaryExpr, CValues, cConst, cType } from "./c_values.js";
+import { declareLanes, declareVectorLanes, foldLanes, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
 import type { ReducerKind } from "../kernel/lower_fusion.js";
 import { hasVectorForm, STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
@@ -145,7 +146,7 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
     const r = k.rowLoads.get(n.id);
     return r === undefined || r.stride !== 1 || n.type !== "f32" ? undefined : `xk_vload(${r.pointer} + ${at})`;
   };
-  const math = new Set<string>();
+  const math = new Set<ApproximationName>();
   /** The accumulators declared so far: their statement, their C lane accumulators, whether they are vectors. */
   const accumulators = new Map<string, { readonly st: Extract<Stmt, { s: "accumulator" }>; readonly lanes: Lanes; readonly vector: boolean }>();
   const accumulator = (name: string): { readonly st: Extract<Stmt, { s: "accumulator" }>; readonly lanes: Lanes; readonly vector: boolean } =>
@@ -292,7 +293,7 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
           const out = vectors !== undefined
             ? vectors.values.flatMap((vv, c) => vectorLaneStep(a.lanes, String(c % a.st.copies), vv.operand(st.node)))
             : laneLoop !== undefined ? laneStep(a.lanes, laneLoop.lane, nameOf(st.node))
-            : [`${st.acc} = ${cCombine(kind, a.st.type, st.acc, nameOf(st.node))};`];
+            : [`${st.acc} = ${binaryExpr(kind, a.st.type, st.acc, nameOf(st.node))};`];
           for (const l of out) lines.push(`${indent}${l}`);
           break;
         }
@@ -314,7 +315,7 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
             for (const l of [...declareLanes(a.lanes, a.st.lanes * a.st.copies, false), ...spillVectorLanes(a.lanes, a.st.copies)]) lines.push(`${indent}${l}`);
           }
           for (const { a, into } of pairs) {
-            const fold = foldLanes(a.lanes, a.st.lanes * a.st.copies, st.order, into, (lane0) => `${into} = ${cCombine(kindOf(a.st), a.st.type, into, lane0)};`);
+            const fold = foldLanes(a.lanes, a.st.lanes * a.st.copies, st.order, into, (lane0) => `${into} = ${binaryExpr(kindOf(a.st), a.st.type, into, lane0)};`);
             for (const l of fold) lines.push(`${indent}${l}`);
           }
           break;
@@ -324,7 +325,7 @@ export function printKernelC(k: Kernel, name = SYM): string[] {
           let name = accExpr(st.acc);
           if (st.init !== undefined) {
             name = `res${st.node}`;
-            lines.push(`${indent}const ${cType(a.st.type)} ${name} = ${cCombine(kindOf(a.st), a.st.type, nameOf(st.init), accExpr(st.acc))};`);
+            lines.push(`${indent}const ${cType(a.st.type)} ${name} = ${binaryExpr(kindOf(a.st), a.st.type, nameOf(st.init), accExpr(st.acc))};`);
           }
           leaves.set(st.node, name);
           values.names.set(st.node, name);

@@ -15,7 +15,8 @@
 // along the row, + - * / min max abs neg sqrt rsqrt, and the transcendentals of
 // VECTOR_MATH. Anything else raises DeclinedError, and the kernel keeps its scalar form only.
 
-import { EXP_OF_NON_POSITIVE, type KernelGraph, type Node } from "../kernel/graph.js";
+import type { KernelGraph, Node } from "../kernel/graph.js";
+import { approximationName, type ApproximationName } from "../kernel/approximations.js";
 import { cMathFunction, cVectorHelpers, cVectorMathSource } from "./c_math.js";
 import { DeclinedError } from "../kernel/declined.js";
 
@@ -24,16 +25,14 @@ import { DeclinedError } from "../kernel/declined.js";
  * form gives a NaN of the other sign for -inf and NaN inputs, and erf, on which GCC 12
  * stops with an internal compiler error.
  */
-const VECTOR_MATH = new Set(["exp", "expNonPositive", "log", "expm1", "tanh", "logistic", "cbrt"]);
+const VECTOR_MATH = new Set<ApproximationName | undefined>(["exp", "expNonPositive", "log", "expm1", "tanh", "logistic", "cbrt"]);
 
 /** The other ops with a vector form here (VectorValues.expr). */
 const VECTOR_OPS = new Set(["load", "add", "sub", "mul", "div", "max", "min", "neg", "abs", "sqrt", "rsqrt"]);
 
-const mathName = (n: Node): string => (n.op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? "expNonPositive" : n.op);
-
 /** Whether VectorValues writes node n on sixteen lanes (a load only where it is contiguous, which its caller checks). */
 export function hasVectorForm(n: Node): boolean {
-  return n.type === "f32" && (VECTOR_OPS.has(n.op) || VECTOR_MATH.has(mathName(n)));
+  return n.type === "f32" && (VECTOR_OPS.has(n.op) || VECTOR_MATH.has(approximationName(n)));
 }
 
 /** Outputs at least this large are written by streaming stores where a kernel has its vector form (they would only evict its inputs from the caches). */
@@ -52,7 +51,7 @@ const fail = (why: string): never => {
 export class VectorValues {
   readonly names = new Map<number, string>();
   /** The vector transcendentals the emitted code calls (their definitions: vectorMathDefinitions). */
-  readonly math = new Set<string>();
+  readonly math = new Set<ApproximationName>();
 
   /**
    * `scalar`: the C names of the nodes computed once per row (as scalars); `load`: the
@@ -104,15 +103,15 @@ export class VectorValues {
       case "rsqrt": return `(xk_vsplat(1.0f) / xk_vsqrt(${x()}))`;
       default: break;
     }
-    const op = mathName(n);
-    if (!VECTOR_MATH.has(op)) return fail(`${n.op} has no vector form`);
+    const op = approximationName(n);
+    if (op === undefined || !VECTOR_MATH.has(op)) return fail(`${n.op} has no vector form`);
     this.math.add(op);
-    return `${cMathFunction(op, true)!}(${x()})`;
+    return `${cMathFunction(op, true)}(${x()})`;
   }
 }
 
 /** What a vector kernel needs before it: the helpers and the vector transcendentals `ops`, each guarded so that a module defines it once. */
-export function vectorDefinitions(ops: Iterable<string>): string[] {
+export function vectorDefinitions(ops: Iterable<ApproximationName>): string[] {
   return [cVectorHelpers(), ...[...ops].sort().map((op) => {
     const guard = `XK_HAVE_V_${op.toUpperCase()}`;
     return `#ifndef ${guard}\n#define ${guard}\n${cVectorMathSource(op)}\n#endif`;

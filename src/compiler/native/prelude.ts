@@ -2,8 +2,8 @@
 // (bit for bit those of src/types/float_codec.ts: decode exactly, encode rounding to
 // nearest even with the ieee format's overflow to infinity, a NaN as the quiet NaN of
 // the sign asked for), float min/max that propagate NaN as the interpreter's Math.max
-// and Math.min do, and the f32 transcendentals of the WebAssembly backend (c_math.ts:
-// exp, log, log1p, expm1, tanh, logistic, cbrt, erf with wasm/math.ts's ULP bounds),
+// and Math.min do, and the f32 transcendentals shared with the WebAssembly backend (c_math.ts:
+// exp, log, log1p, expm1, tanh, logistic, cbrt, erf with kernel/approximations.ts's ULP bounds),
 // written without branches or calls so that the C compiler vectorizes the loops they
 // are in (libm's are calls, which it does not). Everything else runs through libm in
 // double and rounds once (≤ 1 ulp).
@@ -52,13 +52,6 @@ static inline float xk_repair_f32(float a, uint32_t sign, uint32_t nan) {
 }
 static inline double xk_repair_f64(double a, uint64_t sign, uint64_t nan) {
   return xk_bits_f64((a == 0 ? (sign & 0x8000000000000000ull) : xk_f64_bits(a)) | nan);
-}
-
-/* Total order keys: the bit pattern read as sign and magnitude (-NaN < -inf < ... < -0 < +0 < ... < +NaN). */
-static inline int64_t xk_total_key(uint64_t bits, int width) {
-  uint64_t sign = (bits >> (width - 1)) & 1;
-  int64_t magnitude = (int64_t)(bits & ((width == 64 ? ~0ull : (1ull << (width - 1)) - 1) >> (width == 64 ? 1 : 0)));
-  return sign ? -1 - magnitude : magnitude;
 }
 
 /* ieee half formats: exponent bits E, mantissa bits M (f16: 5, 10; bf16: 8, 7). */

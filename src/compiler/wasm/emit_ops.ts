@@ -120,16 +120,6 @@ export function roundBf16x4(f: FunctionBuilder, keepNaNSign = false): void {
     .v128Bitselect();
 }
 
-export function totalOrderKey(f: FunctionBuilder, c: string): void {
-  if (c === "f64") {
-    const t = f.local("i64");
-    f.i64ReinterpretF64().localTee(t).localGet(t).i64Const(63).i64ShrS().i64Const(0x7fffffffffffffffn).i64And().i64Xor();
-  } else {
-    const t = f.local("i32");
-    f.i32ReinterpretF32().localTee(t).localGet(t).i32Const(31).i32ShrS().i32Const(0x7fffffff).i32And().i32Xor();
-  }
-}
-
 export function cmpFloat(f: FunctionBuilder, c: "f32" | "f64", dir: string): void {
   const m: Record<string, () => void> = c === "f32"
     ? { EQ: () => f.f32Eq(), NE: () => f.f32Ne(), LT: () => f.f32Lt(), LE: () => f.f32Le(), GT: () => f.f32Gt(), GE: () => f.f32Ge() }
@@ -154,17 +144,6 @@ export function roundAfz(f: FunctionBuilder, c: "f32" | "f64", x: number): void 
     f.localGet(x).f64Trunc().localSet(t);
     f.localGet(t).f64Const(1).localGet(x).f64Copysign().f64Add().localGet(t)
       .localGet(x).localGet(t).f64Sub().f64Abs().f64Const(0.5).f64Ge().select();
-  }
-}
-
-export function floatSign(f: FunctionBuilder, c: "f32" | "f64", x: number): void {
-  // NaN and ±0 are their own sign; everything else is ±1.
-  if (c === "f32") {
-    f.localGet(x).f32Const(1).localGet(x).f32Copysign()
-      .localGet(x).f32Const(0).f32Eq().localGet(x).localGet(x).f32Ne().i32Or().select();
-  } else {
-    f.localGet(x).f64Const(1).localGet(x).f64Copysign()
-      .localGet(x).f64Const(0).f64Eq().localGet(x).localGet(x).f64Ne().i32Or().select();
   }
 }
 

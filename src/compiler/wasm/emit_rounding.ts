@@ -9,19 +9,20 @@ import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
 import type { FunctionBuilder } from "./encoder.js";
 import { demoteToOdd, roundBf16, roundBf16x4 } from "./emit_ops.js";
 import type { Demote } from "./emit_pow.js";
-import { scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
+import { scalarF32Ops, vectorF32Ops } from "./math.js";
+import type { FloatOps } from "../kernel/approximations.js";
 import { isNarrowFloat, narrowFormat, positiveNaN, roundNarrow } from "./narrow_float.js";
 import { isFloatType, roundF16, roundF16x4 } from "./wasm_types.js";
 
 /** Ops whose bf16/f16 result needs no rounding (they return one of their inputs, or an exact value). */
-const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "reducePrecision", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum", "sign"]);
+const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "reducePrecision", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum"]);
 
 /**
  * bf16/f16 ops that need no rounding but do store a NaN result as the positive quiet NaN
  * in the interpreter (which computes on values): a loaded NaN's sign and payload, which
  * they would pass on, go.
  */
-const HALF_NAN_FIX = new Set(["abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "sign"]);
+const HALF_NAN_FIX = new Set(["abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz"]);
 const halfNaNFix = (n: Node): boolean => HALF_NAN_FIX.has(n.op) || (n.op === "select" && n.attr === SELECT_OF_VALUES);
 
 /**

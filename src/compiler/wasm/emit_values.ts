@@ -5,19 +5,21 @@
 // emitters turn into Declined.
 
 import type { ElementType } from "../../types/element_type.js";
-import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node } from "../kernel/graph.js";
+import { constantValue, type KernelGraph, type Node } from "../kernel/graph.js";
+import { TOTAL } from "../kernel/scalar_ops.js";
+import { approximationName, APPROXIMATIONS, type Approximation } from "../kernel/approximations.js";
 import { FunctionBuilder } from "./encoder.js";
-import { emitCbrt, emitErf, emitExp, emitExpNonPositive, emitExpm1, emitLog, emitLog1p, emitLogistic, emitTanh, scalarF32Ops, vectorF32Ops, type FloatOps } from "./math.js";
+import { scalarF32Ops, vectorF32Ops } from "./math.js";
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
-import { encodeNarrow, isNarrowFloat, narrowFormat } from "./narrow_float.js";
+import { isNarrowFloat } from "./narrow_float.js";
 import { demoteFor, demoteKeepingNonzero, F64_ROUTINES, E8M0_F64_OPS, isE8m0, roundResult } from "./emit_rounding.js";
 import { DeclinedError } from "../kernel/declined.js";
 import { emitInterleaved } from "./interleave.js";
 import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
 import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
 import {
-  bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, floatSign, pushConst, roundAfz, roundBf16, totalOrderKey,
+  bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, pushConst, roundAfz, roundBf16,
   VECTOR_ARITH, vectorCompare, vectorConvert, vectorIntMinMax,
 } from "./emit_ops.js";
 export { convertScalar, DeclinedError, pushConst, roundBf16 };
@@ -26,13 +28,11 @@ const fail = (why: string): never => {
   throw new DeclinedError(why);
 };
 
-const TRANSCENDENTAL_F32: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
-  cbrt: emitCbrt, erf: emitErf, exp: emitExp, log: emitLog, log1p: emitLog1p, expm1: emitExpm1, tanh: emitTanh, logistic: emitLogistic,
+/** The f32 code of a transcendental node (kernel/approximations.ts), if it has one. */
+const transcendentalF32 = (n: Node): Approximation | undefined => {
+  const name = approximationName(n);
+  return name === undefined ? undefined : APPROXIMATIONS[name];
 };
-
-/** The f32 code of a transcendental node: an exp of a value that is never positive has a shorter one. */
-const transcendentalF32 = (n: Node): ((o: FloatOps, x: number) => void) | undefined =>
-  (n.op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? emitExpNonPositive : TRANSCENDENTAL_F32[n.op]);
 
 const TRIG = new Set(["sin", "cos", "tan"]);
 
@@ -222,46 +222,21 @@ export class ValueEmitter {
   private compareScalar(n: Node): void {
     const f = this.f;
     const at = this.g.node(n.args[0]!).type as ElementType;
-    const dir = (n.attr as string).slice(0, 2);
-    const total = (n.attr as string).endsWith("_TOTAL");
     const c = computeType(at);
-    if (total && isNarrowFloat(at)) {
-      this.narrowTotalOrderKey(n.args[0]!, at);
-      this.narrowTotalOrderKey(n.args[1]!, at);
-      cmpInt(f, "i32", dir, true);
-      return;
-    }
-    if (total) {
-      // Total order: compare sign-magnitude bit patterns as two's complement keys.
+    if ((n.attr as string).endsWith(TOTAL)) {
+      // f16's and bf16's total order (legalize.ts TOTAL_ORDER_KEPT): the held f32's pattern orders as theirs would.
       for (const x of [n.args[0]!, n.args[1]!]) {
         this.get(x);
-        totalOrderKey(f, c);
+        const bits = f.local("i32");
+        f.i32ReinterpretF32().localTee(bits).localGet(bits).i32Const(31).i32ShrS().i32Const(0x7fffffff).i32And().i32Xor();
       }
-      cmpInt(f, c === "f64" ? "i64" : "i32", dir, true);
+      cmpInt(f, "i32", (n.attr as string).slice(0, 2), true);
       return;
     }
+    const dir = n.attr as string;
     this.get(n.args[0]!); this.get(n.args[1]!);
     if (c === "f32" || c === "f64") cmpFloat(f, c, dir);
     else cmpInt(f, c, dir, isSigned(at));
-  }
-
-  /**
-   * The interpreter's total-order key of a narrow float: its bit pattern read as sign and
-   * magnitude (negative patterns below every positive one, -0 just below +0). The held
-   * value gives back its exact pattern (NaN payloads and signs included).
-   */
-  private narrowTotalOrderKey(id: number, t: ElementType): void {
-    const f = this.f;
-    const p = f.local("i32");
-    encodeNarrow(scalarF32Ops(f), t, this.scalar.get(id)!);
-    if (narrowFormat(t)!.encoding === "e8m0") return; // no sign bit
-    const w = bitsOf(t) - 1;
-    // key = sign ? -1 - magnitude : pattern
-    f.localSet(p);
-    f.i32Const(-1).localGet(p).i32Const((1 << w) - 1).i32And().i32Sub();
-    f.localGet(p);
-    f.localGet(p).i32Const(w).i32ShrU();
-    f.select();
   }
 
   private unaryScalar(n: Node, t: ElementType, a: number): void {
@@ -283,7 +258,6 @@ export class ValueEmitter {
           if (is32) f.f32Const(1).localGet(x).f32Sqrt().f32Div(); else f.f64Const(1).localGet(x).f64Sqrt().f64Div();
           return;
         case "roundAfz": roundAfz(f, c, x); return;
-        case "sign": floatSign(f, c, x); return;
         default: break;
       }
       const m = transcendentalF32(n);
@@ -310,7 +284,6 @@ export class ValueEmitter {
       const x = this.scalar.get(a)!;
       switch (op) {
         case "not": f.localGet(x).i64Const(-1).i64Xor(); return;
-        case "sign": f.localGet(x).i64Const(0).i64GtS().localGet(x).i64Const(0).i64LtS().i32Sub().i64ExtendI32S(); return;
         case "clz": f.localGet(x).i64Clz(); return;
         case "popcnt": f.localGet(x).i64Popcnt(); return;
         default: return fail(`${op} on ${t}`);
@@ -321,7 +294,6 @@ export class ValueEmitter {
     const mask = bits === 32 ? -1 : 2 ** bits - 1;
     switch (op) {
       case "not": f.localGet(x).i32Const(-1).i32Xor(); break;
-      case "sign": f.localGet(x).i32Const(0).i32GtS().localGet(x).i32Const(0).i32LtS().i32Sub(); break;
       case "clz": f.localGet(x).i32Const(mask).i32And().i32Clz().i32Const(32 - bits).i32Sub(); break;
       case "popcnt": f.localGet(x).i32Const(mask).i32And().i32Popcnt(); break;
       default: return fail(`${op} on ${t}`);
@@ -420,13 +392,15 @@ export class ValueEmitter {
     if (isE8m0(t) && E8M0_F64_OPS.has(n.op)) return false;
     switch (n.op) {
       case "load": case "const": case "select": return true;
+      // f32 and f64 lanes read as integers of their width (a total-order key): the same v128.
+      case "bitcast": return (argType === "f32" && c === "i32") || (argType === "f64" && c === "i64");
       case "reducePrecision": return t === "f32" || t === "bf16";
       case "fromIdx": return c === "f32" || (c === "i32" && t !== "pred") || c === "f64";
       case "compare": {
         if (argType === "idx" || argType === "cond" || (argType === "pred" && this.vectorLanes === 2)) return false;
         if (argType !== "pred" && lanesOf(argType) !== this.vectorLanes) return false;
         const dir = n.attr as string;
-        if (dir.endsWith("_TOTAL")) return false;
+        if (dir.endsWith(TOTAL)) return false;
         return computeType(argType) !== "i64" || isSigned(argType as ElementType) || dir === "EQ" || dir === "NE";
       }
       case "convert": {
@@ -449,7 +423,7 @@ export class ValueEmitter {
       case "max": case "min": return c === "f32" || c === "f64" || (c === "i32" && t !== "pred");
       case "and": case "or": case "xor": case "not": return c === "i32" || c === "i64";
       default:
-        return c === "f32" && (TRANSCENDENTAL_F32[n.op] !== undefined || TRIG.has(n.op) || n.op === "atan2" || n.op === "pow")
+        return c === "f32" && (transcendentalF32(n) !== undefined || TRIG.has(n.op) || n.op === "atan2" || n.op === "pow")
           || (c === "f64" && (n.op === "exp" || n.op === "log"));
     }
   }
@@ -490,6 +464,7 @@ export class ValueEmitter {
         break;
       }
       case "reducePrecision": this.reducePrecision(n, true); break;
+      case "bitcast": this.vget(a!); break;
       case "and": case "or": case "xor":
         this.vget(a!); this.vget(b!);
         if (n.op === "and") f.v128And(); else if (n.op === "or") f.v128Or(); else f.v128Xor();

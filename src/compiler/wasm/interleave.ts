@@ -7,7 +7,7 @@
 // ends where a value is stored to a local and nothing is left on the stack), and each
 // statement is emitted for every vector before the next statement.
 
-import type { FloatOps } from "./math.js";
+import type { FloatOps } from "../kernel/approximations.js";
 
 type LocalKind = "float" | "int" | "mask";
 
@@ -78,7 +78,7 @@ class Recorder implements FloatOps {
 
 /**
  * Emits `routine` (which reads its argument from a local and leaves its result on the
- * stack, as math.ts's do) for each local of `inputs`, statement by statement across
+ * stack, as the approximations (kernel/approximations.ts) do) for each local of `inputs`, statement by statement across
  * them; returns the locals of the results, in order.
  */
 export function emitInterleaved(o: FloatOps, routine: (o: FloatOps, x: number) => void, inputs: readonly number[]): number[] {

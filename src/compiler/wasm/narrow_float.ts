@@ -24,7 +24,7 @@
 import { ELEMENT_TYPES, type FloatFormat } from "../../types/element_type.js";
 import { maxFiniteValue } from "../../types/float_codec.js";
 import type { NodeType } from "../kernel/graph.js";
-import type { FloatOps } from "./math.js";
+import type { FloatOps } from "../kernel/approximations.js";
 
 /** The format of an 8-, 6- or 4-bit float type; undefined for every other type. */
 export function narrowFormat(t: NodeType): FloatFormat | undefined {

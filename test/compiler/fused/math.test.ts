@@ -1,4 +1,4 @@
-// The f32 transcendental approximations (src/compiler/wasm/math.ts) against the
+// The f32 transcendental approximations (src/compiler/kernel/approximations.ts) against the
 // interpreter (double-precision Math.* rounded once to f32), within their stated ULP
 // bounds, over random bit patterns (every exponent), dense ranges and the specials.
 import { test } from "node:test";

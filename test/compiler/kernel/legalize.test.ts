@@ -34,7 +34,7 @@ function pairs(xs: readonly Value[], ys: readonly Value[]): [Value[], Value[]] {
 }
 
 /**
- * Runs each of `ops` on (a, b) in one program (a tuple of their results) on backend
+ * Runs each of `ops` (an opcode, and its attributes after a "|") on (a, b) in one program (a tuple of their results) on backend
  * `backend` and on the interpreter; asserts a compiled kernel ran and the results are
  * identical (NaN equals NaN, -0 differs from +0).
  */
@@ -44,7 +44,10 @@ function check(t: TestContext, backend: "wasm" | "native", ops: readonly string[
     return;
   }
   const n = a.length;
-  const lines = ops.map((op, k) => `  r${k} = ${resultType}[${n}] ${op}(a${b === undefined ? "" : ", b"})`);
+  const lines = ops.map((op, k) => {
+    const [opcode, attrs] = op.split("|");
+    return `  r${k} = ${resultType}[${n}] ${opcode}(a${b === undefined ? "" : ", b"})${attrs === undefined ? "" : `, ${attrs}`}`;
+  });
   const text = `HloModule m\nENTRY e {\n  a = ${type}[${n}] parameter(0)\n${b === undefined ? "" : `  b = ${type}[${n}] parameter(1)\n`}${lines.join("\n")}\n`
     + `  ROOT r = (${ops.map(() => `${resultType}[${n}]`).join(", ")}) tuple(${ops.map((_, k) => `r${k}`).join(", ")})\n}\n`;
   const module = parseHlo(text);
@@ -96,6 +99,37 @@ for (const backend of ["wasm", "native"] as const) {
     }
   });
 
+  test(`sign of every integer and float type: -1, 0, 1, and NaN and ±0 as themselves (${backend})`, (t) => {
+    for (const type of INTS.filter((x) => ELEMENT_TYPES[x].kind === "signed")) {
+      const { min, max } = integerRange(type);
+      const values = [min, min + 1n, -2n, -1n, 0n, 1n, 2n, max - 1n, max].filter((v) => v >= min && v <= max);
+      check(t, backend, ["sign"], type, [...new Set(values)].map((v) => asType(type, v)));
+    }
+    const floats = [NaN, -NaN, -0, 0, 1e-40, -1e-40, 0.25, -0.25, 1, -1, 3.5, -3.5, 65504, -65504, 1e30, -1e30, Infinity, -Infinity];
+    // Repeated past the size at which the loops take their vector forms (C's: 16384 elements).
+    const many = Array.from({ length: Math.ceil(20000 / floats.length) }, () => floats).flat();
+    for (const type of ["f32", "f64", "f16", "bf16", "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e8m0fnu", "f4e2m1fn"] as const) {
+      // C compiles no 8-, 6- or 4-bit float (the WebAssembly kernel runs them).
+      if (backend === "native" && ELEMENT_TYPES[type].bitWidth < 16) continue;
+      check(t, backend, ["sign"], type, type === "f32" ? many : floats);
+    }
+  });
+
+  test(`total-order compares of floats: -NaN < -inf < -0 < +0 < +inf < +NaN (${backend})`, (t) => {
+    const edges = [NaN, -NaN, -Infinity, Infinity, -0, 0, 1e-40, -1e-40, 1, -1, 1.5, -1.5, 3e38, -3e38];
+    const [a0, b0] = pairs(edges, edges);
+    // Repeated past the size at which the loops take their vector forms (C's: 16384 elements).
+    const reps = Math.ceil(20000 / a0.length);
+    const a = Array.from({ length: reps }, () => a0).flat();
+    const b = Array.from({ length: reps }, () => b0).flat();
+    const ops = ["LT", "EQ", "GE", "NE"].map((d) => `compare|direction=${d}, type=TOTALORDER`);
+    for (const type of ["f32", "f64", "f16", "bf16", "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e8m0fnu", "f6e2m3fn", "f4e2m1fn"] as const) {
+      // C compiles no 8-, 6- or 4-bit float (the WebAssembly kernel runs them).
+      if (backend === "native" && ELEMENT_TYPES[type].bitWidth < 16) continue;
+      check(t, backend, ops, type, type === "f32" || type === "f64" ? a : a0, type === "f32" || type === "f64" ? b : b0, "pred");
+    }
+  });
+
   test(`float to integer convert truncates, saturates at the bounds and takes NaN to 0 (${backend})`, (t) => {
     for (const from of ["f32", "f64", "f16", "bf16"] as const) {
       for (const to of INTS) {
@@ -140,6 +174,33 @@ test("legalize leaves no integer negation or abs, and leaves float ones and conv
   }
   const c = g.op("convert", "s32", [f]);
   assert.equal(legalize(g, c), c);
+});
+
+test("legalize leaves no sign for a renderer, on any integer or float type", () => {
+  for (const type of [...INTS, "f32", "f64", "bf16", "f16", "f8e4m3fn"] as const) {
+    const g = new KernelGraph();
+    const x = g.load(0, type, g.variable(0, 8));
+    const ops = reachable(g, [legalize(g, g.op("sign", type, [x]))]).map((id) => g.node(id).op);
+    assert.ok(!ops.includes("sign"), `sign on ${type} still has sign: ${ops.join(" ")}`);
+  }
+});
+
+test("legalize leaves no total-order compare for a renderer but f16's and bf16's, and leaves the others alone", () => {
+  for (const type of ["f16", "bf16"] as const) {
+    const g16 = new KernelGraph();
+    const h = g16.load(0, type, g16.variable(0, 8));
+    const kept = g16.op("compare", "pred", [h, h], "LT_TOTAL");
+    assert.equal(legalize(g16, kept), kept);
+  }
+  for (const type of ["f32", "f64", "f8e4m3fn", "f8e8m0fnu", "f4e2m1fn"] as const) {
+    const g = new KernelGraph();
+    const x = g.load(0, type, g.variable(0, 8));
+    const y = g.load(1, type, g.variable(0, 8));
+    const ops = reachable(g, [legalize(g, g.op("compare", "pred", [x, y], "LT_TOTAL"))]).map((id) => g.node(id));
+    assert.ok(!ops.some((n) => n.op === "compare" && String(n.attr).endsWith("_TOTAL")), `total compare on ${type} left: ${ops.map((n) => n.op).join(" ")}`);
+    const plain = g.op("compare", "pred", [x, y], "LT");
+    assert.equal(legalize(g, plain), plain);
+  }
 });
 
 test("legalize leaves no integer divide, remainder or shift for a renderer, and leaves floats and indices alone", () => {

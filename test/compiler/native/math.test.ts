@@ -1,6 +1,6 @@
 // The native backend's f32 transcendentals (native/c_math.ts: the WebAssembly backend's
 // approximations written as C) against the interpreter (double-precision Math.* rounded
-// once to f32), within wasm/math.ts's stated ULP bounds, over random bit patterns (every
+// once to f32), within kernel/approximations.ts's stated ULP bounds, over random bit patterns (every
 // exponent, NaNs and infinities included), dense ranges, the specials and the overflow
 // and underflow edges; with the multiply-adds fused (this machine's build, where it has
 // FMA) and as separate multiplies and adds (-DXK_NO_FMA), since the bounds must hold
@@ -38,7 +38,7 @@ function sweep(lo: number, hi: number): Float32Array {
   return Float32Array.from(out);
 }
 
-// wasm/math.ts's bounds. "exp of -|x|" is the exp of a value the compiler proves non-positive (a shorter routine).
+// kernel/approximations.ts's bounds. "exp of -|x|" is the exp of a value the compiler proves non-positive (a shorter routine).
 const BOUNDS: readonly [string, (x: XlaOp) => XlaOp, number, number, number][] = [
   ["exp", exp, 3, -110, 95],
   ["exp of -|x|", (x) => exp(neg(abs(x))), 3, -110, 110],

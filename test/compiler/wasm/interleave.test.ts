@@ -1,12 +1,13 @@
-// emitInterleaved (src/compiler/wasm/interleave.ts): the math.ts routines for several
+// emitInterleaved (src/compiler/wasm/interleave.ts): the approximations (kernel/approximations.ts) for several
 // vectors side by side give bit for bit what each gives alone, on inputs across every
 // exponent and the specials.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { emitInterleaved } from "../../../src/compiler/wasm/interleave.js";
 import {
-  emitCbrt, emitErf, emitExp, emitExpm1, emitExpNonPositive, emitLog, emitLog1p, emitLogistic, emitTanh, vectorF32Ops, type FloatOps,
-} from "../../../src/compiler/wasm/math.js";
+  emitCbrt, emitErf, emitExp, emitExpm1, emitExpNonPositive, emitLog, emitLog1p, emitLogistic, emitTanh, type FloatOps,
+} from "../../../src/compiler/kernel/approximations.js";
+import { vectorF32Ops } from "../../../src/compiler/wasm/math.js";
 import { rng } from "../../support/prng.js";
 import { buildRun } from "./harness.js";
 
