@@ -4,7 +4,7 @@
 // thread count runs in its own process (the pool's threads spin after their work, which
 // would take a core from a 1-thread run in the same process): run it alternately, e.g.
 //   for i in 1 2 3; do for t in 1 2; do node dist/bench/threads_probe.js threads=$t; done; done
-//   node dist/bench/threads_probe.js [backend=native|wasm] [threads=1] [rounds=20]
+//   node dist/bench/threads_probe.js [backend=native|wasm] [threads=1] [rounds=20] [only=a+b,matmul]
 
 import { timeRuns, type Prepared } from "./harness/runner.js";
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
@@ -16,6 +16,8 @@ const arg = (name: string, fallback: string): string => args.find((a) => a.start
 const backend = arg("backend", "native") as "native" | "wasm";
 const rounds = Number(arg("rounds", "20"));
 const threads = Number(arg("threads", "1"));
+/** only=matmul,a+b: the workloads whose description starts with one of these. */
+const only = args.find((a) => a.startsWith("only="))?.slice(5).split(",");
 
 const workloads: Workload[] = [
   { kind: "add", n: 98_304 },
@@ -34,7 +36,7 @@ for (const r of runners) {
   if (why !== undefined) throw new Error(why);
 }
 console.log(`${backend}, ${threads} thread(s): best of ${rounds} rounds of 3 runs`);
-for (const w of workloads) {
+for (const w of workloads.filter((x) => only === undefined || only.some((o) => describe(x).startsWith(o)))) {
   const inputs = makeInputs(w);
   const prepared: Prepared[] = [];
   for (const r of runners) {

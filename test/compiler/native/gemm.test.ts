@@ -4,6 +4,7 @@ import { emitGemmC } from "../../../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily } from "../../../src/compiler/native/gemm_c_family.js";
 import { gemmSpecOfDot, planGemm, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
 import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
+import { ALWAYS_PARALLEL_COST, MIN_PARALLEL_COST, SPLIT_TRIALS } from "../../../src/compiler/native/glue.js";
 import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder } from "../../../src/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import type { Instruction } from "../../../src/ir/computation.js";
@@ -25,11 +26,12 @@ function gemmCase(spec: GemmSpec, kernel: NativeKernel | { declined: string }, e
   return { spec, a, b, kernel, ...extra };
 }
 
-function runAndCheck(cases: GemmCase[], name: string): void {
+/** `sameKernel`: every case is one kernel, run in turn through one kernel of the module. */
+function runAndCheck(cases: GemmCase[], name: string, sameKernel = false): void {
   const results = runNativeCases(cases.map((c): NativeCase => ({
     kernel: c.kernel, operands: [c.a, c.b], resultBytes: [c.spec.batch * c.spec.m * c.spec.n * c.a.BYTES_PER_ELEMENT],
     ...(c.splits !== undefined ? { splits: c.splits } : {}), ...(c.threads !== undefined ? { threads: c.threads } : {}),
-  })), name);
+  })), name, [], sameKernel);
   cases.forEach((c, ci) => {
     const bytes = results[ci]![0]!;
     const F = c.spec.elementType === "f32" ? Float32Array : Float64Array;
@@ -121,6 +123,19 @@ test("native gemm: the schedules of a few rows stream B or take row dots, never 
   }
   const kernel = emitGemmC({ elementType: "f32", batch: 12, m: 1, n: 128, k: 64, rhsTransposed: true }, cpu);
   assert.ok(!("declined" in kernel) && kernel.scratchBytes === 0);
+});
+
+test("native gemm: a kernel that times itself alone and split gives the same product on every call", { skip }, () => {
+  // 64 x 64 x 64: between MIN_PARALLEL_COST and ALWAYS_PARALLEL_COST, so its first calls
+  // alternate between the calling thread and the pool, and later calls take either.
+  const spec: GemmSpec = { elementType: "f32", batch: 1, m: 64, n: 64, k: 64 };
+  const kernel = emitGemmC(spec, nativeCpu(), "self_timed");
+  if ("declined" in kernel) throw new Error(kernel.declined);
+  const cost = kernel.parallelExtent * kernel.costPerUnit;
+  assert.ok(cost >= MIN_PARALLEL_COST && cost < ALWAYS_PARALLEL_COST, `cost ${cost}`);
+  const c = gemmCase(spec, kernel, { threads: 2 });
+  const calls = 2 * SPLIT_TRIALS + 4;
+  runAndCheck(Array.from({ length: calls }, () => c), "native gemm self-timed", true);
 });
 
 test("native gemm: the family follows the CPU", () => {
