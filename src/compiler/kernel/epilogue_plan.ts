@@ -111,7 +111,7 @@ function costProblem(oc: OutputCore, target: GemmTarget): string | undefined {
   let k: number, blocks: number, streams: boolean;
   if (oc.core.opcode === "dot") {
     const schedule = planGemm(gemmSpecOfDot(oc.core as Instruction<"dot">) as GemmSpec, target);
-    [k, blocks, streams] = [schedule.spec.k, schedule.kBlocks, schedule.kind === "streamB"];
+    [k, blocks, streams] = [schedule.spec.k, schedule.kBlocks, schedule.kind !== "packed"];
   } else {
     const g = convGeometry(oc.core as Instruction<"convolution">) as ConvGeometry;
     [k, blocks, streams] = [convDepth(g), planConv(g, target).kBlocks, false];

@@ -88,23 +88,43 @@ export function gemmKernelName(spec: GemmSpec): string {
   return `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${t} ${spec.elementType}`;
 }
 
-/** The most rows of A the streaming kernel takes (its broadcasts of A stay in registers). */
+/** The most rows of A the streaming kernels take (their broadcasts or rows of A stay in registers). */
 export const GEMV_MAX_ROWS = 4;
 
-/** B sizes from which a few rows of A stream B rather than pack it. */
+/** B sizes from which a few rows of A stream B rather than pack it (WebAssembly). */
 const GEMV_MIN_B_BYTES = 16 << 20;
 
 /**
- * Whether a spec's kernel is the one that streams B: a few rows of A times B stored by
- * rows, bandwidth-bound, where packing B would copy it once for a single use. For 2-4
- * rows only when B is too big for the caches (measured on wasm: 4 x 4096 x 4096 16 vs
- * 10 GFLOP/s; 4 x 1024 x 1024, B in L3, 25 vs 31 packed).
+ * Whether a spec's kernel is the one that streams B stored by rows: a few rows of A,
+ * bandwidth-bound, where packing B would copy it once for a single use. On WebAssembly
+ * 2-4 rows stream only when B is too big for the caches (measured: 4 x 4096 x 4096 16
+ * vs 10 GFLOP/s; 4 x 1024 x 1024, B in L3, 25 vs 31 packed); the C families always
+ * stream them (their packed tile has 4 to 14 rows: a product of 2-4 rows would waste
+ * most of it, and bench/gemv_probe.ts measured the stream ahead at every size).
  */
-export function streamsB(spec: GemmSpec): boolean {
+export function streamsB(spec: GemmSpec, target: GemmTarget): boolean {
   const { m, n, k } = spec;
-  const streamB = m === 1 || (m <= GEMV_MAX_ROWS && k * n * gemmElementBytes(spec.elementType) >= GEMV_MIN_B_BYTES);
-  return streamB && m >= 1 && !spec.rhsTransposed && k > 0 && n > 0;
+  const few = target.blocking === "l2-blocks"
+    ? m <= GEMV_MAX_ROWS
+    : m === 1 || (m <= GEMV_MAX_ROWS && k * n * gemmElementBytes(spec.elementType) >= GEMV_MIN_B_BYTES);
+  return few && m >= 1 && !spec.rhsTransposed && k > 0 && n > 0;
 }
+
+/**
+ * Whether a spec's kernel takes dot products of rows: a few rows of A, each contiguous
+ * in k, against B stored [n][k] (a linear layer's weight, or the keys of attention, q·Kᵀ),
+ * so that each element of C is one dot product of two contiguous rows and B is read
+ * once, in order. The C families render it (native/gemm_c.ts); the WebAssembly
+ * kernels pack such a B.
+ */
+export function dotsRows(spec: GemmSpec, target: GemmTarget): boolean {
+  const { m, n, k } = spec;
+  const aRowsContiguous = !spec.lhsTransposed || m === 1;
+  return target.blocking === "l2-blocks" && spec.rhsTransposed === true && aRowsContiguous && m >= 1 && m <= GEMV_MAX_ROWS && k > 0 && n > 0;
+}
+
+/** Columns of C (rows of B) a dot-of-rows kernel computes together. */
+export const ROW_DOT_COLUMNS = 4;
 
 /**
  * What scheduling needs to know of a target's GEMM microkernel. The tile is the
@@ -182,9 +202,11 @@ export interface GemmSchedule {
   readonly spec: GemmSpec;
   /**
    * "packed": the blocked loop nest over packed panels of B; "streamB": a few rows of A
-   * (streamsB) sweep B row after row, each unit a chunk of columns of C.
+   * (streamsB) sweep B row after row, each unit a chunk of columns of C; "rowDots": a
+   * few rows of A against B stored [n][k] (dotsRows), each unit a chunk of columns of C
+   * computed as dot products of rows.
    */
-  readonly kind: "packed" | "streamB";
+  readonly kind: "packed" | "streamB" | "rowDots";
   /** The packed kernel's tile and blocking (of the target's default tile for "streamB"). */
   readonly tiling: GemmTiling;
   /** Elements of one vector. */
@@ -196,7 +218,7 @@ export interface GemmSchedule {
   /** Columns of C one unit covers, and how many such chunks span n. */
   readonly chunk: number;
   readonly nChunks: number;
-  /** Units of work: (batch, chunk, row tile) for "packed", (batch, chunk) for "streamB", in that order. */
+  /** Units of work: (batch, chunk, row tile) for "packed", (batch, chunk) for "streamB" and "rowDots", in that order. */
   readonly parallelExtent: number;
   /** Rough cost of one unit (multiply-adds x 2, plus bytes moved where they dominate). */
   readonly costPerUnit: number;
@@ -208,8 +230,8 @@ export interface GemmSchedule {
   /**
    * "streamB": rows of B one sweep over a chunk of C multiplies in (WebAssembly: each
    * column vector keeps sweepRows B vectors, m·sweepRows broadcasts of A and one
-   * accumulator in registers; C: one row, its compiler vectorizing the loop); 0 for
-   * "packed".
+   * accumulator in registers; C: that many rows added to each element in one pass, in
+   * order of k, its compiler vectorizing the loop); 0 for "packed" and "rowDots".
    */
   readonly sweepRows: number;
   /** Blocks of k C is accumulated over (1: each element of C written once, in one pass). */
@@ -238,16 +260,28 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     bLine: spec.rhsTransposed ? k : 1,
   };
   const rowPanels = target.blocking === "row-panels";
-  if (streamsB(spec)) {
+  const es = gemmElementBytes(spec.elementType);
+  if (dotsRows(spec, target)) {
+    // Units of whole groups of columns, at least 16 units when n allows, each reading at
+    // least 4 KiB of B (smaller units cost more in calls than they give threads).
+    const chunk = Math.max(roundUp(Math.ceil(n / MIN_UNITS), ROW_DOT_COLUMNS), roundUp(Math.ceil(4096 / (k * es)), ROW_DOT_COLUMNS));
+    const nChunks = Math.max(1, Math.ceil(n / chunk));
+    return {
+      spec, kind: "rowDots", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks,
+      costPerUnit: 2 * m * Math.min(chunk, n) * k,
+      sweepRows: 0, ...strides, kBlocks: 1, productInScratch: false,
+    };
+  }
+  if (streamsB(spec, target)) {
     // At least 16 units for threads; WebAssembly's chunks are whole vectors of at least
     // 64 columns, C's multiples of 16 of at least 256 (its compiler's vector loop and
     // remainder).
     const chunk = rowPanels ? Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), lanes)) : Math.max(256, roundUp(Math.ceil(n / MIN_UNITS), 16));
     const nChunks = Math.max(1, Math.ceil(n / chunk));
-    const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * gemmElementBytes(spec.elementType) : 2 * m * Math.min(chunk, n) * k;
+    const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * es : 2 * m * Math.min(chunk, n) * k;
     return {
       spec, kind: "streamB", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, costPerUnit,
-      sweepRows: rowPanels ? (m === 1 ? 4 : 2) : 1,
+      sweepRows: rowPanels ? (m === 1 ? 4 : 2) : 4,
       ...strides, kBlocks: 1, productInScratch: false,
     };
   }

@@ -19,15 +19,18 @@
 // scratch), so two threads on one matrix each pack only their half of B when the
 // columns make two blocks.
 //
-// A few rows of A times B stored by rows (m <= GEMV_MAX_ROWS and B past the caches, or
-// m = 1) stream B instead (gemv, streamsB): packing B would copy it once for a single use.
+// A few rows of A (m <= GEMV_MAX_ROWS) stream B instead of packing it, which would copy
+// B once for a single use: B stored by rows is swept row after row (gemvRoutine,
+// streamsB), B stored [n][k] is read as rows whose dot products with A's rows are C's
+// elements (rowDotsRoutine, dotsRows). Both read B once, in order, at about the
+// memory's read speed (bench/gemv_probe.ts measures them beside a plain read).
 //
 // The tile, the blocking (kc x nr B panel and mr x kc A panel in L1, kc x nc B block in
 // L2, sized for 1 MiB L2 and 32-48 KiB L1) and the work split are the schedule's
 // (kernel/gemm_plan.ts, planGemm with the family's GemmTarget); this file renders it.
 
 import type { Declined } from "../kernel/declined.js";
-import { checkGemmSpec, gemmKernelName, planGemm, type GemmSchedule, type GemmSpec } from "../kernel/gemm_plan.js";
+import { checkGemmSpec, gemmElementBytes, gemmKernelName, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
 import { gemmFamily, microkernelSource, type GemmFamily } from "./gemm_c_family.js";
@@ -133,17 +136,122 @@ ${k === 0
   return { source, parallelExtent, scratchBytes, costPerUnit: schedule.costPerUnit };
 }
 
+/** Columns of C (elements) the streaming kernel sweeps at a time: 4 KiB of each row of C, in L1 with its rows of B. */
+const STREAM_TILE_BYTES = 4096;
+
 /**
  * The streaming kernel for a few rows of A (schedule kind "streamB"): units are (batch,
- * chunk of columns); each zeroes its m x chunk block of C and adds a(i, p) * B[p][chunk]
- * row after row of B, which the C compiler vectorizes along the row.
+ * chunk of columns). A call takes its consecutive units of one batch as one range of
+ * columns, swept in tiles of 4 KiB of C (so that B is read in long runs, which the
+ * hardware prefetches, however the units were cut); each tile of the m rows of C is
+ * accumulated from zero in a buffer on the stack, a(i, p) * B[p][tile] added for four
+ * rows p of B per pass, in order of p, the C compiler vectorizing along the row, then
+ * copied to C. The buffer sits half a page away from B's columns modulo 4 KiB: rows of
+ * B (and of C) a multiple of 4 KiB long put every row's element j at the same address
+ * modulo 4 KiB, where a store into C made the next loads of B wait on it (the CPU
+ * compares only those address bits before it knows the whole address); measured 3x
+ * slower at 4 x 4096 x 4096.
  */
 function gemvRoutine(schedule: GemmSchedule, prefix: string, finish?: string): GemmRoutine {
-  const { spec, chunk, nChunks, aRow, aK } = schedule;
+  const { spec, chunk, nChunks, aRow, aK, sweepRows } = schedule;
   const t = spec.elementType === "f32" ? "float" : "double";
+  const es = gemmElementBytes(spec.elementType);
   const { m, n, k } = spec;
+  const tile = STREAM_TILE_BYTES / es;
+  // Rows of the buffer half a KiB apart modulo 4 KiB, so that they do not alias each other either.
+  const rowStride = tile + 512 / es;
+  const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
+  const rows = range(sweepRows);
+  const A = (i: string, p: string): string => `a[${i} * ${aRow} + (${p}) * ${aK}]`;
   const source = `
 static void ${prefix}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
+  (void)scratch;
+  ${t} raw[${m * rowStride + 4096 / es}] __attribute__((aligned(64)));
+  for (int64_t u = begin; u < end; ) {
+    int64_t bi = u / ${nChunks};
+    int64_t last = (bi + 1) * ${nChunks} < end ? (bi + 1) * ${nChunks} : end;
+    int64_t lo = (u - bi * ${nChunks}) * ${chunk};
+    int64_t hi = (last - bi * ${nChunks}) * ${chunk} < ${n} ? (last - bi * ${nChunks}) * ${chunk} : ${n};
+    u = last;
+    const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
+    const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
+    ${t} *c = (${t} *)c8 + bi * ${m * n};
+    /* Row i's acc[j - c0] lies 2 KiB + i/2 KiB past B's column j modulo 4 KiB (tiles are 4 KiB, so for every tile). */
+    ${t} *acc = raw + ((((uintptr_t)(b + lo) + 2048) - (uintptr_t)raw) & 4095) / ${es};
+${range(m).map((i) => `    ${t} *restrict acc${i} = acc + ${i * rowStride};`).join("\n")}
+    for (int64_t c0 = lo; c0 < hi; c0 += ${tile}) {
+      int64_t w = c0 + ${tile} < hi ? ${tile} : hi - c0;
+${range(m).map((i) => `      for (int64_t j = 0; j < w; j++) acc${i}[j] = 0;`).join("\n")}
+      int64_t p = 0;
+      for (; p + ${sweepRows} <= ${k}; p += ${sweepRows}) {
+        ${rows.map((r) => `const ${t} *restrict b${r} = b + (p + ${r}) * ${n} + c0;`).join(" ")}
+${range(m).map((i) => `        const ${t} ${rows.map((r) => `a${i}_${r} = ${A(`${i}`, `p + ${r}`)}`).join(", ")};`).join("\n")}
+        for (int64_t j = 0; j < w; j++) {
+${range(m).map((i) => `          acc${i}[j] = ${rows.reduce((sum, r) => (r === 0 ? `acc${i}[j] + a${i}_0 * b0[j]` : `(${sum}) + a${i}_${r} * b${r}[j]`), "")};`).join("\n")}
+        }
+      }
+      for (; p < ${k}; p++) {
+        const ${t} *restrict bp = b + p * ${n} + c0;
+${range(m).map((i) => `        const ${t} a${i} = ${A(`${i}`, "p")};`).join("\n")}
+        for (int64_t j = 0; j < w; j++) {
+${range(m).map((i) => `          acc${i}[j] += a${i} * bp[j];`).join("\n")}
+        }
+      }
+${range(m).map((i) => `      memcpy(c + ${i * n} + c0, acc${i}, (size_t)w * ${es});`).join("\n")}
+${finish === undefined ? "" : `      { int64_t c1 = c0 + w, fr0 = 0, fr1 = ${m}; ${finish} }`}
+    }
+  }
+}
+`;
+  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit };
+}
+
+/** Vector registers of a family's register file (the x86 families' AVX-512 has 32, AVX2 16; NEON 32; the portable one assumes 16). */
+const familyRegisters = (family: GemmFamily): number => (family.name === "avx512" || family.name === "neon" ? 32 : 16);
+
+/**
+ * The kernel of a few rows of A against B stored [n][k] (schedule kind "rowDots"):
+ * units are (batch, chunk of columns); each element of C is the dot product of a row
+ * of A and a row of B, both contiguous. Groups of g rows of B are read together (each
+ * once, in order), each against the m rows of A (in L1), into m x g vector
+ * accumulators; g is 4 where m·g accumulators, g rows of B and a row of A fit the
+ * family's registers, else 2. Accumulation: per lane of the family's vectors in order
+ * of k, the lanes summed in order, then the last k mod lanes terms in order.
+ */
+function rowDotsRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string): GemmRoutine {
+  const { spec, chunk, nChunks } = schedule;
+  const t = spec.elementType === "f32" ? "float" : "double";
+  const { m, n, k } = spec;
+  const vectorBytes = family.target.vectorBytes;
+  const lanes = vectorBytes / gemmElementBytes(spec.elementType);
+  const wide = m * ROW_DOT_COLUMNS + ROW_DOT_COLUMNS + 1 <= familyRegisters(family);
+  const group = wide ? ROW_DOT_COLUMNS : 2;
+  const p = prefix;
+  const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
+  // dots<g>(a, b, c): C[i][q] = A[i] · B[q] for i < m, q < g (A's rows k apart, B's k apart, C's n apart).
+  const dots = (g: number): string => {
+    const pairs = range(m).flatMap((i) => range(g).map((q) => [i, q] as const));
+    return `static inline void ${p}_dots${g}(const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c) {
+  ${p}_v ${pairs.map(([i, q]) => `s${i}_${q} = {0}`).join(", ")};
+  int64_t p = 0;
+  for (; p + ${lanes} <= ${k}; p += ${lanes}) {
+    ${range(g).map((q) => `${p}_v b${q} = ${p}_load(b + ${q * k} + p);`).join(" ")}
+${range(m).map((i) => `    { ${p}_v x = ${p}_load(a + ${i * k} + p); ${range(g).map((q) => `s${i}_${q} += x * b${q};`).join(" ")} }`).join("\n")}
+  }
+  ${t} ${pairs.map(([i, q]) => `t${i}_${q} = ${p}_hsum(s${i}_${q})`).join(", ")};
+  for (; p < ${k}; p++) {
+${range(m).map((i) => `    { ${t} x = a[${i * k} + p]; ${range(g).map((q) => `t${i}_${q} += x * b[${q * k} + p];`).join(" ")} }`).join("\n")}
+  }
+  ${pairs.map(([i, q]) => `c[${i * n + q}] = t${i}_${q};`).join(" ")}
+}`;
+  };
+  const source = `
+typedef ${t} ${p}_v __attribute__((vector_size(${vectorBytes})));
+static inline ${p}_v ${p}_load(const ${t} *x) { ${p}_v v; __builtin_memcpy(&v, x, sizeof v); return v; }
+static inline ${t} ${p}_hsum(${p}_v v) { ${t} s = v[0]; for (int l = 1; l < ${lanes}; l++) s += v[l]; return s; }
+${dots(group)}
+${dots(1)}
+static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
   (void)scratch;
   for (int64_t u = begin; u < end; u++) {
     int64_t bi = u / ${nChunks};
@@ -152,15 +260,9 @@ static void ${prefix}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scrat
     const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
     const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
     ${t} *c = (${t} *)c8 + bi * ${m * n};
-    for (int64_t i = 0; i < ${m}; i++) {
-      ${t} *restrict ci = c + i * ${n};
-      for (int64_t j = c0; j < c1; j++) ci[j] = 0;
-      for (int64_t p = 0; p < ${k}; p++) {
-        const ${t} ai = a[i * ${aRow} + p * ${aK}];
-        const ${t} *restrict bp = b + p * ${n};
-        for (int64_t j = c0; j < c1; j++) ci[j] += ai * bp[j];
-      }
-    }
+    int64_t j = c0;
+    for (; j + ${group} <= c1; j += ${group}) ${p}_dots${group}(a, b + j * ${k}, c + j);
+    for (; j < c1; j++) ${p}_dots1(a, b + j * ${k}, c + j);
 ${finish === undefined ? "" : `    { int64_t fr0 = 0, fr1 = ${m}; ${finish} }`}
   }
 }
@@ -168,9 +270,13 @@ ${finish === undefined ? "" : `    { int64_t fr0 = 0, fr1 = ${m}; ${finish} }`}
   return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit };
 }
 
-/** The GEMM routine (packed or streaming) of a schedule planned for `family`. */
+/** The GEMM routine (packed, streaming or of row dots) of a schedule planned for `family`. */
 export function anyGemmRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string): GemmRoutine {
-  return schedule.kind === "streamB" ? gemvRoutine(schedule, prefix, finish) : gemmRoutine(schedule, family, prefix, finish);
+  switch (schedule.kind) {
+    case "streamB": return gemvRoutine(schedule, prefix, finish);
+    case "rowDots": return rowDotsRoutine(schedule, family, prefix, finish);
+    case "packed": return gemmRoutine(schedule, family, prefix, finish);
+  }
 }
 
 /**

@@ -19,10 +19,12 @@
 // external points at both); every later module uses that one (useGuard). A process has
 // one signal handler and one pool of at most MAX_THREADS - 1 threads however many
 // programs it loads (a pool per module left hundreds of idle threads behind). The pool
-// starts its threads on first use; the calling thread does the first part; a call whose
-// work is small, or that finds the pool busy with another caller, stays on the calling
-// thread. A module without the services (useGuard never called) runs on the calling
-// thread, unguarded.
+// starts its threads on first use; the calling thread does the first part; its threads
+// spin briefly after their part before they sleep, so that the next kernel of a program
+// finds them awake. A call stays on the calling thread when it finds the pool busy with
+// another caller, when its work is small, or when its kernel has measured that the
+// split does not pay (MIN_PARALLEL_COST). A module without the services (useGuard never
+// called) runs on the calling thread, unguarded.
 //
 // Faults: a kernel that faults anyway (SIGSEGV, SIGBUS, SIGFPE, SIGILL raised by its own
 // instructions, on the calling thread or a pool thread) does not end the process: every
@@ -46,8 +48,24 @@ export interface GlueKernel {
   readonly costPerUnit: number;
 }
 
-/** Work below this many cost units (units × costPerUnit) stays on the calling thread (as the wasm pool's). */
-export const MIN_PARALLEL_COST = 1 << 20;
+/**
+ * How a call is split. Cost units (units × costPerUnit) run at roughly 100 to 250 a
+ * nanosecond on one core of the machines measured (an add of two 98,304-element f32
+ * arrays: 1.5 million units in 10.7 us; a 1024 matmul: 2.1 billion in 9 ms). Work below
+ * MIN_PARALLEL_COST (about 2 us) stays on the calling thread: handing a part to another
+ * core and joining it costs about a microsecond with the pool's threads spinning, more
+ * when its data sits in the caller's cache. Work from ALWAYS_PARALLEL_COST (about half
+ * a millisecond) is always split. Between the two, each kernel of a module measures
+ * itself, on calls over its whole extent: its first 2 × SPLIT_TRIALS such calls
+ * alternate between the calling thread alone and the split, and later calls take the
+ * faster of the two best times (so that two threads are never slower than one where
+ * the split does not pay, whatever the cost units say); every SPLIT_RETRY_CALLS calls it
+ * measures again, as the machine's load changes.
+ */
+export const MIN_PARALLEL_COST = 1 << 18;
+export const ALWAYS_PARALLEL_COST = 1 << 26;
+export const SPLIT_TRIALS = 4;
+export const SPLIT_RETRY_CALLS = 4096;
 
 /** Most threads a call may use (the pool's size limit). */
 export const MAX_THREADS = 256;
@@ -138,69 +156,133 @@ static void xk_on_signal(int sig, siginfo_t *info, void *context) {
 `;
 
 const POOL = String.raw`
-/* The pool (used from the probe module only; see the header of glue.ts). */
+/* The pool (used from the probe module only; see the header of glue.ts). A call is
+   published as one word, (generation << 16) | parts, so that a worker reads which call
+   it is and whether it takes part in one load; the call's function and context are
+   written before that word and read only by the workers taking part, which the caller
+   waits for before it publishes the next call. A worker spins on the word for
+   XK_SPIN_NS after its last part before it sleeps on the condition (a thread woken
+   from sleep takes tens of microseconds here; one spinning, well under one); the caller
+   spins on the parts remaining, then sleeps. */
+#define XK_SPIN_NS 100000
+#define XK_WAIT_SPIN_NS 2000000
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define xk_relax() _mm_pause()
+#elif defined(__aarch64__)
+#define xk_relax() __asm__ __volatile__("yield")
+#else
+#define xk_relax() ((void)0)
+#endif
+#include <time.h>
+static inline int64_t xk_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 typedef struct {
   pthread_mutex_t mu; pthread_cond_t go; pthread_cond_t done;
-  int started; int busy; uint64_t generation; int parts; int remaining;
+  int started;                 /* threads started (under mu) */
+  _Atomic int busy;            /* a caller holds the pool */
+  _Atomic uint64_t call;       /* (generation << 16) | parts */
+  _Atomic int remaining;       /* parts of the call not yet ended (the caller's excluded) */
+  _Atomic int sleepers;        /* workers asleep on go */
+  _Atomic int caller_asleep;   /* the caller asleep on done */
   xk_part_fn part; void *ctx;
 } xk_pool_t;
-static xk_pool_t xk_pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0 };
+static xk_pool_t xk_pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, 0 };
 
 static void *xk_worker(void *arg) {
   int index = (int)(intptr_t)arg;
-  uint64_t seen = 0;
+  /* No call yet seen: the call current when the thread starts is either the one it was
+     started for or an earlier one it takes no part in (its index was past every earlier
+     call's parts). */
+  uint64_t seen = ~(uint64_t)0;
   /* An alternate stack for the handler, so that a kernel that overflows its stack is caught too. */
   stack_t alt;
   alt.ss_size = 1 << 16;
   alt.ss_flags = 0;
   alt.ss_sp = malloc(alt.ss_size);
   if (alt.ss_sp != NULL) sigaltstack(&alt, NULL);
-  pthread_mutex_lock(&xk_pool.mu);
   for (;;) {
-    while (xk_pool.generation == seen) pthread_cond_wait(&xk_pool.go, &xk_pool.mu);
-    seen = xk_pool.generation;
-    if (index >= xk_pool.parts) continue;
-    xk_part_fn part = xk_pool.part;
-    void *ctx = xk_pool.ctx;
-    int parts = xk_pool.parts;
-    pthread_mutex_unlock(&xk_pool.mu);
-    part(ctx, index, parts);
-    pthread_mutex_lock(&xk_pool.mu);
-    if (--xk_pool.remaining == 0) pthread_cond_signal(&xk_pool.done);
+    uint64_t word = atomic_load_explicit(&xk_pool.call, memory_order_acquire);
+    if ((word >> 16) == seen) {
+      int64_t until = xk_now_ns() + XK_SPIN_NS;
+      for (int i = 1; (word >> 16) == seen; i++) {
+        xk_relax();
+        word = atomic_load_explicit(&xk_pool.call, memory_order_acquire);
+        if ((i & 255) == 0 && xk_now_ns() > until) break;
+      }
+      if ((word >> 16) == seen) {
+        /* Asleep: the caller, having published the call, wakes the sleepers it counts. */
+        pthread_mutex_lock(&xk_pool.mu);
+        atomic_fetch_add(&xk_pool.sleepers, 1);
+        while (((word = atomic_load(&xk_pool.call)) >> 16) == seen) pthread_cond_wait(&xk_pool.go, &xk_pool.mu);
+        atomic_fetch_sub(&xk_pool.sleepers, 1);
+        pthread_mutex_unlock(&xk_pool.mu);
+      }
+    }
+    seen = word >> 16;
+    int parts = (int)(word & 0xffff);
+    if (index >= parts) continue;
+    xk_pool.part(xk_pool.ctx, index, parts);
+    if (atomic_fetch_sub(&xk_pool.remaining, 1) == 1 && atomic_load(&xk_pool.caller_asleep)) {
+      pthread_mutex_lock(&xk_pool.mu);
+      pthread_cond_signal(&xk_pool.done);
+      pthread_mutex_unlock(&xk_pool.mu);
+    }
   }
   return 0;
 }
 
 static int xk_parallel(xk_part_fn part, void *ctx, int parts) {
   if (parts > XK_MAX_THREADS) parts = XK_MAX_THREADS;
+  int expected = 0;
+  if (parts > 1 && !atomic_compare_exchange_strong(&xk_pool.busy, &expected, 1)) parts = 1;
   if (parts > 1) {
-    pthread_mutex_lock(&xk_pool.mu);
-    if (xk_pool.busy) parts = 1;
-    while (parts > 1 && xk_pool.started < parts - 1) {
-      pthread_t t;
-      pthread_attr_t attr;
-      pthread_attr_init(&attr);
-      pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-      int failed = pthread_create(&t, &attr, xk_worker, (void *)(intptr_t)(xk_pool.started + 1));
-      pthread_attr_destroy(&attr);
-      if (failed) { parts = xk_pool.started + 1; break; }
-      xk_pool.started++;
+    if (xk_pool.started < parts - 1) {
+      pthread_mutex_lock(&xk_pool.mu);
+      while (xk_pool.started < parts - 1) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&t, &attr, xk_worker, (void *)(intptr_t)(xk_pool.started + 1));
+        pthread_attr_destroy(&attr);
+        if (failed) { parts = xk_pool.started + 1; break; }
+        xk_pool.started++;
+      }
+      pthread_mutex_unlock(&xk_pool.mu);
     }
     if (parts > 1) {
-      xk_pool.busy = 1;
-      xk_pool.part = part; xk_pool.ctx = ctx; xk_pool.parts = parts; xk_pool.remaining = parts - 1;
-      xk_pool.generation++;
-      pthread_cond_broadcast(&xk_pool.go);
+      xk_pool.part = part; xk_pool.ctx = ctx;
+      atomic_store(&xk_pool.remaining, parts - 1);
+      uint64_t generation = (atomic_load(&xk_pool.call) >> 16) + 1;
+      atomic_store(&xk_pool.call, (generation << 16) | (uint64_t)parts);
+      if (atomic_load(&xk_pool.sleepers) > 0) {
+        pthread_mutex_lock(&xk_pool.mu);
+        pthread_cond_broadcast(&xk_pool.go);
+        pthread_mutex_unlock(&xk_pool.mu);
+      }
+    } else {
+      atomic_store(&xk_pool.busy, 0);
     }
-    pthread_mutex_unlock(&xk_pool.mu);
   }
   if (parts < 1) parts = 1;
   part(ctx, 0, parts);
   if (parts > 1) {
-    pthread_mutex_lock(&xk_pool.mu);
-    while (xk_pool.remaining > 0) pthread_cond_wait(&xk_pool.done, &xk_pool.mu);
-    xk_pool.busy = 0;
-    pthread_mutex_unlock(&xk_pool.mu);
+    int64_t until = xk_now_ns() + XK_WAIT_SPIN_NS;
+    for (int i = 1; atomic_load_explicit(&xk_pool.remaining, memory_order_acquire) > 0; i++) {
+      xk_relax();
+      if ((i & 255) == 0 && xk_now_ns() > until) {
+        pthread_mutex_lock(&xk_pool.mu);
+        atomic_store(&xk_pool.caller_asleep, 1);
+        while (atomic_load(&xk_pool.remaining) > 0) pthread_cond_wait(&xk_pool.done, &xk_pool.mu);
+        atomic_store(&xk_pool.caller_asleep, 0);
+        pthread_mutex_unlock(&xk_pool.mu);
+      }
+    }
+    atomic_store(&xk_pool.busy, 0);
   }
   return parts;
 }
@@ -295,6 +377,10 @@ static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers
 `;
 
 const ENTRY = String.raw`
+/* Each kernel's timings of the calling thread alone (best[0]) and split (best[1]), in ns. */
+typedef struct { _Atomic uint32_t calls; _Atomic int64_t best[2]; } xk_split_stats;
+static xk_split_stats xk_split[XK_COUNT > 0 ? XK_COUNT : 1];
+
 static napi_value xk_fail(napi_env env, const char *message) {
   napi_throw_range_error(env, NULL, message);
   return NULL;
@@ -325,13 +411,22 @@ static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
     snprintf(message, sizeof message, "%s: units [%lld, %lld) outside [0, %lld)", e->name, (long long)begin, (long long)end, (long long)e->extent);
     return xk_fail(env, message);
   }
-  int parts = 1;
-  if (threads > 1 && (double)(end - begin) * e->cost >= ${MIN_PARALLEL_COST}.0) {
-    parts = threads < XK_MAX_THREADS ? threads : XK_MAX_THREADS;
-    if (end - begin < parts) parts = (int)(end - begin);
-  }
+  int parts = threads < XK_MAX_THREADS ? threads : XK_MAX_THREADS;
+  if (end - begin < parts) parts = (int)(end - begin);
   if (e->scratch > 0 && ns < (size_t)parts) parts = (int)ns;
   if (parts < 1) parts = 1;
+  /* Split or not (see MIN_PARALLEL_COST in glue.ts); trial: which way this call is timed (-1: not timed). */
+  int trial = -1;
+  double cost = (double)(end - begin) * e->cost;
+  if (parts > 1 && cost < ${MIN_PARALLEL_COST}.0) parts = 1;
+  if (parts > 1 && cost < ${ALWAYS_PARALLEL_COST}.0 && begin == 0 && end == e->extent) {
+    xk_split_stats *st = &xk_split[k];
+    uint32_t phase = atomic_fetch_add_explicit(&st->calls, 1, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
+    if (phase == 0) { atomic_store_explicit(&st->best[0], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->best[1], INT64_MAX, memory_order_relaxed); }
+    if (phase < ${2 * SPLIT_TRIALS}) trial = (int)(phase & 1);
+    int split = trial >= 0 ? trial : atomic_load_explicit(&st->best[1], memory_order_relaxed) < atomic_load_explicit(&st->best[0], memory_order_relaxed);
+    if (!split) parts = 1;
+  }
   /* Bounds, from the kernel's declared access; offsets wrap at 2^32 as in wasm32. */
   for (int32_t i = 0; i < e->buffers; i++) {
     uint64_t rb = e->row_bytes[i], lo, hi;
@@ -357,7 +452,15 @@ static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
     }
   }
   if (end > begin) {
+    int asked = parts;
+    int64_t t0 = trial >= 0 ? xk_now_ns() : 0;
     xk_fault f = xk_run(e, (uint8_t *)mem, pointers, scratch, begin, end, &parts);
+    /* A trial counts when it ran as asked (the pool may have been busy with another caller). */
+    if (trial >= 0 && parts == asked && f.sig == 0) {
+      int64_t took = xk_now_ns() - t0;
+      _Atomic int64_t *best = &xk_split[k].best[trial];
+      if (took < atomic_load_explicit(best, memory_order_relaxed)) atomic_store_explicit(best, took, memory_order_relaxed);
+    }
     if (f.sig != 0) {
       const char *what = f.sig == SIGSEGV ? "SIGSEGV (invalid memory access)" : f.sig == SIGBUS ? "SIGBUS (bus error)"
         : f.sig == SIGFPE ? "SIGFPE (arithmetic fault)" : "SIGILL (illegal instruction)";
@@ -411,7 +514,7 @@ NAPI_MODULE_INIT() {
 `;
 
 /** The glue's version: a module built for another one is rebuilt (it is in the cache key through the source). */
-export const GLUE_ABI = "xlats-native-3";
+export const GLUE_ABI = "xlats-native-4";
 
 /** The headers the glue needs (before the prelude and kernels). */
 export const GLUE_HEADERS = `#define NAPI_VERSION 8

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { arrayShape, convGeneralDilated, parameter, XlaBuilder } from "../../../src/index.js";
 import type { Instruction } from "../../../src/ir/computation.js";
-import { gemmTiling, planGemm, streamsB, type GemmSpec, type GemmTarget } from "../../../src/compiler/kernel/gemm_plan.js";
+import { dotsRows, gemmTiling, planGemm, streamsB, type GemmSpec, type GemmTarget } from "../../../src/compiler/kernel/gemm_plan.js";
 import { convGeometry, planConv } from "../../../src/compiler/kernel/conv_plan.js";
 import { WASM_GEMM_TARGET } from "../../../src/compiler/wasm/gemm_microkernel.js";
 import { familyByName } from "../../../src/compiler/native/gemm_c_family.js";
@@ -35,15 +35,23 @@ test("GEMM schedules cover C exactly once and block k as they say", () => {
   for (const elementType of ["f32", "f64"] as const) {
     for (const [batch, m, n, k] of [[1, 1, 300, 64], [1, 3, 2048, 2048], [1, 5, 3, 7], [2, 33, 65, 300], [1, 512, 700, 1000], [3, 9, 11, 20], [1, 7, 5, 0], [1, 0, 4, 4], [1, 1000, 10, 300]]) {
       specs.push({ elementType, batch: batch!, m: m!, n: n!, k: k!, rhsTransposed: m === 33 });
+      // A few rows against B stored [n][k]: the C families' dot-of-rows kernels.
+      if (m! >= 1 && m! <= 5) specs.push({ elementType, batch: batch!, m: m!, n: n!, k: k!, rhsTransposed: true });
     }
   }
   for (const [name, target] of TARGETS) {
     for (const spec of specs) {
       const s = planGemm(spec, target);
       const what = `${name} ${JSON.stringify(spec)}`;
-      assert.equal(s.kind === "streamB", streamsB(spec), what);
+      assert.equal(s.kind === "streamB", streamsB(spec, target), what);
+      assert.equal(s.kind === "rowDots", dotsRows(spec, target), what);
       // Column chunks: whole, in order, the last one reaching n.
       assert.ok(s.chunk >= 1 && (s.nChunks - 1) * s.chunk < Math.max(spec.n, 1) && s.nChunks * s.chunk >= spec.n, what);
+      if (s.kind === "rowDots") {
+        assert.equal(s.parallelExtent, spec.batch * s.nChunks, what);
+        assert.equal(s.kBlocks, 1, what);
+        continue;
+      }
       if (s.kind === "streamB") {
         assert.equal(s.parallelExtent, spec.batch * s.nChunks, what);
         assert.ok(s.sweepRows >= 1, what);

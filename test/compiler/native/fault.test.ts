@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { compileSync } from "../../../src/compiler/index.js";
 import { NativeFaultError } from "../../../src/types/errors.js";
 import { nativeToolchain } from "../../../src/compiler/native/toolchain.js";
+import { ALWAYS_PARALLEL_COST } from "../../../src/compiler/native/glue.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { add, arrayShape, ExecutionError, Literal, mul, parameter, tanh, XlaBuilder } from "../../../src/index.js";
 import { createClient, type Client } from "../../../src/runtime/index.js";
@@ -61,8 +62,8 @@ test("an integer division by zero (SIGFPE) is a NativeFaultError", (t) => {
 test("a fault on a pool thread is reported to the caller, after every thread has finished", (t) => {
   if (!needsCompiler(t)) return;
   const extent = 1 << 16;
-  // Large enough per unit that the call splits across the pool.
-  const m = buildTestModule([testKernel("pool_fault", NULL_STORE_PAST_FIRST_PART, extent, 64)], "threaded_program");
+  // Large enough per unit that every call splits across the pool (no timing of itself alone).
+  const m = buildTestModule([testKernel("pool_fault", NULL_STORE_PAST_FIRST_PART, extent, ALWAYS_PARALLEL_COST / extent)], "threaded_program");
   const mem = new WebAssembly.Memory({ initial: 8 });
   assert.throws(() => m.run(0, mem, new Uint32Array([64]), 0, extent, 2), (e: Error) => {
     assert.ok(e instanceof NativeFaultError);

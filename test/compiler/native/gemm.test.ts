@@ -1,9 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { emitGemmC } from "../../../src/compiler/native/gemm_c.js";
-import { gemmFamily } from "../../../src/compiler/native/gemm_c_family.js";
-import { gemmSpecOfDot, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
+import { familyByName, gemmFamily } from "../../../src/compiler/native/gemm_c_family.js";
+import { gemmSpecOfDot, planGemm, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
 import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
+import { ALWAYS_PARALLEL_COST, MIN_PARALLEL_COST, SPLIT_TRIALS } from "../../../src/compiler/native/glue.js";
 import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder } from "../../../src/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import type { Instruction } from "../../../src/ir/computation.js";
@@ -25,11 +26,12 @@ function gemmCase(spec: GemmSpec, kernel: NativeKernel | { declined: string }, e
   return { spec, a, b, kernel, ...extra };
 }
 
-function runAndCheck(cases: GemmCase[], name: string): void {
+/** `sameKernel`: every case is one kernel, run in turn through one kernel of the module. */
+function runAndCheck(cases: GemmCase[], name: string, sameKernel = false): void {
   const results = runNativeCases(cases.map((c): NativeCase => ({
     kernel: c.kernel, operands: [c.a, c.b], resultBytes: [c.spec.batch * c.spec.m * c.spec.n * c.a.BYTES_PER_ELEMENT],
     ...(c.splits !== undefined ? { splits: c.splits } : {}), ...(c.threads !== undefined ? { threads: c.threads } : {}),
-  })), name);
+  })), name, [], sameKernel);
   cases.forEach((c, ci) => {
     const bytes = results[ci]![0]!;
     const F = c.spec.elementType === "f32" ? Float32Array : Float64Array;
@@ -81,6 +83,61 @@ test("native gemm: split ranges and the module's threads compute the same produc
   runAndCheck(cases, "native gemm splits");
 });
 
+test("native gemm: a few rows of A, streamed (B by rows) and as row dots (B stored [n][k]), every family, splits and threads", { skip }, () => {
+  const cpu = nativeCpu();
+  const cases: GemmCase[] = [];
+  // batch, m, n, k: k below, at and past a vector and a sweep of rows; n past the stream's
+  // 4 KiB tile and not a multiple of the row-dot group; batches with units across them.
+  const shapes: [number, number, number, number][] = [
+    [1, 1, 1, 1], [1, 1, 7, 3], [1, 2, 5, 17], [1, 3, 130, 64], [1, 4, 33, 300], [3, 1, 11, 65], [2, 4, 2500, 9],
+    [1, 1, 3000, 33], [12, 1, 128, 64], [4, 2, 9, 1000], [1, 3, 1030, 7],
+  ];
+  let index = 0;
+  for (const family of runnableFamilies(cpu)) {
+    for (const elementType of ["f32", "f64"] as const) {
+      for (const [batch, m, n, k] of shapes) {
+        for (const rhsTransposed of [false, true]) {
+          const spec: GemmSpec = { elementType, batch, m, n, k, rhsTransposed, lhsTransposed: m === 1 && n % 2 === 1 };
+          const i = index++;
+          const extra = i % 3 === 1 ? { splits: 3 } : i % 3 === 2 ? { threads: 2 } : {};
+          cases.push(gemmCase(spec, emitGemmC(spec, cpu, `few_${family.name}_${i}`, family), extra));
+        }
+      }
+    }
+  }
+  const names = new Set(cases.map((c) => c.kernel.name));
+  assert.ok(cases.length > 0 && names.size > 0);
+  runAndCheck(cases, "native gemm few rows");
+});
+
+test("native gemm: the schedules of a few rows stream B or take row dots, never pack", () => {
+  const cpu = { arch: "x86_64", avx2: true, fma: true, avx512f: true, neon: false };
+  for (const family of ["avx512", "avx2", "portable", "neon"] as const) {
+    const target = familyByName(family).target;
+    assert.equal(planGemm({ elementType: "f32", batch: 12, m: 1, n: 128, k: 64, rhsTransposed: true }, target).kind, "rowDots", family);
+    assert.equal(planGemm({ elementType: "f32", batch: 1, m: 4, n: 768, k: 768 }, target).kind, "streamB", family);
+    assert.equal(planGemm({ elementType: "f64", batch: 1, m: 2, n: 768, k: 768, rhsTransposed: true }, target).kind, "rowDots", family);
+    assert.equal(planGemm({ elementType: "f32", batch: 1, m: 5, n: 768, k: 768, rhsTransposed: true }, target).kind, "packed", family);
+    // A stored [k][m] with m > 1: its rows are not contiguous, so packed.
+    assert.equal(planGemm({ elementType: "f32", batch: 1, m: 2, n: 64, k: 64, lhsTransposed: true, rhsTransposed: true }, target).kind, "packed", family);
+  }
+  const kernel = emitGemmC({ elementType: "f32", batch: 12, m: 1, n: 128, k: 64, rhsTransposed: true }, cpu);
+  assert.ok(!("declined" in kernel) && kernel.scratchBytes === 0);
+});
+
+test("native gemm: a kernel that times itself alone and split gives the same product on every call", { skip }, () => {
+  // 64 x 64 x 64: between MIN_PARALLEL_COST and ALWAYS_PARALLEL_COST, so its first calls
+  // alternate between the calling thread and the pool, and later calls take either.
+  const spec: GemmSpec = { elementType: "f32", batch: 1, m: 64, n: 64, k: 64 };
+  const kernel = emitGemmC(spec, nativeCpu(), "self_timed");
+  if ("declined" in kernel) throw new Error(kernel.declined);
+  const cost = kernel.parallelExtent * kernel.costPerUnit;
+  assert.ok(cost >= MIN_PARALLEL_COST && cost < ALWAYS_PARALLEL_COST, `cost ${cost}`);
+  const c = gemmCase(spec, kernel, { threads: 2 });
+  const calls = 2 * SPLIT_TRIALS + 4;
+  runAndCheck(Array.from({ length: calls }, () => c), "native gemm self-timed", true);
+});
+
 test("native gemm: the family follows the CPU", () => {
   const base = { arch: "x86_64", avx2: true, fma: true, avx512f: false, neon: false };
   assert.equal(gemmFamily({ ...base, avx512f: true }).name, "avx512");
@@ -121,6 +178,11 @@ test("native gemm: dot_general vs the interpreter (batch, transposes, NaN and in
     interpretedDot([2, 6, 5], [2, 6, 4], [1, 1], 1, "f32"),
     interpretedDot([3, 17, 33], [3, 19, 33], [2, 2], 1, "f64"),
     interpretedDot([1, 40], [40, 300], [1, 0], 0, "f32"),
+    // One token's attention: q·Kᵀ (row dots) and p·V (streamed), and a few rows against a linear layer's weight.
+    interpretedDot([12, 1, 64], [12, 128, 64], [2, 2], 1, "f32"),
+    interpretedDot([12, 1, 128], [12, 128, 64], [2, 1], 1, "f32"),
+    interpretedDot([3, 70], [45, 70], [1, 1], 0, "f64"),
+    interpretedDot([2, 4, 33], [2, 33, 19], [2, 1], 1, "f64"),
   ];
   const cases: GemmCase[] = [];
   dots.forEach((d, i) => {

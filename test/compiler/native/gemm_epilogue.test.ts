@@ -57,7 +57,8 @@ async function check(c: Computation, k: number, threads = 1): Promise<void> {
 
 test("native output fusions: dot + bias + relu / tanh, f32 and f64, edge tiles, several blocks of k, batches, one row", { skip }, async () => {
   for (const t of ["f32", "f64"] as const) {
-    for (const [m, k, n] of [[33, 300, 65], [5, 7, 3], [1, 40, 300], [20, 3, 17]] as const) {
+    // [3, 40, 2100]: a few rows streamed over B in several tiles of C.
+    for (const [m, k, n] of [[33, 300, 65], [5, 7, 3], [1, 40, 300], [20, 3, 17], [3, 40, 2100]] as const) {
       await check(explicitOutputFusion(`dense_${t}_${m}x${k}x${n}`, (b) => {
         const x = parameter(b, 0, arrayShape(t, [m, k]));
         const w = parameter(b, 1, arrayShape(t, [k, n]));
@@ -75,6 +76,14 @@ test("native output fusions: dot + bias + relu / tanh, f32 and f64, edge tiles, 
     const d = dotGeneral(x, w, { lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [2] });
     return mul(add(d, r), constantR0(b, "f32", 0.5));
   }), 20);
+  // A few rows against B stored [n][k] (the kernel of row dots), batched, on two threads.
+  await check(explicitOutputFusion("row_dots", (b) => {
+    const x = parameter(b, 0, arrayShape("f32", [4, 2, 70]));
+    const w = parameter(b, 1, arrayShape("f32", [4, 301, 70]));
+    const r = parameter(b, 2, arrayShape("f32", [4, 2, 301]));
+    const d = dotGeneral(x, w, { lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [2] });
+    return tanh(add(d, r));
+  }), 70, 2);
 });
 
 test("native output fusions: convolution + bias + relu (one and several blocks of depth), and across threads", { skip }, async () => {

@@ -53,12 +53,17 @@ function buildWith(kernels: Parameters<typeof buildNativeModuleSync>[0], name: s
   return new NativeModule(loadModule(built.path), kernels, built);
 }
 
-/** Each case's results (bytes), in order; `extraFlags`: compiler flags added to the backend's (the module is built apart). */
-export function runNativeCases(cases: readonly NativeCase[], name: string, extraFlags: readonly string[] = []): Uint8Array[][] {
-  const module = buildWith(cases.map((c) => ({
+/**
+ * Each case's results (bytes), in order; `extraFlags`: compiler flags added to the
+ * backend's (the module is built apart); `sameKernel`: the cases share one kernel (the
+ * first case's), run once per case (a kernel's calls in turn, as a program's steps).
+ */
+export function runNativeCases(cases: readonly NativeCase[], name: string, extraFlags: readonly string[] = [], sameKernel = false): Uint8Array[][] {
+  const module = buildWith((sameKernel ? cases.slice(0, 1) : cases).map((c) => ({
     kernel: c.kernel, bufferBytes: [...c.operands.map((o) => o.byteLength), ...c.resultBytes],
   })), name, extraFlags);
-  return cases.map((c, k) => {
+  return cases.map((c, index) => {
+    const k = sameKernel ? 0 : index;
     const splits = c.splits ?? 1;
     const threads = c.threads ?? 1;
     let offset = BUFFER_ALIGNMENT;

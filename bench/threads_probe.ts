@@ -1,0 +1,57 @@
+// Threads probe (not a test): each workload on one backend at 1 or 2 threads (best time
+// of the rounds). Mid-sized kernels are where a split costs more than it gives: the add
+// of two 98,304-element arrays, a 256 matmul, the MLP step and the encoder block. Each
+// thread count runs in its own process (the pool's threads spin after their work, which
+// would take a core from a 1-thread run in the same process): run it alternately, e.g.
+//   for i in 1 2 3; do for t in 1 2; do node dist/bench/threads_probe.js threads=$t; done; done
+//   node dist/bench/threads_probe.js [backend=native|wasm] [threads=1] [rounds=20] [only=a+b,matmul]
+
+import { timeRuns, type Prepared } from "./harness/runner.js";
+import { createCompiledRunner } from "./runners/xlats_compiled.js";
+import { checkResult } from "./workloads/reference.js";
+import { describe, inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
+const backend = arg("backend", "native") as "native" | "wasm";
+const rounds = Number(arg("rounds", "20"));
+const threads = Number(arg("threads", "1"));
+/** only=matmul,a+b: the workloads whose description starts with one of these. */
+const only = args.find((a) => a.startsWith("only="))?.slice(5).split(",");
+
+const workloads: Workload[] = [
+  { kind: "add", n: 98_304 },
+  { kind: "add", n: 1 << 22 },
+  { kind: "sum", n: 1 << 16 },
+  { kind: "softmax", rows: 128, cols: 128 },
+  { kind: "matmul", m: 64, k: 64, n: 64 },
+  { kind: "matmul", m: 256, k: 256, n: 256 },
+  { kind: "mlp", batch: 128, inputs: 784, hidden: 512, classes: 10, learningRate: 0.1 },
+  { kind: "transformer", seq: 128, model: 256, heads: 4, ff: 1024 },
+];
+
+const runners = [createCompiledRunner(backend, threads)];
+for (const r of runners) {
+  const why = await r.init();
+  if (why !== undefined) throw new Error(why);
+}
+console.log(`${backend}, ${threads} thread(s): best of ${rounds} rounds of 3 runs`);
+for (const w of workloads.filter((x) => only === undefined || only.some((o) => describe(x).startsWith(o)))) {
+  const inputs = makeInputs(w);
+  const prepared: Prepared[] = [];
+  for (const r of runners) {
+    const p = await r.setup(w, inputs, inputShapes(w));
+    if (typeof p === "string") throw new Error(p);
+    const bad = checkResult(w, inputs, await p.result());
+    if (bad !== undefined) throw new Error(`${describe(w)} on ${r.threads} thread(s): wrong result: ${bad}`);
+    prepared.push(p);
+  }
+  let best = Infinity;
+  for (let round = 0; round < rounds; round++) {
+    const times = await timeRuns(() => prepared[0]!.run(), { warmup: 1, minRuns: 3, maxRuns: 3, budgetS: 0 });
+    best = Math.min(best, ...times);
+  }
+  console.log(`${describe(w).padEnd(32)} ${(best * 1e6).toFixed(1).padStart(9)} us`);
+  for (const p of prepared) await p.dispose?.();
+}
+for (const r of runners) await r.close?.();
