@@ -1,5 +1,5 @@
 // The f32 transcendentals of the WebGPU backend: the shared approximations of
-// wasm/math.ts (the same reductions, polynomials and constants, so the same stated ULP
+// kernel/approximations.ts (the same reductions, polynomials and constants, so the same stated ULP
 // bounds as the wasm and C backends), written out as WGSL by running their emitters
 // against a FloatOps whose "instructions" build WGSL expressions. WGSL's own exp, log,
 // tanh... are loosely specified (their error bounds are relative to the argument, and
@@ -16,9 +16,7 @@
 // round-to-integer step, (x·log2e + 1.5·2^23) - 1.5·2^23, into x·log2e, which makes
 // exp(-1) 0.5. On a value it cannot see, it keeps the operations as written.
 
-import {
-  emitCbrt, emitErf, emitExp, emitExpm1, emitExpNonPositive, emitLog, emitLog1p, emitLogistic, emitTanh, type FloatOps,
-} from "../wasm/math.js";
+import { APPROXIMATIONS, type ApproximationName, type FloatOps } from "../kernel/approximations.js";
 
 type Kind = "float" | "int" | "mask";
 
@@ -165,25 +163,15 @@ class WgslFloatOps implements FloatOps {
   }
 }
 
-/** The f32 transcendentals with WGSL code, by the kernel graph's op (exp of a non-positive argument: "expNonPositive"). */
-const EMITTERS: Readonly<Record<string, (o: FloatOps, x: number) => void>> = {
-  exp: emitExp, expNonPositive: emitExpNonPositive, log: emitLog, log1p: emitLog1p, expm1: emitExpm1,
-  tanh: emitTanh, logistic: emitLogistic, cbrt: emitCbrt, erf: emitErf,
-};
+/** The WGSL function computing approximation `name` in f32. */
+export const wgslMathFunction = (name: ApproximationName): string => `xk_${name}_f32`;
 
-/** The WGSL function computing op (a key of EMITTERS) in f32, or undefined when there is none. */
-export function wgslMathFunction(op: string): string | undefined {
-  return EMITTERS[op] === undefined ? undefined : `xk_${op}_f32`;
-}
-
-/** The WGSL source of the function wgslMathFunction(op) names. */
-export function wgslMathSource(op: string): string {
-  const emit = EMITTERS[op];
-  if (emit === undefined) throw new Error(`no WGSL math function ${op}`);
+/** The WGSL source of the function wgslMathFunction(name) names. */
+export function wgslMathSource(name: ApproximationName): string {
   const o = new WgslFloatOps();
-  emit(o, 0);
+  APPROXIMATIONS[name](o, 0);
   const result = o.result();
   const body = [...o.declarations(), ...o.statements, `return ${result};`];
   // WGSL parameters are immutable; the emitters may assign their argument's local.
-  return `fn ${wgslMathFunction(op)!}(x_in: f32) -> f32 {\n  var x = x_in;\n${body.map((s) => `  ${s}`).join("\n")}\n}`;
+  return `fn ${wgslMathFunction(name)}(x_in: f32) -> f32 {\n  var x = x_in;\n${body.map((s) => `  ${s}`).join("\n")}\n}`;
 }

@@ -14,9 +14,10 @@
 // saturating float → integer conversions.
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
-import { constantValue, EXP_OF_NON_POSITIVE, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
+import { constantValue, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
 import { DeclinedError } from "../kernel/declined.js";
 import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
+import { approximationName, type ApproximationName } from "../kernel/approximations.js";
 import { wgslFloat, wgslMathFunction } from "./wgsl_math.js";
 
 const fail = (why: string): never => {
@@ -77,7 +78,7 @@ export interface WgslBindings {
 export class WgslValues {
   readonly names = new Map<number, string>();
   /** Ops of wgsl_math.ts the emitted code calls (their functions go before the kernel). */
-  readonly math = new Set<string>();
+  readonly math = new Set<ApproximationName>();
 
   constructor(readonly g: KernelGraph, readonly bind: WgslBindings) {}
 
@@ -198,7 +199,6 @@ export class WgslValues {
     const dir = attr.slice(0, 2);
     const op = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" }[dir]!;
     const [x, y] = [this.v(a), this.v(b)];
-    if (attr.endsWith("_TOTAL")) return `select(0u, 1u, xk_total_key(${x}) ${op} xk_total_key(${y}))`;
     // NE is true for a NaN: written as not-equal, whatever the implementation makes of NaN in !=.
     if (dir === "NE") return `select(1u, 0u, ${x} == ${y})`;
     return `select(0u, 1u, ${x} ${op} ${y})`;
@@ -223,15 +223,15 @@ export class WgslValues {
         case "roundAfz": return `xk_round_afz(${x})`;
         case "sqrt": return `sqrt(${x})`;
         case "rsqrt": return `(1.0 / sqrt(${x}))`;
-        case "sign": return `xk_sign_f32(${x})`;
-        case "exp": case "log": case "tanh": case "expm1": case "log1p": case "erf": case "cbrt": case "logistic": {
-          const key = op === "exp" && n.attr === EXP_OF_NON_POSITIVE ? "expNonPositive" : op;
-          this.math.add(key);
-          return `${wgslMathFunction(key)!}(${x})`;
-        }
-        default:
+        default: {
+          const approximation = approximationName(n);
+          if (approximation !== undefined) {
+            this.math.add(approximation);
+            return `${wgslMathFunction(approximation)}(${x})`;
+          }
           // sin, cos, tan: the shared approximations reduce the argument in f64, which WGSL has not; WGSL's own are loosely specified.
           return fail(`${op} on f32 is not compiled to WGSL (its shared approximation needs f64; WGSL's built-in is loosely specified)`);
+        }
       }
     }
     const signed = kindOf(t) === "signed";
@@ -239,7 +239,6 @@ export class WgslValues {
     const unsignedBits = signed ? `(bitcast<u32>(${x}) & 0x${(2 ** w - 1 >>> 0).toString(16)}u)` : x;
     switch (op) {
       case "not": return t === "pred" ? `(${x} ^ 1u)` : wrap(t, `(~${x})`);
-      case "sign": return signed ? `sign(${x})` : `min(${x}, 1u)`;
       case "clz": return wrap(t, `${signed ? "i32" : "u32"}(countLeadingZeros(${unsignedBits}) - ${32 - w}u)`);
       case "popcnt": return wrap(t, `${signed ? "i32" : "u32"}(countOneBits(${unsignedBits}))`);
       default: return fail(`${op} on ${t}`);
@@ -298,8 +297,9 @@ export class WgslValues {
 /**
  * Helpers every kernel may call (WGSL drops the unused ones): f32 from bits, through a
  * zero the kernel reads at run time into xk_opaque (wgsl_math.ts says why); the NaN
- * test, XLA's maximum and minimum, sign and rounding half away from zero on bits; the
- * total-order key; float ↔ integer conversions with XLA's rules.
+ * test, XLA's maximum and minimum, and rounding half away from zero on bits; float ↔
+ * integer conversions with XLA's rules. (Sign and total-order compares never get here:
+ * kernel/legalize.ts writes them as primitives.)
  */
 export const WGSL_HELPERS = String.raw`var<private> xk_opaque: u32;
 fn xk_f(b: u32) -> f32 { return bitcast<f32>(b ^ xk_opaque); }
@@ -314,18 +314,10 @@ fn xk_minf(a: f32, b: f32) -> f32 {
   if (a == b) { return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b)); }
   return select(b, a, a < b);
 }
-fn xk_sign_f32(x: f32) -> f32 {
-  if (xk_isnan(x) || (bitcast<u32>(x) & 0x7fffffffu) == 0u) { return x; }
-  return select(-1.0, 1.0, x > 0.0);
-}
 fn xk_round_afz(x: f32) -> f32 {
   let t = trunc(x);
   let away = select(t, t + sign(x), abs(x - t) >= 0.5);
   return select(away, x, xk_isnan(x));
-}
-fn xk_total_key(x: f32) -> i32 {
-  let b = bitcast<i32>(x);
-  return select(b, b ^ 0x7fffffff, b < 0);
 }
 fn xk_f2s32(x: f32) -> i32 {
   if (xk_isnan(x)) { return 0; }
