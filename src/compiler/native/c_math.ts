@@ -15,13 +15,7 @@
 // allow either way (approximations.ts).
 
 import { APPROXIMATIONS, type ApproximationName, type FloatOps } from "../kernel/approximations.js";
-
-type Kind = "float" | "int" | "mask";
-
-interface Value {
-  readonly expr: string;
-  readonly kind: Kind;
-}
+import { ExpressionFloatOps, type ExpressionSyntax, type ValueKind as Kind } from "../kernel/expression_float_ops.js";
 
 /** How a function's values are written: one lane per value, or sixteen (the xk_v helpers of VECTOR_HELPERS). */
 interface Flavor {
@@ -115,148 +109,69 @@ export function cFloat(x: number): string {
   return `xk_bits_f32(0x${F32_BITS[0]!.toString(16)}u) /* ${v} */`;
 }
 
-/** One function's body: a stack of C expressions, and the statements that set its locals. */
-class CFloatOps implements FloatOps {
-  private readonly stack: Value[] = [];
-  private readonly locals: Kind[] = [];
-  readonly statements: string[] = [];
-  private temps = 0;
+/** How C declares a function's variables. */
+const C_SYNTAX = (f: Flavor): ExpressionSyntax => ({
+  types: f.types,
+  declare: (type, name) => `${type} ${name};`,
+  temporary: (type, name, expr) => `const ${type} ${name} = ${expr};`,
+});
 
+/** One function's body as C, in a flavor's types and helpers. */
+class CFloatOps extends ExpressionFloatOps implements FloatOps {
   readonly ldexp?: () => void;
 
-  /** Local 0 is the argument x. */
   constructor(private readonly f: Flavor) {
-    this.locals.push("float");
+    super(C_SYNTAX(f));
     const ldexp = f.ldexp;
-    if (ldexp !== undefined) this.ldexp = (): void => this.float(ldexp);
-  }
-
-  name(l: number): string {
-    return l === 0 ? "x" : `${this.locals[l]![0]}${l}`;
-  }
-
-  declarations(): string[] {
-    return this.locals.flatMap((k, l) => (l === 0 ? [] : [`${this.f.types[k]} ${this.name(l)};`]));
-  }
-
-  result(): string {
-    if (this.stack.length !== 1 || this.stack[0]!.kind !== "float") throw new Error(`a transcendental left ${this.stack.length} values`);
-    return this.stack.pop()!.expr;
-  }
-
-  private push(expr: string, kind: Kind): void {
-    this.stack.push({ expr, kind });
-  }
-
-  private pop(): Value {
-    const v = this.stack.pop();
-    if (v === undefined) throw new Error("C math: stack underflow");
-    return v;
-  }
-
-  private pop2(): [Value, Value] {
-    const b = this.pop();
-    return [this.pop(), b];
-  }
-
-  private float(f: (a: string, b: string) => string): void {
-    const [a, b] = this.pop2();
-    this.push(f(a.expr, b.expr), "float");
-  }
-
-  private int(f: (a: string, b: string) => string): void {
-    const [a, b] = this.pop2();
-    this.push(f(a.expr, b.expr), "int");
-  }
-
-  private mask(f: (a: string, b: string) => string): void {
-    const [a, b] = this.pop2();
-    this.push(f(a.expr, b.expr), "mask");
-  }
-
-  private unaryFloat(f: (a: string) => string): void {
-    this.push(f(this.pop().expr), "float");
-  }
-
-  /** Before local l is assigned, the values on the stack that read it are saved in temporaries. */
-  private detach(l: number): void {
-    const pattern = new RegExp(`\\b${this.name(l)}\\b`);
-    this.stack.forEach((v, i) => {
-      if (!pattern.test(v.expr)) return;
-      const t = `t${this.temps++}`;
-      this.statements.push(`const ${this.f.types[v.kind]} ${t} = ${v.expr};`);
-      this.stack[i] = { expr: t, kind: v.kind };
-    });
-  }
-
-  /** A simple expression as is; anything else saved in a temporary (for an operand written twice). */
-  private named(expr: string): string {
-    if (/^[\w.]+$/.test(expr)) return expr;
-    const t = `t${this.temps++}`;
-    this.statements.push(`const ${this.f.types.float} ${t} = ${expr};`);
-    return t;
+    if (ldexp !== undefined) this.ldexp = (): void => this.op2("float", ldexp);
   }
 
   fconst(x: number): void { this.push(this.f.fconst(cFloat(x)), "float"); }
   iconst(x: number): void { this.push(this.f.iconst(`0x${(x >>> 0).toString(16)}u`), "int"); }
-  add(): void { this.float((a, b) => `(${a} + ${b})`); }
-  sub(): void { this.float((a, b) => `(${a} - ${b})`); }
-  mul(): void { this.float((a, b) => `(${a} * ${b})`); }
-  div(): void { this.float((a, b) => `(${a} / ${b})`); }
+  add(): void { this.op2("float", (a, b) => `(${a} + ${b})`); }
+  sub(): void { this.op2("float", (a, b) => `(${a} - ${b})`); }
+  mul(): void { this.op2("float", (a, b) => `(${a} * ${b})`); }
+  div(): void { this.op2("float", (a, b) => `(${a} / ${b})`); }
   // wasm's f32.min and max: NaN-propagating, -0 < +0.
-  min(): void { this.float(this.f.min); }
-  max(): void { this.float(this.f.max); }
-  abs(): void { this.unaryFloat(this.f.abs); }
-  neg(): void { this.unaryFloat((a) => `(-${a})`); }
-  nearest(): void { this.unaryFloat(this.f.nearest); }
-  sqrt(): void { this.unaryFloat(this.f.sqrt); }
-  pmax(): void { this.float((a, b) => this.f.pmax(this.named(a), b)); }
-  pmin(): void { this.float((a, b) => this.f.pmin(this.named(a), b)); }
-  lt(): void { this.mask((a, b) => this.f.compare("<", a, b)); }
-  gt(): void { this.mask((a, b) => this.f.compare(">", a, b)); }
-  eq(): void { this.mask((a, b) => this.f.compare("==", a, b)); }
-  ne(): void { this.mask((a, b) => this.f.compare("!=", a, b)); }
-  igt(): void { this.mask(this.f.signedGreater); }
-  ieq(): void { this.mask((a, b) => this.f.compare("==", a, b)); }
+  min(): void { this.op2("float", this.f.min); }
+  max(): void { this.op2("float", this.f.max); }
+  abs(): void { this.op1("float", this.f.abs); }
+  neg(): void { this.op1("float", (a) => `(-${a})`); }
+  nearest(): void { this.op1("float", this.f.nearest); }
+  sqrt(): void { this.op1("float", this.f.sqrt); }
+  pmax(): void { this.op2("float", (a, b) => this.f.pmax(this.named(a), b)); }
+  pmin(): void { this.op2("float", (a, b) => this.f.pmin(this.named(a), b)); }
+  lt(): void { this.op2("mask", (a, b) => this.f.compare("<", a, b)); }
+  gt(): void { this.op2("mask", (a, b) => this.f.compare(">", a, b)); }
+  eq(): void { this.op2("mask", (a, b) => this.f.compare("==", a, b)); }
+  ne(): void { this.op2("mask", (a, b) => this.f.compare("!=", a, b)); }
+  igt(): void { this.op2("mask", this.f.signedGreater); }
+  ieq(): void { this.op2("mask", (a, b) => this.f.compare("==", a, b)); }
   select(): void {
     const m = this.pop();
     const [a, b] = this.pop2();
     this.push(this.f.select(a.kind, m.expr, a.expr, b.expr), a.kind);
   }
-  bits(): void { this.push(this.f.bits(this.pop().expr), "int"); }
-  fromBits(): void { this.push(this.f.fromBits(this.pop().expr), "float"); }
-  iadd(): void { this.int((a, b) => `(${a} + ${b})`); }
-  isub(): void { this.int((a, b) => `(${a} - ${b})`); }
-  iand(): void { this.int((a, b) => `(${a} & ${b})`); }
-  ior(): void { this.int((a, b) => `(${a} | ${b})`); }
-  ixor(): void { this.int((a, b) => `(${a} ^ ${b})`); }
-  ishl(k: number): void { this.push(`(${this.pop().expr} << ${k})`, "int"); }
-  ishrS(k: number): void { this.push(this.f.shiftRightSigned(this.pop().expr, k), "int"); }
-  ishrU(k: number): void { this.push(`(${this.pop().expr} >> ${k})`, "int"); }
-  itof(): void { this.push(this.f.itof(this.pop().expr), "float"); }
-  ftoi(): void { this.push(this.f.ftoi(this.pop().expr), "int"); }
-  mor(): void { this.mask((a, b) => `(${a} | ${b})`); }
-  mand(): void { this.mask((a, b) => `(${a} & ${b})`); }
-  copysign(): void { this.float(this.f.copysign); }
+  bits(): void { this.op1("int", this.f.bits); }
+  fromBits(): void { this.op1("float", this.f.fromBits); }
+  iadd(): void { this.op2("int", (a, b) => `(${a} + ${b})`); }
+  isub(): void { this.op2("int", (a, b) => `(${a} - ${b})`); }
+  iand(): void { this.op2("int", (a, b) => `(${a} & ${b})`); }
+  ior(): void { this.op2("int", (a, b) => `(${a} | ${b})`); }
+  ixor(): void { this.op2("int", (a, b) => `(${a} ^ ${b})`); }
+  ishl(k: number): void { this.op1("int", (a) => `(${a} << ${k})`); }
+  ishrS(k: number): void { this.op1("int", (a) => this.f.shiftRightSigned(a, k)); }
+  ishrU(k: number): void { this.op1("int", (a) => `(${a} >> ${k})`); }
+  itof(): void { this.op1("float", this.f.itof); }
+  ftoi(): void { this.op1("int", this.f.ftoi); }
+  mor(): void { this.op2("mask", (a, b) => `(${a} | ${b})`); }
+  mand(): void { this.op2("mask", (a, b) => `(${a} & ${b})`); }
+  copysign(): void { this.op2("float", this.f.copysign); }
   readonly madd = (): void => {
     const c = this.pop();
     const [a, b] = this.pop2();
     this.push(this.f.madd(a.expr, b.expr, c.expr), "float");
   };
-  local(kind: Kind): number {
-    this.locals.push(kind);
-    return this.locals.length - 1;
-  }
-  get(l: number): void { this.push(this.name(l), this.locals[l]!); }
-  set(l: number): void {
-    const v = this.pop();
-    this.detach(l);
-    this.statements.push(`${this.name(l)} = ${v.expr};`);
-  }
-  tee(l: number): void {
-    this.set(l);
-    this.get(l);
-  }
 }
 
 /** The C function computing an approximation in f32 (`vector`: on xk_vf). */

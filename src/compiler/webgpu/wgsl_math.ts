@@ -17,10 +17,9 @@
 // exp(-1) 0.5. On a value it cannot see, it keeps the operations as written.
 
 import { APPROXIMATIONS, type ApproximationName, type FloatOps } from "../kernel/approximations.js";
+import { ExpressionFloatOps, type ExpressionSyntax, type ValueKind } from "../kernel/expression_float_ops.js";
 
-type Kind = "float" | "int" | "mask";
-
-const TYPES: Readonly<Record<Kind, string>> = { float: "f32", int: "u32", mask: "u32" };
+const TYPES: Readonly<Record<ValueKind, string>> = { float: "f32", int: "u32", mask: "u32" };
 
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
@@ -31,72 +30,16 @@ export function wgslFloat(x: number): string {
   return `xk_f(0x${F32_BITS[0]!.toString(16)}u)`;
 }
 
-interface Value {
-  readonly expr: string;
-  readonly kind: Kind;
-}
+const WGSL_SYNTAX: ExpressionSyntax = {
+  types: TYPES,
+  declare: (type, name) => `var ${name}: ${type};`,
+  temporary: (type, name, expr) => `let ${name}: ${type} = ${expr};`,
+};
 
-/** One function's body: a stack of WGSL expressions, and the statements that set its locals. */
-class WgslFloatOps implements FloatOps {
-  private readonly stack: Value[] = [];
-  private readonly locals: Kind[] = ["float"];
-  readonly statements: string[] = [];
-  private temps = 0;
-
-  name(l: number): string {
-    return l === 0 ? "x" : `${this.locals[l]![0]}${l}`;
-  }
-
-  declarations(): string[] {
-    return this.locals.flatMap((k, l) => (l === 0 ? [] : [`var ${this.name(l)}: ${TYPES[k]};`]));
-  }
-
-  result(): string {
-    if (this.stack.length !== 1 || this.stack[0]!.kind !== "float") throw new Error(`a transcendental left ${this.stack.length} values`);
-    return this.stack.pop()!.expr;
-  }
-
-  private push(expr: string, kind: Kind): void {
-    this.stack.push({ expr, kind });
-  }
-
-  private pop(): Value {
-    const v = this.stack.pop();
-    if (v === undefined) throw new Error("WGSL math: stack underflow");
-    return v;
-  }
-
-  private pop2(): [Value, Value] {
-    const b = this.pop();
-    return [this.pop(), b];
-  }
-
-  private op2(kind: Kind, f: (a: string, b: string) => string): void {
-    const [a, b] = this.pop2();
-    this.push(f(a.expr, b.expr), kind);
-  }
-
-  private op1(kind: Kind, f: (a: string) => string): void {
-    this.push(f(this.pop().expr), kind);
-  }
-
-  /** Before local l is assigned, the values on the stack that read it are saved in temporaries. */
-  private detach(l: number): void {
-    const pattern = new RegExp(`\\b${this.name(l)}\\b`);
-    this.stack.forEach((v, i) => {
-      if (!pattern.test(v.expr)) return;
-      const t = `t${this.temps++}`;
-      this.statements.push(`let ${t}: ${TYPES[v.kind]} = ${v.expr};`);
-      this.stack[i] = { expr: t, kind: v.kind };
-    });
-  }
-
-  /** A simple expression as is; anything else saved in a temporary (for an operand written twice). */
-  private named(expr: string, kind: Kind = "float"): string {
-    if (/^[\w.]+$/.test(expr)) return expr;
-    const t = `t${this.temps++}`;
-    this.statements.push(`let ${t}: ${TYPES[kind]} = ${expr};`);
-    return t;
+/** One function's body as WGSL. */
+class WgslFloatOps extends ExpressionFloatOps implements FloatOps {
+  constructor() {
+    super(WGSL_SYNTAX);
   }
 
   private compare(op: string): void {
@@ -147,20 +90,6 @@ class WgslFloatOps implements FloatOps {
   mor(): void { this.op2("mask", (a, b) => `(${a} | ${b})`); }
   mand(): void { this.op2("mask", (a, b) => `(${a} & ${b})`); }
   copysign(): void { this.op2("float", (a, b) => `bitcast<f32>((bitcast<u32>(${a}) & 0x7fffffffu) | (bitcast<u32>(${b}) & 0x80000000u))`); }
-  local(kind: Kind): number {
-    this.locals.push(kind);
-    return this.locals.length - 1;
-  }
-  get(l: number): void { this.push(this.name(l), this.locals[l]!); }
-  set(l: number): void {
-    const v = this.pop();
-    this.detach(l);
-    this.statements.push(`${this.name(l)} = ${v.expr};`);
-  }
-  tee(l: number): void {
-    this.set(l);
-    this.get(l);
-  }
 }
 
 /** The WGSL function computing approximation `name` in f32. */
