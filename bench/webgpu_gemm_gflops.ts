@@ -1,12 +1,12 @@
 // GFLOP/s of the WGSL GEMM on this machine's WebGPU adapter (SwiftShader here: the
 // figures show that it runs, not how fast a GPU is): square f32 products, the untuned
-// tile and the tuner's choice. Run: node dist/test/compiler/webgpu/gemm_gflops.js [sizes...]
+// tile and the tuner's choice. Run: node dist/bench/webgpu_gemm_gflops.js [sizes...]
 
-import { gemmKernel } from "../../../src/compiler/webgpu/gemm_wgsl.js";
-import { tuneGemm } from "../../../src/compiler/webgpu/gemm_tune.js";
-import { tileName, type GpuKernel } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
-import { isDeclined } from "../../../src/compiler/kernel/declined.js";
-import { acquireDevice, timeKernel } from "./gemm_device.js";
+import { gemmKernel } from "../src/compiler/webgpu/gemm_wgsl.js";
+import { tuneGemm } from "../src/compiler/webgpu/gemm_tune.js";
+import { tileName, type GpuKernel } from "../src/compiler/webgpu/gemm_tiles_wgsl.js";
+import { isDeclined } from "../src/compiler/kernel/declined.js";
+import { acquireDevice, timeKernel } from "../test/compiler/webgpu/gemm_device.js";
 
 const dev = await acquireDevice();
 if (typeof dev === "string") {
