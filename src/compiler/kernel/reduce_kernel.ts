@@ -149,13 +149,28 @@ export function rowPass(p: RowPass, s: ReduceSchedule, target: ReduceKernelTarge
 }
 
 /**
+ * What every kernel over whole rows [begin, end) of a reduction shares: its graph, its
+ * buffers (operands, then results) and the per-row output index j = 0.
+ */
+export function rowKernelFrame(ir: FusedKernelIR, s: ReduceSchedule): Pick<Kernel, "graph" | "buffers" | "params" | "units" | "prologue"> {
+  const { graph, jVar } = s.loops;
+  return {
+    graph,
+    buffers: ir.inputs.length + ir.outputs.length,
+    params: ["begin", "end"],
+    units: { index: "row", from: "begin", to: "end" },
+    prologue: [{ s: "index", name: "j", value: constant(0), mutable: false }, { s: "bind", node: jVar, name: "j" }],
+  };
+}
+
+/**
  * The kernel of a one-stage row reduction (J = 1), with buffers (operands, results) and
  * the range of rows [begin, end); undefined for the other forms (column reductions:
  * their backends render them from the schedule; row pipelines: row_pipeline_kernel.ts).
  */
 export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: ReduceKernelTarget): Kernel | undefined {
   if (s.column || s.stages > 1) return undefined;
-  const { graph: g, rowVar, rVar, jVar, Rn, outputs } = s.loops;
+  const { graph: g, rowVar, rVar, Rn, outputs } = s.loops;
   const nIn = ir.inputs.length;
   // The results' leaves, before the body's schedule adds its nodes (the graph numbers them in order).
   const accums = s.reductions.map((r, k) => g.accum(k, r.type));
@@ -169,11 +184,7 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
   }, s, target);
   const unit: Stmt[] = [{ s: "bind", node: rowVar, name: "row" }, { s: "bind", node: rVar, name: "i" }, ...pass.stmts, ...rowOutputStores(ir, s, accums, "j")];
   return {
-    graph: g,
-    buffers: nIn + ir.outputs.length,
-    params: ["begin", "end"],
-    units: { index: "row", from: "begin", to: "end" },
-    prologue: [{ s: "index", name: "j", value: constant(0), mutable: false }, { s: "bind", node: jVar, name: "j" }],
+    ...rowKernelFrame(ir, s),
     declared: ["row", "i"],
     unit,
     inner: "i",

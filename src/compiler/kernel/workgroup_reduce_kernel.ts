@@ -19,7 +19,7 @@ import type { FusedKernelIR } from "./lower_fusion.js";
 import { binary, constant, index, type Kernel, type RowLoad, type SharedArray, type Stmt } from "./kernel_ir.js";
 import type { LaneAffine, VectorTarget } from "./loop_schedule.js";
 import { scheduleBody } from "./loop_schedule.js";
-import { loopInvariants, rowOutputStores } from "./reduce_kernel.js";
+import { loopInvariants, rowKernelFrame, rowOutputStores } from "./reduce_kernel.js";
 import type { ReduceSchedule } from "./schedule_reduce.js";
 import { appendAll } from "../../types/arrays.js";
 import { reachable } from "./kernel_plan.js";
@@ -28,7 +28,7 @@ import { reachable } from "./kernel_plan.js";
 export function workgroupRowKernel(ir: FusedKernelIR, s: ReduceSchedule, vector: VectorTarget, size: number): Kernel | undefined {
   if (s.column || s.reductions.some((r) => r.kind === "generic" || r.sequential) || (size & (size - 1)) !== 0) return undefined;
   const L = s.loops;
-  const { graph: g, rowVar, rVar, jVar, Rn } = L;
+  const { graph: g, rowVar, rVar, Rn } = L;
   const K = s.reductions.length;
   const nIn = ir.inputs.length;
   // The results' leaves first (the graph numbers nodes in order), then each lane's partner value and the row's total.
@@ -97,11 +97,7 @@ export function workgroupRowKernel(ir: FusedKernelIR, s: ReduceSchedule, vector:
   }
   unit.push({ s: "if", less: [{ a: lane, b: constant(1) }], then: rowOutputStores(ir, s, accums, "j"), otherwise: [] });
   return {
-    graph: g,
-    buffers: nIn + ir.outputs.length,
-    params: ["begin", "end"],
-    units: { index: "row", from: "begin", to: "end" },
-    prologue: [{ s: "index", name: "j", value: constant(0), mutable: false }, { s: "bind", node: jVar, name: "j" }],
+    ...rowKernelFrame(ir, s),
     declared: ["row"],
     unit,
     inner: "i0",
