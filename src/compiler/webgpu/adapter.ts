@@ -27,7 +27,6 @@ export interface GpuContext {
   readonly subgroups: boolean;
 }
 
-
 const navigatorGpu = (): Gpu | undefined => (globalThis as { navigator?: { gpu?: Gpu } }).navigator?.gpu;
 
 /** The backends left when this one has no GPU (for the error message). */
@@ -71,8 +70,10 @@ async function acquire(): Promise<GpuContext> {
   const info = adapter.info ?? {};
   const description = [info.vendor, info.architecture, info.device, info.description].filter((s) => s !== undefined && s !== "").join(" ") || "unnamed adapter";
   const context: GpuContext = { gpu, device, adapter, limits: device.limits, description, subgroups };
+  // A lost device is made again on the next gpuContext (unless a newer one has replaced it already).
+  const mine = pending;
   void device.lost.then(() => {
-    if (pending !== undefined) pending = undefined;
+    if (pending === mine) pending = undefined;
   });
   return context;
 }
