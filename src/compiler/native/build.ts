@@ -1,6 +1,6 @@
 // A program's native kernels as one Node-API module: the prelude, every kernel's C and
-// the glue (glue.ts) in one translation unit, built by the toolchain (toolchain.ts,
-// cached on disk) and loaded; then each kernel runs on device memory through the
+// the glue's table of them (glue.ts) in one translation unit, linked with the glue's
+// object file, built by the toolchain (toolchain.ts, cached on disk) and loaded; then each kernel runs on device memory through the
 // module's `run`, either called directly or through a KernelEntry with the WebAssembly
 // kernels' calling convention (operand and result offsets, [scratch], begin, end), so
 // the executor runs both kinds alike. A kernel that faults (glue.ts catches the signal)
@@ -9,7 +9,7 @@
 
 import { CompileError, ExecutionError, NativeFaultError } from "../../types/errors.js";
 import type { NativeKernel } from "./kernel.js";
-import { glueSource, type GlueKernel } from "./glue.js";
+import { glueTableSource, type GlueKernel } from "./glue.js";
 import { PRELUDE } from "./prelude.js";
 import { C_IDENTIFIER, cComment } from "./c_source.js";
 import { buildModule, buildModuleSync, loadModule, nativeToolchain, type BuiltModule, type NativeModuleExports, type Toolchain } from "./toolchain.js";
@@ -35,7 +35,7 @@ function glueKernels(kernels: readonly NativeKernelBuild[]): GlueKernel[] {
   });
 }
 
-/** The kernels' part of the module's source (the prelude, then each kernel), and the glue. */
+/** The kernels' part of the module's source (the prelude, then each kernel), and the glue's table of them. */
 export function nativeModuleParts(kernels: readonly NativeKernelBuild[]): { kernels: string; glue: string } {
   // Kernels with the same symbol have the same source (c_source.ts names them by it): defined once.
   const defined = new Map<string, string>();
@@ -48,7 +48,7 @@ export function nativeModuleParts(kernels: readonly NativeKernelBuild[]): { kern
     defined.set(kernel.c.symbol, kernel.c.source);
     parts.push(`${cComment(kernel.name)}\n${kernel.c.source}`);
   }
-  return { kernels: parts.join("\n"), glue: glueSource(glueKernels(kernels)) };
+  return { kernels: parts.join("\n"), glue: glueTableSource(glueKernels(kernels)) };
 }
 
 export function toolchainOrThrow(name: string): Toolchain {

@@ -6,7 +6,8 @@
 //     (checked once per process, when the toolchain is found; else the native backend
 //     is unavailable, saying why).
 //   - An entry is `<key>-<sha256 of its bytes>.node` (key: the hash of the source, the
-//     flags, the compiler and the CPU, toolchain.ts). It is written atomically: the
+//     flags, the compiler and the CPU, toolchain.ts), or `.o` for the glue's object
+//     file, which every module links (glue.ts). It is written atomically: the
 //     compiler writes a temporary, which is fsynced, then renamed to its final name.
 //     Before loading, the file must be a regular file of this user's, not writable by
 //     others, whose bytes hash to the digest in its name; one that is not (truncated
@@ -26,7 +27,7 @@ export const DEFAULT_NATIVE_CACHE_MAX_MB = 512;
 /** A build's temporary older than this, whose process is gone, was left by a killed build. */
 const STALE_TEMPORARY_MS = 10 * 60_000;
 
-const ENTRY = /^([0-9a-f]{32})-([0-9a-f]{64})\.node$/;
+const ENTRY = /^([0-9a-f]{32})-([0-9a-f]{64})\.(node|o)$/;
 const TEMPORARY = /^[0-9a-f]{32}\.(\d+)-[0-9a-f]{8}\.(c|tmp)$/;
 /** Entries named by the key alone, written before entries carried their digest: never loaded, evicted first as the oldest. */
 const UNCHECKED_ENTRY = /^[0-9a-f]{32}\.node$/;
@@ -124,7 +125,7 @@ export function findEntry(node: NodeBuiltins, dir: string, key: string): string 
 }
 
 /** Moves a finished build's output `tmp` into the cache as the entry of `key`: fsync, then rename. Returns its path. */
-export function storeEntry(node: NodeBuiltins, dir: string, key: string, tmp: string): string {
+export function storeEntry(node: NodeBuiltins, dir: string, key: string, tmp: string, extension: "node" | "o"): string {
   const { fs } = node;
   fs.chmodSync(tmp, 0o700);
   const fd = fs.openSync(tmp, "r");
@@ -133,7 +134,7 @@ export function storeEntry(node: NodeBuiltins, dir: string, key: string, tmp: st
   } finally {
     fs.closeSync(fd);
   }
-  const path = node.path.join(dir, `${key}-${sha256(node, fs.readFileSync(tmp))}.node`);
+  const path = node.path.join(dir, `${key}-${sha256(node, fs.readFileSync(tmp))}.${extension}`);
   fs.renameSync(tmp, path);
   inUse.add(path);
   return path;

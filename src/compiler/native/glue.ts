@@ -1,6 +1,9 @@
 // The Node-API side of a program's native module: a table of its kernels and one entry
 // point, `run`, that checks a call's buffers lie inside device memory and runs the
-// kernel, on the calling thread or split across the process's pool of threads.
+// kernel, on the calling thread or split across the process's pool of threads. All of
+// it but the table is the same in every module: that part (glueObjectSource) is
+// compiled once per toolchain and linked into each module (toolchain.ts), which adds
+// only its table (glueTableSource).
 //
 //   run(k, memory: Uint8Array, pointers: Uint32Array, begin, end, threads, scratch: Uint32Array)
 //
@@ -305,12 +308,6 @@ static const xk_guard_api *xk_guard;
 `;
 
 const KERNELS = String.raw`
-typedef void (*xk_fn)(uint8_t *, const uint32_t *, int64_t, int64_t);
-typedef struct {
-  xk_fn fn; const char *name; int32_t buffers; int64_t scratch; int64_t extent; double cost;
-  const uint64_t *bytes; const uint64_t *row_bytes;
-} xk_entry;
-
 #define XK_MAX_ARGS 512
 
 /* Runs k on [b, e) inside the guard: 0, or the signal that stopped it (its address in *addr). */
@@ -377,9 +374,10 @@ static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers
 `;
 
 const ENTRY = String.raw`
-/* Each kernel's timings of the calling thread alone (best[0]) and split (best[1]), in ns. */
-typedef struct { _Atomic uint32_t calls; _Atomic int64_t best[2]; } xk_split_stats;
-static xk_split_stats xk_split[XK_COUNT > 0 ? XK_COUNT : 1];
+/* The module's own part (glueTableSource). */
+extern XK_HIDDEN const xk_entry xk_table[];
+extern XK_HIDDEN const int32_t xk_count;
+extern XK_HIDDEN xk_split_stats xk_split[];
 
 static napi_value xk_fail(napi_env env, const char *message) {
   napi_throw_range_error(env, NULL, message);
@@ -399,7 +397,7 @@ static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
   char message[256];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 7) return xk_fail(env, "run: expects 7 arguments");
   int32_t k, threads; int64_t begin, end;
-  if (napi_get_value_int32(env, argv[0], &k) != napi_ok || k < 0 || k >= XK_COUNT) return xk_fail(env, "run: no such kernel");
+  if (napi_get_value_int32(env, argv[0], &k) != napi_ok || k < 0 || k >= xk_count) return xk_fail(env, "run: no such kernel");
   const xk_entry *e = &xk_table[k];
   napi_typedarray_type type; size_t mem_length; void *mem; napi_value buffer; size_t offset;
   if (napi_get_typedarray_info(env, argv[1], &type, &mem_length, &mem, &buffer, &offset) != napi_ok || type != napi_uint8_array) return xk_fail(env, "run: memory is not a Uint8Array");
@@ -505,7 +503,7 @@ NAPI_MODULE_INIT() {
   if (napi_set_named_property(env, exports, "installGuard", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "useGuard", NAPI_AUTO_LENGTH, xk_use_guard, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "useGuard", fn) != napi_ok) return NULL;
-  if (napi_create_int32(env, XK_COUNT, &count) != napi_ok) return NULL;
+  if (napi_create_int32(env, xk_count, &count) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "kernels", count) != napi_ok) return NULL;
   if (napi_create_string_utf8(env, XK_ABI, NAPI_AUTO_LENGTH, &abi) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "abi", abi) != napi_ok) return NULL;
@@ -514,10 +512,33 @@ NAPI_MODULE_INIT() {
 `;
 
 /** The glue's version: a module built for another one is rebuilt (it is in the cache key through the source). */
-export const GLUE_ABI = "xlats-native-4";
+export const GLUE_ABI = "xlats-native-5";
 
-/** The headers the glue needs (before the prelude and kernels). */
-export const GLUE_HEADERS = `#define NAPI_VERSION 8
+/**
+ * What both halves of a module agree on: a kernel's table entry and its split timings.
+ * The table's symbols are hidden, so that modules loaded into one process never bind
+ * to each other's tables.
+ */
+const SHARED_TYPES = String.raw`
+#include <stdint.h>
+#define XK_HIDDEN __attribute__((visibility("hidden")))
+typedef void (*xk_fn)(uint8_t *, const uint32_t *, int64_t, int64_t);
+typedef struct {
+  xk_fn fn; const char *name; int32_t buffers; int64_t scratch; int64_t extent; double cost;
+  const uint64_t *bytes; const uint64_t *row_bytes;
+} xk_entry;
+/* Each kernel's timings of the calling thread alone (best[0]) and split (best[1]), in ns. */
+typedef struct { _Atomic uint32_t calls; _Atomic int64_t best[2]; } xk_split_stats;
+`;
+
+/**
+ * The glue's fixed part: the guard, the pool and the entry point, the same for every
+ * module. It is compiled once per toolchain into an object file (toolchain.ts) and linked
+ * into each module: its headers (Node-API, pthreads, signals, stdio) cost a C compiler
+ * more than a typical program's kernels do.
+ */
+export function glueObjectSource(): string {
+  return [`#define NAPI_VERSION 8
 #include <node_api.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -526,12 +547,12 @@ export const GLUE_HEADERS = `#define NAPI_VERSION 8
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
-#include <string.h>
-`;
+#include <string.h>`, SHARED_TYPES, GUARD, POOL, KERNELS, `#define XK_ABI ${JSON.stringify(GLUE_ABI)}`, ENTRY].join("\n");
+}
 
-/** The guard, the pool and the kernels' table; goes after the kernels' definitions. */
-export function glueSource(kernels: readonly GlueKernel[]): string {
-  const lines = [GUARD, POOL, KERNELS];
+/** The glue's part of one module: its kernels' table, after their definitions. */
+export function glueTableSource(kernels: readonly GlueKernel[]): string {
+  const lines = [SHARED_TYPES];
   kernels.forEach((k, i) => {
     const list = (xs: readonly number[]): string => (xs.length === 0 ? "0" : xs.map((x) => `${x}ull`).join(", "));
     lines.push(`static const uint64_t xk_bytes_${i}[] = { ${list(k.buffers.map((b) => b.bytes))} };`);
@@ -541,9 +562,8 @@ export function glueSource(kernels: readonly GlueKernel[]): string {
     `  { ${k.symbol}, ${JSON.stringify(k.symbol)}, ${k.buffers.length}, ${k.scratchBytes}, ${k.parallelExtent}, ${k.costPerUnit}, xk_bytes_${i}, xk_rows_${i} },`);
   // A module with no kernels (the toolchain's probe) still has a valid table.
   if (entries.length === 0) entries.push("  { 0, \"\", 0, 0, 0, 0, 0, 0 },");
-  lines.push(`static const xk_entry xk_table[] = {\n${entries.join("\n")}\n};`);
-  lines.push(`#define XK_COUNT ${kernels.length}`);
-  lines.push(`#define XK_ABI ${JSON.stringify(GLUE_ABI)}`);
-  lines.push(ENTRY);
+  lines.push(`XK_HIDDEN const xk_entry xk_table[] = {\n${entries.join("\n")}\n};`);
+  lines.push(`XK_HIDDEN const int32_t xk_count = ${kernels.length};`);
+  lines.push(`XK_HIDDEN xk_split_stats xk_split[${Math.max(1, kernels.length)}];`);
   return lines.join("\n");
 }

@@ -4,14 +4,16 @@
 // ~/.cache/xlats/native) under a hash of their source, the flags, the compiler's
 // version and the CPU's features, so a program compiles once per machine; a build
 // writes to a temporary name and renames it into place, so processes building the
-// same module at once do not clash. What makes the cache safe to load from (a private
+// same module at once do not clash. The glue's fixed part (glue.ts) is compiled once
+// into an object file, kept in the same cache, that every module links: its headers
+// took more of each build than the kernels did. What makes the cache safe to load from (a private
 // directory, entries checked against their digest, a size cap, killed builds cleaned
 // up) is cache.ts's. Node's modules come from node.ts (no static `node:` import: the
 // compiler's module graph is also the browser's).
 
 import { CompileError } from "../../types/errors.js";
 import type { NativeCpu } from "./kernel.js";
-import { GLUE_ABI, GLUE_HEADERS, glueSource } from "./glue.js";
+import { GLUE_ABI, glueObjectSource, glueTableSource } from "./glue.js";
 import { cacheMaxBytes, checkCacheDir, entryProblem, findEntry, markInUse, sweepCache, storeEntry } from "./cache.js";
 import { nodeBuiltins, type NodeBuiltins } from "./node.js";
 
@@ -21,8 +23,10 @@ export interface Toolchain {
   /** Its `--version` first line and target triple: part of every cache key. */
   readonly version: string;
   readonly cpu: NativeCpu;
-  /** Flags of every build (the code generators rely on them: no -ffast-math, so NaN and infinity semantics hold; no contraction into FMA, so each op rounds as the interpreter's; -fwrapv, so signed integers wrap). */
+  /** Flags of every compilation (the code generators rely on them: no -ffast-math, so NaN and infinity semantics hold; no contraction into FMA, so each op rounds as the interpreter's; -fwrapv, so signed integers wrap). */
   readonly flags: readonly string[];
+  /** Flags that link a module (a shared object that Node loads). */
+  readonly linkFlags: readonly string[];
   readonly cacheDir: string;
   /** The cache's cap in bytes (cache.ts). */
   readonly cacheMaxBytes: number;
@@ -95,12 +99,12 @@ function detect(node: NodeBuiltins): Toolchain | string {
   const cpu = detectCpu(node);
   const includeDir = headersDir(node);
   if (includeDir === undefined) return "the node-api-headers package is not installed";
-  const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing", "-fPIC", "-shared", "-pthread",
-    ...(cpu.arch === "x86_64" ? ["-march=native"] : cpu.arch === "aarch64" ? ["-mcpu=native"] : []),
-    ...(process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : [])];
+  const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing", "-fPIC", "-pthread",
+    ...(cpu.arch === "x86_64" ? ["-march=native"] : cpu.arch === "aarch64" ? ["-mcpu=native"] : [])];
+  const linkFlags = ["-shared", ...(process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : [])];
   const dir = cacheDir(node);
   checkCacheDir(node, dir);
-  return { cc, version, cpu, flags, cacheDir: dir, cacheMaxBytes: cacheMaxBytes(process.env), includeDir };
+  return { cc, version, cpu, flags, linkFlags, cacheDir: dir, cacheMaxBytes: cacheMaxBytes(process.env), includeDir };
 }
 
 function headersDir(node: NodeBuiltins): string | undefined {
@@ -140,33 +144,41 @@ export function detectCpu(node: NodeBuiltins): NativeCpu {
   return { arch, avx2: flags.has("avx2"), fma: flags.has("fma"), avx512f: flags.has("avx512f"), neon: arch === "aarch64" };
 }
 
-/** The whole translation unit of a module: headers, the kernels (with their prelude) and the glue. */
-export function moduleSource(kernelsSource: string, glue: string): string {
-  return `${GLUE_HEADERS}\n${kernelsSource}\n${glue}\n`;
-}
-
 function cpuKey(cpu: NativeCpu): string {
   return `${cpu.arch} avx2=${cpu.avx2} fma=${cpu.fma} avx512f=${cpu.avx512f} neon=${cpu.neon}`;
 }
 
+/** One run of the compiler: a module, or the glue's object file. */
 interface Job {
   readonly source: string;
-  /** The cache key: the entry is `<key>-<digest>.node`. */
+  /** The cache key: the entry is `<key>-<digest>.<extension>`. */
   readonly key: string;
+  readonly extension: "node" | "o";
   readonly tmp: string;
   readonly cSource: string;
   readonly args: string[];
 }
 
-function job(t: Toolchain, kernelsSource: string, glue: string): Job {
+function job(t: Toolchain, source: string, extension: Job["extension"], inputs: (cSource: string) => string[], keyExtra = ""): Job {
   const node = nodeBuiltins() as NodeBuiltins;
-  const source = moduleSource(kernelsSource, glue);
-  const key = node.crypto.createHash("sha256").update(`${t.version}\n${t.flags.join(" ")}\n${cpuKey(t.cpu)}\n${node.process.versions.node}\n${source}`).digest("hex").slice(0, 32);
+  const flags = [...t.flags, ...(extension === "node" ? t.linkFlags : ["-c"])];
+  const key = node.crypto.createHash("sha256")
+    .update(`${t.version}\n${flags.join(" ")}\n${cpuKey(t.cpu)}\n${node.process.versions.node}\n${keyExtra}\n${source}`).digest("hex").slice(0, 32);
   // The pid in the temporaries' names tells a later sweep whether their build is still running.
   const unique = `${node.process.pid}-${node.crypto.randomBytes(4).toString("hex")}`;
   const tmp = node.path.join(t.cacheDir, `${key}.${unique}.tmp`);
   const cSource = node.path.join(t.cacheDir, `${key}.${unique}.c`);
-  return { source, key, tmp, cSource, args: [...t.flags, `-I${t.includeDir}`, "-o", tmp, cSource, "-lm"] };
+  return { source, key, extension, tmp, cSource, args: [...flags, `-I${t.includeDir}`, "-o", tmp, ...inputs(cSource)] };
+}
+
+/** The job that compiles the glue's fixed part (glue.ts) into an object file. */
+function glueObjectJob(t: Toolchain): Job {
+  return job(t, glueObjectSource(), "o", (c) => [c]);
+}
+
+/** The job that builds a module of `kernelsSource` (the prelude and the kernels) and `glueTable`, linked with the glue's object `glue`. */
+function moduleJob(t: Toolchain, kernelsSource: string, glueTable: string, glue: { key: string; path: string }): Job {
+  return job(t, `${kernelsSource}\n${glueTable}\n`, "node", (c) => [c, glue.path, "-lm"], glue.key);
 }
 
 /** The compiler's first error lines, for a CompileError. */
@@ -176,21 +188,13 @@ function compilerError(name: string, t: Toolchain, output: string): CompileError
   return new CompileError(`${name}: the native module did not compile (${t.cc}):\n  ${shown}`);
 }
 
-/** Stores the built module in the cache (cache.ts), removes its C source and sweeps the cache; returns the entry's path. */
+/** Stores the build's output in the cache (cache.ts), removes its C source and sweeps the cache; returns the entry's path. */
 function finish(t: Toolchain, j: Job): string {
   const node = nodeBuiltins() as NodeBuiltins;
-  const path = storeEntry(node, t.cacheDir, j.key, j.tmp);
+  const path = storeEntry(node, t.cacheDir, j.key, j.tmp, j.extension);
   node.fs.rmSync(j.cSource, { force: true });
   sweepCache(node, t.cacheDir, t.cacheMaxBytes);
   return path;
-}
-
-/** The module of `j` from the cache, when a sound entry is there. */
-function cached(t: Toolchain, j: Job): BuiltModule | undefined {
-  const path = findEntry(nodeBuiltins() as NodeBuiltins, t.cacheDir, j.key);
-  if (path === undefined) return undefined;
-  nativeBuildStats.cacheHits++;
-  return { path, cached: true, compileMs: 0 };
 }
 
 function cleanUp(j: Job): void {
@@ -213,15 +217,16 @@ function announceBuild(): void {
   f?.();
 }
 
-/**
- * Builds (or finds in the cache) the module of `kernelsSource` (the prelude and every
- * kernel's definition) with `glue` (glueSource). `name` names the program in errors.
- */
-export function buildModuleSync(t: Toolchain, kernelsSource: string, name: string, glue = glueSource([])): BuiltModule {
+/** What a build found or made: the entry's path, and whether the compiler ran. */
+interface Built {
+  readonly path: string;
+  readonly compileMs: number | undefined;
+}
+
+function runSync(t: Toolchain, j: Job, name: string): Built {
   const node = nodeBuiltins() as NodeBuiltins;
-  const j = job(t, kernelsSource, glue);
-  const hit = cached(t, j);
-  if (hit !== undefined) return hit;
+  const hit = findEntry(node, t.cacheDir, j.key);
+  if (hit !== undefined) return { path: hit, compileMs: undefined };
   checkCacheDir(node, t.cacheDir);
   announceBuild();
   node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
@@ -231,17 +236,13 @@ export function buildModuleSync(t: Toolchain, kernelsSource: string, name: strin
     cleanUp(j);
     throw compilerError(name, t, `${r.stderr ?? ""}${r.error?.message ?? ""}`);
   }
-  const path = finish(t, j);
-  nativeBuildStats.compiled++;
-  return { path, cached: false, compileMs: Date.now() - start };
+  return { path: finish(t, j), compileMs: Date.now() - start };
 }
 
-/** buildModuleSync without blocking the event loop while the compiler runs. */
-export async function buildModule(t: Toolchain, kernelsSource: string, name: string, glue = glueSource([])): Promise<BuiltModule> {
+async function run(t: Toolchain, j: Job, name: string): Promise<Built> {
   const node = nodeBuiltins() as NodeBuiltins;
-  const j = job(t, kernelsSource, glue);
-  const hit = cached(t, j);
-  if (hit !== undefined) return hit;
+  const hit = findEntry(node, t.cacheDir, j.key);
+  if (hit !== undefined) return { path: hit, compileMs: undefined };
   checkCacheDir(node, t.cacheDir);
   announceBuild();
   await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
@@ -255,9 +256,34 @@ export async function buildModule(t: Toolchain, kernelsSource: string, name: str
     cleanUp(j);
     throw compilerError(name, t, output);
   }
-  const path = finish(t, j);
+  return { path: finish(t, j), compileMs: Date.now() - start };
+}
+
+function moduleBuilt(b: Built): BuiltModule {
+  if (b.compileMs === undefined) {
+    nativeBuildStats.cacheHits++;
+    return { path: b.path, cached: true, compileMs: 0 };
+  }
   nativeBuildStats.compiled++;
-  return { path, cached: false, compileMs: Date.now() - start };
+  return { path: b.path, cached: false, compileMs: b.compileMs };
+}
+
+/**
+ * Builds (or finds in the cache) the module of `kernelsSource` (the prelude and every
+ * kernel's definition) with `glueTable` (glueTableSource), linked with the glue's object
+ * (built, or found in the cache, first). `name` names the program in errors.
+ */
+export function buildModuleSync(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([])): BuiltModule {
+  const glue = glueObjectJob(t);
+  const object = runSync(t, glue, "the native glue");
+  return moduleBuilt(runSync(t, moduleJob(t, kernelsSource, glueTable, { key: glue.key, path: object.path }), name));
+}
+
+/** buildModuleSync without blocking the event loop while the compiler runs. */
+export async function buildModule(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([])): Promise<BuiltModule> {
+  const glue = glueObjectJob(t);
+  const object = await run(t, glue, "the native glue");
+  return moduleBuilt(await run(t, moduleJob(t, kernelsSource, glueTable, { key: glue.key, path: object.path }), name));
 }
 
 const loaded = new Map<string, NativeModuleExports>();

@@ -22,6 +22,8 @@ process.env["XLATS_NATIVE_CACHE"] = ownCache;
 
 const CHILD = fileURLToPath(new URL("./cache_child.js", import.meta.url));
 const ENTRY = /^[0-9a-f]{32}-([0-9a-f]{64})\.node$/;
+/** The glue's object file, which every module links (glue.ts): one per toolchain. */
+const GLUE_OBJECT = /^[0-9a-f]{32}-([0-9a-f]{64})\.o$/;
 
 interface ChildResult {
   readonly code: number | null;
@@ -42,6 +44,7 @@ function freshCache(t: TestContext): string {
 }
 
 const entries = (dir: string): string[] => readdirSync(dir).filter((n) => ENTRY.test(n)).sort();
+const glueObjects = (dir: string): string[] => readdirSync(dir).filter((n) => GLUE_OBJECT.test(n));
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
 
 /** A shared object whose constructor writes "ran" to $XLATS_TEST_MARKER: what an attacker plants. */
@@ -65,11 +68,13 @@ test("cache: a first run stores entries named by their digest; a second loads th
   assert.deepEqual(child(dir).result, { cached: false, compiled: 2 });
   const names = entries(dir);
   assert.equal(names.length, 2, `the probe's and the program's modules: ${readdirSync(dir).join(" ")}`);
-  for (const n of names) {
-    assert.equal(sha256(readFileSync(join(dir, n))), ENTRY.exec(n)![1], "the name carries the sha256 of the bytes");
+  const objects = glueObjects(dir);
+  assert.equal(objects.length, 1, "the glue's object file, built once");
+  for (const n of [...names, ...objects]) {
+    assert.equal(sha256(readFileSync(join(dir, n))), (ENTRY.exec(n) ?? GLUE_OBJECT.exec(n))![1], "the name carries the sha256 of the bytes");
     assert.equal(statSync(join(dir, n)).mode & 0o077, 0, "private to the user");
   }
-  assert.deepEqual(readdirSync(dir).sort(), names, "no .c or .tmp left behind");
+  assert.deepEqual(readdirSync(dir).sort(), [...names, ...objects].sort(), "no .c or .tmp left behind");
   assert.deepEqual(child(dir).result, { cached: true, compiled: 0 });
 });
 
@@ -126,9 +131,14 @@ test("cache: a truncated entry (a crash, a full disk) is rebuilt, not loaded", (
   if (!needsCompiler(t)) return;
   const dir = freshCache(t);
   assert.deepEqual(child(dir).result, { cached: false, compiled: 2 });
-  for (const n of entries(dir)) truncateSync(join(dir, n), Math.floor(statSync(join(dir, n)).size / 2));
+  const object = glueObjects(dir)[0]!;
+  for (const n of [...entries(dir), object]) truncateSync(join(dir, n), Math.floor(statSync(join(dir, n)).size / 2));
   const r = child(dir);
   assert.deepEqual(r.result, { cached: false, compiled: 2 }, r.stderr);
+  const rebuilt = glueObjects(dir);
+  assert.equal(rebuilt.length, 1, "the truncated object file was removed");
+  assert.equal(rebuilt[0]!.slice(0, 32), object.slice(0, 32), "and built again under its key");
+  assert.equal(sha256(readFileSync(join(dir, rebuilt[0]!))), GLUE_OBJECT.exec(rebuilt[0]!)![1], "whole: its bytes are its digest");
   assert.deepEqual(child(dir).result, { cached: true, compiled: 0 });
 });
 
