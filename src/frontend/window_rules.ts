@@ -75,7 +75,7 @@ function reshapeAxisInto(src: number, dst: number, x: V): V {
   return lax.reshape(lax.transpose(x, perm), shape);
 }
 
-export const conv = (lhs: V, rhs: V, p: ConvParams): V => bindRow("convGeneralDilated")([lhs, rhs], p)[0]!;
+const conv = (lhs: V, rhs: V, p: ConvParams): V => bindRow("convGeneralDilated")([lhs, rhs], p)[0]!;
 
 function lhsTransposePadding(lhsSizes: readonly number[], kernel: readonly number[], out: readonly number[], p: ConvParams): [number, number][] {
   return lhsSizes.map((n, i) => {
