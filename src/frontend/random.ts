@@ -180,9 +180,9 @@ export function bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape?: readonly n
 
 /**
  * The float32 next to `x` towards +inf (`up`) or -inf (lax.nextafter for the two
- * directions truncatedNormal needs): one step of the bit pattern read as a signed
- * integer, which moves away from zero for a positive float and towards it for a
- * negative one; ±0 steps to the smallest subnormal of the direction's sign.
+ * directions truncatedNormal needs): the bit pattern as a signed integer stepped by one,
+ * +1 upwards for a positive float and −1 for a negative one (the reverse downwards);
+ * ±0 steps to the smallest subnormal of the direction's sign.
  */
 function nextFloat32(x: A, up: boolean): A {
   const b = lax.bitcastConvertType(x, "int32");
@@ -228,9 +228,10 @@ const RANDINT_DTYPES: Partial<Record<DType, { min: number; max: number; sampling
 
 /**
  * jax.random.randint: integers in [minval, maxval) of `shape` (dtype default int32). As
- * JAX: two words of random bits per value (from the two keys of split(key)) reduced
- * modulo the span as a 64-bit number, (hi·2³² + lo) mod span, with 2³² mod span
- * computed as (2¹⁶ mod span)² mod span so that nothing overflows; a span ≤ 0 gives minval.
+ * JAX: two words of random bits per value (from the two keys of split(key)) combined as
+ * ((hi mod span)·m + lo mod span) mod span with m = (2¹⁶ mod span)² mod span, which is
+ * (hi·2³² + lo) mod span while span ≤ 2¹⁶; all in uint32 arithmetic, whose wrap-around
+ * beyond that JAX has too (so the values are JAX's bit for bit). A span ≤ 0 gives minval.
  * Bounds are clipped to the dtype's range (maxval to one past its top), as JAX's.
  */
 export function randint(key: ArrayLike, shape: readonly number[], minval: ArrayLike, maxval: ArrayLike, options: { dtype?: DType } = {}): A {
