@@ -1,5 +1,5 @@
 // jax.lax's convolutions and windowed reductions: conv_general_dilated (and its
-// wrappers conv, conv_with_general_padding), reduce_window with add/max/min, and the
+// wrappers conv, conv_with_general_padding, conv_transpose), reduce_window with add/max/min, and the
 // pooling sums and maxima built on it. The primitives and their rules are in
 // window_rules.ts.
 
@@ -98,6 +98,69 @@ export const conv = (lhs: ArrayLike, rhs: ArrayLike, windowStrides: readonly num
 /** lax.conv_with_general_padding: NCHW / OIHW with explicit padding and dilations. */
 export const convWithGeneralPadding = (lhs: ArrayLike, rhs: ArrayLike, windowStrides: readonly number[], padding: Padding, lhsDilation?: readonly number[], rhsDilation?: readonly number[]): A =>
   convGeneralDilated(lhs, rhs, windowStrides, padding, { ...(lhsDilation ? { lhsDilation } : {}), ...(rhsDilation ? { rhsDilation } : {}) });
+
+/** JAX's _conv_transpose_padding: the (before, after) padding of the dilated input for a kernel of (dilated) size k and stride s. */
+function convTransposePadding(k: number, s: number, padding: "SAME" | "VALID" | readonly [number, number]): [number, number] {
+  let total: number;
+  let before: number;
+  if (padding === "SAME") {
+    total = k + s - 2;
+    before = s > k - 1 ? k - 1 : Math.ceil(total / 2);
+  } else if (padding === "VALID") {
+    total = k + s - 2 + Math.max(k - s, 0);
+    before = k - 1;
+  } else {
+    before = k - padding[0] - 1;
+    total = before + k - padding[1] - 1;
+  }
+  return [before, total - before];
+}
+
+/** The default layouts of convTranspose by rank, as JAX's (TensorFlow's): channels last, kernels spatial-first. */
+const TRANSPOSE_LAYOUTS: Readonly<Record<number, readonly [string, string, string]>> = {
+  2: ["NC", "IO", "NC"], 3: ["NHC", "HIO", "NHC"], 4: ["NHWC", "HWIO", "NHWC"], 5: ["NHWDC", "HWDIO", "NHWDC"],
+};
+
+export interface ConvTransposeOptions {
+  readonly rhsDilation?: readonly number[];
+  /** Default: channels last (["NHWC", "HWIO", "NHWC"] for rank 4), as JAX's. */
+  readonly dimensionNumbers?: ConvDimensionNumbers;
+  /** Flip the kernel's spatial dimensions and swap its input and output features (Keras' Conv2DTranspose). */
+  readonly transposeKernel?: boolean;
+  readonly preferredElementType?: DType;
+}
+
+/**
+ * lax.conv_transpose: a fractionally strided convolution (the input dilated by `strides`).
+ * "SAME" and "VALID" name the forward convolution's padding; explicit pairs are the
+ * transposed convolution's own padding (JAX's default, use_consistent_padding=False).
+ */
+export function convTranspose(lhs: ArrayLike, rhs: ArrayLike, strides: readonly number[], padding: Padding, options: ConvTransposeOptions = {}): A {
+  const where = "convTranspose";
+  const l = asArrayValue(lhs, undefined, where);
+  let r = asArrayValue(rhs, undefined, where);
+  const layouts = options.dimensionNumbers ?? TRANSPOSE_LAYOUTS[l.ndim];
+  if (layouts === undefined) throw new FrontendError(`${where}: no default dimension numbers for rank ${l.ndim} (give dimensionNumbers)`, where, "dimensionNumbers");
+  const dimensionNumbers = layouts === null || "lhsSpec" in layouts ? layouts : (() => {
+    const [lhsSpec, rhsSpec, outSpec] = specsOf(layouts, l.ndim);
+    return { lhsSpec, rhsSpec, outSpec };
+  })();
+  const rhsSpec = dimensionNumbers === null ? range(l.ndim) : dimensionNumbers.rhsSpec;
+  const rhsDilation = options.rhsDilation ?? strides.map(() => 1);
+  const pads = typeof padding === "string"
+    ? rhsSpec.slice(2).map((d, i) => convTransposePadding(dilate(r.shape[d]!, rhsDilation[i]!), strides[i]!, padding))
+    : padding;
+  if (options.transposeKernel === true) {
+    r = lax.rev(r, rhsSpec.slice(2));
+    const swap = range(r.ndim);
+    [swap[rhsSpec[0]!], swap[rhsSpec[1]!]] = [rhsSpec[1]!, rhsSpec[0]!];
+    r = lax.transpose(r, swap);
+  }
+  return convGeneralDilated(l, r, strides.map(() => 1), pads, {
+    lhsDilation: strides, rhsDilation, dimensionNumbers,
+    ...(options.preferredElementType === undefined ? {} : { preferredElementType: options.preferredElementType }),
+  });
+}
 
 /** The reductions reduceWindow takes: lax.add, lax.max, lax.min (or their names). */
 const WINDOW_REDUCTIONS = new Map<unknown, "reduceWindowSum" | "reduceWindowMax" | "reduceWindowMin">([

@@ -75,6 +75,14 @@ test("convGeneralDilated: NHWC/HWIO strings, strides, padding, dilations and fea
   const same = lax.conv(x, w1, [2, 2], "SAME");
   assert.deepEqual(same.shape, [2, 3, 3, 2]);
   assertClose(same.tolist(), referenceConv(x.tolist() as Grid, w1.tolist() as Grid, { strides: [2, 2], padding: [[0, 1], [0, 0]], lhsDilation: [1, 1], rhsDilation: [1, 1], groups: 1 }), "SAME");
+  // convTranspose (channels last by default): x = [1, 2] dilated by the stride 2, padded
+  // for "VALID" by (2, 2), correlated with [1, 10, 100]; with transposeKernel, each input
+  // element scatters a copy of the kernel (Keras' Conv2DTranspose).
+  const x1 = np.reshape(np.array([1, 2], { dtype: "float32" }), [1, 2, 1]);
+  const k1 = np.reshape(np.array([1, 10, 100], { dtype: "float32" }), [3, 1, 1]);
+  assert.deepEqual(np.ravel(lax.convTranspose(x1, k1, [2], "VALID")).tolist(), [100, 10, 201, 20, 2]);
+  assert.deepEqual(np.ravel(lax.convTranspose(x1, k1, [2], "VALID", { transposeKernel: true })).tolist(), [1, 10, 102, 20, 200]);
+  assert.deepEqual(lax.convTranspose(x1, k1, [2], "SAME").shape, [1, 4, 1]);
   assert.throws(() => lax.conv(x, w1, [1], "VALID"), FrontendError);
   assert.throws(() => lax.convGeneralDilated(x, w1, [1, 1], "VALID", { dimensionNumbers: ["NHWC", "HWIX", "NHWC"] }), FrontendError);
   assert.throws(() => lax.conv(x, np.astype(w1, "float32"), [1, 1], "VALID"), FrontendError);
