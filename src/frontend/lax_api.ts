@@ -3,3 +3,4 @@
 export * from "./lax.js";
 export { cond, foriLoop, whileLoop, switch, scan, map, type ScanOptions } from "./control.js";
 export { topK } from "./sorting.js";
+export { conv, convGeneralDilated, convWithGeneralPadding, convTranspose, reduceWindow, type ConvDimensionNumbers, type ConvOptions, type ConvTransposeOptions, type Padding as ConvPadding } from "./convolution.js";

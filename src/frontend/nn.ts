@@ -69,3 +69,4 @@ export function standardize(x: ArrayLike, options: AxisOption & { epsilon?: numb
   const variance = np.variance(x, { axis, keepdims: true });
   return np.multiply(np.subtract(x, mean), lax.rsqrt(np.add(variance, options.epsilon ?? 1e-5)));
 }
+export * as initializers from "./initializers.js";

@@ -37,6 +37,7 @@ import { LU_ROWS } from "./lu_rules.js";
 import { DECOMPOSITION_ROWS } from "./decomposition_rules.js";
 import { COMPLEX_ROWS } from "./complex_rules.js";
 import { FFT_ROWS } from "./fft_rules.js";
+import { WINDOW_ROWS, type ConvParams, type WindowParams } from "./window_rules.js";
 
 type None = Record<string, never>;
 type Axes = { readonly axes: readonly number[] };
@@ -103,6 +104,10 @@ export interface PrimitiveParams {
   complex: None; real: None; imag: None; conj: None;
   /** XLA's FFT over the innermost fftLength.length (1 to 3) dimensions: complex to complex (fft, ifft), real to half-spectrum (rfft) and back (irfft). */
   fft: Fft; ifft: Fft; rfft: Fft; irfft: Fft;
+  /** XLA's convolution as JAX's conv_general_dilated (window_rules.ts). */
+  convGeneralDilated: ConvParams;
+  /** reduce_window with add, max or min from the reduction's identity (window_rules.ts). */
+  reduceWindowSum: WindowParams; reduceWindowMax: WindowParams; reduceWindowMin: WindowParams;
 }
 
 export type PrimitiveName = keyof PrimitiveParams;
@@ -710,6 +715,7 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   ...DECOMPOSITION_ROWS,
   ...COMPLEX_ROWS,
   ...FFT_ROWS,
+  ...WINDOW_ROWS,
 
   sort: {
     lower: (b, operands, { dimension, isStable, numKeys }) => {

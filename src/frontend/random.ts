@@ -3,14 +3,22 @@
 // since 0.5.0): the counter of element i is the 64-bit index i as (hi, lo) words, and
 // 32-bit random bits are the xor of threefry's two output words.
 //
+// `setThreefryPartitionable(false)` switches to JAX's scheme before 0.5.0 (the config
+// jax_threefry_partitionable=False): n counters 0..n-1 (padded to even) hashed as two
+// halves, the two output halves concatenated; JAX's docstrings still show values of
+// that scheme, which is how the tests check this module against numbers JAX printed.
+//
 // A key is a uint32 array of shape [2] (as jax.random.PRNGKey gives; `key` is the same
 // here, since the front end has no key dtype).
 
 import { ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
-import type { DType } from "./dtypes.js";
+import { dtypeKind, isIntegral, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
+import { take } from "./indexing.js";
 import { jit } from "./jit.js";
 import * as lax from "./lax.js";
+import * as np from "./numpy.js";
+import { topK } from "./sorting.js";
 
 type A = ArrayBase;
 
@@ -80,11 +88,42 @@ function counters(shape: readonly number[]): [A, A] {
   return [lax.full(shape, 0, "uint32"), lo];
 }
 
+let partitionable = true;
+
+/**
+ * jax.config.update("jax_threefry_partitionable", on): true (the default, as JAX's since
+ * 0.5.0) or false (JAX's earlier scheme). Set it before tracing: functions already
+ * traced by `jit` keep the scheme they were traced with.
+ */
+export function setThreefryPartitionable(on: boolean): void {
+  partitionable = on;
+}
+
+/**
+ * The earlier scheme's hash of counters 0..n-1: the counters (padded with a 0 to even
+ * length) split into halves that are threefry's two inputs; the two outputs concatenated.
+ */
+function sequentialBits(key: ArrayLike, n: number): A {
+  if (n === 0) return lax.iota("uint32", 0);
+  const half = Math.ceil(n / 2);
+  const count = lax.iota("uint32", 2 * half);
+  const padded = n % 2 === 0 ? count : lax.concatenate([lax.slice(count, [0], [n]), lax.full([1], 0, "uint32")], 0);
+  const [b1, b2] = threefry2x32(key, lax.slice(padded, [0], [half]), lax.slice(padded, [half], [2 * half]));
+  return lax.slice(lax.concatenate([b1, b2], 0), [0], [n]);
+}
+
 /** jax.random.split: `num` new keys, as an array of shape [num, 2]. */
 export function split(key: ArrayLike, num = 2): A {
+  if (!partitionable) return lax.reshape(sequentialBits(key, 2 * num), [num, 2]);
   const [hi, lo] = counters([num]);
   const [b1, b2] = threefry2x32(key, hi, lo);
   return lax.concatenate([lax.reshape(b1, [num, 1]), lax.reshape(b2, [num, 1])], 1);
+}
+
+/** The two keys of split(key, 2), as separate [2] arrays (JAX's `k1, k2 = _split(key)`). */
+function splitPair(key: ArrayLike): [A, A] {
+  const keys = split(key, 2);
+  return [lax.reshape(lax.slice(keys, [0, 0], [1, 2]), [2]), lax.reshape(lax.slice(keys, [1, 0], [2, 2]), [2])];
 }
 
 /** jax.random.fold_in: a key derived from `key` and the integer `data`. */
@@ -96,6 +135,7 @@ export function foldIn(key: ArrayLike, data: number): A {
 
 /** jax.random.bits for 32-bit words: uint32 random bits of `shape`. */
 export function bits(key: ArrayLike, shape: readonly number[] = []): A {
+  if (!partitionable) return lax.reshape(sequentialBits(key, shape.reduce((p, d) => p * d, 1)), shape);
   const [hi, lo] = counters(shape);
   const [b1, b2] = threefry2x32(key, hi, lo);
   return lax.xor(b1, b2);
@@ -136,4 +176,169 @@ export function bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape?: readonly n
   const prob = asArrayValue(p, undefined, "bernoulli");
   const s = shape ?? prob.shape;
   return lax.lt(uniform(key, s), lax.broadcastTo(lax.convertElementType(prob, "float32"), s));
+}
+
+/**
+ * The float32 next to `x` towards +inf (`up`) or -inf (lax.nextafter for the two
+ * directions truncatedNormal needs): the bit pattern as a signed integer stepped by one,
+ * +1 upwards for a positive float and −1 for a negative one (the reverse downwards);
+ * ±0 steps to the smallest subnormal of the direction's sign.
+ */
+function nextFloat32(x: A, up: boolean): A {
+  const b = lax.bitcastConvertType(x, "int32");
+  const step = lax.selectN(lax.gt(x, 0), lax.full(x.shape, up ? -1 : 1, "int32"), lax.full(x.shape, up ? 1 : -1, "int32"));
+  const fromZero = lax.full(x.shape, up ? 1 : -(2 ** 31) + 1, "int32");
+  return lax.bitcastConvertType(lax.selectN(lax.eq(x, 0), lax.add(b, step), fromZero), "float32");
+}
+
+/**
+ * jax.random.truncated_normal: standard normal values in the open interval (lower, upper),
+ * of `shape` (default the broadcast of the bounds' shapes): √2 · erf⁻¹(u) for u uniform
+ * between erf(lower/√2) and erf(upper/√2), clamped to the floats just inside the bounds.
+ */
+export function truncatedNormal(key: ArrayLike, lower: ArrayLike, upper: ArrayLike, shape?: readonly number[], options: { dtype?: DType } = {}): A {
+  const dtype = options.dtype ?? "float32";
+  checkFloat32(dtype, "truncatedNormal");
+  const lo = asArrayValue(lower, dtype, "truncatedNormal");
+  const hi = asArrayValue(upper, dtype, "truncatedNormal");
+  const boundsShape = np.broadcastShapes("truncatedNormal", lo.shape, hi.shape);
+  const s = shape ?? boundsShape;
+  if (np.broadcastShapes("truncatedNormal", s, boundsShape).join(",") !== s.join(",")) {
+    throw new FrontendError(`truncatedNormal: the bounds' shape [${boundsShape}] does not broadcast to shape [${s}]`, "truncatedNormal", "shape");
+  }
+  const sqrt2 = Math.SQRT2;
+  const a = lax.erf(lax.div(lo, sqrt2));
+  const b = lax.erf(lax.div(hi, sqrt2));
+  const u = uniform(key, s, { dtype, minval: lax.broadcastTo(a, s), maxval: lax.broadcastTo(b, s) });
+  const out = lax.mul(lax.erfInv(u), sqrt2);
+  const floor = lax.broadcastTo(nextFloat32(lax.stopGradient(lo), true), s);
+  const ceiling = lax.broadcastTo(nextFloat32(lax.stopGradient(hi), false), s);
+  return lax.min(lax.max(out, floor), ceiling);
+}
+
+/** The range of each integer dtype randint samples, and the dtype it samples in (JAX samples narrow types at 32 bits). */
+const RANDINT_DTYPES: Partial<Record<DType, { min: number; max: number; sampling: "int32" | "uint32" }>> = {
+  int8: { min: -128, max: 127, sampling: "int32" },
+  int16: { min: -32768, max: 32767, sampling: "int32" },
+  int32: { min: -(2 ** 31), max: 2 ** 31 - 1, sampling: "int32" },
+  uint8: { min: 0, max: 255, sampling: "int32" },
+  uint16: { min: 0, max: 65535, sampling: "int32" },
+  uint32: { min: 0, max: 2 ** 32 - 1, sampling: "uint32" },
+};
+
+/**
+ * jax.random.randint: integers in [minval, maxval) of `shape` (dtype default int32). As
+ * JAX: two words of random bits per value (from the two keys of split(key)) combined as
+ * ((hi mod span)·m + lo mod span) mod span with m = (2¹⁶ mod span)² mod span, which is
+ * (hi·2³² + lo) mod span while span ≤ 2¹⁶; all in uint32 arithmetic, whose wrap-around
+ * beyond that JAX has too (so the values are JAX's bit for bit). A span ≤ 0 gives minval.
+ * Bounds are clipped to the dtype's range (maxval to one past its top), as JAX's.
+ */
+export function randint(key: ArrayLike, shape: readonly number[], minval: ArrayLike, maxval: ArrayLike, options: { dtype?: DType } = {}): A {
+  const dtype = options.dtype ?? "int32";
+  const range = RANDINT_DTYPES[dtype];
+  if (range === undefined) {
+    const why = isIntegral(dtype) ? "64-bit integers are not supported yet" : "randint samples integer dtypes";
+    throw new FrontendError(`randint: dtype ${dtype}: ${why} (int8/16/32, uint8/16/32 are)`, "randint", "dtype");
+  }
+  const sampling = range.sampling;
+  const bound = (v: ArrayLike, top: number): A => {
+    if (typeof v === "number") return asArrayValue(Math.min(Math.max(Math.trunc(v), range.min), top), sampling, "randint");
+    const a = asArrayValue(v, undefined, "randint");
+    if (!isIntegral(a.dtype) && dtypeKind(a.dtype) !== "bool") throw new FrontendError(`randint: the bounds must be integers, got ${a.dtype}`, "randint", "minval");
+    return lax.convertElementType(np.clip(a, range.min, top), sampling);
+  };
+  const lo = lax.broadcastTo(bound(minval, range.max), shape);
+  const hi = lax.broadcastTo(bound(maxval, sampling === "uint32" ? range.max : range.max + 1), shape);
+  const [k1, k2] = splitPair(key);
+  const higherBits = bits(k1, shape);
+  const lowerBits = bits(k2, shape);
+  const span = lax.selectN(lax.le(hi, lo), lax.convertElementType(lax.sub(hi, lo), "uint32"), 1);
+  let multiplier = lax.rem(lax.full(shape, 2 ** 16, "uint32"), span);
+  multiplier = lax.rem(lax.mul(multiplier, multiplier), span);
+  const offset = lax.rem(lax.add(lax.mul(lax.rem(higherBits, span), multiplier), lax.rem(lowerBits, span)), span);
+  const out = lax.add(lo, lax.convertElementType(offset, sampling));
+  return out.dtype === dtype ? out : lax.convertElementType(out, dtype);
+}
+
+/**
+ * JAX's _shuffle: `x` reordered along `axis` by sorting it (stably) under fresh 32-bit
+ * random keys, for ⌈3·ln(size)/ln(2³²−1)⌉ rounds (one round up to 1,625 elements), each
+ * round's keys from the second half of a split of the previous key.
+ */
+function shuffle(key: ArrayLike, x: A, axis: number): A {
+  const rounds = Math.ceil((3 * Math.log(Math.max(1, x.size))) / Math.log(2 ** 32 - 1));
+  let k: ArrayLike = key;
+  let out = x;
+  for (let r = 0; r < rounds; r++) {
+    const [next, sub] = splitPair(k);
+    k = next;
+    out = (lax.sort([bits(sub, out.shape), out], { dimension: axis, numKeys: 1 }) as A[])[1]!;
+  }
+  return out;
+}
+
+/**
+ * jax.random.permutation: a shuffled arange(x) for an integer `x`, else `x` shuffled along
+ * `axis` (default 0): whole slices moved together, or each vector along `axis` shuffled
+ * on its own with `independent`.
+ */
+export function permutation(key: ArrayLike, x: ArrayLike, options: { axis?: number; independent?: boolean } = {}): A {
+  const a = asArrayValue(x, undefined, "permutation");
+  if (a.ndim === 0) {
+    if (!isIntegral(a.dtype)) throw new FrontendError(`permutation: x must be an integer or an array of at least one dimension, got a ${a.dtype} scalar`, "permutation", "x");
+    return shuffle(key, lax.iota("int32", Number(a.item())), 0);
+  }
+  const axis = np.normalizeAxis("permutation", options.axis ?? 0, a.ndim);
+  if (options.independent === true || a.ndim === 1) return shuffle(key, a, axis);
+  return take(a, shuffle(key, lax.iota("int32", a.shape[axis]!), 0), { axis });
+}
+
+/**
+ * jax.random.gumbel (JAX's default "low" mode): −log(−log u) for u uniform in
+ * [tiny, 1), tiny the smallest normal float32.
+ */
+export function gumbel(key: ArrayLike, shape: readonly number[] = [], options: { dtype?: DType } = {}): A {
+  const dtype = options.dtype ?? "float32";
+  checkFloat32(dtype, "gumbel");
+  const u = uniform(key, shape, { dtype, minval: 2 ** -126, maxval: 1 });
+  return lax.neg(lax.log(lax.neg(lax.log(u))));
+}
+
+export interface CategoricalOptions {
+  /** The axis of the categories in `logits` (default -1). */
+  readonly axis?: number;
+  /** The result's shape (default the logits' shape without `axis`); it must end in a shape the batch broadcasts to. */
+  readonly shape?: readonly number[];
+  /** Sample with replacement (default), or without (then the leading dimensions of `shape` count the distinct draws). */
+  readonly replace?: boolean;
+}
+
+/**
+ * jax.random.categorical: int32 category indices drawn with probabilities softmax(logits)
+ * along `axis`: the Gumbel-max trick (argmax of logits plus Gumbel noise), or without
+ * replacement the Gumbel top-k trick.
+ */
+export function categorical(key: ArrayLike, logits: ArrayLike, options: CategoricalOptions = {}): A {
+  const l = np.toInexact(asArrayValue(logits, undefined, "categorical"));
+  if (l.ndim === 0) throw new FrontendError("categorical: logits need at least one dimension (the categories)", "categorical", "logits");
+  const axis = np.normalizeAxis("categorical", options.axis ?? -1, l.ndim);
+  const batchShape = l.shape.filter((_, i) => i !== axis);
+  const shape = options.shape ?? batchShape;
+  const fits = shape.length >= batchShape.length && np.broadcastShapes("categorical", shape, batchShape).join(",") === shape.join(",");
+  if (!fits) throw new FrontendError(`categorical: shape [${shape}] is not a shape the logits' batch shape [${batchShape}] broadcasts to`, "categorical", "shape");
+  const prefix = shape.slice(0, shape.length - batchShape.length);
+  if (options.replace ?? true) {
+    const sampleShape = shape.slice(prefix.length);
+    sampleShape.splice(axis, 0, l.shape[axis]!);
+    const noisy = lax.add(gumbel(key, [...prefix, ...sampleShape], { dtype: l.dtype }), lax.broadcastTo(l, [...prefix, ...sampleShape]));
+    return lax.argmax(noisy, prefix.length + axis);
+  }
+  const k = prefix.reduce((p, d) => p * d, 1);
+  if (k > l.shape[axis]!) throw new FrontendError(`categorical: ${k} samples without replacement from ${l.shape[axis]} categories`, "categorical", "shape");
+  const noisy = np.moveaxis(lax.add(l, gumbel(key, l.shape, { dtype: l.dtype })), axis, -1);
+  const [, indices] = topK(noisy, k);
+  // [...batch, k] -> [k, ...batch] -> shape.
+  const last = indices.ndim - 1;
+  return lax.reshape(lax.transpose(indices, [last, ...batchShape.map((_, i) => i)]), shape);
 }

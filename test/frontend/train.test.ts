@@ -1,10 +1,11 @@
-// Optimizers against their update formulas done by hand, and examples/train_mlp.ts:
-// its loss falls.
+// Optimizers against their update formulas done by hand, and examples/train_mlp.ts and
+// examples/train_transformer.ts: their losses fall.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { numpy as np, optimizers, grad, jit, type FrontendArray } from "../../src/index.js";
 import { train } from "../../examples/train_mlp.js";
+import { train as trainTransformer } from "../../examples/train_transformer.js";
 
 type A = FrontendArray;
 
@@ -43,6 +44,12 @@ test("adam: the first step is -lr·g/(|g| + eps) (bias-corrected moments); it mi
 test("examples/train_mlp.ts: the loss falls", () => {
   const losses = train(30);
   assert.ok(losses[29]! < losses[0]! / 4, `loss ${losses[0]} -> ${losses[29]}`);
+});
+
+test("examples/train_transformer.ts: the language model's loss falls from about ln(vocabulary)", () => {
+  const losses = trainTransformer(25);
+  assert.ok(losses[0]! > 3 && losses[0]! < 4.5, `initial loss ${losses[0]}`);
+  assert.ok(losses[24]! < losses[0]! / 3, `loss ${losses[0]} -> ${losses[24]}`);
 });
 
 test("adamw adds the decoupled weight decay -lr·wd·param to adam's step; momentum is sgd's heavy ball", () => {
