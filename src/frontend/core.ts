@@ -25,6 +25,7 @@ import { DTYPES, dtypeKind, dtypeOf, resultType, DEFAULT_COMPLEX, DEFAULT_FLOAT,
 import { ConcretizationError, FrontendError } from "./errors.js";
 import { getItem, IndexUpdateRef, type Index } from "./indexing.js";
 import { PRIMITIVES, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
+import type { NamedSharding } from "./sharding.js";
 
 // This module's `Array` is the front end's array class; JS arrays are globalThis.Array.
 const isJsArray = (x: unknown): x is readonly unknown[] => globalThis.Array.isArray(x);
@@ -123,8 +124,11 @@ const registry = new FinalizationRegistry<DeviceArray>((buffer) => buffer.delete
 export class Array extends ArrayBase {
   #buffer: DeviceArray | undefined;
 
-  /** @internal Takes ownership of `buffer`. */
-  constructor(readonly aval: Aval, buffer: DeviceArray) {
+  /**
+   * @internal Takes ownership of `buffer`. `sharding`: how a sharded jit splits the
+   * array over a mesh's devices (the arrays that sharded jit returns, and devicePut's).
+   */
+  constructor(readonly aval: Aval, buffer: DeviceArray, readonly sharding?: NamedSharding) {
     super();
     this.#buffer = buffer;
     registry.register(this, buffer, this);

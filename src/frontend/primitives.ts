@@ -37,6 +37,7 @@ import { LU_ROWS } from "./lu_rules.js";
 import { DECOMPOSITION_ROWS } from "./decomposition_rules.js";
 import { COMPLEX_ROWS } from "./complex_rules.js";
 import { FFT_ROWS } from "./fft_rules.js";
+import { SHARDING_ROWS, type MeshAxes } from "./sharding_rules.js";
 
 type None = Record<string, never>;
 type Axes = { readonly axes: readonly number[] };
@@ -103,6 +104,8 @@ export interface PrimitiveParams {
   complex: None; real: None; imag: None; conj: None;
   /** XLA's FFT over the innermost fftLength.length (1 to 3) dimensions: complex to complex (fft, ifft), real to half-spectrum (rfft) and back (irfft). */
   fft: Fft; ifft: Fft; rfft: Fft; irfft: Fft;
+  /** sdy.sharding_constraint on the program's one mesh (`mesh`): each dimension's mesh axes (sharding_rules.ts). */
+  shardingConstraint: { readonly mesh: MeshAxes; readonly dims: readonly (readonly string[])[] };
 }
 
 export type PrimitiveName = keyof PrimitiveParams;
@@ -710,6 +713,7 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   ...DECOMPOSITION_ROWS,
   ...COMPLEX_ROWS,
   ...FFT_ROWS,
+  ...SHARDING_ROWS,
 
   sort: {
     lower: (b, operands, { dimension, isStable, numKeys }) => {
