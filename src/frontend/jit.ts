@@ -76,7 +76,7 @@ export interface ShardedJitOptions extends JitOptions {
 /** @internal What a sharded jit adds to the traced module: the mesh, and the shardings of the arguments' and results' leaves. */
 export interface ShardingPlan {
   declareMesh(b: XlaBuilder): void;
-  argShardings(def: TreeDef, avals: readonly Aval[]): readonly (TensorSharding | undefined)[];
+  readonly argShardings: readonly (TensorSharding | undefined)[];
   resultShardings(def: TreeDef, avals: readonly Aval[]): readonly (TensorSharding | undefined)[];
 }
 
@@ -140,13 +140,12 @@ export function traceToModule(
   const b = new XlaBuilder(name.replace(/[^A-Za-z0-9_]/g, "_"));
   plan?.declareMesh(b);
   return withTrace((level) => new JitTrace(level, b), (trace) => {
-    const [, def] = treeFlatten(args.map((a, i) => (staticArgnums.includes(i) ? null : a)));
-    const argShardings = plan?.argShardings(def, leaves.map((l) => l.aval)) ?? [];
     const params = leaves.map((l, i) => {
-      const sharding = argShardings[i];
+      const sharding = plan?.argShardings[i];
       const op = parameter(b, i, shapeOfAval(l.aval), sharding === undefined ? `arg${i}` : { name: `arg${i}`, sharding });
       return new JitTracer(trace, op, l.aval);
     });
+    const [, def] = treeFlatten(args.map((a, i) => (staticArgnums.includes(i) ? null : a)));
     const rebuilt = treeUnflatten(def, params) as unknown[];
     const callArgs = args.map((a, i) => (staticArgnums.includes(i) ? a : rebuilt[i]));
     const [outLeaves, outDef] = treeFlatten((f as unknown as (...a: unknown[]) => unknown)(...callArgs));

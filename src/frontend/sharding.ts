@@ -336,6 +336,13 @@ export class ShardedCompiled {
   }
 }
 
+/**
+ * The programs a sharded jit traces, by their builders' list of meshes (which a builder
+ * shares with its sub-builders): shardMap is staged only into those, since a plain jit
+ * runs on one device.
+ */
+const shardedPrograms = new WeakSet<readonly unknown[]>();
+
 /** The plan of a sharded trace: inShardings (else the arguments' own shardings), outShardings, on their one mesh. */
 function planFor(options: ShardedJitOptions, leaves: readonly ArrayBase[], staticArgnums: readonly number[], args: readonly unknown[]): { plan: ShardingPlan; mesh: Mesh; argShardings: (NamedSharding | undefined)[] } {
   const [, def] = treeFlatten(args.map((a, i) => (staticArgnums.includes(i) ? null : a)));
@@ -344,8 +351,11 @@ function planFor(options: ShardedJitOptions, leaves: readonly ArrayBase[], stati
   const mesh = commonMesh([...argShardings.filter(isNamedSharding), ...namedShardingsIn(options.outShardings)], "jit");
   argShardings.forEach((s, i) => s?.check(leaves[i]!.shape, `jit: argument leaf ${i} (${avalString(leaves[i]!.aval)})`));
   const plan: ShardingPlan = {
-    declareMesh: (b: XlaBuilder) => declareMesh(b, mesh.axes, "jit"),
-    argShardings: (_def, avals) => argShardings.map((s, i) => s?.tensorSharding(avals[i]!.shape.length)),
+    declareMesh: (b: XlaBuilder) => {
+      declareMesh(b, mesh.axes, "jit");
+      shardedPrograms.add(b.meshes);
+    },
+    argShardings: argShardings.map((s, i) => s?.tensorSharding(leaves[i]!.ndim)),
     resultShardings: (outDef, avals) => perLeaf(options.outShardings, outDef, isNamedSharding, "jit: outShardings").map((s, i) => {
       s?.check(avals[i]!.shape, `jit: result leaf ${i} (${avalString(avals[i]!)})`);
       return s?.tensorSharding(avals[i]!.shape.length);
@@ -439,6 +449,9 @@ function liftedTo(parent: JitTrace, v: ArrayBase): JitTracer {
 
 function stageShardMap(parent: JitTrace, f: (...a: unknown[]) => unknown, mesh: Mesh, inSpecs: SpecsOption, outSpecs: SpecsOption, args: readonly unknown[]): unknown {
   const b = parent.builder;
+  if (!shardedPrograms.has(b.meshes)) {
+    throw new FrontendError("shardMap: inside a jit without shardings, which runs on one device: give that jit inShardings or outShardings, or call the shardMap function outside jit", "shardMap");
+  }
   declareMesh(b, mesh.axes, "shardMap");
   const [rawLeaves, inDef] = treeFlatten(args);
   const operands = rawLeaves.map((l) => liftedTo(parent, asArrayValue(l as ArrayLike, undefined, "shardMap")));

@@ -56,6 +56,7 @@ test("bad meshes and specs are ShardingSpecErrors that say what is wrong", () =>
   assert.throws(() => lax.psum(np.zeros([2]), "data"), /psum: only inside a shardMap function/);
   const summed = shardMap((x: A) => lax.psum(x, "batch"), { mesh, inSpecs: P("data"), outSpecs: P() });
   fails(() => jit(summed, { inShardings: rows }).lower(np.zeros([4])), /psum: 'batch' is not an axis of Mesh/);
+  assert.throws(() => jit(summed)(np.zeros([4])), /shardMap: inside a jit without shardings, which runs on one device/);
 });
 
 test("lower(...).asText() carries the mesh and shardings as JAX writes them", () => {
