@@ -111,8 +111,7 @@ export class Compiled {
   }
 }
 
-/** @internal */
-export interface Signature {
+interface Signature {
   readonly key: string;
   readonly staticArgnums: readonly number[];
   readonly outDef: TreeDef;

@@ -177,12 +177,17 @@ export class NamedSharding {
     return shape.map((n, d) => n / this.shards(d));
   }
 
-  /** @internal Checks the spec against an array of `shape`: its rank, and every sharded dimension divisible by its axes' devices (as JAX asks of jit's and shardMap's arguments). */
-  check(shape: readonly number[], where: string): void {
+  /**
+   * @internal Checks the spec against an array of `shape`: its rank, and unless
+   * `divisible` is false, every sharded dimension divisible by its axes' devices (as JAX
+   * asks of jit's and shardMap's arguments and results; a constraint inside a program may
+   * leave padding to the partitioner).
+   */
+  check(shape: readonly number[], where: string, divisible = true): void {
     if (this.spec.dims.length > shape.length) {
       throw new ShardingSpecError(`${where}: ${this} needs an array of rank at least ${this.spec.dims.length}; the array's shape is [${shape.join(", ")}]`, where);
     }
-    shape.forEach((n, d) => {
+    if (divisible) shape.forEach((n, d) => {
       const k = this.shards(d);
       if (n % k !== 0) {
         throw new ShardingSpecError(`${where}: ${this} splits dimension ${d} over ${k} devices, which does not divide its size ${n} (shape [${shape.join(", ")}])`, where);
@@ -190,9 +195,14 @@ export class NamedSharding {
     });
   }
 
+  /** @internal Each of `rank` dimensions' axes (the spec, padded with unsharded dimensions). */
+  dimAxes(rank: number): string[][] {
+    return globalThis.Array.from({ length: rank }, (_, d) => [...(this.spec.dims[d] ?? [])]);
+  }
+
   /** @internal The Shardy sharding of a rank-`rank` value (closed dimensions, as JAX writes them). */
   tensorSharding(rank: number): TensorSharding {
-    return tensorSharding(MESH_NAME, globalThis.Array.from({ length: rank }, (_, d) => this.spec.dims[d] ?? []));
+    return tensorSharding(MESH_NAME, this.dimAxes(rank));
   }
 
   toString(): string {
@@ -218,22 +228,22 @@ const leafCount = (def: TreeDef): number =>
   def.kind === "leaf" ? 1 : def.kind === "none" ? 0 : def.children.reduce((n, c) => n + leafCount(c), 0);
 
 /** The value `prefix` gives each leaf of the tree `def` (JAX's prefix broadcasting: a single value stands for a whole subtree). */
-function perLeaf<T>(prefix: unknown, def: TreeDef, isValue: (x: unknown) => x is T, where: string, path = "", missing?: T): (T | undefined)[] {
-  if (prefix === null || prefix === undefined) return new globalThis.Array<T | undefined>(leafCount(def)).fill(missing);
+function perLeaf<T>(prefix: unknown, def: TreeDef, isValue: (x: unknown) => x is T, where: string, path = ""): (T | undefined)[] {
+  if (prefix === null || prefix === undefined) return new globalThis.Array<T | undefined>(leafCount(def)).fill(undefined);
   if (isValue(prefix)) return new globalThis.Array<T>(leafCount(def)).fill(prefix);
   const at = path === "" ? "" : ` at ${path}`;
   if (globalThis.Array.isArray(prefix)) {
     if (def.kind !== "list" || def.children.length !== prefix.length) {
       throw new ShardingSpecError(`${where}: a list of ${prefix.length}${at} does not match the values there (${def.kind === "list" ? `a list of ${def.children.length}` : def.kind})`, where);
     }
-    return def.children.flatMap((c, i) => perLeaf(prefix[i], c, isValue, where, `${path}[${i}]`, missing));
+    return def.children.flatMap((c, i) => perLeaf(prefix[i], c, isValue, where, `${path}[${i}]`));
   }
   if (typeof prefix === "object") {
     const keys = Object.keys(prefix).sort();
     if (def.kind !== "dict" || keys.join(",") !== def.keys.join(",")) {
       throw new ShardingSpecError(`${where}: an object with keys ${keys.join(", ")}${at} does not match the values there`, where);
     }
-    return def.children.flatMap((c, i) => perLeaf((prefix as Record<string, unknown>)[keys[i]!], c, isValue, where, `${path}.${keys[i]}`, missing));
+    return def.children.flatMap((c, i) => perLeaf((prefix as Record<string, unknown>)[keys[i]!], c, isValue, where, `${path}.${keys[i]}`));
   }
   throw new ShardingSpecError(`${where}: ${String(prefix)}${at} is not a sharding`, where);
 }
@@ -265,8 +275,8 @@ export function withShardingConstraint<T>(x: T, sharding: ShardingsOption): T {
     const s = shardings[i];
     if (s === undefined) return v;
     if (v instanceof Array) return devicePut(v, s);
-    s.check(v.shape, "withShardingConstraint");
-    return bind1("shardingConstraint", [v], { mesh: s.mesh.axes, dims: s.tensorSharding(v.ndim).dimShardings.map((d) => d.axes.map((a) => a.name)) });
+    s.check(v.shape, "withShardingConstraint", false);
+    return bind1("shardingConstraint", [v], { mesh: s.mesh.axes, dims: s.dimAxes(v.ndim) });
   })) as T;
 }
 
@@ -290,7 +300,7 @@ export interface ShardedJitted<F extends (...args: never[]) => unknown> {
 
 /** A traced sharded program. */
 export class ShardedLowered {
-  constructor(/** @internal */ readonly lowered: Lowered, readonly mesh: Mesh, /** @internal */ readonly argShardings: readonly (NamedSharding | undefined)[]) {}
+  constructor(/** @internal */ readonly lowered: Lowered, readonly mesh: Mesh) {}
 
   get module(): HloModule {
     return this.lowered.module;
@@ -324,7 +334,10 @@ export class ShardedCompiled {
     const { signature, module } = this.lowered.lowered;
     const { leaves, key } = flattenArgs(args, signature.staticArgnums);
     if (key !== signature.key) throw new FrontendError(`jit: called with the signature ${key}, but compiled for ${signature.key}`, "jit");
-    const literals = leaves.map((l) => (l as Array).toLiteral());
+    const literals = leaves.map((l) => {
+      if (!(l instanceof Array)) throw new FrontendError("jit: a sharded program's arguments must be concrete arrays, not values traced by a transformation", "jit");
+      return l.toLiteral();
+    });
     const client = this.lowered.mesh.client;
     const buffers = await client.execute(this.executable, splitArguments(this.partitioned, literals));
     const pieces = await Promise.all(buffers.map((b) => b.toLiteral()));
@@ -344,7 +357,7 @@ export class ShardedCompiled {
 const shardedPrograms = new WeakSet<readonly unknown[]>();
 
 /** The plan of a sharded trace: inShardings (else the arguments' own shardings), outShardings, on their one mesh. */
-function planFor(options: ShardedJitOptions, leaves: readonly ArrayBase[], staticArgnums: readonly number[], args: readonly unknown[]): { plan: ShardingPlan; mesh: Mesh; argShardings: (NamedSharding | undefined)[] } {
+function planFor(options: ShardedJitOptions, leaves: readonly ArrayBase[], staticArgnums: readonly number[], args: readonly unknown[]): { plan: ShardingPlan; mesh: Mesh } {
   const [, def] = treeFlatten(args.map((a, i) => (staticArgnums.includes(i) ? null : a)));
   const given = perLeaf(options.inShardings, def, isNamedSharding, "jit: inShardings");
   const argShardings = given.map((s, i) => s ?? (leaves[i] instanceof Array ? leaves[i].sharding : undefined));
@@ -361,7 +374,7 @@ function planFor(options: ShardedJitOptions, leaves: readonly ArrayBase[], stati
       return s?.tensorSharding(avals[i]!.shape.length);
     }),
   };
-  return { plan, mesh, argShardings };
+  return { plan, mesh };
 }
 
 /** @internal jit(f, { inShardings, outShardings }) (jit.ts hands such calls here). */
@@ -372,8 +385,8 @@ export function shardedJit<F extends (...args: never[]) => unknown>(f: F, option
   }
   const lower = (...args: unknown[]): ShardedLowered => {
     const { leaves } = flattenArgs(args, staticArgnums);
-    const { plan, mesh, argShardings } = planFor(options, leaves, staticArgnums, args);
-    return new ShardedLowered(traceToModule(f, args, staticArgnums, [], plan), mesh, argShardings);
+    const { plan, mesh } = planFor(options, leaves, staticArgnums, args);
+    return new ShardedLowered(traceToModule(f, args, staticArgnums, [], plan), mesh);
   };
   const cache = new Map<string, Promise<ShardedCompiled>>();
   const call = async (...args: unknown[]): Promise<unknown> => {
@@ -430,13 +443,12 @@ export function shardMap<F extends (...args: never[]) => unknown>(f: F, options:
   let eager: ShardedJitted<(...a: unknown[]) => unknown> | undefined;
   return ((...args: unknown[]) => {
     if (transformationActive()) return staged(...args);
-    // Outside jit: a program of its own, the arguments split as inSpecs say.
-    const [, def] = treeFlatten(args);
-    const toSharding = (spec: unknown): unknown => (spec instanceof PartitionSpec ? new NamedSharding(mesh, spec) : spec);
-    const inShardings = perLeaf(inSpecs, def, isPartitionSpec, "shardMap: inSpecs").map(toSharding) as NamedSharding[];
-    eager ??= shardedJit((...a: unknown[]) => staged(...a), { inShardings: null, outShardings: null });
-    const placed = treeUnflatten(def, treeFlatten(args)[0].map((l, i) => devicePut(l as ArrayLike, inShardings[i]!)));
-    return eager(...(placed as unknown[]));
+    // Outside jit: a program of its own, whose arguments carry the shardings inSpecs give them.
+    const [leaves, def] = treeFlatten(args);
+    const specs = perLeaf(inSpecs, def, isPartitionSpec, "shardMap: inSpecs");
+    const placed = leaves.map((l, i) => (specs[i] === undefined ? l : devicePut(l as ArrayLike, new NamedSharding(mesh, specs[i]!))));
+    eager ??= shardedJit((...a: unknown[]) => staged(...a), { inShardings: null });
+    return eager(...(treeUnflatten(def, placed) as unknown[]));
   }) as (...args: Parameters<F>) => ReturnType<F> | Promise<ReturnType<F>>;
 }
 
