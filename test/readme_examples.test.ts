@@ -121,6 +121,13 @@ test("the sharding example's product, row-sharded over two devices, is the whole
   assert.deepEqual(output(tsBlock("runPartitioned(")).trim().split("\n"), ["2 devices", "f32[4,2] {{1, 2}, {3, 4}, {5, 6}, {9, 12}}"]);
 });
 
+test("the front end's sharded gradient is 2 xᵀ(x w), sharded as w, and its shardMap psum is the sum of x", () => {
+  // x w = [[6, 6], [15, 15]]; 2 xᵀ(x w) = [[2(6 + 60)], [2(12 + 75)], [2(18 + 90)]] in both columns; 1 + ... + 6 = 21
+  assert.deepEqual(output(tsBlock("shardMap(")).trim().split("\n"), [
+    "[ [ 132, 132 ], [ 174, 174 ], [ 216, 216 ] ] NamedSharding(mesh=Mesh('data': 2, 'model': 2), spec=P(None, 'model'))", "21",
+  ]);
+});
+
 test("the four-device all-reduce prints the sums on every device", () => {
   const lines = output(tsBlock("crossReplicaSum")).trim().split("\n");
   assert.deepEqual(lines, [0, 1, 2, 3].map((d) => `device ${d}: f32[3] {6, 60, 600}`));
