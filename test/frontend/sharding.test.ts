@@ -99,8 +99,8 @@ test("a sharded MLP step's loss and gradients equal the unsharded program's, on 
   assert.equal(String(g4.w1.sharding?.spec), "P(None, 'model')", "each gradient is sharded as its parameter");
   assert.equal(String(g4.w2.sharding?.spec), "P('model')");
 
-  // 2 devices (the client's last two), the batch carrying its own sharding (devicePut).
-  const mesh2 = new Mesh(client, { data: 2 }, { devices: client.devices.slice(2) });
+  // 2 devices in reverse order (mesh position 0 on device 1: workers already started), the batch carrying its own sharding (devicePut).
+  const mesh2 = new Mesh(client, { data: 2 }, { devices: [client.devices[1]!, client.devices[0]!] });
   const step2 = jit(valueAndGrad(mlpLoss()), { inShardings: [new NamedSharding(mesh2, P()), null, new NamedSharding(mesh2, P("data"))] });
   await check(step2, devicePut(x, new NamedSharding(mesh2, P("data"))));
 });
