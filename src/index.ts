@@ -72,3 +72,6 @@ export { InflateError } from "./types/inflate.js";
 export { numpyRepr } from "./types/numpy_repr.js";
 // The JAX-like front end: numpy, jit, grad, vmap, lax, nn (docs/frontend.md).
 export * from "./frontend/index.js";
+// `Mesh` at the root is the front end's (jax.sharding.Mesh); Shardy's mesh attribute type is `SdyMesh`.
+export { Mesh } from "./frontend/index.js";
+export type { Mesh as SdyMesh } from "./sharding/model.js";

@@ -25,6 +25,7 @@ import { DTYPES, dtypeKind, dtypeOf, resultType, DEFAULT_COMPLEX, DEFAULT_FLOAT,
 import { ConcretizationError, FrontendError } from "./errors.js";
 import { getItem, IndexUpdateRef, type Index } from "./indexing.js";
 import { PRIMITIVES, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
+import type { NamedSharding } from "./sharding.js";
 
 // This module's `Array` is the front end's array class; JS arrays are globalThis.Array.
 const isJsArray = (x: unknown): x is readonly unknown[] => globalThis.Array.isArray(x);
@@ -42,6 +43,8 @@ export const shapeOfAval = (a: Aval): ArrayShape => arrayShape(DTYPES[a.dtype], 
 /** The front end's array: a concrete Array or a Tracer. */
 export abstract class ArrayBase {
   abstract readonly aval: Aval;
+  /** How a sharded jit splits the array over a mesh's devices (arrays that sharded jit returns, and devicePut's); undefined for others. */
+  abstract readonly sharding: NamedSharding | undefined;
 
   get shape(): number[] {
     return [...this.aval.shape];
@@ -124,7 +127,7 @@ export class Array extends ArrayBase {
   #buffer: DeviceArray | undefined;
 
   /** @internal Takes ownership of `buffer`. */
-  constructor(readonly aval: Aval, buffer: DeviceArray) {
+  constructor(readonly aval: Aval, buffer: DeviceArray, readonly sharding: NamedSharding | undefined = undefined) {
     super();
     this.#buffer = buffer;
     registry.register(this, buffer, this);
@@ -174,6 +177,8 @@ export class Array extends ArrayBase {
 /** A value of a transformation's trace: only its aval is known while tracing. */
 export abstract class Tracer extends ArrayBase {
   abstract readonly trace: Trace;
+  /** A traced value's sharding is the program's business (lax.withShardingConstraint). */
+  readonly sharding = undefined;
 
   /**
    * @internal The concrete array this tracer stands for, where there is one (jvp and

@@ -11,7 +11,11 @@ export * as random from "./random.js";
 export * as optimizers from "./optimizers.js";
 /** safetensors files: `safetensors.load(bytes)` (an object of arrays by name) and `safetensors.save(arrays)`. */
 export const safetensors = { load: loadSafetensors, save: saveSafetensors };
-export { jit, Lowered, Compiled, type JitOptions, type Jitted } from "./jit.js";
+export { jit, Lowered, Compiled, type JitOptions, type Jitted, type ShardedJitOptions } from "./jit.js";
+export {
+  Mesh, makeMesh, PartitionSpec, P, NamedSharding, devicePut, shardMap, ShardingSpecError, ShardedLowered, ShardedCompiled,
+  type MeshAxesInput, type PartitionDim, type ShardingsOption, type SpecsOption, type ShardedJitted, type ShardMapOptions,
+} from "./sharding.js";
 export { grad, valueAndGrad, vjp, jvp, jacfwd, jacrev, hessian, stopGradient, type GradOptions } from "./autodiff.js";
 export { vmap, type VmapOptions } from "./vmap.js";
 export { customJvp, customVjp, checkpoint, remat, type CustomJvpFunction, type CustomVjpFunction } from "./custom.js";

@@ -17,6 +17,8 @@ import {
 } from "./core.js";
 import { FrontendError } from "./errors.js";
 import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
+import { shardedJit, type ShardedJitted, type ShardingsOption } from "./sharding.js";
+import type { TensorSharding } from "../sharding/model.js";
 import { treeDefString, treeFlatten, treeUnflatten, type TreeDef } from "./tree.js";
 
 /** @internal A value of a jit trace: an op of its builder. */
@@ -63,6 +65,21 @@ export interface JitOptions {
   readonly donateArgnums?: number | readonly number[];
 }
 
+/** jit's shardings (sharding.ts): given, the program is partitioned over their mesh and its calls are asynchronous. */
+export interface ShardedJitOptions extends JitOptions {
+  /** A NamedSharding for every argument, or a list with one per argument (each null, a NamedSharding, or a tree of them matching the argument). null: the argument's own `sharding`, else propagation's choice. */
+  readonly inShardings?: ShardingsOption;
+  /** The same for the results; null: propagation's choice. */
+  readonly outShardings?: ShardingsOption;
+}
+
+/** @internal What a sharded jit adds to the traced module: the mesh, and the shardings of the arguments' and results' leaves. */
+export interface ShardingPlan {
+  declareMesh(b: XlaBuilder): void;
+  readonly argShardings: readonly (TensorSharding | undefined)[];
+  resultShardings(def: TreeDef, avals: readonly Aval[]): readonly (TensorSharding | undefined)[];
+}
+
 /** A traced program: its module, StableHLO text, and its compiled form. */
 export class Lowered {
   constructor(
@@ -101,10 +118,11 @@ interface Signature {
   readonly outAvals: readonly Aval[];
 }
 
-const argnumList = (n: number | readonly number[] | undefined): number[] => (n === undefined ? [] : typeof n === "number" ? [n] : [...n]);
+/** @internal */
+export const argnumList = (n: number | readonly number[] | undefined): number[] => (n === undefined ? [] : typeof n === "number" ? [n] : [...n]);
 
-/** The dynamic arguments' leaves (as arrays), with the signature's key. */
-function flattenArgs(args: readonly unknown[], staticArgnums: readonly number[]): { leaves: ArrayBase[]; key: string; dynamic: unknown[] } {
+/** @internal The dynamic arguments' leaves (as arrays), with the signature's key. */
+export function flattenArgs(args: readonly unknown[], staticArgnums: readonly number[]): { leaves: ArrayBase[]; key: string; dynamic: unknown[] } {
   const dynamic = args.map((a, i) => (staticArgnums.includes(i) ? null : a));
   const [raw, def] = treeFlatten(dynamic);
   const leaves = raw.map((l) => asArrayValue(l as ArrayLike, undefined, "jit"));
@@ -112,13 +130,20 @@ function flattenArgs(args: readonly unknown[], staticArgnums: readonly number[])
   return { leaves, dynamic, key: `${treeDefString(def)}|${leaves.map((l) => avalString(l.aval)).join(",")}|${statics.join(",")}` };
 }
 
-/** Traces `f` on arguments of the signature of `args` into a module. */
-function traceToModule(f: (...args: never[]) => unknown, args: readonly unknown[], staticArgnums: readonly number[], donate: readonly number[]): Lowered {
+/** @internal Traces `f` on arguments of the signature of `args` into a module (sharded as `plan` says, if given). */
+export function traceToModule(
+  f: (...args: never[]) => unknown, args: readonly unknown[], staticArgnums: readonly number[], donate: readonly number[], plan?: ShardingPlan,
+): Lowered {
   const { leaves, key } = flattenArgs(args, staticArgnums);
   const name = f.name === "" ? "jit_fn" : `jit_${f.name}`;
   const b = new XlaBuilder(name.replace(/[^A-Za-z0-9_]/g, "_"));
+  plan?.declareMesh(b);
   return withTrace((level) => new JitTrace(level, b), (trace) => {
-    const params = leaves.map((l, i) => new JitTracer(trace, parameter(b, i, shapeOfAval(l.aval), `arg${i}`), l.aval));
+    const params = leaves.map((l, i) => {
+      const sharding = plan?.argShardings[i];
+      const op = parameter(b, i, shapeOfAval(l.aval), sharding === undefined ? `arg${i}` : { name: `arg${i}`, sharding });
+      return new JitTracer(trace, op, l.aval);
+    });
     const [, def] = treeFlatten(args.map((a, i) => (staticArgnums.includes(i) ? null : a)));
     const rebuilt = treeUnflatten(def, params) as unknown[];
     const callArgs = args.map((a, i) => (staticArgnums.includes(i) ? a : rebuilt[i]));
@@ -132,7 +157,9 @@ function traceToModule(f: (...args: never[]) => unknown, args: readonly unknown[
     if (outs.length === 0) throw new FrontendError("jit: the function returns no arrays", "jit");
     const root = outs.length === 1 ? outs[0]!.op : tuple(b, outs.map((o) => o.op));
     const leafDonations = donate.length === 0 ? [] : donatedLeaves(args, staticArgnums, donate);
-    return new Lowered(b.buildModule(root), { key, staticArgnums, outDef, outAvals: outs.map((o) => o.aval) }, leafDonations);
+    const resultShardings = plan?.resultShardings(outDef, outs.map((o) => o.aval));
+    const module = resultShardings === undefined ? b.buildModule(root) : b.buildModule(root, { resultShardings });
+    return new Lowered(module, { key, staticArgnums, outDef, outAvals: outs.map((o) => o.aval) }, leafDonations);
   });
 }
 
@@ -155,8 +182,11 @@ export interface Jitted<F extends (...args: never[]) => unknown> {
   lower(...args: Parameters<F>): Lowered;
 }
 
-/** jax.jit. */
-export function jit<F extends (...args: never[]) => unknown>(f: F, options: JitOptions = {}): Jitted<F> {
+/** jax.jit; with `inShardings` or `outShardings`, a program partitioned over their mesh, whose calls resolve asynchronously (sharding.ts). */
+export function jit<F extends (...args: never[]) => unknown>(f: F, options: ShardedJitOptions & ({ inShardings: ShardingsOption } | { outShardings: ShardingsOption })): ShardedJitted<F>;
+export function jit<F extends (...args: never[]) => unknown>(f: F, options?: JitOptions): Jitted<F>;
+export function jit<F extends (...args: never[]) => unknown>(f: F, options: ShardedJitOptions = {}): Jitted<F> | ShardedJitted<F> {
+  if ("inShardings" in options || "outShardings" in options) return shardedJit(f, options);
   const staticArgnums = argnumList(options.staticArgnums);
   const donate = argnumList(options.donateArgnums);
   const cache = new Map<string, Compiled>();

@@ -38,6 +38,7 @@ import { DECOMPOSITION_ROWS } from "./decomposition_rules.js";
 import { COMPLEX_ROWS } from "./complex_rules.js";
 import { FFT_ROWS } from "./fft_rules.js";
 import { WINDOW_ROWS, type ConvParams, type WindowParams } from "./window_rules.js";
+import { SHARDING_ROWS, type MeshAxes } from "./sharding_rules.js";
 
 type None = Record<string, never>;
 type Axes = { readonly axes: readonly number[] };
@@ -108,6 +109,8 @@ export interface PrimitiveParams {
   convGeneralDilated: ConvParams;
   /** reduce_window with add, max or min from the reduction's identity (window_rules.ts). */
   reduceWindowSum: WindowParams; reduceWindowMax: WindowParams; reduceWindowMin: WindowParams;
+  /** sdy.sharding_constraint on the program's one mesh (`mesh`): each dimension's mesh axes (sharding_rules.ts). */
+  shardingConstraint: { readonly mesh: MeshAxes; readonly dims: readonly (readonly string[])[] };
 }
 
 export type PrimitiveName = keyof PrimitiveParams;
@@ -716,6 +719,7 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   ...COMPLEX_ROWS,
   ...FFT_ROWS,
   ...WINDOW_ROWS,
+  ...SHARDING_ROWS,
 
   sort: {
     lower: (b, operands, { dimension, isStable, numKeys }) => {

@@ -97,8 +97,12 @@ function entryMesh(module: HloModule, entry: Computation): { mesh: Mesh; name: s
   return { mesh, name: typeof first === "string" ? first : undefined };
 }
 
-/** The entry's results: its root, or the root tuple's operands (`count`: how many the global entry returns). */
-function resultValues(c: Computation, count = c.resultShardings?.length ?? 1): readonly Instruction[] {
+/**
+ * The entry's results: its root, or the root tuple's operands (`count`: how many the
+ * global entry returns; without result shardings to count, a root tuple's operands are
+ * the results, as the StableHLO printer writes them).
+ */
+function resultValues(c: Computation, count = c.resultShardings?.length ?? (c.root.opcode === "tuple" ? c.root.operands.length : 1)): readonly Instruction[] {
   return count > 1 || (c.root.opcode === "tuple" && c.root.shape.kind === "tuple" && count !== 1) ? c.root.operands : [c.root];
 }
 
