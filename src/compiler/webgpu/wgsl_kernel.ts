@@ -37,6 +37,8 @@ export interface WgslKernel {
   readonly invocationsPerUnit: number;
   /** Workgroups to dispatch, in x and y (x at most the adapter's limit). */
   readonly workgroups: readonly [number, number];
+  /** What it computes, where the steps' names do not say (a GEMM's shape and tile), for dump(). */
+  readonly what?: string;
 }
 
 const fail = (why: string): never => {
