@@ -15,7 +15,9 @@
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { gemmKernelName, gemmSpecOfDot } from "../kernel/gemm_plan.js";
+import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
+import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl } from "./index_ops_wgsl.js";
 import { gemmKernel } from "./gemm_wgsl.js";
 import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel } from "./gemm_tiles_wgsl.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
@@ -93,7 +95,7 @@ export function wgslFusionKernel(fused: Computation): WgslKernel | Declined {
  * "device"), sized by WebGPU's guaranteed limits (plans are made without a device).
  * f32 only: other types are declined (WGSL has no f64; f16 and integer products run on the host).
  */
-export function wgslProductKernel(inst: Instruction): WgslKernel | Declined {
+function wgslProductKernel(inst: Instruction): WgslKernel | Declined {
   if (inst.opcode === "dot") {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
     if ("declined" in spec) return spec;
@@ -118,6 +120,14 @@ function asWgslKernel(k: GpuKernel | Declined, name: string): WgslKernel | Decli
     workgroups: [k.dispatch[0], k.dispatch[1]], what: `${name}, ${how}`,
   };
 }
+
+/** The ops other than fusions that this backend compiles, each to the kernel of its own that computes it (or why not). */
+export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction) => WgslKernel | Declined>> = {
+  dot: wgslProductKernel,
+  convolution: wgslProductKernel,
+  gather: (inst) => gatherKernelWgsl(inst as Instruction<"gather">, MAX_WORKGROUPS_PER_DIMENSION),
+  dynamicUpdateSlice: (inst) => dynamicUpdateSliceKernelWgsl(inst as Instruction<"dynamicUpdateSlice">, MAX_WORKGROUPS_PER_DIMENSION),
+};
 
 let capabilities: LoweringCapabilities | undefined;
 

@@ -24,7 +24,7 @@ import { isControlFlow } from "../control_flow.js";
 import { defaultPipeline } from "../plan.js";
 import type { CompileOptions } from "../index.js";
 import { isDeclined, type Declined } from "../kernel/declined.js";
-import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgslProductKernel } from "./codegen.js";
+import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, OP_KERNELS } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 
 /** A kernel run over its buffers (operands, then results), or an instruction run on the host. A copy is a kernel (copyKernelWgsl). */
@@ -107,12 +107,12 @@ function planSteps(entry: Computation): Omit<GpuProgram, "module" | "log"> {
         addKernelOrHost(inst, kernel);
         continue;
       }
-      case "dot": case "convolution": {
-        if (addEmpty(inst)) continue;
-        addKernelOrHost(inst, wgslProductKernel(inst));
+      default: {
+        const opKernel = OP_KERNELS[inst.opcode];
+        if (opKernel === undefined) break;
+        if (!addEmpty(inst)) addKernelOrHost(inst, opKernel(inst));
         continue;
       }
-      default: break;
     }
     addHost(inst, hostReason(inst));
   }

@@ -1,0 +1,148 @@
+// Gather and dynamic-update-slice as WGSL kernels of the WebGPU backend: one
+// invocation an element of the result, which finds the element it copies (StableHLO's
+// definitions, as the interpreter's kernels compute them: interpreter/kernels/
+// gather_scatter.ts and dynamic.ts) and copies its words. Pure data movement, so
+// bit-exact for every element type of 4 or 8 bytes (f64 and 64-bit integers too: they
+// are only copied); 1- and 2-byte elements are declined (neighbouring invocations
+// would share a word: the loop kernels' atomic stores are not wired here). Start
+// indices of any integer type, clamped as the spec says, 64-bit ones included.
+//
+// Memory as the loop kernels see it (wgsl_kernel.ts): binding 0 is the device's one
+// memory, u32 words; binding 1 the byte offsets of the operands, then the result.
+
+import type { Instruction } from "../../ir/computation.js";
+import { complementDims } from "../../ir/shape/dim_checks.js";
+import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { rowMajorStrides } from "../../types/index_util.js";
+import type { ArrayShape } from "../../types/shape.js";
+import type { Declined } from "../kernel/declined.js";
+import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
+
+const u = (x: number): string => `${x}u`;
+const i32 = (x: number): string => `${x}i`;
+const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
+
+/**
+ * A WGSL function `clampedIndex(a: u32, hi: i32) -> i32`: the integer of `type` at byte
+ * address a, clamped to [0, hi] (hi >= 0), exactly for every integer width.
+ */
+function clampedIndexFunction(type: ElementType): string | Declined {
+  const info = ELEMENT_TYPES[type];
+  if (info.kind !== "signed" && info.kind !== "unsigned") return { declined: `start indices of type ${type} are not integers` };
+  const bits = info.storageBytes * 8;
+  const word = "mem[a >> 2u]";
+  let body: string;
+  if (bits === 64) {
+    // Little-endian: the low word first. A high word other than 0 puts the value past either end.
+    const high = info.kind === "signed" ? "let h = bitcast<i32>(mem[(a >> 2u) + 1u]); if (h < 0i) { return 0i; }" : "let h = mem[(a >> 2u) + 1u];";
+    body = `${high} if (h != ${info.kind === "signed" ? "0i" : "0u"}) { return hi; } return i32(min(${word}, u32(hi)));`;
+  } else if (info.kind === "unsigned") {
+    const v = bits === 32 ? word : `((${word} >> ((a & 3u) * 8u)) & ${u(2 ** bits - 1)})`;
+    body = `return i32(min(${v}, u32(hi)));`;
+  } else {
+    // Sign-extended by shifting the field to the top of an i32 and back.
+    const v = bits === 32 ? `bitcast<i32>(${word})` : `(bitcast<i32>(${word} << (${u(32 - bits)} - (a & 3u) * 8u)) >> ${u(32 - bits)})`;
+    body = `return clamp(${v}, 0i, hi);`;
+  }
+  return `fn clampedIndex(a: u32, hi: i32) -> i32 { ${body} }`;
+}
+
+/** Words an element of `t` copies, or why it is declined. */
+function elementWords(t: ElementType, op: string): number | Declined {
+  const bytes = ELEMENT_TYPES[t].storageBytes;
+  if (bytes % 4 !== 0) return { declined: `webgpu ${op}: ${t} elements are ${bytes} bytes (the WGSL kernel copies whole 32-bit words; neighbouring elements would share one)` };
+  return bytes / 4;
+}
+
+/**
+ * The kernel around `body` (WGSL statements given the element `i` of the result and its
+ * multi-index o0..), which sets `src` (the word offset of the element to copy) and
+ * copies `words` words of it to the result (args[result]).
+ */
+function elementKernel(shape: ArrayShape, words: number, result: number, functions: string, body: string[], maxWorkgroupsPerDimension: number): WgslKernel {
+  const dims = shape.dimensions;
+  const count = product(dims);
+  const groups = Math.max(1, Math.ceil(count / WORKGROUP_SIZE));
+  const groupsX = Math.min(groups, maxWorkgroupsPerDimension);
+  const split: string[] = ["  var rest = i;"];
+  for (let d = dims.length - 1; d >= 0; d--) split.push(`  let o${d} = rest % ${u(dims[d]!)}; rest = rest / ${u(dims[d]!)};`);
+  const copy = Array.from({ length: words }, (_, w) => `  mem[(args[${result}u] >> 2u) + i * ${u(words)} + ${u(w)}] = mem[src + ${u(w)}];`);
+  const source = [
+    "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
+    "@group(0) @binding(1) var<storage, read> args: array<u32>;",
+    functions,
+    `@compute @workgroup_size(${WORKGROUP_SIZE})`,
+    "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
+    `  let i = gid.x + gid.y * ${u(groupsX * WORKGROUP_SIZE)};`,
+    `  if (i >= ${u(count)}) { return; }`,
+    ...split,
+    ...body,
+    ...copy,
+    "}",
+  ].join("\n");
+  return { source, buffers: result + 1, units: count, invocationsPerUnit: 1, workgroups: [groupsX, Math.ceil(groups / groupsX)] };
+}
+
+/** Too large for the kernels' u32 word offsets. */
+const tooLarge = (shapes: readonly ArrayShape[]): boolean => shapes.some((s) => product(s.dimensions) * ELEMENT_TYPES[s.elementType].storageBytes >= 2 ** 31);
+
+export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  const [operand, indices] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape];
+  const shape = inst.shape as ArrayShape;
+  const words = elementWords(shape.elementType, "gather");
+  if (typeof words !== "number") return words;
+  if (tooLarge([operand, indices, shape])) return { declined: "webgpu gather: an operand of 2 GiB or more" };
+  const index = clampedIndexFunction(indices.elementType);
+  if (typeof index !== "string") return index;
+  const { dimensionNumbers: dn, sliceSizes } = inst.attrs;
+  const opDims = operand.dimensions;
+  const outBatchDims = complementDims(shape.dimensions.length, dn.offsetDims);
+  const offsetOperandDims = complementDims(opDims.length, [...dn.collapsedSliceDims, ...dn.operandBatchingDims]);
+  const indexStrides = rowMajorStrides(indices.dimensions);
+  const indexBytes = ELEMENT_TYPES[indices.elementType].storageBytes;
+  // The index vector's first entry: the batch position (the result's batch dims, in order) over the indices' other dims.
+  const otherIndexDims = indices.dimensions.map((_, d) => d).filter((d) => d !== dn.indexVectorDim);
+  const vectorBase = otherIndexDims.map((d, k) => `o${outBatchDims[k]!} * ${u(indexStrides[d]! * indexBytes)}`);
+  const vectorStep = dn.indexVectorDim < indices.dimensions.length ? indexStrides[dn.indexVectorDim]! * indexBytes : 0;
+  const body = [`  let at = args[1u] + ${vectorBase.join(" + ") || "0u"};`];
+  const full: string[][] = opDims.map(() => []);
+  dn.startIndexMap.forEach((od, k) => {
+    body.push(`  let s${k} = u32(clampedIndex(at + ${u(k * vectorStep)}, ${i32(opDims[od]! - sliceSizes[od]!)}));`);
+    full[od]!.push(`s${k}`);
+  });
+  // An operand batching dim takes the batch position of its indices batching dim (counted among the indices' dims other than index_vector_dim).
+  dn.operandBatchingDims.forEach((od, k) => {
+    const d = dn.startIndicesBatchingDims[k]!;
+    full[od]!.push(`o${outBatchDims[d < dn.indexVectorDim ? d : d - 1]!}`);
+  });
+  dn.offsetDims.forEach((outDim, k) => full[offsetOperandDims[k]!]!.push(`o${outDim}`));
+  const strides = rowMajorStrides(opDims);
+  const terms = full.flatMap((xs, d) => (xs.length === 0 ? [] : [`(${xs.join(" + ")}) * ${u(strides[d]!)}`]));
+  body.push(`  let src = (args[0u] >> 2u) + (${terms.join(" + ") || "0u"}) * ${u(words)};`);
+  return elementKernel(shape, words, 2, index, body, maxWorkgroupsPerDimension);
+}
+
+export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSlice">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  const [operand, update, ...starts] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape, ...ArrayShape[]];
+  const words = elementWords(operand.elementType, "dynamic-update-slice");
+  if (typeof words !== "number") return words;
+  if (tooLarge([operand, update])) return { declined: "webgpu dynamic-update-slice: an operand of 2 GiB or more" };
+  const types = new Set(starts.map((s) => s.elementType));
+  if (types.size > 1) return { declined: "webgpu dynamic-update-slice: start indices of different types" };
+  const rank = operand.dimensions.length;
+  const index = rank === 0 ? "" : clampedIndexFunction(starts[0]!.elementType);
+  if (typeof index !== "string") return index;
+  const body: string[] = [];
+  const inside: string[] = [];
+  operand.dimensions.forEach((n, d) => {
+    const m = update.dimensions[d]!;
+    body.push(`  let s${d} = u32(clampedIndex(args[${u(2 + d)}], ${i32(n - m)}));`);
+    inside.push(`o${d} >= s${d} && o${d} < s${d} + ${u(m)}`);
+  });
+  const strides = rowMajorStrides(update.dimensions);
+  const updateAt = operand.dimensions.map((_, d) => `(o${d} - s${d}) * ${u(strides[d]!)}`).join(" + ") || "0u";
+  body.push(`  var src = (args[0u] >> 2u) + i * ${u(words)};`);
+  // Every element of an empty update is outside; a rank-0 update replaces the only element.
+  if (product(update.dimensions) > 0) body.push(`  if (${inside.join(" && ") || "true"}) { src = (args[1u] >> 2u) + (${updateAt}) * ${u(words)}; }`);
+  return elementKernel(operand, words, 2 + rank, index, body, maxWorkgroupsPerDimension);
+}
