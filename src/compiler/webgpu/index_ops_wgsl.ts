@@ -1,11 +1,17 @@
-// Gather and dynamic-update-slice as WGSL kernels of the WebGPU backend: one
-// invocation an element of the result, which finds the element it copies (StableHLO's
-// definitions, as the interpreter's kernels compute them: interpreter/kernels/
-// gather_scatter.ts and dynamic.ts) and copies its words. Pure data movement, so
-// bit-exact for every element type of 4 or 8 bytes (f64 and 64-bit integers too: they
-// are only copied); 1- and 2-byte elements are declined (neighbouring invocations
-// would share a word: the loop kernels' atomic stores are not wired here). Start
-// indices of any integer type, clamped as the spec says, 64-bit ones included.
+// Gather, dynamic-update-slice and reduce-window as WGSL kernels of the WebGPU backend:
+// one invocation an element of the result (StableHLO's definitions, as the
+// interpreter's kernels compute them: interpreter/kernels/gather_scatter.ts, dynamic.ts,
+// reduction.ts).
+// - Gather and dynamic-update-slice find the element they copy and copy its words:
+//   pure data movement, so bit-exact for every element type of 4 or 8 bytes (f64 and
+//   64-bit integers too: they are only copied); 1- and 2-byte elements are declined
+//   (neighbouring invocations would share a word: the loop kernels' atomic stores are
+//   not wired here). Start indices of any integer type, clamped as the spec says.
+// - Reduce-window of one f32, s32 or u32 input whose reducer is one binary op (add,
+//   mul, max, min, and, or): the window's elements combined in the interpreter's order
+//   (row-major over the window, padding and base-dilation holes feeding the init
+//   value), with the WGSL renderer's ops (wgsl_values.ts: XLA's NaN and -0 rules for
+//   max and min), so bit-exact with the interpreter.
 //
 // Memory as the loop kernels see it (wgsl_kernel.ts): binding 0 is the device's one
 // memory, u32 words; binding 1 the byte offsets of the operands, then the result.
@@ -15,8 +21,11 @@ import { complementDims } from "../../ir/shape/dim_checks.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
-import type { Declined } from "../kernel/declined.js";
-import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
+import { DeclinedError, type Declined } from "../kernel/declined.js";
+import { KernelGraph } from "../kernel/graph.js";
+import { reducerKinds } from "../kernel/lower_fusion.js";
+import { WGSL_HELPERS, WgslValues } from "./wgsl_values.js";
+import { COMBINE_OP, WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 
 const u = (x: number): string => `${x}u`;
 const i32 = (x: number): string => `${x}i`;
@@ -54,19 +63,21 @@ function elementWords(t: ElementType, op: string): number | Declined {
   return bytes / 4;
 }
 
+/** Statements copying `words` words from word offset `src` to element i of the result (args[result]). */
+const copyWords = (words: number, result: number): string[] =>
+  Array.from({ length: words }, (_, w) => `  mem[(args[${result}u] >> 2u) + i * ${u(words)} + ${u(w)}] = mem[src + ${u(w)}];`);
+
 /**
  * The kernel around `body` (WGSL statements given the element `i` of the result and its
- * multi-index o0..), which sets `src` (the word offset of the element to copy) and
- * copies `words` words of it to the result (args[result]).
+ * multi-index o0.., which store it), for a result of `shape` at argument slot `result`.
  */
-function elementKernel(shape: ArrayShape, words: number, result: number, functions: string, body: string[], maxWorkgroupsPerDimension: number): WgslKernel {
+function elementKernel(shape: ArrayShape, result: number, functions: string, body: string[], maxWorkgroupsPerDimension: number): WgslKernel {
   const dims = shape.dimensions;
   const count = product(dims);
   const groups = Math.max(1, Math.ceil(count / WORKGROUP_SIZE));
   const groupsX = Math.min(groups, maxWorkgroupsPerDimension);
   const split: string[] = ["  var rest = i;"];
   for (let d = dims.length - 1; d >= 0; d--) split.push(`  let o${d} = rest % ${u(dims[d]!)}; rest = rest / ${u(dims[d]!)};`);
-  const copy = Array.from({ length: words }, (_, w) => `  mem[(args[${result}u] >> 2u) + i * ${u(words)} + ${u(w)}] = mem[src + ${u(w)}];`);
   const source = [
     "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
     "@group(0) @binding(1) var<storage, read> args: array<u32>;",
@@ -77,7 +88,6 @@ function elementKernel(shape: ArrayShape, words: number, result: number, functio
     `  if (i >= ${u(count)}) { return; }`,
     ...split,
     ...body,
-    ...copy,
     "}",
   ].join("\n");
   return { source, buffers: result + 1, units: count, invocationsPerUnit: 1, workgroups: [groupsX, Math.ceil(groups / groupsX)] };
@@ -119,7 +129,7 @@ export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDi
   const strides = rowMajorStrides(opDims);
   const terms = full.flatMap((xs, d) => (xs.length === 0 ? [] : [`(${xs.join(" + ")}) * ${u(strides[d]!)}`]));
   body.push(`  let src = (args[0u] >> 2u) + (${terms.join(" + ") || "0u"}) * ${u(words)};`);
-  return elementKernel(shape, words, 2, index, body, maxWorkgroupsPerDimension);
+  return elementKernel(shape, 2, index, [...body, ...copyWords(words, 2)], maxWorkgroupsPerDimension);
 }
 
 export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSlice">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
@@ -144,5 +154,50 @@ export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSli
   body.push(`  var src = (args[0u] >> 2u) + i * ${u(words)};`);
   // Every element of an empty update is outside; a rank-0 update replaces the only element.
   if (product(update.dimensions) > 0) body.push(`  if (${inside.join(" && ") || "true"}) { src = (args[1u] >> 2u) + (${updateAt}) * ${u(words)}; }`);
-  return elementKernel(operand, words, 2 + rank, index, body, maxWorkgroupsPerDimension);
+  return elementKernel(operand, 2 + rank, index, [...body, ...copyWords(words, 2 + rank)], maxWorkgroupsPerDimension);
 }
+
+/** The 32-bit types reduce-window computes on, and how a word of memory becomes one. */
+const WORD_VALUE: Partial<Record<ElementType, (word: string) => string>> = {
+  f32: (w) => `bitcast<f32>(${w})`,
+  s32: (w) => `bitcast<i32>(${w})`,
+  u32: (w) => w,
+};
+
+export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  if (inst.operands.length !== 2) return { declined: `webgpu reduce-window: ${inst.operands.length / 2} inputs (the WGSL kernel takes one)` };
+  const base = inst.operands[0]!.shape as ArrayShape;
+  const shape = inst.shape as ArrayShape;
+  const t = base.elementType;
+  const value = WORD_VALUE[t];
+  if (value === undefined) return { declined: `webgpu reduce-window on ${t} (the WGSL kernel takes f32, s32 and u32)` };
+  if (tooLarge([base, shape])) return { declined: "webgpu reduce-window: an operand of 2 GiB or more" };
+  const kinds = reducerKinds(inst.attrs.toApply, [t]);
+  if (typeof kinds === "string") return { declined: `webgpu reduce-window: ${kinds}` };
+  let combine: string;
+  try {
+    combine = new WgslValues(new KernelGraph(), NO_NODES).binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
+  } catch (e) {
+    if (e instanceof DeclinedError) return { declined: `webgpu reduce-window: ${e.message}` };
+    throw e;
+  }
+  const window = inst.attrs.window;
+  const strides = rowMajorStrides(base.dimensions);
+  const body = [`  var acc = ${value("mem[args[1u] >> 2u]")};`, `  for (var wi = 0u; wi < ${u(product(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
+  // Row-major over the window: its last dimension fastest.
+  for (let d = window.length - 1; d >= 0; d--) body.push(`    let k${d} = wr % ${u(window[d]!.size)}; wr = wr / ${u(window[d]!.size)};`);
+  window.forEach((w, d) => {
+    const k = w.windowReversal ? `(${u(w.size - 1)} - k${d})` : `k${d}`;
+    body.push(`    let p${d} = i32(o${d} * ${u(w.stride)} + ${k} * ${u(w.windowDilation)}) - ${i32(w.paddingLow)};`);
+    body.push(`    if (p${d} < 0i || p${d} % ${i32(w.baseDilation)} != 0i || p${d} / ${i32(w.baseDilation)} >= ${i32(base.dimensions[d]!)}) { inside = false; } else { at = at + u32(p${d} / ${i32(w.baseDilation)}) * ${u(strides[d]!)}; }`);
+  });
+  body.push(`    var v = ${value("mem[args[1u] >> 2u]")};`, `    if (inside) { v = ${value("mem[(args[0u] >> 2u) + at]")}; }`, `    acc = ${combine};`, "  }");
+  body.push(`  mem[(args[2u] >> 2u) + i] = ${t === "u32" ? "acc" : "bitcast<u32>(acc)"};`);
+  return elementKernel(shape, 2, WGSL_HELPERS, body, maxWorkgroupsPerDimension);
+}
+
+/** Reduce-window's combine reads no graph nodes. */
+const NO_NODES = {
+  load: (): never => { throw new Error("reduce-window's combine loads nothing"); },
+  leaf: (): never => { throw new Error("reduce-window's combine has no leaves"); },
+};

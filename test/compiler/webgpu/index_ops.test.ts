@@ -1,4 +1,4 @@
-// Gather and dynamic-update-slice as WebGPU kernels (webgpu/index_ops_wgsl.ts) against
+// Gather, dynamic-update-slice and reduce-window as WebGPU kernels (webgpu/index_ops_wgsl.ts) against
 // the interpreter, bit for bit: start indices out of range on either side (clamped),
 // index types of 8, 32 and 64 bits, signed and unsigned, batching dimensions, an
 // index_vector_dim in the middle, 8-byte elements (only copied). Skips as
@@ -80,4 +80,25 @@ test("dynamic-update-slice: starts clamped on both sides, u32 and s64 starts, f6
   await checkSame(dus("i32", "i32"), [x("i32"), upd("i32"), "dense<1> : tensor<i32>", "dense<-3> : tensor<i32>"]);
   await checkSame(dus("i32", "ui32"), [x("i32"), upd("i32"), "dense<4000000000> : tensor<ui32>", "dense<1> : tensor<ui32>"]);
   await checkSame(dus("f64", "i64"), [x("f64"), upd("f64"), "dense<2> : tensor<i64>", "dense<9223372036854775807> : tensor<i64>"]);
+});
+
+test("reduce-window: f32 max with padding (NaN, -0), s32 sum with base and window dilation, bit-exact", { skip }, async () => {
+  const x = chunk(["1.5", "-0.0", "0.0", "-3.0", "0x7FC00000", "2.0", "-1.0", "7.25", "0.5", "-0.0", "4.0", "-9.5", "0xFF800000", "3.0", "1.0", "-2.0"], 4);
+  await checkSame(`func.func @main(%x: tensor<4x4xf32>) -> tensor<3x3xf32> {
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>, padding = dense<[[1, 1], [1, 1]]> : tensor<2x2xi64>} : (tensor<4x4xf32>, tensor<f32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}`, [`dense<[${x}]> : tensor<4x4xf32>`]);
+  await checkSame(`func.func @main(%x: tensor<3x5xi32>, %init: tensor<i32>) -> tensor<4x3xi32> {
+  %0 = "stablehlo.reduce_window"(%x, %init) ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %s = stablehlo.add %a, %b : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }) {window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 1, 2>, base_dilations = array<i64: 2, 1>, window_dilations = array<i64: 1, 2>, padding = dense<[[0, 0], [2, 2]]> : tensor<2x2xi64>} : (tensor<3x5xi32>, tensor<i32>) -> tensor<4x3xi32>
+  return %0 : tensor<4x3xi32>
+}`, [`dense<[${chunk(Array.from({ length: 15 }, (_, k) => String(k % 2 === 0 ? 2147483000 + k : -k)), 5)}]> : tensor<3x5xi32>`, "dense<7> : tensor<i32>"]);
 });
