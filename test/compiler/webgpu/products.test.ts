@@ -4,8 +4,10 @@
 // the f32 dot bound: |got - want| <= 2 gamma(k) sum |a||b| (both sides round a sum of k
 // products; the scale sum |a||b| is the same program interpreted on |a| and |b|).
 // Skips as webgpu.test.ts does where there is nothing to run WebGPU on. Few shapes:
-// SwiftShader takes seconds to compile each GEMM kernel (the standalone kernels'
-// edge shapes are in gemm.test.ts and conv.test.ts).
+// SwiftShader takes seconds to compile each GEMM kernel, the skinny kernel most (6 to
+// 12 s at load 13), so it is left to gemm.test.ts with the standalone kernels' edge
+// shapes and conv.test.ts: the backend's kernels differ from those only in how
+// operands are read and the result stored (KernelMemory "device"), which these cover.
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
@@ -75,19 +77,13 @@ test("an MLP layer (dot, bias, relu) is a GEMM kernel and a loop kernel, no host
   assert.match(dump, /gemm 8x36x20 NN f32, tiled/);
 });
 
-test("dot_general: batched with both operands transposed (tiled), two rows (skinny)", { skip }, async () => {
+test("dot_general: batched, both operands transposed", { skip }, async () => {
   // Batched, both operands transposed ([b][k][m] x [b][n][k]).
-  let dump = await checkProduct(`func.func @main(%a: tensor<3x9x6xf32>, %b: tensor<3x5x9xf32>) -> tensor<3x6x5xf32> {
+  const dump = await checkProduct(`func.func @main(%a: tensor<3x9x6xf32>, %b: tensor<3x5x9xf32>) -> tensor<3x6x5xf32> {
   %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [1] x [2] : (tensor<3x9x6xf32>, tensor<3x5x9xf32>) -> tensor<3x6x5xf32>
   return %0 : tensor<3x6x5xf32>
 }`, 9);
   assert.match(dump, /gemm 3x6x5x9 TT f32, tiled/);
-  // Two rows: the skinny kernel, B stored [n][k] (k a multiple of 4: vector loads).
-  dump = await checkProduct(`func.func @main(%a: tensor<2x64xf32>, %b: tensor<40x64xf32>) -> tensor<2x40xf32> {
-  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [1] : (tensor<2x64xf32>, tensor<40x64xf32>) -> tensor<2x40xf32>
-  return %0 : tensor<2x40xf32>
-}`, 64);
-  assert.match(dump, /gemm 2x40x64 NT f32, skinny/);
 });
 
 test("a convolution (NHWC, stride, padding, feature groups) is the implicit-GEMM kernel", { skip }, async () => {
