@@ -37,6 +37,7 @@ export const DEFAULT_GPU_LIMITS: GpuLimits = {
 
 /** One storage buffer a kernel binds (all in bind group 0). */
 export interface GpuBinding {
+  /** The binding number (memory "device": the operand's slot in the argument buffer). */
   readonly binding: number;
   /** The WGSL variable it is declared as. */
   readonly name: string;

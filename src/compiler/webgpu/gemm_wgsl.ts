@@ -13,9 +13,11 @@
 // every adapter; an `array<f16>` variant for adapters with the feature is not written
 // (none here has it to test on). f64 is declined: WGSL has no f64.
 //
-// Interface for the backend: bindings 0 (`lhs`, A), 1 (`rhs`, B), 2 (`out`, C), in bind
-// group 0, each from its operand's first element; an epilogue may declare more (3 and
-// up). All sizes are constants in the WGSL: one module per spec.
+// Interface: bindings 0 (`lhs`, A), 1 (`rhs`, B), 2 (`out`, C), in bind group 0, each
+// from its operand's first element; an epilogue may declare more (3 and up). The
+// backend asks for memory "device" instead: A, B and C in its one memory buffer at the
+// offsets of its argument slot (gemm_tiles_wgsl.ts, KernelMemory). All sizes are
+// constants in the WGSL: one module per spec.
 
 import { CompileError } from "../../types/errors.js";
 import type { Declined } from "../kernel/declined.js";
