@@ -1,4 +1,4 @@
-// Gather, dynamic-update-slice and reduce-window as WebGPU kernels (webgpu/index_ops_wgsl.ts) against
+// Gather, dynamic-update-slice, reduce-window and THREE_FRY RNG as WebGPU kernels (webgpu/op_kernels_wgsl.ts) against
 // the interpreter, bit for bit: start indices out of range on either side (clamped),
 // index types of 8, 32 and 64 bits, signed and unsigned, batching dimensions, an
 // index_vector_dim in the middle, 8-byte elements (only copied). Skips as
@@ -18,7 +18,7 @@ const skip = !hasPackage && !hasDriver ? "neither the webgpu package nor a Vulka
 
 after(() => releaseGpu());
 
-/** Runs `text` on webgpu with `args` (MLIR literals): no host step, the interpreter's bits. */
+/** Runs `text` on webgpu with `args` (MLIR literals): no host step, the interpreter's bits in every result. */
 async function checkSame(text: string, args: readonly string[]): Promise<void> {
   const computation = parseStableHlo(text).entry;
   const literals = args.map((a) => parseMlirLiteral(a));
@@ -31,9 +31,12 @@ async function checkSame(text: string, args: readonly string[]): Promise<void> {
       const d = l.toDefaultLayout().data;
       return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
     };
-    assert.deepEqual(got.values(), want.values(), exe.dump());
-    // NaN payloads and signed zeros too.
-    assert.deepEqual(bytes(got), bytes(want));
+    const wants = want.arrayLeaves();
+    got.arrayLeaves().forEach((leaf, k) => {
+      assert.deepEqual(leaf.values(), wants[k]!.values(), exe.dump());
+      // NaN payloads and signed zeros too.
+      assert.deepEqual(bytes(leaf), bytes(wants[k]!));
+    });
   } finally {
     exe.delete();
   }
@@ -101,4 +104,14 @@ test("reduce-window: f32 max with padding (NaN, -0), s32 sum with base and windo
   }) {window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 1, 2>, base_dilations = array<i64: 2, 1>, window_dilations = array<i64: 1, 2>, padding = dense<[[0, 0], [2, 2]]> : tensor<2x2xi64>} : (tensor<3x5xi32>, tensor<i32>) -> tensor<4x3xi32>
   return %0 : tensor<4x3xi32>
 }`, [`dense<[${chunk(Array.from({ length: 15 }, (_, k) => String(k % 2 === 0 ? 2147483000 + k : -k)), 5)}]> : tensor<3x5xi32>`, "dense<7> : tensor<i32>"]);
+});
+
+test("rng-bit-generator THREE_FRY: u32 (split on an even dimension), f32 (on the largest), u64, counters carrying past 2^32 and 2^64", { skip }, async () => {
+  const rng = (t: string, dims: string): string => `func.func @main(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<${dims}x${t}>) {
+  %0:2 = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : (tensor<2xui64>) -> (tensor<2xui64>, tensor<${dims}x${t}>)
+  return %0#0, %0#1 : tensor<2xui64>, tensor<${dims}x${t}>
+}`;
+  await checkSame(rng("ui32", "3x4"), ["dense<[42, 4294967290]> : tensor<2xui64>"]);
+  await checkSame(rng("f32", "5x3"), ["dense<[12345678901234567, 7]> : tensor<2xui64>"]);
+  await checkSame(rng("ui64", "6"), ["dense<[3, 18446744073709551613]> : tensor<2xui64>"]);
 });

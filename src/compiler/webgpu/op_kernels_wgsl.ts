@@ -1,7 +1,7 @@
-// Gather, dynamic-update-slice and reduce-window as WGSL kernels of the WebGPU backend:
+// Gather, dynamic-update-slice, reduce-window and RNG bits as WGSL kernels of the WebGPU backend:
 // one invocation an element of the result (StableHLO's definitions, as the
 // interpreter's kernels compute them: interpreter/kernels/gather_scatter.ts, dynamic.ts,
-// reduction.ts).
+// reduction.ts, prng.ts).
 // - Gather and dynamic-update-slice find the element they copy and copy its words:
 //   pure data movement, so bit-exact for every element type of 4 or 8 bytes (f64 and
 //   64-bit integers too: they are only copied); 1- and 2-byte elements are declined
@@ -12,6 +12,8 @@
 //   (row-major over the window, padding and base-dilation holes feeding the init
 //   value), with the WGSL renderer's ops (wgsl_values.ts: XLA's NaN and -0 rules for
 //   max and min), so bit-exact with the interpreter.
+// - RngBitGenerator with THREE_FRY: Threefry2x32 of the counter each element's block
+//   takes, as interpreter/kernels/prng.ts lays the blocks out.
 //
 // Memory as the loop kernels see it (wgsl_kernel.ts): binding 0 is the device's one
 // memory, u32 words; binding 1 the byte offsets of the operands, then the result.
@@ -201,3 +203,78 @@ const NO_NODES = {
   load: (): never => { throw new Error("reduce-window's combine loads nothing"); },
   leaf: (): never => { throw new Error("reduce-window's combine has no leaves"); },
 };
+
+/** Threefry2x32 with 20 rounds (interpreter/kernels/prng.ts): the counter (c0, c1) encrypted under the key (k0, k1). */
+const THREEFRY_WGSL = `fn threefry(c0: u32, c1: u32, k0: u32, k1: u32) -> vec2<u32> {
+  var ks = array<u32, 3>(k0, k1, 0x1bd11bdau ^ k0 ^ k1);
+  var rotations = array<u32, 8>(13u, 15u, 26u, 6u, 17u, 29u, 16u, 24u);
+  var x0 = c0 + k0;
+  var x1 = c1 + k1;
+  for (var g = 0u; g < 5u; g = g + 1u) {
+    for (var r = 0u; r < 4u; r = r + 1u) {
+      x0 = x0 + x1;
+      let s = rotations[(g % 2u) * 4u + r];
+      x1 = ((x1 << s) | (x1 >> (32u - s))) ^ x0;
+    }
+    x0 = x0 + ks[(g + 1u) % 3u];
+    x1 = x1 + ks[(g + 2u) % 3u] + g + 1u;
+  }
+  return vec2<u32>(x0, x1);
+}`;
+
+/**
+ * RngBitGenerator with THREE_FRY, bit for bit as the interpreter (XLA's expander): the
+ * state u64[2] is (key, counter); a 64-bit element i is the block of counter + i; a
+ * 32-bit element takes word 0 or 1 of the block of counter + (its index with the
+ * split dimension halved), the split dimension being the first even one (else the
+ * first largest). Invocation 0 also writes the new state (counter + blocks). PHILOX
+ * (the default) and 8- or 16-bit outputs are declined.
+ */
+export function rngBitGeneratorKernelWgsl(inst: Instruction<"rngBitGenerator">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  const { algorithm } = inst.attrs;
+  const state = inst.operands[0]!.shape as ArrayShape;
+  const shape = inst.attrs.shape as ArrayShape;
+  if (algorithm !== "THREE_FRY") return { declined: `webgpu rng-bit-generator: algorithm ${algorithm} (the WGSL kernel computes THREE_FRY)` };
+  if (state.elementType !== "u64" || state.dimensions.length !== 1 || state.dimensions[0] !== 2) return { declined: "webgpu rng-bit-generator: THREE_FRY with a state other than u64[2]" };
+  const words = elementWords(shape.elementType, "rng-bit-generator");
+  if (typeof words !== "number") return words;
+  if (tooLarge([shape])) return { declined: "webgpu rng-bit-generator: a result of 2 GiB or more" };
+  const dims = shape.dimensions;
+  // Invocation 0 writes the new state: an empty result has none.
+  if (product(dims) === 0) return { declined: "webgpu rng-bit-generator: an empty result (only the state would change)" };
+  let blockOf: string, blocks: number, store: string[];
+  if (words === 2) {
+    blockOf = "i";
+    blocks = product(dims);
+    store = ["  mem[(args[2u] >> 2u) + 2u * i] = x.x;", "  mem[(args[2u] >> 2u) + 2u * i + 1u] = x.y;"];
+  } else {
+    let split = dims.findIndex((d) => d % 2 === 0);
+    if (split < 0) split = dims.reduce((best, d, k) => (d > dims[best]! ? k : best), 0);
+    const half = dims.map((d, k) => (k === split ? Math.ceil(d / 2) : d));
+    blocks = product(half);
+    const halfStrides = rowMajorStrides(half);
+    blockOf = dims.map((_, d) => `${d === split ? `(o${d} / 2u)` : `o${d}`} * ${u(halfStrides[d]!)}`).join(" + ") || "0u";
+    store = [`  mem[(args[2u] >> 2u) + i] = ${dims.length === 0 ? "x.x" : `select(x.x, x.y, o${split} % 2u == 1u)`};`];
+  }
+  const body = [
+    "  let st = args[0u] >> 2u;",
+    "  let key0 = mem[st];",
+    "  let key1 = mem[st + 1u];",
+    "  let ctr0 = mem[st + 2u];",
+    "  let ctr1 = mem[st + 3u];",
+    `  let block = ${blockOf};`,
+    // counter + block, 64-bit, carried into the high word.
+    "  let c0 = ctr0 + block;",
+    "  let x = threefry(c0, ctr1 + select(0u, 1u, c0 < ctr0), key0, key1);",
+    ...store,
+    "  if (i == 0u) {",
+    "    let next = args[1u] >> 2u;",
+    `    let n0 = ctr0 + ${u(blocks)};`,
+    "    mem[next] = key0;",
+    "    mem[next + 1u] = key1;",
+    "    mem[next + 2u] = n0;",
+    "    mem[next + 3u] = ctr1 + select(0u, 1u, n0 < ctr0);",
+    "  }",
+  ];
+  return elementKernel(shape, 2, THREEFRY_WGSL, body, maxWorkgroupsPerDimension);
+}
