@@ -17,6 +17,7 @@ import { dotDecomposer } from "./passes/dot_decomposer.js";
 import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
 import { stepFusion, stepFusionWith } from "./passes/step_fusion.js";
+import type { FusionOptions } from "./passes/fusion.js";
 import type { LoweringCapabilities } from "./kernel/capabilities.js";
 import { planProgram, type CompiledProgram } from "./program.js";
 import { sdyInlineMeshes } from "../passes/inline_meshes.js";
@@ -33,8 +34,8 @@ import type { CompileOptions } from "./index.js";
  * conditions and bodies, branches: they run compiled too, as nested programs),
  * keeping out of the fusions each op the target's `capabilities` cannot lower.
  */
-export function defaultPipeline(capabilities?: LoweringCapabilities): Pass[] {
-  const fusion = capabilities === undefined ? stepFusion : stepFusionWith({ capabilities });
+export function defaultPipeline(capabilities?: LoweringCapabilities, fusionOptions: Omit<FusionOptions, "capabilities"> = {}): Pass[] {
+  const fusion = capabilities === undefined ? stepFusion : stepFusionWith({ ...fusionOptions, capabilities });
   return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, fusion];
 }
 

@@ -11,7 +11,6 @@
 
 import type { Computation, HloModule, Instruction } from "../ir/computation.js";
 import { hasSideEffect } from "../ir/rewrite.js";
-import type { Storage } from "../types/literal.js";
 import type { Opcode } from "../ir/opcodes.js";
 import { serializeInstruction, type SerializedProgram } from "../runtime/serialize.js";
 import { arrayLeaves, byteSize, type ArrayShape, type Shape } from "../types/shape.js";
@@ -27,6 +26,7 @@ import { outputFusionCanKeepProduct } from "./kernel/epilogue_plan.js";
 import { WASM_GEMM_TARGET } from "./wasm/gemm_microkernel.js";
 import { groupSteps, mayWriteInPlace, planRowGroups, widenForRowGroups, type BlockBuffer } from "./row_groups.js";
 import { isDeclined } from "./kernel/declined.js";
+import { firstParameterLeaves, namedLeaves, type ConstantLeaf } from "./buffers/value_leaves.js";
 
 export interface KernelStep {
   readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly operands: readonly Location[]; readonly results: readonly Location[];
@@ -79,10 +79,7 @@ export interface StepList {
 }
 
 /** An array constant of the program, in the default layout. */
-export interface ConstantLeaf {
-  readonly shape: ArrayShape;
-  readonly data: Storage;
-}
+export type { ConstantLeaf };
 
 export interface CompiledProgram extends StepList {
   /** The module's name (errors, dumps). */
@@ -154,8 +151,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   const steps: Step[] = [];
   const temps: (TempInterval & { shape?: ArrayShape })[] = [];
   const parameterLeaves = entry.parameters.map((p) => arrayLeaves(p.shape));
-  const firstParamLeaf: number[] = [];
-  parameterLeaves.reduce((n, ls, i) => { firstParamLeaf[i] = n; return n + ls.length; }, 0);
+  const firstParamLeaf = firstParameterLeaves(entry);
 
   const newTemps = (shape: Shape): Location[] => arrayLeaves(shape).map((s) => {
     temps.push({ shape: s, bytes: alignedBytes(s), defined: steps.length, lastUse: steps.length });
@@ -176,24 +172,12 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   // The steps that run output fusions (their kernel depends on whether they end up in place).
   const outputFusionSteps = new Map<number, Instruction<"fusion">>();
   for (const inst of entry.instructions) {
+    const named = namedLeaves(inst, leaves, firstParamLeaf, constants);
+    if (named !== undefined) {
+      leaves.set(inst, named);
+      continue;
+    }
     switch (inst.opcode) {
-      case "parameter": {
-        const n = (inst as Instruction<"parameter">).attrs.number;
-        leaves.set(inst, parameterLeaves[n]!.map((_, k) => ({ space: "parameter", index: firstParamLeaf[n]! + k })));
-        continue;
-      }
-      case "constant": {
-        const lit = (inst as Instruction<"constant">).attrs.literal;
-        leaves.set(inst, lit.arrayLeaves().map((p) => {
-          const leaf = p.toDefaultLayout();
-          constants.push({ shape: leaf.arrayShape, data: leaf.data });
-          return { space: "constant", index: constants.length - 1 } as const;
-        }));
-        continue;
-      }
-      case "tuple":
-        leaves.set(inst, inst.operands.flatMap((o) => leaves.get(o)!));
-        continue;
       case "fusion": {
         // A fused reshape of a parameter moves no data (default layouts): it names its operand's bytes.
         const fused = (inst as Instruction<"fusion">).attrs.calledComputation;
@@ -202,14 +186,6 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
           continue;
         }
         break;
-      }
-      case "getTupleElement": {
-        const t = inst.operands[0]!;
-        const i = (inst as Instruction<"getTupleElement">).attrs.index;
-        const elements = t.shape.kind === "tuple" ? t.shape.elements : [];
-        const start = elements.slice(0, i).reduce((n, s) => n + arrayLeaves(s).length, 0);
-        leaves.set(inst, leaves.get(t)!.slice(start, start + arrayLeaves(elements[i]!).length));
-        continue;
       }
       default:
         break;

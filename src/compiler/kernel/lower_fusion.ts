@@ -313,7 +313,7 @@ export function unlinearize(g: KernelGraph, linear: number, dims: readonly numbe
 }
 
 /** Recognizes a reducer whose body is one binary op of its two parameters. */
-function reducerKinds(toApply: Computation, types: readonly ElementType[]): ReducerKind[] | string {
+export function reducerKinds(toApply: Computation, types: readonly ElementType[]): ReducerKind[] | string {
   try {
     return recognizeReducer(toApply, types);
   } catch (e) {

@@ -223,13 +223,15 @@ export interface FusionOptions {
   readonly rowFusion?: boolean;
   /** What the target lowers (default: every op is fused as if it could be, as for the interpreter). */
   readonly capabilities?: LoweringCapabilities;
+  /** Form output fusions (default true). Off for a target whose GEMM kernels render no epilogue yet (webgpu): the epilogue is a loop fusion. */
+  readonly outputFusions?: boolean;
 }
 
 function fuseComputation(c: Computation, ctx: PassContext, passName: string, options: FusionOptions): Computation {
   const groups = formGroups(c, ctx, passName, options.capabilities);
   if (groups.size === 0) return c;
   const position = new Map(c.instructions.map((inst, i) => [inst, i]));
-  formOutputFusions(c, groups, ctx, passName, (g) => fusedComputation({ groups: [g] }, position).computation);
+  if (options.outputFusions ?? true) formOutputFusions(c, groups, ctx, passName, (g) => fusedComputation({ groups: [g] }, position).computation);
   const units = formUnits(c, groups, ctx, passName);
   const factory = factoryFor(c);
   const replaced = new Map<Instruction, Instruction>();

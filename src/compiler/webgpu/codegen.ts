@@ -13,7 +13,13 @@
 // time, stages in turn (rows never wait on one another), with no row buffers (a later
 // stage computes again what it reads: an invocation's private memory is small).
 
-import type { Computation } from "../../ir/computation.js";
+import type { Computation, Instruction } from "../../ir/computation.js";
+import { gemmKernelName, gemmSpecOfDot } from "../kernel/gemm_plan.js";
+import type { Opcode } from "../../ir/opcodes.js";
+import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
+import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl } from "./op_kernels_wgsl.js";
+import { gemmKernel } from "./gemm_wgsl.js";
+import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel } from "./gemm_tiles_wgsl.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { loopKernel } from "../kernel/loop_kernel.js";
@@ -81,6 +87,49 @@ export function wgslFusionKernel(fused: Computation): WgslKernel | Declined {
     throw e;
   }
 }
+
+/**
+ * The kernel of a dot or a convolution (not fused: fusion forms no output fusions for
+ * this backend, so the epilogue is a loop fusion after it): the tiled, skinny or
+ * implicit-GEMM kernel reading its operands from the device memory (KernelMemory
+ * "device"), sized by WebGPU's guaranteed limits (plans are made without a device).
+ * f32 only: other types are declined (WGSL has no f64; f16 and integer products run on the host).
+ */
+function wgslProductKernel(inst: Instruction): WgslKernel | Declined {
+  if (inst.opcode === "dot") {
+    const spec = gemmSpecOfDot(inst as Instruction<"dot">);
+    if ("declined" in spec) return spec;
+    return asWgslKernel(gemmKernel(spec, DEFAULT_GPU_LIMITS, { memory: "device" }), gemmKernelName(spec));
+  }
+  if (inst.opcode === "convolution") {
+    const geometry = convWgslGeometry(inst as Instruction<"convolution">);
+    if ("declined" in geometry) return geometry;
+    if (geometry.inputType !== "f32" || geometry.outputType !== "f32") return { declined: `webgpu convolution ${inst.name}: f16 convolutions run on the host (f16 arithmetic is not compiled)` };
+    return asWgslKernel(convKernel(geometry, DEFAULT_GPU_LIMITS, { memory: "device" }), `convolution ${inst.name}`);
+  }
+  return { declined: `${inst.opcode} is not a dot or a convolution` };
+}
+
+/** A GEMM or convolution kernel as a step of the backend's program: three buffers (lhs, rhs, out). */
+function asWgslKernel(k: GpuKernel | Declined, name: string): WgslKernel | Declined {
+  if ("declined" in k) return k;
+  const c = k.choice;
+  const how = c.kind === "tiled" ? `tiled ${tileName(c.tile)}` : `skinny, ${c.columnsPerWorkgroup} columns a workgroup${c.swapped ? ", transposed" : ""}`;
+  return {
+    source: k.code, buffers: 3, units: k.dispatch[0] * k.dispatch[1] * k.dispatch[2], invocationsPerUnit: k.workgroupSize[0] * k.workgroupSize[1] * k.workgroupSize[2],
+    workgroups: [k.dispatch[0], k.dispatch[1]], what: `${name}, ${how}`,
+  };
+}
+
+/** The ops other than fusions that this backend compiles, each to the kernel of its own that computes it (or why not). */
+export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction) => WgslKernel | Declined>> = {
+  dot: wgslProductKernel,
+  convolution: wgslProductKernel,
+  gather: (inst) => gatherKernelWgsl(inst as Instruction<"gather">, MAX_WORKGROUPS_PER_DIMENSION),
+  dynamicUpdateSlice: (inst) => dynamicUpdateSliceKernelWgsl(inst as Instruction<"dynamicUpdateSlice">, MAX_WORKGROUPS_PER_DIMENSION),
+  reduceWindow: (inst) => reduceWindowKernelWgsl(inst as Instruction<"reduceWindow">, MAX_WORKGROUPS_PER_DIMENSION),
+  rngBitGenerator: (inst) => rngBitGeneratorKernelWgsl(inst as Instruction<"rngBitGenerator">, MAX_WORKGROUPS_PER_DIMENSION),
+};
 
 let capabilities: LoweringCapabilities | undefined;
 

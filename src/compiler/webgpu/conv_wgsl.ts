@@ -22,8 +22,8 @@ import type { ConvGeometry } from "../kernel/conv_plan.js";
 import type { Declined } from "../kernel/declined.js";
 import type { GpuEpilogue } from "./gemm_wgsl.js";
 import {
-  defaultTile, F16_HELPERS, operandAccess, renderTiledProduct, type GemmTile, type GpuBinding, type GpuKernel, type GpuLimits,
-  type KernelChoice, type StorageType, type TileOperand,
+  defaultTile, DEVICE_MEMORY_DECLARATIONS, F16_HELPERS, operandAccess, renderTiledProduct, resultAccess, type GemmTile, type GpuBinding,
+  type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand,
 } from "./gemm_tiles_wgsl.js";
 
 /** A convolution as the WGSL kernel sees it; every stride in elements of its operand's buffer. */
@@ -144,6 +144,8 @@ export interface ConvWgslOptions {
   readonly vectorLoads?: boolean;
   /** As for the GEMM; the site's row is the output pixel (batch, then spatial positions), col the output feature, index the element's offset in `out`. */
   readonly epilogue?: GpuEpilogue;
+  /** As for the GEMM (default "bindings"). */
+  readonly memory?: KernelMemory;
 }
 
 const u = (x: number): string => `${x}u`;
@@ -176,16 +178,18 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   // patch row's start aligned.
   const inputVectors = allowVectors && g.input.feature === 1 && cg % 4 === 0 && multipleOf4([g.input.batch, ...g.input.spatial]);
   const kernelVectors = allowVectors && g.kernel.outputFeature === 1 && og % 4 === 0 && multipleOf4([g.kernel.inputFeature, ...g.kernel.spatial]);
-  const x = operandAccess("lhs", 0, inputType, inputVectors);
-  const w = operandAccess("rhs", 1, inputType, kernelVectors);
+  const memory = options.memory ?? "bindings";
+  const x = operandAccess("lhs", 0, inputType, inputVectors, memory);
+  const w = operandAccess("rhs", 1, inputType, kernelVectors, memory);
   const epilogue = options.epilogue;
+  if (memory === "device" && epilogue !== undefined) return { declined: "webgpu convolution: an epilogue stores into its own bindings, not the device memory" };
   // Stored by vec4s of output features where they are unit-stride, a multiple of 4 per group, and every other stride keeps the vec4s aligned.
   const outVectors = epilogue === undefined && g.output.feature === 1 && og % 4 === 0 && multipleOf4([g.output.batch, ...g.output.spatial]);
   if (outputType === "f16" && !outVectors) {
     return { declined: "webgpu convolution: an f16 output is stored as packed pairs by vec4s of output features: it needs features innermost, a multiple of 4 per group, other strides multiples of 4 and no epilogue (ask for f32 and convert)" };
   }
-  const outElements = maxElement(g, "output");
-  const outBytes = outputType === "f16" ? Math.max(8, Math.ceil(outElements / 4) * 8) : outVectors ? Math.max(16, Math.ceil(outElements / 4) * 16) : Math.max(4, outElements * 4);
+  const result = resultAccess(outputType, outVectors, memory);
+  const outBytes = result.byteSize(maxElement(g, "output"));
 
   // gatherPatch(p, k, g): the im2col element; its position in the input, or none (padding, holes).
   const pixelSplit: string[] = [];
@@ -229,14 +233,11 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
     split.push(`${rest} * ${u(g.output.batch)}`);
     return `(${split.concat(terms).join(" + ")} + (${z} * ${u(og)} + ${col}) * ${u(g.output.feature)})`;
   };
-  const outDeclaration = `@group(0) @binding(2) var<storage, read_write> out: array<${outputType === "f16" ? "vec2<u32>" : outVectors ? "vec4<f32>" : "f32"}>;`;
   const store = (value: string, row: string, col: string, z: string): string => {
     const index = outIndex(row, col, z);
-    return epilogue !== undefined ? epilogue.store({ value, row, col: `(${z} * ${u(og)} + ${col})`, index }) : `out[${index}] = ${value};`;
+    return epilogue !== undefined ? epilogue.store({ value, row, col: `(${z} * ${u(og)} + ${col})`, index }) : result.store(index, value);
   };
-  const storeVector = !outVectors ? undefined : outputType === "f16"
-    ? (value: string, row: string, col: string, z: string) => `out[${outIndex(row, col, z)} >> 2u] = vec2<u32>(pack2x16float(${value}.xy), pack2x16float(${value}.zw));`
-    : (value: string, row: string, col: string, z: string) => `out[${outIndex(row, col, z)} >> 2u] = ${value};`;
+  const storeVector = !outVectors ? undefined : (value: string, row: string, col: string, z: string) => result.storeVector(outIndex(row, col, z), value);
 
   const a: TileOperand = { scalar: (p, k, z) => `gatherPatch(${p}, ${k}, ${z})`, contiguous: g.input.feature === 1 ? "k" : "outer", ...(inputVectors ? { vector: (p: string, k: string, z: string) => `gatherPatch4(${p}, ${k}, ${z})` } : {}) };
   const b: TileOperand = { scalar: (j, k, z) => `kernelAt(${j}, ${k}, ${z})`, contiguous: g.kernel.outputFeature === 1 ? "outer" : "k", ...(kernelVectors ? { vector: (j: string, k: string, z: string) => `kernelAt4(${j}, ${k}, ${z})` } : {}) };
@@ -249,7 +250,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   for (const bd of bindings) {
     if (bd.byteSize > limits.maxStorageBufferBindingSize) return { declined: `webgpu convolution: binding ${bd.name} (${bd.byteSize} bytes) exceeds maxStorageBufferBindingSize ${limits.maxStorageBufferBindingSize}` };
   }
-  const declarations = [x.declaration, w.declaration, outDeclaration, inputType === "f16" ? F16_HELPERS : "", epilogue?.declarations ?? "", functions.join("\n")].filter((s) => s !== "").join("\n");
+  const declarations = [memory === "device" ? DEVICE_MEMORY_DECLARATIONS : "", inputType === "f16" ? F16_HELPERS : "", x.declaration, w.declaration, result.declaration, epilogue?.declarations ?? "", functions.join("\n")].filter((s) => s !== "").join("\n");
   const tile = options.tile ?? defaultTile(G, pixels, og, limits);
   if ("declined" in tile) return tile;
   const rendered = renderTiledProduct(

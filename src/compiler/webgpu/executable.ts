@@ -335,7 +335,7 @@ export function dumpGpuProgram(program: GpuProgram, adapter?: string): string {
       case "kernel": {
         const k = program.kernels[s.kernel]!;
         const units = k.invocationsPerUnit === 1 ? `${k.units} invocations` : `${k.units} workgroups of ${k.invocationsPerUnit}`;
-        lines.push(`kernel ${s.name} (WGSL kernel ${s.kernel}, ${units}): ${s.buffers.map(locationText).join(", ")}`);
+        lines.push(`kernel ${s.name} (WGSL kernel ${s.kernel}${k.what === undefined ? "" : `, ${k.what}`}, ${units}): ${s.buffers.map(locationText).join(", ")}`);
         break;
       }
       case "host": lines.push(`host ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(locationText).join("+")).join(", ")} -> ${s.results.map(locationText).join(", ")}`); break;

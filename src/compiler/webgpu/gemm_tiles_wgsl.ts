@@ -37,6 +37,7 @@ export const DEFAULT_GPU_LIMITS: GpuLimits = {
 
 /** One storage buffer a kernel binds (all in bind group 0). */
 export interface GpuBinding {
+  /** The binding number (memory "device": the operand's slot in the argument buffer). */
   readonly binding: number;
   /** The WGSL variable it is declared as. */
   readonly name: string;
@@ -149,8 +150,28 @@ export interface OperandAccess {
   byteSize(elements: number): number;
 }
 
-export function operandAccess(name: string, binding: number, type: StorageType, vectors: boolean): OperandAccess {
-  const head = `@group(0) @binding(${binding}) var<storage, read> ${name}`;
+/**
+ * Where a kernel's operands and result live:
+ * - "bindings": each in a storage binding of its own (0 lhs, 1 rhs, 2 out), as a caller
+ *   running a kernel alone binds them;
+ * - "device": all in the WebGPU backend's one device memory (binding 0, `mem`, u32
+ *   words) at byte offsets the backend writes in its argument buffer (binding 1,
+ *   `args`: lhs, rhs, out), as its loop kernels read theirs. A dispatch may not bind one
+ *   buffer both read-only and writable (WebGPU's usage scopes), nor two writable ranges
+ *   of it that overlap (dot(x, x)), so the backend cannot bind its arrays as ranges.
+ */
+export type KernelMemory = "bindings" | "device";
+
+/** The device memory's declarations (memory "device"); every operand's access reads through them. */
+export const DEVICE_MEMORY_DECLARATIONS = [
+  "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
+  "@group(0) @binding(1) var<storage, read> args: array<u32>;",
+].join("\n");
+
+/** How operand `name` (argument slot or binding `slot`) is read (f32 words, or f16 packed two to a word). */
+export function operandAccess(name: string, slot: number, type: StorageType, vectors: boolean, memory: KernelMemory = "bindings"): OperandAccess {
+  if (memory === "device") return deviceOperandAccess(name, slot, type, vectors);
+  const head = `@group(0) @binding(${slot}) var<storage, read> ${name}`;
   if (type === "f32") {
     return vectors
       ? { declaration: `${head}: array<vec4<f32>>;`, scalar: (i) => `${name}[(${i}) >> 2u][(${i}) & 3u]`, vector: (i) => `${name}[(${i}) >> 2u]`, byteSize: (e) => Math.max(16, Math.ceil(e / 4) * 16) }
@@ -169,6 +190,62 @@ export function operandAccess(name: string, binding: number, type: StorageType, 
     scalar: (i) => `unpack2x16float(${name}[(${i}) >> 1u])[(${i}) & 1u]`,
     vector: () => { throw new Error("operand declared without vectors"); },
     byteSize: (e) => Math.max(4, Math.ceil(e / 2) * 4),
+  };
+}
+
+/**
+ * An operand in the device memory: functions reading element i from the word at its
+ * offset (args[slot], a byte offset aligned to 64), a vector as four words (or two f16
+ * pairs): the memory is one array of words for every kernel of the backend.
+ */
+function deviceOperandAccess(name: string, slot: number, type: StorageType, vectors: boolean): OperandAccess {
+  const word = (w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]`;
+  const f32 = type === "f32";
+  const declaration = [
+    f32 ? `fn ${name}At(i: u32) -> f32 { return bitcast<f32>(${word("i")}); }`
+      : `fn ${name}At(i: u32) -> f32 { return unpack2x16float(${word("(i >> 1u)")})[i & 1u]; }`,
+    vectors && f32 ? `fn ${name}At4(i: u32) -> vec4<f32> { return vec4<f32>(${[0, 1, 2, 3].map((j) => `bitcast<f32>(${word(`i + ${j}u`)})`).join(", ")}); }` : "",
+    vectors && !f32 ? `fn ${name}At4(i: u32) -> vec4<f32> { let w = i >> 1u; return f16x4(vec2<u32>(${word("w")}, ${word("w + 1u")})); }` : "",
+  ].filter((x) => x !== "").join("\n");
+  return {
+    declaration,
+    scalar: (i) => `${name}At(${i})`,
+    vector: (i) => (vectors ? `${name}At4(${i})` : (() => { throw new Error("operand declared without vectors"); })()),
+    byteSize: (e) => (f32 ? Math.max(4, 4 * e) : Math.max(4, Math.ceil(e / 2) * 4)),
+  };
+}
+
+/** How a kernel stores its result: element by element (f32), or by vec4s (f32, or f16 rounded once and packed). */
+export interface ResultAccess {
+  readonly declaration: string;
+  /** Statements storing f32 `value` at element `index`. */
+  store(index: string, value: string): string;
+  /** Statements storing vec4<f32> `value` at elements index .. index+3 (index a multiple of 4); only with vectors. */
+  storeVector(index: string, value: string): string;
+  /** Bytes for `elements` elements as declared. */
+  byteSize(elements: number): number;
+}
+
+/** The result's access: binding 2 (`out`), or the device memory at args[2] (see KernelMemory). f16 is stored by vectors only. */
+export function resultAccess(type: StorageType, vectors: boolean, memory: KernelMemory = "bindings"): ResultAccess {
+  const byteSize = (e: number): number => (type === "f16" ? Math.max(8, Math.ceil(e / 4) * 8) : vectors ? Math.max(16, Math.ceil(e / 4) * 16) : Math.max(4, 4 * e));
+  if (memory === "device") {
+    const word = (w: string): string => `mem[(args[2u] >> 2u) + ${w}]`;
+    return {
+      declaration: "",
+      store: (i, v) => (type === "f16" ? (() => { throw new Error("an f16 result is stored by vectors"); })() : `${word(`(${i})`)} = bitcast<u32>(${v});`),
+      storeVector: (i, v) => (type === "f16"
+        ? `{ let w = (${i}) >> 1u; let x = ${v}; ${word("w")} = pack2x16float(x.xy); ${word("w + 1u")} = pack2x16float(x.zw); }`
+        : `{ let w = ${i}; let x = bitcast<vec4<u32>>(${v}); ${[0, 1, 2, 3].map((j) => `${word(`w + ${j}u`)} = x[${j}];`).join(" ")} }`),
+      byteSize,
+    };
+  }
+  const element = type === "f16" ? "vec2<u32>" : vectors ? "vec4<f32>" : "f32";
+  return {
+    declaration: `@group(0) @binding(2) var<storage, read_write> out: array<${element}>;`,
+    store: (i, v) => (type === "f16" ? (() => { throw new Error("an f16 result is stored by vectors"); })() : `out[${i}] = ${v};`),
+    storeVector: (i, v) => (type === "f16" ? `out[(${i}) >> 2u] = vec2<u32>(pack2x16float(${v}.xy), pack2x16float(${v}.zw));` : `out[(${i}) >> 2u] = ${v};`),
+    byteSize,
   };
 }
 

@@ -13,17 +13,19 @@
 // every adapter; an `array<f16>` variant for adapters with the feature is not written
 // (none here has it to test on). f64 is declined: WGSL has no f64.
 //
-// Interface for the backend: bindings 0 (`lhs`, A), 1 (`rhs`, B), 2 (`out`, C), in bind
-// group 0, each from its operand's first element; an epilogue may declare more (3 and
-// up). All sizes are constants in the WGSL: one module per spec.
+// Interface: bindings 0 (`lhs`, A), 1 (`rhs`, B), 2 (`out`, C), in bind group 0, each
+// from its operand's first element; an epilogue may declare more (3 and up). The
+// backend asks for memory "device" instead: A, B and C in its one memory buffer at the
+// offsets of its argument slot (gemm_tiles_wgsl.ts, KernelMemory). All sizes are
+// constants in the WGSL: one module per spec.
 
 import { CompileError } from "../../types/errors.js";
 import type { Declined } from "../kernel/declined.js";
 import { checkGemmSpec, gemmKernelName, type GemmSpec } from "../kernel/gemm_plan.js";
 import { renderSkinny, SKINNY_MAX_ROWS, skinnyLayout } from "./gemm_skinny_wgsl.js";
 import {
-  defaultTile, F16_HELPERS, operandAccess, renderTiledProduct, type GemmTile, type GpuBinding, type GpuKernel, type GpuLimits,
-  type KernelChoice, type StorageType, type TileOperand,
+  defaultTile, DEVICE_MEMORY_DECLARATIONS, F16_HELPERS, operandAccess, renderTiledProduct, resultAccess, type GemmTile, type GpuBinding,
+  type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand,
 } from "./gemm_tiles_wgsl.js";
 
 /** What an epilogue's statements are given for one element of C. */
@@ -60,6 +62,8 @@ export interface GemmWgslOptions {
   /** Whether vec4 loads may be used where alignment allows (default true; tests turn it off to cover the scalar loads). */
   readonly vectorLoads?: boolean;
   readonly epilogue?: GpuEpilogue;
+  /** Where operands and result live (default "bindings"; the backend: "device", see KernelMemory). */
+  readonly memory?: KernelMemory;
 }
 
 const u = (x: number): string => `${x}u`;
@@ -77,6 +81,8 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const outputType = options.outputType ?? "f32";
   const { batch, m, n, k } = spec;
   const lhsT = spec.lhsTransposed === true, rhsT = spec.rhsTransposed === true;
+  const memory = options.memory ?? "bindings";
+  if (memory === "device" && options.epilogue !== undefined) return declined(spec, "an epilogue stores into its own bindings, not the device memory");
   if (outputType === "f16") {
     if (options.epilogue !== undefined) return declined(spec, "an f16 output takes no epilogue (the epilogue stores f32 elements)");
     if (n % 4 !== 0) return declined(spec, "an f16 output is stored as packed pairs by vec4s of columns: n must be a multiple of 4 (ask for f32 and convert)");
@@ -87,8 +93,8 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   // Vector loads need the operand's contiguous extent to be a multiple of 4.
   const lhsVectors = allowVectors && (lhsT ? m : k) % 4 === 0;
   const rhsVectors = allowVectors && (rhsT ? k : n) % 4 === 0;
-  const lhs = operandAccess("lhs", 0, inputType, lhsVectors);
-  const rhs = operandAccess("rhs", 1, inputType, rhsVectors);
+  const lhs = operandAccess("lhs", 0, inputType, lhsVectors, memory);
+  const rhs = operandAccess("rhs", 1, inputType, rhsVectors, memory);
   // Element offsets of A(z, row, p) and B(z, p, col).
   const aAt = (row: string, p: string, z: string): string => (lhsT ? `${z} * ${u(m * k)} + (${p}) * ${u(m)} + ${row}` : `${z} * ${u(m * k)} + (${row}) * ${u(k)} + ${p}`);
   const bAt = (p: string, col: string, z: string): string => (rhsT ? `${z} * ${u(k * n)} + (${col}) * ${u(k)} + ${p}` : `${z} * ${u(k * n)} + (${p}) * ${u(n)} + ${col}`);
@@ -106,29 +112,17 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   // The output and its store.
   const epilogue = options.epilogue;
   const outVectors = outputType === "f16" || (epilogue === undefined && n % 4 === 0 && kind === "tiled");
-  let outDeclaration: string, outBytes: number;
-  const elementsC = batch * m * n;
-  if (outputType === "f16") {
-    outDeclaration = "@group(0) @binding(2) var<storage, read_write> out: array<vec2<u32>>;";
-    outBytes = Math.max(8, Math.ceil(elementsC / 4) * 8);
-  } else if (outVectors) {
-    outDeclaration = "@group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>;";
-    outBytes = Math.max(16, elementsC * 4);
-  } else {
-    outDeclaration = "@group(0) @binding(2) var<storage, read_write> out: array<f32>;";
-    outBytes = Math.max(4, elementsC * 4);
-  }
+  const result = resultAccess(outputType, outVectors, memory);
+  const outBytes = result.byteSize(batch * m * n);
   const site = (value: string, row: string, col: string, z: string): EpilogueSite => {
     const fullRow = `(${z} * ${u(m)} + ${row})`;
     return { value, row: fullRow, col, index: `(${fullRow} * ${u(n)} + ${col})` };
   };
   const store = (value: string, row: string, col: string, z: string): string => {
     const s = site(value, row, col, z);
-    return epilogue !== undefined ? epilogue.store(s) : `out[${s.index}] = ${value};`;
+    return epilogue !== undefined ? epilogue.store(s) : result.store(s.index, value);
   };
-  const storeVector = !outVectors ? undefined : outputType === "f16"
-    ? (value: string, row: string, col: string, z: string) => `out[${site(value, row, col, z).index} >> 2u] = vec2<u32>(pack2x16float(${value}.xy), pack2x16float(${value}.zw));`
-    : (value: string, row: string, col: string, z: string) => `out[${site(value, row, col, z).index} >> 2u] = ${value};`;
+  const storeVector = !outVectors ? undefined : (value: string, row: string, col: string, z: string) => result.storeVector(site(value, row, col, z).index, value);
 
   const bindings: GpuBinding[] = [
     { binding: 0, name: "lhs", role: "lhs", access: "read", byteSize: lhs.byteSize(batch * m * k) },
@@ -139,7 +133,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   for (const bd of bindings) {
     if (bd.byteSize > limits.maxStorageBufferBindingSize) return declined(spec, `binding ${bd.name} (${bd.byteSize} bytes) exceeds maxStorageBufferBindingSize ${limits.maxStorageBufferBindingSize}`);
   }
-  const declarations = [lhs.declaration, rhs.declaration, outDeclaration, inputType === "f16" ? F16_HELPERS : "", epilogue?.declarations ?? ""].filter((s) => s !== "").join("\n");
+  const declarations = [memory === "device" ? DEVICE_MEMORY_DECLARATIONS : "", inputType === "f16" ? F16_HELPERS : "", lhs.declaration, rhs.declaration, result.declaration, epilogue?.declarations ?? ""].filter((s) => s !== "").join("\n");
   const flops = 2 * batch * m * n * k;
 
   if (kind === "skinny") {

@@ -2,14 +2,30 @@
 // importNodeAdapter only where it runs in Node, so that a browser's module graph never
 // reaches a `node:` import or the package.
 
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Gpu } from "./gpu_types.js";
 
 /** SwiftShader's Vulkan driver description, as Debian's chromium package installs it. */
 const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
 
+/**
+ * Dawn's window-system probing (libwayland) prints "error: XDG_RUNTIME_DIR is invalid or
+ * not set in the environment." where the variable is unset (a container, a CI job, ssh):
+ * it is pointed at a private, empty directory (mkdtemp: mode 0700, as the variable
+ * requires), removed when the process exits. A variable already set is left alone.
+ */
+function giveDawnARuntimeDir(): void {
+  if (process.env["XDG_RUNTIME_DIR"] !== undefined) return;
+  const dir = mkdtempSync(join(tmpdir(), "xlats-xdg-"));
+  process.env["XDG_RUNTIME_DIR"] = dir;
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+}
+
 /** Dawn's GPU entry point, or why there is none. */
 export async function nodeGpu(): Promise<Gpu | string> {
+  giveDawnARuntimeDir();
   // Without a GPU, Dawn runs on SwiftShader, when the Vulkan loader is pointed at it.
   if (process.env["VK_ICD_FILENAMES"] === undefined && existsSync(SWIFTSHADER_ICD)) process.env["VK_ICD_FILENAMES"] = SWIFTSHADER_ICD;
   let dawn: { create(options: string[]): Gpu; globals: object };

@@ -18,13 +18,13 @@ import { verifyModule } from "../../ir/verify.js";
 import { runPasses, type PassLogEntry } from "../../passes/pass.js";
 import { CompileError } from "../../types/errors.js";
 import { arrayLeaves, elementCount, type ArrayShape, type Shape } from "../../types/shape.js";
-import type { Storage } from "../../types/literal.js";
 import { alignedBytes, assignArena, type Location, type TempInterval } from "../buffers/assignment.js";
+import { firstParameterLeaves, namedLeaves, type ConstantLeaf } from "../buffers/value_leaves.js";
 import { isControlFlow } from "../control_flow.js";
 import { defaultPipeline } from "../plan.js";
 import type { CompileOptions } from "../index.js";
-import { isDeclined } from "../kernel/declined.js";
-import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel } from "./codegen.js";
+import { isDeclined, type Declined } from "../kernel/declined.js";
+import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, OP_KERNELS } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 
 /** A kernel run over its buffers (operands, then results), or an instruction run on the host. A copy is a kernel (copyKernelWgsl). */
@@ -41,7 +41,7 @@ export interface GpuProgram {
   readonly kernels: readonly WgslKernel[];
   readonly steps: readonly GpuStep[];
   readonly parameterLeaves: readonly (readonly ArrayShape[])[];
-  readonly constants: readonly { readonly shape: ArrayShape; readonly data: Storage }[];
+  readonly constants: readonly ConstantLeaf[];
   /** Arena offset of each temporary. */
   readonly tempOffsets: readonly number[];
   readonly arenaBytes: number;
@@ -52,7 +52,6 @@ export interface GpuProgram {
 /** Why an instruction that no fusion took runs on the host. */
 function hostReason(inst: Instruction): string {
   if (isControlFlow(inst)) return `control flow runs on the host (the interpreter runs its computations)`;
-  if (inst.opcode === "dot" || inst.opcode === "convolution") return `${inst.opcode} runs on the host until the WebGPU GEMM and convolution kernels are integrated`;
   if (OP_TABLE[inst.opcode].elementwise) {
     const answer = webgpuCapabilities().canLowerScalar(inst);
     if (answer !== true) return answer.declined;
@@ -60,11 +59,15 @@ function hostReason(inst: Instruction): string {
   return `no WebGPU kernel for ${inst.opcode}`;
 }
 
-/** Verifies and optimizes `program` (fusion asking the WGSL generator what it lowers) and lays it out as steps. */
+/**
+ * Verifies and optimizes `program` (fusion asking the WGSL generator what it lowers, and
+ * forming no output fusions: the GEMM and convolution kernels render no epilogue yet, so
+ * a dot's bias and activation are a loop fusion after it) and lays it out as steps.
+ */
 export function planGpuProgram(program: Computation | HloModule, options: CompileOptions): GpuProgram {
   const input = program instanceof HloModule ? program : new HloModule(program.name, program);
   verifyModule(input);
-  const { module, log } = runPasses(input, options.passes ?? defaultPipeline(webgpuCapabilities()), {
+  const { module, log } = runPasses(input, options.passes ?? defaultPipeline(webgpuCapabilities(), { outputFusions: false }), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
@@ -74,13 +77,12 @@ export function planGpuProgram(program: Computation | HloModule, options: Compil
 function planSteps(entry: Computation): Omit<GpuProgram, "module" | "log"> {
   const kernels: WgslKernel[] = [];
   const kernelBySource = new Map<string, number>();
-  const constants: { shape: ArrayShape; data: Storage }[] = [];
+  const constants: ConstantLeaf[] = [];
   const steps: GpuStep[] = [];
   const temps: (TempInterval & { shape: ArrayShape })[] = [];
   const leaves = new Map<Instruction, Location[]>();
   const parameterLeaves = entry.parameters.map((p) => arrayLeaves(p.shape));
-  const firstLeaf: number[] = [];
-  parameterLeaves.reduce((n, ls, i) => { firstLeaf[i] = n; return n + ls.length; }, 0);
+  const firstLeaf = firstParameterLeaves(entry);
   const newTemps = (shape: Shape): Location[] => arrayLeaves(shape).map((s) => {
     temps.push({ shape: s, bytes: alignedBytes(s), defined: steps.length, lastUse: steps.length });
     return { space: "temp", index: temps.length - 1 } as const;
@@ -91,58 +93,49 @@ function planSteps(entry: Computation): Omit<GpuProgram, "module" | "log"> {
   const operandLeaves = (inst: Instruction): Location[][] => inst.operands.map((o) => leaves.get(o) ?? (() => { throw new CompileError(`${entry.name}: ${o.name} used before it is defined`); })());
 
   for (const inst of entry.instructions) {
+    const named = namedLeaves(inst, leaves, firstLeaf, constants);
+    if (named !== undefined) {
+      leaves.set(inst, named);
+      continue;
+    }
     switch (inst.opcode as Opcode) {
-      case "parameter": {
-        const n = (inst as Instruction<"parameter">).attrs.number;
-        leaves.set(inst, parameterLeaves[n]!.map((_, k) => ({ space: "parameter", index: firstLeaf[n]! + k })));
-        continue;
-      }
-      case "constant": {
-        const lit = (inst as Instruction<"constant">).attrs.literal;
-        leaves.set(inst, lit.arrayLeaves().map((p) => {
-          const leaf = p.toDefaultLayout();
-          constants.push({ shape: leaf.arrayShape, data: leaf.data });
-          return { space: "constant", index: constants.length - 1 } as const;
-        }));
-        continue;
-      }
-      case "tuple":
-        leaves.set(inst, inst.operands.flatMap((o) => leaves.get(o)!));
-        continue;
-      case "getTupleElement": {
-        const i = (inst as Instruction<"getTupleElement">).attrs.index;
-        const tuple = inst.operands[0]!;
-        if (tuple.shape.kind !== "tuple") break;
-        const before = tuple.shape.elements.slice(0, i).reduce((n, s) => n + arrayLeaves(s).length, 0);
-        leaves.set(inst, leaves.get(tuple)!.slice(before, before + arrayLeaves(inst.shape).length));
-        continue;
-      }
       case "fusion": {
         const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
-        // Nothing to compute for empty results (their index arithmetic would divide by zero sizes).
-        if (arrayLeaves(inst.shape).every((s) => elementCount(s) === 0)) {
-          for (const o of operandLeaves(inst)) use(o);
-          leaves.set(inst, newTemps(inst.shape));
-          continue;
-        }
-        // Output fusions hold a dot or a convolution, which run on the host for now (GEMM kernels come at merge).
-        const kernel = kind === "output" ? { declined: `a dot or convolution with its epilogue runs on the host until the WebGPU GEMM and convolution kernels are integrated` }
-          : wgslFusionKernel(calledComputation);
-        if (isDeclined(kernel)) {
-          addHost(inst, kernel.declined);
-          continue;
-        }
-        const index = kernelIndex(kernel);
-        const operands = operandLeaves(inst).flat();
-        use(operands);
-        const results = newTemps(inst.shape);
-        steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results] });
-        leaves.set(inst, results);
+        if (addEmpty(inst)) continue;
+        // Fusion forms no output fusions for this backend (planGpuProgram): a dot or convolution is a step of its own.
+        const kernel = kind === "output" ? { declined: "an output fusion (this backend's GEMM kernels render no epilogue)" } : wgslFusionKernel(calledComputation);
+        addKernelOrHost(inst, kernel);
         continue;
       }
-      default: break;
+      default: {
+        const opKernel = OP_KERNELS[inst.opcode];
+        if (opKernel === undefined) break;
+        if (!addEmpty(inst)) addKernelOrHost(inst, opKernel(inst));
+        continue;
+      }
     }
     addHost(inst, hostReason(inst));
+  }
+
+  /** Nothing to compute for empty results (their index arithmetic would divide by zero sizes): true when inst's are. */
+  function addEmpty(inst: Instruction): boolean {
+    if (!arrayLeaves(inst.shape).every((s) => elementCount(s) === 0)) return false;
+    for (const o of operandLeaves(inst)) use(o);
+    leaves.set(inst, newTemps(inst.shape));
+    return true;
+  }
+
+  function addKernelOrHost(inst: Instruction, kernel: WgslKernel | Declined): void {
+    if (isDeclined(kernel)) {
+      addHost(inst, kernel.declined);
+      return;
+    }
+    const index = kernelIndex(kernel);
+    const operands = operandLeaves(inst).flat();
+    use(operands);
+    const results = newTemps(inst.shape);
+    steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results] });
+    leaves.set(inst, results);
   }
 
   function kernelIndex(kernel: WgslKernel): number {

@@ -37,6 +37,8 @@ export interface WgslKernel {
   readonly invocationsPerUnit: number;
   /** Workgroups to dispatch, in x and y (x at most the adapter's limit). */
   readonly workgroups: readonly [number, number];
+  /** What it computes, where the steps' names do not say (a GEMM's shape and tile), for dump(). */
+  readonly what?: string;
 }
 
 const fail = (why: string): never => {
@@ -46,7 +48,7 @@ const fail = (why: string): never => {
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
 /** The reducer kinds as the value renderer's binary ops. */
-const COMBINE_OP: Readonly<Record<ReducerKind, string>> = { add: "add", mul: "mul", max: "max", min: "min", and: "and", or: "or" };
+export const COMBINE_OP: Readonly<Record<ReducerKind, string>> = { add: "add", mul: "mul", max: "max", min: "min", and: "and", or: "or" };
 
 /** An i32 WGSL expression of index expression e. */
 function indexExpr(e: IndexExpr, names: ReadonlyMap<number, string>): string {

@@ -1,0 +1,59 @@
+// The first cases of every step planner (compiler/program.ts for the CPU backends,
+// webgpu/program.ts): the instructions that compute nothing and only name array leaves
+// (parameters, constants, tuples and their elements), so that a step reads or writes
+// leaves, never tuples.
+
+import type { Computation, Instruction } from "../../ir/computation.js";
+import type { Storage } from "../../types/literal.js";
+import { arrayLeaves, type ArrayShape } from "../../types/shape.js";
+import type { Location } from "./assignment.js";
+
+/** A constant's array leaf, loaded into device memory once. */
+export interface ConstantLeaf {
+  readonly shape: ArrayShape;
+  readonly data: Storage;
+}
+
+/** The number of each parameter's first leaf among all parameters' leaves, in order. */
+export function firstParameterLeaves(entry: Computation): number[] {
+  const first: number[] = [];
+  let n = 0;
+  for (const p of entry.parameters) {
+    first.push(n);
+    n += arrayLeaves(p.shape).length;
+  }
+  return first;
+}
+
+/**
+ * The leaves `inst` names when it is a parameter, a constant (its leaves appended to
+ * `constants`), a tuple or a get-tuple-element (of the leaves already in `leaves`);
+ * undefined for any instruction that computes.
+ */
+export function namedLeaves(
+  inst: Instruction, leaves: ReadonlyMap<Instruction, readonly Location[]>, firstParameterLeaf: readonly number[], constants: ConstantLeaf[],
+): Location[] | undefined {
+  switch (inst.opcode) {
+    case "parameter": {
+      const n = (inst as Instruction<"parameter">).attrs.number;
+      return arrayLeaves(inst.shape).map((_, k) => ({ space: "parameter", index: firstParameterLeaf[n]! + k }));
+    }
+    case "constant":
+      return (inst as Instruction<"constant">).attrs.literal.arrayLeaves().map((p) => {
+        const leaf = p.toDefaultLayout();
+        constants.push({ shape: leaf.arrayShape, data: leaf.data });
+        return { space: "constant", index: constants.length - 1 };
+      });
+    case "tuple":
+      return inst.operands.flatMap((o) => leaves.get(o)!);
+    case "getTupleElement": {
+      const t = inst.operands[0]!;
+      const i = (inst as Instruction<"getTupleElement">).attrs.index;
+      const elements = t.shape.kind === "tuple" ? t.shape.elements : [];
+      const start = elements.slice(0, i).reduce((n, s) => n + arrayLeaves(s).length, 0);
+      return leaves.get(t)!.slice(start, start + arrayLeaves(elements[i]!).length);
+    }
+    default:
+      return undefined;
+  }
+}

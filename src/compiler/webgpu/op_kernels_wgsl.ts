@@ -1,0 +1,280 @@
+// Gather, dynamic-update-slice, reduce-window and RNG bits as WGSL kernels of the WebGPU backend:
+// one invocation an element of the result (StableHLO's definitions, as the
+// interpreter's kernels compute them: interpreter/kernels/gather_scatter.ts, dynamic.ts,
+// reduction.ts, prng.ts).
+// - Gather and dynamic-update-slice find the element they copy and copy its words:
+//   pure data movement, so bit-exact for every element type of 4 or 8 bytes (f64 and
+//   64-bit integers too: they are only copied); 1- and 2-byte elements are declined
+//   (neighbouring invocations would share a word: the loop kernels' atomic stores are
+//   not wired here). Start indices of any integer type, clamped as the spec says.
+// - Reduce-window of one f32, s32 or u32 input whose reducer is one binary op (add,
+//   mul, max, min, and, or): the window's elements combined in the interpreter's order
+//   (row-major over the window, padding and base-dilation holes feeding the init
+//   value), with the WGSL renderer's ops (wgsl_values.ts: XLA's NaN and -0 rules for
+//   max and min), so bit-exact with the interpreter.
+// - RngBitGenerator with THREE_FRY: Threefry2x32 of the counter each element's block
+//   takes, as interpreter/kernels/prng.ts lays the blocks out.
+//
+// Memory as the loop kernels see it (wgsl_kernel.ts): binding 0 is the device's one
+// memory, u32 words; binding 1 the byte offsets of the operands, then the result.
+
+import type { Instruction } from "../../ir/computation.js";
+import { complementDims } from "../../ir/shape/dim_checks.js";
+import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { rowMajorStrides } from "../../types/index_util.js";
+import type { ArrayShape } from "../../types/shape.js";
+import { DeclinedError, type Declined } from "../kernel/declined.js";
+import { KernelGraph } from "../kernel/graph.js";
+import { reducerKinds } from "../kernel/lower_fusion.js";
+import { WGSL_HELPERS, WgslValues } from "./wgsl_values.js";
+import { COMBINE_OP, WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
+
+const u = (x: number): string => `${x}u`;
+const i32 = (x: number): string => `${x}i`;
+const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
+
+/**
+ * A WGSL function `clampedIndex(a: u32, hi: i32) -> i32`: the integer of `type` at byte
+ * address a, clamped to [0, hi] (hi >= 0), exactly for every integer width.
+ */
+function clampedIndexFunction(type: ElementType): string | Declined {
+  const info = ELEMENT_TYPES[type];
+  if (info.kind !== "signed" && info.kind !== "unsigned") return { declined: `start indices of type ${type} are not integers` };
+  const bits = info.storageBytes * 8;
+  const word = "mem[a >> 2u]";
+  let body: string;
+  if (bits === 64) {
+    // Little-endian: the low word first. A high word other than 0 puts the value past either end.
+    const high = info.kind === "signed" ? "let h = bitcast<i32>(mem[(a >> 2u) + 1u]); if (h < 0i) { return 0i; }" : "let h = mem[(a >> 2u) + 1u];";
+    body = `${high} if (h != ${info.kind === "signed" ? "0i" : "0u"}) { return hi; } return i32(min(${word}, u32(hi)));`;
+  } else if (info.kind === "unsigned") {
+    const v = bits === 32 ? word : `((${word} >> ((a & 3u) * 8u)) & ${u(2 ** bits - 1)})`;
+    body = `return i32(min(${v}, u32(hi)));`;
+  } else {
+    // Sign-extended by shifting the field to the top of an i32 and back.
+    const v = bits === 32 ? `bitcast<i32>(${word})` : `(bitcast<i32>(${word} << (${u(32 - bits)} - (a & 3u) * 8u)) >> ${u(32 - bits)})`;
+    body = `return clamp(${v}, 0i, hi);`;
+  }
+  return `fn clampedIndex(a: u32, hi: i32) -> i32 { ${body} }`;
+}
+
+/** Words an element of `t` copies, or why it is declined. */
+function elementWords(t: ElementType, op: string): number | Declined {
+  const bytes = ELEMENT_TYPES[t].storageBytes;
+  if (bytes % 4 !== 0) return { declined: `webgpu ${op}: ${t} elements are ${bytes} bytes (the WGSL kernel copies whole 32-bit words; neighbouring elements would share one)` };
+  return bytes / 4;
+}
+
+/** Statements copying `words` words from word offset `src` to element i of the result (args[result]). */
+const copyWords = (words: number, result: number): string[] =>
+  Array.from({ length: words }, (_, w) => `  mem[(args[${result}u] >> 2u) + i * ${u(words)} + ${u(w)}] = mem[src + ${u(w)}];`);
+
+/**
+ * The kernel around `body` (WGSL statements given the element `i` of the result and its
+ * multi-index o0.., which store it), for a result of `shape` at argument slot `result`.
+ */
+function elementKernel(shape: ArrayShape, result: number, functions: string, body: string[], maxWorkgroupsPerDimension: number): WgslKernel {
+  const dims = shape.dimensions;
+  const count = product(dims);
+  const groups = Math.max(1, Math.ceil(count / WORKGROUP_SIZE));
+  const groupsX = Math.min(groups, maxWorkgroupsPerDimension);
+  const split: string[] = ["  var rest = i;"];
+  for (let d = dims.length - 1; d >= 0; d--) split.push(`  let o${d} = rest % ${u(dims[d]!)}; rest = rest / ${u(dims[d]!)};`);
+  const source = [
+    "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
+    "@group(0) @binding(1) var<storage, read> args: array<u32>;",
+    functions,
+    `@compute @workgroup_size(${WORKGROUP_SIZE})`,
+    "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
+    `  let i = gid.x + gid.y * ${u(groupsX * WORKGROUP_SIZE)};`,
+    `  if (i >= ${u(count)}) { return; }`,
+    ...split,
+    ...body,
+    "}",
+  ].join("\n");
+  return { source, buffers: result + 1, units: count, invocationsPerUnit: 1, workgroups: [groupsX, Math.ceil(groups / groupsX)] };
+}
+
+/** Too large for the kernels' u32 word offsets. */
+const tooLarge = (shapes: readonly ArrayShape[]): boolean => shapes.some((s) => product(s.dimensions) * ELEMENT_TYPES[s.elementType].storageBytes >= 2 ** 31);
+
+export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  const [operand, indices] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape];
+  const shape = inst.shape as ArrayShape;
+  const words = elementWords(shape.elementType, "gather");
+  if (typeof words !== "number") return words;
+  if (tooLarge([operand, indices, shape])) return { declined: "webgpu gather: an operand of 2 GiB or more" };
+  const index = clampedIndexFunction(indices.elementType);
+  if (typeof index !== "string") return index;
+  const { dimensionNumbers: dn, sliceSizes } = inst.attrs;
+  const opDims = operand.dimensions;
+  const outBatchDims = complementDims(shape.dimensions.length, dn.offsetDims);
+  const offsetOperandDims = complementDims(opDims.length, [...dn.collapsedSliceDims, ...dn.operandBatchingDims]);
+  const indexStrides = rowMajorStrides(indices.dimensions);
+  const indexBytes = ELEMENT_TYPES[indices.elementType].storageBytes;
+  // The index vector's first entry: the batch position (the result's batch dims, in order) over the indices' other dims.
+  const otherIndexDims = indices.dimensions.map((_, d) => d).filter((d) => d !== dn.indexVectorDim);
+  const vectorBase = otherIndexDims.map((d, k) => `o${outBatchDims[k]!} * ${u(indexStrides[d]! * indexBytes)}`);
+  const vectorStep = dn.indexVectorDim < indices.dimensions.length ? indexStrides[dn.indexVectorDim]! * indexBytes : 0;
+  const body = [`  let at = args[1u] + ${vectorBase.join(" + ") || "0u"};`];
+  const full: string[][] = opDims.map(() => []);
+  dn.startIndexMap.forEach((od, k) => {
+    body.push(`  let s${k} = u32(clampedIndex(at + ${u(k * vectorStep)}, ${i32(opDims[od]! - sliceSizes[od]!)}));`);
+    full[od]!.push(`s${k}`);
+  });
+  // An operand batching dim takes the batch position of its indices batching dim (counted among the indices' dims other than index_vector_dim).
+  dn.operandBatchingDims.forEach((od, k) => {
+    const d = dn.startIndicesBatchingDims[k]!;
+    full[od]!.push(`o${outBatchDims[d < dn.indexVectorDim ? d : d - 1]!}`);
+  });
+  dn.offsetDims.forEach((outDim, k) => full[offsetOperandDims[k]!]!.push(`o${outDim}`));
+  const strides = rowMajorStrides(opDims);
+  const terms = full.flatMap((xs, d) => (xs.length === 0 ? [] : [`(${xs.join(" + ")}) * ${u(strides[d]!)}`]));
+  body.push(`  let src = (args[0u] >> 2u) + (${terms.join(" + ") || "0u"}) * ${u(words)};`);
+  return elementKernel(shape, 2, index, [...body, ...copyWords(words, 2)], maxWorkgroupsPerDimension);
+}
+
+export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSlice">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  const [operand, update, ...starts] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape, ...ArrayShape[]];
+  const words = elementWords(operand.elementType, "dynamic-update-slice");
+  if (typeof words !== "number") return words;
+  if (tooLarge([operand, update])) return { declined: "webgpu dynamic-update-slice: an operand of 2 GiB or more" };
+  const types = new Set(starts.map((s) => s.elementType));
+  if (types.size > 1) return { declined: "webgpu dynamic-update-slice: start indices of different types" };
+  const rank = operand.dimensions.length;
+  const index = rank === 0 ? "" : clampedIndexFunction(starts[0]!.elementType);
+  if (typeof index !== "string") return index;
+  const body: string[] = [];
+  const inside: string[] = [];
+  operand.dimensions.forEach((n, d) => {
+    const m = update.dimensions[d]!;
+    body.push(`  let s${d} = u32(clampedIndex(args[${u(2 + d)}], ${i32(n - m)}));`);
+    inside.push(`o${d} >= s${d} && o${d} < s${d} + ${u(m)}`);
+  });
+  const strides = rowMajorStrides(update.dimensions);
+  const updateAt = operand.dimensions.map((_, d) => `(o${d} - s${d}) * ${u(strides[d]!)}`).join(" + ") || "0u";
+  body.push(`  var src = (args[0u] >> 2u) + i * ${u(words)};`);
+  // Every element of an empty update is outside; a rank-0 update replaces the only element.
+  if (product(update.dimensions) > 0) body.push(`  if (${inside.join(" && ") || "true"}) { src = (args[1u] >> 2u) + (${updateAt}) * ${u(words)}; }`);
+  return elementKernel(operand, 2 + rank, index, [...body, ...copyWords(words, 2 + rank)], maxWorkgroupsPerDimension);
+}
+
+/** The 32-bit types reduce-window computes on, and how a word of memory becomes one. */
+const WORD_VALUE: Partial<Record<ElementType, (word: string) => string>> = {
+  f32: (w) => `bitcast<f32>(${w})`,
+  s32: (w) => `bitcast<i32>(${w})`,
+  u32: (w) => w,
+};
+
+export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  if (inst.operands.length !== 2) return { declined: `webgpu reduce-window: ${inst.operands.length / 2} inputs (the WGSL kernel takes one)` };
+  const base = inst.operands[0]!.shape as ArrayShape;
+  const shape = inst.shape as ArrayShape;
+  const t = base.elementType;
+  const value = WORD_VALUE[t];
+  if (value === undefined) return { declined: `webgpu reduce-window on ${t} (the WGSL kernel takes f32, s32 and u32)` };
+  if (tooLarge([base, shape])) return { declined: "webgpu reduce-window: an operand of 2 GiB or more" };
+  const kinds = reducerKinds(inst.attrs.toApply, [t]);
+  if (typeof kinds === "string") return { declined: `webgpu reduce-window: ${kinds}` };
+  let combine: string;
+  try {
+    combine = new WgslValues(new KernelGraph(), NO_NODES).binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
+  } catch (e) {
+    if (e instanceof DeclinedError) return { declined: `webgpu reduce-window: ${e.message}` };
+    throw e;
+  }
+  const window = inst.attrs.window;
+  const strides = rowMajorStrides(base.dimensions);
+  const body = [`  var acc = ${value("mem[args[1u] >> 2u]")};`, `  for (var wi = 0u; wi < ${u(product(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
+  // Row-major over the window: its last dimension fastest.
+  for (let d = window.length - 1; d >= 0; d--) body.push(`    let k${d} = wr % ${u(window[d]!.size)}; wr = wr / ${u(window[d]!.size)};`);
+  window.forEach((w, d) => {
+    const k = w.windowReversal ? `(${u(w.size - 1)} - k${d})` : `k${d}`;
+    body.push(`    let p${d} = i32(o${d} * ${u(w.stride)} + ${k} * ${u(w.windowDilation)}) - ${i32(w.paddingLow)};`);
+    body.push(`    if (p${d} < 0i || p${d} % ${i32(w.baseDilation)} != 0i || p${d} / ${i32(w.baseDilation)} >= ${i32(base.dimensions[d]!)}) { inside = false; } else { at = at + u32(p${d} / ${i32(w.baseDilation)}) * ${u(strides[d]!)}; }`);
+  });
+  body.push(`    var v = ${value("mem[args[1u] >> 2u]")};`, `    if (inside) { v = ${value("mem[(args[0u] >> 2u) + at]")}; }`, `    acc = ${combine};`, "  }");
+  body.push(`  mem[(args[2u] >> 2u) + i] = ${t === "u32" ? "acc" : "bitcast<u32>(acc)"};`);
+  return elementKernel(shape, 2, WGSL_HELPERS, body, maxWorkgroupsPerDimension);
+}
+
+/** Reduce-window's combine reads no graph nodes. */
+const NO_NODES = {
+  load: (): never => { throw new Error("reduce-window's combine loads nothing"); },
+  leaf: (): never => { throw new Error("reduce-window's combine has no leaves"); },
+};
+
+/** Threefry2x32 with 20 rounds (interpreter/kernels/prng.ts): the counter (c0, c1) encrypted under the key (k0, k1). */
+const THREEFRY_WGSL = `fn threefry(c0: u32, c1: u32, k0: u32, k1: u32) -> vec2<u32> {
+  var ks = array<u32, 3>(k0, k1, 0x1bd11bdau ^ k0 ^ k1);
+  var rotations = array<u32, 8>(13u, 15u, 26u, 6u, 17u, 29u, 16u, 24u);
+  var x0 = c0 + k0;
+  var x1 = c1 + k1;
+  for (var g = 0u; g < 5u; g = g + 1u) {
+    for (var r = 0u; r < 4u; r = r + 1u) {
+      x0 = x0 + x1;
+      let s = rotations[(g % 2u) * 4u + r];
+      x1 = ((x1 << s) | (x1 >> (32u - s))) ^ x0;
+    }
+    x0 = x0 + ks[(g + 1u) % 3u];
+    x1 = x1 + ks[(g + 2u) % 3u] + g + 1u;
+  }
+  return vec2<u32>(x0, x1);
+}`;
+
+/**
+ * RngBitGenerator with THREE_FRY, bit for bit as the interpreter (XLA's expander): the
+ * state u64[2] is (key, counter); a 64-bit element i is the block of counter + i; a
+ * 32-bit element takes word 0 or 1 of the block of counter + (its index with the
+ * split dimension halved), the split dimension being the first even one (else the
+ * first largest). Invocation 0 also writes the new state (counter + blocks). PHILOX
+ * (the default) and 8- or 16-bit outputs are declined.
+ */
+export function rngBitGeneratorKernelWgsl(inst: Instruction<"rngBitGenerator">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  const { algorithm } = inst.attrs;
+  const state = inst.operands[0]!.shape as ArrayShape;
+  const shape = inst.attrs.shape as ArrayShape;
+  if (algorithm !== "THREE_FRY") return { declined: `webgpu rng-bit-generator: algorithm ${algorithm} (the WGSL kernel computes THREE_FRY)` };
+  if (state.elementType !== "u64" || state.dimensions.length !== 1 || state.dimensions[0] !== 2) return { declined: "webgpu rng-bit-generator: THREE_FRY with a state other than u64[2]" };
+  const words = elementWords(shape.elementType, "rng-bit-generator");
+  if (typeof words !== "number") return words;
+  if (tooLarge([shape])) return { declined: "webgpu rng-bit-generator: a result of 2 GiB or more" };
+  const dims = shape.dimensions;
+  // Invocation 0 writes the new state: an empty result has none.
+  if (product(dims) === 0) return { declined: "webgpu rng-bit-generator: an empty result (only the state would change)" };
+  let blockOf: string, blocks: number, store: string[];
+  if (words === 2) {
+    blockOf = "i";
+    blocks = product(dims);
+    store = ["  mem[(args[2u] >> 2u) + 2u * i] = x.x;", "  mem[(args[2u] >> 2u) + 2u * i + 1u] = x.y;"];
+  } else {
+    let split = dims.findIndex((d) => d % 2 === 0);
+    if (split < 0) split = dims.reduce((best, d, k) => (d > dims[best]! ? k : best), 0);
+    const half = dims.map((d, k) => (k === split ? Math.ceil(d / 2) : d));
+    blocks = product(half);
+    const halfStrides = rowMajorStrides(half);
+    blockOf = dims.map((_, d) => `${d === split ? `(o${d} / 2u)` : `o${d}`} * ${u(halfStrides[d]!)}`).join(" + ") || "0u";
+    store = [`  mem[(args[2u] >> 2u) + i] = ${dims.length === 0 ? "x.x" : `select(x.x, x.y, o${split} % 2u == 1u)`};`];
+  }
+  const body = [
+    "  let st = args[0u] >> 2u;",
+    "  let key0 = mem[st];",
+    "  let key1 = mem[st + 1u];",
+    "  let ctr0 = mem[st + 2u];",
+    "  let ctr1 = mem[st + 3u];",
+    `  let block = ${blockOf};`,
+    // counter + block, 64-bit, carried into the high word.
+    "  let c0 = ctr0 + block;",
+    "  let x = threefry(c0, ctr1 + select(0u, 1u, c0 < ctr0), key0, key1);",
+    ...store,
+    "  if (i == 0u) {",
+    "    let next = args[1u] >> 2u;",
+    `    let n0 = ctr0 + ${u(blocks)};`,
+    "    mem[next] = key0;",
+    "    mem[next + 1u] = key1;",
+    "    mem[next + 2u] = n0;",
+    "    mem[next + 3u] = ctr1 + select(0u, 1u, n0 < ctr0);",
+    "  }",
+  ];
+  return elementKernel(shape, 2, THREEFRY_WGSL, body, maxWorkgroupsPerDimension);
+}

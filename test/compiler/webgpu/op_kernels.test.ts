@@ -1,0 +1,117 @@
+// Gather, dynamic-update-slice, reduce-window and THREE_FRY RNG as WebGPU kernels (webgpu/op_kernels_wgsl.ts) against
+// the interpreter, bit for bit: start indices out of range on either side (clamped),
+// index types of 8, 32 and 64 bits, signed and unsigned, batching dimensions, an
+// index_vector_dim in the middle, 8-byte elements (only copied). Skips as
+// webgpu.test.ts does where there is nothing to run WebGPU on.
+
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { compile } from "../../../src/compiler/index.js";
+import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import { parseMlirLiteral, parseStableHlo } from "../../../src/index.js";
+
+const hasDriver = process.env["VK_ICD_FILENAMES"] !== undefined || existsSync("/usr/lib/chromium/vk_swiftshader_icd.json");
+const hasPackage = await import("webgpu" as string).then(() => true, () => false);
+const skip = !hasPackage && !hasDriver ? "neither the webgpu package nor a Vulkan driver is installed: nothing to run WebGPU on" : false;
+
+after(() => releaseGpu());
+
+/** Runs `text` on webgpu with `args` (MLIR literals): no host step, the interpreter's bits in every result. */
+async function checkSame(text: string, args: readonly string[]): Promise<void> {
+  const computation = parseStableHlo(text).entry;
+  const literals = args.map((a) => parseMlirLiteral(a));
+  const exe = await compile(computation, { backend: "webgpu" });
+  try {
+    assert.deepEqual(exe.stats.interpreted, [], exe.dump());
+    const got = await exe.run(literals);
+    const want = evaluate(computation, literals);
+    const bytes = (l: typeof got): Uint8Array => {
+      const d = l.toDefaultLayout().data;
+      return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+    };
+    const wants = want.arrayLeaves();
+    got.arrayLeaves().forEach((leaf, k) => {
+      assert.deepEqual(leaf.values(), wants[k]!.values(), exe.dump());
+      // NaN payloads and signed zeros too.
+      assert.deepEqual(bytes(leaf), bytes(wants[k]!));
+    });
+  } finally {
+    exe.delete();
+  }
+}
+
+/** Rows of a 6x4 f32 operand gathered by 4 start indices of `indexType`: 3 columns of each. */
+const gatherRows = (indexType: string, indices: string): [string, string[]] => [`func.func @main(%x: tensor<6x4xf32>, %i: tensor<4x1x${indexType}>) -> tensor<4x3xf32> {
+  %0 = "stablehlo.gather"(%x, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 3>} : (tensor<6x4xf32>, tensor<4x1x${indexType}>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}`, [`dense<[${chunk(Array.from({ length: 24 }, (_, k) => (k * 0.37 - 3).toFixed(2)), 4)}]> : tensor<6x4xf32>`, `dense<${indices}> : tensor<4x1x${indexType}>`]];
+
+/** MLIR nested list text of `xs` in rows of `n`. */
+function chunk(xs: readonly string[], n: number): string {
+  const rows: string[] = [];
+  for (let k = 0; k < xs.length; k += n) rows.push(`[${xs.slice(k, k + n).join(", ")}]`);
+  return rows.join(", ");
+}
+
+test("gather: rows by index, out-of-range starts clamped, for s32, i8, u64 and s64 indices", { skip }, async () => {
+  await checkSame(...gatherRows("i32", "[[2], [-7], [5], [0]]"));
+  await checkSame(...gatherRows("i8", "[[3], [-1], [100], [1]]"));
+  await checkSame(...gatherRows("ui64", "[[4], [18446744073709551615], [4294967298], [1]]"));
+  await checkSame(...gatherRows("i64", "[[-4294967296], [4294967297], [2], [5]]"));
+});
+
+test("gather with batching dimensions and the index vector in the middle of the indices", { skip }, async () => {
+  // operand [batch 2][5][3]; indices [2 (vector)][batch 2][2]: each batch's own operand slice, 2 windows of 2x3.
+  await checkSame(`func.func @main(%x: tensor<2x5x3xi32>, %i: tensor<2x2x2xi32>) -> tensor<2x2x2x2xi32> {
+  %0 = "stablehlo.gather"(%x, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [2, 3], collapsed_slice_dims = [], operand_batching_dims = [0], start_indices_batching_dims = [1], start_index_map = [1, 2], index_vector_dim = 0>, slice_sizes = array<i64: 1, 2, 2>, indices_are_sorted = false} : (tensor<2x5x3xi32>, tensor<2x2x2xi32>) -> tensor<2x2x2x2xi32>
+  return %0 : tensor<2x2x2x2xi32>
+}`, [
+    `dense<[[[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13, 14]], [[100, 101, 102], [103, 104, 105], [106, 107, 108], [109, 110, 111], [112, 113, 114]]]> : tensor<2x5x3xi32>`,
+    `dense<[[[0, 3], [9, -2]], [[1, 0], [1, 5]]]> : tensor<2x2x2xi32>`,
+  ]);
+});
+
+test("dynamic-update-slice: starts clamped on both sides, u32 and s64 starts, f64 elements copied bit for bit", { skip }, async () => {
+  const dus = (t: string, it: string): string => `func.func @main(%x: tensor<4x5x${t}>, %u: tensor<2x3x${t}>, %i: tensor<${it}>, %j: tensor<${it}>) -> tensor<4x5x${t}> {
+  %0 = stablehlo.dynamic_update_slice %x, %u, %i, %j : (tensor<4x5x${t}>, tensor<2x3x${t}>, tensor<${it}>, tensor<${it}>) -> tensor<4x5x${t}>
+  return %0 : tensor<4x5x${t}>
+}`;
+  const x = (t: string): string => `dense<[${chunk(Array.from({ length: 20 }, (_, k) => String(t === "i32" ? k : k + 0.5)), 5)}]> : tensor<4x5x${t}>`;
+  const upd = (t: string): string => `dense<[${chunk(t === "i32" ? ["-1", "-2", "-3", "-4", "-5", "-6"] : ["1.0e300", "-0.0", "0x7FF8000000000001", "-1.5", "2.5", "4.9e-324"], 3)}]> : tensor<2x3x${t}>`;
+  await checkSame(dus("i32", "i32"), [x("i32"), upd("i32"), "dense<1> : tensor<i32>", "dense<-3> : tensor<i32>"]);
+  await checkSame(dus("i32", "ui32"), [x("i32"), upd("i32"), "dense<4000000000> : tensor<ui32>", "dense<1> : tensor<ui32>"]);
+  await checkSame(dus("f64", "i64"), [x("f64"), upd("f64"), "dense<2> : tensor<i64>", "dense<9223372036854775807> : tensor<i64>"]);
+});
+
+test("reduce-window: f32 max with padding (NaN, -0), s32 sum with base and window dilation, bit-exact", { skip }, async () => {
+  const x = chunk(["1.5", "-0.0", "0.0", "-3.0", "0x7FC00000", "2.0", "-1.0", "7.25", "0.5", "-0.0", "4.0", "-9.5", "0xFF800000", "3.0", "1.0", "-2.0"], 4);
+  await checkSame(`func.func @main(%x: tensor<4x4xf32>) -> tensor<3x3xf32> {
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>, padding = dense<[[1, 1], [1, 1]]> : tensor<2x2xi64>} : (tensor<4x4xf32>, tensor<f32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}`, [`dense<[${x}]> : tensor<4x4xf32>`]);
+  await checkSame(`func.func @main(%x: tensor<3x5xi32>, %init: tensor<i32>) -> tensor<4x3xi32> {
+  %0 = "stablehlo.reduce_window"(%x, %init) ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %s = stablehlo.add %a, %b : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }) {window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 1, 2>, base_dilations = array<i64: 2, 1>, window_dilations = array<i64: 1, 2>, padding = dense<[[0, 0], [2, 2]]> : tensor<2x2xi64>} : (tensor<3x5xi32>, tensor<i32>) -> tensor<4x3xi32>
+  return %0 : tensor<4x3xi32>
+}`, [`dense<[${chunk(Array.from({ length: 15 }, (_, k) => String(k % 2 === 0 ? 2147483000 + k : -k)), 5)}]> : tensor<3x5xi32>`, "dense<7> : tensor<i32>"]);
+});
+
+test("rng-bit-generator THREE_FRY: u32 (split on an even dimension), f32 (on the largest), u64, counters carrying past 2^32 and 2^64", { skip }, async () => {
+  const rng = (t: string, dims: string): string => `func.func @main(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<${dims}x${t}>) {
+  %0:2 = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : (tensor<2xui64>) -> (tensor<2xui64>, tensor<${dims}x${t}>)
+  return %0#0, %0#1 : tensor<2xui64>, tensor<${dims}x${t}>
+}`;
+  await checkSame(rng("ui32", "3x4"), ["dense<[42, 4294967290]> : tensor<2xui64>"]);
+  await checkSame(rng("f32", "5x3"), ["dense<[12345678901234567, 7]> : tensor<2xui64>"]);
+  await checkSame(rng("ui64", "6"), ["dense<[3, 18446744073709551613]> : tensor<2xui64>"]);
+});
