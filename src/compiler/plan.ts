@@ -9,7 +9,7 @@ import { verifyModule } from "../ir/verify.js";
 import { moduleFingerprint } from "../ir/traverse.js";
 import { withEntry } from "../ir/rewrite.js";
 import { CompileError } from "../types/errors.js";
-import { shapeToString, type Shape } from "../types/shape.js";
+import { shapeToString } from "../types/shape.js";
 import { moduleHasQuantization } from "./dump_text.js";
 import type { WasmDevice } from "./device.js";
 import { runPasses, type Pass, type PassLogEntry } from "../passes/pass.js";
@@ -20,6 +20,7 @@ import { stepFusion, stepFusionWith } from "./passes/step_fusion.js";
 import type { LoweringCapabilities } from "./kernel/capabilities.js";
 import { planProgram, type CompiledProgram } from "./program.js";
 import { sdyInlineMeshes } from "../passes/inline_meshes.js";
+import { hasDynamicDimension } from "../passes/refine_shapes.js";
 import type { NativeCpu } from "./native/kernel.js";
 import type { CompileOptions } from "./index.js";
 
@@ -37,9 +38,6 @@ export function defaultPipeline(capabilities?: LoweringCapabilities): Pass[] {
   const fusion = capabilities === undefined ? stepFusion : stepFusionWith({ capabilities });
   return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, fusion];
 }
-
-const hasDynamicDimension = (shape: Shape): boolean =>
-  shape.kind === "array" ? shape.dynamicDimensions.some((d) => d) : shape.kind === "tuple" && shape.elements.some(hasDynamicDimension);
 
 /**
  * Device arrays have static shapes: a run-time dimension size (set-dimension-size,

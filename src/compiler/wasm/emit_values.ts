@@ -302,80 +302,8 @@ export class ValueEmitter {
   }
 
   private binaryScalar(op: string, t: ElementType, a: number, b: number): void {
-    const f = this.f;
-    const c = computeType(t);
-    const x = this.scalar.get(a)!;
-    const y = this.scalar.get(b)!;
-    if (c === "f32" || c === "f64") {
-      const is32 = c === "f32";
-      if (op === "atan2" && is32) {
-        emitAtan2Scalar(f, x, y, demoteFor(t));
-        return;
-      }
-      if (op === "pow" && is32) {
-        emitPowScalar(f, x, y, isE8m0(t) ? demoteKeepingNonzero : undefined);
-        return;
-      }
-      if ((op === "mul" || op === "div") && isE8m0(t)) {
-        // In f64: products and quotients of f8e8m0fnu's 2^±127 leave f32's range (2^-254
-        // would underflow to 0, which is NaN in this type, where the interpreter gets 2^-127).
-        f.localGet(x).f64PromoteF32().localGet(y).f64PromoteF32();
-        if (op === "mul") f.f64Mul(); else f.f64Div();
-        demoteToOdd(f);
-        return;
-      }
-      f.localGet(x).localGet(y);
-      switch (op) {
-        case "add": if (is32) f.f32Add(); else f.f64Add(); return;
-        case "sub": if (is32) f.f32Sub(); else f.f64Sub(); return;
-        case "mul": if (is32) f.f32Mul(); else f.f64Mul(); return;
-        case "div": if (is32) f.f32Div(); else f.f64Div(); return;
-        case "max": if (is32) f.f32Max(); else f.f64Max(); return;
-        case "min": if (is32) f.f32Min(); else f.f64Min(); return;
-        default: return fail(`${op} on ${t} has no code yet`);
-      }
-    }
-    const w = c === "i64";
-    const signed = isSigned(t);
-    const bits = t === "pred" ? 1 : bitsOf(t);
-    const get2 = (): void => { f.localGet(x).localGet(y); };
-    const i = <K extends string>(name32: K, name64: K): void => {
-      (f as unknown as Record<string, () => void>)[w ? name64 : name32]!.call(f);
-    };
-    switch (op) {
-      case "add": get2(); i(t === "pred" ? "i32Or" : "i32Add", "i64Add"); break;
-      case "sub": get2(); i("i32Sub", "i64Sub"); break;
-      case "mul": get2(); i(t === "pred" ? "i32And" : "i32Mul", "i64Mul"); break;
-      case "and": get2(); i("i32And", "i64And"); break;
-      case "or": get2(); i("i32Or", "i64Or"); break;
-      case "xor": get2(); i("i32Xor", "i64Xor"); break;
-      case "max": case "min":
-        get2(); get2();
-        if (op === "max") i(signed ? "i32GtS" : "i32GtU", signed ? "i64GtS" : "i64GtU");
-        else i(signed ? "i32LtS" : "i32LtU", signed ? "i64LtS" : "i64LtU");
-        f.select();
-        break;
-      // legalize.ts made the divisor safe (never 0, never -1 when signed): no trap.
-      case "divSafe": get2(); i(signed ? "i32DivS" : "i32DivU", signed ? "i64DivS" : "i64DivU"); break;
-      case "remSafe": get2(); i(signed ? "i32RemS" : "i32RemU", signed ? "i64RemS" : "i64RemU"); break;
-      // Amounts in [0, bits) where the result is used (legalize.ts); a narrow type's value
-      // is first brought to its own width: zeros above it (shrL), its sign above it (shrA).
-      case "shlBounded": get2(); i("i32Shl", "i64Shl"); break;
-      case "shrLBounded":
-        f.localGet(x);
-        if (signed && !w && bits < 32) f.i32Const(2 ** bits - 1).i32And();
-        f.localGet(y);
-        i("i32ShrU", "i64ShrU");
-        break;
-      case "shrABounded":
-        f.localGet(x);
-        if (!signed && !w && bits < 32) f.i32Const(32 - bits).i32Shl().i32Const(32 - bits).i32ShrS();
-        f.localGet(y);
-        i("i32ShrS", "i64ShrS");
-        break;
-      default: return fail(`${op} on ${t} has no code yet`);
-    }
-    wrapI32(f, t);
+    emitBinaryScalar(this.f, op, t, this.scalar.get(a)!, this.scalar.get(b)!);
+    wrapI32(this.f, t);
   }
 
   // ---- vector ops ------------------------------------------------------------------
@@ -573,6 +501,84 @@ export class ValueEmitter {
   }
 }
 
+
+/**
+ * Pushes x op y for the values of type t in locals x and y, held as this file holds them
+ * (narrow integers wider than their type: the caller wraps the result, wrapI32): the
+ * graph's binary nodes, and a reducer's combine (its kind is the op of the same name).
+ */
+export function emitBinaryScalar(f: FunctionBuilder, op: string, t: ElementType, x: number, y: number): void {
+  const c = computeType(t);
+  if (c === "f32" || c === "f64") {
+    const is32 = c === "f32";
+    if (op === "atan2" && is32) {
+      emitAtan2Scalar(f, x, y, demoteFor(t));
+      return;
+    }
+    if (op === "pow" && is32) {
+      emitPowScalar(f, x, y, isE8m0(t) ? demoteKeepingNonzero : undefined);
+      return;
+    }
+    if ((op === "mul" || op === "div") && isE8m0(t)) {
+      // In f64: products and quotients of f8e8m0fnu's 2^±127 leave f32's range (2^-254
+      // would underflow to 0, which is NaN in this type, where the interpreter gets 2^-127).
+      f.localGet(x).f64PromoteF32().localGet(y).f64PromoteF32();
+      if (op === "mul") f.f64Mul(); else f.f64Div();
+      demoteToOdd(f);
+      return;
+    }
+    f.localGet(x).localGet(y);
+    switch (op) {
+      case "add": if (is32) f.f32Add(); else f.f64Add(); return;
+      case "sub": if (is32) f.f32Sub(); else f.f64Sub(); return;
+      case "mul": if (is32) f.f32Mul(); else f.f64Mul(); return;
+      case "div": if (is32) f.f32Div(); else f.f64Div(); return;
+      case "max": if (is32) f.f32Max(); else f.f64Max(); return;
+      case "min": if (is32) f.f32Min(); else f.f64Min(); return;
+      default: return fail(`${op} on ${t} has no code yet`);
+    }
+  }
+  const w = c === "i64";
+  const signed = isSigned(t);
+  const bits = t === "pred" ? 1 : bitsOf(t);
+  const get2 = (): void => { f.localGet(x).localGet(y); };
+  const i = <K extends string>(name32: K, name64: K): void => {
+    (f as unknown as Record<string, () => void>)[w ? name64 : name32]!.call(f);
+  };
+  switch (op) {
+    case "add": get2(); i(t === "pred" ? "i32Or" : "i32Add", "i64Add"); break;
+    case "sub": get2(); i("i32Sub", "i64Sub"); break;
+    case "mul": get2(); i(t === "pred" ? "i32And" : "i32Mul", "i64Mul"); break;
+    case "and": get2(); i("i32And", "i64And"); break;
+    case "or": get2(); i("i32Or", "i64Or"); break;
+    case "xor": get2(); i("i32Xor", "i64Xor"); break;
+    case "max": case "min":
+      get2(); get2();
+      if (op === "max") i(signed ? "i32GtS" : "i32GtU", signed ? "i64GtS" : "i64GtU");
+      else i(signed ? "i32LtS" : "i32LtU", signed ? "i64LtS" : "i64LtU");
+      f.select();
+      break;
+    // legalize.ts made the divisor safe (never 0, never -1 when signed): no trap.
+    case "divSafe": get2(); i(signed ? "i32DivS" : "i32DivU", signed ? "i64DivS" : "i64DivU"); break;
+    case "remSafe": get2(); i(signed ? "i32RemS" : "i32RemU", signed ? "i64RemS" : "i64RemU"); break;
+    // Amounts in [0, bits) where the result is used (legalize.ts); a narrow type's value
+    // is first brought to its own width: zeros above it (shrL), its sign above it (shrA).
+    case "shlBounded": get2(); i("i32Shl", "i64Shl"); break;
+    case "shrLBounded":
+      f.localGet(x);
+      if (signed && !w && bits < 32) f.i32Const(2 ** bits - 1).i32And();
+      f.localGet(y);
+      i("i32ShrU", "i64ShrU");
+      break;
+    case "shrABounded":
+      f.localGet(x);
+      if (!signed && !w && bits < 32) f.i32Const(32 - bits).i32Shl().i32Const(32 - bits).i32ShrS();
+      f.localGet(y);
+      i("i32ShrS", "i64ShrS");
+      break;
+    default: return fail(`${op} on ${t} has no code yet`);
+  }
+}
 
 /**
  * Wires `ve` to the inner loop whose variable is in local `i`, for loop and reduction
