@@ -30,6 +30,11 @@
 //   for their patterns, where the held f32's own pattern orders the same (measured:
 //   the written-out form took 15 to 20 more wasm instructions per f16 key); held as
 //   bits (C), the key is read off them.
+// - isFinite of f32 and f64: the exponent field of the bit pattern not all ones (a bitcast,
+//   an and and an integer compare, which every target has, in vectors too), so no target
+//   depends on a float compare with infinity that a compiler assuming finite values may
+//   fold. The narrower floats keep isFinite (a target holding them in f32 registers has
+//   no pattern of their width at hand).
 // - Float to integer convert (truncate toward zero, saturate at the type's bounds, NaN
 //   gives 0: types/convert.ts) stays the primitive convert with that meaning, as max and
 //   min do below: WebAssembly's trunc_sat instructions are exactly it, and the written-out
@@ -48,11 +53,11 @@ import { SELECT_OF_VALUES, storedAsBits, TOTAL } from "./scalar_ops.js";
 /** The float types whose total-order compares stay compares (see above). */
 export const TOTAL_ORDER_KEPT: ReadonlySet<ElementType> = new Set(["f16", "bf16"]);
 
-/** The ops legalization writes out (div to abs: on integers only; compare: in total order). */
-const LEGALIZED = new Set<ValueOp>(["div", "rem", "shl", "shrL", "shrA", "neg", "abs", "sign", "compare"]);
+/** The ops legalization writes out (div to abs: on integers only; compare: in total order; isFinite: of f32 and f64). */
+const LEGALIZED = new Set<ValueOp>(["div", "rem", "shl", "shrL", "shrA", "neg", "abs", "sign", "compare", "isFinite"]);
 
 /**
- * The legal form of node `id` of `g`: the node itself, or (a sign, a total-order compare; an integer divide,
+ * The legal form of node `id` of `g`: the node itself, or (a sign, a total-order compare, an f32 or f64 isFinite; an integer divide,
  * remainder, shift, negation or absolute value) the primitive nodes that compute it
  * with XLA's edge cases. Call it on each node as it is built; what it replaces is left
  * unused.
@@ -62,6 +67,10 @@ export function legalize(g: KernelGraph, id: number): number {
   if (!LEGALIZED.has(n.op as ValueOp) || n.type === "idx" || n.type === "cond") return id;
   const t = n.type as ElementType;
   if (n.op === "sign") return legalSign(g, t, n.args[0]!);
+  if (n.op === "isFinite") {
+    const at = g.node(n.args[0]!).type;
+    return at === "f32" || at === "f64" ? legalIsFinite(g, at, n.args[0]!) : id;
+  }
   if (n.op === "compare") {
     const total = (n.attr as string).endsWith(TOTAL) && !TOTAL_ORDER_KEPT.has(g.node(n.args[0]!).type as ElementType);
     return total ? legalTotalCompare(g, n.attr as string, n.args[0]!, n.args[1]!) : id;
@@ -133,6 +142,12 @@ function legalSign(g: KernelGraph, t: ElementType, x: number): number {
     return g.op("select", t, [pred("GT"), g.constant(t, 1), negativeOrSelf], valueSelect);
   }
   return g.op("sub", t, [g.op("convert", t, [pred("GT")]), g.op("convert", t, [pred("LT")])]);
+}
+
+function legalIsFinite(g: KernelGraph, t: "f32" | "f64", x: number): number {
+  const u: ElementType = t === "f64" ? "u64" : "u32";
+  const exponent = intConst(g, u, t === "f64" ? 0x7ff0000000000000n : 0x7f800000n);
+  return g.op("compare", "pred", [g.op("and", u, [g.op("bitcast", u, [x]), exponent]), exponent], "NE");
 }
 
 function legalTotalCompare(g: KernelGraph, attr: string, a: number, b: number): number {

@@ -279,7 +279,8 @@ export class CValues {
     const op = n.op;
     checkCType(t);
     const at = this.g.node(a).type as ElementType;
-    if (op === "isFinite") return isHalf(at) ? `((uint8_t)isfinite(${this.d(a)}))` : `((uint8_t)isfinite(${this.v(a)}))`;
+    // f16 and bf16 (legalize.ts writes f32's and f64's as bit tests).
+    if (op === "isFinite") return isHalf(at) ? `((uint8_t)isfinite(${this.d(a)}))` : fail(`isFinite of ${at}`);
     if (t === "f32" || t === "f64" || isHalf(t)) {
       const f32 = t === "f32";
       const x = f32 ? this.v(a) : this.d(a);
