@@ -173,7 +173,6 @@ export class CValues {
       case "convert": return this.convert(a!, t as ElementType);
       case "bitcast": return this.bitcast(a!, t as ElementType);
       case "compare": return this.compare(n);
-      case "reducePrecision": return this.reducePrecision(n);
       default: break;
     }
     if (n.args.length === 1) return this.unary(n, t as ElementType, a!);
@@ -262,17 +261,6 @@ export class CValues {
     }
     if (isHalf(at)) return `((uint8_t)(${this.d(a)} ${op} ${this.d(b)}))`;
     return `((uint8_t)(${this.v(a)} ${op} ${this.v(b)}))`;
-  }
-
-  private reducePrecision(n: Node): string {
-    const t = n.type as ElementType;
-    const [e, m] = (n.attr as string).split(":").map(Number) as [number, number];
-    const x = this.v(n.args[0]!);
-    if (t === "f32") return `xk_bits_f32((uint32_t)xk_reduce_precision(xk_f32_bits(${x}), ${x} != ${x}, 32, 8, 23, ${e}, ${m}))`;
-    if (t === "f64") return `xk_bits_f64(xk_reduce_precision(xk_f64_bits(${x}), ${x} != ${x}, 64, 11, 52, ${e}, ${m}))`;
-    if (t === "f16") return `((uint16_t)xk_reduce_precision(${x}, ${this.d(n.args[0]!)} != ${this.d(n.args[0]!)}, 16, 5, 10, ${e}, ${m}))`;
-    if (t === "bf16") return `((uint16_t)xk_reduce_precision(${x}, ${this.d(n.args[0]!)} != ${this.d(n.args[0]!)}, 16, 8, 7, ${e}, ${m}))`;
-    return fail(`reduce-precision of ${t}`);
   }
 
   private unary(n: Node, t: ElementType, a: number): string {

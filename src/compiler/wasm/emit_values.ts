@@ -11,7 +11,6 @@ import { approximationName, APPROXIMATIONS, type Approximation } from "../kernel
 import { FunctionBuilder } from "./encoder.js";
 import { scalarF32Ops, vectorF32Ops } from "./math.js";
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
-import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
 import { isNarrowFloat } from "./narrow_float.js";
 import { demoteFor, demoteKeepingNonzero, F64_ROUTINES, E8M0_F64_OPS, isE8m0, roundResult } from "./emit_rounding.js";
 import { DeclinedError } from "../kernel/declined.js";
@@ -35,6 +34,9 @@ const transcendentalF32 = (n: Node): Approximation | undefined => {
 };
 
 const TRIG = new Set(["sin", "cos", "tan"]);
+/** The types whose lanes are their own bit patterns, by width (what a vector bitcast reinterprets). */
+const WORD_32: ReadonlySet<string> = new Set(["f32", "s32", "u32"]);
+const WORD_64: ReadonlySet<string> = new Set(["f64", "s64", "u64"]);
 
 /** Whether a graph needs the trig reduction helper function in its module. */
 export function needsTrigHelper(g: KernelGraph): boolean {
@@ -185,18 +187,11 @@ export class ValueEmitter {
       case "convert": this.get(a!); convertScalar(f, this.g.node(a!).type as ElementType, n.type as ElementType); return;
       case "bitcast": this.get(a!); bitcastScalar(f, this.g.node(a!).type as ElementType, n.type as ElementType); return;
       case "compare": this.compareScalar(n); return;
-      case "reducePrecision": this.reducePrecision(n, false); return;
       default: break;
     }
     const t = n.type as ElementType;
     if (n.args.length === 1) this.unaryScalar(n, t, a!);
     else this.binaryScalar(n.op, t, a!, b!);
-  }
-
-  private reducePrecision(n: Node, vector: boolean): void {
-    const [e, m] = (n.attr as string).split(":").map(Number) as [number, number];
-    if (n.type !== "f32" && n.type !== "bf16") fail(`reduce-precision of ${n.type} is not fused yet`);
-    emitReducePrecisionF32(this.f, (vector ? this.vector : this.scalar).get(n.args[0]!)!, e, m, vector);
   }
 
   private toIdx(v: number): void {
@@ -322,9 +317,8 @@ export class ValueEmitter {
     if (isE8m0(t) && E8M0_F64_OPS.has(n.op)) return false;
     switch (n.op) {
       case "load": case "const": case "select": return true;
-      // f32 and f64 lanes read as integers of their width (a total-order key): the same v128.
-      case "bitcast": return (argType === "f32" && c === "i32") || (argType === "f64" && c === "i64");
-      case "reducePrecision": return t === "f32" || t === "bf16";
+      // Lanes of 32 (64) bits read as another type of their width (a float's pattern, and back): the same v128.
+      case "bitcast": return [argType, t].every((x) => WORD_32.has(x)) || [argType, t].every((x) => WORD_64.has(x));
       case "fromIdx": return c === "f32" || (c === "i32" && t !== "pred") || c === "f64";
       case "compare": {
         if (argType === "idx" || argType === "cond" || (argType === "pred" && this.vectorLanes === 2)) return false;
@@ -352,6 +346,8 @@ export class ValueEmitter {
       case "abs": case "neg": return c === "f32" || c === "f64";
       case "max": case "min": return c === "f32" || c === "f64" || (c === "i32" && t !== "pred");
       case "and": case "or": case "xor": case "not": return c === "i32" || c === "i64";
+      // By a constant amount (legalize.ts's bit fields): the instruction takes it as a scalar.
+      case "shlBounded": case "shrLBounded": return (t === "s32" || t === "u32") && this.g.node(n.args[1]!).op === "const";
       default:
         return c === "f32" && (transcendentalF32(n) !== undefined || TRIG.has(n.op) || n.op === "atan2" || n.op === "pow")
           || (c === "f64" && (n.op === "exp" || n.op === "log"));
@@ -393,8 +389,11 @@ export class ValueEmitter {
         vectorConvert(f, from, t);
         break;
       }
-      case "reducePrecision": this.reducePrecision(n, true); break;
       case "bitcast": this.vget(a!); break;
+      case "shlBounded": case "shrLBounded":
+        this.vget(a!); this.get(b!);
+        if (n.op === "shlBounded") f.i32x4Shl(); else f.i32x4ShrU();
+        break;
       case "and": case "or": case "xor":
         this.vget(a!); this.vget(b!);
         if (n.op === "and") f.v128And(); else if (n.op === "or") f.v128Or(); else f.v128Xor();

@@ -137,6 +137,18 @@ for (const backend of ["wasm", "native"] as const) {
     for (const type of ["f32", "f64"] as const) check(t, backend, ["is-finite"], type, many, undefined, "pred");
   });
 
+  test(`reduce-precision of f32, f64, f16 and bf16 (written as integer ops on the pattern): rounding ties, overflow, flushing, NaN (${backend})`, (t) => {
+    // Ties and near-ties of each type's last bits, the range edges of the narrow formats, subnormals, ±0, ±inf, NaN.
+    const values = [NaN, -NaN, Infinity, -Infinity, 0, -0, 1, -1, 1 + 2 ** -8, 1 + 3 * 2 ** -9, 1 + 2 ** -9, -(1 + 2 ** -9), 1.999, 65504, 65520, -65520,
+      6.1e-5, 6e-5, -6e-5, 5.96e-8, 2 ** -14, 2 ** -15, 3e38, -3e38, 1e-40, -1e-40, 1e300, -1e300, 1e-310, 0.1, -0.1, 1 / 3, 448, 449, 57344, 61440];
+    const formats = ["exponent_bits=5, mantissa_bits=10", "exponent_bits=8, mantissa_bits=7", "exponent_bits=4, mantissa_bits=3",
+      "exponent_bits=2, mantissa_bits=0", "exponent_bits=11, mantissa_bits=52", "exponent_bits=3, mantissa_bits=1"];
+    const ops = formats.map((f) => `reduce-precision|${f}`);
+    // f32 repeated past the size at which the loops take their vector forms (C's: 16384 elements).
+    const many = Array.from({ length: Math.ceil(20000 / values.length) }, () => values).flat();
+    for (const type of ["f32", "f64", "f16", "bf16"] as const) check(t, backend, ops, type, type === "f32" ? many : values);
+  });
+
   test(`float to integer convert truncates, saturates at the bounds and takes NaN to 0 (${backend})`, (t) => {
     for (const from of ["f32", "f64", "f16", "bf16"] as const) {
       for (const to of INTS) {
