@@ -9,7 +9,7 @@ import { verifyModule } from "../ir/verify.js";
 import { moduleFingerprint } from "../ir/traverse.js";
 import { withEntry } from "../ir/rewrite.js";
 import { CompileError } from "../types/errors.js";
-import { shapeToString, type Shape } from "../types/shape.js";
+import { shapeToString } from "../types/shape.js";
 import { moduleHasQuantization } from "./dump_text.js";
 import type { WasmDevice } from "./device.js";
 import { runPasses, type Pass, type PassLogEntry } from "../passes/pass.js";
@@ -21,6 +21,7 @@ import type { FusionOptions } from "./passes/fusion.js";
 import type { LoweringCapabilities } from "./kernel/capabilities.js";
 import { planProgram, type CompiledProgram } from "./program.js";
 import { sdyInlineMeshes } from "../passes/inline_meshes.js";
+import { hasDynamicDimension } from "../passes/refine_shapes.js";
 import type { NativeCpu } from "./native/kernel.js";
 import type { CompileOptions } from "./index.js";
 
@@ -38,9 +39,6 @@ export function defaultPipeline(capabilities?: LoweringCapabilities, fusionOptio
   const fusion = capabilities === undefined ? stepFusion : stepFusionWith({ ...fusionOptions, capabilities });
   return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, fusion];
 }
-
-const hasDynamicDimension = (shape: Shape): boolean =>
-  shape.kind === "array" ? shape.dynamicDimensions.some((d) => d) : shape.kind === "tuple" && shape.elements.some(hasDynamicDimension);
 
 /**
  * Device arrays have static shapes: a run-time dimension size (set-dimension-size,

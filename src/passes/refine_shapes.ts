@@ -84,11 +84,14 @@ export function refineShapes(module: HloModule, argumentShapes?: readonly Shape[
   return out;
 }
 
+/** Whether shape `s` (or an element of a tuple) has a dynamic dimension. */
+export function hasDynamicDimension(s: Shape): boolean {
+  return s.kind === "array" ? s.dynamicDimensions.some((d) => d) : s.kind === "tuple" && s.elements.some(hasDynamicDimension);
+}
+
 /** Whether anything `entry` runs has a dynamic dimension or a shape-polymorphic op: what refinement is for. */
 export function hasDynamicShapes(entry: Computation): boolean {
-  const dynamic = (s: Shape): boolean =>
-    s.kind === "array" ? s.dynamicDimensions.some((d) => d) : s.kind === "tuple" && s.elements.some(dynamic);
-  return calleesFirst([entry]).some((c) => c.instructions.some((i) => dynamic(i.shape) || isDynamicOpcode(i.opcode)));
+  return calleesFirst([entry]).some((c) => c.instructions.some((i) => hasDynamicDimension(i.shape) || isDynamicOpcode(i.opcode)));
 }
 
 /**

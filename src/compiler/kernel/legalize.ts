@@ -30,6 +30,20 @@
 //   for their patterns, where the held f32's own pattern orders the same (measured:
 //   the written-out form took 15 to 20 more wasm instructions per f16 key); held as
 //   bits (C), the key is read off them.
+// - isFinite of f32 and f64: the exponent field of the bit pattern not all ones (a bitcast,
+//   an and and an integer compare, which every target has, in vectors too), so no target
+//   depends on a float compare with infinity that a compiler assuming finite values may
+//   fold. The narrower floats keep isFinite (a target holding them in f32 registers has
+//   no pattern of their width at hand).
+// - reducePrecision (types/reduce_precision.ts) of f16, f32 and f64: integer ops on the
+//   value's own bit pattern. The mantissa is rounded to nearest even by adding half an
+//   ulp minus one plus the last kept bit (a shift by a constant), then masking; the exponent field, compared in
+//   place (masked, not shifted: no vector shift needed) with the format's range, sends
+//   values above it to ±inf and at or below its smallest normal's predecessor to ±0; a
+//   NaN stays itself (+inf with no mantissa bits). bf16 goes through f32, which has its
+//   exponent field, so both conversions are exact and the result is the same bits; a
+//   target that holds bf16 in f32 then keeps its vector form. The other narrow floats
+//   keep the op (no renderer compiles it: they run on the interpreter).
 // - Float to integer convert (truncate toward zero, saturate at the type's bounds, NaN
 //   gives 0: types/convert.ts) stays the primitive convert with that meaning, as max and
 //   min do below: WebAssembly's trunc_sat instructions are exactly it, and the written-out
@@ -48,11 +62,12 @@ import { SELECT_OF_VALUES, storedAsBits, TOTAL } from "./scalar_ops.js";
 /** The float types whose total-order compares stay compares (see above). */
 export const TOTAL_ORDER_KEPT: ReadonlySet<ElementType> = new Set(["f16", "bf16"]);
 
-/** The ops legalization writes out (div to abs: on integers only; compare: in total order). */
-const LEGALIZED = new Set<ValueOp>(["div", "rem", "shl", "shrL", "shrA", "neg", "abs", "sign", "compare"]);
+/** The ops legalization writes out (div to abs: on integers only; compare: in total order; isFinite: of f32 and f64; reducePrecision: of f16, bf16, f32, f64). */
+const LEGALIZED = new Set<ValueOp>(["div", "rem", "shl", "shrL", "shrA", "neg", "abs", "sign", "compare", "isFinite", "reducePrecision"]);
 
 /**
- * The legal form of node `id` of `g`: the node itself, or (a sign, a total-order compare; an integer divide,
+ * The legal form of node `id` of `g`: the node itself, or (a sign, a total-order compare, an f32 or f64 isFinite, a
+ * reducePrecision; an integer divide,
  * remainder, shift, negation or absolute value) the primitive nodes that compute it
  * with XLA's edge cases. Call it on each node as it is built; what it replaces is left
  * unused.
@@ -62,6 +77,14 @@ export function legalize(g: KernelGraph, id: number): number {
   if (!LEGALIZED.has(n.op as ValueOp) || n.type === "idx" || n.type === "cond") return id;
   const t = n.type as ElementType;
   if (n.op === "sign") return legalSign(g, t, n.args[0]!);
+  if (n.op === "reducePrecision") {
+    const [e, m] = (n.attr as string).split(":").map(Number) as [number, number];
+    return legalReducePrecision(g, t, n.args[0]!, e, m) ?? id;
+  }
+  if (n.op === "isFinite") {
+    const at = g.node(n.args[0]!).type;
+    return at === "f32" || at === "f64" ? legalIsFinite(g, at, n.args[0]!) : id;
+  }
   if (n.op === "compare") {
     const total = (n.attr as string).endsWith(TOTAL) && !TOTAL_ORDER_KEPT.has(g.node(n.args[0]!).type as ElementType);
     return total ? legalTotalCompare(g, n.attr as string, n.args[0]!, n.args[1]!) : id;
@@ -133,6 +156,53 @@ function legalSign(g: KernelGraph, t: ElementType, x: number): number {
     return g.op("select", t, [pred("GT"), g.constant(t, 1), negativeOrSelf], valueSelect);
   }
   return g.op("sub", t, [g.op("convert", t, [pred("GT")]), g.op("convert", t, [pred("LT")])]);
+}
+
+function legalIsFinite(g: KernelGraph, t: "f32" | "f64", x: number): number {
+  const u: ElementType = t === "f64" ? "u64" : "u32";
+  const exponent = intConst(g, u, t === "f64" ? 0x7ff0000000000000n : 0x7f800000n);
+  return g.op("compare", "pred", [g.op("and", u, [g.op("bitcast", u, [x]), exponent]), exponent], "NE");
+}
+
+/** The IEEE layouts whose patterns reducePrecision is written on: width, exponent and mantissa bits. */
+const PATTERN_LAYOUTS: Partial<Record<ElementType, readonly [number, number, number]>> = { f16: [16, 5, 10], f32: [32, 8, 23], f64: [64, 11, 52] };
+
+/** reducePrecision of x (type t) to e exponent and m mantissa bits, as integer ops (see above); undefined for a type kept. */
+function legalReducePrecision(g: KernelGraph, t: ElementType, x: number, e: number, m: number): number | undefined {
+  if (t === "bf16") {
+    const inF32 = legalReducePrecision(g, "f32", g.op("convert", "f32", [x]), e, m)!;
+    return g.op("convert", "bf16", [inF32]);
+  }
+  const layout = PATTERN_LAYOUTS[t];
+  if (layout === undefined) return undefined;
+  const [w, E, M] = layout;
+  if (e >= E && m >= M) return x;
+  const u = `u${w}` as ElementType;
+  const k = (v: bigint): number => intConst(g, u, v);
+  const op = (o: ValueOp, a: number, b: number): number => g.op(o, u, [a, b]);
+  const pred = (dir: string, a: number, b: number): number => g.op("compare", "pred", [a, b], dir);
+  const select = (c: number, a: number, b: number): number => g.op("select", u, [c, a, b]);
+  const exponentMask = ((1n << BigInt(E)) - 1n) << BigInt(M);
+  const signBit = 1n << BigInt(w - 1);
+  const bits = g.op("bitcast", u, [x]);
+  let r = bits;
+  if (m < M) {
+    const dropped = 1n << BigInt(M - m);
+    const lastKept = op("and", g.op("shrLBounded", u, [r, k(BigInt(M - m))]), k(1n));
+    const rounded = op("add", op("add", r, k(dropped / 2n - 1n)), lastKept);
+    r = op("and", rounded, k((signBit * 2n - 1n) ^ (dropped - 1n)));
+  }
+  if (e < E) {
+    const sourceBias = (1n << BigInt(E - 1)) - 1n;
+    const reducedBias = (1n << BigInt(e - 1)) - 1n;
+    const sign = op("and", r, k(signBit));
+    const field = op("and", r, k(exponentMask));
+    const overflow = pred("GT", field, k((sourceBias + reducedBias) << BigInt(M)));
+    const underflow = pred("LE", field, k((sourceBias - reducedBias) << BigInt(M)));
+    r = select(underflow, sign, select(overflow, op("or", sign, k(exponentMask)), r));
+  }
+  const isNaN = pred("GT", op("and", bits, k(signBit - 1n)), k(exponentMask));
+  return g.op("bitcast", t, [select(isNaN, m > 0 ? bits : k(exponentMask), r)]);
 }
 
 function legalTotalCompare(g: KernelGraph, attr: string, a: number, b: number): number {

@@ -171,16 +171,13 @@ export function rowKernelFrame(ir: FusedKernelIR, s: ReduceSchedule): Pick<Kerne
 export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: ReduceKernelTarget): Kernel | undefined {
   if (s.column || s.stages > 1) return undefined;
   const { graph: g, rowVar, rVar, Rn, outputs } = s.loops;
-  const nIn = ir.inputs.length;
   // The results' leaves, before the body's schedule adds its nodes (the graph numbers them in order).
   const accums = s.reductions.map((r, k) => g.accum(k, r.type));
   const pass = rowPass({
     g, rVar, Rn,
     reductions: scheduledReductions(s, accums),
     stores: s.fullOutputs.map((k) => ({ pointer: `out${k}`, node: outputs[k]!, type: ir.outputs[k]!.type, streamed: s.streamedOutputs.includes(k) })),
-    rowStart: s.fullOutputs.map((k): Stmt => ({
-      s: "pointer", name: `out${k}`, buffer: nIn + k, type: ir.outputs[k]!.type, offset: binary("mul", index("row"), constant(Rn)), output: true,
-    })),
+    rowStart: s.fullOutputs.map((k) => fullOutputPointer(ir, k, "row", Rn)),
   }, s, target);
   const unit: Stmt[] = [{ s: "bind", node: rowVar, name: "row" }, { s: "bind", node: rVar, name: "i" }, ...pass.stmts, ...rowOutputStores(ir, s, accums, "j")];
   return {
@@ -193,6 +190,11 @@ export function rowReduceKernel(ir: FusedKernelIR, s: ReduceSchedule, target: Re
     lanes: pass.lanes,
     fence: pass.streams,
   };
+}
+
+/** The pointer `out`k to full output k's row of Rn elements, the row in index variable `row`. */
+export function fullOutputPointer(ir: FusedKernelIR, k: number, row: string, Rn: number): Stmt {
+  return { s: "pointer", name: `out${k}`, buffer: ir.inputs.length + k, type: ir.outputs[k]!.type, offset: binary("mul", index(row), constant(Rn)), output: true };
 }
 
 /** The schedule's reductions as a pass's, their results bound to the leaves `accums`. */

@@ -36,7 +36,7 @@ import { KernelGraph } from "./graph.js";
 import { binary, constant, index, type IndexExpr, type Kernel, type RowLoad, type Scratch, type Stmt } from "./kernel_ir.js";
 import type { FusedKernelIR } from "./lower_fusion.js";
 import type { LaneAffine } from "./loop_schedule.js";
-import { rowPass, type PassReduction, type PassStore, type ReduceKernelTarget } from "./reduce_kernel.js";
+import { fullOutputPointer, rowPass, type PassReduction, type PassStore, type ReduceKernelTarget } from "./reduce_kernel.js";
 import type { ReduceSchedule } from "./schedule_reduce.js";
 import { appendAll } from "../../types/arrays.js";
 
@@ -123,7 +123,7 @@ export function rowPipelineKernel(ir: FusedKernelIR, s: ReduceSchedule, target: 
     for (const c of ss) {
       for (const x of fulls.filter((f) => f.stage === c)) {
         const type = ir.outputs[x.k]!.type;
-        rowStart.push({ s: "pointer", name: `out${x.k}`, buffer: nIn + x.k, type, offset: binary("mul", index(rowName(c)), constant(L.Rn)), output: true });
+        rowStart.push(fullOutputPointer(ir, x.k, rowName(c), L.Rn));
         stores.push({ pointer: `out${x.k}`, node: x.node, type, streamed: s.streamedOutputs.includes(x.k) });
       }
       for (const b of stored) {

@@ -164,7 +164,8 @@ export function identity(kind: ReducerKind, t: ElementType): number | bigint {
     case "mul": return float ? 1 : int(1n);
     case "max": return float ? -Infinity : int(min);
     case "min": return float ? Infinity : int(max);
-    case "and": return t === "pred" ? 1 : int(-1n);
+    // Every bit set: -1 of a signed type, the maximum of an unsigned one (a value of the type, as every renderer holds it).
+    case "and": return t === "pred" ? 1 : int(min < 0n ? -1n : max);
     case "or": return int(0n);
   }
 }

@@ -19,7 +19,7 @@ import type { FusedKernelIR } from "./lower_fusion.js";
 import { binary, constant, index, type Kernel, type RowLoad, type SharedArray, type Stmt } from "./kernel_ir.js";
 import type { LaneAffine, VectorTarget } from "./loop_schedule.js";
 import { scheduleBody } from "./loop_schedule.js";
-import { loopInvariants, rowKernelFrame, rowOutputStores } from "./reduce_kernel.js";
+import { fullOutputPointer, loopInvariants, rowKernelFrame, rowOutputStores } from "./reduce_kernel.js";
 import type { ReduceSchedule } from "./schedule_reduce.js";
 import { appendAll } from "../../types/arrays.js";
 import { reachable } from "./kernel_plan.js";
@@ -30,16 +30,13 @@ export function workgroupRowKernel(ir: FusedKernelIR, s: ReduceSchedule, vector:
   const L = s.loops;
   const { graph: g, rowVar, rVar, Rn } = L;
   const K = s.reductions.length;
-  const nIn = ir.inputs.length;
   // The results' leaves first (the graph numbers nodes in order), then each lane's partner value and the row's total.
   const accums = s.reductions.map((r, k) => g.accum(k, r.type));
   const partners = s.reductions.map((r, k) => g.accum(K + k, r.type));
   const totals = s.reductions.map((r, k) => g.accum(2 * K + k, r.type));
   const lane = index("lane");
   const unit: Stmt[] = [{ s: "bind", node: rowVar, name: "row" }];
-  for (const k of s.fullOutputs) {
-    unit.push({ s: "pointer", name: `out${k}`, buffer: nIn + k, type: ir.outputs[k]!.type, offset: binary("mul", index("row"), constant(Rn)), output: true });
-  }
+  for (const k of s.fullOutputs) unit.push(fullOutputPointer(ir, k, "row", Rn));
   const rowLoads = new Map<number, RowLoad>();
   const affine = new Map<number, LaneAffine>();
   const shared: SharedArray[] = [];

@@ -173,7 +173,6 @@ export class CValues {
       case "convert": return this.convert(a!, t as ElementType);
       case "bitcast": return this.bitcast(a!, t as ElementType);
       case "compare": return this.compare(n);
-      case "reducePrecision": return this.reducePrecision(n);
       default: break;
     }
     if (n.args.length === 1) return this.unary(n, t as ElementType, a!);
@@ -264,22 +263,12 @@ export class CValues {
     return `((uint8_t)(${this.v(a)} ${op} ${this.v(b)}))`;
   }
 
-  private reducePrecision(n: Node): string {
-    const t = n.type as ElementType;
-    const [e, m] = (n.attr as string).split(":").map(Number) as [number, number];
-    const x = this.v(n.args[0]!);
-    if (t === "f32") return `xk_bits_f32((uint32_t)xk_reduce_precision(xk_f32_bits(${x}), ${x} != ${x}, 32, 8, 23, ${e}, ${m}))`;
-    if (t === "f64") return `xk_bits_f64(xk_reduce_precision(xk_f64_bits(${x}), ${x} != ${x}, 64, 11, 52, ${e}, ${m}))`;
-    if (t === "f16") return `((uint16_t)xk_reduce_precision(${x}, ${this.d(n.args[0]!)} != ${this.d(n.args[0]!)}, 16, 5, 10, ${e}, ${m}))`;
-    if (t === "bf16") return `((uint16_t)xk_reduce_precision(${x}, ${this.d(n.args[0]!)} != ${this.d(n.args[0]!)}, 16, 8, 7, ${e}, ${m}))`;
-    return fail(`reduce-precision of ${t}`);
-  }
-
   private unary(n: Node, t: ElementType, a: number): string {
     const op = n.op;
     checkCType(t);
     const at = this.g.node(a).type as ElementType;
-    if (op === "isFinite") return isHalf(at) ? `((uint8_t)isfinite(${this.d(a)}))` : `((uint8_t)isfinite(${this.v(a)}))`;
+    // f16 and bf16 (legalize.ts writes f32's and f64's as bit tests).
+    if (op === "isFinite") return isHalf(at) ? `((uint8_t)isfinite(${this.d(a)}))` : fail(`isFinite of ${at}`);
     if (t === "f32" || t === "f64" || isHalf(t)) {
       const f32 = t === "f32";
       const x = f32 ? this.v(a) : this.d(a);

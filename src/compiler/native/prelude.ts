@@ -127,26 +127,6 @@ static inline double xk_round_afz(double x) { return round(x); }
 /* Float to integer: truncate, saturate at the type's range, NaN to 0 (types/convert.ts). */
 #define XK_F2I(x, T, lo, hi) ((x) != (x) ? (T)0 : (double)(x) >= (double)(hi) ? (T)(hi) : (double)(x) <= (double)(lo) ? (T)(lo) : (T)(x))
 
-/* reduce-precision (types/reduce_precision.ts) on the bits of an ieee value of width W,
-   source exponent SE and mantissa SM bits, to E exponent and M mantissa bits. */
-static inline uint64_t xk_reduce_precision(uint64_t x, int is_nan, int W, int SE, int SM, int E, int M) {
-  uint64_t mask = W == 64 ? ~0ull : (1ull << W) - 1;
-  if (is_nan) return M > 0 ? x : (((1ull << SE) - 1) << SM);
-  if (M < SM) {
-    int dropped = SM - M;
-    uint64_t last_kept = (x >> dropped) & 1;
-    uint64_t bias = (1ull << (dropped - 1)) - 1 + last_kept;
-    x = ((x + bias) & mask) & ~((1ull << dropped) - 1);
-  }
-  if (E < SE) {
-    uint64_t sign_bit = x & (1ull << (W - 1));
-    int64_t field = (int64_t)((x >> SM) & ((1ull << SE) - 1));
-    int64_t src_bias = (1ll << (SE - 1)) - 1, reduced_bias = (1ll << (E - 1)) - 1;
-    if (field > src_bias + reduced_bias) x = sign_bit | (((1ull << SE) - 1) << SM);
-    else if (field <= src_bias - reduced_bias) x = sign_bit;
-  }
-  return x;
-}
 
 `;
 

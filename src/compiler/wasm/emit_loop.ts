@@ -16,9 +16,9 @@ import { lowerFusion, type FusedKernelIR, type ReducerKind } from "../kernel/low
 import type { RowMaximum } from "../kernel/value_facts.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
-import { DeclinedError, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
+import { DeclinedError, emitBinaryScalar, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
-import { combineScalar, emitReduceKernel, VectorAccumulators, vectorCombiner } from "./emit_reduce.js";
+import { emitReduceKernel, VectorAccumulators, vectorCombiner } from "./emit_reduce.js";
 import { scheduleBody, type BodySchedule, type VectorTarget } from "../kernel/loop_schedule.js";
 import { loopKernel } from "../kernel/loop_kernel.js";
 import { binary, constant, isColumnStmt, statements, type ColumnStmt, type IndexExpr, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
@@ -146,8 +146,7 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
         a.vector.accumulate(0, copy, value, a.combine);
         return;
       }
-      f.localGet(a.scalar).localGet(value);
-      combineScalar(f, kindOf(a.st), a.st.type);
+      emitBinaryScalar(f, kindOf(a.st), a.st.type, a.scalar, value);
       f.localSet(a.scalar);
     };
 
@@ -337,8 +336,7 @@ export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarge
             const a = accumulator(st.acc);
             if (st.init === undefined) f.localGet(scalarOf(a));
             else {
-              f.localGet(ve.scalar.get(st.init)!).localGet(scalarOf(a));
-              combineScalar(f, kindOf(a.st), a.st.type);
+              emitBinaryScalar(f, kindOf(a.st), a.st.type, ve.scalar.get(st.init)!, scalarOf(a));
               wrapI32(f, a.st.type);
             }
             const l = f.local(computeType(a.st.type));

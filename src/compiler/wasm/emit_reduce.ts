@@ -5,8 +5,9 @@
 // Row reductions (one stage, J = 1), row pipelines (softmax, layer norm) and column
 // reductions (J > 1) are statements of kernel/reduce_kernel.ts,
 // kernel/row_pipeline_kernel.ts and kernel/column_reduce_kernel.ts, printed by
-// addKernelFunction (emit_loop.ts) with this file's accumulator code (combines, the
-// extrema's side accumulators, lane extraction).
+// addKernelFunction (emit_loop.ts) with this file's accumulator code (vector combines,
+// the extrema's side accumulators, lane extraction); a scalar combine is the reducer's
+// own binary op (emit_values.ts emitBinaryScalar).
 //
 // Full outputs (elementwise values over the reduction's input, e.g. softmax's
 // exp(x - max) that is both summed and stored) are computed with the reduced values
@@ -22,7 +23,7 @@ import { addKernelFunction, wasmVectorTarget } from "./emit_loop.js";
 import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
 import { columnReduceKernel } from "../kernel/column_reduce_kernel.js";
 import { rowPipelineKernel } from "../kernel/row_pipeline_kernel.js";
-import { DeclinedError, pushConst } from "./emit_values.js";
+import { DeclinedError, emitBinaryScalar, pushConst } from "./emit_values.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { computeType, isSigned } from "./wasm_types.js";
 
@@ -43,35 +44,6 @@ function wasmReduceSchedule(ir: FusedKernelIR): ReduceSchedule {
   const s = scheduleReduce(ir, WASM_REDUCE_TARGET);
   if ("declined" in s) throw new DeclinedError(s.declined);
   return s;
-}
-
-/** acc ⊕ x for two scalars on the stack. */
-export function combineScalar(f: FunctionBuilder, kind: ReducerKind, t: ElementType): void {
-  const c = computeType(t);
-  const w = c === "i64";
-  if (c === "f32" || c === "f64") {
-    const ops = c === "f32"
-      ? { add: () => f.f32Add(), mul: () => f.f32Mul(), max: () => f.f32Max(), min: () => f.f32Min() }
-      : { add: () => f.f64Add(), mul: () => f.f64Mul(), max: () => f.f64Max(), min: () => f.f64Min() };
-    if (kind === "and" || kind === "or") throw new DeclinedError(`${kind} reduction of ${t}`);
-    ops[kind]();
-    return;
-  }
-  switch (kind) {
-    case "add": if (w) f.i64Add(); else if (t === "pred") f.i32Or(); else f.i32Add(); return;
-    case "mul": if (w) f.i64Mul(); else if (t === "pred") f.i32And(); else f.i32Mul(); return;
-    case "and": if (w) f.i64And(); else f.i32And(); return;
-    case "or": if (w) f.i64Or(); else f.i32Or(); return;
-    case "max": case "min": {
-      const a = f.local(c);
-      const b = f.local(c);
-      f.localSet(b).localSet(a).localGet(a).localGet(b).localGet(a).localGet(b);
-      const s = isSigned(t);
-      if (kind === "max") { if (w) { if (s) f.i64GtS(); else f.i64GtU(); } else if (s) f.i32GtS(); else f.i32GtU(); }
-      else if (w) { if (s) f.i64LtS(); else f.i64LtU(); } else if (s) f.i32LtS(); else f.i32LtU();
-      f.select();
-    }
-  }
 }
 
 /** Whether acc ⊕ x has a vector form for this type; returns the emitter if so. */
@@ -165,6 +137,8 @@ function extractLane(f: FunctionBuilder, t: ElementType, lane: number): void {
 export class VectorAccumulators {
   readonly acc: readonly (readonly number[])[];
   private readonly sides: readonly (readonly ExtremumSides[] | undefined)[];
+  /** Each reduction's lane being folded (foldLane). */
+  private readonly laneLocals = new Map<number, number>();
 
   constructor(
     private readonly f: FunctionBuilder, private readonly reductions: readonly Pick<ScheduledReduction, "kind" | "type" | "identity" | "extremumSides">[], copies: number,
@@ -203,13 +177,17 @@ export class VectorAccumulators {
     if (side !== undefined) repairExtremum(this.f, this.reductions[x]!.type, side, this.acc[x]![copy]!);
   }
 
-  /** The scalar in local `scalar` ⊕= lane `lane` of copy `copy` of reduction x. */
+  /** The scalar in local `scalar` ⊕= lane `lane` of copy `copy` of reduction x (by the reducer's own binary op). */
   foldLane(x: number, copy: number, lane: number, scalar: number): void {
     const r = this.reductions[x]!;
-    this.f.localGet(scalar).localGet(this.acc[x]![copy]!);
-    extractLane(this.f, r.type, lane);
-    combineScalar(this.f, r.kind as ReducerKind, r.type);
-    this.f.localSet(scalar);
+    const f = this.f;
+    let laneLocal = this.laneLocals.get(x);
+    if (laneLocal === undefined) this.laneLocals.set(x, laneLocal = f.local(computeType(r.type)));
+    f.localGet(this.acc[x]![copy]!);
+    extractLane(f, r.type, lane);
+    f.localSet(laneLocal);
+    emitBinaryScalar(f, r.kind, r.type, scalar, laneLocal);
+    f.localSet(scalar);
   }
 }
 

@@ -15,7 +15,7 @@ import { isNarrowFloat, narrowFormat, positiveNaN, roundNarrow } from "./narrow_
 import { isFloatType, roundF16, roundF16x4 } from "./wasm_types.js";
 
 /** Ops whose bf16/f16 result needs no rounding (they return one of their inputs, or an exact value). */
-const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "reducePrecision", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum"]);
+const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum"]);
 
 /**
  * bf16/f16 ops that need no rounding but do store a NaN result as the positive quiet NaN

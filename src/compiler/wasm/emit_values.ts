@@ -11,7 +11,6 @@ import { approximationName, APPROXIMATIONS, type Approximation } from "../kernel
 import { FunctionBuilder } from "./encoder.js";
 import { scalarF32Ops, vectorF32Ops } from "./math.js";
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
-import { emitReducePrecisionF32 } from "./emit_reduce_precision.js";
 import { isNarrowFloat } from "./narrow_float.js";
 import { demoteFor, demoteKeepingNonzero, F64_ROUTINES, E8M0_F64_OPS, isE8m0, roundResult } from "./emit_rounding.js";
 import { DeclinedError } from "../kernel/declined.js";
@@ -35,6 +34,9 @@ const transcendentalF32 = (n: Node): Approximation | undefined => {
 };
 
 const TRIG = new Set(["sin", "cos", "tan"]);
+/** The types whose lanes are their own bit patterns, by width (what a vector bitcast reinterprets). */
+const WORD_32: ReadonlySet<string> = new Set(["f32", "s32", "u32"]);
+const WORD_64: ReadonlySet<string> = new Set(["f64", "s64", "u64"]);
 
 /** Whether a graph needs the trig reduction helper function in its module. */
 export function needsTrigHelper(g: KernelGraph): boolean {
@@ -185,18 +187,11 @@ export class ValueEmitter {
       case "convert": this.get(a!); convertScalar(f, this.g.node(a!).type as ElementType, n.type as ElementType); return;
       case "bitcast": this.get(a!); bitcastScalar(f, this.g.node(a!).type as ElementType, n.type as ElementType); return;
       case "compare": this.compareScalar(n); return;
-      case "reducePrecision": this.reducePrecision(n, false); return;
       default: break;
     }
     const t = n.type as ElementType;
     if (n.args.length === 1) this.unaryScalar(n, t, a!);
     else this.binaryScalar(n.op, t, a!, b!);
-  }
-
-  private reducePrecision(n: Node, vector: boolean): void {
-    const [e, m] = (n.attr as string).split(":").map(Number) as [number, number];
-    if (n.type !== "f32" && n.type !== "bf16") fail(`reduce-precision of ${n.type} is not fused yet`);
-    emitReducePrecisionF32(this.f, (vector ? this.vector : this.scalar).get(n.args[0]!)!, e, m, vector);
   }
 
   private toIdx(v: number): void {
@@ -276,8 +271,10 @@ export class ValueEmitter {
       return fail(`${op} on ${t} has no code yet`);
     }
     if (op === "isFinite") {
+      // The types held in f32 (legalize.ts writes f32's and f64's as bit tests).
+      if (computeType(at) !== "f32") fail(`isFinite of ${at}`);
       this.get(a);
-      if (computeType(at) === "f32") f.f32Abs().f32Const(Infinity).f32Lt(); else f.f64Abs().f64Const(Infinity).f64Lt();
+      f.f32Abs().f32Const(Infinity).f32Lt();
       return;
     }
     if (c === "i64") {
@@ -302,80 +299,8 @@ export class ValueEmitter {
   }
 
   private binaryScalar(op: string, t: ElementType, a: number, b: number): void {
-    const f = this.f;
-    const c = computeType(t);
-    const x = this.scalar.get(a)!;
-    const y = this.scalar.get(b)!;
-    if (c === "f32" || c === "f64") {
-      const is32 = c === "f32";
-      if (op === "atan2" && is32) {
-        emitAtan2Scalar(f, x, y, demoteFor(t));
-        return;
-      }
-      if (op === "pow" && is32) {
-        emitPowScalar(f, x, y, isE8m0(t) ? demoteKeepingNonzero : undefined);
-        return;
-      }
-      if ((op === "mul" || op === "div") && isE8m0(t)) {
-        // In f64: products and quotients of f8e8m0fnu's 2^±127 leave f32's range (2^-254
-        // would underflow to 0, which is NaN in this type, where the interpreter gets 2^-127).
-        f.localGet(x).f64PromoteF32().localGet(y).f64PromoteF32();
-        if (op === "mul") f.f64Mul(); else f.f64Div();
-        demoteToOdd(f);
-        return;
-      }
-      f.localGet(x).localGet(y);
-      switch (op) {
-        case "add": if (is32) f.f32Add(); else f.f64Add(); return;
-        case "sub": if (is32) f.f32Sub(); else f.f64Sub(); return;
-        case "mul": if (is32) f.f32Mul(); else f.f64Mul(); return;
-        case "div": if (is32) f.f32Div(); else f.f64Div(); return;
-        case "max": if (is32) f.f32Max(); else f.f64Max(); return;
-        case "min": if (is32) f.f32Min(); else f.f64Min(); return;
-        default: return fail(`${op} on ${t} has no code yet`);
-      }
-    }
-    const w = c === "i64";
-    const signed = isSigned(t);
-    const bits = t === "pred" ? 1 : bitsOf(t);
-    const get2 = (): void => { f.localGet(x).localGet(y); };
-    const i = <K extends string>(name32: K, name64: K): void => {
-      (f as unknown as Record<string, () => void>)[w ? name64 : name32]!.call(f);
-    };
-    switch (op) {
-      case "add": get2(); i(t === "pred" ? "i32Or" : "i32Add", "i64Add"); break;
-      case "sub": get2(); i("i32Sub", "i64Sub"); break;
-      case "mul": get2(); i(t === "pred" ? "i32And" : "i32Mul", "i64Mul"); break;
-      case "and": get2(); i("i32And", "i64And"); break;
-      case "or": get2(); i("i32Or", "i64Or"); break;
-      case "xor": get2(); i("i32Xor", "i64Xor"); break;
-      case "max": case "min":
-        get2(); get2();
-        if (op === "max") i(signed ? "i32GtS" : "i32GtU", signed ? "i64GtS" : "i64GtU");
-        else i(signed ? "i32LtS" : "i32LtU", signed ? "i64LtS" : "i64LtU");
-        f.select();
-        break;
-      // legalize.ts made the divisor safe (never 0, never -1 when signed): no trap.
-      case "divSafe": get2(); i(signed ? "i32DivS" : "i32DivU", signed ? "i64DivS" : "i64DivU"); break;
-      case "remSafe": get2(); i(signed ? "i32RemS" : "i32RemU", signed ? "i64RemS" : "i64RemU"); break;
-      // Amounts in [0, bits) where the result is used (legalize.ts); a narrow type's value
-      // is first brought to its own width: zeros above it (shrL), its sign above it (shrA).
-      case "shlBounded": get2(); i("i32Shl", "i64Shl"); break;
-      case "shrLBounded":
-        f.localGet(x);
-        if (signed && !w && bits < 32) f.i32Const(2 ** bits - 1).i32And();
-        f.localGet(y);
-        i("i32ShrU", "i64ShrU");
-        break;
-      case "shrABounded":
-        f.localGet(x);
-        if (!signed && !w && bits < 32) f.i32Const(32 - bits).i32Shl().i32Const(32 - bits).i32ShrS();
-        f.localGet(y);
-        i("i32ShrS", "i64ShrS");
-        break;
-      default: return fail(`${op} on ${t} has no code yet`);
-    }
-    wrapI32(f, t);
+    emitBinaryScalar(this.f, op, t, this.scalar.get(a)!, this.scalar.get(b)!);
+    wrapI32(this.f, t);
   }
 
   // ---- vector ops ------------------------------------------------------------------
@@ -392,9 +317,8 @@ export class ValueEmitter {
     if (isE8m0(t) && E8M0_F64_OPS.has(n.op)) return false;
     switch (n.op) {
       case "load": case "const": case "select": return true;
-      // f32 and f64 lanes read as integers of their width (a total-order key): the same v128.
-      case "bitcast": return (argType === "f32" && c === "i32") || (argType === "f64" && c === "i64");
-      case "reducePrecision": return t === "f32" || t === "bf16";
+      // Lanes of 32 (64) bits read as another type of their width (a float's pattern, and back): the same v128.
+      case "bitcast": return [argType, t].every((x) => WORD_32.has(x)) || [argType, t].every((x) => WORD_64.has(x));
       case "fromIdx": return c === "f32" || (c === "i32" && t !== "pred") || c === "f64";
       case "compare": {
         if (argType === "idx" || argType === "cond" || (argType === "pred" && this.vectorLanes === 2)) return false;
@@ -422,6 +346,8 @@ export class ValueEmitter {
       case "abs": case "neg": return c === "f32" || c === "f64";
       case "max": case "min": return c === "f32" || c === "f64" || (c === "i32" && t !== "pred");
       case "and": case "or": case "xor": case "not": return c === "i32" || c === "i64";
+      // By a constant amount (legalize.ts's bit fields): the instruction takes it as a scalar.
+      case "shlBounded": case "shrLBounded": return (t === "s32" || t === "u32") && this.g.node(n.args[1]!).op === "const";
       default:
         return c === "f32" && (transcendentalF32(n) !== undefined || TRIG.has(n.op) || n.op === "atan2" || n.op === "pow")
           || (c === "f64" && (n.op === "exp" || n.op === "log"));
@@ -463,8 +389,11 @@ export class ValueEmitter {
         vectorConvert(f, from, t);
         break;
       }
-      case "reducePrecision": this.reducePrecision(n, true); break;
       case "bitcast": this.vget(a!); break;
+      case "shlBounded": case "shrLBounded":
+        this.vget(a!); this.get(b!);
+        if (n.op === "shlBounded") f.i32x4Shl(); else f.i32x4ShrU();
+        break;
       case "and": case "or": case "xor":
         this.vget(a!); this.vget(b!);
         if (n.op === "and") f.v128And(); else if (n.op === "or") f.v128Or(); else f.v128Xor();
@@ -573,6 +502,84 @@ export class ValueEmitter {
   }
 }
 
+
+/**
+ * Pushes x op y for the values of type t in locals x and y, held as this file holds them
+ * (narrow integers wider than their type: the caller wraps the result, wrapI32): the
+ * graph's binary nodes, and a reducer's combine (its kind is the op of the same name).
+ */
+export function emitBinaryScalar(f: FunctionBuilder, op: string, t: ElementType, x: number, y: number): void {
+  const c = computeType(t);
+  if (c === "f32" || c === "f64") {
+    const is32 = c === "f32";
+    if (op === "atan2" && is32) {
+      emitAtan2Scalar(f, x, y, demoteFor(t));
+      return;
+    }
+    if (op === "pow" && is32) {
+      emitPowScalar(f, x, y, isE8m0(t) ? demoteKeepingNonzero : undefined);
+      return;
+    }
+    if ((op === "mul" || op === "div") && isE8m0(t)) {
+      // In f64: products and quotients of f8e8m0fnu's 2^±127 leave f32's range (2^-254
+      // would underflow to 0, which is NaN in this type, where the interpreter gets 2^-127).
+      f.localGet(x).f64PromoteF32().localGet(y).f64PromoteF32();
+      if (op === "mul") f.f64Mul(); else f.f64Div();
+      demoteToOdd(f);
+      return;
+    }
+    f.localGet(x).localGet(y);
+    switch (op) {
+      case "add": if (is32) f.f32Add(); else f.f64Add(); return;
+      case "sub": if (is32) f.f32Sub(); else f.f64Sub(); return;
+      case "mul": if (is32) f.f32Mul(); else f.f64Mul(); return;
+      case "div": if (is32) f.f32Div(); else f.f64Div(); return;
+      case "max": if (is32) f.f32Max(); else f.f64Max(); return;
+      case "min": if (is32) f.f32Min(); else f.f64Min(); return;
+      default: return fail(`${op} on ${t} has no code yet`);
+    }
+  }
+  const w = c === "i64";
+  const signed = isSigned(t);
+  const bits = t === "pred" ? 1 : bitsOf(t);
+  const get2 = (): void => { f.localGet(x).localGet(y); };
+  const i = <K extends string>(name32: K, name64: K): void => {
+    (f as unknown as Record<string, () => void>)[w ? name64 : name32]!.call(f);
+  };
+  switch (op) {
+    case "add": get2(); i(t === "pred" ? "i32Or" : "i32Add", "i64Add"); break;
+    case "sub": get2(); i("i32Sub", "i64Sub"); break;
+    case "mul": get2(); i(t === "pred" ? "i32And" : "i32Mul", "i64Mul"); break;
+    case "and": get2(); i("i32And", "i64And"); break;
+    case "or": get2(); i("i32Or", "i64Or"); break;
+    case "xor": get2(); i("i32Xor", "i64Xor"); break;
+    case "max": case "min":
+      get2(); get2();
+      if (op === "max") i(signed ? "i32GtS" : "i32GtU", signed ? "i64GtS" : "i64GtU");
+      else i(signed ? "i32LtS" : "i32LtU", signed ? "i64LtS" : "i64LtU");
+      f.select();
+      break;
+    // legalize.ts made the divisor safe (never 0, never -1 when signed): no trap.
+    case "divSafe": get2(); i(signed ? "i32DivS" : "i32DivU", signed ? "i64DivS" : "i64DivU"); break;
+    case "remSafe": get2(); i(signed ? "i32RemS" : "i32RemU", signed ? "i64RemS" : "i64RemU"); break;
+    // Amounts in [0, bits) where the result is used (legalize.ts); a narrow type's value
+    // is first brought to its own width: zeros above it (shrL), its sign above it (shrA).
+    case "shlBounded": get2(); i("i32Shl", "i64Shl"); break;
+    case "shrLBounded":
+      f.localGet(x);
+      if (signed && !w && bits < 32) f.i32Const(2 ** bits - 1).i32And();
+      f.localGet(y);
+      i("i32ShrU", "i64ShrU");
+      break;
+    case "shrABounded":
+      f.localGet(x);
+      if (!signed && !w && bits < 32) f.i32Const(32 - bits).i32Shl().i32Const(32 - bits).i32ShrS();
+      f.localGet(y);
+      i("i32ShrS", "i64ShrS");
+      break;
+    default: return fail(`${op} on ${t} has no code yet`);
+  }
+}
 
 /**
  * Wires `ve` to the inner loop whose variable is in local `i`, for loop and reduction

@@ -207,11 +207,6 @@ export class WgslValues {
   private unary(n: Node, t: ElementType, a: number): string {
     const op = n.op;
     const x = this.v(a);
-    const at = this.g.node(a).type as ElementType;
-    if (op === "isFinite") {
-      if (at !== "f32") return fail(`isFinite of ${at}`);
-      return `select(0u, 1u, (bitcast<u32>(${x}) & 0x7f800000u) != 0x7f800000u)`;
-    }
     wgslType(t);
     if (t === "f32") {
       switch (op) {

@@ -130,6 +130,25 @@ for (const backend of ["wasm", "native"] as const) {
     }
   });
 
+  test(`isFinite of f32 and f64 (written as a test of the pattern's exponent field): false for NaN and ±inf only (${backend})`, (t) => {
+    const values = [NaN, -NaN, Infinity, -Infinity, 0, -0, 1e-45, -1e-45, 5e-324, 1, -1, 3.4e38, -3.4e38, 1.7e308, -1.7e308];
+    // Repeated past the size at which the loops take their vector forms (C's: 16384 elements).
+    const many = Array.from({ length: Math.ceil(20000 / values.length) }, () => values).flat();
+    for (const type of ["f32", "f64"] as const) check(t, backend, ["is-finite"], type, many, undefined, "pred");
+  });
+
+  test(`reduce-precision of f32, f64, f16 and bf16 (written as integer ops on the pattern): rounding ties, overflow, flushing, NaN (${backend})`, (t) => {
+    // Ties and near-ties of each type's last bits, the range edges of the narrow formats, subnormals, ±0, ±inf, NaN.
+    const values = [NaN, -NaN, Infinity, -Infinity, 0, -0, 1, -1, 1 + 2 ** -8, 1 + 3 * 2 ** -9, 1 + 2 ** -9, -(1 + 2 ** -9), 1.999, 65504, 65520, -65520,
+      6.1e-5, 6e-5, -6e-5, 5.96e-8, 2 ** -14, 2 ** -15, 3e38, -3e38, 1e-40, -1e-40, 1e300, -1e300, 1e-310, 0.1, -0.1, 1 / 3, 448, 449, 57344, 61440];
+    const formats = ["exponent_bits=5, mantissa_bits=10", "exponent_bits=8, mantissa_bits=7", "exponent_bits=4, mantissa_bits=3",
+      "exponent_bits=2, mantissa_bits=0", "exponent_bits=11, mantissa_bits=52", "exponent_bits=3, mantissa_bits=1"];
+    const ops = formats.map((f) => `reduce-precision|${f}`);
+    // f32 repeated past the size at which the loops take their vector forms (C's: 16384 elements).
+    const many = Array.from({ length: Math.ceil(20000 / values.length) }, () => values).flat();
+    for (const type of ["f32", "f64", "f16", "bf16"] as const) check(t, backend, ops, type, type === "f32" ? many : values);
+  });
+
   test(`float to integer convert truncates, saturates at the bounds and takes NaN to 0 (${backend})`, (t) => {
     for (const from of ["f32", "f64", "f16", "bf16"] as const) {
       for (const to of INTS) {
@@ -200,6 +219,16 @@ test("legalize leaves no total-order compare for a renderer but f16's and bf16's
     assert.ok(!ops.some((n) => n.op === "compare" && String(n.attr).endsWith("_TOTAL")), `total compare on ${type} left: ${ops.map((n) => n.op).join(" ")}`);
     const plain = g.op("compare", "pred", [x, y], "LT");
     assert.equal(legalize(g, plain), plain);
+  }
+});
+
+test("legalize leaves no isFinite of f32 or f64 for a renderer, and keeps the narrower floats (f16, bf16)", () => {
+  for (const type of ["f32", "f64", "f16", "bf16"] as const) {
+    const g = new KernelGraph();
+    const x = g.load(0, type, g.variable(0, 8));
+    const n = g.op("isFinite", "pred", [x]);
+    const ops = reachable(g, [legalize(g, n)]).map((id) => g.node(id).op);
+    assert.equal(ops.includes("isFinite"), type === "f16" || type === "bf16", `isFinite on ${type}: ${ops.join(" ")}`);
   }
 });
 

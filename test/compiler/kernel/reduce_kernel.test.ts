@@ -13,7 +13,8 @@ import {
   type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { lowerFusion, type FusedKernelIR } from "../../../src/compiler/kernel/lower_fusion.js";
-import { scheduleReduce } from "../../../src/compiler/kernel/schedule_reduce.js";
+import { identity, scheduleReduce } from "../../../src/compiler/kernel/schedule_reduce.js";
+import { integerRange } from "../../../src/types/element_type.js";
 import { rowReduceKernel } from "../../../src/compiler/kernel/reduce_kernel.js";
 import { statements, type Kernel } from "../../../src/compiler/kernel/kernel_ir.js";
 import { WASM_REDUCE_TARGET } from "../../../src/compiler/wasm/emit_reduce.js";
@@ -133,4 +134,17 @@ test("C: a float product folds in order; short rows and halves keep one accumula
   const half = kernelOf(rowReduce([4, 1000], (x) => x, add, 0, "bf16"), C_REDUCE_KERNEL_TARGET, C_REDUCE_TARGET)!;
   assert.deepEqual(only(half, "accumulator").map((a) => [a.name, a.lanes, "node" in a.start]), [["s0", 1, true]]);
   assert.deepEqual(only(half, "result").map((r) => r.init), [undefined]);
+});
+
+test("each integer reducer's identity is a value of its type that leaves every value as it is", () => {
+  const combine = { add: (x: bigint, y: bigint) => x + y, mul: (x: bigint, y: bigint) => x * y, and: (x: bigint, y: bigint) => x & y,
+    or: (x: bigint, y: bigint) => x | y, max: (x: bigint, y: bigint) => (x > y ? x : y), min: (x: bigint, y: bigint) => (x < y ? x : y) };
+  for (const t of ["s4", "u4", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"] as const) {
+    const { min, max } = integerRange(t);
+    for (const [kind, op] of Object.entries(combine) as [keyof typeof combine, (x: bigint, y: bigint) => bigint][]) {
+      const id = BigInt(identity(kind, t));
+      assert.ok(id >= min && id <= max, `${kind} of ${t}: identity ${id} outside [${min}, ${max}]`);
+      for (const x of [min, min + 1n, 0n, 1n, max - 1n, max]) assert.equal(op(x, id), x, `${kind} of ${t}: ${x} with ${id}`);
+    }
+  }
 });
