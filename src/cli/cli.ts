@@ -21,7 +21,7 @@ import type { Literal } from "../types/literal.js";
 import { lowerChloModule } from "../compiler/expansions/index.js";
 import { setBeforeFirstNativeBuild } from "../compiler/native/toolchain.js";
 import { detectFormat, parseModule, printModule, type TextFormat } from "./formats.js";
-import { CliError, type CliIo } from "./io.js";
+import { CliError, reportError, type CliIo } from "./io.js";
 import { OPT_USAGE, optCommand } from "./opt.js";
 import { PARTITION_USAGE, partitionCommand, runSharded } from "./partition.js";
 import { isShardedModule } from "../sdy/partition/index.js";
@@ -146,16 +146,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     return await dispatch(argv, io);
   } catch (e) {
-    if (e instanceof CliError) {
-      io.err(`error: ${e.message}`);
-      return e.exitCode;
-    }
-    if (e instanceof XlaError) {
-      io.err(`error: ${e.message}`);
-      return 1;
-    }
-    io.err(`error: internal error: ${e instanceof Error ? e.message : String(e)}`);
-    return 1;
+    return reportError(e, io);
   } finally {
     setBeforeFirstNativeBuild(undefined);
   }

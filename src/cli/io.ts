@@ -1,6 +1,8 @@
 // What every `xlats` command works on: an injected CliIo (files and output, so the
 // logic is independent of Node) and CliError for bad calls and bad input.
 
+import { XlaError } from "../types/errors.js";
+
 export interface CliIo {
   /** The file's text; throws CliError when it cannot be read. */
   readFile(path: string): string;
@@ -26,6 +28,20 @@ export interface CliIo {
    * run's own DeadlineError comes before the supervisor has to stop it.
    */
   readonly deadline?: number;
+}
+
+/** Reports a command's error on `io.err` and gives its exit code: a CliError's own, 1 for an XlaError (bad input) or anything else (an internal error). */
+export function reportError(e: unknown, io: CliIo): number {
+  if (e instanceof CliError) {
+    io.err(`error: ${e.message}`);
+    return e.exitCode;
+  }
+  if (e instanceof XlaError) {
+    io.err(`error: ${e.message}`);
+    return 1;
+  }
+  io.err(`error: internal error: ${e instanceof Error ? e.message : String(e)}`);
+  return 1;
 }
 
 /** A problem with how the command was called (exit code 2) or with its input (exit code 1). */

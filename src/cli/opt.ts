@@ -12,7 +12,7 @@ import type { HloModule } from "../ir/computation.js";
 import { verifyModule } from "../ir/verify.js";
 import { parseStableHlo, printStableHlo } from "../text/mlir/index.js";
 import { DiagnosticList, ParseError, XlaError, type SourceLocation } from "../types/errors.js";
-import { CliError, type CliIo } from "./io.js";
+import { CliError, reportError, type CliIo } from "./io.js";
 import { formatSdyDiagnostics, SdyParseError, SdyVerifyError } from "../text/mlir/diagnostics.js";
 import { verifySdy } from "../sdy/verify.js";
 import { appendAll } from "../types/arrays.js";
@@ -125,6 +125,19 @@ function processChunk(text: string, lineOffset: number, flags: OptFlags, io: Cli
   if (!flags.explain) return printed;
   const notes = explanation.length > 0 ? explanation : ["no pass explained anything (--explain covers sharding propagation)"];
   return `${printed.replace(/\n$/, "")}\n${notes.map((l) => `// ${l}`.trimEnd()).join("\n")}\n`;
+}
+
+/**
+ * `xlats opt ARGS` as a whole command: its exit code, errors reported. main.ts runs it
+ * without loading the other commands (the compilers, the runtime), which cost more than
+ * opt itself to load: Shardy's lit tests start one opt process per case.
+ */
+export function runOpt(args: readonly string[], io: CliIo): number {
+  try {
+    return optCommand(args, io);
+  } catch (e) {
+    return reportError(e, io);
+  }
 }
 
 export function optCommand(args: readonly string[], io: CliIo): number {
