@@ -13,7 +13,7 @@ import { timeRuns, type Prepared, type Runner, type RunnerModule } from "./harne
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
 import { checkResult } from "./workloads/reference.js";
-import { describe, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
+import { describe, firstWeight, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
 
 const args = process.argv.slice(2);
 const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 12);
@@ -43,7 +43,7 @@ for (const w of workloads) {
     const runner = await r.make();
     const why = await runner.init();
     if (why !== undefined) { console.log(`${r.label}: n/a (${why})`); continue; }
-    const prepared = await runner.setup(w, inputs, inputShapes(w));
+    const prepared = await runner.setup(w, inputs, inputShapes(w), firstWeight(w));
     if (typeof prepared === "string") { console.log(`${r.label}: n/a (${prepared})`); await runner.close?.(); continue; }
     const bad = checkResult(w, inputs, await prepared.result());
     if (bad !== undefined) throw new Error(`${r.label} on ${describe(w)}: wrong result: ${bad}`);

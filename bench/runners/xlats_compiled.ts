@@ -38,7 +38,7 @@ export function createCompiledRunner(backend: "wasm" | "native", threads: number
       if (device === undefined) return "device not created";
       let exe: Executable;
       try {
-        exe = await compile(buildComputation(w), native ? { device, backend: "native", threads } : { device });
+        exe = await compile(buildComputation(w, inputs), native ? { device, backend: "native", threads } : { device });
       } catch (e) {
         return `compile failed: ${(e as Error).message.split("\n")[0]}`;
       }
