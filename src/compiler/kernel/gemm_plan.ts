@@ -310,3 +310,62 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     productInScratch: productFitsOneBlock(k, tiling.kc) && (rowPanels || k >= 1),
   };
 }
+
+/**
+ * Where a "packed" schedule's kernel finds B already in its panel layout, as plain data
+ * (programs are structured-cloned): B packed once when the program is planned, for a
+ * constant B, instead of on every call. The layout is what the kernel's own packing of
+ * B writes into scratch, each block of it kept: for each batch and chunk of columns, for
+ * each block of kc steps of k (kl of them, the last one shorter), panels of nr columns,
+ * kl x nr each, k-major, zero past the chunk's last column. Block (batch, chunk, p0)
+ * starts at element ((batch·nChunks + chunk)·k + p0) · roundUp(chunk, nr).
+ */
+export interface PackedB {
+  readonly elementType: GemmElement;
+  readonly batch: number;
+  readonly k: number;
+  readonly n: number;
+  readonly nr: number;
+  readonly kc: number;
+  readonly chunk: number;
+  readonly nChunks: number;
+  /** B(p, j) of one batch at p*bK + j*bLine in the operand as stored. */
+  readonly bK: number;
+  readonly bLine: number;
+}
+
+/** The packed layout of B for `schedule`, or undefined where its kernel does not pack B (streamB, rowDots, k = 0). */
+export function packedBOf(schedule: GemmSchedule): PackedB | undefined {
+  const { spec, kind, nr, chunk, nChunks, bK, bLine } = schedule;
+  if (kind !== "packed" || spec.k === 0 || spec.n === 0 || spec.batch === 0) return undefined;
+  return { elementType: spec.elementType, batch: spec.batch, k: spec.k, n: spec.n, nr, kc: schedule.tiling.kc, chunk, nChunks, bK, bLine };
+}
+
+/** Elements of B in the packed layout. */
+export function packedBLength(l: PackedB): number {
+  return l.batch * l.nChunks * l.k * roundUp(l.chunk, l.nr);
+}
+
+/** B ([batch][k][n], or [batch][n][k] per bK/bLine) in the packed layout of `l`. */
+export function packB<T extends Float32Array | Float64Array>(b: T, l: PackedB): T {
+  const out = new (b.constructor as new (n: number) => T)(packedBLength(l));
+  const stride = roundUp(l.chunk, l.nr);
+  for (let bi = 0; bi < l.batch; bi++) {
+    const src = bi * l.k * l.n;
+    for (let ci = 0; ci < l.nChunks; ci++) {
+      const c0 = ci * l.chunk, jn = Math.min(l.chunk, l.n - c0);
+      for (let p0 = 0; p0 < l.k; p0 += l.kc) {
+        const kl = Math.min(l.kc, l.k - p0);
+        const block = ((bi * l.nChunks + ci) * l.k + p0) * stride;
+        for (let q = 0; q < jn; q += l.nr) {
+          const w = Math.min(l.nr, jn - q);
+          for (let pp = 0; pp < kl; pp++) {
+            const dst = block + q * kl + pp * l.nr;
+            for (let j = 0; j < w; j++) out[dst + j] = b[src + (p0 + pp) * l.bK + (c0 + q + j) * l.bLine]!;
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
