@@ -112,7 +112,7 @@ ${k === 0
     : `    for (int64_t p0 = 0; p0 < ${k}; p0 += ${kc}) {
       int64_t kl = ${k} - p0 < ${kc} ? ${k} - p0 : ${kc};
       int acc = p0 > 0;
-      ${prepackedB ? `bp = (const ${t} *)b8 + (slice * ${k} + p0) * ${roundUp(chunk, nr)};` : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
+      ${prepackedB ? `bp = (const ${t} *)b8 + bi * ${k * roundUp(n, nr)} + c0 * ${k} + p0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
       for (int64_t i = r0; i < r1; i += ${mr}) {
         int64_t rows = r1 - i < ${mr} ? r1 - i : ${mr};
         ${p}_pack_a(a, ap, i, rows, p0, kl);

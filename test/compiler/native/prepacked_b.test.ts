@@ -40,19 +40,23 @@ async function check(c: Computation, k: number): Promise<string[]> {
 }
 
 test("packB: every element of B lands where the documented layout puts it, zero past the last column", () => {
-  // B stored [n][k] (bK 1, bLine k), two batches, 3 chunks of 8 columns over n = 20, blocks of 4 steps over k = 10.
-  const l: PackedB = { elementType: "f32", batch: 2, k: 10, n: 20, nr: 4, kc: 4, chunk: 8, nChunks: 3, bK: 1, bLine: 10 };
-  const b = Float32Array.from({ length: 2 * 10 * 20 }, (_, i) => i + 1);
+  // B stored [n][k] (bK 1, bLine k), two batches; n = 19 in chunks of 12, cut into column
+  // blocks of 8 (8 and 4 wide in the first chunk, 7 in the last, padded to 8), panels of 4;
+  // k = 10 in blocks of 4.
+  const l: PackedB = { elementType: "f32", batch: 2, k: 10, n: 19, nr: 4, kc: 4, chunk: 12, blockColumns: 8, bK: 1, bLine: 10 };
+  const b = Float32Array.from({ length: 2 * 10 * 19 }, (_, i) => i + 1);
   const packed = packB(b, l);
   assert.equal(packed.length, packedBLength(l));
+  const blocks = [[0, 8], [8, 4], [12, 7]] as const;
   let seen = 0;
-  for (let bi = 0; bi < 2; bi++) for (let ci = 0; ci < 3; ci++) for (let p0 = 0; p0 < 10; p0 += 4) {
+  for (let bi = 0; bi < 2; bi++) for (const [jb, bw] of blocks) for (let p0 = 0; p0 < 10; p0 += 4) {
     const kl = Math.min(4, 10 - p0);
-    for (let q = 0; q < 8; q += 4) for (let pp = 0; pp < kl; pp++) for (let j = 0; j < 4; j++) {
-      const col = ci * 8 + q + j;
-      const at = ((bi * 3 + ci) * 10 + p0) * 8 + q * kl + pp * 4 + j;
-      assert.equal(packed[at], col < 20 ? b[bi * 200 + col * 10 + p0 + pp] : 0, `batch ${bi} column ${col} step ${p0 + pp}`);
-      if (col < 20) seen++;
+    const padded = Math.ceil(bw / 4) * 4;
+    for (let q = 0; q < padded; q += 4) for (let pp = 0; pp < kl; pp++) for (let j = 0; j < 4; j++) {
+      const col = jb + q + j;
+      const at = bi * 10 * 20 + jb * 10 + p0 * padded + q * kl + pp * 4 + j;
+      assert.equal(packed[at], col < jb + bw ? b[bi * 190 + col * 10 + p0 + pp] : 0, `batch ${bi} column ${col} step ${p0 + pp}`);
+      if (col < jb + bw) seen++;
     }
   }
   assert.equal(seen, b.length);
