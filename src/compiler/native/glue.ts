@@ -347,31 +347,33 @@ static int xk_call(const xk_entry *k, uint8_t *mem, const uint32_t *args, int64_
 /* How a call ended: 0, or the first fault's signal, address and part (thread). */
 typedef struct { int sig; void *addr; int part; } xk_fault;
 
-/* One call of a kernel, split into parts: each part's fault in faults[p]. The parts
-   claim ranges of grain units from next until none is left (a part that faults stops). */
+/* Ranges a call is cut into, per part: a part that starts late leaves its ranges to the others. */
+#define XK_RANGES_PER_PART 2
+
+/* One call of a kernel, split into parts: each part's fault in faults[p]. The units are
+   cut into parts × XK_RANGES_PER_PART equal ranges; part p claims its own ranges first
+   (those of the static split, so that a kernel packing what its units need packs no
+   more than it did), then any range left, until none is (a part that faults stops). */
 typedef struct {
-  const xk_entry *k; uint8_t *mem; const uint32_t *pointers; const uint32_t *scratch; int64_t begin, end, grain;
-  _Atomic int64_t next;
+  const xk_entry *k; uint8_t *mem; const uint32_t *pointers; const uint32_t *scratch; int64_t begin, end;
+  _Atomic int taken[XK_MAX_THREADS * XK_RANGES_PER_PART];
   xk_fault faults[XK_MAX_THREADS];
 } xk_job;
 
-/* Ranges a call is claimed in, per thread: a thread late by one range's time costs at most that. */
-#define XK_RANGES_PER_PART 4
-
 static void xk_job_part(void *ctx, int p, int parts) {
-  (void)parts;
   xk_job *j = (xk_job *)ctx;
   const xk_entry *k = j->k;
   uint32_t args[XK_MAX_ARGS + 1];
   xk_fault f = { 0, NULL, p };
   memcpy(args, j->pointers, (size_t)k->buffers * sizeof(uint32_t));
   if (k->scratch > 0) args[k->buffers] = j->scratch[p];
-  for (;;) {
-    int64_t b = atomic_fetch_add(&j->next, j->grain);
-    if (b >= j->end) break;
-    int64_t e = b + j->grain < j->end ? b + j->grain : j->end;
-    f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
-    if (f.sig != 0) break;
+  int ranges = parts * XK_RANGES_PER_PART;
+  int64_t n = j->end - j->begin;
+  for (int i = 0; i < ranges && f.sig == 0; i++) {
+    int r = (p * XK_RANGES_PER_PART + i) % ranges;
+    if (atomic_exchange(&j->taken[r], 1)) continue;
+    int64_t b = j->begin + n * r / ranges, e = j->begin + n * (r + 1) / ranges;
+    if (b < e) f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
   }
   j->faults[p] = f;
 }
@@ -382,18 +384,12 @@ static void xk_job_part(void *ctx, int p, int parts) {
 static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int *parts) {
   xk_job j;
   j.k = k; j.mem = mem; j.pointers = pointers; j.scratch = scratch; j.begin = begin; j.end = end;
-  atomic_init(&j.next, begin);
-  memset(j.faults, 0, sizeof j.faults);
   const xk_guard_api *g = xk_guard;
-  if (g == NULL || *parts <= 1) {
-    *parts = 1;
-    j.grain = end - begin;
-    xk_job_part(&j, 0, 1);
-  } else {
-    int64_t ranges = (int64_t)*parts * XK_RANGES_PER_PART;
-    j.grain = (end - begin + ranges - 1) / ranges;
-    *parts = g->parallel(xk_job_part, &j, *parts);
-  }
+  if (g == NULL || *parts <= 1) *parts = 1;
+  memset(j.faults, 0, sizeof j.faults);
+  for (int r = 0; r < *parts * XK_RANGES_PER_PART; r++) atomic_init(&j.taken[r], 0);
+  if (*parts == 1) xk_job_part(&j, 0, 1);
+  else *parts = g->parallel(xk_job_part, &j, *parts);
   for (int p = 0; p < *parts; p++) if (j.faults[p].sig != 0) return j.faults[p];
   return j.faults[0];
 }
