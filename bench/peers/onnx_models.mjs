@@ -71,7 +71,6 @@ export function buildOnnxModel(w, shapes, values = [], firstWeight = shapes.leng
     case "gpt2": {
       const { model: D, heads: H, seq: S, blocks } = w;
       const T = w.phase === "prefill" ? S : 1, dh = D / H;
-      const first = w.phase === "prefill" ? 1 : 1 + 2 * blocks;
       // Prefill's causal mask, added to the scores: -1e9 where a position comes later.
       const mask = w.phase === "prefill"
         ? g.constant("float32", [T, S], Array.from({ length: T * S }, (_, i) => (i % S > Math.floor(i / S) ? -1e9 : 0))) : undefined;
@@ -83,7 +82,7 @@ export function buildOnnxModel(w, shapes, values = [], firstWeight = shapes.leng
       let x = ins[0];
       const caches = [];
       for (let blk = 0; blk < blocks; blk++) {
-        const [ln1s, ln1o, wqkv, bqkv, wo, bo, ln2s, ln2o, w1, b1, w2, b2] = ins.slice(first + 12 * blk, first + 12 * (blk + 1));
+        const [ln1s, ln1o, wqkv, bqkv, wo, bo, ln2s, ln2o, w1, b1, w2, b2] = ins.slice(firstWeight + 12 * blk, firstWeight + 12 * (blk + 1));
         const ln = (v, scale, offset) => g.op("LayerNormalization", [v, scale, offset], { axis: -1, epsilon: 1e-5 });
         const qkv = g.op("Add", [g.op("MatMul", [ln(x, ln1s, ln1o), wqkv]), bqkv]);
         const [q, kNew, vNew] = g.op("Split", [qkv, g.ints([D, D, D])], { axis: 1 }, 3);

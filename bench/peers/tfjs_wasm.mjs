@@ -15,7 +15,8 @@ async function loadTf() {
   return tfPromise;
 }
 
-function program(tf, w, t) {
+/** The workload as tfjs ops over tensors `t` (the inputs; the weights from index firstWeight on). */
+function program(tf, w, t, firstWeight) {
   switch (w.kind) {
     case "matmul": return () => [tf.matMul(t[0], t[1])];
     case "fused": return () => [tf.tanh(tf.add(tf.mul(t[0], t[1]), t[2]))];
@@ -67,7 +68,6 @@ function program(tf, w, t) {
       // The weights are tensors made once before timing (tfjs has no other kind of constant).
       const { model: D, heads: H, seq: S, blocks } = w;
       const T = w.phase === "prefill" ? S : 1, dh = D / H;
-      const first = w.phase === "prefill" ? 1 : 1 + 2 * blocks;
       const mask = w.phase === "prefill" ? tf.tensor(Float32Array.from({ length: T * S }, (_, i) => (i % S > Math.floor(i / S) ? -1e9 : 0)), [T, S]) : undefined;
       const layerNorm = (v, scale, offset) => {
         const centered = tf.sub(v, tf.mean(v, -1, true));
@@ -78,7 +78,7 @@ function program(tf, w, t) {
         let x = t[0];
         const caches = [];
         for (let blk = 0; blk < blocks; blk++) {
-          const [ln1s, ln1o, wqkv, bqkv, wo, bo, ln2s, ln2o, w1, b1, w2, b2] = t.slice(first + 12 * blk, first + 12 * (blk + 1));
+          const [ln1s, ln1o, wqkv, bqkv, wo, bo, ln2s, ln2o, w1, b1, w2, b2] = t.slice(firstWeight + 12 * blk, firstWeight + 12 * (blk + 1));
           const [q, kNew, vNew] = tf.split(tf.add(tf.matMul(layerNorm(x, ln1s, ln1o), wqkv), bqkv), 3, 1);
           const withCache = (fresh, which) => (w.phase === "prefill" ? fresh : tf.concat([t[1 + 2 * blk + which], fresh], 0));
           const k = withCache(kNew, 0), v = withCache(vNew, 1);
@@ -124,9 +124,9 @@ export function createRunner({ threads }) {
       await tf.ready();
       return undefined;
     },
-    async setup(w, inputs, shapes) {
+    async setup(w, inputs, shapes, firstWeight) {
       const t = inputs.map((data, i) => tf.tensor(data, shapes[i], "float32"));
-      const fn = program(tf, w, t);
+      const fn = program(tf, w, t, firstWeight);
       if (fn === undefined) return `no program for ${w.kind}`;
       return {
         run: () => tf.dispose(tf.tidy(fn)),
