@@ -1,19 +1,21 @@
 // Paired throughput probe of the native backend against the native peers (not a test):
 // xlats-native, onnxruntime-node and numpy at 1 and 2 threads (and xlats' own wasm
-// backend at 1 thread) on matmul 1024 and the conv2d NHWC workload (or any of the
+// backend and onnxruntime-web at 1 thread; for workloads with weights, xlats-native with
+// them as parameters too, which packs B on every call) on matmul 1024 and the conv2d NHWC workload (or any of the
 // bench's workloads named by only=), set up through the bench's runners (same programs, same inputs,
 // results checked) and timed in interleaved rounds, keeping each one's best time, so a
 // machine whose load changes during the run disadvantages none of them.
 // With `cpu`, 1-thread figures use the process's CPU time per run instead of wall time
 // (on a machine with more runnable threads than cores, the time each computed rather
 // than the time it waited for a core; every peer's 1-thread run stays on one thread).
-//   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv,fused,softmax] [cpu]
+//   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv,fused,softmax] [cpu] [runners=xlats-native,ort-node,...]
+// (runners=: the runners whose label starts with one of these)
 
 import { timeRuns, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
 import { checkResult } from "./workloads/reference.js";
-import { describe, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
+import { describe, firstWeight, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
 
 const args = process.argv.slice(2);
 const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 12);
@@ -27,8 +29,12 @@ async function peer(file: string, threads: number): Promise<Runner> {
   return m.createRunner({ threads });
 }
 
+const picked = args.find((a) => a.startsWith("runners="))?.slice(8).split(",");
 const runners: { label: string; make: () => Promise<Runner> }[] = [];
 runners.push({ label: "xlats-wasm 1t", make: async () => createCompiledRunner("wasm", 1) });
+runners.push({ label: "ort-web 1t", make: () => peer("ort_web.mjs", 1) });
+const hasWeights = workloads.some((w) => firstWeight(w) < inputShapes(w).length);
+if (hasWeights) runners.push({ label: "native 1t params", make: async () => createCompiledRunner("native", 1, "parameters") });
 for (const t of [1, 2]) {
   runners.push({ label: `xlats-native ${t}t`, make: async () => createCompiledRunner("native", t) });
   runners.push({ label: `ort-node ${t}t`, make: () => peer("ort_node.mjs", t) });
@@ -40,10 +46,11 @@ for (const w of workloads) {
   const inputs = makeInputs(w);
   const live: { label: string; runner: Runner; prepared: Prepared; best: number }[] = [];
   for (const r of runners) {
+    if (picked !== undefined && !picked.some((p) => r.label.startsWith(p))) continue;
     const runner = await r.make();
     const why = await runner.init();
     if (why !== undefined) { console.log(`${r.label}: n/a (${why})`); continue; }
-    const prepared = await runner.setup(w, inputs, inputShapes(w));
+    const prepared = await runner.setup(w, inputs, inputShapes(w), firstWeight(w));
     if (typeof prepared === "string") { console.log(`${r.label}: n/a (${prepared})`); await runner.close?.(); continue; }
     const bad = checkResult(w, inputs, await prepared.result());
     if (bad !== undefined) throw new Error(`${r.label} on ${describe(w)}: wrong result: ${bad}`);
@@ -81,7 +88,9 @@ for (const w of workloads) {
     return x === undefined || y === undefined ? "n/a" : `${(x / y).toFixed(2)}×`;
   };
   console.log(`  native / ort-node 1t ${ratio("xlats-native 1t", "ort-node 1t")}, native / wasm 1t ${ratio("xlats-native 1t", "xlats-wasm 1t")}, native / numpy 1t ${ratio("xlats-native 1t", "numpy 1t")}, ` +
-    `native 2t / 1t ${ratio("xlats-native 2t", "xlats-native 1t")}, ort-node 2t / 1t ${ratio("ort-node 2t", "ort-node 1t")}`);
+    `native 2t / 1t ${ratio("xlats-native 2t", "xlats-native 1t")}, ort-node 2t / 1t ${ratio("ort-node 2t", "ort-node 1t")}, ` +
+    `native 2t / ort-node 2t ${ratio("xlats-native 2t", "ort-node 2t")}, wasm / ort-web 1t ${ratio("xlats-wasm 1t", "ort-web 1t")}` +
+    `${hasWeights ? `, native 1t weights constant / parameters ${ratio("xlats-native 1t", "native 1t params")}` : ""}`);
   for (const l of live) { await l.prepared.dispose?.(); await l.runner.close?.(); }
 }
 process.exit(0);

@@ -9,7 +9,7 @@
 import { timeRuns, type Prepared } from "./harness/runner.js";
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { checkResult } from "./workloads/reference.js";
-import { describe, inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
+import { describe, firstWeight, inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
@@ -40,7 +40,7 @@ for (const w of workloads.filter((x) => only === undefined || only.some((o) => d
   const inputs = makeInputs(w);
   const prepared: Prepared[] = [];
   for (const r of runners) {
-    const p = await r.setup(w, inputs, inputShapes(w));
+    const p = await r.setup(w, inputs, inputShapes(w), firstWeight(w));
     if (typeof p === "string") throw new Error(p);
     const bad = checkResult(w, inputs, await p.result());
     if (bad !== undefined) throw new Error(`${describe(w)} on ${r.threads} thread(s): wrong result: ${bad}`);

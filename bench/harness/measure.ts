@@ -5,7 +5,7 @@ import type { Runner, RunnerModule, TimingPolicy } from "./runner.js";
 import { median, timeRuns } from "./runner.js";
 import { PEER_FILES, type PlannedWorkload, type RunnerConfig } from "./plan.js";
 import { checkResult } from "../workloads/reference.js";
-import { describe, inputShapes, makeInputs, type Workload } from "../workloads/specs.js";
+import { describe, firstWeight, inputShapes, makeInputs, type Workload } from "../workloads/specs.js";
 import { createInterpreterRunner } from "../runners/xlats_interpreter.js";
 import { createCompiledRunner } from "../runners/xlats_compiled.js";
 
@@ -78,7 +78,7 @@ export async function measureRunner(
     const inputs = makeInputs(w);
     let prepared;
     try {
-      prepared = await runner.setup(w, inputs, inputShapes(w));
+      prepared = await runner.setup(w, inputs, inputShapes(w), firstWeight(w));
     } catch (e) {
       cell({ status: "fail", reason: `setup threw: ${firstLine(e)}` });
       continue;

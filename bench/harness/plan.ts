@@ -33,6 +33,15 @@ export function planWorkloads(quick: boolean): PlannedWorkload[] {
   list.push([quick ? mlp(32, 784, 128) : mlp(128, 784, 512), mlp(16, 196, 64)]);
   const encoder = (seq: number, model: number, ff: number): Workload => ({ kind: "transformer", seq, model, heads: 4, ff });
   list.push([quick ? encoder(32, 64, 128) : encoder(128, 256, 1024), encoder(16, 32, 64)]);
+  // GPT-2 small's blocks (d 768, 12 heads, MLP 3072), two of them: a prompt of 128 tokens, and
+  // one token decoded against a cache of 127.
+  const gpt2 = (phase: "prefill" | "decode", seq: number, model: number, heads: number, blocks: number): Workload =>
+    ({ kind: "gpt2", phase, seq, model, heads, ff: 4 * model, blocks });
+  for (const phase of ["prefill", "decode"] as const) {
+    list.push([quick ? gpt2(phase, 32, 128, 4, 2) : gpt2(phase, 128, 768, 12, 2), gpt2(phase, 8, 32, 2, 1)]);
+  }
+  const mlpInfer = (batch: number, ...sizes: number[]): Workload => ({ kind: "mlp-infer", batch, sizes });
+  list.push([quick ? mlpInfer(16, 784, 256, 256, 10) : mlpInfer(64, 784, 1024, 1024, 10), mlpInfer(8, 64, 32, 32, 10)]);
   return list.map(([full, reduced]) => ({ kind: full.kind, full, reduced }));
 }
 

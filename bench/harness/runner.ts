@@ -28,8 +28,12 @@ export interface Runner {
   readonly reduced?: boolean;
   /** undefined when ready; otherwise why this library/thread count cannot run here. */
   init(): Promise<string | undefined>;
-  /** The prepared workload, or why this runner cannot run it ("n/a: ..." in the table). */
-  setup(workload: Workload, inputs: Float32Array[], shapes: readonly (readonly number[])[]): Promise<Prepared | string>;
+  /**
+   * The prepared workload, or why this runner cannot run it ("n/a: ..." in the table).
+   * Inputs from `firstWeight` on are the model's weights: the runner builds them into its
+   * program (constants, initializers) and feeds only the others on each run.
+   */
+  setup(workload: Workload, inputs: Float32Array[], shapes: readonly (readonly number[])[], firstWeight: number): Promise<Prepared | string>;
   close?(): Promise<void>;
 }
 

@@ -68,6 +68,8 @@ export class OnnxGraph {
     this.initializers.push(encodeTensor(name, dtype, dims, data));
     return name;
   }
+  /** A float32 initializer holding `data` as is (a model's weight). */
+  weight(name, dims, data) { this.initializers.push(encodeTensor(name, "float32", dims, data)); return name; }
   scalar(v) { return this.constant("float32", [], [v]); }
   ints(vs) { return this.constant("int64", [vs.length], vs); }
   /** Adds one node; returns its output name (or names when `outputs` > 1). */

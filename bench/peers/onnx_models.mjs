@@ -11,10 +11,14 @@ function layerNorm(g, x) {
   return g.op("Div", [centered, g.op("Sqrt", [g.op("Add", [variance, g.scalar(1e-5)])])]);
 }
 
-/** { bytes, outputs: [name...] } for a workload; `shapes` are the inputs' dimensions. */
-export function buildOnnxModel(w, shapes) {
+/**
+ * { bytes, outputs: [name...] } for a workload; `shapes` are the inputs' dimensions. Inputs
+ * from `firstWeight` on are initializers holding `values` (the model's weights); the others
+ * are the graph's inputs in0, in1, ...
+ */
+export function buildOnnxModel(w, shapes, values = [], firstWeight = shapes.length) {
   const g = new OnnxGraph(w.kind);
-  const ins = shapes.map((dims, i) => g.input(`in${i}`, dims));
+  const ins = shapes.map((dims, i) => (i < firstWeight ? g.input(`in${i}`, dims) : g.weight(`w${i}`, dims, values[i])));
   const outs = [];
   const out = (name, dims) => { g.output(name, dims); outs.push(name); };
   switch (w.kind) {
@@ -62,6 +66,49 @@ export function buildOnnxModel(w, shapes) {
       const h1 = g.op("Add", [x, g.op("MatMul", [ctx, wo])]);
       const u = g.op("Relu", [g.op("Add", [g.op("MatMul", [layerNorm(g, h1), w1]), b1])]);
       out(g.op("Add", [g.op("Add", [g.op("MatMul", [u, w2]), b2]), h1]), [S, D]);
+      break;
+    }
+    case "gpt2": {
+      const { model: D, heads: H, seq: S, blocks } = w;
+      const T = w.phase === "prefill" ? S : 1, dh = D / H;
+      // Prefill's causal mask, added to the scores: -1e9 where a position comes later.
+      const mask = w.phase === "prefill"
+        ? g.constant("float32", [T, S], Array.from({ length: T * S }, (_, i) => (i % S > Math.floor(i / S) ? -1e9 : 0))) : undefined;
+      const gelu = (z) => {
+        const inner = g.op("Mul", [g.op("Add", [z, g.op("Mul", [g.op("Mul", [g.op("Mul", [z, z]), z]), g.scalar(0.044715)])]),
+          g.scalar(Math.sqrt(2 / Math.PI))]);
+        return g.op("Mul", [g.op("Mul", [z, g.scalar(0.5)]), g.op("Add", [g.op("Tanh", [inner]), g.scalar(1)])]);
+      };
+      let x = ins[0];
+      const caches = [];
+      for (let blk = 0; blk < blocks; blk++) {
+        const [ln1s, ln1o, wqkv, bqkv, wo, bo, ln2s, ln2o, w1, b1, w2, b2] = ins.slice(firstWeight + 12 * blk, firstWeight + 12 * (blk + 1));
+        const ln = (v, scale, offset) => g.op("LayerNormalization", [v, scale, offset], { axis: -1, epsilon: 1e-5 });
+        const qkv = g.op("Add", [g.op("MatMul", [ln(x, ln1s, ln1o), wqkv]), bqkv]);
+        const [q, kNew, vNew] = g.op("Split", [qkv, g.ints([D, D, D])], { axis: 1 }, 3);
+        const withCache = (fresh, which) => (w.phase === "prefill" ? fresh : g.op("Concat", [ins[1 + 2 * blk + which], fresh], { axis: 0 }));
+        const k = withCache(kNew, 0), v = withCache(vNew, 1);
+        caches.push(k, v);
+        const heads = (m, rows, perm) => g.op("Transpose", [g.op("Reshape", [m, g.ints([rows, H, dh])])], { perm });
+        const scores = g.op("Mul", [g.op("MatMul", [heads(q, T, [1, 0, 2]), heads(k, S, [1, 2, 0])]), g.scalar(1 / Math.sqrt(dh))]);
+        const p = g.op("Softmax", [mask === undefined ? scores : g.op("Add", [scores, mask])], { axis: -1 });
+        const ctx = g.op("Reshape", [g.op("Transpose", [g.op("MatMul", [p, heads(v, S, [1, 0, 2])])], { perm: [1, 0, 2] }), g.ints([T, D])]);
+        const h1 = g.op("Add", [x, g.op("Add", [g.op("MatMul", [ctx, wo]), bo])]);
+        const u = gelu(g.op("Add", [g.op("MatMul", [ln(h1, ln2s, ln2o), w1]), b1]));
+        x = g.op("Add", [h1, g.op("Add", [g.op("MatMul", [u, w2]), b2])]);
+      }
+      out(x, [T, D]);
+      for (const c of caches) out(c, [S, D]);
+      break;
+    }
+    case "mlp-infer": {
+      let h = ins[0];
+      const layers = w.sizes.length - 1;
+      for (let i = 0; i < layers; i++) {
+        const z = g.op("Add", [g.op("MatMul", [h, ins[1 + 2 * i]]), ins[2 + 2 * i]]);
+        h = i < layers - 1 ? g.op("Relu", [z]) : z;
+      }
+      out(h, [w.batch, w.sizes[layers]]);
       break;
     }
     default: throw new Error(`no ONNX model for ${w.kind}`);

@@ -27,16 +27,16 @@ export function createOrtRunner({ name, threads, load, sessionOptions }) {
       ort = r;
       return undefined;
     },
-    async setup(w, inputs, shapes) {
+    async setup(w, inputs, shapes, firstWeight) {
       const { feeds, dims, back } = dimsOfShapes(w, inputs, shapes);
-      const model = buildOnnxModel(w, dims);
+      const model = buildOnnxModel(w, dims, feeds, firstWeight);
       let session;
       try {
         session = await ort.InferenceSession.create(model.bytes, { graphOptimizationLevel: "all", ...sessionOptions(threads) });
       } catch (e) {
         return `session failed: ${String(e.message ?? e).split("\n")[0]}`;
       }
-      const tensors = Object.fromEntries(feeds.map((data, i) => [`in${i}`, new ort.Tensor("float32", data, dims[i])]));
+      const tensors = Object.fromEntries(feeds.slice(0, firstWeight).map((data, i) => [`in${i}`, new ort.Tensor("float32", data, dims[i])]));
       const dispose = (results) => { for (const t of Object.values(results)) t.dispose?.(); };
       return {
         run: async () => dispose(await session.run(tensors)),

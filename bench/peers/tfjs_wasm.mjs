@@ -15,7 +15,8 @@ async function loadTf() {
   return tfPromise;
 }
 
-function program(tf, w, t) {
+/** The workload as tfjs ops over tensors `t` (the inputs; the weights from index firstWeight on). */
+function program(tf, w, t, firstWeight) {
   switch (w.kind) {
     case "matmul": return () => [tf.matMul(t[0], t[1])];
     case "fused": return () => [tf.tanh(tf.add(tf.mul(t[0], t[1]), t[2]))];
@@ -63,6 +64,48 @@ function program(tf, w, t) {
         return [tf.add(tf.add(tf.matMul(u, w2), b2), h1)];
       };
     }
+    case "gpt2": {
+      // The weights are tensors made once before timing (tfjs has no other kind of constant).
+      const { model: D, heads: H, seq: S, blocks } = w;
+      const T = w.phase === "prefill" ? S : 1, dh = D / H;
+      const mask = w.phase === "prefill" ? tf.tensor(Float32Array.from({ length: T * S }, (_, i) => (i % S > Math.floor(i / S) ? -1e9 : 0)), [T, S]) : undefined;
+      const layerNorm = (v, scale, offset) => {
+        const centered = tf.sub(v, tf.mean(v, -1, true));
+        return tf.add(tf.mul(tf.mul(centered, tf.rsqrt(tf.add(tf.mean(tf.square(centered), -1, true), 1e-5))), scale), offset);
+      };
+      const gelu = (z) => tf.mul(tf.mul(z, 0.5), tf.add(tf.tanh(tf.mul(tf.add(z, tf.mul(tf.mul(tf.mul(z, z), z), 0.044715)), Math.sqrt(2 / Math.PI))), 1));
+      return () => {
+        let x = t[0];
+        const caches = [];
+        for (let blk = 0; blk < blocks; blk++) {
+          const [ln1s, ln1o, wqkv, bqkv, wo, bo, ln2s, ln2o, w1, b1, w2, b2] = t.slice(firstWeight + 12 * blk, firstWeight + 12 * (blk + 1));
+          const [q, kNew, vNew] = tf.split(tf.add(tf.matMul(layerNorm(x, ln1s, ln1o), wqkv), bqkv), 3, 1);
+          const withCache = (fresh, which) => (w.phase === "prefill" ? fresh : tf.concat([t[1 + 2 * blk + which], fresh], 0));
+          const k = withCache(kNew, 0), v = withCache(vNew, 1);
+          caches.push(k, v);
+          // k as [H, dh, S] directly (no transposeB: see the MLP above)
+          const heads = (m, rows, perm) => tf.transpose(tf.reshape(m, [rows, H, dh]), perm);
+          const scores = tf.mul(tf.matMul(heads(q, T, [1, 0, 2]), heads(k, S, [1, 2, 0])), 1 / Math.sqrt(dh));
+          const p = tf.softmax(mask === undefined ? scores : tf.add(scores, mask));
+          const ctx = tf.reshape(tf.transpose(tf.matMul(p, heads(v, S, [1, 0, 2])), [1, 0, 2]), [T, D]);
+          const h1 = tf.add(x, tf.add(tf.matMul(ctx, wo), bo));
+          const u = gelu(tf.add(tf.matMul(layerNorm(h1, ln2s, ln2o), w1), b1));
+          x = tf.add(h1, tf.add(tf.matMul(u, w2), b2));
+        }
+        return [x, ...caches];
+      };
+    }
+    case "mlp-infer": {
+      const layers = w.sizes.length - 1;
+      return () => {
+        let h = t[0];
+        for (let i = 0; i < layers; i++) {
+          const z = tf.add(tf.matMul(h, t[1 + 2 * i]), t[2 + 2 * i]);
+          h = i < layers - 1 ? tf.relu(z) : z;
+        }
+        return [h];
+      };
+    }
     default: return undefined;
   }
 }
@@ -81,9 +124,9 @@ export function createRunner({ threads }) {
       await tf.ready();
       return undefined;
     },
-    async setup(w, inputs, shapes) {
+    async setup(w, inputs, shapes, firstWeight) {
       const t = inputs.map((data, i) => tf.tensor(data, shapes[i], "float32"));
-      const fn = program(tf, w, t);
+      const fn = program(tf, w, t, firstWeight);
       if (fn === undefined) return `no program for ${w.kind}`;
       return {
         run: () => tf.dispose(tf.tidy(fn)),

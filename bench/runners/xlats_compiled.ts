@@ -11,13 +11,14 @@ import { join } from "node:path";
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../../src/compiler/index.js";
 import { nativeToolchain } from "../../src/compiler/native/toolchain.js";
 import type { Prepared, Runner } from "../harness/runner.js";
-import { buildComputation } from "../workloads/index.js";
+import { buildComputation, type WeightsAs } from "../workloads/index.js";
 import type { Workload } from "../workloads/specs.js";
 import { literalOutputs, toLiterals } from "./xlats_interpreter.js";
 
 const clip = (text: string): string => (text.length > 300 ? `${text.slice(0, 297)}...` : text);
 
-export function createCompiledRunner(backend: "wasm" | "native", threads: number): Runner {
+/** `weightsAs` "parameters": the workload's weights are fed on every run instead of being the program's constants (for comparison). */
+export function createCompiledRunner(backend: "wasm" | "native", threads: number, weightsAs: WeightsAs = "constants"): Runner {
   const native = backend === "native";
   let device: WasmDevice | undefined;
   let cacheDir: string | undefined;
@@ -38,11 +39,11 @@ export function createCompiledRunner(backend: "wasm" | "native", threads: number
       if (device === undefined) return "device not created";
       let exe: Executable;
       try {
-        exe = await compile(buildComputation(w), native ? { device, backend: "native", threads } : { device });
+        exe = await compile(buildComputation(w, inputs, weightsAs), native ? { device, backend: "native", threads } : { device });
       } catch (e) {
         return `compile failed: ${(e as Error).message.split("\n")[0]}`;
       }
-      const args: DeviceArray[] = toLiterals(w, inputs).map((a) => device!.bufferFromLiteral(a));
+      const args: DeviceArray[] = toLiterals(w, inputs, weightsAs).map((a) => device!.bufferFromLiteral(a));
       const module = exe.stats.native;
       return {
         run: () => { for (const out of exe.execute(args)) out.delete(); },

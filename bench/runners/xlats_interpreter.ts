@@ -3,12 +3,13 @@
 
 import { Literal, arrayShape, evaluate, type Computation } from "../../src/index.js";
 import type { Prepared, Runner } from "../harness/runner.js";
-import { buildComputation } from "../workloads/index.js";
-import { inputShapes, type Workload } from "../workloads/specs.js";
+import { buildComputation, type WeightsAs } from "../workloads/index.js";
+import { firstWeight, inputShapes, type Workload } from "../workloads/specs.js";
 
-export function toLiterals(w: Workload, inputs: readonly Float32Array[]): Literal[] {
+/** The inputs fed on every run: the weights only with `weightsAs` "parameters" (see buildComputation). */
+export function toLiterals(w: Workload, inputs: readonly Float32Array[], weightsAs: WeightsAs = "constants"): Literal[] {
   const shapes = inputShapes(w);
-  return inputs.map((data, i) => Literal.fromStorage(arrayShape("f32", shapes[i]!), data));
+  return inputs.slice(0, weightsAs === "constants" ? firstWeight(w) : inputs.length).map((data, i) => Literal.fromStorage(arrayShape("f32", shapes[i]!), data));
 }
 
 /** The f32 outputs of a result literal (a tuple's elements in order, or the one array). */
@@ -28,7 +29,7 @@ export function createInterpreterRunner(): Runner {
     reduced: true,
     init: async () => undefined,
     setup: async (w: Workload, inputs: Float32Array[]): Promise<Prepared> => {
-      const computation: Computation = buildComputation(w);
+      const computation: Computation = buildComputation(w, inputs);
       const args = toLiterals(w, inputs);
       return {
         run: () => evaluate(computation, args),

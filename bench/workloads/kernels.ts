@@ -32,7 +32,7 @@ export function softmaxLastDim(x: XlaOp): XlaOp {
   return div(e, sumOver(e, [last]), keep);
 }
 
-export function buildKernel(w: Exclude<Workload, { kind: "mlp" | "transformer" }>): Computation {
+export function buildKernel(w: Exclude<Workload, { kind: "mlp" | "transformer" | "gpt2" | "mlp-infer" }>): Computation {
   const b = new XlaBuilder(w.kind);
   switch (w.kind) {
     case "matmul":

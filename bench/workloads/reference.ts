@@ -3,7 +3,9 @@
 // checked at a few hundred sampled output elements (a full f64 reference would take
 // longer than the benchmark); everything else is checked whole.
 
-import { elementCount, outputShapes, type Workload } from "./specs.js";
+import {
+  GPT2_BLOCK_WEIGHTS, elementCount, firstWeight, gpt2Tokens, outputShapes, type Gpt2, type MlpInfer, type Workload,
+} from "./specs.js";
 
 type Vec = Float64Array;
 
@@ -43,12 +45,20 @@ export function checkResult(w: Workload, inputs: readonly Float32Array[], output
       return compare(outputs[0]!, (i) => ref[i]!, (r) => 1e-6 + 1e-3 * Math.abs(r));
     }
     case "mlp": return checkMlp(w, inputs, outputs);
-    case "transformer": {
-      const ref = transformerReference(w, inputs);
-      const scale = maxAbs(ref);
-      return compare(outputs[0]!, (i) => ref[i]!, () => 1e-3 * scale);
-    }
+    case "transformer": return compareScaled(outputs, [transformerReference(w, inputs)]);
+    case "gpt2": return compareScaled(outputs, gpt2Reference(w, inputs), ["y", ...Array.from({ length: w.blocks }, (_, i) => [`k${i}`, `v${i}`]).flat()]);
+    case "mlp-infer": return compareScaled(outputs, [mlpInferReference(w, inputs)]);
   }
+}
+
+/** Each output against its reference, within 1e-3 of the reference's largest magnitude. */
+function compareScaled(outputs: readonly Float32Array[], refs: readonly Vec[], names: readonly string[] = []): string | undefined {
+  for (let o = 0; o < refs.length; o++) {
+    const ref = refs[o]!, scale = maxAbs(ref);
+    const bad = compare(outputs[o]!, (i) => ref[i]!, () => 1e-3 * scale, names[o] !== undefined ? `${names[o]} ` : "");
+    if (bad !== undefined) return bad;
+  }
+  return undefined;
 }
 
 function maxAbs(a: ArrayLike<number>): number {
@@ -168,7 +178,7 @@ function checkMlp(w: Extract<Workload, { kind: "mlp" }>, inputs: readonly Float3
   return undefined;
 }
 
-function layerNorm(x: Vec, rows: number, cols: number): Vec {
+function layerNorm(x: Vec, rows: number, cols: number, scale?: Float32Array, offset?: Float32Array): Vec {
   const y = new Float64Array(rows * cols);
   for (let r = 0; r < rows; r++) {
     let mean = 0;
@@ -177,7 +187,7 @@ function layerNorm(x: Vec, rows: number, cols: number): Vec {
     let v = 0;
     for (let c = 0; c < cols; c++) v += (x[r * cols + c]! - mean) ** 2;
     const inv = 1 / Math.sqrt(v / cols + 1e-5);
-    for (let c = 0; c < cols; c++) y[r * cols + c] = (x[r * cols + c]! - mean) * inv;
+    for (let c = 0; c < cols; c++) y[r * cols + c] = (x[r * cols + c]! - mean) * inv * (scale?.[c] ?? 1) + (offset?.[c] ?? 0);
   }
   return y;
 }
@@ -215,4 +225,64 @@ export function transformerReference(w: Extract<Workload, { kind: "transformer" 
   const out = matmul(u, w2!, S, F, D);
   for (let i = 0; i < S * D; i++) out[i]! += b2![i % D]! + h1[i]!;
   return out;
+}
+
+/** a[rows, cols] + bias[cols], in place. */
+function addBias(a: Vec, bias: Float32Array): Vec {
+  for (let i = 0; i < a.length; i++) a[i]! += bias[i % bias.length]!;
+  return a;
+}
+
+/** y and each block's k, v, in f64, with the attention written as loops over heads and positions. */
+export function gpt2Reference(w: Gpt2, inputs: readonly Float32Array[]): Vec[] {
+  const { model: D, heads: H, seq: S, ff: F } = w;
+  const T = gpt2Tokens(w), dh = D / H, past = S - T;
+  let x: Vec = Float64Array.from(inputs[0]!);
+  const out: Vec[] = [];
+  for (let blk = 0; blk < w.blocks; blk++) {
+    const at = firstWeight(w) + blk * GPT2_BLOCK_WEIGHTS.length;
+    const [ln1s, ln1o, wqkv, bqkv, wo, bo, ln2s, ln2o, w1, b1, w2, b2] = inputs.slice(at, at + GPT2_BLOCK_WEIGHTS.length) as Float32Array[];
+    const qkv = addBias(matmul(layerNorm(x, T, D, ln1s, ln1o), wqkv!, T, D, 3 * D), bqkv!);
+    // k and v over all S positions: the cache (decode) then this step's T rows.
+    const k = new Float64Array(S * D), v = new Float64Array(S * D);
+    if (past > 0) { k.set(inputs[1 + 2 * blk]!); v.set(inputs[2 + 2 * blk]!); }
+    for (let t = 0; t < T; t++) {
+      for (let d = 0; d < D; d++) { k[(past + t) * D + d] = qkv[t * 3 * D + D + d]!; v[(past + t) * D + d] = qkv[t * 3 * D + 2 * D + d]!; }
+    }
+    out.push(k, v);
+    const ctx = new Float64Array(T * D);
+    const p = new Float64Array(S);
+    for (let h = 0; h < H; h++) {
+      for (let t = 0; t < T; t++) {
+        const visible = past + t + 1; // causal: position past+t sees positions 0..past+t
+        let m = -Infinity;
+        for (let j = 0; j < visible; j++) {
+          let s = 0;
+          for (let d = 0; d < dh; d++) s += qkv[t * 3 * D + h * dh + d]! * k[j * D + h * dh + d]!;
+          p[j] = s / Math.sqrt(dh);
+          m = Math.max(m, p[j]!);
+        }
+        let sum = 0;
+        for (let j = 0; j < visible; j++) { p[j] = Math.exp(p[j]! - m); sum += p[j]!; }
+        for (let j = 0; j < visible; j++) {
+          for (let d = 0; d < dh; d++) ctx[t * D + h * dh + d]! += (p[j]! / sum) * v[j * D + h * dh + d]!;
+        }
+      }
+    }
+    const h1 = addBias(matmul(ctx, wo!, T, D, D), bo!).map((a, i) => a + x[i]!);
+    const u = addBias(matmul(layerNorm(h1, T, D, ln2s, ln2o), w1!, T, D, F), b1!)
+      .map((z) => 0.5 * z * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (z + 0.044715 * z * z * z))));
+    x = addBias(matmul(u, w2!, T, F, D), b2!).map((a, i) => a + h1[i]!);
+  }
+  return [x, ...out];
+}
+
+export function mlpInferReference(w: MlpInfer, inputs: readonly Float32Array[]): Vec {
+  let h: Vec = Float64Array.from(inputs[0]!);
+  const layers = w.sizes.length - 1;
+  for (let i = 0; i < layers; i++) {
+    const z = addBias(matmul(h, inputs[1 + 2 * i]!, w.batch, w.sizes[i]!, w.sizes[i + 1]!), inputs[2 + 2 * i]!);
+    h = i < layers - 1 ? z.map((v) => Math.max(v, 0)) : z;
+  }
+  return h;
 }

@@ -32,7 +32,58 @@ export type Workload =
   | {
     readonly kind: "transformer"; readonly seq: number; readonly model: number; readonly heads: number;
     readonly ff: number;
-  };
+  }
+  /**
+   * GPT-2 blocks, inference: pre-LayerNorm (scale and offset, eps 1e-5), one q/k/v projection
+   * with bias, causal multi-head attention scaled by 1/sqrt(head size), output projection with
+   * bias, a tanh-approximated GELU MLP with biases, residuals; `blocks` of them in a row (no
+   * embeddings, no final LayerNorm).
+   *   prefill: x[seq, model] in; y[seq, model] and each block's k, v [seq, model] out.
+   *   decode: the token at position seq-1, x[1, model], and each block's cached k, v
+   *     [seq-1, model] in; y[1, model] and each block's k, v [seq, model] (the cache and the
+   *     new row) out.
+   * Then the weights (see firstWeight), per block: ln1 scale, ln1 offset [model],
+   * wqkv [model, 3·model], bqkv [3·model], wo [model, model], bo [model], ln2 scale, ln2 offset,
+   * w1 [model, ff], b1 [ff], w2 [ff, model], b2 [model].
+   */
+  | {
+    readonly kind: "gpt2"; readonly phase: "prefill" | "decode"; readonly seq: number; readonly model: number;
+    readonly heads: number; readonly ff: number; readonly blocks: number;
+  }
+  /**
+   * Inference through a ReLU perceptron of layer widths `sizes` (ReLU between layers, none
+   * after the last): x[batch, sizes[0]] in, then the weights w_i [sizes[i], sizes[i+1]], b_i; logits out.
+   */
+  | { readonly kind: "mlp-infer"; readonly batch: number; readonly sizes: readonly number[] };
+
+export type Gpt2 = Extract<Workload, { kind: "gpt2" }>;
+export type MlpInfer = Extract<Workload, { kind: "mlp-infer" }>;
+
+/** The names of one GPT-2 block's weights, in input order. */
+export const GPT2_BLOCK_WEIGHTS = ["ln1Scale", "ln1Offset", "wqkv", "bqkv", "wo", "bo", "ln2Scale", "ln2Offset", "w1", "b1", "w2", "b2"] as const;
+
+function gpt2BlockWeightShapes(w: Gpt2): number[][] {
+  const { model: D, ff: F } = w;
+  return [[D], [D], [D, 3 * D], [3 * D], [D, D], [D], [D], [D], [D, F], [F], [F, D], [D]];
+}
+
+/** Tokens a GPT-2 workload runs (its rows of x and y). */
+export function gpt2Tokens(w: Gpt2): number {
+  return w.phase === "prefill" ? w.seq : 1;
+}
+
+/**
+ * Index of a workload's first weight input: inputs from there on are the model's weights,
+ * which every runner builds into its program as constants (ONNX initializers), as a
+ * deployed model has them; inputs before it are fed on every run.
+ */
+export function firstWeight(w: Workload): number {
+  switch (w.kind) {
+    case "gpt2": return w.phase === "prefill" ? 1 : 1 + 2 * w.blocks;
+    case "mlp-infer": return 1;
+    default: return inputShapes(w).length;
+  }
+}
 
 export type WorkloadKind = Workload["kind"];
 
@@ -53,6 +104,9 @@ export function describe(w: Workload): string {
     case "conv": return `conv ${w.batch}x${w.height}x${w.width}x${w.inChannels}→${w.outChannels} ${w.kernel}x${w.kernel}`;
     case "mlp": return `mlp step ${w.inputs}-${w.hidden}-${w.classes} b${w.batch}`;
     case "transformer": return `encoder s${w.seq} d${w.model} h${w.heads} ff${w.ff}`;
+    case "gpt2":
+      return `gpt2 ${w.phase === "prefill" ? `prefill s${w.seq}` : `decode cache ${w.seq - 1}`} d${w.model} h${w.heads} x${w.blocks}`;
+    case "mlp-infer": return `mlp infer ${w.sizes.join("-")} b${w.batch}`;
   }
 }
 
@@ -69,7 +123,7 @@ export function measure(w: Workload): Measure {
     case "softmax": return { unit: "GB/s", amount: 2 * 4 * w.rows * w.cols };
     case "conv":
       return { unit: "GFLOP/s", amount: 2 * w.batch * w.height * w.width * w.outChannels * w.inChannels * w.kernel * w.kernel };
-    case "mlp": case "transformer": return { unit: "steps/s", amount: 1 };
+    case "mlp": case "transformer": case "gpt2": case "mlp-infer": return { unit: "steps/s", amount: 1 };
   }
 }
 
@@ -82,6 +136,11 @@ export function flops(w: Workload): number {
       const attention = 2 * 2 * w.seq * w.seq * w.model;
       return projections + attention + 2 * 2 * w.seq * w.model * w.ff;
     }
+    case "gpt2": {
+      const tokens = gpt2Tokens(w), D = w.model;
+      return w.blocks * (2 * tokens * (3 * D * D + D * D + 2 * D * w.ff) + 2 * 2 * tokens * w.seq * D);
+    }
+    case "mlp-infer": return w.sizes.slice(1).reduce((s, n, i) => s + 2 * w.batch * w.sizes[i]! * n, 0);
     default: return measure(w).amount;
   }
 }
@@ -101,6 +160,13 @@ export function inputShapes(w: Workload): number[][] {
       const { seq, model, ff } = w;
       return [[seq, model], [model, model], [model, model], [model, model], [model, model], [model, ff], [ff], [ff, model], [model]];
     }
+    case "gpt2": {
+      const cache: number[][] = w.phase === "prefill" ? [] : Array.from({ length: 2 * w.blocks }, () => [w.seq - 1, w.model]);
+      const weights = Array.from({ length: w.blocks }, () => gpt2BlockWeightShapes(w)).flat();
+      return [[gpt2Tokens(w), w.model], ...cache, ...weights];
+    }
+    case "mlp-infer":
+      return [[w.batch, w.sizes[0]!], ...w.sizes.slice(1).flatMap((n, i) => [[w.sizes[i]!, n], [n]])];
   }
 }
 
@@ -114,6 +180,8 @@ export function outputShapes(w: Workload): number[][] {
     case "conv": return [[w.batch, w.height, w.width, w.outChannels]];
     case "mlp": return [[], ...inputShapes(w).slice(2)];
     case "transformer": return [[w.seq, w.model]];
+    case "gpt2": return [[gpt2Tokens(w), w.model], ...Array.from({ length: 2 * w.blocks }, () => [w.seq, w.model])];
+    case "mlp-infer": return [[w.batch, w.sizes[w.sizes.length - 1]!]];
   }
 }
 
@@ -156,6 +224,21 @@ export function makeInputs(w: Workload, seed = 1234): Float32Array[] {
       const fanIn = i === 0 ? 1 : dims.length === 2 ? dims[0]! : 10;
       return uniform(elementCount(dims), i === 0 ? 1 : Math.sqrt(3 / fanIn));
     });
+  }
+  if (w.kind === "gpt2") {
+    // LayerNorm scales near 1, offsets and biases small, matrices scaled by 1/sqrt(fan-in):
+    // activations stay O(1) through the blocks, as in a trained model.
+    const first = firstWeight(w);
+    return shapes.map((dims, i) => {
+      const n = elementCount(dims);
+      if (i < first) return uniform(n, 1);
+      const name = GPT2_BLOCK_WEIGHTS[(i - first) % GPT2_BLOCK_WEIGHTS.length]!;
+      if (name.endsWith("Scale")) return uniform(n, 0.1).map((v) => 1 + v);
+      return uniform(n, dims.length === 2 ? Math.sqrt(3 / dims[0]!) : 0.1);
+    });
+  }
+  if (w.kind === "mlp-infer") {
+    return shapes.map((dims, i) => uniform(elementCount(dims), i === 0 ? 1 : dims.length === 2 ? Math.sqrt(3 / dims[0]!) : 0.1));
   }
   return shapes.map((dims) => uniform(elementCount(dims), 1));
 }

@@ -13,14 +13,15 @@ import type { Computation, HloModule, Instruction } from "../ir/computation.js";
 import { hasSideEffect } from "../ir/rewrite.js";
 import type { Opcode } from "../ir/opcodes.js";
 import { serializeInstruction, type SerializedProgram } from "../runtime/serialize.js";
-import { arrayLeaves, byteSize, type ArrayShape, type Shape } from "../types/shape.js";
+import { arrayLeaves, arrayShape, byteSize, type ArrayShape, type Shape } from "../types/shape.js";
 import { donatedLeaves } from "../ir/aliasing.js";
 import { CompileError } from "../types/errors.js";
 import {
   alignedBytes, assignArena, decideOutputAliases, readsElementForElement, type DonorBuffer, type Location, type TempInterval,
 } from "./buffers/assignment.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
-import { compileOutputFusionInPlace, compileRoutine, type ProgramKernel } from "./routines.js";
+import { compileOutputFusionInPlace, compileRoutine, isProgramNativeKernel, type ProgramKernel } from "./routines.js";
+import { packB, type PackedB } from "./kernel/gemm_plan.js";
 import type { CpuTarget } from "./backend_contract.js";
 import { outputFusionCanKeepProduct } from "./kernel/epilogue_plan.js";
 import { WASM_GEMM_TARGET } from "./wasm/gemm_microkernel.js";
@@ -157,6 +158,24 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     temps.push({ shape: s, bytes: alignedBytes(s), defined: steps.length, lastUse: steps.length });
     return { space: "temp", index: temps.length - 1 } as const;
   });
+  // How often each instruction is an operand (or the result): a constant read by one kernel alone may be stored in that kernel's layout.
+  const operandUses = new Map<Instruction, number>([[entry.root, 1]]);
+  for (const inst of entry.instructions) for (const o of inst.operands) operandUses.set(o, (operandUses.get(o) ?? 0) + 1);
+  /**
+   * The constant at `at` in the packed layout of B a GEMM kernel reads (NativeKernel.packedOperand):
+   * stored over the original where this kernel is its only reader, else as a constant of its own.
+   */
+  const packedConstant = (at: Location, constant: Instruction, layout: PackedB): Location => {
+    if (at.space !== "constant" || constant.opcode !== "constant") throw new CompileError(`${entry.name}: a kernel expects ${constant.name} packed, and it is not a constant`);
+    const data = packB(constants[at.index]!.data as Float32Array | Float64Array, layout);
+    const packed: ConstantLeaf = { shape: arrayShape(layout.elementType, [data.length]), data };
+    if (operandUses.get(constant) === 1) {
+      constants[at.index] = packed;
+      return at;
+    }
+    constants.push(packed);
+    return { space: "constant", index: constants.length - 1 };
+  };
   const parameterLastUse: number[] = [];
   const use = (locs: readonly Location[]): void => {
     for (const l of locs) {
@@ -234,7 +253,10 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     } else {
       kernels.push(compiled);
       if (inst.opcode === "fusion" && (inst as Instruction<"fusion">).attrs.kind === "output") outputFusionSteps.set(steps.length, inst as Instruction<"fusion">);
-      steps.push({ kind: "kernel", name: inst.name, kernel: kernels.length - 1, operands: operandLeaves.map((ls) => ls[0]!), results });
+      const operands = operandLeaves.map((ls) => ls[0]!);
+      const packed = isProgramNativeKernel(compiled) ? compiled.packedOperand : undefined;
+      if (packed !== undefined) operands[packed.operand] = packedConstant(operands[packed.operand]!, inst.operands[packed.operand]!, packed.layout);
+      steps.push({ kind: "kernel", name: inst.name, kernel: kernels.length - 1, operands, results });
     }
   }
 
@@ -284,6 +306,10 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     if (s.kind !== "kernel" || inst === undefined) continue;
     const kernel = compileOutputFusionInPlace(inst, target);
     if (isDeclined(kernel)) throw new CompileError(`${entry.name}: ${inst.name}: ${kernel.declined}`);
+    const packedBefore = (k: ProgramKernel): string => JSON.stringify(isProgramNativeKernel(k) ? k.packedOperand ?? null : null);
+    if (packedBefore(kernel) !== packedBefore(kernels[s.kernel]!)) {
+      throw new CompileError(`${entry.name}: ${inst.name}: the in-place kernel reads its constant operand in another layout than the kernel it replaces`);
+    }
     kernels[s.kernel] = kernel;
   }
   const relocate = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);

@@ -24,7 +24,7 @@ import { emitOutputFusionC } from "./native/epilogue_c.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel } from "./wasm/gemm.js";
-import { gemmSpecOfDot } from "./kernel/gemm_plan.js";
+import { gemmElementBytes, gemmSpecOfDot, packedBLength } from "./kernel/gemm_plan.js";
 import { emitConvKernel } from "./wasm/conv.js";
 import { emitCholeskyKernel } from "./wasm/routines/cholesky.js";
 import { emitFftKernel } from "./wasm/routines/fft.js";
@@ -64,17 +64,20 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
 
 type NativeRoutine = (inst: Instruction, cpu: NativeCpu) => NativeKernel | Declined;
 
+/** Which operands of `inst` are constants (the planner may store them in a kernel's packed layout: NativeKernel.packedOperand). */
+const constantOperands = (inst: Instruction): boolean[] => inst.operands.map((o) => o.opcode === "constant");
+
 /** The C code generators. */
 const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
   fusion: (inst, cpu) => {
     const fusion = inst as Instruction<"fusion">;
     const { kind, calledComputation } = fusion.attrs;
-    if (kind === "output") return emitOutputFusionC(calledComputation, cpu, inst.name);
+    if (kind === "output") return emitOutputFusionC(calledComputation, cpu, inst.name, false, undefined, constantOperands(inst));
     return emitFusionKernelC(calledComputation, inst.name, rowMaxima(fusion));
   },
   dot: (inst, cpu) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    return "declined" in spec ? spec : emitGemmC(spec, cpu);
+    return "declined" in spec ? spec : emitGemmC(spec, cpu, undefined, undefined, constantOperands(inst)[1]);
   },
   convolution: (inst, cpu) => emitConvC(inst as Instruction<"convolution">, cpu),
 };
@@ -105,7 +108,9 @@ function nativeRoutine(inst: Instruction, cpu: NativeCpu, routine = NATIVE_ROUTI
     return { declined: `${GENERATOR_FAILED}: ${e instanceof Error ? e.message : String(e)}` };
   }
   if (isDeclined(k)) return k;
-  const bufferBytes = [...inst.operands.map((o) => byteSize(arrayLeaves(o.shape)[0]!)), ...arrayLeaves(inst.shape).map(byteSize)];
+  const operandBytes = (o: Instruction, i: number): number => k.packedOperand?.operand === i
+    ? packedBLength(k.packedOperand.layout) * gemmElementBytes(k.packedOperand.layout.elementType) : byteSize(arrayLeaves(o.shape)[0]!);
+  const bufferBytes = [...inst.operands.map(operandBytes), ...arrayLeaves(inst.shape).map(byteSize)];
   return { ...k, bufferBytes };
 }
 
@@ -133,7 +138,7 @@ export function compileRoutine(inst: Instruction, { wasm, native }: CpuTarget): 
  */
 export function compileOutputFusionInPlace(inst: Instruction<"fusion">, { wasm, native }: CpuTarget): ProgramKernel | Declined {
   const c = native === undefined ? undefined
-    : nativeRoutine(inst, native, (i, cpu) => emitOutputFusionC((i as Instruction<"fusion">).attrs.calledComputation, cpu, i.name, true));
+    : nativeRoutine(inst, native, (i, cpu) => emitOutputFusionC((i as Instruction<"fusion">).attrs.calledComputation, cpu, i.name, true, undefined, constantOperands(i)));
   if (c !== undefined && !isDeclined(c)) return c;
   const w = emitOutputFusionKernel(inst.attrs.calledComputation, wasm, inst.name, true);
   return isDeclined(w) || c === undefined ? w : { ...w, nativeDeclined: c.declined };

@@ -310,3 +310,72 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     productInScratch: productFitsOneBlock(k, tiling.kc) && (rowPanels || k >= 1),
   };
 }
+
+/**
+ * Where a "packed" schedule's kernel finds B already in its panel layout, as plain data
+ * (programs are structured-cloned): B packed once when the program is planned, for a
+ * constant B, instead of on every call. The layout is what the kernels' own packing of
+ * B writes into scratch, every block of it kept. Each chunk of columns of C is cut into
+ * column blocks of `blockColumns` (the last of a chunk narrower), and k into blocks of
+ * kc steps (kl of them, the last narrower); the block at column jb and step p0, bw
+ * columns wide, starts at element bi·k·roundUp(n, nr) + jb·k + p0·roundUp(bw, nr) and
+ * holds panels of nr columns, kl x nr each, k-major, zero past its last column. (Every
+ * block but the last of a batch is a whole number of panels wide, so blocks tile each
+ * batch's region without gaps.)
+ */
+export interface PackedB {
+  readonly elementType: GemmElement;
+  readonly batch: number;
+  readonly k: number;
+  readonly n: number;
+  readonly nr: number;
+  readonly kc: number;
+  readonly chunk: number;
+  readonly blockColumns: number;
+  /** B(p, j) of one batch at p*bK + j*bLine in the operand as stored. */
+  readonly bK: number;
+  readonly bLine: number;
+}
+
+/**
+ * The packed layout of B for `schedule` whose kernel packs column blocks of `blockColumns`
+ * (the native kernel: its whole chunk; WebAssembly's: the tiling's nc), or undefined where
+ * its kernel does not pack B (streamB, rowDots, an empty product).
+ */
+export function packedBOf(schedule: GemmSchedule, blockColumns = schedule.chunk): PackedB | undefined {
+  const { spec, kind, nr, chunk, nChunks, bK, bLine } = schedule;
+  if (kind !== "packed" || spec.k === 0 || spec.n === 0 || spec.batch === 0) return undefined;
+  if ((nChunks > 1 && chunk % nr !== 0) || (blockColumns < chunk && blockColumns % nr !== 0)) return undefined;
+  return { elementType: spec.elementType, batch: spec.batch, k: spec.k, n: spec.n, nr, kc: schedule.tiling.kc, chunk, blockColumns, bK, bLine };
+}
+
+/** Elements of B in the packed layout. */
+export function packedBLength(l: PackedB): number {
+  return l.batch * l.k * roundUp(l.n, l.nr);
+}
+
+/** B ([batch][k][n], or [batch][n][k] per bK/bLine) in the packed layout of `l`. */
+export function packB<T extends Float32Array | Float64Array>(b: T, l: PackedB): T {
+  const out = new (b.constructor as new (n: number) => T)(packedBLength(l));
+  for (let bi = 0; bi < l.batch; bi++) {
+    const src = bi * l.k * l.n;
+    for (let c0 = 0; c0 < l.n; c0 += l.chunk) {
+      const c1 = Math.min(c0 + l.chunk, l.n);
+      for (let jb = c0; jb < c1; jb += l.blockColumns) {
+        const bw = Math.min(l.blockColumns, c1 - jb);
+        for (let p0 = 0; p0 < l.k; p0 += l.kc) {
+          const kl = Math.min(l.kc, l.k - p0);
+          const block = bi * l.k * roundUp(l.n, l.nr) + jb * l.k + p0 * roundUp(bw, l.nr);
+          for (let q = 0; q < bw; q += l.nr) {
+            const w = Math.min(l.nr, bw - q);
+            for (let pp = 0; pp < kl; pp++) {
+              const dst = block + q * kl + pp * l.nr;
+              for (let j = 0; j < w; j++) out[dst + j] = b[src + (p0 + pp) * l.bK + (jb + q + j) * l.bLine]!;
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}

@@ -22,7 +22,7 @@ import { reachable } from "../kernel/kernel_plan.js";
 import { epilogueKernel } from "../kernel/loop_kernel.js";
 import { outputCore, planEpilogue, type EpiloguePlan } from "../kernel/epilogue_plan.js";
 import { convGeometry, planConv } from "../kernel/conv_plan.js";
-import { checkGemmSpec, gemmSpecOfDot, planGemm } from "../kernel/gemm_plan.js";
+import { checkGemmSpec, gemmSpecOfDot, packedBOf, planGemm, type PackedB } from "../kernel/gemm_plan.js";
 import { SYM, symbolize } from "./c_source.js";
 import { checkCType } from "./c_values.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
@@ -52,10 +52,12 @@ function epilogueSource(e: EpiloguePlan, resultBuffer: number): string {
  * The kernel of an output fusion as C: sym(mem, args = [operand0, ..., operandN-1,
  * result, scratch], begin, end) with the core's work split. `inPlace`: the result is
  * written over an operand the epilogue reads (see the top of this file).
- * `family` overrides the CPU's (tests).
+ * `family` overrides the CPU's (tests). `constantOperands`: which operands are constants
+ * of the program (a dot's B among them is packed once, see emitGemmC).
  */
 export function emitOutputFusionC(
   fused: Computation, cpu: NativeCpu, name: string, inPlace = false, family: GemmFamily = gemmFamily(cpu),
+  constantOperands: readonly boolean[] = [],
 ): NativeKernel | Declined {
   const oc = outputCore(fused);
   if ("declined" in oc) return oc;
@@ -76,12 +78,14 @@ export function emitOutputFusionC(
   let routine: { source: string; parallelExtent: number; scratchBytes: number; costPerUnit: number };
   let coreName: string;
   let entry: string;
+  let packed: PackedB | undefined;
   if (oc.core.opcode === "dot") {
     const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
     if ("declined" in spec) return spec;
     const problem = checkGemmSpec(spec);
     if (problem !== undefined) return { declined: problem };
     const schedule = planGemm(spec, family.target);
+    packed = constantOperands[oc.rhs] === true ? packedBOf(schedule) : undefined;
     if (inPlace) {
       if (!schedule.productInScratch) {
         return { declined: `output fusion ${fused.name}: written over an operand its epilogue reads, with k = ${spec.k} not in one block of the C kernel` };
@@ -92,11 +96,11 @@ export function emitOutputFusionC(
           pargs[${n}] = (uint32_t)((uint8_t *)prod - mem) - (uint32_t)((bi * ${spec.m} + fr0) * ${spec.n * es});
           pargs[${n + 1}] = args[${n}];
           ${SYM}_epi(mem, pargs, bi * ${spec.m} + fr0, bi * ${spec.m} + fr1, c0, c1); }`;
-      routine = gemmRoutine(schedule, family, SYM, finish, true);
+      routine = gemmRoutine(schedule, family, SYM, finish, true, packed !== undefined);
     } else {
-      routine = anyGemmRoutine(schedule, family, SYM, call(`bi * ${spec.m} + fr0, bi * ${spec.m} + fr1`));
+      routine = anyGemmRoutine(schedule, family, SYM, call(`bi * ${spec.m} + fr0, bi * ${spec.m} + fr1`), packed !== undefined);
     }
-    coreName = `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${spec.elementType}`;
+    coreName = `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${spec.elementType}${packed !== undefined ? " (B pre-packed)" : ""}`;
     entry = `${SYM}_gemm`;
   } else {
     const g = convGeometry(oc.core as Instruction<"convolution">);
@@ -122,5 +126,6 @@ void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
     scratchBytes: routine.scratchBytes,
     parallelExtent: routine.parallelExtent,
     costPerUnit: routine.costPerUnit,
+    ...(packed !== undefined ? { packedOperand: { operand: oc.rhs, layout: packed } } : {}),
   };
 }

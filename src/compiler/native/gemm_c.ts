@@ -30,7 +30,9 @@
 // (kernel/gemm_plan.ts, planGemm with the family's GemmTarget); this file renders it.
 
 import type { Declined } from "../kernel/declined.js";
-import { checkGemmSpec, gemmElementBytes, gemmKernelName, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec } from "../kernel/gemm_plan.js";
+import {
+  checkGemmSpec, gemmElementBytes, gemmKernelName, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec,
+} from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
 import { gemmFamily, microkernelSource, type GemmFamily } from "./gemm_c_family.js";
@@ -58,13 +60,16 @@ export interface GemmRoutine {
  * `prod` in scratch (mr rows, n wide) instead of C, for `finish` to read, so that C is
  * written by `finish` alone (an output fusion writing over an operand its epilogue reads).
  */
-export function gemmRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false): GemmRoutine {
+export function gemmRoutine(
+  schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false, prepackedB = false,
+): GemmRoutine {
   const { spec, nr, mTiles, chunk, nChunks, parallelExtent, aRow, aK, bK, bLine } = schedule;
   const t = spec.elementType === "f32" ? "float" : "double";
   const es = spec.elementType === "f32" ? 4 : 8;
   const { batch, m, n, k } = spec;
   const { mr, kc } = schedule.tiling;
-  const bPanelBytes = roundUp(kc * roundUp(chunk, nr) * es, 64);
+  // With B pre-packed (packedBOf's layout), the kernel reads its panels in place.
+  const bPanelBytes = prepackedB ? 0 : roundUp(kc * roundUp(chunk, nr) * es, 64);
   const aPanelBytes = roundUp(kc * mr * es, 64);
   const tileBytes = roundUp(mr * nr * es, 64);
   if (keepProduct && !(schedule.productInScratch && finish !== undefined)) throw new Error(`gemm ${m}x${n}x${k}: the product is kept in scratch only with k in one block and a finish`);
@@ -73,7 +78,7 @@ export function gemmRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: 
   const p = prefix;
   const source = `
 ${microkernelSource(family, spec.elementType, p)}
-${packBSource(t, p, nr, bK, bLine)}
+${prepackedB ? "" : packBSource(t, p, nr, bK, bLine)}
 /* A(i0.., p0..) -> one panel of ${mr} rows, k-major, zero past row i0 + rows. */
 static void ${p}_pack_a(const ${t} *restrict a, ${t} *restrict dst, int64_t i0, int64_t rows, int64_t p0, int64_t kl) {
   ${aK === 1
@@ -87,7 +92,7 @@ static void ${p}_pack_a(const ${t} *restrict a, ${t} *restrict dst, int64_t i0, 
   }`}
 }
 static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
-  ${t} *bp = (${t} *)scratch;
+  ${prepackedB ? `const ${t} *bp;` : `${t} *bp = (${t} *)scratch;`}
   ${t} *ap = (${t} *)(scratch + ${bPanelBytes});
   ${t} *tile = (${t} *)(scratch + ${bPanelBytes + aPanelBytes});${keepProduct ? `
   ${t} *prod = (${t} *)(scratch + ${bPanelBytes + aPanelBytes + tileBytes});` : ""}
@@ -100,14 +105,14 @@ static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, i
     int64_t c1 = c0 + ${chunk} < ${n} ? c0 + ${chunk} : ${n};
     int64_t r0 = lo * ${mr}, r1 = hi * ${mr} < ${m} ? hi * ${mr} : ${m};
     const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
-    const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
-    ${t} *c = (${t} *)c8 + bi * ${m * n};
+${prepackedB ? "" : `    const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
+`}    ${t} *c = (${t} *)c8 + bi * ${m * n};
 ${k === 0
     ? `    for (int64_t i = r0; i < r1; i++) for (int64_t j = c0; j < c1; j++) c[i * ${n} + j] = 0;`
     : `    for (int64_t p0 = 0; p0 < ${k}; p0 += ${kc}) {
       int64_t kl = ${k} - p0 < ${kc} ? ${k} - p0 : ${kc};
       int acc = p0 > 0;
-      ${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);
+      ${prepackedB ? `bp = (const ${t} *)b8 + bi * ${k * roundUp(n, nr)} + c0 * ${k} + p0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
       for (int64_t i = r0; i < r1; i += ${mr}) {
         int64_t rows = r1 - i < ${mr} ? r1 - i : ${mr};
         ${p}_pack_a(a, ap, i, rows, p0, kl);
@@ -270,12 +275,15 @@ ${finish === undefined ? "" : `    { int64_t fr0 = 0, fr1 = ${m}; ${finish} }`}
   return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit };
 }
 
-/** The GEMM routine (packed, streaming or of row dots) of a schedule planned for `family`. */
-export function anyGemmRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string): GemmRoutine {
+/**
+ * The GEMM routine (packed, streaming or of row dots) of a schedule planned for `family`;
+ * `prepackedB`: B comes in packedBOf(schedule)'s layout (a packed schedule's only).
+ */
+export function anyGemmRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, prepackedB = false): GemmRoutine {
   switch (schedule.kind) {
     case "streamB": return gemvRoutine(schedule, prefix, finish);
     case "rowDots": return rowDotsRoutine(schedule, family, prefix, finish);
-    case "packed": return gemmRoutine(schedule, family, prefix, finish);
+    case "packed": return gemmRoutine(schedule, family, prefix, finish, false, prepackedB);
   }
 }
 
@@ -306,13 +314,19 @@ static void ${p}_pack_b(const ${t} *restrict b, ${t} *restrict dst, int64_t p0, 
  * The GEMM kernel for a spec, as C: sym(mem, args = [a, b, c, scratch], begin, end).
  * `symbol`: the function's name (default: one from the source's hash, see c_source.ts);
  * `family` overrides the one the CPU gets (tests build each family on one machine).
+ * `constantB`: B is a constant of the program, which its planner packs once where the
+ * schedule packs B (the kernel's packedOperand says how).
  */
-export function emitGemmC(spec: GemmSpec, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu)): NativeKernel | Declined {
+export function emitGemmC(
+  spec: GemmSpec, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu), constantB = false,
+): NativeKernel | Declined {
   const problem = checkGemmSpec(spec);
   if (problem !== undefined) return { declined: problem };
-  const name = `${gemmKernelName(spec)} ${family.name}`;
+  const schedule = planGemm(spec, family.target);
+  const packed = constantB ? packedBOf(schedule) : undefined;
+  const name = `${gemmKernelName(spec)} ${family.name}${packed !== undefined ? " (B pre-packed)" : ""}`;
   const sym = symbol ?? SYM;
-  const r = anyGemmRoutine(planGemm(spec, family.target), family, sym);
+  const r = anyGemmRoutine(schedule, family, sym, undefined, packed !== undefined);
   const source = `${r.source}
 void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
   ${sym}_gemm(mem + args[0], mem + args[1], mem + args[2], ${r.scratchBytes > 0 ? "mem + args[3]" : "0"}, begin, end);
@@ -326,5 +340,6 @@ void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
     scratchBytes: r.scratchBytes,
     parallelExtent: r.parallelExtent,
     costPerUnit: r.costPerUnit,
+    ...(packed !== undefined ? { packedOperand: { operand: 1, layout: packed } } : {}),
   };
 }

@@ -75,7 +75,7 @@ export const MAX_THREADS = 256;
 
 const GUARD = String.raw`
 /* The process's services: the guard and the pool (see the header of glue.ts). */
-#define XK_GUARD_ABI 2
+#define XK_GUARD_ABI 3
 #define XK_GUARD_SLOTS 1024
 #define XK_MAX_THREADS ${MAX_THREADS}
 /* One part of a call: part p of parts, on the context its caller passed. */
@@ -86,8 +86,11 @@ typedef struct {
   int (*enter)(sigjmp_buf *jb);
   /* Frees the slot: the signal that stopped the kernel (0: none), its address in *addr. */
   int (*leave)(int slot, void **addr);
-  /* Runs part(ctx, p, n) for every p < n, this thread doing p = 0, and returns n once all
-     have ended: n = parts, or 1 when the pool is busy or cannot start its threads. */
+  /* Runs part(ctx, p, n) for p < n, this thread doing p = 0, and returns n once every
+     part that started has ended: n = parts, or 1 when the pool is busy or cannot start its
+     threads. A part whose thread comes after the caller's part has ended does not run:
+     parts claim their work from ctx as they go, so the caller's part does what no other
+     took (a thread the system left waiting for a core delays nothing). */
   int (*parallel)(xk_part_fn part, void *ctx, int parts);
 } xk_guard_api;
 
@@ -163,10 +166,13 @@ const POOL = String.raw`
    published as one word, (generation << 16) | parts, so that a worker reads which call
    it is and whether it takes part in one load; the call's function and context are
    written before that word and read only by the workers taking part, which the caller
-   waits for before it publishes the next call. A worker spins on the word for
+   waits for before it publishes the next call. Once its own part has ended, the caller
+   closes the call (the word's parts set to 0) and waits only for the parts that had
+   started: a worker counts itself active, then runs its part only if the call it read is
+   still open. A worker spins on the word for
    XK_SPIN_NS after its last part before it sleeps on the condition (a thread woken
    from sleep takes tens of microseconds here; one spinning, well under one); the caller
-   spins on the parts remaining, then sleeps. */
+   spins on the active parts, then sleeps. */
 #define XK_SPIN_NS 100000
 #define XK_WAIT_SPIN_NS 2000000
 #if defined(__x86_64__) || defined(__i386__)
@@ -188,7 +194,7 @@ typedef struct {
   int started;                 /* threads started (under mu) */
   _Atomic int busy;            /* a caller holds the pool */
   _Atomic uint64_t call;       /* (generation << 16) | parts */
-  _Atomic int remaining;       /* parts of the call not yet ended (the caller's excluded) */
+  _Atomic int active;          /* workers inside the current call's part */
   _Atomic int sleepers;        /* workers asleep on go */
   _Atomic int caller_asleep;   /* the caller asleep on done */
   xk_part_fn part; void *ctx;
@@ -228,8 +234,10 @@ static void *xk_worker(void *arg) {
     seen = word >> 16;
     int parts = (int)(word & 0xffff);
     if (index >= parts) continue;
-    xk_pool.part(xk_pool.ctx, index, parts);
-    if (atomic_fetch_sub(&xk_pool.remaining, 1) == 1 && atomic_load(&xk_pool.caller_asleep)) {
+    atomic_fetch_add(&xk_pool.active, 1);
+    /* Still open (the caller has not closed it, nor published another): the caller now waits for this part. */
+    if (atomic_load(&xk_pool.call) == word) xk_pool.part(xk_pool.ctx, index, parts);
+    if (atomic_fetch_sub(&xk_pool.active, 1) == 1 && atomic_load(&xk_pool.caller_asleep)) {
       pthread_mutex_lock(&xk_pool.mu);
       pthread_cond_signal(&xk_pool.done);
       pthread_mutex_unlock(&xk_pool.mu);
@@ -259,7 +267,6 @@ static int xk_parallel(xk_part_fn part, void *ctx, int parts) {
     }
     if (parts > 1) {
       xk_pool.part = part; xk_pool.ctx = ctx;
-      atomic_store(&xk_pool.remaining, parts - 1);
       uint64_t generation = (atomic_load(&xk_pool.call) >> 16) + 1;
       atomic_store(&xk_pool.call, (generation << 16) | (uint64_t)parts);
       if (atomic_load(&xk_pool.sleepers) > 0) {
@@ -274,13 +281,14 @@ static int xk_parallel(xk_part_fn part, void *ctx, int parts) {
   if (parts < 1) parts = 1;
   part(ctx, 0, parts);
   if (parts > 1) {
+    atomic_store(&xk_pool.call, atomic_load(&xk_pool.call) & ~(uint64_t)0xffff);
     int64_t until = xk_now_ns() + XK_WAIT_SPIN_NS;
-    for (int i = 1; atomic_load_explicit(&xk_pool.remaining, memory_order_acquire) > 0; i++) {
+    for (int i = 1; atomic_load_explicit(&xk_pool.active, memory_order_acquire) > 0; i++) {
       xk_relax();
       if ((i & 255) == 0 && xk_now_ns() > until) {
         pthread_mutex_lock(&xk_pool.mu);
         atomic_store(&xk_pool.caller_asleep, 1);
-        while (atomic_load(&xk_pool.remaining) > 0) pthread_cond_wait(&xk_pool.done, &xk_pool.mu);
+        while (atomic_load(&xk_pool.active) > 0) pthread_cond_wait(&xk_pool.done, &xk_pool.mu);
         atomic_store(&xk_pool.caller_asleep, 0);
         pthread_mutex_unlock(&xk_pool.mu);
       }
@@ -336,9 +344,16 @@ static int xk_call(const xk_entry *k, uint8_t *mem, const uint32_t *args, int64_
 /* How a call ended: 0, or the first fault's signal, address and part (thread). */
 typedef struct { int sig; void *addr; int part; } xk_fault;
 
-/* One call of a kernel, split into parts: each part's fault in faults[p]. */
+/* Ranges a call is cut into, per part: a part that starts late leaves its ranges to the others. */
+#define XK_RANGES_PER_PART 2
+
+/* One call of a kernel, split into parts: each part's fault in faults[p]. The units are
+   cut into parts × XK_RANGES_PER_PART equal ranges; part p claims its own ranges first
+   (those of the static split, so that a kernel packing what its units need packs no
+   more than it did), then any range left, until none is (a part that faults stops). */
 typedef struct {
   const xk_entry *k; uint8_t *mem; const uint32_t *pointers; const uint32_t *scratch; int64_t begin, end;
+  _Atomic int taken[XK_MAX_THREADS * XK_RANGES_PER_PART];
   xk_fault faults[XK_MAX_THREADS];
 } xk_job;
 
@@ -349,9 +364,14 @@ static void xk_job_part(void *ctx, int p, int parts) {
   xk_fault f = { 0, NULL, p };
   memcpy(args, j->pointers, (size_t)k->buffers * sizeof(uint32_t));
   if (k->scratch > 0) args[k->buffers] = j->scratch[p];
+  int ranges = parts * XK_RANGES_PER_PART;
   int64_t n = j->end - j->begin;
-  int64_t b = j->begin + n * p / parts, e = j->begin + n * (p + 1) / parts;
-  if (b < e) f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
+  for (int i = 0; i < ranges && f.sig == 0; i++) {
+    int r = (p * XK_RANGES_PER_PART + i) % ranges;
+    if (atomic_exchange(&j->taken[r], 1)) continue;
+    int64_t b = j->begin + n * r / ranges, e = j->begin + n * (r + 1) / ranges;
+    if (b < e) f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
+  }
   j->faults[p] = f;
 }
 
@@ -362,12 +382,11 @@ static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers
   xk_job j;
   j.k = k; j.mem = mem; j.pointers = pointers; j.scratch = scratch; j.begin = begin; j.end = end;
   const xk_guard_api *g = xk_guard;
-  if (g == NULL || *parts <= 1) {
-    *parts = 1;
-    xk_job_part(&j, 0, 1);
-  } else {
-    *parts = g->parallel(xk_job_part, &j, *parts);
-  }
+  if (g == NULL || *parts <= 1) *parts = 1;
+  memset(j.faults, 0, sizeof j.faults);
+  for (int r = 0; r < *parts * XK_RANGES_PER_PART; r++) atomic_init(&j.taken[r], 0);
+  if (*parts == 1) xk_job_part(&j, 0, 1);
+  else *parts = g->parallel(xk_job_part, &j, *parts);
   for (int p = 0; p < *parts; p++) if (j.faults[p].sig != 0) return j.faults[p];
   return j.faults[0];
 }

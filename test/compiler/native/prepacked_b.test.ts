@@ -1,0 +1,82 @@
+// Constant weights packed once: a native GEMM kernel whose B is a constant of the program
+// reads it in its panel layout, stored so when the program is planned (packB), instead of
+// packing B on every call. Whole programs against the interpreter; the packer against a
+// direct reading of its documented layout.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  Literal, XlaBuilder, add, arrayShape, constantLiteral, dot, dotGeneral, evaluate, max, parameter, constantR0, tuple,
+  type Computation, type ElementType,
+} from "../../../src/index.js";
+import { compile } from "../../../src/compiler/index.js";
+import { packB, packedBLength, type PackedB } from "../../../src/compiler/kernel/gemm_plan.js";
+import { rng } from "../../support/prng.js";
+import { nativeSkipReason } from "./gemm_harness.js";
+
+const skip = nativeSkipReason();
+const random = rng(24);
+
+function randomLiteral(t: ElementType, dims: readonly number[]): Literal {
+  const n = dims.reduce((a, b) => a * b, 1);
+  return Literal.fromValues(t, dims, Array.from({ length: n }, () => random() * 2 - 1));
+}
+
+/** Runs `c` on the native backend and the interpreter; the kernels that read B pre-packed. */
+async function check(c: Computation, k: number): Promise<string[]> {
+  const args = c.parameters.map((p) => randomLiteral(p.shape.kind === "array" ? p.shape.elementType : "f32", p.shape.kind === "array" ? p.shape.dimensions : []));
+  const exe = await compile(c, { backend: "native" });
+  const got = exe.run(args);
+  const want = evaluate(c, args);
+  const leaves = (l: Literal): readonly Literal[] => (l.shape.kind === "tuple" ? l.elements : [l]);
+  leaves(want).forEach((w, o) => {
+    const g = leaves(got)[o]!.toNumbers(), ws = w.toNumbers();
+    const eps = w.shape.kind === "array" && w.shape.elementType === "f64" ? 2 ** -52 : 2 ** -23;
+    for (let i = 0; i < ws.length; i++) {
+      assert.ok(Math.abs(g[i]! - ws[i]!) <= 8 * eps * k * Math.max(1, Math.abs(ws[i]!)), `${c.name} output ${o} element ${i}: ${g[i]} vs ${ws[i]}`);
+    }
+  });
+  assert.deepEqual(exe.stats.interpreted, []);
+  return exe.dump().split("\n").filter((l) => l.includes("B pre-packed"));
+}
+
+test("packB: every element of B lands where the documented layout puts it, zero past the last column", () => {
+  // B stored [n][k] (bK 1, bLine k), two batches; n = 19 in chunks of 12, cut into column
+  // blocks of 8 (8 and 4 wide in the first chunk, 7 in the last, padded to 8), panels of 4;
+  // k = 10 in blocks of 4.
+  const l: PackedB = { elementType: "f32", batch: 2, k: 10, n: 19, nr: 4, kc: 4, chunk: 12, blockColumns: 8, bK: 1, bLine: 10 };
+  const b = Float32Array.from({ length: 2 * 10 * 19 }, (_, i) => i + 1);
+  const packed = packB(b, l);
+  assert.equal(packed.length, packedBLength(l));
+  const blocks = [[0, 8], [8, 4], [12, 7]] as const;
+  let seen = 0;
+  for (let bi = 0; bi < 2; bi++) for (const [jb, bw] of blocks) for (let p0 = 0; p0 < 10; p0 += 4) {
+    const kl = Math.min(4, 10 - p0);
+    const padded = Math.ceil(bw / 4) * 4;
+    for (let q = 0; q < padded; q += 4) for (let pp = 0; pp < kl; pp++) for (let j = 0; j < 4; j++) {
+      const col = jb + q + j;
+      const at = bi * 10 * 20 + jb * 10 + p0 * padded + q * kl + pp * 4 + j;
+      assert.equal(packed[at], col < jb + bw ? b[bi * 190 + col * 10 + p0 + pp] : 0, `batch ${bi} column ${col} step ${p0 + pp}`);
+      if (col < jb + bw) seen++;
+    }
+  }
+  assert.equal(seen, b.length);
+});
+
+test("native GEMMs with a constant B read it pre-packed: plain dot, output fusion, B transposed and batched, f32 and f64, a shared constant", { skip }, async () => {
+  // One program (one C compiler run). m 20 (two row tiles, so the columns split into chunks
+  // of two panels), k 530 (several blocks of k, the last short), n 300 (a partial chunk and panel).
+  const b = new XlaBuilder("prepacked");
+  const products = (["f32", "f64"] as const).map((t, i) => dot(parameter(b, i, arrayShape(t, [20, 530]), `x_${t}`), constantLiteral(b, randomLiteral(t, [530, 300]))));
+  const x = parameter(b, 2, arrayShape("f32", [20, 530]), "x");
+  const bias = constantLiteral(b, randomLiteral("f32", [300]));
+  const fused = max(add(dot(x, constantLiteral(b, randomLiteral("f32", [530, 300]))), bias, [1]), constantR0(b, "f32", 0));
+  // [3, 20, 40] · [3, 56, 40]ᵀ: batched, B stored [n][k].
+  const batched = dotGeneral(parameter(b, 3, arrayShape("f32", [3, 20, 40]), "xb"), constantLiteral(b, randomLiteral("f32", [3, 56, 40])), {
+    lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [2],
+  });
+  // w as B of x·w (pre-packed), as A of w·y (not), and returned as it is: it keeps its own bytes for those.
+  const w = constantLiteral(b, randomLiteral("f32", [64, 48]));
+  const shared = [dot(parameter(b, 4, arrayShape("f32", [20, 64]), "xw"), w), dot(w, parameter(b, 5, arrayShape("f32", [48, 20]), "y")), w];
+  const packedKernels = await check(b.build(tuple(b, [...products, fused, batched, ...shared])), 530);
+  assert.equal(packedKernels.length, 5, packedKernels.join("\n"));
+});
