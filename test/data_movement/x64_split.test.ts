@@ -10,11 +10,13 @@ import { Literal } from "../../src/types/literal.js";
 import { arrayShape } from "../../src/types/shape.js";
 import { evaluate } from "../support/backend.js";
 
-const splitProgram = (wide: string): string => `func.func @main(%x: tensor<4x${wide}>) -> (tensor<4xui32>, tensor<4xui32>, tensor<4x${wide}>) {
-  %lo = stablehlo.custom_call @X64SplitLow(%x) : (tensor<4x${wide}>) -> tensor<4xui32>
-  %hi = stablehlo.custom_call @X64SplitHigh(%x) : (tensor<4x${wide}>) -> tensor<4xui32>
-  %back = stablehlo.custom_call @X64Combine(%lo, %hi) : (tensor<4xui32>, tensor<4xui32>) -> tensor<4x${wide}>
-  return %lo, %hi, %back : tensor<4xui32>, tensor<4xui32>, tensor<4x${wide}>
+/** Each 64-bit type split into its halves and combined back, in one program (one compile on a compiled backend). */
+const WIDE = ["i64", "ui64", "f64"];
+const PROGRAM = `func.func @main(${WIDE.map((t, i) => `%x${i}: tensor<4x${t}>`).join(", ")}) -> (${WIDE.map((t) => `tensor<4xui32>, tensor<4xui32>, tensor<4x${t}>`).join(", ")}) {
+${WIDE.map((t, i) => `  %lo${i} = stablehlo.custom_call @X64SplitLow(%x${i}) : (tensor<4x${t}>) -> tensor<4xui32>
+  %hi${i} = stablehlo.custom_call @X64SplitHigh(%x${i}) : (tensor<4x${t}>) -> tensor<4xui32>
+  %back${i} = stablehlo.custom_call @X64Combine(%lo${i}, %hi${i}) : (tensor<4xui32>, tensor<4xui32>) -> tensor<4x${t}>`).join("\n")}
+  return ${WIDE.map((_, i) => `%lo${i}, %hi${i}, %back${i}`).join(", ")} : ${WIDE.map((t) => `tensor<4xui32>, tensor<4xui32>, tensor<4x${t}>`).join(", ")}
 }`;
 
 /** An f64 literal of the given (high, low) bit patterns. */
@@ -23,26 +25,19 @@ function f64Bits(pairs: readonly [number, number][]): Literal {
   return Literal.fromStorage(arrayShape("f64", [pairs.length]), new Float64Array(words.buffer));
 }
 
-test("X64SplitLow/High of s64 and u64: the two's-complement halves; X64Combine puts them back", () => {
+test("X64SplitLow/High: the halves of s64 (two's complement), u64 and f64 bit patterns; X64Combine puts them back bit for bit", () => {
   const s64 = Literal.fromValues("s64", [4], [-2n, 2n ** 40n + 5n, -(2n ** 63n), 0x12345678_9abcdef0n]);
-  const [lo, hi, back] = evaluate(parseStableHlo(splitProgram("i64")).entry, [s64]).elements;
-  assert.deepEqual(lo!.toNumbers(), [0xfffffffe, 5, 0, 0x9abcdef0]);
-  assert.deepEqual(hi!.toNumbers(), [0xffffffff, 256, 0x80000000, 0x12345678]);
-  assert.deepEqual(back!.values(), s64.values());
   const u64 = Literal.fromValues("u64", [4], [2n ** 64n - 1n, 1n, 2n ** 32n, 0n]);
-  const [ulo, uhi, uback] = evaluate(parseStableHlo(splitProgram("ui64")).entry, [u64]).elements;
-  assert.deepEqual(ulo!.toNumbers(), [0xffffffff, 1, 0, 0]);
-  assert.deepEqual(uhi!.toNumbers(), [0xffffffff, 0, 1, 0]);
-  assert.deepEqual(uback!.values(), u64.values());
-});
-
-test("X64SplitLow/High of f64 move bits: 1.0, -0.0, a NaN payload and the smallest subnormal survive the round trip", () => {
   // 1.0 = 0x3FF00000_00000000; -0.0 = 0x80000000_00000000; a quiet NaN with payload 1; 2^-1074 = 0x00000000_00000001.
-  const x = f64Bits([[0x3ff00000, 0], [0x80000000, 0], [0x7ff80000, 1], [0, 1]]);
-  const [lo, hi, back] = evaluate(parseStableHlo(splitProgram("f64")).entry, [x]).elements;
-  assert.deepEqual(lo!.toNumbers(), [0, 0, 1, 1]);
-  assert.deepEqual(hi!.toNumbers(), [0x3ff00000, 0x80000000, 0x7ff80000, 0]);
-  assert.deepEqual([...new Uint32Array((back!.data as Float64Array).slice().buffer)], [0, 0x3ff00000, 0, 0x80000000, 1, 0x7ff80000, 1, 0]);
+  const f64 = f64Bits([[0x3ff00000, 0], [0x80000000, 0], [0x7ff80000, 1], [0, 1]]);
+  const out = evaluate(parseStableHlo(PROGRAM).entry, [s64, u64, f64]).elements;
+  const halves = (k: number): number[][] => [out[3 * k]!.toNumbers(), out[3 * k + 1]!.toNumbers()];
+  assert.deepEqual(halves(0), [[0xfffffffe, 5, 0, 0x9abcdef0], [0xffffffff, 256, 0x80000000, 0x12345678]]);
+  assert.deepEqual(halves(1), [[0xffffffff, 1, 0, 0], [0xffffffff, 0, 1, 0]]);
+  assert.deepEqual(halves(2), [[0, 0, 1, 1], [0x3ff00000, 0x80000000, 0x7ff80000, 0]]);
+  assert.deepEqual(out[2]!.values(), s64.values());
+  assert.deepEqual(out[5]!.values(), u64.values());
+  assert.deepEqual([...new Uint32Array((out[8]!.data as Float64Array).slice().buffer)], [0, 0x3ff00000, 0, 0x80000000, 1, 0x7ff80000, 1, 0]);
 });
 
 test("X64 calls on the wrong types are ExecutionErrors naming the call and the argument", () => {
