@@ -3,7 +3,8 @@
 // values), read back on import as Shardy's import does: a returned call gives its
 // result its sharding; a call also used elsewhere becomes a sharding constraint; an
 // unused call around a returned value still shards that result; the calls go. The
-// program computes what it did (values checked by hand).
+// program computes what it did (values checked by hand). XLA's 64-bit split (two 32-bit
+// halves through one call into an X64Combine) reads back as Shardy's round-trip import does.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -118,4 +119,21 @@ test("XLA's 64-bit split through a FuncResultSharding (halves as two operands), 
   const [combined, doubled] = evaluate(m.entry, [low, high]).elements;
   assert.deepEqual(combined!.values(), S64.values());
   assert.deepEqual(doubled!.values(), S64.values().map((v) => 2n * (v as bigint)));
+});
+
+test("HLO text: XLA's 64-bit split through a FuncResultSharding reads back as in StableHLO", () => {
+  const m = parseHlo(`HloModule m, frontend_attributes={xla.sdy.meshes="{mesh = #sdy.mesh<[\\"a\\"=2]>}"}
+ENTRY main {
+  p = s64[8] parameter(0)
+  lo = u32[8] custom-call(p), custom_call_target="X64SplitLow"
+  hi = u32[8] custom-call(p), custom_call_target="X64SplitHigh"
+  t = (u32[8], u32[8]) tuple(lo, hi)
+  f = (u32[8], u32[8]) custom-call(t), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\\"a\\"}]>]>"}
+  g0 = u32[8] get-tuple-element(f), index=0
+  g1 = u32[8] get-tuple-element(f), index=1
+  ROOT c = s64[8] custom-call(g0, g1), custom_call_target="X64Combine"
+}`, "split.hlo");
+  assert.deepEqual(m.entry.resultShardings?.map((s) => s && printTensorSharding(s)), ['#sdy.sharding<@mesh, [{"a"}]>']);
+  assert.match(printStableHlo(m), /@X64Combine\(%0, %1\) \{sdy\.sharding = /);
+  assert.deepEqual(evaluate(m.entry, [S64]).values(), S64.values());
 });
