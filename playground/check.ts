@@ -124,6 +124,8 @@ export interface Shared {
   readonly args: readonly (string | { readonly file: string; readonly npy: string })[];
   readonly devices: number;
   readonly backend: string;
+  /** Whether the shardings are drawn after propagation (links made before this was carried have none: as drawn before). */
+  readonly propagated?: boolean;
 }
 
 /** The fragment's key: `#program=...`. */
@@ -148,8 +150,9 @@ export function readSharedFragment(fragment: string): Shared | undefined {
   const argOk = (a: unknown): boolean => typeof a === "string" ||
     (typeof a === "object" && a !== null && typeof (a as { file?: unknown }).file === "string" && typeof (a as { npy?: unknown }).npy === "string");
   if (typeof v !== "object" || v === null || typeof v.text !== "string" || !Array.isArray(v.args) || !v.args.every(argOk) ||
-      typeof v.devices !== "number" || !Number.isInteger(v.devices) || v.devices < 1 || typeof v.backend !== "string") {
-    throw new ArgumentError("the link's program could not be read: it needs text, args, devices (a positive integer) and backend");
+      typeof v.devices !== "number" || !Number.isInteger(v.devices) || v.devices < 1 || typeof v.backend !== "string" ||
+      (v.propagated !== undefined && typeof v.propagated !== "boolean")) {
+    throw new ArgumentError("the link's program could not be read: it needs text, args, devices (a positive integer) and backend (and propagated, if given, true or false)");
   }
   for (const a of v.args as Shared["args"]) {
     if (typeof a === "string") continue;

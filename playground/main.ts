@@ -220,21 +220,23 @@ function offerDownload(npz: Uint8Array | undefined): void {
   download.href = npz === undefined ? "" : URL.createObjectURL(new Blob([npz as Uint8Array<ArrayBuffer>], { type: "application/octet-stream" }));
 }
 
-/** Puts a program, its arguments, device count and backend on the page (an example's, or a link's). */
+/** Puts a program, its arguments, device count, backend (and a link's propagation choice) on the page (an example's, or a link's). */
 function show(shared: Shared): void {
   source.setText(shared.text);
   devices.value = String(shared.devices);
   backend.value = shared.backend;
+  if (shared.propagated !== undefined) propagate.checked = shared.propagated;
   args.replaceChildren();
   verify(shared.args);
 }
 
-/** The page as a link: its fragment carries the program and arguments (a .npy argument's bytes too). */
+/** The page as a link: its fragment carries the program and arguments (a .npy argument's bytes too), devices, backend and the propagation choice. */
 function share(): void {
   const shared: Shared = {
     text: source.text(),
     devices: Number(devices.value),
     backend: backend.value,
+    propagated: propagate.checked,
     args: argumentValues().map((a) => (typeof a === "string" ? a : { file: a.file, npy: toBase64(a.bytes) })),
   };
   history.replaceState(null, "", `#${sharedFragment(shared)}`);

@@ -28,15 +28,19 @@ surfaces:
              unsharded interpreter run
 
 options:
-  --count N        inputs to run (default 100000; builder 10000)
+  --count N        inputs to run (default 100000; builder 10000); compiled: programs
   --start I        the first input's index (default 0): runs inputs I .. I+N-1, so a
-                   long run can be done in chunks
+                   long run can be done in chunks; compiled: a program's index, a
+                   multiple of --batch
   --seed S         the run's seed (default 1): input i is the same for the same seed
   --workers W      worker processes (default: cores, at most 4)
-  --timeout-ms T   an input running longer is a hang (default 10000; sharded 60000)
+  --timeout-ms T   an input running longer is a hang (default 10000; sharded 60000;
+                   compiled batches 1000 more per program past the first)
   --findings DIR   where findings are saved (default fuzz-findings)
   --backend B      compiled: wasm (default) or native
-  --batch K        compiled: programs per compiled module (default 1 on wasm, 16 on native)
+  --batch K        compiled: programs per compiled module (default 1 on wasm, 32 on
+                   native): one compile checks K programs, each compared with its own
+                   interpreter run
   --replay FILE    compiled: run a saved program (FILE.hlo, arguments from FILE.npz)
                    on --backend and compare it with the interpreter
   --help           this text
@@ -95,29 +99,34 @@ function main(): Promise<number> | number {
 }
 
 async function fuzzWorkers(surface: SurfaceSpec["surface"], seed: number, backend: CompiledBackend): Promise<number> {
-  const batch = option("batch", backend === "native" ? 16 : 1);
-  if (surface === "compiled" && batch < 1) throw new Error("--batch takes at least 1");
+  const batch = surface === "compiled" ? option("batch", backend === "native" ? 32 : 1) : 1;
+  if (batch < 1) throw new Error("--batch takes at least 1");
   const spec: SurfaceSpec = surface === "compiled" ? { surface, backend, batch } : { surface };
   const findingsDir = path.resolve(text("findings") ?? "fuzz-findings");
+  // The compiled surface counts programs; its driver's inputs are batches of them.
+  const start = option("start", 0);
+  if (start % batch !== 0) throw new Error(`--start takes a multiple of --batch (${batch}), got ${start}`);
   const options = {
     seed,
-    start: option("start", 0),
-    count: option("count", 100_000),
+    start: start / batch,
+    count: Math.ceil(option("count", 100_000) / batch),
     workers: option("workers", Math.max(1, Math.min(4, os.availableParallelism()))),
-    // A sharded input may first remake and warm up its client's devices (seconds each on a loaded machine).
-    timeoutMs: option("timeout-ms", surface === "sharded" ? 60_000 : 10_000),
+    // A sharded input may first remake and warm up its client's devices (seconds each on a
+    // loaded machine); a batch's compile grows with its programs (gcc: about 0.25 s each at load 20).
+    timeoutMs: option("timeout-ms", surface === "sharded" ? 60_000 : 10_000 + (batch - 1) * 1_000),
   };
   const name = surface === "compiled" ? `compiled ${backend}` : surface;
   const corpus = surface === "text" ? loadCorpus(repoRoot) : undefined;
-  const unit = surface === "compiled" && batch > 1 ? ` (batches of ${batch} programs)` : "";
-  console.log(`fuzz ${name}: ${corpus !== undefined ? `${corpus.seeds.length} seeds, ` : ""}${options.count} inputs${unit}${options.start > 0 ? ` from input ${options.start}` : ""}, seed ${seed}, ${options.workers} workers`);
+  const unit = batch > 1 ? ` programs (batches of ${batch})` : " inputs";
+  console.log(`fuzz ${name}: ${corpus !== undefined ? `${corpus.seeds.length} seeds, ` : ""}${options.count * batch}${unit}${start > 0 ? ` from ${start}` : ""}, seed ${seed}, ${options.workers} workers`);
   const report = await runFuzz({
     ...options, surface: spec, findingsDir, ...(corpus !== undefined ? { corpus } : {}),
-    progress: (done) => { if (done % (surface === "compiled" ? 1_000 : 10_000) === 0) console.log(`  ${done} inputs`); },
+    progress: (done) => { if ((done * batch) % (surface === "compiled" ? 1_000 : 10_000) < batch) console.log(`  ${done * batch}${unit}`); },
   });
   let typedCount = 0;
   for (const n of report.typed.values()) typedCount += n;
-  console.log(`fuzz ${name}: ${report.inputs} inputs in ${report.seconds.toFixed(1)} s: ${report.ok} ran clean, ${typedCount} typed errors`);
+  const rate = `${(report.inputs * batch / report.seconds).toFixed(2)}${batch > 1 ? " programs" : " inputs"}/s`;
+  console.log(`fuzz ${name}: ${report.inputs * batch}${unit} in ${report.seconds.toFixed(1)} s (${rate}): ${report.ok} ${batch > 1 ? "batches " : ""}ran clean, ${typedCount} typed errors`);
   for (const [key, n] of [...report.typed].sort((a, b) => b[1] - a[1])) console.log(`  ${n}\t${key}`);
   const groups = new Map<string, Finding[]>();
   for (const f of report.findings) {

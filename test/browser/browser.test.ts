@@ -398,11 +398,12 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       }
     });
 
-    test("a program and its arguments shared as a link open as they were", async () => {
+    test("a program, its arguments and the propagation choice shared as a link open as they were", async () => {
       await paste(ALL_REDUCE, "module @paste");
       await pg.fill("#arg0", "dense<[0.5, 1.5, -2.0]> : tensor<3xf32>");
       await pg.fill("#devices", "4");
       await pg.selectOption("#backend", "interpreter");
+      await pg.check("#propagate");
       await pg.click("#share");
       const url = await pg.inputValue("#link");
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/playground\/#program=[A-Za-z0-9_-]+$/);
@@ -414,6 +415,7 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
         assert.equal(await opened.inputValue("#arg0"), "dense<[0.5, 1.5, -2.0]> : tensor<3xf32>");
         assert.equal(await opened.inputValue("#devices"), "4");
         assert.equal(await opened.inputValue("#backend"), "interpreter");
+        assert.equal(await opened.isChecked("#propagate"), true);
         await opened.click("#run");
         await opened.waitForFunction("document.getElementById('results').dataset.state === 'done'", undefined, { timeout: 30_000 });
         // 4x + 6 for x = 0.5, 1.5, -2: 8, 12, -2 on every device.

@@ -9,6 +9,7 @@ import { readFileSync, existsSync } from "node:fs";
 import { compileSync, type BackendName } from "../../src/compiler/index.js";
 import { evaluate } from "../../src/interpreter/evaluate.js";
 import type { Computation, HloModule } from "../../src/ir/computation.js";
+import { factoryFor, liveInstructions, withInstructions } from "../../src/ir/rewrite.js";
 import { parseHlo, printHlo } from "../../src/text/hlo/index.js";
 import { XlaBuilder } from "../../src/builder/xla_builder.js";
 import { tuple } from "../../src/builder/control.js";
@@ -63,19 +64,43 @@ export interface CompiledCheck {
 }
 
 /**
- * Runs `entry` on the interpreter and compiled on `backend` and compares: a mismatch,
- * a compiler or run error on a program the interpreter runs, and a code generator
- * that failed (and fell back silently) are findings.
+ * The interpreter's value of each output of `entry`, one program at a time (`owners[k]`
+ * is output k's program): a program the interpreter refuses (its deadline) leaves its
+ * outputs undefined, and the batch's other programs are still checked.
  */
-export function checkCompiled(entry: Computation, args: readonly Literal[], backend: CompiledBackend): { problem?: string; typed?: string; tally: CompareTally; output?: number } {
-  const tally: CompareTally = { compared: 0, unbounded: 0 };
-  let expected: Literal;
-  try {
-    expected = evaluate(entry, args, { deadline: Date.now() + EVALUATE_DEADLINE_MS });
-  } catch (e) {
-    if (e instanceof XlaError) return { typed: `evaluate ${e.name}`, tally };
-    throw e;
+function interpretEachProgram(entry: Computation, args: readonly Literal[], owners: readonly number[]): { expected: (Literal | undefined)[]; refused?: string } {
+  const leaves = entry.root.opcode === "tuple" ? entry.root.operands : [entry.root];
+  const expected: (Literal | undefined)[] = leaves.map(() => undefined);
+  const factory = factoryFor(entry);
+  let refused: string | undefined;
+  for (const owner of new Set(owners)) {
+    const outputs = leaves.flatMap((_, k) => (owners[k] === owner ? [k] : []));
+    const root = factory.add("tuple", outputs.map((k) => leaves[k]!), {});
+    const program = withInstructions(entry, liveInstructions([...entry.instructions, root], root), root);
+    try {
+      const values = evaluate(program, args, { deadline: Date.now() + EVALUATE_DEADLINE_MS }).elements;
+      outputs.forEach((k, j) => { expected[k] = values[j]; });
+    } catch (e) {
+      if (!(e instanceof XlaError)) throw e;
+      refused = `evaluate ${e.name}`;
+    }
   }
+  return { expected, ...(refused !== undefined ? { refused } : {}) };
+}
+
+/**
+ * Runs `entry` on the interpreter (each program of a batch alone) and compiled on
+ * `backend` (the whole batch in one module) and compares: a mismatch, a compiler or run
+ * error on a program the interpreter runs, and a code generator that failed (and fell
+ * back silently) are findings. A batch the interpreter refuses entirely is typed.
+ */
+export function checkCompiled(
+  entry: Computation, args: readonly Literal[], backend: CompiledBackend, owners?: readonly number[],
+): { problem?: string; typed?: string; tally: CompareTally; output?: number } {
+  const tally: CompareTally = { compared: 0, unbounded: 0 };
+  const leafCount = entry.root.opcode === "tuple" ? entry.root.operands.length : 1;
+  const { expected: wants, refused } = interpretEachProgram(entry, args, owners ?? Array.from({ length: leafCount }, () => 0));
+  if (refused !== undefined && wants.every((w) => w === undefined)) return { typed: refused, tally };
   let actual: Literal;
   try {
     const executable = compileSync(entry, { backend });
@@ -92,14 +117,13 @@ export function checkCompiled(entry: Computation, args: readonly Literal[], back
   }
   const root = entry.root;
   const leaves = root.opcode === "tuple" ? root.operands : [root];
-  const wants = root.opcode === "tuple" ? expected.elements : [expected];
   const gots = root.opcode === "tuple" ? actual.elements : [actual];
   const cone = cones(entry);
   for (let k = 0; k < leaves.length; k++) {
     const t = elementTypeOf(leaves[k]!);
-    const w = wants[k]!;
+    const w = wants[k];
     const g = gots[k];
-    if (t === undefined) continue;
+    if (t === undefined || w === undefined) continue;
     if (g === undefined || g.shape.kind !== "array" || g.arrayShape.elementType !== t || g.dimensions.join() !== w.dimensions.join()) {
       return { problem: `output ${k} is ${g === undefined ? "missing" : JSON.stringify(g.shape)}`, tally, output: k };
     }
@@ -115,7 +139,7 @@ export function compiledOutcome(seed: number, index: number, batch: number, back
   try {
     const { module, args, owners } = programBatch(seed, index * batch, batch);
     step = backend;
-    const r = checkCompiled(module.entry, args, backend);
+    const r = checkCompiled(module.entry, args, backend, owners);
     if (tally !== undefined) {
       tally.compared += r.tally.compared;
       tally.unbounded += r.tally.unbounded;

@@ -2,7 +2,8 @@
 // targets jaxlib exports for `jnp.linalg` on CPU and GPU, with XLA's Qr and
 // ProductOfElementaryHouseholderReflectors (src/interpreter/lapack/), and the
 // sharding and memory-placement markers XLA's SPMD partitioner and host offloading read,
-// which on one device leave the value as it is, XLA's ApproxTopK (approx_top_k.ts), and
+// which on one device leave the value as it is, XLA's ApproxTopK (approx_top_k.ts), XLA's
+// 64-bit split and combine (x64_split.ts), and
 // jaxlib's GPU Threefry kernel. Kernels
 // compiled for one accelerator (Pallas, Triton) are known by name only, to say why they
 // cannot run. Targets passed in EvaluateOptions.customCalls take precedence over these.
@@ -16,6 +17,7 @@ import { FfiCall } from "../lapack/ffi.js";
 import { LAPACK_TARGETS } from "../lapack/targets.js";
 import { approxTopK } from "./approx_top_k.js";
 import { threefry2x32 } from "./prng.js";
+import { X64_CUSTOM_CALLS } from "./x64_split.js";
 
 /** The FFI attribute dictionary's text: the typed-FFI backend config, or one given as `{...}` (an empty config has none). */
 const ffiAttributeText = (backendConfig: string): string => (backendConfig.trim().startsWith("{") ? backendConfig : "");
@@ -79,6 +81,7 @@ const MARKERS = ["Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "an
 export const BUILTIN_CUSTOM_CALLS: ReadonlyMap<string, CustomCallTarget> = new Map<string, CustomCallTarget>([
   ...MARKERS.map((name) => [name, identityMarker(name)] as const),
   ["ApproxTopK", approxTopK],
+  ...X64_CUSTOM_CALLS,
   ...["cu", "hip"].map((prefix) => [`${prefix}_threefry2x32_ffi`, threefryKernel(`${prefix}_threefry2x32_ffi`)] as const),
   ...Object.entries(ACCELERATOR_KERNELS).map(([name, what]) => [name, acceleratorKernel(name, what)] as const),
   ...[...LAPACK_TARGETS].map(([name, target]) => [name, ((operands, resultShape, backendConfig) =>

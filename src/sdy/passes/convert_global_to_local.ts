@@ -511,7 +511,10 @@ function localAttrs(ctx: Context, inst: Instruction, local: Shape): object {
   let changed = false;
   const attrs: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(inst.attrs as Record<string, unknown>)) {
-    const made = v instanceof Computation ? convert(v)
+    // A custom call declares its result type: each device's call makes its own part (its
+    // sharding rule said how the parts correspond).
+    const made = inst.opcode === "customCall" && k === "resultShape" ? (shapesEqual(local, v as Shape) ? v : local)
+      : v instanceof Computation ? convert(v)
       : Array.isArray(v) && v.some((x: unknown) => x instanceof Computation) ? v.map((x: unknown) => (x instanceof Computation ? convert(x) : x)) : v;
     if (Array.isArray(v) && Array.isArray(made) ? made.some((x, i) => x !== v[i]) : made !== v) changed = true;
     attrs[k] = made;

@@ -1,4 +1,4 @@
-// Sharded values through calls, loops and conditionals: each program is partitioned
+// Sharded values through calls, loops, conditionals and XLA's 64-bit split: each program is partitioned
 // on meshes of 2, 4 and 8 devices, run with one partition per device, and its results
 // compared with the interpreter's run of the same program unsharded, and (for the
 // program with everything) with the values computed here in plain arithmetic. Small
@@ -212,4 +212,21 @@ func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
   const byHand = A.map((row, r) => W[0]!.map((_, j) => row.reduce((sum, x, k) => sum + (x + r) * W[k]![j]!, 0)));
   assert.deepEqual(got!.toNested(), byHand);
   assert.deepEqual(got!.toNested(), unsharded(text, [a, w])[0]!.toNested());
+});
+
+test("a result sharded through XLA's 64-bit split (FuncResultSharding between X64Split and X64Combine) partitions and equals the unsharded program", async () => {
+  const text = `
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xi64> {
+  %x = stablehlo.add %a, %a : tensor<8xi64>
+  %0 = stablehlo.custom_call @X64SplitLow(%x) : (tensor<8xi64>) -> tensor<8xui32>
+  %1 = stablehlo.custom_call @X64SplitHigh(%x) : (tensor<8xi64>) -> tensor<8xui32>
+  %2:2 = stablehlo.custom_call @local_xla.sdy.FuncResultSharding(%0, %1) {has_side_effect = true, mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{\\"x\\"}]>]>"}} : (tensor<8xui32>, tensor<8xui32>) -> (tensor<8xui32>, tensor<8xui32>)
+  %3 = stablehlo.custom_call @X64Combine(%2#0, %2#1) : (tensor<8xui32>, tensor<8xui32>) -> tensor<8xi64>
+  return %3 : tensor<8xi64>
+}`;
+  const a = Literal.fromValues("s64", [8], [-3n, 2n ** 40n, 7n, -(2n ** 62n), 0n, 1n, -1n, 2n ** 33n + 9n]);
+  const [got] = await sharded(text, [a]);
+  assert.deepEqual(got!.values(), a.values().map((v) => 2n * (v as bigint)));
+  assert.deepEqual(got!.values(), unsharded(text, [a])[0]!.values());
 });
