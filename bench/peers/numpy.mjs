@@ -2,6 +2,8 @@
 // a Python process per runner (bench/peers/numpy_runner.py) that times its own runs, so
 // the figures carry no inter-process latency. Threads: OPENBLAS_NUM_THREADS (and the
 // OpenMP/MKL equivalents) for the BLAS calls; numpy's elementwise work is one thread.
+// OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from its environment: set (as on
+// some machines here), they force an old OpenBLAS kernel that halves its matmul.
 
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,6 +11,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
+
+/** The environment numpy runs in: this one without the variables that pin OpenBLAS to an old kernel. */
+function numpyEnvironment(env) {
+  const { OPENBLAS_CORETYPE: _coretype, OPENBLAS_L2_SIZE: _l2, ...rest } = env;
+  return rest;
+}
 
 const PYTHON = process.env.PYTHON ?? "python3";
 
@@ -32,7 +40,7 @@ export function createRunner({ threads }) {
       const n = String(threads);
       child = spawn(PYTHON, [fileURLToPath(new URL("./numpy_runner.py", import.meta.url))], {
         stdio: ["pipe", "pipe", "inherit"],
-        env: { ...process.env, OPENBLAS_NUM_THREADS: n, OMP_NUM_THREADS: n, MKL_NUM_THREADS: n },
+        env: { ...numpyEnvironment(process.env), OPENBLAS_NUM_THREADS: n, OMP_NUM_THREADS: n, MKL_NUM_THREADS: n },
       });
       lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
       dir = mkdtempSync(join(tmpdir(), "xlats-bench-numpy-"));
