@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { numpy as np, grad, jit, vmap, FrontendError, type FrontendArray } from "../../src/index.js";
+import { numpy as np, nn, grad, jit, vmap, FrontendError, type FrontendArray } from "../../src/index.js";
 
 const close = (a: unknown, b: unknown, tol = 1e-5): void => {
   const fa = [a].flat(Infinity) as number[];
@@ -189,4 +189,21 @@ test("derivatives and batching come from the primitives", () => {
   // An integer input is refused, as JAX refuses it, rather than given a zero gradient.
   assert.throws(() => grad((x: FrontendArray) => np.median(x))(np.array([3, 1, 2])), /argument 0 has dtype int32; grad differentiates float or complex inputs only/);
   close(vmap((r: FrontendArray) => np.interp(r, [0, 1], [0, 10]))(np.array([[0.5], [0.25]])).tolist(), [[5], [2.5]]);
+});
+
+test("nn activations against their definitions, worked by hand", () => {
+  const x = np.array([-2, -0.5, 0, 0.5, 7]);
+  const v = (a: FrontendArray): number[] => a.tolist() as number[];
+  close(v(nn.relu6(x)), [0, 0, 0, 0.5, 6]);
+  close(v(nn.leakyRelu(x, 0.1)), [-0.2, -0.05, 0, 0.5, 7]);
+  close(v(nn.elu(x)), [Math.expm1(-2), Math.expm1(-0.5), 0, 0.5, 7]);
+  close(v(nn.celu(x, 2)), [2 * Math.expm1(-1), 2 * Math.expm1(-0.25), 0, 0.5, 7]);
+  close(v(nn.selu(x)), [-2, -0.5, 0, 0.5, 7].map((t) => 1.0507009873554805 * (t > 0 ? t : 1.6732632423543772 * Math.expm1(t))));
+  close(v(nn.softSign(x)), [-2 / 3, -1 / 3, 0, 1 / 3, 7 / 8]);
+  close(v(nn.hardTanh(x)), [-1, -0.5, 0, 0.5, 1]);
+  close(v(nn.hardSigmoid(x)), [1 / 6, 2.5 / 6, 0.5, 3.5 / 6, 1]);
+  close(v(nn.hardSwish(x)), [-2 / 6, -0.5 * 2.5 / 6, 0, 0.5 * 3.5 / 6, 7]);
+  close(v(nn.logSigmoid(np.array([-100, 0, 3]))), [-100, -Math.LN2, -Math.log1p(Math.exp(-3))]);
+  close(v(nn.mish(np.array([1]))), [Math.tanh(Math.log1p(Math.E))]);
+  close(v(nn.glu(np.array([[1, 2, 0, 3]]))), [[0.5, 2 / (1 + Math.exp(-3))]].flat());
 });
