@@ -278,7 +278,16 @@ export function valueAndGrad(f: (...args: never[]) => unknown, options: GradOpti
   const argnums = options.argnums ?? 0;
   const list = typeof argnums === "number" ? [argnums] : [...argnums];
   return (...args: unknown[]) => {
-    for (const n of list) if (n < 0 || n >= args.length) throw new FrontendError(`grad: argnums ${n} is out of range for ${args.length} argument(s)`, "grad", "argnums");
+    for (const n of list) {
+      if (n < 0 || n >= args.length) throw new FrontendError(`grad: argnums ${n} is out of range for ${args.length} argument(s)`, "grad", "argnums");
+      // As JAX: an integer input has no tangent space, and a zero gradient for it would be silently wrong.
+      for (const leaf of treeFlatten(args[n])[0]) {
+        const { dtype } = asArrayValue(leaf as ArrayLike, undefined, "grad");
+        if (!isInexact(dtype)) {
+          throw new FrontendError(`grad: argument ${n} has dtype ${dtype}; grad differentiates float or complex inputs only (convert with np.astype(x, "float32"), or use vjp)`, "grad", "argnums");
+        }
+      }
+    }
     const g = (...diff: unknown[]): unknown => {
       const full = [...args];
       list.forEach((n, i) => { full[n] = diff[i]; });

@@ -374,11 +374,15 @@ function nestedShape(x: unknown, where: string): number[] {
   return [(x as readonly unknown[]).length, ...(first ?? [])];
 }
 
-/** The default dtype of JS scalars: bool for booleans, int64 for bigints, int32 for integers, complex64 for `{ re, im }`, float32 otherwise (JAX's defaults). */
+/**
+ * The default dtype of JS scalars: bool for booleans, int64 for bigints, int32 for
+ * integers, complex64 for `{ re, im }`, float32 otherwise (JAX's defaults). -0 counts as
+ * a float: no integer holds its sign.
+ */
 function inferDtype(leaves: readonly unknown[], where: string): DType {
   let kind: "bool" | "int" | "bigint" | "float" | "complex" | undefined;
   for (const v of leaves) {
-    const k = typeof v === "boolean" ? "bool" : typeof v === "bigint" ? "bigint" : typeof v === "number" ? (Number.isInteger(v) ? "int" : "float")
+    const k = typeof v === "boolean" ? "bool" : typeof v === "bigint" ? "bigint" : typeof v === "number" ? (Number.isInteger(v) && !Object.is(v, -0) ? "int" : "float")
       : isComplexValue(v) ? "complex" : undefined;
     if (k === undefined) throw new FrontendError(`${where}: ${String(v)} (${typeof v}) is not a number, boolean, bigint, complex { re, im } or array`, where);
     const rank = { bool: 0, int: 1, bigint: 2, float: 3, complex: 4 } as const;

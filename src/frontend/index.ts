@@ -2,7 +2,7 @@
 // See docs/frontend.md.
 
 
-export * as numpy from "./numpy.js";
+export * as numpy from "./numpy_api.js";
 // (After numpy: the primitive table's modules import one another and must load in this order.)
 import { loadSafetensors, saveSafetensors } from "./io.js";
 export * as lax from "./lax_api.js";

@@ -11,6 +11,44 @@ export const sigmoid = (x: ArrayLike): ArrayBase => lax.logistic(np.toInexact(as
 export const silu = (x: ArrayLike): ArrayBase => np.multiply(x, sigmoid(x));
 export const swish = silu;
 export const softplus = (x: ArrayLike): ArrayBase => np.logaddexp(x, 0);
+/** jax.nn.log_sigmoid: log(sigmoid(x)) = -softplus(-x), without underflow. */
+export const logSigmoid = (x: ArrayLike): ArrayBase => np.negative(softplus(np.negative(np.toInexact(asArrayValue(x)))));
+export const relu6 = (x: ArrayLike): ArrayBase => np.minimum(np.maximum(x, 0), 6);
+/** jax.nn.leaky_relu: x for x >= 0, negativeSlope·x below. */
+export const leakyRelu = (x: ArrayLike, negativeSlope = 0.01): ArrayBase => {
+  const a = np.toInexact(asArrayValue(x));
+  return np.where(np.greaterEqual(a, 0), a, np.multiply(a, negativeSlope));
+};
+/** jax.nn.elu: x above 0, alpha·(exp(x) - 1) at and below (exp of a clamped input, so no overflow reaches the gradient). */
+export const elu = (x: ArrayLike, alpha = 1): ArrayBase => {
+  const a = np.toInexact(asArrayValue(x));
+  const positive = np.greater(a, 0);
+  return np.where(positive, a, np.multiply(alpha, np.expm1(np.where(positive, 0, a))));
+};
+/** jax.nn.celu: max(x, 0) + alpha·(exp(min(x, 0)/alpha) - 1). */
+export const celu = (x: ArrayLike, alpha = 1): ArrayBase =>
+  np.add(np.maximum(x, 0), np.multiply(alpha, np.expm1(np.divide(np.minimum(x, 0), alpha))));
+/** jax.nn.selu: scale·elu(x, alpha) with the self-normalizing constants of Klambauer et al. */
+export const selu = (x: ArrayLike): ArrayBase => np.multiply(1.0507009873554804934193349852946, elu(x, 1.6732632423543772848170429916717));
+/** jax.nn.soft_sign: x / (|x| + 1). */
+export const softSign = (x: ArrayLike): ArrayBase => np.divide(x, np.add(np.abs(x), 1));
+/** jax.nn.hard_tanh: x clipped to [-1, 1]. */
+export const hardTanh = (x: ArrayLike): ArrayBase => {
+  const a = np.toInexact(asArrayValue(x));
+  return np.where(np.greater(a, 1), 1, np.where(np.less(a, -1), -1, a));
+};
+/** jax.nn.hard_sigmoid: relu6(x + 3) / 6. */
+export const hardSigmoid = (x: ArrayLike): ArrayBase => np.divide(relu6(np.add(x, 3)), 6);
+/** jax.nn.hard_silu (hard_swish): x · hard_sigmoid(x). */
+export const hardSilu = (x: ArrayLike): ArrayBase => np.multiply(x, hardSigmoid(x));
+export const hardSwish = hardSilu;
+/** jax.nn.mish: x · tanh(softplus(x)). */
+export const mish = (x: ArrayLike): ArrayBase => np.multiply(x, np.tanh(softplus(x)));
+/** jax.nn.glu: the gated linear unit, a · sigmoid(b) for the two halves of x along `axis` (default -1). */
+export function glu(x: ArrayLike, options: { axis?: number } = {}): ArrayBase {
+  const [a, b] = np.split(x, 2, { axis: options.axis ?? -1 }) as [ArrayBase, ArrayBase];
+  return np.multiply(a, sigmoid(b));
+}
 
 /** jax.nn.gelu: the tanh approximation by default (JAX's `approximate=True`), else x·Φ(x) with erf. */
 export function gelu(x: ArrayLike, options: { approximate?: boolean } = {}): ArrayBase {

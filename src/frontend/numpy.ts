@@ -511,7 +511,7 @@ export function concatenate(arrays: readonly ArrayLike[], options: { axis?: numb
 }
 
 /** The arrays converted to their common dtype (no broadcasting). */
-function promoteDtypes(where: string, xs: readonly ArrayLike[]): ArrayBase[] {
+export function promoteDtypes(where: string, xs: readonly ArrayLike[]): ArrayBase[] {
   const arrays = xs.map((x) => asArrayValue(x, undefined, where));
   if (arrays.length === 0) return [];
   const { dtype, weakType } = resultType(...arrays.map((a) => a.aval));
