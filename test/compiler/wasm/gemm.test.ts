@@ -72,8 +72,10 @@ test("gemm: other tilings, relaxed_madd, and split ranges agree with the referen
   checkGemm({ elementType: "f32", batch: 1, m: 1, n: 300, k: 50 }, base, 5);
   checkGemm({ elementType: "f32", batch: 2, m: 5, n: 101, k: 9, rhsTransposed: true }, base, 4);
   checkGemm({ elementType: "f64", batch: 1, m: 3, n: 77, k: 20, lhsTransposed: true }, base, 7);
-  // Vector-matrix products take their own kernel: odd widths, depths not a multiple of 4, batches.
+  // Vector-matrix products take their own kernel: odd widths, depths shorter than a sweep
+  // of B's rows or not a multiple of it, several column chunks, batches.
   checkGemm({ elementType: "f32", batch: 3, m: 1, n: 1030, k: 7 }, base, 5);
+  checkGemm({ elementType: "f32", batch: 1, m: 1, n: 1030, k: 29 }, base, 3);
   checkGemm({ elementType: "f64", batch: 2, m: 1, n: 67, k: 130, lhsTransposed: true }, base, 3);
   checkGemm({ elementType: "f32", batch: 1, m: 1, n: 3, k: 2 }, base, 1);
   // 2-4 rows stream B when it is big (here 2 x 4100 x 1025 f32 = 16.04 MiB).
