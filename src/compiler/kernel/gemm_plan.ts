@@ -273,14 +273,10 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     };
   }
   if (streamsB(spec, target)) {
-    // At least 16 units for threads where the runs allow. WebAssembly's chunks are whole
-    // vectors, n split evenly into runs of at least 256 columns: each sweep reads a run
-    // of each of its rows, and shorter runs (64-192 columns at 16 units) starve the
-    // hardware prefetch when B comes from memory. C's are multiples of 16 of at least 256
-    // (its compiler's vector loop and remainder).
-    const chunk = rowPanels
-      ? roundUp(Math.ceil(n / Math.max(1, Math.min(MIN_UNITS, Math.floor(n / 256)))), lanes)
-      : Math.max(256, roundUp(Math.ceil(n / MIN_UNITS), 16));
+    // At least 16 units for threads; WebAssembly's chunks are whole vectors of at least
+    // 64 columns, C's multiples of 16 of at least 256 (its compiler's vector loop and
+    // remainder).
+    const chunk = rowPanels ? Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), lanes)) : Math.max(256, roundUp(Math.ceil(n / MIN_UNITS), 16));
     const nChunks = Math.max(1, Math.ceil(n / chunk));
     const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * es : 2 * m * Math.min(chunk, n) * k;
     return {
