@@ -38,6 +38,9 @@ import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routi
 
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Declined;
 
+/** Which operands of `inst` are constants (the planner may store them in a kernel's packed layout: WasmKernel.packedOperand). */
+const constantOperands = (inst: Instruction): boolean[] => inst.operands.map((o) => o.opcode === "constant");
+
 const ROUTINES: Partial<Record<Opcode, Routine>> = {
   fusion: (inst, target) => {
     const fusion = inst as Instruction<"fusion">;
@@ -46,7 +49,7 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   },
   dot: (inst, target) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    return "declined" in spec ? spec : emitGemmKernel(spec, target);
+    return "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, undefined, constantOperands(inst)[1]);
   },
   convolution: (inst, target) => emitConvKernel(inst as Instruction<"convolution">, target),
   reduceWindow: (inst, target) => emitReduceWindowKernel(inst as Instruction<"reduceWindow">, target),
@@ -63,9 +66,6 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
 };
 
 type NativeRoutine = (inst: Instruction, cpu: NativeCpu) => NativeKernel | Declined;
-
-/** Which operands of `inst` are constants (the planner may store them in a kernel's packed layout: NativeKernel.packedOperand). */
-const constantOperands = (inst: Instruction): boolean[] => inst.operands.map((o) => o.opcode === "constant");
 
 /** The C code generators. */
 const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
