@@ -45,7 +45,9 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   fusion: (inst, target) => {
     const fusion = inst as Instruction<"fusion">;
     const { kind, calledComputation } = fusion.attrs;
-    return kind === "output" ? emitOutputFusionKernel(calledComputation, target, inst.name) : emitFusionKernel(calledComputation, target, inst.name, rowMaxima(fusion));
+    return kind === "output"
+      ? emitOutputFusionKernel(calledComputation, target, inst.name, false, constantOperands(inst))
+      : emitFusionKernel(calledComputation, target, inst.name, rowMaxima(fusion));
   },
   dot: (inst, target) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
@@ -140,7 +142,7 @@ export function compileOutputFusionInPlace(inst: Instruction<"fusion">, { wasm, 
   const c = native === undefined ? undefined
     : nativeRoutine(inst, native, (i, cpu) => emitOutputFusionC((i as Instruction<"fusion">).attrs.calledComputation, cpu, i.name, true, undefined, constantOperands(i)));
   if (c !== undefined && !isDeclined(c)) return c;
-  const w = emitOutputFusionKernel(inst.attrs.calledComputation, wasm, inst.name, true);
+  const w = emitOutputFusionKernel(inst.attrs.calledComputation, wasm, inst.name, true, constantOperands(inst));
   return isDeclined(w) || c === undefined ? w : { ...w, nativeDeclined: c.declined };
 }
 

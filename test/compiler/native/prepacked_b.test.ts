@@ -81,10 +81,12 @@ test("native GEMMs with a constant B read it pre-packed: plain dot, output fusio
   assert.equal(packedKernels.length, 5, packedKernels.join("\n"));
 });
 
-test("WebAssembly plain dots with a constant B read it pre-packed, f32 and f64, batched with B transposed, a shared constant", async () => {
+test("WebAssembly GEMMs with a constant B read it pre-packed: plain dot, output fusion, f32 and f64, batched with B transposed, a shared constant", async () => {
   // m 20, k 530 (several blocks of k), n 300 (several column blocks, a partial panel).
   const b = new XlaBuilder("prepacked_wasm");
   const products = (["f32", "f64"] as const).map((t, i) => dot(parameter(b, i, arrayShape(t, [20, 530]), `x_${t}`), constantLiteral(b, randomLiteral(t, [530, 300]))));
+  const fused = max(add(dot(parameter(b, 6, arrayShape("f32", [20, 530]), "xf"), constantLiteral(b, randomLiteral("f32", [530, 300]))),
+    constantLiteral(b, randomLiteral("f32", [300])), [1]), constantR0(b, "f32", 0));
   const batched = dotGeneral(parameter(b, 2, arrayShape("f32", [3, 20, 40]), "xb"), constantLiteral(b, randomLiteral("f32", [3, 56, 40])), {
     lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [2],
   });
@@ -93,6 +95,6 @@ test("WebAssembly plain dots with a constant B read it pre-packed, f32 and f64, 
   const shared = [dot(parameter(b, 3, arrayShape("f32", [20, 64]), "xw"), w), dot(w, parameter(b, 4, arrayShape("f32", [48, 20]), "y")), w];
   // One row of A streams B as stored: not packed.
   const row = dot(parameter(b, 5, arrayShape("f32", [1, 530]), "x1"), constantLiteral(b, randomLiteral("f32", [530, 30])));
-  const packedKernels = await check(b.build(tuple(b, [...products, batched, ...shared, row])), 530, "wasm");
-  assert.equal(packedKernels.length, 4, packedKernels.join("\n"));
+  const packedKernels = await check(b.build(tuple(b, [...products, fused, batched, ...shared, row])), 530, "wasm");
+  assert.equal(packedKernels.length, 5, packedKernels.join("\n"));
 });
