@@ -162,7 +162,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   const operandUses = new Map<Instruction, number>([[entry.root, 1]]);
   for (const inst of entry.instructions) for (const o of inst.operands) operandUses.set(o, (operandUses.get(o) ?? 0) + 1);
   /**
-   * The constant at `at` in the packed layout of B a GEMM kernel reads (NativeKernel.packedOperand):
+   * The constant at `at` in the packed layout of B a GEMM kernel reads (its packedOperand):
    * stored over the original where this kernel is its only reader, else as a constant of its own.
    */
   const packedConstant = (at: Location, constant: Instruction, layout: PackedB): Location => {

@@ -8,8 +8,8 @@
 // Work split: parallelExtent counts (batch, chunk of columns) pairs (the schedule's,
 // kernel/gemm_plan.ts). A call sweeps consecutive chunks of one batch together, up to
 // MERGED_C_BYTES of C: B is then read in runs as long as the call's share of each row
-// (the whole row on one thread), not a chunk's, which the hardware prefetch follows
-// where B comes from memory.
+// (on one thread, the whole row where it fits), not a chunk's (64-256 columns), which
+// the hardware prefetch followed poorly where B comes from memory.
 // With an epilogue (output fusions), each merged block of C (m rows, its columns) is
 // finished with it once the sweeps are done (the block was just written: it is in cache).
 
