@@ -20,7 +20,7 @@ import {
   alignedBytes, assignArena, decideOutputAliases, readsElementForElement, type DonorBuffer, type Location, type TempInterval,
 } from "./buffers/assignment.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
-import { compileOutputFusionInPlace, compileRoutine, isProgramNativeKernel, type ProgramKernel } from "./routines.js";
+import { compileOutputFusionInPlace, compileRoutine, type ProgramKernel } from "./routines.js";
 import { packB, type PackedB } from "./kernel/gemm_plan.js";
 import type { CpuTarget } from "./backend_contract.js";
 import { outputFusionCanKeepProduct } from "./kernel/epilogue_plan.js";
@@ -162,7 +162,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   const operandUses = new Map<Instruction, number>([[entry.root, 1]]);
   for (const inst of entry.instructions) for (const o of inst.operands) operandUses.set(o, (operandUses.get(o) ?? 0) + 1);
   /**
-   * The constant at `at` in the packed layout of B a GEMM kernel reads (NativeKernel.packedOperand):
+   * The constant at `at` in the packed layout of B a GEMM kernel reads (its packedOperand):
    * stored over the original where this kernel is its only reader, else as a constant of its own.
    */
   const packedConstant = (at: Location, constant: Instruction, layout: PackedB): Location => {
@@ -254,7 +254,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
       kernels.push(compiled);
       if (inst.opcode === "fusion" && (inst as Instruction<"fusion">).attrs.kind === "output") outputFusionSteps.set(steps.length, inst as Instruction<"fusion">);
       const operands = operandLeaves.map((ls) => ls[0]!);
-      const packed = isProgramNativeKernel(compiled) ? compiled.packedOperand : undefined;
+      const packed = compiled.packedOperand;
       if (packed !== undefined) operands[packed.operand] = packedConstant(operands[packed.operand]!, inst.operands[packed.operand]!, packed.layout);
       steps.push({ kind: "kernel", name: inst.name, kernel: kernels.length - 1, operands, results });
     }
@@ -306,7 +306,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     if (s.kind !== "kernel" || inst === undefined) continue;
     const kernel = compileOutputFusionInPlace(inst, target);
     if (isDeclined(kernel)) throw new CompileError(`${entry.name}: ${inst.name}: ${kernel.declined}`);
-    const packedBefore = (k: ProgramKernel): string => JSON.stringify(isProgramNativeKernel(k) ? k.packedOperand ?? null : null);
+    const packedBefore = (k: ProgramKernel): string => JSON.stringify(k.packedOperand ?? null);
     if (packedBefore(kernel) !== packedBefore(kernels[s.kernel]!)) {
       throw new CompileError(`${entry.name}: ${inst.name}: the in-place kernel reads its constant operand in another layout than the kernel it replaces`);
     }

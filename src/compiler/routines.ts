@@ -38,15 +38,20 @@ import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routi
 
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Declined;
 
+/** Which operands of `inst` are constants (the planner may store them in a kernel's packed layout: WasmKernel.packedOperand). */
+const constantOperands = (inst: Instruction): boolean[] => inst.operands.map((o) => o.opcode === "constant");
+
 const ROUTINES: Partial<Record<Opcode, Routine>> = {
   fusion: (inst, target) => {
     const fusion = inst as Instruction<"fusion">;
     const { kind, calledComputation } = fusion.attrs;
-    return kind === "output" ? emitOutputFusionKernel(calledComputation, target, inst.name) : emitFusionKernel(calledComputation, target, inst.name, rowMaxima(fusion));
+    return kind === "output"
+      ? emitOutputFusionKernel(calledComputation, target, inst.name, false, constantOperands(inst))
+      : emitFusionKernel(calledComputation, target, inst.name, rowMaxima(fusion));
   },
   dot: (inst, target) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    return "declined" in spec ? spec : emitGemmKernel(spec, target);
+    return "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, undefined, constantOperands(inst)[1]);
   },
   convolution: (inst, target) => emitConvKernel(inst as Instruction<"convolution">, target),
   reduceWindow: (inst, target) => emitReduceWindowKernel(inst as Instruction<"reduceWindow">, target),
@@ -63,9 +68,6 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
 };
 
 type NativeRoutine = (inst: Instruction, cpu: NativeCpu) => NativeKernel | Declined;
-
-/** Which operands of `inst` are constants (the planner may store them in a kernel's packed layout: NativeKernel.packedOperand). */
-const constantOperands = (inst: Instruction): boolean[] => inst.operands.map((o) => o.opcode === "constant");
 
 /** The C code generators. */
 const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
@@ -140,7 +142,7 @@ export function compileOutputFusionInPlace(inst: Instruction<"fusion">, { wasm, 
   const c = native === undefined ? undefined
     : nativeRoutine(inst, native, (i, cpu) => emitOutputFusionC((i as Instruction<"fusion">).attrs.calledComputation, cpu, i.name, true, undefined, constantOperands(i)));
   if (c !== undefined && !isDeclined(c)) return c;
-  const w = emitOutputFusionKernel(inst.attrs.calledComputation, wasm, inst.name, true);
+  const w = emitOutputFusionKernel(inst.attrs.calledComputation, wasm, inst.name, true, constantOperands(inst));
   return isDeclined(w) || c === undefined ? w : { ...w, nativeDeclined: c.declined };
 }
 

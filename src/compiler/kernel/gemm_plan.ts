@@ -281,7 +281,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * es : 2 * m * Math.min(chunk, n) * k;
     return {
       spec, kind: "streamB", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, costPerUnit,
-      sweepRows: rowPanels ? (m === 1 ? 4 : 2) : 4,
+      sweepRows: rowPanels ? (m === 1 ? 8 : 2) : 4,
       ...strides, kBlocks: 1, productInScratch: false,
     };
   }

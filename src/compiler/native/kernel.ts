@@ -28,7 +28,6 @@
 // so the kernels of one program compile together as one translation unit.
 
 import type { WasmKernel } from "../wasm/kernel.js";
-import type { PackedB } from "../kernel/gemm_plan.js";
 
 /** What the C code generators know about the machine the module is built for (detected at run time). */
 export interface NativeCpu {
@@ -50,11 +49,6 @@ export interface CKernelSource {
 /** A kernel as C: the WebAssembly kernel's description with C source in place of the module's bytes. */
 export interface NativeKernel extends Omit<WasmKernel, "bytes"> {
   readonly c: CKernelSource;
-  /**
-   * An operand (a constant of the program) the kernel reads as B of a GEMM already
-   * packed into its panels: the program's planner stores that constant packed (packB).
-   */
-  readonly packedOperand?: { readonly operand: number; readonly layout: PackedB };
 }
 
 export function isNativeKernel(k: WasmKernel | NativeKernel): k is NativeKernel {

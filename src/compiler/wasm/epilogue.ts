@@ -120,7 +120,9 @@ export function outputFusionProblem(fused: Computation): string | undefined {
  * product must stay in scratch until the epilogue has read it; otherwise it goes to the
  * result directly, which measured a few percent faster on results past the caches.
  */
-export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, name: string, keepProduct = false): WasmKernel | Declined {
+export function emitOutputFusionKernel(
+  fused: Computation, target: WasmTarget, name: string, keepProduct = false, constantOperands: readonly boolean[] = [],
+): WasmKernel | Declined {
   const oc = outputCore(fused);
   if ("declined" in oc) return oc;
   const plan = planEpilogue(fused, oc);
@@ -140,7 +142,7 @@ export function emitOutputFusionKernel(fused: Computation, target: WasmTarget, n
   try {
     if (oc.core.opcode === "dot") {
       const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
-      kernel = "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, epilogue);
+      kernel = "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, epilogue, constantOperands[oc.rhs] === true);
     } else {
       kernel = emitConvKernel(oc.core as Instruction<"convolution">, target, undefined, epilogue);
     }

@@ -18,24 +18,28 @@
 // there are few, over chunks of columns too); a call on [begin, end) computes those
 // tiles and packs what it needs itself in its scratch.
 //
+// A constant B (constantB) is read already packed (packedOperand: the program's planner
+// stores it in packedBOf's layout once), so calls skip the packing.
+//
 // The tile, the blocking and the work split are the schedule's (kernel/gemm_plan.ts,
 // planGemm with WASM_GEMM_TARGET); this file renders it as WebAssembly.
 
 import { ModuleBuilder } from "./encoder.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
-import { checkGemmSpec, gemmElementBytes, gemmKernelName, gemmTiling, planGemm, type GemmSpec, type GemmTiling } from "../kernel/gemm_plan.js";
+import { checkGemmSpec, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, type GemmSpec, type GemmTiling } from "../kernel/gemm_plan.js";
 import { forRange } from "./loops.js";
-import { WASM_GEMM_TARGET } from "./gemm_microkernel.js";
+import { elementInfo, WASM_GEMM_TARGET } from "./gemm_microkernel.js";
 import { emitGemmRows, type GemmRowsLayout, type KernelEpilogue } from "./gemm_rows.js";
 import { emitGemvKernel } from "./gemv.js";
 
 /**
  * The GEMM kernel for a spec: run(a, b, c, scratch, begin, end); with an epilogue,
  * run(operand0, ..., operandN-1, c, scratch, begin, end), a and b among the operands.
+ * `constantB`: B is a constant of the program, which the kernel may ask for pre-packed.
  */
 export function emitGemmKernel(
-  spec: GemmSpec, target: WasmTarget, tiling: GemmTiling = gemmTiling(spec, WASM_GEMM_TARGET), epilogue?: KernelEpilogue,
+  spec: GemmSpec, target: WasmTarget, tiling: GemmTiling = gemmTiling(spec, WASM_GEMM_TARGET), epilogue?: KernelEpilogue, constantB = false,
 ): WasmKernel | Declined {
   const problem = checkGemmSpec(spec);
   if (problem !== undefined) return { declined: problem };
@@ -47,12 +51,19 @@ export function emitGemmKernel(
   if (!Number.isInteger(mr) || mr < 1 || !Number.isInteger(nrVectors) || nrVectors < 1 || !(tiling.kc >= 1) || !(tiling.nc >= 1)) {
     return { declined: `gemm: invalid tiling ${JSON.stringify(tiling)}` };
   }
-  const name = gemmKernelName(spec) + (epilogue === undefined ? "" : " with epilogue");
   const schedule = planGemm(spec, WASM_GEMM_TARGET, tiling);
+  // Column blocks of whole panels (as emitGemmRows cuts them).
+  const nr = nrVectors * elementInfo(type).lanes;
+  const packed = constantB ? packedBOf(schedule, Math.ceil(tiling.nc / nr) * nr) : undefined;
+  const name = gemmKernelName(spec) + (epilogue === undefined ? "" : " with epilogue") + (packed === undefined ? "" : " (B pre-packed)");
   if (schedule.kind === "streamB") return emitGemvKernel(schedule, target, name, epilogue);
   const { mTiles, chunk, nChunks, parallelExtent, costPerUnit } = schedule;
   // Byte strides of the stored operands: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine.
-  const layout: GemmRowsLayout = { type, n, k, aRow: schedule.aRow * es, aK: schedule.aK * es, bK: schedule.bK * es, bLine: schedule.bLine * es };
+  const layout: GemmRowsLayout = {
+    type, n, k, aRow: schedule.aRow * es, aK: schedule.aK * es, bK: schedule.bK * es, bLine: schedule.bLine * es, prepackedB: packed !== undefined,
+  };
+  // Elements of one batch of B as the kernel reads it.
+  const bBatch = packed === undefined ? k * n : k * Math.ceil(n / nr) * nr;
   const module = new ModuleBuilder().importMemory(target);
   const epi = epilogue?.add(module);
   const nOps = epilogue?.operandCount ?? 2;
@@ -94,7 +105,7 @@ export function emitGemmKernel(
         }
       } else {
         f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add();
-        f.localGet(b).localGet(bi).i32Const(k * n * es).i32Mul().i32Add();
+        f.localGet(b).localGet(bi).i32Const(bBatch * es).i32Mul().i32Add();
         f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add();
         f.localGet(scratch).localGet(lo).localGet(hi).localGet(c0).localGet(c1);
         if (epi !== undefined) {
@@ -115,5 +126,6 @@ export function emitGemmKernel(
     scratchBytes,
     parallelExtent,
     costPerUnit,
+    ...(packed !== undefined ? { packedOperand: { operand: epilogue?.rhs ?? 1, layout: packed } } : {}),
   };
 }

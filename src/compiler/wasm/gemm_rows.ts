@@ -1,7 +1,8 @@
 // The blocked GEMM loop nest shared by the GEMM and convolution kernels:
 // rows(a, b, c, scratch, rowBegin, rowEnd, colBegin, colEnd) computes the block
 // [rowBegin, rowEnd) x [colBegin, colEnd) of C = A B, with A(i, p) at a + i*aRow + p*aK, B(p, j) at b + p*bK + j*bLine and
-// C(i, j) at c + (i*n + j)*es, packing B blocks into its scratch (see gemm.ts).
+// C(i, j) at c + (i*n + j)*es, packing B blocks into its scratch (see gemm.ts), or, with
+// prepackedB, reading them where packedBOf's layout (blocks of tiling.nc columns) puts them.
 // With an epilogue (output fusions, epilogue.ts), rows takes more arguments, (rowBase,
 // operand0, ..., operandN-1, result), and finishes each tile after its last block of
 // k: a full tile in registers, by microkernels that apply the epilogue before they
@@ -30,6 +31,8 @@ export interface GemmRowsLayout {
   readonly aK: number;
   readonly bK: number;
   readonly bLine: number;
+  /** B comes in packedBOf's layout (b is its batch's first element): nothing to pack. */
+  readonly prepackedB?: boolean;
 }
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
@@ -71,7 +74,7 @@ export interface RowsEpilogue {
 export function emitGemmRows(
   module: ModuleBuilder, layout: GemmRowsLayout, tiling: GemmTiling, fused: boolean, remainders: readonly number[], epilogue?: RowsEpilogue,
 ): { rows: number; scratchBytes: number } {
-  const { type, n, k, aRow, aK, bK, bLine } = layout;
+  const { type, n, k, aRow, aK, bK, bLine, prepackedB = false } = layout;
   const { bytes: es, lanes } = elementInfo(type);
   const { mr, nrVectors } = tiling;
   const nr = nrVectors * lanes;
@@ -79,15 +82,15 @@ export function emitGemmRows(
   tiling = { ...tiling, nc: roundUp(tiling.nc, nr) };
   const kc = Math.min(tiling.kc, Math.max(k, 1));
   const nc = Math.min(tiling.nc, roundUp(Math.max(n, 1), nr));
-  const packedBBytes = align64(kc * nc * es);
+  const packedBBytes = prepackedB ? 0 : align64(kc * nc * es);
   const tileBytes = align64(mr * nr * es);
   // The row-tile buffer: mr rows of nc columns, rows n elements apart as in C (the epilogue addresses both alike).
   const inScratch = epilogue !== undefined && epilogue.keepProduct && productFitsOneBlock(k, tiling.kc);
   const rowTileBytes = inScratch ? align64(((mr - 1) * n + nc) * es) : 0;
   const scratchBytes = packedBBytes + tileBytes + rowTileBytes;
-  const packB = emitPack(module, type, nr, bLine, bK);
+  const packB = prepackedB ? undefined : emitPack(module, type, nr, bLine, bK);
   // B stored by rows ([k][n]: a step of k is a row) packs with vector copies.
-  const packRowsB = bLine === es ? emitPackRowsB(module, type, nrVectors, bK) : undefined;
+  const packRowsB = !prepackedB && bLine === es ? emitPackRowsB(module, type, nrVectors, bK) : undefined;
   const aLayout = { rowStride: aRow, kStep: aK };
   // Microkernels that finish their tile in registers, when the epilogue can.
   const inRegisters = epilogue?.inRegisters;
@@ -110,7 +113,7 @@ export function emitGemmRows(
   const rows = module.addFunction(undefined, new Array<"i32">(8 + extra).fill("i32"), [], (f) => {
     const [a, b, c, scratch, rowBegin, rowEnd, colBegin, colEnd] = [0, 1, 2, 3, 4, 5, 6, 7];
     const [rowBase, result] = [8, 9 + (epilogue?.operands ?? 0)];
-    const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src, rowTile, e0] = Array.from({ length: 16 }, () => f.local("i32"));
+    const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src, rowTile, e0, panels] = Array.from({ length: 17 }, () => f.local("i32"));
     f.localGet(scratch).i32Const(packedBBytes).i32Add().localSet(tile);
     f.localGet(scratch).i32Const(packedBBytes + tileBytes).i32Add().localSet(rowTile);
     forRange(f, jc, { local: colBegin }, { local: colEnd }, tiling.nc, () => {
@@ -119,18 +122,26 @@ export function emitGemmRows(
       forRange(f, pc, 0, k, tiling.kc, () => {
         f.i32Const(k).localGet(pc).i32Sub().localSet(tr);
         setMinU(f, kLen, tiling.kc, { local: tr });
-        // Pack B's block: full panels by rows of B when it is stored [k][n], the rest generically.
-        f.localGet(b).localGet(pc).i32Const(bK).i32Mul().i32Add().localGet(jc).i32Const(bLine).i32Mul().i32Add().localSet(src);
-        if (packRowsB !== undefined) {
-          f.localGet(src).localGet(kLen).localGet(nLen).localGet(scratch).call(packRowsB);
-          f.localGet(nLen).i32Const(nr).i32DivU().i32Const(nr).i32Mul().localSet(full);
+        if (prepackedB) {
+          // The block's panels: at element jc*k + pc*roundUp(nLen, nr) of B.
+          f.localGet(b).localGet(jc).i32Const(k).i32Mul();
+          f.localGet(pc).localGet(nLen).i32Const(nr - 1).i32Add().i32Const(nr).i32DivU().i32Const(nr).i32Mul().i32Mul().i32Add();
+          f.i32Const(es).i32Mul().i32Add().localSet(panels);
         } else {
-          f.i32Const(0).localSet(full);
+          // Pack B's block: full panels by rows of B when it is stored [k][n], the rest generically.
+          f.localGet(b).localGet(pc).i32Const(bK).i32Mul().i32Add().localGet(jc).i32Const(bLine).i32Mul().i32Add().localSet(src);
+          if (packRowsB !== undefined) {
+            f.localGet(src).localGet(kLen).localGet(nLen).localGet(scratch).call(packRowsB);
+            f.localGet(nLen).i32Const(nr).i32DivU().i32Const(nr).i32Mul().localSet(full);
+          } else {
+            f.i32Const(0).localSet(full);
+          }
+          f.localGet(src).localGet(full).i32Const(bLine).i32Mul().i32Add();
+          f.localGet(kLen).localGet(kLen).localGet(nLen).localGet(full).i32Sub();
+          f.localGet(scratch).localGet(full).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add();
+          f.call(packB!);
+          f.localGet(scratch).localSet(panels);
         }
-        f.localGet(src).localGet(full).i32Const(bLine).i32Mul().i32Add();
-        f.localGet(kLen).localGet(kLen).localGet(nLen).localGet(full).i32Sub();
-        f.localGet(scratch).localGet(full).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add();
-        f.call(packB);
         forRange(f, ir, { local: rowBegin }, { local: rowEnd }, mr, () => {
           f.localGet(a).localGet(ir).i32Const(aRow).i32Mul().i32Add().localGet(pc).i32Const(aK).i32Mul().i32Add().localSet(pa);
           // epi(operands..., product, result, rows [ir, ir + rowCount), columns [jc + j0, jc + j0 + count)), after the last block of k.
@@ -152,7 +163,7 @@ export function emitGemmRows(
           };
           const tiles = (fullFn: number, finalFn: number | undefined, tileFn: number, rowCount: number): void => {
             forRange(f, jr, 0, { local: nLen }, nr, () => {
-              f.localGet(scratch).localGet(jr).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pb);
+              f.localGet(panels).localGet(jr).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pb);
               // cp = c + (ir * n + jc + jr) * es: where the tile goes, in C
               f.localGet(c).localGet(ir).i32Const(n).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
               f.localGet(jr).i32Const(nr).i32Add().localGet(nLen).i32LeU().if();

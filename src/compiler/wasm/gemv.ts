@@ -6,9 +6,12 @@
 //
 // Accumulation: in the element type, for each element of c sequentially over k.
 // Work split: parallelExtent counts (batch, chunk of columns) pairs (the schedule's,
-// kernel/gemm_plan.ts).
-// With an epilogue (output fusions), each unit finishes its m x chunk block of C with
-// it once the sweeps are done (the block was just written: it is in cache).
+// kernel/gemm_plan.ts). A call sweeps consecutive chunks of one batch together, up to
+// MERGED_C_BYTES of C: B is then read in runs as long as the call's share of each row
+// (on one thread, the whole row where it fits), not a chunk's (64-256 columns), which
+// the hardware prefetch followed poorly where B comes from memory.
+// With an epilogue (output fusions), each merged block of C (m rows, its columns) is
+// finished with it once the sweeps are done (the block was just written: it is in cache).
 
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import type { GemmSchedule } from "../kernel/gemm_plan.js";
@@ -16,6 +19,9 @@ import { elementInfo } from "./gemm_microkernel.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { forRange, setMinU } from "./loops.js";
 import type { KernelEpilogue } from "./gemm_rows.js";
+
+/** The most bytes of C one sweep over B's rows accumulates into (it stays in L1 beside the rows of B streaming by). */
+const MERGED_C_BYTES = 16 * 1024;
 
 /** run(a, b, c, begin, end); with an epilogue, run(operand0, ..., operandN-1, c, begin, end), a and b among the operands. */
 export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name: string, epilogue?: KernelEpilogue): WasmKernel {
@@ -52,7 +58,7 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
   module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
     const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
     const [c, begin, end] = [nOps, nOps + 1, nOps + 2];
-    const [u, bi, c0, c1, vEnd, pa, pb, pc, kb, j, q, rest] = Array.from({ length: 12 }, () => f.local("i32"));
+    const [u, bi, c0, c1, vEnd, pa, pb, pc, kb, j, q, rest, merged] = Array.from({ length: 13 }, () => f.local("i32"));
     const s = Array.from({ length: m * rowsPerSweep }, () => f.local("v128"));
     const acc = f.local("v128");
     // One sweep over columns [c0, c1) adding `rows` rows of B from row kb.
@@ -101,11 +107,19 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
         f.localGet(j).i32Const(es).i32Add().localSet(j);
       });
     };
+    const mergeable = Math.max(1, Math.floor(MERGED_C_BYTES / (m * chunk * es)));
     forRange(f, u, { local: begin }, { local: end }, 1, () => {
       f.localGet(u).i32Const(nChunks).i32DivU().localSet(bi);
-      f.localGet(u).i32Const(nChunks).i32RemU().i32Const(chunk).i32Mul().localSet(c0);
+      // merged = min(end - u, chunks left in this batch, mergeable); columns [c0, c1) are theirs.
+      f.localGet(u).i32Const(nChunks).i32RemU().localSet(c0);
+      f.i32Const(nChunks).localGet(c0).i32Sub().localSet(rest);
+      f.localGet(end).localGet(u).i32Sub().localSet(merged);
+      setMinU(f, merged, { local: merged }, { local: rest });
+      setMinU(f, merged, { local: merged }, mergeable);
+      f.localGet(c0).i32Const(chunk).i32Mul().localSet(c0);
       f.i32Const(n).localGet(c0).i32Sub().localSet(rest);
-      setMinU(f, c1, chunk, { local: rest });
+      f.localGet(merged).i32Const(chunk).i32Mul().localSet(c1);
+      setMinU(f, c1, { local: c1 }, { local: rest });
       f.localGet(c1).localGet(c0).i32Add().localSet(c1);
       f.localGet(c1).localGet(c0).i32Sub().i32Const(lanes).i32DivU().i32Const(lanes).i32Mul().localGet(c0).i32Add().localSet(vEnd);
       f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add().localSet(pa);
@@ -128,6 +142,8 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
         f.localGet(bi).i32Const(m).i32Mul().localTee(rest).localGet(rest).i32Const(m).i32Add();
         f.localGet(c0).localGet(c1).call(epi);
       }
+      // Past the merged units (the loop adds the last one).
+      f.localGet(u).localGet(merged).i32Add().i32Const(1).i32Sub().localSet(u);
     });
   });
   return {

@@ -18,6 +18,7 @@
 // the whole job.
 
 import type { RowAccess } from "../kernel/row_access.js";
+import type { PackedB } from "../kernel/gemm_plan.js";
 
 // The device memory's size limit and buffer alignment belong to the runtime's device
 // memory (runtime/device_memory.ts), which the kernels address.
@@ -49,4 +50,9 @@ export interface WasmKernel {
   readonly costPerUnit: number;
   /** Present when the units are rows of the kernel's buffers (see RowAccess). */
   readonly rows?: RowAccess;
+  /**
+   * An operand (a constant of the program) the kernel reads as B of a GEMM already
+   * packed into its panels: the program's planner stores that constant packed (packB).
+   */
+  readonly packedOperand?: { readonly operand: number; readonly layout: PackedB };
 }

@@ -1,7 +1,7 @@
-// Constant weights packed once: a native GEMM kernel whose B is a constant of the program
-// reads it in its panel layout, stored so when the program is planned (packB), instead of
-// packing B on every call. Whole programs against the interpreter; the packer against a
-// direct reading of its documented layout.
+// Constant weights packed once: a GEMM kernel (native, or WebAssembly's plain dots) whose
+// B is a constant of the program reads it in its panel layout, stored so when the program
+// is planned (packB), instead of packing B on every call. Whole programs against the
+// interpreter; the packer against a direct reading of its documented layout.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -21,10 +21,10 @@ function randomLiteral(t: ElementType, dims: readonly number[]): Literal {
   return Literal.fromValues(t, dims, Array.from({ length: n }, () => random() * 2 - 1));
 }
 
-/** Runs `c` on the native backend and the interpreter; the kernels that read B pre-packed. */
-async function check(c: Computation, k: number): Promise<string[]> {
+/** Runs `c` on a backend and the interpreter; the kernels that read B pre-packed. */
+async function check(c: Computation, k: number, backend: "native" | "wasm" = "native"): Promise<string[]> {
   const args = c.parameters.map((p) => randomLiteral(p.shape.kind === "array" ? p.shape.elementType : "f32", p.shape.kind === "array" ? p.shape.dimensions : []));
-  const exe = await compile(c, { backend: "native" });
+  const exe = await compile(c, { backend });
   const got = exe.run(args);
   const want = evaluate(c, args);
   const leaves = (l: Literal): readonly Literal[] => (l.shape.kind === "tuple" ? l.elements : [l]);
@@ -78,5 +78,23 @@ test("native GEMMs with a constant B read it pre-packed: plain dot, output fusio
   const w = constantLiteral(b, randomLiteral("f32", [64, 48]));
   const shared = [dot(parameter(b, 4, arrayShape("f32", [20, 64]), "xw"), w), dot(w, parameter(b, 5, arrayShape("f32", [48, 20]), "y")), w];
   const packedKernels = await check(b.build(tuple(b, [...products, fused, batched, ...shared])), 530);
+  assert.equal(packedKernels.length, 5, packedKernels.join("\n"));
+});
+
+test("WebAssembly GEMMs with a constant B read it pre-packed: plain dot, output fusion, f32 and f64, batched with B transposed, a shared constant", async () => {
+  // m 20, k 530 (several blocks of k), n 300 (several column blocks, a partial panel).
+  const b = new XlaBuilder("prepacked_wasm");
+  const products = (["f32", "f64"] as const).map((t, i) => dot(parameter(b, i, arrayShape(t, [20, 530]), `x_${t}`), constantLiteral(b, randomLiteral(t, [530, 300]))));
+  const fused = max(add(dot(parameter(b, 6, arrayShape("f32", [20, 530]), "xf"), constantLiteral(b, randomLiteral("f32", [530, 300]))),
+    constantLiteral(b, randomLiteral("f32", [300])), [1]), constantR0(b, "f32", 0));
+  const batched = dotGeneral(parameter(b, 2, arrayShape("f32", [3, 20, 40]), "xb"), constantLiteral(b, randomLiteral("f32", [3, 56, 40])), {
+    lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [2],
+  });
+  // w as B of x·w (pre-packed), as A of w·y (not), and returned as it is.
+  const w = constantLiteral(b, randomLiteral("f32", [64, 48]));
+  const shared = [dot(parameter(b, 3, arrayShape("f32", [20, 64]), "xw"), w), dot(w, parameter(b, 4, arrayShape("f32", [48, 20]), "y")), w];
+  // One row of A streams B as stored: not packed.
+  const row = dot(parameter(b, 5, arrayShape("f32", [1, 530]), "x1"), constantLiteral(b, randomLiteral("f32", [530, 30])));
+  const packedKernels = await check(b.build(tuple(b, [...products, fused, batched, ...shared, row])), 530, "wasm");
   assert.equal(packedKernels.length, 5, packedKernels.join("\n"));
 });

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { emitGemmKernel } from "../../../src/compiler/wasm/gemm.js";
-import { gemmSpecOfDot, gemmTiling, type GemmSpec, type GemmTiling } from "../../../src/compiler/kernel/gemm_plan.js";
+import { gemmSpecOfDot, gemmTiling, packB, type GemmSpec, type GemmTiling } from "../../../src/compiler/kernel/gemm_plan.js";
 import { WASM_GEMM_TARGET } from "../../../src/compiler/wasm/gemm_microkernel.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import type { WasmTarget } from "../../../src/compiler/wasm/kernel.js";
@@ -15,14 +15,17 @@ import { runKernel } from "./kernel_harness.js";
 
 const random = rng(7);
 
-function checkGemm(spec: GemmSpec, target: WasmTarget = detectWasmTarget(), splits = 1, tiling: Partial<GemmTiling> = {}): void {
+/** `constantB`: the kernel must ask for B pre-packed (packedOperand), and gets it packed by packB. */
+function checkGemm(spec: GemmSpec, target: WasmTarget = detectWasmTarget(), splits = 1, tiling: Partial<GemmTiling> = {}, constantB = false): void {
   const F = spec.elementType === "f32" ? Float32Array : Float64Array;
   const a = new F(spec.batch * spec.m * spec.k).map(() => random() * 2 - 1);
   const b = new F(spec.batch * spec.k * spec.n).map(() => random() * 2 - 1);
-  const kernel = emitGemmKernel(spec, target, { ...gemmTiling(spec, WASM_GEMM_TARGET), ...tiling });
+  const kernel = emitGemmKernel(spec, target, { ...gemmTiling(spec, WASM_GEMM_TARGET), ...tiling }, undefined, constantB);
   if (isDeclined(kernel)) throw new Error(kernel.declined);
   assert.ok(WebAssembly.validate(kernel.bytes), kernel.name);
-  const [bytes] = runKernel(kernel, target, [a, b], [spec.batch * spec.m * spec.n * F.BYTES_PER_ELEMENT], splits);
+  assert.equal(kernel.packedOperand !== undefined, constantB, `${kernel.name}: B pre-packed`);
+  const bRead = kernel.packedOperand === undefined ? b : packB(b, kernel.packedOperand.layout);
+  const [bytes] = runKernel(kernel, target, [a, bRead], [spec.batch * spec.m * spec.n * F.BYTES_PER_ELEMENT], splits);
   const got = new F(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, spec.batch * spec.m * spec.n);
   const want = gemmReference(spec, a, b);
   // f32 accumulation over k terms of magnitude <= 1: error grows like k * 2^-24.
@@ -72,8 +75,10 @@ test("gemm: other tilings, relaxed_madd, and split ranges agree with the referen
   checkGemm({ elementType: "f32", batch: 1, m: 1, n: 300, k: 50 }, base, 5);
   checkGemm({ elementType: "f32", batch: 2, m: 5, n: 101, k: 9, rhsTransposed: true }, base, 4);
   checkGemm({ elementType: "f64", batch: 1, m: 3, n: 77, k: 20, lhsTransposed: true }, base, 7);
-  // Vector-matrix products take their own kernel: odd widths, depths not a multiple of 4, batches.
+  // Vector-matrix products take their own kernel: odd widths, depths shorter than a sweep
+  // of B's rows or not a multiple of it, several column chunks, batches.
   checkGemm({ elementType: "f32", batch: 3, m: 1, n: 1030, k: 7 }, base, 5);
+  checkGemm({ elementType: "f32", batch: 1, m: 1, n: 1030, k: 29 }, base, 3);
   checkGemm({ elementType: "f64", batch: 2, m: 1, n: 67, k: 130, lhsTransposed: true }, base, 3);
   checkGemm({ elementType: "f32", batch: 1, m: 1, n: 3, k: 2 }, base, 1);
   // 2-4 rows stream B when it is big (here 2 x 4100 x 1025 f32 = 16.04 MiB).
@@ -81,6 +86,19 @@ test("gemm: other tilings, relaxed_madd, and split ranges agree with the referen
   checkGemm({ elementType: "f64", batch: 1, m: 4, n: 1027, k: 2045, lhsTransposed: true }, base, 2);
   const gemv = emitGemmKernel({ elementType: "f32", batch: 1, m: 1, n: 4096, k: 64 }, base);
   assert.ok(!isDeclined(gemv) && gemv.parallelExtent >= 16, "a matrix-vector product offers parallel units");
+});
+
+test("gemm: a constant B is read pre-packed (packB's layout): blocks of k and columns, partial panels, chunks, batches, B transposed", () => {
+  const base = detectWasmTarget();
+  // k 300 in blocks of 256; n 70 in column blocks of 24 (the last 22: a partial panel).
+  checkGemm({ elementType: "f32", batch: 1, m: 23, n: 70, k: 300 }, base, 1, { nc: 24 }, true);
+  // Two row tiles: the columns split into chunks too; calls on disjoint ranges.
+  checkGemm({ elementType: "f32", batch: 2, m: 9, n: 37, k: 40 }, base, 3, { mr: 5 }, true);
+  checkGemm({ elementType: "f64", batch: 2, m: 9, n: 13, k: 31, rhsTransposed: true }, base, 2, {}, true);
+  checkGemm({ elementType: "f32", batch: 1, m: 6, n: 5, k: 3, lhsTransposed: true }, base, 1, {}, true);
+  // One row of A streams B as it is stored: nothing to pre-pack.
+  checkGemm({ elementType: "f32", batch: 1, m: 1, n: 64, k: 10 }, base, 1, {}, false);
+  assert.equal((emitGemmKernel({ elementType: "f32", batch: 1, m: 1, n: 64, k: 10 }, base, undefined, undefined, true) as { packedOperand?: unknown }).packedOperand, undefined);
 });
 
 test("gemm: k = 0 gives zeros; m = 0 or n = 0 does nothing", () => {
