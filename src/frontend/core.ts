@@ -119,10 +119,11 @@ export type ArrayLike = ArrayBase | number | boolean | bigint | Complex | readon
 export const isComplexValue = (v: unknown): v is Complex =>
   typeof v === "object" && v !== null && !(v instanceof ArrayBase) && typeof (v as Complex).re === "number" && typeof (v as Complex).im === "number";
 
-/** Frees a dropped Array's device buffer. */
-const registry = new FinalizationRegistry<DeviceArray>((buffer) => buffer.delete());
-
-/** A concrete array: a buffer in the default device's memory. */
+/**
+ * A concrete array: a buffer in the default device's memory. A dropped Array needs no
+ * finalizer of its own: its DeviceArray, reachable only through it, gives its memory back
+ * when collected (the device's FinalizationRegistry), so an eager op registers nothing.
+ */
 export class Array extends ArrayBase {
   #buffer: DeviceArray | undefined;
 
@@ -130,7 +131,6 @@ export class Array extends ArrayBase {
   constructor(readonly aval: Aval, buffer: DeviceArray, readonly sharding: NamedSharding | undefined = undefined) {
     super();
     this.#buffer = buffer;
-    registry.register(this, buffer, this);
   }
 
   /** @internal The device buffer (a FrontendError after dispose). */
@@ -142,7 +142,6 @@ export class Array extends ArrayBase {
   /** Frees the device buffer now (later uses of the array throw). */
   dispose(): void {
     if (this.#buffer === undefined) return;
-    registry.unregister(this);
     this.#buffer.delete();
     this.#buffer = undefined;
   }
@@ -296,20 +295,31 @@ export function lowerPrimitive<N extends PrimitiveName>(
 }
 
 // ---- eager execution
+//
+// An eager op is the front end's hot path (every np call outside jit), so a cache hit
+// does only what the cache fill has not settled once: it builds the key from strings
+// memoized per aval object (an eager result shares its entry's aval objects, so chains of
+// ops reuse them), allocates the result buffers and runs the executable at their offsets.
+// The executable's own argument checks (count, device, shapes) are skipped: the key
+// fixes the operands' avals, and the default device holds every concrete Array.
 
 interface EagerEntry {
   readonly executable: Executable;
   readonly avals: readonly Aval[];
+  /** The results' device shapes (each call allocates one buffer per result). */
+  readonly outputShapes: readonly ArrayShape[];
+  /** The eager clock's reading at the entry's last use (the least recently used is evicted first). */
+  lastUse: number;
 }
 
 /**
- * Compiled single-op executables by primitive, params and operand avals, least recently
- * used first (a Map keeps insertion order; a hit moves its entry to the end). Past
- * `eagerCacheLimit` entries the oldest is deleted, so a program that sweeps through many
- * shapes keeps a bounded number of executables (and their device memory).
+ * Compiled single-op executables by primitive, params and operand avals. Past
+ * `eagerCacheLimit` entries the least recently used are deleted, so a program that sweeps
+ * through many shapes keeps a bounded number of executables (and their device memory).
  */
 const eagerCache = new Map<string, EagerEntry>();
 let eagerCacheLimit = 1024;
+let eagerClock = 0;
 
 /** Sets the most executables the eager cache keeps (at least 1), evicting the least recently used past it; returns the previous limit. */
 export function setEagerCacheLimit(limit: number): number {
@@ -321,37 +331,60 @@ export function setEagerCacheLimit(limit: number): number {
 }
 
 function evictEager(): void {
-  for (const [key, entry] of eagerCache) {
-    if (eagerCache.size <= eagerCacheLimit) break;
+  const excess = eagerCache.size - eagerCacheLimit;
+  if (excess <= 0) return;
+  const oldest = [...eagerCache].sort(([, x], [, y]) => x.lastUse - y.lastUse).slice(0, excess);
+  for (const [key, entry] of oldest) {
     eagerCache.delete(key);
     entry.executable.delete();
   }
 }
 
 /** The cache key of a primitive's params (they are plain data: numbers, strings, booleans, lists, records). */
-const paramsKey = (params: unknown): string => JSON.stringify(params);
+const paramsKey = (params: object): string => {
+  for (const _ in params) return JSON.stringify(params);
+  return "";
+};
+
+/** avalString of each aval object met, so a key costs one lookup per operand. */
+const avalKeys = new WeakMap<Aval, string>();
+function avalKey(aval: Aval): string {
+  let key = avalKeys.get(aval);
+  if (key === undefined) avalKeys.set(aval, (key = avalString(aval)));
+  return key;
+}
 
 /** Compiled single-op executables (for tests of the cache). */
 export const eagerCacheSize = (): number => eagerCache.size;
 
 function evalEager<N extends PrimitiveName>(name: N, args: readonly Array[], params: PrimitiveParams[N]): Array[] {
-  const key = `${name}|${paramsKey(params)}|${args.map((a) => avalString(a.aval)).join(",")}`;
-  let entry = eagerCache.get(key);
-  if (entry !== undefined) {
-    eagerCache.delete(key);
-    eagerCache.set(key, entry);
-  } else {
-    const b = new XlaBuilder(`eager_${name}`);
-    const ops = args.map((a, i) => parameter(b, i, shapeOfAval(a.aval)));
-    const lowered = lowerPrimitive(b, name, ops, args.map((a) => a.aval), params);
-    const root = lowered.ops.length === 1 ? lowered.ops[0]! : tuple(b, lowered.ops);
-    entry = { executable: compileSync(b.buildModule(root)), avals: lowered.avals };
-    eagerCache.set(key, entry);
-    evictEager();
+  let key = `${name}|${paramsKey(params)}`;
+  for (const a of args) key += `|${avalKey(a.aval)}`;
+  const entry = eagerCache.get(key) ?? fillEager(key, name, args, params);
+  entry.lastUse = ++eagerClock;
+  const device = entry.executable.device;
+  const argumentOffsets = args.map((a) => a.buffer.offset);
+  const results = entry.outputShapes.map((s) => device.allocate(s));
+  try {
+    entry.executable.executeAt(argumentOffsets, results.map((r) => r.offset));
+  } catch (e) {
+    for (const r of results) r.delete();
+    throw e;
   }
-  const results = entry.executable.execute(args.map((a) => a.buffer));
-  const avals = entry.avals;
-  return results.map((r, i) => new Array(avals[i]!, r));
+  return results.map((r, i) => new Array(entry.avals[i]!, r));
+}
+
+/** Compiles primitive `name` alone for these operands' avals and caches it under `key`. */
+function fillEager<N extends PrimitiveName>(key: string, name: N, args: readonly Array[], params: PrimitiveParams[N]): EagerEntry {
+  const b = new XlaBuilder(`eager_${name}`);
+  const ops = args.map((a, i) => parameter(b, i, shapeOfAval(a.aval)));
+  const lowered = lowerPrimitive(b, name, ops, args.map((a) => a.aval), params);
+  const root = lowered.ops.length === 1 ? lowered.ops[0]! : tuple(b, lowered.ops);
+  const executable = compileSync(b.buildModule(root));
+  const entry: EagerEntry = { executable, avals: lowered.avals, outputShapes: executable.program.outputs, lastUse: ++eagerClock };
+  eagerCache.set(key, entry);
+  evictEager();
+  return entry;
 }
 
 // ---- arrays from JS values

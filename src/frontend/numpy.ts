@@ -123,6 +123,8 @@ export function broadcastShapes(where: string, ...shapes: (readonly number[])[])
 
 /** The operands converted to their common dtype (JAX's promotion) and broadcast to one shape. */
 export function promoteAndBroadcast(where: string, ...xs: ArrayLike[]): ArrayBase[] {
+  const matched = withoutPromotion(xs);
+  if (matched !== undefined) return matched;
   // A JS number stays a number until its dtype and shape are known (then it is a cached constant).
   const operands = xs.map((x) => (typeof x === "number" ? x : asArrayValue(x, undefined, where)));
   const kinds = operands.map((o) => (typeof o === "number" ? { dtype: Number.isInteger(o) ? DEFAULT_INT : DEFAULT_FLOAT, weakType: true } : o.aval));
@@ -130,6 +132,37 @@ export function promoteAndBroadcast(where: string, ...xs: ArrayLike[]): ArrayBas
   const shape = broadcastShapes(where, ...operands.map((o) => (typeof o === "number" ? [] : o.shape)));
   return operands.map((o) => (typeof o === "number" ? lax.constantOperand(shape, o, dtype, weakType)
     : lax.broadcastTo(lax.convertElementType(o, dtype, weakType), shape)));
+}
+
+/**
+ * The eager path's common cases, settled without the promotion lattice: arrays of one
+ * dtype, weak type and shape pass as they are; JS numbers beside one such array take its
+ * dtype, weak type and shape where its kind already holds them (any number beside a float
+ * or complex array, integers beside an integer one), as resultType would give. Undefined
+ * for every other case.
+ */
+function withoutPromotion(xs: readonly ArrayLike[]): ArrayBase[] | undefined {
+  let like: ArrayBase | undefined;
+  let numbers = false;
+  let integralNumbers = true;
+  for (const x of xs) {
+    if (typeof x === "number") {
+      numbers = true;
+      integralNumbers &&= Number.isInteger(x);
+    }
+    else if (!(x instanceof ArrayBase)) return undefined;
+    else if (like === undefined) like = x;
+    else {
+      const a = x.aval;
+      const b = like.aval;
+      if (a.dtype !== b.dtype || a.weakType !== b.weakType || a.shape.length !== b.shape.length || a.shape.some((d, i) => d !== b.shape[i])) return undefined;
+    }
+  }
+  if (like === undefined) return undefined;
+  const { dtype, weakType } = like.aval;
+  if (numbers && !isInexact(dtype) && !(isIntegral(dtype) && integralNumbers)) return undefined;
+  const shape = like.aval.shape;
+  return xs.map((x) => (typeof x === "number" ? lax.constantOperand(shape, x, dtype, weakType) : x as ArrayBase));
 }
 
 const binary = (where: string, op: (x: ArrayBase, y: ArrayBase) => ArrayBase) => (x: ArrayLike, y: ArrayLike): ArrayBase => {
