@@ -95,6 +95,14 @@ export abstract class ArrayBase {
     return new IndexUpdateRef(this, idx);
   }
 
+  /**
+   * The array itself. jax-js's arrays are consumed by each op and `.ref` keeps one alive;
+   * here no op consumes its inputs, so code written for jax-js runs unchanged.
+   */
+  get ref(): this {
+    return this;
+  }
+
   /** The sub-arrays along the leading axis (`const [k1, k2] = random.split(key)`). */
   *[Symbol.iterator](): Iterator<ArrayBase> {
     if (this.ndim === 0) throw new FrontendError("iteration over a 0-d array", "iter");
@@ -188,6 +196,9 @@ export abstract class Tracer extends ArrayBase {
   concrete(): { value: Array; batched: boolean } | undefined {
     return undefined;
   }
+
+  /** Nothing to free: a traced value has no memory of its own (so code that disposes arrays runs unchanged under jit). */
+  dispose(): void {}
 
   tolist(): NestedValues {
     throw this.concretization("tolist");

@@ -382,12 +382,27 @@ export function normalizeAxis(where: string, axis: number, rank: number): number
   return a;
 }
 
+/**
+ * An axis argument as numpy takes it: positionally (`np.sum(x, 1)`, `np.argmax(x, -1)`,
+ * as in JAX and jax-js) or in the options object (`np.sum(x, { axis: 1, keepdims: true })`).
+ */
+export type AxisArg<O> = O | number | readonly number[] | null;
+
+/** The options object of an AxisArg (a positional axis becomes `{ axis }`); anything else is a FrontendError, not silently ignored. */
+export function axisOptions<O extends object>(where: string, options: AxisArg<O> | undefined): O {
+  if (options === undefined) return {} as O;
+  if (options === null || typeof options === "number" || globalThis.Array.isArray(options)) return { axis: options } as unknown as O;
+  if (typeof options !== "object") throw new FrontendError(`${where}: expected an axis or an options object, got ${String(options)} (${typeof options})`, where, "axis");
+  return options as O;
+}
+
 const keepDims = (out: ArrayBase, shape: readonly number[], axes: readonly number[], keep: boolean | undefined): ArrayBase =>
   keep === true ? lax.reshape(out, shape.map((d, i) => (axes.includes(i) ? 1 : d))) : out;
 
 /** A reduction from a lax reduction, with numpy's axis and keepdims. */
 const reduction = (where: string, op: (x: ArrayBase, axes: number[]) => ArrayBase, input: (x: ArrayBase, dtype?: DType) => ArrayBase) =>
-  (x: ArrayLike, options: ReduceOptions = {}): ArrayBase => {
+  (x: ArrayLike, axisOrOptions?: AxisArg<ReduceOptions>): ArrayBase => {
+    const options = axisOptions(where, axisOrOptions);
     const a = input(asArrayValue(x, undefined, where), options.dtype);
     const axes = reductionAxes(where, a.ndim, options.axis);
     return keepDims(op(a, axes), a.shape, axes, options.keepdims);
@@ -413,7 +428,8 @@ export const any = reduction("any", lax.reduceOr, asBool);
 /** The number of elements a reduction over `axes` combines. */
 const countOver = (shape: readonly number[], axes: readonly number[]): number => axes.reduce((n, a) => n * shape[a]!, 1);
 
-export function mean(x: ArrayLike, options: ReduceOptions = {}): ArrayBase {
+export function mean(x: ArrayLike, axisOrOptions?: AxisArg<ReduceOptions>): ArrayBase {
+  const options = axisOptions("mean", axisOrOptions);
   const a = toInexact(asArrayValue(x, options.dtype, "mean"));
   const axes = reductionAxes("mean", a.ndim, options.axis);
   return keepDims(lax.div(lax.reduceSum(a, axes), countOver(a.shape, axes)), a.shape, axes, options.keepdims);
@@ -424,7 +440,8 @@ export interface VarOptions extends ReduceOptions {
   readonly ddof?: number;
 }
 
-export function variance(x: ArrayLike, options: VarOptions = {}): ArrayBase {
+export function variance(x: ArrayLike, axisOrOptions?: AxisArg<VarOptions>): ArrayBase {
+  const options = axisOptions("var", axisOrOptions);
   const a = toInexact(asArrayValue(x, options.dtype, "var"));
   const axes = reductionAxes("var", a.ndim, options.axis);
   const centered = lax.sub(a, broadcastTo(mean(a, { axis: axes, keepdims: true }), a.shape));
@@ -433,14 +450,15 @@ export function variance(x: ArrayLike, options: VarOptions = {}): ArrayBase {
 }
 export { variance as var };
 
-export const std = (x: ArrayLike, options: VarOptions = {}): ArrayBase => lax.sqrt(variance(x, options));
+export const std = (x: ArrayLike, axisOrOptions?: AxisArg<VarOptions>): ArrayBase => lax.sqrt(variance(x, axisOrOptions));
 
 export interface ArgOptions {
   readonly axis?: number | null;
   readonly keepdims?: boolean;
 }
 
-const argReduction = (where: string, op: typeof lax.argmax) => (x: ArrayLike, options: ArgOptions = {}): ArrayBase => {
+const argReduction = (where: string, op: typeof lax.argmax) => (x: ArrayLike, axisOrOptions?: ArgOptions | number | null): ArrayBase => {
+  const options = axisOptions<ArgOptions>(where, axisOrOptions);
   let a = asArrayValue(x, undefined, where);
   if (a.size === 0) throw new FrontendError(`${where}: attempt to get ${where} of an empty sequence`, where);
   if (options.axis === undefined || options.axis === null) {
@@ -456,7 +474,8 @@ export const argmax = argReduction("argmax", lax.argmax);
 export const argmin = argReduction("argmin", lax.argmin);
 
 /** np.cumsum / np.cumprod: running sums or products along `axis` (default: of the flattened array). */
-const cumulative = (where: string, op: typeof lax.cumsum) => (x: ArrayLike, options: { axis?: number | null; dtype?: DType } = {}): ArrayBase => {
+const cumulative = (where: string, op: typeof lax.cumsum) => (x: ArrayLike, axisOrOptions?: { axis?: number | null; dtype?: DType } | number | null): ArrayBase => {
+  const options = axisOptions<{ axis?: number | null; dtype?: DType }>(where, axisOrOptions);
   let a = sumInput(asArrayValue(x, undefined, where), options.dtype);
   if (options.axis === undefined || options.axis === null) a = lax.reshape(a, [a.size]);
   return op(a, normalizeAxis(where, options.axis ?? 0, a.ndim));
