@@ -24,6 +24,8 @@ import { arrayShape, type ArrayShape } from "../types/shape.js";
 import { DTYPES, dtypeKind, dtypeOf, resultType, DEFAULT_COMPLEX, DEFAULT_FLOAT, DEFAULT_INT, type DType } from "./dtypes.js";
 import { ConcretizationError, FrontendError } from "./errors.js";
 import { getItem, IndexUpdateRef, type Index } from "./indexing.js";
+// A cycle, as indexing.ts's: numpy's functions are only called from the methods below.
+import * as np from "./numpy.js";
 import { PRIMITIVES, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
 import type { NamedSharding } from "./sharding.js";
 
@@ -93,6 +95,21 @@ export abstract class ArrayBase {
   /** JAX's `x.at[...]`: `x.at(0, ":").set(v)`, `.add(v)`, `.multiply(v)`, `.min(v)`, `.max(v)`, `.get()` (new arrays; x is unchanged). */
   at(...idx: Index[]): IndexUpdateRef {
     return new IndexUpdateRef(this, idx);
+  }
+
+  /** numpy's `x.reshape(...)`: `x.reshape([2, 3])` or `x.reshape(2, 3)` (one size may be -1). */
+  reshape(...shape: (number | readonly number[])[]): ArrayBase {
+    return np.reshape(this, shape.flat());
+  }
+
+  /** numpy's `x.astype(dtype)`. */
+  astype(dtype: DType): ArrayBase {
+    return np.astype(this, dtype);
+  }
+
+  /** numpy's `x.T`: the axes reversed. */
+  get T(): ArrayBase {
+    return np.transpose(this);
   }
 
   /**

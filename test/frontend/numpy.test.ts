@@ -141,7 +141,7 @@ test("isinf, trunc, the inverse hyperbolic functions, hypot and degrees against 
   close([Number((grad((v: FrontendArray) => np.arcsinh(v))(f64([0.75]).index(0)) as FrontendArray).item())], [1 / Math.sqrt(1 + 0.5625)]);
 });
 
-test("an axis passed positionally as numpy and jax-js pass it; .ref is the array itself; a wrong axis argument is a FrontendError", () => {
+test("an axis passed positionally as numpy and jax-js pass it; .ref is the array itself; reshape, astype and T as methods; a wrong axis argument is a FrontendError", () => {
   const x = np.array([[1, 5, 2], [7, 0, 3]], { dtype: "float32" });
   assert.deepEqual(np.sum(x, 1).tolist(), [8, 10]);
   assert.deepEqual(np.sum(x, [0, 1]).tolist(), 18);
@@ -156,5 +156,7 @@ test("an axis passed positionally as numpy and jax-js pass it; .ref is the array
   close(nn.logSoftmax(x, -1).tolist(), nn.logSoftmax(x, { axis: -1 }).tolist(), 0);
   close(nn.logsumexp(x, null).tolist(), Math.log([1, 5, 2, 7, 0, 3].reduce((s, v) => s + Math.exp(v), 0)));
   assert.equal(x.ref, x);
+  assert.deepEqual(x.reshape(3, 2).T.tolist(), [[1, 2, 0], [5, 7, 3]]);
+  assert.deepEqual(x.reshape([-1]).astype("int32").tolist(), [1, 5, 2, 7, 0, 3]);
   assert.throws(() => np.sum(x, "1" as never), FrontendError);
 });
