@@ -138,7 +138,17 @@ export type ArrayLikeStorage = Literal["data"];
  * complex number `{ re, im }` (weakly typed, as a Python complex is in JAX), or nested JS
  * arrays of them.
  */
-export type ArrayLike = ArrayBase | number | boolean | bigint | Complex | readonly ArrayLike[];
+export type ArrayLike = ArrayBase | number | boolean | bigint | Complex | TypedArray | readonly ArrayLike[];
+
+/** A JS typed array, taken as a 1-D array of its element type (as jnp.array takes a numpy array). */
+export type TypedArray = Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | Uint32Array | BigInt64Array | BigUint64Array | Float32Array | Float64Array;
+
+/** The dtype of each typed array class (Uint8ClampedArray and DataView are not arrays of one). */
+const TYPED_ARRAY_DTYPES: readonly [new (n: number) => TypedArray, DType][] = [
+  [Int8Array, "int8"], [Int16Array, "int16"], [Int32Array, "int32"], [Uint8Array, "uint8"], [Uint16Array, "uint16"], [Uint32Array, "uint32"],
+  [BigInt64Array, "int64"], [BigUint64Array, "uint64"], [Float32Array, "float32"], [Float64Array, "float64"],
+];
+const typedArrayDtype = (x: unknown): DType | undefined => TYPED_ARRAY_DTYPES.find(([cls]) => x instanceof cls)?.[1];
 
 /** Whether `v` is a JS complex number `{ re, im }` (not an array). */
 export const isComplexValue = (v: unknown): v is Complex =>
@@ -457,6 +467,12 @@ const flattenNested = (x: unknown): unknown[] => (isJsArray(x) ? (x as unknown[]
  */
 export function asArrayValue(x: ArrayLike, dtype?: DType, where = "asarray"): ArrayBase {
   if (x instanceof ArrayBase) return dtype === undefined || dtype === x.dtype ? x : convertElementType(x, dtype);
+  const typed = typedArrayDtype(x);
+  if (typed !== undefined) {
+    const d = dtype ?? typed;
+    const values = globalThis.Array.from(x as TypedArray, (v: number | bigint) => toElement(v, d, where));
+    return arrayFromLiteral(Literal.fromValues(DTYPES[d], [values.length], values));
+  }
   const shape = nestedShape(x, where);
   const leaves = flattenNested(x);
   if (leaves.some((l) => l instanceof ArrayBase)) return stackNested(x, dtype, where);

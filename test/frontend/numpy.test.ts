@@ -141,7 +141,7 @@ test("isinf, trunc, the inverse hyperbolic functions, hypot and degrees against 
   close([Number((grad((v: FrontendArray) => np.arcsinh(v))(f64([0.75]).index(0)) as FrontendArray).item())], [1 / Math.sqrt(1 + 0.5625)]);
 });
 
-test("an axis passed positionally as numpy and jax-js pass it; .ref is the array itself; reshape, astype and T as methods; a wrong axis argument is a FrontendError", () => {
+test("an axis passed positionally as numpy and jax-js pass it; .ref is the array itself; reshape, astype and T as methods; typed arrays as arrays; a wrong axis argument is a FrontendError", () => {
   const x = np.array([[1, 5, 2], [7, 0, 3]], { dtype: "float32" });
   assert.deepEqual(np.sum(x, 1).tolist(), [8, 10]);
   assert.deepEqual(np.sum(x, [0, 1]).tolist(), 18);
@@ -158,5 +158,11 @@ test("an axis passed positionally as numpy and jax-js pass it; .ref is the array
   assert.equal(x.ref, x);
   assert.deepEqual(x.reshape(3, 2).T.tolist(), [[1, 2, 0], [5, 7, 3]]);
   assert.deepEqual(x.reshape([-1]).astype("int32").tolist(), [1, 5, 2, 7, 0, 3]);
+  // A typed array is a 1-D array of its element type, as jnp.array takes a numpy array.
+  const typed = np.array(new Float32Array([1, 2, 3, 4])).reshape(2, 2);
+  assert.equal(typed.dtype, "float32");
+  assert.deepEqual(typed.tolist(), [[1, 2], [3, 4]]);
+  assert.deepEqual(np.array(new BigInt64Array([1n, -2n])).tolist(), [1n, -2n]);
+  assert.deepEqual(np.array(new Uint8Array([1, 255]), { dtype: "float32" }).tolist(), [1, 255]);
   assert.throws(() => np.sum(x, "1" as never), FrontendError);
 });
