@@ -24,6 +24,8 @@ import { arrayShape, type ArrayShape } from "../types/shape.js";
 import { DTYPES, dtypeKind, dtypeOf, resultType, DEFAULT_COMPLEX, DEFAULT_FLOAT, DEFAULT_INT, type DType } from "./dtypes.js";
 import { ConcretizationError, FrontendError } from "./errors.js";
 import { getItem, IndexUpdateRef, type Index } from "./indexing.js";
+// A cycle, as indexing.ts's: numpy's functions are only called from the methods below.
+import * as np from "./numpy.js";
 import { PRIMITIVES, type PrimitiveName, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
 import type { NamedSharding } from "./sharding.js";
 
@@ -95,6 +97,29 @@ export abstract class ArrayBase {
     return new IndexUpdateRef(this, idx);
   }
 
+  /** numpy's `x.reshape(...)`: `x.reshape([2, 3])` or `x.reshape(2, 3)` (one size may be -1). */
+  reshape(...shape: (number | readonly number[])[]): ArrayBase {
+    return np.reshape(this, shape.flat());
+  }
+
+  /** numpy's `x.astype(dtype)`. */
+  astype(dtype: DType): ArrayBase {
+    return np.astype(this, dtype);
+  }
+
+  /** numpy's `x.T`: the axes reversed. */
+  get T(): ArrayBase {
+    return np.transpose(this);
+  }
+
+  /**
+   * The array itself. jax-js's arrays are consumed by each op and `.ref` keeps one alive;
+   * here no op consumes its inputs, so code written for jax-js runs unchanged.
+   */
+  get ref(): this {
+    return this;
+  }
+
   /** The sub-arrays along the leading axis (`const [k1, k2] = random.split(key)`). */
   *[Symbol.iterator](): Iterator<ArrayBase> {
     if (this.ndim === 0) throw new FrontendError("iteration over a 0-d array", "iter");
@@ -113,16 +138,27 @@ export type ArrayLikeStorage = Literal["data"];
  * complex number `{ re, im }` (weakly typed, as a Python complex is in JAX), or nested JS
  * arrays of them.
  */
-export type ArrayLike = ArrayBase | number | boolean | bigint | Complex | readonly ArrayLike[];
+export type ArrayLike = ArrayBase | number | boolean | bigint | Complex | TypedArray | readonly ArrayLike[];
+
+/** A JS typed array, taken as a 1-D array of its element type (as jnp.array takes a numpy array). */
+export type TypedArray = Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | Uint32Array | BigInt64Array | BigUint64Array | Float32Array | Float64Array;
+
+/** The dtype of each typed array class (Uint8ClampedArray and DataView are not arrays of one). */
+const TYPED_ARRAY_DTYPES: readonly [new (n: number) => TypedArray, DType][] = [
+  [Int8Array, "int8"], [Int16Array, "int16"], [Int32Array, "int32"], [Uint8Array, "uint8"], [Uint16Array, "uint16"], [Uint32Array, "uint32"],
+  [BigInt64Array, "int64"], [BigUint64Array, "uint64"], [Float32Array, "float32"], [Float64Array, "float64"],
+];
+const typedArrayDtype = (x: unknown): DType | undefined => TYPED_ARRAY_DTYPES.find(([cls]) => x instanceof cls)?.[1];
 
 /** Whether `v` is a JS complex number `{ re, im }` (not an array). */
 export const isComplexValue = (v: unknown): v is Complex =>
   typeof v === "object" && v !== null && !(v instanceof ArrayBase) && typeof (v as Complex).re === "number" && typeof (v as Complex).im === "number";
 
-/** Frees a dropped Array's device buffer. */
-const registry = new FinalizationRegistry<DeviceArray>((buffer) => buffer.delete());
-
-/** A concrete array: a buffer in the default device's memory. */
+/**
+ * A concrete array: a buffer in the default device's memory. A dropped Array needs no
+ * finalizer of its own: its DeviceArray, reachable only through it, gives its memory back
+ * when collected (the device's FinalizationRegistry), so an eager op registers nothing.
+ */
 export class Array extends ArrayBase {
   #buffer: DeviceArray | undefined;
 
@@ -130,7 +166,6 @@ export class Array extends ArrayBase {
   constructor(readonly aval: Aval, buffer: DeviceArray, readonly sharding: NamedSharding | undefined = undefined) {
     super();
     this.#buffer = buffer;
-    registry.register(this, buffer, this);
   }
 
   /** @internal The device buffer (a FrontendError after dispose). */
@@ -142,7 +177,6 @@ export class Array extends ArrayBase {
   /** Frees the device buffer now (later uses of the array throw). */
   dispose(): void {
     if (this.#buffer === undefined) return;
-    registry.unregister(this);
     this.#buffer.delete();
     this.#buffer = undefined;
   }
@@ -189,6 +223,9 @@ export abstract class Tracer extends ArrayBase {
   concrete(): { value: Array; batched: boolean } | undefined {
     return undefined;
   }
+
+  /** Nothing to free: a traced value has no memory of its own (so code that disposes arrays runs unchanged under jit). */
+  dispose(): void {}
 
   tolist(): NestedValues {
     throw this.concretization("tolist");
@@ -296,20 +333,31 @@ export function lowerPrimitive<N extends PrimitiveName>(
 }
 
 // ---- eager execution
+//
+// An eager op is the front end's hot path (every np call outside jit), so a cache hit
+// does only what the cache fill has not settled once: it builds the key from strings
+// memoized per aval object (an eager result shares its entry's aval objects, so chains of
+// ops reuse them), allocates the result buffers and runs the executable at their offsets.
+// The executable's own argument checks (count, device, shapes) are skipped: the key
+// fixes the operands' avals, and the default device holds every concrete Array.
 
 interface EagerEntry {
   readonly executable: Executable;
   readonly avals: readonly Aval[];
+  /** The results' device shapes (each call allocates one buffer per result). */
+  readonly outputShapes: readonly ArrayShape[];
+  /** The eager clock's reading at the entry's last use (the least recently used is evicted first). */
+  lastUse: number;
 }
 
 /**
- * Compiled single-op executables by primitive, params and operand avals, least recently
- * used first (a Map keeps insertion order; a hit moves its entry to the end). Past
- * `eagerCacheLimit` entries the oldest is deleted, so a program that sweeps through many
- * shapes keeps a bounded number of executables (and their device memory).
+ * Compiled single-op executables by primitive, params and operand avals. Past
+ * `eagerCacheLimit` entries the least recently used are deleted, so a program that sweeps
+ * through many shapes keeps a bounded number of executables (and their device memory).
  */
 const eagerCache = new Map<string, EagerEntry>();
 let eagerCacheLimit = 1024;
+let eagerClock = 0;
 
 /** Sets the most executables the eager cache keeps (at least 1), evicting the least recently used past it; returns the previous limit. */
 export function setEagerCacheLimit(limit: number): number {
@@ -321,37 +369,60 @@ export function setEagerCacheLimit(limit: number): number {
 }
 
 function evictEager(): void {
-  for (const [key, entry] of eagerCache) {
-    if (eagerCache.size <= eagerCacheLimit) break;
+  const excess = eagerCache.size - eagerCacheLimit;
+  if (excess <= 0) return;
+  const oldest = [...eagerCache].sort(([, x], [, y]) => x.lastUse - y.lastUse).slice(0, excess);
+  for (const [key, entry] of oldest) {
     eagerCache.delete(key);
     entry.executable.delete();
   }
 }
 
 /** The cache key of a primitive's params (they are plain data: numbers, strings, booleans, lists, records). */
-const paramsKey = (params: unknown): string => JSON.stringify(params);
+const paramsKey = (params: object): string => {
+  for (const _ in params) return JSON.stringify(params);
+  return "";
+};
+
+/** avalString of each aval object met, so a key costs one lookup per operand. */
+const avalKeys = new WeakMap<Aval, string>();
+function avalKey(aval: Aval): string {
+  let key = avalKeys.get(aval);
+  if (key === undefined) avalKeys.set(aval, (key = avalString(aval)));
+  return key;
+}
 
 /** Compiled single-op executables (for tests of the cache). */
 export const eagerCacheSize = (): number => eagerCache.size;
 
 function evalEager<N extends PrimitiveName>(name: N, args: readonly Array[], params: PrimitiveParams[N]): Array[] {
-  const key = `${name}|${paramsKey(params)}|${args.map((a) => avalString(a.aval)).join(",")}`;
-  let entry = eagerCache.get(key);
-  if (entry !== undefined) {
-    eagerCache.delete(key);
-    eagerCache.set(key, entry);
-  } else {
-    const b = new XlaBuilder(`eager_${name}`);
-    const ops = args.map((a, i) => parameter(b, i, shapeOfAval(a.aval)));
-    const lowered = lowerPrimitive(b, name, ops, args.map((a) => a.aval), params);
-    const root = lowered.ops.length === 1 ? lowered.ops[0]! : tuple(b, lowered.ops);
-    entry = { executable: compileSync(b.buildModule(root)), avals: lowered.avals };
-    eagerCache.set(key, entry);
-    evictEager();
+  let key = `${name}|${paramsKey(params)}`;
+  for (const a of args) key += `|${avalKey(a.aval)}`;
+  const entry = eagerCache.get(key) ?? fillEager(key, name, args, params);
+  entry.lastUse = ++eagerClock;
+  const device = entry.executable.device;
+  const argumentOffsets = args.map((a) => a.buffer.offset);
+  const results = entry.outputShapes.map((s) => device.allocate(s));
+  try {
+    entry.executable.executeAt(argumentOffsets, results.map((r) => r.offset));
+  } catch (e) {
+    for (const r of results) r.delete();
+    throw e;
   }
-  const results = entry.executable.execute(args.map((a) => a.buffer));
-  const avals = entry.avals;
-  return results.map((r, i) => new Array(avals[i]!, r));
+  return results.map((r, i) => new Array(entry.avals[i]!, r));
+}
+
+/** Compiles primitive `name` alone for these operands' avals and caches it under `key`. */
+function fillEager<N extends PrimitiveName>(key: string, name: N, args: readonly Array[], params: PrimitiveParams[N]): EagerEntry {
+  const b = new XlaBuilder(`eager_${name}`);
+  const ops = args.map((a, i) => parameter(b, i, shapeOfAval(a.aval)));
+  const lowered = lowerPrimitive(b, name, ops, args.map((a) => a.aval), params);
+  const root = lowered.ops.length === 1 ? lowered.ops[0]! : tuple(b, lowered.ops);
+  const executable = compileSync(b.buildModule(root));
+  const entry: EagerEntry = { executable, avals: lowered.avals, outputShapes: executable.program.outputs, lastUse: ++eagerClock };
+  eagerCache.set(key, entry);
+  evictEager();
+  return entry;
 }
 
 // ---- arrays from JS values
@@ -400,6 +471,12 @@ const flattenNested = (x: unknown): unknown[] => (isJsArray(x) ? (x as unknown[]
  */
 export function asArrayValue(x: ArrayLike, dtype?: DType, where = "asarray"): ArrayBase {
   if (x instanceof ArrayBase) return dtype === undefined || dtype === x.dtype ? x : convertElementType(x, dtype);
+  const typed = typedArrayDtype(x);
+  if (typed !== undefined) {
+    const d = dtype ?? typed;
+    const values = globalThis.Array.from(x as TypedArray, (v: number | bigint) => toElement(v, d, where));
+    return arrayFromLiteral(Literal.fromValues(DTYPES[d], [values.length], values));
+  }
   const shape = nestedShape(x, where);
   const leaves = flattenNested(x);
   if (leaves.some((l) => l instanceof ArrayBase)) return stackNested(x, dtype, where);

@@ -1,12 +1,23 @@
 // jax.nn: activations and the softmax family, composed from numpy and lax functions
-// (so differentiable, batchable and jittable without rules of their own).
+// (so differentiable, batchable and jittable without rules of their own; relu has JAX's
+// custom derivative).
 
 import { asArrayValue, type ArrayBase, type ArrayLike } from "./core.js";
+import { customJvp } from "./custom.js";
 import type { DType } from "./dtypes.js";
 import * as lax from "./lax.js";
 import * as np from "./numpy.js";
 
-export const relu = (x: ArrayLike): ArrayBase => np.maximum(x, 0);
+/**
+ * jax.nn.relu: max(x, 0), with JAX's custom derivative, 0 at 0 (max's tie rule would give
+ * 0.5): the tangent is select(x > 0, t, 0), so a gradient costs one compare and one
+ * select, as a hand-written backward pass does.
+ */
+export const relu = customJvp((x: ArrayLike): ArrayBase => np.maximum(x, 0)).defjvp(([x], [t]) => {
+  const primal = asArrayValue(x as ArrayLike);
+  const tangent = t as ArrayBase;
+  return [np.maximum(primal, 0), lax.selectN(lax.gt(primal, 0), np.zerosLike(tangent), tangent)];
+});
 export const sigmoid = (x: ArrayLike): ArrayBase => lax.logistic(np.toInexact(asArrayValue(x)));
 export const silu = (x: ArrayLike): ArrayBase => np.multiply(x, sigmoid(x));
 export const swish = silu;
@@ -61,11 +72,17 @@ export function gelu(x: ArrayLike, options: { approximate?: boolean } = {}): Arr
 }
 
 export interface AxisOption {
-  readonly axis?: number | readonly number[];
+  /** The axis or axes (null: all of them). */
+  readonly axis?: number | readonly number[] | null;
 }
 
+/** The axes `options` names, `fallback` where it names none (null names all, as in JAX). */
+const axesOf = (options: AxisOption, rank: number, fallback: number): number | readonly number[] =>
+  options.axis === null ? range(rank) : options.axis ?? fallback;
+
 /** log Σ exp(x) over `axis` (default all), shifted by the maximum for stability; the shift carries no gradient. */
-export function logsumexp(x: ArrayLike, options: AxisOption & { keepdims?: boolean } = {}): ArrayBase {
+export function logsumexp(x: ArrayLike, axisOrOptions?: np.AxisArg<AxisOption & { keepdims?: boolean }>): ArrayBase {
+  const options = np.axisOptions<AxisOption & { keepdims?: boolean }>("logsumexp", axisOrOptions);
   const a = asArrayValue(x);
   const m = lax.stopGradient(np.max(a, { axis: options.axis ?? null, keepdims: true }));
   // An all -inf slice has max -inf; shift by 0 there so the result is -inf, not NaN.
@@ -78,17 +95,19 @@ export function logsumexp(x: ArrayLike, options: AxisOption & { keepdims?: boole
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
 /** jax.nn.softmax over `axis` (default -1). */
-export function softmax(x: ArrayLike, options: AxisOption = {}): ArrayBase {
+export function softmax(x: ArrayLike, axisOrOptions?: np.AxisArg<AxisOption>): ArrayBase {
+  const options = np.axisOptions<AxisOption>("softmax", axisOrOptions);
   const a = asArrayValue(x);
-  const axis = options.axis ?? -1;
+  const axis = axesOf(options, a.ndim, -1);
   const e = np.exp(np.subtract(a, lax.stopGradient(np.max(a, { axis, keepdims: true }))));
   return np.divide(e, np.sum(e, { axis, keepdims: true }));
 }
 
 /** jax.nn.log_softmax over `axis` (default -1). */
-export function logSoftmax(x: ArrayLike, options: AxisOption = {}): ArrayBase {
+export function logSoftmax(x: ArrayLike, axisOrOptions?: np.AxisArg<AxisOption>): ArrayBase {
+  const options = np.axisOptions<AxisOption>("logSoftmax", axisOrOptions);
   const a = asArrayValue(x);
-  const axis = options.axis ?? -1;
+  const axis = axesOf(options, a.ndim, -1);
   const shifted = np.subtract(a, lax.stopGradient(np.max(a, { axis, keepdims: true })));
   return np.subtract(shifted, np.log(np.sum(np.exp(shifted), { axis, keepdims: true })));
 }
@@ -101,8 +120,9 @@ export function oneHot(x: ArrayLike, numClasses: number, options: { dtype?: DTyp
 }
 
 /** jax.nn.standardize: (x - mean) / sqrt(var + epsilon) over `axis` (default -1). */
-export function standardize(x: ArrayLike, options: AxisOption & { epsilon?: number } = {}): ArrayBase {
-  const axis = options.axis ?? -1;
+export function standardize(x: ArrayLike, axisOrOptions?: np.AxisArg<AxisOption & { epsilon?: number }>): ArrayBase {
+  const options = np.axisOptions<AxisOption & { epsilon?: number }>("standardize", axisOrOptions);
+  const axis = axesOf(options, asArrayValue(x).ndim, -1);
   const mean = np.mean(x, { axis, keepdims: true });
   const variance = np.variance(x, { axis, keepdims: true });
   return np.multiply(np.subtract(x, mean), lax.rsqrt(np.add(variance, options.epsilon ?? 1e-5)));

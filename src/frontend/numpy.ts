@@ -123,6 +123,8 @@ export function broadcastShapes(where: string, ...shapes: (readonly number[])[])
 
 /** The operands converted to their common dtype (JAX's promotion) and broadcast to one shape. */
 export function promoteAndBroadcast(where: string, ...xs: ArrayLike[]): ArrayBase[] {
+  const matched = withoutPromotion(xs);
+  if (matched !== undefined) return matched;
   // A JS number stays a number until its dtype and shape are known (then it is a cached constant).
   const operands = xs.map((x) => (typeof x === "number" ? x : asArrayValue(x, undefined, where)));
   const kinds = operands.map((o) => (typeof o === "number" ? { dtype: Number.isInteger(o) ? DEFAULT_INT : DEFAULT_FLOAT, weakType: true } : o.aval));
@@ -130,6 +132,37 @@ export function promoteAndBroadcast(where: string, ...xs: ArrayLike[]): ArrayBas
   const shape = broadcastShapes(where, ...operands.map((o) => (typeof o === "number" ? [] : o.shape)));
   return operands.map((o) => (typeof o === "number" ? lax.constantOperand(shape, o, dtype, weakType)
     : lax.broadcastTo(lax.convertElementType(o, dtype, weakType), shape)));
+}
+
+/**
+ * The eager path's common cases, settled without the promotion lattice: arrays of one
+ * dtype, weak type and shape pass as they are; JS numbers beside one such array take its
+ * dtype, weak type and shape where its kind already holds them (any number beside a float
+ * or complex array, integers beside an integer one), as resultType would give. Undefined
+ * for every other case.
+ */
+function withoutPromotion(xs: readonly ArrayLike[]): ArrayBase[] | undefined {
+  let like: ArrayBase | undefined;
+  let numbers = false;
+  let integralNumbers = true;
+  for (const x of xs) {
+    if (typeof x === "number") {
+      numbers = true;
+      integralNumbers &&= Number.isInteger(x);
+    }
+    else if (!(x instanceof ArrayBase)) return undefined;
+    else if (like === undefined) like = x;
+    else {
+      const a = x.aval;
+      const b = like.aval;
+      if (a.dtype !== b.dtype || a.weakType !== b.weakType || a.shape.length !== b.shape.length || a.shape.some((d, i) => d !== b.shape[i])) return undefined;
+    }
+  }
+  if (like === undefined) return undefined;
+  const { dtype, weakType } = like.aval;
+  if (numbers && !isInexact(dtype) && !(isIntegral(dtype) && integralNumbers)) return undefined;
+  const shape = like.aval.shape;
+  return xs.map((x) => (typeof x === "number" ? lax.constantOperand(shape, x, dtype, weakType) : x as ArrayBase));
 }
 
 const binary = (where: string, op: (x: ArrayBase, y: ArrayBase) => ArrayBase) => (x: ArrayLike, y: ArrayLike): ArrayBase => {
@@ -349,12 +382,27 @@ export function normalizeAxis(where: string, axis: number, rank: number): number
   return a;
 }
 
+/**
+ * An axis argument as numpy takes it: positionally (`np.sum(x, 1)`, `np.argmax(x, -1)`,
+ * as in JAX and jax-js) or in the options object (`np.sum(x, { axis: 1, keepdims: true })`).
+ */
+export type AxisArg<O> = O | number | readonly number[] | null;
+
+/** The options object of an AxisArg (a positional axis becomes `{ axis }`); anything else is a FrontendError, not silently ignored. */
+export function axisOptions<O extends object>(where: string, options: AxisArg<O> | undefined): O {
+  if (options === undefined) return {} as O;
+  if (options === null || typeof options === "number" || globalThis.Array.isArray(options)) return { axis: options } as unknown as O;
+  if (typeof options !== "object") throw new FrontendError(`${where}: expected an axis or an options object, got ${String(options)} (${typeof options})`, where, "axis");
+  return options as O;
+}
+
 const keepDims = (out: ArrayBase, shape: readonly number[], axes: readonly number[], keep: boolean | undefined): ArrayBase =>
   keep === true ? lax.reshape(out, shape.map((d, i) => (axes.includes(i) ? 1 : d))) : out;
 
 /** A reduction from a lax reduction, with numpy's axis and keepdims. */
 const reduction = (where: string, op: (x: ArrayBase, axes: number[]) => ArrayBase, input: (x: ArrayBase, dtype?: DType) => ArrayBase) =>
-  (x: ArrayLike, options: ReduceOptions = {}): ArrayBase => {
+  (x: ArrayLike, axisOrOptions?: AxisArg<ReduceOptions>): ArrayBase => {
+    const options = axisOptions(where, axisOrOptions);
     const a = input(asArrayValue(x, undefined, where), options.dtype);
     const axes = reductionAxes(where, a.ndim, options.axis);
     return keepDims(op(a, axes), a.shape, axes, options.keepdims);
@@ -380,7 +428,8 @@ export const any = reduction("any", lax.reduceOr, asBool);
 /** The number of elements a reduction over `axes` combines. */
 const countOver = (shape: readonly number[], axes: readonly number[]): number => axes.reduce((n, a) => n * shape[a]!, 1);
 
-export function mean(x: ArrayLike, options: ReduceOptions = {}): ArrayBase {
+export function mean(x: ArrayLike, axisOrOptions?: AxisArg<ReduceOptions>): ArrayBase {
+  const options = axisOptions("mean", axisOrOptions);
   const a = toInexact(asArrayValue(x, options.dtype, "mean"));
   const axes = reductionAxes("mean", a.ndim, options.axis);
   return keepDims(lax.div(lax.reduceSum(a, axes), countOver(a.shape, axes)), a.shape, axes, options.keepdims);
@@ -391,7 +440,8 @@ export interface VarOptions extends ReduceOptions {
   readonly ddof?: number;
 }
 
-export function variance(x: ArrayLike, options: VarOptions = {}): ArrayBase {
+export function variance(x: ArrayLike, axisOrOptions?: AxisArg<VarOptions>): ArrayBase {
+  const options = axisOptions("var", axisOrOptions);
   const a = toInexact(asArrayValue(x, options.dtype, "var"));
   const axes = reductionAxes("var", a.ndim, options.axis);
   const centered = lax.sub(a, broadcastTo(mean(a, { axis: axes, keepdims: true }), a.shape));
@@ -400,14 +450,15 @@ export function variance(x: ArrayLike, options: VarOptions = {}): ArrayBase {
 }
 export { variance as var };
 
-export const std = (x: ArrayLike, options: VarOptions = {}): ArrayBase => lax.sqrt(variance(x, options));
+export const std = (x: ArrayLike, axisOrOptions?: AxisArg<VarOptions>): ArrayBase => lax.sqrt(variance(x, axisOrOptions));
 
 export interface ArgOptions {
   readonly axis?: number | null;
   readonly keepdims?: boolean;
 }
 
-const argReduction = (where: string, op: typeof lax.argmax) => (x: ArrayLike, options: ArgOptions = {}): ArrayBase => {
+const argReduction = (where: string, op: typeof lax.argmax) => (x: ArrayLike, axisOrOptions?: ArgOptions | number | null): ArrayBase => {
+  const options = axisOptions<ArgOptions>(where, axisOrOptions);
   let a = asArrayValue(x, undefined, where);
   if (a.size === 0) throw new FrontendError(`${where}: attempt to get ${where} of an empty sequence`, where);
   if (options.axis === undefined || options.axis === null) {
@@ -423,7 +474,8 @@ export const argmax = argReduction("argmax", lax.argmax);
 export const argmin = argReduction("argmin", lax.argmin);
 
 /** np.cumsum / np.cumprod: running sums or products along `axis` (default: of the flattened array). */
-const cumulative = (where: string, op: typeof lax.cumsum) => (x: ArrayLike, options: { axis?: number | null; dtype?: DType } = {}): ArrayBase => {
+const cumulative = (where: string, op: typeof lax.cumsum) => (x: ArrayLike, axisOrOptions?: { axis?: number | null; dtype?: DType } | number | null): ArrayBase => {
+  const options = axisOptions<{ axis?: number | null; dtype?: DType }>(where, axisOrOptions);
   let a = sumInput(asArrayValue(x, undefined, where), options.dtype);
   if (options.axis === undefined || options.axis === null) a = lax.reshape(a, [a.size]);
   return op(a, normalizeAxis(where, options.axis ?? 0, a.ndim));

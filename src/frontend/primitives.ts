@@ -410,7 +410,8 @@ type DotParams = PrimitiveParams["dotGeneral"];
 
 /**
  * The cotangent of dot_general's lhs: ct contracted with rhs over the rhs's free
- * dimensions (batch dims matched), then transposed into the lhs's dimension order.
+ * dimensions (batch dims matched), then transposed into the lhs's dimension order (or,
+ * where that order needs no transpose, rhs contracted with ct).
  * `swapAns`: the result holds rhs-free before lhs-free (the rhs's cotangent, computed
  * by calling this with the operands swapped).
  */
@@ -419,14 +420,26 @@ function dotTransposeLhs(ct: V, lhsRank: number, rhs: V, p: DotParams, swapAns: 
   const rhsKept = without(range(rhs.ndim), p.rhsContracting, p.rhsBatch);
   const nb = p.lhsBatch.length;
   const ctRhsFree = swapAns ? range(rhsKept.length, nb) : range(rhsKept.length, nb + lhsKept.length);
-  const product = lax.dotGeneral(ct, rhs, {
-    lhsContractingDimensions: ctRhsFree, rhsContractingDimensions: rhsKept,
-    lhsBatchDimensions: range(nb), rhsBatchDimensions: p.rhsBatch,
-  });
   // The product is (batch, lhs kept, rhs contracting in rhs order) = lhs's contracting dims ordered by their rhs partner.
   const lhsContractingByRhs = argsort(p.rhsContracting).map((i) => p.lhsContracting[i]!);
-  return lax.transpose(product, argsort([...p.lhsBatch, ...lhsKept, ...lhsContractingByRhs]));
+  const order = [...p.lhsBatch, ...lhsKept, ...lhsContractingByRhs];
+  // With the operands the other way round the product is (batch, lhs contracting, lhs kept):
+  // where that is already the lhs's order (a weight's cotangent, x·W's W), it needs no
+  // transpose, as XLA's simplifier would fold it.
+  const swappedOrder = [...p.lhsBatch, ...lhsContractingByRhs, ...lhsKept];
+  if (!isIdentity(order) && isIdentity(swappedOrder)) {
+    return lax.dotGeneral(rhs, ct, {
+      lhsContractingDimensions: rhsKept, rhsContractingDimensions: ctRhsFree,
+      lhsBatchDimensions: p.rhsBatch, rhsBatchDimensions: range(nb),
+    });
+  }
+  return lax.transpose(lax.dotGeneral(ct, rhs, {
+    lhsContractingDimensions: ctRhsFree, rhsContractingDimensions: rhsKept,
+    lhsBatchDimensions: range(nb), rhsBatchDimensions: p.rhsBatch,
+  }), argsort(order));
 }
+
+const isIdentity = (permutation: readonly number[]): boolean => permutation.every((d, i) => d === i);
 
 const swapDot = (p: DotParams): DotParams => ({ lhsContracting: p.rhsContracting, rhsContracting: p.lhsContracting, lhsBatch: p.rhsBatch, rhsBatch: p.lhsBatch });
 

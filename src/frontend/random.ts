@@ -151,7 +151,7 @@ const checkFloat32 = (dtype: DType, where: string): void => {
   if (dtype !== "float32") throw new FrontendError(`${where}: dtype ${dtype} is not supported yet (float32 is)`, where, "dtype");
 };
 
-/** jax.random.uniform: floats in [minval, maxval) (default [0, 1)) from the top 23 bits as a float32 mantissa. */
+/** jax.random.uniform: floats in [minval, maxval) (default [0, 1)) from the top 23 bits as a float32 mantissa, scaled and shifted by one fused multiply-add as XLA:CPU does. */
 export function uniform(key: ArrayLike, shape: readonly number[] = [], options: UniformOptions = {}): A {
   const dtype = options.dtype ?? "float32";
   checkFloat32(dtype, "uniform");
@@ -160,15 +160,51 @@ export function uniform(key: ArrayLike, shape: readonly number[] = [], options: 
   // A float in [1, 2): the exponent of 1.0 (0x3f800000) with 23 random mantissa bits; then minus 1.
   const mantissa = lax.or(lax.shiftRightLogical(bits(key, shape), 32 - 23), 0x3f800000);
   const floats = lax.sub(lax.bitcastConvertType(mantissa, "float32"), 1);
-  return lax.max(lo, lax.add(lax.mul(floats, lax.sub(hi, lo)), lo));
+  return lax.max(lo, fusedMultiplyAdd(floats, lax.sub(hi, lo), lo));
 }
+
+// ---- XLA:CPU's float32 arithmetic, which JAX's samplers run through
+//
+// JAX's samplers are programs XLA's CPU backend compiles with floating-point contraction
+// on (a multiply feeding an add becomes one fused multiply-add, rounded once), and in
+// float32 jax.lax.erf_inv is not a correctly rounded function but XLA's expansion of it
+// (its math library's ErfInv, which StableHLO's CHLO legalization writes the same way):
+// Giles's single-precision approximation. To give JAX's bits, uniform, normal and
+// truncatedNormal spell both out here instead of using the compiler's erf_inv (float64
+// rounded once) and separate roundings.
+
+/**
+ * x·y + z of float32 arrays rounded as one fused multiply-add: the product of two
+ * float32s is exact in float64, so only the sum rounds there, then once more to float32
+ * (which differs from a single rounding only when the float64 sum lands exactly halfway
+ * between two float32s).
+ */
+function fusedMultiplyAdd(x: A, y: A, z: A): A {
+  const wide = (v: A): A => lax.convertElementType(v, "float64");
+  return lax.convertElementType(lax.add(lax.mul(wide(x), wide(y)), wide(z)), "float32");
+}
+
+/** erf⁻¹'s polynomial in w − 2.5 where w = −log1p(−x²) < 5 (the central range), and in √w − 3 beyond, highest degree first (XLA's float32 coefficients). */
+const ERF_INV_CENTRAL = [2.81022636e-8, 3.43273939e-7, -3.5233877e-6, -4.39150654e-6, 2.1858087e-4, -1.25372503e-3, -4.17768164e-3, 0.246640727, 1.50140941];
+const ERF_INV_TAIL = [-2.00214257e-4, 1.00950558e-4, 1.34934322e-3, -3.67342844e-3, 5.73950773e-3, -7.6224613e-3, 9.43887047e-3, 1.00167406, 2.83297682];
+
+/** XLA's float32 erf⁻¹: x times a polynomial in w = −log1p(−x²) (Horner steps as fused multiply-adds), ±∞ at ±1. */
+const erfInvFloat32 = jit((x: A): A => {
+  const w = lax.neg(lax.log1p(lax.mul(x, lax.neg(x))));
+  const central = lax.lt(w, 5);
+  const t = lax.selectN(central, lax.sub(lax.sqrt(w), 3), lax.sub(w, 2.5));
+  const coefficient = (i: number): A => lax.selectN(central, lax.full(x.shape, ERF_INV_TAIL[i]!, "float32"), lax.full(x.shape, ERF_INV_CENTRAL[i]!, "float32"));
+  let p = coefficient(0);
+  for (let i = 1; i < ERF_INV_CENTRAL.length; i++) p = fusedMultiplyAdd(p, t, coefficient(i));
+  return lax.selectN(lax.eq(lax.abs(x), 1), lax.mul(p, x), lax.mul(x, Infinity));
+});
 
 /** jax.random.normal: √2 · erf⁻¹(u) with u uniform in (-1, 1) (its low end the float above -1, as JAX). */
 export function normal(key: ArrayLike, shape: readonly number[] = [], options: { dtype?: DType } = {}): A {
   const dtype = options.dtype ?? "float32";
   checkFloat32(dtype, "normal");
   const u = uniform(key, shape, { dtype, minval: -1 + 2 ** -24, maxval: 1 });
-  return lax.mul(lax.erfInv(u), Math.SQRT2);
+  return lax.mul(erfInvFloat32(u), Math.SQRT2);
 }
 
 /** jax.random.bernoulli: true with probability p. */
@@ -210,7 +246,7 @@ export function truncatedNormal(key: ArrayLike, lower: ArrayLike, upper: ArrayLi
   const a = lax.erf(lax.div(lo, sqrt2));
   const b = lax.erf(lax.div(hi, sqrt2));
   const u = uniform(key, s, { dtype, minval: lax.broadcastTo(a, s), maxval: lax.broadcastTo(b, s) });
-  const out = lax.mul(lax.erfInv(u), sqrt2);
+  const out = lax.mul(erfInvFloat32(u), sqrt2);
   const floor = lax.broadcastTo(nextFloat32(lax.stopGradient(lo), true), s);
   const ceiling = lax.broadcastTo(nextFloat32(lax.stopGradient(hi), false), s);
   return lax.min(lax.max(out, floor), ceiling);

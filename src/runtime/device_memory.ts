@@ -128,8 +128,14 @@ export class BufferAllocator {
 
   private insertFree(range: Range): void {
     const free = this.freeRanges;
+    // Binary search for the first range past `range`: arrays the garbage collector frees
+    // come back out of order, and the list can hold thousands of ranges.
     let i = 0;
-    while (i < free.length && free[i]!.offset < range.offset) i++;
+    for (let hi = free.length; i < hi;) {
+      const mid = (i + hi) >>> 1;
+      if (free[mid]!.offset < range.offset) i = mid + 1;
+      else hi = mid;
+    }
     free.splice(i, 0, range);
     const next = free[i + 1];
     if (next !== undefined && range.offset + range.bytes === next.offset) {

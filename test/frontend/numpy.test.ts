@@ -2,7 +2,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { numpy as np, nn, grad, type FrontendArray } from "../../src/index.js";
+import { numpy as np, nn, grad, FrontendError, type FrontendArray } from "../../src/index.js";
 
 const close = (a: unknown, b: unknown, tol = 1e-5): void => {
   const fa = [a].flat(Infinity) as number[];
@@ -139,4 +139,30 @@ test("isinf, trunc, the inverse hyperbolic functions, hypot and degrees against 
   close(np.degrees(f64([Math.PI])).tolist() as number[], [180]);
   // They are composites, so they differentiate: d/dx asinh x = 1/√(1+x²).
   close([Number((grad((v: FrontendArray) => np.arcsinh(v))(f64([0.75]).index(0)) as FrontendArray).item())], [1 / Math.sqrt(1 + 0.5625)]);
+});
+
+test("an axis passed positionally as numpy and jax-js pass it; .ref is the array itself; reshape, astype and T as methods; typed arrays as arrays; a wrong axis argument is a FrontendError", () => {
+  const x = np.array([[1, 5, 2], [7, 0, 3]], { dtype: "float32" });
+  assert.deepEqual(np.sum(x, 1).tolist(), [8, 10]);
+  assert.deepEqual(np.sum(x, [0, 1]).tolist(), 18);
+  assert.deepEqual(np.mean(x, 0).tolist(), [4, 2.5, 2.5]);
+  assert.deepEqual(np.max(x, -1).tolist(), [5, 7]);
+  assert.deepEqual(np.argmax(x, -1).tolist(), [1, 0]);
+  assert.deepEqual(np.argmin(x, 0).tolist(), [0, 1, 0]);
+  assert.deepEqual(np.cumsum(x, 1).tolist(), [[1, 6, 8], [7, 7, 10]]);
+  assert.deepEqual(np.std(np.array([1, 3], { dtype: "float32" }), null).tolist(), 1);
+  // Each row of softmax over axis 0 sums to one down the columns: [1, 7] -> [e^-6, 1] / (1 + e^-6).
+  close(nn.softmax(x, 0).tolist(), [[1 / (1 + Math.exp(6)), 1 / (1 + Math.exp(-5)), 1 / (1 + Math.exp(1))], [1 / (1 + Math.exp(-6)), 1 / (1 + Math.exp(5)), 1 / (1 + Math.exp(-1))]]);
+  close(nn.logSoftmax(x, -1).tolist(), nn.logSoftmax(x, { axis: -1 }).tolist(), 0);
+  close(nn.logsumexp(x, null).tolist(), Math.log([1, 5, 2, 7, 0, 3].reduce((s, v) => s + Math.exp(v), 0)));
+  assert.equal(x.ref, x);
+  assert.deepEqual(x.reshape(3, 2).T.tolist(), [[1, 2, 0], [5, 7, 3]]);
+  assert.deepEqual(x.reshape([-1]).astype("int32").tolist(), [1, 5, 2, 7, 0, 3]);
+  // A typed array is a 1-D array of its element type, as jnp.array takes a numpy array.
+  const typed = np.array(new Float32Array([1, 2, 3, 4])).reshape(2, 2);
+  assert.equal(typed.dtype, "float32");
+  assert.deepEqual(typed.tolist(), [[1, 2], [3, 4]]);
+  assert.deepEqual(np.array(new BigInt64Array([1n, -2n])).tolist(), [1n, -2n]);
+  assert.deepEqual(np.array(new Uint8Array([1, 255]), { dtype: "float32" }).tolist(), [1, 255]);
+  assert.throws(() => np.sum(x, "1" as never), FrontendError);
 });
