@@ -6,7 +6,8 @@
 import { buildOnnxModel } from "./onnx_models.mjs";
 import { convToChannelsFirst } from "./layouts.mjs";
 
-function dimsOfShapes(w, inputs, shapes) {
+/** The feeds in the layout the ONNX models take (conv in NCHW/OIHW), and the way back for the outputs. */
+export function dimsOfShapes(w, inputs, shapes) {
   if (w.kind !== "conv") return { feeds: inputs, dims: shapes, back: (outs) => outs };
   const c = convToChannelsFirst(w, inputs);
   return { feeds: [c.x, c.kernel], dims: [c.xDims, c.kernelDims], back: (outs) => [c.back(outs[0])] };
