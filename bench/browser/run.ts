@@ -126,9 +126,13 @@ function logCell(config: RunnerConfig, cell: CellResult): void {
  * workload past WORKLOAD_TIMEOUT_S is "n/a: over N s" and a new page goes on with the rest;
  * a page that crashes leaves "fail" on the workload it was running.
  */
-async function runPage(context: PwContext, url: string, config: RunnerConfig, todo: readonly number[],
+async function runPage(shared: PwContext, url: string, config: RunnerConfig, todo: readonly number[],
   notes: string[]): Promise<CellResult[]> {
   const cells: CellResult[] = [];
+  // A GPU runner gets a browser of its own: work a page abandoned (a cell past its time)
+  // keeps the browser's GPU process (SwiftShader) busy after the page closes.
+  const own = (GPU_LIBRARIES as readonly string[]).includes(config.name) ? await launch() : undefined;
+  const context = own !== undefined ? await own.newContext() : shared;
   const page = await context.newPage();
   let current: number | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -164,6 +168,7 @@ async function runPage(context: PwContext, url: string, config: RunnerConfig, to
   }
   clearTimeout(timer);
   await page.close().catch(() => {});
+  await own?.close().catch(() => {});
   const done = new Set(cells.map((c) => fullPlan.findIndex((p) => describe(p.full) === c.label)));
   if (ended !== undefined && current !== undefined && !done.has(current)) {
     const cell = cellFor(config, current, timedOut
@@ -175,7 +180,7 @@ async function runPage(context: PwContext, url: string, config: RunnerConfig, to
   }
   const rest = todo.filter((i) => !done.has(i));
   if (rest.length === 0) return cells;
-  if (ended !== undefined && current !== undefined) return [...cells, ...(await runPage(context, url, config, rest, notes))];
+  if (ended !== undefined && current !== undefined) return [...cells, ...(await runPage(shared, url, config, rest, notes))];
   // The page ended between workloads (or never started its runner): say so for the rest.
   const reason = ended ?? "page returned without reporting this workload";
   return [...cells, ...rest.map((i) => cellFor(config, i, { status: "na", reason: `page: ${reason}` }))];
@@ -183,6 +188,8 @@ async function runPage(context: PwContext, url: string, config: RunnerConfig, to
 
 const chromium = await loadChromium();
 if (typeof chromium === "string") { console.error(chromium); process.exit(2); }
+// launch() starts Chromium on a fresh temporary profile of its own (it refuses --user-data-dir).
+const launch = (): Promise<PwBrowser> => chromium.launch({ executablePath: options.chromium, args: [...CHROMIUM_ARGS, ...(wantsGpu ? WEBGPU_ARGS : NO_GPU_ARGS)] });
 const info = systemInfo();
 const started = new Date();
 const server = await startServer(root);
@@ -191,8 +198,7 @@ const cells: CellResult[] = [];
 const notes: string[] = [];
 let env: PageEnvironment | undefined;
 try {
-  // launch() starts Chromium on a fresh temporary profile of its own (it refuses --user-data-dir).
-  browser = await chromium.launch({ executablePath: options.chromium, args: [...CHROMIUM_ARGS, ...(wantsGpu ? WEBGPU_ARGS : NO_GPU_ARGS)] });
+  browser = await launch();
   const context = await browser.newContext();
   {
     const probe = await context.newPage();
