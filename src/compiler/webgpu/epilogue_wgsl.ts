@@ -52,7 +52,8 @@ function nodesOf(plan: EpiloguePlan): number[] {
  */
 function renderEpilogue(plan: EpiloguePlan, slots: ArgumentSlots): GpuEpilogue {
   const address = (slot: number, index: string, t: ElementType): string => `(i32(args[${slot}u]) + (${index}) * ${ELEMENT_TYPES[t].storageBytes})`;
-  // The store is rendered once per call site (a kernel has one or two); probe once to learn the math functions it calls.
+  // The store is rendered at each call site (a kernel has one or two); a render without a
+  // site (placeholder expressions) learns the math functions its declarations must define.
   const render = (site: EpilogueSite | undefined): { lines: string[]; values: WgslValues } => {
     const values: WgslValues = new WgslValues(plan.graph, {
       load: (n: Node) => {
@@ -84,7 +85,7 @@ const fail = (why: string): never => {
   throw new DeclinedError(why);
 };
 
-/** The WGSL epilogue of output fusion `fused`, or why it has none (the backend then runs the core and the epilogue as two kernels). */
+/** The WGSL epilogue of output fusion `fused`, or why it has none (fusion then leaves the core and its epilogue as two kernels: program.ts). */
 export function wgslOutputFusion(fused: Computation): WgslOutputFusion | Declined {
   const core = outputCore(fused);
   if ("declined" in core) return core;

@@ -1,7 +1,7 @@
 // Dots and convolutions inside the WebGPU backend: compiled to the tiled, skinny and
 // implicit-GEMM kernels (reading the device memory through offsets), their epilogues
-// (bias, activation, residual) rendered into the kernel's store, nothing on the host. Compared with the interpreter within
-// the f32 dot bound: |got - want| <= 2 gamma(k) sum |a||b| (both sides round a sum of k
+// (bias, activation, residual) rendered into the kernel's store, nothing on the host.
+// Compared with the interpreter within the f32 dot bound: |got - want| <= 2 gamma(k) sum |a||b| (both sides round a sum of k
 // products; the scale sum |a||b| is the same program interpreted on |a| and |b|).
 // Skips as webgpu.test.ts does where there is nothing to run WebGPU on. Few shapes:
 // SwiftShader takes seconds to compile each GEMM kernel, the skinny kernel most (6 to
