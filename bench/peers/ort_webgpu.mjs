@@ -4,8 +4,7 @@
 // "gpu-buffer"): a run is session.run() and then waiting for ORT's GPU queue to finish,
 // with nothing copied in or out. result() reads the outputs back (Tensor.getData()).
 
-import { buildOnnxModel } from "./onnx_models.mjs";
-import { dimsOfShapes } from "./ort_common.mjs";
+import { createSession } from "./ort_common.mjs";
 
 export function createRunner({ threads }) {
   let ort;
@@ -21,16 +20,9 @@ export function createRunner({ threads }) {
       return undefined;
     },
     async setup(w, inputs, shapes, firstWeight) {
-      const { feeds, dims, back } = dimsOfShapes(w, inputs, shapes);
-      const model = buildOnnxModel(w, dims, feeds, firstWeight);
-      let session;
-      try {
-        session = await ort.InferenceSession.create(model.bytes, {
-          executionProviders: ["webgpu"], graphOptimizationLevel: "all", preferredOutputLocation: "gpu-buffer",
-        });
-      } catch (e) {
-        return `session failed: ${String(e.message ?? e).split("\n")[0]}`;
-      }
+      const made = await createSession(ort, w, inputs, shapes, firstWeight, { executionProviders: ["webgpu"], preferredOutputLocation: "gpu-buffer" });
+      if (typeof made === "string") return made;
+      const { session, model, feeds, dims, back } = made;
       const device = await ort.env.webgpu.device;
       const buffers = feeds.slice(0, firstWeight).map((data) => {
         // GPUBufferUsage.STORAGE | COPY_SRC | COPY_DST; sizes padded to 4 bytes as WebGPU requires.
