@@ -116,7 +116,7 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
       "into a fresh cache directory; later runs load the cached module).",
     ...(gpuColumns ? ["On the GPU (xlats-webgpu and the *-webgpu peers) inputs are on the device before timing, and a run " +
       "counts until the GPU queue has finished it (nothing read back); \"best GPU peer\" is the fastest of tfjs-webgpu, " +
-      "ort-webgpu, jax-webgpu. Peak memory of xlats-webgpu: its arena and constants in the device's memory."] : []),
+      "ort-webgpu, jax-webgpu."] : []),
     "ort-web/ort-node copy their feeds in and outputs out on every run() (no backend-resident tensors for the CPU/wasm EPs); " +
       "ort and jax-js take conv in NCHW/OIHW (converted before timing).",
     "Threads in Node: xlats-wasm WasmDevice({ threads }); tfjs-wasm 1 only (its threaded build is turned off under Node, " +
