@@ -12,7 +12,7 @@
 // interpreter (as the backend's host steps run them).
 //
 // This module is also the worker's script: loaded in a worker with `workerData.role`
-// set, it serves requests; imported anywhere else it only exports runSync.
+// set, it serves requests; imported anywhere else it only exports startSyncBackend and runSync.
 
 import { isMainThread, MessageChannel, receiveMessageOnPort, Worker, workerData, type MessagePort } from "node:worker_threads";
 import { compile, type BackendName } from "../src/compiler/index.js";
@@ -53,7 +53,7 @@ type Call =
   | { readonly kind: "customCall"; readonly target: string; readonly args: readonly Wire[]; readonly called: readonly SerializedProgram[] };
 type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: WireError };
 /** What the worker posts: a call for the caller to run, or the answer to the request. */
-type FromWorker = ({ readonly kind: "call" } & { readonly call: Call }) | ({ readonly kind: "answer" } & Outcome<SerializedLiteral>);
+type FromWorker = { readonly kind: "call"; readonly call: Call } | ({ readonly kind: "answer" } & Outcome<SerializedLiteral>);
 
 /** Flag words: the caller's (0 asleep, FLAGGED when the worker posted something) and the worker's (0 asleep, FLAGGED when a call's result is posted). */
 const CALLER = 0, WORKER = 1, FLAGGED = 1;
