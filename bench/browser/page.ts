@@ -24,6 +24,8 @@ export interface PageEnvironment {
   readonly sharedArrayBuffer: boolean;
   /** Whether this engine validates relaxed SIMD (xlats uses it where present). */
   readonly relaxedSimd: boolean;
+  /** navigator.gpu's adapter (vendor, architecture, device, description), or why there is none. */
+  readonly webgpuAdapter: string;
 }
 
 /** Facts about how a runner ran here (e.g. which tfjs-wasm build), for the table's notes. */
@@ -31,8 +33,12 @@ export interface RunInfo {
   readonly note?: string;
 }
 
+interface AdapterInfo { readonly vendor: string; readonly architecture: string; readonly device: string; readonly description: string }
 interface BrowserGlobals {
-  readonly navigator: { readonly userAgent: string; readonly hardwareConcurrency: number };
+  readonly navigator: {
+    readonly userAgent: string; readonly hardwareConcurrency: number;
+    readonly gpu?: { requestAdapter(): Promise<{ readonly info: AdapterInfo } | null> };
+  };
   readonly crossOriginIsolated?: boolean;
   /** Set by run.ts (page.exposeFunction): one cell as JSON. */
   readonly benchReport?: (json: string) => Promise<void>;
@@ -114,13 +120,23 @@ function validatesRelaxedSimd(): boolean {
   return wasm.validate(module(2, [0xfd, 0xe4, 0x01])) && wasm.validate(module(3, [0xfd, 0x85, 0x02]));
 }
 
-function environment(): PageEnvironment {
+async function webgpuAdapter(): Promise<string> {
+  const gpu = page.navigator.gpu;
+  if (gpu === undefined) return "none (no navigator.gpu)";
+  const adapter = await gpu.requestAdapter();
+  if (adapter === null) return "none (requestAdapter gave null)";
+  const { vendor, architecture, device, description } = adapter.info;
+  return [vendor, architecture, device, description].filter((s) => s !== "").join(" ") || "unnamed adapter";
+}
+
+async function environment(): Promise<PageEnvironment> {
   return {
     userAgent: page.navigator.userAgent,
     crossOriginIsolated: page.crossOriginIsolated === true,
     hardwareConcurrency: page.navigator.hardwareConcurrency,
     sharedArrayBuffer: typeof SharedArrayBuffer !== "undefined",
     relaxedSimd: validatesRelaxedSimd(),
+    webgpuAdapter: await webgpuAdapter(),
   };
 }
 

@@ -3,6 +3,7 @@
 //
 //   npm run bench:browser [-- --quick] [--only matmul,softmax] [--threads 1,2]
 //                         [--runners xlats-wasm,tfjs-wasm] [--timeout 30] [--chromium /usr/bin/chromium]
+//   npm run bench:webgpu  [-- ...]     (the same with --webgpu: xlats-webgpu beside the GPU peers)
 //
 // serve.ts serves dist/ and bench/ on 127.0.0.1 with COOP/COEP (a cross-origin isolated page:
 // SharedArrayBuffer and wasm threads); playwright-core (bench's dependency) drives Chromium.
@@ -12,18 +13,27 @@
 
 import { fileURLToPath } from "node:url";
 import type { CellResult } from "../harness/measure.js";
-import { planWorkloads, type RunnerConfig } from "../harness/plan.js";
+import { GPU_LIBRARIES, planWorkloads, type RunnerConfig } from "../harness/plan.js";
 import { systemInfo } from "../harness/system.js";
 import { buildTable, buildTargets } from "../harness/table.js";
 import { describe } from "../workloads/specs.js";
 import type { BenchRequest, PageEnvironment, RunInfo } from "./page.js";
 import { startServer } from "./serve.js";
 
-/** The browser runners, in table order. */
-const BROWSER_RUNNERS = ["xlats-wasm", "tfjs-wasm", "ort-web", "jax-js"] as const;
-/** Launch flags as the lead verified them (no GPU, no network chatter, no sandbox in CI containers). */
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+/** The browser runners on the CPU, in table order. */
+const WASM_RUNNERS = ["xlats-wasm", "tfjs-wasm", "ort-web", "jax-js"] as const;
+const BROWSER_RUNNERS: readonly string[] = [...WASM_RUNNERS, ...GPU_LIBRARIES];
+/** Launch flags as the lead verified them (no network chatter, no sandbox in CI containers). */
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-quic", "--no-first-run",
   "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+/**
+ * No GPU for the wasm runners; WebGPU for the GPU runners: on the machine's GPU, or on
+ * SwiftShader (Chromium's software Vulkan driver) where there is none.
+ */
+const NO_GPU_ARGS = ["--disable-gpu"];
+const WEBGPU_ARGS = ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--ignore-gpu-blocklist"];
+/** What --webgpu runs by default: the issue's GPU workloads (not add, sum or the inference programs). */
+const WEBGPU_KINDS = ["matmul", "fused", "softmax", "conv", "mlp", "transformer"];
 
 // The little of playwright-core used here: it is bench/'s dependency, loaded at run time,
 // so the root build (and CI) never needs it.
@@ -49,6 +59,8 @@ interface Options {
   readonly runners: readonly string[];
   readonly timeoutS: number | undefined;
   readonly chromium: string;
+  /** xlats-webgpu beside the GPU peers (npm run bench:webgpu). */
+  readonly webgpu: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -57,11 +69,13 @@ function parseArgs(argv: readonly string[]): Options {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const list = (flag: string): string[] | undefined => value(flag)?.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+  const webgpu = argv.includes("--webgpu");
   return {
     quick: argv.includes("--quick"),
-    only: list("--only"),
-    threads: (list("--threads") ?? ["1", "2"]).map(Number),
-    runners: list("--runners") ?? [...BROWSER_RUNNERS],
+    only: list("--only") ?? (webgpu ? WEBGPU_KINDS : undefined),
+    threads: (list("--threads") ?? (webgpu ? ["1"] : ["1", "2"])).map(Number),
+    runners: list("--runners") ?? [...(webgpu ? GPU_LIBRARIES : WASM_RUNNERS)],
+    webgpu,
     timeoutS: value("--timeout") !== undefined ? Number(value("--timeout")) : undefined,
     chromium: value("--chromium") ?? process.env["CHROMIUM"] ?? "/usr/bin/chromium",
   };
@@ -76,7 +90,9 @@ if (plan.length === 0 || unknown.length > 0 || options.threads.some((t) => !Numb
     `runners: ${BROWSER_RUNNERS.join(", ")})`);
   process.exit(2);
 }
-const WORKLOAD_TIMEOUT_S = options.timeoutS ?? (options.quick ? 10 : 30);
+// SwiftShader compiles a GEMM pipeline in seconds and runs it at a few GFLOP/s: GPU cells get longer.
+const WORKLOAD_TIMEOUT_S = options.timeoutS ?? (options.webgpu ? 180 : options.quick ? 10 : 30);
+const wantsGpu = options.runners.some((r) => (GPU_LIBRARIES as readonly string[]).includes(r));
 /** Longest a page may take to load and start its runner (wasm compile of a peer included). */
 const LOAD_TIMEOUT_S = 60;
 
@@ -110,9 +126,13 @@ function logCell(config: RunnerConfig, cell: CellResult): void {
  * workload past WORKLOAD_TIMEOUT_S is "n/a: over N s" and a new page goes on with the rest;
  * a page that crashes leaves "fail" on the workload it was running.
  */
-async function runPage(context: PwContext, url: string, config: RunnerConfig, todo: readonly number[],
+async function runPage(shared: PwContext, url: string, config: RunnerConfig, todo: readonly number[],
   notes: string[]): Promise<CellResult[]> {
   const cells: CellResult[] = [];
+  // A GPU runner gets a browser of its own: work a page abandoned (a cell past its time)
+  // keeps the browser's GPU process (SwiftShader) busy after the page closes.
+  const own = (GPU_LIBRARIES as readonly string[]).includes(config.name) ? await launch() : undefined;
+  const context = own !== undefined ? await own.newContext() : shared;
   const page = await context.newPage();
   let current: number | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -148,6 +168,7 @@ async function runPage(context: PwContext, url: string, config: RunnerConfig, to
   }
   clearTimeout(timer);
   await page.close().catch(() => {});
+  await own?.close().catch(() => {});
   const done = new Set(cells.map((c) => fullPlan.findIndex((p) => describe(p.full) === c.label)));
   if (ended !== undefined && current !== undefined && !done.has(current)) {
     const cell = cellFor(config, current, timedOut
@@ -159,7 +180,7 @@ async function runPage(context: PwContext, url: string, config: RunnerConfig, to
   }
   const rest = todo.filter((i) => !done.has(i));
   if (rest.length === 0) return cells;
-  if (ended !== undefined && current !== undefined) return [...cells, ...(await runPage(context, url, config, rest, notes))];
+  if (ended !== undefined && current !== undefined) return [...cells, ...(await runPage(shared, url, config, rest, notes))];
   // The page ended between workloads (or never started its runner): say so for the rest.
   const reason = ended ?? "page returned without reporting this workload";
   return [...cells, ...rest.map((i) => cellFor(config, i, { status: "na", reason: `page: ${reason}` }))];
@@ -167,6 +188,8 @@ async function runPage(context: PwContext, url: string, config: RunnerConfig, to
 
 const chromium = await loadChromium();
 if (typeof chromium === "string") { console.error(chromium); process.exit(2); }
+// launch() starts Chromium on a fresh temporary profile of its own (it refuses --user-data-dir).
+const launch = (): Promise<PwBrowser> => chromium.launch({ executablePath: options.chromium, args: [...CHROMIUM_ARGS, ...(wantsGpu ? WEBGPU_ARGS : NO_GPU_ARGS)] });
 const info = systemInfo();
 const started = new Date();
 const server = await startServer(root);
@@ -175,18 +198,17 @@ const cells: CellResult[] = [];
 const notes: string[] = [];
 let env: PageEnvironment | undefined;
 try {
-  // launch() starts Chromium on a fresh temporary profile of its own (it refuses --user-data-dir).
-  browser = await chromium.launch({ executablePath: options.chromium, args: CHROMIUM_ARGS });
+  browser = await launch();
   const context = await browser.newContext();
   {
     const probe = await context.newPage();
     await probe.goto(server.url);
     await probe.waitForFunction("globalThis.xlatsBench !== undefined", undefined, { timeout: LOAD_TIMEOUT_S * 1000 });
-    env = await probe.evaluate(() => (globalThis as unknown as { xlatsBench: { environment(): PageEnvironment } }).xlatsBench.environment(), undefined);
+    env = await probe.evaluate(() => (globalThis as unknown as { xlatsBench: { environment(): Promise<PageEnvironment> } }).xlatsBench.environment(), undefined);
     await probe.close();
   }
   console.error(`bench:browser: ${plan.length} workloads, threads ${options.threads.join(",")}${options.quick ? ", quick" : ""}; ` +
-    `${env.userAgent}; cross-origin isolated: ${env.crossOriginIsolated}`);
+    `${env.userAgent}; cross-origin isolated: ${env.crossOriginIsolated}${wantsGpu ? `; WebGPU adapter: ${env.webgpuAdapter}` : ""}`);
   for (const name of options.runners) {
     for (const threads of options.threads) {
       cells.push(...(await runPage(context, server.url, { name, threads }, plan.map((p) => fullPlan.indexOf(p)), notes)));
@@ -206,6 +228,7 @@ function browserTable(markdown: string): string {
   const lines = markdown.split("\n");
   const header = lines[0]!.split(" | ");
   const drop = new Set(["xlats-interp*", "ort-node", ...BROWSER_RUNNERS.filter((r) => !options.runners.includes(r))]);
+  const wasmRan = options.runners.includes("xlats-wasm");
   const keep = header.map((h, i) => !drop.has(h.replace(/^\| /, "").replace(/ \|$/, "")) || i === 0);
   const out: string[] = [];
   for (const line of lines) {
@@ -215,7 +238,7 @@ function browserTable(markdown: string): string {
     } else if (line.startsWith("\\* xlats-interp") || line.startsWith("Threads in Node:")) {
       continue;
     } else if (line.startsWith("Ratios are")) {
-      out.push("Ratios are xlats-wasm over the peer at the same thread count, in the same page setup; \"best wasm peer\" is the " +
+      if (wasmRan) out.push("Ratios are xlats-wasm over the peer at the same thread count, in the same page setup; \"best wasm peer\" is the " +
         "fastest of the peers that ran.");
     } else {
       out.push(line);
@@ -233,15 +256,21 @@ console.log([
   `Browser: ${env?.userAgent ?? "unknown"}; cross-origin isolated: ${env?.crossOriginIsolated === true ? "yes" : "no"} ` +
     `(SharedArrayBuffer ${env?.sharedArrayBuffer === true ? "yes" : "no"}); navigator.hardwareConcurrency ${env?.hardwareConcurrency ?? "?"}; ` +
     `relaxed SIMD ${env?.relaxedSimd === true ? "on" : "off"}. ` +
+    (wantsGpu ? `WebGPU adapter: ${env?.webgpuAdapter ?? "unknown"}${/swiftshader/i.test(env?.webgpuAdapter ?? "") ? " (software: the figures show that everything runs and is correct, not a GPU's speed)" : ""}. ` : "") +
     `CPU: ${info.cpu}; ${info.flags}; ${info.cores} cores. Load average ${info.load.toFixed(1)} at the start, ${load.toFixed(1)} at the end` +
     `${info.load > info.cores / 2 ? " (a busy machine: figures disturbed)" : ""}. Took ${elapsed} s.`,
   "",
   browserTable(table.markdown),
   "",
-  "Threads in the browser: xlats-wasm WasmDevice.create({ threads }) (module Web Workers); tfjs-wasm at 1 thread its " +
+  ...(wantsGpu ? ["GPU runners: one page each, one GPU queue (no thread counts); inputs on the device before timing; a run " +
+    "ends when the GPU has finished it (xlats-webgpu, tfjs-webgpu and ort-webgpu wait on the queue's onSubmittedWorkDone, " +
+    "jax-webgpu on blockUntilReady); ort-webgpu's feeds are GPU buffers (Tensor.fromGpuBuffer), its outputs stay on the GPU; " +
+    "ort and jax-js take conv in NCHW/OIHW (converted before timing)."] : []),
+  ...(options.runners.some((r) => (WASM_RUNNERS as readonly string[]).includes(r)) ? [
+    "Threads in the browser: xlats-wasm WasmDevice.create({ threads }) (module Web Workers); tfjs-wasm at 1 thread its " +
     "single-threaded SIMD build, at 2 its threaded SIMD build with setThreadsCount(2) (needs cross-origin isolation); " +
     "ort-web env.wasm.numThreads (a fresh page per thread count); jax-js 1 thread without Workers, otherwise its pool " +
-    "of navigator.hardwareConcurrency workers. Each runner and thread count runs in its own page, one after the other.",
+    "of navigator.hardwareConcurrency workers. Each runner and thread count runs in its own page, one after the other."] : []),
   ...[...new Set(notes)].map((n) => `- ${n}`),
   "",
   buildTargets(plan, cells),

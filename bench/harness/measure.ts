@@ -8,6 +8,7 @@ import { checkResult } from "../workloads/reference.js";
 import { describe, firstWeight, inputShapes, makeInputs, type Workload } from "../workloads/specs.js";
 import { createInterpreterRunner } from "../runners/xlats_interpreter.js";
 import { createCompiledRunner } from "../runners/xlats_compiled.js";
+import { createWebGpuRunner } from "../runners/xlats_webgpu.js";
 
 export type Outcome =
   | {
@@ -28,6 +29,7 @@ async function createRunner(config: RunnerConfig): Promise<Runner | string> {
   if (config.name === "xlats-wasm") return createCompiledRunner("wasm", config.threads);
   if (config.name === "xlats-interp") return createInterpreterRunner();
   if (config.name === "xlats-native") return createCompiledRunner("native", config.threads);
+  if (config.name === "xlats-webgpu") return config.threads === 1 ? createWebGpuRunner() : "one GPU queue: thread counts do not apply";
   const file = PEER_FILES[config.name];
   if (file === undefined) return `unknown runner ${config.name}`;
   // dist/bench/harness/measure.js → bench/peers/<file> in the source tree (plain JS, not compiled).

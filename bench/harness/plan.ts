@@ -59,10 +59,17 @@ export const PEER_FILES: Record<string, string> = {
   "ort-node": "ort_node.mjs",
   "jax-js": "jax.mjs",
   numpy: "numpy.mjs",
+  "tfjs-webgpu": "tfjs_webgpu.mjs",
+  "ort-webgpu": "ort_webgpu.mjs",
+  "jax-webgpu": "jax_webgpu.mjs",
 };
 
 /** Peers that run WebAssembly (ort-node is native code: shown, but not a "peer" in the ratios). */
 export const WASM_PEERS = ["tfjs-wasm", "ort-web", "jax-js"] as const;
+
+/** The peers on the GPU, compared with xlats-webgpu: browser only (`npm run bench:webgpu`), so not in LIBRARIES. */
+export const GPU_PEERS = ["tfjs-webgpu", "ort-webgpu", "jax-webgpu"] as const;
+export const GPU_LIBRARIES = ["xlats-webgpu", ...GPU_PEERS] as const;
 
 export function planRunners(threads: readonly number[]): RunnerConfig[] {
   const out: RunnerConfig[] = [];

@@ -1,9 +1,10 @@
 // The results table (markdown): absolute figures per library, xlats-wasm's ratios to the
-// WebAssembly peers, and xlats-native's to the native ones (onnxruntime-node, numpy).
+// WebAssembly peers, xlats-native's to the native ones (onnxruntime-node, numpy), and
+// xlats-webgpu's to the GPU peers.
 
 import { describe, flops, measure } from "../workloads/specs.js";
 import type { CellResult } from "./measure.js";
-import { LIBRARIES, WASM_PEERS, type PlannedWorkload } from "./plan.js";
+import { GPU_LIBRARIES, GPU_PEERS, LIBRARIES, WASM_PEERS, type PlannedWorkload } from "./plan.js";
 
 type Lookup = (name: string, threads: number, kind: string, label: string) => CellResult | undefined;
 
@@ -45,12 +46,14 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
   const failures: string[] = [];
   // Only the libraries this run measured (--runners), and the ratio columns of the xlats backends among them.
   const ran = new Set(cells.map((c) => c.runner.name));
-  const libraries = LIBRARIES.filter((l) => ran.has(l));
+  const libraries = [...LIBRARIES, ...GPU_LIBRARIES].filter((l) => ran.has(l));
   const wasmColumns = ran.has("xlats-wasm");
   const nativeColumns = ran.has("xlats-native");
+  const gpuColumns = ran.has("xlats-webgpu");
   const header = ["workload", "unit", "thr", ...libraries.map((l) => (l === "xlats-interp" ? "xlats-interp*" : l)),
     ...(wasmColumns ? ["wasm / best wasm peer", "wasm / tfjs-wasm", "wasm / ort-web", "2t / 1t (xlats-wasm)"] : []),
-    ...(nativeColumns ? ["native / ort-node", "native / numpy", "2t / 1t (xlats-native)", "native compile (first run)"] : [])];
+    ...(nativeColumns ? ["native / ort-node", "native / numpy", "2t / 1t (xlats-native)", "native compile (first run)"] : []),
+    ...(gpuColumns ? ["webgpu / best GPU peer", ...GPU_PEERS.map((peer) => `webgpu / ${peer}`)] : [])];
   const lines = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`];
   for (const p of plan) {
     for (const t of threads) {
@@ -91,6 +94,12 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
         row.push(nativeRatio(figure("ort-node")), nativeRatio(figure("numpy")), t > 1 ? nativeRatio(nativeOne) : "—");
         row.push(compileMs !== undefined ? `${(compileMs / 1000).toFixed(2)} s` : "—");
       }
+      if (gpuColumns) {
+        const gpu = figure("xlats-webgpu");
+        const gpuRatio = (peer: number | undefined): string => (gpu !== undefined && peer !== undefined ? `${fmt(gpu / peer)}×` : "—");
+        const gpuPeers = GPU_PEERS.map((n) => figure(n)).filter((x): x is number => x !== undefined);
+        row.push(gpuRatio(gpuPeers.length > 0 ? Math.max(...gpuPeers) : undefined), ...GPU_PEERS.map((n) => gpuRatio(figure(n))));
+      }
       lines.push(`| ${row.join(" | ")} |`);
     }
   }
@@ -105,6 +114,9 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
       "ort-node (MLAS) and numpy (its BLAS; conv as im2col + one matmul). Peak memory of xlats executables in parentheses.",
     "native compile: the C compiler's time for the program's module on its first run (each xlats-native process builds " +
       "into a fresh cache directory; later runs load the cached module).",
+    ...(gpuColumns ? ["On the GPU (xlats-webgpu and the *-webgpu peers) inputs are on the device before timing, and a run " +
+      "counts until the GPU queue has finished it (nothing read back); \"best GPU peer\" is the fastest of tfjs-webgpu, " +
+      "ort-webgpu, jax-webgpu."] : []),
     "ort-web/ort-node copy their feeds in and outputs out on every run() (no backend-resident tensors for the CPU/wasm EPs); " +
       "ort and jax-js take conv in NCHW/OIHW (converted before timing).",
     "Threads in Node: xlats-wasm WasmDevice({ threads }); tfjs-wasm 1 only (its threaded build is turned off under Node, " +
@@ -178,8 +190,22 @@ export function buildTargets(plan: readonly PlannedWorkload[], cells: readonly C
     lines.push(`| ${name} | ≥ ${goal}× | ${r === undefined ? "n/a" : `${fmt(r)}×`} | ${r === undefined ? "—" : r >= goal ? "yes" : "no"} |`);
   };
   const ran = new Set(cells.map((c) => c.runner.name));
-  if (ran.has("xlats-wasm") || !ran.has("xlats-native")) targets.forEach(row);
+  if (ran.has("xlats-wasm") || (!ran.has("xlats-native") && !ran.has("xlats-webgpu"))) targets.forEach(row);
   else lines.length = 0;
+  if (ran.has("xlats-webgpu")) {
+    // Issue 23's targets (meant for a real GPU: on SwiftShader they only show that all runs).
+    const largest = [...plan].reverse().find((q) => q.kind === "matmul");
+    const largestLabel = largest === undefined ? "matmul" : describe(largest.full);
+    const gpuTargets: Target[] = [
+      [`${largestLabel} vs jax-webgpu`, fig("xlats-webgpu", 1, "matmul", (p) => p === largest), fig("jax-webgpu", 1, "matmul", (p) => p === largest), 1.2],
+      ["softmax vs tfjs-webgpu", fig("xlats-webgpu", 1, "softmax"), fig("tfjs-webgpu", 1, "softmax"), 2],
+      ["encoder vs ort-webgpu", fig("xlats-webgpu", 1, "transformer"), fig("ort-webgpu", 1, "transformer"), 1.5],
+      ["gpt2 prefill vs ort-webgpu", fig("xlats-webgpu", 1, "gpt2", phase("prefill")), fig("ort-webgpu", 1, "gpt2", phase("prefill")), 1.5],
+    ];
+    if (lines.length > 0) lines.push("");
+    lines.push("| target (xlats-webgpu) | goal | measured | met |", "|---|---|---|---|");
+    gpuTargets.forEach(row);
+  }
   if (ran.has("xlats-native")) {
     if (lines.length > 0) lines.push("");
     lines.push("| target (xlats-native) | goal | measured | met |", "|---|---|---|---|");

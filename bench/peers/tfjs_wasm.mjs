@@ -16,7 +16,7 @@ async function loadTf() {
 }
 
 /** The workload as tfjs ops over tensors `t` (the inputs; the weights from index firstWeight on). */
-function program(tf, w, t, firstWeight) {
+export function program(tf, w, t, firstWeight) {
   switch (w.kind) {
     case "matmul": return () => [tf.matMul(t[0], t[1])];
     case "fused": return () => [tf.tanh(tf.add(tf.mul(t[0], t[1]), t[2]))];

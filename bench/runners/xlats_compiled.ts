@@ -5,11 +5,7 @@
 // The native runner builds into a fresh cache directory, so every program's first
 // compile is a real compiler run, and its time is reported beside the figure.
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../../src/compiler/index.js";
-import { nativeToolchain } from "../../src/compiler/native/toolchain.js";
 import type { Prepared, Runner } from "../harness/runner.js";
 import { buildComputation, type WeightsAs } from "../workloads/index.js";
 import type { Workload } from "../workloads/specs.js";
@@ -21,14 +17,18 @@ const clip = (text: string): string => (text.length > 300 ? `${text.slice(0, 297
 export function createCompiledRunner(backend: "wasm" | "native", threads: number, weightsAs: WeightsAs = "constants"): Runner {
   const native = backend === "native";
   let device: WasmDevice | undefined;
-  let cacheDir: string | undefined;
+  let removeCacheDir = (): void => {};
   return {
     name: `xlats-${backend}`,
     threads,
     init: async () => {
       if (native) {
-        cacheDir = mkdtempSync(join(tmpdir(), "xlats-bench-native-"));
-        process.env["XLATS_NATIVE_CACHE"] = cacheDir;
+        // Node's modules only here: the browser bench runs xlats-wasm from this file too.
+        const [{ mkdtempSync, rmSync }, { tmpdir }, { join }, { nativeToolchain }] = await Promise.all([
+          import("node:fs"), import("node:os"), import("node:path"), import("../../src/compiler/native/toolchain.js")]);
+        const dir = mkdtempSync(join(tmpdir(), "xlats-bench-native-"));
+        removeCacheDir = () => rmSync(dir, { recursive: true, force: true });
+        process.env["XLATS_NATIVE_CACHE"] = dir;
         const t = nativeToolchain();
         if (typeof t === "string") return `no native backend here: ${t}`;
       }
@@ -71,7 +71,7 @@ export function createCompiledRunner(backend: "wasm" | "native", threads: number
     },
     close: async () => {
       await device?.close();
-      if (cacheDir !== undefined) rmSync(cacheDir, { recursive: true, force: true });
+      removeCacheDir();
     },
   };
 }

@@ -1,12 +1,16 @@
 // The backend the op tests run on, chosen by the environment: XLATS_TEST_BACKEND= a
 // backend of the table (src/compiler/backends.ts): "interpreter" (the default: the
 // executable specification), "wasm" (the compiler: passes, fusion, WebAssembly
-// kernels), "native" (the same with C kernels built by the machine's C compiler)...
+// kernels), "native" (the same with C kernels built by the machine's C compiler),
+// "webgpu" (compiled and run asynchronously, in a worker the tests wait on:
+// tools/sync_backend.ts)...
 // `npm test` runs the op-test folders once more on every other backend of the table
 // that is available here (tools/test_backends.ts), so every op test checks each backend
 // against the same independently known values without duplicating test code.
 
 import { BACKEND_NAMES, compileSync, type BackendName } from "../../src/compiler/index.js";
+import { BACKENDS } from "../../src/compiler/backends.js";
+import { runSync, startSyncBackend } from "../../tools/sync_backend.js";
 import { evaluate as interpret, type EvaluateOptions } from "../../src/interpreter/evaluate.js";
 import { Computation, type Instruction } from "../../src/ir/computation.js";
 import { rebuild } from "../../src/ir/rewrite.js";
@@ -25,6 +29,10 @@ export const testBackend: TestBackend = selected();
 
 /** Whether the tests run on a compiled backend (for backend-aware tolerances). */
 export const compiled = testBackend !== "interpreter";
+
+/** A backend without compileSync (webgpu) runs in a worker that `evaluate` waits on. */
+const asyncOnly = compiled && BACKENDS[testBackend].compileSync === undefined;
+if (asyncOnly) await startSyncBackend();
 
 /**
  * The entry's array constants made parameters (appended after the others), with their
@@ -50,6 +58,7 @@ export function liftConstants(computation: Computation, args: readonly Literal[]
 export function evaluate(computation: Computation, args: readonly Literal[], options: EvaluateOptions = {}): Literal {
   if (!compiled) return interpret(computation, args, options);
   const lifted = liftConstants(computation, args);
+  if (asyncOnly) return runSync(testBackend, lifted.computation, lifted.args, options);
   const executable = compileSync(lifted.computation, { backend: testBackend });
   try {
     const result = executable.run(lifted.args, options);

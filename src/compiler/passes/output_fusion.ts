@@ -56,10 +56,12 @@ function refusal(g: Group, core: Instruction, position: ReadonlyMap<Instruction,
 /**
  * Makes each dot or convolution whose product only an elementwise epilogue reads the
  * core of that epilogue's group (sets `core`, adds it to the members). `build` gives
- * the fused computation a group would become, so the backend can be asked about it.
+ * the fused computation a group would become, so the backend can be asked about it
+ * (`problem`: the CPU backends' check unless the target has its own).
  */
 export function formOutputFusions(
   c: Computation, groups: ReadonlyMap<Instruction, Group>, ctx: PassContext, passName: string, build: (g: Group) => Computation,
+  problem: (fused: Computation) => string | undefined = outputFusionProblem,
 ): void {
   const position = new Map(c.instructions.map((inst, i) => [inst, i]));
   const groupsOf = new Map<Instruction, Group[]>();
@@ -93,11 +95,11 @@ export function formOutputFusions(
     }
     g.members.add(core);
     g.core = core;
-    const problem = outputFusionProblem(build(g));
-    if (problem !== undefined) {
+    const declined = problem(build(g));
+    if (declined !== undefined) {
       g.members.delete(core);
       g.core = undefined;
-      no(problem);
+      no(declined);
       continue;
     }
     ctx.log(passName, `output fusion: ${core.name} is the core of ${g.root.name}'s fusion (its epilogue: ${g.members.size - 1} instruction(s))`);

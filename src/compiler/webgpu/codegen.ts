@@ -18,7 +18,8 @@ import { gemmKernelName, gemmSpecOfDot } from "../kernel/gemm_plan.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
 import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl } from "./op_kernels_wgsl.js";
-import { gemmKernel } from "./gemm_wgsl.js";
+import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
+import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
 import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel } from "./gemm_tiles_wgsl.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
@@ -89,34 +90,45 @@ export function wgslFusionKernel(fused: Computation): WgslKernel | Declined {
 }
 
 /**
- * The kernel of a dot or a convolution (not fused: fusion forms no output fusions for
- * this backend, so the epilogue is a loop fusion after it): the tiled, skinny or
- * implicit-GEMM kernel reading its operands from the device memory (KernelMemory
- * "device"), sized by WebGPU's guaranteed limits (plans are made without a device).
+ * The kernel of a dot or a convolution: the tiled, skinny or implicit-GEMM kernel reading
+ * its operands from the device memory (KernelMemory "device"), sized by WebGPU's
+ * guaranteed limits (plans are made without a device). Alone, its step's buffers are
+ * (lhs, rhs, out); as the core of an output fusion, the fusion's operands then its
+ * result, with the epilogue rendered into the kernel's store (epilogue_wgsl.ts).
  * f32 only: other types are declined (WGSL has no f64; f16 and integer products run on the host).
  */
-function wgslProductKernel(inst: Instruction): WgslKernel | Declined {
+function wgslProductKernel(inst: Instruction, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {
+  const options = { memory: "device" as const, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };
+  const buffers = (fused?.slots ?? DEFAULT_SLOTS).out + 1;
   if (inst.opcode === "dot") {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
     if ("declined" in spec) return spec;
-    return asWgslKernel(gemmKernel(spec, DEFAULT_GPU_LIMITS, { memory: "device" }), gemmKernelName(spec));
+    return asWgslKernel(gemmKernel(spec, DEFAULT_GPU_LIMITS, options), gemmKernelName(spec), buffers);
   }
   if (inst.opcode === "convolution") {
     const geometry = convWgslGeometry(inst as Instruction<"convolution">);
     if ("declined" in geometry) return geometry;
     if (geometry.inputType !== "f32" || geometry.outputType !== "f32") return { declined: `webgpu convolution ${inst.name}: f16 convolutions run on the host (f16 arithmetic is not compiled)` };
-    return asWgslKernel(convKernel(geometry, DEFAULT_GPU_LIMITS, { memory: "device" }), `convolution ${inst.name}`);
+    return asWgslKernel(convKernel(geometry, DEFAULT_GPU_LIMITS, options), `convolution ${inst.name}`, buffers);
   }
   return { declined: `${inst.opcode} is not a dot or a convolution` };
 }
 
-/** A GEMM or convolution kernel as a step of the backend's program: three buffers (lhs, rhs, out). */
-function asWgslKernel(k: GpuKernel | Declined, name: string): WgslKernel | Declined {
+/** The kernel of output fusion `fused`: its dot or convolution with the epilogue in the store, or why not. */
+export function wgslOutputFusionKernel(fused: Computation): WgslKernel | Declined {
+  const f = wgslOutputFusion(fused);
+  if ("declined" in f) return f;
+  const kernel = wgslProductKernel(f.core.core, f);
+  return "declined" in kernel ? kernel : { ...kernel, what: `${kernel.what}, epilogue fused` };
+}
+
+/** A GEMM or convolution kernel as a step of the backend's program, over `buffers` argument slots. */
+function asWgslKernel(k: GpuKernel | Declined, name: string, buffers: number): WgslKernel | Declined {
   if ("declined" in k) return k;
   const c = k.choice;
   const how = c.kind === "tiled" ? `tiled ${tileName(c.tile)}` : `skinny, ${c.columnsPerWorkgroup} columns a workgroup${c.swapped ? ", transposed" : ""}`;
   return {
-    source: k.code, buffers: 3, units: k.dispatch[0] * k.dispatch[1] * k.dispatch[2], invocationsPerUnit: k.workgroupSize[0] * k.workgroupSize[1] * k.workgroupSize[2],
+    source: k.code, buffers, units: k.dispatch[0] * k.dispatch[1] * k.dispatch[2], invocationsPerUnit: k.workgroupSize[0] * k.workgroupSize[1] * k.workgroupSize[2],
     workgroups: [k.dispatch[0], k.dispatch[1]], what: `${name}, ${how}`,
   };
 }

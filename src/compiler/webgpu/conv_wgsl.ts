@@ -20,7 +20,8 @@ import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
 import type { ConvGeometry } from "../kernel/conv_plan.js";
 import type { Declined } from "../kernel/declined.js";
-import type { GpuEpilogue } from "./gemm_wgsl.js";
+import { DEFAULT_SLOTS, type GpuEpilogue } from "./gemm_wgsl.js";
+import type { ArgumentSlots } from "./epilogue_wgsl.js";
 import {
   defaultTile, DEVICE_MEMORY_DECLARATIONS, F16_HELPERS, operandAccess, renderTiledProduct, resultAccess, type GemmTile, type GpuBinding,
   type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand,
@@ -146,6 +147,8 @@ export interface ConvWgslOptions {
   readonly epilogue?: GpuEpilogue;
   /** As for the GEMM (default "bindings"). */
   readonly memory?: KernelMemory;
+  /** As for the GEMM: with memory "device", the argument slots of the input, the kernel and the output. */
+  readonly slots?: ArgumentSlots;
 }
 
 const u = (x: number): string => `${x}u`;
@@ -179,16 +182,16 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const inputVectors = allowVectors && g.input.feature === 1 && cg % 4 === 0 && multipleOf4([g.input.batch, ...g.input.spatial]);
   const kernelVectors = allowVectors && g.kernel.outputFeature === 1 && og % 4 === 0 && multipleOf4([g.kernel.inputFeature, ...g.kernel.spatial]);
   const memory = options.memory ?? "bindings";
-  const x = operandAccess("lhs", 0, inputType, inputVectors, memory);
-  const w = operandAccess("rhs", 1, inputType, kernelVectors, memory);
+  const slots = options.slots ?? DEFAULT_SLOTS;
+  const x = operandAccess("lhs", slots.lhs, inputType, inputVectors, memory);
+  const w = operandAccess("rhs", slots.rhs, inputType, kernelVectors, memory);
   const epilogue = options.epilogue;
-  if (memory === "device" && epilogue !== undefined) return { declined: "webgpu convolution: an epilogue stores into its own bindings, not the device memory" };
   // Stored by vec4s of output features where they are unit-stride, a multiple of 4 per group, and every other stride keeps the vec4s aligned.
   const outVectors = epilogue === undefined && g.output.feature === 1 && og % 4 === 0 && multipleOf4([g.output.batch, ...g.output.spatial]);
   if (outputType === "f16" && !outVectors) {
     return { declined: "webgpu convolution: an f16 output is stored as packed pairs by vec4s of output features: it needs features innermost, a multiple of 4 per group, other strides multiples of 4 and no epilogue (ask for f32 and convert)" };
   }
-  const result = resultAccess(outputType, outVectors, memory);
+  const result = resultAccess(outputType, outVectors, memory, slots.out);
   const outBytes = result.byteSize(maxElement(g, "output"));
 
   // gatherPatch(p, k, g): the im2col element; its position in the input, or none (padding, holes).

@@ -226,11 +226,11 @@ export interface ResultAccess {
   byteSize(elements: number): number;
 }
 
-/** The result's access: binding 2 (`out`), or the device memory at args[2] (see KernelMemory). f16 is stored by vectors only. */
-export function resultAccess(type: StorageType, vectors: boolean, memory: KernelMemory = "bindings"): ResultAccess {
+/** The result's access: binding 2 (`out`), or the device memory at args[slot] (see KernelMemory). f16 is stored by vectors only. */
+export function resultAccess(type: StorageType, vectors: boolean, memory: KernelMemory = "bindings", slot = 2): ResultAccess {
   const byteSize = (e: number): number => (type === "f16" ? Math.max(8, Math.ceil(e / 4) * 8) : vectors ? Math.max(16, Math.ceil(e / 4) * 16) : Math.max(4, 4 * e));
   if (memory === "device") {
-    const word = (w: string): string => `mem[(args[2u] >> 2u) + ${w}]`;
+    const word = (w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]`;
     return {
       declaration: "",
       store: (i, v) => (type === "f16" ? (() => { throw new Error("an f16 result is stored by vectors"); })() : `${word(`(${i})`)} = bitcast<u32>(${v});`),

@@ -22,6 +22,7 @@
 import { CompileError } from "../../types/errors.js";
 import type { Declined } from "../kernel/declined.js";
 import { checkGemmSpec, gemmKernelName, type GemmSpec } from "../kernel/gemm_plan.js";
+import type { ArgumentSlots } from "./epilogue_wgsl.js";
 import { renderSkinny, SKINNY_MAX_ROWS, skinnyLayout } from "./gemm_skinny_wgsl.js";
 import {
   defaultTile, DEVICE_MEMORY_DECLARATIONS, F16_HELPERS, operandAccess, renderTiledProduct, resultAccess, type GemmTile, type GpuBinding,
@@ -64,9 +65,14 @@ export interface GemmWgslOptions {
   readonly epilogue?: GpuEpilogue;
   /** Where operands and result live (default "bindings"; the backend: "device", see KernelMemory). */
   readonly memory?: KernelMemory;
+  /** With memory "device": the argument slots of A, B and C (default 0, 1, 2; an output fusion's follow its parameters). */
+  readonly slots?: ArgumentSlots;
 }
 
 const u = (x: number): string => `${x}u`;
+
+/** Argument slots of a lone GEMM or convolution step (lhs, rhs, out). */
+export const DEFAULT_SLOTS: ArgumentSlots = { lhs: 0, rhs: 1, out: 2 };
 
 function declined(spec: GemmSpec, why: string): Declined {
   return { declined: `webgpu ${gemmKernelName(spec)}: ${why}` };
@@ -82,7 +88,6 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const { batch, m, n, k } = spec;
   const lhsT = spec.lhsTransposed === true, rhsT = spec.rhsTransposed === true;
   const memory = options.memory ?? "bindings";
-  if (memory === "device" && options.epilogue !== undefined) return declined(spec, "an epilogue stores into its own bindings, not the device memory");
   if (outputType === "f16") {
     if (options.epilogue !== undefined) return declined(spec, "an f16 output takes no epilogue (the epilogue stores f32 elements)");
     if (n % 4 !== 0) return declined(spec, "an f16 output is stored as packed pairs by vec4s of columns: n must be a multiple of 4 (ask for f32 and convert)");
@@ -93,8 +98,9 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   // Vector loads need the operand's contiguous extent to be a multiple of 4.
   const lhsVectors = allowVectors && (lhsT ? m : k) % 4 === 0;
   const rhsVectors = allowVectors && (rhsT ? k : n) % 4 === 0;
-  const lhs = operandAccess("lhs", 0, inputType, lhsVectors, memory);
-  const rhs = operandAccess("rhs", 1, inputType, rhsVectors, memory);
+  const slots = options.slots ?? DEFAULT_SLOTS;
+  const lhs = operandAccess("lhs", slots.lhs, inputType, lhsVectors, memory);
+  const rhs = operandAccess("rhs", slots.rhs, inputType, rhsVectors, memory);
   // Element offsets of A(z, row, p) and B(z, p, col).
   const aAt = (row: string, p: string, z: string): string => (lhsT ? `${z} * ${u(m * k)} + (${p}) * ${u(m)} + ${row}` : `${z} * ${u(m * k)} + (${row}) * ${u(k)} + ${p}`);
   const bAt = (p: string, col: string, z: string): string => (rhsT ? `${z} * ${u(k * n)} + (${col}) * ${u(k)} + ${p}` : `${z} * ${u(k * n)} + (${p}) * ${u(n)} + ${col}`);
@@ -112,7 +118,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   // The output and its store.
   const epilogue = options.epilogue;
   const outVectors = outputType === "f16" || (epilogue === undefined && n % 4 === 0 && kind === "tiled");
-  const result = resultAccess(outputType, outVectors, memory);
+  const result = resultAccess(outputType, outVectors, memory, slots.out);
   const outBytes = result.byteSize(batch * m * n);
   const site = (value: string, row: string, col: string, z: string): EpilogueSite => {
     const fullRow = `(${z} * ${u(m)} + ${row})`;

@@ -23,11 +23,19 @@ function giveDawnARuntimeDir(): void {
   process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
 }
 
+/**
+ * The environment Dawn reads: a runtime directory, and without a GPU the Vulkan loader
+ * pointed at SwiftShader. Called on the main thread before a worker thread loads Dawn: a
+ * worker's process.env is its own copy, which the Vulkan loader never sees.
+ */
+export function prepareDawnEnvironment(): void {
+  giveDawnARuntimeDir();
+  if (process.env["VK_ICD_FILENAMES"] === undefined && existsSync(SWIFTSHADER_ICD)) process.env["VK_ICD_FILENAMES"] = SWIFTSHADER_ICD;
+}
+
 /** Dawn's GPU entry point, or why there is none. */
 export async function nodeGpu(): Promise<Gpu | string> {
-  giveDawnARuntimeDir();
-  // Without a GPU, Dawn runs on SwiftShader, when the Vulkan loader is pointed at it.
-  if (process.env["VK_ICD_FILENAMES"] === undefined && existsSync(SWIFTSHADER_ICD)) process.env["VK_ICD_FILENAMES"] = SWIFTSHADER_ICD;
+  prepareDawnEnvironment();
   let dawn: { create(options: string[]): Gpu; globals: object };
   try {
     // A variable specifier: the type checker does not need the optional package.

@@ -24,7 +24,7 @@ import { isControlFlow } from "../control_flow.js";
 import { defaultPipeline } from "../plan.js";
 import type { CompileOptions } from "../index.js";
 import { isDeclined, type Declined } from "../kernel/declined.js";
-import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, OP_KERNELS } from "./codegen.js";
+import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 
 /** A kernel run over its buffers (operands, then results), or an instruction run on the host. A copy is a kernel (copyKernelWgsl). */
@@ -60,18 +60,25 @@ function hostReason(inst: Instruction): string {
 }
 
 /**
- * Verifies and optimizes `program` (fusion asking the WGSL generator what it lowers, and
- * forming no output fusions: the GEMM and convolution kernels render no epilogue yet, so
- * a dot's bias and activation are a loop fusion after it) and lays it out as steps.
+ * Verifies and optimizes `program` and lays it out as steps. Fusion asks the WGSL
+ * generator what it lowers, and forms an output fusion where the GEMM or convolution
+ * kernel renders the epilogue into its store; not the CPU backends' cost rule (which
+ * keeps a small product's epilogue as a loop kernel reading the product from cache):
+ * on a GPU a second kernel is a second pass over memory.
  */
 export function planGpuProgram(program: Computation | HloModule, options: CompileOptions): GpuProgram {
   const input = program instanceof HloModule ? program : new HloModule(program.name, program);
   verifyModule(input);
-  const { module, log } = runPasses(input, options.passes ?? defaultPipeline(webgpuCapabilities(), { outputFusions: false }), {
+  const { module, log } = runPasses(input, options.passes ?? defaultPipeline(webgpuCapabilities(), { outputFusionProblem: webgpuOutputFusionProblem }), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
   return { ...planSteps(module.entry), module, log };
+}
+
+function webgpuOutputFusionProblem(fused: Computation): string | undefined {
+  const kernel = wgslOutputFusionKernel(fused);
+  return isDeclined(kernel) ? kernel.declined : undefined;
 }
 
 function planSteps(entry: Computation): Omit<GpuProgram, "module" | "log"> {
@@ -102,9 +109,8 @@ function planSteps(entry: Computation): Omit<GpuProgram, "module" | "log"> {
       case "fusion": {
         const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
         if (addEmpty(inst)) continue;
-        // Fusion forms no output fusions for this backend (planGpuProgram): a dot or convolution is a step of its own.
-        const kernel = kind === "output" ? { declined: "an output fusion (this backend's GEMM kernels render no epilogue)" } : wgslFusionKernel(calledComputation);
-        addKernelOrHost(inst, kernel);
+        // An output fusion is its GEMM or convolution kernel with the epilogue in the store.
+        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation) : wgslFusionKernel(calledComputation));
         continue;
       }
       default: {

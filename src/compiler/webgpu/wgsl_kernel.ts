@@ -65,7 +65,7 @@ function indexExpr(e: IndexExpr, names: ReadonlyMap<number, string>): string {
 const wordLoad = (atomic: boolean): string => (atomic ? "atomicLoad(&mem[w])" : "mem[w]");
 
 /** Loads and stores of each storage width, by byte address (i32). */
-function memoryHelpers(atomic: boolean): string {
+export function memoryHelpers(atomic: boolean): string {
   const lines = [
     `fn xk_ld32(a: i32) -> u32 { let w = u32(a) >> 2u; return ${wordLoad(atomic)}; }`,
     `fn xk_ld16(a: i32) -> u32 { return (xk_ld32(a & ~3) >> (u32(a & 2) * 8u)) & 0xffffu; }`,
@@ -86,7 +86,7 @@ function memoryHelpers(atomic: boolean): string {
 }
 
 /** The value of type t (held in its WGSL type) loaded from byte address a. */
-function loadAs(t: ElementType, a: string): string {
+export function loadAs(t: ElementType, a: string): string {
   const bytes = storageBytes(t);
   const held = wgslType(t) === "f32" || ELEMENT_TYPES[t].kind !== "float" ? wgslType(t) : "u32";
   const raw = bytes === 4 ? `xk_ld32(${a})` : bytes === 2 ? `xk_ld16(${a})` : `xk_ld8(${a})`;
@@ -96,7 +96,7 @@ function loadAs(t: ElementType, a: string): string {
 }
 
 /** The statement storing value v of type t at byte address a. */
-function storeAs(t: ElementType, a: string, v: string): string {
+export function storeAs(t: ElementType, a: string, v: string): string {
   const bytes = storageBytes(t);
   const word = wgslType(t) === "u32" || (ELEMENT_TYPES[t].kind === "float" && t !== "f32") ? v : `bitcast<u32>(${v})`;
   return `xk_st${bytes * 8}(${a}, ${word});`;

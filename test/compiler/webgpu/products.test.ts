@@ -1,7 +1,7 @@
 // Dots and convolutions inside the WebGPU backend: compiled to the tiled, skinny and
 // implicit-GEMM kernels (reading the device memory through offsets), their epilogues
-// loop fusions after them, nothing on the host. Compared with the interpreter within
-// the f32 dot bound: |got - want| <= 2 gamma(k) sum |a||b| (both sides round a sum of k
+// (bias, activation, residual) rendered into the kernel's store, nothing on the host.
+// Compared with the interpreter within the f32 dot bound: |got - want| <= 2 gamma(k) sum |a||b| (both sides round a sum of k
 // products; the scale sum |a||b| is the same program interpreted on |a| and |b|).
 // Skips as webgpu.test.ts does where there is nothing to run WebGPU on. Few shapes:
 // SwiftShader takes seconds to compile each GEMM kernel, the skinny kernel most (6 to
@@ -64,7 +64,7 @@ async function checkProduct(text: string, depth: number): Promise<string> {
   }
 }
 
-test("an MLP layer (dot, bias, relu) is a GEMM kernel and a loop kernel, no host step", { skip }, async () => {
+test("an MLP layer (dot, bias, relu) is one GEMM kernel, its epilogue in the store, no host step", { skip }, async () => {
   const dump = await checkProduct(`func.func @main(%x: tensor<8x20xf32>, %w: tensor<20x36xf32>, %b: tensor<36xf32>) -> tensor<8x36xf32> {
   %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x20xf32>, tensor<20x36xf32>) -> tensor<8x36xf32>
   %1 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<36xf32>) -> tensor<8x36xf32>
@@ -73,8 +73,8 @@ test("an MLP layer (dot, bias, relu) is a GEMM kernel and a loop kernel, no host
   %3 = stablehlo.maximum %2, %z : tensor<8x36xf32>
   return %3 : tensor<8x36xf32>
 }`, 20);
-  assert.match(dump, /2 kernel\(s\), 0 host step\(s\)/);
-  assert.match(dump, /gemm 8x36x20 NN f32, tiled/);
+  assert.match(dump, /1 kernel\(s\), 0 host step\(s\)/);
+  assert.match(dump, /gemm 8x36x20 NN f32, tiled .*epilogue fused/);
 });
 
 test("dot_general: batched, both operands transposed", { skip }, async () => {
@@ -92,4 +92,17 @@ test("a convolution (NHWC, stride, padding, feature groups) is the implicit-GEMM
   return %0 : tensor<2x4x3x12xf32>
 }`, 36);
   assert.match(dump, /convolution .*tiled/);
+});
+
+test("a convolution with bias and residual is one kernel, the epilogue reading both from the device memory", { skip }, async () => {
+  // The residual's layout is the output's; the bias is broadcast along the features (the product's columns).
+  const dump = await checkProduct(`func.func @main(%x: tensor<1x5x4x3xf32>, %w: tensor<3x3x3x8xf32>, %b: tensor<8xf32>, %r: tensor<1x5x4x8xf32>) -> tensor<1x5x4x8xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x5x4x3xf32>, tensor<3x3x3x8xf32>) -> tensor<1x5x4x8xf32>
+  %1 = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<8xf32>) -> tensor<1x5x4x8xf32>
+  %2 = stablehlo.add %0, %1 : tensor<1x5x4x8xf32>
+  %3 = stablehlo.add %2, %r : tensor<1x5x4x8xf32>
+  return %3 : tensor<1x5x4x8xf32>
+}`, 27);
+  assert.match(dump, /1 kernel\(s\), 0 host step\(s\)/);
+  assert.match(dump, /convolution .*tiled .*epilogue fused/);
 });
