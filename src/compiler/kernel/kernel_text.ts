@@ -55,6 +55,8 @@ export abstract class KernelTextPrinter {
   protected abstract readonly parenthesizeTop: boolean;
   /** The condition that always holds. */
   protected abstract readonly alwaysTrue: string;
+  /** A literal of `value` in type t. */
+  protected abstract constant(t: ElementType, value: number | bigint): string;
   /** x ⊕ y for reducer `kind` on values of type t. */
   protected abstract combineExpr(kind: ReducerKind, t: ElementType, x: string, y: string): string;
   /** Element 0 of slot `slot` of scratch x, as an lvalue. */
@@ -68,7 +70,7 @@ export abstract class KernelTextPrinter {
 
   // ---- shared by the targets' own statements ----
   /** The text of index expression e. */
-  indexExpr(e: IndexExpr, top = true): string {
+  protected indexExpr(e: IndexExpr, top = true): string {
     switch (e.op) {
       case "const": return String(e.value);
       case "index": return this.variable(e.name);
@@ -81,12 +83,12 @@ export abstract class KernelTextPrinter {
     }
   }
 
-  nameOf(id: number): string {
+  protected nameOf(id: number): string {
     return this.values.names.get(id) ?? (() => { throw new Error(`node ${id} used before it was computed`); })();
   }
 
   /** The name bound to leaf n (the value renderer's `leaf`). */
-  leaf(n: Node): string {
+  protected leaf(n: Node): string {
     return this.leaves.get(n.id) ?? (() => { throw new Error(`leaf node ${n.id} (${n.op}) is bound to no index variable`); })();
   }
 
@@ -228,9 +230,6 @@ export abstract class KernelTextPrinter {
     }
     this.own(st, indent);
   }
-
-  /** A literal of `value` in type t. */
-  protected abstract constant(t: ElementType, value: number | bigint): string;
 
   protected scratchOf(name: string): Scratch {
     return this.scratch.get(name) ?? (() => { throw new Error(`scratch ${name} is not declared`); })();

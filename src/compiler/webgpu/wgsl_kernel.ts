@@ -17,7 +17,7 @@
 
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { DeclinedError } from "../kernel/declined.js";
-import type { Kernel, Scratch, Stmt } from "../kernel/kernel_ir.js";
+import { statements, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import { KernelTextPrinter } from "../kernel/kernel_text.js";
 import type { ApproximationName } from "../kernel/approximations.js";
 import type { Node, NodeType } from "../kernel/graph.js";
@@ -95,18 +95,8 @@ function storeAs(t: ElementType, a: string, v: string): string {
 
 /** Whether the kernel stores elements narrower than a word (its memory is then atomic). */
 function storesNarrow(k: Kernel): boolean {
-  let narrow = false;
-  const visit = (body: readonly Stmt[]): void => {
-    for (const st of body) {
-      if ((st.s === "pointer" && st.output) || st.s === "storeElement") narrow ||= storageBytes(st.type) < 4;
-      if ("body" in st) visit(st.body);
-      if ("then" in st) { visit(st.then); visit(st.otherwise); }
-      if (st.s === "vector") visit(st.otherwise ?? []);
-    }
-  };
-  visit(k.prologue ?? []);
-  visit(k.unit);
-  return narrow;
+  return [...statements(k.prologue ?? []), ...statements(k.unit)]
+    .some((st) => ((st.s === "pointer" && st.output) || st.s === "storeElement") && storageBytes(st.type) < 4);
 }
 
 /**
