@@ -170,10 +170,8 @@ export function tileEpilogueKernel(e: EpiloguePlan, target: VectorTarget, rows: 
   if (body.vectorBody === undefined || body.lanes !== lanes) return undefined;
   const product = body.vectorBody.find((id) => g.node(id).op === "load" && g.node(id).attr === e.operandCount);
   const vectorIds = body.vectorBody.filter((id) => id !== product);
-  const rowLoads = new Map<number, RowLoad>();
+  const setup = rowSetup(g, body, product);
   const tileRows = Array.from({ length: rows }, (_, r): Stmt => {
-    const setup = rowSetup(g, body, product);
-    for (const [id, load] of setup.rowLoads) rowLoads.set(id, load);
     const columns = Array.from({ length: vectors }, (_, v): Stmt[] => [
       { s: "index", name: "col", value: binary("add", index("tileCol"), constant(v * lanes)), mutable: false },
       {
@@ -203,7 +201,7 @@ export function tileEpilogueKernel(e: EpiloguePlan, target: VectorTarget, rows: 
     // One vector section, whose empty splat comes before every row's.
     unit: [{ s: "vector", body: [{ s: "splat", ids: [] }, ...tileRows] }],
     inner: "col",
-    rowLoads,
+    rowLoads: setup.rowLoads,
     affine: body.affine,
     lanes,
     fence: false,
