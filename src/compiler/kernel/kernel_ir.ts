@@ -122,7 +122,13 @@ export type Stmt =
   /** Graph leaf `node` (a reduction's result, op accum) takes the value of element 0 of slot `slot` of scratch `scratch`. */
   | { readonly s: "scratchLoad"; readonly scratch: string; readonly slot: IndexExpr; readonly node: number }
   | ColumnStmt
-  | WorkgroupStmt;
+  | WorkgroupStmt
+  // ---- A tile epilogue (loop_kernel.ts tileEpilogueKernel): values a caller holds in
+  // registers of its own (a GEMM microkernel's accumulators), numbered by it.
+  /** Graph leaf `node` takes the vector in register `register` (in the enclosing `at`). */
+  | { readonly s: "fromRegister"; readonly node: number; readonly register: number }
+  /** Register `register` takes the vector of node `node` (in the enclosing `at`). */
+  | { readonly s: "toRegister"; readonly register: number; readonly node: number };
 
 /**
  * The statements of a kernel whose units are each run by a workgroup of invocations
@@ -239,6 +245,9 @@ export interface Kernel {
    */
   readonly workgroup?: { readonly size: number; readonly lane: string; readonly shared: readonly SharedArray[] };
 }
+
+/** Statements a caller runs once, inline in a function of its own (no work units): a tile epilogue. */
+export type InlineKernel = Omit<Kernel, "units" | "prologue" | "scratch" | "workgroup">;
 
 /** A workgroup array (Kernel.shared): `length` elements of `type`, one per workgroup, shared by its invocations. */
 export interface SharedArray {

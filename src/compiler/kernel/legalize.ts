@@ -177,8 +177,12 @@ function legalReducePrecision(g: KernelGraph, t: ElementType, x: number, e: numb
   if (layout === undefined) return undefined;
   const [w, E, M] = layout;
   if (e >= E && m >= M) return x;
-  const u = `u${w}` as ElementType;
-  const k = (v: bigint): number => intConst(g, u, v);
+  // The pattern as a signed integer where it is a word (32 or 64 bits): every compare
+  // below is of values with the sign bit clear, where signed and unsigned agree, and
+  // x86's vectors compare signed integers only (an unsigned one is three or four
+  // instructions there). Narrower patterns are unsigned (no sign extension after each op).
+  const u = `${w >= 32 ? "s" : "u"}${w}` as ElementType;
+  const k = (v: bigint): number => intConst(g, u, w >= 32 ? BigInt.asIntN(w, v) : v);
   const op = (o: ValueOp, a: number, b: number): number => g.op(o, u, [a, b]);
   const pred = (dir: string, a: number, b: number): number => g.op("compare", "pred", [a, b], dir);
   const select = (c: number, a: number, b: number): number => g.op("select", u, [c, a, b]);

@@ -22,7 +22,7 @@ import type { ElementType } from "../../types/element_type.js";
 import type { KernelGraph } from "./graph.js";
 import type { EpiloguePlan } from "./epilogue_plan.js";
 import type { FusedKernelIR } from "./lower_fusion.js";
-import { binary, constant, index, type IndexExpr, type Kernel, type RowLoad, type Stmt } from "./kernel_ir.js";
+import { binary, constant, index, type IndexExpr, type InlineKernel, type Kernel, type RowLoad, type Stmt } from "./kernel_ir.js";
 import { scheduleBody, scheduleLoop, type BodySchedule, type VectorTarget } from "./loop_schedule.js";
 import { appendAll } from "../../types/arrays.js";
 
@@ -34,19 +34,29 @@ interface RowOutput {
   readonly streaming: boolean;
 }
 
-/** The statements of one row (above) at index `i` up to `stop`, and the loads they read through row pointers. */
-function rowStatements(
-  g: KernelGraph, body: BodySchedule, innerVar: number, loop: { readonly i: string; readonly stop: string }, outputs: readonly RowOutput[], alignBytes: number,
-): { stmts: Stmt[]; rowLoads: Map<number, RowLoad> } {
+/**
+ * What a row computes before its elements: the per-row nodes, then the pointer `p`id to
+ * the row of each load affine in the inner loop, which its loads read through (but the
+ * load `skip`, whose values the caller supplies).
+ */
+function rowSetup(g: KernelGraph, body: BodySchedule, skip?: number): { stmts: Stmt[]; rowLoads: Map<number, RowLoad> } {
   const stmts: Stmt[] = [{ s: "values", ids: body.invariant.filter((id) => g.node(id).op !== "var") }];
   const rowLoads = new Map<number, RowLoad>();
   for (const [id, aff] of body.affine) {
     const n = g.node(id);
-    if (n.op !== "load") continue;
+    if (n.op !== "load" || id === skip) continue;
     const pointer = `p${id}`;
     rowLoads.set(id, { pointer, stride: aff.stride });
     stmts.push({ s: "pointer", name: pointer, buffer: n.attr as number, type: n.type as ElementType, offset: { op: "node", id: aff.base }, output: false });
   }
+  return { stmts, rowLoads };
+}
+
+/** The statements of one row (above) at index `i` up to `stop`, and the loads they read through row pointers. */
+function rowStatements(
+  g: KernelGraph, body: BodySchedule, innerVar: number, loop: { readonly i: string; readonly stop: string }, outputs: readonly RowOutput[], alignBytes: number,
+): { stmts: Stmt[]; rowLoads: Map<number, RowLoad> } {
+  const { stmts, rowLoads } = rowSetup(g, body);
   const stores = (streaming: boolean): Stmt[] => outputs.map((o) => ({ s: "store", pointer: o.pointer, node: o.root, type: o.type, streaming }));
   if (body.vectorBody !== undefined) {
     const vectorBody = body.vectorBody;
@@ -141,6 +151,59 @@ export function epilogueKernel(e: EpiloguePlan, target: VectorTarget, resultBuff
     rowLoads: row.rowLoads,
     affine: body.affine,
     lanes: body.lanes,
+    fence: false,
+  };
+}
+
+/**
+ * An epilogue over a tile of its product that a GEMM microkernel holds in registers:
+ * `rows` rows from index parameter tileRow, each of `vectors` vectors of the body's lanes
+ * from parameter tileCol; register r · vectors + v holds vector v of row r, and takes its
+ * result. Each row is a scope: its per-row nodes, the row pointers of the other loads and
+ * its splats, then per vector the product's leaf bound to the register and the vector
+ * body at that column. Its buffers are the fusion's operands (the product is read from
+ * the registers only); undefined where the body has no vector form of `lanes` lanes.
+ */
+export function tileEpilogueKernel(e: EpiloguePlan, target: VectorTarget, rows: number, vectors: number, lanes: number): InlineKernel | undefined {
+  const g = e.graph;
+  const body = scheduleBody(g, [e.root], e.colVar, target);
+  if (body.vectorBody === undefined || body.lanes !== lanes) return undefined;
+  const product = body.vectorBody.find((id) => g.node(id).op === "load" && g.node(id).attr === e.operandCount);
+  const vectorIds = body.vectorBody.filter((id) => id !== product);
+  const setup = rowSetup(g, body, product);
+  const tileRows = Array.from({ length: rows }, (_, r): Stmt => {
+    const columns = Array.from({ length: vectors }, (_, v): Stmt[] => [
+      { s: "index", name: "col", value: binary("add", index("tileCol"), constant(v * lanes)), mutable: false },
+      {
+        s: "at", index: "col", lanes, body: [
+          { s: "bind", node: e.colVar, name: "col" },
+          ...(product === undefined ? [] : [{ s: "fromRegister", node: product, register: r * vectors + v } as const]),
+          { s: "vectorValues", ids: vectorIds },
+          { s: "toRegister", register: r * vectors + v, node: e.root },
+        ],
+      },
+    ]);
+    return {
+      s: "scope", body: [
+        { s: "index", name: "row", value: binary("add", index("tileRow"), constant(r)), mutable: false },
+        { s: "bind", node: e.rowVar, name: "row" },
+        ...setup.stmts,
+        { s: "splat", ids: body.splats },
+        ...columns.flat(),
+      ],
+    };
+  });
+  return {
+    graph: g,
+    buffers: e.operandCount,
+    params: ["tileRow", "tileCol"],
+    declared: ["row", "col"],
+    // One vector section, whose empty splat comes before every row's.
+    unit: [{ s: "vector", body: [{ s: "splat", ids: [] }, ...tileRows] }],
+    inner: "col",
+    rowLoads: setup.rowLoads,
+    affine: body.affine,
+    lanes,
     fence: false,
   };
 }

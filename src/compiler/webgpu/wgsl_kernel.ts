@@ -17,8 +17,10 @@
 
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { DeclinedError } from "../kernel/declined.js";
-import { isColumnStmt, type IndexExpr, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
-import type { Node } from "../kernel/graph.js";
+import { statements, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
+import { KernelTextPrinter } from "../kernel/kernel_text.js";
+import type { ApproximationName } from "../kernel/approximations.js";
+import type { Node, NodeType } from "../kernel/graph.js";
 import type { ReducerKind } from "../kernel/lower_fusion.js";
 import { WGSL_HELPERS, WgslValues, wgslConst, wgslType, wrap } from "./wgsl_values.js";
 import { wgslMathSource } from "./wgsl_math.js";
@@ -49,17 +51,6 @@ const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
 /** The reducer kinds as the value renderer's binary ops. */
 export const COMBINE_OP: Readonly<Record<ReducerKind, string>> = { add: "add", mul: "mul", max: "max", min: "min", and: "and", or: "or" };
-
-/** An i32 WGSL expression of index expression e. */
-function indexExpr(e: IndexExpr, names: ReadonlyMap<number, string>): string {
-  switch (e.op) {
-    case "const": return String(e.value);
-    case "index": return `k_${e.name}`;
-    case "node": return names.get(e.id) ?? (() => { throw new Error(`index node ${e.id} used before it was computed`); })();
-    case "min": return `min(${indexExpr(e.a, names)}, ${indexExpr(e.b, names)})`;
-    default: return `(${indexExpr(e.a, names)} ${{ add: "+", sub: "-", mul: "*", div: "/", rem: "%" }[e.op]} ${indexExpr(e.b, names)})`;
-  }
-}
 
 /** The WGSL of a word of memory at word index w, loaded, for a plain or an atomic memory. */
 const wordLoad = (atomic: boolean): string => (atomic ? "atomicLoad(&mem[w])" : "mem[w]");
@@ -104,19 +95,97 @@ export function storeAs(t: ElementType, a: string, v: string): string {
 
 /** Whether the kernel stores elements narrower than a word (its memory is then atomic). */
 function storesNarrow(k: Kernel): boolean {
-  let narrow = false;
-  const visit = (body: readonly Stmt[]): void => {
-    for (const st of body) {
-      if ((st.s === "pointer" && st.output) || st.s === "storeElement") narrow ||= storageBytes(st.type) < 4;
-      if ("body" in st) visit(st.body);
-      if ("then" in st) { visit(st.then); visit(st.otherwise); }
-      if (st.s === "vector") visit(st.otherwise ?? []);
-    }
-  };
-  visit(k.prologue ?? []);
-  visit(k.unit);
-  return narrow;
+  return [...statements(k.prologue ?? []), ...statements(k.unit)]
+    .some((st) => ((st.s === "pointer" && st.output) || st.s === "storeElement") && storageBytes(st.type) < 4);
 }
+
+/**
+ * The WGSL kernel printer: kernel/kernel_text.ts's walk in WGSL syntax (kernel variables
+ * `k_name`), plus what WGSL keeps of its own: byte addresses into the one memory,
+ * scratch as function-scope arrays indexed by element, scalar loops only, and the
+ * workgroup arrays and barriers.
+ */
+class WgslKernelPrinter extends KernelTextPrinter {
+  /** Pointers into scratch: an element index into its array (others are byte addresses in memory). */
+  private readonly slotPointers = new Map<string, Scratch>();
+  protected readonly values: WgslValues = new WgslValues(this.k.graph, {
+    load: (n: Node) => {
+      const t = n.type as ElementType;
+      const r = this.k.rowLoads.get(n.id);
+      if (r !== undefined) {
+        const i = r.stride === 1 ? this.at : `${this.at} * ${r.stride}`;
+        const slot = this.slotPointers.get(r.pointer);
+        return slot !== undefined ? `${slot.name}[k_${r.pointer} + ${i}]` : loadAs(t, address(`k_${r.pointer}`, i, t));
+      }
+      if ((n.attr as number) >= this.k.buffers) throw new Error(`load ${n.id} of a row buffer without its slot's pointer`);
+      const offset = this.values.names.get(n.args[0]!);
+      if (offset === undefined) throw new Error(`load ${n.id}: its offset was not computed before it`);
+      return loadAs(t, address(`i32(args[${n.attr as number}])`, offset, t));
+    },
+    leaf: (n) => this.leaf(n),
+  });
+  protected readonly parenthesizeTop = true;
+  protected readonly alwaysTrue = "true";
+
+  get math(): ReadonlySet<ApproximationName> { return this.values.math; }
+  protected declare(type: NodeType, name: string, value: string, mutable: boolean): string {
+    return `${mutable ? "var" : "let"} ${name}: ${wgslType(type)} = ${value};`;
+  }
+  protected variable(name: string): string { return `k_${name}`; }
+  protected indexMin(a: string, b: string): string { return `min(${a}, ${b})`; }
+  protected combineExpr(kind: ReducerKind, t: ElementType, x: string, y: string): string { return this.values.binary(COMBINE_OP[kind], t, x, y); }
+  protected constant(t: ElementType, value: number | bigint): string { return wgslConst(t, value); }
+  protected scratchElement(x: Scratch, slot: string): string { return `${x.name}[${slot} * ${x.length}]`; }
+  protected storeElement(buffer: number, t: ElementType, index: string, value: string): string {
+    return storeAs(t, address(`i32(args[${buffer}])`, index, t), value);
+  }
+  protected whileLoop(index: string, stop: string, step: number, indent: string): { open: string[]; close: string[] } {
+    return { open: [`${indent}while (k_${index} < ${stop}) {`], close: [`${indent}  k_${index} = k_${index} + ${step};`, `${indent}}`] };
+  }
+
+  protected own(st: Stmt, indent: string): void {
+    const lines = this.lines;
+    switch (st.s) {
+      case "pointer":
+        lines.push(`${indent}let k_${st.name}: i32 = ${address(`i32(args[${st.buffer}])`, this.indexExpr(st.offset), st.type)};`);
+        return;
+      // No vector form on this target: what a target without one runs.
+      case "vector": this.print(st.otherwise ?? [], indent); return;
+      case "loop": {
+        if (st.lanes !== 1 || st.copies !== 1) fail(`a loop of ${st.lanes} lanes × ${st.copies} copies has no WGSL form`);
+        const { open, close } = this.whileLoop(st.index, typeof st.stop === "number" ? String(st.stop) : `k_${st.stop}`, 1, indent);
+        lines.push(...open);
+        this.block(st.body, `${indent}  `);
+        lines.push(...close);
+        return;
+      }
+      case "store": lines.push(`${indent}${storeAs(st.type, address(`k_${st.pointer}`, this.at, st.type), this.nameOf(st.node))}`); return;
+      case "accumulator": {
+        if (st.lanes !== 1 || st.copies !== 1) fail(`accumulators of ${st.lanes} lanes × ${st.copies} copies have no WGSL form`);
+        return fail(`accumulator ${st.name} starts assigned`);
+      }
+      case "combine": lines.push(`${indent}k_${st.acc} = ${this.combineExpr(this.kindOf(st.acc), this.accumulator(st.acc).type, `k_${st.acc}`, this.nameOf(st.node))};`); return;
+      case "slot": {
+        const x = this.scratchOf(st.scratch);
+        this.slotPointers.set(st.name, x);
+        lines.push(`${indent}let k_${st.name}: i32 = ${this.indexExpr(st.slot)} * ${x.length};`);
+        return;
+      }
+      case "sharedStore": lines.push(`${indent}${st.shared}[${this.indexExpr(st.index)}] = k_${st.acc};`); return;
+      case "sharedLoad": {
+        const name = `${st.shared}_${st.node}`;
+        lines.push(`${indent}let ${name} = ${st.shared}[${this.indexExpr(st.index)}];`);
+        this.bindLeaf(st.node, name);
+        return;
+      }
+      case "barrier": lines.push(`${indent}workgroupBarrier();`); return;
+      case "at": return fail(`an \`at\` of ${st.lanes} lanes has no WGSL form`);
+      default: fail(`the kernel statement ${st.s} has no WGSL form (this target has no vectors)`);
+    }
+  }
+}
+
+const address = (base: string, index: string, t: ElementType): string => `(${base} + ${index} * ${storageBytes(t)})`;
 
 /**
  * Prints kernel k as a WGSL compute shader over `units` work units (its index
@@ -124,168 +193,7 @@ function storesNarrow(k: Kernel): boolean {
  * accumulator's lanes, a skewed row pipeline's dependent steps) is a DeclinedError.
  */
 export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimension: number): WgslKernel {
-  const g = k.graph;
-  const leaves = new Map<number, string>();
-  const scratch = new Map((k.scratch ?? []).map((x) => [x.name, x]));
-  /** Pointers: a byte address in memory, or an element index into a scratch array. */
-  const slotPointers = new Map<string, Scratch>();
-  let at = `k_${k.inner}`;
-  const address = (base: string, index: string, t: ElementType): string => `(${base} + ${index} * ${storageBytes(t)})`;
-  const values: WgslValues = new WgslValues(g, {
-    load: (n: Node) => {
-      const t = n.type as ElementType;
-      const r = k.rowLoads.get(n.id);
-      if (r !== undefined) {
-        const i = r.stride === 1 ? at : `${at} * ${r.stride}`;
-        const slot = slotPointers.get(r.pointer);
-        return slot !== undefined ? `${slot.name}[k_${r.pointer} + ${i}]` : loadAs(t, address(`k_${r.pointer}`, i, t));
-      }
-      if ((n.attr as number) >= k.buffers) throw new Error(`load ${n.id} of a row buffer without its slot's pointer`);
-      const offset = values.names.get(n.args[0]!);
-      if (offset === undefined) throw new Error(`load ${n.id}: its offset was not computed before it`);
-      return loadAs(t, address(`i32(args[${n.attr as number}])`, offset, t));
-    },
-    leaf: (n) => leaves.get(n.id) ?? (() => { throw new Error(`leaf node ${n.id} (${n.op}) is bound to no index variable`); })(),
-  });
-  const nameOf = (id: number): string => values.v(id);
-  const accumulators = new Map<string, Extract<Stmt, { s: "accumulator" }>>();
-  const accumulator = (name: string): Extract<Stmt, { s: "accumulator" }> =>
-    accumulators.get(name) ?? (() => { throw new Error(`accumulator ${name} used before its declaration`); })();
-  /** x ⊕ y by accumulator acc's reducer. */
-  const combine = (acc: string, x: string, y: string): string => {
-    const a = accumulator(acc);
-    if (a.kind === "generic") throw new Error(`accumulator ${acc} of a generic reducer combined`);
-    return values.binary(COMBINE_OP[a.kind], a.type, x, y);
-  };
-  const lines: string[] = [];
-  const scopes: Set<number>[] = [new Set()];
-  const inBlock = (f: () => void): void => {
-    scopes.push(new Set());
-    f();
-    scopes.pop();
-  };
-  const block = (body: readonly Stmt[], indent: string): void => inBlock(() => print(body, indent));
-  const bindLeaf = (node: number, name: string): void => {
-    leaves.set(node, name);
-    values.names.set(node, name);
-  };
-  const print = (body: readonly Stmt[], indent: string): void => {
-    for (const st of body) {
-      switch (st.s) {
-        case "index": lines.push(`${indent}${st.mutable ? "var" : "let"} k_${st.name}: i32 = ${indexExpr(st.value, values.names)};`); break;
-        case "bind": bindLeaf(st.node, `k_${st.name}`); break;
-        case "values": {
-          const fresh = st.ids.filter((id) => !scopes.some((x) => x.has(id)));
-          values.emit(fresh, lines, indent);
-          for (const id of fresh) scopes[scopes.length - 1]!.add(id);
-          break;
-        }
-        case "pointer":
-          lines.push(`${indent}let k_${st.name}: i32 = ${address(`i32(args[${st.buffer}])`, indexExpr(st.offset, values.names), st.type)};`);
-          break;
-        // No vector form on this target: what a target without one runs.
-        case "vector": print(st.otherwise ?? [], indent); break;
-        case "loop": {
-          if (st.lanes !== 1 || st.copies !== 1) fail(`a loop of ${st.lanes} lanes × ${st.copies} copies has no WGSL form`);
-          lines.push(`${indent}while (k_${st.index} < ${typeof st.stop === "number" ? st.stop : `k_${st.stop}`}) {`);
-          block(st.body, `${indent}  `);
-          lines.push(`${indent}  k_${st.index} = k_${st.index} + 1;`, `${indent}}`);
-          break;
-        }
-        case "store": lines.push(`${indent}${storeAs(st.type, address(`k_${st.pointer}`, at, st.type), nameOf(st.node))}`); break;
-        case "accumulator": {
-          if (st.lanes !== 1 || st.copies !== 1) fail(`accumulators of ${st.lanes} lanes × ${st.copies} copies have no WGSL form`);
-          const from = st.start;
-          if ("assigned" in from) return fail(`accumulator ${st.name} starts assigned`);
-          accumulators.set(st.name, st);
-          const start = "identity" in from ? wgslConst(st.type, from.identity) : nameOf(from.node);
-          lines.push(`${indent}var k_${st.name}: ${wgslType(st.type)} = ${start};`);
-          break;
-        }
-        case "combine": lines.push(`${indent}k_${st.acc} = ${combine(st.acc, `k_${st.acc}`, nameOf(st.node))};`); break;
-        case "update": {
-          // The results into temporaries first: a result may be another accumulator's parameter.
-          lines.push(`${indent}{`);
-          st.params.forEach((p, i) => values.names.set(p, i < st.accs.length ? `k_${st.accs[i]!}` : nameOf(st.elements[i - st.accs.length]!)));
-          block([{ s: "values", ids: st.ids }], `${indent}  `);
-          st.results.forEach((r, i) => lines.push(`${indent}  let next${i}: ${wgslType(g.node(r).type)} = ${nameOf(r)};`));
-          st.accs.forEach((x, i) => lines.push(`${indent}  k_${x} = next${i};`));
-          lines.push(`${indent}}`);
-          break;
-        }
-        case "result": {
-          let name = `k_${st.acc}`;
-          if (st.init !== undefined) {
-            name = `res${st.node}`;
-            lines.push(`${indent}let ${name}: ${wgslType(accumulator(st.acc).type)} = ${combine(st.acc, nameOf(st.init), `k_${st.acc}`)};`);
-          }
-          bindLeaf(st.node, name);
-          break;
-        }
-        case "storeElement":
-          lines.push(`${indent}${storeAs(st.type, address(`i32(args[${st.buffer}])`, indexExpr(st.index, values.names), st.type), nameOf(st.node))}`);
-          break;
-        case "scope": lines.push(`${indent}{`); block(st.body, `${indent}  `); lines.push(`${indent}}`); break;
-        case "if": {
-          lines.push(`${indent}if (${st.less.map((x) => `${indexExpr(x.a, values.names)} < ${indexExpr(x.b, values.names)}`).join(" && ") || "true"}) {`);
-          block(st.then, `${indent}  `);
-          if (st.otherwise.length > 0) {
-            lines.push(`${indent}} else {`);
-            block(st.otherwise, `${indent}  `);
-          }
-          lines.push(`${indent}}`);
-          break;
-        }
-        case "slot": {
-          const x = scratch.get(st.scratch) ?? (() => { throw new Error(`scratch ${st.scratch} is not declared`); })();
-          slotPointers.set(st.name, x);
-          lines.push(`${indent}let k_${st.name}: i32 = ${indexExpr(st.slot, values.names)} * ${x.length};`);
-          break;
-        }
-        case "scratchStore": {
-          const x = scratch.get(st.scratch)!;
-          lines.push(`${indent}${x.name}[${indexExpr(st.slot, values.names)} * ${x.length}] = ${nameOf(st.node)};`);
-          break;
-        }
-        case "scratchLoad": {
-          const x = scratch.get(st.scratch)!;
-          const name = `${st.scratch}_${st.node}`;
-          lines.push(`${indent}let ${name}: ${wgslType(x.type)} = ${x.name}[${indexExpr(st.slot, values.names)} * ${x.length}];`);
-          bindLeaf(st.node, name);
-          break;
-        }
-        case "for": {
-          lines.push(`${indent}while (k_${st.index} < ${st.stop}) {`);
-          block(st.body, `${indent}  `);
-          lines.push(`${indent}  k_${st.index} = k_${st.index} + ${st.step};`, `${indent}}`);
-          break;
-        }
-        case "at": {
-          if (st.lanes !== 1) fail(`an \`at\` of ${st.lanes} lanes has no WGSL form`);
-          const outer = at;
-          at = `k_${st.index}`;
-          print(st.body, indent);
-          at = outer;
-          break;
-        }
-        case "sharedStore": lines.push(`${indent}${st.shared}[${indexExpr(st.index, values.names)}] = k_${st.acc};`); break;
-        case "sharedLoad": {
-          const name = `${st.shared}_${st.node}`;
-          lines.push(`${indent}let ${name} = ${st.shared}[${indexExpr(st.index, values.names)}];`);
-          bindLeaf(st.node, name);
-          break;
-        }
-        case "barrier": lines.push(`${indent}workgroupBarrier();`); break;
-        default:
-          if (isColumnStmt(st) && st.s === "assign") {
-            lines.push(`${indent}k_${st.acc} = ${nameOf(st.node)};`);
-            break;
-          }
-          fail(`the kernel statement ${st.s} has no WGSL form (this target has no vectors)`);
-      }
-    }
-  };
-
+  const p = new WgslKernelPrinter(k);
   const unknown = k.params.find((p) => p !== "begin" && p !== "end");
   if (unknown !== undefined) fail(`a kernel whose units depend on one another (parameter ${unknown}) cannot run one unit an invocation`);
   // A workgroup a unit (Kernel.workgroup: its invocations run the unit together), or an invocation a unit.
@@ -294,18 +202,10 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
   const groups = Math.max(1, wg === undefined ? Math.ceil(units / WORKGROUP_SIZE) : units);
   const groupsX = Math.min(groups, maxWorkgroupsPerDimension);
   const groupsY = Math.ceil(groups / groupsX);
-  const body: string[] = [];
-  lines.length = 0;
-  print(k.prologue ?? [], "  ");
-  if (wg === undefined) {
-    lines.push(`  let k_${k.units.index}: i32 = k_begin + i32(gid.x + gid.y * ${groupsX * WORKGROUP_SIZE}u);`);
-  } else {
-    // From the workgroup's id only, so that the return below leaves the barriers in uniform control flow.
-    lines.push(`  let k_${k.units.index}: i32 = k_begin + i32(wid.x + wid.y * ${groupsX}u);`, `  let k_${wg.lane}: i32 = i32(lid.x);`);
-  }
-  lines.push(`  if (k_${k.units.index} >= k_end) { return; }`);
-  inBlock(() => print(k.unit, "  "));
-  for (const l of lines) body.push(l);
+  // From the workgroup's id only, so that the return below leaves the barriers in uniform control flow.
+  const unitIndex = wg === undefined ? [`  let k_${k.units.index}: i32 = k_begin + i32(gid.x + gid.y * ${groupsX * WORKGROUP_SIZE}u);`]
+    : [`  let k_${k.units.index}: i32 = k_begin + i32(wid.x + wid.y * ${groupsX}u);`, `  let k_${wg.lane}: i32 = i32(lid.x);`];
+  p.printKernelBody("  ", { open: [...unitIndex, `  if (k_${k.units.index} >= k_end) { return; }`], close: [] });
 
   const atomic = storesNarrow(k);
   const declarations = [
@@ -313,7 +213,7 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
     `@group(0) @binding(1) var<storage, read> args: array<u32>;`,
     WGSL_HELPERS,
     memoryHelpers(atomic),
-    ...[...values.math].map(wgslMathSource),
+    ...[...p.math].map(wgslMathSource),
     ...(wg?.shared ?? []).map((x) => `var<workgroup> ${x.name}: array<${wgslType(x.type)}, ${x.length}>;`),
   ];
   const source = [
@@ -326,7 +226,7 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
     // A zero the compiler cannot see (the host leaves the argument slot's rest zero): float constants go through it.
     `  xk_opaque = args[${k.buffers}];`,
     ...(k.scratch ?? []).map((x) => `  var ${x.name}: array<${wgslType(x.type)}, ${x.slots * x.length}>;`),
-    ...body,
+    ...p.lines,
     `}`,
   ].join("\n");
   return { source, buffers: k.buffers, units, invocationsPerUnit: wg?.size ?? 1, workgroups: [groupsX, groupsY] };

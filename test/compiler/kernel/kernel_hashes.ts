@@ -7,7 +7,7 @@
 //   node dist/test/compiler/kernel/kernel_hashes.js > after.txt && diff before.txt after.txt
 //
 // Each line names a program, a target and a kernel, with the SHA-256 of its WebAssembly
-// bytes or C source. The programs: random programs of the compiler's differential tests
+// bytes, C source or WGSL source. The programs: random programs of the compiler's differential tests
 // at small and large sizes (loops, reductions, dots, every element type), and row
 // pipelines, long vector loops, streaming stores and big reductions built here.
 
@@ -24,6 +24,7 @@ import { planProgram } from "../../../src/compiler/program.js";
 import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
 import type { WasmTarget } from "../../../src/compiler/wasm/kernel.js";
 import type { NativeCpu } from "../../../src/compiler/native/kernel.js";
+import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { randomProgram } from "../random_program.js";
 import { layerNorm, reducer, softmax } from "./programs.js";
 
@@ -106,5 +107,6 @@ for (const [name, c] of programs()) {
   }
   const p = planProgram(module, { wasm: WASM_TARGETS[0]![1], native: NATIVE });
   for (const k of p.kernels) lines.push(`${name} | native | ${k.name} | ${isProgramNativeKernel(k) ? sha(k.c.source) : `wasm ${sha(k.bytes)}`}`);
+  planGpuProgram(c, {}).kernels.forEach((k, i) => lines.push(`${name} | webgpu | ${i} | ${sha(k.source)}`));
   console.log(lines.join("\n"));
 }
