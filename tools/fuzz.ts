@@ -46,7 +46,8 @@ options:
   --help           this text
 `;
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+// This file runs as dist/tools/fuzz.js: the checkout is two levels up.
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const argv = process.argv.slice(2);
 
 function text(name: string): string | undefined {
