@@ -8,6 +8,7 @@
 // own (pointers, element loops and stores, vector sections and lane accumulators, GPU
 // workgroup exchange) in `own`, and sets up the function around the unit loop.
 
+import { appendAll } from "../../types/arrays.js";
 import type { ElementType } from "../../types/element_type.js";
 import type { Node, NodeType } from "./graph.js";
 import type { IndexExpr, Kernel, Scratch, Stmt } from "./kernel_ir.js";
@@ -137,9 +138,9 @@ export abstract class KernelTextPrinter {
   /** Prints the kernel's prologue (in the function's block), then `unitBody` around its unit's statements (in a block of their own). */
   printKernelBody(indent: string, unitBody: { readonly open: readonly string[]; readonly close: readonly string[] }): void {
     this.print(this.k.prologue ?? [], "  ");
-    this.lines.push(...unitBody.open);
+    appendAll(this.lines, unitBody.open);
     this.block(this.k.unit, indent);
-    this.lines.push(...unitBody.close);
+    appendAll(this.lines, unitBody.close);
   }
 
   protected print(body: readonly Stmt[], indent: string): void {
@@ -213,9 +214,9 @@ export abstract class KernelTextPrinter {
       }
       case "for": {
         const { open, close } = this.whileLoop(st.index, String(st.stop), st.step, indent);
-        lines.push(...open);
+        appendAll(lines, open);
         this.block(st.body, `${indent}  `);
-        lines.push(...close);
+        appendAll(lines, close);
         return;
       }
       case "at": {

@@ -15,6 +15,7 @@
 // be bound twice for writing). Scratch (a row pipeline's rings of results, row buffers)
 // is function-scope arrays: each invocation runs its own row.
 
+import { appendAll } from "../../types/arrays.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { DeclinedError } from "../kernel/declined.js";
 import { statements, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
@@ -154,9 +155,9 @@ class WgslKernelPrinter extends KernelTextPrinter {
       case "loop": {
         if (st.lanes !== 1 || st.copies !== 1) fail(`a loop of ${st.lanes} lanes × ${st.copies} copies has no WGSL form`);
         const { open, close } = this.whileLoop(st.index, typeof st.stop === "number" ? String(st.stop) : `k_${st.stop}`, 1, indent);
-        lines.push(...open);
+        appendAll(lines, open);
         this.block(st.body, `${indent}  `);
-        lines.push(...close);
+        appendAll(lines, close);
         return;
       }
       case "store": lines.push(`${indent}${storeAs(st.type, address(`k_${st.pointer}`, this.at, st.type), this.nameOf(st.node))}`); return;
