@@ -390,7 +390,14 @@ export function literalToString(lit: Literal, threshold = PRINT_THRESHOLD): stri
   if (s.kind === "token") return "token";
   if (s.kind === "tuple") return `(${lit.elements.map((e) => literalToString(e, threshold)).join(", ")})`;
   const dims = s.dimensions;
-  const summarise = elementCount(s) > threshold;
+  // An empty array still prints a list per index of its dimensions before the zero one
+  // (`[1000000,0,3]` is a million `{}`): those count towards the threshold too.
+  let lists = 0;
+  for (let d = 0, above = 1; d < dims.length && lists <= threshold; d++) {
+    lists += above;
+    above *= dims[d]!;
+  }
+  const summarise = elementCount(s) > threshold || lists > threshold;
   // Storage strides, so a summary reads only the elements it shows, whatever the layout.
   const strides = layoutStrides(s);
   const body = (depth: number, offset: number): string => {

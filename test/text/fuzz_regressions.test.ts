@@ -62,6 +62,10 @@ test("a call chain deeper than the stack, callers written before callees, import
   const module = parseStableHlo(mlirCallChain(3000));
   assert.equal(module.computations.length, 3001);
   assert.throws(() => evaluate(module.entry, []), (e: unknown) => e instanceof ExecutionError && /nest more than 1000 calls deep/.test(e.message));
+  // A chain closed into a cycle (found by the text fuzzer, seed 11, input 17618) is a
+  // ParseError naming the cycle, found before building would recurse through it.
+  const cycle = mlirCallChain(3000).replace("func.call @f2778(", "func.call @f1(");
+  assert.throws(() => parseStableHlo(cycle), (e: unknown) => e instanceof ParseError && /@f1 calls itself \(through @f2777\); recursion is not supported/.test(e.message));
   // A shallow chain still computes: negate once at the end of 10 calls.
   assert.deepEqual(evaluate(parseStableHlo(mlirCallChain(10)).entry, []).toNumbers(), [-1]);
 });
@@ -139,4 +143,9 @@ test("xlats run --timeout stops an endless loop with an error", () => {
   const big = xlats("run", join(dir, "big.mlir"));
   assert.equal(big.code, 1);
   assert.match(big.stderr, /more than the memory budget/);
+});
+
+test("a tensor dimension past 2^53 is a ParseError, not silently rounded to a neighbour (the text fuzzer, seed 11 input 22420)", () => {
+  const text = "func.func @main() -> tensor<9007199254740993x0x3xi4> {\n  %0 = stablehlo.constant dense<> : tensor<9007199254740993x0x3xi4>\n  return %0 : tensor<9007199254740993x0x3xi4>\n}";
+  assert.throws(() => parseStableHlo(text), (e: unknown) => e instanceof ParseError && /dimension size 9007199254740993 is out of range/.test(e.message) && /1:29/.test(e.message));
 });

@@ -5,7 +5,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Literal, ShapeError } from "../../src/index.js";
+import { Literal, ShapeError, arrayShape } from "../../src/index.js";
 
 test("floats print as the shortest decimal of their own type, not as the double", () => {
   // The f32 nearest 0.1 is 0.100000001490116119384765625: String() of it printed 0.10000000149011612.
@@ -47,4 +47,11 @@ test("literals take numpy's dtype names for XLA's element types; an unknown name
   assert.equal(Literal.scalar("int32", 7).toString(), "s32[] 7");
   assert.throws(() => Literal.from("float33" as never, [1]), (e: unknown) => e instanceof ShapeError && /^Literal\.from: unknown element type "float33"/.test(e.message));
   assert.throws(() => Literal.fromValues(undefined as never, [1], [1]), (e: unknown) => e instanceof ShapeError && /^Literal\.fromValues: unknown element type/.test(e.message));
+});
+
+test("an empty array with huge dimensions prints a summary, not a list per index (the text fuzzer's hang, seed 11 input 22420)", () => {
+  assert.equal(Literal.zeros(arrayShape("s4", [1e6, 0, 3])).toString(), "s4[1000000,0,3] {{}, {}, {}, ..., {}, {}, {}}");
+  assert.equal(Literal.zeros(arrayShape("s4", [2 ** 53, 0, 3])).toString(), "s4[9007199254740992,0,3] {{}, {}, {}, ..., {}, {}, {}}");
+  // Small empty arrays print whole, as before.
+  assert.equal(Literal.zeros(arrayShape("f32", [2, 0])).toString(), "f32[2,0] {{}, {}}");
 });

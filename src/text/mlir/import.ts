@@ -300,6 +300,9 @@ export class Importer {
           stack.pop();
           state.set(top.name, "done");
           out.push(top.name);
+        } else if (state.get(use.name) === "open") {
+          // A cycle: found here, before building it would recurse once per function in it.
+          throw this.c.error(`@${use.name} calls itself (through @${top.name}); recursion is not supported`, use.offset);
         } else if (!state.has(use.name)) {
           state.set(use.name, "open");
           stack.push({ name: use.name, uses: this.symbolsUsedBy(this.funcs.get(use.name)!), next: 0 });

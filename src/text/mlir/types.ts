@@ -116,7 +116,10 @@ function parseTensorBody(c: Cursor): ArrayShape {
       dims.push(UNBOUNDED_SIZE);
       dynamic.push(true);
     } else {
-      dims.push(Number(m[1]));
+      const size = Number(m[1]);
+      // Past 2^53 a JS number no longer holds the size exactly: it would change silently.
+      if (!Number.isSafeInteger(size)) throw c.error(`dimension size ${m[1]} is out of range (at most 2^53 - 1)`, c.pos - m[0].length);
+      dims.push(size);
       dynamic.push(false);
     }
   }
