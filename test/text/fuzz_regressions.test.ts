@@ -149,3 +149,11 @@ test("a tensor dimension past 2^53 is a ParseError, not silently rounded to a ne
   const text = "func.func @main() -> tensor<9007199254740993x0x3xi4> {\n  %0 = stablehlo.constant dense<> : tensor<9007199254740993x0x3xi4>\n  return %0 : tensor<9007199254740993x0x3xi4>\n}";
   assert.throws(() => parseStableHlo(text), (e: unknown) => e instanceof ParseError && /dimension size 9007199254740993 is out of range/.test(e.message) && /1:29/.test(e.message));
 });
+
+test("a zero splat is left as allocated, a -0 splat still written with its sign", () => {
+  const splat = (v: string): number[] =>
+    evaluate(parseStableHlo(`func.func @main() -> tensor<3xf32> {\n  %0 = stablehlo.constant dense<${v}> : tensor<3xf32>\n  return %0 : tensor<3xf32>\n}`).entry, []).toNumbers();
+  assert.ok(splat("0.0").every((x) => Object.is(x, 0)));
+  assert.ok(splat("-0.0").every((x) => Object.is(x, -0)));
+  assert.deepEqual(splat("2.5"), [2.5, 2.5, 2.5]);
+});

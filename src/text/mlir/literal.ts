@@ -129,6 +129,8 @@ export function denseToLiteral(c: Cursor, body: DenseBody, shape: ArrayShape): L
     writeElement(c, lit, 0, body.value, t);
     const data = lit.data;
     const per = data.length / n;
+    // A zero splat is the literal as allocated: writing it would only touch (map) every page.
+    if (per === 1 && Object.is(data[0], 0)) return lit; // (not -0: its sign bit must be written)
     if (per === 1) (data as unknown as { fill(v: unknown): void }).fill(data[0]);
     else for (let i = per; i < data.length; i++) data[i] = data[i % per]!;
     return lit;
