@@ -300,8 +300,10 @@ export class Importer {
           stack.pop();
           state.set(top.name, "done");
           out.push(top.name);
-        } else if (state.get(use.name) === "open") {
-          // A cycle: found here, before building it would recurse once per function in it.
+        } else if (state.get(use.name) === "open" && use.name !== top.name) {
+          // A cycle through other functions: found here, before building it would recurse
+          // once per function in it. (A function naming itself, as a custom call's target
+          // may, is no edge of the order; a real self-call is refused when it is built.)
           throw this.c.error(`@${use.name} calls itself (through @${top.name}); recursion is not supported`, use.offset);
         } else if (!state.has(use.name)) {
           state.set(use.name, "open");
