@@ -3,26 +3,24 @@
 // NaN-aware and order statistics, differences, polynomials and 1-d signals.
 
 import { Array as ConcreteArray, ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
-import { DEFAULT_INT, dtypeKind, isInexact, type DType } from "./dtypes.js";
+import { DEFAULT_INT, DTYPES, dtypeKind, isFloating, isInexact, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
-import { DTYPES } from "./dtypes.js";
 import { maxFiniteValue } from "../types/float_codec.js";
 import * as lax from "./lax.js";
 import { convGeneralDilated } from "./convolution.js";
 import { sort } from "./sorting.js";
 import {
-  all, any, broadcastTo, concatenate, floorDivide, isnan, logaddexp, matmul, max, mean, min, moveaxis, multiply,
+  all, any, broadcastTo, concatenate, prod, floorDivide, isnan, logaddexp, matmul, max, mean, min, moveaxis, multiply,
   normalizeAxis, promoteAndBroadcast, promoteDtypes, remainder, sqrt, subtract, sum, toInexact, where, type ReduceOptions,
 } from "./numpy.js";
 
-const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 /** Two operands promoted to their common dtype and broadcast to one shape. */
 const pair = (where: string, x: ArrayLike, y: ArrayLike): [ArrayBase, ArrayBase] => promoteAndBroadcast(where, x, y) as [ArrayBase, ArrayBase];
 const inexactPair = (where: string, x: ArrayLike, y: ArrayLike): [ArrayBase, ArrayBase] => {
   const [a, b] = pair(where, x, y);
   return [toInexact(a), toInexact(b)];
 };
-const isFloat = (a: ArrayBase): boolean => dtypeKind(a.dtype) === "float";
+const isFloat = (a: ArrayBase): boolean => isFloating(a.dtype);
 
 // ---- rounding
 
@@ -193,10 +191,7 @@ const replaceNan = (a: ArrayBase, value: number): ArrayBase => (isInexact(a.dtyp
 /** np.nansum: the sum, NaNs counted as 0. */
 export const nansum = (x: ArrayLike, options: ReduceOptions = {}): ArrayBase => sum(replaceNan(asArrayValue(x, undefined, "nansum"), 0), options);
 /** np.nanprod: the product, NaNs counted as 1. */
-export const nanprod = (x: ArrayLike, options: ReduceOptions = {}): ArrayBase => {
-  const a = replaceNan(asArrayValue(x, undefined, "nanprod"), 1);
-  return lax.reduceProd(a, options.axis === undefined || options.axis === null ? range(a.ndim) : [options.axis].flat().map((ax) => normalizeAxis("nanprod", ax, a.ndim)));
-};
+export const nanprod = (x: ArrayLike, options: ReduceOptions = {}): ArrayBase => prod(replaceNan(asArrayValue(x, undefined, "nanprod"), 1), options);
 /** np.nanmean: the mean of the non-NaN elements (NaN where there are none). */
 export function nanmean(x: ArrayLike, options: ReduceOptions = {}): ArrayBase {
   const a = toInexact(asArrayValue(x, undefined, "nanmean"));

@@ -57,6 +57,7 @@ test("NaN-aware reductions, ptp, countNonzero, average", () => {
   close(np.nanmin([3, Number.NaN, 2]).tolist(), 2);
   close(np.nansum([1, Number.NaN, 3]).tolist(), 4);
   close(np.nanprod([2, Number.NaN, 3]).tolist(), 6);
+  close(np.nanprod([[2, Number.NaN], [3, 4]], { axis: 1, keepdims: true }).tolist(), [[2], [12]]);
   close(np.nanmean([[1, Number.NaN], [3, 4]], { axis: 0 }).tolist(), [2, 4]);
   close(np.ptp([[4, 9, 2, 10], [6, 9, 7, 12]], { axis: 1 }).tolist(), [8, 6]); // numpy's docstring
   assert.deepEqual(np.countNonzero([[0, 1, 7, 0], [3, 0, 2, 19]], { axis: 1 }).tolist(), [2, 3]); // numpy's docstring
