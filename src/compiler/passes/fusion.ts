@@ -223,8 +223,6 @@ export interface FusionOptions {
   readonly rowFusion?: boolean;
   /** What the target lowers (default: every op is fused as if it could be, as for the interpreter). */
   readonly capabilities?: LoweringCapabilities;
-  /** Form output fusions (default true). Off for a target whose GEMM kernels render no epilogue: the epilogue is then a loop fusion. */
-  readonly outputFusions?: boolean;
   /** Why the target's kernel would not take an output fusion, or undefined (default: the CPU backends' check and cost rule, wasm/epilogue.ts). */
   readonly outputFusionProblem?: (fused: Computation) => string | undefined;
 }
@@ -233,7 +231,7 @@ function fuseComputation(c: Computation, ctx: PassContext, passName: string, opt
   const groups = formGroups(c, ctx, passName, options.capabilities);
   if (groups.size === 0) return c;
   const position = new Map(c.instructions.map((inst, i) => [inst, i]));
-  if (options.outputFusions ?? true) formOutputFusions(c, groups, ctx, passName, (g) => fusedComputation({ groups: [g] }, position).computation, options.outputFusionProblem);
+  formOutputFusions(c, groups, ctx, passName, (g) => fusedComputation({ groups: [g] }, position).computation, options.outputFusionProblem);
   const units = formUnits(c, groups, ctx, passName);
   const factory = factoryFor(c);
   const replaced = new Map<Instruction, Instruction>();
