@@ -127,11 +127,28 @@ export function writeStorage(t: ElementType, data: Storage, i: number, v: Scalar
 export class Literal {
   private constructor(
     readonly shape: Shape,
-    /** Elements of an array literal, in storage (layout) order; empty for tuples and tokens. */
-    readonly data: Storage,
+    private storage: Storage | undefined,
     /** Elements of a tuple literal. */
     readonly elements: readonly Literal[],
+    /** A splat's one element (its stored values), written over the whole array when `data` is first read. */
+    private splatElement?: Storage,
   ) {}
+
+  /** Elements of an array literal, in storage (layout) order; empty for tuples and tokens. */
+  get data(): Storage {
+    return this.storage ?? this.materializeSplat();
+  }
+
+  private materializeSplat(): Storage {
+    const shape = this.arrayShape;
+    const element = this.splatElement!;
+    const data = allocateStorage(shape.elementType, storageElementCount(shape));
+    if (element.length === 1) (data as unknown as { fill(v: unknown): void }).fill(element[0]);
+    else for (let i = 0; i < data.length; i++) data[i] = element[i % element.length]!;
+    this.storage = data;
+    this.splatElement = undefined;
+    return data;
+  }
 
   /** An array literal of zeros (padding filled with the layout's padding value). */
   static zeros(shape: ArrayShape): Literal {
@@ -143,6 +160,22 @@ export class Literal {
       }
     }
     return lit;
+  }
+
+  /**
+   * An array literal whose every element is `element`'s (one element's stored values: two
+   * for complex types). Its storage is allocated and written only when `data` is first read,
+   * so a huge splat constant in program text costs nothing until an op reads it: a parse
+   * error later in the text, or a verifier error, is reported at once.
+   */
+  static splat(shape: ArrayShape, element: Storage): Literal {
+    if (element.length !== storagePerElement(shape.elementType)) {
+      throw new ShapeError(`literal: a ${shape.elementType} splat needs ${storagePerElement(shape.elementType)} stored values, got ${element.length}`);
+    }
+    if (shape.layout.paddedDimensions !== undefined) throw new ShapeError("literal: a splat cannot have a padded layout");
+    const count = storageElementCount(shape);
+    checkBytes(count * ELEMENT_TYPES[shape.elementType].storageBytes, `an array of ${count} ${shape.elementType} elements`, "a literal");
+    return new Literal(shape, undefined, [], element.slice());
   }
 
   /** Wraps existing storage (not copied) for an array shape. */

@@ -157,3 +157,24 @@ test("a zero splat is left as allocated, a -0 splat still written with its sign"
   assert.ok(splat("-0.0").every((x) => Object.is(x, -0)));
   assert.deepEqual(splat("2.5"), [2.5, 2.5, 2.5]);
 });
+
+test("a splat is written only when read: a 1 GiB splat before a parse error allocates nothing", () => {
+  const before = process.memoryUsage().arrayBuffers;
+  for (const body of ["1.5", '"0x0000C03F"']) {
+    parseError(`func.func @f() {\n  %0 = stablehlo.constant dense<${body}> : tensor<268435456xf32>\n  %1 = stablehlo.bogus %0 : tensor<268435456xf32>\n}`, /unknown operation/, 3);
+  }
+  assert.ok(process.memoryUsage().arrayBuffers - before < 2 ** 26, "the splat's storage was allocated");
+  // Read, it holds its element everywhere (complex: both parts; hex: the bytes of one element).
+  const run = (text: string): Literal[] => [evaluate(parseStableHlo(text).entry, [])].flatMap((r) => (r.shape.kind === "tuple" ? r.elements : [r]));
+  const [c, h] = run(`func.func @main() -> (tensor<3xcomplex<f32>>, tensor<2xbf16>) {
+  %0 = stablehlo.constant dense<(1.5, -2.0)> : tensor<3xcomplex<f32>>
+  %1 = stablehlo.constant dense<"0x803F"> : tensor<2xbf16>
+  return %0, %1 : tensor<3xcomplex<f32>>, tensor<2xbf16>
+}`);
+  assert.deepEqual([...c!.data], [1.5, -2, 1.5, -2, 1.5, -2]);
+  assert.deepEqual(h!.toNumbers(), [1, 1]);
+});
+
+test("the constant size limit counts bytes as stored: an i1 takes a byte", () => {
+  parseError("func.func @f() {\n  %0 = stablehlo.constant dense<true> : tensor<2147483647xi1>\n  func.return\n}", /would take 2147483647 bytes; the limit is 1073741824/, 2);
+});

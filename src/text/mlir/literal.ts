@@ -10,7 +10,7 @@ import { decimalToF32 } from "../../types/decimal_float.js";
 import { floatCodec } from "../../types/float_codec.js";
 import { ResourceError } from "../../types/errors.js";
 import { Literal, type Scalar, wrapInteger } from "../../types/literal.js";
-import { elementCount, type ArrayShape } from "../../types/shape.js";
+import { arrayShape, elementCount, type ArrayShape } from "../../types/shape.js";
 import { Cursor } from "./cursor.js";
 import { hexBlobAt, numberListsToLiteral, scanNumberLists, type NumberLists } from "./dense_fast.js";
 import { parseType, shapeToMlir } from "./types.js";
@@ -105,10 +105,9 @@ function isHex(t: string): boolean {
 export function denseToLiteral(c: Cursor, body: DenseBody, shape: ArrayShape): Literal {
   const t = shape.elementType;
   const n = elementCount(shape);
-  const lit = Literal.zeros(shape);
   if (body.kind === "empty") {
     if (n !== 0) throw c.error(`dense<> is empty but ${shapeToMlir(shape)} has ${n} elements`);
-    return lit;
+    return Literal.zeros(shape);
   }
   if (body.kind === "hex") return hexToLiteral(c, body, shape);
   if (body.kind === "numbers") {
@@ -124,16 +123,12 @@ export function denseToLiteral(c: Cursor, body: DenseBody, shape: ArrayShape): L
   const flat: RawElement[] = [];
   const dims = shape.dimensions;
   if (body.value.kind !== "list") {
-    // A splat: its element is written once and copied, never listed n times (a billion-element splat).
-    if (n === 0) return lit;
-    writeElement(c, lit, 0, body.value, t);
-    const data = lit.data;
-    const per = data.length / n;
-    // A zero splat is the literal as allocated: writing it would only touch (map) every page.
-    if (per === 1 && Object.is(data[0], 0)) return lit; // (not -0: its sign bit must be written)
-    if (per === 1) (data as unknown as { fill(v: unknown): void }).fill(data[0]);
-    else for (let i = per; i < data.length; i++) data[i] = data[i % per]!;
-    return lit;
+    // A splat: its element is read once, and the array is written only when an op reads it
+    // (a billion-element splat followed by an error costs nothing).
+    if (n === 0) return Literal.zeros(shape);
+    const one = Literal.zeros(arrayShape(t, []));
+    writeElement(c, one, 0, body.value, t);
+    return Literal.splat(shape, one.data);
   } else {
     const walk = (v: RawNested, depth: number): void => {
       if (depth === dims.length) {
@@ -149,6 +144,7 @@ export function denseToLiteral(c: Cursor, body: DenseBody, shape: ArrayShape): L
     };
     walk(body.value, 0);
   }
+  const lit = Literal.zeros(shape);
   flat.forEach((e, i) => writeElement(c, lit, i, e, t));
   return lit;
 }
@@ -258,14 +254,14 @@ function hexToLiteral(c: Cursor, body: DenseBody & { kind: "hex" }, shape: Array
   if (!splat && bytes.length !== elemBytes * n) {
     throw c.error(`hex blob has ${bytes.length} bytes; ${shapeToMlir(shape)} needs ${elemBytes * n}`, body.offset);
   }
+  if (splat) {
+    // One element decoded as a scalar; the array is written only when an op reads it.
+    if (n === 0) return Literal.zeros(shape);
+    return Literal.splat(shape, hexToLiteral(c, body, arrayShape(t, [])).data);
+  }
   const lit = Literal.zeros(shape);
   const target = new Uint8Array(lit.data.buffer, lit.data.byteOffset, lit.data.byteLength);
-  if (!splat) target.set(bytes);
-  else if (n > 0) {
-    // One element, then copies of what is filled so far: log n copies.
-    target.set(bytes);
-    for (let filled = elemBytes; filled < target.length; filled *= 2) target.copyWithin(filled, 0, Math.min(filled, target.length - filled));
-  }
+  target.set(bytes);
   if (t === "pred") for (let i = 0; i < n; i++) target[i] = target[i]! !== 0 ? 1 : 0;
   if (ELEMENT_TYPES[t].kind === "signed" && elemBytes === 1) {
     for (let i = 0; i < n; i++) lit.data[i] = wrapInteger(t, lit.data[i] as number);

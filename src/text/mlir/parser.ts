@@ -293,7 +293,7 @@ export class Parser {
         const shape = parseType(c);
         if (shape.kind !== "array") throw c.error("dense<...> needs a tensor type", tAt);
         if (shape.dynamicDimensions.some((d) => d)) throw c.error("elements literal type must have static shape", tAt);
-        const bytes = shape.dimensions.reduce((n, d) => n * d, ELEMENT_TYPES[shape.elementType].bitWidth / 8);
+        const bytes = shape.dimensions.reduce((n, d) => n * d, ELEMENT_TYPES[shape.elementType].storageBytes); // as held in memory: an i1 takes a byte
         if (bytes > MAX_DENSE_BYTES) {
           throw c.error(`dense<...> of type ${shapeToMlir(shape)} would take ${bytes} bytes; the limit is ${MAX_DENSE_BYTES}`, tAt);
         }
