@@ -14,7 +14,7 @@ import { program, rng, shape } from "./helpers.js";
 
 let client: Client;
 before(async () => {
-  client = await createClient({ deviceCount: 8, collectiveTimeoutMs: 5000 });
+  client = await createClient({ deviceCount: 8, collectiveTimeoutMs: 30_000 }); // generous: on a loaded machine the device workers can take seconds to meet
 });
 after(async () => {
   await client.close();

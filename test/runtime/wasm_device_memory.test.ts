@@ -15,7 +15,7 @@ import { program, randomInts, rng, shape } from "./helpers.js";
 
 let client: Client;
 before(async () => {
-  client = await createClient({ backend: "wasm", deviceCount: 4, collectiveTimeoutMs: 5000 });
+  client = await createClient({ backend: "wasm", deviceCount: 4, collectiveTimeoutMs: 30_000 }); // generous: on a loaded machine the device workers can take seconds to meet
 });
 after(async () => {
   await client.close();
