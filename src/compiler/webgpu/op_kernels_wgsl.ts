@@ -12,8 +12,9 @@
 //   (row-major over the window, padding and base-dilation holes feeding the init
 //   value), with the WGSL renderer's ops (wgsl_values.ts: XLA's NaN and -0 rules for
 //   max and min), so bit-exact with the interpreter.
-// - RngBitGenerator with THREE_FRY: Threefry2x32 of the counter each element's block
-//   takes, as interpreter/kernels/prng.ts lays the blocks out.
+// - RngBitGenerator with THREE_FRY (Threefry2x32) and PHILOX or DEFAULT (Philox4x32):
+//   each element encrypts the counter of its block, as interpreter/kernels/prng.ts lays
+//   the blocks out.
 //
 // Memory as the loop kernels see it (wgsl_kernel.ts): binding 0 is the device's one
 // memory, u32 words; binding 1 the byte offsets of the operands, then the result.
@@ -222,26 +223,76 @@ const THREEFRY_WGSL = `fn threefry(c0: u32, c1: u32, k0: u32, k1: u32) -> vec2<u
   return vec2<u32>(x0, x1);
 }`;
 
+/** Philox4x32 with 10 rounds (interpreter/kernels/prng.ts), and the 32x32-bit products as (high, low) words it needs. */
+const PHILOX_WGSL = `fn mulHiLo(a: u32, b: u32) -> vec2<u32> {
+  let al = a & 0xffffu;
+  let ah = a >> 16u;
+  let bl = b & 0xffffu;
+  let bh = b >> 16u;
+  let lh = al * bh;
+  let hl = ah * bl;
+  let mid = ((al * bl) >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);
+  return vec2<u32>(ah * bh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u), a * b);
+}
+fn philox(counter: vec4<u32>, k0: u32, k1: u32) -> vec4<u32> {
+  var x = counter;
+  var key0 = k0;
+  var key1 = k1;
+  for (var round = 0u; round < 10u; round = round + 1u) {
+    let a = mulHiLo(0xd2511f53u, x.x);
+    let b = mulHiLo(0xcd9e8d57u, x.z);
+    x = vec4<u32>(b.x ^ x.y ^ key0, b.y, a.x ^ x.w ^ key1, a.y);
+    key0 = key0 + 0x9e3779b9u;
+    key1 = key1 + 0xbb67ae85u;
+  }
+  return x;
+}
+// A 128-bit counter (four words, the lowest first) plus n.
+fn add128(c: vec4<u32>, n: u32) -> vec4<u32> {
+  let w0 = c.x + n;
+  let w1 = c.y + select(0u, 1u, w0 < c.x);
+  let w2 = c.z + select(0u, 1u, w1 < c.y);
+  return vec4<u32>(w0, w1, w2, c.w + select(0u, 1u, w2 < c.z));
+}`;
+
 /**
- * RngBitGenerator with THREE_FRY, bit for bit as the interpreter (XLA's expander): the
- * state u64[2] is (key, counter); a 64-bit element i is the block of counter + i; a
- * 32-bit element takes word 0 or 1 of the block of counter + (its index with the
- * split dimension halved), the split dimension being the first even one (else the
- * first largest). Invocation 0 also writes the new state (counter + blocks). PHILOX
- * (the default) and 8- or 16-bit outputs are declined.
+ * RngBitGenerator bit for bit as the interpreter (XLA's expander), one invocation an
+ * element, invocation 0 also writing the new state; 8- and 16-bit outputs are declined.
+ * - THREE_FRY: the state u64[2] is (key, counter); a 64-bit element i is the block of
+ *   counter + i; a 32-bit element takes word 0 or 1 of the block of counter + (its
+ *   index with the split dimension halved), the split dimension being the first even
+ *   one (else the first largest).
+ * - PHILOX and DEFAULT: the state u64[2] is (key, counter low) with the key as the
+ *   counter's high half, u64[3] (key, counter low, counter high); element i of 32 bits
+ *   is word i % 4 of block i / 4, of 64 bits words 2(i % 2) and 2(i % 2) + 1 of block
+ *   i / 2 (a block encrypting the 128-bit counter + its index).
  */
 export function rngBitGeneratorKernelWgsl(inst: Instruction<"rngBitGenerator">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const { algorithm } = inst.attrs;
   const state = inst.operands[0]!.shape as ArrayShape;
   const shape = inst.attrs.shape as ArrayShape;
-  if (algorithm !== "THREE_FRY") return { declined: `webgpu rng-bit-generator: algorithm ${algorithm} (the WGSL kernel computes THREE_FRY)` };
-  if (state.elementType !== "u64" || state.dimensions.length !== 1 || state.dimensions[0] !== 2) return { declined: "webgpu rng-bit-generator: THREE_FRY with a state other than u64[2]" };
+  const stateWords = state.dimensions[0] ?? 0;
+  const threeFry = algorithm === "THREE_FRY";
+  if (state.elementType !== "u64" || state.dimensions.length !== 1 || stateWords !== 2 && (threeFry || stateWords !== 3)) {
+    return { declined: `webgpu rng-bit-generator: ${algorithm} with a state other than u64[2]${threeFry ? "" : " or u64[3]"}` };
+  }
   const words = elementWords(shape.elementType, "rng-bit-generator");
   if (typeof words !== "number") return words;
   if (tooLarge([shape])) return { declined: "webgpu rng-bit-generator: a result of 2 GiB or more" };
   const dims = shape.dimensions;
   // Invocation 0 writes the new state: an empty result has none.
   if (product(dims) === 0) return { declined: "webgpu rng-bit-generator: an empty result (only the state would change)" };
+  const generated = threeFry ? threeFryBody(dims, words) : philoxBody(product(dims), words, stateWords);
+  const body = ["  let st = args[0u] >> 2u;", "  let key0 = mem[st];", "  let key1 = mem[st + 1u];", ...generated.body,
+    "  if (i == 0u) {", "    let next = args[1u] >> 2u;", "    mem[next] = key0;", "    mem[next + 1u] = key1;",
+    ...generated.nextCounter.map((w, k) => `    mem[next + ${u(2 + k)}] = ${w};`), "  }"];
+  return elementKernel(shape, 2, threeFry ? THREEFRY_WGSL : PHILOX_WGSL, body, maxWorkgroupsPerDimension);
+}
+
+/** Statements storing element i of one generator's bits, and the new counter's words (given key0, key1 and st, the state's word offset). */
+interface RngBody { readonly body: readonly string[]; readonly nextCounter: readonly string[] }
+
+function threeFryBody(dims: readonly number[], words: number): RngBody {
   let blockOf: string, blocks: number, store: string[];
   if (words === 2) {
     blockOf = "i";
@@ -256,25 +307,35 @@ export function rngBitGeneratorKernelWgsl(inst: Instruction<"rngBitGenerator">, 
     blockOf = dims.map((_, d) => `${d === split ? `(o${d} / 2u)` : `o${d}`} * ${u(halfStrides[d]!)}`).join(" + ") || "0u";
     store = [`  mem[(args[2u] >> 2u) + i] = ${dims.length === 0 ? "x.x" : `select(x.x, x.y, o${split} % 2u == 1u)`};`];
   }
-  const body = [
-    "  let st = args[0u] >> 2u;",
-    "  let key0 = mem[st];",
-    "  let key1 = mem[st + 1u];",
-    "  let ctr0 = mem[st + 2u];",
-    "  let ctr1 = mem[st + 3u];",
-    `  let block = ${blockOf};`,
-    // counter + block, 64-bit, carried into the high word.
-    "  let c0 = ctr0 + block;",
-    "  let x = threefry(c0, ctr1 + select(0u, 1u, c0 < ctr0), key0, key1);",
-    ...store,
-    "  if (i == 0u) {",
-    "    let next = args[1u] >> 2u;",
-    `    let n0 = ctr0 + ${u(blocks)};`,
-    "    mem[next] = key0;",
-    "    mem[next + 1u] = key1;",
-    "    mem[next + 2u] = n0;",
-    "    mem[next + 3u] = ctr1 + select(0u, 1u, n0 < ctr0);",
-    "  }",
-  ];
-  return elementKernel(shape, 2, THREEFRY_WGSL, body, maxWorkgroupsPerDimension);
+  return {
+    body: [
+      "  let ctr0 = mem[st + 2u];",
+      "  let ctr1 = mem[st + 3u];",
+      `  let block = ${blockOf};`,
+      // counter + block, 64-bit, carried into the high word.
+      "  let c0 = ctr0 + block;",
+      "  let x = threefry(c0, ctr1 + select(0u, 1u, c0 < ctr0), key0, key1);",
+      ...store,
+      `  let n0 = ctr0 + ${u(blocks)};`,
+    ],
+    nextCounter: ["n0", "ctr1 + select(0u, 1u, n0 < ctr0)"],
+  };
+}
+
+function philoxBody(count: number, words: number, stateWords: number): RngBody {
+  const perBlock = 4 / words;
+  const out = "args[2u] >> 2u";
+  return {
+    body: [
+      // The counter's high half is state[2] in a u64[3] state, the key in a u64[2] one.
+      `  let counter = vec4<u32>(mem[st + 2u], mem[st + 3u], mem[st + ${stateWords === 3 ? "4u" : "0u"}], mem[st + ${stateWords === 3 ? "5u" : "1u"}]);`,
+      `  let x = philox(add128(counter, i / ${u(perBlock)}), key0, key1);`,
+      ...(words === 1
+        ? [`  mem[(${out}) + i] = x[i % 4u];`]
+        : ["  let h = (i % 2u) * 2u;", `  mem[(${out}) + 2u * i] = x[h];`, `  mem[(${out}) + 2u * i + 1u] = x[h + 1u];`]),
+      `  let advanced = add128(counter, ${u(Math.ceil(count / perBlock))});`,
+    ],
+    // A u64[2] state gets the new counter's low half only.
+    nextCounter: stateWords === 3 ? ["advanced.x", "advanced.y", "advanced.z", "advanced.w"] : ["advanced.x", "advanced.y"],
+  };
 }

@@ -1,4 +1,4 @@
-// Gather, dynamic-update-slice, reduce-window and THREE_FRY RNG as WebGPU kernels (webgpu/op_kernels_wgsl.ts) against
+// Gather, dynamic-update-slice, reduce-window and RNG (THREE_FRY, PHILOX) as WebGPU kernels (webgpu/op_kernels_wgsl.ts) against
 // the interpreter, bit for bit: start indices out of range on either side (clamped),
 // index types of 8, 32 and 64 bits, signed and unsigned, batching dimensions, an
 // index_vector_dim in the middle, 8-byte elements (only copied). Skips as
@@ -114,4 +114,16 @@ test("rng-bit-generator THREE_FRY: u32 (split on an even dimension), f32 (on the
   await checkSame(rng("ui32", "3x4"), ["dense<[42, 4294967290]> : tensor<2xui64>"]);
   await checkSame(rng("f32", "5x3"), ["dense<[12345678901234567, 7]> : tensor<2xui64>"]);
   await checkSame(rng("ui64", "6"), ["dense<[3, 18446744073709551613]> : tensor<2xui64>"]);
+});
+
+test("rng-bit-generator PHILOX: u32 and f32 with a u64[3] state (the counter carrying through three words), u64 and DEFAULT with a u64[2] one", { skip }, async () => {
+  const rng = (algorithm: string, state: number, t: string, dims: string): string => `func.func @main(%s: tensor<${state}xui64>) -> (tensor<${state}xui64>, tensor<${dims}x${t}>) {
+  %0:2 = stablehlo.rng_bit_generator %s, algorithm = ${algorithm} : (tensor<${state}xui64>) -> (tensor<${state}xui64>, tensor<${dims}x${t}>)
+  return %0#0, %0#1 : tensor<${state}xui64>, tensor<${dims}x${t}>
+}`;
+  // 5x3 = 15 elements: 4 blocks, the last one partly used.
+  await checkSame(rng("PHILOX", 3, "ui32", "5x3"), ["dense<[42, 18446744073709551614, 4294967295]> : tensor<3xui64>"]);
+  await checkSame(rng("PHILOX", 3, "f32", "7"), ["dense<[12345678901234567, 7, 18446744073709551615]> : tensor<3xui64>"]);
+  await checkSame(rng("PHILOX", 2, "ui64", "3x3"), ["dense<[3, 18446744073709551613]> : tensor<2xui64>"]);
+  await checkSame(rng("DEFAULT", 2, "i32", "2x5"), ["dense<[9876543210, 4294967295]> : tensor<2xui64>"]);
 });
