@@ -1,4 +1,4 @@
-// Gather, dynamic-update-slice, reduce-window and RNG bits as WGSL kernels of the WebGPU backend:
+// Gather, dynamic-update-slice, scatter, reduce-window and RNG bits as WGSL kernels of the WebGPU backend:
 // one invocation an element of the result (StableHLO's definitions, as the
 // interpreter's kernels compute them: interpreter/kernels/gather_scatter.ts, dynamic.ts,
 // reduction.ts, prng.ts).
@@ -7,6 +7,8 @@
 //   64-bit integers too: they are only copied); 1- and 2-byte elements are declined
 //   (neighbouring invocations would share a word: the loop kernels' atomic stores are
 //   not wired here). Start indices of any integer type, clamped as the spec says.
+// - Scatter of one input: an invocation per result element scans the updates in order
+//   (deterministic, duplicates combined as the interpreter does; see scatterKernelWgsl).
 // - Reduce-window of one f32, s32 or u32 input whose reducer is one binary op (add,
 //   mul, max, min, and, or): the window's elements combined in the interpreter's order
 //   (row-major over the window, padding and base-dilation holes feeding the init
@@ -19,7 +21,7 @@
 // Memory as the loop kernels see it (wgsl_kernel.ts): binding 0 is the device's one
 // memory, u32 words; binding 1 the byte offsets of the operands, then the result.
 
-import type { Instruction } from "../../ir/computation.js";
+import type { Computation, Instruction } from "../../ir/computation.js";
 import { complementDims } from "../../ir/shape/dim_checks.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { rowMajorStrides } from "../../types/index_util.js";
@@ -35,28 +37,33 @@ const i32 = (x: number): string => `${x}i`;
 const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
 
 /**
- * A WGSL function `clampedIndex(a: u32, hi: i32) -> i32`: the integer of `type` at byte
- * address a, clamped to [0, hi] (hi >= 0), exactly for every integer width.
+ * A WGSL function `clampedIndex(a: u32, lo: i32, hi: i32) -> i32`: the integer of `type`
+ * at byte address a, clamped to [lo, hi] (lo <= 0 <= hi), exactly for every integer width.
  */
 function clampedIndexFunction(type: ElementType): string | Declined {
   const info = ELEMENT_TYPES[type];
-  if (info.kind !== "signed" && info.kind !== "unsigned") return { declined: `start indices of type ${type} are not integers` };
+  if (info.kind !== "signed" && info.kind !== "unsigned") return { declined: `indices of type ${type} are not integers` };
   const bits = info.storageBytes * 8;
   const word = "mem[a >> 2u]";
   let body: string;
   if (bits === 64) {
-    // Little-endian: the low word first. A high word other than 0 puts the value past either end.
-    const high = info.kind === "signed" ? "let h = bitcast<i32>(mem[(a >> 2u) + 1u]); if (h < 0i) { return 0i; }" : "let h = mem[(a >> 2u) + 1u];";
-    body = `${high} if (h != ${info.kind === "signed" ? "0i" : "0u"}) { return hi; } return i32(min(${word}, u32(hi)));`;
+    // Little-endian: the low word l first, then the high word h.
+    body = info.kind === "signed"
+      ? `let l = ${word}; let h = bitcast<i32>(mem[(a >> 2u) + 1u]);
+  if (h > 0i) { return hi; }
+  if (h == 0i) { return i32(min(l, u32(hi))); }
+  if (h < -1i || l < 0x80000000u) { return lo; }
+  return max(bitcast<i32>(l), lo);`
+      : `if (mem[(a >> 2u) + 1u] != 0u) { return hi; } return i32(min(${word}, u32(hi)));`;
   } else if (info.kind === "unsigned") {
     const v = bits === 32 ? word : `((${word} >> ((a & 3u) * 8u)) & ${u(2 ** bits - 1)})`;
     body = `return i32(min(${v}, u32(hi)));`;
   } else {
     // Sign-extended by shifting the field to the top of an i32 and back.
     const v = bits === 32 ? `bitcast<i32>(${word})` : `(bitcast<i32>(${word} << (${u(32 - bits)} - (a & 3u) * 8u)) >> ${u(32 - bits)})`;
-    body = `return clamp(${v}, 0i, hi);`;
+    body = `return clamp(${v}, lo, hi);`;
   }
-  return `fn clampedIndex(a: u32, hi: i32) -> i32 { ${body} }`;
+  return `fn clampedIndex(a: u32, lo: i32, hi: i32) -> i32 {\n  ${body}\n}`;
 }
 
 /** Words an element of `t` copies, or why it is declined. */
@@ -120,7 +127,7 @@ export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDi
   const body = [`  let at = args[1u] + ${vectorBase.join(" + ") || "0u"};`];
   const full: string[][] = opDims.map(() => []);
   dn.startIndexMap.forEach((od, k) => {
-    body.push(`  let s${k} = u32(clampedIndex(at + ${u(k * vectorStep)}, ${i32(opDims[od]! - sliceSizes[od]!)}));`);
+    body.push(`  let s${k} = u32(clampedIndex(at + ${u(k * vectorStep)}, 0i, ${i32(opDims[od]! - sliceSizes[od]!)}));`);
     full[od]!.push(`s${k}`);
   });
   // An operand batching dim takes the batch position of its indices batching dim (counted among the indices' dims other than index_vector_dim).
@@ -149,7 +156,7 @@ export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSli
   const inside: string[] = [];
   operand.dimensions.forEach((n, d) => {
     const m = update.dimensions[d]!;
-    body.push(`  let s${d} = u32(clampedIndex(args[${u(2 + d)}], ${i32(n - m)}));`);
+    body.push(`  let s${d} = u32(clampedIndex(args[${u(2 + d)}], 0i, ${i32(n - m)}));`);
     inside.push(`o${d} >= s${d} && o${d} < s${d} + ${u(m)}`);
   });
   const strides = rowMajorStrides(update.dimensions);
@@ -160,12 +167,102 @@ export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSli
   return elementKernel(operand, 2 + rank, index, [...body, ...copyWords(words, 2 + rank)], maxWorkgroupsPerDimension);
 }
 
-/** The 32-bit types reduce-window computes on, and how a word of memory becomes one. */
+/** The 32-bit types reduce-window and scatter compute on, and how a word of memory becomes one. */
 const WORD_VALUE: Partial<Record<ElementType, (word: string) => string>> = {
   f32: (w) => `bitcast<f32>(${w})`,
   s32: (w) => `bitcast<i32>(${w})`,
   u32: (w) => w,
 };
+
+/** Element pairs (result elements times update positions) above which a scatter's scanning kernel is declined. */
+const SCATTER_SCAN_LIMIT = 2 ** 28;
+
+/**
+ * Scatter of one input, deterministic: an invocation per element of the result starts
+ * from the input's element and scans the update positions (the updates' scatter
+ * dimensions) in row-major order, combining each update element that lands on it, so
+ * duplicate indices combine in the interpreter's order (the updates' row-major order,
+ * which is the positions' order when the update window dims are the trailing ones;
+ * other layouts are declined). Indices are not clamped: an update element whose input
+ * index falls outside is skipped, element by element, as the interpreter (the spec)
+ * does. The update computation is one binary op of its parameters (add, mul, max, min,
+ * and, or on f32, s32, u32, with the renderer's NaN and -0 rules), or the update
+ * itself (a replace, which copies words of any 4- or 8-byte type). The scan costs
+ * result elements x update positions: above SCATTER_SCAN_LIMIT it is declined (the
+ * host runs it) rather than a kernel that would take seconds.
+ */
+export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  if (inst.operands.length !== 3) return { declined: `webgpu scatter: ${(inst.operands.length - 1) / 2} inputs (the WGSL kernel takes one)` };
+  const [input, indices, updates] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape, ArrayShape];
+  const { dimensionNumbers: dn, toApply } = inst.attrs;
+  const t = input.elementType;
+  const updDims = updates.dimensions;
+  const windowCount = dn.updateWindowDims.length;
+  if (dn.updateWindowDims.some((d, k) => d !== updDims.length - windowCount + k)) {
+    return { declined: "webgpu scatter: update window dims that are not the updates' trailing dims (the kernel's scan order would not be the updates' row-major order)" };
+  }
+  if (tooLarge([input, indices, updates])) return { declined: "webgpu scatter: an operand of 2 GiB or more" };
+  const index = clampedIndexFunction(indices.elementType);
+  if (typeof index !== "string") return { declined: `webgpu scatter: ${index.declined}` };
+  const root = toApply.root;
+  const replace = root.opcode === "parameter" && (root as Instruction<"parameter">).attrs.number === 1;
+  const value = WORD_VALUE[t];
+  let words = 1;
+  let combine = "";
+  if (replace) {
+    const w = elementWords(t, "scatter");
+    if (typeof w !== "number") return w;
+    words = w;
+  } else {
+    if (value === undefined) return { declined: `webgpu scatter combining ${t} values (the WGSL kernel combines f32, s32 and u32, and replaces 4- and 8-byte elements)` };
+    const c = combineExpression(toApply, t, "scatter");
+    if (typeof c !== "string") return c;
+    combine = c;
+  }
+  const inDims = input.dimensions;
+  const scatterDims = updDims.slice(0, updDims.length - windowCount);
+  const positions = product(scatterDims);
+  if (product(inDims) * positions > SCATTER_SCAN_LIMIT) {
+    return { declined: `webgpu scatter: ${product(inDims)} result elements x ${positions} update positions is more than the scanning kernel's ${SCATTER_SCAN_LIMIT} pairs` };
+  }
+  const indexBytes = ELEMENT_TYPES[indices.elementType].storageBytes;
+  const indexStrides = rowMajorStrides(indices.dimensions);
+  const otherIndexDims = indices.dimensions.map((_, d) => d).filter((d) => d !== dn.indexVectorDim);
+  const vectorStep = dn.indexVectorDim < indices.dimensions.length ? indexStrides[dn.indexVectorDim]! * indexBytes : 0;
+  const updStrides = rowMajorStrides(updDims);
+  // Past any index that can land in the input (dims are under 2^29 elements), and far from i32's ends.
+  const far = 2 ** 30;
+  const body = replace ? [`  var src = (args[0u] >> 2u) + i * ${u(words)};`] : [`  var acc = ${value!(`mem[(args[0u] >> 2u) + i]`)};`];
+  body.push(`  for (var p = 0u; p < ${u(positions)}; p = p + 1u) {`, "    var rest = p;");
+  for (let k = scatterDims.length - 1; k >= 0; k--) body.push(`    let q${k} = rest % ${u(scatterDims[k]!)}; rest = rest / ${u(scatterDims[k]!)};`);
+  body.push(`    let at = args[1u] + ${otherIndexDims.map((d, k) => `q${k} * ${u(indexStrides[d]! * indexBytes)}`).join(" + ") || "0u"};`);
+  // Where the window of position p starts in each input dim, and whether element i is in it.
+  const starts: string[][] = inDims.map(() => []);
+  dn.scatterDimsToOperandDims.forEach((d, k) => starts[d]!.push(`clampedIndex(at + ${u(k * vectorStep)}, ${i32(-far)}, ${i32(far)})`));
+  dn.inputBatchingDims.forEach((d, k) => {
+    const b = dn.scatterIndicesBatchingDims[k]!;
+    starts[d]!.push(`i32(q${b < dn.indexVectorDim ? b : b - 1})`);
+  });
+  const windowInputDims = complementDims(inDims.length, [...dn.insertedWindowDims, ...dn.inputBatchingDims]);
+  const inside: string[] = [];
+  const updateAt = scatterDims.map((_, k) => `q${k} * ${u(updStrides[k]!)}`);
+  inDims.forEach((_, d) => {
+    body.push(`    let w${d} = i32(o${d}) - (${starts[d]!.join(" + ") || "0i"});`);
+    const k = windowInputDims.indexOf(d);
+    if (k < 0) {
+      inside.push(`w${d} == 0i`);
+    } else {
+      const ud = dn.updateWindowDims[k]!;
+      inside.push(`w${d} >= 0i && w${d} < ${i32(updDims[ud]!)}`);
+      updateAt.push(`u32(w${d}) * ${u(updStrides[ud]!)}`);
+    }
+  });
+  body.push(`    if (${inside.join(" && ") || "true"}) {`, `      let upd = (args[2u] >> 2u) + (${updateAt.join(" + ") || "0u"}) * ${u(words)};`);
+  body.push(...(replace ? ["      src = upd;"] : [`      let v = ${value!("mem[upd]")};`, `      acc = ${combine};`]), "    }", "  }");
+  const store = replace ? copyWords(words, 3) : [`  mem[(args[3u] >> 2u) + i] = ${t === "u32" ? "acc" : "bitcast<u32>(acc)"};`];
+  return elementKernel(input, 3, `${WGSL_HELPERS}\n${index}`, [...body, ...store], maxWorkgroupsPerDimension);
+}
+
 
 export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   if (inst.operands.length !== 2) return { declined: `webgpu reduce-window: ${inst.operands.length / 2} inputs (the WGSL kernel takes one)` };
@@ -175,15 +272,8 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
   const value = WORD_VALUE[t];
   if (value === undefined) return { declined: `webgpu reduce-window on ${t} (the WGSL kernel takes f32, s32 and u32)` };
   if (tooLarge([base, shape])) return { declined: "webgpu reduce-window: an operand of 2 GiB or more" };
-  const kinds = reducerKinds(inst.attrs.toApply, [t]);
-  if (typeof kinds === "string") return { declined: `webgpu reduce-window: ${kinds}` };
-  let combine: string;
-  try {
-    combine = new WgslValues(new KernelGraph(), NO_NODES).binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
-  } catch (e) {
-    if (e instanceof DeclinedError) return { declined: `webgpu reduce-window: ${e.message}` };
-    throw e;
-  }
+  const combine = combineExpression(inst.attrs.toApply, t, "reduce-window");
+  if (typeof combine !== "string") return combine;
   const window = inst.attrs.window;
   const strides = rowMajorStrides(base.dimensions);
   const body = [`  var acc = ${value("mem[args[1u] >> 2u]")};`, `  for (var wi = 0u; wi < ${u(product(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
@@ -199,7 +289,19 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
   return elementKernel(shape, 2, WGSL_HELPERS, body, maxWorkgroupsPerDimension);
 }
 
-/** Reduce-window's combine reads no graph nodes. */
+/** The WGSL expression combining `acc` and `v` (values of t) as `toApply` does: one binary op of its two parameters, or why not. */
+function combineExpression(toApply: Computation, t: ElementType, op: string): string | Declined {
+  const kinds = reducerKinds(toApply, [t]);
+  if (typeof kinds === "string") return { declined: `webgpu ${op}: ${kinds}` };
+  try {
+    return new WgslValues(new KernelGraph(), NO_NODES).binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
+  } catch (e) {
+    if (e instanceof DeclinedError) return { declined: `webgpu ${op}: ${e.message}` };
+    throw e;
+  }
+}
+
+/** A combine reads no graph nodes. */
 const NO_NODES = {
   load: (): never => { throw new Error("reduce-window's combine loads nothing"); },
   leaf: (): never => { throw new Error("reduce-window's combine has no leaves"); },

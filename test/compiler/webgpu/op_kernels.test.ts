@@ -127,3 +127,41 @@ test("rng-bit-generator PHILOX: u32 and f32 with a u64[3] state (the counter car
   await checkSame(rng("PHILOX", 2, "ui64", "3x3"), ["dense<[3, 18446744073709551613]> : tensor<2xui64>"]);
   await checkSame(rng("DEFAULT", 2, "i32", "2x5"), ["dense<[9876543210, 4294967295]> : tensor<2xui64>"]);
 });
+
+/** A scatter of `x` (XxT) by indices (IxI) and updates (UxT) whose update computation is `body` over %a (the current value) and %b (the update). */
+const scatter = (shapes: { x: string; i: string; u: string; t: string }, dims: string, body: string): string => {
+  const scalar = `tensor<${shapes.t}>`;
+  return `func.func @main(%x: tensor<${shapes.x}>, %i: tensor<${shapes.i}>, %u: tensor<${shapes.u}>) -> tensor<${shapes.x}> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) ({
+  ^bb0(%a: ${scalar}, %b: ${scalar}):
+    ${body.replaceAll("T", scalar)}
+  }) {scatter_dimension_numbers = #stablehlo.scatter<${dims}>, indices_are_sorted = false, unique_indices = false} : (tensor<${shapes.x}>, tensor<${shapes.i}>, tensor<${shapes.u}>) -> tensor<${shapes.x}>
+  return %0 : tensor<${shapes.x}>
+}`;
+};
+
+test("scatter: f32 add and min with duplicate indices (the interpreter's order), windows partly or wholly out of range skipped element by element, NaN and -0", { skip }, async () => {
+  // 2x3 windows into rows of a 6x3 input: row 1 twice, -1 and 5 half outside, 9 and -9 wholly outside.
+  const shapes = { x: "6x3xf32", i: "7x1xi32", u: "7x2x3xf32", t: "f32" };
+  const dims = "update_window_dims = [1, 2], inserted_window_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1";
+  const x = `dense<[${chunk(Array.from({ length: 18 }, (_, k) => (k === 4 ? "-0.0" : k === 7 ? "0x7FC00001" : (k * 0.75 - 5).toFixed(2))), 3)}]> : tensor<6x3xf32>`;
+  const indices = "dense<[[1], [4], [1], [-1], [5], [9], [-9]]> : tensor<7x1xi32>";
+  const rows = Array.from({ length: 14 }, (_, r) => `[${Array.from({ length: 3 }, (_, c) => {
+    const k = r * 3 + c;
+    return k === 3 ? "0.0" : k === 10 ? "0xFFC00002" : k === 20 ? "-0.0" : ((k * 37) % 23 * 0.125 - 1.3).toFixed(3);
+  }).join(", ")}]`);
+  const updates = `dense<[${chunk(rows, 2)}]> : tensor<7x2x3xf32>`;
+  // Canonical NaNs only: an add's NaN is the GPU's own and the renderer's min returns 0x7FC00000 (payloads are copied by a replace, below).
+  const args = [x, indices, updates].map((text) => text.replace(/0x[7F]FC0000[12]/g, "0x7FC00000"));
+  await checkSame(scatter(shapes, dims, "%s = stablehlo.add %a, %b : T\n    stablehlo.return %s : T"), args);
+  await checkSame(scatter(shapes, dims, "%s = stablehlo.minimum %a, %b : T\n    stablehlo.return %s : T"), args);
+});
+
+test("scatter: replace of f64 (the last duplicate wins, NaN payloads copied) and s32 max with s64 indices beyond i32 and inserted dims", { skip }, async () => {
+  // Single elements: inserted_window_dims = [0, 1] and 2-vectors of indices.
+  const replace = scatter({ x: "3x4xf64", i: "5x2xi64", u: "5xf64", t: "f64" }, "update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1", "stablehlo.return %b : T");
+  const indices = "dense<[[2, 3], [0, 1], [2, 3], [4294967298, 1], [-4294967295, 0]]> : tensor<5x2xi64>";
+  await checkSame(replace, [`dense<[${chunk(Array.from({ length: 12 }, (_, k) => String(k + 0.5)), 4)}]> : tensor<3x4xf64>`, indices, "dense<[1.0e300, 0x7FF8000000000123, -0.0, 5.0, 6.0]> : tensor<5xf64>"]);
+  const max = scatter({ x: "3x4xi32", i: "5x2xi64", u: "5xi32", t: "i32" }, "update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1", "%s = stablehlo.maximum %a, %b : T\n    stablehlo.return %s : T");
+  await checkSame(max, [`dense<[${chunk(Array.from({ length: 12 }, (_, k) => String(k * 3 - 20)), 4)}]> : tensor<3x4xi32>`, indices, "dense<[2147483647, -5, -2147483648, 9, 10]> : tensor<5xi32>"]);
+});
