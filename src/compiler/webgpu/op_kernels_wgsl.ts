@@ -32,9 +32,9 @@ import { reducerKinds } from "../kernel/lower_fusion.js";
 import { WGSL_HELPERS, WgslValues } from "./wgsl_values.js";
 import { COMBINE_OP, WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 
-const u = (x: number): string => `${x}u`;
+export const u = (x: number): string => `${x}u`;
 const i32 = (x: number): string => `${x}i`;
-const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
+export const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
 
 /**
  * A WGSL function `clampedIndex(a: u32, lo: i32, hi: i32) -> i32`: the integer of `type`
@@ -67,7 +67,7 @@ function clampedIndexFunction(type: ElementType): string | Declined {
 }
 
 /** Words an element of `t` copies, or why it is declined. */
-function elementWords(t: ElementType, op: string): number | Declined {
+export function elementWords(t: ElementType, op: string): number | Declined {
   const bytes = ELEMENT_TYPES[t].storageBytes;
   if (bytes % 4 !== 0) return { declined: `webgpu ${op}: ${t} elements are ${bytes} bytes (the WGSL kernel copies whole 32-bit words; neighbouring elements would share one)` };
   return bytes / 4;
@@ -104,7 +104,7 @@ function elementKernel(shape: ArrayShape, result: number, functions: string, bod
 }
 
 /** Too large for the kernels' u32 word offsets. */
-const tooLarge = (shapes: readonly ArrayShape[]): boolean => shapes.some((s) => product(s.dimensions) * ELEMENT_TYPES[s.elementType].storageBytes >= 2 ** 31);
+export const tooLarge = (shapes: readonly ArrayShape[]): boolean => shapes.some((s) => product(s.dimensions) * ELEMENT_TYPES[s.elementType].storageBytes >= 2 ** 31);
 
 export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const [operand, indices] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape];
@@ -168,7 +168,7 @@ export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSli
 }
 
 /** The 32-bit types reduce-window and scatter compute on, and how a word of memory becomes one. */
-const WORD_VALUE: Partial<Record<ElementType, (word: string) => string>> = {
+export const WORD_VALUE: Partial<Record<ElementType, (word: string) => string>> = {
   f32: (w) => `bitcast<f32>(${w})`,
   s32: (w) => `bitcast<i32>(${w})`,
   u32: (w) => w,
