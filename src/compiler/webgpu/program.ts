@@ -49,14 +49,26 @@ export interface GpuProgram {
   readonly resultShape: Shape;
 }
 
+/** Why ops without a WGSL kernel run on the host, where there is more to say than that. */
+const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
+  fft: () => "no WGSL FFT kernel yet: the interpreter's FFT runs it",
+  cholesky: () => "no WGSL factorization kernel yet (its column sweep is sequential): the interpreter runs it",
+  triangularSolve: () => "no WGSL triangular-solve kernel yet (its row sweep is sequential): the interpreter runs it",
+  customCall: (inst) => `custom call ${(inst as Instruction<"customCall">).attrs.target}: the interpreter's registry runs it (LAPACK-style linear algebra among others)`,
+  rng: () => "rng draws from the interpreter's random stream (not a counter-based generator a kernel could compute)",
+};
+
 /** Why an instruction that no fusion took runs on the host. */
 function hostReason(inst: Instruction): string {
   if (isControlFlow(inst)) return `control flow runs on the host (the interpreter runs its computations)`;
+  const family = OP_TABLE[inst.opcode].family;
+  if (family === "collective") return "collectives run on the host (one device a program on this backend)";
+  if (family === "transfer") return `${inst.opcode} is host I/O`;
   if (OP_TABLE[inst.opcode].elementwise) {
     const answer = webgpuCapabilities().canLowerScalar(inst);
     if (answer !== true) return answer.declined;
   }
-  return `no WebGPU kernel for ${inst.opcode}`;
+  return HOST_REASONS[inst.opcode]?.(inst) ?? `no WebGPU kernel for ${inst.opcode} yet`;
 }
 
 /**

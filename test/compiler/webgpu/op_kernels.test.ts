@@ -9,6 +9,8 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { compile } from "../../../src/compiler/index.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
+import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
+import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { parseMlirLiteral, parseStableHlo } from "../../../src/index.js";
 
@@ -195,4 +197,30 @@ test("sort: s32 descending along the first dimension (a strided lane), u32 ascen
   await checkSame(sort(["5x4xi32", "5x4xui32"], 0, "GT, A, B, SIGNED", true), [keys, `dense<[${chunk(Array.from({ length: 20 }, (_, k) => String(4000000000 + k)), 4)}]> : tensor<5x4xui32>`]);
   await checkSame(sort(["9xui32"], 0, "LT, A, B, UNSIGNED", false), ["dense<[7, 4294967295, 0, 7, 3, 2147483648, 1, 0, 9]> : tensor<9xui32>"]);
   await checkSame(sort(["4x1xi32"], 1, "LT, A, B, SIGNED", true), ["dense<[[3], [-1], [2], [0]]> : tensor<4x1xi32>"]);
+});
+
+test("the plan (no GPU needed) lists each op left on the host with its reason: FFT, Cholesky, a custom call, a sort lane over 4096, 8-bit random bits", () => {
+  const program = parseStableHlo(`func.func @main(%c: tensor<8xcomplex<f32>>, %m: tensor<3x3xf32>, %k: tensor<5000xf32>, %s: tensor<2xui64>) -> (tensor<8xcomplex<f32>>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<5000xf32>, tensor<16xui8>, tensor<4xui32>) {
+  %f = stablehlo.fft %c, type = FFT, length = [8] : (tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>>
+  %ch = stablehlo.cholesky %m, lower = true : tensor<3x3xf32>
+  %cc = stablehlo.custom_call @lapack_spotrf_ffi(%m) : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %o = "stablehlo.sort"(%k) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %p = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<5000xf32>) -> tensor<5000xf32>
+  %st, %r = stablehlo.rng_bit_generator %s, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<16xui8>)
+  %st2, %r2 = stablehlo.rng_bit_generator %st, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>)
+  return %f, %ch, %cc, %o, %r, %r2 : tensor<8xcomplex<f32>>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<5000xf32>, tensor<16xui8>, tensor<4xui32>
+}`);
+  const plan = planGpuProgram(program, {});
+  const hosts = plan.steps.flatMap((s) => (s.kind === "host" ? [`${s.instruction.opcode}: ${s.why}`] : []));
+  const expected = [/^fft: no WGSL FFT kernel/, /^cholesky: no WGSL factorization kernel/, /^customCall: custom call lapack_spotrf_ffi: the interpreter's registry/,
+    /^sort: webgpu sort: lanes of 5000 elements/, /^rngBitGenerator: webgpu rng-bit-generator: u8 elements are 1 bytes/];
+  assert.equal(hosts.length, expected.length, hosts.join("\n"));
+  expected.forEach((re, k) => assert.match(hosts[k]!, re));
+  // Each is in the dump, with its reason; the second generator is a kernel.
+  const dump = dumpGpuProgram(plan);
+  for (const h of hosts) assert.ok(dump.includes(h.slice(h.indexOf(": ") + 2)), dump);
+  assert.match(dump, /kernel st2/);
 });
