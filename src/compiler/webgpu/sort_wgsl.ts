@@ -12,9 +12,10 @@
 // comparators) every stable sort gives the same result, so the kernel is bit-exact with
 // the interpreter; for one that is not (a plain LT on floats with NaNs) the order of
 // the elements around a NaN is the algorithm's, as it is in XLA. Its cost is n rounds
-// of n/2 comparisons for a lane of n, a barrier a round; a lane is at most
-// MAX_SORT_LANE elements (its permutation fills WebGPU's guaranteed 16 KiB of workgroup
-// memory): longer ones are declined and sorted on the host.
+// of n/2 comparisons for a lane of n, a barrier a round, over as many invocations as
+// the adapter allows in a workgroup (up to n/2); a lane's permutation must fit the
+// adapter's workgroup memory (4096 elements in WebGPU's guaranteed 16 KiB): longer
+// lanes are declined and sorted on the host.
 
 import type { Instruction } from "../../ir/computation.js";
 import type { ApproximationName } from "../kernel/approximations.js";
@@ -27,12 +28,7 @@ import { elementWords, product, tooLarge, u, WORD_VALUE } from "./op_kernels_wgs
 import { wgslMathSource } from "./wgsl_math.js";
 import { WGSL_HELPERS, WgslValues } from "./wgsl_values.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
-
-/** Elements of a lane a workgroup sorts: its u32 permutation fills WebGPU's guaranteed maxComputeWorkgroupStorageSize (16384 bytes). */
-export const MAX_SORT_LANE = 4096;
-
-/** Invocations of a workgroup at most: WebGPU's guaranteed maxComputeInvocationsPerWorkgroup. */
-const MAX_INVOCATIONS = 256;
+import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 
 /**
  * `fn before(base: u32, x: u32, y: u32) -> bool`: the comparator of `inst` on the lane
@@ -78,12 +74,14 @@ function comparatorFunction(inst: Instruction<"sort">, stride: number): { source
 }
 
 /** The sort of `inst` as a kernel over its operands then its results, or why not. */
-export function sortKernelWgsl(inst: Instruction<"sort">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+export function sortKernelWgsl(inst: Instruction<"sort">, limits: GpuLimits, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const operands = inst.operands.map((o) => o.shape as ArrayShape);
   const dims = operands[0]!.dimensions;
   const dimension = inst.attrs.dimension;
   const n = dims[dimension]!;
-  if (n > MAX_SORT_LANE) return { declined: `webgpu sort: lanes of ${n} elements (the kernel sorts up to ${MAX_SORT_LANE} in a workgroup's memory)` };
+  // The lane's permutation, a u32 an element, in workgroup memory.
+  const longest = Math.floor(limits.maxComputeWorkgroupStorageSize / 4);
+  if (n > longest) return { declined: `webgpu sort: lanes of ${n} elements (the kernel sorts up to ${longest} in the adapter's ${limits.maxComputeWorkgroupStorageSize} bytes of workgroup memory)` };
   if (tooLarge(operands)) return { declined: "webgpu sort: an operand of 2 GiB or more" };
   // A kernel's argument slot holds 64 words (executable.ts): the buffers' offsets and the zero after them.
   if (2 * operands.length >= 64) return { declined: `webgpu sort: ${operands.length} operands (the kernel binds up to 31)` };
@@ -99,7 +97,7 @@ export function sortKernelWgsl(inst: Instruction<"sort">, maxWorkgroupsPerDimens
   if ("declined" in comparator) return comparator;
   const lanes = product(dims) / n;
   const groupsX = Math.min(lanes, maxWorkgroupsPerDimension);
-  const size = Math.max(1, Math.min(MAX_INVOCATIONS, Math.ceil(n / 2)));
+  const size = Math.max(1, Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX, Math.ceil(n / 2)));
   const count = operands.length;
   // The lane's first element: its index over the other dims, row-major.
   const split: string[] = ["  var rest = lane;", "  var base = 0u;"];

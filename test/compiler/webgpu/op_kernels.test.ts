@@ -11,6 +11,7 @@ import { compile } from "../../../src/compiler/index.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { parseMlirLiteral, parseStableHlo } from "../../../src/index.js";
 
@@ -223,4 +224,9 @@ test("the plan (no GPU needed) lists each op left on the host with its reason: F
   const dump = dumpGpuProgram(plan);
   for (const h of hosts) assert.ok(dump.includes(h.slice(h.indexOf(": ") + 2)), dump);
   assert.match(dump, /kernel st2/);
+  assert.match(dump, /sized by WebGPU's guaranteed limits: 256 invocations a workgroup/);
+  // An adapter with 32 KiB of workgroup memory (SwiftShader's, most GPUs') sorts lanes of up to 8192.
+  const roomier = planGpuProgram(program, {}, { ...DEFAULT_GPU_LIMITS, maxComputeWorkgroupStorageSize: 32768 });
+  assert.equal(roomier.steps.filter((s) => s.kind === "host").length, expected.length - 1);
+  assert.match(dumpGpuProgram(roomier), /sized by the adapter's limits: .* 32768 bytes of workgroup memory[^]*sort of 1 lanes of 5000/);
 });
