@@ -258,7 +258,9 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
     }
   });
   body.push(`    if (${inside.join(" && ") || "true"}) {`, `      let upd = (args[2u] >> 2u) + (${updateAt.join(" + ") || "0u"}) * ${u(words)};`);
-  body.push(...(replace ? ["      src = upd;"] : [`      let v = ${value!("mem[upd]")};`, `      acc = ${combine};`]), "    }", "  }");
+  if (replace) body.push("      src = upd;");
+  else body.push(`      let v = ${value!("mem[upd]")};`, `      acc = ${combine};`);
+  body.push("    }", "  }");
   const store = replace ? copyWords(words, 3) : [`  mem[(args[3u] >> 2u) + i] = ${t === "u32" ? "acc" : "bitcast<u32>(acc)"};`];
   return elementKernel(input, 3, `${WGSL_HELPERS}\n${index}`, [...body, ...store], maxWorkgroupsPerDimension);
 }
