@@ -110,9 +110,10 @@ export function wgslFusionKernel(fused: Computation, limits: GpuLimits): WgslKer
 /**
  * The kernel of a dot or a convolution: the tiled, skinny or implicit-GEMM kernel reading
  * its operands from the device memory (KernelMemory "device"), its tile chosen for the
- * adapter's limits (WebGPU's guaranteed ones in a plan made without a device). Alone, its step's buffers are
- * (lhs, rhs, out); as the core of an output fusion, the fusion's operands then its
- * result, with the epilogue rendered into the kernel's store (epilogue_wgsl.ts).
+ * adapter's limits (WebGPU's guaranteed ones in a plan made without a device). Alone,
+ * its step's buffers are (lhs, rhs, out); as the core of an output fusion, the fusion's
+ * operands then its result, with the epilogue rendered into the kernel's store
+ * (epilogue_wgsl.ts).
  * f32 only: other types are declined (WGSL has no f64; f16 and integer products run on the host).
  */
 function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {

@@ -265,7 +265,6 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
   return elementKernel(input, 3, `${WGSL_HELPERS}\n${index}`, [...body, ...store], maxWorkgroupsPerDimension);
 }
 
-
 export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   if (inst.operands.length !== 2) return { declined: `webgpu reduce-window: ${inst.operands.length / 2} inputs (the WGSL kernel takes one)` };
   const base = inst.operands[0]!.shape as ArrayShape;
@@ -305,8 +304,8 @@ function combineExpression(toApply: Computation, t: ElementType, op: string): st
 
 /** A combine reads no graph nodes. */
 const NO_NODES = {
-  load: (): never => { throw new Error("reduce-window's combine loads nothing"); },
-  leaf: (): never => { throw new Error("reduce-window's combine has no leaves"); },
+  load: (): never => { throw new Error("a combine loads nothing"); },
+  leaf: (): never => { throw new Error("a combine has no leaves"); },
 };
 
 /** Threefry2x32 with 20 rounds (interpreter/kernels/prng.ts): the counter (c0, c1) encrypted under the key (k0, k1). */
