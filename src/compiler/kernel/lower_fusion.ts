@@ -322,14 +322,29 @@ export function reducerKinds(toApply: Computation, types: readonly ElementType[]
   }
 }
 
+/** The nodes of scalar computation `comp`'s results (a tuple root's elements), its body inlined over `params`, the nodes standing for its parameters. */
+function inlineScalarBody(g: KernelGraph, comp: Computation, params: readonly number[]): number[] {
+  const low = new Lowering(comp, g);
+  low.paramNodes = params;
+  const root = comp.root;
+  return root.opcode === "tuple" ? root.operands.map((o) => low.at(o, [])) : [low.at(root, [])];
+}
+
+/** inlineScalarBody for a computation outside a fusion (a sort's comparator), or why it does not lower. */
+export function lowerScalarBody(g: KernelGraph, comp: Computation, params: readonly number[]): number[] | Declined {
+  try {
+    return inlineScalarBody(g, comp, params);
+  } catch (e) {
+    if (e instanceof Fail) return { declined: e.reason };
+    throw e;
+  }
+}
+
 /** Inlines a reducer's body over fresh parameter nodes. */
 function genericReducer(g: KernelGraph, toApply: Computation, types: readonly ElementType[], tag: number): GenericReducer {
   const n = types.length;
   const params = [...types, ...types].map((t, i) => g.op(i < n ? "racc" : "rin", t, [], `${tag}:${i}`));
-  const low = new Lowering(toApply, g);
-  low.paramNodes = params;
-  const root = toApply.root;
-  const results = root.opcode === "tuple" ? root.operands.map((o) => low.at(o, [])) : [low.at(root, [])];
+  const results = inlineScalarBody(g, toApply, params);
   if (results.length !== n) fail(`${toApply.name}: reducer has ${results.length} results for ${n} inputs`);
   return { params, results };
 }

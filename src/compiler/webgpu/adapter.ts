@@ -60,10 +60,16 @@ async function acquire(): Promise<GpuContext> {
     throw new CompileError(`webgpu backend: no WebGPU adapter${hint}${remaining()}`);
   }
   const a = adapter.limits;
-  // The largest buffers the adapter allows: the backend keeps each device's memory in one.
+  // The largest buffers the adapter allows (the backend keeps each device's memory in
+  // one), and its largest workgroups and workgroup memory, which the kernels are sized by
+  // (a device gets WebGPU's guaranteed limits unless it asks for more).
   const requiredLimits = {
     maxStorageBufferBindingSize: a.maxStorageBufferBindingSize,
     maxBufferSize: a.maxBufferSize,
+    maxComputeInvocationsPerWorkgroup: a.maxComputeInvocationsPerWorkgroup,
+    maxComputeWorkgroupSizeX: a.maxComputeWorkgroupSizeX,
+    maxComputeWorkgroupSizeY: a.maxComputeWorkgroupSizeY,
+    maxComputeWorkgroupStorageSize: a.maxComputeWorkgroupStorageSize,
   };
   const subgroups = adapter.features.has("subgroups");
   const device = await adapter.requestDevice({ requiredLimits, ...(subgroups ? { requiredFeatures: ["subgroups"] } : {}) });

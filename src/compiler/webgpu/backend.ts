@@ -24,7 +24,7 @@ import { dumpText } from "../dump_text.js";
 async function compileForGpu(module: HloModule, options: CompileOptions): Promise<WebGpuExecutable> {
   const started = performance.now();
   const gpu = await gpuContext();
-  return WebGpuExecutable.load(planGpuProgram(module, options), gpu, started);
+  return WebGpuExecutable.load(planGpuProgram(module, options, gpu.limits), gpu, started);
 }
 
 const asModule = (program: Computation | HloModule): HloModule => (program instanceof Computation ? new HloModule(program.name, program) : program);

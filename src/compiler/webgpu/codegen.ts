@@ -17,10 +17,11 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { gemmKernelName, gemmSpecOfDot } from "../kernel/gemm_plan.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
-import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl } from "./op_kernels_wgsl.js";
+import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
+import { sortKernelWgsl } from "./sort_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
-import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel } from "./gemm_tiles_wgsl.js";
+import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel, type GpuLimits } from "./gemm_tiles_wgsl.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { loopKernel } from "../kernel/loop_kernel.js";
@@ -33,8 +34,25 @@ import { workgroupRowKernel } from "../kernel/workgroup_reduce_kernel.js";
 import { scheduleReduce, type ReduceTarget } from "../kernel/schedule_reduce.js";
 import { printKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 
-/** Invocations of a row's workgroup: 64, or 256 for rows of 1024 elements or more (WebGPU guarantees 256 a workgroup). */
-const rowWorkgroupSize = (rowElements: number): number => (rowElements >= 1024 ? 256 : 64);
+/** Elements of a row each invocation of a row's workgroup reduces at least before the workgroup's tree combines them. */
+const ROW_ELEMENTS_PER_LANE = 16;
+
+/** Invocations of a row's workgroup at least: two 32-wide subgroups, one of AMD's 64-wide ones. */
+const MIN_ROW_WORKGROUP = 64;
+
+/**
+ * Invocations of a row's workgroup (a power of two): as many as give each at least
+ * ROW_ELEMENTS_PER_LANE elements of the row, so that the log2(size) barrier steps of
+ * the combining tree stay small beside each lane's own loop, between MIN_ROW_WORKGROUP
+ * and the adapter's largest workgroup. (Rows of 1024 got 256 before: 4 elements a lane,
+ * the tree's barriers costing more than the loop.)
+ */
+export function rowWorkgroupSize(rowElements: number, limits: GpuLimits): number {
+  const largest = Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+  let size = MIN_ROW_WORKGROUP;
+  while (size * 2 <= largest && size * 2 * ROW_ELEMENTS_PER_LANE <= rowElements) size *= 2;
+  return size;
+}
 
 /** Elements of a row one invocation of a loop kernel computes. */
 const UNIT_ELEMENTS = 4;
@@ -69,7 +87,7 @@ export const GPU_REDUCE_TARGET: ReduceTarget = {
 const GPU_REDUCE_KERNEL_TARGET: ReduceKernelTarget = { vector: GPU_VECTOR_TARGET, vectorCombines: () => false };
 
 /** The WGSL kernel of fusion `fused` (a loop or input fusion), or why this backend does not compile it. */
-export function wgslFusionKernel(fused: Computation): WgslKernel | Declined {
+export function wgslFusionKernel(fused: Computation, limits: GpuLimits): WgslKernel | Declined {
   const ir = lowerFusion(fused);
   if ("declined" in ir) return ir;
   try {
@@ -79,7 +97,7 @@ export function wgslFusionKernel(fused: Computation): WgslKernel | Declined {
     }
     const s = scheduleReduce(ir, GPU_REDUCE_TARGET);
     if ("declined" in s) return s;
-    const kernel = workgroupRowKernel(ir, s, GPU_VECTOR_TARGET, rowWorkgroupSize(s.loops.Rn))
+    const kernel = workgroupRowKernel(ir, s, GPU_VECTOR_TARGET, rowWorkgroupSize(s.loops.Rn, limits))
       ?? rowReduceKernel(ir, s, GPU_REDUCE_KERNEL_TARGET) ?? rowPipelineKernel(ir, s, GPU_REDUCE_KERNEL_TARGET) ?? columnReduceKernel(ir, s, GPU_REDUCE_KERNEL_TARGET);
     if (kernel === undefined) return { declined: "no reduction kernel for this schedule" };
     return printKernelWgsl(kernel, s.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION);
@@ -91,34 +109,35 @@ export function wgslFusionKernel(fused: Computation): WgslKernel | Declined {
 
 /**
  * The kernel of a dot or a convolution: the tiled, skinny or implicit-GEMM kernel reading
- * its operands from the device memory (KernelMemory "device"), sized by WebGPU's
- * guaranteed limits (plans are made without a device). Alone, its step's buffers are
- * (lhs, rhs, out); as the core of an output fusion, the fusion's operands then its
- * result, with the epilogue rendered into the kernel's store (epilogue_wgsl.ts).
+ * its operands from the device memory (KernelMemory "device"), its tile chosen for the
+ * adapter's limits (WebGPU's guaranteed ones in a plan made without a device). Alone,
+ * its step's buffers are (lhs, rhs, out); as the core of an output fusion, the fusion's
+ * operands then its result, with the epilogue rendered into the kernel's store
+ * (epilogue_wgsl.ts).
  * f32 only: other types are declined (WGSL has no f64; f16 and integer products run on the host).
  */
-function wgslProductKernel(inst: Instruction, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {
+function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {
   const options = { memory: "device" as const, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };
   const buffers = (fused?.slots ?? DEFAULT_SLOTS).out + 1;
   if (inst.opcode === "dot") {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
     if ("declined" in spec) return spec;
-    return asWgslKernel(gemmKernel(spec, DEFAULT_GPU_LIMITS, options), gemmKernelName(spec), buffers);
+    return asWgslKernel(gemmKernel(spec, limits, options), gemmKernelName(spec), buffers);
   }
   if (inst.opcode === "convolution") {
     const geometry = convWgslGeometry(inst as Instruction<"convolution">);
     if ("declined" in geometry) return geometry;
     if (geometry.inputType !== "f32" || geometry.outputType !== "f32") return { declined: `webgpu convolution ${inst.name}: f16 convolutions run on the host (f16 arithmetic is not compiled)` };
-    return asWgslKernel(convKernel(geometry, DEFAULT_GPU_LIMITS, options), `convolution ${inst.name}`, buffers);
+    return asWgslKernel(convKernel(geometry, limits, options), `convolution ${inst.name}`, buffers);
   }
   return { declined: `${inst.opcode} is not a dot or a convolution` };
 }
 
 /** The kernel of output fusion `fused`: its dot or convolution with the epilogue in the store, or why not. */
-export function wgslOutputFusionKernel(fused: Computation): WgslKernel | Declined {
+export function wgslOutputFusionKernel(fused: Computation, limits: GpuLimits): WgslKernel | Declined {
   const f = wgslOutputFusion(fused);
   if ("declined" in f) return f;
-  const kernel = wgslProductKernel(f.core.core, f);
+  const kernel = wgslProductKernel(f.core.core, limits, f);
   return "declined" in kernel ? kernel : { ...kernel, what: `${kernel.what}, epilogue fused` };
 }
 
@@ -133,11 +152,13 @@ function asWgslKernel(k: GpuKernel | Declined, name: string, buffers: number): W
   };
 }
 
-/** The ops other than fusions that this backend compiles, each to the kernel of its own that computes it (or why not). */
-export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction) => WgslKernel | Declined>> = {
+/** The ops other than fusions that this backend compiles, each to the kernel of its own that computes it (or why not), for an adapter's limits. */
+export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction, limits: GpuLimits) => WgslKernel | Declined>> = {
   dot: wgslProductKernel,
   convolution: wgslProductKernel,
   gather: (inst) => gatherKernelWgsl(inst as Instruction<"gather">, MAX_WORKGROUPS_PER_DIMENSION),
+  sort: (inst, limits) => sortKernelWgsl(inst as Instruction<"sort">, limits, MAX_WORKGROUPS_PER_DIMENSION),
+  scatter: (inst) => scatterKernelWgsl(inst as Instruction<"scatter">, MAX_WORKGROUPS_PER_DIMENSION),
   dynamicUpdateSlice: (inst) => dynamicUpdateSliceKernelWgsl(inst as Instruction<"dynamicUpdateSlice">, MAX_WORKGROUPS_PER_DIMENSION),
   reduceWindow: (inst) => reduceWindowKernelWgsl(inst as Instruction<"reduceWindow">, MAX_WORKGROUPS_PER_DIMENSION),
   rngBitGenerator: (inst) => rngBitGeneratorKernelWgsl(inst as Instruction<"rngBitGenerator">, MAX_WORKGROUPS_PER_DIMENSION),
@@ -149,7 +170,7 @@ let capabilities: LoweringCapabilities | undefined;
 export function webgpuCapabilities(): LoweringCapabilities {
   capabilities ??= probedCapabilities((fused) => {
     try {
-      const kernel = wgslFusionKernel(fused);
+      const kernel = wgslFusionKernel(fused, DEFAULT_GPU_LIMITS);
       return "declined" in kernel ? kernel : true;
     } catch {
       // A generator bug is reported by the real fusion's compile, not hidden by fusion.

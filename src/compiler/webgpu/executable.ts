@@ -26,6 +26,7 @@ import { BUFFER_USAGE, type GpuBindGroup, type GpuBuffer, type GpuComputePipelin
 import type { GpuContext } from "./adapter.js";
 import { GpuMemory } from "./memory.js";
 import type { GpuProgram, GpuStep } from "./program.js";
+import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 
 /** Bytes of a kernel step's slot in the argument buffer (WebGPU's largest minStorageBufferOffsetAlignment). */
@@ -327,9 +328,15 @@ function rebuild(shape: Shape, leaves: readonly Literal[]): Literal {
 
 const locationText = (l: Location): string => `${l.space[0]}${l.index}`;
 
+/** The limits a program's tiles and workgroups were chosen by, for dump(). */
+function limitsText(l: GpuLimits): string {
+  const which = Object.entries(DEFAULT_GPU_LIMITS).every(([k, v]) => l[k as keyof GpuLimits] === v) ? "WebGPU's guaranteed limits" : "the adapter's limits";
+  return `// sized by ${which}: ${l.maxComputeInvocationsPerWorkgroup} invocations a workgroup (x up to ${l.maxComputeWorkgroupSizeX}), ${l.maxComputeWorkgroupStorageSize} bytes of workgroup memory, bindings up to ${l.maxStorageBufferBindingSize} bytes`;
+}
+
 /** What dump() prints: the module, then each step; usable without a device (`xlats compile --dump`). */
 export function dumpGpuProgram(program: GpuProgram, adapter?: string): string {
-  const lines = [dumpText(program.module), `// webgpu program${adapter === undefined ? "" : ` on ${adapter}`}: arena ${program.arenaBytes} bytes, ${program.kernels.length} kernel(s), ${program.steps.filter((s) => s.kind === "host").length} host step(s)`];
+  const lines = [dumpText(program.module), `// webgpu program${adapter === undefined ? "" : ` on ${adapter}`}: arena ${program.arenaBytes} bytes, ${program.kernels.length} kernel(s), ${program.steps.filter((s) => s.kind === "host").length} host step(s)`, limitsText(program.limits)];
   for (const s of program.steps) {
     switch (s.kind) {
       case "kernel": {

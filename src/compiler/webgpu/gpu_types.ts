@@ -13,6 +13,9 @@ export interface GpuLimits {
   readonly maxBufferSize: number;
   readonly maxComputeWorkgroupsPerDimension: number;
   readonly maxComputeInvocationsPerWorkgroup: number;
+  readonly maxComputeWorkgroupSizeX: number;
+  readonly maxComputeWorkgroupSizeY: number;
+  readonly maxComputeWorkgroupStorageSize: number;
   readonly maxStorageBuffersPerShaderStage: number;
   readonly minStorageBufferOffsetAlignment: number;
 }

@@ -1,4 +1,4 @@
-// Gather, dynamic-update-slice, reduce-window and RNG bits as WGSL kernels of the WebGPU backend:
+// Gather, dynamic-update-slice, scatter, reduce-window and RNG bits as WGSL kernels of the WebGPU backend:
 // one invocation an element of the result (StableHLO's definitions, as the
 // interpreter's kernels compute them: interpreter/kernels/gather_scatter.ts, dynamic.ts,
 // reduction.ts, prng.ts).
@@ -7,18 +7,21 @@
 //   64-bit integers too: they are only copied); 1- and 2-byte elements are declined
 //   (neighbouring invocations would share a word: the loop kernels' atomic stores are
 //   not wired here). Start indices of any integer type, clamped as the spec says.
+// - Scatter of one input: an invocation per result element scans the updates in order
+//   (deterministic, duplicates combined as the interpreter does; see scatterKernelWgsl).
 // - Reduce-window of one f32, s32 or u32 input whose reducer is one binary op (add,
 //   mul, max, min, and, or): the window's elements combined in the interpreter's order
 //   (row-major over the window, padding and base-dilation holes feeding the init
 //   value), with the WGSL renderer's ops (wgsl_values.ts: XLA's NaN and -0 rules for
 //   max and min), so bit-exact with the interpreter.
-// - RngBitGenerator with THREE_FRY: Threefry2x32 of the counter each element's block
-//   takes, as interpreter/kernels/prng.ts lays the blocks out.
+// - RngBitGenerator with THREE_FRY (Threefry2x32) and PHILOX or DEFAULT (Philox4x32):
+//   each element encrypts the counter of its block, as interpreter/kernels/prng.ts lays
+//   the blocks out.
 //
 // Memory as the loop kernels see it (wgsl_kernel.ts): binding 0 is the device's one
 // memory, u32 words; binding 1 the byte offsets of the operands, then the result.
 
-import type { Instruction } from "../../ir/computation.js";
+import type { Computation, Instruction } from "../../ir/computation.js";
 import { complementDims } from "../../ir/shape/dim_checks.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { rowMajorStrides } from "../../types/index_util.js";
@@ -29,37 +32,42 @@ import { reducerKinds } from "../kernel/lower_fusion.js";
 import { WGSL_HELPERS, WgslValues } from "./wgsl_values.js";
 import { COMBINE_OP, WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 
-const u = (x: number): string => `${x}u`;
+export const u = (x: number): string => `${x}u`;
 const i32 = (x: number): string => `${x}i`;
-const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
+export const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
 
 /**
- * A WGSL function `clampedIndex(a: u32, hi: i32) -> i32`: the integer of `type` at byte
- * address a, clamped to [0, hi] (hi >= 0), exactly for every integer width.
+ * A WGSL function `clampedIndex(a: u32, lo: i32, hi: i32) -> i32`: the integer of `type`
+ * at byte address a, clamped to [lo, hi] (lo <= 0 <= hi), exactly for every integer width.
  */
 function clampedIndexFunction(type: ElementType): string | Declined {
   const info = ELEMENT_TYPES[type];
-  if (info.kind !== "signed" && info.kind !== "unsigned") return { declined: `start indices of type ${type} are not integers` };
+  if (info.kind !== "signed" && info.kind !== "unsigned") return { declined: `indices of type ${type} are not integers` };
   const bits = info.storageBytes * 8;
   const word = "mem[a >> 2u]";
   let body: string;
   if (bits === 64) {
-    // Little-endian: the low word first. A high word other than 0 puts the value past either end.
-    const high = info.kind === "signed" ? "let h = bitcast<i32>(mem[(a >> 2u) + 1u]); if (h < 0i) { return 0i; }" : "let h = mem[(a >> 2u) + 1u];";
-    body = `${high} if (h != ${info.kind === "signed" ? "0i" : "0u"}) { return hi; } return i32(min(${word}, u32(hi)));`;
+    // Little-endian: the low word l first, then the high word h.
+    body = info.kind === "signed"
+      ? `let l = ${word}; let h = bitcast<i32>(mem[(a >> 2u) + 1u]);
+  if (h > 0i) { return hi; }
+  if (h == 0i) { return i32(min(l, u32(hi))); }
+  if (h < -1i || l < 0x80000000u) { return lo; }
+  return max(bitcast<i32>(l), lo);`
+      : `if (mem[(a >> 2u) + 1u] != 0u) { return hi; } return i32(min(${word}, u32(hi)));`;
   } else if (info.kind === "unsigned") {
     const v = bits === 32 ? word : `((${word} >> ((a & 3u) * 8u)) & ${u(2 ** bits - 1)})`;
     body = `return i32(min(${v}, u32(hi)));`;
   } else {
     // Sign-extended by shifting the field to the top of an i32 and back.
     const v = bits === 32 ? `bitcast<i32>(${word})` : `(bitcast<i32>(${word} << (${u(32 - bits)} - (a & 3u) * 8u)) >> ${u(32 - bits)})`;
-    body = `return clamp(${v}, 0i, hi);`;
+    body = `return clamp(${v}, lo, hi);`;
   }
-  return `fn clampedIndex(a: u32, hi: i32) -> i32 { ${body} }`;
+  return `fn clampedIndex(a: u32, lo: i32, hi: i32) -> i32 {\n  ${body}\n}`;
 }
 
 /** Words an element of `t` copies, or why it is declined. */
-function elementWords(t: ElementType, op: string): number | Declined {
+export function elementWords(t: ElementType, op: string): number | Declined {
   const bytes = ELEMENT_TYPES[t].storageBytes;
   if (bytes % 4 !== 0) return { declined: `webgpu ${op}: ${t} elements are ${bytes} bytes (the WGSL kernel copies whole 32-bit words; neighbouring elements would share one)` };
   return bytes / 4;
@@ -96,7 +104,7 @@ function elementKernel(shape: ArrayShape, result: number, functions: string, bod
 }
 
 /** Too large for the kernels' u32 word offsets. */
-const tooLarge = (shapes: readonly ArrayShape[]): boolean => shapes.some((s) => product(s.dimensions) * ELEMENT_TYPES[s.elementType].storageBytes >= 2 ** 31);
+export const tooLarge = (shapes: readonly ArrayShape[]): boolean => shapes.some((s) => product(s.dimensions) * ELEMENT_TYPES[s.elementType].storageBytes >= 2 ** 31);
 
 export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const [operand, indices] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape];
@@ -119,7 +127,7 @@ export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDi
   const body = [`  let at = args[1u] + ${vectorBase.join(" + ") || "0u"};`];
   const full: string[][] = opDims.map(() => []);
   dn.startIndexMap.forEach((od, k) => {
-    body.push(`  let s${k} = u32(clampedIndex(at + ${u(k * vectorStep)}, ${i32(opDims[od]! - sliceSizes[od]!)}));`);
+    body.push(`  let s${k} = u32(clampedIndex(at + ${u(k * vectorStep)}, 0i, ${i32(opDims[od]! - sliceSizes[od]!)}));`);
     full[od]!.push(`s${k}`);
   });
   // An operand batching dim takes the batch position of its indices batching dim (counted among the indices' dims other than index_vector_dim).
@@ -148,7 +156,7 @@ export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSli
   const inside: string[] = [];
   operand.dimensions.forEach((n, d) => {
     const m = update.dimensions[d]!;
-    body.push(`  let s${d} = u32(clampedIndex(args[${u(2 + d)}], ${i32(n - m)}));`);
+    body.push(`  let s${d} = u32(clampedIndex(args[${u(2 + d)}], 0i, ${i32(n - m)}));`);
     inside.push(`o${d} >= s${d} && o${d} < s${d} + ${u(m)}`);
   });
   const strides = rowMajorStrides(update.dimensions);
@@ -159,12 +167,103 @@ export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSli
   return elementKernel(operand, 2 + rank, index, [...body, ...copyWords(words, 2 + rank)], maxWorkgroupsPerDimension);
 }
 
-/** The 32-bit types reduce-window computes on, and how a word of memory becomes one. */
-const WORD_VALUE: Partial<Record<ElementType, (word: string) => string>> = {
+/** The 32-bit types reduce-window and scatter compute on, and how a word of memory becomes one. */
+export const WORD_VALUE: Partial<Record<ElementType, (word: string) => string>> = {
   f32: (w) => `bitcast<f32>(${w})`,
   s32: (w) => `bitcast<i32>(${w})`,
   u32: (w) => w,
 };
+
+/** Element pairs (result elements times update positions) above which a scatter's scanning kernel is declined. */
+const SCATTER_SCAN_LIMIT = 2 ** 28;
+
+/**
+ * Scatter of one input, deterministic: an invocation per element of the result starts
+ * from the input's element and scans the update positions (the updates' scatter
+ * dimensions) in row-major order, combining each update element that lands on it, so
+ * duplicate indices combine in the interpreter's order (the updates' row-major order,
+ * which is the positions' order when the update window dims are the trailing ones;
+ * other layouts are declined). Indices are not clamped: an update element whose input
+ * index falls outside is skipped, element by element, as the interpreter (the spec)
+ * does. The update computation is one binary op of its parameters (add, mul, max, min,
+ * and, or on f32, s32, u32, with the renderer's NaN and -0 rules), or the update
+ * itself (a replace, which copies words of any 4- or 8-byte type). The scan costs
+ * result elements x update positions: above SCATTER_SCAN_LIMIT it is declined (the
+ * host runs it) rather than a kernel that would take seconds.
+ */
+export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  if (inst.operands.length !== 3) return { declined: `webgpu scatter: ${(inst.operands.length - 1) / 2} inputs (the WGSL kernel takes one)` };
+  const [input, indices, updates] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape, ArrayShape];
+  const { dimensionNumbers: dn, toApply } = inst.attrs;
+  const t = input.elementType;
+  const updDims = updates.dimensions;
+  const windowCount = dn.updateWindowDims.length;
+  if (dn.updateWindowDims.some((d, k) => d !== updDims.length - windowCount + k)) {
+    return { declined: "webgpu scatter: update window dims that are not the updates' trailing dims (the kernel's scan order would not be the updates' row-major order)" };
+  }
+  if (tooLarge([input, indices, updates])) return { declined: "webgpu scatter: an operand of 2 GiB or more" };
+  const index = clampedIndexFunction(indices.elementType);
+  if (typeof index !== "string") return { declined: `webgpu scatter: ${index.declined}` };
+  const root = toApply.root;
+  const replace = root.opcode === "parameter" && (root as Instruction<"parameter">).attrs.number === 1;
+  const value = WORD_VALUE[t];
+  let words = 1;
+  let combine = "";
+  if (replace) {
+    const w = elementWords(t, "scatter");
+    if (typeof w !== "number") return w;
+    words = w;
+  } else {
+    if (value === undefined) return { declined: `webgpu scatter combining ${t} values (the WGSL kernel combines f32, s32 and u32, and replaces 4- and 8-byte elements)` };
+    const c = combineExpression(toApply, t, "scatter");
+    if (typeof c !== "string") return c;
+    combine = c;
+  }
+  const inDims = input.dimensions;
+  const scatterDims = updDims.slice(0, updDims.length - windowCount);
+  const positions = product(scatterDims);
+  if (product(inDims) * positions > SCATTER_SCAN_LIMIT) {
+    return { declined: `webgpu scatter: ${product(inDims)} result elements x ${positions} update positions is more than the scanning kernel's ${SCATTER_SCAN_LIMIT} pairs` };
+  }
+  const indexBytes = ELEMENT_TYPES[indices.elementType].storageBytes;
+  const indexStrides = rowMajorStrides(indices.dimensions);
+  const otherIndexDims = indices.dimensions.map((_, d) => d).filter((d) => d !== dn.indexVectorDim);
+  const vectorStep = dn.indexVectorDim < indices.dimensions.length ? indexStrides[dn.indexVectorDim]! * indexBytes : 0;
+  const updStrides = rowMajorStrides(updDims);
+  // Past any index that can land in the input (dims are under 2^29 elements), and far from i32's ends.
+  const far = 2 ** 30;
+  const body = replace ? [`  var src = (args[0u] >> 2u) + i * ${u(words)};`] : [`  var acc = ${value!(`mem[(args[0u] >> 2u) + i]`)};`];
+  body.push(`  for (var p = 0u; p < ${u(positions)}; p = p + 1u) {`, "    var rest = p;");
+  for (let k = scatterDims.length - 1; k >= 0; k--) body.push(`    let q${k} = rest % ${u(scatterDims[k]!)}; rest = rest / ${u(scatterDims[k]!)};`);
+  body.push(`    let at = args[1u] + ${otherIndexDims.map((d, k) => `q${k} * ${u(indexStrides[d]! * indexBytes)}`).join(" + ") || "0u"};`);
+  // Where the window of position p starts in each input dim, and whether element i is in it.
+  const starts: string[][] = inDims.map(() => []);
+  dn.scatterDimsToOperandDims.forEach((d, k) => starts[d]!.push(`clampedIndex(at + ${u(k * vectorStep)}, ${i32(-far)}, ${i32(far)})`));
+  dn.inputBatchingDims.forEach((d, k) => {
+    const b = dn.scatterIndicesBatchingDims[k]!;
+    starts[d]!.push(`i32(q${b < dn.indexVectorDim ? b : b - 1})`);
+  });
+  const windowInputDims = complementDims(inDims.length, [...dn.insertedWindowDims, ...dn.inputBatchingDims]);
+  const inside: string[] = [];
+  const updateAt = scatterDims.map((_, k) => `q${k} * ${u(updStrides[k]!)}`);
+  inDims.forEach((_, d) => {
+    body.push(`    let w${d} = i32(o${d}) - (${starts[d]!.join(" + ") || "0i"});`);
+    const k = windowInputDims.indexOf(d);
+    if (k < 0) {
+      inside.push(`w${d} == 0i`);
+    } else {
+      const ud = dn.updateWindowDims[k]!;
+      inside.push(`w${d} >= 0i && w${d} < ${i32(updDims[ud]!)}`);
+      updateAt.push(`u32(w${d}) * ${u(updStrides[ud]!)}`);
+    }
+  });
+  body.push(`    if (${inside.join(" && ") || "true"}) {`, `      let upd = (args[2u] >> 2u) + (${updateAt.join(" + ") || "0u"}) * ${u(words)};`);
+  if (replace) body.push("      src = upd;");
+  else body.push(`      let v = ${value!("mem[upd]")};`, `      acc = ${combine};`);
+  body.push("    }", "  }");
+  const store = replace ? copyWords(words, 3) : [`  mem[(args[3u] >> 2u) + i] = ${t === "u32" ? "acc" : "bitcast<u32>(acc)"};`];
+  return elementKernel(input, 3, `${WGSL_HELPERS}\n${index}`, [...body, ...store], maxWorkgroupsPerDimension);
+}
 
 export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   if (inst.operands.length !== 2) return { declined: `webgpu reduce-window: ${inst.operands.length / 2} inputs (the WGSL kernel takes one)` };
@@ -174,15 +273,8 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
   const value = WORD_VALUE[t];
   if (value === undefined) return { declined: `webgpu reduce-window on ${t} (the WGSL kernel takes f32, s32 and u32)` };
   if (tooLarge([base, shape])) return { declined: "webgpu reduce-window: an operand of 2 GiB or more" };
-  const kinds = reducerKinds(inst.attrs.toApply, [t]);
-  if (typeof kinds === "string") return { declined: `webgpu reduce-window: ${kinds}` };
-  let combine: string;
-  try {
-    combine = new WgslValues(new KernelGraph(), NO_NODES).binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
-  } catch (e) {
-    if (e instanceof DeclinedError) return { declined: `webgpu reduce-window: ${e.message}` };
-    throw e;
-  }
+  const combine = combineExpression(inst.attrs.toApply, t, "reduce-window");
+  if (typeof combine !== "string") return combine;
   const window = inst.attrs.window;
   const strides = rowMajorStrides(base.dimensions);
   const body = [`  var acc = ${value("mem[args[1u] >> 2u]")};`, `  for (var wi = 0u; wi < ${u(product(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
@@ -198,10 +290,22 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
   return elementKernel(shape, 2, WGSL_HELPERS, body, maxWorkgroupsPerDimension);
 }
 
-/** Reduce-window's combine reads no graph nodes. */
+/** The WGSL expression combining `acc` and `v` (values of t) as `toApply` does: one binary op of its two parameters, or why not. */
+function combineExpression(toApply: Computation, t: ElementType, op: string): string | Declined {
+  const kinds = reducerKinds(toApply, [t]);
+  if (typeof kinds === "string") return { declined: `webgpu ${op}: ${kinds}` };
+  try {
+    return new WgslValues(new KernelGraph(), NO_NODES).binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
+  } catch (e) {
+    if (e instanceof DeclinedError) return { declined: `webgpu ${op}: ${e.message}` };
+    throw e;
+  }
+}
+
+/** A combine reads no graph nodes. */
 const NO_NODES = {
-  load: (): never => { throw new Error("reduce-window's combine loads nothing"); },
-  leaf: (): never => { throw new Error("reduce-window's combine has no leaves"); },
+  load: (): never => { throw new Error("a combine loads nothing"); },
+  leaf: (): never => { throw new Error("a combine has no leaves"); },
 };
 
 /** Threefry2x32 with 20 rounds (interpreter/kernels/prng.ts): the counter (c0, c1) encrypted under the key (k0, k1). */
@@ -222,26 +326,76 @@ const THREEFRY_WGSL = `fn threefry(c0: u32, c1: u32, k0: u32, k1: u32) -> vec2<u
   return vec2<u32>(x0, x1);
 }`;
 
+/** Philox4x32 with 10 rounds (interpreter/kernels/prng.ts), and the 32x32-bit products as (high, low) words it needs. */
+const PHILOX_WGSL = `fn mulHiLo(a: u32, b: u32) -> vec2<u32> {
+  let al = a & 0xffffu;
+  let ah = a >> 16u;
+  let bl = b & 0xffffu;
+  let bh = b >> 16u;
+  let lh = al * bh;
+  let hl = ah * bl;
+  let mid = ((al * bl) >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);
+  return vec2<u32>(ah * bh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u), a * b);
+}
+fn philox(counter: vec4<u32>, k0: u32, k1: u32) -> vec4<u32> {
+  var x = counter;
+  var key0 = k0;
+  var key1 = k1;
+  for (var round = 0u; round < 10u; round = round + 1u) {
+    let a = mulHiLo(0xd2511f53u, x.x);
+    let b = mulHiLo(0xcd9e8d57u, x.z);
+    x = vec4<u32>(b.x ^ x.y ^ key0, b.y, a.x ^ x.w ^ key1, a.y);
+    key0 = key0 + 0x9e3779b9u;
+    key1 = key1 + 0xbb67ae85u;
+  }
+  return x;
+}
+// A 128-bit counter (four words, the lowest first) plus n.
+fn add128(c: vec4<u32>, n: u32) -> vec4<u32> {
+  let w0 = c.x + n;
+  let w1 = c.y + select(0u, 1u, w0 < c.x);
+  let w2 = c.z + select(0u, 1u, w1 < c.y);
+  return vec4<u32>(w0, w1, w2, c.w + select(0u, 1u, w2 < c.z));
+}`;
+
 /**
- * RngBitGenerator with THREE_FRY, bit for bit as the interpreter (XLA's expander): the
- * state u64[2] is (key, counter); a 64-bit element i is the block of counter + i; a
- * 32-bit element takes word 0 or 1 of the block of counter + (its index with the
- * split dimension halved), the split dimension being the first even one (else the
- * first largest). Invocation 0 also writes the new state (counter + blocks). PHILOX
- * (the default) and 8- or 16-bit outputs are declined.
+ * RngBitGenerator bit for bit as the interpreter (XLA's expander), one invocation an
+ * element, invocation 0 also writing the new state; 8- and 16-bit outputs are declined.
+ * - THREE_FRY: the state u64[2] is (key, counter); a 64-bit element i is the block of
+ *   counter + i; a 32-bit element takes word 0 or 1 of the block of counter + (its
+ *   index with the split dimension halved), the split dimension being the first even
+ *   one (else the first largest).
+ * - PHILOX and DEFAULT: the state u64[2] is (key, counter low) with the key as the
+ *   counter's high half, u64[3] (key, counter low, counter high); element i of 32 bits
+ *   is word i % 4 of block i / 4, of 64 bits words 2(i % 2) and 2(i % 2) + 1 of block
+ *   i / 2 (a block encrypting the 128-bit counter + its index).
  */
 export function rngBitGeneratorKernelWgsl(inst: Instruction<"rngBitGenerator">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const { algorithm } = inst.attrs;
   const state = inst.operands[0]!.shape as ArrayShape;
   const shape = inst.attrs.shape as ArrayShape;
-  if (algorithm !== "THREE_FRY") return { declined: `webgpu rng-bit-generator: algorithm ${algorithm} (the WGSL kernel computes THREE_FRY)` };
-  if (state.elementType !== "u64" || state.dimensions.length !== 1 || state.dimensions[0] !== 2) return { declined: "webgpu rng-bit-generator: THREE_FRY with a state other than u64[2]" };
+  const stateWords = state.dimensions[0] ?? 0;
+  const threeFry = algorithm === "THREE_FRY";
+  if (state.elementType !== "u64" || state.dimensions.length !== 1 || stateWords !== 2 && (threeFry || stateWords !== 3)) {
+    return { declined: `webgpu rng-bit-generator: ${algorithm} with a state other than u64[2]${threeFry ? "" : " or u64[3]"}` };
+  }
   const words = elementWords(shape.elementType, "rng-bit-generator");
   if (typeof words !== "number") return words;
   if (tooLarge([shape])) return { declined: "webgpu rng-bit-generator: a result of 2 GiB or more" };
   const dims = shape.dimensions;
   // Invocation 0 writes the new state: an empty result has none.
   if (product(dims) === 0) return { declined: "webgpu rng-bit-generator: an empty result (only the state would change)" };
+  const generated = threeFry ? threeFryBody(dims, words) : philoxBody(product(dims), words, stateWords);
+  const body = ["  let st = args[0u] >> 2u;", "  let key0 = mem[st];", "  let key1 = mem[st + 1u];", ...generated.body,
+    "  if (i == 0u) {", "    let next = args[1u] >> 2u;", "    mem[next] = key0;", "    mem[next + 1u] = key1;",
+    ...generated.nextCounter.map((w, k) => `    mem[next + ${u(2 + k)}] = ${w};`), "  }"];
+  return elementKernel(shape, 2, threeFry ? THREEFRY_WGSL : PHILOX_WGSL, body, maxWorkgroupsPerDimension);
+}
+
+/** Statements storing element i of one generator's bits, and the new counter's words (given key0, key1 and st, the state's word offset). */
+interface RngBody { readonly body: readonly string[]; readonly nextCounter: readonly string[] }
+
+function threeFryBody(dims: readonly number[], words: number): RngBody {
   let blockOf: string, blocks: number, store: string[];
   if (words === 2) {
     blockOf = "i";
@@ -256,25 +410,35 @@ export function rngBitGeneratorKernelWgsl(inst: Instruction<"rngBitGenerator">, 
     blockOf = dims.map((_, d) => `${d === split ? `(o${d} / 2u)` : `o${d}`} * ${u(halfStrides[d]!)}`).join(" + ") || "0u";
     store = [`  mem[(args[2u] >> 2u) + i] = ${dims.length === 0 ? "x.x" : `select(x.x, x.y, o${split} % 2u == 1u)`};`];
   }
-  const body = [
-    "  let st = args[0u] >> 2u;",
-    "  let key0 = mem[st];",
-    "  let key1 = mem[st + 1u];",
-    "  let ctr0 = mem[st + 2u];",
-    "  let ctr1 = mem[st + 3u];",
-    `  let block = ${blockOf};`,
-    // counter + block, 64-bit, carried into the high word.
-    "  let c0 = ctr0 + block;",
-    "  let x = threefry(c0, ctr1 + select(0u, 1u, c0 < ctr0), key0, key1);",
-    ...store,
-    "  if (i == 0u) {",
-    "    let next = args[1u] >> 2u;",
-    `    let n0 = ctr0 + ${u(blocks)};`,
-    "    mem[next] = key0;",
-    "    mem[next + 1u] = key1;",
-    "    mem[next + 2u] = n0;",
-    "    mem[next + 3u] = ctr1 + select(0u, 1u, n0 < ctr0);",
-    "  }",
-  ];
-  return elementKernel(shape, 2, THREEFRY_WGSL, body, maxWorkgroupsPerDimension);
+  return {
+    body: [
+      "  let ctr0 = mem[st + 2u];",
+      "  let ctr1 = mem[st + 3u];",
+      `  let block = ${blockOf};`,
+      // counter + block, 64-bit, carried into the high word.
+      "  let c0 = ctr0 + block;",
+      "  let x = threefry(c0, ctr1 + select(0u, 1u, c0 < ctr0), key0, key1);",
+      ...store,
+      `  let n0 = ctr0 + ${u(blocks)};`,
+    ],
+    nextCounter: ["n0", "ctr1 + select(0u, 1u, n0 < ctr0)"],
+  };
+}
+
+function philoxBody(count: number, words: number, stateWords: number): RngBody {
+  const perBlock = 4 / words;
+  const out = "args[2u] >> 2u";
+  return {
+    body: [
+      // The counter's high half is state[2] in a u64[3] state, the key in a u64[2] one.
+      `  let counter = vec4<u32>(mem[st + 2u], mem[st + 3u], mem[st + ${stateWords === 3 ? "4u" : "0u"}], mem[st + ${stateWords === 3 ? "5u" : "1u"}]);`,
+      `  let x = philox(add128(counter, i / ${u(perBlock)}), key0, key1);`,
+      ...(words === 1
+        ? [`  mem[(${out}) + i] = x[i % 4u];`]
+        : ["  let h = (i % 2u) * 2u;", `  mem[(${out}) + 2u * i] = x[h];`, `  mem[(${out}) + 2u * i + 1u] = x[h + 1u];`]),
+      `  let advanced = add128(counter, ${u(Math.ceil(count / perBlock))});`,
+    ],
+    // A u64[2] state gets the new counter's low half only.
+    nextCounter: stateWords === 3 ? ["advanced.x", "advanced.y", "advanced.z", "advanced.w"] : ["advanced.x", "advanced.y"],
+  };
 }

@@ -26,6 +26,7 @@ import type { CompileOptions } from "../index.js";
 import { isDeclined, type Declined } from "../kernel/declined.js";
 import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
+import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 
 /** A kernel run over its buffers (operands, then results), or an instruction run on the host. A copy is a kernel (copyKernelWgsl). */
 export type GpuStep =
@@ -47,16 +48,30 @@ export interface GpuProgram {
   readonly arenaBytes: number;
   readonly outputs: readonly ArrayShape[];
   readonly resultShape: Shape;
+  /** The limits its kernels were sized by: the adapter's, or WebGPU's guaranteed ones in a plan made without a device. */
+  readonly limits: GpuLimits;
 }
+
+/** Why ops without a WGSL kernel run on the host, where there is more to say than that. */
+const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
+  fft: () => "no WGSL FFT kernel yet: the interpreter's FFT runs it",
+  cholesky: () => "no WGSL factorization kernel yet (its column sweep is sequential): the interpreter runs it",
+  triangularSolve: () => "no WGSL triangular-solve kernel yet (its row sweep is sequential): the interpreter runs it",
+  customCall: (inst) => `custom call ${(inst as Instruction<"customCall">).attrs.target}: the interpreter's registry runs it (LAPACK-style linear algebra among others)`,
+  rng: () => "rng draws from the interpreter's random stream (not a counter-based generator a kernel could compute)",
+};
 
 /** Why an instruction that no fusion took runs on the host. */
 function hostReason(inst: Instruction): string {
   if (isControlFlow(inst)) return `control flow runs on the host (the interpreter runs its computations)`;
+  const family = OP_TABLE[inst.opcode].family;
+  if (family === "collective") return "collectives run on the host (one device a program on this backend)";
+  if (family === "transfer") return `${inst.opcode} is host I/O`;
   if (OP_TABLE[inst.opcode].elementwise) {
     const answer = webgpuCapabilities().canLowerScalar(inst);
     if (answer !== true) return answer.declined;
   }
-  return `no WebGPU kernel for ${inst.opcode}`;
+  return HOST_REASONS[inst.opcode]?.(inst) ?? `no WebGPU kernel for ${inst.opcode} yet`;
 }
 
 /**
@@ -66,22 +81,22 @@ function hostReason(inst: Instruction): string {
  * keeps a small product's epilogue as a loop kernel reading the product from cache):
  * on a GPU a second kernel is a second pass over memory.
  */
-export function planGpuProgram(program: Computation | HloModule, options: CompileOptions): GpuProgram {
+export function planGpuProgram(program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS): GpuProgram {
   const input = program instanceof HloModule ? program : new HloModule(program.name, program);
   verifyModule(input);
-  const { module, log } = runPasses(input, options.passes ?? defaultPipeline(webgpuCapabilities(), { outputFusionProblem: webgpuOutputFusionProblem }), {
+  const { module, log } = runPasses(input, options.passes ?? defaultPipeline(webgpuCapabilities(), { outputFusionProblem: (fused) => outputFusionProblem(fused, limits) }), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  return { ...planSteps(module.entry), module, log };
+  return { ...planSteps(module.entry, limits), module, log, limits };
 }
 
-function webgpuOutputFusionProblem(fused: Computation): string | undefined {
-  const kernel = wgslOutputFusionKernel(fused);
+function outputFusionProblem(fused: Computation, limits: GpuLimits): string | undefined {
+  const kernel = wgslOutputFusionKernel(fused, limits);
   return isDeclined(kernel) ? kernel.declined : undefined;
 }
 
-function planSteps(entry: Computation): Omit<GpuProgram, "module" | "log"> {
+function planSteps(entry: Computation, limits: GpuLimits): Omit<GpuProgram, "module" | "log" | "limits"> {
   const kernels: WgslKernel[] = [];
   const kernelBySource = new Map<string, number>();
   const constants: ConstantLeaf[] = [];
@@ -110,13 +125,13 @@ function planSteps(entry: Computation): Omit<GpuProgram, "module" | "log"> {
         const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
         if (addEmpty(inst)) continue;
         // An output fusion is its GEMM or convolution kernel with the epilogue in the store.
-        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation) : wgslFusionKernel(calledComputation));
+        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits) : wgslFusionKernel(calledComputation, limits));
         continue;
       }
       default: {
         const opKernel = OP_KERNELS[inst.opcode];
         if (opKernel === undefined) break;
-        if (!addEmpty(inst)) addKernelOrHost(inst, opKernel(inst));
+        if (!addEmpty(inst)) addKernelOrHost(inst, opKernel(inst, limits));
         continue;
       }
     }

@@ -1,4 +1,4 @@
-// Gather, dynamic-update-slice, reduce-window and THREE_FRY RNG as WebGPU kernels (webgpu/op_kernels_wgsl.ts) against
+// Gather, dynamic-update-slice, reduce-window and RNG (THREE_FRY, PHILOX) as WebGPU kernels (webgpu/op_kernels_wgsl.ts) against
 // the interpreter, bit for bit: start indices out of range on either side (clamped),
 // index types of 8, 32 and 64 bits, signed and unsigned, batching dimensions, an
 // index_vector_dim in the middle, 8-byte elements (only copied). Skips as
@@ -9,6 +9,9 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { compile } from "../../../src/compiler/index.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
+import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
+import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { parseMlirLiteral, parseStableHlo } from "../../../src/index.js";
 
@@ -114,4 +117,116 @@ test("rng-bit-generator THREE_FRY: u32 (split on an even dimension), f32 (on the
   await checkSame(rng("ui32", "3x4"), ["dense<[42, 4294967290]> : tensor<2xui64>"]);
   await checkSame(rng("f32", "5x3"), ["dense<[12345678901234567, 7]> : tensor<2xui64>"]);
   await checkSame(rng("ui64", "6"), ["dense<[3, 18446744073709551613]> : tensor<2xui64>"]);
+});
+
+test("rng-bit-generator PHILOX: u32 and f32 with a u64[3] state (the counter carrying through three words), u64 and DEFAULT with a u64[2] one", { skip }, async () => {
+  const rng = (algorithm: string, state: number, t: string, dims: string): string => `func.func @main(%s: tensor<${state}xui64>) -> (tensor<${state}xui64>, tensor<${dims}x${t}>) {
+  %0:2 = stablehlo.rng_bit_generator %s, algorithm = ${algorithm} : (tensor<${state}xui64>) -> (tensor<${state}xui64>, tensor<${dims}x${t}>)
+  return %0#0, %0#1 : tensor<${state}xui64>, tensor<${dims}x${t}>
+}`;
+  // 5x3 = 15 elements: 4 blocks, the last one partly used.
+  await checkSame(rng("PHILOX", 3, "ui32", "5x3"), ["dense<[42, 18446744073709551614, 4294967295]> : tensor<3xui64>"]);
+  await checkSame(rng("PHILOX", 3, "f32", "7"), ["dense<[12345678901234567, 7, 18446744073709551615]> : tensor<3xui64>"]);
+  await checkSame(rng("PHILOX", 2, "ui64", "3x3"), ["dense<[3, 18446744073709551613]> : tensor<2xui64>"]);
+  await checkSame(rng("DEFAULT", 2, "i32", "2x5"), ["dense<[9876543210, 4294967295]> : tensor<2xui64>"]);
+});
+
+/** A scatter of `x` (XxT) by indices (IxI) and updates (UxT) whose update computation is `body` over %a (the current value) and %b (the update). */
+const scatter = (shapes: { x: string; i: string; u: string; t: string }, dims: string, body: string): string => {
+  const scalar = `tensor<${shapes.t}>`;
+  return `func.func @main(%x: tensor<${shapes.x}>, %i: tensor<${shapes.i}>, %u: tensor<${shapes.u}>) -> tensor<${shapes.x}> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) ({
+  ^bb0(%a: ${scalar}, %b: ${scalar}):
+    ${body.replaceAll("T", scalar)}
+  }) {scatter_dimension_numbers = #stablehlo.scatter<${dims}>, indices_are_sorted = false, unique_indices = false} : (tensor<${shapes.x}>, tensor<${shapes.i}>, tensor<${shapes.u}>) -> tensor<${shapes.x}>
+  return %0 : tensor<${shapes.x}>
+}`;
+};
+
+test("scatter: f32 add and min with duplicate indices (the interpreter's order), windows partly or wholly out of range skipped element by element, NaN and -0", { skip }, async () => {
+  // 2x3 windows into rows of a 6x3 input: row 1 twice, -1 and 5 half outside, 9 and -9 wholly outside.
+  const shapes = { x: "6x3xf32", i: "7x1xi32", u: "7x2x3xf32", t: "f32" };
+  const dims = "update_window_dims = [1, 2], inserted_window_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1";
+  const x = `dense<[${chunk(Array.from({ length: 18 }, (_, k) => (k === 4 ? "-0.0" : k === 7 ? "0x7FC00001" : (k * 0.75 - 5).toFixed(2))), 3)}]> : tensor<6x3xf32>`;
+  const indices = "dense<[[1], [4], [1], [-1], [5], [9], [-9]]> : tensor<7x1xi32>";
+  const rows = Array.from({ length: 14 }, (_, r) => `[${Array.from({ length: 3 }, (_, c) => {
+    const k = r * 3 + c;
+    return k === 3 ? "0.0" : k === 10 ? "0xFFC00002" : k === 20 ? "-0.0" : ((k * 37) % 23 * 0.125 - 1.3).toFixed(3);
+  }).join(", ")}]`);
+  const updates = `dense<[${chunk(rows, 2)}]> : tensor<7x2x3xf32>`;
+  // Canonical NaNs only: an add's NaN is the GPU's own and the renderer's min returns 0x7FC00000 (payloads are copied by a replace, below).
+  const args = [x, indices, updates].map((text) => text.replace(/0x[7F]FC0000[12]/g, "0x7FC00000"));
+  await checkSame(scatter(shapes, dims, "%s = stablehlo.add %a, %b : T\n    stablehlo.return %s : T"), args);
+  await checkSame(scatter(shapes, dims, "%s = stablehlo.minimum %a, %b : T\n    stablehlo.return %s : T"), args);
+});
+
+test("scatter: replace of f64 (the last duplicate wins, NaN payloads copied) and s32 max with s64 indices beyond i32 and inserted dims", { skip }, async () => {
+  // Single elements: inserted_window_dims = [0, 1] and 2-vectors of indices.
+  const replace = scatter({ x: "3x4xf64", i: "5x2xi64", u: "5xf64", t: "f64" }, "update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1", "stablehlo.return %b : T");
+  const indices = "dense<[[2, 3], [0, 1], [2, 3], [4294967298, 1], [-4294967295, 0]]> : tensor<5x2xi64>";
+  await checkSame(replace, [`dense<[${chunk(Array.from({ length: 12 }, (_, k) => String(k + 0.5)), 4)}]> : tensor<3x4xf64>`, indices, "dense<[1.0e300, 0x7FF8000000000123, -0.0, 5.0, 6.0]> : tensor<5xf64>"]);
+  const max = scatter({ x: "3x4xi32", i: "5x2xi64", u: "5xi32", t: "i32" }, "update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1", "%s = stablehlo.maximum %a, %b : T\n    stablehlo.return %s : T");
+  await checkSame(max, [`dense<[${chunk(Array.from({ length: 12 }, (_, k) => String(k * 3 - 20)), 4)}]> : tensor<3x4xi32>`, indices, "dense<[2147483647, -5, -2147483648, 9, 10]> : tensor<5xi32>"]);
+});
+
+/** A sort of `operands` (their tensor types) along `dimension`, the comparator comparing the first operand's %a and %b by `compare`. */
+const sort = (operands: readonly string[], dimension: number, compare: string, stable: boolean): string => {
+  const params = operands.flatMap((t, k) => [`%a${k}: tensor<${t.split("x").pop()}>`, `%b${k}: tensor<${t.split("x").pop()}>`]).join(", ");
+  const types = operands.map((t) => `tensor<${t}>`).join(", ");
+  const args = operands.map((_, k) => `%x${k}: tensor<${operands[k]}>`).join(", ");
+  const key = `tensor<${operands[0]!.split("x").pop()}>`;
+  return `func.func @main(${args}) -> (${types}) {
+  %0:${operands.length} = "stablehlo.sort"(${operands.map((_, k) => `%x${k}`).join(", ")}) ({
+  ^bb0(${params}):
+    %p = stablehlo.compare ${compare.replace("A", "%a0").replace("B", "%b0")} : (${key}, ${key}) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }) {dimension = ${dimension} : i64, is_stable = ${stable}} : (${types}) -> (${types})
+  return ${operands.map((_, k) => `%0#${k}`).join(", ")} : ${types}
+}`;
+};
+
+test("sort: f32 keys by TOTALORDER (NaNs of both signs, -0 below +0) and by FLOAT (-0 and +0 tied, kept in order), with s32 and f64 operands carried, stable", { skip }, async () => {
+  const keys = `dense<[${chunk(["3.0", "-0.0", "0x7FC00000", "1.5", "0.0", "-2.0", "0xFFC00000", "1.5", "-0.0", "3.0", "0.0", "-2.0", "1.5", "0xFF800000", "0x7F800000", "-0.0", "0.0", "1.5", "-0.0", "7.0", "0.0"], 7)}]> : tensor<3x7xf32>`;
+  const positions = `dense<[${chunk(Array.from({ length: 21 }, (_, k) => String(k)), 7)}]> : tensor<3x7xi32>`;
+  const wide = `dense<[${chunk(Array.from({ length: 21 }, (_, k) => (k === 4 ? "0x7FF8000000000123" : `${k}.25`)), 7)}]> : tensor<3x7xf64>`;
+  await checkSame(sort(["3x7xf32", "3x7xi32", "3x7xf64"], 1, "LT, A, B, TOTALORDER", true), [keys, positions, wide]);
+  await checkSame(sort(["3x7xf32", "3x7xi32"], 1, "GT, A, B, FLOAT", false), [keys.replace(/0x[7F]F[C8]00000/g, "2.5"), positions]);
+});
+
+test("sort: s32 descending along the first dimension (a strided lane), u32 ascending over lanes of one and of an odd length", { skip }, async () => {
+  const keys = `dense<[${chunk(Array.from({ length: 20 }, (_, k) => (k === 3 ? "2147483647" : k === 8 ? "-2147483648" : String(((k * 7919) % 11) - 5))), 4)}]> : tensor<5x4xi32>`;
+  await checkSame(sort(["5x4xi32", "5x4xui32"], 0, "GT, A, B, SIGNED", true), [keys, `dense<[${chunk(Array.from({ length: 20 }, (_, k) => String(4000000000 + k)), 4)}]> : tensor<5x4xui32>`]);
+  await checkSame(sort(["9xui32"], 0, "LT, A, B, UNSIGNED", false), ["dense<[7, 4294967295, 0, 7, 3, 2147483648, 1, 0, 9]> : tensor<9xui32>"]);
+  await checkSame(sort(["4x1xi32"], 1, "LT, A, B, SIGNED", true), ["dense<[[3], [-1], [2], [0]]> : tensor<4x1xi32>"]);
+});
+
+test("the plan (no GPU needed) lists each op left on the host with its reason: FFT, Cholesky, a custom call, a sort lane over 4096, 8-bit random bits", () => {
+  const program = parseStableHlo(`func.func @main(%c: tensor<8xcomplex<f32>>, %m: tensor<3x3xf32>, %k: tensor<5000xf32>, %s: tensor<2xui64>) -> (tensor<8xcomplex<f32>>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<5000xf32>, tensor<16xui8>, tensor<4xui32>) {
+  %f = stablehlo.fft %c, type = FFT, length = [8] : (tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>>
+  %ch = stablehlo.cholesky %m, lower = true : tensor<3x3xf32>
+  %cc = stablehlo.custom_call @lapack_spotrf_ffi(%m) : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %o = "stablehlo.sort"(%k) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %p = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<5000xf32>) -> tensor<5000xf32>
+  %st, %r = stablehlo.rng_bit_generator %s, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<16xui8>)
+  %st2, %r2 = stablehlo.rng_bit_generator %st, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>)
+  return %f, %ch, %cc, %o, %r, %r2 : tensor<8xcomplex<f32>>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<5000xf32>, tensor<16xui8>, tensor<4xui32>
+}`);
+  const plan = planGpuProgram(program, {});
+  const hosts = plan.steps.flatMap((s) => (s.kind === "host" ? [`${s.instruction.opcode}: ${s.why}`] : []));
+  const expected = [/^fft: no WGSL FFT kernel/, /^cholesky: no WGSL factorization kernel/, /^customCall: custom call lapack_spotrf_ffi: the interpreter's registry/,
+    /^sort: webgpu sort: lanes of 5000 elements/, /^rngBitGenerator: webgpu rng-bit-generator: u8 elements are 1 bytes/];
+  assert.equal(hosts.length, expected.length, hosts.join("\n"));
+  expected.forEach((re, k) => assert.match(hosts[k]!, re));
+  // Each is in the dump, with its reason; the second generator is a kernel.
+  const dump = dumpGpuProgram(plan);
+  for (const h of hosts) assert.ok(dump.includes(h.slice(h.indexOf(": ") + 2)), dump);
+  assert.match(dump, /kernel st2/);
+  assert.match(dump, /sized by WebGPU's guaranteed limits: 256 invocations a workgroup/);
+  // An adapter with 32 KiB of workgroup memory (SwiftShader's, most GPUs') sorts lanes of up to 8192.
+  const roomier = planGpuProgram(program, {}, { ...DEFAULT_GPU_LIMITS, maxComputeWorkgroupStorageSize: 32768 });
+  assert.equal(roomier.steps.filter((s) => s.kind === "host").length, expected.length - 1);
+  assert.match(dumpGpuProgram(roomier), /sized by the adapter's limits: .* 32768 bytes of workgroup memory[^]*sort of 1 lanes of 5000/);
 });

@@ -15,6 +15,8 @@ import { existsSync } from "node:fs";
 import { compile } from "../../../src/compiler/index.js";
 import type { WebGpuExecutable } from "../../../src/compiler/webgpu/executable.js";
 import { gpuContext, releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
+import { rowWorkgroupSize } from "../../../src/compiler/webgpu/codegen.js";
+import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import {
   XlaBuilder, parameter, binaryOp, unaryOp, compare, select, convertElementType, reduce, constantR0, tuple, exp, sub, div, log, tanh, add, mul, scalarReducer,
@@ -205,6 +207,12 @@ test("reductions (row and column; sum, max, min; to a scalar) and softmax run as
   assert.equal(diff, undefined);
 });
 
+test("a row's workgroup: at least 16 elements a lane, a power of two from 64 up to the adapter's largest workgroup", () => {
+  const sizes = (limit: number): number[] => [100, 1023, 1024, 2047, 2048, 4096, 65536].map((n) => rowWorkgroupSize(n, { ...DEFAULT_GPU_LIMITS, maxComputeInvocationsPerWorkgroup: limit, maxComputeWorkgroupSizeX: limit }));
+  assert.deepEqual(sizes(256), [64, 64, 64, 64, 128, 256, 256]);
+  assert.deepEqual(sizes(1024), [64, 64, 64, 64, 128, 256, 1024]);
+});
+
 test("layer norm and log-softmax are one kernel each, a row per workgroup, within rounding of the interpreter", { skip }, async () => {
   const n = 1500;
   const b = new XlaBuilder("layernorm");
@@ -222,7 +230,8 @@ test("layer norm and log-softmax are one kernel each, a row per workgroup, withi
     const { want, got, exe } = await both(c, [arg]);
     assert.equal(exe.stats.kernels, 1, `${c.name} is one kernel`);
     assert.deepEqual(exe.stats.interpreted, []);
-    assert.match(exe.dump(), /3 workgroups of 256/);
+    // 1500 elements a row: 64 lanes of 23 (128 would give 11, under the 16 a lane the workgroup size asks for).
+    assert.match(exe.dump(), /3 workgroups of 64/);
     const tally: CompareTally = { compared: 0, unbounded: 0 };
     assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, want.values(), got.values(), tally), undefined, c.name);
   }
