@@ -86,7 +86,9 @@ export function buildOnnxModel(w, shapes, values = [], firstWeight = shapes.leng
         const ln = (v, scale, offset) => g.op("LayerNormalization", [v, scale, offset], { axis: -1, epsilon: 1e-5 });
         const qkv = g.op("Add", [g.op("MatMul", [ln(x, ln1s, ln1o), wqkv]), bqkv]);
         const [q, kNew, vNew] = g.op("Split", [qkv, g.ints([D, D, D])], { axis: 1 }, 3);
-        const withCache = (fresh, which) => (w.phase === "prefill" ? fresh : g.op("Concat", [ins[1 + 2 * blk + which], fresh], { axis: 0 }));
+        // Decode: the preallocated cache's past rows, then this token's (ONNX has no donated buffers to write it into).
+        const past = (cache) => g.op("Slice", [cache, g.ints([0]), g.ints([S - T]), g.ints([0])]);
+        const withCache = (fresh, which) => (w.phase === "prefill" ? fresh : g.op("Concat", [past(ins[1 + 2 * blk + which]), fresh], { axis: 0 }));
         const k = withCache(kNew, 0), v = withCache(vNew, 1);
         caches.push(k, v);
         const heads = (m, rows, perm) => g.op("Transpose", [g.op("Reshape", [m, g.ints([rows, H, dh])])], { perm });

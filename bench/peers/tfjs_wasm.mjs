@@ -80,7 +80,8 @@ export function program(tf, w, t, firstWeight) {
         for (let blk = 0; blk < blocks; blk++) {
           const [ln1s, ln1o, wqkv, bqkv, wo, bo, ln2s, ln2o, w1, b1, w2, b2] = t.slice(firstWeight + 12 * blk, firstWeight + 12 * (blk + 1));
           const [q, kNew, vNew] = tf.split(tf.add(tf.matMul(layerNorm(x, ln1s, ln1o), wqkv), bqkv), 3, 1);
-          const withCache = (fresh, which) => (w.phase === "prefill" ? fresh : tf.concat([t[1 + 2 * blk + which], fresh], 0));
+          // Decode: the preallocated cache's past rows, then this token's.
+          const withCache = (fresh, which) => (w.phase === "prefill" ? fresh : tf.concat([tf.slice(t[1 + 2 * blk + which], [0, 0], [S - T, D]), fresh], 0));
           const k = withCache(kNew, 0), v = withCache(vNew, 1);
           caches.push(k, v);
           // k as [H, dh, S] directly (no transposeB: see the MLP above)

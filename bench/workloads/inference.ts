@@ -4,7 +4,7 @@
 
 import {
   XlaBuilder, Literal, arrayShape, constantLiteral, constantR0, dot, dotGeneral, add, sub, mul, max, rsqrt, tanh,
-  reshape, transpose, slice, concatInDim, iota, compare, select, broadcast, tuple,
+  reshape, transpose, slice, dynamicUpdateSlice, iota, compare, select, broadcast, tuple,
   type Computation, type XlaOp,
 } from "../../src/index.js";
 import { f32Parameter, softmaxLastDim, sumOver } from "./kernels.js";
@@ -60,8 +60,9 @@ export function buildGpt2(w: Gpt2, values?: readonly Float32Array[], weightsAs: 
       [XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp];
     const qkv = add(dot(layerNorm(x, ln1s, ln1o), wqkv), bqkv, [1]);
     const part = (i: number): XlaOp => slice(qkv, [0, i * D], [T, (i + 1) * D], [1, 1]);
+    // Decode writes this token's row into the preallocated cache (row S - T): in place when the cache is donated.
     const withCache = (fresh: XlaOp, which: number): XlaOp =>
-      w.phase === "prefill" ? fresh : concatInDim(b, [ins[1 + 2 * blk + which]!, fresh], 0);
+      w.phase === "prefill" ? fresh : dynamicUpdateSlice(ins[1 + 2 * blk + which]!, fresh, [constantR0(b, "s32", S - T), constantR0(b, "s32", 0)]);
     const k = withCache(part(1), 0), v = withCache(part(2), 1);
     caches.push(k, v);
     // scores[h, i, j] = Σ_d q[i, h, d]·k[j, h, d] / sqrt(dh)

@@ -39,9 +39,12 @@ export type Workload =
    * bias, a tanh-approximated GELU MLP with biases, residuals; `blocks` of them in a row (no
    * embeddings, no final LayerNorm).
    *   prefill: x[seq, model] in; y[seq, model] and each block's k, v [seq, model] out.
-   *   decode: the token at position seq-1, x[1, model], and each block's cached k, v
-   *     [seq-1, model] in; y[1, model] and each block's k, v [seq, model] (the cache and the
-   *     new row) out.
+   *   decode: the token at position seq-1, x[1, model], and each block's k, v cache
+   *     [seq, model] in, preallocated as a deployed decode step has it: rows 0..seq-2 hold
+   *     the past, row seq-1 is this step's (its value in is ignored); y[1, model] and each
+   *     block's k, v [seq, model] (the cache with this step's row written) out. xlats
+   *     writes the row into the cache in place (a dynamic-update-slice into the donated
+   *     cache buffer); peers without donation copy the past rows and append.
    * Then the weights (see firstWeight), per block: ln1 scale, ln1 offset [model],
    * wqkv [model, 3·model], bqkv [3·model], wo [model, model], bo [model], ln2 scale, ln2 offset,
    * w1 [model, ff], b1 [ff], w2 [ff, model], b2 [model].
@@ -145,6 +148,15 @@ export function flops(w: Workload): number {
   }
 }
 
+/**
+ * Inputs that a runner with buffer donation gives up to each run and takes back from its
+ * outputs (input i comes back as output i): the decode step's caches, updated in place,
+ * as a decode loop feeds one step's caches to the next.
+ */
+export function donatedInputs(w: Workload): number[] {
+  return w.kind === "gpt2" && w.phase === "decode" ? Array.from({ length: 2 * w.blocks }, (_, i) => 1 + i) : [];
+}
+
 /** Dimensions of each input, in the order every runner takes them. */
 export function inputShapes(w: Workload): number[][] {
   switch (w.kind) {
@@ -161,7 +173,7 @@ export function inputShapes(w: Workload): number[][] {
       return [[seq, model], [model, model], [model, model], [model, model], [model, model], [model, ff], [ff], [ff, model], [model]];
     }
     case "gpt2": {
-      const cache: number[][] = w.phase === "prefill" ? [] : Array.from({ length: 2 * w.blocks }, () => [w.seq - 1, w.model]);
+      const cache: number[][] = w.phase === "prefill" ? [] : Array.from({ length: 2 * w.blocks }, () => [w.seq, w.model]);
       const weights = Array.from({ length: w.blocks }, () => gpt2BlockWeightShapes(w)).flat();
       return [[gpt2Tokens(w), w.model], ...cache, ...weights];
     }
