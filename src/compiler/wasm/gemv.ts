@@ -12,9 +12,13 @@
 // the hardware prefetch followed poorly where B comes from memory.
 // With an epilogue (output fusions), each merged block of C (m rows, its columns) is
 // finished with it once the sweeps are done (the block was just written: it is in cache).
+//
+// A few rows of A against B stored [n][k] (a linear layer's weight, attention's keys in
+// q·Kᵀ) take emitRowDotKernel instead: each element of C is the dot product of two
+// contiguous rows, ROW_DOT_COLUMNS rows of B at a time, so B is read once, in order.
 
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
-import type { GemmSchedule } from "../kernel/gemm_plan.js";
+import { ROW_DOT_COLUMNS, type GemmSchedule } from "../kernel/gemm_plan.js";
 import { elementInfo } from "./gemm_microkernel.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { forRange, setMinU } from "./loops.js";
@@ -144,6 +148,122 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
       }
       // Past the merged units (the loop adds the last one).
       f.localGet(u).localGet(merged).i32Add().i32Const(1).i32Sub().localSet(u);
+    });
+  });
+  return {
+    name,
+    bytes: module.finish(),
+    operandCount: nOps,
+    resultCount: 1,
+    scratchBytes: 0,
+    parallelExtent: schedule.parallelExtent,
+    costPerUnit: schedule.costPerUnit,
+  };
+}
+
+/**
+ * Dot products of rows (a "rowDots" schedule: m <= GEMV_MAX_ROWS rows of A, each
+ * contiguous in k, and B stored [n][k]): C[i][j] = A[i]·B[j]. Each unit is a chunk of
+ * columns of one batch; ROW_DOT_COLUMNS rows of B go together, each of their vectors
+ * multiplied into the m rows of A, so every vector of B is loaded once. Accumulation:
+ * one partial sum a lane, in order of k, the lanes added at the end, then the steps of
+ * k past the last whole vector. run(a, b, c, begin, end); with an epilogue,
+ * run(operand0, ..., operandN-1, c, begin, end), each unit's columns finished with it.
+ */
+export function emitRowDotKernel(schedule: GemmSchedule, target: WasmTarget, name: string, epilogue?: KernelEpilogue): WasmKernel {
+  const { spec, chunk, nChunks } = schedule;
+  const { m, n, k } = spec;
+  const f32 = spec.elementType === "f32";
+  const { bytes: es, lanes } = elementInfo(spec.elementType);
+  const aRow = schedule.aRow * es;
+  const bRow = k * es;
+  const kVectors = k - (k % lanes);
+  const module = new ModuleBuilder().importMemory(target);
+  const epi = epilogue?.add(module);
+  const nOps = epilogue?.operandCount ?? 2;
+  const vMulAdd = (f: FunctionBuilder): void => {
+    if (f32) f.f32x4Mul().f32x4Add();
+    else f.f64x2Mul().f64x2Add();
+  };
+  const sLoad = (f: FunctionBuilder, offset: number): void => {
+    if (f32) f.f32Load(offset);
+    else f.f64Load(offset);
+  };
+  const sMulAdd = (f: FunctionBuilder): void => {
+    if (f32) f.f32Mul().f32Add();
+    else f.f64Mul().f64Add();
+  };
+
+  module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
+    const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
+    const [c, begin, end] = [nOps, nOps + 1, nOps + 2];
+    const [u, bi, c0, c1, pa, pb, pc, j, p, groupEnd] = Array.from({ length: 10 }, () => f.local("i32"));
+    const acc = Array.from({ length: m * ROW_DOT_COLUMNS }, () => f.local("v128"));
+    const bVec = Array.from({ length: ROW_DOT_COLUMNS }, () => f.local("v128"));
+    const sum = f.local(f32 ? "f32" : "f64");
+    // C[i][j .. j+cols) of this batch, from rows j .. j+cols of B.
+    const columns = (cols: number): void => {
+      for (const x of acc.slice(0, m * cols)) {
+        if (f32) f.f32Const(0).f32x4Splat();
+        else f.f64Const(0).f64x2Splat();
+        f.localSet(x);
+      }
+      // p: byte offset along k, shared by the rows of A and of B.
+      forRange(f, p, 0, kVectors * es, 16, () => {
+        for (let t = 0; t < cols; t++) {
+          f.localGet(pb).localGet(j).i32Const(bRow).i32Mul().i32Add().localGet(p).i32Add().v128Load(t * bRow).localSet(bVec[t]!);
+        }
+        for (let i = 0; i < m; i++) {
+          for (let t = 0; t < cols; t++) {
+            f.localGet(acc[i * cols + t]!).localGet(pa).localGet(p).i32Add().v128Load(i * aRow).localGet(bVec[t]!);
+            vMulAdd(f);
+            f.localSet(acc[i * cols + t]!);
+          }
+        }
+      });
+      for (let i = 0; i < m; i++) {
+        for (let t = 0; t < cols; t++) {
+          for (let lane = 0; lane < lanes; lane++) {
+            f.localGet(acc[i * cols + t]!);
+            if (f32) f.f32x4ExtractLane(lane);
+            else f.f64x2ExtractLane(lane);
+            if (lane > 0) {
+              if (f32) f.f32Add();
+              else f.f64Add();
+            }
+          }
+          f.localSet(sum);
+          for (let q = kVectors; q < k; q++) {
+            f.localGet(sum).localGet(pa);
+            sLoad(f, i * aRow + q * es);
+            f.localGet(pb).localGet(j).i32Const(bRow).i32Mul().i32Add();
+            sLoad(f, t * bRow + q * es);
+            sMulAdd(f);
+            f.localSet(sum);
+          }
+          f.localGet(pc).localGet(j).i32Const(es).i32Mul().i32Add().localGet(sum);
+          if (f32) f.f32Store(i * n * es + t * es);
+          else f.f64Store(i * n * es + t * es);
+        }
+      }
+    };
+    forRange(f, u, { local: begin }, { local: end }, 1, () => {
+      f.localGet(u).i32Const(nChunks).i32DivU().localSet(bi);
+      f.localGet(u).i32Const(nChunks).i32RemU().i32Const(chunk).i32Mul().localTee(c0).i32Const(chunk).i32Add().localSet(c1);
+      setMinU(f, c1, { local: c1 }, n);
+      f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add().localSet(pa);
+      f.localGet(b).localGet(bi).i32Const(n * k * es).i32Mul().i32Add().localSet(pb);
+      f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localSet(pc);
+      // Whole groups of columns, then the rest one by one.
+      f.localGet(c1).localGet(c0).i32Sub().i32Const(ROW_DOT_COLUMNS).i32DivU().i32Const(ROW_DOT_COLUMNS).i32Mul().localGet(c0).i32Add().localSet(groupEnd);
+      forRange(f, j, { local: c0 }, { local: groupEnd }, ROW_DOT_COLUMNS, () => columns(ROW_DOT_COLUMNS));
+      forRange(f, j, { local: groupEnd }, { local: c1 }, 1, () => columns(1));
+      if (epi !== undefined) {
+        for (let x = 0; x < nOps; x++) f.localGet(x);
+        f.localGet(c).localGet(c);
+        f.localGet(bi).i32Const(m).i32Mul().localTee(p).localGet(p).i32Const(m).i32Add();
+        f.localGet(c0).localGet(c1).call(epi);
+      }
     });
   });
   return {
