@@ -164,8 +164,9 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
 /**
  * Dot products of rows (a "rowDots" schedule: m <= GEMV_MAX_ROWS rows of A, each
  * contiguous in k, and B stored [n][k]): C[i][j] = A[i]·B[j]. Each unit is a chunk of
- * columns of one batch; ROW_DOT_COLUMNS rows of B go together, each of their vectors
- * multiplied into the m rows of A, so every vector of B is loaded once. Accumulation:
+ * columns of one batch (a multiple of ROW_DOT_COLUMNS); a group of rows of B go together,
+ * each of their vectors multiplied into the m rows of A, so every vector of B is loaded
+ * once. Accumulation:
  * one partial sum a lane, in order of k, the lanes added at the end, then the steps of
  * k past the last whole vector. run(a, b, c, begin, end); with an epilogue,
  * run(operand0, ..., operandN-1, c, begin, end), each unit's columns finished with it.
@@ -178,6 +179,9 @@ export function emitRowDotKernel(schedule: GemmSchedule, target: WasmTarget, nam
   const aRow = schedule.aRow * es;
   const bRow = k * es;
   const kVectors = k - (k % lanes);
+  // Rows of B together: m·group accumulators, group vectors of B and one of A stay within
+  // the 16 vector registers engines give WebAssembly on x86-64.
+  const group = m <= 2 ? ROW_DOT_COLUMNS : ROW_DOT_COLUMNS / 2;
   const module = new ModuleBuilder().importMemory(target);
   const epi = epilogue?.add(module);
   const nOps = epilogue?.operandCount ?? 2;
@@ -197,9 +201,9 @@ export function emitRowDotKernel(schedule: GemmSchedule, target: WasmTarget, nam
   module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
     const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
     const [c, begin, end] = [nOps, nOps + 1, nOps + 2];
-    const [u, bi, c0, c1, pa, pb, pc, j, p, groupEnd] = Array.from({ length: 10 }, () => f.local("i32"));
-    const acc = Array.from({ length: m * ROW_DOT_COLUMNS }, () => f.local("v128"));
-    const bVec = Array.from({ length: ROW_DOT_COLUMNS }, () => f.local("v128"));
+    const [u, bi, c0, c1, pa, pb, pc, j, p, groupEnd, rowsOfB, at] = Array.from({ length: 12 }, () => f.local("i32"));
+    const acc = Array.from({ length: m * group }, () => f.local("v128"));
+    const bVec = Array.from({ length: group }, () => f.local("v128"));
     const sum = f.local(f32 ? "f32" : "f64");
     // C[i][j .. j+cols) of this batch, from rows j .. j+cols of B.
     const columns = (cols: number): void => {
@@ -208,14 +212,15 @@ export function emitRowDotKernel(schedule: GemmSchedule, target: WasmTarget, nam
         else f.f64Const(0).f64x2Splat();
         f.localSet(x);
       }
+      f.localGet(pb).localGet(j).i32Const(bRow).i32Mul().i32Add().localSet(rowsOfB);
       // p: byte offset along k, shared by the rows of A and of B.
       forRange(f, p, 0, kVectors * es, 16, () => {
-        for (let t = 0; t < cols; t++) {
-          f.localGet(pb).localGet(j).i32Const(bRow).i32Mul().i32Add().localGet(p).i32Add().v128Load(t * bRow).localSet(bVec[t]!);
-        }
+        f.localGet(rowsOfB).localGet(p).i32Add().localSet(at);
+        for (let t = 0; t < cols; t++) f.localGet(at).v128Load(t * bRow).localSet(bVec[t]!);
+        f.localGet(pa).localGet(p).i32Add().localSet(at);
         for (let i = 0; i < m; i++) {
           for (let t = 0; t < cols; t++) {
-            f.localGet(acc[i * cols + t]!).localGet(pa).localGet(p).i32Add().v128Load(i * aRow).localGet(bVec[t]!);
+            f.localGet(acc[i * cols + t]!).localGet(at).v128Load(i * aRow).localGet(bVec[t]!);
             vMulAdd(f);
             f.localSet(acc[i * cols + t]!);
           }
@@ -236,7 +241,7 @@ export function emitRowDotKernel(schedule: GemmSchedule, target: WasmTarget, nam
           for (let q = kVectors; q < k; q++) {
             f.localGet(sum).localGet(pa);
             sLoad(f, i * aRow + q * es);
-            f.localGet(pb).localGet(j).i32Const(bRow).i32Mul().i32Add();
+            f.localGet(rowsOfB);
             sLoad(f, t * bRow + q * es);
             sMulAdd(f);
             f.localSet(sum);
@@ -255,8 +260,8 @@ export function emitRowDotKernel(schedule: GemmSchedule, target: WasmTarget, nam
       f.localGet(b).localGet(bi).i32Const(n * k * es).i32Mul().i32Add().localSet(pb);
       f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localSet(pc);
       // Whole groups of columns, then the rest one by one.
-      f.localGet(c1).localGet(c0).i32Sub().i32Const(ROW_DOT_COLUMNS).i32DivU().i32Const(ROW_DOT_COLUMNS).i32Mul().localGet(c0).i32Add().localSet(groupEnd);
-      forRange(f, j, { local: c0 }, { local: groupEnd }, ROW_DOT_COLUMNS, () => columns(ROW_DOT_COLUMNS));
+      f.localGet(c1).localGet(c0).i32Sub().i32Const(group).i32DivU().i32Const(group).i32Mul().localGet(c0).i32Add().localSet(groupEnd);
+      forRange(f, j, { local: c0 }, { local: groupEnd }, group, () => columns(group));
       forRange(f, j, { local: groupEnd }, { local: c1 }, 1, () => columns(1));
       if (epi !== undefined) {
         for (let x = 0; x < nOps; x++) f.localGet(x);
