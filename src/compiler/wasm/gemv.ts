@@ -15,7 +15,7 @@
 //
 // A few rows of A against B stored [n][k] (a linear layer's weight, attention's keys in
 // q·Kᵀ) take emitRowDotKernel instead: each element of C is the dot product of two
-// contiguous rows, ROW_DOT_COLUMNS rows of B at a time, so B is read once, in order.
+// contiguous rows, a group of rows of B at a time, so B is read once, in order.
 
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { ROW_DOT_COLUMNS, type GemmSchedule } from "../kernel/gemm_plan.js";
@@ -23,6 +23,17 @@ import { elementInfo } from "./gemm_microkernel.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { forRange, setMinU } from "./loops.js";
 import type { KernelEpilogue } from "./gemm_rows.js";
+
+/** The element type's vector multiply-add (acc, a, b on the stack), scalar load and scalar multiply-add. */
+function elementOps(f32: boolean): {
+  vMulAdd: (f: FunctionBuilder) => void; sLoad: (f: FunctionBuilder, offset: number) => void; sMulAdd: (f: FunctionBuilder) => void;
+} {
+  return {
+    vMulAdd: (f) => (f32 ? f.f32x4Mul().f32x4Add() : f.f64x2Mul().f64x2Add()),
+    sLoad: (f, offset) => (f32 ? f.f32Load(offset) : f.f64Load(offset)),
+    sMulAdd: (f) => (f32 ? f.f32Mul().f32Add() : f.f64Mul().f64Add()),
+  };
+}
 
 /** The most bytes of C one sweep over B's rows accumulates into (it stays in L1 beside the rows of B streaming by). */
 const MERGED_C_BYTES = 16 * 1024;
@@ -46,18 +57,7 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
     if (f32) f.v128Load32Splat(offset);
     else f.v128Load64Splat(offset);
   };
-  const vMulAdd = (f: FunctionBuilder): void => {
-    if (f32) f.f32x4Mul().f32x4Add();
-    else f.f64x2Mul().f64x2Add();
-  };
-  const sLoad = (f: FunctionBuilder, offset: number): void => {
-    if (f32) f.f32Load(offset);
-    else f.f64Load(offset);
-  };
-  const sMulAdd = (f: FunctionBuilder): void => {
-    if (f32) f.f32Mul().f32Add();
-    else f.f64Mul().f64Add();
-  };
+  const { vMulAdd, sLoad, sMulAdd } = elementOps(f32);
 
   module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
     const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
@@ -166,9 +166,8 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
  * contiguous in k, and B stored [n][k]): C[i][j] = A[i]·B[j]. Each unit is a chunk of
  * columns of one batch (a multiple of ROW_DOT_COLUMNS); a group of rows of B go together,
  * each of their vectors multiplied into the m rows of A, so every vector of B is loaded
- * once. Accumulation:
- * one partial sum a lane, in order of k, the lanes added at the end, then the steps of
- * k past the last whole vector. run(a, b, c, begin, end); with an epilogue,
+ * once. Accumulation: one partial sum a lane, in order of k, the lanes added at the end,
+ * then the steps of k past the last whole vector. run(a, b, c, begin, end); with an epilogue,
  * run(operand0, ..., operandN-1, c, begin, end), each unit's columns finished with it.
  */
 export function emitRowDotKernel(schedule: GemmSchedule, target: WasmTarget, name: string, epilogue?: KernelEpilogue): WasmKernel {
@@ -185,18 +184,7 @@ export function emitRowDotKernel(schedule: GemmSchedule, target: WasmTarget, nam
   const module = new ModuleBuilder().importMemory(target);
   const epi = epilogue?.add(module);
   const nOps = epilogue?.operandCount ?? 2;
-  const vMulAdd = (f: FunctionBuilder): void => {
-    if (f32) f.f32x4Mul().f32x4Add();
-    else f.f64x2Mul().f64x2Add();
-  };
-  const sLoad = (f: FunctionBuilder, offset: number): void => {
-    if (f32) f.f32Load(offset);
-    else f.f64Load(offset);
-  };
-  const sMulAdd = (f: FunctionBuilder): void => {
-    if (f32) f.f32Mul().f32Add();
-    else f.f64Mul().f64Add();
-  };
+  const { vMulAdd, sLoad, sMulAdd } = elementOps(f32);
 
   module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
     const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
