@@ -35,6 +35,14 @@ function elementOps(f32: boolean): {
   };
 }
 
+/** Both kernels' WasmKernel: no scratch, the schedule's units of work. */
+function finishKernel(name: string, module: ModuleBuilder, operandCount: number, schedule: GemmSchedule): WasmKernel {
+  return {
+    name, bytes: module.finish(), operandCount, resultCount: 1, scratchBytes: 0,
+    parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit,
+  };
+}
+
 /** The most bytes of C one sweep over B's rows accumulates into (it stays in L1 beside the rows of B streaming by). */
 const MERGED_C_BYTES = 16 * 1024;
 
@@ -150,15 +158,7 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
       f.localGet(u).localGet(merged).i32Add().i32Const(1).i32Sub().localSet(u);
     });
   });
-  return {
-    name,
-    bytes: module.finish(),
-    operandCount: nOps,
-    resultCount: 1,
-    scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent,
-    costPerUnit: schedule.costPerUnit,
-  };
+  return finishKernel(name, module, nOps, schedule);
 }
 
 /**
@@ -259,13 +259,5 @@ export function emitRowDotKernel(schedule: GemmSchedule, target: WasmTarget, nam
       }
     });
   });
-  return {
-    name,
-    bytes: module.finish(),
-    operandCount: nOps,
-    resultCount: 1,
-    scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent,
-    costPerUnit: schedule.costPerUnit,
-  };
+  return finishKernel(name, module, nOps, schedule);
 }
