@@ -86,19 +86,23 @@ export function buildOnnxModel(w, shapes, values = [], firstWeight = shapes.leng
         const ln = (v, scale, offset) => g.op("LayerNormalization", [v, scale, offset], { axis: -1, epsilon: 1e-5 });
         const qkv = g.op("Add", [g.op("MatMul", [ln(x, ln1s, ln1o), wqkv]), bqkv]);
         const [q, kNew, vNew] = g.op("Split", [qkv, g.ints([D, D, D])], { axis: 1 }, 3);
-        const withCache = (fresh, which) => (w.phase === "prefill" ? fresh : g.op("Concat", [ins[1 + 2 * blk + which], fresh], { axis: 0 }));
+        // [T, D] as heads [H, T, dh], the caches' layout.
+        const heads = (m) => g.op("Transpose", [g.op("Reshape", [m, g.ints([T, H, dh])])], { perm: [1, 0, 2] });
+        // Decode: the preallocated cache's past positions, then this token's (ONNX has no donated buffers to write it into).
+        const past = (cache) => g.op("Slice", [cache, g.ints([0]), g.ints([S - T]), g.ints([1])]);
+        const withCache = (fresh, which) => (w.phase === "prefill" ? heads(fresh) : g.op("Concat", [past(ins[1 + 2 * blk + which]), heads(fresh)], { axis: 1 }));
         const k = withCache(kNew, 0), v = withCache(vNew, 1);
         caches.push(k, v);
-        const heads = (m, rows, perm) => g.op("Transpose", [g.op("Reshape", [m, g.ints([rows, H, dh])])], { perm });
-        const scores = g.op("Mul", [g.op("MatMul", [heads(q, T, [1, 0, 2]), heads(k, S, [1, 2, 0])]), g.scalar(1 / Math.sqrt(dh))]);
+        const kT = g.op("Transpose", [k], { perm: [0, 2, 1] });
+        const scores = g.op("Mul", [g.op("MatMul", [heads(q), kT]), g.scalar(1 / Math.sqrt(dh))]);
         const p = g.op("Softmax", [mask === undefined ? scores : g.op("Add", [scores, mask])], { axis: -1 });
-        const ctx = g.op("Reshape", [g.op("Transpose", [g.op("MatMul", [p, heads(v, S, [1, 0, 2])])], { perm: [1, 0, 2] }), g.ints([T, D])]);
+        const ctx = g.op("Reshape", [g.op("Transpose", [g.op("MatMul", [p, v])], { perm: [1, 0, 2] }), g.ints([T, D])]);
         const h1 = g.op("Add", [x, g.op("Add", [g.op("MatMul", [ctx, wo]), bo])]);
         const u = gelu(g.op("Add", [g.op("MatMul", [ln(h1, ln2s, ln2o), w1]), b1]));
         x = g.op("Add", [h1, g.op("Add", [g.op("MatMul", [u, w2]), b2])]);
       }
       out(x, [T, D]);
-      for (const c of caches) out(c, [S, D]);
+      for (const c of caches) out(c, [H, S, dh]);
       break;
     }
     case "mlp-infer": {

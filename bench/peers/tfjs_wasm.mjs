@@ -80,14 +80,17 @@ export function program(tf, w, t, firstWeight) {
         for (let blk = 0; blk < blocks; blk++) {
           const [ln1s, ln1o, wqkv, bqkv, wo, bo, ln2s, ln2o, w1, b1, w2, b2] = t.slice(firstWeight + 12 * blk, firstWeight + 12 * (blk + 1));
           const [q, kNew, vNew] = tf.split(tf.add(tf.matMul(layerNorm(x, ln1s, ln1o), wqkv), bqkv), 3, 1);
-          const withCache = (fresh, which) => (w.phase === "prefill" ? fresh : tf.concat([t[1 + 2 * blk + which], fresh], 0));
+          // [T, D] as heads [H, T, dh], the caches' layout.
+          const heads = (m) => tf.transpose(tf.reshape(m, [T, H, dh]), [1, 0, 2]);
+          // Decode: the preallocated cache's past positions, then this token's.
+          const withCache = (fresh, which) => (w.phase === "prefill" ? heads(fresh)
+            : tf.concat([tf.slice(t[1 + 2 * blk + which], [0, 0, 0], [H, S - T, dh]), heads(fresh)], 1));
           const k = withCache(kNew, 0), v = withCache(vNew, 1);
           caches.push(k, v);
-          // k as [H, dh, S] directly (no transposeB: see the MLP above)
-          const heads = (m, rows, perm) => tf.transpose(tf.reshape(m, [rows, H, dh]), perm);
-          const scores = tf.mul(tf.matMul(heads(q, T, [1, 0, 2]), heads(k, S, [1, 2, 0])), 1 / Math.sqrt(dh));
+          // k as [H, dh, S] (no transposeB: see the MLP above)
+          const scores = tf.mul(tf.matMul(heads(q), tf.transpose(k, [0, 2, 1])), 1 / Math.sqrt(dh));
           const p = tf.softmax(mask === undefined ? scores : tf.add(scores, mask));
-          const ctx = tf.reshape(tf.transpose(tf.matMul(p, heads(v, S, [1, 0, 2])), [1, 0, 2]), [T, D]);
+          const ctx = tf.reshape(tf.transpose(tf.matMul(p, v), [1, 0, 2]), [T, D]);
           const h1 = tf.add(x, tf.add(tf.matMul(ctx, wo), bo));
           const u = gelu(tf.add(tf.matMul(layerNorm(h1, ln2s, ln2o), w1), b1));
           x = tf.add(h1, tf.add(tf.matMul(u, w2), b2));

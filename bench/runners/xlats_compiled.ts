@@ -8,13 +8,18 @@
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../../src/compiler/index.js";
 import type { Prepared, Runner } from "../harness/runner.js";
 import { buildComputation, type WeightsAs } from "../workloads/index.js";
-import type { Workload } from "../workloads/specs.js";
+import { donatedInputs, type Workload } from "../workloads/specs.js";
 import { literalOutputs, toLiterals } from "./xlats_interpreter.js";
 
 const clip = (text: string): string => (text.length > 300 ? `${text.slice(0, 297)}...` : text);
 
-/** `weightsAs` "parameters": the workload's weights are fed on every run instead of being the program's constants (for comparison). */
-export function createCompiledRunner(backend: "wasm" | "native", threads: number, weightsAs: WeightsAs = "constants"): Runner {
+/**
+ * `weightsAs` "parameters": the workload's weights are fed on every run instead of being
+ * the program's constants (for comparison). The workload's donatedInputs (the decode
+ * step's caches) are donated to each run and taken back from its outputs, as a decode
+ * loop does; `donate` false keeps them (every run writes new caches), for comparison.
+ */
+export function createCompiledRunner(backend: "wasm" | "native", threads: number, weightsAs: WeightsAs = "constants", donate = true): Runner {
   const native = backend === "native";
   let device: WasmDevice | undefined;
   let removeCacheDir = (): void => {};
@@ -38,19 +43,28 @@ export function createCompiledRunner(backend: "wasm" | "native", threads: number
     setup: async (w: Workload, inputs: Float32Array[]): Promise<Prepared | string> => {
       if (device === undefined) return "device not created";
       let exe: Executable;
+      const donated = donate ? donatedInputs(w) : [];
       try {
-        exe = await compile(buildComputation(w, inputs, weightsAs), native ? { device, backend: "native", threads } : { device });
+        exe = await compile(buildComputation(w, inputs, weightsAs), {
+          device, ...(native ? { backend: "native", threads } : {}), ...(donated.length > 0 ? { donate: donated } : {}),
+        });
       } catch (e) {
         return `compile failed: ${(e as Error).message.split("\n")[0]}`;
       }
       const args: DeviceArray[] = toLiterals(w, inputs, weightsAs).map((a) => device!.bufferFromLiteral(a));
+      // One run: its outputs, the donated inputs' taken back as the next run's arguments.
+      const step = (): { outs: DeviceArray[]; free: () => void } => {
+        const outs = exe.execute(args);
+        for (const i of donated) args[i] = outs[i]!;
+        return { outs, free: () => outs.forEach((o, i) => { if (!donated.includes(i)) o.delete(); }) };
+      };
       const module = exe.stats.native;
       return {
-        run: () => { for (const out of exe.execute(args)) out.delete(); },
+        run: () => step().free(),
         result: () => {
-          const outs = exe.execute(args);
+          const { outs, free } = step();
           const values = outs.flatMap((o) => literalOutputs(o.toLiteral()));
-          for (const o of outs) o.delete();
+          free();
           return values;
         },
         ...(module !== undefined ? { compileMs: module.compileMs } : {}),

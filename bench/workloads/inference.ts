@@ -4,7 +4,7 @@
 
 import {
   XlaBuilder, Literal, arrayShape, constantLiteral, constantR0, dot, dotGeneral, add, sub, mul, max, rsqrt, tanh,
-  reshape, transpose, slice, concatInDim, iota, compare, select, broadcast, tuple,
+  reshape, transpose, slice, dynamicUpdateSlice, iota, compare, select, broadcast, tuple,
   type Computation, type XlaOp,
 } from "../../src/index.js";
 import { f32Parameter, softmaxLastDim, sumOver } from "./kernels.js";
@@ -60,18 +60,22 @@ export function buildGpt2(w: Gpt2, values?: readonly Float32Array[], weightsAs: 
       [XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp];
     const qkv = add(dot(layerNorm(x, ln1s, ln1o), wqkv), bqkv, [1]);
     const part = (i: number): XlaOp => slice(qkv, [0, i * D], [T, (i + 1) * D], [1, 1]);
-    const withCache = (fresh: XlaOp, which: number): XlaOp =>
-      w.phase === "prefill" ? fresh : concatInDim(b, [ins[1 + 2 * blk + which]!, fresh], 0);
+    // [T, D] as heads [H, T, dh], the caches' layout.
+    const headsOf = (m: XlaOp): XlaOp => transpose(reshape(m, [T, H, dh]), [1, 0, 2]);
+    // Decode writes this token's position into the preallocated cache: in place when the cache is donated.
+    const zero = constantR0(b, "s32", 0);
+    const withCache = (fresh: XlaOp, which: number): XlaOp => w.phase === "prefill"
+      ? headsOf(fresh) : dynamicUpdateSlice(ins[1 + 2 * blk + which]!, headsOf(fresh), [zero, constantR0(b, "s32", S - T), zero]);
     const k = withCache(part(1), 0), v = withCache(part(2), 1);
     caches.push(k, v);
-    // scores[h, i, j] = Σ_d q[i, h, d]·k[j, h, d] / sqrt(dh)
-    const scores = mul(dotGeneral(reshape(part(0), [T, H, dh]), reshape(k, [S, H, dh]), {
-      lhsBatchDimensions: [1], rhsBatchDimensions: [1], lhsContractingDimensions: [2], rhsContractingDimensions: [2],
+    // scores[h, i, j] = Σ_d q[h, i, d]·k[h, j, d] / sqrt(dh)
+    const scores = mul(dotGeneral(headsOf(part(0)), k, {
+      lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [2],
     }), c(1 / Math.sqrt(dh)));
     const p = softmaxLastDim(causal === undefined ? scores : select(causal, scores, broadcast(c(-1e9), [H, T, S])));
-    // context[h, i, d] = Σ_j p[h, i, j]·v[j, h, d], back to [T, D] with the heads side by side
-    const context = dotGeneral(p, reshape(v, [S, H, dh]), {
-      lhsBatchDimensions: [0], rhsBatchDimensions: [1], lhsContractingDimensions: [2], rhsContractingDimensions: [0],
+    // context[h, i, d] = Σ_j p[h, i, j]·v[h, j, d], back to [T, D] with the heads side by side
+    const context = dotGeneral(p, v, {
+      lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [1],
     });
     const h1 = add(x, add(dot(reshape(transpose(context, [1, 0, 2]), [T, D]), wo), bo, [1]));
     const u = gelu(add(dot(layerNorm(h1, ln2s, ln2o), w1), b1, [1]));

@@ -243,11 +243,18 @@ export function gpt2Reference(w: Gpt2, inputs: readonly Float32Array[]): Vec[] {
     const at = firstWeight(w) + blk * GPT2_BLOCK_WEIGHTS.length;
     const [ln1s, ln1o, wqkv, bqkv, wo, bo, ln2s, ln2o, w1, b1, w2, b2] = inputs.slice(at, at + GPT2_BLOCK_WEIGHTS.length) as Float32Array[];
     const qkv = addBias(matmul(layerNorm(x, T, D, ln1s, ln1o), wqkv!, T, D, 3 * D), bqkv!);
-    // k and v over all S positions: the cache (decode) then this step's T rows.
+    // k and v over all S positions, heads-major ([H, S, dh]: position j of head h at (h·S + j)·dh):
+    // the cache's past positions (decode) then this step's T.
     const k = new Float64Array(S * D), v = new Float64Array(S * D);
     if (past > 0) { k.set(inputs[1 + 2 * blk]!); v.set(inputs[2 + 2 * blk]!); }
+    const cacheAt = (h: number, j: number): number => (h * S + j) * dh;
     for (let t = 0; t < T; t++) {
-      for (let d = 0; d < D; d++) { k[(past + t) * D + d] = qkv[t * 3 * D + D + d]!; v[(past + t) * D + d] = qkv[t * 3 * D + 2 * D + d]!; }
+      for (let h = 0; h < H; h++) {
+        for (let d = 0; d < dh; d++) {
+          k[cacheAt(h, past + t) + d] = qkv[t * 3 * D + D + h * dh + d]!;
+          v[cacheAt(h, past + t) + d] = qkv[t * 3 * D + 2 * D + h * dh + d]!;
+        }
+      }
     }
     out.push(k, v);
     const ctx = new Float64Array(T * D);
@@ -258,14 +265,14 @@ export function gpt2Reference(w: Gpt2, inputs: readonly Float32Array[]): Vec[] {
         let m = -Infinity;
         for (let j = 0; j < visible; j++) {
           let s = 0;
-          for (let d = 0; d < dh; d++) s += qkv[t * 3 * D + h * dh + d]! * k[j * D + h * dh + d]!;
+          for (let d = 0; d < dh; d++) s += qkv[t * 3 * D + h * dh + d]! * k[cacheAt(h, j) + d]!;
           p[j] = s / Math.sqrt(dh);
           m = Math.max(m, p[j]!);
         }
         let sum = 0;
         for (let j = 0; j < visible; j++) { p[j] = Math.exp(p[j]! - m); sum += p[j]!; }
         for (let j = 0; j < visible; j++) {
-          for (let d = 0; d < dh; d++) ctx[t * D + h * dh + d]! += (p[j]! / sum) * v[j * D + h * dh + d]!;
+          for (let d = 0; d < dh; d++) ctx[t * D + h * dh + d]! += (p[j]! / sum) * v[cacheAt(h, j) + d]!;
         }
       }
     }

@@ -38,10 +38,15 @@ export type Workload =
    * with bias, causal multi-head attention scaled by 1/sqrt(head size), output projection with
    * bias, a tanh-approximated GELU MLP with biases, residuals; `blocks` of them in a row (no
    * embeddings, no final LayerNorm).
-   *   prefill: x[seq, model] in; y[seq, model] and each block's k, v [seq, model] out.
-   *   decode: the token at position seq-1, x[1, model], and each block's cached k, v
-   *     [seq-1, model] in; y[1, model] and each block's k, v [seq, model] (the cache and the
-   *     new row) out.
+   * Each block's k and v cache is heads-major, [heads, seq, model/heads], as GPT-2's exported
+   * caches are (past_key_values), so that attention reads it without transposing it.
+   *   prefill: x[seq, model] in; y[seq, model] and each block's k, v cache out.
+   *   decode: the token at position seq-1, x[1, model], and each block's k, v cache in,
+   *     preallocated as a deployed decode step has it: positions 0..seq-2 hold the past,
+   *     position seq-1 is this step's (its value in is ignored); y[1, model] and each
+   *     block's k, v cache with this step's position written out. xlats writes it into the
+   *     cache in place (a dynamic-update-slice into the donated cache buffer); peers without
+   *     donation copy the past positions and append.
    * Then the weights (see firstWeight), per block: ln1 scale, ln1 offset [model],
    * wqkv [model, 3·model], bqkv [3·model], wo [model, model], bo [model], ln2 scale, ln2 offset,
    * w1 [model, ff], b1 [ff], w2 [ff, model], b2 [model].
@@ -65,6 +70,11 @@ export const GPT2_BLOCK_WEIGHTS = ["ln1Scale", "ln1Offset", "wqkv", "bqkv", "wo"
 function gpt2BlockWeightShapes(w: Gpt2): number[][] {
   const { model: D, ff: F } = w;
   return [[D], [D], [D, 3 * D], [3 * D], [D, D], [D], [D], [D], [D, F], [F], [F, D], [D]];
+}
+
+/** A block's k or v cache: [heads, seq, head size]. */
+export function gpt2CacheShape(w: Gpt2): number[] {
+  return [w.heads, w.seq, w.model / w.heads];
 }
 
 /** Tokens a GPT-2 workload runs (its rows of x and y). */
@@ -145,6 +155,15 @@ export function flops(w: Workload): number {
   }
 }
 
+/**
+ * Inputs that a runner with buffer donation gives up to each run and takes back from its
+ * outputs (input i comes back as output i): the decode step's caches, updated in place,
+ * as a decode loop feeds one step's caches to the next.
+ */
+export function donatedInputs(w: Workload): number[] {
+  return w.kind === "gpt2" && w.phase === "decode" ? Array.from({ length: 2 * w.blocks }, (_, i) => 1 + i) : [];
+}
+
 /** Dimensions of each input, in the order every runner takes them. */
 export function inputShapes(w: Workload): number[][] {
   switch (w.kind) {
@@ -161,7 +180,7 @@ export function inputShapes(w: Workload): number[][] {
       return [[seq, model], [model, model], [model, model], [model, model], [model, model], [model, ff], [ff], [ff, model], [model]];
     }
     case "gpt2": {
-      const cache: number[][] = w.phase === "prefill" ? [] : Array.from({ length: 2 * w.blocks }, () => [w.seq - 1, w.model]);
+      const cache: number[][] = w.phase === "prefill" ? [] : Array.from({ length: 2 * w.blocks }, () => gpt2CacheShape(w));
       const weights = Array.from({ length: w.blocks }, () => gpt2BlockWeightShapes(w)).flat();
       return [[gpt2Tokens(w), w.model], ...cache, ...weights];
     }
@@ -180,7 +199,7 @@ export function outputShapes(w: Workload): number[][] {
     case "conv": return [[w.batch, w.height, w.width, w.outChannels]];
     case "mlp": return [[], ...inputShapes(w).slice(2)];
     case "transformer": return [[w.seq, w.model]];
-    case "gpt2": return [[gpt2Tokens(w), w.model], ...Array.from({ length: 2 * w.blocks }, () => [w.seq, w.model])];
+    case "gpt2": return [[gpt2Tokens(w), w.model], ...Array.from({ length: 2 * w.blocks }, () => gpt2CacheShape(w))];
     case "mlp-infer": return [[w.batch, w.sizes[w.sizes.length - 1]!]];
   }
 }

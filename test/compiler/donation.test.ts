@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   Literal, XlaBuilder, add, arrayShape, constantR0, dot, dotGeneral, evaluate, max, mul, parameter, scalarShape, sub, tanh, tuple,
-  reduce, type Computation,
+  reduce, dynamicUpdateSlice, type Computation,
 } from "../../src/index.js";
 import { compile, compileSync, WasmDevice } from "../../src/compiler/index.js";
 import { HloModule } from "../../src/ir/computation.js";
@@ -186,4 +186,37 @@ test("donated parameters returned as they are, or updated element for element, n
   assert.doesNotMatch(exe2.dump(), /\/\/   copy /);
   const args2 = randomArgs(c2);
   assertClose(exe2.run(args2), evaluate(c2, args2));
+});
+
+test("a decode step's donated KV cache: the new row is written into the cache's own buffer (no copy of the cache), and steps fed their predecessor's cache match the interpreter", () => {
+  const b = new XlaBuilder("kv_decode");
+  const cache = parameter(b, 0, arrayShape("f32", [16, 8]), "cache");
+  const row = parameter(b, 1, arrayShape("f32", [1, 8]), "row");
+  const at = parameter(b, 2, scalarShape("s32"), "at");
+  const updated = dynamicUpdateSlice(cache, row, [at, constantR0(b, "s32", 0)]);
+  // scores[0, j] = row · updated[j]: the attention's q·Kᵀ reads the updated cache.
+  const scores = dotGeneral(row, updated, { lhsBatchDimensions: [], rhsBatchDimensions: [], lhsContractingDimensions: [1], rhsContractingDimensions: [1] });
+  const c = b.build(tuple(b, [scores, updated]));
+  const device = new WasmDevice();
+  const exe = compileSync(c, { device, donate: [0] });
+  assert.deepEqual(exe.stats.donation.map((d) => [d.parameterLeaf, d.output]), [[0, 1]]);
+  assert.doesNotMatch(exe.dump(), /\/\/   copy /);
+  let args = randomArgs(c);
+  let cacheArray = device.bufferFromLiteral(args[0]!);
+  const offset = cacheArray.offset;
+  for (const pos of [5, 6, 15]) {
+    args = [args[0]!, randomArgs(c)[1]!, Literal.scalar("s32", pos)];
+    const want = evaluate(c, args);
+    const [s, next] = exe.execute([cacheArray, device.bufferFromLiteral(args[1]!), device.bufferFromLiteral(args[2]!)]);
+    assert.equal(next!.offset, offset, "the updated cache lives in the donated buffer");
+    assert.ok(cacheArray.isDeleted);
+    const [wantScores, wantCache] = want.elements;
+    assertClose(s!.toLiteral(), wantScores!);
+    // Exactly: every row but pos keeps the previous step's value; row pos holds the new one.
+    assert.deepEqual(next!.toLiteral().toNumbers(), wantCache!.toNumbers());
+    s!.delete();
+    args[0] = next!.toLiteral();
+    cacheArray = next!;
+  }
+  cacheArray.delete();
 });

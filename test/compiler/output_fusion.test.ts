@@ -256,6 +256,34 @@ test("an output fusion writes over an operand that dies at it only when its kern
   }
 });
 
+test("1-4 rows against a weight stored [n][k] (x·Wᵀ, dot products of rows) with bias and relu: one output fusion; written over a dying operand, the kernel that keeps the product in scratch", async () => {
+  const nt = { lhsBatchDimensions: [], rhsBatchDimensions: [], lhsContractingDimensions: [1], rhsContractingDimensions: [1] };
+  for (const t of ["f32", "f64"] as const) {
+    for (const [m, k, n] of [[1, 70, 37], [3, 16, 130]] as const) {
+      const fused = fusedComputation(`linear_${t}_${m}x${k}x${n}`, (b) => max(add(
+        dotGeneral(parameter(b, 0, arrayShape(t, [m, k])), parameter(b, 1, arrayShape(t, [n, k])), nt), parameter(b, 2, arrayShape(t, [n])), [1]), constantR0(b, t, 0)));
+      const exe = await check(explicitOutputFusion(fused), k);
+      assert.match(exe.dump(), /with epilogue \(row dots\)/);
+    }
+  }
+  // r = p·q dies at the fusion, which writes over it: the product must wait in scratch.
+  const fused = fusedComputation("residual_nt", (b) =>
+    add(dotGeneral(parameter(b, 0, arrayShape("f32", [3, 24])), parameter(b, 1, arrayShape("f32", [20, 24])), nt), parameter(b, 2, arrayShape("f32", [3, 20]))));
+  const f = new InstructionFactory("over_operand_nt");
+  const x = f.parameter(0, arrayShape("f32", [3, 24]));
+  const w = f.parameter(1, arrayShape("f32", [20, 24]));
+  const p = f.parameter(2, arrayShape("f32", [3, 5]));
+  const q = f.parameter(3, arrayShape("f32", [5, 20]));
+  const v = f.parameter(4, arrayShape("f32", [20, 6]));
+  const matmul = { dimensionNumbers: makeDotDimensionNumbers({ lhsContractingDimensions: [1], rhsContractingDimensions: [0] }), precisionConfig: [] };
+  const h = f.add("fusion", [x, w, f.add("dot", [p, q], matmul)], { kind: "output", calledComputation: fused });
+  const exe = await check(f.finish(f.add("dot", [h, v], matmul)), 24 * 20);
+  const lines = exe.dump().split("\n");
+  const placeOf = (re: RegExp): string => /-> temp\d+@(\d+)/.exec(lines.find((l) => re.test(l))!)![1]!;
+  assert.equal(placeOf(/\(gemm 3x20x5 /), placeOf(/with epilogue/), exe.dump());
+  assert.doesNotMatch(exe.dump(), /row dots/);
+});
+
 test("an output fusion split across threads matches the interpreter", async (t) => {
   const device = await WasmDevice.create({ threads: 2 });
   if (device.threads < 2) {

@@ -12,13 +12,36 @@
 // the hardware prefetch followed poorly where B comes from memory.
 // With an epilogue (output fusions), each merged block of C (m rows, its columns) is
 // finished with it once the sweeps are done (the block was just written: it is in cache).
+//
+// A few rows of A against B stored [n][k] (a linear layer's weight, attention's keys in
+// q·Kᵀ) take emitRowDotKernel instead: each element of C is the dot product of two
+// contiguous rows, a group of rows of B at a time, so B is read once, in order.
 
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
-import type { GemmSchedule } from "../kernel/gemm_plan.js";
+import { ROW_DOT_COLUMNS, type GemmSchedule } from "../kernel/gemm_plan.js";
 import { elementInfo } from "./gemm_microkernel.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import { forRange, setMinU } from "./loops.js";
 import type { KernelEpilogue } from "./gemm_rows.js";
+
+/** The element type's vector multiply-add (acc, a, b on the stack), scalar load and scalar multiply-add. */
+function elementOps(f32: boolean): {
+  vMulAdd: (f: FunctionBuilder) => void; sLoad: (f: FunctionBuilder, offset: number) => void; sMulAdd: (f: FunctionBuilder) => void;
+} {
+  return {
+    vMulAdd: (f) => (f32 ? f.f32x4Mul().f32x4Add() : f.f64x2Mul().f64x2Add()),
+    sLoad: (f, offset) => (f32 ? f.f32Load(offset) : f.f64Load(offset)),
+    sMulAdd: (f) => (f32 ? f.f32Mul().f32Add() : f.f64Mul().f64Add()),
+  };
+}
+
+/** Both kernels' WasmKernel: no scratch, the schedule's units of work. */
+function finishKernel(name: string, module: ModuleBuilder, operandCount: number, schedule: GemmSchedule): WasmKernel {
+  return {
+    name, bytes: module.finish(), operandCount, resultCount: 1, scratchBytes: 0,
+    parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit,
+  };
+}
 
 /** The most bytes of C one sweep over B's rows accumulates into (it stays in L1 beside the rows of B streaming by). */
 const MERGED_C_BYTES = 16 * 1024;
@@ -42,18 +65,7 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
     if (f32) f.v128Load32Splat(offset);
     else f.v128Load64Splat(offset);
   };
-  const vMulAdd = (f: FunctionBuilder): void => {
-    if (f32) f.f32x4Mul().f32x4Add();
-    else f.f64x2Mul().f64x2Add();
-  };
-  const sLoad = (f: FunctionBuilder, offset: number): void => {
-    if (f32) f.f32Load(offset);
-    else f.f64Load(offset);
-  };
-  const sMulAdd = (f: FunctionBuilder): void => {
-    if (f32) f.f32Mul().f32Add();
-    else f.f64Mul().f64Add();
-  };
+  const { vMulAdd, sLoad, sMulAdd } = elementOps(f32);
 
   module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
     const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
@@ -146,13 +158,106 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
       f.localGet(u).localGet(merged).i32Add().i32Const(1).i32Sub().localSet(u);
     });
   });
-  return {
-    name,
-    bytes: module.finish(),
-    operandCount: nOps,
-    resultCount: 1,
-    scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent,
-    costPerUnit: schedule.costPerUnit,
-  };
+  return finishKernel(name, module, nOps, schedule);
+}
+
+/**
+ * Dot products of rows (a "rowDots" schedule: m <= GEMV_MAX_ROWS rows of A, each
+ * contiguous in k, and B stored [n][k]): C[i][j] = A[i]·B[j]. Each unit is a chunk of
+ * columns of one batch (a multiple of ROW_DOT_COLUMNS); a group of rows of B go together,
+ * each of their vectors multiplied into the m rows of A, so every vector of B is loaded
+ * once. Accumulation: one partial sum a lane, in order of k, the lanes added at the end,
+ * then the steps of k past the last whole vector. run(a, b, c, begin, end); with an epilogue,
+ * run(operand0, ..., operandN-1, c, begin, end), each unit's columns finished with it.
+ */
+export function emitRowDotKernel(schedule: GemmSchedule, target: WasmTarget, name: string, epilogue?: KernelEpilogue): WasmKernel {
+  const { spec, chunk, nChunks } = schedule;
+  const { m, n, k } = spec;
+  const f32 = spec.elementType === "f32";
+  const { bytes: es, lanes } = elementInfo(spec.elementType);
+  const aRow = schedule.aRow * es;
+  const bRow = k * es;
+  const kVectors = k - (k % lanes);
+  // Rows of B together: m·group accumulators, group vectors of B and one of A stay within
+  // the 16 vector registers engines give WebAssembly on x86-64.
+  const group = m <= 2 ? ROW_DOT_COLUMNS : ROW_DOT_COLUMNS / 2;
+  const module = new ModuleBuilder().importMemory(target);
+  const epi = epilogue?.add(module);
+  const nOps = epilogue?.operandCount ?? 2;
+  const { vMulAdd, sLoad, sMulAdd } = elementOps(f32);
+
+  module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
+    const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
+    const [c, begin, end] = [nOps, nOps + 1, nOps + 2];
+    const [u, bi, c0, c1, pa, pb, pc, j, p, groupEnd, rowsOfB, at] = Array.from({ length: 12 }, () => f.local("i32"));
+    const acc = Array.from({ length: m * group }, () => f.local("v128"));
+    const bVec = Array.from({ length: group }, () => f.local("v128"));
+    const sum = f.local(f32 ? "f32" : "f64");
+    // C[i][j .. j+cols) of this batch, from rows j .. j+cols of B.
+    const columns = (cols: number): void => {
+      for (const x of acc.slice(0, m * cols)) {
+        if (f32) f.f32Const(0).f32x4Splat();
+        else f.f64Const(0).f64x2Splat();
+        f.localSet(x);
+      }
+      f.localGet(pb).localGet(j).i32Const(bRow).i32Mul().i32Add().localSet(rowsOfB);
+      // p: byte offset along k, shared by the rows of A and of B.
+      forRange(f, p, 0, kVectors * es, 16, () => {
+        f.localGet(rowsOfB).localGet(p).i32Add().localSet(at);
+        for (let t = 0; t < cols; t++) f.localGet(at).v128Load(t * bRow).localSet(bVec[t]!);
+        f.localGet(pa).localGet(p).i32Add().localSet(at);
+        for (let i = 0; i < m; i++) {
+          for (let t = 0; t < cols; t++) {
+            f.localGet(acc[i * cols + t]!).localGet(at).v128Load(i * aRow).localGet(bVec[t]!);
+            vMulAdd(f);
+            f.localSet(acc[i * cols + t]!);
+          }
+        }
+      });
+      for (let i = 0; i < m; i++) {
+        for (let t = 0; t < cols; t++) {
+          for (let lane = 0; lane < lanes; lane++) {
+            f.localGet(acc[i * cols + t]!);
+            if (f32) f.f32x4ExtractLane(lane);
+            else f.f64x2ExtractLane(lane);
+            if (lane > 0) {
+              if (f32) f.f32Add();
+              else f.f64Add();
+            }
+          }
+          f.localSet(sum);
+          for (let q = kVectors; q < k; q++) {
+            f.localGet(sum).localGet(pa);
+            sLoad(f, i * aRow + q * es);
+            f.localGet(rowsOfB);
+            sLoad(f, t * bRow + q * es);
+            sMulAdd(f);
+            f.localSet(sum);
+          }
+          f.localGet(pc).localGet(j).i32Const(es).i32Mul().i32Add().localGet(sum);
+          if (f32) f.f32Store(i * n * es + t * es);
+          else f.f64Store(i * n * es + t * es);
+        }
+      }
+    };
+    forRange(f, u, { local: begin }, { local: end }, 1, () => {
+      f.localGet(u).i32Const(nChunks).i32DivU().localSet(bi);
+      f.localGet(u).i32Const(nChunks).i32RemU().i32Const(chunk).i32Mul().localTee(c0).i32Const(chunk).i32Add().localSet(c1);
+      setMinU(f, c1, { local: c1 }, n);
+      f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add().localSet(pa);
+      f.localGet(b).localGet(bi).i32Const(n * k * es).i32Mul().i32Add().localSet(pb);
+      f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localSet(pc);
+      // Whole groups of columns, then the rest one by one.
+      f.localGet(c1).localGet(c0).i32Sub().i32Const(group).i32DivU().i32Const(group).i32Mul().localGet(c0).i32Add().localSet(groupEnd);
+      forRange(f, j, { local: c0 }, { local: groupEnd }, group, () => columns(group));
+      forRange(f, j, { local: groupEnd }, { local: c1 }, 1, () => columns(1));
+      if (epi !== undefined) {
+        for (let x = 0; x < nOps; x++) f.localGet(x);
+        f.localGet(c).localGet(c);
+        f.localGet(bi).i32Const(m).i32Mul().localTee(p).localGet(p).i32Const(m).i32Add();
+        f.localGet(c0).localGet(c1).call(epi);
+      }
+    });
+  });
+  return finishKernel(name, module, nOps, schedule);
 }

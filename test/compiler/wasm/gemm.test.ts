@@ -101,6 +101,30 @@ test("gemm: a constant B is read pre-packed (packB's layout): blocks of k and co
   assert.equal((emitGemmKernel({ elementType: "f32", batch: 1, m: 1, n: 64, k: 10 }, base, undefined, undefined, true) as { packedOperand?: unknown }).packedOperand, undefined);
 });
 
+test("gemm: 1-4 rows against B stored [n][k] (x·Wᵀ, q·Kᵀ) take dot products of rows: depths and widths off the vector and the group of rows, batches, split ranges", () => {
+  const base = detectWasmTarget();
+  for (const m of [1, 2, 3, 4]) {
+    for (const [batch, n, k] of [[1, 1, 1], [2, 5, 3], [1, 130, 67], [3, 9, 64]]) {
+      checkGemm({ elementType: "f32", batch: batch!, m, n: n!, k: k!, rhsTransposed: true }, base, 3);
+    }
+    checkGemm({ elementType: "f64", batch: 2, m, n: 11, k: 13, rhsTransposed: true }, base, 2);
+  }
+  // One row of A stored [k][m] is contiguous too.
+  checkGemm({ elementType: "f32", batch: 2, m: 1, n: 21, k: 18, lhsTransposed: true, rhsTransposed: true }, base, 2);
+  const rowDots = (spec: GemmSpec, constantB = false): { name: string; packedOperand?: unknown } => {
+    const kernel = emitGemmKernel(spec, base, undefined, undefined, constantB);
+    if (isDeclined(kernel)) throw new Error(kernel.declined);
+    return kernel;
+  };
+  // Attention's q·Kᵀ over a cache of 128: B read in place, never packed (a constant one neither).
+  const qk = rowDots({ elementType: "f32", batch: 12, m: 1, n: 128, k: 64, rhsTransposed: true }, true);
+  assert.match(qk.name, /row dots/);
+  assert.equal(qk.packedOperand, undefined);
+  // Five rows, or A stored [k][m] with several rows, go to the packed kernel.
+  assert.doesNotMatch(rowDots({ elementType: "f32", batch: 1, m: 5, n: 8, k: 8, rhsTransposed: true }).name, /row dots/);
+  assert.doesNotMatch(rowDots({ elementType: "f32", batch: 1, m: 2, n: 8, k: 8, lhsTransposed: true, rhsTransposed: true }).name, /row dots/);
+});
+
 test("gemm: k = 0 gives zeros; m = 0 or n = 0 does nothing", () => {
   const target = detectWasmTarget();
   const kernel = emitGemmKernel({ elementType: "f32", batch: 2, m: 3, n: 5, k: 0 }, target);

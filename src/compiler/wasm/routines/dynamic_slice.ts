@@ -2,7 +2,10 @@
 // pass folds most dynamic slices into loop fusions; dynamic-update-slice is never
 // fused). Start indices are scalars in device memory, clamped as the interpreter does:
 // start = clamp(index, 0, operand_dim - slice_dim). Both copy rows (the last
-// dimension) with memory.copy and split the result's rows across threads.
+// dimension) with memory.copy and split the result's rows across threads; a
+// dynamic-update-slice whose result is its operand's buffer (the planner wrote it in
+// place: a dying temporary, or a donated parameter such as a decode step's KV cache)
+// copies only the update.
 
 import type { Instruction } from "../../../ir/computation.js";
 import type { ElementType } from "../../../types/element_type.js";
@@ -110,9 +113,12 @@ export function emitDynamicUpdateSliceKernel(inst: Instruction<"dynamicUpdateSli
     const row = f.local("i32");
     f.localGet(begin).localSet(row);
     forEachElement(f, rowDims, begin, end, () => {}, (coords) => {
-      // The operand's row, then the update's part of it when the row meets the update.
+      // The operand's row (unless the result is the operand's buffer, updated in place), then
+      // the update's part of it when the row meets the update.
       f.localGet(result).localGet(row).i32Const(last * es).i32Mul().i32Add().localSet(dst);
+      f.localGet(op).localGet(result).i32Ne().if();
       f.localGet(dst).localGet(op).localGet(row).i32Const(last * es).i32Mul().i32Add().i32Const(last * es).memoryCopy();
+      f.end();
       f.i32Const(1).localSet(inside);
       f.localGet(upd).localSet(src);
       for (let d = 0; d < rank - 1; d++) {
