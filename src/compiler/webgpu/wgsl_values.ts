@@ -152,8 +152,7 @@ export class WgslValues {
     return wrap(t, w === "i32" ? x : `u32(${x})`);
   }
 
-  /** A value clamped into an index (i32). */
-  /** Of a type within s32's range (legalize.ts legalIndex). */
+  /** A value as an index (i32): of a type within s32's range (legalize.ts legalIndex). */
   private toIdx(v: number): string {
     const x = this.v(v);
     return wgslType(this.g.node(v).type as ElementType) === "i32" ? x : `i32(${x})`;
