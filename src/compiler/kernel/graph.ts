@@ -288,7 +288,7 @@ export class KernelGraph {
     return this.intern("iselect", "idx", [cond, a, b], undefined, { lo: Math.min(ra.lo, rb.lo), hi: Math.max(ra.hi, rb.hi) });
   }
 
-  /** An integer-typed value used as an index (dynamic-slice starts). */
+  /** An integer-typed value used as an index (dynamic-slice starts), of a type within s32's range (legalize.ts legalIndex). */
   toIdx(value: number): number {
     return this.intern("toIdx", "idx", [value], undefined);
   }

@@ -49,6 +49,9 @@
 //   min do below: WebAssembly's trunc_sat instructions are exactly it, and the written-out
 //   form (a NaN select, a clamp, a select of MAX) measured several times slower for f32 to
 //   s32 on wasm SIMD, where the C form vectorized better (XK_F2I).
+// - An integer used as an index (a dynamic slice's start: toIdx) past s32's range is
+//   clamped into it with integer min and max (the slice then clamps it to its dimension),
+//   then converted to s32, so a renderer's toIdx only widens a value of 32 signed bits.
 // - Float maximum and minimum propagate NaN and order -0 below +0 (IEEE 754-2019
 //   maximum and minimum). They stay the primitives max and min with that meaning (graph.ts):
 //   WebAssembly's f32.max and f32x4.max are exactly that, and C has one helper each
@@ -227,4 +230,18 @@ function totalOrderKey(g: KernelGraph, t: ElementType, x: number): number {
     : g.op("compare", "pred", [pattern, intConst(g, k, topBit)], "GE");
   const magnitude = g.op("and", k, [pattern, intConst(g, k, topBit - 1n)]);
   return g.op("select", k, [negative, g.op("sub", k, [intConst(g, k, -1n), magnitude]), pattern]);
+}
+
+const S32_MIN = -(2n ** 31n);
+const S32_MAX = 2n ** 31n - 1n;
+
+/** Integer value v of the graph as an index (see above): toIdx of it, clamped into s32 first where its type reaches past it. */
+export function legalIndex(g: KernelGraph, v: number): number {
+  const t = g.node(v).type as ElementType;
+  const { min, max } = integerRange(t);
+  if (min >= S32_MIN && max <= S32_MAX) return g.toIdx(v);
+  const bound = (x: bigint): number => g.constant(t, ELEMENT_TYPES[t].bitWidth === 64 ? x : Number(x));
+  const below = g.op("min", t, [v, bound(S32_MAX)]);
+  const clamped = min < S32_MIN ? g.op("max", t, [below, bound(S32_MIN)]) : below;
+  return g.toIdx(g.op("convert", "s32", [clamped]));
 }

@@ -22,7 +22,7 @@ import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
 import type { Declined } from "./declined.js";
 import { EXP_OF_NON_POSITIVE, KernelGraph } from "./graph.js";
-import { legalize } from "./legalize.js";
+import { legalIndex, legalize } from "./legalize.js";
 import { signOf, type LoadIndex, type RowMaximum } from "./value_facts.js";
 import { SCALAR_OPS, type FusibleElementwiseOpcode } from "./scalar_ops.js";
 import { appendAll } from "../../types/arrays.js";
@@ -279,7 +279,7 @@ class Lowering {
           const startInst = inst.operands[1 + i]!;
           const t = arrayOf(startInst).elementType;
           if (ELEMENT_TYPES[t].kind !== "signed" && ELEMENT_TYPES[t].kind !== "unsigned") fail(`${inst.name}: start index of type ${t}`);
-          const start = g.clamp(g.toIdx(this.at(startInst, [])), 0, od[i]! - sizes[i]!);
+          const start = g.clamp(legalIndex(g, this.at(startInst, [])), 0, od[i]! - sizes[i]!);
           return g.add(start, x);
         }));
       }

@@ -150,7 +150,8 @@ export class CValues {
       case "imin": return `(${this.v(a!)} < ${this.v(b!)} ? ${this.v(a!)} : ${this.v(b!)})`;
       case "imax": return `(${this.v(a!)} > ${this.v(b!)} ? ${this.v(a!)} : ${this.v(b!)})`;
       case "iselect": return `(${this.v(a!)} ? ${this.v(b!)} : ${this.v(c!)})`;
-      case "toIdx": return this.toIdx(a!);
+      // Of a type within s32's range (legalize.ts legalIndex).
+      case "toIdx": return `((int64_t)${this.v(a!)})`;
       case "ilt": return `(${this.v(a!)} < ${this.v(b!)})`;
       case "ieq": return `(${this.v(a!)} == ${this.v(b!)})`;
       case "cand": return `(${this.v(a!)} && ${this.v(b!)})`;
@@ -188,19 +189,6 @@ export class CValues {
     if (isHalf(t)) return `${HALF[t]!.enc}(${e}, ${negativeNaN})`;
     if (asInt !== undefined) return wrap(t, asInt);
     return fail(`${t} from a double`);
-  }
-
-  private toIdx(v: number): string {
-    const t = this.g.node(v).type as ElementType;
-    const x = this.v(v);
-    const w = bits(t);
-    if (w === 64) {
-      return isSigned(t)
-        ? `(${x} < -2147483648ll ? -2147483648ll : ${x} > 2147483647ll ? 2147483647ll : (int64_t)${x})`
-        : `(${x} > 2147483647ull ? 2147483647ll : (int64_t)${x})`;
-    }
-    if (t === "u32") return `(${x} > 2147483647u ? 2147483647ll : (int64_t)${x})`;
-    return `((int64_t)${x})`;
   }
 
   private convert(a: number, to: ElementType): string {

@@ -164,7 +164,8 @@ export class ValueEmitter {
         f.select();
         return;
       case "iselect": this.get(b!); this.get(n.args[2]!); this.get(a!); f.select(); return;
-      case "toIdx": this.toIdx(a!); return;
+      // Of a type within s32's range (legalize.ts legalIndex): held in i32 as it is.
+      case "toIdx": this.get(a!); return;
       case "ilt": this.get(a!); this.get(b!); f.i32LtS(); return;
       case "ieq": this.get(a!); this.get(b!); f.i32Eq(); return;
       case "cand": this.get(a!); this.get(b!); f.i32And(); return;
@@ -192,26 +193,6 @@ export class ValueEmitter {
     const t = n.type as ElementType;
     if (n.args.length === 1) this.unaryScalar(n, t, a!);
     else this.binaryScalar(n.op, t, a!, b!);
-  }
-
-  private toIdx(v: number): void {
-    const f = this.f;
-    const t = this.g.node(v).type as ElementType;
-    this.get(v);
-    if (computeType(t) === "i64") {
-      // Clamp into i32 before wrapping; the caller clamps to the dimension.
-      const x = f.local("i64");
-      f.localSet(x);
-      if (isSigned(t)) {
-        f.i64Const(-(2 ** 31)).localGet(x).localGet(x).i64Const(-(2 ** 31)).i64LtS().select().localSet(x);
-      }
-      f.i64Const(2 ** 31 - 1).localGet(x).localGet(x).i64Const(2 ** 31 - 1);
-      if (isSigned(t)) f.i64GtS(); else f.i64GtU();
-      f.select().i32WrapI64();
-    } else if (t === "u32") {
-      const x = f.local("i32");
-      f.localSet(x).i32Const(2 ** 31 - 1).localGet(x).localGet(x).i32Const(0).i32LtS().select();
-    }
   }
 
   private compareScalar(n: Node): void {

@@ -152,12 +152,10 @@ export class WgslValues {
     return wrap(t, w === "i32" ? x : `u32(${x})`);
   }
 
-  /** A value clamped into an index (i32). */
+  /** A value as an index (i32): of a type within s32's range (legalize.ts legalIndex). */
   private toIdx(v: number): string {
-    const t = this.g.node(v).type as ElementType;
     const x = this.v(v);
-    if (t === "u32") return `i32(min(${x}, 0x7fffffffu))`;
-    return wgslType(t) === "i32" ? x : `i32(${x})`;
+    return wgslType(this.g.node(v).type as ElementType) === "i32" ? x : `i32(${x})`;
   }
 
   private convert(a: number, to: ElementType): string {

@@ -10,7 +10,7 @@ import { compileSync } from "../../../src/compiler/index.js";
 import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
 import { nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 import { KernelGraph } from "../../../src/compiler/kernel/graph.js";
-import { legalize } from "../../../src/compiler/kernel/legalize.js";
+import { legalIndex, legalize } from "../../../src/compiler/kernel/legalize.js";
 import { reachable } from "../../../src/compiler/kernel/kernel_plan.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { parseHlo } from "../../../src/text/hlo/index.js";
@@ -252,3 +252,48 @@ test("legalize leaves no integer divide, remainder or shift for a renderer, and 
     assert.equal(legalize(g, n), n);
   }
 });
+
+test("legalIndex hands toIdx only values within s32's range: 64-bit and u32 starts clamped, the narrower ones as they are", () => {
+  for (const type of INTS) {
+    const g = new KernelGraph();
+    const idx = legalIndex(g, g.load(0, type, g.iconst(0)));
+    const nodes = reachable(g, [idx]).map((id) => g.node(id));
+    const arg = g.node(g.node(idx).args[0]!);
+    const { min, max } = integerRange(arg.type as ElementType);
+    assert.ok(min >= -(2n ** 31n) && max < 2n ** 31n, `toIdx of ${type} reads ${arg.type}`);
+    const clamps = nodes.filter((n) => n.op === "min" || n.op === "max").length;
+    assert.equal(clamps, type === "u32" || type === "u64" ? 1 : type === "s64" ? 2 : 0, `clamps of ${type}`);
+  }
+});
+
+for (const backend of ["wasm", "native"] as const) {
+  test(`dynamic-slice starts of every integer type at their edges match the interpreter (${backend})`, (t) => {
+    if (backend === "native" && typeof nativeToolchain() === "string") return t.diagnostic(`native skipped: ${nativeToolchain() as string}`);
+    // One fused slice per type (the slice's add makes it a loop kernel), every start an edge of its type.
+    const lines = INTS.map((type, k) => `  i${k} = ${type}[] parameter(${1 + 2 * k})\n  j${k} = ${type}[] parameter(${2 + 2 * k})\n`
+      + `  d${k} = f32[3,4] dynamic-slice(x, i${k}, j${k}), dynamic_slice_sizes={3,4}\n  r${k} = f32[3,4] add(d${k}, d${k})\n`);
+    const module = parseHlo(`HloModule m\nENTRY e {\n  x = f32[10,8] parameter(0)\n${lines.join("")}`
+      + `  ROOT r = (${INTS.map(() => "f32[3,4]").join(", ")}) tuple(${INTS.map((_, k) => `r${k}`).join(", ")})\n}\n`);
+    const exe = compileSync(module, { backend });
+    try {
+      assert.ok(backend === "native" ? exe.program.kernels.some(isProgramNativeKernel) : exe.program.kernels.length > 0, exe.dump());
+      const x = Literal.fromValues("f32", [10, 8], Array.from({ length: 80 }, (_, i) => i));
+      // The bounds, a small start, and (64-bit) a start whose low 32 bits alone would read as 3.
+      const wraps = (lo: bigint, hi: bigint): bigint => (lo < -(2n ** 32n) ? 3n - 2n ** 32n : hi > 2n ** 32n ? 2n ** 32n + 3n : 1n);
+      const edges = [(lo: bigint) => lo, (_lo: bigint, hi: bigint) => hi, () => 2n, wraps];
+      for (const pick of edges) {
+        for (const other of edges) {
+          const starts = INTS.flatMap((type) => {
+            const { min, max } = integerRange(type);
+            return [Literal.scalar(type, asType(type, pick(min, max)) as never), Literal.scalar(type, asType(type, other(min, max)) as never)];
+          });
+          const args = [x, ...starts];
+          const d = firstDifference(evaluate(module.entry, args), exe.run(args), (p, q) => Object.is(p, q));
+          assert.equal(d, undefined, `${backend}: ${d}`);
+        }
+      }
+    } finally {
+      exe.delete();
+    }
+  });
+}
