@@ -91,7 +91,7 @@ async function main(): Promise<void> {
     console.log(`jax-js not run: ${(e as Error).message.split("\n")[0]}`);
   }
 
-  const calls = Math.max(2, Math.round(2e8 / (6 * w.batch * (w.inputs * w.hidden + w.hidden * w.classes))));
+  const calls = Math.max(5, Math.round(2e8 / (6 * w.batch * (w.inputs * w.hidden + w.hidden * w.classes))));
   const steps = await paired({ "hand-built": handBuilt, "front end": frontEnd, ...(jaxJs ? { "jax-js": jaxJs } : {}) }, calls);
   console.log(`mlp step ${w.inputs}-${w.hidden}-${w.classes} b${w.batch}, ${rounds} rounds of ${calls} calls, load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
   const base = steps["hand-built"]!;

@@ -7,6 +7,7 @@ import { customJvp } from "./custom.js";
 import type { DType } from "./dtypes.js";
 import * as lax from "./lax.js";
 import * as np from "./numpy.js";
+import { range } from "../types/arrays.js";
 
 /**
  * jax.nn.relu: max(x, 0), with JAX's custom derivative, 0 at 0 (max's tie rule would give
@@ -92,7 +93,6 @@ export function logsumexp(x: ArrayLike, axisOrOptions?: np.AxisArg<AxisOption & 
   return options.keepdims === true ? out : np.squeeze(out, { axis: options.axis ?? range(a.ndim) });
 }
 
-const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
 /** jax.nn.softmax over `axis` (default -1). */
 export function softmax(x: ArrayLike, axisOrOptions?: np.AxisArg<AxisOption>): ArrayBase {
