@@ -46,7 +46,7 @@ test("gemm f32: square, odd, prime and degenerate shapes vs a double-precision r
 });
 
 test("gemm f32: batches and transposed operands", () => {
-  for (const [batch, m, n, k] of [[3, 5, 7, 9], [2, 16, 8, 33], [4, 1, 12, 5]]) {
+  for (const [batch, m, n, k] of [[3, 5, 7, 9], [2, 16, 8, 33], [4, 1, 12, 5], [1, 27, 10, 70]]) {
     for (const lhsTransposed of [false, true]) {
       for (const rhsTransposed of [false, true]) {
         checkGemm({ elementType: "f32", batch: batch!, m: m!, n: n!, k: k!, lhsTransposed, rhsTransposed });
