@@ -5,7 +5,7 @@
 //   training: jit of valueAndGrad(mean(encoder(x)²)) over the eight weights plus an SGD
 //     update, against jax-js's jit of the same step (written below with its API). There is
 //     no hand-built backward pass of the encoder in bench/ to compare with.
-// Timed in pairs (frontend_timing.ts). Results are checked: the front end's forward
+// Timed in pairs (frontend_common.ts). Results are checked: the front end's forward
 // against the hand-built program's, its loss against jax-js's.
 //
 //   npm run build && node dist/bench/frontend_encoder.js [seq model heads ff] [rounds]
@@ -13,13 +13,10 @@
 import { loadavg } from "node:os";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { compile } from "../src/compiler/index.js";
-import { defaultDevice } from "../src/compiler/backend.js";
 import { numpy as np, nn, jit, valueAndGrad, type ConcreteArray, type FrontendArray } from "../src/index.js";
 import { buildEncoderBlock } from "./workloads/transformer.js";
 import { inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
-import { toLiterals } from "./runners/xlats_interpreter.js";
-import { paired, printRatios } from "./frontend_timing.js";
+import { handBuiltProgram, jaxJsPeer, paired, printRatios } from "./frontend_common.js";
 
 type A = FrontendArray;
 type Weights = [A, A, A, A, A, A, A, A];
@@ -92,11 +89,7 @@ function jaxTrainingStep(jax: JaxJs): (...a: JaxArray[]) => JaxArray[] {
 async function main(): Promise<void> {
   const data = makeInputs(w);
   const shapes = inputShapes(w);
-  const device = defaultDevice();
-
-  const exe = await compile(buildEncoderBlock(w), { device });
-  const args = toLiterals(w, data).map((l) => device.bufferFromLiteral(l));
-  const handBuilt = (): void => { for (const out of exe.execute(args)) out.delete(); };
+  const { exe, args, run: handBuilt } = await handBuiltProgram(buildEncoderBlock(w), w, data);
 
   const arrays = data.map((d, i) => np.reshape(np.array(d), shapes[i]!));
   const [x, ...weights] = arrays as [A, ...Weights];
@@ -121,30 +114,20 @@ async function main(): Promise<void> {
   if (!(worst < 1e-4)) throw new Error(`the front end's encoder differs from the hand-built one by ${worst}`);
   const frontLoss = (train(weights, x) as unknown as [ConcreteArray])[0].item() as number;
 
-  let jaxForward: (() => Promise<void>) | undefined;
+  const jaxForward = await jaxJsPeer(w, data, shapes);
   let jaxTrain: (() => Promise<void>) | undefined;
-  try {
-    const peer = await import("../../bench/peers/jax.mjs" as string) as { createRunner(o: { threads: number }): { init(): Promise<string | undefined>; setup(w: Workload, i: Float32Array[], s: number[][]): Promise<{ run(): Promise<void> } | string> } };
-    const runner = peer.createRunner({ threads: 1 });
-    const failed = await runner.init();
-    const prepared = failed === undefined ? await runner.setup(w, data, shapes) : failed;
-    if (typeof prepared === "string") console.log(`jax-js: ${prepared}`);
-    else jaxForward = () => prepared.run();
-    if (failed === undefined) {
-      // The package as bench/'s own modules resolve it (bench/node_modules).
-      const jax = await import(pathToFileURL(createRequire(new URL("../../bench/package.json", import.meta.url)).resolve("@jax-js/jax")).href) as JaxJs;
-      const jaxArgs = data.map((d, i) => jax.numpy.array!(d).reshape(shapes[i]!));
-      await jax.blockUntilReady(jaxArgs);
-      const step = jaxTrainingStep(jax);
-      const call = (): JaxArray[] => step(...jaxArgs.map((a) => a.ref));
-      const [value, ...rest] = call();
-      const jaxLoss = (await value!.data())[0]!;
-      for (const r of rest) r.dispose();
-      if (!(Math.abs(jaxLoss - frontLoss) <= 1e-4 * Math.abs(frontLoss))) throw new Error(`losses differ: jax-js ${jaxLoss}, front end ${frontLoss}`);
-      jaxTrain = async () => { const outs = call(); await jax.blockUntilReady(outs); for (const o of outs) o.dispose(); };
-    }
-  } catch (e) {
-    console.log(`jax-js not run: ${(e as Error).message.split("\n")[0]}`);
+  if (jaxForward !== undefined) {
+    // The package as bench/'s own modules resolve it (bench/node_modules).
+    const jax = await import(pathToFileURL(createRequire(new URL("../../bench/package.json", import.meta.url)).resolve("@jax-js/jax")).href) as JaxJs;
+    const jaxArgs = data.map((d, i) => jax.numpy.array!(d).reshape(shapes[i]!));
+    await jax.blockUntilReady(jaxArgs);
+    const step = jaxTrainingStep(jax);
+    const call = (): JaxArray[] => step(...jaxArgs.map((a) => a.ref));
+    const [value, ...rest] = call();
+    const jaxLoss = (await value!.data())[0]!;
+    for (const r of rest) r.dispose();
+    if (!(Math.abs(jaxLoss - frontLoss) <= 1e-4 * Math.abs(frontLoss))) throw new Error(`losses differ: jax-js ${jaxLoss}, front end ${frontLoss}`);
+    jaxTrain = async () => { const outs = call(); await jax.blockUntilReady(outs); for (const o of outs) o.dispose(); };
   }
 
   const load = (): string => loadavg().map((l) => l.toFixed(1)).join(" ");

@@ -2,18 +2,15 @@
 // update, against the same step built by hand with the builder (bench/workloads/mlp.ts,
 // the backward pass written out) on the same device, and against jax-js's jit of
 // valueAndGrad (bench/peers/jax.mjs); and the eager per-op overhead (np.add of two
-// 4-element arrays). Timed in pairs (frontend_timing.ts).
+// 4-element arrays). Timed in pairs (frontend_common.ts).
 //
 //   npm run build && node dist/bench/frontend_mlp.js [batch inputs hidden classes] [rounds]
 
 import { loadavg } from "node:os";
-import { compile } from "../src/compiler/index.js";
-import { defaultDevice } from "../src/compiler/backend.js";
 import { numpy as np, nn, jit, valueAndGrad, treeMap, type ConcreteArray, type FrontendArray } from "../src/index.js";
 import { buildMlpStep } from "./workloads/mlp.js";
 import { inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
-import { toLiterals } from "./runners/xlats_interpreter.js";
-import { paired, printRatios } from "./frontend_timing.js";
+import { handBuiltProgram, jaxJsPeer, paired, printRatios } from "./frontend_common.js";
 
 type A = FrontendArray;
 type Params = [A, A, A, A];
@@ -26,12 +23,8 @@ const w: Extract<Workload, { kind: "mlp" }> = { kind: "mlp", batch: batch!, inpu
 async function main(): Promise<void> {
   const data = makeInputs(w);
   const shapes = inputShapes(w);
-  const device = defaultDevice();
-
   // The hand-built program, compiled for the front end's device, its arguments on the device once.
-  const exe = await compile(buildMlpStep(w), { device });
-  const args = toLiterals(w, data).map((l) => device.bufferFromLiteral(l));
-  const handBuilt = (): void => { for (const out of exe.execute(args)) out.delete(); };
+  const handBuilt = (await handBuiltProgram(buildMlpStep(w), w, data)).run;
 
   // The front end: the loss written as numpy, differentiated and jitted.
   const arrays = data.map((d, i) => np.reshape(np.array(Array.from(d), { dtype: "float32" }), shapes[i]!));
@@ -53,17 +46,7 @@ async function main(): Promise<void> {
   };
 
   // jax-js, through the bench's peer runner (skipped where bench's packages are not installed).
-  let jaxJs: (() => Promise<void>) | undefined;
-  try {
-    const peer = await import("../../bench/peers/jax.mjs" as string) as { createRunner(o: { threads: number }): { init(): Promise<string | undefined>; setup(w: Workload, i: Float32Array[], s: number[][]): Promise<{ run(): Promise<void> } | string> } };
-    const runner = peer.createRunner({ threads: 1 });
-    const failed = await runner.init();
-    const prepared = failed === undefined ? await runner.setup(w, data, shapes) : failed;
-    if (typeof prepared === "string") console.log(`jax-js: ${prepared}`);
-    else jaxJs = () => prepared.run();
-  } catch (e) {
-    console.log(`jax-js not run: ${(e as Error).message.split("\n")[0]}`);
-  }
+  const jaxJs = await jaxJsPeer(w, data, shapes);
 
   const calls = Math.max(5, Math.round(2e8 / (6 * w.batch * (w.inputs * w.hidden + w.hidden * w.classes))));
   const steps = await paired({ "hand-built": handBuilt, "front end": frontEnd, ...(jaxJs ? { "jax-js": jaxJs } : {}) }, calls, rounds);
