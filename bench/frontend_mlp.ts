@@ -2,21 +2,15 @@
 // update, against the same step built by hand with the builder (bench/workloads/mlp.ts,
 // the backward pass written out) on the same device, and against jax-js's jit of
 // valueAndGrad (bench/peers/jax.mjs); and the eager per-op overhead (np.add of two
-// 4-element arrays). Each round times `calls` steps of each in turn, the order
-// alternating between rounds; the figure is the median round, in wall time and in this
-// process's CPU time (everything runs on the calling thread, so on a loaded machine the
-// CPU time is the steadier figure).
+// 4-element arrays). Timed in pairs (frontend_common.ts).
 //
 //   npm run build && node dist/bench/frontend_mlp.js [batch inputs hidden classes] [rounds]
 
-import { performance } from "node:perf_hooks";
 import { loadavg } from "node:os";
-import { compile } from "../src/compiler/index.js";
-import { defaultDevice } from "../src/compiler/backend.js";
 import { numpy as np, nn, jit, valueAndGrad, treeMap, type ConcreteArray, type FrontendArray } from "../src/index.js";
 import { buildMlpStep } from "./workloads/mlp.js";
 import { inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
-import { toLiterals } from "./runners/xlats_interpreter.js";
+import { handBuiltProgram, jaxJsPeer, paired, printRatios } from "./frontend_common.js";
 
 type A = FrontendArray;
 type Params = [A, A, A, A];
@@ -26,38 +20,11 @@ const [batch, inputs, hidden, classes] = argv.length >= 4 ? argv : [64, 256, 256
 const rounds = argv[4] ?? 9;
 const w: Extract<Workload, { kind: "mlp" }> = { kind: "mlp", batch: batch!, inputs: inputs!, hidden: hidden!, classes: classes!, learningRate: 0.1 };
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-interface Timing { wallMs: number; cpuMs: number }
-
-/** Per-call milliseconds of each candidate: `calls` calls per round, rounds alternating the order. */
-async function paired(candidates: Record<string, () => void | Promise<void>>, calls: number): Promise<Record<string, Timing>> {
-  const names = Object.keys(candidates);
-  const wall: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
-  const cpu: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
-  for (const n of names) await candidates[n]!(); // warm up (compiles)
-  for (let r = 0; r < rounds; r++) {
-    for (const n of r % 2 === 0 ? names : [...names].reverse()) {
-      const t0 = performance.now();
-      const c0 = process.cpuUsage();
-      for (let i = 0; i < calls; i++) await candidates[n]!();
-      const c = process.cpuUsage(c0);
-      wall[n]!.push((performance.now() - t0) / calls);
-      cpu[n]!.push((c.user + c.system) / 1000 / calls);
-    }
-  }
-  return Object.fromEntries(names.map((n) => [n, { wallMs: median(wall[n]!), cpuMs: median(cpu[n]!) }]));
-}
-
 async function main(): Promise<void> {
   const data = makeInputs(w);
   const shapes = inputShapes(w);
-  const device = defaultDevice();
-
   // The hand-built program, compiled for the front end's device, its arguments on the device once.
-  const exe = await compile(buildMlpStep(w), { device });
-  const args = toLiterals(w, data).map((l) => device.bufferFromLiteral(l));
-  const handBuilt = (): void => { for (const out of exe.execute(args)) out.delete(); };
+  const handBuilt = (await handBuiltProgram(buildMlpStep(w), w, data)).run;
 
   // The front end: the loss written as numpy, differentiated and jitted.
   const arrays = data.map((d, i) => np.reshape(np.array(Array.from(d), { dtype: "float32" }), shapes[i]!));
@@ -79,29 +46,16 @@ async function main(): Promise<void> {
   };
 
   // jax-js, through the bench's peer runner (skipped where bench's packages are not installed).
-  let jaxJs: (() => Promise<void>) | undefined;
-  try {
-    const peer = await import("../../bench/peers/jax.mjs" as string) as { createRunner(o: { threads: number }): { init(): Promise<string | undefined>; setup(w: Workload, i: Float32Array[], s: number[][]): Promise<{ run(): Promise<void> } | string> } };
-    const runner = peer.createRunner({ threads: 1 });
-    const failed = await runner.init();
-    const prepared = failed === undefined ? await runner.setup(w, data, shapes) : failed;
-    if (typeof prepared === "string") console.log(`jax-js: ${prepared}`);
-    else jaxJs = () => prepared.run();
-  } catch (e) {
-    console.log(`jax-js not run: ${(e as Error).message.split("\n")[0]}`);
-  }
+  const jaxJs = await jaxJsPeer(w, data, shapes);
 
-  const calls = Math.max(2, Math.round(2e8 / (6 * w.batch * (w.inputs * w.hidden + w.hidden * w.classes))));
-  const steps = await paired({ "hand-built": handBuilt, "front end": frontEnd, ...(jaxJs ? { "jax-js": jaxJs } : {}) }, calls);
+  const calls = Math.max(5, Math.round(2e8 / (6 * w.batch * (w.inputs * w.hidden + w.hidden * w.classes))));
+  const steps = await paired({ "hand-built": handBuilt, "front end": frontEnd, ...(jaxJs ? { "jax-js": jaxJs } : {}) }, calls, rounds);
   console.log(`mlp step ${w.inputs}-${w.hidden}-${w.classes} b${w.batch}, ${rounds} rounds of ${calls} calls, load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
-  const base = steps["hand-built"]!;
-  for (const [name, t] of Object.entries(steps)) {
-    console.log(`  ${name.padEnd(10)} wall ${t.wallMs.toFixed(3)} ms/step (${(t.wallMs / base.wallMs).toFixed(2)}×), CPU ${t.cpuMs.toFixed(3)} ms/step (${(t.cpuMs / base.cpuMs).toFixed(2)}× hand-built)`);
-  }
+  printRatios(steps, "hand-built");
 
   const a = np.array([1, 2, 3, 4], { dtype: "float32" });
   const b = np.array([4, 3, 2, 1], { dtype: "float32" });
-  const perOp = await paired({ "np.add": () => { (np.add(a, b) as ConcreteArray).dispose(); } }, 2000);
+  const perOp = await paired({ "np.add": () => { (np.add(a, b) as ConcreteArray).dispose(); } }, 2000, rounds);
   console.log(`eager np.add of 4 floats: wall ${(perOp["np.add"]!.wallMs * 1000).toFixed(1)} µs/op, CPU ${(perOp["np.add"]!.cpuMs * 1000).toFixed(1)} µs/op`);
 }
 

@@ -14,6 +14,7 @@ import { DEFAULT_FLOAT, dtypeKind, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import { normalizeAxis, roll } from "./numpy.js";
+import { range } from "../types/arrays.js";
 
 export type FftNorm = "backward" | "ortho" | "forward";
 
@@ -31,7 +32,6 @@ export interface FftnOptions {
 
 type Kind = "c2c" | "r2c" | "c2r";
 
-const range = (n: number, start = 0): number[] => Array.from({ length: n }, (_, i) => start + i);
 const complexOf = (d: DType): DType => (d === "float64" || d === "complex128" ? "complex128" : "complex64");
 const realOf = (d: DType): DType => (d === "float64" || d === "complex128" ? "float64" : DEFAULT_FLOAT);
 

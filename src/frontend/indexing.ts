@@ -18,7 +18,7 @@ import { dtypeKind, isIntegral, type DType } from "./dtypes.js";
 import { ConcretizationError, FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import { broadcastShapes, broadcastTo } from "./numpy.js";
-import { appendAll } from "../types/arrays.js";
+import { appendAll, range } from "../types/arrays.js";
 
 /** One item of an index: an integer, a slice string ("1:3", ":", "::-1"), null (a new axis), "..." or an integer or boolean array. */
 export type Index = number | bigint | null | string | ArrayLike;
@@ -36,7 +36,6 @@ type Raw =
   | { readonly kind: "int"; readonly value: number }
   | { readonly kind: "array"; readonly array: ArrayBase };
 
-const range = (n: number, start = 0): number[] => Array.from({ length: n }, (_, i) => start + i);
 
 const SLICE = /^\s*(-?\d+)?\s*:\s*(-?\d+)?\s*(?::\s*(-?\d+)?\s*)?$/;
 

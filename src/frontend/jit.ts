@@ -105,6 +105,11 @@ export class Compiled {
 
   call(...args: unknown[]): unknown {
     const { leaves, key } = flattenArgs(args, this.signature.staticArgnums);
+    return this.run(leaves, key);
+  }
+
+  /** @internal `call` on arguments already flattened (jit's cache lookup did that once). */
+  run(leaves: readonly ArrayBase[], key: string): unknown {
     if (key !== this.signature.key) throw new FrontendError(`jit: called with the signature ${key}, but compiled for ${this.signature.key}`, "jit");
     const results = this.executable.execute(leaves.map((l) => (l as Array).buffer));
     return treeUnflatten(this.signature.outDef, results.map((r, i) => new Array(this.signature.outAvals[i]!, r)));
@@ -198,7 +203,7 @@ export function jit<F extends (...args: never[]) => unknown>(f: F, options: Shar
       compiled = traceToModule(f, args, staticArgnums, donate).compile();
       cache.set(key, compiled);
     }
-    return compiled.call(...args);
+    return compiled.run(leaves, key);
   };
   return Object.assign(call, { lower: (...args: Parameters<F>) => traceToModule(f, args, staticArgnums, donate) }) as unknown as Jitted<F>;
 }

@@ -85,7 +85,10 @@ export function bitcastConvertType(x: ArrayLike, newDtype: DType): ArrayBase {
 }
 
 export function broadcastInDim(x: ArrayLike, shape: readonly number[], broadcastDimensions: readonly number[]): ArrayBase {
-  return bind1("broadcastInDim", [asArrayValue(x)], { shape: [...shape], broadcastDimensions: [...broadcastDimensions] });
+  const a = asArrayValue(x);
+  // The identity (as np.matmul's and np.broadcastTo's operands of the final shape ask for) is no op, as for reshape and transpose.
+  if (a.ndim === shape.length && broadcastDimensions.length === a.ndim && broadcastDimensions.every((d, i) => d === i && a.shape[i] === shape[i])) return a;
+  return bind1("broadcastInDim", [a], { shape: [...shape], broadcastDimensions: [...broadcastDimensions] });
 }
 
 /** `x` (of rank 0 or of `shape`'s trailing rank) broadcast to `shape` as numpy aligns trailing dimensions. */

@@ -10,6 +10,7 @@ import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import { diagonal, pivotSign } from "./lu_rules.js";
 import * as np from "./numpy.js";
+import { range } from "../types/arrays.js";
 
 /** The dtypes LAPACK has routines for (JAX's CPU lowerings refuse the others). */
 const LAPACK_DTYPES: readonly string[] = ["float32", "float64", "complex64", "complex128"];
@@ -286,4 +287,3 @@ export function pinv(a: ArrayLike, options: { rtol?: number } = {}): ArrayBase {
   return np.matmul(np.swapaxes(Vh, -1, -2), scaled);
 }
 
-const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);

@@ -1,12 +1,13 @@
 // jax.nn: activations and the softmax family, composed from numpy and lax functions
-// (so differentiable, batchable and jittable without rules of their own; relu has JAX's
-// custom derivative).
+// (so differentiable, batchable and jittable without rules of their own; relu and relu6
+// have JAX's custom derivatives).
 
 import { asArrayValue, type ArrayBase, type ArrayLike } from "./core.js";
 import { customJvp } from "./custom.js";
 import type { DType } from "./dtypes.js";
 import * as lax from "./lax.js";
 import * as np from "./numpy.js";
+import { range } from "../types/arrays.js";
 
 /**
  * jax.nn.relu: max(x, 0), with JAX's custom derivative, 0 at 0 (max's tie rule would give
@@ -24,7 +25,16 @@ export const swish = silu;
 export const softplus = (x: ArrayLike): ArrayBase => np.logaddexp(x, 0);
 /** jax.nn.log_sigmoid: log(sigmoid(x)) = -softplus(-x), without underflow. */
 export const logSigmoid = (x: ArrayLike): ArrayBase => np.negative(softplus(np.negative(np.toInexact(asArrayValue(x)))));
-export const relu6 = (x: ArrayLike): ArrayBase => np.minimum(np.maximum(x, 0), 6);
+/**
+ * jax.nn.relu6: min(max(x, 0), 6), with JAX's custom derivative: 1 strictly between 0
+ * and 6 and 0 elsewhere, at 0 and 6 too (the ties of max and min would give 0.5 there).
+ */
+export const relu6 = customJvp((x: ArrayLike): ArrayBase => np.minimum(np.maximum(x, 0), 6)).defjvp(([x], [t]) => {
+  const primal = asArrayValue(x as ArrayLike);
+  const tangent = t as ArrayBase;
+  const inside = np.logicalAnd(lax.gt(primal, 0), lax.lt(primal, 6));
+  return [np.minimum(np.maximum(primal, 0), 6), lax.selectN(inside, np.zerosLike(tangent), tangent)];
+});
 /** jax.nn.leaky_relu: x for x >= 0, negativeSlope·x below. */
 export const leakyRelu = (x: ArrayLike, negativeSlope = 0.01): ArrayBase => {
   const a = np.toInexact(asArrayValue(x));
@@ -92,7 +102,6 @@ export function logsumexp(x: ArrayLike, axisOrOptions?: np.AxisArg<AxisOption & 
   return options.keepdims === true ? out : np.squeeze(out, { axis: options.axis ?? range(a.ndim) });
 }
 
-const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
 /** jax.nn.softmax over `axis` (default -1). */
 export function softmax(x: ArrayLike, axisOrOptions?: np.AxisArg<AxisOption>): ArrayBase {

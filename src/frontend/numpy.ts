@@ -5,7 +5,7 @@
 import { Array as ConcreteArray, ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
 import { checkDtype, DEFAULT_FLOAT, DEFAULT_INT, dtypeKind, isInexact, isIntegral, resultType, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
-import { maxOf } from "../types/arrays.js";
+import { maxOf, range } from "../types/arrays.js";
 import * as lax from "./lax.js";
 
 export type { DType } from "./dtypes.js";
@@ -20,7 +20,6 @@ export { save, savez, load } from "./io.js";
 export const newaxis = null;
 export { ArrayBase as Array };
 
-const range = (n: number, start = 0): number[] => Array.from({ length: n }, (_, i) => start + i);
 
 // ---- creation
 
@@ -105,6 +104,8 @@ export function eye(n: number, m?: number, options: DtypeOption & { k?: number }
 export const identity = (n: number, options: DtypeOption = {}): ArrayBase => eye(n, n, options);
 
 // ---- broadcasting and promotion
+
+const sameShape = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((d, i) => d === b[i]);
 
 /** numpy's broadcast shape of `shapes` (a FrontendError naming the op for incompatible ones). */
 export function broadcastShapes(where: string, ...shapes: (readonly number[])[]): number[] {
@@ -547,6 +548,7 @@ export function squeeze(x: ArrayLike, options: { axis?: number | readonly number
 
 export function broadcastTo(x: ArrayLike, shape: readonly number[]): ArrayBase {
   const a = asArrayValue(x, undefined, "broadcastTo");
+  if (sameShape(a.aval.shape, shape)) return a;
   const target = broadcastShapes("broadcastTo", a.shape, shape);
   if (target.join(",") !== shape.join(",")) throw new FrontendError(`broadcastTo: cannot broadcast [${a.shape}] to [${shape}]`, "broadcastTo", "shape");
   const offset = shape.length - a.ndim;

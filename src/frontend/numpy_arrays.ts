@@ -10,8 +10,8 @@ import {
   concatenate, flip, linspace, multiply, normalizeAxis, power, promoteAndBroadcast, promoteDtypes, ravel, reshape, split, sum, swapaxes,
   transpose, where, zeros, zerosLike, type DtypeOption,
 } from "./numpy.js";
+import { range } from "../types/arrays.js";
 
-const range = (n: number, start = 0): number[] => Array.from({ length: n }, (_, i) => start + i);
 
 // ---- rank and stacking
 

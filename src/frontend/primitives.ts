@@ -39,6 +39,7 @@ import { COMPLEX_ROWS } from "./complex_rules.js";
 import { FFT_ROWS } from "./fft_rules.js";
 import { WINDOW_ROWS, type ConvParams, type WindowParams } from "./window_rules.js";
 import { SHARDING_ROWS, type MeshAxes } from "./sharding_rules.js";
+import { range } from "../types/arrays.js";
 
 type None = Record<string, never>;
 type Axes = { readonly axes: readonly number[] };
@@ -151,7 +152,7 @@ export interface PrimitiveRow<P> {
 
 // ---- helpers of the rules
 
-export const range = (n: number, start = 0): number[] => Array.from({ length: n }, (_, i) => start + i);
+export { range };
 export const without = (all: readonly number[], ...drop: (readonly number[])[]): number[] => all.filter((d) => !drop.some((l) => l.includes(d)));
 const argsort = (xs: readonly number[]): number[] => range(xs.length).sort((a, b) => xs[a]! - xs[b]!);
 export const zerosLike = (x: V): V => lax.full(x.shape, 0, x.dtype);

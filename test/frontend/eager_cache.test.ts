@@ -31,3 +31,15 @@ test("the eager cache keeps at most its limit of executables, least recently use
 test("the eager cache's limit is a positive integer", () => {
   for (const bad of [0, -1, 1.5, Number.NaN]) assert.throws(() => setEagerCacheLimit(bad), FrontendError);
 });
+
+test("np.matmul of two matrices runs one eager op: its operands' broadcasts to their own shapes are no ops", () => {
+  const a = np.array([[1, 2], [3, 4]], { dtype: "float32" });
+  const b = np.array([[5, 6], [7, 8]], { dtype: "float32" });
+  assert.deepEqual(np.matmul(a, b).tolist(), [[19, 22], [43, 50]]);
+  assert.equal(np.broadcastTo(a, [2, 2]), a);
+  // A new shape: exactly one new executable (the dot), none for copies of the operands.
+  const c = np.array([[1, 2, 3], [4, 5, 6]], { dtype: "float32" });
+  const before = eagerCacheSize();
+  assert.deepEqual(np.matmul(a, c).tolist(), [[9, 12, 15], [19, 26, 33]]);
+  assert.equal(eagerCacheSize(), before + 1);
+});

@@ -196,6 +196,8 @@ test("nn activations against their definitions, worked by hand", () => {
   const x = np.array([-2, -0.5, 0, 0.5, 7]);
   const v = (a: FrontendArray): number[] => a.tolist() as number[];
   close(v(nn.relu6(x)), [0, 0, 0, 0.5, 6]);
+  // JAX's derivative: 1 strictly inside (0, 6), 0 at both ends (the ties of max and min would give 0.5).
+  close(v(grad((t: FrontendArray) => np.sum(nn.relu6(t)))(np.array([-1, 0, 3, 6, 7], { dtype: "float32" })) as FrontendArray), [0, 0, 1, 0, 0]);
   close(v(nn.leakyRelu(x, 0.1)), [-0.2, -0.05, 0, 0.5, 7]);
   close(v(nn.elu(x)), [Math.expm1(-2), Math.expm1(-0.5), 0, 0.5, 7]);
   close(v(nn.celu(x, 2)), [2 * Math.expm1(-1), 2 * Math.expm1(-0.25), 0, 0.5, 7]);

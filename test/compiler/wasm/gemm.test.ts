@@ -40,13 +40,13 @@ function checkGemm(spec: GemmSpec, target: WasmTarget = detectWasmTarget(), spli
 }
 
 test("gemm f32: square, odd, prime and degenerate shapes vs a double-precision reference", () => {
-  for (const [m, n, k] of [[1, 1, 1], [4, 8, 4], [5, 9, 3], [7, 13, 17], [1, 37, 29], [31, 1, 5], [17, 19, 1], [64, 64, 64], [33, 65, 300], [130, 70, 513], [3, 1030, 7]]) {
+  for (const [m, n, k] of [[1, 1, 1], [4, 8, 4], [5, 9, 3], [7, 13, 17], [1, 37, 29], [31, 1, 5], [17, 19, 1], [64, 64, 64], [33, 65, 300], [130, 70, 513], [3, 1030, 7], [6, 29, 11]]) {
     checkGemm({ elementType: "f32", batch: 1, m: m!, n: n!, k: k! });
   }
 });
 
 test("gemm f32: batches and transposed operands", () => {
-  for (const [batch, m, n, k] of [[3, 5, 7, 9], [2, 16, 8, 33], [4, 1, 12, 5]]) {
+  for (const [batch, m, n, k] of [[3, 5, 7, 9], [2, 16, 8, 33], [4, 1, 12, 5], [1, 27, 10, 70]]) {
     for (const lhsTransposed of [false, true]) {
       for (const rhsTransposed of [false, true]) {
         checkGemm({ elementType: "f32", batch: batch!, m: m!, n: n!, k: k!, lhsTransposed, rhsTransposed });
