@@ -36,7 +36,6 @@ type Raw =
   | { readonly kind: "int"; readonly value: number }
   | { readonly kind: "array"; readonly array: ArrayBase };
 
-
 const SLICE = /^\s*(-?\d+)?\s*:\s*(-?\d+)?\s*(?::\s*(-?\d+)?\s*)?$/;
 
 function parseItem(item: Index, position: number, where: string): Raw[] {

@@ -144,4 +144,3 @@ export function saveSafetensors(arrays: Readonly<Record<string, ArrayLike>>, met
   }
   return out;
 }
-

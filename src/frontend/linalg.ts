@@ -286,4 +286,3 @@ export function pinv(a: ArrayLike, options: { rtol?: number } = {}): ArrayBase {
   const scaled = lax.mul(np.swapaxes(U, -1, -2), lax.broadcastInDim(inverse, [...batch, k, m], [...range(batch.length), batch.length]));
   return np.matmul(np.swapaxes(Vh, -1, -2), scaled);
 }
-

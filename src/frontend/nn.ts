@@ -102,7 +102,6 @@ export function logsumexp(x: ArrayLike, axisOrOptions?: np.AxisArg<AxisOption & 
   return options.keepdims === true ? out : np.squeeze(out, { axis: options.axis ?? range(a.ndim) });
 }
 
-
 /** jax.nn.softmax over `axis` (default -1). */
 export function softmax(x: ArrayLike, axisOrOptions?: np.AxisArg<AxisOption>): ArrayBase {
   const options = np.axisOptions<AxisOption>("softmax", axisOrOptions);

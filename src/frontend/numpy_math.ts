@@ -442,4 +442,3 @@ export function bincount(x: ArrayLike, options: { weights?: ArrayLike; length?: 
   if (w.shape.join(",") !== a.shape.join(",")) throw new FrontendError(`bincount: weights of shape [${w.shape}] for x of shape [${a.shape}]`, "bincount", "weights");
   return lax.reduceSum(where(hits, lax.broadcastInDim(w, hits.shape, [0]), 0), [0]);
 }
-
