@@ -131,7 +131,7 @@ export class Literal {
     /** Elements of a tuple literal. */
     readonly elements: readonly Literal[],
     /** A splat's one element (its stored values), written over the whole array when `data` is first read. */
-    private splatElement?: Storage,
+    private pendingSplat?: Storage,
   ) {}
 
   /** Elements of an array literal, in storage (layout) order; empty for tuples and tokens. */
@@ -139,14 +139,19 @@ export class Literal {
     return this.storage ?? this.materializeSplat();
   }
 
+  /** A splat literal's one element (its stored values) while its array is not yet written, else undefined. */
+  splatElement(): Storage | undefined {
+    return this.storage === undefined ? this.pendingSplat?.slice() : undefined;
+  }
+
   private materializeSplat(): Storage {
     const shape = this.arrayShape;
-    const element = this.splatElement!;
+    const element = this.pendingSplat!;
     const data = allocateStorage(shape.elementType, storageElementCount(shape));
     if (element.length === 1) (data as unknown as { fill(v: unknown): void }).fill(element[0]);
     else for (let i = 0; i < data.length; i++) data[i] = element[i % element.length]!;
     this.storage = data;
-    this.splatElement = undefined;
+    this.pendingSplat = undefined;
     return data;
   }
 

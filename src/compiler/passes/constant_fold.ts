@@ -5,7 +5,10 @@
 // never anything whose value is not a function of its operands alone: side-effecting
 // ops, rng, collectives, replica/partition ids, control flow (a while may not end).
 // An elementwise op on splats (broadcasts of scalar constants) is folded on the scalars
-// and broadcast again, whatever its size.
+// and broadcast again, whatever its size. And a constant whose elements are all the same
+// bits becomes a broadcast of its scalar, as XLA's simplifier does: fusion then computes
+// it in registers instead of reading it from memory (a traced program's learning rate
+// arrives as a dense f32[784,512] of 0.1).
 
 import { evaluate } from "../../interpreter/evaluate.js";
 import { HostQueues, singleDeviceCollectives, type EvalContext, type Kernel } from "../../interpreter/context.js";
@@ -13,8 +16,8 @@ import { KERNELS } from "../../interpreter/kernels/index.js";
 import { subcomputationsOf, type Computation, type HloModule, type Instruction } from "../../ir/computation.js";
 import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
 import { hasSideEffect, mapComputations, rebuild } from "../../ir/rewrite.js";
-import type { Literal } from "../../types/literal.js";
-import { arrayShape, hasDefaultLayout, type ArrayShape } from "../../types/shape.js";
+import { Literal } from "../../types/literal.js";
+import { arrayShape, elementCount, hasDefaultLayout, type ArrayShape } from "../../types/shape.js";
 import type { Pass } from "../../passes/pass.js";
 
 export const MAX_FOLDED_ELEMENTS = 1024;
@@ -62,13 +65,38 @@ function runKernel(inst: Instruction, values: readonly Literal[]): Literal | und
   }
 }
 
-const literalOf = (inst: Instruction): Literal | undefined =>
-  inst.opcode === "constant" ? (inst as Instruction<"constant">).attrs.literal : undefined;
+/** A constant's literal; a small splat's too (a broadcast scalar constant), which is how splat constants are kept. */
+function literalOf(inst: Instruction): Literal | undefined {
+  if (inst.opcode === "constant") return (inst as Instruction<"constant">).attrs.literal;
+  const scalar = inst.opcode === "broadcastInDim" ? splatScalar(inst) : undefined;
+  if (scalar === undefined || elementCount(inst.shape as ArrayShape) > MAX_FOLDED_ELEMENTS) return undefined;
+  return runKernel(inst, [scalar.attrs.literal]);
+}
 
 /** The scalar constant a splat broadcasts (or a scalar constant itself), or undefined. */
 function splatScalar(inst: Instruction): Instruction<"constant"> | undefined {
   const c = inst.opcode === "broadcastInDim" ? inst.operands[0]! : inst;
   return c.opcode === "constant" && c.shape.kind === "array" && c.shape.dimensions.length === 0 ? c as Instruction<"constant"> : undefined;
+}
+
+/** The one element (as a scalar literal) of a constant whose elements all have the same bits, or undefined. */
+function splatOf(lit: Literal): Literal | undefined {
+  const shape = lit.shape;
+  if (shape.kind !== "array" || shape.dimensions.length === 0 || shape.quantization !== undefined || !hasDefaultLayout(shape)) return undefined;
+  const pending = lit.splatElement();
+  if (pending !== undefined) return Literal.fromStorage(arrayShape(shape.elementType, []), pending);
+  const data = lit.data;
+  const per = data.length / elementCount(shape);
+  if (!(per >= 1) || !Number.isInteger(per)) return undefined;
+  const elementBytes = data.BYTES_PER_ELEMENT * per;
+  // Compared as bits (so -0 is not 0, and NaN payloads count), a word at a time where elements are whole words.
+  const wide = elementBytes % 4 === 0 && data.byteOffset % 4 === 0;
+  const words = wide
+    ? new Uint32Array(data.buffer, data.byteOffset, data.byteLength / 4)
+    : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const period = wide ? elementBytes / 4 : elementBytes;
+  for (let i = period; i < words.length; i++) if (words[i] !== words[i % period]) return undefined;
+  return Literal.fromStorage(arrayShape(shape.elementType, []), data.slice(0, per));
 }
 
 function withLayoutOf(lit: Literal, shape: ArrayShape): Literal {
@@ -80,6 +108,12 @@ export const constantFold: Pass = {
   run(module: HloModule, ctx) {
     let folded = 0;
     const out = mapComputations(module, (c) => rebuild(c, (inst, operands, f) => {
+      if (inst.opcode === "constant") {
+        const element = inst.shape.kind === "array" && elementCount(inst.shape) > 1 ? splatOf((inst as Instruction<"constant">).attrs.literal) : undefined;
+        if (element === undefined) return undefined;
+        folded++;
+        return f.add("broadcastInDim", [f.constant(element, { from: inst })], { dimensions: [...(inst.shape as ArrayShape).dimensions], broadcastDimensions: [] }, { from: inst });
+      }
       if (!foldable(inst) || operands.length === 0 || inst.shape.kind !== "array") return undefined;
       const shape = inst.shape;
       const values = operands.map(literalOf);

@@ -44,6 +44,26 @@ test("constant folding keeps splats as broadcasts, leaves iota, rng and large re
   assert.deepEqual(eval1(out, []).elements[0]!.values().slice(0, 2), [6, 6]);
 });
 
+test("a constant whose elements all have the same bits becomes a broadcast of its scalar (XLA's simplifier); -0 among 0s, other NaN payloads, complex parts that differ stay dense", () => {
+  const nanBits = (bits: number): number => new Float32Array(new Uint32Array([bits]).buffer)[0]!;
+  const dense = (values: readonly number[]): Literal => Literal.fromValues("f32", [2, values.length / 2], values);
+  const cases: [Literal, boolean][] = [
+    [dense(Array(64).fill(0.1)), true],
+    [Literal.fromValues("c64", [3], [{ re: 1, im: -2 }, { re: 1, im: -2 }, { re: 1, im: -2 }]), true],
+    [Literal.fromValues("s8", [5], [7, 7, 7, 7, 7]), true],
+    [dense([0, 0, 0, -0]), false],
+    [Literal.fromStorage(arrayShape("f32", [2]), new Float32Array([nanBits(0x7fc00000), nanBits(0x7fc00001)])), false],
+    [Literal.fromValues("c64", [2], [{ re: 1, im: 2 }, { re: 1, im: 3 }]), false],
+  ];
+  for (const [lit, splat] of cases) {
+    const m = build("t", [], (b) => b.addInstruction("constant", [], { literal: lit }));
+    const out = run(m, constantFold);
+    assert.deepEqual(opcodes(out), splat ? ["constant", "broadcastInDim"] : ["constant"], lit.toString());
+    const bytes = (l: Literal): Buffer => Buffer.from(l.data.buffer, l.data.byteOffset, l.data.byteLength);
+    assert.ok(bytes(eval1(out, [])).equals(bytes(lit)), lit.toString());
+  }
+});
+
 test("constant folding leaves reductions whose reducer draws random numbers", () => {
   const m = build("t", [], (b) => {
     const sub = b.createSubBuilder("noisy");
