@@ -148,8 +148,10 @@ export class Literal {
     const shape = this.arrayShape;
     const element = this.pendingSplat!;
     const data = allocateStorage(shape.elementType, storageElementCount(shape));
-    if (element.length === 1) (data as unknown as { fill(v: unknown): void }).fill(element[0]);
-    else for (let i = 0; i < data.length; i++) data[i] = element[i % element.length]!;
+    // A zero splat is the storage as allocated: writing it would only touch (map) every page (-0 is written: its sign bit).
+    const zero = Array.prototype.every.call(element, (v: unknown) => Object.is(v, 0) || v === 0n);
+    if (!zero && element.length === 1) (data as unknown as { fill(v: unknown): void }).fill(element[0]);
+    else if (!zero) for (let i = 0; i < data.length; i++) data[i] = element[i % element.length]!;
     this.storage = data;
     this.pendingSplat = undefined;
     return data;
