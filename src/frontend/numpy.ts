@@ -656,18 +656,6 @@ export function roll(x: ArrayLike, shift: number | readonly number[], options: {
   }, a);
 }
 
-/** np.pad(x, padWidth, { mode: "constant", constantValues }): padWidth is a number, a [before, after] pair for every axis, or one pair per axis. */
-export function pad(x: ArrayLike, padWidth: number | readonly [number, number] | readonly (readonly [number, number])[], options: { mode?: "constant"; constantValues?: number } = {}): ArrayBase {
-  const a = asArrayValue(x, undefined, "pad");
-  if ((options.mode ?? "constant") !== "constant") throw new FrontendError(`pad: mode "${String(options.mode)}" is not supported yet (only "constant")`, "pad", "mode");
-  const widths: (readonly [number, number])[] = typeof padWidth === "number" ? a.shape.map(() => [padWidth, padWidth] as const)
-    : typeof padWidth[0] === "number" ? a.shape.map(() => padWidth as readonly [number, number])
-      : [...padWidth as readonly (readonly [number, number])[]];
-  if (widths.length !== a.ndim) throw new FrontendError(`pad: ${widths.length} (before, after) pairs for an array of rank ${a.ndim}`, "pad", "padWidth");
-  if (widths.flat().some((w) => !Number.isInteger(w) || w < 0)) throw new FrontendError(`pad: widths ${JSON.stringify(padWidth)} must be non-negative integers`, "pad", "padWidth");
-  return lax.pad(a, lax.full([], options.constantValues ?? 0, a.dtype), widths.map(([lo, hi]) => [lo, hi, 0] as const));
-}
-
 // ---- linear algebra
 
 /** np.matmul: matrix product with numpy's batch broadcasting (1-d operands are vectors). */
@@ -705,54 +693,6 @@ export const inner = (x: ArrayLike, y: ArrayLike): ArrayBase => {
   return lax.dotGeneral(a, b, { lhsContractingDimensions: [a.ndim - 1], rhsContractingDimensions: [b.ndim - 1] });
 };
 export const outer = (x: ArrayLike, y: ArrayLike): ArrayBase => multiply(reshape(ravel(x), [-1, 1]), reshape(ravel(y), [1, -1]));
-
-/**
- * np.einsum for one or two operands: "ij,jk->ik", "bij,bjk->bik", "i,i->", "ij->ji",
- * "ii->i" is not supported (repeated letters in one operand). Without "->" the output
- * is the letters that appear once, sorted (numpy's implicit mode).
- */
-export function einsum(subscripts: string, ...operands: ArrayLike[]): ArrayBase {
-  const spec = subscripts.replace(/\s+/g, "");
-  const [lhs, explicit] = spec.split("->") as [string, string | undefined];
-  const inputs = lhs.split(",");
-  if (inputs.length !== operands.length) throw new FrontendError(`einsum: "${subscripts}" names ${inputs.length} operand(s), ${operands.length} given`, "einsum", "operands");
-  if (inputs.length < 1 || inputs.length > 2) throw new FrontendError(`einsum: ${inputs.length} operands; the front end handles one or two`, "einsum", "operands");
-  const counts = new Map<string, number>();
-  for (const s of inputs) {
-    if (!/^[a-zA-Z]*$/.test(s)) throw new FrontendError(`einsum: "${s}" in "${subscripts}" is not a list of letters (ellipses are not supported yet)`, "einsum", "subscripts");
-    if (new Set(s).size !== s.length) throw new FrontendError(`einsum: "${s}" repeats a letter (traces and diagonals are not supported yet)`, "einsum", "subscripts");
-    for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
-  }
-  const out = explicit ?? [...counts.keys()].filter((c) => counts.get(c) === 1).sort().join("");
-  for (const c of out) if (!counts.has(c)) throw new FrontendError(`einsum: the output letter "${c}" is not in any input of "${subscripts}"`, "einsum", "subscripts");
-  const arrays = promoteDtypes("einsum", operands);
-  arrays.forEach((a, i) => {
-    if (a.ndim !== inputs[i]!.length) throw new FrontendError(`einsum: operand ${i} has rank ${a.ndim} but "${inputs[i]}" names ${inputs[i]!.length} axes`, "einsum", "operands");
-  });
-  // Sum each operand over the letters no one else needs.
-  const needed = (c: string, self: number): boolean => out.includes(c) || inputs.some((s, j) => j !== self && s.includes(c));
-  const reduced = arrays.map((a, i) => {
-    const s = inputs[i]!;
-    const drop = range(s.length).filter((k) => !needed(s[k]!, i));
-    return { array: lax.reduceSum(a, drop), letters: [...s].filter((_, k) => !drop.includes(k)).join("") };
-  });
-  let result: { array: ArrayBase; letters: string };
-  if (reduced.length === 1) {
-    result = reduced[0]!;
-  } else {
-    const [l, r] = reduced as [typeof reduced[0], typeof reduced[0]];
-    const shared = [...l.letters].filter((c) => r.letters.includes(c));
-    const batch = shared.filter((c) => out.includes(c));
-    const contract = shared.filter((c) => !out.includes(c));
-    const array = lax.dotGeneral(l.array, r.array, {
-      lhsContractingDimensions: contract.map((c) => l.letters.indexOf(c)), rhsContractingDimensions: contract.map((c) => r.letters.indexOf(c)),
-      lhsBatchDimensions: batch.map((c) => l.letters.indexOf(c)), rhsBatchDimensions: batch.map((c) => r.letters.indexOf(c)),
-    });
-    const free = (s: string): string[] => [...s].filter((c) => !shared.includes(c));
-    result = { array, letters: [...batch, ...free(l.letters), ...free(r.letters)].join("") };
-  }
-  return lax.transpose(result.array, [...out].map((c) => result.letters.indexOf(c)));
-}
 
 /** The concrete class of arrays outside transformations (for `instanceof`). */
 export { ConcreteArray as ConcreteArray };

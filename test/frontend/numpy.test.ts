@@ -101,7 +101,7 @@ test("matmul, dot, outer and einsum agree with products computed by hand", () =>
   // Batched: the same as matmul on a stack.
   const s = np.stack([a, b]);
   assert.deepEqual(np.einsum("bij,bjk->bik", s, s).tolist(), np.matmul(s, s).tolist());
-  assert.throws(() => np.einsum("ii->i", a), /repeats a letter/);
+  assert.deepEqual(np.einsum("ii->i", a).tolist(), [1, 4]); // more in einsum.test.ts
   assert.throws(() => np.matmul(np.zeros([2, 3]), np.zeros([2, 3])), /contracted dimensions differ/);
 });
 
