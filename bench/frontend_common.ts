@@ -1,8 +1,15 @@
 // What the front end's benches (frontend_mlp.ts, frontend_encoder.ts) share: the
 // hand-built program and jax-js's as candidates, and paired timing: each round times
-// `calls` calls of each candidate in turn, the order alternating between rounds; the
-// figure is the median round, in wall time and in this process's CPU time (everything
-// runs on the calling thread, so on a loaded machine the CPU time is the steadier figure).
+// `calls` calls of each candidate in turn; the figure is the median round, in wall time
+// and in this process's CPU time (everything runs on the calling thread, so on a loaded
+// machine the CPU time is the steadier figure).
+//
+// The rounds go through every order of the candidates, so each runs after each other
+// one equally often. Whoever runs right after jax-js pays for its garbage (the
+// collector's work, concurrent marking included, is this process's CPU time too): with
+// the order only alternating, the front end always ran after jax-js and the hand-built
+// step never did, which put the front end 1.20-1.28x the hand-built step at 256-256-10
+// (load 7, 18 rounds of 8 calls) where every order gives 0.99-1.04x.
 
 import { performance } from "node:perf_hooks";
 import { compile } from "../src/compiler/index.js";
@@ -39,14 +46,25 @@ export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => 
 
 export interface Timing { wallMs: number; cpuMs: number }
 
-/** Per-call milliseconds of each candidate: `calls` calls per round, `rounds` rounds alternating the order, after one untimed call each. */
+/** Every order of `names` (the bench has at most three candidates: six orders). */
+function orders(names: readonly string[]): string[][] {
+  if (names.length <= 1) return [[...names]];
+  return names.flatMap((first, i) => orders(names.filter((_, k) => k !== i)).map((rest) => [first, ...rest]));
+}
+
+/**
+ * Per-call milliseconds of each candidate: `calls` calls per round, `rounds` rounds (a
+ * multiple of the number of orders, six for three candidates, balances them), round r
+ * in the r-th order of the candidates, after one untimed call each.
+ */
 export async function paired(candidates: Record<string, () => void | Promise<void>>, calls: number, rounds: number): Promise<Record<string, Timing>> {
   const names = Object.keys(candidates);
+  const schedule = orders(names);
   const wall: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   const cpu: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   for (const n of names) await candidates[n]!(); // warm up (compiles)
   for (let r = 0; r < rounds; r++) {
-    for (const n of r % 2 === 0 ? names : [...names].reverse()) {
+    for (const n of schedule[r % schedule.length]!) {
       const t0 = performance.now();
       const c0 = process.cpuUsage();
       for (let i = 0; i < calls; i++) await candidates[n]!();

@@ -23,7 +23,7 @@ type Weights = [A, A, A, A, A, A, A, A];
 
 const argv = process.argv.slice(2).map(Number);
 const [seq, model, heads, ff] = argv.length >= 4 ? argv : [128, 256, 4, 1024];
-const rounds = argv[4] ?? 9;
+const rounds = argv[4] ?? 12; // two cycles of the six orders of three candidates
 const w: Extract<Workload, { kind: "transformer" }> = { kind: "transformer", seq: seq!, model: model!, heads: heads!, ff: ff! };
 const { seq: S, model: D, heads: H } = w;
 const dh = D / H;
