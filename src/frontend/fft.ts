@@ -13,7 +13,7 @@ import { ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
 import { DEFAULT_FLOAT, dtypeKind, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
-import { normalizeAxis, roll } from "./numpy.js";
+import { conj, normalizeAxis, roll } from "./numpy.js";
 import { range } from "../types/arrays.js";
 
 export type FftNorm = "backward" | "ortho" | "forward";
@@ -147,6 +147,21 @@ export const ifft = oneDim("ifft", "c2c", true);
 export const rfft = oneDim("rfft", "r2c", false);
 /** np.fft.irfft: the real signal (of length n, default 2 (m - 1)) of a half spectrum. */
 export const irfft = oneDim("irfft", "c2r", true);
+/** The other direction's norm: the Hermitian transforms scale as the transform they invert does. */
+const SWAPPED: Record<FftNorm, FftNorm> = { backward: "forward", ortho: "ortho", forward: "backward" };
+/** The 1-d transform options, whichever place they were given in. */
+const oneDimOptions = (n: Parameters<OneDim>[1], options: FftOptions): FftOptions & { n: number | null } =>
+  typeof n === "object" && n !== null ? { ...n, n: n.n ?? null } : { ...options, n: n ?? null };
+/** np.fft.hfft: the real spectrum (length n, default 2 (m - 1)) of a signal with Hermitian symmetry given by its first half: irfft of its conjugate, unscaled. */
+export const hfft: OneDim = (a, n, options = {}) => {
+  const o = oneDimOptions(n, options);
+  return transform("hfft", conj(inputOf("hfft", a, "c2r")), "c2r", true, [o.n], [o.axis ?? -1], SWAPPED[checkNorm("hfft", o.norm)]);
+};
+/** np.fft.ihfft: its inverse: the conjugate of rfft divided by n. */
+export const ihfft: OneDim = (a, n, options = {}) => {
+  const o = oneDimOptions(n, options);
+  return conj(transform("ihfft", a, "r2c", false, [o.n], [o.axis ?? -1], SWAPPED[checkNorm("ihfft", o.norm)]));
+};
 export const fft2 = manyDim("fft2", "c2c", false, [-2, -1]);
 export const ifft2 = manyDim("ifft2", "c2c", true, [-2, -1]);
 export const rfft2 = manyDim("rfft2", "r2c", false, [-2, -1]);

@@ -7,7 +7,9 @@
 import type { ArrayBase, ArrayLike } from "./core.js";
 import type { DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
+import { qr } from "./linalg.js";
 import * as np from "./numpy.js";
+import { diagonal } from "./numpy_arrays.js";
 import * as random from "./random.js";
 
 /** An initializer: an array of `shape` (and `dtype`, default the initializer's or float32) drawn with `key`. */
@@ -109,3 +111,24 @@ export const xavierUniform = glorotUniform;
 export const xavierNormal = glorotNormal;
 export const kaimingUniform = heUniform;
 export const kaimingNormal = heNormal;
+
+/**
+ * jax.nn.initializers.orthogonal(scale = 1, { columnAxis = -1 }): the column axis against
+ * the product of the others as a matrix with orthonormal columns (or rows, whichever are
+ * fewer): Q of the QR of a normal matrix (the taller way round), its columns signed by
+ * R's diagonal, transposed back if wide, reshaped with the column axis put back in place,
+ * times scale.
+ */
+export const orthogonal = (scale = 1, options: { columnAxis?: number; dtype?: DType } = {}): Initializer =>
+  (key, shape, dtype = options.dtype ?? "float32") => {
+    if (shape.length < 2) throw new FrontendError(`initializers.orthogonal: needs a shape of rank 2 or more, got [${shape}]`, "initializers.orthogonal", "shape");
+    const axis = np.normalizeAxis("initializers.orthogonal", options.columnAxis ?? -1, shape.length);
+    const cols = shape[axis]!;
+    const rows = shape.reduce((p, d) => p * d, 1) / cols;
+    const wide = rows < cols;
+    const { Q, R } = qr(random.normal(key, wide ? [cols, rows] : [rows, cols], { dtype }));
+    const signed = np.multiply(Q, np.sign(diagonal(R)));
+    const matrix = wide ? np.transpose(signed) : signed;
+    const others = shape.filter((_, d) => d !== axis);
+    return np.multiply(np.moveaxis(np.reshape(matrix, [...others, cols]), -1, axis), Math.fround(scale));
+  };

@@ -1,7 +1,9 @@
 // jax.numpy.linalg: norm, composed of numpy functions (so differentiable and batchable);
 // cholesky on the cholesky primitive; inv, solve, det and slogdet on the LU
-// factorization (lu_rules.ts: the lu, solve and det primitives), as JAX's. Matrices are
-// the last two dimensions, the others batch; integer inputs become float32, as JAX
+// factorization (lu_rules.ts: the lu, solve and det primitives), as JAX's; qr, eigh and
+// svd on theirs, and what JAX composes of them (pinv, lstsq, matrixRank, cond,
+// matrixPower, multiDot, the array API's vectorNorm, matrixNorm, vecdot, ...). Matrices
+// are the last two dimensions, the others batch; integer inputs become float32, as JAX
 // promotes them.
 
 import { ArrayBase, asArrayValue, bind, bind1, type ArrayLike } from "./core.js";
@@ -9,6 +11,7 @@ import { dtypeKind, resultType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import { diagonal, pivotSign } from "./lu_rules.js";
+import { einsum } from "./einsum.js";
 import * as np from "./numpy.js";
 import { range } from "../types/arrays.js";
 
@@ -129,7 +132,7 @@ export interface NormOptions {
 }
 
 /** Vector norms along `axis`: 2 (default), inf, -inf, 0 (the count of nonzeros), or any p (sum |x|^p)^(1/p). */
-function vectorNorm(x: ArrayBase, ord: number | null, axis: number | null, keepdims: boolean): ArrayBase {
+function vectorNormAlong(x: ArrayBase, ord: number | null, axis: number | null, keepdims: boolean): ArrayBase {
   const options = { axis, keepdims };
   const a = np.abs(x);
   if (ord === null || ord === 2) return np.sqrt(np.sum(np.multiply(a, a), options));
@@ -141,7 +144,7 @@ function vectorNorm(x: ArrayBase, ord: number | null, axis: number | null, keepd
 }
 
 /** Matrix norms over axes (rows, cols): "fro", "nuc" (the sum of the singular values), 1 / -1 (max / min column sum), 2 / -2 (largest / smallest singular value), inf / -inf (max / min row sum). */
-function matrixNorm(x: ArrayBase, ord: NormOrder, [row, col]: readonly [number, number], keepdims: boolean): ArrayBase {
+function matrixNormOver(x: ArrayBase, ord: NormOrder, [row, col]: readonly [number, number], keepdims: boolean): ArrayBase {
   const a = np.abs(x);
   const keep = (y: ArrayBase): ArrayBase => (keepdims ? np.expandDims(y, [row, col].sort((p, q) => p - q)) : y);
   if (ord === null || ord === "fro") return keep(np.sqrt(np.sum(np.multiply(a, a), { axis: [row, col] })));
@@ -179,20 +182,20 @@ export function norm(x: ArrayLike, ord: NormOrder = null, options: NormOptions =
   const axis = options.axis ?? null;
   if (axis === null) {
     if (ord === null) {
-      const whole = vectorNorm(np.ravel(a), null, null, false);
+      const whole = vectorNormAlong(np.ravel(a), null, null, false);
       return keepdims ? np.reshape(whole, a.shape.map(() => 1)) : whole;
     }
-    if (a.ndim === 1) return vectorNorm(a, ord as number, 0, keepdims);
-    if (a.ndim === 2) return matrixNorm(a, ord, [0, 1], keepdims);
+    if (a.ndim === 1) return vectorNormAlong(a, ord as number, 0, keepdims);
+    if (a.ndim === 2) return matrixNormOver(a, ord, [0, 1], keepdims);
     throw new FrontendError(`linalg.norm: ord=${String(ord)} without an axis needs a 1-d or 2-d array, got rank ${a.ndim}`, "linalg.norm", "ord");
   }
   if (typeof axis === "number") {
     if (typeof ord === "string") throw new FrontendError(`linalg.norm: ord="${ord}" is a matrix norm; give two axes`, "linalg.norm", "ord");
-    return vectorNorm(a, ord, checkAxis(axis, a.ndim), keepdims);
+    return vectorNormAlong(a, ord, checkAxis(axis, a.ndim), keepdims);
   }
   const [r, c] = [checkAxis(axis[0], a.ndim), checkAxis(axis[1], a.ndim)];
   if (r === c) throw new FrontendError(`linalg.norm: the two axes are the same (${r})`, "linalg.norm", "axis");
-  return matrixNorm(a, ord, [r, c], keepdims);
+  return matrixNormOver(a, ord, [r, c], keepdims);
 }
 
 /** What np.linalg.qr returns (numpy's and JAX's field names). */
@@ -286,3 +289,185 @@ export function pinv(a: ArrayLike, options: { rtol?: number } = {}): ArrayBase {
   const scaled = lax.mul(np.swapaxes(U, -1, -2), lax.broadcastInDim(inverse, [...batch, k, m], [...range(batch.length), batch.length]));
   return np.matmul(np.swapaxes(Vh, -1, -2), scaled);
 }
+
+/** The machine epsilon of a float dtype (float32's for the others, as the LAPACK types are). */
+const epsOf = (dtype: string): number => (dtype === "float64" || dtype === "complex128" ? 2 ** -52 : 2 ** -23);
+
+/** np.linalg.svdvals: the singular values, descending. */
+export const svdvals = (a: ArrayLike): ArrayBase => svd(matrices(a, "linalg.svdvals", false), { computeUv: false });
+
+/**
+ * np.linalg.matrix_rank(a, { rtol, tol }): the number of singular values above tol
+ * (absolute), or above rtol · the largest (rtol defaults to max(m, n) · eps, numpy's and
+ * JAX's default). A vector's rank is 1 unless it is all zeros.
+ */
+export function matrixRank(a: ArrayLike, options: { rtol?: number; tol?: number } = {}): ArrayBase {
+  const x = np.toInexact(asArrayValue(a, undefined, "linalg.matrixRank"));
+  if (x.ndim < 2) return np.astype(np.any(np.notEqual(x, 0)), "int32");
+  const s = svdvals(x);
+  const [m, n] = x.shape.slice(-2) as [number, number];
+  const threshold = options.tol !== undefined
+    ? lax.full(s.shape.slice(0, -1), options.tol, s.dtype)
+    : np.multiply(np.max(s, { axis: -1 }), options.rtol ?? Math.max(m, n) * epsOf(s.dtype));
+  return np.sum(np.greater(s, np.expandDims(threshold, -1)), { axis: -1 });
+}
+
+/** What np.linalg.lstsq returns. */
+export interface LstsqResult {
+  /** The least-squares solution (a vector for a 1-d b). */
+  readonly x: ArrayBase;
+  /** The squared 2-norm of each column of b − a x (always computed, as JAX does by default). */
+  readonly residuals: ArrayBase;
+  /** How many singular values were kept. */
+  readonly rank: ArrayBase;
+  readonly s: ArrayBase;
+}
+
+/**
+ * np.linalg.lstsq(a, b, { rcond }): the x minimizing ‖b − a x‖ for one m×n matrix a,
+ * through its reduced SVD as JAX's (singular values below rcond · the largest dropped;
+ * rcond defaults to eps · max(m, n)).
+ */
+export function lstsq(a: ArrayLike, b: ArrayLike, options: { rcond?: number } = {}): LstsqResult {
+  const where = "linalg.lstsq";
+  const [av, bv] = [asArrayValue(a, undefined, where), asArrayValue(b, undefined, where)];
+  const dtype = np.toInexact(lax.convertElementType(av, resultType(av.aval, bv.aval).dtype)).dtype;
+  const m = matrices(lax.convertElementType(av, dtype), where, false);
+  if (m.ndim !== 2) throw new FrontendError(`${where}: a must be one matrix (rank 2), got shape [${m.shape}]`, where, "a");
+  const rhs0 = lax.convertElementType(bv, dtype);
+  if (rhs0.ndim !== 1 && rhs0.ndim !== 2) throw new FrontendError(`${where}: b must be a vector or a matrix, got shape [${rhs0.shape}]`, where, "b");
+  const [rows, cols] = m.shape as [number, number];
+  if (rhs0.shape[0] !== rows) throw new FrontendError(`${where}: b has ${rhs0.shape[0]} rows; a has ${rows}`, where, "b");
+  const rhs = rhs0.ndim === 1 ? np.reshape(rhs0, [rows, 1]) : rhs0;
+  const { U, S, Vh } = svd(m, { fullMatrices: false });
+  const rcond = options.rcond ?? epsOf(S.dtype) * Math.max(rows, cols);
+  const largest = S.shape[0] === 0 ? lax.full([], 0, S.dtype) : np.max(S);
+  const kept = np.greaterEqual(S, np.multiply(largest, rcond));
+  const inverse = np.astype(np.where(kept, np.reciprocal(np.where(kept, S, 1)), 0), dtype);
+  const uTb = np.matmul(np.conj(np.swapaxes(U, 0, 1)), rhs);
+  const x = np.matmul(np.conj(np.swapaxes(Vh, 0, 1)), np.multiply(np.expandDims(inverse, 1), uTb));
+  const residuals = np.sum(np.square(np.abs(np.subtract(rhs, np.matmul(m, x)))), { axis: 0 });
+  return { x: rhs0.ndim === 1 ? np.ravel(x) : x, residuals, rank: np.sum(kept), s: S };
+}
+
+/**
+ * np.linalg.cond(x, p): the condition number. p null or 2 (default): the largest
+ * singular value over the smallest; -2 the inverse; "fro", "nuc", ±1, ±inf: the norm of
+ * x times the norm of its inverse. NaN from a singular matrix becomes inf, as JAX's.
+ */
+export function cond(x: ArrayLike, p: NormOrder = null): ArrayBase {
+  const a = matrices(x, "linalg.cond", p === null || p === 2 || p === -2);
+  let r: ArrayBase;
+  if (p === null || p === 2 || p === -2) {
+    const s = svdvals(a);
+    const k = s.shape.at(-1)!;
+    const first = np.take(s, [0], { axis: -1 });
+    const last = np.take(s, [k - 1], { axis: -1 });
+    r = np.squeeze(p === -2 ? np.divide(last, first) : np.divide(first, last), { axis: -1 });
+  } else {
+    r = np.multiply(norm(a, p, { axis: [-2, -1] }), norm(inv(a), p, { axis: [-2, -1] }));
+  }
+  const nanInput = np.any(np.isnan(a), { axis: [-2, -1] });
+  return np.where(np.logicalAnd(np.isnan(r), np.logicalNot(nanInput)), Infinity, r);
+}
+
+/** np.linalg.matrix_power(a, n): a multiplied by itself n times by repeated squaring; n = 0 the identity, n < 0 powers of the inverse. */
+export function matrixPower(a: ArrayLike, n: number): ArrayBase {
+  const where = "linalg.matrixPower";
+  if (!Number.isInteger(n)) throw new FrontendError(`${where}: the exponent must be an integer, got ${n}`, where, "n");
+  let x = asArrayValue(a, undefined, where);
+  if (x.ndim < 2 || x.shape.at(-1) !== x.shape.at(-2)) throw new FrontendError(`${where}: needs square matrices in the last two dimensions, got shape [${x.shape}]`, where, "a");
+  if (n === 0) return lax.broadcastTo(np.eye(x.shape.at(-1)!, undefined, { dtype: x.dtype }), x.shape);
+  if (n < 0) x = inv(x);
+  let result: ArrayBase | undefined;
+  // The binary digits of |n|, lowest first: square z each step, multiply it in where the digit is 1.
+  for (let rest = Math.abs(n), z: ArrayBase | undefined; rest > 0; rest = Math.floor(rest / 2)) {
+    z = z === undefined ? x : np.matmul(z, z);
+    if (rest % 2 === 1) result = result === undefined ? z : np.matmul(result, z);
+  }
+  return result!;
+}
+
+/**
+ * np.linalg.multi_dot(arrays): the product of a chain of matrices (the first may be a
+ * vector, read as a row, the last a vector, read as a column), as one einsum, whose
+ * greedy path picks the order of the products (as JAX's, through opt_einsum).
+ */
+export function multiDot(arrays: readonly ArrayLike[]): ArrayBase {
+  const where = "linalg.multiDot";
+  if (arrays.length < 2) throw new FrontendError(`${where}: needs at least two arrays, got ${arrays.length}`, where, "arrays");
+  const xs = arrays.map((x) => asArrayValue(x, undefined, where));
+  const letter = (i: number): string => String.fromCharCode(i < 26 ? 97 + i : 65 + i - 26);
+  if (xs.length > 51) throw new FrontendError(`${where}: at most 51 arrays (einsum's letters), got ${xs.length}`, where, "arrays");
+  const specs = xs.map((x, i) => {
+    const first = i === 0 && x.ndim === 1;
+    const last = i === xs.length - 1 && x.ndim === 1;
+    if (x.ndim !== 2 && !first && !last) throw new FrontendError(`${where}: array ${i} has rank ${x.ndim}; inner arrays must be matrices (the first and last may be vectors)`, where, "arrays");
+    return first ? letter(1) : last ? letter(i) : letter(i) + letter(i + 1);
+  });
+  const out = (xs[0]!.ndim === 2 ? letter(0) : "") + (xs.at(-1)!.ndim === 2 ? letter(xs.length) : "");
+  return einsum(`${specs.join(",")}->${out}`, ...xs);
+}
+
+/** np.linalg.matrix_transpose: the last two axes swapped. */
+export function matrixTranspose(x: ArrayLike): ArrayBase {
+  const a = asArrayValue(x, undefined, "linalg.matrixTranspose");
+  if (a.ndim < 2) throw new FrontendError(`linalg.matrixTranspose: needs rank 2 or more, got shape [${a.shape}]`, "linalg.matrixTranspose", "x");
+  return np.swapaxes(a, -1, -2);
+}
+
+/** np.linalg.vecdot(x1, x2, { axis = -1 }): Σ conj(x1) · x2 along the axis, the others broadcast. */
+export function vecdot(x1: ArrayLike, x2: ArrayLike, options: { axis?: number } = {}): ArrayBase {
+  const [a, b] = np.promoteAndBroadcast("linalg.vecdot", x1, x2) as [ArrayBase, ArrayBase];
+  return np.sum(np.multiply(np.conj(a), b), { axis: options.axis ?? -1 });
+}
+
+/**
+ * np.linalg.vector_norm(x, { ord = 2, axis, keepdims }): a vector norm over one axis, or
+ * over several (or all, axis null) as one flattened vector.
+ */
+export function vectorNorm(x: ArrayLike, options: { ord?: number; axis?: number | readonly number[] | null; keepdims?: boolean } = {}): ArrayBase {
+  const where = "linalg.vectorNorm";
+  const a = np.toInexact(asArrayValue(x, undefined, where));
+  const axes = options.axis === undefined || options.axis === null ? range(a.ndim) : [options.axis].flat().map((d) => np.normalizeAxis(where, d, a.ndim));
+  const rest = range(a.ndim).filter((d) => !axes.includes(d));
+  const flat = lax.reshape(lax.transpose(a, [...rest, ...axes]), [...rest.map((d) => a.shape[d]!), axes.reduce((p, d) => p * a.shape[d]!, 1)]);
+  const out = vectorNormAlong(flat, options.ord ?? 2, rest.length, false);
+  return options.keepdims === true ? lax.reshape(out, a.shape.map((d, i) => (axes.includes(i) ? 1 : d))) : out;
+}
+
+/** np.linalg.matrix_norm(x, { ord = "fro", keepdims }): a matrix norm of the last two axes. */
+export function matrixNorm(x: ArrayLike, options: { ord?: NormOrder; keepdims?: boolean } = {}): ArrayBase {
+  return norm(x, options.ord ?? "fro", { axis: [-2, -1], keepdims: options.keepdims ?? false });
+}
+
+/** np.linalg.tensorinv(a, ind = 2): the inverse of a reshaped to a square matrix (the first ind axes against the rest), shaped back. */
+export function tensorinv(a: ArrayLike, ind = 2): ArrayBase {
+  const where = "linalg.tensorinv";
+  const x = asArrayValue(a, undefined, where);
+  if (!Number.isInteger(ind) || ind <= 0 || ind > x.ndim) throw new FrontendError(`${where}: ind must be in 1..${x.ndim}, got ${ind}`, where, "ind");
+  const [head, tail] = [x.shape.slice(0, ind), x.shape.slice(ind)];
+  const rows = head.reduce((p, d) => p * d, 1);
+  const cols = tail.reduce((p, d) => p * d, 1);
+  if (rows !== cols) throw new FrontendError(`${where}: the first ${ind} axes hold ${rows} elements and the rest ${cols}; they must be equal`, where, "a");
+  return lax.reshape(inv(lax.reshape(x, [rows, cols])), [...tail, ...head]);
+}
+
+/** np.linalg.tensorsolve(a, b, axes): x with tensordot(a, x, x.ndim) = b; `axes` of a are moved last first. */
+export function tensorsolve(a: ArrayLike, b: ArrayLike, axes?: readonly number[]): ArrayBase {
+  const where = "linalg.tensorsolve";
+  let x = asArrayValue(a, undefined, where);
+  const y = asArrayValue(b, undefined, where);
+  if (axes !== undefined) {
+    const moved = axes.map((d) => np.normalizeAxis(where, d, x.ndim));
+    x = lax.transpose(x, [...range(x.ndim).filter((d) => !moved.includes(d)), ...moved]);
+  }
+  const solutionShape = x.shape.slice(y.ndim);
+  const rows = y.size;
+  const cols = solutionShape.reduce((p, d) => p * d, 1);
+  if (x.shape.slice(0, y.ndim).join(",") !== y.shape.join(",") || rows !== cols) {
+    throw new FrontendError(`${where}: a of shape [${x.shape}] does not start with b's shape [${y.shape}] and square up with the rest`, where, "a");
+  }
+  return lax.reshape(solve(lax.reshape(x, [rows, cols]), lax.reshape(y, [rows])), solutionShape);
+}
+

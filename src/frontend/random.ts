@@ -378,3 +378,6 @@ export function categorical(key: ArrayLike, logits: ArrayLike, options: Categori
   const last = indices.ndim - 1;
   return lax.reshape(lax.transpose(indices, [last, ...batchShape.map((_, i) => i)]), shape);
 }
+
+// The other distributions (exponential, laplace, ... orthogonal), composed of the samplers above.
+export * from "./random_distributions.js";
