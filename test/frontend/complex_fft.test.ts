@@ -217,3 +217,21 @@ test("jit(np.fft.*).lower gives stablehlo.fft", () => {
   assert.match(text, /stablehlo\.fft .*type = RFFT/);
   assert.match(text, /length = \[8\]/);
 });
+
+test("np.fft.hfft and ihfft: numpy's documented values, norms, and each other's inverse", () => {
+  // numpy's docstring: the spectrum of [1, 2, 3, 4, 3, 2] from its first half, and back.
+  const half = np.array([1, 2, 3, 4], { dtype: "float64" });
+  closeAll(np.fft.hfft(half).tolist(), [15, -4, 0, -1, 0, -4]);
+  closeAll(np.fft.hfft(np.array([1, 2, 3, 4, 3, 2], { dtype: "float64" }), 6).tolist(), [15, -4, 0, -1, 0, -4]);
+  closeAll(np.fft.ihfft(np.array([15, -4, 0, -1, 0, -4], { dtype: "float64" })).tolist(), [z(1, 0), z(2, 0), z(3, 0), z(4, 0)]);
+  // "ortho" divides by √n; "forward" by n (the forward direction of a Hermitian transform is hfft's).
+  closeAll(np.fft.hfft(half, { norm: "ortho" }).tolist(), [15, -4, 0, -1, 0, -4].map((v) => v / Math.sqrt(6)));
+  closeAll(np.fft.hfft(half, { norm: "forward" }).tolist(), [15, -4, 0, -1, 0, -4].map((v) => v / 6));
+  // hfft of a complex half spectrum is the (real) DFT Σ_k X_k e^{−2πi jk/n} of the full Hermitian spectrum X.
+  const x = [z(1, 0), z(0.5, -2), z(-1, 0.25), z(3, 0)];
+  const n = 6;
+  const full = [...x, ...x.slice(1, n - x.length + 1).reverse().map((c) => z(c.re, -c.im))];
+  const direct = Array.from({ length: n }, (_, j) => full.reduce((s, c, k) => s + c.re * Math.cos((2 * Math.PI * j * k) / n) + c.im * Math.sin((2 * Math.PI * j * k) / n), 0));
+  closeAll(np.fft.hfft(np.array(x, { dtype: "complex128" }), n).tolist(), direct);
+  closeAll(np.fft.ihfft(np.fft.hfft(np.array(x, { dtype: "complex128" }), n)).tolist(), x.map((c, k) => (k === 3 ? z(c.re, 0) : c)));
+});
