@@ -21,7 +21,7 @@ import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import { promoteDtypes } from "./numpy.js";
 import { diagonal } from "./numpy_arrays.js";
-import { range } from "../types/arrays.js";
+import { maxOf, range } from "../types/arrays.js";
 
 const ELLIPSIS = "...";
 
@@ -84,7 +84,7 @@ export function einsum(subscripts: string, ...operands: ArrayLike[]): ArrayBase 
   const terms: Term[] = arrays.map((array, i) => ({ array, labels: axisLabels(inputs[i]!, array.ndim, i, inputTexts[i]!) }));
 
   // The ellipsis's broadcast axes: as many as the most any operand gives it.
-  const ellipsisRank = Math.max(0, ...terms.map((t, i) => t.labels.length - letters(inputs[i]!).length));
+  const ellipsisRank = maxOf([0, ...terms.map((t, i) => t.labels.length - letters(inputs[i]!).length)]);
   const counts = new Map<string, number>();
   for (const s of inputs) for (const c of letters(s)) counts.set(c, (counts.get(c) ?? 0) + 1);
   let outputLabels: string[];
