@@ -229,7 +229,11 @@ export const greaterEqual = binary("greaterEqual", lax.ge);
 
 export const negative = (x: ArrayLike): ArrayBase => lax.neg(asArrayValue(x));
 export const positive = (x: ArrayLike): ArrayBase => asArrayValue(x);
-export const abs = (x: ArrayLike): ArrayBase => lax.abs(asArrayValue(x));
+/** np.abs: the magnitude; unsigned and boolean arrays are their own (XLA's abs takes only signed types). */
+export const abs = (x: ArrayLike): ArrayBase => {
+  const a = asArrayValue(x);
+  return dtypeKind(a.dtype) === "unsigned" || a.dtype === "bool" ? a : lax.abs(a);
+};
 export const absolute = abs;
 export const sign = (x: ArrayLike): ArrayBase => lax.sign(asArrayValue(x));
 

@@ -8,9 +8,10 @@ import { FrontendError } from "./errors.js";
 import { maxFiniteValue } from "../types/float_codec.js";
 import * as lax from "./lax.js";
 import { convGeneralDilated } from "./convolution.js";
+import { whileLoop } from "./control.js";
 import { sort } from "./sorting.js";
 import {
-  all, any, broadcastTo, concatenate, prod, floorDivide, isnan, logaddexp, matmul, max, mean, min, moveaxis, multiply,
+  abs, all, any, broadcastTo, concatenate, prod, floorDivide, isnan, logaddexp, matmul, max, mean, min, moveaxis, multiply,
   normalizeAxis, promoteAndBroadcast, promoteDtypes, remainder, sqrt, subtract, sum, toInexact, where, type ReduceOptions,
 } from "./numpy.js";
 
@@ -124,6 +125,30 @@ export function rightShift(x1: ArrayLike, x2: ArrayLike): ArrayBase {
   if (dtypeKind(a.dtype) === "unsigned") return lax.shiftRightLogical(a, b);
   // An arithmetic shift of a negative value is the complement of the logical shift of its complement.
   return lax.selectN(lax.lt(a, 0), lax.shiftRightLogical(a, b), lax.not(lax.shiftRightLogical(lax.not(a), b)));
+}
+
+/** Euclid's loop over whole arrays (JAX's): while some b is nonzero, (a, b) ← (b, a mod b) where b ≠ 0, larger first. Module-level, so the eager loop is compiled once. */
+const someNonzero = ([, b]: [ArrayBase, ArrayBase]): ArrayBase => lax.reduceOr(lax.ne(b, 0), b.shape.map((_, d) => d));
+function euclidStep([a, b]: [ArrayBase, ArrayBase]): [ArrayBase, ArrayBase] {
+  const live = lax.ne(b, 0);
+  const zero = lax.full(b.shape, 0, b.dtype);
+  // a mod b of a dead lane would divide by zero: it divides by 1 there, and its result is dropped.
+  const safe = lax.selectN(live, lax.full(b.shape, 1, b.dtype), b);
+  const [x, y] = [lax.selectN(live, a, b), lax.selectN(live, zero, lax.rem(a, safe))];
+  const swap = lax.lt(x, y);
+  return [lax.selectN(swap, x, y), lax.selectN(swap, y, x)];
+}
+/** np.gcd: the greatest common divisor of integers, elementwise (non-negative; gcd(0, 0) = 0). */
+export function gcd(x1: ArrayLike, x2: ArrayLike): ArrayBase {
+  const [a, b] = integerPair("gcd", x1, x2);
+  return whileLoop(someNonzero, euclidStep, [abs(a), abs(b)] as [ArrayBase, ArrayBase])[0];
+}
+/** np.lcm: |x1 · (x2 / gcd)|, 0 where either is 0. */
+export function lcm(x1: ArrayLike, x2: ArrayLike): ArrayBase {
+  const [a, b] = integerPair("lcm", x1, x2);
+  const d = gcd(a, b);
+  const zero = lax.eq(d, 0);
+  return lax.selectN(zero, abs(multiply(a, floorDivide(b, lax.selectN(zero, d, lax.full(d.shape, 1, d.dtype))))), lax.full(d.shape, 0, d.dtype));
 }
 export const bitwiseLeftShift = leftShift;
 export const bitwiseRightShift = rightShift;

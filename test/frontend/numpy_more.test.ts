@@ -210,3 +210,21 @@ test("nn activations against their definitions, worked by hand", () => {
   close(v(nn.mish(np.array([1]))), [Math.tanh(Math.log1p(Math.E))]);
   close(v(nn.glu(np.array([[1, 2, 0, 3]]))), [[0.5, 2 / (1 + Math.exp(-3))]].flat());
 });
+
+test("gcd and lcm: Euclid's loop against a scalar one, signs, zeros, broadcasting, jit and vmap; abs of unsigned arrays", () => {
+  const euclid = (a: number, b: number): number => (b === 0 ? Math.abs(a) : euclid(b, a % b));
+  const xs = [12, 0, -18, 7, 0, 1071, -48, 2 ** 30];
+  const ys = [18, 5, 24, 13, 0, 462, -180, 3 * 2 ** 20];
+  assert.deepEqual(np.gcd(xs, ys).tolist(), xs.map((x, i) => euclid(x, ys[i]!)));
+  assert.deepEqual(np.lcm([4, 0, -6, 7, 21], [6, 3, 4, 5, 6]).tolist(), [12, 0, 12, 35, 42]);
+  // numpy's examples: gcd(12, 20) = 4; gcd over arange(6) and 20; lcm(12, 20) = 60.
+  assert.equal(np.gcd(12, 20).item(), 4);
+  assert.deepEqual(np.gcd(np.arange(6), 20).tolist(), [20, 1, 2, 1, 4, 5]);
+  assert.equal(np.lcm(12, 20).item(), 60);
+  assert.deepEqual(np.gcd(np.array([48, 7], { dtype: "uint8" }), np.array([180, 0], { dtype: "uint8" })).tolist(), [12, 7]);
+  assert.deepEqual(jit(np.gcd)(np.array([100, 81]), np.array([75, 27])).tolist(), [25, 27]);
+  assert.deepEqual((vmap(np.gcd)(np.array([100, 81]), np.array([75, 27])) as FrontendArray).tolist(), [25, 27]);
+  assert.throws(() => np.gcd([1.5], [2]), /gcd: needs integer arrays/);
+  assert.deepEqual(np.abs(np.array([3, 250], { dtype: "uint8" })).tolist(), [3, 250]);
+  assert.deepEqual(np.abs(np.array([true, false])).tolist(), [true, false]);
+});
