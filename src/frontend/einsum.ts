@@ -107,10 +107,8 @@ export function einsum(subscripts: string, ...operands: ArrayLike[]): ArrayBase 
   const out = new Set(outputLabels);
   const prepared = withDiagonals.map((t) => withoutBroadcastAxes(t, sizes));
   const result = contractAll(prepared.map((t, i) => sumUnneeded(t, neededOutside(prepared, [i], out))), sizes, out);
-  // A size-1 output axis that every operand broadcast is gone from the result: reshape it back.
-  const present = outputLabels.filter((l) => result.labels.includes(l));
-  const ordered = lax.transpose(result.array, present.map((l) => result.labels.indexOf(l)));
-  return lax.reshape(ordered, outputLabels.map((l) => sizes.get(l) ?? 1));
+  // Every output label survives: an operand drops a label only where another has it larger.
+  return lax.transpose(result.array, outputLabels.map((l) => result.labels.indexOf(l)));
 }
 
 /** Each label's size over all operands: equal, or 1 against a larger size (which broadcasts). */
