@@ -184,7 +184,7 @@ function reflectAxis(a: ArrayBase, axis: number, before: number, after: number, 
  * arrays ramp in float and round down, as numpy's integer linspace does.
  */
 function ramp(edge: ArrayBase, axis: number, count: number, end: number, reversed: boolean): ArrayBase {
-  if (count === 0) return lax.reshape(edge, edge.shape.map((s, d) => (d === axis ? 0 : s)));
+  if (count === 0) return sliceAxis(edge, axis, 0, 0);
   const inexact = isInexact(edge.dtype);
   const work = inexact ? edge : astype(edge, edge.dtype === "int64" || edge.dtype === "uint64" ? "float64" : "float32");
   const shape = edge.shape.map((s, d) => (d === axis ? count : s));

@@ -37,6 +37,11 @@ test("pad: numpy's docstring examples", () => {
   assert.deepEqual(np.pad([7], 2, "reflect").tolist(), [7, 7, 7, 7, 7]);
   // Integer means round half to even: mean(1, 2) = 1.5 → 2, mean(2, 3) = 2.5 → 2.
   assert.deepEqual(np.pad([1, 2, 3], [1, 1], "mean", { statLength: 2 }).tolist(), [2, 1, 2, 3, 2]);
+  // One side only: nothing on the other. A ramp of one element is the end value itself.
+  assert.deepEqual(np.pad([1, 2, 3], [0, 2], "linear_ramp").tolist(), [1, 2, 3, 1, 0]);
+  assert.deepEqual(np.pad([1, 2, 3], [2, 0], "edge").tolist(), [1, 1, 1, 2, 3]);
+  assert.deepEqual(np.pad([1, 2, 3], [0, 2], "maximum").tolist(), [1, 2, 3, 3, 3]);
+  assert.deepEqual(np.pad([[1, 2], [3, 4]], [[0, 1], [2, 0]], "linear_ramp", { endValues: 9 }).tolist(), [[9, 5, 1, 2], [9, 6, 3, 4], [9, 9, 9, 9]]);
   assert.equal(np.pad(np.array(3), 2, "edge").item(), 3); // a scalar has no axis to pad
   assert.deepEqual(np.pad(np.zeros([0, 2]), [[0, 0], [1, 1]], "edge").shape, [0, 4]); // an empty axis not padded is fine
 });
