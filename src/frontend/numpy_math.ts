@@ -11,7 +11,7 @@ import { convGeneralDilated } from "./convolution.js";
 import { whileLoop } from "./control.js";
 import { sort } from "./sorting.js";
 import {
-  abs, all, any, broadcastTo, concatenate, prod, floorDivide, isnan, logaddexp, matmul, max, mean, min, moveaxis, multiply,
+  abs, all, any, broadcastTo, linspace, concatenate, prod, floorDivide, isnan, logaddexp, matmul, max, mean, min, moveaxis, multiply,
   normalizeAxis, promoteAndBroadcast, promoteDtypes, remainder, sqrt, subtract, sum, toInexact, where, type ReduceOptions,
 } from "./numpy.js";
 
@@ -449,6 +449,53 @@ export function interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, options: { le
   const edge = (v: number | undefined, k: number): ArrayBase => (v === undefined ? lax.broadcastTo(lax.reshape(lax.slice(pf, [k], [k + 1]), []), out.shape) : lax.full(out.shape, v, out.dtype));
   out = lax.selectN(lax.lt(xv, lax.broadcastTo(first, out.shape)), out, edge(options.left, 0));
   return lax.selectN(lax.gt(xv, lax.broadcastTo(last, out.shape)), out, edge(options.right, n - 1));
+}
+
+export interface HistogramOptions {
+  /** The lower and upper edges when `bins` is a count (default the data's min and max: needs concrete data). */
+  readonly range?: readonly [number, number];
+  readonly weights?: ArrayLike;
+  /** Divide by the total and the bin widths (a probability density). */
+  readonly density?: boolean;
+}
+
+/**
+ * np.histogram(a, bins = 10, { range, weights, density }): [counts, edges] of the
+ * flattened data, as JAX computes them: the bins are half-open but the last, which
+ * includes its right edge; values outside the edges are not counted; counts are in the
+ * data's inexact dtype (as JAX's).
+ */
+export function histogram(a: ArrayLike, bins: number | ArrayLike = 10, options: HistogramOptions = {}): [ArrayBase, ArrayBase] {
+  const where = "histogram";
+  const x = toInexact(asArrayValue(a, undefined, where));
+  const flat = lax.reshape(x, [x.size]);
+  let edges: ArrayBase;
+  if (typeof bins === "number") {
+    if (!Number.isInteger(bins) || bins < 1) throw new FrontendError(`${where}: bins must be a positive integer, got ${bins}`, where, "bins");
+    let [lo, hi] = options.range ?? [NaN, NaN];
+    if (options.range === undefined) {
+      if (!(x instanceof ConcreteArray)) throw new FrontendError(`${where}: under a transformation the bins' range must be given ({ range })`, where, "range");
+      const values = (x.tolist() as number[]).flat(Infinity as 1) as number[];
+      [lo, hi] = values.length === 0 ? [0, 1] : [values.reduce((m, v) => Math.min(m, v)), values.reduce((m, v) => Math.max(m, v))];
+    }
+    if (!(lo <= hi)) throw new FrontendError(`${where}: range [${lo}, ${hi}] must be increasing`, where, "range");
+    // numpy widens an empty range by one half on each side.
+    if (lo === hi) [lo, hi] = [lo - 0.5, hi + 0.5];
+    edges = linspace(lo, hi, bins + 1, { dtype: x.dtype });
+  } else {
+    edges = lax.convertElementType(asArrayValue(bins, undefined, where), x.dtype);
+    if (edges.ndim !== 1 || edges.size < 2) throw new FrontendError(`${where}: bin edges must be a 1-d array of at least two, got shape [${edges.shape}]`, where, "bins");
+  }
+  const n = edges.size;
+  const weights = options.weights === undefined ? lax.full(flat.shape, 1, x.dtype) : lax.reshape(lax.convertElementType(asArrayValue(options.weights, undefined, where), x.dtype), [x.size]);
+  if (weights.size !== flat.size) throw new FrontendError(`${where}: ${weights.size} weights for ${flat.size} values`, where, "weights");
+  // Bin i + 1 of searchsorted(edges, v, right) holds edges[i] <= v < edges[i + 1]; the last edge belongs to the last bin.
+  const last = lax.broadcastTo(lax.reshape(lax.slice(edges, [n - 1], [n]), []), flat.shape);
+  const index = lax.selectN(lax.eq(flat, last), searchsorted(edges, flat, { side: "right" }), lax.full(flat.shape, n - 1, "int32"));
+  const counts = lax.slice(bincount(index, { weights, length: n + 1 }), [1], [n]);
+  if (options.density !== true) return [counts, edges];
+  const widths = lax.sub(lax.slice(edges, [1], [n]), lax.slice(edges, [0], [n - 1]));
+  return [lax.div(counts, lax.mul(widths, lax.broadcastTo(lax.reduceSum(counts, [0]), widths.shape))), edges];
 }
 
 /** np.bincount(x, { weights, length }): counts (or summed weights) of each non-negative integer; length is required under jit. */

@@ -228,3 +228,19 @@ test("gcd and lcm: Euclid's loop against a scalar one, signs, zeros, broadcastin
   assert.deepEqual(np.abs(np.array([3, 250], { dtype: "uint8" })).tolist(), [3, 250]);
   assert.deepEqual(np.abs(np.array([true, false])).tolist(), [true, false]);
 });
+
+test("histogram: numpy's documented values, counts from a bin count and a range, weights, density, under jit", () => {
+  const show = ([h, e]: [FrontendArray, FrontendArray]): [unknown, unknown] => [h.tolist(), e.tolist()];
+  assert.deepEqual(show(np.histogram([1, 2, 1], [0, 1, 2, 3])), [[0, 2, 1], [0, 1, 2, 3]]);
+  assert.deepEqual(show(np.histogram(np.arange(4), np.arange(5), { density: true })), [[0.25, 0.25, 0.25, 0.25], [0, 1, 2, 3, 4]]);
+  assert.deepEqual(show(np.histogram([[1, 2, 1], [1, 0, 1]], [0, 1, 2, 3])), [[1, 4, 1], [0, 1, 2, 3]]);
+  // Ten values into four bins of width 2.25; the last bin keeps its right edge.
+  assert.deepEqual(show(np.histogram(np.arange(1, 11), 4)), [[3, 2, 2, 3], [1, 3.25, 5.5, 7.75, 10]]);
+  // An empty range widens by a half on each side, as numpy's.
+  assert.deepEqual(show(np.histogram([5, 5, 5], 2)), [[0, 3], [4.5, 5, 5.5]]);
+  // Under jit the range is given; 7 is outside it and not counted, 3 is the last edge and is.
+  assert.deepEqual(jit((a: FrontendArray) => np.histogram(a, 3, { range: [0, 3] })[0])(np.array([0.5, 1.5, 2.5, 3, 7])).tolist(), [1, 1, 2]);
+  assert.deepEqual(np.histogram([0.5, 1.5, 2.5], 2, { range: [0, 4], weights: [1, 2, 3] })[0].tolist(), [3, 3]);
+  assert.throws(() => jit((a: FrontendArray) => np.histogram(a, 3)[0])(np.array([1, 2])), /range must be given/);
+  assert.throws(() => np.histogram([1], [1]), /at least two/);
+});
