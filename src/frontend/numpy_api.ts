@@ -5,5 +5,7 @@
 export * from "./numpy.js";
 export * from "./numpy_math.js";
 export * from "./numpy_arrays.js";
+/** np.delete (a reserved word in JavaScript, so exported by name). */
+export { deleteAt as delete } from "./numpy_arrays.js";
 export { einsum } from "./einsum.js";
 export { pad, type PadMode, type PadOptions, type PerSide } from "./pad.js";

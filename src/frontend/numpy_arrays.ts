@@ -10,6 +10,7 @@ import {
   concatenate, flip, linspace, multiply, normalizeAxis, power, promoteAndBroadcast, promoteDtypes, ravel, reshape, split, sum, swapaxes,
   transpose, where, zeros, zerosLike, type DtypeOption,
 } from "./numpy.js";
+import { take } from "./indexing.js";
 import { range } from "../types/arrays.js";
 
 
@@ -78,6 +79,62 @@ export const dsplit = (x: ArrayLike, sections: number | readonly number[]): Arra
 export function append(arr: ArrayLike, values: ArrayLike, options: { axis?: number | null } = {}): ArrayBase {
   if (options.axis === undefined || options.axis === null) return concatenate([ravel(arr), ravel(values)]);
   return concatenate([arr, values], { axis: options.axis });
+}
+
+/** The array and axis np.insert and np.delete work on: the flattened array when axis is null or absent. */
+function alongAxis(where: string, arr: ArrayLike, axis: number | null | undefined): [ArrayBase, number] {
+  const a = asArrayValue(arr, undefined, where);
+  return axis === undefined || axis === null ? [lax.reshape(a, [a.size]), 0] : [a, normalizeAxis(where, axis, a.ndim)];
+}
+
+/** Static indices along an axis of length n (negative from the end); out of range is a FrontendError. */
+function staticIndices(where: string, obj: number | readonly number[], n: number, allowEnd: boolean): number[] {
+  return [obj].flat().map((i) => {
+    const k = i < 0 ? i + n : i;
+    if (!Number.isInteger(i) || k < 0 || k > n || (k === n && !allowEnd)) throw new FrontendError(`${where}: index ${i} is out of bounds for an axis of size ${n}`, where, "obj");
+    return k;
+  });
+}
+
+/** `x` gathered along `axis` at static indices (one gather, so jittable and differentiable). */
+const gatherAlong = (x: ArrayBase, axis: number, indices: readonly number[]): ArrayBase =>
+  take(x, lax.convertElementType(asArrayValue([...indices], "int32"), "int32"), { axis, mode: "clip" });
+
+/** np.delete(arr, obj, { axis }): the entries at static indices `obj` removed along the axis (flattened when axis is null or absent). */
+export function deleteAt(arr: ArrayLike, obj: number | readonly number[], options: { axis?: number | null } = {}): ArrayBase {
+  const [a, axis] = alongAxis("delete", arr, options.axis);
+  const n = a.shape[axis]!;
+  const gone = new Set(staticIndices("delete", obj, n, false));
+  return gatherAlong(a, axis, range(n).filter((i) => !gone.has(i)));
+}
+
+/**
+ * np.insert(arr, obj, values, { axis }): values inserted before static indices (obj = n
+ * appends). With one index the values are one block (numpy's: given at least the
+ * array's rank, their first axis moved to `axis`, as many entries as they have there);
+ * with a list, one entry per index, in the order given where indices repeat.
+ */
+export function insert(arr: ArrayLike, obj: number | readonly number[], values: ArrayLike, options: { axis?: number | null } = {}): ArrayBase {
+  const [a, axis] = alongAxis("insert", arr, options.axis);
+  const n = a.shape[axis]!;
+  let v = lax.convertElementType(asArrayValue(values, undefined, "insert"), a.dtype);
+  let at: number[];
+  if (typeof obj === "number") {
+    v = lax.reshape(v, [...Array<number>(Math.max(0, a.ndim - v.ndim)).fill(1), ...v.shape]);
+    v = lax.transpose(v, [...range(axis, 1), 0, ...range(v.ndim - axis - 1, axis + 1)]);
+    at = Array<number>(v.shape[axis]!).fill(staticIndices("insert", obj, n, true)[0]!);
+  } else {
+    at = staticIndices("insert", obj, n, true);
+  }
+  const k = at.length;
+  const block = lax.broadcastTo(v, a.shape.map((d, i) => (i === axis ? k : d)));
+  // The m-th insertion (ordered by index, then as given) lands at at[m] + m; the original entries fill the rest in order.
+  const order = range(k).sort((p, q) => at[p]! - at[q]! || p - q);
+  const sources = Array<number>(n + k).fill(-1);
+  order.forEach((m, rank) => { sources[at[m]! + rank] = n + m; });
+  let next = 0;
+  for (let p = 0; p < n + k; p++) if (sources[p] === -1) sources[p] = next++;
+  return gatherAlong(lax.concatenate([a, block], axis), axis, sources);
 }
 
 // ---- flips and rotations

@@ -244,3 +244,28 @@ test("histogram: numpy's documented values, counts from a bin count and a range,
   assert.throws(() => jit((a: FrontendArray) => np.histogram(a, 3)[0])(np.array([1, 2])), /range must be given/);
   assert.throws(() => np.histogram([1], [1]), /at least two/);
 });
+
+test("insert and delete: numpy's documented examples, negative and end indices, gradients, errors", () => {
+  const j = (x: FrontendArray): string => JSON.stringify(x.tolist());
+  const a = np.array([[1, 1], [2, 2], [3, 3]]);
+  assert.equal(j(np.insert(a, 1, 5)), "[1,5,1,2,2,3,3]");
+  assert.equal(j(np.insert(a, 1, 5, { axis: 1 })), "[[1,5,1],[2,5,2],[3,5,3]]");
+  assert.equal(j(np.insert(a, [1], [[1], [2], [3]], { axis: 1 })), "[[1,1,1],[2,2,2],[3,3,3]]");
+  assert.equal(j(np.insert(a, 1, [1, 2, 3], { axis: 1 })), "[[1,1,1],[2,2,2],[3,3,3]]");
+  const b = np.ravel(a);
+  assert.equal(j(np.insert(b, [2, 2], [5, 6])), "[1,1,5,6,2,2,3,3]");
+  assert.equal(j(np.insert(b, [2, 2], [7.13, 0])), "[1,1,7,0,2,2,3,3]");
+  assert.equal(j(np.insert(np.reshape(np.arange(8), [2, 4]), [1, 3], 999, { axis: 1 })), "[[0,999,1,2,999,3],[4,999,5,6,999,7]]");
+  assert.equal(j(np.insert(b, 6, 9)), "[1,1,2,2,3,3,9]");
+  assert.equal(j(np.insert(b, -1, 9)), "[1,1,2,2,3,9,3]");
+  const arr = np.reshape(np.arange(1, 13), [3, 4]);
+  assert.equal(j(np.delete(arr, 1, { axis: 0 })), "[[1,2,3,4],[9,10,11,12]]");
+  assert.equal(j(np.delete(arr, [1, 3, 5])), "[1,3,5,7,8,9,10,11,12]");
+  assert.equal(j(np.delete(arr, [0, 2, -2], { axis: 1 })), "[[2,4],[6,8],[10,12]]");
+  // One gather each: the gradient scatters back (inserted entries get none).
+  const w = np.arange(5, { dtype: "float32" });
+  assert.deepEqual((grad((x: FrontendArray) => np.sum(np.multiply(np.insert(x, [0, 2], 0), w)))(np.array([1, 2, 3], { dtype: "float32" })) as FrontendArray).tolist(), [1, 2, 4]);
+  assert.deepEqual((grad((x: FrontendArray) => np.sum(np.multiply(np.delete(x, 1), np.array([10, 20], { dtype: "float32" }))))(np.array([1, 2, 3], { dtype: "float32" })) as FrontendArray).tolist(), [10, 0, 20]);
+  assert.throws(() => np.delete(arr, 4, { axis: 1 }), /index 4 is out of bounds for an axis of size 4/);
+  assert.throws(() => np.insert(b, 7, 0), /index 7 is out of bounds/);
+});
