@@ -8,9 +8,10 @@ import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import {
   concatenate, flip, linspace, multiply, normalizeAxis, power, promoteAndBroadcast, promoteDtypes, ravel, reshape, split, sum, swapaxes,
-  transpose, where, zeros, zerosLike, type DtypeOption,
+  transpose, where, zeros, zerosLike, isnan, type DtypeOption,
 } from "./numpy.js";
 import { take } from "./indexing.js";
+import { argsort } from "./sorting.js";
 import { range } from "../types/arrays.js";
 
 
@@ -388,3 +389,73 @@ export function argwhere(a: ArrayLike, options: NonzeroOptions = {}): ArrayBase 
   const coords = nonzero(x.ndim === 0 ? reshape(x, [1]) : x, options);
   return x.ndim === 0 ? lax.full([coords[0]!.size, 0], 0, "int32") : transpose(lax.concatenate(coords.map((c) => lax.reshape(c, [1, c.size])), 0));
 }
+
+export interface UniqueOptions {
+  /** The number of results (required under a transformation, as JAX's): shorter results are padded. */
+  readonly size?: number;
+  /** The padding of the values (default the smallest value, as JAX's); padded indices are 0 and padded counts 0. */
+  readonly fillValue?: number;
+  /** NaNs count as one value (default true, numpy 2's and JAX's). */
+  readonly equalNan?: boolean;
+}
+
+/** What np.unique_all returns: the sorted distinct values, each one's first index, the index of each input element's value, and how often each occurs. */
+export interface UniqueAll {
+  readonly values: ArrayBase;
+  readonly indices: ArrayBase;
+  readonly inverseIndices: ArrayBase;
+  readonly counts: ArrayBase;
+}
+
+/**
+ * np.unique_all(x, { size, fillValue, equalNan }) (the flattened array), as JAX computes
+ * it: a stable argsort, the first element of each run of equal values, and their
+ * positions through nonzero (so `size` bounds the results under jit).
+ */
+export function uniqueAll(x: ArrayLike, options: UniqueOptions = {}): UniqueAll {
+  const input = asArrayValue(x, undefined, "unique");
+  const flat = ravel(input);
+  const n = flat.size;
+  if (n === 0) {
+    const none = (dtype: DType, value: number): ArrayBase => lax.full([options.size ?? 0], value, dtype);
+    return { values: none(flat.dtype, options.fillValue ?? 0), indices: none("int32", 0), inverseIndices: lax.full(input.shape, 0, "int32"), counts: none("int32", 0) };
+  }
+  const perm = argsort(flat);
+  const sorted = take(flat, perm);
+  const [later, earlier] = [lax.slice(sorted, [1], [n]), lax.slice(sorted, [0], [n - 1])];
+  let changed = lax.ne(later, earlier);
+  if (options.equalNan ?? true) changed = lax.and(changed, lax.not(lax.and(isnan(later), isnan(earlier))));
+  const first = lax.concatenate([lax.full([1], true, "bool"), changed], 0);
+  const size = resultCount("unique", first, options.size);
+  // One start more than asked: the end of the last run returned.
+  const startsAndNext = flatnonzero(first, { size: size + 1 });
+  const starts = lax.slice(startsAndNext, [0], [size]);
+  const found = sum(first, { dtype: "int32" });
+  const valid = lax.lt(lax.iota("int32", size), lax.broadcastTo(found, [size]));
+  const fill = options.fillValue === undefined ? lax.broadcastTo(lax.slice(sorted, [0], [1]), [size]) : lax.full([size], options.fillValue, flat.dtype);
+  const values = lax.selectN(valid, fill, take(sorted, starts, { mode: "clip" }));
+  const indices = lax.selectN(valid, lax.full([size], 0, "int32"), take(perm, starts, { mode: "clip" }));
+  // Each sorted element's run number, sent back to its place in the input.
+  const run = lax.sub(lax.cumsum(lax.convertElementType(first, "int32"), 0), 1);
+  const inverseIndices = lax.reshape(take(run, argsort(perm)), input.shape);
+  // A run's count: the next run's start (n after the last run) minus its own.
+  const nextStart = lax.slice(startsAndNext, [1], [size + 1]);
+  const ends = lax.selectN(lax.lt(lax.iota("int32", size), lax.broadcastTo(lax.sub(found, 1), [size])), lax.full([size], n, "int32"), nextStart);
+  const counts = lax.selectN(valid, lax.full([size], 0, "int32"), lax.sub(ends, starts));
+  return { values, indices, inverseIndices, counts };
+}
+
+/** np.unique(x, { size, fillValue, equalNan }): the sorted distinct values of the flattened array (uniqueAll for the indices and counts). */
+export const unique = (x: ArrayLike, options: UniqueOptions = {}): ArrayBase => uniqueAll(x, options).values;
+/** np.unique_values: the same as unique. */
+export const uniqueValues = unique;
+/** np.unique_counts: the distinct values and how often each occurs. */
+export const uniqueCounts = (x: ArrayLike, options: UniqueOptions = {}): { values: ArrayBase; counts: ArrayBase } => {
+  const { values, counts } = uniqueAll(x, options);
+  return { values, counts };
+};
+/** np.unique_inverse: the distinct values and, for each input element, the index of its value. */
+export const uniqueInverse = (x: ArrayLike, options: UniqueOptions = {}): { values: ArrayBase; inverseIndices: ArrayBase } => {
+  const { values, inverseIndices } = uniqueAll(x, options);
+  return { values, inverseIndices };
+};

@@ -269,3 +269,29 @@ test("insert and delete: numpy's documented examples, negative and end indices, 
   assert.throws(() => np.delete(arr, 4, { axis: 1 }), /index 4 is out of bounds for an axis of size 4/);
   assert.throws(() => np.insert(b, 7, 0), /index 7 is out of bounds/);
 });
+
+test("unique, uniqueAll, uniqueCounts, uniqueInverse: sorted distinct values, first indices, inverse, counts; size and fillValue under jit; NaNs", () => {
+  const j = (x: FrontendArray): string => JSON.stringify(x.tolist());
+  const u = np.uniqueAll([[1, 1], [2, 3], [3, 3]]);
+  assert.equal(j(u.values), "[1,2,3]");
+  assert.equal(j(u.indices), "[0,2,3]"); // first occurrences in the flattened input
+  assert.equal(j(u.inverseIndices), "[[0,0],[1,2],[2,2]]"); // the input's shape
+  assert.equal(j(u.counts), "[2,1,3]");
+  // numpy's example: unique([1, 1, 2, 2, 3, 3]) = [1, 2, 3]; values[inverse] rebuilds the input.
+  assert.equal(j(np.unique([1, 1, 2, 2, 3, 3])), "[1,2,3]");
+  const x = [4, -1, 7, 4, 4, -1, 0];
+  const { values, inverseIndices } = np.uniqueInverse(x);
+  assert.deepEqual(np.take(values, inverseIndices).tolist(), x);
+  assert.equal(j(np.uniqueCounts(x).counts), "[2,1,3,1]");
+  // NaNs are one value unless equalNan is false (NaN is null in JSON).
+  assert.equal(j(np.unique([3, 1, 2, 1, NaN, NaN])), "[1,2,3,null]");
+  assert.equal(j(np.unique([3, 1, 2, 1, NaN, NaN], { equalNan: false })), "[1,2,3,null,null]");
+  // size pads (values with fillValue, indices and counts with 0) or truncates.
+  const padded = np.uniqueAll([5, 2, 5, 7], { size: 5, fillValue: -1 });
+  assert.deepEqual([j(padded.values), j(padded.indices), j(padded.counts)], ["[2,5,7,-1,-1]", "[1,0,3,0,0]", "[1,2,1,0,0]"]);
+  const cut = np.uniqueAll([5, 2, 5, 7], { size: 2 });
+  assert.deepEqual([j(cut.values), j(cut.counts)], ["[2,5]", "[1,2]"]);
+  assert.equal(j(jit((v: FrontendArray) => np.unique(v, { size: 4 }))(np.array([4, 4, 1]))), "[1,4,1,1]");
+  assert.throws(() => jit((v: FrontendArray) => np.unique(v))(np.array([4, 4, 1])), /number of results must be given/);
+  assert.equal(j(np.unique([])), "[]");
+});
