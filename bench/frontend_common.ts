@@ -8,8 +8,8 @@
 // one equally often. Whoever runs right after jax-js pays for its garbage (the
 // collector's work, concurrent marking included, is this process's CPU time too): with
 // the order only alternating, the front end always ran after jax-js and the hand-built
-// step never did, which put the front end 1.20-1.28x the hand-built step at 256-256-10
-// (load 7, 18 rounds of 8 calls) where every order gives 0.99-1.04x.
+// step never did (at load 7 that gave the front end 1.20-1.28x the hand-built step at
+// 256-256-10, every order 0.99-1.04x; see docs/frontend.md).
 
 import { performance } from "node:perf_hooks";
 import { compile } from "../src/compiler/index.js";
