@@ -10,7 +10,7 @@
 //   2. while more than one operand is left, the pair whose product is smallest (among
 //      the pairs that share a label, if any do) is contracted by one dot_general: the
 //      shared labels still needed elsewhere are its batch dimensions, the others are
-//      contracted (opt_einsum's greedy path, with the brief's measure: the intermediate's
+//      contracted (opt_einsum's greedy path, measuring a pair by its intermediate's
 //      size; ties go to the pair that shrinks the operands most, then to the first pair);
 //   3. the last operand is transposed into the output's order.
 // Everything is lax (dot_general, reduce, slice, reshape, transpose), so einsum is
