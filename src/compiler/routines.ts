@@ -20,6 +20,7 @@ import type { NativeKernelBuild } from "./native/build.js";
 import { emitFusionKernelC } from "./native/emit_c_fusion.js";
 import { emitGemmC } from "./native/gemm_c.js";
 import { emitConvC } from "./native/conv_c.js";
+import { emitWeightOnlyGemvC } from "./native/gemv_narrow_c.js";
 import { emitOutputFusionC } from "./native/epilogue_c.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
@@ -83,6 +84,10 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
   fusion: (inst, cpu) => {
     const fusion = inst as Instruction<"fusion">;
     const { kind, calledComputation } = fusion.attrs;
+    if (kind === "custom") {
+      const dot = weightOnlyDotOf(calledComputation);
+      return "declined" in dot ? dot : emitWeightOnlyGemvC(dot, cpu, inst.name);
+    }
     if (kind === "output") return emitOutputFusionC(calledComputation, cpu, inst.name, false, undefined, constantOperands(inst));
     return emitFusionKernelC(calledComputation, inst.name, rowMaxima(fusion));
   },

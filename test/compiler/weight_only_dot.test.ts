@@ -111,6 +111,8 @@ async function check(c: Case, backend: "wasm" | "native", expectKernel = true): 
   if (expectKernel) {
     assert.equal(weightOnlyFusions(exe.module!), 1, exe.dump());
     assert.match(exe.dump(), new RegExp(label), exe.dump());
+    // On native, the C kernel (not the WebAssembly one it falls back to).
+    if (backend === "native") assert.match(exe.dump(), /C xk_wgemv_/, exe.dump());
   } else {
     assert.equal(weightOnlyFusions(exe.module!), 0, exe.dump());
   }
