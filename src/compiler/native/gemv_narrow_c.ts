@@ -36,17 +36,30 @@ function prelude(dot: WeightOnlyDot): string {
     : "";
 }
 
+/**
+ * A vector of weights at `x` widened to f32: with AVX2, the widening instructions
+ * (vpmovsxbd + vcvtdq2ps; vpmovzxwd + vpslld), which GCC 12 does not make of
+ * __builtin_convertvector or of a loop over the lanes (it converts lane by lane);
+ * elsewhere that loop, for the compiler to do what it can.
+ */
+function widenVectorC(dot: WeightOnlyDot, avx2: boolean, lanes: number): string {
+  const W = weightC(dot).w;
+  if (avx2) {
+    return dot.weight === "s8"
+      ? `static inline ${P}_v ${P}_widen(const ${W} *x) { return (${P}_v)_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)x))); }`
+      : `static inline ${P}_v ${P}_widen(const ${W} *x) { return (${P}_v)_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)x)), 16)); }`;
+  }
+  return `static inline ${P}_v ${P}_widen(const ${W} *x) { ${P}_v v; for (int l = 0; l < ${lanes}; l++) v[l] = ${weightC(dot).widen("x[l]")}; return v; }`;
+}
+
 /** Row dots (weights [n][k]): C[i][j] = s[j]·(A[i]·W[j]), g rows of W at a time. */
-function rowDotsC(s: WeightOnlySchedule, vectorBytes: number, registers: number): string {
+function rowDotsC(s: WeightOnlySchedule, vectorBytes: number, registers: number, avx2: boolean): string {
   const { dot, chunk, nChunks } = s;
   const { m, n, k } = dot.spec;
   const { w: W } = weightC(dot);
   const lanes = vectorBytes / 4;
   const group = m * 4 + 2 * 4 + 1 <= registers ? 4 : 2;
   const scaled = dot.scale !== "none";
-  const widenVector = dot.weight === "s8"
-    ? `${P}_wv w; __builtin_memcpy(&w, x, sizeof w); return __builtin_convertvector(w, ${P}_v);`
-    : `${P}_wv w; __builtin_memcpy(&w, x, sizeof w); ${P}_u u = __builtin_convertvector(w, ${P}_u) << 16; ${P}_v v; __builtin_memcpy(&v, &u, sizeof v); return v;`;
   const dots = (g: number): string => {
     const pairs = range(m).flatMap((i) => range(g).map((q) => [i, q] as const));
     return `static inline void ${P}_dots${g}(const float *restrict a, const ${W} *restrict b, float *restrict c${scaled ? ", const float *restrict sc" : ""}) {
@@ -64,11 +77,10 @@ ${range(m).map((i) => `    { float x = a[${i * k} + p]; ${range(g).map((q) => `t
 }`;
   };
   return `
+${avx2 ? "#include <immintrin.h>" : ""}
 typedef float ${P}_v __attribute__((vector_size(${vectorBytes})));
-typedef ${dot.weight === "s8" ? "int8_t" : "uint16_t"} ${P}_wv __attribute__((vector_size(${lanes * narrowWeightBytes(dot.weight)})));
-${dot.weight === "bf16" ? `typedef uint32_t ${P}_u __attribute__((vector_size(${vectorBytes})));` : ""}
 static inline ${P}_v ${P}_load(const float *x) { ${P}_v v; __builtin_memcpy(&v, x, sizeof v); return v; }
-static inline ${P}_v ${P}_widen(const ${W} *x) { ${widenVector} }
+${widenVectorC(dot, avx2, lanes)}
 static inline float ${P}_hsum(${P}_v v) { float s = v[0]; for (int l = 1; l < ${lanes}; l++) s += v[l]; return s; }
 ${dots(group)}
 ${dots(1)}
@@ -88,42 +100,51 @@ static void ${P}_run(const float *x, const ${W} *w, const float *sc, float *out,
 }`;
 }
 
-/** Columns of C a stream pass keeps on the stack: 4 KiB of each row. */
-const STREAM_TILE = 1024;
-
-/** Stream (weights [k][n]): tiles of C accumulated on the stack from four rows of W per pass, then scaled into C. */
+/**
+ * Stream (weights [k][n]): a call's consecutive units of one batch go together as one
+ * range of columns (so that W is read in runs as long as the call's share of each row,
+ * not a unit's), swept in tiles of 4 KiB of W's rows; each tile of the m rows of C is
+ * accumulated on the stack from four rows of W per pass, every weight widened once for
+ * the m rows (one loop over the tile, which the compiler vectorizes), then scaled into C.
+ */
 function streamC(s: WeightOnlySchedule): string {
   const { dot, chunk, nChunks } = s;
   const { m, n, k } = dot.spec;
   const { w: W, widen } = weightC(dot);
   const rows = 4;
+  const tile = 4096 / narrowWeightBytes(dot.weight);
   const scaled = dot.scale !== "none";
   const A = (i: number, p: string): string => `a[${i * k} + ${p}]`;
+  const pass = (count: number, at: (r: number) => string): string => `{
+        ${range(count).map((r) => `const ${W} *restrict w${r} = b + (${at(r)}) * ${n} + c0;`).join(" ")}
+        const float ${range(m).flatMap((i) => range(count).map((r) => `a${i}_${r} = ${A(i, at(r))}`)).join(", ")};
+        for (int64_t j = 0; j < cols; j++) {
+          ${range(count).map((r) => `const float v${r} = ${widen(`w${r}[j]`)};`).join(" ")}
+${range(m).map((i) => `          acc${i}[j] = ${range(count).reduce((sum, r) => (r === 0 ? `acc${i}[j] + a${i}_0 * v0` : `(${sum}) + a${i}_${r} * v${r}`), "")};`).join("\n")}
+        }
+      }`;
   return `
 static void ${P}_run(const float *x, const ${W} *w, const float *sc, float *out, int64_t begin, int64_t end) {
   (void)sc;
-  float acc[${m}][${STREAM_TILE}] __attribute__((aligned(64)));
-  for (int64_t u = begin; u < end; u++) {
+  /* Rows of the tile 128 bytes past a multiple of 4 KiB apart, so that they do not alias each other modulo 4 KiB (gemm_c.ts's gemvRoutine says why that matters). */
+  float raw[${m}][${tile + 32}] __attribute__((aligned(64)));
+${range(m).map((i) => `  float *restrict acc${i} = raw[${i}];`).join("\n")}
+  for (int64_t u = begin; u < end; ) {
     int64_t bi = u / ${nChunks};
-    int64_t lo = (u % ${nChunks}) * ${chunk};
-    int64_t hi = lo + ${chunk} < ${n} ? lo + ${chunk} : ${n};
+    int64_t last = (bi + 1) * ${nChunks} < end ? (bi + 1) * ${nChunks} : end;
+    int64_t lo = (u - bi * ${nChunks}) * ${chunk};
+    int64_t hi = (last - bi * ${nChunks}) * ${chunk} < ${n} ? (last - bi * ${nChunks}) * ${chunk} : ${n};
+    u = last;
     const float *a = x + bi * ${m * k};
     const ${W} *b = w + bi * ${k * n};
     float *c = out + bi * ${m * n};
-    for (int64_t c0 = lo; c0 < hi; c0 += ${STREAM_TILE}) {
-      int64_t cols = c0 + ${STREAM_TILE} < hi ? ${STREAM_TILE} : hi - c0;
-      for (int i = 0; i < ${m}; i++) for (int64_t j = 0; j < cols; j++) acc[i][j] = 0;
+    for (int64_t c0 = lo; c0 < hi; c0 += ${tile}) {
+      int64_t cols = c0 + ${tile} < hi ? ${tile} : hi - c0;
+${range(m).map((i) => `      for (int64_t j = 0; j < cols; j++) acc${i}[j] = 0;`).join("\n")}
       int64_t p = 0;
-      for (; p + ${rows} <= ${k}; p += ${rows}) {
-        ${range(rows).map((r) => `const ${W} *restrict w${r} = b + (p + ${r}) * ${n} + c0;`).join(" ")}
-${range(m).map((i) => `        { const float ${range(rows).map((r) => `a${r} = ${A(i, `p + ${r}`)}`).join(", ")}; float *restrict ci = acc[${i}];
-          for (int64_t j = 0; j < cols; j++) ci[j] = ${range(rows).reduce((sum, r) => (r === 0 ? `ci[j] + a0 * ${widen("w0[j]")}` : `(${sum}) + a${r} * ${widen(`w${r}[j]`)}`), "")}; }`).join("\n")}
-      }
-      for (; p < ${k}; p++) {
-        const ${W} *restrict wp = b + p * ${n} + c0;
-${range(m).map((i) => `        { const float a0 = ${A(i, "p")}; float *restrict ci = acc[${i}]; for (int64_t j = 0; j < cols; j++) ci[j] += a0 * ${widen("wp[j]")}; }`).join("\n")}
-      }
-      for (int i = 0; i < ${m}; i++) for (int64_t j = 0; j < cols; j++) c[i * ${n} + c0 + j] = acc[i][j]${scaled ? " * sc[c0 + j]" : ""};
+      for (; p + ${rows} <= ${k}; p += ${rows}) ${pass(rows, (r) => `p + ${r}`)}
+      for (; p < ${k}; p++) ${pass(1, () => "p")}
+${range(m).map((i) => `      for (int64_t j = 0; j < cols; j++) c[${i * n} + c0 + j] = acc${i}[j]${scaled ? " * sc[c0 + j]" : ""};`).join("\n")}
     }
   }
 }`;
@@ -135,8 +156,11 @@ export function emitWeightOnlyGemvC(dot: WeightOnlyDot, cpu: NativeCpu, name: st
   if (problem !== undefined) return { declined: problem };
   const schedule = planWeightOnlyDot(dot);
   const family = gemmFamily(cpu);
-  const registers = family.name === "avx512" || family.name === "neon" ? 32 : 16;
-  const body = schedule.kind === "rowDots" ? rowDotsC(schedule, family.target.vectorBytes, registers) : streamC(schedule);
+  // AVX2 and AVX-512 machines take the AVX2 widening, 8 lanes; others the family's vectors.
+  const avx2 = cpu.arch === "x86_64" && cpu.avx2;
+  const vectorBytes = avx2 ? 32 : family.target.vectorBytes;
+  const registers = family.name === "neon" ? 32 : 16;
+  const body = schedule.kind === "rowDots" ? rowDotsC(schedule, vectorBytes, registers, avx2) : streamC(schedule);
   const scaled = dot.scale !== "none";
   const { w: W } = weightC(dot);
   const source = `${prelude(dot)}
