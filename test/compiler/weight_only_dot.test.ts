@@ -120,6 +120,8 @@ async function check(c: Case, backend: "wasm" | "native", expectKernel = true): 
 
 const SHAPES: readonly [batch: number, m: number, k: number, n: number][] = [
   [1, 1, 768, 300], [1, 1, 37, 29], [1, 4, 256, 96], [1, 3, 41, 19], [1, 2, 9, 7], [2, 1, 70, 45], [1, 1, 5, 3],
+  // Wider than the stream kernels' tiles (streamTileColumns: 1024-4096 columns), across two batches.
+  [2, 1, 12, 4500], [1, 4, 10, 2300],
 ];
 
 for (const backend of BACKENDS) {

@@ -170,6 +170,22 @@ export interface WeightOnlySchedule {
 /** Columns the stream kernels take as one vector (8 narrow weights widen to two f32 vectors of 4). */
 export const NARROW_COLUMN_VECTOR = 8;
 
+/**
+ * Columns of C the stream kernels sweep at a time (a multiple of NARROW_COLUMN_VECTOR):
+ * runs of W's rows of 2 to 4 KiB, and, where that allows, the m rows of C's tile (f32)
+ * and the four rows of W a pass reads within 16 KiB of L1 together. Measured on
+ * native (gemv_probe, dot ÷ a plain read of the same bytes, load 8-9 on 2 cores): a
+ * 4096 x 4096 int8 W read by one row at 0.23 with tiles of 4096 columns (16 KiB of
+ * each row of C beside 16 KiB of W), 0.42 with 2048; by four rows at 0.26 with 4096
+ * columns and 0.17 with 816 (W's runs too short), hence the 2 KiB floor.
+ */
+export function streamTileColumns(dot: WeightOnlyDot): number {
+  const wb = narrowWeightBytes(dot.weight);
+  const fit = Math.floor(16384 / (4 * dot.spec.m + 4 * wb));
+  const columns = Math.min(4096 / wb, Math.max(2048 / wb, fit));
+  return columns - (columns % NARROW_COLUMN_VECTOR);
+}
+
 /** Units of whole column groups: at least 16 units when n allows, each reading at least 4 KiB (streamB: 16 KiB) of weights. */
 export function planWeightOnlyDot(dot: WeightOnlyDot): WeightOnlySchedule {
   const { batch, m, n, k } = dot.spec;

@@ -5,7 +5,7 @@
 // - weights [n][k] (row dots): GCC/Clang vector types of the family's width; a vector
 //   of int8 (bf16) weights is widened by __builtin_convertvector (bf16: to u32, shifted
 //   left 16 and reinterpreted), multiplied into m x g accumulators, summed at the end;
-// - weights [k][n] (stream): a 4 KiB tile of each row of C on the stack, four rows of W
+// - weights [k][n] (stream): a tile of each row of C on the stack, four rows of W
 //   added per pass (c += a·(float)w), which the compiler vectorizes along the row.
 // The per-column scale multiplies each element of C once, after its sum over k. Both
 // widenings are exact (|int8| <= 128; bf16 is f32's top half).
@@ -15,7 +15,7 @@
 
 import type { Declined } from "../kernel/declined.js";
 import { gemmKernelName } from "../kernel/gemm_plan.js";
-import { narrowWeightBytes, planWeightOnlyDot, weightOnlyProblem, type WeightOnlyDot, type WeightOnlySchedule } from "../kernel/weight_only_dot.js";
+import { planWeightOnlyDot, streamTileColumns, weightOnlyProblem, type WeightOnlyDot, type WeightOnlySchedule } from "../kernel/weight_only_dot.js";
 import { SYM as P, symbolize } from "./c_source.js";
 import { gemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
@@ -103,7 +103,7 @@ static void ${P}_run(const float *x, const ${W} *w, const float *sc, float *out,
 /**
  * Stream (weights [k][n]): a call's consecutive units of one batch go together as one
  * range of columns (so that W is read in runs as long as the call's share of each row,
- * not a unit's), swept in tiles of 4 KiB of W's rows; each tile of the m rows of C is
+ * not a unit's), swept in tiles of streamTileColumns; each tile of the m rows of C is
  * accumulated on the stack from four rows of W per pass, every weight widened once for
  * the m rows (one loop over the tile, which the compiler vectorizes), then scaled into C.
  */
@@ -112,7 +112,7 @@ function streamC(s: WeightOnlySchedule): string {
   const { m, n, k } = dot.spec;
   const { w: W, widen } = weightC(dot);
   const rows = 4;
-  const tile = 4096 / narrowWeightBytes(dot.weight);
+  const tile = streamTileColumns(dot);
   const scaled = dot.scale !== "none";
   const A = (i: number, p: string): string => `a[${i * k} + ${p}]`;
   const pass = (count: number, at: (r: number) => string): string => `{

@@ -17,7 +17,7 @@ import { forRange, setMinU } from "./loops.js";
 import { gemmKernelName } from "../kernel/gemm_plan.js";
 import type { Declined } from "../kernel/declined.js";
 import {
-  NARROW_COLUMN_VECTOR, narrowWeightBytes, planWeightOnlyDot, weightOnlyProblem, type NarrowWeight, type WeightOnlyDot, type WeightOnlySchedule,
+  NARROW_COLUMN_VECTOR, narrowWeightBytes, planWeightOnlyDot, streamTileColumns, weightOnlyProblem, type NarrowWeight, type WeightOnlyDot, type WeightOnlySchedule,
 } from "../kernel/weight_only_dot.js";
 
 /** Eight weights at address local `at` + `offset` widened to two f32x4 vectors in `lo` and `hi` (`tmp`: a v128 local). */
@@ -188,7 +188,7 @@ function rowDots(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number)
  * time, over the unit's columns eight at a time (one vector of weights, two of C per
  * row of A), then the columns past the last whole eight one by one; C is zeroed first
  * and scaled last. A call sweeps its units of one batch as one range of columns, in
- * tiles of 4 KiB of W's rows (forUnits). Accumulation: each element of C in order of k.
+ * tiles of streamTileColumns (forUnits). Accumulation: each element of C in order of k.
  */
 function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number): void {
   const { dot } = schedule;
@@ -202,8 +202,7 @@ function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: numb
   const accHi = Array.from({ length: m }, () => f.local("v128"));
   const [wLo, wHi, tmp] = [f.local("v128"), f.local("v128"), f.local("v128")];
   const [kb, vEnd, wAt, cAt, j] = Array.from({ length: 5 }, () => f.local("i32"));
-  // Tiles of 4 KiB of each row of W (int8: 4096 columns, 16 KiB of each row of C).
-  const tile = 4096 / wb;
+  const tile = streamTileColumns(dot);
   forUnits(f, schedule, nOps, ({ pa, pb, pc, c0, c1 }) => {
     const sweep = (rows: number): void => {
       for (let i = 0; i < m; i++) {
