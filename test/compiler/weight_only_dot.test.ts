@@ -12,9 +12,12 @@ import assert from "node:assert/strict";
 import {
   Literal, XlaBuilder, arrayShape, broadcastInDim, convertElementType, dotGeneral, evaluate, mul, parameter, type Computation, type XlaOp,
 } from "../../src/index.js";
-import { compile } from "../../src/compiler/index.js";
+import { compile, WasmDevice } from "../../src/compiler/index.js";
 import type { Instruction } from "../../src/ir/computation.js";
-import { nativeSkipReason } from "./native/gemm_harness.js";
+import type { WeightOnlyDot } from "../../src/compiler/kernel/weight_only_dot.js";
+import { emitWeightOnlyGemvC } from "../../src/compiler/native/gemv_narrow_c.js";
+import type { NativeCpu, NativeKernel } from "../../src/compiler/native/kernel.js";
+import { nativeCpu, nativeSkipReason, runNativeCases, type NativeCase } from "./native/gemm_harness.js";
 import { rng } from "../support/prng.js";
 
 const random = rng(2405);
@@ -179,4 +182,81 @@ test("weight-only dots: a scale along k is no column scale: left to the f32 GEMM
     Literal.fromValues("f32", [8], [1, 0.5, 2, 1, 1, 4, 1, 0.25]),
   ];
   assert.deepEqual(exe.run(args).toNumbers(), evaluate(comp, args).toNumbers());
+});
+
+test("weight-only dots: a threaded wasm device splits the units (stream and row dots) and computes the same product", async () => {
+  const device = await WasmDevice.create({ threads: 2 });
+  try {
+    for (const transposed of [false, true]) {
+      const c: Case = { weight: "s8", form: "weights", batch: 1, m: 1, k: 768, n: 3000, transposed };
+      const comp = program(c);
+      const args = inputs(c);
+      const exe = await compile(comp, { device });
+      const got = exe.run(args).toNumbers();
+      const want = evaluate(comp, args).toNumbers();
+      const sums = magnitudes(c, args);
+      want.forEach((v, e) => assert.ok(Math.abs(got[e]! - v) <= 2 * (c.k + 2) * 2 ** -24 * sums[e]!, `${caseName(c)} element ${e}`));
+      assert.ok(exe.dump().includes("s8 weights"), exe.dump());
+    }
+  } finally {
+    await device.close();
+  }
+});
+
+// The C kernels on their own, through the native test harness: the machine's build and the
+// portable one (no AVX2: the widening as a loop over lanes), the units in three
+// consecutive calls and through the module's pool of two threads, against a float64
+// dequantize-then-dot.
+test("weight-only dots, C kernels: AVX2 and portable builds, split calls and two threads, vs float64", { skip: nativeSkip }, () => {
+  const machine = nativeCpu();
+  const portable: NativeCpu = { arch: "other", avx2: false, fma: false, avx512f: false, neon: false };
+  const bytesOf = (a: Int8Array | Uint16Array): Float32Array => {
+    const out = new Float32Array(Math.ceil(a.byteLength / 4));
+    new Uint8Array(out.buffer).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+    return out;
+  };
+  const cases: { kernel: NativeKernel; operands: Float32Array[]; want: number[]; bound: number[]; label: string; splits?: number; threads?: number }[] = [];
+  const specs: [m: number, k: number, n: number, transposed: boolean][] = [[1, 100, 2600, false], [3, 37, 21, false], [2, 75, 50, true], [4, 9, 13, true]];
+  for (const cpu of [machine, portable]) {
+    for (const [m, k, n, transposed] of specs) {
+      for (const weight of ["s8", "bf16"] as const) {
+        const scaled = weight === "s8";
+        const dot: WeightOnlyDot = { spec: { elementType: "f32", batch: 1, m, n, k, rhsTransposed: transposed }, weight, scale: scaled ? "weights" : "none" };
+        const kernel = emitWeightOnlyGemvC(dot, cpu, `wo_${cpu.arch}_${m}_${weight}`);
+        if ("declined" in kernel) throw new Error(kernel.declined);
+        const x = Float32Array.from({ length: m * k }, () => random() * 2 - 1);
+        const stored = weight === "s8" ? Int8Array.from({ length: k * n }, () => Math.floor(random() * 255) - 127)
+          : Uint16Array.from({ length: k * n }, () => new Uint32Array(Float32Array.of(random() * 4 - 2).buffer)[0]! >>> 16);
+        const widen = (e: number): number => (weight === "s8" ? stored[e]! : new Float32Array(Uint32Array.of(stored[e]! << 16).buffer)[0]!);
+        const s = Float32Array.from({ length: n }, () => 2 ** (random() * 6 - 8));
+        const want: number[] = [], bound: number[] = [];
+        for (let i = 0; i < m; i++) {
+          for (let j = 0; j < n; j++) {
+            let sum = 0, mag = 0;
+            for (let p = 0; p < k; p++) {
+              const term = x[i * k + p]! * widen(transposed ? j * k + p : p * n + j);
+              sum += term;
+              mag += Math.abs(term);
+            }
+            const sc = scaled ? s[j]! : 1;
+            want.push(sum * sc);
+            bound.push((k + 2) * 2 ** -24 * mag * sc + 1e-30);
+          }
+        }
+        const operands = [x, bytesOf(stored), ...(scaled ? [s] : [])];
+        const label = `${cpu.arch} ${weight} ${m}x${k}x${n} ${transposed ? "W[n][k]" : "W[k][n]"}`;
+        cases.push({ kernel, operands, want, bound, label, splits: 3 }, { kernel, operands, want, bound, label: `${label}, 2 threads`, threads: 2 });
+      }
+    }
+  }
+  const results = runNativeCases(cases.map((c): NativeCase => ({
+    kernel: c.kernel, operands: c.operands, resultBytes: [c.want.length * 4], ...(c.splits !== undefined ? { splits: c.splits } : {}), ...(c.threads !== undefined ? { threads: c.threads } : {}),
+  })), "weight_only_gemv");
+  cases.forEach((c, ci) => {
+    const bytes = results[ci]![0]!;
+    const got = new Float32Array(bytes.buffer, bytes.byteOffset, c.want.length);
+    c.want.forEach((v, e) => {
+      if (!(Math.abs(got[e]! - v) <= c.bound[e]!)) assert.fail(`${c.label}: element ${e} is ${got[e]}, want ${v} (bound ${c.bound[e]})`);
+    });
+  });
 });
