@@ -7,9 +7,15 @@
 // a linear layer's weight), a 4096 x 4096 matrix (64 MiB, past the caches), and the
 // attention of one token over a cache of 128: q·Kᵀ [12,1,64] x [12,128,64] and
 // p·V [12,1,128] x [12,128,64] (time per call, microseconds).
+// The weight matrices (not the attention's batched products) also run with int8 weights
+// and a per-column scale (x·(convert(W)·s), read as stored by the weight-only GEMV
+// kernels) and with bf16 weights (x·convert(W)), each beside a plain read of its own
+// bytes (an f32 array of the same size) in the same rounds: GB/s of weight bytes,
+// and the time against the f32 weights' (`narrow=0` leaves them out).
 
 import {
-  XlaBuilder, arrayShape, parameter, dotGeneral, Literal, compile, WasmDevice, type Computation, type DeviceArray, type Executable,
+  XlaBuilder, arrayShape, broadcastInDim, convertElementType, parameter, dotGeneral, Literal, compile, mul, WasmDevice,
+  type Computation, type DeviceArray, type ElementType, type Executable,
 } from "../src/index.js";
 import { sumOver } from "./workloads/kernels.js";
 
@@ -20,6 +26,7 @@ const threads = Number(arg("threads", "1"));
 const rounds = Number(arg("rounds", "30"));
 const type = args.includes("f64") ? "f64" : "f32";
 const es = type === "f32" ? 4 : 8;
+const narrow = arg("narrow", "1") !== "0" && type === "f32";
 
 interface Case { readonly label: string; readonly lhs: number[]; readonly rhs: number[]; readonly contract: [number, number]; readonly batchDims: number }
 
@@ -38,18 +45,29 @@ const cases: Case[] = [
 
 const count = (dims: readonly number[]): number => dims.reduce((p, d) => p * d, 1);
 
-function dotProgram(c: Case): Computation {
+/** Weights as stored: the probe's type, int8 with a per-column scale, or bf16. */
+type Weights = "plain" | "s8" | "bf16";
+
+function dotProgram(c: Case, weights: Weights = "plain"): Computation {
   const b = new XlaBuilder("gemv");
   const x = parameter(b, 0, arrayShape(type, c.lhs), "x");
-  const w = parameter(b, 1, arrayShape(type, c.rhs), "w");
+  const w = parameter(b, 1, arrayShape(weights === "plain" ? type : weights, c.rhs), "w");
   const bd = Array.from({ length: c.batchDims }, (_, i) => i);
-  return b.build(dotGeneral(x, w, { lhsBatchDimensions: bd, rhsBatchDimensions: bd, lhsContractingDimensions: [c.contract[0]], rhsContractingDimensions: [c.contract[1]] }));
+  let rhs = weights === "plain" ? w : convertElementType(w, "f32");
+  if (weights === "s8") {
+    // One scale per output column: W's dimension that is not contracted.
+    const column = 1 - c.contract[1];
+    const scale = parameter(b, 2, arrayShape("f32", [c.rhs[column]!]), "scale");
+    rhs = mul(rhs, broadcastInDim(scale, c.rhs, [column]));
+  }
+  return b.build(dotGeneral(x, rhs, { lhsBatchDimensions: bd, rhsBatchDimensions: bd, lhsContractingDimensions: [c.contract[0]], rhsContractingDimensions: [c.contract[1]] }));
 }
 
-function sumProgram(c: Case): Computation {
+/** A sum over an array of the probe's type: a plain read of its bytes. */
+function sumProgram(dims: readonly number[]): Computation {
   const b = new XlaBuilder("read");
-  const w = parameter(b, 0, arrayShape(type, c.rhs), "w");
-  return b.build(sumOver(w, c.rhs.map((_, i) => i)));
+  const w = parameter(b, 0, arrayShape(type, dims), "w");
+  return b.build(sumOver(w, dims.map((_, i) => i)));
 }
 
 const device = await WasmDevice.create({ threads: backend === "native" ? 1 : threads });
@@ -57,9 +75,9 @@ const options = backend === "native" ? { device, backend: "native" as const, thr
 const values = (n: number, seed: number): number[] => Array.from({ length: n }, (_, i) => Math.sin(i * 0.37 + seed));
 
 interface Timed { readonly exe: Executable; readonly args: DeviceArray[]; best: number }
-const timed = async (program: Computation, inputs: { dims: number[]; data: number[] }[]): Promise<Timed> => {
+const timed = async (program: Computation, inputs: { dims: readonly number[]; data: number[]; type?: ElementType }[]): Promise<Timed> => {
   const exe = await compile(program, options);
-  const argsOnDevice = inputs.map((i) => device.bufferFromLiteral(Literal.fromValues(type, i.dims, i.data)));
+  const argsOnDevice = inputs.map((i) => device.bufferFromLiteral(Literal.fromValues(i.type ?? type, i.dims, i.data)));
   return { exe, args: argsOnDevice, best: Infinity };
 };
 const once = (t: Timed): void => {
@@ -69,14 +87,32 @@ const once = (t: Timed): void => {
 };
 
 console.log(`${backend}, ${threads} thread(s), ${type}, best of ${rounds} interleaved rounds`);
+const line = (label: string, bytes: number, dot: Timed, read: Timed, base?: Timed): string => {
+  const gbs = (ms: number): string => (bytes / ms / 1e6).toFixed(1);
+  return `${label.padEnd(34)} dot ${(dot.best * 1000).toFixed(1).padStart(7)} us ${gbs(dot.best).padStart(6)} GB/s | read ${(read.best * 1000).toFixed(1).padStart(7)} us ${
+    gbs(read.best).padStart(6)} GB/s | dot/read ${(read.best / dot.best).toFixed(2)}${base === undefined ? "" : ` | ${(base.best / dot.best).toFixed(2)}x the ${type} weights`}`;
+};
 for (const c of cases) {
   const x = values(count(c.lhs), 1), w = values(count(c.rhs), 2);
   const dot = await timed(dotProgram(c), [{ dims: c.lhs, data: x }, { dims: c.rhs, data: w }]);
-  const read = await timed(sumProgram(c), [{ dims: c.rhs, data: w }]);
-  for (let r = 0; r < rounds; r++) { once(dot); once(read); once(dot); }
-  const bytes = count(c.rhs) * es;
-  const gbs = (ms: number): string => (bytes / ms / 1e6).toFixed(1);
-  console.log(`${c.label.padEnd(30)} dot ${(dot.best * 1000).toFixed(1).padStart(7)} us ${gbs(dot.best).padStart(6)} GB/s | read ${(read.best * 1000).toFixed(1).padStart(7)} us ${gbs(read.best).padStart(6)} GB/s | dot/read ${(read.best / dot.best).toFixed(2)}`);
-  for (const t of [dot, read]) { for (const a of t.args) a.delete(); t.exe.delete(); }
+  const read = await timed(sumProgram(c.rhs), [{ dims: c.rhs, data: w }]);
+  const pairs: { label: string; bytes: number; dot: Timed; read: Timed }[] = [{ label: c.label, bytes: count(c.rhs) * es, dot, read }];
+  if (narrow && c.batchDims === 0) {
+    const n = c.rhs[1 - c.contract[1]]!;
+    const scale = Array.from({ length: n }, (_, j) => 0.01 * (1 + (j % 7)));
+    const q = w.map((v) => Math.round(v * 127));
+    for (const weights of ["s8", "bf16"] as const) {
+      const bytes = count(c.rhs) * (weights === "s8" ? 1 : 2);
+      const inputs = [{ dims: c.lhs, data: x }, { dims: c.rhs, data: weights === "s8" ? q : w, type: weights }, ...(weights === "s8" ? [{ dims: [n], data: scale, type: "f32" as const }] : [])];
+      const same = [bytes / es];
+      pairs.push({
+        label: `  ${weights === "s8" ? "int8 + scale" : "bf16"}`, bytes,
+        dot: await timed(dotProgram(c, weights), inputs), read: await timed(sumProgram(same), [{ dims: same, data: values(bytes / es, 3) }]),
+      });
+    }
+  }
+  for (let r = 0; r < rounds; r++) for (const p of pairs) { once(p.dot); once(p.read); once(p.dot); }
+  for (const p of pairs) console.log(line(p.label, p.bytes, p.dot, p.read, p.dot === dot ? undefined : dot));
+  for (const p of pairs) for (const t of [p.dot, p.read]) { for (const a of t.args) a.delete(); t.exe.delete(); }
 }
 await device.close();

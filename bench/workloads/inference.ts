@@ -1,10 +1,13 @@
 // The inference workloads (see specs.ts): GPT-2 blocks, prefill and one decode step, and a
 // ReLU perceptron. Their weights are constants of the program, as in a deployed model; with
 // `weights: "parameters"` they are parameters instead (fed on every run), for comparison.
+// GPT-2's matrices may also be stored narrower (`stored`, xlats only: bench/quant_decode_probe.ts):
+// int8 with one f32 scale per output column, used as convert(W)·scale, or bf16, used as
+// convert(W), the forms the weight-only GEMV kernels read as stored.
 
 import {
   XlaBuilder, Literal, arrayShape, constantLiteral, constantR0, dot, dotGeneral, add, sub, mul, max, rsqrt, tanh,
-  reshape, transpose, slice, dynamicUpdateSlice, iota, compare, select, broadcast, tuple,
+  reshape, transpose, slice, dynamicUpdateSlice, iota, compare, select, broadcast, broadcastInDim, convertElementType, tuple,
   type Computation, type XlaOp,
 } from "../../src/index.js";
 import { f32Parameter, softmaxLastDim, sumOver } from "./kernels.js";
@@ -12,16 +15,36 @@ import { GPT2_BLOCK_WEIGHTS, firstWeight, gpt2Tokens, inputShapes, type Gpt2, ty
 
 export type WeightsAs = "constants" | "parameters";
 
+/** How a model's weight matrices are stored: as they are (f32), int8 with a per-column scale, or bf16. */
+export type WeightsStored = "f32" | "s8" | "bf16";
+
+/**
+ * A weight matrix W [rows, cols] as a constant stored `stored`, widened back to f32 in the
+ * program: int8 q = round(W / s) with s[j] = max_i |W[i][j]| / 127, used as convert(q)·s; bf16
+ * (Literal rounds to nearest even), used as convert(W).
+ */
+function narrowMatrix(b: XlaBuilder, dims: readonly number[], values: Float32Array, stored: "s8" | "bf16"): XlaOp {
+  if (stored === "bf16") return convertElementType(constantLiteral(b, Literal.fromValues("bf16", dims, Array.from(values))), "f32");
+  const [rows, cols] = dims as [number, number];
+  const scale = new Float32Array(cols);
+  for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) scale[j] = Math.max(scale[j]!, Math.abs(values[i * cols + j]!) / 127);
+  scale.forEach((s, j) => { if (s === 0) scale[j] = 1; });
+  const q = Array.from(values, (v, e) => Math.round(v / scale[e % cols]!));
+  const widened = convertElementType(constantLiteral(b, Literal.fromValues("s8", dims, q)), "f32");
+  return mul(widened, broadcastInDim(constantLiteral(b, Literal.fromStorage(arrayShape("f32", [cols]), scale)), dims, [1]));
+}
+
 /**
  * The workload's inputs as ops of `b`: those before firstWeight(w) are parameters; the
  * weights are constants holding `values` (or parameters too, with `weightsAs` "parameters").
  */
-function inputsOf(b: XlaBuilder, w: Workload, values: readonly Float32Array[] | undefined, weightsAs: WeightsAs): XlaOp[] {
+function inputsOf(b: XlaBuilder, w: Workload, values: readonly Float32Array[] | undefined, weightsAs: WeightsAs, stored: WeightsStored = "f32"): XlaOp[] {
   const shapes = inputShapes(w);
   const first = weightsAs === "parameters" ? shapes.length : firstWeight(w);
   if (first < shapes.length && values === undefined) throw new Error(`${w.kind}: weights as constants need the input values`);
   return shapes.map((dims, i) => (i < first
     ? f32Parameter(b, i, dims, `in${i}`)
+    : stored !== "f32" && dims.length === 2 ? narrowMatrix(b, dims, values![i]!, stored)
     : constantLiteral(b, Literal.fromStorage(arrayShape("f32", dims), values![i]!))));
 }
 
@@ -42,11 +65,12 @@ function gelu(x: XlaOp): XlaOp {
   return mul(mul(x, c(0.5)), add(tanh(inner), c(1)));
 }
 
-export function buildGpt2(w: Gpt2, values?: readonly Float32Array[], weightsAs: WeightsAs = "constants"): Computation {
+/** `stored`: how the weight matrices are stored when they are constants (the other weights stay f32). */
+export function buildGpt2(w: Gpt2, values?: readonly Float32Array[], weightsAs: WeightsAs = "constants", stored: WeightsStored = "f32"): Computation {
   const { model: D, heads: H, seq: S } = w;
   const T = gpt2Tokens(w), dh = D / H;
   const b = new XlaBuilder(`gpt2_${w.phase}`);
-  const ins = inputsOf(b, w, values, weightsAs);
+  const ins = inputsOf(b, w, values, weightsAs, stored);
   const first = firstWeight(w);
   const c = (v: number): XlaOp => constantR0(b, "f32", v);
   // Prefill: token i sees positions j <= i (scores[h, i, j]); decode's one token sees the whole cache.

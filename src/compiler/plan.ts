@@ -17,6 +17,7 @@ import { dotDecomposer } from "./passes/dot_decomposer.js";
 import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
 import { stepFusion, stepFusionWith } from "./passes/step_fusion.js";
+import { weightOnlyDots } from "./passes/weight_only_dot.js";
 import type { FusionOptions } from "./passes/fusion.js";
 import type { LoweringCapabilities } from "./kernel/capabilities.js";
 import { planProgram, type CompiledProgram } from "./program.js";
@@ -34,10 +35,22 @@ import type { CompileOptions } from "./index.js";
  * layout; fuse the entry and every computation its control flow runs (loop
  * conditions and bodies, branches: they run compiled too, as nested programs),
  * keeping out of the fusions each op the target's `capabilities` cannot lower.
+ * `beforeFusion`: a backend's own passes, run just before fusion.
  */
-export function defaultPipeline(capabilities?: LoweringCapabilities, fusionOptions: Omit<FusionOptions, "capabilities"> = {}): Pass[] {
+export function defaultPipeline(
+  capabilities?: LoweringCapabilities, fusionOptions: Omit<FusionOptions, "capabilities"> = {}, beforeFusion: readonly Pass[] = [],
+): Pass[] {
   const fusion = capabilities === undefined ? stepFusion : stepFusionWith({ ...fusionOptions, capabilities });
-  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, fusion];
+  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, ...beforeFusion, fusion];
+}
+
+/**
+ * The CPU backends' pipeline: the default one with weight-only dots (int8 or bf16
+ * weights widened for a product of a few rows) made custom fusions before fusion, so
+ * their GEMV kernels read the weights as stored (passes/weight_only_dot.ts).
+ */
+export function cpuPipeline(capabilities?: LoweringCapabilities): Pass[] {
+  return defaultPipeline(capabilities, {}, [weightOnlyDots]);
 }
 
 /**
@@ -110,7 +123,7 @@ export function plan(
   let cache = planCache.get(device);
   const hit = key === undefined ? undefined : cache?.get(key);
   if (hit !== undefined) return hit;
-  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : defaultPipeline(lowering)), {
+  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : cpuPipeline(lowering)), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });

@@ -8,7 +8,7 @@
 // generators) first; where one declines (Declined), the WebAssembly kernel runs on
 // the same device memory instead, and dump() says why.
 
-import type { Instruction } from "../ir/computation.js";
+import type { Computation, Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
 import { hasQuantization } from "../types/shape.js";
 import type { WasmKernel, WasmTarget } from "./wasm/kernel.js";
@@ -20,12 +20,15 @@ import type { NativeKernelBuild } from "./native/build.js";
 import { emitFusionKernelC } from "./native/emit_c_fusion.js";
 import { emitGemmC } from "./native/gemm_c.js";
 import { emitConvC } from "./native/conv_c.js";
+import { emitWeightOnlyGemvC } from "./native/gemv_narrow_c.js";
 import { emitOutputFusionC } from "./native/epilogue_c.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel } from "./wasm/gemm.js";
 import { gemmElementBytes, gemmSpecOfDot, packedBLength } from "./kernel/gemm_plan.js";
 import { emitConvKernel } from "./wasm/conv.js";
+import { emitWeightOnlyGemvKernel } from "./wasm/gemv_narrow.js";
+import { weightOnlyDotOf } from "./kernel/weight_only_dot.js";
 import { emitCholeskyKernel } from "./wasm/routines/cholesky.js";
 import { emitFftKernel } from "./wasm/routines/fft.js";
 import { emitOutputFusionKernel } from "./wasm/epilogue.js";
@@ -38,6 +41,12 @@ import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routi
 
 type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Declined;
 
+/** The custom fusions the CPU backends form: weight-only dots (passes/weight_only_dot.ts). */
+function emitCustomFusionKernel(fused: Computation, target: WasmTarget, name: string): WasmKernel | Declined {
+  const dot = weightOnlyDotOf(fused);
+  return "declined" in dot ? dot : emitWeightOnlyGemvKernel(dot, target, name);
+}
+
 /** Which operands of `inst` are constants (the planner may store them in a kernel's packed layout: WasmKernel.packedOperand). */
 const constantOperands = (inst: Instruction): boolean[] => inst.operands.map((o) => o.opcode === "constant");
 
@@ -45,6 +54,7 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   fusion: (inst, target) => {
     const fusion = inst as Instruction<"fusion">;
     const { kind, calledComputation } = fusion.attrs;
+    if (kind === "custom") return emitCustomFusionKernel(calledComputation, target, inst.name);
     return kind === "output"
       ? emitOutputFusionKernel(calledComputation, target, inst.name, false, constantOperands(inst))
       : emitFusionKernel(calledComputation, target, inst.name, rowMaxima(fusion));
@@ -74,6 +84,10 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
   fusion: (inst, cpu) => {
     const fusion = inst as Instruction<"fusion">;
     const { kind, calledComputation } = fusion.attrs;
+    if (kind === "custom") {
+      const dot = weightOnlyDotOf(calledComputation);
+      return "declined" in dot ? dot : emitWeightOnlyGemvC(dot, cpu, inst.name);
+    }
     if (kind === "output") return emitOutputFusionC(calledComputation, cpu, inst.name, false, undefined, constantOperands(inst));
     return emitFusionKernelC(calledComputation, inst.name, rowMaxima(fusion));
   },

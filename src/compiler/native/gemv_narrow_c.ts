@@ -1,0 +1,179 @@
+// The GEMV kernels for weight-only dots (kernel/weight_only_dot.ts) as C: 1 to 4 rows of
+// f32 activations against int8 or bf16 weights, widened to f32 in registers, so the
+// weights stream in at 1/4 or 1/2 of the f32 kernels' bytes. The loops are those of
+// gemm_c.ts's streaming and row-dot kernels:
+// - weights [n][k] (row dots): GCC/Clang vector types of the family's width; a vector
+//   of int8 (bf16) weights is widened by __builtin_convertvector (bf16: to u32, shifted
+//   left 16 and reinterpreted), multiplied into m x g accumulators, summed at the end;
+// - weights [k][n] (stream): a tile of each row of C on the stack, four rows of W
+//   added per pass (c += a·(float)w), which the compiler vectorizes along the row.
+// The per-column scale multiplies each element of C once, after its sum over k. Both
+// widenings are exact (|int8| <= 128; bf16 is f32's top half).
+//
+// sym(mem, args = [x, w, (scale,) c], begin, end); units are (batch, chunk of columns)
+// of planWeightOnlyDot's schedule.
+
+import type { Declined } from "../kernel/declined.js";
+import { gemmKernelName } from "../kernel/gemm_plan.js";
+import { planWeightOnlyDot, streamTileColumns, weightOnlyProblem, type WeightOnlyDot, type WeightOnlySchedule } from "../kernel/weight_only_dot.js";
+import { SYM as P, symbolize } from "./c_source.js";
+import { gemmFamily } from "./gemm_c_family.js";
+import type { NativeCpu, NativeKernel } from "./kernel.js";
+
+const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
+
+/** The C type of a stored weight, and the expression widening one (`x`, a W value) to float. */
+function weightC(dot: WeightOnlyDot): { readonly w: string; readonly widen: (x: string) => string } {
+  return dot.weight === "s8"
+    ? { w: "int8_t", widen: (x) => `(float)(${x})` }
+    : { w: "uint16_t", widen: (x) => `${P}_bf16(${x})` };
+}
+
+/** Shared definitions: the bf16 widening and the scale of a column. */
+function prelude(dot: WeightOnlyDot): string {
+  return dot.weight === "bf16"
+    ? `static inline float ${P}_bf16(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }`
+    : "";
+}
+
+/**
+ * A vector of weights at `x` widened to f32: with AVX2, the widening instructions
+ * (vpmovsxbd + vcvtdq2ps; vpmovzxwd + vpslld), which GCC 12 does not make of
+ * __builtin_convertvector or of a loop over the lanes (it converts lane by lane);
+ * elsewhere that loop, for the compiler to do what it can.
+ */
+function widenVectorC(dot: WeightOnlyDot, avx2: boolean, lanes: number): string {
+  const W = weightC(dot).w;
+  if (avx2) {
+    return dot.weight === "s8"
+      ? `static inline ${P}_v ${P}_widen(const ${W} *x) { return (${P}_v)_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)x))); }`
+      : `static inline ${P}_v ${P}_widen(const ${W} *x) { return (${P}_v)_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)x)), 16)); }`;
+  }
+  return `static inline ${P}_v ${P}_widen(const ${W} *x) { ${P}_v v; for (int l = 0; l < ${lanes}; l++) v[l] = ${weightC(dot).widen("x[l]")}; return v; }`;
+}
+
+/** Row dots (weights [n][k]): C[i][j] = s[j]·(A[i]·W[j]), g rows of W at a time. */
+function rowDotsC(s: WeightOnlySchedule, vectorBytes: number, registers: number, avx2: boolean): string {
+  const { dot, chunk, nChunks } = s;
+  const { m, n, k } = dot.spec;
+  const { w: W } = weightC(dot);
+  const lanes = vectorBytes / 4;
+  const group = m * 4 + 2 * 4 + 1 <= registers ? 4 : 2;
+  const scaled = dot.scale !== "none";
+  const dots = (g: number): string => {
+    const pairs = range(m).flatMap((i) => range(g).map((q) => [i, q] as const));
+    return `static inline void ${P}_dots${g}(const float *restrict a, const ${W} *restrict b, float *restrict c${scaled ? ", const float *restrict sc" : ""}) {
+  ${P}_v ${pairs.map(([i, q]) => `s${i}_${q} = {0}`).join(", ")};
+  int64_t p = 0;
+  for (; p + ${lanes} <= ${k}; p += ${lanes}) {
+    ${range(g).map((q) => `${P}_v b${q} = ${P}_widen(b + ${q * k} + p);`).join(" ")}
+${range(m).map((i) => `    { ${P}_v x = ${P}_load(a + ${i * k} + p); ${range(g).map((q) => `s${i}_${q} += x * b${q};`).join(" ")} }`).join("\n")}
+  }
+  float ${pairs.map(([i, q]) => `t${i}_${q} = ${P}_hsum(s${i}_${q})`).join(", ")};
+  for (; p < ${k}; p++) {
+${range(m).map((i) => `    { float x = a[${i * k} + p]; ${range(g).map((q) => `t${i}_${q} += x * ${weightC(dot).widen(`b[${q * k} + p]`)};`).join(" ")} }`).join("\n")}
+  }
+  ${pairs.map(([i, q]) => `c[${i * n + q}] = t${i}_${q}${scaled ? ` * sc[${q}]` : ""};`).join(" ")}
+}`;
+  };
+  return `
+${avx2 ? "#include <immintrin.h>" : ""}
+typedef float ${P}_v __attribute__((vector_size(${vectorBytes})));
+static inline ${P}_v ${P}_load(const float *x) { ${P}_v v; __builtin_memcpy(&v, x, sizeof v); return v; }
+${widenVectorC(dot, avx2, lanes)}
+static inline float ${P}_hsum(${P}_v v) { float s = v[0]; for (int l = 1; l < ${lanes}; l++) s += v[l]; return s; }
+${dots(group)}
+${dots(1)}
+static void ${P}_run(const float *x, const ${W} *w, const float *sc, float *out, int64_t begin, int64_t end) {
+  (void)sc;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t bi = u / ${nChunks};
+    int64_t c0 = (u % ${nChunks}) * ${chunk};
+    int64_t c1 = c0 + ${chunk} < ${n} ? c0 + ${chunk} : ${n};
+    const float *a = x + bi * ${m * k};
+    const ${W} *b = w + bi * ${k * n};
+    float *c = out + bi * ${m * n};
+    int64_t j = c0;
+    for (; j + ${group} <= c1; j += ${group}) ${P}_dots${group}(a, b + j * ${k}, c + j${scaled ? ", sc + j" : ""});
+    for (; j < c1; j++) ${P}_dots1(a, b + j * ${k}, c + j${scaled ? ", sc + j" : ""});
+  }
+}`;
+}
+
+/**
+ * Stream (weights [k][n]): a call's consecutive units of one batch go together as one
+ * range of columns (so that W is read in runs as long as the call's share of each row,
+ * not a unit's), swept in tiles of streamTileColumns; each tile of the m rows of C is
+ * accumulated on the stack from four rows of W per pass, every weight widened once for
+ * the m rows (one loop over the tile, which the compiler vectorizes), then scaled into C.
+ */
+function streamC(s: WeightOnlySchedule): string {
+  const { dot, chunk, nChunks } = s;
+  const { m, n, k } = dot.spec;
+  const { w: W, widen } = weightC(dot);
+  const rows = 4;
+  const tile = streamTileColumns(dot);
+  const scaled = dot.scale !== "none";
+  const A = (i: number, p: string): string => `a[${i * k} + ${p}]`;
+  const pass = (count: number, at: (r: number) => string): string => `{
+        ${range(count).map((r) => `const ${W} *restrict w${r} = b + (${at(r)}) * ${n} + c0;`).join(" ")}
+        const float ${range(m).flatMap((i) => range(count).map((r) => `a${i}_${r} = ${A(i, at(r))}`)).join(", ")};
+        for (int64_t j = 0; j < cols; j++) {
+          ${range(count).map((r) => `const float v${r} = ${widen(`w${r}[j]`)};`).join(" ")}
+${range(m).map((i) => `          acc${i}[j] = ${range(count).reduce((sum, r) => (r === 0 ? `acc${i}[j] + a${i}_0 * v0` : `(${sum}) + a${i}_${r} * v${r}`), "")};`).join("\n")}
+        }
+      }`;
+  return `
+static void ${P}_run(const float *x, const ${W} *w, const float *sc, float *out, int64_t begin, int64_t end) {
+  (void)sc;
+  /* Rows of the tile 128 bytes past a multiple of 4 KiB apart, so that they do not alias each other modulo 4 KiB (gemm_c.ts's gemvRoutine says why that matters). */
+  float raw[${m}][${tile + 32}] __attribute__((aligned(64)));
+${range(m).map((i) => `  float *restrict acc${i} = raw[${i}];`).join("\n")}
+  for (int64_t u = begin; u < end; ) {
+    int64_t bi = u / ${nChunks};
+    int64_t last = (bi + 1) * ${nChunks} < end ? (bi + 1) * ${nChunks} : end;
+    int64_t lo = (u - bi * ${nChunks}) * ${chunk};
+    int64_t hi = (last - bi * ${nChunks}) * ${chunk} < ${n} ? (last - bi * ${nChunks}) * ${chunk} : ${n};
+    u = last;
+    const float *a = x + bi * ${m * k};
+    const ${W} *b = w + bi * ${k * n};
+    float *c = out + bi * ${m * n};
+    for (int64_t c0 = lo; c0 < hi; c0 += ${tile}) {
+      int64_t cols = c0 + ${tile} < hi ? ${tile} : hi - c0;
+${range(m).map((i) => `      for (int64_t j = 0; j < cols; j++) acc${i}[j] = 0;`).join("\n")}
+      int64_t p = 0;
+      for (; p + ${rows} <= ${k}; p += ${rows}) ${pass(rows, (r) => `p + ${r}`)}
+      for (; p < ${k}; p++) ${pass(1, () => "p")}
+${range(m).map((i) => `      for (int64_t j = 0; j < cols; j++) c[${i * n} + c0 + j] = acc${i}[j]${scaled ? " * sc[c0 + j]" : ""};`).join("\n")}
+    }
+  }
+}`;
+}
+
+/** The C kernel of a weight-only dot, or why there is none. */
+export function emitWeightOnlyGemvC(dot: WeightOnlyDot, cpu: NativeCpu, name: string): NativeKernel | Declined {
+  const problem = weightOnlyProblem(dot.spec);
+  if (problem !== undefined) return { declined: problem };
+  const schedule = planWeightOnlyDot(dot);
+  const family = gemmFamily(cpu);
+  // AVX2 and AVX-512 machines take the AVX2 widening, 8 lanes; others the family's vectors.
+  const avx2 = cpu.arch === "x86_64" && cpu.avx2;
+  const vectorBytes = avx2 ? 32 : family.target.vectorBytes;
+  const registers = family.name === "neon" ? 32 : 16;
+  const body = schedule.kind === "rowDots" ? rowDotsC(schedule, vectorBytes, registers, avx2) : streamC(schedule);
+  const scaled = dot.scale !== "none";
+  const { w: W } = weightC(dot);
+  const source = `${prelude(dot)}
+${body}
+void ${P}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
+  ${P}_run((const float *)(mem + args[0]), (const ${W} *)(mem + args[1]), ${scaled ? "(const float *)(mem + args[2])" : "0"}, (float *)(mem + args[${scaled ? 3 : 2}]), begin, end);
+}
+`;
+  const label = `${gemmKernelName(dot.spec)} ${dot.weight} weights${scaled ? `, scale on the ${dot.scale}` : ""} (${schedule.kind === "rowDots" ? "row dots" : "stream"}) ${family.name}`;
+  return {
+    name: `${name}: ${label}`,
+    c: symbolize("wgemv", source),
+    operandCount: scaled ? 3 : 2, resultCount: 1, scratchBytes: 0,
+    parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit,
+  };
+}

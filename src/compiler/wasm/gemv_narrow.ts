@@ -1,0 +1,268 @@
+// The GEMV kernels for weight-only dots (kernel/weight_only_dot.ts): 1 to 4 rows of f32
+// activations against weights stored as int8 or bf16, widened to f32 in registers, so
+// the weights stream in at 1/4 (int8) or 1/2 (bf16) of the f32 kernels' bytes. The
+// loops are those of wasm/gemv.ts's f32 kernels, with eight weights per step:
+// - int8: v128.load8x8_s brings 8 weights as i16 lanes, i32x4.extend_low/high_i16x8_s
+//   and f32x4.convert_i32x4_s make two f32 vectors (exact: |w| <= 128);
+// - bf16: v128.load brings 8 weights, i32x4.extend_low/high_i16x8_u and a shift left
+//   by 16 put each in the high half of an f32 (the bits of bf16 are f32's top 16: exact).
+// The per-column scale multiplies each element of C once, after its sum over k.
+//
+// run(x, w, c, begin, end), or run(x, w, scale, c, begin, end); units are (batch, chunk
+// of columns) of planWeightOnlyDot's schedule.
+
+import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
+import type { WasmKernel, WasmTarget } from "./kernel.js";
+import { forRange, setMinU } from "./loops.js";
+import { gemmKernelName } from "../kernel/gemm_plan.js";
+import type { Declined } from "../kernel/declined.js";
+import {
+  NARROW_COLUMN_VECTOR, narrowWeightBytes, planWeightOnlyDot, streamTileColumns, weightOnlyProblem, type NarrowWeight, type WeightOnlyDot, type WeightOnlySchedule,
+} from "../kernel/weight_only_dot.js";
+
+/** Eight weights at address local `at` + `offset` widened to two f32x4 vectors in `lo` and `hi` (`tmp`: a v128 local). */
+function widenEight(f: FunctionBuilder, weight: NarrowWeight, at: number, offset: number, tmp: number, lo: number, hi: number): void {
+  if (weight === "s8") {
+    f.localGet(at).v128Load8x8S(offset, 1).localTee(tmp).i32x4ExtendLowI16x8S().f32x4ConvertI32x4S().localSet(lo);
+    f.localGet(tmp).i32x4ExtendHighI16x8S().f32x4ConvertI32x4S().localSet(hi);
+  } else {
+    f.localGet(at).v128Load(offset, 1).localTee(tmp).i32x4ExtendLowI16x8U().i32Const(16).i32x4Shl().localSet(lo);
+    f.localGet(tmp).i32x4ExtendHighI16x8U().i32Const(16).i32x4Shl().localSet(hi);
+  }
+}
+
+/** One weight at address (on the stack) + `offset`, as an f32 on the stack. */
+function widenOne(f: FunctionBuilder, weight: NarrowWeight, offset: number): void {
+  if (weight === "s8") f.i32Load8S(offset).f32ConvertI32S();
+  else f.i32Load16U(offset).i32Const(16).i32Shl().f32ReinterpretI32();
+}
+
+/** The kernel of a weight-only dot, or why there is none. */
+export function emitWeightOnlyGemvKernel(dot: WeightOnlyDot, target: WasmTarget, name: string): WasmKernel | Declined {
+  const problem = weightOnlyProblem(dot.spec);
+  if (problem !== undefined) return { declined: problem };
+  if (!target.simd) return { declined: "weight-only dot: needs SIMD128" };
+  const schedule = planWeightOnlyDot(dot);
+  const module = new ModuleBuilder().importMemory(target);
+  const scaled = dot.scale !== "none";
+  const nOps = scaled ? 3 : 2;
+  module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
+    if (schedule.kind === "rowDots") rowDots(f, schedule, nOps);
+    else streamRows(f, schedule, nOps);
+  });
+  const label = `${gemmKernelName(dot.spec)} ${dot.weight} weights${scaled ? `, scale on the ${dot.scale}` : ""} (${schedule.kind === "rowDots" ? "row dots" : "stream"})`;
+  return {
+    name: `${name}: ${label}`, bytes: module.finish(), operandCount: nOps, resultCount: 1, scratchBytes: 0,
+    parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit,
+  };
+}
+
+/** Locals every unit sets: its batch's x, w and c, its columns [c0, c1). */
+interface Unit { readonly pa: number; readonly pb: number; readonly pc: number; readonly c0: number; readonly c1: number }
+
+/**
+ * The loop over units [begin, end): `body` runs for each with its addresses set. With
+ * `tile` (the stream kernel), a call's consecutive units of one batch go together as one
+ * range of columns, cut into tiles of that many columns for `body`: each row of W is
+ * then read in runs as long as the call's share of it (at most a tile), not a unit's
+ * (192 bytes of an int8 row of 3072), which the hardware prefetch followed poorly and
+ * which touched a page of W for every few hundred bytes read.
+ */
+function forUnits(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number, body: (u: Unit) => void, tile?: number): void {
+  const { m, n, k } = schedule.dot.spec;
+  const { nChunks, chunk } = schedule;
+  const wb = narrowWeightBytes(schedule.dot.weight);
+  const [begin, end] = [nOps + 1, nOps + 2];
+  const [u, bi, pa, pb, pc, c0, c1, last, hi] = Array.from({ length: 9 }, () => f.local("i32"));
+  const addresses = (): void => {
+    f.localGet(0).localGet(bi).i32Const(m * k * 4).i32Mul().i32Add().localSet(pa);
+    f.localGet(1).localGet(bi).i32Const(k * n * wb).i32Mul().i32Add().localSet(pb);
+    f.localGet(nOps).localGet(bi).i32Const(m * n * 4).i32Mul().i32Add().localSet(pc);
+  };
+  if (tile === undefined) {
+    forRange(f, u, { local: begin }, { local: end }, 1, () => {
+      f.localGet(u).i32Const(nChunks).i32DivU().localSet(bi);
+      f.localGet(u).i32Const(nChunks).i32RemU().i32Const(chunk).i32Mul().localTee(c0).i32Const(chunk).i32Add().localSet(c1);
+      setMinU(f, c1, { local: c1 }, n);
+      addresses();
+      body({ pa, pb, pc, c0, c1 });
+    });
+    return;
+  }
+  // u: the call's next unit; last: one past the last unit of u's batch in the call.
+  f.localGet(begin).localSet(u);
+  f.block().loop();
+  f.localGet(u).localGet(end).i32GeU().brIf(1);
+  f.localGet(u).i32Const(nChunks).i32DivU().localSet(bi);
+  f.localGet(bi).i32Const(1).i32Add().i32Const(nChunks).i32Mul().localSet(last);
+  setMinU(f, last, { local: last }, { local: end });
+  // Columns [c0, hi) of batch bi, tile by tile.
+  f.localGet(u).localGet(bi).i32Const(nChunks).i32Mul().i32Sub().i32Const(chunk).i32Mul().localSet(c0);
+  f.localGet(last).localGet(bi).i32Const(nChunks).i32Mul().i32Sub().i32Const(chunk).i32Mul().localSet(hi);
+  setMinU(f, hi, { local: hi }, n);
+  addresses();
+  f.block().loop();
+  f.localGet(c0).localGet(hi).i32GeU().brIf(1);
+  f.localGet(c0).i32Const(tile).i32Add().localSet(c1);
+  setMinU(f, c1, { local: c1 }, { local: hi });
+  body({ pa, pb, pc, c0, c1 });
+  f.localGet(c1).localSet(c0);
+  f.br(0).end().end();
+  f.localGet(last).localSet(u);
+  f.br(0).end().end();
+}
+
+/** Pushes the scale of column local `j` + `t` (operand 2). */
+function scaleOf(f: FunctionBuilder, j: number, t: number): void {
+  f.localGet(2).localGet(j).i32Const(4).i32Mul().i32Add().f32Load(t * 4);
+}
+
+/**
+ * B stored [n][k]: C[i][j] = A[i]·W[j], a group of rows of W at a time, each vector of
+ * eight weights widened once and multiplied into the m rows of A. Accumulation: one
+ * partial sum a lane, in order of k, the lanes added at the end, then the steps past
+ * the last whole eight.
+ */
+function rowDots(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number): void {
+  const { dot } = schedule;
+  const { m, n, k } = dot.spec;
+  const wb = narrowWeightBytes(dot.weight);
+  const wRow = k * wb;
+  const aRow = k * 4;
+  const k8 = k - (k % 8);
+  // Live: m·group accumulators, 2·group widened weights, two vectors of A (within 16 registers).
+  const group = m === 1 ? 4 : 2;
+  const acc = Array.from({ length: m * group }, () => f.local("v128"));
+  const wLo = Array.from({ length: group }, () => f.local("v128"));
+  const wHi = Array.from({ length: group }, () => f.local("v128"));
+  const [aLo, aHi, tmp] = [f.local("v128"), f.local("v128"), f.local("v128")];
+  const [j, q, wAt, aAt, groupEnd] = Array.from({ length: 5 }, () => f.local("i32"));
+  const sum = f.local("f32");
+  forUnits(f, schedule, nOps, ({ pa, pb, pc, c0, c1 }) => {
+    const columns = (cols: number): void => {
+      for (const x of acc.slice(0, m * cols)) f.f32Const(0).f32x4Splat().localSet(x);
+      forRange(f, q, 0, k8, 8, () => {
+        f.localGet(pb).localGet(j).i32Const(wRow).i32Mul().i32Add().localGet(q).i32Const(wb).i32Mul().i32Add().localSet(wAt);
+        for (let t = 0; t < cols; t++) widenEight(f, dot.weight, wAt, t * wRow, tmp, wLo[t]!, wHi[t]!);
+        f.localGet(pa).localGet(q).i32Const(4).i32Mul().i32Add().localSet(aAt);
+        for (let i = 0; i < m; i++) {
+          f.localGet(aAt).v128Load(i * aRow, 4).localSet(aLo);
+          f.localGet(aAt).v128Load(i * aRow + 16, 4).localSet(aHi);
+          for (let t = 0; t < cols; t++) {
+            const a = acc[i * cols + t]!;
+            f.localGet(a).localGet(aLo).localGet(wLo[t]!).f32x4Mul().f32x4Add();
+            f.localGet(aHi).localGet(wHi[t]!).f32x4Mul().f32x4Add().localSet(a);
+          }
+        }
+      });
+      f.localGet(pb).localGet(j).i32Const(wRow).i32Mul().i32Add().localSet(wAt);
+      for (let i = 0; i < m; i++) {
+        for (let t = 0; t < cols; t++) {
+          for (let lane = 0; lane < 4; lane++) {
+            f.localGet(acc[i * cols + t]!).f32x4ExtractLane(lane);
+            if (lane > 0) f.f32Add();
+          }
+          for (let p = k8; p < k; p++) {
+            f.localGet(pa).f32Load(i * aRow + p * 4);
+            f.localGet(wAt);
+            widenOne(f, dot.weight, t * wRow + p * wb);
+            f.f32Mul().f32Add();
+          }
+          if (dot.scale !== "none") {
+            scaleOf(f, j, t);
+            f.f32Mul();
+          }
+          f.localSet(sum);
+          f.localGet(pc).localGet(j).i32Const(4).i32Mul().i32Add().localGet(sum).f32Store(i * n * 4 + t * 4);
+        }
+      }
+    };
+    f.localGet(c1).localGet(c0).i32Sub().i32Const(group).i32DivU().i32Const(group).i32Mul().localGet(c0).i32Add().localSet(groupEnd);
+    forRange(f, j, { local: c0 }, { local: groupEnd }, group, () => columns(group));
+    forRange(f, j, { local: groupEnd }, { local: c1 }, 1, () => columns(1));
+  });
+}
+
+/**
+ * B stored [k][n]: each row of C gets c += a[p]·W[p][..] for `sweep` rows of W at a
+ * time, over the unit's columns eight at a time (one vector of weights, two of C per
+ * row of A), then the columns past the last whole eight one by one; C is zeroed first
+ * and scaled last. A call sweeps its units of one batch as one range of columns, in
+ * tiles of streamTileColumns (forUnits). Accumulation: each element of C in order of k.
+ */
+function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number): void {
+  const { dot } = schedule;
+  const { m, n, k } = dot.spec;
+  const wb = narrowWeightBytes(dot.weight);
+  const wLine = n * wb;
+  const cRow = n * 4;
+  const sweepRows = m === 1 ? 8 : 2;
+  const splats = Array.from({ length: m * sweepRows }, () => f.local("v128"));
+  const accLo = Array.from({ length: m }, () => f.local("v128"));
+  const accHi = Array.from({ length: m }, () => f.local("v128"));
+  const [wLo, wHi, tmp] = [f.local("v128"), f.local("v128"), f.local("v128")];
+  const [kb, vEnd, wAt, cAt, j] = Array.from({ length: 5 }, () => f.local("i32"));
+  const tile = streamTileColumns(dot);
+  forUnits(f, schedule, nOps, ({ pa, pb, pc, c0, c1 }) => {
+    const sweep = (rows: number): void => {
+      for (let i = 0; i < m; i++) {
+        for (let r = 0; r < rows; r++) f.localGet(pa).localGet(kb).i32Const(4).i32Mul().i32Add().v128Load32Splat(i * k * 4 + r * 4).localSet(splats[i * sweepRows + r]!);
+      }
+      f.localGet(pb).localGet(kb).i32Const(wLine).i32Mul().i32Add().localGet(c0).i32Const(wb).i32Mul().i32Add().localSet(wAt);
+      f.localGet(pc).localGet(c0).i32Const(4).i32Mul().i32Add().localSet(cAt);
+      forRange(f, j, { local: c0 }, { local: vEnd }, NARROW_COLUMN_VECTOR, () => {
+        for (let i = 0; i < m; i++) {
+          f.localGet(cAt).v128Load(i * cRow, 4).localSet(accLo[i]!);
+          f.localGet(cAt).v128Load(i * cRow + 16, 4).localSet(accHi[i]!);
+        }
+        for (let r = 0; r < rows; r++) {
+          widenEight(f, dot.weight, wAt, r * wLine, tmp, wLo, wHi);
+          for (let i = 0; i < m; i++) {
+            const s = splats[i * sweepRows + r]!;
+            f.localGet(accLo[i]!).localGet(s).localGet(wLo).f32x4Mul().f32x4Add().localSet(accLo[i]!);
+            f.localGet(accHi[i]!).localGet(s).localGet(wHi).f32x4Mul().f32x4Add().localSet(accHi[i]!);
+          }
+        }
+        for (let i = 0; i < m; i++) {
+          f.localGet(cAt).localGet(accLo[i]!).v128Store(i * cRow, 4);
+          f.localGet(cAt).localGet(accHi[i]!).v128Store(i * cRow + 16, 4);
+        }
+        f.localGet(wAt).i32Const(NARROW_COLUMN_VECTOR * wb).i32Add().localSet(wAt);
+        f.localGet(cAt).i32Const(NARROW_COLUMN_VECTOR * 4).i32Add().localSet(cAt);
+      });
+      forRange(f, j, { local: vEnd }, { local: c1 }, 1, () => {
+        for (let i = 0; i < m; i++) {
+          f.localGet(cAt).localGet(cAt).f32Load(i * cRow);
+          for (let r = 0; r < rows; r++) {
+            f.localGet(splats[i * sweepRows + r]!).f32x4ExtractLane(0).localGet(wAt);
+            widenOne(f, dot.weight, r * wLine);
+            f.f32Mul().f32Add();
+          }
+          f.f32Store(i * cRow);
+        }
+        f.localGet(wAt).i32Const(wb).i32Add().localSet(wAt);
+        f.localGet(cAt).i32Const(4).i32Add().localSet(cAt);
+      });
+    };
+    f.localGet(c1).localGet(c0).i32Sub().i32Const(NARROW_COLUMN_VECTOR).i32DivU().i32Const(NARROW_COLUMN_VECTOR).i32Mul().localGet(c0).i32Add().localSet(vEnd);
+    for (let i = 0; i < m; i++) {
+      f.localGet(pc).localGet(c0).i32Const(4).i32Mul().i32Add().i32Const(i * cRow).i32Add();
+      f.i32Const(0).localGet(c1).localGet(c0).i32Sub().i32Const(4).i32Mul().memoryFill();
+    }
+    const full = k - (k % sweepRows);
+    forRange(f, kb, 0, full, sweepRows, () => sweep(sweepRows));
+    if (full < k) {
+      f.i32Const(full).localSet(kb);
+      sweep(k - full);
+    }
+    if (dot.scale !== "none") {
+      forRange(f, j, { local: c0 }, { local: c1 }, 1, () => {
+        for (let i = 0; i < m; i++) {
+          f.localGet(pc).localGet(j).i32Const(4).i32Mul().i32Add().localTee(cAt).localGet(cAt).f32Load(i * cRow);
+          scaleOf(f, j, 0);
+          f.f32Mul().f32Store(i * cRow);
+        }
+      });
+    }
+  }, tile);
+}
