@@ -23,17 +23,33 @@
 // false; an s32 index out of range picks the last: interpreter's selectBranch), writing
 // straight into the conditional's result buffers; a call (or a composite, whose
 // decomposition is what runs) is a conditional with one branch and no selector.
+//
+// The step lists are the CPU backends' (program.ts) or the WebGPU backend's
+// (webgpu/program.ts): the steps are generic over the list type. Running a step is one
+// schedule (controlFlowActions: the runs, copies and scalar reads it asks for, in
+// order), driven synchronously on the CPU (runControlFlow) and asynchronously on the
+// GPU, whose scalar reads wait for a readback (runControlFlowAsync).
 
 import type { Computation, Instruction } from "../ir/computation.js";
 import { selectBranch } from "../interpreter/kernels/control.js";
-import { CompileError } from "../types/errors.js";
+import { CompileError, ExecutionError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { arrayLeaves, byteSize, scalarShape, shapeToString, type ArrayShape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
 import type { Step, StepList } from "./program.js";
 import { maxOf } from "../types/arrays.js";
 
-export interface WhileStep {
+/** What control flow needs of a nested step list, whichever backend planned it. */
+export interface NestedList {
+  readonly name: string;
+  readonly steps: readonly { readonly kind: string }[];
+  /** See StepList.outputsOverParameters. */
+  readonly outputsOverParameters: readonly number[];
+  readonly arenaBytes: number;
+  readonly liveBytesBound: number;
+}
+
+export interface WhileStep<L extends NestedList = StepList> {
   readonly kind: "while";
   readonly name: string;
   /** The leaves of the operands: the initial state. */
@@ -47,11 +63,11 @@ export interface WhileStep {
   readonly predicate: Location;
   /** The region that holds the condition's and the body's arenas. */
   readonly region: Location;
-  readonly condition: StepList;
-  readonly body: StepList;
+  readonly condition: L;
+  readonly body: L;
 }
 
-export interface ConditionalStep {
+export interface ConditionalStep<L extends NestedList = StepList> {
   readonly kind: "conditional";
   readonly name: string;
   /** The pred[] or s32[] that picks the branch; absent for a call, whose one branch always runs. */
@@ -60,19 +76,19 @@ export interface ConditionalStep {
   readonly operands: readonly (readonly Location[])[];
   readonly results: readonly Location[];
   readonly region: Location;
-  readonly branches: readonly StepList[];
+  readonly branches: readonly L[];
 }
 
-export type ControlFlowStep = WhileStep | ConditionalStep;
+export type ControlFlowStep<L extends NestedList = StepList> = WhileStep<L> | ConditionalStep<L>;
 
 export function isControlFlow(inst: Instruction): boolean {
   return inst.opcode === "while" || inst.opcode === "conditional" || inst.opcode === "call" || inst.opcode === "composite";
 }
 
 /** What planning a control-flow step needs from the step list it is part of. */
-export interface NestedPlanner {
+export interface NestedPlanner<L extends NestedList = StepList> {
   /** The step list of a called computation. */
-  nested(c: Computation): StepList;
+  nested(c: Computation): L;
   /** A new temporary of the caller, defined at this step. */
   temps(shape: ArrayShape): Location;
   /** A region of `bytes` in the caller's arena, live at this step only; `liveBytes` is the least its contents need. */
@@ -81,11 +97,17 @@ export interface NestedPlanner {
   inPlace(result: number, operand: number): void;
 }
 
-const regionOf = (lists: readonly StepList[], planner: NestedPlanner): Location =>
+const regionOf = (lists: readonly NestedList[], planner: NestedPlanner<NestedList>): Location =>
   planner.region(Math.max(0, maxOf(lists.map((l) => l.arenaBytes))), Math.max(0, maxOf(lists.map((l) => l.liveBytesBound))));
 
-const isPassThroughCopy = (s: Step): boolean =>
-  s.kind === "copy" && s.from.space === "parameter" && s.to.space === "output" && s.from.index === s.to.index;
+/** A copy step (both backends have them: {kind: "copy", from, to}). */
+type CopyStep = { readonly kind: "copy"; readonly from: Location; readonly to: Location };
+
+const isPassThroughCopy = (s: { readonly kind: string }): s is CopyStep => {
+  if (s.kind !== "copy") return false;
+  const { from, to } = s as CopyStep;
+  return from.space === "parameter" && to.space === "output" && from.index === to.index;
+};
 
 /**
  * The step of a while, conditional, call or composite whose operands' leaves are
@@ -93,16 +115,16 @@ const isPassThroughCopy = (s: Step): boolean =>
  * while's leaf that the body passes through unchanged, which is its operand's leaf
  * (nothing writes it while the loop runs, so the loop reads it where it is: no copy).
  */
-export function planControlFlow(
-  inst: Instruction, operands: readonly (readonly Location[])[], planner: NestedPlanner,
-): { readonly step: ControlFlowStep; readonly results: readonly Location[] } {
+export function planControlFlow<L extends NestedList = StepList>(
+  inst: Instruction, operands: readonly (readonly Location[])[], planner: NestedPlanner<L>,
+): { readonly step: ControlFlowStep<L>; readonly results: readonly Location[] } {
   const shapes = arrayLeaves(inst.shape);
   switch (inst.opcode) {
     case "while": {
       const { condition, body: bodyComputation } = (inst as Instruction<"while">).attrs;
       const init = operands.flat();
       const bodyList = planner.nested(bodyComputation);
-      const passThrough = new Set(bodyList.steps.filter(isPassThroughCopy).map((s) => (s as Extract<Step, { kind: "copy" }>).to.index));
+      const passThrough = new Set(bodyList.steps.filter(isPassThroughCopy).map((s) => s.to.index));
       // Output j is the same buffer as parameter j where the body returns that parameter (its
       // copy is a no-op) or writes it in place.
       const sameBuffer = new Set([...passThrough, ...bodyList.outputsOverParameters]);
@@ -114,7 +136,7 @@ export function planControlFlow(
         const once = init.filter((o) => o.space === l.space && o.index === l.index).length === 1;
         if (l.space === "temp" && r.space === "temp" && r !== l && once) planner.inPlace(r.index, l.index);
       });
-      const step: WhileStep = {
+      const step: WhileStep<L> = {
         kind: "while", name: inst.name, init, state,
         next: shapes.map((s, j) => (sameBuffer.has(j) ? state[j]! : planner.temps(s))),
         bytes: shapes.map(byteSize),
@@ -128,7 +150,7 @@ export function planControlFlow(
       const branches = (inst as Instruction<"conditional">).attrs.branches.map((b) => planner.nested(b));
       const selectorShape = inst.operands[0]!.shape as ArrayShape;
       const results = shapes.map((s) => planner.temps(s));
-      const step: ConditionalStep = {
+      const step: ConditionalStep<L> = {
         kind: "conditional", name: inst.name, selector: { at: operands[0]![0]!, shape: selectorShape },
         operands: operands.slice(1), results, region: regionOf(branches, planner), branches,
       };
@@ -146,7 +168,7 @@ export function planControlFlow(
 }
 
 /** The step with its caller-side locations mapped (the nested lists have their own). */
-export function relocateControlFlow(step: ControlFlowStep, f: (l: Location) => Location): ControlFlowStep {
+export function relocateControlFlow<L extends NestedList>(step: ControlFlowStep<L>, f: (l: Location) => Location): ControlFlowStep<L> {
   if (step.kind === "while") {
     return {
       ...step, init: step.init.map(f), state: step.state.map(f), next: step.next.map(f), predicate: f(step.predicate), region: f(step.region),
@@ -159,7 +181,7 @@ export function relocateControlFlow(step: ControlFlowStep, f: (l: Location) => L
 }
 
 /** The nested step lists of a step, with their role (`condition`, `body`, `branch 1`, `callee`). */
-export function nestedLists(step: ControlFlowStep): { readonly role: string; readonly list: StepList }[] {
+export function nestedLists<L extends NestedList>(step: ControlFlowStep<L>): { readonly role: string; readonly list: L }[] {
   if (step.kind === "while") return [{ role: "condition", list: step.condition }, { role: "body", list: step.body }];
   if (step.selector === undefined) return [{ role: "callee", list: step.branches[0]! }];
   return step.branches.map((list, i) => ({ role: `branch ${i}`, list }));
@@ -169,16 +191,19 @@ export function nestedLists(step: ControlFlowStep): { readonly role: string; rea
  * Every step of a list and of the lists nested in it, in order, each with the path of
  * the nested computations it lies in ("" at the top, "body/" in a loop body).
  */
-export function allSteps(list: StepList, path = ""): { readonly step: Step; readonly path: string }[] {
+export function allSteps<S extends { readonly kind: string } = Step>(
+  list: { readonly steps: readonly S[] }, path = "",
+): { readonly step: S; readonly path: string }[] {
   return list.steps.flatMap((step) => {
     const here = { step, path };
     if (step.kind !== "while" && step.kind !== "conditional") return [here];
-    return [here, ...nestedLists(step).flatMap(({ list: nested }) => allSteps(nested, `${path}${nested.name}/`))];
+    const nested = nestedLists(step as unknown as ControlFlowStep<NestedList & { readonly steps: readonly S[] }>);
+    return [here, ...nested.flatMap(({ list: n }) => allSteps(n, `${path}${n.name}/`))];
   });
 }
 
 /** One line on what a control-flow step reads and writes (its nested lists are printed after it). */
-export function describeControlFlow(step: ControlFlowStep, loc: (l: Location) => string): string {
+export function describeControlFlow<L extends NestedList>(step: ControlFlowStep<L>, loc: (l: Location) => string): string {
   if (step.kind === "while") {
     const next = step.next.map((l, j) => (l.space === step.state[j]!.space && l.index === step.state[j]!.index ? "(same)" : loc(l)));
     return `while ${step.name}: ${step.init.map(loc).join(", ")} -> ${step.state.map(loc).join(", ")}; next state ${next.join(", ")}; ` +
@@ -189,7 +214,53 @@ export function describeControlFlow(step: ControlFlowStep, loc: (l: Location) =>
   return `${what} ${step.name}: ${operands.join(", ")} -> ${step.results.map(loc).join(", ")}; region ${loc(step.region)}`;
 }
 
-/** What running a control-flow step needs from the executable. */
+/**
+ * One thing running a control-flow step asks of the executable: run a nested list with
+ * its parameters', outputs' and arena's offsets, copy bytes, or read a scalar back (the
+ * answer is its literal: a while's predicate, a conditional's selector).
+ */
+export type ControlFlowAction<L extends NestedList> =
+  | { readonly kind: "run"; readonly list: L; readonly parameters: readonly number[]; readonly outputs: readonly number[]; readonly arena: number }
+  | { readonly kind: "copy"; readonly from: number; readonly to: number; readonly bytes: number }
+  | { readonly kind: "scalar"; readonly shape: ArrayShape; readonly offset: number };
+
+const PRED = scalarShape("pred");
+
+/** How a control-flow step runs, as the actions it asks for in order; a "scalar" action is answered with the literal read. */
+export function* controlFlowActions<L extends NestedList>(
+  step: ControlFlowStep<L>, at: (l: Location) => number,
+): Generator<ControlFlowAction<L>, void, Literal | undefined> {
+  const region = at(step.region);
+  const scalar = function* (shape: ArrayShape, offset: number): Generator<ControlFlowAction<L>, Literal, Literal | undefined> {
+    const value = yield { kind: "scalar", shape, offset };
+    if (value === undefined) throw new ExecutionError(`${step.name}: the runner answered no scalar`);
+    return value;
+  };
+  if (step.kind === "conditional") {
+    const b = step.selector === undefined ? 0 : selectBranch(yield* scalar(step.selector.shape, at(step.selector.at)), step.branches.length);
+    yield { kind: "run", list: step.branches[b]!, parameters: step.operands[b]!.map(at), outputs: step.results.map(at), arena: region };
+    return;
+  }
+  const state = step.state.map(at);
+  for (const [j, l] of step.init.entries()) {
+    const from = at(l);
+    if (from !== state[j]!) yield { kind: "copy", from, to: state[j]!, bytes: step.bytes[j]! };
+  }
+  const predicate = [at(step.predicate)];
+  let current = state;
+  let next = step.next.map(at);
+  for (;;) {
+    yield { kind: "run", list: step.condition, parameters: current, outputs: predicate, arena: region };
+    if ((yield* scalar(PRED, predicate[0]!)).readLinear(0) !== true) break;
+    yield { kind: "run", list: step.body, parameters: current, outputs: next, arena: region };
+    [current, next] = [next, current];
+  }
+  for (const [j, from] of current.entries()) {
+    if (from !== state[j]!) yield { kind: "copy", from, to: state[j]!, bytes: step.bytes[j]! };
+  }
+}
+
+/** What running a control-flow step needs from a CPU executable. */
 export interface NestedRunner {
   /** Runs a nested step list: its parameters' and outputs' leaves and its arena at these offsets. */
   run(list: StepList, parameters: readonly number[], outputs: readonly number[], arena: number): void;
@@ -198,30 +269,35 @@ export interface NestedRunner {
   copy(from: number, to: number, bytes: number): void;
 }
 
-const PRED = scalarShape("pred");
-
 export function runControlFlow(step: ControlFlowStep, at: (l: Location) => number, runner: NestedRunner): void {
-  const region = at(step.region);
-  if (step.kind === "conditional") {
-    const b = step.selector === undefined ? 0 : selectBranch(runner.scalar(step.selector.shape, at(step.selector.at)), step.branches.length);
-    runner.run(step.branches[b]!, step.operands[b]!.map(at), step.results.map(at), region);
-    return;
+  const actions = controlFlowActions(step, at);
+  for (let next = actions.next(); next.done !== true; ) {
+    const a = next.value;
+    switch (a.kind) {
+      case "run": runner.run(a.list, a.parameters, a.outputs, a.arena); next = actions.next(); break;
+      case "copy": runner.copy(a.from, a.to, a.bytes); next = actions.next(); break;
+      case "scalar": next = actions.next(runner.scalar(a.shape, a.offset)); break;
+    }
   }
-  const state = step.state.map(at);
-  step.init.forEach((l, j) => {
-    const from = at(l);
-    if (from !== state[j]!) runner.copy(from, state[j]!, step.bytes[j]!);
-  });
-  const predicate = [at(step.predicate)];
-  let current = state;
-  let next = step.next.map(at);
-  for (;;) {
-    runner.run(step.condition, current, predicate, region);
-    if (runner.scalar(PRED, predicate[0]!).readLinear(0) !== true) break;
-    runner.run(step.body, current, next, region);
-    [current, next] = [next, current];
+}
+
+/** The same for an executable whose runs and reads finish later (the WebGPU backend's: a scalar is a readback). */
+export interface AsyncNestedRunner<L extends NestedList> {
+  run(list: L, parameters: readonly number[], outputs: readonly number[], arena: number): Promise<void>;
+  scalar(shape: ArrayShape, offset: number): Promise<Literal>;
+  copy(from: number, to: number, bytes: number): void;
+}
+
+export async function runControlFlowAsync<L extends NestedList>(
+  step: ControlFlowStep<L>, at: (l: Location) => number, runner: AsyncNestedRunner<L>,
+): Promise<void> {
+  const actions = controlFlowActions(step, at);
+  for (let next = actions.next(); next.done !== true; ) {
+    const a = next.value;
+    switch (a.kind) {
+      case "run": await runner.run(a.list, a.parameters, a.outputs, a.arena); next = actions.next(); break;
+      case "copy": runner.copy(a.from, a.to, a.bytes); next = actions.next(); break;
+      case "scalar": next = actions.next(await runner.scalar(a.shape, a.offset)); break;
+    }
   }
-  current.forEach((from, j) => {
-    if (from !== state[j]!) runner.copy(from, state[j]!, step.bytes[j]!);
-  });
 }
