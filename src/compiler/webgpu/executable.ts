@@ -50,11 +50,13 @@ const MAX_KEPT_SLOTS = 4096;
 /** An array in a WebGPU device's memory. */
 export class GpuArray {
   private deleted = false;
+  /** Why it is no longer valid, when it was not deleted by its owner (it was donated). */
+  private invalidatedBecause: string | undefined;
   constructor(readonly memory: GpuMemory, readonly shape: ArrayShape, readonly offset: number) {}
 
   /** Reads the array back from the GPU. */
   async toLiteral(): Promise<Literal> {
-    if (this.deleted) throw new ExecutionError("GpuArray.toLiteral: the array was deleted");
+    this.check("toLiteral");
     const data = storageView(this.shape.elementType, new ArrayBuffer(byteSize(this.shape)), 0, storageElementCount(this.shape));
     await this.memory.read(this.offset, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     return Literal.fromStorage(this.shape, data);
@@ -68,6 +70,19 @@ export class GpuArray {
 
   get isDeleted(): boolean {
     return this.deleted;
+  }
+
+  /** @internal Makes the array invalid (it was donated): its buffer is the executable's now, to free or to hand to a result. */
+  invalidate(because: string): void {
+    this.deleted = true;
+    this.invalidatedBecause = because;
+  }
+
+  /** @internal Throws where the array is deleted or donated (the CPU backends' DeviceArray says the same). */
+  check(what: string): void {
+    if (this.deleted) {
+      throw new ExecutionError(`${what}: the device array ${shapeToString(this.shape)} was ${this.invalidatedBecause ?? "deleted"}${this.invalidatedBecause === undefined ? "" : " (its buffer is no longer the caller's)"}`);
+    }
   }
 }
 
@@ -248,18 +263,34 @@ export class WebGpuExecutable {
     }
   }
 
-  /** Runs on device arrays (the parameters' array leaves, in order); the results' leaves, left on the GPU. */
+  /**
+   * Runs on device arrays (the parameters' array leaves, in order); the results' leaves,
+   * left on the GPU. The arrays of donated parameters (compile's `donate`) are consumed
+   * when the run is asked for: a result may be written into one (and is returned in
+   * it), the others are freed, and all of them are invalid afterwards (their use
+   * throws), whether the run succeeds or not.
+   */
   async execute(args: readonly GpuArray[], options: EvaluateOptions = {}): Promise<GpuArray[]> {
-    if (this.deleted) throw new ExecutionError(`${this.program.module.name}: the executable was deleted`);
+    const name = this.program.module.name;
+    if (this.deleted) throw new ExecutionError(`${name}: the executable was deleted`);
     const expected = this.program.parameterLeaves.flat();
-    if (args.length !== expected.length) throw new ExecutionError(`${this.program.module.name}: ${args.length} argument arrays, expected ${expected.length}`);
+    if (args.length !== expected.length) throw new ExecutionError(`${name}: ${args.length} argument arrays, expected ${expected.length}`);
     args.forEach((a, i) => {
-      if (a.isDeleted) throw new ExecutionError(`${this.program.module.name}: argument ${i} was deleted`);
-      if (a.memory !== this.memory) throw new ExecutionError(`${this.program.module.name}: argument ${i} is not in this device's memory`);
+      a.check(`${name}: argument ${i}`);
+      if (a.memory !== this.memory) throw new ExecutionError(`${name}: argument ${i} is not in this device's memory`);
       const want = withDefaultLayout(expected[i]!);
-      if (!shapesEqual(withDefaultLayout(a.shape), want)) throw new ExecutionError(`${this.program.module.name}: argument ${i} is ${shapeToString(a.shape)}, expected ${shapeToString(want)}`);
+      if (!shapesEqual(withDefaultLayout(a.shape), want)) throw new ExecutionError(`${name}: argument ${i} is ${shapeToString(a.shape)}, expected ${shapeToString(want)}`);
     });
-    const outputs = this.program.outputs.map((s) => new GpuArray(this.memory, withDefaultLayout(s), this.memory.allocate(byteSize(s))));
+    const { donated, outputAliases } = this.program;
+    for (const leaf of donated) {
+      const other = args.findIndex((a, i) => i !== leaf && a.offset === args[leaf]!.offset);
+      if (other >= 0) throw new ExecutionError(`${name}: argument ${leaf} is donated, so it cannot also be passed as argument ${other}`);
+    }
+    const outputs = this.program.outputs.map((s, j) => (outputAliases[j] === undefined ? new GpuArray(this.memory, withDefaultLayout(s), this.memory.allocate(byteSize(s))) : undefined));
+    const outputOffsets = outputs.map((o, j) => o?.offset ?? args[outputAliases[j]!]!.offset);
+    // Consumed now: a later call cannot pass them again while this run waits its turn.
+    const why = `donated to an execution of ${name}`;
+    for (const leaf of donated) args[leaf]!.invalidate(why);
     // One run at a time: runs share the argument buffer's slots and the arena.
     const previous = this.running;
     const done = (async () => {
@@ -270,7 +301,7 @@ export class WebGpuExecutable {
       try {
         if (this.slots.size > MAX_KEPT_SLOTS) this.slots.clear();
         const run = new RunState(this.gpu.device, options);
-        await this.runList(this.program, args.map((a) => a.offset), outputs.map((o) => o.offset), this.region, run);
+        await this.runList(this.program, args.map((a) => a.offset), outputOffsets, this.region, run);
         run.flush();
         this.lastRun = { dispatches: run.dispatches, readbacks: run.readbacks, readbackBytes: run.readbackBytes };
       } catch (e) {
@@ -278,16 +309,19 @@ export class WebGpuExecutable {
       }
       const error = await this.gpu.device.popErrorScope();
       if (failure !== undefined) throw failure;
-      if (error !== null) throw new ExecutionError(`${this.program.module.name}: the GPU refused a run: ${error.message}`);
+      if (error !== null) throw new ExecutionError(`${name}: the GPU refused a run: ${error.message}`);
     })();
     this.running = done.catch(() => {});
     try {
       await done;
     } catch (e) {
-      for (const o of outputs) o.delete();
+      for (const o of outputs) o?.delete();
+      for (const leaf of donated) this.memory.free(args[leaf]!.offset);
       throw e;
     }
-    return outputs;
+    // Results in donated buffers own them now; the other donated buffers are freed.
+    for (const leaf of donated) if (!outputAliases.includes(leaf)) this.memory.free(args[leaf]!.offset);
+    return outputs.map((o, j) => o ?? new GpuArray(this.memory, withDefaultLayout(this.program.outputs[j]!), outputOffsets[j]!));
   }
 
   /** Encodes (and, around readbacks, runs) a step list with its parameters, outputs and arena at these offsets. */
@@ -441,6 +475,10 @@ function limitsText(l: GpuLimits): string {
 export function dumpGpuProgram(program: GpuProgram, adapter?: string): string {
   const hostSteps = allSteps<GpuStep>(program).filter(({ step }) => step.kind === "host").length;
   const lines = [dumpText(program.module), `// webgpu program${adapter === undefined ? "" : ` on ${adapter}`}: arena ${program.arenaBytes} bytes, ${program.kernels.length} kernel(s), ${hostSteps} host step(s)`, limitsText(program.limits)];
+  program.donated.forEach((leaf) => {
+    const output = program.outputAliases.indexOf(leaf);
+    lines.push(`// donated parameter${leaf}: ${output < 0 ? "no output (freed after the run)" : `holds output${output}`}`);
+  });
   dumpSteps(program, program, "", lines);
   return lines.join("\n");
 }

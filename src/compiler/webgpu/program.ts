@@ -20,10 +20,11 @@ import { verifyModule } from "../../ir/verify.js";
 import { runPasses, type PassLogEntry } from "../../passes/pass.js";
 import { CompileError } from "../../types/errors.js";
 import { arrayLeaves, elementCount, type ArrayShape, type Shape } from "../../types/shape.js";
-import { alignedBytes, assignArena, type Location, type TempInterval } from "../buffers/assignment.js";
+import { alignedBytes, assignArena, decideOutputAliases, readsElementForElement, type Location, type TempInterval } from "../buffers/assignment.js";
+import { donatedLeaves } from "../../ir/aliasing.js";
 import { firstParameterLeaves, namedLeaves, type ConstantLeaf } from "../buffers/value_leaves.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep, type NestedList } from "../control_flow.js";
-import { defaultPipeline } from "../plan.js";
+import { defaultPipeline, withDonation } from "../plan.js";
 import type { CompileOptions } from "../index.js";
 import { isDeclined, type Declined } from "../kernel/declined.js";
 import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
@@ -66,6 +67,10 @@ export interface GpuProgram extends GpuStepList {
   readonly resultShape: Shape;
   /** The copy kernel for each byte count a while loop copies its state in (its initial state, its last). */
   readonly copyKernels: ReadonlyMap<number, number>;
+  /** The parameter leaves the caller donates (compile's `donate`, the module's buffer_donor and input_output_alias). */
+  readonly donated: readonly number[];
+  /** For each output leaf, the donated parameter leaf whose buffer it is written to (undefined: a buffer of its own). */
+  readonly outputAliases: readonly (number | undefined)[];
   /** The limits its kernels were sized by: the adapter's, or WebGPU's guaranteed ones in a plan made without a device. */
   readonly limits: GpuLimits;
 }
@@ -99,13 +104,13 @@ function hostReason(inst: Instruction): string {
  * on a GPU a second kernel is a second pass over memory.
  */
 export function planGpuProgram(program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS): GpuProgram {
-  const input = program instanceof HloModule ? program : new HloModule(program.name, program);
+  const input = withDonation(program instanceof HloModule ? program : new HloModule(program.name, program), options.donate);
   verifyModule(input);
   const { module, log } = runPasses(input, options.passes ?? defaultPipeline(webgpuCapabilities(), { outputFusionProblem: (fused) => outputFusionProblem(fused, limits) }), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  return { ...planProgramSteps(module.entry, limits), module, log, limits };
+  return { ...planProgramSteps(module, limits), module, log, limits };
 }
 
 function outputFusionProblem(fused: Computation, limits: GpuLimits): string | undefined {
@@ -123,10 +128,13 @@ interface PlanContext {
   readonly copyKernels: Map<number, number>;
 }
 
-function planProgramSteps(entry: Computation, limits: GpuLimits): Omit<GpuProgram, "module" | "log" | "limits"> {
+function planProgramSteps(module: HloModule, limits: GpuLimits): Omit<GpuProgram, "module" | "log" | "limits"> {
   const ctx: PlanContext = { limits, kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map() };
-  const list = planSteps(entry, ctx);
-  return { ...list, kernels: ctx.kernels, constants: ctx.constants, resultShape: entry.root.shape, copyKernels: ctx.copyKernels };
+  const { list, donation } = planSteps(module.entry, ctx, module);
+  return {
+    ...list, kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape, copyKernels: ctx.copyKernels,
+    donated: donation.donated, outputAliases: donation.aliases,
+  };
 }
 
 function kernelIndex(ctx: PlanContext, kernel: WgslKernel): number {
@@ -144,11 +152,26 @@ const copyKernel = (ctx: PlanContext, bytes: number): number => kernelIndex(ctx,
 /** The step list of a computation called by control flow (planned once per program: it binds its buffers when it runs). */
 function nestedSteps(c: Computation, ctx: PlanContext): GpuStepList {
   let list = ctx.nested.get(c);
-  if (list === undefined) ctx.nested.set(c, (list = planSteps(c, ctx)));
+  if (list === undefined) ctx.nested.set(c, (list = planSteps(c, ctx).list));
   return list;
 }
 
-function planSteps(entry: Computation, ctx: PlanContext): GpuStepList {
+/** Which outputs are written into donated parameter buffers (the entry's list only; a nested list's parameters are its caller's buffers). */
+interface GpuDonation {
+  readonly donated: readonly number[];
+  readonly aliases: readonly (number | undefined)[];
+  /** Temporaries computed in the arena and copied over their donated parameter at the end (it is read after they are computed). */
+  readonly keptInArena: ReadonlySet<number>;
+}
+
+const NO_DONATION: GpuDonation = { donated: [], aliases: [], keptInArena: new Set() };
+
+/**
+ * Plans one computation's steps; with `module`, the entry's, whose donated parameter
+ * buffers may hold outputs (decideOutputAliases, as on the CPU backends). A donated
+ * buffer no output takes is freed after the run (not lent to temporaries).
+ */
+function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { list: GpuStepList; donation: GpuDonation } {
   const { limits, constants } = ctx;
   const steps: GpuStep[] = [];
   const temps: (TempInterval & { shape?: ArrayShape })[] = [];
@@ -159,12 +182,18 @@ function planSteps(entry: Computation, ctx: PlanContext): GpuStepList {
     temps.push({ shape: s, bytes: alignedBytes(s), defined: steps.length, lastUse: steps.length });
     return { space: "temp", index: temps.length - 1 } as const;
   });
+  const parameterLastUse: number[] = [];
   const use = (locs: readonly Location[]): void => {
-    for (const l of locs) if (l.space === "temp") temps[l.index]!.lastUse = Math.max(temps[l.index]!.lastUse, steps.length);
+    for (const l of locs) {
+      if (l.space === "temp") temps[l.index]!.lastUse = Math.max(temps[l.index]!.lastUse, steps.length);
+      else if (l.space === "parameter") parameterLastUse[l.index] = steps.length;
+    }
   };
   const operandLeaves = (inst: Instruction): Location[][] => inst.operands.map((o) => leaves.get(o) ?? (() => { throw new CompileError(`${entry.name}: ${o.name} used before it is defined`); })());
   // A while's state that may take its initial state's bytes, when that operand dies at the loop (decided at the end).
   const inPlaceCandidates: { step: number; result: number; operand: number }[] = [];
+  // Loop fusions that may write their result over a parameter operand read element for element (a donated one: decided by decideOutputAliases).
+  const overParameter: { step: number; result: number; leaf: number }[] = [];
 
   for (const inst of entry.instructions) {
     const named = namedLeaves(inst, leaves, firstLeaf, constants);
@@ -208,9 +237,18 @@ function planSteps(entry: Computation, ctx: PlanContext): GpuStepList {
       return;
     }
     const index = kernelIndex(ctx, kernel);
-    const operands = operandLeaves(inst).flat();
+    const operandLists = operandLeaves(inst);
+    const operands = operandLists.flat();
     use(operands);
     const results = newTemps(inst.shape);
+    // A loop fusion's invocation reads an operand read element for element at the elements it writes, and nothing else there: it may write over it.
+    if (inst.opcode === "fusion" && (inst as Instruction<"fusion">).attrs.kind === "loop" && results.length === 1) {
+      operandLists.forEach((ls, i) => {
+        const l = ls[0];
+        if (ls.length !== 1 || l?.space !== "parameter" || operands.filter((o) => o === l).length !== 1) return;
+        if (readsElementForElement((inst as Instruction<"fusion">).attrs.calledComputation, i)) overParameter.push({ step: steps.length, result: results[0]!.index, leaf: l.index });
+      });
+    }
     steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results] });
     leaves.set(inst, results);
   }
@@ -259,6 +297,10 @@ function planSteps(entry: Computation, ctx: PlanContext): GpuStepList {
   rootLeaves.forEach((l, k) => {
     if (l.space === "temp" && !outputOf.has(l.index) && temps[l.index]!.sharesWith === undefined) outputOf.set(l.index, k);
   });
+  const donation = module === undefined ? NO_DONATION : planDonation(module, {
+    outputs, rootLeaves, temps, written: outputOf, parameterLastUse, steps: steps.length, inPlace: overParameter,
+  });
+  for (const t of donation.keptInArena) outputOf.delete(t);
   const redirect = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
   const planned: GpuStep[] = steps.map((s) => {
     switch (s.kind) {
@@ -271,13 +313,31 @@ function planSteps(entry: Computation, ctx: PlanContext): GpuStepList {
   rootLeaves.forEach((l, k) => {
     const from = redirect(l);
     if (from.space === "output" && from.index === k) return;
+    // An output aliased to the donated parameter it returns unchanged is already in place.
+    if (from.space === "parameter" && donation.aliases[k] === from.index) return;
     const bytes = alignedBytes(outputs[k]!);
     planned.push({ kind: "copy", name: `copy to result ${k}`, kernel: copyKernel(ctx, bytes), from, to: { space: "output", index: k }, bytes });
   });
   // Temporaries that became results take no arena bytes.
   const arena = assignArena(temps.map((t, i) => (outputOf.has(i) ? { ...t, bytes: 0 } : t)));
-  return {
+  const list: GpuStepList = {
     name: entry.name, steps: planned, parameterLeaves, outputs, outputsOverParameters: [],
     tempOffsets: arena.offsets, arenaBytes: arena.arenaBytes, liveBytesBound: arena.liveBytesBound,
   };
+  return { list, donation };
+}
+
+function planDonation(module: HloModule, plan: {
+  readonly outputs: readonly ArrayShape[]; readonly rootLeaves: readonly Location[]; readonly temps: readonly TempInterval[];
+  readonly written: ReadonlyMap<number, number>; readonly parameterLastUse: readonly number[]; readonly steps: number;
+  readonly inPlace: readonly { readonly step: number; readonly result: number; readonly leaf: number }[];
+}): GpuDonation {
+  const donated = donatedLeaves(module.entry, module.config);
+  if (typeof donated === "string") throw new CompileError(`${module.name}: ${donated}`);
+  const parameterLeaves = module.entry.parameters.flatMap((p) => arrayLeaves(p.shape));
+  const { aliases, keptInArena } = decideOutputAliases(
+    { ...plan, donated, parameterLeaves, parameterLastUse: parameterLeaves.map((_, k) => plan.parameterLastUse[k] ?? -1) },
+    (why) => { throw new CompileError(`${module.name}: ${why}`); },
+  );
+  return { donated: donated.map((d) => d.leaf), aliases, keptInArena };
 }
