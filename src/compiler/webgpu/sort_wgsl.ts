@@ -18,15 +18,13 @@
 // lanes are declined and sorted on the host.
 
 import type { Instruction } from "../../ir/computation.js";
-import type { ApproximationName } from "../kernel/approximations.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { lowerScalarBody } from "../kernel/lower_fusion.js";
 import { elementWords, product, tooLarge, u, WORD_VALUE } from "./op_kernels_wgsl.js";
-import { wgslMathSource } from "./wgsl_math.js";
-import { WGSL_HELPERS, WgslValues } from "./wgsl_values.js";
+import { WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 
@@ -35,7 +33,7 @@ import type { GpuLimits } from "./gemm_tiles_wgsl.js";
  * elements at positions x and y of the lane starting at element `base` (elements
  * `stride` apart): true when x goes first.
  */
-function comparatorFunction(inst: Instruction<"sort">, stride: number): { source: string; math: ReadonlySet<ApproximationName> } | Declined {
+function comparatorFunction(inst: Instruction<"sort">, stride: number): { source: string; math: ReadonlySet<WgslMathName> } | Declined {
   const operands = inst.operands.map((o) => o.shape as ArrayShape);
   const g = new KernelGraph();
   // The comparator's parameters, interleaved: operand k's element at x, then at y.
@@ -110,7 +108,7 @@ export function sortKernelWgsl(inst: Instruction<"sort">, limits: GpuLimits, max
     "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
     "@group(0) @binding(1) var<storage, read> args: array<u32>;",
     WGSL_HELPERS,
-    ...[...comparator.math].map(wgslMathSource),
+    ...wgslMathSources(comparator.math),
     `var<workgroup> order: array<u32, ${n}>;`,
     comparator.source,
     `@compute @workgroup_size(${size})`,
