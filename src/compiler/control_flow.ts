@@ -25,14 +25,15 @@
 // decomposition is what runs) is a conditional with one branch and no selector.
 //
 // The step lists are the CPU backends' (program.ts) or the WebGPU backend's
-// (webgpu/program.ts): the steps are generic over the list type. Running a step is one
-// schedule (controlFlowActions: the runs, copies and scalar reads it asks for, in
-// order), driven synchronously on the CPU (runControlFlow) and asynchronously on the
-// GPU, whose scalar reads wait for a readback (runControlFlowAsync).
+// (webgpu/program.ts): the steps are generic over the list type. What running a step
+// does is decided once (whileSchedule, conditionalRun: which list runs on which
+// buffers, what is copied and read back), and driven synchronously on the CPU
+// (runControlFlow) and asynchronously on the GPU, whose reads of a predicate or
+// selector wait for a readback (runControlFlowAsync).
 
 import type { Computation, Instruction } from "../ir/computation.js";
 import { selectBranch } from "../interpreter/kernels/control.js";
-import { CompileError, ExecutionError } from "../types/errors.js";
+import { CompileError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { arrayLeaves, byteSize, scalarShape, shapeToString, type ArrayShape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
@@ -214,50 +215,53 @@ export function describeControlFlow<L extends NestedList>(step: ControlFlowStep<
   return `${what} ${step.name}: ${operands.join(", ")} -> ${step.results.map(loc).join(", ")}; region ${loc(step.region)}`;
 }
 
+/** A nested list run with its parameters', outputs' and arena's offsets. */
+export interface NestedRun<L extends NestedList> {
+  readonly list: L;
+  readonly parameters: readonly number[];
+  readonly outputs: readonly number[];
+  readonly arena: number;
+}
+
+/** A copy of bytes between two offsets. */
+export interface ByteCopy { readonly from: number; readonly to: number; readonly bytes: number }
+
 /**
- * One thing running a control-flow step asks of the executable: run a nested list with
- * its parameters', outputs' and arena's offsets, copy bytes, or read a scalar back (the
- * answer is its literal: a while's predicate, a conditional's selector).
+ * How a while step runs at its offsets: copy the initial state in, then iterate from
+ * parity 0: run `runs[k].condition`, read the pred at `predicate` back, stop if false,
+ * else run `runs[k].body` and flip k; finally `copiesOut(k)`. The runs are made once
+ * (a loop of tiny bodies iterates millions of times). Both executables drive it: the
+ * CPU's synchronously (runControlFlow), the GPU's asynchronously (runControlFlowAsync).
  */
-export type ControlFlowAction<L extends NestedList> =
-  | { readonly kind: "run"; readonly list: L; readonly parameters: readonly number[]; readonly outputs: readonly number[]; readonly arena: number }
-  | { readonly kind: "copy"; readonly from: number; readonly to: number; readonly bytes: number }
-  | { readonly kind: "scalar"; readonly shape: ArrayShape; readonly offset: number };
+export interface WhileSchedule<L extends NestedList> {
+  readonly copiesIn: readonly ByteCopy[];
+  readonly predicate: number;
+  readonly runs: readonly [{ readonly condition: NestedRun<L>; readonly body: NestedRun<L> }, { readonly condition: NestedRun<L>; readonly body: NestedRun<L> }];
+  /** Copies of the state to the result buffers when the loop ended at parity k. */
+  copiesOut(k: number): readonly ByteCopy[];
+}
 
-const PRED = scalarShape("pred");
-
-/** How a control-flow step runs, as the actions it asks for in order; a "scalar" action is answered with the literal read. */
-export function* controlFlowActions<L extends NestedList>(
-  step: ControlFlowStep<L>, at: (l: Location) => number,
-): Generator<ControlFlowAction<L>, void, Literal | undefined> {
-  const region = at(step.region);
-  const scalar = function* (shape: ArrayShape, offset: number): Generator<ControlFlowAction<L>, Literal, Literal | undefined> {
-    const value = yield { kind: "scalar", shape, offset };
-    if (value === undefined) throw new ExecutionError(`${step.name}: the runner answered no scalar`);
-    return value;
-  };
-  if (step.kind === "conditional") {
-    const b = step.selector === undefined ? 0 : selectBranch(yield* scalar(step.selector.shape, at(step.selector.at)), step.branches.length);
-    yield { kind: "run", list: step.branches[b]!, parameters: step.operands[b]!.map(at), outputs: step.results.map(at), arena: region };
-    return;
-  }
+export function whileSchedule<L extends NestedList>(step: WhileStep<L>, at: (l: Location) => number): WhileSchedule<L> {
+  const arena = at(step.region);
   const state = step.state.map(at);
-  for (const [j, l] of step.init.entries()) {
-    const from = at(l);
-    if (from !== state[j]!) yield { kind: "copy", from, to: state[j]!, bytes: step.bytes[j]! };
-  }
-  const predicate = [at(step.predicate)];
-  let current = state;
-  let next = step.next.map(at);
-  for (;;) {
-    yield { kind: "run", list: step.condition, parameters: current, outputs: predicate, arena: region };
-    if ((yield* scalar(PRED, predicate[0]!)).readLinear(0) !== true) break;
-    yield { kind: "run", list: step.body, parameters: current, outputs: next, arena: region };
-    [current, next] = [next, current];
-  }
-  for (const [j, from] of current.entries()) {
-    if (from !== state[j]!) yield { kind: "copy", from, to: state[j]!, bytes: step.bytes[j]! };
-  }
+  const next = step.next.map(at);
+  const predicate = at(step.predicate);
+  const copies = (from: readonly number[]): ByteCopy[] =>
+    from.flatMap((f, j) => (f === state[j]! ? [] : [{ from: f, to: state[j]!, bytes: step.bytes[j]! }]));
+  const parity = (current: readonly number[], other: readonly number[]): { condition: NestedRun<L>; body: NestedRun<L> } => ({
+    condition: { list: step.condition, parameters: current, outputs: [predicate], arena },
+    body: { list: step.body, parameters: current, outputs: other, arena },
+  });
+  return {
+    copiesIn: copies(step.init.map(at)), predicate, runs: [parity(state, next), parity(next, state)],
+    copiesOut: (k) => (k === 0 ? [] : copies(next)),
+  };
+}
+
+/** The branch a conditional step runs (`selector`: its selector's value read back; none for a call). */
+export function conditionalRun<L extends NestedList>(step: ConditionalStep<L>, at: (l: Location) => number, selector: Literal | undefined): NestedRun<L> {
+  const b = selector === undefined ? 0 : selectBranch(selector, step.branches.length);
+  return { list: step.branches[b]!, parameters: step.operands[b]!.map(at), outputs: step.results.map(at), arena: at(step.region) };
 }
 
 /** What running a control-flow step needs from a CPU executable. */
@@ -269,16 +273,24 @@ export interface NestedRunner {
   copy(from: number, to: number, bytes: number): void;
 }
 
+const PRED = scalarShape("pred");
+
 export function runControlFlow(step: ControlFlowStep, at: (l: Location) => number, runner: NestedRunner): void {
-  const actions = controlFlowActions(step, at);
-  for (let next = actions.next(); next.done !== true; ) {
-    const a = next.value;
-    switch (a.kind) {
-      case "run": runner.run(a.list, a.parameters, a.outputs, a.arena); next = actions.next(); break;
-      case "copy": runner.copy(a.from, a.to, a.bytes); next = actions.next(); break;
-      case "scalar": next = actions.next(runner.scalar(a.shape, a.offset)); break;
-    }
+  const run = (r: NestedRun<StepList>): void => runner.run(r.list, r.parameters, r.outputs, r.arena);
+  if (step.kind === "conditional") {
+    run(conditionalRun(step, at, step.selector === undefined ? undefined : runner.scalar(step.selector.shape, at(step.selector.at))));
+    return;
   }
+  const s = whileSchedule(step, at);
+  for (const c of s.copiesIn) runner.copy(c.from, c.to, c.bytes);
+  let k = 0;
+  for (;;) {
+    run(s.runs[k]!.condition);
+    if (runner.scalar(PRED, s.predicate).readLinear(0) !== true) break;
+    run(s.runs[k]!.body);
+    k = 1 - k;
+  }
+  for (const c of s.copiesOut(k)) runner.copy(c.from, c.to, c.bytes);
 }
 
 /** The same for an executable whose runs and reads finish later (the WebGPU backend's: a scalar is a readback). */
@@ -291,13 +303,19 @@ export interface AsyncNestedRunner<L extends NestedList> {
 export async function runControlFlowAsync<L extends NestedList>(
   step: ControlFlowStep<L>, at: (l: Location) => number, runner: AsyncNestedRunner<L>,
 ): Promise<void> {
-  const actions = controlFlowActions(step, at);
-  for (let next = actions.next(); next.done !== true; ) {
-    const a = next.value;
-    switch (a.kind) {
-      case "run": await runner.run(a.list, a.parameters, a.outputs, a.arena); next = actions.next(); break;
-      case "copy": runner.copy(a.from, a.to, a.bytes); next = actions.next(); break;
-      case "scalar": next = actions.next(await runner.scalar(a.shape, a.offset)); break;
-    }
+  const run = (r: NestedRun<L>): Promise<void> => runner.run(r.list, r.parameters, r.outputs, r.arena);
+  if (step.kind === "conditional") {
+    await run(conditionalRun(step, at, step.selector === undefined ? undefined : await runner.scalar(step.selector.shape, at(step.selector.at))));
+    return;
   }
+  const s = whileSchedule(step, at);
+  for (const c of s.copiesIn) runner.copy(c.from, c.to, c.bytes);
+  let k = 0;
+  for (;;) {
+    await run(s.runs[k]!.condition);
+    if ((await runner.scalar(PRED, s.predicate)).readLinear(0) !== true) break;
+    await run(s.runs[k]!.body);
+    k = 1 - k;
+  }
+  for (const c of s.copiesOut(k)) runner.copy(c.from, c.to, c.bytes);
 }
