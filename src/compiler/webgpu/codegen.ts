@@ -19,6 +19,7 @@ import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
 import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
 import { sortKernelWgsl } from "./sort_wgsl.js";
+import { selectAndScatterKernelWgsl } from "./select_scatter_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
 import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel, type GpuLimits } from "./gemm_tiles_wgsl.js";
@@ -161,6 +162,7 @@ export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction, limits: GpuL
   scatter: (inst) => scatterKernelWgsl(inst as Instruction<"scatter">, MAX_WORKGROUPS_PER_DIMENSION),
   dynamicUpdateSlice: (inst) => dynamicUpdateSliceKernelWgsl(inst as Instruction<"dynamicUpdateSlice">, MAX_WORKGROUPS_PER_DIMENSION),
   reduceWindow: (inst) => reduceWindowKernelWgsl(inst as Instruction<"reduceWindow">, MAX_WORKGROUPS_PER_DIMENSION),
+  selectAndScatter: (inst) => selectAndScatterKernelWgsl(inst as Instruction<"selectAndScatter">, MAX_WORKGROUPS_PER_DIMENSION),
   rngBitGenerator: (inst) => rngBitGeneratorKernelWgsl(inst as Instruction<"rngBitGenerator">, MAX_WORKGROUPS_PER_DIMENSION),
 };
 

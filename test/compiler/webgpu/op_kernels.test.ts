@@ -230,3 +230,30 @@ test("the plan (no GPU needed) lists each op left on the host with its reason: F
   assert.equal(roomier.steps.filter((s) => s.kind === "host").length, expected.length - 1);
   assert.match(dumpGpuProgram(roomier), /sized by the adapter's limits: .* 32768 bytes of workgroup memory[^]*sort of 1 lanes of 5000/);
 });
+
+/** A select-and-scatter of a 6x7 operand of `t` by 3x3 windows, stride 2, padding 1 (overlapping windows), select `dir`, scatter add. */
+const selectAndScatter = (t: string, dir: string, operand: readonly string[], source: readonly string[]): [string, string[]] => [`func.func @main(%x: tensor<6x7x${t}>, %s: tensor<3x4x${t}>) -> tensor<6x7x${t}> {
+  %init = stablehlo.constant dense<${t === "f32" ? "0.5" : "3"}> : tensor<${t}>
+  %0 = "stablehlo.select_and_scatter"(%x, %s, %init) ({
+    ^bb0(%a: tensor<${t}>, %b: tensor<${t}>):
+      %c = stablehlo.compare ${dir}, %a, %b : (tensor<${t}>, tensor<${t}>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+  }, {
+    ^bb0(%a: tensor<${t}>, %b: tensor<${t}>):
+      %c = stablehlo.add %a, %b : tensor<${t}>
+      stablehlo.return %c : tensor<${t}>
+  }) {window_dimensions = array<i64: 3, 3>, window_strides = array<i64: 2, 2>, padding = dense<[[1, 1], [1, 1]]> : tensor<2x2xi64>} : (tensor<6x7x${t}>, tensor<3x4x${t}>, tensor<${t}>) -> tensor<6x7x${t}>
+  return %0 : tensor<6x7x${t}>
+}`, [`dense<[${chunk(operand, 7)}]> : tensor<6x7x${t}>`, `dense<[${chunk(source, 4)}]> : tensor<3x4x${t}>`]];
+
+test("select-and-scatter runs as a kernel, bit-exact with the interpreter: overlapping windows, padding, ties (GE keeps the first, GT the last), NaN, -0", { skip }, async () => {
+  // Ties every few elements (k % 5), a NaN and a -0 in the f32 operand; sources that do not sum exactly in another order.
+  const ints = Array.from({ length: 42 }, (_, k) => String((k * 7) % 5 - 2));
+  const floats = Array.from({ length: 42 }, (_, k) => (k === 9 ? "0x7FC00000" : k === 20 ? "-0.0" : ((k * 7) % 5 * 0.3 - 0.6).toFixed(2)));
+  const fsource = Array.from({ length: 12 }, (_, k) => (k === 3 ? "1.0e8" : (0.1 + k * 0.7).toFixed(2)));
+  const isource = Array.from({ length: 12 }, (_, k) => String(k * 3 - 7));
+  for (const dir of ["GE", "GT"]) {
+    await checkSame(...selectAndScatter("f32", dir, floats, fsource));
+    await checkSame(...selectAndScatter("i32", dir, ints, isource));
+  }
+});
