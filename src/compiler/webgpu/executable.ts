@@ -415,7 +415,12 @@ export class WebGpuExecutable {
   /** Runs one instruction with the interpreter's kernel on its operands read back from the GPU, and writes its results. */
   private async host(step: Extract<GpuStep, { kind: "host" }>, at: (l: Location) => number, run: RunState): Promise<void> {
     const inst = step.instruction;
-    const operands = await Promise.all(inst.operands.map((o, i) => this.readBack(o.shape, step.operands[i]!.map(at), run)));
+    const operands = await Promise.all(inst.operands.map((o, i) => {
+      const leaves = step.operands[i]!;
+      // A constant of the program is on the host already: no readback.
+      const c = leaves.length === 1 && leaves[0]!.space === "constant" && o.shape.kind === "array" ? this.program.constants[leaves[0]!.index]! : undefined;
+      return c !== undefined ? Literal.fromStorage(c.shape, c.data.slice()) : this.readBack(o.shape, leaves.map(at), run);
+    }));
     run.ctx ??= createEvalContext(run.options);
     const result = (KERNELS[inst.opcode] as Kernel<Opcode>)(inst as Instruction<Opcode>, operands, run.ctx);
     result.arrayLeaves().forEach((leaf, j) => {
