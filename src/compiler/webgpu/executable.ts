@@ -336,7 +336,7 @@ export class WebGpuExecutable {
     };
     for (const step of list.steps) {
       switch (step.kind) {
-        case "kernel": this.dispatch(step.kernel, step.buffers.map(at), run); break;
+        case "kernel": this.dispatch(step.kernel, step.parameters === undefined ? step.buffers.map(at) : [...step.buffers.map(at), 0, ...step.parameters], run); break;
         case "copy": this.dispatch(step.kernel, [at(step.from), at(step.to)], run); break;
         case "host": await this.host(step, at, run); break;
         case "while": case "conditional":

@@ -29,6 +29,7 @@ import type { CompileOptions } from "../index.js";
 import { isDeclined, type Declined } from "../kernel/declined.js";
 import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
+import { longSortWgsl, sortKernelWgsl } from "./sort_wgsl.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 
 /**
@@ -37,7 +38,11 @@ import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
  * call) whose computations are nested step lists run on the GPU (control_flow.ts).
  */
 export type GpuStep =
-  | { readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly buffers: readonly Location[] }
+  | {
+    readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly buffers: readonly Location[];
+    /** Words the kernel reads after its buffers' offsets and the zero after them (a bitonic pass's k and j). */
+    readonly parameters?: readonly number[];
+  }
   | { readonly kind: "copy"; readonly name: string; readonly kernel: number; readonly from: Location; readonly to: Location; readonly bytes: number }
   | {
     readonly kind: "host"; readonly name: string; readonly why: string;
@@ -213,6 +218,9 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
         addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits) : wgslFusionKernel(calledComputation, limits));
         continue;
       }
+      case "sort":
+        if (!addEmpty(inst)) addSort(inst as Instruction<"sort">);
+        continue;
       default: {
         const opKernel = OP_KERNELS[inst.opcode];
         if (opKernel === undefined) break;
@@ -250,6 +258,30 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
       });
     }
     steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results] });
+    leaves.set(inst, results);
+  }
+
+  /** A sort: one kernel where a lane fits in workgroup memory, else a bitonic network across dispatches over a permutation temporary. */
+  function addSort(inst: Instruction<"sort">): void {
+    const one = sortKernelWgsl(inst, limits, MAX_WORKGROUPS_PER_DIMENSION);
+    if (!isDeclined(one)) {
+      addKernelOrHost(inst, one);
+      return;
+    }
+    const long = longSortWgsl(inst, MAX_WORKGROUPS_PER_DIMENSION);
+    if (isDeclined(long)) {
+      addHost(inst, long.declined);
+      return;
+    }
+    const operands = operandLeaves(inst).flat();
+    use(operands);
+    const permutation: Location = { space: "temp", index: temps.push({ bytes: Math.ceil(long.permutationBytes / 64) * 64, defined: steps.length, lastUse: steps.length }) - 1 };
+    steps.push({ kind: "kernel", name: `${inst.name} (permutation)`, kernel: kernelIndex(ctx, long.init), buffers: [permutation] });
+    const pass = kernelIndex(ctx, long.pass);
+    for (const [k, j] of long.passes) steps.push({ kind: "kernel", name: `${inst.name} (pass ${k}/${j})`, kernel: pass, buffers: [...operands, permutation], parameters: [k, j] });
+    const results = newTemps(inst.shape);
+    temps[permutation.index]!.lastUse = steps.length;
+    steps.push({ kind: "kernel", name: inst.name, kernel: kernelIndex(ctx, long.finish), buffers: [...operands, permutation, ...results] });
     leaves.set(inst, results);
   }
 
