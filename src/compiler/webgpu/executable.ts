@@ -506,7 +506,7 @@ function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines
           : s.selector === undefined ? "" : "; the host reads the selector back (1 element)";
         lines.push(`${indent}${describeControlFlow(s, locationText)}${reads}`);
         for (const { role, list: nested } of nestedLists(s)) {
-          lines.push(`${indent}  ${role} ${nested.name} on the GPU (arena ${nested.arenaBytes} bytes):`);
+          lines.push(`${indent}  ${role} ${nested.name} (nested steps, arena ${nested.arenaBytes} bytes):`);
           dumpSteps(program, nested, `${indent}    `, lines);
         }
         break;

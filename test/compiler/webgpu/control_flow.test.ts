@@ -60,7 +60,7 @@ async function runBoth(exe: WebGpuExecutable, module: HloModule, args: readonly 
 /** The lines the dump prints directly under the nested list whose header starts with `role`. */
 function nestedDump(dump: string, role: string): string[] {
   const lines = dump.split("\n");
-  const start = lines.findIndex((l) => l.trimStart().startsWith(`${role} `) && l.includes("on the GPU"));
+  const start = lines.findIndex((l) => l.trimStart().startsWith(`${role} `) && l.includes("(nested steps"));
   assert.ok(start >= 0, `no nested list '${role}' in the dump:\n${dump}`);
   const depth = lines[start]!.search(/\S/);
   const out: string[] = [];
