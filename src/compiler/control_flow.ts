@@ -23,6 +23,13 @@
 // false; an s32 index out of range picks the last: interpreter's selectBranch), writing
 // straight into the conditional's result buffers; a call (or a composite, whose
 // decomposition is what runs) is a conditional with one branch and no selector.
+//
+// The step lists are the CPU backends' (program.ts) or the WebGPU backend's
+// (webgpu/program.ts): the steps are generic over the list type. What running a step
+// does is decided once (whileSchedule, conditionalRun: which list runs on which
+// buffers, what is copied and read back), and driven synchronously on the CPU
+// (runControlFlow) and asynchronously on the GPU, whose reads of a predicate or
+// selector wait for a readback (runControlFlowAsync).
 
 import type { Computation, Instruction } from "../ir/computation.js";
 import { selectBranch } from "../interpreter/kernels/control.js";
@@ -33,7 +40,17 @@ import type { Location } from "./buffers/assignment.js";
 import type { Step, StepList } from "./program.js";
 import { maxOf } from "../types/arrays.js";
 
-export interface WhileStep {
+/** What control flow needs of a nested step list, whichever backend planned it. */
+export interface NestedList {
+  readonly name: string;
+  readonly steps: readonly { readonly kind: string }[];
+  /** See StepList.outputsOverParameters. */
+  readonly outputsOverParameters: readonly number[];
+  readonly arenaBytes: number;
+  readonly liveBytesBound: number;
+}
+
+export interface WhileStep<L extends NestedList = StepList> {
   readonly kind: "while";
   readonly name: string;
   /** The leaves of the operands: the initial state. */
@@ -47,11 +64,11 @@ export interface WhileStep {
   readonly predicate: Location;
   /** The region that holds the condition's and the body's arenas. */
   readonly region: Location;
-  readonly condition: StepList;
-  readonly body: StepList;
+  readonly condition: L;
+  readonly body: L;
 }
 
-export interface ConditionalStep {
+export interface ConditionalStep<L extends NestedList = StepList> {
   readonly kind: "conditional";
   readonly name: string;
   /** The pred[] or s32[] that picks the branch; absent for a call, whose one branch always runs. */
@@ -60,19 +77,19 @@ export interface ConditionalStep {
   readonly operands: readonly (readonly Location[])[];
   readonly results: readonly Location[];
   readonly region: Location;
-  readonly branches: readonly StepList[];
+  readonly branches: readonly L[];
 }
 
-export type ControlFlowStep = WhileStep | ConditionalStep;
+export type ControlFlowStep<L extends NestedList = StepList> = WhileStep<L> | ConditionalStep<L>;
 
 export function isControlFlow(inst: Instruction): boolean {
   return inst.opcode === "while" || inst.opcode === "conditional" || inst.opcode === "call" || inst.opcode === "composite";
 }
 
 /** What planning a control-flow step needs from the step list it is part of. */
-export interface NestedPlanner {
+export interface NestedPlanner<L extends NestedList = StepList> {
   /** The step list of a called computation. */
-  nested(c: Computation): StepList;
+  nested(c: Computation): L;
   /** A new temporary of the caller, defined at this step. */
   temps(shape: ArrayShape): Location;
   /** A region of `bytes` in the caller's arena, live at this step only; `liveBytes` is the least its contents need. */
@@ -81,11 +98,17 @@ export interface NestedPlanner {
   inPlace(result: number, operand: number): void;
 }
 
-const regionOf = (lists: readonly StepList[], planner: NestedPlanner): Location =>
+const regionOf = (lists: readonly NestedList[], planner: NestedPlanner<NestedList>): Location =>
   planner.region(Math.max(0, maxOf(lists.map((l) => l.arenaBytes))), Math.max(0, maxOf(lists.map((l) => l.liveBytesBound))));
 
-const isPassThroughCopy = (s: Step): boolean =>
-  s.kind === "copy" && s.from.space === "parameter" && s.to.space === "output" && s.from.index === s.to.index;
+/** A copy step (both backends have them: {kind: "copy", from, to}). */
+type CopyStep = { readonly kind: "copy"; readonly from: Location; readonly to: Location };
+
+const isPassThroughCopy = (s: { readonly kind: string }): s is CopyStep => {
+  if (s.kind !== "copy") return false;
+  const { from, to } = s as CopyStep;
+  return from.space === "parameter" && to.space === "output" && from.index === to.index;
+};
 
 /**
  * The step of a while, conditional, call or composite whose operands' leaves are
@@ -93,16 +116,16 @@ const isPassThroughCopy = (s: Step): boolean =>
  * while's leaf that the body passes through unchanged, which is its operand's leaf
  * (nothing writes it while the loop runs, so the loop reads it where it is: no copy).
  */
-export function planControlFlow(
-  inst: Instruction, operands: readonly (readonly Location[])[], planner: NestedPlanner,
-): { readonly step: ControlFlowStep; readonly results: readonly Location[] } {
+export function planControlFlow<L extends NestedList = StepList>(
+  inst: Instruction, operands: readonly (readonly Location[])[], planner: NestedPlanner<L>,
+): { readonly step: ControlFlowStep<L>; readonly results: readonly Location[] } {
   const shapes = arrayLeaves(inst.shape);
   switch (inst.opcode) {
     case "while": {
       const { condition, body: bodyComputation } = (inst as Instruction<"while">).attrs;
       const init = operands.flat();
       const bodyList = planner.nested(bodyComputation);
-      const passThrough = new Set(bodyList.steps.filter(isPassThroughCopy).map((s) => (s as Extract<Step, { kind: "copy" }>).to.index));
+      const passThrough = new Set(bodyList.steps.filter(isPassThroughCopy).map((s) => s.to.index));
       // Output j is the same buffer as parameter j where the body returns that parameter (its
       // copy is a no-op) or writes it in place.
       const sameBuffer = new Set([...passThrough, ...bodyList.outputsOverParameters]);
@@ -114,7 +137,7 @@ export function planControlFlow(
         const once = init.filter((o) => o.space === l.space && o.index === l.index).length === 1;
         if (l.space === "temp" && r.space === "temp" && r !== l && once) planner.inPlace(r.index, l.index);
       });
-      const step: WhileStep = {
+      const step: WhileStep<L> = {
         kind: "while", name: inst.name, init, state,
         next: shapes.map((s, j) => (sameBuffer.has(j) ? state[j]! : planner.temps(s))),
         bytes: shapes.map(byteSize),
@@ -128,7 +151,7 @@ export function planControlFlow(
       const branches = (inst as Instruction<"conditional">).attrs.branches.map((b) => planner.nested(b));
       const selectorShape = inst.operands[0]!.shape as ArrayShape;
       const results = shapes.map((s) => planner.temps(s));
-      const step: ConditionalStep = {
+      const step: ConditionalStep<L> = {
         kind: "conditional", name: inst.name, selector: { at: operands[0]![0]!, shape: selectorShape },
         operands: operands.slice(1), results, region: regionOf(branches, planner), branches,
       };
@@ -146,7 +169,7 @@ export function planControlFlow(
 }
 
 /** The step with its caller-side locations mapped (the nested lists have their own). */
-export function relocateControlFlow(step: ControlFlowStep, f: (l: Location) => Location): ControlFlowStep {
+export function relocateControlFlow<L extends NestedList>(step: ControlFlowStep<L>, f: (l: Location) => Location): ControlFlowStep<L> {
   if (step.kind === "while") {
     return {
       ...step, init: step.init.map(f), state: step.state.map(f), next: step.next.map(f), predicate: f(step.predicate), region: f(step.region),
@@ -159,7 +182,7 @@ export function relocateControlFlow(step: ControlFlowStep, f: (l: Location) => L
 }
 
 /** The nested step lists of a step, with their role (`condition`, `body`, `branch 1`, `callee`). */
-export function nestedLists(step: ControlFlowStep): { readonly role: string; readonly list: StepList }[] {
+export function nestedLists<L extends NestedList>(step: ControlFlowStep<L>): { readonly role: string; readonly list: L }[] {
   if (step.kind === "while") return [{ role: "condition", list: step.condition }, { role: "body", list: step.body }];
   if (step.selector === undefined) return [{ role: "callee", list: step.branches[0]! }];
   return step.branches.map((list, i) => ({ role: `branch ${i}`, list }));
@@ -169,16 +192,19 @@ export function nestedLists(step: ControlFlowStep): { readonly role: string; rea
  * Every step of a list and of the lists nested in it, in order, each with the path of
  * the nested computations it lies in ("" at the top, "body/" in a loop body).
  */
-export function allSteps(list: StepList, path = ""): { readonly step: Step; readonly path: string }[] {
+export function allSteps<S extends { readonly kind: string } = Step>(
+  list: { readonly steps: readonly S[] }, path = "",
+): { readonly step: S; readonly path: string }[] {
   return list.steps.flatMap((step) => {
     const here = { step, path };
     if (step.kind !== "while" && step.kind !== "conditional") return [here];
-    return [here, ...nestedLists(step).flatMap(({ list: nested }) => allSteps(nested, `${path}${nested.name}/`))];
+    const nested = nestedLists(step as unknown as ControlFlowStep<NestedList & { readonly steps: readonly S[] }>);
+    return [here, ...nested.flatMap(({ list: n }) => allSteps(n, `${path}${n.name}/`))];
   });
 }
 
 /** One line on what a control-flow step reads and writes (its nested lists are printed after it). */
-export function describeControlFlow(step: ControlFlowStep, loc: (l: Location) => string): string {
+export function describeControlFlow<L extends NestedList>(step: ControlFlowStep<L>, loc: (l: Location) => string): string {
   if (step.kind === "while") {
     const next = step.next.map((l, j) => (l.space === step.state[j]!.space && l.index === step.state[j]!.index ? "(same)" : loc(l)));
     return `while ${step.name}: ${step.init.map(loc).join(", ")} -> ${step.state.map(loc).join(", ")}; next state ${next.join(", ")}; ` +
@@ -189,7 +215,56 @@ export function describeControlFlow(step: ControlFlowStep, loc: (l: Location) =>
   return `${what} ${step.name}: ${operands.join(", ")} -> ${step.results.map(loc).join(", ")}; region ${loc(step.region)}`;
 }
 
-/** What running a control-flow step needs from the executable. */
+/** A nested list run with its parameters', outputs' and arena's offsets. */
+export interface NestedRun<L extends NestedList> {
+  readonly list: L;
+  readonly parameters: readonly number[];
+  readonly outputs: readonly number[];
+  readonly arena: number;
+}
+
+/** A copy of bytes between two offsets. */
+export interface ByteCopy { readonly from: number; readonly to: number; readonly bytes: number }
+
+/**
+ * How a while step runs at its offsets: copy the initial state in, then iterate from
+ * parity 0: run `runs[k].condition`, read the pred at `predicate` back, stop if false,
+ * else run `runs[k].body` and flip k; finally `copiesOut(k)`. The runs are made once
+ * (a loop of tiny bodies iterates millions of times). Both executables drive it: the
+ * CPU's synchronously (runControlFlow), the GPU's asynchronously (runControlFlowAsync).
+ */
+export interface WhileSchedule<L extends NestedList> {
+  readonly copiesIn: readonly ByteCopy[];
+  readonly predicate: number;
+  readonly runs: readonly [{ readonly condition: NestedRun<L>; readonly body: NestedRun<L> }, { readonly condition: NestedRun<L>; readonly body: NestedRun<L> }];
+  /** Copies of the state to the result buffers when the loop ended at parity k. */
+  copiesOut(k: number): readonly ByteCopy[];
+}
+
+export function whileSchedule<L extends NestedList>(step: WhileStep<L>, at: (l: Location) => number): WhileSchedule<L> {
+  const arena = at(step.region);
+  const state = step.state.map(at);
+  const next = step.next.map(at);
+  const predicate = at(step.predicate);
+  const copies = (from: readonly number[]): ByteCopy[] =>
+    from.flatMap((f, j) => (f === state[j]! ? [] : [{ from: f, to: state[j]!, bytes: step.bytes[j]! }]));
+  const parity = (current: readonly number[], other: readonly number[]): { condition: NestedRun<L>; body: NestedRun<L> } => ({
+    condition: { list: step.condition, parameters: current, outputs: [predicate], arena },
+    body: { list: step.body, parameters: current, outputs: other, arena },
+  });
+  return {
+    copiesIn: copies(step.init.map(at)), predicate, runs: [parity(state, next), parity(next, state)],
+    copiesOut: (k) => (k === 0 ? [] : copies(next)),
+  };
+}
+
+/** The branch a conditional step runs (`selector`: its selector's value read back; none for a call). */
+export function conditionalRun<L extends NestedList>(step: ConditionalStep<L>, at: (l: Location) => number, selector: Literal | undefined): NestedRun<L> {
+  const b = selector === undefined ? 0 : selectBranch(selector, step.branches.length);
+  return { list: step.branches[b]!, parameters: step.operands[b]!.map(at), outputs: step.results.map(at), arena: at(step.region) };
+}
+
+/** What running a control-flow step needs from a CPU executable. */
 export interface NestedRunner {
   /** Runs a nested step list: its parameters' and outputs' leaves and its arena at these offsets. */
   run(list: StepList, parameters: readonly number[], outputs: readonly number[], arena: number): void;
@@ -201,27 +276,46 @@ export interface NestedRunner {
 const PRED = scalarShape("pred");
 
 export function runControlFlow(step: ControlFlowStep, at: (l: Location) => number, runner: NestedRunner): void {
-  const region = at(step.region);
+  const run = (r: NestedRun<StepList>): void => runner.run(r.list, r.parameters, r.outputs, r.arena);
   if (step.kind === "conditional") {
-    const b = step.selector === undefined ? 0 : selectBranch(runner.scalar(step.selector.shape, at(step.selector.at)), step.branches.length);
-    runner.run(step.branches[b]!, step.operands[b]!.map(at), step.results.map(at), region);
+    run(conditionalRun(step, at, step.selector === undefined ? undefined : runner.scalar(step.selector.shape, at(step.selector.at))));
     return;
   }
-  const state = step.state.map(at);
-  step.init.forEach((l, j) => {
-    const from = at(l);
-    if (from !== state[j]!) runner.copy(from, state[j]!, step.bytes[j]!);
-  });
-  const predicate = [at(step.predicate)];
-  let current = state;
-  let next = step.next.map(at);
+  const s = whileSchedule(step, at);
+  for (const c of s.copiesIn) runner.copy(c.from, c.to, c.bytes);
+  let k = 0;
   for (;;) {
-    runner.run(step.condition, current, predicate, region);
-    if (runner.scalar(PRED, predicate[0]!).readLinear(0) !== true) break;
-    runner.run(step.body, current, next, region);
-    [current, next] = [next, current];
+    run(s.runs[k]!.condition);
+    if (runner.scalar(PRED, s.predicate).readLinear(0) !== true) break;
+    run(s.runs[k]!.body);
+    k = 1 - k;
   }
-  current.forEach((from, j) => {
-    if (from !== state[j]!) runner.copy(from, state[j]!, step.bytes[j]!);
-  });
+  for (const c of s.copiesOut(k)) runner.copy(c.from, c.to, c.bytes);
+}
+
+/** The same for an executable whose runs and reads finish later (the WebGPU backend's: a scalar is a readback). */
+export interface AsyncNestedRunner<L extends NestedList> {
+  run(list: L, parameters: readonly number[], outputs: readonly number[], arena: number): Promise<void>;
+  scalar(shape: ArrayShape, offset: number): Promise<Literal>;
+  copy(from: number, to: number, bytes: number): void;
+}
+
+export async function runControlFlowAsync<L extends NestedList>(
+  step: ControlFlowStep<L>, at: (l: Location) => number, runner: AsyncNestedRunner<L>,
+): Promise<void> {
+  const run = (r: NestedRun<L>): Promise<void> => runner.run(r.list, r.parameters, r.outputs, r.arena);
+  if (step.kind === "conditional") {
+    await run(conditionalRun(step, at, step.selector === undefined ? undefined : await runner.scalar(step.selector.shape, at(step.selector.at))));
+    return;
+  }
+  const s = whileSchedule(step, at);
+  for (const c of s.copiesIn) runner.copy(c.from, c.to, c.bytes);
+  let k = 0;
+  for (;;) {
+    await run(s.runs[k]!.condition);
+    if ((await runner.scalar(PRED, s.predicate)).readLinear(0) !== true) break;
+    await run(s.runs[k]!.body);
+    k = 1 - k;
+  }
+  for (const c of s.copiesOut(k)) runner.copy(c.from, c.to, c.bytes);
 }

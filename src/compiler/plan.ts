@@ -71,7 +71,7 @@ function refuseDynamicDimensions(module: HloModule): void {
 }
 
 /** `module` with the parameters of `donate` added to its buffer donors (a new module; the same one when there are none). */
-function withDonation(module: HloModule, donate: readonly number[] | undefined): HloModule {
+export function withDonation(module: HloModule, donate: readonly number[] | undefined): HloModule {
   if (donate === undefined || donate.length === 0) return module;
   const params = module.entry.parameters.length;
   for (const p of donate) {

@@ -48,6 +48,9 @@ export const ULP_BOUNDS: Partial<Record<Opcode, number>> = {
   exp: 3, expm1: 3, log: 2, log1p: 3, tanh: 4, logistic: 4, rsqrt: 1, cbrt: 2, erf: 4, sin: 1, cos: 1, tan: 1, atan2: 1, power: 1,
 };
 
+/** The WebGPU backend's: sin, cos and tan reduce their argument in f32 there (src/compiler/webgpu/wgsl_trig.ts, docs/numerics.md). */
+export const WEBGPU_ULP_BOUNDS: Partial<Record<Opcode, number>> = { ...ULP_BOUNDS, sin: 2, cos: 2, tan: 3 };
+
 /** Ops whose result is one of their operands' elements, or one negated: an ulp difference passes through unchanged. */
 const MOVES: ReadonlySet<Opcode> = new Set<Opcode>([
   "reshape", "transpose", "broadcastInDim", "slice", "pad", "concatenate", "reverse", "tuple", "getTupleElement",
@@ -80,16 +83,16 @@ function roundsItself(inst: Instruction): boolean {
 const firstArrayType = (inst: Instruction): ElementType | undefined =>
   inst.shape.kind === "tuple" ? (inst.shape.elements[0]?.kind === "array" ? inst.shape.elements[0].elementType : undefined) : elementTypeOf(inst);
 
-/** The cone of every instruction of `c`, its parameters' cones given. */
-export function cones(c: Computation, parameters: readonly Cone[] = []): Map<Instruction, Cone> {
+/** The cone of every instruction of `c`, its parameters' cones given, under a backend's ulp bounds. */
+export function cones(c: Computation, parameters: readonly Cone[] = [], bounds: Partial<Record<Opcode, number>> = ULP_BOUNDS): Map<Instruction, Cone> {
   const out = new Map<Instruction, Cone>();
   for (const inst of c.instructions) {
     const operands = inst.operands.map((o) => out.get(o)!);
     const t = firstArrayType(inst);
     let cone = worst(operands);
-    const bound = ULP_BOUNDS[inst.opcode];
+    const bound = bounds[inst.opcode];
     if (inst.opcode === "parameter") cone = parameters[(inst as Instruction<"parameter">).attrs.number] ?? EXACT;
-    else if (inst.opcode === "call") cone = worst([cone, cones(subcomputationsOf(inst)[0]!, operands).get(subcomputationsOf(inst)[0]!.root)!]);
+    else if (inst.opcode === "call") cone = worst([cone, cones(subcomputationsOf(inst)[0]!, operands, bounds).get(subcomputationsOf(inst)[0]!.root)!]);
     else if (bound !== undefined && t !== undefined && isFloat(t)) {
       cone = cone.cls === "exact" ? { cls: "ulp", ulps: t === "f16" || t === "bf16" ? 1 : bound, eps: eps(t) } : worst([cone, { cls: "rounded", ulps: 0, eps: eps(t) }]);
     } else if (roundsItself(inst) && t !== undefined) cone = worst([cone, { cls: "rounded", ulps: 0, eps: eps(t) }]);

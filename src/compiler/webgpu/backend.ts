@@ -17,7 +17,8 @@ import type { CompileOptions } from "../index.js";
 import { gpuAvailable, gpuContext } from "./adapter.js";
 import { webgpuCapabilities } from "./codegen.js";
 import { dumpGpuProgram, WebGpuExecutable } from "./executable.js";
-import { planGpuProgram } from "./program.js";
+import { planGpuProgram, type GpuStep } from "./program.js";
+import { allSteps } from "../control_flow.js";
 import { dumpText } from "../dump_text.js";
 
 /** Compiles a module for the process's GPU: planned (passes, fusion, WGSL) and its pipelines compiled before it returns. */
@@ -69,7 +70,8 @@ export const webgpuEntry: CompilerBackend<"webgpu", WebGpuExecutable> = {
       ...(options.dumpAfterEach === true ? { dumpAfterEach: (pass: string, m: HloModule) => sections.push(`// ---- after ${pass}\n${dumpText(m)}`) } : {}),
     });
     if (options.dump === true) sections.push(`// ---- compiled\n${dumpGpuProgram(program)}`);
-    const hostSteps = program.steps.filter((s) => s.kind === "host").length;
+    // Nested lists' host steps count too (a loop body's runs every iteration).
+    const hostSteps = allSteps<GpuStep>(program).filter(({ step }) => step.kind === "host").length;
     sections.push(`// ${module.name}: ${program.kernels.length} kernel(s), ${hostSteps} interpreted step(s), arena ${program.arenaBytes} bytes`);
     return sections.join("\n");
   },

@@ -18,7 +18,7 @@ import { gemmKernelName, gemmSpecOfDot } from "../kernel/gemm_plan.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
 import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
-import { sortKernelWgsl } from "./sort_wgsl.js";
+import { selectAndScatterKernelWgsl } from "./select_scatter_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
 import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel, type GpuLimits } from "./gemm_tiles_wgsl.js";
@@ -157,10 +157,10 @@ export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction, limits: GpuL
   dot: wgslProductKernel,
   convolution: wgslProductKernel,
   gather: (inst) => gatherKernelWgsl(inst as Instruction<"gather">, MAX_WORKGROUPS_PER_DIMENSION),
-  sort: (inst, limits) => sortKernelWgsl(inst as Instruction<"sort">, limits, MAX_WORKGROUPS_PER_DIMENSION),
   scatter: (inst) => scatterKernelWgsl(inst as Instruction<"scatter">, MAX_WORKGROUPS_PER_DIMENSION),
   dynamicUpdateSlice: (inst) => dynamicUpdateSliceKernelWgsl(inst as Instruction<"dynamicUpdateSlice">, MAX_WORKGROUPS_PER_DIMENSION),
   reduceWindow: (inst) => reduceWindowKernelWgsl(inst as Instruction<"reduceWindow">, MAX_WORKGROUPS_PER_DIMENSION),
+  selectAndScatter: (inst) => selectAndScatterKernelWgsl(inst as Instruction<"selectAndScatter">, MAX_WORKGROUPS_PER_DIMENSION),
   rngBitGenerator: (inst) => rngBitGeneratorKernelWgsl(inst as Instruction<"rngBitGenerator">, MAX_WORKGROUPS_PER_DIMENSION),
 };
 

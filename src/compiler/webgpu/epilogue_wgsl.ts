@@ -16,8 +16,7 @@ import type { Node } from "../kernel/graph.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { EpilogueSite, GpuEpilogue } from "./gemm_wgsl.js";
 import { loadAs, memoryHelpers, storeAs } from "./wgsl_kernel.js";
-import { wgslMathSource } from "./wgsl_math.js";
-import { WGSL_HELPERS, WgslValues } from "./wgsl_values.js";
+import { WGSL_HELPERS, WgslValues, wgslMathSources } from "./wgsl_values.js";
 
 /** Where the kernel finds its buffers: argument slots of the device memory (gemm_tiles_wgsl.ts, KernelMemory "device"). */
 export interface ArgumentSlots {
@@ -75,7 +74,7 @@ function renderEpilogue(plan: EpiloguePlan, slots: ArgumentSlots): GpuEpilogue {
   };
   const probe = render(undefined);
   return {
-    declarations: [WGSL_HELPERS, memoryHelpers(false), ...[...probe.values.math].map(wgslMathSource)].join("\n"),
+    declarations: [WGSL_HELPERS, memoryHelpers(false), ...wgslMathSources(probe.values.math)].join("\n"),
     // xk_opaque (the zero that float constants go through, wgsl_values.ts) is read from the slot after the buffers, which the host leaves zero.
     store: (site) => ["{", `    xk_opaque = args[${slots.out + 1}u];`, ...render(site).lines, "  }"].join("\n"),
   };

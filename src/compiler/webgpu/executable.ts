@@ -6,11 +6,19 @@
 // reaches the host only when asked (`toLiteral()`, asynchronous). `run` is the same on
 // literals.
 //
-// A run encodes consecutive kernels into one compute pass and submits it when a host
-// step comes (which reads its operands back, runs the interpreter's kernel on them and
-// writes its results into the device's memory) or at the end. Each kernel reads its
-// buffers' byte offsets from the program's argument buffer, one 256-byte slot a kernel
-// step, written once per run before anything is submitted.
+// A run encodes consecutive kernels into one compute pass and submits it when the host
+// must read something back, or at the end. Reads: a host step's operands (it runs the
+// interpreter's kernel on them and writes its results into the device's memory), a
+// while loop's predicate (one pred, once an iteration: the condition's kernels run on
+// the GPU, the host decides whether to run the body's) and a conditional's selector
+// (one pred or s32). Control flow's computations are nested step lists whose kernels
+// run on the GPU over the loop state where it lies (control_flow.ts).
+//
+// Each kernel reads its buffers' byte offsets from the executable's argument buffer, a
+// 256-byte slot for each distinct list of offsets (a kernel in a loop body reads its
+// state from one set of buffers, then the other: two slots), bound at the slot by a
+// dynamic offset: one bind group for every dispatch. A slot is written when first
+// needed, before the command buffer using it is submitted, and kept for later runs.
 
 import type { Instruction } from "../../ir/computation.js";
 import type { Opcode } from "../../ir/opcodes.js";
@@ -22,24 +30,33 @@ import { Literal, storageView } from "../../types/literal.js";
 import { byteSize, shapesEqual, shapeToString, storageElementCount, withDefaultLayout, type ArrayShape, type Shape } from "../../types/shape.js";
 import type { Location } from "../buffers/assignment.js";
 import { dumpText } from "../dump_text.js";
-import { BUFFER_USAGE, type GpuBindGroup, type GpuBuffer, type GpuComputePipeline, type GpuDevice } from "./gpu_types.js";
+import {
+  BUFFER_USAGE, SHADER_STAGE_COMPUTE, type GpuBindGroup, type GpuBindGroupLayout, type GpuBuffer, type GpuCommandEncoder, type GpuComputePass, type GpuComputePipeline, type GpuDevice,
+  type GpuPipelineLayout,
+} from "./gpu_types.js";
 import type { GpuContext } from "./adapter.js";
 import { GpuMemory } from "./memory.js";
-import type { GpuProgram, GpuStep } from "./program.js";
+import type { GpuProgram, GpuStep, GpuStepList } from "./program.js";
+import { allSteps, describeControlFlow, nestedLists, runControlFlowAsync } from "../control_flow.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 
-/** Bytes of a kernel step's slot in the argument buffer (WebGPU's largest minStorageBufferOffsetAlignment). */
+/** Bytes of a slot in the argument buffer (WebGPU's largest minStorageBufferOffsetAlignment). */
 const ARGUMENT_SLOT = 256;
+const SLOT_WORDS = ARGUMENT_SLOT / 4;
+/** Slots an executable keeps across runs; past this many, a run starts over (runs with ever new argument arrays). */
+const MAX_KEPT_SLOTS = 4096;
 
 /** An array in a WebGPU device's memory. */
 export class GpuArray {
   private deleted = false;
+  /** Why it is no longer valid, when it was not deleted by its owner (it was donated). */
+  private invalidatedBecause: string | undefined;
   constructor(readonly memory: GpuMemory, readonly shape: ArrayShape, readonly offset: number) {}
 
   /** Reads the array back from the GPU. */
   async toLiteral(): Promise<Literal> {
-    if (this.deleted) throw new ExecutionError("GpuArray.toLiteral: the array was deleted");
+    this.check("toLiteral");
     const data = storageView(this.shape.elementType, new ArrayBuffer(byteSize(this.shape)), 0, storageElementCount(this.shape));
     await this.memory.read(this.offset, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     return Literal.fromStorage(this.shape, data);
@@ -54,6 +71,19 @@ export class GpuArray {
   get isDeleted(): boolean {
     return this.deleted;
   }
+
+  /** @internal Makes the array invalid (it was donated): its buffer is the executable's now, to free or to hand to a result. */
+  invalidate(because: string): void {
+    this.deleted = true;
+    this.invalidatedBecause = because;
+  }
+
+  /** @internal Throws where the array is deleted or donated (the CPU backends' DeviceArray says the same). */
+  check(what: string): void {
+    if (this.deleted) {
+      throw new ExecutionError(`${what}: the device array ${shapeToString(this.shape)} was ${this.invalidatedBecause ?? "deleted"}${this.invalidatedBecause === undefined ? "" : " (its buffer is no longer the caller's)"}`);
+    }
+  }
 }
 
 /** The device's memory, one per GPU device. */
@@ -63,6 +93,28 @@ export function memoryOf(gpu: GpuContext): GpuMemory {
   let memory = memories.get(gpu.device);
   if (memory === undefined) memories.set(gpu.device, (memory = new GpuMemory(gpu)));
   return memory;
+}
+
+/**
+ * The one pipeline layout of every kernel of a device: binding 0 the device's memory,
+ * binding 1 a slot of an argument buffer at a dynamic offset.
+ */
+const layouts = new WeakMap<GpuDevice, { readonly group: GpuBindGroupLayout; readonly pipeline: GpuPipelineLayout }>();
+
+function kernelLayout(device: GpuDevice): { readonly group: GpuBindGroupLayout; readonly pipeline: GpuPipelineLayout } {
+  let layout = layouts.get(device);
+  if (layout === undefined) {
+    const group = device.createBindGroupLayout({
+      entries: [
+        { binding: 0, visibility: SHADER_STAGE_COMPUTE, buffer: { type: "storage" } },
+        { binding: 1, visibility: SHADER_STAGE_COMPUTE, buffer: { type: "read-only-storage", hasDynamicOffset: true } },
+      ],
+      label: "xlats kernel bindings",
+    });
+    layout = { group, pipeline: device.createPipelineLayout({ bindGroupLayouts: [group], label: "xlats kernel layout" }) };
+    layouts.set(device, layout);
+  }
+  return layout;
 }
 
 /** Compute pipelines by device and WGSL source: a program compiled again (or a kernel two programs share) compiles once. */
@@ -76,7 +128,7 @@ async function pipelineFor(device: GpuDevice, kernel: WgslKernel, name: string):
     pipeline = (async () => {
       device.pushErrorScope("validation");
       const module = device.createShaderModule({ code: kernel.source, label: name });
-      const made = device.createComputePipelineAsync({ layout: "auto", compute: { module, entryPoint: "main" }, label: name });
+      const made = device.createComputePipelineAsync({ layout: kernelLayout(device).pipeline, compute: { module, entryPoint: "main" }, label: name });
       const error = await device.popErrorScope();
       try {
         const p = await made;
@@ -96,6 +148,7 @@ async function pipelineFor(device: GpuDevice, kernel: WgslKernel, name: string):
 
 export interface WebGpuStats {
   readonly kernels: number;
+  /** Host steps, nested ones named by their path ("body/x"), with the reason. */
   readonly interpreted: readonly { readonly name: string; readonly why: string }[];
   /** Bytes of the arena and constants the program keeps in device memory. */
   readonly peakBytes: number;
@@ -105,13 +158,47 @@ export interface WebGpuStats {
   readonly adapter: string;
 }
 
+/** What one run did on the GPU, and what it read back to the host (predicates, selectors, host steps' operands). */
+export interface WebGpuRunStats {
+  readonly dispatches: number;
+  readonly readbacks: number;
+  readonly readbackBytes: number;
+}
+
+/** One run's command encoding and counts. */
+class RunState {
+  encoder: GpuCommandEncoder;
+  pass: GpuComputePass | undefined;
+  ctx: ReturnType<typeof createEvalContext> | undefined;
+  dispatches = 0;
+  readbacks = 0;
+  readbackBytes = 0;
+
+  constructor(private readonly device: GpuDevice, readonly options: EvaluateOptions) {
+    this.encoder = device.createCommandEncoder();
+  }
+
+  /** Submits what is encoded: before a readback, and at the end. */
+  flush(): void {
+    this.pass?.end();
+    this.pass = undefined;
+    this.device.queue.submit([this.encoder.finish()]);
+    this.encoder = this.device.createCommandEncoder();
+  }
+}
+
 export class WebGpuExecutable {
   readonly stats: WebGpuStats;
+  /** The last run's dispatches and readbacks (undefined before the first run). */
+  lastRun: WebGpuRunStats | undefined;
   private readonly memory: GpuMemory;
   private readonly region: number;
-  private readonly argumentBuffer: GpuBuffer | undefined;
-  private readonly kernelSlots: Map<GpuStep, number>;
-  private bindGroups: { generation: number; groups: Map<GpuStep, GpuBindGroup> } | undefined;
+  private readonly constantOffsets: readonly number[];
+  /** The argument buffer, its slots (by their offsets' list) and their words as written. */
+  private argumentBuffer: GpuBuffer;
+  private readonly slots = new Map<string, number>();
+  private slotWords: Uint32Array;
+  private bindGroup: { generation: number; buffer: GpuBuffer; group: GpuBindGroup } | undefined;
   private deleted = false;
   /** The run in progress (runs of one executable wait for one another). */
   private running: Promise<void> = Promise.resolve();
@@ -129,19 +216,21 @@ export class WebGpuExecutable {
     this.region = this.memory.allocate(Math.max(bytes, 64));
     program.constants.forEach((c, i) => this.memory.write(this.region + constantOffsets[i]!, new Uint8Array(c.data.buffer, c.data.byteOffset, c.data.byteLength)));
     this.constantOffsets = constantOffsets;
-    this.kernelSlots = new Map(program.steps.filter((s) => s.kind === "kernel").map((s, i) => [s, i]));
-    this.argumentBuffer = this.kernelSlots.size === 0 ? undefined
-      : gpu.device.createBuffer({ size: this.kernelSlots.size * ARGUMENT_SLOT, usage: BUFFER_USAGE.STORAGE | BUFFER_USAGE.COPY_DST, label: `${program.module.name} arguments` });
-    const interpreted = program.steps.flatMap((s) => (s.kind === "host" ? [{ name: s.name, why: s.why }] : []));
+    const steps = allSteps<GpuStep>(program);
+    // A slot for each kernel step (twice that where loops bind their bodies two ways); more are added when needed.
+    const slots = Math.max(16, 2 * steps.filter(({ step }) => step.kind === "kernel" || step.kind === "copy").length);
+    this.slotWords = new Uint32Array(slots * SLOT_WORDS);
+    this.argumentBuffer = this.createArgumentBuffer(slots);
+    const interpreted = steps.flatMap(({ step, path }) => (step.kind === "host" ? [{ name: path + step.name, why: step.why }] : []));
     this.stats = { kernels: program.kernels.length, interpreted, peakBytes: bytes, compileMs, adapter: gpu.description };
   }
-
-  private readonly constantOffsets: readonly number[];
 
   /** Loads a planned program on the GPU, its pipelines compiled before it returns. */
   static async load(program: GpuProgram, gpu: GpuContext, started: number): Promise<WebGpuExecutable> {
     const stepName = new Map<number, string>();
-    for (const s of program.steps) if (s.kind === "kernel" && !stepName.has(s.kernel)) stepName.set(s.kernel, `${program.module.name}/${s.name}`);
+    for (const { step, path } of allSteps<GpuStep>(program)) {
+      if ((step.kind === "kernel" || step.kind === "copy") && !stepName.has(step.kernel)) stepName.set(step.kernel, `${program.module.name}/${path}${step.name}`);
+    }
     const made = await Promise.all(program.kernels.map((k, i) => pipelineFor(gpu.device, k, stepName.get(i) ?? `kernel${i}`)));
     return new WebGpuExecutable(program, gpu, made, performance.now() - started);
   }
@@ -174,27 +263,35 @@ export class WebGpuExecutable {
     }
   }
 
-  /** Runs on device arrays (the parameters' array leaves, in order); the results' leaves, left on the GPU. */
+  /**
+   * Runs on device arrays (the parameters' array leaves, in order); the results' leaves,
+   * left on the GPU. The arrays of donated parameters (compile's `donate`) are consumed
+   * when the run is asked for: a result may be written into one (and is returned in
+   * it), the others are freed, and all of them are invalid afterwards (their use
+   * throws), whether the run succeeds or not.
+   */
   async execute(args: readonly GpuArray[], options: EvaluateOptions = {}): Promise<GpuArray[]> {
-    if (this.deleted) throw new ExecutionError(`${this.program.module.name}: the executable was deleted`);
+    const name = this.program.module.name;
+    if (this.deleted) throw new ExecutionError(`${name}: the executable was deleted`);
     const expected = this.program.parameterLeaves.flat();
-    if (args.length !== expected.length) throw new ExecutionError(`${this.program.module.name}: ${args.length} argument arrays, expected ${expected.length}`);
+    if (args.length !== expected.length) throw new ExecutionError(`${name}: ${args.length} argument arrays, expected ${expected.length}`);
     args.forEach((a, i) => {
-      if (a.isDeleted) throw new ExecutionError(`${this.program.module.name}: argument ${i} was deleted`);
-      if (a.memory !== this.memory) throw new ExecutionError(`${this.program.module.name}: argument ${i} is not in this device's memory`);
+      a.check(`${name}: argument ${i}`);
+      if (a.memory !== this.memory) throw new ExecutionError(`${name}: argument ${i} is not in this device's memory`);
       const want = withDefaultLayout(expected[i]!);
-      if (!shapesEqual(withDefaultLayout(a.shape), want)) throw new ExecutionError(`${this.program.module.name}: argument ${i} is ${shapeToString(a.shape)}, expected ${shapeToString(want)}`);
+      if (!shapesEqual(withDefaultLayout(a.shape), want)) throw new ExecutionError(`${name}: argument ${i} is ${shapeToString(a.shape)}, expected ${shapeToString(want)}`);
     });
-    const outputs = this.program.outputs.map((s) => new GpuArray(this.memory, withDefaultLayout(s), this.memory.allocate(byteSize(s))));
-    const at = (l: Location): number => {
-      switch (l.space) {
-        case "parameter": return args[l.index]!.offset;
-        case "constant": return this.region + this.constantOffsets[l.index]!;
-        case "temp": return this.region + this.program.tempOffsets[l.index]!;
-        case "output": return outputs[l.index]!.offset;
-      }
-    };
-    // One run at a time: a run's kernels read the argument buffer a later run rewrites.
+    const { donated, outputAliases } = this.program;
+    for (const leaf of donated) {
+      const other = args.findIndex((a, i) => i !== leaf && a.offset === args[leaf]!.offset);
+      if (other >= 0) throw new ExecutionError(`${name}: argument ${leaf} is donated, so it cannot also be passed as argument ${other}`);
+    }
+    const outputs = this.program.outputs.map((s, j) => (outputAliases[j] === undefined ? new GpuArray(this.memory, withDefaultLayout(s), this.memory.allocate(byteSize(s))) : undefined));
+    const outputOffsets = outputs.map((o, j) => o?.offset ?? args[outputAliases[j]!]!.offset);
+    // Consumed now: a later call cannot pass them again while this run waits its turn.
+    const why = `donated to an execution of ${name}`;
+    for (const leaf of donated) args[leaf]!.invalidate(why);
+    // One run at a time: runs share the argument buffer's slots and the arena.
     const previous = this.running;
     const done = (async () => {
       await previous;
@@ -202,104 +299,149 @@ export class WebGpuExecutable {
       this.gpu.device.pushErrorScope("validation");
       let failure: unknown;
       try {
-        await this.runSteps(at, options);
+        if (this.slots.size > MAX_KEPT_SLOTS) this.slots.clear();
+        const run = new RunState(this.gpu.device, options);
+        await this.runList(this.program, args.map((a) => a.offset), outputOffsets, this.region, run);
+        run.flush();
+        this.lastRun = { dispatches: run.dispatches, readbacks: run.readbacks, readbackBytes: run.readbackBytes };
       } catch (e) {
         failure = e;
       }
       const error = await this.gpu.device.popErrorScope();
       if (failure !== undefined) throw failure;
-      if (error !== null) throw new ExecutionError(`${this.program.module.name}: the GPU refused a run: ${error.message}`);
+      if (error !== null) throw new ExecutionError(`${name}: the GPU refused a run: ${error.message}`);
     })();
     this.running = done.catch(() => {});
     try {
       await done;
     } catch (e) {
-      for (const o of outputs) o.delete();
+      for (const o of outputs) o?.delete();
+      for (const leaf of donated) this.memory.free(args[leaf]!.offset);
       throw e;
     }
-    return outputs;
+    // Results in donated buffers own them now; the other donated buffers are freed.
+    for (const leaf of donated) if (!outputAliases.includes(leaf)) this.memory.free(args[leaf]!.offset);
+    return outputs.map((o, j) => o ?? new GpuArray(this.memory, withDefaultLayout(this.program.outputs[j]!), outputOffsets[j]!));
   }
 
-  private async runSteps(at: (l: Location) => number, options: EvaluateOptions): Promise<void> {
-    const device = this.gpu.device;
-    // The kernels' buffer offsets, one slot each, before anything is submitted.
-    if (this.argumentBuffer !== undefined) {
-      const words = new Uint32Array(this.kernelSlots.size * (ARGUMENT_SLOT / 4));
-      for (const [step, slot] of this.kernelSlots) {
-        if (step.kind === "kernel") step.buffers.forEach((l, b) => { words[slot * (ARGUMENT_SLOT / 4) + b] = at(l); });
+  /** Encodes (and, around readbacks, runs) a step list with its parameters, outputs and arena at these offsets. */
+  private async runList(list: GpuStepList, parameters: readonly number[], outputs: readonly number[], arena: number, run: RunState): Promise<void> {
+    const at = (l: Location): number => {
+      switch (l.space) {
+        case "parameter": return parameters[l.index]!;
+        case "constant": return this.region + this.constantOffsets[l.index]!;
+        case "temp": return arena + list.tempOffsets[l.index]!;
+        case "output": return outputs[l.index]!;
       }
-      device.queue.writeBuffer(this.argumentBuffer, 0, words);
-    }
-    const groups = this.currentBindGroups();
-    let encoder = device.createCommandEncoder();
-    let pass: ReturnType<typeof encoder.beginComputePass> | undefined;
-    const flush = (): void => {
-      pass?.end();
-      pass = undefined;
-      device.queue.submit([encoder.finish()]);
-      encoder = device.createCommandEncoder();
     };
-    let ctx: ReturnType<typeof createEvalContext> | undefined;
-    for (const step of this.program.steps) {
+    for (const step of list.steps) {
       switch (step.kind) {
-        case "kernel": {
-          const k = this.program.kernels[step.kernel]!;
-          pass ??= encoder.beginComputePass();
-          pass.setPipeline(this.pipelines[step.kernel]!);
-          pass.setBindGroup(0, groups.get(step)!);
-          pass.dispatchWorkgroups(k.workgroups[0], k.workgroups[1]);
+        case "kernel": this.dispatch(step.kernel, step.parameters === undefined ? step.buffers.map(at) : [...step.buffers.map(at), 0, ...step.parameters], run); break;
+        case "copy": this.dispatch(step.kernel, [at(step.from), at(step.to)], run); break;
+        case "host": await this.host(step, at, run); break;
+        case "while": case "conditional":
+          await runControlFlowAsync(step, at, {
+            run: (nested, p, o, a) => this.runList(nested, p, o, a, run),
+            scalar: (shape, offset) => this.readBack(shape, [offset], run),
+            copy: (from, to, bytes) => this.dispatch(this.program.copyKernels.get(bytes)!, [from, to], run),
+          });
           break;
-        }
-        case "host": {
-          flush();
-          ctx ??= createEvalContext(options);
-          await this.host(step, at, ctx);
-          break;
-        }
       }
     }
-    flush();
+  }
+
+  /** Encodes one kernel over buffers at `offsets` into the run's compute pass. */
+  private dispatch(kernel: number, offsets: readonly number[], run: RunState): void {
+    const slot = this.slotFor(offsets, run);
+    const k = this.program.kernels[kernel]!;
+    run.pass ??= run.encoder.beginComputePass();
+    run.pass.setPipeline(this.pipelines[kernel]!);
+    run.pass.setBindGroup(0, this.currentBindGroup(), [slot * ARGUMENT_SLOT]);
+    run.pass.dispatchWorkgroups(k.workgroups[0], k.workgroups[1]);
+    run.dispatches++;
+  }
+
+  /**
+   * The argument slot holding `offsets` (the rest of it zero: kernels read a zero the
+   * shader compiler cannot see there), written now if new; it is in the queue before
+   * the command buffer that reads it.
+   */
+  private slotFor(offsets: readonly number[], run: RunState): number {
+    const key = offsets.join(",");
+    const known = this.slots.get(key);
+    if (known !== undefined) return known;
+    const slot = this.slots.size;
+    if ((slot + 1) * SLOT_WORDS > this.slotWords.length) this.growArguments(run);
+    const words = this.slotWords.subarray(slot * SLOT_WORDS, (slot + 1) * SLOT_WORDS);
+    words.fill(0);
+    words.set(offsets);
+    this.gpu.device.queue.writeBuffer(this.argumentBuffer, slot * ARGUMENT_SLOT, words);
+    this.slots.set(key, slot);
+    return slot;
+  }
+
+  /** Twice the slots: what is encoded is submitted first (it binds the old buffer, destroyed once that work is done). */
+  private growArguments(run: RunState): void {
+    run.flush();
+    const slots = (this.slotWords.length / SLOT_WORDS) * 2;
+    const words = new Uint32Array(slots * SLOT_WORDS);
+    words.set(this.slotWords);
+    const old = this.argumentBuffer;
+    void this.gpu.device.queue.onSubmittedWorkDone().then(() => old.destroy());
+    this.slotWords = words;
+    this.argumentBuffer = this.createArgumentBuffer(slots);
+    this.gpu.device.queue.writeBuffer(this.argumentBuffer, 0, words);
+  }
+
+  private createArgumentBuffer(slots: number): GpuBuffer {
+    return this.gpu.device.createBuffer({ size: slots * ARGUMENT_SLOT, usage: BUFFER_USAGE.STORAGE | BUFFER_USAGE.COPY_DST, label: `${this.program.module.name} arguments` });
+  }
+
+  /** The bind group of every dispatch: the memory's current buffer, and the argument buffer at a dynamic offset. */
+  private currentBindGroup(): GpuBindGroup {
+    const b = this.bindGroup;
+    if (b !== undefined && b.generation === this.memory.generation && b.buffer === this.argumentBuffer) return b.group;
+    const group = this.gpu.device.createBindGroup({
+      layout: kernelLayout(this.gpu.device).group,
+      entries: [
+        { binding: 0, resource: { buffer: this.memory.buffer } },
+        { binding: 1, resource: { buffer: this.argumentBuffer, offset: 0, size: ARGUMENT_SLOT } },
+      ],
+    });
+    this.bindGroup = { generation: this.memory.generation, buffer: this.argumentBuffer, group };
+    return group;
   }
 
   /** Runs one instruction with the interpreter's kernel on its operands read back from the GPU, and writes its results. */
-  private async host(step: Extract<GpuStep, { kind: "host" }>, at: (l: Location) => number, ctx: ReturnType<typeof createEvalContext>): Promise<void> {
+  private async host(step: Extract<GpuStep, { kind: "host" }>, at: (l: Location) => number, run: RunState): Promise<void> {
     const inst = step.instruction;
-    const operands = await Promise.all(inst.operands.map((o, i) => this.readLiteral(o.shape, step.operands[i]!.map(at))));
-    const result = (KERNELS[inst.opcode] as Kernel<Opcode>)(inst as Instruction<Opcode>, operands, ctx);
+    const operands = await Promise.all(inst.operands.map((o, i) => {
+      const leaves = step.operands[i]!;
+      // A constant of the program is on the host already: no readback.
+      const c = leaves.length === 1 && leaves[0]!.space === "constant" && o.shape.kind === "array" ? this.program.constants[leaves[0]!.index]! : undefined;
+      return c !== undefined ? Literal.fromStorage(c.shape, c.data.slice()) : this.readBack(o.shape, leaves.map(at), run);
+    }));
+    run.ctx ??= createEvalContext(run.options);
+    const result = (KERNELS[inst.opcode] as Kernel<Opcode>)(inst as Instruction<Opcode>, operands, run.ctx);
     result.arrayLeaves().forEach((leaf, j) => {
       const data = leaf.toDefaultLayout().data;
       this.memory.write(at(step.results[j]!), new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     });
   }
 
-  private async readLiteral(shape: Shape, offsets: readonly number[]): Promise<Literal> {
+  /** A value of `shape` whose array leaves are at `offsets`, read back once the work encoded so far has run. */
+  private async readBack(shape: Shape, offsets: readonly number[], run: RunState): Promise<Literal> {
+    run.flush();
     let k = 0;
     const build = async (s: Shape): Promise<Literal> => {
       if (s.kind === "token") return Literal.token();
       if (s.kind === "tuple") return Literal.tuple(await Promise.all(s.elements.map(build)));
       const def = withDefaultLayout(s);
+      run.readbacks++;
+      run.readbackBytes += byteSize(def);
       return new GpuArray(this.memory, def, offsets[k++]!).toLiteral();
     };
     return build(shape);
-  }
-
-  /** Bind groups of the kernel steps for the memory's current buffer (made again after it grows). */
-  private currentBindGroups(): Map<GpuStep, GpuBindGroup> {
-    if (this.bindGroups?.generation === this.memory.generation) return this.bindGroups.groups;
-    const groups = new Map<GpuStep, GpuBindGroup>();
-    for (const [step, slot] of this.kernelSlots) {
-      if (step.kind !== "kernel") continue;
-      const pipeline = this.pipelines[step.kernel]!;
-      groups.set(step, this.gpu.device.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [
-          { binding: 0, resource: { buffer: this.memory.buffer } },
-          { binding: 1, resource: { buffer: this.argumentBuffer!, offset: slot * ARGUMENT_SLOT, size: ARGUMENT_SLOT } },
-        ],
-      }));
-    }
-    this.bindGroups = { generation: this.memory.generation, groups };
-    return groups;
   }
 
   /** The optimized module as HLO text, then the steps: kernels, host steps (with why) and the buffers. */
@@ -311,7 +453,7 @@ export class WebGpuExecutable {
     if (this.deleted) return;
     this.deleted = true;
     this.memory.free(this.region);
-    this.argumentBuffer?.destroy();
+    this.argumentBuffer.destroy();
   }
 }
 
@@ -336,17 +478,39 @@ function limitsText(l: GpuLimits): string {
 
 /** What dump() prints: the module, then each step; usable without a device (`xlats compile --dump`). */
 export function dumpGpuProgram(program: GpuProgram, adapter?: string): string {
-  const lines = [dumpText(program.module), `// webgpu program${adapter === undefined ? "" : ` on ${adapter}`}: arena ${program.arenaBytes} bytes, ${program.kernels.length} kernel(s), ${program.steps.filter((s) => s.kind === "host").length} host step(s)`, limitsText(program.limits)];
-  for (const s of program.steps) {
+  const hostSteps = allSteps<GpuStep>(program).filter(({ step }) => step.kind === "host").length;
+  const lines = [dumpText(program.module), `// webgpu program${adapter === undefined ? "" : ` on ${adapter}`}: arena ${program.arenaBytes} bytes, ${program.kernels.length} kernel(s), ${hostSteps} host step(s)`, limitsText(program.limits)];
+  program.donated.forEach((leaf) => {
+    const output = program.outputAliases.indexOf(leaf);
+    lines.push(`// donated parameter${leaf}: ${output < 0 ? "no output (freed after the run)" : `holds output${output}`}`);
+  });
+  dumpSteps(program, program, "", lines);
+  return lines.join("\n");
+}
+
+/** The steps of a list, a nested list's indented under its control-flow step. */
+function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines: string[]): void {
+  for (const s of list.steps) {
     switch (s.kind) {
       case "kernel": {
         const k = program.kernels[s.kernel]!;
         const units = k.invocationsPerUnit === 1 ? `${k.units} invocations` : `${k.units} workgroups of ${k.invocationsPerUnit}`;
-        lines.push(`kernel ${s.name} (WGSL kernel ${s.kernel}${k.what === undefined ? "" : `, ${k.what}`}, ${units}): ${s.buffers.map(locationText).join(", ")}`);
+        lines.push(`${indent}kernel ${s.name} (WGSL kernel ${s.kernel}${k.what === undefined ? "" : `, ${k.what}`}, ${units}): ${s.buffers.map(locationText).join(", ")}`);
         break;
       }
-      case "host": lines.push(`host ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(locationText).join("+")).join(", ")} -> ${s.results.map(locationText).join(", ")}`); break;
+      case "copy": lines.push(`${indent}copy ${s.name} (WGSL kernel ${s.kernel}, ${s.bytes} bytes): ${locationText(s.from)} -> ${locationText(s.to)}`); break;
+      case "host": lines.push(`${indent}host ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(locationText).join("+")).join(", ")} -> ${s.results.map(locationText).join(", ")}`); break;
+      case "while": case "conditional": {
+        // What the host reads back to decide (the one readback control flow makes).
+        const reads = s.kind === "while" ? "; the host reads the predicate back once an iteration (1 element)"
+          : s.selector === undefined ? "" : "; the host reads the selector back (1 element)";
+        lines.push(`${indent}${describeControlFlow(s, locationText)}${reads}`);
+        for (const { role, list: nested } of nestedLists(s)) {
+          lines.push(`${indent}  ${role} ${nested.name} (nested steps, arena ${nested.arenaBytes} bytes):`);
+          dumpSteps(program, nested, `${indent}    `, lines);
+        }
+        break;
+      }
     }
   }
-  return lines.join("\n");
 }

@@ -44,6 +44,10 @@ export interface GpuShaderModule {
 }
 
 export interface GpuBindGroupLayout { readonly label?: string }
+export interface GpuPipelineLayout { readonly label?: string }
+
+/** GPUShaderStage.COMPUTE. */
+export const SHADER_STAGE_COMPUTE = 0x4;
 export interface GpuBindGroup { readonly label?: string }
 
 export interface GpuComputePipeline {
@@ -52,7 +56,7 @@ export interface GpuComputePipeline {
 
 export interface GpuComputePass {
   setPipeline(pipeline: GpuComputePipeline): void;
-  setBindGroup(index: number, group: GpuBindGroup): void;
+  setBindGroup(index: number, group: GpuBindGroup, dynamicOffsets?: readonly number[]): void;
   dispatchWorkgroups(x: number, y?: number, z?: number): void;
   end(): void;
 }
@@ -77,7 +81,12 @@ export interface GpuDevice {
   readonly lost: Promise<{ readonly reason: string; readonly message: string }>;
   createBuffer(descriptor: { size: number; usage: number; mappedAtCreation?: boolean; label?: string }): GpuBuffer;
   createShaderModule(descriptor: { code: string; label?: string }): GpuShaderModule;
-  createComputePipelineAsync(descriptor: { layout: "auto"; compute: { module: GpuShaderModule; entryPoint: string }; label?: string }): Promise<GpuComputePipeline>;
+  createBindGroupLayout(descriptor: {
+    entries: readonly { binding: number; visibility: number; buffer: { type: "storage" | "read-only-storage"; hasDynamicOffset?: boolean } }[];
+    label?: string;
+  }): GpuBindGroupLayout;
+  createPipelineLayout(descriptor: { bindGroupLayouts: readonly GpuBindGroupLayout[]; label?: string }): GpuPipelineLayout;
+  createComputePipelineAsync(descriptor: { layout: "auto" | GpuPipelineLayout; compute: { module: GpuShaderModule; entryPoint: string }; label?: string }): Promise<GpuComputePipeline>;
   createBindGroup(descriptor: {
     layout: GpuBindGroupLayout;
     entries: readonly { binding: number; resource: { buffer: GpuBuffer; offset?: number; size?: number } }[];

@@ -81,7 +81,7 @@ const copyWords = (words: number, result: number): string[] =>
  * The kernel around `body` (WGSL statements given the element `i` of the result and its
  * multi-index o0.., which store it), for a result of `shape` at argument slot `result`.
  */
-function elementKernel(shape: ArrayShape, result: number, functions: string, body: string[], maxWorkgroupsPerDimension: number): WgslKernel {
+export function elementKernel(shape: ArrayShape, result: number, functions: string, body: string[], maxWorkgroupsPerDimension: number): WgslKernel {
   const dims = shape.dimensions;
   const count = product(dims);
   const groups = Math.max(1, Math.ceil(count / WORKGROUP_SIZE));
@@ -291,7 +291,7 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
 }
 
 /** The WGSL expression combining `acc` and `v` (values of t) as `toApply` does: one binary op of its two parameters, or why not. */
-function combineExpression(toApply: Computation, t: ElementType, op: string): string | Declined {
+export function combineExpression(toApply: Computation, t: ElementType, op: string): string | Declined {
   const kinds = reducerKinds(toApply, [t]);
   if (typeof kinds === "string") return { declined: `webgpu ${op}: ${kinds}` };
   try {

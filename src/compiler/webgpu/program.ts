@@ -1,7 +1,9 @@
 // A program for the WebGPU backend: the optimized module's entry as steps over buffer
-// locations in the device's memory, each a WGSL kernel (a fusion) or a host step (an
-// op this backend does not compile, run by the interpreter's kernel on copies of its
-// operands read back from the GPU; dump() lists each with the reason). Planning is
+// locations in the device's memory, each a WGSL kernel (a fusion), a copy, control flow
+// (a while, conditional or call whose computations are nested step lists of the same
+// kind, run on the GPU: control_flow.ts) or a host step (an op this backend does not
+// compile, run by the interpreter's kernel on copies of its operands read back from
+// the GPU; dump() lists each with the reason). Planning is
 // synchronous and needs no device: `xlats compile --backend webgpu --dump` prints a
 // plan without a GPU, and the executable (executable.ts) compiles the kernels'
 // pipelines on one.
@@ -18,36 +20,62 @@ import { verifyModule } from "../../ir/verify.js";
 import { runPasses, type PassLogEntry } from "../../passes/pass.js";
 import { CompileError } from "../../types/errors.js";
 import { arrayLeaves, elementCount, type ArrayShape, type Shape } from "../../types/shape.js";
-import { alignedBytes, assignArena, type Location, type TempInterval } from "../buffers/assignment.js";
+import { alignedBytes, assignArena, decideOutputAliases, readsElementForElement, type Location, type TempInterval } from "../buffers/assignment.js";
+import { donatedLeaves } from "../../ir/aliasing.js";
 import { firstParameterLeaves, namedLeaves, type ConstantLeaf } from "../buffers/value_leaves.js";
-import { isControlFlow } from "../control_flow.js";
-import { defaultPipeline } from "../plan.js";
+import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep, type NestedList } from "../control_flow.js";
+import { defaultPipeline, withDonation } from "../plan.js";
 import type { CompileOptions } from "../index.js";
 import { isDeclined, type Declined } from "../kernel/declined.js";
 import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
+import { longSortWgsl, sortKernelWgsl } from "./sort_wgsl.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 
-/** A kernel run over its buffers (operands, then results), or an instruction run on the host. A copy is a kernel (copyKernelWgsl). */
+/**
+ * A kernel run over its buffers (operands, then results); a copy (run by a copy kernel,
+ * copyKernelWgsl); an instruction run on the host; or control flow (while, conditional,
+ * call) whose computations are nested step lists run on the GPU (control_flow.ts).
+ */
 export type GpuStep =
-  | { readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly buffers: readonly Location[] }
+  | {
+    readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly buffers: readonly Location[];
+    /** Words the kernel reads after its buffers' offsets and the zero after them (a bitonic pass's k and j). */
+    readonly parameters?: readonly number[];
+  }
+  | { readonly kind: "copy"; readonly name: string; readonly kernel: number; readonly from: Location; readonly to: Location; readonly bytes: number }
   | {
     readonly kind: "host"; readonly name: string; readonly why: string;
     readonly instruction: Instruction; readonly operands: readonly (readonly Location[])[]; readonly results: readonly Location[];
-  };
+  }
+  | ControlFlowStep<GpuStepList>;
 
-export interface GpuProgram {
-  readonly module: HloModule;
-  readonly log: readonly PassLogEntry[];
-  readonly kernels: readonly WgslKernel[];
+/**
+ * The steps of one computation over its own buffers: the entry's, or a nested one (a
+ * loop's condition or body, a branch, a callee) whose parameters, outputs and arena the
+ * control-flow step running it binds. Kernels and constants are the program's.
+ */
+export interface GpuStepList extends NestedList {
   readonly steps: readonly GpuStep[];
   readonly parameterLeaves: readonly (readonly ArrayShape[])[];
-  readonly constants: readonly ConstantLeaf[];
-  /** Arena offset of each temporary. */
-  readonly tempOffsets: readonly number[];
-  readonly arenaBytes: number;
   readonly outputs: readonly ArrayShape[];
+  /** Arena offset of each temporary (a nested list's, from the start of the region its caller gives it). */
+  readonly tempOffsets: readonly number[];
+}
+
+export interface GpuProgram extends GpuStepList {
+  readonly module: HloModule;
+  readonly log: readonly PassLogEntry[];
+  /** Every kernel of the program, nested lists' included. */
+  readonly kernels: readonly WgslKernel[];
+  readonly constants: readonly ConstantLeaf[];
   readonly resultShape: Shape;
+  /** The copy kernel for each byte count a while loop copies its state in (its initial state, its last). */
+  readonly copyKernels: ReadonlyMap<number, number>;
+  /** The parameter leaves the caller donates (compile's `donate`, the module's buffer_donor and input_output_alias). */
+  readonly donated: readonly number[];
+  /** For each output leaf, the donated parameter leaf whose buffer it is written to (undefined: a buffer of its own). */
+  readonly outputAliases: readonly (number | undefined)[];
   /** The limits its kernels were sized by: the adapter's, or WebGPU's guaranteed ones in a plan made without a device. */
   readonly limits: GpuLimits;
 }
@@ -63,7 +91,6 @@ const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
 
 /** Why an instruction that no fusion took runs on the host. */
 function hostReason(inst: Instruction): string {
-  if (isControlFlow(inst)) return `control flow runs on the host (the interpreter runs its computations)`;
   const family = OP_TABLE[inst.opcode].family;
   if (family === "collective") return "collectives run on the host (one device a program on this backend)";
   if (family === "transfer") return `${inst.opcode} is host I/O`;
@@ -82,13 +109,13 @@ function hostReason(inst: Instruction): string {
  * on a GPU a second kernel is a second pass over memory.
  */
 export function planGpuProgram(program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS): GpuProgram {
-  const input = program instanceof HloModule ? program : new HloModule(program.name, program);
+  const input = withDonation(program instanceof HloModule ? program : new HloModule(program.name, program), options.donate);
   verifyModule(input);
   const { module, log } = runPasses(input, options.passes ?? defaultPipeline(webgpuCapabilities(), { outputFusionProblem: (fused) => outputFusionProblem(fused, limits) }), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  return { ...planSteps(module.entry, limits), module, log, limits };
+  return { ...planProgramSteps(module, limits), module, log, limits };
 }
 
 function outputFusionProblem(fused: Computation, limits: GpuLimits): string | undefined {
@@ -96,12 +123,63 @@ function outputFusionProblem(fused: Computation, limits: GpuLimits): string | un
   return isDeclined(kernel) ? kernel.declined : undefined;
 }
 
-function planSteps(entry: Computation, limits: GpuLimits): Omit<GpuProgram, "module" | "log" | "limits"> {
-  const kernels: WgslKernel[] = [];
-  const kernelBySource = new Map<string, number>();
-  const constants: ConstantLeaf[] = [];
+/** What the step lists of one program share: its kernels (one per WGSL source), constants, nested lists and copy kernels. */
+interface PlanContext {
+  readonly limits: GpuLimits;
+  readonly kernels: WgslKernel[];
+  readonly kernelBySource: Map<string, number>;
+  readonly constants: ConstantLeaf[];
+  readonly nested: Map<Computation, GpuStepList>;
+  readonly copyKernels: Map<number, number>;
+}
+
+function planProgramSteps(module: HloModule, limits: GpuLimits): Omit<GpuProgram, "module" | "log" | "limits"> {
+  const ctx: PlanContext = { limits, kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map() };
+  const { list, donation } = planSteps(module.entry, ctx, module);
+  return {
+    ...list, kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape, copyKernels: ctx.copyKernels,
+    donated: donation.donated, outputAliases: donation.aliases,
+  };
+}
+
+function kernelIndex(ctx: PlanContext, kernel: WgslKernel): number {
+  let index = ctx.kernelBySource.get(kernel.source);
+  if (index === undefined) {
+    index = ctx.kernels.push(kernel) - 1;
+    ctx.kernelBySource.set(kernel.source, index);
+  }
+  return index;
+}
+
+/** The kernel copying `bytes` (rounded up to whole words: every buffer is allocated in 64-byte units). */
+const copyKernel = (ctx: PlanContext, bytes: number): number => kernelIndex(ctx, copyKernelWgsl(bytes, MAX_WORKGROUPS_PER_DIMENSION));
+
+/** The step list of a computation called by control flow (planned once per program: it binds its buffers when it runs). */
+function nestedSteps(c: Computation, ctx: PlanContext): GpuStepList {
+  let list = ctx.nested.get(c);
+  if (list === undefined) ctx.nested.set(c, (list = planSteps(c, ctx).list));
+  return list;
+}
+
+/** Which outputs are written into donated parameter buffers (the entry's list only; a nested list's parameters are its caller's buffers). */
+interface GpuDonation {
+  readonly donated: readonly number[];
+  readonly aliases: readonly (number | undefined)[];
+  /** Temporaries computed in the arena and copied over their donated parameter at the end (it is read after they are computed). */
+  readonly keptInArena: ReadonlySet<number>;
+}
+
+const NO_DONATION: GpuDonation = { donated: [], aliases: [], keptInArena: new Set() };
+
+/**
+ * Plans one computation's steps; with `module`, the entry's, whose donated parameter
+ * buffers may hold outputs (decideOutputAliases, as on the CPU backends). A donated
+ * buffer no output takes is freed after the run (not lent to temporaries).
+ */
+function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { list: GpuStepList; donation: GpuDonation } {
+  const { limits, constants } = ctx;
   const steps: GpuStep[] = [];
-  const temps: (TempInterval & { shape: ArrayShape })[] = [];
+  const temps: (TempInterval & { shape?: ArrayShape })[] = [];
   const leaves = new Map<Instruction, Location[]>();
   const parameterLeaves = entry.parameters.map((p) => arrayLeaves(p.shape));
   const firstLeaf = firstParameterLeaves(entry);
@@ -109,15 +187,27 @@ function planSteps(entry: Computation, limits: GpuLimits): Omit<GpuProgram, "mod
     temps.push({ shape: s, bytes: alignedBytes(s), defined: steps.length, lastUse: steps.length });
     return { space: "temp", index: temps.length - 1 } as const;
   });
+  const parameterLastUse: number[] = [];
   const use = (locs: readonly Location[]): void => {
-    for (const l of locs) if (l.space === "temp") temps[l.index]!.lastUse = Math.max(temps[l.index]!.lastUse, steps.length);
+    for (const l of locs) {
+      if (l.space === "temp") temps[l.index]!.lastUse = Math.max(temps[l.index]!.lastUse, steps.length);
+      else if (l.space === "parameter") parameterLastUse[l.index] = steps.length;
+    }
   };
   const operandLeaves = (inst: Instruction): Location[][] => inst.operands.map((o) => leaves.get(o) ?? (() => { throw new CompileError(`${entry.name}: ${o.name} used before it is defined`); })());
+  // A while's state that may take its initial state's bytes, when that operand dies at the loop (decided at the end).
+  const inPlaceCandidates: { step: number; result: number; operand: number }[] = [];
+  // Loop fusions that may write their result over a parameter operand read element for element (a donated one: decided by decideOutputAliases).
+  const overParameter: { step: number; result: number; leaf: number }[] = [];
 
   for (const inst of entry.instructions) {
     const named = namedLeaves(inst, leaves, firstLeaf, constants);
     if (named !== undefined) {
       leaves.set(inst, named);
+      continue;
+    }
+    if (isControlFlow(inst)) {
+      addControlFlow(inst);
       continue;
     }
     switch (inst.opcode as Opcode) {
@@ -128,6 +218,9 @@ function planSteps(entry: Computation, limits: GpuLimits): Omit<GpuProgram, "mod
         addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits) : wgslFusionKernel(calledComputation, limits));
         continue;
       }
+      case "sort":
+        if (!addEmpty(inst)) addSort(inst as Instruction<"sort">);
+        continue;
       default: {
         const opKernel = OP_KERNELS[inst.opcode];
         if (opKernel === undefined) break;
@@ -151,21 +244,45 @@ function planSteps(entry: Computation, limits: GpuLimits): Omit<GpuProgram, "mod
       addHost(inst, kernel.declined);
       return;
     }
-    const index = kernelIndex(kernel);
-    const operands = operandLeaves(inst).flat();
+    const index = kernelIndex(ctx, kernel);
+    const operandLists = operandLeaves(inst);
+    const operands = operandLists.flat();
     use(operands);
     const results = newTemps(inst.shape);
+    // A loop fusion's invocation reads an operand read element for element at the elements it writes, and nothing else there: it may write over it.
+    if (inst.opcode === "fusion" && (inst as Instruction<"fusion">).attrs.kind === "loop" && results.length === 1) {
+      operandLists.forEach((ls, i) => {
+        const l = ls[0];
+        if (ls.length !== 1 || l?.space !== "parameter" || operands.filter((o) => o === l).length !== 1) return;
+        if (readsElementForElement((inst as Instruction<"fusion">).attrs.calledComputation, i)) overParameter.push({ step: steps.length, result: results[0]!.index, leaf: l.index });
+      });
+    }
     steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results] });
     leaves.set(inst, results);
   }
 
-  function kernelIndex(kernel: WgslKernel): number {
-    let index = kernelBySource.get(kernel.source);
-    if (index === undefined) {
-      index = kernels.push(kernel) - 1;
-      kernelBySource.set(kernel.source, index);
+  /** A sort: one kernel where a lane fits in workgroup memory, else a bitonic network across dispatches over a permutation temporary. */
+  function addSort(inst: Instruction<"sort">): void {
+    const one = sortKernelWgsl(inst, limits, MAX_WORKGROUPS_PER_DIMENSION);
+    if (!isDeclined(one)) {
+      addKernelOrHost(inst, one);
+      return;
     }
-    return index;
+    const long = longSortWgsl(inst, MAX_WORKGROUPS_PER_DIMENSION);
+    if (isDeclined(long)) {
+      addHost(inst, long.declined);
+      return;
+    }
+    const operands = operandLeaves(inst).flat();
+    use(operands);
+    const permutation: Location = { space: "temp", index: temps.push({ bytes: Math.ceil(long.permutationBytes / 64) * 64, defined: steps.length, lastUse: steps.length }) - 1 };
+    steps.push({ kind: "kernel", name: `${inst.name} (permutation)`, kernel: kernelIndex(ctx, long.init), buffers: [permutation] });
+    const pass = kernelIndex(ctx, long.pass);
+    for (const [k, j] of long.passes) steps.push({ kind: "kernel", name: `${inst.name} (pass ${k}/${j})`, kernel: pass, buffers: [...operands, permutation], parameters: [k, j] });
+    const results = newTemps(inst.shape);
+    temps[permutation.index]!.lastUse = steps.length;
+    steps.push({ kind: "kernel", name: inst.name, kernel: kernelIndex(ctx, long.finish), buffers: [...operands, permutation, ...results] });
+    leaves.set(inst, results);
   }
 
   function addHost(inst: Instruction, why: string): void {
@@ -176,25 +293,83 @@ function planSteps(entry: Computation, limits: GpuLimits): Omit<GpuProgram, "mod
     leaves.set(inst, results);
   }
 
+  /** A while, conditional or call: its computations planned as nested lists, run on the GPU (control_flow.ts). */
+  function addControlFlow(inst: Instruction): void {
+    const operands = operandLeaves(inst);
+    operands.forEach(use);
+    const step = steps.length;
+    const planned = planControlFlow<GpuStepList>(inst, operands, {
+      nested: (c) => nestedSteps(c, ctx),
+      temps: (shape) => newTemps(shape)[0]!,
+      region: (bytes, liveBytes) => {
+        temps.push({ bytes, liveBytes, defined: step, lastUse: step });
+        return { space: "temp", index: temps.length - 1 };
+      },
+      inPlace: (result, operand) => inPlaceCandidates.push({ step, result, operand }),
+    });
+    if (planned.step.kind === "while") for (const b of planned.step.bytes) ctx.copyKernels.set(b, copyKernel(ctx, b));
+    leaves.set(inst, [...planned.results]);
+    steps.push(planned.step);
+  }
+
   // Results: a temporary that is a result once is written where the run's result buffer is; the rest are copied there.
   const outputs = arrayLeaves(entry.root.shape);
   const rootLeaves = leaves.get(entry.root)!;
+  use(rootLeaves);
+  const returned = new Set(rootLeaves.flatMap((l) => (l.space === "temp" ? [l.index] : [])));
+  // A while's state takes its initial state's bytes where that operand dies at the loop (no copy in).
+  const taken = new Set<number>();
+  for (const c of inPlaceCandidates) {
+    if (temps[c.operand]!.lastUse !== c.step || returned.has(c.result) || taken.has(c.result) || taken.has(c.operand + temps.length)) continue;
+    temps[c.result]!.sharesWith = c.operand;
+    taken.add(c.result);
+    taken.add(c.operand + temps.length);
+  }
   const outputOf = new Map<number, number>();
   rootLeaves.forEach((l, k) => {
-    if (l.space === "temp" && !outputOf.has(l.index)) outputOf.set(l.index, k);
+    if (l.space === "temp" && !outputOf.has(l.index) && temps[l.index]!.sharesWith === undefined) outputOf.set(l.index, k);
   });
+  const donation = module === undefined ? NO_DONATION : planDonation(module, {
+    outputs, rootLeaves, temps, written: outputOf, parameterLastUse, steps: steps.length, inPlace: overParameter,
+  });
+  for (const t of donation.keptInArena) outputOf.delete(t);
   const redirect = (l: Location): Location => (l.space === "temp" && outputOf.has(l.index) ? { space: "output", index: outputOf.get(l.index)! } : l);
-  const planned: GpuStep[] = steps.map((s) => (s.kind === "kernel"
-    ? { ...s, buffers: s.buffers.map(redirect) }
-    : { ...s, operands: s.operands.map((ls) => ls.map(redirect)), results: s.results.map(redirect) }));
+  const planned: GpuStep[] = steps.map((s) => {
+    switch (s.kind) {
+      case "kernel": return { ...s, buffers: s.buffers.map(redirect) };
+      case "copy": return { ...s, from: redirect(s.from), to: redirect(s.to) };
+      case "host": return { ...s, operands: s.operands.map((ls) => ls.map(redirect)), results: s.results.map(redirect) };
+      case "while": case "conditional": return relocateControlFlow(s, redirect);
+    }
+  });
   rootLeaves.forEach((l, k) => {
-    if (l.space === "temp" && outputOf.get(l.index) === k) return;
-    const kernel = kernelIndex(copyKernelWgsl(alignedBytes(outputs[k]!), MAX_WORKGROUPS_PER_DIMENSION));
-    planned.push({ kind: "kernel", name: `copy to result ${k}`, kernel, buffers: [redirect(l), { space: "output", index: k }] });
+    const from = redirect(l);
+    if (from.space === "output" && from.index === k) return;
+    // An output aliased to the donated parameter it returns unchanged is already in place.
+    if (from.space === "parameter" && donation.aliases[k] === from.index) return;
+    const bytes = alignedBytes(outputs[k]!);
+    planned.push({ kind: "copy", name: `copy to result ${k}`, kernel: copyKernel(ctx, bytes), from, to: { space: "output", index: k }, bytes });
   });
   // Temporaries that became results take no arena bytes.
   const arena = assignArena(temps.map((t, i) => (outputOf.has(i) ? { ...t, bytes: 0 } : t)));
-  return {
-    kernels, steps: planned, parameterLeaves, constants, tempOffsets: arena.offsets, arenaBytes: arena.arenaBytes, outputs, resultShape: entry.root.shape,
+  const list: GpuStepList = {
+    name: entry.name, steps: planned, parameterLeaves, outputs, outputsOverParameters: [],
+    tempOffsets: arena.offsets, arenaBytes: arena.arenaBytes, liveBytesBound: arena.liveBytesBound,
   };
+  return { list, donation };
+}
+
+function planDonation(module: HloModule, plan: {
+  readonly outputs: readonly ArrayShape[]; readonly rootLeaves: readonly Location[]; readonly temps: readonly TempInterval[];
+  readonly written: ReadonlyMap<number, number>; readonly parameterLastUse: readonly number[]; readonly steps: number;
+  readonly inPlace: readonly { readonly step: number; readonly result: number; readonly leaf: number }[];
+}): GpuDonation {
+  const donated = donatedLeaves(module.entry, module.config);
+  if (typeof donated === "string") throw new CompileError(`${module.name}: ${donated}`);
+  const parameterLeaves = module.entry.parameters.flatMap((p) => arrayLeaves(p.shape));
+  const { aliases, keptInArena } = decideOutputAliases(
+    { ...plan, donated, parameterLeaves, parameterLastUse: parameterLeaves.map((_, k) => plan.parameterLastUse[k] ?? -1) },
+    (why) => { throw new CompileError(`${module.name}: ${why}`); },
+  );
+  return { donated: donated.map((d) => d.leaf), aliases, keptInArena };
 }

@@ -18,15 +18,13 @@
 // lanes are declined and sorted on the host.
 
 import type { Instruction } from "../../ir/computation.js";
-import type { ApproximationName } from "../kernel/approximations.js";
 import { rowMajorStrides } from "../../types/index_util.js";
-import type { ArrayShape } from "../../types/shape.js";
+import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { lowerScalarBody } from "../kernel/lower_fusion.js";
-import { elementWords, product, tooLarge, u, WORD_VALUE } from "./op_kernels_wgsl.js";
-import { wgslMathSource } from "./wgsl_math.js";
-import { WGSL_HELPERS, WgslValues } from "./wgsl_values.js";
+import { elementKernel, elementWords, product, tooLarge, u, WORD_VALUE } from "./op_kernels_wgsl.js";
+import { WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 
@@ -35,7 +33,7 @@ import type { GpuLimits } from "./gemm_tiles_wgsl.js";
  * elements at positions x and y of the lane starting at element `base` (elements
  * `stride` apart): true when x goes first.
  */
-function comparatorFunction(inst: Instruction<"sort">, stride: number): { source: string; math: ReadonlySet<ApproximationName> } | Declined {
+function comparatorFunction(inst: Instruction<"sort">, stride: number): { source: string; math: ReadonlySet<WgslMathName> } | Declined {
   const operands = inst.operands.map((o) => o.shape as ArrayShape);
   const g = new KernelGraph();
   // The comparator's parameters, interleaved: operand k's element at x, then at y.
@@ -73,18 +71,24 @@ function comparatorFunction(inst: Instruction<"sort">, stride: number): { source
   return { source: ["fn before(base: u32, x: u32, y: u32) -> bool {", ...lines, `  return ${result};`, "}"].join("\n"), math: values.math };
 }
 
-/** The sort of `inst` as a kernel over its operands then its results, or why not. */
-export function sortKernelWgsl(inst: Instruction<"sort">, limits: GpuLimits, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+/** What both sort schedules check and share: the lane geometry, each operand's words and the comparator. */
+interface SortParts {
+  readonly dims: readonly number[];
+  readonly dimension: number;
+  readonly n: number;
+  readonly strides: readonly number[];
+  readonly stride: number;
+  readonly words: readonly number[];
+  readonly comparator: { source: string; math: ReadonlySet<WgslMathName> };
+}
+
+function sortParts(inst: Instruction<"sort">): SortParts | Declined {
   const operands = inst.operands.map((o) => o.shape as ArrayShape);
   const dims = operands[0]!.dimensions;
   const dimension = inst.attrs.dimension;
-  const n = dims[dimension]!;
-  // The lane's permutation, a u32 an element, in workgroup memory.
-  const longest = Math.floor(limits.maxComputeWorkgroupStorageSize / 4);
-  if (n > longest) return { declined: `webgpu sort: lanes of ${n} elements (the kernel sorts up to ${longest} in the adapter's ${limits.maxComputeWorkgroupStorageSize} bytes of workgroup memory)` };
   if (tooLarge(operands)) return { declined: "webgpu sort: an operand of 2 GiB or more" };
-  // A kernel's argument slot holds 64 words (executable.ts): the buffers' offsets and the zero after them.
-  if (2 * operands.length >= 64) return { declined: `webgpu sort: ${operands.length} operands (the kernel binds up to 31)` };
+  // A kernel's argument slot holds 64 words (executable.ts): the buffers' offsets, the zero after them and two parameters.
+  if (2 * operands.length + 4 >= 64) return { declined: `webgpu sort: ${operands.length} operands (the kernels bind up to 29)` };
   const words: number[] = [];
   for (const o of operands) {
     const w = elementWords(o.elementType, "sort");
@@ -95,22 +99,42 @@ export function sortKernelWgsl(inst: Instruction<"sort">, limits: GpuLimits, max
   const stride = strides[dimension]!;
   const comparator = comparatorFunction(inst, stride);
   if ("declined" in comparator) return comparator;
-  const lanes = product(dims) / n;
+  return { dims, dimension, n: dims[dimension]!, strides, stride, words, comparator };
+}
+
+/** WGSL statements setting `base`, the first element of lane `lane` (its index over the dims other than the sort's, row-major). */
+function laneBase(p: SortParts): string[] {
+  const split: string[] = ["  var laneRest = lane;", "  var base = 0u;"];
+  for (let d = p.dims.length - 1; d >= 0; d--) {
+    if (d !== p.dimension) split.push(`  base = base + (laneRest % ${u(p.dims[d]!)}) * ${u(p.strides[d]!)}; laneRest = laneRest / ${u(p.dims[d]!)};`);
+  }
+  return split;
+}
+
+/** WGSL statements copying element `src` of every operand's lane to element `j` of the result's (operands from buffer 0, results from `results`). */
+function laneCopies(p: SortParts, results: number, indent: string): string[] {
+  return p.words.flatMap((words, k) => Array.from({ length: words }, (_, w) =>
+    `${indent}mem[(args[${u(results + k)}] >> 2u) + (base + j * ${u(p.stride)}) * ${u(words)} + ${u(w)}] = mem[(args[${u(k)}] >> 2u) + (base + src * ${u(p.stride)}) * ${u(words)} + ${u(w)}];`));
+}
+
+/** The sort of `inst` as a kernel over its operands then its results, or why not. */
+export function sortKernelWgsl(inst: Instruction<"sort">, limits: GpuLimits, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  const parts = sortParts(inst);
+  if ("declined" in parts) return parts;
+  const { n, comparator } = parts;
+  // The lane's permutation, a u32 an element, in workgroup memory.
+  const longest = Math.floor(limits.maxComputeWorkgroupStorageSize / 4);
+  if (n > longest) return { declined: `webgpu sort: lanes of ${n} elements (the kernel sorts up to ${longest} in the adapter's ${limits.maxComputeWorkgroupStorageSize} bytes of workgroup memory)` };
+  const operands = inst.operands;
+  const lanes = product(parts.dims) / n;
   const groupsX = Math.min(lanes, maxWorkgroupsPerDimension);
   const size = Math.max(1, Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX, Math.ceil(n / 2)));
   const count = operands.length;
-  // The lane's first element: its index over the other dims, row-major.
-  const split: string[] = ["  var rest = lane;", "  var base = 0u;"];
-  for (let d = dims.length - 1; d >= 0; d--) {
-    if (d !== dimension) split.push(`  base = base + (rest % ${u(dims[d]!)}) * ${u(strides[d]!)}; rest = rest / ${u(dims[d]!)};`);
-  }
-  const copies = operands.flatMap((_, k) => Array.from({ length: words[k]! }, (_, w) =>
-    `    mem[(args[${u(count + k)}] >> 2u) + (base + j * ${u(stride)}) * ${u(words[k]!)} + ${u(w)}] = mem[(args[${u(k)}] >> 2u) + (base + src * ${u(stride)}) * ${u(words[k]!)} + ${u(w)}];`));
   const source = [
     "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
     "@group(0) @binding(1) var<storage, read> args: array<u32>;",
     WGSL_HELPERS,
-    ...[...comparator.math].map(wgslMathSource),
+    ...wgslMathSources(comparator.math),
     `var<workgroup> order: array<u32, ${n}>;`,
     comparator.source,
     `@compute @workgroup_size(${size})`,
@@ -120,7 +144,7 @@ export function sortKernelWgsl(inst: Instruction<"sort">, limits: GpuLimits, max
     `  let lane = wid.x + wid.y * ${u(groupsX)};`,
     // Uniform in the workgroup, so the barriers below stay in uniform control flow.
     `  if (lane >= ${u(lanes)}) { return; }`,
-    ...split,
+    ...laneBase(parts),
     `  for (var j = lid.x; j < ${u(n)}; j = j + ${u(size)}) { order[j] = j; }`,
     "  workgroupBarrier();",
     // Round r compares the pairs (a, a + 1) with a of r's parity; n rounds sort any lane.
@@ -134,9 +158,80 @@ export function sortKernelWgsl(inst: Instruction<"sort">, limits: GpuLimits, max
     "  }",
     `  for (var j = lid.x; j < ${u(n)}; j = j + ${u(size)}) {`,
     "    let src = order[j];",
-    ...copies,
+    ...laneCopies(parts, count, "    "),
     "  }",
     "}",
   ].join("\n");
   return { source, buffers: 2 * count, units: lanes, invocationsPerUnit: size, workgroups: [groupsX, Math.ceil(lanes / groupsX)], what: `sort of ${lanes} lanes of ${n}, odd-even transposition in workgroup memory` };
+}
+
+/**
+ * A sort whose lanes are longer than workgroup memory holds: a bitonic network across
+ * dispatches over a permutation in device memory (a u32 a lane element, the lane padded
+ * to a power of two P). `init` sets the identity permutation; each of the
+ * log2(P)·(log2(P)+1)/2 `passes` runs `pass` with its (k, j) as the step's parameters,
+ * exchanging the pairs (i, i ^ j) of every lane into the order of block k; `finish`
+ * copies every operand in the sorted order. The pairs compare by the comparator, then
+ * by position (a total order, so the result is the stable sort's: the interpreter's for
+ * any strict weak order), the padding after everything.
+ */
+export interface LongSort {
+  /** Bytes of the permutation temporary. */
+  readonly permutationBytes: number;
+  /** Buffers: the permutation. */
+  readonly init: WgslKernel;
+  /** Buffers: the operands, then the permutation; parameters (k, j). */
+  readonly pass: WgslKernel;
+  readonly passes: readonly (readonly [number, number])[];
+  /** Buffers: the operands, the permutation, then the results. */
+  readonly finish: WgslKernel;
+}
+
+export function longSortWgsl(inst: Instruction<"sort">, maxWorkgroupsPerDimension: number): LongSort | Declined {
+  const parts = sortParts(inst);
+  if ("declined" in parts) return parts;
+  const { n, comparator } = parts;
+  const count = inst.operands.length;
+  const lanes = product(parts.dims) / n;
+  const P = 2 ** Math.ceil(Math.log2(Math.max(2, n)));
+  if (lanes * P * 4 >= 2 ** 31) return { declined: `webgpu sort: a permutation of ${lanes} lanes of ${P} elements is 2 GiB or more` };
+  const flat = (elements: number): ArrayShape => arrayShape("u32", [elements]);
+  const init = elementKernel(flat(lanes * P), 0, "", [`  mem[(args[0u] >> 2u) + i] = i % ${u(P)};`], maxWorkgroupsPerDimension);
+  const pass = elementKernel(flat(lanes * P), count, [WGSL_HELPERS, ...wgslMathSources(comparator.math), comparator.source,
+    // Positions past the lane (padding) go last; equal elements keep their order.
+    "fn less(base: u32, x: u32, y: u32) -> bool {",
+    `  if (x >= ${u(n)}) { return false; }`,
+    `  if (y >= ${u(n)}) { return true; }`,
+    "  if (before(base, x, y)) { return true; }",
+    "  if (before(base, y, x)) { return false; }",
+    "  return x < y;",
+    "}"].join("\n"), [
+    `  xk_opaque = args[${u(count + 1)}];`,
+    `  let k = args[${u(count + 2)}];`,
+    `  let j = args[${u(count + 3)}];`,
+    `  let lane = i / ${u(P)};`,
+    `  let a = i % ${u(P)};`,
+    "  let b = a ^ j;",
+    "  if (b <= a) { return; }",
+    ...laneBase(parts),
+    `  let at = (args[${u(count)}] >> 2u) + lane * ${u(P)};`,
+    "  let x = mem[at + a];",
+    "  let y = mem[at + b];",
+    // Block k ascending where bit k of the position is clear, descending where set.
+    "  let ascending = (a & k) == 0u;",
+    "  if ((ascending && less(base, y, x)) || (!ascending && less(base, x, y))) { mem[at + a] = y; mem[at + b] = x; }",
+  ], maxWorkgroupsPerDimension);
+  const finish = elementKernel(flat(lanes * n), 2 * count, WGSL_HELPERS, [
+    `  let lane = i / ${u(n)};`,
+    `  let j = i % ${u(n)};`,
+    ...laneBase(parts),
+    `  let src = mem[(args[${u(count)}] >> 2u) + lane * ${u(P)} + j];`,
+    ...laneCopies(parts, count + 1, "  "),
+  ], maxWorkgroupsPerDimension);
+  const passes: [number, number][] = [];
+  for (let k = 2; k <= P; k *= 2) for (let j = k / 2; j >= 1; j /= 2) passes.push([k, j]);
+  return {
+    permutationBytes: lanes * P * 4, init, passes, finish,
+    pass: { ...pass, what: `bitonic pass of a sort of ${lanes} lanes of ${n} (padded to ${P}), across dispatches` },
+  };
 }

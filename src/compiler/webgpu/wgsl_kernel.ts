@@ -20,11 +20,9 @@ import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { DeclinedError } from "../kernel/declined.js";
 import { statements, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import { KernelTextPrinter } from "../kernel/kernel_text.js";
-import type { ApproximationName } from "../kernel/approximations.js";
 import type { Node, NodeType } from "../kernel/graph.js";
 import type { ReducerKind } from "../kernel/lower_fusion.js";
-import { WGSL_HELPERS, WgslValues, wgslConst, wgslType, wrap } from "./wgsl_values.js";
-import { wgslMathSource } from "./wgsl_math.js";
+import { WGSL_HELPERS, WgslValues, wgslConst, wgslMathSources, wgslType, wrap, type WgslMathName } from "./wgsl_values.js";
 
 /** Invocations of a workgroup (loop and reduction kernels: one unit each). */
 export const WORKGROUP_SIZE = 64;
@@ -128,7 +126,7 @@ class WgslKernelPrinter extends KernelTextPrinter {
   protected readonly parenthesizeTop = true;
   protected readonly alwaysTrue = "true";
 
-  get math(): ReadonlySet<ApproximationName> { return this.values.math; }
+  get math(): ReadonlySet<WgslMathName> { return this.values.math; }
   protected declare(type: NodeType, name: string, value: string, mutable: boolean): string {
     return `${mutable ? "var" : "let"} ${name}: ${wgslType(type)} = ${value};`;
   }
@@ -214,7 +212,7 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
     `@group(0) @binding(1) var<storage, read> args: array<u32>;`,
     WGSL_HELPERS,
     memoryHelpers(atomic),
-    ...[...p.math].map(wgslMathSource),
+    ...wgslMathSources(p.math),
     ...(wg?.shared ?? []).map((x) => `var<workgroup> ${x.name}: array<${wgslType(x.type)}, ${x.length}>;`),
   ];
   const source = [

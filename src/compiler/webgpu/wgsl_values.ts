@@ -18,7 +18,8 @@ import { constantValue, type KernelGraph, type Node, type NodeType } from "../ke
 import { DeclinedError } from "../kernel/declined.js";
 import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
 import { approximationName, type ApproximationName } from "../kernel/approximations.js";
-import { wgslFloat, wgslMathFunction } from "./wgsl_math.js";
+import { wgslFloat, wgslMathFunction, wgslMathSource } from "./wgsl_math.js";
+import { isTrig, wgslTrigFunction, wgslTrigSources, type TrigName } from "./wgsl_trig.js";
 
 const fail = (why: string): never => {
   throw new DeclinedError(why);
@@ -68,6 +69,15 @@ export function wgslConst(t: ElementType, value: number | bigint): string {
   return kindOf(t) === "signed" ? `bitcast<i32>(0x${v.toString(16)}u)` : `0x${v.toString(16)}u`;
 }
 
+/** A math function a kernel calls: a shared approximation (wgsl_math.ts) or sin, cos, tan (wgsl_trig.ts). */
+export type WgslMathName = ApproximationName | TrigName;
+
+/** The WGSL sources of the math functions in `names`, to go before the kernel. */
+export function wgslMathSources(names: ReadonlySet<WgslMathName>): string[] {
+  const all = [...names];
+  return [...all.filter((n): n is ApproximationName => !isTrig(n)).map(wgslMathSource), ...wgslTrigSources(all.filter(isTrig))];
+}
+
 /** What the kernel printer provides: the expression of a load, and the names of leaves (loop variables, reduction results, reducer parameters). */
 export interface WgslBindings {
   load(n: Node): string;
@@ -77,8 +87,8 @@ export interface WgslBindings {
 /** The WGSL values of one kernel: each node's variable, and the math functions the kernel calls. */
 export class WgslValues {
   readonly names = new Map<number, string>();
-  /** Ops of wgsl_math.ts the emitted code calls (their functions go before the kernel). */
-  readonly math = new Set<ApproximationName>();
+  /** Functions of wgsl_math.ts and wgsl_trig.ts the emitted code calls (their sources go before the kernel: wgslMathSources). */
+  readonly math = new Set<WgslMathName>();
 
   constructor(readonly g: KernelGraph, readonly bind: WgslBindings) {}
 
@@ -222,8 +232,12 @@ export class WgslValues {
             this.math.add(approximation);
             return `${wgslMathFunction(approximation)}(${x})`;
           }
-          // sin, cos, tan: the shared approximations reduce the argument in f64, which WGSL has not; WGSL's own are loosely specified.
-          return fail(`${op} on f32 is not compiled to WGSL (its shared approximation needs f64; WGSL's built-in is loosely specified)`);
+          // sin, cos, tan: the CPU backends' reduce the argument in f64, which WGSL has not: an f32 reduction of their own (wgsl_trig.ts).
+          if (isTrig(op)) {
+            this.math.add(op);
+            return `${wgslTrigFunction(op)}(${x})`;
+          }
+          return fail(`${op} on f32 is not compiled to WGSL`);
         }
       }
     }

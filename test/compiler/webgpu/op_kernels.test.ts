@@ -200,7 +200,18 @@ test("sort: s32 descending along the first dimension (a strided lane), u32 ascen
   await checkSame(sort(["4x1xi32"], 1, "LT, A, B, SIGNED", true), ["dense<[[3], [-1], [2], [0]]> : tensor<4x1xi32>"]);
 });
 
-test("the plan (no GPU needed) lists each op left on the host with its reason: FFT, Cholesky, a custom call, a sort lane over 4096, 8-bit random bits", () => {
+test("sort: lanes longer than workgroup memory (2 lanes of 9000) run as a bitonic network across dispatches, stable, bit-exact (ties, NaN, -0)", { skip }, async () => {
+  const n = 9000;
+  // Few distinct keys (k % 97): long runs of ties, whose order the positions operand shows.
+  const keys = Array.from({ length: 2 * n }, (_, k) => (k === 17 ? "0x7FC00000" : k === 40 ? "-0.0" : k === 41 ? "0.0" : String((((k * 7919) % 97) - 48) / 4)));
+  const positions = Array.from({ length: 2 * n }, (_, k) => String(k));
+  const text = sort([`${n}x2xf32`, `${n}x2xi32`], 0, "LT, A, B, TOTALORDER", true);
+  const plan = planGpuProgram(parseStableHlo(text), {}, { ...DEFAULT_GPU_LIMITS, maxComputeWorkgroupStorageSize: 32768 });
+  assert.match(dumpGpuProgram(plan), /bitonic pass of a sort of 2 lanes of 9000 \(padded to 16384\)/);
+  await checkSame(text, [`dense<[${chunk(keys, 2)}]> : tensor<${n}x2xf32>`, `dense<[${chunk(positions, 2)}]> : tensor<${n}x2xi32>`]);
+});
+
+test("the plan (no GPU needed) lists each op left on the host with its reason: FFT, Cholesky, a custom call, 8-bit random bits", () => {
   const program = parseStableHlo(`func.func @main(%c: tensor<8xcomplex<f32>>, %m: tensor<3x3xf32>, %k: tensor<5000xf32>, %s: tensor<2xui64>) -> (tensor<8xcomplex<f32>>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<5000xf32>, tensor<16xui8>, tensor<4xui32>) {
   %f = stablehlo.fft %c, type = FFT, length = [8] : (tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>>
   %ch = stablehlo.cholesky %m, lower = true : tensor<3x3xf32>
@@ -217,7 +228,7 @@ test("the plan (no GPU needed) lists each op left on the host with its reason: F
   const plan = planGpuProgram(program, {});
   const hosts = plan.steps.flatMap((s) => (s.kind === "host" ? [`${s.instruction.opcode}: ${s.why}`] : []));
   const expected = [/^fft: no WGSL FFT kernel/, /^cholesky: no WGSL factorization kernel/, /^customCall: custom call lapack_spotrf_ffi: the interpreter's registry/,
-    /^sort: webgpu sort: lanes of 5000 elements/, /^rngBitGenerator: webgpu rng-bit-generator: u8 elements are 1 bytes/];
+    /^rngBitGenerator: webgpu rng-bit-generator: u8 elements are 1 bytes/];
   assert.equal(hosts.length, expected.length, hosts.join("\n"));
   expected.forEach((re, k) => assert.match(hosts[k]!, re));
   // Each is in the dump, with its reason; the second generator is a kernel.
@@ -225,8 +236,38 @@ test("the plan (no GPU needed) lists each op left on the host with its reason: F
   for (const h of hosts) assert.ok(dump.includes(h.slice(h.indexOf(": ") + 2)), dump);
   assert.match(dump, /kernel st2/);
   assert.match(dump, /sized by WebGPU's guaranteed limits: 256 invocations a workgroup/);
-  // An adapter with 32 KiB of workgroup memory (SwiftShader's, most GPUs') sorts lanes of up to 8192.
+  // Lanes of 5000 pass the guaranteed 16 KiB of workgroup memory: a bitonic network across dispatches (padded to 8192: 13·14/2 passes).
+  assert.equal(plan.steps.filter((s) => s.name.startsWith("o (pass")).length, 91);
+  assert.match(dump, /bitonic pass of a sort of 1 lanes of 5000 \(padded to 8192\)/);
+  // An adapter with 32 KiB of workgroup memory (SwiftShader's, most GPUs') sorts lanes of up to 8192 in one kernel.
   const roomier = planGpuProgram(program, {}, { ...DEFAULT_GPU_LIMITS, maxComputeWorkgroupStorageSize: 32768 });
-  assert.equal(roomier.steps.filter((s) => s.kind === "host").length, expected.length - 1);
+  assert.equal(roomier.steps.filter((s) => s.kind === "host").length, expected.length);
   assert.match(dumpGpuProgram(roomier), /sized by the adapter's limits: .* 32768 bytes of workgroup memory[^]*sort of 1 lanes of 5000/);
+});
+
+/** A select-and-scatter of a 6x7 operand of `t` by 3x3 windows, stride 2, padding 1 (overlapping windows), select `dir`, scatter add. */
+const selectAndScatter = (t: string, dir: string, operand: readonly string[], source: readonly string[]): [string, string[]] => [`func.func @main(%x: tensor<6x7x${t}>, %s: tensor<3x4x${t}>) -> tensor<6x7x${t}> {
+  %init = stablehlo.constant dense<${t === "f32" ? "0.5" : "3"}> : tensor<${t}>
+  %0 = "stablehlo.select_and_scatter"(%x, %s, %init) ({
+    ^bb0(%a: tensor<${t}>, %b: tensor<${t}>):
+      %c = stablehlo.compare ${dir}, %a, %b : (tensor<${t}>, tensor<${t}>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+  }, {
+    ^bb0(%a: tensor<${t}>, %b: tensor<${t}>):
+      %c = stablehlo.add %a, %b : tensor<${t}>
+      stablehlo.return %c : tensor<${t}>
+  }) {window_dimensions = array<i64: 3, 3>, window_strides = array<i64: 2, 2>, padding = dense<[[1, 1], [1, 1]]> : tensor<2x2xi64>} : (tensor<6x7x${t}>, tensor<3x4x${t}>, tensor<${t}>) -> tensor<6x7x${t}>
+  return %0 : tensor<6x7x${t}>
+}`, [`dense<[${chunk(operand, 7)}]> : tensor<6x7x${t}>`, `dense<[${chunk(source, 4)}]> : tensor<3x4x${t}>`]];
+
+test("select-and-scatter runs as a kernel, bit-exact with the interpreter: overlapping windows, padding, ties (GE keeps the first, GT the last), NaN, -0", { skip }, async () => {
+  // Ties every few elements (k % 5), a NaN and a -0 in the f32 operand; sources that do not sum exactly in another order.
+  const ints = Array.from({ length: 42 }, (_, k) => String((k * 7) % 5 - 2));
+  const floats = Array.from({ length: 42 }, (_, k) => (k === 9 ? "0x7FC00000" : k === 20 ? "-0.0" : ((k * 7) % 5 * 0.3 - 0.6).toFixed(2)));
+  const fsource = Array.from({ length: 12 }, (_, k) => (k === 3 ? "1.0e8" : (0.1 + k * 0.7).toFixed(2)));
+  const isource = Array.from({ length: 12 }, (_, k) => String(k * 3 - 7));
+  for (const dir of ["GE", "GT"]) {
+    await checkSame(...selectAndScatter("f32", dir, floats, fsource));
+    await checkSame(...selectAndScatter("i32", dir, ints, isource));
+  }
 });

@@ -26,7 +26,7 @@ import type { BinaryOpcode, UnaryOpcode } from "../../../src/ir/opcodes.js";
 import { ELEMENT_TYPES, type ElementType } from "../../../src/types/element_type.js";
 import { Literal, type Scalar } from "../../../src/types/literal.js";
 import { arrayShape } from "../../../src/types/shape.js";
-import { compareLeaf, cones, elementTypeOf, type CompareTally } from "../../../tools/fuzz/compare_compiled.js";
+import { compareLeaf, cones, elementTypeOf, WEBGPU_ULP_BOUNDS, type CompareTally } from "../../../tools/fuzz/compare_compiled.js";
 import { randomProgram } from "../random_program.js";
 import { HloModule } from "../../../src/ir/computation.js";
 import { printHlo } from "../../../src/text/hlo/index.js";
@@ -294,7 +294,7 @@ test("random programs (every default type and family): compiled on WebGPU equals
       failures.push(`seed ${seed}: ${(e as Error).message}\n${hlo()}`);
       continue;
     }
-    const cone = cones(computation);
+    const cone = cones(computation, [], WEBGPU_ULP_BOUNDS);
     const root = computation.root;
     const leaves = root.opcode === "tuple" ? root.operands : [root];
     const wants = root.opcode === "tuple" ? expected.elements : [expected];
