@@ -220,8 +220,8 @@ export class WgslValues {
       switch (op) {
         case "abs": return `bitcast<f32>(bitcast<u32>(${x}) & 0x7fffffffu)`;
         case "neg": return `bitcast<f32>(bitcast<u32>(${x}) ^ 0x80000000u)`;
-        case "ceil": return `ceil(${x})`;
-        case "floor": return `floor(${x})`;
+        case "ceil": return `xk_ceil(${x})`;
+        case "floor": return `xk_floor(${x})`;
         case "roundEven": return `round(${x})`;
         case "roundAfz": return `xk_round_afz(${x})`;
         case "sqrt": return `sqrt(${x})`;
@@ -304,7 +304,8 @@ export class WgslValues {
 /**
  * Helpers every kernel may call (WGSL drops the unused ones): f32 from bits, through a
  * zero the kernel reads at run time into xk_opaque (wgsl_math.ts says why); the NaN
- * test, XLA's maximum and minimum, and rounding half away from zero on bits; float ↔
+ * test, XLA's maximum and minimum, ceil and floor of subnormals and rounding half away
+ * from zero on bits; float ↔
  * integer conversions with XLA's rules. (Sign and total-order compares never get here:
  * kernel/legalize.ts writes them as primitives.)
  */
@@ -320,6 +321,21 @@ fn xk_minf(a: f32, b: f32) -> f32 {
   if (xk_isnan(a) || xk_isnan(b)) { return xk_f(0x7fc00000u); }
   if (a == b) { return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b)); }
   return select(b, a, a < b);
+}
+fn xk_subnormal(x: f32) -> bool {
+  let b = bitcast<u32>(x);
+  return (b & 0x7f800000u) == 0u && (b & 0x007fffffu) != 0u;
+}
+fn xk_negative(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) != 0u; }
+// WGSL lets an implementation flush a subnormal to zero before ceil or floor (SwiftShader
+// does), which would give 0 where XLA gives 1 (ceil) or -1 (floor): decided on bits.
+fn xk_ceil(x: f32) -> f32 {
+  if (xk_subnormal(x)) { return select(xk_f(0x3f800000u), xk_f(0x80000000u), xk_negative(x)); }
+  return ceil(x);
+}
+fn xk_floor(x: f32) -> f32 {
+  if (xk_subnormal(x)) { return select(xk_f(0u), xk_f(0xbf800000u), xk_negative(x)); }
+  return floor(x);
 }
 fn xk_round_afz(x: f32) -> f32 {
   let t = trunc(x);
