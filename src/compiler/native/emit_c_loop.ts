@@ -11,19 +11,17 @@
 
 import type { ElementType } from "../../types/element_type.js";
 import { ELEMENT_TYPES } from "../../types/element_type.js";
-import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
+import type { ReducerKind } from "../kernel/lower_fusion.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
-import { loopKernel } from "../kernel/loop_kernel.js";
 import { statements, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import { KernelTextPrinter } from "../kernel/kernel_text.js";
 import type { Node, NodeType } from "../kernel/graph.js";
 import { VECTOR_CONDITION } from "./c_math.js";
 import type { ApproximationName } from "../kernel/approximations.js";
-import { bufferPointer, symbolize, SYM } from "./c_source.js";
+import { bufferPointer, SYM } from "./c_source.js";
 import { binaryExpr, CValues, cConst, cType } from "./c_values.js";
 import { declareLanes, declareVectorLanes, foldLanes, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
 import { hasVectorForm, STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
-import type { NativeKernel } from "./kernel.js";
 
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
@@ -41,20 +39,6 @@ export const NATIVE_VECTOR_TARGET: VectorTarget = {
   minVectorElements: VECTOR_MIN_ELEMENTS,
   streamMinBytes: STREAM_MIN_BYTES,
 };
-
-export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
-  const { kernel, schedule } = loopKernel(ir, NATIVE_VECTOR_TARGET);
-  return {
-    name,
-    c: symbolize("loop", printKernelC(kernel).join("\n")),
-    operandCount: ir.inputs.length,
-    resultCount: ir.outputs.length,
-    scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent,
-    costPerUnit: schedule.costPerUnit,
-    rows: schedule.access,
-  };
-}
 
 /** In a vector loop: its index, lanes and copies, and each copy's vector values once computed. */
 type VectorLoop = { readonly index: string; readonly lanes: number; readonly copies: number; readonly values: VectorValues[] };

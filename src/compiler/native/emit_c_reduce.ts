@@ -9,13 +9,11 @@
 // order (init first, then the elements in row-major order), so their results are exact.
 
 import type { FusedKernelIR } from "../kernel/lower_fusion.js";
-import { scheduleReduce, type ReduceSchedule, type ReduceTarget } from "../kernel/schedule_reduce.js";
+import type { ReduceTarget } from "../kernel/schedule_reduce.js";
 import { symbolize } from "./c_source.js";
-import { DeclinedError } from "../kernel/declined.js";
 import { VECTOR_LANES } from "./c_accumulators.js";
-import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
-import { columnReduceKernel } from "../kernel/column_reduce_kernel.js";
-import { rowPipelineKernel } from "../kernel/row_pipeline_kernel.js";
+import type { ReduceKernelTarget } from "../kernel/reduce_kernel.js";
+import { fusionKernel, type FusionTarget } from "../kernel/fusion_kernel.js";
 import { NATIVE_VECTOR_TARGET, printKernelC } from "./emit_c_loop.js";
 import { STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
@@ -39,21 +37,12 @@ export const C_REDUCE_KERNEL_TARGET: ReduceKernelTarget = {
   vectorCombines: (kind, t) => t === "f32" && (kind === "add" || kind === "mul" || kind === "max" || kind === "min"),
 };
 
-export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel {
-  const scheduled = scheduleReduce(ir, C_REDUCE_TARGET);
-  if ("declined" in scheduled) throw new DeclinedError(scheduled.declined);
-  const schedule: ReduceSchedule = scheduled;
-  const kernel = rowReduceKernel(ir, schedule, C_REDUCE_KERNEL_TARGET) ?? rowPipelineKernel(ir, schedule, C_REDUCE_KERNEL_TARGET)
-    ?? columnReduceKernel(ir, schedule, C_REDUCE_KERNEL_TARGET);
-  if (kernel === undefined) throw new Error("a reduction schedule no kernel builder takes");
-  return {
-    name,
-    c: symbolize("reduce", printKernelC(kernel).join("\n")),
-    operandCount: ir.inputs.length,
-    resultCount: ir.outputs.length,
-    scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent,
-    costPerUnit: schedule.costPerUnit,
-    rows: schedule.rows,
-  };
+/** The fusion kernels' questions (kernel/fusion_kernel.ts) answered for C. */
+const C_FUSION_TARGET: FusionTarget = { ...C_REDUCE_KERNEL_TARGET, reduce: C_REDUCE_TARGET };
+
+/** The C kernel of a loop or reduction fusion (DeclinedError where C has no form of it). */
+export function emitKernelC(ir: FusedKernelIR, name: string): NativeKernel {
+  const { kernel, units } = fusionKernel(ir, C_FUSION_TARGET);
+  const c = symbolize(ir.reduce === undefined ? "loop" : "reduce", printKernelC(kernel).join("\n"));
+  return { name, c, operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes: 0, ...units };
 }

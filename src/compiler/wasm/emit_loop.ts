@@ -12,15 +12,15 @@
 
 import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
-import { lowerFusion, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
+import { lowerFusion, type ReducerKind } from "../kernel/lower_fusion.js";
 import type { RowMaximum } from "../kernel/value_facts.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { DeclinedError, emitBinaryScalar, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
-import { emitReduceKernel, VectorAccumulators, vectorCombiner } from "./emit_reduce.js";
+import { VectorAccumulators, vectorCombiner, WASM_REDUCE_TARGET } from "./emit_reduce.js";
+import { fusionKernel, type FusionTarget } from "../kernel/fusion_kernel.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
-import { loopKernel } from "../kernel/loop_kernel.js";
 import { binary, constant, isColumnStmt, statements, type ColumnStmt, type IndexExpr, type InlineKernel, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import { BUFFER_ALIGNMENT, type WasmKernel, type WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
@@ -37,8 +37,13 @@ export function emitFusionKernel(fused: Computation, target: WasmTarget, name = 
   const ir = lowerFusion(fused, maxima);
   if ("declined" in ir) return ir;
   try {
-    if (ir.reduce === undefined) return emitLoopKernel(ir, target, name);
-    return emitReduceKernel(ir, target, name);
+    const { kernel, stages, units } = fusionKernel(ir, wasmFusionTarget(target));
+    const m = new ModuleBuilder().importMemory(target);
+    const { scratchBytes } = addKernelFunction(m, kernel, target, "run");
+    return {
+      name: stages > 1 ? `${name}: row pipeline of ${stages} stages` : name,
+      bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes, ...units,
+    };
   } catch (e) {
     if (e instanceof DeclinedError) return { declined: e.message };
     throw e;
@@ -70,6 +75,12 @@ export function wasmVectorTarget(target: WasmTarget, probe?: ValueEmitter): Vect
     minVectorElements: 0,
     streamMinBytes: Infinity,
   };
+}
+
+/** The fusion kernels' questions (kernel/fusion_kernel.ts) answered for WebAssembly. */
+function wasmFusionTarget(target: WasmTarget): FusionTarget {
+  const probe = new FunctionBuilder(0, [], []);
+  return { vector: wasmVectorTarget(target), reduce: WASM_REDUCE_TARGET, vectorCombines: (kind, t) => vectorCombiner(probe, kind, t) !== undefined };
 }
 
 /**
@@ -520,20 +531,4 @@ function scratchLayout(scratch: readonly Scratch[]): { readonly of: ReadonlyMap<
     bytes += x.slots * slotBytes;
   }
   return { of, bytes };
-}
-
-function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
-  const { kernel, schedule } = loopKernel(ir, wasmVectorTarget(target));
-  const m = new ModuleBuilder().importMemory(target);
-  addKernelFunction(m, kernel, target, "run");
-  return {
-    name,
-    bytes: m.finish(),
-    operandCount: ir.inputs.length,
-    resultCount: ir.outputs.length,
-    scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent,
-    costPerUnit: schedule.costPerUnit,
-    rows: schedule.access,
-  };
 }

@@ -16,15 +16,10 @@
 // row-major order.
 
 import type { ElementType } from "../../types/element_type.js";
-import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
-import { scheduleReduce, type ReduceSchedule, type ReduceTarget, type ScheduledReduction } from "../kernel/schedule_reduce.js";
-import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
-import { addKernelFunction, wasmVectorTarget } from "./emit_loop.js";
-import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
-import { columnReduceKernel } from "../kernel/column_reduce_kernel.js";
-import { rowPipelineKernel } from "../kernel/row_pipeline_kernel.js";
-import { DeclinedError, emitBinaryScalar, pushConst } from "./emit_values.js";
-import type { WasmKernel, WasmTarget } from "./kernel.js";
+import type { ReducerKind } from "../kernel/lower_fusion.js";
+import type { ReduceTarget, ScheduledReduction } from "../kernel/schedule_reduce.js";
+import type { FunctionBuilder } from "./encoder.js";
+import { emitBinaryScalar, pushConst } from "./emit_values.js";
 import { computeType, isSigned } from "./wasm_types.js";
 
 /**
@@ -38,13 +33,6 @@ export const WASM_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 16, accumulatorVectors: 4, oneAccumulatorAboveCost: 16, foldByHalving: false,
   sequentialHalves: false, anyRowPipeline: false, rowBufferValues: "largest", rowBufferBudget: Infinity, laneArrays: false,
 };
-
-/** The schedule of `ir` for WebAssembly (DeclinedError where it is declined). */
-function wasmReduceSchedule(ir: FusedKernelIR): ReduceSchedule {
-  const s = scheduleReduce(ir, WASM_REDUCE_TARGET);
-  if ("declined" in s) throw new DeclinedError(s.declined);
-  return s;
-}
 
 /** Whether acc ⊕ x has a vector form for this type; returns the emitter if so. */
 export function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): (() => void) | undefined {
@@ -189,25 +177,4 @@ export class VectorAccumulators {
     emitBinaryScalar(f, r.kind, r.type, scalar, laneLocal);
     f.localSet(scalar);
   }
-}
-
-/** The reduction kernels' questions (kernel/reduce_kernel.ts) answered for WebAssembly. */
-function wasmReduceKernelTarget(target: WasmTarget): ReduceKernelTarget {
-  const probe = new FunctionBuilder(0, [], []);
-  return { vector: wasmVectorTarget(target), vectorCombines: (kind, t) => vectorCombiner(probe, kind, t) !== undefined };
-}
-
-export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
-  const schedule = wasmReduceSchedule(ir);
-  const kernelTarget = wasmReduceKernelTarget(target);
-  const kernel = rowReduceKernel(ir, schedule, kernelTarget) ?? rowPipelineKernel(ir, schedule, kernelTarget)
-    ?? columnReduceKernel(ir, schedule, kernelTarget);
-  if (kernel === undefined) throw new Error(`reduction kernel ${name}: a schedule no kernel builder takes`);
-  const m = new ModuleBuilder().importMemory(target);
-  const { scratchBytes } = addKernelFunction(m, kernel, target, "run");
-  return {
-    name: schedule.stages > 1 ? `${name}: row pipeline of ${schedule.stages} stages` : name,
-    bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes,
-    parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit, rows: schedule.rows,
-  };
 }
