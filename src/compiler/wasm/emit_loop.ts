@@ -18,7 +18,7 @@ import type { KernelGraph } from "../kernel/graph.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { DeclinedError, emitBinaryScalar, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
-import { VectorAccumulators, vectorCombiner, WASM_REDUCE_TARGET } from "./emit_reduce.js";
+import { VectorAccumulator, vectorCombiner, WASM_REDUCE_TARGET } from "./emit_reduce.js";
 import { fusionKernel, type FusionTarget } from "../kernel/fusion_kernel.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
 import { binary, constant, isColumnStmt, statements, type ColumnStmt, type IndexExpr, type InlineKernel, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
@@ -93,7 +93,7 @@ function wasmFusionTarget(target: WasmTarget): FusionTarget {
  * ValueEmitter, the vector transcendentals' constants are hoisted into locals after the
  * splats of a vector section, and an unrolled loop's copies address their elements from
  * locals set to index + copy · lanes. A scalar accumulator is a local; a vector one is
- * emit_reduce.ts's VectorAccumulators (its side accumulators included), whose lanes fold
+ * emit_reduce.ts's VectorAccumulator (its side accumulators included), whose lanes fold
  * in order.
  */
 export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarget, name?: string): { fn: number; trigHelper: number | undefined; scratchBytes: number } {
@@ -156,7 +156,7 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
   /** An accumulator: a scalar's local, or one reduction's vector accumulators with their vector combine. */
   type Accumulator = { readonly st: Extract<Stmt, { s: "accumulator" }> } & (
     | { readonly scalar: number; readonly vector?: undefined }
-    | { readonly vector: VectorAccumulators; readonly combine: () => void }
+    | { readonly vector: VectorAccumulator }
   );
   const accumulators = new Map<string, Accumulator>();
   const accumulator = (x: string): Accumulator => {
@@ -176,7 +176,7 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
   /** Copy `copy` of accumulator a ⊕= the value in local `value`. */
   const combine = (a: Accumulator, copy: number, value: number): void => {
     if (a.vector !== undefined) {
-      a.vector.accumulate(0, copy, value, a.combine);
+      a.vector.accumulate(copy, value);
       return;
     }
     emitBinaryScalar(f, kindOf(a.st), a.st.type, a.scalar, value);
@@ -324,12 +324,9 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
         case "accumulator": {
           if (st.lanes > 1) {
             if (!("identity" in st.start)) throw new Error(`kernel ${name ?? ""}: vector accumulator ${st.name} starts from a node`);
-            const kind = kindOf(st);
-            const vector = new VectorAccumulators(f, [{ kind, type: st.type, identity: st.start.identity, extremumSides: st.sides }], st.copies);
-            const combineVector = vectorCombiner(f, kind, st.type);
-            if (combineVector === undefined) throw new Error(`kernel ${name ?? ""}: no vector form of a ${kind} reduction of ${st.type}`);
-            vector.init(st.lanes);
-            accumulators.set(st.name, { st, vector, combine: combineVector });
+            const vector = new VectorAccumulator(f, kindOf(st), st.type, st.copies, st.sides);
+            vector.init(st.start.identity, st.lanes);
+            accumulators.set(st.name, { st, vector });
             break;
           }
           // Declared again (a column reduction's output after output), it keeps its local.
@@ -345,17 +342,8 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
         case "fold": {
           // WASM_REDUCE_TARGET folds lanes in order: extracting them one by one is as fast as halving a 4-lane vector.
           if (st.order !== "inOrder") throw new Error(`kernel ${name ?? ""}: WebAssembly folds lanes in order`);
-          const vectors = st.accs.map((x) => {
-            const v = accumulator(x.acc).vector;
-            if (v === undefined) throw new Error(`kernel ${name ?? ""}: scalar accumulator ${x.acc} folded`);
-            return v;
-          });
-          for (const v of vectors) v.acc[0]!.forEach((_l, copy) => v.repair(0, copy));
-          st.accs.forEach((x, n) => {
-            const v = vectors[n]!;
-            const into = scalarOf(accumulator(x.into));
-            v.acc[0]!.forEach((_l, copy) => { for (let lane = 0; lane < accumulator(x.acc).st.lanes; lane++) v.foldLane(0, copy, lane, into); });
-          });
+          for (const x of st.accs) vectorOf(x.acc).repair();
+          for (const x of st.accs) vectorOf(x.acc).fold(scalarOf(accumulator(x.into)), Array.from({ length: accumulator(x.acc).st.lanes }, (_, lane) => lane));
           break;
         }
         case "update": {
@@ -411,22 +399,11 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
         f.localGet(ve.scalar.get(st.node)!).localSet(scalarOf(accumulator(st.acc)));
         return;
       }
-      case "repair": {
-        for (const x of st.accs) {
-          const v = vectorOf(x);
-          v.acc[0]!.forEach((_l, copy) => v.repair(0, copy));
-        }
-        return;
-      }
-      case "extract": {
-        const v = vectorOf(st.acc);
-        const into = scalarOf(accumulator(st.into));
-        v.acc[0]!.forEach((_l, copy) => v.foldLane(0, copy, st.lane, into));
-        return;
-      }
+      case "repair": for (const x of st.accs) vectorOf(x).repair(); return;
+      case "extract": vectorOf(st.acc).fold(scalarOf(accumulator(st.into)), [st.lane]); return;
     }
   };
-  const vectorOf = (x: string): VectorAccumulators => {
+  const vectorOf = (x: string): VectorAccumulator => {
     const v = accumulator(x).vector;
     if (v === undefined) throw new Error(`kernel ${name ?? ""}: scalar accumulator ${x} read by lanes`);
     return v;
