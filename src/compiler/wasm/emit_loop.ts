@@ -12,7 +12,7 @@
 
 import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
-import { lowerFusion, type ReducerKind } from "../kernel/lower_fusion.js";
+import { lowerFusion } from "../kernel/lower_fusion.js";
 import type { RowMaximum } from "../kernel/value_facts.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
@@ -21,7 +21,7 @@ import { addTrigReduction } from "./emit_trig.js";
 import { VectorAccumulator, vectorCombiner, WASM_REDUCE_TARGET } from "./emit_reduce.js";
 import { fusionKernel, type FusionTarget } from "../kernel/fusion_kernel.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
-import { binary, constant, isColumnStmt, statements, type ColumnStmt, type IndexExpr, type InlineKernel, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
+import { binary, combinedKind, constant, Definitions, isColumnStmt, statements, type ColumnStmt, type IndexExpr, type InlineKernel, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import { BUFFER_ALIGNMENT, type WasmKernel, type WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
 import { computeType, lanesOf, loadScalar, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
@@ -137,13 +137,12 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
   ve.trigHelper = trigHelper;
   ve.relaxedSimd = target.relaxedSimd;
   ve.vectorLanes = k.lanes as 2 | 4;
-  const locals = new Map<string, number>(k.params.map((x, j) => [x, frame.params[j]!]));
-  for (const x of k.declared) locals.set(x, f.local("i32"));
-  const local = (x: string): number => {
-    const l = locals.get(x);
-    if (l === undefined) throw new Error(`kernel ${name ?? ""}: index variable ${x} used before its definition`);
-    return l;
-  };
+  const locals = new Definitions<number>("index variable");
+  k.params.forEach((x, j) => locals.define(x, frame.params[j]!));
+  for (const x of k.declared) locals.define(x, f.local("i32"));
+  const local = (x: string): number => locals.get(x);
+  /** The local of index variable or pointer x, allocated at its first definition. */
+  const defined = (x: string): number => locals.find(x) ?? locals.define(x, f.local("i32"));
   const register = (n: number): number => {
     const l = frame.registers[n];
     if (l === undefined) throw new Error(`kernel ${name ?? ""}: register ${n} is not the caller's`);
@@ -158,20 +157,11 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
     | { readonly scalar: number; readonly vector?: undefined }
     | { readonly vector: VectorAccumulator }
   );
-  const accumulators = new Map<string, Accumulator>();
-  const accumulator = (x: string): Accumulator => {
-    const a = accumulators.get(x);
-    if (a === undefined) throw new Error(`kernel ${name ?? ""}: accumulator ${x} used before its declaration`);
-    return a;
-  };
+  const accumulators = new Definitions<Accumulator>("accumulator");
+  const accumulator = (x: string): Accumulator => accumulators.get(x);
   const scalarOf = (a: Accumulator): number => {
     if (a.vector !== undefined) throw new Error(`kernel ${name ?? ""}: vector accumulator ${a.st.name} used as a scalar`);
     return a.scalar;
-  };
-  /** A recognized reducer's kind (a generic reducer's accumulators change by `update` only). */
-  const kindOf = (st: Accumulator["st"]): ReducerKind => {
-    if (st.kind === "generic") throw new Error(`kernel ${name ?? ""}: accumulator ${st.name} of a generic reducer combined`);
-    return st.kind;
   };
   /** Copy `copy` of accumulator a ⊕= the value in local `value`. */
   const combine = (a: Accumulator, copy: number, value: number): void => {
@@ -179,7 +169,7 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
       a.vector.accumulate(copy, value);
       return;
     }
-    emitBinaryScalar(f, kindOf(a.st), a.st.type, a.scalar, value);
+    emitBinaryScalar(f, combinedKind(a.st), a.st.type, a.scalar, value);
     f.localSet(a.scalar);
   };
 
@@ -235,8 +225,7 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
     for (const st of body) {
       switch (st.s) {
         case "index": {
-          let l = locals.get(st.name);
-          if (l === undefined) locals.set(st.name, l = f.local("i32"));
+          const l = defined(st.name);
           if (st.value.op === "min") {
             // The definition's own local holds the first operand.
             expr(st.value.a);
@@ -249,8 +238,7 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
         case "bind": ve.scalar.set(st.node, local(st.name)); break;
         case "values": for (const id of st.ids) ve.emitScalar(id); break;
         case "pointer": {
-          let l = locals.get(st.name);
-          if (l === undefined) locals.set(st.name, l = f.local("i32"));
+          const l = defined(st.name);
           const id = loadOf.get(st.name);
           if (id !== undefined) baseLocal.set(id, l);
           f.localGet(frame.buffer(st.buffer));
@@ -324,19 +312,19 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
         case "accumulator": {
           if (st.lanes > 1) {
             if (!("identity" in st.start)) throw new Error(`kernel ${name ?? ""}: vector accumulator ${st.name} starts from a node`);
-            const vector = new VectorAccumulator(f, kindOf(st), st.type, st.copies, st.sides);
+            const vector = new VectorAccumulator(f, combinedKind(st), st.type, st.copies, st.sides);
             vector.init(st.start.identity, st.lanes);
-            accumulators.set(st.name, { st, vector });
+            accumulators.define(st.name, { st, vector });
             break;
           }
           // Declared again (a column reduction's output after output), it keeps its local.
-          const before = accumulators.get(st.name);
+          const before = accumulators.find(st.name);
           const scalar = before?.vector === undefined && before?.st.type === st.type ? before.scalar : f.local(computeType(st.type));
           if ("node" in st.start) f.localGet(ve.scalar.get(st.start.node)!);
           else if ("identity" in st.start) pushConst(f, st.type, st.start.identity);
           else throw new Error(`kernel ${name ?? ""}: scalar accumulator ${st.name} starts assigned`);
           f.localSet(scalar);
-          accumulators.set(st.name, { st, scalar });
+          accumulators.define(st.name, { st, scalar });
           break;
         }
         case "fold": {
@@ -357,7 +345,7 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
           const a = accumulator(st.acc);
           if (st.init === undefined) f.localGet(scalarOf(a));
           else {
-            emitBinaryScalar(f, kindOf(a.st), a.st.type, ve.scalar.get(st.init)!, scalarOf(a));
+            emitBinaryScalar(f, combinedKind(a.st), a.st.type, ve.scalar.get(st.init)!, scalarOf(a));
             wrapI32(f, a.st.type);
           }
           const l = f.local(computeType(a.st.type));
@@ -451,8 +439,7 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
         return;
       }
       case "slot": {
-        let l = locals.get(st.name);
-        if (l === undefined) locals.set(st.name, l = f.local("i32"));
+        const l = defined(st.name);
         const id = loadOf.get(st.name);
         if (id !== undefined) baseLocal.set(id, l);
         slotAddress(st.scratch, st.slot);
