@@ -3,8 +3,11 @@
 // a row per workgroup (GPU targets), a one-stage row reduction, a row pipeline, a column
 // reduction. A renderer prints the kernel and copies the facts the executor needs.
 
+import type { Computation } from "../../ir/computation.js";
+import type { ElementType } from "../../types/element_type.js";
 import type { Kernel } from "./kernel_ir.js";
-import type { FusedKernelIR } from "./lower_fusion.js";
+import { lowerFusion, type FusedKernelIR } from "./lower_fusion.js";
+import type { RowMaximum } from "./value_facts.js";
 import { loopKernel } from "./loop_kernel.js";
 import type { RowAccess } from "./row_access.js";
 import { rowReduceKernel, type ReduceKernelTarget } from "./reduce_kernel.js";
@@ -12,12 +15,17 @@ import { rowPipelineKernel } from "./row_pipeline_kernel.js";
 import { columnReduceKernel } from "./column_reduce_kernel.js";
 import { workgroupRowKernel } from "./workgroup_reduce_kernel.js";
 import { scheduleReduce, type ReduceTarget } from "./schedule_reduce.js";
-import { DeclinedError } from "./declined.js";
+import { DeclinedError, type Declined } from "./declined.js";
 
-/** A target's description for every fusion kernel: its vectors and reduction kernels, its reduction schedules, and (GPUs) the workgroup of a row of `rowElements`. */
+/**
+ * A target's description for every fusion kernel: its vectors and reduction kernels, its
+ * reduction schedules, (GPUs) the workgroup of a row of `rowElements`, and the element
+ * types its kernels read and write (`checkType` throws DeclinedError for one it has no form for).
+ */
 export interface FusionTarget extends ReduceKernelTarget {
   readonly reduce: ReduceTarget;
   readonly rowWorkgroup?: (rowElements: number) => number;
+  readonly checkType?: (t: ElementType) => void;
 }
 
 /** A fusion's kernel, its pipeline's stages (1: none) and what the executor reads of its schedule: the units, the cost of one, their rows. */
@@ -39,4 +47,23 @@ export function fusionKernel(ir: FusedKernelIR, target: FusionTarget): FusionKer
     ?? rowReduceKernel(ir, s, target) ?? rowPipelineKernel(ir, s, target) ?? columnReduceKernel(ir, s, target);
   if (kernel === undefined) throw new Error("a reduction schedule no kernel builder takes");
   return { kernel, stages: s.stages, units: { parallelExtent: s.parallelExtent, costPerUnit: s.costPerUnit, rows: s.rows } };
+}
+
+/**
+ * `render` of the kernel of `fused` for `target` (`maxima`: which operands are row maxima of
+ * others, value_facts.ts), or why not: where lowering, the target's types or the schedule
+ * decline, or the renderer throws DeclinedError.
+ */
+export function renderFusion<R>(
+  fused: Computation, maxima: readonly RowMaximum[], target: FusionTarget, render: (k: FusionKernel, ir: FusedKernelIR) => R,
+): R | Declined {
+  const ir = lowerFusion(fused, maxima);
+  if ("declined" in ir) return ir;
+  try {
+    for (const x of [...ir.inputs, ...ir.outputs]) target.checkType?.(x.type);
+    return render(fusionKernel(ir, target), ir);
+  } catch (e) {
+    if (e instanceof DeclinedError) return { declined: e.message };
+    throw e;
+  }
 }

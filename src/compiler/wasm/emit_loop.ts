@@ -12,16 +12,15 @@
 
 import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
-import { lowerFusion } from "../kernel/lower_fusion.js";
 import type { RowMaximum } from "../kernel/value_facts.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
-import { DeclinedError, emitBinaryScalar, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
+import { emitBinaryScalar, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
 import { VectorAccumulator, vectorCombiner, WASM_REDUCE_TARGET } from "./emit_reduce.js";
-import { fusionKernel, type FusionTarget } from "../kernel/fusion_kernel.js";
+import { renderFusion, type FusionTarget } from "../kernel/fusion_kernel.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
-import { binary, combinedKind, constant, Definitions, isColumnStmt, statements, type ColumnStmt, type IndexExpr, type InlineKernel, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
+import { binary, combinedKind, constant, Definitions, isColumnStmt, statements, type AccumulatorStmt, type ColumnStmt, type IndexExpr, type InlineKernel, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import { BUFFER_ALIGNMENT, type WasmKernel, type WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
 import { computeType, lanesOf, loadScalar, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
@@ -34,20 +33,14 @@ const SMALL_BODY = 24;
 
 /** `maxima`: which operands are row maxima of others (value_facts.ts; from the fusion's producers). */
 export function emitFusionKernel(fused: Computation, target: WasmTarget, name = fused.name, maxima: readonly RowMaximum[] = []): WasmKernel | Declined {
-  const ir = lowerFusion(fused, maxima);
-  if ("declined" in ir) return ir;
-  try {
-    const { kernel, stages, units } = fusionKernel(ir, wasmFusionTarget(target));
+  return renderFusion(fused, maxima, wasmFusionTarget(target), ({ kernel, stages, units }, ir) => {
     const m = new ModuleBuilder().importMemory(target);
     const { scratchBytes } = addKernelFunction(m, kernel, target, "run");
     return {
       name: stages > 1 ? `${name}: row pipeline of ${stages} stages` : name,
       bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes, ...units,
     };
-  } catch (e) {
-    if (e instanceof DeclinedError) return { declined: e.message };
-    throw e;
-  }
+  });
 }
 
 /**
@@ -152,8 +145,8 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
   const baseLocal = new Map<number, number>(); // load node -> local of its row's byte address
   bindInnerLoop(ve, f, g, k.affine, baseLocal, local(k.inner), frame.buffer);
   let copyIndex: number[] = [];
-  /** An accumulator: a scalar's local, or one reduction's vector accumulators with their vector combine. */
-  type Accumulator = { readonly st: Extract<Stmt, { s: "accumulator" }> } & (
+  /** An accumulator: a scalar's local, or a reduction's vector accumulator. */
+  type Accumulator = { readonly st: AccumulatorStmt } & (
     | { readonly scalar: number; readonly vector?: undefined }
     | { readonly vector: VectorAccumulator }
   );

@@ -23,10 +23,9 @@ import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
 import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel, type GpuLimits } from "./gemm_tiles_wgsl.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
-import { DeclinedError, type Declined } from "../kernel/declined.js";
+import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
-import { lowerFusion } from "../kernel/lower_fusion.js";
-import { fusionKernel, type FusionTarget } from "../kernel/fusion_kernel.js";
+import { renderFusion, type FusionTarget } from "../kernel/fusion_kernel.js";
 import type { ReduceTarget } from "../kernel/schedule_reduce.js";
 import { printKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 
@@ -87,15 +86,7 @@ const gpuFusionTarget = (limits: GpuLimits): FusionTarget => ({
 
 /** The WGSL kernel of fusion `fused` (a loop or input fusion), or why this backend does not compile it. */
 export function wgslFusionKernel(fused: Computation, limits: GpuLimits): WgslKernel | Declined {
-  const ir = lowerFusion(fused);
-  if ("declined" in ir) return ir;
-  try {
-    const { kernel, units } = fusionKernel(ir, gpuFusionTarget(limits));
-    return printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION);
-  } catch (e) {
-    if (e instanceof DeclinedError) return { declined: e.message };
-    throw e;
-  }
+  return renderFusion(fused, [], gpuFusionTarget(limits), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION));
 }
 
 /**
