@@ -17,7 +17,7 @@ import { arrayLeaves, byteSize } from "../types/shape.js";
 import type { NativeCpu, NativeKernel } from "./native/kernel.js";
 import type { CpuTarget } from "./backend_contract.js";
 import type { NativeKernelBuild } from "./native/build.js";
-import { emitFusionKernelC } from "./native/emit_c_fusion.js";
+import { emitFusionKernelC } from "./native/emit_c_reduce.js";
 import { emitGemmC } from "./native/gemm_c.js";
 import { emitConvC } from "./native/conv_c.js";
 import { emitWeightOnlyGemvC } from "./native/gemv_narrow_c.js";

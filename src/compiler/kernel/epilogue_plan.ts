@@ -85,6 +85,8 @@ export function planEpilogue(fused: Computation, oc: OutputCore): EpiloguePlan |
     if (n.op === "load" && n.attr === operandCount && n.args[0] !== linear) {
       return { declined: `output fusion ${fused.name}: the epilogue reads the product of ${oc.core.name} away from the element it writes` };
     }
+    // Every renderer binds the product's row and column only.
+    if (n.op === "var" && n.id !== rowVar && n.id !== colVar) return { declined: `epilogue: an index variable other than the product's row and column (${n.attr})` };
   }
   return { graph: g, root, rowVar, colVar, type: out.type, cols: oc.cols, operandCount };
 }

@@ -256,6 +256,26 @@ export interface SharedArray {
   readonly length: number;
 }
 
+export type AccumulatorStmt = Extract<Stmt, { s: "accumulator" }>;
+
+/** A recognized reducer's kind (a generic reducer's accumulators change by `update` only: combining one is a printer's bug). */
+export function combinedKind(st: AccumulatorStmt): ReducerKind {
+  if (st.kind === "generic") throw new Error(`accumulator ${st.name} of a generic reducer combined`);
+  return st.kind;
+}
+
+/** What a printer keeps for each name a kernel defines (index variables, accumulators): a use before the definition is a printer's bug. */
+export class Definitions<V> {
+  private readonly values = new Map<string, V>();
+  constructor(private readonly what: string) {}
+  define(name: string, value: V): V {
+    this.values.set(name, value);
+    return value;
+  }
+  find(name: string): V | undefined { return this.values.get(name); }
+  get(name: string): V { return this.values.get(name) ?? (() => { throw new Error(`${this.what} ${name} used before its definition`); })(); }
+}
+
 /** Every statement of `body`, nested ones included, in order. */
 export function* statements(body: readonly Stmt[]): Generator<Stmt> {
   for (const st of body) {

@@ -11,7 +11,7 @@
 import { appendAll } from "../../types/arrays.js";
 import type { ElementType } from "../../types/element_type.js";
 import type { Node, NodeType } from "./graph.js";
-import type { IndexExpr, Kernel, Scratch, Stmt } from "./kernel_ir.js";
+import { combinedKind, Definitions, type AccumulatorStmt, type IndexExpr, type Kernel, type Scratch, type Stmt } from "./kernel_ir.js";
 import type { ReducerKind } from "./lower_fusion.js";
 
 /** A target's value renderer: each node it computes becomes one named value (names). */
@@ -20,8 +20,6 @@ export interface TextValues {
   /** Appends the statements computing `ids` (operands first), each into its own variable. */
   emit(ids: readonly number[], out: string[], indent: string): void;
 }
-
-export type AccumulatorStmt = Extract<Stmt, { s: "accumulator" }>;
 
 const INDEX_OPERATOR = { add: "+", sub: "-", mul: "*", div: "/", rem: "%" } as const;
 
@@ -33,7 +31,7 @@ export abstract class KernelTextPrinter {
   /** The index loads through row pointers read at (an element loop's, or a copy's). */
   protected at: string;
   protected readonly scratch: ReadonlyMap<string, Scratch>;
-  private readonly accumulators = new Map<string, AccumulatorStmt>();
+  private readonly accumulators = new Definitions<AccumulatorStmt>("accumulator");
   /**
    * The nodes computed in each enclosing block, innermost last: a node computed in one is
    * not computed again inside it (a second declaration of its name would be rejected).
@@ -99,14 +97,11 @@ export abstract class KernelTextPrinter {
   }
 
   protected accumulator(name: string): AccumulatorStmt {
-    return this.accumulators.get(name) ?? (() => { throw new Error(`accumulator ${name} used before its declaration`); })();
+    return this.accumulators.get(name);
   }
 
-  /** A recognized reducer's kind (a generic reducer's accumulators change by `update` only). */
   protected kindOf(acc: string): ReducerKind {
-    const st = this.accumulator(acc);
-    if (st.kind === "generic") throw new Error(`accumulator ${acc} of a generic reducer combined`);
-    return st.kind;
+    return combinedKind(this.accumulator(acc));
   }
 
   /** The name a `bind` statement gives its leaf for index variable `name`. */
@@ -121,7 +116,7 @@ export abstract class KernelTextPrinter {
 
   /** Registers an accumulator's declaration (a target printing its own accumulators calls it too). */
   protected declareAccumulator(st: AccumulatorStmt): void {
-    this.accumulators.set(st.name, st);
+    this.accumulators.define(st.name, st);
   }
 
   /** Runs `print` as the printing of a block of its own (the nodes it computes are its own). */

@@ -22,32 +22,33 @@ import { DeclinedError } from "../kernel/declined.js";
 export const VECTOR_LANES = 16;
 
 /**
- * A reduction's lane accumulators: the C names of its lane array and side arrays (`sides`:
- * a float max or min), and of its vectors and their side masks in the AVX-512 form.
+ * A reduction's lane accumulators, named after its accumulator `name`: the lane array
+ * (`name`, or `name_l` beside the `vector`s of the AVX-512 form, `name`), the side arrays
+ * of a float max or min (`sides`: `name_nan`, `name_sgn`) and the vector form's side
+ * masks (`name_vn`, `name_vs`).
  */
 export interface Lanes {
   readonly kind: ReducerKind;
   readonly type: ElementType;
   readonly identity: number | bigint;
   readonly sides: boolean;
-  readonly lane: string;
-  readonly nan: string;
-  readonly sgn: string;
-  readonly vl: string;
-  readonly vn: string;
-  readonly vs: string;
+  readonly name: string;
+  readonly vector: boolean;
 }
+
+/** The C name of a's lane array. */
+export const laneArray = (a: Lanes): string => (a.vector ? `${a.name}_l` : a.name);
 
 const sideType = (t: ElementType): string => (t === "f64" ? "uint64_t" : "uint32_t");
 
 /** The lane arrays of `a`, set to the identity unless `initialized` is false (the vector form fills them: spillVectorLanes). */
 export function declareLanes(a: Lanes, lanes: number, initialized: boolean): string[] {
-  const out = [`${cType(a.type)} ${a.lane}[${lanes}];`];
-  const inits = [`${a.lane}[l] = ${cConst(a.type, a.identity)};`];
+  const out = [`${cType(a.type)} ${laneArray(a)}[${lanes}];`];
+  const inits = [`${laneArray(a)}[l] = ${cConst(a.type, a.identity)};`];
   if (a.sides) {
     const u = sideType(a.type);
-    out.push(`${u} ${a.nan}[${lanes}], ${a.sgn}[${lanes}];`);
-    inits.push(`${a.nan}[l] = 0;`, `${a.sgn}[l] = ${a.kind === "max" ? `~(${u})0` : "0"};`);
+    out.push(`${u} ${a.name}_nan[${lanes}], ${a.name}_sgn[${lanes}];`);
+    inits.push(`${a.name}_nan[l] = 0;`, `${a.name}_sgn[l] = ${a.kind === "max" ? `~(${u})0` : "0"};`);
   }
   if (initialized) out.push(`for (int l = 0; l < ${lanes}; l++) { ${inits.join(" ")} }`);
   return out;
@@ -55,37 +56,37 @@ export function declareLanes(a: Lanes, lanes: number, initialized: boolean): str
 
 /** Lane l of `a` ⊕= element x (with the side accumulators of a float max or min). */
 export function laneStep(a: Lanes, l: string, x: string): string[] {
-  const acc = `${a.lane}[${l}]`;
+  const acc = `${laneArray(a)}[${l}]`;
   if (!a.sides) return [`${acc} = ${binaryExpr(a.kind, a.type, acc, x)};`];
   const u = sideType(a.type);
   return [
     a.kind === "max" ? `${acc} = ${acc} < ${x} ? ${x} : ${acc};` : `${acc} = ${x} < ${acc} ? ${x} : ${acc};`,
-    `${a.nan}[${l}] |= (${u})0 - (${u})(${x} != ${x});`,
-    `${a.sgn}[${l}] ${a.kind === "max" ? "&" : "|"}= ${a.type === "f64" ? "xk_f64_bits" : "xk_f32_bits"}(${x});`,
+    `${a.name}_nan[${l}] |= (${u})0 - (${u})(${x} != ${x});`,
+    `${a.name}_sgn[${l}] ${a.kind === "max" ? "&" : "|"}= ${a.type === "f64" ? "xk_f64_bits" : "xk_f32_bits"}(${x});`,
   ];
 }
 
 /** The lanes of `a` as `vectors` xk_vf (vector q holds lanes 16q to 16q + 15), with their side masks. */
 export function declareVectorLanes(a: Lanes, vectors: number): string[] {
-  const out = [`xk_vf ${a.vl}[${vectors}];`, `for (int q = 0; q < ${vectors}; q++) { ${a.vl}[q] = xk_vsplat(${cConst(a.type, a.identity)}); }`];
+  const out = [`xk_vf ${a.name}[${vectors}];`, `for (int q = 0; q < ${vectors}; q++) { ${a.name}[q] = xk_vsplat(${cConst(a.type, a.identity)}); }`];
   // One NaN mask and one sign mask for all the vectors (fewer registers): a lane's repair
   // then also sees its group's other lanes, which changes no result (the fold takes the
   // NaN anyway, and a zero lane takes +0 only where a lane of the group read a value ≥ +0,
   // which the fold's max then returns; for min, -0 where one read a value ≤ -0).
-  if (a.sides) out.push(`xk_vu ${a.vn} = xk_vsplatu(0), ${a.vs} = xk_vsplatu(${a.kind === "max" ? "~0u" : "0"});`);
+  if (a.sides) out.push(`xk_vu ${a.name}_vn = xk_vsplatu(0), ${a.name}_vs = xk_vsplatu(${a.kind === "max" ? "~0u" : "0"});`);
   return out;
 }
 
 /** laneStep on sixteen lanes: element x (a vector expression) into vector `q` of `a`. */
 export function vectorLaneStep(a: Lanes, q: string, x: string): string[] {
-  const acc = `${a.vl}[${q}]`;
+  const acc = `${a.name}[${q}]`;
   switch (a.kind) {
     case "add": return [`${acc} = ${acc} + ${x};`];
     case "mul": return [`${acc} = ${acc} * ${x};`];
     case "max": case "min": return [
       a.kind === "max" ? `${acc} = xk_vpmax(${acc}, ${x});` : `${acc} = xk_vpmin(${acc}, ${x});`,
-      `${a.vn} |= (xk_vu)(${x} != ${x});`,
-      `${a.vs} ${a.kind === "max" ? "&" : "|"}= (xk_vu)${x};`,
+      `${a.name}_vn |= (xk_vu)(${x} != ${x});`,
+      `${a.name}_vs ${a.kind === "max" ? "&" : "|"}= (xk_vu)${x};`,
     ];
     default: throw new DeclinedError(`a ${a.kind} reduction in vectors`);
   }
@@ -93,8 +94,8 @@ export function vectorLaneStep(a: Lanes, q: string, x: string): string[] {
 
 /** The vectors of `a` back into its lane arrays, which foldLanes folds. */
 export function spillVectorLanes(a: Lanes, vectors: number): string[] {
-  const stores = [`xk_vstore(&${a.lane}[${VECTOR_LANES} * q], ${a.vl}[q]);`];
-  if (a.sides) stores.push(`xk_vstoreu(&${a.nan}[${VECTOR_LANES} * q], ${a.vn});`, `xk_vstoreu(&${a.sgn}[${VECTOR_LANES} * q], ${a.vs});`);
+  const stores = [`xk_vstore(&${laneArray(a)}[${VECTOR_LANES} * q], ${a.name}[q]);`];
+  if (a.sides) stores.push(`xk_vstoreu(&${a.name}_nan[${VECTOR_LANES} * q], ${a.name}_vn);`, `xk_vstoreu(&${a.name}_sgn[${VECTOR_LANES} * q], ${a.name}_vs);`);
   return [`for (int q = 0; q < ${vectors}; q++) { ${stores.join(" ")} }`];
 }
 
@@ -107,16 +108,16 @@ export function foldLanes(a: Lanes, lanes: number, order: "halving" | "inOrder",
   const out: string[] = [];
   if (a.sides) {
     const repair = a.type === "f64" ? "xk_repair_f64" : "xk_repair_f32";
-    out.push(`for (int l = 0; l < ${lanes}; l++) ${a.lane}[l] = ${repair}(${a.lane}[l], ${a.sgn}[l], ${a.nan}[l]);`);
+    out.push(`for (int l = 0; l < ${lanes}; l++) ${laneArray(a)}[l] = ${repair}(${laneArray(a)}[l], ${a.name}_sgn[l], ${a.name}_nan[l]);`);
   }
   if (order === "inOrder") {
-    out.push(start(`${a.lane}[0]`));
-    out.push(`for (int l = 1; l < ${lanes}; l++) ${acc} = ${binaryExpr(a.kind, a.type, acc, `${a.lane}[l]`)};`);
+    out.push(start(`${laneArray(a)}[0]`));
+    out.push(`for (int l = 1; l < ${lanes}; l++) ${acc} = ${binaryExpr(a.kind, a.type, acc, `${laneArray(a)}[l]`)};`);
     return out;
   }
   for (let w = lanes / 2; w >= 1; w /= 2) {
-    out.push(`for (int l = 0; l < ${w}; l++) ${a.lane}[l] = ${binaryExpr(a.kind, a.type, `${a.lane}[l]`, `${a.lane}[l + ${w}]`)};`);
+    out.push(`for (int l = 0; l < ${w}; l++) ${laneArray(a)}[l] = ${binaryExpr(a.kind, a.type, `${laneArray(a)}[l]`, `${laneArray(a)}[l + ${w}]`)};`);
   }
-  out.push(start(`${a.lane}[0]`));
+  out.push(start(`${laneArray(a)}[0]`));
   return out;
 }

@@ -11,11 +11,12 @@
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import { encodeFloatBits } from "../../types/float_codec.js";
-import { constantValue, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
+import { constantValue, type Node, type NodeType } from "../kernel/graph.js";
 import { SELECT_OF_VALUES, TOTAL } from "../kernel/scalar_ops.js";
 import { cMathFunction } from "./c_math.js";
 import { approximationName } from "../kernel/approximations.js";
 import { DeclinedError } from "../kernel/declined.js";
+import { TextValueEmitter } from "../kernel/text_values.js";
 
 const fail = (why: string): never => {
   throw new DeclinedError(why);
@@ -81,51 +82,11 @@ export function cConst(t: ElementType, value: number | bigint): string {
   return `((${cType(t)})${v.toString()}ll)`;
 }
 
-/** What the loop emitters provide: the C expression of loads, loop variables, reduction results and reducer parameters. */
-export interface CBindings {
-  load(n: Node): string;
-  /** The name of a var, accum, racc or rin node. */
-  leaf(n: Node): string;
-}
-
-export class CValues {
-  /** The C expression (a variable) holding each emitted node. */
-  readonly names = new Map<number, string>();
-
-  constructor(readonly g: KernelGraph, readonly bind: CBindings, readonly prefix = "v") {}
-
-  /** The statements computing `ids` (ascending, operands first), each into its own variable. */
-  emit(ids: readonly number[], out: string[], indent: string): void {
-    for (const id of ids) {
-      const n = this.g.node(id);
-      if (n.op === "var" || n.op === "accum" || n.op === "racc" || n.op === "rin") {
-        this.names.set(id, this.bind.leaf(n));
-        continue;
-      }
-      const name = `${this.prefix}${id}`;
-      out.push(`${indent}const ${cType(n.type)} ${name} = ${this.expr(n)};`);
-      this.names.set(id, name);
-    }
-  }
-
-  /** Checks every node of `ids` has C code (DeclinedError otherwise), without emitting. */
-  check(ids: readonly number[]): void {
-    const saved = new Map(this.names);
-    for (const id of ids) {
-      const n = this.g.node(id);
-      if (n.op === "var" || n.op === "accum" || n.op === "racc" || n.op === "rin") continue;
-      for (const a of n.args) if (!this.names.has(a)) this.names.set(a, `v${a}`);
-      this.expr(n);
-    }
-    this.names.clear();
-    for (const [k, v] of saved) this.names.set(k, v);
-  }
-
-  private v(id: number): string {
-    const name = this.names.get(id);
-    if (name === undefined) throw new Error(`node ${id} used before it was computed`);
-    return name;
-  }
+export class CValues extends TextValueEmitter {
+  protected typeName(t: NodeType): string { return cType(t); }
+  protected declare(type: string, name: string, value: string): string { return `const ${type} ${name} = ${value};`; }
+  protected indexLiteral(k: number): string { return `${k}ll`; }
+  protected condAsIndex(e: string): string { return `(${e})`; }
 
   /** Node id's value as a double (floats decoded). */
   private d(id: number): string {
@@ -133,31 +94,18 @@ export class CValues {
     return isHalf(t) ? `${HALF[t]!.dec}(${this.v(id)})` : `((double)${this.v(id)})`;
   }
 
-  private expr(n: Node): string {
+  protected value(n: Node): string {
     const [a, b, c] = n.args;
     const t = n.type;
     switch (n.op) {
       case "iconst": return `((int64_t)${n.attr as number}ll)`;
-      case "iadd": return `(${this.v(a!)} + ${this.v(b!)})`;
-      case "imul": return `(${this.v(a!)} * ${n.attr as number}ll)`;
-      case "idiv": case "imod": {
-        const k = n.attr as number;
-        const x = this.v(a!);
-        if (this.g.range(a!).lo >= 0) return n.op === "idiv" ? `(${x} / ${k}ll)` : `(${x} % ${k}ll)`;
-        // Floor semantics for a possibly negative dividend.
-        return n.op === "idiv" ? `(${x} / ${k}ll - (${x} % ${k}ll < 0))` : `((${x} % ${k}ll + ${k}ll) % ${k}ll)`;
-      }
       case "imin": return `(${this.v(a!)} < ${this.v(b!)} ? ${this.v(a!)} : ${this.v(b!)})`;
       case "imax": return `(${this.v(a!)} > ${this.v(b!)} ? ${this.v(a!)} : ${this.v(b!)})`;
       case "iselect": return `(${this.v(a!)} ? ${this.v(b!)} : ${this.v(c!)})`;
       // Of a type within s32's range (legalize.ts legalIndex).
       case "toIdx": return `((int64_t)${this.v(a!)})`;
-      case "ilt": return `(${this.v(a!)} < ${this.v(b!)})`;
-      case "ieq": return `(${this.v(a!)} == ${this.v(b!)})`;
-      case "cand": return `(${this.v(a!)} && ${this.v(b!)})`;
       case "ctrue": return "1";
       case "condToPred": return `((uint8_t)(${this.v(a!)} != 0))`;
-      case "load": return this.bind.load(n);
       case "const": {
         const et = t as ElementType;
         checkCType(et);

@@ -6,7 +6,7 @@ import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabil
 import { wasmCapabilities } from "../wasm/capabilities.js";
 import type { CpuTarget } from "../backend_contract.js";
 import { isDeclined } from "../kernel/declined.js";
-import { emitFusionKernelC } from "./emit_c_fusion.js";
+import { emitFusionKernelC } from "./emit_c_reduce.js";
 
 /** The C generator's answers (its fused kernels do not depend on the CPU: the vector forms fall back to scalar code). */
 const cCapabilities = probedCapabilities((fused) => {

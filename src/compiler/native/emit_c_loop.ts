@@ -11,19 +11,17 @@
 
 import type { ElementType } from "../../types/element_type.js";
 import { ELEMENT_TYPES } from "../../types/element_type.js";
-import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
+import type { ReducerKind } from "../kernel/lower_fusion.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
-import { loopKernel } from "../kernel/loop_kernel.js";
 import { statements, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import { KernelTextPrinter } from "../kernel/kernel_text.js";
 import type { Node, NodeType } from "../kernel/graph.js";
 import { VECTOR_CONDITION } from "./c_math.js";
 import type { ApproximationName } from "../kernel/approximations.js";
-import { bufferPointer, symbolize, SYM } from "./c_source.js";
+import { bufferPointer, SYM } from "./c_source.js";
 import { binaryExpr, CValues, cConst, cType } from "./c_values.js";
-import { declareLanes, declareVectorLanes, foldLanes, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
+import { declareLanes, declareVectorLanes, foldLanes, laneArray, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
 import { hasVectorForm, STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
-import type { NativeKernel } from "./kernel.js";
 
 const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
@@ -41,20 +39,6 @@ export const NATIVE_VECTOR_TARGET: VectorTarget = {
   minVectorElements: VECTOR_MIN_ELEMENTS,
   streamMinBytes: STREAM_MIN_BYTES,
 };
-
-export function emitLoopKernelC(ir: FusedKernelIR, name: string): NativeKernel {
-  const { kernel, schedule } = loopKernel(ir, NATIVE_VECTOR_TARGET);
-  return {
-    name,
-    c: symbolize("loop", printKernelC(kernel).join("\n")),
-    operandCount: ir.inputs.length,
-    resultCount: ir.outputs.length,
-    scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent,
-    costPerUnit: schedule.costPerUnit,
-    rows: schedule.access,
-  };
-}
 
 /** In a vector loop: its index, lanes and copies, and each copy's vector values once computed. */
 type VectorLoop = { readonly index: string; readonly lanes: number; readonly copies: number; readonly values: VectorValues[] };
@@ -80,7 +64,7 @@ class CKernelPrinter extends KernelTextPrinter {
   protected readonly alwaysTrue = "1";
   readonly math = new Set<ApproximationName>();
   /** The lane and vector accumulators declared so far: their C lane accumulators, whether they are vectors. */
-  private readonly laneAccumulators = new Map<string, { readonly lanes: Lanes; readonly vector: boolean }>();
+  private readonly laneAccumulators = new Map<string, Lanes>();
   /** Printing a vector section's statements (accumulators there are vectors). */
   private inVector = false;
   /** In a lane loop: the loop's index, the C name of its lane's element, and the lane arrays' index. */
@@ -111,7 +95,7 @@ class CKernelPrinter extends KernelTextPrinter {
   /** Accumulator x as a C lvalue: in a lane loop, a lane array's element there. */
   protected override accumulatorRef(x: string): string {
     const a = this.laneAccumulators.get(x);
-    return this.laneLoop !== undefined && a !== undefined && !a.vector ? `${a.lanes.lane}[${this.laneLoop.lane}]` : x;
+    return this.laneLoop !== undefined && a !== undefined && !a.vector ? `${laneArray(a)}[${this.laneLoop.lane}]` : x;
   }
   protected override print(body: readonly Stmt[], indent: string, vectors?: VectorLoop): void {
     const outer = this.vectors;
@@ -120,7 +104,7 @@ class CKernelPrinter extends KernelTextPrinter {
     this.vectors = outer;
   }
 
-  private laneAccumulator(name: string): { readonly lanes: Lanes; readonly vector: boolean } {
+  private laneAccumulator(name: string): Lanes {
     return this.laneAccumulators.get(name) ?? (() => { throw new Error(`accumulator ${name} is not a lane or vector accumulator`); })();
   }
 
@@ -216,11 +200,10 @@ class CKernelPrinter extends KernelTextPrinter {
         if ("assigned" in st.start && st.lanes === 1 && st.copies === 1) throw new Error(`scalar accumulator ${st.name} starts assigned`);
         const vector = this.inVector && st.lanes > 1;
         const lanes: Lanes = {
-          kind: st.kind === "generic" ? "add" : st.kind, type: st.type, identity: "identity" in st.start ? st.start.identity : 0, sides: st.sides,
-          lane: vector ? `${st.name}_l` : st.name, nan: `${st.name}_nan`, sgn: `${st.name}_sgn`, vl: st.name, vn: `${st.name}_vn`, vs: `${st.name}_vs`,
+          kind: st.kind === "generic" ? "add" : st.kind, type: st.type, identity: "identity" in st.start ? st.start.identity : 0, sides: st.sides, name: st.name, vector,
         };
         this.declareAccumulator(st);
-        this.laneAccumulators.set(st.name, { lanes, vector });
+        this.laneAccumulators.set(st.name, lanes);
         if (vector) {
           // The vector form keeps vectors of VECTOR_LANES f32 (emit_c_vector.ts).
           if (st.lanes !== VECTOR_LANES || st.type !== "f32") throw new Error(`a vector accumulator of ${st.lanes} ${st.type}`);
@@ -236,8 +219,8 @@ class CKernelPrinter extends KernelTextPrinter {
         const kind = this.kindOf(st.acc);
         const vectors = this.vectors;
         const out = vectors !== undefined
-          ? vectors.values.flatMap((vv, c) => vectorLaneStep(this.laneAccumulator(st.acc).lanes, String(c % a.copies), vv.operand(st.node)))
-          : this.laneLoop !== undefined ? laneStep(this.laneAccumulator(st.acc).lanes, this.laneLoop.lane, this.nameOf(st.node))
+          ? vectors.values.flatMap((vv, c) => vectorLaneStep(this.laneAccumulator(st.acc), String(c % a.copies), vv.operand(st.node)))
+          : this.laneLoop !== undefined ? laneStep(this.laneAccumulator(st.acc), this.laneLoop.lane, this.nameOf(st.node))
           : [`${st.acc} = ${binaryExpr(kind, a.type, st.acc, this.nameOf(st.node))};`];
         for (const l of out) lines.push(`${indent}${l}`);
         return;
@@ -247,11 +230,11 @@ class CKernelPrinter extends KernelTextPrinter {
         // Vectors are spilled into lane arrays (lane l of copy c at c · lanes + l) and folded there.
         for (const { a, c } of pairs) {
           if (!c.vector) continue;
-          for (const l of [...declareLanes(c.lanes, a.lanes * a.copies, false), ...spillVectorLanes(c.lanes, a.copies)]) lines.push(`${indent}${l}`);
+          for (const l of [...declareLanes(c, a.lanes * a.copies, false), ...spillVectorLanes(c, a.copies)]) lines.push(`${indent}${l}`);
         }
         for (const { a, c, into } of pairs) {
           const kind = this.kindOf(a.name);
-          const fold = foldLanes(c.lanes, a.lanes * a.copies, st.order, into, (lane0) => `${into} = ${binaryExpr(kind, a.type, into, lane0)};`);
+          const fold = foldLanes(c, a.lanes * a.copies, st.order, into, (lane0) => `${into} = ${binaryExpr(kind, a.type, into, lane0)};`);
           for (const l of fold) lines.push(`${indent}${l}`);
         }
         return;

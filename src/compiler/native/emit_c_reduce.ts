@@ -1,5 +1,6 @@
-// Input (reduction) fusions as C. Every form is a kernel of statements printed by
-// printKernelC (emit_c_loop.ts): one-stage row reductions (J = 1, kernel/reduce_kernel.ts)
+// Fusions as C (emitFusionKernelC): the kernel kernel/fusion_kernel.ts chooses, printed
+// by printKernelC (emit_c_loop.ts). Loop fusions are emit_c_loop.ts's; of input
+// (reduction) fusions, one-stage row reductions (J = 1, kernel/reduce_kernel.ts)
 // in lane arrays of C_REDUCE_TARGET's 64 scalars the compiler vectorizes, their AVX-512
 // form in 16-lane vectors, the halving fold (c_accumulators.ts); row pipelines (softmax,
 // layer norm: kernel/row_pipeline_kernel.ts) with their row buffers and rings of results
@@ -8,14 +9,15 @@
 // f16 and bf16 accumulators and generic reducers (argmax...) run in the interpreter's
 // order (init first, then the elements in row-major order), so their results are exact.
 
-import type { FusedKernelIR } from "../kernel/lower_fusion.js";
-import { scheduleReduce, type ReduceSchedule, type ReduceTarget } from "../kernel/schedule_reduce.js";
+import type { ReduceTarget } from "../kernel/schedule_reduce.js";
 import { symbolize } from "./c_source.js";
-import { DeclinedError } from "../kernel/declined.js";
 import { VECTOR_LANES } from "./c_accumulators.js";
-import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
-import { columnReduceKernel } from "../kernel/column_reduce_kernel.js";
-import { rowPipelineKernel } from "../kernel/row_pipeline_kernel.js";
+import type { ReduceKernelTarget } from "../kernel/reduce_kernel.js";
+import { renderFusion, type FusionTarget } from "../kernel/fusion_kernel.js";
+import type { Computation } from "../../ir/computation.js";
+import type { RowMaximum } from "../kernel/value_facts.js";
+import type { Declined } from "../kernel/declined.js";
+import { checkCType } from "./c_values.js";
 import { NATIVE_VECTOR_TARGET, printKernelC } from "./emit_c_loop.js";
 import { STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS } from "./emit_c_vector.js";
 import type { NativeKernel } from "./kernel.js";
@@ -39,21 +41,17 @@ export const C_REDUCE_KERNEL_TARGET: ReduceKernelTarget = {
   vectorCombines: (kind, t) => t === "f32" && (kind === "add" || kind === "mul" || kind === "max" || kind === "min"),
 };
 
-export function emitReduceKernelC(ir: FusedKernelIR, name: string): NativeKernel {
-  const scheduled = scheduleReduce(ir, C_REDUCE_TARGET);
-  if ("declined" in scheduled) throw new DeclinedError(scheduled.declined);
-  const schedule: ReduceSchedule = scheduled;
-  const kernel = rowReduceKernel(ir, schedule, C_REDUCE_KERNEL_TARGET) ?? rowPipelineKernel(ir, schedule, C_REDUCE_KERNEL_TARGET)
-    ?? columnReduceKernel(ir, schedule, C_REDUCE_KERNEL_TARGET);
-  if (kernel === undefined) throw new Error("a reduction schedule no kernel builder takes");
-  return {
-    name,
-    c: symbolize("reduce", printKernelC(kernel).join("\n")),
-    operandCount: ir.inputs.length,
-    resultCount: ir.outputs.length,
-    scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent,
-    costPerUnit: schedule.costPerUnit,
-    rows: schedule.rows,
-  };
+/** The fusion kernels' questions (kernel/fusion_kernel.ts) answered for C. */
+const C_FUSION_TARGET: FusionTarget = { ...C_REDUCE_KERNEL_TARGET, reduce: C_REDUCE_TARGET, checkType: checkCType };
+
+/**
+ * One fused computation as one C kernel (kernel.ts's contract), from the same kernels the
+ * WebAssembly emitters print; what C has no form for is Declined, with the reason (the
+ * WebAssembly kernel runs instead). `maxima`: which operands are row maxima of others.
+ */
+export function emitFusionKernelC(fused: Computation, name = fused.name, maxima: readonly RowMaximum[] = []): NativeKernel | Declined {
+  return renderFusion(fused, maxima, C_FUSION_TARGET, ({ kernel, units }, ir) => {
+    const c = symbolize(ir.reduce === undefined ? "loop" : "reduce", printKernelC(kernel).join("\n"));
+    return { name, c, operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes: 0, ...units };
+  });
 }

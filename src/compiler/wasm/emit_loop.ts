@@ -12,16 +12,15 @@
 
 import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
-import { lowerFusion, type FusedKernelIR, type ReducerKind } from "../kernel/lower_fusion.js";
 import type { RowMaximum } from "../kernel/value_facts.js";
 import type { KernelGraph } from "../kernel/graph.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
-import { DeclinedError, emitBinaryScalar, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
+import { emitBinaryScalar, needsTrigHelper, pushConst, ValueEmitter, bindInnerLoop } from "./emit_values.js";
 import { addTrigReduction } from "./emit_trig.js";
-import { emitReduceKernel, VectorAccumulators, vectorCombiner } from "./emit_reduce.js";
+import { VectorAccumulator, vectorCombiner, WASM_REDUCE_TARGET } from "./emit_reduce.js";
+import { renderFusion, type FusionTarget } from "../kernel/fusion_kernel.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
-import { loopKernel } from "../kernel/loop_kernel.js";
-import { binary, constant, isColumnStmt, statements, type ColumnStmt, type IndexExpr, type InlineKernel, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
+import { binary, combinedKind, constant, Definitions, isColumnStmt, statements, type AccumulatorStmt, type ColumnStmt, type IndexExpr, type InlineKernel, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import { BUFFER_ALIGNMENT, type WasmKernel, type WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
 import { computeType, lanesOf, loadScalar, storageBytes, storeScalar, storeVector, wrapI32 } from "./wasm_types.js";
@@ -34,15 +33,14 @@ const SMALL_BODY = 24;
 
 /** `maxima`: which operands are row maxima of others (value_facts.ts; from the fusion's producers). */
 export function emitFusionKernel(fused: Computation, target: WasmTarget, name = fused.name, maxima: readonly RowMaximum[] = []): WasmKernel | Declined {
-  const ir = lowerFusion(fused, maxima);
-  if ("declined" in ir) return ir;
-  try {
-    if (ir.reduce === undefined) return emitLoopKernel(ir, target, name);
-    return emitReduceKernel(ir, target, name);
-  } catch (e) {
-    if (e instanceof DeclinedError) return { declined: e.message };
-    throw e;
-  }
+  return renderFusion(fused, maxima, wasmFusionTarget(target), ({ kernel, stages, units }, ir) => {
+    const m = new ModuleBuilder().importMemory(target);
+    const { scratchBytes } = addKernelFunction(m, kernel, target, "run");
+    return {
+      name: stages > 1 ? `${name}: row pipeline of ${stages} stages` : name,
+      bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes, ...units,
+    };
+  });
 }
 
 /**
@@ -72,6 +70,12 @@ export function wasmVectorTarget(target: WasmTarget, probe?: ValueEmitter): Vect
   };
 }
 
+/** The fusion kernels' questions (kernel/fusion_kernel.ts) answered for WebAssembly. */
+function wasmFusionTarget(target: WasmTarget): FusionTarget {
+  const probe = new FunctionBuilder(0, [], []);
+  return { vector: wasmVectorTarget(target), reduce: WASM_REDUCE_TARGET, vectorCombines: (kind, t) => vectorCombiner(probe, kind, t) !== undefined };
+}
+
 /**
  * Adds a kernel (kernel/kernel_ir.ts) to module `m` as a function (exported as `name`
  * when given), with the trig helper it needs; returns their indices and the bytes its
@@ -82,7 +86,7 @@ export function wasmVectorTarget(target: WasmTarget, probe?: ValueEmitter): Vect
  * ValueEmitter, the vector transcendentals' constants are hoisted into locals after the
  * splats of a vector section, and an unrolled loop's copies address their elements from
  * locals set to index + copy · lanes. A scalar accumulator is a local; a vector one is
- * emit_reduce.ts's VectorAccumulators (its side accumulators included), whose lanes fold
+ * emit_reduce.ts's VectorAccumulator (its side accumulators included), whose lanes fold
  * in order.
  */
 export function addKernelFunction(m: ModuleBuilder, k: Kernel, target: WasmTarget, name?: string): { fn: number; trigHelper: number | undefined; scratchBytes: number } {
@@ -126,13 +130,12 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
   ve.trigHelper = trigHelper;
   ve.relaxedSimd = target.relaxedSimd;
   ve.vectorLanes = k.lanes as 2 | 4;
-  const locals = new Map<string, number>(k.params.map((x, j) => [x, frame.params[j]!]));
-  for (const x of k.declared) locals.set(x, f.local("i32"));
-  const local = (x: string): number => {
-    const l = locals.get(x);
-    if (l === undefined) throw new Error(`kernel ${name ?? ""}: index variable ${x} used before its definition`);
-    return l;
-  };
+  const locals = new Definitions<number>("index variable");
+  k.params.forEach((x, j) => locals.define(x, frame.params[j]!));
+  for (const x of k.declared) locals.define(x, f.local("i32"));
+  const local = (x: string): number => locals.get(x);
+  /** The local of index variable or pointer x, allocated at its first definition. */
+  const defined = (x: string): number => locals.find(x) ?? locals.define(x, f.local("i32"));
   const register = (n: number): number => {
     const l = frame.registers[n];
     if (l === undefined) throw new Error(`kernel ${name ?? ""}: register ${n} is not the caller's`);
@@ -142,33 +145,24 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
   const baseLocal = new Map<number, number>(); // load node -> local of its row's byte address
   bindInnerLoop(ve, f, g, k.affine, baseLocal, local(k.inner), frame.buffer);
   let copyIndex: number[] = [];
-  /** An accumulator: a scalar's local, or one reduction's vector accumulators with their vector combine. */
-  type Accumulator = { readonly st: Extract<Stmt, { s: "accumulator" }> } & (
+  /** An accumulator: a scalar's local, or a reduction's vector accumulator. */
+  type Accumulator = { readonly st: AccumulatorStmt } & (
     | { readonly scalar: number; readonly vector?: undefined }
-    | { readonly vector: VectorAccumulators; readonly combine: () => void }
+    | { readonly vector: VectorAccumulator }
   );
-  const accumulators = new Map<string, Accumulator>();
-  const accumulator = (x: string): Accumulator => {
-    const a = accumulators.get(x);
-    if (a === undefined) throw new Error(`kernel ${name ?? ""}: accumulator ${x} used before its declaration`);
-    return a;
-  };
+  const accumulators = new Definitions<Accumulator>("accumulator");
+  const accumulator = (x: string): Accumulator => accumulators.get(x);
   const scalarOf = (a: Accumulator): number => {
     if (a.vector !== undefined) throw new Error(`kernel ${name ?? ""}: vector accumulator ${a.st.name} used as a scalar`);
     return a.scalar;
   };
-  /** A recognized reducer's kind (a generic reducer's accumulators change by `update` only). */
-  const kindOf = (st: Accumulator["st"]): ReducerKind => {
-    if (st.kind === "generic") throw new Error(`kernel ${name ?? ""}: accumulator ${st.name} of a generic reducer combined`);
-    return st.kind;
-  };
   /** Copy `copy` of accumulator a ⊕= the value in local `value`. */
   const combine = (a: Accumulator, copy: number, value: number): void => {
     if (a.vector !== undefined) {
-      a.vector.accumulate(0, copy, value, a.combine);
+      a.vector.accumulate(copy, value);
       return;
     }
-    emitBinaryScalar(f, kindOf(a.st), a.st.type, a.scalar, value);
+    emitBinaryScalar(f, combinedKind(a.st), a.st.type, a.scalar, value);
     f.localSet(a.scalar);
   };
 
@@ -224,8 +218,7 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
     for (const st of body) {
       switch (st.s) {
         case "index": {
-          let l = locals.get(st.name);
-          if (l === undefined) locals.set(st.name, l = f.local("i32"));
+          const l = defined(st.name);
           if (st.value.op === "min") {
             // The definition's own local holds the first operand.
             expr(st.value.a);
@@ -238,8 +231,7 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
         case "bind": ve.scalar.set(st.node, local(st.name)); break;
         case "values": for (const id of st.ids) ve.emitScalar(id); break;
         case "pointer": {
-          let l = locals.get(st.name);
-          if (l === undefined) locals.set(st.name, l = f.local("i32"));
+          const l = defined(st.name);
           const id = loadOf.get(st.name);
           if (id !== undefined) baseLocal.set(id, l);
           f.localGet(frame.buffer(st.buffer));
@@ -313,38 +305,26 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
         case "accumulator": {
           if (st.lanes > 1) {
             if (!("identity" in st.start)) throw new Error(`kernel ${name ?? ""}: vector accumulator ${st.name} starts from a node`);
-            const kind = kindOf(st);
-            const vector = new VectorAccumulators(f, [{ kind, type: st.type, identity: st.start.identity, extremumSides: st.sides }], st.copies);
-            const combineVector = vectorCombiner(f, kind, st.type);
-            if (combineVector === undefined) throw new Error(`kernel ${name ?? ""}: no vector form of a ${kind} reduction of ${st.type}`);
-            vector.init(st.lanes);
-            accumulators.set(st.name, { st, vector, combine: combineVector });
+            const vector = new VectorAccumulator(f, combinedKind(st), st.type, st.copies, st.sides);
+            vector.init(st.start.identity, st.lanes);
+            accumulators.define(st.name, { st, vector });
             break;
           }
           // Declared again (a column reduction's output after output), it keeps its local.
-          const before = accumulators.get(st.name);
+          const before = accumulators.find(st.name);
           const scalar = before?.vector === undefined && before?.st.type === st.type ? before.scalar : f.local(computeType(st.type));
           if ("node" in st.start) f.localGet(ve.scalar.get(st.start.node)!);
           else if ("identity" in st.start) pushConst(f, st.type, st.start.identity);
           else throw new Error(`kernel ${name ?? ""}: scalar accumulator ${st.name} starts assigned`);
           f.localSet(scalar);
-          accumulators.set(st.name, { st, scalar });
+          accumulators.define(st.name, { st, scalar });
           break;
         }
         case "fold": {
           // WASM_REDUCE_TARGET folds lanes in order: extracting them one by one is as fast as halving a 4-lane vector.
           if (st.order !== "inOrder") throw new Error(`kernel ${name ?? ""}: WebAssembly folds lanes in order`);
-          const vectors = st.accs.map((x) => {
-            const v = accumulator(x.acc).vector;
-            if (v === undefined) throw new Error(`kernel ${name ?? ""}: scalar accumulator ${x.acc} folded`);
-            return v;
-          });
-          for (const v of vectors) v.acc[0]!.forEach((_l, copy) => v.repair(0, copy));
-          st.accs.forEach((x, n) => {
-            const v = vectors[n]!;
-            const into = scalarOf(accumulator(x.into));
-            v.acc[0]!.forEach((_l, copy) => { for (let lane = 0; lane < accumulator(x.acc).st.lanes; lane++) v.foldLane(0, copy, lane, into); });
-          });
+          for (const x of st.accs) vectorOf(x.acc).repair();
+          for (const x of st.accs) vectorOf(x.acc).fold(scalarOf(accumulator(x.into)), Array.from({ length: accumulator(x.acc).st.lanes }, (_, lane) => lane));
           break;
         }
         case "update": {
@@ -358,7 +338,7 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
           const a = accumulator(st.acc);
           if (st.init === undefined) f.localGet(scalarOf(a));
           else {
-            emitBinaryScalar(f, kindOf(a.st), a.st.type, ve.scalar.get(st.init)!, scalarOf(a));
+            emitBinaryScalar(f, combinedKind(a.st), a.st.type, ve.scalar.get(st.init)!, scalarOf(a));
             wrapI32(f, a.st.type);
           }
           const l = f.local(computeType(a.st.type));
@@ -400,22 +380,11 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
         f.localGet(ve.scalar.get(st.node)!).localSet(scalarOf(accumulator(st.acc)));
         return;
       }
-      case "repair": {
-        for (const x of st.accs) {
-          const v = vectorOf(x);
-          v.acc[0]!.forEach((_l, copy) => v.repair(0, copy));
-        }
-        return;
-      }
-      case "extract": {
-        const v = vectorOf(st.acc);
-        const into = scalarOf(accumulator(st.into));
-        v.acc[0]!.forEach((_l, copy) => v.foldLane(0, copy, st.lane, into));
-        return;
-      }
+      case "repair": for (const x of st.accs) vectorOf(x).repair(); return;
+      case "extract": vectorOf(st.acc).fold(scalarOf(accumulator(st.into)), [st.lane]); return;
     }
   };
-  const vectorOf = (x: string): VectorAccumulators => {
+  const vectorOf = (x: string): VectorAccumulator => {
     const v = accumulator(x).vector;
     if (v === undefined) throw new Error(`kernel ${name ?? ""}: scalar accumulator ${x} read by lanes`);
     return v;
@@ -463,8 +432,7 @@ function printKernel(f: FunctionBuilder, k: Kernel | InlineKernel, target: WasmT
         return;
       }
       case "slot": {
-        let l = locals.get(st.name);
-        if (l === undefined) locals.set(st.name, l = f.local("i32"));
+        const l = defined(st.name);
         const id = loadOf.get(st.name);
         if (id !== undefined) baseLocal.set(id, l);
         slotAddress(st.scratch, st.slot);
@@ -520,20 +488,4 @@ function scratchLayout(scratch: readonly Scratch[]): { readonly of: ReadonlyMap<
     bytes += x.slots * slotBytes;
   }
   return { of, bytes };
-}
-
-function emitLoopKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
-  const { kernel, schedule } = loopKernel(ir, wasmVectorTarget(target));
-  const m = new ModuleBuilder().importMemory(target);
-  addKernelFunction(m, kernel, target, "run");
-  return {
-    name,
-    bytes: m.finish(),
-    operandCount: ir.inputs.length,
-    resultCount: ir.outputs.length,
-    scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent,
-    costPerUnit: schedule.costPerUnit,
-    rows: schedule.access,
-  };
 }

@@ -16,15 +16,10 @@
 // row-major order.
 
 import type { ElementType } from "../../types/element_type.js";
-import type { FusedKernelIR, ReducerKind } from "../kernel/lower_fusion.js";
-import { scheduleReduce, type ReduceSchedule, type ReduceTarget, type ScheduledReduction } from "../kernel/schedule_reduce.js";
-import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
-import { addKernelFunction, wasmVectorTarget } from "./emit_loop.js";
-import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
-import { columnReduceKernel } from "../kernel/column_reduce_kernel.js";
-import { rowPipelineKernel } from "../kernel/row_pipeline_kernel.js";
-import { DeclinedError, emitBinaryScalar, pushConst } from "./emit_values.js";
-import type { WasmKernel, WasmTarget } from "./kernel.js";
+import type { ReducerKind } from "../kernel/lower_fusion.js";
+import type { ReduceTarget } from "../kernel/schedule_reduce.js";
+import type { FunctionBuilder } from "./encoder.js";
+import { emitBinaryScalar, pushConst } from "./emit_values.js";
 import { computeType, isSigned } from "./wasm_types.js";
 
 /**
@@ -38,13 +33,6 @@ export const WASM_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 16, accumulatorVectors: 4, oneAccumulatorAboveCost: 16, foldByHalving: false,
   sequentialHalves: false, anyRowPipeline: false, rowBufferValues: "largest", rowBufferBudget: Infinity, laneArrays: false,
 };
-
-/** The schedule of `ir` for WebAssembly (DeclinedError where it is declined). */
-function wasmReduceSchedule(ir: FusedKernelIR): ReduceSchedule {
-  const s = scheduleReduce(ir, WASM_REDUCE_TARGET);
-  if ("declined" in s) throw new DeclinedError(s.declined);
-  return s;
-}
 
 /** Whether acc ⊕ x has a vector form for this type; returns the emitter if so. */
 export function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: ElementType): (() => void) | undefined {
@@ -130,84 +118,61 @@ function extractLane(f: FunctionBuilder, t: ElementType, lane: number): void {
 }
 
 /**
- * The vector accumulators of some reductions (x indexes `reductions`), `copies` of each,
- * with the side accumulators of the float extrema (ExtremumSides). Generic reducers get
- * locals too but are never touched: they run in the scalar loop.
+ * The vector accumulator of a recognized reducer: `copies` v128 locals, with the side
+ * accumulators of a float max/min (ExtremumSides), combined by vectorCombiner's code.
  */
-export class VectorAccumulators {
-  readonly acc: readonly (readonly number[])[];
-  private readonly sides: readonly (readonly ExtremumSides[] | undefined)[];
-  /** Each reduction's lane being folded (foldLane). */
-  private readonly laneLocals = new Map<number, number>();
+export class VectorAccumulator {
+  readonly copies: readonly number[];
+  private readonly sides: readonly ExtremumSides[] | undefined;
+  private readonly combine: () => void;
+  /** The lane being folded (fold). */
+  private laneLocal: number | undefined;
 
-  constructor(
-    private readonly f: FunctionBuilder, private readonly reductions: readonly Pick<ScheduledReduction, "kind" | "type" | "identity" | "extremumSides">[], copies: number,
-  ) {
-    this.acc = reductions.map(() => Array.from({ length: copies }, () => f.local("v128")));
-    this.sides = reductions.map((r, x) => (r.extremumSides
-      ? this.acc[x]!.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") }))
-      : undefined));
+  constructor(private readonly f: FunctionBuilder, private readonly kind: ReducerKind, private readonly type: ElementType, copies: number, sides: boolean) {
+    this.copies = Array.from({ length: copies }, () => f.local("v128"));
+    this.sides = sides ? this.copies.map((): ExtremumSides => ({ nan: f.local("v128"), sign: f.local("v128") })) : undefined;
+    const combine = vectorCombiner(f, kind, type);
+    if (combine === undefined) throw new Error(`no vector form of a ${kind} reduction of ${type}`);
+    this.combine = combine;
   }
 
-  /** Every copy set to the reducer's identity in each of its `lanes` lanes. */
-  init(lanes: number): void {
-    this.reductions.forEach((r, x) => this.acc[x]!.forEach((l, copy) => {
-      if (r.kind === "generic") return;
-      splatIdentity(this.f, r.identity!, r.type, lanes);
+  /** Every copy set to the reducer's identity `v` in each of its `lanes` lanes. */
+  init(v: number | bigint, lanes: number): void {
+    this.copies.forEach((l, copy) => {
+      splatIdentity(this.f, v, this.type, lanes);
       this.f.localSet(l);
-      const side = this.sides[x]?.[copy];
-      if (side !== undefined) initSides(this.f, r.kind, side);
-    }));
+      const side = this.sides?.[copy];
+      if (side !== undefined) initSides(this.f, this.kind, side);
+    });
   }
 
-  /** Copy `copy` of reduction x ⊕= the vector in local `value` (`combine`: vectorCombiner's). */
-  accumulate(x: number, copy: number, value: number, combine: () => void): void {
-    const r = this.reductions[x]!;
-    const l = this.acc[x]![copy]!;
+  /** Copy `copy` ⊕= the vector in local `value`. */
+  accumulate(copy: number, value: number): void {
+    const l = this.copies[copy]!;
     this.f.localGet(l).localGet(value);
-    combine();
+    this.combine();
     this.f.localSet(l);
-    const side = this.sides[x]?.[copy];
-    if (side !== undefined) accumulateSides(this.f, r.kind as ReducerKind, r.type, side, value);
+    const side = this.sides?.[copy];
+    if (side !== undefined) accumulateSides(this.f, this.kind, this.type, side, value);
   }
 
-  /** Makes copy `copy` of reduction x exact before its lanes are combined (see ExtremumSides). */
-  repair(x: number, copy: number): void {
-    const side = this.sides[x]?.[copy];
-    if (side !== undefined) repairExtremum(this.f, this.reductions[x]!.type, side, this.acc[x]![copy]!);
+  /** Makes every copy exact before its lanes are read (see ExtremumSides). */
+  repair(): void {
+    this.sides?.forEach((side, copy) => repairExtremum(this.f, this.type, side, this.copies[copy]!));
   }
 
-  /** The scalar in local `scalar` ⊕= lane `lane` of copy `copy` of reduction x (by the reducer's own binary op). */
-  foldLane(x: number, copy: number, lane: number, scalar: number): void {
-    const r = this.reductions[x]!;
+  /** The scalar in local `scalar` ⊕= lanes `lanes` of each copy in turn (by the reducer's own binary op). */
+  fold(scalar: number, lanes: readonly number[]): void {
     const f = this.f;
-    let laneLocal = this.laneLocals.get(x);
-    if (laneLocal === undefined) this.laneLocals.set(x, laneLocal = f.local(computeType(r.type)));
-    f.localGet(this.acc[x]![copy]!);
-    extractLane(f, r.type, lane);
-    f.localSet(laneLocal);
-    emitBinaryScalar(f, r.kind, r.type, scalar, laneLocal);
-    f.localSet(scalar);
+    this.laneLocal ??= f.local(computeType(this.type));
+    for (const l of this.copies) {
+      for (const lane of lanes) {
+        f.localGet(l);
+        extractLane(f, this.type, lane);
+        f.localSet(this.laneLocal);
+        emitBinaryScalar(f, this.kind, this.type, scalar, this.laneLocal);
+        f.localSet(scalar);
+      }
+    }
   }
-}
-
-/** The reduction kernels' questions (kernel/reduce_kernel.ts) answered for WebAssembly. */
-function wasmReduceKernelTarget(target: WasmTarget): ReduceKernelTarget {
-  const probe = new FunctionBuilder(0, [], []);
-  return { vector: wasmVectorTarget(target), vectorCombines: (kind, t) => vectorCombiner(probe, kind, t) !== undefined };
-}
-
-export function emitReduceKernel(ir: FusedKernelIR, target: WasmTarget, name: string): WasmKernel {
-  const schedule = wasmReduceSchedule(ir);
-  const kernelTarget = wasmReduceKernelTarget(target);
-  const kernel = rowReduceKernel(ir, schedule, kernelTarget) ?? rowPipelineKernel(ir, schedule, kernelTarget)
-    ?? columnReduceKernel(ir, schedule, kernelTarget);
-  if (kernel === undefined) throw new Error(`reduction kernel ${name}: a schedule no kernel builder takes`);
-  const m = new ModuleBuilder().importMemory(target);
-  const { scratchBytes } = addKernelFunction(m, kernel, target, "run");
-  return {
-    name: schedule.stages > 1 ? `${name}: row pipeline of ${schedule.stages} stages` : name,
-    bytes: m.finish(), operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes,
-    parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit, rows: schedule.rows,
-  };
 }

@@ -23,15 +23,10 @@ import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
 import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel, type GpuLimits } from "./gemm_tiles_wgsl.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
-import { DeclinedError, type Declined } from "../kernel/declined.js";
-import { loopKernel } from "../kernel/loop_kernel.js";
+import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
-import { lowerFusion } from "../kernel/lower_fusion.js";
-import { rowReduceKernel, type ReduceKernelTarget } from "../kernel/reduce_kernel.js";
-import { rowPipelineKernel } from "../kernel/row_pipeline_kernel.js";
-import { columnReduceKernel } from "../kernel/column_reduce_kernel.js";
-import { workgroupRowKernel } from "../kernel/workgroup_reduce_kernel.js";
-import { scheduleReduce, type ReduceTarget } from "../kernel/schedule_reduce.js";
+import { renderFusion, type FusionTarget } from "../kernel/fusion_kernel.js";
+import type { ReduceTarget } from "../kernel/schedule_reduce.js";
 import { printKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 
 /** Elements of a row each invocation of a row's workgroup reduces at least before the workgroup's tree combines them. */
@@ -84,27 +79,14 @@ export const GPU_REDUCE_TARGET: ReduceTarget = {
   independentRows: true,
 };
 
-const GPU_REDUCE_KERNEL_TARGET: ReduceKernelTarget = { vector: GPU_VECTOR_TARGET, vectorCombines: () => false };
+/** The fusion kernels' questions (kernel/fusion_kernel.ts) answered for a GPU of these limits: rows of reductions by workgroups. */
+const gpuFusionTarget = (limits: GpuLimits): FusionTarget => ({
+  vector: GPU_VECTOR_TARGET, reduce: GPU_REDUCE_TARGET, vectorCombines: () => false, rowWorkgroup: (n) => rowWorkgroupSize(n, limits),
+});
 
 /** The WGSL kernel of fusion `fused` (a loop or input fusion), or why this backend does not compile it. */
 export function wgslFusionKernel(fused: Computation, limits: GpuLimits): WgslKernel | Declined {
-  const ir = lowerFusion(fused);
-  if ("declined" in ir) return ir;
-  try {
-    if (ir.reduce === undefined) {
-      const { kernel, schedule } = loopKernel(ir, GPU_VECTOR_TARGET);
-      return printKernelWgsl(kernel, schedule.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION);
-    }
-    const s = scheduleReduce(ir, GPU_REDUCE_TARGET);
-    if ("declined" in s) return s;
-    const kernel = workgroupRowKernel(ir, s, GPU_VECTOR_TARGET, rowWorkgroupSize(s.loops.Rn, limits))
-      ?? rowReduceKernel(ir, s, GPU_REDUCE_KERNEL_TARGET) ?? rowPipelineKernel(ir, s, GPU_REDUCE_KERNEL_TARGET) ?? columnReduceKernel(ir, s, GPU_REDUCE_KERNEL_TARGET);
-    if (kernel === undefined) return { declined: "no reduction kernel for this schedule" };
-    return printKernelWgsl(kernel, s.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION);
-  } catch (e) {
-    if (e instanceof DeclinedError) return { declined: e.message };
-    throw e;
-  }
+  return renderFusion(fused, [], gpuFusionTarget(limits), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION));
 }
 
 /**

@@ -14,9 +14,10 @@
 // saturating float → integer conversions.
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
-import { constantValue, type KernelGraph, type Node, type NodeType } from "../kernel/graph.js";
+import { constantValue, type Node, type NodeType } from "../kernel/graph.js";
 import { DeclinedError } from "../kernel/declined.js";
 import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
+import { TextValueEmitter } from "../kernel/text_values.js";
 import { approximationName, type ApproximationName } from "../kernel/approximations.js";
 import { wgslFloat, wgslMathFunction, wgslMathSource } from "./wgsl_math.js";
 import { isTrig, wgslTrigFunction, wgslTrigSources, type TrigName } from "./wgsl_trig.js";
@@ -78,64 +79,27 @@ export function wgslMathSources(names: ReadonlySet<WgslMathName>): string[] {
   return [...all.filter((n): n is ApproximationName => !isTrig(n)).map(wgslMathSource), ...wgslTrigSources(all.filter(isTrig))];
 }
 
-/** What the kernel printer provides: the expression of a load, and the names of leaves (loop variables, reduction results, reducer parameters). */
-export interface WgslBindings {
-  load(n: Node): string;
-  leaf(n: Node): string;
-}
-
 /** The WGSL values of one kernel: each node's variable, and the math functions the kernel calls. */
-export class WgslValues {
-  readonly names = new Map<number, string>();
+export class WgslValues extends TextValueEmitter {
   /** Functions of wgsl_math.ts and wgsl_trig.ts the emitted code calls (their sources go before the kernel: wgslMathSources). */
   readonly math = new Set<WgslMathName>();
 
-  constructor(readonly g: KernelGraph, readonly bind: WgslBindings) {}
+  protected typeName(t: NodeType): string { return wgslType(t); }
+  protected declare(type: string, name: string, value: string): string { return `let ${name}: ${type} = ${value};`; }
+  protected indexLiteral(k: number): string { return `${k}`; }
+  protected condAsIndex(e: string): string { return `select(0, 1, ${e})`; }
 
-  /** The statements computing `ids` (operands first), each into its own variable. */
-  emit(ids: readonly number[], out: string[], indent: string): void {
-    for (const id of ids) {
-      const n = this.g.node(id);
-      if (n.op === "var" || n.op === "accum" || n.op === "racc" || n.op === "rin") {
-        this.names.set(id, this.bind.leaf(n));
-        continue;
-      }
-      const name = `v${id}`;
-      out.push(`${indent}let ${name}: ${wgslType(n.type)} = ${this.expr(n)};`);
-      this.names.set(id, name);
-    }
-  }
-
-  v(id: number): string {
-    const name = this.names.get(id);
-    if (name === undefined) throw new Error(`node ${id} used before it was computed`);
-    return name;
-  }
-
-  private expr(n: Node): string {
+  protected value(n: Node): string {
     const [a, b, c] = n.args;
     const t = n.type;
     switch (n.op) {
       case "iconst": return Number.isInteger(n.attr) ? `${n.attr as number}` : fail(`an index constant ${String(n.attr)}`);
-      case "iadd": return `(${this.v(a!)} + ${this.v(b!)})`;
-      case "imul": return `(${this.v(a!)} * ${n.attr as number})`;
-      case "idiv": case "imod": {
-        const k = n.attr as number;
-        const x = this.v(a!);
-        if (this.g.range(a!).lo >= 0) return n.op === "idiv" ? `(${x} / ${k})` : `(${x} % ${k})`;
-        // Floor semantics for a possibly negative dividend.
-        return n.op === "idiv" ? `(${x} / ${k} - select(0, 1, ${x} % ${k} < 0))` : `((${x} % ${k} + ${k}) % ${k})`;
-      }
       case "imin": return `min(${this.v(a!)}, ${this.v(b!)})`;
       case "imax": return `max(${this.v(a!)}, ${this.v(b!)})`;
       case "iselect": return `select(${this.v(c!)}, ${this.v(b!)}, ${this.v(a!)})`;
       case "toIdx": return this.toIdx(a!);
-      case "ilt": return `(${this.v(a!)} < ${this.v(b!)})`;
-      case "ieq": return `(${this.v(a!)} == ${this.v(b!)})`;
-      case "cand": return `(${this.v(a!)} && ${this.v(b!)})`;
       case "ctrue": return "true";
       case "condToPred": return `select(0u, 1u, ${this.v(a!)})`;
-      case "load": return this.bind.load(n);
       case "const": return wgslConst(t as ElementType, constantValue(n));
       case "fromIdx": return this.fromIdx(t as ElementType, this.v(a!));
       case "select": {

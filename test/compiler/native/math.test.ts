@@ -8,7 +8,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { emitFusionKernelC } from "../../../src/compiler/native/emit_c_fusion.js";
+import { emitFusionKernelC } from "../../../src/compiler/native/emit_c_reduce.js";
 import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
 import {
   abs, arrayShape, cbrt, erf, evaluate, exp, expm1, log, log1p, logistic, neg, parameter, tanh, Literal, XlaBuilder, type XlaOp,

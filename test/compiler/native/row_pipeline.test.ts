@@ -10,7 +10,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { compileSync } from "../../../src/compiler/index.js";
-import { emitFusionKernelC } from "../../../src/compiler/native/emit_c_fusion.js";
+import { emitFusionKernelC } from "../../../src/compiler/native/emit_c_reduce.js";
 import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { parseHlo } from "../../../src/text/hlo/index.js";
