@@ -356,7 +356,13 @@ export function packedBLength(l: PackedB): number {
 
 /** B ([batch][k][n], or [batch][n][k] per bK/bLine) in the packed layout of `l`. */
 export function packB<T extends Float32Array | Float64Array>(b: T, l: PackedB): T {
-  const out = new (b.constructor as new (n: number) => T)(packedBLength(l));
+  return packBInto(b, l, new (b.constructor as new (n: number) => T)(packedBLength(l)));
+}
+
+/** packB into `out` (packedBLength(l) elements, e.g. a view of device memory that held anything): every element of it written, the padding zero. */
+export function packBInto<T extends Float32Array | Float64Array>(b: T, l: PackedB, out: T): T {
+  if (out.length !== packedBLength(l)) throw new RangeError(`packBInto: the destination has ${out.length} elements, the layout ${packedBLength(l)}`);
+  out.fill(0);
   for (let bi = 0; bi < l.batch; bi++) {
     const src = bi * l.k * l.n;
     for (let c0 = 0; c0 < l.n; c0 += l.chunk) {
