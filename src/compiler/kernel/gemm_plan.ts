@@ -296,7 +296,10 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     chunk = Math.max(n, 1);
     if (k > 0 && rowUnits > 0 && rowUnits < MIN_UNITS) chunk = split();
   } else {
-    chunk = Math.min(tiling.nc, roundUp(Math.max(n, 1), nr));
+    // Chunks of at most nc columns, as even as whole panels allow: with n = 768 and nc = 512,
+    // chunks of 512 and 256 left the thread with the wide one two thirds of the work.
+    const chunks = Math.ceil(Math.max(n, 1) / tiling.nc);
+    chunk = roundUp(Math.ceil(Math.max(n, 1) / chunks), nr);
     if (k > 0 && rowUnits > 0 && rowUnits * Math.ceil(n / chunk) < MIN_UNITS) chunk = Math.min(chunk, split());
   }
   const nChunks = n === 0 ? 1 : Math.ceil(n / chunk);
