@@ -88,7 +88,7 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
     return "declined" in spec ? spec : emitGemmC(spec, cpu, undefined, undefined, packable[1]);
   },
-  convolution: (inst, cpu) => emitConvC(inst as Instruction<"convolution">, cpu),
+  convolution: (inst, cpu, packable) => emitConvC(inst as Instruction<"convolution">, cpu, undefined, undefined, packable[1]),
 };
 
 /** Ops the WebAssembly generators compile as routines (the wasm backend's capabilities). */

@@ -7,9 +7,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  CompileError, Literal, XlaBuilder, add, arrayShape, constantR0, dot, dotGeneral, evaluate, max, parameter, tuple, tupleShape,
+  CompileError, Literal, XlaBuilder, add, arrayShape, constantLiteral, constantR0, convGeneralDilated, dot, dotGeneral, evaluate, max, parameter, tuple, tupleShape,
   type Computation, type ElementType,
 } from "../../src/index.js";
+import { NHWC } from "../support/kernel_cases.js";
 import { compile, type DeviceArray, type Executable } from "../../src/compiler/index.js";
 import { rng } from "../support/prng.js";
 import { nativeSkipReason } from "./native/gemm_harness.js";
@@ -103,6 +104,40 @@ for (const backend of ["wasm", "native"] as const) {
     exe.delete();
   });
 }
+
+test("native convolutions read a weight or constant filter packed: plain, with bias and relu, filter blocks of several chunks of columns", { skip: nativeSkipReason() }, async () => {
+  // f (3x3, padding 1) as the filter of a plain convolution; e (1x1, depth 4: shallow, so
+  // fused with its bias and relu) of an output fusion; g (1x1, 300 -> 600: its kernel
+  // matrix past L2, so columns in blocks of 512 and 88, depth in blocks); h a constant.
+  const b = new XlaBuilder("conv_weights");
+  const x = parameter(b, 0, arrayShape("f32", [2, 8, 8, 4]), "x");
+  const f = parameter(b, 1, arrayShape("f32", [3, 3, 4, 8]), "f");
+  const bias = parameter(b, 2, arrayShape("f32", [8]), "bias");
+  const y = parameter(b, 3, arrayShape("f32", [1, 3, 3, 300]), "y");
+  const g = parameter(b, 4, arrayShape("f32", [1, 1, 300, 600]), "g");
+  const x2 = parameter(b, 5, arrayShape("f32", [2, 8, 8, 4]), "x2");
+  const e = parameter(b, 6, arrayShape("f32", [1, 1, 4, 8]), "e");
+  const pad: [number, number][] = [[1, 1], [1, 1]];
+  const conv = (input: typeof x, filter: typeof x, padding: [number, number][] = [[0, 0], [0, 0]]) => convGeneralDilated(input, filter, [1, 1], padding, [], [], NHWC, 1);
+  const h = constantLiteral(b, randomLiteral("f32", [3, 3, 4, 8]));
+  const c = b.build(tuple(b, [
+    conv(x, f, pad), max(add(conv(x2, e), bias, [3]), constantR0(b, "f32", 0)), conv(y, g), conv(x, h, pad),
+  ]));
+  const exe = await compile(c, { backend: "native", weights: [1, 4, 6] });
+  const packedLines = exe.dump().split("\n").filter((l) => l.includes("B pre-packed"));
+  assert.equal(packedLines.length, 4, packedLines.join("\n"));
+  assert.ok(packedLines.some((l) => l.includes("with epilogue")), packedLines.join("\n"));
+  assert.equal(exe.program.packedWeights.length, 3);
+  const args = randomArgs(c);
+  const arrays = args.map((a) => exe.device.bufferFromLiteral(a));
+  assertMatches(c, args, outputs(exe, arrays), "first call");
+  const newArgs = [...args];
+  newArgs[4] = randomLiteral("f32", [1, 1, 300, 600]);
+  const newG = exe.device.bufferFromLiteral(newArgs[4]);
+  assertMatches(c, newArgs, outputs(exe, arrays.map((a, i) => (i === 4 ? newG : a))), "another array for g");
+  for (const a of [...arrays, newG]) a.delete();
+  exe.delete();
+});
 
 test("weights: a number that is not a parameter, or a tuple parameter, is a CompileError naming the option", async () => {
   const { c } = program();
