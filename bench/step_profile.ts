@@ -20,12 +20,14 @@ if (w === undefined) throw new Error(`no workload ${only}`);
 const inputs = makeInputs(w);
 const device = await WasmDevice.create({ threads: 1 });
 
-interface Timed { exe: Executable; args: DeviceArray[]; best: Map<string, number>; total: number }
+/** One thread count's executable: each step's time in the current run (perRun), its best, and the best whole run. */
+interface Timed { exe: Executable; args: DeviceArray[]; perRun: Map<string, number>; best: Map<string, number>; total: number }
 const setups: Timed[] = [];
 for (const threads of [1, 2]) {
   const exe = await compile(buildComputation(w, inputs), { device, backend: "native", threads });
   const best = new Map<string, number>();
-  // Each kernel step's loaded entry, wrapped: its time accumulates under the step's name within one run.
+  // Each kernel step's loaded entry (a private field: this probe reaches in), wrapped: its
+  // time accumulates under the step's name within one run. Row groups' kernels are named "kernel <index>".
   const kernels = (exe as unknown as { kernels: { direct?: (...a: number[]) => void }[] }).kernels;
   const perRun = new Map<string, number>();
   const names = new Map<number, string>();
@@ -41,13 +43,12 @@ for (const threads of [1, 2]) {
     };
   });
   const args = toLiterals(w, inputs).map((a) => device.bufferFromLiteral(a));
-  const t: Timed = { exe, args, best, total: Infinity };
-  (t as unknown as { perRun: Map<string, number> }).perRun = perRun;
-  setups.push(t);
+  setups.push({ exe, args, perRun, best, total: Infinity });
 }
 for (let r = 0; r < rounds; r++) {
   for (const s of setups) {
-    const perRun = (s as unknown as { perRun: Map<string, number> }).perRun;
+    const { perRun } = s;
+    // Four runs each turn, the first not counted (it warms the caches after the other executable's turn).
     for (let i = 0; i < 4; i++) {
       perRun.clear();
       const t0 = process.hrtime.bigint();
