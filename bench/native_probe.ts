@@ -1,7 +1,8 @@
 // Paired throughput probe of the native backend against the native peers (not a test):
 // xlats-native, onnxruntime-node and numpy at 1 and 2 threads (and xlats' own wasm
 // backend and onnxruntime-web at 1 thread; for workloads with weights, xlats-native with
-// them as parameters too, which packs B on every call; for the decode step, xlats with its
+// them as parameters too, which packs B on every call, and as parameters marked as weights,
+// packed once; for the decode step, xlats with its
 // caches copied by every run instead of donated and updated in place) on matmul 1024 and the conv2d NHWC workload (or any of the
 // bench's workloads named by only=), set up through the bench's runners (same programs, same inputs,
 // results checked) and timed in interleaved rounds, keeping each one's best time, so a
@@ -35,7 +36,11 @@ const runners: { label: string; make: () => Promise<Runner> }[] = [];
 runners.push({ label: "xlats-wasm 1t", make: async () => createCompiledRunner("wasm", 1) });
 runners.push({ label: "ort-web 1t", make: () => peer("ort_web.mjs", 1) });
 const hasWeights = workloads.some((w) => firstWeight(w) < inputShapes(w).length);
-if (hasWeights) runners.push({ label: "native 1t params", make: async () => createCompiledRunner("native", 1, "parameters") });
+if (hasWeights) {
+  runners.push({ label: "native 1t params", make: async () => createCompiledRunner("native", 1, "parameters") });
+  // The same parameters marked as weights (compile's `weights`): packed once, as constants are.
+  runners.push({ label: "native 1t weights", make: async () => createCompiledRunner("native", 1, "marked parameters") });
+}
 // The decode step's caches copied by every run instead of updated in place (donated).
 const hasDonated = workloads.some((w) => donatedInputs(w).length > 0);
 if (hasDonated) {
@@ -97,7 +102,7 @@ for (const w of workloads) {
   console.log(`  native / ort-node 1t ${ratio("xlats-native 1t", "ort-node 1t")}, native / wasm 1t ${ratio("xlats-native 1t", "xlats-wasm 1t")}, native / numpy 1t ${ratio("xlats-native 1t", "numpy 1t")}, ` +
     `native 2t / 1t ${ratio("xlats-native 2t", "xlats-native 1t")}, ort-node 2t / 1t ${ratio("ort-node 2t", "ort-node 1t")}, ` +
     `native 2t / ort-node 2t ${ratio("xlats-native 2t", "ort-node 2t")}, wasm / ort-web 1t ${ratio("xlats-wasm 1t", "ort-web 1t")}` +
-    `${hasWeights ? `, native 1t weights constant / parameters ${ratio("xlats-native 1t", "native 1t params")}` : ""}` +
+    `${hasWeights ? `, native 1t weights constant / parameters ${ratio("xlats-native 1t", "native 1t params")}, marked parameters / parameters ${ratio("native 1t weights", "native 1t params")}` : ""}` +
     `${donatedInputs(w).length > 0 ? `, in place / copied: wasm ${ratio("xlats-wasm 1t", "wasm 1t copied")}, native ${ratio("xlats-native 1t", "native 1t copied")}` : ""}`);
   for (const l of live) { await l.prepared.dispose?.(); await l.runner.close?.(); }
 }

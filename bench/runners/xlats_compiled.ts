@@ -13,13 +13,19 @@ import { literalOutputs, toLiterals } from "./xlats_interpreter.js";
 
 const clip = (text: string): string => (text.length > 300 ? `${text.slice(0, 297)}...` : text);
 
+/** How the runner gives a workload's weights: the workloads' own choices, or parameters marked as weights (compile's `weights`). */
+export type XlatsWeights = WeightsAs | "marked parameters";
+
 /**
  * `weightsAs` "parameters": the workload's weights are fed on every run instead of being
- * the program's constants (for comparison). The workload's donatedInputs (the decode
+ * the program's constants (for comparison: their GEMMs pack B on every call); "marked
+ * parameters": fed so, and marked as weights, so that their GEMMs pack each weight once
+ * (the same device arrays are passed to every run). The workload's donatedInputs (the decode
  * step's caches) are donated to each run and taken back from its outputs, as a decode
  * loop does; `donate` false keeps them (every run writes new caches), for comparison.
  */
-export function createCompiledRunner(backend: "wasm" | "native", threads: number, weightsAs: WeightsAs = "constants", donate = true): Runner {
+export function createCompiledRunner(backend: "wasm" | "native", threads: number, weightsAs: XlatsWeights = "constants", donate = true): Runner {
+  const fed: WeightsAs = weightsAs === "constants" ? "constants" : "parameters";
   const native = backend === "native";
   let device: WasmDevice | undefined;
   let removeCacheDir = (): void => {};
@@ -40,18 +46,21 @@ export function createCompiledRunner(backend: "wasm" | "native", threads: number
       device = await WasmDevice.create({ threads: native ? 1 : threads });
       return undefined;
     },
-    setup: async (w: Workload, inputs: Float32Array[]): Promise<Prepared | string> => {
+    setup: async (w: Workload, inputs: Float32Array[], shapes: readonly (readonly number[])[], firstWeight: number): Promise<Prepared | string> => {
       if (device === undefined) return "device not created";
       let exe: Executable;
       const donated = donate ? donatedInputs(w) : [];
+      // Fed as parameters, the weights are the parameters from firstWeight on.
+      const weights = weightsAs === "marked parameters" ? Array.from({ length: shapes.length - firstWeight }, (_, i) => firstWeight + i) : [];
       try {
-        exe = await compile(buildComputation(w, inputs, weightsAs), {
+        exe = await compile(buildComputation(w, inputs, fed), {
           device, ...(native ? { backend: "native", threads } : {}), ...(donated.length > 0 ? { donate: donated } : {}),
+          ...(weights.length > 0 ? { weights } : {}),
         });
       } catch (e) {
         return `compile failed: ${(e as Error).message.split("\n")[0]}`;
       }
-      const args: DeviceArray[] = toLiterals(w, inputs, weightsAs).map((a) => device!.bufferFromLiteral(a));
+      const args: DeviceArray[] = toLiterals(w, inputs, fed).map((a) => device!.bufferFromLiteral(a));
       // One run: its outputs, the donated inputs' taken back as the next run's arguments.
       const step = (): { outs: DeviceArray[]; free: () => void } => {
         const outs = exe.execute(args);

@@ -14,7 +14,7 @@
 // and module types, and the runtime must not import the compiler. The runtime part is
 // BackendEntry (runtime/backend_registry.ts), which this contract extends.
 
-import type { HloModule } from "../ir/computation.js";
+import type { HloModule, Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
 import type { BackendEntry } from "../runtime/backend_registry.js";
 import type { CompileOptions } from "./index.js";
@@ -36,6 +36,11 @@ export interface CpuTarget {
   readonly wasm: WasmTarget;
   /** Absent: WebAssembly kernels only. */
   readonly native?: NativeCpu;
+  /**
+   * The entry's parameters the caller marked as weights (compile's `weights`): a GEMM
+   * kernel may read one packed, as it reads a constant (CompiledProgram.packedWeights).
+   */
+  readonly weights?: ReadonlySet<Instruction>;
 }
 
 /** A kernel's entry: its buffers' offsets in device memory (then its scratch's, when it has scratch), then the range [begin, end) of its work units. */

@@ -18,7 +18,8 @@ import { Literal } from "../types/literal.js";
 import { byteSize, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
 import type { PassLogEntry } from "../passes/pass.js";
-import type { CompiledProgram, KernelStep, Step, StepList } from "./program.js";
+import type { CompiledProgram, KernelStep, PackedWeight, Step, StepList } from "./program.js";
+import { packBInto } from "./kernel/gemm_plan.js";
 import { allSteps, describeControlFlow, nestedLists, runControlFlow, type NestedRunner } from "./control_flow.js";
 import { DeviceArray, WasmDevice } from "./device.js";
 import { runInBlocks } from "./wasm/thread_pool_protocol.js";
@@ -135,6 +136,8 @@ export class Executable {
   private deleted = false;
   /** The interpreted steps' instructions, deserialized on their first run. */
   private readonly instructions = new Map<object, Instruction>();
+  /** The device array each of program.packedWeights was last packed from by `execute` (a weight is packed once per array). */
+  private readonly packedFrom: (WeakRef<DeviceArray> | undefined)[] = [];
   readonly stats: ExecutableStats;
 
   /**
@@ -224,7 +227,11 @@ export class Executable {
     const outputs = this.program.outputs.map((s, j) => (outputAliases[j] === undefined ? this.device.allocate(s) : undefined));
     const why = `donated to an execution of ${this.program.moduleName}`;
     try {
-      this.executeAt(args.map((a) => a.offset), outputs.map((o, j) => o?.offset ?? args[outputAliases[j]!]!.offset), options);
+      // A weight is packed again only when its array is not the one it was last packed from (device arrays never change in place).
+      const argumentOffsets = args.map((a) => a.offset);
+      this.packWeights(argumentOffsets, (w, i) => this.packedFrom[i]?.deref() !== args[w.parameterLeaf]);
+      this.program.packedWeights.forEach((w, i) => { this.packedFrom[i] = new WeakRef(args[w.parameterLeaf]!); });
+      this.runAt(argumentOffsets, outputs.map((o, j) => o?.offset ?? args[outputAliases[j]!]!.offset), options);
     } catch (e) {
       for (const o of outputs) o?.delete();
       for (const leaf of donated) args[leaf]!.invalidate(why, true);
@@ -243,11 +250,41 @@ export class Executable {
    * allocated or copied beyond what the program's own steps do.
    */
   executeAt(argumentOffsets: readonly number[], resultOffsets: readonly number[], options: EvaluateOptions = {}): void {
+    this.checkOffsets(argumentOffsets, resultOffsets);
+    // Bare offsets say nothing of whether a buffer changed: weights are packed on every call.
+    this.packWeights(argumentOffsets, () => true);
+    this.packedFrom.length = 0;
+    this.runAt(argumentOffsets, resultOffsets, options);
+  }
+
+  private checkOffsets(argumentOffsets: readonly number[], resultOffsets: readonly number[]): void {
     if (this.deleted) throw new ExecutionError(`${this.program.moduleName}: the executable was deleted`);
     const p = this.program;
     if (argumentOffsets.length !== p.parameterLeaves.flat().length || resultOffsets.length !== p.outputs.length) {
       throw new ExecutionError(`${p.moduleName}: expects ${p.parameterLeaves.flat().length} argument and ${p.outputs.length} result array(s), got ${argumentOffsets.length} and ${resultOffsets.length}`);
     }
+  }
+
+  /**
+   * Packs the weight parameters that `stale` picks into their constant slots
+   * (program.packedWeights: the layout the GEMM kernels reading them expect).
+   */
+  private packWeights(argumentOffsets: readonly number[], stale: (w: PackedWeight, index: number) => boolean): void {
+    const p = this.program;
+    if (p.packedWeights.length === 0) return;
+    const leaves = p.parameterLeaves.flat();
+    p.packedWeights.forEach((w, i) => {
+      if (!stale(w, i)) return;
+      const source = this.device.view(leaves[w.parameterLeaf]!, argumentOffsets[w.parameterLeaf]!) as Float32Array | Float64Array;
+      const slot = this.device.view(p.constants[w.constant]!.shape, this.placement.constantOffsets[w.constant]!) as Float32Array | Float64Array;
+      packBInto(source, w.layout, slot);
+    });
+  }
+
+  /** Runs the entry's steps on checked offsets, its weights packed. */
+  private runAt(argumentOffsets: readonly number[], resultOffsets: readonly number[], options: EvaluateOptions): void {
+    this.checkOffsets(argumentOffsets, resultOffsets);
+    const p = this.program;
     const run: RunState = { options };
     try {
       this.runSteps(p, argumentOffsets, resultOffsets, this.placement.arenaOffset, run);

@@ -48,6 +48,17 @@ export interface CompileOptions {
    * copies are donated, which lowers the peak). The interpreter backend ignores it.
    */
   readonly donate?: readonly number[];
+  /**
+   * Entry parameters that hold weights: a matrix product whose right operand is one of
+   * them reads it in its GEMM kernel's panel layout, packed once per buffer and kept,
+   * as constants are packed once when the program is planned (the wasm and native
+   * backends; the others ignore it). The contract: `execute` packs a weight again
+   * whenever it is given another device array than on the call before (device arrays
+   * never change in place: only donation ends one, and its buffer then belongs to a
+   * new array); `run` (host literals, copied in on every call) and `executeAt` (bare
+   * offsets) pack on every call, so they stay correct but gain nothing.
+   */
+  readonly weights?: readonly number[];
 }
 
 const asModule = (program: Computation | HloModule): HloModule => (program instanceof Computation ? new HloModule(program.name, program) : program);

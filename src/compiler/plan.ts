@@ -83,6 +83,18 @@ export function withDonation(module: HloModule, donate: readonly number[] | unde
   return out;
 }
 
+/** The entry parameters of `weights` (compile's option), checked: array parameters of the entry. */
+function weightNumbers(module: HloModule, weights: readonly number[] | undefined): readonly number[] {
+  if (weights === undefined) return [];
+  const params = module.entry.parameters;
+  for (const p of weights) {
+    if (!Number.isInteger(p) || p < 0 || p >= params.length) throw new CompileError(`${module.name}: weights: ${p} is not a parameter number (the entry has ${params.length} parameter(s))`);
+    const shape = params.find((q) => q.attrs.number === p)!.shape;
+    if (shape.kind !== "array") throw new CompileError(`${module.name}: weights: parameter ${p} is ${shapeToString(shape)}, not an array`);
+  }
+  return [...new Set(weights)].sort((a, b) => a - b);
+}
+
 /**
  * The pipeline for programs with quantized types: the simplifier's rules, fusion and
  * the code generators work on the stored integers and know nothing of scales, so they
@@ -117,9 +129,10 @@ export function plan(
   // Whatever produced the program (builder, parser, a user's own IR), the pipeline starts from verified IR.
   verifyModule(module);
   refuseDynamicDimensions(module);
+  const weights = weightNumbers(module, options.weights);
   // Custom pipelines and per-pass hooks are not cached: the caller wants them to run.
   const cacheable = options.passes === undefined && options.dumpAfterEach === undefined && options.verifyEachPass !== true;
-  const key = cacheable ? `${native === undefined ? "wasm" : "native"}\n${JSON.stringify(module.config)}\n${moduleFingerprint(module)}` : undefined;
+  const key = cacheable ? `${native === undefined ? "wasm" : "native"}\n${JSON.stringify(module.config)}\nweights ${weights.join(",")}\n${moduleFingerprint(module)}` : undefined;
   let cache = planCache.get(device);
   const hit = key === undefined ? undefined : cache?.get(key);
   if (hit !== undefined) return hit;
@@ -127,7 +140,10 @@ export function plan(
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  const planned = { program: planProgram(optimized, { wasm: device.target, ...(native === undefined ? {} : { native }) }), log, module: optimized };
+  // The passes keep the entry's parameters and their numbers: the weights are found again in the optimized entry.
+  const weightParameters = new Set(optimized.entry.parameters.filter((p) => weights.includes(p.attrs.number)));
+  const target = { wasm: device.target, ...(native === undefined ? {} : { native }), ...(weightParameters.size > 0 ? { weights: weightParameters } : {}) };
+  const planned = { program: planProgram(optimized, target), log, module: optimized };
   planStats.plans++;
   if (key !== undefined) {
     if (cache === undefined) planCache.set(device, (cache = new Map()));

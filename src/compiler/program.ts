@@ -21,7 +21,7 @@ import {
 } from "./buffers/assignment.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
 import { compileOutputFusionInPlace, compileRoutine, type ProgramKernel } from "./routines.js";
-import { packB, type PackedB } from "./kernel/gemm_plan.js";
+import { packB, packedBLength, type PackedB } from "./kernel/gemm_plan.js";
 import type { CpuTarget } from "./backend_contract.js";
 import { outputFusionCanKeepProduct } from "./kernel/epilogue_plan.js";
 import { WASM_GEMM_TARGET } from "./wasm/gemm_microkernel.js";
@@ -96,6 +96,19 @@ export interface CompiledProgram extends StepList {
   readonly donated: readonly number[];
   /** For each output leaf, the donated parameter leaf whose buffer it is written to (undefined: a buffer of its own). */
   readonly outputAliases: readonly (number | undefined)[];
+  /** Weight parameters read packed (compile's `weights`): the executable fills each one's constant slot. */
+  readonly packedWeights: readonly PackedWeight[];
+}
+
+/**
+ * A weight parameter leaf in a GEMM kernel's packed layout: `constant` is a slot of the
+ * program's constants (its data empty) that the executable fills with packB of the
+ * parameter leaf's buffer, again whenever that buffer is another (executable.ts).
+ */
+export interface PackedWeight {
+  readonly constant: number;
+  readonly parameterLeaf: number;
+  readonly layout: PackedB;
 }
 
 /**
@@ -117,6 +130,7 @@ interface ProgramContext {
   readonly target: CpuTarget;
   readonly kernels: ProgramKernel[];
   readonly constants: ConstantLeaf[];
+  readonly packedWeights: PackedWeight[];
   readonly nested: Map<Computation, StepList>;
 }
 
@@ -125,11 +139,12 @@ interface ProgramContext {
  * with `native`, for the native backend (C kernels where the C generators have them).
  */
 export function planProgram(module: HloModule, target: CpuTarget): CompiledProgram {
-  const ctx: ProgramContext = { target, kernels: [], constants: [], nested: new Map() };
+  const ctx: ProgramContext = { target, kernels: [], constants: [], packedWeights: [], nested: new Map() };
   const { list, donated, outputAliases } = planSteps(module.entry, ctx, module);
   return {
     ...list, moduleName: module.name, parameterShapes: module.entry.parameters.map((p) => p.shape),
     kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape, donated, outputAliases,
+    packedWeights: ctx.packedWeights,
   };
 }
 
@@ -147,7 +162,7 @@ function nestedSteps(c: Computation, ctx: ProgramContext): StepList {
 function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule): {
   list: StepList; donated: readonly number[]; outputAliases: readonly (number | undefined)[];
 } {
-  const { kernels, constants, target } = ctx;
+  const { kernels, constants, packedWeights, target } = ctx;
   const leaves = new Map<Instruction, Location[]>();
   const steps: Step[] = [];
   const temps: (TempInterval & { shape?: ArrayShape })[] = [];
@@ -162,11 +177,22 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   const operandUses = new Map<Instruction, number>([[entry.root, 1]]);
   for (const inst of entry.instructions) for (const o of inst.operands) operandUses.set(o, (operandUses.get(o) ?? 0) + 1);
   /**
-   * The constant at `at` in the packed layout of B a GEMM kernel reads (its packedOperand):
-   * stored over the original where this kernel is its only reader, else as a constant of its own.
+   * The operand at `at` in the packed layout of B a GEMM kernel reads (its packedOperand).
+   * A constant: stored over the original where this kernel is its only reader, else as a
+   * constant of its own. A weight parameter: a constant slot the executable fills
+   * (PackedWeight), one per parameter leaf and layout.
    */
-  const packedConstant = (at: Location, constant: Instruction, layout: PackedB): Location => {
-    if (at.space !== "constant" || constant.opcode !== "constant") throw new CompileError(`${entry.name}: a kernel expects ${constant.name} packed, and it is not a constant`);
+  const packedOperand = (at: Location, operand: Instruction, layout: PackedB): Location => {
+    if (at.space === "parameter" && operand.opcode === "parameter" && target.weights?.has(operand) === true) {
+      const key = JSON.stringify(layout);
+      const known = packedWeights.find((w) => w.parameterLeaf === at.index && JSON.stringify(w.layout) === key);
+      if (known !== undefined) return { space: "constant", index: known.constant };
+      constants.push({ shape: arrayShape(layout.elementType, [packedBLength(layout)]), data: new (layout.elementType === "f32" ? Float32Array : Float64Array)(0) });
+      packedWeights.push({ constant: constants.length - 1, parameterLeaf: at.index, layout });
+      return { space: "constant", index: constants.length - 1 };
+    }
+    if (at.space !== "constant" || operand.opcode !== "constant") throw new CompileError(`${entry.name}: a kernel expects ${operand.name} packed, and it is neither a constant nor a weight parameter`);
+    const constant = operand;
     const data = packB(constants[at.index]!.data as Float32Array | Float64Array, layout);
     const packed: ConstantLeaf = { shape: arrayShape(layout.elementType, [data.length]), data };
     if (operandUses.get(constant) === 1) {
@@ -255,7 +281,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
       if (inst.opcode === "fusion" && (inst as Instruction<"fusion">).attrs.kind === "output") outputFusionSteps.set(steps.length, inst as Instruction<"fusion">);
       const operands = operandLeaves.map((ls) => ls[0]!);
       const packed = compiled.packedOperand;
-      if (packed !== undefined) operands[packed.operand] = packedConstant(operands[packed.operand]!, inst.operands[packed.operand]!, packed.layout);
+      if (packed !== undefined) operands[packed.operand] = packedOperand(operands[packed.operand]!, inst.operands[packed.operand]!, packed.layout);
       steps.push({ kind: "kernel", name: inst.name, kernel: kernels.length - 1, operands, results });
     }
   }

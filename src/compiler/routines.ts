@@ -39,7 +39,13 @@ import { emitSortKernel } from "./wasm/routines/sort.js";
 import { emitTriangularSolveKernel } from "./wasm/routines/triangular_solve.js";
 import { emitReduceWindowKernel, emitSelectAndScatterKernel } from "./wasm/routines/window.js";
 
-type Routine = (inst: Instruction, target: WasmTarget) => WasmKernel | Declined;
+/**
+ * A code generator: `packable[i]` says whether operand i may be read in a layout of the
+ * kernel's own (WasmKernel.packedOperand): a constant, which the planner stores packed,
+ * or an entry parameter the caller marked as a weight (compile's `weights`), which the
+ * executable packs once per buffer (CompiledProgram.packedWeights).
+ */
+type Routine = (inst: Instruction, target: WasmTarget, packable: readonly boolean[]) => WasmKernel | Declined;
 
 /** The custom fusions the CPU backends form: weight-only dots (passes/weight_only_dot.ts). */
 function emitCustomFusionKernel(fused: Computation, target: WasmTarget, name: string): WasmKernel | Declined {
@@ -47,21 +53,22 @@ function emitCustomFusionKernel(fused: Computation, target: WasmTarget, name: st
   return "declined" in dot ? dot : emitWeightOnlyGemvKernel(dot, target, name);
 }
 
-/** Which operands of `inst` are constants (the planner may store them in a kernel's packed layout: WasmKernel.packedOperand). */
-const constantOperands = (inst: Instruction): boolean[] => inst.operands.map((o) => o.opcode === "constant");
+/** Which operands of `inst` a kernel may read packed: constants, and the weights among the entry's parameters. */
+const packableOperands = (inst: Instruction, weights: ReadonlySet<Instruction> | undefined): boolean[] =>
+  inst.operands.map((o) => o.opcode === "constant" || weights?.has(o) === true);
 
 const ROUTINES: Partial<Record<Opcode, Routine>> = {
-  fusion: (inst, target) => {
+  fusion: (inst, target, packable) => {
     const fusion = inst as Instruction<"fusion">;
     const { kind, calledComputation } = fusion.attrs;
     if (kind === "custom") return emitCustomFusionKernel(calledComputation, target, inst.name);
     return kind === "output"
-      ? emitOutputFusionKernel(calledComputation, target, inst.name, false, constantOperands(inst))
+      ? emitOutputFusionKernel(calledComputation, target, inst.name, false, packable)
       : emitFusionKernel(calledComputation, target, inst.name, rowMaxima(fusion));
   },
-  dot: (inst, target) => {
+  dot: (inst, target, packable) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    return "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, undefined, constantOperands(inst)[1]);
+    return "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, undefined, packable[1]);
   },
   convolution: (inst, target) => emitConvKernel(inst as Instruction<"convolution">, target),
   reduceWindow: (inst, target) => emitReduceWindowKernel(inst as Instruction<"reduceWindow">, target),
@@ -77,25 +84,25 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   triangularSolve: (inst, target) => emitTriangularSolveKernel(inst as Instruction<"triangularSolve">, target),
 };
 
-type NativeRoutine = (inst: Instruction, cpu: NativeCpu) => NativeKernel | Declined;
+type NativeRoutine = (inst: Instruction, cpu: NativeCpu, packable: readonly boolean[]) => NativeKernel | Declined;
 
 /** The C code generators. */
 const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
-  fusion: (inst, cpu) => {
+  fusion: (inst, cpu, packable) => {
     const fusion = inst as Instruction<"fusion">;
     const { kind, calledComputation } = fusion.attrs;
     if (kind === "custom") {
       const dot = weightOnlyDotOf(calledComputation);
       return "declined" in dot ? dot : emitWeightOnlyGemvC(dot, cpu, inst.name);
     }
-    if (kind === "output") return emitOutputFusionC(calledComputation, cpu, inst.name, false, undefined, constantOperands(inst));
+    if (kind === "output") return emitOutputFusionC(calledComputation, cpu, inst.name, false, undefined, packable);
     return emitFusionKernelC(calledComputation, inst.name, rowMaxima(fusion));
   },
-  dot: (inst, cpu) => {
+  dot: (inst, cpu, packable) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    return "declined" in spec ? spec : emitGemmC(spec, cpu, undefined, undefined, constantOperands(inst)[1]);
+    return "declined" in spec ? spec : emitGemmC(spec, cpu, undefined, undefined, packable[1]);
   },
-  convolution: (inst, cpu) => emitConvC(inst as Instruction<"convolution">, cpu),
+  convolution: (inst, cpu, packable) => emitConvC(inst as Instruction<"convolution">, cpu, undefined, undefined, packable[1]),
 };
 
 /** Ops the WebAssembly generators compile as routines (the wasm backend's capabilities). */
@@ -115,11 +122,11 @@ export function isProgramNativeKernel(k: ProgramKernel): k is ProgramNativeKerne
   return (k as ProgramNativeKernel).c !== undefined;
 }
 
-function nativeRoutine(inst: Instruction, cpu: NativeCpu, routine = NATIVE_ROUTINES[inst.opcode]): ProgramNativeKernel | Declined {
+function nativeRoutine(inst: Instruction, cpu: NativeCpu, packable: readonly boolean[], routine = NATIVE_ROUTINES[inst.opcode]): ProgramNativeKernel | Declined {
   if (routine === undefined) return { declined: `no C generator for ${inst.opcode}` };
   let k: NativeKernel | Declined;
   try {
-    k = routine(inst, cpu);
+    k = routine(inst, cpu, packable);
   } catch (e) {
     return { declined: `${GENERATOR_FAILED}: ${e instanceof Error ? e.message : String(e)}` };
   }
@@ -136,14 +143,15 @@ export const GENERATOR_FAILED = "code generator failed";
 /** The kernel of `inst`: with `target.native` (the native backend's CPU), the C generator's when it has one, else the WebAssembly one. */
 export function compileRoutine(inst: Instruction, target: CpuTarget & { readonly native?: undefined }): WasmKernel | Declined;
 export function compileRoutine(inst: Instruction, target: CpuTarget): ProgramKernel | Declined;
-export function compileRoutine(inst: Instruction, { wasm, native }: CpuTarget): ProgramKernel | Declined {
+export function compileRoutine(inst: Instruction, { wasm, native, weights }: CpuTarget): ProgramKernel | Declined {
   if (hasQuantization(inst.shape) || inst.operands.some((o) => hasQuantization(o.shape))) {
     return { declined: "quantized types run on the interpreter's kernels (dequantize, compute, quantize)" };
   }
-  if (native === undefined) return wasmRoutine(inst, wasm);
-  const c = nativeRoutine(inst, native);
+  const packable = packableOperands(inst, weights);
+  if (native === undefined) return wasmRoutine(inst, wasm, packable);
+  const c = nativeRoutine(inst, native, packable);
   if (!isDeclined(c)) return c;
-  const w = wasmRoutine(inst, wasm);
+  const w = wasmRoutine(inst, wasm, packable);
   return isDeclined(w) ? w : { ...w, nativeDeclined: c.declined };
 }
 
@@ -152,19 +160,20 @@ export function compileRoutine(inst: Instruction, { wasm, native }: CpuTarget): 
  * reads (the planner's in-place case): one that keeps the product in scratch until the
  * epilogue has read it; C where the native backend's generator has it.
  */
-export function compileOutputFusionInPlace(inst: Instruction<"fusion">, { wasm, native }: CpuTarget): ProgramKernel | Declined {
+export function compileOutputFusionInPlace(inst: Instruction<"fusion">, { wasm, native, weights }: CpuTarget): ProgramKernel | Declined {
+  const packable = packableOperands(inst, weights);
   const c = native === undefined ? undefined
-    : nativeRoutine(inst, native, (i, cpu) => emitOutputFusionC((i as Instruction<"fusion">).attrs.calledComputation, cpu, i.name, true, undefined, constantOperands(i)));
+    : nativeRoutine(inst, native, packable, (i, cpu) => emitOutputFusionC((i as Instruction<"fusion">).attrs.calledComputation, cpu, i.name, true, undefined, packable));
   if (c !== undefined && !isDeclined(c)) return c;
-  const w = emitOutputFusionKernel(inst.attrs.calledComputation, wasm, inst.name, true, constantOperands(inst));
+  const w = emitOutputFusionKernel(inst.attrs.calledComputation, wasm, inst.name, true, packable);
   return isDeclined(w) || c === undefined ? w : { ...w, nativeDeclined: c.declined };
 }
 
-function wasmRoutine(inst: Instruction, target: WasmTarget): WasmKernel | Declined {
+function wasmRoutine(inst: Instruction, target: WasmTarget, packable: readonly boolean[]): WasmKernel | Declined {
   const routine = ROUTINES[inst.opcode];
   if (routine === undefined) return { declined: `no compiled routine for ${inst.opcode}` };
   try {
-    return routine(inst, target);
+    return routine(inst, target, packable);
   } catch (e) {
     // A generator that throws must not take the program down: the step runs on the
     // interpreter's kernel, and stats.interpreted / dump() show the failure.

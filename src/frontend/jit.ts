@@ -63,6 +63,15 @@ export interface JitOptions {
   readonly staticArgnums?: number | readonly number[];
   /** Positions of arguments whose buffers the executable may reuse (compile's `donate`): those arrays are invalid afterwards. */
   readonly donateArgnums?: number | readonly number[];
+  /**
+   * Positions of arguments that hold weights (compile's `weights`): a matrix product
+   * whose right operand is one of their arrays reads it packed into its GEMM kernel's
+   * layout, packed on the first call that passes that array and kept while later calls
+   * pass the same one (arrays are immutable, so the copy is never stale; a new array
+   * is packed again). A performance hint: results are the same without it. Ignored
+   * with shardings.
+   */
+  readonly weightArgnums?: number | readonly number[];
 }
 
 /** jit's shardings (sharding.ts): given, the program is partitioned over their mesh and its calls are asynchronous. */
@@ -86,6 +95,7 @@ export class Lowered {
     readonly module: HloModule,
     /** @internal */ readonly signature: Signature,
     private readonly donate: readonly number[],
+    private readonly weights: readonly number[] = [],
   ) {}
 
   /** The program as StableHLO text (for `xlats run`, or JAX's `jax.jit(...).lower(...).as_text()` counterpart). */
@@ -95,7 +105,7 @@ export class Lowered {
 
   /** Compiles the program for the default backend. */
   compile(): Compiled {
-    return new Compiled(compileSync(this.module, { donate: this.donate }), this.signature);
+    return new Compiled(compileSync(this.module, { donate: this.donate, weights: this.weights }), this.signature);
   }
 }
 
@@ -135,9 +145,13 @@ export function flattenArgs(args: readonly unknown[], staticArgnums: readonly nu
   return { leaves, dynamic, key: `${treeDefString(def)}|${leaves.map((l) => avalString(l.aval)).join(",")}|${statics.join(",")}` };
 }
 
-/** @internal Traces `f` on arguments of the signature of `args` into a module (sharded as `plan` says, if given). */
+/**
+ * @internal Traces `f` on arguments of the signature of `args` into a module (sharded as
+ * `plan` says, if given); `donate` and `weights` are argument positions (jit's options).
+ */
 export function traceToModule(
   f: (...args: never[]) => unknown, args: readonly unknown[], staticArgnums: readonly number[], donate: readonly number[], plan?: ShardingPlan,
+  weights: readonly number[] = [],
 ): Lowered {
   const { leaves, key } = flattenArgs(args, staticArgnums);
   const name = f.name === "" ? "jit_fn" : `jit_${f.name}`;
@@ -161,21 +175,22 @@ export function traceToModule(
     });
     if (outs.length === 0) throw new FrontendError("jit: the function returns no arrays", "jit");
     const root = outs.length === 1 ? outs[0]!.op : tuple(b, outs.map((o) => o.op));
-    const leafDonations = donate.length === 0 ? [] : donatedLeaves(args, staticArgnums, donate);
+    const leafDonations = argumentLeaves(args, staticArgnums, donate);
     const resultShardings = plan?.resultShardings(outDef, outs.map((o) => o.aval));
     const module = resultShardings === undefined ? b.buildModule(root) : b.buildModule(root, { resultShardings });
-    return new Lowered(module, { key, staticArgnums, outDef, outAvals: outs.map((o) => o.aval) }, leafDonations);
+    return new Lowered(module, { key, staticArgnums, outDef, outAvals: outs.map((o) => o.aval) }, leafDonations, argumentLeaves(args, staticArgnums, weights));
   });
 }
 
-/** The parameter numbers of the leaves of the donated arguments. */
-function donatedLeaves(args: readonly unknown[], staticArgnums: readonly number[], donate: readonly number[]): number[] {
+/** The parameter numbers of the leaves of the arguments at `positions` (donated ones, weights). */
+function argumentLeaves(args: readonly unknown[], staticArgnums: readonly number[], positions: readonly number[]): number[] {
   const out: number[] = [];
+  if (positions.length === 0) return out;
   let leaf = 0;
   args.forEach((a, i) => {
     if (staticArgnums.includes(i)) return;
     const n = treeFlatten(a)[0].length;
-    if (donate.includes(i)) for (let k = 0; k < n; k++) out.push(leaf + k);
+    if (positions.includes(i)) for (let k = 0; k < n; k++) out.push(leaf + k);
     leaf += n;
   });
   return out;
@@ -194,16 +209,17 @@ export function jit<F extends (...args: never[]) => unknown>(f: F, options: Shar
   if ("inShardings" in options || "outShardings" in options) return shardedJit(f, options);
   const staticArgnums = argnumList(options.staticArgnums);
   const donate = argnumList(options.donateArgnums);
+  const weights = argnumList(options.weightArgnums);
   const cache = new Map<string, Compiled>();
   const call = (...args: unknown[]): unknown => {
     const { leaves, key } = flattenArgs(args, staticArgnums);
     if (transformationActive() || leaves.some((l) => l instanceof Tracer)) return (f as unknown as (...a: unknown[]) => unknown)(...args);
     let compiled = cache.get(key);
     if (compiled === undefined) {
-      compiled = traceToModule(f, args, staticArgnums, donate).compile();
+      compiled = traceToModule(f, args, staticArgnums, donate, undefined, weights).compile();
       cache.set(key, compiled);
     }
     return compiled.run(leaves, key);
   };
-  return Object.assign(call, { lower: (...args: Parameters<F>) => traceToModule(f, args, staticArgnums, donate) }) as unknown as Jitted<F>;
+  return Object.assign(call, { lower: (...args: Parameters<F>) => traceToModule(f, args, staticArgnums, donate, undefined, weights) }) as unknown as Jitted<F>;
 }

@@ -83,3 +83,24 @@ test("jit inside jit inlines; a leaked tracer is a FrontendError", () => {
   })(np.array([1], { dtype: "float32" }));
   assert.throws(() => np.add(leaked!, 1), /leaked tracer/);
 });
+
+test("weightArgnums: products read the weights packed, once per array; a new array gives the new answer", () => {
+  let seed = 7;
+  const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1;
+  const matrix = (rows: number, cols: number): A => np.reshape(np.array(Array.from({ length: rows * cols }, random), { dtype: "float32" }), [rows, cols]);
+  const mlp = (params: { w1: A; w2: A }, x: A): A => np.matmul(nn.relu(np.matmul(x, params.w1)), params.w2);
+  const f = jit(mlp, { weightArgnums: 0 });
+  // 20 rows: the packed GEMM kernel (a few rows stream B as stored).
+  const x = matrix(20, 70);
+  const close = (got: A, want: A): void => {
+    const g = got.tolist() as number[][], w = want.tolist() as number[][];
+    w.forEach((row, i) => row.forEach((v, j) => assert.ok(Math.abs(g[i]![j]! - v) <= 1e-4 * Math.max(1, Math.abs(v)), `[${i}][${j}]: ${g[i]![j]} vs ${v}`)));
+  };
+  const params = { w1: matrix(70, 40), w2: matrix(40, 30) };
+  assert.equal(f.lower(params, x).compile().executable.program.packedWeights.length, 2);
+  close(f(params, x), mlp(params, x));
+  close(f(params, x), mlp(params, x));
+  const other = { w1: matrix(70, 40), w2: params.w2 };
+  close(f(other, x), mlp(other, x));
+  close(f(params, x), mlp(params, x));
+});

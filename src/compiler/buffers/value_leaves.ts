@@ -11,6 +11,7 @@ import type { Location } from "./assignment.js";
 /** A constant's array leaf, loaded into device memory once. */
 export interface ConstantLeaf {
   readonly shape: ArrayShape;
+  /** Its elements; none (length 0) for a weight's packed copy, which the executable writes (program.ts PackedWeight). */
   readonly data: Storage;
 }
 

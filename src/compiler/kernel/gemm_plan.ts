@@ -296,7 +296,10 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     chunk = Math.max(n, 1);
     if (k > 0 && rowUnits > 0 && rowUnits < MIN_UNITS) chunk = split();
   } else {
-    chunk = Math.min(tiling.nc, roundUp(Math.max(n, 1), nr));
+    // Chunks of at most nc columns, as even as whole panels allow: with n = 768 and nc = 512,
+    // chunks of 512 and 256 left the thread with the wide one two thirds of the work.
+    const chunks = Math.ceil(Math.max(n, 1) / tiling.nc);
+    chunk = roundUp(Math.ceil(Math.max(n, 1) / chunks), nr);
     if (k > 0 && rowUnits > 0 && rowUnits * Math.ceil(n / chunk) < MIN_UNITS) chunk = Math.min(chunk, split());
   }
   const nChunks = n === 0 ? 1 : Math.ceil(n / chunk);
@@ -356,7 +359,13 @@ export function packedBLength(l: PackedB): number {
 
 /** B ([batch][k][n], or [batch][n][k] per bK/bLine) in the packed layout of `l`. */
 export function packB<T extends Float32Array | Float64Array>(b: T, l: PackedB): T {
-  const out = new (b.constructor as new (n: number) => T)(packedBLength(l));
+  return packBInto(b, l, new (b.constructor as new (n: number) => T)(packedBLength(l)));
+}
+
+/** packB into `out` (packedBLength(l) elements, e.g. a view of device memory that held anything): every element of it written, the padding zero. */
+export function packBInto<T extends Float32Array | Float64Array>(b: T, l: PackedB, out: T): T {
+  if (out.length !== packedBLength(l)) throw new RangeError(`packBInto: the destination has ${out.length} elements, the layout ${packedBLength(l)}`);
+  out.fill(0);
   for (let bi = 0; bi < l.batch; bi++) {
     const src = bi * l.k * l.n;
     for (let c0 = 0; c0 < l.n; c0 += l.chunk) {

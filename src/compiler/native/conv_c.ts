@@ -4,7 +4,9 @@
 // strides, padding and window dilation).
 //
 // The kernel is the B matrix ([KH*KW*C][O], row-major as stored), packed into nr-column
-// panels once per call and block (kc x nc sized for L2); the output pixels are the rows
+// panels once per call and block (kc x nc sized for L2), or read already packed where the
+// filter is a constant or a weight parameter (packedFilterOf: the program's planner or
+// the executable packs it once, as for a GEMM's B); the output pixels are the rows
 // of A: for each block of pixels, their patches are copied into scratch as rows of
 // KH*KW*C elements (zeros where the window hangs over the padding), and the microkernel
 // reads mr of those rows in place (they stay in L1) against each panel of B.
@@ -20,6 +22,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { convGeometry, convProblem, planConv, type ConvSchedule } from "../kernel/conv_plan.js";
+import type { PackedB } from "../kernel/gemm_plan.js";
 import type { Declined } from "../kernel/declined.js";
 import { packBSource } from "./gemm_c.js";
 import { SYM, symbolize } from "./c_source.js";
@@ -41,18 +44,30 @@ export interface ConvRoutine {
 }
 
 /**
+ * The layout the routine reads its kernel matrix in when given it packed: blocks of nc
+ * columns and kc steps of depth, as the routine's loops visit them (packB's layout, one
+ * chunk per block of columns); undefined where the blocks of columns are not whole panels.
+ */
+export function packedFilterOf(schedule: ConvSchedule): PackedB | undefined {
+  const { geometry: g, kDepth, nr } = schedule;
+  const { kc, nc } = schedule.tiling;
+  if (g.o > nc && nc % nr !== 0) return undefined;
+  return { elementType: g.type, batch: 1, k: kDepth, n: g.o, nr, kc, chunk: nc, blockColumns: nc, bK: g.o, bLine: 1 };
+}
+
+/**
  * The convolution routine of a schedule planned for `family`. `finish`, a C statement,
  * runs on each block of output once final: pixels [fr0, fr1) x features [c0, c1),
- * int64_t in scope (bi = 0).
+ * int64_t in scope (bi = 0). `prepackedB`: the kernel matrix comes in packedFilterOf's layout.
  */
-export function convRoutine(schedule: ConvSchedule, family: GemmFamily, prefix: string, finish?: string): ConvRoutine {
+export function convRoutine(schedule: ConvSchedule, family: GemmFamily, prefix: string, finish?: string, prepackedB = false): ConvRoutine {
   const { geometry: g, pixels, kDepth, nr, pixelBlock: block, patchRow: ld } = schedule;
   const { mr, kc, nc } = schedule.tiling;
   const type = g.type;
   const t = type === "f32" ? "float" : "double";
   const es = type === "f32" ? 4 : 8;
   const o = g.o;
-  const bBytes = roundUp(kc * nc * es, 64);
+  const bBytes = prepackedB ? 0 : roundUp(kc * nc * es, 64);
   const patchBytes = roundUp(block * ld * es, 64);
   const tileBytes = roundUp(mr * nr * es, 64);
   const [d1, d2] = [g.outputSizes[1], g.outputSizes[2]];
@@ -74,7 +89,7 @@ export function convRoutine(schedule: ConvSchedule, family: GemmFamily, prefix: 
   const p = prefix;
   const source = `
 ${microkernelSource(family, type, p, ld)}
-${packBSource(t, p, nr, o, 1)}
+${prepackedB ? "" : packBSource(t, p, nr, o, 1)}
 /* Rows q < ${block} of the patch matrix for pixels p0 + q (zero rows past count). */
 static void ${p}_im2col(const ${t} *restrict input, ${t} *restrict patches, int64_t p0, int64_t count) {
   for (int64_t q = 0; q < ${block}; q++) {
@@ -91,7 +106,7 @@ static void ${p}_conv(uint8_t *in8, uint8_t *k8, uint8_t *out8, uint8_t *scratch
   const ${t} *input = (const ${t} *)in8;
   const ${t} *kernel = (const ${t} *)k8;
   ${t} *out = (${t} *)out8;
-  ${t} *bp = (${t} *)scratch;
+  ${prepackedB ? `const ${t} *bp;` : `${t} *bp = (${t} *)scratch;`}
   ${t} *patches = (${t} *)(scratch + ${bBytes});
   ${t} *tile = (${t} *)(scratch + ${bBytes + patchBytes});
   const int64_t bi = 0; (void)bi;
@@ -100,7 +115,7 @@ static void ${p}_conv(uint8_t *in8, uint8_t *k8, uint8_t *out8, uint8_t *scratch
     for (int64_t k0 = 0; k0 < ${kDepth}; k0 += ${kc}) {
       int64_t kl = ${kDepth} - k0 < ${kc} ? ${kDepth} - k0 : ${kc};
       int acc = k0 > 0;
-      ${p}_pack_b(kernel, bp, k0, kl, c0, c1 - c0);
+      ${prepackedB ? `bp = kernel + c0 * ${kDepth} + k0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : `${p}_pack_b(kernel, bp, k0, kl, c0, c1 - c0);`}
       for (int64_t blk = begin; blk < end; blk++) {
         int64_t px0 = blk * ${block};
         int64_t count = ${pixels} - px0 < ${block} ? ${pixels} - px0 : ${block};
@@ -137,18 +152,23 @@ static void ${p}_conv(uint8_t *in8, uint8_t *k8, uint8_t *out8, uint8_t *scratch
   };
 }
 
-/** The convolution kernel as C: sym(mem, args = [input, kernel, output, scratch], begin, end); `symbol` and `family` as emitGemmC's. */
+/**
+ * The convolution kernel as C: sym(mem, args = [input, kernel, output, scratch], begin, end);
+ * `symbol` and `family` as emitGemmC's. `packableFilter`: the kernel operand is a constant
+ * or a weight, which the kernel reads packed (its packedOperand says how).
+ */
 export function emitConvC(
-  conv: Instruction<"convolution">, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu),
+  conv: Instruction<"convolution">, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu), packableFilter = false,
 ): NativeKernel | Declined {
   const g = convGeometry(conv);
   if ("declined" in g) return g;
   const problem = convProblem(g) ?? (g.o === 0 ? "convolution: no output features" : undefined);
   if (problem !== undefined) return { declined: problem };
   const schedule = planConv(g, family.target);
-  const name = `conv ${conv.name} ${schedule.pixels}px ${schedule.kDepth}x${g.o}${g.type === "f64" ? " f64" : ""} ${family.name}`;
+  const packed = packableFilter ? packedFilterOf(schedule) : undefined;
+  const name = `conv ${conv.name} ${schedule.pixels}px ${schedule.kDepth}x${g.o}${g.type === "f64" ? " f64" : ""} ${family.name}${packed !== undefined ? " (B pre-packed)" : ""}`;
   const sym = symbol ?? SYM;
-  const r = convRoutine(schedule, family, sym);
+  const r = convRoutine(schedule, family, sym, undefined, packed !== undefined);
   const source = `${r.source}
 void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
   ${sym}_conv(mem + args[0], mem + args[1], mem + args[2], mem + args[3], begin, end);
@@ -162,6 +182,7 @@ void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
     scratchBytes: r.scratchBytes,
     parallelExtent: r.parallelExtent,
     costPerUnit: r.costPerUnit,
+    ...(packed !== undefined ? { packedOperand: { operand: 1, layout: packed } } : {}),
   };
 }
 

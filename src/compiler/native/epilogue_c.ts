@@ -25,7 +25,7 @@ import { checkGemmSpec, gemmSpecOfDot, packedBOf, planGemm, type PackedB } from 
 import { SYM, symbolize } from "./c_source.js";
 import { checkCType } from "./c_values.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
-import { convRoutine } from "./conv_c.js";
+import { convRoutine, packedFilterOf } from "./conv_c.js";
 import { NATIVE_VECTOR_TARGET, printKernelC } from "./emit_c_loop.js";
 import { anyGemmRoutine, gemmRoutine } from "./gemm_c.js";
 import { gemmFamily, type GemmFamily } from "./gemm_c_family.js";
@@ -101,9 +101,11 @@ export function emitOutputFusionC(
     if ("declined" in g) return g;
     if (g.c === 0 || g.o === 0 || g.kernelSizes[0] * g.kernelSizes[1] === 0) return { declined: "convolution: empty kernel window or no output features" };
     if (inPlace) return { declined: `output fusion ${fused.name}: a convolution's result written over an operand its epilogue reads (the WebAssembly kernel keeps the product in scratch)` };
-    const r = convRoutine(planConv(g, family.target), family, SYM, call("fr0, fr1"));
+    const schedule = planConv(g, family.target);
+    packed = constantOperands[oc.rhs] === true ? packedFilterOf(schedule) : undefined;
+    const r = convRoutine(schedule, family, SYM, call("fr0, fr1"), packed !== undefined);
     routine = r;
-    coreName = `conv ${oc.core.name}`;
+    coreName = `conv ${oc.core.name}${packed !== undefined ? " (B pre-packed)" : ""}`;
     entry = `${SYM}_conv`;
   }
   const source = `${epi}

@@ -99,7 +99,7 @@ function detect(node: NodeBuiltins): Toolchain | string {
   const cpu = detectCpu(node);
   const includeDir = headersDir(node);
   if (includeDir === undefined) return "the node-api-headers package is not installed";
-  const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing", "-fPIC", "-pthread",
+  const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing", "-fPIC", "-pthread",
     ...(cpu.arch === "x86_64" ? ["-march=native"] : cpu.arch === "aarch64" ? ["-mcpu=native"] : [])];
   const linkFlags = ["-shared", ...(process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : [])];
   const dir = cacheDir(node);

@@ -104,3 +104,18 @@ test("convolution schedules: pixel blocks cover the output, the depth in one blo
     }
   }
 });
+
+test("the C families cut n into chunks of columns as even as whole panels allow (threads split by chunk)", () => {
+  // GPT-2's 768-column products (nc 512): two chunks of 384, not 512 and 256, which left one of two threads two thirds of the work.
+  for (const name of ["avx512", "avx2", "neon", "portable"] as const) {
+    const target = familyByName(name).target;
+    for (const n of [768, 2304, 3072, 1000, 513]) {
+      const s = planGemm({ elementType: "f32", batch: 1, m: 128, n, k: 3072 }, target);
+      const widths = Array.from({ length: s.nChunks }, (_, c) => Math.min(s.chunk, n - c * s.chunk));
+      assert.equal(widths.reduce((a, b) => a + b, 0), n, `${name} n ${n}`);
+      assert.ok(s.chunk <= s.tiling.nc && s.chunk % s.nr === 0, `${name} n ${n}: chunk ${s.chunk}`);
+      assert.ok(widths.every((w) => w > 0 && s.chunk - w < s.nr * s.nChunks), `${name} n ${n}: chunks ${widths.join(", ")}`);
+    }
+    if (name === "avx2") assert.equal(planGemm({ elementType: "f32", batch: 1, m: 128, n: 768, k: 3072 }, target).chunk, 384);
+  }
+});

@@ -1,0 +1,43 @@
+// Weights as constants, as parameters marked as weights (compile's `weights`: packed once
+// per device array) and as plain parameters (packed on every call), paired (not a test):
+// the three xlats-native runners of one workload in one process, one thread, interleaved
+// rounds of 3 runs timed in process CPU time (no peer's threads in the process to charge).
+//   node dist/bench/weights_probe.js [only=mlp-infer|gpt2] [rounds=20]
+
+import { createCompiledRunner, type XlatsWeights } from "./runners/xlats_compiled.js";
+import { planWorkloads } from "./harness/plan.js";
+import { checkResult } from "./workloads/reference.js";
+import { describe, firstWeight, inputShapes, makeInputs } from "./workloads/specs.js";
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
+const only = arg("only", "mlp-infer");
+const rounds = Number(arg("rounds", "20"));
+const w = planWorkloads(false).map((p) => p.full).find((x) => x.kind === only && (x.kind !== "gpt2" || x.phase === "prefill"));
+if (w === undefined) throw new Error(`no workload ${only} (mlp-infer or gpt2)`);
+const inputs = makeInputs(w);
+const variants: { mode: XlatsWeights; run: () => void; ms: number[] }[] = [];
+for (const mode of ["constants", "marked parameters", "parameters"] as const) {
+  const runner = createCompiledRunner("native", 1, mode);
+  const why = await runner.init();
+  if (why !== undefined) throw new Error(why);
+  const p = await runner.setup(w, inputs, inputShapes(w), firstWeight(w));
+  if (typeof p === "string") throw new Error(p);
+  const bad = checkResult(w, inputs, await p.result());
+  if (bad !== undefined) throw new Error(`${mode}: wrong result: ${bad}`);
+  variants.push({ mode, run: () => void p.run(), ms: [] });
+}
+for (let r = 0; r < rounds; r++) {
+  for (const v of variants) {
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < 3; i++) v.run();
+    const c = process.cpuUsage(c0);
+    v.ms.push((c.user + c.system) / 3e3);
+  }
+}
+console.log(`${describe(w)}: CPU ms a run, one thread, best and median of ${rounds} interleaved rounds of 3`);
+for (const v of variants) {
+  const s = [...v.ms].sort((a, b) => a - b);
+  console.log(`  ${v.mode.padEnd(18)} ${s[0]!.toFixed(2).padStart(8)} ${s[s.length >> 1]!.toFixed(2).padStart(8)}`);
+}
+process.exit(0);
