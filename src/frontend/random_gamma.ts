@@ -19,8 +19,8 @@
 // Derivatives with respect to `a` (JAX's implicit differentiation through
 // random_gamma_grad) are not written: differentiating through `a` is a FrontendError.
 
-import { ArrayBase, asArrayValue, Tracer, type ArrayLike } from "./core.js";
-import { JvpTracer, VjpTrace } from "./autodiff.js";
+import { ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
+import { JvpTracer, VjpTracer } from "./autodiff.js";
 import { whileLoop } from "./control.js";
 import type { DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
@@ -50,7 +50,7 @@ function floatDtype(dtype: DType | undefined, where: string): DType {
 /** A parameter as an array of `dtype`; a FrontendError where a derivative would flow through it (JAX's gamma gradient is not written). */
 function param(x: ArrayLike, dtype: DType, where: string, name: string): A {
   const v = asArrayValue(x, undefined, `random.${where}`);
-  const differentiated = v instanceof Tracer && ((v instanceof JvpTracer && v.tangent !== null) || v.trace instanceof VjpTrace);
+  const differentiated = (v instanceof JvpTracer && v.tangent !== null) || (v instanceof VjpTracer && v.carriesDerivative);
   if (differentiated) {
     throw new FrontendError(`random.${where}: derivatives with respect to ${name} are not supported (JAX's implicit gradient of gamma samples is not implemented); ` +
       `apply lax.stopGradient to ${name} to sample without one`, `random.${where}`, name);
