@@ -7,7 +7,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { numpy as np, random, grad, jvp, jit, lax, FrontendError, type FrontendArray } from "../../src/index.js";
+import { numpy as np, random, grad, jvp, jit, lax, vmap, FrontendError, type FrontendArray } from "../../src/index.js";
 
 type A = FrontendArray;
 const f32 = Math.fround;
@@ -66,6 +66,10 @@ test("gamma: deterministic, the same under jit, and exp(loggamma) equals gamma",
   assert.deepEqual(values(jit((x: A) => random.gamma(key, x))(a)), g);
   values(random.loggamma(key, a)).forEach((l, i) => assert.ok(Math.abs(Math.exp(l) - g[i]!) <= 1e-5 * g[i]!, `exp(loggamma)[${i}]`));
   assert.deepEqual(random.gamma(key, 2, { shape: [0, 3] }).shape, [0, 3]);
+  // Under vmap over keys or over a: each element as the unbatched call gives it.
+  const keys = [...random.split(key, 3)] as A[];
+  assert.deepEqual(values(vmap((k: A) => random.gamma(k, 2.5))(random.split(key, 3))), keys.map((k) => random.gamma(k, 2.5).item()));
+  assert.deepEqual(values(vmap((x: A) => random.gamma(key, x))(a)), values(a).map((x) => random.gamma(key, x).item()));
 });
 
 /** Mean and variance of the draws, and five standard errors of each. */
