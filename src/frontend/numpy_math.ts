@@ -11,7 +11,7 @@ import { convGeneralDilated } from "./convolution.js";
 import { whileLoop } from "./control.js";
 import { sort } from "./sorting.js";
 import {
-  abs, all, any, broadcastTo, linspace, concatenate, prod, floorDivide, isnan, logaddexp, matmul, max, mean, min, moveaxis, multiply,
+  abs, all, any, broadcastShapes, broadcastTo, clip, linspace, concatenate, prod, floorDivide, isnan, logaddexp, matmul, max, mean, min, moveaxis, multiply,
   normalizeAxis, promoteAndBroadcast, promoteDtypes, remainder, sqrt, subtract, sum, toInexact, where, type ReduceOptions,
 } from "./numpy.js";
 
@@ -101,6 +101,79 @@ export function copysign(x1: ArrayLike, x2: ArrayLike): ArrayBase {
   const m = lax.abs(a);
   return lax.selectN(signbit(b), m, lax.neg(m));
 }
+
+/** A float dtype's bit layout: its same-width integer dtype, mantissa and exponent bits, exponent bias. */
+const FLOAT_LAYOUT: Partial<Record<DType, { int: DType; mantissa: number; exponent: number; bias: number }>> = {
+  float16: { int: "int16", mantissa: 10, exponent: 5, bias: 15 },
+  bfloat16: { int: "int16", mantissa: 7, exponent: 8, bias: 127 },
+  float32: { int: "int32", mantissa: 23, exponent: 8, bias: 127 },
+  float64: { int: "int64", mantissa: 52, exponent: 11, bias: 1023 },
+};
+
+function floatLayout(a: ArrayBase, where: string, argument: string): { int: DType; mantissa: number; exponent: number; bias: number } {
+  const layout = FLOAT_LAYOUT[a.dtype];
+  if (layout === undefined) throw new FrontendError(`${where}: needs a real floating-point array, got ${a.dtype}`, where, argument);
+  return layout;
+}
+
+/** 2^k of an int32 array k within the dtype's normal exponents, from its bit pattern (exact, unlike pow). */
+function powerOfTwo(k: ArrayBase, dtype: DType): ArrayBase {
+  const { int, mantissa, bias } = FLOAT_LAYOUT[dtype]!;
+  return lax.bitcastConvertType(lax.shiftLeft(lax.convertElementType(lax.add(k, bias), int), mantissa), dtype);
+}
+
+/**
+ * np.frexp: [mantissa, exponent] with x = mantissa · 2^exponent, |mantissa| in [½, 1) and an
+ * int32 exponent (x and 0 for ±0, ±inf and NaN), read from the bit pattern (subnormals
+ * first scaled into the normal range, as JAX's). The mantissa's derivative is 2^−exponent,
+ * as JAX's frexp JVP gives; the exponent has none.
+ */
+export function frexp(x: ArrayLike): [ArrayBase, ArrayBase] {
+  const a = toInexact(asArrayValue(x, undefined, "frexp"));
+  const { int, mantissa, exponent, bias } = floatLayout(a, "frexp", "x");
+  const zeros = lax.full(a.shape, 0, "int32");
+  const subnormal = lax.lt(lax.abs(a), 2 ** (1 - bias));
+  const bits = lax.bitcastConvertType(lax.selectN(subnormal, a, lax.mul(a, 2 ** mantissa)), int);
+  const biased = lax.and(lax.shiftRightLogical(bits, mantissa), 2 ** exponent - 1);
+  // Setting the exponent field to bias − 1 puts |mantissa| in [½, 1); the subtraction changes only that field.
+  const shift = lax.sub(biased, bias - 1);
+  const m = lax.bitcastConvertType(lax.sub(bits, lax.shiftLeft(shift, mantissa)), a.dtype);
+  const special = lax.or(lax.eq(a, 0), lax.not(lax.isFinite(a)));
+  const e = lax.selectN(special, lax.sub(lax.convertElementType(shift, "int32"), lax.selectN(subnormal, zeros, lax.full(a.shape, mantissa, "int32"))), zeros);
+  // The tangent x'·2^−e enters through a term whose value is exactly −0 (stopGradient(x) − x
+  // on finite x, times positive powers of two; −0 leaves every mantissa, −0 included, as
+  // it is), scaled in two factors so that neither overflows for subnormal x.
+  const finite = lax.selectN(lax.isFinite(a), lax.full(a.shape, 0, a.dtype), a);
+  const half = lax.div(e, 2);
+  const tangentTerm = lax.mul(lax.mul(lax.sub(lax.stopGradient(finite), finite), powerOfTwo(lax.neg(half), a.dtype)), powerOfTwo(lax.sub(half, e), a.dtype));
+  return [lax.sub(lax.selectN(special, m, a), tangentTerm), e];
+}
+
+/**
+ * np.ldexp: x1 · 2^x2 for an integer x2, rounded once (subnormal and overflowing results
+ * included): x1's frexp mantissa m times 2^k, k = x1's exponent + x2 (clamped to where the
+ * result is 0 or ±inf anyway), as m·2^(k+o) (exact: a normal float) times 2^−o, the offset
+ * o moving 2^(k+o) into the normal range (k + o ≥ 2 − bias keeps m·2^(k+o) normal) and
+ * 2^−o making the one rounding. The derivative in x1 is 2^x2, through m.
+ */
+export function ldexp(x1: ArrayLike, x2: ArrayLike): ArrayBase {
+  const n = asArrayValue(x2, undefined, "ldexp");
+  if (dtypeKind(n.dtype) !== "signed" && dtypeKind(n.dtype) !== "unsigned") throw new FrontendError(`ldexp: x2 must be an integer array, got ${n.dtype}`, "ldexp", "x2");
+  const x = toInexact(asArrayValue(x1, undefined, "ldexp"));
+  const { mantissa, bias } = floatLayout(x, "ldexp", "x1");
+  const shape = broadcastShapes("ldexp", x.shape, n.shape);
+  const [m, e] = frexp(lax.broadcastTo(x, shape));
+  // m·2^k is 0 below lowest (under half the smallest subnormal) and ±inf above highest.
+  const [lowest, highest] = [-(bias + mantissa + 2), bias + 2];
+  // x2 beyond ±(highest − lowest) takes every exponent e past a bound too; it is clamped in
+  // float64 (exact for every int32; wider values are out of range anyway), so any integer dtype clamps alike.
+  const span = highest - lowest;
+  const x2Clamped = lax.convertElementType(clip(lax.convertElementType(lax.broadcastTo(n, shape), "float64"), -span, span), "int32");
+  const k = clip(lax.add(e, x2Clamped), lowest, highest);
+  const offset = lax.selectN(lax.lt(k, 2 - bias), lax.selectN(lax.gt(k, bias), lax.full(shape, 0, "int32"), lax.full(shape, -2, "int32")), lax.full(shape, mantissa + 4, "int32"));
+  return lax.mul(lax.mul(m, powerOfTwo(lax.add(k, offset), x.dtype)), powerOfTwo(lax.neg(offset), x.dtype));
+}
+
 /** np.sinc: sin(πx)/(πx), 1 at 0 (with derivative 0 there). */
 export function sinc(x: ArrayLike): ArrayBase {
   const a = toInexact(asArrayValue(x, undefined, "sinc"));

@@ -381,3 +381,5 @@ export function categorical(key: ArrayLike, logits: ArrayLike, options: Categori
 
 // The other distributions (exponential, laplace, ... orthogonal), composed of the samplers above.
 export * from "./random_distributions.js";
+// gamma and the samplers built on it (loggamma, beta, dirichlet, chisquare, t, f).
+export * from "./random_gamma.js";

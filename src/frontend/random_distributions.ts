@@ -9,10 +9,13 @@ import { ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
 import { isIntegral, type DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
-import { qr } from "./linalg.js";
+import { take } from "./indexing.js";
+import { cholesky, eigh, qr, svd } from "./linalg.js";
 import * as np from "./numpy.js";
 import { diagonal } from "./numpy_arrays.js";
-import { bernoulli, normal, split, uniform } from "./random.js";
+import { searchsorted } from "./numpy_math.js";
+import { topK } from "./sorting.js";
+import { bernoulli, gumbel, normal, permutation, randint, split, uniform } from "./random.js";
 
 type A = ArrayBase;
 
@@ -155,4 +158,88 @@ export function orthogonal(key: ArrayLike, n: number, shape: readonly number[] =
   const { Q, R } = qr(z);
   const d = diagonal(R, { axis1: -2, axis2: -1 });
   return np.multiply(Q, np.expandDims(np.divide(d, np.abs(d)), -2));
+}
+
+export interface ChoiceOptions {
+  /** The draws' shape (default [], one draw). */
+  readonly shape?: readonly number[];
+  /** Draw with replacement (default true). */
+  readonly replace?: boolean;
+  /** The probabilities of the entries along `axis` (default uniform). */
+  readonly p?: ArrayLike;
+  /** The axis of `a` drawn from (default 0). */
+  readonly axis?: number;
+}
+
+/**
+ * jax.random.choice(key, a, { shape, replace, p, axis }): draws from arange(a) for an
+ * integer a, else slices of a along axis. As JAX's: randint indices (with replacement),
+ * the first entries of a permutation (without), and with p the inverse of p's cumulative
+ * sum at uniform draws (with replacement) or the Gumbel top-k trick (without).
+ */
+export function choice(key: ArrayLike, a: ArrayLike, options: ChoiceOptions = {}): A {
+  const arr = asArrayValue(a, undefined, "random.choice");
+  const shape = [...(options.shape ?? [])];
+  const replace = options.replace ?? true;
+  const axis = arr.ndim === 0 ? 0 : np.normalizeAxis("random.choice", options.axis ?? 0, arr.ndim);
+  if (arr.ndim === 0 && !isIntegral(arr.dtype)) throw new FrontendError(`random.choice: a must be an integer or an array, got a ${arr.dtype} scalar`, "random.choice", "a");
+  const inputs = arr.ndim === 0 ? Number(arr.item()) : arr.shape[axis]!;
+  const draws = shape.reduce((q, d) => q * d, 1);
+  if (draws === 0) return lax.full(shape, 0, arr.dtype);
+  if (inputs <= 0) throw new FrontendError(`random.choice: a must be greater than 0 unless no samples are taken, got ${inputs}`, "random.choice", "a");
+  if (!replace && draws > inputs) throw new FrontendError(`random.choice: cannot take ${draws} samples from ${inputs} without replacement`, "random.choice", "shape");
+  let indices: A;
+  if (options.p === undefined) {
+    if (!replace) {
+      const shuffled = permutation(key, arr.ndim === 0 ? inputs : arr, { axis });
+      const first = lax.slice(shuffled, shuffled.shape.map(() => 0), shuffled.shape.map((d, i) => (i === axis ? draws : d)));
+      return lax.reshape(first, arr.ndim === 0 ? shape : [...arr.shape.slice(0, axis), ...shape, ...arr.shape.slice(axis + 1)]);
+    }
+    indices = randint(key, shape, 0, inputs);
+  } else {
+    const p = lax.convertElementType(asArrayValue(options.p, undefined, "random.choice"), "float32");
+    if (p.shape.join(",") !== String(inputs)) throw new FrontendError(`random.choice: p must be a vector of a's ${inputs} entries along axis, got shape [${p.shape}]`, "random.choice", "p");
+    if (replace) {
+      const cumulative = lax.cumsum(p, 0);
+      const total = lax.slice(cumulative, [inputs - 1], [inputs]);
+      const r = np.multiply(total, lax.sub(1, uniform(key, shape)));
+      indices = lax.convertElementType(searchsorted(cumulative, r), "int32");
+    } else {
+      const g = lax.add(gumbel(key, [inputs]), lax.log(p));
+      indices = lax.reshape(topK(g, draws)[1], shape);
+    }
+  }
+  return arr.ndim === 0 ? indices : take(arr, indices, { axis });
+}
+
+export interface MultivariateNormalOptions {
+  /** The batch shape (default the broadcast of mean's and cov's batch shapes). */
+  readonly shape?: readonly number[];
+  readonly dtype?: DType;
+  /** How cov is factored: "cholesky" (default), "eigh" or "svd" (the latter two allow singular cov). */
+  readonly method?: "cholesky" | "eigh" | "svd";
+}
+
+/** jax.random.multivariate_normal(key, mean, cov, { shape, dtype, method }): mean + F·z, F·Fᵀ = cov, z normal of shape [...shape, n]. */
+export function multivariateNormal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike, options: MultivariateNormalOptions = {}): A {
+  const dtype = floatDtype(options.dtype, "multivariateNormal");
+  const [m, c] = [param(mean, dtype, "multivariateNormal"), param(cov, dtype, "multivariateNormal")];
+  if (m.ndim < 1) throw new FrontendError("random.multivariateNormal: mean needs at least one dimension", "random.multivariateNormal", "mean");
+  const n = m.shape[m.ndim - 1]!;
+  if (c.ndim < 2 || c.shape[c.ndim - 1] !== n || c.shape[c.ndim - 2] !== n) {
+    throw new FrontendError(`random.multivariateNormal: cov must have shape [..., ${n}, ${n}], got [${c.shape}]`, "random.multivariateNormal", "cov");
+  }
+  const batch = sampleShape("multivariateNormal", options.shape, lax.full(m.shape.slice(0, -1), 0, dtype), lax.full(c.shape.slice(0, -2), 0, dtype));
+  const method = options.method ?? "cholesky";
+  let factor: A;
+  if (method === "cholesky") factor = cholesky(c);
+  else if (method === "eigh") {
+    const { eigenvalues, eigenvectors } = eigh(c);
+    factor = np.multiply(eigenvectors, np.expandDims(np.sqrt(eigenvalues), -2));
+  } else if (method === "svd") {
+    const { U, S } = svd(c);
+    factor = np.multiply(U, np.expandDims(np.sqrt(S), -2));
+  } else throw new FrontendError(`random.multivariateNormal: method must be "cholesky", "eigh" or "svd", got ${String(method)}`, "random.multivariateNormal", "method");
+  const z = normal(key, [...batch, n], { dtype });
+  return np.add(m, np.squeeze(np.matmul(factor, np.expandDims(z, -1)), { axis: -1 }));
 }

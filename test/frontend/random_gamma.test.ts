@@ -1,0 +1,149 @@
+// random.gamma and the samplers built on it. The exact check: each element of gamma's
+// program equals JAX's per-element algorithm (_gamma_one) run here as a plain JS loop over
+// eager random.split / normal / uniform calls, so the key usage (one key per element,
+// the boost key, three keys per round, the split chain of the normal draws) is checked
+// draw by draw. The distribution checks: the moments of 10^5 (gamma) or 20,000 draws
+// within five standard errors (the variance's from the sample's fourth moment).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { numpy as np, random, grad, jvp, jit, lax, vmap, FrontendError, type FrontendArray } from "../../src/index.js";
+
+type A = FrontendArray;
+const f32 = Math.fround;
+const values = (x: A): number[] => (x.tolist() as number[]).flat() as number[];
+
+/** JAX's _gamma_one for one key and one alpha, as a sequential loop of eager draws (float32 steps rounded with fround). */
+function gammaOneReference(key: A, alpha: number, logSpace: boolean): number {
+  const noBoost = alpha >= 1;
+  const a = noBoost ? alpha : f32(alpha + 1);
+  const d = f32(a - f32(1 / 3));
+  const c = f32(f32(1 / 3) / f32(Math.sqrt(d)));
+  let [k, boostKey] = [...random.split(key)] as [A, A];
+  let [X, V, U] = [0, 1, 2];
+  while (U >= f32(1 - f32(0.0331 * f32(X * X))) && Math.log(U) >= f32(f32(X * 0.5) + f32(d * f32(f32(1 - V) + Math.log(V))))) {
+    const [next, xKey, uKey] = [...random.split(k, 3)] as [A, A, A];
+    k = next;
+    let [kx, x, v] = [xKey, 0, -1];
+    while (v <= 0) {
+      const [n2, sub] = [...random.split(kx)] as [A, A];
+      kx = n2;
+      x = random.normal(sub).item() as number;
+      v = f32(1 + f32(x * c));
+    }
+    [X, V, U] = [f32(x * x), f32(f32(v * v) * v), random.uniform(uKey).item() as number];
+  }
+  const u = random.uniform(boostKey).item() as number;
+  if (logSpace) {
+    const logU = Math.log1p(-u);
+    return Math.log(d) + Math.log(V) + (noBoost || logU === 0 ? 0 : logU / alpha);
+  }
+  return d * V * (noBoost ? 1 : (1 - u) ** (1 / alpha));
+}
+
+test("gamma and loggamma: every element is JAX's per-element rejection loop on its own key of split(key, n)", () => {
+  const key = random.key(42);
+  const alphas = [0.05, 0.3, 0.999, 1, 1.5, 2.5, 7, 30];
+  const keys = [...random.split(key, alphas.length)] as A[];
+  for (const logSpace of [false, true]) {
+    const got = values((logSpace ? random.loggamma : random.gamma)(key, alphas));
+    alphas.forEach((alpha, i) => {
+      const want = gammaOneReference(keys[i]!, alpha, logSpace);
+      assert.ok(Math.abs(got[i]! - want) <= 2e-6 * Math.max(1, Math.abs(want)), `${logSpace ? "log" : ""}gamma(${alpha}): ${got[i]} vs ${want}`);
+    });
+  }
+  // A shape broadcasts a: each of the 2x3 elements has its own key.
+  const shaped = values(random.gamma(key, [1.5, 2.5, 7], { shape: [2, 3] }));
+  const sixKeys = [...random.split(key, 6)] as A[];
+  shaped.forEach((g, i) => assert.ok(Math.abs(g - gammaOneReference(sixKeys[i]!, [1.5, 2.5, 7][i % 3]!, false)) <= 2e-6 * g, `shaped[${i}]`));
+});
+
+test("gamma: deterministic, the same under jit, and exp(loggamma) equals gamma", () => {
+  const key = random.key(7);
+  const a = np.array([0.2, 0.8, 3, 12], { dtype: "float32" });
+  const g = values(random.gamma(key, a));
+  assert.deepEqual(values(random.gamma(key, a)), g);
+  assert.deepEqual(values(jit((x: A) => random.gamma(key, x))(a)), g);
+  values(random.loggamma(key, a)).forEach((l, i) => assert.ok(Math.abs(Math.exp(l) - g[i]!) <= 1e-5 * g[i]!, `exp(loggamma)[${i}]`));
+  assert.deepEqual(random.gamma(key, 2, { shape: [0, 3] }).shape, [0, 3]);
+  // Under vmap over keys or over a: each element as the unbatched call gives it.
+  const keys = [...random.split(key, 3)] as A[];
+  assert.deepEqual(values(vmap((k: A) => random.gamma(k, 2.5))(random.split(key, 3))), keys.map((k) => random.gamma(k, 2.5).item()));
+  assert.deepEqual(values(vmap((x: A) => random.gamma(key, x))(a)), values(a).map((x) => random.gamma(key, x).item()));
+});
+
+/** Mean and variance of the draws, and five standard errors of each. */
+function moments(v: number[]): { mean: number; variance: number; meanBound: number; varianceBound: number } {
+  const n = v.length;
+  const mean = v.reduce((s, x) => s + x, 0) / n;
+  const variance = v.reduce((s, x) => s + (x - mean) ** 2, 0) / n;
+  const fourth = v.reduce((s, x) => s + (x - mean) ** 4, 0) / n;
+  return { mean, variance, meanBound: 5 * Math.sqrt(variance / n), varianceBound: 5 * Math.sqrt((fourth - variance ** 2) / n) };
+}
+
+function checkMoments(name: string, draws: number[], mean: number, variance: number): void {
+  const m = moments(draws);
+  assert.ok(draws.every(Number.isFinite), `${name}: finite draws`);
+  assert.ok(Math.abs(m.mean - mean) <= m.meanBound, `${name}: mean ${m.mean} vs ${mean} (bound ${m.meanBound})`);
+  assert.ok(Math.abs(m.variance - variance) <= m.varianceBound, `${name}: variance ${m.variance} vs ${variance} (bound ${m.varianceBound})`);
+}
+
+test("gamma: moments of 10^5 draws (a = 0.5 boosted, a = 4 not); loggamma(0.01)'s mean and variance are digamma's and trigamma's", () => {
+  const key = random.key(0);
+  checkMoments("gamma(0.5)", values(random.gamma(key, 0.5, { shape: [100000] })), 0.5, 0.5);
+  checkMoments("gamma(4)", values(random.gamma(key, 4, { shape: [100000] })), 4, 4);
+  // ψ(0.01) and ψ'(0.01) (series at 0: −1/a − γ + (π²/6) a ..., 1/a² + π²/6 − 2ζ(3) a ...).
+  checkMoments("loggamma(0.01)", values(random.loggamma(key, 0.01, { shape: [20000] })), -100.5608, 10001.62);
+});
+
+test("beta, chisquare, t, f, dirichlet: moments of 20,000 draws", () => {
+  const key = random.key(1);
+  const N = 20000;
+  checkMoments("beta(2, 3)", values(random.beta(key, 2, 3, { shape: [N] })), 0.4, 0.04);
+  checkMoments("beta(0.1, 0.2)", values(random.beta(key, 0.1, 0.2, { shape: [N] })), 1 / 3, (0.02 / (0.09 * 1.3)));
+  checkMoments("chisquare(3)", values(random.chisquare(key, 3, { shape: [N] })), 3, 6);
+  checkMoments("t(10)", values(random.t(key, 10, { shape: [N] })), 0, 1.25);
+  checkMoments("f(6, 20)", values(random.f(key, 6, 20, { shape: [N] })), 20 / 18, (2 * 400 * 24) / (6 * 324 * 16));
+  const alpha = [1, 2, 3];
+  const rows = random.dirichlet(key, alpha, { shape: [N] }).tolist() as number[][];
+  assert.ok(rows.every((r) => Math.abs(r[0]! + r[1]! + r[2]! - 1) <= 1e-6), "dirichlet rows sum to 1");
+  alpha.forEach((a, i) => checkMoments(`dirichlet[${i}]`, rows.map((r) => r[i]!), a / 6, (a * (6 - a)) / (36 * 7)));
+});
+
+test("beta, t and f use JAX's keys: the two keys of split(key) in JAX's order", () => {
+  const key = random.key(5);
+  const [k1, k2] = [...random.split(key)] as [A, A];
+  const la = values(random.loggamma(k1, 2, { shape: [4] }));
+  const lb = values(random.loggamma(k2, 3, { shape: [4] }));
+  values(random.beta(key, 2, 3, { shape: [4] })).forEach((b, i) => {
+    const top = Math.max(la[i]!, lb[i]!);
+    const [ga, gb] = [Math.exp(la[i]! - top), Math.exp(lb[i]! - top)];
+    assert.ok(Math.abs(b - ga / (ga + gb)) <= 1e-6, `beta[${i}]`);
+  });
+  const n = values(random.normal(k1, [4]));
+  const g = values(random.gamma(k2, 2.5, { shape: [4] }));
+  values(random.t(key, 5, { shape: [4] })).forEach((x, i) => assert.ok(Math.abs(x - n[i]! * Math.sqrt(2.5 / g[i]!)) <= 1e-5 * Math.max(1, Math.abs(x)), `t[${i}]`));
+  // f: the denominator's chi-square from the first key.
+  const den = values(random.chisquare(k1, 4, { shape: [4] }));
+  const num = values(random.chisquare(k2, 3, { shape: [4] }));
+  values(random.f(key, 3, 4, { shape: [4] })).forEach((x, i) => assert.ok(Math.abs(x - (num[i]! / 3) / (den[i]! / 4)) <= 1e-5 * x, `f[${i}]`));
+});
+
+test("gamma: derivatives through a are a FrontendError; a stopped gradient samples", () => {
+  const key = random.key(0);
+  assert.throws(() => grad((a: A) => np.sum(random.gamma(key, a)))(2.5), (e: unknown) => e instanceof FrontendError && /random\.gamma.*derivatives with respect to a/.test(e.message));
+  assert.throws(() => jvp((a: A) => random.gamma(key, a), [2.5], [1]), FrontendError);
+  assert.throws(() => grad((a: A) => np.sum(random.beta(key, a, 2)))(2.5), FrontendError);
+  const sample = random.gamma(key, 2.5).item() as number;
+  // d/da of gamma(stopGradient(a)) · a is the sample itself.
+  const d = (grad((a: A) => np.multiply(random.gamma(key, lax.stopGradient(a)), a))(2.5) as A).item() as number;
+  assert.ok(Math.abs(d - sample) <= 1e-6 * sample);
+});
+
+test("gamma family: bad arguments are FrontendErrors", () => {
+  const key = random.key(0);
+  assert.throws(() => random.gamma(key, [1, 2], { shape: [3] }), FrontendError);
+  assert.throws(() => random.gamma(key, 1, { dtype: "float64" }), FrontendError);
+  assert.throws(() => random.dirichlet(key, 1), FrontendError);
+  assert.throws(() => random.gamma(np.array([1, 2, 3], { dtype: "uint32" }), 1), FrontendError);
+});
