@@ -162,7 +162,6 @@ export function orthogonal(key: ArrayLike, n: number, shape: readonly number[] =
 
 export interface ChoiceOptions {
   /** The draws' shape (default [], one draw). */
-  readonly shape?: readonly number[];
   /** Draw with replacement (default true). */
   readonly replace?: boolean;
   /** The probabilities of the entries along `axis` (default uniform). */
@@ -172,14 +171,13 @@ export interface ChoiceOptions {
 }
 
 /**
- * jax.random.choice(key, a, { shape, replace, p, axis }): draws from arange(a) for an
+ * jax.random.choice(key, a, shape?, { replace, p, axis }): draws from arange(a) for an
  * integer a, else slices of a along axis. As JAX's: randint indices (with replacement),
  * the first entries of a permutation (without), and with p the inverse of p's cumulative
  * sum at uniform draws (with replacement) or the Gumbel top-k trick (without).
  */
-export function choice(key: ArrayLike, a: ArrayLike, options: ChoiceOptions = {}): A {
+export function choice(key: ArrayLike, a: ArrayLike, shape: readonly number[] = [], options: ChoiceOptions = {}): A {
   const arr = asArrayValue(a, undefined, "random.choice");
-  const shape = [...(options.shape ?? [])];
   const replace = options.replace ?? true;
   const axis = arr.ndim === 0 ? 0 : np.normalizeAxis("random.choice", options.axis ?? 0, arr.ndim);
   if (arr.ndim === 0 && !isIntegral(arr.dtype)) throw new FrontendError(`random.choice: a must be an integer or an array, got a ${arr.dtype} scalar`, "random.choice", "a");
@@ -213,15 +211,13 @@ export function choice(key: ArrayLike, a: ArrayLike, options: ChoiceOptions = {}
 }
 
 export interface MultivariateNormalOptions {
-  /** The batch shape (default the broadcast of mean's and cov's batch shapes). */
-  readonly shape?: readonly number[];
   readonly dtype?: DType;
   /** How cov is factored: "cholesky" (default), "eigh" or "svd" (the latter two allow singular cov). */
   readonly method?: "cholesky" | "eigh" | "svd";
 }
 
-/** jax.random.multivariate_normal(key, mean, cov, { shape, dtype, method }): mean + F·z, F·Fᵀ = cov, z normal of shape [...shape, n]. */
-export function multivariateNormal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike, options: MultivariateNormalOptions = {}): A {
+/** jax.random.multivariate_normal(key, mean, cov, shape?, { dtype, method }): `shape` is the batch shape (default the broadcast of mean's and cov's batch shapes): mean + F·z, F·Fᵀ = cov, z normal of shape [...shape, n]. */
+export function multivariateNormal(key: ArrayLike, mean: ArrayLike, cov: ArrayLike, shape?: readonly number[], options: MultivariateNormalOptions = {}): A {
   const dtype = floatDtype(options.dtype, "multivariateNormal");
   const [m, c] = [param(mean, dtype, "multivariateNormal"), param(cov, dtype, "multivariateNormal")];
   if (m.ndim < 1) throw new FrontendError("random.multivariateNormal: mean needs at least one dimension", "random.multivariateNormal", "mean");
@@ -229,7 +225,7 @@ export function multivariateNormal(key: ArrayLike, mean: ArrayLike, cov: ArrayLi
   if (c.ndim < 2 || c.shape[c.ndim - 1] !== n || c.shape[c.ndim - 2] !== n) {
     throw new FrontendError(`random.multivariateNormal: cov must have shape [..., ${n}, ${n}], got [${c.shape}]`, "random.multivariateNormal", "cov");
   }
-  const batch = sampleShape("multivariateNormal", options.shape, lax.full(m.shape.slice(0, -1), 0, dtype), lax.full(c.shape.slice(0, -2), 0, dtype));
+  const batch = sampleShape("multivariateNormal", shape, lax.full(m.shape.slice(0, -1), 0, dtype), lax.full(c.shape.slice(0, -2), 0, dtype));
   const method = options.method ?? "cholesky";
   let factor: A;
   if (method === "cholesky") factor = cholesky(c);

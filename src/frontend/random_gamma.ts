@@ -33,9 +33,8 @@ import { vmap } from "./vmap.js";
 
 type A = ArrayBase;
 
+/** The gamma family's options; their `shape` argument (default the parameters' broadcast shape) comes before, positionally, as JAX users pass it. */
 export interface GammaOptions {
-  /** The sample's shape (default the parameters' broadcast shape); the parameters must broadcast to it. */
-  readonly shape?: readonly number[];
   /** float32 (the samplers' one float dtype so far). */
   readonly dtype?: DType;
 }
@@ -139,26 +138,26 @@ function sampleGamma(key: ArrayLike, a: A, shape: readonly number[], logSpace: b
   return lax.reshape(gammaProgram(asArrayValue(key, undefined, "random.gamma"), flat, logSpace) as A, shape);
 }
 
-/** jax.random.gamma(key, a, { shape, dtype }): Gamma(a, 1) samples (Marsaglia and Tsang, JAX's key usage; see the header). */
-export function gamma(key: ArrayLike, a: ArrayLike, options: GammaOptions = {}): A {
+/** jax.random.gamma(key, a, shape?, { dtype }): Gamma(a, 1) samples (Marsaglia and Tsang, JAX's key usage; see the header). */
+export function gamma(key: ArrayLike, a: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
   const av = param(a, floatDtype(options.dtype, "gamma"), "gamma", "a");
-  return sampleGamma(key, av, sampleShape("gamma", options.shape, av), false);
+  return sampleGamma(key, av, sampleShape("gamma", shape, av), false);
 }
 
-/** jax.random.loggamma(key, a, { shape, dtype }): log of Gamma(a, 1) samples computed in log space (accurate where a ≪ 1 makes the samples underflow). */
-export function loggamma(key: ArrayLike, a: ArrayLike, options: GammaOptions = {}): A {
+/** jax.random.loggamma(key, a, shape?, { dtype }): log of Gamma(a, 1) samples computed in log space (accurate where a ≪ 1 makes the samples underflow). */
+export function loggamma(key: ArrayLike, a: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
   const av = param(a, floatDtype(options.dtype, "loggamma"), "loggamma", "a");
-  return sampleGamma(key, av, sampleShape("loggamma", options.shape, av), true);
+  return sampleGamma(key, av, sampleShape("loggamma", shape, av), true);
 }
 
 /** The two keys of split(key). */
 const twoKeys = (key: ArrayLike): [A, A] => [...split(key)] as [A, A];
 
-/** jax.random.beta(key, a, b, { shape, dtype }): Ga/(Ga + Gb) of two log-gamma samples (keys from split(key)), scaled by their maximum as JAX's. */
-export function beta(key: ArrayLike, a: ArrayLike, b: ArrayLike, options: GammaOptions = {}): A {
+/** jax.random.beta(key, a, b, shape?, { dtype }): Ga/(Ga + Gb) of two log-gamma samples (keys from split(key)), scaled by their maximum as JAX's. */
+export function beta(key: ArrayLike, a: ArrayLike, b: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
   const dtype = floatDtype(options.dtype, "beta");
   const [av, bv] = [param(a, dtype, "beta", "a"), param(b, dtype, "beta", "b")];
-  const s = sampleShape("beta", options.shape, av, bv);
+  const s = sampleShape("beta", shape, av, bv);
   const [keyA, keyB] = twoKeys(key);
   const logA = sampleGamma(keyA, av, s, true);
   const logB = sampleGamma(keyB, bv, s, true);
@@ -167,28 +166,28 @@ export function beta(key: ArrayLike, a: ArrayLike, b: ArrayLike, options: GammaO
   return lax.div(ga, lax.add(ga, gb));
 }
 
-/** jax.random.dirichlet(key, alpha, { shape, dtype }): the softmax of log-gamma samples over alpha's last axis; `shape` is the batch shape (the result's without the last axis). */
-export function dirichlet(key: ArrayLike, alpha: ArrayLike, options: GammaOptions = {}): A {
+/** jax.random.dirichlet(key, alpha, shape?, { dtype }): the softmax of log-gamma samples over alpha's last axis; `shape` is the batch shape (the result's without the last axis). */
+export function dirichlet(key: ArrayLike, alpha: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
   const av = param(alpha, floatDtype(options.dtype, "dirichlet"), "dirichlet", "alpha");
   if (av.ndim === 0) throw new FrontendError("random.dirichlet: alpha needs at least one dimension (the categories)", "random.dirichlet", "alpha");
   const k = av.shape[av.ndim - 1]!;
-  const batch = sampleShape("dirichlet", options.shape, lax.full(av.shape.slice(0, -1), 0, "float32"));
+  const batch = sampleShape("dirichlet", shape, lax.full(av.shape.slice(0, -1), 0, "float32"));
   const logs = sampleGamma(key, av, [...batch, k], true);
   return softmax(logs, -1);
 }
 
-/** jax.random.chisquare(key, df, { shape, dtype }): 2·exp(loggamma(df/2)). */
-export function chisquare(key: ArrayLike, df: ArrayLike, options: GammaOptions = {}): A {
+/** jax.random.chisquare(key, df, shape?, { dtype }): 2·exp(loggamma(df/2)). */
+export function chisquare(key: ArrayLike, df: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
   const dv = param(df, floatDtype(options.dtype, "chisquare"), "chisquare", "df");
   const half = lax.div(dv, 2);
-  return lax.mul(lax.exp(sampleGamma(key, half, sampleShape("chisquare", options.shape, dv), true)), 2);
+  return lax.mul(lax.exp(sampleGamma(key, half, sampleShape("chisquare", shape, dv), true)), 2);
 }
 
-/** jax.random.t(key, df, { shape, dtype }): Student's t, n·√(df/2 / g) for a normal n (first key of split(key)) and g ~ Gamma(df/2) (second). */
-export function t(key: ArrayLike, df: ArrayLike, options: GammaOptions = {}): A {
+/** jax.random.t(key, df, shape?, { dtype }): Student's t, n·√(df/2 / g) for a normal n (first key of split(key)) and g ~ Gamma(df/2) (second). */
+export function t(key: ArrayLike, df: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
   const dtype = floatDtype(options.dtype, "t");
   const dv = param(df, dtype, "t", "df");
-  const s = sampleShape("t", options.shape, dv);
+  const s = sampleShape("t", shape, dv);
   const [keyN, keyG] = twoKeys(key);
   const n = normal(keyN, s, { dtype });
   const half = lax.broadcastTo(lax.div(dv, 2), s);
@@ -196,14 +195,14 @@ export function t(key: ArrayLike, df: ArrayLike, options: GammaOptions = {}): A 
   return lax.mul(n, lax.sqrt(lax.div(half, g)));
 }
 
-/** jax.random.f(key, dfnum, dfden, { shape, dtype }): (χ²(dfnum)/dfnum) / (χ²(dfden)/dfden), the denominator's key first in split(key) as JAX's. */
-export function f(key: ArrayLike, dfnum: ArrayLike, dfden: ArrayLike, options: GammaOptions = {}): A {
+/** jax.random.f(key, dfnum, dfden, shape?, { dtype }): (χ²(dfnum)/dfnum) / (χ²(dfden)/dfden), the denominator's key first in split(key) as JAX's. */
+export function f(key: ArrayLike, dfnum: ArrayLike, dfden: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
   const dtype = floatDtype(options.dtype, "f");
   const [num, den] = [param(dfnum, dtype, "f", "dfnum"), param(dfden, dtype, "f", "dfden")];
-  sampleShape("f", options.shape, num, den);
+  sampleShape("f", shape, num, den);
   // Without a shape each chi-square has its own parameter's shape (as JAX's), broadcast at the end.
   const [keyDen, keyNum] = twoKeys(key);
-  const chiNum = chisquare(keyNum, num, options);
-  const chiDen = chisquare(keyDen, den, options);
+  const chiNum = chisquare(keyNum, num, shape, options);
+  const chiDen = chisquare(keyDen, den, shape, options);
   return np.divide(np.divide(chiNum, num), np.divide(chiDen, den));
 }
