@@ -58,7 +58,7 @@ function param(x: ArrayLike, dtype: DType, where: string, name: string): A {
 }
 
 /** The sample shape: `shape`, which the parameters must broadcast to, or else their broadcast shape. */
-function sampleShape(where: string, shape: readonly number[] | undefined, ...params: A[]): number[] {
+export function sampleShape(where: string, shape: readonly number[] | undefined, ...params: A[]): number[] {
   const joint = np.broadcastShapes(`random.${where}`, ...params.map((p) => p.shape));
   if (shape === undefined) return joint;
   if (np.broadcastShapes(`random.${where}`, shape, joint).join(",") !== shape.join(",")) {
