@@ -182,6 +182,9 @@ test("gamma: d sample / d a is JAX's implicit derivative −(∂P/∂a)/(∂P/�
   // vmap of grad: per-example derivatives as the unbatched grads.
   const per = values(vmap(grad((a: A) => random.gamma(key, a)))(np.array([0.5, 2, 7], { dtype: "float32" })) as A);
   [0.5, 2, 7].forEach((a, i) => assert.equal(per[i], (grad((x: A) => random.gamma(key, x))(np.array(a, { dtype: "float32" })) as A).item()));
+  // Second derivatives in a are an error, not the rejection loop's path differentiated.
+  assert.throws(() => grad(grad((a: A) => random.gamma(key, a)))(np.array(2.5, { dtype: "float32" })), (e: unknown) => e instanceof FrontendError && /second derivatives/.test(e.message));
+  assert.throws(() => jvp(grad((a: A) => random.gamma(key, a)), [np.array(2.5, { dtype: "float32" })], [np.array(1, { dtype: "float32" })]), FrontendError);
   // d/da of gamma(stopGradient(a)) · a is the sample itself.
   const s = random.gamma(key, 2.5).item() as number;
   const d = (grad((a: A) => np.multiply(random.gamma(key, lax.stopGradient(a)), a))(2.5) as A).item() as number;
