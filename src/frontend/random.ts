@@ -385,3 +385,5 @@ export * from "./random_distributions.js";
 export * from "./random_gamma.js";
 // poisson (Knuth's algorithm and Hörmann's transformed rejection).
 export * from "./random_poisson.js";
+// binomial (inversion and BTRS).
+export * from "./random_binomial.js";
