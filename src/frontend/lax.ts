@@ -65,6 +65,19 @@ export const xor = binary("xor");
 export const shiftLeft = binary("shiftLeft");
 export const shiftRightLogical = binary("shiftRightLogical");
 export const erfInv = unary("erfInv");
+/** lax.lgamma: log|Γ(x)| (float operands). */
+export const lgamma = unary("lgamma");
+/** lax.digamma: ψ(x) = d/dx log Γ(x). */
+export const digamma = unary("digamma");
+
+/** lax.polygamma(m, x): ψ⁽ᵐ⁾(x), the m-th derivative of digamma; m a non-negative integer (a JS number, or a concrete integer-valued scalar array), as JAX differentiates only in x. */
+export function polygamma(m: ArrayLike, x: ArrayLike): ArrayBase {
+  const order = m instanceof ArrayBase ? (m.ndim === 0 ? Number(m.item()) : NaN) : typeof m === "number" ? m : NaN;
+  if (!Number.isInteger(order) || order < 0) {
+    throw new FrontendError(`polygamma: the order m must be a non-negative integer given as a number or a concrete scalar (got ${String(m)})`, "polygamma", "m");
+  }
+  return bind1("polygamma", [asArrayValue(x, undefined, "polygamma")], { order });
+}
 export const eq = binary("eq");
 export const ne = binary("ne");
 export const lt = binary("lt");

@@ -55,6 +55,8 @@ export interface PrimitiveParams {
   add: None; sub: None; mul: None; div: None; max: None; min: None; pow: None; rem: None; atan2: None;
   and: None; or: None; xor: None; shiftLeft: None; shiftRightLogical: None;
   erfInv: None;
+  /** log|Γ(x)|, its derivative ψ(x), and ψ's order-th derivative (a static non-negative integer order, as XLA's polygamma(m, x) with m constant). */
+  lgamma: None; digamma: None; polygamma: { readonly order: number };
   eq: None; ne: None; lt: None; le: None; gt: None; ge: None;
   selectN: None;
   convertElementType: { readonly newDtype: DType; readonly weakType: boolean };
@@ -530,6 +532,22 @@ export const PRIMITIVES: { readonly [N in PrimitiveName]: PrimitiveRow<Primitive
   shiftRightLogical: constantBinaryRow("shiftRightLogical", binaryLower("shiftRightLogical"), UINT32_BINARY_EXAMPLE),
   // d/dx erf⁻¹(x) = √π/2 · exp(erf⁻¹(x)²).
   erfInv: unaryRow("erfInv", "erfInv", (_x, y) => lax.mul(lax.exp(lax.mul(y, y)), SQRT_PI / 2), { args: [{ shape: [2, 3], range: [-0.9, 0.9] }], params: {} }),
+  // d lgamma = ψ (digamma), dψ = ψ⁽¹⁾ (polygamma of order 1), dψ⁽ⁿ⁾ = ψ⁽ⁿ⁺¹⁾: every order is differentiable.
+  lgamma: unaryRow("lgamma", "lgamma", (x) => lax.digamma(x), POSITIVE_EXAMPLE),
+  digamma: unaryRow("digamma", "digamma", (x) => lax.polygamma(1, x), POSITIVE_EXAMPLE),
+  polygamma: {
+    // XLA's polygamma takes the order as an operand: a constant of x's shape here.
+    lower: (b, [x], { order }) => {
+      const { elementType, dimensions } = x!.arrayShape;
+      const m = b.addInstruction("broadcastInDim", [constantR0(b, elementType, order)], { dimensions: [...dimensions], broadcastDimensions: [] });
+      return [b.addInstruction("polygamma", [m, x!], {})];
+    },
+    jvp: ([t], [x], _y, { order }) => [lax.mul(t!, lax.polygamma(order + 1, x!))],
+    vjp: ([ct], [x], _y, { order }) => [lax.mul(ct!, lax.polygamma(order + 1, x!))],
+    batch: elementwiseBatch("polygamma"),
+    example: { args: [{ shape: [2, 3], range: [0.5, 2] }], params: { order: 1 } },
+    moreExamples: [{ args: [{ shape: [2, 3], range: [0.5, 2] }], params: { order: 0 } }, { args: [{ shape: [2, 3], range: [0.5, 2] }], params: { order: 3 } }],
+  },
   eq: compareRow("eq", "EQ"),
   ne: compareRow("ne", "NE"),
   lt: compareRow("lt", "LT"),

@@ -383,3 +383,7 @@ export function categorical(key: ArrayLike, logits: ArrayLike, options: Categori
 export * from "./random_distributions.js";
 // gamma and the samplers built on it (loggamma, beta, dirichlet, chisquare, t, f).
 export * from "./random_gamma.js";
+// poisson (Knuth's algorithm and Hörmann's transformed rejection).
+export * from "./random_poisson.js";
+// binomial (inversion and BTRS).
+export * from "./random_binomial.js";

@@ -16,12 +16,14 @@
 // keep the state of those that accepted), so each element's draws are those of its own
 // sequential loop. The whole sampler is one jit program per shape.
 //
-// Derivatives with respect to `a` (JAX's implicit differentiation through
-// random_gamma_grad) are not written: differentiating through `a` is a FrontendError.
+// Derivatives with respect to `a` are JAX's: a custom JVP whose tangent is the tangent of
+// `a` times random_gamma_grad(a, sample) (random_gamma_grad.ts), the derivative of the
+// sample at the fixed key (implicit reparameterization); in log space that over the sample.
 
 import { ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
 import { JvpTracer, VjpTracer } from "./autodiff.js";
 import { whileLoop } from "./control.js";
+import { customJvp } from "./custom.js";
 import type { DType } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
 import { jit } from "./jit.js";
@@ -29,6 +31,7 @@ import * as lax from "./lax.js";
 import { softmax } from "./nn.js";
 import * as np from "./numpy.js";
 import { normal, split, uniform } from "./random.js";
+import { logGammaGrad, randomGammaGrad } from "./random_gamma_grad.js";
 import { vmap } from "./vmap.js";
 
 type A = ArrayBase;
@@ -46,19 +49,11 @@ function floatDtype(dtype: DType | undefined, where: string): DType {
   return d;
 }
 
-/** A parameter as an array of `dtype`; a FrontendError where a derivative would flow through it (JAX's gamma gradient is not written). */
-function param(x: ArrayLike, dtype: DType, where: string, name: string): A {
-  const v = asArrayValue(x, undefined, `random.${where}`);
-  const differentiated = (v instanceof JvpTracer && v.tangent !== null) || (v instanceof VjpTracer && v.carriesDerivative);
-  if (differentiated) {
-    throw new FrontendError(`random.${where}: derivatives with respect to ${name} are not supported (JAX's implicit gradient of gamma samples is not implemented); ` +
-      `apply lax.stopGradient to ${name} to sample without one`, `random.${where}`, name);
-  }
-  return lax.convertElementType(v, dtype);
-}
+/** A parameter as an array of `dtype` (derivatives flow through it: see sampleGamma). */
+const param = (x: ArrayLike, dtype: DType, where: string): A => lax.convertElementType(asArrayValue(x, undefined, `random.${where}`), dtype);
 
 /** The sample shape: `shape`, which the parameters must broadcast to, or else their broadcast shape. */
-function sampleShape(where: string, shape: readonly number[] | undefined, ...params: A[]): number[] {
+export function sampleShape(where: string, shape: readonly number[] | undefined, ...params: A[]): number[] {
   const joint = np.broadcastShapes(`random.${where}`, ...params.map((p) => p.shape));
   if (shape === undefined) return joint;
   if (np.broadcastShapes(`random.${where}`, shape, joint).join(",") !== shape.join(",")) {
@@ -131,22 +126,38 @@ const gammaProgram = jit((key: A, alpha: A, logSpace: boolean): A => {
   return gammaElements(split(key, n), alpha, logSpace);
 }, { staticArgnums: [2] });
 
+/** Samples of `shape` (a broadcast to it); differentiable in `a` with JAX's implicit derivative. */
 function sampleGamma(key: ArrayLike, a: A, shape: readonly number[], logSpace: boolean): A {
   const n = shape.reduce((p, s) => p * s, 1);
   if (n === 0) return lax.full(shape, 0, "float32");
-  const flat = lax.reshape(lax.broadcastTo(a, shape), [n]);
-  return lax.reshape(gammaProgram(asArrayValue(key, undefined, "random.gamma"), flat, logSpace) as A, shape);
+  const k = asArrayValue(key, undefined, "random.gamma");
+  const draw = (alpha: A): A => lax.reshape(gammaProgram(k, lax.reshape(lax.broadcastTo(alpha, shape), [n]), logSpace) as A, shape);
+  // The key is closed over: only `a` has a tangent.
+  const sample = customJvp(draw);
+  sample.defjvp(([alpha], [tangent]) => {
+    // Under an outer differentiation the rule's own values would be differentiated through
+    // the loops (the rejection loop's path, not the implicit derivative): a wrong second
+    // derivative, so an error instead.
+    if ((alpha instanceof JvpTracer && alpha.tangent !== null) || (alpha instanceof VjpTracer && alpha.carriesDerivative)) {
+      throw new FrontendError("random.gamma: second derivatives with respect to a are not supported (JAX's gives them through random_gamma_grad's own derivative, not written here)", "random.gamma", "a");
+    }
+    const out = draw(alpha as A);
+    const wide = lax.broadcastTo(alpha as A, shape);
+    const derivative = logSpace ? logGammaGrad(wide, out) : (randomGammaGrad(wide, out) as A);
+    return [out, lax.mul(lax.broadcastTo(tangent as A, shape), derivative)];
+  });
+  return sample(a);
 }
 
 /** jax.random.gamma(key, a, shape?, { dtype }): Gamma(a, 1) samples (Marsaglia and Tsang, JAX's key usage; see the header). */
 export function gamma(key: ArrayLike, a: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
-  const av = param(a, floatDtype(options.dtype, "gamma"), "gamma", "a");
+  const av = param(a, floatDtype(options.dtype, "gamma"), "gamma");
   return sampleGamma(key, av, sampleShape("gamma", shape, av), false);
 }
 
 /** jax.random.loggamma(key, a, shape?, { dtype }): log of Gamma(a, 1) samples computed in log space (accurate where a ≪ 1 makes the samples underflow). */
 export function loggamma(key: ArrayLike, a: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
-  const av = param(a, floatDtype(options.dtype, "loggamma"), "loggamma", "a");
+  const av = param(a, floatDtype(options.dtype, "loggamma"), "loggamma");
   return sampleGamma(key, av, sampleShape("loggamma", shape, av), true);
 }
 
@@ -156,7 +167,7 @@ const twoKeys = (key: ArrayLike): [A, A] => [...split(key)] as [A, A];
 /** jax.random.beta(key, a, b, shape?, { dtype }): Ga/(Ga + Gb) of two log-gamma samples (keys from split(key)), scaled by their maximum as JAX's. */
 export function beta(key: ArrayLike, a: ArrayLike, b: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
   const dtype = floatDtype(options.dtype, "beta");
-  const [av, bv] = [param(a, dtype, "beta", "a"), param(b, dtype, "beta", "b")];
+  const [av, bv] = [param(a, dtype, "beta"), param(b, dtype, "beta")];
   const s = sampleShape("beta", shape, av, bv);
   const [keyA, keyB] = twoKeys(key);
   const logA = sampleGamma(keyA, av, s, true);
@@ -168,7 +179,7 @@ export function beta(key: ArrayLike, a: ArrayLike, b: ArrayLike, shape?: readonl
 
 /** jax.random.dirichlet(key, alpha, shape?, { dtype }): the softmax of log-gamma samples over alpha's last axis; `shape` is the batch shape (the result's without the last axis). */
 export function dirichlet(key: ArrayLike, alpha: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
-  const av = param(alpha, floatDtype(options.dtype, "dirichlet"), "dirichlet", "alpha");
+  const av = param(alpha, floatDtype(options.dtype, "dirichlet"), "dirichlet");
   if (av.ndim === 0) throw new FrontendError("random.dirichlet: alpha needs at least one dimension (the categories)", "random.dirichlet", "alpha");
   const k = av.shape[av.ndim - 1]!;
   const batch = sampleShape("dirichlet", shape, lax.full(av.shape.slice(0, -1), 0, "float32"));
@@ -178,7 +189,7 @@ export function dirichlet(key: ArrayLike, alpha: ArrayLike, shape?: readonly num
 
 /** jax.random.chisquare(key, df, shape?, { dtype }): 2·exp(loggamma(df/2)). */
 export function chisquare(key: ArrayLike, df: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
-  const dv = param(df, floatDtype(options.dtype, "chisquare"), "chisquare", "df");
+  const dv = param(df, floatDtype(options.dtype, "chisquare"), "chisquare");
   const half = lax.div(dv, 2);
   return lax.mul(lax.exp(sampleGamma(key, half, sampleShape("chisquare", shape, dv), true)), 2);
 }
@@ -186,7 +197,7 @@ export function chisquare(key: ArrayLike, df: ArrayLike, shape?: readonly number
 /** jax.random.t(key, df, shape?, { dtype }): Student's t, n·√(df/2 / g) for a normal n (first key of split(key)) and g ~ Gamma(df/2) (second). */
 export function t(key: ArrayLike, df: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
   const dtype = floatDtype(options.dtype, "t");
-  const dv = param(df, dtype, "t", "df");
+  const dv = param(df, dtype, "t");
   const s = sampleShape("t", shape, dv);
   const [keyN, keyG] = twoKeys(key);
   const n = normal(keyN, s, { dtype });
@@ -198,7 +209,7 @@ export function t(key: ArrayLike, df: ArrayLike, shape?: readonly number[], opti
 /** jax.random.f(key, dfnum, dfden, shape?, { dtype }): (χ²(dfnum)/dfnum) / (χ²(dfden)/dfden), the denominator's key first in split(key) as JAX's. */
 export function f(key: ArrayLike, dfnum: ArrayLike, dfden: ArrayLike, shape?: readonly number[], options: GammaOptions = {}): A {
   const dtype = floatDtype(options.dtype, "f");
-  const [num, den] = [param(dfnum, dtype, "f", "dfnum"), param(dfden, dtype, "f", "dfden")];
+  const [num, den] = [param(dfnum, dtype, "f"), param(dfden, dtype, "f")];
   sampleShape("f", shape, num, den);
   // Without a shape each chi-square has its own parameter's shape (as JAX's), broadcast at the end.
   const [keyDen, keyNum] = twoKeys(key);

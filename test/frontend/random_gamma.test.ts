@@ -129,15 +129,66 @@ test("beta, t and f use JAX's keys: the two keys of split(key) in JAX's order", 
   values(random.f(key, 3, 4, [4])).forEach((x, i) => assert.ok(Math.abs(x - (num[i]! / 3) / (den[i]! / 4)) <= 1e-5 * x, `f[${i}]`));
 });
 
-test("gamma: derivatives through a are a FrontendError; a stopped gradient samples", () => {
+/** log Γ(x) in float64 (Stirling's series after shifting x past 15). */
+function logGamma(x: number): number {
+  let shift = 0;
+  while (x < 15) shift -= Math.log(x++);
+  const inv = 1 / x, inv2 = inv * inv;
+  return shift + (x - 0.5) * Math.log(x) - x + 0.5 * Math.log(2 * Math.PI) + inv * (1 / 12 - inv2 * (1 / 360 - inv2 * (1 / 1260 - inv2 / 1680)));
+}
+
+/** The regularized lower incomplete gamma P(a, x) in float64, by its series of positive terms. */
+function lowerP(a: number, x: number): number {
+  let [term, sum] = [1, 1];
+  for (let n = 1; n < 5000 && term > 1e-17 * sum; n++) sum += (term *= x / (a + n));
+  return Math.exp(a * Math.log(x) - x - logGamma(a + 1)) * sum;
+}
+
+/** The implicit derivative dx/da = −(∂P/∂a)/(∂P/∂x) in float64 (∂P/∂a by a central difference). */
+function implicitDerivative(a: number, x: number): number {
+  const h = 1e-6 * a;
+  return -((lowerP(a + h, x) - lowerP(a - h, x)) / (2 * h)) / Math.exp((a - 1) * Math.log(x) - x - logGamma(a));
+}
+
+test("gamma: d sample / d a is JAX's implicit derivative −(∂P/∂a)/(∂P/∂x) at the sample; its mean is d E[x]/da = 1", () => {
   const key = random.key(0);
-  assert.throws(() => grad((a: A) => np.sum(random.gamma(key, a)))(2.5), (e: unknown) => e instanceof FrontendError && /random\.gamma.*derivatives with respect to a/.test(e.message));
-  assert.throws(() => jvp((a: A) => random.gamma(key, a), [2.5], [1]), FrontendError);
-  assert.throws(() => grad((a: A) => np.sum(random.beta(key, a, 2)))(2.5), FrontendError);
-  const sample = random.gamma(key, 2.5).item() as number;
+  // Boosted and not; the samples fall on both sides of x = max(1, a) (series and continued fraction).
+  const alphas = np.array([0.05, 0.3, 0.9, 1.5, 4, 20, 150], { dtype: "float32" });
+  const as = values(alphas);
+  for (const log of [false, true]) {
+    const sampler = log ? random.loggamma : random.gamma;
+    const xs = values(sampler(key, alphas)).map((v) => (log ? Math.exp(v) : v));
+    const g = values(grad((a: A) => np.sum(sampler(key, a)))(alphas) as A);
+    as.forEach((a, i) => {
+      const want = implicitDerivative(a, xs[i]!) / (log ? xs[i]! : 1);
+      assert.ok(Math.abs(g[i]! - want) <= 2e-4 * Math.max(1e-3, Math.abs(want)), `${log ? "log" : ""}gamma'(${a}) at ${xs[i]}: ${g[i]} vs ${want}`);
+    });
+  }
+  // Forward mode gives the same as reverse mode.
+  const [, t] = jvp((a: A) => random.gamma(key, a), [alphas], [np.ones([as.length], { dtype: "float32" })]);
+  const back = values(grad((a: A) => np.sum(random.gamma(key, a)))(alphas) as A);
+  values(t as A).forEach((x, i) => assert.ok(Math.abs(x - back[i]!) <= 1e-6 * Math.abs(x), `jvp[${i}]`));
+  // E[dx/da] = d E[x] / da = 1: the mean of 20,000 derivatives within five standard errors.
+  const each = values(grad((a: A) => np.sum(random.gamma(random.key(3), a)))(np.full([20000], 2.5, { dtype: "float32" })) as A);
+  const many = each.reduce((s, d) => s + d, 0) / each.length;
+  const sd = Math.sqrt(each.reduce((s, d) => s + (d - many) ** 2, 0) / each.length);
+  assert.ok(Math.abs(many - 1) <= 5 * sd / Math.sqrt(20000), `mean derivative ${many}`);
+  // beta = Ga/(Ga + Gb) of two log-gammas: d beta/da = beta (1 − beta) · d log Ga/da, Ga from the first key.
+  const [k1] = [...random.split(key)] as [A, A];
+  const beta = random.beta(key, 3, 2).item() as number;
+  const dLogGa = (grad((a: A) => np.sum(random.loggamma(k1, a, [1])))(np.array(3, { dtype: "float32" })) as A).item() as number;
+  const db = (grad((a: A) => random.beta(key, a, 2))(np.array(3, { dtype: "float32" })) as A).item() as number;
+  assert.ok(Math.abs(db - beta * (1 - beta) * dLogGa) <= 1e-5, `beta'(3): ${db}`);
+  // vmap of grad: per-example derivatives as the unbatched grads.
+  const per = values(vmap(grad((a: A) => random.gamma(key, a)))(np.array([0.5, 2, 7], { dtype: "float32" })) as A);
+  [0.5, 2, 7].forEach((a, i) => assert.equal(per[i], (grad((x: A) => random.gamma(key, x))(np.array(a, { dtype: "float32" })) as A).item()));
+  // Second derivatives in a are an error, not the rejection loop's path differentiated.
+  assert.throws(() => grad(grad((a: A) => random.gamma(key, a)))(np.array(2.5, { dtype: "float32" })), (e: unknown) => e instanceof FrontendError && /second derivatives/.test(e.message));
+  assert.throws(() => jvp(grad((a: A) => random.gamma(key, a)), [np.array(2.5, { dtype: "float32" })], [np.array(1, { dtype: "float32" })]), FrontendError);
   // d/da of gamma(stopGradient(a)) · a is the sample itself.
+  const s = random.gamma(key, 2.5).item() as number;
   const d = (grad((a: A) => np.multiply(random.gamma(key, lax.stopGradient(a)), a))(2.5) as A).item() as number;
-  assert.ok(Math.abs(d - sample) <= 1e-6 * sample);
+  assert.ok(Math.abs(d - s) <= 1e-6 * s);
 });
 
 test("gamma family: bad arguments are FrontendErrors", () => {
