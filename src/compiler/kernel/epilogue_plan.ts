@@ -15,7 +15,7 @@
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { convDepth, convGeometry, convPixels, planConv, type ConvGeometry } from "./conv_plan.js";
-import { DeclinedError, type Declined } from "./declined.js";
+import { orDeclined, type Declined } from "./declined.js";
 import { gemmSpecOfDot, planGemm, type GemmSpec, type GemmTarget } from "./gemm_plan.js";
 import { KernelGraph } from "./graph.js";
 import { rebuild } from "./kernel_plan.js";
@@ -164,10 +164,5 @@ export function renderOutputFusion<R>(fused: Computation, render: (oc: OutputCor
   if ("declined" in oc) return oc;
   const plan = planEpilogue(fused, oc);
   if ("declined" in plan) return plan;
-  try {
-    return render(oc, plan);
-  } catch (e) {
-    if (e instanceof DeclinedError) return { declined: e.message };
-    throw e;
-  }
+  return orDeclined(() => render(oc, plan));
 }

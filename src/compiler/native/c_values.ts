@@ -149,9 +149,8 @@ export class CValues extends TextValueEmitter {
     if (isInt(to)) {
       if (!fromFloat) return wrap(to, x);
       const { min, max } = integerRange(to);
-      const lit = (v: bigint): string => (bits(to) === 64 ? (isSigned(to) ? `(-9223372036854775807ll - 1)` : "18446744073709551615ull") : `${v}ll`);
-      const lo = bits(to) === 64 && isSigned(to) ? lit(min) : `${min}ll`;
-      const hi = bits(to) === 64 ? (isSigned(to) ? "9223372036854775807ll" : lit(max)) : `${max}ll`;
+      const lo = to === "s64" ? "(-9223372036854775807ll - 1)" : `${min}ll`;
+      const hi = to === "s64" ? "9223372036854775807ll" : to === "u64" ? "18446744073709551615ull" : `${max}ll`;
       const value = isHalf(from) ? this.d(a) : x;
       // Integers convert from doubles of the bounds (2^63 and 2^64 exactly for the wide types).
       return `XK_F2I(${value}, ${cType(to)}, ${lo}, ${hi})`;

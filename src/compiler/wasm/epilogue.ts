@@ -20,11 +20,11 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { planOutputFusion, renderOutputFusion, type EpiloguePlan } from "../kernel/epilogue_plan.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { elementInfo, WASM_GEMM_TARGET, type TileRegisters } from "./gemm_microkernel.js";
-import { DeclinedError, ValueEmitter } from "./emit_values.js";
+import { ValueEmitter } from "./emit_values.js";
 import { addKernelFunction, printInlineKernel, wasmVectorTarget } from "./emit_loop.js";
 import { epilogueKernel, tileEpilogueKernel } from "../kernel/loop_kernel.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
-import type { Declined } from "../kernel/declined.js";
+import { orDeclined, type Declined } from "../kernel/declined.js";
 import { emitConvKernel } from "./conv.js";
 import { emitGemmKernel } from "./gemm.js";
 import type { KernelEpilogue } from "./gemm_rows.js";
@@ -50,13 +50,8 @@ const CHECK_TARGET: WasmTarget = { simd: true, relaxedSimd: false, sharedMemory:
 export function outputFusionProblem(fused: Computation): string | undefined {
   const planned = planOutputFusion(fused, WASM_GEMM_TARGET);
   if ("declined" in planned) return planned.declined;
-  try {
-    addEpilogueFunction(new ModuleBuilder(), planned.epilogue, CHECK_TARGET);
-    return undefined;
-  } catch (e) {
-    if (e instanceof DeclinedError) return e.message;
-    throw e;
-  }
+  const added = orDeclined(() => addEpilogueFunction(new ModuleBuilder(), planned.epilogue, CHECK_TARGET));
+  return "declined" in added ? added.declined : undefined;
 }
 
 /**
