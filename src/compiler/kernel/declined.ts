@@ -14,3 +14,13 @@ export function isDeclined<K extends object>(x: K | Declined): x is Declined {
 
 /** Thrown by a renderer for an op or type it has no code for; caught where the kernel is emitted and returned as a Declined. */
 export class DeclinedError extends Error {}
+
+/** `generate()`, or the Declined of the DeclinedError it throws (any other error goes on). */
+export function orDeclined<R>(generate: () => R): R | Declined {
+  try {
+    return generate();
+  } catch (e) {
+    if (e instanceof DeclinedError) return { declined: e.message };
+    throw e;
+  }
+}

@@ -15,7 +15,7 @@
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { convDepth, convGeometry, convPixels, planConv, type ConvGeometry } from "./conv_plan.js";
-import type { Declined } from "./declined.js";
+import { orDeclined, type Declined } from "./declined.js";
 import { gemmSpecOfDot, planGemm, type GemmSpec, type GemmTarget } from "./gemm_plan.js";
 import { KernelGraph } from "./graph.js";
 import { rebuild } from "./kernel_plan.js";
@@ -29,6 +29,8 @@ export interface OutputCore {
   readonly rhs: number;
   readonly rows: number;
   readonly cols: number;
+  /** The core's GEMM spec, or its convolution's geometry. */
+  readonly form: { readonly dot: GemmSpec } | { readonly convolution: ConvGeometry };
 }
 
 /** The one dot or convolution of an output fusion, when its kernel can take an epilogue. */
@@ -43,11 +45,11 @@ export function outputCore(fused: Computation): OutputCore | Declined {
   if (core.opcode === "dot") {
     const spec = gemmSpecOfDot(core as Instruction<"dot">);
     if ("declined" in spec) return spec;
-    return { core, lhs, rhs, rows: spec.batch * spec.m, cols: spec.n };
+    return { core, lhs, rhs, rows: spec.batch * spec.m, cols: spec.n, form: { dot: spec } };
   }
   const g = convGeometry(core as Instruction<"convolution">);
   if ("declined" in g) return g;
-  return { core, lhs, rhs, rows: convPixels(g), cols: g.o };
+  return { core, lhs, rhs, rows: convPixels(g), cols: g.o, form: { convolution: g } };
 }
 
 /** The epilogue as a kernel graph over (row, col) of the product, ready to render. */
@@ -109,13 +111,12 @@ const SHALLOW_K = 32;
 function costProblem(oc: OutputCore, target: GemmTarget): string | undefined {
   const shape = oc.core.shape;
   const bytes = shape.kind === "array" ? oc.rows * oc.cols * storageBytes(shape.elementType) : 0;
-  // outputCore has checked that the core has a GEMM spec or a convolution geometry.
   let k: number, blocks: number, streams: boolean;
-  if (oc.core.opcode === "dot") {
-    const schedule = planGemm(gemmSpecOfDot(oc.core as Instruction<"dot">) as GemmSpec, target);
+  if ("dot" in oc.form) {
+    const schedule = planGemm(oc.form.dot, target);
     [k, blocks, streams] = [schedule.spec.k, schedule.kBlocks, schedule.kind !== "packed"];
   } else {
-    const g = convGeometry(oc.core as Instruction<"convolution">) as ConvGeometry;
+    const g = oc.form.convolution;
     [k, blocks, streams] = [convDepth(g), planConv(g, target).kBlocks, false];
   }
   if (blocks > 1) return `the kernel of ${oc.core.name} accumulates its product over ${blocks} blocks of k, reading it back between them anyway`;
@@ -150,10 +151,18 @@ export function planOutputFusion(fused: Computation, target: GemmTarget): { read
 export function outputFusionCanKeepProduct(fused: Computation, target: GemmTarget): boolean {
   const oc = outputCore(fused);
   if ("declined" in oc) return false;
-  if (oc.core.opcode === "dot") {
-    const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
-    return !("declined" in spec) && planGemm(spec, target).productInScratch;
-  }
-  const g = convGeometry(oc.core as Instruction<"convolution">);
-  return !("declined" in g) && planConv(g, target).productInScratch;
+  return ("dot" in oc.form ? planGemm(oc.form.dot, target) : planConv(oc.form.convolution, target)).productInScratch;
+}
+
+/**
+ * `render` of the kernel of output fusion `fused` (its core, `oc.form` the core's GEMM spec
+ * or convolution geometry, and its epilogue's plan), or why not: where outputCore or
+ * planEpilogue decline, or the renderer throws DeclinedError.
+ */
+export function renderOutputFusion<R>(fused: Computation, render: (oc: OutputCore, plan: EpiloguePlan) => R | Declined): R | Declined {
+  const oc = outputCore(fused);
+  if ("declined" in oc) return oc;
+  const plan = planEpilogue(fused, oc);
+  if ("declined" in plan) return plan;
+  return orDeclined(() => render(oc, plan));
 }

@@ -15,7 +15,7 @@ import { rowPipelineKernel } from "./row_pipeline_kernel.js";
 import { columnReduceKernel } from "./column_reduce_kernel.js";
 import { workgroupRowKernel } from "./workgroup_reduce_kernel.js";
 import { scheduleReduce, type ReduceTarget } from "./schedule_reduce.js";
-import { DeclinedError, type Declined } from "./declined.js";
+import { DeclinedError, orDeclined, type Declined } from "./declined.js";
 
 /**
  * A target's description for every fusion kernel: its vectors and reduction kernels, its
@@ -59,11 +59,8 @@ export function renderFusion<R>(
 ): R | Declined {
   const ir = lowerFusion(fused, maxima);
   if ("declined" in ir) return ir;
-  try {
+  return orDeclined(() => {
     for (const x of [...ir.inputs, ...ir.outputs]) target.checkType?.(x.type);
     return render(fusionKernel(ir, target), ir);
-  } catch (e) {
-    if (e instanceof DeclinedError) return { declined: e.message };
-    throw e;
-  }
+  });
 }

@@ -27,6 +27,12 @@ const HALF: Readonly<Record<string, { dec: string; enc: string }>> = {
   bf16: { dec: "xk_dec_bf16", enc: "xk_enc_bf16" },
 };
 
+/** The float ops that are a libm function of one argument (with its `f` suffix on f32). */
+const LIBM_UNARY: Readonly<Record<string, string>> = { abs: "fabs", ceil: "ceil", floor: "floor", roundEven: "rint", roundAfz: "round", sqrt: "sqrt" };
+/** The C operators of the float ops that are one operator (ARITHMETIC), and of the bitwise ops. */
+const ARITHMETIC: Readonly<Record<string, string>> = { add: "+", sub: "-", mul: "*", div: "/" };
+const BITWISE = { and: "&", or: "|", xor: "^" } as const;
+
 /** f16 and bf16: held as bit patterns. */
 const isHalf = (t: NodeType): boolean => t === "f16" || t === "bf16";
 const isFloatValue = (t: NodeType): boolean => t === "f32" || t === "f64";
@@ -149,9 +155,8 @@ export class CValues extends TextValueEmitter {
     if (isInt(to)) {
       if (!fromFloat) return wrap(to, x);
       const { min, max } = integerRange(to);
-      const lit = (v: bigint): string => (bits(to) === 64 ? (isSigned(to) ? `(-9223372036854775807ll - 1)` : "18446744073709551615ull") : `${v}ll`);
-      const lo = bits(to) === 64 && isSigned(to) ? lit(min) : `${min}ll`;
-      const hi = bits(to) === 64 ? (isSigned(to) ? "9223372036854775807ll" : lit(max)) : `${max}ll`;
+      const lo = to === "s64" ? "(-9223372036854775807ll - 1)" : `${min}ll`;
+      const hi = to === "s64" ? "9223372036854775807ll" : to === "u64" ? "18446744073709551615ull" : `${max}ll`;
       const value = isHalf(from) ? this.d(a) : x;
       // Integers convert from doubles of the bounds (2^63 and 2^64 exactly for the wide types).
       return `XK_F2I(${value}, ${cType(to)}, ${lo}, ${hi})`;
@@ -210,15 +215,11 @@ export class CValues extends TextValueEmitter {
       const x = f32 ? this.v(a) : this.d(a);
       const s = f32 ? "f" : "";
       const lit = (v: string): string => (f32 ? `${v}f` : v);
+      const libm = LIBM_UNARY[op];
       let e: string;
-      switch (op) {
-        case "abs": e = `fabs${s}(${x})`; break;
+      if (libm !== undefined) e = `${libm}${s}(${x})`;
+      else switch (op) {
         case "neg": e = `(-${x})`; break;
-        case "ceil": e = `ceil${s}(${x})`; break;
-        case "floor": e = `floor${s}(${x})`; break;
-        case "roundEven": e = `rint${s}(${x})`; break;
-        case "roundAfz": e = `round${s}(${x})`; break;
-        case "sqrt": e = `sqrt${s}(${x})`; break;
         case "rsqrt": e = `(${lit("1.0")} / sqrt${s}(${x}))`; break;
         case "exp": case "log": case "tanh": case "expm1": case "log1p": case "erf": case "cbrt": case "logistic":
           if (f32) {
@@ -266,12 +267,10 @@ export function binaryExpr(op: string, t: ElementType, a: string, b: string): st
     const x = isHalf(t) ? `${HALF[t]!.dec}(${a})` : a;
     const y = isHalf(t) ? `${HALF[t]!.dec}(${b})` : b;
     const s = f32 ? "f" : "";
+    const operator = ARITHMETIC[op];
     let e: string;
-    switch (op) {
-      case "add": e = `(${x} + ${y})`; break;
-      case "sub": e = `(${x} - ${y})`; break;
-      case "mul": e = `(${x} * ${y})`; break;
-      case "div": e = `(${x} / ${y})`; break;
+    if (operator !== undefined) e = `(${x} ${operator} ${y})`;
+    else switch (op) {
       case "rem": e = `fmod${s}(${x}, ${y})`; break;
       case "max": e = f32 ? `xk_maxf(${x}, ${y})` : `xk_max(${x}, ${y})`; break;
       case "min": e = f32 ? `xk_minf(${x}, ${y})` : `xk_min(${x}, ${y})`; break;
@@ -294,9 +293,7 @@ export function binaryExpr(op: string, t: ElementType, a: string, b: string): st
     case "add": return t === "pred" ? `((uint8_t)(${x} | ${y}))` : wrap(t, `((${uwide})${x} + (${uwide})${y})`);
     case "sub": return wrap(t, `((${uwide})${x} - (${uwide})${y})`);
     case "mul": return t === "pred" ? `((uint8_t)(${x} & ${y}))` : wrap(t, `((${uwide})${x} * (${uwide})${y})`);
-    case "and": return wrap(t, `(${x} & ${y})`);
-    case "or": return wrap(t, `(${x} | ${y})`);
-    case "xor": return wrap(t, `(${x} ^ ${y})`);
+    case "and": case "or": case "xor": return wrap(t, `(${x} ${BITWISE[op]} ${y})`);
     case "max": return `(${x} > ${y} ? ${x} : ${y})`;
     case "min": return `(${x} < ${y} ? ${x} : ${y})`;
     // legalize.ts made the divisor safe (never 0, never -1 when signed): defined C.

@@ -17,14 +17,14 @@
 // keepProduct), the epilogue reading it there and writing the result; for a convolution
 // core that case gets the WebAssembly kernel.
 
-import type { Computation, Instruction } from "../../ir/computation.js";
+import type { Computation } from "../../ir/computation.js";
 import { epilogueKernel } from "../kernel/loop_kernel.js";
-import { outputCore, planEpilogue, type EpiloguePlan } from "../kernel/epilogue_plan.js";
-import { convGeometry, planConv } from "../kernel/conv_plan.js";
-import { checkGemmSpec, gemmSpecOfDot, packedBOf, planGemm, type PackedB } from "../kernel/gemm_plan.js";
+import { renderOutputFusion, type EpiloguePlan } from "../kernel/epilogue_plan.js";
+import { planConv } from "../kernel/conv_plan.js";
+import { checkGemmSpec, packedBOf, planGemm, type PackedB } from "../kernel/gemm_plan.js";
 import { SYM, symbolize } from "./c_source.js";
 import { checkCType } from "./c_values.js";
-import { DeclinedError, type Declined } from "../kernel/declined.js";
+import type { Declined } from "../kernel/declined.js";
 import { convRoutine, packedFilterOf } from "./conv_c.js";
 import { NATIVE_VECTOR_TARGET, printKernelC } from "./emit_c_loop.js";
 import { anyGemmRoutine, gemmRoutine } from "./gemm_c.js";
@@ -53,75 +53,65 @@ export function emitOutputFusionC(
   fused: Computation, cpu: NativeCpu, name: string, inPlace = false, family: GemmFamily = gemmFamily(cpu),
   constantOperands: readonly boolean[] = [],
 ): NativeKernel | Declined {
-  const oc = outputCore(fused);
-  if ("declined" in oc) return oc;
-  const plan = planEpilogue(fused, oc);
-  if ("declined" in plan) return plan;
-  const n = plan.operandCount;
-  let epi: string;
-  try {
+  return renderOutputFusion(fused, (oc, plan): NativeKernel | Declined => {
+    const n = plan.operandCount;
     checkCType(plan.type);
     for (const node of plan.graph.nodes) if (node.op === "load") checkCType(node.type);
     // In place, the caller's argument list moves the product (args[n]) and puts the result after it.
-    epi = epilogueSource(plan, inPlace ? n + 1 : n);
-  } catch (e) {
-    if (e instanceof DeclinedError) return { declined: e.message };
-    throw e;
-  }
-  const call = (rows: string): string => `${SYM}_epi(mem, args, ${rows}, c0, c1);`;
-  let routine: { source: string; parallelExtent: number; scratchBytes: number; costPerUnit: number };
-  let coreName: string;
-  let entry: string;
-  let packed: PackedB | undefined;
-  if (oc.core.opcode === "dot") {
-    const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
-    if ("declined" in spec) return spec;
-    const problem = checkGemmSpec(spec);
-    if (problem !== undefined) return { declined: problem };
-    const schedule = planGemm(spec, family.target);
-    packed = constantOperands[oc.rhs] === true ? packedBOf(schedule) : undefined;
-    if (inPlace) {
-      if (!schedule.productInScratch) {
-        return { declined: `output fusion ${fused.name}: written over an operand its epilogue reads, with k = ${spec.k} not in one block of the C kernel` };
-      }
-      // The epilogue reads the row tile's product in scratch: args[n] moved (modulo 2^32, as the contract allows) so that row bi·m + fr0 is its first.
-      const es = spec.elementType === "f32" ? 4 : 8;
-      const finish = `{ uint32_t pargs[${n + 2}]; memcpy(pargs, args, sizeof pargs);
+    const epi = epilogueSource(plan, inPlace ? n + 1 : n);
+    const call = (rows: string): string => `${SYM}_epi(mem, args, ${rows}, c0, c1);`;
+    let routine: { source: string; parallelExtent: number; scratchBytes: number; costPerUnit: number };
+    let coreName: string;
+    let entry: string;
+    let packed: PackedB | undefined;
+    if ("dot" in oc.form) {
+      const spec = oc.form.dot;
+      const problem = checkGemmSpec(spec);
+      if (problem !== undefined) return { declined: problem };
+      const schedule = planGemm(spec, family.target);
+      packed = constantOperands[oc.rhs] === true ? packedBOf(schedule) : undefined;
+      if (inPlace) {
+        if (!schedule.productInScratch) {
+          return { declined: `output fusion ${fused.name}: written over an operand its epilogue reads, with k = ${spec.k} not in one block of the C kernel` };
+        }
+        // The epilogue reads the row tile's product in scratch: args[n] moved (modulo 2^32, as the contract allows) so that row bi·m + fr0 is its first.
+        const es = spec.elementType === "f32" ? 4 : 8;
+        const finish = `{ uint32_t pargs[${n + 2}]; memcpy(pargs, args, sizeof pargs);
           pargs[${n}] = (uint32_t)((uint8_t *)prod - mem) - (uint32_t)((bi * ${spec.m} + fr0) * ${spec.n * es});
           pargs[${n + 1}] = args[${n}];
           ${SYM}_epi(mem, pargs, bi * ${spec.m} + fr0, bi * ${spec.m} + fr1, c0, c1); }`;
-      routine = gemmRoutine(schedule, family, SYM, finish, true, packed !== undefined);
+        routine = gemmRoutine(schedule, family, SYM, finish, true, packed !== undefined);
+      } else {
+        routine = anyGemmRoutine(schedule, family, SYM, call(`bi * ${spec.m} + fr0, bi * ${spec.m} + fr1`), packed !== undefined);
+      }
+      coreName = `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${spec.elementType}${packed !== undefined ? " (B pre-packed)" : ""}`;
+      entry = `${SYM}_gemm`;
     } else {
-      routine = anyGemmRoutine(schedule, family, SYM, call(`bi * ${spec.m} + fr0, bi * ${spec.m} + fr1`), packed !== undefined);
+      const g = oc.form.convolution;
+      if (g.c === 0 || g.o === 0 || g.kernelSizes[0] * g.kernelSizes[1] === 0) return { declined: "convolution: empty kernel window or no output features" };
+      if (inPlace) return { declined: `output fusion ${fused.name}: a convolution's result written over an operand its epilogue reads (the WebAssembly kernel keeps the product in scratch)` };
+      const schedule = planConv(g, family.target);
+      packed = constantOperands[oc.rhs] === true ? packedFilterOf(schedule) : undefined;
+      const r = convRoutine(schedule, family, SYM, call("fr0, fr1"), packed !== undefined);
+      routine = r;
+      coreName = `conv ${oc.core.name}${packed !== undefined ? " (B pre-packed)" : ""}`;
+      entry = `${SYM}_conv`;
     }
-    coreName = `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${spec.elementType}${packed !== undefined ? " (B pre-packed)" : ""}`;
-    entry = `${SYM}_gemm`;
-  } else {
-    const g = convGeometry(oc.core as Instruction<"convolution">);
-    if ("declined" in g) return g;
-    if (g.c === 0 || g.o === 0 || g.kernelSizes[0] * g.kernelSizes[1] === 0) return { declined: "convolution: empty kernel window or no output features" };
-    if (inPlace) return { declined: `output fusion ${fused.name}: a convolution's result written over an operand its epilogue reads (the WebAssembly kernel keeps the product in scratch)` };
-    const schedule = planConv(g, family.target);
-    packed = constantOperands[oc.rhs] === true ? packedFilterOf(schedule) : undefined;
-    const r = convRoutine(schedule, family, SYM, call("fr0, fr1"), packed !== undefined);
-    routine = r;
-    coreName = `conv ${oc.core.name}${packed !== undefined ? " (B pre-packed)" : ""}`;
-    entry = `${SYM}_conv`;
-  }
-  const source = `${epi}
+    const source = `${epi}
 ${routine.source}
 void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
   ${entry}(mem + args[${oc.lhs}], mem + args[${oc.rhs}], mem + args[${n}], ${routine.scratchBytes > 0 ? `mem + args[${n + 1}]` : "0"}, begin, end, mem, args);
 }
 `;
-  return {
-    name: `${name}: ${coreName} with epilogue ${family.name}`,
-    c: symbolize("outfusion", source),
-    operandCount: n,
-    resultCount: 1,
-    scratchBytes: routine.scratchBytes,
-    parallelExtent: routine.parallelExtent,
-    costPerUnit: routine.costPerUnit,
-    ...(packed !== undefined ? { packedOperand: { operand: oc.rhs, layout: packed } } : {}),
-  };
+    return {
+      name: `${name}: ${coreName} with epilogue ${family.name}`,
+      c: symbolize("outfusion", source),
+      operandCount: n,
+      resultCount: 1,
+      scratchBytes: routine.scratchBytes,
+      parallelExtent: routine.parallelExtent,
+      costPerUnit: routine.costPerUnit,
+      ...(packed !== undefined ? { packedOperand: { operand: oc.rhs, layout: packed } } : {}),
+    };
+  });
 }

@@ -19,7 +19,8 @@ import type { ElementType } from "../../types/element_type.js";
 import type { ReducerKind } from "../kernel/lower_fusion.js";
 import type { ReduceTarget } from "../kernel/schedule_reduce.js";
 import type { FunctionBuilder } from "./encoder.js";
-import { emitBinaryScalar, pushConst } from "./emit_values.js";
+import { emitBinaryScalar, splatTop } from "./emit_values.js";
+import { pushConst } from "./emit_ops.js";
 import { computeType, isSigned } from "./wasm_types.js";
 
 /**
@@ -98,14 +99,13 @@ function repairExtremum(f: FunctionBuilder, t: ElementType, s: ExtremumSides, ac
 
 /** A vector of the reducer's identity `v` (ScheduledReduction.identity) in every lane. */
 function splatIdentity(f: FunctionBuilder, v: number | bigint, t: ElementType, lanes: number): void {
-  const c = computeType(t);
   if (t === "pred") {
     const m = v === 1 ? -1 : 0;
     if (lanes === 2) f.i64Const(m).i64x2Splat(); else f.i32Const(m).i32x4Splat();
     return;
   }
   pushConst(f, t, v);
-  if (c === "f32") f.f32x4Splat(); else if (c === "f64") f.f64x2Splat(); else if (c === "i64") f.i64x2Splat(); else f.i32x4Splat();
+  splatTop(f, t, lanes);
 }
 
 function extractLane(f: FunctionBuilder, t: ElementType, lane: number): void {

@@ -18,10 +18,9 @@ import { emitInterleaved } from "./interleave.js";
 import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
 import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
 import {
-  bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, pushConst, roundAfz, roundBf16,
+  bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, pushConst, roundAfz,
   VECTOR_ARITH, vectorCompare, vectorConvert, vectorIntMinMax,
 } from "./emit_ops.js";
-export { convertScalar, DeclinedError, pushConst, roundBf16 };
 
 const fail = (why: string): never => {
   throw new DeclinedError(why);
@@ -32,6 +31,12 @@ const transcendentalF32 = (n: Node): Approximation | undefined => {
   const name = approximationName(n);
   return name === undefined ? undefined : APPROXIMATIONS[name];
 };
+
+/** The float ops that are one instruction, by the instruction's name after f32 or f64. */
+const FLOAT_UNARY: Readonly<Record<string, "Abs" | "Neg" | "Ceil" | "Floor" | "Nearest" | "Sqrt">> = { abs: "Abs", neg: "Neg", ceil: "Ceil", floor: "Floor", roundEven: "Nearest", sqrt: "Sqrt" };
+const FLOAT_BINARY: Readonly<Record<string, "Add" | "Sub" | "Mul" | "Div" | "Max" | "Min">> = { add: "Add", sub: "Sub", mul: "Mul", div: "Div", max: "Max", min: "Min" };
+/** The index ops of two operands that are one i32 instruction. */
+const INDEX_BINARY = { iadd: "i32Add", ilt: "i32LtS", ieq: "i32Eq", cand: "i32And" } as const;
 
 const TRIG = new Set(["sin", "cos", "tan"]);
 /** The types whose lanes are their own bit patterns, by width (what a vector bitcast reinterprets). */
@@ -89,7 +94,7 @@ export class ValueEmitter {
   /** Splats the scalar local of an invariant node into a vector local. */
   splat(id: number): void {
     this.get(id);
-    this.splatTop(this.g.node(id).type as ElementType);
+    splatTop(this.f, this.g.node(id).type as ElementType, this.vectorLanes);
     const local = this.f.local("v128");
     this.f.localSet(local);
     this.vector.set(id, local);
@@ -137,7 +142,7 @@ export class ValueEmitter {
     switch (n.op) {
       case "var": throw new Error("loop variable without a local");
       case "iconst": f.i32Const(n.attr as number); return;
-      case "iadd": this.get(a!); this.get(b!); f.i32Add(); return;
+      case "iadd": case "ilt": case "ieq": case "cand": this.get(a!); this.get(b!); f[INDEX_BINARY[n.op]](); return;
       case "imul": this.get(a!); f.i32Const(n.attr as number).i32Mul(); return;
       case "idiv": case "imod": {
         const c = n.attr as number;
@@ -166,9 +171,6 @@ export class ValueEmitter {
       case "iselect": this.get(b!); this.get(n.args[2]!); this.get(a!); f.select(); return;
       // Of a type within s32's range (legalize.ts legalIndex): held in i32 as it is.
       case "toIdx": this.get(a!); return;
-      case "ilt": this.get(a!); this.get(b!); f.i32LtS(); return;
-      case "ieq": this.get(a!); this.get(b!); f.i32Eq(); return;
-      case "cand": this.get(a!); this.get(b!); f.i32And(); return;
       case "ctrue": f.i32Const(1); return;
       case "condToPred": this.get(a!); return;
       case "accum": throw new Error("reduction result without a local");
@@ -223,13 +225,12 @@ export class ValueEmitter {
     if (c === "f32" || c === "f64") {
       const is32 = c === "f32";
       const x = this.scalar.get(a)!;
+      const one = FLOAT_UNARY[op];
+      if (one !== undefined) {
+        f.localGet(x)[`${c}${one}` as const]();
+        return;
+      }
       switch (op) {
-        case "abs": f.localGet(x); if (is32) f.f32Abs(); else f.f64Abs(); return;
-        case "neg": f.localGet(x); if (is32) f.f32Neg(); else f.f64Neg(); return;
-        case "ceil": f.localGet(x); if (is32) f.f32Ceil(); else f.f64Ceil(); return;
-        case "floor": f.localGet(x); if (is32) f.f32Floor(); else f.f64Floor(); return;
-        case "roundEven": f.localGet(x); if (is32) f.f32Nearest(); else f.f64Nearest(); return;
-        case "sqrt": f.localGet(x); if (is32) f.f32Sqrt(); else f.f64Sqrt(); return;
         case "rsqrt":
           if (is32) f.f32Const(1).localGet(x).f32Sqrt().f32Div(); else f.f64Const(1).localGet(x).f64Sqrt().f64Div();
           return;
@@ -345,7 +346,7 @@ export class ValueEmitter {
     const b = n.args[1];
     switch (n.op) {
       case "load": this.addressing.pushAddress(n, true); loadVector(f, t); break;
-      case "const": pushConst(f, t, constantValue(n)); this.splatTop(t); break;
+      case "const": pushConst(f, t, constantValue(n)); splatTop(f, t, this.vectorLanes); break;
       case "select": this.vget(b!); this.vget(n.args[2]!); this.vget(a!); f.v128Bitselect(); break;
       case "fromIdx": {
         // The index is affine in the lane: base + stride · lane.
@@ -466,23 +467,19 @@ export class ValueEmitter {
 
   /** Set by the loop emitter: splits a lane-varying index node into base (pushes i32) and stride. */
   laneAffine: ((idx: number) => { base: () => void; stride: number }) | undefined;
-
-  private splatTop(t: ElementType): void {
-    const f = this.f;
-    const c = computeType(t);
-    if (t === "pred") {
-      const tmp = f.local("i32");
-      f.localSet(tmp).i32Const(0).localGet(tmp).i32Sub();
-      if (this.vectorLanes === 2) f.i64ExtendI32S().i64x2Splat(); else f.i32x4Splat();
-      return;
-    }
-    if (c === "f32") f.f32x4Splat();
-    else if (c === "f64") f.f64x2Splat();
-    else if (c === "i64") f.i64x2Splat();
-    else f.i32x4Splat();
-  }
 }
 
+/** The scalar of type t on the stack splatted into a vector of `lanes` lanes (a pred's 0 or 1 into 0 or all ones). */
+export function splatTop(f: FunctionBuilder, t: ElementType, lanes: number): void {
+  const c = computeType(t);
+  if (t === "pred") {
+    const tmp = f.local("i32");
+    f.localSet(tmp).i32Const(0).localGet(tmp).i32Sub();
+    if (lanes === 2) f.i64ExtendI32S().i64x2Splat(); else f.i32x4Splat();
+    return;
+  }
+  if (c === "f32") f.f32x4Splat(); else if (c === "f64") f.f64x2Splat(); else if (c === "i64") f.i64x2Splat(); else f.i32x4Splat();
+}
 
 /**
  * Pushes x op y for the values of type t in locals x and y, held as this file holds them
@@ -509,16 +506,9 @@ export function emitBinaryScalar(f: FunctionBuilder, op: string, t: ElementType,
       demoteToOdd(f);
       return;
     }
-    f.localGet(x).localGet(y);
-    switch (op) {
-      case "add": if (is32) f.f32Add(); else f.f64Add(); return;
-      case "sub": if (is32) f.f32Sub(); else f.f64Sub(); return;
-      case "mul": if (is32) f.f32Mul(); else f.f64Mul(); return;
-      case "div": if (is32) f.f32Div(); else f.f64Div(); return;
-      case "max": if (is32) f.f32Max(); else f.f64Max(); return;
-      case "min": if (is32) f.f32Min(); else f.f64Min(); return;
-      default: return fail(`${op} on ${t} has no code yet`);
-    }
+    const one = FLOAT_BINARY[op] ?? fail(`${op} on ${t} has no code yet`);
+    f.localGet(x).localGet(y)[`${c}${one}` as const]();
+    return;
   }
   const w = c === "i64";
   const signed = isSigned(t);

@@ -17,16 +17,15 @@
 // over an operand it reads element for element, see outputFusionCanKeepProduct).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { outputCore, planEpilogue, planOutputFusion, type EpiloguePlan } from "../kernel/epilogue_plan.js";
+import { planOutputFusion, renderOutputFusion, type EpiloguePlan } from "../kernel/epilogue_plan.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { elementInfo, WASM_GEMM_TARGET, type TileRegisters } from "./gemm_microkernel.js";
-import { DeclinedError, ValueEmitter } from "./emit_values.js";
+import { ValueEmitter } from "./emit_values.js";
 import { addKernelFunction, printInlineKernel, wasmVectorTarget } from "./emit_loop.js";
 import { epilogueKernel, tileEpilogueKernel } from "../kernel/loop_kernel.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
-import type { Declined } from "../kernel/declined.js";
+import { orDeclined, type Declined } from "../kernel/declined.js";
 import { emitConvKernel } from "./conv.js";
-import { gemmSpecOfDot } from "../kernel/gemm_plan.js";
 import { emitGemmKernel } from "./gemm.js";
 import type { KernelEpilogue } from "./gemm_rows.js";
 
@@ -51,13 +50,8 @@ const CHECK_TARGET: WasmTarget = { simd: true, relaxedSimd: false, sharedMemory:
 export function outputFusionProblem(fused: Computation): string | undefined {
   const planned = planOutputFusion(fused, WASM_GEMM_TARGET);
   if ("declined" in planned) return planned.declined;
-  try {
-    addEpilogueFunction(new ModuleBuilder(), planned.epilogue, CHECK_TARGET);
-    return undefined;
-  } catch (e) {
-    if (e instanceof DeclinedError) return e.message;
-    throw e;
-  }
+  const added = orDeclined(() => addEpilogueFunction(new ModuleBuilder(), planned.epilogue, CHECK_TARGET));
+  return "declined" in added ? added.declined : undefined;
 }
 
 /**
@@ -70,39 +64,28 @@ export function outputFusionProblem(fused: Computation): string | undefined {
 export function emitOutputFusionKernel(
   fused: Computation, target: WasmTarget, name: string, keepProduct = false, constantOperands: readonly boolean[] = [],
 ): WasmKernel | Declined {
-  const oc = outputCore(fused);
-  if ("declined" in oc) return oc;
-  const plan = planEpilogue(fused, oc);
-  if ("declined" in plan) return plan;
-  let trigHelper: number | undefined;
-  const vectorTarget = wasmVectorTarget(target);
-  const lanes = elementInfo(oc.core.shape.kind === "array" && oc.core.shape.elementType === "f64" ? "f64" : "f32").lanes;
-  const epilogue: KernelEpilogue = {
-    operandCount: plan.operandCount, lhs: oc.lhs, rhs: oc.rhs, keepProduct,
-    add: (m) => {
-      const added = addEpilogueFunction(m, plan, target);
-      trigHelper = added.trigHelper;
-      return added.fn;
-    },
-    // Tiles in registers where the epilogue's vector form has the product's lanes.
-    ...(target.simd && tileEpilogueKernel(plan, vectorTarget, 1, 1, lanes) !== undefined ? {
-      inRegisters: (f: FunctionBuilder, tile: TileRegisters) => {
-        const k = tileEpilogueKernel(plan, vectorTarget, tile.rows, tile.vectors, lanes)!;
-        printInlineKernel(f, k, target, trigHelper, { buffer: tile.operand, params: [tile.row, tile.col], registers: tile.acc });
+  const kernel = renderOutputFusion(fused, (oc, plan): WasmKernel | Declined => {
+    let trigHelper: number | undefined;
+    const vectorTarget = wasmVectorTarget(target);
+    const lanes = elementInfo(oc.core.shape.kind === "array" && oc.core.shape.elementType === "f64" ? "f64" : "f32").lanes;
+    const epilogue: KernelEpilogue = {
+      operandCount: plan.operandCount, lhs: oc.lhs, rhs: oc.rhs, keepProduct,
+      add: (m) => {
+        const added = addEpilogueFunction(m, plan, target);
+        trigHelper = added.trigHelper;
+        return added.fn;
       },
-    } : {}),
-  };
-  let kernel: WasmKernel | Declined;
-  try {
-    if (oc.core.opcode === "dot") {
-      const spec = gemmSpecOfDot(oc.core as Instruction<"dot">);
-      kernel = "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, epilogue, constantOperands[oc.rhs] === true);
-    } else {
-      kernel = emitConvKernel(oc.core as Instruction<"convolution">, target, undefined, epilogue);
-    }
-  } catch (e) {
-    if (e instanceof DeclinedError) return { declined: e.message };
-    throw e;
-  }
+      // Tiles in registers where the epilogue's vector form has the product's lanes.
+      ...(target.simd && tileEpilogueKernel(plan, vectorTarget, 1, 1, lanes) !== undefined ? {
+        inRegisters: (f: FunctionBuilder, tile: TileRegisters) => {
+          const k = tileEpilogueKernel(plan, vectorTarget, tile.rows, tile.vectors, lanes)!;
+          printInlineKernel(f, k, target, trigHelper, { buffer: tile.operand, params: [tile.row, tile.col], registers: tile.acc });
+        },
+      } : {}),
+    };
+    return "dot" in oc.form
+      ? emitGemmKernel(oc.form.dot, target, undefined, epilogue, constantOperands[oc.rhs] === true)
+      : emitConvKernel(oc.core as Instruction<"convolution">, target, undefined, epilogue);
+  });
   return "declined" in kernel ? kernel : { ...kernel, name: `${name}: ${kernel.name}` };
 }
