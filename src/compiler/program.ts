@@ -372,7 +372,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   return { list, donated: donation.donated, outputAliases: donation.aliases };
 }
 
-interface Donation {
+export interface Donation {
   readonly donated: readonly number[];
   readonly aliases: readonly (number | undefined)[];
   readonly keptInArena: ReadonlySet<number>;
@@ -387,7 +387,7 @@ const NO_DONATION: Donation = { donated: [], aliases: [], keptInArena: new Set()
  * (decideOutputAliases), and the other donated buffers, offered to temporaries once
  * their parameter is dead.
  */
-function planDonation(module: HloModule, plan: {
+export function planDonation(module: HloModule, plan: {
   readonly outputs: readonly ArrayShape[]; readonly rootLeaves: readonly Location[]; readonly temps: readonly TempInterval[];
   readonly written: ReadonlyMap<number, number>; readonly parameterLastUse: readonly number[]; readonly steps: number;
   readonly inPlace: readonly { readonly step: number; readonly result: number; readonly leaf: number }[];

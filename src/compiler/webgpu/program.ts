@@ -20,11 +20,11 @@ import { verifyModule } from "../../ir/verify.js";
 import { runPasses, type PassLogEntry } from "../../passes/pass.js";
 import { CompileError } from "../../types/errors.js";
 import { arrayLeaves, elementCount, type ArrayShape, type Shape } from "../../types/shape.js";
-import { alignedBytes, assignArena, decideOutputAliases, readsElementForElement, type Location, type TempInterval } from "../buffers/assignment.js";
-import { donatedLeaves } from "../../ir/aliasing.js";
+import { alignedBytes, assignArena, readsElementForElement, type Location, type TempInterval } from "../buffers/assignment.js";
 import { firstParameterLeaves, namedLeaves, type ConstantLeaf } from "../buffers/value_leaves.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep, type NestedList } from "../control_flow.js";
 import { defaultPipeline, withDonation } from "../plan.js";
+import { planDonation } from "../program.js";
 import type { CompileOptions } from "../index.js";
 import { isDeclined, type Declined } from "../kernel/declined.js";
 import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
@@ -359,17 +359,3 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
   return { list, donation };
 }
 
-function planDonation(module: HloModule, plan: {
-  readonly outputs: readonly ArrayShape[]; readonly rootLeaves: readonly Location[]; readonly temps: readonly TempInterval[];
-  readonly written: ReadonlyMap<number, number>; readonly parameterLastUse: readonly number[]; readonly steps: number;
-  readonly inPlace: readonly { readonly step: number; readonly result: number; readonly leaf: number }[];
-}): GpuDonation {
-  const donated = donatedLeaves(module.entry, module.config);
-  if (typeof donated === "string") throw new CompileError(`${module.name}: ${donated}`);
-  const parameterLeaves = module.entry.parameters.flatMap((p) => arrayLeaves(p.shape));
-  const { aliases, keptInArena } = decideOutputAliases(
-    { ...plan, donated, parameterLeaves, parameterLastUse: parameterLeaves.map((_, k) => plan.parameterLastUse[k] ?? -1) },
-    (why) => { throw new CompileError(`${module.name}: ${why}`); },
-  );
-  return { donated: donated.map((d) => d.leaf), aliases, keptInArena };
-}

@@ -8,7 +8,7 @@
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
@@ -19,18 +19,7 @@ import {
 import { CompileError, ExecutionError } from "../../../src/types/errors.js";
 import { rng } from "../../support/prng.js";
 
-async function packageLoads(): Promise<boolean> {
-  try {
-    const name = "webgpu";
-    await import(name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const hasDevice = (await packageLoads()) || process.env["VK_ICD_FILENAMES"] !== undefined || existsSync("/usr/lib/chromium/vk_swiftshader_icd.json");
-const skip = hasDevice ? false : "the webgpu package and SwiftShader's Vulkan driver are both missing here: nothing to run WebGPU on";
+const skip = webgpuSkip;
 
 after(() => releaseGpu());
 

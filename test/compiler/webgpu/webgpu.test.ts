@@ -11,7 +11,7 @@
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
 import type { WebGpuExecutable } from "../../../src/compiler/webgpu/executable.js";
 import { gpuContext, releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
@@ -31,23 +31,7 @@ import { randomProgram } from "../random_program.js";
 import { HloModule } from "../../../src/ir/computation.js";
 import { printHlo } from "../../../src/text/hlo/index.js";
 
-const ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
-
-async function packageLoads(): Promise<boolean> {
-  try {
-    const name = "webgpu";
-    await import(name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const hasPackage = await packageLoads();
-const hasDriver = process.env["VK_ICD_FILENAMES"] !== undefined || existsSync(ICD);
-const skip = !hasPackage && !hasDriver
-  ? "the webgpu package (Dawn's Node binding) and SwiftShader's Vulkan driver are both missing here: nothing to run WebGPU on"
-  : false;
+const skip = webgpuSkip;
 if (skip !== false) console.log(`webgpu tests skipped: ${skip}`);
 
 after(() => releaseGpu());
