@@ -75,3 +75,7 @@ export * from "./frontend/index.js";
 // `Mesh` at the root is the front end's (jax.sharding.Mesh); Shardy's mesh attribute type is `SdyMesh`.
 export { Mesh } from "./frontend/index.js";
 export type { Mesh as SdyMesh } from "./sharding/model.js";
+// So is `defaultBackend` (jax.default_backend(): what jit compiles for); the runtime's, the
+// backend clients and the CLI use when none is named, is `defaultClientBackend`.
+export { defaultBackend } from "./frontend/index.js";
+export { defaultBackend as defaultClientBackend } from "./runtime/index.js";

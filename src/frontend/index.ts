@@ -11,6 +11,7 @@ export * as random from "./random.js";
 export * as optimizers from "./optimizers.js";
 /** safetensors files: `safetensors.load(bytes)` (an object of arrays by name) and `safetensors.save(arrays)`. */
 export const safetensors = { load: loadSafetensors, save: saveSafetensors };
+export { config, defaultBackend, type Platform } from "./platform.js";
 export { jit, Lowered, Compiled, type JitOptions, type Jitted, type ShardedJitOptions } from "./jit.js";
 export {
   Mesh, makeMesh, PartitionSpec, P, NamedSharding, devicePut, shardMap, ShardingSpecError, ShardedLowered, ShardedCompiled,

@@ -16,6 +16,7 @@ import {
   type ArrayLike, type Aval,
 } from "./core.js";
 import { FrontendError } from "./errors.js";
+import { checkPlatform, defaultBackend, type Platform } from "./platform.js";
 import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
 import { shardedJit, type ShardedJitted, type ShardingsOption } from "./sharding.js";
 import type { TensorSharding } from "../sharding/model.js";
@@ -72,6 +73,12 @@ export interface JitOptions {
    * with shardings.
    */
   readonly weightArgnums?: number | readonly number[];
+  /**
+   * The backend to compile for (JAX's `jit(f, backend=...)`): "wasm" or "native"
+   * (platform.ts). Default: `defaultBackend()` at each call, so `config.update("jax_platforms", ...)`
+   * applies to functions jitted before it. A sharded jit runs on its mesh's client instead.
+   */
+  readonly backend?: Platform;
 }
 
 /** jit's shardings (sharding.ts): given, the program is partitioned over their mesh and its calls are asynchronous. */
@@ -96,6 +103,8 @@ export class Lowered {
     /** @internal */ readonly signature: Signature,
     private readonly donate: readonly number[],
     private readonly weights: readonly number[] = [],
+    /** The backend `compile` builds for: jit's `backend` option, else `defaultBackend()` when `compile` is called. */
+    private readonly backend?: Platform,
   ) {}
 
   /** The program as StableHLO text (for `xlats run`, or JAX's `jax.jit(...).lower(...).as_text()` counterpart). */
@@ -103,15 +112,17 @@ export class Lowered {
     return printStableHlo(this.module);
   }
 
-  /** Compiles the program for the default backend. */
+  /** Compiles the program for jit's backend, else the platform in use (defaultBackend). */
   compile(): Compiled {
-    return new Compiled(compileSync(this.module, { donate: this.donate, weights: this.weights }), this.signature);
+    const backend = this.backend ?? defaultBackend();
+    // Both platforms load on the shared default device, where the front end's arrays live.
+    return new Compiled(compileSync(this.module, { backend, donate: this.donate, weights: this.weights }), this.signature, backend);
   }
 }
 
 /** A compiled program: call it with arguments of the signature it was traced for. */
 export class Compiled {
-  constructor(readonly executable: Executable, /** @internal */ readonly signature: Signature) {}
+  constructor(readonly executable: Executable, /** @internal */ readonly signature: Signature, /** The backend it was compiled for. */ readonly backend: Platform) {}
 
   call(...args: unknown[]): unknown {
     const { leaves, key } = flattenArgs(args, this.signature.staticArgnums);
@@ -151,7 +162,7 @@ export function flattenArgs(args: readonly unknown[], staticArgnums: readonly nu
  */
 export function traceToModule(
   f: (...args: never[]) => unknown, args: readonly unknown[], staticArgnums: readonly number[], donate: readonly number[], plan?: ShardingPlan,
-  weights: readonly number[] = [],
+  weights: readonly number[] = [], backend?: Platform,
 ): Lowered {
   const { leaves, key } = flattenArgs(args, staticArgnums);
   const name = f.name === "" ? "jit_fn" : `jit_${f.name}`;
@@ -178,7 +189,7 @@ export function traceToModule(
     const leafDonations = argumentLeaves(args, staticArgnums, donate);
     const resultShardings = plan?.resultShardings(outDef, outs.map((o) => o.aval));
     const module = resultShardings === undefined ? b.buildModule(root) : b.buildModule(root, { resultShardings });
-    return new Lowered(module, { key, staticArgnums, outDef, outAvals: outs.map((o) => o.aval) }, leafDonations, argumentLeaves(args, staticArgnums, weights));
+    return new Lowered(module, { key, staticArgnums, outDef, outAvals: outs.map((o) => o.aval) }, leafDonations, argumentLeaves(args, staticArgnums, weights), backend);
   });
 }
 
@@ -206,20 +217,30 @@ export interface Jitted<F extends (...args: never[]) => unknown> {
 export function jit<F extends (...args: never[]) => unknown>(f: F, options: ShardedJitOptions & ({ inShardings: ShardingsOption } | { outShardings: ShardingsOption })): ShardedJitted<F>;
 export function jit<F extends (...args: never[]) => unknown>(f: F, options?: JitOptions): Jitted<F>;
 export function jit<F extends (...args: never[]) => unknown>(f: F, options: ShardedJitOptions = {}): Jitted<F> | ShardedJitted<F> {
-  if ("inShardings" in options || "outShardings" in options) return shardedJit(f, options);
+  const sharded = "inShardings" in options || "outShardings" in options;
+  if (sharded && options.backend !== undefined) {
+    throw new FrontendError("jit: backend and shardings together: a sharded program runs on its mesh's client, whose backend createClient chose", "jit");
+  }
+  if (sharded) return shardedJit(f, options);
+  const backend = options.backend === undefined ? undefined : checkPlatform(options.backend, "jit");
   const staticArgnums = argnumList(options.staticArgnums);
   const donate = argnumList(options.donateArgnums);
   const weights = argnumList(options.weightArgnums);
-  const cache = new Map<string, Compiled>();
+  // One cache per backend: without jit's option, the platform may change between calls.
+  const caches = new Map<Platform, Map<string, Compiled>>();
+  const lower = (args: readonly unknown[]): Lowered => traceToModule(f, args, staticArgnums, donate, undefined, weights, backend);
   const call = (...args: unknown[]): unknown => {
     const { leaves, key } = flattenArgs(args, staticArgnums);
     if (transformationActive() || leaves.some((l) => l instanceof Tracer)) return (f as unknown as (...a: unknown[]) => unknown)(...args);
+    const target = backend ?? defaultBackend();
+    let cache = caches.get(target);
+    if (cache === undefined) caches.set(target, (cache = new Map()));
     let compiled = cache.get(key);
     if (compiled === undefined) {
-      compiled = traceToModule(f, args, staticArgnums, donate, undefined, weights).compile();
+      compiled = traceToModule(f, args, staticArgnums, donate, undefined, weights, target).compile();
       cache.set(key, compiled);
     }
     return compiled.run(leaves, key);
   };
-  return Object.assign(call, { lower: (...args: Parameters<F>) => traceToModule(f, args, staticArgnums, donate, undefined, weights) }) as unknown as Jitted<F>;
+  return Object.assign(call, { lower: (...args: Parameters<F>) => lower(args) }) as unknown as Jitted<F>;
 }
