@@ -4,25 +4,44 @@
 // and in this process's CPU time (everything runs on the calling thread, so on a loaded
 // machine the CPU time is the steadier figure).
 //
-// The rounds go through every order of the candidates, so each runs after each other
-// one equally often. Whoever runs right after jax-js pays for its garbage (the
+// The rounds go through balanced orders of the candidates, so each runs right after each
+// other one equally often. Whoever runs right after jax-js pays for its garbage (the
 // collector's work, concurrent marking included, is this process's CPU time too): with
 // the order only alternating, the front end always ran after jax-js and the hand-built
 // step never did (at load 7 that gave the front end 1.20-1.28x the hand-built step at
 // 256-256-10, every order 0.99-1.04x; see docs/frontend.md).
+//
+// Each bench times the wasm and the native backend (the latter where a C compiler is
+// found): the front end's jit with `backend`, the hand-built program compiled for the
+// same backend. jax-js has no native backend (in Node: "wasm", and "cpu", a JavaScript
+// interpreter of its kernels), so native against jax-js compares what each library
+// offers a Node user, and wasm against wasm compares the compilers on one engine.
 
 import { performance } from "node:perf_hooks";
-import { compile } from "../src/compiler/index.js";
+import { compile, type BackendName } from "../src/compiler/index.js";
+import { BACKENDS } from "../src/compiler/backends.js";
 import { defaultDevice } from "../src/compiler/backend.js";
 import type { Computation } from "../src/index.js";
 import type { Executable } from "../src/compiler/executable.js";
 import type { Workload } from "./workloads/specs.js";
 import { toLiterals } from "./runners/xlats_interpreter.js";
 
-/** The hand-built program compiled for the front end's device, its arguments there once; `run` executes it and frees the results. */
-export async function handBuiltProgram(program: Computation, w: Workload, data: Float32Array[]): Promise<{ exe: Executable; args: ReturnType<Executable["execute"]>; run: () => void }> {
+/** The CPU backends the benches time: wasm, and native where a C compiler is found (said why not, once, where it is not). */
+export function benchBackends(): ("wasm" | "native")[] {
+  const native = BACKENDS.native.available();
+  if (native !== true) console.log(`native backend not timed: ${native}`);
+  return native === true ? ["wasm", "native"] : ["wasm"];
+}
+
+/**
+ * The hand-built program compiled for `backend` on the front end's device (one thread,
+ * as the front end's programs), its arguments there once; `run` executes it and frees the results.
+ */
+export async function handBuiltProgram(
+  program: Computation, w: Workload, data: Float32Array[], backend: BackendName = "wasm",
+): Promise<{ exe: Executable; args: ReturnType<Executable["execute"]>; run: () => void }> {
   const device = defaultDevice();
-  const exe = await compile(program, { device });
+  const exe = await compile(program, { device, backend }) as Executable;
   const args = toLiterals(w, data).map((l) => device.bufferFromLiteral(l));
   return { exe, args, run: () => { for (const out of exe.execute(args)) out.delete(); } };
 }
@@ -46,16 +65,24 @@ export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => 
 
 export interface Timing { wallMs: number; cpuMs: number }
 
-/** Every order of `names` (the bench has at most three candidates: six orders). */
+/**
+ * Orders of `names` in which each candidate runs right after each other one equally
+ * often (Williams' balanced Latin square): n orders for an even number n of candidates,
+ * 2n for an odd one (the n orders and their reverses). For three candidates that is all
+ * six orders.
+ */
 function orders(names: readonly string[]): string[][] {
-  if (names.length <= 1) return [[...names]];
-  return names.flatMap((first, i) => orders(names.filter((_, k) => k !== i)).map((rest) => [first, ...rest]));
+  const n = names.length;
+  // The first row 0, 1, n-1, 2, n-2, ...: its successive differences are all distinct mod n.
+  const first = Array.from({ length: n }, (_, j) => (j === 0 ? 0 : j % 2 === 1 ? (j + 1) / 2 : n - j / 2));
+  const rows = Array.from({ length: n }, (_, r) => first.map((c) => names[(c + r) % n]!));
+  return n % 2 === 0 ? rows : [...rows, ...rows.map((row) => [...row].reverse())];
 }
 
 /**
  * Per-call milliseconds of each candidate: `calls` calls per round, `rounds` rounds (a
- * multiple of the number of orders, six for three candidates, balances them), round r
- * in the r-th order of the candidates, after one untimed call each.
+ * multiple of the number of orders balances them: six for three candidates, ten for
+ * five), round r in the r-th order of the candidates, after one untimed call each.
  */
 export async function paired(candidates: Record<string, () => void | Promise<void>>, calls: number, rounds: number): Promise<Record<string, Timing>> {
   const names = Object.keys(candidates);
@@ -74,6 +101,18 @@ export async function paired(candidates: Record<string, () => void | Promise<voi
     }
   }
   return Object.fromEntries(names.map((n) => [n, { wallMs: median(wall[n]!), cpuMs: median(cpu[n]!) }]));
+}
+
+/** Rounds that make `cycles` whole cycles of the balanced orders of `count` candidates. */
+export const balancedRounds = (count: number, cycles = 2): number => cycles * (count % 2 === 0 ? count : 2 * count);
+
+/** Prints the ratio of each pair's figures [a, b] (a's time over b's) present in `steps`. */
+export function printPairRatios(steps: Record<string, Timing>, pairs: readonly (readonly [string, string])[]): void {
+  for (const [a, b] of pairs) {
+    const x = steps[a], y = steps[b];
+    if (x === undefined || y === undefined) continue;
+    console.log(`  ${`${a} / ${b}`.padEnd(30)} wall ${(x.wallMs / y.wallMs).toFixed(2)}×, CPU ${(x.cpuMs / y.cpuMs).toFixed(2)}×`);
+  }
 }
 
 /** Prints each candidate's figures and its ratio to `base`'s. */

@@ -5,6 +5,8 @@
 //   training: jit of valueAndGrad(mean(encoder(x)²)) over the eight weights plus an SGD
 //     update, against jax-js's jit of the same step (written below with its API). There is
 //     no hand-built backward pass of the encoder in bench/ to compare with.
+// Each of the front end's and hand-built candidates on the wasm backend and on the native
+// one (where a C compiler is found).
 // Timed in pairs (frontend_common.ts). Results are checked: the front end's forward
 // against the hand-built program's, its loss against jax-js's.
 //
@@ -16,14 +18,13 @@ import { pathToFileURL } from "node:url";
 import { numpy as np, nn, jit, valueAndGrad, type ConcreteArray, type FrontendArray } from "../src/index.js";
 import { buildEncoderBlock } from "./workloads/transformer.js";
 import { inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
-import { handBuiltProgram, jaxJsPeer, paired, printRatios } from "./frontend_common.js";
+import { balancedRounds, benchBackends, handBuiltProgram, jaxJsPeer, paired, printPairRatios, printRatios, type Timing } from "./frontend_common.js";
 
 type A = FrontendArray;
 type Weights = [A, A, A, A, A, A, A, A];
 
 const argv = process.argv.slice(2).map(Number);
 const [seq, model, heads, ff] = argv.length >= 4 ? argv : [128, 256, 4, 1024];
-const rounds = argv[4] ?? 12; // two cycles of the six orders of three candidates
 const w: Extract<Workload, { kind: "transformer" }> = { kind: "transformer", seq: seq!, model: model!, heads: heads!, ff: ff! };
 const { seq: S, model: D, heads: H } = w;
 const dh = D / H;
@@ -89,30 +90,37 @@ function jaxTrainingStep(jax: JaxJs): (...a: JaxArray[]) => JaxArray[] {
 async function main(): Promise<void> {
   const data = makeInputs(w);
   const shapes = inputShapes(w);
-  const { exe, args, run: handBuilt } = await handBuiltProgram(buildEncoderBlock(w), w, data);
-
   const arrays = data.map((d, i) => np.reshape(np.array(d), shapes[i]!));
   const [x, ...weights] = arrays as [A, ...Weights];
-  const forward = jit((xs: A, ws: Weights) => encoder(xs, ws));
-  const frontForward = (): void => (forward(x, weights) as ConcreteArray).dispose();
-  const train = jit((ws: Weights, xs: A) => {
+  const trainStep = (ws: Weights, xs: A): [A, A[]] => {
     const [value, grads] = valueAndGrad(loss)(ws, xs);
-    return [value, ws.map((p, i) => np.subtract(p, np.multiply((grads as Weights)[i], learningRate)))];
-  });
-  const frontTrain = (): void => {
-    const [value, updated] = train(weights, x) as unknown as [ConcreteArray, ConcreteArray[]];
-    value.dispose();
-    for (const u of updated) u.dispose();
+    return [value as A, ws.map((p, i) => np.subtract(p, np.multiply((grads as Weights)[i], learningRate)))];
   };
-
-  // The check: the front end's forward is the hand-built program's, to f32 rounding.
-  const [handOut] = exe.execute(args);
-  const expected = handOut!.toLiteral().values() as number[];
-  handOut!.delete();
-  const got = await (forward(x, weights) as ConcreteArray).data() as Float32Array;
-  const worst = got.reduce((m, v, i) => Math.max(m, Math.abs(v - expected[i]!) / (1 + Math.abs(expected[i]!))), 0);
-  if (!(worst < 1e-4)) throw new Error(`the front end's encoder differs from the hand-built one by ${worst}`);
-  const frontLoss = (train(weights, x) as unknown as [ConcreteArray])[0].item() as number;
+  const forwards: Record<string, () => void> = {};
+  const trains: Record<string, () => void> = {};
+  let frontLoss: number | undefined;
+  for (const backend of benchBackends()) {
+    const { exe, args, run } = await handBuiltProgram(buildEncoderBlock(w), w, data, backend);
+    const forward = jit((xs: A, ws: Weights) => encoder(xs, ws), { backend });
+    const train = jit(trainStep, { backend });
+    forwards[`hand ${backend}`] = run;
+    forwards[`front ${backend}`] = (): void => (forward(x, weights) as ConcreteArray).dispose();
+    trains[`front ${backend}`] = (): void => {
+      const [value, updated] = train(weights, x) as unknown as [ConcreteArray, ConcreteArray[]];
+      value.dispose();
+      for (const u of updated) u.dispose();
+    };
+    // The check: the front end's forward is the hand-built program's, to f32 rounding, and the losses agree across backends.
+    const [handOut] = exe.execute(args);
+    const expected = handOut!.toLiteral().values() as number[];
+    handOut!.delete();
+    const got = await (forward(x, weights) as ConcreteArray).data() as Float32Array;
+    const worst = got.reduce((m, v, i) => Math.max(m, Math.abs(v - expected[i]!) / (1 + Math.abs(expected[i]!))), 0);
+    if (!(worst < 1e-4)) throw new Error(`${backend}: the front end's encoder differs from the hand-built one by ${worst}`);
+    const value = (train(weights, x) as unknown as [ConcreteArray])[0].item() as number;
+    if (frontLoss !== undefined && !(Math.abs(value - frontLoss) <= 1e-5 * Math.abs(frontLoss))) throw new Error(`losses differ: ${backend} ${value}, wasm ${frontLoss}`);
+    frontLoss ??= value;
+  }
 
   const jaxForward = await jaxJsPeer(w, data, shapes);
   let jaxTrain: (() => Promise<void>) | undefined;
@@ -126,18 +134,25 @@ async function main(): Promise<void> {
     const [value, ...rest] = call();
     const jaxLoss = (await value!.data())[0]!;
     for (const r of rest) r.dispose();
-    if (!(Math.abs(jaxLoss - frontLoss) <= 1e-4 * Math.abs(frontLoss))) throw new Error(`losses differ: jax-js ${jaxLoss}, front end ${frontLoss}`);
+    if (!(Math.abs(jaxLoss - frontLoss!) <= 1e-4 * Math.abs(frontLoss!))) throw new Error(`losses differ: jax-js ${jaxLoss}, front end ${frontLoss}`);
     jaxTrain = async () => { const outs = call(); await jax.blockUntilReady(outs); for (const o of outs) o.dispose(); };
   }
 
   const load = (): string => loadavg().map((l) => l.toFixed(1)).join(" ");
   const calls = 5;
-  const fwd = await paired({ "hand-built": handBuilt, "front end": frontForward, ...(jaxForward ? { "jax-js": jaxForward } : {}) }, calls, rounds);
-  console.log(`encoder s${S} d${D} h${H} ff${w.ff} forward, ${rounds} rounds of ${calls} calls, load ${load()}`);
-  printRatios(fwd, "hand-built");
-  const step = await paired({ "front end": frontTrain, ...(jaxTrain ? { "jax-js": jaxTrain } : {}) }, calls, rounds);
-  console.log(`encoder training step (jit of valueAndGrad + SGD), loss ${frontLoss.toPrecision(6)}, load ${load()}`);
-  printRatios(step, "front end");
+  const pairs = [["front native", "jax-js"], ["front wasm", "jax-js"], ["front native", "hand native"], ["front wasm", "hand wasm"], ["front native", "front wasm"]] as const;
+  const time = async (candidates: Record<string, () => void | Promise<void>>): Promise<[Record<string, Timing>, number]> => {
+    const rounds = argv[4] ?? balancedRounds(Object.keys(candidates).length);
+    return [await paired(candidates, calls, rounds), rounds];
+  };
+  const [fwd, fwdRounds] = await time({ ...forwards, ...(jaxForward ? { "jax-js": jaxForward } : {}) });
+  console.log(`encoder s${S} d${D} h${H} ff${w.ff} forward, ${fwdRounds} rounds of ${calls} calls, load ${load()}`);
+  printRatios(fwd, "hand wasm");
+  printPairRatios(fwd, pairs);
+  const [step, stepRounds] = await time({ ...trains, ...(jaxTrain ? { "jax-js": jaxTrain } : {}) });
+  console.log(`encoder training step (jit of valueAndGrad + SGD), loss ${frontLoss!.toPrecision(6)}, ${stepRounds} rounds of ${calls} calls, load ${load()}`);
+  printRatios(step, "front wasm");
+  printPairRatios(step, pairs);
 }
 
 await main();

@@ -1,8 +1,9 @@
 // The front end's speed on the MLP training step: jit(valueAndGrad(loss)) plus the SGD
 // update, against the same step built by hand with the builder (bench/workloads/mlp.ts,
-// the backward pass written out) on the same device, and against jax-js's jit of
-// valueAndGrad (bench/peers/jax.mjs); and the eager per-op overhead (np.add of two
-// 4-element arrays). Timed in pairs (frontend_common.ts).
+// the backward pass written out) on the same device and backend, and against jax-js's
+// jit of valueAndGrad (bench/peers/jax.mjs), on the wasm backend and on the native one
+// (where a C compiler is found); and the eager per-op overhead (np.add of two 4-element
+// arrays). Timed in pairs (frontend_common.ts).
 //
 //   npm run build && node dist/bench/frontend_mlp.js [batch inputs hidden classes] [rounds]
 
@@ -10,21 +11,19 @@ import { loadavg } from "node:os";
 import { numpy as np, nn, jit, valueAndGrad, treeMap, type ConcreteArray, type FrontendArray } from "../src/index.js";
 import { buildMlpStep } from "./workloads/mlp.js";
 import { inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
-import { handBuiltProgram, jaxJsPeer, paired, printRatios } from "./frontend_common.js";
+import { balancedRounds, benchBackends, handBuiltProgram, jaxJsPeer, paired, printPairRatios, printRatios } from "./frontend_common.js";
 
 type A = FrontendArray;
 type Params = [A, A, A, A];
 
 const argv = process.argv.slice(2).map(Number);
 const [batch, inputs, hidden, classes] = argv.length >= 4 ? argv : [64, 256, 256, 10];
-const rounds = argv[4] ?? 12; // two cycles of the six orders of three candidates
 const w: Extract<Workload, { kind: "mlp" }> = { kind: "mlp", batch: batch!, inputs: inputs!, hidden: hidden!, classes: classes!, learningRate: 0.1 };
 
 async function main(): Promise<void> {
   const data = makeInputs(w);
   const shapes = inputShapes(w);
-  // The hand-built program, compiled for the front end's device, its arguments on the device once.
-  const handBuilt = (await handBuiltProgram(buildMlpStep(w), w, data)).run;
+  const backends = benchBackends();
 
   // The front end: the loss written as numpy, differentiated and jitted.
   const arrays = data.map((d, i) => np.reshape(np.array(Array.from(d), { dtype: "float32" }), shapes[i]!));
@@ -34,28 +33,37 @@ async function main(): Promise<void> {
     const logp = nn.logSoftmax(np.add(np.matmul(h, w2), b2));
     return np.multiply(np.sum(np.multiply(ys, logp)), -1 / w.batch);
   };
-  const step = jit((p: Params, xs: A, ys: A) => {
+  const trainStep = (p: Params, xs: A, ys: A): [A, Params] => {
     const [value, grads] = valueAndGrad(loss)(p, xs, ys);
     const sgd = (...leaves: unknown[]): A => np.subtract(leaves[0] as A, np.multiply(leaves[1] as A, w.learningRate));
-    return [value, treeMap(sgd, p, grads)];
-  });
-  const frontEnd = (): void => {
-    const [value, updated] = step(params, x, y) as unknown as [ConcreteArray, ConcreteArray[]];
-    value.dispose();
-    for (const u of updated) u.dispose();
+    return [value as A, treeMap(sgd, p, grads) as Params];
   };
+  // Per backend: the hand-built program (its arguments on the device once) and the front end's jit.
+  const candidates: Record<string, () => void | Promise<void>> = {};
+  for (const backend of backends) {
+    candidates[`hand ${backend}`] = (await handBuiltProgram(buildMlpStep(w), w, data, backend)).run;
+    const step = jit(trainStep, { backend });
+    candidates[`front ${backend}`] = (): void => {
+      const [value, updated] = step(params, x, y) as unknown as [ConcreteArray, ConcreteArray[]];
+      value.dispose();
+      for (const u of updated) u.dispose();
+    };
+  }
 
   // jax-js, through the bench's peer runner (skipped where bench's packages are not installed).
   const jaxJs = await jaxJsPeer(w, data, shapes);
 
   const calls = Math.max(5, Math.round(2e8 / (6 * w.batch * (w.inputs * w.hidden + w.hidden * w.classes))));
-  const steps = await paired({ "hand-built": handBuilt, "front end": frontEnd, ...(jaxJs ? { "jax-js": jaxJs } : {}) }, calls, rounds);
+  if (jaxJs !== undefined) candidates["jax-js"] = jaxJs;
+  const rounds = argv[4] ?? balancedRounds(Object.keys(candidates).length);
+  const steps = await paired(candidates, calls, rounds);
   console.log(`mlp step ${w.inputs}-${w.hidden}-${w.classes} b${w.batch}, ${rounds} rounds of ${calls} calls, load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
-  printRatios(steps, "hand-built");
+  printRatios(steps, "hand wasm");
+  printPairRatios(steps, [["front native", "jax-js"], ["front wasm", "jax-js"], ["front native", "hand native"], ["front wasm", "hand wasm"], ["front native", "front wasm"]]);
 
   const a = np.array([1, 2, 3, 4], { dtype: "float32" });
   const b = np.array([4, 3, 2, 1], { dtype: "float32" });
-  const perOp = await paired({ "np.add": () => { (np.add(a, b) as ConcreteArray).dispose(); } }, 2000, rounds);
+  const perOp = await paired({ "np.add": () => { (np.add(a, b) as ConcreteArray).dispose(); } }, 2000, 12);
   console.log(`eager np.add of 4 floats: wall ${(perOp["np.add"]!.wallMs * 1000).toFixed(1)} µs/op, CPU ${(perOp["np.add"]!.cpuMs * 1000).toFixed(1)} µs/op`);
 }
 
