@@ -418,7 +418,8 @@ function fillEager<N extends PrimitiveName>(key: string, name: N, args: readonly
   const ops = args.map((a, i) => parameter(b, i, shapeOfAval(a.aval)));
   const lowered = lowerPrimitive(b, name, ops, args.map((a) => a.aval), params);
   const root = lowered.ops.length === 1 ? lowered.ops[0]! : tuple(b, lowered.ops);
-  const executable = compileSync(b.buildModule(root));
+  // Always wasm, whatever jit's platform (platform.ts says why).
+  const executable = compileSync(b.buildModule(root), { backend: "wasm" });
   const entry: EagerEntry = { executable, avals: lowered.avals, outputShapes: executable.program.outputs, lastUse: ++eagerClock };
   eagerCache.set(key, entry);
   evictEager();
