@@ -384,9 +384,9 @@ const paramsKey = (params: object): string => {
   return "";
 };
 
-/** avalString of each aval object met, so a key costs one lookup per operand. */
+/** avalString of each aval object met, so a key costs one lookup per operand (eager ops' and jit's cache keys). */
 const avalKeys = new WeakMap<Aval, string>();
-function avalKey(aval: Aval): string {
+export function avalKey(aval: Aval): string {
   let key = avalKeys.get(aval);
   if (key === undefined) avalKeys.set(aval, (key = avalString(aval)));
   return key;

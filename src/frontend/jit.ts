@@ -12,7 +12,7 @@ import type { Executable } from "../compiler/executable.js";
 import type { HloModule } from "../ir/computation.js";
 import { printStableHlo } from "../text/mlir/index.js";
 import {
-  Array, ArrayBase, Trace, Tracer, asArrayValue, avalString, lowerPrimitive, shapeOfAval, transformationActive, withTrace,
+  Array, ArrayBase, Trace, Tracer, asArrayValue, avalKey, lowerPrimitive, shapeOfAval, transformationActive, withTrace,
   type ArrayLike, type Aval,
 } from "./core.js";
 import { FrontendError } from "./errors.js";
@@ -153,7 +153,7 @@ export function flattenArgs(args: readonly unknown[], staticArgnums: readonly nu
   const [raw, def] = treeFlatten(dynamic);
   const leaves = raw.map((l) => asArrayValue(l as ArrayLike, undefined, "jit"));
   const statics = staticArgnums.map((i) => JSON.stringify(args[i]) ?? "undefined");
-  return { leaves, dynamic, key: `${treeDefString(def)}|${leaves.map((l) => avalString(l.aval)).join(",")}|${statics.join(",")}` };
+  return { leaves, dynamic, key: `${treeDefString(def)}|${leaves.map((l) => avalKey(l.aval)).join(",")}|${statics.join(",")}` };
 }
 
 /**
