@@ -115,6 +115,12 @@ test("arrays pass between wasm and native programs and eager ops as they are (on
   const p = np.array([1, 2], { dtype: "float32" });
   assert.deepEqual(step(p, np.array([2, 2], { dtype: "float32" })).tolist(), [0, 1]);
   assert.throws(() => p.tolist());
+  // A weight argument on native: packed on the first call, repacked for a new array.
+  const dense = jit((a: A, w: A) => np.matmul(a, w), { backend: "native", weightArgnums: 1 });
+  const a = np.reshape(np.arange(64, { dtype: "float32" }), [8, 8]);
+  const eye = np.eye(8, 8, { dtype: "float32" });
+  assert.deepEqual(dense(a, eye).tolist(), a.tolist());
+  assert.deepEqual(dense(a, np.multiply(eye, 2)).tolist(), np.multiply(a, 2).tolist());
 });
 
 test("jit(valueAndGrad) of an MLP on native equals wasm to f32 rounding, and both a float64 reference", { skip: skipNative }, () => {
