@@ -10,15 +10,16 @@
 // other's programs as it is, with no copy. "webgpu" keeps arrays in GPU memory and runs
 // asynchronously; "interpreter" runs on host literals: neither is a front-end platform.
 //
-// Eager ops (np calls outside jit) always run on wasm, whatever the platform: a single
-// op's program gains nothing from C, and building each distinct one with the C compiler
-// costs tens to hundreds of milliseconds (figures in docs/frontend.md).
+// Eager ops (np calls outside jit) always run on wasm, whatever the platform: a single op
+// gains little from C (large matmuls about 2x, small ops nothing), while building each
+// distinct op and shape with the C compiler costs 0.2-4 s the first time on a machine
+// (figures in docs/frontend.md).
 
 import { BACKENDS } from "../compiler/backends.js";
 import { FrontendError } from "./errors.js";
 
 /** The backends the front end's programs may compile for. */
-export const PLATFORMS = ["wasm", "native"] as const;
+const PLATFORMS = ["wasm", "native"] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
 /** Why the other backends of the compiler's table are not front-end platforms. */
@@ -35,19 +36,23 @@ function availability(name: Platform): true | string {
 }
 
 /** The front-end platforms available in this process. */
-export function availablePlatforms(): Platform[] {
+function availablePlatforms(): Platform[] {
   return PLATFORMS.filter((p) => availability(p) === true);
+}
+
+const availableList = (): string => availablePlatforms().join(", ");
+
+/** The FrontendError for a name that is not a front-end platform (why, for the compiler's other backends). */
+function notAPlatform(name: unknown, where: string): never {
+  const why = typeof name === "string" && Object.hasOwn(NOT_PLATFORMS, name) ? `: ${NOT_PLATFORMS[name]}` : "";
+  throw new FrontendError(`${where}: "${String(name)}" is not a front-end backend${why} (the front end's backends: ${PLATFORMS.join(", ")}; available here: ${availableList()})`, where);
 }
 
 /** `name` as a platform that runs here, or a FrontendError saying why not and naming the available ones. */
 export function checkPlatform(name: unknown, where: string): Platform {
-  const available = (): string => availablePlatforms().join(", ");
-  if (typeof name !== "string" || !isPlatform(name)) {
-    const why = typeof name === "string" && Object.hasOwn(NOT_PLATFORMS, name) ? `: ${NOT_PLATFORMS[name]}` : "";
-    throw new FrontendError(`${where}: "${String(name)}" is not a front-end backend${why} (the front end's backends: ${PLATFORMS.join(", ")}; available here: ${available()})`, where);
-  }
+  if (typeof name !== "string" || !isPlatform(name)) return notAPlatform(name, where);
   const ok = availability(name);
-  if (ok !== true) throw new FrontendError(`${where}: the ${name} backend is not available here: ${ok} (available: ${available()})`, where);
+  if (ok !== true) throw new FrontendError(`${where}: the ${name} backend is not available here: ${ok} (available: ${availableList()})`, where);
   return name;
 }
 
@@ -62,14 +67,14 @@ export const defaultBackend = (): Platform => platform;
 function firstAvailable(list: string, where: string): Platform {
   const names = list.split(",").map((n) => n.trim()).filter((n) => n !== "");
   if (names.length === 0) throw new FrontendError(`${where}: an empty list of platforms (the front end's backends: ${PLATFORMS.join(", ")})`, where);
+  const platforms = names.map((n) => (isPlatform(n) ? n : notAPlatform(n, where)));
   const reasons: string[] = [];
-  for (const n of names) {
-    if (!isPlatform(n)) checkPlatform(n, where); // throws: not a platform
-    const ok = availability(n as Platform);
-    if (ok === true) return n as Platform;
-    reasons.push(`${n}: ${ok}`);
+  for (const p of platforms) {
+    const ok = availability(p);
+    if (ok === true) return p;
+    reasons.push(`${p}: ${ok}`);
   }
-  throw new FrontendError(`${where}: none of "${list}" is available here (${reasons.join("; ")}; available: ${availablePlatforms().join(", ")})`, where);
+  throw new FrontendError(`${where}: none of "${list}" is available here (${reasons.join("; ")}; available: ${availableList()})`, where);
 }
 
 /** The options `config` knows, with their current values. */

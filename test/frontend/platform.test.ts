@@ -36,6 +36,7 @@ test("the default platform is wasm; unknown, refused and malformed choices are F
   assert.equal(config.jax_platforms, undefined);
   throwsFrontend(() => config.update("jax_platforms", "tpu"), /"tpu" is not a front-end backend.*front end's backends: wasm, native; available here: wasm/);
   throwsFrontend(() => config.update("jax_platforms", "webgpu,wasm"), /"webgpu" is not a front-end backend: its arrays live in GPU memory/);
+  throwsFrontend(() => config.update("jax_platforms", "wasm,cuda"), /"cuda" is not a front-end backend/);
   throwsFrontend(() => config.update("jax_platforms", "interpreter"), /"interpreter" is not a front-end backend: it runs on host literals/);
   throwsFrontend(() => config.update("jax_platforms", " , "), /an empty list of platforms/);
   throwsFrontend(() => config.update("jax_platforms", 3 as never), /comma-separated string/);
