@@ -4,24 +4,26 @@
 // writes the result back), so each is checked against the interpreter's client on the
 // same program and arguments: bit for bit, the inputs being integers or floats whose
 // sums are exact. Around each collective there are GPU kernels (operands computed and
-// results consumed on the GPU), and the per-run statistics show it. Then Shardy-
+// results consumed on the GPU: the plan shows it). Then Shardy-
 // partitioned programs run on the webgpu devices against the unsharded program on the
 // interpreter, and interpreter.run_parallel from the conformance files through the check
-// runner on webgpu clients.
+// runner on webgpu clients. One test runs in process: arguments in shared memory.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  add, allGather, allReduce, allToAll, collectivePermute, constantR0, convertElementType, Literal, mul, parseStableHlo, partition, partitionId, reduceScatter,
+  add, allGather, arrayShape, compile, allReduce, allToAll, collectivePermute, constantR0, convertElementType, Literal, mul, parseStableHlo, partition, partitionId, reduceScatter,
   replicaId, runPartitioned, scalarReducer, broadcastInDim, type Computation,
-} from "../../src/index.js";
-import { createClient, type Client } from "../../src/runtime/index.js";
-import { runCheckTextAsync } from "../../src/check/runner.js";
-import { program, randomInts, rng, shape } from "./helpers.js";
-import { mlpArguments, mlpTrainingStep } from "../sdy/partition/mlp_step.js";
-import { unsharded } from "../sdy/partition/both_ways.js";
-import { webgpuSkip } from "../compiler/webgpu/gpu_available.js";
+} from "../../../src/index.js";
+import { createClient, type Client } from "../../../src/runtime/index.js";
+import { runCheckTextAsync } from "../../../src/check/runner.js";
+import { program, randomInts, rng, shape } from "../../runtime/helpers.js";
+import { mlpArguments, mlpTrainingStep } from "../../sdy/partition/mlp_step.js";
+import { unsharded } from "../../sdy/partition/both_ways.js";
+import { webgpuSkip } from "./gpu_available.js";
+import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
+import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 
 const DEVICES = 4;
 let gpu: Client;
@@ -35,6 +37,8 @@ before(async () => {
 after(async () => {
   await gpu?.close();
   await reference?.close();
+  // This thread's own device (the in-process test's, the check runner's one-device cases).
+  await releaseGpu();
 });
 
 const skip = webgpuSkip === false ? false : webgpuSkip;
@@ -65,6 +69,11 @@ describe("collectives on webgpu devices equal the interpreter's", { skip }, () =
       const s = allReduce(y, scalarReducer(b, "add", "s32"));
       return add(s, s);
     });
+    // The plan: the collective is the one host step, between GPU kernels.
+    const plan = planGpuProgram(c, {});
+    const hostSteps = plan.steps.filter((s) => s.kind === "host");
+    assert.deepEqual(hostSteps.map((s) => s.kind === "host" && s.instruction.opcode), ["allReduce"]);
+    assert.ok(plan.steps.indexOf(hostSteps[0]!) > 0 && plan.steps.at(-1)!.kind === "kernel", plan.steps.map((s) => s.kind).join(" "));
     const got = await sameOnBoth(c, intArgs(1, [64]), { replicas: DEVICES });
     // Independently: the sum over the devices' arguments, by hand.
     const args = intArgs(1, [64]).map(([l]) => l!.toNumbers());
@@ -115,6 +124,20 @@ describe("collectives on webgpu devices equal the interpreter's", { skip }, () =
     assert.ok(refusal instanceof Error);
     await assert.rejects(gpu.run(bad, args, { replicas: 2 }), (e: Error) => e.name === refusal.name && e.message === refusal.message);
   });
+});
+
+test("in process: arguments in shared memory (as a client's device workers get them) are copied to the GPU, not handed to Dawn", { skip }, async () => {
+  // Dawn's writeBuffer crashed the process on a view of a SharedArrayBuffer.
+  const c = program("twice", [shape("f32", [5])], (_b, [x]) => add(x!, x!));
+  const exe = await compile(c, { backend: "webgpu" });
+  try {
+    const data = new Float32Array(new SharedArrayBuffer(20));
+    data.set([1, -2, 0.5, 3, -0]);
+    const out = await exe.run([Literal.fromStorage(arrayShape("f32", [5]), data)]);
+    assert.deepEqual(out.toNumbers(), [2, -4, 1, 6, -0]);
+  } finally {
+    exe.delete();
+  }
 });
 
 describe("Shardy-partitioned programs on webgpu devices equal the unsharded program", { skip }, () => {
