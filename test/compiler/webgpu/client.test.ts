@@ -7,11 +7,17 @@
 // results consumed on the GPU: the plan shows it). Then Shardy-
 // partitioned programs run on the webgpu devices against the unsharded program on the
 // interpreter, and interpreter.run_parallel from the conformance files through the check
-// runner on webgpu clients. One test runs in process: arguments in shared memory.
+// runner on webgpu clients. One test runs in process: arguments in shared memory. And in
+// headless Chromium with WebGPU on (where it is installed), two devices on Web Workers,
+// each with its own GPUDevice, meet in an all-reduce.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { startStaticServer } from "../../../tools/static_server.js";
 import {
   add, allGather, arrayShape, compile, allReduce, allToAll, collectivePermute, constantR0, convertElementType, Literal, mul, parseStableHlo, partition, partitionId, reduceScatter,
   replicaId, runPartitioned, scalarReducer, broadcastInDim, type Computation,
@@ -183,5 +189,57 @@ describe("interpreter.run_parallel on a webgpu client", { skip }, () => {
       for (const r of results) assert.notEqual(r.status, "fail", `${r.name}: ${r.message}`);
       assert.ok(results.some((r) => r.status === "pass"));
     });
+  }
+});
+
+/** Debian's Chromium, where it is installed ($CHROMIUM first, as the browser test takes it). */
+function chromiumPath(): string | undefined {
+  for (const path of [process.env["CHROMIUM"], "/usr/bin/chromium"]) {
+    if (path === undefined || path === "") continue;
+    try {
+      accessSync(path, constants.X_OK);
+      return path;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+const browser = chromiumPath();
+const browserSkip = skip !== false ? skip : browser === undefined ? "no Chromium here (test/browser/browser.test.ts says how to install it)" : false;
+
+test("in headless Chromium: two webgpu devices on Web Workers, each opening the GPU itself, all-reduce", { skip: browserSkip }, async () => {
+  const root = fileURLToPath(new URL("../../../../", import.meta.url));
+  // Cross-origin isolated (SharedArrayBuffer, which the devices meet in); the test page's runModule runs the code.
+  const server = await startStaticServer({ mounts: { "/dist/": join(root, "dist"), "/page/": join(root, "test/browser") }, index: "/page/page.html" });
+  const profile = mkdtempSync(join(tmpdir(), "xlats-chromium-"));
+  const args = ["--headless", "--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--enable-unsafe-webgpu", "--enable-features=Vulkan", "--ignore-gpu-blocklist"];
+  const context = await chromium.launchPersistentContext(profile, { executablePath: browser!, args, headless: true });
+  try {
+    const page = await context.newPage();
+    await page.goto(server.url);
+    await page.waitForFunction("globalThis.xlatsTest !== undefined", undefined, { timeout: 60_000 });
+    const code = `
+      import { XlaBuilder, Literal, arrayShape, parameter, mul, allReduce, scalarReducer, createClient } from "${server.url}dist/src/browser.js";
+      const b = new XlaBuilder("ar");
+      const x = parameter(b, 0, arrayShape("s32", [4]), "x");
+      const program = b.build(allReduce(mul(x, x), scalarReducer(b, "add", "s32")));
+      const client = await createClient({ deviceCount: 2, backend: "webgpu", collectiveTimeoutMs: 240000 });
+      try {
+        const out = await client.run(program, [[Literal.from("s32", [1, 2, 3, 4])], [Literal.from("s32", [5, 6, 7, 8])]], { replicas: 2 });
+        out.forEach((r, d) => console.log("device " + d + ": " + r.toString()));
+      } finally {
+        await client.close();
+      }`;
+    const run = await page.evaluate((c) => (globalThis as unknown as { xlatsTest: { runModule(c: string): Promise<{ lines: string[]; error?: string }> } }).xlatsTest.runModule(c), code);
+    assert.equal(run.error, undefined);
+    // 1+25, 4+36, 9+49, 16+64 on both devices.
+    assert.deepEqual(run.lines, [0, 1].map((d) => `device ${d}: s32[4] {26, 40, 58, 80}`));
+  } finally {
+    await context.close();
+    await server.close();
+    rmSync(profile, { recursive: true, force: true });
   }
 });
