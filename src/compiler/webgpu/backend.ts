@@ -13,8 +13,8 @@
 // compiles its own pipelines in any case. Collectives are host steps (program.ts): the
 // device reads its operands back, the interpreter's kernel meets the peers in the
 // runtime's shared memory (shared_collectives.ts) and combines them in the
-// interpreter's order, and the result is written back: one readback of the operands
-// per collective and device. A client's device buffers live in host shared memory
+// interpreter's order, and the result is written back: one readback of each operand
+// array per collective and device. A client's device buffers live in host shared memory
 // (the backend has no runtime DeviceMemory): each execute writes its arguments to the
 // GPU and reads its results back (docs/devices.md).
 
