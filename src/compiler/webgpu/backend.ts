@@ -4,14 +4,25 @@
 // and why). The GPU comes from navigator.gpu or, in Node, the optional `webgpu` package
 // (adapter.ts), looked for only when this backend is asked for.
 //
-// A runtime client (several devices, in worker threads) cannot run it yet: Dawn's Node
-// binding crashes when a worker thread opens a second instance, and a browser's
-// workers would each need their own device and a channel for the host's half of the
-// device memory (docs/compiler.md). Its runtime halves refuse with an ExecutionError.
+// A runtime client places each device in a worker of its own, as for the other
+// backends, and each worker opens the GPU itself (Dawn's Node binding, or a Web
+// Worker's navigator.gpu): N devices are N GPUDevices on the one adapter, each with its
+// own memory and pipelines. The host ships the computation as data (serialize.ts) and
+// each device plans it for its own GPU's limits: a GpuProgram holds IR objects
+// (host steps' instructions) that postMessage cannot carry, and each GPUDevice
+// compiles its own pipelines in any case. Collectives are host steps (program.ts): the
+// device reads its operands back, the interpreter's kernel meets the peers in the
+// runtime's shared memory (shared_collectives.ts) and combines them in the
+// interpreter's order, and the result is written back: one readback of each operand
+// array per collective and device. A client's device buffers live in host shared memory
+// (the backend has no runtime DeviceMemory): each execute writes its arguments to the
+// GPU and reads its results back (docs/devices.md).
 
 import { Computation, HloModule } from "../../ir/computation.js";
-import type { Backend, DeviceBackend } from "../../runtime/backend.js";
-import { ExecutionError } from "../../types/errors.js";
+import { evaluateOptionsOf, type Backend, type DeviceBackend } from "../../runtime/backend.js";
+import { importNodeAdapter, runningInNode } from "../../runtime/host_environment.js";
+import { deserializeComputation, serializeComputation, type SerializedProgram } from "../../runtime/serialize.js";
+import { verifyModule } from "../../ir/verify.js";
 import type { CompilerBackend } from "../backend_contract.js";
 import type { CompileOptions } from "../index.js";
 import { gpuAvailable, gpuContext } from "./adapter.js";
@@ -30,20 +41,34 @@ async function compileForGpu(module: HloModule, options: CompileOptions): Promis
 
 const asModule = (program: Computation | HloModule): HloModule => (program instanceof Computation ? new HloModule(program.name, program) : program);
 
-/** Why a runtime client cannot place devices on the GPU yet. */
-const NO_CLIENT = "the webgpu backend runs in the process that compiles (compile, run, test); a runtime client's device workers cannot open the GPU yet (Dawn's Node binding does not run in worker threads), so multi-device programs (run_parallel, sharded runs) need another backend";
+/** What the host sends every device: the computation as data, planned by each device for its GPU. */
+interface PreparedGpuProgram {
+  readonly program: SerializedProgram;
+}
 
 const host: Backend = {
   name: "webgpu",
-  prepare: () => {
-    throw new ExecutionError(NO_CLIENT);
+  async prepare(program): Promise<PreparedGpuProgram> {
+    // Refused here rather than by every device: a program that is not valid IR.
+    verifyModule(asModule(program));
+    // Dawn reads its variables (the Vulkan driver, a runtime directory) from the
+    // process's environment, which a worker thread's process.env does not change: they
+    // are set here, on the host's thread, before a device worker loads Dawn.
+    if (runningInNode()) (await importNodeAdapter<typeof import("./node_gpu.js")>(import.meta.url, "./node_gpu.js")).prepareDawnEnvironment();
+    return { program: serializeComputation(program) };
   },
 };
 
 const device: DeviceBackend = {
   name: "webgpu",
-  load: () => {
-    throw new ExecutionError(NO_CLIENT);
+  async load(prepared) {
+    const computation = deserializeComputation((prepared as PreparedGpuProgram).program);
+    const executable = await compileForGpu(asModule(computation), {});
+    return {
+      // Collectives and device ids reach the host steps through the evaluate options.
+      run: (args, env) => executable.run(args, evaluateOptionsOf(env)),
+      unload: () => executable.delete(),
+    };
   },
 };
 

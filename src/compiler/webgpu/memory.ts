@@ -83,7 +83,10 @@ export class GpuMemory implements DeviceMemory {
 
   write(offset: number, from: Uint8Array): void {
     // queue.writeBuffer copies whole words; an allocation is BUFFER_ALIGNMENT bytes at least, so the padding is its own.
-    const bytes = from.byteLength % 4 === 0 ? from : (() => { const p = new Uint8Array(roundUp4(from.byteLength)); p.set(from); return p; })();
+    // A view of shared memory (a runtime client's arguments) is copied too: Dawn's Node
+    // binding crashes the process (SIGSEGV) on a SharedArrayBuffer's bytes.
+    const copy = from.byteLength % 4 !== 0 || from.buffer instanceof SharedArrayBuffer;
+    const bytes = copy ? (() => { const p = new Uint8Array(roundUp4(from.byteLength)); p.set(from); return p; })() : from;
     if (bytes.byteLength > 0) this.device.queue.writeBuffer(this.current, offset, bytes);
   }
 

@@ -92,7 +92,7 @@ const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
 /** Why an instruction that no fusion took runs on the host. */
 function hostReason(inst: Instruction): string {
   const family = OP_TABLE[inst.opcode].family;
-  if (family === "collective") return "collectives run on the host (one device a program on this backend)";
+  if (family === "collective") return "collectives run on the host: the operands are read back and the interpreter's kernel meets the other devices (a runtime client's) in shared memory";
   if (family === "transfer") return `${inst.opcode} is host I/O`;
   if (OP_TABLE[inst.opcode].elementwise) {
     const answer = webgpuCapabilities().canLowerScalar(inst);
