@@ -482,7 +482,8 @@ function limitsText(l: GpuLimits): string {
 /** What dump() prints: the module, then each step; usable without a device (`xlats compile --dump`). */
 export function dumpGpuProgram(program: GpuProgram, adapter?: string): string {
   const hostSteps = allSteps<GpuStep>(program).filter(({ step }) => step.kind === "host").length;
-  const subgroups = program.subgroups ? "subgroup operations available" : "no subgroup operations (the device has no `subgroups` feature, none was asked for, or XLATS_WEBGPU_SUBGROUPS=0)";
+  const subgroups = program.subgroups ? "subgroup operations available"
+    : "no subgroup operations (planned without a device, the adapter lacks the `subgroups` feature, or XLATS_WEBGPU_SUBGROUPS=0)";
   const lines = [
     dumpText(program.module), `// webgpu program${adapter === undefined ? "" : ` on ${adapter}`}: arena ${program.arenaBytes} bytes, ${program.kernels.length} kernel(s), ${hostSteps} host step(s)`,
     limitsText(program.limits), `// ${subgroups}`,

@@ -20,15 +20,16 @@
 // constant of the program the kernel reads (its buffer after the input); the index
 // m = j·k mod n is exact integer arithmetic.
 //
-// Error (docs/numerics.md): a pass's bin differs from the exact transform of its input
-// line x by at most (2·log2(n) + 4)·2^-24·Σ|x_j| (Stockham) or (n + 4)·2^-24·Σ|x_j|
-// (direct), times 1/n for an inverse pass.
+// Error (docs/numerics.md, fftErrorBound): a pass's bin differs from the exact transform
+// of its input line x by at most c(n)·2^-24·Σ|x_j|, c(n) = 5·log2(n) + 4 (Stockham) or
+// n + 5 (direct), times 1/n for an inverse pass; the passes' errors add up.
 
 import type { Instruction } from "../../ir/computation.js";
 import { elementCount, type ArrayShape } from "../../types/shape.js";
 import { arrayShape } from "../../types/shape.js";
 import type { Declined } from "../kernel/declined.js";
-import type { GpuLimits } from "./gemm_tiles_wgsl.js";
+import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
+import type { FftType } from "../../ir/attributes.js";
 import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 
 /** Longest line a direct DFT pass takes (n^2 work a line): longer non-power-of-two lengths run on the host. */
@@ -198,6 +199,22 @@ function stockhamPass(g: PassGeometry, limits: GpuLimits, maxPerDimension: numbe
 function stockhamFits(n: number, limits: GpuLimits): boolean {
   const largest = Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
   return n >= 2 && (n & (n - 1)) === 0 && 8 * n <= limits.maxComputeWorkgroupStorageSize && n / 2 <= largest * MAX_BUTTERFLIES_PER_INVOCATION;
+}
+
+/** The rounding errors of a pass over lines of n, in units of 2^-24·Σ|x| (the method's: Stockham's or the direct DFT's). */
+const passErrorFactor = (n: number, limits: GpuLimits): number => (stockhamFits(n, limits) ? 5 * Math.log2(n) + 4 : n + 5);
+
+/**
+ * The stated bound on the error of every output element of an f32 transform of `type`
+ * over `lengths` (the kernels planned for `limits`), against the exact transform, where
+ * the input elements of its transform (its batch's block) sum to `l1` in |re| + |im|:
+ * (Σ of the passes' factors + 1)·2^-24·l1, doubled for IRFFT (the Hermitian extension
+ * repeats the input), divided by the transform's size for an inverse.
+ */
+export function fftErrorBound(type: FftType, lengths: readonly number[], l1: number, limits: GpuLimits = DEFAULT_GPU_LIMITS): number {
+  const factor = lengths.reduce((sum, n) => sum + passErrorFactor(n, limits), 1) * 2 ** -24 * l1;
+  const size = lengths.reduce((p, n) => p * n, 1);
+  return type === "IRFFT" ? (2 * factor) / size : type === "IFFT" ? factor / size : factor;
 }
 
 /** The kernel of one pass, or why none. */

@@ -1,10 +1,7 @@
 // FFT on the WebGPU backend (webgpu/fft_wgsl.ts): FFT, IFFT, RFFT and IRFFT over 1 to 3
 // axes as kernels, against known transforms (an impulse, a shifted impulse, a cosine)
-// and against the interpreter (doubles, rounded once), within the stated bound: an
-// element is off by at most (Σ over the passes of c(n)) · 2^-24 · Σ|x| over its
-// transform's block (times 2 for IRFFT's Hermitian extension, divided by the
-// transform's size for an inverse), c(n) = 5·log2(n) + 4 for Stockham's radix-2 (a
-// power of two in workgroup memory) and n + 5 for the direct DFT (other lengths).
+// and against the interpreter (doubles, rounded once), within the stated bound
+// (fftErrorBound, docs/numerics.md).
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
@@ -13,6 +10,7 @@ import { compile } from "../../../src/compiler/index.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
+import { fftErrorBound } from "../../../src/compiler/webgpu/fft_wgsl.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { XlaBuilder, parameter, fft } from "../../../src/index.js";
 import type { FftType } from "../../../src/ir/attributes.js";
@@ -40,23 +38,21 @@ async function runGpu(c: ReturnType<typeof fftProgram>, x: Literal): Promise<{ g
   }
 }
 
-const c = (n: number): number => ((n & (n - 1)) === 0 && n >= 2 ? 5 * Math.log2(n) + 4 : n + 5);
+/** The tolerance of the known transforms: the bound for an input of L1 norm 1 per bin (an impulse; a cosine of L1 < n), times n. */
+const knownTolerance = (n: number): number => 4 * fftErrorBound("FFT", [n], n);
 
 /** Asserts |got - want| ≤ the stated bound, element by element, blocks being the transform's last `lengths.length` dims. */
 function assertWithinBound(type: FftType, x: Literal, want: Literal, got: Literal, lengths: readonly number[], what: string): void {
   const xs = x.values().map(complexOf), ws = want.values().map(complexOf), gs = got.values().map(complexOf);
   const inBlock = elementCount(x.arrayShape.dimensions.slice(-lengths.length));
   const outBlock = elementCount(want.arrayShape.dimensions.slice(-lengths.length));
-  const size = lengths.reduce((p, n) => p * n, 1);
-  const inverse = type === "IFFT" || type === "IRFFT";
-  const factor = (lengths.reduce((s, n) => s + c(n), 0) + 1) * 2 ** -24 * (type === "IRFFT" ? 2 : 1) / (inverse ? size : 1);
   let worst = 0;
   for (let i = 0; i < ws.length; i++) {
     const batch = Math.floor(i / outBlock);
     let l1 = 0;
     for (let j = batch * inBlock; j < (batch + 1) * inBlock; j++) l1 += Math.abs(xs[j]!.re) + Math.abs(xs[j]!.im);
     const err = Math.max(Math.abs(gs[i]!.re - ws[i]!.re), Math.abs(gs[i]!.im - ws[i]!.im));
-    const bound = factor * l1;
+    const bound = fftErrorBound(type, lengths, l1);
     worst = Math.max(worst, l1 === 0 ? err : err / bound);
     assert.ok(err <= bound, `${what}: element ${i}: got ${JSON.stringify(gs[i])}, want ${JSON.stringify(ws[i])} (error ${err} > bound ${bound})`);
   }
@@ -78,7 +74,7 @@ test("FFT of an impulse is flat, of a shifted impulse a phase ramp, of a cosine 
     const { got, interpreted } = await runGpu(fftProgram("FFT", "c64", [3, n], [n]), Literal.fromValues("c64", [3, n], x));
     assert.equal(interpreted, 0, `n = ${n}: no host step`);
     const ys = got.values().map(complexOf);
-    const tol = 4 * c(n) * 2 ** -24 * n;
+    const tol = knownTolerance(n);
     for (let k = 0; k < n; k++) {
       const flat = ys[k]!, ramp = ys[n + k]!, spikes = ys[2 * n + k]!;
       assert.ok(Math.abs(flat.re - 1) <= tol && Math.abs(flat.im) <= tol, `n = ${n}: impulse bin ${k}: ${JSON.stringify(flat)}`);
