@@ -25,12 +25,12 @@
 // n + 5 (direct), times 1/n for an inverse pass; the passes' errors add up.
 
 import type { Instruction } from "../../ir/computation.js";
-import { elementCount, type ArrayShape } from "../../types/shape.js";
-import { arrayShape } from "../../types/shape.js";
+import { arrayShape, elementCount, type ArrayShape } from "../../types/shape.js";
 import type { Declined } from "../kernel/declined.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 import type { FftType } from "../../ir/attributes.js";
 import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
+import { u } from "./op_kernels_wgsl.js";
 
 /** Longest line a direct DFT pass takes (n^2 work a line): longer non-power-of-two lengths run on the host. */
 export const MAX_DIRECT_FFT_LENGTH = 4096;
@@ -64,8 +64,6 @@ interface PassGeometry {
   /** The output keeps only the real part (IRFFT's last pass). */
   readonly realOutput: boolean;
 }
-
-const u = (x: number): string => `${x}u`;
 
 /** The twiddles e^{-2πim/n} (forward) or e^{+2πim/n} (inverse), m < n, rounded to f32 from doubles. */
 function twiddleTable(n: number, inverse: boolean): Float32Array {
