@@ -75,7 +75,7 @@ fn xk_sg_minf(x: f32) -> f32 {
  * The WGSL of accumulator value x (type t, reducer `kind`) combined over the active
  * invocations of its subgroup, exactly as the value renderer's binary op would combine
  * them (for f32 sums and products: in the implementation's order); undefined for a type
- * without a subgroup form (64-bit and 16-bit floats).
+ * without one here (floats other than f32, 64-bit integers).
  */
 export function subgroupCombineExpr(kind: ReducerKind, t: ElementType, x: string): string | undefined {
   if (t === "f32") return { add: `subgroupAdd(${x})`, mul: `subgroupMul(${x})`, max: `xk_sg_maxf(${x})`, min: `xk_sg_minf(${x})`, and: undefined, or: undefined }[kind];
