@@ -78,8 +78,8 @@ async function bothForms(c: Computation, args: readonly Literal[], check: (want:
   }
 }
 
-// Rows of 1 to 3000 elements: fewer elements than lanes, lanes with 1 to 47 each (a row of 1 is no reduction: a copy).
-const ROWS = [1, 3, 63, 64, 65, 700, 3000];
+// Rows of 1 to 5000 elements: fewer elements than lanes, lanes with 1 to 47 each, workgroups of 64 to 256 (a row of 1 is no reduction: a copy).
+const ROWS = [1, 3, 63, 64, 65, 700, 3000, 5000];
 
 test("f32 max and min with NaN and signed zeros: bit-exact with the interpreter, with and without subgroups", { skip }, async () => {
   for (const n of ROWS) {
