@@ -4,6 +4,8 @@ import { arrayShape, fft, Literal, parameter, XlaBuilder, type Complex, type Ele
 import { assertClose, complexParts, rng, run } from "../reduction/support.js";
 import { unitRoot } from "../../src/interpreter/kernels/fft_plan.js";
 import { referenceFft, type RefArray } from "./fft_reference.js";
+import { testBackend } from "../support/backend.js";
+import { fftErrorBound } from "../../src/compiler/webgpu/fft_wgsl.js";
 
 const C = (pairs: [number, number][]): Complex[] => pairs.map(([re, im]) => ({ re, im }));
 const transform = (input: Literal, type: FftType, lengths: number[]) => run([input], (_, [x]) => fft(x!, type, lengths));
@@ -126,9 +128,24 @@ function randomArray(next: () => number, dims: number[], real: boolean, single: 
 }
 
 /**
+ * On the WebGPU backend, c64 and f32 transforms run on the GPU in f32: within the bound
+ * docs/numerics.md states (fftErrorBound), not the double result rounded once.
+ */
+const singleOnGpu = testBackend === "webgpu";
+
+/** The sum of |re| + |im| over each block of the last `rank` dims of `a`. */
+function blockNorms(a: RefArray, rank: number): number[] {
+  const block = product(a.dims.slice(a.dims.length - rank));
+  const norms = new Array<number>(block === 0 ? 0 : a.re.length / block).fill(0);
+  for (let i = 0; i < a.re.length; i++) norms[Math.floor(i / block)]! += Math.abs(a.re[i]!) + Math.abs(a.im[i]!);
+  return norms;
+}
+
+/**
  * Runs `type` on random data of `dims` and compares with the direct DFT: in double the
  * error is within 16·eps·(1 + log2 N) of the largest output; in single precision the
- * result is the double result rounded once (within half an f32 ulp of each value).
+ * result is the double result rounded once (within half an f32 ulp of each value), or
+ * on the WebGPU backend within its stated bound.
  */
 function assertMatchesReference(next: () => number, type: FftType, dims: number[], lengths: number[], single = false): void {
   const what = `${type} ${single ? "single" : "double"} dims=[${dims}] lengths=[${lengths}]`;
@@ -140,9 +157,12 @@ function assertMatchesReference(next: () => number, type: FftType, dims: number[
   let maxRef = 0;
   for (let i = 0; i < ref.re.length; i++) maxRef = Math.max(maxRef, Math.abs(ref.re[i]!), Math.abs(ref.im[i]!));
   const tol = 16 * eps * (1 + Math.log2(Math.max(1, product(lengths)))) * maxRef;
+  const norms = blockNorms(x, lengths.length);
+  const outBlock = product(ref.dims.slice(ref.dims.length - lengths.length));
   for (let i = 0; i < ref.re.length; i++) {
+    const gpuBound = single && singleOnGpu ? fftErrorBound(type, lengths, norms[Math.floor(i / outBlock)]!) : undefined;
     for (const [g, e, part] of [[parts[2 * i]!, ref.re[i]!, "re"], [parts[2 * i + 1]!, ref.im[i]!, "im"]] as const) {
-      const allowed = single ? 2 ** -24 * Math.abs(e) + 2 * tol : tol;
+      const allowed = gpuBound !== undefined ? gpuBound + tol : single ? 2 ** -24 * Math.abs(e) + 2 * tol : tol;
       assert.ok(Math.abs(g - e) <= allowed, `${what} [${i}].${part}: expected ${e}, got ${g} (allowed ${allowed})`);
     }
   }
@@ -222,10 +242,13 @@ test("fft: near-zero bins of a pure tone stay near zero (double accuracy, rounde
     const { x, norm, bins } = tone(n, f, values);
     // The usual FFT bound, eps·|x|·log2 n: the last passes cancel partial sums as large as
     // the peak, so the zeros are a few ulps of those (often exactly 0 here).
-    const bound = 8 * eps * norm * Math.log2(n);
+    const doubleBound = 8 * eps * norm * Math.log2(n);
+    const l1 = x.reduce((s, v) => s + Math.abs(v), 0);
     for (const [type, t] of [["FFT", "c128"], ["FFT", "c64"], ["RFFT", "f64"], ["RFFT", "f32"]] as const) {
       const input = type === "FFT" ? Literal.fromValues(t, [n], x.map((re) => ({ re, im: 0 }))) : Literal.fromValues(t, [n], x);
       const parts = complexParts(transform(input, type, [n]));
+      // The GPU's c64 and f32 transforms compute in f32: its stated bound there.
+      const bound = singleOnGpu && (t === "c64" || t === "f32") ? fftErrorBound(type, [n], l1) : doubleBound;
       for (let k = 0; k < parts.length / 2; k++) {
         const mag = Math.hypot(parts[2 * k]!, parts[2 * k + 1]!);
         if (bins.has(k)) assert.ok(Math.abs(mag - n / 2) <= n * 1e-7, `${type} ${t} n=${n} peak ${k}: ${mag}`);

@@ -6,7 +6,7 @@
 import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
 import type { Kernel } from "./kernel_ir.js";
-import { lowerFusion, type FusedKernelIR } from "./lower_fusion.js";
+import { lowerFusion, type FusedKernelIR, type ReducerKind } from "./lower_fusion.js";
 import type { RowMaximum } from "./value_facts.js";
 import { loopKernel } from "./loop_kernel.js";
 import type { RowAccess } from "./row_access.js";
@@ -25,6 +25,8 @@ import { DeclinedError, orDeclined, type Declined } from "./declined.js";
 export interface FusionTarget extends ReduceKernelTarget {
   readonly reduce: ReduceTarget;
   readonly rowWorkgroup?: (rowElements: number) => number;
+  /** (GPUs) Whether a row's workgroup combines a reduction of this kind and accumulator type through subgroup operations; absent: never. */
+  readonly subgroupCombines?: (kind: ReducerKind, type: ElementType) => boolean;
   readonly checkType?: (t: ElementType) => void;
 }
 
@@ -43,7 +45,7 @@ export function fusionKernel(ir: FusedKernelIR, target: FusionTarget): FusionKer
   }
   const s = scheduleReduce(ir, target.reduce);
   if ("declined" in s) throw new DeclinedError(s.declined);
-  const kernel = (target.rowWorkgroup !== undefined ? workgroupRowKernel(ir, s, target.vector, target.rowWorkgroup(s.loops.Rn)) : undefined)
+  const kernel = (target.rowWorkgroup !== undefined ? workgroupRowKernel(ir, s, target.vector, target.rowWorkgroup(s.loops.Rn), target.subgroupCombines) : undefined)
     ?? rowReduceKernel(ir, s, target) ?? rowPipelineKernel(ir, s, target) ?? columnReduceKernel(ir, s, target);
   if (kernel === undefined) throw new Error("a reduction schedule no kernel builder takes");
   return { kernel, stages: s.stages, units: { parallelExtent: s.parallelExtent, costPerUnit: s.costPerUnit, rows: s.rows } };

@@ -146,7 +146,15 @@ export type WorkgroupStmt =
    * workgroup arrays visible to all after it. Never inside a branch or loop that
    * depends on the lane (every invocation must reach it).
    */
-  | { readonly s: "barrier" };
+  | { readonly s: "barrier" }
+  /**
+   * Every lane's accumulators `accs` take their workgroup's total through subgroup
+   * operations (Kernel.workgroup.subgroups): each subgroup combines its lanes' values,
+   * its first lane stores the subgroup's total in the slot of workgroup array `shared`
+   * numbered by the subgroup's rank (subgroups ordered by their first lane), and after a
+   * barrier every lane combines the slots in rank order. Never inside a branch or loop.
+   */
+  | { readonly s: "subgroupCombine"; readonly accs: readonly { readonly acc: string; readonly shared: string }[] };
 
 /**
  * The statements a column reduction adds (kernel/column_reduce_kernel.ts): it runs its
@@ -241,9 +249,10 @@ export interface Kernel {
   /**
    * Present where each unit is run by a workgroup of `size` invocations together (a GPU),
    * each with its own value of index variable `lane` in [0, size); they coordinate through
-   * the workgroup arrays `shared` and `barrier` statements. Absent: one thread runs a unit.
+   * the workgroup arrays `shared` and `barrier` statements; `subgroups`: also through
+   * subgroup operations (subgroupCombine statements). Absent: one thread runs a unit.
    */
-  readonly workgroup?: { readonly size: number; readonly lane: string; readonly shared: readonly SharedArray[] };
+  readonly workgroup?: { readonly size: number; readonly lane: string; readonly shared: readonly SharedArray[]; readonly subgroups?: boolean };
 }
 
 /** Statements a caller runs once, inline in a function of its own (no work units): a tile epilogue. */

@@ -10,12 +10,18 @@
 //   for h = size/2 … 1:  if lane < h: s_k ⊕= w_k[lane + h]; w_k[lane] = s_k.  barrier
 //   result_k = init_k ⊕ w_k[0]             (every lane: later stages read it)
 //
-// then lane 0 stores the per-row outputs. The elements are combined in another order
-// than the interpreter's (floats reassociate, as the CPU backends' lanes do); reductions
-// that must run in the interpreter's order (generic reducers, halves summed in their own
-// type) and column reductions are not taken here (undefined: another form runs them).
+// then lane 0 stores the per-row outputs. Where the target combines every reduction of
+// the kernel through subgroup operations (a GPU with WGSL's `subgroups` feature), the
+// tree is one subgroupCombine instead: each subgroup combines its lanes' values, the
+// subgroups' totals meet in workgroup memory (a slot each), and every lane combines the
+// slots in order: one barrier in place of log2(size). The elements are combined in
+// another order than the interpreter's (floats reassociate, as the CPU backends' lanes
+// do); reductions that must run in the interpreter's order (generic reducers, halves
+// summed in their own type) and column reductions are not taken here (undefined:
+// another form runs them).
 
-import type { FusedKernelIR } from "./lower_fusion.js";
+import type { FusedKernelIR, ReducerKind } from "./lower_fusion.js";
+import type { ElementType } from "../../types/element_type.js";
 import { binary, constant, index, type Kernel, type RowLoad, type SharedArray, type Stmt } from "./kernel_ir.js";
 import type { LaneAffine, VectorTarget } from "./loop_schedule.js";
 import { scheduleBody } from "./loop_schedule.js";
@@ -24,9 +30,17 @@ import type { ReduceSchedule } from "./schedule_reduce.js";
 import { appendAll } from "../../types/arrays.js";
 import { reachable } from "./kernel_plan.js";
 
-/** The kernel of `ir`'s row reduction or row pipeline with a row per workgroup of `size` invocations (a power of two); undefined where this form does not apply. */
-export function workgroupRowKernel(ir: FusedKernelIR, s: ReduceSchedule, vector: VectorTarget, size: number): Kernel | undefined {
+/**
+ * The kernel of `ir`'s row reduction or row pipeline with a row per workgroup of `size`
+ * invocations (a power of two), its lanes' values combined through subgroup operations
+ * where `subgroupCombines` takes every reduction of it, else as a tree; undefined where
+ * this form does not apply.
+ */
+export function workgroupRowKernel(
+  ir: FusedKernelIR, s: ReduceSchedule, vector: VectorTarget, size: number, subgroupCombines?: (kind: ReducerKind, type: ElementType) => boolean,
+): Kernel | undefined {
   if (s.column || s.reductions.some((r) => r.kind === "generic" || r.sequential) || (size & (size - 1)) !== 0) return undefined;
+  const subgroups = subgroupCombines !== undefined && s.reductions.every((r) => r.kind !== "generic" && subgroupCombines(r.kind, r.type));
   const L = s.loops;
   const { graph: g, rowVar, rVar, Rn } = L;
   const K = s.reductions.length;
@@ -66,26 +80,14 @@ export function workgroupRowKernel(ir: FusedKernelIR, s: ReduceSchedule, vector:
         ],
       }],
     });
-    // The tree: every lane's accumulator into its slot, then halves folded into the lower half.
+    // A slot a lane (the tree), or a slot a subgroup (as many as lanes where subgroups are partial).
+    for (const k of ks) shared.push({ name: `w${k}`, type: s.reductions[k]!.type, length: size });
+    if (subgroups) unit.push({ s: "subgroupCombine", accs: ks.map((k) => ({ acc: `s${k}`, shared: `w${k}` })) });
+    else appendAll(unit, workgroupTree(ks, size, partners));
     for (const k of ks) {
-      shared.push({ name: `w${k}`, type: s.reductions[k]!.type, length: size });
-      unit.push({ s: "sharedStore", shared: `w${k}`, index: lane, acc: `s${k}` });
-    }
-    unit.push({ s: "barrier" });
-    for (let h = size / 2; h >= 1; h /= 2) {
-      unit.push({
-        s: "if", less: [{ a: lane, b: constant(h) }], otherwise: [],
-        then: ks.flatMap((k): Stmt[] => [
-          { s: "sharedLoad", shared: `w${k}`, index: binary("add", lane, constant(h)), node: partners[k]! },
-          { s: "combine", acc: `s${k}`, node: partners[k]! },
-          { s: "sharedStore", shared: `w${k}`, index: lane, acc: `s${k}` },
-        ]),
-      }, { s: "barrier" });
-    }
-    for (const k of ks) {
+      // The tree's total is in slot 0 (subgroupCombine leaves it in every lane's accumulator).
+      if (!subgroups) unit.push({ s: "sharedLoad", shared: `w${k}`, index: constant(0), node: totals[k]! }, { s: "assign", acc: `s${k}`, node: totals[k]! });
       unit.push(
-        { s: "sharedLoad", shared: `w${k}`, index: constant(0), node: totals[k]! },
-        { s: "assign", acc: `s${k}`, node: totals[k]! },
         // The init with what it reads (a load's index may not be computed yet).
         { s: "values", ids: reachable(g, [L.inits[k]!]).filter((id) => g.node(id).op !== "var") },
         { s: "result", node: accums[k]!, init: L.inits[k]!, acc: `s${k}` },
@@ -102,6 +104,28 @@ export function workgroupRowKernel(ir: FusedKernelIR, s: ReduceSchedule, vector:
     affine,
     lanes: 1,
     fence: false,
-    workgroup: { size, lane: "lane", shared },
+    workgroup: { size, lane: "lane", shared, ...(subgroups ? { subgroups } : {}) },
   };
+}
+
+/**
+ * The tree combining accumulators s_k (k of `ks`) of the workgroup's `size` lanes: every
+ * lane's into its slot of w_k, then halves folded into the lower half: the total is in
+ * slot 0.
+ */
+function workgroupTree(ks: readonly number[], size: number, partners: readonly number[]): Stmt[] {
+  const lane = index("lane");
+  const out: Stmt[] = ks.map((k) => ({ s: "sharedStore", shared: `w${k}`, index: lane, acc: `s${k}` }));
+  out.push({ s: "barrier" });
+  for (let h = size / 2; h >= 1; h /= 2) {
+    out.push({
+      s: "if", less: [{ a: lane, b: constant(h) }], otherwise: [],
+      then: ks.flatMap((k): Stmt[] => [
+        { s: "sharedLoad", shared: `w${k}`, index: binary("add", lane, constant(h)), node: partners[k]! },
+        { s: "combine", acc: `s${k}`, node: partners[k]! },
+        { s: "sharedStore", shared: `w${k}`, index: lane, acc: `s${k}` },
+      ]),
+    }, { s: "barrier" });
+  }
+  return out;
 }

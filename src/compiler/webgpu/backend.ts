@@ -32,11 +32,20 @@ import { planGpuProgram, type GpuStep } from "./program.js";
 import { allSteps } from "../control_flow.js";
 import { dumpText } from "../dump_text.js";
 
+/**
+ * Whether kernels may use the device's subgroup operations: yes where it has them,
+ * unless the environment variable XLATS_WEBGPU_SUBGROUPS is "0" (a driver whose
+ * subgroups misbehave; the tests compare both forms). Read at each compile.
+ */
+function subgroupsAllowed(): boolean {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["XLATS_WEBGPU_SUBGROUPS"] !== "0";
+}
+
 /** Compiles a module for the process's GPU: planned (passes, fusion, WGSL) and its pipelines compiled before it returns. */
 async function compileForGpu(module: HloModule, options: CompileOptions): Promise<WebGpuExecutable> {
   const started = performance.now();
   const gpu = await gpuContext();
-  return WebGpuExecutable.load(planGpuProgram(module, options, gpu.limits), gpu, started);
+  return WebGpuExecutable.load(planGpuProgram(module, options, gpu.limits, gpu.subgroups && subgroupsAllowed()), gpu, started);
 }
 
 const asModule = (program: Computation | HloModule): HloModule => (program instanceof Computation ? new HloModule(program.name, program) : program);

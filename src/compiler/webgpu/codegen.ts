@@ -7,7 +7,8 @@
 // invocations, each running the scalar loop); loop fusions in units of UNIT_ELEMENTS
 // elements of a row, one unit an invocation; row reductions and row pipelines (softmax,
 // layer norm) a row per workgroup, its lanes striding along the row and their partial
-// results combined as a tree in workgroup memory (kernel/workgroup_reduce_kernel.ts).
+// results combined through subgroup operations where the device has WGSL's `subgroups`
+// feature, else as a tree in workgroup memory (kernel/workgroup_reduce_kernel.ts).
 // Reductions that run in the interpreter's order (generic reducers: argmax...) and
 // column reductions run a row an invocation, in order; their pipelines one row at a
 // time, stages in turn (rows never wait on one another), with no row buffers (a later
@@ -27,7 +28,7 @@ import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
 import { renderFusion, type FusionTarget } from "../kernel/fusion_kernel.js";
 import type { ReduceTarget } from "../kernel/schedule_reduce.js";
-import { printKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
+import { printKernelWgsl, subgroupCombineExpr, type WgslKernel } from "./wgsl_kernel.js";
 
 /** Elements of a row each invocation of a row's workgroup reduces at least before the workgroup's tree combines them. */
 const ROW_ELEMENTS_PER_LANE = 16;
@@ -79,14 +80,20 @@ export const GPU_REDUCE_TARGET: ReduceTarget = {
   independentRows: true,
 };
 
-/** The fusion kernels' questions (kernel/fusion_kernel.ts) answered for a GPU of these limits: rows of reductions by workgroups. */
-const gpuFusionTarget = (limits: GpuLimits): FusionTarget => ({
+/**
+ * The fusion kernels' questions (kernel/fusion_kernel.ts) answered for a GPU of these
+ * limits: rows of reductions by workgroups, their lanes' values combined through
+ * subgroup operations where the device has them (`subgroups`) and WGSL has the
+ * reduction's (wgsl_kernel.ts subgroupCombineExpr), else as a tree.
+ */
+const gpuFusionTarget = (limits: GpuLimits, subgroups: boolean): FusionTarget => ({
   vector: GPU_VECTOR_TARGET, reduce: GPU_REDUCE_TARGET, vectorCombines: () => false, rowWorkgroup: (n) => rowWorkgroupSize(n, limits),
+  ...(subgroups ? { subgroupCombines: (kind, type) => subgroupCombineExpr(kind, type, "x") !== undefined } : {}),
 });
 
 /** The WGSL kernel of fusion `fused` (a loop or input fusion), or why this backend does not compile it. */
-export function wgslFusionKernel(fused: Computation, limits: GpuLimits): WgslKernel | Declined {
-  return renderFusion(fused, [], gpuFusionTarget(limits), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION));
+export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroups = false): WgslKernel | Declined {
+  return renderFusion(fused, [], gpuFusionTarget(limits, subgroups), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION));
 }
 
 /**

@@ -156,6 +156,8 @@ export interface WebGpuStats {
   readonly compileMs: number;
   /** The adapter it runs on. */
   readonly adapter: string;
+  /** Kernels combining values through subgroup operations (row reductions and pipelines, where the device has WGSL's `subgroups` feature). */
+  readonly subgroupKernels: number;
 }
 
 /** What one run did on the GPU, and what it read back to the host (predicates, selectors, host steps' operands). */
@@ -222,7 +224,8 @@ export class WebGpuExecutable {
     this.slotWords = new Uint32Array(slots * SLOT_WORDS);
     this.argumentBuffer = this.createArgumentBuffer(slots);
     const interpreted = steps.flatMap(({ step, path }) => (step.kind === "host" ? [{ name: path + step.name, why: step.why }] : []));
-    this.stats = { kernels: program.kernels.length, interpreted, peakBytes: bytes, compileMs, adapter: gpu.description };
+    const subgroupKernels = program.kernels.filter((k) => k.subgroups === true).length;
+    this.stats = { kernels: program.kernels.length, interpreted, peakBytes: bytes, compileMs, adapter: gpu.description, subgroupKernels };
   }
 
   /** Loads a planned program on the GPU, its pipelines compiled before it returns. */
@@ -479,7 +482,12 @@ function limitsText(l: GpuLimits): string {
 /** What dump() prints: the module, then each step; usable without a device (`xlats compile --dump`). */
 export function dumpGpuProgram(program: GpuProgram, adapter?: string): string {
   const hostSteps = allSteps<GpuStep>(program).filter(({ step }) => step.kind === "host").length;
-  const lines = [dumpText(program.module), `// webgpu program${adapter === undefined ? "" : ` on ${adapter}`}: arena ${program.arenaBytes} bytes, ${program.kernels.length} kernel(s), ${hostSteps} host step(s)`, limitsText(program.limits)];
+  const subgroups = program.subgroups ? "subgroup operations available"
+    : "no subgroup operations (planned without a device, the adapter lacks the `subgroups` feature, or XLATS_WEBGPU_SUBGROUPS=0)";
+  const lines = [
+    dumpText(program.module), `// webgpu program${adapter === undefined ? "" : ` on ${adapter}`}: arena ${program.arenaBytes} bytes, ${program.kernels.length} kernel(s), ${hostSteps} host step(s)`,
+    limitsText(program.limits), `// ${subgroups}`,
+  ];
   program.donated.forEach((leaf) => {
     const output = program.outputAliases.indexOf(leaf);
     lines.push(`// donated parameter${leaf}: ${output < 0 ? "no output (freed after the run)" : `holds output${output}`}`);
@@ -495,7 +503,8 @@ function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines
       case "kernel": {
         const k = program.kernels[s.kernel]!;
         const units = k.invocationsPerUnit === 1 ? `${k.units} invocations` : `${k.units} workgroups of ${k.invocationsPerUnit}`;
-        lines.push(`${indent}kernel ${s.name} (WGSL kernel ${s.kernel}${k.what === undefined ? "" : `, ${k.what}`}, ${units}): ${s.buffers.map(locationText).join(", ")}`);
+        const how = [k.what, k.subgroups === true ? "subgroup operations" : undefined].filter((x) => x !== undefined).map((x) => `, ${x}`).join("");
+        lines.push(`${indent}kernel ${s.name} (WGSL kernel ${s.kernel}${how}, ${units}): ${s.buffers.map(locationText).join(", ")}`);
         break;
       }
       case "copy": lines.push(`${indent}copy ${s.name} (WGSL kernel ${s.kernel}, ${s.bytes} bytes): ${locationText(s.from)} -> ${locationText(s.to)}`); break;

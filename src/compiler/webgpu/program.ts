@@ -19,7 +19,7 @@ import { OP_TABLE, type Opcode } from "../../ir/opcodes.js";
 import { verifyModule } from "../../ir/verify.js";
 import { runPasses, type PassLogEntry } from "../../passes/pass.js";
 import { CompileError } from "../../types/errors.js";
-import { arrayLeaves, elementCount, type ArrayShape, type Shape } from "../../types/shape.js";
+import { arrayLeaves, arrayShape, elementCount, type ArrayShape, type Shape } from "../../types/shape.js";
 import { alignedBytes, assignArena, readsElementForElement, type Location, type TempInterval } from "../buffers/assignment.js";
 import { firstParameterLeaves, namedLeaves, type ConstantLeaf } from "../buffers/value_leaves.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep, type NestedList } from "../control_flow.js";
@@ -30,6 +30,7 @@ import { isDeclined, type Declined } from "../kernel/declined.js";
 import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 import { longSortWgsl, sortKernelWgsl } from "./sort_wgsl.js";
+import { fftPassesWgsl } from "./fft_wgsl.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 
 /**
@@ -78,11 +79,12 @@ export interface GpuProgram extends GpuStepList {
   readonly outputAliases: readonly (number | undefined)[];
   /** The limits its kernels were sized by: the adapter's, or WebGPU's guaranteed ones in a plan made without a device. */
   readonly limits: GpuLimits;
+  /** Whether its kernels may use subgroup operations (the device has WGSL's `subgroups` feature and they were not turned off). */
+  readonly subgroups: boolean;
 }
 
 /** Why ops without a WGSL kernel run on the host, where there is more to say than that. */
 const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
-  fft: () => "no WGSL FFT kernel yet: the interpreter's FFT runs it",
   cholesky: () => "no WGSL factorization kernel yet (its column sweep is sequential): the interpreter runs it",
   triangularSolve: () => "no WGSL triangular-solve kernel yet (its row sweep is sequential): the interpreter runs it",
   customCall: (inst) => `custom call ${(inst as Instruction<"customCall">).attrs.target}: the interpreter's registry runs it (LAPACK-style linear algebra among others)`,
@@ -108,14 +110,14 @@ function hostReason(inst: Instruction): string {
  * keeps a small product's epilogue as a loop kernel reading the product from cache):
  * on a GPU a second kernel is a second pass over memory.
  */
-export function planGpuProgram(program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS): GpuProgram {
+export function planGpuProgram(program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS, subgroups = false): GpuProgram {
   const input = withDonation(program instanceof HloModule ? program : new HloModule(program.name, program), options.donate);
   verifyModule(input);
   const { module, log } = runPasses(input, options.passes ?? defaultPipeline(webgpuCapabilities(), { outputFusionProblem: (fused) => outputFusionProblem(fused, limits) }), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  return { ...planProgramSteps(module, limits), module, log, limits };
+  return { ...planProgramSteps(module, limits, subgroups), module, log, limits, subgroups };
 }
 
 function outputFusionProblem(fused: Computation, limits: GpuLimits): string | undefined {
@@ -126,6 +128,7 @@ function outputFusionProblem(fused: Computation, limits: GpuLimits): string | un
 /** What the step lists of one program share: its kernels (one per WGSL source), constants, nested lists and copy kernels. */
 interface PlanContext {
   readonly limits: GpuLimits;
+  readonly subgroups: boolean;
   readonly kernels: WgslKernel[];
   readonly kernelBySource: Map<string, number>;
   readonly constants: ConstantLeaf[];
@@ -133,8 +136,8 @@ interface PlanContext {
   readonly copyKernels: Map<number, number>;
 }
 
-function planProgramSteps(module: HloModule, limits: GpuLimits): Omit<GpuProgram, "module" | "log" | "limits"> {
-  const ctx: PlanContext = { limits, kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map() };
+function planProgramSteps(module: HloModule, limits: GpuLimits, subgroups: boolean): Omit<GpuProgram, "module" | "log" | "limits" | "subgroups"> {
+  const ctx: PlanContext = { limits, subgroups, kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map() };
   const { list, donation } = planSteps(module.entry, ctx, module);
   return {
     ...list, kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape, copyKernels: ctx.copyKernels,
@@ -215,11 +218,14 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
         const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
         if (addEmpty(inst)) continue;
         // An output fusion is its GEMM or convolution kernel with the epilogue in the store.
-        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits) : wgslFusionKernel(calledComputation, limits));
+        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits) : wgslFusionKernel(calledComputation, limits, ctx.subgroups));
         continue;
       }
       case "sort":
         if (!addEmpty(inst)) addSort(inst as Instruction<"sort">);
+        continue;
+      case "fft":
+        if (!addEmpty(inst)) addFft(inst as Instruction<"fft">);
         continue;
       default: {
         const opKernel = OP_KERNELS[inst.opcode];
@@ -283,6 +289,28 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
     temps[permutation.index]!.lastUse = steps.length;
     steps.push({ kind: "kernel", name: inst.name, kernel: kernelIndex(ctx, long.finish), buffers: [...operands, permutation, ...results] });
     leaves.set(inst, results);
+  }
+
+  /**
+   * An FFT: a kernel an axis (fft_wgsl.ts), each reading the previous pass's output (a
+   * c64 temporary) and its twiddle table (a constant), the last writing the result.
+   */
+  function addFft(inst: Instruction<"fft">): void {
+    const passes = fftPassesWgsl(inst, limits, MAX_WORKGROUPS_PER_DIMENSION);
+    if (isDeclined(passes)) {
+      addHost(inst, passes.declined);
+      return;
+    }
+    let input = operandLeaves(inst)[0]!;
+    passes.forEach((pass, p) => {
+      use(input);
+      const table: Location = { space: "constant", index: constants.push({ shape: arrayShape("f32", [pass.twiddles.length]), data: pass.twiddles }) - 1 };
+      const output = newTemps(pass.output);
+      const name = passes.length === 1 ? inst.name : `${inst.name} (pass ${p + 1}/${passes.length})`;
+      steps.push({ kind: "kernel", name, kernel: kernelIndex(ctx, pass.kernel), buffers: [...input, table, ...output] });
+      input = output;
+    });
+    leaves.set(inst, input);
   }
 
   function addHost(inst: Instruction, why: string): void {

@@ -40,6 +40,8 @@ export interface WgslKernel {
   readonly workgroups: readonly [number, number];
   /** What it computes, where the steps' names do not say (a GEMM's shape and tile), for dump(). */
   readonly what?: string;
+  /** It uses subgroup operations (WGSL's `subgroups` feature; a row's workgroup combining its lanes' values). */
+  readonly subgroups?: boolean;
 }
 
 const fail = (why: string): never => {
@@ -50,6 +52,63 @@ const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
 /** The reducer kinds as the value renderer's binary ops. */
 export const COMBINE_OP: Readonly<Record<ReducerKind, string>> = { add: "add", mul: "mul", max: "max", min: "min", and: "and", or: "or" };
+
+/**
+ * f32 max and min over a subgroup as XLA's (NaN wins, -0 below +0): WGSL's subgroupMax
+ * and subgroupMin follow the platform (SwiftShader's drop NaNs), so they run on the
+ * value's bits mapped to integers in the float order (sign-magnitude to two's
+ * complement: -0 just below +0), NaN decided apart by subgroupAny.
+ */
+const SUBGROUP_FLOAT_HELPERS = String.raw`fn xk_sg_key(x: i32) -> i32 { return select(x, x ^ 0x7fffffff, x < 0); }
+fn xk_sg_maxf(x: f32) -> f32 {
+  let nan = subgroupAny(xk_isnan(x));
+  let m = bitcast<f32>(xk_sg_key(subgroupMax(xk_sg_key(bitcast<i32>(x)))));
+  return select(m, xk_f(0x7fc00000u), nan);
+}
+fn xk_sg_minf(x: f32) -> f32 {
+  let nan = subgroupAny(xk_isnan(x));
+  let m = bitcast<f32>(xk_sg_key(subgroupMin(xk_sg_key(bitcast<i32>(x)))));
+  return select(m, xk_f(0x7fc00000u), nan);
+}`;
+
+/**
+ * The WGSL of accumulator value x (type t, reducer `kind`) combined over the active
+ * invocations of its subgroup, exactly as the value renderer's binary op would combine
+ * them (for f32 sums and products: in the implementation's order); undefined for a type
+ * without one here (floats other than f32, 64-bit integers).
+ */
+export function subgroupCombineExpr(kind: ReducerKind, t: ElementType, x: string): string | undefined {
+  if (t === "f32") return { add: `subgroupAdd(${x})`, mul: `subgroupMul(${x})`, max: `xk_sg_maxf(${x})`, min: `xk_sg_minf(${x})`, and: undefined, or: undefined }[kind];
+  const info = ELEMENT_TYPES[t];
+  // pred is 0 or 1 in a u32: its sum and max are or, its product and min and.
+  if (t === "pred") return kind === "add" || kind === "or" || kind === "max" ? `subgroupOr(${x})` : `subgroupAnd(${x})`;
+  if ((info.kind !== "signed" && info.kind !== "unsigned") || info.storageBytes > 4) return undefined;
+  // Narrow integers are held wrapped to their width: a 32-bit sum or product wrapped once is the same.
+  return { add: wrap(t, `subgroupAdd(${x})`), mul: wrap(t, `subgroupMul(${x})`), max: `subgroupMax(${x})`, min: `subgroupMin(${x})`, and: `subgroupAnd(${x})`, or: `subgroupOr(${x})` }[kind];
+}
+
+/**
+ * Statements every lane of a workgroup using subgroup operations runs first: its
+ * subgroup's first lane (xk_sg_first), the subgroup's rank among the workgroup's
+ * subgroups ordered by first lane (xk_sg_rank: its slot in subgroupCombine's arrays)
+ * and their number (xk_sg_count), from one bit a subgroup in xk_sg_leaders. Nothing is
+ * assumed of how the implementation groups lanes into subgroups (Vulkan does not tie
+ * them to the local index), nor that subgroups are full.
+ */
+function subgroupPrologue(lane: string, size: number): string[] {
+  return [
+    `  let xk_sg_first = subgroupBroadcastFirst(u32(${lane}));`,
+    `  if (u32(${lane}) == xk_sg_first) { atomicOr(&xk_sg_leaders[xk_sg_first >> 5u], 1u << (xk_sg_first & 31u)); }`,
+    `  workgroupBarrier();`,
+    `  var xk_sg_rank = countOneBits(atomicLoad(&xk_sg_leaders[xk_sg_first >> 5u]) & ((1u << (xk_sg_first & 31u)) - 1u));`,
+    `  var xk_sg_count = 0u;`,
+    `  for (var j = 0u; j < ${size / 32}u; j = j + 1u) {`,
+    `    let c = countOneBits(atomicLoad(&xk_sg_leaders[j]));`,
+    `    xk_sg_count = xk_sg_count + c;`,
+    `    if (j < (xk_sg_first >> 5u)) { xk_sg_rank = xk_sg_rank + c; }`,
+    `  }`,
+  ];
+}
 
 /** The WGSL of a word of memory at word index w, loaded, for a plain or an atomic memory. */
 const wordLoad = (atomic: boolean): string => (atomic ? "atomicLoad(&mem[w])" : "mem[w]");
@@ -178,6 +237,22 @@ class WgslKernelPrinter extends KernelTextPrinter {
         return;
       }
       case "barrier": lines.push(`${indent}workgroupBarrier();`); return;
+      case "subgroupCombine": {
+        const accs = st.accs.map(({ acc, shared }) => ({ v: `k_${acc}`, shared, kind: this.kindOf(acc), type: this.accumulator(acc).type }));
+        for (const a of accs) {
+          const combined = subgroupCombineExpr(a.kind, a.type, a.v) ?? fail(`a ${a.kind} reduction of ${a.type} has no subgroup form`);
+          lines.push(`${indent}${a.v} = ${combined};`);
+        }
+        lines.push(`${indent}if (u32(k_${this.k.workgroup!.lane}) == xk_sg_first) {`);
+        for (const a of accs) lines.push(`${indent}  ${a.shared}[xk_sg_rank] = ${a.v};`);
+        lines.push(`${indent}}`, `${indent}workgroupBarrier();`);
+        for (const a of accs) lines.push(`${indent}${a.v} = ${a.shared}[0];`);
+        // The subgroups' totals in rank order (every lane the same order: each gets the same total).
+        lines.push(`${indent}for (var j = 1u; j < xk_sg_count; j = j + 1u) {`);
+        for (const a of accs) lines.push(`${indent}  ${a.v} = ${this.combineExpr(a.kind, a.type, a.v, `${a.shared}[j]`)};`);
+        lines.push(`${indent}}`);
+        return;
+      }
       case "at": return fail(`an \`at\` of ${st.lanes} lanes has no WGSL form`);
       default: fail(`the kernel statement ${st.s} has no WGSL form (this target has no vectors)`);
     }
@@ -204,16 +279,21 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
   // From the workgroup's id only, so that the return below leaves the barriers in uniform control flow.
   const unitIndex = wg === undefined ? [`  let k_${k.units.index}: i32 = k_begin + i32(gid.x + gid.y * ${groupsX * WORKGROUP_SIZE}u);`]
     : [`  let k_${k.units.index}: i32 = k_begin + i32(wid.x + wid.y * ${groupsX}u);`, `  let k_${wg.lane}: i32 = i32(lid.x);`];
-  p.printKernelBody("  ", { open: [...unitIndex, `  if (k_${k.units.index} >= k_end) { return; }`], close: [] });
+  // A workgroup combining its lanes' values through subgroup operations.
+  const sg = wg?.subgroups === true ? wg : undefined;
+  const subgroups = sg !== undefined;
+  p.printKernelBody("  ", { open: [...unitIndex, `  if (k_${k.units.index} >= k_end) { return; }`, ...(sg !== undefined ? subgroupPrologue(`k_${sg.lane}`, sg.size) : [])], close: [] });
 
   const atomic = storesNarrow(k);
   const declarations = [
+    ...(subgroups ? ["enable subgroups;"] : []),
     `@group(0) @binding(0) var<storage, read_write> mem: array<${atomic ? "atomic<u32>" : "u32"}>;`,
     `@group(0) @binding(1) var<storage, read> args: array<u32>;`,
     WGSL_HELPERS,
     memoryHelpers(atomic),
     ...wgslMathSources(p.math),
     ...(wg?.shared ?? []).map((x) => `var<workgroup> ${x.name}: array<${wgslType(x.type)}, ${x.length}>;`),
+    ...(sg !== undefined ? [SUBGROUP_FLOAT_HELPERS, `var<workgroup> xk_sg_leaders: array<atomic<u32>, ${sg.size / 32}>;`] : []),
   ];
   const source = [
     ...declarations,
@@ -228,7 +308,7 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
     ...p.lines,
     `}`,
   ].join("\n");
-  return { source, buffers: k.buffers, units, invocationsPerUnit: wg?.size ?? 1, workgroups: [groupsX, groupsY] };
+  return { source, buffers: k.buffers, units, invocationsPerUnit: wg?.size ?? 1, workgroups: [groupsX, groupsY], ...(subgroups ? { subgroups } : {}) };
 }
 
 /**

@@ -1,0 +1,276 @@
+// FFT, IFFT, RFFT and IRFFT over the 1 to 3 innermost dimensions as WGSL kernels of the
+// WebGPU backend, in f32 (c64 and f32 arrays; c128 and f64 run on the host: WGSL has no
+// f64). The interpreter (interpreter/kernels/fft.ts) transforms one axis at a time in
+// doubles and rounds once; here each axis is one kernel (a pass), in f32, in the
+// interpreter's axis order:
+//   FFT, IFFT: every axis, outermost first (complex to complex);
+//   RFFT:      the innermost axis from the real input, keeping bins 0..n/2, then the others;
+//   IRFFT:     the outer axes, then the innermost axis from the Hermitian-extended
+//              input (bin k >= the input's width is conj(x[n - k])), keeping the real part.
+// An inverse pass divides by its length, as the interpreter does per axis.
+//
+// A pass transforms every line of its axis (the elements `stride` apart), by one of:
+//   - Stockham's radix-2 autosort FFT (n a power of two whose line fits in workgroup
+//     memory): a workgroup per line, its invocations doing the n/2 butterflies of each
+//     of the log2(n) stages, the line in workgroup memory between stages;
+//   - the direct DFT (any other n): an invocation per output bin, summing n products
+//     in order; O(n^2) a line, so long non-power-of-two lines run on the host.
+// Twiddles are not computed by WGSL's sin and cos (loosely specified): they are a table
+// of W_n^m = e^{∓2πim/n}, m < n, computed in doubles on the host and rounded to f32, a
+// constant of the program the kernel reads (its buffer after the input); the index
+// m = j·k mod n is exact integer arithmetic.
+//
+// Error (docs/numerics.md, fftErrorBound): a pass's bin differs from the exact transform
+// of its input line x by at most c(n)·2^-24·Σ|x_j|, c(n) = 5·log2(n) + 4 (Stockham) or
+// n + 5 (direct), times 1/n for an inverse pass; the passes' errors add up.
+
+import type { Instruction } from "../../ir/computation.js";
+import { arrayShape, elementCount, type ArrayShape } from "../../types/shape.js";
+import type { Declined } from "../kernel/declined.js";
+import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
+import type { FftType } from "../../ir/attributes.js";
+import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
+import { u } from "./op_kernels_wgsl.js";
+
+/** Longest line a direct DFT pass takes (n^2 work a line): longer non-power-of-two lengths run on the host. */
+export const MAX_DIRECT_FFT_LENGTH = 4096;
+
+/** Butterflies an invocation of a Stockham workgroup does at most a stage (its registers hold their inputs). */
+const MAX_BUTTERFLIES_PER_INVOCATION = 8;
+
+/** How a pass reads its line: complex, real (RFFT's first pass), or Hermitian-extended (IRFFT's last). */
+type LineInput = "complex" | "real" | "hermitian";
+
+/** One axis of the transform, as a kernel over (input, twiddle table, output). */
+export interface FftPass {
+  readonly kernel: WgslKernel;
+  /** The twiddles W_n^m, m < n, as (re, im) f32 pairs: a constant of the program. */
+  readonly twiddles: Float32Array;
+  /** The pass's output: the instruction's result for the last pass, else a c64 temporary. */
+  readonly output: ArrayShape;
+}
+
+/** The geometry of one pass: its lines along one axis of its input and output. */
+interface PassGeometry {
+  readonly n: number;
+  readonly inverse: boolean;
+  readonly input: LineInput;
+  /** Elements along the axis in the input and the output arrays (they differ in RFFT's and IRFFT's innermost pass). */
+  readonly inWidth: number;
+  readonly outWidth: number;
+  /** Elements between consecutive elements of a line (the product of the dimensions after the axis). */
+  readonly stride: number;
+  readonly lines: number;
+  /** The output keeps only the real part (IRFFT's last pass). */
+  readonly realOutput: boolean;
+}
+
+/** The twiddles e^{-2πim/n} (forward) or e^{+2πim/n} (inverse), m < n, rounded to f32 from doubles. */
+function twiddleTable(n: number, inverse: boolean): Float32Array {
+  const t = new Float32Array(2 * n);
+  const sign = inverse ? 1 : -1;
+  for (let m = 0; m < n; m++) {
+    // The angle reduced to [0, 2π) in exact integer steps (m < n): cos and sin of 2πm/n.
+    const a = (2 * Math.PI * m) / n;
+    t[2 * m] = Math.cos(a);
+    t[2 * m + 1] = sign * Math.sin(a);
+  }
+  return t;
+}
+
+/** WGSL reading element e of a line: complex at word offset `base` (a vec2), for each input kind. */
+function lineReader(g: PassGeometry): string {
+  switch (g.input) {
+    case "real":
+      return `fn xk_in(base: u32, e: u32) -> vec2<f32> { return vec2<f32>(bitcast<f32>(mem[(args[0] >> 2u) + base + e * ${u(g.stride)}]), 0.0); }`;
+    case "complex":
+      return `fn xk_in(base: u32, e: u32) -> vec2<f32> { let a = (args[0] >> 2u) + 2u * (base + e * ${u(g.stride)}); return vec2<f32>(bitcast<f32>(mem[a]), bitcast<f32>(mem[a + 1u])); }`;
+    case "hermitian":
+      // Bins past the input's width from Hermitian symmetry: X[k] = conj(X[n - k]).
+      return `fn xk_in(base: u32, e: u32) -> vec2<f32> {
+  let k = select(${u(g.n)} - e, e, e < ${u(g.inWidth)});
+  let a = (args[0] >> 2u) + 2u * (base + k * ${u(g.stride)});
+  let x = vec2<f32>(bitcast<f32>(mem[a]), bitcast<f32>(mem[a + 1u]));
+  return select(vec2<f32>(x.x, -x.y), x, e < ${u(g.inWidth)});
+}`;
+  }
+}
+
+/** WGSL storing bin k of a line at element offset `base` of the output (complex, or its real part), scaled for an inverse. */
+function lineWriter(g: PassGeometry): string {
+  const value = g.inverse ? `let v = y / ${g.n}.0;` : "let v = y;";
+  return g.realOutput
+    ? `fn xk_out(base: u32, k: u32, y: vec2<f32>) { ${value} mem[(args[2] >> 2u) + base + k * ${u(g.stride)}] = bitcast<u32>(v.x); }`
+    : `fn xk_out(base: u32, k: u32, y: vec2<f32>) { ${value} let a = (args[2] >> 2u) + 2u * (base + k * ${u(g.stride)}); mem[a] = bitcast<u32>(v.x); mem[a + 1u] = bitcast<u32>(v.y); }`;
+}
+
+/** The complex product, and the twiddle W_n^m from the table (buffer 1). */
+const COMPLEX_HELPERS = String.raw`fn xk_cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> { return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+fn xk_tw(m: u32) -> vec2<f32> { let a = (args[1] >> 2u) + 2u * m; return vec2<f32>(bitcast<f32>(mem[a]), bitcast<f32>(mem[a + 1u])); }`;
+
+/** The elements offset of line l's first element in an array of `width` elements along the axis. */
+const lineBase = (g: PassGeometry, width: number, l: string): string => `(${l} / ${u(g.stride)}) * ${u(width * g.stride)} + ${l} % ${u(g.stride)}`;
+
+const header = [`@group(0) @binding(0) var<storage, read_write> mem: array<u32>;`, `@group(0) @binding(1) var<storage, read> args: array<u32>;`];
+
+/** Workgroups in x and y for `groups` of them. */
+function grid(groups: number, maxPerDimension: number): [number, number] {
+  const x = Math.min(Math.max(groups, 1), maxPerDimension);
+  return [x, Math.ceil(Math.max(groups, 1) / x)];
+}
+
+/** A direct DFT pass: an invocation per output bin, y_k = Σ_j x_j W^{jk mod n} in order of j. */
+function directPass(g: PassGeometry, maxPerDimension: number): WgslKernel {
+  const units = g.lines * g.outWidth;
+  const workgroups = grid(Math.ceil(units / WORKGROUP_SIZE), maxPerDimension);
+  const source = [
+    ...header, lineReader(g), lineWriter(g), COMPLEX_HELPERS,
+    `@compute @workgroup_size(${WORKGROUP_SIZE})`,
+    `fn main(@builtin(global_invocation_id) gid: vec3<u32>) {`,
+    `  let i = gid.x + gid.y * ${u(workgroups[0] * WORKGROUP_SIZE)};`,
+    `  if (i >= ${u(units)}) { return; }`,
+    `  let l = i / ${u(g.outWidth)};`,
+    `  let k = i % ${u(g.outWidth)};`,
+    `  let inBase = ${lineBase(g, g.inWidth, "l")};`,
+    `  var y = vec2<f32>(0.0, 0.0);`,
+    `  var m = 0u;`,
+    `  for (var j = 0u; j < ${u(g.n)}; j = j + 1u) {`,
+    `    y = y + xk_cmul(xk_in(inBase, j), xk_tw(m));`,
+    `    m = m + k;`,
+    `    if (m >= ${u(g.n)}) { m = m - ${u(g.n)}; }`,
+    `  }`,
+    `  xk_out(${lineBase(g, g.outWidth, "l")}, k, y);`,
+    `}`,
+  ].join("\n");
+  return { source, buffers: 3, units, invocationsPerUnit: 1, workgroups, what: `${g.inverse ? "inverse " : ""}DFT of ${g.lines} line(s) of ${g.n}, direct` };
+}
+
+/**
+ * A Stockham radix-2 pass: a workgroup per line, the line in workgroup memory. Stage
+ * with half-span s (1, 2, 4 … n/2): butterfly j (of n/2) reads a = x[j], b = x[j + n/2],
+ * multiplies b by W_n^{(j mod s)·n/(2s)}, and writes a ± b to (j div s)·2s + (j mod s)
+ * (+ s): after log2(n) stages the line is in natural order.
+ */
+function stockhamPass(g: PassGeometry, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const half = g.n / 2;
+  const largest = Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+  const size = Math.max(1, Math.min(half, largest));
+  const per = Math.ceil(half / size);
+  const workgroups = grid(g.lines, maxPerDimension);
+  const stages: string[] = [];
+  for (let s = 1; s < g.n; s *= 2) {
+    stages.push(
+      `  for (var t = 0u; t < ${u(per)}; t = t + 1u) {`,
+      `    let j = lid.x + t * ${u(size)};`,
+      `    if (j < ${u(half)}) { a[t] = xk_line[j]; b[t] = xk_cmul(xk_line[j + ${u(half)}], xk_tw((j % ${u(s)}) * ${u(g.n / (2 * s))})); }`,
+      `  }`,
+      `  workgroupBarrier();`,
+      `  for (var t = 0u; t < ${u(per)}; t = t + 1u) {`,
+      `    let j = lid.x + t * ${u(size)};`,
+      `    if (j < ${u(half)}) { let o = (j / ${u(s)}) * ${u(2 * s)} + j % ${u(s)}; xk_line[o] = a[t] + b[t]; xk_line[o + ${u(s)}] = a[t] - b[t]; }`,
+      `  }`,
+      `  workgroupBarrier();`,
+    );
+  }
+  const source = [
+    ...header, lineReader(g), lineWriter(g), COMPLEX_HELPERS,
+    `var<workgroup> xk_line: array<vec2<f32>, ${g.n}>;`,
+    `@compute @workgroup_size(${size})`,
+    `fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {`,
+    `  let l = wid.x + wid.y * ${u(workgroups[0])};`,
+    // Uniform across the workgroup: the barriers below stay in uniform control flow.
+    `  if (l >= ${u(g.lines)}) { return; }`,
+    `  let inBase = ${lineBase(g, g.inWidth, "l")};`,
+    `  for (var e = lid.x; e < ${u(g.n)}; e = e + ${u(size)}) { xk_line[e] = xk_in(inBase, e); }`,
+    `  workgroupBarrier();`,
+    `  var a: array<vec2<f32>, ${per}>;`,
+    `  var b: array<vec2<f32>, ${per}>;`,
+    ...stages,
+    `  let outBase = ${lineBase(g, g.outWidth, "l")};`,
+    `  for (var k = lid.x; k < ${u(g.outWidth)}; k = k + ${u(size)}) { xk_out(outBase, k, xk_line[k]); }`,
+    `}`,
+  ].join("\n");
+  return { source, buffers: 3, units: g.lines, invocationsPerUnit: size, workgroups, what: `${g.inverse ? "inverse " : ""}FFT of ${g.lines} line(s) of ${g.n}, Stockham radix-2 in workgroup memory` };
+}
+
+/** Whether a line of n (a power of two) fits in workgroup memory with few enough butterflies an invocation. */
+function stockhamFits(n: number, limits: GpuLimits): boolean {
+  const largest = Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+  return n >= 2 && (n & (n - 1)) === 0 && 8 * n <= limits.maxComputeWorkgroupStorageSize && n / 2 <= largest * MAX_BUTTERFLIES_PER_INVOCATION;
+}
+
+/** The rounding errors of a pass over lines of n, in units of 2^-24·Σ|x| (the method's: Stockham's or the direct DFT's). */
+const passErrorFactor = (n: number, limits: GpuLimits): number => (stockhamFits(n, limits) ? 5 * Math.log2(n) + 4 : n + 5);
+
+/**
+ * The stated bound on the error of every output element of an f32 transform of `type`
+ * over `lengths` (the kernels planned for `limits`), against the exact transform, where
+ * the input elements of its transform (its batch's block) sum to `l1` in |re| + |im|:
+ * (Σ of the passes' factors + 1)·2^-24·l1, doubled for IRFFT (the Hermitian extension
+ * repeats the input), divided by the transform's size for an inverse.
+ */
+export function fftErrorBound(type: FftType, lengths: readonly number[], l1: number, limits: GpuLimits = DEFAULT_GPU_LIMITS): number {
+  const factor = lengths.reduce((sum, n) => sum + passErrorFactor(n, limits), 1) * 2 ** -24 * l1;
+  const size = lengths.reduce((p, n) => p * n, 1);
+  return type === "IRFFT" ? (2 * factor) / size : type === "IFFT" ? factor / size : factor;
+}
+
+/** The kernel of one pass, or why none. */
+function passKernel(g: PassGeometry, limits: GpuLimits, maxPerDimension: number): WgslKernel | Declined {
+  if (stockhamFits(g.n, limits)) return stockhamPass(g, limits, maxPerDimension);
+  if (g.n > MAX_DIRECT_FFT_LENGTH) {
+    return { declined: `webgpu fft: a length of ${g.n} is ${(g.n & (g.n - 1)) === 0 ? "a power of two too long for workgroup memory" : "not a power of two"}, and longer than the ${MAX_DIRECT_FFT_LENGTH} the direct DFT kernel (n² work a line) takes` };
+  }
+  return directPass(g, maxPerDimension);
+}
+
+/**
+ * The passes of an fft instruction (its axes' kernels in the interpreter's order), or
+ * why it runs on the host (c128 and f64: WGSL has no f64; long non-power-of-two lengths).
+ */
+export function fftPassesWgsl(inst: Instruction<"fft">, limits: GpuLimits, maxPerDimension: number): FftPass[] | Declined {
+  const { fftType, fftLength } = inst.attrs;
+  const operand = inst.operands[0]!.shape;
+  const result = inst.shape;
+  if (operand.kind !== "array" || result.kind !== "array") return { declined: "webgpu fft: tuple shapes" };
+  const types = [operand.elementType, result.elementType];
+  if (types.some((t) => t !== "c64" && t !== "f32")) return { declined: `webgpu fft: ${types.join(" to ")} (WGSL has no f64: c128 and f64 transforms run on the host)` };
+  const rank = operand.dimensions.length;
+  const axes = fftLength.map((_, i) => rank - fftLength.length + i);
+  const last = rank - 1;
+  // The passes in order, each over the array shape it reads (dims) and with its kind.
+  const passes: { axis: number; dims: readonly number[]; input: LineInput; inverse: boolean }[] = [];
+  let dims: readonly number[] = operand.dimensions;
+  const outer = axes.slice(0, -1);
+  switch (fftType) {
+    case "FFT": case "IFFT":
+      for (const axis of axes) passes.push({ axis, dims, input: "complex", inverse: fftType === "IFFT" });
+      break;
+    case "RFFT":
+      passes.push({ axis: last, dims, input: "real", inverse: false });
+      dims = result.dimensions;
+      for (const axis of outer) passes.push({ axis, dims, input: "complex", inverse: false });
+      break;
+    case "IRFFT":
+      for (const axis of outer) passes.push({ axis, dims, input: "complex", inverse: true });
+      passes.push({ axis: last, dims, input: "hermitian", inverse: true });
+      break;
+  }
+  const out: FftPass[] = [];
+  for (const [p, pass] of passes.entries()) {
+    const n = fftLength[pass.axis - (rank - fftLength.length)]!;
+    const final = p === passes.length - 1;
+    const outDims = final ? result.dimensions : pass.axis === last && pass.input === "real" ? result.dimensions : pass.dims;
+    const stride = elementCount(pass.dims.slice(pass.axis + 1));
+    const inWidth = pass.dims[pass.axis]!;
+    const outWidth = outDims[pass.axis]!;
+    const g: PassGeometry = {
+      n, inverse: pass.inverse, input: pass.input, inWidth, outWidth, stride,
+      lines: elementCount(pass.dims) / Math.max(inWidth, 1), realOutput: pass.input === "hermitian",
+    };
+    const kernel = passKernel(g, limits, maxPerDimension);
+    if ("declined" in kernel) return kernel;
+    out.push({ kernel, twiddles: twiddleTable(n, pass.inverse), output: final ? result : arrayShape("c64", outDims) });
+  }
+  return out;
+}
