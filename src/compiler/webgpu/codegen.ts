@@ -14,7 +14,8 @@
 // stage computes again what it reads: an invocation's private memory is small).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { gemmKernelName, gemmSpecOfDot } from "../kernel/gemm_plan.js";
+import { gemmGeometryOfDot, gemmKernelName, gemmSpecOfDot, type GemmSpec } from "../kernel/gemm_plan.js";
+import type { ElementType } from "../../types/element_type.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
 import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
@@ -97,23 +98,36 @@ export function wgslFusionKernel(fused: Computation, limits: GpuLimits): WgslKer
  * its step's buffers are (lhs, rhs, out); as the core of an output fusion, the fusion's
  * operands then its result, with the epilogue rendered into the kernel's store
  * (epilogue_wgsl.ts).
- * f32 only: other types are declined (WGSL has no f64; f16 and integer products run on the host).
+ * f32, and f16 operands (accumulated in f32, as the interpreter's dot and convolution
+ * do) with an f32 or f16 result (rounded once); other types are declined (WGSL has no
+ * f64; bf16 and integer products run on the host).
  */
 function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {
   const options = { memory: "device" as const, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };
   const buffers = (fused?.slots ?? DEFAULT_SLOTS).out + 1;
   if (inst.opcode === "dot") {
-    const spec = gemmSpecOfDot(inst as Instruction<"dot">);
+    const spec = halfDotSpec(inst as Instruction<"dot">) ?? gemmSpecOfDot(inst as Instruction<"dot">);
     if ("declined" in spec) return spec;
-    return asWgslKernel(gemmKernel(spec, limits, options), gemmKernelName(spec), buffers);
+    const half = elementTypeOf(inst.operands[0]!) === "f16";
+    const types = half ? { inputType: "f16" as const, outputType: elementTypeOf(inst) === "f16" ? "f16" as const : "f32" as const } : {};
+    return asWgslKernel(gemmKernel(spec, limits, { ...options, ...types }), `${gemmKernelName(spec)}${half ? ` from f16 to ${types.outputType!}` : ""}`, buffers);
   }
   if (inst.opcode === "convolution") {
     const geometry = convWgslGeometry(inst as Instruction<"convolution">);
     if ("declined" in geometry) return geometry;
-    if (geometry.inputType !== "f32" || geometry.outputType !== "f32") return { declined: `webgpu convolution ${inst.name}: f16 convolutions run on the host (f16 arithmetic is not compiled)` };
     return asWgslKernel(convKernel(geometry, limits, options), `convolution ${inst.name}`, buffers);
   }
   return { declined: `${inst.opcode} is not a dot or a convolution` };
+}
+
+const elementTypeOf = (inst: Instruction): ElementType | undefined => (inst.shape.kind === "array" ? inst.shape.elementType : undefined);
+
+/** The f32 GEMM of a dot of two f16 operands to f16 or f32 (read packed, widened exactly), or undefined for any other dot. */
+function halfDotSpec(dot: Instruction<"dot">): GemmSpec | Declined | undefined {
+  const result = elementTypeOf(dot);
+  if (!dot.operands.every((o) => elementTypeOf(o) === "f16") || (result !== "f16" && result !== "f32")) return undefined;
+  const geometry = gemmGeometryOfDot(dot);
+  return "declined" in geometry ? geometry : { elementType: "f32", ...geometry };
 }
 
 /** The kernel of output fusion `fused`: its dot or convolution with the epilogue in the store, or why not. */

@@ -331,6 +331,27 @@ export class WgslValues extends TextValueEmitter {
   }
 }
 
+/** xk_f16_bits (see HALF), also what the GEMM and convolution kernels store an f16 result with (gemm_tiles_wgsl.ts). */
+export const F16_ROUNDING = String.raw`// x rounded to the nearest f16, ties to even, on bits: at or above 65520 to infinity;
+// below 2^-14 to a multiple of 2^-24 (f16's subnormals) from the f32's significand; a
+// NaN the positive quiet NaN, or the quiet NaN of x's sign (keep_nan_sign).
+fn xk_f16_bits(x: f32, keep_nan_sign: bool) -> u32 {
+  let b = bitcast<u32>(x);
+  let s = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) { return 0x7e00u | select(0u, s, keep_nan_sign); }
+  if (a >= 0x477ff000u) { return s | 0x7c00u; }
+  if (a >= 0x38800000u) { return s | (((a + 0xfffu + ((a >> 13u) & 1u)) >> 13u) - 0x1c000u); }
+  let e = a >> 23u;
+  if (e < 102u) { return s; }
+  let shift = 126u - e;
+  let m = (a & 0x7fffffu) | 0x800000u;
+  let q = m >> shift;
+  let rest = m & ((1u << shift) - 1u);
+  let tie = 1u << (shift - 1u);
+  return s | (q + select(0u, 1u, rest > tie || (rest == tie && (q & 1u) == 1u)));
+}`;
+
 /**
  * Helpers every kernel may call (WGSL drops the unused ones): f32 from bits, through a
  * zero the kernel reads at run time into xk_opaque (wgsl_math.ts says why); the NaN
@@ -426,25 +447,7 @@ fn xk_f16_value(h: u32) -> f32 {
   if (m < 0x400u) { a = bitcast<u32>(f32(m) * xk_f(0x33800000u)); }
   return bitcast<f32>(a | ((h & 0x8000u) << 16u));
 }
-// x rounded to the nearest f16, ties to even, on bits: at or above 65520 to infinity;
-// below 2^-14 to a multiple of 2^-24 (f16's subnormals) from the f32's significand; a
-// NaN the positive quiet NaN, or the quiet NaN of x's sign (keep_nan_sign).
-fn xk_f16_bits(x: f32, keep_nan_sign: bool) -> u32 {
-  let b = bitcast<u32>(x);
-  let s = (b >> 16u) & 0x8000u;
-  let a = b & 0x7fffffffu;
-  if (a > 0x7f800000u) { return 0x7e00u | select(0u, s, keep_nan_sign); }
-  if (a >= 0x477ff000u) { return s | 0x7c00u; }
-  if (a >= 0x38800000u) { return s | (((a + 0xfffu + ((a >> 13u) & 1u)) >> 13u) - 0x1c000u); }
-  let e = a >> 23u;
-  if (e < 102u) { return s; }
-  let shift = 126u - e;
-  let m = (a & 0x7fffffu) | 0x800000u;
-  let q = m >> shift;
-  let rest = m & ((1u << shift) - 1u);
-  let tie = 1u << (shift - 1u);
-  return s | (q + select(0u, 1u, rest > tie || (rest == tie && (q & 1u) == 1u)));
-}
+${F16_ROUNDING}
 fn xk_bf16_value(h: u32) -> f32 { return bitcast<f32>(h << 16u); }
 // x rounded to the nearest bf16, ties to even, on bits (the carry runs into the exponent, up to infinity).
 fn xk_bf16_bits(x: f32, keep_nan_sign: bool) -> u32 {
