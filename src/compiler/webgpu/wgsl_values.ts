@@ -57,6 +57,16 @@ const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
   bf16: { value: "xk_bf16_value", bits: "xk_bf16_bits", infinity: "0x7f80u" },
 };
 
+/** The f32 code `compute` writes for an op on half type t; where it declines, the reason names t. */
+function inF32(t: NodeType, compute: () => string): string {
+  try {
+    return compute();
+  } catch (e) {
+    if (e instanceof DeclinedError) throw new DeclinedError(`${t} (computed in f32): ${e.message}`);
+    throw e;
+  }
+}
+
 /** Why values of type t have no WGSL form, or undefined. */
 export function unsupportedType(t: NodeType): string | undefined {
   if (t === "idx" || t === "cond") return undefined;
@@ -150,7 +160,7 @@ export class WgslValues extends TextValueEmitter {
     if (isNarrowFloat(t) && half === undefined) return fail(`${n.op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
     if (n.args.length === 1) {
       // A half: computed in f32 on its value, rounded back to the half.
-      if (half !== undefined) return `${half.bits}(${this.unary(n, "f32", `${half.value}(${this.v(a!)})`)}, false)`;
+      if (half !== undefined) return `${half.bits}(${inF32(t, () => this.unary(n, "f32", `${half.value}(${this.v(a!)})`))}, false)`;
       return this.unary(n, t as ElementType, this.v(a!));
     }
     if (n.args.length === 2) return this.binary(n.op, t as ElementType, this.v(a!), this.v(b!));
@@ -185,15 +195,15 @@ export class WgslValues extends TextValueEmitter {
       if (fromHalf !== undefined) return `select(0u, 1u, (${x} & 0x7fffu) != 0u)`;
       return from === "f32" ? `select(0u, 1u, (bitcast<u32>(${x}) & 0x7fffffffu) != 0u)` : `select(0u, 1u, ${x} != ${wgslType(from) === "i32" ? "0" : "0u"})`;
     }
-    if (toHalf !== undefined) {
-      // One rounding, to nearest even: from a float's exact f32 value (a NaN keeps its
-      // sign, as the interpreter's convert), or an integer's rounded to odd (xk_int_to_f32_odd).
-      if (from === "f32" || fromHalf !== undefined) return `${toHalf.bits}(${fromHalf !== undefined ? `${fromHalf.value}(${x})` : x}, true)`;
-      return `${toHalf.bits}(xk_int_to_f32_odd_${wgslType(from)}(${x}), false)`;
-    }
-    // From a half: its f32 value, converted as an f32 is.
+    // A float's f32 value (a half's, decoded exactly): converted as an f32 is.
+    const fromFloat = from === "f32" || fromHalf !== undefined;
     const value = fromHalf !== undefined ? `${fromHalf.value}(${x})` : x;
-    if (from === "f32" || fromHalf !== undefined) {
+    if (toHalf !== undefined) {
+      // One rounding, to nearest even: of a float's f32 value (a NaN keeps its sign, as
+      // the interpreter's convert), or of an integer's rounded to odd (xk_int_to_f32_odd).
+      return fromFloat ? `${toHalf.bits}(${value}, true)` : `${toHalf.bits}(xk_int_to_f32_odd_${wgslType(from)}(${x}), false)`;
+    }
+    if (fromFloat) {
       if (to === "f32") return value;
       // Toward zero, saturating at the type's bounds, NaN to 0 (types/convert.ts).
       const { min, max } = integerRange(to);
@@ -284,7 +294,7 @@ export class WgslValues extends TextValueEmitter {
     const half = HALF[t];
     if (isNarrowFloat(t) && half === undefined) return fail(`${op} on ${t} is not compiled to WGSL`);
     // A half: computed in f32 on its values, rounded back to the half.
-    if (half !== undefined) return `${half.bits}(${this.binary(op, "f32", `${half.value}(${x})`, `${half.value}(${y})`)}, false)`;
+    if (half !== undefined) return `${half.bits}(${inF32(t, () => this.binary(op, "f32", `${half.value}(${x})`, `${half.value}(${y})`))}, false)`;
     if (t === "f32") {
       switch (op) {
         case "add": return `(${x} + ${y})`;

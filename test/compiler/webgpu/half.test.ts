@@ -166,7 +166,7 @@ test("f16 transcendentals: the shared f32 approximations rounded to f16, within 
   });
 });
 
-test("f16 reductions (in the interpreter's order, a row an invocation, sums rounding each step) and softmax in f16, all on the GPU", { skip }, async () => {
+test("f16 and bf16 reductions (in the interpreter's order, a row an invocation, sums rounding each step) and softmax in f16, all on the GPU", { skip }, async () => {
   const b = new XlaBuilder("f16_reductions");
   const x = parameter(b, 0, arrayShape("f16", [7, 300]), "x");
   const rowSum = reduce(x, constantR0(b, "f16", 0), scalarReducer(b, "add", "f16"), [1]);
@@ -174,9 +174,12 @@ test("f16 reductions (in the interpreter's order, a row an invocation, sums roun
   const colMin = reduce(x, constantR0(b, "f16", Infinity), scalarReducer(b, "minimum", "f16"), [0]);
   const colSum = reduce(x, constantR0(b, "f16", 0), scalarReducer(b, "add", "f16"), [0]);
   const allProduct = reduce(x, constantR0(b, "f16", 1), scalarReducer(b, "multiply", "f16"), [0, 1]);
-  const results = [rowSum, rowMax, colMin, colSum, allProduct];
+  const y = parameter(b, 1, arrayShape("bf16", [7, 300]), "y");
+  const bf16RowSum = reduce(y, constantR0(b, "bf16", 0), scalarReducer(b, "add", "bf16"), [1]);
+  const bf16ColMax = reduce(y, constantR0(b, "bf16", -Infinity), scalarReducer(b, "maximum", "bf16"), [0]);
+  const results = [rowSum, rowMax, colMin, colSum, allProduct, bf16RowSum, bf16ColMax];
   const values = Array.from({ length: 7 * 300 }, (_, k) => (k === 40 ? NaN : k === 41 ? -0 : Math.cos(k * 1.7) * (k % 5 === 0 ? 1000 : 1.5)));
-  const args = [Literal.fromValues("f16", [7, 300], values)];
+  const args = [Literal.fromValues("f16", [7, 300], values), Literal.fromValues("bf16", [7, 300], values.map((v, k) => v * (k % 3 === 0 ? 1e20 : 1)))];
   const { want, got, exe } = await both(b.build(tuple(b, results)), args);
   assert.deepEqual(exe.stats.interpreted, []);
   results.forEach((_, k) => assert.equal(bitDifference(want.elements[k]!, got.elements[k]!, args), undefined, `reduction ${k}`));
@@ -226,4 +229,16 @@ test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 an
     const tally: CompareTally = { compared: 0, unbounded: 0 };
     assert.equal(compareLeaf(t, { cls: "rounded", ulps: 0, eps: 2 ** -10 }, want.elements[j]!.values(), got.elements[j]!.values(), tally), undefined, `product ${j}`);
   });
+});
+
+test("an f16 op without a WGSL form (remainder, pow) runs on the host, its reason naming f16, and the results are the interpreter's", { skip }, async () => {
+  const b = new XlaBuilder("f16_host");
+  const x = parameter(b, 0, arrayShape("f16", [64]), "x");
+  const y = parameter(b, 1, arrayShape("f16", [64]), "y");
+  const args = [stored("f16", ALL_PATTERNS.slice(0x3c00, 0x3c40)), stored("f16", PARTNERS.slice(0, 64))];
+  const { want, got, exe } = await both(b.build(tuple(b, [binaryOp("remainder", x, y), binaryOp("power", x, y)])), args);
+  const reasons = exe.stats.interpreted.map((s) => s.why).join("; ");
+  assert.match(reasons, /f16 \(computed in f32\): rem on f32/);
+  assert.match(reasons, /f16 \(computed in f32\): pow on f32/);
+  [0, 1].forEach((k) => assert.equal(bitDifference(want.elements[k]!, got.elements[k]!, args), undefined, `host op ${k}`));
 });
