@@ -8,7 +8,7 @@
 // elements of a row, one unit an invocation; row reductions and row pipelines (softmax,
 // layer norm) a row per workgroup, its lanes striding along the row and their partial
 // results combined as a tree in workgroup memory (kernel/workgroup_reduce_kernel.ts).
-// Reductions that run in the interpreter's order (generic reducers: argmax...; f16 and bf16 sums) and
+// Reductions that run in the interpreter's order (generic reducers: argmax...; f16 ones) and
 // column reductions run a row an invocation, in order; their pipelines one row at a
 // time, stages in turn (rows never wait on one another), with no row buffers (a later
 // stage computes again what it reads: an invocation's private memory is small).
@@ -71,8 +71,9 @@ export const GPU_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 0,
   accumulatorVectors: 1,
   foldByHalving: false,
-  // f16 and bf16 sums and products round each step, as the interpreter's: in its order,
-  // a row an invocation (a tree in f32 would be faster but not the interpreter's bits).
+  // f16 sums and products round each step, as the interpreter's: in its order, a row an
+  // invocation (a tree in f32 would be faster but not the interpreter's bits). bf16's
+  // combine declines (wgsl_values.ts HALF), so its reductions run on the host.
   sequentialHalves: true,
   anyRowPipeline: true,
   rowBufferValues: "costlyOp",

@@ -6,16 +6,18 @@
 // has no f64 and no 64-bit integers.
 //
 // The narrow floats are held as their bit patterns (u32), so that loads, stores, selects
-// and bitcasts copy them exactly (NaN payloads included). f16 and bf16 are computed on as
+// and bitcasts copy them exactly (NaN payloads included). f16 is computed on as
 // native/c_values.ts does, without WGSL's `shader-f16` feature (which SwiftShader lacks,
 // so this way runs on every adapter): each op decodes its operands to f32 (exactly, on
 // bits), computes in f32 and rounds the result back to nearest even on bits (HALF), with
 // subnormals, overflow to infinity and NaN written out, since pack2x16float leaves
-// rounding and subnormals to the implementation. One f32 rounding then one to the half
-// is the interpreter's single rounding for +, -, ×, ÷ and sqrt (24 ≥ 2p + 2 bits for
-// both), given f32 ops rounded to nearest; integers convert to f32 rounded to odd first
-// for the same reason. The 8-, 6- and 4-bit floats are not computed on: those decline
-// (DeclinedError) and their ops run on the host.
+// rounding and subnormals to the implementation. One f32 rounding then one to f16 is
+// the interpreter's single rounding for +, -, ×, ÷ and sqrt (24 ≥ 2p + 2 bits), given
+// f32 ops rounded to nearest; integers convert to f32 rounded to odd first for the same
+// reason. bf16 and f16 convert (to and from each other, f32, the integers and pred),
+// compare (on bits) and select here; bf16 arithmetic declines (HALF says why), as do
+// the 8-, 6- and 4-bit floats' converts and arithmetic (DeclinedError): their ops run
+// on the host.
 //
 // WGSL leaves NaN and infinity behaviour to the implementation, so every test that
 // XLA's semantics hang on is written on bit patterns: NaN, finiteness, absolute value,
@@ -42,7 +44,7 @@ const kindOf = (t: ElementType) => ELEMENT_TYPES[t].kind;
 /** Floats held as bit patterns here: every float but f32 and f64. */
 const isNarrowFloat = (t: NodeType): boolean => t !== "idx" && t !== "cond" && ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64";
 
-/** How a half (f16, bf16) held as bits is computed on: its WGSL_HELPERS to f32 and back, and its bits' exponent field all ones. */
+/** How a half (f16, bf16) held as bits is converted and computed on: its WGSL_HELPERS to f32 and back, and its bits' exponent field all ones. */
 interface Half {
   /** fn(bits: u32) -> f32: the value, exactly. */
   readonly value: string;
@@ -50,12 +52,27 @@ interface Half {
   readonly bits: string;
   /** The magnitude bits (pattern & 0x7fff) of infinity: above it, NaN. */
   readonly infinity: string;
+  /** Why its arithmetic (unary and binary ops, reducers) runs on the host; undefined: computed in f32 here. */
+  readonly hostArithmetic?: string;
 }
 
 const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
+  // Every f16 value and every intermediate f32 result of an op on f16 values is an f32 normal (or zero): nothing for a flush to zero to touch.
   f16: { value: "xk_f16_value", bits: "xk_f16_bits", infinity: "0x7c00u" },
-  bf16: { value: "xk_bf16_value", bits: "xk_bf16_bits", infinity: "0x7f80u" },
+  // bf16's converts, compares and selects work on bits; its arithmetic would meet f32 subnormals.
+  bf16: {
+    value: "xk_bf16_value", bits: "xk_bf16_bits", infinity: "0x7f80u",
+    hostArithmetic: "bf16 arithmetic runs on the host: bf16 subnormals are f32 subnormals, which WGSL lets an implementation flush to zero (SwiftShader does)",
+  },
 };
+
+/** The half of type t whose arithmetic is computed here (in f32), or undefined; a narrow float computed elsewhere declines, saying why. */
+function computedHalf(t: NodeType, op: string): Half | undefined {
+  if (!isNarrowFloat(t)) return undefined;
+  const half = HALF[t];
+  if (half === undefined) return fail(`${op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
+  return half.hostArithmetic === undefined ? half : fail(half.hostArithmetic);
+}
 
 /** The f32 code `compute` writes for an op on half type t; where it declines, the reason names t. */
 function inF32(t: NodeType, compute: () => string): string {
@@ -156,8 +173,7 @@ export class WgslValues extends TextValueEmitter {
       }
       default: break;
     }
-    const half = HALF[t];
-    if (isNarrowFloat(t) && half === undefined) return fail(`${n.op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
+    const half = computedHalf(t, n.op);
     if (n.args.length === 1) {
       // A half: computed in f32 on its value, rounded back to the half.
       if (half !== undefined) return `${half.bits}(${inF32(t, () => this.unary(n, "f32", `${half.value}(${this.v(a!)})`))}, false)`;
@@ -235,14 +251,21 @@ export class WgslValues extends TextValueEmitter {
     const attr = n.attr as string;
     const dir = attr.slice(0, 2);
     const op = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" }[dir]!;
-    if (attr.endsWith(TOTAL)) {
-      // f16's and bf16's total order (legalize.ts TOTAL_ORDER_KEPT): their bits read as sign and magnitude.
-      if (half === undefined) return fail(`a total-order compare of ${at}`);
-      const key = (x: string): string => `select(i32(${x}), -1 - i32(${x} & 0x7fffu), (${x} & 0x8000u) != 0u)`;
-      return `select(0u, 1u, ${key(this.v(a))} ${op} ${key(this.v(b))})`;
+    if (half !== undefined) {
+      // On the bits (no f32 compare, which may flush a bf16 subnormal to zero): sign and
+      // magnitude as an integer key, -0 and +0 one key (IEEE) or -0 below +0 and the NaNs
+      // outermost (total order, legalize.ts TOTAL_ORDER_KEPT).
+      const total = attr.endsWith(TOTAL);
+      const key = (x: string): string => `select(i32(${x} & 0x7fffu), ${total ? "-1 - " : "-"}i32(${x} & 0x7fffu), (${x} & 0x8000u) != 0u)`;
+      const [x, y] = [this.v(a), this.v(b)];
+      const holds = `${key(x)} ${dir === "NE" ? "==" : op} ${key(y)}`;
+      if (total) return `select(0u, 1u, ${holds})`;
+      const ordered = `(${x} & 0x7fffu) <= ${half.infinity} && (${y} & 0x7fffu) <= ${half.infinity}`;
+      // NE is true for a NaN, every other direction false.
+      return dir === "NE" ? `select(1u, 0u, ${ordered} && ${holds})` : `select(0u, 1u, ${ordered} && ${holds})`;
     }
-    // A half compares its f32 value.
-    const [x, y] = [a, b].map((v) => (half !== undefined ? `${half.value}(${this.v(v)})` : this.v(v))) as [string, string];
+    if (attr.endsWith(TOTAL)) return fail(`a total-order compare of ${at}`);
+    const [x, y] = [this.v(a), this.v(b)];
     // NE is true for a NaN: written as not-equal, whatever the implementation makes of NaN in !=.
     if (dir === "NE") return `select(1u, 0u, ${x} == ${y})`;
     return `select(0u, 1u, ${x} ${op} ${y})`;
@@ -291,8 +314,7 @@ export class WgslValues extends TextValueEmitter {
   /** x op y in type t (also a reducer's combine). */
   binary(op: string, t: ElementType, x: string, y: string): string {
     wgslType(t);
-    const half = HALF[t];
-    if (isNarrowFloat(t) && half === undefined) return fail(`${op} on ${t} is not compiled to WGSL`);
+    const half = computedHalf(t, op);
     // A half: computed in f32 on its values, rounded back to the half.
     if (half !== undefined) return `${half.bits}(${inF32(t, () => this.binary(op, "f32", `${half.value}(${x})`, `${half.value}(${y})`))}, false)`;
     if (t === "f32") {

@@ -1,7 +1,8 @@
-// f16 and bf16 arithmetic on the WebGPU backend (webgpu/wgsl_values.ts HALF: held as bit
-// patterns, computed in f32, rounded back to nearest even on bits) against the
-// interpreter, bit for bit: every f16 pattern through the elementwise ops, compares and
-// converts (subnormals, the overflow threshold 65520, NaN signs); f32 → f16 and → bf16
+// f16 arithmetic and f16 and bf16 converts and compares on the WebGPU backend
+// (webgpu/wgsl_values.ts HALF: held as bit patterns, computed in f32, rounded back to
+// nearest even on bits) against the interpreter, bit for bit: every f16 pattern through
+// the elementwise ops, compares and converts (subnormals, the overflow threshold 65520,
+// NaN signs), every bf16 pattern through the compares and converts; f32 → f16 and → bf16
 // on ties, both sides of every threshold and random patterns; integers → f16 and bf16
 // where converting through f32 would round twice; f16 sums, products, max and min
 // reductions in the interpreter's order; softmax in f16; f16 dots and convolutions
@@ -101,25 +102,17 @@ test("f16: every pattern through the exact ops, compares, selects and converts, 
   names.forEach((name, k) => assert.equal(bitDifference(want.elements[k]!, got.elements[k]!, args), undefined, `f16 ${name}`));
 });
 
-/** bf16 patterns of normal values whose products and quotients stay normal (|x| in [2^-60, 2^60)), and the specials. */
-function bf16Patterns(partner: boolean): Uint16Array {
-  const out: number[] = [0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x7f81];
-  const random = rng(partner ? 7 : 3);
-  while (out.length < 8192) {
-    const exponent = 67 + Math.floor(random() * 120);
-    out.push(((random() < 0.5 ? 0x8000 : 0) | (exponent << 7) | Math.floor(random() * 128)) & 0xffff);
-  }
-  return Uint16Array.from(partner ? out.reverse() : out);
-}
-
-test("bf16: the exact ops, compares, selects and converts on normal values and the specials, bit for bit", { skip }, async () => {
+test("bf16: every pattern through the compares, selects and converts on the GPU (subnormals included), bit for bit; its arithmetic on the host", { skip }, async () => {
   const b = new XlaBuilder("bf16_exact");
-  const x = parameter(b, 0, arrayShape("bf16", [8192]), "x");
-  const y = parameter(b, 1, arrayShape("bf16", [8192]), "y");
+  const x = parameter(b, 0, arrayShape("bf16", [65536]), "x");
+  const y = parameter(b, 1, arrayShape("bf16", [65536]), "y");
   const { names, ops } = exactOps("bf16", x, y);
-  const args = [stored("bf16", bf16Patterns(false)), stored("bf16", bf16Patterns(true))];
+  const args = [stored("bf16", ALL_PATTERNS), stored("bf16", PARTNERS)];
   const { want, got, exe } = await both(b.build(tuple(b, ops)), args);
-  assert.deepEqual(exe.stats.interpreted, [], `everything compiles: ${JSON.stringify(exe.stats.interpreted)}`);
+  // The arithmetic (its exact ops: the first EXACT_BINARY and EXACT_UNARY but isFinite) runs on the host, saying why.
+  assert.ok(exe.stats.interpreted.length > 0 && exe.stats.interpreted.every((s) => /bf16 arithmetic runs on the host: bf16 subnormals are f32 subnormals/.test(s.why)),
+    JSON.stringify(exe.stats.interpreted));
+  assert.ok(exe.stats.kernels >= 1);
   names.forEach((name, k) => assert.equal(bitDifference(want.elements[k]!, got.elements[k]!, args), undefined, `bf16 ${name}`));
 });
 
@@ -166,7 +159,7 @@ test("f16 transcendentals: the shared f32 approximations rounded to f16, within 
   });
 });
 
-test("f16 and bf16 reductions (in the interpreter's order, a row an invocation, sums rounding each step) and softmax in f16, all on the GPU", { skip }, async () => {
+test("f16 reductions (in the interpreter's order, a row an invocation, sums rounding each step) and softmax in f16, all on the GPU", { skip }, async () => {
   const b = new XlaBuilder("f16_reductions");
   const x = parameter(b, 0, arrayShape("f16", [7, 300]), "x");
   const rowSum = reduce(x, constantR0(b, "f16", 0), scalarReducer(b, "add", "f16"), [1]);
@@ -174,12 +167,9 @@ test("f16 and bf16 reductions (in the interpreter's order, a row an invocation, 
   const colMin = reduce(x, constantR0(b, "f16", Infinity), scalarReducer(b, "minimum", "f16"), [0]);
   const colSum = reduce(x, constantR0(b, "f16", 0), scalarReducer(b, "add", "f16"), [0]);
   const allProduct = reduce(x, constantR0(b, "f16", 1), scalarReducer(b, "multiply", "f16"), [0, 1]);
-  const y = parameter(b, 1, arrayShape("bf16", [7, 300]), "y");
-  const bf16RowSum = reduce(y, constantR0(b, "bf16", 0), scalarReducer(b, "add", "bf16"), [1]);
-  const bf16ColMax = reduce(y, constantR0(b, "bf16", -Infinity), scalarReducer(b, "maximum", "bf16"), [0]);
-  const results = [rowSum, rowMax, colMin, colSum, allProduct, bf16RowSum, bf16ColMax];
+  const results = [rowSum, rowMax, colMin, colSum, allProduct];
   const values = Array.from({ length: 7 * 300 }, (_, k) => (k === 40 ? NaN : k === 41 ? -0 : Math.cos(k * 1.7) * (k % 5 === 0 ? 1000 : 1.5)));
-  const args = [Literal.fromValues("f16", [7, 300], values), Literal.fromValues("bf16", [7, 300], values.map((v, k) => v * (k % 3 === 0 ? 1e20 : 1)))];
+  const args = [Literal.fromValues("f16", [7, 300], values)];
   const { want, got, exe } = await both(b.build(tuple(b, results)), args);
   assert.deepEqual(exe.stats.interpreted, []);
   results.forEach((_, k) => assert.equal(bitDifference(want.elements[k]!, got.elements[k]!, args), undefined, `reduction ${k}`));
