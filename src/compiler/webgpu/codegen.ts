@@ -22,7 +22,7 @@ import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl,
 import { selectAndScatterKernelWgsl } from "./select_scatter_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
-import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel, type GpuLimits } from "./gemm_tiles_wgsl.js";
+import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel, type GpuLimits, type StorageType } from "./gemm_tiles_wgsl.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
@@ -107,11 +107,11 @@ function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { reado
   const options = { memory: "device" as const, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };
   const buffers = (fused?.slots ?? DEFAULT_SLOTS).out + 1;
   if (inst.opcode === "dot") {
-    const spec = halfDotSpec(inst as Instruction<"dot">) ?? gemmSpecOfDot(inst as Instruction<"dot">);
-    if ("declined" in spec) return spec;
-    const half = elementTypeOf(inst.operands[0]!) === "f16";
-    const types = half ? { inputType: "f16" as const, outputType: elementTypeOf(inst) === "f16" ? "f16" as const : "f32" as const } : {};
-    return asWgslKernel(gemmKernel(spec, limits, { ...options, ...types }), `${gemmKernelName(spec)}${half ? ` from f16 to ${types.outputType!}` : ""}`, buffers);
+    const gemm = dotGemm(inst as Instruction<"dot">);
+    if ("declined" in gemm) return gemm;
+    const { spec, types } = gemm;
+    const name = types.inputType === "f16" ? `${gemmKernelName(spec)} from f16 to ${types.outputType}` : gemmKernelName(spec);
+    return asWgslKernel(gemmKernel(spec, limits, { ...options, ...types }), name, buffers);
   }
   if (inst.opcode === "convolution") {
     const geometry = convWgslGeometry(inst as Instruction<"convolution">);
@@ -123,12 +123,19 @@ function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { reado
 
 const elementTypeOf = (inst: Instruction): ElementType | undefined => (inst.shape.kind === "array" ? inst.shape.elementType : undefined);
 
-/** The f32 GEMM of a dot of two f16 operands to f16 or f32 (read packed, widened exactly), or undefined for any other dot. */
-function halfDotSpec(dot: Instruction<"dot">): GemmSpec | Declined | undefined {
+/**
+ * A dot's GEMM and how its operands and result are stored: f32 (or f64, which the GEMM
+ * declines), or two f16 operands to an f16 or f32 result (read as packed pairs, widened
+ * exactly, accumulated in f32).
+ */
+function dotGemm(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly types: { readonly inputType?: StorageType; readonly outputType?: StorageType } } | Declined {
   const result = elementTypeOf(dot);
-  if (!dot.operands.every((o) => elementTypeOf(o) === "f16") || (result !== "f16" && result !== "f32")) return undefined;
-  const geometry = gemmGeometryOfDot(dot);
-  return "declined" in geometry ? geometry : { elementType: "f32", ...geometry };
+  if (dot.operands.every((o) => elementTypeOf(o) === "f16") && (result === "f16" || result === "f32")) {
+    const geometry = gemmGeometryOfDot(dot);
+    return "declined" in geometry ? geometry : { spec: { elementType: "f32", ...geometry }, types: { inputType: "f16", outputType: result } };
+  }
+  const spec = gemmSpecOfDot(dot);
+  return "declined" in spec ? spec : { spec, types: {} };
 }
 
 /** The kernel of output fusion `fused`: its dot or convolution with the epilogue in the store, or why not. */
