@@ -37,16 +37,23 @@ const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
  * (the contracting dimension first or last after the batch dimensions).
  */
 export function gemmSpecOfDot(dot: Instruction<"dot">): GemmSpec | Declined {
+  const [type, lhsType, rhsType] = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
+  if (type !== undefined && type !== "f32" && type !== "f64") return { declined: `dot: element type ${type} (gemm handles f32 and f64)` };
+  if (type !== undefined && lhsType !== undefined && rhsType !== undefined && (lhsType !== type || rhsType !== type)) {
+    return { declined: `dot: operands ${lhsType}, ${rhsType} differ from the result ${type}` };
+  }
+  const geometry = gemmGeometryOfDot(dot);
+  return "declined" in geometry ? geometry : { elementType: type as GemmElement, ...geometry };
+}
+
+/** The GEMM's dimensions of a dot of arrays (gemmSpecOfDot without its element types, which a caller computing narrower types in f32 checks itself). */
+export function gemmGeometryOfDot(dot: Instruction<"dot">): Omit<GemmSpec, "elementType"> | Declined {
   const [lhs, rhs] = dot.operands;
   const { lhsBatchDimensions: lb, rhsBatchDimensions: rb, lhsContractingDimensions: lc, rhsContractingDimensions: rc } = dot.attrs.dimensionNumbers;
   if (lhs === undefined || rhs === undefined) return { declined: "dot: needs two operands" };
   if (dot.shape.kind !== "array" || lhs.shape.kind !== "array" || rhs.shape.kind !== "array") return { declined: "dot: operands are not arrays" };
-  const result = dot.shape as ArrayShape;
   const l = lhs.shape as ArrayShape;
   const r = rhs.shape as ArrayShape;
-  const type = result.elementType;
-  if (type !== "f32" && type !== "f64") return { declined: `dot: element type ${type} (gemm handles f32 and f64)` };
-  if (l.elementType !== type || r.elementType !== type) return { declined: `dot: operands ${l.elementType}, ${r.elementType} differ from the result ${type}` };
   const nb = lb.length;
   if (lb.some((d, i) => d !== i) || rb.some((d, i) => d !== i)) return { declined: "dot: batch dimensions do not lead in order" };
   if (lc.length !== 1 || rc.length !== 1) return { declined: `dot: ${lc.length} contracting dimensions (gemm takes exactly one)` };
@@ -69,7 +76,7 @@ export function gemmSpecOfDot(dot: Instruction<"dot">): GemmSpec | Declined {
   const k = l.dimensions[lcd]!;
   const m = product(l.dimensions.slice(nb).filter((_, i) => i + nb !== lcd));
   const n = product(r.dimensions.slice(nb).filter((_, i) => i + nb !== rcd));
-  return { elementType: type, batch, m, n, k, lhsTransposed, rhsTransposed };
+  return { batch, m, n, k, lhsTransposed, rhsTransposed };
 }
 
 /** Why no GEMM kernel (of either backend) takes a spec, or undefined. */

@@ -9,20 +9,21 @@
 // layer norm) a row per workgroup, its lanes striding along the row and their partial
 // results combined through subgroup operations where the device has WGSL's `subgroups`
 // feature, else as a tree in workgroup memory (kernel/workgroup_reduce_kernel.ts).
-// Reductions that run in the interpreter's order (generic reducers: argmax...) and
+// Reductions that run in the interpreter's order (generic reducers: argmax...; f16 ones) and
 // column reductions run a row an invocation, in order; their pipelines one row at a
 // time, stages in turn (rows never wait on one another), with no row buffers (a later
 // stage computes again what it reads: an invocation's private memory is small).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { gemmKernelName, gemmSpecOfDot } from "../kernel/gemm_plan.js";
+import { gemmGeometryOfDot, gemmKernelName, gemmSpecOfDot, type GemmSpec } from "../kernel/gemm_plan.js";
+import type { ElementType } from "../../types/element_type.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
 import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
 import { selectAndScatterKernelWgsl } from "./select_scatter_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
-import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel, type GpuLimits } from "./gemm_tiles_wgsl.js";
+import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel, type GpuLimits, type StorageType } from "./gemm_tiles_wgsl.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
@@ -71,8 +72,10 @@ export const GPU_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 0,
   accumulatorVectors: 1,
   foldByHalving: false,
-  // f16/bf16 values are not computed on by this renderer: their reductions decline anyway.
-  sequentialHalves: false,
+  // f16 sums and products round each step, as the interpreter's: in its order, a row an
+  // invocation (a tree in f32 would be faster but not the interpreter's bits). bf16's
+  // combine declines (wgsl_values.ts HALF), so its reductions run on the host.
+  sequentialHalves: true,
   anyRowPipeline: true,
   rowBufferValues: "costlyOp",
   rowBufferBudget: 0,
@@ -103,23 +106,43 @@ export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroup
  * its step's buffers are (lhs, rhs, out); as the core of an output fusion, the fusion's
  * operands then its result, with the epilogue rendered into the kernel's store
  * (epilogue_wgsl.ts).
- * f32 only: other types are declined (WGSL has no f64; f16 and integer products run on the host).
+ * f32, and f16 operands (accumulated in f32, as the interpreter's dot and convolution
+ * do) with an f32 or f16 result (rounded once); other types are declined (WGSL has no
+ * f64; bf16 and integer products run on the host).
  */
 function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {
   const options = { memory: "device" as const, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };
   const buffers = (fused?.slots ?? DEFAULT_SLOTS).out + 1;
   if (inst.opcode === "dot") {
-    const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    if ("declined" in spec) return spec;
-    return asWgslKernel(gemmKernel(spec, limits, options), gemmKernelName(spec), buffers);
+    const gemm = dotGemm(inst as Instruction<"dot">);
+    if ("declined" in gemm) return gemm;
+    const { spec, types } = gemm;
+    const name = types.inputType === "f16" ? `${gemmKernelName(spec)} from f16 to ${types.outputType}` : gemmKernelName(spec);
+    return asWgslKernel(gemmKernel(spec, limits, { ...options, ...types }), name, buffers);
   }
   if (inst.opcode === "convolution") {
     const geometry = convWgslGeometry(inst as Instruction<"convolution">);
     if ("declined" in geometry) return geometry;
-    if (geometry.inputType !== "f32" || geometry.outputType !== "f32") return { declined: `webgpu convolution ${inst.name}: f16 convolutions run on the host (f16 arithmetic is not compiled)` };
     return asWgslKernel(convKernel(geometry, limits, options), `convolution ${inst.name}`, buffers);
   }
   return { declined: `${inst.opcode} is not a dot or a convolution` };
+}
+
+const elementTypeOf = (inst: Instruction): ElementType | undefined => (inst.shape.kind === "array" ? inst.shape.elementType : undefined);
+
+/**
+ * A dot's GEMM and how its operands and result are stored: f32 (or f64, which the GEMM
+ * declines), or two f16 operands to an f16 or f32 result (read as packed pairs, widened
+ * exactly, accumulated in f32).
+ */
+function dotGemm(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly types: { readonly inputType?: StorageType; readonly outputType?: StorageType } } | Declined {
+  const result = elementTypeOf(dot);
+  if (dot.operands.every((o) => elementTypeOf(o) === "f16") && (result === "f16" || result === "f32")) {
+    const geometry = gemmGeometryOfDot(dot);
+    return "declined" in geometry ? geometry : { spec: { elementType: "f32", ...geometry }, types: { inputType: "f16", outputType: result } };
+  }
+  const spec = gemmSpecOfDot(dot);
+  return "declined" in spec ? spec : { spec, types: {} };
 }
 
 /** The kernel of output fusion `fused`: its dot or convolution with the epilogue in the store, or why not. */

@@ -14,6 +14,7 @@
 // on a given GPU).
 
 import type { Declined } from "../kernel/declined.js";
+import { F16_ROUNDING } from "./wgsl_values.js";
 
 /** The adapter's limits a kernel is sized by (the subset of GPUSupportedLimits it reads). */
 export interface GpuLimits {
@@ -226,25 +227,34 @@ export interface ResultAccess {
   byteSize(elements: number): number;
 }
 
+/**
+ * Two f32 values rounded to f16 (to nearest even, on bits: wgsl_values.ts) and packed in
+ * a word. Not pack2x16float: WGSL leaves its rounding, subnormals and out-of-range
+ * values to the implementation, and SwiftShader's gives NaN for infinity and for values
+ * past 65520 and rounds some subnormals the other way.
+ */
+const F16_PACKING = `${F16_ROUNDING}
+fn xk_pack_f16(v: vec2<f32>) -> u32 { return xk_f16_bits(v.x, false) | (xk_f16_bits(v.y, false) << 16u); }`;
+
 /** The result's access: binding 2 (`out`), or the device memory at args[slot] (see KernelMemory). f16 is stored by vectors only. */
 export function resultAccess(type: StorageType, vectors: boolean, memory: KernelMemory = "bindings", slot = 2): ResultAccess {
   const byteSize = (e: number): number => (type === "f16" ? Math.max(8, Math.ceil(e / 4) * 8) : vectors ? Math.max(16, Math.ceil(e / 4) * 16) : Math.max(4, 4 * e));
   if (memory === "device") {
     const word = (w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]`;
     return {
-      declaration: "",
+      declaration: type === "f16" ? F16_PACKING : "",
       store: (i, v) => (type === "f16" ? (() => { throw new Error("an f16 result is stored by vectors"); })() : `${word(`(${i})`)} = bitcast<u32>(${v});`),
       storeVector: (i, v) => (type === "f16"
-        ? `{ let w = (${i}) >> 1u; let x = ${v}; ${word("w")} = pack2x16float(x.xy); ${word("w + 1u")} = pack2x16float(x.zw); }`
+        ? `{ let w = (${i}) >> 1u; let x = ${v}; ${word("w")} = xk_pack_f16(x.xy); ${word("w + 1u")} = xk_pack_f16(x.zw); }`
         : `{ let w = ${i}; let x = bitcast<vec4<u32>>(${v}); ${[0, 1, 2, 3].map((j) => `${word(`w + ${j}u`)} = x[${j}];`).join(" ")} }`),
       byteSize,
     };
   }
   const element = type === "f16" ? "vec2<u32>" : vectors ? "vec4<f32>" : "f32";
   return {
-    declaration: `@group(0) @binding(2) var<storage, read_write> out: array<${element}>;`,
+    declaration: [`@group(0) @binding(2) var<storage, read_write> out: array<${element}>;`, ...(type === "f16" ? [F16_PACKING] : [])].join("\n"),
     store: (i, v) => (type === "f16" ? (() => { throw new Error("an f16 result is stored by vectors"); })() : `out[${i}] = ${v};`),
-    storeVector: (i, v) => (type === "f16" ? `out[(${i}) >> 2u] = vec2<u32>(pack2x16float(${v}.xy), pack2x16float(${v}.zw));` : `out[(${i}) >> 2u] = ${v};`),
+    storeVector: (i, v) => (type === "f16" ? `out[(${i}) >> 2u] = vec2<u32>(xk_pack_f16(${v}.xy), xk_pack_f16(${v}.zw));` : `out[(${i}) >> 2u] = ${v};`),
     byteSize,
   };
 }

@@ -3,10 +3,21 @@
 // targets. Each node becomes one `let vN: T = ...;`. Values are held as XLA defines them:
 // f32 as f32; signed integers up to 32 bits as i32 and unsigned ones and pred as u32,
 // wrapped to their width after every op; index nodes as i32, conditions as bool. WGSL
-// has no f64 and no 64-bit integers, and this renderer does no arithmetic on the narrow
-// floats (f16, bf16, f8...): those decline (DeclinedError) and their ops run on the host,
-// except that loads, stores and selects of narrow floats copy their bit patterns (data
-// movement: transposes, slices, pads, concatenations).
+// has no f64 and no 64-bit integers.
+//
+// The narrow floats are held as their bit patterns (u32), so that loads, stores, selects
+// and bitcasts copy them exactly (NaN payloads included). f16 is computed on as
+// native/c_values.ts does, without WGSL's `shader-f16` feature (which SwiftShader lacks,
+// so this way runs on every adapter): each op decodes its operands to f32 (exactly, on
+// bits), computes in f32 and rounds the result back to nearest even on bits (HALF), with
+// subnormals, overflow to infinity and NaN written out, since pack2x16float leaves
+// rounding and subnormals to the implementation. One f32 rounding then one to f16 is
+// the interpreter's single rounding for +, -, ×, ÷ and sqrt (24 ≥ 2p + 2 bits), given
+// f32 ops rounded to nearest; integers convert to f32 rounded to odd first for the same
+// reason. bf16 and f16 convert (to and from each other, f32, the integers and pred),
+// compare (on bits) and select here; bf16 arithmetic declines (HALF says why), as do
+// the 8-, 6- and 4-bit floats' converts and arithmetic (DeclinedError): their ops run
+// on the host.
 //
 // WGSL leaves NaN and infinity behaviour to the implementation, so every test that
 // XLA's semantics hang on is written on bit patterns: NaN, finiteness, absolute value,
@@ -14,9 +25,10 @@
 // saturating float → integer conversions.
 
 import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
+import { encodeFloatBits } from "../../types/float_codec.js";
 import { constantValue, type Node, type NodeType } from "../kernel/graph.js";
 import { DeclinedError } from "../kernel/declined.js";
-import { SELECT_OF_VALUES } from "../kernel/scalar_ops.js";
+import { SELECT_OF_VALUES, TOTAL } from "../kernel/scalar_ops.js";
 import { TextValueEmitter } from "../kernel/text_values.js";
 import { approximationName, type ApproximationName } from "../kernel/approximations.js";
 import { wgslFloat, wgslMathFunction, wgslMathSource } from "./wgsl_math.js";
@@ -31,6 +43,46 @@ const kindOf = (t: ElementType) => ELEMENT_TYPES[t].kind;
 
 /** Floats held as bit patterns here: every float but f32 and f64. */
 const isNarrowFloat = (t: NodeType): boolean => t !== "idx" && t !== "cond" && ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64";
+
+/** How a half (f16, bf16) held as bits is converted and computed on: its WGSL_HELPERS to f32 and back, and its bits' exponent field all ones. */
+interface Half {
+  /** fn(bits: u32) -> f32: the value, exactly. */
+  readonly value: string;
+  /** fn(x: f32, keep_nan_sign: bool) -> u32: x rounded to nearest even (a NaN the positive quiet one, or with x's sign). */
+  readonly bits: string;
+  /** The magnitude bits (pattern & 0x7fff) of infinity: above it, NaN. */
+  readonly infinity: string;
+  /** Why its arithmetic (unary and binary ops, reducers) runs on the host; undefined: computed in f32 here. */
+  readonly hostArithmetic?: string;
+}
+
+const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
+  // Every f16 value and every intermediate f32 result of an op on f16 values is an f32 normal (or zero): nothing for a flush to zero to touch.
+  f16: { value: "xk_f16_value", bits: "xk_f16_bits", infinity: "0x7c00u" },
+  // bf16's converts, compares and selects work on bits; its arithmetic would meet f32 subnormals.
+  bf16: {
+    value: "xk_bf16_value", bits: "xk_bf16_bits", infinity: "0x7f80u",
+    hostArithmetic: "bf16 arithmetic runs on the host: bf16 subnormals are f32 subnormals, which WGSL lets an implementation flush to zero (SwiftShader does)",
+  },
+};
+
+/** The half of type t whose arithmetic is computed here (in f32), or undefined; a narrow float computed elsewhere declines, saying why. */
+function computedHalf(t: NodeType, op: string): Half | undefined {
+  if (!isNarrowFloat(t)) return undefined;
+  const half = HALF[t];
+  if (half === undefined) return fail(`${op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
+  return half.hostArithmetic === undefined ? half : fail(half.hostArithmetic);
+}
+
+/** The f32 code `compute` writes for an op on half type t; where it declines, the reason names t. */
+function inF32(t: NodeType, compute: () => string): string {
+  try {
+    return compute();
+  } catch (e) {
+    if (e instanceof DeclinedError) throw new DeclinedError(`${t} (computed in f32): ${e.message}`);
+    throw e;
+  }
+}
 
 /** Why values of type t have no WGSL form, or undefined. */
 export function unsupportedType(t: NodeType): string | undefined {
@@ -63,7 +115,8 @@ export function wrap(t: ElementType, e: string): string {
 /** A WGSL literal of `value` in type t. */
 export function wgslConst(t: ElementType, value: number | bigint): string {
   if (t === "f32") return wgslFloat(Number(value));
-  if (isNarrowFloat(t)) return fail(`constants of ${t} are not compiled to WGSL`);
+  // The pattern the interpreter's literal holds.
+  if (isNarrowFloat(t)) return `0x${encodeFloatBits(t, Number(value)).toString(16)}u`;
   wgslType(t);
   if (t === "pred") return Number(value) !== 0 ? "1u" : "0u";
   const v = BigInt.asUintN(32, BigInt(value));
@@ -103,24 +156,37 @@ export class WgslValues extends TextValueEmitter {
       case "const": return wgslConst(t as ElementType, constantValue(n));
       case "fromIdx": return this.fromIdx(t as ElementType, this.v(a!));
       case "select": {
-        // The interpreter's select reads values: a narrow float's NaN would come out canonical (not written here).
-        if (isNarrowFloat(t) && n.attr === SELECT_OF_VALUES) return fail(`select of ${t} values is not compiled to WGSL`);
         wgslType(t);
-        return `select(${this.v(c!)}, ${this.v(b!)}, ${this.v(a!)} != 0u)`;
+        const pick = `select(${this.v(c!)}, ${this.v(b!)}, ${this.v(a!)} != 0u)`;
+        if (!isNarrowFloat(t) || n.attr !== SELECT_OF_VALUES) return pick;
+        // The interpreter's select reads values: a half's NaN comes out as the positive quiet NaN.
+        const half = HALF[t];
+        return half !== undefined ? `${half.bits}(${half.value}(${pick}), false)` : fail(`select of ${t} values is not compiled to WGSL`);
       }
       case "convert": return this.convert(a!, t as ElementType);
       case "bitcast": return this.bitcast(a!, t as ElementType);
       case "compare": return this.compare(n);
+      case "isFinite": {
+        // Of f16 and bf16 (legalize.ts writes f32's as a bit test): the exponent field not all ones.
+        const half = HALF[this.g.node(a!).type];
+        return half !== undefined ? `select(0u, 1u, (${this.v(a!)} & 0x7fffu) < ${half.infinity})` : fail(`isFinite of ${this.g.node(a!).type}`);
+      }
       default: break;
     }
-    if (isNarrowFloat(t)) return fail(`${n.op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
-    if (n.args.length === 1) return this.unary(n, t as ElementType, a!);
+    const half = computedHalf(t, n.op);
+    if (n.args.length === 1) {
+      // A half: computed in f32 on its value, rounded back to the half.
+      if (half !== undefined) return `${half.bits}(${inF32(t, () => this.unary(n, "f32", `${half.value}(${this.v(a!)})`))}, false)`;
+      return this.unary(n, t as ElementType, this.v(a!));
+    }
     if (n.args.length === 2) return this.binary(n.op, t as ElementType, this.v(a!), this.v(b!));
     return fail(`${n.op} has no WGSL code`);
   }
 
   private fromIdx(t: ElementType, x: string): string {
     if (t === "f32") return `f32(${x})`;
+    const half = HALF[t];
+    if (half !== undefined) return `${half.bits}(xk_int_to_f32_odd_i32(${x}), false)`;
     if (isNarrowFloat(t)) return fail(`iota of ${t} is not compiled to WGSL`);
     const w = wgslType(t);
     return wrap(t, w === "i32" ? x : `u32(${x})`);
@@ -137,13 +203,27 @@ export class WgslValues extends TextValueEmitter {
     const x = this.v(a);
     wgslType(from);
     wgslType(to);
-    if (isNarrowFloat(from) || isNarrowFloat(to)) return fail(`convert ${from} -> ${to} is not compiled to WGSL`);
-    if (to === "pred") return from === "f32" ? `select(0u, 1u, (bitcast<u32>(${x}) & 0x7fffffffu) != 0u)` : `select(0u, 1u, ${x} != ${wgslType(from) === "i32" ? "0" : "0u"})`;
-    if (from === "f32") {
-      if (to === "f32") return x;
+    const fromHalf = HALF[from];
+    const toHalf = HALF[to];
+    if ((isNarrowFloat(from) && fromHalf === undefined) || (isNarrowFloat(to) && toHalf === undefined)) return fail(`convert ${from} -> ${to} is not compiled to WGSL`);
+    if (from === to) return x;
+    if (to === "pred") {
+      if (fromHalf !== undefined) return `select(0u, 1u, (${x} & 0x7fffu) != 0u)`;
+      return from === "f32" ? `select(0u, 1u, (bitcast<u32>(${x}) & 0x7fffffffu) != 0u)` : `select(0u, 1u, ${x} != ${wgslType(from) === "i32" ? "0" : "0u"})`;
+    }
+    // A float's f32 value (a half's, decoded exactly): converted as an f32 is.
+    const fromFloat = from === "f32" || fromHalf !== undefined;
+    const value = fromHalf !== undefined ? `${fromHalf.value}(${x})` : x;
+    if (toHalf !== undefined) {
+      // One rounding, to nearest even: of a float's f32 value (a NaN keeps its sign, as
+      // the interpreter's convert), or of an integer's rounded to odd (xk_int_to_f32_odd).
+      return fromFloat ? `${toHalf.bits}(${value}, true)` : `${toHalf.bits}(xk_int_to_f32_odd_${wgslType(from)}(${x}), false)`;
+    }
+    if (fromFloat) {
+      if (to === "f32") return value;
       // Toward zero, saturating at the type's bounds, NaN to 0 (types/convert.ts).
       const { min, max } = integerRange(to);
-      return `xk_f2int_${wgslType(to)}(${x}, ${wgslFloat(Number(min))}, ${wgslFloat(Number(max))}, ${wgslConst(to, min)}, ${wgslConst(to, max)})`;
+      return `xk_f2int_${wgslType(to)}(${value}, ${wgslFloat(Number(min))}, ${wgslFloat(Number(max))}, ${wgslConst(to, min)}, ${wgslConst(to, max)})`;
     }
     if (to === "f32") return `xk_int_to_f32_${wgslType(from)}(${x})`;
     // Integer (or pred) to integer: the value (or its bits) wrapped to the new width.
@@ -166,19 +246,34 @@ export class WgslValues extends TextValueEmitter {
     const [a, b] = n.args as [number, number];
     const at = this.g.node(a).type as ElementType;
     wgslType(at);
-    if (isNarrowFloat(at)) return fail(`compare of ${at} is not compiled to WGSL`);
+    const half = HALF[at];
+    if (isNarrowFloat(at) && half === undefined) return fail(`compare of ${at} is not compiled to WGSL`);
     const attr = n.attr as string;
     const dir = attr.slice(0, 2);
     const op = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" }[dir]!;
+    if (half !== undefined) {
+      // On the bits (no f32 compare, which may flush a bf16 subnormal to zero): sign and
+      // magnitude as an integer key, -0 and +0 one key (IEEE) or -0 below +0 and the NaNs
+      // outermost (total order, legalize.ts TOTAL_ORDER_KEPT).
+      const total = attr.endsWith(TOTAL);
+      const key = (x: string): string => `select(i32(${x} & 0x7fffu), ${total ? "-1 - " : "-"}i32(${x} & 0x7fffu), (${x} & 0x8000u) != 0u)`;
+      const [x, y] = [this.v(a), this.v(b)];
+      const holds = `${key(x)} ${dir === "NE" ? "==" : op} ${key(y)}`;
+      if (total) return `select(0u, 1u, ${holds})`;
+      const ordered = `(${x} & 0x7fffu) <= ${half.infinity} && (${y} & 0x7fffu) <= ${half.infinity}`;
+      // NE is true for a NaN, every other direction false.
+      return dir === "NE" ? `select(1u, 0u, ${ordered} && ${holds})` : `select(0u, 1u, ${ordered} && ${holds})`;
+    }
+    if (attr.endsWith(TOTAL)) return fail(`a total-order compare of ${at}`);
     const [x, y] = [this.v(a), this.v(b)];
     // NE is true for a NaN: written as not-equal, whatever the implementation makes of NaN in !=.
     if (dir === "NE") return `select(1u, 0u, ${x} == ${y})`;
     return `select(0u, 1u, ${x} ${op} ${y})`;
   }
 
-  private unary(n: Node, t: ElementType, a: number): string {
+  /** Unary op n on x, an expression of type t. */
+  private unary(n: Node, t: ElementType, x: string): string {
     const op = n.op;
-    const x = this.v(a);
     wgslType(t);
     if (t === "f32") {
       switch (op) {
@@ -219,6 +314,9 @@ export class WgslValues extends TextValueEmitter {
   /** x op y in type t (also a reducer's combine). */
   binary(op: string, t: ElementType, x: string, y: string): string {
     wgslType(t);
+    const half = computedHalf(t, op);
+    // A half: computed in f32 on its values, rounded back to the half.
+    if (half !== undefined) return `${half.bits}(${inF32(t, () => this.binary(op, "f32", `${half.value}(${x})`, `${half.value}(${y})`))}, false)`;
     if (t === "f32") {
       switch (op) {
         case "add": return `(${x} + ${y})`;
@@ -265,12 +363,33 @@ export class WgslValues extends TextValueEmitter {
   }
 }
 
+/** xk_f16_bits (see HALF), also what the GEMM and convolution kernels store an f16 result with (gemm_tiles_wgsl.ts). */
+export const F16_ROUNDING = String.raw`// x rounded to the nearest f16, ties to even, on bits: at or above 65520 to infinity;
+// below 2^-14 to a multiple of 2^-24 (f16's subnormals) from the f32's significand; a
+// NaN the positive quiet NaN, or the quiet NaN of x's sign (keep_nan_sign).
+fn xk_f16_bits(x: f32, keep_nan_sign: bool) -> u32 {
+  let b = bitcast<u32>(x);
+  let s = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) { return 0x7e00u | select(0u, s, keep_nan_sign); }
+  if (a >= 0x477ff000u) { return s | 0x7c00u; }
+  if (a >= 0x38800000u) { return s | (((a + 0xfffu + ((a >> 13u) & 1u)) >> 13u) - 0x1c000u); }
+  let e = a >> 23u;
+  if (e < 102u) { return s; }
+  let shift = 126u - e;
+  let m = (a & 0x7fffffu) | 0x800000u;
+  let q = m >> shift;
+  let rest = m & ((1u << shift) - 1u);
+  let tie = 1u << (shift - 1u);
+  return s | (q + select(0u, 1u, rest > tie || (rest == tie && (q & 1u) == 1u)));
+}`;
+
 /**
  * Helpers every kernel may call (WGSL drops the unused ones): f32 from bits, through a
  * zero the kernel reads at run time into xk_opaque (wgsl_math.ts says why); the NaN
  * test, XLA's maximum and minimum, ceil and floor of subnormals and rounding half away
- * from zero on bits; float ↔
- * integer conversions with XLA's rules. (Sign and total-order compares never get here:
+ * from zero on bits; float ↔ integer conversions with XLA's rules; f16 and bf16 to f32
+ * and back (HALF), on bits. (Sign and f32's total-order compares never get here:
  * kernel/legalize.ts writes them as primitives.)
  */
 export const WGSL_HELPERS = String.raw`var<private> xk_opaque: u32;
@@ -338,5 +457,34 @@ fn xk_int_to_f32_u32(x: u32) -> f32 { return xk_u32_to_f32(x); }
 fn xk_int_to_f32_i32(x: i32) -> f32 {
   let m = xk_u32_to_f32(select(u32(x), 0u - bitcast<u32>(x), x < 0));
   return select(m, -m, x < 0);
+}
+// Rounded to odd (a dropped bit sets the last kept one), so that the rounding to a half
+// after it (at most 11 bits) is the one rounding the interpreter does.
+fn xk_int_to_f32_odd_u32(x: u32) -> f32 {
+  if (x < 0x1000000u) { return f32(x); }
+  let drop = 8u - countLeadingZeros(x);
+  let kept = (x >> drop) | select(0u, 1u, (x & ((1u << drop) - 1u)) != 0u);
+  return f32(kept) * bitcast<f32>((127u + drop) << 23u);
+}
+fn xk_int_to_f32_odd_i32(x: i32) -> f32 {
+  let m = xk_int_to_f32_odd_u32(select(u32(x), 0u - bitcast<u32>(x), x < 0));
+  return select(m, -m, x < 0);
+}
+// f16 bits to f32, exactly: normals rebiased, subnormals (m · 2^-24, f32 normals) by
+// their integer, infinities and NaNs (payload kept) with the exponent all ones.
+fn xk_f16_value(h: u32) -> f32 {
+  let m = h & 0x7fffu;
+  var a = (m << 13u) + 0x38000000u;
+  if (m >= 0x7c00u) { a = (m << 13u) | 0x7f800000u; }
+  if (m < 0x400u) { a = bitcast<u32>(f32(m) * xk_f(0x33800000u)); }
+  return bitcast<f32>(a | ((h & 0x8000u) << 16u));
+}
+${F16_ROUNDING}
+fn xk_bf16_value(h: u32) -> f32 { return bitcast<f32>(h << 16u); }
+// x rounded to the nearest bf16, ties to even, on bits (the carry runs into the exponent, up to infinity).
+fn xk_bf16_bits(x: f32, keep_nan_sign: bool) -> u32 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x7fffffffu) > 0x7f800000u) { return 0x7fc0u | select(0u, (b >> 16u) & 0x8000u, keep_nan_sign); }
+  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
 }
 `;

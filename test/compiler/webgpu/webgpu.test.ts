@@ -27,7 +27,7 @@ import { ELEMENT_TYPES, type ElementType } from "../../../src/types/element_type
 import { Literal, type Scalar } from "../../../src/types/literal.js";
 import { arrayShape } from "../../../src/types/shape.js";
 import { compareLeaf, cones, elementTypeOf, WEBGPU_ULP_BOUNDS, type CompareTally } from "../../../tools/fuzz/compare_compiled.js";
-import { randomProgram } from "../random_program.js";
+import { randomProgram, type RandomProgramOptions } from "../random_program.js";
 import { HloModule } from "../../../src/ir/computation.js";
 import { printHlo } from "../../../src/text/hlo/index.js";
 
@@ -256,13 +256,19 @@ test("execute keeps results on the GPU until asked; device arrays feed another r
   }
 });
 
-test("random programs (every default type and family): compiled on WebGPU equals interpreted", { skip }, async () => {
+/** The random programs' type lists: the generator's default, and the halves (f16 computed in f32 on the GPU, bf16 converted and compared there) among the types they convert to and from. */
+const RANDOM_TYPES: readonly { readonly what: string; readonly seeds: number; readonly options: RandomProgramOptions }[] = [
+  { what: "every default type and family", seeds: 30, options: {} },
+  { what: "f16 and bf16 beside pred, s32 and f32", seeds: 20, options: { elementTypes: ["pred", "s32", "f16", "bf16", "f32"] } },
+];
+
+for (const { what, seeds: count, options } of RANDOM_TYPES) test(`random programs (${what}): compiled on WebGPU equals interpreted`, { skip }, async () => {
   const failures: string[] = [];
   const tally: CompareTally = { compared: 0, unbounded: 0 };
   let kernels = 0;
-  const seeds = Array.from({ length: 30 }, (_, k) => 1 + k);
+  const seeds = Array.from({ length: count }, (_, k) => 1 + k);
   for (const seed of seeds) {
-    const { computation, args } = randomProgram(seed, {});
+    const { computation, args } = randomProgram(seed, options);
     const hlo = (): string => printHlo(new HloModule(`random_${seed}`, computation));
     const expected = evaluate(computation, args);
     let actual: Literal;
@@ -293,7 +299,7 @@ test("random programs (every default type and family): compiled on WebGPU equals
       }
     }
   }
-  console.log(`webgpu differential: ${seeds.length} programs, ${kernels} kernels, ${tally.compared} elements compared, ${tally.unbounded} not`);
+  console.log(`webgpu differential (${what}): ${seeds.length} programs, ${kernels} kernels, ${tally.compared} elements compared, ${tally.unbounded} not`);
   assert.deepEqual(failures, []);
   assert.ok(kernels > seeds.length, `only ${kernels} kernels`);
 });

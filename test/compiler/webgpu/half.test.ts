@@ -1,0 +1,234 @@
+// f16 arithmetic and f16 and bf16 converts and compares on the WebGPU backend
+// (webgpu/wgsl_values.ts HALF: held as bit patterns, computed in f32, rounded back to
+// nearest even on bits) against the interpreter, bit for bit: every f16 pattern through
+// the elementwise ops, compares and converts (subnormals, the overflow threshold 65520,
+// NaN signs), every bf16 pattern through the compares and converts; f32 → f16 and → bf16
+// on ties, both sides of every threshold and random patterns; integers → f16 and bf16
+// where converting through f32 would round twice; f16 sums, products, max and min
+// reductions in the interpreter's order; softmax in f16; f16 dots and convolutions
+// (accumulated in f32, the result rounded once). Transcendentals are compared
+// within one f16 ulp (the shared f32 approximations' few f32 ulps, then the rounding).
+//
+// Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
+// driver is installed (as webgpu.test.ts).
+
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { webgpuSkip } from "./gpu_available.js";
+import { compile } from "../../../src/compiler/index.js";
+import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
+import type { WebGpuExecutable } from "../../../src/compiler/webgpu/executable.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import {
+  XlaBuilder, parameter, binaryOp, unaryOp, compare, select, convertElementType, reduce, constantR0, tuple, exp, sub, div, log, tanh, scalarReducer, dot, convGeneralDilated,
+  type ConvDimensionNumbers,
+} from "../../../src/index.js";
+import type { XlaOp } from "../../../src/builder/xla_builder.js";
+import type { Computation } from "../../../src/ir/computation.js";
+import type { BinaryOpcode, UnaryOpcode } from "../../../src/ir/opcodes.js";
+import type { ElementType } from "../../../src/types/element_type.js";
+import { Literal } from "../../../src/types/literal.js";
+import { arrayShape } from "../../../src/types/shape.js";
+import { compareLeaf, type CompareTally } from "../../../tools/fuzz/compare_compiled.js";
+import { rng } from "../../support/prng.js";
+
+const skip = webgpuSkip;
+
+after(() => releaseGpu());
+
+/** Runs `c` on the WebGPU backend and on the interpreter. */
+async function both(c: Computation, args: readonly Literal[]): Promise<{ want: Literal; got: Literal; exe: WebGpuExecutable }> {
+  const exe = await compile(c, { backend: "webgpu" });
+  try {
+    return { want: evaluate(c, args), got: await exe.run(args), exe };
+  } finally {
+    exe.delete();
+  }
+}
+
+/** The first element where two literals' stored bits differ (every NaN bit included), or undefined. */
+function bitDifference(want: Literal, got: Literal, inputs: readonly Literal[]): string | undefined {
+  const w = want.data;
+  const g = got.data;
+  if (w.length !== g.length) return `${w.length} elements expected, ${g.length} got`;
+  const f32 = want.elementType === "f32";
+  for (let i = 0; i < w.length; i++) {
+    // An f32 result's NaN is compared as a NaN: the interpreter's f32 values carry no payload.
+    if (f32 && Number.isNaN(w[i] as number) && Number.isNaN(g[i] as number)) continue;
+    if (!Object.is(w[i], g[i])) {
+      const operands = inputs.map((x) => {
+        const v = Number(x.data[i % x.data.length]);
+        return x.elementType === "f32" ? String(v) : `0x${v.toString(16)}`;
+      }).join(", ");
+      return `element ${i} (operands ${operands}): expected ${String(w[i])} (${want.readLinear(i)}), got ${String(g[i])} (${got.readLinear(i)})`;
+    }
+  }
+  return undefined;
+}
+
+/** A rank-1 literal of type t (f16, bf16, f32 or an integer type) from its stored values. */
+const stored = (t: ElementType, data: Uint16Array | Uint32Array | Int32Array | Float32Array): Literal => Literal.fromStorage(arrayShape(t, [data.length]), data);
+
+const ALL_PATTERNS = Uint16Array.from({ length: 65536 }, (_, k) => k);
+/** Every pattern against another, spread so that each special meets every other kind somewhere. */
+const PARTNERS = Uint16Array.from({ length: 65536 }, (_, k) => (k * 40503 + 12345) & 0xffff);
+
+const EXACT_BINARY: readonly BinaryOpcode[] = ["add", "subtract", "multiply", "divide", "maximum", "minimum"];
+const EXACT_UNARY: readonly UnaryOpcode[] = ["negate", "abs", "floor", "ceil", "roundNearestEven", "roundNearestAfz", "sign", "sqrt", "isFinite"];
+
+/** The exact ops, compares (IEEE and total order), selects and converts of type t over x and y, with a name each. */
+function exactOps(t: "f16" | "bf16", x: XlaOp, y: XlaOp): { names: string[]; ops: XlaOp[] } {
+  const other = t === "f16" ? "bf16" : "f16";
+  const entries: [string, XlaOp][] = [
+    ...EXACT_BINARY.map((op): [string, XlaOp] => [op, binaryOp(op, x, y)]),
+    ...EXACT_UNARY.map((op): [string, XlaOp] => [op, unaryOp(op, x)]),
+    ...(["EQ", "NE", "LT", "LE", "GT", "GE"] as const).map((d): [string, XlaOp] => [d, compare(x, y, d)]),
+    ["LT total order", compare(x, y, "LT", { compareType: "TOTALORDER" })],
+    ["GE total order", compare(x, y, "GE", { compareType: "TOTALORDER" })],
+    ["select", select(compare(x, y, "GT"), x, y)],
+    ...(["f32", other, "s32", "u8", "s16", "pred"] as const).map((to): [string, XlaOp] => [`to ${to}`, convertElementType(x, to)]),
+  ];
+  return { names: entries.map((e) => e[0]), ops: entries.map((e) => e[1]) };
+}
+
+test("f16: every pattern through the exact ops, compares, selects and converts, bit for bit", { skip }, async () => {
+  const b = new XlaBuilder("f16_exact");
+  const x = parameter(b, 0, arrayShape("f16", [65536]), "x");
+  const y = parameter(b, 1, arrayShape("f16", [65536]), "y");
+  const { names, ops } = exactOps("f16", x, y);
+  const args = [stored("f16", ALL_PATTERNS), stored("f16", PARTNERS)];
+  const { want, got, exe } = await both(b.build(tuple(b, ops)), args);
+  assert.deepEqual(exe.stats.interpreted, [], `everything compiles: ${JSON.stringify(exe.stats.interpreted)}`);
+  names.forEach((name, k) => assert.equal(bitDifference(want.elements[k]!, got.elements[k]!, args), undefined, `f16 ${name}`));
+});
+
+test("bf16: every pattern through the compares, selects and converts on the GPU (subnormals included), bit for bit; its arithmetic on the host", { skip }, async () => {
+  const b = new XlaBuilder("bf16_exact");
+  const x = parameter(b, 0, arrayShape("bf16", [65536]), "x");
+  const y = parameter(b, 1, arrayShape("bf16", [65536]), "y");
+  const { names, ops } = exactOps("bf16", x, y);
+  const args = [stored("bf16", ALL_PATTERNS), stored("bf16", PARTNERS)];
+  const { want, got, exe } = await both(b.build(tuple(b, ops)), args);
+  // The arithmetic (its exact ops: the first EXACT_BINARY and EXACT_UNARY but isFinite) runs on the host, saying why.
+  assert.ok(exe.stats.interpreted.length > 0 && exe.stats.interpreted.every((s) => /bf16 arithmetic runs on the host: bf16 subnormals are f32 subnormals/.test(s.why)),
+    JSON.stringify(exe.stats.interpreted));
+  assert.ok(exe.stats.kernels >= 1);
+  names.forEach((name, k) => assert.equal(bitDifference(want.elements[k]!, got.elements[k]!, args), undefined, `bf16 ${name}`));
+});
+
+/** f32 patterns at f16's and bf16's edges: ties and their neighbours around every threshold, NaNs of both signs, then random patterns. */
+function f32EdgePatterns(): Uint32Array {
+  const out: number[] = [];
+  const around = (bits: number): void => { for (let d = -2; d <= 2; d++) out.push((bits + d) >>> 0, (bits + d + 0x80000000) >>> 0); };
+  // f16: the largest finite (65504), the overflow tie (65520), the smallest normal (2^-14), the smallest subnormal (2^-24) and half of it.
+  for (const b of [0x477fe000, 0x477ff000, 0x38800000, 0x33800000, 0x33000000, 0x33400000, 0x387fc000, 0x3f801000, 0x3f803000, 0x3a001000]) around(b);
+  // bf16: ties at 1 + 2^-8, the largest finite and its overflow tie.
+  for (const b of [0x3f808000, 0x3f818000, 0x7f7f8000, 0x7f7f7fff]) around(b);
+  out.push(0x7fc00000, 0xffc00000, 0x7f800001, 0xff812345, 0x7f800000, 0xff800000, 0, 0x80000000);
+  const random = rng(11);
+  while (out.length < 16384) out.push(Math.floor(random() * 2 ** 32) >>> 0);
+  return Uint32Array.from(out);
+}
+
+test("f32 and integers to f16 and bf16: one rounding to nearest even, overflow to infinity, a NaN's sign kept", { skip }, async () => {
+  const f32Bits = f32EdgePatterns();
+  const ints = Int32Array.from([0, 1, -1, 2049, 2051, 65504, 65519, 65520, 65535, -65520, 16777217, 16777219, 33554435, 2 ** 31 - 1, -(2 ** 31),
+    0x01010101, 0x7fffff81, -0x7fffff81, 0x00ff8001, 0x00ff7fff, 0x01008080]);
+  const uints = Uint32Array.from([0, 1, 0xffffffff, 0x80000001, 0xff800001, 0xff7fffff, 0x7fc00001, 65520, 2049]);
+  const b = new XlaBuilder("to_halves");
+  const x = parameter(b, 0, arrayShape("f32", [f32Bits.length]), "x");
+  const i = parameter(b, 1, arrayShape("s32", [ints.length]), "i");
+  const u = parameter(b, 2, arrayShape("u32", [uints.length]), "u");
+  const results = ["f16", "bf16"].flatMap((t) => [x, i, u].map((v) => convertElementType(v, t as ElementType)));
+  const args = [stored("f32", new Float32Array(f32Bits.buffer)), stored("s32", ints), stored("u32", uints)];
+  const { want, got, exe } = await both(b.build(tuple(b, results)), args);
+  assert.deepEqual(exe.stats.interpreted, []);
+  results.forEach((_, k) => assert.equal(bitDifference(want.elements[k]!, got.elements[k]!, [args[k % 3]!]), undefined, `convert ${k}`));
+});
+
+test("f16 transcendentals: the shared f32 approximations rounded to f16, within their bounds", { skip }, async () => {
+  const b = new XlaBuilder("f16_transcendentals");
+  const x = parameter(b, 0, arrayShape("f16", [65536]), "x");
+  const results = [exp(x), log(x), tanh(x), unaryOp("logistic", x), unaryOp("expm1", x), unaryOp("log1p", x), unaryOp("rsqrt", x), unaryOp("cbrt", x), unaryOp("sin", x), unaryOp("cos", x)];
+  const { want, got, exe } = await both(b.build(tuple(b, results)), [stored("f16", ALL_PATTERNS)]);
+  assert.deepEqual(exe.stats.interpreted, []);
+  // The f32 results are within a few f32 ulps: rounded to f16, at most one f16 ulp off (where the f32 error crosses an f16 midpoint).
+  results.forEach((_, k) => {
+    const tally: CompareTally = { compared: 0, unbounded: 0 };
+    assert.equal(compareLeaf("f16", { cls: "ulp", ulps: 1, eps: 0 }, want.elements[k]!.values(), got.elements[k]!.values(), tally), undefined, `transcendental ${k}`);
+  });
+});
+
+test("f16 reductions (in the interpreter's order, a row an invocation, sums rounding each step) and softmax in f16, all on the GPU", { skip }, async () => {
+  const b = new XlaBuilder("f16_reductions");
+  const x = parameter(b, 0, arrayShape("f16", [7, 300]), "x");
+  const rowSum = reduce(x, constantR0(b, "f16", 0), scalarReducer(b, "add", "f16"), [1]);
+  const rowMax = reduce(x, constantR0(b, "f16", -Infinity), scalarReducer(b, "maximum", "f16"), [1]);
+  const colMin = reduce(x, constantR0(b, "f16", Infinity), scalarReducer(b, "minimum", "f16"), [0]);
+  const colSum = reduce(x, constantR0(b, "f16", 0), scalarReducer(b, "add", "f16"), [0]);
+  const allProduct = reduce(x, constantR0(b, "f16", 1), scalarReducer(b, "multiply", "f16"), [0, 1]);
+  const results = [rowSum, rowMax, colMin, colSum, allProduct];
+  const values = Array.from({ length: 7 * 300 }, (_, k) => (k === 40 ? NaN : k === 41 ? -0 : Math.cos(k * 1.7) * (k % 5 === 0 ? 1000 : 1.5)));
+  const args = [Literal.fromValues("f16", [7, 300], values)];
+  const { want, got, exe } = await both(b.build(tuple(b, results)), args);
+  assert.deepEqual(exe.stats.interpreted, []);
+  results.forEach((_, k) => assert.equal(bitDifference(want.elements[k]!, got.elements[k]!, args), undefined, `reduction ${k}`));
+
+  const s = new XlaBuilder("f16_softmax");
+  const v = parameter(s, 0, arrayShape("f16", [5, 300]), "v");
+  const m = reduce(v, constantR0(s, "f16", -Infinity), scalarReducer(s, "maximum", "f16"), [1]);
+  const e = exp(sub(v, m, [0]));
+  const softmax = s.build(div(e, reduce(e, constantR0(s, "f16", 0), scalarReducer(s, "add", "f16"), [1]), [0]));
+  const r = await both(softmax, [Literal.fromValues("f16", [5, 300], Array.from({ length: 1500 }, (_, k) => Math.sin(k * 0.37) * 8))]);
+  // Three kernels (max, exp and sum, divide): the shared row fusion merges f32 and f64 reductions only (kernel/schedule_reduce.ts rowPipelineDeclined).
+  assert.equal(r.exe.stats.kernels, 3);
+  assert.deepEqual(r.exe.stats.interpreted, [], "no interpreted step");
+  // exp within a few f32 ulps of the interpreter's, then rounded: within one f16 rounding of it, through the sum.
+  const tally: CompareTally = { compared: 0, unbounded: 0 };
+  assert.equal(compareLeaf("f16", { cls: "rounded", ulps: 0, eps: 2 ** -10 }, r.want.values(), r.got.values(), tally), undefined);
+});
+
+test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 and rounds an f16 result once (on bits); what it cannot store runs on the host", { skip }, async () => {
+  const random = rng(5);
+  const halves = (dims: readonly number[]): Literal => Literal.fromValues("f16", dims, Array.from({ length: dims.reduce((p, d) => p * d, 1) }, () => random() * 4 - 2));
+  const NHWC: ConvDimensionNumbers = {
+    inputBatchDimension: 0, inputFeatureDimension: 3, inputSpatialDimensions: [1, 2],
+    kernelInputFeatureDimension: 2, kernelOutputFeatureDimension: 3, kernelSpatialDimensions: [0, 1],
+    outputBatchDimension: 0, outputFeatureDimension: 3, outputSpatialDimensions: [1, 2],
+  };
+  const b = new XlaBuilder("f16_products");
+  const a = parameter(b, 0, arrayShape("f16", [37, 64]), "a");
+  const w = parameter(b, 1, arrayShape("f16", [64, 32]), "w");
+  const x = parameter(b, 2, arrayShape("f16", [1, 6, 6, 8]), "x");
+  const k = parameter(b, 3, arrayShape("f16", [3, 3, 8, 4]), "k");
+  const narrow = parameter(b, 4, arrayShape("f16", [64, 6]), "narrow");
+  const results = [
+    dot(a, w), dot(a, w, { preferredElementType: "f32" }), convGeneralDilated(x, k, [1, 1], [[0, 0], [0, 0]], [], [], NHWC, 1, 1),
+    // Six columns: the f16 result is stored by vec4s of columns, so this one runs on the host.
+    dot(a, narrow),
+  ];
+  const args = [halves([37, 64]), halves([64, 32]), halves([1, 6, 6, 8]), halves([3, 3, 8, 4]), halves([64, 6])];
+  const { want, got, exe } = await both(b.build(tuple(b, results)), args);
+  assert.match(exe.dump(), /from f16 to f16/);
+  assert.match(exe.dump(), /from f16 to f32/);
+  assert.deepEqual(exe.stats.interpreted.map((s) => s.why).filter((why) => !/multiple of 4/.test(why)), [], "only the six-column dot is interpreted");
+  assert.equal(exe.stats.interpreted.length, 1);
+  // The order of the sum is the interpreter's (k ascending), its f32 rounding may not be (fma): within one f16 rounding.
+  results.forEach((_, j) => {
+    const t = want.elements[j]!.elementType;
+    const tally: CompareTally = { compared: 0, unbounded: 0 };
+    assert.equal(compareLeaf(t, { cls: "rounded", ulps: 0, eps: 2 ** -10 }, want.elements[j]!.values(), got.elements[j]!.values(), tally), undefined, `product ${j}`);
+  });
+});
+
+test("an f16 op without a WGSL form (remainder, pow) runs on the host, its reason naming f16, and the results are the interpreter's", { skip }, async () => {
+  const b = new XlaBuilder("f16_host");
+  const x = parameter(b, 0, arrayShape("f16", [64]), "x");
+  const y = parameter(b, 1, arrayShape("f16", [64]), "y");
+  const args = [stored("f16", ALL_PATTERNS.slice(0x3c00, 0x3c40)), stored("f16", PARTNERS.slice(0, 64))];
+  const { want, got, exe } = await both(b.build(tuple(b, [binaryOp("remainder", x, y), binaryOp("power", x, y)])), args);
+  const reasons = exe.stats.interpreted.map((s) => s.why).join("; ");
+  assert.match(reasons, /f16 \(computed in f32\): rem on f32/);
+  assert.match(reasons, /f16 \(computed in f32\): pow on f32/);
+  [0, 1].forEach((k) => assert.equal(bitDifference(want.elements[k]!, got.elements[k]!, args), undefined, `host op ${k}`));
+});
