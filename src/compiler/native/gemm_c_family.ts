@@ -12,6 +12,11 @@
 //
 // The x86 families are compiled through `__attribute__((target(...)))`, so each can be
 // built (and tested) on any x86-64 machine that can run it, whatever -march says.
+//
+// Packing A: the avx2 family packs whole f32 tiles of row-major A eight steps of k at a
+// time with an 8 x 8 register transpose (aPackSource); the others copy element by
+// element. On the Zen 3 (AVX2, no AVX-512) the element loop, strided stores of 4 bytes,
+// took 10-15% of a 1024^3 product (bench/gemm_c_probe.ts).
 
 import type { GemmElement, GemmTarget } from "../kernel/gemm_plan.js";
 import type { NativeCpu } from "./kernel.js";
@@ -39,9 +44,39 @@ interface FamilyCode {
   readonly splat: (type: GemmElement, vt: string, x: string) => string;
   readonly fma: (type: GemmElement, a: string, b: string, c: string) => string;
   readonly add: (type: GemmElement, a: string, b: string) => string;
+  /** The family's eight-step A packer for f32 (aPackSource), if it has one. */
+  readonly packA8?: (prefix: string, mr: number, attribute: string) => string;
 }
 
-const x86 = (bits: 256 | 512, rows: number, attribute: string): FamilyCode => {
+/**
+ * AVX: `<prefix>_pack_a8(src, stride, dst)` packs 8 steps of k of mr (<= 8) rows of f32
+ * (row r at src + r * stride) k-major into dst (mr floats a step): the rows loaded as 8
+ * vectors (zeros past mr), transposed in registers (unpack, shuffle, then 128-bit lane
+ * permutes), step q's vector stored at dst + q * mr. Stores go in order of q, each of
+ * 8 lanes overwriting the previous one's lanes past mr; the last is masked to mr lanes,
+ * so nothing is written past dst + 8 * mr.
+ */
+const avxPackA8 = (p: string, mr: number, attribute: string): string => {
+  const rows = Array.from({ length: 8 }, (_, r) => r);
+  const lane = (i: number): string => (i < mr ? "-1" : "0");
+  return `static ${attribute} inline void ${p}_pack_a8(const float *restrict src, int64_t stride, float *restrict dst) {
+  ${rows.map((r) => `__m256 r${r} = ${r < mr ? `_mm256_loadu_ps(src + ${r} * stride)` : "_mm256_setzero_ps()"};`).join(" ")}
+  __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5), t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE), s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE), s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(dst + ${0 * mr}, _mm256_permute2f128_ps(s0, s4, 0x20));
+  _mm256_storeu_ps(dst + ${1 * mr}, _mm256_permute2f128_ps(s1, s5, 0x20));
+  _mm256_storeu_ps(dst + ${2 * mr}, _mm256_permute2f128_ps(s2, s6, 0x20));
+  _mm256_storeu_ps(dst + ${3 * mr}, _mm256_permute2f128_ps(s3, s7, 0x20));
+  _mm256_storeu_ps(dst + ${4 * mr}, _mm256_permute2f128_ps(s0, s4, 0x31));
+  _mm256_storeu_ps(dst + ${5 * mr}, _mm256_permute2f128_ps(s1, s5, 0x31));
+  _mm256_storeu_ps(dst + ${6 * mr}, _mm256_permute2f128_ps(s2, s6, 0x31));
+  _mm256_maskstore_ps(dst + ${7 * mr}, _mm256_setr_epi32(${rows.map(lane).join(", ")}), _mm256_permute2f128_ps(s3, s7, 0x31));
+}`;
+};
+
+const x86 = (bits: 256 | 512, rows: number, attribute: string, packA8?: FamilyCode["packA8"]): FamilyCode => {
   const ps = (type: GemmElement): string => (type === "f32" ? "ps" : "pd");
   const mm = `_mm${bits === 512 ? "512" : "256"}`;
   return {
@@ -57,6 +92,7 @@ const x86 = (bits: 256 | 512, rows: number, attribute: string): FamilyCode => {
     splat: (type, _vt, x) => `${mm}_set1_${ps(type)}(${x})`,
     fma: (type, a, b, c) => `${mm}_fmadd_${ps(type)}(${a}, ${b}, ${c})`,
     add: (type, a, b) => `${mm}_add_${ps(type)}(${a}, ${b})`,
+    ...(packA8 !== undefined ? { packA8 } : {}),
   };
 };
 
@@ -81,7 +117,7 @@ const vectorExtensions = (rows: number, vectors: number): FamilyCode => {
 
 const CODE: Record<GemmFamilyName, FamilyCode> = {
   avx512: x86(512, 14, "avx512f"),
-  avx2: x86(256, 6, "avx2,fma"),
+  avx2: x86(256, 6, "avx2,fma", avxPackA8),
   neon: vectorExtensions(8, 3),
   portable: vectorExtensions(4, 2),
 };
@@ -97,6 +133,17 @@ export function gemmFamily(cpu: NativeCpu): GemmFamily {
   if (cpu.arch === "x86_64" && cpu.avx2 && cpu.fma) return familyByName("avx2");
   if (cpu.neon) return familyByName("neon");
   return familyByName("portable");
+}
+
+/**
+ * The family's helper packing 8 steps of k of mr rows of f32 at once
+ * (`<prefix>_pack_a8(src, stride, dst)`, see avxPackA8) and the attribute its caller
+ * needs to inline it, or undefined where A is packed element by element (the other
+ * families, f64, tiles of more than 8 rows).
+ */
+export function aPackSource(family: GemmFamily, type: GemmElement, prefix: string, mr: number): { helper: string; attribute: string } | undefined {
+  const code = CODE[family.name];
+  return code.packA8 !== undefined && type === "f32" && mr <= 8 ? { helper: code.packA8(prefix, mr, code.attribute), attribute: code.attribute } : undefined;
 }
 
 /**
