@@ -46,6 +46,10 @@ interface FamilyCode {
   readonly add: (type: GemmElement, a: string, b: string) => string;
   /** The family's eight-step A packer for f32 (aPackSource), if it has one. */
   readonly packA8?: (prefix: string, mr: number, attribute: string) => string;
+  /** Steps of k ahead of the one it computes that the microkernel prefetches B's panel (none if undefined). */
+  readonly prefetchSteps?: number;
+  /** Whether a tile of fewer rows than mr (the last of C's rows) has microkernels of its own (rowTailSource). */
+  readonly rowTails?: boolean;
 }
 
 /**
@@ -76,7 +80,9 @@ const avxPackA8 = (p: string, mr: number, attribute: string): string => {
 }`;
 };
 
-const x86 = (bits: 256 | 512, rows: number, attribute: string, packA8?: FamilyCode["packA8"]): FamilyCode => {
+type Extras = Pick<FamilyCode, "packA8" | "prefetchSteps" | "rowTails">;
+
+const x86 = (bits: 256 | 512, rows: number, attribute: string, extras: Extras = {}): FamilyCode => {
   const ps = (type: GemmElement): string => (type === "f32" ? "ps" : "pd");
   const mm = `_mm${bits === 512 ? "512" : "256"}`;
   return {
@@ -92,7 +98,7 @@ const x86 = (bits: 256 | 512, rows: number, attribute: string, packA8?: FamilyCo
     splat: (type, _vt, x) => `${mm}_set1_${ps(type)}(${x})`,
     fma: (type, a, b, c) => `${mm}_fmadd_${ps(type)}(${a}, ${b}, ${c})`,
     add: (type, a, b) => `${mm}_add_${ps(type)}(${a}, ${b})`,
-    ...(packA8 !== undefined ? { packA8 } : {}),
+    ...extras,
   };
 };
 
@@ -117,7 +123,7 @@ const vectorExtensions = (rows: number, vectors: number): FamilyCode => {
 
 const CODE: Record<GemmFamilyName, FamilyCode> = {
   avx512: x86(512, 14, "avx512f"),
-  avx2: x86(256, 6, "avx2,fma", avxPackA8),
+  avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8, prefetchSteps: 4, rowTails: true }),
   neon: vectorExtensions(8, 3),
   portable: vectorExtensions(4, 2),
 };
@@ -153,10 +159,11 @@ export function aPackSource(family: GemmFamily, type: GemmElement, prefix: strin
  * given `aRowStride`, mr rows read in place (row r at a + r * aRowStride, one element
  * per step: the convolution's patch rows, which stay in L1).
  */
-export function microkernelSource(family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number): string {
+export function microkernelSource(family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows): string {
   const code = CODE[family.name];
   const t = type === "f32" ? "float" : "double";
-  const mr = code.rows;
+  const mr = rows;
+  const name = rows === code.rows ? `${prefix}_micro` : `${prefix}_micro${rows}`;
   const nv = code.vectors;
   const lanes = code.vectorBytes / (type === "f32" ? 4 : 8);
   const nr = nv * lanes;
@@ -164,17 +171,18 @@ export function microkernelSource(family: GemmFamily, type: GemmElement, prefix:
   const accs: string[] = [];
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) accs.push(`c_${r}_${j}`);
   const lines: string[] = [];
-  lines.push(code.head(prefix, type));
-  lines.push(`static ${code.attribute} void ${prefix}_micro(int64_t kl, const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c, int64_t ldc, int acc) {`);
+  if (rows === code.rows) lines.push(code.head(prefix, type));
+  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c, int64_t ldc, int acc) {`);
   lines.push(`  ${v} ${accs.map((x) => `${x} = ${code.zero(type, v)}`).join(", ")};`);
   lines.push(`  for (int64_t p = 0; p < kl; p++) {`);
+  if (code.prefetchSteps !== undefined) lines.push(`    _mm_prefetch((const char *)(b + ${code.prefetchSteps * nr}), _MM_HINT_T0);`);
   for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `b + ${j * lanes}`)};`);
   for (let r = 0; r < mr; r++) {
     lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${aRowStride === undefined ? r : r * aRowStride}]`)};`);
     for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
     lines.push("    }");
   }
-  lines.push(`    a += ${aRowStride === undefined ? mr : 1}; b += ${nr};`);
+  lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};`);
   lines.push("  }");
   lines.push("  if (acc) {");
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) lines.push(`    c_${r}_${j} = ${code.add(type, `c_${r}_${j}`, code.load(type, v, `c + ${r} * ldc + ${j * lanes}`))};`);
@@ -182,4 +190,16 @@ export function microkernelSource(family: GemmFamily, type: GemmElement, prefix:
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) lines.push(`  ${code.store(type, `c + ${r} * ldc + ${j * lanes}`, `c_${r}_${j}`)};`);
   lines.push("}");
   return lines.join("\n");
+}
+
+/**
+ * Where the family has row tails (rowTails): `<prefix>_micro<rows>`, the microkernel of
+ * a tile of `rows` (< mr) rows, reading the same packed A panel (mr rows a step, its
+ * first rows), so that the last tile of C's rows computes only its rows, into C, instead
+ * of a whole tile into a buffer then copied (m = 64 with 6-row tiles: 66 rows' work, the
+ * last 4 through the buffer). Else undefined.
+ */
+export function rowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number): string | undefined {
+  const code = CODE[family.name];
+  return code.rowTails === true && rows >= 1 && rows < code.rows ? microkernelSource(family, type, prefix, undefined, rows) : undefined;
 }
