@@ -53,7 +53,7 @@ const source = `#include <stdint.h>
 static double cpuSeconds(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 /* 12 independent chains (the FMA's latency 4 x 2 pipes needs 8), distinct starting values so that the compiler cannot merge them. */
 __attribute__((noinline, target("avx2,fma"))) static float peakLoop(int64_t iterations) {
-  __m256 ${Array.from({ length: 12 }, (_, j) => `x${j} = _mm256_set1_ps(${1 + j / 100}f)`).join(", ")};
+  __m256 ${Array.from({ length: 12 }, (_, j) => `x${j} = _mm256_set1_ps(${(1 + j / 100).toFixed(2)}f)`).join(", ")};
   const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
   for (int64_t i = 0; i < iterations; i++) {
     ${Array.from({ length: 12 }, (_, j) => `x${j} = _mm256_fmadd_ps(x${j}, m, a);`).join(" ")}
