@@ -7,8 +7,10 @@
 // bench's workloads named by only=), set up through the bench's runners (same programs, same inputs,
 // results checked) and timed in interleaved rounds, keeping each one's best time, so a
 // machine whose load changes during the run disadvantages none of them.
-// With `shapes=MxKxN,...`, matmuls of those shapes whose B is a weight (an initializer for
-// onnxruntime, a constant or marked parameter for xlats, both packed once) instead.
+// With `shapes=MxKxN,...`, matmuls of those shapes whose B is a weight instead: an
+// initializer for onnxruntime, which packs it once; for xlats the "native 1t weights"
+// row (B a parameter marked as a weight, packed once per device array) is the fair one,
+// "xlats-native 1t" there feeds B as a plain parameter (packed on every call).
 // With `cpu`, 1-thread figures use the process's CPU time per run instead of wall time
 // (on a machine with more runnable threads than cores, the time each computed rather
 // than the time it waited for a core; every peer's 1-thread run stays on one thread).
