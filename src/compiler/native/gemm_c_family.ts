@@ -167,7 +167,9 @@ export function aPackSource(family: GemmFamily, type: GemmElement, prefix: strin
  * the mr x nr tile at c (row stride ldc elements) gets (acc ? itself : 0) + sum over kl
  * steps of A times a panel of B (nr per step). A is a packed panel (mr per step), or,
  * given `aRowStride`, mr rows read in place (row r at a + r * aRowStride, one element
- * per step: the convolution's patch rows, which stay in L1).
+ * per step: the convolution's patch rows, which stay in L1). `rows` below the family's
+ * mr: `<prefix>_micro<rows>`, a tile of that many rows reading the first rows of the
+ * same packed panels (rowTailSource).
  */
 export function microkernelSource(family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows): string {
   const code = CODE[family.name];
