@@ -6,7 +6,8 @@
 // (CLOCK_THREAD_CPUTIME_ID: on a loaded machine, the time it computed, not the time it
 // waited for a core). `cold`: the caches are flushed (64 MiB written) before every call,
 // as a program's weights are cold when each layer runs. `family=` picks the microkernel
-// family (default: the CPU's); `tiling=` overrides the schedule's tile and blocking.
+// family (one this CPU runs; default: its best); `tiling=` overrides the schedule's tile
+// and blocking. x86-64 with AVX2 only (the peak loop is AVX2).
 // Shapes are M x K x N.
 //   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [family=avx2] ['tiling={"nc":256}']
 
