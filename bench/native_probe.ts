@@ -7,10 +7,14 @@
 // bench's workloads named by only=), set up through the bench's runners (same programs, same inputs,
 // results checked) and timed in interleaved rounds, keeping each one's best time, so a
 // machine whose load changes during the run disadvantages none of them.
+// With `shapes=MxKxN,...`, matmuls of those shapes whose B is a weight instead: an
+// initializer for onnxruntime, which packs it once; for xlats the "native 1t weights"
+// row (B a parameter marked as a weight, packed once per device array) is the fair one,
+// "xlats-native 1t" there feeds B as a plain parameter (packed on every call).
 // With `cpu`, 1-thread figures use the process's CPU time per run instead of wall time
 // (on a machine with more runnable threads than cores, the time each computed rather
 // than the time it waited for a core; every peer's 1-thread run stays on one thread).
-//   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv,fused,softmax] [cpu] [runners=xlats-native,ort-node,...]
+//   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv,fused,softmax] [shapes=64x784x1024,...] [cpu] [runners=xlats-native,ort-node,...]
 // (runners=: the runners whose label starts with one of these)
 
 import { timeRuns, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
@@ -23,8 +27,12 @@ const args = process.argv.slice(2);
 const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 12);
 const cpu = args.includes("cpu");
 const only = args.find((a) => a.startsWith("only="))?.slice(5).split(",") ?? ["matmul", "conv"];
-const workloads: Workload[] = planWorkloads(false).map((p) => p.full)
-  .filter((w) => only.includes(w.kind) && (w.kind !== "matmul" || w.m === 1024));
+const shapes = args.find((a) => a.startsWith("shapes="))?.slice(7).split(",").map((s) => s.split("x").map(Number));
+const workloads: Workload[] = shapes !== undefined
+  ? shapes.map(([m, k, n]) => ({ kind: "matmul", m: m!, k: k!, n: n! }))
+  : planWorkloads(false).map((p) => p.full).filter((w) => only.includes(w.kind) && (w.kind !== "matmul" || w.m === 1024));
+/** Where a workload's weights start: a shape's B is one. */
+const weightsFrom = (w: Workload): number => (shapes !== undefined ? 1 : firstWeight(w));
 
 async function peer(file: string, threads: number): Promise<Runner> {
   const m = (await import(new URL(`../../bench/peers/${file}`, import.meta.url).href)) as RunnerModule;
@@ -35,7 +43,7 @@ const picked = args.find((a) => a.startsWith("runners="))?.slice(8).split(",");
 const runners: { label: string; make: () => Promise<Runner> }[] = [];
 runners.push({ label: "xlats-wasm 1t", make: async () => createCompiledRunner("wasm", 1) });
 runners.push({ label: "ort-web 1t", make: () => peer("ort_web.mjs", 1) });
-const hasWeights = workloads.some((w) => firstWeight(w) < inputShapes(w).length);
+const hasWeights = workloads.some((w) => weightsFrom(w) < inputShapes(w).length);
 if (hasWeights) {
   runners.push({ label: "native 1t params", make: async () => createCompiledRunner("native", 1, "parameters") });
   // The same parameters marked as weights (compile's `weights`): packed once, as constants are.
@@ -62,7 +70,7 @@ for (const w of workloads) {
     const runner = await r.make();
     const why = await runner.init();
     if (why !== undefined) { console.log(`${r.label}: n/a (${why})`); continue; }
-    const prepared = await runner.setup(w, inputs, inputShapes(w), firstWeight(w));
+    const prepared = await runner.setup(w, inputs, inputShapes(w), weightsFrom(w));
     if (typeof prepared === "string") { console.log(`${r.label}: n/a (${prepared})`); await runner.close?.(); continue; }
     const bad = checkResult(w, inputs, await prepared.result());
     if (bad !== undefined) throw new Error(`${r.label} on ${describe(w)}: wrong result: ${bad}`);

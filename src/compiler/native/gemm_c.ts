@@ -35,7 +35,7 @@ import {
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
-import { gemmFamily, microkernelSource, type GemmFamily } from "./gemm_c_family.js";
+import { aPackSource, gemmFamily, microkernelSource, rowTailSource, type GemmFamily } from "./gemm_c_family.js";
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 
@@ -76,15 +76,24 @@ export function gemmRoutine(
   const productBytes = keepProduct ? roundUp(mr * n * es, 64) : 0;
   const scratchBytes = bPanelBytes + aPanelBytes + tileBytes + productBytes;
   const p = prefix;
+  // Whole tiles of row-major A packed 8 steps at a time where the family can (the rest element by element).
+  const packA8 = aK === 1 ? aPackSource(family, spec.elementType, p, mr) : undefined;
+  // The last tile of fewer rows computed by a microkernel of its rows where the family has one.
+  const tailRows = m % mr;
+  const rowTail = rowTailSource(family, spec.elementType, p, tailRows);
   const source = `
 ${microkernelSource(family, spec.elementType, p)}
-${prepackedB ? "" : packBSource(t, p, nr, bK, bLine)}
-/* A(i0.., p0..) -> one panel of ${mr} rows, k-major, zero past row i0 + rows. */
-static void ${p}_pack_a(const ${t} *restrict a, ${t} *restrict dst, int64_t i0, int64_t rows, int64_t p0, int64_t kl) {
+${rowTail === undefined ? "" : `${rowTail}
+`}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine)}
+${packA8 === undefined ? "" : `${packA8.helper}
+`}/* A(i0.., p0..) -> one panel of ${mr} rows, k-major, zero past row i0 + rows. */
+static ${packA8 === undefined ? "" : `${packA8.attribute} `}void ${p}_pack_a(const ${t} *restrict a, ${t} *restrict dst, int64_t i0, int64_t rows, int64_t p0, int64_t kl) {
   ${aK === 1
-    ? `for (int r = 0; r < ${mr}; r++) {
-    if (r < rows) { const ${t} *src = a + (i0 + r) * ${aRow} + p0; for (int64_t pp = 0; pp < kl; pp++) dst[pp * ${mr} + r] = src[pp]; }
-    else for (int64_t pp = 0; pp < kl; pp++) dst[pp * ${mr} + r] = 0;
+    ? `${packA8 === undefined ? "" : `int64_t pv = 0;
+  if (rows == ${mr}) for (; pv + 8 <= kl; pv += 8) ${p}_pack_a8(a + i0 * ${aRow} + p0 + pv, ${aRow}, dst + pv * ${mr});
+  `}for (int r = 0; r < ${mr}; r++) {
+    if (r < rows) { const ${t} *src = a + (i0 + r) * ${aRow} + p0; for (int64_t pp = ${packA8 === undefined ? "0" : "pv"}; pp < kl; pp++) dst[pp * ${mr} + r] = src[pp]; }
+    else for (int64_t pp = ${packA8 === undefined ? "0" : "pv"}; pp < kl; pp++) dst[pp * ${mr} + r] = 0;
   }`
     : `for (int64_t pp = 0; pp < kl; pp++) {
     const ${t} *src = a + (p0 + pp) * ${aK} + i0;
@@ -122,7 +131,9 @@ ${k === 0
           const ${t} *bpanel = bp + (j - c0) * kl;
           if (rows == ${mr} && cols == ${nr}) {
             ${p}_micro(kl, ap, bpanel, ci + j, ${n}, acc);
-          } else {
+          }${rowTail === undefined ? "" : ` else if (rows == ${tailRows} && cols == ${nr}) {
+            ${p}_micro${tailRows}(kl, ap, bpanel, ci + j, ${n}, acc);
+          }`} else {
             ${p}_micro(kl, ap, bpanel, tile, ${nr}, 0);
             for (int64_t r = 0; r < rows; r++) {
               ${t} *crow = ci + r * ${n} + j;

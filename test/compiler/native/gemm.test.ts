@@ -67,6 +67,39 @@ test("native gemm: every family, f32 and f64, edge shapes and transposes vs a do
   runAndCheck(cases, "native gemm shapes");
 });
 
+test("native gemm: the avx2 family's A packer, prefetch and row tails, every tail of rows, against a double-precision reference", { skip }, () => {
+  // m = 12..17: whole tiles of 6 rows and a last tile of 0 to 5; k around multiples of 8
+  // (the packer's 8-step blocks, then element by element) and across a block of kc = 256;
+  // n a whole panel of 16 and a part of one; A row-major (the packer's case) and transposed.
+  const family = familyByName("avx2");
+  if (!runnableFamilies(nativeCpu()).some((f) => f.name === "avx2")) return;
+  const cases: GemmCase[] = [];
+  let i = 0;
+  for (const m of [12, 13, 14, 15, 16, 17]) {
+    for (const [n, k] of [[16, 8], [37, 23], [32, 264], [16, 7]] as const) {
+      for (const lhsTransposed of [false, true]) {
+        const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, lhsTransposed };
+        cases.push(gemmCase(spec, emitGemmC(spec, nativeCpu(), `g_tail_${i++}`, family)));
+      }
+    }
+  }
+  runAndCheck(cases, "native gemm avx2 tails");
+});
+
+test("native gemm: only the avx2 family packs A by transposes, prefetches B and has row tails (AVX-512's code as it was)", () => {
+  const spec: GemmSpec = { elementType: "f32", batch: 1, m: 64, n: 64, k: 64 };
+  const source = (name: "avx2" | "avx512"): string => {
+    const kernel = emitGemmC(spec, nativeCpu(), "g", familyByName(name));
+    if ("declined" in kernel) throw new Error(kernel.declined);
+    return kernel.c.source;
+  };
+  const avx2 = source("avx2"), avx512 = source("avx512");
+  for (const part of ["g_pack_a8(", "_mm_prefetch(", "g_micro4("]) {
+    assert.ok(avx2.includes(part), `avx2 has ${part}`);
+    assert.ok(!avx512.includes(part), `avx512 has no ${part}`);
+  }
+});
+
 test("native gemm: split ranges and the module's threads compute the same product", { skip }, () => {
   const cpu = nativeCpu();
   const cases: GemmCase[] = [];
