@@ -52,11 +52,8 @@ type VectorLoop = { readonly index: string; readonly lanes: number; readonly cop
 class CKernelPrinter extends KernelTextPrinter {
   protected readonly values: CValues = new CValues(this.k.graph, {
     load: (n) => {
-      const r = this.k.rowLoads.get(n.id);
-      if (r !== undefined) return `${r.pointer}[${r.stride === 1 ? this.at : `${this.at} * ${r.stride}`}]`;
-      const offset = this.values.names.get(n.args[0]!);
-      if (offset === undefined) throw new Error(`load ${n.id}: its offset was not computed before it`);
-      return `${bufferPointer(cType(n.type), n.attr as number, offset, storageBytes(n.type as ElementType), true)}[0]`;
+      const at = this.loadAt(n);
+      return "pointer" in at ? `${at.pointer}[${at.index}]` : `${bufferPointer(cType(n.type), n.attr as number, at.offset, storageBytes(n.type as ElementType), true)}[0]`;
     },
     leaf: (n) => this.leaf(n),
   });
@@ -215,13 +212,13 @@ class CKernelPrinter extends KernelTextPrinter {
         return;
       }
       case "combine": {
+        // Of a lane or vector accumulator (a scalar one's is the walk's).
         const a = this.accumulator(st.acc);
-        const kind = this.kindOf(st.acc);
         const vectors = this.vectors;
         const out = vectors !== undefined
           ? vectors.values.flatMap((vv, c) => vectorLaneStep(this.laneAccumulator(st.acc), String(c % a.copies), vv.operand(st.node)))
           : this.laneLoop !== undefined ? laneStep(this.laneAccumulator(st.acc), this.laneLoop.lane, this.nameOf(st.node))
-          : [`${st.acc} = ${binaryExpr(kind, a.type, st.acc, this.nameOf(st.node))};`];
+          : (() => { throw new Error(`lane accumulator ${st.acc} combined outside a lane loop`); })();
         for (const l of out) lines.push(`${indent}${l}`);
         return;
       }
