@@ -2,8 +2,8 @@
 // C (native/emit_c_loop.ts) and WGSL (webgpu/wgsl_kernel.ts). Both print a statement as
 // lines of a block-structured language whose values are named constants, so the
 // statements that only name things, open blocks or move a scalar (index variables, leaf
-// bindings, scalar values, scopes and conditions, scalar accumulators and the steps of
-// generic reducers, reduction results, scratch elements, plain loops) are printed here,
+// bindings, scalar values, scopes and conditions, scalar accumulators and their steps,
+// generic reducers' steps, reduction results, scratch elements, plain loops) are printed here,
 // through the target's syntax below. A subclass prints the statements whose form is its
 // own (pointers, element loops and stores, vector sections and lane accumulators, GPU
 // workgroup exchange) in `own`, and sets up the function around the unit loop.

@@ -233,7 +233,7 @@ export class CValues extends TextValueEmitter {
       return isHalf(t) ? this.fromDouble(t, e) : e;
     }
     const x = this.v(a);
-    const w = t === "pred" ? 1 : bitWidth(t);
+    const w = bitWidth(t);
     const mask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
     switch (op) {
       case "not": return t === "pred" ? `((uint8_t)(!${x}))` : wrap(t, `(~${x})`);
@@ -277,7 +277,7 @@ export function binaryExpr(op: string, t: ElementType, a: string, b: string): st
   }
   const x = a;
   const y = b;
-  const w = t === "pred" ? 1 : bitWidth(t);
+  const w = bitWidth(t);
   const signed = isSignedInt(t);
   const wide = w === 64 ? (signed ? "int64_t" : "uint64_t") : signed ? "int32_t" : "uint32_t";
   const uwide = w === 64 ? "uint64_t" : "uint32_t";

@@ -9,8 +9,7 @@
 // (emit_c_vector.ts: the same bits) under VECTOR_CONDITION, outputs it marks streaming
 // written by streaming stores, and the scalar loop does the rest.
 
-import type { ElementType } from "../../types/element_type.js";
-import { ELEMENT_TYPES } from "../../types/element_type.js";
+import { storageBytes, type ElementType } from "../../types/element_type.js";
 import type { ReducerKind } from "../kernel/lower_fusion.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
 import { statements, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
@@ -23,7 +22,6 @@ import { binaryExpr, CValues, cConst, cType } from "./c_values.js";
 import { declareLanes, declareVectorLanes, foldLanes, laneArray, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
 import { hasVectorForm, STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 
-const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
 /**
  * The vectors of the native loop kernels: AVX-512's sixteen f32 lanes, for the nodes

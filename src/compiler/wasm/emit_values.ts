@@ -266,7 +266,7 @@ export class ValueEmitter {
       }
     }
     const x = this.scalar.get(a)!;
-    const bits = t === "pred" ? 1 : bitsOf(t);
+    const bits = bitsOf(t);
     const mask = bits === 32 ? -1 : 2 ** bits - 1;
     switch (op) {
       case "not": f.localGet(x).i32Const(-1).i32Xor(); break;
@@ -509,7 +509,7 @@ export function emitBinaryScalar(f: FunctionBuilder, op: string, t: ElementType,
   }
   const w = c === "i64";
   const signed = isSigned(t);
-  const bits = t === "pred" ? 1 : bitsOf(t);
+  const bits = bitsOf(t);
   /** Instruction `name` of i32 or i64 (then S or U where `signs`). */
   const i = (name: string, signs = false): void => {
     (f as unknown as Record<string, () => void>)[`${w ? "i64" : "i32"}${name}${signs ? (signed ? "S" : "U") : ""}`]!.call(f);

@@ -16,7 +16,7 @@
 // is function-scope arrays: each invocation runs its own row.
 
 import { appendAll } from "../../types/arrays.js";
-import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { ELEMENT_TYPES, storageBytes, type ElementType } from "../../types/element_type.js";
 import { decline } from "../kernel/declined.js";
 import { statements, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import { KernelTextPrinter } from "../kernel/kernel_text.js";
@@ -42,7 +42,6 @@ export interface WgslKernel {
   readonly what?: string;
 }
 
-const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
 /** The reducer kinds as the value renderer's binary ops. */
 export const COMBINE_OP: Readonly<Record<ReducerKind, string>> = { add: "add", mul: "mul", max: "max", min: "min", and: "and", or: "or" };

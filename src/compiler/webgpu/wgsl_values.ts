@@ -201,7 +201,7 @@ export class WgslValues extends TextValueEmitter {
       }
     }
     const signed = kindOf(t) === "signed";
-    const w = t === "pred" ? 1 : bitWidth(t);
+    const w = bitWidth(t);
     const unsignedBits = signed ? `(bitcast<u32>(${x}) & 0x${(2 ** w - 1 >>> 0).toString(16)}u)` : x;
     switch (op) {
       case "not": return t === "pred" ? `(${x} ^ 1u)` : wrap(t, `(~${x})`);
