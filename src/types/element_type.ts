@@ -114,6 +114,7 @@ export const isFloatOrComplex = (t: ElementType): boolean => isFloat(t) || isCom
 /** 64-bit integers: held as bigint so they stay exact. */
 export const isWideInt = (t: ElementType): boolean => isInteger(t) && ELEMENT_TYPES[t].bitWidth === 64;
 export const bitWidth = (t: ElementType): number => ELEMENT_TYPES[t].bitWidth;
+export const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
 /** The real type of a complex type's components (`c64` → `f32`); the type itself otherwise. */
 export function realComponentType(t: ElementType): ElementType {

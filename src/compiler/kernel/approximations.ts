@@ -388,6 +388,17 @@ export const APPROXIMATIONS = {
 
 export type ApproximationName = keyof typeof APPROXIMATIONS;
 
+/** The trigonometric ops: each renderer's own routine, with its range reduction (wasm/emit_trig.ts, webgpu/wgsl_trig.ts; C: libm in double). */
+export type TrigName = "sin" | "cos" | "tan";
+const TRIG_NAMES: ReadonlySet<string> = new Set<TrigName>(["sin", "cos", "tan"]);
+export const isTrig = (op: string): op is TrigName => TRIG_NAMES.has(op);
+
+/**
+ * The transcendentals the CPU renderers compile on f64 (WebAssembly: emit_pow.ts; C:
+ * libm). The others run on the interpreter there: libm's last place may differ from its (V8's).
+ */
+export const F64_TRANSCENDENTALS: ReadonlySet<string> = new Set(["exp", "log"]);
+
 /** The approximation that computes node n where its values are f32, or undefined where none does. */
 export function approximationName(n: Node): ApproximationName | undefined {
   if (n.op === "exp" && n.attr === EXP_OF_NON_POSITIVE) return "expNonPositive";

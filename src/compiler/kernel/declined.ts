@@ -15,6 +15,11 @@ export function isDeclined<K extends object>(x: K | Declined): x is Declined {
 /** Thrown by a renderer for an op or type it has no code for; caught where the kernel is emitted and returned as a Declined. */
 export class DeclinedError extends Error {}
 
+/** Declines from inside an emission: throws the DeclinedError that the kernel's entry point returns as a Declined. */
+export function decline(why: string): never {
+  throw new DeclinedError(why);
+}
+
 /** `generate()`, or the Declined of the DeclinedError it throws (any other error goes on). */
 export function orDeclined<R>(generate: () => R): R | Declined {
   try {

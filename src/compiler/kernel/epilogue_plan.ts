@@ -13,7 +13,7 @@
 // refused.
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
+import { storageBytes, type ElementType } from "../../types/element_type.js";
 import { convDepth, convGeometry, convPixels, planConv, type ConvGeometry } from "./conv_plan.js";
 import { orDeclined, type Declined } from "./declined.js";
 import { gemmSpecOfDot, planGemm, type GemmSpec, type GemmTarget } from "./gemm_plan.js";
@@ -64,7 +64,6 @@ export interface EpiloguePlan {
   readonly operandCount: number;
 }
 
-const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
 /** The epilogue of `fused` over its product's rows and columns, or why it cannot be one. */
 export function planEpilogue(fused: Computation, oc: OutputCore): EpiloguePlan | Declined {

@@ -2,8 +2,8 @@
 // C (native/emit_c_loop.ts) and WGSL (webgpu/wgsl_kernel.ts). Both print a statement as
 // lines of a block-structured language whose values are named constants, so the
 // statements that only name things, open blocks or move a scalar (index variables, leaf
-// bindings, scalar values, scopes and conditions, scalar accumulators and the steps of
-// generic reducers, reduction results, scratch elements, plain loops) are printed here,
+// bindings, scalar values, scopes and conditions, scalar accumulators and their steps,
+// generic reducers' steps, reduction results, scratch elements, plain loops) are printed here,
 // through the target's syntax below. A subclass prints the statements whose form is its
 // own (pointers, element loops and stores, vector sections and lane accumulators, GPU
 // workgroup exchange) in `own`, and sets up the function around the unit loop.
@@ -80,6 +80,15 @@ export abstract class KernelTextPrinter {
         return top && !this.parenthesizeTop ? x : `(${x})`;
       }
     }
+  }
+
+  /** Where load n reads (the value renderer's `load`): through its row pointer at `at` (times its stride), or at its offset node's value. */
+  protected loadAt(n: Node): { readonly pointer: string; readonly index: string } | { readonly offset: string } {
+    const r = this.k.rowLoads.get(n.id);
+    if (r !== undefined) return { pointer: r.pointer, index: r.stride === 1 ? this.at : `${this.at} * ${r.stride}` };
+    const offset = this.values.names.get(n.args[0]!);
+    if (offset === undefined) throw new Error(`load ${n.id}: its offset was not computed before it`);
+    return { offset };
   }
 
   protected nameOf(id: number): string {
@@ -179,6 +188,14 @@ export abstract class KernelTextPrinter {
           lines.push(`${indent}${this.declare(a.type, name, value, false)}`);
         }
         this.bindLeaf(st.node, name);
+        return;
+      }
+      case "combine": {
+        // A scalar accumulator's step (a target prints its lane and vector accumulators' own).
+        const a = this.accumulator(st.acc);
+        if (a.lanes !== 1 || a.copies !== 1 || "assigned" in a.start) break;
+        const ref = this.accumulatorRef(st.acc);
+        lines.push(`${indent}${ref} = ${this.combineExpr(this.kindOf(st.acc), a.type, ref, this.nameOf(st.node))};`);
         return;
       }
       case "assign": lines.push(`${indent}${this.accumulatorRef(st.acc)} = ${this.nameOf(st.node)};`); return;

@@ -94,7 +94,18 @@ export interface ScheduledReduction {
   readonly identity: number | bigint | undefined;
   /** Runs in the interpreter's order: from init, one element at a time. */
   readonly sequential: boolean;
-  /** Float max or min accumulated by pmax/pmin: repaired by side accumulators (NaN, signed zeros). */
+  /**
+   * A float max or min, which every renderer accumulates by pmax(acc, x) = acc < x ? x :
+   * acc (pmin: x < acc ? x : acc; one vector instruction, where the NaN-propagating max
+   * takes several): exact but for two cases, which two side accumulators beside each
+   * lane repair before the lanes are combined (by the exact scalar max or min):
+   *  - a NaN x is skipped: the NaN side ors the elements' x != x masks, and a NaN lane
+   *    becomes NaN;
+   *  - on a tie of -0 and +0 the first stays, where max(-0, +0) = +0 and min = -0. A lane
+   *    whose max is ±0 read only values ≤ 0 (NaNs aside), of which only +0 has a clear
+   *    sign bit: the sign side ands the elements' bits, from all ones (min's, whose ±0
+   *    lanes read only values ≥ 0, ors them, from zeros), and a zero lane takes its sign.
+   */
   readonly extremumSides: boolean;
   /** How the lanes fold at the end of a row. */
   readonly fold: "halving" | "inOrder";

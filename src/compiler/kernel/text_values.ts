@@ -16,6 +16,9 @@ export interface TextBindings {
 
 const LEAVES: ReadonlySet<string> = new Set(["var", "accum", "racc", "rin"]);
 
+/** The operator of each compare direction, the same in both languages. */
+export const COMPARE_OPERATOR: Readonly<Record<string, string>> = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" };
+
 export abstract class TextValueEmitter implements TextValues {
   /** The name holding each emitted node. */
   readonly names = new Map<number, string>();

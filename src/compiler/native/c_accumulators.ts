@@ -6,12 +6,8 @@
 //    reassociating anything itself;
 //  - their AVX-512 form (emit_c_vector.ts): lane l is lane l % 16 of vector l / 16, the same
 //    sums in the same order, so the same bits, spilled back into lane arrays to fold;
-//  - float max and min accumulate by pmax/pmin (one vector instruction, where the
-//    NaN-propagating max takes several), exact but for NaNs, which it skips, and ties of -0
-//    and +0, where the first stays; so, as in the WebAssembly kernels, each lane also ors
-//    the NaN masks of its elements and ands (max) or ors (min) their sign bits, and the fold
-//    repairs the lane from them: a NaN lane becomes NaN, and a zero lane takes the sign bit
-//    that the zeros it read agree on (a max of ±0 read only values ≤ 0).
+//  - float max and min accumulate by pmax/pmin, with the NaN and sign-bit side arrays the
+//    fold repairs each lane from (kernel/schedule_reduce.ts ScheduledReduction.extremumSides).
 
 import type { ElementType } from "../../types/element_type.js";
 import type { ReducerKind } from "../kernel/lower_fusion.js";

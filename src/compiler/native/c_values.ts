@@ -9,18 +9,14 @@
 // and 4-bit floats and complex numbers are not compiled to C (DeclinedError: the WebAssembly
 // kernel runs instead).
 
-import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
+import { bitWidth, ELEMENT_TYPES, integerRange, isSignedInt, type ElementType } from "../../types/element_type.js";
 import { encodeFloatBits } from "../../types/float_codec.js";
 import { constantValue, type Node, type NodeType } from "../kernel/graph.js";
 import { SELECT_OF_VALUES, TOTAL } from "../kernel/scalar_ops.js";
 import { cMathFunction } from "./c_math.js";
-import { approximationName } from "../kernel/approximations.js";
-import { DeclinedError } from "../kernel/declined.js";
-import { TextValueEmitter } from "../kernel/text_values.js";
-
-const fail = (why: string): never => {
-  throw new DeclinedError(why);
-};
+import { approximationName, F64_TRANSCENDENTALS } from "../kernel/approximations.js";
+import { decline } from "../kernel/declined.js";
+import { COMPARE_OPERATOR, TextValueEmitter } from "../kernel/text_values.js";
 
 const HALF: Readonly<Record<string, { dec: string; enc: string }>> = {
   f16: { dec: "xk_dec_f16", enc: "xk_enc_f16" },
@@ -37,8 +33,6 @@ const BITWISE = { and: "&", or: "|", xor: "^" } as const;
 const isHalf = (t: NodeType): boolean => t === "f16" || t === "bf16";
 const isFloatValue = (t: NodeType): boolean => t === "f32" || t === "f64";
 const isInt = (t: NodeType): boolean => t !== "idx" && t !== "cond" && (ELEMENT_TYPES[t].kind === "signed" || ELEMENT_TYPES[t].kind === "unsigned");
-const isSigned = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "signed";
-const bits = (t: ElementType): number => ELEMENT_TYPES[t].bitWidth;
 
 /** The C type a value of type t is held in (and stored as). */
 export function cType(t: NodeType): string {
@@ -53,8 +47,8 @@ export function cType(t: NodeType): string {
       if (t === "f32") return "float";
       if (t === "f64") return "double";
       if (isHalf(t)) return "uint16_t";
-      return fail(`${t} is not compiled to C (the WebAssembly kernel runs it)`);
-    case "complex": return fail("complex numbers are not compiled to C");
+      return decline(`${t} is not compiled to C (the WebAssembly kernel runs it)`);
+    case "complex": return decline("complex numbers are not compiled to C");
   }
 }
 
@@ -66,9 +60,9 @@ export function checkCType(t: NodeType): void {
 /** An expression of type t wrapped to t's width. */
 function wrap(t: ElementType, e: string): string {
   if (t === "pred") return `((uint8_t)((${e}) != 0))`;
-  const w = bits(t);
+  const w = bitWidth(t);
   if (w >= 8) return `((${cType(t)})(${e}))`;
-  return isSigned(t) ? `((int8_t)((int8_t)((uint8_t)(${e}) << ${8 - w}) >> ${8 - w}))` : `((uint8_t)((${e}) & ${(1 << w) - 1}))`;
+  return isSignedInt(t) ? `((int8_t)((int8_t)((uint8_t)(${e}) << ${8 - w}) >> ${8 - w}))` : `((uint8_t)((${e}) & ${(1 << w) - 1}))`;
 }
 
 /** A C literal of `value` in type t. */
@@ -84,7 +78,7 @@ export function cConst(t: ElementType, value: number | bigint): string {
   if (isHalf(t)) return `((uint16_t)0x${encodeFloatBits(t, Number(value)).toString(16)})`;
   if (t === "pred") return Number(value) !== 0 ? "((uint8_t)1)" : "((uint8_t)0)";
   const v = BigInt(value);
-  if (bits(t) === 64) return `((${cType(t)})0x${BigInt.asUintN(64, v).toString(16)}ull)`;
+  if (bitWidth(t) === 64) return `((${cType(t)})0x${BigInt.asUintN(64, v).toString(16)}ull)`;
   return `((${cType(t)})${v.toString()}ll)`;
 }
 
@@ -132,7 +126,7 @@ export class CValues extends TextValueEmitter {
     }
     if (n.args.length === 1) return this.unary(n, t as ElementType, a!);
     if (n.args.length === 2) return this.binary(n.op, t as ElementType, a!, b!);
-    return fail(`${n.op} has no C code`);
+    return decline(`${n.op} has no C code`);
   }
 
   /** A double expression as a value of float type t (`asInt`: the same value as an integer expression, for integer targets). */
@@ -142,7 +136,7 @@ export class CValues extends TextValueEmitter {
     if (t === "f64") return e;
     if (isHalf(t)) return `${HALF[t]!.enc}(${e}, ${negativeNaN})`;
     if (asInt !== undefined) return wrap(t, asInt);
-    return fail(`${t} from a double`);
+    return decline(`${t} from a double`);
   }
 
   private convert(a: number, to: ElementType): string {
@@ -172,7 +166,7 @@ export class CValues extends TextValueEmitter {
     }
     // From an integer or pred.
     if (to === "f32" || to === "f64") return `((${cType(to)})${x})`;
-    if (bits(from) === 64) return this.fromDouble(to, isSigned(from) ? `xk_i64_to_double_odd(${x})` : `xk_u64_to_double_odd(${x})`);
+    if (bitWidth(from) === 64) return this.fromDouble(to, isSignedInt(from) ? `xk_i64_to_double_odd(${x})` : `xk_u64_to_double_odd(${x})`);
     return this.fromDouble(to, `((double)${x})`);
   }
 
@@ -186,15 +180,15 @@ export class CValues extends TextValueEmitter {
     if (to === "f32") return `xk_bits_f32((uint32_t)${x})`;
     if (to === "f64") return `xk_bits_f64((uint64_t)${x})`;
     // Same-width integers and half bit patterns: the pattern reinterpreted.
-    if (bits(from) >= 8 && bits(to) >= 8) return `((${cType(to)})${x})`;
-    return fail(`bitcast ${from} -> ${to}`);
+    if (bitWidth(from) >= 8 && bitWidth(to) >= 8) return `((${cType(to)})${x})`;
+    return decline(`bitcast ${from} -> ${to}`);
   }
 
   private compare(n: Node): string {
     const [a, b] = n.args as [number, number];
     const at = this.g.node(a).type as ElementType;
     checkCType(at);
-    const op = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" }[(n.attr as string).slice(0, 2)]!;
+    const op = COMPARE_OPERATOR[(n.attr as string).slice(0, 2)]!;
     if ((n.attr as string).endsWith(TOTAL)) {
       // f16's and bf16's total order (legalize.ts TOTAL_ORDER_KEPT): their bits read as sign and magnitude.
       const key = (x: string): string => `((${x} & 0x8000) ? -1 - (int32_t)(${x} & 0x7fff) : (int32_t)${x})`;
@@ -209,7 +203,7 @@ export class CValues extends TextValueEmitter {
     checkCType(t);
     const at = this.g.node(a).type as ElementType;
     // f16 and bf16 (legalize.ts writes f32's and f64's as bit tests).
-    if (op === "isFinite") return isHalf(at) ? `((uint8_t)isfinite(${this.d(a)}))` : fail(`isFinite of ${at}`);
+    if (op === "isFinite") return isHalf(at) ? `((uint8_t)isfinite(${this.d(a)}))` : decline(`isFinite of ${at}`);
     if (t === "f32" || t === "f64" || isHalf(t)) {
       const f32 = t === "f32";
       const x = f32 ? this.v(a) : this.d(a);
@@ -227,26 +221,25 @@ export class CValues extends TextValueEmitter {
             e = `${cMathFunction(approximationName(n)!)}(${x})`;
             break;
           }
-          // In f64 (as in the wasm backend) these but exp and log run on the interpreter: libm's last place may differ from V8's.
-          if (t === "f64" && op !== "exp" && op !== "log") return fail(`${op} on f64 runs on the interpreter (libm's last place may differ from its)`);
+          if (t === "f64" && !F64_TRANSCENDENTALS.has(op)) return decline(`${op} on f64 runs on the interpreter (libm's last place may differ from its)`);
           e = op === "logistic" ? `(1.0 / (1.0 + exp(-${x})))` : `${op}(${x})`;
           break;
         case "sin": case "cos": case "tan":
-          if (t === "f64") return fail(`${op} on f64 runs on the interpreter (libm's last place may differ from its)`);
+          if (t === "f64" && !F64_TRANSCENDENTALS.has(op)) return decline(`${op} on f64 runs on the interpreter (libm's last place may differ from its)`);
           e = f32 ? `((float)${op}((double)${x}))` : `${op}(${x})`;
           break;
-        default: return fail(`${op} on ${t}`);
+        default: return decline(`${op} on ${t}`);
       }
       return isHalf(t) ? this.fromDouble(t, e) : e;
     }
     const x = this.v(a);
-    const w = t === "pred" ? 1 : bits(t);
+    const w = bitWidth(t);
     const mask = w === 64 ? "0xffffffffffffffffull" : `${2 ** w - 1}ull`;
     switch (op) {
       case "not": return t === "pred" ? `((uint8_t)(!${x}))` : wrap(t, `(~${x})`);
       case "clz": return wrap(t, `(((uint64_t)${x} & ${mask}) == 0 ? ${w} : __builtin_clzll((uint64_t)${x} & ${mask}) - ${64 - w})`);
       case "popcnt": return wrap(t, `__builtin_popcountll((uint64_t)${x} & ${mask})`);
-      default: return fail(`${op} on ${t}`);
+      default: return decline(`${op} on ${t}`);
     }
   }
 
@@ -275,18 +268,17 @@ export function binaryExpr(op: string, t: ElementType, a: string, b: string): st
       case "max": e = f32 ? `xk_maxf(${x}, ${y})` : `xk_max(${x}, ${y})`; break;
       case "min": e = f32 ? `xk_minf(${x}, ${y})` : `xk_min(${x}, ${y})`; break;
       case "pow": case "atan2":
-        // In f64, libm's and the interpreter's (V8's) results may differ in the last place.
-        if (t === "f64") return fail(`${op} on f64 runs where the interpreter's result is exact`);
+        if (t === "f64" && !F64_TRANSCENDENTALS.has(op)) return decline(`${op} on f64 runs on the interpreter (libm's last place may differ from its)`);
         e = f32 ? `((float)${op}((double)${x}, (double)${y}))` : `${op}(${x}, ${y})`;
         break;
-      default: return fail(`${op} on ${t}`);
+      default: return decline(`${op} on ${t}`);
     }
     return isHalf(t) ? `${HALF[t]!.enc}(${e}, 0)` : e;
   }
   const x = a;
   const y = b;
-  const w = t === "pred" ? 1 : bits(t);
-  const signed = isSigned(t);
+  const w = bitWidth(t);
+  const signed = isSignedInt(t);
   const wide = w === 64 ? (signed ? "int64_t" : "uint64_t") : signed ? "int32_t" : "uint32_t";
   const uwide = w === 64 ? "uint64_t" : "uint32_t";
   switch (op) {
@@ -311,6 +303,6 @@ export function binaryExpr(op: string, t: ElementType, a: string, b: string): st
       const sx = w === 64 ? `(int64_t)${x}` : `((int64_t)((uint64_t)${x} << ${64 - w}) >> ${64 - w})`;
       return wrap(t, `(${sx} >> ${y})`);
     }
-    default: return fail(`${op} on ${t}`);
+    default: return decline(`${op} on ${t}`);
   }
 }

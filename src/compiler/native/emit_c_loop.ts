@@ -9,8 +9,7 @@
 // (emit_c_vector.ts: the same bits) under VECTOR_CONDITION, outputs it marks streaming
 // written by streaming stores, and the scalar loop does the rest.
 
-import type { ElementType } from "../../types/element_type.js";
-import { ELEMENT_TYPES } from "../../types/element_type.js";
+import { storageBytes, type ElementType } from "../../types/element_type.js";
 import type { ReducerKind } from "../kernel/lower_fusion.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
 import { statements, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
@@ -23,7 +22,6 @@ import { binaryExpr, CValues, cConst, cType } from "./c_values.js";
 import { declareLanes, declareVectorLanes, foldLanes, laneArray, laneStep, spillVectorLanes, VECTOR_LANES, vectorLaneStep, type Lanes } from "./c_accumulators.js";
 import { hasVectorForm, STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vectorDefinitions } from "./emit_c_vector.js";
 
-const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
 /**
  * The vectors of the native loop kernels: AVX-512's sixteen f32 lanes, for the nodes
@@ -52,11 +50,8 @@ type VectorLoop = { readonly index: string; readonly lanes: number; readonly cop
 class CKernelPrinter extends KernelTextPrinter {
   protected readonly values: CValues = new CValues(this.k.graph, {
     load: (n) => {
-      const r = this.k.rowLoads.get(n.id);
-      if (r !== undefined) return `${r.pointer}[${r.stride === 1 ? this.at : `${this.at} * ${r.stride}`}]`;
-      const offset = this.values.names.get(n.args[0]!);
-      if (offset === undefined) throw new Error(`load ${n.id}: its offset was not computed before it`);
-      return `${bufferPointer(cType(n.type), n.attr as number, offset, storageBytes(n.type as ElementType), true)}[0]`;
+      const at = this.loadAt(n);
+      return "pointer" in at ? `${at.pointer}[${at.index}]` : `${bufferPointer(cType(n.type), n.attr as number, at.offset, storageBytes(n.type as ElementType), true)}[0]`;
     },
     leaf: (n) => this.leaf(n),
   });
@@ -215,13 +210,13 @@ class CKernelPrinter extends KernelTextPrinter {
         return;
       }
       case "combine": {
+        // Of a lane or vector accumulator (a scalar one's is the walk's).
         const a = this.accumulator(st.acc);
-        const kind = this.kindOf(st.acc);
         const vectors = this.vectors;
         const out = vectors !== undefined
           ? vectors.values.flatMap((vv, c) => vectorLaneStep(this.laneAccumulator(st.acc), String(c % a.copies), vv.operand(st.node)))
           : this.laneLoop !== undefined ? laneStep(this.laneAccumulator(st.acc), this.laneLoop.lane, this.nameOf(st.node))
-          : [`${st.acc} = ${binaryExpr(kind, a.type, st.acc, this.nameOf(st.node))};`];
+          : (() => { throw new Error(`lane accumulator ${st.acc} combined outside a lane loop`); })();
         for (const l of out) lines.push(`${indent}${l}`);
         return;
       }

@@ -18,7 +18,7 @@
 import type { KernelGraph, Node } from "../kernel/graph.js";
 import { approximationName, type ApproximationName } from "../kernel/approximations.js";
 import { cMathFunction, cVectorHelpers, cVectorMathSource } from "./c_math.js";
-import { DeclinedError } from "../kernel/declined.js";
+import { decline } from "../kernel/declined.js";
 
 /**
  * The transcendentals with a vector form here: all of c_math.ts but log1p, whose vector
@@ -43,10 +43,6 @@ export const STREAM_MIN_BYTES = 8 << 20;
  */
 export const VECTOR_MIN_ELEMENTS = 16384;
 
-const fail = (why: string): never => {
-  throw new DeclinedError(why);
-};
-
 /** The vector C of a pass's varying nodes (`names`), reading the scalar values it does not compute as splats. */
 export class VectorValues {
   readonly names = new Map<number, string>();
@@ -69,7 +65,7 @@ export class VectorValues {
     for (const id of ids) {
       const n = this.g.node(id);
       if (n.type === "idx" || n.type === "cond") continue;
-      if (n.type !== "f32") fail(`${n.op} of ${n.type} along the row has no vector form`);
+      if (n.type !== "f32") decline(`${n.op} of ${n.type} along the row has no vector form`);
       const name = `${this.prefix}${id}`;
       out.push(`const xk_vf ${name} = ${this.expr(n)};`);
       this.names.set(id, name);
@@ -81,7 +77,7 @@ export class VectorValues {
     const v = this.names.get(id);
     if (v !== undefined) return v;
     const s = this.scalar.get(id);
-    if (s === undefined || this.g.node(id).type !== "f32") return fail(`node ${id} (${this.g.node(id).op}) has no vector value`);
+    if (s === undefined || this.g.node(id).type !== "f32") return decline(`node ${id} (${this.g.node(id).op}) has no vector value`);
     return `xk_vsplat(${s})`;
   }
 
@@ -90,7 +86,7 @@ export class VectorValues {
     const x = (): string => this.operand(a!);
     const y = (): string => this.operand(b!);
     switch (n.op) {
-      case "load": return this.load(n) ?? fail("a load that is not contiguous along the row");
+      case "load": return this.load(n) ?? decline("a load that is not contiguous along the row");
       case "add": return `(${x()} + ${y()})`;
       case "sub": return `(${x()} - ${y()})`;
       case "mul": return `(${x()} * ${y()})`;
@@ -104,7 +100,7 @@ export class VectorValues {
       default: break;
     }
     const op = approximationName(n);
-    if (op === undefined || !VECTOR_MATH.has(op)) return fail(`${n.op} has no vector form`);
+    if (op === undefined || !VECTOR_MATH.has(op)) return decline(`${n.op} has no vector form`);
     this.math.add(op);
     return `${cMathFunction(op, true)}(${x()})`;
   }

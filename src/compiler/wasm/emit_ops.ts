@@ -3,14 +3,10 @@
 
 import { integerRange, type ElementType } from "../../types/element_type.js";
 import type { FunctionBuilder } from "./encoder.js";
-import { DeclinedError } from "../kernel/declined.js";
+import { decline } from "../kernel/declined.js";
 import { bitsOf, computeType, decodeF16, encodeF16, isFloatType, isSigned, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { scalarF32Ops, vectorF32Ops } from "./math.js";
 import { canonicalNaN, decodeNarrow, encodeNarrow, isNarrowFloat, narrowFormat } from "./narrow_float.js";
-
-const fail = (why: string): never => {
-  throw new DeclinedError(why);
-};
 
 export const VECTOR_ARITH: Readonly<Record<string, (f: FunctionBuilder) => void>> = {
   "f32.add": (f) => f.f32x4Add(), "f32.sub": (f) => f.f32x4Sub(), "f32.mul": (f) => f.f32x4Mul(), "f32.div": (f) => f.f32x4Div(),
@@ -231,7 +227,7 @@ function toF32RoundingOnce(f: FunctionBuilder, from: ElementType, to: ElementTyp
   }
   // 64-bit integers: every format but bf16 and e8m0 overflows below 2^24, so clamping
   // there first keeps the result (and the sign) and makes the conversion exact.
-  if (to === "bf16" || narrowFormat(to)?.encoding === "e8m0") fail(`convert ${from} -> ${to} would round twice`);
+  if (to === "bf16" || narrowFormat(to)?.encoding === "e8m0") decline(`convert ${from} -> ${to} would round twice`);
   const x = f.local("i64");
   const limit = 2 ** 24;
   f.localSet(x);
@@ -300,6 +296,6 @@ export function bitcastScalar(f: FunctionBuilder, from: ElementType, to: Element
   else if (fc === "i32" && tc === "f32") f.f32ReinterpretI32();
   else if (fc === "f64" && tc === "i64") f.i64ReinterpretF64();
   else if (fc === "i64" && tc === "f64") f.f64ReinterpretI64();
-  else fail(`bitcast ${from} -> ${to}`);
+  else decline(`bitcast ${from} -> ${to}`);
 }
 

@@ -53,16 +53,7 @@ export function vectorCombiner(f: FunctionBuilder, kind: ReducerKind, t: Element
   return kind === "add" ? () => f.i64x2Add() : kind === "mul" ? () => f.i64x2Mul() : undefined;
 }
 
-/**
- * Float max/min accumulate with pmax(acc, x) = acc < x ? x : acc (one x64 instruction,
- * where the NaN-propagating f32x4.max takes eight), which is exact but for two cases,
- * repaired per lane before the lanes are combined (by the exact scalar max/min):
- *  - a NaN x is skipped: `nan` ors the lanes' x != x masks, and a NaN lane becomes NaN;
- *  - on a tie of -0 and +0 the first one stays, where max(-0, +0) = +0 and min = -0. A
- *    lane whose max is ±0 read only values ≤ 0 (NaNs aside), of which only +0 has a
- *    clear sign bit: `sign` ands the lanes' bits (ors them for min, whose ±0 lanes read
- *    only values ≥ 0) and gives the zero its sign bit.
- */
+/** The locals of a float max/min's side accumulators (ScheduledReduction.extremumSides says how they repair pmax/pmin). */
 export interface ExtremumSides {
   readonly nan: number;
   readonly sign: number;

@@ -14,8 +14,8 @@
 
 import type { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { demoteF64, type Demote } from "./emit_pow.js";
+import type { TrigName } from "../kernel/approximations.js";
 
-export type TrigOp = "sin" | "cos" | "tan";
 
 /** 2/π and π/2 to 400 bits, by Machin's formula π = 16 atan(1/5) - 4 atan(1/239) in fixed point. */
 function constants(): { chunks: number[]; p1: number; p2: number } {
@@ -134,7 +134,7 @@ function horner(f: FunctionBuilder, o: D, z: number, cs: readonly number[]): voi
 }
 
 /** From locals r, q: pushes sin, cos or tan of the original argument (f64 or f64x2). */
-function evaluate(f: FunctionBuilder, o: D, op: TrigOp, r: number, q: number): void {
+function evaluate(f: FunctionBuilder, o: D, op: TrigName, r: number, q: number): void {
   const z = f.local(o.type);
   const s = f.local(o.type);
   const c = f.local(o.type);
@@ -174,7 +174,7 @@ function evaluate(f: FunctionBuilder, o: D, op: TrigOp, r: number, q: number): v
 }
 
 /** Scalar: the f32 in local x → sin/cos/tan as f32 on the stack. */
-export function emitTrigScalar(f: FunctionBuilder, op: TrigOp, x: number, helper: number, demote: Demote = demoteF64): void {
+export function emitTrigScalar(f: FunctionBuilder, op: TrigName, x: number, helper: number, demote: Demote = demoteF64): void {
   const o = d(f, false);
   const x64 = f.local("f64");
   const r = f.local("f64");
@@ -196,7 +196,7 @@ export function emitTrigScalar(f: FunctionBuilder, op: TrigOp, x: number, helper
 }
 
 /** Vector: the f32x4 in local x → sin/cos/tan as f32x4 on the stack. */
-export function emitTrigVector(f: FunctionBuilder, op: TrigOp, x: number, helper: number): void {
+export function emitTrigVector(f: FunctionBuilder, op: TrigName, x: number, helper: number): void {
   const o = d(f, true);
   const halves = [f.local("v128"), f.local("v128")];
   const rs = [f.local("v128"), f.local("v128")];

@@ -7,24 +7,20 @@
 import type { ElementType } from "../../types/element_type.js";
 import { constantValue, type KernelGraph, type Node } from "../kernel/graph.js";
 import { TOTAL } from "../kernel/scalar_ops.js";
-import { approximationName, APPROXIMATIONS, type Approximation } from "../kernel/approximations.js";
+import { approximationName, APPROXIMATIONS, F64_TRANSCENDENTALS, isTrig, type Approximation } from "../kernel/approximations.js";
 import { FunctionBuilder } from "./encoder.js";
 import { scalarF32Ops, vectorF32Ops } from "./math.js";
 import { bitsOf, computeType, isSigned, lanesOf, loadScalar, loadVector, storageBytes, wrapI32, wrapI32x4 } from "./wasm_types.js";
 import { isNarrowFloat } from "./narrow_float.js";
 import { demoteFor, demoteKeepingNonzero, F64_ROUTINES, E8M0_F64_OPS, isE8m0, roundResult } from "./emit_rounding.js";
-import { DeclinedError } from "../kernel/declined.js";
+import { decline } from "../kernel/declined.js";
 import { emitInterleaved } from "./interleave.js";
 import { emitExpF64, emitLogF64, emitPowScalar, emitPowVector } from "./emit_pow.js";
-import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector, type TrigOp } from "./emit_trig.js";
+import { emitAtan2Scalar, emitAtan2Vector, emitTrigScalar, emitTrigVector } from "./emit_trig.js";
 import {
   bitcastScalar, cmpFloat, cmpInt, convertScalar, demoteToOdd, pushConst, roundAfz,
   VECTOR_ARITH, vectorCompare, vectorConvert, vectorIntMinMax,
 } from "./emit_ops.js";
-
-const fail = (why: string): never => {
-  throw new DeclinedError(why);
-};
 
 /** The f32 code of a transcendental node (kernel/approximations.ts), if it has one. */
 const transcendentalF32 = (n: Node): Approximation | undefined => {
@@ -35,17 +31,18 @@ const transcendentalF32 = (n: Node): Approximation | undefined => {
 /** The float ops that are one instruction, by the instruction's name after f32 or f64. */
 const FLOAT_UNARY: Readonly<Record<string, "Abs" | "Neg" | "Ceil" | "Floor" | "Nearest" | "Sqrt">> = { abs: "Abs", neg: "Neg", ceil: "Ceil", floor: "Floor", roundEven: "Nearest", sqrt: "Sqrt" };
 const FLOAT_BINARY: Readonly<Record<string, "Add" | "Sub" | "Mul" | "Div" | "Max" | "Min">> = { add: "Add", sub: "Sub", mul: "Mul", div: "Div", max: "Max", min: "Min" };
+/** The integer ops that are one instruction, by its name after i32 or i64 (then S or U for divSafe and remSafe). */
+const INT_BINARY: Readonly<Record<string, string>> = { add: "Add", sub: "Sub", mul: "Mul", and: "And", or: "Or", xor: "Xor", divSafe: "Div", remSafe: "Rem", shlBounded: "Shl" };
 /** The index ops of two operands that are one i32 instruction. */
 const INDEX_BINARY = { iadd: "i32Add", ilt: "i32LtS", ieq: "i32Eq", cand: "i32And" } as const;
 
-const TRIG = new Set(["sin", "cos", "tan"]);
 /** The types whose lanes are their own bit patterns, by width (what a vector bitcast reinterprets). */
 const WORD_32: ReadonlySet<string> = new Set(["f32", "s32", "u32"]);
 const WORD_64: ReadonlySet<string> = new Set(["f64", "s64", "u64"]);
 
 /** Whether a graph needs the trig reduction helper function in its module. */
 export function needsTrigHelper(g: KernelGraph): boolean {
-  return g.nodes.some((n) => TRIG.has(n.op));
+  return g.nodes.some((n) => isTrig(n.op));
 }
 
 export interface LoadAddressing {
@@ -180,7 +177,7 @@ export class ValueEmitter {
         this.get(a!);
         if (n.type === "bf16" || n.type === "f16" || isNarrowFloat(n.type)) {
           // Indices below 2^24 are exact in f32, so the bf16 rounding after this is the only one.
-          if (this.g.range(a!).hi >= 2 ** 24 || this.g.range(a!).lo <= -(2 ** 24)) fail("iota too large for bf16");
+          if (this.g.range(a!).hi >= 2 ** 24 || this.g.range(a!).lo <= -(2 ** 24)) decline("iota too large for bf16");
           f.f32ConvertI32S();
         } else {
           convertScalar(f, "s32", n.type as ElementType);
@@ -242,19 +239,19 @@ export class ValueEmitter {
         m(scalarF32Ops(f), x);
         return;
       }
-      if (!is32 && (op === "exp" || op === "log")) {
+      if (!is32 && F64_TRANSCENDENTALS.has(op)) {
         if (op === "exp") emitExpF64(f, x, false); else emitLogF64(f, x, false);
         return;
       }
-      if (TRIG.has(op) && is32) {
-        emitTrigScalar(f, op as TrigOp, x, this.trigHelper ?? fail("no trig helper in this module"), demoteFor(t));
+      if (isTrig(op) && is32) {
+        emitTrigScalar(f, op, x, this.trigHelper ?? decline("no trig helper in this module"), demoteFor(t));
         return;
       }
-      return fail(`${op} on ${t} has no code yet`);
+      return decline(`${op} on ${t} has no code yet`);
     }
     if (op === "isFinite") {
       // The types held in f32 (legalize.ts writes f32's and f64's as bit tests).
-      if (computeType(at) !== "f32") fail(`isFinite of ${at}`);
+      if (computeType(at) !== "f32") decline(`isFinite of ${at}`);
       this.get(a);
       f.f32Abs().f32Const(Infinity).f32Lt();
       return;
@@ -265,17 +262,17 @@ export class ValueEmitter {
         case "not": f.localGet(x).i64Const(-1).i64Xor(); return;
         case "clz": f.localGet(x).i64Clz(); return;
         case "popcnt": f.localGet(x).i64Popcnt(); return;
-        default: return fail(`${op} on ${t}`);
+        default: return decline(`${op} on ${t}`);
       }
     }
     const x = this.scalar.get(a)!;
-    const bits = t === "pred" ? 1 : bitsOf(t);
+    const bits = bitsOf(t);
     const mask = bits === 32 ? -1 : 2 ** bits - 1;
     switch (op) {
       case "not": f.localGet(x).i32Const(-1).i32Xor(); break;
       case "clz": f.localGet(x).i32Const(mask).i32And().i32Clz().i32Const(32 - bits).i32Sub(); break;
       case "popcnt": f.localGet(x).i32Const(mask).i32And().i32Popcnt(); break;
-      default: return fail(`${op} on ${t}`);
+      default: return decline(`${op} on ${t}`);
     }
     wrapI32(f, t);
   }
@@ -331,8 +328,8 @@ export class ValueEmitter {
       // By a constant amount (legalize.ts's bit fields): the instruction takes it as a scalar.
       case "shlBounded": case "shrLBounded": return (t === "s32" || t === "u32") && this.g.node(n.args[1]!).op === "const";
       default:
-        return c === "f32" && (transcendentalF32(n) !== undefined || TRIG.has(n.op) || n.op === "atan2" || n.op === "pow")
-          || (c === "f64" && (n.op === "exp" || n.op === "log"));
+        return c === "f32" && (transcendentalF32(n) !== undefined || isTrig(n.op) || n.op === "atan2" || n.op === "pow")
+          || (c === "f64" && F64_TRANSCENDENTALS.has(n.op));
     }
   }
 
@@ -391,7 +388,7 @@ export class ValueEmitter {
           m(vectorF32Ops(f, (key) => this.constants.get(key), this.relaxedSimd), this.vector.get(a!)!);
           break;
         }
-        if (c === "f64" && (n.op === "exp" || n.op === "log")) {
+        if (c === "f64" && F64_TRANSCENDENTALS.has(n.op)) {
           if (n.op === "exp") emitExpF64(f, this.vector.get(a!)!, true); else emitLogF64(f, this.vector.get(a!)!, true);
           break;
         }
@@ -403,8 +400,8 @@ export class ValueEmitter {
           emitAtan2Vector(f, this.vector.get(a!)!, this.vector.get(b!)!);
           break;
         }
-        if (TRIG.has(n.op) && c === "f32") {
-          emitTrigVector(f, n.op as TrigOp, this.vector.get(a!)!, this.trigHelper ?? fail("no trig helper in this module"));
+        if (isTrig(n.op) && c === "f32") {
+          emitTrigVector(f, n.op, this.vector.get(a!)!, this.trigHelper ?? decline("no trig helper in this module"));
           break;
         }
         this.vget(a!);
@@ -506,49 +503,46 @@ export function emitBinaryScalar(f: FunctionBuilder, op: string, t: ElementType,
       demoteToOdd(f);
       return;
     }
-    const one = FLOAT_BINARY[op] ?? fail(`${op} on ${t} has no code yet`);
+    const one = FLOAT_BINARY[op] ?? decline(`${op} on ${t} has no code yet`);
     f.localGet(x).localGet(y)[`${c}${one}` as const]();
     return;
   }
   const w = c === "i64";
   const signed = isSigned(t);
-  const bits = t === "pred" ? 1 : bitsOf(t);
-  const get2 = (): void => { f.localGet(x).localGet(y); };
-  const i = <K extends string>(name32: K, name64: K): void => {
-    (f as unknown as Record<string, () => void>)[w ? name64 : name32]!.call(f);
+  const bits = bitsOf(t);
+  /** Instruction `name` of i32 or i64 (then S or U where `signs`). */
+  const i = (name: string, signs = false): void => {
+    (f as unknown as Record<string, () => void>)[`${w ? "i64" : "i32"}${name}${signs ? (signed ? "S" : "U") : ""}`]!.call(f);
   };
+  // pred's add and mul are or and and; legalize.ts made divSafe's and remSafe's divisor
+  // safe (never 0, never -1 when signed): no trap.
+  const one = t === "pred" && (op === "add" || op === "mul") ? INT_BINARY[op === "add" ? "or" : "and"] : INT_BINARY[op];
+  if (one !== undefined) {
+    f.localGet(x).localGet(y);
+    i(one, op === "divSafe" || op === "remSafe");
+    return;
+  }
   switch (op) {
-    case "add": get2(); i(t === "pred" ? "i32Or" : "i32Add", "i64Add"); break;
-    case "sub": get2(); i("i32Sub", "i64Sub"); break;
-    case "mul": get2(); i(t === "pred" ? "i32And" : "i32Mul", "i64Mul"); break;
-    case "and": get2(); i("i32And", "i64And"); break;
-    case "or": get2(); i("i32Or", "i64Or"); break;
-    case "xor": get2(); i("i32Xor", "i64Xor"); break;
     case "max": case "min":
-      get2(); get2();
-      if (op === "max") i(signed ? "i32GtS" : "i32GtU", signed ? "i64GtS" : "i64GtU");
-      else i(signed ? "i32LtS" : "i32LtU", signed ? "i64LtS" : "i64LtU");
+      f.localGet(x).localGet(y).localGet(x).localGet(y);
+      i(op === "max" ? "Gt" : "Lt", true);
       f.select();
       break;
-    // legalize.ts made the divisor safe (never 0, never -1 when signed): no trap.
-    case "divSafe": get2(); i(signed ? "i32DivS" : "i32DivU", signed ? "i64DivS" : "i64DivU"); break;
-    case "remSafe": get2(); i(signed ? "i32RemS" : "i32RemU", signed ? "i64RemS" : "i64RemU"); break;
     // Amounts in [0, bits) where the result is used (legalize.ts); a narrow type's value
     // is first brought to its own width: zeros above it (shrL), its sign above it (shrA).
-    case "shlBounded": get2(); i("i32Shl", "i64Shl"); break;
     case "shrLBounded":
       f.localGet(x);
       if (signed && !w && bits < 32) f.i32Const(2 ** bits - 1).i32And();
       f.localGet(y);
-      i("i32ShrU", "i64ShrU");
+      i("ShrU");
       break;
     case "shrABounded":
       f.localGet(x);
       if (!signed && !w && bits < 32) f.i32Const(32 - bits).i32Shl().i32Const(32 - bits).i32ShrS();
       f.localGet(y);
-      i("i32ShrS", "i64ShrS");
+      i("ShrS");
       break;
-    default: return fail(`${op} on ${t} has no code yet`);
+    default: return decline(`${op} on ${t} has no code yet`);
   }
 }
 

@@ -37,12 +37,12 @@ export function lanesOf(t: NodeType): number {
 export const isSigned = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "signed";
 export const isFloatType = (t: NodeType): boolean => t === "f32" || t === "f64" || t === "bf16" || t === "f16" || isNarrowFloat(t);
 export const bitsOf = (t: ElementType): number => ELEMENT_TYPES[t].bitWidth;
-export const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
+export { storageBytes } from "../../types/element_type.js";
 
 /** Re-normalizes an i32 holding the result of an op on type t (wraps to t's width). */
 export function wrapI32(f: FunctionBuilder, t: ElementType): void {
   if (computeType(t) !== "i32") return;
-  const bits = t === "pred" ? 1 : bitsOf(t);
+  const bits = bitsOf(t);
   if (bits === 32) return;
   if (t === "pred") {
     f.i32Const(1).i32And();

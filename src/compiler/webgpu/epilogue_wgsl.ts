@@ -10,7 +10,7 @@
 // then its result; the core's two operands are among them (OutputCore.lhs/rhs).
 
 import type { Computation } from "../../ir/computation.js";
-import { DeclinedError, type Declined } from "../kernel/declined.js";
+import { decline, DeclinedError, type Declined } from "../kernel/declined.js";
 import { outputCore, planEpilogue, type EpiloguePlan, type OutputCore } from "../kernel/epilogue_plan.js";
 import type { Node } from "../kernel/graph.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
@@ -68,7 +68,7 @@ function renderEpilogue(plan: EpiloguePlan, slots: ArgumentSlots): GpuEpilogue {
     });
     const lines: string[] = [];
     values.emit(nodesOf(plan), lines, "    ");
-    if (ELEMENT_TYPES[plan.type].storageBytes !== 4) fail(`an epilogue result of ${plan.type} (the GEMM stores 4-byte elements)`);
+    if (ELEMENT_TYPES[plan.type].storageBytes !== 4) decline(`an epilogue result of ${plan.type} (the GEMM stores 4-byte elements)`);
     lines.push(`    ${storeAs(plan.type, address(slots.out, `i32(${site?.index ?? "0u"})`, plan.type), values.v(plan.root))}`);
     return { lines, values };
   };
@@ -79,10 +79,6 @@ function renderEpilogue(plan: EpiloguePlan, slots: ArgumentSlots): GpuEpilogue {
     store: (site) => ["{", `    xk_opaque = args[${slots.out + 1}u];`, ...render(site).lines, "  }"].join("\n"),
   };
 }
-
-const fail = (why: string): never => {
-  throw new DeclinedError(why);
-};
 
 /** The WGSL epilogue of output fusion `fused`, or why it has none (fusion then leaves the core and its epilogue as two kernels: program.ts). */
 export function wgslOutputFusion(fused: Computation): WgslOutputFusion | Declined {

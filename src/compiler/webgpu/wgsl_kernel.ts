@@ -16,8 +16,8 @@
 // is function-scope arrays: each invocation runs its own row.
 
 import { appendAll } from "../../types/arrays.js";
-import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
-import { DeclinedError } from "../kernel/declined.js";
+import { ELEMENT_TYPES, storageBytes, type ElementType } from "../../types/element_type.js";
+import { decline } from "../kernel/declined.js";
 import { statements, type Kernel, type Scratch, type Stmt } from "../kernel/kernel_ir.js";
 import { KernelTextPrinter } from "../kernel/kernel_text.js";
 import type { Node, NodeType } from "../kernel/graph.js";
@@ -44,11 +44,6 @@ export interface WgslKernel {
   readonly subgroups?: boolean;
 }
 
-const fail = (why: string): never => {
-  throw new DeclinedError(why);
-};
-
-const storageBytes = (t: ElementType): number => ELEMENT_TYPES[t].storageBytes;
 
 /** The reducer kinds as the value renderer's binary ops. */
 export const COMBINE_OP: Readonly<Record<ReducerKind, string>> = { add: "add", mul: "mul", max: "max", min: "min", and: "and", or: "or" };
@@ -169,16 +164,13 @@ class WgslKernelPrinter extends KernelTextPrinter {
   protected readonly values: WgslValues = new WgslValues(this.k.graph, {
     load: (n: Node) => {
       const t = n.type as ElementType;
-      const r = this.k.rowLoads.get(n.id);
-      if (r !== undefined) {
-        const i = r.stride === 1 ? this.at : `${this.at} * ${r.stride}`;
-        const slot = this.slotPointers.get(r.pointer);
-        return slot !== undefined ? `${slot.name}[k_${r.pointer} + ${i}]` : loadAs(t, address(`k_${r.pointer}`, i, t));
+      const at = this.loadAt(n);
+      if ("pointer" in at) {
+        const slot = this.slotPointers.get(at.pointer);
+        return slot !== undefined ? `${slot.name}[k_${at.pointer} + ${at.index}]` : loadAs(t, address(`k_${at.pointer}`, at.index, t));
       }
       if ((n.attr as number) >= this.k.buffers) throw new Error(`load ${n.id} of a row buffer without its slot's pointer`);
-      const offset = this.values.names.get(n.args[0]!);
-      if (offset === undefined) throw new Error(`load ${n.id}: its offset was not computed before it`);
-      return loadAs(t, address(`i32(args[${n.attr as number}])`, offset, t));
+      return loadAs(t, address(`i32(args[${n.attr as number}])`, at.offset, t));
     },
     leaf: (n) => this.leaf(n),
   });
@@ -210,7 +202,7 @@ class WgslKernelPrinter extends KernelTextPrinter {
       // No vector form on this target: what a target without one runs.
       case "vector": this.print(st.otherwise ?? [], indent); return;
       case "loop": {
-        if (st.lanes !== 1 || st.copies !== 1) fail(`a loop of ${st.lanes} lanes × ${st.copies} copies has no WGSL form`);
+        if (st.lanes !== 1 || st.copies !== 1) decline(`a loop of ${st.lanes} lanes × ${st.copies} copies has no WGSL form`);
         const { open, close } = this.whileLoop(st.index, typeof st.stop === "number" ? String(st.stop) : `k_${st.stop}`, 1, indent);
         appendAll(lines, open);
         this.block(st.body, `${indent}  `);
@@ -219,10 +211,9 @@ class WgslKernelPrinter extends KernelTextPrinter {
       }
       case "store": lines.push(`${indent}${storeAs(st.type, address(`k_${st.pointer}`, this.at, st.type), this.nameOf(st.node))}`); return;
       case "accumulator": {
-        if (st.lanes !== 1 || st.copies !== 1) fail(`accumulators of ${st.lanes} lanes × ${st.copies} copies have no WGSL form`);
-        return fail(`accumulator ${st.name} starts assigned`);
+        if (st.lanes !== 1 || st.copies !== 1) decline(`accumulators of ${st.lanes} lanes × ${st.copies} copies have no WGSL form`);
+        return decline(`accumulator ${st.name} starts assigned`);
       }
-      case "combine": lines.push(`${indent}k_${st.acc} = ${this.combineExpr(this.kindOf(st.acc), this.accumulator(st.acc).type, `k_${st.acc}`, this.nameOf(st.node))};`); return;
       case "slot": {
         const x = this.scratchOf(st.scratch);
         this.slotPointers.set(st.name, x);
@@ -240,7 +231,7 @@ class WgslKernelPrinter extends KernelTextPrinter {
       case "subgroupCombine": {
         const accs = st.accs.map(({ acc, shared }) => ({ v: `k_${acc}`, shared, kind: this.kindOf(acc), type: this.accumulator(acc).type }));
         for (const a of accs) {
-          const combined = subgroupCombineExpr(a.kind, a.type, a.v) ?? fail(`a ${a.kind} reduction of ${a.type} has no subgroup form`);
+          const combined = subgroupCombineExpr(a.kind, a.type, a.v) ?? decline(`a ${a.kind} reduction of ${a.type} has no subgroup form`);
           lines.push(`${indent}${a.v} = ${combined};`);
         }
         lines.push(`${indent}if (u32(k_${this.k.workgroup!.lane}) == xk_sg_first) {`);
@@ -253,8 +244,8 @@ class WgslKernelPrinter extends KernelTextPrinter {
         lines.push(`${indent}}`);
         return;
       }
-      case "at": return fail(`an \`at\` of ${st.lanes} lanes has no WGSL form`);
-      default: fail(`the kernel statement ${st.s} has no WGSL form (this target has no vectors)`);
+      case "at": return decline(`an \`at\` of ${st.lanes} lanes has no WGSL form`);
+      default: decline(`the kernel statement ${st.s} has no WGSL form (this target has no vectors)`);
     }
   }
 }
@@ -269,7 +260,7 @@ const address = (base: string, index: string, t: ElementType): string => `(${bas
 export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimension: number): WgslKernel {
   const p = new WgslKernelPrinter(k);
   const unknown = k.params.find((p) => p !== "begin" && p !== "end");
-  if (unknown !== undefined) fail(`a kernel whose units depend on one another (parameter ${unknown}) cannot run one unit an invocation`);
+  if (unknown !== undefined) decline(`a kernel whose units depend on one another (parameter ${unknown}) cannot run one unit an invocation`);
   // A workgroup a unit (Kernel.workgroup: its invocations run the unit together), or an invocation a unit.
   const wg = k.workgroup;
   const size = wg?.size ?? WORKGROUP_SIZE;

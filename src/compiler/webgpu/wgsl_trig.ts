@@ -23,12 +23,7 @@
 // within 3 (docs/numerics.md). Constants go through xk_f (wgsl_math.ts says why).
 
 import { wgslFloat } from "./wgsl_math.js";
-
-export type TrigName = "sin" | "cos" | "tan";
-
-const TRIG_NAMES: ReadonlySet<string> = new Set<TrigName>(["sin", "cos", "tan"]);
-
-export const isTrig = (op: string): op is TrigName => TRIG_NAMES.has(op);
+import type { TrigName } from "../kernel/approximations.js";
 
 /** 2/π's first 256 fraction bits, most significant word first (computed with BigInt from Machin's formula). */
 const TWO_OVER_PI = [0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab, 0xdebbc561];

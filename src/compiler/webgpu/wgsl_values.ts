@@ -24,21 +24,16 @@
 // negation, the NaN-propagating maximum and minimum with -0 below +0, the NaN → 0 and
 // saturating float → integer conversions.
 
-import { ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
+import { bitWidth, ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import { encodeFloatBits } from "../../types/float_codec.js";
 import { constantValue, type Node, type NodeType } from "../kernel/graph.js";
-import { DeclinedError } from "../kernel/declined.js";
+import { decline, DeclinedError } from "../kernel/declined.js";
 import { SELECT_OF_VALUES, TOTAL } from "../kernel/scalar_ops.js";
-import { TextValueEmitter } from "../kernel/text_values.js";
-import { approximationName, type ApproximationName } from "../kernel/approximations.js";
+import { COMPARE_OPERATOR, TextValueEmitter } from "../kernel/text_values.js";
+import { approximationName, isTrig, type ApproximationName, type TrigName } from "../kernel/approximations.js";
 import { wgslFloat, wgslMathFunction, wgslMathSource } from "./wgsl_math.js";
-import { isTrig, wgslTrigFunction, wgslTrigSources, type TrigName } from "./wgsl_trig.js";
+import { wgslTrigFunction, wgslTrigSources } from "./wgsl_trig.js";
 
-const fail = (why: string): never => {
-  throw new DeclinedError(why);
-};
-
-const bits = (t: ElementType): number => ELEMENT_TYPES[t].bitWidth;
 const kindOf = (t: ElementType) => ELEMENT_TYPES[t].kind;
 
 /** Floats held as bit patterns here: every float but f32 and f64. */
@@ -70,8 +65,8 @@ const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
 function computedHalf(t: NodeType, op: string): Half | undefined {
   if (!isNarrowFloat(t)) return undefined;
   const half = HALF[t];
-  if (half === undefined) return fail(`${op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
-  return half.hostArithmetic === undefined ? half : fail(half.hostArithmetic);
+  if (half === undefined) return decline(`${op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
+  return half.hostArithmetic === undefined ? half : decline(half.hostArithmetic);
 }
 
 /** The f32 code `compute` writes for an op on half type t; where it declines, the reason names t. */
@@ -99,7 +94,7 @@ export function wgslType(t: NodeType): string {
   if (t === "idx") return "i32";
   if (t === "cond") return "bool";
   const why = unsupportedType(t);
-  if (why !== undefined) return fail(why);
+  if (why !== undefined) return decline(why);
   if (t === "f32") return "f32";
   return kindOf(t) === "signed" ? "i32" : "u32";
 }
@@ -107,7 +102,7 @@ export function wgslType(t: NodeType): string {
 /** An expression of integer (or pred) type t wrapped to t's width, from an expression of t's WGSL type. */
 export function wrap(t: ElementType, e: string): string {
   if (t === "pred") return `select(0u, 1u, (${e}) != 0u)`;
-  const w = bits(t);
+  const w = bitWidth(t);
   if (w >= 32) return e;
   return kindOf(t) === "signed" ? `((${e} << ${32 - w}u) >> ${32 - w}u)` : `((${e}) & 0x${(2 ** w - 1).toString(16)}u)`;
 }
@@ -146,7 +141,7 @@ export class WgslValues extends TextValueEmitter {
     const [a, b, c] = n.args;
     const t = n.type;
     switch (n.op) {
-      case "iconst": return Number.isInteger(n.attr) ? `${n.attr as number}` : fail(`an index constant ${String(n.attr)}`);
+      case "iconst": return Number.isInteger(n.attr) ? `${n.attr as number}` : decline(`an index constant ${String(n.attr)}`);
       case "imin": return `min(${this.v(a!)}, ${this.v(b!)})`;
       case "imax": return `max(${this.v(a!)}, ${this.v(b!)})`;
       case "iselect": return `select(${this.v(c!)}, ${this.v(b!)}, ${this.v(a!)})`;
@@ -161,7 +156,7 @@ export class WgslValues extends TextValueEmitter {
         if (!isNarrowFloat(t) || n.attr !== SELECT_OF_VALUES) return pick;
         // The interpreter's select reads values: a half's NaN comes out as the positive quiet NaN.
         const half = HALF[t];
-        return half !== undefined ? `${half.bits}(${half.value}(${pick}), false)` : fail(`select of ${t} values is not compiled to WGSL`);
+        return half !== undefined ? `${half.bits}(${half.value}(${pick}), false)` : decline(`select of ${t} values is not compiled to WGSL`);
       }
       case "convert": return this.convert(a!, t as ElementType);
       case "bitcast": return this.bitcast(a!, t as ElementType);
@@ -169,7 +164,7 @@ export class WgslValues extends TextValueEmitter {
       case "isFinite": {
         // Of f16 and bf16 (legalize.ts writes f32's as a bit test): the exponent field not all ones.
         const half = HALF[this.g.node(a!).type];
-        return half !== undefined ? `select(0u, 1u, (${this.v(a!)} & 0x7fffu) < ${half.infinity})` : fail(`isFinite of ${this.g.node(a!).type}`);
+        return half !== undefined ? `select(0u, 1u, (${this.v(a!)} & 0x7fffu) < ${half.infinity})` : decline(`isFinite of ${this.g.node(a!).type}`);
       }
       default: break;
     }
@@ -180,14 +175,14 @@ export class WgslValues extends TextValueEmitter {
       return this.unary(n, t as ElementType, this.v(a!));
     }
     if (n.args.length === 2) return this.binary(n.op, t as ElementType, this.v(a!), this.v(b!));
-    return fail(`${n.op} has no WGSL code`);
+    return decline(`${n.op} has no WGSL code`);
   }
 
   private fromIdx(t: ElementType, x: string): string {
     if (t === "f32") return `f32(${x})`;
     const half = HALF[t];
     if (half !== undefined) return `${half.bits}(xk_int_to_f32_odd_i32(${x}), false)`;
-    if (isNarrowFloat(t)) return fail(`iota of ${t} is not compiled to WGSL`);
+    if (isNarrowFloat(t)) return decline(`iota of ${t} is not compiled to WGSL`);
     const w = wgslType(t);
     return wrap(t, w === "i32" ? x : `u32(${x})`);
   }
@@ -205,7 +200,7 @@ export class WgslValues extends TextValueEmitter {
     wgslType(to);
     const fromHalf = HALF[from];
     const toHalf = HALF[to];
-    if ((isNarrowFloat(from) && fromHalf === undefined) || (isNarrowFloat(to) && toHalf === undefined)) return fail(`convert ${from} -> ${to} is not compiled to WGSL`);
+    if ((isNarrowFloat(from) && fromHalf === undefined) || (isNarrowFloat(to) && toHalf === undefined)) return decline(`convert ${from} -> ${to} is not compiled to WGSL`);
     if (from === to) return x;
     if (to === "pred") {
       if (fromHalf !== undefined) return `select(0u, 1u, (${x} & 0x7fffu) != 0u)`;
@@ -234,11 +229,11 @@ export class WgslValues extends TextValueEmitter {
   private bitcast(a: number, to: ElementType): string {
     const from = this.g.node(a).type as ElementType;
     const x = this.v(a);
-    if (bits(from) !== bits(to)) return fail(`bitcast ${from} -> ${to}`);
+    if (bitWidth(from) !== bitWidth(to)) return decline(`bitcast ${from} -> ${to}`);
     // Narrow floats and integers of one width share their holder's bits (u32 patterns, or i32 sign-extended).
     const holder = (t: ElementType): string => (isNarrowFloat(t) ? "u32" : wgslType(t));
     if (holder(from) === holder(to)) return x;
-    if (bits(to) < 32) return wrap(to, `bitcast<${holder(to)}>(${x})`);
+    if (bitWidth(to) < 32) return wrap(to, `bitcast<${holder(to)}>(${x})`);
     return `bitcast<${holder(to)}>(${x})`;
   }
 
@@ -247,10 +242,10 @@ export class WgslValues extends TextValueEmitter {
     const at = this.g.node(a).type as ElementType;
     wgslType(at);
     const half = HALF[at];
-    if (isNarrowFloat(at) && half === undefined) return fail(`compare of ${at} is not compiled to WGSL`);
+    if (isNarrowFloat(at) && half === undefined) return decline(`compare of ${at} is not compiled to WGSL`);
     const attr = n.attr as string;
     const dir = attr.slice(0, 2);
-    const op = { EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=" }[dir]!;
+    const op = COMPARE_OPERATOR[dir]!;
     if (half !== undefined) {
       // On the bits (no f32 compare, which may flush a bf16 subnormal to zero): sign and
       // magnitude as an integer key, -0 and +0 one key (IEEE) or -0 below +0 and the NaNs
@@ -264,7 +259,7 @@ export class WgslValues extends TextValueEmitter {
       // NE is true for a NaN, every other direction false.
       return dir === "NE" ? `select(1u, 0u, ${ordered} && ${holds})` : `select(0u, 1u, ${ordered} && ${holds})`;
     }
-    if (attr.endsWith(TOTAL)) return fail(`a total-order compare of ${at}`);
+    if (attr.endsWith(TOTAL)) return decline(`a total-order compare of ${at}`);
     const [x, y] = [this.v(a), this.v(b)];
     // NE is true for a NaN: written as not-equal, whatever the implementation makes of NaN in !=.
     if (dir === "NE") return `select(1u, 0u, ${x} == ${y})`;
@@ -296,18 +291,18 @@ export class WgslValues extends TextValueEmitter {
             this.math.add(op);
             return `${wgslTrigFunction(op)}(${x})`;
           }
-          return fail(`${op} on f32 is not compiled to WGSL`);
+          return decline(`${op} on f32 is not compiled to WGSL`);
         }
       }
     }
     const signed = kindOf(t) === "signed";
-    const w = t === "pred" ? 1 : bits(t);
+    const w = bitWidth(t);
     const unsignedBits = signed ? `(bitcast<u32>(${x}) & 0x${(2 ** w - 1 >>> 0).toString(16)}u)` : x;
     switch (op) {
       case "not": return t === "pred" ? `(${x} ^ 1u)` : wrap(t, `(~${x})`);
       case "clz": return wrap(t, `${signed ? "i32" : "u32"}(countLeadingZeros(${unsignedBits}) - ${32 - w}u)`);
       case "popcnt": return wrap(t, `${signed ? "i32" : "u32"}(countOneBits(${unsignedBits}))`);
-      default: return fail(`${op} on ${t}`);
+      default: return decline(`${op} on ${t}`);
     }
   }
 
@@ -326,7 +321,7 @@ export class WgslValues extends TextValueEmitter {
         case "max": return `xk_maxf(${x}, ${y})`;
         case "min": return `xk_minf(${x}, ${y})`;
         // WGSL's % on floats is x - y · trunc(x / y), not the exact fmod; pow and atan2 would need f64.
-        default: return fail(`${op} on f32 is not compiled to WGSL`);
+        default: return decline(`${op} on f32 is not compiled to WGSL`);
       }
     }
     if (t === "pred") {
@@ -334,10 +329,10 @@ export class WgslValues extends TextValueEmitter {
         case "add": case "or": case "max": return `(${x} | ${y})`;
         case "mul": case "and": case "min": return `(${x} & ${y})`;
         case "xor": return `(${x} ^ ${y})`;
-        default: return fail(`${op} on pred`);
+        default: return decline(`${op} on pred`);
       }
     }
-    const w = bits(t);
+    const w = bitWidth(t);
     const signed = kindOf(t) === "signed";
     const amount = `(bitcast<u32>(${y}) & ${w - 1}u)`;
     switch (op) {
@@ -358,7 +353,7 @@ export class WgslValues extends TextValueEmitter {
       case "shrLBounded": return wrap(t, signed ? `bitcast<i32>((bitcast<u32>(${x}) & 0x${(2 ** w - 1 >>> 0).toString(16)}u) >> ${amount})` : `(${x} >> ${amount})`);
       // The held value is already sign-extended from t's width.
       case "shrABounded": return signed ? `(${x} >> ${amount})` : wrap(t, `bitcast<u32>(bitcast<i32>(${x} << ${32 - w}u) >> (${amount} + ${32 - w}u))`);
-      default: return fail(`${op} on ${t}`);
+      default: return decline(`${op} on ${t}`);
     }
   }
 }
