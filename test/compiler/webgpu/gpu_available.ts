@@ -1,7 +1,13 @@
 // Whether this machine has something to run WebGPU on: Dawn's Node binding (the `webgpu`
 // package) or SwiftShader's Vulkan driver. The webgpu test files skip on this reason.
+// And `both`, their common check: a program on the GPU and on the interpreter.
 
 import { existsSync } from "node:fs";
+import { compile } from "../../../src/compiler/index.js";
+import type { WebGpuExecutable } from "../../../src/compiler/webgpu/executable.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import type { Computation } from "../../../src/ir/computation.js";
+import type { Literal } from "../../../src/types/literal.js";
 
 async function packageLoads(): Promise<boolean> {
   try {
@@ -20,3 +26,13 @@ const hasDriver = process.env["VK_ICD_FILENAMES"] !== undefined || existsSync(SW
 export const webgpuSkip: false | string = (await packageLoads()) || hasDriver
   ? false
   : "the webgpu package (Dawn's Node binding) and SwiftShader's Vulkan driver are both missing here: nothing to run WebGPU on";
+
+/** Runs `c` on the WebGPU backend and on the interpreter; returns both results and the executable (deleted: its stats and dump remain). */
+export async function both(c: Computation, args: readonly Literal[]): Promise<{ want: Literal; got: Literal; exe: WebGpuExecutable }> {
+  const exe = await compile(c, { backend: "webgpu" });
+  try {
+    return { want: evaluate(c, args), got: await exe.run(args), exe };
+  } finally {
+    exe.delete();
+  }
+}

@@ -14,17 +14,13 @@
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { webgpuSkip } from "./gpu_available.js";
-import { compile } from "../../../src/compiler/index.js";
+import { both, webgpuSkip } from "./gpu_available.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
-import type { WebGpuExecutable } from "../../../src/compiler/webgpu/executable.js";
-import { evaluate } from "../../../src/interpreter/evaluate.js";
 import {
   XlaBuilder, parameter, binaryOp, unaryOp, compare, select, convertElementType, reduce, constantR0, tuple, exp, sub, div, log, tanh, scalarReducer, dot, convGeneralDilated,
   type ConvDimensionNumbers,
 } from "../../../src/index.js";
 import type { XlaOp } from "../../../src/builder/xla_builder.js";
-import type { Computation } from "../../../src/ir/computation.js";
 import type { BinaryOpcode, UnaryOpcode } from "../../../src/ir/opcodes.js";
 import type { ElementType } from "../../../src/types/element_type.js";
 import { Literal } from "../../../src/types/literal.js";
@@ -35,16 +31,6 @@ import { rng } from "../../support/prng.js";
 const skip = webgpuSkip;
 
 after(() => releaseGpu());
-
-/** Runs `c` on the WebGPU backend and on the interpreter. */
-async function both(c: Computation, args: readonly Literal[]): Promise<{ want: Literal; got: Literal; exe: WebGpuExecutable }> {
-  const exe = await compile(c, { backend: "webgpu" });
-  try {
-    return { want: evaluate(c, args), got: await exe.run(args), exe };
-  } finally {
-    exe.delete();
-  }
-}
 
 /** The first element where two literals' stored bits differ (every NaN bit included), or undefined. */
 function bitDifference(want: Literal, got: Literal, inputs: readonly Literal[]): string | undefined {

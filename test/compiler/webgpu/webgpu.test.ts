@@ -11,9 +11,8 @@
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { webgpuSkip } from "./gpu_available.js";
+import { both, webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
-import type { WebGpuExecutable } from "../../../src/compiler/webgpu/executable.js";
 import { gpuContext, releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { rowWorkgroupSize } from "../../../src/compiler/webgpu/codegen.js";
 import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
@@ -21,7 +20,6 @@ import { evaluate } from "../../../src/interpreter/evaluate.js";
 import {
   XlaBuilder, parameter, binaryOp, unaryOp, compare, select, convertElementType, reduce, constantR0, tuple, exp, sub, div, log, tanh, add, mul, scalarReducer,
 } from "../../../src/index.js";
-import type { Computation } from "../../../src/ir/computation.js";
 import type { BinaryOpcode, UnaryOpcode } from "../../../src/ir/opcodes.js";
 import { ELEMENT_TYPES, type ElementType } from "../../../src/types/element_type.js";
 import { Literal, type Scalar } from "../../../src/types/literal.js";
@@ -41,16 +39,6 @@ test("a WebGPU adapter is found where the package or a Vulkan driver is installe
   assert.ok(gpu.description.length > 0);
   console.log(`webgpu adapter: ${gpu.description}`);
 });
-
-/** Runs `c` on the WebGPU backend and on the interpreter; returns both and the executable's stats. */
-async function both(c: Computation, args: readonly Literal[]): Promise<{ want: Literal; got: Literal; exe: WebGpuExecutable }> {
-  const exe = await compile(c, { backend: "webgpu" });
-  try {
-    return { want: evaluate(c, args), got: await exe.run(args), exe };
-  } finally {
-    exe.delete();
-  }
-}
 
 const bitsOf = (t: ElementType, v: Scalar): string => {
   if (typeof v === "number" && ELEMENT_TYPES[t].kind === "float") return Number.isNaN(v) ? "NaN" : Object.is(v, -0) ? "-0" : String(v);
