@@ -31,6 +31,7 @@ import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgs
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 import { longSortWgsl, sortKernelWgsl } from "./sort_wgsl.js";
 import { fftPassesWgsl } from "./fft_wgsl.js";
+import { PARAMETERIZED_KERNELS, type ParameterizedKernel } from "./linalg_wgsl.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 
 /**
@@ -41,7 +42,7 @@ import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 export type GpuStep =
   | {
     readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly buffers: readonly Location[];
-    /** Words the kernel reads after its buffers' offsets and the zero after them (a bitonic pass's k and j). */
+    /** Words the kernel reads after its buffers' offsets and the zero after them (a bitonic pass's k and j; a Cholesky's or triangular solve's flags, linalg_wgsl.ts). */
     readonly parameters?: readonly number[];
   }
   | { readonly kind: "copy"; readonly name: string; readonly kernel: number; readonly from: Location; readonly to: Location; readonly bytes: number }
@@ -85,8 +86,6 @@ export interface GpuProgram extends GpuStepList {
 
 /** Why ops without a WGSL kernel run on the host, where there is more to say than that. */
 const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
-  cholesky: () => "no WGSL factorization kernel yet (its column sweep is sequential): the interpreter runs it",
-  triangularSolve: () => "no WGSL triangular-solve kernel yet (its row sweep is sequential): the interpreter runs it",
   customCall: (inst) => `custom call ${(inst as Instruction<"customCall">).attrs.target}: the interpreter's registry runs it (LAPACK-style linear algebra among others)`,
   rng: () => "rng draws from the interpreter's random stream (not a counter-based generator a kernel could compute)",
 };
@@ -228,7 +227,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
         if (!addEmpty(inst)) addFft(inst as Instruction<"fft">);
         continue;
       default: {
-        const opKernel = OP_KERNELS[inst.opcode];
+        const opKernel = OP_KERNELS[inst.opcode] ?? PARAMETERIZED_KERNELS[inst.opcode];
         if (opKernel === undefined) break;
         if (!addEmpty(inst)) addKernelOrHost(inst, opKernel(inst, limits));
         continue;
@@ -245,11 +244,13 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
     return true;
   }
 
-  function addKernelOrHost(inst: Instruction, kernel: WgslKernel | Declined): void {
-    if (isDeclined(kernel)) {
-      addHost(inst, kernel.declined);
+  /** A kernel step; a parameterized kernel's step passes it its parameter words (linalg_wgsl.ts: the flags). */
+  function addKernelOrHost(inst: Instruction, compiled: WgslKernel | ParameterizedKernel | Declined): void {
+    if (isDeclined(compiled)) {
+      addHost(inst, compiled.declined);
       return;
     }
+    const [kernel, parameters] = "parameters" in compiled ? [compiled.kernel, compiled.parameters] : [compiled, undefined];
     const index = kernelIndex(ctx, kernel);
     const operandLists = operandLeaves(inst);
     const operands = operandLists.flat();
@@ -263,7 +264,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
         if (readsElementForElement((inst as Instruction<"fusion">).attrs.calledComputation, i)) overParameter.push({ step: steps.length, result: results[0]!.index, leaf: l.index });
       });
     }
-    steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results] });
+    steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results], ...(parameters !== undefined ? { parameters } : {}) });
     leaves.set(inst, results);
   }
 
