@@ -10,18 +10,21 @@
 // combinations of a triangular solve of one shape, or a lower and an upper Cholesky,
 // share one pipeline.
 //
-// - Cholesky: a workgroup per matrix of the batch, a left-looking column sweep. For
-//   column j every invocation takes rows i >= j (strided by the workgroup size) and
-//   computes s_i = a_ij - Σ_{k<j} l_ik·l_jk in order of k; a barrier; every invocation
-//   reads s_j (the pivot, kept apart in workgroup memory) and stores l_jj = √s_j,
-//   l_ij = s_i / l_jj; a barrier. The factor lives in workgroup memory (its triangle
-//   packed by rows) when it fits, else in the result buffer itself. Only the triangle
-//   named by `lower` is read (upper: the conjugate transpose's, which on reals is the
-//   transpose: L(i, k) sits at A[k][i]); the other triangle of the result is 0. A pivot
-//   that is not > 0 (not positive definite, or NaN) makes the whole matrix NaN, as the
-//   interpreter does: the sweep runs on (the barriers stay uniform) and the store
-//   writes NaN. The test is on the pivot's bits (WGSL lets an implementation assume no
-//   NaN, so `!(d > 0.0)` could be folded).
+// - Cholesky: a workgroup per matrix of the batch, a left-looking column sweep over the
+//   result's own triangle (A's named triangle is copied there first). For column j every
+//   invocation takes rows i >= j (strided by the workgroup size) and computes
+//   s_i = a_ij - Σ_{k<j} l_ik·l_jk in order of k; a barrier; every invocation reads s_j
+//   (the pivot, kept apart in workgroup memory) and stores l_jj = √s_j, l_ij = s_i / l_jj;
+//   a barrier. The factor stays in device memory, not workgroup memory: SwiftShader's
+//   pipeline compile grows with a workgroup array's length (the packed triangle took
+//   3.2 s at n = 32, 11 s at n = 64, 20 s at n = 90, against 1.4 s for n = 130 in device
+//   memory; 2026-11-30), and every row an invocation reads but its own is the pivot
+//   row, which the caches serve. Only the triangle named by `lower` is read (upper: the
+//   conjugate transpose's, on reals the transpose: L(i, k) sits at A[k][i]); the other
+//   triangle of the result is 0. A pivot that is not > 0 (not positive definite, or NaN)
+//   makes the whole matrix NaN, as the interpreter does: the sweep runs on (the barriers
+//   stay uniform) and the store writes NaN. The test is on the pivot's bits (WGSL lets
+//   an implementation assume no NaN, so `!(d > 0.0)` could be folded).
 // - Triangular solve: an invocation per right-hand side (a column of B on the left, a
 //   row of B on the right), substitution over the triangle in sequence. Every case is
 //   one triangular system M x = b: M = op(A) on the left; on the right, X op(A) = B is
@@ -38,6 +41,25 @@ import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 import { MAX_WORKGROUPS_PER_DIMENSION } from "./codegen.js";
+
+/** γ_k = k·u / (1 - k·u), u = 2^-24: the bound on k f32 roundings in a row (Higham, Accuracy and Stability, §3.1). */
+const gamma = (k: number): number => (k * 2 ** -24) / (1 - k * 2 ** -24);
+
+/**
+ * The stated backward error of the GPU's Cholesky of an n×n f32 matrix A: the factor L̂
+ * satisfies |A - L̂L̂ᵀ| ≤ choleskyBackwardBound(n)·|L̂||L̂ᵀ| elementwise (Higham, Thm 10.3:
+ * γ_{n+1}, for correctly rounded division and square root; WGSL lets each be 2.5 ulp
+ * off, 5u, so four more roundings each: γ_{n+9}). Underflow is assumed away.
+ */
+export const choleskyBackwardBound = (n: number): number => gamma(n + 9);
+
+/**
+ * The stated backward error of the GPU's triangular solve of order n: the solution x̂ of
+ * M x = b satisfies (M + ΔM) x̂ = b with |ΔM| ≤ triangularSolveBackwardBound(n)·|M|
+ * (Higham, Thm 8.5: γ_n, plus four roundings for WGSL's 2.5-ulp division), so
+ * |b - M x̂| ≤ bound·|M||x̂| and |x̂ - x| ≤ bound·|M⁻¹||M||x̂|.
+ */
+export const triangularSolveBackwardBound = (n: number): number => gamma(n + 4);
 
 /** A kernel and the words its step passes it (the flags). */
 export interface ParameterizedKernel {
@@ -64,8 +86,8 @@ function grid(groups: number, maxPerDimension: number): [number, number] {
 }
 
 /**
- * The Cholesky kernel of `inst` (f32, any batch), over buffers (a, result) and one
- * parameter word (1: lower, 0: upper).
+ * The Cholesky kernel of `inst` (f32, any batch), over buffers (a, result) and two
+ * parameter words: 1 (lower) or 0 (upper), and n.
  */
 export function choleskyKernelWgsl(inst: Instruction<"cholesky">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
   const a = inst.operands[0]!.shape as ArrayShape;
@@ -80,45 +102,35 @@ export function choleskyKernelWgsl(inst: Instruction<"cholesky">, limits: GpuLim
   let size = 32;
   while (size < n && size * 2 <= largest) size *= 2;
   size = Math.min(size, largest);
-  const triangle = (n * (n + 1)) / 2;
-  // The packed triangle and the pivot in workgroup memory, when they fit.
-  const shared = 4 * (triangle + 1) <= limits.maxComputeWorkgroupStorageSize;
   const workgroups = grid(batch, maxPerDimension);
-  const nn = n * n;
   // L(i, k), k <= i: where it is in a matrix laid out as A (row-major; upper: transposed).
-  const at = `fn xk_at(i: u32, k: u32) -> u32 { return select(k * ${u(n)} + i, i * ${u(n)} + k, args[3] != 0u); }`;
-  const storage = shared
-    ? [
-      `var<workgroup> xk_l: array<f32, ${triangle}>;`,
-      "fn xk_get(i: u32, k: u32) -> f32 { return xk_l[i * (i + 1u) / 2u + k]; }",
-      "fn xk_set(i: u32, k: u32, v: f32) { xk_l[i * (i + 1u) / 2u + k] = v; }",
-      "fn xk_barrier() { workgroupBarrier(); }",
-    ]
-    : [
-      // The factor is built in the result's own triangle.
-      "var<private> xk_r: u32;",
-      "fn xk_get(i: u32, k: u32) -> f32 { return bitcast<f32>(mem[xk_r + xk_at(i, k)]); }",
-      "fn xk_set(i: u32, k: u32, v: f32) { mem[xk_r + xk_at(i, k)] = bitcast<u32>(v); }",
-      "fn xk_barrier() { storageBarrier(); workgroupBarrier(); }",
-    ];
+  // n is a parameter word too, like the triangle: matrices of one batch count and workgroup size share a pipeline.
+  const at = "fn xk_at(i: u32, k: u32) -> u32 { return select(k * xk_n + i, i * xk_n + k, args[3] != 0u); }";
   const source = [
-    ...header, at, POSITIVE_PIVOT, ...storage,
+    ...header, "var<private> xk_n: u32;", "var<private> xk_r: u32;", at, POSITIVE_PIVOT,
+    // The factor is built in the result's own triangle.
+    "fn xk_get(i: u32, k: u32) -> f32 { return bitcast<f32>(mem[xk_r + xk_at(i, k)]); }",
+    "fn xk_set(i: u32, k: u32, v: f32) { mem[xk_r + xk_at(i, k)] = bitcast<u32>(v); }",
+    // Its entries are in device memory, the pivot in workgroup memory.
+    "fn xk_barrier() { storageBarrier(); workgroupBarrier(); }",
     "var<workgroup> xk_pivot: f32;",
     `@compute @workgroup_size(${size})`,
     "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
     `  let m = wid.x + wid.y * ${u(workgroups[0])};`,
-    // Uniform across the workgroup: the barriers below stay in uniform control flow.
+    // Uniform across the workgroup, as n is (a word of read-only memory): the barriers below stay in uniform control flow.
     `  if (m >= ${u(batch)}) { return; }`,
-    `  let a = (args[0] >> 2u) + m * ${u(nn)};`,
-    `  let r = (args[1] >> 2u) + m * ${u(nn)};`,
-    ...(shared ? [] : ["  xk_r = r;"]),
-    `  for (var i = lid.x; i < ${u(n)}; i = i + ${u(size)}) {`,
+    "  let n = args[4];",
+    "  xk_n = n;",
+    "  let a = (args[0] >> 2u) + m * n * n;",
+    "  let r = (args[1] >> 2u) + m * n * n;",
+    "  xk_r = r;",
+    `  for (var i = lid.x; i < n; i = i + ${u(size)}) {`,
     "    for (var k = 0u; k <= i; k = k + 1u) { xk_set(i, k, bitcast<f32>(mem[a + xk_at(i, k)])); }",
     "  }",
     "  xk_barrier();",
     "  var ok = true;",
-    `  for (var j = 0u; j < ${u(n)}; j = j + 1u) {`,
-    `    for (var i = j + lid.x; i < ${u(n)}; i = i + ${u(size)}) {`,
+    "  for (var j = 0u; j < n; j = j + 1u) {",
+    `    for (var i = j + lid.x; i < n; i = i + ${u(size)}) {`,
     "      var s = xk_get(i, j);",
     "      for (var k = 0u; k < j; k = k + 1u) { s = s - xk_get(i, k) * xk_get(j, k); }",
     "      if (i == j) { xk_pivot = s; } else { xk_set(i, j, s); }",
@@ -127,29 +139,29 @@ export function choleskyKernelWgsl(inst: Instruction<"cholesky">, limits: GpuLim
     "    let d = xk_pivot;",
     "    ok = ok && xk_positive(d);",
     "    let root = sqrt(d);",
-    `    for (var i = j + lid.x; i < ${u(n)}; i = i + ${u(size)}) { xk_set(i, j, select(xk_get(i, j) / root, root, i == j)); }`,
+    `    for (var i = j + lid.x; i < n; i = i + ${u(size)}) { xk_set(i, j, select(xk_get(i, j) / root, root, i == j)); }`,
     "    xk_barrier();",
     "  }",
     // The named triangle's entries, 0 in the other, or all NaN.
-    `  for (var e = lid.x; e < ${u(nn)}; e = e + ${u(size)}) {`,
-    `    let row = e / ${u(n)};`,
-    `    let col = e % ${u(n)};`,
+    `  for (var e = lid.x; e < n * n; e = e + ${u(size)}) {`,
+    "    let row = e / n;",
+    "    let col = e % n;",
     "    let lower = args[3] != 0u;",
     "    let i = select(col, row, lower);",
     "    let k = select(row, col, lower);",
     "    var v = 0u;",
     "    if (i >= k) { v = bitcast<u32>(xk_get(i, k)); }",
     "    if (!ok) { v = 0x7fc00000u; }",
-    // Element e's own entry, read and written by the same invocation (in place in device memory).
+    // Element e's own entry, read and written by the same invocation.
     "    mem[r + e] = v;",
     "  }",
     "}",
   ].join("\n");
   const kernel: WgslKernel = {
     source, buffers: 2, units: batch, invocationsPerUnit: size, workgroups,
-    what: `Cholesky of ${batch} ${n}x${n} f32 matrix(es), column sweep, the factor in ${shared ? "workgroup" : "device"} memory, the triangle a parameter`,
+    what: `Cholesky of ${batch} ${n}x${n} f32 matrix(es), column sweep in the result's triangle, the triangle and n parameters`,
   };
-  return { kernel, parameters: [inst.attrs.lower ? 1 : 0] };
+  return { kernel, parameters: [inst.attrs.lower ? 1 : 0, n] };
 }
 
 /** The flag bits of a triangular solve's parameter word. */

@@ -1,0 +1,288 @@
+// Cholesky and triangular solve on the WebGPU backend (webgpu/linalg_wgsl.ts), f32:
+// against float64 references within the stated bounds (docs/numerics.md:
+// choleskyBackwardBound, triangularSolveBackwardBound) and against the interpreter (the
+// specification), on random well-conditioned matrices (SPD: M·Mᵀ + n·I), sizes 1, 3, 17
+// and 64, batch dims, every flag combination of
+// triangular solve, NaN in the triangle an op must not read, and a matrix that is not
+// positive definite (all NaN, as the interpreter gives). Few distinct kernels: flags are
+// step parameters, so each shape compiles one pipeline (SwiftShader takes ~0.5 s each).
+
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { webgpuSkip } from "./gpu_available.js";
+import { compile } from "../../../src/compiler/index.js";
+import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
+import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
+import { choleskyBackwardBound, triangularSolveBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import { XlaBuilder, parameter, cholesky, triangularSolve, tuple } from "../../../src/index.js";
+import type { Computation } from "../../../src/ir/computation.js";
+import { Literal } from "../../../src/types/literal.js";
+import { arrayShape } from "../../../src/types/shape.js";
+
+const skip = webgpuSkip;
+after(() => releaseGpu());
+
+/** A deterministic stream in [-1, 1). */
+function randoms(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 31 - 1;
+  };
+}
+
+const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
+
+/** Runs `c` on the GPU (no host step allowed) and on the interpreter; the result leaves' values of both. */
+async function run(c: Computation, args: readonly Literal[]): Promise<{ got: number[][]; want: number[][]; dump: string }> {
+  const exe = await compile(c, { backend: "webgpu" });
+  try {
+    const dump = exe.dump();
+    assert.deepEqual(exe.stats.interpreted, [], dump);
+    const got = (await exe.run(args)).arrayLeaves().map((l) => l.values() as number[]);
+    const want = evaluate(c, args).arrayLeaves().map((l) => l.values() as number[]);
+    return { got, want, dump };
+  } finally {
+    exe.delete();
+  }
+}
+
+// ---- Cholesky
+
+/** A batch of SPD matrices M·Mᵀ + n·I (M in [-1, 1)), f32-rounded, with κ₂ ≤ (n + ‖M‖²_F)/n; NaN across the triangle `lower` does not read. */
+function spdBatch(batch: number, n: number, lower: boolean, seed: number): { values: number[]; kappa: number[] } {
+  const r = randoms(seed);
+  const values: number[] = [];
+  const kappa: number[] = [];
+  for (let m = 0; m < batch; m++) {
+    const M = Array.from({ length: n * n }, r);
+    kappa.push((n + M.reduce((s, x) => s + x * x, 0)) / n);
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) {
+        let s = i === j ? n : 0;
+        for (let k = 0; k < n; k++) s += M[i * n + k]! * M[j * n + k]!;
+        values.push((lower ? j > i : j < i) ? NaN : Math.fround(s));
+      }
+    }
+  }
+  return { values, kappa };
+}
+
+/**
+ * Checks the GPU's factor of each matrix (its named triangle; the other exactly 0): the
+ * backward bound |A - L̂L̂ᵀ| ≤ β|L̂||L̂ᵀ| in doubles (plus the doubles' own rounding), and
+ * the forward error against the interpreter's factor (doubles rounded once) within its
+ * first-order consequence ‖L̂ - L‖_F ≤ 2·κ₂·n·β·‖L‖_F + 2^-24·‖L‖_F. Returns the worst
+ * backward error as a share of its bound.
+ */
+function checkFactor(a: readonly number[], got: readonly number[], want: readonly number[], n: number, lower: boolean, kappa: readonly number[], what: string): number {
+  const beta = choleskyBackwardBound(n);
+  let worst = 0;
+  kappa.forEach((k, m) => {
+    const base = m * n * n;
+    // L(i, j), i >= j, from the result's named triangle.
+    const l = (v: readonly number[], i: number, j: number): number => v[base + (lower ? i * n + j : j * n + i)]!;
+    const entry = (i: number, j: number): number => a[base + (lower ? i * n + j : j * n + i)]!;
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) {
+        if (j > i) {
+          assert.equal(got[base + (lower ? i * n + j : j * n + i)], 0, `${what}: matrix ${m}: the other triangle is 0 at (${i}, ${j})`);
+          continue;
+        }
+        let llt = 0, abs = 0;
+        for (let k = 0; k <= j; k++) {
+          llt += l(got, i, k) * l(got, j, k);
+          abs += Math.abs(l(got, i, k) * l(got, j, k));
+        }
+        const err = Math.abs(entry(i, j) - llt);
+        const bound = beta * abs + n * 2 ** -52 * (Math.abs(entry(i, j)) + abs);
+        assert.ok(err <= bound, `${what}: matrix ${m}: |A - L̂L̂ᵀ| at (${i}, ${j}) is ${err} > ${bound}`);
+        worst = Math.max(worst, err / bound);
+      }
+    }
+    let diff = 0, norm = 0;
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j <= i; j++) {
+        diff += (l(got, i, j) - l(want, i, j)) ** 2;
+        norm += l(want, i, j) ** 2;
+      }
+    }
+    const relative = Math.sqrt(diff / norm);
+    assert.ok(relative <= 2 * k * n * beta + 2 ** -24, `${what}: matrix ${m}: ‖L̂ - L‖_F / ‖L‖_F = ${relative} (κ₂ ≤ ${k})`);
+  });
+  return worst;
+}
+
+test("Cholesky, lower and upper: within the stated bounds of the float64 factor, batch dims, n = 1, 3, 17, 64 (one kernel a shape)", { skip }, async () => {
+  const cases: { dims: number[]; seed: number }[] = [
+    { dims: [2, 1, 1], seed: 1 }, { dims: [3, 3, 3], seed: 2 }, { dims: [2, 2, 17, 17], seed: 3 }, { dims: [64, 64], seed: 4 },
+  ];
+  for (const { dims, seed } of cases) {
+    const n = dims.at(-1)!;
+    const batch = product(dims.slice(0, -2));
+    const b = new XlaBuilder(`cholesky_${dims.join("x")}`);
+    const shape = arrayShape("f32", dims);
+    const c = b.build(tuple(b, [cholesky(parameter(b, 0, shape, "lo"), true), cholesky(parameter(b, 1, shape, "up"), false)]));
+    const lo = spdBatch(batch, n, true, seed), up = spdBatch(batch, n, false, seed + 100);
+    const { got, want, dump } = await run(c, [Literal.fromValues("f32", dims, lo.values), Literal.fromValues("f32", dims, up.values)]);
+    // One pipeline for both triangles: the triangle is the step's parameter.
+    assert.match(dump, /1 kernel\(s\), 0 host step/);
+    const what = `cholesky ${dims.join("x")}`;
+    const worst = Math.max(checkFactor(lo.values, got[0]!, want[0]!, n, true, lo.kappa, `${what} lower`), checkFactor(up.values, got[1]!, want[1]!, n, false, up.kappa, `${what} upper`));
+    console.log(`${what}: worst backward error ${(100 * worst).toFixed(2)}% of its bound`);
+  }
+});
+
+test("Cholesky of a batch with a matrix that is not positive definite: that matrix all NaN, the others factored", { skip }, async () => {
+  const n = 3;
+  const b = new XlaBuilder("cholesky_not_pd");
+  const c = b.build(cholesky(parameter(b, 0, arrayShape("f32", [3, n, n]), "a"), true));
+  const good = spdBatch(1, n, true, 7).values;
+  // diag(1, -1, 1): the second pivot is negative; then a pivot that is NaN.
+  const indefinite = [1, 0, 0, 0, -1, 0, 0, 0, 1];
+  const nan = [4, 0, 0, NaN, 4, 0, 0, 0, 4];
+  const { got, want } = await run(c, [Literal.fromValues("f32", [3, n, n], [...good, ...indefinite, ...nan])]);
+  assert.ok(want[0]!.slice(9).every(Number.isNaN));
+  assert.ok(got[0]!.slice(9).every(Number.isNaN), String(got[0]!.slice(9)));
+  assert.ok(got[0]!.slice(0, 9).every(Number.isFinite) && want[0]!.slice(0, 9).every(Number.isFinite));
+});
+
+// ---- triangular solve
+
+type Transpose = "NO_TRANSPOSE" | "TRANSPOSE" | "ADJOINT";
+interface Flags { readonly leftSide: boolean; readonly lower: boolean; readonly transposeA: Transpose; readonly unitDiagonal: boolean }
+
+const ALL_FLAGS: Flags[] = [true, false].flatMap((leftSide) => [true, false].flatMap((lower) =>
+  (["NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"] as const).flatMap((transposeA) => [false, true].map((unitDiagonal) => ({ leftSide, lower, transposeA, unitDiagonal })))));
+
+const flagText = (f: Flags): string => `${f.leftSide ? "left" : "right"} ${f.lower ? "lower" : "upper"} ${f.transposeA}${f.unitDiagonal ? " unit" : ""}`;
+
+/**
+ * A batch of n×n triangular matrices: off-diagonal entries in [-2/n, 2/n), a diagonal of
+ * magnitude 1 to 2 (well-conditioned, unit diagonal or not); NaN across the triangle not
+ * read, and on the diagonal when `unitDiagonal` (not read either).
+ */
+function triangularBatch(batch: number, n: number, lower: boolean, unitDiagonal: boolean, seed: number): number[] {
+  const r = randoms(seed);
+  const values: number[] = [];
+  for (let k = 0; k < batch * n * n; k++) {
+    const i = Math.floor(k / n) % n, j = k % n;
+    const v = r();
+    values.push(i === j ? (unitDiagonal ? NaN : Math.fround(Math.sign(v || 1) * (1 + Math.abs(v)))) : (lower ? j > i : j < i) ? NaN : Math.fround((2 * v) / n));
+  }
+  return values;
+}
+
+/**
+ * Checks each right-hand side of one solve against the bounds: M x = b with M = op(A) (left) or
+ * op(A)ᵀ (right), as dense doubles with the unread parts masked; the residual
+ * |b - M x̂| ≤ β|M||x̂| and |x̂ - x| ≤ β|M⁻¹||M||x̂| against x solved in doubles.
+ * Returns the worst residual as a share of its bound, and the worst difference from the interpreter relative to max|x|.
+ */
+function checkSolve(a: readonly number[], b: readonly number[], got: readonly number[], want: readonly number[], batch: number, n: number, rows: number, cols: number, f: Flags, what: string): { residual: number; interpreter: number } {
+  const beta = triangularSolveBackwardBound(n);
+  const rhs = f.leftSide ? cols : rows;
+  const t = f.transposeA !== "NO_TRANSPOSE" !== !f.leftSide;
+  let worst = 0, worstResidual = 0;
+  for (let m = 0; m < batch; m++) {
+    // M as dense doubles, the unread triangle 0 and a unit diagonal 1.
+    const M = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, k) => {
+      const [r, c] = t ? [k, i] : [i, k];
+      if (r === c) return f.unitDiagonal ? 1 : a[m * n * n + r * n + c]!;
+      return (f.lower ? c < r : c > r) ? a[m * n * n + r * n + c]! : 0;
+    }));
+    const mLower = f.lower !== t;
+    // |M⁻¹| by substitution on the unit vectors, in doubles.
+    const solve = (v: readonly number[]): number[] => {
+      const x = [...v];
+      for (let s = 0; s < n; s++) {
+        const i = mLower ? s : n - 1 - s;
+        for (let k = 0; k < n; k++) if (k !== i && (mLower ? k < i : k > i)) x[i]! -= M[i]![k]! * x[k]!;
+        x[i]! /= M[i]![i]!;
+      }
+      return x;
+    };
+    const inverse = Array.from({ length: n }, (_, j) => solve(Array.from({ length: n }, (_, i) => (i === j ? 1 : 0))));
+    for (let c = 0; c < rhs; c++) {
+      const at = (e: number): number => m * rows * cols + (f.leftSide ? e * cols + c : c * cols + e);
+      const bv = Array.from({ length: n }, (_, e) => b[at(e)]!);
+      const xg = Array.from({ length: n }, (_, e) => got[at(e)]!);
+      const exact = solve(bv);
+      const absMx = M.map((row) => row.reduce((s, v, k) => s + Math.abs(v * xg[k]!), 0));
+      let scale = 0;
+      for (let i = 0; i < n; i++) {
+        const residual = Math.abs(bv[i]! - M[i]!.reduce((s, v, k) => s + v * xg[k]!, 0));
+        const slack = n * 2 ** -52 * (Math.abs(bv[i]!) + absMx[i]!);
+        assert.ok(residual <= beta * absMx[i]! + slack, `${what}: matrix ${m} rhs ${c}: residual ${residual} > ${beta * absMx[i]!} at ${i}`);
+        worstResidual = Math.max(worstResidual, residual / (beta * absMx[i]! + slack));
+        // (|M⁻¹| |M||x̂|)_i: inverse[j] is column j of M⁻¹.
+        const forward = beta * absMx.reduce((s, v, j) => s + Math.abs(inverse[j]![i]!) * v, 0);
+        const err = Math.abs(xg[i]! - exact[i]!);
+        assert.ok(err <= forward * (1 + 1e-9) + 1e-300, `${what}: matrix ${m} rhs ${c}: |x̂ - x| = ${err} > ${forward} at ${i}`);
+        scale = Math.max(scale, Math.abs(exact[i]!));
+      }
+      for (let i = 0; i < n; i++) worst = Math.max(worst, Math.abs(xg[i]! - want[at(i)]!) / scale);
+    }
+  }
+  return { residual: worstResidual, interpreter: worst };
+}
+
+/** One program solving b against each flag combination's matrix (the one whose unread parts are NaN for those flags). */
+async function checkSolves(aDims: readonly number[], bDims: readonly number[], flags: readonly Flags[], seed: number): Promise<string> {
+  const rank = bDims.length;
+  const n = aDims[rank - 1]!, rows = bDims[rank - 2]!, cols = bDims[rank - 1]!;
+  const batch = product(bDims.slice(0, -2));
+  const kinds = [[true, false], [true, true], [false, false], [false, true]] as const;
+  const as = kinds.map(([lower, unit], k) => triangularBatch(batch, n, lower, unit, seed + k));
+  const r = randoms(seed + 10);
+  const bValues = Array.from({ length: product(bDims) }, () => Math.fround(r()));
+  const builder = new XlaBuilder(`triangular_solve_${bDims.join("x")}`);
+  const aParams = kinds.map((_, k) => parameter(builder, k, arrayShape("f32", aDims), `a${k}`));
+  const bParam = parameter(builder, kinds.length, arrayShape("f32", bDims), "b");
+  const which = (f: Flags): number => kinds.findIndex(([lower, unit]) => lower === f.lower && unit === f.unitDiagonal);
+  const c = builder.build(tuple(builder, flags.map((f) => triangularSolve(aParams[which(f)]!, bParam, f.leftSide, f.lower, f.unitDiagonal, f.transposeA))));
+  const args = [...as.map((v) => Literal.fromValues("f32", aDims, v)), Literal.fromValues("f32", bDims, bValues)];
+  const { got, want, dump } = await run(c, args);
+  let worst = 0, residual = 0;
+  flags.forEach((f, k) => {
+    const r = checkSolve(as[which(f)]!, bValues, got[k]!, want[k]!, batch, n, rows, cols, f, `${bDims.join("x")} ${flagText(f)}`);
+    worst = Math.max(worst, r.interpreter);
+    residual = Math.max(residual, r.residual);
+  });
+  console.log(`triangular solve ${aDims.join("x")} \\ ${bDims.join("x")}, ${flags.length} flag combination(s): worst residual ${(100 * residual).toFixed(2)}% of its bound, ` +
+    `worst difference from the interpreter ${worst.toExponential(2)} of max|x|`);
+  assert.ok(worst <= 64 * n * 2 ** -24, `against the interpreter: ${worst}`);
+  return dump;
+}
+
+test("triangular solve, every flag combination (24, one kernel), batch dims: within the stated bounds of float64, near the interpreter", { skip }, async () => {
+  const dump = await checkSolves([2, 17, 17], [2, 17, 17], ALL_FLAGS, 11);
+  assert.match(dump, /1 kernel\(s\), 0 host step/);
+});
+
+test("triangular solve, n = 1, 3 and 64, left and right, right-hand sides that are not square", { skip }, async () => {
+  const some = (leftSide: boolean): Flags[] => ALL_FLAGS.filter((f) => f.leftSide === leftSide && f.transposeA !== "ADJOINT");
+  await checkSolves([3, 1, 1], [3, 1, 4], some(true), 21);
+  await checkSolves([2, 3, 3], [2, 5, 3], some(false), 31);
+  await checkSolves([64, 64], [64, 3], some(true), 41);
+  await checkSolves([64, 64], [2, 64], some(false), 51);
+});
+
+test("the plan (no GPU needed): Cholesky and triangular solve are kernels, their flags step parameters; f64 and complex ones run on the host, saying why", () => {
+  const b = new XlaBuilder("plan");
+  const a = parameter(b, 0, arrayShape("f32", [4, 100, 100]), "a");
+  const d = parameter(b, 1, arrayShape("f64", [3, 3]), "d");
+  const z = parameter(b, 2, arrayShape("c64", [3, 3]), "z");
+  const c = b.build(tuple(b, [cholesky(a, true), cholesky(a, false), triangularSolve(a, a, false, true, true, "TRANSPOSE"), cholesky(d, true), triangularSolve(z, z, true, false, false, "ADJOINT")]));
+  const plan = planGpuProgram(c, {});
+  const dump = dumpGpuProgram(plan);
+  assert.match(dump, /Cholesky of 4 100x100 f32 matrix\(es\), column sweep in the result's triangle/);
+  assert.match(dump, /triangular solve of 4 100x100 f32 system\(s\), an invocation a right-hand side/);
+  const kernels = plan.steps.flatMap((s) => (s.kind === "kernel" ? [s] : []));
+  assert.deepEqual(kernels.map((s) => s.parameters), [[1, 100], [0, 100], [2 | 4 | 8]]);
+  assert.equal(kernels[0]!.kernel, kernels[1]!.kernel, "one pipeline for both triangles");
+  const hosts = plan.steps.flatMap((s) => (s.kind === "host" ? [s.why] : []));
+  assert.deepEqual(hosts, ["webgpu cholesky: f64 matrices run on the host (WGSL has no f64)", "webgpu triangular-solve: c64 matrices run on the host (the WGSL kernel computes f32)"]);
+});
