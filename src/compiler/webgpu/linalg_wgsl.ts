@@ -1,5 +1,6 @@
 // Cholesky and triangular solve as WGSL kernels of the WebGPU backend, in f32 (WGSL has
-// no f64; f64, f16 and complex matrices run on the host). The interpreter is the
+// no f64; f64, f16 and complex matrices run on the host), and the LAPACK custom calls
+// that are the same computations (?potrf, ?trsm). The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
 // rounds once, its triangular solve runs XLA's expansion in f32; the GPU computes in f32
 // by the textbook column sweep and substitution, within the bounds docs/numerics.md
@@ -11,20 +12,25 @@
 // share one pipeline.
 //
 // - Cholesky: a workgroup per matrix of the batch, a left-looking column sweep over the
-//   result's own triangle (A's named triangle is copied there first). For column j every
-//   invocation takes rows i >= j (strided by the workgroup size) and computes
-//   s_i = a_ij - Σ_{k<j} l_ik·l_jk in order of k; a barrier; every invocation reads s_j
-//   (the pivot, kept apart in workgroup memory) and stores l_jj = √s_j, l_ij = s_i / l_jj;
-//   a barrier. The factor stays in device memory, not workgroup memory: SwiftShader's
-//   pipeline compile grows with a workgroup array's length (the packed triangle took
-//   3.2 s at n = 32, 11 s at n = 64, 20 s at n = 90, against 1.4 s for n = 130 in device
-//   memory; 2026-11-30), and every row an invocation reads but its own is the pivot
-//   row, which the caches serve. Only the triangle named by `lower` is read (upper: the
-//   conjugate transpose's, on reals the transpose: L(i, k) sits at A[k][i]); the other
-//   triangle of the result is 0. A pivot that is not > 0 (not positive definite, or NaN)
-//   makes the whole matrix NaN, as the interpreter does: the sweep runs on (the barriers
-//   stay uniform) and the store writes NaN. The test is on the pivot's bits (WGSL lets
-//   an implementation assume no NaN, so `!(d > 0.0)` could be folded).
+//   result's own triangle (A's named triangle is copied there first), row i invocation
+//   i % size's throughout. For column j, row j's invocation computes the pivot
+//   d = a_jj - Σ_{k<j} l_jk² into workgroup memory; every invocation reads it back as a
+//   uniform value (workgroupUniformLoad: a barrier too), and each row i > j gets
+//   l_ij = (a_ij - Σ_{k<j} l_ik·l_jk) / √d, the sums in order of k; a storage barrier
+//   (row j is read by all next). The factor stays in device memory, not workgroup
+//   memory: SwiftShader's pipeline compile grows with a workgroup array's length (the
+//   packed triangle took 3.2 s at n = 32, 11 s at n = 64, 20 s at n = 90, against
+//   0.4-0.7 s in device memory; 2026-11-30), and the rows an invocation reads besides its
+//   own are the pivot's, which the caches serve. Only the triangle named by `lower` is
+//   read (upper: the conjugate transpose's, on reals the transpose: L(i, k) sits at
+//   A[k][i]); the other triangle of the result is 0. A pivot that is not > 0 (not
+//   positive definite, or NaN) ends the sweep (uniformly: the pivot is a uniform value)
+//   and the whole matrix is NaN, as the interpreter gives. The test is on the pivot's
+//   bits (WGSL lets an implementation assume no NaN, so `!(d > 0.0)` could be folded).
+//   LAPACK's ?potrf (jaxlib's lapack_spotrf_ffi, cuSOLVER's and hipSOLVER's potrf) is
+//   the same sweep with LAPACK's results, as the interpreter's registry computes them
+//   (interpreter/lapack/targets.ts): the other triangle keeps the input, a failure at
+//   column j leaves columns j.. as they were and info = j + 1 (else 0).
 // - Triangular solve: an invocation per right-hand side (a column of B on the left, a
 //   row of B on the right), substitution over the triangle in sequence. Every case is
 //   one triangular system M x = b: M = op(A) on the left; on the right, X op(A) = B is
@@ -34,8 +40,10 @@
 //   as it is solved (each invocation owns its right-hand side's elements).
 
 import type { Instruction } from "../../ir/computation.js";
+import { parseAttributeDictionary } from "../../interpreter/attribute_dictionary.js";
+import { FfiCall, type FfiPlatform } from "../../interpreter/lapack/ffi.js";
 import type { Opcode } from "../../ir/opcodes.js";
-import { arrayShape, type ArrayShape } from "../../types/shape.js";
+import { arrayShape, arrayLeaves, shapeToString, type ArrayShape } from "../../types/shape.js";
 import type { Declined } from "../kernel/declined.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
@@ -85,15 +93,15 @@ function grid(groups: number, maxPerDimension: number): [number, number] {
   return [x, Math.ceil(Math.max(groups, 1) / x)];
 }
 
+/** How a factorization reports: XLA's Cholesky (other triangle 0, a failed matrix all NaN) or LAPACK's ?potrf (other triangle kept, info). */
+type FactorResult = "xla" | "lapack";
+
 /**
- * The Cholesky kernel of `inst` (f32, any batch), over buffers (a, result) and two
- * parameter words: 1 (lower) or 0 (upper), and n.
+ * The Cholesky kernel of a batch of n×n f32 matrices (shape `a`), over buffers (a,
+ * result) for XLA's op, (a, result, info) for ?potrf, and two parameter words: 1 (lower)
+ * or 0 (upper), and n.
  */
-export function choleskyKernelWgsl(inst: Instruction<"cholesky">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
-  const a = inst.operands[0]!.shape as ArrayShape;
-  const notF32 = f32Only("cholesky", a.elementType);
-  if (notF32 !== undefined) return notF32;
-  if (tooLarge([a])) return { declined: "webgpu cholesky: an operand of 2 GiB or more" };
+function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, maxPerDimension: number): WgslKernel {
   const dims = a.dimensions;
   const n = dims[dims.length - 1]!;
   const batch = product(dims.slice(0, -2));
@@ -103,23 +111,30 @@ export function choleskyKernelWgsl(inst: Instruction<"cholesky">, limits: GpuLim
   while (size < n && size * 2 <= largest) size *= 2;
   size = Math.min(size, largest);
   const workgroups = grid(batch, maxPerDimension);
-  // L(i, k), k <= i: where it is in a matrix laid out as A (row-major; upper: transposed).
-  // n is a parameter word too, like the triangle: matrices of one batch count and workgroup size share a pipeline.
-  const at = "fn xk_at(i: u32, k: u32) -> u32 { return select(k * xk_n + i, i * xk_n + k, args[3] != 0u); }";
+  const lapack = result === "lapack";
+  // The parameter words follow the buffers' offsets and the zero after them.
+  const lowerWord = `args[${lapack ? 4 : 3}]`, nWord = `args[${lapack ? 5 : 4}]`;
+  // Element e = (row, col) of the result: L's entry in the named triangle; outside it 0
+  // (XLA) or the input's (LAPACK); after a failure all NaN (XLA), or the input in the
+  // columns not factored (LAPACK: they still hold it).
+  const store = lapack
+    ? ["    var v = mem[a + e];", "    if (i >= k) { v = bitcast<u32>(xk_get(i, k)); }"]
+    : ["    var v = 0u;", "    if (i >= k) { v = bitcast<u32>(xk_get(i, k)); }", "    if (failed != 0u) { v = 0x7fc00000u; }"];
   const source = [
-    ...header, "var<private> xk_n: u32;", "var<private> xk_r: u32;", at, POSITIVE_PIVOT,
-    // The factor is built in the result's own triangle.
+    ...header, "var<private> xk_n: u32;", "var<private> xk_r: u32;",
+    // L(i, k), k <= i: where it is in a matrix laid out as A (row-major; upper: transposed).
+    `fn xk_at(i: u32, k: u32) -> u32 { return select(k * xk_n + i, i * xk_n + k, ${lowerWord} != 0u); }`,
+    POSITIVE_PIVOT,
+    // The factor is built in the result's own triangle; the pivot is in workgroup memory.
     "fn xk_get(i: u32, k: u32) -> f32 { return bitcast<f32>(mem[xk_r + xk_at(i, k)]); }",
     "fn xk_set(i: u32, k: u32, v: f32) { mem[xk_r + xk_at(i, k)] = bitcast<u32>(v); }",
-    // Its entries are in device memory, the pivot in workgroup memory.
-    "fn xk_barrier() { storageBarrier(); workgroupBarrier(); }",
     "var<workgroup> xk_pivot: f32;",
     `@compute @workgroup_size(${size})`,
     "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
     `  let m = wid.x + wid.y * ${u(workgroups[0])};`,
     // Uniform across the workgroup, as n is (a word of read-only memory): the barriers below stay in uniform control flow.
     `  if (m >= ${u(batch)}) { return; }`,
-    "  let n = args[4];",
+    `  let n = ${nWord};`,
     "  xk_n = n;",
     "  let a = (args[0] >> 2u) + m * n * n;",
     "  let r = (args[1] >> 2u) + m * n * n;",
@@ -127,56 +142,67 @@ export function choleskyKernelWgsl(inst: Instruction<"cholesky">, limits: GpuLim
     `  for (var i = lid.x; i < n; i = i + ${u(size)}) {`,
     "    for (var k = 0u; k <= i; k = k + 1u) { xk_set(i, k, bitcast<f32>(mem[a + xk_at(i, k)])); }",
     "  }",
-    "  xk_barrier();",
-    "  var ok = true;",
+    // 1 + the first column whose pivot is not > 0, or 0.
+    "  var failed = 0u;",
+    // Row i is invocation i % size's throughout: it loads it, computes its pivot and its entries.
     "  for (var j = 0u; j < n; j = j + 1u) {",
-    `    for (var i = j + lid.x; i < n; i = i + ${u(size)}) {`,
-    "      var s = xk_get(i, j);",
-    "      for (var k = 0u; k < j; k = k + 1u) { s = s - xk_get(i, k) * xk_get(j, k); }",
-    "      if (i == j) { xk_pivot = s; } else { xk_set(i, j, s); }",
+    `    if (lid.x == j % ${u(size)}) {`,
+    "      var d = xk_get(j, j);",
+    "      for (var k = 0u; k < j; k = k + 1u) { let l = xk_get(j, k); d = d - l * l; }",
+    "      xk_pivot = d;",
     "    }",
-    "    xk_barrier();",
-    "    let d = xk_pivot;",
-    "    ok = ok && xk_positive(d);",
+    // A barrier, and the pivot as a uniform value: a failure leaves the sweep for every invocation at once.
+    "    let d = workgroupUniformLoad(&xk_pivot);",
+    "    if (!xk_positive(d)) { failed = j + 1u; break; }",
     "    let root = sqrt(d);",
-    `    for (var i = j + lid.x; i < n; i = i + ${u(size)}) { xk_set(i, j, select(xk_get(i, j) / root, root, i == j)); }`,
-    "    xk_barrier();",
+    `    for (var i = lid.x; i < n; i = i + ${u(size)}) {`,
+    "      if (i == j) { xk_set(j, j, root); }",
+    "      if (i > j) {",
+    "        var s = xk_get(i, j);",
+    "        for (var k = 0u; k < j; k = k + 1u) { s = s - xk_get(i, k) * xk_get(j, k); }",
+    "        xk_set(i, j, s / root);",
+    "      }",
+    "    }",
+    // Row j's entries, which every invocation reads next, are in device memory.
+    "    storageBarrier();",
     "  }",
-    // The named triangle's entries, 0 in the other, or all NaN.
+    ...(lapack ? [`  if (lid.x == 0u) { mem[(args[2] >> 2u) + m] = failed; }`] : []),
     `  for (var e = lid.x; e < n * n; e = e + ${u(size)}) {`,
     "    let row = e / n;",
     "    let col = e % n;",
-    "    let lower = args[3] != 0u;",
+    `    let lower = ${lowerWord} != 0u;`,
     "    let i = select(col, row, lower);",
     "    let k = select(row, col, lower);",
-    "    var v = 0u;",
-    "    if (i >= k) { v = bitcast<u32>(xk_get(i, k)); }",
-    "    if (!ok) { v = 0x7fc00000u; }",
+    ...store,
     // Element e's own entry, read and written by the same invocation.
     "    mem[r + e] = v;",
     "  }",
     "}",
   ].join("\n");
-  const kernel: WgslKernel = {
-    source, buffers: 2, units: batch, invocationsPerUnit: size, workgroups,
-    what: `Cholesky of ${batch} ${n}x${n} f32 matrix(es), column sweep in the result's triangle, the triangle and n parameters`,
+  return {
+    source, buffers: lapack ? 3 : 2, units: batch, invocationsPerUnit: size, workgroups,
+    what: `${lapack ? "?potrf" : "Cholesky"} of ${batch} ${n}x${n} f32 matrix(es), column sweep in the result's triangle, the triangle and n parameters`,
   };
-  return { kernel, parameters: [inst.attrs.lower ? 1 : 0, n] };
+}
+
+/** The kernel of XLA's Cholesky `inst` (f32, any batch), or why the host runs it. */
+export function choleskyKernelWgsl(inst: Instruction<"cholesky">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
+  const a = inst.operands[0]!.shape as ArrayShape;
+  const notF32 = f32Only("cholesky", a.elementType);
+  if (notF32 !== undefined) return notF32;
+  if (tooLarge([a])) return { declined: "webgpu cholesky: an operand of 2 GiB or more" };
+  return { kernel: choleskyKernel(a, "xla", limits, maxPerDimension), parameters: [inst.attrs.lower ? 1 : 0, a.dimensions.at(-1)!] };
 }
 
 /** The flag bits of a triangular solve's parameter word. */
 const LEFT_SIDE = 1, LOWER = 2, TRANSPOSE_A = 4, UNIT_DIAGONAL = 8;
 
 /**
- * The triangular-solve kernel of `inst` (f32, any batch), over buffers (a, b, result)
- * and one parameter word: the flags (LEFT_SIDE | LOWER | TRANSPOSE_A | UNIT_DIAGONAL).
+ * The triangular-solve kernel of a batch of systems (f32 A of `a`, B of `b`), over
+ * buffers (a, b, result) and one parameter word: the flags (LEFT_SIDE | LOWER |
+ * TRANSPOSE_A | UNIT_DIAGONAL).
  */
-export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, maxPerDimension: number): ParameterizedKernel | Declined {
-  const [a, b] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape];
-  const notF32 = f32Only("triangular-solve", a.elementType);
-  if (notF32 !== undefined) return notF32;
-  if (tooLarge([a, b])) return { declined: "webgpu triangular-solve: an operand of 2 GiB or more" };
-  const { leftSide, lower, unitDiagonal, transposeA } = inst.attrs;
+function triangularSolveKernel(a: ArrayShape, b: ArrayShape, maxPerDimension: number): WgslKernel {
   const rank = b.dimensions.length;
   const n = a.dimensions[rank - 1]!;
   const rows = b.dimensions[rank - 2]!, cols = b.dimensions[rank - 1]!;
@@ -217,12 +243,71 @@ export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, 
   // One invocation a right-hand side: the larger count of either side, so the flags may choose.
   const invocations = batch * Math.max(rows, cols);
   const k = elementKernel(arrayShape("u32", [invocations]), 2, "", ["  let g = i;", ...body], maxPerDimension);
-  const kernel: WgslKernel = {
+  return {
     ...k,
     what: `triangular solve of ${batch} ${n}x${n} f32 system(s), an invocation a right-hand side, substitution, the flags a parameter`,
   };
+}
+
+/** The kernel of XLA's TriangularSolve `inst` (f32, any batch), or why the host runs it. */
+export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, maxPerDimension: number): ParameterizedKernel | Declined {
+  const [a, b] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape];
+  const notF32 = f32Only("triangular-solve", a.elementType);
+  if (notF32 !== undefined) return notF32;
+  if (tooLarge([a, b])) return { declined: "webgpu triangular-solve: an operand of 2 GiB or more" };
+  const { leftSide, lower, unitDiagonal, transposeA } = inst.attrs;
   const flags = (leftSide ? LEFT_SIDE : 0) | (lower ? LOWER : 0) | (transposeA !== "NO_TRANSPOSE" ? TRANSPOSE_A : 0) | (unitDiagonal ? UNIT_DIAGONAL : 0);
-  return { kernel, parameters: [flags] };
+  return { kernel: triangularSolveKernel(a, b, maxPerDimension), parameters: [flags] };
+}
+
+/** jaxlib's ?potrf targets on f32, and whose FFI each follows (CPU: `uplo` a character; GPU: `lower` a bool). */
+const POTRF_TARGETS: ReadonlyMap<string, FfiPlatform> = new Map([["lapack_spotrf_ffi", "cpu"], ["cusolver_potrf_ffi", "gpu"], ["hipsolver_potrf_ffi", "gpu"]]);
+/** jaxlib's ?trsm target on f32 (alpha = 1). */
+const TRSM_TARGET = "lapack_strsm_ffi";
+
+/**
+ * A LAPACK custom call that is one of these kernels: ?potrf on f32 as the Cholesky sweep
+ * with LAPACK's results (buffers a, result, info), ?trsm on f32 as the triangular solve.
+ * Attributes are read as the interpreter's registry reads them (FfiCall); anything
+ * the registry would refuse, and every other target, runs on the host, where the
+ * registry runs it (or reports the error).
+ */
+export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
+  const { target, backendConfig } = inst.attrs;
+  const platform = POTRF_TARGETS.get(target) ?? (target === TRSM_TARGET ? "cpu" : undefined);
+  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; ?potrf and ?trsm on f32 have WGSL kernels)` };
+  if (platform === undefined) return host;
+  const operands = inst.operands.map((o) => o.shape);
+  const results = arrayLeaves(inst.shape);
+  if (operands.some((o) => o.kind !== "array" || o.elementType !== "f32" || o.dimensions.length < 2) || tooLarge(operands as ArrayShape[])) return host;
+  const shapes = (xs: readonly ArrayShape[]): string => xs.map((x) => shapeToString(x)).join(", ");
+  try {
+    const call = new FfiCall(target, platform === "cpu" ? "s" : undefined, [], inst.shape, parseAttributeDictionary(backendConfig.trim().startsWith("{") ? backendConfig : "", target), platform);
+    const [a, b] = operands as ArrayShape[];
+    const dims = a!.dimensions;
+    const n = dims.at(-1)!;
+    const batch = dims.slice(0, -2);
+    if (target === TRSM_TARGET) {
+      const left = call.char("side", "LR") === "L";
+      const lower = call.char("uplo", "LU") === "L";
+      const trans = call.char("trans_x", "NTC");
+      const unitDiagonal = call.char("diag", "UN") === "U";
+      const bd = b?.dimensions ?? [];
+      const sameBatch = bd.length === dims.length && batch.every((d, k) => d === bd[k]);
+      const k = left ? bd.at(-2) : bd.at(-1);
+      if (operands.length !== 2 || results.length !== 1 || !sameBatch || dims.at(-2) !== n || k !== n || shapes(results) !== shapes([b!])) return host;
+      const flags = (left ? LEFT_SIDE : 0) | (lower ? LOWER : 0) | (trans !== "N" ? TRANSPOSE_A : 0) | (unitDiagonal ? UNIT_DIAGONAL : 0);
+      return { kernel: triangularSolveKernel(a!, b!, maxPerDimension), parameters: [flags] };
+    }
+    const lower = call.lower();
+    const info = arrayShape("s32", batch);
+    if (operands.length !== 1 || dims.at(-2) !== n || shapes(results) !== shapes([a!, info])) return host;
+    return { kernel: choleskyKernel(a!, "lapack", limits, maxPerDimension), parameters: [lower ? 1 : 0, n] };
+  } catch (e) {
+    // An attribute the registry refuses: it says so when the host step runs.
+    if (e instanceof Error) return host;
+    throw e;
+  }
 }
 
 /** The ops compiled to a kernel whose step passes it parameter words (their flags), for an adapter's limits. */

@@ -31,7 +31,7 @@ import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgs
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 import { longSortWgsl, sortKernelWgsl } from "./sort_wgsl.js";
 import { fftPassesWgsl } from "./fft_wgsl.js";
-import { PARAMETERIZED_KERNELS, type ParameterizedKernel } from "./linalg_wgsl.js";
+import { customCallKernelWgsl, PARAMETERIZED_KERNELS, type ParameterizedKernel } from "./linalg_wgsl.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 
 /**
@@ -86,7 +86,6 @@ export interface GpuProgram extends GpuStepList {
 
 /** Why ops without a WGSL kernel run on the host, where there is more to say than that. */
 const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
-  customCall: (inst) => `custom call ${(inst as Instruction<"customCall">).attrs.target}: the interpreter's registry runs it (LAPACK-style linear algebra among others)`,
   rng: () => "rng draws from the interpreter's random stream (not a counter-based generator a kernel could compute)",
 };
 
@@ -226,6 +225,13 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
       case "fft":
         if (!addEmpty(inst)) addFft(inst as Instruction<"fft">);
         continue;
+      case "customCall": {
+        // Only the LAPACK calls that are linalg_wgsl.ts's kernels; any other runs on the host, even with empty results (its side effects).
+        const kernel = customCallKernelWgsl(inst as Instruction<"customCall">, limits, MAX_WORKGROUPS_PER_DIMENSION);
+        if (isDeclined(kernel)) addHost(inst, kernel.declined);
+        else if (!addEmpty(inst)) addKernelOrHost(inst, kernel);
+        continue;
+      }
       default: {
         const opKernel = OP_KERNELS[inst.opcode] ?? PARAMETERIZED_KERNELS[inst.opcode];
         if (opKernel === undefined) break;

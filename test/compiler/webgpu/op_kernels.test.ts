@@ -215,7 +215,7 @@ test("the plan (no GPU needed) lists each op left on the host with its reason: a
   const program = parseStableHlo(`func.func @main(%c: tensor<8xcomplex<f64>>, %m: tensor<3x3xf32>, %k: tensor<5000xf32>, %s: tensor<2xui64>, %d: tensor<3x3xf64>) -> (tensor<8xcomplex<f64>>, tensor<3x3xf64>, tensor<3x3xf32>, tensor<5000xf32>, tensor<16xui8>, tensor<4xui32>) {
   %f = stablehlo.fft %c, type = FFT, length = [8] : (tensor<8xcomplex<f64>>) -> tensor<8xcomplex<f64>>
   %ch = stablehlo.cholesky %d, lower = true : tensor<3x3xf64>
-  %cc = stablehlo.custom_call @lapack_spotrf_ffi(%m) : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %cc = stablehlo.custom_call @lapack_sgetrf_ffi(%m) : (tensor<3x3xf32>) -> tensor<3x3xf32>
   %o = "stablehlo.sort"(%k) ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %p = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
@@ -227,7 +227,7 @@ test("the plan (no GPU needed) lists each op left on the host with its reason: a
 }`);
   const plan = planGpuProgram(program, {});
   const hosts = plan.steps.flatMap((s) => (s.kind === "host" ? [`${s.instruction.opcode}: ${s.why}`] : []));
-  const expected = [/^fft: webgpu fft: c128 to c128 \(WGSL has no f64/, /^cholesky: webgpu cholesky: f64 matrices run on the host \(WGSL has no f64/, /^customCall: custom call lapack_spotrf_ffi: the interpreter's registry/,
+  const expected = [/^fft: webgpu fft: c128 to c128 \(WGSL has no f64/, /^cholesky: webgpu cholesky: f64 matrices run on the host \(WGSL has no f64/, /^customCall: custom call lapack_sgetrf_ffi: the interpreter's registry/,
     /^rngBitGenerator: webgpu rng-bit-generator: u8 elements are 1 bytes/];
   assert.equal(hosts.length, expected.length, hosts.join("\n"));
   expected.forEach((re, k) => assert.match(hosts[k]!, re));
