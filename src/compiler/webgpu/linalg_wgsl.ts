@@ -7,9 +7,10 @@
 // states (choleskyBackwardBound, triangularSolveBackwardBound).
 //
 // Flags are not in the WGSL source: they are words of the step's argument slot (the
-// step's `parameters`, after the buffers' offsets and the zero), so the 24 flag
-// combinations of a triangular solve of one shape, or a lower and an upper Cholesky,
-// share one pipeline.
+// step's `parameters`, after the buffers' offsets and the zero), as are n and (for
+// triangular solve) the shapes, so a triangular solve's 24 flag combinations, a lower
+// and an upper Cholesky, and systems of other sizes that dispatch alike share one
+// pipeline (SwiftShader takes 0.3-1 s to compile one).
 //
 // - Cholesky: a workgroup per matrix of the batch, a left-looking column sweep over the
 //   result's own triangle (A's named triangle is copied there first), row i invocation
@@ -43,11 +44,12 @@ import type { Instruction } from "../../ir/computation.js";
 import { parseAttributeDictionary } from "../../interpreter/attribute_dictionary.js";
 import { FfiCall, type FfiPlatform } from "../../interpreter/lapack/ffi.js";
 import type { Opcode } from "../../ir/opcodes.js";
+import { ShapeError } from "../../types/errors.js";
 import { arrayShape, arrayLeaves, shapeToString, type ArrayShape } from "../../types/shape.js";
 import type { Declined } from "../kernel/declined.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
-import type { WgslKernel } from "./wgsl_kernel.js";
+import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 import { MAX_WORKGROUPS_PER_DIMENSION } from "./codegen.js";
 
 /** γ_k = k·u / (1 - k·u), u = 2^-24: the bound on k f32 roundings in a row (Higham, Accuracy and Stability, §3.1). */
@@ -69,7 +71,7 @@ export const choleskyBackwardBound = (n: number): number => gamma(n + 9);
  */
 export const triangularSolveBackwardBound = (n: number): number => gamma(n + 4);
 
-/** A kernel and the words its step passes it (the flags). */
+/** A kernel and the words its step passes it (the flags; Cholesky's n). */
 export interface ParameterizedKernel {
   readonly kernel: WgslKernel;
   readonly parameters: readonly number[];
@@ -181,7 +183,7 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
   ].join("\n");
   return {
     source, buffers: lapack ? 3 : 2, units: batch, invocationsPerUnit: size, workgroups,
-    what: `${lapack ? "?potrf" : "Cholesky"} of ${batch} ${n}x${n} f32 matrix(es), column sweep in the result's triangle, the triangle and n parameters`,
+    what: `${lapack ? "?potrf" : "Cholesky"} of ${batch} f32 matrix(es), column sweep in the result's triangle, the triangle and n parameters`,
   };
 }
 
@@ -198,41 +200,46 @@ export function choleskyKernelWgsl(inst: Instruction<"cholesky">, limits: GpuLim
 const LEFT_SIDE = 1, LOWER = 2, TRANSPOSE_A = 4, UNIT_DIAGONAL = 8;
 
 /**
- * The triangular-solve kernel of a batch of systems (f32 A of `a`, B of `b`), over
- * buffers (a, b, result) and one parameter word: the flags (LEFT_SIDE | LOWER |
- * TRANSPOSE_A | UNIT_DIAGONAL).
+ * The triangular-solve kernel of a batch of systems (f32, B of `b`), over
+ * buffers (a, b, result) and five parameter words: the flags (LEFT_SIDE | LOWER |
+ * TRANSPOSE_A | UNIT_DIAGONAL), n, B's rows and columns, and the batch count. Only the
+ * dispatch is in the source (whole workgroups, enough for the side with more right-hand
+ * sides): systems of any shape that dispatch alike share a pipeline.
  */
-function triangularSolveKernel(a: ArrayShape, b: ArrayShape, maxPerDimension: number): WgslKernel {
+function triangularSolveKernel(b: ArrayShape, maxPerDimension: number): WgslKernel {
   const rank = b.dimensions.length;
-  const n = a.dimensions[rank - 1]!;
   const rows = b.dimensions[rank - 2]!, cols = b.dimensions[rank - 1]!;
-  const batch = product(b.dimensions.slice(0, -2));
-  // The right-hand sides, and the strides (in elements of B) along one and between them; all from the flags.
+  const invocations = product(b.dimensions.slice(0, -2)) * Math.max(rows, cols);
   const body = [
+    "  let g = i;",
     "  let flags = args[4];",
+    "  let n = args[5];",
+    "  let rows = args[6];",
+    "  let cols = args[7];",
     `  let left = (flags & ${u(LEFT_SIDE)}) != 0u;`,
     // M is A transposed when op(A) is (left), or when op(A) is not (right: M = op(A)ᵀ).
     `  let t = ((flags & ${u(TRANSPOSE_A)}) != 0u) != !left;`,
     `  let mLower = ((flags & ${u(LOWER)}) != 0u) != t;`,
     `  let unit = (flags & ${u(UNIT_DIAGONAL)}) != 0u;`,
-    `  let rhs = select(${u(rows)}, ${u(cols)}, left);`,
-    `  if (g >= ${u(batch)} * rhs) { return; }`,
+    // The right-hand sides, and the strides (in elements of B) along one and between them.
+    "  let rhs = select(rows, cols, left);",
+    "  if (g >= args[8] * rhs) { return; }",
     "  let mat = g / rhs;",
     "  let c = g % rhs;",
-    `  let along = select(1u, ${u(cols)}, left);`,
-    `  let first = mat * ${u(rows * cols)} + c * select(${u(cols)}, 1u, left);`,
+    "  let along = select(1u, cols, left);",
+    "  let first = mat * rows * cols + c * select(cols, 1u, left);",
     "  let bv = (args[1] >> 2u) + first;",
     "  let xv = (args[2] >> 2u) + first;",
-    `  let am = (args[0] >> 2u) + mat * ${u(n * n)};`,
+    "  let am = (args[0] >> 2u) + mat * n * n;",
     // M(i, k) = A[i][k], or A[k][i] when t.
-    `  let rowStride = select(${u(n)}, 1u, t);`,
-    `  let colStride = select(1u, ${u(n)}, t);`,
-    `  for (var s = 0u; s < ${u(n)}; s = s + 1u) {`,
-    `    let e = select(${u(n - 1)} - s, s, mLower);`,
-    `    var v = bitcast<f32>(mem[bv + e * along]);`,
+    "  let rowStride = select(n, 1u, t);",
+    "  let colStride = select(1u, n, t);",
+    "  for (var s = 0u; s < n; s = s + 1u) {",
+    "    let e = select(n - 1u - s, s, mLower);",
+    "    var v = bitcast<f32>(mem[bv + e * along]);",
     // The solved entries: k < e going down a lower M, k > e going up an upper one.
-    `    let k0 = select(e + 1u, 0u, mLower);`,
-    `    let k1 = select(${u(n)}, e, mLower);`,
+    "    let k0 = select(e + 1u, 0u, mLower);",
+    "    let k1 = select(n, e, mLower);",
     "    for (var k = k0; k < k1; k = k + 1u) {",
     "      v = v - bitcast<f32>(mem[am + e * rowStride + k * colStride]) * bitcast<f32>(mem[xv + k * along]);",
     "    }",
@@ -240,13 +247,17 @@ function triangularSolveKernel(a: ArrayShape, b: ArrayShape, maxPerDimension: nu
     "    mem[xv + e * along] = bitcast<u32>(v);",
     "  }",
   ];
-  // One invocation a right-hand side: the larger count of either side, so the flags may choose.
-  const invocations = batch * Math.max(rows, cols);
-  const k = elementKernel(arrayShape("u32", [invocations]), 2, "", ["  let g = i;", ...body], maxPerDimension);
+  const dispatched = Math.ceil(invocations / WORKGROUP_SIZE) * WORKGROUP_SIZE;
   return {
-    ...k,
-    what: `triangular solve of ${batch} ${n}x${n} f32 system(s), an invocation a right-hand side, substitution, the flags a parameter`,
+    ...elementKernel(arrayShape("u32", [dispatched]), 2, "", body, maxPerDimension),
+    what: "triangular solve of f32 systems, an invocation a right-hand side, substitution, the flags and shapes parameters",
   };
+}
+
+/** The parameter words of a triangular solve of A of `a` and B of `b` with these flags. */
+function triangularSolveParameters(a: ArrayShape, b: ArrayShape, flags: number): number[] {
+  const rank = b.dimensions.length;
+  return [flags, a.dimensions[rank - 1]!, b.dimensions[rank - 2]!, b.dimensions[rank - 1]!, product(b.dimensions.slice(0, -2))];
 }
 
 /** The kernel of XLA's TriangularSolve `inst` (f32, any batch), or why the host runs it. */
@@ -257,7 +268,7 @@ export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, 
   if (tooLarge([a, b])) return { declined: "webgpu triangular-solve: an operand of 2 GiB or more" };
   const { leftSide, lower, unitDiagonal, transposeA } = inst.attrs;
   const flags = (leftSide ? LEFT_SIDE : 0) | (lower ? LOWER : 0) | (transposeA !== "NO_TRANSPOSE" ? TRANSPOSE_A : 0) | (unitDiagonal ? UNIT_DIAGONAL : 0);
-  return { kernel: triangularSolveKernel(a, b, maxPerDimension), parameters: [flags] };
+  return { kernel: triangularSolveKernel(b, maxPerDimension), parameters: triangularSolveParameters(a, b, flags) };
 }
 
 /** jaxlib's ?potrf targets on f32, and whose FFI each follows (CPU: `uplo` a character; GPU: `lower` a bool). */
@@ -297,7 +308,7 @@ export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: Gp
       const k = left ? bd.at(-2) : bd.at(-1);
       if (operands.length !== 2 || results.length !== 1 || !sameBatch || dims.at(-2) !== n || k !== n || shapes(results) !== shapes([b!])) return host;
       const flags = (left ? LEFT_SIDE : 0) | (lower ? LOWER : 0) | (trans !== "N" ? TRANSPOSE_A : 0) | (unitDiagonal ? UNIT_DIAGONAL : 0);
-      return { kernel: triangularSolveKernel(a!, b!, maxPerDimension), parameters: [flags] };
+      return { kernel: triangularSolveKernel(b!, maxPerDimension), parameters: triangularSolveParameters(a!, b!, flags) };
     }
     const lower = call.lower();
     const info = arrayShape("s32", batch);
@@ -305,7 +316,7 @@ export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: Gp
     return { kernel: choleskyKernel(a!, "lapack", limits, maxPerDimension), parameters: [lower ? 1 : 0, n] };
   } catch (e) {
     // An attribute the registry refuses: it says so when the host step runs.
-    if (e instanceof Error) return host;
+    if (e instanceof ShapeError) return host;
     throw e;
   }
 }
