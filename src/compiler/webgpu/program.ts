@@ -42,7 +42,7 @@ import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 export type GpuStep =
   | {
     readonly kind: "kernel"; readonly name: string; readonly kernel: number; readonly buffers: readonly Location[];
-    /** Words the kernel reads after its buffers' offsets and the zero after them (a bitonic pass's k and j; a Cholesky's or triangular solve's flags, linalg_wgsl.ts). */
+    /** Words the kernel reads after its buffers' offsets and the zero after them (a bitonic pass's k and j; a Cholesky's or triangular solve's flags and sizes, linalg_wgsl.ts). */
     readonly parameters?: readonly number[];
   }
   | { readonly kind: "copy"; readonly name: string; readonly kernel: number; readonly from: Location; readonly to: Location; readonly bytes: number }
@@ -250,7 +250,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
     return true;
   }
 
-  /** A kernel step; a parameterized kernel's step passes it its parameter words (linalg_wgsl.ts: the flags). */
+  /** A kernel step; a parameterized kernel's step passes it its parameter words (linalg_wgsl.ts: flags and sizes). */
   function addKernelOrHost(inst: Instruction, compiled: WgslKernel | ParameterizedKernel | Declined): void {
     if (isDeclined(compiled)) {
       addHost(inst, compiled.declined);
