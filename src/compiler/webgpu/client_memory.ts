@@ -64,12 +64,14 @@ export class ClientGpuMemory implements DeviceMemory {
   }
 
   read(id: number, into: Uint8Array): Promise<void> {
-    return this.gpu!.read(this.offsetOf(id), into);
+    const offset = this.offsetOf(id);
+    return this.gpu!.read(offset, into);
   }
 
   /** Buffer `id` as a device array of `shape` (a run's argument). */
   array(id: number, shape: ArrayShape): GpuArray {
-    return new GpuArray(this.gpu!, shape, this.offsetOf(id));
+    const offset = this.offsetOf(id);
+    return new GpuArray(this.gpu!, shape, offset);
   }
 
   /** The host's buffers `ids` are the arrays a run returned, in order (their ranges now belong to the buffers). */
