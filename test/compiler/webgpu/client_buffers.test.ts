@@ -71,10 +71,9 @@ describe("a webgpu client's buffers stay on the GPU", { skip }, () => {
   let referenceExe: LoadedExecutable;
 
   test("chained executions read nothing back and load the program once a device; one read an array read, equal to the interpreter's bit for bit", async () => {
-    exe = await gpu.compile(f, { partitions: 2 });
-    buffers = await chain(gpu, exe);
-    referenceExe = await reference.compile(f, { partitions: 2 });
-    want = await chain(reference, referenceExe);
+    [exe, referenceExe] = await Promise.all([gpu.compile(f, { partitions: 2 }), reference.compile(f, { partitions: 2 })]);
+    // The two clients' workers start and run at the same time.
+    [buffers, want] = await Promise.all([chain(gpu, exe), chain(reference, referenceExe)]);
     for (const d of [0, 1]) {
       // Two values copied in, three runs, nothing read back; the program loaded once.
       assert.equal(count(d, "write"), 2, `device ${d} writes`);
