@@ -40,6 +40,9 @@ export interface Backend {
    * makes one per device with it, sends its `handle` to the device's worker
    * (DeviceBackend.openMemory), writes bufferFromLiteral's values into it, places every
    * argument there and reserves the results there before each run (device_buffers.ts).
+   * A memory only the device's worker reaches (GPU buffers) is a WorkerMemory
+   * (worker_memory.ts), which the client connects to the worker: its buffers are
+   * numbered, not placed, by the host, and its bytes move by messages.
    */
   createMemory?(): DeviceMemory;
   /**

@@ -25,6 +25,7 @@ import { abortRendezvous, allocateRendezvous, payloadBytesOf, resetRendezvous, t
 import { ResultArenas } from "./result_arenas.js";
 import { allocateLeaves, deviceOffsets, literalToDeviceMemory, readWire, wireArrays, wireInMemory } from "./device_buffers.js";
 import type { DeviceMemory } from "./device_memory.js";
+import { WorkerMemory, type MemoryRequest, type WorkerLink } from "./worker_memory.js";
 import { defaultWorkerFactory, type WorkerFactory, type WorkerHandle } from "./worker_host.js";
 
 export interface ClientOptions {
@@ -233,13 +234,18 @@ interface Pending {
   reject(error: WireError): void;
 }
 
-/** One device's worker and what it has loaded. */
-class DeviceWorker {
+/**
+ * One device's worker and what it has loaded; also the link a WorkerMemory (a memory
+ * only the worker reaches) sends its writes, reads and frees by.
+ */
+class DeviceWorker implements WorkerLink {
   readonly loaded = new Set<number>();
   /** Scratch memory reserved in device memory per loaded program (Backend.scratchBytes): program id → offset. */
   readonly scratch = new Map<number, number>();
   readonly pending = new Map<number, Pending>();
   dead = false;
+  /** Executions and memory requests waiting on the worker: while any does, it keeps the process alive. */
+  private holds = 0;
 
   constructor(readonly handle: WorkerHandle) {
     handle.onMessage((m: DeviceMessage) => {
@@ -255,6 +261,32 @@ class DeviceWorker {
       this.pending.clear();
     });
   }
+
+  /** Something waits on the worker (the handle's ref is one switch, so the waits are counted). */
+  hold(): void {
+    if (this.holds++ === 0) this.handle.ref();
+  }
+
+  release(): void {
+    if (--this.holds === 0 && !this.dead) this.handle.unref();
+  }
+
+  get live(): boolean {
+    return !this.dead;
+  }
+
+  request(message: MemoryRequest): Promise<void> {
+    if (this.dead) return Promise.reject(new ExecutionError(`device memory: the device's worker is gone, so nothing can be ${message.type === "write" ? "written" : "read"}`));
+    const runId = nextRunId++;
+    this.hold();
+    const done = new Promise<void>((resolve, reject) => this.pending.set(runId, { resolve: () => resolve(), reject: (e) => reject(fromWireError(e)) }));
+    this.handle.post({ ...message, runId });
+    return done.finally(() => this.release());
+  }
+
+  free(offset: number): void {
+    this.handle.post({ type: "free", offset });
+  }
 }
 
 let nextProgramId = 1;
@@ -267,7 +299,10 @@ export class Client {
   readonly devices: readonly Device[];
   private readonly workers = new Map<number, DeviceWorker>();
   private readonly arenas = new ResultArenas();
-  /** Each device's memory, when the backend keeps buffers in one (created on first use; outlives the device's workers). */
+  /**
+   * Each device's memory, when the backend keeps buffers in one (created on first use;
+   * outlives the device's workers, though a WorkerMemory's buffers are lost with theirs).
+   */
   private readonly memories = new Map<number, DeviceMemory>();
   private closed = false;
 
@@ -295,6 +330,8 @@ export class Client {
     let memory = this.memories.get(device.id);
     if (memory === undefined) {
       memory = this.backend.createMemory();
+      // A memory only the device's worker reaches moves its bytes by messages to it.
+      if (memory instanceof WorkerMemory) memory.connect(() => this.workerFor(device.id));
       this.memories.set(device.id, memory);
     }
     return memory;
@@ -530,7 +567,7 @@ export class Client {
     const runs = Array.from({ length: count }, (_, id) => {
       const worker = this.workerFor(exe.deviceOf(id));
       workers.push(worker);
-      worker.handle.ref();
+      worker.hold();
       const programId = exe.programIds[id]!;
       if (!worker.loaded.has(programId)) {
         const prepared = this.prepared.get(programId);
@@ -616,7 +653,7 @@ export class Client {
       reusable = false;
       throw e;
     } finally {
-      for (const w of workers) if (!w.dead) w.handle.unref();
+      for (const w of workers) w.release();
       if (reusable && !exe.isDeleted) exe.memoryPool.push(memory);
       this.arenas.unpin(pinned);
       if (arena !== undefined) this.arenas.finish(arena, reusable);
@@ -694,13 +731,20 @@ export class Client {
   async run(program: Computation | ProgramGrid, args: readonly (readonly Literal[])[], options: ClientCompileOptions & ExecuteOptions = {}): Promise<Literal[]> {
     const exe = await this.compile(program, options);
     try {
-      const results = await this.execute(exe, args, options);
-      const literals = await Promise.all(results.map((b) => b.toLiteral()));
-      // The literals are copies: the device buffers' memory can serve the next execution.
-      for (const b of results) b.delete();
-      return literals;
+      return await this.executeToLiterals(exe, args, options);
     } finally {
       exe.delete();
+    }
+  }
+
+  /** Runs a compiled program with host literals out: each process's result read back, its device buffer deleted. */
+  async executeToLiterals(exe: LoadedExecutable, args: readonly (readonly (DeviceBuffer | Literal)[])[], options: ExecuteOptions = {}): Promise<Literal[]> {
+    const results = await this.execute(exe, args, options);
+    try {
+      return await Promise.all(results.map((b) => b.toLiteral()));
+    } finally {
+      // The literals are copies: the device buffers' memory can serve the next execution.
+      for (const b of results) b.delete();
     }
   }
 

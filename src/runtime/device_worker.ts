@@ -1,8 +1,9 @@
 // The device side of the runtime, independent of the worker API: `serveDevice` takes a
 // port (Node's parentPort or a Web Worker's self, wrapped) and answers the host's
-// load / run / unload messages. A run evaluates the program with the shared-memory
-// collectives and always marks the device done, so peers never wait for a device that
-// has stopped.
+// load / run / unload messages (and, for a memory only the worker reaches, the host's
+// writes, reads and frees of its buffers: worker_memory.ts). A run evaluates the
+// program with the shared-memory collectives and always marks the device done, so
+// peers never wait for a device that has stopped.
 
 import type { DeviceBackend, DeviceProgram } from "./backend.js";
 import { backendNames, findBackend } from "./backend_registry.js";
@@ -61,6 +62,13 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
       case "run":
         port.post(await run(message, programs, memory));
         return;
+      case "write": case "read":
+        port.post(await transfer(message, memory));
+        return;
+      case "free":
+        // A memory that could not be opened holds nothing to free.
+        if (memory !== undefined && !(memory instanceof Error)) memory.free(message.offset);
+        return;
     }
   };
   port.onMessage((message) => {
@@ -92,6 +100,19 @@ async function deviceBackend(name: string, module: string | undefined, backends?
 }
 
 type RunMessage = Extract<HostMessage, { type: "run" }>;
+
+/** A write into, or a read out of, the device's memory for the host (a WorkerMemory's); answered as a run is. */
+async function transfer(message: Extract<HostMessage, { type: "write" | "read" }>, memory: DeviceMemory | Error | undefined): Promise<DeviceMessage> {
+  try {
+    if (memory instanceof Error) throw memory;
+    if (memory === undefined) throw new Error(`the host asked for a ${message.type} of device memory, but this device has none`);
+    if (message.type === "write") await memory.write(message.offset, message.bytes);
+    else await memory.read(message.offset, new Uint8Array(message.into));
+    return { type: "done", runId: message.runId };
+  } catch (e) {
+    return { type: "failed", runId: message.runId, error: toWireError(e) };
+  }
+}
 
 /** One run; always marks the device done, so peers never wait for a device that has stopped. */
 async function run(message: RunMessage, programs: ReadonlyMap<number, DeviceProgram | Error>, memory: DeviceMemory | Error | undefined): Promise<DeviceMessage> {

@@ -12,6 +12,7 @@ export {
   backendNames, defaultBackend, findBackend, getBackend, registerBackend, registerBackends, type BackendEntry, type DumpOptions,
 } from "./backend_registry.js";
 export { BufferAllocator, BUFFER_ALIGNMENT, type DeviceMemory } from "./device_memory.js";
+export { WorkerMemory, type MemoryRequest, type WorkerLink, type WorkerMemoryOptions } from "./worker_memory.js";
 export type { WorkerFactory, WorkerHandle } from "./worker_host.js";
 export { serveDevice, type DevicePort } from "./device_worker.js";
 export type { DeviceMessage, HostMessage, ProcessInfo, WireValue } from "./protocol.js";

@@ -50,6 +50,15 @@ export type HostMessage =
   }
   | { readonly type: "unload"; readonly programId: number }
   /**
+   * Bytes into and out of a device memory only the device's worker reaches (WorkerMemory,
+   * worker_memory.ts): `offset` names a buffer the host allocated. The worker answers
+   * a write or a read as a run, with "done" or "failed" under the same `runId`; a free
+   * has no answer. The worker handles them in order with its runs.
+   */
+  | { readonly type: "write"; readonly runId: number; readonly offset: number; readonly bytes: Uint8Array }
+  | { readonly type: "read"; readonly runId: number; readonly offset: number; readonly into: SharedArrayBuffer }
+  | { readonly type: "free"; readonly offset: number }
+  /**
    * The device's memory (Backend.createMemory): sent once, before any load; the worker
    * opens `handle` with the backend's openMemory (importing `module` first, as for a load).
    */
@@ -92,6 +101,7 @@ export interface WireError {
 
 export type DeviceMessage =
   | {
+    /** `runId`: the run's, or a memory write's or read's. */
     readonly type: "done"; readonly runId: number;
     /** Absent: the result is where the host reserved it in device memory (resultOffsets). */
     readonly result?: WireValue;

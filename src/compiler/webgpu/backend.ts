@@ -14,9 +14,10 @@
 // device reads its operands back, the interpreter's kernel meets the peers in the
 // runtime's shared memory (shared_collectives.ts) and combines them in the
 // interpreter's order, and the result is written back: one readback of each operand
-// array per collective and device. A client's device buffers live in host shared memory
-// (the backend has no runtime DeviceMemory): each execute writes its arguments to the
-// GPU and reads its results back (docs/devices.md).
+// array per collective and device. A client's device buffers live in its devices' GPU
+// memory (a WorkerMemory on the host, a ClientGpuMemory in the worker): a run's results
+// stay where its kernels wrote them, the next run reads them there, and bytes cross to
+// the host only when the host copies a value in or reads one back (docs/devices.md).
 
 import { Computation, HloModule } from "../../ir/computation.js";
 import { evaluateOptionsOf, type Backend, type DeviceBackend } from "../../runtime/backend.js";
@@ -30,6 +31,10 @@ import { webgpuCapabilities } from "./codegen.js";
 import { dumpGpuProgram, WebGpuExecutable } from "./executable.js";
 import { planGpuProgram, type GpuStep } from "./program.js";
 import { allSteps } from "../control_flow.js";
+import { ClientGpuMemory } from "./client_memory.js";
+import { WorkerMemory } from "../../runtime/worker_memory.js";
+import { ExecutionError } from "../../types/errors.js";
+import { withDefaultLayout } from "../../types/shape.js";
 import { dumpText } from "../dump_text.js";
 
 /**
@@ -55,30 +60,55 @@ interface PreparedGpuProgram {
   readonly program: SerializedProgram;
 }
 
+/**
+ * Dawn reads its variables (the Vulkan driver, a runtime directory) from the process's
+ * environment, which a worker thread's process.env does not change: they are set on
+ * the host's thread before a device worker loads Dawn (its first program or write).
+ */
+async function prepareDawnForWorkers(): Promise<void> {
+  if (runningInNode()) (await importNodeAdapter<typeof import("./node_gpu.js")>(import.meta.url, "./node_gpu.js")).prepareDawnEnvironment();
+}
+
 const host: Backend = {
   name: "webgpu",
   async prepare(program): Promise<PreparedGpuProgram> {
     // Refused here rather than by every device: a program that is not valid IR.
     verifyModule(asModule(program));
-    // Dawn reads its variables (the Vulkan driver, a runtime directory) from the
-    // process's environment, which a worker thread's process.env does not change: they
-    // are set here, on the host's thread, before a device worker loads Dawn.
-    if (runningInNode()) (await importNodeAdapter<typeof import("./node_gpu.js")>(import.meta.url, "./node_gpu.js")).prepareDawnEnvironment();
+    await prepareDawnForWorkers();
     return { program: serializeComputation(program) };
   },
+  // Each device's buffers in its worker's GPU memory, which only that worker reaches.
+  createMemory: () => new WorkerMemory({ beforeFirstWrite: prepareDawnForWorkers }),
 };
 
 const device: DeviceBackend = {
   name: "webgpu",
-  async load(prepared) {
+  async load(prepared, context) {
+    const memory = context.memory;
+    if (!(memory instanceof ClientGpuMemory)) throw new ExecutionError("webgpu: a program was loaded without the device's GPU memory (ClientGpuMemory)");
     const computation = deserializeComputation((prepared as PreparedGpuProgram).program);
     const executable = await compileForGpu(asModule(computation), {});
+    await memory.open();
+    const parameters = executable.program.parameterLeaves.flat();
     return {
-      // Collectives and device ids reach the host steps through the evaluate options.
-      run: (args, env) => executable.run(args, evaluateOptionsOf(env)),
+      async run(_args, env) {
+        // The runtime passes no values (the host cannot view GPU memory): the arguments
+        // are the host's buffer numbers, the results go to the buffers it reserved.
+        const { argumentLeafOffsets, resultOffsets } = env;
+        if (env.memory !== memory || argumentLeafOffsets === undefined || resultOffsets === undefined) {
+          throw new ExecutionError("webgpu: a run without the device memory the program was loaded with, or without its buffers");
+        }
+        const ids = argumentLeafOffsets.flat();
+        if (ids.length !== parameters.length) throw new ExecutionError(`webgpu: ${ids.length} argument arrays, the program takes ${parameters.length}`);
+        // Collectives and device ids reach the host steps through the evaluate options.
+        const results = await executable.execute(ids.map((id, i) => memory.array(id, withDefaultLayout(parameters[i]!))), evaluateOptionsOf(env));
+        memory.adopt(resultOffsets, results);
+        return undefined;
+      },
       unload: () => executable.delete(),
     };
   },
+  openMemory: () => new ClientGpuMemory(),
 };
 
 export const webgpuEntry: CompilerBackend<"webgpu", WebGpuExecutable> = {

@@ -4,4 +4,4 @@
 
 export { assembleResults, isShardedModule, partition, splitArguments, type PartitionedProgram, type PartitionOptions, type ValueLayout } from "./partition.js";
 export { formatReport, partitionReport, peakMemory, type CollectiveCost, type PartitionReport } from "./report.js";
-export { runPartitioned, type RunPartitionedOptions } from "./run.js";
+export { compilePartitioned, runPartitioned, type RunPartitionedOptions } from "./run.js";

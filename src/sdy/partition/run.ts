@@ -2,7 +2,7 @@
 // the per-device program run on one partition per device of a runtime client, the
 // global results assembled from the devices' results.
 
-import type { Client } from "../../runtime/client.js";
+import type { Client, LoadedExecutable } from "../../runtime/client.js";
 import { DeadlineError } from "../../types/errors.js";
 import type { Literal } from "../../types/literal.js";
 import { ShardingError } from "../../sharding/axis.js";
@@ -15,14 +15,35 @@ export interface RunPartitionedOptions {
    * cannot be interrupted from here): close the client to stop them.
    */
   readonly deadline?: number;
+  /**
+   * `p` compiled for the client once (compilePartitioned): the run executes it, and the
+   * devices keep the program they loaded for its first run. Without it each run
+   * compiles the program afresh and loads it on every device again (a webgpu device
+   * plans it and looks up its pipelines again).
+   */
+  readonly executable?: LoadedExecutable;
 }
 
-export async function runPartitioned(client: Client, p: PartitionedProgram, args: readonly Literal[], options: RunPartitionedOptions = {}): Promise<Literal[]> {
+/** `p`'s per-device program compiled for `client`, one partition a mesh device, for runPartitioned to run as often as wanted (delete it after). */
+export function compilePartitioned(client: Client, p: PartitionedProgram): Promise<LoadedExecutable> {
+  checkDevices(client, p);
+  return client.compile(p.entry, { partitions: p.deviceCount });
+}
+
+function checkDevices(client: Client, p: PartitionedProgram): void {
   if (client.devices.length < p.deviceCount) {
     throw new ShardingError(`partition: the program runs on ${p.deviceCount} devices; the client has ${client.devices.length}`);
   }
+}
+
+export async function runPartitioned(client: Client, p: PartitionedProgram, args: readonly Literal[], options: RunPartitionedOptions = {}): Promise<Literal[]> {
+  checkDevices(client, p);
+  const exe = options.executable;
+  if (exe !== undefined && (exe.computations[0] !== p.entry || exe.replicas !== 1 || exe.partitions !== p.deviceCount)) {
+    throw new ShardingError(`partition: the executable given to runPartitioned was not compiled from ${p.entry.name} by compilePartitioned`);
+  }
   const perDevice = splitArguments(p, args);
-  const run = client.run(p.entry, perDevice, { partitions: p.deviceCount });
+  const run = exe === undefined ? client.run(p.entry, perDevice, { partitions: p.deviceCount }) : client.executeToLiterals(exe, perDevice);
   const results = options.deadline === undefined ? await run : await beforeDeadline(run, options.deadline, `${p.entry.name} on ${p.deviceCount} devices`);
   return assembleResults(p, results);
 }

@@ -13,8 +13,11 @@ export function unsharded(text: string, args: readonly Literal[]): Literal[] {
   return r.shape.kind === "tuple" ? [...r.elements] : [r];
 }
 
-/** Runs partitioned programs on a client of `deviceCount` devices, made before the file's tests and closed after them. */
-export function shardedRunner(deviceCount: number): (text: string, args: readonly Literal[]) => Promise<Literal[]> {
+/**
+ * Runs partitioned programs on a client of `deviceCount` devices, made before the
+ * file's tests and closed after them (`client()`: that client, for tests of their own).
+ */
+export function shardedRunner(deviceCount: number): ((text: string, args: readonly Literal[]) => Promise<Literal[]>) & { client(): Client } {
   let client: Client;
   before(async () => {
     client = await createClient({ deviceCount, collectiveTimeoutMs: 10_000 });
@@ -22,5 +25,6 @@ export function shardedRunner(deviceCount: number): (text: string, args: readonl
   after(async () => {
     await client.close();
   });
-  return async (text, args) => runPartitioned(client, partition(parseStableHlo(text, "test.mlir")), args);
+  const run = async (text: string, args: readonly Literal[]): Promise<Literal[]> => runPartitioned(client, partition(parseStableHlo(text, "test.mlir")), args);
+  return Object.assign(run, { client: () => client });
 }

@@ -6,7 +6,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Literal, parseStableHlo, partition, partitionReport, splitArguments, assembleResults } from "../../../src/index.js";
+import { compilePartitioned, Literal, parseStableHlo, partition, partitionReport, runPartitioned, splitArguments, assembleResults } from "../../../src/index.js";
 import { findPass } from "../../../src/cli/pass_registry.js";
 import { ShardingError } from "../../../src/sharding/axis.js";
 import { mlpArguments, mlpTrainingStep } from "./mlp_step.js";
@@ -164,6 +164,31 @@ func.func @main(%a: tensor<4x6xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"},
   // Device 1 is x=0, y=1: rows 2..3, columns 0..2.
   assert.deepEqual(pieces[1]![0]!.toNested(), [[a.get([2, 0]), a.get([2, 1]), a.get([2, 2])], [a.get([3, 0]), a.get([3, 1]), a.get([3, 2])]]);
   assert.deepEqual(assembleResults(p, pieces.map((x) => x[0]!))[0]!.toNested(), a.toNested());
+});
+
+test("a program compiled once (compilePartitioned) runs with new arguments each time; another program's executable is refused", async () => {
+  const text = `
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<4x6xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}) -> tensor<6xi32> {
+  %0 = stablehlo.multiply %a, %a : tensor<4x6xi32>
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %1 = stablehlo.reduce(%0 init: %z) applies stablehlo.add across dimensions = [0] : (tensor<4x6xi32>, tensor<i32>) -> tensor<6xi32>
+  return %1 : tensor<6xi32>
+}`;
+  const client = sharded.client();
+  const p = partition(parseStableHlo(text, "test.mlir"));
+  const exe = await compilePartitioned(client, p);
+  try {
+    for (const scale of [1, -3, 7]) {
+      const args = [iotaLiteral("s32", [4, 6], scale)];
+      const [got] = await runPartitioned(client, p, args, { executable: exe });
+      assert.deepEqual(got!.toNumbers(), unsharded(text, args)[0]!.toNumbers(), `scale ${scale}`);
+    }
+    const other = partition(parseStableHlo(text, "test.mlir"));
+    await assert.rejects(runPartitioned(client, other, [iotaLiteral("s32", [4, 6])], { executable: exe }), ShardingError);
+  } finally {
+    exe.delete();
+  }
 });
 
 /** The largest |a - b| over the elements, relative to the largest |b| (at least 1). */
