@@ -393,6 +393,15 @@ export type TrigName = "sin" | "cos" | "tan";
 const TRIG_NAMES: ReadonlySet<string> = new Set<TrigName>(["sin", "cos", "tan"]);
 export const isTrig = (op: string): op is TrigName => TRIG_NAMES.has(op);
 
+/** e^r's Taylor coefficients 1/k!, k = 0..13: the f64 exp of wasm/emit_pow.ts, the double-f32 one of webgpu/wgsl_binary_math.ts. */
+export const EXP_TAYLOR: readonly number[] = Array.from({ length: 14 }, (_, k) => { let f = 1; for (let i = 2; i <= k; i++) f *= i; return 1 / f; });
+
+/**
+ * log m = 2 atanh(s) = 2 (s + s³/3 + ...), s = (m - 1)/(m + 1), |s| ≤ 0.1716 for m in
+ * [√½, √2): the coefficients 2/(2n + 1), n = 0..12, of s^(2n+1) (the same two renderers' log).
+ */
+export const ATANH_SERIES: readonly number[] = Array.from({ length: 13 }, (_, n) => 2 / (2 * n + 1));
+
 /**
  * The transcendentals the CPU renderers compile on f64 (WebAssembly: emit_pow.ts; C:
  * libm). The others run on the interpreter there: libm's last place may differ from its (V8's).
