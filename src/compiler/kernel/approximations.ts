@@ -20,8 +20,10 @@
 //   cbrt      ≤ 2 ulp    (Newton's method from a bit-level guess, see emitCbrt)
 //   erf       ≤ 4 ulp    (Taylor series below 1; 1 - e^{-x²}·P(x) from a fitted P up to 4; see emitErf)
 //   sin, cos, tan ≤ 1 ulp (in f64 with a full-range reduction: emit_trig.ts; measured 0)
-//   atan2     ≤ 1 ulp    (in f64: two half-angle steps and a Taylor series; emit_trig.ts)
-//   pow       ≤ 1 ulp    (in f64: e^{y log|x|} and C's special cases; emit_pow.ts)
+//   atan2     ≤ 1 ulp    (in f64: two half-angle steps and a Taylor series; emit_trig.ts;
+//                          WebGPU, without f64: in double-f32, webgpu/wgsl_binary_math.ts)
+//   pow       ≤ 1 ulp    (in f64: e^{y log|x|} and C's special cases; emit_pow.ts; WebGPU:
+//                          2^{y log2|x|} in double-f32, wgsl_binary_math.ts)
 //   exp, log of f64 ≤ 3 ulp (emit_pow.ts; measured 1 against Math.exp / Math.log)
 //
 // Speed (exp, tanh, logistic): no branches; clamps by pmin/pmax (one x64 instruction,

@@ -1,6 +1,5 @@
 // pow, atan2 and remainder of f32 on the GPU (webgpu/wgsl_binary_math.ts: pow and atan2
-// in double-f32, fmod exact on the significands), integer power, and f16's three
-// through f32, against f64 (Math.pow, Math.atan2 of the f32 arguments) and the
+// in double-f32, fmod exact on the significands) and integer power, against f64 (Math.pow, Math.atan2 of the f32 arguments) and the
 // interpreter, in one program (one kernel): every pair of a table of special values
 // (NaN, infinities, signed zeros, ±1, odd and even integers, the largest and smallest
 // f32, subnormals), then random pairs chosen to reach every part of each function.
@@ -19,7 +18,7 @@ import { webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
-import { XlaBuilder, arrayShape, atan2, convertElementType, parameter, pow, rem, tuple } from "../../../src/index.js";
+import { XlaBuilder, arrayShape, atan2, parameter, pow, rem, tuple } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
 import { rng } from "../../support/prng.js";
 
@@ -59,7 +58,7 @@ function pairs(): { xs: number[]; ys: number[] } {
   for (const x of SPECIALS) for (const y of SPECIALS) add(x, y);
   const next = rng(2038);
   const anyBits = (): number => fromBits(Math.floor(next() * 0x7f800000) | (next() < 0.5 ? 0x80000000 : 0));
-  const n = 1 << 14;
+  const n = 1 << 13;
   for (let i = 0; i < n; i++) {
     // pow: |x|^y = 2^w for w over the whole range, near overflow and underflow included; x any, near 1, or small integers.
     const w = -150 + next() * 279;
@@ -75,7 +74,7 @@ function pairs(): { xs: number[]; ys: number[] } {
   return { xs, ys };
 }
 
-test("pow, atan2, remainder of f32 and f16, integer power on the GPU: specials bit for bit, pow and atan2 within 1 ulp of f64, remainders exact", { skip }, async () => {
+test("pow, atan2, remainder of f32, integer power on the GPU: specials bit for bit, pow and atan2 within 1 ulp of f64, remainders exact", { skip }, async () => {
   const { xs, ys } = pairs();
   const len = xs.length;
   const next = rng(7);
@@ -90,8 +89,7 @@ test("pow, atan2, remainder of f32 and f16, integer power on the GPU: specials b
   const j = parameter(b, 3, shape("s32"), "j");
   const u = parameter(b, 4, shape("u8"), "u");
   const v = parameter(b, 5, shape("u8"), "v");
-  const [hx, hy] = [convertElementType(x, "f16"), convertElementType(y, "f16")];
-  const c = b.build(tuple(b, [pow(x, y), atan2(x, y), rem(x, y), pow(i, j), pow(u, v), pow(hx, hy), atan2(hx, hy), rem(hx, hy)]));
+  const c = b.build(tuple(b, [pow(x, y), atan2(x, y), rem(x, y), pow(i, j), pow(u, v)]));
   const args = [
     Literal.fromValues("f32", [len], xs), Literal.fromValues("f32", [len], ys),
     Literal.fromValues("s32", [len], ib), Literal.fromValues("s32", [len], ie),
@@ -123,21 +121,9 @@ test("pow, atan2, remainder of f32 and f16, integer power on the GPU: specials b
       assert.ok(max <= BOUND[name], `${name}: ${max} ulp at ${at} (bound ${BOUND[name]})`);
     });
     // Remainders (exact) and integer powers: bit for bit; f32 subnormal remainders too (returned on bits).
-    for (const [k, name, operands] of [[2, "remainder", 0], [3, "s32 power", 2], [4, "u8 power", 4], [7, "f16 remainder", 0]] as const) {
+    for (const [k, name, operands] of [[2, "remainder", 0], [3, "s32 power", 2], [4, "u8 power", 4]] as const) {
       const [p, q] = [args[operands]!.toNumbers(), args[operands + 1]!.toNumbers()];
       for (let e = 0; e < len; e++) assert.ok(same(got[k]![e]!, want[k]![e]!), `${name} of ${p[e]}, ${q[e]}: ${got[k]![e]} where the interpreter gives ${want[k]![e]}`);
-    }
-    // f16 pow and atan2: the f32 result rounded to f16, within one f16 ulp of the interpreter's (one rounding of the exact value).
-    for (const k of [5, 6]) {
-      let max = 0;
-      for (let e = 0; e < len; e++) {
-        const [g, w] = [got[k]![e]!, want[k]![e]!];
-        if (!Number.isFinite(w) || w === 0) { assert.ok(same(g, w), `f16 ${k === 5 ? "pow" : "atan2"}[${e}]: ${g}, the interpreter gives ${w}`); continue; }
-        const ulp = Math.abs(w) < 2 ** -14 ? 2 ** -24 : 2 ** (Math.floor(Math.log2(Math.abs(w))) - 10);
-        max = Math.max(max, Math.abs(g - w) / ulp);
-      }
-      worst.push(`f16 ${k === 5 ? "pow" : "atan2"} ${max} f16 ulp of the interpreter`);
-      assert.ok(max <= 1, `f16 ${k === 5 ? "pow" : "atan2"}: ${max} f16 ulp`);
     }
     console.log(`webgpu pow, atan2, remainder over ${len} pairs, worst: ${worst.join("; ")}`);
   } finally {
