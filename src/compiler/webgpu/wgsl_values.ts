@@ -31,7 +31,7 @@ import { decline, DeclinedError } from "../kernel/declined.js";
 import { SELECT_OF_VALUES, TOTAL } from "../kernel/scalar_ops.js";
 import { COMPARE_OPERATOR, TextValueEmitter } from "../kernel/text_values.js";
 import { approximationName, isTrig, type ApproximationName, type TrigName } from "../kernel/approximations.js";
-import { wgslFloat, wgslMathFunction, wgslMathSource } from "./wgsl_math.js";
+import { WGSL_POW2, wgslFloat, wgslMathFunction, wgslMathSource } from "./wgsl_math.js";
 import { wgslTrigFunction, wgslTrigSources } from "./wgsl_trig.js";
 import { isBinaryMath, wgslBinaryMathFunction, wgslBinaryMathSources, type BinaryMathName } from "./wgsl_binary_math.js";
 
@@ -126,7 +126,9 @@ export type WgslMathName = ApproximationName | TrigName | BinaryMathName;
 export function wgslMathSources(names: ReadonlySet<WgslMathName>): string[] {
   const all = [...names];
   const approximations = all.filter((n): n is ApproximationName => !isTrig(n) && !isBinaryMath(n));
-  return [...approximations.map(wgslMathSource), ...wgslTrigSources(all.filter(isTrig)), ...wgslBinaryMathSources(all.filter(isBinaryMath))];
+  // xk_pow2, once: the trigonometric reduction and pow scale by it.
+  const pow2 = all.some((n) => isTrig(n) || n === "pow") ? [WGSL_POW2] : [];
+  return [...approximations.map(wgslMathSource), ...pow2, ...wgslTrigSources(all.filter(isTrig)), ...wgslBinaryMathSources(all.filter(isBinaryMath))];
 }
 
 /** The WGSL values of one kernel: each node's variable, and the math functions the kernel calls. */
@@ -418,8 +420,6 @@ fn xk_subnormal(x: f32) -> bool {
   return (b & 0x7f800000u) == 0u && (b & 0x007fffffu) != 0u;
 }
 fn xk_negative(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) != 0u; }
-// 2^n for n in [-126, 127].
-fn xk_pow2(n: i32) -> f32 { return bitcast<f32>(u32(127 + n) << 23u); }
 // WGSL lets an implementation flush a subnormal to zero before ceil or floor (SwiftShader
 // does), which would give 0 where XLA gives 1 (ceil) or -1 (floor): decided on bits.
 fn xk_ceil(x: f32) -> f32 {
