@@ -9,9 +9,9 @@
 // - pow and atan2 compute in double-f32 (a value as an unevaluated sum hi + lo of two
 //   f32, about 48 bits): error-free transformations (Knuth's two-sum; Dekker's product
 //   from 12-bit halves cut on bits, exact whether or not the compiler fuses a multiply
-//   and an add, and needing no fma). Every division and every product it relies on is
-//   recomputed exactly, so a GPU whose division is off by WGSL's allowed 2.5 ulp loses
-//   nothing past the last correction.
+//   and an add, and needing no fma). Every quotient is corrected from its remainder,
+//   computed exactly, so a GPU whose division is off by WGSL's allowed 2.5 ulp loses
+//   nothing (but in atan2 of a ratio below 2^-60, a plain division: see xk_atan2_f32).
 //     pow: |x|^y = 2^(y·log2|x|). log2|x| = e + log2(m), m in [√½, √2), log(m) =
 //     2 atanh(s), s = (m - 1)/(m + 1), |s| ≤ 0.172: s and its first two series terms in
 //     double-f32, the rest (to s^17) in f32; about 2^-34 relative. w = y·log2|x| in
@@ -27,8 +27,9 @@
 //     the first term); then 0 + a, π/2 - a, π - a or π/2 + a by quadrant, in double-f32,
 //     rounded once; the sign of y last. IEEE's special cases fall out of t (0 for a zero
 //     or an infinite denominator, 1 for two infinities) and of the sign bits.
-//   Measured on the GPU against f64 (test/compiler/webgpu/binary_math.test.ts; bounds in
-//   docs/numerics.md).
+//   Both within 1 ulp of the exact value for normal results; measured on SwiftShader
+//   against f64, 0.514 and 0.665 ulp at worst over 2M random pairs each (docs/numerics.md;
+//   test/compiler/webgpu/binary_math.test.ts).
 // - integer power: exponentiation by squaring in the 32-bit holder (wrapping, then
 //   wrapped to the type's width by the caller); a negative exponent gives 1 for a base
 //   of 1, ±1 for -1 and 0 otherwise (XLA's rules, the interpreter's intPower).
