@@ -57,7 +57,7 @@ function assertWithinBound(type: FftType, x: Literal, want: Literal, got: Litera
     assert.ok(err <= bound, `${what}: element ${i}: got ${JSON.stringify(gs[i])}, want ${JSON.stringify(ws[i])} (error ${err} > bound ${bound})`);
   }
   // The error seen, as a share of the bound (printed for docs/numerics.md).
-  console.log(`${what}: worst error ${(100 * worst).toFixed(2)}% of the bound`);
+  console.log(`${what}: worst error ${(100 * worst).toPrecision(2)}% of the bound`);
 }
 
 const randomComplex = (count: number, seed: number): Complex[] =>
@@ -98,6 +98,9 @@ test("FFT, IFFT, RFFT, IRFFT over 1 to 3 axes, powers of two and not: within the
     { type: "RFFT", dims: [2, 10, 18], lengths: [10, 18] },
     { type: "IRFFT", dims: [3, 33], lengths: [64] },
     { type: "IRFFT", dims: [4, 6, 8], lengths: [4, 6, 14] },
+    // Past the direct DFT's 4096: Bluestein through 16384.
+    { type: "FFT", dims: [2, 5001], lengths: [5001] },
+    { type: "IRFFT", dims: [2600], lengths: [5198] },
   ];
   for (const [i, { type, dims, lengths }] of cases.entries()) {
     const count = elementCount(dims);
@@ -114,7 +117,7 @@ test("FFT, IFFT, RFFT, IRFFT over 1 to 3 axes, powers of two and not: within the
   }
 });
 
-test("an FFT is a kernel an axis in the plan (Stockham or direct, said by dump); c128 and long odd lengths run on the host, saying why", () => {
+test("an FFT is a kernel an axis in the plan (Stockham or direct, said by dump), Bluestein's steps past 4096; c128 and work arrays past 2 GiB run on the host, saying why", () => {
   const plan = planGpuProgram(fftProgram("FFT", "c64", [2, 16, 12], [16, 12]), {});
   const dump = dumpGpuProgram(plan);
   assert.match(dump, /pass 1\/2\) \(WGSL kernel \d+, FFT of 24 line\(s\) of 16, Stockham radix-2 in workgroup memory/);
@@ -123,5 +126,9 @@ test("an FFT is a kernel an axis in the plan (Stockham or direct, said by dump);
   const wide = dumpGpuProgram(planGpuProgram(fftProgram("FFT", "c128" as "c64", [4, 8], [8]), {}));
   assert.match(wide, /host .*WGSL has no f64/);
   const long = dumpGpuProgram(planGpuProgram(fftProgram("FFT", "c64", [5001], [5001]), {}));
-  assert.match(long, /host .*5001 is not a power of two/);
+  // 2·log2(16384) + 3 dispatches: the chirp in, 14 stages, K, 14 inverse stages, the chirp out.
+  assert.match(long, /step 31\/31\) \(WGSL kernel \d+, FFT of 1 line\(s\) of 5001, Bluestein through 16384: times the chirp, out/);
+  assert.match(long, /0 host step/);
+  const huge = dumpGpuProgram(planGpuProgram(fftProgram("FFT", "c64", [16384, 5001], [5001]), {}));
+  assert.match(huge, /host .*Bluestein's work arrays for 16384 line\(s\) of 5001 \(16384 each\) reach 2 GiB/);
 });
