@@ -41,8 +41,8 @@ async function runGpu(c: ReturnType<typeof fftProgram>, x: Literal): Promise<{ g
 /** The tolerance of the known transforms: the bound for an input of L1 norm 1 per bin (an impulse; a cosine of L1 < n), times n. */
 const knownTolerance = (n: number): number => 4 * fftErrorBound("FFT", [n], n);
 
-/** Asserts |got - want| ≤ the stated bound, element by element, blocks being the transform's last `lengths.length` dims. */
-function assertWithinBound(type: FftType, x: Literal, want: Literal, got: Literal, lengths: readonly number[], what: string): void {
+/** Asserts |got - want| ≤ the stated bound, element by element, blocks being the transform's last `lengths.length` dims; returns the worst share of it. */
+function assertWithinBound(type: FftType, x: Literal, want: Literal, got: Literal, lengths: readonly number[], what: string): number {
   const xs = x.values().map(complexOf), ws = want.values().map(complexOf), gs = got.values().map(complexOf);
   const inBlock = elementCount(x.arrayShape.dimensions.slice(-lengths.length));
   const outBlock = elementCount(want.arrayShape.dimensions.slice(-lengths.length));
@@ -58,6 +58,7 @@ function assertWithinBound(type: FftType, x: Literal, want: Literal, got: Litera
   }
   // The error seen, as a share of the bound (printed for docs/numerics.md).
   console.log(`${what}: worst error ${(100 * worst).toPrecision(2)}% of the bound`);
+  return worst;
 }
 
 const randomComplex = (count: number, seed: number): Complex[] =>
@@ -87,7 +88,7 @@ test("FFT of an impulse is flat, of a shifted impulse a phase ramp, of a cosine 
 });
 
 test("FFT, IFFT, RFFT, IRFFT over 1 to 3 axes, powers of two and not: within the stated bound of the interpreter", { skip }, async () => {
-  const cases: { type: FftType; dims: number[]; lengths: number[] }[] = [
+  const cases: { type: FftType; dims: number[]; lengths: number[]; share?: number }[] = [
     { type: "FFT", dims: [4, 256], lengths: [256] },
     { type: "IFFT", dims: [3, 30], lengths: [30] },
     { type: "FFT", dims: [2, 16, 12], lengths: [16, 12] },
@@ -98,11 +99,13 @@ test("FFT, IFFT, RFFT, IRFFT over 1 to 3 axes, powers of two and not: within the
     { type: "RFFT", dims: [2, 10, 18], lengths: [10, 18] },
     { type: "IRFFT", dims: [3, 33], lengths: [64] },
     { type: "IRFFT", dims: [4, 6, 8], lengths: [4, 6, 14] },
-    // Past the direct DFT's 4096: Bluestein through 16384.
-    { type: "FFT", dims: [2, 5001], lengths: [5001] },
-    { type: "IRFFT", dims: [2600], lengths: [5198] },
+    // Past the direct DFT's 4096: Bluestein through 16384. Its per-element bound is loose
+    // (the √m of Σ|K_i|: 2026-11-30 measured 0.0005% of it), so a share of 1% is asserted
+    // too: an inverse stage left unconjugated gave 103%.
+    { type: "FFT", dims: [2, 5001], lengths: [5001], share: 0.01 },
+    { type: "IRFFT", dims: [2600], lengths: [5198], share: 0.01 },
   ];
-  for (const [i, { type, dims, lengths }] of cases.entries()) {
+  for (const [i, { type, dims, lengths, share }] of cases.entries()) {
     const count = elementCount(dims);
     const real = type === "RFFT";
     const x = real ? Literal.fromValues("f32", dims, randomComplex(count, i).map((v) => v.re)) : Literal.fromValues("c64", dims, randomComplex(count, i));
@@ -113,7 +116,8 @@ test("FFT, IFFT, RFFT, IRFFT over 1 to 3 axes, powers of two and not: within the
     assert.equal(interpreted, 0, `${what}: no host step\n${dump}`);
     assert.deepEqual(got.arrayShape.dimensions, want.arrayShape.dimensions);
     assert.equal(got.arrayShape.elementType, want.arrayShape.elementType);
-    assertWithinBound(type, x, want, got, lengths, what);
+    const worst = assertWithinBound(type, x, want, got, lengths, what);
+    if (share !== undefined) assert.ok(worst <= share, `${what}: ${worst} of the bound, past ${share}`);
   }
 });
 
