@@ -43,7 +43,7 @@ import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 import { tooLarge, u } from "./op_kernels_wgsl.js";
 import { bluesteinLength, bluesteinTables } from "../../interpreter/kernels/fft_plan.js";
 
-/** Longest line a direct DFT pass takes (n^2 work a line): longer non-power-of-two lengths run on the host. */
+/** Longest line a direct DFT pass takes (n^2 work a line): longer lengths go through Bluestein's algorithm. */
 export const MAX_DIRECT_FFT_LENGTH = 4096;
 
 /** Butterflies an invocation of a Stockham workgroup does at most a stage (its registers hold their inputs). */
@@ -141,16 +141,24 @@ function grid(groups: number, maxPerDimension: number): [number, number] {
   return [x, Math.ceil(Math.max(groups, 1) / x)];
 }
 
-/** A direct DFT pass: an invocation per output bin, y_k = Σ_j x_j W^{jk mod n} in order of j. */
-function directPass(g: PassGeometry, maxPerDimension: number): WgslKernel {
-  const units = g.lines * g.outWidth;
+/** An invocation per unit, workgroups of WORKGROUP_SIZE: the unit's index i (the global invocation's, in x then y). */
+function unitKernel(units: number, functions: readonly string[], body: readonly string[], what: string, buffers: number, maxPerDimension: number): WgslKernel {
   const workgroups = grid(Math.ceil(units / WORKGROUP_SIZE), maxPerDimension);
   const source = [
-    ...header, lineReader(g), lineWriter(g), COMPLEX_HELPERS,
+    ...header, ...functions,
     `@compute @workgroup_size(${WORKGROUP_SIZE})`,
     `fn main(@builtin(global_invocation_id) gid: vec3<u32>) {`,
     `  let i = gid.x + gid.y * ${u(workgroups[0] * WORKGROUP_SIZE)};`,
     `  if (i >= ${u(units)}) { return; }`,
+    ...body,
+    `}`,
+  ].join("\n");
+  return { source, buffers, units, invocationsPerUnit: 1, workgroups, what };
+}
+
+/** A direct DFT pass: an invocation per output bin, y_k = Σ_j x_j W^{jk mod n} in order of j. */
+function directPass(g: PassGeometry, maxPerDimension: number): WgslKernel {
+  return unitKernel(g.lines * g.outWidth, [lineReader(g), lineWriter(g), COMPLEX_HELPERS], [
     `  let l = i / ${u(g.outWidth)};`,
     `  let k = i % ${u(g.outWidth)};`,
     `  let inBase = ${lineBase(g, g.inWidth, "l")};`,
@@ -162,9 +170,7 @@ function directPass(g: PassGeometry, maxPerDimension: number): WgslKernel {
     `    if (m >= ${u(g.n)}) { m = m - ${u(g.n)}; }`,
     `  }`,
     `  xk_out(${lineBase(g, g.outWidth, "l")}, k, y);`,
-    `}`,
-  ].join("\n");
-  return { source, buffers: 3, units, invocationsPerUnit: 1, workgroups, what: `${g.inverse ? "inverse " : ""}DFT of ${g.lines} line(s) of ${g.n}, direct` };
+  ], `${g.inverse ? "inverse " : ""}DFT of ${g.lines} line(s) of ${g.n}, direct`, 3, maxPerDimension);
 }
 
 /**
@@ -213,21 +219,6 @@ function stockhamPass(g: PassGeometry, limits: GpuLimits, maxPerDimension: numbe
     `}`,
   ].join("\n");
   return { source, buffers: 3, units: g.lines, invocationsPerUnit: size, workgroups, what: `${g.inverse ? "inverse " : ""}FFT of ${g.lines} line(s) of ${g.n}, Stockham radix-2 in workgroup memory` };
-}
-
-/** An invocation per unit, workgroups of WORKGROUP_SIZE: the unit's index i (the global invocation's, in x then y). */
-function unitKernel(units: number, functions: readonly string[], body: readonly string[], what: string, buffers: number, maxPerDimension: number): WgslKernel {
-  const workgroups = grid(Math.ceil(units / WORKGROUP_SIZE), maxPerDimension);
-  const source = [
-    ...header, ...functions,
-    `@compute @workgroup_size(${WORKGROUP_SIZE})`,
-    `fn main(@builtin(global_invocation_id) gid: vec3<u32>) {`,
-    `  let i = gid.x + gid.y * ${u(workgroups[0] * WORKGROUP_SIZE)};`,
-    `  if (i >= ${u(units)}) { return; }`,
-    ...body,
-    `}`,
-  ].join("\n");
-  return { source, buffers, units, invocationsPerUnit: 1, workgroups, what };
 }
 
 /**
