@@ -48,7 +48,7 @@ export const ULP_BOUNDS: Partial<Record<Opcode, number>> = {
   exp: 3, expm1: 3, log: 2, log1p: 3, tanh: 4, logistic: 4, rsqrt: 1, cbrt: 2, erf: 4, sin: 1, cos: 1, tan: 1, atan2: 1, power: 1,
 };
 
-/** The WebGPU backend's: sin, cos and tan reduce their argument in f32 there (src/compiler/webgpu/wgsl_trig.ts, docs/numerics.md). */
+/** The WebGPU backend's: sin, cos and tan reduce their argument in f32 there (src/compiler/webgpu/wgsl_trig.ts, docs/numerics.md); atan2 and power keep 1 (double-f32: wgsl_binary_math.ts). */
 export const WEBGPU_ULP_BOUNDS: Partial<Record<Opcode, number>> = { ...ULP_BOUNDS, sin: 2, cos: 2, tan: 3 };
 
 /** Ops whose result is one of their operands' elements, or one negated: an ulp difference passes through unchanged. */

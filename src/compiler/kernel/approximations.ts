@@ -20,8 +20,10 @@
 //   cbrt      ≤ 2 ulp    (Newton's method from a bit-level guess, see emitCbrt)
 //   erf       ≤ 4 ulp    (Taylor series below 1; 1 - e^{-x²}·P(x) from a fitted P up to 4; see emitErf)
 //   sin, cos, tan ≤ 1 ulp (in f64 with a full-range reduction: emit_trig.ts; measured 0)
-//   atan2     ≤ 1 ulp    (in f64: two half-angle steps and a Taylor series; emit_trig.ts)
-//   pow       ≤ 1 ulp    (in f64: e^{y log|x|} and C's special cases; emit_pow.ts)
+//   atan2     ≤ 1 ulp    (in f64: two half-angle steps and a Taylor series; emit_trig.ts;
+//                          WebGPU, without f64: in double-f32, webgpu/wgsl_binary_math.ts)
+//   pow       ≤ 1 ulp    (in f64: e^{y log|x|} and C's special cases; emit_pow.ts; WebGPU:
+//                          2^{y log2|x|} in double-f32, wgsl_binary_math.ts)
 //   exp, log of f64 ≤ 3 ulp (emit_pow.ts; measured 1 against Math.exp / Math.log)
 //
 // Speed (exp, tanh, logistic): no branches; clamps by pmin/pmax (one x64 instruction,
@@ -392,6 +394,15 @@ export type ApproximationName = keyof typeof APPROXIMATIONS;
 export type TrigName = "sin" | "cos" | "tan";
 const TRIG_NAMES: ReadonlySet<string> = new Set<TrigName>(["sin", "cos", "tan"]);
 export const isTrig = (op: string): op is TrigName => TRIG_NAMES.has(op);
+
+/** e^r's Taylor coefficients 1/k!, k = 0..13: the f64 exp of wasm/emit_pow.ts, the double-f32 one of webgpu/wgsl_binary_math.ts. */
+export const EXP_TAYLOR: readonly number[] = Array.from({ length: 14 }, (_, k) => { let f = 1; for (let i = 2; i <= k; i++) f *= i; return 1 / f; });
+
+/**
+ * log m = 2 atanh(s) = 2 (s + s³/3 + ...), s = (m - 1)/(m + 1), |s| ≤ 0.1716 for m in
+ * [√½, √2): the coefficients 2/(2n + 1), n = 0..12, of s^(2n+1) (the same two renderers' log).
+ */
+export const ATANH_SERIES: readonly number[] = Array.from({ length: 13 }, (_, n) => 2 / (2 * n + 1));
 
 /**
  * The transcendentals the CPU renderers compile on f64 (WebAssembly: emit_pow.ts; C:

@@ -6,12 +6,10 @@
 // infinities follow from log(0) = -inf and log(inf) = inf.
 
 import type { FunctionBuilder } from "./encoder.js";
+import { ATANH_SERIES, EXP_TAYLOR } from "../kernel/approximations.js";
 
 const LN2_HI = 0.6931471803691238; // 32 significant bits: k·LN2_HI exact for |k| < 2^21
 const LN2_LO = 1.9082149292705877e-10;
-const EXP_TAYLOR = Array.from({ length: 14 }, (_, k) => { let f = 1; for (let i = 2; i <= k; i++) f *= i; return 1 / f; });
-// log m = 2 atanh(s) = 2 (s + s³/3 + ...), s = (m - 1)/(m + 1) ≤ 0.1716 for m in [√½, √2).
-const ATANH_SERIES = Array.from({ length: 13 }, (_, n) => 2 / (2 * n + 1));
 const MAGIC = 6755399441055744; // 1.5 · 2^52: adding it rounds to an integer held in the low bits
 
 interface P {

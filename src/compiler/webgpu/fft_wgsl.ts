@@ -13,16 +13,26 @@
 //   - Stockham's radix-2 autosort FFT (n a power of two whose line fits in workgroup
 //     memory): a workgroup per line, its invocations doing the n/2 butterflies of each
 //     of the log2(n) stages, the line in workgroup memory between stages;
-//   - the direct DFT (any other n): an invocation per output bin, summing n products
-//     in order; O(n^2) a line, so long non-power-of-two lines run on the host.
+//   - the direct DFT (other n up to 4096): an invocation per output bin, summing n
+//     products in order; O(n^2) a line;
+//   - Bluestein's chirp-z algorithm (longer n): y_k = c_k · Σ_j (x_j c_j) · conj(c_{k-j}),
+//     c_j = e^{∓πij²/n}, the sum a cyclic convolution of power-of-two length m ≥ 2n - 1
+//     through two FFTs of m in global memory (the interpreter's tables, fft_plan.ts
+//     bluesteinTables: the chirp and the transformed, 1/m-scaled kernel K, computed in
+//     doubles and rounded to f32): a kernel multiplying the line by the chirp into a
+//     work array of m, log2(m) Stockham radix-2 stages (one kernel dispatched per stage,
+//     its half-span, direction and ping-pong side passed as parameters), one multiplying
+//     by K, log2(m) inverse stages, one multiplying by the chirp into the output.
+//     2·log2(m) + 3 dispatches; O(m log m) a line.
 // Twiddles are not computed by WGSL's sin and cos (loosely specified): they are a table
 // of W_n^m = e^{∓2πim/n}, m < n, computed in doubles on the host and rounded to f32, a
 // constant of the program the kernel reads (its buffer after the input); the index
 // m = j·k mod n is exact integer arithmetic.
 //
 // Error (docs/numerics.md, fftErrorBound): a pass's bin differs from the exact transform
-// of its input line x by at most c(n)·2^-24·Σ|x_j|, c(n) = 5·log2(n) + 4 (Stockham) or
-// n + 5 (direct), times 1/n for an inverse pass; the passes' errors add up.
+// of its input line x by at most c(n)·2^-24·Σ|x_j|, c(n) = 5·log2(n) + 4 (Stockham),
+// n + 5 (direct) or √m·(2√2·s(m) + 9) + 3 with s(m) Stockham's c(m) (Bluestein: see
+// bluesteinErrorFactor), times 1/n for an inverse pass; the passes' errors add up.
 
 import type { Instruction } from "../../ir/computation.js";
 import { arrayShape, elementCount, type ArrayShape } from "../../types/shape.js";
@@ -30,9 +40,10 @@ import type { Declined } from "../kernel/declined.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 import type { FftType } from "../../ir/attributes.js";
 import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
-import { u } from "./op_kernels_wgsl.js";
+import { tooLarge, u } from "./op_kernels_wgsl.js";
+import { bluesteinLength, bluesteinTables } from "../../interpreter/kernels/fft_plan.js";
 
-/** Longest line a direct DFT pass takes (n^2 work a line): longer non-power-of-two lengths run on the host. */
+/** Longest line a direct DFT pass takes (n^2 work a line): longer lengths go through Bluestein's algorithm. */
 export const MAX_DIRECT_FFT_LENGTH = 4096;
 
 /** Butterflies an invocation of a Stockham workgroup does at most a stage (its registers hold their inputs). */
@@ -41,11 +52,22 @@ const MAX_BUTTERFLIES_PER_INVOCATION = 8;
 /** How a pass reads its line: complex, real (RFFT's first pass), or Hermitian-extended (IRFFT's last). */
 type LineInput = "complex" | "real" | "hermitian";
 
-/** One axis of the transform, as a kernel over (input, twiddle table, output). */
-export interface FftPass {
+/** A dispatch of a pass: its kernel, and the words it reads after the buffers' offsets (and the zero after them). */
+export interface FftStep {
   readonly kernel: WgslKernel;
-  /** The twiddles W_n^m, m < n, as (re, im) f32 pairs: a constant of the program. */
+  readonly parameters?: readonly number[];
+}
+
+/**
+ * One axis of the transform, as kernels over (input, table, output): one kernel
+ * (Stockham, direct), or Bluestein's steps over (input, table, work 0, work 1, output).
+ */
+export interface FftPass {
+  readonly steps: readonly FftStep[];
+  /** (re, im) f32 pairs, a constant of the program: the twiddles W_n^m, m < n; Bluestein's W_m^t, t < m, then the chirp (n), then K (m). */
   readonly twiddles: Float32Array;
+  /** Bluestein's two c64 work arrays (lines × m each), the buffers after the table; undefined for the others. */
+  readonly work?: ArrayShape;
   /** The pass's output: the instruction's result for the last pass, else a c64 temporary. */
   readonly output: ArrayShape;
 }
@@ -96,12 +118,12 @@ function lineReader(g: PassGeometry): string {
   }
 }
 
-/** WGSL storing bin k of a line at element offset `base` of the output (complex, or its real part), scaled for an inverse. */
-function lineWriter(g: PassGeometry): string {
+/** WGSL storing bin k of a line at element offset `base` of the output (buffer `buffer`: complex, or its real part), scaled for an inverse. */
+function lineWriter(g: PassGeometry, buffer = 2): string {
   const value = g.inverse ? `let v = y / ${g.n}.0;` : "let v = y;";
   return g.realOutput
-    ? `fn xk_out(base: u32, k: u32, y: vec2<f32>) { ${value} mem[(args[2] >> 2u) + base + k * ${u(g.stride)}] = bitcast<u32>(v.x); }`
-    : `fn xk_out(base: u32, k: u32, y: vec2<f32>) { ${value} let a = (args[2] >> 2u) + 2u * (base + k * ${u(g.stride)}); mem[a] = bitcast<u32>(v.x); mem[a + 1u] = bitcast<u32>(v.y); }`;
+    ? `fn xk_out(base: u32, k: u32, y: vec2<f32>) { ${value} mem[(args[${buffer}] >> 2u) + base + k * ${u(g.stride)}] = bitcast<u32>(v.x); }`
+    : `fn xk_out(base: u32, k: u32, y: vec2<f32>) { ${value} let a = (args[${buffer}] >> 2u) + 2u * (base + k * ${u(g.stride)}); mem[a] = bitcast<u32>(v.x); mem[a + 1u] = bitcast<u32>(v.y); }`;
 }
 
 /** The complex product, and the twiddle W_n^m from the table (buffer 1). */
@@ -119,16 +141,24 @@ function grid(groups: number, maxPerDimension: number): [number, number] {
   return [x, Math.ceil(Math.max(groups, 1) / x)];
 }
 
-/** A direct DFT pass: an invocation per output bin, y_k = Σ_j x_j W^{jk mod n} in order of j. */
-function directPass(g: PassGeometry, maxPerDimension: number): WgslKernel {
-  const units = g.lines * g.outWidth;
+/** An invocation per unit, workgroups of WORKGROUP_SIZE: the unit's index i (the global invocation's, in x then y). */
+function unitKernel(units: number, functions: readonly string[], body: readonly string[], what: string, buffers: number, maxPerDimension: number): WgslKernel {
   const workgroups = grid(Math.ceil(units / WORKGROUP_SIZE), maxPerDimension);
   const source = [
-    ...header, lineReader(g), lineWriter(g), COMPLEX_HELPERS,
+    ...header, ...functions,
     `@compute @workgroup_size(${WORKGROUP_SIZE})`,
     `fn main(@builtin(global_invocation_id) gid: vec3<u32>) {`,
     `  let i = gid.x + gid.y * ${u(workgroups[0] * WORKGROUP_SIZE)};`,
     `  if (i >= ${u(units)}) { return; }`,
+    ...body,
+    `}`,
+  ].join("\n");
+  return { source, buffers, units, invocationsPerUnit: 1, workgroups, what };
+}
+
+/** A direct DFT pass: an invocation per output bin, y_k = Σ_j x_j W^{jk mod n} in order of j. */
+function directPass(g: PassGeometry, maxPerDimension: number): WgslKernel {
+  return unitKernel(g.lines * g.outWidth, [lineReader(g), lineWriter(g), COMPLEX_HELPERS], [
     `  let l = i / ${u(g.outWidth)};`,
     `  let k = i % ${u(g.outWidth)};`,
     `  let inBase = ${lineBase(g, g.inWidth, "l")};`,
@@ -140,9 +170,7 @@ function directPass(g: PassGeometry, maxPerDimension: number): WgslKernel {
     `    if (m >= ${u(g.n)}) { m = m - ${u(g.n)}; }`,
     `  }`,
     `  xk_out(${lineBase(g, g.outWidth, "l")}, k, y);`,
-    `}`,
-  ].join("\n");
-  return { source, buffers: 3, units, invocationsPerUnit: 1, workgroups, what: `${g.inverse ? "inverse " : ""}DFT of ${g.lines} line(s) of ${g.n}, direct` };
+  ], `${g.inverse ? "inverse " : ""}DFT of ${g.lines} line(s) of ${g.n}, direct`, 3, maxPerDimension);
 }
 
 /**
@@ -193,14 +221,85 @@ function stockhamPass(g: PassGeometry, limits: GpuLimits, maxPerDimension: numbe
   return { source, buffers: 3, units: g.lines, invocationsPerUnit: size, workgroups, what: `${g.inverse ? "inverse " : ""}FFT of ${g.lines} line(s) of ${g.n}, Stockham radix-2 in workgroup memory` };
 }
 
+/**
+ * Bluestein's steps for lines of n (see the file's head): buffers (input, table, work 0,
+ * work 1, output); the table's complex entries are W_m^t (t < m), then the chirp c_j
+ * (at m + j), then K_i (at m + n + i). A stage reads work (2 + side) and writes the other.
+ */
+function bluesteinSteps(g: PassGeometry, m: number, maxPerDimension: number): FftStep[] {
+  const { n } = g;
+  const half = m / 2;
+  const stages = Math.log2(m);
+  const work = [
+    `fn xk_work(b: u32, e: u32) -> vec2<f32> { let a = (args[b] >> 2u) + 2u * e; return vec2<f32>(bitcast<f32>(mem[a]), bitcast<f32>(mem[a + 1u])); }`,
+    `fn xk_set_work(b: u32, e: u32, v: vec2<f32>) { let a = (args[b] >> 2u) + 2u * e; mem[a] = bitcast<u32>(v.x); mem[a + 1u] = bitcast<u32>(v.y); }`,
+  ];
+  const name = `${g.inverse ? "inverse " : ""}FFT of ${g.lines} line(s) of ${n}, Bluestein through ${m}`;
+  const load = unitKernel(g.lines * m, [lineReader(g), COMPLEX_HELPERS, ...work], [
+    `  let l = i / ${u(m)};`,
+    `  let e = i % ${u(m)};`,
+    `  var v = vec2<f32>(0.0, 0.0);`,
+    `  if (e < ${u(n)}) { v = xk_cmul(xk_in(${lineBase(g, g.inWidth, "l")}, e), xk_tw(${u(m)} + e)); }`,
+    `  xk_set_work(2u, i, v);`,
+  ], `${name}: times the chirp`, 5, maxPerDimension);
+  // Half-span s, inverse (conjugate twiddles), side (which work array is read): the parameters after the zero at args[5].
+  const stage = unitKernel(g.lines * half, [COMPLEX_HELPERS, ...work], [
+    `  let s = args[6];`,
+    `  let side = 2u + args[8];`,
+    `  let l = i / ${u(half)};`,
+    `  let j = i % ${u(half)};`,
+    `  var w = xk_tw((j % s) * (${u(half)} / s));`,
+    `  if (args[7] != 0u) { w.y = -w.y; }`,
+    `  let a = xk_work(side, l * ${u(m)} + j);`,
+    `  let b = xk_cmul(xk_work(side, l * ${u(m)} + j + ${u(half)}), w);`,
+    `  let o = l * ${u(m)} + (j / s) * 2u * s + j % s;`,
+    `  xk_set_work(5u - side, o, a + b);`,
+    `  xk_set_work(5u - side, o + s, a - b);`,
+  ], `${name}: a radix-2 stage`, 5, maxPerDimension);
+  // After log2(m) stages the transform is in work (2 + stages % 2); after 2·log2(m), in work 0.
+  const multiply = unitKernel(g.lines * m, [COMPLEX_HELPERS, ...work], [
+    `  xk_set_work(${u(2 + (stages % 2))}, i, xk_cmul(xk_work(${u(2 + (stages % 2))}, i), xk_tw(${u(m + n)} + i % ${u(m)})));`,
+  ], `${name}: times the chirp's transform`, 5, maxPerDimension);
+  const finish = unitKernel(g.lines * g.outWidth, [lineWriter(g, 4), COMPLEX_HELPERS, ...work], [
+    `  let l = i / ${u(g.outWidth)};`,
+    `  let k = i % ${u(g.outWidth)};`,
+    `  xk_out(${lineBase(g, g.outWidth, "l")}, k, xk_cmul(xk_work(2u, l * ${u(m)} + k), xk_tw(${u(m)} + k)));`,
+  ], `${name}: times the chirp, out`, 5, maxPerDimension);
+  const pass = (inverse: number, first: number): FftStep[] =>
+    Array.from({ length: stages }, (_, p) => ({ kernel: stage, parameters: [2 ** p, inverse, (first + p) % 2] }));
+  return [{ kernel: load }, ...pass(0, 0), { kernel: multiply }, ...pass(1, stages % 2), { kernel: finish }];
+}
+
+/** The table of a Bluestein pass: W_m^t (t < m, forward), the chirp (n), K (m), as f32 pairs. */
+function bluesteinTable(n: number, inverse: boolean): Float32Array {
+  const t = bluesteinTables(n, inverse);
+  const table = new Float32Array(2 * (2 * t.m + n));
+  table.set(twiddleTable(t.m, false));
+  for (let j = 0; j < n; j++) [table[2 * (t.m + j)], table[2 * (t.m + j) + 1]] = [t.chirpRe[j]!, t.chirpIm[j]!];
+  for (let i = 0; i < t.m; i++) [table[2 * (t.m + n + i)], table[2 * (t.m + n + i) + 1]] = [t.kernelRe[i]!, t.kernelIm[i]!];
+  return table;
+}
+
+/**
+ * Bluestein's error factor for m: with u = 2^-24 and L = Σ|x|: the chirp product errs by
+ * ≤ 4u·L in all, the forward FFT's bins by ≤ (√2·s + 4)·u·L each (s = Stockham's factor;
+ * the chirped line's L1 is at most √2·L); times K (Σ|K_i|² = (2n - 1)/m < 1 by
+ * Parseval, so Σ|K_i| ≤ √m) that gives ≤ √m·(√2·s + 9)·u·L after the inverse FFT, whose own
+ * rounding adds √2·s·u·√m·L (its input's L1); the last chirp product 3u·L.
+ */
+const bluesteinErrorFactor = (m: number): number => Math.sqrt(m) * (2 * Math.SQRT2 * (5 * Math.log2(m) + 4) + 9) + 3;
+
 /** Whether a line of n (a power of two) fits in workgroup memory with few enough butterflies an invocation. */
 function stockhamFits(n: number, limits: GpuLimits): boolean {
   const largest = Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
   return n >= 2 && (n & (n - 1)) === 0 && 8 * n <= limits.maxComputeWorkgroupStorageSize && n / 2 <= largest * MAX_BUTTERFLIES_PER_INVOCATION;
 }
 
-/** The rounding errors of a pass over lines of n, in units of 2^-24·Σ|x| (the method's: Stockham's or the direct DFT's). */
-const passErrorFactor = (n: number, limits: GpuLimits): number => (stockhamFits(n, limits) ? 5 * Math.log2(n) + 4 : n + 5);
+/** The rounding errors of a pass over lines of n, in units of 2^-24·Σ|x| (the method's: Stockham's, the direct DFT's or Bluestein's). */
+function passErrorFactor(n: number, limits: GpuLimits): number {
+  if (stockhamFits(n, limits)) return 5 * Math.log2(n) + 4;
+  return n <= MAX_DIRECT_FFT_LENGTH ? n + 5 : bluesteinErrorFactor(bluesteinLength(n));
+}
 
 /**
  * The stated bound on the error of every output element of an f32 transform of `type`
@@ -215,18 +314,19 @@ export function fftErrorBound(type: FftType, lengths: readonly number[], l1: num
   return type === "IRFFT" ? (2 * factor) / size : type === "IFFT" ? factor / size : factor;
 }
 
-/** The kernel of one pass, or why none. */
-function passKernel(g: PassGeometry, limits: GpuLimits, maxPerDimension: number): WgslKernel | Declined {
-  if (stockhamFits(g.n, limits)) return stockhamPass(g, limits, maxPerDimension);
-  if (g.n > MAX_DIRECT_FFT_LENGTH) {
-    return { declined: `webgpu fft: a length of ${g.n} is ${(g.n & (g.n - 1)) === 0 ? "a power of two too long for workgroup memory" : "not a power of two"}, and longer than the ${MAX_DIRECT_FFT_LENGTH} the direct DFT kernel (n² work a line) takes` };
-  }
-  return directPass(g, maxPerDimension);
+/** The steps, table and work arrays of one pass, or why none. */
+function passKernels(g: PassGeometry, limits: GpuLimits, maxPerDimension: number): Omit<FftPass, "output"> | Declined {
+  if (stockhamFits(g.n, limits)) return { steps: [{ kernel: stockhamPass(g, limits, maxPerDimension) }], twiddles: twiddleTable(g.n, g.inverse) };
+  if (g.n <= MAX_DIRECT_FFT_LENGTH) return { steps: [{ kernel: directPass(g, maxPerDimension) }], twiddles: twiddleTable(g.n, g.inverse) };
+  const m = bluesteinLength(g.n);
+  const work = arrayShape("c64", [g.lines, m]);
+  if (tooLarge([work])) return { declined: `webgpu fft: Bluestein's work arrays for ${g.lines} line(s) of ${g.n} (${m} each) reach 2 GiB` };
+  return { steps: bluesteinSteps(g, m, maxPerDimension), twiddles: bluesteinTable(g.n, g.inverse), work };
 }
 
 /**
  * The passes of an fft instruction (its axes' kernels in the interpreter's order), or
- * why it runs on the host (c128 and f64: WGSL has no f64; long non-power-of-two lengths).
+ * why it runs on the host (c128 and f64: WGSL has no f64; Bluestein's work arrays of 2 GiB or more).
  */
 export function fftPassesWgsl(inst: Instruction<"fft">, limits: GpuLimits, maxPerDimension: number): FftPass[] | Declined {
   const { fftType, fftLength } = inst.attrs;
@@ -268,9 +368,9 @@ export function fftPassesWgsl(inst: Instruction<"fft">, limits: GpuLimits, maxPe
       n, inverse: pass.inverse, input: pass.input, inWidth, outWidth, stride,
       lines: elementCount(pass.dims) / Math.max(inWidth, 1), realOutput: pass.input === "hermitian",
     };
-    const kernel = passKernel(g, limits, maxPerDimension);
-    if ("declined" in kernel) return kernel;
-    out.push({ kernel, twiddles: twiddleTable(n, pass.inverse), output: final ? result : arrayShape("c64", outDims) });
+    const kernels = passKernels(g, limits, maxPerDimension);
+    if ("declined" in kernels) return kernels;
+    out.push({ ...kernels, output: final ? result : arrayShape("c64", outDims) });
   }
   return out;
 }

@@ -299,8 +299,9 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
   }
 
   /**
-   * An FFT: a kernel an axis (fft_wgsl.ts), each reading the previous pass's output (a
-   * c64 temporary) and its twiddle table (a constant), the last writing the result.
+   * An FFT: a pass an axis (fft_wgsl.ts; one kernel, or Bluestein's steps over two work
+   * temporaries), each reading the previous pass's output (a c64 temporary) and its
+   * table (a constant), the last writing the result.
    */
   function addFft(inst: Instruction<"fft">): void {
     const passes = fftPassesWgsl(inst, limits, MAX_WORKGROUPS_PER_DIMENSION);
@@ -312,9 +313,15 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
     passes.forEach((pass, p) => {
       use(input);
       const table: Location = { space: "constant", index: constants.push({ shape: arrayShape("f32", [pass.twiddles.length]), data: pass.twiddles }) - 1 };
+      const work = pass.work === undefined ? [] : [...newTemps(pass.work), ...newTemps(pass.work)];
       const output = newTemps(pass.output);
       const name = passes.length === 1 ? inst.name : `${inst.name} (pass ${p + 1}/${passes.length})`;
-      steps.push({ kind: "kernel", name, kernel: kernelIndex(ctx, pass.kernel), buffers: [...input, table, ...output] });
+      pass.steps.forEach((step, k) => {
+        // Every step binds every buffer: the input and the work arrays stay live to the pass's last.
+        use([...input, ...work]);
+        const parameters = step.parameters === undefined ? {} : { parameters: step.parameters };
+        steps.push({ kind: "kernel", name: pass.steps.length === 1 ? name : `${name} (step ${k + 1}/${pass.steps.length})`, kernel: kernelIndex(ctx, step.kernel), buffers: [...input, table, ...work, ...output], ...parameters });
+      });
       input = output;
     });
     leaves.set(inst, input);

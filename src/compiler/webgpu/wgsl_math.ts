@@ -92,6 +92,9 @@ class WgslFloatOps extends ExpressionFloatOps implements FloatOps {
   copysign(): void { this.op2("float", (a, b) => `bitcast<f32>((bitcast<u32>(${a}) & 0x7fffffffu) | (bitcast<u32>(${b}) & 0x80000000u))`); }
 }
 
+/** xk_pow2(n) = 2^n for n in [-126, 127], on bits (wgsl_trig.ts's reduction and wgsl_binary_math.ts's pow call it). */
+export const WGSL_POW2 = "fn xk_pow2(n: i32) -> f32 { return bitcast<f32>(u32(127 + n) << 23u); }";
+
 /** The WGSL function computing approximation `name` in f32. */
 export const wgslMathFunction = (name: ApproximationName): string => `xk_${name}_f32`;
 

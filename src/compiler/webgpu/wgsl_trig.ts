@@ -57,7 +57,6 @@ function trigHelpers(): string {
     `  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);`,
     `  return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));`,
     `}`,
-    `fn xk_pow2(n: i32) -> f32 { return bitcast<f32>(u32(127 + n) << 23u); }`,
     // |x| (finite) as hi + lo - q·π/2 with |hi + lo| ≤ π/4 and q in 0..3.
     `fn xk_trig_reduce(ax: f32) -> XkReduced {`,
     `  if (ax <= ${c(f32(Math.PI / 4))}) { return XkReduced(ax, ${c(0)}, 0u); }`,

@@ -31,8 +31,9 @@ import { decline, DeclinedError } from "../kernel/declined.js";
 import { SELECT_OF_VALUES, TOTAL } from "../kernel/scalar_ops.js";
 import { COMPARE_OPERATOR, TextValueEmitter } from "../kernel/text_values.js";
 import { approximationName, isTrig, type ApproximationName, type TrigName } from "../kernel/approximations.js";
-import { wgslFloat, wgslMathFunction, wgslMathSource } from "./wgsl_math.js";
+import { WGSL_POW2, wgslFloat, wgslMathFunction, wgslMathSource } from "./wgsl_math.js";
 import { wgslTrigFunction, wgslTrigSources } from "./wgsl_trig.js";
+import { isBinaryMath, wgslBinaryMathFunction, wgslBinaryMathSources, type BinaryMathName } from "./wgsl_binary_math.js";
 
 const kindOf = (t: ElementType) => ELEMENT_TYPES[t].kind;
 
@@ -118,13 +119,16 @@ export function wgslConst(t: ElementType, value: number | bigint): string {
   return kindOf(t) === "signed" ? `bitcast<i32>(0x${v.toString(16)}u)` : `0x${v.toString(16)}u`;
 }
 
-/** A math function a kernel calls: a shared approximation (wgsl_math.ts) or sin, cos, tan (wgsl_trig.ts). */
-export type WgslMathName = ApproximationName | TrigName;
+/** A math function a kernel calls: a shared approximation (wgsl_math.ts), sin, cos, tan (wgsl_trig.ts), or pow, atan2, fmod, integer power (wgsl_binary_math.ts). */
+export type WgslMathName = ApproximationName | TrigName | BinaryMathName;
 
 /** The WGSL sources of the math functions in `names`, to go before the kernel. */
 export function wgslMathSources(names: ReadonlySet<WgslMathName>): string[] {
   const all = [...names];
-  return [...all.filter((n): n is ApproximationName => !isTrig(n)).map(wgslMathSource), ...wgslTrigSources(all.filter(isTrig))];
+  const approximations = all.filter((n): n is ApproximationName => !isTrig(n) && !isBinaryMath(n));
+  // xk_pow2, once: the trigonometric reduction and pow scale by it.
+  const pow2 = all.some((n) => isTrig(n) || n === "pow") ? [WGSL_POW2] : [];
+  return [...approximations.map(wgslMathSource), ...pow2, ...wgslTrigSources(all.filter(isTrig)), ...wgslBinaryMathSources(all.filter(isBinaryMath))];
 }
 
 /** The WGSL values of one kernel: each node's variable, and the math functions the kernel calls. */
@@ -306,6 +310,12 @@ export class WgslValues extends TextValueEmitter {
     }
   }
 
+  /** A call of function `name` of wgsl_binary_math.ts, whose source the kernel then carries. */
+  private call(name: BinaryMathName, x: string, y: string): string {
+    this.math.add(name);
+    return `${wgslBinaryMathFunction(name)}(${x}, ${y})`;
+  }
+
   /** x op y in type t (also a reducer's combine). */
   binary(op: string, t: ElementType, x: string, y: string): string {
     wgslType(t);
@@ -320,7 +330,10 @@ export class WgslValues extends TextValueEmitter {
         case "div": return `(${x} / ${y})`;
         case "max": return `xk_maxf(${x}, ${y})`;
         case "min": return `xk_minf(${x}, ${y})`;
-        // WGSL's % on floats is x - y · trunc(x / y), not the exact fmod; pow and atan2 would need f64.
+        // WGSL's % on floats is x - y · trunc(x / y), not the exact fmod: C's fmod, and pow and atan2 in double-f32 (wgsl_binary_math.ts).
+        case "rem": return this.call("fmod", x, y);
+        case "pow": return this.call("pow", x, y);
+        case "atan2": return this.call("atan2", x, y);
         default: return decline(`${op} on f32 is not compiled to WGSL`);
       }
     }
@@ -345,6 +358,8 @@ export class WgslValues extends TextValueEmitter {
       case "xor": return `(${x} ^ ${y})`;
       case "max": return `max(${x}, ${y})`;
       case "min": return `min(${x}, ${y})`;
+      // In the 32-bit holder, wrapping (a narrow signed type's exponent is held sign-extended, so its sign is seen).
+      case "pow": return wrap(t, this.call(signed ? "ipow_i32" : "ipow_u32", x, y));
       // legalize.ts made the divisor safe (never 0, never -1 when signed).
       case "divSafe": return wrap(t, `(${x} / ${y})`);
       case "remSafe": return wrap(t, `(${x} % ${y})`);

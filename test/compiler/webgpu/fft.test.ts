@@ -41,8 +41,8 @@ async function runGpu(c: ReturnType<typeof fftProgram>, x: Literal): Promise<{ g
 /** The tolerance of the known transforms: the bound for an input of L1 norm 1 per bin (an impulse; a cosine of L1 < n), times n. */
 const knownTolerance = (n: number): number => 4 * fftErrorBound("FFT", [n], n);
 
-/** Asserts |got - want| ≤ the stated bound, element by element, blocks being the transform's last `lengths.length` dims. */
-function assertWithinBound(type: FftType, x: Literal, want: Literal, got: Literal, lengths: readonly number[], what: string): void {
+/** Asserts |got - want| ≤ the stated bound, element by element, blocks being the transform's last `lengths.length` dims; returns the worst share of it. */
+function assertWithinBound(type: FftType, x: Literal, want: Literal, got: Literal, lengths: readonly number[], what: string): number {
   const xs = x.values().map(complexOf), ws = want.values().map(complexOf), gs = got.values().map(complexOf);
   const inBlock = elementCount(x.arrayShape.dimensions.slice(-lengths.length));
   const outBlock = elementCount(want.arrayShape.dimensions.slice(-lengths.length));
@@ -57,7 +57,8 @@ function assertWithinBound(type: FftType, x: Literal, want: Literal, got: Litera
     assert.ok(err <= bound, `${what}: element ${i}: got ${JSON.stringify(gs[i])}, want ${JSON.stringify(ws[i])} (error ${err} > bound ${bound})`);
   }
   // The error seen, as a share of the bound (printed for docs/numerics.md).
-  console.log(`${what}: worst error ${(100 * worst).toFixed(2)}% of the bound`);
+  console.log(`${what}: worst error ${(100 * worst).toPrecision(2)}% of the bound`);
+  return worst;
 }
 
 const randomComplex = (count: number, seed: number): Complex[] =>
@@ -87,7 +88,7 @@ test("FFT of an impulse is flat, of a shifted impulse a phase ramp, of a cosine 
 });
 
 test("FFT, IFFT, RFFT, IRFFT over 1 to 3 axes, powers of two and not: within the stated bound of the interpreter", { skip }, async () => {
-  const cases: { type: FftType; dims: number[]; lengths: number[] }[] = [
+  const cases: { type: FftType; dims: number[]; lengths: number[]; share?: number }[] = [
     { type: "FFT", dims: [4, 256], lengths: [256] },
     { type: "IFFT", dims: [3, 30], lengths: [30] },
     { type: "FFT", dims: [2, 16, 12], lengths: [16, 12] },
@@ -98,8 +99,13 @@ test("FFT, IFFT, RFFT, IRFFT over 1 to 3 axes, powers of two and not: within the
     { type: "RFFT", dims: [2, 10, 18], lengths: [10, 18] },
     { type: "IRFFT", dims: [3, 33], lengths: [64] },
     { type: "IRFFT", dims: [4, 6, 8], lengths: [4, 6, 14] },
+    // Past the direct DFT's 4096: Bluestein through 16384. Its per-element bound is loose
+    // (the √m of Σ|K_i|: 2026-11-30 measured 0.0015% and 0.0037% of it), so 1% is asserted
+    // too: an inverse stage left unconjugated gave 103%.
+    { type: "FFT", dims: [2, 5001], lengths: [5001], share: 0.01 },
+    { type: "IRFFT", dims: [2600], lengths: [5198], share: 0.01 },
   ];
-  for (const [i, { type, dims, lengths }] of cases.entries()) {
+  for (const [i, { type, dims, lengths, share }] of cases.entries()) {
     const count = elementCount(dims);
     const real = type === "RFFT";
     const x = real ? Literal.fromValues("f32", dims, randomComplex(count, i).map((v) => v.re)) : Literal.fromValues("c64", dims, randomComplex(count, i));
@@ -110,11 +116,12 @@ test("FFT, IFFT, RFFT, IRFFT over 1 to 3 axes, powers of two and not: within the
     assert.equal(interpreted, 0, `${what}: no host step\n${dump}`);
     assert.deepEqual(got.arrayShape.dimensions, want.arrayShape.dimensions);
     assert.equal(got.arrayShape.elementType, want.arrayShape.elementType);
-    assertWithinBound(type, x, want, got, lengths, what);
+    const worst = assertWithinBound(type, x, want, got, lengths, what);
+    if (share !== undefined) assert.ok(worst <= share, `${what}: ${worst} of the bound, past ${share}`);
   }
 });
 
-test("an FFT is a kernel an axis in the plan (Stockham or direct, said by dump); c128 and long odd lengths run on the host, saying why", () => {
+test("an FFT is a kernel an axis in the plan (Stockham or direct, said by dump), Bluestein's steps past 4096; c128 and work arrays past 2 GiB run on the host, saying why", () => {
   const plan = planGpuProgram(fftProgram("FFT", "c64", [2, 16, 12], [16, 12]), {});
   const dump = dumpGpuProgram(plan);
   assert.match(dump, /pass 1\/2\) \(WGSL kernel \d+, FFT of 24 line\(s\) of 16, Stockham radix-2 in workgroup memory/);
@@ -123,5 +130,9 @@ test("an FFT is a kernel an axis in the plan (Stockham or direct, said by dump);
   const wide = dumpGpuProgram(planGpuProgram(fftProgram("FFT", "c128" as "c64", [4, 8], [8]), {}));
   assert.match(wide, /host .*WGSL has no f64/);
   const long = dumpGpuProgram(planGpuProgram(fftProgram("FFT", "c64", [5001], [5001]), {}));
-  assert.match(long, /host .*5001 is not a power of two/);
+  // 2·log2(16384) + 3 dispatches: the chirp in, 14 stages, K, 14 inverse stages, the chirp out.
+  assert.match(long, /step 31\/31\) \(WGSL kernel \d+, FFT of 1 line\(s\) of 5001, Bluestein through 16384: times the chirp, out/);
+  assert.match(long, /0 host step/);
+  const huge = dumpGpuProgram(planGpuProgram(fftProgram("FFT", "c64", [16384, 5001], [5001]), {}));
+  assert.match(huge, /host .*Bluestein's work arrays for 16384 line\(s\) of 5001 \(16384 each\) reach 2 GiB/);
 });

@@ -95,7 +95,7 @@ function values(t: ElementType, salt: number): Scalar[] {
 
 const literal = (t: ElementType, vs: Scalar[]): Literal => Literal.fromValues(t, [vs.length], vs);
 
-const INT_BINARY: readonly BinaryOpcode[] = ["add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "and", "or", "xor", "shiftLeft", "shiftRightArithmetic", "shiftRightLogical"];
+const INT_BINARY: readonly BinaryOpcode[] = ["add", "subtract", "multiply", "divide", "remainder", "power", "maximum", "minimum", "and", "or", "xor", "shiftLeft", "shiftRightArithmetic", "shiftRightLogical"];
 const INT_UNARY: readonly UnaryOpcode[] = ["negate", "abs", "not", "clz", "popcnt", "sign"];
 const F32_EXACT_BINARY: readonly BinaryOpcode[] = ["add", "subtract", "multiply", "divide", "maximum", "minimum"];
 const F32_EXACT_UNARY: readonly UnaryOpcode[] = ["negate", "abs", "floor", "ceil", "roundNearestEven", "roundNearestAfz", "sign", "sqrt", "isFinite"];
