@@ -152,16 +152,21 @@ ${k === 0
   return { source, parallelExtent, scratchBytes, costPerUnit: schedule.costPerUnit };
 }
 
-/** Columns of C (elements) the streaming kernel sweeps at a time: 4 KiB of each row of C, in L1 with its rows of B. */
-const STREAM_TILE_BYTES = 4096;
+/**
+ * Bytes of each row of C the streaming kernel sweeps at a time: 16 KiB of C in all (in
+ * L1 with the rows of B passing through), in whole 4 KiB pages. Wide tiles read each row
+ * of B in long runs: cold, one row of A against 768 x 3072 weights took 15% less time
+ * with tiles of 12 KiB than of 4 KiB (2026-11-30, bench/gemv_probe.ts cold).
+ */
+const streamTileBytes = (m: number): number => Math.max(4096, Math.floor(16384 / m / 4096) * 4096);
 
 /**
  * The streaming kernel for a few rows of A (schedule kind "streamB"): units are (batch,
  * chunk of columns). A call takes its consecutive units of one batch as one range of
- * columns, swept in tiles of 4 KiB of C (so that B is read in long runs, which the
- * hardware prefetches, however the units were cut); each tile of the m rows of C is
- * accumulated from zero in a buffer on the stack, a(i, p) * B[p][tile] added for four
- * rows p of B per pass, in order of p, the C compiler vectorizing along the row, then
+ * columns, swept in tiles of streamTileBytes of C (so that B is read in long runs, which
+ * the hardware prefetches, however the units were cut); each tile of the m rows of C is
+ * accumulated from zero in a buffer on the stack, a(i, p) * B[p][tile] added for
+ * sweepRows rows p of B per pass, in order of p, the C compiler vectorizing along the row, then
  * copied to C. The buffer sits half a page away from B's columns modulo 4 KiB: rows of
  * B (and of C) a multiple of 4 KiB long put every row's element j at the same address
  * modulo 4 KiB, where a store into C made the next loads of B wait on it (the CPU
@@ -173,7 +178,7 @@ function gemvRoutine(schedule: GemmSchedule, prefix: string, finish?: string): G
   const t = spec.elementType === "f32" ? "float" : "double";
   const es = gemmElementBytes(spec.elementType);
   const { m, n, k } = spec;
-  const tile = STREAM_TILE_BYTES / es;
+  const tile = streamTileBytes(m) / es;
   // Rows of the buffer half a KiB apart modulo 4 KiB, so that they do not alias each other either.
   const rowStride = tile + 512 / es;
   const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
@@ -192,7 +197,7 @@ static void ${prefix}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scrat
     const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
     const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
     ${t} *c = (${t} *)c8 + bi * ${m * n};
-    /* Row i's acc[j - c0] lies 2 KiB + i/2 KiB past B's column j modulo 4 KiB (tiles are 4 KiB, so for every tile). */
+    /* Row i's acc[j - c0] lies 2 KiB + i/2 KiB past B's column j modulo 4 KiB (tiles are whole 4 KiB pages, so for every tile). */
     ${t} *acc = raw + ((((uintptr_t)(b + lo) + 2048) - (uintptr_t)raw) & 4095) / ${es};
 ${range(m).map((i) => `    ${t} *restrict acc${i} = acc + ${i * rowStride};`).join("\n")}
     for (int64_t c0 = lo; c0 < hi; c0 += ${tile}) {
