@@ -2,7 +2,7 @@
 // matrix, timed beside a plain read of the same bytes (a sum over the matrix) in
 // interleaved rounds, so the ratio compares both at the same moment of a shared
 // machine's load. Figures are GB/s of weights read (the best of the rounds).
-//   node dist/bench/gemv_probe.js [backend=native|wasm] [threads=1] [rounds=30] [f64]
+//   node dist/bench/gemv_probe.js [backend=native|wasm] [threads=1] [rounds=30] [f64] [cold]
 // The shapes: GPT-2-small decode projections (x·W with W [k][n], and W stored [n][k] as
 // a linear layer's weight), a 4096 x 4096 matrix (64 MiB, past the caches), and the
 // attention of one token over a cache of 128: q·Kᵀ [12,1,64] x [12,128,64] and
@@ -12,6 +12,12 @@
 // kernels) and with bf16 weights (x·convert(W)), each beside a plain read of its own
 // bytes (an f32 array of the same size) in the same rounds: GB/s of weight bytes,
 // and the time against the f32 weights' (`narrow=0` leaves them out).
+// `cold`: the weights come from memory, as in a decode step (whose 57 MB of weights do
+// not fit the caches): each weight matrix has copies, at least COLD_BYTES in all, and
+// every call takes the next copy (the dot's rotation, then the read's over the same
+// copies, alternately), so that each call's bytes were last touched COLD_BYTES ago.
+// Figures are the median call of the rounds (a cold call varies more than a warm one);
+// f32 weights only.
 
 import {
   XlaBuilder, arrayShape, broadcastInDim, convertElementType, parameter, dotGeneral, Literal, compile, mul, WasmDevice,
@@ -26,7 +32,10 @@ const threads = Number(arg("threads", "1"));
 const rounds = Number(arg("rounds", "30"));
 const type = args.includes("f64") ? "f64" : "f32";
 const es = type === "f32" ? 4 : 8;
-const narrow = arg("narrow", "1") !== "0" && type === "f32";
+const cold = args.includes("cold");
+const narrow = arg("narrow", "1") !== "0" && type === "f32" && !cold;
+/** Bytes of weight copies a cold call rotates over: twice the last-level cache of the machines measured (32 MiB), and more. */
+const COLD_BYTES = 80 << 20;
 
 interface Case { readonly label: string; readonly lhs: number[]; readonly rhs: number[]; readonly contract: [number, number]; readonly batchDims: number }
 
@@ -86,13 +95,41 @@ const once = (t: Timed): void => {
   t.best = Math.min(t.best, performance.now() - t0);
 };
 
-console.log(`${backend}, ${threads} thread(s), ${type}, best of ${rounds} interleaved rounds`);
+/** Cold calls: the weights (argument `weightArg`) replaced by the next of `copies` on every call; `best` ends as the median call. */
+interface ColdTimed extends Timed { readonly copies: DeviceArray[]; readonly weightArg: number; readonly times: number[] }
+const rotation = (t: ColdTimed): void => {
+  for (const copy of t.copies) {
+    const callArgs = t.args.map((a, i) => (i === t.weightArg ? copy : a));
+    const t0 = performance.now();
+    for (const out of t.exe.execute(callArgs)) out.delete();
+    t.times.push(performance.now() - t0);
+  }
+};
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+
+async function coldCase(c: Case): Promise<void> {
+  const x = values(count(c.lhs), 1), w = values(count(c.rhs), 2);
+  const bytes = count(c.rhs) * es;
+  const nCopies = Math.max(2, Math.ceil(COLD_BYTES / bytes) + 1);
+  const copies = Array.from({ length: nCopies }, () => device.bufferFromLiteral(Literal.fromValues(type, c.rhs, w)));
+  const dot: ColdTimed = { ...(await timed(dotProgram(c), [{ dims: c.lhs, data: x }, { dims: c.rhs, data: w }])), copies, weightArg: 1, times: [] };
+  const read: ColdTimed = { ...(await timed(sumProgram(c.rhs), [{ dims: c.rhs, data: w }])), copies, weightArg: 0, times: [] };
+  for (let r = 0; r < rounds; r++) { rotation(dot); rotation(read); }
+  dot.best = median(dot.times);
+  read.best = median(read.times);
+  console.log(line(`${c.label} (${nCopies} copies)`, bytes, dot, read));
+  for (const t of [dot, read]) { for (const a of t.args) a.delete(); t.exe.delete(); }
+  for (const copy of copies) copy.delete();
+}
+
+console.log(`${backend}, ${threads} thread(s), ${type}, ${cold ? `cold weights (copies of >= ${COLD_BYTES >> 20} MiB in all), median call of ${rounds} rotations` : `best of ${rounds} interleaved rounds`}`);
 const line = (label: string, bytes: number, dot: Timed, read: Timed, base?: Timed): string => {
   const gbs = (ms: number): string => (bytes / ms / 1e6).toFixed(1);
   return `${label.padEnd(34)} dot ${(dot.best * 1000).toFixed(1).padStart(7)} us ${gbs(dot.best).padStart(6)} GB/s | read ${(read.best * 1000).toFixed(1).padStart(7)} us ${
     gbs(read.best).padStart(6)} GB/s | dot/read ${(read.best / dot.best).toFixed(2)}${base === undefined ? "" : ` | ${(base.best / dot.best).toFixed(2)}x the ${type} weights`}`;
 };
-for (const c of cases) {
+for (const c of cold ? cases.filter((c) => c.batchDims === 0) : cases) {
+  if (cold) { await coldCase(c); continue; }
   const x = values(count(c.lhs), 1), w = values(count(c.rhs), 2);
   const dot = await timed(dotProgram(c), [{ dims: c.lhs, data: x }, { dims: c.rhs, data: w }]);
   const read = await timed(sumProgram(c.rhs), [{ dims: c.rhs, data: w }]);

@@ -2,13 +2,17 @@
 // program compiled once per thread count, each kernel's calls timed by a wrapper around
 // its loaded entry, best of `rounds` rounds of 3 runs a step, the 1- and 2-thread runs
 // interleaved in one process. Shows where a second thread pays and where it does not.
-//   node dist/bench/step_profile.js [only=mlp-infer|gpt2] [rounds=10] [top=25]
+// The decode step's caches are donated to each run and taken back from its outputs, as
+// the bench's runner (runners/xlats_compiled.ts) and a decode loop do, so that their
+// dynamic-update-slices write one position in place; `copied` keeps them instead (every
+// run writes whole new caches).
+//   node dist/bench/step_profile.js [only=mlp-infer|gpt2] [phase=prefill|decode] [rounds=10] [top=25] [copied]
 
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../src/compiler/index.js";
 import { planWorkloads } from "./harness/plan.js";
 import { buildComputation } from "./workloads/index.js";
 import { toLiterals } from "./runners/xlats_interpreter.js";
-import { describe, makeInputs } from "./workloads/specs.js";
+import { describe, donatedInputs, makeInputs } from "./workloads/specs.js";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
@@ -18,13 +22,14 @@ const top = Number(arg("top", "25"));
 const w = planWorkloads(false).map((p) => p.full).find((x) => x.kind === only && (x.kind !== "gpt2" || x.phase === arg("phase", "prefill")));
 if (w === undefined) throw new Error(`no workload ${only}`);
 const inputs = makeInputs(w);
+const donated = args.includes("copied") ? [] : donatedInputs(w);
 const device = await WasmDevice.create({ threads: 1 });
 
 /** One thread count's executable: each step's time in the current run (perRun), its best, and the best whole run. */
 interface Timed { exe: Executable; args: DeviceArray[]; perRun: Map<string, number>; best: Map<string, number>; total: number }
 const setups: Timed[] = [];
 for (const threads of [1, 2]) {
-  const exe = await compile(buildComputation(w, inputs), { device, backend: "native", threads });
+  const exe = await compile(buildComputation(w, inputs), { device, backend: "native", threads, ...(donated.length > 0 ? { donate: donated } : {}) });
   const best = new Map<string, number>();
   // Each kernel step's loaded entry (a private field: this probe reaches in), wrapped: its
   // time accumulates under the step's name within one run. Row groups' kernels are named "kernel <index>".
@@ -52,7 +57,7 @@ for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < 4; i++) {
       perRun.clear();
       const t0 = process.hrtime.bigint();
-      for (const o of s.exe.execute(s.args)) o.delete();
+      s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
       const total = Number(process.hrtime.bigint() - t0) / 1e3;
       if (i === 0) continue;
       s.total = Math.min(s.total, total);

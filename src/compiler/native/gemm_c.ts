@@ -152,16 +152,21 @@ ${k === 0
   return { source, parallelExtent, scratchBytes, costPerUnit: schedule.costPerUnit };
 }
 
-/** Columns of C (elements) the streaming kernel sweeps at a time: 4 KiB of each row of C, in L1 with its rows of B. */
-const STREAM_TILE_BYTES = 4096;
+/**
+ * Bytes of each row of C the streaming kernel sweeps at a time: 16 KiB of C in all (in
+ * L1 with the rows of B passing through), in whole 4 KiB pages. Wide tiles read each row
+ * of B in long runs: cold, one row of A against 768 x 3072 weights took 15% less time
+ * with tiles of 12 KiB than of 4 KiB (2026-11-30, bench/gemv_probe.ts cold).
+ */
+const streamTileBytes = (m: number): number => Math.max(4096, Math.floor(16384 / m / 4096) * 4096);
 
 /**
  * The streaming kernel for a few rows of A (schedule kind "streamB"): units are (batch,
  * chunk of columns). A call takes its consecutive units of one batch as one range of
- * columns, swept in tiles of 4 KiB of C (so that B is read in long runs, which the
- * hardware prefetches, however the units were cut); each tile of the m rows of C is
- * accumulated from zero in a buffer on the stack, a(i, p) * B[p][tile] added for four
- * rows p of B per pass, in order of p, the C compiler vectorizing along the row, then
+ * columns, swept in tiles of streamTileBytes of C (so that B is read in long runs, which
+ * the hardware prefetches, however the units were cut); each tile of the m rows of C is
+ * accumulated from zero in a buffer on the stack, a(i, p) * B[p][tile] added for
+ * sweepRows rows p of B per pass, in order of p, the C compiler vectorizing along the row, then
  * copied to C. The buffer sits half a page away from B's columns modulo 4 KiB: rows of
  * B (and of C) a multiple of 4 KiB long put every row's element j at the same address
  * modulo 4 KiB, where a store into C made the next loads of B wait on it (the CPU
@@ -173,7 +178,7 @@ function gemvRoutine(schedule: GemmSchedule, prefix: string, finish?: string): G
   const t = spec.elementType === "f32" ? "float" : "double";
   const es = gemmElementBytes(spec.elementType);
   const { m, n, k } = spec;
-  const tile = STREAM_TILE_BYTES / es;
+  const tile = streamTileBytes(m) / es;
   // Rows of the buffer half a KiB apart modulo 4 KiB, so that they do not alias each other either.
   const rowStride = tile + 512 / es;
   const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
@@ -192,7 +197,7 @@ static void ${prefix}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scrat
     const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
     const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
     ${t} *c = (${t} *)c8 + bi * ${m * n};
-    /* Row i's acc[j - c0] lies 2 KiB + i/2 KiB past B's column j modulo 4 KiB (tiles are 4 KiB, so for every tile). */
+    /* Row i's acc[j - c0] lies 2 KiB + i/2 KiB past B's column j modulo 4 KiB (tiles are whole 4 KiB pages, so for every tile). */
     ${t} *acc = raw + ((((uintptr_t)(b + lo) + 2048) - (uintptr_t)raw) & 4095) / ${es};
 ${range(m).map((i) => `    ${t} *restrict acc${i} = acc + ${i * rowStride};`).join("\n")}
     for (int64_t c0 = lo; c0 < hi; c0 += ${tile}) {
@@ -231,8 +236,12 @@ const familyRegisters = (family: GemmFamily): number => (family.name === "avx512
  * of A and a row of B, both contiguous. Groups of g rows of B are read together (each
  * once, in order), each against the m rows of A (in L1), into m x g vector
  * accumulators; g is 4 where m·g accumulators, g rows of B and a row of A fit the
- * family's registers, else 2. Accumulation: per lane of the family's vectors in order
- * of k, the lanes summed in order, then the last k mod lanes terms in order.
+ * family's registers, else 2. A group's rows are one from each of the g equal parts
+ * of the unit's rows (the rows past g parts one at a time), so that B comes from
+ * memory as g streams far apart: cold, 768 x 3072 weights [n][k] were read 1.6x as
+ * fast so as g adjacent rows (one 12 KiB run, which the hardware prefetch follows like
+ * one stream), 2026-11-30. Accumulation: per lane of the family's vectors in order of
+ * k, the lanes summed in order, then the last k mod lanes terms in order.
  */
 function rowDotsRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string): GemmRoutine {
   const { spec, chunk, nChunks } = schedule;
@@ -244,21 +253,24 @@ function rowDotsRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: stri
   const group = wide ? ROW_DOT_COLUMNS : 2;
   const p = prefix;
   const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
-  // dots<g>(a, b, c): C[i][q] = A[i] · B[q] for i < m, q < g (A's rows k apart, B's k apart, C's n apart).
+  // dots<g>(a, b, c, s): C[i][q·s] = A[i] · B[q·s] for i < m, q < g (A's rows k apart, B's rows k apart, C's n apart).
   const dots = (g: number): string => {
     const pairs = range(m).flatMap((i) => range(g).map((q) => [i, q] as const));
-    return `static inline void ${p}_dots${g}(const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c) {
+    const row = (q: number): string => (q === 0 ? "" : ` + ${q} * s`);
+    return `static inline void ${p}_dots${g}(const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c, int64_t s) {
+  (void)s;
+  ${range(g).map((q) => `const ${t} *restrict b${q} = b${q === 0 ? "" : ` + ${q} * s * ${k}`};`).join(" ")}
   ${p}_v ${pairs.map(([i, q]) => `s${i}_${q} = {0}`).join(", ")};
   int64_t p = 0;
   for (; p + ${lanes} <= ${k}; p += ${lanes}) {
-    ${range(g).map((q) => `${p}_v b${q} = ${p}_load(b + ${q * k} + p);`).join(" ")}
-${range(m).map((i) => `    { ${p}_v x = ${p}_load(a + ${i * k} + p); ${range(g).map((q) => `s${i}_${q} += x * b${q};`).join(" ")} }`).join("\n")}
+    ${range(g).map((q) => `${p}_v v${q} = ${p}_load(b${q} + p);`).join(" ")}
+${range(m).map((i) => `    { ${p}_v x = ${p}_load(a + ${i * k} + p); ${range(g).map((q) => `s${i}_${q} += x * v${q};`).join(" ")} }`).join("\n")}
   }
   ${t} ${pairs.map(([i, q]) => `t${i}_${q} = ${p}_hsum(s${i}_${q})`).join(", ")};
   for (; p < ${k}; p++) {
-${range(m).map((i) => `    { ${t} x = a[${i * k} + p]; ${range(g).map((q) => `t${i}_${q} += x * b[${q * k} + p];`).join(" ")} }`).join("\n")}
+${range(m).map((i) => `    { ${t} x = a[${i * k} + p]; ${range(g).map((q) => `t${i}_${q} += x * b${q}[p];`).join(" ")} }`).join("\n")}
   }
-  ${pairs.map(([i, q]) => `c[${i * n + q}] = t${i}_${q};`).join(" ")}
+  ${pairs.map(([i, q]) => `c[${i * n}${row(q)}] = t${i}_${q};`).join(" ")}
 }`;
   };
   const source = `
@@ -276,9 +288,10 @@ static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, i
     const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
     const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
     ${t} *c = (${t} *)c8 + bi * ${m * n};
-    int64_t j = c0;
-    for (; j + ${group} <= c1; j += ${group}) ${p}_dots${group}(a, b + j * ${k}, c + j);
-    for (; j < c1; j++) ${p}_dots1(a, b + j * ${k}, c + j);
+    /* Rows c0 + j + q·s for q < ${group}, the group's rows in ${group} equal parts s rows long; the rest one by one. */
+    int64_t s = (c1 - c0) / ${group};
+    for (int64_t j = c0; j < c0 + s; j++) ${p}_dots${group}(a, b + j * ${k}, c + j, s);
+    for (int64_t j = c0 + ${group} * s; j < c1; j++) ${p}_dots1(a, b + j * ${k}, c + j, 0);
 ${finish === undefined ? "" : `    { int64_t fr0 = 0, fr1 = ${m}; ${finish} }`}
   }
 }

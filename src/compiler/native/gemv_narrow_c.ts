@@ -5,6 +5,7 @@
 // - weights [n][k] (row dots): GCC/Clang vector types of the family's width; a vector
 //   of int8 (bf16) weights is widened by __builtin_convertvector (bf16: to u32, shifted
 //   left 16 and reinterpreted), multiplied into m x g accumulators, summed at the end;
+//   a group's g rows one from each of g equal parts of the unit's rows;
 // - weights [k][n] (stream): a tile of each row of C on the stack, four rows of W
 //   added per pass (c += a·(float)w), which the compiler vectorizes along the row.
 // The per-column scale multiplies each element of C once, after its sum over k. Both
@@ -60,20 +61,24 @@ function rowDotsC(s: WeightOnlySchedule, vectorBytes: number, registers: number,
   const lanes = vectorBytes / 4;
   const group = m * 4 + 2 * 4 + 1 <= registers ? 4 : 2;
   const scaled = dot.scale !== "none";
+  // dots<g>(a, b, c, sc, s): rows q·s of W for q < g (gemm_c.ts's rowDotsRoutine says why they are s apart).
   const dots = (g: number): string => {
     const pairs = range(m).flatMap((i) => range(g).map((q) => [i, q] as const));
-    return `static inline void ${P}_dots${g}(const float *restrict a, const ${W} *restrict b, float *restrict c${scaled ? ", const float *restrict sc" : ""}) {
+    const row = (q: number): string => (q === 0 ? "" : ` + ${q} * s`);
+    return `static inline void ${P}_dots${g}(const float *restrict a, const ${W} *restrict b, float *restrict c${scaled ? ", const float *restrict sc" : ""}, int64_t s) {
+  (void)s;
+  ${range(g).map((q) => `const ${W} *restrict b${q} = b${q === 0 ? "" : ` + ${q} * s * ${k}`};`).join(" ")}
   ${P}_v ${pairs.map(([i, q]) => `s${i}_${q} = {0}`).join(", ")};
   int64_t p = 0;
   for (; p + ${lanes} <= ${k}; p += ${lanes}) {
-    ${range(g).map((q) => `${P}_v b${q} = ${P}_widen(b + ${q * k} + p);`).join(" ")}
-${range(m).map((i) => `    { ${P}_v x = ${P}_load(a + ${i * k} + p); ${range(g).map((q) => `s${i}_${q} += x * b${q};`).join(" ")} }`).join("\n")}
+    ${range(g).map((q) => `${P}_v v${q} = ${P}_widen(b${q} + p);`).join(" ")}
+${range(m).map((i) => `    { ${P}_v x = ${P}_load(a + ${i * k} + p); ${range(g).map((q) => `s${i}_${q} += x * v${q};`).join(" ")} }`).join("\n")}
   }
   float ${pairs.map(([i, q]) => `t${i}_${q} = ${P}_hsum(s${i}_${q})`).join(", ")};
   for (; p < ${k}; p++) {
-${range(m).map((i) => `    { float x = a[${i * k} + p]; ${range(g).map((q) => `t${i}_${q} += x * ${weightC(dot).widen(`b[${q * k} + p]`)};`).join(" ")} }`).join("\n")}
+${range(m).map((i) => `    { float x = a[${i * k} + p]; ${range(g).map((q) => `t${i}_${q} += x * ${weightC(dot).widen(`b${q}[p]`)};`).join(" ")} }`).join("\n")}
   }
-  ${pairs.map(([i, q]) => `c[${i * n + q}] = t${i}_${q}${scaled ? ` * sc[${q}]` : ""};`).join(" ")}
+  ${pairs.map(([i, q]) => `c[${i * n}${row(q)}] = t${i}_${q}${scaled ? ` * sc[0${row(q)}]` : ""};`).join(" ")}
 }`;
   };
   return `
@@ -93,9 +98,10 @@ static void ${P}_run(const float *x, const ${W} *w, const float *sc, float *out,
     const float *a = x + bi * ${m * k};
     const ${W} *b = w + bi * ${k * n};
     float *c = out + bi * ${m * n};
-    int64_t j = c0;
-    for (; j + ${group} <= c1; j += ${group}) ${P}_dots${group}(a, b + j * ${k}, c + j${scaled ? ", sc + j" : ""});
-    for (; j < c1; j++) ${P}_dots1(a, b + j * ${k}, c + j${scaled ? ", sc + j" : ""});
+    /* Rows c0 + j + q·s for q < ${group}, the group's rows in ${group} equal parts s rows long; the rest one by one. */
+    int64_t s = (c1 - c0) / ${group};
+    for (int64_t j = c0; j < c0 + s; j++) ${P}_dots${group}(a, b + j * ${k}, c + j${scaled ? ", sc + j" : ""}, s);
+    for (int64_t j = c0 + ${group} * s; j < c1; j++) ${P}_dots1(a, b + j * ${k}, c + j${scaled ? ", sc + j" : ""}, 0);
   }
 }`;
 }

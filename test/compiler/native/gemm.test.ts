@@ -119,11 +119,12 @@ test("native gemm: split ranges and the module's threads compute the same produc
 test("native gemm: a few rows of A, streamed (B by rows) and as row dots (B stored [n][k]), every family, splits and threads", { skip }, () => {
   const cpu = nativeCpu();
   const cases: GemmCase[] = [];
-  // batch, m, n, k: k below, at and past a vector and a sweep of rows; n past the stream's
-  // 4 KiB tile and not a multiple of the row-dot group; batches with units across them.
+  // batch, m, n, k: k below, at and past a vector and a sweep of rows (4, or 8 for one
+  // row); n past the stream's tile (16 KiB of C: 4096 f32 columns for one row, 2048 for
+  // two, 1024 for four) and not a multiple of the row-dot group; batches with units across them.
   const shapes: [number, number, number, number][] = [
     [1, 1, 1, 1], [1, 1, 7, 3], [1, 2, 5, 17], [1, 3, 130, 64], [1, 4, 33, 300], [3, 1, 11, 65], [2, 4, 2500, 9],
-    [1, 1, 3000, 33], [12, 1, 128, 64], [4, 2, 9, 1000], [1, 3, 1030, 7],
+    [1, 1, 3000, 33], [12, 1, 128, 64], [4, 2, 9, 1000], [1, 3, 1030, 7], [1, 1, 4101, 15], [1, 2, 2051, 13],
   ];
   let index = 0;
   for (const family of runnableFamilies(cpu)) {
@@ -141,6 +142,19 @@ test("native gemm: a few rows of A, streamed (B by rows) and as row dots (B stor
   const names = new Set(cases.map((c) => c.kernel.name));
   assert.ok(cases.length > 0 && names.size > 0);
   runAndCheck(cases, "native gemm few rows");
+});
+
+test("native gemm: a streamed product split over the pool's two threads, call after call, as on one", { skip }, () => {
+  // Cost between MIN_PARALLEL_COST and ALWAYS_PARALLEL_COST: the calls alternate between
+  // the calling thread alone and the split, each part running its adjacent ranges of
+  // units as one call (glue.ts); odd n, so the parts' column ranges end mid-vector.
+  const spec: GemmSpec = { elementType: "f32", batch: 1, m: 1, n: 3001, k: 97 };
+  const kernel = emitGemmC(spec, nativeCpu(), "stream_split");
+  if ("declined" in kernel) throw new Error(kernel.declined);
+  const cost = kernel.parallelExtent * kernel.costPerUnit;
+  assert.ok(cost >= MIN_PARALLEL_COST && cost < ALWAYS_PARALLEL_COST && kernel.parallelExtent >= 4, `cost ${cost}, ${kernel.parallelExtent} units`);
+  const c = gemmCase(spec, kernel, { threads: 2 });
+  runAndCheck(Array.from({ length: 2 * SPLIT_TRIALS + 2 }, () => c), "native gemm stream split", true);
 });
 
 test("native gemm: the schedules of a few rows stream B or take row dots, never pack", () => {
