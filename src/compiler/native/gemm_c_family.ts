@@ -171,7 +171,9 @@ export function aPackSource(family: GemmFamily, type: GemmElement, prefix: strin
  * mr: `<prefix>_micro<rows>`, a tile of that many rows reading the first rows of the
  * same packed panels (rowTailSource).
  */
-export function microkernelSource(family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows): string {
+export function microkernelSource(
+  family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows, prefetchPanel = false,
+): string {
   const code = CODE[family.name];
   const t = type === "f32" ? "float" : "double";
   const mr = rows;
@@ -184,10 +186,12 @@ export function microkernelSource(family: GemmFamily, type: GemmElement, prefix:
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) accs.push(`c_${r}_${j}`);
   const lines: string[] = [];
   if (rows === code.rows) lines.push(code.head(prefix, type));
-  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c, int64_t ldc, int acc) {`);
+  const prefetches = code.prefetchSteps !== undefined;
+  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf` : ""}) {`);
   lines.push(`  ${v} ${accs.map((x) => `${x} = ${code.zero(type, v)}`).join(", ")};`);
+  if (prefetches && prefetchPanel) for (let r = 0; r < mr; r++) lines.push(`  __builtin_prefetch(c + ${r} * ldc, 1);`);
   lines.push(`  for (int64_t p = 0; p < kl; p++) {`);
-  if (code.prefetchSteps !== undefined) lines.push(`    _mm_prefetch((const char *)(b + ${code.prefetchSteps * nr}), _MM_HINT_T0);`);
+  if (prefetches) lines.push(prefetchPanel ? `    if (p < npf) _mm_prefetch((const char *)(pf + p * ${nr}), _MM_HINT_T0);` : `    _mm_prefetch((const char *)(b + ${code.prefetchSteps * nr}), _MM_HINT_T0);`);
   for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `b + ${j * lanes}`)};`);
   for (let r = 0; r < mr; r++) {
     lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${aRowStride === undefined ? r : r * aRowStride}]`)};`);
@@ -204,6 +208,9 @@ export function microkernelSource(family: GemmFamily, type: GemmElement, prefix:
   return lines.join("\n");
 }
 
+/** Whether the family's GEMM microkernels prefetch (microkernelSource's `prefetchPanel`: they then take `pf` and `npf`). */
+export const prefetchesB = (family: GemmFamily): boolean => CODE[family.name].prefetchSteps !== undefined;
+
 /**
  * Where the family has row tails (rowTails): `<prefix>_micro<rows>`, the microkernel of
  * a tile of `rows` (< mr) rows, reading the same packed A panel (mr rows a step, its
@@ -213,5 +220,5 @@ export function microkernelSource(family: GemmFamily, type: GemmElement, prefix:
  */
 export function rowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number): string | undefined {
   const code = CODE[family.name];
-  return code.rowTails === true && rows >= 1 && rows < code.rows ? microkernelSource(family, type, prefix, undefined, rows) : undefined;
+  return code.rowTails === true && rows >= 1 && rows < code.rows ? microkernelSource(family, type, prefix, undefined, rows, true) : undefined;
 }
