@@ -9,13 +9,16 @@
 // family (one this CPU runs; default: its best); `tiling=` overrides the schedule's tile
 // and blocking, and a JSON list of overrides times each shape under each in turn (paired
 // comparisons: `tiling=[{},{"mc":6}]`, the schedule's rows of A against one tile's).
-// x86-64 with AVX2 only (the peak loop is AVX2). Shapes are M x K x N.
-//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [family=avx2] ['tiling={"nc":256}']
+// `base=DIR`: each shape is timed first with the routine and schedule of the build of
+// another checkout at DIR (its dist/, e.g. main's), then with this one's (before/after
+// in one program). x86-64 with AVX2 only (the peak loop is AVX2). Shapes are M x K x N.
+//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main]
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { anyGemmRoutine } from "../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily, type GemmFamilyName } from "../src/compiler/native/gemm_c_family.js";
 import { nativeToolchain } from "../src/compiler/native/toolchain.js";
@@ -36,12 +39,23 @@ const defaults: [number, number, number][] = [
   [128, 768, 2304], [128, 768, 768], [128, 768, 3072], [128, 3072, 768],
 ];
 
-const routines = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => tilings.map((tiling) => ({ m, k, n, tiling }))).map(({ m, k, n, tiling }, i) => {
+interface Build { readonly label: string; readonly plan: typeof planGemm; readonly tilingOf: typeof gemmTiling; readonly routineOf: typeof anyGemmRoutine }
+const baseDir = args.find((a) => a.startsWith("base="))?.slice(5);
+const builds: Build[] = [{ label: "", plan: planGemm, tilingOf: gemmTiling, routineOf: anyGemmRoutine }];
+if (baseDir !== undefined) {
+  const from = (file: string): string => pathToFileURL(resolve(baseDir, "dist/src/compiler", file)).href;
+  const gemmC = (await import(from("native/gemm_c.js"))) as { anyGemmRoutine: typeof anyGemmRoutine };
+  const plan = (await import(from("kernel/gemm_plan.js"))) as { planGemm: typeof planGemm; gemmTiling: typeof gemmTiling };
+  builds.unshift({ label: " (base)", plan: plan.planGemm, tilingOf: plan.gemmTiling, routineOf: gemmC.anyGemmRoutine });
+}
+
+const cases = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => tilings.flatMap((tiling) => builds.map((build) => ({ m, k, n, tiling, build }))));
+const routines = cases.map(({ m, k, n, tiling, build }, i) => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k };
-  const schedule = planGemm(spec, family.target, { ...gemmTiling(spec, family.target), ...tiling });
+  const schedule = build.plan(spec, family.target, { ...build.tilingOf(spec, family.target), ...tiling });
   const packed = packedBOf(schedule);
-  const routine = anyGemmRoutine(schedule, family, `g${i}`, undefined, packed !== undefined);
-  const override = Object.keys(tiling).length > 0 ? ` ${JSON.stringify(tiling)}` : "";
+  const routine = build.routineOf(schedule, family, `g${i}`, undefined, packed !== undefined);
+  const override = `${Object.keys(tiling).length > 0 ? ` ${JSON.stringify(tiling)}` : ""}${build.label}`;
   return {
     i, m, n, k, routine, label: `${m}x${k}x${n} ${schedule.kind}${packed !== undefined ? ", B pre-packed" : ""}${override}`,
     bLength: packed !== undefined ? packedBLength(packed) : k * n,

@@ -190,16 +190,31 @@ export function microkernelSource(
   lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf` : ""}) {`);
   lines.push(`  ${v} ${accs.map((x) => `${x} = ${code.zero(type, v)}`).join(", ")};`);
   if (prefetches && prefetchPanel) for (let r = 0; r < mr; r++) lines.push(`  __builtin_prefetch(c + ${r} * ldc, 1);`);
-  lines.push(`  for (int64_t p = 0; p < kl; p++) {`);
-  if (prefetches) lines.push(prefetchPanel ? `    if (p < npf) _mm_prefetch((const char *)(pf + p * ${nr}), _MM_HINT_T0);` : `    _mm_prefetch((const char *)(b + ${code.prefetchSteps * nr}), _MM_HINT_T0);`);
-  for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `b + ${j * lanes}`)};`);
-  for (let r = 0; r < mr; r++) {
-    lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${aRowStride === undefined ? r : r * aRowStride}]`)};`);
-    for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
-    lines.push("    }");
+  // One step of k: nr columns of B loaded, each row's broadcast of A times them added to its accumulators.
+  const step = (prefetch: string | undefined): void => {
+    if (prefetch !== undefined) lines.push(`    _mm_prefetch((const char *)(${prefetch}), _MM_HINT_T0);`);
+    for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `b + ${j * lanes}`)};`);
+    for (let r = 0; r < mr; r++) {
+      lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${aRowStride === undefined ? r : r * aRowStride}]`)};`);
+      for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
+      lines.push("    }");
+    }
+    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};`);
+  };
+  if (prefetches && prefetchPanel) {
+    // The first npf steps each prefetch a line of pf (a share of the next panel), the rest none.
+    lines.push(`  int64_t p = 0;`);
+    lines.push(`  for (int64_t pn = npf < kl ? npf : kl; p < pn; p++) {`);
+    step(`pf + p * ${nr}`);
+    lines.push("  }");
+    lines.push(`  for (; p < kl; p++) {`);
+    step(undefined);
+    lines.push("  }");
+  } else {
+    lines.push(`  for (int64_t p = 0; p < kl; p++) {`);
+    step(prefetches ? `b + ${code.prefetchSteps! * nr}` : undefined);
+    lines.push("  }");
   }
-  lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};`);
-  lines.push("  }");
   lines.push("  if (acc) {");
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) lines.push(`    c_${r}_${j} = ${code.add(type, `c_${r}_${j}`, code.load(type, v, `c + ${r} * ldc + ${j * lanes}`))};`);
   lines.push("  }");
