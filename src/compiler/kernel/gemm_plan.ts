@@ -152,9 +152,11 @@ export interface GemmTarget {
    *   there are few row tiles), packing B in blocks of 512 columns x 256 (f64: 128)
    *   steps of k; a convolution's pixels come 64 at a time, its patch rows unpadded.
    * - "l2-blocks" (C, one microkernel per CPU family): tiles have the family's rows; a
-   *   unit is a tile of rows in one block of columns whose packed kc x nc block of B
-   *   fills 512 KiB of L2, kc at most 256 (f64: 128) and at most k; a convolution's
-   *   pixels come about 64 at a time (whole tiles), its patch rows padded to 16 bytes.
+   *   unit is a tile of rows in one block of nc columns (kc x nc of packed B: 512 KiB),
+   *   kc at most 256 (f64: 128) and at most k; a GEMM packs A mc rows at a time (the
+   *   block in L2, 192 KiB) and computes each panel of B against all of them; a
+   *   convolution keeps its block of B in L2, its pixels about 64 at a time (whole
+   *   tiles), its patch rows padded to 16 bytes.
    */
   readonly blocking: "row-panels" | "l2-blocks";
 }

@@ -3,12 +3,15 @@
 //
 // The GotoBLAS/BLIS structure, register-blocked for the machine the module is built on
 // (gemm_c_family.ts picks the family from NativeCpu): for each block of nc columns and
-// kc steps of k, B is packed into nr-column panels (scratch; the kc x nc block stays in
-// L2), then for each mr rows of C, A is packed into one mr-row panel (L1) and a
-// microkernel keeps the mr x nr tile of C in vector registers over the kc steps (a
-// broadcast of A and nr/lanes loads of B per step, fused multiply-adds). Panels are
-// zero-padded, so the microkernel always computes whole tiles; tiles past the edges
-// of C go through a tile buffer.
+// kc steps of k, B is packed into nr-column panels (scratch, or packed once where B is
+// a constant), then for each block of mc rows of C (tiling.mc), A is packed into mr-row
+// panels (the mc x kc block stays in L2), and each panel of B in turn (kc x nr, in L1)
+// is multiplied with every panel of A of the block: a microkernel keeps the mr x nr
+// tile of C in vector registers over the kc steps (a broadcast of A and nr/lanes loads
+// of B per step, fused multiply-adds). So each panel of B is read from memory once per
+// block of rows, once per call when m fits one block (GPT-2's prefill, 128 rows; the
+// MLP's batch of 64), however cold B is. Panels are zero-padded, so the microkernel
+// always computes whole tiles; tiles past the edges of C go through a tile buffer.
 //
 // Accumulation: in the element type, for each element of C sequentially over k within
 // a block of kc steps (fused multiply-add where the family has it: every x86 family
@@ -25,9 +28,9 @@
 // elements (rowDotsRoutine, dotsRows). Both read B once, in order, at about the
 // memory's read speed (bench/gemv_probe.ts measures them beside a plain read).
 //
-// The tile, the blocking (kc x nr B panel and mr x kc A panel in L1, kc x nc B block in
-// L2, sized for 1 MiB L2 and 32-48 KiB L1) and the work split are the schedule's
-// (kernel/gemm_plan.ts, planGemm with the family's GemmTarget); this file renders it.
+// The tile, the blocking (a kc x nr B panel in L1, the mc x kc block of A in L2, for a
+// 512 KiB L2 and 32-48 KiB L1) and the work split are the schedule's (kernel/gemm_plan.ts,
+// planGemm with the family's GemmTarget); this file renders it.
 
 import type { Declined } from "../kernel/declined.js";
 import {
@@ -55,10 +58,14 @@ export interface GemmRoutine {
 /**
  * The packed GEMM routine of a schedule (kind "packed", planned for `family`). `finish`, a C statement, runs on each block of C
  * once it is final (rows [fr0, fr1) x columns [c0, c1) of batch bi, all int64_t in
- * scope; the rows of one tile, just written, so in cache): an output fusion's epilogue.
- * `keepProduct` (schedule.productInScratch): each row tile's product goes to
- * `prod` in scratch (mr rows, n wide) instead of C, for `finish` to read, so that C is
+ * scope; the rows of one block of mc rows, just written, so in L2): an output fusion's epilogue.
+ * `keepProduct` (schedule.productInScratch): each block of rows' product goes to
+ * `prod` in scratch (mc rows, n wide) instead of C, for `finish` to read, so that C is
  * written by `finish` alone (an output fusion writing over an operand its epilogue reads).
+ * Where the family prefetches (prefetchesB), each tile's microkernel prefetches a share
+ * of the next panel of B (the next in memory: the next panel of the block, or the first
+ * of the next block of k), the block's tiles together all of it, while the current
+ * panel is in L1; a prefetch past the end of B is a hint, and never faults.
  */
 export function gemmRoutine(
   schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false, prepackedB = false,
