@@ -7,14 +7,18 @@
 // waited for a core). `cold`: the caches are flushed (64 MiB written) before every call,
 // as a program's weights are cold when each layer runs. `family=` picks the microkernel
 // family (one this CPU runs; default: its best); `tiling=` overrides the schedule's tile
-// and blocking. x86-64 with AVX2 only (the peak loop is AVX2).
-// Shapes are M x K x N.
-//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [family=avx2] ['tiling={"nc":256}']
+// and blocking, and a JSON list of overrides times each shape under each in turn (paired
+// comparisons: `tiling=[{},{"mc":6}]`, the schedule's rows of A against one tile's).
+// `base=DIR`: each shape is timed first with the routine and schedule of the build of
+// another checkout at DIR (its dist/, e.g. main's), then with this one's (before/after
+// in one program). x86-64 with AVX2 only (the peak loop is AVX2). Shapes are M x K x N.
+//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main]
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { anyGemmRoutine } from "../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily, type GemmFamilyName } from "../src/compiler/native/gemm_c_family.js";
 import { nativeToolchain } from "../src/compiler/native/toolchain.js";
@@ -27,20 +31,33 @@ const familyArg = args.find((a) => a.startsWith("family="))?.slice(7) as GemmFam
 const family = familyArg !== undefined ? familyByName(familyArg) : gemmFamily(toolchain.cpu);
 const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 20);
 const cold = args.includes("cold");
-const tiling = JSON.parse(args.find((a) => a.startsWith("tiling="))?.slice(7) ?? "{}") as Partial<GemmTiling>;
+const tilingArg = JSON.parse(args.find((a) => a.startsWith("tiling="))?.slice(7) ?? "{}") as Partial<GemmTiling> | Partial<GemmTiling>[];
+const tilings = Array.isArray(tilingArg) ? tilingArg : [tilingArg];
 const shapes = args.filter((a) => /^\d+x\d+x\d+$/.test(a)).map((a) => a.split("x").map(Number) as [number, number, number]);
 const defaults: [number, number, number][] = [
   [1024, 1024, 1024], [64, 784, 1024], [64, 1024, 1024], [64, 1024, 10],
   [128, 768, 2304], [128, 768, 768], [128, 768, 3072], [128, 3072, 768],
 ];
 
-const routines = (shapes.length > 0 ? shapes : defaults).map(([m, k, n], i) => {
+interface Build { readonly label: string; readonly plan: typeof planGemm; readonly tilingOf: typeof gemmTiling; readonly routineOf: typeof anyGemmRoutine }
+const baseDir = args.find((a) => a.startsWith("base="))?.slice(5);
+const builds: Build[] = [{ label: "", plan: planGemm, tilingOf: gemmTiling, routineOf: anyGemmRoutine }];
+if (baseDir !== undefined) {
+  const from = (file: string): string => pathToFileURL(resolve(baseDir, "dist/src/compiler", file)).href;
+  const gemmC = (await import(from("native/gemm_c.js"))) as { anyGemmRoutine: typeof anyGemmRoutine };
+  const plan = (await import(from("kernel/gemm_plan.js"))) as { planGemm: typeof planGemm; gemmTiling: typeof gemmTiling };
+  builds.unshift({ label: " (base)", plan: plan.planGemm, tilingOf: plan.gemmTiling, routineOf: gemmC.anyGemmRoutine });
+}
+
+const cases = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => tilings.flatMap((tiling) => builds.map((build) => ({ m, k, n, tiling, build }))));
+const routines = cases.map(({ m, k, n, tiling, build }, i) => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k };
-  const schedule = planGemm(spec, family.target, { ...gemmTiling(spec, family.target), ...tiling });
+  const schedule = build.plan(spec, family.target, { ...build.tilingOf(spec, family.target), ...tiling });
   const packed = packedBOf(schedule);
-  const routine = anyGemmRoutine(schedule, family, `g${i}`, undefined, packed !== undefined);
+  const routine = build.routineOf(schedule, family, `g${i}`, undefined, packed !== undefined);
+  const override = `${Object.keys(tiling).length > 0 ? ` ${JSON.stringify(tiling)}` : ""}${build.label}`;
   return {
-    i, m, n, k, routine, label: `${m}x${k}x${n} ${schedule.kind}${packed !== undefined ? ", B pre-packed" : ""}`,
+    i, m, n, k, routine, label: `${m}x${k}x${n} ${schedule.kind}${packed !== undefined ? ", B pre-packed" : ""}${override}`,
     bLength: packed !== undefined ? packedBLength(packed) : k * n,
   };
 });
@@ -90,7 +107,7 @@ ${routines.map((r) => {
   const char *labels[KERNELS + 1] = { "f32 FMA peak (12 chains)", ${routines.map((r) => JSON.stringify(r.label)).join(", ")} };
   for (int i = 0; i <= KERNELS; i++) qsort(rate[i], ROUNDS, sizeof(double), byValue);
   for (int i = 0; i <= KERNELS; i++)
-    printf("%-40s best %6.1f  median %6.1f GFLOP/s  %5.1f%% / %5.1f%% of peak\\n", labels[i], rate[i][ROUNDS - 1], rate[i][ROUNDS / 2],
+    printf("%-52s best %6.1f  median %6.1f GFLOP/s  %5.1f%% / %5.1f%% of peak\\n", labels[i], rate[i][ROUNDS - 1], rate[i][ROUNDS / 2],
       100 * rate[i][ROUNDS - 1] / rate[0][ROUNDS - 1], 100 * rate[i][ROUNDS / 2] / rate[0][ROUNDS - 1]);
   return sink == 12345.f;
 }

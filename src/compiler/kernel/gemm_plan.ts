@@ -152,9 +152,11 @@ export interface GemmTarget {
    *   there are few row tiles), packing B in blocks of 512 columns x 256 (f64: 128)
    *   steps of k; a convolution's pixels come 64 at a time, its patch rows unpadded.
    * - "l2-blocks" (C, one microkernel per CPU family): tiles have the family's rows; a
-   *   unit is a tile of rows in one block of columns whose packed kc x nc block of B
-   *   fills 512 KiB of L2, kc at most 256 (f64: 128) and at most k; a convolution's
-   *   pixels come about 64 at a time (whole tiles), its patch rows padded to 16 bytes.
+   *   unit is a tile of rows in one block of nc columns (kc x nc of packed B: 512 KiB),
+   *   kc at most 256 (f64: 128) and at most k; a GEMM packs A mc rows at a time (the
+   *   block in L2, 192 KiB) and computes each panel of B against all of them; a
+   *   convolution keeps its block of B in L2, its pixels about 64 at a time (whole
+   *   tiles), its patch rows padded to 16 bytes.
    */
   readonly blocking: "row-panels" | "l2-blocks";
 }
@@ -170,6 +172,12 @@ export interface GemmTiling {
   /** Columns of B packed at a time (a multiple of nr). */
   readonly nc: number;
   /**
+   * Rows of C ("l2-blocks", a multiple of mr) whose packed A panels the kernel keeps
+   * together (the mc x kc block in L2), each panel of B then computed against all of
+   * them while it is in L1; absent (the row-panels kernels, convolutions): one tile.
+   */
+  readonly mc?: number;
+  /**
    * Multiply-add fused (one rounding) where the target offers it as an option
    * (WebAssembly's relaxed_madd). Off by default there: on the Zen 5 this was tuned on,
    * mul + add measured 2-4% faster (the add's shorter latency leaves the 8 accumulator
@@ -182,8 +190,11 @@ export interface GemmTiling {
 /** Elements of one vector register. */
 export const vectorLanes = (target: GemmTarget, type: GemmElement): number => target.vectorBytes / gemmElementBytes(type);
 
-/** Bytes of packed B (kc x nc) an "l2-blocks" kernel keeps in L2. */
+/** Bytes of packed B (kc x nc) an "l2-blocks" kernel's unit of columns spans (a convolution's block of B, which it keeps in L2). */
 export const L2_BLOCK_BYTES = 512 * 1024;
+
+/** Bytes of packed A (mc x kc) an "l2-blocks" GEMM keeps in L2, beside the tiles of C it updates: a bit over a third of a 512 KiB L2. */
+export const L2_A_BLOCK_BYTES = 192 * 1024;
 
 /** Depth of a block of k (elements): a kc x nr panel of B stays in L1. */
 export const depthBlock = (type: GemmElement): number => (type === "f32" ? 256 : 128);
@@ -197,8 +208,11 @@ export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
     return { mr, nrVectors: target.tileVectors, kc: depthBlock(type), nc: roundUp(Math.min(512, Math.max(spec.n, 1)), nr) };
   }
   const kc = Math.max(1, Math.min(spec.k, depthBlock(type)));
-  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.floor(L2_BLOCK_BYTES / (kc * gemmElementBytes(type)))), nr);
-  return { mr: target.tileRows, nrVectors: target.tileVectors, kc, nc };
+  const es = gemmElementBytes(type);
+  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.floor(L2_BLOCK_BYTES / (kc * es))), nr);
+  const mr = target.tileRows;
+  const mc = mr * Math.max(1, Math.min(Math.ceil(spec.m / mr), Math.floor(L2_A_BLOCK_BYTES / (kc * es * mr))));
+  return { mr, nrVectors: target.tileVectors, kc, nc, mc };
 }
 
 /** Parallel units a kernel should offer at least (when its shape allows), for up to 16 threads. */

@@ -1,6 +1,6 @@
 // Output fusions as C (the twin of wasm/epilogue.ts): the GEMM or convolution kernel of
 // the fusion's core (gemm_c.ts, conv_c.ts) writes the product into the result, and once
-// the last block of k of a row tile is done (its rows x the unit's columns, just
+// the last block of k of a block of rows is done (its rows x the unit's columns, just
 // written, so in cache) the epilogue computes the fused root over those elements, reading
 // the product back from the result at the element it overwrites. The result is written
 // to memory once more, never read back by another kernel.
@@ -13,7 +13,7 @@
 // elementwise op the C loop fusions take works here too.
 //
 // A result written over an operand the epilogue reads (the planner's in-place case,
-// where k is in one block) keeps each row tile's product in scratch (gemmRoutine's
+// where k is in one block) keeps each block of rows' product in scratch (gemmRoutine's
 // keepProduct), the epilogue reading it there and writing the result; for a convolution
 // core that case gets the WebAssembly kernel.
 
@@ -74,7 +74,7 @@ export function emitOutputFusionC(
         if (!schedule.productInScratch) {
           return { declined: `output fusion ${fused.name}: written over an operand its epilogue reads, with k = ${spec.k} not in one block of the C kernel` };
         }
-        // The epilogue reads the row tile's product in scratch: args[n] moved (modulo 2^32, as the contract allows) so that row bi·m + fr0 is its first.
+        // The epilogue reads the block of rows' product in scratch: args[n] moved (modulo 2^32, as the contract allows) so that row bi·m + fr0 is its first.
         const es = spec.elementType === "f32" ? 4 : 8;
         const finish = `{ uint32_t pargs[${n + 2}]; memcpy(pargs, args, sizeof pargs);
           pargs[${n}] = (uint32_t)((uint8_t *)prod - mem) - (uint32_t)((bi * ${spec.m} + fr0) * ${spec.n * es});

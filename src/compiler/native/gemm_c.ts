@@ -3,12 +3,15 @@
 //
 // The GotoBLAS/BLIS structure, register-blocked for the machine the module is built on
 // (gemm_c_family.ts picks the family from NativeCpu): for each block of nc columns and
-// kc steps of k, B is packed into nr-column panels (scratch; the kc x nc block stays in
-// L2), then for each mr rows of C, A is packed into one mr-row panel (L1) and a
-// microkernel keeps the mr x nr tile of C in vector registers over the kc steps (a
-// broadcast of A and nr/lanes loads of B per step, fused multiply-adds). Panels are
-// zero-padded, so the microkernel always computes whole tiles; tiles past the edges
-// of C go through a tile buffer.
+// kc steps of k, B is packed into nr-column panels (scratch, or packed once where B is
+// a constant), then for each block of mc rows of C (tiling.mc), A is packed into mr-row
+// panels (the mc x kc block stays in L2), and each panel of B in turn (kc x nr, in L1)
+// is multiplied with every panel of A of the block: a microkernel keeps the mr x nr
+// tile of C in vector registers over the kc steps (a broadcast of A and nr/lanes loads
+// of B per step, fused multiply-adds). So each panel of B is read from memory once per
+// block of rows, once per call when m fits one block (GPT-2's prefill, 128 rows; the
+// MLP's batch of 64), however cold B is. Panels are zero-padded, so the microkernel
+// always computes whole tiles; tiles past the edges of C go through a tile buffer.
 //
 // Accumulation: in the element type, for each element of C sequentially over k within
 // a block of kc steps (fused multiply-add where the family has it: every x86 family
@@ -25,9 +28,9 @@
 // elements (rowDotsRoutine, dotsRows). Both read B once, in order, at about the
 // memory's read speed (bench/gemv_probe.ts measures them beside a plain read).
 //
-// The tile, the blocking (kc x nr B panel and mr x kc A panel in L1, kc x nc B block in
-// L2, sized for 1 MiB L2 and 32-48 KiB L1) and the work split are the schedule's
-// (kernel/gemm_plan.ts, planGemm with the family's GemmTarget); this file renders it.
+// The tile, the blocking (a kc x nr B panel in L1, the mc x kc block of A in L2, for a
+// 512 KiB L2 and 32-48 KiB L1) and the work split are the schedule's (kernel/gemm_plan.ts,
+// planGemm with the family's GemmTarget); this file renders it.
 
 import type { Declined } from "../kernel/declined.js";
 import {
@@ -35,7 +38,7 @@ import {
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
-import { aPackSource, gemmFamily, microkernelSource, rowTailSource, type GemmFamily } from "./gemm_c_family.js";
+import { aPackSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, type GemmFamily } from "./gemm_c_family.js";
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 
@@ -55,10 +58,14 @@ export interface GemmRoutine {
 /**
  * The packed GEMM routine of a schedule (kind "packed", planned for `family`). `finish`, a C statement, runs on each block of C
  * once it is final (rows [fr0, fr1) x columns [c0, c1) of batch bi, all int64_t in
- * scope; the rows of one tile, just written, so in cache): an output fusion's epilogue.
- * `keepProduct` (schedule.productInScratch): each row tile's product goes to
- * `prod` in scratch (mr rows, n wide) instead of C, for `finish` to read, so that C is
+ * scope; the rows of one block of mc rows, just written, so in L2): an output fusion's epilogue.
+ * `keepProduct` (schedule.productInScratch): each block of rows' product goes to
+ * `prod` in scratch (mc rows, n wide) instead of C, for `finish` to read, so that C is
  * written by `finish` alone (an output fusion writing over an operand its epilogue reads).
+ * Where the family prefetches (prefetchesB), each tile's microkernel prefetches a share
+ * of the next panel of B (the next in memory: the next panel of the block, or the first
+ * of the next block of k), the block's tiles together all of it, while the current
+ * panel is in L1; a prefetch past the end of B is a hint, and never faults.
  */
 export function gemmRoutine(
   schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false, prepackedB = false,
@@ -68,21 +75,26 @@ export function gemmRoutine(
   const es = spec.elementType === "f32" ? 4 : 8;
   const { batch, m, n, k } = spec;
   const { mr, kc } = schedule.tiling;
+  // Rows whose A panels are packed together (a multiple of mr; at most the matrix's tiles).
+  const mc = Math.min(schedule.tiling.mc ?? mr, Math.max(mTiles, 1) * mr);
+  if (mc % mr !== 0) throw new Error(`gemm ${spec.m}x${spec.n}x${spec.k}: a block of ${mc} rows is not whole tiles of ${mr}`);
   // With B pre-packed (packedBOf's layout), the kernel reads its panels in place.
   const bPanelBytes = prepackedB ? 0 : roundUp(kc * roundUp(chunk, nr) * es, 64);
-  const aPanelBytes = roundUp(kc * mr * es, 64);
+  const aPanelBytes = roundUp(kc * mc * es, 64);
   const tileBytes = roundUp(mr * nr * es, 64);
   if (keepProduct && !(schedule.productInScratch && finish !== undefined)) throw new Error(`gemm ${m}x${n}x${k}: the product is kept in scratch only with k in one block and a finish`);
-  const productBytes = keepProduct ? roundUp(mr * n * es, 64) : 0;
+  const productBytes = keepProduct ? roundUp(mc * n * es, 64) : 0;
   const scratchBytes = bPanelBytes + aPanelBytes + tileBytes + productBytes;
   const p = prefix;
   // Whole tiles of row-major A packed 8 steps at a time where the family can (the rest element by element).
   const packA8 = aK === 1 ? aPackSource(family, spec.elementType, p, mr) : undefined;
   // The last tile of fewer rows computed by a microkernel of its rows where the family has one.
   const tailRows = m % mr;
+  const prefetch = prefetchesB(family);
+  const pf = prefetch ? ", pf, share" : "";
   const rowTail = rowTailSource(family, spec.elementType, p, tailRows);
   const source = `
-${microkernelSource(family, spec.elementType, p)}
+${microkernelSource(family, spec.elementType, p, undefined, undefined, true)}
 ${rowTail === undefined ? "" : `${rowTail}
 `}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine)}
 ${packA8 === undefined ? "" : `${packA8.helper}
@@ -122,27 +134,34 @@ ${k === 0
       int64_t kl = ${k} - p0 < ${kc} ? ${k} - p0 : ${kc};
       int acc = p0 > 0;
       ${prepackedB ? `bp = (const ${t} *)b8 + bi * ${k * roundUp(n, nr)} + c0 * ${k} + p0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
-      for (int64_t i = r0; i < r1; i += ${mr}) {
-        int64_t rows = r1 - i < ${mr} ? r1 - i : ${mr};
-        ${p}_pack_a(a, ap, i, rows, p0, kl);
-        ${t} *ci = ${keepProduct ? "prod" : `c + i * ${n}`};
+      for (int64_t ib = r0; ib < r1; ib += ${mc}) {
+        int64_t ie = ib + ${mc} < r1 ? ib + ${mc} : r1;
+        for (int64_t i = ib; i < ie; i += ${mr}) ${p}_pack_a(a, ap + (i - ib) * kl, i, ie - i < ${mr} ? ie - i : ${mr}, p0, kl);
         for (int64_t j = c0; j < c1; j += ${nr}) {
           int64_t cols = c1 - j < ${nr} ? c1 - j : ${nr};
           const ${t} *bpanel = bp + (j - c0) * kl;
-          if (rows == ${mr} && cols == ${nr}) {
-            ${p}_micro(kl, ap, bpanel, ci + j, ${n}, acc);
-          }${rowTail === undefined ? "" : ` else if (rows == ${tailRows} && cols == ${nr}) {
-            ${p}_micro${tailRows}(kl, ap, bpanel, ci + j, ${n}, acc);
-          }`} else {
-            ${p}_micro(kl, ap, bpanel, tile, ${nr}, 0);
-            for (int64_t r = 0; r < rows; r++) {
-              ${t} *crow = ci + r * ${n} + j;
-              if (acc) for (int64_t q = 0; q < cols; q++) crow[q] += tile[r * ${nr} + q];
-              else for (int64_t q = 0; q < cols; q++) crow[q] = tile[r * ${nr} + q];
+${prefetch ? `          /* The next panel of B (the next in memory), prefetched a share of its steps by each tile of the block. */
+          int64_t tiles = (ie - ib + ${mr - 1}) / ${mr}, share = (kl + tiles - 1) / tiles;
+          const ${t} *pf = bpanel + kl * ${nr};
+` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${prefetch ? `, pf += share * ${nr}` : ""}) {
+            int64_t rows = ie - i < ${mr} ? ie - i : ${mr};
+            const ${t} *ai = ap + (i - ib) * kl;
+            ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${n}`};
+            if (rows == ${mr} && cols == ${nr}) {
+              ${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});
+            }${rowTail === undefined ? "" : ` else if (rows == ${tailRows} && cols == ${nr}) {
+              ${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${n}, acc${pf});
+            }`} else {
+              ${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
+              for (int64_t r = 0; r < rows; r++) {
+                ${t} *crow = ci + r * ${n} + j;
+                if (acc) for (int64_t q = 0; q < cols; q++) crow[q] += tile[r * ${nr} + q];
+                else for (int64_t q = 0; q < cols; q++) crow[q] = tile[r * ${nr} + q];
+              }
             }
           }
         }${finish === undefined ? "" : `
-        if (p0 + kl == ${k}) { int64_t fr0 = i, fr1 = i + rows; ${finish} }`}
+        if (p0 + kl == ${k}) { int64_t fr0 = ib, fr1 = ie; ${finish} }`}
       }
     }`}${k === 0 && finish !== undefined ? `
     { int64_t fr0 = r0, fr1 = r1; ${finish} }` : ""}

@@ -18,11 +18,16 @@
 // - Packing A: whole f32 tiles of row-major A are packed eight steps of k at a time
 //   with an 8 x 8 register transpose (aPackSource); the others copy element by element,
 //   strided stores of 4 bytes that took 10-15% of a 1024^3 product.
-// - Prefetch: the microkernel prefetches B's panel 64 steps of k (4 KiB) ahead, about a
-//   DRAM latency at 6 cycles a step: a model's weights come cold from memory on every
-//   call (GPT-2's two blocks hold 57 MB), and the hardware prefetcher alone let the
-//   first tile's sweep of each block of B wait on them. 1.03-1.10x on products with B in
-//   cache, up to 1.19x with B evicted first (medians, paired; 4 steps ahead gave less).
+// - Prefetch: a model's weights come cold from memory on every call (GPT-2's two blocks
+//   hold 57 MB). The GEMM's microkernel (prefetchPanel) prefetches the next panel of B
+//   while the block's tiles compute on the current one, each tile a share of its lines
+//   (one a step over its first steps, in a loop of its own so that the other steps test
+//   nothing), and its tile of C before its loop, so that the stores at its end do not
+//   wait on C's lines. With gemm_c.ts's blocks of rows, against one tile of rows at a
+//   time prefetching its own panel 64 steps ahead: up to 1.3x on the prefill's products
+//   with B cold (docs/benchmarks.md, "The native GEMM's blocks of rows"). The
+//   convolution's microkernel keeps the in-panel prefetch 64 steps (4 KiB) ahead: its
+//   tiles sweep B's block in L2.
 // - Row tails: the last tile of C's rows (m mod 6 rows: 64 = 10 x 6 + 4) runs a
 //   microkernel of its own rows into C (rowTailSource) instead of a whole tile into a
 //   buffer then copied.
@@ -56,7 +61,7 @@ interface FamilyCode {
   readonly add: (type: GemmElement, a: string, b: string) => string;
   /** The family's eight-step A packer for f32 (aPackSource), if it has one. */
   readonly packA8?: (prefix: string, mr: number, attribute: string) => string;
-  /** Steps of k ahead of the one it computes that the microkernel prefetches B's panel (none if undefined). */
+  /** Steps of k ahead of the one it computes that the convolution's microkernel prefetches B's panel; the GEMM's prefetches the next panel instead (none of either if undefined). */
   readonly prefetchSteps?: number;
   /** Whether a tile of fewer rows than mr (the last of C's rows) has microkernels of its own (rowTailSource). */
   readonly rowTails?: boolean;
@@ -163,15 +168,20 @@ export function aPackSource(family: GemmFamily, type: GemmElement, prefix: strin
 }
 
 /**
- * `static void <prefix>_micro(int64_t kl, const T *a, const T *b, T *c, int64_t ldc, int acc)`:
+ * `static void <prefix>_micro(int64_t kl, const T *a, const T *b, T *c, int64_t ldc, int acc[, const T *pf, int64_t npf])`:
  * the mr x nr tile at c (row stride ldc elements) gets (acc ? itself : 0) + sum over kl
  * steps of A times a panel of B (nr per step). A is a packed panel (mr per step), or,
  * given `aRowStride`, mr rows read in place (row r at a + r * aRowStride, one element
  * per step: the convolution's patch rows, which stay in L1). `rows` below the family's
  * mr: `<prefix>_micro<rows>`, a tile of that many rows reading the first rows of the
- * same packed panels (rowTailSource).
+ * same packed panels (rowTailSource). `prefetchPanel` (where the family prefetches,
+ * prefetchesB): the kernel takes pf and npf, prefetches the line at pf + p·nr in each
+ * of its first npf steps p (a line of a panel of B a step: nr elements are 64 bytes on
+ * AVX2), and C's tile before its loop; else it prefetches its own panel of B ahead.
  */
-export function microkernelSource(family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows): string {
+export function microkernelSource(
+  family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows, prefetchPanel = false,
+): string {
   const code = CODE[family.name];
   const t = type === "f32" ? "float" : "double";
   const mr = rows;
@@ -184,18 +194,35 @@ export function microkernelSource(family: GemmFamily, type: GemmElement, prefix:
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) accs.push(`c_${r}_${j}`);
   const lines: string[] = [];
   if (rows === code.rows) lines.push(code.head(prefix, type));
-  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c, int64_t ldc, int acc) {`);
+  const prefetches = code.prefetchSteps !== undefined;
+  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf` : ""}) {`);
   lines.push(`  ${v} ${accs.map((x) => `${x} = ${code.zero(type, v)}`).join(", ")};`);
-  lines.push(`  for (int64_t p = 0; p < kl; p++) {`);
-  if (code.prefetchSteps !== undefined) lines.push(`    _mm_prefetch((const char *)(b + ${code.prefetchSteps * nr}), _MM_HINT_T0);`);
-  for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `b + ${j * lanes}`)};`);
-  for (let r = 0; r < mr; r++) {
-    lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${aRowStride === undefined ? r : r * aRowStride}]`)};`);
-    for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
-    lines.push("    }");
+  if (prefetches && prefetchPanel) for (let r = 0; r < mr; r++) lines.push(`  __builtin_prefetch(c + ${r} * ldc, 1);`);
+  // One step of k: nr columns of B loaded, each row's broadcast of A times them added to its accumulators.
+  const step = (prefetch: string | undefined): void => {
+    if (prefetch !== undefined) lines.push(`    _mm_prefetch((const char *)(${prefetch}), _MM_HINT_T0);`);
+    for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `b + ${j * lanes}`)};`);
+    for (let r = 0; r < mr; r++) {
+      lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${aRowStride === undefined ? r : r * aRowStride}]`)};`);
+      for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
+      lines.push("    }");
+    }
+    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};`);
+  };
+  if (prefetches && prefetchPanel) {
+    // The first npf steps each prefetch a line of pf (a share of the next panel), the rest none.
+    lines.push(`  int64_t p = 0;`);
+    lines.push(`  for (int64_t pn = npf < kl ? npf : kl; p < pn; p++) {`);
+    step(`pf + p * ${nr}`);
+    lines.push("  }");
+    lines.push(`  for (; p < kl; p++) {`);
+    step(undefined);
+    lines.push("  }");
+  } else {
+    lines.push(`  for (int64_t p = 0; p < kl; p++) {`);
+    step(prefetches ? `b + ${code.prefetchSteps! * nr}` : undefined);
+    lines.push("  }");
   }
-  lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};`);
-  lines.push("  }");
   lines.push("  if (acc) {");
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) lines.push(`    c_${r}_${j} = ${code.add(type, `c_${r}_${j}`, code.load(type, v, `c + ${r} * ldc + ${j * lanes}`))};`);
   lines.push("  }");
@@ -203,6 +230,9 @@ export function microkernelSource(family: GemmFamily, type: GemmElement, prefix:
   lines.push("}");
   return lines.join("\n");
 }
+
+/** Whether the family's GEMM microkernels prefetch (microkernelSource's `prefetchPanel`: they then take `pf` and `npf`). */
+export const prefetchesB = (family: GemmFamily): boolean => CODE[family.name].prefetchSteps !== undefined;
 
 /**
  * Where the family has row tails (rowTails): `<prefix>_micro<rows>`, the microkernel of
@@ -213,5 +243,5 @@ export function microkernelSource(family: GemmFamily, type: GemmElement, prefix:
  */
 export function rowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number): string | undefined {
   const code = CODE[family.name];
-  return code.rowTails === true && rows >= 1 && rows < code.rows ? microkernelSource(family, type, prefix, undefined, rows) : undefined;
+  return code.rowTails === true && rows >= 1 && rows < code.rows ? microkernelSource(family, type, prefix, undefined, rows, true) : undefined;
 }

@@ -51,6 +51,8 @@ const SHAPES: [number, number, number, number][] = [
   // batch, m, n, k: ones, odd and prime sizes, not multiples of mr (14, 6, 8, 4), nr or kc (256/128).
   [1, 1, 1, 1], [1, 5, 9, 3], [1, 7, 13, 17], [1, 15, 33, 1], [1, 31, 1, 5], [1, 17, 19, 300], [1, 29, 70, 513],
   [3, 5, 7, 9], [2, 16, 8, 33], [1, 3, 1030, 7], [2, 6, 5, 0], [1, 0, 5, 4], [1, 64, 64, 64],
+  // More rows than one block of packed A (the "l2-blocks" families' mc: 182-192 rows), across blocks of k.
+  [1, 197, 21, 260],
 ];
 
 test("native gemm: every family, f32 and f64, edge shapes and transposes vs a double-precision reference", { skip }, () => {
@@ -108,6 +110,8 @@ test("native gemm: split ranges and the module's threads compute the same produc
     { elementType: "f32", batch: 2, m: 40, n: 40, k: 600, rhsTransposed: true },
     { elementType: "f64", batch: 1, m: 3, n: 900, k: 50 },
     { elementType: "f32", batch: 1, m: 1, n: 2000, k: 70 },
+    // Two blocks of packed A (mc 192 rows on AVX2, 182 on AVX-512), the ranges cutting the rows inside a block.
+    { elementType: "f32", batch: 1, m: 250, n: 40, k: 300 },
   ];
   specs.forEach((spec, i) => {
     cases.push(gemmCase(spec, emitGemmC(spec, cpu, `s3_${i}`), { splits: 3 }));
