@@ -25,7 +25,7 @@ const OP_TESTS = [
 
 /**
  * What an asynchronous backend reruns in `npm test` (the rest by name): the folders of few
- * and small programs, 148 tests in about 130 s at load 8-12 on SwiftShader (2026-11-30).
+ * and small programs, 148 tests in about 130 s at load 8-13 on SwiftShader (2026-11-30).
  * elementwise, data_movement, linalg and readme_examples take 12 minutes more there
  * (docs/backends.md, "Testing a backend"); the differential test compares a synchronous
  * backend with the interpreter (webgpu's random programs are in test/compiler/webgpu/).
