@@ -7,7 +7,7 @@
 // A backend that compiles only asynchronously (webgpu) runs the suites through a worker
 // the tests wait on (tools/sync_backend.ts). Without a GPU it runs on SwiftShader, where
 // every pipeline compiles in software: `npm test` reruns there only the folders of
-// ASYNC_DEFAULT_TESTS (about a minute); all of them run when it is named (npm run
+// ASYNC_DEFAULT_TESTS (under a minute); all of them run when it is named (npm run
 // test:webgpu; about 15 minutes there, more than CI's budget).
 
 import { spawnSync } from "node:child_process";
@@ -25,7 +25,7 @@ const OP_TESTS = [
 
 /**
  * What an asynchronous backend reruns in `npm test` (the rest by name): the folders of few
- * and small programs, 148 tests in about 130 s at load 8-13 on SwiftShader (2026-11-30).
+ * and small programs, 148 tests in 39 s at load 3-5 on SwiftShader (2026-11-30).
  * elementwise, data_movement, linalg and readme_examples take 12 minutes more there
  * (docs/backends.md, "Testing a backend"); the differential test compares a synchronous
  * backend with the interpreter (webgpu's random programs are in test/compiler/webgpu/).
