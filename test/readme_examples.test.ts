@@ -180,7 +180,7 @@ test("every relative link of the documentation names a file that exists, and a h
 });
 
 test("the limits the guide states are the code's", async () => {
-  const { MAX_CALL_DEPTH } = await import("../src/interpreter/evaluate.js");
+  const { MAX_CALL_DEPTH } = await import("../src/types/resource.js");
   const { DEFAULT_MEMORY_BUDGET_BYTES } = await import("../src/index.js");
   assert.ok(readDoc("docs/limits.md").includes(`more than ${MAX_CALL_DEPTH} calls deep`), "docs/limits.md: the nesting limit");
   assert.ok(readDoc("docs/limits.md").includes(`${DEFAULT_MEMORY_BUDGET_BYTES / 2 ** 30} GiB by default`), "docs/limits.md: the memory budget");

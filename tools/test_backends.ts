@@ -1,11 +1,14 @@
 // `npm test`'s reruns: the op-test folders, once on every backend of the table
 // (src/compiler/backends.ts) other than the interpreter (the default run's), with
 // XLATS_TEST_BACKEND naming it. `node dist/tools/test_backends.js wasm` (npm run
-// test:wasm) runs one. A backend not available here (no C compiler for native) is
-// skipped with the reason: it does not exist there, and its programs run elsewhere.
+// test:wasm) runs one. A backend not available here (no C compiler for native, no
+// WebGPU adapter) is skipped with the reason: it does not exist there, and its programs
+// run elsewhere.
 // A backend that compiles only asynchronously (webgpu) runs the suites through a worker
-// the tests wait on (tools/sync_backend.ts); it runs only when named (npm run
-// test:webgpu): on SwiftShader its suites take far longer than CI's budget.
+// the tests wait on (tools/sync_backend.ts). Without a GPU it runs on SwiftShader, where
+// every pipeline compiles in software: `npm test` reruns there only the folders of
+// ASYNC_DEFAULT_TESTS (under a minute); all of them run when it is named (npm run
+// test:webgpu; about 15 minutes there, more than CI's budget).
 
 import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
@@ -20,6 +23,19 @@ const OP_TESTS = [
   "dist/test/compiler/differential.test.js",
 ];
 
+/**
+ * What an asynchronous backend reruns in `npm test` (the rest by name): the folders of few
+ * and small programs, 148 tests in 39 s at load 3-5 on SwiftShader (2026-11-30).
+ * elementwise, data_movement, linalg and readme_examples take 12 minutes more there
+ * (docs/backends.md, "Testing a backend"); the differential test compares a synchronous
+ * backend with the interpreter (webgpu's random programs are in test/compiler/webgpu/).
+ */
+const ASYNC_DEFAULT_TESTS = [
+  "dist/test/reduction", "dist/test/control", "dist/test/random/rng.test.js", "dist/test/random/rng_bit_generator.test.js",
+  "dist/test/collective/single_device.test.js", "dist/test/transfer", "dist/test/seeds", "dist/test/integration",
+  "dist/test/types/convert.test.js", "dist/test/types/bitcast_reduce.test.js", "dist/test/ir/kit.test.js",
+];
+
 const asked = process.argv.slice(2);
 for (const name of asked) {
   if (!(BACKEND_NAMES as readonly string[]).includes(name)) {
@@ -28,13 +44,29 @@ for (const name of asked) {
   }
 }
 const asyncOnly = (name: BackendName): boolean => BACKENDS[name].compileSync === undefined;
-const names = asked.length > 0 ? (asked as BackendName[]) : BACKEND_NAMES.filter((n) => n !== "interpreter" && !asyncOnly(n));
-if (asked.length === 0) {
-  for (const n of BACKEND_NAMES.filter(asyncOnly)) process.stdout.write(`test:${n} not run here: its op suites run by name (npm run test:${n})\n`);
+const names = asked.length > 0 ? (asked as BackendName[]) : BACKEND_NAMES.filter((n) => n !== "interpreter");
+
+/**
+ * Whether `name` can run here: the table's answer, and for webgpu in Node (whose answer is
+ * true before the device is asked for) an adapter, acquired once and released.
+ */
+async function availability(name: BackendName): Promise<true | string> {
+  const available = BACKENDS[name].available();
+  if (available !== true || name !== "webgpu") return available;
+  const { gpuContext, releaseGpu } = await import("../src/compiler/webgpu/adapter.js");
+  try {
+    await gpuContext();
+    return true;
+  } catch (e) {
+    return (e as Error).message;
+  } finally {
+    await releaseGpu();
+  }
 }
+
 let status = 0;
 for (const name of names) {
-  const available = BACKENDS[name].available();
+  const available = await availability(name);
   if (available !== true) {
     process.stdout.write(`test:${name} skipped: the ${name} backend is not available here (${available})\n`);
     continue;
@@ -42,9 +74,9 @@ for (const name of names) {
   // One test file per core (node's default leaves one idle): the native rerun spends much
   // of its time waiting on the C compiler, which the other file's tests overlap.
   const concurrency = `--test-concurrency=${Math.max(2, availableParallelism())}`;
-  // The differential test compares a synchronous compiled backend with the interpreter; an
-  // asynchronous one has its own random-program test (test/compiler/webgpu/webgpu.test.ts).
-  const tests = asyncOnly(name) ? OP_TESTS.filter((t) => t !== "dist/test/compiler/differential.test.js") : OP_TESTS;
+  const tests = !asyncOnly(name) ? OP_TESTS
+    : asked.length > 0 ? OP_TESTS.filter((t) => t !== "dist/test/compiler/differential.test.js") : ASYNC_DEFAULT_TESTS;
+  if (asyncOnly(name) && asked.length === 0) process.stdout.write(`test:${name}: the op suites of ${tests.length} folders and files (all of them: npm run test:${name})\n`);
   const r = spawnSync(process.execPath, [concurrency, "--test", ...tests], { stdio: "inherit", env: { ...process.env, XLATS_TEST_BACKEND: name } });
   if (r.status !== 0) status = r.status ?? 1;
 }

@@ -23,6 +23,7 @@ import { setBeforeFirstNativeBuild } from "../compiler/native/toolchain.js";
 import { detectFormat, parseModule, printModule, type TextFormat } from "./formats.js";
 import { CliError, reportError, type CliIo } from "./io.js";
 import { OPT_USAGE, optCommand } from "./opt.js";
+import { registeredPasses } from "./pass_registry.js";
 import { PARTITION_USAGE, partitionCommand, runSharded } from "./partition.js";
 import { isShardedModule } from "../sdy/partition/index.js";
 import { importShardings, needsShardingImport } from "../sdy/passes/xla_import.js";
@@ -184,7 +185,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
     case "compile": return compileCommand(noteNativeBuilds(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each", "verbose"]), io), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
     case "print": return printCommand(parseArgs(rest, [], "print", ["lower-chlo"]), io);
-    case "opt": return optCommand(rest, io);
+    case "opt": return optCommand(rest, io, registeredPasses());
     case "partition": {
       const a = parseArgs(rest, ["entry"], "partition", ["report"]);
       const entry = single(a, "entry", "partition");

@@ -144,7 +144,7 @@ const argv = process.argv.slice(2);
 if (argv[0] === "opt" && !argv.includes("--help") && !argv.includes("-h")) {
   // opt alone: the other commands' modules (compilers, runtime) take longer to load than opt's.
   const { runOpt } = await import("./opt.js");
-  process.exitCode = runOpt(argv.slice(1), nodeIo);
+  process.exitCode = await runOpt(argv.slice(1), nodeIo);
 } else {
   const { runCli, runTimeout } = await import("./cli.js");
   const inheritedText = process.env[DEADLINE_VARIABLE]?.trim();

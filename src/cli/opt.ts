@@ -7,7 +7,8 @@
 // reporting them; `-allow-unregistered-dialect` keeps ops of unknown dialects.
 
 import { runPass, type Pass, type PassContext } from "../passes/pass.js";
-import { describePasses, passFromFlag } from "./pass_registry.js";
+import { describePassList, passFromFlagIn, passNameOfFlag, type PassRegistration } from "../passes/pass_options.js";
+import { SDY_PASSES } from "../sdy/passes/index.js";
 import type { HloModule } from "../ir/computation.js";
 import { verifyModule } from "../ir/verify.js";
 import { parseStableHlo, printStableHlo } from "../text/mlir/index.js";
@@ -39,8 +40,11 @@ interface OptFlags {
 }
 
 const SPLIT_MARKER = "// -----";
+/** opt's own flags (without the dash); every other flag names a pass. */
+const OPT_FLAGS = ["split-input-file", "verify-diagnostics", "allow-unregistered-dialect", "explain"];
 
-function parseOptArgs(args: readonly string[]): OptFlags {
+/** `registrations` are the passes the flags may name (pass_registry.ts's registeredPasses(), or Shardy's alone). */
+function parseOptArgs(args: readonly string[], registrations: readonly PassRegistration[]): OptFlags {
   let file: string | undefined;
   let split = false;
   let verifyDiagnostics = false;
@@ -62,12 +66,12 @@ function parseOptArgs(args: readonly string[]): OptFlags {
     else {
       let pass: Pass | undefined;
       try {
-        pass = passFromFlag(a);
+        pass = passFromFlagIn(registrations, a);
       } catch (e) {
         if (e instanceof XlaError) throw new CliError(`opt: ${e.message}`, 2);
         throw e;
       }
-      if (pass === undefined) throw new CliError(`opt: unknown pass or flag '${a}'; known passes:\n${describePasses()}`, 2);
+      if (pass === undefined) throw new CliError(`opt: unknown pass or flag '${a}'; known passes:\n${describePassList(registrations)}`, 2);
       passes.push(pass);
     }
   }
@@ -129,19 +133,25 @@ function processChunk(text: string, lineOffset: number, flags: OptFlags, io: Cli
 
 /**
  * `xlats opt ARGS` as a whole command: its exit code, errors reported. main.ts runs it
- * without loading the other commands (the compilers, the runtime), which cost more than
- * opt itself to load: Shardy's lit tests start one opt process per case.
+ * without loading the other commands (the compilers, the runtime), and when every pass
+ * flag names a Shardy pass, without the compiler's passes either (pass_registry.ts, with
+ * the interpreter's kernels for constant folding): they cost more than opt itself to
+ * load, and Shardy's lit tests start one opt process per case.
  */
-export function runOpt(args: readonly string[], io: CliIo): number {
+export async function runOpt(args: readonly string[], io: CliIo): Promise<number> {
   try {
-    return optCommand(args, io);
+    const passFlags = args.filter((a) => a.startsWith("-") && a !== "-" && a !== "--" && !OPT_FLAGS.includes(a.replace(/^--?/, "")));
+    const shardyOnly = passFlags.every((a) => SDY_PASSES.some((p) => p.name === passNameOfFlag(a)));
+    const passes = shardyOnly ? SDY_PASSES : (await import("./pass_registry.js")).registeredPasses();
+    return optCommand(args, io, passes);
   } catch (e) {
     return reportError(e, io);
   }
 }
 
-export function optCommand(args: readonly string[], io: CliIo): number {
-  const flags = parseOptArgs(args);
+/** `xlats opt ARGS` with the flags' passes taken from `passes` (errors thrown, for the caller to report). */
+export function optCommand(args: readonly string[], io: CliIo, registrations: readonly PassRegistration[]): number {
+  const flags = parseOptArgs(args, registrations);
   const text = io.readFile(flags.file);
   // opt reads StableHLO only (its passes and output are MLIR's); HLO text would fail on its first line with an MLIR syntax error.
   if (/^\s*HloModule\b/.test(text.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/\/\/[^\n]*/g, " "))) {

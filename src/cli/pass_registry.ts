@@ -5,7 +5,7 @@
 import { SDY_CANONICALIZATION_PATTERNS } from "../sdy/canonicalization.js";
 import { SDY_PASSES } from "../sdy/passes/index.js";
 import type { Pass } from "../passes/pass.js";
-import { parsePassOptions, PassOptionError, type PassRegistration } from "../passes/pass_options.js";
+import { describePassList, passFromFlagIn, PassOptionError, type PassRegistration } from "../passes/pass_options.js";
 import { canonicalize } from "../passes/canonicalize.js";
 import { constantFold } from "../compiler/passes/constant_fold.js";
 import { cse } from "../compiler/passes/cse.js";
@@ -68,12 +68,7 @@ export function findPass(name: string): PassRegistration | undefined {
 
 /** A pass from its command-line flag (`-name`, `--name`, `-name=options`); undefined when no pass has that name. */
 export function passFromFlag(flag: string): Pass | undefined {
-  const body = flag.replace(/^--?/, "");
-  const eq = body.indexOf("=");
-  const name = eq < 0 ? body : body.slice(0, eq);
-  const registration = findPass(name);
-  if (registration === undefined) return undefined;
-  return registration.create(parsePassOptions(registration, eq < 0 ? "" : body.slice(eq + 1)));
+  return passFromFlagIn(registeredPasses(), flag);
 }
 
 /** The pass a flag names (`-sdy-propagation-pipeline`, `-name=options`); a PassOptionError listing the passes when none has that name. */
@@ -85,15 +80,7 @@ export function passNamed(flag: string): Pass {
 
 /** `name  description` lines for help and errors, with each pass's options indented under it. */
 export function describePasses(): string {
-  const lines: string[] = [];
-  for (const p of registeredPasses()) {
-    lines.push(`  -${p.name}  ${p.description}`);
-    for (const o of p.options) {
-      const values = o.values !== undefined ? ` (${o.values.join("|")})` : "";
-      lines.push(`      ${o.name}=<${o.type}>${values}  ${o.description} (default ${Array.isArray(o.default) ? o.default.join(",") : String(o.default)})`);
-    }
-  }
-  return lines.join("\n");
+  return describePassList(registeredPasses());
 }
 
 export { parsePassOptions, PassOptionError, PassOptions, type PassOptionSpec, type PassOptionValue, type PassRegistration } from "../passes/pass_options.js";

@@ -5,7 +5,7 @@
 import type { Computation, Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
 import { DeadlineError, ExecutionError, ResourceError } from "../types/errors.js";
-import { checkFitsBudget, LITERAL_VALUES } from "../types/resource.js";
+import { checkFitsBudget, LITERAL_VALUES, MAX_CALL_DEPTH } from "../types/resource.js";
 import type { Literal } from "../types/literal.js";
 import { shapesEqual, shapeToString } from "../types/shape.js";
 import { HostQueues, singleDeviceCollectives } from "./device_interfaces.js";
@@ -83,9 +83,6 @@ export function createEvalContext(options: EvaluateOptions = {}): EvalContext {
   const deadline = options.deadline;
   return ctx;
 }
-
-/** Deepest nesting of computation calls the interpreter runs (about 1,500 fit in Node's default stack). */
-export const MAX_CALL_DEPTH = 1000;
 
 function run(computation: Computation, args: readonly Literal[], ctx: EvalContext): Literal {
   const params = computation.parameters;

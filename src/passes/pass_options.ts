@@ -157,3 +157,32 @@ export function parsePassOptions(registration: PassRegistration, text: string): 
   return new PassOptions(registration.name, values);
 }
 
+
+/** The pass name a command-line flag carries: `-name`, `--name` and `-name=options` all give `name`. */
+export function passNameOfFlag(flag: string): string {
+  const body = flag.replace(/^--?/, "");
+  const eq = body.indexOf("=");
+  return eq < 0 ? body : body.slice(0, eq);
+}
+
+/** The pass a flag names, made from its registration among `passes` with the flag's options; undefined when none has that name. */
+export function passFromFlagIn(passes: readonly PassRegistration[], flag: string): Pass | undefined {
+  const name = passNameOfFlag(flag);
+  const registration = passes.find((p) => p.name === name);
+  if (registration === undefined) return undefined;
+  const eq = flag.indexOf("=");
+  return registration.create(parsePassOptions(registration, eq < 0 ? "" : flag.slice(eq + 1)));
+}
+
+/** `name  description` lines of `passes` for help and errors, with each pass's options indented under it. */
+export function describePassList(passes: readonly PassRegistration[]): string {
+  const lines: string[] = [];
+  for (const p of passes) {
+    lines.push(`  -${p.name}  ${p.description}`);
+    for (const o of p.options) {
+      const values = o.values !== undefined ? ` (${o.values.join("|")})` : "";
+      lines.push(`      ${o.name}=<${o.type}>${values}  ${o.description} (default ${Array.isArray(o.default) ? o.default.join(",") : String(o.default)})`);
+    }
+  }
+  return lines.join("\n");
+}

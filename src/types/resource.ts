@@ -87,6 +87,13 @@ export const DEFAULT_DEVICE_LIMIT = 256;
  */
 export const MAX_LISTED_DEVICES = 2 ** 16;
 
+/**
+ * Deepest nesting of computation calls the interpreter runs (about 1,500 fit in Node's
+ * default stack), and so the deepest call graph Shardy's passes accept. Here, not in the
+ * interpreter, so that the passes (and `xlats opt`) check it without loading the interpreter.
+ */
+export const MAX_CALL_DEPTH = 1000;
+
 let deviceLimitCount = DEFAULT_DEVICE_LIMIT;
 
 /** The current device limit. */

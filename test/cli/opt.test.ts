@@ -134,6 +134,29 @@ test("bad flags: unknown pass lists the known ones, bad options name pass and op
   assert.equal(xlats("opt", file, file).code, 2);
 });
 
+// runOpt loads the compiler's passes only when a flag names one (or no pass at all has its
+// name): the Shardy-only path must still take options, report bad ones, and mix with them.
+test("Shardy passes alone load no compiler pass; mixed with one, or misspelt, they still run and report", () => {
+  const twoAdds = `func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.add %arg0, %arg0 : tensor<8xf32>
+  %1 = stablehlo.add %arg0, %arg0 : tensor<8xf32>
+  %2 = stablehlo.multiply %0, %1 : tensor<8xf32>
+  return %2 : tensor<8xf32>
+}
+`;
+  const file = join(tempFiles({ "a.mlir": twoAdds }), "a.mlir");
+  const adds = (out: string): number => out.split("stablehlo.add").length - 1;
+  const shardy = xlats("opt", file, "-sdy-basic-propagate=conservative-propagation=true");
+  assert.equal(shardy.code, 0, shardy.stderr);
+  assert.equal(adds(shardy.stdout), 2);
+  const mixed = xlats("opt", file, "-sdy-basic-propagate", "-cse");
+  assert.equal(mixed.code, 0, mixed.stderr);
+  assert.equal(adds(mixed.stdout), 1, "cse merged the two adds");
+  const bad = xlats("opt", file, "-sdy-basic-propagate=no-such-option=1");
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /-sdy-basic-propagate: unknown option 'no-such-option'/);
+});
+
 test("-allow-unregistered-dialect keeps ops of unknown dialects; without it they are errors at their position", () => {
   const text = `func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   %0 = "foo.bar"(%arg0) {some_attr = 1 : i64} : (tensor<8xf32>) -> tensor<8xf32>

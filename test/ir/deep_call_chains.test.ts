@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CompileError, ExecutionError, Literal, arrayShape, evaluate, parseHlo, parseStableHlo, printHlo } from "../../src/index.js";
 import { compile } from "../../src/compiler/index.js";
-import { MAX_CALL_DEPTH } from "../../src/interpreter/evaluate.js";
+import { MAX_CALL_DEPTH } from "../../src/types/resource.js";
 
 function chain(depth: number): string {
   let text = "";

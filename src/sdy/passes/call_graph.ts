@@ -18,7 +18,7 @@ import { writeBack } from "../propagation/ir_writeback.js";
 import type { PassRegistration } from "../../passes/pass_options.js";
 import { metadataLocation } from "../../ir/attributes.js";
 import { ShardingError } from "../../sharding/axis.js";
-import { MAX_CALL_DEPTH } from "../../interpreter/evaluate.js";
+import { MAX_CALL_DEPTH } from "../../types/resource.js";
 import { maxOf } from "../../types/arrays.js";
 import { addDataFlowEdges } from "./data_flow_edges.js";
 import { plain } from "./export.js";

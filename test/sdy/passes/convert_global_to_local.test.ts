@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { optCommand } from "../../../src/cli/opt.js";
+import { registeredPasses } from "../../../src/cli/pass_registry.js";
 import { ShardingError } from "../../../src/sharding/axis.js";
 import { atomicAxes, localShape, offsetTable, replicaGroupsForAxes, shardIndex } from "../../../src/sharding/local_shapes.js";
 import { arrayShape } from "../../../src/types/shape.js";
@@ -79,7 +80,7 @@ function opt(text: string, ...flags: string[]): { rc: number; out: string; err: 
   const rc = optCommand(["input.mlir", ...flags], {
     readFile: () => text, isDirectory: () => false, listDirectory: () => [], joinPath: (a, b) => `${a}/${b}`,
     out: (l) => out.push(l), err: (l) => err.push(l),
-  });
+  }, registeredPasses());
   return { rc, out: out.join("\n"), err: err.join("\n") };
 }
 

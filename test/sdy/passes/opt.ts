@@ -3,6 +3,7 @@
 
 import assert from "node:assert/strict";
 import { optCommand } from "../../../src/cli/opt.js";
+import { registeredPasses } from "../../../src/cli/pass_registry.js";
 
 /** Runs `xlats opt` on `text` with `flags`; the printed module, or throws with the diagnostics. */
 export function opt(text: string, ...flags: string[]): string {
@@ -11,7 +12,7 @@ export function opt(text: string, ...flags: string[]): string {
   const rc = optCommand(["input.mlir", ...flags], {
     readFile: () => text, isDirectory: () => false, listDirectory: () => [], joinPath: (a, b) => `${a}/${b}`,
     out: (l) => out.push(l), err: (l) => err.push(l),
-  });
+  }, registeredPasses());
   if (rc !== 0) throw new Error(err.join("\n"));
   return out.join("\n");
 }

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { optCommand } from "../../../src/cli/opt.js";
+import { registeredPasses } from "../../../src/cli/pass_registry.js";
 import { divisiblePaddedDims } from "../../../src/sdy/passes/pad_for_divisibility.js";
 import { mesh, sharding } from "../helpers.js";
 
@@ -18,7 +19,7 @@ function run(text: string): { rc: number; out: string; err: string } {
   const rc = optCommand(["input.mlir", "-sdy-pad-for-divisibility"], {
     readFile: () => text, isDirectory: () => false, listDirectory: () => [], joinPath: (a, b) => `${a}/${b}`,
     out: (l) => out.push(l), err: (l) => err.push(l),
-  });
+  }, registeredPasses());
   return { rc, out: out.join("\n"), err: err.join("\n") };
 }
 
