@@ -117,6 +117,9 @@ test("pow: integers (conformance power.mlir) and negative exponents", () => {
   assertValues(bin(pow, "s32", [-1, -1, 2, 0, 2], [-2, -3, -1, -1, 31]), [1, -1, 0, 0, -2147483648]);
   assertValues(bin(pow, "s32", [3], [40]), [Number(BigInt.asIntN(32, 3n ** 40n))]);
   assertValues(bin(pow, "u8", [2, 3], [8, 5]), [0, 243]);
+  // Narrow holders wrap to their width; base -1 takes the negative exponent's parity.
+  assertValues(bin(pow, "s4", [-1, -1, 3, 7, -8, 1, 2], [-3, -4, 2, 3, 1, -8, -1]), [-1, 1, -7, 7, -8, 1, 0]);
+  assertValues(bin(pow, "u2", [3, 2, 3, 0], [3, 1, 0, 0]), [3, 2, 1, 1]);
 });
 
 test("pow: floats follow C's pow (conformance power.mlir) and complex", () => {

@@ -57,6 +57,22 @@ export function checkCType(t: NodeType): void {
   cType(t);
 }
 
+/**
+ * XLA's integer power (the interpreter's intPower) as a uint64_t expression, wrapped to the
+ * type by the caller: exponentiation by squaring in 64 bits (a product's low bits depend
+ * only on its factors' low bits, so every width wraps alike); a negative exponent (signed
+ * types) gives 1 for base 1, 1 or -1 for base -1 by its parity, and 0 for any other base.
+ * The loop sits in a GNU statement expression (gcc and clang) so that it stays inside the
+ * kernel's element expression; its names cannot meet the generator's, which are never `xk_`.
+ */
+function integerPower(signed: boolean, x: string, y: string): string {
+  const base = signed ? `(int64_t)${x}` : `(int64_t)(uint64_t)${x}`;
+  const negative = signed ? "xk_e > (uint64_t)INT64_MAX" : "0";
+  return `__extension__ ({ int64_t xk_b = ${base}; uint64_t xk_e = (uint64_t)(int64_t)${y}, xk_r = 1, xk_p = (uint64_t)xk_b; ` +
+    `if (${negative}) xk_r = xk_b == 1 ? 1 : xk_b == -1 ? ((xk_e & 1) ? ~(uint64_t)0 : 1) : 0; ` +
+    `else for (; xk_e != 0; xk_e >>= 1) { if (xk_e & 1) xk_r *= xk_p; xk_p *= xk_p; } xk_r; })`;
+}
+
 /** An expression of type t wrapped to t's width. */
 function wrap(t: ElementType, e: string): string {
   if (t === "pred") return `((uint8_t)((${e}) != 0))`;
@@ -288,6 +304,7 @@ export function binaryExpr(op: string, t: ElementType, a: string, b: string): st
     case "and": case "or": case "xor": return wrap(t, `(${x} ${BITWISE[op]} ${y})`);
     case "max": return `(${x} > ${y} ? ${x} : ${y})`;
     case "min": return `(${x} < ${y} ? ${x} : ${y})`;
+    case "pow": return wrap(t, integerPower(signed, x, y));
     // legalize.ts made the divisor safe (never 0, never -1 when signed): defined C.
     case "divSafe": return wrap(t, `((${wide})${x} / (${wide})${y})`);
     case "remSafe": return wrap(t, `((${wide})${x} % (${wide})${y})`);

@@ -542,8 +542,70 @@ export function emitBinaryScalar(f: FunctionBuilder, op: string, t: ElementType,
       f.localGet(y);
       i("ShrS");
       break;
+    case "pow": emitIntegerPower(f, w, signed, x, y); break;
     default: return decline(`${op} on ${t} has no code yet`);
   }
+}
+
+/**
+ * XLA's integer power (the interpreter's intPower) of locals x and y in the holder's width
+ * (i32 or i64; the caller wraps to the type: a product's low bits depend only on its
+ * factors' low bits): exponentiation by squaring; a negative exponent (signed types)
+ * gives 1 for base 1, 1 or -1 for base -1 by its parity, and 0 for any other base.
+ */
+function emitIntegerPower(f: FunctionBuilder, wide: boolean, signed: boolean, x: number, y: number): void {
+  const T = wide ? "i64" : "i32";
+  const op = (name: string): void => {
+    (f as unknown as Record<string, () => void>)[`${T}${name}`]!.call(f);
+  };
+  const constant = (v: number): void => {
+    if (wide) f.i64Const(v); else f.i32Const(v);
+  };
+  /** Pushes (local & 1) as an i32 condition. */
+  const odd = (local: number): void => {
+    f.localGet(local);
+    constant(1);
+    op("And");
+    if (wide) f.i32WrapI64();
+  };
+  const result = f.local(T);
+  const base = f.local(T);
+  const exponent = f.local(T);
+  f.localGet(x).localSet(base).localGet(y).localSet(exponent);
+  constant(1);
+  f.localSet(result);
+  if (signed) {
+    // A negative exponent decides the result here and leaves 0 for the loop below.
+    const negative = f.local("i32");
+    f.localGet(exponent);
+    constant(0);
+    op("LtS");
+    f.localSet(negative);
+    constant(1); // base 1
+    constant(-1); constant(1); odd(exponent); f.select(); // base -1: by parity
+    constant(0); f.localGet(base); constant(-1); op("Eq"); f.select();
+    f.localGet(base); constant(1); op("Eq"); f.select();
+    f.localGet(result).localGet(negative).select().localSet(result);
+    constant(0);
+    f.localGet(exponent).localGet(negative).select().localSet(exponent);
+  }
+  f.block().loop();
+  f.localGet(exponent);
+  op("Eqz");
+  f.brIf(1);
+  f.localGet(result).localGet(base);
+  op("Mul");
+  f.localGet(result);
+  odd(exponent);
+  f.select().localSet(result);
+  f.localGet(base).localGet(base);
+  op("Mul");
+  f.localSet(base).localGet(exponent);
+  constant(1);
+  op("ShrU");
+  f.localSet(exponent);
+  f.br(0).end().end();
+  f.localGet(result);
 }
 
 /**
