@@ -8,8 +8,9 @@
 // dynamic-update-slices write one position in place; `copied` keeps them instead (every
 // run writes whole new caches). On wasm only one thread: the device's pool would run the
 // kernels in its workers, out of the wrapper's reach (the native columns then compare
-// nothing; the wasm rows' second column repeats the first).
-//   node dist/bench/step_profile.js [only=mlp-infer|gpt2] [phase=prefill|decode] [backend=native|wasm] [rounds=10] [top=25] [copied]
+// nothing; the wasm rows' second column repeats the first). `cpu`: the process's CPU time
+// instead of wall time (on a machine with more runnable threads than cores; one thread only).
+//   node dist/bench/step_profile.js [only=mlp-infer|gpt2] [phase=prefill|decode] [backend=native|wasm] [rounds=10] [top=25] [copied] [cpu]
 
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../src/compiler/index.js";
 import { planWorkloads } from "./harness/plan.js";
@@ -23,6 +24,10 @@ const only = arg("only", "mlp-infer");
 const rounds = Number(arg("rounds", "10"));
 const top = Number(arg("top", "25"));
 const backend = arg("backend", "native");
+/** Microseconds since some origin: CPU time of this process with `cpu`, else wall time. */
+const clock: () => number = args.includes("cpu")
+  ? () => { const c = process.cpuUsage(); return c.user + c.system; }
+  : () => Number(process.hrtime.bigint()) / 1e3;
 if (backend !== "native" && backend !== "wasm") throw new Error(`backend=${backend}: native or wasm`);
 const w = planWorkloads(false).map((p) => p.full).find((x) => x.kind === only && (x.kind !== "gpt2" || x.phase === arg("phase", "prefill")));
 if (w === undefined) throw new Error(`no workload ${only}`);
@@ -47,9 +52,9 @@ for (const threads of backend === "wasm" ? [1] : [1, 2]) {
     if (f === undefined) return;
     const name = names.get(i) ?? `kernel ${i}`;
     k.direct = (...a: number[]) => {
-      const t0 = process.hrtime.bigint();
+      const t0 = clock();
       f(...a);
-      perRun.set(name, (perRun.get(name) ?? 0) + Number(process.hrtime.bigint() - t0) / 1e3);
+      perRun.set(name, (perRun.get(name) ?? 0) + clock() - t0);
     };
   });
   const args = toLiterals(w, inputs).map((a) => device.bufferFromLiteral(a));
@@ -62,9 +67,9 @@ for (let r = 0; r < rounds; r++) {
     // Four runs each turn, the first not counted (it warms the caches after the other executable's turn).
     for (let i = 0; i < 4; i++) {
       perRun.clear();
-      const t0 = process.hrtime.bigint();
+      const t0 = clock();
       s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
-      const total = Number(process.hrtime.bigint() - t0) / 1e3;
+      const total = clock() - t0;
       if (i === 0) continue;
       s.total = Math.min(s.total, total);
       for (const [k, v] of perRun) s.best.set(k, Math.min(s.best.get(k) ?? Infinity, v));

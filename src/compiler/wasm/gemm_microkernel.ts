@@ -10,7 +10,8 @@
 // Why no k unrolling: TurboFan schedules the loads of a loop body first (they are
 // ordered by the effect chain) and sinks the pure multiply-adds to the end, so every
 // loaded value of an unrolled body is live at once and spills past the 15 xmm
-// registers V8 allocates. One k step per iteration with a 4 x 8 tile keeps 8
+// registers V8 allocates (two k steps an iteration, fused too: 17-18 against 34-37
+// GFLOP/s on 2026-11-30). One k step per iteration with a 4 x 8 tile keeps 8
 // accumulators + 2 B vectors + 4 A splats + 1 product in registers (5 x 8 or 3 x 12
 // spill, measured at less than half the speed; fused, without the product's register,
 // 5 x 8, 6 x 8 and 4 x 12 still spill: 17-19 against 38 GFLOP/s on 2026-11-30).
