@@ -179,10 +179,10 @@ export interface GemmTiling {
   readonly mc?: number;
   /**
    * Multiply-add fused (one rounding) where the target offers it as an option
-   * (WebAssembly's relaxed_madd). Off by default there: on the Zen 5 this was tuned on,
-   * mul + add measured 2-4% faster (the add's shorter latency leaves the 8 accumulator
-   * chains slack that the 4-cycle FMA does not), and it rounds the same in every
-   * engine. The C families always fuse (their microkernels are written so).
+   * (WebAssembly's relaxed_madd): on unless false there (wasm/gemm_microkernel.ts,
+   * gemmFuses: 1.4x on a Zen 3, 2-4% slower on a Zen 5); false keeps mul + add,
+   * which rounds the same in every engine. The C families always fuse (their
+   * microkernels are written so).
    */
   readonly fma?: boolean;
 }

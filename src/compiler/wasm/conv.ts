@@ -13,7 +13,7 @@ import type { Instruction } from "../../ir/computation.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import { convGeometry, convProblem, planConv } from "../kernel/conv_plan.js";
 import type { GemmTiling } from "../kernel/gemm_plan.js";
-import { WASM_GEMM_TARGET } from "./gemm_microkernel.js";
+import { gemmFuses, WASM_GEMM_TARGET } from "./gemm_microkernel.js";
 import { emitGemmRows, type KernelEpilogue } from "./gemm_rows.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
@@ -66,7 +66,7 @@ export function emitConvKernel(
   const nOps = epilogue?.operandCount ?? 2;
   const remainder = pixels % pixelBlock % tiling.mr;
   const { rows, scratchBytes: rowsScratch } = emitGemmRows(module, { type, n: o, k: kDepth, aRow: patchRow * es, aK: es, bK: o * es, bLine: es },
-    tiling, target.relaxedSimd && tiling.fma === true, remainder === 0 ? [] : [remainder], epi === undefined ? undefined : { fn: epi, operands: nOps, keepProduct: epilogue!.keepProduct, inRegisters: epilogue!.inRegisters });
+    tiling, gemmFuses(target, tiling), remainder === 0 ? [] : [remainder], epi === undefined ? undefined : { fn: epi, operands: nOps, keepProduct: epilogue!.keepProduct, inRegisters: epilogue!.inRegisters });
   const colBytes = Math.ceil((pixelBlock * patchRow * es) / 64) * 64;
 
   // im2col(input, p0, count, dst): rows q < count of the patch matrix for pixels p0 + q.

@@ -6,13 +6,13 @@
 // then for each mr rows of C (A read in place, a few KB that stay in L1) and each
 // panel, a register-blocked microkernel computes the mr x nr tile with v128
 // accumulators held in locals, a load-splat of A and contiguous loads of B per k step
-// (mul + add; relaxed_madd on request, see GemmTiling.fma). Tiles on the
+// (relaxed_madd where the engine has relaxed SIMD, else mul + add: gemmFuses). Tiles on the
 // right edge of C go through a tile buffer; the last rows use a shorter microkernel.
 //
 // Accumulation: in the element type (f32 for f32, as XLA's CPU backend does), for each
 // element of C sequentially over k within a block of kc steps, the blocks added in
-// order of k, each product rounded then added (with tiling.fma and relaxed SIMD the
-// engine may fuse them instead).
+// order of k, each product rounded then added, or (relaxed SIMD, unless tiling.fma is
+// false) fused into one rounding where the engine's relaxed_madd fuses.
 //
 // Work split: parallelExtent counts tiles of mr rows of C over all batches (and, when
 // there are few, over chunks of columns too); a call on [begin, end) computes those
@@ -31,7 +31,7 @@ import {
   checkGemmSpec, dotsRows, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, type GemmSpec, type GemmTarget, type GemmTiling,
 } from "../kernel/gemm_plan.js";
 import { forRange } from "./loops.js";
-import { elementInfo, WASM_GEMM_TARGET } from "./gemm_microkernel.js";
+import { elementInfo, gemmFuses, WASM_GEMM_TARGET } from "./gemm_microkernel.js";
 import { emitGemmRows, type GemmRowsLayout, type KernelEpilogue } from "./gemm_rows.js";
 import { emitGemvKernel, emitRowDotKernel } from "./gemv.js";
 
@@ -84,7 +84,7 @@ export function emitGemmKernel(
   const module = new ModuleBuilder().importMemory(target);
   const epi = epilogue?.add(module);
   const nOps = epilogue?.operandCount ?? 2;
-  const { rows, scratchBytes } = emitGemmRows(module, layout, tiling, target.relaxedSimd && tiling.fma === true, m % mr === 0 ? [] : [m % mr],
+  const { rows, scratchBytes } = emitGemmRows(module, layout, tiling, gemmFuses(target, tiling), m % mr === 0 ? [] : [m % mr],
     epi === undefined ? undefined : { fn: epi, operands: nOps, keepProduct: epilogue!.keepProduct, inRegisters: epilogue!.inRegisters });
 
   module.addFunction("run", new Array<"i32">(nOps + 4).fill("i32"), [], (f) => {

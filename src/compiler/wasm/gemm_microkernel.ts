@@ -10,19 +10,34 @@
 // Why no k unrolling: TurboFan schedules the loads of a loop body first (they are
 // ordered by the effect chain) and sinks the pure multiply-adds to the end, so every
 // loaded value of an unrolled body is live at once and spills past the 15 xmm
-// registers V8 allocates. One k step per iteration with a 4 x 8 tile keeps 8
+// registers V8 allocates (two k steps an iteration, fused too: 17-18 against 34-37
+// GFLOP/s on 2026-11-30). One k step per iteration with a 4 x 8 tile keeps 8
 // accumulators + 2 B vectors + 4 A splats + 1 product in registers (5 x 8 or 3 x 12
-// spill, measured at less than half the speed).
+// spill, measured at less than half the speed; fused, without the product's register,
+// 5 x 8, 6 x 8 and 4 x 12 still spill: 17-19 against 38 GFLOP/s on 2026-11-30).
 
 import type { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { forRange } from "./loops.js";
-import { gemmElementBytes, vectorLanes, type GemmElement, type GemmTarget } from "../kernel/gemm_plan.js";
+import { gemmElementBytes, vectorLanes, type GemmElement, type GemmTarget, type GemmTiling } from "../kernel/gemm_plan.js";
+import type { WasmTarget } from "./kernel.js";
 
 /**
  * The WebAssembly GEMM kernels as the schedule sees them (kernel/gemm_plan.ts): v128
  * registers, a 4 x 2-vector tile (see above), blocked by row panels.
  */
 export const WASM_GEMM_TARGET: GemmTarget = { vectorBytes: 16, tileRows: 4, tileVectors: 2, blocking: "row-panels" };
+
+/**
+ * Whether a GEMM or convolution kernel multiply-adds with relaxed_madd: wherever the
+ * engine has relaxed SIMD, unless the tiling asks for mul + add (fma: false). On the
+ * AMD EPYC (Zen 3) of 2026-11-30, V8 11.3 (Node 20 with --experimental-wasm-relaxed-simd,
+ * which lowers relaxed_madd to vfmadd), a loop of independent f32x4 multiply-adds ran at
+ * 47 GFLOP/s fused and 28-32 as mul + add, the 4 x 8 GEMM at 38-40 against 27-28
+ * (128x768x3072, B pre-packed, per CPU second, bench/gemm_probe.ts): 1.4x; the Zen 5
+ * the tiling was first tuned on measured mul + add 2-4% faster. An engine that lowers
+ * relaxed_madd unfused rounds as mul + add does.
+ */
+export const gemmFuses = (target: WasmTarget, tiling: GemmTiling): boolean => target.relaxedSimd && tiling.fma !== false;
 
 export interface ElementInfo {
   readonly bytes: number;

@@ -62,9 +62,9 @@ test("gemm f64: shapes and transposes", () => {
   }
 });
 
-test("gemm: other tilings, relaxed_madd, and split ranges agree with the reference", () => {
+test("gemm: other tilings, mul + add (fma: false), and split ranges agree with the reference", () => {
   const base = detectWasmTarget();
-  for (const tiling of [{ mr: 2, nrVectors: 4 }, { mr: 3, nrVectors: 3, nc: 24 }, { mr: 1, nrVectors: 1, kc: 7, nc: 4 }, { fma: true }]) {
+  for (const tiling of [{ mr: 2, nrVectors: 4 }, { mr: 3, nrVectors: 3, nc: 24 }, { mr: 1, nrVectors: 1, kc: 7, nc: 4 }, { fma: false }]) {
     checkGemm({ elementType: "f32", batch: 2, m: 23, n: 21, k: 260 }, base, 1, tiling);
     checkGemm({ elementType: "f64", batch: 1, m: 9, n: 13, k: 31, rhsTransposed: true }, base, 1, tiling);
   }
@@ -86,6 +86,37 @@ test("gemm: other tilings, relaxed_madd, and split ranges agree with the referen
   checkGemm({ elementType: "f64", batch: 1, m: 4, n: 1027, k: 2045, lhsTransposed: true }, base, 2);
   const gemv = emitGemmKernel({ elementType: "f32", batch: 1, m: 1, n: 4096, k: 64 }, base);
   assert.ok(!isDeclined(gemv) && gemv.parallelExtent >= 16, "a matrix-vector product offers parallel units");
+});
+
+/** Whether a module's code holds f32x4.relaxed_madd (0xfd, then 0x105 as LEB128). */
+const hasRelaxedMadd = (bytes: Uint8Array): boolean => bytes.some((x, i) => x === 0xfd && bytes[i + 1] === 0x85 && bytes[i + 2] === 0x02);
+
+test("gemm: relaxed_madd by default where the engine has relaxed SIMD, mul + add without it or with fma: false", () => {
+  const spec: GemmSpec = { elementType: "f32", batch: 1, m: 5, n: 9, k: 2 };
+  const emit = (target: WasmTarget, tiling: Partial<GemmTiling>): Uint8Array => {
+    const kernel = emitGemmKernel(spec, target, { ...gemmTiling(spec, WASM_GEMM_TARGET), ...tiling });
+    if (isDeclined(kernel)) throw new Error(kernel.declined);
+    return kernel.bytes;
+  };
+  const relaxed: WasmTarget = { simd: true, relaxedSimd: true, sharedMemory: false };
+  assert.ok(hasRelaxedMadd(emit(relaxed, {})), "relaxed SIMD: fused by default");
+  assert.ok(!hasRelaxedMadd(emit(relaxed, { fma: false })), "fma: false: mul + add");
+  assert.ok(!hasRelaxedMadd(emit({ ...relaxed, relaxedSimd: false }, {})), "no relaxed SIMD: mul + add");
+  // Every C(i, j) = -(1 + 2^-11) * 1 + (1 + 2^-12)^2: the second product, 1 + 2^-11 + 2^-24,
+  // rounds to 1 + 2^-11 (a tie, to even), so mul + add gives exactly 0 and a fused
+  // multiply-add 2^-24. Rows 0-3 are a full tile, row 4 the last rows' microkernel, columns 8+ an edge tile.
+  const base = detectWasmTarget();
+  const a = new Float32Array(spec.m * spec.k).map((_, i) => (i % 2 === 0 ? -(1 + 2 ** -11) : 1 + 2 ** -12));
+  const b = new Float32Array(spec.k * spec.n).map((_, i) => (i < spec.n ? 1 : 1 + 2 ** -12));
+  for (const fma of [undefined, false]) {
+    const kernel = emitGemmKernel(spec, base, { ...gemmTiling(spec, WASM_GEMM_TARGET), ...(fma === undefined ? {} : { fma }) });
+    if (isDeclined(kernel)) throw new Error(kernel.declined);
+    const [bytes] = runKernel(kernel, base, [a, b], [spec.m * spec.n * 4]);
+    const got = [...new Float32Array(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, spec.m * spec.n)];
+    // The engine chooses whether relaxed_madd fuses: either value, the same in every element.
+    const allowed = base.relaxedSimd && fma === undefined ? [0, 2 ** -24] : [0];
+    assert.ok(allowed.includes(got[0]!) && got.every((x) => x === got[0]), `fma ${fma}: ${got.join(", ")}`);
+  }
 });
 
 test("gemm: a constant B is read pre-packed (packB's layout): blocks of k and columns, partial panels, chunks, batches, B transposed", () => {
