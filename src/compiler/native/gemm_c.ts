@@ -332,12 +332,14 @@ export function anyGemmRoutine(schedule: GemmSchedule, family: GemmFamily, prefi
 
 /**
  * Panels of B stored by rows (bLine 1) that packing fills together, a row of B at a time:
- * each row's stretch of them (8 x 64 bytes of f32 on AVX2) is read in one run. One panel
- * at a time, k steps of 64 bytes each, read B down a column, a new 4 KiB page every row
- * where n >= 1024 (f32), which the hardware prefetch does not follow across pages; a
- * group of 8 read 128 x 256 x 1024 products' B about 10-15% faster per call (median,
- * bench/gemm_c_probe.js packB, 2026-11-30). B stored [n][k] is gathered a panel at a
- * time (its rows are k-contiguous there).
+ * each row's stretch of them (32 x 64 bytes of f32 on AVX2: a whole block of 512 columns)
+ * is read in one run. One panel at a time, k steps of 64 bytes each, read B down a
+ * column, a new 4 KiB page every row where n >= 1024 (f32), which the hardware prefetch
+ * does not follow across pages. B packed by every call (a parameter's weights), median
+ * GFLOP/s per CPU second, four paired sittings at load 12-15 (bench/gemm_c_probe.js
+ * packB, 2026-11-30): 128 x 256 x 1024 (M x K x N) +10-17%, 128 x 1024 x 256 +5-13%,
+ * 128 x 256 x 256 0-10%, 1024^3 unchanged; groups of 32 measured ahead of groups of 8 on
+ * n = 256. B stored [n][k] is gathered a panel at a time (its rows are k-contiguous there).
  */
 const PACK_B_GROUP = 32;
 
