@@ -11,8 +11,10 @@
 // comparisons: `tiling=[{},{"mc":6}]`, the schedule's rows of A against one tile's).
 // `base=DIR`: each shape is timed first with the routine and schedule of the build of
 // another checkout at DIR (its dist/, e.g. main's), then with this one's (before/after
-// in one program). x86-64 with AVX2 only (the peak loop is AVX2). Shapes are M x K x N.
-//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main]
+// in one program). `packB`: B is a plain operand that each call packs itself, as a
+// program's parameter is (the encoder's weights), instead of packed once. x86-64 with
+// AVX2 only (the peak loop is AVX2). Shapes are M x K x N.
+//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main]
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -31,6 +33,7 @@ const familyArg = args.find((a) => a.startsWith("family="))?.slice(7) as GemmFam
 const family = familyArg !== undefined ? familyByName(familyArg) : gemmFamily(toolchain.cpu);
 const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 20);
 const cold = args.includes("cold");
+const packEachCall = args.includes("packB");
 const tilingArg = JSON.parse(args.find((a) => a.startsWith("tiling="))?.slice(7) ?? "{}") as Partial<GemmTiling> | Partial<GemmTiling>[];
 const tilings = Array.isArray(tilingArg) ? tilingArg : [tilingArg];
 const shapes = args.filter((a) => /^\d+x\d+x\d+$/.test(a)).map((a) => a.split("x").map(Number) as [number, number, number]);
@@ -53,7 +56,7 @@ const cases = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => til
 const routines = cases.map(({ m, k, n, tiling, build }, i) => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k };
   const schedule = build.plan(spec, family.target, { ...build.tilingOf(spec, family.target), ...tiling });
-  const packed = packedBOf(schedule);
+  const packed = packEachCall ? undefined : packedBOf(schedule);
   const routine = build.routineOf(schedule, family, `g${i}`, undefined, packed !== undefined);
   const override = `${Object.keys(tiling).length > 0 ? ` ${JSON.stringify(tiling)}` : ""}${build.label}`;
   return {
@@ -118,7 +121,7 @@ try {
   writeFileSync(join(dir, "probe.c"), source);
   const flags = toolchain.flags.filter((f) => f !== "-fPIC");
   execFileSync(toolchain.cc, [...flags, join(dir, "probe.c"), "-o", join(dir, "probe")], { stdio: "inherit" });
-  console.log(`family ${family.name}; ${rounds} rounds${cold ? ", caches flushed before every call" : ""}; per CPU second of the thread`);
+  console.log(`family ${family.name}; ${rounds} rounds${cold ? ", caches flushed before every call" : ""}${packEachCall ? ", B packed by each call" : ""}; per CPU second of the thread`);
   process.stdout.write(execFileSync(join(dir, "probe"), { encoding: "utf8" }));
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -1,16 +1,19 @@
 // Per-step profile of one workload's program on the native backend, or the WebAssembly
 // one with backend=wasm (not a test): the
 // program compiled once per thread count, each kernel's calls timed by a wrapper around
-// its loaded entry, best of `rounds` rounds of 3 runs a step, the 1- and 2-thread runs
+// its loaded entry, best of `rounds` rounds of 3 runs a step, the thread counts' runs
 // interleaved in one process. Shows where a second thread pays and where it does not.
+// Each step is timed twice: wall time, and the process's CPU time (process.cpuUsage(),
+// every thread's: on a loaded machine a step that waited for a core reads less CPU time
+// than wall time, so the CPU column is the one to set beside bench/gemm_c_probe.ts's
+// figures, which are CPU time too). A GEMM's row also gives its best GFLOP/s at each
+// thread count (of wall time) and at one thread of CPU time.
 // The decode step's caches are donated to each run and taken back from its outputs, as
 // the bench's runner (runners/xlats_compiled.ts) and a decode loop do, so that their
 // dynamic-update-slices write one position in place; `copied` keeps them instead (every
-// run writes whole new caches). On wasm only one thread: the device's pool would run the
-// kernels in its workers, out of the wrapper's reach (the native columns then compare
-// nothing; the wasm rows' second column repeats the first). `cpu`: the process's CPU time
-// instead of wall time (on a machine with more runnable threads than cores; one thread only).
-//   node dist/bench/step_profile.js [only=mlp-infer|gpt2] [phase=prefill|decode] [backend=native|wasm] [rounds=10] [top=25] [copied] [cpu]
+// run writes whole new caches). On wasm one thread only (the default there): the device's
+// pool would run the kernels in its workers, out of the wrapper's reach.
+//   node dist/bench/step_profile.js [only=mlp-infer|gpt2|encoder] [phase=prefill|decode] [backend=native|wasm] [rounds=10] [top=25] [threads=1,2] [copied]
 
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../src/compiler/index.js";
 import { planWorkloads } from "./harness/plan.js";
@@ -20,31 +23,32 @@ import { describe, donatedInputs, makeInputs } from "./workloads/specs.js";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
-const only = arg("only", "mlp-infer");
+// The bench calls the transformer encoder "encoder" in its tables; its workload kind is "transformer".
+const only = arg("only", "mlp-infer").replace(/^encoder$/, "transformer");
 const rounds = Number(arg("rounds", "10"));
 const top = Number(arg("top", "25"));
 const backend = arg("backend", "native");
-/** Microseconds since some origin: CPU time of this process with `cpu`, else wall time. */
-const clock: () => number = args.includes("cpu")
-  ? () => { const c = process.cpuUsage(); return c.user + c.system; }
-  : () => Number(process.hrtime.bigint()) / 1e3;
 if (backend !== "native" && backend !== "wasm") throw new Error(`backend=${backend}: native or wasm`);
+const threadCounts = arg("threads", backend === "wasm" ? "1" : "1,2").split(",").map(Number);
+if (backend === "wasm" && threadCounts.some((t) => t !== 1)) throw new Error("backend=wasm profiles one thread only");
 const w = planWorkloads(false).map((p) => p.full).find((x) => x.kind === only && (x.kind !== "gpt2" || x.phase === arg("phase", "prefill")));
 if (w === undefined) throw new Error(`no workload ${only}`);
 const inputs = makeInputs(w);
 const donated = args.includes("copied") ? [] : donatedInputs(w);
 const device = await WasmDevice.create({ threads: 1 });
 
+/** A step's time in one run: wall and CPU, in microseconds. */
+interface Time { wall: number; cpu: number }
 /** One thread count's executable: each step's time in the current run (perRun), its best, and the best whole run. */
-interface Timed { exe: Executable; args: DeviceArray[]; perRun: Map<string, number>; best: Map<string, number>; total: number }
+interface Timed { threads: number; exe: Executable; args: DeviceArray[]; perRun: Map<string, Time>; best: Map<string, Time>; total: number; totalCpu: number; outside: number }
 const setups: Timed[] = [];
-for (const threads of backend === "wasm" ? [1] : [1, 2]) {
+for (const threads of threadCounts) {
   const exe = await compile(buildComputation(w, inputs), { device, backend, threads, ...(donated.length > 0 ? { donate: donated } : {}) });
-  const best = new Map<string, number>();
+  const best = new Map<string, Time>();
   // Each kernel step's loaded entry (a private field: this probe reaches in), wrapped: its
   // time accumulates under the step's name within one run. Row groups' kernels are named "kernel <index>".
   const kernels = (exe as unknown as { kernels: { direct?: (...a: number[]) => void }[] }).kernels;
-  const perRun = new Map<string, number>();
+  const perRun = new Map<string, Time>();
   const names = new Map<number, string>();
   for (const s of exe.program.steps) if (s.kind === "kernel") names.set(s.kernel, `${s.name} ${exe.program.kernels[s.kernel]!.name}`);
   kernels.forEach((k, i) => {
@@ -52,35 +56,56 @@ for (const threads of backend === "wasm" ? [1] : [1, 2]) {
     if (f === undefined) return;
     const name = names.get(i) ?? `kernel ${i}`;
     k.direct = (...a: number[]) => {
-      const t0 = clock();
+      const c0 = process.cpuUsage();
+      const t0 = process.hrtime.bigint();
       f(...a);
-      perRun.set(name, (perRun.get(name) ?? 0) + clock() - t0);
+      const wall = Number(process.hrtime.bigint() - t0) / 1e3;
+      const c = process.cpuUsage(c0);
+      const sum = perRun.get(name) ?? { wall: 0, cpu: 0 };
+      perRun.set(name, { wall: sum.wall + wall, cpu: sum.cpu + c.user + c.system });
     };
   });
   const args = toLiterals(w, inputs).map((a) => device.bufferFromLiteral(a));
-  setups.push({ exe, args, perRun, best, total: Infinity });
+  setups.push({ threads, exe, args, perRun, best, total: Infinity, totalCpu: Infinity, outside: Infinity });
 }
-if (setups.length === 1) setups.push(setups[0]!);
 for (let r = 0; r < rounds; r++) {
-  for (const s of new Set(setups)) {
+  for (const s of setups) {
     const { perRun } = s;
     // Four runs each turn, the first not counted (it warms the caches after the other executable's turn).
     for (let i = 0; i < 4; i++) {
       perRun.clear();
-      const t0 = clock();
+      const c0 = process.cpuUsage();
+      const t0 = process.hrtime.bigint();
       s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
-      const total = clock() - t0;
+      const total = Number(process.hrtime.bigint() - t0) / 1e3;
+      const c = process.cpuUsage(c0);
       if (i === 0) continue;
       s.total = Math.min(s.total, total);
-      for (const [k, v] of perRun) s.best.set(k, Math.min(s.best.get(k) ?? Infinity, v));
+      s.totalCpu = Math.min(s.totalCpu, c.user + c.system);
+      // Wall time of the run outside its kernel steps (dispatch, copies, interpreted steps, outputs).
+      s.outside = Math.min(s.outside, total - [...perRun.values()].reduce((a, b) => a + b.wall, 0));
+      for (const [k, v] of perRun) {
+        const b = s.best.get(k) ?? { wall: Infinity, cpu: Infinity };
+        s.best.set(k, { wall: Math.min(b.wall, v.wall), cpu: Math.min(b.cpu, v.cpu) });
+      }
     }
   }
 }
-console.log(`${describe(w)} on ${backend}: best run ${setups[0]!.total.toFixed(0)} us at 1 thread, ${setups[1]!.total.toFixed(0)} us at 2 (sum of steps' bests ${[...setups[0]!.best.values()].reduce((a, b) => a + b, 0).toFixed(0)} / ${[...setups[1]!.best.values()].reduce((a, b) => a + b, 0).toFixed(0)})`);
-const rows = [...setups[0]!.best.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
-for (const [name, t1] of rows) {
-  const t2 = setups[1]!.best.get(name) ?? NaN;
-  console.log(`${t1.toFixed(1).padStart(9)} ${t2.toFixed(1).padStart(9)} ${(t1 / t2).toFixed(2).padStart(6)}x  ${name}`);
+const sum = (s: Timed, of: keyof Time): number => [...s.best.values()].reduce((a, b) => a + b[of], 0);
+const kernelSteps = setups[0]!.exe.program.steps.filter((s) => s.kind === "kernel").length;
+console.log(`${describe(w)} on ${backend}: ${setups[0]!.exe.program.steps.length} steps (${kernelSteps} kernels); best run ${setups.map((s) => `${s.total.toFixed(0)} us at ${s.threads} thread(s)`).join(", ")} (sum of steps' best wall times ${setups.map((s) => sum(s, "wall").toFixed(0)).join(" / ")}); best run's CPU time ${setups.map((s) => s.totalCpu.toFixed(0)).join(" / ")} us (sum of steps' best ${setups.map((s) => sum(s, "cpu").toFixed(0)).join(" / ")}); least wall time outside the kernel steps in a run ${setups.map((s) => s.outside.toFixed(0)).join(" / ")} us`);
+console.log(`wall (us) at ${threadCounts.join(", ")} thread(s); CPU (us, every thread's) at ${threadCounts[0]}; GFLOP/s of GEMMs (wall each, CPU at ${threadCounts[0]})`);
+/** Floating-point operations of a GEMM kernel named "gemm [b x]m x n x k ...", else undefined. */
+const gemmFlops = (name: string): number | undefined => {
+  const g = /gemm (?:(\d+)x)?(\d+)x(\d+)x(\d+) /.exec(name);
+  return g === null ? undefined : 2 * Number(g[1] ?? 1) * Number(g[2]) * Number(g[3]) * Number(g[4]);
+};
+const rows = [...setups[0]!.best.entries()].sort((a, b) => b[1].wall - a[1].wall).slice(0, top);
+for (const [name, first] of rows) {
+  const times = setups.map((s) => s.best.get(name)?.wall ?? NaN);
+  const flops = gemmFlops(name);
+  const rates = flops === undefined ? "" : `${[...times, first.cpu].map((t) => (flops / t / 1e3).toFixed(0).padStart(4)).join(" ")} GF/s  `;
+  console.log(`${times.map((t) => t.toFixed(1).padStart(9)).join(" ")} ${first.cpu.toFixed(0).padStart(7)}  ${rates.padEnd(24)}${name}`);
 }
-for (const s of new Set(setups)) { s.args.forEach((a) => a.delete()); s.exe.delete(); }
+for (const s of setups) { s.args.forEach((a) => a.delete()); s.exe.delete(); }
 await device.close();

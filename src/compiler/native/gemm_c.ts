@@ -331,23 +331,40 @@ export function anyGemmRoutine(schedule: GemmSchedule, family: GemmFamily, prefi
 }
 
 /**
+ * Panels of B stored by rows (bLine 1) that packing fills together, a row of B at a time:
+ * each row's stretch of them (32 x 64 bytes of f32 on AVX2: a whole block of 512 columns)
+ * is read in one run. One panel at a time, k steps of 64 bytes each, read B down a
+ * column, a new 4 KiB page every row where n >= 1024 (f32), which the hardware prefetch
+ * does not follow across pages. B packed by every call (a parameter's weights), median
+ * GFLOP/s per CPU second, four paired sittings at load 12-15 (bench/gemm_c_probe.js
+ * packB, 2026-11-30): 128 x 256 x 1024 (M x K x N) +10-17%, 128 x 1024 x 256 +5-13%,
+ * 128 x 256 x 256 0-10%, 1024^3 unchanged; groups of 32 measured ahead of groups of 8 on
+ * n = 256. B stored [n][k] is gathered a panel at a time (its rows are k-contiguous there).
+ */
+const PACK_B_GROUP = 32;
+
+/**
  * `static void <prefix>_pack_b(const T *b, T *dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn)`:
  * B(p, j) at b[p*bK + j*bLine] for p in [p0, p0 + kl), j in [j0, j0 + jn), as panels of
- * nr columns (kl x nr each, k-major, one after the other), zero past the last column.
+ * nr columns (kl x nr each, k-major, one after the other), zero past column jn; PACK_B_GROUP
+ * panels at a time, row after row, where bLine is 1.
  */
 export function packBSource(t: string, p: string, nr: number, bK: number, bLine: number): string {
-  return `/* B(p0.., j0..) -> panels of ${nr} columns, k-major, zero past column jn. */
+  const group = (bLine === 1 ? PACK_B_GROUP : 1) * nr;
+  return `/* B(p0.., j0..) -> panels of ${nr} columns, k-major, zero past column jn; ${group / nr} panel(s) at a time, step after step. */
 static void ${p}_pack_b(const ${t} *restrict b, ${t} *restrict dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn) {
-  for (int64_t q = 0; q < jn; q += ${nr}) {
-    ${t} *restrict panel = dst + q * kl;
-    int64_t w = jn - q < ${nr} ? jn - q : ${nr};
+  for (int64_t q0 = 0; q0 < jn; q0 += ${group}) {
+    int64_t qe = q0 + ${group} < jn ? q0 + ${group} : jn;
     for (int64_t pp = 0; pp < kl; pp++) {
-      const ${t} *src = b + (p0 + pp) * ${bK} + (j0 + q) * ${bLine};
-      ${t} *restrict d = panel + pp * ${nr};
-      ${bLine === 1
+      for (int64_t q = q0; q < qe; q += ${nr}) {
+        int64_t w = jn - q < ${nr} ? jn - q : ${nr};
+        const ${t} *src = b + (p0 + pp) * ${bK} + (j0 + q) * ${bLine};
+        ${t} *restrict d = dst + q * kl + pp * ${nr};
+        ${bLine === 1
     ? `if (w == ${nr}) { for (int j = 0; j < ${nr}; j++) d[j] = src[j]; }
-      else { for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[j] : 0; }`
+        else { for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[j] : 0; }`
     : `for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[(int64_t)j * ${bLine}] : 0;`}
+      }
     }
   }
 }`;

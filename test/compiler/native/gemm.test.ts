@@ -112,6 +112,10 @@ test("native gemm: split ranges and the module's threads compute the same produc
     { elementType: "f32", batch: 1, m: 1, n: 2000, k: 70 },
     // Two blocks of packed A (mc 192 rows on AVX2, 182 on AVX-512), the ranges cutting the rows inside a block.
     { elementType: "f32", batch: 1, m: 250, n: 40, k: 300 },
+    // B packed by rows a group of 32 panels at a time (packBSource): one chunk of 35 panels
+    // (f32, 16 columns) or 38 (f64, 8), the last group short and its last panel narrow.
+    { elementType: "f32", batch: 1, m: 97, n: 549, k: 40 },
+    { elementType: "f64", batch: 1, m: 97, n: 300, k: 40 },
   ];
   specs.forEach((spec, i) => {
     cases.push(gemmCase(spec, emitGemmC(spec, cpu, `s3_${i}`), { splits: 3 }));
