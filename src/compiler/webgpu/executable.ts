@@ -370,16 +370,17 @@ export class WebGpuExecutable {
         case "kernel": this.dispatch(step.kernel, step.parameters === undefined ? step.buffers.map(at) : [...step.buffers.map(at), 0, ...step.parameters], run, gate); break;
         case "copy": this.dispatch(step.kernel, [at(step.from), at(step.to)], run, gate); break;
         case "host": await this.host(step, at, run); break;
-        case "while": case "conditional": {
-          const loop = this.program.loops.driven.get(step);
+        case "while": case "conditional":
           await runControlFlowAsync(step, at, {
             run: (nested, p, o, a) => this.runList(nested, p, o, a, run),
             scalar: (shape, offset) => this.readBack(shape, [offset], run),
             copy: (from, to, bytes) => this.dispatch(this.program.copyKernels.get(bytes)!, [from, to], run),
-            iterate: (_, schedule) => (loop === undefined ? undefined : this.iterateOnGpu(loop, schedule, run)),
+            iterate: (loop, schedule) => {
+              const driven = this.program.loops.driven.get(loop);
+              return driven === undefined ? undefined : this.iterateOnGpu(driven, schedule, run);
+            },
           });
           break;
-        }
       }
     }
   }

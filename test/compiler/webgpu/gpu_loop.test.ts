@@ -94,19 +94,19 @@ ENTRY main {
 }
 `;
 
-test("seed 000's While (1000 iterations adding a vector) runs GPU-driven: 21 reads instead of 1001, the same bits", { skip }, async () => {
+test("seed 000's While (1000 iterations adding a vector) runs GPU-driven: 21 reads instead of 1001, the interpreter's bits", { skip }, async () => {
   const module = parseHlo(SEED_WHILE);
   const exes = await compileBoth(module);
   try {
     assert.match(exes.gpu.dump(), /while \S+: .*GPU-driven: batches of 1, 2, 4, \.\.\. up to 64 iterations/);
     assert.match(exes.host.dump(), /while \S+: .*the host reads the predicate back once an iteration \(1 element\): GPU-driven loops are off/);
-    const { got, gpuReads, hostReads } = await runAll(exes, module, []);
+    // The host-driven run's 1001 round trips take seconds on SwiftShader: its bits are compared on the shorter loops below.
+    const { got, gpuReads } = await runAll(exes, module, [], false);
     assert.equal(got[0]!.readLinear(0), 1000);
     // Each partial sum k*c is a multiple of 1/4 below 2^13: exact in f32.
     assert.deepEqual(got[1]!.values(), C.map((c) => 1000 * c + 0));
     assert.equal(gpuReads, 21);
     assert.equal(gpuReads, gpuLoopBatches(1000));
-    assert.equal(hostReads, 1001);
   } finally {
     exes.gpu.delete();
     exes.host.delete();
