@@ -398,7 +398,7 @@ export class WebGpuExecutable {
       for (let i = 0; i < batch; i++) {
         const { condition, body } = s.runs[(bodies + i) % 2]!;
         // A batch starts while the loop runs: its first condition needs no gate.
-        await encode(condition, i > 0);
+        await encode(condition, i > 0 && !loop.conditionUngated);
         this.gate(loop, s.predicate, i > 0 ? GATE_MODE.continue : bodies === 0 ? GATE_MODE.loop : GATE_MODE.batch, run);
         await encode(body, true);
       }

@@ -5,7 +5,8 @@
 // pred) in the executable's control buffer; from it, it writes the workgroup counts
 // the next kernels are dispatched with (dispatchWorkgroupsIndirect): each kernel's
 // counts while the loop runs, zeros once it stopped, so that the rest of the batch
-// does nothing. The gate also counts the bodies run in the batch; after the batch the
+// does nothing (a condition of one-workgroup kernels runs ungated: it never writes
+// the state). The gate also counts the bodies run in the batch; after the batch the
 // host reads that one u32 back: fewer than the batch's iterations means the loop
 // stopped, and the bodies run in all tell the state's parity (control_flow.ts's
 // double buffering). A loop of 1000 iterations reads back 21 words instead of 1001
@@ -49,6 +50,14 @@ export interface GpuLoop {
   readonly indirectOffset: ReadonlyMap<number, number>;
   /** Iterations a batch encodes at most. */
   readonly maxBatch: number;
+  /**
+   * Whether the condition's kernels are dispatched directly, every iteration of a batch:
+   * where each is one workgroup. Past the loop's end they compute a pred the gate
+   * ignores (they write only the condition's temporaries and its pred, never the
+   * state), which costs less than an indirect dispatch (Dawn validates each with a
+   * dispatch of its own).
+   */
+  readonly conditionUngated: boolean;
 }
 
 /** Which while loops of a program the GPU drives, why the others read their predicate each iteration, and the control buffer's size. */
@@ -89,7 +98,10 @@ export function planGpuLoops(list: GpuStepList, kernels: readonly WgslKernel[], 
       hostDriven.set(step, why);
       continue;
     }
-    const dispatched = [...step.condition.steps, ...step.body.steps].map((s) => (s as { readonly kernel: number }).kernel);
+    const kernelsOf = (l: GpuStepList): number[] => l.steps.flatMap((s) => (s.kind === "kernel" || s.kind === "copy" ? [s.kernel] : []));
+    const condition = kernelsOf(step.condition);
+    const conditionUngated = condition.every((k) => kernels[k]!.workgroups[0] * kernels[k]!.workgroups[1] === 1);
+    const dispatched = [...kernelsOf(step.body), ...(conditionUngated ? [] : condition)];
     const shapeIndex = new Map<string, number>();
     const shapes: (readonly [number, number])[] = [];
     const indirectOffset = new Map<number, number>();
@@ -101,8 +113,8 @@ export function planGpuLoops(list: GpuStepList, kernels: readonly WgslKernel[], 
       indirectOffset.set(k, (controlWords + HEADER_WORDS + SHAPE_WORDS * i) * 4);
     }
     // The gate is a dispatch of every iteration too.
-    const maxBatch = Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_DISPATCHES / (dispatched.length + 1))));
-    driven.set(step, { controlWord: controlWords, shapes, indirectOffset, maxBatch });
+    const maxBatch = Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_DISPATCHES / (condition.length + kernelsOf(step.body).length + 1))));
+    driven.set(step, { controlWord: controlWords, shapes, indirectOffset, maxBatch, conditionUngated });
     controlWords += HEADER_WORDS + SHAPE_WORDS * shapes.length;
   }
   return { driven, hostDriven, controlWords };
@@ -110,7 +122,7 @@ export function planGpuLoops(list: GpuStepList, kernels: readonly WgslKernel[], 
 
 /** The control buffer's initial words: each loop's templates of its workgroup counts, zeros elsewhere. */
 export function controlTemplates(plan: GpuLoopPlan): Uint32Array {
-  const words = new Uint32Array(Math.max(4, plan.controlWords));
+  const words = new Uint32Array(plan.controlWords);
   for (const loop of plan.driven.values()) {
     loop.shapes.forEach(([x, y], i) => words.set([x, y, 1], loop.controlWord + HEADER_WORDS + SHAPE_WORDS * i + 3));
   }
@@ -153,6 +165,7 @@ export const GATE_WGSL = [
 export function loopReadText(plan: GpuLoopPlan, step: GpuStep): string {
   const loop = plan.driven.get(step);
   if (loop === undefined) return `; the host reads the predicate back once an iteration (1 element): ${plan.hostDriven.get(step) ?? "not planned"}`;
-  return `; GPU-driven: batches of 1, 2, 4, ... up to ${loop.maxBatch} iterations, its kernels dispatched indirectly with the counts a gate kernel writes ` +
+  const which = loop.conditionUngated ? "its body's kernels (the condition's, one workgroup each, directly)" : "its kernels";
+  return `; GPU-driven: batches of 1, 2, 4, ... up to ${loop.maxBatch} iterations, ${which} dispatched indirectly with the counts a gate kernel writes ` +
     `from the predicate (${loop.shapes.length} workgroup shape(s)); the host reads back one u32 a batch (the bodies run)`;
 }

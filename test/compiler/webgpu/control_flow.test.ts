@@ -113,7 +113,8 @@ test("a fori loop runs its condition and body as GPU kernels, driven on the GPU:
     const body = nestedDump(dump, "body");
     assert.ok(body.length > 0 && body.every((l) => l.startsWith("kernel ")), dump);
     assert.ok(nestedDump(dump, "condition").every((l) => l.startsWith("kernel ")), dump);
-    assert.match(dump, /while \S+: .*GPU-driven: batches of 1, 2, 4, \.\.\. up to 64 iterations.*the host reads back one u32 a batch/);
+    // The condition (i < 150) is one invocation: dispatched directly, past the loop's end too (it never writes the state).
+    assert.match(dump, /while \S+: .*GPU-driven: batches of 1, 2, 4, \.\.\. up to 64 iterations, its body's kernels \(the condition's, one workgroup each, directly\).*the host reads back one u32 a batch/);
     // x passes through the body unchanged: its state is its operand's buffer, no copy.
     assert.match(dump, /next state [^;]*\(same\)/);
     for (const seed of [1, 2]) {
@@ -129,7 +130,8 @@ test("a fori loop runs its condition and body as GPU kernels, driven on the GPU:
   }
 });
 
-// Halves x until its squared norm falls below 1e-3: a data-dependent trip count, a reduction in the condition.
+// Halves x until its squared norm falls below 1e-3: a data-dependent trip count, reductions in the condition (the
+// rows' in 64 workgroups: the GPU-driven loop gates the condition's kernels too).
 const UNTIL_SMALL = `HloModule until_small
 
 add {
@@ -143,7 +145,8 @@ cond {
   x = f32[64,32] get-tuple-element(p), index=1
   sq = f32[64,32] multiply(x, x)
   z = f32[] constant(0)
-  norm = f32[] reduce(sq, z), dimensions={0,1}, to_apply=add
+  rows = f32[64] reduce(sq, z), dimensions={1}, to_apply=add
+  norm = f32[] reduce(rows, z), dimensions={0}, to_apply=add
   bound = f32[] constant(0.001)
   ROOT gt = pred[] compare(norm, bound), direction=GE
 }
@@ -174,6 +177,7 @@ test("a data-dependent while (until a norm falls below a bound) runs on the GPU,
   try {
     assert.deepEqual(exe.stats.interpreted, [], exe.dump());
     assert.ok(nestedDump(exe.dump(), "condition").every((l) => l.startsWith("kernel ")), exe.dump());
+    assert.match(exe.dump(), /GPU-driven: batches of 1, 2, 4, \.\.\. up to 64 iterations, its kernels dispatched indirectly/);
     for (const [seed, scale] of [[3, 1], [4, 100]] as const) {
       const x = randomF32(seed, [64, 32], scale);
       // The trip count from float64: halving is exact, so the norm is the initial one over 4^k.
