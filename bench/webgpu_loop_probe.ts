@@ -2,11 +2,14 @@
 // one u32 read back a batch of iterations) and by the host (XLATS_WEBGPU_GPU_LOOPS=0:
 // one pred read back an iteration), timed paired in one process: the two executables
 // alternate, round after round. The loop is seed 000's While (1000 iterations adding a
-// constant vector to an f32[10]). Run: node dist/bench/webgpu_loop_probe.js [trips] [rounds]
+// constant vector to an f32[10]). Then what a GPU-driven loop's dispatches cost here:
+// 2000 dispatches of a one-workgroup kernel, direct and indirect, in one command buffer
+// each, alternating. Run: node dist/bench/webgpu_loop_probe.js [trips] [rounds]
 
 import { cpus, loadavg } from "node:os";
 import { compile } from "../src/compiler/index.js";
-import { releaseGpu } from "../src/compiler/webgpu/adapter.js";
+import { gpuContext, releaseGpu } from "../src/compiler/webgpu/adapter.js";
+import { BUFFER_USAGE } from "../src/compiler/webgpu/gpu_types.js";
 import type { WebGpuExecutable } from "../src/compiler/webgpu/executable.js";
 import { parseHlo } from "../src/text/hlo/index.js";
 
@@ -76,4 +79,39 @@ variants.forEach(([name, exe], v) => {
 });
 gpuDriven.delete();
 hostDriven.delete();
+
+// The dispatches alone: a kernel adding 1 to 10 words, 2000 times a command buffer.
+const { device } = await gpuContext();
+const module_ = device.createShaderModule({
+  code: `@group(0) @binding(0) var<storage, read_write> mem: array<u32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < 10u) { mem[g.x] = mem[g.x] + 1u; } }`,
+});
+const pipeline = await device.createComputePipelineAsync({ layout: "auto", compute: { module: module_, entryPoint: "main" } });
+const memory = device.createBuffer({ size: 256, usage: BUFFER_USAGE.STORAGE });
+const counts = device.createBuffer({ size: 16, usage: BUFFER_USAGE.STORAGE | BUFFER_USAGE.INDIRECT | BUFFER_USAGE.COPY_DST });
+device.queue.writeBuffer(counts, 0, new Uint32Array([1, 1, 1, 0]));
+const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: memory } }] });
+const DISPATCHES = 2000;
+const kinds = ["direct", "indirect"] as const;
+const dispatchMs = kinds.map(() => [] as number[]);
+for (let r = 0; r <= rounds; r++) {
+  for (const [v, kind] of kinds.entries()) {
+    const wall = performance.now();
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, group);
+    for (let i = 0; i < DISPATCHES; i++) {
+      if (kind === "direct") pass.dispatchWorkgroups(1);
+      else pass.dispatchWorkgroupsIndirect(counts, 0);
+    }
+    pass.end();
+    device.queue.submit([encoder.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    if (r > 0) dispatchMs[v]!.push(performance.now() - wall);
+  }
+}
+kinds.forEach((kind, v) => console.log(`${DISPATCHES} ${kind} dispatches: best ${Math.min(...dispatchMs[v]!).toFixed(1)} ms, median ${median(dispatchMs[v]!).toFixed(1)} ms`));
+memory.destroy();
+counts.destroy();
 releaseGpu();

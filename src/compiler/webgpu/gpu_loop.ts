@@ -29,8 +29,8 @@ import { allSteps, nestedLists, type WhileStep } from "../control_flow.js";
 import type { GpuStep, GpuStepList } from "./program.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 
-/** Iterations a batch encodes at most: past the loop's end, up to this many gated (empty) iterations are encoded. */
-export const MAX_BATCH = 64;
+/** Iterations a batch encodes at most: past the loop's end, fewer than this many gated (empty) iterations are encoded. */
+const MAX_BATCH = 64;
 /** Dispatches a batch encodes at most (a loop of many kernels an iteration gets smaller batches). */
 const BATCH_DISPATCHES = 2048;
 /** Words of a loop's header in the control buffer: running flag, bodies run this batch, padding. */
@@ -86,6 +86,9 @@ function hostNeeded(step: WhileStep<GpuStepList>): string | undefined {
   return undefined;
 }
 
+/** The kernels a list dispatches (kernel and copy steps), by program kernel index. */
+const kernelsOf = (list: GpuStepList): number[] => list.steps.flatMap((s) => (s.kind === "kernel" || s.kind === "copy" ? [s.kernel] : []));
+
 /** The loops of a planned program (its nested lists' included), each driven on the GPU or, saying why, by the host. */
 export function planGpuLoops(list: GpuStepList, kernels: readonly WgslKernel[], allowed: boolean): GpuLoopPlan {
   const driven = new Map<GpuStep, GpuLoop>();
@@ -98,10 +101,10 @@ export function planGpuLoops(list: GpuStepList, kernels: readonly WgslKernel[], 
       hostDriven.set(step, why);
       continue;
     }
-    const kernelsOf = (l: GpuStepList): number[] => l.steps.flatMap((s) => (s.kind === "kernel" || s.kind === "copy" ? [s.kernel] : []));
     const condition = kernelsOf(step.condition);
+    const body = kernelsOf(step.body);
     const conditionUngated = condition.every((k) => kernels[k]!.workgroups[0] * kernels[k]!.workgroups[1] === 1);
-    const dispatched = [...kernelsOf(step.body), ...(conditionUngated ? [] : condition)];
+    const dispatched = [...body, ...(conditionUngated ? [] : condition)];
     const shapeIndex = new Map<string, number>();
     const shapes: (readonly [number, number])[] = [];
     const indirectOffset = new Map<number, number>();
@@ -113,7 +116,7 @@ export function planGpuLoops(list: GpuStepList, kernels: readonly WgslKernel[], 
       indirectOffset.set(k, (controlWords + HEADER_WORDS + SHAPE_WORDS * i) * 4);
     }
     // The gate is a dispatch of every iteration too.
-    const maxBatch = Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_DISPATCHES / (condition.length + kernelsOf(step.body).length + 1))));
+    const maxBatch = Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_DISPATCHES / (condition.length + body.length + 1))));
     driven.set(step, { controlWord: controlWords, shapes, indirectOffset, maxBatch, conditionUngated });
     controlWords += HEADER_WORDS + SHAPE_WORDS * shapes.length;
   }
