@@ -29,7 +29,8 @@
 // does is decided once (whileSchedule, conditionalRun: which list runs on which
 // buffers, what is copied and read back), and driven synchronously on the CPU
 // (runControlFlow) and asynchronously on the GPU, whose reads of a predicate or
-// selector wait for a readback (runControlFlowAsync).
+// selector wait for a readback (runControlFlowAsync), unless the GPU executable drives
+// the loop's iterations itself (webgpu/gpu_loop.ts: the predicate decides on the device).
 
 import type { Computation, Instruction } from "../ir/computation.js";
 import { selectBranch } from "../interpreter/kernels/control.js";
@@ -298,6 +299,13 @@ export interface AsyncNestedRunner<L extends NestedList> {
   run(list: L, parameters: readonly number[], outputs: readonly number[], arena: number): Promise<void>;
   scalar(shape: ArrayShape, offset: number): Promise<Literal>;
   copy(from: number, to: number, bytes: number): void;
+  /**
+   * Runs every iteration of the loop (its state copied in) itself, the predicate
+   * deciding on the device, and resolves to the parity k the state ended at; undefined
+   * where it does not drive this loop, which then reads its predicate back once an
+   * iteration.
+   */
+  iterate?(step: WhileStep<L>, schedule: WhileSchedule<L>): Promise<number> | undefined;
 }
 
 export async function runControlFlowAsync<L extends NestedList>(
@@ -310,12 +318,16 @@ export async function runControlFlowAsync<L extends NestedList>(
   }
   const s = whileSchedule(step, at);
   for (const c of s.copiesIn) runner.copy(c.from, c.to, c.bytes);
+  const driven = runner.iterate?.(step, s);
   let k = 0;
-  for (;;) {
-    await run(s.runs[k]!.condition);
-    if ((await runner.scalar(PRED, s.predicate)).readLinear(0) !== true) break;
-    await run(s.runs[k]!.body);
-    k = 1 - k;
+  if (driven !== undefined) k = await driven;
+  else {
+    for (;;) {
+      await run(s.runs[k]!.condition);
+      if ((await runner.scalar(PRED, s.predicate)).readLinear(0) !== true) break;
+      await run(s.runs[k]!.body);
+      k = 1 - k;
+    }
   }
   for (const c of s.copiesOut(k)) runner.copy(c.from, c.to, c.bytes);
 }

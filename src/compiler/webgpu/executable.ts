@@ -9,8 +9,10 @@
 // A run encodes consecutive kernels into one compute pass and submits it when the host
 // must read something back, or at the end. Reads: a host step's operands (it runs the
 // interpreter's kernel on them and writes its results into the device's memory), a
-// while loop's predicate (one pred, once an iteration: the condition's kernels run on
-// the GPU, the host decides whether to run the body's) and a conditional's selector
+// while loop's count of bodies run, once a batch of iterations, where the GPU drives
+// the loop (gpu_loop.ts: a gate kernel turns each pred into the workgroup counts the
+// next kernels are dispatched with), else its predicate (one pred, once an iteration:
+// the host decides whether to run the body's kernels), and a conditional's selector
 // (one pred or s32). Control flow's computations are nested step lists whose kernels
 // run on the GPU over the loop state where it lies (control_flow.ts).
 //
@@ -31,15 +33,15 @@ import { byteSize, shapesEqual, shapeToString, storageElementCount, withDefaultL
 import type { Location } from "../buffers/assignment.js";
 import { dumpText } from "../dump_text.js";
 import {
-  BUFFER_USAGE, SHADER_STAGE_COMPUTE, type GpuBindGroup, type GpuBindGroupLayout, type GpuBuffer, type GpuCommandEncoder, type GpuComputePass, type GpuComputePipeline, type GpuDevice,
+  BUFFER_USAGE, MAP_READ, SHADER_STAGE_COMPUTE, type GpuBindGroup, type GpuBindGroupLayout, type GpuBuffer, type GpuCommandEncoder, type GpuComputePass, type GpuComputePipeline, type GpuDevice,
   type GpuPipelineLayout,
 } from "./gpu_types.js";
 import type { GpuContext } from "./adapter.js";
 import { GpuMemory } from "./memory.js";
 import type { GpuProgram, GpuStep, GpuStepList } from "./program.js";
-import { allSteps, describeControlFlow, nestedLists, runControlFlowAsync } from "../control_flow.js";
+import { allSteps, describeControlFlow, nestedLists, runControlFlowAsync, type NestedRun, type WhileSchedule } from "../control_flow.js";
+import { bodiesOffset, controlTemplates, GATE_MODE, GATE_WGSL, gateArguments, loopReadText, type GpuLoop } from "./gpu_loop.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
-import type { WgslKernel } from "./wgsl_kernel.js";
 
 /** Bytes of a slot in the argument buffer (WebGPU's largest minStorageBufferOffsetAlignment). */
 const ARGUMENT_SLOT = 256;
@@ -95,40 +97,48 @@ export function memoryOf(gpu: GpuContext): GpuMemory {
   return memory;
 }
 
-/**
- * The one pipeline layout of every kernel of a device: binding 0 the device's memory,
- * binding 1 a slot of an argument buffer at a dynamic offset.
- */
-const layouts = new WeakMap<GpuDevice, { readonly group: GpuBindGroupLayout; readonly pipeline: GpuPipelineLayout }>();
+interface Layout { readonly group: GpuBindGroupLayout; readonly pipeline: GpuPipelineLayout }
 
-function kernelLayout(device: GpuDevice): { readonly group: GpuBindGroupLayout; readonly pipeline: GpuPipelineLayout } {
-  let layout = layouts.get(device);
-  if (layout === undefined) {
-    const group = device.createBindGroupLayout({
-      entries: [
-        { binding: 0, visibility: SHADER_STAGE_COMPUTE, buffer: { type: "storage" } },
-        { binding: 1, visibility: SHADER_STAGE_COMPUTE, buffer: { type: "read-only-storage", hasDynamicOffset: true } },
-      ],
-      label: "xlats kernel bindings",
-    });
-    layout = { group, pipeline: device.createPipelineLayout({ bindGroupLayouts: [group], label: "xlats kernel layout" }) };
-    layouts.set(device, layout);
+/**
+ * The two pipeline layouts of a device. Every kernel's: binding 0 the device's memory,
+ * binding 1 a slot of an argument buffer at a dynamic offset. A GPU-driven loop's gate
+ * kernel's (gpu_loop.ts): the memory read only, the slot, and binding 2 the control
+ * buffer it writes the loops' workgroup counts to.
+ */
+const layouts = new WeakMap<GpuDevice, { readonly kernel: Layout; readonly gate: Layout }>();
+
+function layoutsOf(device: GpuDevice): { readonly kernel: Layout; readonly gate: Layout } {
+  let found = layouts.get(device);
+  if (found === undefined) {
+    const make = (what: string, memory: "storage" | "read-only-storage", control: boolean): Layout => {
+      const group = device.createBindGroupLayout({
+        entries: [
+          { binding: 0, visibility: SHADER_STAGE_COMPUTE, buffer: { type: memory } },
+          { binding: 1, visibility: SHADER_STAGE_COMPUTE, buffer: { type: "read-only-storage", hasDynamicOffset: true } },
+          ...(control ? [{ binding: 2, visibility: SHADER_STAGE_COMPUTE, buffer: { type: "storage" as const } }] : []),
+        ],
+        label: `xlats ${what} bindings`,
+      });
+      return { group, pipeline: device.createPipelineLayout({ bindGroupLayouts: [group], label: `xlats ${what} layout` }) };
+    };
+    found = { kernel: make("kernel", "storage", false), gate: make("gate", "read-only-storage", true) };
+    layouts.set(device, found);
   }
-  return layout;
+  return found;
 }
 
 /** Compute pipelines by device and WGSL source: a program compiled again (or a kernel two programs share) compiles once. */
 const pipelines = new WeakMap<GpuDevice, Map<string, Promise<GpuComputePipeline>>>();
 
-async function pipelineFor(device: GpuDevice, kernel: WgslKernel, name: string): Promise<GpuComputePipeline> {
+async function pipelineFor(device: GpuDevice, source: string, name: string, layout: "kernel" | "gate" = "kernel"): Promise<GpuComputePipeline> {
   let cache = pipelines.get(device);
   if (cache === undefined) pipelines.set(device, (cache = new Map()));
-  let pipeline = cache.get(kernel.source);
+  let pipeline = cache.get(source);
   if (pipeline === undefined) {
     pipeline = (async () => {
       device.pushErrorScope("validation");
-      const module = device.createShaderModule({ code: kernel.source, label: name });
-      const made = device.createComputePipelineAsync({ layout: kernelLayout(device).pipeline, compute: { module, entryPoint: "main" }, label: name });
+      const module = device.createShaderModule({ code: source, label: name });
+      const made = device.createComputePipelineAsync({ layout: layoutsOf(device)[layout].pipeline, compute: { module, entryPoint: "main" }, label: name });
       const error = await device.popErrorScope();
       try {
         const p = await made;
@@ -140,8 +150,8 @@ async function pipelineFor(device: GpuDevice, kernel: WgslKernel, name: string):
         throw new CompileError(`webgpu backend: the WGSL of ${name} does not compile (a bug of the generator): ${messages || (e as Error).message}`);
       }
     })();
-    cache.set(kernel.source, pipeline);
-    pipeline.catch(() => cache.delete(kernel.source));
+    cache.set(source, pipeline);
+    pipeline.catch(() => cache.delete(source));
   }
   return pipeline;
 }
@@ -200,13 +210,15 @@ export class WebGpuExecutable {
   private argumentBuffer: GpuBuffer;
   private readonly slots = new Map<string, number>();
   private slotWords: Uint32Array;
-  private bindGroup: { generation: number; buffer: GpuBuffer; group: GpuBindGroup } | undefined;
+  private bindGroups: { generation: number; buffer: GpuBuffer; kernel: GpuBindGroup; gate: GpuBindGroup | undefined } | undefined;
+  /** The GPU-driven loops' words (gpu_loop.ts), with the gate's pipeline; absent where the program has no such loop. */
+  private readonly control: { readonly buffer: GpuBuffer; readonly gate: GpuComputePipeline } | undefined;
   private deleted = false;
   /** The run in progress (runs of one executable wait for one another). */
   private running: Promise<void> = Promise.resolve();
 
   private constructor(
-    readonly program: GpuProgram, readonly gpu: GpuContext, private readonly pipelines: readonly GpuComputePipeline[], compileMs: number,
+    readonly program: GpuProgram, readonly gpu: GpuContext, private readonly pipelines: readonly GpuComputePipeline[], gate: GpuComputePipeline | undefined, compileMs: number,
   ) {
     this.memory = memoryOf(gpu);
     const constantOffsets: number[] = [];
@@ -223,6 +235,14 @@ export class WebGpuExecutable {
     const slots = Math.max(16, 2 * steps.filter(({ step }) => step.kind === "kernel" || step.kind === "copy").length);
     this.slotWords = new Uint32Array(slots * SLOT_WORDS);
     this.argumentBuffer = this.createArgumentBuffer(slots);
+    if (gate !== undefined) {
+      const words = controlTemplates(program.loops);
+      const buffer = gpu.device.createBuffer({
+        size: words.byteLength, usage: BUFFER_USAGE.STORAGE | BUFFER_USAGE.INDIRECT | BUFFER_USAGE.COPY_SRC | BUFFER_USAGE.COPY_DST, label: `${program.module.name} loop control`,
+      });
+      gpu.device.queue.writeBuffer(buffer, 0, words);
+      this.control = { buffer, gate };
+    }
     const interpreted = steps.flatMap(({ step, path }) => (step.kind === "host" ? [{ name: path + step.name, why: step.why }] : []));
     const subgroupKernels = program.kernels.filter((k) => k.subgroups === true).length;
     this.stats = { kernels: program.kernels.length, interpreted, peakBytes: bytes, compileMs, adapter: gpu.description, subgroupKernels };
@@ -234,8 +254,9 @@ export class WebGpuExecutable {
     for (const { step, path } of allSteps<GpuStep>(program)) {
       if ((step.kind === "kernel" || step.kind === "copy") && !stepName.has(step.kernel)) stepName.set(step.kernel, `${program.module.name}/${path}${step.name}`);
     }
-    const made = await Promise.all(program.kernels.map((k, i) => pipelineFor(gpu.device, k, stepName.get(i) ?? `kernel${i}`)));
-    return new WebGpuExecutable(program, gpu, made, performance.now() - started);
+    const made = await Promise.all(program.kernels.map((k, i) => pipelineFor(gpu.device, k.source, stepName.get(i) ?? `kernel${i}`)));
+    const gate = program.loops.driven.size === 0 ? undefined : await pipelineFor(gpu.device, GATE_WGSL, "xlats loop gate", "gate");
+    return new WebGpuExecutable(program, gpu, made, gate, performance.now() - started);
   }
 
   /** Copies an array literal into a new device array. */
@@ -327,8 +348,12 @@ export class WebGpuExecutable {
     return outputs.map((o, j) => o ?? new GpuArray(this.memory, withDefaultLayout(this.program.outputs[j]!), outputOffsets[j]!));
   }
 
-  /** Encodes (and, around readbacks, runs) a step list with its parameters, outputs and arena at these offsets. */
-  private async runList(list: GpuStepList, parameters: readonly number[], outputs: readonly number[], arena: number, run: RunState): Promise<void> {
+  /**
+   * Encodes (and, around readbacks, runs) a step list with its parameters, outputs and
+   * arena at these offsets; with `gate`, a GPU-driven loop's condition or body, each
+   * kernel dispatched with the loop's live workgroup counts.
+   */
+  private async runList(list: GpuStepList, parameters: readonly number[], outputs: readonly number[], arena: number, run: RunState, gate?: GpuLoop): Promise<void> {
     const at = (l: Location): number => {
       switch (l.space) {
         case "parameter": return parameters[l.index]!;
@@ -338,29 +363,90 @@ export class WebGpuExecutable {
       }
     };
     for (const step of list.steps) {
+      if (gate !== undefined && step.kind !== "kernel" && step.kind !== "copy") {
+        throw new ExecutionError(`${this.program.module.name}: ${step.name} (${step.kind}) in a GPU-driven loop (a bug of gpu_loop.ts's plan)`);
+      }
       switch (step.kind) {
-        case "kernel": this.dispatch(step.kernel, step.parameters === undefined ? step.buffers.map(at) : [...step.buffers.map(at), 0, ...step.parameters], run); break;
-        case "copy": this.dispatch(step.kernel, [at(step.from), at(step.to)], run); break;
+        case "kernel": this.dispatch(step.kernel, step.parameters === undefined ? step.buffers.map(at) : [...step.buffers.map(at), 0, ...step.parameters], run, gate); break;
+        case "copy": this.dispatch(step.kernel, [at(step.from), at(step.to)], run, gate); break;
         case "host": await this.host(step, at, run); break;
         case "while": case "conditional":
           await runControlFlowAsync(step, at, {
             run: (nested, p, o, a) => this.runList(nested, p, o, a, run),
             scalar: (shape, offset) => this.readBack(shape, [offset], run),
             copy: (from, to, bytes) => this.dispatch(this.program.copyKernels.get(bytes)!, [from, to], run),
+            iterate: (loop, schedule) => {
+              const driven = this.program.loops.driven.get(loop);
+              return driven === undefined ? undefined : this.iterateOnGpu(driven, schedule, run);
+            },
           });
           break;
       }
     }
   }
 
-  /** Encodes one kernel over buffers at `offsets` into the run's compute pass. */
-  private dispatch(kernel: number, offsets: readonly number[], run: RunState): void {
+  /**
+   * Runs a GPU-driven loop's iterations (gpu_loop.ts) in batches of 1, 2, 4, ... up to
+   * its cap: iteration i of a batch binds the state at parity (bodies + i) mod 2, as if
+   * every body before it ran; the gates make the iterations past the loop's end
+   * dispatch nothing. Resolves to the parity the state ended at.
+   */
+  private async iterateOnGpu(loop: GpuLoop, s: WhileSchedule<GpuStepList>, run: RunState): Promise<number> {
+    const encode = (r: NestedRun<GpuStepList>, gated: boolean): Promise<void> => this.runList(r.list, r.parameters, r.outputs, r.arena, run, gated ? loop : undefined);
+    let bodies = 0;
+    for (let batch = 1; ; batch = Math.min(2 * batch, loop.maxBatch)) {
+      for (let i = 0; i < batch; i++) {
+        const { condition, body } = s.runs[(bodies + i) % 2]!;
+        // A batch starts while the loop runs: its first condition needs no gate.
+        await encode(condition, i > 0 && !loop.conditionUngated);
+        this.gate(loop, s.predicate, i > 0 ? GATE_MODE.continue : bodies === 0 ? GATE_MODE.loop : GATE_MODE.batch, run);
+        await encode(body, true);
+      }
+      const ran = await this.readBodies(loop, run);
+      if (ran > batch) throw new ExecutionError(`${this.program.module.name}: a loop's gate counted ${ran} bodies in a batch of ${batch} (a bug of gpu_loop.ts)`);
+      bodies += ran;
+      if (ran < batch) return bodies % 2;
+    }
+  }
+
+  /** Encodes a loop's gate kernel: from the pred at `predicate`, the loop's running flag, count of bodies and live workgroup counts. */
+  private gate(loop: GpuLoop, predicate: number, mode: number, run: RunState): void {
+    const slot = this.slotFor(gateArguments(loop, predicate, mode), run);
+    run.pass ??= run.encoder.beginComputePass();
+    run.pass.setPipeline(this.control!.gate);
+    run.pass.setBindGroup(0, this.currentBindGroups().gate!, [slot * ARGUMENT_SLOT]);
+    run.pass.dispatchWorkgroups(1);
+    run.dispatches++;
+  }
+
+  /** The bodies a GPU-driven loop ran in its last batch: one u32 read back once the batch has run. */
+  private async readBodies(loop: GpuLoop, run: RunState): Promise<number> {
+    run.flush();
+    run.readbacks++;
+    run.readbackBytes += 4;
+    const device = this.gpu.device;
+    const staging = device.createBuffer({ size: 4, usage: BUFFER_USAGE.MAP_READ | BUFFER_USAGE.COPY_DST, label: "xlats loop count readback" });
+    try {
+      const encoder = device.createCommandEncoder();
+      encoder.copyBufferToBuffer(this.control!.buffer, bodiesOffset(loop), staging, 0, 4);
+      device.queue.submit([encoder.finish()]);
+      await staging.mapAsync(MAP_READ);
+      return new Uint32Array(staging.getMappedRange(), 0, 1)[0]!;
+    } finally {
+      staging.unmap();
+      staging.destroy();
+    }
+  }
+
+  /** Encodes one kernel over buffers at `offsets` into the run's compute pass; with `gate`, with the loop's live counts for its shape. */
+  private dispatch(kernel: number, offsets: readonly number[], run: RunState, gate?: GpuLoop): void {
     const slot = this.slotFor(offsets, run);
     const k = this.program.kernels[kernel]!;
     run.pass ??= run.encoder.beginComputePass();
     run.pass.setPipeline(this.pipelines[kernel]!);
-    run.pass.setBindGroup(0, this.currentBindGroup(), [slot * ARGUMENT_SLOT]);
-    run.pass.dispatchWorkgroups(k.workgroups[0], k.workgroups[1]);
+    run.pass.setBindGroup(0, this.currentBindGroups().kernel, [slot * ARGUMENT_SLOT]);
+    if (gate === undefined) run.pass.dispatchWorkgroups(k.workgroups[0], k.workgroups[1]);
+    else run.pass.dispatchWorkgroupsIndirect(this.control!.buffer, gate.indirectOffset.get(kernel)!);
     run.dispatches++;
   }
 
@@ -400,19 +486,25 @@ export class WebGpuExecutable {
     return this.gpu.device.createBuffer({ size: slots * ARGUMENT_SLOT, usage: BUFFER_USAGE.STORAGE | BUFFER_USAGE.COPY_DST, label: `${this.program.module.name} arguments` });
   }
 
-  /** The bind group of every dispatch: the memory's current buffer, and the argument buffer at a dynamic offset. */
-  private currentBindGroup(): GpuBindGroup {
-    const b = this.bindGroup;
-    if (b !== undefined && b.generation === this.memory.generation && b.buffer === this.argumentBuffer) return b.group;
-    const group = this.gpu.device.createBindGroup({
-      layout: kernelLayout(this.gpu.device).group,
-      entries: [
-        { binding: 0, resource: { buffer: this.memory.buffer } },
-        { binding: 1, resource: { buffer: this.argumentBuffer, offset: 0, size: ARGUMENT_SLOT } },
-      ],
-    });
-    this.bindGroup = { generation: this.memory.generation, buffer: this.argumentBuffer, group };
-    return group;
+  /**
+   * The bind group of every kernel's dispatch (the memory's current buffer, and the
+   * argument buffer at a dynamic offset), and of the gates' (the control buffer too).
+   */
+  private currentBindGroups(): { readonly kernel: GpuBindGroup; readonly gate: GpuBindGroup | undefined } {
+    const b = this.bindGroups;
+    if (b !== undefined && b.generation === this.memory.generation && b.buffer === this.argumentBuffer) return b;
+    const device = this.gpu.device;
+    const entries = [
+      { binding: 0, resource: { buffer: this.memory.buffer } },
+      { binding: 1, resource: { buffer: this.argumentBuffer, offset: 0, size: ARGUMENT_SLOT } },
+    ];
+    const { kernel, gate } = layoutsOf(device);
+    this.bindGroups = {
+      generation: this.memory.generation, buffer: this.argumentBuffer,
+      kernel: device.createBindGroup({ layout: kernel.group, entries }),
+      gate: this.control === undefined ? undefined : device.createBindGroup({ layout: gate.group, entries: [...entries, { binding: 2, resource: { buffer: this.control.buffer } }] }),
+    };
+    return this.bindGroups;
   }
 
   /** Runs one instruction with the interpreter's kernel on its operands read back from the GPU, and writes its results. */
@@ -457,6 +549,7 @@ export class WebGpuExecutable {
     this.deleted = true;
     this.memory.free(this.region);
     this.argumentBuffer.destroy();
+    this.control?.buffer.destroy();
   }
 }
 
@@ -511,8 +604,7 @@ function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines
       case "host": lines.push(`${indent}host ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(locationText).join("+")).join(", ")} -> ${s.results.map(locationText).join(", ")}`); break;
       case "while": case "conditional": {
         // What the host reads back to decide (the one readback control flow makes).
-        const reads = s.kind === "while" ? "; the host reads the predicate back once an iteration (1 element)"
-          : s.selector === undefined ? "" : "; the host reads the selector back (1 element)";
+        const reads = s.kind === "while" ? loopReadText(program.loops, s) : s.selector === undefined ? "" : "; the host reads the selector back (1 element)";
         lines.push(`${indent}${describeControlFlow(s, locationText)}${reads}`);
         for (const { role, list: nested } of nestedLists(s)) {
           lines.push(`${indent}  ${role} ${nested.name} (nested steps, arena ${nested.arenaBytes} bytes):`);

@@ -4,7 +4,7 @@
 // specification; only the members called are listed.
 
 /** GPUBufferUsage's flags (numeric values of the specification). */
-export const BUFFER_USAGE = { MAP_READ: 0x0001, COPY_SRC: 0x0004, COPY_DST: 0x0008, UNIFORM: 0x0040, STORAGE: 0x0080 } as const;
+export const BUFFER_USAGE = { MAP_READ: 0x0001, COPY_SRC: 0x0004, COPY_DST: 0x0008, UNIFORM: 0x0040, STORAGE: 0x0080, INDIRECT: 0x0100 } as const;
 /** GPUMapMode.READ. */
 export const MAP_READ = 0x0001;
 
@@ -58,6 +58,8 @@ export interface GpuComputePass {
   setPipeline(pipeline: GpuComputePipeline): void;
   setBindGroup(index: number, group: GpuBindGroup, dynamicOffsets?: readonly number[]): void;
   dispatchWorkgroups(x: number, y?: number, z?: number): void;
+  /** Workgroup counts x, y, z: three u32 at `offset` (a multiple of 4) in a buffer with INDIRECT usage. */
+  dispatchWorkgroupsIndirect(buffer: GpuBuffer, offset: number): void;
   end(): void;
 }
 

@@ -1,16 +1,19 @@
 // Control flow on the WebGPU backend: a while's condition and body, a conditional's
 // branches and a callee run as nested step lists of GPU kernels over the loop state
-// where it lies in device memory (control_flow.ts). The host reads back one element a
-// loop iteration (the predicate) and one a conditional (the selector), nothing else:
-// lastRun counts every readback. Results are compared with the interpreter's, and
-// where a value is known independently (an iteration count, the branch picked) with it.
+// where it lies in device memory (control_flow.ts). A loop of kernels only is driven on
+// the GPU (gpu_loop.ts): the host reads back one u32 a batch of iterations (1, 2, 4,
+// ... 64); a loop with a host step or nested control flow reads one element an
+// iteration (the predicate); a conditional one (the selector); nothing else: lastRun
+// counts every readback (gpu_loop.test.ts has the GPU-driven loops' trip counts).
+// Results are compared with the interpreter's, and where a value is known
+// independently (an iteration count, the branch picked) with it.
 //
 // Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
 // driver is installed (as webgpu.test.ts).
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { webgpuSkip } from "./gpu_available.js";
+import { gpuLoopBatches, webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
 import type { WebGpuExecutable } from "../../../src/compiler/webgpu/executable.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
@@ -101,7 +104,7 @@ ENTRY main {
 }
 `;
 
-test("a fori loop runs its condition and body as GPU kernels, reading back one pred an iteration", { skip }, async () => {
+test("a fori loop runs its condition and body as GPU kernels, driven on the GPU: one u32 read back a batch of iterations", { skip }, async () => {
   const module = parseHlo(FORI);
   const exe = await compile(module, { backend: "webgpu" });
   try {
@@ -110,22 +113,25 @@ test("a fori loop runs its condition and body as GPU kernels, reading back one p
     const body = nestedDump(dump, "body");
     assert.ok(body.length > 0 && body.every((l) => l.startsWith("kernel ")), dump);
     assert.ok(nestedDump(dump, "condition").every((l) => l.startsWith("kernel ")), dump);
-    assert.match(dump, /while \S+: .*the host reads the predicate back once an iteration \(1 element\)/);
+    // The condition (i < 150) is one invocation: dispatched directly, past the loop's end too (it never writes the state).
+    assert.match(dump, /while \S+: .*GPU-driven: batches of 1, 2, 4, \.\.\. up to 64 iterations, its body's kernels \(the condition's, one workgroup each, directly\).*the host reads back one u32 a batch/);
     // x passes through the body unchanged: its state is its operand's buffer, no copy.
     assert.match(dump, /next state [^;]*\(same\)/);
     for (const seed of [1, 2]) {
       const { got, readbacks, readbackBytes } = await runBoth(exe, module, [randomF32(seed, [256])]);
       assert.equal(got[0]!.readLinear(0), 150, "the loop ran 150 times");
-      // 151 conditions (the last one false), a 1-byte pred each: nothing else reached the host.
-      assert.equal(readbacks, 151);
-      assert.equal(readbackBytes, 151);
+      // Batches of 1, 2, ... 64 iterations (127 after seven), the eighth stops at 150: a 4-byte count each, nothing else reached the host.
+      assert.equal(readbacks, 8);
+      assert.equal(readbacks, gpuLoopBatches(150));
+      assert.equal(readbackBytes, 4 * 8);
     }
   } finally {
     exe.delete();
   }
 });
 
-// Halves x until its squared norm falls below 1e-3: a data-dependent trip count, a reduction in the condition.
+// Halves x until its squared norm falls below 1e-3: a data-dependent trip count, reductions in the condition (the
+// rows' in 64 workgroups: the GPU-driven loop gates the condition's kernels too).
 const UNTIL_SMALL = `HloModule until_small
 
 add {
@@ -139,7 +145,8 @@ cond {
   x = f32[64,32] get-tuple-element(p), index=1
   sq = f32[64,32] multiply(x, x)
   z = f32[] constant(0)
-  norm = f32[] reduce(sq, z), dimensions={0,1}, to_apply=add
+  rows = f32[64] reduce(sq, z), dimensions={1}, to_apply=add
+  norm = f32[] reduce(rows, z), dimensions={0}, to_apply=add
   bound = f32[] constant(0.001)
   ROOT gt = pred[] compare(norm, bound), direction=GE
 }
@@ -164,12 +171,13 @@ ENTRY main {
 }
 `;
 
-test("a data-dependent while (until a norm falls below a bound) runs on the GPU, one read an iteration", { skip }, async () => {
+test("a data-dependent while (until a norm falls below a bound) runs on the GPU, one read a batch", { skip }, async () => {
   const module = parseHlo(UNTIL_SMALL);
   const exe = await compile(module, { backend: "webgpu" });
   try {
     assert.deepEqual(exe.stats.interpreted, [], exe.dump());
     assert.ok(nestedDump(exe.dump(), "condition").every((l) => l.startsWith("kernel ")), exe.dump());
+    assert.match(exe.dump(), /GPU-driven: batches of 1, 2, 4, \.\.\. up to 64 iterations, its kernels dispatched indirectly/);
     for (const [seed, scale] of [[3, 1], [4, 100]] as const) {
       const x = randomF32(seed, [64, 32], scale);
       // The trip count from float64: halving is exact, so the norm is the initial one over 4^k.
@@ -181,7 +189,7 @@ test("a data-dependent while (until a norm falls below a bound) runs on the GPU,
       }
       const { got, readbacks } = await runBoth(exe, module, [x], 0);
       assert.equal(got[0]!.readLinear(0), trips);
-      assert.equal(readbacks, trips + 1);
+      assert.equal(readbacks, gpuLoopBatches(trips));
     }
   } finally {
     exe.delete();
@@ -297,6 +305,8 @@ test("a conditional nested in a loop body runs on the GPU; an f64 add in the bod
   try {
     assert.deepEqual(exe.stats.interpreted.map((s) => s.name), ["body/d1"], exe.dump());
     assert.match(exe.stats.interpreted[0]!.why, /f64/);
+    // The host drives this loop: the dump says so and why (the first step it cannot gate).
+    assert.match(exe.dump(), /while \S+: .*the host reads the predicate back once an iteration \(1 element\): its body has (nested control flow \(conditional|a host step \(d1)/);
     const { got, readbacks } = await runBoth(exe, module, [randomF32(6, [16])]);
     assert.equal(got[0]!.readLinear(0), 5);
     assert.equal(got[2]!.readLinear(0), 2.25);

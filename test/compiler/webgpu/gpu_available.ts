@@ -1,6 +1,7 @@
 // Whether this machine has something to run WebGPU on: Dawn's Node binding (the `webgpu`
 // package) or SwiftShader's Vulkan driver. The webgpu test files skip on this reason.
-// And `both`, their common check: a program on the GPU and on the interpreter.
+// And `both`, their common check: a program on the GPU and on the interpreter; and
+// `gpuLoopBatches`, the readbacks a GPU-driven while loop makes.
 
 import { existsSync } from "node:fs";
 import { compile } from "../../../src/compiler/index.js";
@@ -34,5 +35,14 @@ export async function both(c: Computation, args: readonly Literal[]): Promise<{ 
     return { want: evaluate(c, args), got: await exe.run(args), exe };
   } finally {
     exe.delete();
+  }
+}
+
+/** The readbacks of a GPU-driven loop of `trips` iterations: batches of 1, 2, 4, ... 64, until one runs fewer bodies than it has iterations. */
+export function gpuLoopBatches(trips: number, cap = 64): number {
+  let batches = 0;
+  for (let done = 0, batch = 1; ; done += batch, batch = Math.min(2 * batch, cap)) {
+    batches++;
+    if (trips - done < batch) return batches;
   }
 }

@@ -1,0 +1,117 @@
+// A while loop of tiny iterations on the WebGPU backend, driven on the GPU (gpu_loop.ts:
+// one u32 read back a batch of iterations) and by the host (XLATS_WEBGPU_GPU_LOOPS=0:
+// one pred read back an iteration), timed paired in one process: the two executables
+// alternate, round after round. The loop is seed 000's While (1000 iterations adding a
+// constant vector to an f32[10]). Then what a GPU-driven loop's dispatches cost here:
+// 2000 dispatches of a one-workgroup kernel, direct and indirect, in one command buffer
+// each, alternating. Run: node dist/bench/webgpu_loop_probe.js [trips] [rounds]
+
+import { cpus, loadavg } from "node:os";
+import { compile } from "../src/compiler/index.js";
+import { gpuContext, releaseGpu } from "../src/compiler/webgpu/adapter.js";
+import { BUFFER_USAGE } from "../src/compiler/webgpu/gpu_types.js";
+import type { WebGpuExecutable } from "../src/compiler/webgpu/executable.js";
+import { parseHlo } from "../src/text/hlo/index.js";
+
+const trips = Number(process.argv[2] ?? 1000);
+const rounds = Number(process.argv[3] ?? 7);
+
+const module = parseHlo(`HloModule seed_while
+
+cond {
+  p = (s32[], f32[10]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(${trips})
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[10]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[10] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  c = f32[10] constant({1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+  v1 = f32[10] add(v, c)
+  ROOT t = (s32[], f32[10]) tuple(i1, v1)
+}
+
+ENTRY main {
+  z = s32[] constant(0)
+  f = f32[] constant(0)
+  zeros = f32[10] broadcast(f), dimensions={}
+  t = (s32[], f32[10]) tuple(z, zeros)
+  ROOT w = (s32[], f32[10]) while(t), condition=cond, body=body
+}
+`);
+
+const gpuDriven = await compile(module, { backend: "webgpu" });
+process.env["XLATS_WEBGPU_GPU_LOOPS"] = "0";
+const hostDriven = await compile(module, { backend: "webgpu" });
+delete process.env["XLATS_WEBGPU_GPU_LOOPS"];
+const variants: [string, WebGpuExecutable][] = [["host-driven (before)", hostDriven], ["GPU-driven (after)", gpuDriven]];
+
+const times = variants.map(() => [] as number[]);
+const cpu = variants.map(() => [] as number[]);
+let first: string | undefined;
+for (let r = 0; r <= rounds; r++) {
+  for (const [v, [, exe]] of variants.entries()) {
+    const wall = performance.now();
+    const used = process.cpuUsage();
+    const out = await exe.run([]);
+    const spent = process.cpuUsage(used);
+    const ms = performance.now() - wall;
+    // Both give the same bits.
+    const text = out.toString();
+    if (first !== undefined && text !== first) throw new Error(`the two loops differ: ${first} vs ${text}`);
+    first = text;
+    if (r === 0) continue; // warm-up round
+    times[v]!.push(ms);
+    cpu[v]!.push((spent.user + spent.system) / 1000);
+  }
+}
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+console.log(`${trips} iterations, ${rounds} rounds paired, ${gpuDriven.stats.adapter}, ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+variants.forEach(([name, exe], v) => {
+  const s = exe.lastRun!;
+  console.log(`${name}: best ${Math.min(...times[v]!).toFixed(1)} ms, median ${median(times[v]!).toFixed(1)} ms, CPU median ${median(cpu[v]!).toFixed(1)} ms; ` +
+    `${s.readbacks} readbacks (${s.readbackBytes} bytes), ${s.dispatches} dispatches`);
+});
+gpuDriven.delete();
+hostDriven.delete();
+
+// The dispatches alone: a kernel adding 1 to 10 words, 2000 times a command buffer.
+const { device } = await gpuContext();
+const module_ = device.createShaderModule({
+  code: `@group(0) @binding(0) var<storage, read_write> mem: array<u32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < 10u) { mem[g.x] = mem[g.x] + 1u; } }`,
+});
+const pipeline = await device.createComputePipelineAsync({ layout: "auto", compute: { module: module_, entryPoint: "main" } });
+const memory = device.createBuffer({ size: 256, usage: BUFFER_USAGE.STORAGE });
+const counts = device.createBuffer({ size: 16, usage: BUFFER_USAGE.STORAGE | BUFFER_USAGE.INDIRECT | BUFFER_USAGE.COPY_DST });
+device.queue.writeBuffer(counts, 0, new Uint32Array([1, 1, 1, 0]));
+const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: memory } }] });
+const DISPATCHES = 2000;
+const kinds = ["direct", "indirect"] as const;
+const dispatchMs = kinds.map(() => [] as number[]);
+for (let r = 0; r <= rounds; r++) {
+  for (const [v, kind] of kinds.entries()) {
+    const wall = performance.now();
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, group);
+    for (let i = 0; i < DISPATCHES; i++) {
+      if (kind === "direct") pass.dispatchWorkgroups(1);
+      else pass.dispatchWorkgroupsIndirect(counts, 0);
+    }
+    pass.end();
+    device.queue.submit([encoder.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    if (r > 0) dispatchMs[v]!.push(performance.now() - wall);
+  }
+}
+kinds.forEach((kind, v) => console.log(`${DISPATCHES} ${kind} dispatches: best ${Math.min(...dispatchMs[v]!).toFixed(1)} ms, median ${median(dispatchMs[v]!).toFixed(1)} ms`));
+memory.destroy();
+counts.destroy();
+releaseGpu();
