@@ -1,10 +1,10 @@
 // Constants made parameters, so that a compiled backend's kernels compute what the
 // program computes. The compiler folds an op whose operands are all constants with the
-// interpreter's kernels (compiler/constant_fold.ts); test programs are mostly made of
-// constants (StableHLO's interpreter suite is constants only, as are most op tests), so
-// without this a test on wasm, native or webgpu would check the interpreter again.
-// The check runner lifts every case's constants on a compiled backend (`xlats test
-// --backend X`; --fold-constants keeps them), the op tests' backend runs do too
+// interpreter's kernels (compiler/passes/constant_fold.ts); test programs are mostly
+// made of constants (StableHLO's interpreter suite is constants only, as are most op
+// tests), so without this a test on wasm, native or webgpu would check the interpreter
+// again. The check runner lifts every case's constants on a compiled backend (`xlats
+// test --backend X`; --fold-constants keeps them), and the op tests' backend runs do too
 // (test/support/backend.ts).
 
 import { Computation, type Instruction } from "../ir/computation.js";
