@@ -21,6 +21,7 @@ import { ExecutionError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
 import { TOKEN_SHAPE, type Shape } from "../types/shape.js";
 import { appendAll, maxOf } from "../types/arrays.js";
+import { liftConstants, type LiftedProgram } from "./lift_constants.js";
 
 export const RUN_PARALLEL = "interpreter.run_parallel";
 export const PRINT = "interpreter.print";
@@ -64,11 +65,15 @@ export function parseRunParallelConfig(config: string): { programs: string[][]; 
   return { programs: rows, infeed: infeedText === undefined ? [] : symbols(infeedText) };
 }
 
-/**
- * Runs one run_parallel on `client`: one process per grid entry, each on its own device;
- * `compileOptions` go to the client's backend as they are.
- */
-export async function runParallel(request: ParallelRequest, client: Client, compileOptions?: BackendCompileOptions): Promise<ParallelOutcome> {
+export interface ParallelRunOptions {
+  /** Passed to the client's backend as they are. */
+  readonly compileOptions?: BackendCompileOptions;
+  /** Each program's array constants become parameters, their values its extra arguments (lift_constants.ts). */
+  readonly liftConstants?: boolean;
+}
+
+/** Runs one run_parallel on `client`: one process per grid entry, each on its own device. */
+export async function runParallel(request: ParallelRequest, client: Client, options: ParallelRunOptions = {}): Promise<ParallelOutcome> {
   const { programs, infeed } = parseRunParallelConfig(request.backendConfig);
   const byName = new Map(request.context.calledComputations.map((c) => [c.name, c]));
   const lookup = (name: string): Computation => {
@@ -76,14 +81,25 @@ export async function runParallel(request: ParallelRequest, client: Client, comp
     if (c === undefined) throw new ExecutionError(`${RUN_PARALLEL}: function @${name} not found`);
     return c;
   };
-  const grid = programs.map((row) => row.map((name) => lowerPrints(lookup(name))));
+  // A program at several places of the grid is lifted once (the client compiles it once).
+  const liftedPrograms = new Map<Computation, LiftedProgram>();
+  const prepare = (c: Computation): LiftedProgram => {
+    if (options.liftConstants !== true) return { computation: c, args: [] };
+    let done = liftedPrograms.get(c);
+    if (done === undefined) liftedPrograms.set(c, done = liftConstants(c, []));
+    return done;
+  };
+  const programGrid = programs.map((row) => row.map((name) => prepare(lowerPrints(lookup(name)))));
+  const grid = programGrid.map((row) => row.map((p) => p.computation));
   const flat = grid.flat();
-  // Arguments: the operands, consumed in row-major order of the grid.
+  // Arguments: the operands, consumed in row-major order of the grid (each process's
+  // own parameters, before its lifted constants' values).
   const args: Literal[][] = [];
   let next = 0;
-  for (const c of flat) {
-    args.push(request.operands.slice(next, next + c.parameters.length) as Literal[]);
-    next += c.parameters.length;
+  for (const { computation, args: constants } of programGrid.flat()) {
+    const own = computation.parameters.length - constants.length;
+    args.push([...request.operands.slice(next, next + own), ...constants]);
+    next += own;
   }
   if (next !== request.operands.length) {
     throw new ExecutionError(`${RUN_PARALLEL}: ${request.operands.length} operands, but the programs take ${next} arguments`);
@@ -98,7 +114,7 @@ export async function runParallel(request: ParallelRequest, client: Client, comp
     throw new ExecutionError(`${RUN_PARALLEL}: ${flat.length} processes need ${flat.length} devices, the client has ${client.devices.length}`);
   }
   const printed: Literal[][] = flat.map(() => []);
-  const exe = await client.compile(grid, compileOptions !== undefined ? { compileOptions } : {});
+  const exe = await client.compile(grid, options.compileOptions !== undefined ? { compileOptions: options.compileOptions } : {});
   const buffers = await client.execute(exe, args, {
     infeed: flat.map((_, id) => (id === 0 ? queue : [])),
     hostTransfersBetweenDevices: true,

@@ -18,6 +18,11 @@
 // the backend's in-process `evaluate` (with the check targets as custom calls), and
 // run_parallel's programs run on a client of that backend. A backend whose evaluate is
 // asynchronous needs runCheckTextAsync.
+//
+// On a backend other than the interpreter, each case's entry (and each run_parallel
+// program) takes its array constants as parameters (lift_constants.ts): the suites'
+// programs are constants only, which a compiler folds with the interpreter's kernels, so
+// without it the backend's own kernels would never run. `foldConstants` keeps them.
 
 import type { Computation, HloModule } from "../ir/computation.js";
 import type { CustomCallContext, CustomCallTarget } from "../interpreter/context.js";
@@ -35,6 +40,7 @@ import { refineEntry } from "../passes/refine_shapes.js";
 import { parseMlirLiteral } from "../text/mlir/literal.js";
 import { checkEq, expectAlmostEq, expectClose, expectEq, type CheckOutcome } from "./compare.js";
 import { matchBlocks, parseCheckBlocks, parseRunLines, type PrintedValue, type RunLine } from "./filecheck.js";
+import { liftConstants } from "./lift_constants.js";
 import { memoryProbeDirectory, probeTargets, type ProbeDirectory } from "./probe.js";
 import { parseRunParallelConfig, PRINT, RUN_PARALLEL, runParallel, usesRunParallel, type ParallelOutcome, type ParallelRequest } from "./parallel.js";
 
@@ -56,6 +62,14 @@ export interface CheckRunOptions {
    * one per evaluation of a case (`case` names it); default: a fresh one in memory.
    */
   probeDirectory?: (caseName: string) => ProbeDirectory;
+  /**
+   * Keep the cases' constants in the programs, where a compiling backend folds them
+   * (with the interpreter's kernels). Default false: on every backend but the
+   * interpreter (which evaluates constants and parameters alike) the entry's and the
+   * run_parallel programs' array constants become parameters, so the backend's kernels
+   * compute the checked values.
+   */
+  foldConstants?: boolean;
 }
 
 export interface CheckRunAsyncOptions extends CheckRunOptions {
@@ -72,7 +86,13 @@ const SPLIT = /^\/\/ -----[ \t]*$/m;
 /** A chunk's case, ready to run, or its result already (parse failures, skips). */
 type Planned =
   | { readonly name: string; readonly result: Omit<CheckCaseResult, "name"> }
-  | { readonly name: string; readonly entry: Computation; readonly spec: CaseSpec };
+  | PlannedCase;
+
+interface PlannedCase {
+  readonly name: string;
+  readonly entry: Computation;
+  readonly spec: CaseSpec;
+}
 
 /** What to pass and what to check besides the check ops. */
 interface CaseSpec {
@@ -84,23 +104,26 @@ interface CaseSpec {
 /** Results of every case of a check-style file; each case is `file:function` (or `file:index` if names repeat). */
 export function runCheckText(text: string, fileName: string, options: CheckRunOptions = {}): CheckCaseResult[] {
   const backend = evaluatingBackend(options);
+  const lift = liftsConstants(options, backend.host.name);
   return plan(text, fileName).map((p) => {
     if ("result" in p) return { name: p.name, ...p.result };
     if (usesRunParallel(p.entry)) {
       return { name: p.name, status: "skip", message: `${RUN_PARALLEL} needs the multi-device runtime: use runCheckTextAsync` };
     }
-    const run = evaluateCase(backend, p.entry, p.spec, options, []);
+    const { entry, spec } = lift ? lifted(p) : p;
+    const run = evaluateCase(backend, entry, spec, options, []);
     if (run instanceof Promise) {
       void run.catch(() => undefined);
       return { name: p.name, status: "fail", phase: "evaluate", message: `backend "${backend.host.name}" evaluates asynchronously: use runCheckTextAsync` };
     }
-    return { name: p.name, ...(run.kind === "suspended" ? { status: "fail", phase: "evaluate", message: "unexpected suspension" } : finish(run, p.spec)) };
+    return { name: p.name, ...(run.kind === "suspended" ? { status: "fail", phase: "evaluate", message: "unexpected suspension" } : finish(run, spec)) };
   });
 }
 
 /** As runCheckText, and runs `interpreter.run_parallel` on the multi-device runtime. */
 export async function runCheckTextAsync(text: string, fileName: string, options: CheckRunAsyncOptions = {}): Promise<CheckCaseResult[]> {
   const backend = evaluatingBackend(options);
+  const lift = liftsConstants(options, backend.host.name);
   const accumulation = options.evaluateOptions?.accumulation;
   const planned = plan(text, fileName);
   let own: Client | undefined;
@@ -118,21 +141,25 @@ export async function runCheckTextAsync(text: string, fileName: string, options:
         results.push({ name: p.name, ...p.result });
         continue;
       }
+      const { entry, spec } = lift ? lifted(p) : p;
       const known: ParallelOutcome[] = [];
-      let run = await evaluateCase(backend, p.entry, p.spec, options, known);
+      let run = await evaluateCase(backend, entry, spec, options, known);
       while (run.kind === "suspended") {
         try {
           const processes = parseRunParallelConfig(run.request.backendConfig).programs.flat().length;
           const client = await clientFor(processes);
           checkAccumulation(options, client.backend.name);
-          known.push(await runParallel(run.request, client, accumulation === undefined ? undefined : { accumulation }));
+          known.push(await runParallel(run.request, client, {
+            ...(accumulation === undefined ? {} : { compileOptions: { accumulation } }),
+            liftConstants: liftsConstants(options, client.backend.name),
+          }));
         } catch (e) {
           run = { kind: "error", error: e as Error };
           break;
         }
-        run = await evaluateCase(backend, p.entry, p.spec, options, known);
+        run = await evaluateCase(backend, entry, spec, options, known);
       }
-      results.push({ name: p.name, ...finish(run, p.spec) });
+      results.push({ name: p.name, ...finish(run, spec) });
     }
     return results;
   } finally {
@@ -217,7 +244,17 @@ class Suspend {
   constructor(readonly request: ParallelRequest) {}
 }
 
-/** The registered backend the options name, with an in-process evaluate. */
+/** Whether cases run on `backend` take their constants as parameters (CheckRunOptions.foldConstants). */
+function liftsConstants(options: CheckRunOptions, backend: string): boolean {
+  return options.foldConstants !== true && backend !== "interpreter";
+}
+
+/** The case with its entry's array constants made parameters, their values appended to its arguments. */
+function lifted(p: PlannedCase): { entry: Computation; spec: CaseSpec } {
+  const { computation, args } = liftConstants(p.entry, p.spec.args);
+  return { entry: computation, spec: { ...p.spec, args } };
+}
+
 /**
  * Only the interpreter's kernels sum as evaluateOptions.accumulation says (compiled
  * backends keep their own kernels' order): another backend would ignore it silently.
@@ -229,6 +266,7 @@ function checkAccumulation(options: CheckRunOptions, backend: string): void {
   }
 }
 
+/** The registered backend the options name, with an in-process evaluate. */
 function evaluatingBackend(options: CheckRunOptions): BackendEntry & Required<Pick<BackendEntry, "evaluate">> {
   const backend = getBackend(options.backend ?? defaultBackend());
   checkAccumulation(options, backend.host.name);

@@ -52,9 +52,13 @@ Usage:
       interpreter.probe values are serialized as in test (in memory, and to DIR with
       --probe-output-dir); a failing check.expect_serialized_eq makes the exit code 1.
   xlats test FILE|DIR... [--backend NAME] [--probe-output-dir DIR]
-              [--accumulation xla-cpu|stablehlo-reference]
+              [--accumulation xla-cpu|stablehlo-reference] [--fold-constants]
       Run check-style test files (directories are searched for *.mlir). Prints
       PASS/FAIL/SKIP per case and a summary; exits with 1 if any case fails.
+      On a compiling backend each case's constants are passed as arguments, so
+      that the backend's kernels compute what is checked; --fold-constants leaves
+      them in the program, where the compiler folds them with the interpreter's
+      kernels (the cases' programs are mostly constants).
       interpreter.probe values are serialized as .npy (with an index.csv) in memory,
       and also written to DIR with --probe-output-dir. --accumulation
       stablehlo-reference makes dot and convolution sum as StableHLO's reference
@@ -181,7 +185,7 @@ function dispatch(argv: readonly string[], io: CliIo): number | Promise<number> 
   }
   switch (command) {
     case "run": return runCommand(noteNativeBuilds(parseArgs(rest, RUN_FLAGS, "run", RUN_SWITCHES), io), io);
-    case "test": return testCommand(noteNativeBuilds(parseArgs(rest, ["backend", "probe-output-dir", "accumulation"], "test", ["verbose"]), io), io);
+    case "test": return testCommand(noteNativeBuilds(parseArgs(rest, ["backend", "probe-output-dir", "accumulation"], "test", ["verbose", "fold-constants"]), io), io);
     case "compile": return compileCommand(noteNativeBuilds(parseArgs(rest, ["backend"], "compile", ["dump", "dump-after-each", "verbose"]), io), io);
     case "convert": return convertCommand(parseArgs(rest, ["to"], "convert"), io);
     case "print": return printCommand(parseArgs(rest, [], "print", ["lower-chlo"]), io);
@@ -390,7 +394,7 @@ async function testCommand(args: ParsedArgs, io: CliIo): Promise<number> {
         const text = io.readFile(file);
         if (client === undefined && text.includes("interpreter.run_parallel")) client = await createClient({ deviceCount: 16, backend });
         results = await runCheckTextAsync(text, file, {
-          backend, ...(client ? { client } : {}), ...(probeDirectory ? { probeDirectory } : {}),
+          backend, foldConstants: args.switches.has("fold-constants"), ...(client ? { client } : {}), ...(probeDirectory ? { probeDirectory } : {}),
           ...(accumulation !== undefined ? { evaluateOptions: { accumulation } } : {}),
         });
       } catch (e) {

@@ -98,10 +98,11 @@ function weightNumbers(module: HloModule, weights: readonly number[] | undefined
 /**
  * The pipeline for programs with quantized types: the simplifier's rules, fusion and
  * the code generators work on the stored integers and know nothing of scales, so they
- * are skipped, and every quantized op runs on the interpreter's kernel (routines.ts
- * says so in `dump`). Only what the steps themselves need runs.
+ * are skipped, and every quantized op runs on the interpreter's kernel (its planner
+ * declines it with kernel/declined.ts's quantizedDeclined, which `dump` shows). Only
+ * what the steps themselves need runs. Every backend's planner uses it (cpu, webgpu).
  */
-const QUANTIZED_PIPELINE: readonly Pass[] = [sdyInlineMeshes];
+export const QUANTIZED_PIPELINE: readonly Pass[] = [sdyInlineMeshes];
 
 export interface Planned {
   readonly program: CompiledProgram;

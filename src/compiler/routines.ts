@@ -10,9 +10,8 @@
 
 import type { Computation, Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
-import { hasQuantization } from "../types/shape.js";
 import type { WasmKernel, WasmTarget } from "./wasm/kernel.js";
-import { isDeclined, type Declined } from "./kernel/declined.js";
+import { isDeclined, quantizedDeclined, type Declined } from "./kernel/declined.js";
 import { arrayLeaves, byteSize } from "../types/shape.js";
 import type { NativeCpu, NativeKernel } from "./native/kernel.js";
 import type { CpuTarget } from "./backend_contract.js";
@@ -144,9 +143,8 @@ export const GENERATOR_FAILED = "code generator failed";
 export function compileRoutine(inst: Instruction, target: CpuTarget & { readonly native?: undefined }): WasmKernel | Declined;
 export function compileRoutine(inst: Instruction, target: CpuTarget): ProgramKernel | Declined;
 export function compileRoutine(inst: Instruction, { wasm, native, weights }: CpuTarget): ProgramKernel | Declined {
-  if (hasQuantization(inst.shape) || inst.operands.some((o) => hasQuantization(o.shape))) {
-    return { declined: "quantized types run on the interpreter's kernels (dequantize, compute, quantize)" };
-  }
+  const quantized = quantizedDeclined(inst);
+  if (quantized !== undefined) return quantized;
   const packable = packableOperands(inst, weights);
   if (native === undefined) return wasmRoutine(inst, wasm, packable);
   const c = nativeRoutine(inst, native, packable);

@@ -95,6 +95,11 @@ test("run and test with a run-time registered backend whose evaluate is asynchro
   assert.equal(t.code, 0, t.out.join("\n"));
   assert.deepEqual(t.out, ["PASS checks.mlir:main", "1 passed, 0 failed, 0 skipped"]);
   assert.equal(inProcess.evaluations, before + 2);
+  // test passes the case's constants (the operand, the expected value) as arguments; --fold-constants keeps them.
+  assert.equal(inProcess.last!.parameters.length, 2);
+  const folded = await cli({ "checks.mlir": CHECKS }, "test", "checks.mlir", "--backend", ASYNC_BACKEND, "--fold-constants");
+  assert.equal(folded.code, 0, folded.out.join("\n"));
+  assert.equal(inProcess.last!.parameters.length, 0);
 });
 
 test("run with a backend that has no in-process evaluate goes through a one-device client", async () => {

@@ -1,8 +1,10 @@
 // A test-only backend registered at run time, not in backends.ts: its host side records
-// the compile options it is given, and its device side loads and runs asynchronously
-// (each run yields to the event loop before evaluating with the interpreter). Importing
-// this module registers it; workers import it through Backend.deviceModule.
+// the programs and compile options it is given, and its device side loads and runs
+// asynchronously (each run yields to the event loop before evaluating with the
+// interpreter). Importing this module registers it; workers import it through
+// Backend.deviceModule.
 
+import type { Computation } from "../../src/ir/computation.js";
 import { evaluate } from "../../src/interpreter/evaluate.js";
 import type { Backend, DeviceBackend } from "../../src/runtime/backend.js";
 import { registerBackend } from "../../src/runtime/backend_registry.js";
@@ -12,8 +14,10 @@ export const ASYNC_BACKEND = "async-test";
 
 /** Compile options each prepare call received, in order (main thread only). */
 export const preparedWith: unknown[] = [];
-/** How many times the in-process evaluate ran (main thread only). */
-export const inProcess = { evaluations: 0 };
+/** The program each prepare call received, in order (main thread only). */
+export const preparedPrograms: Computation[] = [];
+/** How many times the in-process evaluate ran, and the last computation it ran (main thread only). */
+export const inProcess: { evaluations: number; last?: Computation } = { evaluations: 0 };
 
 interface Prepared {
   readonly tag: typeof ASYNC_BACKEND;
@@ -27,6 +31,7 @@ export const asyncBackend: Backend = {
   deviceModule: import.meta.url,
   async prepare(program, options) {
     preparedWith.push(options);
+    preparedPrograms.push(program);
     await yieldToEventLoop();
     const prepared: Prepared = { tag: ASYNC_BACKEND, program: serializeComputation(program) };
     return prepared;
@@ -58,6 +63,7 @@ registerBackend({
   device: asyncDeviceBackend,
   evaluate: async (computation, args, options) => {
     inProcess.evaluations++;
+    inProcess.last = computation;
     await yieldToEventLoop();
     return evaluate(computation, args, options);
   },

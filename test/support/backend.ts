@@ -12,8 +12,8 @@ import { BACKEND_NAMES, compileSync, type BackendName } from "../../src/compiler
 import { BACKENDS } from "../../src/compiler/backends.js";
 import { runSync, startSyncBackend } from "../../tools/sync_backend.js";
 import { evaluate as interpret, type EvaluateOptions } from "../../src/interpreter/evaluate.js";
-import { Computation, type Instruction } from "../../src/ir/computation.js";
-import { rebuild } from "../../src/ir/rewrite.js";
+import type { Computation } from "../../src/ir/computation.js";
+import { liftConstants } from "../../src/check/lift_constants.js";
 import type { Literal } from "../../src/types/literal.js";
 
 export type TestBackend = BackendName;
@@ -35,26 +35,11 @@ const asyncOnly = compiled && BACKENDS[testBackend].compileSync === undefined;
 if (asyncOnly) await startSyncBackend();
 
 /**
- * The entry's array constants made parameters (appended after the others), with their
- * values as the extra arguments. Most op tests evaluate programs of constants only,
- * which the compiler would fold with the interpreter's kernels; as parameters they
- * reach the generated kernels. Sub-computations (reducers, bodies) keep their constants.
+ * `evaluate` of src/index.js, on the selected backend. Most op tests evaluate programs
+ * of constants only, which the compiler would fold with the interpreter's kernels: on a
+ * compiled backend the entry's constants are passed as arguments (lift_constants.ts), so
+ * the generated kernels compute what the test checks.
  */
-export function liftConstants(computation: Computation, args: readonly Literal[]): { computation: Computation; args: Literal[] } {
-  const parameters: Instruction<"parameter">[] = [...computation.parameters];
-  const values = [...args];
-  const lifted = rebuild(computation, (inst, _operands, factory) => {
-    if (inst.opcode !== "constant" || inst.shape.kind !== "array") return undefined;
-    const p = factory.parameter(parameters.length, inst.shape);
-    parameters.push(p);
-    values.push((inst as Instruction<"constant">).attrs.literal);
-    return p;
-  });
-  if (lifted === computation) return { computation, args: values };
-  return { computation: new Computation(computation.name, parameters, lifted.instructions, lifted.root), args: values };
-}
-
-/** `evaluate` of src/index.js, on the selected backend. */
 export function evaluate(computation: Computation, args: readonly Literal[], options: EvaluateOptions = {}): Literal {
   if (!compiled) return interpret(computation, args, options);
   const lifted = liftConstants(computation, args);

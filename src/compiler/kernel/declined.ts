@@ -3,6 +3,9 @@
 // Planners return a Declined; a renderer deep inside an emission throws a DeclinedError,
 // which the kernel's entry point turns into a Declined.
 
+import type { Instruction } from "../../ir/computation.js";
+import { hasQuantization } from "../../types/shape.js";
+
 /** A code generator that cannot (or should not) compile something says why; the executor then runs the interpreter's kernel. */
 export interface Declined {
   readonly declined: string;
@@ -28,4 +31,13 @@ export function orDeclined<R>(generate: () => R): R | Declined {
     if (e instanceof DeclinedError) return { declined: e.message };
     throw e;
   }
+}
+
+/**
+ * Every backend's generators decline an op that takes or gives a quantized type: they
+ * work on the stored integers and know nothing of scales and zero points.
+ */
+export function quantizedDeclined(inst: Instruction): Declined | undefined {
+  if (!hasQuantization(inst.shape) && !inst.operands.some((o) => hasQuantization(o.shape))) return undefined;
+  return { declined: "quantized types run on the interpreter's kernels (dequantize, compute, quantize)" };
 }

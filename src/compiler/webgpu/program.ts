@@ -24,10 +24,11 @@ import { arrayLeaves, arrayShape, elementCount, type ArrayShape, type Shape } fr
 import { alignedBytes, assignArena, readsElementForElement, type Location, type TempInterval } from "../buffers/assignment.js";
 import { firstParameterLeaves, namedLeaves, type ConstantLeaf } from "../buffers/value_leaves.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep, type NestedList } from "../control_flow.js";
-import { defaultPipeline, withDonation } from "../plan.js";
+import { defaultPipeline, QUANTIZED_PIPELINE, withDonation } from "../plan.js";
+import { moduleHasQuantization } from "../dump_text.js";
 import { planDonation } from "../program.js";
 import type { CompileOptions } from "../index.js";
-import { isDeclined, type Declined } from "../kernel/declined.js";
+import { isDeclined, quantizedDeclined, type Declined } from "../kernel/declined.js";
 import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 import { longSortWgsl, sortKernelWgsl } from "./sort_wgsl.js";
@@ -115,7 +116,8 @@ function hostReason(inst: Instruction): string {
 export function planGpuProgram(program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS, subgroups = false): GpuProgram {
   const input = withDonation(program instanceof HloModule ? program : new HloModule(program.name, program), options.donate);
   verifyModule(input);
-  const { module, log } = runPasses(input, options.passes ?? defaultPipeline(webgpuCapabilities(), { outputFusionProblem: (fused) => outputFusionProblem(fused, limits) }), {
+  const pipeline = moduleHasQuantization(input) ? QUANTIZED_PIPELINE : defaultPipeline(webgpuCapabilities(), { outputFusionProblem: (fused) => outputFusionProblem(fused, limits) });
+  const { module, log } = runPasses(input, options.passes ?? pipeline, {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
@@ -214,6 +216,11 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
     }
     if (isControlFlow(inst)) {
       addControlFlow(inst);
+      continue;
+    }
+    const quantized = quantizedDeclined(inst);
+    if (quantized !== undefined) {
+      addHost(inst, quantized.declined);
       continue;
     }
     switch (inst.opcode as Opcode) {

@@ -6,13 +6,13 @@
 // sums are exact. Around each collective there are GPU kernels (operands computed and
 // results consumed on the GPU: the plan shows it). Then Shardy-
 // partitioned programs run on the webgpu devices against the unsharded program on the
-// interpreter, and interpreter.run_parallel from the conformance files through the check
-// runner on webgpu clients. One test runs in process: arguments in shared memory. And in
+// interpreter (interpreter.run_parallel's conformance cases run on webgpu clients in
+// test/conformance/stablehlo_webgpu.test.ts). One test runs in process: arguments in shared memory. And in
 // headless Chromium with WebGPU on (where it is installed), two devices on Web Workers,
 // each with its own GPUDevice, meet in an all-reduce.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,7 +23,6 @@ import {
   replicaId, runPartitioned, scalarReducer, broadcastInDim, type Computation,
 } from "../../../src/index.js";
 import { createClient, type Client } from "../../../src/runtime/index.js";
-import { runCheckTextAsync } from "../../../src/check/runner.js";
 import { program, randomInts, rng, shape } from "../../runtime/helpers.js";
 import { unsharded } from "../../sdy/partition/both_ways.js";
 import { webgpuSkip } from "./gpu_available.js";
@@ -186,18 +185,6 @@ func.func @main(%a: tensor<4x6xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
     const [got] = await runPartitioned(gpu, partition(parseStableHlo(text, "test.mlir")), args);
     assert.deepEqual(got!.toNested(), unsharded(text, args)[0]!.toNested());
   });
-});
-
-describe("interpreter.run_parallel on a webgpu client", { skip }, () => {
-  for (const name of ["all_reduce", "all_gather", "collective_permute", "replica_id"]) {
-    test(`conformance ${name}.mlir: every case passes`, async () => {
-      const file = join(process.cwd(), "..", "shared", "conformance", "stablehlo", "interpret", `${name}.mlir`);
-      const results = await runCheckTextAsync(readFileSync(file, "utf8"), `${name}.mlir`, { backend: "webgpu" });
-      assert.ok(results.length > 0);
-      for (const r of results) assert.notEqual(r.status, "fail", `${r.name}: ${r.message}`);
-      assert.ok(results.some((r) => r.status === "pass"));
-    });
-  }
 });
 
 /** Debian's Chromium, where it is installed ($CHROMIUM first, as the browser test takes it). */

@@ -1,5 +1,5 @@
 // Gather, dynamic-update-slice, reduce-window and RNG (THREE_FRY, PHILOX) as WebGPU kernels (webgpu/op_kernels_wgsl.ts) against
-// the interpreter, bit for bit: start indices out of range on either side (clamped),
+// the interpreter, bit for bit (and what stays on the host: quantized ops among them): start indices out of range on either side (clamped),
 // index types of 8, 32 and 64 bits, signed and unsigned, batching dimensions, an
 // index_vector_dim in the middle, 8-byte elements (only copied). Skips as
 // webgpu.test.ts does where there is nothing to run WebGPU on.
@@ -243,6 +243,28 @@ test("the plan (no GPU needed) lists each op left on the host with its reason: a
   const roomier = planGpuProgram(program, {}, { ...DEFAULT_GPU_LIMITS, maxComputeWorkgroupStorageSize: 32768 });
   assert.equal(roomier.steps.filter((s) => s.kind === "host").length, expected.length);
   assert.match(dumpGpuProgram(roomier), /sized by the adapter's limits: .* 32768 bytes of workgroup memory[^]*sort of 1 lanes of 5000/);
+});
+
+test("a program with quantized types: no fusion, its quantized ops on the host with the reason (planned without a GPU), the interpreter's values", { skip }, async () => {
+  // StableHLO's quantized_add case with its constants as arguments: fusion once took the quantized add and failed.
+  const program = parseStableHlo(`func.func @main(%x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2xi8> {
+  %qx = stablehlo.uniform_quantize %x : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.1:-30>>
+  %qy = stablehlo.uniform_quantize %y : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-20>>
+  %sum = stablehlo.add %qx, %qy : (tensor<2x!quant.uniform<i8:f32, 0.1:-30>>, tensor<2x!quant.uniform<i8:f32, 0.5:-20>>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-20>>
+  %bits = stablehlo.bitcast_convert %sum : (tensor<2x!quant.uniform<i8:f32, 0.5:-20>>) -> tensor<2xi8>
+  return %bits : tensor<2xi8>
+}`);
+  const plan = planGpuProgram(program, {});
+  assert.deepEqual(plan.steps.map((s) => (s.kind === "host" ? `${s.name}: ${s.why}` : s.name)),
+    ["qx", "qy", "sum", "bits"].map((n) => `${n}: quantized types run on the interpreter's kernels (dequantize, compute, quantize)`));
+  const args = [parseMlirLiteral("dense<[1.0, 2.0]> : tensor<2xf32>"), parseMlirLiteral("dense<[3.0, 4.0]> : tensor<2xf32>")];
+  const exe = await compile(program, { backend: "webgpu" });
+  try {
+    // StableHLO's expected values.
+    assert.deepEqual((await exe.run(args)).values(), [-12, -8]);
+  } finally {
+    exe.delete();
+  }
 });
 
 /** A select-and-scatter of a 6x7 operand of `t` by 3x3 windows, stride 2, padding 1 (overlapping windows), select `dir`, scatter add. */
