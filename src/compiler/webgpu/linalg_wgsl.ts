@@ -626,8 +626,9 @@ export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: Gp
   if (entry === undefined) return host;
   const operands = inst.operands.map((o) => o.shape);
   const results = arrayLeaves(inst.shape);
+  // Operand 0 is a batch of matrices (of pivot vectors); each routine checks the others' shapes against it.
   const rank = entry.operands === "s32" ? 1 : 2;
-  if (operands.length === 0 || operands.some((o) => o.kind !== "array" || o.elementType !== entry.operands || o.dimensions.length < rank) || tooLarge([...operands as ArrayShape[], ...results])) return host;
+  if (operands.length === 0 || operands.some((o) => o.kind !== "array" || o.elementType !== entry.operands) || (operands[0] as ArrayShape).dimensions.length < rank || tooLarge([...operands as ArrayShape[], ...results])) return host;
   try {
     const call = new FfiCall(target, entry.platform === "cpu" ? "s" : undefined, [], inst.shape, parseAttributeDictionary(backendConfig.trim().startsWith("{") ? backendConfig : "", target), entry.platform);
     return entry.kernel(call, operands as ArrayShape[], results, limits, maxPerDimension) ?? host;
