@@ -1,7 +1,7 @@
 // Cholesky and triangular solve as WGSL kernels of the WebGPU backend, in f32 (WGSL has
 // no f64; f64, f16 and complex matrices run on the host), the LAPACK custom calls that
 // are the same computations (?potrf, ?trsm), and LU, QR and Q as jaxlib's ?getrf,
-// ?geqrf, ?orgqr and lu_pivots_to_permutation calls (their section below); one table
+// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below); one table
 // of custom-call targets (LAPACK_KERNELS). The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
 // rounds once, its triangular solve runs XLA's expansion in f32; the GPU computes in f32
@@ -536,6 +536,55 @@ function orgqrKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
   return perMatrixKernel(3, size, batch, [GET, IS_ZERO], body, `?orgqr of ${batch} f32 matrix(es), an invocation a column of Q, the sizes parameters`, maxPerDimension);
 }
 
+/** The flag bits of an ?ormqr's parameter word. */
+const ORMQR_LEFT = 1, ORMQR_TRANSPOSE = 2;
+
+/**
+ * ?ormqr of a batch: buffers (a, tau, c, result), parameter words m and n (a's), k, C's
+ * rows and columns, and the flags (ORMQR_LEFT | ORMQR_TRANSPOSE): op(Q)·C (left) or
+ * C·op(Q), Q = H(0)···H(k-1) from a's reflectors, op(Q) = Qᵀ with TRANSPOSE, Q not
+ * formed. An invocation a line of C, a column on the left (Q acts on columns), a row on
+ * the right, copied to the result and reflected there: H(k-1) first for QC and CQᵀ,
+ * H(0) first for QᵀC and CQ, each w = vᵀline and line -= tau·w·v (skipping tau = 0), as
+ * the interpreter's ormqr. A line is its invocation's alone: no barrier.
+ */
+function ormqrKernel(c: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const dims = c.dimensions;
+  const size = matrixWorkgroupSize(Math.max(dims.at(-2)!, dims.at(-1)!), limits);
+  const body = [
+    `  let m = ${parameterWord(4, 0)};`,
+    `  let n = ${parameterWord(4, 1)};`,
+    `  let k = ${parameterWord(4, 2)};`,
+    `  let rows = ${parameterWord(4, 3)};`,
+    `  let cols = ${parameterWord(4, 4)};`,
+    `  let left = (${parameterWord(4, 5)} & ${u(ORMQR_LEFT)}) != 0u;`,
+    `  let lastFirst = left != ((${parameterWord(4, 5)} & ${u(ORMQR_TRANSPOSE)}) != 0u);`,
+    "  let a = (args[0] >> 2u) + b * m * n;",
+    "  let tau = (args[1] >> 2u) + b * k;",
+    // A line's entries are `along` apart; line l starts at l·between.
+    "  let lines = select(rows, cols, left);",
+    "  let along = select(1u, cols, left);",
+    "  let between = select(cols, 1u, left);",
+    `  for (var l = lid.x; l < lines; l = l + ${u(size)}) {`,
+    "    let src = (args[2] >> 2u) + b * rows * cols + l * between;",
+    "    let x = (args[3] >> 2u) + b * rows * cols + l * between;",
+    "    for (var e = 0u; e < m; e = e + 1u) { mem[x + e * along] = mem[src + e * along]; }",
+    "    for (var s = 0u; s < k; s = s + 1u) {",
+    "      let i = select(s, k - 1u - s, lastFirst);",
+    "      let t = xk_get(tau + i);",
+    "      if (xk_zero(t)) { continue; }",
+    "      var w = xk_get(x + i * along);",
+    "      for (var r = i + 1u; r < m; r = r + 1u) { w = w + xk_get(a + r * n + i) * xk_get(x + r * along); }",
+    "      let tw = t * w;",
+    "      mem[x + i * along] = bitcast<u32>(xk_get(x + i * along) - tw);",
+    "      for (var r = i + 1u; r < m; r = r + 1u) { mem[x + r * along] = bitcast<u32>(xk_get(x + r * along) - xk_get(a + r * n + i) * tw); }",
+    "    }",
+    "  }",
+  ];
+  const batch = product(dims.slice(0, -2));
+  return perMatrixKernel(4, size, batch, [GET, IS_ZERO], body, `?ormqr of ${batch} f32 matrix(es), an invocation a line of C, the flags and sizes parameters`, maxPerDimension);
+}
+
 /** A LAPACK custom call on f32 as one of these kernels, given the call (its attributes read as the interpreter's registry reads them) and its shapes; undefined: the shapes are not the routine's (the registry reports them, on the host). */
 type LapackKernel = (call: FfiCall, operands: readonly ArrayShape[], results: readonly ArrayShape[], limits: GpuLimits, maxPerDimension: number) => ParameterizedKernel | undefined;
 
@@ -586,6 +635,17 @@ const orgqr: LapackKernel = (_call, [a, tau, ...more], results, limits, maxPerDi
   return { kernel: orgqrKernel(a!, limits, maxPerDimension), parameters: [m, n, k] };
 };
 
+/** ?ormqr: op(Q)·C or C·op(Q) without forming Q (buffers a, tau, c, result; the GPU FFI's bool attributes `left` and `transpose` on both). */
+const ormqr: LapackKernel = (call, [a, tau, c, ...more], results, limits, maxPerDimension) => {
+  const left = call.bool("left"), transpose = call.bool("transpose");
+  const dims = a!.dimensions, [m, n] = dims.slice(-2) as [number, number], batch = dims.slice(0, -2);
+  const k = tau?.dimensions.at(-1) ?? -1;
+  if (tau === undefined || c === undefined || more.length !== 0 || shapeToString(tau) !== shapeToString(arrayShape("f32", [...batch, k]))) return undefined;
+  const [rows, cols] = c.dimensions.slice(-2) as [number, number];
+  if (shapeToString(c) !== shapeToString(arrayShape("f32", [...batch, rows, cols])) || m !== (left ? rows : cols) || k > Math.min(m, n) || !resultsAre(results, [c])) return undefined;
+  return { kernel: ormqrKernel(c, limits, maxPerDimension), parameters: [m, n, k, rows, cols, (left ? ORMQR_LEFT : 0) | (transpose ? ORMQR_TRANSPOSE : 0)] };
+};
+
 /** The GPU's lu_pivots_to_permutation (s32 in and out, bit-exact; buffers pivots, permutation). */
 const pivotsToPermutation: LapackKernel = (_call, [pivots, ...more], results, _limits, maxPerDimension) => {
   const dims = pivots!.dimensions, batch = dims.slice(0, -1), k = dims.at(-1)!;
@@ -605,7 +665,7 @@ interface LapackEntry { readonly platform: FfiPlatform; readonly operands: "f32"
  * pivots' (s32).
  */
 const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackEntry>([
-  ...([["potrf", potrf], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr]] as const).flatMap(([routine, kernel]) => [
+  ...([["potrf", potrf], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr], ["ormqr", ormqr]] as const).flatMap(([routine, kernel]) => [
     [`lapack_s${routine}_ffi`, { platform: "cpu", operands: "f32", kernel }] as const,
     ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: "f32", kernel }] as const),
   ]),
@@ -624,7 +684,7 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
 export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
   const { target, backendConfig } = inst.attrs;
   const entry = LAPACK_KERNELS.get(target);
-  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr and lu_pivots_to_permutation have WGSL kernels)` };
+  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation have WGSL kernels)` };
   if (entry === undefined) return host;
   const operands = inst.operands.map((o) => o.shape);
   const results = arrayLeaves(inst.shape);

@@ -1,15 +1,16 @@
-// LU with partial pivoting, lu_pivots_to_permutation, Householder QR and its Q on the
-// WebGPU backend (webgpu/linalg_wgsl.ts: jaxlib's lapack_sgetrf_ffi, cusolver_getrf_ffi,
-// cu_lu_pivots_to_permutation, lapack_sgeqrf_ffi, lapack_sorgqr_ffi and their cuSOLVER
-// forms), f32: against the interpreter (the specification) and within the stated
+// LU with partial pivoting, lu_pivots_to_permutation, Householder QR, its Q and Q
+// applied on the WebGPU backend (webgpu/linalg_wgsl.ts: jaxlib's lapack_sgetrf_ffi,
+// cusolver_getrf_ffi, cu_lu_pivots_to_permutation, lapack_sgeqrf_ffi,
+// lapack_sorgqr_ffi, lapack_sormqr_ffi and their cuSOLVER forms), f32: against the interpreter (the specification) and within the stated
 // backward bounds checked in float64 (docs/numerics.md: luBackwardBound,
 // qrBackwardBound). LU's matrices are built as Pᵀ·L·U with |l_ij| ≤ 1/2 below a unit
 // diagonal, so every pivot wins by a factor of 2 or more (the pivot choice is decided,
 // rounding aside) and ipiv must equal the interpreter's; plain random ones are checked
 // for the bound and |l_ij| ≤ 1 (what partial pivoting guarantees); singular integer
 // matrices (exact arithmetic) give info and the factors bit for bit. Sizes 1, 3, 17 and
-// non-square 5×3 and 3×5, batch dims. Every size fits a workgroup of 32 and they are
-// parameters: each program compiles one pipeline per routine.
+// non-square 5×3 and 3×5, batch dims; ?ormqr's four flag pairs. Every size fits a
+// workgroup of 32 and sizes and flags are parameters: each program compiles one
+// pipeline per routine (5.7 s for the file on SwiftShader at load 15, 2026-11-30).
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
@@ -171,7 +172,7 @@ function reflectorProduct(r: readonly number[], tau: readonly number[], m: numbe
   return q;
 }
 
-test("Householder QR (lapack_sgeqrf_ffi, cusolver_geqrf_ffi) and its Q (lapack_sorgqr_ffi, cusolver_orgqr_ffi): within the stated bound in float64, near the interpreter", { skip }, async () => {
+test("Householder QR (lapack_sgeqrf_ffi, cusolver_geqrf_ffi), its Q (lapack_sorgqr_ffi, cusolver_orgqr_ffi) and Q applied (lapack_sormqr_ffi, cusolver_ormqr_ffi): within the stated bound in float64, near the interpreter", { skip }, async () => {
   const cases = [[2, 1, 1], [2, 3, 3], [2, 17, 17], [2, 5, 3], [2, 3, 5], [2, 4, 4]];
   const lines: string[] = [], results: string[] = [], returned: string[] = [];
   cases.forEach((dims, p) => {
@@ -187,7 +188,21 @@ test("Householder QR (lapack_sgeqrf_ffi, cusolver_geqrf_ffi) and its Q (lapack_s
       returned.push(`%q${p}`);
     }
   });
-  const program = parseStableHlo(`func.func @main(${cases.map((d, p) => `%a${p}: ${tensor(d)}`).join(", ")}) -> (${results.join(", ")}) {
+  // ?ormqr on the 17x17 and 5x3 factors, every flag pair, C with 4 lines: [case, left, transpose] (one pipeline: the flags and sizes are parameters).
+  const products = [2, 3].flatMap((p) => [true, false].flatMap((left) => [false, true].map((transpose) => ({ p, left, transpose }))));
+  const cValues: number[][] = [];
+  products.forEach(({ p, left, transpose }, e) => {
+    const [batch, m, n] = cases[p] as [number, number, number];
+    const cDims = left ? [batch, m, 4] : [batch, 4, m];
+    const r = randoms(400 + e);
+    cValues.push(Array.from({ length: batch * m * 4 }, () => Math.fround(r())));
+    const tau = tensor([batch, Math.min(m, n)]);
+    lines.push(`  %c${e} = stablehlo.custom_call @${p === 2 ? "cusolver_ormqr_ffi" : "lapack_sormqr_ffi"}(%${p}#0, %${p}#1, %cin${e}) {mhlo.backend_config = {left = ${left}, transpose = ${transpose}}} : (${tensor(cases[p]!)}, ${tau}, ${tensor(cDims)}) -> ${tensor(cDims)}`);
+    results.push(tensor(cDims));
+    returned.push(`%c${e}`);
+  });
+  const cParams = products.map(({ p, left }, e) => `%cin${e}: ${tensor(left ? [cases[p]![0]!, cases[p]![1]!, 4] : [cases[p]![0]!, 4, cases[p]![1]!])}`);
+  const program = parseStableHlo(`func.func @main(${[...cases.map((d, p) => `%a${p}: ${tensor(d)}`), ...cParams].join(", ")}) -> (${results.join(", ")}) {
 ${lines.join("\n")}
   return ${returned.join(", ")} : ${results.join(", ")}
 }`).entry;
@@ -197,14 +212,17 @@ ${lines.join("\n")}
   });
   // The last pair: a first column already reduced (tau 0: the reflector is skipped) under a negative α; a zero α over x ≠ 0 (β = -‖x‖, tau = 1), then zero columns.
   values[5] = [-3, 1, 0, 2, 0, 2, 1, 0, 0, -1, 0, 1, 0, 0.5, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-  const { got, want, dump } = await run(program, values.map((v, p) => Literal.fromValues("f32", cases[p]!, v)));
-  assert.match(dump, /2 kernel\(s\), 0 host step/);
+  const cArgs = products.map(({ p, left }, e) => Literal.fromValues("f32", left ? [2, cases[p]![1]!, 4] : [2, 4, cases[p]![1]!], cValues[e]!));
+  const { got, want, dump } = await run(program, [...values.map((v, p) => Literal.fromValues("f32", cases[p]!, v)), ...cArgs]);
+  assert.match(dump, /3 kernel\(s\), 0 host step/);
+  const reflectors = new Map<number, { r: number[]; tau: number[] }>();
   let at = 0;
   cases.forEach((dims, p) => {
     const [batch, m, n] = dims as [number, number, number];
     const k = Math.min(m, n), beta = qrBackwardBound(m, n), what = `geqrf ${dims.join("x")}`;
     const leaves = m >= n ? 3 : 2;
     const mine = got.slice(at, at + leaves), theirs = want.slice(at, at + leaves);
+    reflectors.set(p, { r: mine[0]!, tau: mine[1]! });
     at += leaves;
     let worst = 0, worstQ = 0;
     for (let b = 0; b < batch; b++) {
@@ -246,14 +264,42 @@ ${lines.join("\n")}
     });
     console.log(`${what}: worst ‖a_j - Q r_j‖ ${(100 * worst).toFixed(3)}% of its bound${m >= n ? `, Q̂ ${(100 * worstQ).toFixed(3)}%` : ""}`);
   });
+  // ?ormqr: each line of C (a column on the left, a row on the right) against op(Q)·line with Q the float64 product of the same reflectors.
+  let worstC = 0;
+  products.forEach(({ p, left, transpose }, e) => {
+    const [batch, m, n] = cases[p] as [number, number, number];
+    const k = Math.min(m, n), beta = qrBackwardBound(m, n), what = `ormqr ${cases[p]!.join("x")} ${left ? "left" : "right"}${transpose ? " transposed" : ""}`;
+    const mine = got[at + e]!, theirs = want[at + e]!;
+    const { r, tau } = reflectors.get(p)!;
+    for (let b = 0; b < batch; b++) {
+      const q = reflectorProduct(r.slice(b * m * n, (b + 1) * m * n), tau.slice(b * k, (b + 1) * k), m, n);
+      // op(Q) acting on a line: left Q·c or Qᵀ·c; right c·Q = Qᵀ·c and c·Qᵀ = Q·c.
+      const useTranspose = transpose === left;
+      for (let l = 0; l < 4; l++) {
+        const at2 = (i: number): number => b * m * 4 + (left ? i * 4 + l : l * m + i);
+        let err = 0, norm = 0;
+        for (let i = 0; i < m; i++) {
+          let s = 0;
+          for (let j = 0; j < m; j++) s += (useTranspose ? q[j]![i]! : q[i]![j]!) * cValues[e]![at2(j)]!;
+          err += (mine[at2(i)]! - s) ** 2;
+          norm += cValues[e]![at2(i)]! ** 2;
+        }
+        assert.ok(Math.sqrt(err) <= beta * Math.sqrt(norm), `${what}: matrix ${b} line ${l}: ${Math.sqrt(err)} > ${beta * Math.sqrt(norm)}`);
+        worstC = Math.max(worstC, Math.sqrt(err) / (beta * Math.sqrt(norm)));
+      }
+    }
+    const scale = Math.max(...theirs.map(Math.abs));
+    mine.forEach((v, x) => assert.ok(Math.abs(v - theirs[x]!) <= 2 ** -14 * scale, `${what}: element ${x}: ${v}, the interpreter's ${theirs[x]}`));
+  });
+  console.log(`ormqr (17x17, 5x3, every flag pair): worst line ${(100 * worstC).toFixed(3)}% of its bound`);
   // The last pair's tau: 0 where the column below the diagonal is 0, as the interpreter's; R's first entries -3 (kept) and -1 (β = -‖x‖ under α = 0).
-  const tau5 = got[got.length - 2]!, want5 = want[want.length - 2]!;
+  const tau5 = got[at - 2]!, want5 = want[at - 2]!;
   tau5.forEach((t, i) => assert.equal(t === 0, want5[i] === 0, `tau ${i}: ${t}, the interpreter's ${want5[i]}`));
   assert.deepEqual([tau5[0], tau5[4], tau5[5], tau5[6], tau5[7]], [0, 1, 0, 0, 0]);
-  assert.deepEqual([got[got.length - 3]![0], got[got.length - 3]![16]], [-3, -1]);
+  assert.deepEqual([got[at - 3]![0], got[at - 3]![16]], [-3, -1]);
 });
 
-test("the plan (no GPU needed): f32 getrf, geqrf, orgqr and lu_pivots_to_permutation are kernels with their sizes and batch as step parameters; f64 ones run on the host, saying why", () => {
+test("the plan (no GPU needed): f32 getrf, geqrf, orgqr and lu_pivots_to_permutation are kernels with their sizes as step parameters; f64 ones run on the host, saying why", () => {
   const plan = planGpuProgram(parseStableHlo(`func.func @main(%a: tensor<4x6x5xf32>, %d: tensor<3x3xf64>, %p: tensor<2x5xi32>) -> (tensor<4x6x5xf32>, tensor<4x5xi32>, tensor<4xi32>, tensor<4x6x5xf32>, tensor<4x5xf32>, tensor<4x6x5xf32>, tensor<2x7xi32>, tensor<3x3xf64>, tensor<3xf64>) {
   %0:3 = stablehlo.custom_call @hipsolver_getrf_ffi(%a) : (tensor<4x6x5xf32>) -> (tensor<4x6x5xf32>, tensor<4x5xi32>, tensor<4xi32>)
   %1:2 = stablehlo.custom_call @Qr(%a) : (tensor<4x6x5xf32>) -> (tensor<4x6x5xf32>, tensor<4x5xf32>)
