@@ -1,8 +1,8 @@
 // Cholesky and triangular solve as WGSL kernels of the WebGPU backend, in f32 (WGSL has
 // no f64; f64, f16 and complex matrices run on the host), the LAPACK custom calls that
 // are the same computations (?potrf, ?trsm), and LU, QR and Q as jaxlib's ?getrf,
-// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below); one table
-// of custom-call targets (LAPACK_KERNELS). The interpreter is the
+// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below); one
+// table of custom-call targets (LAPACK_KERNELS). The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
 // rounds once, its triangular solve runs XLA's expansion in f32; the GPU computes in f32
 // by the textbook column sweep and substitution, within the bounds docs/numerics.md
@@ -277,10 +277,10 @@ export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, 
   return { kernel: triangularSolveKernel(b, maxPerDimension), parameters: triangularSolveParameters(a, b, flags) };
 }
 
-// ---- LU with partial pivoting, the pivots as a permutation, Householder QR and its Q
+// ---- LU with partial pivoting, the pivots as a permutation, Householder QR, its Q, Q applied
 //
 // LAPACK's routines as jaxlib calls them (interpreter/lapack/factor.ts is the
-// specification: getrf, geqrf, orgqr, computing in doubles and rounding once), each a
+// specification: getrf, geqrf, orgqr, ormqr, computing in doubles and rounding once), each a
 // workgroup per matrix whose words are in device memory; m, n (and k) are step
 // parameters, so every size in a batch of the same count (the dispatch's, in the source)
 // that fits one workgroup size shares a pipeline. Every invocation keeps the same loop
@@ -337,8 +337,8 @@ export const qrBackwardBound = (m: number, n: number): number => gamma(8 * m * n
 
 /**
  * ?getrf of a batch of m×n f32 matrices: buffers (a, lu, ipiv, info), parameter words m
- * and n. LU is built in the result (a copy of A): for column j, invocation 0
- * picks the pivot as LAPACK's isamax does (the first row of the largest |a_ij|, i ≥ j; a
+ * and n. LU is built in the result (a copy of A): for column j, invocation 0 picks the
+ * pivot as LAPACK's isamax does (the first row of the largest |a_ij|, i ≥ j; a
  * NaN never wins, compared on the magnitude bits), writes ipiv(j) = row + 1 and shares
  * the row; a zero pivot sets info (the first one's column + 1) and leaves the column as
  * it is; otherwise the rows swap (an invocation a column) and each row below (an
@@ -403,8 +403,9 @@ function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
 
 /**
  * The GPU's lu_pivots_to_permutation on a batch of k s32 pivots (0-based): buffers
- * (pivots, permutation), parameter words k and n (the permutation's length); an invocation per batch element swaps entries i and pivots(i) of the identity in
- * order of i, skipping a pivot outside [0, n) as jaxlib's kernel does.
+ * (pivots, permutation), parameter words k and n (the permutation's length); an
+ * invocation per batch element swaps entries i and pivots(i) of the identity in order
+ * of i, skipping a pivot outside [0, n) as jaxlib's kernel does.
  */
 function pivotsToPermutationKernel(batch: number, maxPerDimension: number): WgslKernel {
   const body = [
@@ -435,7 +436,8 @@ const GET = "fn xk_get(e: u32) -> f32 { return bitcast<f32>(mem[e]); }";
 const IS_ZERO = "fn xk_zero(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0u; }";
 
 /**
- * ?geqrf of a batch of m×n f32 matrices: buffers (a, r, tau), parameter words m and n. R and the reflectors are built in the result (a copy of A). For column i,
+ * ?geqrf of a batch of m×n f32 matrices: buffers (a, r, tau), parameter words m and n.
+ * R and the reflectors are built in the result (a copy of A). For column i,
  * invocation 0 makes the reflector as LAPACK's slarfg (interpreter: householder): x =
  * the column below the diagonal, ‖x‖ scaled by its largest magnitude (no overflow, no
  * underflow of the squares); x = 0 gives tau = 0 and leaves the column; else
@@ -461,7 +463,7 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "      for (var q = i + 1u; q < m; q = q + 1u) { big = max(big, abs(xk_get(r + q * n + i))); }",
     "      var sum = 0.0;",
     "      if (!xk_zero(big)) {",
-    "        for (var q = i + 1u; q < m; q = q + 1u) { let t = xk_get(r + q * n + i) / big; sum = sum + t * t; }",
+    "        for (var q = i + 1u; q < m; q = q + 1u) { let y = xk_get(r + q * n + i) / big; sum = sum + y * y; }",
     "      }",
     "      let xnorm = big * sqrt(sum);",
     "      var t = 0.0;",
@@ -502,8 +504,8 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
 }
 
 /**
- * ?orgqr of a batch: buffers (a, tau, q), parameter words m, n and k;
- * Q (m×n) = the first n columns of H(0)···H(k-1), the reflectors read below a's
+ * ?orgqr of a batch: buffers (a, tau, q), parameter words m, n and k; Q (m×n) = the
+ * first n columns of H(0)···H(k-1), the reflectors read below a's
  * diagonal. An invocation a column of Q: the identity's column, then H(k-1) first to H(0)
  * (skipping tau = 0), w = vᵀq_c, q_c -= tau·w·v over rows i.. as the interpreter's orgqr.
  * A column is its invocation's alone and a and tau are read only: no barrier.

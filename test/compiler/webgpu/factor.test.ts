@@ -300,17 +300,20 @@ ${lines.join("\n")}
 });
 
 test("the plan (no GPU needed): f32 getrf, geqrf, orgqr and lu_pivots_to_permutation are kernels with their sizes as step parameters; f64 ones run on the host, saying why", () => {
-  const plan = planGpuProgram(parseStableHlo(`func.func @main(%a: tensor<4x6x5xf32>, %d: tensor<3x3xf64>, %p: tensor<2x5xi32>) -> (tensor<4x6x5xf32>, tensor<4x5xi32>, tensor<4xi32>, tensor<4x6x5xf32>, tensor<4x5xf32>, tensor<4x6x5xf32>, tensor<2x7xi32>, tensor<3x3xf64>, tensor<3xf64>) {
+  // And one without batch dims (jax.numpy.linalg.qr's export: tau rank 1).
+  const plan = planGpuProgram(parseStableHlo(`func.func @main(%a: tensor<4x6x5xf32>, %d: tensor<3x3xf64>, %p: tensor<2x5xi32>, %s: tensor<4x4xf32>) -> (tensor<4x6x5xf32>, tensor<4x5xi32>, tensor<4xi32>, tensor<4x6x5xf32>, tensor<4x5xf32>, tensor<4x6x5xf32>, tensor<2x7xi32>, tensor<3x3xf64>, tensor<3xf64>, tensor<4x4xf32>) {
   %0:3 = stablehlo.custom_call @hipsolver_getrf_ffi(%a) : (tensor<4x6x5xf32>) -> (tensor<4x6x5xf32>, tensor<4x5xi32>, tensor<4xi32>)
   %1:2 = stablehlo.custom_call @Qr(%a) : (tensor<4x6x5xf32>) -> (tensor<4x6x5xf32>, tensor<4x5xf32>)
   %2 = stablehlo.custom_call @ProductOfElementaryHouseholderReflectors(%1#0, %1#1) : (tensor<4x6x5xf32>, tensor<4x5xf32>) -> tensor<4x6x5xf32>
   %3 = stablehlo.custom_call @hip_lu_pivots_to_permutation(%p) : (tensor<2x5xi32>) -> tensor<2x7xi32>
   %4:2 = stablehlo.custom_call @lapack_dgeqrf_ffi(%d) : (tensor<3x3xf64>) -> (tensor<3x3xf64>, tensor<3xf64>)
-  return %0#0, %0#1, %0#2, %1#0, %1#1, %2, %3, %4#0, %4#1 : tensor<4x6x5xf32>, tensor<4x5xi32>, tensor<4xi32>, tensor<4x6x5xf32>, tensor<4x5xf32>, tensor<4x6x5xf32>, tensor<2x7xi32>, tensor<3x3xf64>, tensor<3xf64>
+  %5:2 = stablehlo.custom_call @lapack_sgeqrf_ffi(%s) : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>)
+  %6 = stablehlo.custom_call @lapack_sorgqr_ffi(%5#0, %5#1) : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  return %0#0, %0#1, %0#2, %1#0, %1#1, %2, %3, %4#0, %4#1, %6 : tensor<4x6x5xf32>, tensor<4x5xi32>, tensor<4xi32>, tensor<4x6x5xf32>, tensor<4x5xf32>, tensor<4x6x5xf32>, tensor<2x7xi32>, tensor<3x3xf64>, tensor<3xf64>, tensor<4x4xf32>
 }`), {});
   const dump = dumpGpuProgram(plan);
   assert.match(dump, /\?getrf of 4 f32 matrix\(es\), partial pivoting, the sizes parameters, 4 workgroups of 32/);
   const kernels = plan.steps.flatMap((s) => (s.kind === "kernel" ? [s] : []));
-  assert.deepEqual(kernels.map((s) => s.parameters), [[6, 5], [6, 5], [6, 5, 5], [5, 7]]);
+  assert.deepEqual(kernels.map((s) => s.parameters), [[6, 5], [6, 5], [6, 5, 5], [5, 7], [4, 4], [4, 4, 4]]);
   assert.deepEqual(plan.steps.flatMap((s) => (s.kind === "host" ? [s.why.slice(0, s.why.indexOf(":"))] : [])), ["custom call lapack_dgeqrf_ffi"]);
 });
