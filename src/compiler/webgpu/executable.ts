@@ -518,6 +518,10 @@ export class WebGpuExecutable {
     }));
     run.ctx ??= createEvalContext(run.options);
     const result = (KERNELS[inst.opcode] as Kernel<Opcode>)(inst as Instruction<Opcode>, operands, run.ctx);
+    // queue.writeBuffer takes effect before any command buffer submitted after it: the
+    // kernels encoded so far (a step with no GPU operand read nothing back) are submitted
+    // first, or one writing a dead temp's bytes, which these results reuse, would run later.
+    run.flush();
     result.arrayLeaves().forEach((leaf, j) => {
       const data = leaf.toDefaultLayout().data;
       this.memory.write(at(step.results[j]!), new Uint8Array(data.buffer, data.byteOffset, data.byteLength));

@@ -1,6 +1,8 @@
 // Cholesky and triangular solve as WGSL kernels of the WebGPU backend, in f32 (WGSL has
-// no f64; f64, f16 and complex matrices run on the host), and the LAPACK custom calls
-// that are the same computations (?potrf, ?trsm). The interpreter is the
+// no f64; f64, f16 and complex matrices run on the host), the LAPACK custom calls that
+// are the same computations (?potrf, ?trsm), and LU, QR and Q as jaxlib's ?getrf,
+// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below); one
+// table of custom-call targets (LAPACK_KERNELS). The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
 // rounds once, its triangular solve runs XLA's expansion in f32; the GPU computes in f32
 // by the textbook column sweep and substitution, within the bounds docs/numerics.md
@@ -95,6 +97,14 @@ function grid(groups: number, maxPerDimension: number): [number, number] {
   return [x, Math.ceil(Math.max(groups, 1) / x)];
 }
 
+/** Invocations of a workgroup that owns a matrix: enough for a row (or column) each of `n`, at least a subgroup's 32, within the adapter's limits. */
+function matrixWorkgroupSize(n: number, limits: GpuLimits): number {
+  const largest = Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+  let size = 32;
+  while (size < n && size * 2 <= largest) size *= 2;
+  return Math.min(size, largest);
+}
+
 /** How a factorization reports: XLA's Cholesky (other triangle 0, a failed matrix all NaN) or LAPACK's ?potrf (other triangle kept, info). */
 type FactorResult = "xla" | "lapack";
 
@@ -107,11 +117,7 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
   const dims = a.dimensions;
   const n = dims[dims.length - 1]!;
   const batch = product(dims.slice(0, -2));
-  const largest = Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
-  // Enough invocations for a row each, at least a subgroup's worth.
-  let size = 32;
-  while (size < n && size * 2 <= largest) size *= 2;
-  size = Math.min(size, largest);
+  const size = matrixWorkgroupSize(n, limits);
   const workgroups = grid(batch, maxPerDimension);
   const lapack = result === "lapack";
   // The parameter words follow the buffers' offsets and the zero after them.
@@ -271,49 +277,425 @@ export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, 
   return { kernel: triangularSolveKernel(b, maxPerDimension), parameters: triangularSolveParameters(a, b, flags) };
 }
 
-/** jaxlib's ?potrf targets on f32, and whose FFI each follows (CPU: `uplo` a character; GPU: `lower` a bool). */
-const POTRF_TARGETS: ReadonlyMap<string, FfiPlatform> = new Map([["lapack_spotrf_ffi", "cpu"], ["cusolver_potrf_ffi", "gpu"], ["hipsolver_potrf_ffi", "gpu"]]);
-/** jaxlib's ?trsm target on f32 (alpha = 1). */
-const TRSM_TARGET = "lapack_strsm_ffi";
+// ---- LU with partial pivoting, the pivots as a permutation, Householder QR, its Q, Q applied
+//
+// LAPACK's routines as jaxlib calls them (interpreter/lapack/factor.ts is the
+// specification: getrf, geqrf, orgqr, ormqr, computing in doubles and rounding once), each a
+// workgroup per matrix whose words are in device memory; m, n (and k) are step
+// parameters, so every size in a batch of the same count (the dispatch's, in the source)
+// that fits one workgroup size shares a pipeline. Every invocation keeps the same loop
+// counts; what one invocation decides for all (a pivot row, a reflector's tau) reaches
+// the others through workgroup memory by workgroupUniformLoad, so the barriers stay in
+// uniform control flow.
+
+/** Word k of a per-matrix kernel's parameters, after its `buffers` offsets and the zero. */
+const parameterWord = (buffers: number, k: number): string => `args[${buffers + 1 + k}]`;
 
 /**
- * A LAPACK custom call that is one of these kernels: ?potrf on f32 as the Cholesky sweep
- * with LAPACK's results (buffers a, result, info), ?trsm on f32 as the triangular solve.
- * Attributes are read as the interpreter's registry reads them (FfiCall); anything
- * the registry would refuse, and every other target, runs on the host, where the
- * registry runs it (or reports the error).
+ * A kernel with a workgroup of `size` per matrix of a batch of `batch`: its body sees the
+ * matrix `b` and the invocation `lid.x`. The batch count is in the source, as the
+ * dispatch is a kernel's (programs that dispatch alike share the pipeline).
+ */
+function perMatrixKernel(buffers: number, size: number, batch: number, functions: readonly string[], body: readonly string[], what: string, maxPerDimension: number): WgslKernel {
+  const workgroups = grid(batch, maxPerDimension);
+  const source = [
+    ...header, ...functions,
+    `@compute @workgroup_size(${size})`,
+    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
+    `  let b = wid.x + wid.y * ${u(workgroups[0])};`,
+    // Uniform across the workgroup, as the sizes are (words of read-only memory): the barriers below stay in uniform control flow.
+    `  if (b >= ${u(batch)}) { return; }`,
+    ...body,
+    "}",
+  ].join("\n");
+  return { source, buffers, units: batch, invocationsPerUnit: size, workgroups, what };
+}
+
+/** An f32 word's magnitude bits: ordered as the magnitudes are, +∞ 0x7f800000, every NaN above. */
+const MAGNITUDE = "fn xk_magnitude(w: u32) -> u32 { return w & 0x7fffffffu; }";
+/** The pivot row's word, with this bit when the pivot is zero. */
+const ZERO_PIVOT = 0x80000000;
+
+/**
+ * The stated backward error of the GPU's LU of an m×n f32 matrix A (k = min(m, n)): the
+ * factors satisfy |PA - L̂Û| ≤ luBackwardBound(k)·|L̂||Û| elementwise, P the permutation
+ * the pivots make (Higham, Thm 9.3: γ_k, as each entry of PA is a sum of at most k
+ * products; a multiplier's division may be 2.5 ulp off in WGSL, 5u, so four more
+ * roundings: γ_{k+4}). Underflow is assumed away.
+ */
+export const luBackwardBound = (k: number): number => gamma(k + 4);
+
+/**
+ * The stated backward error of the GPU's Householder QR of an m×n f32 matrix A and of
+ * the Q formed from its reflectors: every column a_j of A satisfies
+ * ‖a_j - Q̂ r̂_j‖₂ ≤ qrBackwardBound(m, n)·‖a_j‖₂, and |Q̂ᵀQ̂ - I| ≤ qrBackwardBound(m, n)
+ * elementwise (Higham, Thm 19.4 and §19.3: γ̃_{mn} = γ_{cmn} for a small constant c;
+ * c = 8 here, room for the reflectors' norms, WGSL's 2.5-ulp divisions and square roots,
+ * and forming Q, which is as many reflections again).
+ */
+export const qrBackwardBound = (m: number, n: number): number => gamma(8 * m * n);
+
+/**
+ * ?getrf of a batch of m×n f32 matrices: buffers (a, lu, ipiv, info), parameter words m
+ * and n. LU is built in the result (a copy of A): for column j, invocation 0 picks the
+ * pivot as LAPACK's isamax does (the first row of the largest |a_ij|, i ≥ j; a
+ * NaN never wins, compared on the magnitude bits), writes ipiv(j) = row + 1 and shares
+ * the row; a zero pivot sets info (the first one's column + 1) and leaves the column as
+ * it is; otherwise the rows swap (an invocation a column) and each row below (an
+ * invocation a row) takes its multiplier l = a_ij / a_jj and subtracts l·row j from its
+ * entries right of j, as the interpreter's sweep does.
+ */
+function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const dims = a.dimensions;
+  const size = matrixWorkgroupSize(Math.max(dims.at(-2)!, dims.at(-1)!), limits);
+  const s = u(size);
+  const body = [
+    `  let m = ${parameterWord(4, 0)};`,
+    `  let n = ${parameterWord(4, 1)};`,
+    "  let k = min(m, n);",
+    "  let a = (args[0] >> 2u) + b * m * n;",
+    "  let lu = (args[1] >> 2u) + b * m * n;",
+    "  let ipiv = (args[2] >> 2u) + b * k;",
+    `  for (var e = lid.x; e < m * n; e = e + ${s}) { mem[lu + e] = mem[a + e]; }`,
+    "  storageBarrier();",
+    "  var info = 0u;",
+    "  for (var j = 0u; j < k; j = j + 1u) {",
+    "    if (lid.x == 0u) {",
+    "      var p = j;",
+    "      var best = xk_magnitude(mem[lu + j * n + j]);",
+    "      for (var i = j + 1u; i < m; i = i + 1u) {",
+    "        let x = xk_magnitude(mem[lu + i * n + j]);",
+    "        if (x > best && x <= 0x7f800000u && best <= 0x7f800000u) { p = i; best = x; }",
+    "      }",
+    "      mem[ipiv + j] = p + 1u;",
+    `      xk_pivot = select(p, p | ${u(ZERO_PIVOT)}, best == 0u);`,
+    "    }",
+    "    let pivot = workgroupUniformLoad(&xk_pivot);",
+    `    if (pivot >= ${u(ZERO_PIVOT)}) {`,
+    "      if (info == 0u) { info = j + 1u; }",
+    "      continue;",
+    "    }",
+    "    if (pivot != j) {",
+    `      for (var c = lid.x; c < n; c = c + ${s}) {`,
+    "        let x = mem[lu + pivot * n + c];",
+    "        mem[lu + pivot * n + c] = mem[lu + j * n + c];",
+    "        mem[lu + j * n + c] = x;",
+    "      }",
+    "    }",
+    "    storageBarrier();",
+    "    let d = bitcast<f32>(mem[lu + j * n + j]);",
+    `    for (var i = j + 1u + lid.x; i < m; i = i + ${s}) {`,
+    "      let l = bitcast<f32>(mem[lu + i * n + j]) / d;",
+    "      mem[lu + i * n + j] = bitcast<u32>(l);",
+    "      for (var c = j + 1u; c < n; c = c + 1u) {",
+    "        mem[lu + i * n + c] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + c]) - l * bitcast<f32>(mem[lu + j * n + c]));",
+    "      }",
+    "    }",
+    // The next column's rows, which invocation 0 searches, are in device memory.
+    "    storageBarrier();",
+    "  }",
+    "  if (lid.x == 0u) { mem[(args[3] >> 2u) + b] = info; }",
+  ];
+  const batch = product(dims.slice(0, -2));
+  return perMatrixKernel(4, size, batch, [MAGNITUDE, "var<workgroup> xk_pivot: u32;"], body,
+    `?getrf of ${batch} f32 matrix(es), partial pivoting, the sizes parameters`, maxPerDimension);
+}
+
+/**
+ * The GPU's lu_pivots_to_permutation on a batch of k s32 pivots (0-based): buffers
+ * (pivots, permutation), parameter words k and n (the permutation's length); an
+ * invocation per batch element swaps entries i and pivots(i) of the identity in order
+ * of i, skipping a pivot outside [0, n) as jaxlib's kernel does.
+ */
+function pivotsToPermutationKernel(batch: number, maxPerDimension: number): WgslKernel {
+  const body = [
+    `  let k = ${parameterWord(2, 0)};`,
+    `  let n = ${parameterWord(2, 1)};`,
+    "  let pivots = (args[0] >> 2u) + b * k;",
+    "  let perm = (args[1] >> 2u) + b * n;",
+    "  for (var i = 0u; i < n; i = i + 1u) { mem[perm + i] = i; }",
+    "  for (var i = 0u; i < k; i = i + 1u) {",
+    // A negative pivot is a u32 of 2^31 or more: outside [0, n) too.
+    "    let j = mem[pivots + i];",
+    "    if (j < n) {",
+    "      let x = mem[perm + i];",
+    "      mem[perm + i] = mem[perm + j];",
+    "      mem[perm + j] = x;",
+    "    }",
+    "  }",
+  ];
+  return {
+    ...elementKernel(arrayShape("u32", [batch]), 1, "", ["  let b = i;", ...body], maxPerDimension),
+    what: "lu_pivots_to_permutation, an invocation a batch element, the sizes parameters",
+  };
+}
+
+/** An f32 word of `mem`. */
+const GET = "fn xk_get(e: u32) -> f32 { return bitcast<f32>(mem[e]); }";
+/** An f32 word that is ±0. */
+const IS_ZERO = "fn xk_zero(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0u; }";
+
+/**
+ * ?geqrf of a batch of m×n f32 matrices: buffers (a, r, tau), parameter words m and n.
+ * R and the reflectors are built in the result (a copy of A). For column i,
+ * invocation 0 makes the reflector as LAPACK's slarfg (interpreter: householder): x =
+ * the column below the diagonal, ‖x‖ scaled by its largest magnitude (no overflow, no
+ * underflow of the squares); x = 0 gives tau = 0 and leaves the column; else
+ * β = -sign(α)·‖(α, x)‖ (α ≥ 0, -0 included, gives -), tau = (β - α)/β, a_ii = β, and
+ * the rows below scale by 1/(α - β) (v, its leading 1 implicit). Then each column right
+ * of i (an invocation a column) takes w = vᵀa_c and a_c -= tau·w·v, skipped when tau = 0.
+ */
+function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const dims = a.dimensions;
+  const size = matrixWorkgroupSize(Math.max(dims.at(-2)!, dims.at(-1)!), limits);
+  const s = u(size);
+  const body = [
+    `  let m = ${parameterWord(3, 0)};`,
+    `  let n = ${parameterWord(3, 1)};`,
+    "  let r = (args[1] >> 2u) + b * m * n;",
+    "  let tau = (args[2] >> 2u) + b * min(m, n);",
+    `  for (var e = lid.x; e < m * n; e = e + ${s}) { mem[r + e] = mem[(args[0] >> 2u) + b * m * n + e]; }`,
+    "  storageBarrier();",
+    "  for (var i = 0u; i < min(m, n); i = i + 1u) {",
+    "    if (lid.x == 0u) {",
+    "      let alpha = xk_get(r + i * n + i);",
+    "      var big = 0.0;",
+    "      for (var q = i + 1u; q < m; q = q + 1u) { big = max(big, abs(xk_get(r + q * n + i))); }",
+    "      var sum = 0.0;",
+    "      if (!xk_zero(big)) {",
+    "        for (var q = i + 1u; q < m; q = q + 1u) { let y = xk_get(r + q * n + i) / big; sum = sum + y * y; }",
+    "      }",
+    "      let xnorm = big * sqrt(sum);",
+    "      var t = 0.0;",
+    "      var scale = 0.0;",
+    "      if (!xk_zero(xnorm)) {",
+    "        let top = max(abs(alpha), xnorm);",
+    "        let norm = top * sqrt((alpha / top) * (alpha / top) + (xnorm / top) * (xnorm / top));",
+    "        let beta = select(norm, -norm, alpha >= 0.0);",
+    "        t = (beta - alpha) / beta;",
+    "        scale = 1.0 / (alpha - beta);",
+    "        mem[r + i * n + i] = bitcast<u32>(beta);",
+    "      }",
+    "      mem[tau + i] = bitcast<u32>(t);",
+    "      xk_reflector = vec2<f32>(t, scale);",
+    "    }",
+    "    let h = workgroupUniformLoad(&xk_reflector);",
+    "    if (!xk_zero(h.x)) {",
+    `      for (var q = i + 1u + lid.x; q < m; q = q + ${s}) { mem[r + q * n + i] = bitcast<u32>(xk_get(r + q * n + i) * h.y); }`,
+    "    }",
+    // v's entries, which every column reads, are in device memory.
+    "    storageBarrier();",
+    "    if (!xk_zero(h.x)) {",
+    `      for (var c = i + 1u + lid.x; c < n; c = c + ${s}) {`,
+    "        var w = xk_get(r + i * n + c);",
+    "        for (var q = i + 1u; q < m; q = q + 1u) { w = w + xk_get(r + q * n + i) * xk_get(r + q * n + c); }",
+    "        let sw = h.x * w;",
+    "        mem[r + i * n + c] = bitcast<u32>(xk_get(r + i * n + c) - sw);",
+    "        for (var q = i + 1u; q < m; q = q + 1u) { mem[r + q * n + c] = bitcast<u32>(xk_get(r + q * n + c) - xk_get(r + q * n + i) * sw); }",
+    "      }",
+    "    }",
+    // The next column, which invocation 0 reads, is in device memory.
+    "    storageBarrier();",
+    "  }",
+  ];
+  const batch = product(dims.slice(0, -2));
+  return perMatrixKernel(3, size, batch, [GET, IS_ZERO, "var<workgroup> xk_reflector: vec2<f32>;"], body,
+    `?geqrf of ${batch} f32 matrix(es), Householder, the sizes parameters`, maxPerDimension);
+}
+
+/**
+ * ?orgqr of a batch: buffers (a, tau, q), parameter words m, n and k; Q (m×n) = the
+ * first n columns of H(0)···H(k-1), the reflectors read below a's
+ * diagonal. An invocation a column of Q: the identity's column, then H(k-1) first to H(0)
+ * (skipping tau = 0), w = vᵀq_c, q_c -= tau·w·v over rows i.. as the interpreter's orgqr.
+ * A column is its invocation's alone and a and tau are read only: no barrier.
+ */
+function orgqrKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const dims = a.dimensions;
+  const size = matrixWorkgroupSize(dims.at(-1)!, limits);
+  const body = [
+    `  let m = ${parameterWord(3, 0)};`,
+    `  let n = ${parameterWord(3, 1)};`,
+    `  let k = ${parameterWord(3, 2)};`,
+    "  let a = (args[0] >> 2u) + b * m * n;",
+    "  let tau = (args[1] >> 2u) + b * k;",
+    "  let q = (args[2] >> 2u) + b * m * n;",
+    `  for (var c = lid.x; c < n; c = c + ${u(size)}) {`,
+    "    for (var row = 0u; row < m; row = row + 1u) { mem[q + row * n + c] = bitcast<u32>(select(0.0, 1.0, row == c)); }",
+    "    for (var s = 0u; s < k; s = s + 1u) {",
+    "      let i = k - 1u - s;",
+    "      let t = xk_get(tau + i);",
+    "      if (xk_zero(t)) { continue; }",
+    "      var w = xk_get(q + i * n + c);",
+    "      for (var row = i + 1u; row < m; row = row + 1u) { w = w + xk_get(a + row * n + i) * xk_get(q + row * n + c); }",
+    "      let tw = t * w;",
+    "      mem[q + i * n + c] = bitcast<u32>(xk_get(q + i * n + c) - tw);",
+    "      for (var row = i + 1u; row < m; row = row + 1u) { mem[q + row * n + c] = bitcast<u32>(xk_get(q + row * n + c) - xk_get(a + row * n + i) * tw); }",
+    "    }",
+    "  }",
+  ];
+  const batch = product(dims.slice(0, -2));
+  return perMatrixKernel(3, size, batch, [GET, IS_ZERO], body, `?orgqr of ${batch} f32 matrix(es), an invocation a column of Q, the sizes parameters`, maxPerDimension);
+}
+
+/** The flag bits of an ?ormqr's parameter word. */
+const ORMQR_LEFT = 1, ORMQR_TRANSPOSE = 2;
+
+/**
+ * ?ormqr of a batch: buffers (a, tau, c, result), parameter words m and n (a's), k, C's
+ * rows and columns, and the flags (ORMQR_LEFT | ORMQR_TRANSPOSE): op(Q)·C (left) or
+ * C·op(Q), Q = H(0)···H(k-1) from a's reflectors, op(Q) = Qᵀ with TRANSPOSE, Q not
+ * formed. An invocation a line of C, a column on the left (Q acts on columns), a row on
+ * the right, copied to the result and reflected there: H(k-1) first for QC and CQᵀ,
+ * H(0) first for QᵀC and CQ, each w = vᵀline and line -= tau·w·v (skipping tau = 0), as
+ * the interpreter's ormqr. A line is its invocation's alone: no barrier.
+ */
+function ormqrKernel(c: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const dims = c.dimensions;
+  const size = matrixWorkgroupSize(Math.max(dims.at(-2)!, dims.at(-1)!), limits);
+  const body = [
+    `  let m = ${parameterWord(4, 0)};`,
+    `  let n = ${parameterWord(4, 1)};`,
+    `  let k = ${parameterWord(4, 2)};`,
+    `  let rows = ${parameterWord(4, 3)};`,
+    `  let cols = ${parameterWord(4, 4)};`,
+    `  let left = (${parameterWord(4, 5)} & ${u(ORMQR_LEFT)}) != 0u;`,
+    `  let lastFirst = left != ((${parameterWord(4, 5)} & ${u(ORMQR_TRANSPOSE)}) != 0u);`,
+    "  let a = (args[0] >> 2u) + b * m * n;",
+    "  let tau = (args[1] >> 2u) + b * k;",
+    // A line's entries are `along` apart; line l starts at l·between.
+    "  let lines = select(rows, cols, left);",
+    "  let along = select(1u, cols, left);",
+    "  let between = select(cols, 1u, left);",
+    `  for (var l = lid.x; l < lines; l = l + ${u(size)}) {`,
+    "    let src = (args[2] >> 2u) + b * rows * cols + l * between;",
+    "    let x = (args[3] >> 2u) + b * rows * cols + l * between;",
+    "    for (var e = 0u; e < m; e = e + 1u) { mem[x + e * along] = mem[src + e * along]; }",
+    "    for (var s = 0u; s < k; s = s + 1u) {",
+    "      let i = select(s, k - 1u - s, lastFirst);",
+    "      let t = xk_get(tau + i);",
+    "      if (xk_zero(t)) { continue; }",
+    "      var w = xk_get(x + i * along);",
+    "      for (var r = i + 1u; r < m; r = r + 1u) { w = w + xk_get(a + r * n + i) * xk_get(x + r * along); }",
+    "      let tw = t * w;",
+    "      mem[x + i * along] = bitcast<u32>(xk_get(x + i * along) - tw);",
+    "      for (var r = i + 1u; r < m; r = r + 1u) { mem[x + r * along] = bitcast<u32>(xk_get(x + r * along) - xk_get(a + r * n + i) * tw); }",
+    "    }",
+    "  }",
+  ];
+  const batch = product(dims.slice(0, -2));
+  return perMatrixKernel(4, size, batch, [GET, IS_ZERO], body, `?ormqr of ${batch} f32 matrix(es), an invocation a line of C, the flags and sizes parameters`, maxPerDimension);
+}
+
+/** A LAPACK custom call on f32 as one of these kernels, given the call (its attributes read as the interpreter's registry reads them) and its shapes; undefined: the shapes are not the routine's (the registry reports them, on the host). */
+type LapackKernel = (call: FfiCall, operands: readonly ArrayShape[], results: readonly ArrayShape[], limits: GpuLimits, maxPerDimension: number) => ParameterizedKernel | undefined;
+
+const shapesText = (xs: readonly ArrayShape[]): string => xs.map((x) => shapeToString(x)).join(", ");
+/** The results are exactly these shapes. */
+const resultsAre = (results: readonly ArrayShape[], want: readonly ArrayShape[]): boolean => shapesText(results) === shapesText(want);
+
+/** ?potrf: the Cholesky sweep with LAPACK's results (buffers a, result, info). */
+const potrf: LapackKernel = (call, [a, ...more], results, limits, maxPerDimension) => {
+  const dims = a!.dimensions, n = dims.at(-1)!;
+  if (more.length !== 0 || dims.at(-2) !== n || !resultsAre(results, [a!, arrayShape("s32", dims.slice(0, -2))])) return undefined;
+  return { kernel: choleskyKernel(a!, "lapack", limits, maxPerDimension), parameters: [call.lower() ? 1 : 0, n] };
+};
+
+/** ?trsm (alpha = 1): the triangular solve. */
+const trsm: LapackKernel = (call, [a, b, ...more], results, _limits, maxPerDimension) => {
+  const left = call.char("side", "LR") === "L";
+  const lower = call.char("uplo", "LU") === "L";
+  const trans = call.char("trans_x", "NTC");
+  const unitDiagonal = call.char("diag", "UN") === "U";
+  const dims = a!.dimensions, n = dims.at(-1)!;
+  const bd = b?.dimensions ?? [];
+  const sameBatch = bd.length === dims.length && dims.slice(0, -2).every((d, k) => d === bd[k]);
+  if (b === undefined || more.length !== 0 || !sameBatch || dims.at(-2) !== n || (left ? bd.at(-2) : bd.at(-1)) !== n || !resultsAre(results, [b])) return undefined;
+  const flags = (left ? LEFT_SIDE : 0) | (lower ? LOWER : 0) | (trans !== "N" ? TRANSPOSE_A : 0) | (unitDiagonal ? UNIT_DIAGONAL : 0);
+  return { kernel: triangularSolveKernel(b, maxPerDimension), parameters: triangularSolveParameters(a!, b, flags) };
+};
+
+/** ?getrf: LU with partial pivoting (buffers a, lu, ipiv, info). */
+const getrf: LapackKernel = (_call, [a, ...more], results, limits, maxPerDimension) => {
+  const dims = a!.dimensions, [m, n] = dims.slice(-2) as [number, number], batch = dims.slice(0, -2);
+  if (more.length !== 0 || !resultsAre(results, [a!, arrayShape("s32", [...batch, Math.min(m, n)]), arrayShape("s32", batch)])) return undefined;
+  return { kernel: getrfKernel(a!, limits, maxPerDimension), parameters: [m, n] };
+};
+
+/** ?geqrf (and XLA's Qr): Householder QR (buffers a, r, tau). */
+const geqrf: LapackKernel = (_call, [a, ...more], results, limits, maxPerDimension) => {
+  const dims = a!.dimensions, [m, n] = dims.slice(-2) as [number, number], batch = dims.slice(0, -2);
+  if (more.length !== 0 || !resultsAre(results, [a!, arrayShape("f32", [...batch, Math.min(m, n)])])) return undefined;
+  return { kernel: geqrfKernel(a!, limits, maxPerDimension), parameters: [m, n] };
+};
+
+/** ?orgqr (and XLA's ProductOfElementaryHouseholderReflectors): Q from the reflectors (buffers a, tau, q). */
+const orgqr: LapackKernel = (_call, [a, tau, ...more], results, limits, maxPerDimension) => {
+  const dims = a!.dimensions, [m, n] = dims.slice(-2) as [number, number], batch = dims.slice(0, -2);
+  const k = tau?.dimensions.at(-1) ?? -1;
+  if (tau === undefined || more.length !== 0 || shapeToString(tau) !== shapeToString(arrayShape("f32", [...batch, k])) || !(m >= n && n >= k) || !resultsAre(results, [a!])) return undefined;
+  return { kernel: orgqrKernel(a!, limits, maxPerDimension), parameters: [m, n, k] };
+};
+
+/** ?ormqr: op(Q)·C or C·op(Q) without forming Q (buffers a, tau, c, result; the GPU FFI's bool attributes `left` and `transpose` on both). */
+const ormqr: LapackKernel = (call, [a, tau, c, ...more], results, limits, maxPerDimension) => {
+  const left = call.bool("left"), transpose = call.bool("transpose");
+  const dims = a!.dimensions, [m, n] = dims.slice(-2) as [number, number], batch = dims.slice(0, -2);
+  const k = tau?.dimensions.at(-1) ?? -1;
+  if (tau === undefined || c === undefined || more.length !== 0 || shapeToString(tau) !== shapeToString(arrayShape("f32", [...batch, k]))) return undefined;
+  const [rows, cols] = c.dimensions.slice(-2) as [number, number];
+  if (shapeToString(c) !== shapeToString(arrayShape("f32", [...batch, rows, cols])) || m !== (left ? rows : cols) || k > Math.min(m, n) || !resultsAre(results, [c])) return undefined;
+  return { kernel: ormqrKernel(c, limits, maxPerDimension), parameters: [m, n, k, rows, cols, (left ? ORMQR_LEFT : 0) | (transpose ? ORMQR_TRANSPOSE : 0)] };
+};
+
+/** The GPU's lu_pivots_to_permutation (s32 in and out, bit-exact; buffers pivots, permutation). */
+const pivotsToPermutation: LapackKernel = (_call, [pivots, ...more], results, _limits, maxPerDimension) => {
+  const dims = pivots!.dimensions, batch = dims.slice(0, -1), k = dims.at(-1)!;
+  const n = results[0]?.dimensions.at(-1) ?? -1;
+  if (more.length !== 0 || n < k || !resultsAre(results, [arrayShape("s32", [...batch, n])])) return undefined;
+  return { kernel: pivotsToPermutationKernel(product(batch), maxPerDimension), parameters: [k, n] };
+};
+
+/** Whose FFI a target follows, its operands' element type, and its kernel. */
+interface LapackEntry { readonly platform: FfiPlatform; readonly operands: "f32" | "s32"; readonly kernel: LapackKernel }
+
+/**
+ * The LAPACK-style custom calls that run as these kernels, by target: jaxlib's CPU
+ * targets on f32 (`lapack_s…_ffi`, LAPACK's character attributes), its cuSOLVER and
+ * hipSOLVER ones (bool attributes; here on f32 operands), and XLA's Qr and
+ * ProductOfElementaryHouseholderReflectors. Each routine's operands are f32 but the
+ * pivots' (s32).
+ */
+const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackEntry>([
+  ...([["potrf", potrf], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr], ["ormqr", ormqr]] as const).flatMap(([routine, kernel]) => [
+    [`lapack_s${routine}_ffi`, { platform: "cpu", operands: "f32", kernel }] as const,
+    ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: "f32", kernel }] as const),
+  ]),
+  ["lapack_strsm_ffi", { platform: "cpu", operands: "f32", kernel: trsm }],
+  ["Qr", { platform: "gpu", operands: "f32", kernel: geqrf }],
+  ["ProductOfElementaryHouseholderReflectors", { platform: "gpu", operands: "f32", kernel: orgqr }],
+  ...["cu", "hip"].map((prefix) => [`${prefix}_lu_pivots_to_permutation`, { platform: "gpu", operands: "s32", kernel: pivotsToPermutation }] as const),
+]);
+
+/**
+ * A LAPACK custom call that is one of these kernels (LAPACK_KERNELS). Attributes are
+ * read as the interpreter's registry reads them (FfiCall); anything the registry would
+ * refuse, other element types, and every other target run on the host, where the
+ * registry runs them (or reports the error).
  */
 export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
   const { target, backendConfig } = inst.attrs;
-  const platform = POTRF_TARGETS.get(target) ?? (target === TRSM_TARGET ? "cpu" : undefined);
-  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; ?potrf and ?trsm on f32 have WGSL kernels)` };
-  if (platform === undefined) return host;
+  const entry = LAPACK_KERNELS.get(target);
+  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation have WGSL kernels)` };
+  if (entry === undefined) return host;
   const operands = inst.operands.map((o) => o.shape);
   const results = arrayLeaves(inst.shape);
-  if (operands.some((o) => o.kind !== "array" || o.elementType !== "f32" || o.dimensions.length < 2) || tooLarge(operands as ArrayShape[])) return host;
-  const shapes = (xs: readonly ArrayShape[]): string => xs.map((x) => shapeToString(x)).join(", ");
+  // Operand 0 is a batch of matrices (of pivot vectors); each routine checks the others' shapes against it.
+  const rank = entry.operands === "s32" ? 1 : 2;
+  if (operands.length === 0 || operands.some((o) => o.kind !== "array" || o.elementType !== entry.operands) || (operands[0] as ArrayShape).dimensions.length < rank || tooLarge([...operands as ArrayShape[], ...results])) return host;
   try {
-    const call = new FfiCall(target, platform === "cpu" ? "s" : undefined, [], inst.shape, parseAttributeDictionary(backendConfig.trim().startsWith("{") ? backendConfig : "", target), platform);
-    const [a, b] = operands as ArrayShape[];
-    const dims = a!.dimensions;
-    const n = dims.at(-1)!;
-    const batch = dims.slice(0, -2);
-    if (target === TRSM_TARGET) {
-      const left = call.char("side", "LR") === "L";
-      const lower = call.char("uplo", "LU") === "L";
-      const trans = call.char("trans_x", "NTC");
-      const unitDiagonal = call.char("diag", "UN") === "U";
-      const bd = b?.dimensions ?? [];
-      const sameBatch = bd.length === dims.length && batch.every((d, k) => d === bd[k]);
-      const k = left ? bd.at(-2) : bd.at(-1);
-      if (operands.length !== 2 || results.length !== 1 || !sameBatch || dims.at(-2) !== n || k !== n || shapes(results) !== shapes([b!])) return host;
-      const flags = (left ? LEFT_SIDE : 0) | (lower ? LOWER : 0) | (trans !== "N" ? TRANSPOSE_A : 0) | (unitDiagonal ? UNIT_DIAGONAL : 0);
-      return { kernel: triangularSolveKernel(b!, maxPerDimension), parameters: triangularSolveParameters(a!, b!, flags) };
-    }
-    const lower = call.lower();
-    const info = arrayShape("s32", batch);
-    if (operands.length !== 1 || dims.at(-2) !== n || shapes(results) !== shapes([a!, info])) return host;
-    return { kernel: choleskyKernel(a!, "lapack", limits, maxPerDimension), parameters: [lower ? 1 : 0, n] };
+    const call = new FfiCall(target, entry.platform === "cpu" ? "s" : undefined, [], inst.shape, parseAttributeDictionary(backendConfig.trim().startsWith("{") ? backendConfig : "", target), entry.platform);
+    return entry.kernel(call, operands as ArrayShape[], results, limits, maxPerDimension) ?? host;
   } catch (e) {
     // An attribute the registry refuses: it says so when the host step runs.
     if (e instanceof ShapeError) return host;
