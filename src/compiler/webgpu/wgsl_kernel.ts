@@ -91,6 +91,9 @@ export function subgroupCombineExpr(kind: ReducerKind, t: ElementType, x: string
  */
 function subgroupPrologue(lane: string, size: number): string[] {
   return [
+    // Cleared first: workgroup memory's zero-initialization is off where the backend sets up Dawn itself (node_gpu.ts).
+    `  if (u32(${lane}) < ${size / 32}u) { atomicStore(&xk_sg_leaders[u32(${lane})], 0u); }`,
+    `  workgroupBarrier();`,
     `  let xk_sg_first = subgroupBroadcastFirst(u32(${lane}));`,
     `  if (u32(${lane}) == xk_sg_first) { atomicOr(&xk_sg_leaders[xk_sg_first >> 5u], 1u << (xk_sg_first & 31u)); }`,
     `  workgroupBarrier();`,
