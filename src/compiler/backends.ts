@@ -1,10 +1,12 @@
 // The built-in backends: the one table. Adding a backend is adding its folder (a
 // CompilerBackend, backend_contract.ts, which the type checker holds it to) and one
-// line here; `compile`, `compileSync`, clients, the CLI, the check runner and the test
+// line here (and one in backend_modules.ts, which the type checker asks for); `compile`,
+// `compileSync`, clients, the CLI, the check runner and the test
 // runs (tools/test_backends.ts, test/support/backend.ts) all take their names from it.
 // Importing this module registers every entry in the runtime's registry: the package's
-// entry points import it (src/index.ts, the CLI, the check runner, and the device
-// workers' entries src/web_device_worker.ts and src/node_device_worker.ts).
+// entry points import it (src/index.ts, the CLI, the check runner, and the browser's
+// device worker src/web_device_worker.ts; src/node_device_worker.ts imports each backend
+// when a message first names it, through compiler/backend_modules.ts).
 
 import { registerBackends } from "../runtime/backend_registry.js";
 import type { CompilerBackend } from "./backend_contract.js";

@@ -1,6 +1,7 @@
 // Backends by name. The runtime knows no backend of its own: the package's entry points
-// (src/index.ts, the CLI, the device workers' entries src/*_device_worker.ts) import
-// compiler/backends.ts, whose one table registers every built-in backend here. A backend registered at run time with registerBackend is known in the
+// (src/index.ts, the CLI, the browser's device worker src/web_device_worker.ts) import
+// compiler/backends.ts, whose one table registers every built-in backend here; the Node
+// device worker registers the one its host names (compiler/backend_modules.ts). A backend registered at run time with registerBackend is known in the
 // registering thread only; its Backend.deviceModule tells workers which module to
 // import to register its device side there.
 

@@ -15,6 +15,12 @@ import type { Literal } from "../types/literal.js";
 import { SharedCollectives } from "./shared_collectives.js";
 import { appendAll } from "../types/arrays.js";
 
+/** Backends a worker registers when a message first names one: their names, and how one is registered. */
+export interface BuiltInBackends {
+  readonly names: readonly string[];
+  register(name: string): Promise<void>;
+}
+
 export interface DevicePort {
   post(message: DeviceMessage): void;
   onMessage(handler: (message: HostMessage) => void): void;
@@ -22,12 +28,14 @@ export interface DevicePort {
 
 /**
  * Answers the host's messages on `port`. The device backends are `backends` when given,
- * else the registry's (those a load message's `module` registers).
+ * else the registry's (those a load message's `module` registers, or `builtIn` for a
+ * name the registry lacks and it has: the Node device worker's built-in backends,
+ * imported on demand).
  * Messages are handled one after another, each after the previous one has finished
  * (loads and runs may be asynchronous), so a device never interleaves two runs and an
  * unload never overtakes a run posted before it.
  */
-export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[]): void {
+export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[], builtIn?: BuiltInBackends): void {
   const programs = new Map<number, DeviceProgram | Error>();
   // The device's memory (Backend.createMemory), or why it could not be opened.
   let memory: DeviceMemory | Error | undefined;
@@ -36,7 +44,7 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
     switch (message.type) {
       case "load":
         try {
-          const backend = await deviceBackend(message.backend, message.module, backends);
+          const backend = await deviceBackend(message.backend, message.module, backends, builtIn);
           if (memory instanceof Error) throw memory;
           const device = { ...(memory === undefined ? {} : { memory }), ...(message.scratch === undefined ? {} : { scratch: message.scratch }) };
           programs.set(message.programId, await backend.load(message.prepared, device));
@@ -52,7 +60,7 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
       }
       case "memory":
         try {
-          const backend = await deviceBackend(message.backend, message.module, backends);
+          const backend = await deviceBackend(message.backend, message.module, backends, builtIn);
           if (backend.openMemory === undefined) throw new Error(`the ${backend.name} backend's device side cannot open a device memory (it has no openMemory)`);
           memory = await backend.openMemory(message.handle);
         } catch (e) {
@@ -84,16 +92,18 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
 }
 
 /** The device backend named `name`: from `backends` when given, else the registry (importing `module` first when it is not there yet). */
-async function deviceBackend(name: string, module: string | undefined, backends?: readonly DeviceBackend[]): Promise<DeviceBackend> {
+async function deviceBackend(name: string, module: string | undefined, backends?: readonly DeviceBackend[], builtIn?: BuiltInBackends): Promise<DeviceBackend> {
   if (backends !== undefined) {
     const backend = backends.find((b) => b.name === name);
     if (backend === undefined) throw new Error(`no device backend named "${name}" in this worker (it has: ${backends.map((b) => b.name).join(", ")})`);
     return backend;
   }
+  if (findBackend(name) === undefined && builtIn?.names.includes(name)) await builtIn.register(name);
   if (findBackend(name) === undefined && module !== undefined) await import(module);
   const entry = findBackend(name);
   if (entry === undefined) {
-    throw new Error(`no device backend named "${name}" in this worker (it has: ${backendNames().join(", ") || "none"}); ` +
+    const known = [...new Set([...backendNames(), ...(builtIn?.names ?? [])])];
+    throw new Error(`no device backend named "${name}" in this worker (it has: ${known.join(", ") || "none"}); ` +
       "list it in src/compiler/backends.ts or give its Backend a deviceModule");
   }
   return entry.device;

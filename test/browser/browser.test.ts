@@ -22,12 +22,14 @@ import { build } from "vite";
 import { readNpz } from "../../src/index.js";
 import { startStaticServer, type StaticServer } from "../../tools/static_server.js";
 import type { Ink, ModuleRun, ParseFailure, StableHloRun } from "./page.js";
-import { tsBlock } from "../support/docs.js";
+import { filesOf, tsBlock } from "../support/docs.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 /** Launch flags for a container: no sandbox, no GPU, no network chatter or updates. */
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
   "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+/** The same with WebGPU on (SwiftShader's Vulkan where there is no GPU), for the playground's webgpu backend. */
+const WEBGPU_ARGS = [...CHROMIUM_ARGS.filter((a) => a !== "--disable-gpu"), "--enable-unsafe-webgpu", "--enable-features=Vulkan", "--ignore-gpu-blocklist"];
 const SKIP = process.env["XLATS_SKIP_BROWSER_TEST"] === "1";
 
 function executable(path: string): boolean {
@@ -436,6 +438,34 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
         assert.equal((await opened.textContent("#results")) ?? "", "error: the link's program could not be read: the bytes of x.npy are not base64");
       } finally {
         await opened.close();
+      }
+    });
+
+    test("on a browser with WebGPU, the README's sumsq.mlir runs in the playground on the webgpu backend", async () => {
+      // A browser of its own: the others run with the GPU off, as most visitors' pages do.
+      const gpuProfile = mkdtempSync(join(tmpdir(), "xlats-chromium-webgpu-"));
+      const gpuContext = await chromium.launchPersistentContext(gpuProfile, { executablePath: chromiumPath!, args: WEBGPU_ARGS, headless: true });
+      try {
+        const gp = await gpuContext.newPage();
+        gp.on("console", (m) => { if (m.type() === "error") problems.push(`webgpu playground console: ${m.text()}`); });
+        await gp.goto(`${server.url}playground/`);
+        await gp.waitForFunction("document.body.dataset.ready === 'true'", undefined, { timeout: 30_000 });
+        await gp.fill("#source .cm-content", filesOf("README.md")["sumsq.mlir"]!);
+        // Verified: its parameter's field is shown (the example the page opened with had others).
+        await gp.waitForFunction("document.querySelector('label[for=arg0]')?.textContent === '%x: tensor<2x3xf32>'", undefined, { timeout: 10_000 });
+        await gp.fill("#arg0", "dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>");
+        await gp.fill("#devices", "1");
+        // Offered only where the page sees navigator.gpu: a missing option fails here.
+        await gp.selectOption("#backend", "webgpu", { timeout: 5_000 });
+        await gp.click("#run");
+        await gp.waitForFunction("['done', 'failed', 'stopped'].includes(document.getElementById('results').dataset.state)", undefined, { timeout: 60_000 });
+        const text = (await gp.textContent("#results")) ?? "";
+        // Σ_j x²: 1 + 4 + 9 and 16 + 25 + 36.
+        assert.deepEqual(numbers(text.split("\n")[0]!), [14, 77], `${text}\n${problems.join("\n")}`);
+        assert.match(text, /webgpu, 1 device,/);
+      } finally {
+        await gpuContext.close();
+        rmSync(gpuProfile, { recursive: true, force: true });
       }
     });
 

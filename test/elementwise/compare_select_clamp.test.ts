@@ -7,7 +7,7 @@ import {
   tupleShape, XlaBuilder, Literal, type ComparisonDirection, type XlaOp,
 } from "../../src/index.js";
 import { evaluate } from "../support/backend.js";
-import { assertShapeError, assertValues, floats, lit, run } from "./helpers.js";
+import { assertFloats, assertShapeError, assertValues, floats, lit, run } from "./helpers.js";
 
 const T = true;
 const F = false;
@@ -53,6 +53,24 @@ test("compare f64 with FLOAT (IEEE) semantics (conformance compare.mlir)", () =>
   for (const [dir, expected] of cases) {
     assertValues(run((x, y) => compare(x, y, dir, { compareType: "FLOAT" }), floats("f64", LHS), floats("f64", RHS)), expected);
   }
+});
+
+test("compare f32 subnormals: distinct from zero and from each other (a GPU may flush them to zero)", () => {
+  const tiny = { bits: 1 }, negTiny = { bits: 0x80000001 }, largest = { bits: 0x007fffff };
+  const lhs = floats("f32", [tiny, negTiny, tiny, tiny, largest, -0]);
+  const rhs = floats("f32", [0, -0, negTiny, largest, { bits: 0x00800000 }, negTiny]);
+  const cases: [ComparisonDirection, boolean[]][] = [
+    ["EQ", [F, F, F, F, F, F]],
+    ["NE", [T, T, T, T, T, T]],
+    ["LT", [F, T, F, T, T, F]],
+    ["LE", [F, T, F, T, T, F]],
+    ["GT", [T, F, T, F, F, T]],
+    ["GE", [T, F, T, F, F, T]],
+  ];
+  for (const [dir, expected] of cases) assertValues(run((x, y) => compare(x, y, dir), lhs, rhs), expected);
+  // select on the compare: the smaller of each pair (y where they are equal), the zeros' signs kept.
+  const t = 2 ** -149;
+  assertFloats(run((x, y) => select(lt(x, y), x, y), lhs, rhs), [0, -t, -t, t, (2 ** 23 - 1) * t, -t]);
 });
 
 test("compare with TOTALORDER: -NaN < -inf < ... < -0 < +0 < ... < inf < +NaN (seed 000)", () => {

@@ -37,6 +37,10 @@ test("round: ties away from zero vs ties to even (conformance round_nearest_*.ml
   assertFloats(un(roundNearestAfz, "f64", edge), [-0, -0, 0, -2, 4, 2 ** 52 + 1, Infinity, NaN]);
   assertFloats(un(roundNearestEven, "f64", edge), [-0, -0, 0, -2, 4, 2 ** 52 + 1, Infinity, NaN]);
   assertFloats(un(roundNearestEven, "bf16", [0.5, 1.5, -0.5]), [0, 2, -0]);
+  // f32 below 1 in magnitude, subnormals among them (which a GPU may flush to zero): zeros keep the sign.
+  const small = [{ bits: 0x80000001 }, { bits: 1 }, { bits: 0x007fffff }, 0.5, -0.5, 0.4999999701976776, -0.75, -1.5];
+  assertFloats(run((x) => roundNearestEven(x), floats("f32", small)), [-0, 0, 0, 0, -0, 0, -1, -2]);
+  assertFloats(run((x) => roundNearestAfz(x), floats("f32", small)), [-0, 0, 0, 1, -1, 0, -1, -2]);
   assertFloats(un(roundNearestAfz, "f8e4m3fn", [0.5, 1.5, -2.5]), [1, 2, -3]);
 });
 
@@ -101,6 +105,7 @@ test("abs, neg, sign on integers and floats (conformance abs/negate/sign.mlir)",
   assertValues(un(sign, "s8", [-128, 0, 127]), [-1, 0, 1]);
   assertFloats(un(sign, "f64", [NaN, -1, -0, 0, 1, -Infinity, 1e-320]), [NaN, -1, -0, 0, 1, -1, 1]);
   assertFloats(un(sign, "f16", [-0, -3]), [-0, -1]);
+  assertFloats(run((x) => sign(x), floats("f32", [{ bits: 1 }, { bits: 0x80000001 }, -0])), [1, -1, -0]);
   assertShapeError(() => un(sign, "u8", [1]), /sign: operand: element type must be signed integer, floating-point or complex/);
   assertShapeError(() => un(neg, "pred", [true]), /negate/);
 });

@@ -185,21 +185,23 @@ function stockhamPass(g: PassGeometry, limits: GpuLimits, maxPerDimension: numbe
   const size = Math.max(1, Math.min(half, largest));
   const per = Math.ceil(half / size);
   const workgroups = grid(g.lines, maxPerDimension);
-  const stages: string[] = [];
-  for (let s = 1; s < g.n; s *= 2) {
-    stages.push(
-      `  for (var t = 0u; t < ${u(per)}; t = t + 1u) {`,
-      `    let j = lid.x + t * ${u(size)};`,
-      `    if (j < ${u(half)}) { a[t] = xk_line[j]; b[t] = xk_cmul(xk_line[j + ${u(half)}], xk_tw((j % ${u(s)}) * ${u(g.n / (2 * s))})); }`,
-      `  }`,
-      `  workgroupBarrier();`,
-      `  for (var t = 0u; t < ${u(per)}; t = t + 1u) {`,
-      `    let j = lid.x + t * ${u(size)};`,
-      `    if (j < ${u(half)}) { let o = (j / ${u(s)}) * ${u(2 * s)} + j % ${u(s)}; xk_line[o] = a[t] + b[t]; xk_line[o + ${u(s)}] = a[t] - b[t]; }`,
-      `  }`,
-      `  workgroupBarrier();`,
-    );
-  }
+  // The stages as a loop over the half-span's exponent (not unrolled: a software driver
+  // such as SwiftShader compiles each unrolled stage again, seconds for n = 4096).
+  const stages = [
+    `  for (var e = 0u; e < ${u(Math.log2(g.n))}; e = e + 1u) {`,
+    `    let s = 1u << e;`,
+    `    for (var t = 0u; t < ${u(per)}; t = t + 1u) {`,
+    `      let j = lid.x + t * ${u(size)};`,
+    `      if (j < ${u(half)}) { a[t] = xk_line[j]; b[t] = xk_cmul(xk_line[j + ${u(half)}], xk_tw((j & (s - 1u)) * (${u(half)} >> e))); }`,
+    `    }`,
+    `    workgroupBarrier();`,
+    `    for (var t = 0u; t < ${u(per)}; t = t + 1u) {`,
+    `      let j = lid.x + t * ${u(size)};`,
+    `      if (j < ${u(half)}) { let o = ((j >> e) << (e + 1u)) + (j & (s - 1u)); xk_line[o] = a[t] + b[t]; xk_line[o + s] = a[t] - b[t]; }`,
+    `    }`,
+    `    workgroupBarrier();`,
+    `  }`,
+  ];
   const source = [
     ...header, lineReader(g), lineWriter(g), COMPLEX_HELPERS,
     `var<workgroup> xk_line: array<vec2<f32>, ${g.n}>;`,

@@ -33,6 +33,16 @@ export function prepareDawnEnvironment(): void {
   if (process.env["VK_ICD_FILENAMES"] === undefined && existsSync(SWIFTSHADER_ICD)) process.env["VK_ICD_FILENAMES"] = SWIFTSHADER_ICD;
 }
 
+/**
+ * Dawn's zero-initialization of workgroup memory, off: every kernel of the backend writes
+ * its workgroup variables before reading them (the subgroup reductions' leader bits are
+ * cleared explicitly, wgsl_kernel.ts), so it would only cost time, and on SwiftShader a
+ * great deal: it compiles as a store per element, 16 CPU-s for the 32 KB line of an
+ * FFT of 4096 (41 ms without), seconds for a GEMM's tiles (2026-11-30). A browser's
+ * pages cannot turn it off: there the same kernels run with it.
+ */
+const DAWN_NO_WORKGROUP_INIT = "enable-dawn-features=disable_workgroup_init";
+
 /** Dawn's GPU entry point, or why there is none. */
 export async function nodeGpu(): Promise<Gpu | string> {
   prepareDawnEnvironment();
@@ -46,5 +56,5 @@ export async function nodeGpu(): Promise<Gpu | string> {
   }
   // Dawn's constants (GPUBufferUsage, ...) as a browser has them; the backend itself uses its own (gpu_types.ts).
   for (const [k, v] of Object.entries(dawn.globals)) if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
-  return dawn.create([]);
+  return dawn.create([DAWN_NO_WORKGROUP_INIT]);
 }

@@ -51,18 +51,17 @@ export const COMBINE_OP: Readonly<Record<ReducerKind, string>> = { add: "add", m
 /**
  * f32 max and min over a subgroup as XLA's (NaN wins, -0 below +0): WGSL's subgroupMax
  * and subgroupMin follow the platform (SwiftShader's drop NaNs), so they run on the
- * value's bits mapped to integers in the float order (sign-magnitude to two's
- * complement: -0 just below +0), NaN decided apart by subgroupAny.
+ * value's bits mapped to integers in the float order (wgsl_values.ts xk_order), NaN
+ * decided apart by subgroupAny.
  */
-const SUBGROUP_FLOAT_HELPERS = String.raw`fn xk_sg_key(x: i32) -> i32 { return select(x, x ^ 0x7fffffff, x < 0); }
-fn xk_sg_maxf(x: f32) -> f32 {
+const SUBGROUP_FLOAT_HELPERS = String.raw`fn xk_sg_maxf(x: f32) -> f32 {
   let nan = subgroupAny(xk_isnan(x));
-  let m = bitcast<f32>(xk_sg_key(subgroupMax(xk_sg_key(bitcast<i32>(x)))));
+  let m = bitcast<f32>(xk_order(subgroupMax(xk_order(bitcast<i32>(x)))));
   return select(m, xk_f(0x7fc00000u), nan);
 }
 fn xk_sg_minf(x: f32) -> f32 {
   let nan = subgroupAny(xk_isnan(x));
-  let m = bitcast<f32>(xk_sg_key(subgroupMin(xk_sg_key(bitcast<i32>(x)))));
+  let m = bitcast<f32>(xk_order(subgroupMin(xk_order(bitcast<i32>(x)))));
   return select(m, xk_f(0x7fc00000u), nan);
 }`;
 
@@ -92,6 +91,9 @@ export function subgroupCombineExpr(kind: ReducerKind, t: ElementType, x: string
  */
 function subgroupPrologue(lane: string, size: number): string[] {
   return [
+    // Cleared first: workgroup memory's zero-initialization is off where the backend sets up Dawn itself (node_gpu.ts).
+    `  if (u32(${lane}) < ${size / 32}u) { atomicStore(&xk_sg_leaders[u32(${lane})], 0u); }`,
+    `  workgroupBarrier();`,
     `  let xk_sg_first = subgroupBroadcastFirst(u32(${lane}));`,
     `  if (u32(${lane}) == xk_sg_first) { atomicOr(&xk_sg_leaders[xk_sg_first >> 5u], 1u << (xk_sg_first & 31u)); }`,
     `  workgroupBarrier();`,

@@ -19,10 +19,13 @@
 // the 8-, 6- and 4-bit floats' converts and arithmetic (DeclinedError): their ops run
 // on the host.
 //
-// WGSL leaves NaN and infinity behaviour to the implementation, so every test that
-// XLA's semantics hang on is written on bit patterns: NaN, finiteness, absolute value,
-// negation, the NaN-propagating maximum and minimum with -0 below +0, the NaN → 0 and
-// saturating float → integer conversions.
+// WGSL leaves NaN and infinity behaviour to the implementation, and lets it flush f32
+// subnormals to zero in any float operation (SwiftShader does, compares included), so
+// every test that XLA's semantics hang on is written on bit patterns: NaN, finiteness,
+// absolute value, negation, compares, the NaN-propagating maximum and minimum with -0
+// below +0, ceil, floor and the roundings of |x| < 1, the NaN → 0 and saturating
+// float → integer conversions. Arithmetic (+, -, ×, ÷, sqrt, the math functions) is
+// WGSL's and may flush: a subnormal operand or result may be 0 there.
 
 import { bitWidth, ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import { encodeFloatBits } from "../../types/float_codec.js";
@@ -61,6 +64,18 @@ const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
     hostArithmetic: "bf16 arithmetic runs on the host: bf16 subnormals are f32 subnormals, which WGSL lets an implementation flush to zero (SwiftShader does)",
   },
 };
+
+/** A float's bits as compares read them: its pattern (u32) from the held value, and the masks of its fields. */
+interface FloatFields {
+  readonly pattern: (held: string) => string;
+  readonly sign: string;
+  readonly magnitude: string;
+  /** The magnitude of infinity: above it, NaN. */
+  readonly infinity: string;
+}
+
+const F32_FIELDS: FloatFields = { pattern: (x) => `bitcast<u32>(${x})`, sign: "0x80000000u", magnitude: "0x7fffffffu", infinity: "0x7f800000u" };
+const halfFields = (half: Half): FloatFields => ({ pattern: (x) => x, sign: "0x8000u", magnitude: "0x7fffu", infinity: half.infinity });
 
 /** The half of type t whose arithmetic is computed here (in f32), or undefined; a narrow float computed elsewhere declines, saying why. */
 function computedHalf(t: NodeType, op: string): Half | undefined {
@@ -250,24 +265,24 @@ export class WgslValues extends TextValueEmitter {
     const attr = n.attr as string;
     const dir = attr.slice(0, 2);
     const op = COMPARE_OPERATOR[dir]!;
-    if (half !== undefined) {
-      // On the bits (no f32 compare, which may flush a bf16 subnormal to zero): sign and
-      // magnitude as an integer key, -0 and +0 one key (IEEE) or -0 below +0 and the NaNs
-      // outermost (total order, legalize.ts TOTAL_ORDER_KEPT).
-      const total = attr.endsWith(TOTAL);
-      const key = (x: string): string => `select(i32(${x} & 0x7fffu), ${total ? "-1 - " : "-"}i32(${x} & 0x7fffu), (${x} & 0x8000u) != 0u)`;
+    const float = at === "f32" ? F32_FIELDS : half !== undefined ? halfFields(half) : undefined;
+    if (float === undefined) {
       const [x, y] = [this.v(a), this.v(b)];
-      const holds = `${key(x)} ${dir === "NE" ? "==" : op} ${key(y)}`;
-      if (total) return `select(0u, 1u, ${holds})`;
-      const ordered = `(${x} & 0x7fffu) <= ${half.infinity} && (${y} & 0x7fffu) <= ${half.infinity}`;
-      // NE is true for a NaN, every other direction false.
-      return dir === "NE" ? `select(1u, 0u, ${ordered} && ${holds})` : `select(0u, 1u, ${ordered} && ${holds})`;
+      return `select(0u, 1u, ${x} ${op} ${y})`;
     }
-    if (attr.endsWith(TOTAL)) return decline(`a total-order compare of ${at}`);
-    const [x, y] = [this.v(a), this.v(b)];
-    // NE is true for a NaN: written as not-equal, whatever the implementation makes of NaN in !=.
-    if (dir === "NE") return `select(1u, 0u, ${x} == ${y})`;
-    return `select(0u, 1u, ${x} ${op} ${y})`;
+    // Floats on their bits, no float compare: WGSL lets an implementation flush a
+    // subnormal operand to zero (SwiftShader does: 2^-149 == 0 held). Sign and magnitude
+    // as an integer key, -0 and +0 one key (IEEE) or -0 below +0 and the NaNs outermost
+    // (total order, legalize.ts TOTAL_ORDER_KEPT; f32's is written as integer compares there).
+    const total = attr.endsWith(TOTAL);
+    const [x, y] = [float.pattern(this.v(a)), float.pattern(this.v(b))];
+    const magnitude = (p: string): string => `(${p} & ${float.magnitude})`;
+    const key = (p: string): string => `select(i32${magnitude(p)}, ${total ? "-1 - " : "-"}i32${magnitude(p)}, (${p} & ${float.sign}) != 0u)`;
+    const holds = `${key(x)} ${dir === "NE" ? "==" : op} ${key(y)}`;
+    if (total) return `select(0u, 1u, ${holds})`;
+    const ordered = `${magnitude(x)} <= ${float.infinity} && ${magnitude(y)} <= ${float.infinity}`;
+    // NE is true for a NaN, every other direction false.
+    return dir === "NE" ? `select(1u, 0u, ${ordered} && ${holds})` : `select(0u, 1u, ${ordered} && ${holds})`;
   }
 
   /** Unary op n on x, an expression of type t. */
@@ -280,7 +295,7 @@ export class WgslValues extends TextValueEmitter {
         case "neg": return `bitcast<f32>(bitcast<u32>(${x}) ^ 0x80000000u)`;
         case "ceil": return `xk_ceil(${x})`;
         case "floor": return `xk_floor(${x})`;
-        case "roundEven": return `round(${x})`;
+        case "roundEven": return `xk_round_even(${x})`;
         case "roundAfz": return `xk_round_afz(${x})`;
         case "sqrt": return `sqrt(${x})`;
         case "rsqrt": return `(1.0 / sqrt(${x}))`;
@@ -397,40 +412,48 @@ fn xk_f16_bits(x: f32, keep_nan_sign: bool) -> u32 {
 /**
  * Helpers every kernel may call (WGSL drops the unused ones): f32 from bits, through a
  * zero the kernel reads at run time into xk_opaque (wgsl_math.ts says why); the NaN
- * test, XLA's maximum and minimum, ceil and floor of subnormals and rounding half away
- * from zero on bits; float ↔ integer conversions with XLA's rules; f16 and bf16 to f32
+ * test, XLA's maximum and minimum, and ceil, floor and the roundings of |x| < 1, on
+ * bits; float ↔ integer conversions with XLA's rules; f16 and bf16 to f32
  * and back (HALF), on bits. (Sign and f32's total-order compares never get here:
  * kernel/legalize.ts writes them as primitives.)
  */
 export const WGSL_HELPERS = String.raw`var<private> xk_opaque: u32;
 fn xk_f(b: u32) -> f32 { return bitcast<f32>(b ^ xk_opaque); }
 fn xk_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+// WGSL lets an implementation flush a subnormal operand of any float operation to zero
+// (SwiftShader does, compares included): XLA's maximum and minimum, and ceil, floor and
+// the roundings where |x| < 1, are decided on bits, no float operation on the value.
+// xk_order: an f32's pattern (as i32) to a key ordered as the floats, -0 just below +0
+// (NaNs aside): sign-magnitude to two's complement, its own inverse.
+fn xk_order(b: i32) -> i32 { return select(b, b ^ 0x7fffffff, b < 0); }
 fn xk_maxf(a: f32, b: f32) -> f32 {
   if (xk_isnan(a) || xk_isnan(b)) { return xk_f(0x7fc00000u); }
-  if (a == b) { return bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b)); }
-  return select(b, a, a > b);
+  return select(b, a, xk_order(bitcast<i32>(a)) > xk_order(bitcast<i32>(b)));
 }
 fn xk_minf(a: f32, b: f32) -> f32 {
   if (xk_isnan(a) || xk_isnan(b)) { return xk_f(0x7fc00000u); }
-  if (a == b) { return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b)); }
-  return select(b, a, a < b);
+  return select(b, a, xk_order(bitcast<i32>(a)) < xk_order(bitcast<i32>(b)));
 }
-fn xk_subnormal(x: f32) -> bool {
-  let b = bitcast<u32>(x);
-  return (b & 0x7f800000u) == 0u && (b & 0x007fffffu) != 0u;
-}
-fn xk_negative(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) != 0u; }
-// WGSL lets an implementation flush a subnormal to zero before ceil or floor (SwiftShader
-// does), which would give 0 where XLA gives 1 (ceil) or -1 (floor): decided on bits.
+// x's sign on the given magnitude's pattern (0x3f800000u: ±1, 0u: ±0).
+fn xk_signed(x: f32, magnitude: u32) -> f32 { return bitcast<f32>((bitcast<u32>(x) & 0x80000000u) | magnitude); }
+// Of a nonzero |x| < 1: 1 or -0 (ceil), 0 or -1 (floor).
 fn xk_ceil(x: f32) -> f32 {
-  if (xk_subnormal(x)) { return select(xk_f(0x3f800000u), xk_f(0x80000000u), xk_negative(x)); }
-  return ceil(x);
+  let m = bitcast<u32>(x) & 0x7fffffffu;
+  if (m == 0u || m >= 0x3f800000u) { return ceil(x); }
+  return xk_signed(x, select(0x3f800000u, 0u, (bitcast<u32>(x) >> 31u) != 0u));
 }
 fn xk_floor(x: f32) -> f32 {
-  if (xk_subnormal(x)) { return select(xk_f(0u), xk_f(0xbf800000u), xk_negative(x)); }
-  return floor(x);
+  let m = bitcast<u32>(x) & 0x7fffffffu;
+  if (m == 0u || m >= 0x3f800000u) { return floor(x); }
+  return xk_signed(x, select(0u, 0x3f800000u, (bitcast<u32>(x) >> 31u) != 0u));
+}
+// Of |x| <= 1/2 (ties to even) or < 1/2 (ties away): x's signed zero.
+fn xk_round_even(x: f32) -> f32 {
+  if ((bitcast<u32>(x) & 0x7fffffffu) <= 0x3f000000u) { return xk_signed(x, 0u); }
+  return round(x);
 }
 fn xk_round_afz(x: f32) -> f32 {
+  if ((bitcast<u32>(x) & 0x7fffffffu) < 0x3f000000u) { return xk_signed(x, 0u); }
   let t = trunc(x);
   let away = select(t, t + sign(x), abs(x - t) >= 0.5);
   return select(away, x, xk_isnan(x));

@@ -1,13 +1,14 @@
 // A WebGPU device for the GEMM and convolution kernel tests: Dawn through the `webgpu`
-// npm package, on SwiftShader here (VK_ICD_FILENAMES points at Chromium's ICD unless
-// set). Runs one GpuKernel on host arrays and reads its output back; times it.
+// npm package as the backend sets it up (node_gpu.ts), on SwiftShader here
+// (VK_ICD_FILENAMES points at Chromium's ICD unless set). Runs one GpuKernel on host
+// arrays and reads its output back; times it.
 // acquireDevice returns a reason string instead of a device when the package, an ICD or
 // an adapter is missing, for the tests to skip with.
 
-import { existsSync } from "node:fs";
 import type { GpuKernel, GpuLimits } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
-
-const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
+import { nodeGpu } from "../../../src/compiler/webgpu/node_gpu.js";
+// The package's declarations of WebGPU's types (GPUDevice, GPUBufferUsage...), which this file uses as globals.
+import type {} from "webgpu";
 
 export interface TestDevice {
   /** Dawn's instance: held for the device's lifetime (Dawn crashes when it is collected while the device works). */
@@ -21,20 +22,12 @@ export interface TestDevice {
 }
 
 export async function acquireDevice(): Promise<TestDevice | string> {
-  if (process.env.VK_ICD_FILENAMES === undefined) {
-    if (!existsSync(SWIFTSHADER_ICD)) return `no Vulkan ICD: VK_ICD_FILENAMES is unset and ${SWIFTSHADER_ICD} is absent (Debian's chromium package installs it)`;
-    process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
-  }
-  let webgpu: typeof import("webgpu");
-  try {
-    webgpu = await import("webgpu");
-  } catch {
-    return "the optional `webgpu` npm package (Dawn's Node binding) is not installed";
-  }
-  Object.assign(globalThis, webgpu.globals);
-  const gpu = webgpu.create([]);
+  // The backend's own Dawn set-up (its environment and device toggles: node_gpu.ts).
+  const made = await nodeGpu();
+  if (typeof made === "string") return made;
+  const gpu = made as unknown as GPU;
   const adapter = await gpu.requestAdapter();
-  if (adapter === null) return "the webgpu package found no adapter (is libvulkan1 installed?)";
+  if (adapter === null) return "the webgpu package found no adapter (is libvulkan1 installed? without a GPU, SwiftShader's ICD too)";
   const l = adapter.limits;
   const device = await adapter.requestDevice({
     requiredLimits: {
