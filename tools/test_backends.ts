@@ -7,8 +7,8 @@
 // A backend that compiles only asynchronously (webgpu) runs the suites through a worker
 // the tests wait on (tools/sync_backend.ts). Without a GPU it runs on SwiftShader, where
 // every pipeline compiles in software: `npm test` reruns there the folders of
-// ASYNC_DEFAULT_TESTS, all but readme_examples (whose deadline example hangs on webgpu);
-// all of them run when it is named (npm run test:webgpu).
+// ASYNC_DEFAULT_TESTS, every op-test folder; the differential test runs when it is named
+// (npm run test:webgpu).
 
 import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
@@ -25,12 +25,11 @@ const OP_TESTS = [
 
 /**
  * What an asynchronous backend reruns in `npm test` (the rest by name): every op-test
- * folder but readme_examples, whose docs/limits.md example (a while loop that never ends,
- * stopped by its deadline) hangs on webgpu until the test's 120 s timeout (2026-11-30);
- * the differential test compares a synchronous backend with the interpreter (webgpu's
- * random programs are in test/compiler/webgpu/). Times: docs/backends.md, "Testing a backend".
+ * folder; the differential test compares a synchronous backend with the interpreter
+ * (webgpu's random programs are in test/compiler/webgpu/). Times: docs/backends.md,
+ * "Testing a backend".
  */
-const ASYNC_DEFAULT_TESTS = OP_TESTS.filter((t) => t !== "dist/test/readme_examples.test.js" && t !== "dist/test/compiler/differential.test.js");
+const ASYNC_DEFAULT_TESTS = OP_TESTS.filter((t) => t !== "dist/test/compiler/differential.test.js");
 
 const asked = process.argv.slice(2);
 for (const name of asked) {

@@ -27,7 +27,7 @@ import type { Opcode } from "../../ir/opcodes.js";
 import { createEvalContext, type EvaluateOptions } from "../../interpreter/evaluate.js";
 import type { Kernel } from "../../interpreter/context.js";
 import { KERNELS } from "../../interpreter/kernels/index.js";
-import { CompileError, ExecutionError } from "../../types/errors.js";
+import { CompileError, DeadlineError, ExecutionError } from "../../types/errors.js";
 import { Literal, storageView } from "../../types/literal.js";
 import { byteSize, shapesEqual, shapeToString, storageElementCount, withDefaultLayout, type ArrayShape, type Shape } from "../../types/shape.js";
 import type { Location } from "../buffers/assignment.js";
@@ -362,6 +362,10 @@ export class WebGpuExecutable {
         case "output": return outputs[l.index]!;
       }
     };
+    // Every loop iteration's condition and body are encoded through here, the GPU-driven
+    // loops' too (a batch at a time): a runaway loop stops at its deadline, as on the CPUs.
+    const deadline = run.options.deadline;
+    if (deadline !== undefined && Date.now() > deadline) throw new DeadlineError(`${this.program.module.name}: the run passed its deadline`);
     for (const step of list.steps) {
       if (gate !== undefined && step.kind !== "kernel" && step.kind !== "copy") {
         throw new ExecutionError(`${this.program.module.name}: ${step.name} (${step.kind}) in a GPU-driven loop (a bug of gpu_loop.ts's plan)`);

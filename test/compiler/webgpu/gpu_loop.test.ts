@@ -18,6 +18,7 @@ import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { Literal } from "../../../src/types/literal.js";
+import { DeadlineError } from "../../../src/types/errors.js";
 import { parseHlo } from "../../../src/text/hlo/index.js";
 import type { HloModule } from "../../../src/ir/computation.js";
 import { firstDifference } from "../literal_compare.js";
@@ -220,6 +221,23 @@ ENTRY main {
   ROOT w = (s32[], f32[10]) while(t), condition=outer_cond, body=outer_body
 }
 `;
+
+test("a runaway loop stops at the run's deadline with a DeadlineError, GPU-driven and host-driven alike", { skip, timeout: 60_000 }, async () => {
+  const module = parseHlo(COUNTED);
+  const exes = await compileBoth(module);
+  try {
+    // 2^31 - 1 trips: far more than 150 ms holds on any device.
+    const args = [Literal.scalar("s32", 2147483647), Literal.fromValues("f32", [10], C)];
+    for (const exe of [exes.gpu, exes.host]) {
+      const started = Date.now();
+      await assert.rejects(exe.run(args, { deadline: started + 150 }), (e) => e instanceof DeadlineError && /passed its deadline/.test(e.message));
+      assert.ok(Date.now() - started < 20_000, "stopped soon after its deadline");
+    }
+  } finally {
+    exes.gpu.delete();
+    exes.host.delete();
+  }
+});
 
 test("nested loops: the outer (a loop in its body) reads its pred each iteration, the inner runs GPU-driven each time", { skip }, async () => {
   const module = parseHlo(NESTED);
