@@ -15,52 +15,19 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { compile } from "../../../src/compiler/index.js";
+import { randoms, runOnGpu } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { luBackwardBound, qrBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
-import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { parseStableHlo } from "../../../src/index.js";
-import type { Computation } from "../../../src/ir/computation.js";
 import { Literal } from "../../../src/types/literal.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
-/** A deterministic stream in [-1, 1). */
-function randoms(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 31 - 1;
-  };
-}
 
-/** Runs `c` on the GPU (no host step allowed) and on the interpreter; the result leaves' values of both. */
-async function run(c: Computation, args: readonly Literal[]): Promise<{ got: number[][]; want: number[][]; dump: string }> {
-  const exe = await compile(c, { backend: "webgpu" });
-  try {
-    const dump = exe.dump();
-    assert.deepEqual(exe.stats.interpreted, [], dump);
-    const got = (await exe.run(args)).arrayLeaves().map((l) => l.values() as number[]);
-    const want = evaluate(c, args).arrayLeaves().map((l) => l.values() as number[]);
-    return { got, want, dump };
-  } finally {
-    exe.delete();
-  }
-}
 
-/** As `run`, host steps allowed. */
-async function runWithHost(c: Computation, args: readonly Literal[]): Promise<{ got: number[][]; want: number[][]; dump: string }> {
-  const exe = await compile(c, { backend: "webgpu" });
-  try {
-    const got = (await exe.run(args)).arrayLeaves().map((l) => l.values() as number[]);
-    return { got, want: evaluate(c, args).arrayLeaves().map((l) => l.values() as number[]), dump: exe.dump() };
-  } finally {
-    exe.delete();
-  }
-}
 
 const tensor = (dims: readonly number[], t = "f32"): string => `tensor<${dims.join("x")}x${t}>`;
 
@@ -145,7 +112,7 @@ ${calls.map((c) => c.text).join("\n")}
   // Pivots (0-based) with ones out of range, negative included, which swap nothing.
   const pivots = [5, 1, 7, 0, -1, 3, 2, 2, 2, 9, 0, 1, 0, 1, 2, 3, 4, 5];
   const args = [...values.map((v, p) => Literal.fromValues("f32", params[p]!, v)), Literal.fromValues("f32", singular, singularValues), Literal.fromValues("s32", pivotDims, pivots)];
-  const { got, want, dump } = await run(program, args);
+  const { got, want, dump } = await runOnGpu(program, args);
   assert.match(dump, /2 kernel\(s\), 0 host step/);
   cases.forEach(({ dims, decided }, p) => {
     const [batch, m, n] = dims as [number, number, number];
@@ -224,7 +191,7 @@ ${lines.join("\n")}
   // The last pair: a first column already reduced (tau 0: the reflector is skipped) under a negative α; a zero α over x ≠ 0 (β = -‖x‖, tau = 1), then zero columns.
   values[5] = [-3, 1, 0, 2, 0, 2, 1, 0, 0, -1, 0, 1, 0, 0.5, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
   const cArgs = products.map(({ p, left }, e) => Literal.fromValues("f32", left ? [2, cases[p]![1]!, 4] : [2, 4, cases[p]![1]!], cValues[e]!));
-  const { got, want, dump } = await run(program, [...values.map((v, p) => Literal.fromValues("f32", cases[p]!, v)), ...cArgs]);
+  const { got, want, dump } = await runOnGpu(program, [...values.map((v, p) => Literal.fromValues("f32", cases[p]!, v)), ...cArgs]);
   assert.match(dump, /3 kernel\(s\), 0 host step/);
   const reflectors = new Map<number, { r: number[]; tau: number[] }>();
   let at = 0;
@@ -322,7 +289,7 @@ test("a host step without GPU operands writes its results after the kernels befo
   %6 = stablehlo.select %4, %5, %0#0 : tensor<4x4xi1>, tensor<4x4xf32>
   return %1, %6 : tensor<4xf32>, tensor<4x4xf32>
 }`).entry;
-  const { got, want, dump } = await runWithHost(program, [Literal.fromValues("f32", [4, 4], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 2, -1, 0, 1])]);
+  const { got, want, dump } = await runOnGpu(program, [Literal.fromValues("f32", [4, 4], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 2, -1, 0, 1])], true);
   assert.match(dump, /host /);
   got.forEach((g, k) => g.forEach((v, e) => assert.ok(Math.abs(v - want[k]![e]!) <= 1e-5 * 32, `result ${k} element ${e}: ${v}, the interpreter's ${want[k]![e]}`)));
 });

@@ -12,44 +12,21 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { compile } from "../../../src/compiler/index.js";
+import { randoms, runOnGpu } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { choleskyBackwardBound, triangularSolveBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
-import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { XlaBuilder, parameter, cholesky, parseStableHlo, triangularSolve, tuple } from "../../../src/index.js";
-import type { Computation } from "../../../src/ir/computation.js";
 import { Literal } from "../../../src/types/literal.js";
 import { arrayShape } from "../../../src/types/shape.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
-/** A deterministic stream in [-1, 1). */
-function randoms(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 31 - 1;
-  };
-}
 
 const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
 
-/** Runs `c` on the GPU (no host step allowed) and on the interpreter; the result leaves' values of both. */
-async function run(c: Computation, args: readonly Literal[]): Promise<{ got: number[][]; want: number[][]; dump: string }> {
-  const exe = await compile(c, { backend: "webgpu" });
-  try {
-    const dump = exe.dump();
-    assert.deepEqual(exe.stats.interpreted, [], dump);
-    const got = (await exe.run(args)).arrayLeaves().map((l) => l.values() as number[]);
-    const want = evaluate(c, args).arrayLeaves().map((l) => l.values() as number[]);
-    return { got, want, dump };
-  } finally {
-    exe.delete();
-  }
-}
 
 // ---- Cholesky
 
@@ -129,7 +106,7 @@ test("Cholesky, lower and upper: within the stated bounds of the float64 factor,
     const shape = arrayShape("f32", dims);
     const c = b.build(tuple(b, [cholesky(parameter(b, 0, shape, "lo"), true), cholesky(parameter(b, 1, shape, "up"), false)]));
     const lo = spdBatch(batch, n, true, seed), up = spdBatch(batch, n, false, seed + 100);
-    const { got, want, dump } = await run(c, [Literal.fromValues("f32", dims, lo.values), Literal.fromValues("f32", dims, up.values)]);
+    const { got, want, dump } = await runOnGpu(c, [Literal.fromValues("f32", dims, lo.values), Literal.fromValues("f32", dims, up.values)]);
     // One pipeline for both triangles: the triangle is the step's parameter.
     assert.match(dump, /1 kernel\(s\), 0 host step/);
     const what = `cholesky ${dims.join("x")}`;
@@ -145,7 +122,7 @@ test("Cholesky of a batch with a matrix that is not positive definite (a negativ
   const good = spdBatch(1, n, true, 7).values;
   // diag(1, -1, 1): the second pivot is negative; a NaN below the diagonal makes the second pivot NaN.
   for (const bad of [[1, 0, 0, 0, -1, 0, 0, 0, 1], [4, 0, 0, NaN, 4, 0, 0, 0, 4]]) {
-    const { got, want } = await run(c, [Literal.fromValues("f32", [2, n, n], [...good, ...bad])]);
+    const { got, want } = await runOnGpu(c, [Literal.fromValues("f32", [2, n, n], [...good, ...bad])]);
     assert.ok(want[0]!.slice(9).every(Number.isNaN));
     assert.ok(got[0]!.slice(9).every(Number.isNaN), String(got[0]!.slice(9)));
     assert.ok(got[0]!.slice(0, 9).every(Number.isFinite) && want[0]!.slice(0, 9).every(Number.isFinite));
@@ -247,7 +224,7 @@ async function checkSolves(aDims: readonly number[], bDims: readonly number[], f
   const which = (f: Flags): number => kinds.findIndex(([lower, unit]) => lower === f.lower && unit === f.unitDiagonal);
   const c = builder.build(tuple(builder, flags.map((f) => triangularSolve(aParams[which(f)]!, bParam, f.leftSide, f.lower, f.unitDiagonal, f.transposeA))));
   const args = [...as.map((v) => Literal.fromValues("f32", aDims, v)), Literal.fromValues("f32", bDims, bValues)];
-  const { got, want, dump } = await run(c, args);
+  const { got, want, dump } = await runOnGpu(c, args);
   let worst = 0, residual = 0;
   flags.forEach((f, k) => {
     const r = checkSolve(as[which(f)]!, bValues, got[k]!, want[k]!, batch, n, rows, cols, f, `${bDims.join("x")} ${flagText(f)}`);
@@ -313,7 +290,7 @@ test("LAPACK's ?potrf and ?trsm custom calls (jaxlib's lapack_spotrf_ffi, lapack
   const t = Literal.fromValues("f32", [2, 4, 4], triangularBatch(2, 4, false, false, 62).map((v) => (Number.isNaN(v) ? 7 : v)));
   const r = randoms(63);
   const b = Literal.fromValues("f32", [2, 4, 3], Array.from({ length: 24 }, () => Math.fround(r())));
-  const { got, want, dump } = await run(program, [a, t, b]);
+  const { got, want, dump } = await runOnGpu(program, [a, t, b]);
   assert.match(dump, /\?potrf of 3 f32 matrix\(es\)/);
   assert.match(dump, /triangular solve of f32 systems/);
   assert.deepEqual(got[1], [0, 0, 4]);
