@@ -33,11 +33,11 @@ import { byteSize, shapesEqual, shapeToString, storageElementCount, withDefaultL
 import type { Location } from "../buffers/assignment.js";
 import { dumpText } from "../dump_text.js";
 import {
-  BUFFER_USAGE, MAP_READ, SHADER_STAGE_COMPUTE, type GpuBindGroup, type GpuBindGroupLayout, type GpuBuffer, type GpuCommandEncoder, type GpuComputePass, type GpuComputePipeline, type GpuDevice,
+  BUFFER_USAGE, SHADER_STAGE_COMPUTE, type GpuBindGroup, type GpuBindGroupLayout, type GpuBuffer, type GpuCommandEncoder, type GpuComputePass, type GpuComputePipeline, type GpuDevice,
   type GpuPipelineLayout,
 } from "./gpu_types.js";
 import type { GpuContext } from "./adapter.js";
-import { GpuMemory } from "./memory.js";
+import { GpuMemory, readGpuBuffer } from "./memory.js";
 import type { GpuProgram, GpuStep, GpuStepList } from "./program.js";
 import { allSteps, describeControlFlow, nestedLists, runControlFlowAsync, type NestedRun, type WhileSchedule } from "../control_flow.js";
 import { bodiesOffset, controlTemplates, GATE_MODE, GATE_WGSL, gateArguments, loopReadText, type GpuLoop } from "./gpu_loop.js";
@@ -428,18 +428,9 @@ export class WebGpuExecutable {
     run.flush();
     run.readbacks++;
     run.readbackBytes += 4;
-    const device = this.gpu.device;
-    const staging = device.createBuffer({ size: 4, usage: BUFFER_USAGE.MAP_READ | BUFFER_USAGE.COPY_DST, label: "xlats loop count readback" });
-    try {
-      const encoder = device.createCommandEncoder();
-      encoder.copyBufferToBuffer(this.control!.buffer, bodiesOffset(loop), staging, 0, 4);
-      device.queue.submit([encoder.finish()]);
-      await staging.mapAsync(MAP_READ);
-      return new Uint32Array(staging.getMappedRange(), 0, 1)[0]!;
-    } finally {
-      staging.unmap();
-      staging.destroy();
-    }
+    const count = new Uint32Array(1);
+    await readGpuBuffer(this.gpu.device, this.control!.buffer, bodiesOffset(loop), new Uint8Array(count.buffer));
+    return count[0]!;
   }
 
   /** Encodes one kernel over buffers at `offsets` into the run's compute pass; with `gate`, with the loop's live counts for its shape. */

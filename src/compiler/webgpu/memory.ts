@@ -91,18 +91,23 @@ export class GpuMemory implements DeviceMemory {
   }
 
   async read(offset: number, into: Uint8Array): Promise<void> {
-    const size = roundUp4(into.byteLength);
-    if (size === 0) return;
-    const staging = this.device.createBuffer({ size, usage: BUFFER_USAGE.MAP_READ | BUFFER_USAGE.COPY_DST, label: "xlats readback" });
-    try {
-      const encoder = this.device.createCommandEncoder();
-      encoder.copyBufferToBuffer(this.current, offset, staging, 0, size);
-      this.device.queue.submit([encoder.finish()]);
-      await staging.mapAsync(MAP_READ);
-      into.set(new Uint8Array(staging.getMappedRange(), 0, into.byteLength));
-      staging.unmap();
-    } finally {
-      staging.destroy();
-    }
+    await readGpuBuffer(this.device, this.current, offset, into);
+  }
+}
+
+/** Copies `into.byteLength` bytes of `buffer` from `offset` (a multiple of 4) into `into`, through a staging buffer mapped for reading. */
+export async function readGpuBuffer(device: GpuDevice, buffer: GpuBuffer, offset: number, into: Uint8Array): Promise<void> {
+  const size = roundUp4(into.byteLength);
+  if (size === 0) return;
+  const staging = device.createBuffer({ size, usage: BUFFER_USAGE.MAP_READ | BUFFER_USAGE.COPY_DST, label: "xlats readback" });
+  try {
+    const encoder = device.createCommandEncoder();
+    encoder.copyBufferToBuffer(buffer, offset, staging, 0, size);
+    device.queue.submit([encoder.finish()]);
+    await staging.mapAsync(MAP_READ);
+    into.set(new Uint8Array(staging.getMappedRange(), 0, into.byteLength));
+    staging.unmap();
+  } finally {
+    staging.destroy();
   }
 }
