@@ -73,13 +73,25 @@ const toWire = (v: unknown): Wire => (v instanceof Literal ? { $literal: seriali
 const fromWire = (w: Wire): unknown => (Array.isArray(w) ? w.map(fromWire)
   : typeof w === "object" && w !== null && "$literal" in w ? deserializeLiteral(w.$literal) : w);
 
-/** Sleeps until the other side flags `word`, then clears it. */
-function sleepOn(flags: Int32Array, word: number, what: string): void {
-  if (Atomics.wait(flags, word, 0, ANSWER_TIMEOUT_MS) === "timed-out") throw new Error(`${what} gave no answer in ${ANSWER_TIMEOUT_MS / 1000} s`);
-  Atomics.store(flags, word, 0);
+/**
+ * Sleeps until the other side flags `word`, then clears it. A wake-up alone proves
+ * nothing: the other side stores the flag and then notifies, and if it is preempted in
+ * between, this side can see the flag, take the message, return, post the next request
+ * and be asleep again when that late notify arrives. So the flag is what counts: it is
+ * taken with an exchange, and a wake-up without it means sleep again.
+ */
+export function sleepOn(flags: Int32Array, word: number, what: string): void {
+  const deadline = Date.now() + ANSWER_TIMEOUT_MS;
+  while (Atomics.exchange(flags, word, 0) !== FLAGGED) {
+    const left = deadline - Date.now();
+    if (left <= 0 || Atomics.wait(flags, word, 0, left) === "timed-out") {
+      broken = `${what} gave no answer in ${ANSWER_TIMEOUT_MS / 1000} s`;
+      throw new Error(broken);
+    }
+  }
 }
 
-function flag(flags: Int32Array, word: number): void {
+export function flag(flags: Int32Array, word: number): void {
   Atomics.store(flags, word, FLAGGED);
   Atomics.notify(flags, word);
 }
@@ -91,6 +103,8 @@ function takeMessage(port: MessagePort, what: string): unknown {
 }
 
 let channel: Channel | undefined;
+/** Set once a wait timed out: the late answer would be taken as the next request's, so no request follows. */
+let broken: string | undefined;
 
 async function startChannel(): Promise<Channel> {
   // A worker's process.env is a copy the Vulkan loader never reads: Dawn's variables are set here.
@@ -119,6 +133,7 @@ export async function startSyncBackend(): Promise<void> {
  */
 export function runSync(backend: BackendName, computation: Computation, args: readonly Literal[], options: EvaluateOptions = {}): Literal {
   if (channel === undefined) throw new Error("runSync: startSyncBackend() was not awaited first");
+  if (broken !== undefined) throw new Error(`runSync: the worker is out of step (${broken})`);
   const calledBack = ["host", "customCalls"];
   const extra = Object.keys(options).filter((k) => ![...PLAIN_OPTIONS, ...calledBack].includes(k) && options[k as keyof EvaluateOptions] !== undefined);
   if (extra.length > 0) throw new Error(`the ${backend} backend runs in a worker here: evaluate options ${extra.join(", ")} cannot be sent to it`);
