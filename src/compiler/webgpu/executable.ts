@@ -431,10 +431,7 @@ export class WebGpuExecutable {
    */
   private async decideOnGpu(step: ConditionalStep<GpuStepList>, at: (l: Location) => number, run: RunState, enclosing: GateRegion | undefined): Promise<void> {
     const c = this.program.control.conditionals.get(step)!;
-    const { at: selector, shape } = step.selector!;
-    const type = shape.elementType;
-    if (type !== "pred" && type !== "s32") throw new ExecutionError(`${this.program.module.name}: ${step.name}'s selector is ${type} (a bug of the verifier: pred or s32)`);
-    this.gate(conditionalGateArguments(c, at(selector), type, enclosing), run);
+    this.gate(conditionalGateArguments(c, at(step.selector!.at), enclosing), run);
     for (let b = 0; b < step.branches.length; b++) {
       const r = branchRun(step, at, b);
       await this.runList(r.list, r.parameters, r.outputs, r.arena, run, c.regions[b]!);

@@ -54,6 +54,8 @@ const HEADER_WORDS = 4;
 const SHAPE_WORDS = 6;
 /** The gate's parent word where no region encloses it (its decision stands alone). */
 const NO_PARENT = 0xffffffff;
+/** Why the host decides every loop and conditional under XLATS_WEBGPU_GPU_LOOPS=0. */
+const TURNED_OFF = "control flow decided on the GPU is off (XLATS_WEBGPU_GPU_LOOPS=0)";
 
 /**
  * How the gate starts. fresh: from the selector alone (a loop's first gate, every
@@ -90,8 +92,9 @@ export interface GpuLoop {
   readonly conditionUngated: boolean;
 }
 
-/** A conditional the GPU decides: its branches' regions, consecutive in the control buffer. */
+/** A conditional the GPU decides: its selector's type, and its branches' regions, consecutive in the control buffer. */
 export interface GpuConditional {
+  readonly selector: keyof typeof SELECTOR_KIND;
   readonly regions: readonly GateRegion[];
 }
 
@@ -169,7 +172,7 @@ export function planGpuControl(list: GpuStepList, kernels: readonly WgslKernel[]
 
   for (const { step } of allSteps<GpuStep>(list)) {
     if (step.kind === "while") {
-      const why = allowed ? hostNeeded(step) : "control flow decided on the GPU is off (XLATS_WEBGPU_GPU_LOOPS=0)";
+      const why = allowed ? hostNeeded(step) : TURNED_OFF;
       if (why !== undefined) {
         hostDecided.set(step, why);
         continue;
@@ -181,9 +184,14 @@ export function planGpuControl(list: GpuStepList, kernels: readonly WgslKernel[]
       const maxBatch = Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_DISPATCHES / perIteration)));
       loops.set(step, { region: region([...kernelsOf(step.body), ...(conditionUngated ? [] : condition)]), maxBatch, conditionUngated });
     } else if (step.kind === "conditional" && step.selector !== undefined) {
-      const why = allowed ? hostNeeded(step) : "control flow decided on the GPU is off (XLATS_WEBGPU_GPU_LOOPS=0)";
-      if (why !== undefined) hostDecided.set(step, why);
-      else conditionals.set(step, { regions: step.branches.map((b) => region(kernelsOf(b))) });
+      const selector = step.selector.shape.elementType;
+      if (!allowed) hostDecided.set(step, TURNED_OFF);
+      else if (selector !== "pred" && selector !== "s32") hostDecided.set(step, `its selector is ${selector} (the gate reads a pred or an s32)`);
+      else {
+        const why = hostNeeded(step);
+        if (why !== undefined) hostDecided.set(step, why);
+        else conditionals.set(step, { selector, regions: step.branches.map((b) => region(kernelsOf(b))) });
+      }
     }
   }
   return { loops, conditionals, hostDecided, controlWords };
@@ -207,12 +215,9 @@ export const bodiesOffset = (loop: GpuLoop): number => (loop.region.word + 1) * 
 export const loopGateArguments = (loop: GpuLoop, predicate: number, mode: number): number[] =>
   [predicate, SELECTOR_KIND.pred, NO_PARENT, mode, loop.region.word, 1];
 
-/**
- * The words of a conditional's gate's argument slot: its selector (a pred or an s32) at
- * byte `selector`; `parent`, the region the conditional itself lies in, if gated.
- */
-export const conditionalGateArguments = (c: GpuConditional, selector: number, type: "pred" | "s32", parent: GateRegion | undefined): number[] =>
-  [selector, SELECTOR_KIND[type], parent?.word ?? NO_PARENT, GATE_MODE.fresh, c.regions[0]!.word, c.regions.length];
+/** The words of a conditional's gate's argument slot: its selector at byte `selector`; `parent`, the region the conditional itself lies in, if gated. */
+export const conditionalGateArguments = (c: GpuConditional, selector: number, parent: GateRegion | undefined): number[] =>
+  [selector, SELECTOR_KIND[c.selector], parent?.word ?? NO_PARENT, GATE_MODE.fresh, c.regions[0]!.word, c.regions.length];
 
 /**
  * The gate kernel (one invocation): binding 0 the device's memory (read only: the
