@@ -184,14 +184,10 @@ export function planGpuControl(list: GpuStepList, kernels: readonly WgslKernel[]
       const maxBatch = Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_DISPATCHES / perIteration)));
       loops.set(step, { region: region([...kernelsOf(step.body), ...(conditionUngated ? [] : condition)]), maxBatch, conditionUngated });
     } else if (step.kind === "conditional" && step.selector !== undefined) {
-      const selector = step.selector.shape.elementType;
-      if (!allowed) hostDecided.set(step, TURNED_OFF);
-      else if (selector !== "pred" && selector !== "s32") hostDecided.set(step, `its selector is ${selector} (the gate reads a pred or an s32)`);
-      else {
-        const why = hostNeeded(step);
-        if (why !== undefined) hostDecided.set(step, why);
-        else conditionals.set(step, { selector, regions: step.branches.map((b) => region(kernelsOf(b))) });
-      }
+      const why = allowed ? hostNeeded(step) : TURNED_OFF;
+      if (why !== undefined) hostDecided.set(step, why);
+      // The verifier admits a pred or an s32 selector only (ir/shape/control.ts).
+      else conditionals.set(step, { selector: step.selector.shape.elementType === "pred" ? "pred" : "s32", regions: step.branches.map((b) => region(kernelsOf(b))) });
     }
   }
   return { loops, conditionals, hostDecided, controlWords };
