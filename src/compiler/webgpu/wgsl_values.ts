@@ -15,7 +15,8 @@
 // the interpreter's single rounding for +, -, ×, ÷ and sqrt (24 ≥ 2p + 2 bits), given
 // f32 ops rounded to nearest; integers convert to f32 rounded to odd first for the same
 // reason. bf16 and f16 convert (to and from each other, f32, the integers and pred),
-// compare (on bits) and select here; bf16 arithmetic declines (HALF says why), as do
+// compare (on bits) and select here; bf16 arithmetic declines (HALF says why) but for
+// the ops decided on bits (maximum, minimum, abs, negate), as do
 // the 8-, 6- and 4-bit floats' converts and arithmetic (DeclinedError): their ops run
 // on the host.
 //
@@ -53,6 +54,8 @@ interface Half {
   readonly infinity: string;
   /** Why its arithmetic (unary and binary ops, reducers) runs on the host; undefined: computed in f32 here. */
   readonly hostArithmetic?: string;
+  /** Ops computed here all the same: their f32 code reads and writes bits only (no float operation to flush a subnormal). */
+  readonly onBits?: ReadonlySet<string>;
 }
 
 const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
@@ -62,6 +65,8 @@ const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
   bf16: {
     value: "xk_bf16_value", bits: "xk_bf16_bits", infinity: "0x7f80u",
     hostArithmetic: "bf16 arithmetic runs on the host: bf16 subnormals are f32 subnormals, which WGSL lets an implementation flush to zero (SwiftShader does)",
+    // XLA's maximum and minimum (xk_maxf, xk_minf), absolute value and negation decide on bits: exact, so bf16 max and min reductions run here too.
+    onBits: new Set(["max", "min", "abs", "neg"]),
   },
 };
 
@@ -82,7 +87,7 @@ function computedHalf(t: NodeType, op: string): Half | undefined {
   if (!isNarrowFloat(t)) return undefined;
   const half = HALF[t];
   if (half === undefined) return decline(`${op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
-  return half.hostArithmetic === undefined ? half : decline(half.hostArithmetic);
+  return half.hostArithmetic === undefined || half.onBits?.has(op) === true ? half : decline(half.hostArithmetic);
 }
 
 /** The f32 code `compute` writes for an op on half type t; where it declines, the reason names t. */
