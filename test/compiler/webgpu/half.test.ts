@@ -195,8 +195,9 @@ test("f16 and bf16 reductions on the GPU: f16 row sums as workgroup trees within
   const args = [Literal.fromValues("f16", [7, 300], values), Literal.fromValues("bf16", [7, 300], values)];
   const { want, got, exe } = await both(b.build(tuple(b, results)), args);
   assert.deepEqual(exe.stats.interpreted, []);
-  // The row reductions (f16's and bf16's) run a row per workgroup.
+  // The row reductions (f16's and bf16's) run a row per workgroup; the adapter's description says how f16 is computed.
   assert.match(exe.dump(), /7 workgroups of 64/);
+  assert.match(exe.stats.adapter, /(no )?shader-f16; f16 computed in f32 on its bits/);
   results.forEach((_, k) => { if (k > 0) assert.equal(bitDifference(want.elements[k]!, got.elements[k]!, args), undefined, `reduction ${k}`); });
   // The row sums: within γ_d Σ|x| of the exact sum (d the GPU's depth), and of the interpreter's within both orders' bounds.
   const rows = rowsOf(args[0]!.toNumbers(), 300);
