@@ -80,6 +80,8 @@ export function workgroupRowKernel(
         ],
       }],
     });
+    // The last stage may store full outputs only (a softmax's divide): nothing to combine, no barrier.
+    if (ks.length === 0) continue;
     // A slot a lane (the tree), or a slot a subgroup (as many as lanes where subgroups are partial).
     for (const k of ks) shared.push({ name: `w${k}`, type: s.reductions[k]!.type, length: size });
     if (subgroups) unit.push({ s: "subgroupCombine", accs: ks.map((k) => ({ acc: `s${k}`, shared: `w${k}` })) });
