@@ -16,8 +16,9 @@
 // subgroups' totals meet in workgroup memory (a slot each), and every lane combines the
 // slots in order: one barrier in place of log2(size). The elements are combined in
 // another order than the interpreter's (floats reassociate, as the CPU backends' lanes
-// do); reductions that must run in the interpreter's order (generic reducers, halves
-// summed in their own type) and column reductions are not taken here (undefined:
+// do; halves round each step to their type, as the interpreter's steps: ReduceTarget
+// halves); reductions that must run in the interpreter's order (generic reducers, the
+// target's halves in order) and column reductions are not taken here (undefined:
 // another form runs them).
 
 import type { FusedKernelIR, ReducerKind } from "./lower_fusion.js";

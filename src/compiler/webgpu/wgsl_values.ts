@@ -56,7 +56,7 @@ interface Half {
   readonly nan: string;
   /** Why its arithmetic (unary and binary ops, reducers) runs on the host; undefined: computed in f32 here. */
   readonly hostArithmetic?: string;
-  /** Ops computed here all the same: their f32 code reads and writes bits only (no float operation to flush a subnormal). */
+  /** Ops computed here all the same: their code reads and writes bits only (no float operation to flush a subnormal). */
   readonly onBits?: ReadonlySet<string>;
 }
 
