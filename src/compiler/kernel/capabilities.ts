@@ -22,12 +22,19 @@ import { InstructionFactory } from "../../ir/factory.js";
 import { moduleFingerprint } from "../../ir/traverse.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { Declined } from "./declined.js";
+import type { FusedKernelIR } from "./lower_fusion.js";
 
 export interface LoweringCapabilities {
   /** Whether the target's fused kernels compute `inst` (an elementwise op), or why not. */
   canLowerScalar(inst: Instruction): true | Declined;
   /** Whether the target's fused kernels compute `inst` (a reduce of one operand: its element type and reducer), or why not. */
   canLowerReduction(inst: Instruction): true | Declined;
+  /**
+   * Whether the target runs `fused` (lowered: `ir`), the row pipeline that row fusion
+   * (passes/row_fusion.ts) would merge, as one kernel, or why not; absent: the CPU
+   * backends' rule, schedule_reduce.ts rowPipelineDeclined.
+   */
+  canLowerRowPipeline?(fused: Computation, ir: FusedKernelIR): true | Declined;
 }
 
 /** Elements of a probe's non-scalar values: enough for a vector body, unrolled, and a scalar tail. */

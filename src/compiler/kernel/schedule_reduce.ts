@@ -20,8 +20,8 @@
 //    partial products would overflow early); side accumulators that make float max and
 //    min exact (NaNs, signed zeros) while they accumulate by one-instruction pmax/pmin;
 //  - the reductions that run in the interpreter's order (generic reducers, and halves
-//    where the target accumulates them exactly in their own type): init first, then the
-//    elements one at a time, the stages one after the other;
+//    where the target accumulates them in their own type in that order: ReduceTarget
+//    halves): init first, then the elements one at a time, the stages one after the other;
 //  - what a unit costs, how many units there are, and which buffers a unit reads only
 //    within its row (the executor's interleaving of row-local kernels).
 // Floats are reassociated, as XLA's CPU backend does; integers, and/or and max/min are
@@ -51,8 +51,15 @@ export interface ReduceTarget {
   readonly oneAccumulatorAboveCost?: number;
   /** Whether the lanes fold by halving (a vector op a step) rather than one by one into the result. */
   readonly foldByHalving: boolean;
-  /** Whether halves (f16, bf16) sum and multiply in their own type in the interpreter's order; otherwise such reductions are declined. */
-  readonly sequentialHalves: boolean;
+  /**
+   * How reductions of halves (f16, bf16) run: "declined" (sums and products; maxima and
+   * minima run as any), "inOrder" (every reducer in the interpreter's order, each step
+   * rounded to the half: the interpreter's bits), or "reassociated" (sums, maxima and
+   * minima in the target's order, each step rounded to the half as the interpreter's
+   * are, like f32's; products in order, where a partial product of another order would
+   * leave the half's narrow range early).
+   */
+  readonly halves: "declined" | "inOrder" | "reassociated";
   /** Whether a row pipeline may hold reductions of any reducer and type (run in order where needed), or only the ones rowPipelineDeclined accepts. */
   readonly anyRowPipeline: boolean;
   /**
@@ -188,6 +195,10 @@ export function isFloatExtremum(kind: ReducerKind | "generic", t: ElementType): 
 
 const isHalf = (t: ElementType): boolean => t === "f16" || t === "bf16";
 
+/** Whether the target runs a reduction of halves by this reducer in the interpreter's order (ReduceTarget halves). */
+const halvesInOrder = (target: ReduceTarget, kind: ReducerKind | "generic"): boolean =>
+  target.halves === "inOrder" || (target.halves === "reassociated" && kind === "mul");
+
 /** The vector accumulators of a row whose vector body costs `cost` (op_properties.ts bodyCost). */
 export function accumulatorsFor(s: ReduceSchedule, cost: number): number {
   return s.oneAccumulatorAboveCost !== undefined && cost > s.oneAccumulatorAboveCost ? 1 : s.accumulators;
@@ -206,11 +217,13 @@ const MAX_STAGES = 4;
 /**
  * Why `ir` would not run as a skewed row pipeline of recognized float reductions, or
  * undefined when it would: its reduced dimensions trailing (a row is contiguous), its
- * reductions float adds, products, maxima or minima of f32 or f64, its outputs neither
- * narrow floats nor complex, at most MAX_STAGES stages. Row fusion merges fusions only
- * into pipelines that pass.
+ * reductions float adds, products, maxima or minima of f32 or f64 (and, where `halves`,
+ * sums, maxima and minima of f16 and bf16: a target that reassociates them, ReduceTarget
+ * halves), its outputs neither 8-bit-or-narrower floats nor complex, at most MAX_STAGES
+ * stages. Row fusion merges fusions only into pipelines that pass (and that the target
+ * takes: LoweringCapabilities canLowerRowPipeline).
  */
-export function rowPipelineDeclined(ir: FusedKernelIR): string | undefined {
+export function rowPipelineDeclined(ir: FusedKernelIR, halves = false): string | undefined {
   const red = ir.reduce!;
   const n = ir.domain.length;
   const reduced = red.dims;
@@ -218,7 +231,8 @@ export function rowPipelineDeclined(ir: FusedKernelIR): string | undefined {
     return "row pipeline: the reduced dimensions must be the trailing ones";
   }
   for (const r of red.reductions) {
-    if (r.kind === "generic" || r.kind === "and" || r.kind === "or" || (r.type !== "f32" && r.type !== "f64")) {
+    const typeTaken = r.type === "f32" || r.type === "f64" || (halves && isHalf(r.type) && r.kind !== "mul");
+    if (r.kind === "generic" || r.kind === "and" || r.kind === "or" || !typeTaken) {
       return `row pipeline: ${r.kind} reduction of ${r.type}`;
     }
   }
@@ -268,8 +282,8 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
     const info = ELEMENT_TYPES[r.type];
     // Their accumulators would need the per-step rounding and NaN rules of the narrow formats.
     if (info.kind === "float" && info.bitWidth <= 8) return { declined: `reductions of ${r.type} are not compiled` };
-    if (!target.sequentialHalves && isHalf(r.type) && (r.kind === "add" || r.kind === "mul")) {
-      return { declined: "bf16 sums would not round as the interpreter's" };
+    if (target.halves === "declined" && isHalf(r.type) && (r.kind === "add" || r.kind === "mul")) {
+      return { declined: `${r.type} sums would not round as the interpreter's` };
     }
   }
   // Full outputs are addressed (row · Rn + r) · J + j: the reduced dimensions must be adjacent.
@@ -277,7 +291,7 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
     return { declined: "full-shape outputs of a reduction over non-adjacent dimensions" };
   }
   if (stages > 1 && column) return { declined: "a row pipeline needs the reduced dimensions last" };
-  const sequential = red.reductions.map((r) => r.kind === "generic" || (target.sequentialHalves && isHalf(r.type)));
+  const sequential = red.reductions.map((r) => r.kind === "generic" || (isHalf(r.type) && halvesInOrder(target, r.kind)));
   const reductions = red.reductions.map((r, k): ScheduledReduction => ({
     kind: r.kind,
     type: r.type,

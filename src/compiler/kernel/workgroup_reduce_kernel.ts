@@ -16,8 +16,9 @@
 // subgroups' totals meet in workgroup memory (a slot each), and every lane combines the
 // slots in order: one barrier in place of log2(size). The elements are combined in
 // another order than the interpreter's (floats reassociate, as the CPU backends' lanes
-// do); reductions that must run in the interpreter's order (generic reducers, halves
-// summed in their own type) and column reductions are not taken here (undefined:
+// do; halves round each step to their type, as the interpreter's steps: ReduceTarget
+// halves); reductions that must run in the interpreter's order (generic reducers, the
+// target's halves in order) and column reductions are not taken here (undefined:
 // another form runs them).
 
 import type { FusedKernelIR, ReducerKind } from "./lower_fusion.js";
@@ -80,6 +81,8 @@ export function workgroupRowKernel(
         ],
       }],
     });
+    // The last stage may store full outputs only (a softmax's divide): nothing to combine, no barrier.
+    if (ks.length === 0) continue;
     // A slot a lane (the tree), or a slot a subgroup (as many as lanes where subgroups are partial).
     for (const k of ks) shared.push({ name: `w${k}`, type: s.reductions[k]!.type, length: size });
     if (subgroups) unit.push({ s: "subgroupCombine", accs: ks.map((k) => ({ acc: `s${k}`, shared: `w${k}` })) });

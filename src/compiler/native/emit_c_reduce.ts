@@ -30,7 +30,7 @@ import type { NativeKernel } from "./kernel.js";
  * sixteen f32 (emit_c_vector.ts) for kernels of VECTOR_MIN_ELEMENTS or more.
  */
 export const C_REDUCE_TARGET: ReduceTarget = {
-  vectorBytes: 64, accumulatorVectors: 4, foldByHalving: true, sequentialHalves: true, anyRowPipeline: true,
+  vectorBytes: 64, accumulatorVectors: 4, foldByHalving: true, halves: "inOrder", anyRowPipeline: true,
   rowBufferValues: "costlyOp", rowBufferBudget: 128 * 1024, columnBlock: 256, laneArrays: true,
   vectorForm: { lanes: VECTOR_LANES, minElements: VECTOR_MIN_ELEMENTS, streamMinBytes: STREAM_MIN_BYTES },
 };

@@ -265,7 +265,7 @@ function fuseComputation(c: Computation, ctx: PassContext, passName: string, opt
   }
   const root = rebuilt(c.root);
   const fused = withInstructions(c, liveInstructions(order, root), root);
-  return options.rowFusion === false ? fused : fuseRows(fused, ctx, passName);
+  return options.rowFusion === false ? fused : fuseRows(fused, ctx, passName, options.capabilities);
 }
 
 /** Fuses the entry computation (step_fusion.ts fuses the computations its control flow runs). */

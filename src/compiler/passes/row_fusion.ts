@@ -7,7 +7,9 @@
 //
 // Producer F is merged into consumer C when C reads F (or F's tuple elements) and
 // nothing else does, and when the merged fusion lowers to a row pipeline the backend
-// accepts. Repeated until nothing merges, so a chain of any length becomes one fusion.
+// accepts (its LoweringCapabilities canLowerRowPipeline, else the CPU backends' rule,
+// rowPipelineDeclined). Repeated until nothing merges, so a chain of any length becomes
+// one fusion.
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
@@ -15,6 +17,7 @@ import { liveInstructions, rebuild, withInstructions } from "../../ir/rewrite.js
 import { lowerFusion } from "../kernel/lower_fusion.js";
 import { isRowPipeline, rowPipelineDeclined } from "../kernel/schedule_reduce.js";
 import type { PassContext } from "../../passes/pass.js";
+import type { LoweringCapabilities } from "../kernel/capabilities.js";
 
 /** The fusion an operand is, directly or as one of its tuple elements. */
 function producerOf(operand: Instruction): Instruction<"fusion"> | undefined {
@@ -66,7 +69,7 @@ function merge(consumer: Instruction<"fusion">, producer: Instruction<"fusion">,
 }
 
 /** One sweep: each fusion absorbs at most one producer. */
-function fuseOnce(c: Computation, ctx: PassContext, passName: string): Computation {
+function fuseOnce(c: Computation, ctx: PassContext, passName: string, capabilities: LoweringCapabilities | undefined): Computation {
   const users = new Map<Instruction, Set<Instruction>>();
   for (const inst of c.instructions) for (const o of inst.operands) {
     let u = users.get(o);
@@ -88,7 +91,9 @@ function fuseOnce(c: Computation, ctx: PassContext, passName: string): Computati
       if (!onlyReadBy(producer, consumer) || (o !== producer && c.root === o)) continue;
       const { computation, outer } = merge(consumer, producer, consumer.operands);
       const ir = lowerFusion(computation);
-      if ("declined" in ir || !isRowPipeline(ir) || rowPipelineDeclined(ir) !== undefined) continue;
+      if ("declined" in ir || !isRowPipeline(ir)) continue;
+      const taken = capabilities?.canLowerRowPipeline !== undefined ? capabilities.canLowerRowPipeline(computation, ir) === true : rowPipelineDeclined(ir) === undefined;
+      if (!taken) continue;
       absorbed.add(producer);
       ctx.log(passName, `row fusion: ${producer.name} into ${consumer.name} (one kernel, row by row)`);
       factory.releaseName(consumer.name);
@@ -98,10 +103,10 @@ function fuseOnce(c: Computation, ctx: PassContext, passName: string): Computati
   });
 }
 
-/** Merges row pipelines in `c` until none is left to merge. */
-export function fuseRows(c: Computation, ctx: PassContext, passName: string): Computation {
+/** Merges row pipelines in `c` that the target (`capabilities`) runs as one kernel until none is left to merge. */
+export function fuseRows(c: Computation, ctx: PassContext, passName: string, capabilities?: LoweringCapabilities): Computation {
   for (;;) {
-    const next = fuseOnce(c, ctx, passName);
+    const next = fuseOnce(c, ctx, passName, capabilities);
     if (next === c) return c;
     c = next;
   }

@@ -32,7 +32,7 @@ import { computeType, isSigned } from "./wasm_types.js";
  */
 export const WASM_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 16, accumulatorVectors: 4, oneAccumulatorAboveCost: 16, foldByHalving: false,
-  sequentialHalves: false, anyRowPipeline: false, rowBufferValues: "largest", rowBufferBudget: Infinity, laneArrays: false,
+  halves: "declined", anyRowPipeline: false, rowBufferValues: "largest", rowBufferBudget: Infinity, laneArrays: false,
 };
 
 /** Whether acc ⊕ x has a vector form for this type; returns the emitter if so. */

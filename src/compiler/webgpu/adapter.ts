@@ -21,10 +21,20 @@ export interface GpuContext {
   readonly device: GpuDevice;
   readonly adapter: GpuAdapter;
   readonly limits: GpuLimits;
-  /** The adapter in words (vendor, architecture, device), for dumps and benchmarks. */
+  /** The adapter in words (vendor, architecture, device, the features the backend reads: featuresText), for dumps and benchmarks. */
   readonly description: string;
   /** Whether the device has WGSL's `subgroups` feature. */
   readonly subgroups: boolean;
+}
+
+/**
+ * The adapter's features the backend reads, in words: `subgroups` (requested and used
+ * where present) and `shader-f16` (never requested: f16 is held as bits and computed in
+ * f32 on every adapter, wgsl_values.ts HALF, so one path runs and is tested everywhere).
+ */
+function featuresText(features: ReadonlySet<string>): string {
+  const has = (f: string): string => (features.has(f) ? f : `no ${f}`);
+  return `${has("subgroups")}, ${has("shader-f16")}; f16 computed in f32 on its bits`;
 }
 
 const navigatorGpu = (): Gpu | undefined => (globalThis as { navigator?: { gpu?: Gpu } }).navigator?.gpu;
@@ -74,7 +84,8 @@ async function acquire(): Promise<GpuContext> {
   const subgroups = adapter.features.has("subgroups");
   const device = await adapter.requestDevice({ requiredLimits, ...(subgroups ? { requiredFeatures: ["subgroups"] } : {}) });
   const info = adapter.info ?? {};
-  const description = [info.vendor, info.architecture, info.device, info.description].filter((s) => s !== undefined && s !== "").join(" ") || "unnamed adapter";
+  const name = [info.vendor, info.architecture, info.device, info.description].filter((s) => s !== undefined && s !== "").join(" ") || "unnamed adapter";
+  const description = `${name} (${featuresText(adapter.features)})`;
   const context: GpuContext = { gpu, device, adapter, limits: device.limits, description, subgroups };
   // A lost device is made again on the next gpuContext (unless a newer one has replaced it already).
   const mine = pending;

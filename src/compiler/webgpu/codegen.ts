@@ -9,7 +9,12 @@
 // layer norm) a row per workgroup, its lanes striding along the row and their partial
 // results combined through subgroup operations where the device has WGSL's `subgroups`
 // feature, else as a tree in workgroup memory (kernel/workgroup_reduce_kernel.ts).
-// Reductions that run in the interpreter's order (generic reducers: argmax...; f16 ones) and
+// f16 sums, maxima and minima take these paths as f32's do, each step of the lanes'
+// loops and of the tree rounded to f16 as the interpreter's steps are (in another order:
+// docs/numerics.md bounds the difference), and so do bf16 maxima and minima (exact on
+// bits); the row fusion of f16 softmax, log-softmax and layer norm is asked of this
+// generator (webgpuCapabilities: one kernel, a row per workgroup). Reductions that run
+// in the interpreter's order (generic reducers: argmax...; products of halves) and
 // column reductions run a row an invocation, in order; their pipelines one row at a
 // time, stages in turn (rows never wait on one another), with no row buffers (a later
 // stage computes again what it reads: an invocation's private memory is small).
@@ -28,7 +33,7 @@ import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabil
 import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
 import { renderFusion, type FusionTarget } from "../kernel/fusion_kernel.js";
-import type { ReduceTarget } from "../kernel/schedule_reduce.js";
+import { rowPipelineDeclined, type ReduceTarget } from "../kernel/schedule_reduce.js";
 import { printKernelWgsl, subgroupCombineExpr, type WgslKernel } from "./wgsl_kernel.js";
 
 /** Elements of a row each invocation of a row's workgroup reduces at least before the workgroup's tree combines them. */
@@ -72,10 +77,12 @@ export const GPU_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 0,
   accumulatorVectors: 1,
   foldByHalving: false,
-  // f16 sums and products round each step, as the interpreter's: in its order, a row an
-  // invocation (a tree in f32 would be faster but not the interpreter's bits). bf16's
-  // combine declines (wgsl_values.ts HALF), so its reductions run on the host.
-  sequentialHalves: true,
+  // f16 sums round each step to f16, as the interpreter's do, along a lane's elements
+  // and up the workgroup's tree: not the interpreter's order, so not always its bits
+  // (within the bound of docs/numerics.md). f16 products stay in its order (a row an
+  // invocation). bf16 sums and products decline (wgsl_values.ts HALF: its arithmetic
+  // runs on the host); its maxima and minima are exact on bits.
+  halves: "reassociated",
   anyRowPipeline: true,
   rowBufferValues: "costlyOp",
   rowBufferBudget: 0,
@@ -178,16 +185,31 @@ export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction, limits: GpuL
 
 let capabilities: LoweringCapabilities | undefined;
 
-/** What the WGSL generator lowers, asked of the generator itself on one-op probes (kernel/capabilities.ts). */
+/**
+ * What the WGSL generator lowers, asked of the generator itself on one-op probes
+ * (kernel/capabilities.ts); and which row pipelines row fusion merges: those of the CPU
+ * backends' rule with f16 and bf16 sums, maxima and minima too, whose merged kernel
+ * runs a row per workgroup (a pipeline with a reduction in the interpreter's order
+ * would run a row an invocation: its parts stay apart).
+ */
 export function webgpuCapabilities(): LoweringCapabilities {
-  capabilities ??= probedCapabilities((fused) => {
-    try {
+  capabilities ??= {
+    ...probedCapabilities((fused) => {
+      try {
+        const kernel = wgslFusionKernel(fused, DEFAULT_GPU_LIMITS);
+        return "declined" in kernel ? kernel : true;
+      } catch {
+        // A generator bug is reported by the real fusion's compile, not hidden by fusion.
+        return true;
+      }
+    }),
+    canLowerRowPipeline: (fused, ir) => {
+      const why = rowPipelineDeclined(ir, true);
+      if (why !== undefined) return { declined: why };
       const kernel = wgslFusionKernel(fused, DEFAULT_GPU_LIMITS);
-      return "declined" in kernel ? kernel : true;
-    } catch {
-      // A generator bug is reported by the real fusion's compile, not hidden by fusion.
-      return true;
-    }
-  });
+      if ("declined" in kernel) return kernel;
+      return kernel.invocationsPerUnit > 1 ? true : { declined: "row pipeline: its rows would run an invocation each (a reduction in the interpreter's order)" };
+    },
+  };
   return capabilities;
 }

@@ -15,7 +15,8 @@
 // the interpreter's single rounding for +, -, ×, ÷ and sqrt (24 ≥ 2p + 2 bits), given
 // f32 ops rounded to nearest; integers convert to f32 rounded to odd first for the same
 // reason. bf16 and f16 convert (to and from each other, f32, the integers and pred),
-// compare (on bits) and select here; bf16 arithmetic declines (HALF says why), as do
+// compare (on bits) and select here; bf16 arithmetic declines (HALF says why) but for
+// the ops decided on bits (maximum, minimum, abs, negate), as do
 // the 8-, 6- and 4-bit floats' converts and arithmetic (DeclinedError): their ops run
 // on the host.
 //
@@ -51,17 +52,23 @@ interface Half {
   readonly bits: string;
   /** The magnitude bits (pattern & 0x7fff) of infinity: above it, NaN. */
   readonly infinity: string;
+  /** The positive quiet NaN, the interpreter's NaN result of an op. */
+  readonly nan: string;
   /** Why its arithmetic (unary and binary ops, reducers) runs on the host; undefined: computed in f32 here. */
   readonly hostArithmetic?: string;
+  /** Ops computed here all the same: their code reads and writes bits only (no float operation to flush a subnormal). */
+  readonly onBits?: ReadonlySet<string>;
 }
 
 const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
   // Every f16 value and every intermediate f32 result of an op on f16 values is an f32 normal (or zero): nothing for a flush to zero to touch.
-  f16: { value: "xk_f16_value", bits: "xk_f16_bits", infinity: "0x7c00u" },
+  f16: { value: "xk_f16_value", bits: "xk_f16_bits", infinity: "0x7c00u", nan: "0x7e00u" },
   // bf16's converts, compares and selects work on bits; its arithmetic would meet f32 subnormals.
   bf16: {
-    value: "xk_bf16_value", bits: "xk_bf16_bits", infinity: "0x7f80u",
+    value: "xk_bf16_value", bits: "xk_bf16_bits", infinity: "0x7f80u", nan: "0x7fc0u",
     hostArithmetic: "bf16 arithmetic runs on the host: bf16 subnormals are f32 subnormals, which WGSL lets an implementation flush to zero (SwiftShader does)",
+    // XLA's maximum and minimum (xk_maxh, xk_minh), absolute value and negation decide on bits: exact, so bf16 max and min reductions run here too.
+    onBits: new Set(["max", "min", "abs", "neg"]),
   },
 };
 
@@ -82,7 +89,7 @@ function computedHalf(t: NodeType, op: string): Half | undefined {
   if (!isNarrowFloat(t)) return undefined;
   const half = HALF[t];
   if (half === undefined) return decline(`${op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
-  return half.hostArithmetic === undefined ? half : decline(half.hostArithmetic);
+  return half.hostArithmetic === undefined || half.onBits?.has(op) === true ? half : decline(half.hostArithmetic);
 }
 
 /** The f32 code `compute` writes for an op on half type t; where it declines, the reason names t. */
@@ -335,6 +342,8 @@ export class WgslValues extends TextValueEmitter {
   binary(op: string, t: ElementType, x: string, y: string): string {
     wgslType(t);
     const half = computedHalf(t, op);
+    // XLA's maximum and minimum of halves on their patterns (one of the operands, or the NaN): no decode, no rounding (a reduction's tree combines by them).
+    if (half !== undefined && (op === "max" || op === "min")) return `xk_${op}h(${x}, ${y}, ${half.infinity}, ${half.nan})`;
     // A half: computed in f32 on its values, rounded back to the half.
     if (half !== undefined) return `${half.bits}(${inF32(t, () => this.binary(op, "f32", `${half.value}(${x})`, `${half.value}(${y})`))}, false)`;
     if (t === "f32") {
@@ -514,6 +523,17 @@ fn xk_f16_value(h: u32) -> f32 {
 }
 ${F16_ROUNDING}
 fn xk_bf16_value(h: u32) -> f32 { return bitcast<f32>(h << 16u); }
+// XLA's maximum and minimum of two halves' patterns (f16, bf16; sign and magnitude, NaN
+// above the magnitude inf): the positive quiet NaN (nan) if either is one, -0 below +0.
+fn xk_half_key(h: u32) -> i32 { return select(i32(h & 0x7fffu), -1 - i32(h & 0x7fffu), (h & 0x8000u) != 0u); }
+fn xk_maxh(a: u32, b: u32, inf: u32, nan: u32) -> u32 {
+  if ((a & 0x7fffu) > inf || (b & 0x7fffu) > inf) { return nan; }
+  return select(b, a, xk_half_key(a) > xk_half_key(b));
+}
+fn xk_minh(a: u32, b: u32, inf: u32, nan: u32) -> u32 {
+  if ((a & 0x7fffu) > inf || (b & 0x7fffu) > inf) { return nan; }
+  return select(b, a, xk_half_key(a) < xk_half_key(b));
+}
 // x rounded to the nearest bf16, ties to even, on bits (the carry runs into the exponent, up to infinity).
 fn xk_bf16_bits(x: f32, keep_nan_sign: bool) -> u32 {
   let b = bitcast<u32>(x);
