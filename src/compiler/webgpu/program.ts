@@ -99,8 +99,9 @@ function hostReason(inst: Instruction): string {
   const family = OP_TABLE[inst.opcode].family;
   if (family === "collective") return "collectives run on the host: the operands are read back and the interpreter's kernel meets the other devices (a runtime client's) in shared memory";
   if (family === "transfer") return `${inst.opcode} is host I/O`;
-  if (OP_TABLE[inst.opcode].elementwise) {
-    const answer = webgpuCapabilities().canLowerScalar(inst);
+  if (OP_TABLE[inst.opcode].elementwise || inst.opcode === "reduce") {
+    const capabilities = webgpuCapabilities();
+    const answer = inst.opcode === "reduce" ? capabilities.canLowerReduction(inst) : capabilities.canLowerScalar(inst);
     if (answer !== true) return answer.declined;
   }
   return HOST_REASONS[inst.opcode]?.(inst) ?? `no WebGPU kernel for ${inst.opcode} yet`;

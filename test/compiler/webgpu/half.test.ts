@@ -28,6 +28,7 @@ import type { ElementType } from "../../../src/types/element_type.js";
 import { Literal } from "../../../src/types/literal.js";
 import { roundToFloatType } from "../../../src/types/float_codec.js";
 import { arrayShape } from "../../../src/types/shape.js";
+import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { compareLeaf, type CompareTally } from "../../../tools/fuzz/compare_compiled.js";
 import { rng } from "../../support/prng.js";
 
@@ -345,4 +346,13 @@ test("f16 pow and atan2 on the GPU (computed in f32, rounded to f16): every patt
       assert.ok(Math.abs(g[i]! - w[i]!) <= ulp, `${name} of 0x${ALL_PATTERNS[i]!.toString(16)}, 0x${PARTNERS[i]!.toString(16)}: ${g[i]}, the interpreter ${w[i]}`);
     }
   });
+});
+
+test("a reduction the WGSL generator declines says why it runs on the host (a bf16 sum)", () => {
+  const b = new XlaBuilder("bf16_sum");
+  const x = parameter(b, 0, arrayShape("bf16", [4, 8]), "x");
+  reduce(x, constantR0(b, "bf16", 0), scalarReducer(b, "add", "bf16"), [1]);
+  const host = planGpuProgram(b.build(), {}).steps.filter((s) => s.kind === "host");
+  assert.equal(host.length, 1);
+  assert.match(host[0]!.kind === "host" ? host[0]!.why : "", /bf16 arithmetic runs on the host/);
 });
