@@ -336,14 +336,49 @@ export const luBackwardBound = (k: number): number => gamma(k + 4);
 export const qrBackwardBound = (m: number, n: number): number => gamma(8 * m * n);
 
 /**
+ * The pivot search of column j as LAPACK's isamax, over the whole workgroup (of `size`):
+ * each invocation scans its rows (i ≥ j, i ≡ j + lid.x modulo the size, in order) for
+ * its first largest magnitude, compared on the bits (a NaN never wins; SwiftShader
+ * flushes subnormals, the bits keep them apart); the largest reaches every invocation
+ * through an atomicMax, and the smallest row holding it through an atomicMax of the
+ * row's complement (ties go to the first row, as isamax's strict comparison gives). A
+ * NaN a_jj keeps row j, as isamax's scan that starts from it does: its key is above
+ * every magnitude. Invocation 0 writes ipiv(j), shares the row (ZERO_PIVOT set when the
+ * largest is 0) and resets the atomics for the next column; the caller reads the row
+ * by workgroupUniformLoad (a barrier before the next column's atomics).
+ */
+const pivotSearch = (size: string): string[] => [
+  "    var key = 0u;",
+  "    var row = 0xffffffffu;",
+  `    for (var i = j + lid.x; i < m; i = i + ${size}) {`,
+  "      let x = xk_magnitude(mem[lu + i * n + j]);",
+  "      let nan = x > 0x7f800000u;",
+  "      let candidate = select(x, 0xffffffffu, nan);",
+  "      if ((!nan || i == j) && (row == 0xffffffffu || candidate > key)) { key = candidate; row = i; }",
+  "    }",
+  "    if (row != 0xffffffffu) { atomicMax(&xk_key, key); }",
+  "    workgroupBarrier();",
+  "    let largest = atomicLoad(&xk_key);",
+  "    if (row != 0xffffffffu && key == largest) { atomicMax(&xk_row, ~row); }",
+  "    workgroupBarrier();",
+  "    if (lid.x == 0u) {",
+  "      let p = ~atomicLoad(&xk_row);",
+  "      mem[ipiv + j] = p + 1u;",
+  `      xk_pivot = select(p, p | ${u(ZERO_PIVOT)}, largest == 0u);`,
+  "      atomicStore(&xk_key, 0u);",
+  "      atomicStore(&xk_row, 0u);",
+  "    }",
+];
+
+/**
  * ?getrf of a batch of m×n f32 matrices: buffers (a, lu, ipiv, info), parameter words m
- * and n. LU is built in the result (a copy of A): for column j, invocation 0 picks the
- * pivot as LAPACK's isamax does (the first row of the largest |a_ij|, i ≥ j; a
- * NaN never wins, compared on the magnitude bits), writes ipiv(j) = row + 1 and shares
- * the row; a zero pivot sets info (the first one's column + 1) and leaves the column as
- * it is; otherwise the rows swap (an invocation a column) and each row below (an
- * invocation a row) takes its multiplier l = a_ij / a_jj and subtracts l·row j from its
- * entries right of j, as the interpreter's sweep does.
+ * and n. LU is built in the result (a copy of A): for column j the workgroup picks the
+ * pivot (pivotSearch) and invocation 0 writes ipiv(j) = row + 1; a zero pivot sets info
+ * (the first one's column + 1) and leaves the column as it is; otherwise the rows swap
+ * (an invocation a column), each row below takes its multiplier l = a_ij / a_jj (an
+ * invocation a row), and the trailing submatrix's entries a_ic -= l_i·a_jc are spread
+ * over the whole workgroup (an invocation an entry), as the interpreter's sweep
+ * computes them.
  */
 function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
   const dims = a.dimensions;
@@ -360,16 +395,7 @@ function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  storageBarrier();",
     "  var info = 0u;",
     "  for (var j = 0u; j < k; j = j + 1u) {",
-    "    if (lid.x == 0u) {",
-    "      var p = j;",
-    "      var best = xk_magnitude(mem[lu + j * n + j]);",
-    "      for (var i = j + 1u; i < m; i = i + 1u) {",
-    "        let x = xk_magnitude(mem[lu + i * n + j]);",
-    "        if (x > best && x <= 0x7f800000u && best <= 0x7f800000u) { p = i; best = x; }",
-    "      }",
-    "      mem[ipiv + j] = p + 1u;",
-    `      xk_pivot = select(p, p | ${u(ZERO_PIVOT)}, best == 0u);`,
-    "    }",
+    ...pivotSearch(s),
     "    let pivot = workgroupUniformLoad(&xk_pivot);",
     `    if (pivot >= ${u(ZERO_PIVOT)}) {`,
     "      if (info == 0u) { info = j + 1u; }",
@@ -384,20 +410,22 @@ function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "    }",
     "    storageBarrier();",
     "    let d = bitcast<f32>(mem[lu + j * n + j]);",
-    `    for (var i = j + 1u + lid.x; i < m; i = i + ${s}) {`,
-    "      let l = bitcast<f32>(mem[lu + i * n + j]) / d;",
-    "      mem[lu + i * n + j] = bitcast<u32>(l);",
-    "      for (var c = j + 1u; c < n; c = c + 1u) {",
-    "        mem[lu + i * n + c] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + c]) - l * bitcast<f32>(mem[lu + j * n + c]));",
-    "      }",
+    `    for (var i = j + 1u + lid.x; i < m; i = i + ${s}) { mem[lu + i * n + j] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + j]) / d); }`,
+    // The multipliers, which every entry of their rows reads, are in device memory.
+    "    storageBarrier();",
+    "    let width = n - j - 1u;",
+    `    for (var e = lid.x; e < (m - j - 1u) * width; e = e + ${s}) {`,
+    "      let i = j + 1u + e / width;",
+    "      let c = j + 1u + e % width;",
+    "      mem[lu + i * n + c] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + c]) - bitcast<f32>(mem[lu + i * n + j]) * bitcast<f32>(mem[lu + j * n + c]));",
     "    }",
-    // The next column's rows, which invocation 0 searches, are in device memory.
+    // The next column's rows, which the pivot search reads, are in device memory.
     "    storageBarrier();",
     "  }",
     "  if (lid.x == 0u) { mem[(args[3] >> 2u) + b] = info; }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(4, size, batch, [MAGNITUDE, "var<workgroup> xk_pivot: u32;"], body,
+  return perMatrixKernel(4, size, batch, [MAGNITUDE, "var<workgroup> xk_pivot: u32;", "var<workgroup> xk_key: atomic<u32>;", "var<workgroup> xk_row: atomic<u32>;"], body,
     `?getrf of ${batch} f32 matrix(es), partial pivoting, the sizes parameters`, maxPerDimension);
 }
 
@@ -436,14 +464,31 @@ const GET = "fn xk_get(e: u32) -> f32 { return bitcast<f32>(mem[e]); }";
 const IS_ZERO = "fn xk_zero(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0u; }";
 
 /**
+ * The sum of every invocation's f32 `value` (a workgroup of `size`) in xk_sums[0], as a
+ * tree: invocation t adds in t + half while the live prefix halves (rounded up), a
+ * barrier a level; every invocation takes part (uniform control flow).
+ */
+function workgroupSum(value: string, size: number): string[] {
+  const lines = [`    xk_sums[lid.x] = ${value};`, "    workgroupBarrier();"];
+  for (let live = size; live > 1; live = Math.ceil(live / 2)) {
+    const half = Math.ceil(live / 2);
+    lines.push(`    if (lid.x + ${u(half)} < ${u(live)}) { xk_sums[lid.x] = xk_sums[lid.x] + xk_sums[lid.x + ${u(half)}]; }`, "    workgroupBarrier();");
+  }
+  return lines;
+}
+
+/**
  * ?geqrf of a batch of m×n f32 matrices: buffers (a, r, tau), parameter words m and n.
- * R and the reflectors are built in the result (a copy of A). For column i,
- * invocation 0 makes the reflector as LAPACK's slarfg (interpreter: householder): x =
+ * R and the reflectors are built in the result (a copy of A). For column i, the
+ * workgroup makes the reflector as LAPACK's slarfg (interpreter: householder): x =
  * the column below the diagonal, ‖x‖ scaled by its largest magnitude (no overflow, no
  * underflow of the squares); x = 0 gives tau = 0 and leaves the column; else
  * β = -sign(α)·‖(α, x)‖ (α ≥ 0, -0 included, gives -), tau = (β - α)/β, a_ii = β, and
- * the rows below scale by 1/(α - β) (v, its leading 1 implicit). Then each column right
- * of i (an invocation a column) takes w = vᵀa_c and a_c -= tau·w·v, skipped when tau = 0.
+ * the rows below scale by 1/(α - β) (v, its leading 1 implicit). ‖x‖'s largest magnitude
+ * (an atomicMax of the bits) and its sum of squares (each invocation's rows in order,
+ * then a tree: workgroupSum) are the workgroup's; invocation 0 forms β and tau. Then each
+ * column right of i takes w = vᵀa_c (an invocation a column, a chunk of the workgroup's
+ * size at a time) and a_c -= tau·w·v (an invocation an entry), skipped when tau = 0.
  */
 function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
   const dims = a.dimensions;
@@ -457,15 +502,21 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     `  for (var e = lid.x; e < m * n; e = e + ${s}) { mem[r + e] = mem[(args[0] >> 2u) + b * m * n + e]; }`,
     "  storageBarrier();",
     "  for (var i = 0u; i < min(m, n); i = i + 1u) {",
+    // x's largest magnitude (on the bits: a NaN is above every number and wins), then Σ (x_q / big)², each over the workgroup.
+    "    var most = 0u;",
+    `    for (var q = i + 1u + lid.x; q < m; q = q + ${s}) { most = max(most, xk_magnitude(mem[r + q * n + i])); }`,
+    "    atomicMax(&xk_key, most);",
+    "    workgroupBarrier();",
+    "    let big = bitcast<f32>(atomicLoad(&xk_key));",
+    "    var part = 0.0;",
+    "    if (!xk_zero(big)) {",
+    `      for (var q = i + 1u + lid.x; q < m; q = q + ${s}) { let y = xk_get(r + q * n + i) / big; part = part + y * y; }`,
+    "    }",
+    ...workgroupSum("part", size),
     "    if (lid.x == 0u) {",
+    "      atomicStore(&xk_key, 0u);",
     "      let alpha = xk_get(r + i * n + i);",
-    "      var big = 0.0;",
-    "      for (var q = i + 1u; q < m; q = q + 1u) { big = max(big, abs(xk_get(r + q * n + i))); }",
-    "      var sum = 0.0;",
-    "      if (!xk_zero(big)) {",
-    "        for (var q = i + 1u; q < m; q = q + 1u) { let y = xk_get(r + q * n + i) / big; sum = sum + y * y; }",
-    "      }",
-    "      let xnorm = big * sqrt(sum);",
+    "      let xnorm = big * sqrt(xk_sums[0]);",
     "      var t = 0.0;",
     "      var scale = 0.0;",
     "      if (!xk_zero(xnorm)) {",
@@ -485,13 +536,28 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "    }",
     // v's entries, which every column reads, are in device memory.
     "    storageBarrier();",
+    // The columns right of i, `size` at a time: each invocation's column's tau·w into xk_sums, then the entries below row i over the workgroup.
     "    if (!xk_zero(h.x)) {",
-    `      for (var c = i + 1u + lid.x; c < n; c = c + ${s}) {`,
-    "        var w = xk_get(r + i * n + c);",
-    "        for (var q = i + 1u; q < m; q = q + 1u) { w = w + xk_get(r + q * n + i) * xk_get(r + q * n + c); }",
-    "        let sw = h.x * w;",
-    "        mem[r + i * n + c] = bitcast<u32>(xk_get(r + i * n + c) - sw);",
-    "        for (var q = i + 1u; q < m; q = q + 1u) { mem[r + q * n + c] = bitcast<u32>(xk_get(r + q * n + c) - xk_get(r + q * n + i) * sw); }",
+    `      for (var c0 = i + 1u; c0 < n; c0 = c0 + ${s}) {`,
+    "        let c = c0 + lid.x;",
+    "        if (c < n) {",
+    "          var w = xk_get(r + i * n + c);",
+    "          for (var q = i + 1u; q < m; q = q + 1u) { w = w + xk_get(r + q * n + i) * xk_get(r + q * n + c); }",
+    "          let sw = h.x * w;",
+    "          xk_sums[lid.x] = sw;",
+    "          mem[r + i * n + c] = bitcast<u32>(xk_get(r + i * n + c) - sw);",
+    "        }",
+    // Each column's w was read from rows below i before any of them changes.
+    "        workgroupBarrier();",
+    "        storageBarrier();",
+    `        let width = min(n - c0, ${s});`,
+    `        for (var e = lid.x; e < (m - i - 1u) * width; e = e + ${s}) {`,
+    "          let q = i + 1u + e / width;",
+    "          let cc = e % width;",
+    "          mem[r + q * n + c0 + cc] = bitcast<u32>(xk_get(r + q * n + c0 + cc) - xk_get(r + q * n + i) * xk_sums[cc]);",
+    "        }",
+    // xk_sums is the next chunk's.
+    "        workgroupBarrier();",
     "      }",
     "    }",
     // The next column, which invocation 0 reads, is in device memory.
@@ -499,7 +565,7 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(3, size, batch, [GET, IS_ZERO, "var<workgroup> xk_reflector: vec2<f32>;"], body,
+  return perMatrixKernel(3, size, batch, [GET, IS_ZERO, MAGNITUDE, "var<workgroup> xk_reflector: vec2<f32>;", "var<workgroup> xk_key: atomic<u32>;", `var<workgroup> xk_sums: array<f32, ${size}>;`], body,
     `?geqrf of ${batch} f32 matrix(es), Householder, the sizes parameters`, maxPerDimension);
 }
 
