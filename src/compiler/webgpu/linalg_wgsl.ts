@@ -342,8 +342,8 @@ export const qrBackwardBound = (m: number, n: number): number => gamma(8 * m * n
  * flushes subnormals, the bits keep them apart); the largest reaches every invocation
  * through an atomicMax, and the smallest row holding it through an atomicMax of the
  * row's complement (ties go to the first row, as isamax's strict comparison gives). A
- * NaN a_jj keeps row j, as isamax's scan that starts from it does: its key is above
- * every magnitude. Invocation 0 writes ipiv(j), shares the row (ZERO_PIVOT set when the
+ * NaN a_jj keeps row j, as isamax's scan that starts from it does: its bits are above
+ * every magnitude's. Invocation 0 writes ipiv(j), shares the row (ZERO_PIVOT set when the
  * largest is 0) and resets the atomics for the next column; the caller reads the row
  * by workgroupUniformLoad (a barrier before the next column's atomics).
  */
@@ -352,9 +352,7 @@ const pivotSearch = (size: string): string[] => [
   "    var row = 0xffffffffu;",
   `    for (var i = j + lid.x; i < m; i = i + ${size}) {`,
   "      let x = xk_magnitude(mem[lu + i * n + j]);",
-  "      let nan = x > 0x7f800000u;",
-  "      let candidate = select(x, 0xffffffffu, nan);",
-  "      if ((!nan || i == j) && (row == 0xffffffffu || candidate > key)) { key = candidate; row = i; }",
+  "      if ((x <= 0x7f800000u || i == j) && (row == 0xffffffffu || x > key)) { key = x; row = i; }",
   "    }",
   "    if (row != 0xffffffffu) { atomicMax(&xk_key, key); }",
   "    workgroupBarrier();",
