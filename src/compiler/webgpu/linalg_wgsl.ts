@@ -1,7 +1,8 @@
 // Cholesky and triangular solve as WGSL kernels of the WebGPU backend, in f32 (WGSL has
 // no f64; f64, f16 and complex matrices run on the host), the LAPACK custom calls that
 // are the same computations (?potrf, ?trsm), and LU, QR and Q as jaxlib's ?getrf,
-// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below); one
+// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below), and
+// the symmetric eigenproblem ?syevd (eigh_wgsl.ts); one
 // table of custom-call targets (LAPACK_KERNELS). The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
 // rounds once, its triangular solve runs XLA's expansion in f32; the GPU computes in f32
@@ -53,9 +54,10 @@ import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
 import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 import { MAX_WORKGROUPS_PER_DIMENSION } from "./codegen.js";
+import { GET, IS_ZERO, MAGNITUDE, gamma, grid, header, matrixWorkgroupSize, parameterWord, perMatrixKernel, workgroupSum, resultsAre, type LapackKernel, type ParameterizedKernel } from "./matrix_kernel_wgsl.js";
+import { syevd } from "./eigh_wgsl.js";
 
-/** γ_k = k·u / (1 - k·u), u = 2^-24: the bound on k f32 roundings in a row (Higham, Accuracy and Stability, §3.1). */
-const gamma = (k: number): number => (k * 2 ** -24) / (1 - k * 2 ** -24);
+export type { ParameterizedKernel } from "./matrix_kernel_wgsl.js";
 
 /**
  * The stated backward error of the GPU's Cholesky of an n×n f32 matrix A: the factor L̂
@@ -73,14 +75,6 @@ export const choleskyBackwardBound = (n: number): number => gamma(n + 9);
  */
 export const triangularSolveBackwardBound = (n: number): number => gamma(n + 4);
 
-/** A kernel and the words its step passes it (the flags; Cholesky's n). */
-export interface ParameterizedKernel {
-  readonly kernel: WgslKernel;
-  readonly parameters: readonly number[];
-}
-
-const header = ["@group(0) @binding(0) var<storage, read_write> mem: array<u32>;", "@group(0) @binding(1) var<storage, read> args: array<u32>;"];
-
 /** The pivot d > 0 (not NaN, not -0), on its bits: positive floats and +∞ are the i32s in (0, 0x7f800000]. */
 const POSITIVE_PIVOT = "fn xk_positive(d: f32) -> bool { let b = bitcast<i32>(d); return b > 0i && b <= 0x7f800000i; }";
 
@@ -89,20 +83,6 @@ function f32Only(op: string, t: string): Declined | undefined {
   if (t === "f32") return undefined;
   const why = t === "f64" || t === "c128" ? "WGSL has no f64" : "the WGSL kernel computes f32";
   return { declined: `webgpu ${op}: ${t} matrices run on the host (${why})` };
-}
-
-/** Workgroups in x and y for `groups` of them. */
-function grid(groups: number, maxPerDimension: number): [number, number] {
-  const x = Math.min(Math.max(groups, 1), maxPerDimension);
-  return [x, Math.ceil(Math.max(groups, 1) / x)];
-}
-
-/** Invocations of a workgroup that owns a matrix: enough for a row (or column) each of `n`, at least a subgroup's 32, within the adapter's limits. */
-function matrixWorkgroupSize(n: number, limits: GpuLimits): number {
-  const largest = Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
-  let size = 32;
-  while (size < n && size * 2 <= largest) size *= 2;
-  return Math.min(size, largest);
 }
 
 /** How a factorization reports: XLA's Cholesky (other triangle 0, a failed matrix all NaN) or LAPACK's ?potrf (other triangle kept, info). */
@@ -288,31 +268,6 @@ export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, 
 // the others through workgroup memory by workgroupUniformLoad, so the barriers stay in
 // uniform control flow.
 
-/** Word k of a per-matrix kernel's parameters, after its `buffers` offsets and the zero. */
-const parameterWord = (buffers: number, k: number): string => `args[${buffers + 1 + k}]`;
-
-/**
- * A kernel with a workgroup of `size` per matrix of a batch of `batch`: its body sees the
- * matrix `b` and the invocation `lid.x`. The batch count is in the source, as the
- * dispatch is a kernel's (programs that dispatch alike share the pipeline).
- */
-function perMatrixKernel(buffers: number, size: number, batch: number, functions: readonly string[], body: readonly string[], what: string, maxPerDimension: number): WgslKernel {
-  const workgroups = grid(batch, maxPerDimension);
-  const source = [
-    ...header, ...functions,
-    `@compute @workgroup_size(${size})`,
-    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
-    `  let b = wid.x + wid.y * ${u(workgroups[0])};`,
-    // Uniform across the workgroup, as the sizes are (words of read-only memory): the barriers below stay in uniform control flow.
-    `  if (b >= ${u(batch)}) { return; }`,
-    ...body,
-    "}",
-  ].join("\n");
-  return { source, buffers, units: batch, invocationsPerUnit: size, workgroups, what };
-}
-
-/** An f32 word's magnitude bits: ordered as the magnitudes are, +∞ 0x7f800000, every NaN above. */
-const MAGNITUDE = "fn xk_magnitude(w: u32) -> u32 { return w & 0x7fffffffu; }";
 /** The pivot row's word, with this bit when the pivot is zero. */
 const ZERO_PIVOT = 0x80000000;
 
@@ -454,25 +409,6 @@ function pivotsToPermutationKernel(batch: number, maxPerDimension: number): Wgsl
     ...elementKernel(arrayShape("u32", [batch]), 1, "", ["  let b = i;", ...body], maxPerDimension),
     what: "lu_pivots_to_permutation, an invocation a batch element, the sizes parameters",
   };
-}
-
-/** An f32 word of `mem`. */
-const GET = "fn xk_get(e: u32) -> f32 { return bitcast<f32>(mem[e]); }";
-/** An f32 word that is ±0. */
-const IS_ZERO = "fn xk_zero(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0u; }";
-
-/**
- * The sum of every invocation's f32 `value` (a workgroup of `size`) in xk_sums[0], as a
- * tree: invocation t adds in t + half while the live prefix halves (rounded up), a
- * barrier a level; every invocation takes part (uniform control flow).
- */
-function workgroupSum(value: string, size: number): string[] {
-  const lines = [`    xk_sums[lid.x] = ${value};`, "    workgroupBarrier();"];
-  for (let live = size; live > 1; live = Math.ceil(live / 2)) {
-    const half = Math.ceil(live / 2);
-    lines.push(`    if (lid.x + ${u(half)} < ${u(live)}) { xk_sums[lid.x] = xk_sums[lid.x] + xk_sums[lid.x + ${u(half)}]; }`, "    workgroupBarrier();");
-  }
-  return lines;
 }
 
 /**
@@ -651,13 +587,6 @@ function ormqrKernel(c: ArrayShape, limits: GpuLimits, maxPerDimension: number):
   return perMatrixKernel(4, size, batch, [GET, IS_ZERO], body, `?ormqr of ${batch} f32 matrix(es), an invocation a line of C, the flags and sizes parameters`, maxPerDimension);
 }
 
-/** A LAPACK custom call on f32 as one of these kernels, given the call (its attributes read as the interpreter's registry reads them) and its shapes; undefined: the shapes are not the routine's (the registry reports them, on the host). */
-type LapackKernel = (call: FfiCall, operands: readonly ArrayShape[], results: readonly ArrayShape[], limits: GpuLimits, maxPerDimension: number) => ParameterizedKernel | undefined;
-
-const shapesText = (xs: readonly ArrayShape[]): string => xs.map((x) => shapeToString(x)).join(", ");
-/** The results are exactly these shapes. */
-const resultsAre = (results: readonly ArrayShape[], want: readonly ArrayShape[]): boolean => shapesText(results) === shapesText(want);
-
 /** ?potrf: the Cholesky sweep with LAPACK's results (buffers a, result, info). */
 const potrf: LapackKernel = (call, [a, ...more], results, limits, maxPerDimension) => {
   const dims = a!.dimensions, n = dims.at(-1)!;
@@ -731,7 +660,7 @@ interface LapackEntry { readonly platform: FfiPlatform; readonly operands: "f32"
  * pivots' (s32).
  */
 const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackEntry>([
-  ...([["potrf", potrf], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr], ["ormqr", ormqr]] as const).flatMap(([routine, kernel]) => [
+  ...([["potrf", potrf], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr], ["ormqr", ormqr], ["syevd", syevd]] as const).flatMap(([routine, kernel]) => [
     [`lapack_s${routine}_ffi`, { platform: "cpu", operands: "f32", kernel }] as const,
     ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: "f32", kernel }] as const),
   ]),
@@ -750,7 +679,7 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
 export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
   const { target, backendConfig } = inst.attrs;
   const entry = LAPACK_KERNELS.get(target);
-  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation have WGSL kernels)` };
+  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr, ?syevd and lu_pivots_to_permutation have WGSL kernels)` };
   if (entry === undefined) return host;
   const operands = inst.operands.map((o) => o.shape);
   const results = arrayLeaves(inst.shape);
