@@ -268,8 +268,6 @@ export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, 
 // the others through workgroup memory by workgroupUniformLoad, so the barriers stay in
 // uniform control flow.
 
-/** The pivot row's word, with this bit when the pivot is zero. */
-const ZERO_PIVOT = 0x80000000;
 
 /**
  * The stated backward error of the GPU's LU of an m×n f32 matrix A (k = min(m, n)): the
@@ -295,32 +293,35 @@ export const qrBackwardBound = (m: number, n: number): number => gamma(8 * m * n
  * each invocation scans its rows (i ≥ j, i ≡ j + lid.x modulo the size, in order) for
  * its first largest magnitude, compared on the bits (a NaN never wins; SwiftShader
  * flushes subnormals, the bits keep them apart); the largest reaches every invocation
- * through an atomicMax, and the smallest row holding it through an atomicMax of the
- * row's complement (ties go to the first row, as isamax's strict comparison gives). A
- * NaN a_jj keeps row j, as isamax's scan that starts from it does: its bits are above
- * every magnitude's. Invocation 0 writes ipiv(j), shares the row (ZERO_PIVOT set when the
- * largest is 0) and resets the atomics for the next column; the caller reads the row
- * by workgroupUniformLoad (a barrier before the next column's atomics).
+ * through an atomicMax, and the first row holding it through an atomicMax of
+ * 0x7fffffff - row (ties go to the first row, as isamax's strict comparison gives), its
+ * top bit set when the largest is not 0, read back as a uniform value
+ * (workgroupUniformLoad). A NaN a_jj keeps row j, as isamax's scan that starts from it
+ * does: its bits are above every magnitude's. Two barriers a column: the atomics come in
+ * two sets, column j's (j & 1) and the previous column's, which invocation 0 clears
+ * between the barriers for the next column (every invocation has read it by then).
+ * Leaves `pivot` (the row) and `zero`.
  */
 const pivotSearch = (size: string): string[] => [
+  "    let parity = j & 1u;",
   "    var key = 0u;",
   "    var row = 0xffffffffu;",
   `    for (var i = j + lid.x; i < m; i = i + ${size}) {`,
   "      let x = xk_magnitude(mem[lu + i * n + j]);",
   "      if ((x <= 0x7f800000u || i == j) && (row == 0xffffffffu || x > key)) { key = x; row = i; }",
   "    }",
-  "    if (row != 0xffffffffu) { atomicMax(&xk_key, key); }",
+  "    if (row != 0xffffffffu) { atomicMax(&xk_key[parity], key); }",
   "    workgroupBarrier();",
-  "    let largest = atomicLoad(&xk_key);",
-  "    if (row != 0xffffffffu && key == largest) { atomicMax(&xk_row, ~row); }",
-  "    workgroupBarrier();",
+  "    let largest = atomicLoad(&xk_key[parity]);",
+  "    if (row != 0xffffffffu && key == largest) { atomicMax(&xk_row[parity], select(0x80000000u, 0u, largest == 0u) | (0x7fffffffu - row)); }",
   "    if (lid.x == 0u) {",
-  "      let p = ~atomicLoad(&xk_row);",
-  "      mem[ipiv + j] = p + 1u;",
-  `      xk_pivot = select(p, p | ${u(ZERO_PIVOT)}, largest == 0u);`,
-  "      atomicStore(&xk_key, 0u);",
-  "      atomicStore(&xk_row, 0u);",
+  "      atomicStore(&xk_key[1u - parity], 0u);",
+  "      atomicStore(&xk_row[1u - parity], 0u);",
   "    }",
+  "    let word = workgroupUniformLoad(&xk_row[parity]);",
+  "    let pivot = 0x7fffffffu - (word & 0x7fffffffu);",
+  "    let zero = word < 0x80000000u;",
+  "    if (lid.x == 0u) { mem[ipiv + j] = pivot + 1u; }",
 ];
 
 /**
@@ -329,9 +330,9 @@ const pivotSearch = (size: string): string[] => [
  * pivot (pivotSearch) and invocation 0 writes ipiv(j) = row + 1; a zero pivot sets info
  * (the first one's column + 1) and leaves the column as it is; otherwise the rows swap
  * (an invocation a column), each row below takes its multiplier l = a_ij / a_jj (an
- * invocation a row), and the trailing submatrix's entries a_ic -= l_i·a_jc are spread
- * over the whole workgroup (an invocation an entry), as the interpreter's sweep
- * computes them.
+ * invocation a row), then the trailing submatrix's columns a_ic -= l_i·a_jc (an
+ * invocation a column, so that neighbouring invocations touch neighbouring words of a
+ * row, as a GPU's memory coalesces them), as the interpreter's sweep computes them.
  */
 function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
   const dims = a.dimensions;
@@ -349,8 +350,7 @@ function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  var info = 0u;",
     "  for (var j = 0u; j < k; j = j + 1u) {",
     ...pivotSearch(s),
-    "    let pivot = workgroupUniformLoad(&xk_pivot);",
-    `    if (pivot >= ${u(ZERO_PIVOT)}) {`,
+    "    if (zero) {",
     "      if (info == 0u) { info = j + 1u; }",
     "      continue;",
     "    }",
@@ -366,11 +366,10 @@ function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     `    for (var i = j + 1u + lid.x; i < m; i = i + ${s}) { mem[lu + i * n + j] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + j]) / d); }`,
     // The multipliers, which every entry of their rows reads, are in device memory.
     "    storageBarrier();",
-    "    let width = n - j - 1u;",
-    `    for (var e = lid.x; e < (m - j - 1u) * width; e = e + ${s}) {`,
-    "      let i = j + 1u + e / width;",
-    "      let c = j + 1u + e % width;",
-    "      mem[lu + i * n + c] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + c]) - bitcast<f32>(mem[lu + i * n + j]) * bitcast<f32>(mem[lu + j * n + c]));",
+    // An invocation a column of the trailing submatrix: a_jc in a register, the multipliers read by every invocation alike.
+    `    for (var c = j + 1u + lid.x; c < n; c = c + ${s}) {`,
+    "      let top = bitcast<f32>(mem[lu + j * n + c]);",
+    "      for (var i = j + 1u; i < m; i = i + 1u) { mem[lu + i * n + c] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + c]) - bitcast<f32>(mem[lu + i * n + j]) * top); }",
     "    }",
     // The next column's rows, which the pivot search reads, are in device memory.
     "    storageBarrier();",
@@ -378,7 +377,7 @@ function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  if (lid.x == 0u) { mem[(args[3] >> 2u) + b] = info; }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(4, size, batch, [MAGNITUDE, "var<workgroup> xk_pivot: u32;", "var<workgroup> xk_key: atomic<u32>;", "var<workgroup> xk_row: atomic<u32>;"], body,
+  return perMatrixKernel(4, size, batch, [MAGNITUDE, "var<workgroup> xk_key: array<atomic<u32>, 2>;", "var<workgroup> xk_row: array<atomic<u32>, 2>;"], body,
     `?getrf of ${batch} f32 matrix(es), partial pivoting, the sizes parameters`, maxPerDimension);
 }
 
@@ -421,8 +420,8 @@ function pivotsToPermutationKernel(batch: number, maxPerDimension: number): Wgsl
  * the rows below scale by 1/(α - β) (v, its leading 1 implicit). ‖x‖'s largest magnitude
  * (an atomicMax of the bits) and its sum of squares (each invocation's rows in order,
  * then a tree: workgroupSum) are the workgroup's; invocation 0 forms β and tau. Then each
- * column right of i takes w = vᵀa_c (an invocation a column, a chunk of the workgroup's
- * size at a time) and a_c -= tau·w·v (an invocation an entry), skipped when tau = 0.
+ * column right of i (an invocation a column: neighbouring invocations read neighbouring
+ * words of a row) takes w = vᵀa_c and a_c -= tau·w·v, skipped when tau = 0.
  */
 function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
   const dims = a.dimensions;
@@ -470,28 +469,13 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "    }",
     // v's entries, which every column reads, are in device memory.
     "    storageBarrier();",
-    // The columns right of i, `size` at a time: each invocation's column's tau·w into xk_sums, then the entries below row i over the workgroup.
     "    if (!xk_zero(h.x)) {",
-    `      for (var c0 = i + 1u; c0 < n; c0 = c0 + ${s}) {`,
-    "        let c = c0 + lid.x;",
-    "        if (c < n) {",
-    "          var w = xk_get(r + i * n + c);",
-    "          for (var q = i + 1u; q < m; q = q + 1u) { w = w + xk_get(r + q * n + i) * xk_get(r + q * n + c); }",
-    "          let sw = h.x * w;",
-    "          xk_sums[lid.x] = sw;",
-    "          mem[r + i * n + c] = bitcast<u32>(xk_get(r + i * n + c) - sw);",
-    "        }",
-    // Each column's w was read from rows below i before any of them changes.
-    "        workgroupBarrier();",
-    "        storageBarrier();",
-    `        let width = min(n - c0, ${s});`,
-    `        for (var e = lid.x; e < (m - i - 1u) * width; e = e + ${s}) {`,
-    "          let q = i + 1u + e / width;",
-    "          let cc = e % width;",
-    "          mem[r + q * n + c0 + cc] = bitcast<u32>(xk_get(r + q * n + c0 + cc) - xk_get(r + q * n + i) * xk_sums[cc]);",
-    "        }",
-    // xk_sums is the next chunk's.
-    "        workgroupBarrier();",
+    `      for (var c = i + 1u + lid.x; c < n; c = c + ${s}) {`,
+    "        var w = xk_get(r + i * n + c);",
+    "        for (var q = i + 1u; q < m; q = q + 1u) { w = w + xk_get(r + q * n + i) * xk_get(r + q * n + c); }",
+    "        let sw = h.x * w;",
+    "        mem[r + i * n + c] = bitcast<u32>(xk_get(r + i * n + c) - sw);",
+    "        for (var q = i + 1u; q < m; q = q + 1u) { mem[r + q * n + c] = bitcast<u32>(xk_get(r + q * n + c) - xk_get(r + q * n + i) * sw); }",
     "      }",
     "    }",
     // The next column, which invocation 0 reads, is in device memory.

@@ -69,16 +69,28 @@ export const GET = "fn xk_get(e: u32) -> f32 { return bitcast<f32>(mem[e]); }";
 /** An f32 word that is ±0. */
 export const IS_ZERO = "fn xk_zero(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0u; }";
 
+/** Partial sums a workgroupSum invocation adds, a level. */
+const SUM_RADIX = 16;
+
 /**
  * The sum of every invocation's f32 `value` (a workgroup of `size`) in xk_sums[0], as a
- * tree: invocation t adds in t + half while the live prefix halves (rounded up), a
- * barrier a level; every invocation takes part (uniform control flow).
+ * tree of radix 16: at each level invocation t adds the 16 partial sums from 16t·span
+ * (span 1, 16, ...) in order into the first, a barrier a level; two levels to 256
+ * invocations (fewer barriers than a binary tree: each costs SwiftShader tens of µs).
+ * Every invocation reaches the barriers (uniform control flow).
  */
 export function workgroupSum(value: string, size: number): string[] {
   const lines = [`    xk_sums[lid.x] = ${value};`, "    workgroupBarrier();"];
-  for (let live = size; live > 1; live = Math.ceil(live / 2)) {
-    const half = Math.ceil(live / 2);
-    lines.push(`    if (lid.x + ${u(half)} < ${u(live)}) { xk_sums[lid.x] = xk_sums[lid.x] + xk_sums[lid.x + ${u(half)}]; }`, "    workgroupBarrier();");
+  for (let span = 1; span < size; span *= SUM_RADIX) {
+    const group = span * SUM_RADIX;
+    lines.push(
+      `    if (lid.x * ${u(group)} < ${u(size)}) {`,
+      `      var sum = xk_sums[lid.x * ${u(group)}];`,
+      `      for (var k = 1u; k < ${u(SUM_RADIX)} && lid.x * ${u(group)} + k * ${u(span)} < ${u(size)}; k = k + 1u) { sum = sum + xk_sums[lid.x * ${u(group)} + k * ${u(span)}]; }`,
+      `      xk_sums[lid.x * ${u(group)}] = sum;`,
+      "    }",
+      "    workgroupBarrier();",
+    );
   }
   return lines;
 }
