@@ -6,8 +6,8 @@
 // ‖A‖_∞ where it has a scale; docs/numerics.md). Only the named triangle is read (the
 // other holds other numbers); a matrix scaled by 1e30 (its squares overflow f32), a
 // repeated eigenvalue, a zero matrix, -I, and a NaN in the unread triangle (NaN results,
-// info 1, as the interpreter's). Two pipelines (a batch count of 2 and of 4); the sizes
-// and the triangle are parameters.
+// info 1, as the interpreter's); n = 1. Two pipelines (a batch count of 2 and of 4); the
+// sizes and the triangle are parameters.
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
@@ -30,6 +30,7 @@ const CASES = [
   { dims: [2, 5], target: "lapack_ssyevd_ffi", lower: true },
   { dims: [2, 17], target: "cusolver_syevd_ffi", lower: false },
   { dims: [4, 3], target: "hipsolver_syevd_ffi", lower: true },
+  { dims: [2, 1], target: "cusolver_syevd_ffi", lower: true },
 ] as const;
 
 function call({ dims, target, lower }: (typeof CASES)[number], p: number): { text: string; results: string[] } {
