@@ -264,9 +264,11 @@ export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, 
 // workgroup per matrix whose words are in device memory; m, n (and k) are step
 // parameters, so every size in a batch of the same count (the dispatch's, in the source)
 // that fits one workgroup size shares a pipeline. Every invocation keeps the same loop
-// counts; what one invocation decides for all (a pivot row, a reflector's tau) reaches
-// the others through workgroup memory by workgroupUniformLoad, so the barriers stay in
-// uniform control flow.
+// counts; what decides the control flow for all (a pivot row, a reflector's tau)
+// reaches every invocation through workgroup memory by workgroupUniformLoad, so the
+// barriers stay in uniform control flow. Searches and norms are the workgroup's
+// (atomics on magnitude bits, a tree of partial sums): a GPU would leave the rest of the
+// workgroup idle while one invocation scanned a column.
 
 
 /**
@@ -478,7 +480,7 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "        for (var q = i + 1u; q < m; q = q + 1u) { mem[r + q * n + c] = bitcast<u32>(xk_get(r + q * n + c) - xk_get(r + q * n + i) * sw); }",
     "      }",
     "    }",
-    // The next column, which invocation 0 reads, is in device memory.
+    // The next column, which the next reflector reads, is in device memory.
     "    storageBarrier();",
     "  }",
   ];
