@@ -1,8 +1,10 @@
-// A while loop of tiny iterations on the WebGPU backend, driven on the GPU (gpu_loop.ts:
-// one u32 read back a batch of iterations) and by the host (XLATS_WEBGPU_GPU_LOOPS=0:
-// one pred read back an iteration), timed paired in one process: the two executables
-// alternate, round after round. The loop is seed 000's While (1000 iterations adding a
-// constant vector to an f32[10]). Then what a GPU-driven loop's dispatches cost here:
+// While loops of tiny iterations on the WebGPU backend, decided on the GPU (gpu_loop.ts:
+// one u32 read back a batch of iterations, a conditional's selector never) and by the
+// host (XLATS_WEBGPU_GPU_LOOPS=0: one pred read back an iteration, and one selector a
+// conditional), timed paired in one process: the two executables alternate, round
+// after round. The loops: seed 000's While (1000 iterations adding a constant vector to
+// an f32[10]), and the same loop whose body picks by a conditional (i mod 3) among
+// adding, subtracting and halving. Then what a GPU-driven loop's dispatches cost here:
 // 2000 dispatches of a one-workgroup kernel, direct and indirect, in one command buffer
 // each, alternating. Run: node dist/bench/webgpu_loop_probe.js [trips] [rounds]
 
@@ -12,73 +14,122 @@ import { gpuContext, releaseGpu } from "../src/compiler/webgpu/adapter.js";
 import { BUFFER_USAGE } from "../src/compiler/webgpu/gpu_types.js";
 import type { WebGpuExecutable } from "../src/compiler/webgpu/executable.js";
 import { parseHlo } from "../src/text/hlo/index.js";
+import type { HloModule } from "../src/ir/computation.js";
 
 const trips = Number(process.argv[2] ?? 1000);
 const rounds = Number(process.argv[3] ?? 7);
 
-const module = parseHlo(`HloModule seed_while
-
-cond {
-  p = (s32[], f32[10]) parameter(0)
+const STATE = "(s32[], f32[10])";
+const cond = `cond {
+  p = ${STATE} parameter(0)
   i = s32[] get-tuple-element(p), index=0
   n = s32[] constant(${trips})
   ROOT lt = pred[] compare(i, n), direction=LT
-}
+}`;
+const loopEntry = `ENTRY main {
+  z = s32[] constant(0)
+  f = f32[] constant(0)
+  zeros = f32[10] broadcast(f), dimensions={}
+  t = ${STATE} tuple(z, zeros)
+  ROOT w = ${STATE} while(t), condition=cond, body=body
+}`;
+
+const seedWhile = parseHlo(`HloModule seed_while
+
+${cond}
 
 body {
-  p = (s32[], f32[10]) parameter(0)
+  p = ${STATE} parameter(0)
   i = s32[] get-tuple-element(p), index=0
   v = f32[10] get-tuple-element(p), index=1
   one = s32[] constant(1)
   i1 = s32[] add(i, one)
   c = f32[10] constant({1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
   v1 = f32[10] add(v, c)
-  ROOT t = (s32[], f32[10]) tuple(i1, v1)
+  ROOT t = ${STATE} tuple(i1, v1)
 }
 
-ENTRY main {
-  z = s32[] constant(0)
-  f = f32[] constant(0)
-  zeros = f32[10] broadcast(f), dimensions={}
-  t = (s32[], f32[10]) tuple(z, zeros)
-  ROOT w = (s32[], f32[10]) while(t), condition=cond, body=body
-}
+${loopEntry}
 `);
 
-const gpuDriven = await compile(module, { backend: "webgpu" });
-process.env["XLATS_WEBGPU_GPU_LOOPS"] = "0";
-const hostDriven = await compile(module, { backend: "webgpu" });
-delete process.env["XLATS_WEBGPU_GPU_LOOPS"];
-const variants: [string, WebGpuExecutable][] = [["host-driven (before)", hostDriven], ["GPU-driven (after)", gpuDriven]];
+const conditionalInLoop = parseHlo(`HloModule conditional_in_loop
 
-const times = variants.map(() => [] as number[]);
-const cpu = variants.map(() => [] as number[]);
-let first: string | undefined;
-for (let r = 0; r <= rounds; r++) {
-  for (const [v, [, exe]] of variants.entries()) {
-    const wall = performance.now();
-    const used = process.cpuUsage();
-    const out = await exe.run([]);
-    const spent = process.cpuUsage(used);
-    const ms = performance.now() - wall;
-    // Both give the same bits.
-    const text = out.toString();
-    if (first !== undefined && text !== first) throw new Error(`the two loops differ: ${first} vs ${text}`);
-    first = text;
-    if (r === 0) continue; // warm-up round
-    times[v]!.push(ms);
-    cpu[v]!.push((spent.user + spent.system) / 1000);
-  }
+${cond}
+
+plus {
+  p = f32[10] parameter(0)
+  c = f32[10] constant({1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+  ROOT a = f32[10] add(p, c)
 }
+
+minus {
+  p = f32[10] parameter(0)
+  c = f32[10] constant({0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5})
+  ROOT s = f32[10] subtract(p, c)
+}
+
+halve {
+  p = f32[10] parameter(0)
+  h = f32[] constant(0.5)
+  hb = f32[10] broadcast(h), dimensions={}
+  ROOT m = f32[10] multiply(p, hb)
+}
+
+body {
+  p = ${STATE} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[10] get-tuple-element(p), index=1
+  three = s32[] constant(3)
+  r = s32[] remainder(i, three)
+  v1 = f32[10] conditional(r, v, v, v), branch_computations={plus, minus, halve}
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = ${STATE} tuple(i1, v1)
+}
+
+${loopEntry}
+`);
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(`${trips} iterations, ${rounds} rounds paired, ${gpuDriven.stats.adapter}, ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-variants.forEach(([name, exe], v) => {
-  const s = exe.lastRun!;
-  console.log(`${name}: best ${Math.min(...times[v]!).toFixed(1)} ms, median ${median(times[v]!).toFixed(1)} ms, CPU median ${median(cpu[v]!).toFixed(1)} ms; ` +
-    `${s.readbacks} readbacks (${s.readbackBytes} bytes), ${s.dispatches} dispatches`);
-});
-gpuDriven.delete();
-hostDriven.delete();
+
+/** The module decided by the host (before) and on the GPU (after), alternating round after round; prints both. */
+async function paired(module: HloModule): Promise<void> {
+  const gpuDecided = await compile(module, { backend: "webgpu" });
+  process.env["XLATS_WEBGPU_GPU_LOOPS"] = "0";
+  const hostDecided = await compile(module, { backend: "webgpu" });
+  delete process.env["XLATS_WEBGPU_GPU_LOOPS"];
+  const variants: [string, WebGpuExecutable][] = [["decided by the host (before)", hostDecided], ["decided on the GPU (after)", gpuDecided]];
+  const times = variants.map(() => [] as number[]);
+  const cpu = variants.map(() => [] as number[]);
+  let first: string | undefined;
+  for (let r = 0; r <= rounds; r++) {
+    for (const [v, [, exe]] of variants.entries()) {
+      const wall = performance.now();
+      const used = process.cpuUsage();
+      const out = await exe.run([]);
+      const spent = process.cpuUsage(used);
+      const ms = performance.now() - wall;
+      // Both give the same bits.
+      const text = out.toString();
+      if (first !== undefined && text !== first) throw new Error(`the two executables differ: ${first} vs ${text}`);
+      first = text;
+      if (r === 0) continue; // warm-up round
+      times[v]!.push(ms);
+      cpu[v]!.push((spent.user + spent.system) / 1000);
+    }
+  }
+  console.log(`${module.name}: ${trips} iterations, ${rounds} rounds paired, ${gpuDecided.stats.adapter}, ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  variants.forEach(([name, exe], v) => {
+    const s = exe.lastRun!;
+    console.log(`${name}: best ${Math.min(...times[v]!).toFixed(1)} ms, median ${median(times[v]!).toFixed(1)} ms, CPU median ${median(cpu[v]!).toFixed(1)} ms; ` +
+      `${s.readbacks} readbacks (${s.readbackBytes} bytes), ${s.dispatches} dispatches`);
+  });
+  gpuDecided.delete();
+  hostDecided.delete();
+}
+
+await paired(seedWhile);
+await paired(conditionalInLoop);
 
 // The dispatches alone: a kernel adding 1 to 10 words, 2000 times a command buffer.
 const { device } = await gpuContext();

@@ -29,8 +29,10 @@
 // does is decided once (whileSchedule, conditionalRun: which list runs on which
 // buffers, what is copied and read back), and driven synchronously on the CPU
 // (runControlFlow) and asynchronously on the GPU, whose reads of a predicate or
-// selector wait for a readback (runControlFlowAsync), unless the GPU executable drives
-// the loop's iterations itself (webgpu/gpu_loop.ts: the predicate decides on the device).
+// selector wait for a readback (runControlFlowAsync), unless the GPU executable decides
+// on the device itself (webgpu/gpu_loop.ts: a gate kernel reads the predicate and runs
+// the loop's iterations; it reads a conditional's selector, and of the branches' kernels,
+// all encoded, only the picked branch's dispatch any workgroup).
 
 import type { Computation, Instruction } from "../ir/computation.js";
 import { selectBranch } from "../interpreter/kernels/control.js";
@@ -259,10 +261,14 @@ export function whileSchedule<L extends NestedList>(step: WhileStep<L>, at: (l: 
   };
 }
 
+/** Branch `b` of a conditional step at its offsets: every branch writes the step's results and uses its region. */
+export function branchRun<L extends NestedList>(step: ConditionalStep<L>, at: (l: Location) => number, b: number): NestedRun<L> {
+  return { list: step.branches[b]!, parameters: step.operands[b]!.map(at), outputs: step.results.map(at), arena: at(step.region) };
+}
+
 /** The branch a conditional step runs (`selector`: its selector's value read back; none for a call). */
 export function conditionalRun<L extends NestedList>(step: ConditionalStep<L>, at: (l: Location) => number, selector: Literal | undefined): NestedRun<L> {
-  const b = selector === undefined ? 0 : selectBranch(selector, step.branches.length);
-  return { list: step.branches[b]!, parameters: step.operands[b]!.map(at), outputs: step.results.map(at), arena: at(step.region) };
+  return branchRun(step, at, selector === undefined ? 0 : selectBranch(selector, step.branches.length));
 }
 
 /** What running a control-flow step needs from a CPU executable. */

@@ -397,13 +397,45 @@ export class Client {
     for (const [id, p] of prepared) this.prepared.set(id, p);
     const { payload, reduce, arena } = rendezvousSizes(computations, replicas, partitions);
     const programIds = [...prepared.keys()];
-    return new LoadedExecutable(
+    const exe = new LoadedExecutable(
       replicas, partitions, assignment, computations.map((c) => ids.get(c)!), computations, payload, reduce, arena,
-      (exe) => {
-        this.arenas.closePool(exe.arenaPool);
+      (e) => {
+        this.arenas.closePool(e.arenaPool);
         this.unload(programIds);
       },
     );
+    // Loaded on its devices now, so that the first execution does not wait for it (a GPU
+    // device compiles its pipelines there); a program a device cannot load fails here.
+    try {
+      await Promise.all(computations.map((_, id) => this.load(exe, id)));
+    } catch (e) {
+      exe.delete();
+      throw e;
+    }
+    return exe;
+  }
+
+  /**
+   * Loads process `id`'s program on its device's worker, unless the worker has it;
+   * resolves when the worker has loaded it, or rejects with why it could not.
+   */
+  private load(exe: LoadedExecutable, id: number): Promise<void> {
+    const device = exe.deviceOf(id);
+    const worker = this.workerFor(device);
+    const programId = exe.programIds[id]!;
+    if (worker.loaded.has(programId)) return Promise.resolve();
+    const prepared = this.prepared.get(programId);
+    const scratch = this.reserveScratch(worker, device, programId, prepared);
+    const runId = nextRunId++;
+    worker.hold();
+    const loaded = new Promise<void>((resolve, reject) => worker.pending.set(runId, { resolve: () => resolve(), reject: (e) => reject(fromWireError(e)) }));
+    worker.handle.post({
+      type: "load", runId, programId, backend: this.backend.name, prepared,
+      ...(this.backend.deviceModule === undefined ? {} : { module: this.backend.deviceModule }),
+      ...(scratch === undefined ? {} : { scratch }),
+    });
+    worker.loaded.add(programId);
+    return loaded.finally(() => worker.release());
   }
 
   /**
@@ -569,16 +601,9 @@ export class Client {
       workers.push(worker);
       worker.hold();
       const programId = exe.programIds[id]!;
-      if (!worker.loaded.has(programId)) {
-        const prepared = this.prepared.get(programId);
-        const scratch = this.reserveScratch(worker, exe.deviceOf(id), programId, prepared);
-        worker.handle.post({
-          type: "load", programId, backend: this.backend.name, prepared,
-          ...(this.backend.deviceModule === undefined ? {} : { module: this.backend.deviceModule }),
-          ...(scratch === undefined ? {} : { scratch }),
-        });
-        worker.loaded.add(programId);
-      }
+      // Loaded at compile; again where the device's worker was replaced since. The run
+      // posted after the load reports a failed one: its answer is not awaited.
+      this.load(exe, id).catch(() => undefined);
       const runId = nextRunId++;
       const result = new Promise<WireValue | undefined>((resolve, reject) => worker.pending.set(runId, {
         resolve: (value, outfeed) => {

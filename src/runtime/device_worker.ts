@@ -42,7 +42,8 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
   let queue: Promise<void> = Promise.resolve();
   const handle = async (message: HostMessage): Promise<void> => {
     switch (message.type) {
-      case "load":
+      case "load": {
+        let reply: DeviceMessage | undefined = message.runId === undefined ? undefined : { type: "done", runId: message.runId };
         try {
           const backend = await deviceBackend(message.backend, message.module, backends, builtIn);
           if (memory instanceof Error) throw memory;
@@ -50,8 +51,11 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
           programs.set(message.programId, await backend.load(message.prepared, device));
         } catch (e) {
           programs.set(message.programId, e instanceof Error ? e : new Error(String(e)));
+          if (reply !== undefined) reply = { type: "failed", runId: reply.runId, error: toWireError(e) };
         }
+        if (reply !== undefined) port.post(reply);
         return;
+      }
       case "unload": {
         const program = programs.get(message.programId);
         programs.delete(message.programId);

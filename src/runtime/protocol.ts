@@ -43,6 +43,11 @@ export interface ProcessInfo {
 export type HostMessage =
   | {
     readonly type: "load"; readonly programId: number; readonly backend: string; readonly prepared: unknown;
+    /**
+     * When given, the worker answers once the program is loaded, as a run: "done", or
+     * "failed" with why (kept too: a run of the program reports it).
+     */
+    readonly runId?: number;
     /** A module to import when the worker has no device backend of that name (Backend.deviceModule). */
     readonly module?: string;
     /** Device memory reserved for the program's temporaries (Backend.scratchBytes). */

@@ -1,7 +1,8 @@
 // Backends in a registry: names, the error for an unknown one, a backend registered at
 // run time (async_backend.ts, whose device programs load and run asynchronously) running
-// a 2-device all-reduce in worker threads, compile options reaching `prepare`, and the
-// device worker handling asynchronous loads and runs one at a time.
+// a 2-device all-reduce in worker threads (its program loaded on the devices by compile),
+// compile options reaching `prepare`, and the device worker handling asynchronous loads
+// and runs one at a time.
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { allReduce, ExecutionError, Literal, scalarReducer } from "../../src/index.js";
@@ -66,6 +67,8 @@ test("a run-time registered async backend runs a 2-device all-reduce in workers"
   const compileOptions = { fuse: false, note: "passed through" };
   const exe = await client.compile(c, { replicas: 2, compileOptions });
   assert.deepEqual(preparedWith.at(-1), compileOptions);
+  // compile loaded the program on both devices (and waited for them to say so): no run was posted yet, and none loads again.
+  assert.deepEqual(posted.filter((m) => m.type === "load" || m.type === "run").map((m) => m.type), ["load", "load"]);
   const results = await client.execute(exe, inputs.map((v) => [Literal.fromValues("s32", [10], v)]));
   const expected = inputs[0]!.map((v, i) => v + inputs[1]![i]!);
   for (const r of results) assert.deepEqual((await r.toLiteral()).toNumbers(), expected);
@@ -77,11 +80,11 @@ test("a run-time registered async backend runs a 2-device all-reduce in workers"
   }
 });
 
-test("a backend the workers cannot find fails the execution with the names they know", async () => {
+test("a backend the workers cannot find fails compile (the devices load there) with the names they know", async () => {
   const client = await createClient({ backend: { name: "nowhere", prepare: interpreterBackend.prepare }, deviceCount: 1 });
   clients.push(client);
   const c = program("id", [shape("f32", [2])], (_b, [x]) => x!);
-  await assert.rejects(client.run(c, [[Literal.from("f32", [1, 2])]]),
+  await assert.rejects(client.compile(c),
     // The worker's entry registered the built-in backends, and names them.
     new RegExp(`no device backend named "nowhere" in this worker \\(it has: ${BACKEND_NAMES.join(", ")}\\)`));
 });

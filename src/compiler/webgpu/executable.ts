@@ -12,9 +12,11 @@
 // while loop's count of bodies run, once a batch of iterations, where the GPU drives
 // the loop (gpu_loop.ts: a gate kernel turns each pred into the workgroup counts the
 // next kernels are dispatched with), else its predicate (one pred, once an iteration:
-// the host decides whether to run the body's kernels), and a conditional's selector
-// (one pred or s32). Control flow's computations are nested step lists whose kernels
-// run on the GPU over the loop state where it lies (control_flow.ts).
+// the host decides whether to run the body's kernels), and the selector (one pred or
+// s32) of a conditional the host decides; one the GPU decides reads nothing back (a
+// gate kernel turns the selector into the workgroup counts of every branch's kernels,
+// zeros but the picked one's). Control flow's computations are nested step lists whose
+// kernels run on the GPU over the loop state where it lies (control_flow.ts).
 //
 // Each kernel reads its buffers' byte offsets from the executable's argument buffer, a
 // 256-byte slot for each distinct list of offsets (a kernel in a loop body reads its
@@ -39,8 +41,10 @@ import {
 import type { GpuContext } from "./adapter.js";
 import { GpuMemory, readGpuBuffer } from "./memory.js";
 import type { GpuProgram, GpuStep, GpuStepList } from "./program.js";
-import { allSteps, describeControlFlow, nestedLists, runControlFlowAsync, type NestedRun, type WhileSchedule } from "../control_flow.js";
-import { bodiesOffset, controlTemplates, GATE_MODE, GATE_WGSL, gateArguments, loopReadText, type GpuLoop } from "./gpu_loop.js";
+import { allSteps, branchRun, describeControlFlow, nestedLists, runControlFlowAsync, type ConditionalStep, type NestedRun, type WhileSchedule } from "../control_flow.js";
+import {
+  bodiesOffset, conditionalGateArguments, controlReadText, controlTemplates, GATE_MODE, GATE_WGSL, loopGateArguments, type GateRegion, type GpuLoop,
+} from "./gpu_loop.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 
 /** Bytes of a slot in the argument buffer (WebGPU's largest minStorageBufferOffsetAlignment). */
@@ -101,9 +105,9 @@ interface Layout { readonly group: GpuBindGroupLayout; readonly pipeline: GpuPip
 
 /**
  * The two pipeline layouts of a device. Every kernel's: binding 0 the device's memory,
- * binding 1 a slot of an argument buffer at a dynamic offset. A GPU-driven loop's gate
- * kernel's (gpu_loop.ts): the memory read only, the slot, and binding 2 the control
- * buffer it writes the loops' workgroup counts to.
+ * binding 1 a slot of an argument buffer at a dynamic offset. The gate kernel's of a
+ * loop or conditional decided on the GPU (gpu_loop.ts): the memory read only, the
+ * slot, and binding 2 the control buffer it writes the gated kernels' workgroup counts to.
  */
 const layouts = new WeakMap<GpuDevice, { readonly kernel: Layout; readonly gate: Layout }>();
 
@@ -211,7 +215,7 @@ export class WebGpuExecutable {
   private readonly slots = new Map<string, number>();
   private slotWords: Uint32Array;
   private bindGroups: { generation: number; buffer: GpuBuffer; kernel: GpuBindGroup; gate: GpuBindGroup | undefined } | undefined;
-  /** The GPU-driven loops' words (gpu_loop.ts), with the gate's pipeline; absent where the program has no such loop. */
+  /** The words of the loops and conditionals decided on the GPU (gpu_loop.ts), with the gate's pipeline; absent where the program has none. */
   private readonly control: { readonly buffer: GpuBuffer; readonly gate: GpuComputePipeline } | undefined;
   private deleted = false;
   /** The run in progress (runs of one executable wait for one another). */
@@ -236,9 +240,9 @@ export class WebGpuExecutable {
     this.slotWords = new Uint32Array(slots * SLOT_WORDS);
     this.argumentBuffer = this.createArgumentBuffer(slots);
     if (gate !== undefined) {
-      const words = controlTemplates(program.loops);
+      const words = controlTemplates(program.control);
       const buffer = gpu.device.createBuffer({
-        size: words.byteLength, usage: BUFFER_USAGE.STORAGE | BUFFER_USAGE.INDIRECT | BUFFER_USAGE.COPY_SRC | BUFFER_USAGE.COPY_DST, label: `${program.module.name} loop control`,
+        size: words.byteLength, usage: BUFFER_USAGE.STORAGE | BUFFER_USAGE.INDIRECT | BUFFER_USAGE.COPY_SRC | BUFFER_USAGE.COPY_DST, label: `${program.module.name} control`,
       });
       gpu.device.queue.writeBuffer(buffer, 0, words);
       this.control = { buffer, gate };
@@ -255,7 +259,7 @@ export class WebGpuExecutable {
       if ((step.kind === "kernel" || step.kind === "copy") && !stepName.has(step.kernel)) stepName.set(step.kernel, `${program.module.name}/${path}${step.name}`);
     }
     const made = await Promise.all(program.kernels.map((k, i) => pipelineFor(gpu.device, k.source, stepName.get(i) ?? `kernel${i}`)));
-    const gate = program.loops.driven.size === 0 ? undefined : await pipelineFor(gpu.device, GATE_WGSL, "xlats loop gate", "gate");
+    const gate = program.control.controlWords === 0 ? undefined : await pipelineFor(gpu.device, GATE_WGSL, "xlats control gate", "gate");
     return new WebGpuExecutable(program, gpu, made, gate, performance.now() - started);
   }
 
@@ -350,10 +354,11 @@ export class WebGpuExecutable {
 
   /**
    * Encodes (and, around readbacks, runs) a step list with its parameters, outputs and
-   * arena at these offsets; with `gate`, a GPU-driven loop's condition or body, each
-   * kernel dispatched with the loop's live workgroup counts.
+   * arena at these offsets; with `gate`, a GPU-driven loop's condition or body or a
+   * GPU-decided conditional's branch, each kernel dispatched with the region's live
+   * workgroup counts.
    */
-  private async runList(list: GpuStepList, parameters: readonly number[], outputs: readonly number[], arena: number, run: RunState, gate?: GpuLoop): Promise<void> {
+  private async runList(list: GpuStepList, parameters: readonly number[], outputs: readonly number[], arena: number, run: RunState, gate?: GateRegion): Promise<void> {
     const at = (l: Location): number => {
       switch (l.space) {
         case "parameter": return parameters[l.index]!;
@@ -367,20 +372,25 @@ export class WebGpuExecutable {
     const deadline = run.options.deadline;
     if (deadline !== undefined && Date.now() > deadline) throw new DeadlineError(`${this.program.module.name}: the run passed its deadline`);
     for (const step of list.steps) {
-      if (gate !== undefined && step.kind !== "kernel" && step.kind !== "copy") {
-        throw new ExecutionError(`${this.program.module.name}: ${step.name} (${step.kind}) in a GPU-driven loop (a bug of gpu_loop.ts's plan)`);
+      const onGpu = step.kind === "kernel" || step.kind === "copy" || (step.kind === "conditional" && this.program.control.conditionals.has(step));
+      if (gate !== undefined && !onGpu) {
+        throw new ExecutionError(`${this.program.module.name}: ${step.name} (${step.kind}) in a gated list (a bug of gpu_loop.ts's plan)`);
       }
       switch (step.kind) {
         case "kernel": this.dispatch(step.kernel, step.parameters === undefined ? step.buffers.map(at) : [...step.buffers.map(at), 0, ...step.parameters], run, gate); break;
         case "copy": this.dispatch(step.kernel, [at(step.from), at(step.to)], run, gate); break;
         case "host": await this.host(step, at, run); break;
         case "while": case "conditional":
+          if (step.kind === "conditional" && onGpu) {
+            await this.decideOnGpu(step, at, run, gate);
+            break;
+          }
           await runControlFlowAsync(step, at, {
             run: (nested, p, o, a) => this.runList(nested, p, o, a, run),
             scalar: (shape, offset) => this.readBack(shape, [offset], run),
             copy: (from, to, bytes) => this.dispatch(this.program.copyKernels.get(bytes)!, [from, to], run),
             iterate: (loop, schedule) => {
-              const driven = this.program.loops.driven.get(loop);
+              const driven = this.program.control.loops.get(loop);
               return driven === undefined ? undefined : this.iterateOnGpu(driven, schedule, run);
             },
           });
@@ -396,14 +406,14 @@ export class WebGpuExecutable {
    * dispatch nothing. Resolves to the parity the state ended at.
    */
   private async iterateOnGpu(loop: GpuLoop, s: WhileSchedule<GpuStepList>, run: RunState): Promise<number> {
-    const encode = (r: NestedRun<GpuStepList>, gated: boolean): Promise<void> => this.runList(r.list, r.parameters, r.outputs, r.arena, run, gated ? loop : undefined);
+    const encode = (r: NestedRun<GpuStepList>, gated: boolean): Promise<void> => this.runList(r.list, r.parameters, r.outputs, r.arena, run, gated ? loop.region : undefined);
     let bodies = 0;
     for (let batch = 1; ; batch = Math.min(2 * batch, loop.maxBatch)) {
       for (let i = 0; i < batch; i++) {
         const { condition, body } = s.runs[(bodies + i) % 2]!;
         // A batch starts while the loop runs: its first condition needs no gate.
         await encode(condition, i > 0 && !loop.conditionUngated);
-        this.gate(loop, s.predicate, i > 0 ? GATE_MODE.continue : bodies === 0 ? GATE_MODE.loop : GATE_MODE.batch, run);
+        this.gate(loopGateArguments(loop, s.predicate, i > 0 ? GATE_MODE.continue : bodies === 0 ? GATE_MODE.fresh : GATE_MODE.batch), run);
         await encode(body, true);
       }
       const ran = await this.readBodies(loop, run);
@@ -413,9 +423,24 @@ export class WebGpuExecutable {
     }
   }
 
-  /** Encodes a loop's gate kernel: from the pred at `predicate`, the loop's running flag, count of bodies and live workgroup counts. */
-  private gate(loop: GpuLoop, predicate: number, mode: number, run: RunState): void {
-    const slot = this.slotFor(gateArguments(loop, predicate, mode), run);
+  /**
+   * Encodes a conditional the GPU decides (gpu_loop.ts): its gate, then every branch's
+   * kernels over the counts of its region, which the gate zeroed but for the branch the
+   * selector picks (and for that one too where `enclosing`, the region the conditional
+   * lies in, is off). Nothing is read back.
+   */
+  private async decideOnGpu(step: ConditionalStep<GpuStepList>, at: (l: Location) => number, run: RunState, enclosing: GateRegion | undefined): Promise<void> {
+    const c = this.program.control.conditionals.get(step)!;
+    this.gate(conditionalGateArguments(c, at(step.selector!.at), enclosing), run);
+    for (let b = 0; b < step.branches.length; b++) {
+      const r = branchRun(step, at, b);
+      await this.runList(r.list, r.parameters, r.outputs, r.arena, run, c.regions[b]!);
+    }
+  }
+
+  /** Encodes the gate kernel with these arguments (gpu_loop.ts): from a pred or selector, the flags, counts and live workgroup counts of its regions. */
+  private gate(args: readonly number[], run: RunState): void {
+    const slot = this.slotFor(args, run);
     run.pass ??= run.encoder.beginComputePass();
     run.pass.setPipeline(this.control!.gate);
     run.pass.setBindGroup(0, this.currentBindGroups().gate!, [slot * ARGUMENT_SLOT]);
@@ -433,8 +458,8 @@ export class WebGpuExecutable {
     return count[0]!;
   }
 
-  /** Encodes one kernel over buffers at `offsets` into the run's compute pass; with `gate`, with the loop's live counts for its shape. */
-  private dispatch(kernel: number, offsets: readonly number[], run: RunState, gate?: GpuLoop): void {
+  /** Encodes one kernel over buffers at `offsets` into the run's compute pass; with `gate`, with the region's live counts for its shape. */
+  private dispatch(kernel: number, offsets: readonly number[], run: RunState, gate?: GateRegion): void {
     const slot = this.slotFor(offsets, run);
     const k = this.program.kernels[kernel]!;
     run.pass ??= run.encoder.beginComputePass();
@@ -602,8 +627,8 @@ function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines
       case "copy": lines.push(`${indent}copy ${s.name} (WGSL kernel ${s.kernel}, ${s.bytes} bytes): ${locationText(s.from)} -> ${locationText(s.to)}`); break;
       case "host": lines.push(`${indent}host ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(locationText).join("+")).join(", ")} -> ${s.results.map(locationText).join(", ")}`); break;
       case "while": case "conditional": {
-        // What the host reads back to decide (the one readback control flow makes).
-        const reads = s.kind === "while" ? loopReadText(program.loops, s) : s.selector === undefined ? "" : "; the host reads the selector back (1 element)";
+        // What the host reads back to decide (the one readback control flow makes), or that the GPU decides.
+        const reads = controlReadText(program.control, s);
         lines.push(`${indent}${describeControlFlow(s, locationText)}${reads}`);
         for (const { role, list: nested } of nestedLists(s)) {
           lines.push(`${indent}  ${role} ${nested.name} (nested steps, arena ${nested.arenaBytes} bytes):`);

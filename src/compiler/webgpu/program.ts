@@ -1,8 +1,8 @@
 // A program for the WebGPU backend: the optimized module's entry as steps over buffer
 // locations in the device's memory, each a WGSL kernel (a fusion), a copy, control flow
 // (a while, conditional or call whose computations are nested step lists of the same
-// kind, run on the GPU: control_flow.ts; a while whose condition and body are kernels
-// only is driven on the GPU, gpu_loop.ts) or a host step (an op this backend does not
+// kind, run on the GPU: control_flow.ts; a while or conditional of kernels only is
+// decided on the GPU, gpu_loop.ts) or a host step (an op this backend does not
 // compile, run by the interpreter's kernel on copies of its operands read back from
 // the GPU; dump() lists each with the reason). Planning is
 // synchronous and needs no device: `xlats compile --backend webgpu --dump` prints a
@@ -35,7 +35,7 @@ import { longSortWgsl, sortKernelWgsl } from "./sort_wgsl.js";
 import { fftPassesWgsl } from "./fft_wgsl.js";
 import { customCallKernelWgsl, PARAMETERIZED_KERNELS, type ParameterizedKernel } from "./linalg_wgsl.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
-import { gpuLoopsAllowed, planGpuLoops, type GpuLoopPlan } from "./gpu_loop.js";
+import { gpuControlAllowed, planGpuControl, type GpuControlPlan } from "./gpu_loop.js";
 
 /**
  * A kernel run over its buffers (operands, then results); a copy (run by a copy kernel,
@@ -85,8 +85,8 @@ export interface GpuProgram extends GpuStepList {
   readonly limits: GpuLimits;
   /** Whether its kernels may use subgroup operations (the device has WGSL's `subgroups` feature and they were not turned off). */
   readonly subgroups: boolean;
-  /** Which while loops the GPU drives (gpu_loop.ts: no readback an iteration) and why the others read their predicate back. */
-  readonly loops: GpuLoopPlan;
+  /** Which loops and conditionals the GPU decides (gpu_loop.ts: no readback an iteration, none for a selector) and why the others read theirs back. */
+  readonly control: GpuControlPlan;
 }
 
 /** Why ops without a WGSL kernel run on the host, where there is more to say than that. */
@@ -122,7 +122,7 @@ export function planGpuProgram(program: Computation | HloModule, options: Compil
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
   const steps = planProgramSteps(module, limits, subgroups);
-  return { ...steps, loops: planGpuLoops(steps, steps.kernels, gpuLoopsAllowed()), module, log, limits, subgroups };
+  return { ...steps, control: planGpuControl(steps, steps.kernels, gpuControlAllowed()), module, log, limits, subgroups };
 }
 
 function outputFusionProblem(fused: Computation, limits: GpuLimits): string | undefined {
@@ -141,7 +141,7 @@ interface PlanContext {
   readonly copyKernels: Map<number, number>;
 }
 
-function planProgramSteps(module: HloModule, limits: GpuLimits, subgroups: boolean): Omit<GpuProgram, "module" | "log" | "limits" | "subgroups" | "loops"> {
+function planProgramSteps(module: HloModule, limits: GpuLimits, subgroups: boolean): Omit<GpuProgram, "module" | "log" | "limits" | "subgroups" | "control"> {
   const ctx: PlanContext = { limits, subgroups, kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map() };
   const { list, donation } = planSteps(module.entry, ctx, module);
   return {

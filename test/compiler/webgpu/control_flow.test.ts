@@ -2,9 +2,10 @@
 // branches and a callee run as nested step lists of GPU kernels over the loop state
 // where it lies in device memory (control_flow.ts). A loop of kernels only is driven on
 // the GPU (gpu_loop.ts): the host reads back one u32 a batch of iterations (1, 2, 4,
-// ... 64); a loop with a host step or nested control flow reads one element an
-// iteration (the predicate); a conditional one (the selector); nothing else: lastRun
-// counts every readback (gpu_loop.test.ts has the GPU-driven loops' trip counts).
+// ... 64); a loop with a host step or nested loop reads one element an iteration (the
+// predicate); a conditional of kernels only is decided on the GPU and reads nothing
+// back; nothing else: lastRun counts every readback (gpu_loop.test.ts has the
+// GPU-driven loops' trip counts, gpu_conditional.test.ts the conditionals' selectors).
 // Results are compared with the interpreter's, and where a value is known
 // independently (an iteration count, the branch picked) with it.
 //
@@ -226,20 +227,20 @@ ENTRY main {
 }
 `;
 
-test("a conditional reads its index back (one s32) and runs the chosen branch on the GPU; the call is inlined (a kernel)", { skip }, async () => {
+test("a conditional of kernels is decided on the GPU (no readback) and runs the chosen branch; the call is inlined (a kernel)", { skip }, async () => {
   const module = parseHlo(CONDITIONAL);
   const exe = await compile(module, { backend: "webgpu" });
   try {
     assert.deepEqual(exe.stats.interpreted, [], exe.dump());
     const dump = exe.dump();
-    assert.match(dump, /conditional \(s32\[\] \S+\) \S+: .*the host reads the selector back \(1 element\)/);
+    assert.match(dump, /conditional \(s32\[\] \S+\) \S+: .*decided on the GPU: a gate kernel reads the selector .* all 3 branches' kernels are dispatched indirectly; nothing is read back/);
     for (const role of ["branch 0", "branch 1", "branch 2"]) assert.ok(nestedDump(dump, role).every((l) => l.startsWith("kernel ")), dump);
     const x = randomF32(5, [128]);
     // Index 7 is out of range: the last branch runs (the spec's rule).
     for (const [k, expect] of [[0, (v: number) => 2 * Math.exp(v)], [1, (v: number) => -2 * v], [2, (v: number) => 2 * v * v], [7, (v: number) => 2 * v * v]] as const) {
       const { got, readbacks, readbackBytes } = await runBoth(exe, module, [Literal.scalar("s32", k), x]);
-      assert.equal(readbacks, 1);
-      assert.equal(readbackBytes, 4);
+      assert.equal(readbacks, 0);
+      assert.equal(readbackBytes, 0);
       got[0]!.values().forEach((g, i) => assert.ok(Math.abs((g as number) - expect(x.values()[i] as number)) <= 1e-5 * Math.max(1, Math.abs(g as number)), `branch ${k} element ${i}`));
     }
   } finally {
@@ -306,12 +307,13 @@ test("a conditional nested in a loop body runs on the GPU; an f64 add in the bod
     assert.deepEqual(exe.stats.interpreted.map((s) => s.name), ["body/d1"], exe.dump());
     assert.match(exe.stats.interpreted[0]!.why, /f64/);
     // The host drives this loop: the dump says so and why (the first step it cannot gate).
-    assert.match(exe.dump(), /while \S+: .*the host reads the predicate back once an iteration \(1 element\): its body has (nested control flow \(conditional|a host step \(d1)/);
+    assert.match(exe.dump(), /while \S+: .*the host reads the predicate back once an iteration \(1 element\): its body has a host step \(d1\)/);
     const { got, readbacks } = await runBoth(exe, module, [randomF32(6, [16])]);
     assert.equal(got[0]!.readLinear(0), 5);
     assert.equal(got[2]!.readLinear(0), 2.25);
-    // 6 predicates, 5 selectors, and the host add's operand d each iteration (its constant is not read back).
-    assert.equal(readbacks, 6 + 5 + 5);
+    // 6 predicates and the host add's operand d each iteration (its constant is not read back); the conditional reads nothing (decided on the GPU).
+    assert.match(exe.dump(), /conditional \(s32\[\] \S+\) \S+: .*decided on the GPU/);
+    assert.equal(readbacks, 6 + 5);
   } finally {
     exe.delete();
   }

@@ -100,7 +100,7 @@ test("seed 000's While (1000 iterations adding a vector) runs GPU-driven: 21 rea
   const exes = await compileBoth(module);
   try {
     assert.match(exes.gpu.dump(), /while \S+: .*GPU-driven: batches of 1, 2, 4, \.\.\. up to 64 iterations/);
-    assert.match(exes.host.dump(), /while \S+: .*the host reads the predicate back once an iteration \(1 element\): GPU-driven loops are off/);
+    assert.match(exes.host.dump(), /while \S+: .*the host reads the predicate back once an iteration \(1 element\): control flow decided on the GPU is off/);
     // The host-driven run's 1001 round trips take seconds on SwiftShader: its bits are compared on the shorter loops below.
     const { got, gpuReads } = await runAll(exes, module, [], false);
     assert.equal(got[0]!.readLinear(0), 1000);
@@ -244,7 +244,7 @@ test("nested loops: the outer (a loop in its body) reads its pred each iteration
   const exes = await compileBoth(module);
   try {
     const dump = exes.gpu.dump();
-    assert.match(dump, /while \S+: .*the host reads the predicate back once an iteration \(1 element\): its body has nested control flow \(while /);
+    assert.match(dump, /while \S+: .*the host reads the predicate back once an iteration \(1 element\): its body has a nested loop \(while /);
     assert.match(dump, /^\s+while \S+: .*GPU-driven/m);
     const x = Literal.fromValues("f32", [10], C.map((c) => 2 * c));
     const { got, gpuReads, hostReads } = await runAll(exes, module, [x]);
@@ -261,14 +261,14 @@ test("nested loops: the outer (a loop in its body) reads its pred each iteration
 
 test("the plan says which loops the GPU drives without a device; XLATS_WEBGPU_GPU_LOOPS=0 turns them off", () => {
   const on = planGpuProgram(parseHlo(NESTED), {});
-  assert.equal(on.loops.driven.size, 1);
-  assert.equal(on.loops.hostDriven.size, 1);
+  assert.equal(on.control.loops.size, 1);
+  assert.equal(on.control.hostDecided.size, 1);
   assert.match(dumpGpuProgram(on), /GPU-driven: batches of 1, 2, 4, \.\.\. up to 64 iterations, its body's kernels \(the condition's, one workgroup each, directly\) dispatched indirectly .* \(1 workgroup shape\(s\)\)/);
   process.env["XLATS_WEBGPU_GPU_LOOPS"] = "0";
   try {
     const off = planGpuProgram(parseHlo(NESTED), {});
-    assert.equal(off.loops.driven.size, 0);
-    assert.equal(off.loops.controlWords, 0);
+    assert.equal(off.control.loops.size, 0);
+    assert.equal(off.control.controlWords, 0);
     assert.doesNotMatch(dumpGpuProgram(off), /GPU-driven:/);
   } finally {
     delete process.env["XLATS_WEBGPU_GPU_LOOPS"];
