@@ -11,8 +11,8 @@
 // non-square 5×3 and 3×5, batch dims; ?ormqr's four flag pairs. Every size fits a
 // workgroup of 32 and sizes and flags are parameters: each program compiles one
 // pipeline per routine (5.2-5.7 s for the file on SwiftShader at load 11-15, 2026-11-30);
-// the pivot-rule test adds two (a 300x2 matrix for a workgroup of 256 whose invocations
-// own two rows; the file took 5.4-6.8 s at load 9, 2026-11-30).
+// the pivot-rule test adds a getrf and a geqrf for a workgroup of 256 (300x2 matrices,
+// some invocations owning two rows; the file took 5.4-6.8 s at load 7-9, 2026-11-30).
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
