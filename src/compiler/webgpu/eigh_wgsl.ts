@@ -27,8 +27,7 @@
 // info > 0), the results as they are. A matrix with an Inf or NaN anywhere (as the
 // interpreter checks it) gives NaN results and info = 1, as the registry's.
 
-import type { ArrayShape } from "../../types/shape.js";
-import { arrayShape } from "../../types/shape.js";
+import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { product, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
