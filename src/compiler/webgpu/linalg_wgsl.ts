@@ -1,7 +1,8 @@
 // Cholesky and triangular solve as WGSL kernels of the WebGPU backend, in f32 (WGSL has
 // no f64; f64, f16 and complex matrices run on the host), the LAPACK custom calls that
 // are the same computations (?potrf, ?trsm), and LU, QR and Q as jaxlib's ?getrf,
-// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below); one
+// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below), and
+// the symmetric eigenproblem ?syevd (eigh_wgsl.ts); one
 // table of custom-call targets (LAPACK_KERNELS). The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
 // rounds once, its triangular solve runs XLA's expansion in f32; the GPU computes in f32
@@ -53,9 +54,10 @@ import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
 import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 import { MAX_WORKGROUPS_PER_DIMENSION } from "./codegen.js";
+import { GET, IS_ZERO, MAGNITUDE, gamma, grid, header, matrixWorkgroupSize, parameterWord, perMatrixKernel, workgroupSum, resultsAre, type LapackKernel, type ParameterizedKernel } from "./matrix_kernel_wgsl.js";
+import { syevd } from "./eigh_wgsl.js";
 
-/** γ_k = k·u / (1 - k·u), u = 2^-24: the bound on k f32 roundings in a row (Higham, Accuracy and Stability, §3.1). */
-const gamma = (k: number): number => (k * 2 ** -24) / (1 - k * 2 ** -24);
+export type { ParameterizedKernel } from "./matrix_kernel_wgsl.js";
 
 /**
  * The stated backward error of the GPU's Cholesky of an n×n f32 matrix A: the factor L̂
@@ -73,14 +75,6 @@ export const choleskyBackwardBound = (n: number): number => gamma(n + 9);
  */
 export const triangularSolveBackwardBound = (n: number): number => gamma(n + 4);
 
-/** A kernel and the words its step passes it (the flags; Cholesky's n). */
-export interface ParameterizedKernel {
-  readonly kernel: WgslKernel;
-  readonly parameters: readonly number[];
-}
-
-const header = ["@group(0) @binding(0) var<storage, read_write> mem: array<u32>;", "@group(0) @binding(1) var<storage, read> args: array<u32>;"];
-
 /** The pivot d > 0 (not NaN, not -0), on its bits: positive floats and +∞ are the i32s in (0, 0x7f800000]. */
 const POSITIVE_PIVOT = "fn xk_positive(d: f32) -> bool { let b = bitcast<i32>(d); return b > 0i && b <= 0x7f800000i; }";
 
@@ -89,20 +83,6 @@ function f32Only(op: string, t: string): Declined | undefined {
   if (t === "f32") return undefined;
   const why = t === "f64" || t === "c128" ? "WGSL has no f64" : "the WGSL kernel computes f32";
   return { declined: `webgpu ${op}: ${t} matrices run on the host (${why})` };
-}
-
-/** Workgroups in x and y for `groups` of them. */
-function grid(groups: number, maxPerDimension: number): [number, number] {
-  const x = Math.min(Math.max(groups, 1), maxPerDimension);
-  return [x, Math.ceil(Math.max(groups, 1) / x)];
-}
-
-/** Invocations of a workgroup that owns a matrix: enough for a row (or column) each of `n`, at least a subgroup's 32, within the adapter's limits. */
-function matrixWorkgroupSize(n: number, limits: GpuLimits): number {
-  const largest = Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
-  let size = 32;
-  while (size < n && size * 2 <= largest) size *= 2;
-  return Math.min(size, largest);
 }
 
 /** How a factorization reports: XLA's Cholesky (other triangle 0, a failed matrix all NaN) or LAPACK's ?potrf (other triangle kept, info). */
@@ -284,37 +264,12 @@ export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, 
 // workgroup per matrix whose words are in device memory; m, n (and k) are step
 // parameters, so every size in a batch of the same count (the dispatch's, in the source)
 // that fits one workgroup size shares a pipeline. Every invocation keeps the same loop
-// counts; what one invocation decides for all (a pivot row, a reflector's tau) reaches
-// the others through workgroup memory by workgroupUniformLoad, so the barriers stay in
-// uniform control flow.
+// counts; what decides the control flow for all (a pivot row, a reflector's tau)
+// reaches every invocation through workgroup memory by workgroupUniformLoad, so the
+// barriers stay in uniform control flow. Searches and norms are the workgroup's
+// (atomics on magnitude bits, a tree of partial sums): a GPU would leave the rest of the
+// workgroup idle while one invocation scanned a column.
 
-/** Word k of a per-matrix kernel's parameters, after its `buffers` offsets and the zero. */
-const parameterWord = (buffers: number, k: number): string => `args[${buffers + 1 + k}]`;
-
-/**
- * A kernel with a workgroup of `size` per matrix of a batch of `batch`: its body sees the
- * matrix `b` and the invocation `lid.x`. The batch count is in the source, as the
- * dispatch is a kernel's (programs that dispatch alike share the pipeline).
- */
-function perMatrixKernel(buffers: number, size: number, batch: number, functions: readonly string[], body: readonly string[], what: string, maxPerDimension: number): WgslKernel {
-  const workgroups = grid(batch, maxPerDimension);
-  const source = [
-    ...header, ...functions,
-    `@compute @workgroup_size(${size})`,
-    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
-    `  let b = wid.x + wid.y * ${u(workgroups[0])};`,
-    // Uniform across the workgroup, as the sizes are (words of read-only memory): the barriers below stay in uniform control flow.
-    `  if (b >= ${u(batch)}) { return; }`,
-    ...body,
-    "}",
-  ].join("\n");
-  return { source, buffers, units: batch, invocationsPerUnit: size, workgroups, what };
-}
-
-/** An f32 word's magnitude bits: ordered as the magnitudes are, +∞ 0x7f800000, every NaN above. */
-const MAGNITUDE = "fn xk_magnitude(w: u32) -> u32 { return w & 0x7fffffffu; }";
-/** The pivot row's word, with this bit when the pivot is zero. */
-const ZERO_PIVOT = 0x80000000;
 
 /**
  * The stated backward error of the GPU's LU of an m×n f32 matrix A (k = min(m, n)): the
@@ -336,14 +291,50 @@ export const luBackwardBound = (k: number): number => gamma(k + 4);
 export const qrBackwardBound = (m: number, n: number): number => gamma(8 * m * n);
 
 /**
+ * The pivot search of column j as LAPACK's isamax, over the whole workgroup (of `size`):
+ * each invocation scans its rows (i ≥ j, i ≡ j + lid.x modulo the size, in order) for
+ * its first largest magnitude, compared on the bits (a NaN never wins; SwiftShader
+ * flushes subnormals, the bits keep them apart); the largest reaches every invocation
+ * through an atomicMax, and the first row holding it through an atomicMax of
+ * 0x7fffffff - row (ties go to the first row, as isamax's strict comparison gives), its
+ * top bit set when the largest is not 0, read back as a uniform value
+ * (workgroupUniformLoad). A NaN a_jj keeps row j, as isamax's scan that starts from it
+ * does: its bits are above every magnitude's. Two barriers a column: the atomics come in
+ * two sets, column j's (j & 1) and the previous column's, which invocation 0 clears
+ * between the barriers for the next column (every invocation has read it by then).
+ * Leaves `pivot` (the row) and `zero`.
+ */
+const pivotSearch = (size: string): string[] => [
+  "    let parity = j & 1u;",
+  "    var key = 0u;",
+  "    var row = 0xffffffffu;",
+  `    for (var i = j + lid.x; i < m; i = i + ${size}) {`,
+  "      let x = xk_magnitude(mem[lu + i * n + j]);",
+  "      if ((x <= 0x7f800000u || i == j) && (row == 0xffffffffu || x > key)) { key = x; row = i; }",
+  "    }",
+  "    if (row != 0xffffffffu) { atomicMax(&xk_key[parity], key); }",
+  "    workgroupBarrier();",
+  "    let largest = atomicLoad(&xk_key[parity]);",
+  "    if (row != 0xffffffffu && key == largest) { atomicMax(&xk_row[parity], select(0x80000000u, 0u, largest == 0u) | (0x7fffffffu - row)); }",
+  "    if (lid.x == 0u) {",
+  "      atomicStore(&xk_key[1u - parity], 0u);",
+  "      atomicStore(&xk_row[1u - parity], 0u);",
+  "    }",
+  "    let word = workgroupUniformLoad(&xk_row[parity]);",
+  "    let pivot = 0x7fffffffu - (word & 0x7fffffffu);",
+  "    let zero = word < 0x80000000u;",
+  "    if (lid.x == 0u) { mem[ipiv + j] = pivot + 1u; }",
+];
+
+/**
  * ?getrf of a batch of m×n f32 matrices: buffers (a, lu, ipiv, info), parameter words m
- * and n. LU is built in the result (a copy of A): for column j, invocation 0 picks the
- * pivot as LAPACK's isamax does (the first row of the largest |a_ij|, i ≥ j; a
- * NaN never wins, compared on the magnitude bits), writes ipiv(j) = row + 1 and shares
- * the row; a zero pivot sets info (the first one's column + 1) and leaves the column as
- * it is; otherwise the rows swap (an invocation a column) and each row below (an
- * invocation a row) takes its multiplier l = a_ij / a_jj and subtracts l·row j from its
- * entries right of j, as the interpreter's sweep does.
+ * and n. LU is built in the result (a copy of A): for column j the workgroup picks the
+ * pivot (pivotSearch) and invocation 0 writes ipiv(j) = row + 1; a zero pivot sets info
+ * (the first one's column + 1) and leaves the column as it is; otherwise the rows swap
+ * (an invocation a column), each row below takes its multiplier l = a_ij / a_jj (an
+ * invocation a row), then the trailing submatrix's columns a_ic -= l_i·a_jc (an
+ * invocation a column, so that neighbouring invocations touch neighbouring words of a
+ * row, as a GPU's memory coalesces them), as the interpreter's sweep computes them.
  */
 function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
   const dims = a.dimensions;
@@ -360,18 +351,8 @@ function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  storageBarrier();",
     "  var info = 0u;",
     "  for (var j = 0u; j < k; j = j + 1u) {",
-    "    if (lid.x == 0u) {",
-    "      var p = j;",
-    "      var best = xk_magnitude(mem[lu + j * n + j]);",
-    "      for (var i = j + 1u; i < m; i = i + 1u) {",
-    "        let x = xk_magnitude(mem[lu + i * n + j]);",
-    "        if (x > best && x <= 0x7f800000u && best <= 0x7f800000u) { p = i; best = x; }",
-    "      }",
-    "      mem[ipiv + j] = p + 1u;",
-    `      xk_pivot = select(p, p | ${u(ZERO_PIVOT)}, best == 0u);`,
-    "    }",
-    "    let pivot = workgroupUniformLoad(&xk_pivot);",
-    `    if (pivot >= ${u(ZERO_PIVOT)}) {`,
+    ...pivotSearch(s),
+    "    if (zero) {",
     "      if (info == 0u) { info = j + 1u; }",
     "      continue;",
     "    }",
@@ -384,20 +365,21 @@ function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "    }",
     "    storageBarrier();",
     "    let d = bitcast<f32>(mem[lu + j * n + j]);",
-    `    for (var i = j + 1u + lid.x; i < m; i = i + ${s}) {`,
-    "      let l = bitcast<f32>(mem[lu + i * n + j]) / d;",
-    "      mem[lu + i * n + j] = bitcast<u32>(l);",
-    "      for (var c = j + 1u; c < n; c = c + 1u) {",
-    "        mem[lu + i * n + c] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + c]) - l * bitcast<f32>(mem[lu + j * n + c]));",
-    "      }",
+    `    for (var i = j + 1u + lid.x; i < m; i = i + ${s}) { mem[lu + i * n + j] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + j]) / d); }`,
+    // The multipliers, which every entry of their rows reads, are in device memory.
+    "    storageBarrier();",
+    // An invocation a column of the trailing submatrix: a_jc in a register, the multipliers read by every invocation alike.
+    `    for (var c = j + 1u + lid.x; c < n; c = c + ${s}) {`,
+    "      let top = bitcast<f32>(mem[lu + j * n + c]);",
+    "      for (var i = j + 1u; i < m; i = i + 1u) { mem[lu + i * n + c] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + c]) - bitcast<f32>(mem[lu + i * n + j]) * top); }",
     "    }",
-    // The next column's rows, which invocation 0 searches, are in device memory.
+    // The next column's rows, which the pivot search reads, are in device memory.
     "    storageBarrier();",
     "  }",
     "  if (lid.x == 0u) { mem[(args[3] >> 2u) + b] = info; }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(4, size, batch, [MAGNITUDE, "var<workgroup> xk_pivot: u32;"], body,
+  return perMatrixKernel(4, size, batch, [MAGNITUDE, "var<workgroup> xk_key: array<atomic<u32>, 2>;", "var<workgroup> xk_row: array<atomic<u32>, 2>;"], body,
     `?getrf of ${batch} f32 matrix(es), partial pivoting, the sizes parameters`, maxPerDimension);
 }
 
@@ -430,20 +412,18 @@ function pivotsToPermutationKernel(batch: number, maxPerDimension: number): Wgsl
   };
 }
 
-/** An f32 word of `mem`. */
-const GET = "fn xk_get(e: u32) -> f32 { return bitcast<f32>(mem[e]); }";
-/** An f32 word that is ±0. */
-const IS_ZERO = "fn xk_zero(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0u; }";
-
 /**
  * ?geqrf of a batch of m×n f32 matrices: buffers (a, r, tau), parameter words m and n.
- * R and the reflectors are built in the result (a copy of A). For column i,
- * invocation 0 makes the reflector as LAPACK's slarfg (interpreter: householder): x =
+ * R and the reflectors are built in the result (a copy of A). For column i, the
+ * workgroup makes the reflector as LAPACK's slarfg (interpreter: householder): x =
  * the column below the diagonal, ‖x‖ scaled by its largest magnitude (no overflow, no
  * underflow of the squares); x = 0 gives tau = 0 and leaves the column; else
  * β = -sign(α)·‖(α, x)‖ (α ≥ 0, -0 included, gives -), tau = (β - α)/β, a_ii = β, and
- * the rows below scale by 1/(α - β) (v, its leading 1 implicit). Then each column right
- * of i (an invocation a column) takes w = vᵀa_c and a_c -= tau·w·v, skipped when tau = 0.
+ * the rows below scale by 1/(α - β) (v, its leading 1 implicit). ‖x‖'s largest magnitude
+ * (an atomicMax of the bits) and its sum of squares (each invocation's rows in order,
+ * then a tree: workgroupSum) are the workgroup's; invocation 0 forms β and tau. Then each
+ * column right of i (an invocation a column: neighbouring invocations read neighbouring
+ * words of a row) takes w = vᵀa_c and a_c -= tau·w·v, skipped when tau = 0.
  */
 function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
   const dims = a.dimensions;
@@ -457,15 +437,21 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     `  for (var e = lid.x; e < m * n; e = e + ${s}) { mem[r + e] = mem[(args[0] >> 2u) + b * m * n + e]; }`,
     "  storageBarrier();",
     "  for (var i = 0u; i < min(m, n); i = i + 1u) {",
+    // x's largest magnitude (on the bits: a NaN is above every number and wins), then Σ (x_q / big)², each over the workgroup.
+    "    var most = 0u;",
+    `    for (var q = i + 1u + lid.x; q < m; q = q + ${s}) { most = max(most, xk_magnitude(mem[r + q * n + i])); }`,
+    "    atomicMax(&xk_key, most);",
+    "    workgroupBarrier();",
+    "    let big = bitcast<f32>(atomicLoad(&xk_key));",
+    "    var part = 0.0;",
+    "    if (!xk_zero(big)) {",
+    `      for (var q = i + 1u + lid.x; q < m; q = q + ${s}) { let y = xk_get(r + q * n + i) / big; part = part + y * y; }`,
+    "    }",
+    ...workgroupSum("part", size),
     "    if (lid.x == 0u) {",
+    "      atomicStore(&xk_key, 0u);",
     "      let alpha = xk_get(r + i * n + i);",
-    "      var big = 0.0;",
-    "      for (var q = i + 1u; q < m; q = q + 1u) { big = max(big, abs(xk_get(r + q * n + i))); }",
-    "      var sum = 0.0;",
-    "      if (!xk_zero(big)) {",
-    "        for (var q = i + 1u; q < m; q = q + 1u) { let y = xk_get(r + q * n + i) / big; sum = sum + y * y; }",
-    "      }",
-    "      let xnorm = big * sqrt(sum);",
+    "      let xnorm = big * sqrt(xk_sums[0]);",
     "      var t = 0.0;",
     "      var scale = 0.0;",
     "      if (!xk_zero(xnorm)) {",
@@ -494,12 +480,12 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "        for (var q = i + 1u; q < m; q = q + 1u) { mem[r + q * n + c] = bitcast<u32>(xk_get(r + q * n + c) - xk_get(r + q * n + i) * sw); }",
     "      }",
     "    }",
-    // The next column, which invocation 0 reads, is in device memory.
+    // The next column, which the next reflector reads, is in device memory.
     "    storageBarrier();",
     "  }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(3, size, batch, [GET, IS_ZERO, "var<workgroup> xk_reflector: vec2<f32>;"], body,
+  return perMatrixKernel(3, size, batch, [GET, IS_ZERO, MAGNITUDE, "var<workgroup> xk_reflector: vec2<f32>;", "var<workgroup> xk_key: atomic<u32>;", `var<workgroup> xk_sums: array<f32, ${size}>;`], body,
     `?geqrf of ${batch} f32 matrix(es), Householder, the sizes parameters`, maxPerDimension);
 }
 
@@ -587,13 +573,6 @@ function ormqrKernel(c: ArrayShape, limits: GpuLimits, maxPerDimension: number):
   return perMatrixKernel(4, size, batch, [GET, IS_ZERO], body, `?ormqr of ${batch} f32 matrix(es), an invocation a line of C, the flags and sizes parameters`, maxPerDimension);
 }
 
-/** A LAPACK custom call on f32 as one of these kernels, given the call (its attributes read as the interpreter's registry reads them) and its shapes; undefined: the shapes are not the routine's (the registry reports them, on the host). */
-type LapackKernel = (call: FfiCall, operands: readonly ArrayShape[], results: readonly ArrayShape[], limits: GpuLimits, maxPerDimension: number) => ParameterizedKernel | undefined;
-
-const shapesText = (xs: readonly ArrayShape[]): string => xs.map((x) => shapeToString(x)).join(", ");
-/** The results are exactly these shapes. */
-const resultsAre = (results: readonly ArrayShape[], want: readonly ArrayShape[]): boolean => shapesText(results) === shapesText(want);
-
 /** ?potrf: the Cholesky sweep with LAPACK's results (buffers a, result, info). */
 const potrf: LapackKernel = (call, [a, ...more], results, limits, maxPerDimension) => {
   const dims = a!.dimensions, n = dims.at(-1)!;
@@ -667,7 +646,7 @@ interface LapackEntry { readonly platform: FfiPlatform; readonly operands: "f32"
  * pivots' (s32).
  */
 const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackEntry>([
-  ...([["potrf", potrf], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr], ["ormqr", ormqr]] as const).flatMap(([routine, kernel]) => [
+  ...([["potrf", potrf], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr], ["ormqr", ormqr], ["syevd", syevd]] as const).flatMap(([routine, kernel]) => [
     [`lapack_s${routine}_ffi`, { platform: "cpu", operands: "f32", kernel }] as const,
     ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: "f32", kernel }] as const),
   ]),
@@ -686,7 +665,7 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
 export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
   const { target, backendConfig } = inst.attrs;
   const entry = LAPACK_KERNELS.get(target);
-  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation have WGSL kernels)` };
+  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr, ?syevd and lu_pivots_to_permutation have WGSL kernels)` };
   if (entry === undefined) return host;
   const operands = inst.operands.map((o) => o.shape);
   const results = arrayLeaves(inst.shape);

@@ -10,7 +10,9 @@
 // matrices (exact arithmetic) give info and the factors bit for bit. Sizes 1, 3, 17 and
 // non-square 5×3 and 3×5, batch dims; ?ormqr's four flag pairs. Every size fits a
 // workgroup of 32 and sizes and flags are parameters: each program compiles one
-// pipeline per routine (5.2-5.7 s for the file on SwiftShader at load 11-15, 2026-11-30).
+// pipeline per routine (5.2-5.7 s for the file on SwiftShader at load 11-15, 2026-11-30);
+// the pivot-rule test adds a getrf and a geqrf for a workgroup of 256 (300x2 matrices,
+// some invocations owning two rows; the file took 5.4-6.8 s at load 7-9, 2026-11-30).
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
@@ -133,6 +135,38 @@ ${calls.map((c) => c.text).join("\n")}
   for (const k of [0, 1, 2]) assert.deepEqual(got[s + k], want[s + k], `singular getrf, result ${k}`);
   assert.deepEqual(got[s + 3], want[s + 3], "lu_pivots_to_permutation");
   assert.deepEqual(got[s + 3]!.slice(0, 8), [3, 1, 7, 0, 4, 5, 6, 2]);
+});
+
+test("LU's pivot search over the workgroup keeps isamax's rule: ties to the first row (within an invocation's rows and across invocations), a NaN below never chosen, a NaN a_jj kept; QR's norm over invocations that own two rows", { skip }, async () => {
+  // Two 6x6: column 0 ties |3| at rows 1, 2 and 4 (pivot row 1), NaN at row 5; then NaN at a_00 (pivot row 0, everything NaN after).
+  // And 300x2 (a workgroup of 256: invocation 7 owns rows 7 and 263): |4| at rows 263, 7 and 33 (pivot 7), NaN at row 2 (its row NaN after the first column, skipped by the second search).
+  const r = randoms(77);
+  const six = Array.from({ length: 72 }, () => Math.fround(r()));
+  [1, -3, 3, 2, -3, NaN].forEach((v, i) => (six[i * 6] = v));
+  six[36] = NaN;
+  const tall = Array.from({ length: 600 }, () => Math.fround(r() / 2));
+  for (const [i, v] of [[263, 4], [7, -4], [33, 4], [2, NaN]] as const) tall[i * 2] = v;
+  // QR of a 300x2 without NaNs: its columns' sums of squares over 256 invocations, some with two rows.
+  const qrTall = Array.from({ length: 600 }, () => Math.fround(r()));
+  const program = parseStableHlo(`func.func @main(%a: tensor<2x6x6xf32>, %b: tensor<1x300x2xf32>, %c: tensor<1x300x2xf32>) -> (tensor<2x6x6xf32>, tensor<2x6xi32>, tensor<2xi32>, tensor<1x300x2xf32>, tensor<1x2xi32>, tensor<1xi32>, tensor<1x300x2xf32>, tensor<1x2xf32>) {
+  %0:3 = stablehlo.custom_call @lapack_sgetrf_ffi(%a) : (tensor<2x6x6xf32>) -> (tensor<2x6x6xf32>, tensor<2x6xi32>, tensor<2xi32>)
+  %1:3 = stablehlo.custom_call @cusolver_getrf_ffi(%b) : (tensor<1x300x2xf32>) -> (tensor<1x300x2xf32>, tensor<1x2xi32>, tensor<1xi32>)
+  %2:2 = stablehlo.custom_call @lapack_sgeqrf_ffi(%c) : (tensor<1x300x2xf32>) -> (tensor<1x300x2xf32>, tensor<1x2xf32>)
+  return %0#0, %0#1, %0#2, %1#0, %1#1, %1#2, %2#0, %2#1 : tensor<2x6x6xf32>, tensor<2x6xi32>, tensor<2xi32>, tensor<1x300x2xf32>, tensor<1x2xi32>, tensor<1xi32>, tensor<1x300x2xf32>, tensor<1x2xf32>
+}`).entry;
+  const { got, want } = await runOnGpu(program, [Literal.fromValues("f32", [2, 6, 6], six), Literal.fromValues("f32", [1, 300, 2], tall), Literal.fromValues("f32", [1, 300, 2], qrTall)]);
+  for (const k of [6, 7]) {
+    const scale = Math.max(...want[k]!.map(Math.abs), 1);
+    got[k]!.forEach((v, e) => assert.ok(Math.abs(v - want[k]![e]!) <= 2 ** -14 * scale, `geqrf 300x2 result ${k - 6} element ${e}: ${v}, the interpreter's ${want[k]![e]}`));
+  }
+  assert.deepEqual([got[1]![0], got[1]![6], got[4]![0]], [2, 1, 8]);
+  for (const k of [1, 2, 4, 5]) assert.deepEqual(got[k], want[k], `result ${k}: the pivots and info`);
+  for (const k of [0, 3]) {
+    got[k]!.forEach((v, e) => {
+      const w = want[k]![e]!;
+      assert.ok(Number.isNaN(v) ? Number.isNaN(w) : Math.abs(v - w) <= 2 ** -14 * 8, `result ${k} element ${e}: ${v}, the interpreter's ${w}`);
+    });
+  }
 });
 
 // ---- QR

@@ -1,0 +1,129 @@
+// The symmetric eigenproblem on the WebGPU backend (webgpu/eigh_wgsl.ts: jaxlib's
+// lapack_ssyevd_ffi, cusolver_syevd_ffi, hipsolver_syevd_ffi), f32: eigenvector signs
+// (and bases of repeated eigenvalues) may differ from the interpreter's, so the vectors
+// are checked by residual ‖A v̂ - λ̂ v̂‖₂ and orthogonality |V̂ᵀV̂ - I| in float64, and the
+// eigenvalues (ascending) against the interpreter's, each within eighBound(n) (times
+// ‖A‖_∞ where it has a scale; docs/numerics.md). Only the named triangle is read (the
+// other holds other numbers); a matrix scaled by 1e30 (its squares overflow f32), a
+// repeated eigenvalue, a zero matrix, -I, and a NaN in the unread triangle (NaN results,
+// info 1, as the interpreter's); n = 1. Two pipelines (a batch count of 2 and of 4); the
+// sizes and the triangle are parameters.
+
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { webgpuSkip } from "./gpu_available.js";
+import { randoms, runOnGpu } from "./linalg_support.js";
+import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
+import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
+import { eighBound, MAX_EIGH_ORDER } from "../../../src/compiler/webgpu/eigh_wgsl.js";
+import { parseStableHlo } from "../../../src/index.js";
+import { Literal } from "../../../src/types/literal.js";
+
+const skip = webgpuSkip;
+after(() => releaseGpu());
+
+const tensor = (dims: readonly number[], t = "f32"): string => `tensor<${dims.join("x")}x${t}>`;
+
+/** The calls: [batch, n], target, whether the lower triangle is named. */
+const CASES = [
+  { dims: [2, 6], target: "lapack_ssyevd_ffi", lower: true },
+  { dims: [2, 17], target: "cusolver_syevd_ffi", lower: false },
+  { dims: [4, 3], target: "hipsolver_syevd_ffi", lower: true },
+  { dims: [2, 1], target: "cusolver_syevd_ffi", lower: true },
+] as const;
+
+function call({ dims, target, lower }: (typeof CASES)[number], p: number): { text: string; results: string[] } {
+  const [batch, n] = dims;
+  const a = tensor([batch, n, n]);
+  const results = [a, tensor([batch, n]), tensor([batch], "i32")];
+  const attrs = target.startsWith("lapack") ? `{mhlo.backend_config = {mode = 86 : ui8, uplo = ${lower ? 76 : 85} : ui8}}` : `{mhlo.backend_config = {algorithm = ${p === 1 ? 2 : 0} : ui8, lower = ${lower}}}`;
+  return { results, text: `  %${p}:3 = stablehlo.custom_call @${target}(%a${p}) ${attrs} : (${a}) -> (${results.join(", ")})` };
+}
+
+/** Matrix b of a batch as float64 rows, symmetric from its named triangle. */
+function symmetric(values: readonly number[], b: number, n: number, lower: boolean): number[][] {
+  return Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => {
+    const [r, c] = lower === i >= j ? [i, j] : [j, i];
+    return values[b * n * n + r * n + c]!;
+  }));
+}
+
+test("eigh (lapack_ssyevd_ffi, cusolver_syevd_ffi, hipsolver_syevd_ffi): eigenvalues ascending near the interpreter's, residual and orthogonality within the stated bound, info as the interpreter's", { skip }, async () => {
+  const r = randoms(900);
+  const values = CASES.map(({ dims: [batch, n] }) => Array.from({ length: batch * n * n }, () => Math.fround(r())));
+  // 6x6: the second matrix times 1e30.
+  for (let e = 36; e < 72; e++) values[0]![e] = Math.fround(values[0]![e]! * 1e30);
+  // 3x3: eigenvalues 3, 3, 6; zero; -I; a NaN in the upper triangle (lower named).
+  values[2] = [4, 1, 1, 1, 4, 1, 1, 1, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, -1, 0, 0, 0, -1, 1, NaN, 0, 2, 1, 0, 0, 0, 1];
+  const calls = CASES.map(call);
+  const resultTypes = calls.flatMap((c) => c.results);
+  const program = parseStableHlo(`func.func @main(${CASES.map(({ dims: [batch, n] }, p) => `%a${p}: ${tensor([batch, n, n])}`).join(", ")}) -> (${resultTypes.join(", ")}) {
+${calls.map((c) => c.text).join("\n")}
+  return ${calls.flatMap((_, p) => [`%${p}#0`, `%${p}#1`, `%${p}#2`]).join(", ")} : ${resultTypes.join(", ")}
+}`).entry;
+  const { got, want, dump } = await runOnGpu(program, CASES.map(({ dims: [batch, n] }, p) => Literal.fromValues("f32", [batch, n, n], values[p]!)));
+  assert.match(dump, /2 kernel\(s\), 0 host step/);
+  CASES.forEach(({ dims: [batch, n], lower }, p) => {
+    const [vectors, w, info] = [got[3 * p]!, got[3 * p + 1]!, got[3 * p + 2]!];
+    assert.deepEqual(info, want[3 * p + 2], `${n}x${n}: info`);
+    const beta = eighBound(n);
+    let worstValue = 0, worstResidual = 0, worstOrthogonality = 0;
+    for (let b = 0; b < batch; b++) {
+      const what = `${n}x${n} matrix ${b}`;
+      const a = symmetric(values[p]!, b, n, lower);
+      if (a.some((row) => row.some((x) => !Number.isFinite(x))) || values[p]!.slice(b * n * n, (b + 1) * n * n).some((x) => !Number.isFinite(x))) {
+        assert.ok(vectors.slice(b * n * n, (b + 1) * n * n).every(Number.isNaN) && w.slice(b * n, (b + 1) * n).every(Number.isNaN), `${what}: NaN results`);
+        continue;
+      }
+      const norm = Math.max(...a.map((row) => row.reduce((s, x) => s + Math.abs(x), 0)));
+      for (let j = 0; j < n; j++) {
+        const lambda = w[b * n + j]!;
+        if (j > 0) assert.ok(w[b * n + j - 1]! <= lambda, `${what}: eigenvalues ascending`);
+        const err = Math.abs(lambda - want[3 * p + 1]![b * n + j]!);
+        assert.ok(err <= beta * norm, `${what}: λ_${j} = ${lambda}, the interpreter's ${want[3 * p + 1]![b * n + j]}`);
+        worstValue = Math.max(worstValue, norm === 0 ? 0 : err / (beta * norm));
+        let residual = 0;
+        for (let i = 0; i < n; i++) {
+          let s = -lambda * vectors[b * n * n + i * n + j]!;
+          for (let k = 0; k < n; k++) s += a[i]![k]! * vectors[b * n * n + k * n + j]!;
+          residual += s * s;
+        }
+        assert.ok(Math.sqrt(residual) <= beta * norm, `${what}: ‖A v_${j} - λ v_${j}‖ = ${Math.sqrt(residual)}`);
+        worstResidual = Math.max(worstResidual, norm === 0 ? 0 : Math.sqrt(residual) / (beta * norm));
+        for (let k = 0; k < n; k++) {
+          let dot = 0;
+          for (let i = 0; i < n; i++) dot += vectors[b * n * n + i * n + j]! * vectors[b * n * n + i * n + k]!;
+          const err = Math.abs(dot - (j === k ? 1 : 0));
+          assert.ok(err <= beta, `${what}: (VᵀV - I)(${j}, ${k}) = ${dot - (j === k ? 1 : 0)}`);
+          worstOrthogonality = Math.max(worstOrthogonality, err / beta);
+        }
+      }
+    }
+    console.log(`eigh ${n}x${n}: worst eigenvalue ${(100 * worstValue).toFixed(3)}%, residual ${(100 * worstResidual).toFixed(3)}%, orthogonality ${(100 * worstOrthogonality).toFixed(3)}% of the bound`);
+  });
+  // The 3x3 batch: 3, 3, 6; zeros (vectors I); -1 three times; info 1 for the NaN.
+  assert.deepEqual(got[7]!.slice(0, 9).map((x) => Math.round(x * 1e4) / 1e4), [3, 3, 6, 0, 0, 0, -1, -1, -1]);
+  assert.deepEqual(got[6]!.slice(9, 18), [1, 0, 0, 0, 1, 0, 0, 0, 1]);
+  assert.deepEqual(got[8], [0, 0, 0, 1]);
+});
+
+test("the plan (no GPU needed): f32 ?syevd is a kernel with n and the triangle as parameters; past MAX_EIGH_ORDER, f64, or a bad attribute it runs on the host, saying why", () => {
+  const big = MAX_EIGH_ORDER + 1;
+  const plan = planGpuProgram(parseStableHlo(`func.func @main(%a: tensor<3x6x6xf32>, %b: tensor<${big}x${big}xf32>, %d: tensor<4x4xf64>) -> (tensor<3x6x6xf32>, tensor<${big}xf32>, tensor<4xf64>, tensor<3x6x6xf32>) {
+  %0:3 = stablehlo.custom_call @cusolver_syevd_ffi(%a) {mhlo.backend_config = {algorithm = 1 : ui8, lower = false}} : (tensor<3x6x6xf32>) -> (tensor<3x6x6xf32>, tensor<3x6xf32>, tensor<3xi32>)
+  %1:3 = stablehlo.custom_call @lapack_ssyevd_ffi(%b) {mhlo.backend_config = {mode = 86 : ui8, uplo = 76 : ui8}} : (tensor<${big}x${big}xf32>) -> (tensor<${big}x${big}xf32>, tensor<${big}xf32>, tensor<i32>)
+  %2:3 = stablehlo.custom_call @lapack_dsyevd_ffi(%d) {mhlo.backend_config = {mode = 86 : ui8, uplo = 76 : ui8}} : (tensor<4x4xf64>) -> (tensor<4x4xf64>, tensor<4xf64>, tensor<i32>)
+  %3:3 = stablehlo.custom_call @cusolver_syevd_ffi(%a) {mhlo.backend_config = {algorithm = 3 : ui8, lower = true}} : (tensor<3x6x6xf32>) -> (tensor<3x6x6xf32>, tensor<3x6xf32>, tensor<3xi32>)
+  return %0#0, %1#1, %2#1, %3#0 : tensor<3x6x6xf32>, tensor<${big}xf32>, tensor<4xf64>, tensor<3x6x6xf32>
+}`), {});
+  const dump = dumpGpuProgram(plan);
+  assert.match(dump, /\?syevd of 3 f32 matrix\(es\), one-sided Jacobi on A \+ σI, an invocation a pair of columns, the n and triangle parameters, 3 workgroups of 32/);
+  const kernels = plan.steps.flatMap((s) => (s.kind === "kernel" ? [s] : []));
+  assert.deepEqual(kernels.map((s) => s.parameters), [[6, 0]]);
+  const hosts = plan.steps.flatMap((s) => (s.kind === "host" ? [s.why] : []));
+  assert.equal(hosts.length, 3);
+  assert.match(hosts[0]!, new RegExp(`lapack_ssyevd_ffi: order ${big} runs on the host \\(the GPU's Jacobi kernel takes orders up to ${MAX_EIGH_ORDER}`));
+  assert.match(hosts[1]!, /^custom call lapack_dsyevd_ffi: the interpreter's registry runs it/);
+  assert.match(hosts[2]!, /^custom call cusolver_syevd_ffi: the interpreter's registry runs it/);
+});
