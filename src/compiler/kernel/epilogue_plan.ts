@@ -105,7 +105,13 @@ const SHALLOW_K = 32;
  * work inside the GEMM's loop nest costs more (the encoder's bias + relu and residual
  * adds: 2-4% of their GEMMs, against 1-3% for their loop kernels). Shallow products
  * (the MLP's backward pass, k = 10) and products past the cache (its 784 x 512 weight
- * update) gain.
+ * update) gain. Over several blocks of k the epilogue would run on the last block only,
+ * which both C and wasm kernels support, but it did not pay where it would apply: GPT-2's
+ * bias + GELU after 128x768 · 768x3072 (k in 3 blocks, a 1.5 MB product) and a bias +
+ * relu in its place measured within ±2% fused or not on both backends (paired, CPU
+ * time, best and lower quartile, 2026-11-30, docs/benchmarks.md): C accumulates the
+ * product in memory between blocks anyway, and the GELU's loop kernel is bound by its
+ * arithmetic, not by reading the product.
  */
 function costProblem(oc: OutputCore, target: GemmTarget): string | undefined {
   const shape = oc.core.shape;

@@ -101,38 +101,57 @@ export interface Collapsed {
   readonly outerVars: readonly number[];
   readonly innerVar: number;
   readonly roots: readonly number[];
+  /** Whether the domain's last dimension was split into (outer, inner) loops (then the outer loops are no longer the domain's dimensions). */
+  readonly split: boolean;
 }
+
+/** Runs shorter than this stay a gather: a loop over a few elements costs more than it saves. */
+const MIN_SPLIT_RUN = 8;
 
 /**
  * Collapses domain dimensions [k, n) of a loop nest into one inner loop, for the
  * smallest k that keeps every load's offset affine in the inner variable.
  * `roots` are the nodes to keep; `extraVars` maps other variables (reduction output
- * variables) unchanged.
+ * variables) unchanged. Where even the last dimension alone reads some operand out of
+ * order, it is split at the longest run (a divisor of it, at least MIN_SPLIT_RUN) that
+ * every load reads in order: a transpose back from heads, [12,128,64] to [128,768],
+ * reads runs of 64, which vector loads then copy instead of one element at a time.
  */
 export function collapseDomain(g: KernelGraph, domain: readonly number[], roots: readonly number[]): Collapsed {
   const r = domain.length;
-  for (let k = 0; k < Math.max(1, r); k++) {
+  const affine = (c: Collapsed): boolean => reachable(c.graph, c.roots).every((id) => {
+    const n = c.graph.node(id);
+    return n.op !== "load" || splitAffine(c.graph, n.args[0]!, c.innerVar) !== undefined;
+  });
+  for (let k = 0; k < Math.max(1, r) - 1; k++) {
     const c = collapseAt(g, domain, roots, k);
-    const nodes = reachable(c.graph, c.roots);
-    const ok = nodes.every((id) => {
-      const n = c.graph.node(id);
-      return n.op !== "load" || splitAffine(c.graph, n.args[0]!, c.innerVar) !== undefined;
-    });
-    if (ok || k === Math.max(1, r) - 1) return c;
+    if (affine(c)) return c;
   }
-  throw new Error("unreachable");
+  const last = collapseAt(g, domain, roots, Math.max(1, r) - 1);
+  if (r === 0 || affine(last)) return last;
+  const d = domain[r - 1]!;
+  for (let run = Math.floor(d / 2); run >= MIN_SPLIT_RUN; run--) {
+    if (d % run !== 0) continue;
+    const c = collapseAt(g, domain, roots, r - 1, run);
+    if (affine(c)) return c;
+  }
+  return last;
 }
 
-function collapseAt(g: KernelGraph, domain: readonly number[], roots: readonly number[], k: number): Collapsed {
+/** `run`: the last dimension split into d / run outer steps of `run` inner ones (k is then r - 1). */
+function collapseAt(g: KernelGraph, domain: readonly number[], roots: readonly number[], k: number, run?: number): Collapsed {
   const out = new KernelGraph();
-  const outer = domain.slice(0, k);
-  const innerDims = domain.slice(k);
+  const last = domain.length - 1;
+  const outer = run === undefined ? domain.slice(0, k) : [...domain.slice(0, last), domain[last]! / run];
+  const innerDims = run === undefined ? domain.slice(k) : [run];
   const inner = innerDims.reduce((x, y) => x * y, 1);
   const outerVars = outer.map((n, i) => out.variable(i, n));
-  const innerVar = out.variable(k, inner);
+  const innerVar = out.variable(outer.length, inner);
   const innerIdx = unlinearize(out, innerVar, innerDims);
-  const { map } = rebuild(g, roots, (dim, size, o) => (dim < k ? outerVars[dim]! : dim < domain.length ? innerIdx[dim - k]! : o.variable(dim, size)), out);
-  return { graph: out, outer, inner, outerVars, innerVar, roots: roots.map(map) };
+  const dimVar = (dim: number): number => (run !== undefined && dim === last ? out.add(out.mul(outerVars[last]!, run), innerVar)
+    : dim < k ? outerVars[dim]! : innerIdx[dim - k]!);
+  const { map } = rebuild(g, roots, (dim, size, o) => (dim < domain.length ? dimVar(dim) : o.variable(dim, size)), out);
+  return { graph: out, outer, inner, outerVars, innerVar, roots: roots.map(map), split: run !== undefined };
 }
 
 /** Inner-loop elements per work unit when a row is split into chunks. */

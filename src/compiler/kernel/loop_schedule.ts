@@ -209,7 +209,7 @@ export function scheduleLoop(ir: FusedKernelIR, target: VectorTarget): LoopSched
     block,
     parallelExtent: rows * chunks,
     costPerUnit: block * (bytesPerElement + g.nodes.length),
-    access: chunks === 1 ? rowAccess(ir, c.outer.map((_, d) => d)) : undefined,
+    access: chunks === 1 && !c.split ? rowAccess(ir, c.outer.map((_, d) => d)) : undefined,
     body,
     outputs: c.roots.map((root, k) => ({ root, type: ir.outputs[k]!.type, streaming })),
   };

@@ -105,7 +105,9 @@ export interface ScheduledReduction {
    * A float max or min, which every renderer accumulates by pmax(acc, x) = acc < x ? x :
    * acc (pmin: x < acc ? x : acc; one vector instruction, where the NaN-propagating max
    * takes several): exact but for two cases, which two side accumulators beside each
-   * lane repair before the lanes are combined (by the exact scalar max or min):
+   * lane repair before the lanes are combined (by the exact scalar max or min; the C
+   * renderer folds values and sides alike by halves and repairs lane 0 alone, the same
+   * result, native/c_accumulators.ts foldLanes):
    *  - a NaN x is skipped: the NaN side ors the elements' x != x masks, and a NaN lane
    *    becomes NaN;
    *  - on a tie of -0 and +0 the first stays, where max(-0, +0) = +0 and min = -0. A lane

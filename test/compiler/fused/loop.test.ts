@@ -9,6 +9,7 @@ import {
   type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { lowerFusion } from "../../../src/compiler/kernel/lower_fusion.js";
+import { collapseDomain, reachable, splitAffine } from "../../../src/compiler/kernel/kernel_plan.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { checkFusion, randomLiteral, SCALAR_TARGET, TARGET } from "./harness.js";
@@ -159,6 +160,31 @@ test("lowering: a transpose of a broadcast of a slice is one load", () => {
   assert.ok(!("declined" in ir));
   const loads = ir.graph.nodes.filter((n) => n.op === "load");
   assert.equal(loads.length, 1);
+});
+
+test("a transpose back from heads is copied in runs: its last dimension splits where the loads read in order", () => {
+  // [H, S, D] -> [S, H·D] (attention's heads back into rows): the output's last dimension reads
+  // runs of D; split at D, every load is affine in the inner loop (no gather), and the kernel matches
+  // the interpreter. A run that no divisor of the last dimension gives stays a gather.
+  for (const [h, sq, d] of [[3, 5, 16], [4, 6, 8], [2, 3, 20]] as const) {
+    const b = new XlaBuilder("heads");
+    const x = parameter(b, 0, arrayShape("f32", [h, sq, d]));
+    const c = b.build(reshape(transpose(x, [1, 0, 2]), [sq, h * d]));
+    const ir = lowerFusion(c);
+    assert.ok(!("declined" in ir));
+    const col = collapseDomain(ir.graph, ir.domain, ir.outputs.map((o) => o.value));
+    assert.deepEqual([col.outer, col.inner, col.split], [[sq, h], d, true], `${h}x${sq}x${d}`);
+    const loads = reachable(col.graph, col.roots).filter((id) => col.graph.node(id).op === "load");
+    assert.ok(loads.every((id) => splitAffine(col.graph, col.graph.node(id).args[0]!, col.innerVar) !== undefined));
+    for (const target of [TARGET, SCALAR_TARGET]) checkFusion(c, [randomLiteral("f32", [h, sq, d], h * sq * d)], {}, target);
+  }
+  const b = new XlaBuilder("short_runs");
+  const x = parameter(b, 0, arrayShape("f32", [4, 5, 3]));
+  const c = b.build(reshape(transpose(x, [1, 0, 2]), [5, 12]));
+  const ir = lowerFusion(c);
+  assert.ok(!("declined" in ir));
+  assert.equal(collapseDomain(ir.graph, ir.domain, ir.outputs.map((o) => o.value)).split, false);
+  checkFusion(c, [randomLiteral("f32", [4, 5, 3], 7)]);
 });
 
 test("unsupported cases say why", () => {

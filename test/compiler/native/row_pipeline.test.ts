@@ -39,18 +39,24 @@ for (const t of ["f32", "f64"]) {
   test(`row max and min of ${t} are exact with NaNs, infinities and signed zeros anywhere in the row`, (tc) => {
     if (!needsCompiler(tc)) return;
     for (const cols of [7, 64, 100, 333]) {
-      // Row kinds: only -0 and +0 (in either order), only -0, NaN at a random place, -inf only, +inf only, random.
-      // 60 rows: at 333 columns the kernel is large enough for its vector form (VECTOR_MIN_ELEMENTS).
+      // Row kinds: only -0 and +0 (in either order), only -0, NaN at a random place, -inf only, +inf only, random,
+      // and (for the fold of the lanes' sign words) values <= 0 with -0s and one +0, values >= 0 with +0s and one -0.
+      // 64 rows: at 333 columns the kernel is large enough for its vector form (VECTOR_MIN_ELEMENTS).
       const rows: number[][] = [];
-      for (let r = 0; r < 60; r++) {
-        const kind = r % 6;
+      for (let r = 0; r < 64; r++) {
+        const kind = r % 8;
         const row = Array.from({ length: cols }, () => (random() - 0.5) * 100);
         if (kind === 0) row.forEach((_, i) => { row[i] = random() < 0.5 ? -0 : 0; });
         if (kind === 1) row.fill(-0);
         if (kind === 2) row[Math.floor(random() * cols)] = NaN;
         if (kind === 3) row.fill(-Infinity);
         if (kind === 4) row.fill(Infinity);
-        if (kind === 5 && r % 12 === 5) row[cols - 1] = 0;
+        if (kind === 5 && r % 16 === 5) row[cols - 1] = 0;
+        if (kind === 6 || kind === 7) {
+          const sign = kind === 6 ? -1 : 1;
+          row.forEach((v, i) => { row[i] = random() < 0.3 ? sign * 0 : sign * Math.abs(v); });
+          row[Math.floor(random() * cols)] = -sign * 0;
+        }
         rows.push(row);
       }
       const x = Literal.fromValues(t as "f32", [rows.length, cols], rows.flat());
