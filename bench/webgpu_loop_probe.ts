@@ -1,4 +1,4 @@
-// While loops of tiny iterations on the WebGPU backend, decided on the GPU (gpu_loop.ts:
+// While loops of tiny iterations on the WebGPU backend, decided on the GPU (gpu_control.ts:
 // one u32 read back a batch of iterations, a conditional's selector never) and by the
 // host (XLATS_WEBGPU_GPU_LOOPS=0: one pred read back an iteration, and one selector a
 // conditional), timed paired in one process: the two executables alternate, round

@@ -30,7 +30,7 @@
 // buffers, what is copied and read back), and driven synchronously on the CPU
 // (runControlFlow) and asynchronously on the GPU, whose reads of a predicate or
 // selector wait for a readback (runControlFlowAsync), unless the GPU executable decides
-// on the device itself (webgpu/gpu_loop.ts: a gate kernel reads the predicate and runs
+// on the device itself (webgpu/gpu_control.ts: a gate kernel reads the predicate and runs
 // the loop's iterations; it reads a conditional's selector, and of the branches' kernels,
 // all encoded, only the picked branch's dispatch any workgroup).
 

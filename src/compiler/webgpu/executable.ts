@@ -10,7 +10,7 @@
 // must read something back, or at the end. Reads: a host step's operands (it runs the
 // interpreter's kernel on them and writes its results into the device's memory), a
 // while loop's count of bodies run, once a batch of iterations, where the GPU drives
-// the loop (gpu_loop.ts: a gate kernel turns each pred into the workgroup counts the
+// the loop (gpu_control.ts: a gate kernel turns each pred into the workgroup counts the
 // next kernels are dispatched with), else its predicate (one pred, once an iteration:
 // the host decides whether to run the body's kernels), and the selector (one pred or
 // s32) of a conditional the host decides; one the GPU decides reads nothing back (a
@@ -44,7 +44,7 @@ import type { GpuProgram, GpuStep, GpuStepList } from "./program.js";
 import { allSteps, branchRun, describeControlFlow, nestedLists, runControlFlowAsync, type ConditionalStep, type NestedRun, type WhileSchedule } from "../control_flow.js";
 import {
   bodiesOffset, conditionalGateArguments, controlReadText, controlTemplates, GATE_MODE, GATE_WGSL, loopGateArguments, type GateRegion, type GpuLoop,
-} from "./gpu_loop.js";
+} from "./gpu_control.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 
 /** Bytes of a slot in the argument buffer (WebGPU's largest minStorageBufferOffsetAlignment). */
@@ -106,7 +106,7 @@ interface Layout { readonly group: GpuBindGroupLayout; readonly pipeline: GpuPip
 /**
  * The two pipeline layouts of a device. Every kernel's: binding 0 the device's memory,
  * binding 1 a slot of an argument buffer at a dynamic offset. The gate kernel's of a
- * loop or conditional decided on the GPU (gpu_loop.ts): the memory read only, the
+ * loop or conditional decided on the GPU (gpu_control.ts): the memory read only, the
  * slot, and binding 2 the control buffer it writes the gated kernels' workgroup counts to.
  */
 const layouts = new WeakMap<GpuDevice, { readonly kernel: Layout; readonly gate: Layout }>();
@@ -215,7 +215,7 @@ export class WebGpuExecutable {
   private readonly slots = new Map<string, number>();
   private slotWords: Uint32Array;
   private bindGroups: { generation: number; buffer: GpuBuffer; kernel: GpuBindGroup; gate: GpuBindGroup | undefined } | undefined;
-  /** The words of the loops and conditionals decided on the GPU (gpu_loop.ts), with the gate's pipeline; absent where the program has none. */
+  /** The words of the loops and conditionals decided on the GPU (gpu_control.ts), with the gate's pipeline; absent where the program has none. */
   private readonly control: { readonly buffer: GpuBuffer; readonly gate: GpuComputePipeline } | undefined;
   private deleted = false;
   /** The run in progress (runs of one executable wait for one another). */
@@ -374,7 +374,7 @@ export class WebGpuExecutable {
     for (const step of list.steps) {
       const onGpu = step.kind === "kernel" || step.kind === "copy" || (step.kind === "conditional" && this.program.control.conditionals.has(step));
       if (gate !== undefined && !onGpu) {
-        throw new ExecutionError(`${this.program.module.name}: ${step.name} (${step.kind}) in a gated list (a bug of gpu_loop.ts's plan)`);
+        throw new ExecutionError(`${this.program.module.name}: ${step.name} (${step.kind}) in a gated list (a bug of gpu_control.ts's plan)`);
       }
       switch (step.kind) {
         case "kernel": this.dispatch(step.kernel, step.parameters === undefined ? step.buffers.map(at) : [...step.buffers.map(at), 0, ...step.parameters], run, gate); break;
@@ -400,7 +400,7 @@ export class WebGpuExecutable {
   }
 
   /**
-   * Runs a GPU-driven loop's iterations (gpu_loop.ts) in batches of 1, 2, 4, ... up to
+   * Runs a GPU-driven loop's iterations (gpu_control.ts) in batches of 1, 2, 4, ... up to
    * its cap: iteration i of a batch binds the state at parity (bodies + i) mod 2, as if
    * every body before it ran; the gates make the iterations past the loop's end
    * dispatch nothing. Resolves to the parity the state ended at.
@@ -417,14 +417,14 @@ export class WebGpuExecutable {
         await encode(body, true);
       }
       const ran = await this.readBodies(loop, run);
-      if (ran > batch) throw new ExecutionError(`${this.program.module.name}: a loop's gate counted ${ran} bodies in a batch of ${batch} (a bug of gpu_loop.ts)`);
+      if (ran > batch) throw new ExecutionError(`${this.program.module.name}: a loop's gate counted ${ran} bodies in a batch of ${batch} (a bug of gpu_control.ts)`);
       bodies += ran;
       if (ran < batch) return bodies % 2;
     }
   }
 
   /**
-   * Encodes a conditional the GPU decides (gpu_loop.ts): its gate, then every branch's
+   * Encodes a conditional the GPU decides (gpu_control.ts): its gate, then every branch's
    * kernels over the counts of its region, which the gate zeroed but for the branch the
    * selector picks (and for that one too where `enclosing`, the region the conditional
    * lies in, is off). Nothing is read back.
@@ -438,7 +438,7 @@ export class WebGpuExecutable {
     }
   }
 
-  /** Encodes the gate kernel with these arguments (gpu_loop.ts): from a pred or selector, the flags, counts and live workgroup counts of its regions. */
+  /** Encodes the gate kernel with these arguments (gpu_control.ts): from a pred or selector, the flags, counts and live workgroup counts of its regions. */
   private gate(args: readonly number[], run: RunState): void {
     const slot = this.slotFor(args, run);
     run.pass ??= run.encoder.beginComputePass();

@@ -2,7 +2,7 @@
 // locations in the device's memory, each a WGSL kernel (a fusion), a copy, control flow
 // (a while, conditional or call whose computations are nested step lists of the same
 // kind, run on the GPU: control_flow.ts; a while or conditional of kernels only is
-// decided on the GPU, gpu_loop.ts) or a host step (an op this backend does not
+// decided on the GPU, gpu_control.ts) or a host step (an op this backend does not
 // compile, run by the interpreter's kernel on copies of its operands read back from
 // the GPU; dump() lists each with the reason). Planning is
 // synchronous and needs no device: `xlats compile --backend webgpu --dump` prints a
@@ -35,7 +35,7 @@ import { longSortWgsl, sortKernelWgsl } from "./sort_wgsl.js";
 import { fftPassesWgsl } from "./fft_wgsl.js";
 import { customCallKernelWgsl, PARAMETERIZED_KERNELS, type ParameterizedKernel } from "./linalg_wgsl.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
-import { gpuControlAllowed, planGpuControl, type GpuControlPlan } from "./gpu_loop.js";
+import { gpuControlAllowed, planGpuControl, type GpuControlPlan } from "./gpu_control.js";
 
 /**
  * A kernel run over its buffers (operands, then results); a copy (run by a copy kernel,
@@ -85,7 +85,7 @@ export interface GpuProgram extends GpuStepList {
   readonly limits: GpuLimits;
   /** Whether its kernels may use subgroup operations (the device has WGSL's `subgroups` feature and they were not turned off). */
   readonly subgroups: boolean;
-  /** Which loops and conditionals the GPU decides (gpu_loop.ts: no readback an iteration, none for a selector) and why the others read theirs back. */
+  /** Which loops and conditionals the GPU decides (gpu_control.ts: no readback an iteration, none for a selector) and why the others read theirs back. */
   readonly control: GpuControlPlan;
 }
 

@@ -1,7 +1,7 @@
 // Control flow on the WebGPU backend: a while's condition and body, a conditional's
 // branches and a callee run as nested step lists of GPU kernels over the loop state
 // where it lies in device memory (control_flow.ts). A loop of kernels only is driven on
-// the GPU (gpu_loop.ts): the host reads back one u32 a batch of iterations (1, 2, 4,
+// the GPU (gpu_control.ts): the host reads back one u32 a batch of iterations (1, 2, 4,
 // ... 64); a loop with a host step or nested loop reads one element an iteration (the
 // predicate); a conditional of kernels only is decided on the GPU and reads nothing
 // back; nothing else: lastRun counts every readback (gpu_loop.test.ts has the

@@ -1,4 +1,4 @@
-// Conditionals decided on the GPU (gpu_loop.ts): a gate kernel reads the selector and
+// Conditionals decided on the GPU (gpu_control.ts): a gate kernel reads the selector and
 // writes the workgroup counts of every branch's kernels, zeros but for the branch it
 // picks; nothing is read back. Every result is compared bit for bit with the
 // interpreter's and with the same program decided by the host (XLATS_WEBGPU_GPU_LOOPS=0:

@@ -1,4 +1,4 @@
-// While loops driven on the GPU (gpu_loop.ts): iterations encoded in batches of 1, 2,
+// While loops driven on the GPU (gpu_control.ts): iterations encoded in batches of 1, 2,
 // 4, ... 64, each kernel dispatched with workgroup counts a gate kernel writes from the
 // condition's pred, one u32 (the bodies a batch ran) read back a batch. Every result is
 // compared bit for bit with the interpreter's and with the same program driven by the
