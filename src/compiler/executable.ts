@@ -5,7 +5,10 @@
 // Placement). An execution allocates the result buffers (or is given their offsets:
 // executeAt), runs the steps in order (kernels on device memory, the interpreter's
 // kernels on views of it for the ops the backend does not compile) and hands the
-// results to the caller.
+// results to the caller. Consecutive kernel steps and row groups whose backend runs
+// call lists (the native backend's C kernels) run as one call list, prepared on the
+// list's first run: a run then only writes the offsets that change (parameters,
+// outputs, temporaries) into it and crosses into the module once for all of them.
 
 import type { HloModule, Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
@@ -398,10 +401,10 @@ export class Executable {
       const [runner] = runners;
       return runners.size === 1 ? runner : undefined;
     };
-    /** A pointer's base for the run, as a patch without its word: base, index, offset (see RunnableStep). */
-    const moving = (l: Location): readonly [number, number, number] | undefined => {
+    /** Where a pointer points: a constant's offset, known now, or what the run gives as a patch without its word (see RunnableStep). */
+    const placed = (l: Location): number | readonly [number, number, number] => {
       switch (l.space) {
-        case "constant": return undefined;
+        case "constant": return constantOffsets[l.index]!;
         case "parameter": return [RUN_BASE.parameter, l.index, 0];
         case "output": return [RUN_BASE.output, l.index, 0];
         case "temp": {
@@ -431,9 +434,9 @@ export class Executable {
             const block = l.space === "temp" ? inBlocks.get(l.index) : undefined;
             blockRowBytes.push(block?.rowBytes ?? 0);
             if (block !== undefined) return block.offset;
-            const move = moving(l);
-            if (move === undefined) return constantOffsets[(l as Extract<Location, { space: "constant" }>).index]!;
-            memberMoves.push([i, ...move]);
+            const at = placed(l);
+            if (typeof at === "number") return at;
+            memberMoves.push([i, ...at]);
             return 0;
           });
           return {
