@@ -599,7 +599,7 @@ function loadedKernels(program: CompiledProgram, native: NativeModule | undefine
   return program.kernels.map((k) => {
     if (!isProgramNativeKernel(k) || native === undefined) return wasm(wasmOf(k));
     const index = next++;
-    return { bind: (p) => native.entry(index, p.memory, p.threads, p.scratchOffsets) };
+    return { bind: (p) => native.entry(index, p.memory, p.threads, p.scratchOffsets), listed: { runner: native, index } };
   });
 }
 

@@ -270,6 +270,7 @@ ENTRY e {
     assert.match(dump, /bytes of wasm; not C/);
     for (const exe of exes) assert.equal(exe.stats.donation[0]?.output, 1, "acc + x is written into the donated acc");
     const accs = exes.map((exe) => exe.device.bufferFromLiteral(values()));
+    for (const exe of exes) exe.kernelTimes = new Float64Array(2 * exe.program.kernels.length);
     // Each run with new x, the previous acc donated: the two executables' runs interleaved.
     for (let run = 0; run < 3; run++) {
       exes.forEach((exe, i) => {
@@ -285,8 +286,31 @@ ENTRY e {
       });
     }
     for (const a of accs) a.delete();
+    // The profiler's times show which kernels ran from call lists: the C kernel steps, not a group with a WebAssembly member.
+    for (const exe of exes) {
+      const isC = (k: { kernel: number }): boolean => isProgramNativeKernel(exe.program.kernels[k.kernel]!);
+      const fromLists = exe.program.steps.flatMap((s) => (s.kind === "kernel" ? [isC(s)] : s.kind === "group" ? s.steps.map(() => s.steps.every(isC)) : []));
+      assert.deepEqual(fromLists, [false, false, false, true], exe.dump());
+      assert.deepEqual(exe.program.kernels.map((_, i) => exe.kernelTimes![2 * i]! > 0), fromLists);
+    }
   } finally {
     for (const exe of exes) exe.delete();
+  }
+  // A row group of C kernels alone, with block buffers and several blocks, runs from its call list.
+  const [r, c] = [300, 1024];
+  const softmax = parseHlo(SOFTMAX(r, c));
+  const x = literal("f32", [r, c], Array.from({ length: r * c }, () => (random() - 0.5) * 30));
+  for (const threads of [1, 2]) {
+    const exe = await compile(softmax, { backend: "native", threads, passes: separateFusionsPipeline() });
+    try {
+      const group = exe.program.steps[0]!;
+      assert.ok(group.kind === "group" && group.blockBuffers.length > 0 && group.block < r, exe.dump());
+      exe.kernelTimes = new Float64Array(2 * exe.program.kernels.length);
+      assert.equal(firstDifference(evaluate(softmax.entry, [x]), exe.run([x]), close), undefined);
+      assert.ok(group.steps.every((k) => exe.kernelTimes![2 * k.kernel]! > 0), "every member ran from the call list");
+    } finally {
+      exe.delete();
+    }
   }
 });
 
