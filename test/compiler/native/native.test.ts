@@ -297,7 +297,7 @@ ENTRY e {
     for (const exe of exes) exe.delete();
   }
   // A row group of C kernels alone, with block buffers and several blocks, runs from its call list.
-  const [r, c] = [300, 1024];
+  const [r, c] = [200, 256];
   const softmax = parseHlo(SOFTMAX(r, c));
   const x = literal("f32", [r, c], Array.from({ length: r * c }, () => (random() - 0.5) * 30));
   for (const threads of [1, 2]) {
