@@ -49,6 +49,7 @@
 // seeing them.
 
 import type { CallGroup } from "../backend_contract.js";
+import { appendAll } from "../../types/arrays.js";
 
 /** What the glue knows of one kernel, to check its calls and split its work. */
 export interface GlueKernel {
@@ -93,7 +94,8 @@ export function encodeCalls(groups: readonly CallGroup[]): { calls: Uint32Array;
     return g.members.map((m) => {
       words.push(m.kernel, m.timeSlot, m.blockRowBytes === undefined ? 0 : 1);
       const at = words.length;
-      words.push(...m.pointers, ...(m.blockRowBytes ?? []));
+      appendAll(words, m.pointers);
+      if (m.blockRowBytes !== undefined) appendAll(words, m.blockRowBytes);
       return at;
     });
   });
