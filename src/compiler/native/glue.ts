@@ -452,7 +452,7 @@ static int xk_u32_array(napi_env env, napi_value v, uint32_t **data, size_t *len
 #define XK_BAD_CALL 1
 #define XK_FAULTED 2
 
-/* Checks a call of kernel e on units [begin, end), its buffers at pointers[0 .. e->buffers),
+/* Checks a call of kernel k on units [begin, end), its buffers at pointers[0 .. buffers),
    against the memory's length, decides its split over at most threads threads (see
    MIN_PARALLEL_COST in glue.ts) and runs it: XK_OK, or XK_BAD_CALL / XK_FAULTED with what
    went wrong in message. */
