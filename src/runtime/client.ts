@@ -145,7 +145,8 @@ export class DeviceBuffer {
    * @internal The buffer is donated to an execution: invalid from now on, and its device
    * memory is the execution's (a result takes it over or the execution frees it), so
    * neither delete() nor collection gives it back. Returns what tells its other
-   * holders (the result arenas) that the buffer is gone, for when the execution ends.
+   * holders (the result arenas) that the buffer is gone, for the execution to call once
+   * it has pinned what its run reads.
    */
   surrender(because: string): () => void {
     this.deleted = true;
