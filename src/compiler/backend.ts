@@ -77,9 +77,10 @@ function hostBackend<Name extends string>(codegen: CpuCodegen<Name>): Backend {
     createMemory: () => new LinearMemory({ shared: true }),
     // No deviceModule: the device workers' entry points (src/*_device_worker.ts) import the
     // table of built-in backends, as every entry point does.
-    prepare(program): PreparedWasmProgram {
+    prepare(program, _options, donate): PreparedWasmProgram {
       planningDevice ??= new WasmDevice({ target: { sharedMemory: true } });
-      const planned = planFor(codegen, program, {}, planningDevice).program;
+      // With donation the plan writes results, and temporaries, into the donated parameters' buffers.
+      const planned = planFor(codegen, program, donate === undefined ? {} : { donate }, planningDevice).program;
       // Built here, once per program and machine: the devices only load the module.
       const native = codegen.build(planned);
       return {
@@ -132,6 +133,8 @@ function deviceBackend<Name extends string>(codegen: CpuCodegen<Name>): DeviceBa
           return device.viewLiteral(p.program.resultShape, resultOffsets);
         },
         unload: () => executable.delete(),
+        // The host passes the donated argument's offset as the result's: executeAt writes it there, as the plan expects.
+        outputAliases: p.program.outputAliases,
       };
     },
     openMemory: (handle) => LinearMemory.open(handle),

@@ -25,9 +25,13 @@ export interface Backend {
   readonly name: string;
   /**
    * Compiles `program` into a form postMessage can carry to every device (it may
-   * resolve later, e.g. after WebAssembly.compile).
+   * resolve later, e.g. after WebAssembly.compile). `donate` (Client.compile's): entry
+   * parameters whose buffers every execution consumes; a backend that keeps buffers in
+   * device memory plans results into them (compile's `donate`) and says which
+   * (DeviceProgram.outputAliases). A backend may ignore it: the client then frees the
+   * donated buffers after each run.
    */
-  prepare(program: Computation, options?: BackendCompileOptions): unknown;
+  prepare(program: Computation, options?: BackendCompileOptions, donate?: readonly number[]): unknown;
   /**
    * URL of an ES module that registers this backend's DeviceBackend when imported (the
    * built-in ones name compiler/backends.ts; a test's or a plug-in's, its own). Workers
@@ -91,6 +95,13 @@ export interface DeviceProgram {
   run(args: readonly Literal[], env: DeviceEnvironment): Literal | undefined | Promise<Literal | undefined>;
   /** Frees what the loaded program holds on the device (called when its executable is deleted). */
   unload?(): void;
+  /**
+   * For each array leaf of the result, the argument leaf (numbered over all the
+   * arguments' array leaves, as env.argumentLeafOffsets.flat()) whose donated buffer the
+   * program writes it into; undefined entries, or none at all: the buffer the host
+   * reserved. The host then passes that argument's offset as the result's.
+   */
+  readonly outputAliases?: readonly (number | undefined)[];
 }
 
 /** What a device backend gets to know about the device it loads a program on. */

@@ -23,7 +23,7 @@ import {
 } from "./protocol.js";
 import { abortRendezvous, allocateRendezvous, payloadBytesOf, resetRendezvous, type RendezvousMemory } from "./shared_collectives.js";
 import { ResultArenas } from "./result_arenas.js";
-import { allocateLeaves, deviceOffsets, literalToDeviceMemory, readWire, wireArrays, wireInMemory } from "./device_buffers.js";
+import { deviceOffsets, literalToDeviceMemory, readWire, wireArrays, wireInMemory } from "./device_buffers.js";
 import type { DeviceMemory } from "./device_memory.js";
 import { WorkerMemory, type MemoryRequest, type WorkerLink } from "./worker_memory.js";
 import { defaultWorkerFactory, type WorkerFactory, type WorkerHandle } from "./worker_host.js";
@@ -47,6 +47,15 @@ export interface ClientCompileOptions {
   deviceAssignment?: readonly (readonly number[])[];
   /** Passed to the backend's `prepare` as they are (e.g. the compiler's options). */
   compileOptions?: BackendCompileOptions;
+  /**
+   * Entry parameters whose buffers every execution consumes (XLA's buffer donation, as
+   * the in-process compile's `donate`): on a backend with device memory a result of the
+   * same shape is written into a donated buffer, on its device (no allocation, no
+   * copy), and the other donated buffers may hold temporaries. `execute` invalidates the
+   * donated DeviceBuffers, whether the run succeeds or not; a donated literal's copy is
+   * consumed instead. A program with several processes donates each device's own.
+   */
+  donate?: readonly number[];
 }
 
 export interface ExecuteOptions {
@@ -88,6 +97,8 @@ const releaser = (memory: DeviceMemory, offsets: readonly number[]) => (): void 
  */
 export class DeviceBuffer {
   private deleted = false;
+  /** Why it is no longer valid, when it was not deleted by its owner (it was donated). */
+  private invalidatedBecause: string | undefined;
 
   /** @internal */
   constructor(
@@ -130,9 +141,28 @@ export class DeviceBuffer {
     return this.deleted;
   }
 
+  /**
+   * @internal The buffer is donated to an execution: invalid from now on, and its device
+   * memory is the execution's (a result takes it over or the execution frees it), so
+   * neither delete() nor collection gives it back. Returns what tells its other
+   * holders (the result arenas) that the buffer is gone, for the execution to call once
+   * it has pinned what its run reads.
+   */
+  surrender(because: string): () => void {
+    this.deleted = true;
+    this.invalidatedBecause = because;
+    if (this.reclaim !== undefined) bufferFinalizer.unregister(this);
+    return () => this.onDelete?.();
+  }
+
   /** @internal */
   checkLive(use: string): void {
-    if (this.deleted) throw new ExecutionError(`${use}: the buffer on ${this.device} has been deleted`);
+    if (!this.deleted) return;
+    // Worded as the in-process executable's error for a donated device array.
+    if (this.invalidatedBecause !== undefined) {
+      throw new ExecutionError(`${use}: the buffer ${shapeToString(this.shape)} on ${this.device} was ${this.invalidatedBecause} (its buffer is no longer the caller's)`);
+    }
+    throw new ExecutionError(`${use}: the buffer on ${this.device} has been deleted`);
   }
 }
 
@@ -165,6 +195,14 @@ export class LoadedExecutable {
   readonly memoryPool: RendezvousMemory[] = [];
   /** @internal result arenas nothing reads any more, ready for reuse */
   readonly arenaPool: SharedArrayBuffer[] = [];
+  /** @internal the entry parameters each execution consumes (ClientCompileOptions.donate), ascending */
+  donated: readonly number[] = [];
+  /**
+   * @internal outputAliases[id]: for each array leaf of process id's result, the
+   * argument leaf whose donated buffer its device writes it into (the device's answer
+   * to the load: DeviceProgram.outputAliases); undefined: none.
+   */
+  readonly outputAliases: (readonly (number | undefined)[] | undefined)[] = [];
 
   /**
    * Unloads the executable's programs from every device and frees the memory it keeps
@@ -228,9 +266,11 @@ function valueKey(l: Literal): string {
 /** Compiled forms a dynamic program keeps; past that, the oldest is unloaded. */
 const MAX_SPECIALIZATIONS = 16;
 
+type DoneMessage = Extract<DeviceMessage, { type: "done" }>;
+
 interface Pending {
-  /** `value` absent: the result is where the host reserved it in device memory. */
-  resolve(value: WireValue | undefined, outfeed?: readonly WireValue[]): void;
+  /** The worker's answer (a run's: its `result` absent when the result is where the host reserved it in device memory). */
+  resolve(reply: DoneMessage): void;
   reject(error: WireError): void;
 }
 
@@ -252,7 +292,7 @@ class DeviceWorker implements WorkerLink {
       const p = this.pending.get(m.runId);
       if (p === undefined) return;
       this.pending.delete(m.runId);
-      if (m.type === "done") p.resolve(m.result, m.outfeed);
+      if (m.type === "done") p.resolve(m);
       else p.reject(m.error);
     });
     handle.onFailure((e) => {
@@ -374,6 +414,7 @@ export class Client {
     if (count > this.devices.length) {
       throw new ExecutionError(`compile: ${count} processes need ${count} devices, the client has ${this.devices.length}`);
     }
+    const donated = donatedParameters(computations, options.donate);
     if (computations.some((c) => hasDynamicShapes(c))) {
       // Device arrays have static shapes: compiled when the arguments' shapes are known.
       const specializations: Specializations = { options: { ...options, replicas, partitions, deviceAssignment: assignment }, compiled: new Map() };
@@ -382,6 +423,7 @@ export class Client {
         specializations.compiled.clear();
       });
       exe.specializations = specializations;
+      exe.donated = donated;
       return exe;
     }
     // One prepared program per distinct computation.
@@ -391,7 +433,7 @@ export class Client {
       if (!ids.has(c)) {
         const id = nextProgramId++;
         ids.set(c, id);
-        prepared.set(id, await this.backend.prepare(c, options.compileOptions));
+        prepared.set(id, await this.backend.prepare(c, options.compileOptions, donated.length === 0 ? undefined : donated));
       }
     }
     for (const [id, p] of prepared) this.prepared.set(id, p);
@@ -404,6 +446,7 @@ export class Client {
         this.unload(programIds);
       },
     );
+    exe.donated = donated;
     // Loaded on its devices now, so that the first execution does not wait for it (a GPU
     // device compiles its pipelines there); a program a device cannot load fails here.
     try {
@@ -428,7 +471,13 @@ export class Client {
     const scratch = this.reserveScratch(worker, device, programId, prepared);
     const runId = nextRunId++;
     worker.hold();
-    const loaded = new Promise<void>((resolve, reject) => worker.pending.set(runId, { resolve: () => resolve(), reject: (e) => reject(fromWireError(e)) }));
+    const loaded = new Promise<void>((resolve, reject) => worker.pending.set(runId, {
+      resolve: (reply) => {
+        exe.outputAliases[id] = reply.outputAliases;
+        resolve();
+      },
+      reject: (e) => reject(fromWireError(e)),
+    }));
     worker.handle.post({
       type: "load", runId, programId, backend: this.backend.name, prepared,
       ...(this.backend.deviceModule === undefined ? {} : { module: this.backend.deviceModule }),
@@ -439,18 +488,66 @@ export class Client {
   }
 
   /**
+   * Checks the arguments an execution would consume (the executable's donated
+   * parameters) and takes them from the caller: each must be a buffer of this client on
+   * its process's device, passed nowhere else in the execution. After this they are
+   * invalid, as the in-process executable's donated arrays are, whether the run
+   * succeeds or not. A donated literal needs nothing: its copy is consumed instead.
+   */
+  private claimDonations(exe: LoadedExecutable, args: readonly (readonly (DeviceBuffer | Literal)[])[]): Donation {
+    const buffers = new Set<DeviceBuffer>();
+    const drops: (() => void)[] = [];
+    const donation: Donation = { buffers, dropAll: () => { for (const drop of drops.splice(0)) drop(); } };
+    if (exe.donated.length === 0) return donation;
+    const uses = new Map<DeviceBuffer, string[]>();
+    args.forEach((list, id) => list.forEach((a, k) => {
+      if (a instanceof DeviceBuffer) uses.set(a, [...(uses.get(a) ?? []), `process ${id} argument ${k}`]);
+    }));
+    args.forEach((list, id) => {
+      const device = this.devices[exe.deviceOf(id)]!;
+      for (const k of exe.donated) {
+        const a = list[k];
+        if (!(a instanceof DeviceBuffer)) continue;
+        const where = `execute: process ${id} argument ${k} is donated`;
+        if (!this.devices.includes(a.device)) {
+          throw new ExecutionError(`${where}, but its buffer belongs to another client (a donated buffer is reused where it lies: it must be on ${device} of this client)`);
+        }
+        if (a.device !== device) {
+          throw new ExecutionError(`${where}, but its buffer lies on ${a.device} and process ${id} runs on ${device} (a donated buffer is reused where it lies)`);
+        }
+        const elsewhere = uses.get(a)!.find((u) => u !== `process ${id} argument ${k}`);
+        if (elsewhere !== undefined) throw new ExecutionError(`${where}, so its buffer cannot also be passed as ${elsewhere}`);
+      }
+    });
+    const because = `donated to an execution of ${exe.computations[0]!.name}`;
+    for (const list of args) {
+      for (const k of exe.donated) {
+        const a = list[k];
+        if (a instanceof DeviceBuffer) {
+          buffers.add(a);
+          drops.push(a.surrender(because));
+        }
+      }
+    }
+    return donation;
+  }
+
+  /**
    * The wire values of an execution's arguments, each process's in its device's memory
    * when the backend keeps one (copied there when not already), with the results'
-   * buffers reserved there. Synchronous unless a copy goes through a memory whose
-   * writes or reads finish later; on failure nothing stays reserved.
+   * buffers reserved there: a result leaf the device writes into a donated argument
+   * (LoadedExecutable.outputAliases) gets that argument's buffer. The donated buffers
+   * and the copies are freed when the run ends, but those results take over.
+   * Synchronous unless a copy goes through a memory whose writes or reads finish
+   * later; on failure nothing stays reserved, donated buffers included.
    */
-  private placeArguments(exe: LoadedExecutable, args: readonly (readonly (DeviceBuffer | Literal)[])[]): Placement | Promise<Placement> {
-    const temporaries: { memory: DeviceMemory; offsets: number[] }[] = [];
+  private placeArguments(exe: LoadedExecutable, args: readonly (readonly (DeviceBuffer | Literal)[])[], donation: Donation): Placement | Promise<Placement> {
+    const temporaries: { memory: DeviceMemory; offset: number }[] = [];
     const resultOffsets: (number[] | undefined)[] = [];
     const placement: Placement = {
       wires: [], resultOffsets,
       releaseTemporaries: () => {
-        for (const t of temporaries) releaseAll(t.memory, t.offsets);
+        for (const t of temporaries) t.memory.free(t.offset);
         temporaries.length = 0;
       },
       releaseAll: () => {
@@ -460,6 +557,29 @@ export class Client {
         });
         resultOffsets.length = 0;
       },
+    };
+    /** Takes the temporary at `offset` of `memory` out of the list (a result's buffer now); false when there is none. */
+    const takeTemporary = (memory: DeviceMemory, offset: number): boolean => {
+      const i = temporaries.findIndex((t) => t.memory === memory && t.offset === offset);
+      if (i >= 0) temporaries.splice(i, 1);
+      return i >= 0;
+    };
+    const reserveResults = (): Placement => {
+      args.forEach((_, id) => {
+        const memory = this.memories.get(exe.deviceOf(id));
+        if (memory === undefined) return;
+        const argumentLeaves = placement.wires[id]!.flatMap(deviceOffsets);
+        const aliases = exe.outputAliases[id];
+        const offsets: number[] = [];
+        resultOffsets[id] = offsets;
+        arrayLeaves(exe.computations[id]!.root.shape).forEach((leaf, j) => {
+          const alias = aliases?.[j];
+          const donor = alias === undefined ? undefined : argumentLeaves[alias];
+          if (donor !== undefined && takeTemporary(memory, donor)) offsets.push(donor);
+          else offsets.push(memory.allocate(byteSize(withDefaultLayout(leaf))));
+        });
+      });
+      return placement;
     };
     const pending: Promise<void>[] = [];
     try {
@@ -474,20 +594,22 @@ export class Client {
         list.forEach((a, k) => {
           if (a instanceof DeviceBuffer && a.device === device && inMemoryOf(a.wire, device.id)) {
             placed[k] = a.wire;
+            // The execution's now (claimDonations): freed when it ends, unless a result takes it over.
+            if (donation.buffers.has(a)) for (const offset of deviceOffsets(a.wire)) temporaries.push({ memory, offset });
             return;
           }
           const source = a instanceof DeviceBuffer ? readWire(a.wire, a.memory, false) : a;
           const copy = chain(source, (literal) => literalToDeviceMemory(memory, device.id, literal));
           const record = (wire: WireValue): void => {
             placed[k] = wire;
-            temporaries.push({ memory, offsets: deviceOffsets(wire) });
+            for (const offset of deviceOffsets(wire)) temporaries.push({ memory, offset });
           };
           if (copy instanceof Promise) pending.push(copy.then(record));
           else record(copy);
         });
         placement.wires.push(placed);
-        resultOffsets[id] = allocateLeaves(memory, exe.computations[id]!.root.shape);
       });
+      if (pending.length === 0) return reserveResults();
     } catch (e) {
       if (pending.length === 0) {
         placement.releaseAll();
@@ -499,27 +621,29 @@ export class Client {
         throw e;
       });
     }
-    if (pending.length === 0) return placement;
     return Promise.allSettled(pending).then((outcomes) => {
       const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
-      if (failed !== undefined) {
+      try {
+        if (failed !== undefined) throw failed.reason;
+        return reserveResults();
+      } catch (e) {
         placement.releaseAll();
-        throw failed.reason;
+        throw e;
       }
-      return placement;
     });
   }
 
   /**
    * `placement`, after an asynchronous one: whatever was closed or deleted while its
-   * copies went on fails the execution, as it would have before, and frees the placement.
+   * copies went on fails the execution, as it would have before, and frees the placement
+   * (the donated buffers are the execution's: nobody else deletes them).
    */
-  private stillLive(exe: LoadedExecutable, args: readonly (readonly (DeviceBuffer | Literal)[])[], placement: Placement): Placement {
+  private stillLive(exe: LoadedExecutable, args: readonly (readonly (DeviceBuffer | Literal)[])[], donation: Donation, placement: Placement): Placement {
     try {
       this.checkOpen();
       exe.checkLive("execute");
       args.forEach((list, id) => list.forEach((a, k) => {
-        if (a instanceof DeviceBuffer) a.checkLive(`execute: process ${id} argument ${k}`);
+        if (a instanceof DeviceBuffer && !donation.buffers.has(a)) a.checkLive(`execute: process ${id} argument ${k}`);
       }));
     } catch (e) {
       placement.releaseAll();
@@ -571,11 +695,18 @@ export class Client {
         if (a instanceof DeviceBuffer) a.checkLive(`execute: process ${id} argument ${k}`);
       });
     });
+    const donation = this.claimDonations(exe, args);
     // With device memory, every argument must lie in its process's device memory:
     // those that do not (host literals, buffers of another device) are copied there for
     // this run. Results get buffers reserved there before the run.
-    const placing = this.placeArguments(exe, args);
-    const placement = placing instanceof Promise ? await this.stillLive(exe, args, await placing) : placing;
+    let placement: Placement;
+    try {
+      const placing = this.placeArguments(exe, args, donation);
+      placement = placing instanceof Promise ? this.stillLive(exe, args, donation, await placing) : placing;
+    } catch (e) {
+      donation.dropAll();
+      throw e;
+    }
     const { wires, resultOffsets } = placement;
     let resultsOwned = false;
     const hostSetups = hostSetupsOf(count, options);
@@ -588,6 +719,8 @@ export class Client {
     // no earlier result still in use lies in (result_arenas.ts).
     const shared = wireBuffers(wires.flat());
     const pinned = this.arenas.pin(wires.flat());
+    // Pinned for the run: the donated buffers' holds on their arenas can go.
+    donation.dropAll();
     const arena = exe.arenaBytes > 0 ? this.arenas.acquire(exe.arenaPool, exe.arenaBytes) : undefined;
     const known = arena === undefined ? shared : [...shared, arena];
     let reusable = true;
@@ -606,9 +739,9 @@ export class Client {
       this.load(exe, id).catch(() => undefined);
       const runId = nextRunId++;
       const result = new Promise<WireValue | undefined>((resolve, reject) => worker.pending.set(runId, {
-        resolve: (value, outfeed) => {
-          if (outfeed !== undefined) outfeeds.set(id, outfeed);
-          resolve(value);
+        resolve: (reply) => {
+          if (reply.outfeed !== undefined) outfeeds.set(id, reply.outfeed);
+          resolve(reply.result);
         },
         reject,
       }));
@@ -861,6 +994,29 @@ function inMemoryOf(w: WireValue, device: number): boolean {
 /** `f(v)`, after `v` resolves when it is a Promise (synchronously otherwise). */
 function chain<T, U>(v: T | Promise<T>, f: (t: T) => U | Promise<U>): U | Promise<U> {
   return v instanceof Promise ? v.then(f) : f(v);
+}
+
+/** The buffers an execution was given to consume (Client.claimDonations). */
+interface Donation {
+  readonly buffers: ReadonlySet<DeviceBuffer>;
+  /** Tells the result arenas that the donated buffers are gone (once each; when the run has pinned what it reads). */
+  dropAll(): void;
+}
+
+/**
+ * The executable's donated parameters (ClientCompileOptions.donate), checked against
+ * every process's computation: distinct, ascending.
+ */
+function donatedParameters(computations: readonly Computation[], donate: readonly number[] | undefined): number[] {
+  if (donate === undefined) return [];
+  for (const c of computations) {
+    for (const p of donate) {
+      if (!Number.isInteger(p) || p < 0 || p >= c.parameters.length) {
+        throw new ExecutionError(`compile: donate: ${p} is not a parameter number of ${c.name} (it has ${c.parameters.length} parameter(s))`);
+      }
+    }
+  }
+  return [...new Set(donate)].sort((a, b) => a - b);
 }
 
 /** Where an execution's arguments are and which device memory it reserved for them and its results. */

@@ -48,7 +48,9 @@ export function serveDevice(port: DevicePort, backends?: readonly DeviceBackend[
           const backend = await deviceBackend(message.backend, message.module, backends, builtIn);
           if (memory instanceof Error) throw memory;
           const device = { ...(memory === undefined ? {} : { memory }), ...(message.scratch === undefined ? {} : { scratch: message.scratch }) };
-          programs.set(message.programId, await backend.load(message.prepared, device));
+          const program = await backend.load(message.prepared, device);
+          programs.set(message.programId, program);
+          if (reply !== undefined && program.outputAliases !== undefined) reply = { ...reply, outputAliases: program.outputAliases };
         } catch (e) {
           programs.set(message.programId, e instanceof Error ? e : new Error(String(e)));
           if (reply !== undefined) reply = { type: "failed", runId: reply.runId, error: toWireError(e) };

@@ -111,6 +111,8 @@ export type DeviceMessage =
     /** Absent: the result is where the host reserved it in device memory (resultOffsets). */
     readonly result?: WireValue;
     readonly outfeed?: readonly WireValue[];
+    /** A load's answer: the loaded program's DeviceProgram.outputAliases (donated buffers its results are written into). */
+    readonly outputAliases?: readonly (number | undefined)[];
   }
   | { readonly type: "failed"; readonly runId: number; readonly error: WireError };
 

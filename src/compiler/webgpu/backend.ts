@@ -28,7 +28,7 @@ import type { CompilerBackend } from "../backend_contract.js";
 import type { CompileOptions } from "../index.js";
 import { gpuAvailable, gpuContext } from "./adapter.js";
 import { webgpuCapabilities } from "./codegen.js";
-import { dumpGpuProgram, WebGpuExecutable } from "./executable.js";
+import { dumpGpuProgram, WebGpuExecutable, type GpuArray } from "./executable.js";
 import { planGpuProgram, type GpuStep } from "./program.js";
 import { allSteps } from "../control_flow.js";
 import { ClientGpuMemory } from "./client_memory.js";
@@ -58,6 +58,8 @@ const asModule = (program: Computation | HloModule): HloModule => (program insta
 /** What the host sends every device: the computation as data, planned by each device for its GPU. */
 interface PreparedGpuProgram {
   readonly program: SerializedProgram;
+  /** Client.compile's donated parameters (compile's `donate`): each device plans its results into their buffers. */
+  readonly donate?: readonly number[];
 }
 
 /**
@@ -71,11 +73,11 @@ async function prepareDawnForWorkers(): Promise<void> {
 
 const host: Backend = {
   name: "webgpu",
-  async prepare(program): Promise<PreparedGpuProgram> {
+  async prepare(program, _options, donate): Promise<PreparedGpuProgram> {
     // Refused here rather than by every device: a program that is not valid IR.
     verifyModule(asModule(program));
     await prepareDawnForWorkers();
-    return { program: serializeComputation(program) };
+    return { program: serializeComputation(program), ...(donate === undefined ? {} : { donate }) };
   },
   // Each device's buffers in its worker's GPU memory, which only that worker reaches.
   createMemory: () => new WorkerMemory({ beforeFirstWrite: prepareDawnForWorkers }),
@@ -86,10 +88,11 @@ const device: DeviceBackend = {
   async load(prepared, context) {
     const memory = context.memory;
     if (!(memory instanceof ClientGpuMemory)) throw new ExecutionError("webgpu: a program was loaded without the device's GPU memory (ClientGpuMemory)");
-    const computation = deserializeComputation((prepared as PreparedGpuProgram).program);
-    const executable = await compileForGpu(asModule(computation), {});
+    const { program, donate } = prepared as PreparedGpuProgram;
+    const executable = await compileForGpu(asModule(deserializeComputation(program)), donate === undefined ? {} : { donate });
     await memory.open();
     const parameters = executable.program.parameterLeaves.flat();
+    const { donated, outputAliases } = executable.program;
     return {
       async run(_args, env) {
         // The runtime passes no values (the host cannot view GPU memory): the arguments
@@ -100,12 +103,22 @@ const device: DeviceBackend = {
         }
         const ids = argumentLeafOffsets.flat();
         if (ids.length !== parameters.length) throw new ExecutionError(`webgpu: ${ids.length} argument arrays, the program takes ${parameters.length}`);
-        // Collectives and device ids reach the host steps through the evaluate options.
-        const results = await executable.execute(ids.map((id, i) => memory.array(id, withDefaultLayout(parameters[i]!))), evaluateOptionsOf(env));
+        const args = ids.map((id, i) => memory.array(id, withDefaultLayout(parameters[i]!)));
+        let results: GpuArray[];
+        try {
+          // Collectives and device ids reach the host steps through the evaluate options.
+          results = await executable.execute(args, evaluateOptionsOf(env));
+        } finally {
+          // A run that started consumed the donated ranges, failed or not (their arrays are
+          // invalid then): a result holds one now (adopted below under the same number,
+          // which the host passes as its result's), or the executable freed it.
+          for (const leaf of donated) if (args[leaf]!.isDeleted) memory.forget(ids[leaf]!);
+        }
         memory.adopt(resultOffsets, results);
         return undefined;
       },
       unload: () => executable.delete(),
+      outputAliases,
     };
   },
   openMemory: () => new ClientGpuMemory(),

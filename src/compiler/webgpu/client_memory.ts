@@ -55,6 +55,15 @@ export class ClientGpuMemory implements DeviceMemory {
     this.gpu!.free(offset);
   }
 
+  /**
+   * Buffer `id` no longer maps to its range, which is not freed: a run it was donated to
+   * took the range over (a result holds it, or the executable freed it). The host's
+   * later free of the number finds nothing to give back.
+   */
+  forget(id: number): void {
+    this.ranges.delete(id);
+  }
+
   async write(id: number, from: Uint8Array): Promise<void> {
     if (this.ranges.has(id)) throw new ExecutionError(`webgpu device memory: buffer ${id} is written twice (the host writes a buffer once, when it copies a value in)`);
     const gpu = await this.open();

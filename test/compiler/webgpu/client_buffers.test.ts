@@ -14,6 +14,7 @@ import { add, arrayShape, broadcastInDim, compilePartitioned, constantR0, Litera
 import { createClient, WorkerMemory, type Client, type DeviceBuffer, type LoadedExecutable, type WorkerHandle } from "../../../src/runtime/index.js";
 import { nodeWorkerFactory } from "../../../src/runtime/node_workers.js";
 import { ClientGpuMemory } from "../../../src/compiler/webgpu/client_memory.js";
+import { deviceOffsets } from "../../../src/runtime/device_buffers.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { ExecutionError } from "../../../src/types/errors.js";
 import { ShardingError } from "../../../src/sharding/axis.js";
@@ -152,6 +153,40 @@ describe("a webgpu client's buffers stay on the GPU", { skip }, () => {
     // Reserved for a run that failed before filling it: nothing to give back.
     memory.free(8);
     assert.equal(gpuMemory.bytesInUse, inUse);
+  });
+});
+
+describe("donation on webgpu devices", { skip }, () => {
+  test("each device's donated buffer holds its result where it lies: 20 steps take no new buffer and move no bytes; equal to the interpreter's", async () => {
+    const exe = await gpu.compile(f, { partitions: 2, donate: [0] });
+    const memories = [0, 1].map((d) => gpu.deviceMemory(gpu.devices[d]!) as WorkerMemory);
+    // y = 0.5: every product is exact, so fused multiply-adds round as the interpreter does.
+    const half = Literal.fromValues("f32", [8], new Array<number>(8).fill(0.5));
+    const start = memories.map((m) => m.bytesInUse);
+    const ys = await Promise.all([0, 1].map((d) => gpu.bufferFromLiteral(half, gpu.devices[d])));
+    let ws = await Promise.all([0, 1].map((d) => gpu.bufferFromLiteral(inputs(d)[0]!, gpu.devices[d])));
+    const numbers = ws.map((w) => deviceOffsets(w.wire)[0]);
+    const inUse = memories.map((m) => m.bytesInUse);
+    const transfers = memories.map((m) => ({ ...m.transfers }));
+    let expected = [0, 1].map((d) => inputs(d)[0]!);
+    let previous: DeviceBuffer[] = [];
+    for (let step = 0; step < 20; step++) {
+      previous = ws;
+      ws = await gpu.execute(exe, [0, 1].map((d) => [ws[d]!, ys[d]!]));
+      expected = await reference.run(f, [0, 1].map((d) => [expected[d]!, half]), { partitions: 2 });
+      // The result is the donated buffer (the host's number for it, the worker's GPU range).
+      assert.deepEqual(ws.map((w) => deviceOffsets(w.wire)[0]), numbers, `step ${step}`);
+      assert.deepEqual(memories.map((m) => m.bytesInUse), inUse, `step ${step}`);
+    }
+    assert.deepEqual(memories.map((m) => m.transfers), transfers);
+    for (const p of previous) {
+      assert.equal(p.isDeleted, true);
+      await assert.rejects(p.toLiteral(), (e: Error) => e instanceof ExecutionError && /the buffer f32\[8\] on webgpu:\d was donated to an execution of f \(its buffer is no longer the caller's\)/.test(e.message));
+    }
+    for (const d of [0, 1]) assert.deepEqual((await ws[d]!.toLiteral()).toNumbers(), expected[d]!.toNumbers(), `device ${d}`);
+    for (const b of [...ws, ...ys]) b.delete();
+    assert.deepEqual(memories.map((m) => m.bytesInUse), start);
+    exe.delete();
   });
 });
 
