@@ -9,11 +9,14 @@
 // dimension), and a unit of work is one row of the result:
 // - dynamic-slice: result row r (coordinates c over the slice's outer dimensions) is
 //   the operand's row at start + c, from column start[last];
-// - dynamic-update-slice: result row r (coordinates c over the operand's outer
-//   dimensions) is the operand's row r, unless the result is the operand's buffer (the
-//   planner wrote it in place: a dying temporary, or a donated parameter such as a decode
-//   step's KV cache), and then, where 0 <= c - start < update dims on every outer
-//   dimension, the update's row c - start over columns [start[last], start[last] + update's last).
+// - dynamic-update-slice: result rows [begin, end) are the operand's rows, copied in one
+//   piece unless the result is the operand's buffer (the planner wrote it in place: a
+//   dying temporary, or a donated parameter such as a decode step's KV cache); then the
+//   update's rows are visited (coordinates u over its outer dimensions), and each whose
+//   result row (start + u) lies in [begin, end) is copied over columns [start[last],
+//   start[last] + update's last). Visiting the update's rows rather than testing every
+//   result row keeps an in-place write as cheap as the update: a decode step's
+//   [12,1,64] into [12,128,64] visits 12 rows, not 1536.
 
 import type { Instruction } from "../../ir/computation.js";
 import { storageBytes, type ElementType } from "../../types/element_type.js";
@@ -46,6 +49,10 @@ export interface DynamicSlicePlan {
   /** Bytes a row of the operand, of the window (an element each for rank 0). */
   readonly operandRowBytes: number;
   readonly windowRowBytes: number;
+  /** The window's outer dimensions (a dynamic-update-slice visits their rows); [] for rank 0 and 1. */
+  readonly windowRowDims: readonly number[];
+  /** Rows between consecutive indices of each of the operand's outer dimensions. */
+  readonly operandRowStrides: readonly number[];
   /** Bytes between consecutive indices of each dimension, of the operand and of the window. */
   readonly operandStrides: readonly number[];
   readonly windowStrides: readonly number[];
@@ -86,6 +93,7 @@ function common(
     kind, name, elementBytes: es, operandDims: opDims, windowDims, indexTypes,
     startLimits: windowDims.map((s, d) => opDims[d]! - s),
     rowDims, operandRowBytes, windowRowBytes,
+    windowRowDims: windowDims.slice(0, -1), operandRowStrides: rowMajorStrides(opDims.slice(0, -1)),
     operandStrides: rowMajorStrides(opDims).map((s) => s * es),
     windowStrides: rowMajorStrides(windowDims).map((s) => s * es),
     firstStart, parallelExtent: product(rowDims), costPerUnit,

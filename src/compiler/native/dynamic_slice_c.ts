@@ -2,10 +2,8 @@
 // (a unit of work is a row of the result; start indices clamped as the interpreter
 // does) rendered with memcpy. They take every element type (they copy bytes), so a
 // decode step's KV-cache writes run in the native module with the kernels around them.
-// A row's coordinates are found once, at `begin`, and then counted up, so rows cost no
-// divisions. A dynamic-update-slice whose result is not its operand's buffer copies its
-// rows [begin, end) of the operand in one memcpy first; in place (the planner aliased the
-// result with a dying or donated operand: a decode step's KV cache) it copies only the update.
+// Row coordinates are found once, at the first row, and then counted up, so rows cost no
+// divisions.
 
 import type { Instruction } from "../../ir/computation.js";
 import { isDeclined, type Declined } from "../kernel/declined.js";
@@ -28,14 +26,17 @@ function clampedStarts(plan: DynamicSlicePlan): string[] {
 }
 
 /**
- * `c<d>` for the outer dimensions: row `begin`'s coordinates, and the statement that moves
- * them to the next row (the last outer one counts up, carrying into those before it).
+ * `c<d>` for the outer dimensions: row `first`'s coordinates (a C expression), and the
+ * statement that moves them to the next row (the last outer one counts up, carrying into
+ * those before it).
  */
-function rowCoordinates(rowDims: readonly number[]): { declare: string; next: string } {
+function rowCoordinates(rowDims: readonly number[], first: string): { declare: string; next: string } {
   const n = rowDims.length;
   if (n === 0) return { declare: "", next: "" };
   const inner = rowDims.map((_, d) => rowDims.slice(d + 1).reduce((p, x) => p * x, 1));
-  const declare = rowDims.map((size, d) => `  int64_t c${d} = begin / ${inner[d]}${d > 0 ? ` % ${size}` : ""};`).join("\n");
+  // No rows (a dimension of 0): the loop never runs, and no division by 0 is printed.
+  const empty = rowDims.includes(0);
+  const declare = rowDims.map((size, d) => `  int64_t c${d} = ${empty ? "0" : `${first} / ${inner[d]}${d > 0 ? ` % ${size}` : ""}`};`).join("\n");
   // The last outer coordinate counts up; each one that wraps carries into the one before it.
   const carries: string[] = [`c${n - 1}++;`];
   for (let d = n - 1; d > 0; d--) carries.push(`if (c${d} == ${rowDims[d]}) { c${d} = 0; c${d - 1}++; }`);
@@ -56,7 +57,7 @@ export function emitDynamicSliceC(inst: Instruction<"dynamicSlice">): NativeKern
   if (isDeclined(plan)) return plan;
   const rank = plan.operandDims.length;
   const rowBytes = plan.windowRowBytes;
-  const { declare, next } = rowCoordinates(plan.rowDims);
+  const { declare, next } = rowCoordinates(plan.rowDims, "begin");
   // The operand's byte offset of the row at coordinates start + c (column start[last]).
   const src = plan.operandStrides.map((stride, d) => `(s${d}${d < rank - 1 ? ` + c${d}` : ""}) * ${stride}`).join(" + ") || "0";
   const body = [
@@ -76,12 +77,11 @@ export function emitDynamicUpdateSliceC(inst: Instruction<"dynamicUpdateSlice">)
   const plan = planDynamicUpdateSlice(inst);
   if (isDeclined(plan)) return plan;
   const rank = plan.operandDims.length;
-  const { operandRowBytes: rowBytes, windowRowBytes: updRowBytes, windowDims: updDims, windowStrides: updStrides, elementBytes: es } = plan;
-  const { declare, next } = rowCoordinates(plan.rowDims);
-  const outer = Array.from({ length: Math.max(rank - 1, 0) }, (_, d) => d);
-  // 0 <= c - s < update dim on every outer dimension (unsigned compare covers both ends).
-  const inside = outer.map((d) => `(uint64_t)(c${d} - s${d}) < ${updDims[d]}u`).join(" && ") || "1";
-  const src = outer.map((d) => `(c${d} - s${d}) * ${updStrides[d]}`).join(" + ") || "0";
+  const { operandRowBytes: rowBytes, windowRowBytes: updRowBytes, windowRowDims, operandRowStrides, elementBytes: es } = plan;
+  const outer = windowRowDims.map((_, d) => d);
+  // The update's rows, counted from 0 (rowCoordinates counts from `begin`).
+  const { declare, next } = rowCoordinates(windowRowDims, "0");
+  const row = outer.map((d) => `(s${d} + c${d}) * ${operandRowStrides[d]}`).join(" + ") || "0";
   const column = rank > 0 ? `s${rank - 1} * ${es}` : "0";
   const body = [
     ...clampedStarts(plan),
@@ -89,9 +89,10 @@ export function emitDynamicUpdateSliceC(inst: Instruction<"dynamicUpdateSlice">)
     `  uint8_t *res = mem + args[${2 + rank}];`,
     `  if (op != res) memcpy(res + begin * ${rowBytes}, op + begin * ${rowBytes}, (size_t)(end - begin) * ${rowBytes});`,
     declare,
-    `  for (int64_t r = begin; r < end; r++) {`,
+    `  for (int64_t u = 0; u < ${plan.windowRowDims.reduce((p, x) => p * x, 1)}; u++) {`,
+    `    const int64_t r = ${row};`,
     // memmove: an update that shares the result's buffer still copies exactly.
-    `    if (${inside}) memmove(res + r * ${rowBytes} + ${column}, upd + ${src}, ${updRowBytes});`,
+    `    if (r >= begin && r < end) memmove(res + r * ${rowBytes} + ${column}, upd + u * ${updRowBytes}, ${updRowBytes});`,
     `    ${next}`,
     `  }`,
   ];

@@ -1,7 +1,6 @@
 // Compiled dynamic-slice and dynamic-update-slice that run on their own: the schedule of
 // kernel/dynamic_slice_plan.ts (rows copied with memory.copy, the result's rows split
-// across threads, start indices clamped as the interpreter does) as WebAssembly. A
-// dynamic-update-slice whose result is its operand's buffer (in place) copies only the update.
+// across threads, start indices clamped as the interpreter does) as WebAssembly.
 
 import type { Instruction } from "../../../ir/computation.js";
 import type { ElementType } from "../../../types/element_type.js";
@@ -68,37 +67,37 @@ export function emitDynamicUpdateSliceKernel(inst: Instruction<"dynamicUpdateSli
   const plan = planDynamicUpdateSlice(inst);
   if (isDeclined(plan)) return plan;
   const rank = plan.operandDims.length;
-  const { operandRowBytes: rowBytes, windowRowBytes: updRowBytes, windowDims: updDims, windowStrides: updStrides, elementBytes: es } = plan;
+  const { operandRowBytes: rowBytes, windowRowBytes: updRowBytes, windowRowDims, operandRowStrides, elementBytes: es } = plan;
   const module = new ModuleBuilder().importMemory(target);
   const params = Array.from({ length: rank + 5 }, () => "i32" as const);
   module.addFunction("run", params, [], (f) => {
     const [op, upd, result, begin, end] = [0, 1, rank + 2, rank + 3, rank + 4];
     const starts = loadStarts(f, 2, plan.indexTypes, plan.startLimits);
-    const dst = f.local("i32");
-    const inside = f.local("i32");
-    const src = f.local("i32");
     const row = f.local("i32");
-    f.localGet(begin).localSet(row);
-    forEachElement(f, rowWalk(plan), begin, end, () => {}, (coords) => {
-      // The operand's row (unless the result is the operand's buffer, updated in place), then
-      // the update's part of it when the row meets the update.
-      f.localGet(result).localGet(row).i32Const(rowBytes).i32Mul().i32Add().localSet(dst);
-      f.localGet(op).localGet(result).i32Ne().if();
-      f.localGet(dst).localGet(op).localGet(row).i32Const(rowBytes).i32Mul().i32Add().i32Const(rowBytes).memoryCopy();
-      f.end();
-      f.i32Const(1).localSet(inside);
-      f.localGet(upd).localSet(src);
-      for (let d = 0; d < rank - 1; d++) {
-        // 0 <= coord - start < update dim (unsigned compare covers both ends)
-        f.localGet(coords[d]!).localGet(starts[d]!).i32Sub().i32Const(updDims[d]!).i32LtU().localGet(inside).i32And().localSet(inside);
-        f.localGet(src).localGet(coords[d]!).localGet(starts[d]!).i32Sub().i32Const(updStrides[d]!).i32Mul().i32Add().localSet(src);
-      }
-      f.localGet(inside).if();
-      f.localGet(dst);
+    const src = f.local("i32");
+    const first = f.local("i32");
+    const count = f.local("i32");
+    // The operand's rows [begin, end), unless the result is the operand's buffer (in place).
+    f.localGet(op).localGet(result).i32Ne().if();
+    f.localGet(result).localGet(begin).i32Const(rowBytes).i32Mul().i32Add();
+    f.localGet(op).localGet(begin).i32Const(rowBytes).i32Mul().i32Add();
+    f.localGet(end).localGet(begin).i32Sub().i32Const(rowBytes).i32Mul().memoryCopy();
+    f.end();
+    // Then each of the update's rows whose result row lies in [begin, end).
+    f.localGet(upd).localSet(src);
+    f.i32Const(0).localSet(first);
+    f.i32Const(windowRowDims.reduce((p, x) => p * x, 1)).localSet(count);
+    forEachElement(f, rank === 0 ? [] : [...windowRowDims, 1], first, count, () => {}, (coords) => {
+      f.i32Const(0);
+      for (let d = 0; d < rank - 1; d++) f.localGet(starts[d]!).localGet(coords[d]!).i32Add().i32Const(operandRowStrides[d]!).i32Mul().i32Add();
+      f.localSet(row);
+      // begin <= row < end (unsigned compare covers both ends)
+      f.localGet(row).localGet(begin).i32Sub().localGet(end).localGet(begin).i32Sub().i32LtU().if();
+      f.localGet(result).localGet(row).i32Const(rowBytes).i32Mul().i32Add();
       if (rank > 0) f.localGet(starts[rank - 1]!).i32Const(es).i32Mul().i32Add();
       f.localGet(src).i32Const(updRowBytes).memoryCopy();
       f.end();
-      f.localGet(row).i32Const(1).i32Add().localSet(row);
+      f.localGet(src).i32Const(updRowBytes).i32Add().localSet(src);
     });
   });
   return kernelOf(plan, module.finish());
