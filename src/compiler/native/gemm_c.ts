@@ -56,6 +56,21 @@ export interface GemmRoutine {
 }
 
 /**
+ * B panels a block of columns may have for the packed kernel to read A's whole tiles
+ * where A lies (row-major), without packing them: the microkernel's broadcasts of A
+ * then come from mr rows aRow apart instead of one packed panel, at the same cost, and
+ * the packing, a copy of every tile of A for each block of k, is paid back only over
+ * many panels of B. Attention's batched dots have 4 (n = 64) and 8 (n = 128) panels of
+ * 16 columns a matrix; GEMMs of weights (n >= 768) 48 and more, and keep packing.
+ */
+const IN_PLACE_A_MAX_PANELS = 8;
+
+/** Whether the packed kernel reads A's whole tiles in place (a last tile of fewer rows is packed, as before). */
+export function readsAInPlace(schedule: GemmSchedule): boolean {
+  return schedule.kind === "packed" && schedule.aK === 1 && Math.ceil(Math.min(schedule.chunk, schedule.spec.n) / schedule.nr) <= IN_PLACE_A_MAX_PANELS;
+}
+
+/**
  * The packed GEMM routine of a schedule (kind "packed", planned for `family`). `finish`, a C statement, runs on each block of C
  * once it is final (rows [fr0, fr1) x columns [c0, c1) of batch bi, all int64_t in
  * scope; the rows of one block of mc rows, just written, so in L2): an output fusion's epilogue.
@@ -93,9 +108,11 @@ export function gemmRoutine(
   const prefetch = prefetchesB(family);
   const pf = prefetch ? ", pf, share" : "";
   const rowTail = rowTailSource(family, spec.elementType, p, tailRows);
+  const inPlace = readsAInPlace(schedule);
   const source = `
 ${microkernelSource(family, spec.elementType, p, undefined, undefined, true)}
-${rowTail === undefined ? "" : `${rowTail}
+${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow)}
+` : ""}${rowTail === undefined ? "" : `${rowTail}
 `}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine)}
 ${packA8 === undefined ? "" : `${packA8.helper}
 `}/* A(i0.., p0..) -> one panel of ${mr} rows, k-major, zero past row i0 + rows. */
@@ -136,7 +153,7 @@ ${k === 0
       ${prepackedB ? `bp = (const ${t} *)b8 + bi * ${k * roundUp(n, nr)} + c0 * ${k} + p0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
       for (int64_t ib = r0; ib < r1; ib += ${mc}) {
         int64_t ie = ib + ${mc} < r1 ? ib + ${mc} : r1;
-        for (int64_t i = ib; i < ie; i += ${mr}) ${p}_pack_a(a, ap + (i - ib) * kl, i, ie - i < ${mr} ? ie - i : ${mr}, p0, kl);
+        for (int64_t i = ib; i < ie; i += ${mr}) ${inPlace ? `if (ie - i < ${mr}) ` : ""}${p}_pack_a(a, ap + (i - ib) * kl, i, ie - i < ${mr} ? ie - i : ${mr}, p0, kl);
         for (int64_t j = c0; j < c1; j += ${nr}) {
           int64_t cols = c1 - j < ${nr} ? c1 - j : ${nr};
           const ${t} *bpanel = bp + (j - c0) * kl;
@@ -148,11 +165,11 @@ ${prefetch ? `          /* The next panel of B (the next in memory), prefetched 
             const ${t} *ai = ap + (i - ib) * kl;
             ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${n}`};
             if (rows == ${mr} && cols == ${nr}) {
-              ${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});
+              ${inPlace ? `${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc);` : `${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});`}
             }${rowTail === undefined ? "" : ` else if (rows == ${tailRows} && cols == ${nr}) {
               ${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${n}, acc${pf});
             }`} else {
-              ${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
+              ${inPlace ? `if (rows == ${mr}) ${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else ` : ""}${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
               for (int64_t r = 0; r < rows; r++) {
                 ${t} *crow = ci + r * ${n} + j;
                 if (acc) for (int64_t q = 0; q < cols; q++) crow[q] += tile[r * ${nr} + q];
