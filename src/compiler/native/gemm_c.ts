@@ -58,12 +58,15 @@ export interface GemmRoutine {
 /**
  * B panels a block of columns may have for the packed kernel to read A's whole tiles
  * where A lies (row-major), without packing them: the microkernel's broadcasts of A
- * then come from mr rows aRow apart instead of one packed panel, at the same cost, and
- * the packing, a copy of every tile of A for each block of k, is paid back only over
- * many panels of B. Attention's batched dots have 4 (n = 64) and 8 (n = 128) panels of
- * 16 columns a matrix; GEMMs of weights (n >= 768) 48 and more, and keep packing.
+ * then come from mr rows aRow apart instead of one packed panel, and the packing, a
+ * copy of every tile of A for each block of k, is paid back only over many panels of B.
+ * Measured on AVX2 (bench/gemm_c_probe.js packB base=main, M x K x N, paired in one
+ * process, GFLOP/s per CPU second, load 6-7, 2026-11-30): 128x128x64 (attention's
+ * p.V, 4 panels of 16 columns) best 75 -> 81, median +1-3%; 64x64x64 best 59 -> 70;
+ * but 128x64x128 (q.K^T, 8 panels) median 9-12% slower in place. GEMMs of weights
+ * (n >= 768: 48 panels and more) keep packing.
  */
-const IN_PLACE_A_MAX_PANELS = 8;
+const IN_PLACE_A_MAX_PANELS = 4;
 
 /** Whether the packed kernel reads A's whole tiles in place (a last tile of fewer rows is packed, as before). */
 export function readsAInPlace(schedule: GemmSchedule): boolean {
