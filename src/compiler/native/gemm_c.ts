@@ -38,7 +38,7 @@ import {
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
-import { aPackSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, type GemmFamily } from "./gemm_c_family.js";
+import { aPackSource, bColumnsPackSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, type GemmFamily } from "./gemm_c_family.js";
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 
@@ -116,7 +116,7 @@ export function gemmRoutine(
 ${microkernelSource(family, spec.elementType, p, undefined, undefined, true)}
 ${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow)}
 ` : ""}${rowTail === undefined ? "" : `${rowTail}
-`}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine)}
+`}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine, bK === 1 && bLine !== 1 ? bColumnsPackSource(family, spec.elementType, `${p}_b`, nr) : undefined)}
 ${packA8 === undefined ? "" : `${packA8.helper}
 `}/* A(i0.., p0..) -> one panel of ${mr} rows, k-major, zero past row i0 + rows. */
 static ${packA8 === undefined ? "" : `${packA8.attribute} `}void ${p}_pack_a(const ${t} *restrict a, ${t} *restrict dst, int64_t i0, int64_t rows, int64_t p0, int64_t kl) {
@@ -367,15 +367,24 @@ const PACK_B_GROUP = 32;
  * `static void <prefix>_pack_b(const T *b, T *dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn)`:
  * B(p, j) at b[p*bK + j*bLine] for p in [p0, p0 + kl), j in [j0, j0 + jn), as panels of
  * nr columns (kl x nr each, k-major, one after the other), zero past column jn; PACK_B_GROUP
- * panels at a time, row after row, where bLine is 1.
+ * panels at a time, row after row, where bLine is 1. `columns8` (B stored [n][k], bK 1:
+ * the keys of attention's q·Kᵀ): the family's helper `<prefix>_b_pack_a8` packing 8
+ * columns by 8 steps of k at once by a register transpose, for whole panels; the rest
+ * element by element, as B down its columns would be.
  */
-export function packBSource(t: string, p: string, nr: number, bK: number, bLine: number): string {
+export function packBSource(t: string, p: string, nr: number, bK: number, bLine: number, columns8?: { helper: string; attribute: string }): string {
+  if (columns8 !== undefined && (bK !== 1 || bLine === 1)) throw new Error(`pack_b: 8 columns at once need B stored [n][k] (bK ${bK}, bLine ${bLine})`);
   const group = (bLine === 1 ? PACK_B_GROUP : 1) * nr;
-  return `/* B(p0.., j0..) -> panels of ${nr} columns, k-major, zero past column jn; ${group / nr} panel(s) at a time, step after step. */
-static void ${p}_pack_b(const ${t} *restrict b, ${t} *restrict dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn) {
+  return `${columns8 === undefined ? "" : `${columns8.helper}
+`}/* B(p0.., j0..) -> panels of ${nr} columns, k-major, zero past column jn; ${group / nr} panel(s) at a time, step after step. */
+static ${columns8 === undefined ? "" : `${columns8.attribute} `}void ${p}_pack_b(const ${t} *restrict b, ${t} *restrict dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn) {
   for (int64_t q0 = 0; q0 < jn; q0 += ${group}) {
     int64_t qe = q0 + ${group} < jn ? q0 + ${group} : jn;
-    for (int64_t pp = 0; pp < kl; pp++) {
+    int64_t pp = 0;
+    ${columns8 === undefined ? "" : `/* A whole panel: 8 columns by 8 steps at a time, then the last steps below. */
+    if (qe - q0 == ${nr}) for (; pp + 8 <= kl; pp += 8) for (int g = 0; g < ${nr / 8}; g++)
+      ${p}_b_pack_a8(b + p0 + pp + (j0 + q0 + g * 8) * ${bLine}, ${bLine}, dst + q0 * kl + pp * ${nr} + g * 8);
+    `}for (; pp < kl; pp++) {
       for (int64_t q = q0; q < qe; q += ${nr}) {
         int64_t w = jn - q < ${nr} ? jn - q : ${nr};
         const ${t} *src = b + (p0 + pp) * ${bK} + (j0 + q) * ${bLine};
