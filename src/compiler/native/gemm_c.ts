@@ -62,9 +62,9 @@ export interface GemmRoutine {
  * copy of every tile of A for each block of k, is paid back only over many panels of B.
  * Measured on AVX2 (bench/gemm_c_probe.js packB base=main, M x K x N, paired in one
  * process, GFLOP/s per CPU second, load 6-7, 2026-11-30): 128x128x64 (attention's
- * p.V, 4 panels of 16 columns) best 75 -> 81, median +1-3%; 64x64x64 best 59 -> 70;
- * but 128x64x128 (q.K^T, 8 panels) median 9-12% slower in place. GEMMs of weights
- * (n >= 768: 48 panels and more) keep packing.
+ * p.V, 4 panels of 16 columns) best 65-78 -> 65-85, median +1-18%, in five runs;
+ * 64x64x64 best 53-60 -> 64-71; but 128x64x128 (q.K^T, 8 panels) median 8-12% slower
+ * in place in three. GEMMs of weights (n >= 768: 48 panels and more) keep packing.
  */
 const IN_PLACE_A_MAX_PANELS = 4;
 
