@@ -12,9 +12,10 @@
 // `base=DIR`: each shape is timed first with the routine and schedule of the build of
 // another checkout at DIR (its dist/, e.g. main's), then with this one's (before/after
 // in one program). `packB`: B is a plain operand that each call packs itself, as a
-// program's parameter is (the encoder's weights), instead of packed once. x86-64 with
+// program's parameter is (the encoder's weights), instead of packed once. `nt` (with
+// packB): B is stored [n][k] (a transposed right operand: attention's keys). x86-64 with
 // AVX2 only (the peak loop is AVX2). Shapes are M x K x N.
-//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main]
+//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [nt] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main]
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -34,6 +35,8 @@ const family = familyArg !== undefined ? familyByName(familyArg) : gemmFamily(to
 const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 20);
 const cold = args.includes("cold");
 const packEachCall = args.includes("packB");
+const bTransposed = args.includes("nt");
+if (bTransposed && !packEachCall) throw new Error("nt: with packB (B pre-packed has one layout, whatever its storage)");
 const tilingArg = JSON.parse(args.find((a) => a.startsWith("tiling="))?.slice(7) ?? "{}") as Partial<GemmTiling> | Partial<GemmTiling>[];
 const tilings = Array.isArray(tilingArg) ? tilingArg : [tilingArg];
 const shapes = args.filter((a) => /^\d+x\d+x\d+$/.test(a)).map((a) => a.split("x").map(Number) as [number, number, number]);
@@ -54,7 +57,7 @@ if (baseDir !== undefined) {
 
 const cases = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => tilings.flatMap((tiling) => builds.map((build) => ({ m, k, n, tiling, build }))));
 const routines = cases.map(({ m, k, n, tiling, build }, i) => {
-  const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k };
+  const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, rhsTransposed: bTransposed };
   const schedule = build.plan(spec, family.target, { ...build.tilingOf(spec, family.target), ...tiling });
   const packed = packEachCall ? undefined : packedBOf(schedule);
   const routine = build.routineOf(schedule, family, `g${i}`, undefined, packed !== undefined);
@@ -121,7 +124,7 @@ try {
   writeFileSync(join(dir, "probe.c"), source);
   const flags = toolchain.flags.filter((f) => f !== "-fPIC");
   execFileSync(toolchain.cc, [...flags, join(dir, "probe.c"), "-o", join(dir, "probe")], { stdio: "inherit" });
-  console.log(`family ${family.name}; ${rounds} rounds${cold ? ", caches flushed before every call" : ""}${packEachCall ? ", B packed by each call" : ""}; per CPU second of the thread`);
+  console.log(`family ${family.name}; ${rounds} rounds${cold ? ", caches flushed before every call" : ""}${packEachCall ? `, B${bTransposed ? " stored [n][k]" : ""} packed by each call` : ""}; per CPU second of the thread`);
   process.stdout.write(execFileSync(join(dir, "probe"), { encoding: "utf8" }));
 } finally {
   rmSync(dir, { recursive: true, force: true });

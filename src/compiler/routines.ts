@@ -21,6 +21,7 @@ import { emitGemmC } from "./native/gemm_c.js";
 import { emitConvC } from "./native/conv_c.js";
 import { emitWeightOnlyGemvC } from "./native/gemv_narrow_c.js";
 import { emitOutputFusionC } from "./native/epilogue_c.js";
+import { emitDynamicSliceC, emitDynamicUpdateSliceC } from "./native/dynamic_slice_c.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel } from "./wasm/gemm.js";
@@ -102,6 +103,8 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
     return "declined" in spec ? spec : emitGemmC(spec, cpu, undefined, undefined, packable[1]);
   },
   convolution: (inst, cpu, packable) => emitConvC(inst as Instruction<"convolution">, cpu, undefined, undefined, packable[1]),
+  dynamicSlice: (inst) => emitDynamicSliceC(inst as Instruction<"dynamicSlice">),
+  dynamicUpdateSlice: (inst) => emitDynamicUpdateSliceC(inst as Instruction<"dynamicUpdateSlice">),
 };
 
 /** Ops the WebAssembly generators compile as routines (the wasm backend's capabilities). */

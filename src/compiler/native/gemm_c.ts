@@ -38,7 +38,7 @@ import {
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
-import { aPackSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, type GemmFamily } from "./gemm_c_family.js";
+import { aPackSource, bColumnsPackSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, type GemmFamily } from "./gemm_c_family.js";
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 
@@ -53,6 +53,24 @@ export interface GemmRoutine {
   readonly parallelExtent: number;
   readonly scratchBytes: number;
   readonly costPerUnit: number;
+}
+
+/**
+ * B panels a block of columns may have for the packed kernel to read A's whole tiles
+ * where A lies (row-major), without packing them: the microkernel's broadcasts of A
+ * then come from mr rows aRow apart instead of one packed panel, and the packing, a
+ * copy of every tile of A for each block of k, is paid back only over many panels of B.
+ * Measured on AVX2 (bench/gemm_c_probe.js packB base=main, M x K x N, paired in one
+ * process, GFLOP/s per CPU second, load 6-7, 2026-11-30): 128x128x64 (attention's
+ * p.V, 4 panels of 16 columns) best 65-78 -> 65-85, median +1-18%, in five runs;
+ * 64x64x64 best 53-60 -> 64-71; but 128x64x128 (q.K^T, 8 panels) median 8-12% slower
+ * in place in three. GEMMs of weights (n >= 768: 48 panels and more) keep packing.
+ */
+const IN_PLACE_A_MAX_PANELS = 4;
+
+/** Whether the packed kernel reads A's whole tiles in place (a last tile of fewer rows is packed, as before). */
+export function readsAInPlace(schedule: GemmSchedule): boolean {
+  return schedule.kind === "packed" && schedule.aK === 1 && Math.ceil(Math.min(schedule.chunk, schedule.spec.n) / schedule.nr) <= IN_PLACE_A_MAX_PANELS;
 }
 
 /**
@@ -93,10 +111,12 @@ export function gemmRoutine(
   const prefetch = prefetchesB(family);
   const pf = prefetch ? ", pf, share" : "";
   const rowTail = rowTailSource(family, spec.elementType, p, tailRows);
+  const inPlace = readsAInPlace(schedule);
   const source = `
 ${microkernelSource(family, spec.elementType, p, undefined, undefined, true)}
-${rowTail === undefined ? "" : `${rowTail}
-`}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine)}
+${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow)}
+` : ""}${rowTail === undefined ? "" : `${rowTail}
+`}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine, bK === 1 && bLine !== 1 ? bColumnsPackSource(family, spec.elementType, `${p}_b`, nr) : undefined)}
 ${packA8 === undefined ? "" : `${packA8.helper}
 `}/* A(i0.., p0..) -> one panel of ${mr} rows, k-major, zero past row i0 + rows. */
 static ${packA8 === undefined ? "" : `${packA8.attribute} `}void ${p}_pack_a(const ${t} *restrict a, ${t} *restrict dst, int64_t i0, int64_t rows, int64_t p0, int64_t kl) {
@@ -136,7 +156,7 @@ ${k === 0
       ${prepackedB ? `bp = (const ${t} *)b8 + bi * ${k * roundUp(n, nr)} + c0 * ${k} + p0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
       for (int64_t ib = r0; ib < r1; ib += ${mc}) {
         int64_t ie = ib + ${mc} < r1 ? ib + ${mc} : r1;
-        for (int64_t i = ib; i < ie; i += ${mr}) ${p}_pack_a(a, ap + (i - ib) * kl, i, ie - i < ${mr} ? ie - i : ${mr}, p0, kl);
+        for (int64_t i = ib; i < ie; i += ${mr}) ${inPlace ? `if (ie - i < ${mr}) ` : ""}${p}_pack_a(a, ap + (i - ib) * kl, i, ie - i < ${mr} ? ie - i : ${mr}, p0, kl);
         for (int64_t j = c0; j < c1; j += ${nr}) {
           int64_t cols = c1 - j < ${nr} ? c1 - j : ${nr};
           const ${t} *bpanel = bp + (j - c0) * kl;
@@ -148,11 +168,11 @@ ${prefetch ? `          /* The next panel of B (the next in memory), prefetched 
             const ${t} *ai = ap + (i - ib) * kl;
             ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${n}`};
             if (rows == ${mr} && cols == ${nr}) {
-              ${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});
+              ${inPlace ? `${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc);` : `${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});`}
             }${rowTail === undefined ? "" : ` else if (rows == ${tailRows} && cols == ${nr}) {
               ${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${n}, acc${pf});
             }`} else {
-              ${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
+              ${inPlace ? `if (rows == ${mr}) ${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else ` : ""}${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
               for (int64_t r = 0; r < rows; r++) {
                 ${t} *crow = ci + r * ${n} + j;
                 if (acc) for (int64_t q = 0; q < cols; q++) crow[q] += tile[r * ${nr} + q];
@@ -347,15 +367,24 @@ const PACK_B_GROUP = 32;
  * `static void <prefix>_pack_b(const T *b, T *dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn)`:
  * B(p, j) at b[p*bK + j*bLine] for p in [p0, p0 + kl), j in [j0, j0 + jn), as panels of
  * nr columns (kl x nr each, k-major, one after the other), zero past column jn; PACK_B_GROUP
- * panels at a time, row after row, where bLine is 1.
+ * panels at a time, row after row, where bLine is 1. `columns8` (B stored [n][k], bK 1:
+ * the keys of attention's q·Kᵀ): the family's helper `<prefix>_b_pack_a8` packing 8
+ * columns by 8 steps of k at once by a register transpose, for whole panels; the rest
+ * element by element, as B down its columns would be.
  */
-export function packBSource(t: string, p: string, nr: number, bK: number, bLine: number): string {
+export function packBSource(t: string, p: string, nr: number, bK: number, bLine: number, columns8?: { helper: string; attribute: string }): string {
+  if (columns8 !== undefined && (bK !== 1 || bLine === 1)) throw new Error(`pack_b: 8 columns at once need B stored [n][k] (bK ${bK}, bLine ${bLine})`);
   const group = (bLine === 1 ? PACK_B_GROUP : 1) * nr;
-  return `/* B(p0.., j0..) -> panels of ${nr} columns, k-major, zero past column jn; ${group / nr} panel(s) at a time, step after step. */
-static void ${p}_pack_b(const ${t} *restrict b, ${t} *restrict dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn) {
+  return `${columns8 === undefined ? "" : `${columns8.helper}
+`}/* B(p0.., j0..) -> panels of ${nr} columns, k-major, zero past column jn; ${group / nr} panel(s) at a time, step after step. */
+static ${columns8 === undefined ? "" : `${columns8.attribute} `}void ${p}_pack_b(const ${t} *restrict b, ${t} *restrict dst, int64_t p0, int64_t kl, int64_t j0, int64_t jn) {
   for (int64_t q0 = 0; q0 < jn; q0 += ${group}) {
     int64_t qe = q0 + ${group} < jn ? q0 + ${group} : jn;
-    for (int64_t pp = 0; pp < kl; pp++) {
+    int64_t pp = 0;
+    ${columns8 === undefined ? "" : `/* A whole panel: 8 columns by 8 steps at a time, then the last steps below. */
+    if (qe - q0 == ${nr}) for (; pp + 8 <= kl; pp += 8) for (int g = 0; g < ${nr / 8}; g++)
+      ${p}_b_pack_a8(b + p0 + pp + (j0 + q0 + g * 8) * ${bLine}, ${bLine}, dst + q0 * kl + pp * ${nr} + g * 8);
+    `}for (; pp < kl; pp++) {
       for (int64_t q = q0; q < qe; q += ${nr}) {
         int64_t w = jn - q < ${nr} ? jn - q : ${nr};
         const ${t} *src = b + (p0 + pp) * ${bK} + (j0 + q) * ${bLine};

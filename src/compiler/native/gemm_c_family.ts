@@ -60,7 +60,7 @@ interface FamilyCode {
   readonly fma: (type: GemmElement, a: string, b: string, c: string) => string;
   readonly add: (type: GemmElement, a: string, b: string) => string;
   /** The family's eight-step A packer for f32 (aPackSource), if it has one. */
-  readonly packA8?: (prefix: string, mr: number, attribute: string) => string;
+  readonly packA8?: (prefix: string, mr: number, attribute: string, dstStride?: number) => string;
   /** Steps of k ahead of the one it computes that the convolution's microkernel prefetches B's panel; the GEMM's prefetches the next panel instead (none of either if undefined). */
   readonly prefetchSteps?: number;
   /** Whether a tile of fewer rows than mr (the last of C's rows) has microkernels of its own (rowTailSource). */
@@ -69,13 +69,15 @@ interface FamilyCode {
 
 /**
  * AVX: `<prefix>_pack_a8(src, stride, dst)` packs 8 steps of k of mr (<= 8) rows of f32
- * (row r at src + r * stride) k-major into dst (mr floats a step): the rows loaded as 8
- * vectors (zeros past mr), transposed in registers (unpack, shuffle, then 128-bit lane
- * permutes), step q's vector stored at dst + q * mr. Stores go in order of q, each of
- * 8 lanes overwriting the previous one's lanes past mr; the last is masked to mr lanes,
- * so nothing is written past dst + 8 * mr.
+ * (row r at src + r * stride) k-major into dst (dstStride floats a step, by default
+ * mr): the rows loaded as 8 vectors (zeros past mr), transposed in registers (unpack,
+ * shuffle, then 128-bit lane permutes), step q's vector stored at dst + q * dstStride.
+ * Stores go in order of q, each of 8 lanes overwriting the previous one's lanes past mr
+ * (where dstStride is mr); the last is masked to mr lanes, so nothing is written past
+ * dst + 7 * dstStride + mr. With mr = 8 and dstStride = nr it packs 8 columns of a B
+ * stored [n][k] into a panel (packBSource).
  */
-const avxPackA8 = (p: string, mr: number, attribute: string): string => {
+const avxPackA8 = (p: string, mr: number, attribute: string, dstStride = mr): string => {
   const rows = Array.from({ length: 8 }, (_, r) => r);
   const lane = (i: number): string => (i < mr ? "-1" : "0");
   return `static ${attribute} inline void ${p}_pack_a8(const float *restrict src, int64_t stride, float *restrict dst) {
@@ -84,14 +86,14 @@ const avxPackA8 = (p: string, mr: number, attribute: string): string => {
   __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5), t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
   __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE), s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
   __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE), s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  _mm256_storeu_ps(dst + ${0 * mr}, _mm256_permute2f128_ps(s0, s4, 0x20));
-  _mm256_storeu_ps(dst + ${1 * mr}, _mm256_permute2f128_ps(s1, s5, 0x20));
-  _mm256_storeu_ps(dst + ${2 * mr}, _mm256_permute2f128_ps(s2, s6, 0x20));
-  _mm256_storeu_ps(dst + ${3 * mr}, _mm256_permute2f128_ps(s3, s7, 0x20));
-  _mm256_storeu_ps(dst + ${4 * mr}, _mm256_permute2f128_ps(s0, s4, 0x31));
-  _mm256_storeu_ps(dst + ${5 * mr}, _mm256_permute2f128_ps(s1, s5, 0x31));
-  _mm256_storeu_ps(dst + ${6 * mr}, _mm256_permute2f128_ps(s2, s6, 0x31));
-  _mm256_maskstore_ps(dst + ${7 * mr}, _mm256_setr_epi32(${rows.map(lane).join(", ")}), _mm256_permute2f128_ps(s3, s7, 0x31));
+  _mm256_storeu_ps(dst + ${0 * dstStride}, _mm256_permute2f128_ps(s0, s4, 0x20));
+  _mm256_storeu_ps(dst + ${1 * dstStride}, _mm256_permute2f128_ps(s1, s5, 0x20));
+  _mm256_storeu_ps(dst + ${2 * dstStride}, _mm256_permute2f128_ps(s2, s6, 0x20));
+  _mm256_storeu_ps(dst + ${3 * dstStride}, _mm256_permute2f128_ps(s3, s7, 0x20));
+  _mm256_storeu_ps(dst + ${4 * dstStride}, _mm256_permute2f128_ps(s0, s4, 0x31));
+  _mm256_storeu_ps(dst + ${5 * dstStride}, _mm256_permute2f128_ps(s1, s5, 0x31));
+  _mm256_storeu_ps(dst + ${6 * dstStride}, _mm256_permute2f128_ps(s2, s6, 0x31));
+  _mm256_maskstore_ps(dst + ${7 * dstStride}, _mm256_setr_epi32(${rows.map(lane).join(", ")}), _mm256_permute2f128_ps(s3, s7, 0x31));
 }`;
 };
 
@@ -165,6 +167,18 @@ export function gemmFamily(cpu: NativeCpu): GemmFamily {
 export function aPackSource(family: GemmFamily, type: GemmElement, prefix: string, mr: number): { helper: string; attribute: string } | undefined {
   const code = CODE[family.name];
   return code.packA8 !== undefined && type === "f32" && mr <= 8 ? { helper: code.packA8(prefix, mr, code.attribute), attribute: code.attribute } : undefined;
+}
+
+/**
+ * The family's helper packing 8 columns of a B stored [n][k] (rows of 8 steps of k,
+ * `stride` apart) into a panel of nr columns (`<prefix>_pack_a8(src, stride, dst)`,
+ * see avxPackA8, with dst nr floats a step) and the attribute its caller needs, or
+ * undefined where B is packed element by element (the other families, f64, panels not
+ * whole groups of 8 columns).
+ */
+export function bColumnsPackSource(family: GemmFamily, type: GemmElement, prefix: string, nr: number): { helper: string; attribute: string } | undefined {
+  const code = CODE[family.name];
+  return code.packA8 !== undefined && type === "f32" && nr % 8 === 0 ? { helper: code.packA8(prefix, 8, code.attribute, nr), attribute: code.attribute } : undefined;
 }
 
 /**

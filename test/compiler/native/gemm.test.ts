@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { emitGemmC } from "../../../src/compiler/native/gemm_c.js";
+import { emitGemmC, readsAInPlace } from "../../../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily } from "../../../src/compiler/native/gemm_c_family.js";
 import { gemmSpecOfDot, planGemm, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
 import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
@@ -100,6 +100,25 @@ test("native gemm: only the avx2 family packs A by transposes, prefetches B and 
     assert.ok(avx2.includes(part), `avx2 has ${part}`);
     assert.ok(!avx512.includes(part), `avx512 has no ${part}`);
   }
+});
+
+test("native gemm: A read in place up to 4 panels of B (attention's p·V), packed past them (q·Kᵀ, weights); keys stored [n][k] packed by transposes", () => {
+  const family = familyByName("avx2");
+  const spec = (m: number, n: number, k: number, rhsTransposed = false): GemmSpec => ({ elementType: "f32", batch: 12, m, n, k, rhsTransposed });
+  const inPlace = (s: GemmSpec): boolean => readsAInPlace(planGemm(s, family.target));
+  assert.equal(inPlace(spec(128, 64, 128)), true, "p·V: 4 panels of 16");
+  assert.equal(inPlace(spec(128, 128, 64, true)), false, "q·Kᵀ: 8 panels");
+  assert.equal(inPlace({ ...spec(128, 64, 128), lhsTransposed: true }), false, "A stored [k][m] is packed");
+  assert.equal(inPlace({ ...spec(128, 768, 768), batch: 1 }), false, "weights");
+  const source = (s: GemmSpec): string => {
+    // The family is given: the source does not depend on this machine's CPU (nor need a compiler).
+    const kernel = emitGemmC(s, { arch: "x86_64", avx2: true, fma: true, avx512f: false, neon: false }, "g", family);
+    if ("declined" in kernel) throw new Error(kernel.declined);
+    return kernel.c.source;
+  };
+  assert.ok(source(spec(128, 64, 128)).includes("g_d_micro(kl, a + i * 128 + p0"), "p·V reads A's rows in place");
+  assert.ok(source(spec(128, 128, 64, true)).includes("g_b_pack_a8("), "the keys are packed 8 columns at a time");
+  assert.ok(!source(spec(128, 128, 64)).includes("g_b_pack_a8("), "B stored by rows is not");
 });
 
 test("native gemm: split ranges and the module's threads compute the same product", { skip }, () => {

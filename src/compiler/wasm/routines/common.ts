@@ -11,6 +11,7 @@ import type { FunctionBuilder } from "../encoder.js";
 import { computeType, type Compute } from "../wasm_types.js";
 
 export { loadScalar, storeScalar, storageBytes } from "../wasm_types.js";
+export { isIndexType } from "../../kernel/dynamic_slice_plan.js";
 
 /** The binary reducers the routines compile: the same four the collectives' fast path takes. */
 export type BinaryReducer = FastReduction;
@@ -137,11 +138,6 @@ export function forEachElement(
 /** Rows of an array as forEachElement counts them. */
 export function rowCount(dims: readonly number[]): number {
   return dims.length === 0 ? 1 : product(dims.slice(0, -1));
-}
-
-/** Element types an index operand may have here. */
-export function isIndexType(t: ElementType): boolean {
-  return t === "s32" || t === "s64" || t === "u32" || t === "u64" || t === "s16" || t === "u16" || t === "s8" || t === "u8";
 }
 
 /**
