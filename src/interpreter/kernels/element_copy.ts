@@ -20,9 +20,26 @@ import { Literal } from "../../types/literal.js";
 import { arrayShape, shapeToString, type ArrayShape } from "../../types/shape.js";
 
 /** Storage viewed as plain slots: lets a kernel copy a slot between literals of one type. */
-type Slots = { [slot: number]: number | bigint };
+export type Slots = { [slot: number]: number | bigint };
 
-const slotsOf = (lit: Literal): Slots => lit.data as unknown as Slots;
+/**
+ * f32 storage (f32 and c64) is viewed as u32 slots: a Float32Array element read into a
+ * JS number is widened to f64, which quiets a signalling NaN (x86's conversion sets its
+ * quiet bit), and data movement must keep every bit pattern as XLA's does. Other float
+ * storage is already integer (f16, bf16, the f8 formats) or f64, which a read keeps.
+ */
+const bitViews = new WeakMap<Float32Array, Uint32Array>();
+
+export function slotsOf(lit: Literal): Slots {
+  const data = lit.data;
+  if (!(data instanceof Float32Array)) return data as unknown as Slots;
+  let view = bitViews.get(data);
+  if (view === undefined) {
+    view = new Uint32Array(data.buffer, data.byteOffset, data.length);
+    bitViews.set(data, view);
+  }
+  return view as unknown as Slots;
+}
 
 export const slotsPerElement = (t: ElementType): number => (isComplex(t) ? 2 : 1);
 

@@ -15,6 +15,7 @@ import { Literal, readStorage, writeStorage, type Complex, type Scalar } from ".
 import { elementCount, type ArrayShape } from "../../types/shape.js";
 import type { Kernel, KernelTable } from "../context.js";
 import { binaryScalarFn, SCALAR_BINARY_OPCODES, unaryScalarFn, type BinaryFn, type ScalarBinaryOpcode } from "./elementwise_ops.js";
+import { slotsOf } from "./element_copy.js";
 
 function resultShape(inst: Instruction): ArrayShape {
   if (inst.shape.kind !== "array") throw new ExecutionError(`${inst.name}: expected an array result`);
@@ -131,10 +132,13 @@ const selectKernel: Kernel<"select"> = (inst, [pred, onTrue, onFalse]) => {
   if (pred!.dimensions.length === 0) return pred!.values()[0] === true ? onTrue! : onFalse!;
   const shape = resultShape(inst);
   const chosen = pred!.values();
-  const t = shape.elementType;
   const out = Literal.zeros(shape);
+  // Slots, not values: the chosen element's bits are copied (a signalling NaN stays one).
+  const width = ELEMENT_TYPES[shape.elementType].kind === "complex" ? 2 : 1;
+  const [dst, whenTrue, whenFalse] = [slotsOf(out), slotsOf(onTrue!), slotsOf(onFalse!)];
   for (let i = 0; i < chosen.length; i++) {
-    writeStorage(t, out.data, i, readStorage(t, (chosen[i] === true ? onTrue : onFalse)!.data, i));
+    const src = chosen[i] === true ? whenTrue : whenFalse;
+    for (let k = 0; k < width; k++) dst[i * width + k] = src[i * width + k]!;
   }
   return out;
 };
@@ -165,8 +169,9 @@ const broadcastInDimKernel: Kernel<"broadcastInDim"> = (inst, [x]) => {
   const out = Literal.zeros(shape);
   const n = elementCount(shape);
   const width = ELEMENT_TYPES[shape.elementType].kind === "complex" ? 2 : 1;
-  const src = operand.data;
-  const dst = out.data;
+  // Slots, not values: bits are copied (a signalling NaN stays one).
+  const src = slotsOf(operand);
+  const dst = slotsOf(out);
   const index = new Array<number>(outDims.length).fill(0);
   let from = 0;
   for (let i = 0; i < n; i++) {
