@@ -18,18 +18,6 @@ import { verifySdy } from "../sdy/verify.js";
 import { appendAll } from "../types/arrays.js";
 import { loadSdyPasses } from "./sdy_pass_modules.js";
 
-export const OPT_USAGE = `xlats opt FILE [FLAGS...]
-      Parse StableHLO text, run the passes the flags name (in order), print the
-      module as MLIR prints it. Flags, spelled as mlir-opt spells them:
-        -split-input-file             each '// -----' chunk is a module of its own
-        -verify-diagnostics           report diagnostics and exit 0 (a harness checks them)
-        -allow-unregistered-dialect   keep ops of unknown dialects (printed generically)
-        --explain                     after each module, as '//' comments: for every value
-                                      sharding propagation sharded, where each axis came
-                                      from (a user sharding) and through which ops; for
-                                      every conflict, the candidates and why they lost
-        -PASS or -PASS=opt1=val1 opt2=val2 (also opt1=val1,opt2=val2): run PASS`;
-
 interface OptFlags {
   readonly file: string;
   readonly split: boolean;
