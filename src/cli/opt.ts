@@ -120,7 +120,7 @@ function processChunk(text: string, lineOffset: number, flags: OptFlags, io: Cli
 }
 
 /**
- * `xlats opt ARGS` as a whole command: its exit code, errors reported. main.ts runs it
+ * `xlats opt ARGS` as a whole command: its exit code, errors reported. cli.ts runs it
  * without loading the other commands (the compilers, the runtime), and when every pass
  * flag names a Shardy pass, with only the modules of those passes
  * (sdy_pass_modules.ts), not the compiler's passes (pass_registry.ts, with the
