@@ -7,6 +7,8 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CliError, type CliIo } from "./io.js";
+// cli.ts is light: it imports each command's module when that command runs.
+import { runCli, runTimeout } from "./cli.js";
 import { setDeviceLimit } from "../types/resource.js";
 
 function describe(e: unknown): string {
@@ -141,16 +143,9 @@ function supervise(argv: readonly string[], seconds: number): Promise<number> {
 }
 
 const argv = process.argv.slice(2);
-if (argv[0] === "opt" && !argv.includes("--help") && !argv.includes("-h")) {
-  // opt alone: the other commands' modules (compilers, runtime) take longer to load than opt's.
-  const { runOpt } = await import("./opt.js");
-  process.exitCode = await runOpt(argv.slice(1), nodeIo);
-} else {
-  const { runCli, runTimeout } = await import("./cli.js");
-  const inheritedText = process.env[DEADLINE_VARIABLE]?.trim();
-  const inherited = inheritedText ? Number(inheritedText) : Number.NaN;
-  const timeout = runTimeout(argv);
-  process.exitCode = Number.isFinite(inherited)
-    ? await runCli(argv, { ...nodeIo, deadline: inherited })
-    : timeout !== undefined ? await supervise(argv, timeout) : await runCli(argv, nodeIo);
-}
+const inheritedText = process.env[DEADLINE_VARIABLE]?.trim();
+const inherited = inheritedText ? Number(inheritedText) : Number.NaN;
+const timeout = runTimeout(argv);
+process.exitCode = Number.isFinite(inherited)
+  ? await runCli(argv, { ...nodeIo, deadline: inherited })
+  : timeout !== undefined ? await supervise(argv, timeout) : await runCli(argv, nodeIo);

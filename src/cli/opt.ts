@@ -8,7 +8,6 @@
 
 import { runPass, type Pass, type PassContext } from "../passes/pass.js";
 import { describePassList, passFromFlagIn, passNameOfFlag, type PassRegistration } from "../passes/pass_options.js";
-import { SDY_PASSES } from "../sdy/passes/index.js";
 import type { HloModule } from "../ir/computation.js";
 import { verifyModule } from "../ir/verify.js";
 import { parseStableHlo, printStableHlo } from "../text/mlir/index.js";
@@ -17,18 +16,7 @@ import { CliError, reportError, type CliIo } from "./io.js";
 import { formatSdyDiagnostics, SdyParseError, SdyVerifyError } from "../text/mlir/diagnostics.js";
 import { verifySdy } from "../sdy/verify.js";
 import { appendAll } from "../types/arrays.js";
-
-export const OPT_USAGE = `xlats opt FILE [FLAGS...]
-      Parse StableHLO text, run the passes the flags name (in order), print the
-      module as MLIR prints it. Flags, spelled as mlir-opt spells them:
-        -split-input-file             each '// -----' chunk is a module of its own
-        -verify-diagnostics           report diagnostics and exit 0 (a harness checks them)
-        -allow-unregistered-dialect   keep ops of unknown dialects (printed generically)
-        --explain                     after each module, as '//' comments: for every value
-                                      sharding propagation sharded, where each axis came
-                                      from (a user sharding) and through which ops; for
-                                      every conflict, the candidates and why they lost
-        -PASS or -PASS=opt1=val1 opt2=val2 (also opt1=val1,opt2=val2): run PASS`;
+import { loadSdyPasses } from "./sdy_pass_modules.js";
 
 interface OptFlags {
   readonly file: string;
@@ -43,7 +31,7 @@ const SPLIT_MARKER = "// -----";
 /** opt's own flags (without the dash); every other flag names a pass. */
 const OPT_FLAGS = ["split-input-file", "verify-diagnostics", "allow-unregistered-dialect", "explain"];
 
-/** `registrations` are the passes the flags may name (pass_registry.ts's registeredPasses(), or Shardy's alone). */
+/** `registrations` are the passes the flags may name (pass_registry.ts's registeredPasses(), or the Shardy passes the flags name). */
 function parseOptArgs(args: readonly string[], registrations: readonly PassRegistration[]): OptFlags {
   let file: string | undefined;
   let split = false;
@@ -132,17 +120,17 @@ function processChunk(text: string, lineOffset: number, flags: OptFlags, io: Cli
 }
 
 /**
- * `xlats opt ARGS` as a whole command: its exit code, errors reported. main.ts runs it
+ * `xlats opt ARGS` as a whole command: its exit code, errors reported. cli.ts runs it
  * without loading the other commands (the compilers, the runtime), and when every pass
- * flag names a Shardy pass, without the compiler's passes either (pass_registry.ts, with
- * the interpreter's kernels for constant folding): they cost more than opt itself to
- * load, and Shardy's lit tests start one opt process per case.
+ * flag names a Shardy pass, with only the modules of those passes
+ * (sdy_pass_modules.ts), not the compiler's passes (pass_registry.ts, with the
+ * interpreter's kernels for constant folding) nor the other Shardy passes: they cost
+ * more than opt itself to load, and Shardy's lit tests start one opt process per case.
  */
 export async function runOpt(args: readonly string[], io: CliIo): Promise<number> {
   try {
     const passFlags = args.filter((a) => a.startsWith("-") && a !== "-" && a !== "--" && !OPT_FLAGS.includes(a.replace(/^--?/, "")));
-    const shardyOnly = passFlags.every((a) => SDY_PASSES.some((p) => p.name === passNameOfFlag(a)));
-    const passes = shardyOnly ? SDY_PASSES : (await import("./pass_registry.js")).registeredPasses();
+    const passes = await loadSdyPasses(passFlags.map(passNameOfFlag)) ?? (await import("./pass_registry.js")).registeredPasses();
     return optCommand(args, io, passes);
   } catch (e) {
     return reportError(e, io);

@@ -11,12 +11,6 @@ import type { Literal } from "../types/literal.js";
 import { parseModule, printModule } from "./formats.js";
 import type { CliIo } from "./io.js";
 
-export const PARTITION_USAGE = `xlats partition FILE [--entry NAME] [--report]
-      Partition FILE (StableHLO with a mesh and sdy shardings) into the program each
-      device runs: propagation, explicit reshards, collectives, padding, global to
-      local. Prints that program; --report prints instead the collectives it runs, the
-      bytes each device sends and each device's peak memory (beside the unsharded one).`;
-
 export interface PartitionOptions {
   readonly file: string;
   readonly entry?: string;

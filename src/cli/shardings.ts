@@ -32,20 +32,6 @@ import { CliError, type CliIo } from "./io.js";
 import { formatDiagnostic, formatWarning } from "./opt.js";
 import { appendAll } from "../types/arrays.js";
 
-export const SHARDINGS_USAGE = `xlats shardings FILE [--func NAME] [--values A,B,...] [--propagate] [--reshards] [--html OUT.html]
-      Draw how each sharded tensor of FILE (StableHLO with sdy shardings, or HLO with
-      sharding=) lies on its mesh's devices: a grid of its blocks (element ranges per
-      dimension) labelled with the devices holding them, and the mesh's devices.
-        --func NAME        only the function NAME (default: every function)
-        --values A,B       only these values: %arg0, %0, %r#1 (the % may be left
-                           out), result#0 for a function's first result
-        --propagate        run -sdy-propagation-pipeline first
-        --reshards         propagate, insert the explicit reshards the partitioner
-                           inserts, and draw each reshard (the value before, the
-                           value after, marked) unless --values picks others
-        --html OUT.html    write one self-contained HTML page (inline SVG) instead
-      Colors on a terminal unless NO_COLOR is set.`;
-
 export interface ShardingsOptions {
   readonly file: string;
   readonly func?: string;

@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { findPass, parsePassOptions, PassOptionError, registeredPasses, type PassRegistration } from "../../src/cli/pass_registry.js";
 import { formatDiagnostic, splitInputFile } from "../../src/cli/opt.js";
+import { loadSdyPasses, SDY_PASS_MODULES } from "../../src/cli/sdy_pass_modules.js";
+import { SDY_PASSES } from "../../src/sdy/passes/index.js";
 import { metadataLocation } from "../../src/ir/attributes.js";
 import { parseStableHlo } from "../../src/text/mlir/index.js";
 import { atLocation, DiagnosticList, VerifyError } from "../../src/types/errors.js";
@@ -152,9 +154,33 @@ test("Shardy passes alone load no compiler pass; mixed with one, or misspelt, th
   const mixed = xlats("opt", file, "-sdy-basic-propagate", "-cse");
   assert.equal(mixed.code, 0, mixed.stderr);
   assert.equal(adds(mixed.stdout), 1, "cse merged the two adds");
+  const twoModules = xlats("opt", file, "-sdy-basic-propagate", "-sdy-drop-sharding-and-mesh");
+  assert.equal(twoModules.code, 0, twoModules.stderr);
+  assert.equal(adds(twoModules.stdout), 2);
   const bad = xlats("opt", file, "-sdy-basic-propagate=no-such-option=1");
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /-sdy-basic-propagate: unknown option 'no-such-option'/);
+});
+
+// opt imports only the modules of the Shardy passes its flags name (sdy_pass_modules.ts):
+// that index must list every pass of SDY_PASSES, in its order, with the module that
+// registers it (the same registration objects).
+test("the Shardy pass modules index SDY_PASSES: every pass, in order, each from its own module", async () => {
+  assert.deepEqual(SDY_PASS_MODULES.flatMap((m) => m.names), SDY_PASSES.map((p) => p.name));
+  for (const module of SDY_PASS_MODULES) {
+    const loaded = await module.load();
+    assert.deepEqual(loaded.map((p) => p.name), module.names);
+    for (const registration of loaded) assert.ok(SDY_PASSES.includes(registration), `${registration.name} is SDY_PASSES's registration`);
+  }
+  // Several names: their modules' registrations, in SDY_PASSES's order, each module once.
+  const some = await loadSdyPasses(["sdy-drop-sharding-and-mesh", "sdy-aggressive-propagate", "sdy-basic-propagate"]);
+  assert.deepEqual(some?.map((p) => p.name), [
+    "sdy-basic-propagate", "sdy-aggressive-propagate", "sdy-op-priority-propagate", "sdy-user-priority-propagate", "sdy-drop-sharding-and-mesh",
+  ]);
+  assert.deepEqual(await loadSdyPasses([]), []);
+  // A compiler pass or an unknown name: undefined, and opt falls back on the whole registry.
+  assert.equal(await loadSdyPasses(["sdy-basic-propagate", "cse"]), undefined);
+  assert.equal(await loadSdyPasses(["sdy-frobnicate"]), undefined);
 });
 
 test("-allow-unregistered-dialect keeps ops of unknown dialects; without it they are errors at their position", () => {
