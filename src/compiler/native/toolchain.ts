@@ -47,6 +47,8 @@ export type NativeGuard = object;
 export interface NativeModuleExports {
   /** Throws a RangeError for a bad call, an Error with code XLATS_NATIVE_FAULT when the kernel faulted. */
   run(kernel: number, memory: Uint8Array, pointers: Uint32Array, begin: number, end: number, threads: number, scratch: Uint32Array): void;
+  /** Runs a call list (glue.ts's encodeCalls); errors as run's, calls[0] naming the kernel whose call failed. */
+  runCalls(memory: Uint8Array, calls: Uint32Array, threads: number, scratch: Uint32Array, times: Float64Array | null): void;
   installGuard(): NativeGuard;
   useGuard(guard: NativeGuard): void;
   readonly kernels: number;
