@@ -1,10 +1,11 @@
 // Per-step profile of one workload's program on the native backend, or the WebAssembly
 // one with backend=wasm (not a test): the
-// program compiled once per thread count, each kernel's calls timed by a wrapper around
-// its loaded entry, best of `rounds` rounds of 3 runs a step, the thread counts' runs
+// program compiled once per thread count, each kernel's calls timed (C kernels by their
+// call lists, in the module: the executable's kernelTimes; WebAssembly ones by a wrapper
+// around their loaded entries), best of `rounds` rounds of 3 runs a step, the thread counts' runs
 // interleaved in one process. Shows where a second thread pays and where it does not.
 // Each step is timed twice: wall time, and the process's CPU time (process.cpuUsage(),
-// every thread's: on a loaded machine a step that waited for a core reads less CPU time
+// every thread's; CLOCK_PROCESS_CPUTIME_ID in C: on a loaded machine a step that waited for a core reads less CPU time
 // than wall time, so the CPU column is the one to set beside bench/gemm_c_probe.ts's
 // figures, which are CPU time too). A GEMM's row also gives its best GFLOP/s at each
 // thread count (of wall time) and at one thread of CPU time.
@@ -40,17 +41,21 @@ const device = await WasmDevice.create({ threads: 1 });
 /** A step's time in one run: wall and CPU, in microseconds. */
 interface Time { wall: number; cpu: number }
 /** One thread count's executable: each step's time in the current run (perRun), its best, and the best whole run. */
-interface Timed { threads: number; exe: Executable; args: DeviceArray[]; perRun: Map<string, Time>; best: Map<string, Time>; total: number; totalCpu: number; outside: number }
+interface Timed { threads: number; exe: Executable; args: DeviceArray[]; perRun: Map<string, Time>; names: Map<number, string>; best: Map<string, Time>; total: number; totalCpu: number; outside: number }
 const setups: Timed[] = [];
 for (const threads of threadCounts) {
   const exe = await compile(buildComputation(w, inputs), { device, backend, threads, ...(donated.length > 0 ? { donate: donated } : {}) });
   const best = new Map<string, Time>();
-  // Each kernel step's loaded entry (a private field: this probe reaches in), wrapped: its
-  // time accumulates under the step's name within one run. Row groups' kernels are named "kernel <index>".
-  const kernels = (exe as unknown as { kernels: { direct?: (...a: number[]) => void }[] }).kernels;
   const perRun = new Map<string, Time>();
   const names = new Map<number, string>();
-  for (const s of exe.program.steps) if (s.kind === "kernel") names.set(s.kernel, `${s.name} ${exe.program.kernels[s.kernel]!.name}`);
+  for (const s of exe.program.steps) {
+    for (const k of s.kind === "kernel" ? [s] : s.kind === "group" ? s.steps : []) names.set(k.kernel, `${k.name} ${exe.program.kernels[k.kernel]!.name}`);
+  }
+  // The C kernels run from call lists, which time each call themselves (the executable's
+  // kernelTimes); the WebAssembly ones run from their loaded entries (a private field: this
+  // probe reaches in), wrapped: a kernel's time accumulates under the step's name within one run.
+  exe.kernelTimes = new Float64Array(2 * exe.program.kernels.length);
+  const kernels = (exe as unknown as { kernels: { direct?: (...a: number[]) => void }[] }).kernels;
   kernels.forEach((k, i) => {
     const f = k.direct;
     if (f === undefined) return;
@@ -66,7 +71,7 @@ for (const threads of threadCounts) {
     };
   });
   const args = toLiterals(w, inputs).map((a) => device.bufferFromLiteral(a));
-  setups.push({ threads, exe, args, perRun, best, total: Infinity, totalCpu: Infinity, outside: Infinity });
+  setups.push({ threads, exe, args, perRun, names, best, total: Infinity, totalCpu: Infinity, outside: Infinity });
 }
 for (let r = 0; r < rounds; r++) {
   for (const s of setups) {
@@ -74,11 +79,18 @@ for (let r = 0; r < rounds; r++) {
     // Four runs each turn, the first not counted (it warms the caches after the other executable's turn).
     for (let i = 0; i < 4; i++) {
       perRun.clear();
+      const times = s.exe.kernelTimes!;
+      times.fill(0);
       const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
       const total = Number(process.hrtime.bigint() - t0) / 1e3;
       const c = process.cpuUsage(c0);
+      for (const [k, name] of s.names) {
+        if (times[2 * k] === 0) continue;
+        const sum = perRun.get(name) ?? { wall: 0, cpu: 0 };
+        perRun.set(name, { wall: sum.wall + times[2 * k]! / 1e3, cpu: sum.cpu + times[2 * k + 1]! / 1e3 });
+      }
       if (i === 0) continue;
       s.total = Math.min(s.total, total);
       s.totalCpu = Math.min(s.totalCpu, c.user + c.system);

@@ -60,13 +60,58 @@ export interface KernelPlacement {
 /**
  * A kernel as the CPU executor (executable.ts) runs it: an entry on the calling thread,
  * one the device's thread pool runs, or one its backend binds once the executable is
- * placed (the native backend's C kernels, from the program's module). No form names a
- * backend, so a new one adds none.
+ * placed (the native backend's C kernels, from the program's module), which may also be
+ * `listed`: run, with the kernels around it, from a call list of its backend's (one
+ * crossing for a run of steps instead of one a call). No form names a backend, so a new
+ * one adds none.
  */
 export type LoadedKernel =
   | { readonly direct: KernelEntry }
   | { readonly pooled: KernelHandle; readonly pool: ThreadPool }
-  | { readonly bind: (placement: KernelPlacement) => KernelEntry };
+  | { readonly bind: (placement: KernelPlacement) => KernelEntry; readonly listed?: ListedKernel };
+
+/** A kernel its backend runs from call lists: the backend, and the kernel's index among its kernels. */
+export interface ListedKernel {
+  readonly runner: CallListRunner;
+  readonly index: number;
+}
+
+/**
+ * One group of a call list: units [0, rows) run `block` at a time, each member on a block
+ * before the next block (a row group; a kernel step is a group of one member, block = rows).
+ */
+export interface CallGroup {
+  readonly rows: number;
+  readonly block: number;
+  readonly members: readonly CallMember[];
+}
+
+export interface CallMember {
+  /** The kernel's index among its backend's (ListedKernel's). */
+  readonly kernel: number;
+  /** Where a run's `times` accumulate this call's time: times[2 * slot] wall, times[2 * slot + 1] CPU (ns). */
+  readonly timeSlot: number;
+  /** Offsets of its buffers, operands then results (a block buffer's: its offset in thread 0's scratch). */
+  readonly pointers: readonly number[];
+  /** Per buffer, 0, or the row bytes of a buffer that holds one block of rows (as RunMember's). */
+  readonly blockRowBytes?: readonly number[];
+}
+
+/** A backend that runs a list of its kernels' calls in one go (the native module's runCalls). */
+export interface CallListRunner {
+  prepareCalls(groups: readonly CallGroup[], placement: KernelPlacement): PreparedCalls;
+}
+
+/**
+ * A call list ready to run: `words` holds each member's pointers from `pointerAt[g][m]`
+ * on, for the executor to rewrite the offsets that change from run to run before `run`.
+ * `times` (a profiler's) accumulates each call's wall and CPU nanoseconds at its time slot.
+ */
+export interface PreparedCalls {
+  readonly words: Uint32Array;
+  readonly pointerAt: readonly (readonly number[])[];
+  run(times?: Float64Array): void;
+}
 
 /** What a backend lowers, for targets described by `Target`. */
 export interface BackendCapabilities<Target = never> {

@@ -105,18 +105,31 @@ export class WasmDevice {
   }
 }
 
-/** Gives back the memory of device arrays dropped without delete(). */
+/**
+ * Gives back the memory of device arrays dropped without delete(). Its entries' targets
+ * are buffer owners (BufferOwner), not arrays: a result written into a donated array's
+ * buffer takes the same owner over, so a donation registers and unregisters nothing.
+ */
 const arrayFinalizer = new FinalizationRegistry<{ readonly memory: LinearMemory; readonly offset: number }>(({ memory, offset }) => memory.free(offset));
+
+/** The token of one buffer's finalizer entry, held by the one valid array that owns the buffer. */
+type BufferOwner = object;
 
 /** An array in a device's memory; one dropped without delete() frees its memory once garbage collected. */
 export class DeviceArray {
   private deleted = false;
   /** Why it is no longer valid, when it was not deleted by its owner (it was donated). */
   private invalidatedBecause: string | undefined;
+  /** Its buffer's finalizer entry (none once it is deleted or invalidated). */
+  private owner: BufferOwner | undefined;
 
-  /** Owns the buffer at `offset` (allocated from the device's memory). */
-  constructor(readonly device: WasmDevice, readonly shape: ArrayShape, readonly offset: number) {
-    arrayFinalizer.register(this, { memory: device.memory, offset }, this);
+  /** Owns the buffer at `offset` (allocated from the device's memory); `owner`: the entry of an array whose buffer it takes over. */
+  constructor(readonly device: WasmDevice, readonly shape: ArrayShape, readonly offset: number, owner?: BufferOwner) {
+    if (owner === undefined) {
+      owner = {};
+      arrayFinalizer.register(owner, { memory: device.memory, offset }, owner);
+    }
+    this.owner = owner;
   }
 
   get isDeleted(): boolean {
@@ -131,25 +144,26 @@ export class DeviceArray {
 
   /** Gives the memory back at once. */
   delete(): void {
-    if (this.deleted) return;
-    this.deleted = true;
-    arrayFinalizer.unregister(this);
-    this.device.memory.free(this.offset);
+    this.invalidate(undefined, true);
   }
 
   /** @internal Makes the array invalid (it was donated); `release`: its memory is free again, else a result now owns it. */
-  invalidate(because: string, release: boolean): void {
+  invalidate(because: string | undefined, release: boolean): void {
     if (this.deleted) return;
-    arrayFinalizer.unregister(this);
-    if (release) this.device.memory.free(this.offset);
+    if (release) {
+      arrayFinalizer.unregister(this.owner!);
+      this.device.memory.free(this.offset);
+    }
+    this.owner = undefined;
     this.deleted = true;
     this.invalidatedBecause = because;
   }
 
   /** @internal A result of `shape` written into this donated array's buffer: a new array owning the buffer; this one becomes invalid. */
   handOver(because: string, shape: ArrayShape): DeviceArray {
+    const owner = this.owner;
     this.invalidate(because, false);
-    return new DeviceArray(this.device, withDefaultLayout(shape), this.offset);
+    return new DeviceArray(this.device, withDefaultLayout(shape), this.offset, owner);
   }
 
   /** @internal */

@@ -5,7 +5,10 @@
 // Placement). An execution allocates the result buffers (or is given their offsets:
 // executeAt), runs the steps in order (kernels on device memory, the interpreter's
 // kernels on views of it for the ops the backend does not compile) and hands the
-// results to the caller.
+// results to the caller. Consecutive kernel steps and row groups whose backend runs
+// call lists (the native backend's C kernels) run as one call list, prepared on the
+// list's first run: a run then only writes the offsets that change (parameters,
+// outputs, temporaries) into it and crosses into the module once for all of them.
 
 import type { HloModule, Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
@@ -27,7 +30,7 @@ import { BUFFER_ALIGNMENT, type WasmKernel } from "./wasm/kernel.js";
 import { isProgramNativeKernel } from "./routines.js";
 import { deserializeInstruction } from "../runtime/serialize.js";
 import type { NativeModule } from "./native/build.js";
-import type { KernelEntry, LoadedKernel } from "./backend_contract.js";
+import type { CallGroup, CallMember, KernelEntry, KernelPlacement, ListedKernel, LoadedKernel, PreparedCalls } from "./backend_contract.js";
 import { maxOf } from "../types/arrays.js";
 
 
@@ -36,6 +39,17 @@ export interface NativeLoad {
   readonly module: NativeModule;
   readonly threads: number;
 }
+
+/**
+ * A step of a list as the executor runs it: the list's own, or a run of consecutive steps
+ * whose kernels one backend runs from a call list (ListedKernel), one crossing for all
+ * of them. `patches` say which words of the list change from run to run, in fours:
+ * the word, the base (RUN_BASE), the base's index, the offset from it.
+ */
+type RunnableStep = Step | { readonly kind: "calls"; readonly calls: PreparedCalls; readonly patches: readonly number[] };
+
+/** What a patched word of a call list adds its offset to: the arena of the list's invocation, a parameter leaf's buffer or an output's. */
+const RUN_BASE = { arena: 0, parameter: 1, output: 2 } as const;
 
 /** What one execution's steps share, nested lists' included. */
 interface RunState {
@@ -133,6 +147,19 @@ const executableFinalizer = new FinalizationRegistry<Placement>((placement) => p
 export class Executable {
   private readonly placement: Placement;
   private readonly kernels: readonly (Exclude<LoadedKernel, { bind: unknown }>)[];
+  /** Each kernel's call-list form, where its backend has one. */
+  private readonly listed: readonly (ListedKernel | undefined)[];
+  /** Each step list's steps as run, planned on the list's first run (call lists prepared once, their fixed offsets resolved). */
+  private readonly runnable = new Map<StepList, readonly RunnableStep[]>();
+  /** The threads, memory and scratch the kernels were placed with. */
+  private readonly kernelPlacement: KernelPlacement;
+  /** The entry's parameter leaves, in order. */
+  private readonly argumentLeaves: readonly ArrayShape[];
+  /**
+   * @internal A profiler's: when set, call lists accumulate each kernel's wall and CPU
+   * nanoseconds here, at 2 × its index in program.kernels (bench/step_profile.ts).
+   */
+  kernelTimes: Float64Array | undefined;
   private deleted = false;
   /** The interpreted steps' instructions, deserialized on their first run. */
   private readonly instructions = new Map<object, Instruction>();
@@ -154,7 +181,10 @@ export class Executable {
     executableFinalizer.register(this, this.placement, this);
     // Bound kernels (native ones) take the WebAssembly kernels' arguments; their threads use the placement's scratch ranges.
     const placement = { memory: device.memory.memory, threads, scratchOffsets: this.placement.scratchOffsets };
+    this.kernelPlacement = placement;
     this.kernels = kernels.map((k) => ("bind" in k ? { direct: k.bind(placement) } : k));
+    this.listed = kernels.map((k) => ("bind" in k ? k.listed : undefined));
+    this.argumentLeaves = program.parameterLeaves.flat();
     program.constants.forEach((c, i) => device.view(c.shape, this.placement.constantOffsets[i]!).set(c.data as never));
     const scratch = scratchPerThread(program) * this.placement.scratchOffsets.length;
     const leafBytes = (shapes: readonly ArrayShape[]): number => shapes.reduce((n, s) => n + byteSize(s), 0);
@@ -212,7 +242,7 @@ export class Executable {
    */
   execute(args: readonly DeviceArray[], options: EvaluateOptions = {}): DeviceArray[] {
     if (this.deleted) throw new ExecutionError(`${this.program.moduleName}: the executable was deleted`);
-    const leaves = this.program.parameterLeaves.flat();
+    const leaves = this.argumentLeaves;
     if (args.length !== leaves.length) throw new ExecutionError(`${this.program.moduleName}: expects ${leaves.length} argument array(s), got ${args.length}`);
     args.forEach((a, i) => {
       a.check("execute");
@@ -260,8 +290,8 @@ export class Executable {
   private checkOffsets(argumentOffsets: readonly number[], resultOffsets: readonly number[]): void {
     if (this.deleted) throw new ExecutionError(`${this.program.moduleName}: the executable was deleted`);
     const p = this.program;
-    if (argumentOffsets.length !== p.parameterLeaves.flat().length || resultOffsets.length !== p.outputs.length) {
-      throw new ExecutionError(`${p.moduleName}: expects ${p.parameterLeaves.flat().length} argument and ${p.outputs.length} result array(s), got ${argumentOffsets.length} and ${resultOffsets.length}`);
+    if (argumentOffsets.length !== this.argumentLeaves.length || resultOffsets.length !== p.outputs.length) {
+      throw new ExecutionError(`${p.moduleName}: expects ${this.argumentLeaves.length} argument and ${p.outputs.length} result array(s), got ${argumentOffsets.length} and ${resultOffsets.length}`);
     }
   }
 
@@ -272,7 +302,7 @@ export class Executable {
   private packWeights(argumentOffsets: readonly number[], stale: (w: PackedWeight, index: number) => boolean): void {
     const p = this.program;
     if (p.packedWeights.length === 0) return;
-    const leaves = p.parameterLeaves.flat();
+    const leaves = this.argumentLeaves;
     p.packedWeights.forEach((w, i) => {
       if (!stale(w, i)) return;
       const source = this.device.view(leaves[w.parameterLeaf]!, argumentOffsets[w.parameterLeaf]!) as Float32Array | Float64Array;
@@ -281,9 +311,8 @@ export class Executable {
     });
   }
 
-  /** Runs the entry's steps on checked offsets, its weights packed. */
+  /** Runs the entry's steps on checked offsets (execute's, executeAt's), its weights packed. */
   private runAt(argumentOffsets: readonly number[], resultOffsets: readonly number[], options: EvaluateOptions): void {
-    this.checkOffsets(argumentOffsets, resultOffsets);
     const p = this.program;
     const run: RunState = { options };
     try {
@@ -315,8 +344,18 @@ export class Executable {
         case "output": return outputs[l.index]!;
       }
     };
-    for (const step of list.steps) {
+    for (const step of this.runnableSteps(list)) {
       switch (step.kind) {
+        case "calls": {
+          const { words } = step.calls;
+          const patches = step.patches;
+          for (let i = 0; i < patches.length; i += 4) {
+            const base = patches[i + 1], index = patches[i + 2]!;
+            words[patches[i]!] = (base === RUN_BASE.arena ? arena : base === RUN_BASE.parameter ? parameters[index]! : outputs[index]!) + patches[i + 3]!;
+          }
+          step.calls.run(this.kernelTimes);
+          break;
+        }
         case "kernel": {
           const k = p.kernels[step.kernel]!;
           const ptrs = [...step.operands.map(at), ...step.results.map(at)];
@@ -344,6 +383,89 @@ export class Executable {
           break;
       }
     }
+  }
+
+  /**
+   * A list's steps as run (planned on its first run): each run of consecutive kernel
+   * steps and row groups whose kernels one backend lists becomes one call list, its
+   * constants' and scratch's offsets written once, the others (parameters, outputs,
+   * temporaries: they depend on the run) patched before each run of it.
+   */
+  private runnableSteps(list: StepList): readonly RunnableStep[] {
+    const known = this.runnable.get(list);
+    if (known !== undefined) return known;
+    const { constantOffsets } = this.placement;
+    const listedBy = (s: Step): ListedKernel["runner"] | undefined => {
+      const kernels = s.kind === "kernel" ? [s] : s.kind === "group" ? s.steps : [];
+      const runners = new Set(kernels.map((k) => this.listed[k.kernel]?.runner));
+      const [runner] = runners;
+      return runners.size === 1 ? runner : undefined;
+    };
+    /** Where a pointer points: a constant's offset, known now, or what the run gives as a patch without its word (see RunnableStep). */
+    const placed = (l: Location): number | readonly [number, number, number] => {
+      switch (l.space) {
+        case "constant": return constantOffsets[l.index]!;
+        case "parameter": return [RUN_BASE.parameter, l.index, 0];
+        case "output": return [RUN_BASE.output, l.index, 0];
+        case "temp": {
+          // Only the entry's temporaries may live in a donated parameter's buffer.
+          const t = list.temps[l.index]!;
+          return t.donor === undefined ? [RUN_BASE.arena, 0, t.offset] : [RUN_BASE.parameter, t.donor, t.offset];
+        }
+      }
+    };
+    const steps: RunnableStep[] = [];
+    let pending: { runner: ListedKernel["runner"]; steps: Step[] } | undefined;
+    const flush = (): void => {
+      if (pending === undefined) return;
+      // Each member's pointers that the run gives: its pointer index, then the patch's base, index and offset.
+      const moves: (readonly [number, number, number, number])[][][] = [];
+      const groups: CallGroup[] = pending.steps.map((s) => {
+        const kernelSteps = s.kind === "kernel" ? [s] : s.kind === "group" ? s.steps : [];
+        const inBlocks = new Map(s.kind === "group" ? s.blockBuffers.map((b) => [b.temp, b]) : []);
+        const groupMoves: (readonly [number, number, number, number])[][] = [];
+        moves.push(groupMoves);
+        const members = kernelSteps.map((k): CallMember => {
+          const memberMoves: (readonly [number, number, number, number])[] = [];
+          groupMoves.push(memberMoves);
+          const blockRowBytes: number[] = [];
+          const pointers = [...k.operands, ...k.results].map((l, i) => {
+            // A block buffer's pointer is its offset in the thread's scratch (the backend adds the scratch's).
+            const block = l.space === "temp" ? inBlocks.get(l.index) : undefined;
+            blockRowBytes.push(block?.rowBytes ?? 0);
+            if (block !== undefined) return block.offset;
+            const at = placed(l);
+            if (typeof at === "number") return at;
+            memberMoves.push([i, ...at]);
+            return 0;
+          });
+          return {
+            kernel: this.listed[k.kernel]!.index, timeSlot: k.kernel, pointers,
+            ...(blockRowBytes.some((n) => n !== 0) ? { blockRowBytes } : {}),
+          };
+        });
+        // A kernel step is a group of one, its whole extent one block.
+        const rows = s.kind === "group" ? s.rows : this.program.kernels[kernelSteps[0]!.kernel]!.parallelExtent;
+        return { rows, block: s.kind === "group" ? s.block : Math.max(1, rows), members };
+      });
+      const calls = pending.runner.prepareCalls(groups, this.kernelPlacement);
+      const patches = moves.flatMap((g, gi) => g.flatMap((m, mi) => m.flatMap(([i, ...patch]) => [calls.pointerAt[gi]![mi]! + i, ...patch])));
+      steps.push({ kind: "calls", calls, patches });
+      pending = undefined;
+    };
+    for (const s of list.steps) {
+      const runner = listedBy(s);
+      if (runner === undefined) {
+        flush();
+        steps.push(s);
+        continue;
+      }
+      if (pending !== undefined && pending.runner !== runner) flush();
+      (pending ??= { runner, steps: [] }).steps.push(s);
+    }
+    flush();
+    this.runnable.set(list, steps);
+    return steps;
   }
 
   private nestedRunner(run: RunState): NestedRunner {
@@ -477,7 +599,7 @@ function loadedKernels(program: CompiledProgram, native: NativeModule | undefine
   return program.kernels.map((k) => {
     if (!isProgramNativeKernel(k) || native === undefined) return wasm(wasmOf(k));
     const index = next++;
-    return { bind: (p) => native.entry(index, p.memory, p.threads, p.scratchOffsets) };
+    return { bind: (p) => native.entry(index, p.memory, p.threads, p.scratchOffsets), listed: { runner: native, index } };
   });
 }
 

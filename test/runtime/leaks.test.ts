@@ -57,7 +57,8 @@ test("native modules share one thread pool: 16 programs on 4 threads each start 
 /** Compiles and runs `count` programs on `device`, dropping executables, arguments and results. */
 function compileAndDrop(device: WasmDevice, count: number): void {
   for (let i = 0; i < count; i++) {
-    const exe = compileSync(addConstant(i), { device });
+    // Every other one donates its argument: the result, written into its buffer, takes it over.
+    const exe = compileSync(addConstant(i), { device, ...(i % 2 === 0 ? { donate: [0] } : {}) });
     const [y] = exe.execute([device.bufferFromLiteral(Literal.fromValues("f32", [1024], new Float32Array(1024).fill(1)))]);
     assert.equal(y!.toLiteral().data[0], 1 + i);
   }
@@ -78,9 +79,10 @@ test("delete() and the collector do not free twice: deleted executables and arra
   const device = new WasmDevice();
   const baseline = device.memory.bytesInUse;
   for (let i = 0; i < 20; i++) {
-    const exe = compileSync(addConstant(i), { device });
+    const exe = compileSync(addConstant(i), { device, ...(i % 2 === 0 ? { donate: [0] } : {}) });
     const x = device.bufferFromLiteral(Literal.fromValues("f32", [1024], new Float32Array(1024)));
     exe.execute([x]).forEach((r) => r.delete());
+    // A donated argument is invalid already: its delete() frees nothing more.
     x.delete();
     exe.delete();
   }

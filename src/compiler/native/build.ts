@@ -3,17 +3,18 @@
 // object file, built by the toolchain (toolchain.ts, cached on disk) and loaded; then each kernel runs on device memory through the
 // module's `run`, either called directly or through a KernelEntry with the WebAssembly
 // kernels' calling convention (operand and result offsets, [scratch], begin, end), so
-// the executor runs both kinds alike. A kernel that faults (glue.ts catches the signal)
+// the executor runs both kinds alike; or many at once, from a call list (prepareCalls:
+// the executor's runs of consecutive C kernel steps, one crossing into the module). A kernel that faults (glue.ts catches the signal)
 // raises a NativeFaultError naming the program and the kernel, and poisons the module:
 // its buffers may hold a partial write, so every later call raises the same error.
 
 import { CompileError, ExecutionError, NativeFaultError } from "../../types/errors.js";
 import type { NativeKernel } from "./kernel.js";
-import { glueTableSource, type GlueKernel } from "./glue.js";
+import { encodeCalls, glueTableSource, type GlueKernel } from "./glue.js";
 import { PRELUDE } from "./prelude.js";
 import { C_IDENTIFIER, cComment } from "./c_source.js";
 import { buildModule, buildModuleSync, loadModule, nativeToolchain, type BuiltModule, type NativeModuleExports, type Toolchain } from "./toolchain.js";
-import type { KernelEntry } from "../backend_contract.js";
+import type { CallGroup, CallListRunner, KernelEntry, KernelPlacement, PreparedCalls } from "../backend_contract.js";
 
 /** A kernel to build, with the bytes of each of its buffers (operands, then results): the glue checks calls against them. */
 export interface NativeKernelBuild {
@@ -79,7 +80,7 @@ const NO_SCRATCH = new Uint32Array(0);
 const isFault = (e: unknown): e is Error => e instanceof Error && (e as { code?: unknown }).code === "XLATS_NATIVE_FAULT";
 
 /** A loaded module: runs its kernels on a device memory. */
-export class NativeModule {
+export class NativeModule implements CallListRunner {
   private memory: WebAssembly.Memory | undefined;
   private buffer: ArrayBufferLike | undefined;
   private view: Uint8Array | undefined;
@@ -96,13 +97,40 @@ export class NativeModule {
     try {
       this.exports.run(k, this.bytes(memory), pointers, begin, end, threads, scratch);
     } catch (e) {
-      if (!isFault(e)) throw e;
-      const kernel = this.kernels[k]!.kernel.name;
-      this.poisoned = new NativeFaultError(
-        `${this.program}: the native kernel ${kernel} faulted: ${e.message}; this executable's results may be partial, so it runs no more (compile the program again, or use backend "wasm")`,
-        this.program, kernel);
-      throw this.poisoned;
+      throw this.poisonOnFault(e, k);
     }
+  }
+
+  /**
+   * Kernel steps and row groups of this module's kernels as one call list (glue.ts's
+   * encodeCalls), run in one call to the module, each call checked and split as run's
+   * are, on the placement's threads and scratch.
+   */
+  prepareCalls(groups: readonly CallGroup[], placement: KernelPlacement): PreparedCalls {
+    const { calls, pointerAt } = encodeCalls(groups);
+    const scratch = Uint32Array.from(placement.scratchOffsets);
+    const { memory, threads } = placement;
+    return {
+      words: calls, pointerAt,
+      run: (times?: Float64Array): void => {
+        if (this.poisoned !== undefined) throw this.poisoned;
+        try {
+          this.exports.runCalls(this.bytes(memory), calls, threads, scratch, times ?? null);
+        } catch (e) {
+          throw this.poisonOnFault(e, calls[0]!);
+        }
+      },
+    };
+  }
+
+  /** The error to throw for `e`, raised by a call of kernel k: a fault poisons the module. */
+  private poisonOnFault(e: unknown, k: number): unknown {
+    if (!isFault(e)) return e;
+    const kernel = this.kernels[k]?.kernel.name ?? `kernel ${k}`;
+    this.poisoned = new NativeFaultError(
+      `${this.program}: the native kernel ${kernel} faulted: ${e.message}; this executable's results may be partial, so it runs no more (compile the program again, or use backend "wasm")`,
+      this.program, kernel);
+    return this.poisoned;
   }
 
   /** A view of the memory's current buffer (a new one after memory.grow). */

@@ -5,9 +5,9 @@
 //   - The directory must belong to this user and not be writable by group or others
 //     (checked once per process, when the toolchain is found; else the native backend
 //     is unavailable, saying why).
-//   - An entry is `<key>-<sha256 of its bytes>.node` (key: the hash of the source, the
-//     flags, the compiler and the CPU, toolchain.ts), or `.o` for the glue's object
-//     file, which every module links (glue.ts). It is written atomically: the
+//   - An entry is `<key>-<sha256 of its bytes>.node` for a loadable module, or `.o`
+//     for an object file (the glue's, or a module's kernels'), which the modules link
+//     (key: the hash of what the entry is built from, toolchain.ts). It is written atomically: the
 //     compiler writes a temporary, which is fsynced, then renamed to its final name.
 //     Before loading, the file must be a regular file of this user's, not writable by
 //     others, whose bytes hash to the digest in its name; one that is not (truncated
@@ -97,16 +97,41 @@ function remove(node: NodeBuiltins, path: string): void {
   }
 }
 
-/** A sound entry for `key` (its mtime touched: recently used), or undefined; unsound ones are removed. */
-export function findEntry(node: NodeBuiltins, dir: string, key: string): string | undefined {
+/**
+ * The cache directory's entry names by key, as this process last listed them. Listing
+ * a directory costs about 3 us an entry (35 ms of CPU for the 13,000 entries of a cache
+ * that many test runs filled), too much to pay on every lookup: a lookup reads this
+ * listing, and lists the directory again only on a miss (another process may have built
+ * the entry since).
+ */
+const listings = new Map<string, Map<string, string[]>>();
+
+function list(dir: string, names: readonly string[]): Map<string, string[]> {
+  const byKey = new Map<string, string[]>();
+  for (const name of names) {
+    const key = ENTRY.exec(name)?.[1];
+    if (key !== undefined) byKey.set(key, [...(byKey.get(key) ?? []), name]);
+  }
+  listings.set(dir, byKey);
+  return byKey;
+}
+
+function listing(node: NodeBuiltins, dir: string, fresh: boolean): Map<string, string[]> {
+  const known = listings.get(dir);
+  if (known !== undefined && !fresh) return known;
   let names: string[];
   try {
     names = node.fs.readdirSync(dir);
   } catch {
-    return undefined;
+    names = [];
   }
+  return list(dir, names);
+}
+
+/** The first sound entry of `key` in `byKey` (its mtime touched: recently used); unsound ones are removed. */
+function soundEntry(node: NodeBuiltins, dir: string, byKey: Map<string, string[]>, key: string): string | undefined {
+  const names = byKey.get(key) ?? [];
   for (const name of names) {
-    if (ENTRY.exec(name)?.[1] !== key) continue;
     const path = node.path.join(dir, name);
     if (entryProblem(node, path) !== undefined) {
       remove(node, path);
@@ -121,7 +146,18 @@ export function findEntry(node: NodeBuiltins, dir: string, key: string): string 
     inUse.add(path);
     return path;
   }
+  byKey.delete(key);
   return undefined;
+}
+
+/**
+ * A sound entry for `key`, or undefined; unsound ones are removed. `reread`: whether a
+ * miss in this process's listing lists the directory again (false when it was listed
+ * a moment ago, on the miss of the same build's module: another process building the
+ * entry in between costs only a second copy).
+ */
+export function findEntry(node: NodeBuiltins, dir: string, key: string, reread = true): string | undefined {
+  return soundEntry(node, dir, listing(node, dir, false), key) ?? (reread ? soundEntry(node, dir, listing(node, dir, true), key) : undefined);
 }
 
 /** Moves a finished build's output `tmp` into the cache as the entry of `key`: fsync, then rename. Returns its path. */
@@ -134,9 +170,12 @@ export function storeEntry(node: NodeBuiltins, dir: string, key: string, tmp: st
   } finally {
     fs.closeSync(fd);
   }
-  const path = node.path.join(dir, `${key}-${sha256(node, fs.readFileSync(tmp))}.${extension}`);
+  const name = `${key}-${sha256(node, fs.readFileSync(tmp))}.${extension}`;
+  const path = node.path.join(dir, name);
   fs.renameSync(tmp, path);
   inUse.add(path);
+  const byKey = listings.get(dir);
+  byKey?.set(key, [name, ...(byKey.get(key) ?? [])]);
   return path;
 }
 
@@ -156,12 +195,35 @@ function processGone(node: NodeBuiltins, pid: number): boolean {
 }
 
 /**
+ * A sweep stats every entry: 0.2 s of CPU for the 13,000 entries of a cache that many
+ * test runs filled, more than a build's compiler runs take. So a process sweeps at its
+ * first build, and then only when the bytes it stored since its last sweep would take
+ * the cache past its cap, or when that sweep is SWEEP_EVERY_MS old (others' builds).
+ */
+const SWEEP_EVERY_MS = 60_000;
+
+/** Per cache directory: the bytes of its entries at this process's last sweep, plus what it stored since; and when that sweep ran. */
+const sweeps = new Map<string, { bytes: number; at: number }>();
+
+/** After a build stored the entry at `path`: sweeps the cache when one is due (see SWEEP_EVERY_MS). */
+export function sweepIfDue(node: NodeBuiltins, dir: string, maxBytes: number, path: string): void {
+  const last = sweeps.get(dir);
+  if (last !== undefined) {
+    last.bytes += node.fs.statSync(path).size;
+    if (last.bytes <= maxBytes && Date.now() - last.at < SWEEP_EVERY_MS) return;
+  }
+  sweepCache(node, dir, maxBytes);
+}
+
+/**
  * Removes killed builds' temporaries, then evicts the least recently used entries
  * (unchecked old-format ones first) until the cache fits `maxBytes`.
  */
 export function sweepCache(node: NodeBuiltins, dir: string, maxBytes: number): void {
   const { fs, path } = node;
   const now = Date.now();
+  // The entries it removes leave this process's listing with them.
+  listings.delete(dir);
   const entries: { path: string; bytes: number; used: number }[] = [];
   for (const name of fs.readdirSync(dir)) {
     const file = path.join(dir, name);
@@ -189,4 +251,5 @@ export function sweepCache(node: NodeBuiltins, dir: string, maxBytes: number): v
     remove(node, e.path);
     total -= e.bytes;
   }
+  sweeps.set(dir, { bytes: total, at: now });
 }

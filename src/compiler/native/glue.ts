@@ -7,6 +7,13 @@
 //
 //   run(k, memory: Uint8Array, pointers: Uint32Array, begin, end, threads, scratch: Uint32Array)
 //
+//   runCalls(memory: Uint8Array, calls: Uint32Array, threads, scratch: Uint32Array, times: Float64Array | null)
+//
+// runs a list of calls (encodeCalls) in one crossing: the executor's runs of consecutive
+// C kernel steps and row groups, whose calls between kernels would otherwise cost it
+// more than most small kernels do (a crossing's code and data are cold after a kernel
+// that streamed megabytes). Each call is checked and split as run's are; `times`, when
+// given, accumulates each call's wall and process CPU nanoseconds (a profiler's).
 // `memory` views the whole device memory (its base pointer is read on every call:
 // memory.grow may move it); `pointers` holds the kernel's operand and result offsets;
 // `scratch` the offset of each thread's scratch region (used when the kernel takes
@@ -41,6 +48,9 @@
 // WebAssembly's out-of-bounds accesses with its own SIGSEGV handler, which must keep
 // seeing them.
 
+import type { CallGroup } from "../backend_contract.js";
+import { appendAll } from "../../types/arrays.js";
+
 /** What the glue knows of one kernel, to check its calls and split its work. */
 export interface GlueKernel {
   readonly symbol: string;
@@ -69,6 +79,28 @@ export const MIN_PARALLEL_COST = 1 << 18;
 export const ALWAYS_PARALLEL_COST = 1 << 26;
 export const SPLIT_TRIALS = 4;
 export const SPLIT_RETRY_CALLS = 4096;
+
+/**
+ * The call list runCalls reads: [0] (written on an error: the module's kernel whose call
+ * failed), [1] the groups; per group rows, block, members; per member its kernel, time
+ * slot, flags (1: block row bytes follow its pointers), its pointers, [its block row
+ * bytes]. `pointerAt[g][m]`: where member m of group g has its pointers, for the caller
+ * to write the offsets that change from run to run.
+ */
+export function encodeCalls(groups: readonly CallGroup[]): { calls: Uint32Array; pointerAt: number[][] } {
+  const words = [0, groups.length];
+  const pointerAt = groups.map((g) => {
+    words.push(g.rows, g.block, g.members.length);
+    return g.members.map((m) => {
+      words.push(m.kernel, m.timeSlot, m.blockRowBytes === undefined ? 0 : 1);
+      const at = words.length;
+      appendAll(words, m.pointers);
+      if (m.blockRowBytes !== undefined) appendAll(words, m.blockRowBytes);
+      return at;
+    });
+  });
+  return { calls: Uint32Array.from(words), pointerAt };
+}
 
 /** Most threads a call may use (the pool's size limit). */
 export const MAX_THREADS = 256;
@@ -415,23 +447,21 @@ static int xk_u32_array(napi_env env, napi_value v, uint32_t **data, size_t *len
   return 1;
 }
 
-static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
-  size_t argc = 7;
-  napi_value argv[7];
-  char message[256];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 7) return xk_fail(env, "run: expects 7 arguments");
-  int32_t k, threads; int64_t begin, end;
-  if (napi_get_value_int32(env, argv[0], &k) != napi_ok || k < 0 || k >= xk_count) return xk_fail(env, "run: no such kernel");
+/* How a checked call ended (xk_checked_run). */
+#define XK_OK 0
+#define XK_BAD_CALL 1
+#define XK_FAULTED 2
+
+/* Checks a call of kernel k on units [begin, end), its buffers at pointers[0 .. buffers),
+   against the memory's length, decides its split over at most threads threads (see
+   MIN_PARALLEL_COST in glue.ts) and runs it: XK_OK, or XK_BAD_CALL / XK_FAULTED with what
+   went wrong in message. */
+static int xk_checked_run(int32_t k, uint8_t *mem, size_t mem_length, const uint32_t *pointers, const uint32_t *scratch, size_t ns,
+    int64_t begin, int64_t end, int32_t threads, char *message, size_t message_size) {
   const xk_entry *e = &xk_table[k];
-  napi_typedarray_type type; size_t mem_length; void *mem; napi_value buffer; size_t offset;
-  if (napi_get_typedarray_info(env, argv[1], &type, &mem_length, &mem, &buffer, &offset) != napi_ok || type != napi_uint8_array) return xk_fail(env, "run: memory is not a Uint8Array");
-  uint32_t *pointers, *scratch; size_t np, ns;
-  if (!xk_u32_array(env, argv[2], &pointers, &np) || !xk_u32_array(env, argv[6], &scratch, &ns)) return xk_fail(env, "run: pointers and scratch must be Uint32Arrays");
-  if (napi_get_value_int64(env, argv[3], &begin) != napi_ok || napi_get_value_int64(env, argv[4], &end) != napi_ok || napi_get_value_int32(env, argv[5], &threads) != napi_ok) return xk_fail(env, "run: begin, end and threads must be numbers");
-  if (np < (size_t)e->buffers || e->buffers > XK_MAX_ARGS) return xk_fail(env, "run: too few pointers");
   if (begin < 0 || end > e->extent || begin > end) {
-    snprintf(message, sizeof message, "%s: units [%lld, %lld) outside [0, %lld)", e->name, (long long)begin, (long long)end, (long long)e->extent);
-    return xk_fail(env, message);
+    snprintf(message, message_size, "%s: units [%lld, %lld) outside [0, %lld)", e->name, (long long)begin, (long long)end, (long long)e->extent);
+    return XK_BAD_CALL;
   }
   int parts = threads < XK_MAX_THREADS ? threads : XK_MAX_THREADS;
   if (end - begin < parts) parts = (int)(end - begin);
@@ -460,23 +490,26 @@ static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
       hi = lo + e->bytes[i];
     }
     if (hi > mem_length && end > begin) {
-      snprintf(message, sizeof message, "%s: buffer %d [%llu, %llu) lies outside device memory (%llu bytes)", e->name, (int)i, (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)mem_length);
-      return xk_fail(env, message);
+      snprintf(message, message_size, "%s: buffer %d [%llu, %llu) lies outside device memory (%llu bytes)", e->name, (int)i, (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)mem_length);
+      return XK_BAD_CALL;
     }
   }
   if (e->scratch > 0) {
-    if (ns < 1) return xk_fail(env, "run: the kernel takes scratch but none was given");
+    if (ns < 1) {
+      snprintf(message, message_size, "%s: the kernel takes scratch but none was given", e->name);
+      return XK_BAD_CALL;
+    }
     for (int p = 0; p < parts; p++) {
       if ((uint64_t)scratch[p] + (uint64_t)e->scratch > mem_length) {
-        snprintf(message, sizeof message, "%s: scratch of thread %d lies outside device memory", e->name, p);
-        return xk_fail(env, message);
+        snprintf(message, message_size, "%s: scratch of thread %d lies outside device memory", e->name, p);
+        return XK_BAD_CALL;
       }
     }
   }
   if (end > begin) {
     int asked = parts;
     int64_t t0 = trial >= 0 ? xk_now_ns() : 0;
-    xk_fault f = xk_run(e, (uint8_t *)mem, pointers, scratch, begin, end, &parts);
+    xk_fault f = xk_run(e, mem, pointers, scratch, begin, end, &parts);
     /* A trial counts when it ran as asked (the pool may have been busy with another caller). */
     if (trial >= 0 && parts == asked && f.sig == 0) {
       int64_t took = xk_now_ns() - t0;
@@ -486,11 +519,116 @@ static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
     if (f.sig != 0) {
       const char *what = f.sig == SIGSEGV ? "SIGSEGV (invalid memory access)" : f.sig == SIGBUS ? "SIGBUS (bus error)"
         : f.sig == SIGFPE ? "SIGFPE (arithmetic fault)" : "SIGILL (illegal instruction)";
-      snprintf(message, sizeof message, "%s: %s at address %p, on thread %d of %d, in units [%lld, %lld)",
+      snprintf(message, message_size, "%s: %s at address %p, on thread %d of %d, in units [%lld, %lld)",
         e->name, what, f.addr, f.part, parts, (long long)begin, (long long)end);
-      napi_throw_error(env, "XLATS_NATIVE_FAULT", message);
-      return NULL;
+      return XK_FAULTED;
     }
+  }
+  return XK_OK;
+}
+
+/* Throws what xk_checked_run reported: a RangeError for a bad call, an Error with code XLATS_NATIVE_FAULT for a fault. */
+static napi_value xk_throw(napi_env env, int status, const char *message) {
+  if (status == XK_FAULTED) napi_throw_error(env, "XLATS_NATIVE_FAULT", message);
+  else napi_throw_range_error(env, NULL, message);
+  return NULL;
+}
+
+static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value argv[7];
+  char message[256];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 7) return xk_fail(env, "run: expects 7 arguments");
+  int32_t k, threads; int64_t begin, end;
+  if (napi_get_value_int32(env, argv[0], &k) != napi_ok || k < 0 || k >= xk_count) return xk_fail(env, "run: no such kernel");
+  napi_typedarray_type type; size_t mem_length; void *mem; napi_value buffer; size_t offset;
+  if (napi_get_typedarray_info(env, argv[1], &type, &mem_length, &mem, &buffer, &offset) != napi_ok || type != napi_uint8_array) return xk_fail(env, "run: memory is not a Uint8Array");
+  uint32_t *pointers, *scratch; size_t np, ns;
+  if (!xk_u32_array(env, argv[2], &pointers, &np) || !xk_u32_array(env, argv[6], &scratch, &ns)) return xk_fail(env, "run: pointers and scratch must be Uint32Arrays");
+  if (napi_get_value_int64(env, argv[3], &begin) != napi_ok || napi_get_value_int64(env, argv[4], &end) != napi_ok || napi_get_value_int32(env, argv[5], &threads) != napi_ok) return xk_fail(env, "run: begin, end and threads must be numbers");
+  if (np < (size_t)xk_table[k].buffers || xk_table[k].buffers > XK_MAX_ARGS) return xk_fail(env, "run: too few pointers");
+  int status = xk_checked_run(k, (uint8_t *)mem, mem_length, pointers, scratch, ns, begin, end, threads, message, sizeof message);
+  return status == XK_OK ? NULL : xk_throw(env, status, message);
+}
+
+/* runCalls(memory: Uint8Array, calls: Uint32Array, threads, scratch: Uint32Array, times: Float64Array | null):
+   a list of kernel calls in one crossing (the executor's runs of consecutive C kernel
+   steps; see encodeCalls in glue.ts for the layout). Each call is checked and split as
+   run's are. On an error, calls[0] is set to the kernel of the call that failed. */
+static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  char message[256];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5) return xk_fail(env, "runCalls: expects 5 arguments");
+  napi_typedarray_type type; size_t mem_length; void *mem; napi_value buffer; size_t offset;
+  if (napi_get_typedarray_info(env, argv[0], &type, &mem_length, &mem, &buffer, &offset) != napi_ok || type != napi_uint8_array) return xk_fail(env, "runCalls: memory is not a Uint8Array");
+  uint32_t *calls, *scratch; size_t nc, ns;
+  if (!xk_u32_array(env, argv[1], &calls, &nc) || !xk_u32_array(env, argv[3], &scratch, &ns)) return xk_fail(env, "runCalls: calls and scratch must be Uint32Arrays");
+  int32_t threads;
+  if (napi_get_value_int32(env, argv[2], &threads) != napi_ok) return xk_fail(env, "runCalls: threads must be a number");
+  double *times = NULL; size_t nt = 0;
+  napi_valuetype tt;
+  if (napi_typeof(env, argv[4], &tt) != napi_ok) return xk_fail(env, "runCalls: bad times");
+  if (tt != napi_null && tt != napi_undefined) {
+    if (napi_get_typedarray_info(env, argv[4], &type, &nt, (void **)&times, &buffer, &offset) != napi_ok || type != napi_float64_array) return xk_fail(env, "runCalls: times must be a Float64Array");
+  }
+  if (nc < 2) return xk_fail(env, "runCalls: no call list");
+  /* The list is checked as it is read: a short or inconsistent one is a RangeError before its first call. */
+  size_t at = 2;
+  for (uint32_t g = 0; g < calls[1]; g++) {
+    if (at + 3 > nc || calls[at + 1] == 0) return xk_fail(env, "runCalls: a malformed group");
+    size_t p = at + 3;
+    for (uint32_t i = 0; i < calls[at + 2]; i++) {
+      if (p + 3 > nc || calls[p] >= (uint32_t)xk_count) return xk_fail(env, "runCalls: a malformed call");
+      const xk_entry *e = &xk_table[calls[p]];
+      size_t n = (size_t)e->buffers * ((calls[p + 2] & 1) ? 2 : 1);
+      if (e->buffers > XK_MAX_ARGS || p + 3 + n > nc) return xk_fail(env, "runCalls: a malformed call");
+      if (times != NULL && 2 * (size_t)calls[p + 1] + 1 >= nt) return xk_fail(env, "runCalls: a call's time slot is outside times");
+      if ((calls[p + 2] & 1) && ns < 1) return xk_fail(env, "runCalls: block buffers need scratch");
+      p += 3 + n;
+    }
+    at = p;
+  }
+  at = 2;
+  for (uint32_t g = 0; g < calls[1]; g++) {
+    int64_t rows = calls[at], block = calls[at + 1];
+    uint32_t members = calls[at + 2];
+    size_t first = at + 3, p = first;
+    for (int64_t b = 0; b < rows; b += block) {
+      int64_t e = rows - b < block ? rows : b + block;
+      p = first;
+      for (uint32_t i = 0; i < members; i++) {
+        int32_t k = (int32_t)calls[p];
+        uint32_t slot = calls[p + 1], flags = calls[p + 2];
+        int32_t n = xk_table[k].buffers;
+        const uint32_t *pointers = calls + p + 3;
+        uint32_t args[XK_MAX_ARGS];
+        /* A buffer holding one block of rows: its offset in thread 0's scratch, moved back by the
+           block's first row (wrapping at 2^32, as the kernel's own arithmetic) so that the block's rows land in it. */
+        if (flags & 1) {
+          const uint32_t *row_bytes = pointers + n;
+          for (int32_t q = 0; q < n; q++) args[q] = row_bytes[q] == 0 ? pointers[q] : scratch[0] + pointers[q] - (uint32_t)((uint64_t)b * row_bytes[q]);
+          pointers = args;
+        }
+        int64_t w0 = 0, c0 = 0;
+        struct timespec ts;
+        if (times != NULL) { w0 = xk_now_ns(); clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); c0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec; }
+        int status = xk_checked_run(k, (uint8_t *)mem, mem_length, pointers, scratch, ns, b, e, threads, message, sizeof message);
+        if (times != NULL) {
+          clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+          times[2 * slot] += (double)(xk_now_ns() - w0);
+          times[2 * slot + 1] += (double)((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - c0);
+        }
+        if (status != XK_OK) {
+          calls[0] = (uint32_t)k;
+          return xk_throw(env, status, message);
+        }
+        p += 3 + (size_t)n * ((flags & 1) ? 2 : 1);
+      }
+    }
+    /* A group of no rows ran nothing: its members are skipped all the same. */
+    if (rows == 0) for (uint32_t i = 0; i < members; i++) p += 3 + (size_t)xk_table[calls[p]].buffers * ((calls[p + 2] & 1) ? 2 : 1);
+    at = p;
   }
   return NULL;
 }
@@ -523,6 +661,8 @@ NAPI_MODULE_INIT() {
   napi_value fn, count, abi;
   if (napi_create_function(env, "run", NAPI_AUTO_LENGTH, xk_entry_run, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "run", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "runCalls", NAPI_AUTO_LENGTH, xk_entry_run_calls, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "runCalls", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "installGuard", NAPI_AUTO_LENGTH, xk_install_guard, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "installGuard", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "useGuard", NAPI_AUTO_LENGTH, xk_use_guard, NULL, &fn) != napi_ok) return NULL;
@@ -536,7 +676,7 @@ NAPI_MODULE_INIT() {
 `;
 
 /** The glue's version: a module built for another one is rebuilt (it is in the cache key through the source). */
-export const GLUE_ABI = "xlats-native-5";
+export const GLUE_ABI = "xlats-native-6";
 
 /**
  * What both halves of a module agree on: a kernel's table entry and its split timings.

@@ -1,20 +1,27 @@
 // The machine's C compiler, found and checked once per process: `$CC` (else `cc`) must
-// build a Node-API module that this Node loads. Modules are built into a cache
+// build a Node-API module that this Node loads. What it builds is kept in a cache
 // directory ($XLATS_NATIVE_CACHE, else $XDG_CACHE_HOME/xlats/native, else
-// ~/.cache/xlats/native) under a hash of their source, the flags, the compiler's
-// version and the CPU's features, so a program compiles once per machine; a build
-// writes to a temporary name and renames it into place, so processes building the
-// same module at once do not clash. The glue's fixed part (glue.ts) is compiled once
-// into an object file, kept in the same cache, that every module links: its headers
-// took more of each build than the kernels did. What makes the cache safe to load from (a private
-// directory, entries checked against their digest, a size cap, killed builds cleaned
-// up) is cache.ts's. Node's modules come from node.ts (no static `node:` import: the
+// ~/.cache/xlats/native), so a program compiles once per machine. A module is built in
+// three cached steps, each entry keyed by a hash of what it is made of:
+//   - the glue's fixed part (glue.ts: the guard, the pool, the entry point) compiled
+//     into an object file, once per toolchain: its headers took more of each build than
+//     the kernels did;
+//   - the module's own source (the prelude, its kernels and the glue's table of them)
+//     compiled into an object file, keyed by that source, the flags, the compiler's
+//     version and the CPU's features, but not by the glue's fixed part;
+//   - the loadable module, a link of the two objects, keyed by both objects' keys.
+// So a change of the glue costs one compile of the glue and a link per module (a few
+// hundredths of a second), not a compile of every module's kernels. A build writes to
+// a temporary name and renames it into place, so processes building the same entry at
+// once do not clash. What makes the cache safe to load from (a private directory,
+// entries checked against their digest, a size cap, killed builds cleaned up) is
+// cache.ts's. Node's modules come from node.ts (no static `node:` import: the
 // compiler's module graph is also the browser's).
 
 import { CompileError } from "../../types/errors.js";
 import type { NativeCpu } from "./kernel.js";
 import { GLUE_ABI, glueObjectSource, glueTableSource } from "./glue.js";
-import { cacheMaxBytes, checkCacheDir, entryProblem, findEntry, markInUse, sweepCache, storeEntry } from "./cache.js";
+import { cacheMaxBytes, checkCacheDir, entryProblem, findEntry, markInUse, storeEntry, sweepIfDue } from "./cache.js";
 import { nodeBuiltins, type NodeBuiltins } from "./node.js";
 
 export interface Toolchain {
@@ -40,6 +47,8 @@ export type NativeGuard = object;
 export interface NativeModuleExports {
   /** Throws a RangeError for a bad call, an Error with code XLATS_NATIVE_FAULT when the kernel faulted. */
   run(kernel: number, memory: Uint8Array, pointers: Uint32Array, begin: number, end: number, threads: number, scratch: Uint32Array): void;
+  /** Runs a call list (glue.ts's encodeCalls); errors as run's, calls[0] naming the kernel whose call failed. */
+  runCalls(memory: Uint8Array, calls: Uint32Array, threads: number, scratch: Uint32Array, times: Float64Array | null): void;
   installGuard(): NativeGuard;
   useGuard(guard: NativeGuard): void;
   readonly kernels: number;
@@ -54,8 +63,12 @@ export interface BuiltModule {
   readonly compileMs: number;
 }
 
-/** Counts of what this process did, for tests and `xlats` reports: builds run, and modules found in the cache. */
-export const nativeBuildStats = { compiled: 0, cacheHits: 0 };
+/**
+ * Counts of what this process did, for tests and `xlats` reports: modules built (linked,
+ * their objects compiled or found) and found in the cache; and the compiler's runs by
+ * kind: objects of the glue's fixed part, objects of modules' kernels, and links.
+ */
+export const nativeBuildStats = { compiled: 0, cacheHits: 0, glueObjects: 0, kernelObjects: 0, links: 0 };
 
 let found: Toolchain | string | undefined;
 /** The guard and pool every module loaded after the probe runs its kernels in (installed by the probe). */
@@ -148,37 +161,67 @@ function cpuKey(cpu: NativeCpu): string {
   return `${cpu.arch} avx2=${cpu.avx2} fma=${cpu.fma} avx512f=${cpu.avx512f} neon=${cpu.neon}`;
 }
 
-/** One run of the compiler: a module, or the glue's object file. */
+/**
+ * One run of the C compiler or linker whose output is a cache entry: an object file
+ * (the glue's, or a module's kernels), or a module linked from two of them.
+ */
 interface Job {
-  readonly source: string;
   /** The cache key: the entry is `<key>-<digest>.<extension>`. */
   readonly key: string;
   readonly extension: "node" | "o";
   readonly tmp: string;
+  /** The C source an object file compiles (written to `cSource` first); undefined for a link. */
+  readonly source: string | undefined;
   readonly cSource: string;
   readonly args: string[];
+  /** What the run counts in nativeBuildStats. */
+  readonly counts: "glueObjects" | "kernelObjects" | "links";
 }
 
-function job(t: Toolchain, source: string, extension: Job["extension"], inputs: (cSource: string) => string[], keyExtra = ""): Job {
+function cacheKey(text: string): string {
   const node = nodeBuiltins() as NodeBuiltins;
-  const flags = [...t.flags, ...(extension === "node" ? t.linkFlags : ["-c"])];
-  const key = node.crypto.createHash("sha256")
-    .update(`${t.version}\n${flags.join(" ")}\n${cpuKey(t.cpu)}\n${node.process.versions.node}\n${keyExtra}\n${source}`).digest("hex").slice(0, 32);
+  return node.crypto.createHash("sha256").update(text).digest("hex").slice(0, 32);
+}
+
+function job(t: Toolchain, key: string, source: string | undefined, counts: Job["counts"], args: (tmp: string, cSource: string) => string[]): Job {
+  const node = nodeBuiltins() as NodeBuiltins;
   // The pid in the temporaries' names tells a later sweep whether their build is still running.
   const unique = `${node.process.pid}-${node.crypto.randomBytes(4).toString("hex")}`;
   const tmp = node.path.join(t.cacheDir, `${key}.${unique}.tmp`);
   const cSource = node.path.join(t.cacheDir, `${key}.${unique}.c`);
-  return { source, key, extension, tmp, cSource, args: [...flags, `-I${t.includeDir}`, "-o", tmp, ...inputs(cSource)] };
+  return { key, extension: counts === "links" ? "node" : "o", tmp, source, cSource, args: args(tmp, cSource), counts };
 }
 
-/** The job that compiles the glue's fixed part (glue.ts) into an object file. */
-function glueObjectJob(t: Toolchain): Job {
-  return job(t, glueObjectSource(), "o", (c) => [c]);
+/** What every key starts with: the compiler, the flags of a compilation and the CPU (which -march=native reads). */
+function toolchainKey(t: Toolchain): string {
+  return `${t.version}\n${t.flags.join(" ")}\n${cpuKey(t.cpu)}`;
 }
 
-/** The job that builds a module of `kernelsSource` (the prelude and the kernels) and `glueTable`, linked with the glue's object `glue`. */
-function moduleJob(t: Toolchain, kernelsSource: string, glueTable: string, glue: { key: string; path: string }): Job {
-  return job(t, `${kernelsSource}\n${glueTable}\n`, "node", (c) => [c, glue.path, "-lm"], glue.key);
+/** The job that compiles the glue's fixed part (glueObjectSource) into an object file: it includes Node's headers, so Node's version is in its key. */
+function glueObjectJob(t: Toolchain, source: string): Job {
+  const node = nodeBuiltins() as NodeBuiltins;
+  const key = cacheKey(`glue object\n${toolchainKey(t)}\n${node.process.versions.node}\n${source}`);
+  return job(t, key, source, "glueObjects", (tmp, c) => [...t.flags, `-I${t.includeDir}`, "-c", "-o", tmp, c]);
+}
+
+/**
+ * The job that compiles a module's own source (the prelude, the kernels and the glue's
+ * table of them, whose types are the glue's SHARED_TYPES) into an object file. Its key
+ * is that source's and the toolchain's, not the glue's: a change of the glue's fixed
+ * part relinks the modules (linkJob) without compiling their kernels again.
+ */
+function kernelObjectJob(t: Toolchain, source: string): Job {
+  return job(t, cacheKey(`kernel object\n${toolchainKey(t)}\n${source}`), source, "kernelObjects", (tmp, c) => [...t.flags, "-c", "-o", tmp, c]);
+}
+
+/** A loadable module's key: its two objects' keys (the sources they compile), so that it is found without looking at them. */
+function moduleKey(t: Toolchain, kernelsKey: string, glueKey: string): string {
+  return cacheKey(`module\n${toolchainKey(t)}\n${t.linkFlags.join(" ")}\n${kernelsKey}\n${glueKey}`);
+}
+
+/** The job that links the module of `key` from its kernels' object and the glue's. */
+function linkJob(t: Toolchain, key: string, kernelsObject: string, glueObject: string): Job {
+  return job(t, key, undefined, "links", (tmp) => [...t.flags, ...t.linkFlags, "-o", tmp, kernelsObject, glueObject, "-lm"]);
 }
 
 /** The compiler's first error lines, for a CompileError. */
@@ -188,12 +231,12 @@ function compilerError(name: string, t: Toolchain, output: string): CompileError
   return new CompileError(`${name}: the native module did not compile (${t.cc}):\n  ${shown}`);
 }
 
-/** Stores the build's output in the cache (cache.ts), removes its C source and sweeps the cache; returns the entry's path. */
+/** Stores the build's output in the cache (cache.ts), removes its C source and sweeps the cache when a sweep is due; returns the entry's path. */
 function finish(t: Toolchain, j: Job): string {
   const node = nodeBuiltins() as NodeBuiltins;
   const path = storeEntry(node, t.cacheDir, j.key, j.tmp, j.extension);
   node.fs.rmSync(j.cSource, { force: true });
-  sweepCache(node, t.cacheDir, t.cacheMaxBytes);
+  sweepIfDue(node, t.cacheDir, t.cacheMaxBytes, path);
   return path;
 }
 
@@ -217,35 +260,43 @@ function announceBuild(): void {
   f?.();
 }
 
-/** What a build found or made: the entry's path, and whether the compiler ran. */
+/** What a job found or made: the entry's path, and the milliseconds its run took (undefined: found in the cache). */
 interface Built {
   readonly path: string;
-  readonly compileMs: number | undefined;
+  readonly ms: number | undefined;
 }
 
-function runSync(t: Toolchain, j: Job, name: string): Built {
-  const node = nodeBuiltins() as NodeBuiltins;
-  const hit = findEntry(node, t.cacheDir, j.key);
-  if (hit !== undefined) return { path: hit, compileMs: undefined };
-  checkCacheDir(node, t.cacheDir);
+/** The cache's sound entry of `key`, or undefined; `reread`: cache.ts's findEntry's. */
+function lookUp(t: Toolchain, key: string, reread = true): Built | undefined {
+  const hit = findEntry(nodeBuiltins() as NodeBuiltins, t.cacheDir, key, reread);
+  return hit === undefined ? undefined : { path: hit, ms: undefined };
+}
+
+/** Before a job runs: the cache directory checked again (it may have changed since the toolchain was found), the run counted. */
+function starting(t: Toolchain, j: Job): void {
+  checkCacheDir(nodeBuiltins() as NodeBuiltins, t.cacheDir);
   announceBuild();
-  node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
+  nativeBuildStats[j.counts]++;
+}
+
+/** Runs the job (the compiler or the linker) and stores its entry. */
+function runSync(t: Toolchain, j: Job, name: string): Built {
+  starting(t, j);
+  const node = nodeBuiltins() as NodeBuiltins;
+  if (j.source !== undefined) node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
   const start = Date.now();
   const r = node.childProcess.spawnSync(t.cc, j.args, { encoding: "utf8" });
   if (r.status !== 0) {
     cleanUp(j);
     throw compilerError(name, t, `${r.stderr ?? ""}${r.error?.message ?? ""}`);
   }
-  return { path: finish(t, j), compileMs: Date.now() - start };
+  return { path: finish(t, j), ms: Date.now() - start };
 }
 
 async function run(t: Toolchain, j: Job, name: string): Promise<Built> {
+  starting(t, j);
   const node = nodeBuiltins() as NodeBuiltins;
-  const hit = findEntry(node, t.cacheDir, j.key);
-  if (hit !== undefined) return { path: hit, compileMs: undefined };
-  checkCacheDir(node, t.cacheDir);
-  announceBuild();
-  await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
+  if (j.source !== undefined) await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
   const start = Date.now();
   const output = await new Promise<string | undefined>((resolve) => {
     node.childProcess.execFile(t.cc, j.args, { encoding: "utf8", maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
@@ -256,34 +307,53 @@ async function run(t: Toolchain, j: Job, name: string): Promise<Built> {
     cleanUp(j);
     throw compilerError(name, t, output);
   }
-  return { path: finish(t, j), compileMs: Date.now() - start };
+  return { path: finish(t, j), ms: Date.now() - start };
 }
 
-function moduleBuilt(b: Built): BuiltModule {
-  if (b.compileMs === undefined) {
+/** The module's entry, counted in nativeBuildStats; compileMs sums the runs this build needed (its objects' and its link). */
+function moduleBuilt(module: Built, ...objects: Built[]): BuiltModule {
+  if (module.ms === undefined) {
     nativeBuildStats.cacheHits++;
-    return { path: b.path, cached: true, compileMs: 0 };
+    return { path: module.path, cached: true, compileMs: 0 };
   }
   nativeBuildStats.compiled++;
-  return { path: b.path, cached: false, compileMs: b.compileMs };
+  return { path: module.path, cached: false, compileMs: objects.reduce((ms, o) => ms + (o.ms ?? 0), module.ms) };
+}
+
+/** A module's two objects' jobs, and its own key. */
+function moduleJobs(t: Toolchain, kernelsSource: string, glueTable: string, glueSource: string): { kernels: Job; glue: Job; key: string } {
+  const kernels = kernelObjectJob(t, `${kernelsSource}\n${glueTable}\n`);
+  const glue = glueObjectJob(t, glueSource);
+  return { kernels, glue, key: moduleKey(t, kernels.key, glue.key) };
 }
 
 /**
  * Builds (or finds in the cache) the module of `kernelsSource` (the prelude and every
- * kernel's definition) with `glueTable` (glueTableSource), linked with the glue's object
- * (built, or found in the cache, first). `name` names the program in errors.
+ * kernel's definition) with `glueTable` (glueTableSource): the two compile into one
+ * object file, which is linked with the glue's object (each built, or found in the
+ * cache, first). `name` names the program in errors. `glueSource` is the glue's fixed
+ * part (a test passes a changed one, to see that a glue change only relinks).
  */
-export function buildModuleSync(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([])): BuiltModule {
-  const glue = glueObjectJob(t);
-  const object = runSync(t, glue, "the native glue");
-  return moduleBuilt(runSync(t, moduleJob(t, kernelsSource, glueTable, { key: glue.key, path: object.path }), name));
+export function buildModuleSync(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([]), glueSource = glueObjectSource()): BuiltModule {
+  const jobs = moduleJobs(t, kernelsSource, glueTable, glueSource);
+  const found = lookUp(t, jobs.key);
+  if (found !== undefined) return moduleBuilt(found);
+  // The module's miss listed the cache a moment ago: its objects are looked up in that listing.
+  const glue = lookUp(t, jobs.glue.key, false) ?? runSync(t, jobs.glue, "the native glue");
+  const kernels = lookUp(t, jobs.kernels.key, false) ?? runSync(t, jobs.kernels, name);
+  return moduleBuilt(runSync(t, linkJob(t, jobs.key, kernels.path, glue.path), name), kernels, glue);
 }
 
-/** buildModuleSync without blocking the event loop while the compiler runs. */
-export async function buildModule(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([])): Promise<BuiltModule> {
-  const glue = glueObjectJob(t);
-  const object = await run(t, glue, "the native glue");
-  return moduleBuilt(await run(t, moduleJob(t, kernelsSource, glueTable, { key: glue.key, path: object.path }), name));
+/** buildModuleSync without blocking the event loop while the compiler runs (the two objects compile at once). */
+export async function buildModule(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([]), glueSource = glueObjectSource()): Promise<BuiltModule> {
+  const jobs = moduleJobs(t, kernelsSource, glueTable, glueSource);
+  const found = lookUp(t, jobs.key);
+  if (found !== undefined) return moduleBuilt(found);
+  const [glue, kernels] = await Promise.all([
+    lookUp(t, jobs.glue.key, false) ?? run(t, jobs.glue, "the native glue"),
+    lookUp(t, jobs.kernels.key, false) ?? run(t, jobs.kernels, name),
+  ]);
+  return moduleBuilt(await run(t, linkJob(t, jobs.key, kernels.path, glue.path), name), kernels, glue);
 }
 
 const loaded = new Map<string, NativeModuleExports>();

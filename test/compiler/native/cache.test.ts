@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { nativeModuleParts } from "../../../src/compiler/native/build.js";
 import { cComment } from "../../../src/compiler/native/c_source.js";
-import { buildModuleSync, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
+import { glueObjectSource } from "../../../src/compiler/native/glue.js";
+import { buildModuleSync, loadModule, nativeBuildStats, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 import { needsCompiler } from "./native_support.js";
 
 // This process's own builds (the injection test) go to a cache of their own too, not the user's.
@@ -22,8 +23,8 @@ process.env["XLATS_NATIVE_CACHE"] = ownCache;
 
 const CHILD = fileURLToPath(new URL("./cache_child.js", import.meta.url));
 const ENTRY = /^[0-9a-f]{32}-([0-9a-f]{64})\.node$/;
-/** The glue's object file, which every module links (glue.ts): one per toolchain. */
-const GLUE_OBJECT = /^[0-9a-f]{32}-([0-9a-f]{64})\.o$/;
+/** Object files: the glue's, which every module links (glue.ts), and each module's kernels'. */
+const OBJECT = /^[0-9a-f]{32}-([0-9a-f]{64})\.o$/;
 
 interface ChildResult {
   readonly code: number | null;
@@ -44,7 +45,7 @@ function freshCache(t: TestContext): string {
 }
 
 const entries = (dir: string): string[] => readdirSync(dir).filter((n) => ENTRY.test(n)).sort();
-const glueObjects = (dir: string): string[] => readdirSync(dir).filter((n) => GLUE_OBJECT.test(n));
+const objects = (dir: string): string[] => readdirSync(dir).filter((n) => OBJECT.test(n)).sort();
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
 
 /** A shared object whose constructor writes "ran" to $XLATS_TEST_MARKER: what an attacker plants. */
@@ -68,13 +69,13 @@ test("cache: a first run stores entries named by their digest; a second loads th
   assert.deepEqual(child(dir).result, { cached: false, compiled: 2 });
   const names = entries(dir);
   assert.equal(names.length, 2, `the probe's and the program's modules: ${readdirSync(dir).join(" ")}`);
-  const objects = glueObjects(dir);
-  assert.equal(objects.length, 1, "the glue's object file, built once");
-  for (const n of [...names, ...objects]) {
-    assert.equal(sha256(readFileSync(join(dir, n))), (ENTRY.exec(n) ?? GLUE_OBJECT.exec(n))![1], "the name carries the sha256 of the bytes");
+  const objectNames = objects(dir);
+  assert.equal(objectNames.length, 3, "the glue's object file, built once, and each module's kernels' object");
+  for (const n of [...names, ...objectNames]) {
+    assert.equal(sha256(readFileSync(join(dir, n))), (ENTRY.exec(n) ?? OBJECT.exec(n))![1], "the name carries the sha256 of the bytes");
     assert.equal(statSync(join(dir, n)).mode & 0o077, 0, "private to the user");
   }
-  assert.deepEqual(readdirSync(dir).sort(), [...names, ...objects].sort(), "no .c or .tmp left behind");
+  assert.deepEqual(readdirSync(dir).sort(), [...names, ...objectNames].sort(), "no .c or .tmp left behind");
   assert.deepEqual(child(dir).result, { cached: true, compiled: 0 });
 });
 
@@ -131,14 +132,15 @@ test("cache: a truncated entry (a crash, a full disk) is rebuilt, not loaded", (
   if (!needsCompiler(t)) return;
   const dir = freshCache(t);
   assert.deepEqual(child(dir).result, { cached: false, compiled: 2 });
-  const object = glueObjects(dir)[0]!;
-  for (const n of [...entries(dir), object]) truncateSync(join(dir, n), Math.floor(statSync(join(dir, n)).size / 2));
+  const built = objects(dir);
+  for (const n of [...entries(dir), ...built]) truncateSync(join(dir, n), Math.floor(statSync(join(dir, n)).size / 2));
   const r = child(dir);
   assert.deepEqual(r.result, { cached: false, compiled: 2 }, r.stderr);
-  const rebuilt = glueObjects(dir);
-  assert.equal(rebuilt.length, 1, "the truncated object file was removed");
-  assert.equal(rebuilt[0]!.slice(0, 32), object.slice(0, 32), "and built again under its key");
-  assert.equal(sha256(readFileSync(join(dir, rebuilt[0]!))), GLUE_OBJECT.exec(rebuilt[0]!)![1], "whole: its bytes are its digest");
+  const rebuilt = objects(dir);
+  assert.equal(rebuilt.length, built.length, "the truncated object files were removed");
+  const keys = (names: string[]): string[] => names.map((n) => n.slice(0, 32)).sort();
+  assert.deepEqual(keys(rebuilt), keys(built), "and built again under their keys");
+  for (const n of rebuilt) assert.equal(sha256(readFileSync(join(dir, n))), OBJECT.exec(n)![1], "whole: its bytes are its digest");
   assert.deepEqual(child(dir).result, { cached: true, compiled: 0 });
 });
 
@@ -164,7 +166,7 @@ test("cache: past its cap the least recently used entries are evicted, never the
   if (!needsCompiler(t)) return;
   const measure = freshCache(t);
   assert.deepEqual(child(measure).result, { cached: false, compiled: 2 });
-  const real = entries(measure).reduce((n, e) => n + statSync(join(measure, e)).size, 0);
+  const real = [...entries(measure), ...objects(measure)].reduce((n, e) => n + statSync(join(measure, e)).size, 0);
   const seed = (dir: string): string[] => Array.from({ length: 3 }, (_, i) => {
     const bytes = new Uint8Array(400_000).fill(i + 1);
     const name = `${String(i).repeat(32)}-${sha256(bytes)}.node`;
@@ -186,6 +188,41 @@ test("cache: past its cap the least recently used entries are evicted, never the
   assert.deepEqual(all.map((f) => existsSync(join(tight, f))), [false, false, false]);
   assert.equal(entries(tight).length, 2);
   assert.match(child(tight, { XLATS_NATIVE_CACHE_MAX_MB: "lots" }).stderr, /XLATS_NATIVE_CACHE_MAX_MB must be a positive number of MiB, got 'lots'/);
+});
+
+test("cache: a change of the glue's fixed part relinks a module without compiling its kernels again", (t) => {
+  if (!needsCompiler(t)) return;
+  const toolchain = nativeToolchain();
+  assert.ok(typeof toolchain !== "string", String(toolchain));
+  const symbol = "xk_test_relink";
+  // Writes its begin unit's index plus 42 into its one result: the relinked module must run it as the first did.
+  const kernel = {
+    name: "relink",
+    c: { symbol, source: `void ${symbol}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) { (void)end; int32_t v = (int32_t)begin + 42; memcpy(mem + args[0], &v, 4); }` },
+    operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 4, costPerUnit: 1,
+  };
+  const parts = nativeModuleParts([{ kernel: kernel as never, bufferBytes: [4] }]);
+  const runs = (): number[] => [nativeBuildStats.compiled, nativeBuildStats.cacheHits, nativeBuildStats.glueObjects, nativeBuildStats.kernelObjects, nativeBuildStats.links];
+  const since = (before: number[]): number[] => runs().map((n, i) => n - before[i]!);
+  const result = (path: string, begin: number): number => {
+    const memory = new Uint8Array(64);
+    loadModule(path).run(0, memory, Uint32Array.of(8), begin, begin + 1, 1, new Uint32Array(0));
+    return new DataView(memory.buffer).getInt32(8, true);
+  };
+  let before = runs();
+  const first = buildModuleSync(toolchain, parts.kernels, "relink", parts.glue);
+  // [modules built, modules found, glue objects compiled, kernel objects compiled, links]; the glue's object is this process's already (the probe's).
+  assert.deepEqual(since(before), [1, 0, 0, 1, 1]);
+  assert.equal(result(first.path, 1), 43);
+  before = runs();
+  const changedGlue = `${glueObjectSource()}\n/* the glue's fixed part, one comment longer */\n`;
+  const relinked = buildModuleSync(toolchain, parts.kernels, "relink", parts.glue, changedGlue);
+  assert.deepEqual(since(before), [1, 0, 1, 0, 1], "the changed glue compiled once and linked with the kernels' object already built");
+  assert.notEqual(relinked.path, first.path);
+  assert.equal(result(relinked.path, 2), 44);
+  before = runs();
+  assert.equal(buildModuleSync(toolchain, parts.kernels, "relink", parts.glue, changedGlue).path, relinked.path);
+  assert.deepEqual(since(before), [0, 1, 0, 0, 0], "then found in the cache, nothing run");
 });
 
 test("native C: a kernel name cannot close its comment and inject code (backslash-newline splice, */)", (t) => {

@@ -52,6 +52,17 @@ test("a kernel storing through NULL raises a NativeFaultError naming the program
   assert.deepEqual([...new Float32Array(mem.buffer, 64, 4)], [0, 1, 2, 3]);
 });
 
+test("a fault in a call list names the kernel whose call faulted, not the list's first", (t) => {
+  if (!needsCompiler(t)) return;
+  const m = buildTestModule([testKernel("null_store", NULL_STORE), testKernel("fine", "")], "listed_program");
+  const mem = memory();
+  const calls = m.prepareCalls([{ rows: 4, block: 4, members: [{ kernel: 1, timeSlot: 0, pointers: [64] }, { kernel: 0, timeSlot: 1, pointers: [64] }] }], { memory: mem, threads: 1, scratchOffsets: [] });
+  assert.throws(() => calls.run(), (e: Error) => e instanceof NativeFaultError && e.kernel === "null_store" && /listed_program: the native kernel null_store faulted/.test(e.message));
+  // The call before it ran.
+  assert.deepEqual([...new Float32Array(mem.buffer, 64, 4)], [0, 1, 2, 3]);
+  assert.throws(() => calls.run(), NativeFaultError);
+});
+
 test("an integer division by zero (SIGFPE) is a NativeFaultError", (t) => {
   if (!needsCompiler(t) || typeof toolchain === "string") return;
   if (toolchain.cpu.arch !== "x86_64") { t.skip("only x86 raises SIGFPE for an integer division by zero"); return; }

@@ -22,6 +22,7 @@ import { firstDifference } from "../literal_compare.js";
 import { ulpDistance } from "../../support/ulp.js";
 import { rng } from "../../support/prng.js";
 import { needsCompiler, SOFTMAX } from "./native_support.js";
+import { separateFusionsPipeline } from "../../support/pipelines.js";
 
 
 const toolchain = nativeToolchain();
@@ -221,6 +222,98 @@ test("a fusion the C generators decline runs its WebAssembly kernel, and dump() 
   }
 });
 
+test("steps run from call lists match the interpreter over reruns, two executables, donation, row groups and a WebAssembly kernel beside C ones", async (t) => {
+  if (!needsCompiler(t)) return;
+  const [rows, cols] = [48, 200];
+  // A softmax (a row group with a block buffer), an f8 fusion (WebAssembly: it splits the call lists), and acc + x into the donated acc.
+  const text = `HloModule m
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] maximum(a, b)
+}
+sm {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[${rows},${cols}] parameter(0)
+  acc = f32[${rows},${cols}] parameter(1)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  m = f32[${rows}] reduce(x, ninf), dimensions={1}, to_apply=mx
+  mb = f32[${rows},${cols}] broadcast(m), dimensions={0}
+  xm = f32[${rows},${cols}] subtract(x, mb)
+  ex = f32[${rows},${cols}] exponential(xm)
+  s = f32[${rows}] reduce(ex, zero), dimensions={1}, to_apply=sm
+  sb = f32[${rows},${cols}] broadcast(s), dimensions={0}
+  y = f32[${rows},${cols}] divide(ex, sb)
+  c = f8e4m3fn[${rows},${cols}] convert(x)
+  d = f8e4m3fn[${rows},${cols}] add(c, c)
+  back = f32[${rows},${cols}] convert(d)
+  ty = f32[${rows},${cols}] tanh(y)
+  out = f32[${rows},${cols}] add(ty, back)
+  acc2 = f32[${rows},${cols}] add(acc, x)
+  ROOT t = (f32[${rows},${cols}], f32[${rows},${cols}]) tuple(out, acc2)
+}
+`;
+  const module = parseHlo(text);
+  const values = (): Literal => literal("f32", [rows, cols], Array.from({ length: rows * cols }, () => (random() - 0.5) * 8));
+  const close = (p: unknown, q: unknown): boolean => Math.abs((p as number) - (q as number)) <= 1e-5 * Math.max(1, Math.abs(p as number));
+  // Without row fusion, the softmax is kernels that run as a row group.
+  const options = { backend: "native", donate: [1], passes: separateFusionsPipeline() } as const;
+  const exes = [compileSync(module, { ...options, threads: 1 }), await compile(module, { ...options, threads: 2 })];
+  try {
+    const dump = exes[0]!.dump();
+    assert.match(dump, /row group of .* block buffer/);
+    assert.match(dump, /bytes of wasm; not C/);
+    for (const exe of exes) assert.equal(exe.stats.donation[0]?.output, 1, "acc + x is written into the donated acc");
+    const accs = exes.map((exe) => exe.device.bufferFromLiteral(values()));
+    for (const exe of exes) exe.kernelTimes = new Float64Array(2 * exe.program.kernels.length);
+    // Each run with new x, the previous acc donated: the two executables' runs interleaved.
+    for (let run = 0; run < 3; run++) {
+      exes.forEach((exe, i) => {
+        const x = values();
+        const want = evaluate(module.entry, [x, accs[i]!.toLiteral()]);
+        const xa = exe.device.bufferFromLiteral(x);
+        const [out, acc] = exe.execute([xa, accs[i]!]);
+        xa.delete();
+        assert.equal(firstDifference(want.elements[0]!, out!.toLiteral(), close), undefined, `executable ${i}, run ${run}: out`);
+        assert.equal(firstDifference(want.elements[1]!, acc!.toLiteral(), close), undefined, `executable ${i}, run ${run}: acc`);
+        out!.delete();
+        accs[i] = acc!;
+      });
+    }
+    for (const a of accs) a.delete();
+    // The profiler's times show which kernels ran from call lists: the C kernel steps, not a group with a WebAssembly member.
+    for (const exe of exes) {
+      const isC = (k: { kernel: number }): boolean => isProgramNativeKernel(exe.program.kernels[k.kernel]!);
+      const fromLists = exe.program.steps.flatMap((s) => (s.kind === "kernel" ? [isC(s)] : s.kind === "group" ? s.steps.map(() => s.steps.every(isC)) : []));
+      assert.deepEqual(fromLists, [false, false, false, true], exe.dump());
+      assert.deepEqual(exe.program.kernels.map((_, i) => exe.kernelTimes![2 * i]! > 0), fromLists);
+    }
+  } finally {
+    for (const exe of exes) exe.delete();
+  }
+  // A row group of C kernels alone, with block buffers and several blocks, runs from its call list.
+  const [r, c] = [200, 256];
+  const softmax = parseHlo(SOFTMAX(r, c));
+  const x = literal("f32", [r, c], Array.from({ length: r * c }, () => (random() - 0.5) * 30));
+  for (const threads of [1, 2]) {
+    const exe = await compile(softmax, { backend: "native", threads, passes: separateFusionsPipeline() });
+    try {
+      const group = exe.program.steps[0]!;
+      assert.ok(group.kind === "group" && group.blockBuffers.length > 0 && group.block < r, exe.dump());
+      exe.kernelTimes = new Float64Array(2 * exe.program.kernels.length);
+      assert.equal(firstDifference(evaluate(softmax.entry, [x]), exe.run([x]), close), undefined);
+      assert.ok(group.steps.every((k) => exe.kernelTimes![2 * k.kernel]! > 0), "every member ran from the call list");
+    } finally {
+      exe.delete();
+    }
+  }
+});
+
 test("large kernels split across threads give the same results", async (t) => {
   if (!needsCompiler(t)) return;
   const n = 1 << 20;
@@ -258,6 +351,16 @@ test("a call whose buffers lie outside device memory throws instead of running",
   assert.equal(new Float32Array(memory.buffer, 128, 16)[15], 7);
   assert.throws(() => m.run(0, memory, new Uint32Array([65536 - 32]), 0, 16), /lies outside device memory/);
   assert.throws(() => m.run(0, memory, new Uint32Array([0]), 0, 17), /outside \[0, 16\)/);
+  // From a call list (the executor's form): in blocks, each call checked as run's are, timed when asked.
+  const calls = m.prepareCalls([{ rows: 16, block: 5, members: [{ kernel: 0, timeSlot: 1, pointers: [256] }] }], { memory, threads: 1, scratchOffsets: [] });
+  const times = new Float64Array(4);
+  calls.run(times);
+  assert.deepEqual([...new Float32Array(memory.buffer, 256, 17)], [...Array(16).fill(7), 0]);
+  assert.ok(times[2]! > 0 && times[0] === 0, "the call's wall time lands in its slot");
+  calls.words[calls.pointerAt[0]![0]!] = 65536 - 32;
+  assert.throws(() => calls.run(), /xk_fill_test: buffer 0 .* lies outside device memory/);
+  assert.throws(() => m.prepareCalls([{ rows: 16, block: 16, members: [{ kernel: 1, timeSlot: 0, pointers: [256] }] }], { memory, threads: 1, scratchOffsets: [] }).run(), /runCalls: a malformed call/);
+  assert.throws(() => calls.run(new Float64Array(2)), /time slot is outside times/);
   // After memory.grow the module sees the new size (the base pointer is read per call).
   memory.grow(1);
   m.run(0, memory, new Uint32Array([65536 - 32]), 0, 16);
