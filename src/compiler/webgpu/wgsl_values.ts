@@ -18,8 +18,9 @@
 // which WGSL lets an implementation flush: +, -, ×, ÷, sqrt and rsqrt of bf16 are
 // helpers (HALF helpers: xk_bf16_add, ...) that take f32's path when no operand or result
 // can be an f32 subnormal (one test of the exponent fields) and otherwise compute
-// exactly on integers (sqrt, rsqrt: on values scaled into f32's normals); its other ops (the math functions, remainder, pow, atan2) are
-// computed in f32 under f32's licence below. bf16 and f16 convert (to and from each
+// exactly on integers (sqrt, rsqrt: on values scaled into f32's normals); its other ops
+// (the math functions, remainder, pow, atan2) are computed in f32 under f32's licence
+// below, but for sin, tan, tanh, expm1 and log1p of a subnormal: the operand itself. bf16 and f16 convert (to and from each
 // other, f32, the integers and pred), compare (on bits) and select here; the 8-, 6- and
 // 4-bit floats' converts and arithmetic decline (DeclinedError): their ops run on the host.
 //
@@ -64,6 +65,11 @@ interface Half {
    * f16's); the other ops: in f32 on the values.
    */
   readonly helpers?: Readonly<Record<string, string>>;
+  /**
+   * Unary ops whose value at a subnormal x rounds to x itself (f(x) = x·(1 + O(x²)), the
+   * O(x²) below 2^-250): there the operand's bits, where f32's path may see 0.
+   */
+  readonly subnormalIsSelf?: ReadonlySet<string>;
 }
 
 const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
@@ -73,6 +79,7 @@ const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
   bf16: {
     value: "xk_bf16_value", bits: "xk_bf16_bits", infinity: "0x7f80u", nan: "0x7fc0u",
     helpers: { add: "xk_bf16_add", sub: "xk_bf16_sub", mul: "xk_bf16_mul", div: "xk_bf16_div", sqrt: "xk_bf16_sqrt", rsqrt: "xk_bf16_rsqrt" },
+    subnormalIsSelf: new Set(["sin", "tan", "tanh", "expm1", "log1p"]),
   },
 };
 
@@ -200,8 +207,12 @@ export class WgslValues extends TextValueEmitter {
     if (n.args.length === 1) {
       const helper = half?.helpers?.[n.op];
       if (helper !== undefined) return `${helper}(${this.v(a!)})`;
-      // A half: computed in f32 on its value, rounded back to the half.
-      if (half !== undefined) return `${half.bits}(${inF32(t, () => this.unary(n, "f32", `${half.value}(${this.v(a!)})`))}, false)`;
+      if (half !== undefined) {
+        // A half: computed in f32 on its value, rounded back to the half.
+        const x = this.v(a!);
+        const rounded = `${half.bits}(${inF32(t, () => this.unary(n, "f32", `${half.value}(${x})`))}, false)`;
+        return half.subnormalIsSelf?.has(n.op) === true ? `select(${rounded}, ${x}, (${x} & 0x7f80u) == 0u && (${x} & 0x7fu) != 0u)` : rounded;
+      }
       return this.unary(n, t as ElementType, this.v(a!));
     }
     if (n.args.length === 2) return this.binary(n.op, t as ElementType, this.v(a!), this.v(b!));
