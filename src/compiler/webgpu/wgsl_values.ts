@@ -75,7 +75,7 @@ interface Half {
 const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
   // Every f16 value and every intermediate f32 result of an op on f16 values is an f32 normal (or zero): nothing for a flush to zero to touch.
   f16: { value: "xk_f16_value", bits: "xk_f16_bits", infinity: "0x7c00u", nan: "0x7e00u" },
-  // bf16 subnormals are f32 subnormals: +, -, ×, ÷, sqrt and rsqrt go through helpers exact despite a flush to zero.
+  // bf16 subnormals are f32 subnormals: +, -, ×, ÷, sqrt and rsqrt go through helpers safe from a flush to zero.
   bf16: {
     value: "xk_bf16_value", bits: "xk_bf16_bits", infinity: "0x7f80u", nan: "0x7fc0u",
     helpers: { add: "xk_bf16_add", sub: "xk_bf16_sub", mul: "xk_bf16_mul", div: "xk_bf16_div", sqrt: "xk_bf16_sqrt", rsqrt: "xk_bf16_rsqrt" },
