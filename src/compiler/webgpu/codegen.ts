@@ -12,9 +12,9 @@
 // f16 and bf16 sums, maxima and minima take these paths as f32's do, each step of the
 // lanes' loops and of the tree rounded to the half as the interpreter's steps are (in
 // another order: docs/numerics.md bounds the difference; maxima and minima exact on
-// bits); the row fusion of f16 softmax, log-softmax and layer norm is asked of this
-// generator (webgpuCapabilities: one kernel, a row per workgroup). Reductions that run
-// in the interpreter's order (generic reducers: argmax...; products of halves) and
+// bits); the row fusion of f16 and bf16 softmax, log-softmax and layer norm is asked of
+// this generator (webgpuCapabilities: one kernel, a row per workgroup). Reductions that
+// run in the interpreter's order (generic reducers: argmax...; products of halves) and
 // column reductions run a row an invocation, in order; their pipelines one row at a
 // time, stages in turn (rows never wait on one another), with no row buffers (a later
 // stage computes again what it reads: an invocation's private memory is small).

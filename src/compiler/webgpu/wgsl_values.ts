@@ -20,9 +20,10 @@
 // can be an f32 subnormal (one test of the exponent fields) and otherwise compute
 // exactly on integers (sqrt, rsqrt: on values scaled into f32's normals); its other ops
 // (the math functions, remainder, pow, atan2) are computed in f32 under f32's licence
-// below, but for sin, tan, tanh, expm1 and log1p of a subnormal: the operand itself. bf16 and f16 convert (to and from each
-// other, f32, the integers and pred), compare (on bits) and select here; the 8-, 6- and
-// 4-bit floats' converts and arithmetic decline (DeclinedError): their ops run on the host.
+// below, but for sin, tan, tanh, expm1 and log1p of a subnormal: the operand itself.
+// bf16 and f16 convert (to and from each other, f32, the integers and pred), compare (on
+// bits) and select here; the 8-, 6- and 4-bit floats' converts and arithmetic decline
+// (DeclinedError): their ops run on the host.
 //
 // WGSL leaves NaN and infinity behaviour to the implementation, and lets it flush f32
 // subnormals to zero in any float operation (SwiftShader does, compares included), so
@@ -95,7 +96,7 @@ interface FloatFields {
 const F32_FIELDS: FloatFields = { pattern: (x) => `bitcast<u32>(${x})`, sign: "0x80000000u", magnitude: "0x7fffffffu", infinity: "0x7f800000u" };
 const halfFields = (half: Half): FloatFields => ({ pattern: (x) => x, sign: "0x8000u", magnitude: "0x7fffu", infinity: half.infinity });
 
-/** The half of type t whose arithmetic is computed here (in f32, or by its exact helpers), or undefined where t is not a narrow float; another narrow float declines, saying why. */
+/** The half of type t whose arithmetic is computed here (in f32, or by its helpers), or undefined where t is not a narrow float; another narrow float declines, saying why. */
 function computedHalf(t: NodeType, op: string): Half | undefined {
   if (!isNarrowFloat(t)) return undefined;
   return HALF[t] ?? decline(`${op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
