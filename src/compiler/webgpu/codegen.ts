@@ -9,12 +9,12 @@
 // layer norm) a row per workgroup, its lanes striding along the row and their partial
 // results combined through subgroup operations where the device has WGSL's `subgroups`
 // feature, else as a tree in workgroup memory (kernel/workgroup_reduce_kernel.ts).
-// f16 sums, maxima and minima take these paths as f32's do, each step of the lanes'
-// loops and of the tree rounded to f16 as the interpreter's steps are (in another order:
-// docs/numerics.md bounds the difference), and so do bf16 maxima and minima (exact on
-// bits); the row fusion of f16 softmax, log-softmax and layer norm is asked of this
-// generator (webgpuCapabilities: one kernel, a row per workgroup). Reductions that run
-// in the interpreter's order (generic reducers: argmax...; products of halves) and
+// f16 and bf16 sums, maxima and minima take these paths as f32's do, each step of the
+// lanes' loops and of the tree rounded to the half as the interpreter's steps are (in
+// another order: docs/numerics.md bounds the difference; maxima and minima exact on
+// bits); the row fusion of f16 and bf16 softmax, log-softmax and layer norm is asked of
+// this generator (webgpuCapabilities: one kernel, a row per workgroup). Reductions that
+// run in the interpreter's order (generic reducers: argmax...; products of halves) and
 // column reductions run a row an invocation, in order; their pipelines one row at a
 // time, stages in turn (rows never wait on one another), with no row buffers (a later
 // stage computes again what it reads: an invocation's private memory is small).
@@ -77,11 +77,10 @@ export const GPU_REDUCE_TARGET: ReduceTarget = {
   vectorBytes: 0,
   accumulatorVectors: 1,
   foldByHalving: false,
-  // f16 sums round each step to f16, as the interpreter's do, along a lane's elements
-  // and up the workgroup's tree: not the interpreter's order, so not always its bits
-  // (within the bound of docs/numerics.md). f16 products stay in its order (a row an
-  // invocation). bf16 sums and products decline (wgsl_values.ts HALF: its arithmetic
-  // runs on the host); its maxima and minima are exact on bits.
+  // f16 and bf16 sums round each step to the half, as the interpreter's do, along a
+  // lane's elements and up the workgroup's tree: not the interpreter's order, so not
+  // always its bits (within the bound of docs/numerics.md). Products of halves stay in
+  // its order (a row an invocation); maxima and minima are exact on bits.
   halves: "reassociated",
   anyRowPipeline: true,
   rowBufferValues: "costlyOp",

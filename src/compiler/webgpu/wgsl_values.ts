@@ -14,11 +14,16 @@
 // rounding and subnormals to the implementation. One f32 rounding then one to f16 is
 // the interpreter's single rounding for +, -, ×, ÷ and sqrt (24 ≥ 2p + 2 bits), given
 // f32 ops rounded to nearest; integers convert to f32 rounded to odd first for the same
-// reason. bf16 and f16 convert (to and from each other, f32, the integers and pred),
-// compare (on bits) and select here; bf16 arithmetic declines (HALF says why) but for
-// the ops decided on bits (maximum, minimum, abs, negate), as do
-// the 8-, 6- and 4-bit floats' converts and arithmetic (DeclinedError): their ops run
-// on the host.
+// reason. bf16 is held and rounded the same way, but its subnormals are f32 subnormals,
+// which WGSL lets an implementation flush: +, -, ×, ÷, sqrt and rsqrt of bf16 are
+// helpers (HALF helpers: xk_bf16_add, ...) that take f32's path when no operand or result
+// can be an f32 subnormal (one test of the exponent fields) and otherwise compute
+// exactly on integers (sqrt, rsqrt: on values scaled into f32's normals); its other ops
+// (the math functions, remainder, pow, atan2) are computed in f32 under f32's licence
+// below, but for sin, tan, tanh, expm1 and log1p of a subnormal: the operand itself.
+// bf16 and f16 convert (to and from each other, f32, the integers and pred), compare (on
+// bits) and select here; the 8-, 6- and 4-bit floats' converts and arithmetic decline
+// (DeclinedError): their ops run on the host.
 //
 // WGSL leaves NaN and infinity behaviour to the implementation, and lets it flush f32
 // subnormals to zero in any float operation (SwiftShader does, compares included), so
@@ -26,7 +31,8 @@
 // absolute value, negation, compares, the NaN-propagating maximum and minimum with -0
 // below +0, ceil, floor and the roundings of |x| < 1, the NaN → 0 and saturating
 // float → integer conversions. Arithmetic (+, -, ×, ÷, sqrt, the math functions) is
-// WGSL's and may flush: a subnormal operand or result may be 0 there.
+// WGSL's and may flush: a subnormal operand or result may be 0 there (f32's, and
+// bf16's but for the helpers above).
 
 import { bitWidth, ELEMENT_TYPES, integerRange, type ElementType } from "../../types/element_type.js";
 import { encodeFloatBits } from "../../types/float_codec.js";
@@ -54,21 +60,27 @@ interface Half {
   readonly infinity: string;
   /** The positive quiet NaN, the interpreter's NaN result of an op. */
   readonly nan: string;
-  /** Why its arithmetic (unary and binary ops, reducers) runs on the host; undefined: computed in f32 here. */
-  readonly hostArithmetic?: string;
-  /** Ops computed here all the same: their code reads and writes bits only (no float operation to flush a subnormal). */
-  readonly onBits?: ReadonlySet<string>;
+  /**
+   * Ops computed by a helper of WGSL_HELPERS on the patterns (fn(bits...) -> u32) that
+   * keeps subnormals out of f32 arithmetic (bf16: +, -, ×, ÷ and sqrt exact, rsqrt as
+   * f16's); the other ops: in f32 on the values.
+   */
+  readonly helpers?: Readonly<Record<string, string>>;
+  /**
+   * Unary ops whose value at a subnormal x rounds to x itself (f(x) = x·(1 + O(x²)), the
+   * O(x²) below 2^-250): there the operand's bits, where f32's path may see 0.
+   */
+  readonly subnormalIsSelf?: ReadonlySet<string>;
 }
 
 const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
   // Every f16 value and every intermediate f32 result of an op on f16 values is an f32 normal (or zero): nothing for a flush to zero to touch.
   f16: { value: "xk_f16_value", bits: "xk_f16_bits", infinity: "0x7c00u", nan: "0x7e00u" },
-  // bf16's converts, compares and selects work on bits; its arithmetic would meet f32 subnormals.
+  // bf16 subnormals are f32 subnormals: +, -, ×, ÷, sqrt and rsqrt go through helpers safe from a flush to zero.
   bf16: {
     value: "xk_bf16_value", bits: "xk_bf16_bits", infinity: "0x7f80u", nan: "0x7fc0u",
-    hostArithmetic: "bf16 arithmetic runs on the host: bf16 subnormals are f32 subnormals, which WGSL lets an implementation flush to zero (SwiftShader does)",
-    // XLA's maximum and minimum (xk_maxh, xk_minh), absolute value and negation decide on bits: exact, so bf16 max and min reductions run here too.
-    onBits: new Set(["max", "min", "abs", "neg"]),
+    helpers: { add: "xk_bf16_add", sub: "xk_bf16_sub", mul: "xk_bf16_mul", div: "xk_bf16_div", sqrt: "xk_bf16_sqrt", rsqrt: "xk_bf16_rsqrt" },
+    subnormalIsSelf: new Set(["sin", "tan", "tanh", "expm1", "log1p"]),
   },
 };
 
@@ -84,12 +96,10 @@ interface FloatFields {
 const F32_FIELDS: FloatFields = { pattern: (x) => `bitcast<u32>(${x})`, sign: "0x80000000u", magnitude: "0x7fffffffu", infinity: "0x7f800000u" };
 const halfFields = (half: Half): FloatFields => ({ pattern: (x) => x, sign: "0x8000u", magnitude: "0x7fffu", infinity: half.infinity });
 
-/** The half of type t whose arithmetic is computed here (in f32), or undefined; a narrow float computed elsewhere declines, saying why. */
+/** The half of type t whose arithmetic is computed here (in f32, or by its helpers), or undefined where t is not a narrow float; another narrow float declines, saying why. */
 function computedHalf(t: NodeType, op: string): Half | undefined {
   if (!isNarrowFloat(t)) return undefined;
-  const half = HALF[t];
-  if (half === undefined) return decline(`${op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
-  return half.hostArithmetic === undefined || half.onBits?.has(op) === true ? half : decline(half.hostArithmetic);
+  return HALF[t] ?? decline(`${op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
 }
 
 /** The f32 code `compute` writes for an op on half type t; where it declines, the reason names t. */
@@ -196,8 +206,14 @@ export class WgslValues extends TextValueEmitter {
     }
     const half = computedHalf(t, n.op);
     if (n.args.length === 1) {
-      // A half: computed in f32 on its value, rounded back to the half.
-      if (half !== undefined) return `${half.bits}(${inF32(t, () => this.unary(n, "f32", `${half.value}(${this.v(a!)})`))}, false)`;
+      const helper = half?.helpers?.[n.op];
+      if (helper !== undefined) return `${helper}(${this.v(a!)})`;
+      if (half !== undefined) {
+        // A half: computed in f32 on its value, rounded back to the half.
+        const x = this.v(a!);
+        const rounded = `${half.bits}(${inF32(t, () => this.unary(n, "f32", `${half.value}(${x})`))}, false)`;
+        return half.subnormalIsSelf?.has(n.op) === true ? `select(${rounded}, ${x}, (${x} & 0x7f80u) == 0u && (${x} & 0x7fu) != 0u)` : rounded;
+      }
       return this.unary(n, t as ElementType, this.v(a!));
     }
     if (n.args.length === 2) return this.binary(n.op, t as ElementType, this.v(a!), this.v(b!));
@@ -344,6 +360,8 @@ export class WgslValues extends TextValueEmitter {
     const half = computedHalf(t, op);
     // XLA's maximum and minimum of halves on their patterns (one of the operands, or the NaN): no decode, no rounding (a reduction's tree combines by them).
     if (half !== undefined && (op === "max" || op === "min")) return `xk_${op}h(${x}, ${y}, ${half.infinity}, ${half.nan})`;
+    const helper = half?.helpers?.[op];
+    if (helper !== undefined) return `${helper}(${x}, ${y})`;
     // A half: computed in f32 on its values, rounded back to the half.
     if (half !== undefined) return `${half.bits}(${inF32(t, () => this.binary(op, "f32", `${half.value}(${x})`, `${half.value}(${y})`))}, false)`;
     if (t === "f32") {
@@ -539,5 +557,113 @@ fn xk_bf16_bits(x: f32, keep_nan_sign: bool) -> u32 {
   let b = bitcast<u32>(x);
   if ((b & 0x7fffffffu) > 0x7f800000u) { return 0x7fc0u | select(0u, (b >> 16u) & 0x8000u, keep_nan_sign); }
   return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
+}
+// bf16 +, -, ×, ÷, sqrt and rsqrt (HALF helpers), safe from a flush to zero: bf16
+// subnormals are f32 subnormals, which WGSL lets an implementation flush in any float
+// operation. Each takes f32's path (f32's rounding, then bf16's: the interpreter's one
+// rounding, as 24 >= 2·8 + 2 bits) when the exponent fields say that no operand and no
+// result is below 2^-126, and otherwise computes on integers: the significands
+// (subnormals normalized), the exponents, then one rounding on bits (xk_bf16_round).
+// A nonzero finite bf16 as m · 2^(e - 7), m in [128, 256).
+struct XkBf16Parts { m: u32, e: i32 }
+fn xk_bf16_parts(h: u32) -> XkBf16Parts {
+  let field = (h >> 7u) & 0xffu;
+  if (field != 0u) { return XkBf16Parts(0x80u | (h & 0x7fu), i32(field) - 127); }
+  let shift = countLeadingZeros(h & 0x7fu) - 24u;
+  return XkBf16Parts((h & 0x7fu) << shift, -126 - i32(shift));
+}
+// sign | the bf16 nearest (ties to even) to m · 2^(e - 23), m in [2^23, 2^24): past the
+// largest finite, infinity; below 2^-126, a multiple of 2^-133 (bf16's subnormals).
+fn xk_bf16_round(sign: u32, m: u32, e: i32) -> u32 {
+  if (e > 127) { return sign | 0x7f80u; }
+  if (e >= -126) {
+    let b = (u32(e + 127) << 23u) | (m & 0x7fffffu);
+    return sign | ((b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u);
+  }
+  if (e < -134) { return sign; }
+  let shift = u32(-110 - e);
+  let q = m >> shift;
+  let rest = m & ((1u << shift) - 1u);
+  let tie = 1u << (shift - 1u);
+  return sign | (q + select(0u, 1u, rest > tie || (rest == tie && (q & 1u) == 1u)));
+}
+// A nonzero pattern below 2^-119 (exponent field under 8). The others' ulps are 2^-126
+// or more, so a sum of two of them is 0 or at least 2^-126.
+fn xk_bf16_tiny(h: u32) -> bool { return (h & 0x7fffu) - 1u < 0x3ffu; }
+fn xk_bf16_add(a: u32, b: u32) -> u32 {
+  if (!xk_bf16_tiny(a) && !xk_bf16_tiny(b)) { return xk_bf16_bits(xk_bf16_value(a) + xk_bf16_value(b), false); }
+  // x the operand of the larger magnitude (an infinity or NaN if either is), y the other.
+  let swap = (b & 0x7fffu) > (a & 0x7fffu);
+  let x = select(a, b, swap);
+  let y = select(b, a, swap);
+  if ((x & 0x7fffu) >= 0x7f80u) { return xk_bf16_bits(xk_bf16_value(x), false); }
+  if ((y & 0x7fffu) == 0u) { return x; }
+  let px = xk_bf16_parts(x);
+  let py = xk_bf16_parts(y);
+  let d = u32(px.e - py.e);
+  // |y| < 2^-16 |x|: less than half of x's ulp below it; x is the nearest.
+  if (d > 16u) { return x; }
+  // Exact: both significands on x's scale (24 + 1 bits), |x| >= |y|.
+  let mx = px.m << 16u;
+  let my = py.m << (16u - d);
+  let s = select(mx + my, mx - my, ((x ^ y) & 0x8000u) != 0u);
+  if (s == 0u) { return 0u; }
+  let sign = x & 0x8000u;
+  if (s >= 0x1000000u) { return xk_bf16_round(sign, (s >> 1u) | (s & 1u), px.e + 1); }
+  let up = countLeadingZeros(s) - 8u;
+  return xk_bf16_round(sign, s << up, px.e - i32(up));
+}
+fn xk_bf16_sub(a: u32, b: u32) -> u32 { return xk_bf16_add(a, b ^ 0x8000u); }
+fn xk_bf16_mul(a: u32, b: u32) -> u32 {
+  let fa = (a >> 7u) & 0xffu;
+  let fb = (b >> 7u) & 0xffu;
+  // Normal operands (or infinities, NaNs) whose product is at least 2^-126: f32's product is exact (16 bits).
+  if (fa != 0u && fb != 0u && fa + fb >= 128u) { return xk_bf16_bits(xk_bf16_value(a) * xk_bf16_value(b), false); }
+  let sign = (a ^ b) & 0x8000u;
+  let ma = a & 0x7fffu;
+  let mb = b & 0x7fffu;
+  if (ma > 0x7f80u || mb > 0x7f80u || (ma == 0x7f80u && mb == 0u) || (ma == 0u && mb == 0x7f80u)) { return 0x7fc0u; }
+  if (ma == 0x7f80u || mb == 0x7f80u) { return sign | 0x7f80u; }
+  if (ma == 0u || mb == 0u) { return sign; }
+  let px = xk_bf16_parts(a);
+  let py = xk_bf16_parts(b);
+  let p = px.m * py.m;
+  let top = p >= 0x8000u;
+  return xk_bf16_round(sign, p << select(9u, 8u, top), px.e + py.e + select(0, 1, top));
+}
+fn xk_bf16_div(a: u32, b: u32) -> u32 {
+  let fa = (a >> 7u) & 0xffu;
+  let fb = (b >> 7u) & 0xffu;
+  // Normal operands, the divisor below 2^126 (WGSL's accuracy range for x / y) and the
+  // quotient at least 2^-125: f32's quotient rounded to bf16 is the one rounding, even
+  // 2.5 f32 ulps off (WGSL's bound): an inexact quotient of two bf16 values is more
+  // than 2^-18 of itself from every bf16 midpoint, and none is a midpoint.
+  if (fa != 0u && fb != 0u && fb < 253u && fa + 124u >= fb) { return xk_bf16_bits(xk_bf16_value(a) / xk_bf16_value(b), false); }
+  let sign = (a ^ b) & 0x8000u;
+  let ma = a & 0x7fffu;
+  let mb = b & 0x7fffu;
+  if (ma > 0x7f80u || mb > 0x7f80u || (ma == 0u && mb == 0u) || (ma == 0x7f80u && mb == 0x7f80u)) { return 0x7fc0u; }
+  if (ma == 0x7f80u || mb == 0u) { return sign | 0x7f80u; }
+  if (ma == 0u || mb == 0x7f80u) { return sign; }
+  let px = xk_bf16_parts(a);
+  let py = xk_bf16_parts(b);
+  // The quotient's 24 bits by integer division, a nonzero remainder kept as the last bit (rounding to odd: then one rounding to bf16 is exact).
+  let wide = px.m < py.m;
+  let n = px.m << select(23u, 24u, wide);
+  let q = n / py.m;
+  return xk_bf16_round(sign, q | select(0u, 1u, n % py.m != 0u), px.e - py.e - select(0, 1, wide));
+}
+// Of a bf16 that is not subnormal: f32's root. Of a subnormal (its significand times
+// 2^-133): the root of its value times 2^64, an f32 normal, then scaled by 2^-32 (or,
+// of the reciprocal, 2^32): exact scalings of normals.
+fn xk_bf16_sqrt(a: u32) -> u32 {
+  if ((a & 0x7f80u) != 0u || (a & 0x7fffu) == 0u) { return xk_bf16_bits(sqrt(xk_bf16_value(a)), false); }
+  if (a >= 0x8000u) { return 0x7fc0u; }
+  return xk_bf16_bits(sqrt(f32(a) * bitcast<f32>(0x1d000000u)) * bitcast<f32>(0x2f800000u), false);
+}
+fn xk_bf16_rsqrt(a: u32) -> u32 {
+  if ((a & 0x7f80u) != 0u || (a & 0x7fffu) == 0u) { return xk_bf16_bits(1.0 / sqrt(xk_bf16_value(a)), false); }
+  if (a >= 0x8000u) { return 0x7fc0u; }
+  return xk_bf16_bits((1.0 / sqrt(f32(a) * bitcast<f32>(0x1d000000u))) * bitcast<f32>(0x4f800000u), false);
 }
 `;

@@ -244,7 +244,7 @@ test("execute keeps results on the GPU until asked; device arrays feed another r
   }
 });
 
-/** The random programs' type lists: the generator's default, and the halves (f16 computed in f32 on the GPU, bf16 converted and compared there) among the types they convert to and from. */
+/** The random programs' type lists: the generator's default, and the halves (f16 and bf16 computed in f32 on the GPU, bf16 arithmetic flush-safe) among the types they convert to and from. */
 const RANDOM_TYPES: readonly { readonly what: string; readonly seeds: number; readonly options: RandomProgramOptions }[] = [
   { what: "every default type and family", seeds: 30, options: {} },
   { what: "f16 and bf16 beside pred, s32 and f32", seeds: 20, options: { elementTypes: ["pred", "s32", "f16", "bf16", "f32"] } },
