@@ -11,6 +11,7 @@
 import { ELEMENT_TYPES, type ElementType } from "./element_type.js";
 import { readElementBits, writeElementBits } from "./element_bits.js";
 import { allocateStorage, Literal } from "./literal.js";
+import { ShapeError } from "./errors.js";
 import { arrayShape, elementCount, type ArrayShape } from "./shape.js";
 
 /**
@@ -18,6 +19,11 @@ import { arrayShape, elementCount, type ArrayShape } from "./shape.js";
  * type and dimensions must be what shape inference gives for this op.
  */
 export function bitcastConvertLiteral(lit: Literal, resultShape: ArrayShape): Literal {
+  // From JavaScript a type name is easily passed where the shape belongs.
+  const given: unknown = resultShape;
+  if (typeof given !== "object" || given === null || resultShape.kind !== "array" || !Object.hasOwn(ELEMENT_TYPES, resultShape.elementType)) {
+    throw new ShapeError(`bitcastConvertLiteral: resultShape must be an array shape such as arrayShape("u32", [4]), got ${JSON.stringify(given)}`, "bitcastConvertLiteral", "resultShape");
+  }
   const source = lit.toDefaultLayout();
   const from: ElementType = source.elementType;
   const to: ElementType = resultShape.elementType;

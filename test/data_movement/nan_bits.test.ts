@@ -48,3 +48,9 @@ for (const [type, bitsType, patterns] of [["f32", "u32", F32], ["f64", "u64", F6
     }
   });
 }
+
+test("bitcastConvertLiteral: a type name where the result shape belongs is a ShapeError naming the argument", () => {
+  const lit = Literal.from("u32", [1, 2]);
+  assert.throws(() => bitcastConvertLiteral(lit, "f32" as unknown as ReturnType<typeof arrayShape>),
+    (e: Error) => e.name === "ShapeError" && /resultShape must be an array shape/.test(e.message) && /"f32"/.test(e.message));
+});
