@@ -15,7 +15,8 @@ import { fileURLToPath } from "node:url";
 import { measureRunner, type CellResult } from "./harness/measure.js";
 import { LIBRARIES, planRunners, planWorkloads, type RunnerConfig } from "./harness/plan.js";
 import { hasRelaxedSimd, systemInfo } from "./harness/system.js";
-import { buildTable, buildTargets } from "./harness/table.js";
+import { measurePeakFlops, type PeakFlops } from "./harness/peak.js";
+import { buildCeiling, buildTable, buildTargets } from "./harness/table.js";
 import { describe } from "./workloads/specs.js";
 
 const RESULT_PREFIX = "@@bench-result ";
@@ -160,11 +161,14 @@ const RELAXED_ARGS = options.relaxedSimd && !hasRelaxedSimd() && !process.execAr
 const info = { ...systemInfo(), ...(RELAXED_ARGS.length > 0 ? { relaxedSimd: true } : {}) };
 const started = new Date();
 console.error(`bench: ${plan.length} workloads, threads ${options.threads.join(",")}${options.quick ? ", quick" : ""}`);
+const runners = planRunners(options.threads).filter((c) => options.runners === undefined || options.runners.includes(c.name));
+// The FMA ceiling of the sitting, where a native library runs a GEMM-bound whole program.
+const GEMM_BOUND = new Set(["gpt2", "mlp-infer", "transformer"]);
+const probesPeak = runners.some((c) => c.name === "xlats-native" || c.name === "ort-node") && plan.some((p) => GEMM_BOUND.has(p.kind));
+const peaks: PeakFlops[] = probesPeak ? [measurePeakFlops(options.threads)] : [];
 const cells: CellResult[] = [];
-for (const config of planRunners(options.threads)) {
-  if (options.runners !== undefined && !options.runners.includes(config.name)) continue;
-  cells.push(...(await runChild(config, plan.map((p) => fullPlan.indexOf(p)))));
-}
+for (const config of runners) cells.push(...(await runChild(config, plan.map((p) => fullPlan.indexOf(p)))));
+if (probesPeak) peaks.push(measurePeakFlops(options.threads));
 
 const table = buildTable(plan, options.threads, cells);
 const elapsed = ((Date.now() - started.getTime()) / 1000).toFixed(0);
@@ -178,6 +182,7 @@ console.log([
   table.markdown,
   "",
   buildTargets(plan, cells),
+  ...(probesPeak ? ["", buildCeiling(plan, cells, peaks)] : []),
 ].join("\n"));
 if (table.failures.length > 0) {
   console.error(`\nBENCHMARK RESULT CHECK FAILED (${table.failures.length}):`);

@@ -5,6 +5,7 @@
 import { describe, flops, measure } from "../workloads/specs.js";
 import type { CellResult } from "./measure.js";
 import { GPU_LIBRARIES, GPU_PEERS, LIBRARIES, WASM_PEERS, type PlannedWorkload } from "./plan.js";
+import type { PeakFlops } from "./peak.js";
 
 type Lookup = (name: string, threads: number, kind: string, label: string) => CellResult | undefined;
 
@@ -214,3 +215,43 @@ export function buildTargets(plan: readonly PlannedWorkload[], cells: readonly C
   return lines.join("\n");
 }
 
+
+/**
+ * The GEMM-bound whole programs' FLOP rates beside the machine's FMA peak of the same
+ * sitting (peak.ts; the better of its start and end probes): each native library's share
+ * of the peak, and the most that xlats-native could lead ort-node by if it ran at the
+ * peak itself (peak / ort-node). A target ratio above that bound cannot be met in this
+ * sitting by any kernel; one below it can.
+ */
+export function buildCeiling(plan: readonly PlannedWorkload[], cells: readonly CellResult[], peaks: readonly PeakFlops[]): string {
+  const measured = peaks.filter((p): p is Extract<PeakFlops, { byThreads: unknown }> => "byThreads" in p);
+  if (measured.length === 0) {
+    const why = peaks.map((p) => ("unavailable" in p ? p.unavailable : "")).find((s) => s !== "");
+    return `FMA peak not measured${why !== undefined ? `: ${why}` : ""}.`;
+  }
+  const threadCounts = [...measured[0]!.byThreads.keys()];
+  const peakAt = (t: number): number => Math.max(...measured.map((m) => m.byThreads.get(t) ?? 0));
+  const probes = threadCounts.map((t) => `${t} thread${t > 1 ? "s" : ""} ${measured.map((m) => fmt(m.byThreads.get(t) ?? 0)).join(" / ")}`);
+  const lines = [
+    `FMA peak (a C loop of independent AVX2 FMAs, GFLOP/s, at the start / end of the sitting): ${probes.join("; ")}.`,
+    "",
+    "| GEMM-bound program | threads | peak GFLOP/s | xlats-native GFLOP/s (of peak) | ort-node GFLOP/s (of peak) | most xlats-native could lead ort-node |",
+    "|---|---|---|---|---|---|",
+  ];
+  const rate = (name: string, t: number, p: PlannedWorkload): number | undefined => {
+    const steps = figureOf(cells.find((c) => c.runner.name === name && c.runner.threads === t && c.kind === p.kind && c.label === describe(p.full)), p);
+    return steps === undefined ? undefined : steps * flops(p.full) / 1e9;
+  };
+  for (const [label, kind, pick] of WHOLE_PROGRAMS) {
+    if (label === "gpt2 decode") continue; // bound by memory, not by the FMA units
+    const p = plan.find((q) => q.kind === kind && (pick === undefined || pick(q)));
+    if (p === undefined) continue;
+    for (const t of threadCounts) {
+      const peak = peakAt(t), ours = rate("xlats-native", t, p), theirs = rate("ort-node", t, p);
+      if (ours === undefined && theirs === undefined) continue;
+      const share = (x: number | undefined): string => x === undefined ? "n/a" : `${fmt(x)} (${Math.round((100 * x) / peak)}%)`;
+      lines.push(`| ${label} | ${t} | ${fmt(peak)} | ${share(ours)} | ${share(theirs)} | ${theirs === undefined ? "n/a" : `${fmt(peak / theirs)}×`} |`);
+    }
+  }
+  return lines.join("\n");
+}
