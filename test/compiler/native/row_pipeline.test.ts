@@ -5,10 +5,16 @@
 // row lengths below, at and past the lane count, on one thread and split across
 // threads (so ranges of rows that do not start at 0). Where the CPU has AVX-512,
 // these kernels (and elementwise loops) run in their vector form (emit_c_vector.ts),
-// which must give the scalar form's bits: both are built here and compared.
+// which must give the scalar form's bits: both are built here and compared. Elsewhere
+// the scalar form's element loop is what the C compiler vectorizes: GPT-2's GELU is
+// checked to keep both forms (the written one, and a loop GCC reports vectorized).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { compileSync } from "../../../src/compiler/index.js";
 import { emitFusionKernelC } from "../../../src/compiler/native/emit_c_reduce.js";
 import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
@@ -19,6 +25,8 @@ import { firstDifference } from "../literal_compare.js";
 import { rng } from "../../support/prng.js";
 import { nativeCpu, nativeSkipReason, runNativeCases } from "./gemm_harness.js";
 import { needsCompiler, REDUCERS, SOFTMAX } from "./native_support.js";
+import { nativeToolchain } from "../../../src/compiler/native/toolchain.js";
+import { PRELUDE } from "../../../src/compiler/native/prelude.js";
 
 
 const random = rng(77);
@@ -203,6 +211,56 @@ ${REDUCERS("f32")}ENTRY e {
 }
 `;
 
+/** GPT-2's MLP activation, GELU's tanh form x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³))), x³ as x·x·x (as JAX's x ** 3 and the bench's GPT-2 write it). */
+const GELU = (rows: number, cols: number): string => `HloModule m
+ENTRY e {
+  x = f32[${rows},${cols}] parameter(0)
+  ${[["a", "0.044715"], ["k", "0.7978845608"], ["h", "0.5"], ["one", "1"]].map(([n, v]) =>
+    `${n} = f32[] constant(${v})\n  ${n}b = f32[${rows},${cols}] broadcast(${n}), dimensions={}`).join("\n  ")}
+  x2 = f32[${rows},${cols}] multiply(x, x)
+  x3 = f32[${rows},${cols}] multiply(x2, x)
+  ax3 = f32[${rows},${cols}] multiply(x3, ab)
+  inner = f32[${rows},${cols}] add(x, ax3)
+  z = f32[${rows},${cols}] multiply(inner, kb)
+  t = f32[${rows},${cols}] tanh(z)
+  hx = f32[${rows},${cols}] multiply(x, hb)
+  t1 = f32[${rows},${cols}] add(t, oneb)
+  ROOT y = f32[${rows},${cols}] multiply(hx, t1)
+}
+`;
+
+test("GPT-2's GELU keeps its vector forms: the written AVX-512 one, and an element loop GCC vectorizes without AVX-512", (t) => {
+  const kernel = emitFusionKernelC(parseHlo(GELU(128, 3072)).entry, "gelu");
+  if ("declined" in kernel) assert.fail(`GELU: ${kernel.declined}`);
+  const source = kernel.c.source;
+  // Every node on sixteen lanes, tanh by its vector form.
+  assert.match(source, /const xk_vf w\d+ = xk_v_tanh_f32\(w\d+\);/, "tanh in the vector loop");
+  assert.match(source, /xk_vstore\(out0 \+ i, w\d+\);/, "the vector loop stores the result");
+  // The scalar element loop: straight-line code, tanh the prelude's inline function (a libm call would stop the vectorizer).
+  const scalarAt = source.lastIndexOf("#pragma GCC ivdep\n");
+  assert.ok(scalarAt > 0, "a scalar element loop");
+  const scalarLoop = source.slice(scalarAt);
+  assert.match(scalarLoop, /xk_tanh_f32\(/);
+  assert.doesNotMatch(scalarLoop, /\b(tanhf?|powf?|expf?)\(/);
+  if (!needsCompiler(t)) return;
+  const toolchain = nativeToolchain();
+  if (typeof toolchain === "string" || /clang/i.test(toolchain.version)) { t.skip("the vectorizer report is GCC's (-fopt-info-vec)"); return; }
+  // GCC's report on the scalar form, AVX-512 off (the vector section then compiles to nothing): the element loop's line must be vectorized.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "xlats-gelu-"));
+  try {
+    const symbol = /static void (\w+)\(/.exec(source)![1]!;
+    const unit = `${PRELUDE}\n${source}\nvoid gelu_entry(uint8_t *mem, const uint32_t *args, int64_t b, int64_t e) { ${symbol}(mem, args, b, e); }\n`;
+    fs.writeFileSync(path.join(dir, "gelu.c"), unit);
+    const loopLine = unit.slice(0, unit.lastIndexOf("#pragma GCC ivdep\n")).split("\n").length + 1;
+    const noAvx512 = toolchain.cpu.arch === "x86_64" ? ["-mno-avx512f"] : [];
+    execFileSync(toolchain.cc, [...toolchain.flags, ...noAvx512, "-fopt-info-vec-optimized=" + path.join(dir, "report.txt"), "-c", "-o", path.join(dir, "gelu.o"), path.join(dir, "gelu.c")], { stdio: "ignore" });
+    const report = fs.readFileSync(path.join(dir, "report.txt"), "utf8");
+    assert.match(report, new RegExp(`gelu\\.c:${loopLine}:\\d+: optimized: loop vectorized`), `line ${loopLine} (the element loop) vectorized; GCC said:\n${report}`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("the vector form of row pipelines and loops gives the scalar form's bits (AVX-512 builds against -mno-avx512f builds)", (t) => {
   const skip = nativeSkipReason();
   if (skip !== undefined) { t.skip(skip); return; }
@@ -217,6 +275,7 @@ test("the vector form of row pipelines and loops gives the scalar form's bits (A
       [op, MINUS_ROW_MAX(op)(500, 80), rowValues(500 * 80)]),
     // NaN, infinities and signed zeros too: maximum and minimum's NaN and tie cases.
     ["elementwise mix 20007", MIX(20007), rowValues(20007).map((v, i) => [NaN, Infinity, 0, -0][i % 11] ?? v)],
+    ["gelu 64x300", GELU(64, 300), rowValues(64 * 300)],
   ];
   // One-stage row reductions: the sums in the same lanes, folded alike (a tail of 1000 mod 64 elements).
   const reductions: [string, string, Float32Array][] = [
