@@ -5,9 +5,10 @@
 // nodes before it, each load affine in the inner loop through a restrict pointer to its
 // row, the loop body straight-line code (`#pragma GCC ivdep`: outputs never overlap inputs
 // except exactly, element for element, when written in place). Where the schedule has a
-// vector body (AVX-512's sixteen f32 lanes: NATIVE_VECTOR_TARGET), the loop first runs it
-// (emit_c_vector.ts: the same bits) under VECTOR_CONDITION, outputs it marks streaming
-// written by streaming stores, and the scalar loop does the rest.
+// vector body (sixteen f32 lanes: NATIVE_VECTOR_TARGET), the loop first runs it
+// (emit_c_vector.ts: the same bits) under a preprocessor condition (c_math.ts: AVX-512,
+// or for loop kernels AVX2 with FMA too), outputs it marks streaming written by
+// streaming stores, and the scalar loop does the rest.
 
 import { storageBytes, type ElementType } from "../../types/element_type.js";
 import type { ReducerKind } from "../kernel/lower_fusion.js";
@@ -66,6 +67,11 @@ class CKernelPrinter extends KernelTextPrinter {
   private laneLoop: { readonly index: string; readonly element: string; readonly lane: string } | undefined;
   /** In a vector loop (the statements directly in its body). */
   private vectors: VectorLoop | undefined;
+
+  /** `vectorCondition`: the preprocessor condition under which the vector sections compile. */
+  constructor(k: Kernel, readonly vectorCondition: string) {
+    super(k);
+  }
 
   protected declare(type: NodeType, name: string, value: string, mutable: boolean): string {
     return `${mutable ? "" : "const "}${cType(type)} ${name} = ${value};`;
@@ -126,7 +132,7 @@ class CKernelPrinter extends KernelTextPrinter {
       case "splat": return;
       case "vector": {
         const start = lines.length;
-        lines.push(`#if ${VECTOR_CONDITION}`);
+        lines.push(`#if ${this.vectorCondition}`);
         this.inVector = true;
         this.print(st.body, indent);
         this.inVector = false;
@@ -265,20 +271,21 @@ class CKernelPrinter extends KernelTextPrinter {
  * parameters as int64_t>)`, the native calling convention (kernel.ts) when those are
  * (begin, end): index variables are int64_t, pointers restrict, the scalar element loop
  * carries `#pragma GCC ivdep` (outputs never overlap inputs except exactly, element for
- * element, when written in place), a vector section is guarded by VECTOR_CONDITION and
- * its helpers defined before the function, scratch (Kernel.scratch) is in arrays on the
- * stack.
+ * element, when written in place), a vector section is guarded by `vectorCondition`
+ * (c_math.ts: VECTOR_CONDITION, or LOOP_VECTOR_CONDITION for kernels without
+ * accumulators) and its helpers defined before the function, scratch (Kernel.scratch) is
+ * in arrays on the stack.
  */
-export function printKernelC(k: Kernel, name = SYM): string[] {
-  const p = new CKernelPrinter(k);
+export function printKernelC(k: Kernel, name = SYM, vectorCondition = VECTOR_CONDITION): string[] {
+  const p = new CKernelPrinter(k, vectorCondition);
   const lines = p.lines;
   lines.push(`static void ${name}(uint8_t *mem, const uint32_t *args${k.params.map((x) => `, int64_t ${x}`).join("")}) {`);
   // Scratch on the stack (row pipelines: at most C_REDUCE_TARGET's budget).
   for (const x of k.scratch ?? []) lines.push(`  ${cType(x.type)} ${x.name}[${x.slots}][${x.length}];`);
   const u = k.units;
   p.printKernelBody("    ", { open: [`  for (int64_t ${u.index} = ${u.from}; ${u.index} < ${u.to}; ${u.index}++) {`], close: [`  }`] });
-  if (k.fence) lines.push(`#if ${VECTOR_CONDITION}`, `  xk_stream_fence();`, `#endif`);
+  if (k.fence) lines.push(`#if ${vectorCondition}`, `  xk_stream_fence();`, `#endif`);
   lines.push(`}`);
   const vectorized = [...statements(k.unit)].some((st) => st.s === "vector");
-  return vectorized ? [`#if ${VECTOR_CONDITION}`, ...vectorDefinitions(p.math), `#endif`, ...lines] : lines;
+  return vectorized ? [`#if ${vectorCondition}`, ...vectorDefinitions(p.math), `#endif`, ...lines] : lines;
 }

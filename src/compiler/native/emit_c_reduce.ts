@@ -10,7 +10,8 @@
 // order (init first, then the elements in row-major order), so their results are exact.
 
 import type { ReduceTarget } from "../kernel/schedule_reduce.js";
-import { symbolize } from "./c_source.js";
+import { symbolize, SYM } from "./c_source.js";
+import { LOOP_VECTOR_CONDITION } from "./c_math.js";
 import { VECTOR_LANES } from "./c_accumulators.js";
 import type { ReduceKernelTarget } from "../kernel/reduce_kernel.js";
 import { renderFusion, type FusionTarget } from "../kernel/fusion_kernel.js";
@@ -51,7 +52,10 @@ const C_FUSION_TARGET: FusionTarget = { ...C_REDUCE_KERNEL_TARGET, reduce: C_RED
  */
 export function emitFusionKernelC(fused: Computation, name = fused.name, maxima: readonly RowMaximum[] = []): NativeKernel | Declined {
   return renderFusion(fused, maxima, C_FUSION_TARGET, ({ kernel, units }, ir) => {
-    const c = symbolize(ir.reduce === undefined ? "loop" : "reduce", printKernelC(kernel).join("\n"));
+    // Loop kernels (no accumulators) take their vector form on AVX2 too (c_math.ts: LOOP_VECTOR_CONDITION).
+    const c = ir.reduce === undefined
+      ? symbolize("loop", printKernelC(kernel, SYM, LOOP_VECTOR_CONDITION).join("\n"))
+      : symbolize("reduce", printKernelC(kernel).join("\n"));
     return { name, c, operandCount: ir.inputs.length, resultCount: ir.outputs.length, scratchBytes: 0, ...units };
   });
 }

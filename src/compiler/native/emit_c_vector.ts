@@ -1,7 +1,8 @@
 // Kernel-graph nodes as C on sixteen f32 lanes at once (xk_vf: c_math.ts's vector
-// helpers, AVX-512), for the element loops of row reductions and pipelines
-// (emit_c_reduce.ts), which emit this form beside their scalar one and let the
-// preprocessor choose (VECTOR_CONDITION). The scalar form leaves the C compiler to
+// helpers, AVX-512; for loop kernels AVX2 with FMA too, on two ymm halves), for the
+// element loops of loops, row reductions and pipelines (emit_c_reduce.ts), which emit
+// this form beside their scalar one and let the preprocessor choose (VECTOR_CONDITION,
+// LOOP_VECTOR_CONDITION). The scalar form leaves the C compiler to
 // vectorize sixty-four lanes of plain C; it keeps some accumulators in memory and
 // computes exp's final scaling in three instructions. In a C harness around the
 // generated 4096×1024 softmax (one process, interleaved runs) the scalar form ran at
