@@ -11,9 +11,10 @@
 // of spatial dimensions; window strides, low/high padding (negative too), base and
 // window dilation, window reversal, feature groups. Batch groups are declined.
 // Accumulation in f32 as in the tiled GEMM, over the depth in order (window positions
-// in the kernel's spatial order, input features fastest). Types: f32, or f16 input and
-// kernel (packed pairs, as for the GEMM) with an f32 or f16 result (an f16 result is
-// stored by vec4s of output features, so it needs them innermost, see convKernel).
+// in the kernel's spatial order, input features fastest). Types: input and kernel each
+// f32, f16 or bf16 (halves as packed pairs, widened exactly, as for the GEMM), an f32,
+// f16 or bf16 result (a half result is rounded once from the f32 sum and stored by vec4s
+// of output features, so it needs them innermost, see convKernel).
 
 import type { Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
@@ -23,14 +24,15 @@ import type { Declined } from "../kernel/declined.js";
 import { DEFAULT_SLOTS, type GpuEpilogue } from "./gemm_wgsl.js";
 import type { ArgumentSlots } from "./epilogue_wgsl.js";
 import {
-  defaultTile, DEVICE_MEMORY_DECLARATIONS, F16_HELPERS, operandAccess, renderTiledProduct, resultAccess, type GemmTile, type GpuBinding,
+  defaultTile, DEVICE_MEMORY_DECLARATIONS, operandAccess, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
   type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand,
 } from "./gemm_tiles_wgsl.js";
 
 /** A convolution as the WGSL kernel sees it; every stride in elements of its operand's buffer. */
 export interface ConvWgslGeometry {
-  /** How input and kernel are stored (f16: packed pairs, as for the GEMM), and the output. */
+  /** How input, kernel and output are stored (f16, bf16: packed pairs, as for the GEMM). */
   readonly inputType: StorageType;
+  readonly kernelType: StorageType;
   readonly outputType: StorageType;
   readonly batch: number;
   readonly inputFeatures: number;
@@ -60,16 +62,17 @@ export function convWgslGeometry(conv: Instruction<"convolution">): ConvWgslGeom
   }
   const input = lhs.shape as ArrayShape, kernel = rhs.shape as ArrayShape, output = conv.shape as ArrayShape;
   const { featureGroupCount, batchGroupCount, window } = conv.attrs;
-  const storage = (t: string): t is StorageType => t === "f32" || t === "f16";
-  const inputType = input.elementType, outputType = output.elementType;
-  if (!storage(inputType) || kernel.elementType !== inputType || !storage(outputType)) {
-    return { declined: `webgpu convolution ${conv.name}: ${inputType} x ${kernel.elementType} -> ${outputType} (input and kernel both f32 or both f16; an f32 or f16 result)` };
+  const storage = (t: string): t is StorageType => t === "f32" || t === "f16" || t === "bf16";
+  const inputType = input.elementType, kernelType = kernel.elementType, outputType = output.elementType;
+  if (!storage(inputType) || !storage(kernelType) || !storage(outputType)) {
+    return { declined: `webgpu convolution ${conv.name}: ${inputType} x ${kernelType} -> ${outputType} (the kernel takes f32, f16 and bf16 operands and results)` };
   }
   if (batchGroupCount !== 1) return { declined: `webgpu convolution ${conv.name}: batch_group_count ${batchGroupCount} (only 1 is compiled)` };
   const dn = conv.attrs.dimensionNumbers;
   const is = rowMajorStrides(input.dimensions), ks = rowMajorStrides(kernel.dimensions), os = rowMajorStrides(output.dimensions);
   return {
     inputType,
+    kernelType,
     outputType,
     batch: input.dimensions[dn.inputBatchDimension]!,
     inputFeatures: input.dimensions[dn.inputFeatureDimension]!,
@@ -99,6 +102,7 @@ export function convWgslGeometryOfPlan(g: ConvGeometry): ConvWgslGeometry | Decl
   const outPosition = (role: number): number => g.outputRoles.indexOf(role);
   return {
     inputType: "f32",
+    kernelType: "f32",
     outputType: "f32",
     batch: g.outputSizes[outPosition(0)]!,
     inputFeatures: g.c,
@@ -173,7 +177,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const cg = g.inputFeatures / G, og = g.outputFeatures / G;
   const pixels = g.batch * product(g.outputSizes);
   const depth = cg * product(g.kernelSizes);
-  const { inputType, outputType } = g;
+  const { inputType, kernelType, outputType } = g;
   const allowVectors = options.vectorLoads ?? true;
   const multipleOf4 = (xs: readonly number[]): boolean => xs.every((x) => x % 4 === 0);
   // Vectors of 4 input features (k fastest) when features are the input's unit-stride
@@ -184,12 +188,12 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const memory = options.memory ?? "bindings";
   const slots = options.slots ?? DEFAULT_SLOTS;
   const x = operandAccess("lhs", slots.lhs, inputType, inputVectors, memory);
-  const w = operandAccess("rhs", slots.rhs, inputType, kernelVectors, memory);
+  const w = operandAccess("rhs", slots.rhs, kernelType, kernelVectors, memory);
   const epilogue = options.epilogue;
   // Stored by vec4s of output features where they are unit-stride, a multiple of 4 per group, and every other stride keeps the vec4s aligned.
   const outVectors = epilogue === undefined && g.output.feature === 1 && og % 4 === 0 && multipleOf4([g.output.batch, ...g.output.spatial]);
-  if (outputType === "f16" && !outVectors) {
-    return { declined: "webgpu convolution: an f16 output is stored as packed pairs by vec4s of output features: it needs features innermost, a multiple of 4 per group, other strides multiples of 4 and no epilogue (ask for f32 and convert)" };
+  if (outputType !== "f32" && !outVectors) {
+    return { declined: `webgpu convolution: an ${outputType} output is stored as packed pairs by vec4s of output features: it needs features innermost, a multiple of 4 per group, other strides multiples of 4 and no epilogue (ask for f32 and convert)` };
   }
   const result = resultAccess(outputType, outVectors, memory, slots.out);
   const outBytes = result.byteSize(maxElement(g, "output"));
@@ -253,7 +257,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   for (const bd of bindings) {
     if (bd.byteSize > limits.maxStorageBufferBindingSize) return { declined: `webgpu convolution: binding ${bd.name} (${bd.byteSize} bytes) exceeds maxStorageBufferBindingSize ${limits.maxStorageBufferBindingSize}` };
   }
-  const declarations = [memory === "device" ? DEVICE_MEMORY_DECLARATIONS : "", inputType === "f16" ? F16_HELPERS : "", x.declaration, w.declaration, result.declaration, epilogue?.declarations ?? "", functions.join("\n")].filter((s) => s !== "").join("\n");
+  const declarations = [memory === "device" ? DEVICE_MEMORY_DECLARATIONS : "", storageHelpers([inputType, kernelType]), x.declaration, w.declaration, result.declaration, epilogue?.declarations ?? "", functions.join("\n")].filter((s) => s !== "").join("\n");
   const tile = options.tile ?? defaultTile(G, pixels, og, limits);
   if ("declined" in tile) return tile;
   const rendered = renderTiledProduct(

@@ -21,7 +21,7 @@ import assert from "node:assert/strict";
 import { both, webgpuSkip } from "./gpu_available.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import {
-  XlaBuilder, parameter, binaryOp, unaryOp, compare, select, convertElementType, reduce, constantR0, tuple, exp, add, sub, mul, div, log, rsqrt, tanh, scalarReducer, dot, convGeneralDilated,
+  XlaBuilder, parameter, binaryOp, unaryOp, compare, select, convertElementType, reduce, constantR0, tuple, exp, add, sub, mul, div, log, rsqrt, tanh, scalarReducer, dot, dotGeneral, convGeneralDilated,
   type ConvDimensionNumbers,
 } from "../../../src/index.js";
 import type { XlaOp } from "../../../src/builder/xla_builder.js";
@@ -31,6 +31,8 @@ import { Literal } from "../../../src/types/literal.js";
 import { roundToFloatType } from "../../../src/types/float_codec.js";
 import { arrayShape } from "../../../src/types/shape.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import { compile } from "../../../src/compiler/index.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { compareLeaf, type CompareTally } from "../../../tools/fuzz/compare_compiled.js";
 import { rng } from "../../support/prng.js";
 
@@ -372,6 +374,72 @@ test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 an
     const tally: CompareTally = { compared: 0, unbounded: 0 };
     assert.equal(compareLeaf(t, { cls: "rounded", ulps: 0, eps: 2 ** -10 }, want.elements[j]!.values(), got.elements[j]!.values(), tally), undefined, `product ${j}`);
   });
+});
+
+// bf16 products as JAX writes them: bf16 operands with an f32 (preferred) or bf16
+// result, attention's batched products, an f32 activation times bf16 weights. The sums
+// are f32's (bf16 products are exact in f32), the result rounded once. On values that
+// are small integers every sum is exact, so the GPU's order of summation cannot show:
+// bit for bit with the interpreter. On random values the tiled kernel sums in the
+// interpreter's order (k ascending, one fused multiply-add a step: bit for bit too, as
+// no product rounds), the skinny one in slices: within 2 γ_k Σ|a||b| of the
+// interpreter's f32 sum, a bf16 result within that and both sides' roundings.
+test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in f32, a bf16 result rounded once; bit for bit where the sums are exact; what it cannot store runs on the host", { skip }, async () => {
+  const NHWC: ConvDimensionNumbers = {
+    inputBatchDimension: 0, inputFeatureDimension: 3, inputSpatialDimensions: [1, 2],
+    kernelInputFeatureDimension: 2, kernelOutputFeatureDimension: 3, kernelSpatialDimensions: [0, 1],
+    outputBatchDimension: 0, outputFeatureDimension: 3, outputSpatialDimensions: [1, 2],
+  };
+  const shapes: [ElementType, number[]][] = [
+    ["bf16", [37, 64]], ["bf16", [64, 32]], ["bf16", [1, 6, 6, 8]], ["bf16", [3, 3, 8, 4]],
+    ["bf16", [2, 3, 5, 16]], ["bf16", [2, 3, 8, 16]], ["bf16", [2, 3, 1, 8]], ["f32", [8, 64]], ["bf16", [64, 6]],
+  ];
+  const b = new XlaBuilder("bf16_products");
+  const [a, w, x, k, q, keys, p, h, narrow] = shapes.map(([t, dims], i) => parameter(b, i, arrayShape(t, dims), `p${i}`)) as [XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp];
+  const results = [
+    dot(a, w, { preferredElementType: "f32" }),
+    convGeneralDilated(x, k, [1, 1], [[1, 1], [1, 1]], [], [], NHWC, 1, 1),
+    // Attention's scores q·kᵀ over [batch, heads] (bf16 result), and one query's weights times the values (f32: the skinny kernel).
+    dotGeneral(q, keys, { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 1], lhsContractingDimensions: [3], rhsContractingDimensions: [3] }),
+    dotGeneral(p, keys, { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 1], lhsContractingDimensions: [3], rhsContractingDimensions: [2] }, { preferredElementType: "f32" }),
+    // f32 activations times bf16 weights (the shape rules' mixed dot: an f32 result).
+    dot(h, w),
+    // Six columns: a bf16 result is stored by vec4s of columns, so this one runs on the host.
+    dot(a, narrow),
+  ];
+  const depths = [64, 72, 16, 8, 64, 64];
+  const program = b.build(tuple(b, results));
+  const exe = await compile(program, { backend: "webgpu" });
+  try {
+    const dump = exe.dump();
+    for (const name of [/gemm 37x32x64 NN f32 from bf16 to f32, tiled/, /convolution .*tiled/, /gemm 6x5x8x16 NT f32 from bf16 to bf16, tiled/, /gemm 6x1x16x8 NN f32 from bf16 to f32, skinny/, /gemm 8x32x64 NN f32 from f32 x bf16 to f32, tiled/]) assert.match(dump, name);
+    assert.deepEqual(exe.stats.interpreted.map((s) => s.why).filter((why) => !/bf16 output is stored as packed pairs by vec4s of columns/.test(why)), [], "only the six-column dot is interpreted");
+    assert.equal(exe.stats.interpreted.length, 1);
+
+    const random = rng(41);
+    const run = async (value: () => number) => {
+      const args = shapes.map(([t, dims]) => Literal.fromValues(t, dims, Array.from({ length: dims.reduce((n, d) => n * d, 1) }, value)));
+      const magnitudes = args.map((l) => Literal.fromValues(l.elementType, l.dimensions, l.toNumbers().map(Math.abs)));
+      return { want: evaluate(program, args), got: await exe.run(args), scale: evaluate(program, magnitudes) };
+    };
+    const integers = await run(() => Math.floor(random() * 17) - 8);
+    results.forEach((_, j) => assert.equal(bitDifference(integers.want.elements[j]!, integers.got.elements[j]!, []), undefined, `product ${j} of small integers`));
+
+    const reals = await run(() => random() * 4 - 2);
+    results.forEach((_, j) => {
+      const [want, got, scale] = [reals.want, reals.got, reals.scale].map((r) => r.elements[j]!.toNumbers());
+      const bf16 = reals.want.elements[j]!.elementType === "bf16";
+      const d = depths[j]!;
+      for (let i = 0; i < want!.length; i++) {
+        // The scale is summed from bf16 magnitudes (rounded: 2^-8 relative); each side's f32 sum within γ_d Σ|a||b| of the exact one, then each rounded to bf16 (2^-8 relative).
+        const sums = 2 * gamma(d, 2 ** -24) * 1.01 * scale![i]!;
+        const bound = bf16 ? sums + 2 ** -8 * (2 * Math.abs(want![i]!) + sums) * 1.01 : sums;
+        assert.ok(Math.abs(got![i]! - want![i]!) <= bound, `product ${j} element ${i}: ${got![i]}, the interpreter ${want![i]} (bound ${bound})`);
+      }
+    });
+  } finally {
+    exe.delete();
+  }
 });
 
 test("f16 pow and atan2 on the GPU (computed in f32, rounded to f16): every pattern, within one f16 ulp of the interpreter, specials bit for bit", { skip }, async () => {
