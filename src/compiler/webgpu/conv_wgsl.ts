@@ -193,7 +193,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   // Stored by vec4s of output features where they are unit-stride, a multiple of 4 per group, and every other stride keeps the vec4s aligned.
   const outVectors = epilogue === undefined && g.output.feature === 1 && og % 4 === 0 && multipleOf4([g.output.batch, ...g.output.spatial]);
   if (outputType !== "f32" && !outVectors) {
-    return { declined: `webgpu convolution: an ${outputType} output is stored as packed pairs by vec4s of output features: it needs features innermost, a multiple of 4 per group, other strides multiples of 4 and no epilogue (ask for f32 and convert)` };
+    return { declined: `webgpu convolution: the ${outputType} output is stored as packed pairs by vec4s of output features: it needs features innermost, a multiple of 4 per group, other strides multiples of 4 and no epilogue (ask for f32 and convert)` };
   }
   const result = resultAccess(outputType, outVectors, memory, slots.out);
   const outBytes = result.byteSize(maxElement(g, "output"));

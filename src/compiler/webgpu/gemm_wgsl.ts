@@ -93,8 +93,8 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const lhsT = spec.lhsTransposed === true, rhsT = spec.rhsTransposed === true;
   const memory = options.memory ?? "bindings";
   if (outputType !== "f32") {
-    if (options.epilogue !== undefined) return declined(spec, `an ${outputType} output takes no epilogue (the epilogue stores f32 elements)`);
-    if (n % 4 !== 0) return declined(spec, `an ${outputType} output is stored as packed pairs by vec4s of columns: n must be a multiple of 4 (ask for f32 and convert)`);
+    if (options.epilogue !== undefined) return declined(spec, `the ${outputType} output takes no epilogue (the epilogue stores f32 elements)`);
+    if (n % 4 !== 0) return declined(spec, `the ${outputType} output is stored as packed pairs by vec4s of columns: n must be a multiple of 4 (ask for f32 and convert)`);
     if (options.kind === "skinny") return declined(spec, "the skinny kernel stores f32 only");
   }
   const kind = options.kind ?? (outputType === "f32" && (m <= SKINNY_MAX_ROWS || n === 1) ? "skinny" : "tiled");
