@@ -28,7 +28,7 @@ import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl,
 import { selectAndScatterKernelWgsl } from "./select_scatter_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
-import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel, type GpuLimits, type StorageType } from "./gemm_tiles_wgsl.js";
+import { DEFAULT_GPU_LIMITS, productStorage, tileName, type GpuKernel, type GpuLimits, type StorageType } from "./gemm_tiles_wgsl.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
@@ -138,8 +138,6 @@ function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { reado
 
 const elementTypeOf = (inst: Instruction): ElementType | undefined => (inst.shape.kind === "array" ? inst.shape.elementType : undefined);
 
-const isStorageType = (t: ElementType | undefined): t is StorageType => t === "f32" || t === "f16" || t === "bf16";
-
 /**
  * A dot's GEMM and how its operands and result are stored: each operand and the result
  * f32, f16 or bf16 as the shape rules allow them (mixed float operands, a preferred
@@ -148,12 +146,9 @@ const isStorageType = (t: ElementType | undefined): t is StorageType => t === "f
  * and the narrower floats run on the host.
  */
 function dotGemm(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly types: { readonly lhsType: StorageType; readonly rhsType: StorageType; readonly outputType: StorageType } } | Declined {
-  const [lhsType, rhsType, outputType] = [dot.operands[0], dot.operands[1], dot].map((x) => (x === undefined ? undefined : elementTypeOf(x)));
-  if (!isStorageType(lhsType) || !isStorageType(rhsType) || !isStorageType(outputType)) {
-    const types = [lhsType, rhsType, outputType];
-    const why = types.some((t) => t === "f64" || t === "c128") ? "WGSL has no f64" : "the GEMM kernels take f32, f16 and bf16";
-    return { declined: `webgpu dot ${dot.name}: ${lhsType} x ${rhsType} -> ${outputType} (${why}; the dot runs on the host)` };
-  }
+  const types = productStorage([dot.operands[0], dot.operands[1], dot].map((x) => (x === undefined ? undefined : elementTypeOf(x))));
+  if ("declined" in types) return { declined: `webgpu dot ${dot.name}: ${types.declined}` };
+  const [lhsType, rhsType, outputType] = types as [StorageType, StorageType, StorageType];
   const geometry = gemmGeometryOfDot(dot);
   return "declined" in geometry ? geometry : { spec: { elementType: "f32", ...geometry }, types: { lhsType, rhsType, outputType } };
 }

@@ -24,7 +24,7 @@ import type { Declined } from "../kernel/declined.js";
 import { DEFAULT_SLOTS, type GpuEpilogue } from "./gemm_wgsl.js";
 import type { ArgumentSlots } from "./epilogue_wgsl.js";
 import {
-  defaultTile, DEVICE_MEMORY_DECLARATIONS, operandAccess, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
+  defaultTile, DEVICE_MEMORY_DECLARATIONS, operandAccess, productStorage, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
   type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand,
 } from "./gemm_tiles_wgsl.js";
 
@@ -62,11 +62,9 @@ export function convWgslGeometry(conv: Instruction<"convolution">): ConvWgslGeom
   }
   const input = lhs.shape as ArrayShape, kernel = rhs.shape as ArrayShape, output = conv.shape as ArrayShape;
   const { featureGroupCount, batchGroupCount, window } = conv.attrs;
-  const storage = (t: string): t is StorageType => t === "f32" || t === "f16" || t === "bf16";
-  const inputType = input.elementType, kernelType = kernel.elementType, outputType = output.elementType;
-  if (!storage(inputType) || !storage(kernelType) || !storage(outputType)) {
-    return { declined: `webgpu convolution ${conv.name}: ${inputType} x ${kernelType} -> ${outputType} (the kernel takes f32, f16 and bf16 operands and results)` };
-  }
+  const types = productStorage([input.elementType, kernel.elementType, output.elementType]);
+  if ("declined" in types) return { declined: `webgpu convolution ${conv.name}: ${types.declined}` };
+  const [inputType, kernelType, outputType] = types as [StorageType, StorageType, StorageType];
   if (batchGroupCount !== 1) return { declined: `webgpu convolution ${conv.name}: batch_group_count ${batchGroupCount} (only 1 is compiled)` };
   const dn = conv.attrs.dimensionNumbers;
   const is = rowMajorStrides(input.dimensions), ks = rowMajorStrides(kernel.dimensions), os = rowMajorStrides(output.dimensions);

@@ -142,6 +142,15 @@ export function defaultTile(count: number, rows: number, cols: number, limits: G
  */
 export type StorageType = "f32" | "f16" | "bf16";
 
+const isStorageType = (t: string | undefined): t is StorageType => t === "f32" || t === "f16" || t === "bf16";
+
+/** A product's element types (operands, then result) as the GEMM and convolution kernels store them, or why they take no such product (its host step's reason). */
+export function productStorage(types: readonly (string | undefined)[]): readonly StorageType[] | Declined {
+  if (types.every(isStorageType)) return types;
+  const why = types.some((t) => t === "f64" || t === "c128") ? "WGSL has no f64" : "the kernels take f32, f16 and bf16";
+  return { declined: `${types.slice(0, -1).join(" x ")} -> ${types.at(-1)} (${why}; it runs on the host)` };
+}
+
 /** How each half type is widened: the WGSL function of a word to its two values (element 2i in x, 2i+1 in y: little-endian), and the helpers it needs. */
 const HALF_PAIRS: Record<Exclude<StorageType, "f32">, { readonly pair: string; readonly vector: string; readonly helpers: string }> = {
   f16: {
