@@ -395,16 +395,19 @@ test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in 
   };
   const shapes: [ElementType, number[]][] = [
     ["bf16", [37, 64]], ["bf16", [64, 32]], ["bf16", [1, 6, 6, 8]], ["bf16", [3, 3, 8, 4]],
-    ["bf16", [2, 3, 5, 16]], ["bf16", [2, 3, 8, 16]], ["bf16", [2, 3, 1, 8]], ["f32", [8, 64]], ["bf16", [64, 6]],
+    ["bf16", [2, 5, 3, 16]], ["bf16", [2, 8, 3, 16]], ["bf16", [2, 3, 1, 8]], ["f32", [8, 64]], ["bf16", [64, 6]],
   ];
   const b = new XlaBuilder("bf16_products");
   const [a, w, x, k, q, keys, p, h, narrow] = shapes.map(([t, dims], i) => parameter(b, i, arrayShape(t, dims), `p${i}`)) as [XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp];
   const results = [
     dot(a, w, { preferredElementType: "f32" }),
     convGeneralDilated(x, k, [1, 1], [[1, 1], [1, 1]], [], [], NHWC, 1, 1),
-    // Attention's scores q·kᵀ over [batch, heads] (bf16 result), and one query's weights times the values (f32: the skinny kernel).
-    dotGeneral(q, keys, { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 1], lhsContractingDimensions: [3], rhsContractingDimensions: [3] }),
-    dotGeneral(p, keys, { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 1], lhsContractingDimensions: [3], rhsContractingDimensions: [2] }, { preferredElementType: "f32" }),
+    // Attention as JAX writes it, q and k as [batch, position, head, depth]: the scores
+    // ("BTNH,BSNH->BNTS", bf16) and one query's weights times the values ("BNTS,BSNH",
+    // f32: the skinny kernel), their batch dimensions brought first by the dot
+    // decomposer's transposes.
+    dotGeneral(q, keys, { lhsBatchDimensions: [0, 2], rhsBatchDimensions: [0, 2], lhsContractingDimensions: [3], rhsContractingDimensions: [3] }),
+    dotGeneral(p, keys, { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 2], lhsContractingDimensions: [3], rhsContractingDimensions: [1] }, { preferredElementType: "f32" }),
     // f32 activations times bf16 weights (the shape rules' mixed dot: an f32 result).
     dot(h, w),
     // Six columns: a bf16 result is stored by vec4s of columns, so this one runs on the host.
@@ -417,7 +420,7 @@ test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in 
   const exe = await compile(program, { backend: "webgpu" });
   try {
     const dump = exe.dump();
-    for (const name of [/gemm 37x32x64 NN f32 from bf16 to f32, tiled/, /convolution .*tiled/, /gemm 6x5x8x16 NT f32 from bf16 to bf16, tiled/, /gemm 6x1x16x8 NN f32 from bf16 to f32, skinny/, /gemm 8x32x64 NN f32 from f32 x bf16 to f32, tiled/]) assert.match(dump, name);
+    for (const name of [/gemm 37x32x64 NN f32 from bf16 to f32, tiled/, /convolution .*tiled/, /gemm 6x5x8x16 NN f32 from bf16 to bf16, tiled/, /gemm 6x1x16x8 NN f32 from bf16 to f32, skinny/, /gemm 8x32x64 NN f32 from f32 x bf16 to f32, tiled/]) assert.match(dump, name);
     assert.deepEqual(exe.stats.interpreted.map((s) => s.why).filter((why) => !/bf16 output is stored as packed pairs by vec4s of columns/.test(why)), [], "only the six-column dot is interpreted");
     assert.equal(exe.stats.interpreted.length, 1);
 
