@@ -14,7 +14,7 @@
 // in the kernel's spatial order, input features fastest). Types: input and kernel each
 // f32, f16 or bf16 (halves as packed pairs, widened exactly, as for the GEMM), an f32,
 // f16 or bf16 result (a half result is rounded once from the f32 sum and stored by vec4s
-// of output features, so it needs them innermost, see convKernel).
+// or pairs of output features, so it needs them innermost, see convKernel).
 
 import type { Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
@@ -190,8 +190,10 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const epilogue = options.epilogue;
   // Stored by vec4s of output features where they are unit-stride, a multiple of 4 per group, and every other stride keeps the vec4s aligned.
   const outVectors = epilogue === undefined && g.output.feature === 1 && og % 4 === 0 && multipleOf4([g.output.batch, ...g.output.spatial]);
-  if (outputType !== "f32" && !outVectors) {
-    return { declined: `webgpu convolution: the ${outputType} output is stored as packed pairs by vec4s of output features: it needs features innermost, a multiple of 4 per group, other strides multiples of 4 and no epilogue (ask for f32 and convert)` };
+  // A half result, else, by pairs of output features: each word of the output two features of one pixel.
+  const outPairs = outputType !== "f32" && epilogue === undefined && g.output.feature === 1 && og % 2 === 0 && [g.output.batch, ...g.output.spatial].every((x) => x % 2 === 0);
+  if (outputType !== "f32" && !outVectors && !outPairs) {
+    return { declined: `webgpu convolution: the ${outputType} output is stored as packed pairs of output features: it needs features innermost, an even number per group, other strides even and no epilogue (ask for f32 and convert)` };
   }
   const result = resultAccess(outputType, outVectors, memory, slots.out);
   const outBytes = result.byteSize(maxElement(g, "output"));
@@ -243,6 +245,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
     return epilogue !== undefined ? epilogue.store({ value, row, col: `(${z} * ${u(og)} + ${col})`, index }) : result.store(index, value);
   };
   const storeVector = !outVectors ? undefined : (value: string, row: string, col: string, z: string) => result.storeVector(outIndex(row, col, z), value);
+  const storePair = !outPairs ? undefined : (value: string, row: string, col: string, z: string) => result.storePair(outIndex(row, col, z), value);
 
   const a: TileOperand = { scalar: (p, k, z) => `gatherPatch(${p}, ${k}, ${z})`, contiguous: g.input.feature === 1 ? "k" : "outer", ...(inputVectors ? { vector: (p: string, k: string, z: string) => `gatherPatch4(${p}, ${k}, ${z})` } : {}) };
   const b: TileOperand = { scalar: (j, k, z) => `kernelAt(${j}, ${k}, ${z})`, contiguous: g.kernel.outputFeature === 1 ? "outer" : "k", ...(kernelVectors ? { vector: (j: string, k: string, z: string) => `kernelAt4(${j}, ${k}, ${z})` } : {}) };
@@ -259,7 +262,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const tile = options.tile ?? defaultTile(G, pixels, og, limits);
   if ("declined" in tile) return tile;
   const rendered = renderTiledProduct(
-    { count: G, rows: pixels, cols: og, depth, declarations, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}) },
+    { count: G, rows: pixels, cols: og, depth, declarations, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}), ...(storePair !== undefined ? { storePair } : {}) },
     tile, limits, inputVectors, kernelVectors,
   );
   if ("declined" in rendered) return rendered;

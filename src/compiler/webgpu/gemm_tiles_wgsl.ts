@@ -250,13 +250,15 @@ function deviceOperandAccess(name: string, slot: number, type: StorageType, vect
   };
 }
 
-/** How a kernel stores its result: element by element (f32), or by vec4s (f32, or a half rounded once and packed). */
+/** How a kernel stores its result: element by element (f32), or by vec4s (f32, or a half rounded once and packed), or a half by pairs. */
 export interface ResultAccess {
   readonly declaration: string;
-  /** Statements storing f32 `value` at element `index`. */
+  /** Statements storing f32 `value` at element `index` (f32 only). */
   store(index: string, value: string): string;
   /** Statements storing vec4<f32> `value` at elements index .. index+3 (index a multiple of 4); only with vectors. */
   storeVector(index: string, value: string): string;
+  /** Statements storing vec2<f32> `value` at elements index, index+1 (index even: one word of a half result). */
+  storePair(index: string, value: string): string;
   /** Bytes for `elements` elements as declared. */
   byteSize(elements: number): number;
 }
@@ -275,27 +277,41 @@ fn xk_pack(v: vec2<f32>) -> u32 { return xk_f16_bits(v.x, false) | (xk_f16_bits(
 fn xk_pack(v: vec2<f32>) -> u32 { return xk_bf16_bits(v.x, false) | (xk_bf16_bits(v.y, false) << 16u); }`,
 };
 
-/** The result's access: binding 2 (`out`), or the device memory at args[slot] (see KernelMemory). A half is stored by vectors only (a word holds two elements, which one invocation must write together). */
+/**
+ * The result's access: binding 2 (`out`), or the device memory at args[slot] (see
+ * KernelMemory). A half is stored by vectors or pairs only: a word holds two elements,
+ * which one invocation must write together (WGSL has no 2-byte store, and a word
+ * written by two invocations would need atomics).
+ */
 export function resultAccess(type: StorageType, vectors: boolean, memory: KernelMemory = "bindings", slot = 2): ResultAccess {
   const half = type !== "f32";
   const byteSize = (e: number): number => (half ? Math.max(8, Math.ceil(e / 4) * 8) : vectors ? Math.max(16, Math.ceil(e / 4) * 16) : Math.max(4, 4 * e));
-  const byVectors = (): string => { throw new Error(`a ${type} result is stored by vectors`); };
-  if (memory === "device") {
-    const word = (w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]`;
+  const unsupported = (what: string) => (): string => { throw new Error(`a ${type} result is not stored ${what}`); };
+  // A half result is an array of words (each two elements) in either memory.
+  const word = memory === "device" ? (w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]` : (w: string): string => `out[${w}]`;
+  if (half) {
     return {
-      declaration: half ? HALF_PACKING[type] : "",
-      store: (i, v) => (half ? byVectors() : `${word(`(${i})`)} = bitcast<u32>(${v});`),
-      storeVector: (i, v) => (half
-        ? `{ let w = (${i}) >> 1u; let x = ${v}; ${word("w")} = xk_pack(x.xy); ${word("w + 1u")} = xk_pack(x.zw); }`
-        : `{ let w = ${i}; let x = bitcast<vec4<u32>>(${v}); ${[0, 1, 2, 3].map((j) => `${word(`w + ${j}u`)} = x[${j}];`).join(" ")} }`),
+      declaration: [memory === "bindings" ? "@group(0) @binding(2) var<storage, read_write> out: array<u32>;" : "", HALF_PACKING[type]].filter((x) => x !== "").join("\n"),
+      store: unsupported("element by element"),
+      storeVector: (i, v) => `{ let w = (${i}) >> 1u; let x = ${v}; ${word("w")} = xk_pack(x.xy); ${word("w + 1u")} = xk_pack(x.zw); }`,
+      storePair: (i, v) => `${word(`((${i}) >> 1u)`)} = xk_pack(${v});`,
       byteSize,
     };
   }
-  const element = half ? "vec2<u32>" : vectors ? "vec4<f32>" : "f32";
+  if (memory === "device") {
+    return {
+      declaration: "",
+      store: (i, v) => `${word(`(${i})`)} = bitcast<u32>(${v});`,
+      storeVector: (i, v) => `{ let w = ${i}; let x = bitcast<vec4<u32>>(${v}); ${[0, 1, 2, 3].map((j) => `${word(`w + ${j}u`)} = x[${j}];`).join(" ")} }`,
+      storePair: unsupported("by pairs"),
+      byteSize,
+    };
+  }
   return {
-    declaration: [`@group(0) @binding(2) var<storage, read_write> out: array<${element}>;`, ...(half ? [HALF_PACKING[type]] : [])].join("\n"),
-    store: (i, v) => (half ? byVectors() : `out[${i}] = ${v};`),
-    storeVector: (i, v) => (half ? `out[(${i}) >> 2u] = vec2<u32>(xk_pack(${v}.xy), xk_pack(${v}.zw));` : `out[(${i}) >> 2u] = ${v};`),
+    declaration: `@group(0) @binding(2) var<storage, read_write> out: array<${vectors ? "vec4<f32>" : "f32"}>;`,
+    store: (i, v) => `out[${i}] = ${v};`,
+    storeVector: (i, v) => `out[(${i}) >> 2u] = ${v};`,
+    storePair: unsupported("by pairs"),
     byteSize,
   };
 }
@@ -324,6 +340,13 @@ export interface TiledProduct {
   store(value: string, row: string, col: string, z: string): string;
   /** Statements storing a vec4 at columns col .. col+3, all in range (only when cols % 4 == 0). */
   readonly storeVector?: (value: string, row: string, col: string, z: string) => string;
+  /**
+   * Statements storing a vec2 at columns col, col+1, col even (a half result's word),
+   * where storeVector is not used. col+1 may be past cols only where C has one row: its
+   * value (0: the tiles are zero past the edges) lands in the word's upper half, past
+   * C's last element (a packed half's buffer is whole words).
+   */
+  readonly storePair?: (value: string, row: string, col: string, z: string) => string;
 }
 
 const u = (x: number): string => `${x}u`;
@@ -426,6 +449,10 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
       lines.push(`    let ${col} = col0 + (lid.x * ${u(NV)} + ${u(v)}) * 4u;`);
       if (p.storeVector !== undefined && p.cols % 4 === 0) {
         lines.push(`    if (${col} < ${u(p.cols)}) { ${p.storeVector(acc(i, v), `row_${i}`, col, "z")} }`);
+      } else if (p.storePair !== undefined) {
+        for (const j of [0, 2]) {
+          lines.push(`    if (${col} + ${u(j)} < ${u(p.cols)}) { ${p.storePair(`vec2<f32>(${acc(i, v)}[${j}], ${acc(i, v)}[${j + 1}])`, `row_${i}`, `${col} + ${u(j)}`, "z")} }`);
+        }
       } else {
         for (let j = 0; j < 4; j++) {
           lines.push(`    if (${col} + ${u(j)} < ${u(p.cols)}) { ${p.store(`${acc(i, v)}[${j}]`, `row_${i}`, `${col} + ${u(j)}`, "z")} }`);

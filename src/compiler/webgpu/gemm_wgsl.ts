@@ -9,11 +9,12 @@
 //
 // Element types: each operand f32, f16 or bf16, the halves stored packed two to a u32
 // and widened to f32 exactly (unpack2x16float; bf16 by shifts), accumulated in f32; the
-// result f32, or (with the tiled kernel and n % 4 == 0) f16 or bf16 rounded once from
-// the f32 sum, on bits (gemm_tiles_wgsl.ts resultAccess). This needs no `shader-f16`
-// feature, so it runs on every adapter; an `array<f16>` variant for adapters with the
-// feature is not written (none here has it to test on). f64 is declined: WGSL has no
-// f64. (The spec's elementType is the accumulation's: f32 for every one of these.)
+// result f32, or f16 or bf16 rounded once from the f32 sum, on bits, and stored by
+// vec4s or pairs of columns (the tiled kernel; n even, or one row: gemm_tiles_wgsl.ts
+// resultAccess). This needs no `shader-f16` feature, so it runs on every adapter; an
+// `array<f16>` variant for adapters with the feature is not written (none here has it
+// to test on). f64 is declined: WGSL has no f64. (The spec's elementType is the
+// accumulation's: f32 for every one of these.)
 //
 // Interface: bindings 0 (`lhs`, A), 1 (`rhs`, B), 2 (`out`, C), in bind group 0, each
 // from its operand's first element; an epilogue may declare more (3 and up). The
@@ -58,7 +59,7 @@ export interface GemmWgslOptions {
   readonly lhsType?: StorageType;
   /** How B is stored (default f32). */
   readonly rhsType?: StorageType;
-  /** How C is stored (default f32). f16 and bf16 need the tiled kernel, n % 4 == 0 and no epilogue. */
+  /** How C is stored (default f32). f16 and bf16 need the tiled kernel, no epilogue, and n even or a single row (batch·m = 1). */
   readonly outputType?: StorageType;
   /** Force a kernel (default: "skinny" for m <= 4 or n = 1 with an f32 output, else "tiled"). */
   readonly kind?: "tiled" | "skinny";
@@ -94,7 +95,8 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const memory = options.memory ?? "bindings";
   if (outputType !== "f32") {
     if (options.epilogue !== undefined) return declined(spec, `the ${outputType} output takes no epilogue (the epilogue stores f32 elements)`);
-    if (n % 4 !== 0) return declined(spec, `the ${outputType} output is stored as packed pairs by vec4s of columns: n must be a multiple of 4 (ask for f32 and convert)`);
+    // A word of C holds two elements: with n odd a row's last element shares its word with the next row's first, another invocation's.
+    if (n % 2 !== 0 && batch * m > 1) return declined(spec, `the ${outputType} output is stored as packed pairs of columns: an odd n needs a single row (ask for f32 and convert)`);
     if (options.kind === "skinny") return declined(spec, "the skinny kernel stores f32 only");
   }
   const kind = options.kind ?? (outputType === "f32" && (m <= SKINNY_MAX_ROWS || n === 1) ? "skinny" : "tiled");
@@ -121,7 +123,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
 
   // The output and its store.
   const epilogue = options.epilogue;
-  const outVectors = outputType !== "f32" || (epilogue === undefined && n % 4 === 0 && kind === "tiled");
+  const outVectors = n % 4 === 0 && (outputType !== "f32" || (epilogue === undefined && kind === "tiled"));
   const result = resultAccess(outputType, outVectors, memory, slots.out);
   const outBytes = result.byteSize(batch * m * n);
   const site = (value: string, row: string, col: string, z: string): EpilogueSite => {
@@ -133,6 +135,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
     return epilogue !== undefined ? epilogue.store(s) : result.store(s.index, value);
   };
   const storeVector = !outVectors ? undefined : (value: string, row: string, col: string, z: string) => result.storeVector(site(value, row, col, z).index, value);
+  const storePair = outputType === "f32" ? undefined : (value: string, row: string, col: string, z: string) => result.storePair(site(value, row, col, z).index, value);
 
   const bindings: GpuBinding[] = [
     { binding: 0, name: "lhs", role: "lhs", access: "read", byteSize: lhs.byteSize(batch * m * k) },
@@ -176,7 +179,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const tile = options.tile ?? defaultTile(batch, m, n, limits);
   if ("declined" in tile) return declined(spec, tile.declined);
   const rendered = renderTiledProduct(
-    { count: batch, rows: m, cols: n, depth: k, declarations, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}) },
+    { count: batch, rows: m, cols: n, depth: k, declarations, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}), ...(storePair !== undefined ? { storePair } : {}) },
     tile, limits, lhsVectors, rhsVectors,
   );
   if ("declined" in rendered) return declined(spec, rendered.declined);

@@ -168,8 +168,9 @@ test("conv: vector and scalar loads, a forced 128x128 tile with groups, f16 and 
   await checkConv(c, {}, undefined, { input: "f16", output: "f32" });
   await checkConv({ input: [1, 5, 6, 3], kernel: [2, 3, 3, 5] }, {}, undefined, { input: "f16", output: "f32" });
   await checkConv(c, {}, undefined, { input: "f16" });
-  // bf16 through the vector loads to a bf16 result; an f32 input with a bf16 kernel (scalar loads of the kernel: 5 output features).
+  // bf16 through the vector loads to a bf16 result (by vec4s; by pairs of its 6 features); an f32 input with a bf16 kernel (scalar loads of the kernel: 5 output features).
   await checkConv(c, {}, undefined, { input: "bf16" });
+  await checkConv({ input: [1, 5, 6, 3], kernel: [2, 3, 3, 6] }, {}, undefined, { input: "bf16" });
   await checkConv({ input: [1, 5, 6, 3], kernel: [2, 3, 3, 5] }, {}, undefined, { input: "f32", kernel: "bf16" });
   await checkConv({ ...c, groups: 2, kernel: [3, 3, 4, 12] }, { tile: { threadsX: 16, threadsY: 16, rowsPerThread: 8, vec4sPerThread: 2, depth: 8 } });
 });
