@@ -9,8 +9,9 @@
 // where converting through f32 would round twice; f16 and bf16 reductions (row sums as
 // workgroup trees, each step rounded to the half, within the bound of docs/numerics.md);
 // softmax, log-softmax and layer norm in f16 as one kernel each, within bounds carried
-// through their steps; f16 dots and convolutions (accumulated in f32, the result rounded
-// once). Transcendentals are compared within one f16 ulp (the shared f32
+// through their steps; f16 and bf16 dots and convolutions (accumulated in f32, the
+// result rounded once; bf16 bit for bit where the sums are exact or in the interpreter's
+// order). Transcendentals are compared within one f16 ulp (the shared f32
 // approximations' few f32 ulps, then the rounding).
 //
 // Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
