@@ -22,7 +22,7 @@ import assert from "node:assert/strict";
 import { both, webgpuSkip } from "./gpu_available.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import {
-  XlaBuilder, parameter, binaryOp, unaryOp, compare, select, convertElementType, reduce, constantR0, tuple, exp, add, sub, mul, div, log, rsqrt, tanh, scalarReducer, dot, dotGeneral, convGeneralDilated,
+  XlaBuilder, parameter, binaryOp, unaryOp, compare, select, convertElementType, reduce, constantR0, tuple, exp, add, sub, mul, div, log, rsqrt, tanh, scalarReducer, dot, dotGeneral, convGeneralDilated, max,
   type ConvDimensionNumbers,
 } from "../../../src/index.js";
 import type { XlaOp } from "../../../src/builder/xla_builder.js";
@@ -396,12 +396,13 @@ test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in 
   };
   const shapes: [ElementType, number[]][] = [
     ["bf16", [37, 64]], ["bf16", [64, 32]], ["bf16", [1, 6, 6, 8]], ["bf16", [3, 3, 8, 4]],
-    ["bf16", [2, 5, 3, 16]], ["bf16", [2, 8, 3, 16]], ["bf16", [2, 3, 1, 8]], ["f32", [8, 64]], ["bf16", [64, 5]],
+    ["bf16", [2, 5, 3, 16]], ["bf16", [2, 8, 3, 16]], ["bf16", [2, 3, 1, 8]], ["f32", [8, 64]], ["bf16", [64, 5]], ["f32", [32]],
   ];
   const b = new XlaBuilder("bf16_products");
-  const [a, w, x, k, q, keys, p, h, narrow] = shapes.map(([t, dims], i) => parameter(b, i, arrayShape(t, dims), `p${i}`)) as [XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp];
+  const [a, w, x, k, q, keys, p, h, narrow, bias] = shapes.map(([t, dims], i) => parameter(b, i, arrayShape(t, dims), `p${i}`)) as [XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp];
   const results = [
-    dot(a, w, { preferredElementType: "f32" }),
+    // A dense layer: bf16 operands, an f32 product, its bias and relu in the GEMM's store (an output fusion).
+    max(add(dot(a, w, { preferredElementType: "f32" }), bias, [1]), 0),
     convGeneralDilated(x, k, [1, 1], [[1, 1], [1, 1]], [], [], NHWC, 1, 1),
     // Attention as JAX writes it, q and k as [batch, position, head, depth]: the scores
     // ("BTNH,BSNH->BNTS", bf16) and one query's weights times the values ("BNTS,BSNH",
@@ -421,7 +422,7 @@ test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in 
   const exe = await compile(program, { backend: "webgpu" });
   try {
     const dump = exe.dump();
-    for (const name of [/gemm 37x32x64 NN f32 from bf16 to f32, tiled/, /convolution .*tiled/, /gemm 6x5x8x16 NN f32 from bf16 to bf16, tiled/, /gemm 6x1x16x8 NN f32 from bf16 to f32, skinny/, /gemm 8x32x64 NN f32 from f32 x bf16 to f32, tiled/]) assert.match(dump, name);
+    for (const name of [/gemm 37x32x64 NN f32 from bf16 to f32, tiled .*epilogue fused/, /convolution .*tiled/, /gemm 6x5x8x16 NN f32 from bf16 to bf16, tiled/, /gemm 6x1x16x8 NN f32 from bf16 to f32, skinny/, /gemm 8x32x64 NN f32 from f32 x bf16 to f32, tiled/]) assert.match(dump, name);
     assert.deepEqual(exe.stats.interpreted.map((s) => s.why).filter((why) => !/bf16 output is stored as packed pairs of columns: an odd n needs a single row/.test(why)), [], "only the five-column dot is interpreted");
     assert.equal(exe.stats.interpreted.length, 1);
 
