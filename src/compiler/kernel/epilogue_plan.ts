@@ -16,7 +16,7 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { storageBytes, type ElementType } from "../../types/element_type.js";
 import { convDepth, convGeometry, convPixels, planConv, type ConvGeometry } from "./conv_plan.js";
 import { orDeclined, type Declined } from "./declined.js";
-import { gemmSpecOfDot, planGemm, type GemmSpec, type GemmTarget } from "./gemm_plan.js";
+import { gemmGeometryOfDot, gemmSpecOfDot, planGemm, type GemmSpec, type GemmTarget } from "./gemm_plan.js";
 import { KernelGraph } from "./graph.js";
 import { rebuild } from "./kernel_plan.js";
 import { lowerEpilogue, unlinearize } from "./lower_fusion.js";
@@ -33,8 +33,22 @@ export interface OutputCore {
   readonly form: { readonly dot: GemmSpec } | { readonly convolution: ConvGeometry };
 }
 
-/** The one dot or convolution of an output fusion, when its kernel can take an epilogue. */
-export function outputCore(fused: Computation): OutputCore | Declined {
+/** Operand types an f32 product's GEMM may widen on the fly (WebGPU's: webgpu/gemm_tiles_wgsl.ts); the CPU backends' GEMMs read operands of the product's type only. */
+const HALF_OPERANDS: ReadonlySet<ElementType> = new Set<ElementType>(["f16", "bf16", "f32"]);
+
+/** The GEMM spec of an f32 dot whose operands are each f16, bf16 or f32 (summed in f32), or why not. */
+function halfOperandSpec(dot: Instruction<"dot">): GemmSpec | Declined {
+  const types = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
+  if (types[0] !== "f32" || !types.slice(1).every((t) => t !== undefined && HALF_OPERANDS.has(t))) return gemmSpecOfDot(dot);
+  const geometry = gemmGeometryOfDot(dot);
+  return "declined" in geometry ? geometry : { elementType: "f32", ...geometry };
+}
+
+/**
+ * The one dot or convolution of an output fusion, when its kernel can take an epilogue.
+ * `halfOperands`: the backend's GEMM reads f16 and bf16 operands of an f32 dot (WebGPU).
+ */
+export function outputCore(fused: Computation, options: { readonly halfOperands?: boolean } = {}): OutputCore | Declined {
   const cores = fused.instructions.filter((i) => i.opcode === "dot" || i.opcode === "convolution");
   if (cores.length !== 1) return { declined: `output fusion ${fused.name}: ${cores.length} dots or convolutions (one expected)` };
   const core = cores[0] as Instruction<"dot"> | Instruction<"convolution">;
@@ -43,7 +57,7 @@ export function outputCore(fused: Computation): OutputCore | Declined {
   const lhs = (a as Instruction<"parameter">).attrs.number;
   const rhs = (b as Instruction<"parameter">).attrs.number;
   if (core.opcode === "dot") {
-    const spec = gemmSpecOfDot(core as Instruction<"dot">);
+    const spec = options.halfOperands === true ? halfOperandSpec(core as Instruction<"dot">) : gemmSpecOfDot(core as Instruction<"dot">);
     if ("declined" in spec) return spec;
     return { core, lhs, rhs, rows: spec.batch * spec.m, cols: spec.n, form: { dot: spec } };
   }

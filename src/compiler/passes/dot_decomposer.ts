@@ -1,15 +1,19 @@
-// Dot canonicalization (XLA's DotDecomposer): rewrites every f32/f64 dot_general into the
-// one form the GEMM kernels take — lhs [batch..., M, K], rhs [batch..., K, N] — with
+// Dot canonicalization (XLA's DotDecomposer): rewrites every dot_general of f16, bf16,
+// f32 and f64 operands and result (the types some backend's GEMM kernels take: the CPU
+// backends' f32 and f64, WebGPU's halves too) into the one form the GEMM kernels take —
+// lhs [batch..., M, K], rhs [batch..., K, N] — with
 // transposes that bring the batch, free and contracting dimensions into that order and
 // reshapes that merge the free and the contracting ones, then reshapes the [batch...,
 // M, N] product back to dot_general's result order (batch, lhs free, rhs free). The
 // transposes become copy kernels after fusion; a dot already in GEMM form is left as
-// it is. Exact: only the order of the data changes, not the arithmetic.
+// it is. Exact: only the order of the data changes, not the arithmetic (the contracting
+// dimensions merge in their listed order, the order the interpreter sums them in).
 
 import type { HloModule, Instruction } from "../../ir/computation.js";
 import type { InstructionFactory } from "../../ir/factory.js";
 import { mapComputations, rebuild } from "../../ir/rewrite.js";
-import { gemmSpecOfDot } from "../kernel/gemm_plan.js";
+import { gemmGeometryOfDot } from "../kernel/gemm_plan.js";
+import type { ElementType } from "../../types/element_type.js";
 import type { Pass } from "../../passes/pass.js";
 
 function transposed(f: InstructionFactory, x: Instruction, permutation: number[], from: Instruction): Instruction {
@@ -22,12 +26,14 @@ function reshaped(f: InstructionFactory, x: Instruction, dimensions: number[], f
   return f.add("reshape", [x], { dimensions }, { from });
 }
 
+/** The element types some backend's GEMM kernels take (operands and result). */
+const GEMM_TYPES: ReadonlySet<ElementType> = new Set<ElementType>(["f16", "bf16", "f32", "f64"]);
+
 function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[], f: InstructionFactory): Instruction | undefined {
   const [lhs, rhs] = operands;
   if (lhs === undefined || rhs === undefined || lhs.shape.kind !== "array" || rhs.shape.kind !== "array" || dot.shape.kind !== "array") return undefined;
-  const t = dot.shape.elementType;
-  if ((t !== "f32" && t !== "f64") || lhs.shape.elementType !== t || rhs.shape.elementType !== t) return undefined;
-  if (!("declined" in gemmSpecOfDot(dot))) return undefined;
+  if (![dot, lhs, rhs].every((x) => x.shape.kind === "array" && GEMM_TYPES.has(x.shape.elementType))) return undefined;
+  if (!("declined" in gemmGeometryOfDot(dot))) return undefined;
   const { lhsBatchDimensions: lb, rhsBatchDimensions: rb, lhsContractingDimensions: lc, rhsContractingDimensions: rc } = dot.attrs.dimensionNumbers;
   const ld = lhs.shape.dimensions;
   const rd = rhs.shape.dimensions;

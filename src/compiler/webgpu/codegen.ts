@@ -20,7 +20,7 @@
 // stage computes again what it reads: an invocation's private memory is small).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { gemmGeometryOfDot, gemmKernelName, gemmSpecOfDot, type GemmSpec } from "../kernel/gemm_plan.js";
+import { gemmGeometryOfDot, gemmKernelName, type GemmSpec } from "../kernel/gemm_plan.js";
 import type { ElementType } from "../../types/element_type.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
@@ -28,7 +28,7 @@ import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl,
 import { selectAndScatterKernelWgsl } from "./select_scatter_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
-import { DEFAULT_GPU_LIMITS, tileName, type GpuKernel, type GpuLimits, type StorageType } from "./gemm_tiles_wgsl.js";
+import { DEFAULT_GPU_LIMITS, productStorage, tileName, type GpuKernel, type GpuLimits, type StorageType } from "./gemm_tiles_wgsl.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
@@ -112,9 +112,9 @@ export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroup
  * its step's buffers are (lhs, rhs, out); as the core of an output fusion, the fusion's
  * operands then its result, with the epilogue rendered into the kernel's store
  * (epilogue_wgsl.ts).
- * f32, and f16 operands (accumulated in f32, as the interpreter's dot and convolution
- * do) with an f32 or f16 result (rounded once); other types are declined (WGSL has no
- * f64; bf16 and integer products run on the host).
+ * Operands f32, f16 or bf16 (the halves widened exactly, accumulated in f32, as the
+ * interpreter's dot and convolution do) with an f32, f16 or bf16 result (rounded once);
+ * other types are declined (WGSL has no f64; integer products run on the host).
  */
 function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {
   const options = { memory: "device" as const, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };
@@ -123,7 +123,9 @@ function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { reado
     const gemm = dotGemm(inst as Instruction<"dot">);
     if ("declined" in gemm) return gemm;
     const { spec, types } = gemm;
-    const name = types.inputType === "f16" ? `${gemmKernelName(spec)} from f16 to ${types.outputType}` : gemmKernelName(spec);
+    const { lhsType, rhsType, outputType } = types;
+    const name = lhsType === "f32" && rhsType === "f32" && outputType === "f32" ? gemmKernelName(spec)
+      : `${gemmKernelName(spec)} from ${lhsType === rhsType ? lhsType : `${lhsType} x ${rhsType}`} to ${outputType}`;
     return asWgslKernel(gemmKernel(spec, limits, { ...options, ...types }), name, buffers);
   }
   if (inst.opcode === "convolution") {
@@ -137,18 +139,18 @@ function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { reado
 const elementTypeOf = (inst: Instruction): ElementType | undefined => (inst.shape.kind === "array" ? inst.shape.elementType : undefined);
 
 /**
- * A dot's GEMM and how its operands and result are stored: f32 (or f64, which the GEMM
- * declines), or two f16 operands to an f16 or f32 result (read as packed pairs, widened
- * exactly, accumulated in f32).
+ * A dot's GEMM and how its operands and result are stored: each operand and the result
+ * f32, f16 or bf16 as the shape rules allow them (mixed float operands, a preferred
+ * result type), the halves read as packed pairs and widened exactly, the sum in f32
+ * (the spec's element type). Other types are declined: f64 (WGSL has none), integers
+ * and the narrower floats run on the host.
  */
-function dotGemm(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly types: { readonly inputType?: StorageType; readonly outputType?: StorageType } } | Declined {
-  const result = elementTypeOf(dot);
-  if (dot.operands.every((o) => elementTypeOf(o) === "f16") && (result === "f16" || result === "f32")) {
-    const geometry = gemmGeometryOfDot(dot);
-    return "declined" in geometry ? geometry : { spec: { elementType: "f32", ...geometry }, types: { inputType: "f16", outputType: result } };
-  }
-  const spec = gemmSpecOfDot(dot);
-  return "declined" in spec ? spec : { spec, types: {} };
+function dotGemm(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly types: { readonly lhsType: StorageType; readonly rhsType: StorageType; readonly outputType: StorageType } } | Declined {
+  const types = productStorage([dot.operands[0], dot.operands[1], dot].map((x) => (x === undefined ? undefined : elementTypeOf(x))));
+  if ("declined" in types) return { declined: `webgpu dot ${dot.name}: ${types.declined}` };
+  const [lhsType, rhsType, outputType] = types as [StorageType, StorageType, StorageType];
+  const geometry = gemmGeometryOfDot(dot);
+  return "declined" in geometry ? geometry : { spec: { elementType: "f32", ...geometry }, types: { lhsType, rhsType, outputType } };
 }
 
 /** The kernel of output fusion `fused`: its dot or convolution with the epilogue in the store, or why not. */

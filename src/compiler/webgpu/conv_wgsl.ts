@@ -11,9 +11,10 @@
 // of spatial dimensions; window strides, low/high padding (negative too), base and
 // window dilation, window reversal, feature groups. Batch groups are declined.
 // Accumulation in f32 as in the tiled GEMM, over the depth in order (window positions
-// in the kernel's spatial order, input features fastest). Types: f32, or f16 input and
-// kernel (packed pairs, as for the GEMM) with an f32 or f16 result (an f16 result is
-// stored by vec4s of output features, so it needs them innermost, see convKernel).
+// in the kernel's spatial order, input features fastest). Types: input and kernel each
+// f32, f16 or bf16 (halves as packed pairs, widened exactly, as for the GEMM), an f32,
+// f16 or bf16 result (a half result is rounded once from the f32 sum and stored by vec4s
+// or pairs of output features, so it needs them innermost, see convKernel).
 
 import type { Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
@@ -23,14 +24,15 @@ import type { Declined } from "../kernel/declined.js";
 import { DEFAULT_SLOTS, type GpuEpilogue } from "./gemm_wgsl.js";
 import type { ArgumentSlots } from "./epilogue_wgsl.js";
 import {
-  defaultTile, DEVICE_MEMORY_DECLARATIONS, F16_HELPERS, operandAccess, renderTiledProduct, resultAccess, type GemmTile, type GpuBinding,
+  defaultTile, DEVICE_MEMORY_DECLARATIONS, operandAccess, productStorage, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
   type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand,
 } from "./gemm_tiles_wgsl.js";
 
 /** A convolution as the WGSL kernel sees it; every stride in elements of its operand's buffer. */
 export interface ConvWgslGeometry {
-  /** How input and kernel are stored (f16: packed pairs, as for the GEMM), and the output. */
+  /** How input, kernel and output are stored (f16, bf16: packed pairs, as for the GEMM). */
   readonly inputType: StorageType;
+  readonly kernelType: StorageType;
   readonly outputType: StorageType;
   readonly batch: number;
   readonly inputFeatures: number;
@@ -60,16 +62,15 @@ export function convWgslGeometry(conv: Instruction<"convolution">): ConvWgslGeom
   }
   const input = lhs.shape as ArrayShape, kernel = rhs.shape as ArrayShape, output = conv.shape as ArrayShape;
   const { featureGroupCount, batchGroupCount, window } = conv.attrs;
-  const storage = (t: string): t is StorageType => t === "f32" || t === "f16";
-  const inputType = input.elementType, outputType = output.elementType;
-  if (!storage(inputType) || kernel.elementType !== inputType || !storage(outputType)) {
-    return { declined: `webgpu convolution ${conv.name}: ${inputType} x ${kernel.elementType} -> ${outputType} (input and kernel both f32 or both f16; an f32 or f16 result)` };
-  }
+  const types = productStorage([input.elementType, kernel.elementType, output.elementType]);
+  if ("declined" in types) return { declined: `webgpu convolution ${conv.name}: ${types.declined}` };
+  const [inputType, kernelType, outputType] = types as [StorageType, StorageType, StorageType];
   if (batchGroupCount !== 1) return { declined: `webgpu convolution ${conv.name}: batch_group_count ${batchGroupCount} (only 1 is compiled)` };
   const dn = conv.attrs.dimensionNumbers;
   const is = rowMajorStrides(input.dimensions), ks = rowMajorStrides(kernel.dimensions), os = rowMajorStrides(output.dimensions);
   return {
     inputType,
+    kernelType,
     outputType,
     batch: input.dimensions[dn.inputBatchDimension]!,
     inputFeatures: input.dimensions[dn.inputFeatureDimension]!,
@@ -99,6 +100,7 @@ export function convWgslGeometryOfPlan(g: ConvGeometry): ConvWgslGeometry | Decl
   const outPosition = (role: number): number => g.outputRoles.indexOf(role);
   return {
     inputType: "f32",
+    kernelType: "f32",
     outputType: "f32",
     batch: g.outputSizes[outPosition(0)]!,
     inputFeatures: g.c,
@@ -173,7 +175,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const cg = g.inputFeatures / G, og = g.outputFeatures / G;
   const pixels = g.batch * product(g.outputSizes);
   const depth = cg * product(g.kernelSizes);
-  const { inputType, outputType } = g;
+  const { inputType, kernelType, outputType } = g;
   const allowVectors = options.vectorLoads ?? true;
   const multipleOf4 = (xs: readonly number[]): boolean => xs.every((x) => x % 4 === 0);
   // Vectors of 4 input features (k fastest) when features are the input's unit-stride
@@ -184,12 +186,14 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const memory = options.memory ?? "bindings";
   const slots = options.slots ?? DEFAULT_SLOTS;
   const x = operandAccess("lhs", slots.lhs, inputType, inputVectors, memory);
-  const w = operandAccess("rhs", slots.rhs, inputType, kernelVectors, memory);
+  const w = operandAccess("rhs", slots.rhs, kernelType, kernelVectors, memory);
   const epilogue = options.epilogue;
   // Stored by vec4s of output features where they are unit-stride, a multiple of 4 per group, and every other stride keeps the vec4s aligned.
   const outVectors = epilogue === undefined && g.output.feature === 1 && og % 4 === 0 && multipleOf4([g.output.batch, ...g.output.spatial]);
-  if (outputType === "f16" && !outVectors) {
-    return { declined: "webgpu convolution: an f16 output is stored as packed pairs by vec4s of output features: it needs features innermost, a multiple of 4 per group, other strides multiples of 4 and no epilogue (ask for f32 and convert)" };
+  // A half result, else, by pairs of output features: each word of the output two features of one pixel.
+  const outPairs = outputType !== "f32" && epilogue === undefined && g.output.feature === 1 && og % 2 === 0 && [g.output.batch, ...g.output.spatial].every((x) => x % 2 === 0);
+  if (outputType !== "f32" && !outVectors && !outPairs) {
+    return { declined: `webgpu convolution: the ${outputType} output is stored as packed pairs of output features: it needs features innermost, an even number per group, other strides even and no epilogue (ask for f32 and convert)` };
   }
   const result = resultAccess(outputType, outVectors, memory, slots.out);
   const outBytes = result.byteSize(maxElement(g, "output"));
@@ -241,6 +245,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
     return epilogue !== undefined ? epilogue.store({ value, row, col: `(${z} * ${u(og)} + ${col})`, index }) : result.store(index, value);
   };
   const storeVector = !outVectors ? undefined : (value: string, row: string, col: string, z: string) => result.storeVector(outIndex(row, col, z), value);
+  const storePair = !outPairs ? undefined : (value: string, row: string, col: string, z: string) => result.storePair(outIndex(row, col, z), value);
 
   const a: TileOperand = { scalar: (p, k, z) => `gatherPatch(${p}, ${k}, ${z})`, contiguous: g.input.feature === 1 ? "k" : "outer", ...(inputVectors ? { vector: (p: string, k: string, z: string) => `gatherPatch4(${p}, ${k}, ${z})` } : {}) };
   const b: TileOperand = { scalar: (j, k, z) => `kernelAt(${j}, ${k}, ${z})`, contiguous: g.kernel.outputFeature === 1 ? "outer" : "k", ...(kernelVectors ? { vector: (j: string, k: string, z: string) => `kernelAt4(${j}, ${k}, ${z})` } : {}) };
@@ -253,11 +258,11 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   for (const bd of bindings) {
     if (bd.byteSize > limits.maxStorageBufferBindingSize) return { declined: `webgpu convolution: binding ${bd.name} (${bd.byteSize} bytes) exceeds maxStorageBufferBindingSize ${limits.maxStorageBufferBindingSize}` };
   }
-  const declarations = [memory === "device" ? DEVICE_MEMORY_DECLARATIONS : "", inputType === "f16" ? F16_HELPERS : "", x.declaration, w.declaration, result.declaration, epilogue?.declarations ?? "", functions.join("\n")].filter((s) => s !== "").join("\n");
+  const declarations = [memory === "device" ? DEVICE_MEMORY_DECLARATIONS : "", storageHelpers([inputType, kernelType]), x.declaration, w.declaration, result.declaration, epilogue?.declarations ?? "", functions.join("\n")].filter((s) => s !== "").join("\n");
   const tile = options.tile ?? defaultTile(G, pixels, og, limits);
   if ("declined" in tile) return tile;
   const rendered = renderTiledProduct(
-    { count: G, rows: pixels, cols: og, depth, declarations, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}) },
+    { count: G, rows: pixels, cols: og, depth, declarations, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}), ...(storePair !== undefined ? { storePair } : {}) },
     tile, limits, inputVectors, kernelVectors,
   );
   if ("declined" in rendered) return rendered;

@@ -82,7 +82,8 @@ function renderEpilogue(plan: EpiloguePlan, slots: ArgumentSlots): GpuEpilogue {
 
 /** The WGSL epilogue of output fusion `fused`, or why it has none (fusion then leaves the core and its epilogue as two kernels: program.ts). */
 export function wgslOutputFusion(fused: Computation): WgslOutputFusion | Declined {
-  const core = outputCore(fused);
+  // The GEMM widens f16 and bf16 operands of an f32 product (gemm_tiles_wgsl.ts), so their epilogues are its too.
+  const core = outputCore(fused, { halfOperands: true });
   if ("declined" in core) return core;
   const plan = planEpilogue(fused, core);
   if ("declined" in plan) return plan;

@@ -14,7 +14,7 @@
 // on a given GPU).
 
 import type { Declined } from "../kernel/declined.js";
-import { F16_ROUNDING } from "./wgsl_values.js";
+import { BF16_ROUNDING, F16_ROUNDING } from "./wgsl_values.js";
 
 /** The adapter's limits a kernel is sized by (the subset of GPUSupportedLimits it reads). */
 export interface GpuLimits {
@@ -135,11 +135,43 @@ export function defaultTile(count: number, rows: number, cols: number, limits: G
 
 /**
  * How a kernel reads one operand from its binding: f32 (as array<f32>, or array<vec4<f32>>
- * when it reads vec4s) or f16 packed two to a u32 (array<u32>, array<vec2<u32>> for
- * vec4s) and widened with unpack2x16float, which is core WGSL: f16 needs no
- * `shader-f16` feature this way.
+ * when it reads vec4s), or a half (f16, bf16) packed two to a u32 (array<u32>,
+ * array<vec2<u32>> for vec4s) and widened to f32 exactly: f16 with unpack2x16float,
+ * which is core WGSL (no `shader-f16` feature needed), bf16 by shifting each half into
+ * an f32's upper half (a bf16 is an f32 with 16 fewer significand bits).
  */
-export type StorageType = "f32" | "f16";
+export type StorageType = "f32" | "f16" | "bf16";
+
+const isStorageType = (t: string | undefined): t is StorageType => t === "f32" || t === "f16" || t === "bf16";
+
+/** A product's element types (operands, then result) as the GEMM and convolution kernels store them, or why they take no such product (its host step's reason). */
+export function productStorage(types: readonly (string | undefined)[]): readonly StorageType[] | Declined {
+  if (types.every(isStorageType)) return types;
+  const why = types.some((t) => t === "f64" || t === "c128") ? "WGSL has no f64" : "the kernels take f32, f16 and bf16";
+  return { declined: `${types.slice(0, -1).join(" x ")} -> ${types.at(-1)} (${why}; it runs on the host)` };
+}
+
+/** How each half type is widened: the WGSL function of a word to its two values (element 2i in x, 2i+1 in y: little-endian), and the helpers it needs. */
+const HALF_PAIRS: Record<Exclude<StorageType, "f32">, { readonly pair: string; readonly vector: string; readonly helpers: string }> = {
+  f16: {
+    pair: "unpack2x16float",
+    vector: "f16x4",
+    helpers: "fn f16x4(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)); }",
+  },
+  bf16: {
+    pair: "bf16x2",
+    vector: "bf16x4",
+    helpers: [
+      "fn bf16x2(w: u32) -> vec2<f32> { return vec2<f32>(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u)); }",
+      "fn bf16x4(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(bf16x2(w.x), bf16x2(w.y)); }",
+    ].join("\n"),
+  },
+};
+
+/** The helper functions operands of these types read through (each once, however many operands share a type). */
+export function storageHelpers(types: readonly StorageType[]): string {
+  return [...new Set(types)].flatMap((t) => (t === "f32" ? [] : [HALF_PAIRS[t].helpers])).join("\n");
+}
 
 export interface OperandAccess {
   readonly declaration: string;
@@ -169,7 +201,7 @@ export const DEVICE_MEMORY_DECLARATIONS = [
   "@group(0) @binding(1) var<storage, read> args: array<u32>;",
 ].join("\n");
 
-/** How operand `name` (argument slot or binding `slot`) is read (f32 words, or f16 packed two to a word). */
+/** How operand `name` (argument slot or binding `slot`) is read (f32 words, or halves packed two to a word; their helpers from storageHelpers). */
 export function operandAccess(name: string, slot: number, type: StorageType, vectors: boolean, memory: KernelMemory = "bindings"): OperandAccess {
   if (memory === "device") return deviceOperandAccess(name, slot, type, vectors);
   const head = `@group(0) @binding(${slot}) var<storage, read> ${name}`;
@@ -178,17 +210,18 @@ export function operandAccess(name: string, slot: number, type: StorageType, vec
       ? { declaration: `${head}: array<vec4<f32>>;`, scalar: (i) => `${name}[(${i}) >> 2u][(${i}) & 3u]`, vector: (i) => `${name}[(${i}) >> 2u]`, byteSize: (e) => Math.max(16, Math.ceil(e / 4) * 16) }
       : { declaration: `${head}: array<f32>;`, scalar: (i) => `${name}[${i}]`, vector: () => { throw new Error("operand declared without vectors"); }, byteSize: (e) => Math.max(4, 4 * e) };
   }
+  const { pair, vector } = HALF_PAIRS[type];
   if (vectors) {
     return {
       declaration: `${head}: array<vec2<u32>>;`,
-      scalar: (i) => `unpack2x16float(${name}[(${i}) >> 2u][((${i}) >> 1u) & 1u])[(${i}) & 1u]`,
-      vector: (i) => `f16x4(${name}[(${i}) >> 2u])`,
+      scalar: (i) => `${pair}(${name}[(${i}) >> 2u][((${i}) >> 1u) & 1u])[(${i}) & 1u]`,
+      vector: (i) => `${vector}(${name}[(${i}) >> 2u])`,
       byteSize: (e) => Math.max(8, Math.ceil(e / 4) * 8),
     };
   }
   return {
     declaration: `${head}: array<u32>;`,
-    scalar: (i) => `unpack2x16float(${name}[(${i}) >> 1u])[(${i}) & 1u]`,
+    scalar: (i) => `${pair}(${name}[(${i}) >> 1u])[(${i}) & 1u]`,
     vector: () => { throw new Error("operand declared without vectors"); },
     byteSize: (e) => Math.max(4, Math.ceil(e / 2) * 4),
   };
@@ -196,17 +229,18 @@ export function operandAccess(name: string, slot: number, type: StorageType, vec
 
 /**
  * An operand in the device memory: functions reading element i from the word at its
- * offset (args[slot], a byte offset aligned to 64), a vector as four words (or two f16
- * pairs): the memory is one array of words for every kernel of the backend.
+ * offset (args[slot], a byte offset aligned to 64), a vector as four words (or two
+ * pairs of halves): the memory is one array of words for every kernel of the backend.
  */
 function deviceOperandAccess(name: string, slot: number, type: StorageType, vectors: boolean): OperandAccess {
   const word = (w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]`;
   const f32 = type === "f32";
+  const half = f32 ? undefined : HALF_PAIRS[type];
   const declaration = [
-    f32 ? `fn ${name}At(i: u32) -> f32 { return bitcast<f32>(${word("i")}); }`
-      : `fn ${name}At(i: u32) -> f32 { return unpack2x16float(${word("(i >> 1u)")})[i & 1u]; }`,
-    vectors && f32 ? `fn ${name}At4(i: u32) -> vec4<f32> { return vec4<f32>(${[0, 1, 2, 3].map((j) => `bitcast<f32>(${word(`i + ${j}u`)})`).join(", ")}); }` : "",
-    vectors && !f32 ? `fn ${name}At4(i: u32) -> vec4<f32> { let w = i >> 1u; return f16x4(vec2<u32>(${word("w")}, ${word("w + 1u")})); }` : "",
+    half === undefined ? `fn ${name}At(i: u32) -> f32 { return bitcast<f32>(${word("i")}); }`
+      : `fn ${name}At(i: u32) -> f32 { return ${half.pair}(${word("(i >> 1u)")})[i & 1u]; }`,
+    vectors && half === undefined ? `fn ${name}At4(i: u32) -> vec4<f32> { return vec4<f32>(${[0, 1, 2, 3].map((j) => `bitcast<f32>(${word(`i + ${j}u`)})`).join(", ")}); }` : "",
+    vectors && half !== undefined ? `fn ${name}At4(i: u32) -> vec4<f32> { let w = i >> 1u; return ${half.vector}(vec2<u32>(${word("w")}, ${word("w + 1u")})); }` : "",
   ].filter((x) => x !== "").join("\n");
   return {
     declaration,
@@ -216,51 +250,71 @@ function deviceOperandAccess(name: string, slot: number, type: StorageType, vect
   };
 }
 
-/** How a kernel stores its result: element by element (f32), or by vec4s (f32, or f16 rounded once and packed). */
+/** How a kernel stores its result: element by element (f32), or by vec4s (f32, or a half rounded once and packed), or a half by pairs. */
 export interface ResultAccess {
   readonly declaration: string;
-  /** Statements storing f32 `value` at element `index`. */
+  /** Statements storing f32 `value` at element `index` (f32 only). */
   store(index: string, value: string): string;
   /** Statements storing vec4<f32> `value` at elements index .. index+3 (index a multiple of 4); only with vectors. */
   storeVector(index: string, value: string): string;
+  /** Statements storing vec2<f32> `value` at elements index, index+1 (index even: one word of a half result). */
+  storePair(index: string, value: string): string;
   /** Bytes for `elements` elements as declared. */
   byteSize(elements: number): number;
 }
 
 /**
- * Two f32 values rounded to f16 (to nearest even, on bits: wgsl_values.ts) and packed in
- * a word. Not pack2x16float: WGSL leaves its rounding, subnormals and out-of-range
- * values to the implementation, and SwiftShader's gives NaN for infinity and for values
- * past 65520 and rounds some subnormals the other way.
+ * Two f32 values rounded to a half (to nearest even, on bits: wgsl_values.ts; a NaN the
+ * positive quiet NaN, as the interpreter's conversion of a result gives it) and packed
+ * in a word, as xk_pack(v). f16: not pack2x16float, as WGSL leaves its rounding,
+ * subnormals and out-of-range values to the implementation, and SwiftShader's gives NaN
+ * for infinity and for values past 65520 and rounds some subnormals the other way.
  */
-const F16_PACKING = `${F16_ROUNDING}
-fn xk_pack_f16(v: vec2<f32>) -> u32 { return xk_f16_bits(v.x, false) | (xk_f16_bits(v.y, false) << 16u); }`;
+const HALF_PACKING: Record<Exclude<StorageType, "f32">, string> = {
+  f16: `${F16_ROUNDING}
+fn xk_pack(v: vec2<f32>) -> u32 { return xk_f16_bits(v.x, false) | (xk_f16_bits(v.y, false) << 16u); }`,
+  bf16: `${BF16_ROUNDING}
+fn xk_pack(v: vec2<f32>) -> u32 { return xk_bf16_bits(v.x, false) | (xk_bf16_bits(v.y, false) << 16u); }`,
+};
 
-/** The result's access: binding 2 (`out`), or the device memory at args[slot] (see KernelMemory). f16 is stored by vectors only. */
+/**
+ * The result's access: binding 2 (`out`), or the device memory at args[slot] (see
+ * KernelMemory). A half is stored by vectors or pairs only: a word holds two elements,
+ * which one invocation must write together (WGSL has no 2-byte store, and a word
+ * written by two invocations would need atomics).
+ */
 export function resultAccess(type: StorageType, vectors: boolean, memory: KernelMemory = "bindings", slot = 2): ResultAccess {
-  const byteSize = (e: number): number => (type === "f16" ? Math.max(8, Math.ceil(e / 4) * 8) : vectors ? Math.max(16, Math.ceil(e / 4) * 16) : Math.max(4, 4 * e));
-  if (memory === "device") {
-    const word = (w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]`;
+  const half = type !== "f32";
+  const byteSize = (e: number): number => (half ? Math.max(8, Math.ceil(e / 4) * 8) : vectors ? Math.max(16, Math.ceil(e / 4) * 16) : Math.max(4, 4 * e));
+  const unsupported = (what: string) => (): string => { throw new Error(`a ${type} result is not stored ${what}`); };
+  // A half result is an array of words (each two elements) in either memory.
+  const word = memory === "device" ? (w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]` : (w: string): string => `out[${w}]`;
+  if (half) {
     return {
-      declaration: type === "f16" ? F16_PACKING : "",
-      store: (i, v) => (type === "f16" ? (() => { throw new Error("an f16 result is stored by vectors"); })() : `${word(`(${i})`)} = bitcast<u32>(${v});`),
-      storeVector: (i, v) => (type === "f16"
-        ? `{ let w = (${i}) >> 1u; let x = ${v}; ${word("w")} = xk_pack_f16(x.xy); ${word("w + 1u")} = xk_pack_f16(x.zw); }`
-        : `{ let w = ${i}; let x = bitcast<vec4<u32>>(${v}); ${[0, 1, 2, 3].map((j) => `${word(`w + ${j}u`)} = x[${j}];`).join(" ")} }`),
+      declaration: [memory === "bindings" ? "@group(0) @binding(2) var<storage, read_write> out: array<u32>;" : "", HALF_PACKING[type]].filter((x) => x !== "").join("\n"),
+      store: unsupported("element by element"),
+      storeVector: (i, v) => `{ let w = (${i}) >> 1u; let x = ${v}; ${word("w")} = xk_pack(x.xy); ${word("w + 1u")} = xk_pack(x.zw); }`,
+      storePair: (i, v) => `${word(`((${i}) >> 1u)`)} = xk_pack(${v});`,
       byteSize,
     };
   }
-  const element = type === "f16" ? "vec2<u32>" : vectors ? "vec4<f32>" : "f32";
+  if (memory === "device") {
+    return {
+      declaration: "",
+      store: (i, v) => `${word(`(${i})`)} = bitcast<u32>(${v});`,
+      storeVector: (i, v) => `{ let w = ${i}; let x = bitcast<vec4<u32>>(${v}); ${[0, 1, 2, 3].map((j) => `${word(`w + ${j}u`)} = x[${j}];`).join(" ")} }`,
+      storePair: unsupported("by pairs"),
+      byteSize,
+    };
+  }
   return {
-    declaration: [`@group(0) @binding(2) var<storage, read_write> out: array<${element}>;`, ...(type === "f16" ? [F16_PACKING] : [])].join("\n"),
-    store: (i, v) => (type === "f16" ? (() => { throw new Error("an f16 result is stored by vectors"); })() : `out[${i}] = ${v};`),
-    storeVector: (i, v) => (type === "f16" ? `out[(${i}) >> 2u] = vec2<u32>(xk_pack_f16(${v}.xy), xk_pack_f16(${v}.zw));` : `out[(${i}) >> 2u] = ${v};`),
+    declaration: `@group(0) @binding(2) var<storage, read_write> out: array<${vectors ? "vec4<f32>" : "f32"}>;`,
+    store: (i, v) => `out[${i}] = ${v};`,
+    storeVector: (i, v) => `out[(${i}) >> 2u] = ${v};`,
+    storePair: unsupported("by pairs"),
     byteSize,
   };
 }
-
-/** Helper functions an f16 operand's vector reads call. */
-export const F16_HELPERS = "fn f16x4(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)); }";
 
 /** One operand of the tiled product as the tile loads see it. */
 export interface TileOperand {
@@ -286,6 +340,13 @@ export interface TiledProduct {
   store(value: string, row: string, col: string, z: string): string;
   /** Statements storing a vec4 at columns col .. col+3, all in range (only when cols % 4 == 0). */
   readonly storeVector?: (value: string, row: string, col: string, z: string) => string;
+  /**
+   * Statements storing a vec2 at columns col, col+1, col even (a half result's word),
+   * where storeVector is not used. col+1 may be past cols only where C has one row: its
+   * value (0: the tiles are zero past the edges) lands in the word's upper half, past
+   * C's last element (a packed half's buffer is whole words).
+   */
+  readonly storePair?: (value: string, row: string, col: string, z: string) => string;
 }
 
 const u = (x: number): string => `${x}u`;
@@ -388,6 +449,10 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
       lines.push(`    let ${col} = col0 + (lid.x * ${u(NV)} + ${u(v)}) * 4u;`);
       if (p.storeVector !== undefined && p.cols % 4 === 0) {
         lines.push(`    if (${col} < ${u(p.cols)}) { ${p.storeVector(acc(i, v), `row_${i}`, col, "z")} }`);
+      } else if (p.storePair !== undefined) {
+        for (const j of [0, 2]) {
+          lines.push(`    if (${col} + ${u(j)} < ${u(p.cols)}) { ${p.storePair(`vec2<f32>(${acc(i, v)}[${j}], ${acc(i, v)}[${j + 1}])`, `row_${i}`, `${col} + ${u(j)}`, "z")} }`);
+        }
       } else {
         for (let j = 0; j < 4; j++) {
           lines.push(`    if (${col} + ${u(j)} < ${u(p.cols)}) { ${p.store(`${acc(i, v)}[${j}]`, `row_${i}`, `${col} + ${u(j)}`, "z")} }`);

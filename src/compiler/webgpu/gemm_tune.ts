@@ -24,7 +24,7 @@ export interface TunedGemm {
 export type GemmTuneCache = Map<string, GemmTile>;
 
 const cacheKey = (spec: GemmSpec, limits: GpuLimits, options: GemmWgslOptions): string =>
-  `${gemmKernelName(spec)} in ${options.inputType ?? "f32"} out ${options.outputType ?? "f32"} ${JSON.stringify(limits)}`;
+  `${gemmKernelName(spec)} in ${options.lhsType ?? "f32"} x ${options.rhsType ?? "f32"} out ${options.outputType ?? "f32"} ${JSON.stringify(limits)}`;
 
 function asTuned(kernel: GpuKernel): GpuKernel {
   return kernel.choice.kind === "tiled" ? { ...kernel, choice: { ...kernel.choice, tileFrom: "tuner" } } : kernel;

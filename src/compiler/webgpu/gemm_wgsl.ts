@@ -7,11 +7,14 @@
 // - the skinny kernel (gemm_skinny_wgsl.ts) for m <= SKINNY_MAX_ROWS, and for n = 1 by
 //   computing C^T = B^T A^T (the same memory when n = 1).
 //
-// Element types: f32; f16 inputs (and, with the tiled kernel and n % 4 == 0, an f16
-// output) stored packed two to a u32 and converted with unpack2x16float /
-// pack2x16float, accumulated in f32. This needs no `shader-f16` feature, so it runs on
-// every adapter; an `array<f16>` variant for adapters with the feature is not written
-// (none here has it to test on). f64 is declined: WGSL has no f64.
+// Element types: each operand f32, f16 or bf16, the halves stored packed two to a u32
+// and widened to f32 exactly (unpack2x16float; bf16 by shifts), accumulated in f32; the
+// result f32, or f16 or bf16 rounded once from the f32 sum, on bits, and stored by
+// vec4s or pairs of columns (the tiled kernel; n even, or one row: gemm_tiles_wgsl.ts
+// resultAccess). This needs no `shader-f16` feature, so it runs on every adapter; an
+// `array<f16>` variant for adapters with the feature is not written (none here has it
+// to test on). f64 is declined: WGSL has no f64. (The spec's elementType is the
+// accumulation's: f32 for every one of these.)
 //
 // Interface: bindings 0 (`lhs`, A), 1 (`rhs`, B), 2 (`out`, C), in bind group 0, each
 // from its operand's first element; an epilogue may declare more (3 and up). The
@@ -25,7 +28,7 @@ import { checkGemmSpec, gemmKernelName, type GemmSpec } from "../kernel/gemm_pla
 import type { ArgumentSlots } from "./epilogue_wgsl.js";
 import { renderSkinny, SKINNY_MAX_ROWS, skinnyLayout } from "./gemm_skinny_wgsl.js";
 import {
-  defaultTile, DEVICE_MEMORY_DECLARATIONS, F16_HELPERS, operandAccess, renderTiledProduct, resultAccess, type GemmTile, type GpuBinding,
+  defaultTile, DEVICE_MEMORY_DECLARATIONS, operandAccess, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
   type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand,
 } from "./gemm_tiles_wgsl.js";
 
@@ -52,9 +55,11 @@ export interface GpuEpilogue {
 }
 
 export interface GemmWgslOptions {
-  /** How A and B are stored (default f32). f16: packed pairs, see the file comment. */
-  readonly inputType?: StorageType;
-  /** How C is stored (default f32). f16 needs the tiled kernel, n % 4 == 0 and no epilogue. */
+  /** How A is stored (default f32). f16, bf16: packed pairs, see the file comment. */
+  readonly lhsType?: StorageType;
+  /** How B is stored (default f32). */
+  readonly rhsType?: StorageType;
+  /** How C is stored (default f32). f16 and bf16 need the tiled kernel, no epilogue, and n even or a single row (batch·m = 1). */
   readonly outputType?: StorageType;
   /** Force a kernel (default: "skinny" for m <= 4 or n = 1 with an f32 output, else "tiled"). */
   readonly kind?: "tiled" | "skinny";
@@ -82,15 +87,16 @@ function declined(spec: GemmSpec, why: string): Declined {
 export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslOptions = {}): GpuKernel | Declined {
   const problem = checkGemmSpec(spec);
   if (problem !== undefined) throw new CompileError(`webgpu ${problem}`);
-  if (spec.elementType !== "f32") return declined(spec, "WGSL has no f64 (the webgpu backend takes f32 and f16 GEMMs)");
-  const inputType = options.inputType ?? "f32";
+  if (spec.elementType !== "f32") return declined(spec, "WGSL has no f64 (the webgpu backend takes f32, f16 and bf16 GEMMs)");
+  const lhsType = options.lhsType ?? "f32", rhsType = options.rhsType ?? "f32";
   const outputType = options.outputType ?? "f32";
   const { batch, m, n, k } = spec;
   const lhsT = spec.lhsTransposed === true, rhsT = spec.rhsTransposed === true;
   const memory = options.memory ?? "bindings";
-  if (outputType === "f16") {
-    if (options.epilogue !== undefined) return declined(spec, "an f16 output takes no epilogue (the epilogue stores f32 elements)");
-    if (n % 4 !== 0) return declined(spec, "an f16 output is stored as packed pairs by vec4s of columns: n must be a multiple of 4 (ask for f32 and convert)");
+  if (outputType !== "f32") {
+    if (options.epilogue !== undefined) return declined(spec, `the ${outputType} output takes no epilogue (the epilogue stores f32 elements)`);
+    // A word of C holds two elements: with n odd a row's last element shares its word with the next row's first, another invocation's.
+    if (n % 2 !== 0 && batch * m > 1) return declined(spec, `the ${outputType} output is stored as packed pairs of columns: an odd n needs a single row (ask for f32 and convert)`);
     if (options.kind === "skinny") return declined(spec, "the skinny kernel stores f32 only");
   }
   const kind = options.kind ?? (outputType === "f32" && (m <= SKINNY_MAX_ROWS || n === 1) ? "skinny" : "tiled");
@@ -99,8 +105,8 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const lhsVectors = allowVectors && (lhsT ? m : k) % 4 === 0;
   const rhsVectors = allowVectors && (rhsT ? k : n) % 4 === 0;
   const slots = options.slots ?? DEFAULT_SLOTS;
-  const lhs = operandAccess("lhs", slots.lhs, inputType, lhsVectors, memory);
-  const rhs = operandAccess("rhs", slots.rhs, inputType, rhsVectors, memory);
+  const lhs = operandAccess("lhs", slots.lhs, lhsType, lhsVectors, memory);
+  const rhs = operandAccess("rhs", slots.rhs, rhsType, rhsVectors, memory);
   // Element offsets of A(z, row, p) and B(z, p, col).
   const aAt = (row: string, p: string, z: string): string => (lhsT ? `${z} * ${u(m * k)} + (${p}) * ${u(m)} + ${row}` : `${z} * ${u(m * k)} + (${row}) * ${u(k)} + ${p}`);
   const bAt = (p: string, col: string, z: string): string => (rhsT ? `${z} * ${u(k * n)} + (${col}) * ${u(k)} + ${p}` : `${z} * ${u(k * n)} + (${p}) * ${u(n)} + ${col}`);
@@ -117,7 +123,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
 
   // The output and its store.
   const epilogue = options.epilogue;
-  const outVectors = outputType === "f16" || (epilogue === undefined && n % 4 === 0 && kind === "tiled");
+  const outVectors = n % 4 === 0 && (outputType !== "f32" || (epilogue === undefined && kind === "tiled"));
   const result = resultAccess(outputType, outVectors, memory, slots.out);
   const outBytes = result.byteSize(batch * m * n);
   const site = (value: string, row: string, col: string, z: string): EpilogueSite => {
@@ -129,6 +135,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
     return epilogue !== undefined ? epilogue.store(s) : result.store(s.index, value);
   };
   const storeVector = !outVectors ? undefined : (value: string, row: string, col: string, z: string) => result.storeVector(site(value, row, col, z).index, value);
+  const storePair = outputType === "f32" ? undefined : (value: string, row: string, col: string, z: string) => result.storePair(site(value, row, col, z).index, value);
 
   const bindings: GpuBinding[] = [
     { binding: 0, name: "lhs", role: "lhs", access: "read", byteSize: lhs.byteSize(batch * m * k) },
@@ -139,7 +146,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   for (const bd of bindings) {
     if (bd.byteSize > limits.maxStorageBufferBindingSize) return declined(spec, `binding ${bd.name} (${bd.byteSize} bytes) exceeds maxStorageBufferBindingSize ${limits.maxStorageBufferBindingSize}`);
   }
-  const declarations = [memory === "device" ? DEVICE_MEMORY_DECLARATIONS : "", inputType === "f16" ? F16_HELPERS : "", lhs.declaration, rhs.declaration, result.declaration, epilogue?.declarations ?? ""].filter((s) => s !== "").join("\n");
+  const declarations = [memory === "device" ? DEVICE_MEMORY_DECLARATIONS : "", storageHelpers([lhsType, rhsType]), lhs.declaration, rhs.declaration, result.declaration, epilogue?.declarations ?? ""].filter((s) => s !== "").join("\n");
   const flops = 2 * batch * m * n * k;
 
   if (kind === "skinny") {
@@ -172,7 +179,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const tile = options.tile ?? defaultTile(batch, m, n, limits);
   if ("declined" in tile) return declined(spec, tile.declined);
   const rendered = renderTiledProduct(
-    { count: batch, rows: m, cols: n, depth: k, declarations, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}) },
+    { count: batch, rows: m, cols: n, depth: k, declarations, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}), ...(storePair !== undefined ? { storePair } : {}) },
     tile, limits, lhsVectors, rhsVectors,
   );
   if ("declined" in rendered) return declined(spec, rendered.declined);

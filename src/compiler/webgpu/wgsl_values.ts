@@ -436,6 +436,14 @@ fn xk_f16_bits(x: f32, keep_nan_sign: bool) -> u32 {
   return s | (q + select(0u, 1u, rest > tie || (rest == tie && (q & 1u) == 1u)));
 }`;
 
+/** xk_bf16_bits (see HALF), also what the GEMM and convolution kernels store a bf16 result with (gemm_tiles_wgsl.ts). */
+export const BF16_ROUNDING = String.raw`// x rounded to the nearest bf16, ties to even, on bits (the carry runs into the exponent, up to infinity).
+fn xk_bf16_bits(x: f32, keep_nan_sign: bool) -> u32 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x7fffffffu) > 0x7f800000u) { return 0x7fc0u | select(0u, (b >> 16u) & 0x8000u, keep_nan_sign); }
+  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
+}`;
+
 /**
  * Helpers every kernel may call (WGSL drops the unused ones): f32 from bits, through a
  * zero the kernel reads at run time into xk_opaque (wgsl_math.ts says why); the NaN
@@ -552,12 +560,7 @@ fn xk_minh(a: u32, b: u32, inf: u32, nan: u32) -> u32 {
   if ((a & 0x7fffu) > inf || (b & 0x7fffu) > inf) { return nan; }
   return select(b, a, xk_half_key(a) < xk_half_key(b));
 }
-// x rounded to the nearest bf16, ties to even, on bits (the carry runs into the exponent, up to infinity).
-fn xk_bf16_bits(x: f32, keep_nan_sign: bool) -> u32 {
-  let b = bitcast<u32>(x);
-  if ((b & 0x7fffffffu) > 0x7f800000u) { return 0x7fc0u | select(0u, (b >> 16u) & 0x8000u, keep_nan_sign); }
-  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
-}
+${BF16_ROUNDING}
 // bf16 +, -, ×, ÷, sqrt and rsqrt (HALF helpers), safe from a flush to zero: bf16
 // subnormals are f32 subnormals, which WGSL lets an implementation flush in any float
 // operation. Each takes f32's path (f32's rounding, then bf16's: the interpreter's one

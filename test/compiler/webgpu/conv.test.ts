@@ -10,6 +10,7 @@ import { arrayShape, convGeneralDilated, Literal, parameter, XlaBuilder, type Co
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import type { Instruction } from "../../../src/ir/computation.js";
 import { convKernel, convWgslGeometry, convWgslGeometryOfPlan, type ConvWgslOptions } from "../../../src/compiler/webgpu/conv_wgsl.js";
+import type { StorageType } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { convGeometry } from "../../../src/compiler/kernel/conv_plan.js";
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { decodeFloatBits, encodeFloatBits } from "../../../src/types/float_codec.js";
@@ -42,7 +43,7 @@ const NCHW: ConvDimensionNumbers = {
   outputBatchDimension: 0, outputFeatureDimension: 1, outputSpatialDimensions: [2, 3],
 };
 
-function build(c: Case, type: "f32" | "f64" | "f16") {
+function build(c: Case, type: "f32" | "f64" | "f16" | "bf16") {
   const spatial = (c.dn ?? NHWC).inputSpatialDimensions.length;
   const b = new XlaBuilder("conv");
   const x = parameter(b, 0, arrayShape(type, c.input));
@@ -56,13 +57,17 @@ function build(c: Case, type: "f32" | "f64" | "f16") {
 
 const count = (dims: readonly number[]): number => dims.reduce((p, d) => p * d, 1);
 
-/** Values in [-1, 1) exactly representable in f16. */
-const randomHalves = (n: number): Float32Array => new Float32Array(n).map(() => decodeFloatBits("f16", encodeFloatBits("f16", random() * 2 - 1)));
+/** Values in [-1, 1) exactly representable in f16 (and in bf16 with `bf16`: an f16 value of [-1, 1) rounded to bf16 is still one). */
+const randomHalves = (n: number, bf16 = false): Float32Array => new Float32Array(n).map(() => {
+  const v = decodeFloatBits("f16", encodeFloatBits("f16", random() * 2 - 1));
+  return bf16 ? decodeFloatBits("bf16", encodeFloatBits("bf16", v)) : v;
+});
 
-/** Checks the kernel of `c` built in `types.input` (f32 unless said), its output in `types.output` (the input's unless said). */
-async function checkConv(c: Case, options: ConvWgslOptions = {}, direct?: (x: Float32Array, w: Float32Array) => Float64Array, types: { input?: "f16"; output?: "f32" | "f16" } = {}) {
-  const x = randomHalves(count(c.input));
-  const w = randomHalves(count(c.kernel));
+/** Checks the kernel of `c` with its input in `types.input` (f32 unless said), its kernel in `types.kernel` and its output in `types.output` (the input's unless said). */
+async function checkConv(c: Case, options: ConvWgslOptions = {}, direct?: (x: Float32Array, w: Float32Array) => Float64Array, types: { input?: StorageType; kernel?: StorageType; output?: StorageType } = {}) {
+  const bf16 = types.input === "bf16" || types.kernel === "bf16";
+  const x = randomHalves(count(c.input), bf16);
+  const w = randomHalves(count(c.kernel), bf16);
   const { computation } = build(c, "f64");
   const want = evaluate(computation, [Literal.fromValues("f64", c.input, Array.from(x)), Literal.fromValues("f64", c.kernel, Array.from(w))]).toNumbers();
   const scale = evaluate(computation, [Literal.fromValues("f64", c.input, Array.from(x, Math.abs)), Literal.fromValues("f64", c.kernel, Array.from(w, Math.abs))]).toNumbers();
@@ -73,22 +78,23 @@ async function checkConv(c: Case, options: ConvWgslOptions = {}, direct?: (x: Fl
   }
   const built = convWgslGeometry(build(c, types.input ?? "f32").conv);
   if (isDeclined(built)) throw new Error(built.declined);
-  const g = { ...built, outputType: types.output ?? built.outputType };
+  const g = { ...built, kernelType: types.kernel ?? built.kernelType, outputType: types.output ?? built.outputType };
   const kernel = convKernel(g, dev!.limits, options);
   if (isDeclined(kernel)) throw new Error(kernel.declined);
-  const half = g.inputType === "f16";
-  const toHalves = (v: Float32Array) => Uint16Array.from(v, (e) => encodeFloatBits("f16", e));
-  const bytes = await runOnce(dev!, kernel, new Map<number, ArrayBufferView>([[0, half ? toHalves(x) : x], [1, half ? toHalves(w) : w]]));
-  const got = g.outputType === "f16"
-    ? Array.from(new Uint16Array(bytes.buffer, 0, want.length), (h) => decodeFloatBits("f16", h))
-    : Array.from(new Float32Array(bytes.buffer, 0, want.length));
+  const stored = (v: Float32Array, t: StorageType): ArrayBufferView => (t === "f32" ? v : Uint16Array.from(v, (e) => encodeFloatBits(t, e)));
+  const bytes = await runOnce(dev!, kernel, new Map<number, ArrayBufferView>([[0, stored(x, g.inputType)], [1, stored(w, g.kernelType)]]));
+  const outputType = g.outputType;
+  const got = outputType === "f32"
+    ? Array.from(new Float32Array(bytes.buffer, 0, want.length))
+    : Array.from(new Uint16Array(bytes.buffer, 0, want.length), (h) => decodeFloatBits(outputType, h));
   const depth = count(c.kernel) / (g.outputFeatures);
   const gamma = (depth * 2 ** -24) / (1 - depth * 2 ** -24);
   const label = `${JSON.stringify(c)} ${JSON.stringify(kernel.choice)}`;
   for (let i = 0; i < want.length; i++) {
     let bound = gamma * scale[i]! + 2 ** -120;
-    // An f16 result rounds once more (half an f16 ulp, and the subnormal spacing).
-    if (g.outputType === "f16") bound += 2 ** -11 * (Math.abs(want[i]!) + bound) + 2 ** -25;
+    // A half result rounds once more (half an ulp: 2^-11 for f16, and its subnormal spacing; 2^-8 for bf16).
+    if (outputType === "f16") bound += 2 ** -11 * (Math.abs(want[i]!) + bound) + 2 ** -25;
+    if (outputType === "bf16") bound += 2 ** -8 * (Math.abs(want[i]!) + bound);
     if (!(Math.abs(got[i]! - want[i]!) <= bound)) assert.fail(`${label}: element ${i} is ${got[i]}, want ${want[i]} (bound ${bound})`);
   }
   return kernel;
@@ -153,7 +159,7 @@ test("conv: NCHW/OIHW, window and base dilation, window reversal, negative paddi
   await checkConv({ input: [1, 2, 4, 5, 3], kernel: [3, 2, 2, 3, 2], dn: ncdhw, padding: [[0, 1], [1, 1], [1, 0]] });
 });
 
-test("conv: vector and scalar loads, a forced 128x128 tile with groups, f16 inputs and outputs", { skip }, async () => {
+test("conv: vector and scalar loads, a forced 128x128 tile with groups, f16 and bf16 inputs and outputs", { skip }, async () => {
   const c: Case = { input: [2, 7, 7, 8], kernel: [3, 3, 8, 12], padding: [[1, 1], [1, 1]] };
   const vectored = await checkConv(c);
   assert.deepEqual(vectored.choice.kind === "tiled" && vectored.choice.vectorLoads, { lhs: true, rhs: true });
@@ -162,6 +168,10 @@ test("conv: vector and scalar loads, a forced 128x128 tile with groups, f16 inpu
   await checkConv(c, {}, undefined, { input: "f16", output: "f32" });
   await checkConv({ input: [1, 5, 6, 3], kernel: [2, 3, 3, 5] }, {}, undefined, { input: "f16", output: "f32" });
   await checkConv(c, {}, undefined, { input: "f16" });
+  // bf16 through the vector loads to a bf16 result (by vec4s; by pairs of its 6 features); an f32 input with a bf16 kernel (scalar loads of the kernel: 5 output features).
+  await checkConv(c, {}, undefined, { input: "bf16" });
+  await checkConv({ input: [1, 5, 6, 3], kernel: [2, 3, 3, 6] }, {}, undefined, { input: "bf16" });
+  await checkConv({ input: [1, 5, 6, 3], kernel: [2, 3, 3, 5] }, {}, undefined, { input: "f32", kernel: "bf16" });
   await checkConv({ ...c, groups: 2, kernel: [3, 3, 4, 12] }, { tile: { threadsX: 16, threadsY: 16, rowsPerThread: 8, vec4sPerThread: 2, depth: 8 } });
 });
 

@@ -6,7 +6,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { gemmKernel, type GemmWgslOptions } from "../../../src/compiler/webgpu/gemm_wgsl.js";
-import { fittingTiles, tileName, type GpuKernel } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
+import { fittingTiles, tileName, type GpuKernel, type StorageType } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import type { GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { CompileError } from "../../../src/types/errors.js";
@@ -22,13 +22,21 @@ after(() => dev?.device.destroy());
 
 const random = rng(23);
 
-/** Random values in [-1, 1), exactly representable in f16 (so that f32 and f16 runs share one reference). */
-function randomHalves(count: number): Float32Array {
-  return new Float32Array(count).map(() => decodeFloatBits("f16", encodeFloatBits("f16", random() * 2 - 1)));
+/**
+ * Random values in [-1, 1), exactly representable in f16 (so that f32 and f16 runs share
+ * one reference), and in bf16 too with `bf16` (an f16 value of [-1, 1) rounded to bf16 is
+ * still an f16 value: below 2^-17 it has at most 7 significant bits).
+ */
+function randomHalves(count: number, bf16 = false): Float32Array {
+  return new Float32Array(count).map(() => {
+    const v = decodeFloatBits("f16", encodeFloatBits("f16", random() * 2 - 1));
+    return bf16 ? decodeFloatBits("bf16", encodeFloatBits("bf16", v)) : v;
+  });
 }
 
-function toHalves(values: Float32Array): Uint16Array {
-  return Uint16Array.from(values, (v) => encodeFloatBits("f16", v));
+/** An operand as a kernel of storage type t reads it: f32 values, or a half's patterns. */
+function stored(values: Float32Array, t: StorageType): ArrayBufferView {
+  return t === "f32" ? values : Uint16Array.from(values, (v) => encodeFloatBits(t, v));
 }
 
 /** |a| |b| summed, the scale of the dot bound. */
@@ -42,24 +50,26 @@ interface Checked {
 
 async function checkGemm(spec: GemmSpec, options: GemmWgslOptions = {}): Promise<Checked> {
   const { batch, m, n, k } = spec;
-  const a = randomHalves(batch * m * k);
-  const b = randomHalves(batch * k * n);
+  const { lhsType = "f32", rhsType = "f32", outputType = "f32" } = options;
+  const bf16 = lhsType === "bf16" || rhsType === "bf16";
+  const a = randomHalves(batch * m * k, bf16);
+  const b = randomHalves(batch * k * n, bf16);
   const kernel = gemmKernel(spec, dev!.limits, options);
   if (isDeclined(kernel)) throw new Error(kernel.declined);
-  const half = options.inputType === "f16";
-  const bytes = await runOnce(dev!, kernel, new Map<number, ArrayBufferView>([[0, half ? toHalves(a) : a], [1, half ? toHalves(b) : b]]));
+  const bytes = await runOnce(dev!, kernel, new Map<number, ArrayBufferView>([[0, stored(a, lhsType)], [1, stored(b, rhsType)]]));
   const count = batch * m * n;
-  const got = options.outputType === "f16"
-    ? Array.from(new Uint16Array(bytes.buffer, bytes.byteOffset, count), (h) => decodeFloatBits("f16", h))
-    : Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, count));
+  const got = outputType === "f32"
+    ? Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, count))
+    : Array.from(new Uint16Array(bytes.buffer, bytes.byteOffset, count), (h) => decodeFloatBits(outputType, h));
   const want = gemmReference(spec, a, b);
   const scale = absoluteReference(spec, a, b);
   const gamma = (k * 2 ** -24) / (1 - k * 2 ** -24);
   const label = `${JSON.stringify(spec)} ${JSON.stringify(kernel.choice)}`;
   for (let i = 0; i < count; i++) {
     let bound = gamma * scale[i]! + 2 ** -120;
-    // An f16 output rounds once more: half an ulp of f16, relative 2^-11 (and the f16 subnormal spacing).
-    if (options.outputType === "f16") bound += 2 ** -11 * (Math.abs(want[i]!) + bound) + 2 ** -25;
+    // A half output rounds once more: half an ulp, relative 2^-11 for f16 (and its subnormal spacing), 2^-8 for bf16.
+    if (outputType === "f16") bound += 2 ** -11 * (Math.abs(want[i]!) + bound) + 2 ** -25;
+    if (outputType === "bf16") bound += 2 ** -8 * (Math.abs(want[i]!) + bound);
     const err = Math.abs(got[i]! - want[i]!);
     if (!(err <= bound)) assert.fail(`${label}: element ${i} is ${got[i]}, want ${want[i]} (error ${err} > bound ${bound})`);
   }
@@ -145,14 +155,27 @@ test("empty products: k = 0 writes zeros; m or n = 0 dispatches nothing", { skip
 });
 
 test("f16 inputs (packed pairs, unpack2x16float) accumulate in f32; an f16 output rounds once at the end", { skip }, async () => {
-  await checkGemm({ elementType: "f32", batch: 1, m: 37, n: 29, k: 45 }, { inputType: "f16", kind: "tiled", vectorLoads: false });
-  await checkGemm({ elementType: "f32", batch: 2, m: 40, n: 36, k: 64, rhsTransposed: true }, { inputType: "f16", kind: "tiled" });
-  await checkGemm({ elementType: "f32", batch: 1, m: 1, n: 64, k: 33 }, { inputType: "f16" });
-  await checkGemm({ elementType: "f32", batch: 1, m: 3, n: 17, k: 64, lhsTransposed: true, rhsTransposed: true }, { inputType: "f16" });
-  await checkGemm({ elementType: "f32", batch: 1, m: 70, n: 1, k: 12 }, { inputType: "f16" });
+  await checkGemm({ elementType: "f32", batch: 1, m: 37, n: 29, k: 45 }, { lhsType: "f16", rhsType: "f16", kind: "tiled", vectorLoads: false });
+  await checkGemm({ elementType: "f32", batch: 2, m: 40, n: 36, k: 64, rhsTransposed: true }, { lhsType: "f16", rhsType: "f16", kind: "tiled" });
+  await checkGemm({ elementType: "f32", batch: 1, m: 1, n: 64, k: 33 }, { lhsType: "f16", rhsType: "f16" });
+  await checkGemm({ elementType: "f32", batch: 1, m: 3, n: 17, k: 64, lhsTransposed: true, rhsTransposed: true }, { lhsType: "f16", rhsType: "f16" });
+  await checkGemm({ elementType: "f32", batch: 1, m: 70, n: 1, k: 12 }, { lhsType: "f16", rhsType: "f16" });
   // A sum of 64 f16 products keeps f32 precision: far beyond what f16 accumulation allows.
-  await checkGemm({ elementType: "f32", batch: 1, m: 20, n: 24, k: 64 }, { inputType: "f16", outputType: "f16" });
-  await checkGemm({ elementType: "f32", batch: 3, m: 5, n: 8, k: 7, lhsTransposed: true }, { inputType: "f16", outputType: "f16" });
+  await checkGemm({ elementType: "f32", batch: 1, m: 20, n: 24, k: 64 }, { lhsType: "f16", rhsType: "f16", outputType: "f16" });
+  await checkGemm({ elementType: "f32", batch: 3, m: 5, n: 8, k: 7, lhsTransposed: true }, { lhsType: "f16", rhsType: "f16", outputType: "f16" });
+  // n not a multiple of 4: stored by pairs of columns (n even; or n odd in a single row, its last word half past C).
+  await checkGemm({ elementType: "f32", batch: 2, m: 9, n: 6, k: 16 }, { lhsType: "f16", rhsType: "f16", outputType: "f16" });
+});
+
+// bf16 pairs widened by shifts (exact), as the f16 cases above: the tiled kernel's scalar
+// and vector loads, the skinny kernel both ways, operands of mixed types (the shape
+// rules' dot of f32 and bf16, or of f16 and bf16), a bf16 result rounded once.
+test("bf16 inputs (packed pairs, widened by shifts) accumulate in f32, mixed with f32 and f16 operands; a bf16 output rounds once at the end", { skip }, async () => {
+  await checkGemm({ elementType: "f32", batch: 1, m: 37, n: 29, k: 45 }, { lhsType: "bf16", rhsType: "bf16", kind: "tiled", vectorLoads: false });
+  await checkGemm({ elementType: "f32", batch: 2, m: 40, n: 36, k: 64, rhsTransposed: true }, { lhsType: "bf16", rhsType: "bf16", outputType: "bf16" });
+  await checkGemm({ elementType: "f32", batch: 1, m: 3, n: 17, k: 64, lhsTransposed: true, rhsTransposed: true }, { lhsType: "f32", rhsType: "bf16" });
+  await checkGemm({ elementType: "f32", batch: 1, m: 70, n: 1, k: 12 }, { lhsType: "bf16", rhsType: "f16" });
+  await checkGemm({ elementType: "f32", batch: 1, m: 1, n: 5, k: 40 }, { lhsType: "bf16", rhsType: "bf16", outputType: "bf16" });
 });
 
 test("an epilogue hook stores the fused result: bias add + relu", { skip }, async () => {
@@ -187,8 +210,8 @@ test("an epilogue hook stores the fused result: bias add + relu", { skip }, asyn
 test("what the kernels refuse, and why", { skip }, () => {
   const f64 = gemmKernel({ elementType: "f64", batch: 1, m: 4, n: 4, k: 4 }, dev!.limits);
   assert.ok(isDeclined(f64) && /no f64/.test(f64.declined), JSON.stringify(f64));
-  const oddHalf = gemmKernel({ elementType: "f32", batch: 1, m: 8, n: 6, k: 4 }, dev!.limits, { outputType: "f16" });
-  assert.ok(isDeclined(oddHalf) && /multiple of 4/.test(oddHalf.declined));
+  const oddHalf = gemmKernel({ elementType: "f32", batch: 1, m: 8, n: 5, k: 4 }, dev!.limits, { outputType: "f16" });
+  assert.ok(isDeclined(oddHalf) && /odd n needs a single row/.test(oddHalf.declined));
   assert.throws(() => gemmKernel({ elementType: "f32", batch: 1, m: -1, n: 4, k: 4 }, dev!.limits), CompileError);
   const small = { ...dev!.limits, maxStorageBufferBindingSize: 1024 };
   const big = gemmKernel({ elementType: "f32", batch: 1, m: 64, n: 64, k: 64 }, small);

@@ -9,8 +9,9 @@
 // where converting through f32 would round twice; f16 and bf16 reductions (row sums as
 // workgroup trees, each step rounded to the half, within the bound of docs/numerics.md);
 // softmax, log-softmax and layer norm in f16 as one kernel each, within bounds carried
-// through their steps; f16 dots and convolutions (accumulated in f32, the result rounded
-// once). Transcendentals are compared within one f16 ulp (the shared f32
+// through their steps; f16 and bf16 dots and convolutions (accumulated in f32, the
+// result rounded once; bf16 bit for bit where the sums are exact or in the interpreter's
+// order). Transcendentals are compared within one f16 ulp (the shared f32
 // approximations' few f32 ulps, then the rounding).
 //
 // Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
@@ -21,7 +22,7 @@ import assert from "node:assert/strict";
 import { both, webgpuSkip } from "./gpu_available.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import {
-  XlaBuilder, parameter, binaryOp, unaryOp, compare, select, convertElementType, reduce, constantR0, tuple, exp, add, sub, mul, div, log, rsqrt, tanh, scalarReducer, dot, convGeneralDilated,
+  XlaBuilder, parameter, binaryOp, unaryOp, compare, select, convertElementType, reduce, constantR0, tuple, exp, add, sub, mul, div, log, rsqrt, tanh, scalarReducer, dot, dotGeneral, convGeneralDilated, max,
   type ConvDimensionNumbers,
 } from "../../../src/index.js";
 import type { XlaOp } from "../../../src/builder/xla_builder.js";
@@ -31,6 +32,8 @@ import { Literal } from "../../../src/types/literal.js";
 import { roundToFloatType } from "../../../src/types/float_codec.js";
 import { arrayShape } from "../../../src/types/shape.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import { compile } from "../../../src/compiler/index.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { compareLeaf, type CompareTally } from "../../../tools/fuzz/compare_compiled.js";
 import { rng } from "../../support/prng.js";
 
@@ -354,17 +357,17 @@ test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 an
   const w = parameter(b, 1, arrayShape("f16", [64, 32]), "w");
   const x = parameter(b, 2, arrayShape("f16", [1, 6, 6, 8]), "x");
   const k = parameter(b, 3, arrayShape("f16", [3, 3, 8, 4]), "k");
-  const narrow = parameter(b, 4, arrayShape("f16", [64, 6]), "narrow");
+  const narrow = parameter(b, 4, arrayShape("f16", [64, 5]), "narrow");
   const results = [
     dot(a, w), dot(a, w, { preferredElementType: "f32" }), convGeneralDilated(x, k, [1, 1], [[0, 0], [0, 0]], [], [], NHWC, 1, 1),
-    // Six columns: the f16 result is stored by vec4s of columns, so this one runs on the host.
+    // Five columns: the f16 result is stored by pairs of columns, a word each, and a word would hold two rows' elements, so this one runs on the host.
     dot(a, narrow),
   ];
-  const args = [halves([37, 64]), halves([64, 32]), halves([1, 6, 6, 8]), halves([3, 3, 8, 4]), halves([64, 6])];
+  const args = [halves([37, 64]), halves([64, 32]), halves([1, 6, 6, 8]), halves([3, 3, 8, 4]), halves([64, 5])];
   const { want, got, exe } = await both(b.build(tuple(b, results)), args);
   assert.match(exe.dump(), /from f16 to f16/);
   assert.match(exe.dump(), /from f16 to f32/);
-  assert.deepEqual(exe.stats.interpreted.map((s) => s.why).filter((why) => !/multiple of 4/.test(why)), [], "only the six-column dot is interpreted");
+  assert.deepEqual(exe.stats.interpreted.map((s) => s.why).filter((why) => !/odd n needs a single row/.test(why)), [], "only the five-column dot is interpreted");
   assert.equal(exe.stats.interpreted.length, 1);
   // The order of the sum is the interpreter's (k ascending), its f32 rounding may not be (fma): within one f16 rounding.
   results.forEach((_, j) => {
@@ -372,6 +375,82 @@ test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 an
     const tally: CompareTally = { compared: 0, unbounded: 0 };
     assert.equal(compareLeaf(t, { cls: "rounded", ulps: 0, eps: 2 ** -10 }, want.elements[j]!.values(), got.elements[j]!.values(), tally), undefined, `product ${j}`);
   });
+});
+
+// bf16 products as JAX writes them: bf16 operands with an f32 (preferred) or bf16
+// result, attention's batched products, an f32 activation times bf16 weights. The sums
+// are f32's (bf16 products are exact in f32), the result rounded once. On values that
+// are small integers every sum is exact, so the GPU's order of summation cannot show:
+// bit for bit with the interpreter. On random values the tiled kernel sums two bf16
+// operands in the interpreter's order (k ascending; a convolution's window positions,
+// features fastest), each step rounded once as its fused multiply-add is (the product
+// is exact in f32): bit for bit too. The skinny kernel adds slices of k, and an f32
+// operand's product may round apart from its sum (SwiftShader's fma): within
+// 2 γ_k Σ|a||b| of the interpreter's f32 sum, a bf16 result within that and both
+// sides' roundings.
+test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in f32, a bf16 result rounded once; bit for bit where the sums are exact; what it cannot store runs on the host", { skip }, async () => {
+  const NHWC: ConvDimensionNumbers = {
+    inputBatchDimension: 0, inputFeatureDimension: 3, inputSpatialDimensions: [1, 2],
+    kernelInputFeatureDimension: 2, kernelOutputFeatureDimension: 3, kernelSpatialDimensions: [0, 1],
+    outputBatchDimension: 0, outputFeatureDimension: 3, outputSpatialDimensions: [1, 2],
+  };
+  const shapes: [ElementType, number[]][] = [
+    ["bf16", [37, 64]], ["bf16", [64, 32]], ["bf16", [1, 6, 6, 8]], ["bf16", [3, 3, 8, 4]],
+    ["bf16", [2, 5, 3, 16]], ["bf16", [2, 8, 3, 16]], ["bf16", [2, 3, 1, 8]], ["f32", [8, 64]], ["bf16", [64, 5]], ["f32", [32]],
+  ];
+  const b = new XlaBuilder("bf16_products");
+  const [a, w, x, k, q, keys, p, h, narrow, bias] = shapes.map(([t, dims], i) => parameter(b, i, arrayShape(t, dims), `p${i}`)) as [XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp, XlaOp];
+  const results = [
+    // A dense layer: bf16 operands, an f32 product, its bias and relu in the GEMM's store (an output fusion).
+    max(add(dot(a, w, { preferredElementType: "f32" }), bias, [1]), 0),
+    convGeneralDilated(x, k, [1, 1], [[1, 1], [1, 1]], [], [], NHWC, 1, 1),
+    // Attention as JAX writes it, q and k as [batch, position, head, depth]: the scores
+    // ("BTNH,BSNH->BNTS", bf16) and one query's weights times the values ("BNTS,BSNH",
+    // f32: the skinny kernel), their batch dimensions brought first by the dot
+    // decomposer's transposes.
+    dotGeneral(q, keys, { lhsBatchDimensions: [0, 2], rhsBatchDimensions: [0, 2], lhsContractingDimensions: [3], rhsContractingDimensions: [3] }),
+    dotGeneral(p, keys, { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 2], lhsContractingDimensions: [3], rhsContractingDimensions: [1] }, { preferredElementType: "f32" }),
+    // f32 activations times bf16 weights (the shape rules' mixed dot: an f32 result).
+    dot(h, w),
+    // Five columns in 37 rows: a bf16 result is stored by pairs of columns, so this one runs on the host.
+    dot(a, narrow),
+  ];
+  const depths = [64, 72, 16, 8, 64, 64];
+  /** The products of two bf16 operands by the tiled kernel. */
+  const tiledHalves = [0, 1, 2];
+  const program = b.build(tuple(b, results));
+  const exe = await compile(program, { backend: "webgpu" });
+  try {
+    const dump = exe.dump();
+    for (const name of [/gemm 37x32x64 NN f32 from bf16 to f32, tiled .*epilogue fused/, /convolution .*tiled/, /gemm 6x5x8x16 NN f32 from bf16 to bf16, tiled/, /gemm 6x1x16x8 NN f32 from bf16 to f32, skinny/, /gemm 8x32x64 NN f32 from f32 x bf16 to f32, tiled/]) assert.match(dump, name);
+    assert.deepEqual(exe.stats.interpreted.map((s) => s.why).filter((why) => !/bf16 output is stored as packed pairs of columns: an odd n needs a single row/.test(why)), [], "only the five-column dot is interpreted");
+    assert.equal(exe.stats.interpreted.length, 1);
+
+    const random = rng(41);
+    const run = async (value: () => number) => {
+      const args = shapes.map(([t, dims]) => Literal.fromValues(t, dims, Array.from({ length: dims.reduce((n, d) => n * d, 1) }, value)));
+      const magnitudes = args.map((l) => Literal.fromValues(l.elementType, l.dimensions, l.toNumbers().map(Math.abs)));
+      return { want: evaluate(program, args), got: await exe.run(args), scale: evaluate(program, magnitudes) };
+    };
+    const integers = await run(() => Math.floor(random() * 17) - 8);
+    results.forEach((_, j) => assert.equal(bitDifference(integers.want.elements[j]!, integers.got.elements[j]!, []), undefined, `product ${j} of small integers`));
+
+    const reals = await run(() => random() * 4 - 2);
+    for (const j of tiledHalves) assert.equal(bitDifference(reals.want.elements[j]!, reals.got.elements[j]!, []), undefined, `product ${j} of random values`);
+    results.forEach((_, j) => {
+      const [want, got, scale] = [reals.want, reals.got, reals.scale].map((r) => r.elements[j]!.toNumbers());
+      const bf16 = reals.want.elements[j]!.elementType === "bf16";
+      const d = depths[j]!;
+      for (let i = 0; i < want!.length; i++) {
+        // The scale is summed from bf16 magnitudes (rounded: 2^-8 relative); each side's f32 sum within γ_d Σ|a||b| of the exact one, then each rounded to bf16 (2^-8 relative).
+        const sums = 2 * gamma(d, 2 ** -24) * 1.01 * scale![i]!;
+        const bound = bf16 ? sums + 2 ** -8 * (2 * Math.abs(want![i]!) + sums) * 1.01 : sums;
+        assert.ok(Math.abs(got![i]! - want![i]!) <= bound, `product ${j} element ${i}: ${got![i]}, the interpreter ${want![i]} (bound ${bound})`);
+      }
+    });
+  } finally {
+    exe.delete();
+  }
 });
 
 test("f16 pow and atan2 on the GPU (computed in f32, rounded to f16): every pattern, within one f16 ulp of the interpreter, specials bit for bit", { skip }, async () => {
@@ -403,4 +482,17 @@ test("a reduction the WGSL generator declines says why it runs on the host (an f
   const host = planGpuProgram(b.build(), {}).steps.filter((s) => s.kind === "host");
   assert.equal(host.length, 1);
   assert.match(host[0]!.kind === "host" ? host[0]!.why : "", /reductions of f8e5m2 are not compiled/);
+});
+
+test("dots the GEMM kernels do not take run on the host, saying why: integers, f8 and f64 (a bf16 dot compiles)", () => {
+  const b = new XlaBuilder("host_dots");
+  const operands = (["s32", "f8e4m3fn", "f64", "bf16"] as const).map((t, i) => parameter(b, i, arrayShape(t, [4, 8]), `x${i}`));
+  tuple(b, operands.map((x) => dotGeneral(x, x, { lhsContractingDimensions: [1], rhsContractingDimensions: [1] })));
+  const host = planGpuProgram(b.build(), {}).steps.flatMap((s) => (s.kind === "host" ? [s.why] : []));
+  // Each reason names its instruction: "webgpu dot <name>: ...".
+  assert.deepEqual(host.map((why) => why.replace(/^webgpu dot \S+: /, "")), [
+    "s32 x s32 -> s32 (the kernels take f32, f16 and bf16; it runs on the host)",
+    "f8e4m3fn x f8e4m3fn -> f8e4m3fn (the kernels take f32, f16 and bf16; it runs on the host)",
+    "f64 x f64 -> f64 (WGSL has no f64; it runs on the host)",
+  ]);
 });
