@@ -73,7 +73,18 @@ export const GPU_VECTOR_TARGET: VectorTarget = {
   unitElements: UNIT_ELEMENTS,
 };
 
-export const GPU_REDUCE_TARGET: ReduceTarget = {
+/**
+ * Bytes of workgroup memory a row's workgroup of `size` lanes takes besides its row
+ * buffers: a slot a lane for each reduction's tree (or subgroups' totals), every value
+ * held in a 32-bit word, and the subgroup leaders' bits.
+ */
+const treeBytes = (reductions: number, size: number): number => reductions * size * 4 + (size / 32) * 4;
+
+/**
+ * The row pipelines' schedule on a GPU of these limits (`rowBuffers`: whether rows may be
+ * kept in workgroup memory; XLATS_WEBGPU_ROW_BUFFERS=0 turns it off, to compare).
+ */
+export const gpuReduceTarget = (limits: GpuLimits, rowBuffers = true): ReduceTarget => ({
   vectorBytes: 0,
   accumulatorVectors: 1,
   foldByHalving: false,
@@ -83,11 +94,25 @@ export const GPU_REDUCE_TARGET: ReduceTarget = {
   // its order (a row an invocation); maxima and minima are exact on bits.
   halves: "reassociated",
   anyRowPipeline: true,
-  rowBufferValues: "costlyOp",
-  rowBufferBudget: 0,
+  // A row pipeline reads its row from memory once: the stage that first reads a value
+  // of the row a later stage reads again (the row's loads first, then costly values such
+  // as exp) keeps it in workgroup memory, what the tree leaves of the adapter's
+  // maxComputeWorkgroupStorageSize; each lane reads back only the elements it stored
+  // (every stage strides the row alike), so the buffers need no barrier of their own.
+  // A row too long for the budget is read again by each stage, as before.
+  rowBufferValues: "loadsThenCostlyOps",
+  rowBufferBudget: (rowElements, reductions) =>
+    rowBuffers ? Math.max(0, limits.maxComputeWorkgroupStorageSize - treeBytes(reductions.length, rowWorkgroupSize(rowElements, limits))) : 0,
+  // Every value is held in a 32-bit word (f16 and bf16 as their bits in a u32).
+  rowBufferElementBytes: () => 4,
   laneArrays: false,
   independentRows: true,
-};
+});
+
+/** Whether row pipelines may keep rows in workgroup memory: yes, unless XLATS_WEBGPU_ROW_BUFFERS is "0" (to compare both forms). Read at each compile. */
+export function rowBuffersAllowed(): boolean {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["XLATS_WEBGPU_ROW_BUFFERS"] !== "0";
+}
 
 /**
  * The fusion kernels' questions (kernel/fusion_kernel.ts) answered for a GPU of these
@@ -95,14 +120,14 @@ export const GPU_REDUCE_TARGET: ReduceTarget = {
  * subgroup operations where the device has them (`subgroups`) and WGSL has the
  * reduction's (wgsl_kernel.ts subgroupCombineExpr), else as a tree.
  */
-const gpuFusionTarget = (limits: GpuLimits, subgroups: boolean): FusionTarget => ({
-  vector: GPU_VECTOR_TARGET, reduce: GPU_REDUCE_TARGET, vectorCombines: () => false, rowWorkgroup: (n) => rowWorkgroupSize(n, limits),
+const gpuFusionTarget = (limits: GpuLimits, subgroups: boolean, rowBuffers: boolean): FusionTarget => ({
+  vector: GPU_VECTOR_TARGET, reduce: gpuReduceTarget(limits, rowBuffers), vectorCombines: () => false, rowWorkgroup: (n) => rowWorkgroupSize(n, limits),
   ...(subgroups ? { subgroupCombines: (kind, type) => subgroupCombineExpr(kind, type, "x") !== undefined } : {}),
 });
 
 /** The WGSL kernel of fusion `fused` (a loop or input fusion), or why this backend does not compile it. */
-export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroups = false): WgslKernel | Declined {
-  return renderFusion(fused, [], gpuFusionTarget(limits, subgroups), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION));
+export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroups = false, rowBuffers = true): WgslKernel | Declined {
+  return renderFusion(fused, [], gpuFusionTarget(limits, subgroups, rowBuffers), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION));
 }
 
 /**

@@ -13,7 +13,8 @@
 // atomicAnd/atomicOr, since neighbouring invocations may own other bytes of the same
 // word; its other accesses are atomic loads and stores too (WGSL does not let a buffer
 // be bound twice for writing). Scratch (a row pipeline's rings of results, row buffers)
-// is function-scope arrays: each invocation runs its own row.
+// is function-scope arrays where each invocation runs its own row, and workgroup arrays
+// (var<workgroup>) where a workgroup runs a row together (its row buffers).
 
 import { appendAll } from "../../types/arrays.js";
 import { ELEMENT_TYPES, storageBytes, type ElementType } from "../../types/element_type.js";
@@ -211,7 +212,13 @@ class WgslKernelPrinter extends KernelTextPrinter {
         appendAll(lines, close);
         return;
       }
-      case "store": lines.push(`${indent}${storeAs(st.type, address(`k_${st.pointer}`, this.at, st.type), this.nameOf(st.node))}`); return;
+      case "store": {
+        const slot = this.slotPointers.get(st.pointer);
+        // Into a row buffer (scratch holds values as WGSL holds them), or into memory.
+        lines.push(slot !== undefined ? `${indent}${slot.name}[k_${st.pointer} + ${this.at}] = ${this.nameOf(st.node)};`
+          : `${indent}${storeAs(st.type, address(`k_${st.pointer}`, this.at, st.type), this.nameOf(st.node))}`);
+        return;
+      }
       case "accumulator": {
         if (st.lanes !== 1 || st.copies !== 1) decline(`accumulators of ${st.lanes} lanes × ${st.copies} copies have no WGSL form`);
         return decline(`accumulator ${st.name} starts assigned`);
@@ -286,6 +293,8 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
     memoryHelpers(atomic),
     ...wgslMathSources(p.math),
     ...(wg?.shared ?? []).map((x) => `var<workgroup> ${x.name}: array<${wgslType(x.type)}, ${x.length}>;`),
+    // A workgroup's scratch (its row's buffers) is the workgroup's: its lanes run the row together.
+    ...(wg === undefined ? [] : (k.scratch ?? []).map((x) => `var<workgroup> ${x.name}: array<${wgslType(x.type)}, ${x.slots * x.length}>;`)),
     ...(sg !== undefined ? [SUBGROUP_FLOAT_HELPERS, `var<workgroup> xk_sg_leaders: array<atomic<u32>, ${sg.size / 32}>;`] : []),
   ];
   const source = [
@@ -297,11 +306,16 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
     `  let k_end: i32 = ${units};`,
     // A zero the compiler cannot see (the host leaves the argument slot's rest zero): float constants go through it.
     `  xk_opaque = args[${k.buffers}];`,
-    ...(k.scratch ?? []).map((x) => `  var ${x.name}: array<${wgslType(x.type)}, ${x.slots * x.length}>;`),
+    ...(wg !== undefined ? [] : (k.scratch ?? []).map((x) => `  var ${x.name}: array<${wgslType(x.type)}, ${x.slots * x.length}>;`)),
     ...p.lines,
     `}`,
   ].join("\n");
-  return { source, buffers: k.buffers, units, invocationsPerUnit: wg?.size ?? 1, workgroups: [groupsX, groupsY], ...(subgroups ? { subgroups } : {}) };
+  // For dump(): the row's values a workgroup keeps in its memory (a row pipeline's row buffers).
+  const rowBuffers = wg === undefined ? [] : (k.scratch ?? []).map((x) => `${x.name} ${x.type}[${x.slots * x.length}]`);
+  return {
+    source, buffers: k.buffers, units, invocationsPerUnit: wg?.size ?? 1, workgroups: [groupsX, groupsY], ...(subgroups ? { subgroups } : {}),
+    ...(rowBuffers.length > 0 ? { what: `row buffers in workgroup memory: ${rowBuffers.join(", ")}` } : {}),
+  };
 }
 
 /**

@@ -28,6 +28,8 @@ import { compareLeaf, cones, elementTypeOf, WEBGPU_ULP_BOUNDS, type CompareTally
 import { randomProgram, type RandomProgramOptions } from "../random_program.js";
 import { HloModule } from "../../../src/ir/computation.js";
 import { printHlo } from "../../../src/text/hlo/index.js";
+import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import type { Computation } from "../../../src/ir/computation.js";
 
 const skip = webgpuSkip;
 if (skip !== false) console.log(`webgpu tests skipped: ${skip}`);
@@ -206,6 +208,96 @@ test("layer norm and log-softmax are one kernel each, a row per workgroup, withi
     assert.match(exe.dump(), /3 workgroups of 64/);
     const tally: CompareTally = { compared: 0, unbounded: 0 };
     assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, want.values(), got.values(), tally), undefined, c.name);
+  }
+});
+
+/** A softmax over the rows of a [rows, n] parameter of type t (f16: its reductions in f16). */
+function softmaxOf(t: ElementType, rows: number, n: number): Computation {
+  const s = new XlaBuilder(`softmax_${t}_${n}`);
+  const v = parameter(s, 0, arrayShape(t, [rows, n]), "v");
+  const m = reduce(v, constantR0(s, t, -Infinity), scalarReducer(s, "maximum", t), [1]);
+  const e = exp(sub(v, m, [0]));
+  return s.build(div(e, reduce(e, constantR0(s, t, 0), scalarReducer(s, "add", t), [1]), [0]));
+}
+
+/** Reads of memory in a kernel's WGSL (loads of an operand's row; a row buffer's are reads of workgroup memory). */
+const memoryReads = (wgsl: string): number => wgsl.split("\n").filter((l) => /^\s+let .*xk_ld(32|16|8)\(\(k_p/.test(l)).length;
+
+test("a row pipeline keeps its row in workgroup memory where the adapter's limit leaves room: one read of memory an element", () => {
+  const plan = (n: number, rowBuffers = true): { what: string; wgsl: string } => {
+    const before = process.env["XLATS_WEBGPU_ROW_BUFFERS"];
+    process.env["XLATS_WEBGPU_ROW_BUFFERS"] = rowBuffers ? "1" : "0";
+    try {
+      const p = planGpuProgram(softmaxOf("f32", 2, n), {});
+      assert.equal(p.kernels.length, 1);
+      return { what: p.kernels[0]!.what ?? "", wgsl: p.kernels[0]!.source };
+    } finally {
+      if (before === undefined) delete process.env["XLATS_WEBGPU_ROW_BUFFERS"];
+      else process.env["XLATS_WEBGPU_ROW_BUFFERS"] = before;
+    }
+  };
+  // WebGPU's guaranteed 16384 bytes, less the tree's: rows of 1024 keep x and exp(x - max) (8 KiB), rows of 2048 x alone
+  // (8 KiB: x and exp would take 16), rows of 4096 nothing (16 KiB) and read memory in each of the three stages, as before.
+  const short = plan(1024);
+  assert.equal(short.what, "row buffers in workgroup memory: m0 f32[1024], m1 f32[1024]");
+  assert.match(short.wgsl, /var<workgroup> m0: array<f32, 1024>;/);
+  assert.equal(memoryReads(short.wgsl), 1);
+  assert.equal(memoryReads(plan(1024, false).wgsl), 3, "the same kernel without row buffers reads the row in each stage");
+  const middle = plan(2048);
+  assert.equal(middle.what, "row buffers in workgroup memory: m0 f32[2048]");
+  assert.equal(memoryReads(middle.wgsl), 1);
+  const long = plan(4096);
+  assert.equal(long.what, "");
+  assert.equal(memoryReads(long.wgsl), 3);
+  assert.equal(long.wgsl, plan(4096, false).wgsl, "a row too long for the buffers keeps the kernel it had");
+});
+
+test("row buffers leave the bits as they were: softmax (f32, f16), layer norm, and a row too long for them, with and without", { skip }, async () => {
+  const gpu = await gpuContext();
+  /** The program compiled with row buffers (`on`) or without, run; its result and its kernel's dump line. */
+  const runWith = async (c: Computation, args: readonly Literal[], on: boolean): Promise<{ got: Literal; dump: string }> => {
+    const before = process.env["XLATS_WEBGPU_ROW_BUFFERS"];
+    process.env["XLATS_WEBGPU_ROW_BUFFERS"] = on ? "1" : "0";
+    try {
+      const exe = await compile(c, { backend: "webgpu" });
+      try {
+        assert.equal(exe.stats.kernels, 1, `${c.name}: one kernel`);
+        return { got: await exe.run(args), dump: exe.dump() };
+      } finally {
+        exe.delete();
+      }
+    } finally {
+      if (before === undefined) delete process.env["XLATS_WEBGPU_ROW_BUFFERS"];
+      else process.env["XLATS_WEBGPU_ROW_BUFFERS"] = before;
+    }
+  };
+  const n = 1500;
+  const b = new XlaBuilder("layernorm");
+  const x = parameter(b, 0, arrayShape("f32", [3, n]), "x");
+  const mean = div(reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
+  const d = sub(x, mean, [0]);
+  const variance = div(reduce(mul(d, d), constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
+  const layerNorm = b.build(mul(d, unaryOp("rsqrt", add(variance, constantR0(b, "f32", 1e-5))), [0]));
+  // A row longer than the adapter's workgroup memory holds: no buffer, the kernel of before.
+  const tooLong = gpu.limits.maxComputeWorkgroupStorageSize / 4 + 64;
+  const values = (t: ElementType, rows: number, len: number): Literal => Literal.fromValues(t, [rows, len], Array.from({ length: rows * len }, (_, k) => Math.cos(k * 0.91) * 5 + (k % 7)));
+  const cases: { c: Computation; arg: Literal; buffered: RegExp | undefined }[] = [
+    { c: softmaxOf("f32", 3, 1024), arg: values("f32", 3, 1024), buffered: /m0 f32\[1024\], m1 f32\[1024\]/ },
+    { c: softmaxOf("f16", 3, 1024), arg: values("f16", 3, 1024), buffered: /m0 f16\[1024\]/ },
+    { c: layerNorm, arg: values("f32", 3, n), buffered: /memory: m0 f32\[1500\], \d+ workgroups/ },
+    { c: softmaxOf("f32", 2, tooLong), arg: values("f32", 2, tooLong), buffered: undefined },
+  ];
+  for (const { c, arg, buffered } of cases) {
+    const on = await runWith(c, [arg], true);
+    const off = await runWith(c, [arg], false);
+    if (buffered === undefined) assert.doesNotMatch(on.dump, /row buffers/, c.name);
+    else assert.match(on.dump, buffered, c.name);
+    assert.doesNotMatch(off.dump, /row buffers/, c.name);
+    assert.deepEqual(on.got.values().map((v) => bitsOf(arg.elementType, v)), off.got.values().map((v) => bitsOf(arg.elementType, v)), `${c.name}: the same bits with and without row buffers`);
+    if (arg.elementType === "f32") {
+      const tally: CompareTally = { compared: 0, unbounded: 0 };
+      assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, evaluate(c, [arg]).values(), on.got.values(), tally), undefined, c.name);
+    }
   }
 });
 
