@@ -13,7 +13,8 @@
 //    skew), so one loop over a row's elements overlaps the stages' different work;
 //    results and row buffers are kept in a ring of S slots (row mod S);
 //  - the row buffers: the costly values (op_properties.ts) that a later stage reads
-//    again, stored by the stage that first computes them, within the target's budget;
+//    again (and, for a memory-bound target such as a GPU, the row's loads before them),
+//    stored by the stage that first computes them, within the target's budget;
 //  - the accumulators: how many independent vector accumulators a row keeps (to hide the
 //    combine's latency), one when the body is costly enough to hide it itself; how their
 //    lanes fold at the end of the row (halving, or in order for float products, whose

@@ -10,7 +10,15 @@
 //   for h = size/2 … 1:  if lane < h: s_k ⊕= w_k[lane + h]; w_k[lane] = s_k.  barrier
 //   result_k = init_k ⊕ w_k[0]             (every lane: later stages read it)
 //
-// then lane 0 stores the per-row outputs. Where the target combines every reduction of
+// then lane 0 stores the per-row outputs. The schedule's row buffers (the row's loads
+// and costly values a later stage reads again, as many as the target's workgroup memory
+// holds: ReduceTarget rowBufferBudget) are scratch of one row, m<b>: the stage that first
+// computes value b stores it at element i (the workgroup's memory), and every later
+// stage reads it back there in its place, so a softmax reads its row from memory once
+// (stage 0) instead of three times, and computes exp once. Every stage strides the row
+// alike (i = lane, lane + size, ...): a lane reads back only the elements it stored, in
+// its own program order, so the buffers need no barrier of their own; the values are
+// the ones the stage would compute again, so the results keep their bits. Where the target combines every reduction of
 // the kernel through subgroup operations (a GPU with WGSL's `subgroups` feature), the
 // tree is one subgroupCombine instead: each subgroup combines its lanes' values, the
 // subgroups' totals meet in workgroup memory (a slot each), and every lane combines the

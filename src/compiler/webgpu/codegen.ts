@@ -17,7 +17,9 @@
 // run in the interpreter's order (generic reducers: argmax...; products of halves) and
 // column reductions run a row an invocation, in order; their pipelines one row at a
 // time, stages in turn (rows never wait on one another), with no row buffers (a later
-// stage computes again what it reads: an invocation's private memory is small).
+// stage computes again what it reads: an invocation's private memory is small). A row
+// pipeline a row per workgroup keeps its row in workgroup memory where it fits
+// (gpuReduceTarget: read from memory once, exp computed once).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { gemmGeometryOfDot, gemmKernelName, gemmSpecOfDot, type GemmSpec } from "../kernel/gemm_plan.js";

@@ -224,11 +224,11 @@ function softmaxOf(t: ElementType, rows: number, n: number): Computation {
 const memoryReads = (wgsl: string): number => wgsl.split("\n").filter((l) => /^\s+let .*xk_ld(32|16|8)\(\(k_p/.test(l)).length;
 
 test("a row pipeline keeps its row in workgroup memory where the adapter's limit leaves room: one read of memory an element", () => {
-  const plan = (n: number, rowBuffers = true): { what: string; wgsl: string } => {
+  const plan = (n: number, rowBuffers = true, t: ElementType = "f32"): { what: string; wgsl: string } => {
     const before = process.env["XLATS_WEBGPU_ROW_BUFFERS"];
     process.env["XLATS_WEBGPU_ROW_BUFFERS"] = rowBuffers ? "1" : "0";
     try {
-      const p = planGpuProgram(softmaxOf("f32", 2, n), {});
+      const p = planGpuProgram(softmaxOf(t, 2, n), {});
       assert.equal(p.kernels.length, 1);
       return { what: p.kernels[0]!.what ?? "", wgsl: p.kernels[0]!.source };
     } finally {
@@ -250,6 +250,13 @@ test("a row pipeline keeps its row in workgroup memory where the adapter's limit
   assert.equal(long.what, "");
   assert.equal(memoryReads(long.wgsl), 3);
   assert.equal(long.wgsl, plan(4096, false).wgsl, "a row too long for the buffers keeps the kernel it had");
+  // Halves are held as their bits in a 32-bit word, as WGSL holds them (4 bytes an element of the budget).
+  for (const t of ["f16", "bf16"] as const) {
+    const half = plan(1024, true, t);
+    assert.equal(half.what, `row buffers in workgroup memory: m0 ${t}[1024], m1 ${t}[1024]`);
+    assert.match(half.wgsl, /var<workgroup> m1: array<u32, 1024>;/);
+    assert.equal(plan(4096, true, t).what, "", `${t}: 16 KiB of words do not fit`);
+  }
 });
 
 test("row buffers leave the bits as they were: softmax (f32, f16), layer norm, and a row too long for them, with and without", { skip }, async () => {
@@ -284,7 +291,7 @@ test("row buffers leave the bits as they were: softmax (f32, f16), layer norm, a
   const cases: { c: Computation; arg: Literal; buffered: RegExp | undefined }[] = [
     { c: softmaxOf("f32", 3, 1024), arg: values("f32", 3, 1024), buffered: /m0 f32\[1024\], m1 f32\[1024\]/ },
     { c: softmaxOf("f16", 3, 1024), arg: values("f16", 3, 1024), buffered: /m0 f16\[1024\]/ },
-    { c: layerNorm, arg: values("f32", 3, n), buffered: /memory: m0 f32\[1500\], \d+ workgroups/ },
+    { c: layerNorm, arg: values("f32", 3, n), buffered: /memory: m0 f32\[1500\](, subgroup operations)?, 3 workgroups/ },
     { c: softmaxOf("f32", 2, tooLong), arg: values("f32", 2, tooLong), buffered: undefined },
   ];
   for (const { c, arg, buffered } of cases) {
