@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { both, webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
 import { gpuContext, releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
-import { rowWorkgroupSize } from "../../../src/compiler/webgpu/codegen.js";
+import { rowWorkgroupSize, wgslFusionKernel } from "../../../src/compiler/webgpu/codegen.js";
 import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import {
@@ -27,7 +27,7 @@ import { arrayShape } from "../../../src/types/shape.js";
 import { compareLeaf, cones, elementTypeOf, WEBGPU_ULP_BOUNDS, type CompareTally } from "../../../tools/fuzz/compare_compiled.js";
 import { randomProgram, type RandomProgramOptions } from "../random_program.js";
 import { HloModule } from "../../../src/ir/computation.js";
-import { printHlo } from "../../../src/text/hlo/index.js";
+import { parseHlo, printHlo } from "../../../src/text/hlo/index.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import type { Computation } from "../../../src/ir/computation.js";
 
@@ -257,6 +257,24 @@ test("a row pipeline keeps its row in workgroup memory where the adapter's limit
     assert.match(half.wgsl, /var<workgroup> m1: array<u32, 1024>;/);
     assert.equal(plan(4096, true, t).what, "", `${t}: 16 KiB of words do not fit`);
   }
+  // A pipeline whose rows run an invocation each (an f16 product, in the interpreter's order) keeps no row buffer.
+  const sequential = parseHlo(`HloModule p
+mul_f16 {
+  a = f16[] parameter(0)
+  b = f16[] parameter(1)
+  ROOT m = f16[] multiply(a, b)
+}
+ENTRY f {
+  x = f16[4,64] parameter(0)
+  one = f16[] constant(1)
+  p = f16[4] reduce(x, one), dimensions={1}, to_apply=mul_f16
+  pb = f16[4,64] broadcast(p), dimensions={0}
+  ROOT r = f16[4,64] divide(x, pb)
+}`);
+  const k = wgslFusionKernel(sequential.entry, DEFAULT_GPU_LIMITS);
+  assert.ok(!("declined" in k));
+  assert.equal(k.invocationsPerUnit, 1);
+  assert.doesNotMatch(k.source, /\bm0\b/);
 });
 
 test("row buffers leave the bits as they were: softmax (f32, f16), layer norm, and a row too long for them, with and without", { skip }, async () => {
