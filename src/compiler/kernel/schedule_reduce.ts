@@ -77,8 +77,12 @@ export interface ReduceTarget {
    * workgroup's tree of partial results shares).
    */
   readonly rowBufferBudget: number | ((rowElements: number, reductions: readonly ElementType[]) => number);
-  /** Bytes a row buffer's element of type t takes (absent: its storage bytes). */
-  readonly rowBufferElementBytes?: (t: ElementType) => number;
+  /**
+   * The forms a row buffer of type t over rows of `rowElements` may take, preferred first,
+   * with the bytes of one row of it: the values as the target holds them, or (`packed`)
+   * 2-byte values two to a 32-bit word. Absent: one form, its storage bytes an element.
+   */
+  readonly rowBufferForms?: (t: ElementType, rowElements: number) => readonly RowBufferForm[];
   /** Outputs a column reduction accumulates at once; undefined: one vector of them. */
   readonly columnBlock?: number;
   /**
@@ -135,6 +139,12 @@ export interface ScheduledReduction {
   readonly group?: { readonly first: number; readonly n: number; readonly params: readonly number[]; readonly results: readonly number[] };
 }
 
+/** One form of a row buffer (ReduceTarget.rowBufferForms): the bytes of a row of it, and whether its 2-byte values are packed two to a 32-bit word. */
+export interface RowBufferForm {
+  readonly bytes: number;
+  readonly packed: boolean;
+}
+
 /** A value a later stage of a row pipeline reads again, stored along the row by the stage that first computes it. */
 export interface RowBuffer {
   /** The node in the loops' graph (ReduceLoops.graph). */
@@ -142,6 +152,8 @@ export interface RowBuffer {
   readonly type: ElementType;
   /** The stage that stores it. */
   readonly stage: number;
+  /** 2-byte values two to a 32-bit word (RowBufferForm). */
+  readonly packed?: boolean;
 }
 
 export interface ReduceSchedule {
@@ -328,10 +340,11 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
     ...fullOutputs.flatMap((k) => (fullStage.get(k) === s ? [outputs[k]!] : [])),
   ]);
   const budget = typeof target.rowBufferBudget === "number" ? target.rowBufferBudget : target.rowBufferBudget(Rn, red.reductions.map((r) => r.type));
-  const elementBytes = target.rowBufferElementBytes ?? ((t: ElementType) => ELEMENT_TYPES[t].storageBytes);
+  const forms = (t: ElementType): RowBufferForm[] =>
+    (target.rowBufferForms?.(t, Rn) ?? [{ bytes: Rn * ELEMENT_TYPES[t].storageBytes, packed: false }]).map((f) => ({ ...f, bytes: ringSlots * f.bytes }));
   const rowBuffers = column ? [] : target.rowBufferValues === "largest"
     ? largestRowBuffers(g, stageRoots, nodeStage)
-    : alongRowBuffers(g, stageRoots, rVar, target.rowBufferValues === "loadsThenCostlyOps", (t) => ringSlots * Rn * elementBytes(t), budget);
+    : alongRowBuffers(g, stageRoots, rVar, target.rowBufferValues === "loadsThenCostlyOps", forms, budget);
   const width = Math.max(1, maxOf(red.reductions.map((r) => ELEMENT_TYPES[r.type].storageBytes)));
   const lanes = Math.max(4, Math.floor((target.accumulatorVectors * target.vectorBytes) / width));
   const useLanes = target.laneArrays && !column && Rn >= lanes;
@@ -391,13 +404,14 @@ function largestRowBuffers(g: KernelGraph, stageRoots: readonly (readonly number
 
 /**
  * "costlyOp": each costly op along the row that a later stage reads again, stored by the
- * first stage that reads it, while the buffers (`bytes` each) fit `budget` bytes; with
+ * first stage that reads it, while the buffers (each in the first of its `forms` that
+ * fits) fit `budget` bytes; with
  * `loadsFirst` ("loadsThenCostlyOps") the row's loads that a later stage reads again
  * come first. A buffer that no later stage reads once the others are stored (a load that
  * only a buffered costly op reads again) is dropped.
  */
 function alongRowBuffers(
-  g: KernelGraph, stageRoots: readonly (readonly number[])[], rVar: number, loadsFirst: boolean, bytes: (t: ElementType) => number, budget: number,
+  g: KernelGraph, stageRoots: readonly (readonly number[])[], rVar: number, loadsFirst: boolean, forms: (t: ElementType) => readonly RowBufferForm[], budget: number,
 ): RowBuffer[] {
   const reach = stageRoots.map((roots) => new Set(reachable(g, roots)));
   const alongRow = dependsOn(g, reachable(g, stageRoots.flat()), rVar);
@@ -416,9 +430,11 @@ function alongRowBuffers(
   const chosen: RowBuffer[] = [];
   let used = 0;
   for (const c of order) {
-    if (used + bytes(c.type) > budget) continue;
-    chosen.push(c);
-    used += bytes(c.type);
+    // The first form that fits what is left.
+    const form = forms(c.type).find((f) => used + f.bytes <= budget);
+    if (form === undefined) continue;
+    chosen.push(form.packed ? { ...c, packed: true } : c);
+    used += form.bytes;
   }
   const stageOf = new Map(chosen.map((b) => [b.node, b.stage]));
   /** Whether stage s reads node `id` of the row, the buffers stored by earlier stages standing for what they cover. */

@@ -62,7 +62,7 @@ export function workgroupRowKernel(
   for (const k of s.fullOutputs) unit.push(fullOutputPointer(ir, k, "row", Rn));
   // The row buffers: scratch of one row (the workgroup's), a pointer m<b> each.
   const buffers = ir.inputs.length + ir.outputs.length;
-  const scratch = s.rowBuffers.map((b, n): Scratch => ({ name: `m${n}`, type: b.type, slots: 1, length: Rn }));
+  const scratch = s.rowBuffers.map((b, n): Scratch => ({ name: `m${n}`, type: b.type, slots: 1, length: Rn, ...(b.packed === true ? { packed: true } : {}) }));
   for (const x of scratch) unit.push({ s: "slot", name: x.name, scratch: x.name, slot: constant(0), output: true });
   const bufferOf = new Map(s.rowBuffers.map((b, n) => [b.node, n]));
   /**

@@ -23,7 +23,7 @@
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { gemmGeometryOfDot, gemmKernelName, gemmSpecOfDot, type GemmSpec } from "../kernel/gemm_plan.js";
-import type { ElementType } from "../../types/element_type.js";
+import { storageBytes, type ElementType } from "../../types/element_type.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
 import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
@@ -36,7 +36,7 @@ import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
 import { renderFusion, type FusionTarget } from "../kernel/fusion_kernel.js";
 import { rowPipelineDeclined, type ReduceTarget } from "../kernel/schedule_reduce.js";
-import { printKernelWgsl, subgroupCombineExpr, type WgslKernel } from "./wgsl_kernel.js";
+import { packedRowWords, printKernelWgsl, subgroupCombineExpr, type WgslKernel } from "./wgsl_kernel.js";
 
 /** Elements of a row each invocation of a row's workgroup reduces at least before the workgroup's tree combines them. */
 const ROW_ELEMENTS_PER_LANE = 16;
@@ -105,8 +105,13 @@ export const gpuReduceTarget = (limits: GpuLimits, rowBuffers = true): ReduceTar
   rowBufferValues: "loadsThenCostlyOps",
   rowBufferBudget: (rowElements, reductions) =>
     rowBuffers ? Math.max(0, limits.maxComputeWorkgroupStorageSize - treeBytes(reductions.length, rowWorkgroupSize(rowElements, limits))) : 0,
-  // Every value is held in a 32-bit word (f16 and bf16 as their bits in a u32).
-  rowBufferElementBytes: () => 4,
+  // Every value is held in a 32-bit word (f16 and bf16 as their bits in a u32); f16 and
+  // bf16 rows too long for that are packed two to a word where that fits.
+  rowBufferForms: (t, rowElements) => {
+    const held = { bytes: rowElements * 4, packed: false };
+    if (storageBytes(t) !== 2) return [held];
+    return [held, { bytes: packedRowWords(rowElements, rowWorkgroupSize(rowElements, limits)) * 4, packed: true }];
+  },
   laneArrays: false,
   independentRows: true,
 });

@@ -250,12 +250,19 @@ test("a row pipeline keeps its row in workgroup memory where the adapter's limit
   assert.equal(long.what, "");
   assert.equal(memoryReads(long.wgsl), 3);
   assert.equal(long.wgsl, plan(4096, false).wgsl, "a row too long for the buffers keeps the kernel it had");
-  // Halves are held as their bits in a 32-bit word, as WGSL holds them (4 bytes an element of the budget).
+  // Halves are held as their bits in a 32-bit word, as WGSL holds them (4 bytes an element of the budget), or where
+  // that does not fit, packed two to a word (2 bytes): rows of 2048 hold x (8 KiB) and pack exp (4 KiB), rows of 4096
+  // pack x (8 KiB; 16 held), rows of 8192 nothing.
   for (const t of ["f16", "bf16"] as const) {
     const half = plan(1024, true, t);
     assert.equal(half.what, `row buffers in workgroup memory: m0 ${t}[1024], m1 ${t}[1024]`);
     assert.match(half.wgsl, /var<workgroup> m1: array<u32, 1024>;/);
-    assert.equal(plan(4096, true, t).what, "", `${t}: 16 KiB of words do not fit`);
+    const middle = plan(2048, true, t);
+    assert.equal(middle.what, `row buffers in workgroup memory: m0 ${t}[2048], m1 ${t}[2048] packed`);
+    assert.match(middle.wgsl, /var<workgroup> m1: array<u32, 1024>;/);
+    assert.equal(memoryReads(middle.wgsl), 1);
+    assert.equal(plan(4096, true, t).what, `row buffers in workgroup memory: m0 ${t}[4096] packed`);
+    assert.equal(plan(8192, true, t).what, "");
   }
   // A pipeline whose rows run an invocation each (an f16 product, in the interpreter's order) keeps no row buffer.
   const sequential = parseHlo(`HloModule p
@@ -277,7 +284,7 @@ ENTRY f {
   assert.doesNotMatch(k.source, /\bm0\b/);
 });
 
-test("row buffers leave the bits as they were: softmax (f32, f16), layer norm, and a row too long for them, with and without", { skip }, async () => {
+test("row buffers leave the bits as they were: softmax (f32, f16 held and packed), layer norm, and a row too long for them, with and without", { skip }, async () => {
   const gpu = await gpuContext();
   /** The program compiled with row buffers (`on`) or without, run; its result and its kernel's dump line. */
   const runWith = async (c: Computation, args: readonly Literal[], on: boolean): Promise<{ got: Literal; dump: string }> => {
@@ -303,12 +310,15 @@ test("row buffers leave the bits as they were: softmax (f32, f16), layer norm, a
   const d = sub(x, mean, [0]);
   const variance = div(reduce(mul(d, d), constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
   const layerNorm = b.build(mul(d, unaryOp("rsqrt", add(variance, constantR0(b, "f32", 1e-5))), [0]));
-  // A row longer than the adapter's workgroup memory holds: no buffer, the kernel of before.
+  // A row longer than the adapter's workgroup memory holds: no buffer, the kernel of before; an f16 row that fits
+  // only packed two to a word.
   const tooLong = gpu.limits.maxComputeWorkgroupStorageSize / 4 + 64;
+  const packedRow = gpu.limits.maxComputeWorkgroupStorageSize / 4;
   const values = (t: ElementType, rows: number, len: number): Literal => Literal.fromValues(t, [rows, len], Array.from({ length: rows * len }, (_, k) => Math.cos(k * 0.91) * 5 + (k % 7)));
   const cases: { c: Computation; arg: Literal; buffered: RegExp | undefined }[] = [
     { c: softmaxOf("f32", 3, 1024), arg: values("f32", 3, 1024), buffered: /m0 f32\[1024\], m1 f32\[1024\]/ },
-    { c: softmaxOf("f16", 3, 1024), arg: values("f16", 3, 1024), buffered: /m0 f16\[1024\]/ },
+    { c: softmaxOf("f16", 3, 1024), arg: values("f16", 3, 1024), buffered: /m0 f16\[1024\], m1 f16\[1024\](, subgroup operations)?, 3 workgroups/ },
+    { c: softmaxOf("f16", 2, packedRow), arg: values("f16", 2, packedRow), buffered: new RegExp(`m0 f16\\[${packedRow}\\] packed(, subgroup operations)?, 2 workgroups`) },
     { c: layerNorm, arg: values("f32", 3, n), buffered: /memory: m0 f32\[1500\](, subgroup operations)?, 3 workgroups/ },
     { c: softmaxOf("f32", 2, tooLong), arg: values("f32", 2, tooLong), buffered: undefined },
   ];
