@@ -18,11 +18,13 @@
 // (stage 0) instead of three times, and computes exp once. Every stage strides the row
 // alike (i = lane, lane + size, ...): a lane reads back only the elements it stored, in
 // its own program order, so the buffers need no barrier of their own; the values are
-// the ones the stage would compute again, so the results keep their bits. Where the target combines every reduction of
-// the kernel through subgroup operations (a GPU with WGSL's `subgroups` feature), the
-// tree is one subgroupCombine instead: each subgroup combines its lanes' values, the
-// subgroups' totals meet in workgroup memory (a slot each), and every lane combines the
-// slots in order: one barrier in place of log2(size). The elements are combined in
+// the ones the stage would compute again, so the results keep their bits (f16 and bf16
+// may be packed two to a word: Scratch packed).
+//
+// Where the target combines every reduction of the kernel through subgroup operations
+// (a GPU with WGSL's `subgroups` feature), the tree is one subgroupCombine instead:
+// each subgroup combines its lanes' values, the subgroups' totals meet in workgroup
+// memory (a slot each), and every lane combines the slots in order: one barrier in place of log2(size). The elements are combined in
 // another order than the interpreter's (floats reassociate, as the CPU backends' lanes
 // do; halves round each step to their type, as the interpreter's steps: ReduceTarget
 // halves); reductions that must run in the interpreter's order (generic reducers, the
