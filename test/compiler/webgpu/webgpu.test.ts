@@ -284,7 +284,7 @@ ENTRY f {
   assert.doesNotMatch(k.source, /\bm0\b/);
 });
 
-test("row buffers leave the bits as they were: softmax (f32, f16 held and packed), layer norm, and a row too long for them, with and without", { skip }, async () => {
+test("row buffers leave the bits as they were: softmax (f32, f16 packed), layer norm, and a row too long for them, with and without", { skip }, async () => {
   const gpu = await gpuContext();
   /** The program compiled with row buffers (`on`) or without, run; its result and its kernel's dump line. */
   const runWith = async (c: Computation, args: readonly Literal[], on: boolean): Promise<{ got: Literal; dump: string }> => {
@@ -311,13 +311,13 @@ test("row buffers leave the bits as they were: softmax (f32, f16 held and packed
   const variance = div(reduce(mul(d, d), constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
   const layerNorm = b.build(mul(d, unaryOp("rsqrt", add(variance, constantR0(b, "f32", 1e-5))), [0]));
   // A row longer than the adapter's workgroup memory holds: no buffer, the kernel of before; an f16 row that fits
-  // only packed two to a word.
+  // only packed two to a word. (f16 held in words is half.test.ts's softmax, against the interpreter; each f16
+  // pipeline takes about 2 s to compile on SwiftShader.)
   const tooLong = gpu.limits.maxComputeWorkgroupStorageSize / 4 + 64;
   const packedRow = gpu.limits.maxComputeWorkgroupStorageSize / 4;
   const values = (t: ElementType, rows: number, len: number): Literal => Literal.fromValues(t, [rows, len], Array.from({ length: rows * len }, (_, k) => Math.cos(k * 0.91) * 5 + (k % 7)));
   const cases: { c: Computation; arg: Literal; buffered: RegExp | undefined }[] = [
     { c: softmaxOf("f32", 3, 1024), arg: values("f32", 3, 1024), buffered: /m0 f32\[1024\], m1 f32\[1024\]/ },
-    { c: softmaxOf("f16", 3, 1024), arg: values("f16", 3, 1024), buffered: /m0 f16\[1024\], m1 f16\[1024\](, subgroup operations)?, 3 workgroups/ },
     { c: softmaxOf("f16", 2, packedRow), arg: values("f16", 2, packedRow), buffered: new RegExp(`m0 f16\\[${packedRow}\\] packed(, subgroup operations)?, 2 workgroups`) },
     { c: layerNorm, arg: values("f32", 3, n), buffered: /memory: m0 f32\[1500\](, subgroup operations)?, 3 workgroups/ },
     { c: softmaxOf("f32", 2, tooLong), arg: values("f32", 2, tooLong), buffered: undefined },
