@@ -45,8 +45,11 @@ export function fusionKernel(ir: FusedKernelIR, target: FusionTarget): FusionKer
   }
   const s = scheduleReduce(ir, target.reduce);
   if ("declined" in s) throw new DeclinedError(s.declined);
-  const kernel = (target.rowWorkgroup !== undefined ? workgroupRowKernel(ir, s, target.vector, target.rowWorkgroup(s.loops.Rn), target.subgroupCombines) : undefined)
-    ?? rowReduceKernel(ir, s, target) ?? rowPipelineKernel(ir, s, target) ?? columnReduceKernel(ir, s, target);
+  const workgroup = target.rowWorkgroup !== undefined ? workgroupRowKernel(ir, s, target.vector, target.rowWorkgroup(s.loops.Rn), target.subgroupCombines) : undefined;
+  // A GPU's other forms run a row an invocation, whose private memory is too small for
+  // row buffers (the schedule's budget is its workgroup's memory): their stages compute again.
+  const rowForm = target.rowWorkgroup !== undefined ? { ...s, rowBuffers: [] } : s;
+  const kernel = workgroup ?? rowReduceKernel(ir, rowForm, target) ?? rowPipelineKernel(ir, rowForm, target) ?? columnReduceKernel(ir, rowForm, target);
   if (kernel === undefined) throw new Error("a reduction schedule no kernel builder takes");
   return { kernel, stages: s.stages, units: { parallelExtent: s.parallelExtent, costPerUnit: s.costPerUnit, rows: s.rows } };
 }

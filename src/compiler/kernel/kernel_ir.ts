@@ -208,6 +208,8 @@ export interface Scratch {
   readonly type: ElementType;
   readonly slots: number;
   readonly length: number;
+  /** 2-byte values two to a 32-bit word (a GPU workgroup's row buffer: each lane's own words, webgpu/wgsl_kernel.ts). */
+  readonly packed?: boolean;
 }
 
 /**

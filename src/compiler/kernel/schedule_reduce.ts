@@ -13,7 +13,8 @@
 //    skew), so one loop over a row's elements overlaps the stages' different work;
 //    results and row buffers are kept in a ring of S slots (row mod S);
 //  - the row buffers: the costly values (op_properties.ts) that a later stage reads
-//    again, stored by the stage that first computes them, within the target's budget;
+//    again (and, for a memory-bound target such as a GPU, the row's loads before them),
+//    stored by the stage that first computes them, within the target's budget;
 //  - the accumulators: how many independent vector accumulators a row keeps (to hide the
 //    combine's latency), one when the body is costly enough to hide it itself; how their
 //    lanes fold at the end of the row (halving, or in order for float products, whose
@@ -35,7 +36,7 @@ import type { FusedKernelIR, ReducerKind } from "./lower_fusion.js";
 import { opProperties } from "./op_properties.js";
 import { reduceLoops, type ReduceLoops } from "./reduce_loops.js";
 import { rowAccess } from "./row_access.js";
-import { maxOf } from "../../types/arrays.js";
+import { appendAll, maxOf } from "../../types/arrays.js";
 
 /** What the schedule needs to know of the machine a backend renders for. */
 export interface ReduceTarget {
@@ -65,11 +66,23 @@ export interface ReduceTarget {
   /**
    * Which values become row buffers: "largest", the largest value over a costly op that
    * a later stage reads (the whole subexpression stored once); "costlyOp", each costly op
-   * along the row that a later stage reads.
+   * along the row that a later stage reads; "loadsThenCostlyOps", first the row's loads
+   * that a later stage reads again (a memory-bound target: each saves a read of memory
+   * an element), then those costly ops, as long as they fit.
    */
-  readonly rowBufferValues: "largest" | "costlyOp";
-  /** Bytes the row buffers may take in all (ring slots included). */
-  readonly rowBufferBudget: number;
+  readonly rowBufferValues: "largest" | "costlyOp" | "loadsThenCostlyOps";
+  /**
+   * Bytes the row buffers may take in all (ring slots included); a function: of the
+   * row's elements and the kernel's reductions (a GPU's workgroup memory, which the
+   * workgroup's tree of partial results shares).
+   */
+  readonly rowBufferBudget: number | ((rowElements: number, reductions: readonly ElementType[]) => number);
+  /**
+   * The forms a row buffer of type t over rows of `rowElements` may take, preferred first,
+   * with the bytes of one row of it: the values as the target holds them, or (`packed`)
+   * 2-byte values two to a 32-bit word. Absent: one form, its storage bytes an element.
+   */
+  readonly rowBufferForms?: (t: ElementType, rowElements: number) => readonly RowBufferForm[];
   /** Outputs a column reduction accumulates at once; undefined: one vector of them. */
   readonly columnBlock?: number;
   /**
@@ -126,6 +139,12 @@ export interface ScheduledReduction {
   readonly group?: { readonly first: number; readonly n: number; readonly params: readonly number[]; readonly results: readonly number[] };
 }
 
+/** One form of a row buffer (ReduceTarget.rowBufferForms): the bytes of a row of it, and whether its 2-byte values are packed two to a 32-bit word. */
+export interface RowBufferForm {
+  readonly bytes: number;
+  readonly packed: boolean;
+}
+
 /** A value a later stage of a row pipeline reads again, stored along the row by the stage that first computes it. */
 export interface RowBuffer {
   /** The node in the loops' graph (ReduceLoops.graph). */
@@ -133,6 +152,8 @@ export interface RowBuffer {
   readonly type: ElementType;
   /** The stage that stores it. */
   readonly stage: number;
+  /** 2-byte values two to a 32-bit word (RowBufferForm). */
+  readonly packed?: boolean;
 }
 
 export interface ReduceSchedule {
@@ -318,9 +339,12 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
     ...values.filter((_, k) => stage[k] === s),
     ...fullOutputs.flatMap((k) => (fullStage.get(k) === s ? [outputs[k]!] : [])),
   ]);
+  const budget = typeof target.rowBufferBudget === "number" ? target.rowBufferBudget : target.rowBufferBudget(Rn, red.reductions.map((r) => r.type));
+  const forms = (t: ElementType): RowBufferForm[] =>
+    (target.rowBufferForms?.(t, Rn) ?? [{ bytes: Rn * ELEMENT_TYPES[t].storageBytes, packed: false }]).map((f) => ({ ...f, bytes: ringSlots * f.bytes }));
   const rowBuffers = column ? [] : target.rowBufferValues === "largest"
     ? largestRowBuffers(g, stageRoots, nodeStage)
-    : costlyOpRowBuffers(g, stageRoots, rVar, ringSlots * Rn, target.rowBufferBudget);
+    : alongRowBuffers(g, stageRoots, rVar, target.rowBufferValues === "loadsThenCostlyOps", forms, budget);
   const width = Math.max(1, maxOf(red.reductions.map((r) => ELEMENT_TYPES[r.type].storageBytes)));
   const lanes = Math.max(4, Math.floor((target.accumulatorVectors * target.vectorBytes) / width));
   const useLanes = target.laneArrays && !column && Rn >= lanes;
@@ -380,26 +404,52 @@ function largestRowBuffers(g: KernelGraph, stageRoots: readonly (readonly number
 
 /**
  * "costlyOp": each costly op along the row that a later stage reads again, stored by the
- * first stage that reads it, while the buffers (`slots` elements each) fit `budget` bytes.
+ * first stage that reads it, while the buffers (each in the first of its `forms` that
+ * fits) fit `budget` bytes; with
+ * `loadsFirst` ("loadsThenCostlyOps") the row's loads that a later stage reads again
+ * come first. A buffer that no later stage reads once the others are stored (a load that
+ * only a buffered costly op reads again) is dropped.
  */
-function costlyOpRowBuffers(g: KernelGraph, stageRoots: readonly (readonly number[])[], rVar: number, slots: number, budget: number): RowBuffer[] {
+function alongRowBuffers(
+  g: KernelGraph, stageRoots: readonly (readonly number[])[], rVar: number, loadsFirst: boolean, forms: (t: ElementType) => readonly RowBufferForm[], budget: number,
+): RowBuffer[] {
   const reach = stageRoots.map((roots) => new Set(reachable(g, roots)));
   const alongRow = dependsOn(g, reachable(g, stageRoots.flat()), rVar);
-  const out: RowBuffer[] = [];
-  const chosen = new Set<number>();
-  let bytes = 0;
+  const stored = (id: number): boolean => {
+    const n = g.node(id);
+    return (opProperties(n.op).storeRatherThanRecompute || (loadsFirst && n.op === "load")) && alongRow.has(id) && n.type !== "idx" && n.type !== "cond";
+  };
+  const candidates: RowBuffer[] = [];
   reach.forEach((ids, s) => {
     for (const id of ids) {
-      const n = g.node(id);
-      if (chosen.has(id) || !opProperties(n.op).storeRatherThanRecompute || !alongRow.has(id) || n.type === "idx" || n.type === "cond") continue;
-      const size = slots * ELEMENT_TYPES[n.type].storageBytes;
-      if (bytes + size > budget) continue;
-      if (reach.some((r, later) => later > s && r.has(id))) {
-        chosen.add(id);
-        out.push({ node: id, type: n.type, stage: s });
-        bytes += size;
-      }
+      if (!stored(id) || candidates.some((c) => c.node === id) || !reach.some((r, later) => later > s && r.has(id))) continue;
+      candidates.push({ node: id, type: g.node(id).type as ElementType, stage: s });
     }
   });
-  return out;
+  const order = loadsFirst ? [...candidates.filter((c) => g.node(c.node).op === "load"), ...candidates.filter((c) => g.node(c.node).op !== "load")] : candidates;
+  const chosen: RowBuffer[] = [];
+  let used = 0;
+  for (const c of order) {
+    // The first form that fits what is left.
+    const form = forms(c.type).find((f) => used + f.bytes <= budget);
+    if (form === undefined) continue;
+    chosen.push(form.packed ? { ...c, packed: true } : c);
+    used += form.bytes;
+  }
+  const stageOf = new Map(chosen.map((b) => [b.node, b.stage]));
+  /** Whether stage s reads node `id` of the row, the buffers stored by earlier stages standing for what they cover. */
+  const readsAfterBuffering = (s: number, id: number): boolean => {
+    const seen = new Set<number>();
+    const stack = [...stageRoots[s]!];
+    while (stack.length > 0) {
+      const x = stack.pop()!;
+      if (x === id) return true;
+      if (seen.has(x)) continue;
+      seen.add(x);
+      const q = stageOf.get(x);
+      if (q === undefined || q >= s) appendAll(stack, g.node(x).args);
+    }
+    return false;
+  };
+  return chosen.filter((b) => stageRoots.some((_, s) => s > b.stage && readsAfterBuffering(s, b.node)));
 }

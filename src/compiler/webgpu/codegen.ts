@@ -17,11 +17,13 @@
 // run in the interpreter's order (generic reducers: argmax...; products of halves) and
 // column reductions run a row an invocation, in order; their pipelines one row at a
 // time, stages in turn (rows never wait on one another), with no row buffers (a later
-// stage computes again what it reads: an invocation's private memory is small).
+// stage computes again what it reads: an invocation's private memory is small). A row
+// pipeline a row per workgroup keeps its row in workgroup memory where it fits
+// (gpuReduceTarget: read from memory once, exp computed once).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { gemmGeometryOfDot, gemmKernelName, type GemmSpec } from "../kernel/gemm_plan.js";
-import type { ElementType } from "../../types/element_type.js";
+import { storageBytes, type ElementType } from "../../types/element_type.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
 import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
@@ -34,7 +36,7 @@ import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
 import { renderFusion, type FusionTarget } from "../kernel/fusion_kernel.js";
 import { rowPipelineDeclined, type ReduceTarget } from "../kernel/schedule_reduce.js";
-import { printKernelWgsl, subgroupCombineExpr, type WgslKernel } from "./wgsl_kernel.js";
+import { packedRowWords, printKernelWgsl, subgroupCombineExpr, type WgslKernel } from "./wgsl_kernel.js";
 
 /** Elements of a row each invocation of a row's workgroup reduces at least before the workgroup's tree combines them. */
 const ROW_ELEMENTS_PER_LANE = 16;
@@ -73,7 +75,18 @@ export const GPU_VECTOR_TARGET: VectorTarget = {
   unitElements: UNIT_ELEMENTS,
 };
 
-export const GPU_REDUCE_TARGET: ReduceTarget = {
+/**
+ * Bytes of workgroup memory a row's workgroup of `size` lanes takes besides its row
+ * buffers: a slot a lane for each reduction's tree (or subgroups' totals), every value
+ * held in a 32-bit word, and the subgroup leaders' bits.
+ */
+const treeBytes = (reductions: number, size: number): number => reductions * size * 4 + (size / 32) * 4;
+
+/**
+ * The row pipelines' schedule on a GPU of these limits (`rowBuffers`: whether rows may be
+ * kept in workgroup memory; XLATS_WEBGPU_ROW_BUFFERS=0 turns it off, to compare).
+ */
+export const gpuReduceTarget = (limits: GpuLimits, rowBuffers = true): ReduceTarget => ({
   vectorBytes: 0,
   accumulatorVectors: 1,
   foldByHalving: false,
@@ -83,11 +96,30 @@ export const GPU_REDUCE_TARGET: ReduceTarget = {
   // its order (a row an invocation); maxima and minima are exact on bits.
   halves: "reassociated",
   anyRowPipeline: true,
-  rowBufferValues: "costlyOp",
-  rowBufferBudget: 0,
+  // A row pipeline reads its row from memory once: the stage that first reads a value
+  // of the row a later stage reads again (the row's loads first, then costly values such
+  // as exp) keeps it in workgroup memory, what the tree leaves of the adapter's
+  // maxComputeWorkgroupStorageSize; each lane reads back only the elements it stored
+  // (every stage strides the row alike), so the buffers need no barrier of their own.
+  // A row too long for the budget is read again by each stage, as before.
+  rowBufferValues: "loadsThenCostlyOps",
+  rowBufferBudget: (rowElements, reductions) =>
+    rowBuffers ? Math.max(0, limits.maxComputeWorkgroupStorageSize - treeBytes(reductions.length, rowWorkgroupSize(rowElements, limits))) : 0,
+  // Every value is held in a 32-bit word (f16 and bf16 as their bits in a u32); f16 and
+  // bf16 rows too long for that are packed two to a word where that fits.
+  rowBufferForms: (t, rowElements) => {
+    const held = { bytes: rowElements * 4, packed: false };
+    if (storageBytes(t) !== 2) return [held];
+    return [held, { bytes: packedRowWords(rowElements, rowWorkgroupSize(rowElements, limits)) * 4, packed: true }];
+  },
   laneArrays: false,
   independentRows: true,
-};
+});
+
+/** Whether row pipelines may keep rows in workgroup memory: yes, unless XLATS_WEBGPU_ROW_BUFFERS is "0" (to compare both forms). Read at each compile. */
+export function rowBuffersAllowed(): boolean {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["XLATS_WEBGPU_ROW_BUFFERS"] !== "0";
+}
 
 /**
  * The fusion kernels' questions (kernel/fusion_kernel.ts) answered for a GPU of these
@@ -95,14 +127,14 @@ export const GPU_REDUCE_TARGET: ReduceTarget = {
  * subgroup operations where the device has them (`subgroups`) and WGSL has the
  * reduction's (wgsl_kernel.ts subgroupCombineExpr), else as a tree.
  */
-const gpuFusionTarget = (limits: GpuLimits, subgroups: boolean): FusionTarget => ({
-  vector: GPU_VECTOR_TARGET, reduce: GPU_REDUCE_TARGET, vectorCombines: () => false, rowWorkgroup: (n) => rowWorkgroupSize(n, limits),
+const gpuFusionTarget = (limits: GpuLimits, subgroups: boolean, rowBuffers: boolean): FusionTarget => ({
+  vector: GPU_VECTOR_TARGET, reduce: gpuReduceTarget(limits, rowBuffers), vectorCombines: () => false, rowWorkgroup: (n) => rowWorkgroupSize(n, limits),
   ...(subgroups ? { subgroupCombines: (kind, type) => subgroupCombineExpr(kind, type, "x") !== undefined } : {}),
 });
 
 /** The WGSL kernel of fusion `fused` (a loop or input fusion), or why this backend does not compile it. */
-export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroups = false): WgslKernel | Declined {
-  return renderFusion(fused, [], gpuFusionTarget(limits, subgroups), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION));
+export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroups = false, rowBuffers = true): WgslKernel | Declined {
+  return renderFusion(fused, [], gpuFusionTarget(limits, subgroups, rowBuffers), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION));
 }
 
 /**

@@ -29,7 +29,7 @@ import { moduleHasQuantization } from "../dump_text.js";
 import { planDonation } from "../program.js";
 import type { CompileOptions } from "../index.js";
 import { isDeclined, quantizedDeclined, type Declined } from "../kernel/declined.js";
-import { MAX_WORKGROUPS_PER_DIMENSION, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
+import { MAX_WORKGROUPS_PER_DIMENSION, rowBuffersAllowed, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 import { longSortWgsl, sortKernelWgsl } from "./sort_wgsl.js";
 import { fftPassesWgsl } from "./fft_wgsl.js";
@@ -135,6 +135,8 @@ function outputFusionProblem(fused: Computation, limits: GpuLimits): string | un
 interface PlanContext {
   readonly limits: GpuLimits;
   readonly subgroups: boolean;
+  /** Whether row pipelines may keep rows in workgroup memory (codegen.ts rowBuffersAllowed). */
+  readonly rowBuffers: boolean;
   readonly kernels: WgslKernel[];
   readonly kernelBySource: Map<string, number>;
   readonly constants: ConstantLeaf[];
@@ -143,7 +145,7 @@ interface PlanContext {
 }
 
 function planProgramSteps(module: HloModule, limits: GpuLimits, subgroups: boolean): Omit<GpuProgram, "module" | "log" | "limits" | "subgroups" | "control"> {
-  const ctx: PlanContext = { limits, subgroups, kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map() };
+  const ctx: PlanContext = { limits, subgroups, rowBuffers: rowBuffersAllowed(), kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map() };
   const { list, donation } = planSteps(module.entry, ctx, module);
   return {
     ...list, kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape, copyKernels: ctx.copyKernels,
@@ -229,7 +231,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
         const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
         if (addEmpty(inst)) continue;
         // An output fusion is its GEMM or convolution kernel with the epilogue in the store.
-        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits) : wgslFusionKernel(calledComputation, limits, ctx.subgroups));
+        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits) : wgslFusionKernel(calledComputation, limits, ctx.subgroups, ctx.rowBuffers));
         continue;
       }
       case "sort":

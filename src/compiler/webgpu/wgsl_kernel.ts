@@ -13,7 +13,8 @@
 // atomicAnd/atomicOr, since neighbouring invocations may own other bytes of the same
 // word; its other accesses are atomic loads and stores too (WGSL does not let a buffer
 // be bound twice for writing). Scratch (a row pipeline's rings of results, row buffers)
-// is function-scope arrays: each invocation runs its own row.
+// is function-scope arrays where each invocation runs its own row, and workgroup arrays
+// (var<workgroup>) where a workgroup runs a row together (its row buffers).
 
 import { appendAll } from "../../types/arrays.js";
 import { ELEMENT_TYPES, storageBytes, type ElementType } from "../../types/element_type.js";
@@ -169,7 +170,9 @@ class WgslKernelPrinter extends KernelTextPrinter {
       const at = this.loadAt(n);
       if ("pointer" in at) {
         const slot = this.slotPointers.get(at.pointer);
-        return slot !== undefined ? `${slot.name}[k_${at.pointer} + ${at.index}]` : loadAs(t, address(`k_${at.pointer}`, at.index, t));
+        if (slot === undefined) return loadAs(t, address(`k_${at.pointer}`, at.index, t));
+        const e = `k_${at.pointer} + ${at.index}`;
+        return slot.packed === true ? `((${slot.name}[xk_pw(${e})] >> xk_ps(${e})) & 0xffffu)` : `${slot.name}[${e}]`;
       }
       if ((n.attr as number) >= this.k.buffers) throw new Error(`load ${n.id} of a row buffer without its slot's pointer`);
       return loadAs(t, address(`i32(args[${n.attr as number}])`, at.offset, t));
@@ -211,7 +214,19 @@ class WgslKernelPrinter extends KernelTextPrinter {
         appendAll(lines, close);
         return;
       }
-      case "store": lines.push(`${indent}${storeAs(st.type, address(`k_${st.pointer}`, this.at, st.type), this.nameOf(st.node))}`); return;
+      case "store": {
+        const slot = this.slotPointers.get(st.pointer);
+        // Into a row buffer (scratch holds values as WGSL holds them), or into memory.
+        const v = this.nameOf(st.node);
+        if (slot === undefined) lines.push(`${indent}${storeAs(st.type, address(`k_${st.pointer}`, this.at, st.type), v)}`);
+        else if (slot.packed !== true) lines.push(`${indent}${slot.name}[k_${st.pointer} + ${this.at}] = ${v};`);
+        else {
+          // The lane's own word: no other lane writes its other half.
+          const e = `k_${st.pointer} + ${this.at}`;
+          lines.push(`${indent}${slot.name}[xk_pw(${e})] = (${slot.name}[xk_pw(${e})] & ~(0xffffu << xk_ps(${e}))) | ((${v} & 0xffffu) << xk_ps(${e}));`);
+        }
+        return;
+      }
       case "accumulator": {
         if (st.lanes !== 1 || st.copies !== 1) decline(`accumulators of ${st.lanes} lanes × ${st.copies} copies have no WGSL form`);
         return decline(`accumulator ${st.name} starts assigned`);
@@ -255,6 +270,24 @@ class WgslKernelPrinter extends KernelTextPrinter {
 const address = (base: string, index: string, t: ElementType): string => `(${base} + ${index} * ${storageBytes(t)})`;
 
 /**
+ * Words of a row buffer of `rowElements` 2-byte values packed two to a word, for a
+ * workgroup of `size` lanes (a power of two) striding the row: element e is the
+ * lane's (e mod size) k-th (k = e div size), and a lane's elements k and k + 1 (k even)
+ * share a word, its own, word (k div 2) · size + lane; consecutive lanes keep to
+ * consecutive words.
+ */
+export const packedRowWords = (rowElements: number, size: number): number => Math.ceil(Math.ceil(rowElements / size) / 2) * size;
+
+/** xk_pw(e): the word of packed element e (packedRowWords); xk_ps(e): the shift of its half in it. */
+function packedRowHelpers(size: number): string {
+  const p = Math.log2(size);
+  return [
+    `fn xk_pw(e: i32) -> i32 { return ((e >> ${p + 1}u) << ${p}u) | (e & ${size - 1}); }`,
+    `fn xk_ps(e: i32) -> u32 { return (u32(e >> ${p}u) & 1u) * 16u; }`,
+  ].join("\n");
+}
+
+/**
  * Prints kernel k as a WGSL compute shader over `units` work units (its index
  * parameters: begin 0, end `units`); a statement it has no form for (a vector
  * accumulator's lanes, a skewed row pipeline's dependent steps) is a DeclinedError.
@@ -286,6 +319,11 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
     memoryHelpers(atomic),
     ...wgslMathSources(p.math),
     ...(wg?.shared ?? []).map((x) => `var<workgroup> ${x.name}: array<${wgslType(x.type)}, ${x.length}>;`),
+    // A workgroup's scratch (its row's buffers) is the workgroup's: its lanes run the row together.
+    ...(wg === undefined ? [] : (k.scratch ?? []).map((x) => x.packed === true
+      ? `var<workgroup> ${x.name}: array<u32, ${x.slots * packedRowWords(x.length, wg.size)}>;`
+      : `var<workgroup> ${x.name}: array<${wgslType(x.type)}, ${x.slots * x.length}>;`)),
+    ...(wg !== undefined && (k.scratch ?? []).some((x) => x.packed === true) ? [packedRowHelpers(wg.size)] : []),
     ...(sg !== undefined ? [SUBGROUP_FLOAT_HELPERS, `var<workgroup> xk_sg_leaders: array<atomic<u32>, ${sg.size / 32}>;`] : []),
   ];
   const source = [
@@ -297,11 +335,16 @@ export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimens
     `  let k_end: i32 = ${units};`,
     // A zero the compiler cannot see (the host leaves the argument slot's rest zero): float constants go through it.
     `  xk_opaque = args[${k.buffers}];`,
-    ...(k.scratch ?? []).map((x) => `  var ${x.name}: array<${wgslType(x.type)}, ${x.slots * x.length}>;`),
+    ...(wg !== undefined ? [] : (k.scratch ?? []).map((x) => `  var ${x.name}: array<${wgslType(x.type)}, ${x.slots * x.length}>;`)),
     ...p.lines,
     `}`,
   ].join("\n");
-  return { source, buffers: k.buffers, units, invocationsPerUnit: wg?.size ?? 1, workgroups: [groupsX, groupsY], ...(subgroups ? { subgroups } : {}) };
+  // For dump(): the row's values a workgroup keeps in its memory (a row pipeline's row buffers).
+  const rowBuffers = wg === undefined ? [] : (k.scratch ?? []).map((x) => `${x.name} ${x.type}[${x.slots * x.length}]${x.packed === true ? " packed" : ""}`);
+  return {
+    source, buffers: k.buffers, units, invocationsPerUnit: wg?.size ?? 1, workgroups: [groupsX, groupsY], ...(subgroups ? { subgroups } : {}),
+    ...(rowBuffers.length > 0 ? { what: `row buffers in workgroup memory: ${rowBuffers.join(", ")}` } : {}),
+  };
 }
 
 /**

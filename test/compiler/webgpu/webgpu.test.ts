@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { both, webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
 import { gpuContext, releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
-import { rowWorkgroupSize } from "../../../src/compiler/webgpu/codegen.js";
+import { rowWorkgroupSize, wgslFusionKernel } from "../../../src/compiler/webgpu/codegen.js";
 import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import {
@@ -27,7 +27,9 @@ import { arrayShape } from "../../../src/types/shape.js";
 import { compareLeaf, cones, elementTypeOf, WEBGPU_ULP_BOUNDS, type CompareTally } from "../../../tools/fuzz/compare_compiled.js";
 import { randomProgram, type RandomProgramOptions } from "../random_program.js";
 import { HloModule } from "../../../src/ir/computation.js";
-import { printHlo } from "../../../src/text/hlo/index.js";
+import { parseHlo, printHlo } from "../../../src/text/hlo/index.js";
+import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import type { Computation } from "../../../src/ir/computation.js";
 
 const skip = webgpuSkip;
 if (skip !== false) console.log(`webgpu tests skipped: ${skip}`);
@@ -206,6 +208,131 @@ test("layer norm and log-softmax are one kernel each, a row per workgroup, withi
     assert.match(exe.dump(), /3 workgroups of 64/);
     const tally: CompareTally = { compared: 0, unbounded: 0 };
     assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, want.values(), got.values(), tally), undefined, c.name);
+  }
+});
+
+/** A softmax over the rows of a [rows, n] parameter of type t (f16: its reductions in f16). */
+function softmaxOf(t: ElementType, rows: number, n: number): Computation {
+  const s = new XlaBuilder(`softmax_${t}_${n}`);
+  const v = parameter(s, 0, arrayShape(t, [rows, n]), "v");
+  const m = reduce(v, constantR0(s, t, -Infinity), scalarReducer(s, "maximum", t), [1]);
+  const e = exp(sub(v, m, [0]));
+  return s.build(div(e, reduce(e, constantR0(s, t, 0), scalarReducer(s, "add", t), [1]), [0]));
+}
+
+/** Reads of memory in a kernel's WGSL (loads of an operand's row; a row buffer's are reads of workgroup memory). */
+const memoryReads = (wgsl: string): number => wgsl.split("\n").filter((l) => /^\s+let .*xk_ld(32|16|8)\(\(k_p/.test(l)).length;
+
+test("a row pipeline keeps its row in workgroup memory where the adapter's limit leaves room: one read of memory an element", () => {
+  const plan = (n: number, rowBuffers = true, t: ElementType = "f32"): { what: string; wgsl: string } => {
+    const before = process.env["XLATS_WEBGPU_ROW_BUFFERS"];
+    process.env["XLATS_WEBGPU_ROW_BUFFERS"] = rowBuffers ? "1" : "0";
+    try {
+      const p = planGpuProgram(softmaxOf(t, 2, n), {});
+      assert.equal(p.kernels.length, 1);
+      return { what: p.kernels[0]!.what ?? "", wgsl: p.kernels[0]!.source };
+    } finally {
+      if (before === undefined) delete process.env["XLATS_WEBGPU_ROW_BUFFERS"];
+      else process.env["XLATS_WEBGPU_ROW_BUFFERS"] = before;
+    }
+  };
+  // WebGPU's guaranteed 16384 bytes, less the tree's: rows of 1024 keep x and exp(x - max) (8 KiB), rows of 2048 x alone
+  // (8 KiB: x and exp would take 16), rows of 4096 nothing (16 KiB) and read memory in each of the three stages, as before.
+  const short = plan(1024);
+  assert.equal(short.what, "row buffers in workgroup memory: m0 f32[1024], m1 f32[1024]");
+  assert.match(short.wgsl, /var<workgroup> m0: array<f32, 1024>;/);
+  assert.equal(memoryReads(short.wgsl), 1);
+  assert.equal(memoryReads(plan(1024, false).wgsl), 3, "the same kernel without row buffers reads the row in each stage");
+  const middle = plan(2048);
+  assert.equal(middle.what, "row buffers in workgroup memory: m0 f32[2048]");
+  assert.equal(memoryReads(middle.wgsl), 1);
+  const long = plan(4096);
+  assert.equal(long.what, "");
+  assert.equal(memoryReads(long.wgsl), 3);
+  assert.equal(long.wgsl, plan(4096, false).wgsl, "a row too long for the buffers keeps the kernel it had");
+  // Halves are held as their bits in a 32-bit word, as WGSL holds them (4 bytes an element of the budget), or where
+  // that does not fit, packed two to a word (2 bytes): rows of 2048 hold x (8 KiB) and pack exp (4 KiB), rows of 4096
+  // pack x (8 KiB; 16 held), rows of 8192 nothing.
+  for (const t of ["f16", "bf16"] as const) {
+    const half = plan(1024, true, t);
+    assert.equal(half.what, `row buffers in workgroup memory: m0 ${t}[1024], m1 ${t}[1024]`);
+    assert.match(half.wgsl, /var<workgroup> m1: array<u32, 1024>;/);
+    const middle = plan(2048, true, t);
+    assert.equal(middle.what, `row buffers in workgroup memory: m0 ${t}[2048], m1 ${t}[2048] packed`);
+    assert.match(middle.wgsl, /var<workgroup> m1: array<u32, 1024>;/);
+    assert.equal(memoryReads(middle.wgsl), 1);
+    assert.equal(plan(4096, true, t).what, `row buffers in workgroup memory: m0 ${t}[4096] packed`);
+    assert.equal(plan(8192, true, t).what, "");
+  }
+  // A pipeline whose rows run an invocation each (an f16 product, in the interpreter's order) keeps no row buffer.
+  const sequential = parseHlo(`HloModule p
+mul_f16 {
+  a = f16[] parameter(0)
+  b = f16[] parameter(1)
+  ROOT m = f16[] multiply(a, b)
+}
+ENTRY f {
+  x = f16[4,64] parameter(0)
+  one = f16[] constant(1)
+  p = f16[4] reduce(x, one), dimensions={1}, to_apply=mul_f16
+  pb = f16[4,64] broadcast(p), dimensions={0}
+  ROOT r = f16[4,64] divide(x, pb)
+}`);
+  const k = wgslFusionKernel(sequential.entry, DEFAULT_GPU_LIMITS);
+  assert.ok(!("declined" in k));
+  assert.equal(k.invocationsPerUnit, 1);
+  assert.doesNotMatch(k.source, /\bm0\b/);
+});
+
+test("row buffers leave the bits as they were: softmax (f32, f16 packed), layer norm, and a row too long for them, with and without", { skip }, async () => {
+  const gpu = await gpuContext();
+  /** The program compiled with row buffers (`on`) or without, run; its result and its kernel's dump line. */
+  const runWith = async (c: Computation, args: readonly Literal[], on: boolean): Promise<{ got: Literal; dump: string }> => {
+    const before = process.env["XLATS_WEBGPU_ROW_BUFFERS"];
+    process.env["XLATS_WEBGPU_ROW_BUFFERS"] = on ? "1" : "0";
+    try {
+      const exe = await compile(c, { backend: "webgpu" });
+      try {
+        assert.equal(exe.stats.kernels, 1, `${c.name}: one kernel`);
+        return { got: await exe.run(args), dump: exe.dump() };
+      } finally {
+        exe.delete();
+      }
+    } finally {
+      if (before === undefined) delete process.env["XLATS_WEBGPU_ROW_BUFFERS"];
+      else process.env["XLATS_WEBGPU_ROW_BUFFERS"] = before;
+    }
+  };
+  const n = 1500;
+  const b = new XlaBuilder("layernorm");
+  const x = parameter(b, 0, arrayShape("f32", [3, n]), "x");
+  const mean = div(reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
+  const d = sub(x, mean, [0]);
+  const variance = div(reduce(mul(d, d), constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
+  const layerNorm = b.build(mul(d, unaryOp("rsqrt", add(variance, constantR0(b, "f32", 1e-5))), [0]));
+  // A row longer than the adapter's workgroup memory holds: no buffer, the kernel of before; an f16 row that fits
+  // only packed two to a word. (f16 held in words is half.test.ts's softmax, against the interpreter; each f16
+  // pipeline takes about 2 s to compile on SwiftShader.)
+  const tooLong = gpu.limits.maxComputeWorkgroupStorageSize / 4 + 64;
+  const packedRow = gpu.limits.maxComputeWorkgroupStorageSize / 4;
+  const values = (t: ElementType, rows: number, len: number): Literal => Literal.fromValues(t, [rows, len], Array.from({ length: rows * len }, (_, k) => Math.cos(k * 0.91) * 5 + (k % 7)));
+  const cases: { c: Computation; arg: Literal; buffered: RegExp | undefined }[] = [
+    { c: softmaxOf("f32", 3, 1024), arg: values("f32", 3, 1024), buffered: /m0 f32\[1024\], m1 f32\[1024\]/ },
+    { c: softmaxOf("f16", 2, packedRow), arg: values("f16", 2, packedRow), buffered: new RegExp(`m0 f16\\[${packedRow}\\] packed(, subgroup operations)?, 2 workgroups`) },
+    { c: layerNorm, arg: values("f32", 3, n), buffered: /memory: m0 f32\[1500\](, subgroup operations)?, 3 workgroups/ },
+    { c: softmaxOf("f32", 2, tooLong), arg: values("f32", 2, tooLong), buffered: undefined },
+  ];
+  for (const { c, arg, buffered } of cases) {
+    const on = await runWith(c, [arg], true);
+    const off = await runWith(c, [arg], false);
+    if (buffered === undefined) assert.doesNotMatch(on.dump, /row buffers/, c.name);
+    else assert.match(on.dump, buffered, c.name);
+    assert.doesNotMatch(off.dump, /row buffers/, c.name);
+    assert.deepEqual(on.got.values().map((v) => bitsOf(arg.elementType, v)), off.got.values().map((v) => bitsOf(arg.elementType, v)), `${c.name}: the same bits with and without row buffers`);
+    if (arg.elementType === "f32") {
+      const tally: CompareTally = { compared: 0, unbounded: 0 };
+      assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, evaluate(c, [arg]).values(), on.got.values(), tally), undefined, c.name);
+    }
   }
 });
 
