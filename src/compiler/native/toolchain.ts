@@ -112,7 +112,10 @@ function detect(node: NodeBuiltins): Toolchain | string {
   const cpu = detectCpu(node);
   const includeDir = headersDir(node);
   if (includeDir === undefined) return "the node-api-headers package is not installed";
+  // -Werror=implicit-function-declaration: the prelude declares the C library functions
+  // itself (prelude.ts), and a call of one it missed must stop the build, not return an int.
   const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing", "-fPIC", "-pthread",
+    "-Werror=implicit-function-declaration",
     ...(cpu.arch === "x86_64" ? ["-march=native"] : cpu.arch === "aarch64" ? ["-mcpu=native"] : [])];
   const linkFlags = ["-shared", ...(process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : [])];
   const dir = cacheDir(node);
@@ -279,35 +282,58 @@ function starting(t: Toolchain, j: Job): void {
   nativeBuildStats[j.counts]++;
 }
 
-/** Runs the job (the compiler or the linker) and stores its entry. */
-function runSync(t: Toolchain, j: Job, name: string): Built {
-  starting(t, j);
-  const node = nodeBuiltins() as NodeBuiltins;
-  if (j.source !== undefined) node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
-  const start = Date.now();
-  const r = node.childProcess.spawnSync(t.cc, j.args, { encoding: "utf8" });
-  if (r.status !== 0) {
-    cleanUp(j);
-    throw compilerError(name, t, `${r.stderr ?? ""}${r.error?.message ?? ""}`);
-  }
-  return { path: finish(t, j), ms: Date.now() - start };
+/**
+ * The command line of a chain of jobs run by one child process: the compiler itself for
+ * one job; for more, a shell running each in turn while the last succeeded. Every spawn
+ * copies the Node process's page tables (fork), about 8 ms of CPU for a test process of
+ * 100 MB and more for larger ones, as much as a small module's link: a module whose
+ * kernels are not cached compiles them and links in one child (docs/backends.md,
+ * "Build time").
+ */
+function chainCommand(t: Toolchain, jobs: readonly Job[]): { file: string; args: string[] } {
+  if (jobs.length === 1) return { file: t.cc, args: jobs[0]!.args };
+  const quote = (word: string): string => `'${word.replaceAll("'", "'\\''")}'`;
+  return { file: "/bin/sh", args: ["-c", jobs.map((j) => [t.cc, ...j.args].map(quote).join(" ")).join(" && ")] };
 }
 
-async function run(t: Toolchain, j: Job, name: string): Promise<Built> {
-  starting(t, j);
+/** Stores the chain's entries in order, or (the child failed) removes its files and throws the compiler's error. */
+function chainFinished(t: Toolchain, jobs: readonly Job[], name: string, failure: string | undefined, start: number): Built[] {
+  if (failure !== undefined) {
+    for (const j of jobs) cleanUp(j);
+    throw compilerError(name, t, failure);
+  }
+  const ms = Date.now() - start;
+  // The chain's time is its last job's (the module's): moduleBuilt sums them.
+  return jobs.map((j, i) => ({ path: finish(t, j), ms: i === jobs.length - 1 ? ms : 0 }));
+}
+
+/** Runs a chain of jobs (each one's output may be a later one's input) in one child process and stores their entries. */
+function runSync(t: Toolchain, jobs: readonly Job[], name: string): Built[] {
   const node = nodeBuiltins() as NodeBuiltins;
-  if (j.source !== undefined) await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
+  for (const j of jobs) {
+    starting(t, j);
+    if (j.source !== undefined) node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
+  }
   const start = Date.now();
-  const output = await new Promise<string | undefined>((resolve) => {
-    node.childProcess.execFile(t.cc, j.args, { encoding: "utf8", maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
+  const { file, args } = chainCommand(t, jobs);
+  const r = node.childProcess.spawnSync(file, args, { encoding: "utf8" });
+  return chainFinished(t, jobs, name, r.status === 0 ? undefined : `${r.stderr ?? ""}${r.error?.message ?? ""}`, start);
+}
+
+async function run(t: Toolchain, jobs: readonly Job[], name: string): Promise<Built[]> {
+  const node = nodeBuiltins() as NodeBuiltins;
+  for (const j of jobs) {
+    starting(t, j);
+    if (j.source !== undefined) await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
+  }
+  const start = Date.now();
+  const { file, args } = chainCommand(t, jobs);
+  const failure = await new Promise<string | undefined>((resolve) => {
+    node.childProcess.execFile(file, args, { encoding: "utf8", maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
       resolve(error === null ? undefined : `${stderr}${error.message}`);
     });
   });
-  if (output !== undefined) {
-    cleanUp(j);
-    throw compilerError(name, t, output);
-  }
-  return { path: finish(t, j), ms: Date.now() - start };
+  return chainFinished(t, jobs, name, failure, start);
 }
 
 /** The module's entry, counted in nativeBuildStats; compileMs sums the runs this build needed (its objects' and its link). */
@@ -331,29 +357,32 @@ function moduleJobs(t: Toolchain, kernelsSource: string, glueTable: string, glue
  * Builds (or finds in the cache) the module of `kernelsSource` (the prelude and every
  * kernel's definition) with `glueTable` (glueTableSource): the two compile into one
  * object file, which is linked with the glue's object (each built, or found in the
- * cache, first). `name` names the program in errors. `glueSource` is the glue's fixed
- * part (a test passes a changed one, to see that a glue change only relinks).
+ * cache, first; a missing kernels' object compiles and links in one child process).
+ * `name` names the program in errors. `glueSource` is the glue's fixed part (a test
+ * passes a changed one, to see that a glue change only relinks).
  */
 export function buildModuleSync(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([]), glueSource = glueObjectSource()): BuiltModule {
   const jobs = moduleJobs(t, kernelsSource, glueTable, glueSource);
   const found = lookUp(t, jobs.key);
   if (found !== undefined) return moduleBuilt(found);
   // The module's miss listed the cache a moment ago: its objects are looked up in that listing.
-  const glue = lookUp(t, jobs.glue.key, false) ?? runSync(t, jobs.glue, "the native glue");
-  const kernels = lookUp(t, jobs.kernels.key, false) ?? runSync(t, jobs.kernels, name);
-  return moduleBuilt(runSync(t, linkJob(t, jobs.key, kernels.path, glue.path), name), kernels, glue);
+  const glue = lookUp(t, jobs.glue.key, false) ?? runSync(t, [jobs.glue], "the native glue")[0]!;
+  const kernels = lookUp(t, jobs.kernels.key, false);
+  if (kernels !== undefined) return moduleBuilt(runSync(t, [linkJob(t, jobs.key, kernels.path, glue.path)], name)[0]!, kernels, glue);
+  const [compiled, linked] = runSync(t, [jobs.kernels, linkJob(t, jobs.key, jobs.kernels.tmp, glue.path)], name);
+  return moduleBuilt(linked!, compiled!, glue);
 }
 
-/** buildModuleSync without blocking the event loop while the compiler runs (the two objects compile at once). */
+/** buildModuleSync without blocking the event loop while the compiler runs. */
 export async function buildModule(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([]), glueSource = glueObjectSource()): Promise<BuiltModule> {
   const jobs = moduleJobs(t, kernelsSource, glueTable, glueSource);
   const found = lookUp(t, jobs.key);
   if (found !== undefined) return moduleBuilt(found);
-  const [glue, kernels] = await Promise.all([
-    lookUp(t, jobs.glue.key, false) ?? run(t, jobs.glue, "the native glue"),
-    lookUp(t, jobs.kernels.key, false) ?? run(t, jobs.kernels, name),
-  ]);
-  return moduleBuilt(await run(t, linkJob(t, jobs.key, kernels.path, glue.path), name), kernels, glue);
+  const glue = lookUp(t, jobs.glue.key, false) ?? (await run(t, [jobs.glue], "the native glue"))[0]!;
+  const kernels = lookUp(t, jobs.kernels.key, false);
+  if (kernels !== undefined) return moduleBuilt((await run(t, [linkJob(t, jobs.key, kernels.path, glue.path)], name))[0]!, kernels, glue);
+  const [compiled, linked] = await run(t, [jobs.kernels, linkJob(t, jobs.key, jobs.kernels.tmp, glue.path)], name);
+  return moduleBuilt(linked!, compiled!, glue);
 }
 
 const loaded = new Map<string, NativeModuleExports>();

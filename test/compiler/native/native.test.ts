@@ -5,12 +5,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, compileSync } from "../../../src/compiler/index.js";
 import { buildNativeModuleSync } from "../../../src/compiler/native/build.js";
+import { PRELUDE } from "../../../src/compiler/native/prelude.js";
 import { nativeBuildStats, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
@@ -337,6 +338,26 @@ test("a compiler error is a CompileError naming the program and quoting the comp
   };
   assert.throws(() => buildNativeModuleSync([{ kernel, bufferBytes: [4] }], "my_program"),
     (e: unknown) => e instanceof CompileError && /^my_program: the native module did not compile/.test(e.message) && /error/.test(e.message));
+});
+
+test("the prelude's own declarations of the C library agree with the system's <math.h> and <string.h>", (t) => {
+  if (!needsCompiler(t) || typeof toolchain === "string") return;
+  const dir = mkdtempSync(join(tmpdir(), "xlats-prelude-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const c = join(dir, "prelude.c");
+  // A prototype that differs from the header's is a conflicting-types error; the macros are the headers' then.
+  writeFileSync(c, `#include <math.h>\n#include <string.h>\n${PRELUDE}\nint xk_use(double x) { return signbit(x) + isfinite(x) + (x == INFINITY) + (x != NAN); }\n`);
+  assert.doesNotThrow(() => execFileSync(toolchain.cc, [...toolchain.flags, "-fsyntax-only", c], { stdio: "pipe" }));
+});
+
+test("a call of a C library function the prelude does not declare stops the build (no implicit int)", (t) => {
+  if (!needsCompiler(t)) return;
+  const kernel = {
+    name: "undeclared", operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 1, costPerUnit: 1,
+    c: { symbol: "xk_undeclared", source: "static void xk_undeclared(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) { (void)begin; (void)end; double h = hypot(3.0, 4.0); memcpy(mem + args[0], &h, 4); }" },
+  };
+  assert.throws(() => buildNativeModuleSync([{ kernel, bufferBytes: [4] }], "undeclared"),
+    (e: unknown) => e instanceof CompileError && /implicit declaration of function .hypot./.test(e.message));
 });
 
 test("a call whose buffers lie outside device memory throws instead of running", (t) => {
