@@ -176,7 +176,10 @@ interface Job {
   /** The C source an object file compiles (written to `cSource` first); undefined for a link. */
   readonly source: string | undefined;
   readonly cSource: string;
-  readonly args: string[];
+  /** The program and its arguments. */
+  readonly command: readonly string[];
+  /** The command to run where `command` failed (a direct link's: the compiler driver's). */
+  readonly fallback?: readonly string[];
   /** What the run counts in nativeBuildStats. */
   readonly counts: "glueObjects" | "kernelObjects" | "links";
 }
@@ -186,13 +189,16 @@ function cacheKey(text: string): string {
   return node.crypto.createHash("sha256").update(text).digest("hex").slice(0, 32);
 }
 
-function job(t: Toolchain, key: string, source: string | undefined, counts: Job["counts"], args: (tmp: string, cSource: string) => string[]): Job {
+function job(t: Toolchain, key: string, source: string | undefined, counts: Job["counts"], args: (tmp: string, cSource: string) => string[],
+  direct?: (tmp: string) => string[]): Job {
   const node = nodeBuiltins() as NodeBuiltins;
   // The pid in the temporaries' names tells a later sweep whether their build is still running.
   const unique = `${node.process.pid}-${node.crypto.randomBytes(4).toString("hex")}`;
   const tmp = node.path.join(t.cacheDir, `${key}.${unique}.tmp`);
   const cSource = node.path.join(t.cacheDir, `${key}.${unique}.c`);
-  return { key, extension: counts === "links" ? "node" : "o", tmp, source, cSource, args: args(tmp, cSource), counts };
+  const command = [t.cc, ...args(tmp, cSource)];
+  const extension = counts === "links" ? "node" : "o";
+  return direct === undefined ? { key, extension, tmp, source, cSource, command, counts } : { key, extension, tmp, source, cSource, command: direct(tmp), fallback: command, counts };
 }
 
 /** What every key starts with: the compiler, the flags of a compilation and the CPU (which -march=native reads). */
@@ -222,9 +228,69 @@ function moduleKey(t: Toolchain, kernelsKey: string, glueKey: string): string {
   return cacheKey(`module\n${toolchainKey(t)}\n${t.linkFlags.join(" ")}\n${kernelsKey}\n${glueKey}`);
 }
 
-/** The job that links the module of `key` from its kernels' object and the glue's. */
+/** The job that links the module of `key` from its kernels' object and the glue's: the linker called directly where directLink found how, else the driver. */
 function linkJob(t: Toolchain, key: string, kernelsObject: string, glueObject: string): Job {
-  return job(t, key, undefined, "links", (tmp) => [...t.flags, ...t.linkFlags, "-o", tmp, kernelsObject, glueObject, "-lm"]);
+  const direct = directLink(t);
+  const fill = (tmp: string) => (word: string): string => (word === LINK_OUTPUT ? tmp : word === LINK_INPUTS[0] ? kernelsObject : word === LINK_INPUTS[1] ? glueObject : word);
+  return job(t, key, undefined, "links", (tmp) => [...t.flags, ...t.linkFlags, "-o", tmp, kernelsObject, glueObject, "-lm"],
+    direct === undefined ? undefined : (tmp) => direct.map(fill(tmp)));
+}
+
+/** Stand-ins for a link's output and inputs in the driver's command line that directLink reads. */
+const LINK_OUTPUT = "xk-link-output.node";
+const LINK_INPUTS = ["xk-link-kernels.o", "xk-link-glue.o"] as const;
+
+/** Per toolchain (compiler, flags): the direct link's command with the stand-ins, or undefined (the driver links). */
+const directLinks = new Map<string, readonly string[] | undefined>();
+
+/**
+ * The command that links a module without the compiler driver: the linker the driver
+ * runs (GCC's collect2 stands for it), with the arguments it passes (startup files,
+ * library paths, -lm, libgcc, libc), but not the link-time-optimization plugin, which
+ * objects compiled without -flto never need. The driver and collect2 cost about 5 ms of
+ * a module's 30 ms link (docs/backends.md, "Build time"). Found once per process and
+ * toolchain from the driver's `-###` output; undefined, so that the driver links, where
+ * that output is not understood. A direct link that fails runs the driver's (Job.fallback).
+ */
+function directLink(t: Toolchain): readonly string[] | undefined {
+  const id = `${t.cc}\n${t.flags.join(" ")}\n${t.linkFlags.join(" ")}`;
+  if (directLinks.has(id)) return directLinks.get(id);
+  const { childProcess } = nodeBuiltins() as NodeBuiltins;
+  const output = (args: string[]): string => {
+    const r = childProcess.spawnSync(t.cc, args, { encoding: "utf8" });
+    return r.status === 0 ? `${r.stdout ?? ""}${r.stderr ?? ""}` : "";
+  };
+  const shown = output([...t.flags, ...t.linkFlags, "-###", "-o", LINK_OUTPUT, ...LINK_INPUTS, "-lm"]);
+  const command = linkerCommand(shown, () => output(["-print-prog-name=ld"]).trim());
+  directLinks.set(id, command);
+  return command;
+}
+
+/**
+ * The linker's command line in a compiler driver's `-###` output (the last command that
+ * writes LINK_OUTPUT), the plugin's arguments dropped and collect2 replaced by the linker
+ * `collect2Linker()` names; undefined when there is no such line, when the stand-ins are
+ * not each there once, or when the program is neither collect2 nor a linker.
+ */
+export function linkerCommand(shown: string, collect2Linker: () => string): string[] | undefined {
+  const line = shown.split("\n").filter((l) => l.startsWith(" ") && l.includes(LINK_OUTPUT)).pop();
+  if (line === undefined) return undefined;
+  // Words as the drivers print them: bare, or in double quotes with backslash escapes.
+  const words = [...line.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) => m[2] ?? m[1]!.replace(/\\(.)/g, "$1"));
+  const [program, ...args] = words;
+  const name = program?.split("/").pop() ?? "";
+  let linker: string;
+  if (name === "collect2") linker = collect2Linker();
+  else if (/^(ld|ld\.\w+|ld64(\.\w+)?)$/.test(name)) linker = program!;
+  else return undefined;
+  if (linker === "" || /\s/.test(linker)) return undefined;
+  const kept: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "-plugin") i++;
+    else if (!args[i]!.startsWith("-plugin-opt")) kept.push(args[i]!);
+  }
+  const once = (word: string): boolean => kept.filter((w) => w === word).length === 1;
+  return once(LINK_OUTPUT) && LINK_INPUTS.every(once) ? [linker, ...kept] : undefined;
 }
 
 /** The compiler's first error lines, for a CompileError. */
@@ -290,10 +356,12 @@ function starting(t: Toolchain, j: Job): void {
  * kernels are not cached compiles them and links in one child (docs/backends.md,
  * "Build time").
  */
-function chainCommand(t: Toolchain, jobs: readonly Job[]): { file: string; args: string[] } {
-  if (jobs.length === 1) return { file: t.cc, args: jobs[0]!.args };
-  const quote = (word: string): string => `'${word.replaceAll("'", "'\\''")}'`;
-  return { file: "/bin/sh", args: ["-c", jobs.map((j) => [t.cc, ...j.args].map(quote).join(" ")).join(" && ")] };
+function chainCommand(jobs: readonly Job[]): { file: string; args: readonly string[] } {
+  const only = jobs[0]!;
+  if (jobs.length === 1 && only.fallback === undefined) return { file: only.command[0]!, args: only.command.slice(1) };
+  const quote = (words: readonly string[]): string => words.map((w) => `'${w.replaceAll("'", "'\\''")}'`).join(" ");
+  const step = (j: Job): string => (j.fallback === undefined ? quote(j.command) : `{ ${quote(j.command)} || ${quote(j.fallback)}; }`);
+  return { file: "/bin/sh", args: ["-c", jobs.map(step).join(" && ")] };
 }
 
 /** Stores the chain's entries in order, or (the child failed) removes its files and throws the compiler's error. */
@@ -315,7 +383,7 @@ function runSync(t: Toolchain, jobs: readonly Job[], name: string): Built[] {
     if (j.source !== undefined) node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
   }
   const start = Date.now();
-  const { file, args } = chainCommand(t, jobs);
+  const { file, args } = chainCommand(jobs);
   const r = node.childProcess.spawnSync(file, args, { encoding: "utf8" });
   return chainFinished(t, jobs, name, r.status === 0 ? undefined : `${r.stderr ?? ""}${r.error?.message ?? ""}`, start);
 }
@@ -327,7 +395,7 @@ async function run(t: Toolchain, jobs: readonly Job[], name: string): Promise<Bu
     if (j.source !== undefined) await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
   }
   const start = Date.now();
-  const { file, args } = chainCommand(t, jobs);
+  const { file, args } = chainCommand(jobs);
   const failure = await new Promise<string | undefined>((resolve) => {
     node.childProcess.execFile(file, args, { encoding: "utf8", maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
       resolve(error === null ? undefined : `${stderr}${error.message}`);
