@@ -11,7 +11,10 @@
 //     version and the CPU's features, but not by the glue's fixed part;
 //   - the loadable module, a link of the two objects, keyed by both objects' keys.
 // So a change of the glue costs one compile of the glue and a link per module (a few
-// hundredths of a second), not a compile of every module's kernels. A build writes to
+// hundredths of a second), not a compile of every module's kernels. A module whose
+// kernels' object is missing compiles it and links in one child process (a shell
+// running both), and the link calls the linker directly (directLink), not through the
+// driver. A build writes to
 // a temporary name and renames it into place, so processes building the same entry at
 // once do not clash. What makes the cache safe to load from (a private directory,
 // entries checked against their digest, a size cap, killed builds cleaned up) is
