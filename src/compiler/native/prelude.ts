@@ -15,7 +15,7 @@ import { cMathSource } from "./c_math.js";
  * forms, the f64 transcendentals and the functions of halves through double, and the
  * prelude's own; memcpy, memmove and memset), declared here instead of including
  * <math.h> and <string.h>: glibc's math.h declares every function for seven float types
- * and took a third of the C compiler's time on a typical module (docs/backends.md,
+ * and took about a fifth of the C compiler's time on a typical module (docs/backends.md,
  * "Build time"). The prototypes are the C standard's, so they agree with the system's
  * headers where a kernel includes one (a test compiles the prelude after <math.h> and
  * <string.h>); a function called but not declared here stops the build
