@@ -10,11 +10,39 @@
 
 import { cMathSource } from "./c_math.js";
 
+/**
+ * The C library functions the generated C may call (c_values.ts's LIBM_UNARY with its f32
+ * forms, the f64 transcendentals and the functions of halves through double, and the
+ * prelude's own; memcpy, memmove and memset), declared here instead of including
+ * <math.h> and <string.h>: glibc's math.h declares every function for seven float types
+ * and took about a fifth of the C compiler's time on a typical module (docs/backends.md,
+ * "Build time"). The prototypes are the C standard's, so they agree with the system's
+ * headers where a kernel includes one (a test compiles the prelude after <math.h> and
+ * <string.h>); a function called but not declared here stops the build
+ * (-Werror=implicit-function-declaration in toolchain.ts) rather than returning an int.
+ */
+const LIBRARY_DECLARATIONS = [
+  ...["fabs", "ceil", "floor", "rint", "round", "sqrt", "exp", "log", "tanh", "expm1", "log1p", "erf", "cbrt", "sin", "cos", "tan"]
+    .map((f) => `double ${f}(double);`),
+  ...["fabsf", "ceilf", "floorf", "rintf", "roundf", "sqrtf"].map((f) => `float ${f}(float);`),
+  ...["pow", "atan2", "fmod"].map((f) => `double ${f}(double, double);`),
+  ...["fmodf", "copysignf"].map((f) => `float ${f}(float, float);`),
+  "double ldexp(double, int);",
+  "double frexp(double, int *);",
+  "void *memcpy(void *, const void *, size_t);",
+  "void *memmove(void *, const void *, size_t);",
+  "void *memset(void *, int, size_t);",
+  // math.h's macros, as GCC's and Clang's builtins (what glibc's math.h defines them as under GCC).
+  "#ifndef INFINITY\n#define INFINITY (__builtin_inff())\n#endif",
+  "#ifndef NAN\n#define NAN (__builtin_nanf(\"\"))\n#endif",
+  "#ifndef signbit\n#define signbit(x) __builtin_signbit(x)\n#endif",
+  "#ifndef isfinite\n#define isfinite(x) __builtin_isfinite(x)\n#endif",
+].join("\n");
+
 const BASE = String.raw`
 #include <stdint.h>
 #include <stddef.h>
-#include <string.h>
-#include <math.h>
+${LIBRARY_DECLARATIONS}
 
 typedef uint8_t xk_u8;
 

@@ -11,7 +11,10 @@
 //     version and the CPU's features, but not by the glue's fixed part;
 //   - the loadable module, a link of the two objects, keyed by both objects' keys.
 // So a change of the glue costs one compile of the glue and a link per module (a few
-// hundredths of a second), not a compile of every module's kernels. A build writes to
+// hundredths of a second), not a compile of every module's kernels. A module whose
+// kernels' object is missing compiles it and links in one child process (a shell
+// running both), and the link calls the linker directly (directLink), not through the
+// driver. A build writes to
 // a temporary name and renames it into place, so processes building the same entry at
 // once do not clash. What makes the cache safe to load from (a private directory,
 // entries checked against their digest, a size cap, killed builds cleaned up) is
@@ -112,7 +115,10 @@ function detect(node: NodeBuiltins): Toolchain | string {
   const cpu = detectCpu(node);
   const includeDir = headersDir(node);
   if (includeDir === undefined) return "the node-api-headers package is not installed";
+  // -Werror=implicit-function-declaration: the prelude declares the C library functions
+  // itself (prelude.ts), and a call of one it missed must stop the build, not return an int.
   const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing", "-fPIC", "-pthread",
+    "-Werror=implicit-function-declaration",
     ...(cpu.arch === "x86_64" ? ["-march=native"] : cpu.arch === "aarch64" ? ["-mcpu=native"] : [])];
   const linkFlags = ["-shared", ...(process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : [])];
   const dir = cacheDir(node);
@@ -173,7 +179,10 @@ interface Job {
   /** The C source an object file compiles (written to `cSource` first); undefined for a link. */
   readonly source: string | undefined;
   readonly cSource: string;
-  readonly args: string[];
+  /** The program and its arguments. */
+  readonly command: readonly string[];
+  /** The command to run where `command` failed (a direct link's: the compiler driver's). */
+  readonly fallback?: readonly string[];
   /** What the run counts in nativeBuildStats. */
   readonly counts: "glueObjects" | "kernelObjects" | "links";
 }
@@ -183,13 +192,16 @@ function cacheKey(text: string): string {
   return node.crypto.createHash("sha256").update(text).digest("hex").slice(0, 32);
 }
 
-function job(t: Toolchain, key: string, source: string | undefined, counts: Job["counts"], args: (tmp: string, cSource: string) => string[]): Job {
+function job(t: Toolchain, key: string, source: string | undefined, counts: Job["counts"], args: (tmp: string, cSource: string) => string[],
+  direct?: (tmp: string) => string[]): Job {
   const node = nodeBuiltins() as NodeBuiltins;
   // The pid in the temporaries' names tells a later sweep whether their build is still running.
   const unique = `${node.process.pid}-${node.crypto.randomBytes(4).toString("hex")}`;
   const tmp = node.path.join(t.cacheDir, `${key}.${unique}.tmp`);
   const cSource = node.path.join(t.cacheDir, `${key}.${unique}.c`);
-  return { key, extension: counts === "links" ? "node" : "o", tmp, source, cSource, args: args(tmp, cSource), counts };
+  const command = [t.cc, ...args(tmp, cSource)];
+  const extension = counts === "links" ? "node" : "o";
+  return direct === undefined ? { key, extension, tmp, source, cSource, command, counts } : { key, extension, tmp, source, cSource, command: direct(tmp), fallback: command, counts };
 }
 
 /** What every key starts with: the compiler, the flags of a compilation and the CPU (which -march=native reads). */
@@ -219,9 +231,69 @@ function moduleKey(t: Toolchain, kernelsKey: string, glueKey: string): string {
   return cacheKey(`module\n${toolchainKey(t)}\n${t.linkFlags.join(" ")}\n${kernelsKey}\n${glueKey}`);
 }
 
-/** The job that links the module of `key` from its kernels' object and the glue's. */
+/** The job that links the module of `key` from its kernels' object and the glue's: the linker called directly where directLink found how, else the driver. */
 function linkJob(t: Toolchain, key: string, kernelsObject: string, glueObject: string): Job {
-  return job(t, key, undefined, "links", (tmp) => [...t.flags, ...t.linkFlags, "-o", tmp, kernelsObject, glueObject, "-lm"]);
+  const direct = directLink(t);
+  const fill = (tmp: string) => (word: string): string => (word === LINK_OUTPUT ? tmp : word === LINK_INPUTS[0] ? kernelsObject : word === LINK_INPUTS[1] ? glueObject : word);
+  return job(t, key, undefined, "links", (tmp) => [...t.flags, ...t.linkFlags, "-o", tmp, kernelsObject, glueObject, "-lm"],
+    direct === undefined ? undefined : (tmp) => direct.map(fill(tmp)));
+}
+
+/** Stand-ins for a link's output and inputs in the driver's command line that directLink reads. */
+const LINK_OUTPUT = "xk-link-output.node";
+const LINK_INPUTS = ["xk-link-kernels.o", "xk-link-glue.o"] as const;
+
+/** Per toolchain (compiler, flags): the direct link's command with the stand-ins, or undefined (the driver links). */
+const directLinks = new Map<string, readonly string[] | undefined>();
+
+/**
+ * The command that links a module without the compiler driver: the linker the driver
+ * runs (GCC's collect2 stands for it), with the arguments it passes (startup files,
+ * library paths, -lm, libgcc, libc), but not the link-time-optimization plugin, which
+ * objects compiled without -flto never need. The driver and collect2 cost about 5 ms of
+ * a module's 30 ms link (docs/backends.md, "Build time"). Found once per process and
+ * toolchain from the driver's `-###` output; undefined, so that the driver links, where
+ * that output is not understood. A direct link that fails runs the driver's (Job.fallback).
+ */
+function directLink(t: Toolchain): readonly string[] | undefined {
+  const id = `${t.cc}\n${t.flags.join(" ")}\n${t.linkFlags.join(" ")}`;
+  if (directLinks.has(id)) return directLinks.get(id);
+  const { childProcess } = nodeBuiltins() as NodeBuiltins;
+  const output = (args: string[]): string => {
+    const r = childProcess.spawnSync(t.cc, args, { encoding: "utf8" });
+    return r.status === 0 ? `${r.stdout ?? ""}${r.stderr ?? ""}` : "";
+  };
+  const shown = output([...t.flags, ...t.linkFlags, "-###", "-o", LINK_OUTPUT, ...LINK_INPUTS, "-lm"]);
+  const command = linkerCommand(shown, () => output(["-print-prog-name=ld"]).trim());
+  directLinks.set(id, command);
+  return command;
+}
+
+/**
+ * The linker's command line in a compiler driver's `-###` output (the last command that
+ * writes LINK_OUTPUT), the plugin's arguments dropped and collect2 replaced by the linker
+ * `collect2Linker()` names; undefined when there is no such line, when the stand-ins are
+ * not each there once, or when the program is neither collect2 nor a linker.
+ */
+export function linkerCommand(shown: string, collect2Linker: () => string): string[] | undefined {
+  const line = shown.split("\n").filter((l) => l.startsWith(" ") && l.includes(LINK_OUTPUT)).pop();
+  if (line === undefined) return undefined;
+  // Words as the drivers print them: bare, or in double quotes with backslash escapes.
+  const words = [...line.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) => m[2] ?? m[1]!.replace(/\\(.)/g, "$1"));
+  const [program, ...args] = words;
+  const name = program?.split("/").pop() ?? "";
+  let linker: string;
+  if (name === "collect2") linker = collect2Linker();
+  else if (/^(ld|ld\.\w+|ld64(\.\w+)?)$/.test(name)) linker = program!;
+  else return undefined;
+  if (linker === "" || /\s/.test(linker)) return undefined;
+  const kept: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "-plugin") i++;
+    else if (!args[i]!.startsWith("-plugin-opt")) kept.push(args[i]!);
+  }
+  const once = (word: string): boolean => kept.filter((w) => w === word).length === 1;
+  return once(LINK_OUTPUT) && LINK_INPUTS.every(once) ? [linker, ...kept] : undefined;
 }
 
 /** The compiler's first error lines, for a CompileError. */
@@ -279,35 +351,60 @@ function starting(t: Toolchain, j: Job): void {
   nativeBuildStats[j.counts]++;
 }
 
-/** Runs the job (the compiler or the linker) and stores its entry. */
-function runSync(t: Toolchain, j: Job, name: string): Built {
-  starting(t, j);
-  const node = nodeBuiltins() as NodeBuiltins;
-  if (j.source !== undefined) node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
-  const start = Date.now();
-  const r = node.childProcess.spawnSync(t.cc, j.args, { encoding: "utf8" });
-  if (r.status !== 0) {
-    cleanUp(j);
-    throw compilerError(name, t, `${r.stderr ?? ""}${r.error?.message ?? ""}`);
-  }
-  return { path: finish(t, j), ms: Date.now() - start };
+/**
+ * The command line of a chain of jobs run by one child process: the compiler itself for
+ * one job; for more, a shell running each in turn while the last succeeded. Every spawn
+ * copies the Node process's page tables (fork), about 8 ms of CPU for a test process of
+ * 100 MB and more for larger ones, as much as a small module's link: a module whose
+ * kernels are not cached compiles them and links in one child (docs/backends.md,
+ * "Build time").
+ */
+function chainCommand(jobs: readonly Job[]): { file: string; args: readonly string[] } {
+  const only = jobs[0]!;
+  if (jobs.length === 1 && only.fallback === undefined) return { file: only.command[0]!, args: only.command.slice(1) };
+  const quote = (words: readonly string[]): string => words.map((w) => `'${w.replaceAll("'", "'\\''")}'`).join(" ");
+  const step = (j: Job): string => (j.fallback === undefined ? quote(j.command) : `{ ${quote(j.command)} || ${quote(j.fallback)}; }`);
+  return { file: "/bin/sh", args: ["-c", jobs.map(step).join(" && ")] };
 }
 
-async function run(t: Toolchain, j: Job, name: string): Promise<Built> {
-  starting(t, j);
+/** Stores the chain's entries in order, or (the child failed) removes its files and throws the compiler's error. */
+function chainFinished(t: Toolchain, jobs: readonly Job[], name: string, failure: string | undefined, start: number): Built[] {
+  if (failure !== undefined) {
+    for (const j of jobs) cleanUp(j);
+    throw compilerError(name, t, failure);
+  }
+  const ms = Date.now() - start;
+  // The chain's time is its last job's (the module's): moduleBuilt sums them.
+  return jobs.map((j, i) => ({ path: finish(t, j), ms: i === jobs.length - 1 ? ms : 0 }));
+}
+
+/** Runs a chain of jobs (each one's output may be a later one's input) in one child process and stores their entries. */
+function runSync(t: Toolchain, jobs: readonly Job[], name: string): Built[] {
   const node = nodeBuiltins() as NodeBuiltins;
-  if (j.source !== undefined) await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
+  for (const j of jobs) {
+    starting(t, j);
+    if (j.source !== undefined) node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
+  }
   const start = Date.now();
-  const output = await new Promise<string | undefined>((resolve) => {
-    node.childProcess.execFile(t.cc, j.args, { encoding: "utf8", maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
+  const { file, args } = chainCommand(jobs);
+  const r = node.childProcess.spawnSync(file, args, { encoding: "utf8" });
+  return chainFinished(t, jobs, name, r.status === 0 ? undefined : `${r.stderr ?? ""}${r.error?.message ?? ""}`, start);
+}
+
+async function run(t: Toolchain, jobs: readonly Job[], name: string): Promise<Built[]> {
+  const node = nodeBuiltins() as NodeBuiltins;
+  for (const j of jobs) {
+    starting(t, j);
+    if (j.source !== undefined) await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
+  }
+  const start = Date.now();
+  const { file, args } = chainCommand(jobs);
+  const failure = await new Promise<string | undefined>((resolve) => {
+    node.childProcess.execFile(file, args, { encoding: "utf8", maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
       resolve(error === null ? undefined : `${stderr}${error.message}`);
     });
   });
-  if (output !== undefined) {
-    cleanUp(j);
-    throw compilerError(name, t, output);
-  }
-  return { path: finish(t, j), ms: Date.now() - start };
+  return chainFinished(t, jobs, name, failure, start);
 }
 
 /** The module's entry, counted in nativeBuildStats; compileMs sums the runs this build needed (its objects' and its link). */
@@ -331,29 +428,32 @@ function moduleJobs(t: Toolchain, kernelsSource: string, glueTable: string, glue
  * Builds (or finds in the cache) the module of `kernelsSource` (the prelude and every
  * kernel's definition) with `glueTable` (glueTableSource): the two compile into one
  * object file, which is linked with the glue's object (each built, or found in the
- * cache, first). `name` names the program in errors. `glueSource` is the glue's fixed
- * part (a test passes a changed one, to see that a glue change only relinks).
+ * cache, first; a missing kernels' object compiles and links in one child process).
+ * `name` names the program in errors. `glueSource` is the glue's fixed part (a test
+ * passes a changed one, to see that a glue change only relinks).
  */
 export function buildModuleSync(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([]), glueSource = glueObjectSource()): BuiltModule {
   const jobs = moduleJobs(t, kernelsSource, glueTable, glueSource);
   const found = lookUp(t, jobs.key);
   if (found !== undefined) return moduleBuilt(found);
   // The module's miss listed the cache a moment ago: its objects are looked up in that listing.
-  const glue = lookUp(t, jobs.glue.key, false) ?? runSync(t, jobs.glue, "the native glue");
-  const kernels = lookUp(t, jobs.kernels.key, false) ?? runSync(t, jobs.kernels, name);
-  return moduleBuilt(runSync(t, linkJob(t, jobs.key, kernels.path, glue.path), name), kernels, glue);
+  const glue = lookUp(t, jobs.glue.key, false) ?? runSync(t, [jobs.glue], "the native glue")[0]!;
+  const kernels = lookUp(t, jobs.kernels.key, false);
+  if (kernels !== undefined) return moduleBuilt(runSync(t, [linkJob(t, jobs.key, kernels.path, glue.path)], name)[0]!, kernels, glue);
+  const [compiled, linked] = runSync(t, [jobs.kernels, linkJob(t, jobs.key, jobs.kernels.tmp, glue.path)], name);
+  return moduleBuilt(linked!, compiled!, glue);
 }
 
-/** buildModuleSync without blocking the event loop while the compiler runs (the two objects compile at once). */
+/** buildModuleSync without blocking the event loop while the compiler runs. */
 export async function buildModule(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([]), glueSource = glueObjectSource()): Promise<BuiltModule> {
   const jobs = moduleJobs(t, kernelsSource, glueTable, glueSource);
   const found = lookUp(t, jobs.key);
   if (found !== undefined) return moduleBuilt(found);
-  const [glue, kernels] = await Promise.all([
-    lookUp(t, jobs.glue.key, false) ?? run(t, jobs.glue, "the native glue"),
-    lookUp(t, jobs.kernels.key, false) ?? run(t, jobs.kernels, name),
-  ]);
-  return moduleBuilt(await run(t, linkJob(t, jobs.key, kernels.path, glue.path), name), kernels, glue);
+  const glue = lookUp(t, jobs.glue.key, false) ?? (await run(t, [jobs.glue], "the native glue"))[0]!;
+  const kernels = lookUp(t, jobs.kernels.key, false);
+  if (kernels !== undefined) return moduleBuilt((await run(t, [linkJob(t, jobs.key, kernels.path, glue.path)], name))[0]!, kernels, glue);
+  const [compiled, linked] = await run(t, [jobs.kernels, linkJob(t, jobs.key, jobs.kernels.tmp, glue.path)], name);
+  return moduleBuilt(linked!, compiled!, glue);
 }
 
 const loaded = new Map<string, NativeModuleExports>();

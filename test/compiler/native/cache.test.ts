@@ -225,6 +225,31 @@ test("cache: a change of the glue's fixed part relinks a module without compilin
   assert.deepEqual(since(before), [0, 1, 0, 0, 0], "then found in the cache, nothing run");
 });
 
+test("cache: one child compiles a module's kernels and links them, in a directory whose name needs quoting; a failed build leaves nothing", (t) => {
+  if (!needsCompiler(t)) return;
+  const toolchain = nativeToolchain();
+  assert.ok(typeof toolchain !== "string", String(toolchain));
+  const dir = join(freshCache(t), "a cache: it's $HOME `x` \\ \"q\"");
+  const t2 = { ...toolchain, cacheDir: dir };
+  const symbol = "xk_test_quoted";
+  const kernel = (body: string): unknown => ({
+    name: "quoted", operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 1, costPerUnit: 1,
+    c: { symbol, source: `void ${symbol}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) { (void)begin; (void)end; ${body} }` },
+  });
+  const good = nativeModuleParts([{ kernel: kernel("int32_t v = 7; memcpy(mem + args[0], &v, 4);") as never, bufferBytes: [4] }]);
+  const before = { ...nativeBuildStats };
+  const built = buildModuleSync(t2, good.kernels, "quoted", good.glue);
+  assert.equal(nativeBuildStats.kernelObjects - before.kernelObjects, 1);
+  assert.equal(nativeBuildStats.links - before.links, 1);
+  const memory = new Uint8Array(16);
+  loadModule(built.path).run(0, memory, Uint32Array.of(4), 0, 1, 1, new Uint32Array(0));
+  assert.equal(new DataView(memory.buffer).getInt32(4, true), 7);
+  assert.equal(objects(dir).length, 2, "the glue's object and the kernels' object, each its own entry");
+  const bad = nativeModuleParts([{ kernel: kernel("this is not C;") as never, bufferBytes: [4] }]);
+  assert.throws(() => buildModuleSync(t2, bad.kernels, "broken", bad.glue), /broken: the native module did not compile/);
+  assert.deepEqual(readdirSync(dir).filter((n) => !ENTRY.test(n) && !OBJECT.test(n)), [], "no .c or .tmp left behind");
+});
+
 test("native C: a kernel name cannot close its comment and inject code (backslash-newline splice, */)", (t) => {
   if (!needsCompiler(t)) return;
   t.after(() => rmSync(ownCache, { recursive: true, force: true }));

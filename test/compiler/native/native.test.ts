@@ -5,13 +5,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, compileSync } from "../../../src/compiler/index.js";
 import { buildNativeModuleSync } from "../../../src/compiler/native/build.js";
-import { nativeBuildStats, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
+import { PRELUDE } from "../../../src/compiler/native/prelude.js";
+import { linkerCommand, nativeBuildStats, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { parseHlo } from "../../../src/text/hlo/index.js";
@@ -337,6 +338,43 @@ test("a compiler error is a CompileError naming the program and quoting the comp
   };
   assert.throws(() => buildNativeModuleSync([{ kernel, bufferBytes: [4] }], "my_program"),
     (e: unknown) => e instanceof CompileError && /^my_program: the native module did not compile/.test(e.message) && /error/.test(e.message));
+});
+
+test("the prelude's own declarations of the C library agree with the system's <math.h> and <string.h>", (t) => {
+  if (!needsCompiler(t) || typeof toolchain === "string") return;
+  const dir = mkdtempSync(join(tmpdir(), "xlats-prelude-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const c = join(dir, "prelude.c");
+  // A prototype that differs from the header's is a conflicting-types error; the macros are the headers' then.
+  writeFileSync(c, `#include <math.h>\n#include <string.h>\n${PRELUDE}\nint xk_use(double x) { return signbit(x) + isfinite(x) + (x == INFINITY) + (x != NAN); }\n`);
+  assert.doesNotThrow(() => execFileSync(toolchain.cc, [...toolchain.flags, "-fsyntax-only", c], { stdio: "pipe" }));
+});
+
+test("a call of a C library function the prelude does not declare stops the build (no implicit int)", (t) => {
+  if (!needsCompiler(t)) return;
+  const kernel = {
+    name: "undeclared", operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 1, costPerUnit: 1,
+    c: { symbol: "xk_undeclared", source: "static void xk_undeclared(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) { (void)begin; (void)end; double h = hypot(3.0, 4.0); memcpy(mem + args[0], &h, 4); }" },
+  };
+  assert.throws(() => buildNativeModuleSync([{ kernel, bufferBytes: [4] }], "undeclared"),
+    (e: unknown) => e instanceof CompileError && /implicit declaration of function .hypot./.test(e.message));
+});
+
+test("a module links with the linker the driver runs, read from its -### output; output not understood leaves the link to the driver", () => {
+  const gcc = `Using built-in specs.
+COLLECT_GCC_OPTIONS='-shared' '-o' 'xk-link-output.node'
+ /usr/lib/gcc/x86_64-linux-gnu/12/collect2 -plugin /usr/lib/gcc/liblto_plugin.so "-plugin-opt=/usr/lib/gcc/lto-wrapper" "-plugin-opt=-fresolution=/tmp/cc1.res" --eh-frame-hdr -m elf_x86_64 -shared -o xk-link-output.node /usr/lib/crti.o "-L/opt/a dir" xk-link-kernels.o xk-link-glue.o -lm -lc /usr/lib/crtn.o
+COLLECT_GCC_OPTIONS='-shared' '-o' 'xk-link-output.node'`;
+  assert.deepEqual(linkerCommand(gcc, () => "/usr/bin/ld"),
+    ["/usr/bin/ld", "--eh-frame-hdr", "-m", "elf_x86_64", "-shared", "-o", "xk-link-output.node", "/usr/lib/crti.o", "-L/opt/a dir", "xk-link-kernels.o", "xk-link-glue.o", "-lm", "-lc", "/usr/lib/crtn.o"]);
+  const clang = `clang version 16.0.6
+ "/usr/bin/ld" "-shared" "-o" "xk-link-output.node" "xk-link-kernels.o" "xk-link-glue.o" "-lm" "-lc"`;
+  assert.deepEqual(linkerCommand(clang, () => assert.fail("not collect2")), ["/usr/bin/ld", "-shared", "-o", "xk-link-output.node", "xk-link-kernels.o", "xk-link-glue.o", "-lm", "-lc"]);
+  // Not understood: no command, a program that is no linker, a stand-in missing, no linker found for collect2.
+  assert.equal(linkerCommand("cc: error: unrecognized option '-###'", () => "ld"), undefined);
+  assert.equal(linkerCommand(" /usr/bin/mystery -o xk-link-output.node xk-link-kernels.o xk-link-glue.o", () => "ld"), undefined);
+  assert.equal(linkerCommand(" /usr/bin/ld -o xk-link-output.node xk-link-kernels.o", () => "ld"), undefined);
+  assert.equal(linkerCommand(gcc, () => ""), undefined);
 });
 
 test("a call whose buffers lie outside device memory throws instead of running", (t) => {
