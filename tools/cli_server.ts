@@ -15,6 +15,7 @@
 // This module is also the worker's script: loaded in a worker with `workerData.role`
 // set, it serves; imported anywhere else it only exports startCliServer.
 
+import { rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { runCli } from "../src/cli/cli.js";
@@ -48,7 +49,12 @@ export function startCliServer(socket: string): Promise<CliServer> {
     worker.once("exit", (code) => reject(new Error(`cli_server: the server's worker exited (${code}) before it listened on ${socket}`)));
     worker.once("message", () => {
       worker.removeAllListeners("exit");
-      resolve({ close: async () => void (await worker.terminate()) });
+      resolve({
+        close: async () => {
+          await worker.terminate();
+          rmSync(socket, { force: true });
+        },
+      });
     });
   });
 }
