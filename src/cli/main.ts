@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Entry point of the `xlats` command: Node's files and streams behind the CliIo
-// adapter, then the exit code.
+// adapter (node_io.ts), then the exit code.
 
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
