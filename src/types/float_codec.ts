@@ -148,6 +148,25 @@ function overflowPattern(f: FloatFormat, signBits: number): number {
   }
 }
 
+// Encoding is on the interpreter's hot path (every narrow-float result of every kernel),
+// so roundMagnitude reads powers of two from a table and a value's exponent from its
+// bits: `2 ** k` and Math.log2 (whose result must be corrected near powers of two) cost
+// about ten times as much (2026-12-01).
+const POW2_BIAS = 1074;
+/** 2^k for every k a double holds, -1074 to 1023, at k + POW2_BIAS (each exact). */
+const POW2 = Float64Array.from({ length: POW2_BIAS + 1024 }, (_, i) => 2 ** (i - POW2_BIAS));
+const pow2 = (k: number): number => POW2[k + POW2_BIAS]!;
+/** A double seen as two 32-bit words; HIGH_WORD is the one with the sign and exponent in this machine's byte order. */
+const F64 = new Float64Array(1);
+const F64_WORDS = new Uint32Array(F64.buffer);
+const HIGH_WORD = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 1 : 0;
+
+/** floor(log2(a)) of a positive normal double, exactly: its exponent field, unbiased. */
+function binaryExponent(a: number): number {
+  F64[0] = a;
+  return ((F64_WORDS[HIGH_WORD]! >>> 20) & 0x7ff) - 1023;
+}
+
 /**
  * The unsigned bit pattern nearest to the finite positive value `a`, rounding to
  * nearest even on the pattern itself. May exceed the largest finite pattern (the
@@ -158,16 +177,15 @@ function roundMagnitude(f: FloatFormat, a: number): number {
   const minNormalExp = 1 - bias;
   let scaled: number; // a measured in units of the pattern's last place
   let base: number; // pattern of the representable value just below a
-  if (a < 2 ** minNormalExp) {
+  if (a < pow2(minNormalExp)) {
     // Subnormal range: the pattern is the value in units of 2^(minNormalExp - M).
-    scaled = a * 2 ** (M - minNormalExp);
+    scaled = a * pow2(M - minNormalExp);
     base = Math.floor(scaled);
   } else {
-    let e = Math.floor(Math.log2(a));
-    if (2 ** e > a) e--;
-    if (2 ** (e + 1) <= a) e++;
-    scaled = a * 2 ** (M - e); // in [2^M, 2^(M+1))
-    base = (e + bias) * 2 ** M + (Math.floor(scaled) - 2 ** M);
+    // a >= 2^minNormalExp >= 2^-126 (every format's): a normal double.
+    const e = binaryExponent(a);
+    scaled = a * pow2(M - e); // in [2^M, 2^(M+1))
+    base = (e + bias) * pow2(M) + (Math.floor(scaled) - pow2(M));
   }
   // Exact: scaling by a power of two and dropping the integer part lose nothing.
   const frac = scaled - Math.floor(scaled);

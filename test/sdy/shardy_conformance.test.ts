@@ -8,6 +8,10 @@
 // FMA) the exact checks of a sharded dot against the sequential one assume. Prints the totals per
 // folder; fails when fewer cases pass than docs/conformance.md states, so progress can only be
 // kept (the page's line is raised as passes land).
+//
+// The harness starts a command per case: tools/cli_client.ts, which has the commands run
+// by one server (tools/cli_server.ts, a worker thread of this process) instead of
+// starting an `xlats` that loads its modules again each time (docs/conformance.md).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -16,11 +20,12 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { documentation } from "../support/docs.js";
+import { startCliServer } from "../../tools/cli_server.js";
 
 const SHARED = join(process.cwd(), "..", "shared");
 const HARNESS = join(SHARED, "tools", "sdy-harness.mjs");
 const CASES = join(SHARED, "conformance", "shardy");
-const CLI = join(process.cwd(), "dist", "src", "cli", "main.js");
+const CLIENT = join(process.cwd(), "dist", "tools", "cli_client.js");
 const available = existsSync(HARNESS) && existsSync(CASES);
 
 interface CaseResult {
@@ -28,15 +33,19 @@ interface CaseResult {
   readonly status: "pass" | "fail" | "skip";
 }
 
-test("Shardy lit tests through xlats opt: no fewer passes than docs/conformance.md states", { skip: !available && "Shardy conformance data not found", timeout: 20 * 60_000 }, () => {
+test("Shardy lit tests through xlats opt: no fewer passes than docs/conformance.md states", { skip: !available && "Shardy conformance data not found", timeout: 20 * 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "xlats-shardy-"));
+  const socket = join(dir, "xlats.sock");
+  const server = await startCliServer(socket);
   try {
     const json = join(dir, "results.json");
-    // The harness runs only when invoked by its real path (it compares the two).
+    const xlats = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLIENT)} ${JSON.stringify(socket)}`;
+    // The harness runs only when invoked by its real path (it compares the two). The
+    // server is a worker thread: it serves while this thread waits for the harness.
     const run = spawnSync(process.execPath, [
       realpathSync(HARNESS), "--quiet", "--timeout", "180", "--json", json,
-      "--tool", `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} opt {file} {flags}`,
-      "--interp", `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} test {file} --accumulation stablehlo-reference`,
+      "--tool", `${xlats} opt {file} {flags}`,
+      "--interp", `${xlats} test {file} --accumulation stablehlo-reference`,
       CASES,
     ], { encoding: "utf8", maxBuffer: 64 << 20 });
     assert.ok(existsSync(json), `the harness wrote no results: ${run.stderr}`);
@@ -57,6 +66,7 @@ test("Shardy lit tests through xlats opt: no fewer passes than docs/conformance.
     assert.ok(stated, `docs/conformance.md must state the Shardy totals, e.g. "${totals}"`);
     assert.ok(count("pass") >= Number(stated[1]), `${totals}: fewer than the ${stated[1]} docs/conformance.md states`);
   } finally {
+    await server.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -1,0 +1,92 @@
+// `xlats` commands run for other processes by one long-lived process, for harnesses that
+// start the command once per case: Shardy's lit tests (test/sdy/shardy_conformance.test.ts)
+// start `xlats opt` 637 times and `xlats test` 52 times, and a fresh `xlats` spends most
+// of its time loading its modules (opt about 150, test about 300: 0.4 and 1.5 CPU-s at
+// load 10, against 0.1 for a bare Node). The harness starts tools/cli_client.ts instead,
+// which loads nothing of xlats: it passes its arguments and working directory here over a
+// Unix socket, and prints what the command printed and exits with its code, as
+// `xlats COMMAND ARGS...` would. The commands run through the same runCli and the same
+// file access (cli/node_io.ts) as the `xlats` command's; what they print is collected
+// per request.
+//
+// The server is a worker thread (startCliServer), so a command that never returns cannot
+// hang the caller's thread: close() terminates it.
+//
+// This module is also the worker's script: loaded in a worker with `workerData.role`
+// set, it serves; imported anywhere else it only exports startCliServer.
+
+import { rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { runCli } from "../src/cli/cli.js";
+import { nodeFiles } from "../src/cli/node_io.js";
+
+const ROLE = "xlats-cli-server";
+
+/** What a client sends: the command line (without `xlats`) and the directory its relative paths are taken from. */
+export interface CliRequest {
+  readonly argv: readonly string[];
+  readonly cwd: string;
+}
+
+/** What the server answers: the exit code and what the command wrote to stdout and stderr. */
+export interface CliReply {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface CliServer {
+  /** Stops serving: terminates the worker (a command still running included) and removes the socket. */
+  close(): Promise<void>;
+}
+
+/** Starts the server on the Unix socket `socket` (a path that must not exist yet); resolves once it accepts connections. */
+export function startCliServer(socket: string): Promise<CliServer> {
+  const worker = new Worker(new URL(import.meta.url), { workerData: { role: ROLE, socket } });
+  return new Promise((resolve, reject) => {
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`cli_server: the server's worker exited (${code}) before it listened on ${socket}`)));
+    worker.once("message", () => {
+      worker.removeAllListeners("exit");
+      resolve({
+        close: async () => {
+          await worker.terminate();
+          rmSync(socket, { force: true });
+        },
+      });
+    });
+  });
+}
+
+async function answer(request: CliRequest): Promise<CliReply> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await runCli(request.argv, {
+    ...nodeFiles(request.cwd),
+    out: (line) => stdout.push(`${line}\n`),
+    err: (line) => stderr.push(`${line}\n`),
+  });
+  return { code, stdout: stdout.join(""), stderr: stderr.join("") };
+}
+
+function serve(socket: string): void {
+  // Half-open: a client ends its side once its request is sent, and waits for the answer.
+  const server = createServer({ allowHalfOpen: true }, (connection) => {
+    const chunks: Buffer[] = [];
+    connection.on("data", (chunk: Buffer) => chunks.push(chunk));
+    connection.on("error", () => connection.destroy());
+    connection.on("end", () => {
+      let reply: Promise<CliReply>;
+      try {
+        reply = answer(JSON.parse(Buffer.concat(chunks).toString("utf8")) as CliRequest);
+      } catch (e) {
+        reply = Promise.resolve({ code: 2, stdout: "", stderr: `cli_server: a request that is not JSON: ${(e as Error).message}\n` });
+      }
+      void reply.then((r) => connection.end(JSON.stringify(r)));
+    });
+  });
+  server.listen(socket, () => parentPort!.postMessage("listening"));
+}
+
+if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) serve((workerData as { socket: string }).socket);
