@@ -83,7 +83,10 @@ function serve(socket: string): void {
       } catch (e) {
         reply = Promise.resolve({ code: 2, stdout: "", stderr: `cli_server: a request that is not JSON: ${(e as Error).message}\n` });
       }
-      void reply.then((r) => connection.end(JSON.stringify(r)));
+      // A command that throws past runCli's own handling still answers (as a crash of `xlats` would exit non-zero).
+      void reply
+        .catch((e: unknown): CliReply => ({ code: 70, stdout: "", stderr: `cli_server: the command threw: ${(e as Error)?.stack ?? String(e)}\n` }))
+        .then((r) => connection.end(JSON.stringify(r)));
     });
   });
   server.listen(socket, () => parentPort!.postMessage("listening"));
