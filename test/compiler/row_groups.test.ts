@@ -79,11 +79,16 @@ function assertClose(actual: Literal, expected: Literal, relTol: number, what: s
 /** Softmax and layer norm as the separate fusions that row groups run (not one row pipeline). */
 const SEPARATE_FUSIONS = separateFusionsPipeline();
 
-async function check(c: Computation, args: readonly Literal[], threads: number, relTol: number): Promise<Executable> {
+/**
+ * Compiles `c` on a device of `threads` threads and checks its result against the
+ * interpreter's `expected` (computed once by the caller for every thread count: the
+ * interpreter is the slow part here) and against the program run in one block.
+ */
+async function check(c: Computation, args: readonly Literal[], expected: Literal, threads: number, relTol: number): Promise<Executable> {
   const device = await WasmDevice.create({ threads });
   const exe = await compile(c, { device, passes: SEPARATE_FUSIONS });
   const got = exe.run(args);
-  assertClose(got, evaluate(c, args), relTol, `${c.name} (${threads} thread(s))`);
+  assertClose(got, expected, relTol, `${c.name} (${threads} thread(s))`);
   const oneBlock = loadProgramSync(sequential(exe.program), device, []);
   assert.deepEqual(got.toNumbers(), oneBlock.run(args).toNumbers(), `${c.name}: runs in blocks and in one block differ`);
   oneBlock.delete();
@@ -95,8 +100,10 @@ const groupsOf = (exe: Executable): number[] => exe.program.steps.flatMap((s) =>
 test("softmax runs as one row group of its three kernels, in blocks of rows, equal to the kernels run one by one", async () => {
   // 300 rows of 1024: several blocks (and a partial last one), split across threads.
   for (const [rows, cols] of [[300, 1024], [7, 33]] as const) {
+    const [c, args] = [softmax(rows, cols), [randomLiteral(rows, [rows, cols])]];
+    const expected = evaluate(c, args);
     for (const threads of [1, 2]) {
-      const exe = await check(softmax(rows, cols), [randomLiteral(rows, [rows, cols])], threads, 4e-7);
+      const exe = await check(c, args, expected, threads, 4e-7);
       assert.deepEqual(groupsOf(exe), [3]);
       const group = exe.program.steps[0];
       assert.ok(group?.kind === "group" && group.rows === rows && group.block >= 1 && group.block <= rows);
@@ -160,9 +167,10 @@ test("the arena temporaries of a group never share bytes, even when one dies ins
 
 test("layer norm's moments and normalization run as one row group", async () => {
   const [rows, cols] = [200, 768];
+  const [c, args] = [layerNorm(rows, cols), [randomLiteral(1, [rows, cols]), randomLiteral(2, [cols]), randomLiteral(3, [cols])]];
+  const expected = evaluate(c, args);
   for (const threads of [1, 2]) {
-    const args = [randomLiteral(1, [rows, cols]), randomLiteral(2, [cols]), randomLiteral(3, [cols])];
-    const exe = await check(layerNorm(rows, cols), args, threads, 2e-5);
+    const exe = await check(c, args, expected, threads, 2e-5);
     assert.deepEqual(groupsOf(exe), [exe.program.kernels.length], exe.dump());
     exe.delete();
   }
@@ -173,7 +181,8 @@ test("a kernel that reads an earlier kernel's result at other rows does not join
   const b = new XlaBuilder("column_shift");
   const x = parameter(b, 0, arrayShape("f32", [64, 64]), "x");
   const c = b.build(sub(x, broadcastInDim(reduce(x, constantR0(b, "f32", -Infinity), reducer(b, "f32", max), [1]), [64, 64], [1])));
-  const exe = await check(c, [randomLiteral(4, [64, 64])], 1, 0);
+  const args = [randomLiteral(4, [64, 64])];
+  const exe = await check(c, args, evaluate(c, args), 1, 0);
   assert.deepEqual(groupsOf(exe), []);
   assert.equal(exe.program.kernels.length, 2);
   assert.doesNotMatch(exe.dump(), /row group/);
@@ -190,9 +199,10 @@ test("a group's kernel does not write in place over an operand that another kern
   const t = dot(parameter(b, 0, arrayShape("f32", [rows, 8]), "a"), parameter(b, 1, arrayShape("f32", [8, cols]), "w"));
   const sums = reduce(add(t, rev(t, [0])), constantR0(b, "f32", 0), reducer(b, "f32", add), [1]);
   const c = b.build(dot(mul(t, sums, [0]), parameter(b, 2, arrayShape("f32", [cols, 4]), "v")));
+  const args = [randomLiteral(5, [rows, 8]), randomLiteral(6, [8, cols]), randomLiteral(7, [cols, 4])];
+  const expected = evaluate(c, args);
   for (const threads of [1, 2]) {
-    const args = [randomLiteral(5, [rows, 8]), randomLiteral(6, [8, cols]), randomLiteral(7, [cols, 4])];
-    const exe = await check(c, args, threads, 1e-3);
+    const exe = await check(c, args, expected, threads, 1e-3);
     assert.deepEqual(groupsOf(exe), [2], exe.dump());
     exe.delete();
   }
@@ -254,6 +264,8 @@ ENTRY main {
 // Tolerance: softmax within 4e-7 absolute (as above), times 300, three times over.
 test("a loop body's softmax runs as a row group of its own step list", async () => {
   const module = parseHlo(SOFTMAX_LOOP);
+  const args = [randomLiteral(8, [300, 256])];
+  const expected = evaluate(module.entry, args);
   for (const threads of [1, 2]) {
     const exe = await compile(module, { device: await WasmDevice.create({ threads }), passes: SEPARATE_FUSIONS });
     const loop = exe.program.steps.find((s) => s.kind === "while");
@@ -262,8 +274,7 @@ test("a loop body's softmax runs as a row group of its own step list", async () 
     assert.equal(groups.length, 1, exe.dump());
     assert.ok(groups[0]!.kind === "group" && groups[0]!.block < 300 && groups[0]!.blockBuffers.length > 0, exe.dump());
     assert.match(exe.dump(), /\n\/\/ {7}row group of \d kernels over 300 rows/);
-    const args = [randomLiteral(8, [300, 256])];
-    assertClose(exe.run(args), evaluate(module.entry, args), 2e-4, `softmax loop (${threads} thread(s))`);
+    assertClose(exe.run(args), expected, 2e-4, `softmax loop (${threads} thread(s))`);
     exe.delete();
   }
 });

@@ -190,8 +190,10 @@ test("weight-only dots: a scale along k is no column scale: left to the f32 GEMM
 test("weight-only dots: a threaded wasm device splits the units (stream and row dots) and computes the same product", async () => {
   const device = await WasmDevice.create({ threads: 2 });
   try {
+    // 16 units of 192 columns, costing 2.3M together (over the pool's 1M floor,
+    // DEFAULT_MIN_PARALLEL_COST): both threads take units, in either layout.
     for (const transposed of [false, true]) {
-      const c: Case = { weight: "s8", form: "weights", batch: 1, m: 1, k: 768, n: 3000, transposed };
+      const c: Case = { weight: "s8", form: "weights", batch: 1, m: 1, k: 256, n: 3000, transposed };
       const comp = program(c);
       const args = inputs(c);
       const exe = await compile(comp, { device });
