@@ -32,8 +32,12 @@ static void *chains(void *out) {
   const __m256 b = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
   struct timespec t0, t1;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-  for (long k = 0; k < ITERATIONS; k++)
-    for (int i = 0; i < 12; i++) a[i] = _mm256_fmadd_ps(a[i], b, c);
+  // Written out: a loop over the array leaves it in memory at -O2, and the chains then wait on stores.
+#define XK_STEP(i) a[i] = _mm256_fmadd_ps(a[i], b, c);
+  for (long k = 0; k < ITERATIONS; k++) {
+    XK_STEP(0) XK_STEP(1) XK_STEP(2) XK_STEP(3) XK_STEP(4) XK_STEP(5)
+    XK_STEP(6) XK_STEP(7) XK_STEP(8) XK_STEP(9) XK_STEP(10) XK_STEP(11)
+  }
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
   float lanes[8], sum = 0;
   for (int i = 0; i < 12; i++) { _mm256_storeu_ps(lanes, a[i]); sum += lanes[0]; }
