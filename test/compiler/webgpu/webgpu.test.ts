@@ -189,12 +189,7 @@ test("a row's workgroup: at least 16 elements a lane, a power of two from 64 up 
 
 test("layer norm and log-softmax are one kernel each, a row per workgroup, within rounding of the interpreter", { skip }, async () => {
   const n = 1500;
-  const b = new XlaBuilder("layernorm");
-  const x = parameter(b, 0, arrayShape("f32", [3, n]), "x");
-  const mean = div(reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
-  const d = sub(x, mean, [0]);
-  const variance = div(reduce(mul(d, d), constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
-  const layerNorm = b.build(mul(d, unaryOp("rsqrt", add(variance, constantR0(b, "f32", 1e-5))), [0]));
+  const layerNorm = layerNormOf(3, n);
   const l = new XlaBuilder("logsoftmax");
   const y = parameter(l, 0, arrayShape("f32", [3, n]), "y");
   const shifted = sub(y, reduce(y, constantR0(l, "f32", -Infinity), scalarReducer(l, "maximum", "f32"), [1]), [0]);
@@ -210,6 +205,16 @@ test("layer norm and log-softmax are one kernel each, a row per workgroup, withi
     assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, want.values(), got.values(), tally), undefined, c.name);
   }
 });
+
+/** Layer norm (no scale or offset) over the rows of an f32 [rows, n] parameter. */
+function layerNormOf(rows: number, n: number): Computation {
+  const b = new XlaBuilder("layernorm");
+  const x = parameter(b, 0, arrayShape("f32", [rows, n]), "x");
+  const mean = div(reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
+  const d = sub(x, mean, [0]);
+  const variance = div(reduce(mul(d, d), constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
+  return b.build(mul(d, unaryOp("rsqrt", add(variance, constantR0(b, "f32", 1e-5))), [0]));
+}
 
 /** A softmax over the rows of a [rows, n] parameter of type t (f16: its reductions in f16). */
 function softmaxOf(t: ElementType, rows: number, n: number): Computation {
@@ -304,12 +309,7 @@ test("row buffers leave the bits as they were: softmax (f32, f16 packed), layer 
     }
   };
   const n = 1500;
-  const b = new XlaBuilder("layernorm");
-  const x = parameter(b, 0, arrayShape("f32", [3, n]), "x");
-  const mean = div(reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
-  const d = sub(x, mean, [0]);
-  const variance = div(reduce(mul(d, d), constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]), constantR0(b, "f32", n));
-  const layerNorm = b.build(mul(d, unaryOp("rsqrt", add(variance, constantR0(b, "f32", 1e-5))), [0]));
+  const layerNorm = layerNormOf(3, n);
   // A row longer than the adapter's workgroup memory holds: no buffer, the kernel of before; an f16 row that fits
   // only packed two to a word. (f16 held in words is half.test.ts's softmax, against the interpreter; each f16
   // pipeline takes about 2 s to compile on SwiftShader.)
