@@ -243,9 +243,8 @@ export function buildCeiling(plan: readonly PlannedWorkload[], cells: readonly C
     return steps === undefined ? undefined : steps * flops(p.full) / 1e9;
   };
   for (const [label, kind, pick] of WHOLE_PROGRAMS) {
-    if (label === "gpt2 decode") continue; // bound by memory, not by the FMA units
     const p = plan.find((q) => q.kind === kind && (pick === undefined || pick(q)));
-    if (p === undefined) continue;
+    if (p === undefined || phase("decode")(p)) continue; // the decode step is bound by memory, not by the FMA units
     for (const t of threadCounts) {
       const peak = peakAt(t), ours = rate("xlats-native", t, p), theirs = rate("ort-node", t, p);
       if (ours === undefined && theirs === undefined) continue;

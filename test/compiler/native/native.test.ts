@@ -330,12 +330,17 @@ test("large kernels split across threads give the same results", async (t) => {
   }
 });
 
+/** A one-result kernel whose C function `xk_<name>` has the body `body` (for the build's error paths). */
+function kernelOfC(name: string, body: string) {
+  return {
+    name, operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 1, costPerUnit: 1,
+    c: { symbol: `xk_${name}`, source: `static void xk_${name}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) { ${body} }` },
+  };
+}
+
 test("a compiler error is a CompileError naming the program and quoting the compiler", (t) => {
   if (!needsCompiler(t)) return;
-  const kernel = {
-    name: "broken", operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 1, costPerUnit: 1,
-    c: { symbol: "xk_broken", source: "static void xk_broken(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) { this is not C; }" },
-  };
+  const kernel = kernelOfC("broken", "this is not C;");
   assert.throws(() => buildNativeModuleSync([{ kernel, bufferBytes: [4] }], "my_program"),
     (e: unknown) => e instanceof CompileError && /^my_program: the native module did not compile/.test(e.message) && /error/.test(e.message));
 });
@@ -352,10 +357,7 @@ test("the prelude's own declarations of the C library agree with the system's <m
 
 test("a call of a C library function the prelude does not declare stops the build (no implicit int)", (t) => {
   if (!needsCompiler(t)) return;
-  const kernel = {
-    name: "undeclared", operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 1, costPerUnit: 1,
-    c: { symbol: "xk_undeclared", source: "static void xk_undeclared(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) { (void)begin; (void)end; double h = hypot(3.0, 4.0); memcpy(mem + args[0], &h, 4); }" },
-  };
+  const kernel = kernelOfC("undeclared", "(void)begin; (void)end; double h = hypot(3.0, 4.0); memcpy(mem + args[0], &h, 4);");
   assert.throws(() => buildNativeModuleSync([{ kernel, bufferBytes: [4] }], "undeclared"),
     (e: unknown) => e instanceof CompileError && /implicit declaration of function .hypot./.test(e.message));
 });
