@@ -204,9 +204,15 @@ const POOL = String.raw`
    still open. A worker spins on the word for
    XK_SPIN_NS after its last part before it sleeps on the condition (a thread woken
    from sleep takes tens of microseconds here; one spinning, well under one); the caller
-   spins on the active parts, then sleeps. */
+   spins on the active parts, then sleeps. Both spins yield the core every
+   XK_SPIN_CHECK rounds (sched_yield: on a core of its own it returns at once): where
+   the system has put the caller and a worker on one core (a loaded machine; traced with
+   XLATS_POOL_TRACE, 2026-12-01: every part of the MLP's products on one core at load
+   6), a thread spinning for the other would otherwise keep the core from it until the
+   scheduler's next tick, a millisecond or more. */
 #define XK_SPIN_NS 100000
 #define XK_WAIT_SPIN_NS 2000000
+#define XK_SPIN_CHECK 256
 #if defined(__x86_64__) || defined(__i386__)
 /* The pause instruction as inline assembly: <immintrin.h> doubles every module's compile time. */
 #define xk_relax() __asm__ __volatile__("pause")
@@ -251,8 +257,11 @@ static void *xk_worker(void *arg) {
       int64_t until = xk_now_ns() + XK_SPIN_NS;
       for (int i = 1; (word >> 16) == seen; i++) {
         xk_relax();
+        if (i % XK_SPIN_CHECK == 0) {
+          if (xk_now_ns() > until) break;
+          sched_yield();
+        }
         word = atomic_load_explicit(&xk_pool.call, memory_order_acquire);
-        if ((i & 255) == 0 && xk_now_ns() > until) break;
       }
       if ((word >> 16) == seen) {
         /* Asleep: the caller, having published the call, wakes the sleepers it counts. */
@@ -317,13 +326,13 @@ static int xk_parallel(xk_part_fn part, void *ctx, int parts) {
     int64_t until = xk_now_ns() + XK_WAIT_SPIN_NS;
     for (int i = 1; atomic_load_explicit(&xk_pool.active, memory_order_acquire) > 0; i++) {
       xk_relax();
-      if ((i & 255) == 0 && xk_now_ns() > until) {
-        pthread_mutex_lock(&xk_pool.mu);
-        atomic_store(&xk_pool.caller_asleep, 1);
-        while (atomic_load(&xk_pool.active) > 0) pthread_cond_wait(&xk_pool.done, &xk_pool.mu);
-        atomic_store(&xk_pool.caller_asleep, 0);
-        pthread_mutex_unlock(&xk_pool.mu);
-      }
+      if (i % XK_SPIN_CHECK != 0) continue;
+      if (xk_now_ns() <= until) { sched_yield(); continue; }
+      pthread_mutex_lock(&xk_pool.mu);
+      atomic_store(&xk_pool.caller_asleep, 1);
+      while (atomic_load(&xk_pool.active) > 0) pthread_cond_wait(&xk_pool.done, &xk_pool.mu);
+      atomic_store(&xk_pool.caller_asleep, 0);
+      pthread_mutex_unlock(&xk_pool.mu);
     }
     atomic_store(&xk_pool.busy, 0);
   }
@@ -376,6 +385,20 @@ static int xk_call(const xk_entry *k, uint8_t *mem, const uint32_t *args, int64_
 /* How a call ended: 0, or the first fault's signal, address and part (thread). */
 typedef struct { int sig; void *addr; int part; } xk_fault;
 
+/* XLATS_POOL_TRACE set in the environment: every call split over threads prints a line
+   to stderr, the kernel, its units, its wall time, and per part (thread) when it began
+   and ended (microseconds from the call's start), the thread's CPU time in it, the units
+   and ranges (a bit each) it ran and the core it ended on (-1: unknown); a part that did
+   not start before the call closed reads all zeros. A timeline, where wall time alone
+   on a loaded machine says nothing (docs/benchmarks.md, session 43). */
+typedef struct { int64_t start, end, cpu, units, ranges, core; } xk_part_trace;
+static int xk_trace_on = -1;
+static inline int64_t xk_thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* Ranges a call is cut into, per part: a part that starts late leaves its ranges to the others. */
 #define XK_RANGES_PER_PART 2
 
@@ -391,6 +414,9 @@ typedef struct {
   const xk_entry *k; uint8_t *mem; const uint32_t *pointers; const uint32_t *scratch; int64_t begin, end;
   _Atomic int taken[XK_MAX_THREADS * XK_RANGES_PER_PART];
   xk_fault faults[XK_MAX_THREADS];
+  /* XLATS_POOL_TRACE: when the call began, and each part's timeline (xk_part_trace). */
+  int64_t t0;
+  xk_part_trace trace[XK_MAX_THREADS];
 } xk_job;
 
 static void xk_job_part(void *ctx, int p, int parts) {
@@ -402,14 +428,26 @@ static void xk_job_part(void *ctx, int p, int parts) {
   if (k->scratch > 0) args[k->buffers] = j->scratch[p];
   int ranges = parts * XK_RANGES_PER_PART;
   int64_t n = j->end - j->begin;
+  xk_part_trace t = { 0, 0, 0, 0, 0, -1 };
+  if (xk_trace_on) { t.start = xk_now_ns() - j->t0; t.cpu = xk_thread_cpu_ns(); }
   for (int i = 0; i < ranges && f.sig == 0; i++) {
     int r = (p * XK_RANGES_PER_PART + i) % ranges, last = r;
     if (atomic_exchange(&j->taken[r], 1)) continue;
     while (i + 1 < XK_RANGES_PER_PART && !atomic_exchange(&j->taken[last + 1], 1)) { i++; last++; }
     int64_t b = j->begin + n * r / ranges, e = j->begin + n * (last + 1) / ranges;
     if (b < e) f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
+    t.units += e - b;
+    if (last < 63) t.ranges |= ((INT64_C(2) << last) - 1) & ~((INT64_C(1) << r) - 1);
   }
   j->faults[p] = f;
+  if (xk_trace_on) {
+    t.end = xk_now_ns() - j->t0;
+    t.cpu = xk_thread_cpu_ns() - t.cpu;
+#ifdef __linux__
+    t.core = sched_getcpu();
+#endif
+    j->trace[p] = t;
+  }
 }
 
 /* Runs k on [begin, end) over *parts threads (this one included) of the process's pool;
@@ -422,8 +460,19 @@ static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers
   if (g == NULL || *parts <= 1) *parts = 1;
   memset(j.faults, 0, sizeof j.faults);
   for (int r = 0; r < *parts * XK_RANGES_PER_PART; r++) atomic_init(&j.taken[r], 0);
+  if (xk_trace_on < 0) xk_trace_on = getenv("XLATS_POOL_TRACE") != NULL;
+  if (xk_trace_on) { memset(j.trace, 0, sizeof j.trace); j.t0 = xk_now_ns(); }
   if (*parts == 1) xk_job_part(&j, 0, 1);
   else *parts = g->parallel(xk_job_part, &j, *parts);
+  if (xk_trace_on && *parts > 1) {
+    fprintf(stderr, "xk_pool_trace %s units [%lld, %lld) of %lld, %.1f us", k->name, (long long)begin, (long long)end, (long long)k->extent, (xk_now_ns() - j.t0) / 1e3);
+    for (int p = 0; p < *parts; p++) {
+      const xk_part_trace *t = &j.trace[p];
+      fprintf(stderr, " | part %d %.1f-%.1f us cpu %.1f us units %lld ranges %llx core %lld", p, t->start / 1e3, t->end / 1e3, t->cpu / 1e3,
+        (long long)t->units, (unsigned long long)t->ranges, (long long)t->core);
+    }
+    fprintf(stderr, "\n");
+  }
   for (int p = 0; p < *parts; p++) if (j.faults[p].sig != 0) return j.faults[p];
   return j.faults[0];
 }
@@ -703,6 +752,8 @@ typedef struct { _Atomic uint32_t calls; _Atomic int64_t best[2]; } xk_split_sta
  */
 export function glueObjectSource(): string {
   return [`#define NAPI_VERSION 8
+#define _GNU_SOURCE
+#include <sched.h>
 #include <node_api.h>
 #include <pthread.h>
 #include <setjmp.h>

@@ -1,5 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { emitGemmC, readsAInPlace } from "../../../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily } from "../../../src/compiler/native/gemm_c_family.js";
 import { gemmSpecOfDot, planGemm, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
@@ -182,6 +184,28 @@ test("native gemm: a streamed product split over the pool's two threads, call af
   assert.ok(cost >= MIN_PARALLEL_COST && cost < ALWAYS_PARALLEL_COST && kernel.parallelExtent >= 4, `cost ${cost}, ${kernel.parallelExtent} units`);
   const c = gemmCase(spec, kernel, { threads: 2 });
   runAndCheck(Array.from({ length: 2 * SPLIT_TRIALS + 2 }, () => c), "native gemm stream split", true);
+});
+
+test("native gemm: XLATS_POOL_TRACE prints each split call's parts, which ran every unit once between them", { skip }, () => {
+  const child = fileURLToPath(new URL("./pool_trace_child.js", import.meta.url));
+  const r = spawnSync(process.execPath, [child], { env: { ...process.env, XLATS_POOL_TRACE: "1" }, encoding: "utf8", timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const { units, cost, ok } = JSON.parse(r.stdout) as { units: number; cost: number; ok: boolean };
+  assert.ok(ok, "the split product is wrong");
+  assert.ok(cost >= ALWAYS_PARALLEL_COST && units >= 4, `cost ${cost}, ${units} units: not always split`);
+  const lines = r.stderr.split("\n").filter((l) => l.startsWith("xk_pool_trace pool_trace "));
+  assert.equal(lines.length, 3, r.stderr);
+  for (const line of lines) {
+    assert.match(line, new RegExp(`units \\[0, ${units}\\) of ${units}, [\\d.]+ us`));
+    const parts = [...line.matchAll(/\| part (\d) ([\d.]+)-([\d.]+) us cpu ([\d.]+) us units (\d+) ranges ([0-9a-f]+) core (-?\d+)/g)];
+    assert.equal(parts.length, 2, line);
+    // Each of the 2 x 2 ranges ran on exactly one part; the parts' units add up to the call's.
+    const masks = parts.map((p) => parseInt(p[6]!, 16));
+    assert.equal(masks[0]! & masks[1]!, 0, line);
+    assert.equal(masks[0]! | masks[1]!, 0xf, line);
+    assert.equal(parts.reduce((sum, p) => sum + Number(p[5]), 0), units, line);
+    for (const p of parts) if (Number(p[5]) > 0) assert.ok(Number(p[3]) >= Number(p[2]), line);
+  }
 });
 
 test("native gemm: the schedules of a few rows stream B or take row dots, never pack", () => {

@@ -98,3 +98,24 @@ test("WebAssembly GEMMs with a constant B read it pre-packed: plain dot, output 
   const packedKernels = await check(b.build(tuple(b, [...products, fused, batched, ...shared, row])), 530, "wasm");
   assert.equal(packedKernels.length, 5, packedKernels.join("\n"));
 });
+
+test("native: a pre-packed product split over two threads gives one thread's bits, call after call", { skip }, async () => {
+  // 128 x 256 x 1392 (M x K x N): chunks of 464 columns, three of them, so the two threads'
+  // halves of the units meet inside the middle chunk, where each packs A for its rows; cost
+  // past ALWAYS_PARALLEL_COST, so every call at two threads is split, its ranges claimed as
+  // the threads come. Each element is summed in the same order whichever thread computes it.
+  const b = new XlaBuilder("split_prepacked");
+  const x = parameter(b, 0, arrayShape("f32", [128, 256]), "x");
+  const c = b.build(dot(x, constantLiteral(b, randomLiteral("f32", [256, 1392]))));
+  const exes = [await compile(c, { backend: "native", threads: 1 }), await compile(c, { backend: "native", threads: 2 })];
+  try {
+    assert.match(exes[1]!.dump(), /B pre-packed/);
+    for (let run = 0; run < 3; run++) {
+      const arg = randomLiteral("f32", [128, 256]);
+      const [one, two] = exes.map((e) => e.run([arg]).toNumbers());
+      for (let i = 0; i < one!.length; i++) assert.ok(Object.is(one![i], two![i]), `run ${run} element ${i}: ${one![i]} at one thread, ${two![i]} at two`);
+    }
+  } finally {
+    for (const e of exes) e.delete();
+  }
+});
