@@ -14,7 +14,11 @@ export const storedAsBits = (t: ElementType): boolean => ELEMENT_TYPES[t].kind =
 /** Appended to a compare's direction for TOTALORDER on floats (legalize.ts writes it out). */
 export const TOTAL = "_TOTAL";
 
-/** Attribute of a select node that stands for HLO select (see `select` below). */
+/**
+ * Attribute of a select node that stands for a value, not a bit pattern (real of a real
+ * operand, sign of f8e8m0fnu): the renderers give a NaN of a float type stored as bits
+ * as the type's quiet NaN, as the interpreter computes them on values. HLO select is unmarked.
+ */
 export const SELECT_OF_VALUES = "values";
 
 export type FusibleElementwiseOpcode = Exclude<ElementwiseOpcode, "broadcastInDim"> | "convert" | "bitcastConvert" | "reducePrecision";
@@ -39,7 +43,7 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
   imag: (g, inst) => g.constant(typeOf(inst), 0), // of a real operand (complex is rejected before)
   isFinite: unary("isFinite"), log: unary("log"), log1p: unary("log1p"), logistic: unary("logistic"),
   negate: unary("neg"), not: unary("not"), popcnt: unary("popcnt"),
-  // real of a real operand is the operand, as a value: see `select`.
+  // real of a real operand is the operand, as a value (SELECT_OF_VALUES).
   real: (g, inst, [x]) => (storedAsBits(typeOf(inst)) ? g.op("select", typeOf(inst), [g.constant("pred", 1), x!, x!], SELECT_OF_VALUES) : x!),
   roundNearestAfz: unary("roundAfz"), roundNearestEven: unary("roundEven"), rsqrt: unary("rsqrt"), sign: unary("sign"),
   sin: unary("sin"), sqrt: unary("sqrt"), tan: unary("tan"), tanh: unary("tanh"),
@@ -61,12 +65,10 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
   },
   // A rank-0 predicate (or clamp bound) stands for every element: the lowering reads rank-0 operands at [].
   select: (g, inst, [p, a, b]) => {
-    const t = typeOf(inst);
-    // The interpreter's select reads and writes values, so a NaN of a float type stored
-    // as bits comes out as the positive quiet NaN: marked for the emitter (pad and
-    // concatenate select bit patterns, unmarked).
-    if (storedAsBits(t)) return g.op("select", t, [p!, a!, b!], SELECT_OF_VALUES);
-    return a === b ? a! : g.op("select", t, [p!, a!, b!]);
+    // Unmarked: the chosen operand's bits, as XLA (and the interpreter) copy them, a
+    // narrow float's signalling NaN and payload included. Every renderer holds a loaded
+    // narrow float so that it stores back to the same pattern (narrow_float.ts, c_values.ts).
+    return a === b ? a! : g.op("select", typeOf(inst), [p!, a!, b!]);
   },
   clamp: (g, inst, [lo, x, hi]) => {
     const t = typeOf(inst);

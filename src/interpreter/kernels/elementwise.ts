@@ -134,16 +134,8 @@ const selectKernel: Kernel<"select"> = (inst, [pred, onTrue, onFalse]) => {
   const chosen = pred!.values();
   const out = Literal.zeros(shape);
   const t = shape.elementType;
-  if (ELEMENT_TYPES[t].kind === "float" && ELEMENT_TYPES[t].bitWidth < 32) {
-    // Narrow floats by value: a NaN comes out as the type's NaN, as the compiled
-    // backends' select (on values decoded to f32) gives it. XLA copies the bits; the
-    // backends do not yet.
-    for (let i = 0; i < chosen.length; i++) {
-      writeStorage(t, out.data, i, readStorage(t, (chosen[i] === true ? onTrue : onFalse)!.data, i));
-    }
-    return out;
-  }
-  // Slots, not values: the chosen element's bits are copied (a signalling NaN stays one).
+  // Slots, not values: the chosen element's bits are copied, as XLA copies them (a
+  // signalling NaN stays one; narrow floats' storage holds their bit patterns).
   const width = ELEMENT_TYPES[t].kind === "complex" ? 2 : 1;
   const [dst, whenTrue, whenFalse] = [slotsOf(out), slotsOf(onTrue!), slotsOf(onFalse!)];
   for (let i = 0; i < chosen.length; i++) {
