@@ -67,6 +67,8 @@ interface GlueExports {
 
 export interface BuiltModule {
   readonly path: string;
+  /** The glue that loads it (a process loads the glue's path once: a device worker, the host's). */
+  readonly glue: string;
   /** Whether the module came from the cache (no compiler run). */
   readonly cached: boolean;
   /** Milliseconds the compiler took (0 when cached). */
@@ -80,8 +82,8 @@ export interface BuiltModule {
 export const nativeBuildStats = { compiled: 0, cacheHits: 0, glueModules: 0 };
 
 let found: Toolchain | string | undefined;
-/** The glue this thread loaded when it found the toolchain. */
-let glue: GlueExports | undefined;
+/** The glue this thread builds programs for (its path), once the toolchain is found. */
+let gluePath: string | undefined;
 
 /**
  * The checked toolchain, or why there is none (no Node, no compiler, or a compiler
@@ -97,15 +99,12 @@ export function nativeToolchain(): Toolchain | string {
   try {
     const t = detect(node);
     if (typeof t === "string") return (found = t);
-    const g = loadGlue(buildGlueModuleSync(t).path);
-    if (g.abi !== GLUE_ABI) return (found = `the glue module of ${t.cc} did not load as expected`);
-    g.installGuard();
-    glue = g;
-    const probe = loadModule(buildModuleSync(t, LIBRARY_PROBE, "probe").path);
+    gluePath = buildGlueModuleSync(t).path;
+    const probe = loadModule(buildModuleSync(t, LIBRARY_PROBE, "probe"));
     if (probe.kernels !== 0) return (found = `the probe module of ${t.cc} did not load as expected`);
     found = t;
   } catch (e) {
-    glue = undefined;
+    gluePath = undefined;
     found = `${e instanceof Error ? e.message.split("\n").slice(0, 4).join(" ") : String(e)}`;
   }
   return found;
@@ -369,7 +368,7 @@ function jobFinished(t: Toolchain, j: Job, name: string, failure: string | undef
   const path = storeEntry(node, t.cacheDir, j.key, j.tmp, j.extension);
   cleanUp(j);
   sweepIfDue(node, t.cacheDir, t.cacheMaxBytes, path);
-  return { path, cached: false, compileMs: Date.now() - start };
+  return { path, glue: j.extension === "node" ? path : programsGlue(), cached: false, compileMs: Date.now() - start };
 }
 
 function runSync(t: Toolchain, j: Job, name: string): BuiltModule {
@@ -400,15 +399,21 @@ async function run(t: Toolchain, j: Job, name: string): Promise<BuiltModule> {
 export function buildGlueModuleSync(t: Toolchain, source = glueModuleSource()): BuiltModule {
   const j = glueJob(t, source);
   const path = lookUp(t, j.key);
-  if (path !== undefined) return { path, cached: true, compileMs: 0 };
+  if (path !== undefined) return { path, glue: path, cached: true, compileMs: 0 };
   nativeBuildStats.glueModules++;
   return runSync(t, j, "the native glue");
+}
+
+/** The glue that loads the programs this thread builds (nativeToolchain builds it before any program). */
+function programsGlue(): string {
+  if (gluePath === undefined) throw new CompileError("the native glue is not built: nativeToolchain() finds it before any program is built");
+  return gluePath;
 }
 
 /** A program's module found in the cache, counted. */
 function cachedProgram(path: string): BuiltModule {
   nativeBuildStats.cacheHits++;
-  return { path, cached: true, compileMs: 0 };
+  return { path, glue: programsGlue(), cached: true, compileMs: 0 };
 }
 
 /**
@@ -442,31 +447,43 @@ function checkedEntry(path: string): NodeBuiltins {
   return node;
 }
 
-/** Loads the glue module at `path` into this thread (Node loads the library once per process). */
-function loadGlue(path: string): GlueExports {
-  const node = checkedEntry(path);
-  const holder = { exports: {} as GlueExports };
-  node.process.dlopen(holder, path);
-  return holder.exports;
+/** The glues this thread loaded, by path. */
+const glues = new Map<string, GlueExports>();
+
+/** The glue at `path`, loaded into this thread (Node loads the library once per process) with the process's guard installed. */
+function loadedGlue(path: string): GlueExports {
+  let g = glues.get(path);
+  if (g === undefined) {
+    const node = checkedEntry(path);
+    const holder = { exports: {} as GlueExports };
+    node.process.dlopen(holder, path);
+    g = holder.exports;
+    if (g.abi !== GLUE_ABI) throw new CompileError(`the native glue ${path} is of version ${String(g.abi)}, not ${GLUE_ABI}`);
+    g.installGuard();
+    glues.set(path, g);
+  }
+  return g;
 }
 
 const loaded = new Map<string, NativeModuleExports>();
 
 /**
- * Loads a built program module (once per path and thread) after checking its entry;
- * the glue, which this thread loaded when it found the toolchain, runs its kernels
- * inside the process's fault guard and on its pool (glue.ts).
+ * Loads a built program module (once per path and thread) after checking its entry,
+ * through its glue (loaded first, where this thread has not yet), which runs its
+ * kernels inside the process's fault guard and on its pool (glue.ts). A module that
+ * does not load (a C library function the process does not supply) is a CompileError.
  */
-export function loadModule(path: string): NativeModuleExports {
-  let m = loaded.get(path);
+export function loadModule(built: BuiltModule): NativeModuleExports {
+  let m = loaded.get(built.path);
   if (m === undefined) {
-    if (glue === undefined) {
-      const t = nativeToolchain();
-      if (typeof t === "string" || glue === undefined) throw new CompileError(`the native module is not loaded: ${typeof t === "string" ? t : "no glue"}`);
+    const glue = loadedGlue(built.glue);
+    checkedEntry(built.path);
+    try {
+      m = glue.load(built.path);
+    } catch (e) {
+      throw new CompileError(`the native module is not loaded: ${e instanceof Error ? e.message : String(e)}`);
     }
-    checkedEntry(path);
-    m = glue.load(path);
-    loaded.set(path, m);
+    loaded.set(built.path, m);
   }
   return m;
 }

@@ -205,7 +205,7 @@ test("cache: a change of the glue's fixed part builds the glue again, and no pro
   // [program modules built, found, glue modules built]: the glue is this process's already.
   assert.deepEqual(since(before), [1, 0, 0]);
   const memory = new Uint8Array(64);
-  loadModule(first.path).run(0, memory, Uint32Array.of(8), 1, 2, 1, new Uint32Array(0));
+  loadModule(first).run(0, memory, Uint32Array.of(8), 1, 2, 1, new Uint32Array(0));
   assert.equal(new DataView(memory.buffer).getInt32(8, true), 43);
   before = runs();
   const changed = buildGlueModuleSync(toolchain, `${glueModuleSource()}\n/* the glue's fixed part, one comment longer */\n`);
@@ -230,7 +230,7 @@ test("cache: one child compiles a module's kernels and links them, in a director
   const built = buildModuleSync(t2, good.kernels, "quoted", good.glue);
   assert.equal(nativeBuildStats.compiled - before.compiled, 1);
   const memory = new Uint8Array(16);
-  loadModule(built.path).run(0, memory, Uint32Array.of(4), 0, 1, 1, new Uint32Array(0));
+  loadModule(built).run(0, memory, Uint32Array.of(4), 0, 1, 1, new Uint32Array(0));
   assert.equal(new DataView(memory.buffer).getInt32(4, true), 7);
   assert.deepEqual(readdirSync(dir), [basename(built.path)], "the module, one entry; its object file a temporary, removed");
   const bad = nativeModuleParts([{ kernel: kernel("this is not C;") as never, bufferBytes: [4] }]);
