@@ -5,7 +5,7 @@
 // each keyed by a hash of what it is made of:
 //   - the glue (glue.ts: the guard, the pool, the call checker, the entry points), a
 //     Node-API module built once per toolchain and Node version, linked against the C
-//     library; a process loads it once (when the toolchain is found), so it has one
+//     library; a process loads it once (with the first program it loads), so it has one
 //     signal handler and one thread pool however many programs it runs;
 //   - a program's module: its own source (the prelude, its kernels and the glue's table
 //     of them) compiled and linked into a shared object of its kernels alone, keyed by
