@@ -63,7 +63,7 @@ export function buildNativeModuleSync(kernels: readonly NativeKernelBuild[], nam
   const t = toolchainOrThrow(name);
   const parts = nativeModuleParts(kernels);
   const built = buildModuleSync(t, parts.kernels, name, parts.glue);
-  return new NativeModule(loadModule(built.path), kernels, built, name);
+  return new NativeModule(loadModule(built), kernels, built, name);
 }
 
 /** buildNativeModuleSync without blocking while the compiler runs. */
@@ -71,7 +71,7 @@ export async function buildNativeModule(kernels: readonly NativeKernelBuild[], n
   const t = toolchainOrThrow(name);
   const parts = nativeModuleParts(kernels);
   const built = await buildModule(t, parts.kernels, name, parts.glue);
-  return new NativeModule(loadModule(built.path), kernels, built, name);
+  return new NativeModule(loadModule(built), kernels, built, name);
 }
 
 const NO_SCRATCH = new Uint32Array(0);

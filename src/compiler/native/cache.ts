@@ -5,9 +5,10 @@
 //   - The directory must belong to this user and not be writable by group or others
 //     (checked once per process, when the toolchain is found; else the native backend
 //     is unavailable, saying why).
-//   - An entry is `<key>-<sha256 of its bytes>.node` for a loadable module, or `.o`
-//     for an object file (the glue's, or a module's kernels'), which the modules link
-//     (key: the hash of what the entry is built from, toolchain.ts). It is written atomically: the
+//   - An entry is `<key>-<sha256 of its bytes>.node` for the glue (a Node-API module), or
+//     `.so` for a program's module, which the glue loads (key: the hash of what the entry
+//     is built from, toolchain.ts); `.o` entries, object files that earlier versions
+//     linked, are never loaded and age out. It is written atomically: the
 //     compiler writes a temporary, which is fsynced, then renamed to its final name.
 //     Before loading, the file must be a regular file of this user's, not writable by
 //     others, whose bytes hash to the digest in its name; one that is not (truncated
@@ -15,7 +16,7 @@
 //   - The cache is capped ($XLATS_NATIVE_CACHE_MAX_MB, default 512 MiB): after each
 //     build the least recently used entries (a hit touches its entry's mtime) are
 //     evicted until the rest fit, sparing those this process uses.
-//   - Temporaries (`<key>.<pid>-<random>.c`, `.tmp`) of builds that were killed are
+//   - Temporaries (`<key>.<pid>-<random>.c`, `.o`, `.tmp`) of builds that were killed are
 //     removed once they are older than ten minutes and their process is gone.
 
 import { CompileError } from "../../types/errors.js";
@@ -27,8 +28,8 @@ export const DEFAULT_NATIVE_CACHE_MAX_MB = 512;
 /** A build's temporary older than this, whose process is gone, was left by a killed build. */
 const STALE_TEMPORARY_MS = 10 * 60_000;
 
-const ENTRY = /^([0-9a-f]{32})-([0-9a-f]{64})\.(node|o)$/;
-const TEMPORARY = /^[0-9a-f]{32}\.(\d+)-[0-9a-f]{8}\.(c|tmp)$/;
+const ENTRY = /^([0-9a-f]{32})-([0-9a-f]{64})\.(node|so|o)$/;
+const TEMPORARY = /^[0-9a-f]{32}\.(\d+)-[0-9a-f]{8}\.(c|o|tmp)$/;
 /** Entries named by the key alone, written before entries carried their digest: never loaded, evicted first as the oldest. */
 const UNCHECKED_ENTRY = /^[0-9a-f]{32}\.node$/;
 
@@ -150,18 +151,13 @@ function soundEntry(node: NodeBuiltins, dir: string, byKey: Map<string, string[]
   return undefined;
 }
 
-/**
- * A sound entry for `key`, or undefined; unsound ones are removed. `reread`: whether a
- * miss in this process's listing lists the directory again (false when it was listed
- * a moment ago, on the miss of the same build's module: another process building the
- * entry in between costs only a second copy).
- */
-export function findEntry(node: NodeBuiltins, dir: string, key: string, reread = true): string | undefined {
-  return soundEntry(node, dir, listing(node, dir, false), key) ?? (reread ? soundEntry(node, dir, listing(node, dir, true), key) : undefined);
+/** A sound entry for `key`, or undefined; unsound ones are removed. A miss in this process's listing lists the directory again. */
+export function findEntry(node: NodeBuiltins, dir: string, key: string): string | undefined {
+  return soundEntry(node, dir, listing(node, dir, false), key) ?? soundEntry(node, dir, listing(node, dir, true), key);
 }
 
 /** Moves a finished build's output `tmp` into the cache as the entry of `key`: fsync, then rename. Returns its path. */
-export function storeEntry(node: NodeBuiltins, dir: string, key: string, tmp: string, extension: "node" | "o"): string {
+export function storeEntry(node: NodeBuiltins, dir: string, key: string, tmp: string, extension: "node" | "so"): string {
   const { fs } = node;
   fs.chmodSync(tmp, 0o700);
   const fd = fs.openSync(tmp, "r");

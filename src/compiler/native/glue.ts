@@ -1,9 +1,10 @@
-// The Node-API side of a program's native module: a table of its kernels and one entry
-// point, `run`, that checks a call's buffers lie inside device memory and runs the
-// kernel, on the calling thread or split across the process's pool of threads. All of
-// it but the table is the same in every module: that part (glueObjectSource) is
-// compiled once per toolchain and linked into each module (toolchain.ts), which adds
-// only its table (glueTableSource).
+// The Node-API side of the native backend. A program's module is a shared object of its
+// kernels and a table of them (glueTableSource), exported as `xk_program`; the glue
+// (glueModuleSource), the same for every program, is one Node-API module that a process
+// loads once (toolchain.ts builds it once per machine) and that loads each program's
+// module: `load(path)` returns the program's entry points, which check a call's buffers
+// lie inside device memory and run the kernel, on the calling thread or split across
+// the process's pool of threads:
 //
 //   run(k, memory: Uint8Array, pointers: Uint32Array, begin, end, threads, scratch: Uint32Array)
 //
@@ -23,18 +24,18 @@
 // memory's length before the kernel runs, so a bad offset is a thrown RangeError, never
 // a stray write.
 //
-// The process's services: Node never unloads a module it loaded, so anything a module
-// starts lives as long as the process. The fault guard and the thread pool therefore
-// belong to the first module a process loads (the toolchain's probe: installGuard, whose
-// external points at both); every later module uses that one (useGuard). A process has
-// one signal handler and one pool of at most MAX_THREADS - 1 threads however many
-// programs it loads (a pool per module left hundreds of idle threads behind). The pool
+// The process's services: the fault guard and the thread pool are the glue's, and the
+// glue is one library per process (Node loads a path once; its worker threads load the
+// same library again and share its statics): a process has one signal handler and one
+// pool of at most MAX_THREADS - 1 threads however many programs it loads (a pool per
+// program's module left hundreds of idle threads behind). installGuard, which the
+// toolchain calls once the glue is loaded, installs the handler. The pool
 // starts its threads on first use; the calling thread does the first part; its threads
 // spin briefly after their part before they sleep, so that the next kernel of a program
 // finds them awake. A call stays on the calling thread when it finds the pool busy with
 // another caller, when its work is small, or when its kernel has measured that the
-// split does not pay (MIN_PARALLEL_COST). A module without the services (useGuard never
-// called) runs on the calling thread, unguarded.
+// split does not pay (MIN_PARALLEL_COST). Before installGuard, kernels run on the
+// calling thread, unguarded.
 //
 // Faults: a kernel that faults anyway (SIGSEGV, SIGBUS, SIGFPE, SIGILL raised by its own
 // instructions, on the calling thread or a pool thread) does not end the process: every
@@ -107,13 +108,11 @@ export const MAX_THREADS = 256;
 
 const GUARD = String.raw`
 /* The process's services: the guard and the pool (see the header of glue.ts). */
-#define XK_GUARD_ABI 3
 #define XK_GUARD_SLOTS 1024
 #define XK_MAX_THREADS ${MAX_THREADS}
 /* One part of a call: part p of parts, on the context its caller passed. */
 typedef void (*xk_part_fn)(void *ctx, int p, int parts);
 typedef struct {
-  int abi;
   /* Claims a slot for the calling thread, its jump buffer jb (-1: every slot is taken). */
   int (*enter)(sigjmp_buf *jb);
   /* Frees the slot: the signal that stopped the kernel (0: none), its address in *addr. */
@@ -194,7 +193,7 @@ static void xk_on_signal(int sig, siginfo_t *info, void *context) {
 `;
 
 const POOL = String.raw`
-/* The pool (used from the probe module only; see the header of glue.ts). A call is
+/* The pool (one per process, as the glue module is; see the header of glue.ts). A call is
    published as one word, (generation << 16) | parts, so that a worker reads which call
    it is and whether it takes part in one load; the call's function and context are
    written before that word and read only by the workers taking part, which the caller
@@ -339,7 +338,7 @@ static int xk_parallel(xk_part_fn part, void *ctx, int parts) {
   return parts;
 }
 
-static const xk_guard_api xk_guard_own = { XK_GUARD_ABI, xk_guard_enter, xk_guard_leave, xk_parallel };
+static const xk_guard_api xk_guard_own = { xk_guard_enter, xk_guard_leave, xk_parallel };
 static pthread_once_t xk_guard_once = PTHREAD_ONCE_INIT;
 static int xk_guard_ok;
 static void xk_guard_install(void) {
@@ -352,7 +351,7 @@ static void xk_guard_install(void) {
   for (int i = 0; i < 4; i++) if (sigaction(xk_signals[i], &sa, &xk_previous[i]) != 0) xk_guard_ok = 0;
 }
 
-/* The process's guard, once useGuard or installGuard has run (NULL: kernels run unguarded). */
+/* The process's guard and pool, once installGuard has run (NULL: kernels run unguarded, on the calling thread). */
 static const xk_guard_api *xk_guard;
 `;
 
@@ -479,11 +478,6 @@ static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers
 `;
 
 const ENTRY = String.raw`
-/* The module's own part (glueTableSource). */
-extern XK_HIDDEN const xk_entry xk_table[];
-extern XK_HIDDEN const int32_t xk_count;
-extern XK_HIDDEN xk_split_stats xk_split[];
-
 static napi_value xk_fail(napi_env env, const char *message) {
   napi_throw_range_error(env, NULL, message);
   return NULL;
@@ -505,9 +499,9 @@ static int xk_u32_array(napi_env env, napi_value v, uint32_t **data, size_t *len
    against the memory's length, decides its split over at most threads threads (see
    MIN_PARALLEL_COST in glue.ts) and runs it: XK_OK, or XK_BAD_CALL / XK_FAULTED with what
    went wrong in message. */
-static int xk_checked_run(int32_t k, uint8_t *mem, size_t mem_length, const uint32_t *pointers, const uint32_t *scratch, size_t ns,
+static int xk_checked_run(const xk_program_t *m, int32_t k, uint8_t *mem, size_t mem_length, const uint32_t *pointers, const uint32_t *scratch, size_t ns,
     int64_t begin, int64_t end, int32_t threads, char *message, size_t message_size) {
-  const xk_entry *e = &xk_table[k];
+  const xk_entry *e = &m->table[k];
   if (begin < 0 || end > e->extent || begin > end) {
     snprintf(message, message_size, "%s: units [%lld, %lld) outside [0, %lld)", e->name, (long long)begin, (long long)end, (long long)e->extent);
     return XK_BAD_CALL;
@@ -521,7 +515,7 @@ static int xk_checked_run(int32_t k, uint8_t *mem, size_t mem_length, const uint
   double cost = (double)(end - begin) * e->cost;
   if (parts > 1 && cost < ${MIN_PARALLEL_COST}.0) parts = 1;
   if (parts > 1 && cost < ${ALWAYS_PARALLEL_COST}.0 && begin == 0 && end == e->extent) {
-    xk_split_stats *st = &xk_split[k];
+    xk_split_stats *st = &m->split[k];
     uint32_t phase = atomic_fetch_add_explicit(&st->calls, 1, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
     if (phase == 0) { atomic_store_explicit(&st->best[0], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->best[1], INT64_MAX, memory_order_relaxed); }
     if (phase < ${2 * SPLIT_TRIALS}) trial = (int)(phase & 1);
@@ -562,7 +556,7 @@ static int xk_checked_run(int32_t k, uint8_t *mem, size_t mem_length, const uint
     /* A trial counts when it ran as asked (the pool may have been busy with another caller). */
     if (trial >= 0 && parts == asked && f.sig == 0) {
       int64_t took = xk_now_ns() - t0;
-      _Atomic int64_t *best = &xk_split[k].best[trial];
+      _Atomic int64_t *best = &m->split[k].best[trial];
       if (took < atomic_load_explicit(best, memory_order_relaxed)) atomic_store_explicit(best, took, memory_order_relaxed);
     }
     if (f.sig != 0) {
@@ -587,16 +581,17 @@ static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
   size_t argc = 7;
   napi_value argv[7];
   char message[256];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 7) return xk_fail(env, "run: expects 7 arguments");
+  const xk_program_t *m;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&m) != napi_ok || argc != 7) return xk_fail(env, "run: expects 7 arguments");
   int32_t k, threads; int64_t begin, end;
-  if (napi_get_value_int32(env, argv[0], &k) != napi_ok || k < 0 || k >= xk_count) return xk_fail(env, "run: no such kernel");
+  if (napi_get_value_int32(env, argv[0], &k) != napi_ok || k < 0 || k >= m->count) return xk_fail(env, "run: no such kernel");
   napi_typedarray_type type; size_t mem_length; void *mem; napi_value buffer; size_t offset;
   if (napi_get_typedarray_info(env, argv[1], &type, &mem_length, &mem, &buffer, &offset) != napi_ok || type != napi_uint8_array) return xk_fail(env, "run: memory is not a Uint8Array");
   uint32_t *pointers, *scratch; size_t np, ns;
   if (!xk_u32_array(env, argv[2], &pointers, &np) || !xk_u32_array(env, argv[6], &scratch, &ns)) return xk_fail(env, "run: pointers and scratch must be Uint32Arrays");
   if (napi_get_value_int64(env, argv[3], &begin) != napi_ok || napi_get_value_int64(env, argv[4], &end) != napi_ok || napi_get_value_int32(env, argv[5], &threads) != napi_ok) return xk_fail(env, "run: begin, end and threads must be numbers");
-  if (np < (size_t)xk_table[k].buffers || xk_table[k].buffers > XK_MAX_ARGS) return xk_fail(env, "run: too few pointers");
-  int status = xk_checked_run(k, (uint8_t *)mem, mem_length, pointers, scratch, ns, begin, end, threads, message, sizeof message);
+  if (np < (size_t)m->table[k].buffers || m->table[k].buffers > XK_MAX_ARGS) return xk_fail(env, "run: too few pointers");
+  int status = xk_checked_run(m, k, (uint8_t *)mem, mem_length, pointers, scratch, ns, begin, end, threads, message, sizeof message);
   return status == XK_OK ? NULL : xk_throw(env, status, message);
 }
 
@@ -608,7 +603,8 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
   char message[256];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5) return xk_fail(env, "runCalls: expects 5 arguments");
+  const xk_program_t *m;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&m) != napi_ok || argc != 5) return xk_fail(env, "runCalls: expects 5 arguments");
   napi_typedarray_type type; size_t mem_length; void *mem; napi_value buffer; size_t offset;
   if (napi_get_typedarray_info(env, argv[0], &type, &mem_length, &mem, &buffer, &offset) != napi_ok || type != napi_uint8_array) return xk_fail(env, "runCalls: memory is not a Uint8Array");
   uint32_t *calls, *scratch; size_t nc, ns;
@@ -628,8 +624,8 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
     if (at + 3 > nc || calls[at + 1] == 0) return xk_fail(env, "runCalls: a malformed group");
     size_t p = at + 3;
     for (uint32_t i = 0; i < calls[at + 2]; i++) {
-      if (p + 3 > nc || calls[p] >= (uint32_t)xk_count) return xk_fail(env, "runCalls: a malformed call");
-      const xk_entry *e = &xk_table[calls[p]];
+      if (p + 3 > nc || calls[p] >= (uint32_t)m->count) return xk_fail(env, "runCalls: a malformed call");
+      const xk_entry *e = &m->table[calls[p]];
       size_t n = (size_t)e->buffers * ((calls[p + 2] & 1) ? 2 : 1);
       if (e->buffers > XK_MAX_ARGS || p + 3 + n > nc) return xk_fail(env, "runCalls: a malformed call");
       if (times != NULL && 2 * (size_t)calls[p + 1] + 1 >= nt) return xk_fail(env, "runCalls: a call's time slot is outside times");
@@ -649,7 +645,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
       for (uint32_t i = 0; i < members; i++) {
         int32_t k = (int32_t)calls[p];
         uint32_t slot = calls[p + 1], flags = calls[p + 2];
-        int32_t n = xk_table[k].buffers;
+        int32_t n = m->table[k].buffers;
         const uint32_t *pointers = calls + p + 3;
         uint32_t args[XK_MAX_ARGS];
         /* A buffer holding one block of rows: its offset in thread 0's scratch, moved back by the
@@ -662,7 +658,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
         int64_t w0 = 0, c0 = 0;
         struct timespec ts;
         if (times != NULL) { w0 = xk_now_ns(); clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); c0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec; }
-        int status = xk_checked_run(k, (uint8_t *)mem, mem_length, pointers, scratch, ns, b, e, threads, message, sizeof message);
+        int status = xk_checked_run(m, k, (uint8_t *)mem, mem_length, pointers, scratch, ns, b, e, threads, message, sizeof message);
         if (times != NULL) {
           clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
           times[2 * slot] += (double)(xk_now_ns() - w0);
@@ -676,65 +672,78 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
       }
     }
     /* A group of no rows ran nothing: its members are skipped all the same. */
-    if (rows == 0) for (uint32_t i = 0; i < members; i++) p += 3 + (size_t)xk_table[calls[p]].buffers * ((calls[p + 2] & 1) ? 2 : 1);
+    if (rows == 0) for (uint32_t i = 0; i < members; i++) p += 3 + (size_t)m->table[calls[p]].buffers * ((calls[p + 2] & 1) ? 2 : 1);
     at = p;
   }
   return NULL;
 }
 
-/* installGuard(): installs the process's signal handler (once) and returns the process's services (guard and pool), for useGuard. */
+/* installGuard(): installs the process's signal handler (once); from then on every program's kernels run inside the guard, and on the pool. */
 static napi_value xk_install_guard(napi_env env, napi_callback_info info) {
   (void)info;
   pthread_once(&xk_guard_once, xk_guard_install);
   if (!xk_guard_ok) return xk_fail(env, "installGuard: sigaction failed");
   xk_guard = &xk_guard_own;
-  napi_value guard;
-  if (napi_create_external(env, (void *)&xk_guard_own, NULL, NULL, &guard) != napi_ok) return xk_fail(env, "installGuard: no external");
-  return guard;
-}
-
-/* useGuard(guard): this module's kernels run inside the guard, and on the pool, that installGuard returned (of any module). */
-static napi_value xk_use_guard(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  void *p;
-  napi_valuetype type;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) return xk_fail(env, "useGuard: expects the guard");
-  if (napi_typeof(env, argv[0], &type) != napi_ok || type != napi_external || napi_get_value_external(env, argv[0], &p) != napi_ok) return xk_fail(env, "useGuard: not a guard");
-  if (((const xk_guard_api *)p)->abi != XK_GUARD_ABI) return xk_fail(env, "useGuard: a guard of another version");
-  xk_guard = (const xk_guard_api *)p;
   return NULL;
 }
 
+/* Sets exports[name] to a function of f with the program m as its data. */
+static int xk_export(napi_env env, napi_value exports, const char *name, napi_callback f, void *m) {
+  napi_value fn;
+  return napi_create_function(env, name, NAPI_AUTO_LENGTH, f, m, &fn) == napi_ok && napi_set_named_property(env, exports, name, fn) == napi_ok;
+}
+
+/* load(path): the program module at path (a shared object of its kernels and their table,
+   glueTableSource) loaded, its { run, runCalls, kernels }. A library function a kernel calls
+   is bound now (RTLD_NOW), from the process's C library: a missing one is an Error here,
+   not a crash in a later call. RTLD_LOCAL: programs' symbols never bind to each other. */
+static napi_value xk_load(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  char path[4096], message[512];
+  size_t length;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) return xk_fail(env, "load: expects a path");
+  if (napi_get_value_string_utf8(env, argv[0], path, sizeof path, &length) != napi_ok || length + 1 >= sizeof path) return xk_fail(env, "load: the path is not a string of under 4096 bytes");
+  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == NULL) {
+    const char *why = dlerror();
+    snprintf(message, sizeof message, "load: %s", why == NULL ? "dlopen failed" : why);
+    napi_throw_error(env, NULL, message);
+    return NULL;
+  }
+  /* The handle is never closed: a program's kernels stay loaded for the process, as Node's own modules do. */
+  const xk_program_t *m = (const xk_program_t *)dlsym(handle, "xk_program");
+  if (m == NULL || strcmp(m->abi, XK_ABI) != 0) {
+    snprintf(message, sizeof message, "load: %s is not a program module of glue %s", path, XK_ABI);
+    napi_throw_error(env, NULL, message);
+    return NULL;
+  }
+  napi_value exports, count;
+  if (napi_create_object(env, &exports) != napi_ok) return NULL;
+  if (!xk_export(env, exports, "run", xk_entry_run, (void *)m) || !xk_export(env, exports, "runCalls", xk_entry_run_calls, (void *)m)) return NULL;
+  if (napi_create_int32(env, m->count, &count) != napi_ok || napi_set_named_property(env, exports, "kernels", count) != napi_ok) return NULL;
+  return exports;
+}
+
 NAPI_MODULE_INIT() {
-  napi_value fn, count, abi;
-  if (napi_create_function(env, "run", NAPI_AUTO_LENGTH, xk_entry_run, NULL, &fn) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "run", fn) != napi_ok) return NULL;
-  if (napi_create_function(env, "runCalls", NAPI_AUTO_LENGTH, xk_entry_run_calls, NULL, &fn) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "runCalls", fn) != napi_ok) return NULL;
-  if (napi_create_function(env, "installGuard", NAPI_AUTO_LENGTH, xk_install_guard, NULL, &fn) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "installGuard", fn) != napi_ok) return NULL;
-  if (napi_create_function(env, "useGuard", NAPI_AUTO_LENGTH, xk_use_guard, NULL, &fn) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "useGuard", fn) != napi_ok) return NULL;
-  if (napi_create_int32(env, xk_count, &count) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "kernels", count) != napi_ok) return NULL;
+  napi_value abi;
+  if (!xk_export(env, exports, "load", xk_load, NULL) || !xk_export(env, exports, "installGuard", xk_install_guard, NULL)) return NULL;
   if (napi_create_string_utf8(env, XK_ABI, NAPI_AUTO_LENGTH, &abi) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "abi", abi) != napi_ok) return NULL;
   return exports;
 }
 `;
 
-/** The glue's version: a module built for another one is rebuilt (it is in the cache key through the source). */
-export const GLUE_ABI = "xlats-native-6";
+/** The version of what the glue and a program module agree on (SHARED_TYPES): the glue loads only program modules of its own version. */
+export const GLUE_ABI = "xlats-native-7";
 
 /**
- * What both halves of a module agree on: a kernel's table entry and its split timings.
- * The table's symbols are hidden, so that modules loaded into one process never bind
- * to each other's tables.
+ * What the glue and a program module agree on: a kernel's table entry, its split
+ * timings, and the program as the glue finds it in the module (its one exported symbol,
+ * `xk_program`).
  */
 const SHARED_TYPES = String.raw`
 #include <stdint.h>
-#define XK_HIDDEN __attribute__((visibility("hidden")))
 typedef void (*xk_fn)(uint8_t *, const uint32_t *, int64_t, int64_t);
 typedef struct {
   xk_fn fn; const char *name; int32_t buffers; int64_t scratch; int64_t extent; double cost;
@@ -742,19 +751,22 @@ typedef struct {
 } xk_entry;
 /* Each kernel's timings of the calling thread alone (best[0]) and split (best[1]), in ns. */
 typedef struct { _Atomic uint32_t calls; _Atomic int64_t best[2]; } xk_split_stats;
+typedef struct { const char *abi; int32_t count; const xk_entry *table; xk_split_stats *split; } xk_program_t;
 `;
 
 /**
- * The glue's fixed part: the guard, the pool and the entry point, the same for every
- * module. It is compiled once per toolchain into an object file (toolchain.ts) and linked
- * into each module: its headers (Node-API, pthreads, signals, stdio) cost a C compiler
- * more than a typical program's kernels do.
+ * The glue: the guard, the pool, the call checker and the entry points, the same for
+ * every program. It is built once per toolchain and Node version into a Node-API module
+ * (toolchain.ts), which a process loads once and which loads each program's module:
+ * its headers (Node-API, pthreads, signals, stdio) cost a C compiler more than a typical
+ * program's kernels do, and its link, against the C library, more than a program's.
  */
-export function glueObjectSource(): string {
+export function glueModuleSource(): string {
   return [`#define NAPI_VERSION 8
 #define _GNU_SOURCE
 #include <sched.h>
 #include <node_api.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -765,7 +777,7 @@ export function glueObjectSource(): string {
 #include <string.h>`, SHARED_TYPES, GUARD, POOL, KERNELS, `#define XK_ABI ${JSON.stringify(GLUE_ABI)}`, ENTRY].join("\n");
 }
 
-/** The glue's part of one module: its kernels' table, after their definitions. */
+/** A program module's own part of the glue: its kernels' table, after their definitions, as the exported `xk_program`. */
 export function glueTableSource(kernels: readonly GlueKernel[]): string {
   const lines = [SHARED_TYPES];
   kernels.forEach((k, i) => {
@@ -777,8 +789,8 @@ export function glueTableSource(kernels: readonly GlueKernel[]): string {
     `  { ${k.symbol}, ${JSON.stringify(k.symbol)}, ${k.buffers.length}, ${k.scratchBytes}, ${k.parallelExtent}, ${k.costPerUnit}, xk_bytes_${i}, xk_rows_${i} },`);
   // A module with no kernels (the toolchain's probe) still has a valid table.
   if (entries.length === 0) entries.push("  { 0, \"\", 0, 0, 0, 0, 0, 0 },");
-  lines.push(`XK_HIDDEN const xk_entry xk_table[] = {\n${entries.join("\n")}\n};`);
-  lines.push(`XK_HIDDEN const int32_t xk_count = ${kernels.length};`);
-  lines.push(`XK_HIDDEN xk_split_stats xk_split[${Math.max(1, kernels.length)}];`);
+  lines.push(`static const xk_entry xk_table[] = {\n${entries.join("\n")}\n};`);
+  lines.push(`static xk_split_stats xk_split[${Math.max(1, kernels.length)}];`);
+  lines.push(`const xk_program_t xk_program = { ${JSON.stringify(GLUE_ABI)}, ${kernels.length}, xk_table, xk_split };`);
   return lines.join("\n");
 }

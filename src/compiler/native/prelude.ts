@@ -21,12 +21,19 @@ import { cMathSource } from "./c_math.js";
  * <string.h>); a function called but not declared here stops the build
  * (-Werror=implicit-function-declaration in toolchain.ts) rather than returning an int.
  */
+const DOUBLE_UNARY = ["fabs", "ceil", "floor", "rint", "round", "sqrt", "exp", "log", "tanh", "expm1", "log1p", "erf", "cbrt", "sin", "cos", "tan"];
+const FLOAT_UNARY = ["fabsf", "ceilf", "floorf", "rintf", "roundf", "sqrtf"];
+const DOUBLE_BINARY = ["pow", "atan2", "fmod"];
+const FLOAT_BINARY = ["fmodf", "copysignf"];
+
+/** The C library functions the prelude declares: a program module binds them to the process's C library when it loads (toolchain.ts's probe calls each). */
+export const LIBRARY_FUNCTIONS = [...DOUBLE_UNARY, ...FLOAT_UNARY, ...DOUBLE_BINARY, ...FLOAT_BINARY, "ldexp", "frexp", "memcpy", "memmove", "memset"];
+
 const LIBRARY_DECLARATIONS = [
-  ...["fabs", "ceil", "floor", "rint", "round", "sqrt", "exp", "log", "tanh", "expm1", "log1p", "erf", "cbrt", "sin", "cos", "tan"]
-    .map((f) => `double ${f}(double);`),
-  ...["fabsf", "ceilf", "floorf", "rintf", "roundf", "sqrtf"].map((f) => `float ${f}(float);`),
-  ...["pow", "atan2", "fmod"].map((f) => `double ${f}(double, double);`),
-  ...["fmodf", "copysignf"].map((f) => `float ${f}(float, float);`),
+  ...DOUBLE_UNARY.map((f) => `double ${f}(double);`),
+  ...FLOAT_UNARY.map((f) => `float ${f}(float);`),
+  ...DOUBLE_BINARY.map((f) => `double ${f}(double, double);`),
+  ...FLOAT_BINARY.map((f) => `float ${f}(float, float);`),
   "double ldexp(double, int);",
   "double frexp(double, int *);",
   "void *memcpy(void *, const void *, size_t);",

@@ -40,5 +40,5 @@ export function nativeLoadBuilt(program: CompiledProgram, built: BuiltModule | u
   const b = builds(program);
   if (b.length === 0) return undefined;
   if (built === undefined) throw new CompileError(`${program.moduleName}: the program has C kernels but no built native module`);
-  return { module: new NativeModule(loadModule(built.path), b, built, program.moduleName), threads };
+  return { module: new NativeModule(loadModule(built), b, built, program.moduleName), threads };
 }

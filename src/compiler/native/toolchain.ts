@@ -1,20 +1,21 @@
 // The machine's C compiler, found and checked once per process: `$CC` (else `cc`) must
 // build a Node-API module that this Node loads. What it builds is kept in a cache
 // directory ($XLATS_NATIVE_CACHE, else $XDG_CACHE_HOME/xlats/native, else
-// ~/.cache/xlats/native), so a program compiles once per machine. A module is built in
-// three cached steps, each entry keyed by a hash of what it is made of:
-//   - the glue's fixed part (glue.ts: the guard, the pool, the entry point) compiled
-//     into an object file, once per toolchain: its headers took more of each build than
-//     the kernels did;
-//   - the module's own source (the prelude, its kernels and the glue's table of them)
-//     compiled into an object file, keyed by that source, the flags, the compiler's
-//     version and the CPU's features, but not by the glue's fixed part;
-//   - the loadable module, a link of the two objects, keyed by both objects' keys.
-// So a change of the glue costs one compile of the glue and a link per module (a few
-// hundredths of a second), not a compile of every module's kernels. A module whose
-// kernels' object is missing compiles it and links in one child process (a shell
-// running both), and the link calls the linker directly (directLink), not through the
-// driver. A build writes to
+// ~/.cache/xlats/native), so a program compiles once per machine. Two kinds of entries,
+// each keyed by a hash of what it is made of:
+//   - the glue (glue.ts: the guard, the pool, the call checker, the entry points), a
+//     Node-API module built once per toolchain and Node version, linked against the C
+//     library; a process loads it once (with the first program it loads), so it has one
+//     signal handler and one thread pool however many programs it runs;
+//   - a program's module: its own source (the prelude, its kernels and the glue's table
+//     of them) compiled and linked into a shared object of its kernels alone, keyed by
+//     that source, the flags, the compiler's version and the CPU's features, not by the
+//     glue's fixed part. The glue loads it (glue.ts's load): its few C library calls
+//     (fmod, ldexp, ...) bind to the process's C library then, so its link reads no
+//     library but libgcc's archive (docs/backends.md, "Build time").
+// So a change of the glue costs one build of the glue, and no program's. A program's
+// module compiles and links in one child process (a shell running both), and the link
+// calls the linker directly (directLink), not through the driver. A build writes to
 // a temporary name and renames it into place, so processes building the same entry at
 // once do not clash. What makes the cache safe to load from (a private directory,
 // entries checked against their digest, a size cap, killed builds cleaned up) is
@@ -23,7 +24,8 @@
 
 import { CompileError } from "../../types/errors.js";
 import type { NativeCpu } from "./kernel.js";
-import { GLUE_ABI, glueObjectSource, glueTableSource } from "./glue.js";
+import { GLUE_ABI, glueModuleSource, glueTableSource } from "./glue.js";
+import { LIBRARY_FUNCTIONS, PRELUDE } from "./prelude.js";
 import { cacheMaxBytes, checkCacheDir, entryProblem, findEntry, markInUse, storeEntry, sweepIfDue } from "./cache.js";
 import { nodeBuiltins, type NodeBuiltins } from "./node.js";
 
@@ -35,31 +37,38 @@ export interface Toolchain {
   readonly cpu: NativeCpu;
   /** Flags of every compilation (the code generators rely on them: no -ffast-math, so NaN and infinity semantics hold; no contraction into FMA, so each op rounds as the interpreter's; -fwrapv, so signed integers wrap). */
   readonly flags: readonly string[];
-  /** Flags that link a module (a shared object that Node loads). */
+  /** Flags that link the glue (a shared object that Node loads). */
   readonly linkFlags: readonly string[];
+  /** How a program's module is linked: flags before its object, libraries after (no C library: glue.ts's load binds its calls to the process's). */
+  readonly programLink: { readonly flags: readonly string[]; readonly libraries: readonly string[] };
   readonly cacheDir: string;
   /** The cache's cap in bytes (cache.ts). */
   readonly cacheMaxBytes: number;
   readonly includeDir: string;
 }
 
-/** The process's services, its fault guard and thread pool (glue.ts): an opaque Node-API external. */
-export type NativeGuard = object;
-
-/** What a loaded module exports (glue.ts). */
+/** A loaded program module's kernels, as the glue runs them (glue.ts). */
 export interface NativeModuleExports {
   /** Throws a RangeError for a bad call, an Error with code XLATS_NATIVE_FAULT when the kernel faulted. */
   run(kernel: number, memory: Uint8Array, pointers: Uint32Array, begin: number, end: number, threads: number, scratch: Uint32Array): void;
   /** Runs a call list (glue.ts's encodeCalls); errors as run's, calls[0] naming the kernel whose call failed. */
   runCalls(memory: Uint8Array, calls: Uint32Array, threads: number, scratch: Uint32Array, times: Float64Array | null): void;
-  installGuard(): NativeGuard;
-  useGuard(guard: NativeGuard): void;
   readonly kernels: number;
+}
+
+/** What the glue module exports (glue.ts). */
+interface GlueExports {
+  /** Loads a program module (an Error when it does not load, or was built for another glue). */
+  load(path: string): NativeModuleExports;
+  /** Installs the process's signal handler: from then on kernels run inside the guard, and on the pool. */
+  installGuard(): void;
   readonly abi: string;
 }
 
 export interface BuiltModule {
   readonly path: string;
+  /** The glue that loads it (a process loads the glue's path once: a device worker, the host's). */
+  readonly glue: string;
   /** Whether the module came from the cache (no compiler run). */
   readonly cached: boolean;
   /** Milliseconds the compiler took (0 when cached). */
@@ -67,20 +76,21 @@ export interface BuiltModule {
 }
 
 /**
- * Counts of what this process did, for tests and `xlats` reports: modules built (linked,
- * their objects compiled or found) and found in the cache; and the compiler's runs by
- * kind: objects of the glue's fixed part, objects of modules' kernels, and links.
+ * Counts of what this process did, for tests and `xlats` reports: program modules
+ * built and found in the cache, and glue modules built.
  */
-export const nativeBuildStats = { compiled: 0, cacheHits: 0, glueObjects: 0, kernelObjects: 0, links: 0 };
+export const nativeBuildStats = { compiled: 0, cacheHits: 0, glueModules: 0 };
 
 let found: Toolchain | string | undefined;
-/** The guard and pool every module loaded after the probe runs its kernels in (installed by the probe). */
-let guard: NativeGuard | undefined;
+/** The glue this thread builds programs for (its path), once the toolchain is found. */
+let gluePath: string | undefined;
 
 /**
  * The checked toolchain, or why there is none (no Node, no compiler, or a compiler
- * that cannot build a module this Node loads). Checked once per process; the check's
- * module is cached on disk like any other, so later processes only load it.
+ * that cannot build a module this Node loads). Checked once per process: the glue is
+ * built (or found in the cache) and loaded, then a probe program, which calls every C
+ * library function the prelude declares, so that a process that cannot supply one
+ * says so here rather than at some program's load.
  */
 export function nativeToolchain(): Toolchain | string {
   if (found !== undefined) return found;
@@ -89,17 +99,19 @@ export function nativeToolchain(): Toolchain | string {
   try {
     const t = detect(node);
     if (typeof t === "string") return (found = t);
-    // The probe: the glue with no kernels, built and loaded like a program's module.
-    const probe = buildModuleSync(t, "", "probe");
-    const m = loadModule(probe.path);
-    if (m.abi !== GLUE_ABI || m.kernels !== 0) return (found = `the probe module of ${t.cc} did not load as expected`);
-    guard = m.installGuard();
+    gluePath = buildGlueModuleSync(t).path;
+    const probe = loadModule(buildModuleSync(t, LIBRARY_PROBE, "probe"));
+    if (probe.kernels !== 0) return (found = `the probe module of ${t.cc} did not load as expected`);
     found = t;
   } catch (e) {
+    gluePath = undefined;
     found = `${e instanceof Error ? e.message.split("\n").slice(0, 4).join(" ") : String(e)}`;
   }
   return found;
 }
+
+/** The probe program: the prelude, and the address of every C library function it declares (each bound when the module loads). */
+const LIBRARY_PROBE = `${PRELUDE}\nvoid *const xk_library[] = { ${LIBRARY_FUNCTIONS.map((f) => `(void *)${f}`).join(", ")} };\n`;
 
 function detect(node: NodeBuiltins): Toolchain | string {
   const { childProcess, process } = node;
@@ -120,10 +132,15 @@ function detect(node: NodeBuiltins): Toolchain | string {
   const flags = ["-std=gnu11", "-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing", "-fPIC", "-pthread",
     "-Werror=implicit-function-declaration",
     ...(cpu.arch === "x86_64" ? ["-march=native"] : cpu.arch === "aarch64" ? ["-mcpu=native"] : [])];
-  const linkFlags = ["-shared", ...(process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : [])];
+  const darwin = process.platform === "darwin";
+  const linkFlags = ["-shared", ...(darwin ? ["-undefined", "dynamic_lookup"] : [])];
+  // A program's module: no start files, no C library (its calls bind at load), libgcc's
+  // archive for the helpers GCC may call (128-bit division, ...). macOS's linker reads
+  // its system library cheaply, and binds what is left at load (dynamic_lookup).
+  const programLink = darwin ? { flags: linkFlags, libraries: [] } : { flags: ["-shared", "-nostdlib"], libraries: ["-lgcc"] };
   const dir = cacheDir(node);
   checkCacheDir(node, dir);
-  return { cc, version, cpu, flags, linkFlags, cacheDir: dir, cacheMaxBytes: cacheMaxBytes(process.env), includeDir };
+  return { cc, version, cpu, flags, linkFlags, programLink, cacheDir: dir, cacheMaxBytes: cacheMaxBytes(process.env), includeDir };
 }
 
 function headersDir(node: NodeBuiltins): string | undefined {
@@ -167,24 +184,26 @@ function cpuKey(cpu: NativeCpu): string {
   return `${cpu.arch} avx2=${cpu.avx2} fma=${cpu.fma} avx512f=${cpu.avx512f} neon=${cpu.neon}`;
 }
 
-/**
- * One run of the C compiler or linker whose output is a cache entry: an object file
- * (the glue's, or a module's kernels), or a module linked from two of them.
- */
+/** One command of a build, and the command to run where it fails (a direct link's: the compiler driver's). */
+interface Step {
+  readonly command: readonly string[];
+  readonly fallback?: readonly string[];
+}
+
+/** A build whose output is a cache entry: the glue, or a program's module, from one C source. */
 interface Job {
   /** The cache key: the entry is `<key>-<digest>.<extension>`. */
   readonly key: string;
-  readonly extension: "node" | "o";
+  /** `node` for the glue (a Node-API module), `so` for a program's module (which the glue loads). */
+  readonly extension: "node" | "so";
   readonly tmp: string;
-  /** The C source an object file compiles (written to `cSource` first); undefined for a link. */
-  readonly source: string | undefined;
+  /** The C source (written to `cSource` first). */
+  readonly source: string;
   readonly cSource: string;
-  /** The program and its arguments. */
-  readonly command: readonly string[];
-  /** The command to run where `command` failed (a direct link's: the compiler driver's). */
-  readonly fallback?: readonly string[];
-  /** What the run counts in nativeBuildStats. */
-  readonly counts: "glueObjects" | "kernelObjects" | "links";
+  /** The object file a program's build compiles and then links (a temporary too). */
+  readonly object: string;
+  /** The commands, run in turn by one child process. */
+  readonly steps: readonly Step[];
 }
 
 function cacheKey(text: string): string {
@@ -192,16 +211,12 @@ function cacheKey(text: string): string {
   return node.crypto.createHash("sha256").update(text).digest("hex").slice(0, 32);
 }
 
-function job(t: Toolchain, key: string, source: string | undefined, counts: Job["counts"], args: (tmp: string, cSource: string) => string[],
-  direct?: (tmp: string) => string[]): Job {
+function job(t: Toolchain, key: string, source: string, extension: Job["extension"], steps: (files: { tmp: string; cSource: string; object: string }) => Step[]): Job {
   const node = nodeBuiltins() as NodeBuiltins;
   // The pid in the temporaries' names tells a later sweep whether their build is still running.
-  const unique = `${node.process.pid}-${node.crypto.randomBytes(4).toString("hex")}`;
-  const tmp = node.path.join(t.cacheDir, `${key}.${unique}.tmp`);
-  const cSource = node.path.join(t.cacheDir, `${key}.${unique}.c`);
-  const command = [t.cc, ...args(tmp, cSource)];
-  const extension = counts === "links" ? "node" : "o";
-  return direct === undefined ? { key, extension, tmp, source, cSource, command, counts } : { key, extension, tmp, source, cSource, command: direct(tmp), fallback: command, counts };
+  const stem = node.path.join(t.cacheDir, `${key}.${node.process.pid}-${node.crypto.randomBytes(4).toString("hex")}`);
+  const files = { tmp: `${stem}.tmp`, cSource: `${stem}.c`, object: `${stem}.o` };
+  return { key, extension, source, ...files, steps: steps(files) };
 }
 
 /** What every key starts with: the compiler, the flags of a compilation and the CPU (which -march=native reads). */
@@ -209,61 +224,55 @@ function toolchainKey(t: Toolchain): string {
   return `${t.version}\n${t.flags.join(" ")}\n${cpuKey(t.cpu)}`;
 }
 
-/** The job that compiles the glue's fixed part (glueObjectSource) into an object file: it includes Node's headers, so Node's version is in its key. */
-function glueObjectJob(t: Toolchain, source: string): Job {
+/** The job that builds the glue (glueModuleSource) in one run of the driver: it includes Node's headers, so Node's version is in its key. */
+function glueJob(t: Toolchain, source: string): Job {
   const node = nodeBuiltins() as NodeBuiltins;
-  const key = cacheKey(`glue object\n${toolchainKey(t)}\n${node.process.versions.node}\n${source}`);
-  return job(t, key, source, "glueObjects", (tmp, c) => [...t.flags, `-I${t.includeDir}`, "-c", "-o", tmp, c]);
+  const key = cacheKey(`glue module\n${toolchainKey(t)}\n${t.linkFlags.join(" ")}\n${node.process.versions.node}\n${source}`);
+  return job(t, key, source, "node", ({ tmp, cSource }) => [{ command: [t.cc, ...t.flags, `-I${t.includeDir}`, ...t.linkFlags, "-o", tmp, cSource, "-lm"] }]);
 }
 
 /**
- * The job that compiles a module's own source (the prelude, the kernels and the glue's
- * table of them, whose types are the glue's SHARED_TYPES) into an object file. Its key
- * is that source's and the toolchain's, not the glue's: a change of the glue's fixed
- * part relinks the modules (linkJob) without compiling their kernels again.
+ * The job that builds a program's module from its own source (the prelude, the kernels
+ * and the glue's table of them, whose types are the glue's SHARED_TYPES, GLUE_ABI among
+ * them): compiled into an object file, then linked, the linker called directly where
+ * directLink found how, else the driver. Its key is that source's and the toolchain's,
+ * not the glue's fixed part's.
  */
-function kernelObjectJob(t: Toolchain, source: string): Job {
-  return job(t, cacheKey(`kernel object\n${toolchainKey(t)}\n${source}`), source, "kernelObjects", (tmp, c) => [...t.flags, "-c", "-o", tmp, c]);
-}
-
-/** A loadable module's key: its two objects' keys (the sources they compile), so that it is found without looking at them. */
-function moduleKey(t: Toolchain, kernelsKey: string, glueKey: string): string {
-  return cacheKey(`module\n${toolchainKey(t)}\n${t.linkFlags.join(" ")}\n${kernelsKey}\n${glueKey}`);
-}
-
-/** The job that links the module of `key` from its kernels' object and the glue's: the linker called directly where directLink found how, else the driver. */
-function linkJob(t: Toolchain, key: string, kernelsObject: string, glueObject: string): Job {
+function programJob(t: Toolchain, source: string): Job {
+  const key = cacheKey(`program module\n${toolchainKey(t)}\n${t.programLink.flags.join(" ")} ${t.programLink.libraries.join(" ")}\n${source}`);
   const direct = directLink(t);
-  const fill = (tmp: string) => (word: string): string => (word === LINK_OUTPUT ? tmp : word === LINK_INPUTS[0] ? kernelsObject : word === LINK_INPUTS[1] ? glueObject : word);
-  return job(t, key, undefined, "links", (tmp) => [...t.flags, ...t.linkFlags, "-o", tmp, kernelsObject, glueObject, "-lm"],
-    direct === undefined ? undefined : (tmp) => direct.map(fill(tmp)));
+  return job(t, key, source, "so", ({ tmp, cSource, object }) => {
+    const driver = [t.cc, ...t.flags, ...t.programLink.flags, "-o", tmp, object, ...t.programLink.libraries];
+    const fill = (word: string): string => (word === LINK_OUTPUT ? tmp : word === LINK_INPUT ? object : word);
+    return [{ command: [t.cc, ...t.flags, "-c", "-o", object, cSource] }, direct === undefined ? { command: driver } : { command: direct.map(fill), fallback: driver }];
+  });
 }
 
-/** Stand-ins for a link's output and inputs in the driver's command line that directLink reads. */
-const LINK_OUTPUT = "xk-link-output.node";
-const LINK_INPUTS = ["xk-link-kernels.o", "xk-link-glue.o"] as const;
+/** Stand-ins for a link's output and input in the driver's command line that directLink reads. */
+const LINK_OUTPUT = "xk-link-output.so";
+const LINK_INPUT = "xk-link-kernels.o";
 
 /** Per toolchain (compiler, flags): the direct link's command with the stand-ins, or undefined (the driver links). */
 const directLinks = new Map<string, readonly string[] | undefined>();
 
 /**
- * The command that links a module without the compiler driver: the linker the driver
- * runs (GCC's collect2 stands for it), with the arguments it passes (startup files,
- * library paths, -lm, libgcc, libc), but not the link-time-optimization plugin, which
- * objects compiled without -flto never need. The driver and collect2 cost about 5 ms of
- * a module's 30 ms link (docs/backends.md, "Build time"). Found once per process and
- * toolchain from the driver's `-###` output; undefined, so that the driver links, where
- * that output is not understood. A direct link that fails runs the driver's (Job.fallback).
+ * The command that links a program's module without the compiler driver: the linker
+ * the driver runs (GCC's collect2 stands for it), with the arguments it passes, but not
+ * the link-time-optimization plugin, which objects compiled without -flto never need.
+ * The driver and collect2 cost about 5 ms of a link (docs/backends.md, "Build time").
+ * Found once per process and toolchain from the driver's `-###` output; undefined, so
+ * that the driver links, where that output is not understood. A direct link that fails
+ * runs the driver's (Step.fallback).
  */
 function directLink(t: Toolchain): readonly string[] | undefined {
-  const id = `${t.cc}\n${t.flags.join(" ")}\n${t.linkFlags.join(" ")}`;
+  const id = `${t.cc}\n${t.flags.join(" ")}\n${t.programLink.flags.join(" ")}\n${t.programLink.libraries.join(" ")}`;
   if (directLinks.has(id)) return directLinks.get(id);
   const { childProcess } = nodeBuiltins() as NodeBuiltins;
   const output = (args: string[]): string => {
     const r = childProcess.spawnSync(t.cc, args, { encoding: "utf8" });
     return r.status === 0 ? `${r.stdout ?? ""}${r.stderr ?? ""}` : "";
   };
-  const shown = output([...t.flags, ...t.linkFlags, "-###", "-o", LINK_OUTPUT, ...LINK_INPUTS, "-lm"]);
+  const shown = output([...t.flags, ...t.programLink.flags, "-###", "-o", LINK_OUTPUT, LINK_INPUT, ...t.programLink.libraries]);
   const command = linkerCommand(shown, () => output(["-print-prog-name=ld"]).trim());
   directLinks.set(id, command);
   return command;
@@ -293,7 +302,7 @@ export function linkerCommand(shown: string, collect2Linker: () => string): stri
     else if (!args[i]!.startsWith("-plugin-opt")) kept.push(args[i]!);
   }
   const once = (word: string): boolean => kept.filter((w) => w === word).length === 1;
-  return once(LINK_OUTPUT) && LINK_INPUTS.every(once) ? [linker, ...kept] : undefined;
+  return once(LINK_OUTPUT) && once(LINK_INPUT) ? [linker, ...kept] : undefined;
 }
 
 /** The compiler's first error lines, for a CompileError. */
@@ -303,19 +312,10 @@ function compilerError(name: string, t: Toolchain, output: string): CompileError
   return new CompileError(`${name}: the native module did not compile (${t.cc}):\n  ${shown}`);
 }
 
-/** Stores the build's output in the cache (cache.ts), removes its C source and sweeps the cache when a sweep is due; returns the entry's path. */
-function finish(t: Toolchain, j: Job): string {
-  const node = nodeBuiltins() as NodeBuiltins;
-  const path = storeEntry(node, t.cacheDir, j.key, j.tmp, j.extension);
-  node.fs.rmSync(j.cSource, { force: true });
-  sweepIfDue(node, t.cacheDir, t.cacheMaxBytes, path);
-  return path;
-}
-
+/** Removes the job's temporaries (its output too, unless it was stored). */
 function cleanUp(j: Job): void {
   const { fs } = nodeBuiltins() as NodeBuiltins;
-  fs.rmSync(j.tmp, { force: true });
-  fs.rmSync(j.cSource, { force: true });
+  for (const file of [j.tmp, j.cSource, j.object]) fs.rmSync(file, { force: true });
 }
 
 /** Called once, as the first C compiler run of this thread starts (the CLI's notice: the first build costs a second or more). */
@@ -332,149 +332,158 @@ function announceBuild(): void {
   f?.();
 }
 
-/** What a job found or made: the entry's path, and the milliseconds its run took (undefined: found in the cache). */
-interface Built {
-  readonly path: string;
-  readonly ms: number | undefined;
+/** The cache's sound entry of `key`, or undefined. */
+function lookUp(t: Toolchain, key: string): string | undefined {
+  return findEntry(nodeBuiltins() as NodeBuiltins, t.cacheDir, key);
 }
 
-/** The cache's sound entry of `key`, or undefined; `reread`: cache.ts's findEntry's. */
-function lookUp(t: Toolchain, key: string, reread = true): Built | undefined {
-  const hit = findEntry(nodeBuiltins() as NodeBuiltins, t.cacheDir, key, reread);
-  return hit === undefined ? undefined : { path: hit, ms: undefined };
-}
-
-/** Before a job runs: the cache directory checked again (it may have changed since the toolchain was found), the run counted. */
-function starting(t: Toolchain, j: Job): void {
+/** Before a job runs: the cache directory checked again (it may have changed since the toolchain was found). */
+function starting(t: Toolchain): void {
   checkCacheDir(nodeBuiltins() as NodeBuiltins, t.cacheDir);
   announceBuild();
-  nativeBuildStats[j.counts]++;
 }
 
 /**
- * The command line of a chain of jobs run by one child process: the compiler itself for
- * one job; for more, a shell running each in turn while the last succeeded. Every spawn
+ * The command line of a job's steps, run by one child process: the compiler itself for
+ * one step; for more, a shell running each in turn while the last succeeded. Every spawn
  * copies the Node process's page tables (fork), about 8 ms of CPU for a test process of
- * 100 MB and more for larger ones, as much as a small module's link: a module whose
- * kernels are not cached compiles them and links in one child (docs/backends.md,
- * "Build time").
+ * 100 MB and more for larger ones, as much as a small module's link: a program's module
+ * compiles and links in one child (docs/backends.md, "Build time").
  */
-function chainCommand(jobs: readonly Job[]): { file: string; args: readonly string[] } {
-  const only = jobs[0]!;
-  if (jobs.length === 1 && only.fallback === undefined) return { file: only.command[0]!, args: only.command.slice(1) };
+function stepsCommand(steps: readonly Step[]): { file: string; args: readonly string[] } {
+  const only = steps[0]!;
+  if (steps.length === 1 && only.fallback === undefined) return { file: only.command[0]!, args: only.command.slice(1) };
   const quote = (words: readonly string[]): string => words.map((w) => `'${w.replaceAll("'", "'\\''")}'`).join(" ");
-  const step = (j: Job): string => (j.fallback === undefined ? quote(j.command) : `{ ${quote(j.command)} || ${quote(j.fallback)}; }`);
-  return { file: "/bin/sh", args: ["-c", jobs.map(step).join(" && ")] };
+  const step = (s: Step): string => (s.fallback === undefined ? quote(s.command) : `{ ${quote(s.command)} || ${quote(s.fallback)}; }`);
+  return { file: "/bin/sh", args: ["-c", steps.map(step).join(" && ")] };
 }
 
-/** Stores the chain's entries in order, or (the child failed) removes its files and throws the compiler's error. */
-function chainFinished(t: Toolchain, jobs: readonly Job[], name: string, failure: string | undefined, start: number): Built[] {
+/** Stores the job's entry (cache.ts), sweeping the cache when a sweep is due, and returns what was built; or (the child failed) throws the compiler's error. */
+function jobFinished(t: Toolchain, j: Job, name: string, failure: string | undefined, start: number): BuiltModule {
   if (failure !== undefined) {
-    for (const j of jobs) cleanUp(j);
+    cleanUp(j);
     throw compilerError(name, t, failure);
   }
-  const ms = Date.now() - start;
-  // The chain's time is its last job's (the module's): moduleBuilt sums them.
-  return jobs.map((j, i) => ({ path: finish(t, j), ms: i === jobs.length - 1 ? ms : 0 }));
+  const node = nodeBuiltins() as NodeBuiltins;
+  const path = storeEntry(node, t.cacheDir, j.key, j.tmp, j.extension);
+  cleanUp(j);
+  sweepIfDue(node, t.cacheDir, t.cacheMaxBytes, path);
+  return { path, glue: j.extension === "node" ? path : programsGlue(), cached: false, compileMs: Date.now() - start };
 }
 
-/** Runs a chain of jobs (each one's output may be a later one's input) in one child process and stores their entries. */
-function runSync(t: Toolchain, jobs: readonly Job[], name: string): Built[] {
+function runSync(t: Toolchain, j: Job, name: string): BuiltModule {
   const node = nodeBuiltins() as NodeBuiltins;
-  for (const j of jobs) {
-    starting(t, j);
-    if (j.source !== undefined) node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
-  }
+  starting(t);
+  node.fs.writeFileSync(j.cSource, j.source, { mode: 0o600 });
   const start = Date.now();
-  const { file, args } = chainCommand(jobs);
+  const { file, args } = stepsCommand(j.steps);
   const r = node.childProcess.spawnSync(file, args, { encoding: "utf8" });
-  return chainFinished(t, jobs, name, r.status === 0 ? undefined : `${r.stderr ?? ""}${r.error?.message ?? ""}`, start);
+  return jobFinished(t, j, name, r.status === 0 ? undefined : `${r.stderr ?? ""}${r.error?.message ?? ""}`, start);
 }
 
-async function run(t: Toolchain, jobs: readonly Job[], name: string): Promise<Built[]> {
+async function run(t: Toolchain, j: Job, name: string): Promise<BuiltModule> {
   const node = nodeBuiltins() as NodeBuiltins;
-  for (const j of jobs) {
-    starting(t, j);
-    if (j.source !== undefined) await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
-  }
+  starting(t);
+  await node.fs.promises.writeFile(j.cSource, j.source, { mode: 0o600 });
   const start = Date.now();
-  const { file, args } = chainCommand(jobs);
+  const { file, args } = stepsCommand(j.steps);
   const failure = await new Promise<string | undefined>((resolve) => {
     node.childProcess.execFile(file, args, { encoding: "utf8", maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
       resolve(error === null ? undefined : `${stderr}${error.message}`);
     });
   });
-  return chainFinished(t, jobs, name, failure, start);
+  return jobFinished(t, j, name, failure, start);
 }
 
-/** The module's entry, counted in nativeBuildStats; compileMs sums the runs this build needed (its objects' and its link). */
-function moduleBuilt(module: Built, ...objects: Built[]): BuiltModule {
-  if (module.ms === undefined) {
-    nativeBuildStats.cacheHits++;
-    return { path: module.path, cached: true, compileMs: 0 };
-  }
-  nativeBuildStats.compiled++;
-  return { path: module.path, cached: false, compileMs: objects.reduce((ms, o) => ms + (o.ms ?? 0), module.ms) };
+/** The glue of `source` (glueModuleSource; a test passes a changed one), built or found in the cache. */
+export function buildGlueModuleSync(t: Toolchain, source = glueModuleSource()): BuiltModule {
+  const j = glueJob(t, source);
+  const path = lookUp(t, j.key);
+  if (path !== undefined) return { path, glue: path, cached: true, compileMs: 0 };
+  nativeBuildStats.glueModules++;
+  return runSync(t, j, "the native glue");
 }
 
-/** A module's two objects' jobs, and its own key. */
-function moduleJobs(t: Toolchain, kernelsSource: string, glueTable: string, glueSource: string): { kernels: Job; glue: Job; key: string } {
-  const kernels = kernelObjectJob(t, `${kernelsSource}\n${glueTable}\n`);
-  const glue = glueObjectJob(t, glueSource);
-  return { kernels, glue, key: moduleKey(t, kernels.key, glue.key) };
+/** The glue that loads the programs this thread builds (nativeToolchain builds it before any program). */
+function programsGlue(): string {
+  if (gluePath === undefined) throw new CompileError("the native glue is not built: nativeToolchain() finds it before any program is built");
+  return gluePath;
+}
+
+/** A program's module found in the cache, counted. */
+function cachedProgram(path: string): BuiltModule {
+  nativeBuildStats.cacheHits++;
+  return { path, glue: programsGlue(), cached: true, compileMs: 0 };
 }
 
 /**
- * Builds (or finds in the cache) the module of `kernelsSource` (the prelude and every
- * kernel's definition) with `glueTable` (glueTableSource): the two compile into one
- * object file, which is linked with the glue's object (each built, or found in the
- * cache, first; a missing kernels' object compiles and links in one child process).
- * `name` names the program in errors. `glueSource` is the glue's fixed part (a test
- * passes a changed one, to see that a glue change only relinks).
+ * Builds (or finds in the cache) the program module of `kernelsSource` (the prelude and
+ * every kernel's definition) with `glueTable` (glueTableSource), compiled and linked in
+ * one child process; `name` names the program in errors.
  */
-export function buildModuleSync(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([]), glueSource = glueObjectSource()): BuiltModule {
-  const jobs = moduleJobs(t, kernelsSource, glueTable, glueSource);
-  const found = lookUp(t, jobs.key);
-  if (found !== undefined) return moduleBuilt(found);
-  // The module's miss listed the cache a moment ago: its objects are looked up in that listing.
-  const glue = lookUp(t, jobs.glue.key, false) ?? runSync(t, [jobs.glue], "the native glue")[0]!;
-  const kernels = lookUp(t, jobs.kernels.key, false);
-  if (kernels !== undefined) return moduleBuilt(runSync(t, [linkJob(t, jobs.key, kernels.path, glue.path)], name)[0]!, kernels, glue);
-  const [compiled, linked] = runSync(t, [jobs.kernels, linkJob(t, jobs.key, jobs.kernels.tmp, glue.path)], name);
-  return moduleBuilt(linked!, compiled!, glue);
+export function buildModuleSync(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([])): BuiltModule {
+  const j = programJob(t, `${kernelsSource}\n${glueTable}\n`);
+  const path = lookUp(t, j.key);
+  if (path !== undefined) return cachedProgram(path);
+  nativeBuildStats.compiled++;
+  return runSync(t, j, name);
 }
 
 /** buildModuleSync without blocking the event loop while the compiler runs. */
-export async function buildModule(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([]), glueSource = glueObjectSource()): Promise<BuiltModule> {
-  const jobs = moduleJobs(t, kernelsSource, glueTable, glueSource);
-  const found = lookUp(t, jobs.key);
-  if (found !== undefined) return moduleBuilt(found);
-  const glue = lookUp(t, jobs.glue.key, false) ?? (await run(t, [jobs.glue], "the native glue"))[0]!;
-  const kernels = lookUp(t, jobs.kernels.key, false);
-  if (kernels !== undefined) return moduleBuilt((await run(t, [linkJob(t, jobs.key, kernels.path, glue.path)], name))[0]!, kernels, glue);
-  const [compiled, linked] = await run(t, [jobs.kernels, linkJob(t, jobs.key, jobs.kernels.tmp, glue.path)], name);
-  return moduleBuilt(linked!, compiled!, glue);
+export async function buildModule(t: Toolchain, kernelsSource: string, name: string, glueTable = glueTableSource([])): Promise<BuiltModule> {
+  const j = programJob(t, `${kernelsSource}\n${glueTable}\n`);
+  const path = lookUp(t, j.key);
+  if (path !== undefined) return cachedProgram(path);
+  nativeBuildStats.compiled++;
+  return run(t, j, name);
+}
+
+/** Checks a cache entry before it is loaded (cache.ts: this user's, not writable by others, the bytes its digest names). */
+function checkedEntry(path: string): NodeBuiltins {
+  const node = nodeBuiltins() as NodeBuiltins;
+  const problem = entryProblem(node, path);
+  if (problem !== undefined) throw new CompileError(`the native module is not loaded: ${problem}`);
+  markInUse(path);
+  return node;
+}
+
+/** The glues this thread loaded, by path. */
+const glues = new Map<string, GlueExports>();
+
+/** The glue at `path`, loaded into this thread (Node loads the library once per process) with the process's guard installed. */
+function loadedGlue(path: string): GlueExports {
+  let g = glues.get(path);
+  if (g === undefined) {
+    const node = checkedEntry(path);
+    const holder = { exports: {} as GlueExports };
+    node.process.dlopen(holder, path);
+    g = holder.exports;
+    if (g.abi !== GLUE_ABI) throw new CompileError(`the native glue ${path} is of version ${String(g.abi)}, not ${GLUE_ABI}`);
+    g.installGuard();
+    glues.set(path, g);
+  }
+  return g;
 }
 
 const loaded = new Map<string, NativeModuleExports>();
 
 /**
- * Loads a built module (once per path and thread) after checking its entry (cache.ts:
- * this user's, not writable by others, the bytes its digest names); its kernels run
- * inside the process's fault guard (glue.ts).
+ * Loads a built program module (once per path and thread) after checking its entry,
+ * through its glue (loaded first, where this thread has not yet), which runs its
+ * kernels inside the process's fault guard and on its pool (glue.ts). A module that
+ * does not load (a C library function the process does not supply) is a CompileError.
  */
-export function loadModule(path: string): NativeModuleExports {
-  let m = loaded.get(path);
+export function loadModule(built: BuiltModule): NativeModuleExports {
+  let m = loaded.get(built.path);
   if (m === undefined) {
-    const node = nodeBuiltins() as NodeBuiltins;
-    const problem = entryProblem(node, path);
-    if (problem !== undefined) throw new CompileError(`the native module is not loaded: ${problem}`);
-    markInUse(path);
-    const holder = { exports: {} as NativeModuleExports };
-    node.process.dlopen(holder, path);
-    m = holder.exports;
-    if (guard !== undefined) m.useGuard(guard);
-    loaded.set(path, m);
+    const glue = loadedGlue(built.glue);
+    checkedEntry(built.path);
+    try {
+      m = glue.load(built.path);
+    } catch (e) {
+      throw new CompileError(`the native module is not loaded: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    loaded.set(built.path, m);
   }
   return m;
 }

@@ -9,12 +9,12 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { nativeModuleParts } from "../../../src/compiler/native/build.js";
 import { cComment } from "../../../src/compiler/native/c_source.js";
-import { glueObjectSource } from "../../../src/compiler/native/glue.js";
-import { buildModuleSync, loadModule, nativeBuildStats, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
+import { glueModuleSource } from "../../../src/compiler/native/glue.js";
+import { buildGlueModuleSync, buildModuleSync, loadModule, nativeBuildStats, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 import { needsCompiler } from "./native_support.js";
 
 // This process's own builds (the injection test) go to a cache of their own too, not the user's.
@@ -22,9 +22,8 @@ const ownCache = mkdtempSync(join(tmpdir(), "xlats-cache-test-"));
 process.env["XLATS_NATIVE_CACHE"] = ownCache;
 
 const CHILD = fileURLToPath(new URL("./cache_child.js", import.meta.url));
-const ENTRY = /^[0-9a-f]{32}-([0-9a-f]{64})\.node$/;
-/** Object files: the glue's, which every module links (glue.ts), and each module's kernels'. */
-const OBJECT = /^[0-9a-f]{32}-([0-9a-f]{64})\.o$/;
+/** Entries: the glue (`.node`, a Node-API module) and programs' modules (`.so`, which the glue loads). */
+const ENTRY = /^[0-9a-f]{32}-([0-9a-f]{64})\.(node|so)$/;
 
 interface ChildResult {
   readonly code: number | null;
@@ -45,7 +44,6 @@ function freshCache(t: TestContext): string {
 }
 
 const entries = (dir: string): string[] => readdirSync(dir).filter((n) => ENTRY.test(n)).sort();
-const objects = (dir: string): string[] => readdirSync(dir).filter((n) => OBJECT.test(n)).sort();
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
 
 /** A shared object whose constructor writes "ran" to $XLATS_TEST_MARKER: what an attacker plants. */
@@ -68,14 +66,12 @@ test("cache: a first run stores entries named by their digest; a second loads th
   const dir = freshCache(t);
   assert.deepEqual(child(dir).result, { cached: false, compiled: 2 });
   const names = entries(dir);
-  assert.equal(names.length, 2, `the probe's and the program's modules: ${readdirSync(dir).join(" ")}`);
-  const objectNames = objects(dir);
-  assert.equal(objectNames.length, 3, "the glue's object file, built once, and each module's kernels' object");
-  for (const n of [...names, ...objectNames]) {
-    assert.equal(sha256(readFileSync(join(dir, n))), (ENTRY.exec(n) ?? OBJECT.exec(n))![1], "the name carries the sha256 of the bytes");
+  assert.deepEqual(names.map((n) => ENTRY.exec(n)![2]).sort(), ["node", "so", "so"], `the glue, and the probe's and the program's modules: ${readdirSync(dir).join(" ")}`);
+  for (const n of names) {
+    assert.equal(sha256(readFileSync(join(dir, n))), ENTRY.exec(n)![1], "the name carries the sha256 of the bytes");
     assert.equal(statSync(join(dir, n)).mode & 0o077, 0, "private to the user");
   }
-  assert.deepEqual(readdirSync(dir).sort(), [...names, ...objectNames].sort(), "no .c or .tmp left behind");
+  assert.deepEqual(readdirSync(dir).sort(), names, "no .c, .o or .tmp left behind");
   assert.deepEqual(child(dir).result, { cached: true, compiled: 0 });
 });
 
@@ -102,10 +98,10 @@ test("cache: a planted module is never loaded: wrong digest, writable by others,
   const planted = plantedModule(work);
   const marker = join(work, "marker");
   assert.deepEqual(child(dir).result, { cached: false, compiled: 2 });
-  const keys = entries(dir).map((n) => n.slice(0, 32));
+  const names = entries(dir);
   const plant = (how: (path: string) => void): void => {
     for (const n of readdirSync(dir)) rmSync(join(dir, n));
-    for (const key of keys) how(join(dir, `${key}-${sha256(planted)}.node`));
+    for (const n of names) how(join(dir, `${n.slice(0, 32)}-${sha256(planted)}.${ENTRY.exec(n)![2]}`));
     const r = child(dir, { XLATS_TEST_MARKER: marker });
     assert.deepEqual(r.result, { cached: false, compiled: 2 }, r.stderr);
     assert.equal(existsSync(marker), false, "the planted constructor did not run");
@@ -132,15 +128,15 @@ test("cache: a truncated entry (a crash, a full disk) is rebuilt, not loaded", (
   if (!needsCompiler(t)) return;
   const dir = freshCache(t);
   assert.deepEqual(child(dir).result, { cached: false, compiled: 2 });
-  const built = objects(dir);
-  for (const n of [...entries(dir), ...built]) truncateSync(join(dir, n), Math.floor(statSync(join(dir, n)).size / 2));
+  const built = entries(dir);
+  for (const n of built) truncateSync(join(dir, n), Math.floor(statSync(join(dir, n)).size / 2));
   const r = child(dir);
   assert.deepEqual(r.result, { cached: false, compiled: 2 }, r.stderr);
-  const rebuilt = objects(dir);
-  assert.equal(rebuilt.length, built.length, "the truncated object files were removed");
+  const rebuilt = entries(dir);
+  assert.equal(rebuilt.length, built.length, "the truncated entries (the glue's too) were removed");
   const keys = (names: string[]): string[] => names.map((n) => n.slice(0, 32)).sort();
   assert.deepEqual(keys(rebuilt), keys(built), "and built again under their keys");
-  for (const n of rebuilt) assert.equal(sha256(readFileSync(join(dir, n))), OBJECT.exec(n)![1], "whole: its bytes are its digest");
+  for (const n of rebuilt) assert.equal(sha256(readFileSync(join(dir, n))), ENTRY.exec(n)![1], "whole: its bytes are its digest");
   assert.deepEqual(child(dir).result, { cached: true, compiled: 0 });
 });
 
@@ -166,7 +162,7 @@ test("cache: past its cap the least recently used entries are evicted, never the
   if (!needsCompiler(t)) return;
   const measure = freshCache(t);
   assert.deepEqual(child(measure).result, { cached: false, compiled: 2 });
-  const real = [...entries(measure), ...objects(measure)].reduce((n, e) => n + statSync(join(measure, e)).size, 0);
+  const real = entries(measure).reduce((n, e) => n + statSync(join(measure, e)).size, 0);
   const seed = (dir: string): string[] => Array.from({ length: 3 }, (_, i) => {
     const bytes = new Uint8Array(400_000).fill(i + 1);
     const name = `${String(i).repeat(32)}-${sha256(bytes)}.node`;
@@ -186,43 +182,36 @@ test("cache: past its cap the least recently used entries are evicted, never the
   const all = seed(tight);
   assert.deepEqual(child(tight, { XLATS_NATIVE_CACHE_MAX_MB: "0.01" }).result, { cached: false, compiled: 2 });
   assert.deepEqual(all.map((f) => existsSync(join(tight, f))), [false, false, false]);
-  assert.equal(entries(tight).length, 2);
+  assert.equal(entries(tight).length, 3, "the glue, the probe and the program stay");
   assert.match(child(tight, { XLATS_NATIVE_CACHE_MAX_MB: "lots" }).stderr, /XLATS_NATIVE_CACHE_MAX_MB must be a positive number of MiB, got 'lots'/);
 });
 
-test("cache: a change of the glue's fixed part relinks a module without compiling its kernels again", (t) => {
+test("cache: a change of the glue's fixed part builds the glue again, and no program's module", (t) => {
   if (!needsCompiler(t)) return;
   const toolchain = nativeToolchain();
   assert.ok(typeof toolchain !== "string", String(toolchain));
-  const symbol = "xk_test_relink";
-  // Writes its begin unit's index plus 42 into its one result: the relinked module must run it as the first did.
+  const symbol = "xk_test_glue_change";
+  // Writes its begin unit's index plus 42 into its one result.
   const kernel = {
-    name: "relink",
+    name: "glue change",
     c: { symbol, source: `void ${symbol}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) { (void)end; int32_t v = (int32_t)begin + 42; memcpy(mem + args[0], &v, 4); }` },
     operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: 4, costPerUnit: 1,
   };
   const parts = nativeModuleParts([{ kernel: kernel as never, bufferBytes: [4] }]);
-  const runs = (): number[] => [nativeBuildStats.compiled, nativeBuildStats.cacheHits, nativeBuildStats.glueObjects, nativeBuildStats.kernelObjects, nativeBuildStats.links];
+  const runs = (): number[] => [nativeBuildStats.compiled, nativeBuildStats.cacheHits, nativeBuildStats.glueModules];
   const since = (before: number[]): number[] => runs().map((n, i) => n - before[i]!);
-  const result = (path: string, begin: number): number => {
-    const memory = new Uint8Array(64);
-    loadModule(path).run(0, memory, Uint32Array.of(8), begin, begin + 1, 1, new Uint32Array(0));
-    return new DataView(memory.buffer).getInt32(8, true);
-  };
   let before = runs();
-  const first = buildModuleSync(toolchain, parts.kernels, "relink", parts.glue);
-  // [modules built, modules found, glue objects compiled, kernel objects compiled, links]; the glue's object is this process's already (the probe's).
-  assert.deepEqual(since(before), [1, 0, 0, 1, 1]);
-  assert.equal(result(first.path, 1), 43);
+  const first = buildModuleSync(toolchain, parts.kernels, "glue change", parts.glue);
+  // [program modules built, found, glue modules built]: the glue is this process's already.
+  assert.deepEqual(since(before), [1, 0, 0]);
+  const memory = new Uint8Array(64);
+  loadModule(first).run(0, memory, Uint32Array.of(8), 1, 2, 1, new Uint32Array(0));
+  assert.equal(new DataView(memory.buffer).getInt32(8, true), 43);
   before = runs();
-  const changedGlue = `${glueObjectSource()}\n/* the glue's fixed part, one comment longer */\n`;
-  const relinked = buildModuleSync(toolchain, parts.kernels, "relink", parts.glue, changedGlue);
-  assert.deepEqual(since(before), [1, 0, 1, 0, 1], "the changed glue compiled once and linked with the kernels' object already built");
-  assert.notEqual(relinked.path, first.path);
-  assert.equal(result(relinked.path, 2), 44);
-  before = runs();
-  assert.equal(buildModuleSync(toolchain, parts.kernels, "relink", parts.glue, changedGlue).path, relinked.path);
-  assert.deepEqual(since(before), [0, 1, 0, 0, 0], "then found in the cache, nothing run");
+  const changed = buildGlueModuleSync(toolchain, `${glueModuleSource()}\n/* the glue's fixed part, one comment longer */\n`);
+  assert.equal(changed.cached, false);
+  assert.equal(buildModuleSync(toolchain, parts.kernels, "glue change", parts.glue).path, first.path);
+  assert.deepEqual(since(before), [0, 1, 1], "the changed glue built once; the program's module found in the cache, as it was");
 });
 
 test("cache: one child compiles a module's kernels and links them, in a directory whose name needs quoting; a failed build leaves nothing", (t) => {
@@ -239,15 +228,14 @@ test("cache: one child compiles a module's kernels and links them, in a director
   const good = nativeModuleParts([{ kernel: kernel("int32_t v = 7; memcpy(mem + args[0], &v, 4);") as never, bufferBytes: [4] }]);
   const before = { ...nativeBuildStats };
   const built = buildModuleSync(t2, good.kernels, "quoted", good.glue);
-  assert.equal(nativeBuildStats.kernelObjects - before.kernelObjects, 1);
-  assert.equal(nativeBuildStats.links - before.links, 1);
+  assert.equal(nativeBuildStats.compiled - before.compiled, 1);
   const memory = new Uint8Array(16);
-  loadModule(built.path).run(0, memory, Uint32Array.of(4), 0, 1, 1, new Uint32Array(0));
+  loadModule(built).run(0, memory, Uint32Array.of(4), 0, 1, 1, new Uint32Array(0));
   assert.equal(new DataView(memory.buffer).getInt32(4, true), 7);
-  assert.equal(objects(dir).length, 2, "the glue's object and the kernels' object, each its own entry");
+  assert.deepEqual(readdirSync(dir), [basename(built.path)], "the module, one entry; its object file a temporary, removed");
   const bad = nativeModuleParts([{ kernel: kernel("this is not C;") as never, bufferBytes: [4] }]);
   assert.throws(() => buildModuleSync(t2, bad.kernels, "broken", bad.glue), /broken: the native module did not compile/);
-  assert.deepEqual(readdirSync(dir).filter((n) => !ENTRY.test(n) && !OBJECT.test(n)), [], "no .c or .tmp left behind");
+  assert.deepEqual(readdirSync(dir).filter((n) => !ENTRY.test(n)), [], "no .c, .o or .tmp left behind");
 });
 
 test("native C: a kernel name cannot close its comment and inject code (backslash-newline splice, */)", (t) => {

@@ -50,7 +50,7 @@ function buildWith(kernels: Parameters<typeof buildNativeModuleSync>[0], name: s
   if (typeof t === "string") throw new Error(t);
   const parts = nativeModuleParts(kernels);
   const built = buildModuleSync({ ...t, flags: [...t.flags, ...extraFlags] }, parts.kernels, name, parts.glue);
-  return new NativeModule(loadModule(built.path), kernels, built);
+  return new NativeModule(loadModule(built), kernels, built);
 }
 
 /**

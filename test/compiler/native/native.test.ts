@@ -364,18 +364,19 @@ test("a call of a C library function the prelude does not declare stops the buil
 
 test("a module links with the linker the driver runs, read from its -### output; output not understood leaves the link to the driver", () => {
   const gcc = `Using built-in specs.
-COLLECT_GCC_OPTIONS='-shared' '-o' 'xk-link-output.node'
- /usr/lib/gcc/x86_64-linux-gnu/12/collect2 -plugin /usr/lib/gcc/liblto_plugin.so "-plugin-opt=/usr/lib/gcc/lto-wrapper" "-plugin-opt=-fresolution=/tmp/cc1.res" --eh-frame-hdr -m elf_x86_64 -shared -o xk-link-output.node /usr/lib/crti.o "-L/opt/a dir" xk-link-kernels.o xk-link-glue.o -lm -lc /usr/lib/crtn.o
-COLLECT_GCC_OPTIONS='-shared' '-o' 'xk-link-output.node'`;
+COLLECT_GCC_OPTIONS='-shared' '-nostdlib' '-o' 'xk-link-output.so'
+ /usr/lib/gcc/x86_64-linux-gnu/12/collect2 -plugin /usr/lib/gcc/liblto_plugin.so "-plugin-opt=/usr/lib/gcc/lto-wrapper" "-plugin-opt=-fresolution=/tmp/cc1.res" --eh-frame-hdr -m elf_x86_64 -shared -o xk-link-output.so "-L/opt/a dir" xk-link-kernels.o -lgcc
+COLLECT_GCC_OPTIONS='-shared' '-nostdlib' '-o' 'xk-link-output.so'`;
   assert.deepEqual(linkerCommand(gcc, () => "/usr/bin/ld"),
-    ["/usr/bin/ld", "--eh-frame-hdr", "-m", "elf_x86_64", "-shared", "-o", "xk-link-output.node", "/usr/lib/crti.o", "-L/opt/a dir", "xk-link-kernels.o", "xk-link-glue.o", "-lm", "-lc", "/usr/lib/crtn.o"]);
+    ["/usr/bin/ld", "--eh-frame-hdr", "-m", "elf_x86_64", "-shared", "-o", "xk-link-output.so", "-L/opt/a dir", "xk-link-kernels.o", "-lgcc"]);
   const clang = `clang version 16.0.6
- "/usr/bin/ld" "-shared" "-o" "xk-link-output.node" "xk-link-kernels.o" "xk-link-glue.o" "-lm" "-lc"`;
-  assert.deepEqual(linkerCommand(clang, () => assert.fail("not collect2")), ["/usr/bin/ld", "-shared", "-o", "xk-link-output.node", "xk-link-kernels.o", "xk-link-glue.o", "-lm", "-lc"]);
-  // Not understood: no command, a program that is no linker, a stand-in missing, no linker found for collect2.
+ "/usr/bin/ld" "-shared" "-o" "xk-link-output.so" "xk-link-kernels.o" "-lgcc"`;
+  assert.deepEqual(linkerCommand(clang, () => assert.fail("not collect2")), ["/usr/bin/ld", "-shared", "-o", "xk-link-output.so", "xk-link-kernels.o", "-lgcc"]);
+  // Not understood: no command, a program that is no linker, a stand-in missing or twice, no linker found for collect2.
   assert.equal(linkerCommand("cc: error: unrecognized option '-###'", () => "ld"), undefined);
-  assert.equal(linkerCommand(" /usr/bin/mystery -o xk-link-output.node xk-link-kernels.o xk-link-glue.o", () => "ld"), undefined);
-  assert.equal(linkerCommand(" /usr/bin/ld -o xk-link-output.node xk-link-kernels.o", () => "ld"), undefined);
+  assert.equal(linkerCommand(" /usr/bin/mystery -o xk-link-output.so xk-link-kernels.o", () => "ld"), undefined);
+  assert.equal(linkerCommand(" /usr/bin/ld -o xk-link-output.so", () => "ld"), undefined);
+  assert.equal(linkerCommand(" /usr/bin/ld -o xk-link-output.so xk-link-kernels.o xk-link-kernels.o", () => "ld"), undefined);
   assert.equal(linkerCommand(gcc, () => ""), undefined);
 });
 
