@@ -68,6 +68,25 @@ export interface GemmRoutine {
  */
 const IN_PLACE_A_MAX_PANELS = 4;
 
+/**
+ * Whether a packed kernel packing B itself packs each panel in the first tile of rows
+ * that reads it (microkernelSource's packsB: B's vectors loaded from where B lies and
+ * stored into the panel on their way to the FMAs), instead of packing the block of
+ * columns before the tiles: B stored by rows only (bLine 1: a step's nr columns are
+ * contiguous). Packing ahead reads B and writes the packed block in a pass of its own
+ * (1 MiB of weights: 88 us of a 944 us 128 x 256 x 1024 call, hot in L3), and the
+ * panels come back from L3 for the tiles when the block passes the L2 (512 columns x
+ * 256 steps: 512 KiB); packed in the tile, B is read once, its panel written to L1
+ * where the block's next tiles read it. Not where B's rows are a multiple of 4 KiB long
+ * (n = 1024 f32): the tile's steps then read one line per row all in the same set of
+ * the L1 (and of the same address modulo 4 KiB as the panel's stores), and 64 x 784 x
+ * 1024 and 64 x 1024 x 1024 ran 5-15% slower so (in five paired runs, prefetching 6,
+ * 16 or 24 steps ahead).
+ */
+export function packsBInTiles(schedule: GemmSchedule): boolean {
+  return schedule.kind === "packed" && schedule.bLine === 1 && (schedule.bK * gemmElementBytes(schedule.spec.elementType)) % 4096 !== 0;
+}
+
 /** Whether the packed kernel reads A's whole tiles in place (a last tile of fewer rows is packed, as before). */
 export function readsAInPlace(schedule: GemmSchedule): boolean {
   return schedule.kind === "packed" && schedule.aK === 1 && Math.ceil(Math.min(schedule.chunk, schedule.spec.n) / schedule.nr) <= IN_PLACE_A_MAX_PANELS;
@@ -112,9 +131,12 @@ export function gemmRoutine(
   const pf = prefetch ? ", pf, share" : "";
   const rowTail = rowTailSource(family, spec.elementType, p, tailRows);
   const inPlace = readsAInPlace(schedule);
+  // B stored by rows, packed by the call: each panel packed by the first tile of rows that reads it (packsBInTiles).
+  const tilePacks = !prepackedB && k > 0 && packsBInTiles(schedule);
   const source = `
 ${microkernelSource(family, spec.elementType, p, undefined, undefined, true)}
 ${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow)}
+` : ""}${tilePacks ? `${microkernelSource(family, spec.elementType, p, inPlace ? aRow : undefined, undefined, false, true)}
 ` : ""}${rowTail === undefined ? "" : `${rowTail}
 `}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine, bK === 1 && bLine !== 1 ? bColumnsPackSource(family, spec.elementType, `${p}_b`, nr) : undefined)}
 ${packA8 === undefined ? "" : `${packA8.helper}
@@ -153,21 +175,26 @@ ${k === 0
     : `    for (int64_t p0 = 0; p0 < ${k}; p0 += ${kc}) {
       int64_t kl = ${k} - p0 < ${kc} ? ${k} - p0 : ${kc};
       int acc = p0 > 0;
-      ${prepackedB ? `bp = (const ${t} *)b8 + bi * ${k * roundUp(n, nr)} + c0 * ${k} + p0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
+      ${prepackedB ? `bp = (const ${t} *)b8 + bi * ${k * roundUp(n, nr)} + c0 * ${k} + p0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : tilePacks ? "/* Packed panel by panel below, by the first block of rows. */" : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
       for (int64_t ib = r0; ib < r1; ib += ${mc}) {
         int64_t ie = ib + ${mc} < r1 ? ib + ${mc} : r1;
         for (int64_t i = ib; i < ie; i += ${mr}) ${inPlace ? `if (ie - i < ${mr}) ` : ""}${p}_pack_a(a, ap + (i - ib) * kl, i, ie - i < ${mr} ? ie - i : ${mr}, p0, kl);
         for (int64_t j = c0; j < c1; j += ${nr}) {
           int64_t cols = c1 - j < ${nr} ? c1 - j : ${nr};
-          const ${t} *bpanel = bp + (j - c0) * kl;
-${prefetch ? `          /* The next panel of B (the next in memory), prefetched a share of its steps by each tile of the block. */
+          ${tilePacks ? "" : "const "}${t} *bpanel = bp + (j - c0) * kl;
+${tilePacks ? `          /* The first block of rows packs the panel: its first tile as it computes (a whole tile and panel), else before it. */
+          int packing = ib == r0 && cols == ${nr} && ie - ib >= ${mr};
+          if (ib == r0 && !packing) ${p}_pack_b(b, bpanel, p0, kl, j, cols);
+` : ""}${prefetch ? `          /* The next panel of B (the next in memory), prefetched a share of its steps by each tile of the block. */
           int64_t tiles = (ie - ib + ${mr - 1}) / ${mr}, share = (kl + tiles - 1) / tiles;
           const ${t} *pf = bpanel + kl * ${nr};
 ` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${prefetch ? `, pf += share * ${nr}` : ""}) {
             int64_t rows = ie - i < ${mr} ? ie - i : ${mr};
             const ${t} *ai = ap + (i - ib) * kl;
             ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${n}`};
-            if (rows == ${mr} && cols == ${nr}) {
+            if (${tilePacks ? `packing && i == ib) {
+              ${p}_micro_pb(kl, ${inPlace ? `a + i * ${aRow} + p0` : "ai"}, bpanel, ci + j, ${n}, acc, b + p0 * ${bK} + j, ${bK});
+            } else if (` : ""}rows == ${mr} && cols == ${nr}) {
               ${inPlace ? `${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc);` : `${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});`}
             }${rowTail === undefined ? "" : ` else if (rows == ${tailRows} && cols == ${nr}) {
               ${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${n}, acc${pf});

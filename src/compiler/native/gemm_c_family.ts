@@ -192,14 +192,20 @@ export function bColumnsPackSource(family: GemmFamily, type: GemmElement, prefix
  * prefetchesB): the kernel takes pf and npf, prefetches the line at pf + p·nr in each
  * of its first npf steps p (a line of a panel of B a step: nr elements are 64 bytes on
  * AVX2), and C's tile before its loop; else it prefetches its own panel of B ahead.
+ * `packsB`: `<prefix>_micro_pb(kl, a, b, c, ldc, acc, src, ldb)`, the same tile with
+ * B read from where it lies (step p's nr columns at src + p·ldb) and each step's vectors
+ * also stored into the panel at b (nr per step), so that the first tile of a block of
+ * rows packs the panel of B the others then read (gemm_c.ts); where the family
+ * prefetches, PACK_AHEAD steps ahead in src.
  */
 export function microkernelSource(
-  family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows, prefetchPanel = false,
+  family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows, prefetchPanel = false, packsB = false,
 ): string {
   const code = CODE[family.name];
   const t = type === "f32" ? "float" : "double";
   const mr = rows;
-  const name = rows === code.rows ? `${prefix}_micro` : `${prefix}_micro${rows}`;
+  if (packsB && (prefetchPanel || rows !== code.rows)) throw new Error("microkernel: a tile packing B is a whole tile, and prefetches its own source");
+  const name = packsB ? `${prefix}_micro_pb` : rows === code.rows ? `${prefix}_micro` : `${prefix}_micro${rows}`;
   const nv = code.vectors;
   const lanes = code.vectorBytes / (type === "f32" ? 4 : 8);
   const nr = nv * lanes;
@@ -209,19 +215,21 @@ export function microkernelSource(
   const lines: string[] = [];
   if (rows === code.rows) lines.push(code.head(prefix, type));
   const prefetches = code.prefetchSteps !== undefined;
-  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf` : ""}) {`);
+  const bParam = packsB ? `${t} *restrict b` : `const ${t} *restrict b`;
+  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, ${bParam}, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf` : ""}${packsB ? `, const ${t} *restrict src, int64_t ldb` : ""}) {`);
   lines.push(`  ${v} ${accs.map((x) => `${x} = ${code.zero(type, v)}`).join(", ")};`);
   if (prefetches && prefetchPanel) for (let r = 0; r < mr; r++) lines.push(`  __builtin_prefetch(c + ${r} * ldc, 1);`);
   // One step of k: nr columns of B loaded, each row's broadcast of A times them added to its accumulators.
   const step = (prefetch: string | undefined): void => {
     if (prefetch !== undefined) lines.push(`    _mm_prefetch((const char *)(${prefetch}), _MM_HINT_T0);`);
-    for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `b + ${j * lanes}`)};`);
+    for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `${packsB ? "src" : "b"} + ${j * lanes}`)};`);
+    if (packsB) for (let j = 0; j < nv; j++) lines.push(`    ${code.store(type, `b + ${j * lanes}`, `b${j}`)};`);
     for (let r = 0; r < mr; r++) {
       lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${aRowStride === undefined ? r : r * aRowStride}]`)};`);
       for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
       lines.push("    }");
     }
-    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};`);
+    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};${packsB ? " src += ldb;" : ""}`);
   };
   if (prefetches && prefetchPanel) {
     // The first npf steps each prefetch a line of pf (a share of the next panel), the rest none.
@@ -234,7 +242,7 @@ export function microkernelSource(
     lines.push("  }");
   } else {
     lines.push(`  for (int64_t p = 0; p < kl; p++) {`);
-    step(prefetches ? `b + ${code.prefetchSteps! * nr}` : undefined);
+    step(!prefetches ? undefined : packsB ? `src + ${PACK_AHEAD} * ldb` : `b + ${code.prefetchSteps! * nr}`);
     lines.push("  }");
   }
   lines.push("  if (acc) {");
@@ -244,6 +252,9 @@ export function microkernelSource(
   lines.push("}");
   return lines.join("\n");
 }
+
+/** Steps of k ahead that a tile packing B (microkernelSource's `packsB`) prefetches its source rows. */
+const PACK_AHEAD = 16;
 
 /** Whether the family's GEMM microkernels prefetch (microkernelSource's `prefetchPanel`: they then take `pf` and `npf`). */
 export const prefetchesB = (family: GemmFamily): boolean => CODE[family.name].prefetchSteps !== undefined;
