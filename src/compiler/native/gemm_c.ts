@@ -4,11 +4,12 @@
 // The GotoBLAS/BLIS structure, register-blocked for the machine the module is built on
 // (gemm_c_family.ts picks the family from NativeCpu): for each block of nc columns and
 // kc steps of k, B is packed into nr-column panels (scratch, or packed once where B is
-// a constant), then for each block of mc rows of C (tiling.mc), A is packed into mr-row
-// panels (the mc x kc block stays in L2), and each panel of B in turn (kc x nr, in L1)
-// is multiplied with every panel of A of the block: a microkernel keeps the mr x nr
-// tile of C in vector registers over the kc steps (a broadcast of A and nr/lanes loads
-// of B per step, fused multiply-adds). So each panel of B is read from memory once per
+// a constant; on avx2, B stored by rows is packed a panel at a time by the first tile
+// of rows that reads it, packsBInTiles), then for each block of mc rows of C
+// (tiling.mc), A is packed into mr-row panels (the mc x kc block stays in L2), and
+// each panel of B in turn (kc x nr, in L1) is multiplied with every panel of A of the
+// block: a microkernel keeps the mr x nr tile of C in vector registers over the kc
+// steps (a broadcast of A and nr/lanes loads of B per step, fused multiply-adds). So each panel of B is read from memory once per
 // block of rows, once per call when m fits one block (GPT-2's prefill, 128 rows; the
 // MLP's batch of 64), however cold B is. Panels are zero-padded, so the microkernel
 // always computes whole tiles; tiles past the edges of C go through a tile buffer.
@@ -38,7 +39,7 @@ import {
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
-import { aPackSource, bColumnsPackSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, type GemmFamily } from "./gemm_c_family.js";
+import { aPackSource, bColumnsPackSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, tilesPackB, type GemmFamily } from "./gemm_c_family.js";
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 
@@ -69,22 +70,22 @@ export interface GemmRoutine {
 const IN_PLACE_A_MAX_PANELS = 4;
 
 /**
- * Whether a packed kernel packing B itself packs each panel in the first tile of rows
- * that reads it (microkernelSource's packsB: B's vectors loaded from where B lies and
- * stored into the panel on their way to the FMAs), instead of packing the block of
- * columns before the tiles: B stored by rows only (bLine 1: a step's nr columns are
- * contiguous). Packing ahead reads B and writes the packed block in a pass of its own
- * (1 MiB of weights: 88 us of a 944 us 128 x 256 x 1024 call, hot in L3), and the
- * panels come back from L3 for the tiles when the block passes the L2 (512 columns x
- * 256 steps: 512 KiB); packed in the tile, B is read once, its panel written to L1
- * where the block's next tiles read it. Not where B's rows are a multiple of 4 KiB long
- * (n = 1024 f32): the tile's steps then read one line per row all in the same set of
- * the L1 (and of the same address modulo 4 KiB as the panel's stores), and 64 x 784 x
- * 1024 and 64 x 1024 x 1024 ran 5-15% slower so (in five paired runs, prefetching 6,
- * 16 or 24 steps ahead).
+ * Whether a packed kernel that packs B itself packs each panel in the first tile of
+ * rows that reads it (microkernelSource's packsB: B's vectors loaded from where B lies
+ * and stored into the panel on their way to the FMAs) instead of packing the block of
+ * columns before the tiles: for families with tilesPackB (avx2), B stored by rows
+ * (bLine 1: a step's nr columns contiguous). Packing ahead is a pass of its own over B
+ * (128 x 256 x 256: 12 of 230 us, 128 x 1024 x 256: 60 of 957 us, B hot in L3), and
+ * its panels come back from L2 or L3 for the tiles; packed in the first tile, B is read
+ * once and its panel written to the L1, where the block's next tiles read it. Measured
+ * (bench/gemm_c_probe.js packB base=, paired, medians, load 9, 2026-12-01): 128 x 256 x
+ * 256 +3-6%, 128 x 64 x 128 +3-5%, 128 x 128 x 64 +1-3%, 128 x 768 x 768 +10-25%.
+ * Not where B's rows are a multiple of 4 KiB long (n = 1024 f32): every step of the
+ * tile then reads a line of the same set of the L1, and 64 x 784 x 1024 and 64 x 1024 x
+ * 1024 ran 5-15% slower so in five paired runs (prefetching 6, 16 or 24 steps ahead).
  */
-export function packsBInTiles(schedule: GemmSchedule): boolean {
-  return schedule.kind === "packed" && schedule.bLine === 1 && (schedule.bK * gemmElementBytes(schedule.spec.elementType)) % 4096 !== 0;
+export function packsBInTiles(schedule: GemmSchedule, family: GemmFamily): boolean {
+  return tilesPackB(family) && schedule.kind === "packed" && schedule.bLine === 1 && (schedule.bK * gemmElementBytes(schedule.spec.elementType)) % 4096 !== 0;
 }
 
 /** Whether the packed kernel reads A's whole tiles in place (a last tile of fewer rows is packed, as before). */
@@ -132,7 +133,7 @@ export function gemmRoutine(
   const rowTail = rowTailSource(family, spec.elementType, p, tailRows);
   const inPlace = readsAInPlace(schedule);
   // B stored by rows, packed by the call: each panel packed by the first tile of rows that reads it (packsBInTiles).
-  const tilePacks = !prepackedB && k > 0 && packsBInTiles(schedule);
+  const tilePacks = !prepackedB && k > 0 && packsBInTiles(schedule, family);
   const source = `
 ${microkernelSource(family, spec.elementType, p, undefined, undefined, true)}
 ${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow)}
@@ -185,7 +186,7 @@ ${k === 0
 ${tilePacks ? `          /* The first block of rows packs the panel: its first tile as it computes (a whole tile and panel), else before it. */
           int packing = ib == r0 && cols == ${nr} && ie - ib >= ${mr};
           if (ib == r0 && !packing) ${p}_pack_b(b, bpanel, p0, kl, j, cols);
-` : ""}${prefetch ? `          /* The next panel of B (the next in memory), prefetched a share of its steps by each tile of the block. */
+` : ""}${prefetch ? `          /* The next panel of B (the next in memory), prefetched a share of its steps by each tile of the block${tilePacks ? " (packed in the tiles: the lines the next panel's first tile stores to)" : ""}. */
           int64_t tiles = (ie - ib + ${mr - 1}) / ${mr}, share = (kl + tiles - 1) / tiles;
           const ${t} *pf = bpanel + kl * ${nr};
 ` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${prefetch ? `, pf += share * ${nr}` : ""}) {

@@ -31,6 +31,11 @@
 // - Row tails: the last tile of C's rows (m mod 6 rows: 64 = 10 x 6 + 4) runs a
 //   microkernel of its own rows into C (rowTailSource) instead of a whole tile into a
 //   buffer then copied.
+// - Packing B in the tiles: B stored by rows and packed by the call (a parameter's
+//   weights) is packed panel by panel by the first tile of rows that reads it, its
+//   vectors stored into the panel on their way to the FMAs (microkernelSource's packsB,
+//   gemm_c.ts's packsBInTiles), instead of in a pass over the block of columns before
+//   the tiles.
 // A prefetch is a hint: one past the end of B touches nothing and never faults.
 
 import type { GemmElement, GemmTarget } from "../kernel/gemm_plan.js";
@@ -65,6 +70,8 @@ interface FamilyCode {
   readonly prefetchSteps?: number;
   /** Whether a tile of fewer rows than mr (the last of C's rows) has microkernels of its own (rowTailSource). */
   readonly rowTails?: boolean;
+  /** Whether the first tile of rows packs each panel of B stored by rows as it computes (microkernelSource's packsB; gemm_c.ts, packsBInTiles). */
+  readonly tilesPackB?: boolean;
 }
 
 /**
@@ -97,7 +104,7 @@ const avxPackA8 = (p: string, mr: number, attribute: string, dstStride = mr): st
 }`;
 };
 
-type Extras = Pick<FamilyCode, "packA8" | "prefetchSteps" | "rowTails">;
+type Extras = Pick<FamilyCode, "packA8" | "prefetchSteps" | "rowTails" | "tilesPackB">;
 
 const x86 = (bits: 256 | 512, rows: number, attribute: string, extras: Extras = {}): FamilyCode => {
   const ps = (type: GemmElement): string => (type === "f32" ? "ps" : "pd");
@@ -140,7 +147,7 @@ const vectorExtensions = (rows: number, vectors: number): FamilyCode => {
 
 const CODE: Record<GemmFamilyName, FamilyCode> = {
   avx512: x86(512, 14, "avx512f"),
-  avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8, prefetchSteps: 64, rowTails: true }),
+  avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8, prefetchSteps: 64, rowTails: true, tilesPackB: true }),
   neon: vectorExtensions(8, 3),
   portable: vectorExtensions(4, 2),
 };
@@ -255,6 +262,9 @@ export function microkernelSource(
 
 /** Steps of k ahead that a tile packing B (microkernelSource's `packsB`) prefetches its source rows. */
 const PACK_AHEAD = 16;
+
+/** Whether the family's first tile of rows packs the panels of B stored by rows (FamilyCode's tilesPackB). */
+export const tilesPackB = (family: GemmFamily): boolean => CODE[family.name].tilesPackB === true;
 
 /** Whether the family's GEMM microkernels prefetch (microkernelSource's `prefetchPanel`: they then take `pf` and `npf`). */
 export const prefetchesB = (family: GemmFamily): boolean => CODE[family.name].prefetchSteps !== undefined;
