@@ -102,8 +102,10 @@ export function readsAInPlace(schedule: GemmSchedule): boolean {
  * written by `finish` alone (an output fusion writing over an operand its epilogue reads).
  * Where the family prefetches (prefetchesB), each tile's microkernel prefetches a share
  * of the next panel of B (the next in memory: the next panel of the block, or the first
- * of the next block of k), the block's tiles together all of it, while the current
- * panel is in L1; a prefetch past the end of B is a hint, and never faults.
+ * of the next block of k; where tiles pack B, packsBInTiles, the next panel's columns
+ * where B lies, for the tile that will pack them), the block's tiles together all of
+ * it, while the current panel is in L1; a prefetch past the end of B is a hint, and
+ * never faults.
  */
 export function gemmRoutine(
   schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false, prepackedB = false,
@@ -129,7 +131,7 @@ export function gemmRoutine(
   // The last tile of fewer rows computed by a microkernel of its rows where the family has one.
   const tailRows = m % mr;
   const prefetch = prefetchesB(family);
-  const pf = prefetch ? ", pf, share" : "";
+  const pf = prefetch ? ", pf, share, pfs" : "";
   const rowTail = rowTailSource(family, spec.elementType, p, tailRows);
   const inPlace = readsAInPlace(schedule);
   // B stored by rows, packed by the call: each panel packed by the first tile of rows that reads it (packsBInTiles).
@@ -186,10 +188,11 @@ ${k === 0
 ${tilePacks ? `          /* The first block of rows packs the panel: its first tile as it computes (a whole tile and panel), else before it. */
           int packing = ib == r0 && cols == ${nr} && ie - ib >= ${mr};
           if (ib == r0 && !packing) ${p}_pack_b(b, bpanel, p0, kl, j, cols);
-` : ""}${prefetch ? `          /* The next panel of B (the next in memory), prefetched a share of its steps by each tile of the block${tilePacks ? " (packed in the tiles: the lines the next panel's first tile stores to)" : ""}. */
+` : ""}${prefetch ? `          /* The next panel of B, prefetched a share of its steps by each tile of the block: ${tilePacks ? "where B lies, for the tile that packs it" : "the next in memory"}. */
           int64_t tiles = (ie - ib + ${mr - 1}) / ${mr}, share = (kl + tiles - 1) / tiles;
-          const ${t} *pf = bpanel + kl * ${nr};
-` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${prefetch ? `, pf += share * ${nr}` : ""}) {
+          const ${t} *pf = ${tilePacks ? `b + p0 * ${bK} + j + ${nr}` : `bpanel + kl * ${nr}`};
+          const int64_t pfs = ${tilePacks ? bK : nr};
+` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${prefetch ? `, pf += share * pfs` : ""}) {
             int64_t rows = ie - i < ${mr} ? ie - i : ${mr};
             const ${t} *ai = ap + (i - ib) * kl;
             ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${n}`};

@@ -189,16 +189,17 @@ export function bColumnsPackSource(family: GemmFamily, type: GemmElement, prefix
 }
 
 /**
- * `static void <prefix>_micro(int64_t kl, const T *a, const T *b, T *c, int64_t ldc, int acc[, const T *pf, int64_t npf])`:
+ * `static void <prefix>_micro(int64_t kl, const T *a, const T *b, T *c, int64_t ldc, int acc[, const T *pf, int64_t npf, int64_t pfs])`:
  * the mr x nr tile at c (row stride ldc elements) gets (acc ? itself : 0) + sum over kl
  * steps of A times a panel of B (nr per step). A is a packed panel (mr per step), or,
  * given `aRowStride`, mr rows read in place (row r at a + r * aRowStride, one element
  * per step: the convolution's patch rows, which stay in L1). `rows` below the family's
  * mr: `<prefix>_micro<rows>`, a tile of that many rows reading the first rows of the
  * same packed panels (rowTailSource). `prefetchPanel` (where the family prefetches,
- * prefetchesB): the kernel takes pf and npf, prefetches the line at pf + p·nr in each
- * of its first npf steps p (a line of a panel of B a step: nr elements are 64 bytes on
- * AVX2), and C's tile before its loop; else it prefetches its own panel of B ahead.
+ * prefetchesB): the kernel takes pf, npf and pfs, prefetches the line at pf + p·pfs in
+ * each of its first npf steps p (a line of the next panel of B a step: nr elements are
+ * 64 bytes on AVX2; pfs is nr in a packed panel, B's row stride where B is still where
+ * it lies), and C's tile before its loop; else it prefetches its own panel of B ahead.
  * `packsB`: `<prefix>_micro_pb(kl, a, b, c, ldc, acc, src, ldb)`, the same tile with
  * B read from where it lies (step p's nr columns at src + p·ldb) and each step's vectors
  * also stored into the panel at b (nr per step), so that the first tile of a block of
@@ -223,7 +224,7 @@ export function microkernelSource(
   if (rows === code.rows) lines.push(code.head(prefix, type));
   const prefetches = code.prefetchSteps !== undefined;
   const bParam = packsB ? `${t} *restrict b` : `const ${t} *restrict b`;
-  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, ${bParam}, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf` : ""}${packsB ? `, const ${t} *restrict src, int64_t ldb` : ""}) {`);
+  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, ${bParam}, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf, int64_t pfs` : ""}${packsB ? `, const ${t} *restrict src, int64_t ldb` : ""}) {`);
   lines.push(`  ${v} ${accs.map((x) => `${x} = ${code.zero(type, v)}`).join(", ")};`);
   if (prefetches && prefetchPanel) for (let r = 0; r < mr; r++) lines.push(`  __builtin_prefetch(c + ${r} * ldc, 1);`);
   // One step of k: nr columns of B loaded, each row's broadcast of A times them added to its accumulators.
@@ -242,7 +243,7 @@ export function microkernelSource(
     // The first npf steps each prefetch a line of pf (a share of the next panel), the rest none.
     lines.push(`  int64_t p = 0;`);
     lines.push(`  for (int64_t pn = npf < kl ? npf : kl; p < pn; p++) {`);
-    step(`pf + p * ${nr}`);
+    step("pf + p * pfs");
     lines.push("  }");
     lines.push(`  for (; p < kl; p++) {`);
     step(undefined);
@@ -266,7 +267,7 @@ const PACK_AHEAD = 16;
 /** Whether the family's first tile of rows packs the panels of B stored by rows (FamilyCode's tilesPackB). */
 export const tilesPackB = (family: GemmFamily): boolean => CODE[family.name].tilesPackB === true;
 
-/** Whether the family's GEMM microkernels prefetch (microkernelSource's `prefetchPanel`: they then take `pf` and `npf`). */
+/** Whether the family's GEMM microkernels prefetch (microkernelSource's `prefetchPanel`: they then take `pf`, `npf` and `pfs`). */
 export const prefetchesB = (family: GemmFamily): boolean => CODE[family.name].prefetchSteps !== undefined;
 
 /**
