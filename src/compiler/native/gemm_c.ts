@@ -77,17 +77,18 @@ const IN_PLACE_A_MAX_PANELS = 4;
  * (bLine 1: a step's nr columns contiguous). Packing ahead is a pass of its own over B
  * (128 x 256 x 256: 12 of 230 us, 128 x 1024 x 256: 60 of 957 us, B hot in L3), and
  * its panels come back from L2 or L3 for the tiles; packed in the first tile, B is read
- * once and its panel written to the L1, where the block's next tiles read it (the tiles
- * of the panel before prefetch its columns where B lies). Paired with packing ahead in
- * one process (B packed by each call, medians per CPU second, load 7-11, 2026-12-01,
- * docs/benchmarks.md): 64 x 768 x 768 +26-27%, 128 x 768 x 2304 +20-24%, 128 x 64 x
- * 128 +13-14%, 128 x 1024 x 256 +1-8%, 128 x 256 x 256 and 128 x 128 x 64 -2 to +8%.
- * Not where B's rows are a multiple of 4 KiB long (n = 1024 f32): every step of the
- * tile then reads a line of the same set of the L1, and 64 x 784 x 1024 and 64 x 1024 x
- * 1024 ran 5-15% slower so in five paired runs (prefetching 6, 16 or 24 steps ahead).
+ * once and its panel written to the L1, where the block's next tiles read it, the tiles
+ * of the panel before having prefetched its columns where B lies. Paired with packing
+ * ahead in one process (B packed by each call, medians per CPU second, load 7-15,
+ * 2026-12-01, docs/benchmarks.md): 64 x 768 x 768 +26-27%, 128 x 768 x 2304 +20-24%,
+ * 128 x 768 x 3072 +20-28%, 128 x 64 x 128 +13-14%, 64 x 1024 x 1024 +16-20%, 128 x
+ * 256 x 1024 +6-7%, 128 x 1024 x 256 +1-8%, 128 x 256 x 256 and 128 x 128 x 64 -2 to +8%.
+ * Rows of B a multiple of 4 KiB long (n = 1024 f32) put every step's line of the packing
+ * tile in one set of the L1: without the prefetch by the tiles before, 64 x 784 x 1024
+ * and 64 x 1024 x 1024 ran 5-15% slower packed so; with it, 10-20% faster.
  */
 export function packsBInTiles(schedule: GemmSchedule, family: GemmFamily): boolean {
-  return tilesPackB(family) && schedule.kind === "packed" && schedule.bLine === 1 && (schedule.bK * gemmElementBytes(schedule.spec.elementType)) % 4096 !== 0;
+  return tilesPackB(family) && schedule.kind === "packed" && schedule.bLine === 1;
 }
 
 /** Whether the packed kernel reads A's whole tiles in place (a last tile of fewer rows is packed, as before). */
