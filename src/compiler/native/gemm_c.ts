@@ -9,9 +9,9 @@
 // (tiling.mc), A is packed into mr-row panels (the mc x kc block stays in L2), and
 // each panel of B in turn (kc x nr, in L1) is multiplied with every panel of A of the
 // block: a microkernel keeps the mr x nr tile of C in vector registers over the kc
-// steps (a broadcast of A and nr/lanes loads of B per step, fused multiply-adds). So each panel of B is read from memory once per
-// block of rows, once per call when m fits one block (GPT-2's prefill, 128 rows; the
-// MLP's batch of 64), however cold B is. Panels are zero-padded, so the microkernel
+// steps (a broadcast of A and nr/lanes loads of B per step, fused multiply-adds). So
+// each panel of B is read from memory once per block of rows, once per call when m
+// fits one block (GPT-2's prefill, 128 rows; the MLP's batch of 64), however cold B is. Panels are zero-padded, so the microkernel
 // always computes whole tiles; tiles past the edges of C go through a tile buffer.
 //
 // Accumulation: in the element type, for each element of C sequentially over k within
