@@ -4,13 +4,14 @@
 // The GotoBLAS/BLIS structure, register-blocked for the machine the module is built on
 // (gemm_c_family.ts picks the family from NativeCpu): for each block of nc columns and
 // kc steps of k, B is packed into nr-column panels (scratch, or packed once where B is
-// a constant), then for each block of mc rows of C (tiling.mc), A is packed into mr-row
-// panels (the mc x kc block stays in L2), and each panel of B in turn (kc x nr, in L1)
-// is multiplied with every panel of A of the block: a microkernel keeps the mr x nr
-// tile of C in vector registers over the kc steps (a broadcast of A and nr/lanes loads
-// of B per step, fused multiply-adds). So each panel of B is read from memory once per
-// block of rows, once per call when m fits one block (GPT-2's prefill, 128 rows; the
-// MLP's batch of 64), however cold B is. Panels are zero-padded, so the microkernel
+// a constant; on avx2, B stored by rows is packed a panel at a time by the first tile
+// of rows that reads it, packsBInTiles), then for each block of mc rows of C
+// (tiling.mc), A is packed into mr-row panels (the mc x kc block stays in L2), and
+// each panel of B in turn (kc x nr, in L1) is multiplied with every panel of A of the
+// block: a microkernel keeps the mr x nr tile of C in vector registers over the kc
+// steps (a broadcast of A and nr/lanes loads of B per step, fused multiply-adds). So
+// each panel of B is read from memory once per block of rows, once per call when m
+// fits one block (GPT-2's prefill, 128 rows; the MLP's batch of 64), however cold B is. Panels are zero-padded, so the microkernel
 // always computes whole tiles; tiles past the edges of C go through a tile buffer.
 //
 // Accumulation: in the element type, for each element of C sequentially over k within
@@ -38,7 +39,7 @@ import {
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
-import { aPackSource, bColumnsPackSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, type GemmFamily } from "./gemm_c_family.js";
+import { aPackSource, bColumnsPackSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, tilesPackB, type GemmFamily } from "./gemm_c_family.js";
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 
@@ -68,6 +69,28 @@ export interface GemmRoutine {
  */
 const IN_PLACE_A_MAX_PANELS = 4;
 
+/**
+ * Whether a packed kernel that packs B itself packs each panel in the first tile of
+ * rows that reads it (microkernelSource's packsB: B's vectors loaded from where B lies
+ * and stored into the panel on their way to the FMAs) instead of packing the block of
+ * columns before the tiles: for families with tilesPackB (avx2), B stored by rows
+ * (bLine 1: a step's nr columns contiguous). Packing ahead is a pass of its own over B
+ * (128 x 256 x 256: 12 of 230 us, 128 x 1024 x 256: 60 of 957 us, B hot in L3), and
+ * its panels come back from L2 or L3 for the tiles; packed in the first tile, B is read
+ * once and its panel written to the L1, where the block's next tiles read it, the tiles
+ * of the panel before having prefetched its columns where B lies. Paired with packing
+ * ahead in one process (B packed by each call, medians per CPU second, load 7-15,
+ * 2026-12-01, docs/benchmarks.md): 64 x 768 x 768 +26-27%, 128 x 768 x 2304 +20-24%,
+ * 128 x 768 x 3072 +20-28%, 128 x 64 x 128 +13-14%, 64 x 1024 x 1024 +16-20%, 128 x
+ * 256 x 1024 +6-7%, 128 x 1024 x 256 +1-8%, 128 x 256 x 256 and 128 x 128 x 64 -2 to +8%.
+ * Rows of B a multiple of 4 KiB long (n = 1024 f32) put every step's line of the packing
+ * tile in one set of the L1: without the prefetch by the tiles before, 64 x 784 x 1024
+ * and 64 x 1024 x 1024 ran 5-15% slower packed so; with it, 10-20% faster.
+ */
+export function packsBInTiles(schedule: GemmSchedule, family: GemmFamily): boolean {
+  return tilesPackB(family) && schedule.kind === "packed" && schedule.bLine === 1;
+}
+
 /** Whether the packed kernel reads A's whole tiles in place (a last tile of fewer rows is packed, as before). */
 export function readsAInPlace(schedule: GemmSchedule): boolean {
   return schedule.kind === "packed" && schedule.aK === 1 && Math.ceil(Math.min(schedule.chunk, schedule.spec.n) / schedule.nr) <= IN_PLACE_A_MAX_PANELS;
@@ -82,8 +105,10 @@ export function readsAInPlace(schedule: GemmSchedule): boolean {
  * written by `finish` alone (an output fusion writing over an operand its epilogue reads).
  * Where the family prefetches (prefetchesB), each tile's microkernel prefetches a share
  * of the next panel of B (the next in memory: the next panel of the block, or the first
- * of the next block of k), the block's tiles together all of it, while the current
- * panel is in L1; a prefetch past the end of B is a hint, and never faults.
+ * of the next block of k; where tiles pack B, packsBInTiles, the next panel's columns
+ * where B lies, for the tile that will pack them), the block's tiles together all of
+ * it, while the current panel is in L1; a prefetch past the end of B is a hint, and
+ * never faults.
  */
 export function gemmRoutine(
   schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false, prepackedB = false,
@@ -109,12 +134,15 @@ export function gemmRoutine(
   // The last tile of fewer rows computed by a microkernel of its rows where the family has one.
   const tailRows = m % mr;
   const prefetch = prefetchesB(family);
-  const pf = prefetch ? ", pf, share" : "";
+  const pf = prefetch ? ", pf, share, pfs" : "";
   const rowTail = rowTailSource(family, spec.elementType, p, tailRows);
   const inPlace = readsAInPlace(schedule);
+  // B stored by rows, packed by the call: each panel packed by the first tile of rows that reads it (packsBInTiles).
+  const tilePacks = !prepackedB && k > 0 && packsBInTiles(schedule, family);
   const source = `
 ${microkernelSource(family, spec.elementType, p, undefined, undefined, true)}
 ${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow)}
+` : ""}${tilePacks ? `${microkernelSource(family, spec.elementType, p, inPlace ? aRow : undefined, undefined, false, true)}
 ` : ""}${rowTail === undefined ? "" : `${rowTail}
 `}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine, bK === 1 && bLine !== 1 ? bColumnsPackSource(family, spec.elementType, `${p}_b`, nr) : undefined)}
 ${packA8 === undefined ? "" : `${packA8.helper}
@@ -153,21 +181,27 @@ ${k === 0
     : `    for (int64_t p0 = 0; p0 < ${k}; p0 += ${kc}) {
       int64_t kl = ${k} - p0 < ${kc} ? ${k} - p0 : ${kc};
       int acc = p0 > 0;
-      ${prepackedB ? `bp = (const ${t} *)b8 + bi * ${k * roundUp(n, nr)} + c0 * ${k} + p0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
+      ${prepackedB ? `bp = (const ${t} *)b8 + bi * ${k * roundUp(n, nr)} + c0 * ${k} + p0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : tilePacks ? "/* Packed panel by panel below, by the first block of rows. */" : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
       for (int64_t ib = r0; ib < r1; ib += ${mc}) {
         int64_t ie = ib + ${mc} < r1 ? ib + ${mc} : r1;
         for (int64_t i = ib; i < ie; i += ${mr}) ${inPlace ? `if (ie - i < ${mr}) ` : ""}${p}_pack_a(a, ap + (i - ib) * kl, i, ie - i < ${mr} ? ie - i : ${mr}, p0, kl);
         for (int64_t j = c0; j < c1; j += ${nr}) {
           int64_t cols = c1 - j < ${nr} ? c1 - j : ${nr};
-          const ${t} *bpanel = bp + (j - c0) * kl;
-${prefetch ? `          /* The next panel of B (the next in memory), prefetched a share of its steps by each tile of the block. */
+          ${tilePacks ? "" : "const "}${t} *bpanel = bp + (j - c0) * kl;
+${tilePacks ? `          /* The first block of rows packs the panel: its first tile as it computes (a whole tile and panel), else before it. */
+          int packing = ib == r0 && cols == ${nr} && ie - ib >= ${mr};
+          if (ib == r0 && !packing) ${p}_pack_b(b, bpanel, p0, kl, j, cols);
+` : ""}${prefetch ? `          /* The next panel of B, prefetched a share of its steps by each tile of the block: ${tilePacks ? "where B lies, for the tile that packs it" : "the next in memory"}. */
           int64_t tiles = (ie - ib + ${mr - 1}) / ${mr}, share = (kl + tiles - 1) / tiles;
-          const ${t} *pf = bpanel + kl * ${nr};
-` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${prefetch ? `, pf += share * ${nr}` : ""}) {
+          const ${t} *pf = ${tilePacks ? `b + p0 * ${bK} + j + ${nr}` : `bpanel + kl * ${nr}`};
+          const int64_t pfs = ${tilePacks ? bK : nr};
+` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${prefetch ? `, pf += share * pfs` : ""}) {
             int64_t rows = ie - i < ${mr} ? ie - i : ${mr};
             const ${t} *ai = ap + (i - ib) * kl;
             ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${n}`};
-            if (rows == ${mr} && cols == ${nr}) {
+            if (${tilePacks ? `packing && i == ib) {
+              ${p}_micro_pb(kl, ${inPlace ? `a + i * ${aRow} + p0` : "ai"}, bpanel, ci + j, ${n}, acc, b + p0 * ${bK} + j, ${bK});
+            } else if (` : ""}rows == ${mr} && cols == ${nr}) {
               ${inPlace ? `${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc);` : `${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});`}
             }${rowTail === undefined ? "" : ` else if (rows == ${tailRows} && cols == ${nr}) {
               ${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${n}, acc${pf});

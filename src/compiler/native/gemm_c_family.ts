@@ -31,6 +31,11 @@
 // - Row tails: the last tile of C's rows (m mod 6 rows: 64 = 10 x 6 + 4) runs a
 //   microkernel of its own rows into C (rowTailSource) instead of a whole tile into a
 //   buffer then copied.
+// - Packing B in the tiles: B stored by rows and packed by the call (a parameter's
+//   weights) is packed panel by panel by the first tile of rows that reads it, its
+//   vectors stored into the panel on their way to the FMAs (microkernelSource's packsB,
+//   gemm_c.ts's packsBInTiles), instead of in a pass over the block of columns before
+//   the tiles.
 // A prefetch is a hint: one past the end of B touches nothing and never faults.
 
 import type { GemmElement, GemmTarget } from "../kernel/gemm_plan.js";
@@ -65,6 +70,8 @@ interface FamilyCode {
   readonly prefetchSteps?: number;
   /** Whether a tile of fewer rows than mr (the last of C's rows) has microkernels of its own (rowTailSource). */
   readonly rowTails?: boolean;
+  /** Whether the first tile of rows packs each panel of B stored by rows as it computes (microkernelSource's packsB; gemm_c.ts, packsBInTiles). */
+  readonly tilesPackB?: boolean;
 }
 
 /**
@@ -97,7 +104,7 @@ const avxPackA8 = (p: string, mr: number, attribute: string, dstStride = mr): st
 }`;
 };
 
-type Extras = Pick<FamilyCode, "packA8" | "prefetchSteps" | "rowTails">;
+type Extras = Pick<FamilyCode, "packA8" | "prefetchSteps" | "rowTails" | "tilesPackB">;
 
 const x86 = (bits: 256 | 512, rows: number, attribute: string, extras: Extras = {}): FamilyCode => {
   const ps = (type: GemmElement): string => (type === "f32" ? "ps" : "pd");
@@ -140,7 +147,7 @@ const vectorExtensions = (rows: number, vectors: number): FamilyCode => {
 
 const CODE: Record<GemmFamilyName, FamilyCode> = {
   avx512: x86(512, 14, "avx512f"),
-  avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8, prefetchSteps: 64, rowTails: true }),
+  avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8, prefetchSteps: 64, rowTails: true, tilesPackB: true }),
   neon: vectorExtensions(8, 3),
   portable: vectorExtensions(4, 2),
 };
@@ -182,24 +189,31 @@ export function bColumnsPackSource(family: GemmFamily, type: GemmElement, prefix
 }
 
 /**
- * `static void <prefix>_micro(int64_t kl, const T *a, const T *b, T *c, int64_t ldc, int acc[, const T *pf, int64_t npf])`:
+ * `static void <prefix>_micro(int64_t kl, const T *a, const T *b, T *c, int64_t ldc, int acc[, const T *pf, int64_t npf, int64_t pfs])`:
  * the mr x nr tile at c (row stride ldc elements) gets (acc ? itself : 0) + sum over kl
  * steps of A times a panel of B (nr per step). A is a packed panel (mr per step), or,
  * given `aRowStride`, mr rows read in place (row r at a + r * aRowStride, one element
  * per step: the convolution's patch rows, which stay in L1). `rows` below the family's
  * mr: `<prefix>_micro<rows>`, a tile of that many rows reading the first rows of the
  * same packed panels (rowTailSource). `prefetchPanel` (where the family prefetches,
- * prefetchesB): the kernel takes pf and npf, prefetches the line at pf + p·nr in each
- * of its first npf steps p (a line of a panel of B a step: nr elements are 64 bytes on
- * AVX2), and C's tile before its loop; else it prefetches its own panel of B ahead.
+ * prefetchesB): the kernel takes pf, npf and pfs, prefetches the line at pf + p·pfs in
+ * each of its first npf steps p (a line of the next panel of B a step: nr elements are
+ * 64 bytes on AVX2; pfs is nr in a packed panel, B's row stride where B is still where
+ * it lies), and C's tile before its loop; else it prefetches its own panel of B ahead.
+ * `packsB`: `<prefix>_micro_pb(kl, a, b, c, ldc, acc, src, ldb)`, the same tile with
+ * B read from where it lies (step p's nr columns at src + p·ldb) and each step's vectors
+ * also stored into the panel at b (nr per step), so that the first tile of a block of
+ * rows packs the panel of B the others then read (gemm_c.ts); where the family
+ * prefetches, PACK_AHEAD steps ahead in src.
  */
 export function microkernelSource(
-  family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows, prefetchPanel = false,
+  family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows, prefetchPanel = false, packsB = false,
 ): string {
   const code = CODE[family.name];
   const t = type === "f32" ? "float" : "double";
   const mr = rows;
-  const name = rows === code.rows ? `${prefix}_micro` : `${prefix}_micro${rows}`;
+  if (packsB && (prefetchPanel || rows !== code.rows)) throw new Error("microkernel: a tile packing B is a whole tile, and prefetches its own source");
+  const name = packsB ? `${prefix}_micro_pb` : rows === code.rows ? `${prefix}_micro` : `${prefix}_micro${rows}`;
   const nv = code.vectors;
   const lanes = code.vectorBytes / (type === "f32" ? 4 : 8);
   const nr = nv * lanes;
@@ -209,32 +223,34 @@ export function microkernelSource(
   const lines: string[] = [];
   if (rows === code.rows) lines.push(code.head(prefix, type));
   const prefetches = code.prefetchSteps !== undefined;
-  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, const ${t} *restrict b, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf` : ""}) {`);
+  const bParam = packsB ? `${t} *restrict b` : `const ${t} *restrict b`;
+  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, ${bParam}, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf, int64_t pfs` : ""}${packsB ? `, const ${t} *restrict src, int64_t ldb` : ""}) {`);
   lines.push(`  ${v} ${accs.map((x) => `${x} = ${code.zero(type, v)}`).join(", ")};`);
   if (prefetches && prefetchPanel) for (let r = 0; r < mr; r++) lines.push(`  __builtin_prefetch(c + ${r} * ldc, 1);`);
   // One step of k: nr columns of B loaded, each row's broadcast of A times them added to its accumulators.
   const step = (prefetch: string | undefined): void => {
     if (prefetch !== undefined) lines.push(`    _mm_prefetch((const char *)(${prefetch}), _MM_HINT_T0);`);
-    for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `b + ${j * lanes}`)};`);
+    for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `${packsB ? "src" : "b"} + ${j * lanes}`)};`);
+    if (packsB) for (let j = 0; j < nv; j++) lines.push(`    ${code.store(type, `b + ${j * lanes}`, `b${j}`)};`);
     for (let r = 0; r < mr; r++) {
       lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${aRowStride === undefined ? r : r * aRowStride}]`)};`);
       for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
       lines.push("    }");
     }
-    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};`);
+    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};${packsB ? " src += ldb;" : ""}`);
   };
   if (prefetches && prefetchPanel) {
     // The first npf steps each prefetch a line of pf (a share of the next panel), the rest none.
     lines.push(`  int64_t p = 0;`);
     lines.push(`  for (int64_t pn = npf < kl ? npf : kl; p < pn; p++) {`);
-    step(`pf + p * ${nr}`);
+    step("pf + p * pfs");
     lines.push("  }");
     lines.push(`  for (; p < kl; p++) {`);
     step(undefined);
     lines.push("  }");
   } else {
     lines.push(`  for (int64_t p = 0; p < kl; p++) {`);
-    step(prefetches ? `b + ${code.prefetchSteps! * nr}` : undefined);
+    step(!prefetches ? undefined : packsB ? `src + ${PACK_AHEAD} * ldb` : `b + ${code.prefetchSteps! * nr}`);
     lines.push("  }");
   }
   lines.push("  if (acc) {");
@@ -245,7 +261,13 @@ export function microkernelSource(
   return lines.join("\n");
 }
 
-/** Whether the family's GEMM microkernels prefetch (microkernelSource's `prefetchPanel`: they then take `pf` and `npf`). */
+/** Steps of k ahead that a tile packing B (microkernelSource's `packsB`) prefetches its source rows. */
+const PACK_AHEAD = 16;
+
+/** Whether the family's first tile of rows packs the panels of B stored by rows (FamilyCode's tilesPackB). */
+export const tilesPackB = (family: GemmFamily): boolean => CODE[family.name].tilesPackB === true;
+
+/** Whether the family's GEMM microkernels prefetch (microkernelSource's `prefetchPanel`: they then take `pf`, `npf` and `pfs`). */
 export const prefetchesB = (family: GemmFamily): boolean => CODE[family.name].prefetchSteps !== undefined;
 
 /**

@@ -2,10 +2,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { emitGemmC, readsAInPlace } from "../../../src/compiler/native/gemm_c.js";
+import { emitGemmC, packsBInTiles, readsAInPlace } from "../../../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily } from "../../../src/compiler/native/gemm_c_family.js";
 import { gemmSpecOfDot, planGemm, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
-import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
+import type { NativeCpu, NativeKernel } from "../../../src/compiler/native/kernel.js";
 import { ALWAYS_PARALLEL_COST, MIN_PARALLEL_COST, SPLIT_TRIALS } from "../../../src/compiler/native/glue.js";
 import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder } from "../../../src/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
@@ -123,6 +123,26 @@ test("native gemm: A read in place up to 4 panels of B (attention's p·V), packe
   assert.ok(!source(spec(128, 128, 64)).includes("g_b_pack_a8("), "B stored by rows is not");
 });
 
+test("native gemm: the avx2 family's first tile of rows packs B stored by rows, not B stored [n][k] or pre-packed, nor other families", () => {
+  const x86: NativeCpu = { arch: "x86_64", avx2: true, fma: true, avx512f: false, neon: false };
+  const spec = (n: number, rhsTransposed = false): GemmSpec => ({ elementType: "f32", batch: 1, m: 128, n, k: 256, rhsTransposed });
+  const source = (s: GemmSpec, name: "avx2" | "avx512" = "avx2", constantB = false): string => {
+    const kernel = emitGemmC(s, x86, "g", familyByName(name), constantB);
+    if ("declined" in kernel) throw new Error(kernel.declined);
+    return kernel.c.source;
+  };
+  const packsInTiles = (text: string): boolean => text.includes("g_micro_pb(kl, ai, bpanel");
+  assert.ok(packsInTiles(source(spec(256))), "128 x 256 x 256: the first tile packs");
+  assert.ok(source(spec(64)).includes("g_micro_pb(kl, a + i * 256 + p0, bpanel"), "A read in place (4 panels): so does the packing tile");
+  assert.ok(packsInTiles(source(spec(1024))), "rows of 4 KiB too");
+  assert.ok(!source(spec(256, true)).includes("g_micro_pb("), "B stored [n][k]: packed ahead, by transposes");
+  assert.ok(!source(spec(256), "avx2", true).includes("g_micro_pb("), "B pre-packed: nothing to pack");
+  assert.ok(!source(spec(256), "avx512").includes("g_micro_pb("), "AVX-512 packs ahead");
+  const plan = (n: number): boolean => packsBInTiles(planGemm(spec(n), familyByName("avx2").target), familyByName("avx2"));
+  assert.deepEqual([256, 768, 1000, 1024, 3072].map(plan), [true, true, true, true, true]);
+  assert.equal(packsBInTiles(planGemm(spec(256, true), familyByName("avx2").target), familyByName("avx2")), false, "B stored [n][k]");
+});
+
 test("native gemm: split ranges and the module's threads compute the same product", { skip }, () => {
   const cpu = nativeCpu();
   const cases: GemmCase[] = [];
@@ -133,10 +153,14 @@ test("native gemm: split ranges and the module's threads compute the same produc
     { elementType: "f32", batch: 1, m: 1, n: 2000, k: 70 },
     // Two blocks of packed A (mc 192 rows on AVX2, 182 on AVX-512), the ranges cutting the rows inside a block.
     { elementType: "f32", batch: 1, m: 250, n: 40, k: 300 },
-    // B packed by rows a group of 32 panels at a time (packBSource): one chunk of 35 panels
-    // (f32, 16 columns) or 38 (f64, 8), the last group short and its last panel narrow.
+    // B stored by rows: one chunk of 35 panels (f32, 16 columns) or 38 (f64, 8), its
+    // last panel narrow, each packed by the first tile of rows on avx2 (packsBInTiles),
+    // the narrow one by packBSource, as every panel elsewhere (a group of 32 panels at a
+    // time, the last group short); rows of 4 KiB (f64, 512 columns: every step of a
+    // panel in one set of the L1), packed in the tiles too.
     { elementType: "f32", batch: 1, m: 97, n: 549, k: 40 },
     { elementType: "f64", batch: 1, m: 97, n: 300, k: 40 },
+    { elementType: "f64", batch: 1, m: 13, n: 512, k: 40 },
   ];
   specs.forEach((spec, i) => {
     cases.push(gemmCase(spec, emitGemmC(spec, cpu, `s3_${i}`), { splits: 3 }));
