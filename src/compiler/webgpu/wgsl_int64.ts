@@ -159,17 +159,16 @@ fn xk_clz64(a: vec2<u32>) -> vec2<u32> { return vec2<u32>(select(countLeadingZer
 fn xk_popcnt64(a: vec2<u32>) -> vec2<u32> { return vec2<u32>(countOneBits(a.x) + countOneBits(a.y), 0u); }
 struct XkDiv64 { q: vec2<u32>, r: vec2<u32> }
 // n / d and n % d unsigned, d nonzero: restoring division from the top bit of n. The
-// partial remainder stays below d; shifted, it may pass 2^64 (d above 2^63), which its
-// bit shifted out says: it is then at least d, and the wrapped difference is exact.
+// partial remainder is at most the bits of n taken so far, below 2^63 before the last
+// shift: shifted, it never passes 2^64.
 fn xk_udiv64(n: vec2<u32>, d: vec2<u32>) -> XkDiv64 {
   if (n.y == 0u && d.y == 0u) { return XkDiv64(vec2<u32>(n.x / d.x, 0u), vec2<u32>(n.x % d.x, 0u)); }
   var q = vec2<u32>(0u);
   var r = vec2<u32>(0u);
   for (var i = 63u; ; i = i - 1u) {
-    let out = r.y >> 31u;
     r = xk_shl64(r, 1u) | vec2<u32>((select(n.x, n.y, i >= 32u) >> (i & 31u)) & 1u, 0u);
     q = xk_shl64(q, 1u);
-    if (out != 0u || !xk_ult64(r, d)) {
+    if (!xk_ult64(r, d)) {
       r = xk_sub64(r, d);
       q.x = q.x | 1u;
     }
@@ -243,8 +242,8 @@ fn xk_f32_to_s64(x: f32) -> vec2<u32> {
 }
 fn xk_f32_to_u64(x: f32) -> vec2<u32> {
   let b = bitcast<u32>(x);
-  // A negative x truncates to 0 or saturates at 0; a NaN is 0.
-  if (b >= 0x80000000u || b > 0x7f800000u) { return vec2<u32>(0u); }
+  // A NaN, or a negative x (sign bit set: truncated to 0 or saturated at 0): 0.
+  if (b > 0x7f800000u) { return vec2<u32>(0u); }
   if (b >= 0x5f800000u) { return vec2<u32>(0xffffffffu); }
   return xk_trunc64(b);
 }`;
