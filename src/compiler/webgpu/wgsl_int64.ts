@@ -27,16 +27,22 @@
 // - from f32 (and the halves, through their exact f32 values): on the pattern, toward
 //   zero, saturating at the type's bounds, NaN to 0 (types/convert.ts floatToInteger).
 
+import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { decline } from "../kernel/declined.js";
 import type { NodeType } from "../kernel/graph.js";
 
 /** The WGSL type holding an s64 or u64 value. */
 export const INT64_HOLDER = "vec2<u32>";
 
-/** Whether t is held as a pair of words here (s64, u64). */
-export const isInt64 = (t: NodeType): t is "s64" | "u64" => t === "s64" || t === "u64";
+/** Whether t is held as a pair of words here: s64, u64 (and index, a signed 64-bit integer). */
+export function isInt64(t: NodeType): boolean {
+  if (t === "idx" || t === "cond") return false;
+  const { kind, bitWidth } = ELEMENT_TYPES[t];
+  return bitWidth === 64 && (kind === "signed" || kind === "unsigned");
+}
 
-const signedName = (t: "s64" | "u64"): string => (t === "s64" ? "s" : "u");
+/** The letter of a helper's signed (s) or unsigned (u) form for 64-bit type t. */
+const signedName = (t: ElementType): string => (ELEMENT_TYPES[t].kind === "signed" ? "s" : "u");
 
 /** The literal of `value` (a 64-bit integer; wrapped to 64 bits). */
 export function int64Const(value: number | bigint): string {
@@ -45,7 +51,7 @@ export function int64Const(value: number | bigint): string {
 }
 
 /** The bool of compare direction `dir` of x and y, both of type t. */
-export function int64Compare(t: "s64" | "u64", dir: string, x: string, y: string): string {
+export function int64Compare(t: ElementType, dir: string, x: string, y: string): string {
   const lt = (a: string, b: string): string => `xk_${signedName(t)}lt64(${a}, ${b})`;
   switch (dir) {
     case "EQ": return `all(${x} == ${y})`;
@@ -59,7 +65,7 @@ export function int64Compare(t: "s64" | "u64", dir: string, x: string, y: string
 }
 
 /** x op y in type t (s64 or u64); also a reducer's combine. */
-export function int64Binary(op: string, t: "s64" | "u64", x: string, y: string): string {
+export function int64Binary(op: string, t: ElementType, x: string, y: string): string {
   const s = signedName(t);
   switch (op) {
     case "add": return `xk_add64(${x}, ${y})`;
@@ -70,7 +76,7 @@ export function int64Binary(op: string, t: "s64" | "u64", x: string, y: string):
     case "xor": return `(${x} ^ ${y})`;
     case "max": return `select(${y}, ${x}, xk_${s}lt64(${y}, ${x}))`;
     case "min": return `select(${y}, ${x}, xk_${s}lt64(${x}, ${y}))`;
-    case "pow": return `xk_ipow64(${x}, ${y}, ${t === "s64"})`;
+    case "pow": return `xk_ipow64(${x}, ${y}, ${signedName(t) === "s"})`;
     case "divSafe": return `xk_${s}div64(${x}, ${y}).q`;
     case "remSafe": return `xk_${s}div64(${x}, ${y}).r`;
     // Amounts in [0, 64) where the result is used (legalize.ts): the low word, masked so that the others are defined too.
@@ -83,7 +89,7 @@ export function int64Binary(op: string, t: "s64" | "u64", x: string, y: string):
 }
 
 /** Unary op on x of type t (integer neg and abs are sub and max after legalize.ts). */
-export function int64Unary(op: string, t: "s64" | "u64", x: string): string {
+export function int64Unary(op: string, t: ElementType, x: string): string {
   switch (op) {
     case "not": return `(~${x})`;
     case "clz": return `xk_clz64(${x})`;
@@ -93,10 +99,10 @@ export function int64Unary(op: string, t: "s64" | "u64", x: string): string {
 }
 
 /** x of type t as an f32: rounded to nearest even, or (`odd`) to odd, for a half's rounding after it. */
-export const int64ToF32 = (t: "s64" | "u64", x: string, odd: boolean): string => `xk_${signedName(t)}64_to_f32(${x}, ${odd})`;
+export const int64ToF32 = (t: ElementType, x: string, odd: boolean): string => `xk_${signedName(t)}64_to_f32(${x}, ${odd})`;
 
 /** f32 x as type t: toward zero, saturating, NaN to 0. */
-export const f32ToInt64 = (t: "s64" | "u64", x: string): string => `xk_f32_to_${signedName(t)}64(${x})`;
+export const f32ToInt64 = (t: ElementType, x: string): string => `xk_f32_to_${signedName(t)}64(${x})`;
 
 /** x, held in `holder` (i32: sign-extended, u32: zero-extended; a narrower integer or pred as wgsl_values.ts holds it), as a 64-bit value. */
 export const widenToInt64 = (holder: string, x: string): string =>
