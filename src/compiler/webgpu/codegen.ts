@@ -36,6 +36,7 @@ import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
 import { renderFusion, type FusionTarget } from "../kernel/fusion_kernel.js";
 import { rowPipelineDeclined, type ReduceTarget } from "../kernel/schedule_reduce.js";
+import { isInt64 } from "./wgsl_int64.js";
 import { packedRowWords, printKernelWgsl, subgroupCombineExpr, type WgslKernel } from "./wgsl_kernel.js";
 
 /** Elements of a row each invocation of a row's workgroup reduces at least before the workgroup's tree combines them. */
@@ -75,12 +76,15 @@ export const GPU_VECTOR_TARGET: VectorTarget = {
   unitElements: UNIT_ELEMENTS,
 };
 
+/** Bytes a value of type t is held in (wgsl_values.ts): a 32-bit word, two for s64 and u64. */
+const heldBytes = (t: ElementType): number => (isInt64(t) ? 8 : 4);
+
 /**
  * Bytes of workgroup memory a row's workgroup of `size` lanes takes besides its row
- * buffers: a slot a lane for each reduction's tree (or subgroups' totals), every value
- * held in a 32-bit word, and the subgroup leaders' bits.
+ * buffers: a slot a lane for each reduction's tree (or subgroups' totals), each value
+ * as it is held, and the subgroup leaders' bits.
  */
-const treeBytes = (reductions: number, size: number): number => reductions * size * 4 + (size / 32) * 4;
+const treeBytes = (reductions: readonly ElementType[], size: number): number => reductions.reduce((sum, t) => sum + heldBytes(t), 0) * size + (size / 32) * 4;
 
 /**
  * The row pipelines' schedule on a GPU of these limits (`rowBuffers`: whether rows may be
@@ -104,11 +108,11 @@ export const gpuReduceTarget = (limits: GpuLimits, rowBuffers = true): ReduceTar
   // A row too long for the budget is read again by each stage, as before.
   rowBufferValues: "loadsThenCostlyOps",
   rowBufferBudget: (rowElements, reductions) =>
-    rowBuffers ? Math.max(0, limits.maxComputeWorkgroupStorageSize - treeBytes(reductions.length, rowWorkgroupSize(rowElements, limits))) : 0,
-  // Every value is held in a 32-bit word (f16 and bf16 as their bits in a u32); f16 and
-  // bf16 rows too long for that are packed two to a word where that fits.
+    rowBuffers ? Math.max(0, limits.maxComputeWorkgroupStorageSize - treeBytes(reductions, rowWorkgroupSize(rowElements, limits))) : 0,
+  // Every value is held in a 32-bit word (f16 and bf16 as their bits in a u32; s64 and
+  // u64 in two); f16 and bf16 rows too long for that are packed two to a word where that fits.
   rowBufferForms: (t, rowElements) => {
-    const held = { bytes: rowElements * 4, packed: false };
+    const held = { bytes: rowElements * heldBytes(t), packed: false };
     if (storageBytes(t) !== 2) return [held];
     return [held, { bytes: packedRowWords(rowElements, rowWorkgroupSize(rowElements, limits)) * 4, packed: true }];
   },

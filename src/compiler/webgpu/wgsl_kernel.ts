@@ -23,6 +23,7 @@ import { statements, type Kernel, type Scratch, type Stmt } from "../kernel/kern
 import { KernelTextPrinter } from "../kernel/kernel_text.js";
 import type { Node, NodeType } from "../kernel/graph.js";
 import type { ReducerKind } from "../kernel/lower_fusion.js";
+import { int64Words, isInt64 } from "./wgsl_int64.js";
 import { WGSL_HELPERS, WgslValues, wgslConst, wgslMathSources, wgslType, wrap, type WgslMathName } from "./wgsl_values.js";
 
 /** Invocations of a workgroup (loop and reduction kernels: one unit each). */
@@ -135,6 +136,8 @@ export function memoryHelpers(atomic: boolean): string {
 /** The value of type t (held in its WGSL type) loaded from byte address a. */
 export function loadAs(t: ElementType, a: string): string {
   const bytes = storageBytes(t);
+  // s64 and u64: their two words, low first (wgsl_int64.ts).
+  if (isInt64(t)) return int64Words(`xk_ld32(${a})`, `xk_ld32(${a} + 4)`);
   const held = wgslType(t) === "f32" || ELEMENT_TYPES[t].kind !== "float" ? wgslType(t) : "u32";
   const raw = bytes === 4 ? `xk_ld32(${a})` : bytes === 2 ? `xk_ld16(${a})` : `xk_ld8(${a})`;
   if (held === "f32") return `bitcast<f32>(${raw})`;
@@ -142,9 +145,10 @@ export function loadAs(t: ElementType, a: string): string {
   return raw;
 }
 
-/** The statement storing value v of type t at byte address a. */
+/** The statement storing value v (a name: an s64 or u64 one is read twice) of type t at byte address a. */
 export function storeAs(t: ElementType, a: string, v: string): string {
   const bytes = storageBytes(t);
+  if (isInt64(t)) return `xk_st32(${a}, ${v}.x); xk_st32(${a} + 4, ${v}.y);`;
   const word = wgslType(t) === "u32" || (ELEMENT_TYPES[t].kind === "float" && t !== "f32") ? v : `bitcast<u32>(${v})`;
   return `xk_st${bytes * 8}(${a}, ${word});`;
 }

@@ -3,7 +3,8 @@
 // targets. Each node becomes one `let vN: T = ...;`. Values are held as XLA defines them:
 // f32 as f32; signed integers up to 32 bits as i32 and unsigned ones and pred as u32,
 // wrapped to their width after every op; index nodes as i32, conditions as bool. WGSL
-// has no f64 and no 64-bit integers.
+// has no f64 and no 64-bit integers: s64 and u64 are held as pairs of words and
+// computed on by wgsl_int64.ts; f64 declines (its ops run on the host).
 //
 // The narrow floats are held as their bit patterns (u32), so that loads, stores, selects
 // and bitcasts copy them exactly (NaN payloads included). f16 is computed on as
@@ -44,6 +45,7 @@ import { approximationName, isTrig, type ApproximationName, type TrigName } from
 import { WGSL_POW2, wgslFloat, wgslMathFunction, wgslMathSource } from "./wgsl_math.js";
 import { wgslTrigFunction, wgslTrigSources } from "./wgsl_trig.js";
 import { isBinaryMath, wgslBinaryMathFunction, wgslBinaryMathSources, type BinaryMathName } from "./wgsl_binary_math.js";
+import { f32ToInt64, INT64_HOLDER, int64Binary, int64Compare, int64Const, int64ToF32, int64Unary, isInt64, lowWord, widenToInt64, WGSL_INT64 } from "./wgsl_int64.js";
 
 const kindOf = (t: ElementType) => ELEMENT_TYPES[t].kind;
 
@@ -117,7 +119,6 @@ export function unsupportedType(t: NodeType): string | undefined {
   if (t === "idx" || t === "cond") return undefined;
   const info = ELEMENT_TYPES[t];
   if (t === "f64") return "WGSL has no f64";
-  if (info.bitWidth === 64) return `WGSL has no 64-bit integers (${t})`;
   if (info.kind === "complex") return "complex numbers are not compiled to WGSL";
   return undefined;
 }
@@ -129,6 +130,7 @@ export function wgslType(t: NodeType): string {
   const why = unsupportedType(t);
   if (why !== undefined) return decline(why);
   if (t === "f32") return "f32";
+  if (isInt64(t)) return INT64_HOLDER;
   return kindOf(t) === "signed" ? "i32" : "u32";
 }
 
@@ -147,20 +149,25 @@ export function wgslConst(t: ElementType, value: number | bigint): string {
   if (isNarrowFloat(t)) return `0x${encodeFloatBits(t, Number(value)).toString(16)}u`;
   wgslType(t);
   if (t === "pred") return Number(value) !== 0 ? "1u" : "0u";
+  if (isInt64(t)) return int64Const(value);
   const v = BigInt.asUintN(32, BigInt(value));
   return kindOf(t) === "signed" ? `bitcast<i32>(0x${v.toString(16)}u)` : `0x${v.toString(16)}u`;
 }
 
-/** A math function a kernel calls: a shared approximation (wgsl_math.ts), sin, cos, tan (wgsl_trig.ts), or pow, atan2, fmod, integer power (wgsl_binary_math.ts). */
-export type WgslMathName = ApproximationName | TrigName | BinaryMathName;
+/** A math function a kernel calls: a shared approximation (wgsl_math.ts), sin, cos, tan (wgsl_trig.ts), pow, atan2, fmod, integer power (wgsl_binary_math.ts), or the 64-bit integer functions (wgsl_int64.ts). */
+export type WgslMathName = ApproximationName | TrigName | BinaryMathName | typeof INT64_FUNCTIONS;
+
+/** The name under which a kernel asks for wgsl_int64.ts's functions. */
+const INT64_FUNCTIONS = "int64";
 
 /** The WGSL sources of the math functions in `names`, to go before the kernel. */
 export function wgslMathSources(names: ReadonlySet<WgslMathName>): string[] {
   const all = [...names];
-  const approximations = all.filter((n): n is ApproximationName => !isTrig(n) && !isBinaryMath(n));
+  const approximations = all.filter((n): n is ApproximationName => !isTrig(n) && !isBinaryMath(n) && n !== INT64_FUNCTIONS);
   // xk_pow2, once: the trigonometric reduction and pow scale by it.
   const pow2 = all.some((n) => isTrig(n) || n === "pow") ? [WGSL_POW2] : [];
-  return [...approximations.map(wgslMathSource), ...pow2, ...wgslTrigSources(all.filter(isTrig)), ...wgslBinaryMathSources(all.filter(isBinaryMath))];
+  const int64 = names.has(INT64_FUNCTIONS) ? [WGSL_INT64] : [];
+  return [...approximations.map(wgslMathSource), ...pow2, ...wgslTrigSources(all.filter(isTrig)), ...wgslBinaryMathSources(all.filter(isBinaryMath)), ...int64];
 }
 
 /** The WGSL values of one kernel: each node's variable, and the math functions the kernel calls. */
@@ -176,6 +183,7 @@ export class WgslValues extends TextValueEmitter {
   protected value(n: Node): string {
     const [a, b, c] = n.args;
     const t = n.type;
+    if (isInt64(t) || n.args.some((x) => isInt64(this.g.node(x).type))) this.math.add(INT64_FUNCTIONS);
     switch (n.op) {
       case "iconst": return Number.isInteger(n.attr) ? `${n.attr as number}` : decline(`an index constant ${String(n.attr)}`);
       case "imin": return `min(${this.v(a!)}, ${this.v(b!)})`;
@@ -226,6 +234,7 @@ export class WgslValues extends TextValueEmitter {
     const half = HALF[t];
     if (half !== undefined) return `${half.bits}(xk_int_to_f32_odd_i32(${x}), false)`;
     if (isNarrowFloat(t)) return decline(`iota of ${t} is not compiled to WGSL`);
+    if (isInt64(t)) return widenToInt64("i32", x);
     const w = wgslType(t);
     return wrap(t, w === "i32" ? x : `u32(${x})`);
   }
@@ -247,6 +256,7 @@ export class WgslValues extends TextValueEmitter {
     if (from === to) return x;
     if (to === "pred") {
       if (fromHalf !== undefined) return `select(0u, 1u, (${x} & 0x7fffu) != 0u)`;
+      if (isInt64(from)) return `select(0u, 1u, any(${x} != vec2<u32>(0u)))`;
       return from === "f32" ? `select(0u, 1u, (bitcast<u32>(${x}) & 0x7fffffffu) != 0u)` : `select(0u, 1u, ${x} != ${wgslType(from) === "i32" ? "0" : "0u"})`;
     }
     // A float's f32 value (a half's, decoded exactly): converted as an f32 is.
@@ -255,18 +265,24 @@ export class WgslValues extends TextValueEmitter {
     if (toHalf !== undefined) {
       // One rounding, to nearest even: of a float's f32 value (a NaN keeps its sign, as
       // the interpreter's convert), or of an integer's rounded to odd (xk_int_to_f32_odd).
-      return fromFloat ? `${toHalf.bits}(${value}, true)` : `${toHalf.bits}(xk_int_to_f32_odd_${wgslType(from)}(${x}), false)`;
+      if (fromFloat) return `${toHalf.bits}(${value}, true)`;
+      return `${toHalf.bits}(${isInt64(from) ? int64ToF32(from, x, true) : `xk_int_to_f32_odd_${wgslType(from)}(${x})`}, false)`;
     }
     if (fromFloat) {
       if (to === "f32") return value;
+      if (isInt64(to)) return f32ToInt64(to, value);
       // Toward zero, saturating at the type's bounds, NaN to 0 (types/convert.ts).
       const { min, max } = integerRange(to);
       return `xk_f2int_${wgslType(to)}(${value}, ${wgslFloat(Number(min))}, ${wgslFloat(Number(max))}, ${wgslConst(to, min)}, ${wgslConst(to, max)})`;
     }
-    if (to === "f32") return `xk_int_to_f32_${wgslType(from)}(${x})`;
-    // Integer (or pred) to integer: the value (or its bits) wrapped to the new width.
+    if (to === "f32") return isInt64(from) ? int64ToF32(from, x, false) : `xk_int_to_f32_${wgslType(from)}(${x})`;
+    // Integer (or pred) to integer: the value (or its bits) wrapped to the new width;
+    // to a 64-bit type, extended by the sign its holder carries; from one, its low word.
     const sameHolder = wgslType(from) === wgslType(to);
-    return wrap(to, sameHolder ? x : `bitcast<${wgslType(to)}>(${x})`);
+    if (sameHolder) return wrap(to, x);
+    if (isInt64(to)) return widenToInt64(wgslType(from), x);
+    if (isInt64(from)) return wrap(to, lowWord(wgslType(to), x));
+    return wrap(to, `bitcast<${wgslType(to)}>(${x})`);
   }
 
   private bitcast(a: number, to: ElementType): string {
@@ -292,7 +308,7 @@ export class WgslValues extends TextValueEmitter {
     const float = at === "f32" ? F32_FIELDS : half !== undefined ? halfFields(half) : undefined;
     if (float === undefined) {
       const [x, y] = [this.v(a), this.v(b)];
-      return `select(0u, 1u, ${x} ${op} ${y})`;
+      return `select(0u, 1u, ${isInt64(at) ? int64Compare(at, dir, x, y) : `${x} ${op} ${y}`})`;
     }
     // Floats on their bits, no float compare: WGSL lets an implementation flush a
     // subnormal operand to zero (SwiftShader does: 2^-149 == 0 held). Sign and magnitude
@@ -338,6 +354,7 @@ export class WgslValues extends TextValueEmitter {
         }
       }
     }
+    if (isInt64(t)) return int64Unary(op, t, x);
     const signed = kindOf(t) === "signed";
     const w = bitWidth(t);
     const unsignedBits = signed ? `(bitcast<u32>(${x}) & 0x${(2 ** w - 1 >>> 0).toString(16)}u)` : x;
@@ -387,6 +404,10 @@ export class WgslValues extends TextValueEmitter {
         case "xor": return `(${x} ^ ${y})`;
         default: return decline(`${op} on pred`);
       }
+    }
+    if (isInt64(t)) {
+      this.math.add(INT64_FUNCTIONS);
+      return int64Binary(op, t, x, y);
     }
     const w = bitWidth(t);
     const signed = kindOf(t) === "signed";
