@@ -33,22 +33,19 @@ export interface OutputCore {
   readonly form: { readonly dot: GemmSpec } | { readonly convolution: ConvGeometry };
 }
 
-/** Operand types an f32 product's GEMM may widen on the fly (WebGPU's: webgpu/gemm_tiles_wgsl.ts); the CPU backends' GEMMs read operands of the product's type only. */
-const HALF_OPERANDS: ReadonlySet<ElementType> = new Set<ElementType>(["f16", "bf16", "f32"]);
-
-/** The GEMM spec of an f32 dot whose operands are each f16, bf16 or f32 (summed in f32), or why not. */
-function halfOperandSpec(dot: Instruction<"dot">): GemmSpec | Declined {
-  const types = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
-  if (types[0] !== "f32" || !types.slice(1).every((t) => t !== undefined && HALF_OPERANDS.has(t))) return gemmSpecOfDot(dot);
+/** A dot's geometry as a GEMM spec, its element types left to the backend's kernel, which checks them (WebGPU's: webgpu/gemm_tiles_wgsl.ts productStorage). */
+function anyTypeSpec(dot: Instruction<"dot">): GemmSpec | Declined {
   const geometry = gemmGeometryOfDot(dot);
   return "declined" in geometry ? geometry : { elementType: "f32", ...geometry };
 }
 
 /**
  * The one dot or convolution of an output fusion, when its kernel can take an epilogue.
- * `halfOperands`: the backend's GEMM reads f16 and bf16 operands of an f32 dot (WebGPU).
+ * `dotTypes` "backend": the backend's GEMM takes a dot of any element types it checks
+ * itself (WebGPU: halves, integers, f8 operands; integer and half results); else the
+ * CPU backends' GEMM's f32 or f64 throughout.
  */
-export function outputCore(fused: Computation, options: { readonly halfOperands?: boolean } = {}): OutputCore | Declined {
+export function outputCore(fused: Computation, options: { readonly dotTypes?: "backend" } = {}): OutputCore | Declined {
   const cores = fused.instructions.filter((i) => i.opcode === "dot" || i.opcode === "convolution");
   if (cores.length !== 1) return { declined: `output fusion ${fused.name}: ${cores.length} dots or convolutions (one expected)` };
   const core = cores[0] as Instruction<"dot"> | Instruction<"convolution">;
@@ -57,7 +54,7 @@ export function outputCore(fused: Computation, options: { readonly halfOperands?
   const lhs = (a as Instruction<"parameter">).attrs.number;
   const rhs = (b as Instruction<"parameter">).attrs.number;
   if (core.opcode === "dot") {
-    const spec = options.halfOperands === true ? halfOperandSpec(core as Instruction<"dot">) : gemmSpecOfDot(core as Instruction<"dot">);
+    const spec = options.dotTypes === "backend" ? anyTypeSpec(core as Instruction<"dot">) : gemmSpecOfDot(core as Instruction<"dot">);
     if ("declined" in spec) return spec;
     return { core, lhs, rhs, rows: spec.batch * spec.m, cols: spec.n, form: { dot: spec } };
   }

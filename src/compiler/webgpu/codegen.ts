@@ -178,9 +178,9 @@ const elementTypeOf = (inst: Instruction): ElementType | undefined => (inst.shap
  * and the narrower floats run on the host.
  */
 function dotGemm(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly types: { readonly lhsType: StorageType; readonly rhsType: StorageType; readonly outputType: StorageType } } | Declined {
-  const types = productStorage([dot.operands[0], dot.operands[1], dot].map((x) => (x === undefined ? undefined : elementTypeOf(x))));
-  if ("declined" in types) return { declined: `webgpu dot ${dot.name}: ${types.declined}` };
-  const [lhsType, rhsType, outputType] = types as [StorageType, StorageType, StorageType];
+  const storage = productStorage([dot.operands[0], dot.operands[1], dot].map((x) => (x === undefined ? undefined : elementTypeOf(x))));
+  if ("declined" in storage) return { declined: `webgpu dot ${dot.name}: ${storage.declined}` };
+  const [lhsType, rhsType, outputType] = storage.types as [StorageType, StorageType, StorageType];
   const geometry = gemmGeometryOfDot(dot);
   return "declined" in geometry ? geometry : { spec: { elementType: "f32", ...geometry }, types: { lhsType, rhsType, outputType } };
 }

@@ -6,7 +6,10 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { gemmKernel, type GemmWgslOptions } from "../../../src/compiler/webgpu/gemm_wgsl.js";
-import { fittingTiles, tileName, type GpuKernel, type StorageType } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
+import { fittingTiles, tileName, type GpuKernel } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
+
+/** The float types these standalone kernels are tested with. */
+type StorageType = "f32" | "f16" | "bf16";
 import type { GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { CompileError } from "../../../src/types/errors.js";
@@ -56,7 +59,7 @@ async function checkGemm(spec: GemmSpec, options: GemmWgslOptions = {}): Promise
   const b = randomHalves(batch * k * n, bf16);
   const kernel = gemmKernel(spec, dev!.limits, options);
   if (isDeclined(kernel)) throw new Error(kernel.declined);
-  const bytes = await runOnce(dev!, kernel, new Map<number, ArrayBufferView>([[0, stored(a, lhsType)], [1, stored(b, rhsType)]]));
+  const bytes = await runOnce(dev!, kernel, new Map<number, ArrayBufferView>([[0, stored(a, lhsType as StorageType)], [1, stored(b, rhsType as StorageType)]]));
   const count = batch * m * n;
   const got = outputType === "f32"
     ? Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, count))
