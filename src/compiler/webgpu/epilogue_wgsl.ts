@@ -7,11 +7,11 @@
 // offsets of the fusion's argument slot, as a loop kernel reads them.
 //
 // Argument slots of an output fusion's step: the fusion's operands in parameter order,
-// then its result; the core's two operands are among them (OutputCore.lhs/rhs).
+// then its result; the core's two operands are among them (ProductMatrix.lhs/rhs).
 
 import type { Computation } from "../../ir/computation.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
-import { outputCore, planEpilogue, type EpiloguePlan, type OutputCore } from "../kernel/epilogue_plan.js";
+import { planEpilogue, productMatrix, type EpiloguePlan, type ProductMatrix } from "../kernel/epilogue_plan.js";
 import type { Node } from "../kernel/graph.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { EpilogueSite, GpuEpilogue } from "./gemm_wgsl.js";
@@ -27,7 +27,7 @@ export interface ArgumentSlots {
 
 /** An output fusion's core, its epilogue as WGSL, and the slots its kernel reads (or why it is not one). */
 export interface WgslOutputFusion {
-  readonly core: OutputCore;
+  readonly core: ProductMatrix;
   readonly epilogue: GpuEpilogue;
   readonly slots: ArgumentSlots;
 }
@@ -84,8 +84,8 @@ function renderEpilogue(plan: EpiloguePlan, slots: ArgumentSlots): GpuEpilogue {
 
 /** The WGSL epilogue of output fusion `fused`, or why it has none (fusion then leaves the core and its epilogue as two kernels: program.ts). */
 export function wgslOutputFusion(fused: Computation): WgslOutputFusion | Declined {
-  // The GEMM takes halves, integers and f8 (gemm_tiles_wgsl.ts productStorage; it declines what it does not), so their epilogues are its too.
-  const core = outputCore(fused, { dotTypes: "backend" });
+  // The GEMM and convolution kernels take halves, integers and f8 (gemm_tiles_wgsl.ts productStorage; they decline what they do not), so their epilogues are theirs too.
+  const core = productMatrix(fused);
   if ("declined" in core) return core;
   const plan = planEpilogue(fused, core);
   if ("declined" in plan) return plan;

@@ -344,7 +344,7 @@ test("f16 softmax, log-softmax and layer norm on the GPU: one kernel each, a row
   assert.equal(compareLeaf("bf16", { cls: "ulp", ulps: 1, eps: 0 }, bf16Softmax.want, bf16Softmax.got, tally), undefined);
 });
 
-test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 and rounds an f16 result once (on bits); odd n and features stored element by element; an epilogue on an f16 product", { skip }, async () => {
+test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 and rounds an f16 result once (on bits); odd n and features stored element by element; epilogues on f16 products", { skip }, async () => {
   const random = rng(5);
   const halves = (dims: readonly number[]): Literal => Literal.fromValues("f16", dims, Array.from({ length: dims.reduce((p, d) => p * d, 1) }, () => random() * 4 - 2));
   const NHWC: ConvDimensionNumbers = {
@@ -359,19 +359,23 @@ test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 an
   const k = parameter(b, 3, arrayShape("f16", [3, 3, 8, 3]), "k");
   const narrow = parameter(b, 4, arrayShape("f16", [64, 5]), "narrow");
   const bias = parameter(b, 5, arrayShape("f16", [5]), "bias");
+  const convBias = parameter(b, 6, arrayShape("f16", [3]), "convBias");
   const results = [
-    // The convolution's three output features: a word of its result would hold two
-    // pixels' elements, so it is stored element by element (atomic halves).
-    dot(a, w), dot(a, w, { preferredElementType: "f32" }), convGeneralDilated(x, k, [1, 1], [[0, 0], [0, 0]], [], [], NHWC, 1, 1),
+    dot(a, w), dot(a, w, { preferredElementType: "f32" }),
+    // An f16 convolution's epilogue (bias, relu) in its kernel's store; three output
+    // features: a word of the result would hold two pixels' elements, so it is stored
+    // element by element (atomic halves).
+    max(add(convGeneralDilated(x, k, [1, 1], [[0, 0], [0, 0]], [], [], NHWC, 1, 1), convBias, [3]), 0),
     // An f16 product's epilogue (bias, relu) in the GEMM's store, on the product rounded to
     // f16 as the interpreter's; five columns in 37 rows, stored element by element.
     max(add(dot(a, narrow), bias, [1]), 0),
   ];
-  const args = [halves([37, 64]), halves([64, 32]), halves([1, 6, 6, 8]), halves([3, 3, 8, 3]), halves([64, 5]), halves([5])];
+  const args = [halves([37, 64]), halves([64, 32]), halves([1, 6, 6, 8]), halves([3, 3, 8, 3]), halves([64, 5]), halves([5]), halves([3])];
   const { want, got, exe } = await both(b.build(tuple(b, results)), args);
   assert.match(exe.dump(), /from f16 to f16/);
   assert.match(exe.dump(), /from f16 to f32/);
   assert.match(exe.dump(), /gemm 37x5x64 NN f32 from f16 to f16, tiled .*epilogue fused/);
+  assert.match(exe.dump(), /convolution .*tiled .*epilogue fused/);
   assert.deepEqual(exe.stats.interpreted, [], "no host step");
   // The order of the sum is the interpreter's (k ascending), its f32 rounding may not be (fma): within one f16 rounding.
   results.forEach((_, j) => {
