@@ -35,13 +35,14 @@ import type { CompileOptions } from "./index.js";
  * layout; fuse the entry and every computation its control flow runs (loop
  * conditions and bodies, branches: they run compiled too, as nested programs),
  * keeping out of the fusions each op the target's `capabilities` cannot lower.
- * `beforeFusion`: a backend's own passes, run just before fusion.
+ * `beforeFusion`: a backend's own passes, run just before fusion; `dots`: the dot
+ * decomposer of the types its GEMM kernels take (passes/dot_decomposer.ts).
  */
 export function defaultPipeline(
-  capabilities?: LoweringCapabilities, fusionOptions: Omit<FusionOptions, "capabilities"> = {}, beforeFusion: readonly Pass[] = [],
+  capabilities?: LoweringCapabilities, fusionOptions: Omit<FusionOptions, "capabilities"> = {}, beforeFusion: readonly Pass[] = [], dots: Pass = dotDecomposer,
 ): Pass[] {
   const fusion = capabilities === undefined ? stepFusion : stepFusionWith({ ...fusionOptions, capabilities });
-  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dotDecomposer, convCanonicalization, layoutAssignment, ...beforeFusion, fusion];
+  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dots, convCanonicalization, layoutAssignment, ...beforeFusion, fusion];
 }
 
 /**

@@ -21,49 +21,74 @@ import { KernelGraph } from "./graph.js";
 import { rebuild } from "./kernel_plan.js";
 import { lowerEpilogue, unlinearize } from "./lower_fusion.js";
 
-/** An output fusion's core and the matrix its kernel writes. */
-export interface OutputCore {
+/** An output fusion's core and the rows x cols matrix its kernel writes (row-major: the core's result in memory order). */
+export interface ProductMatrix {
   readonly core: Instruction<"dot"> | Instruction<"convolution">;
   /** The fused computation's parameter numbers of the core's two operands. */
   readonly lhs: number;
   readonly rhs: number;
   readonly rows: number;
   readonly cols: number;
+}
+
+/** An output fusion's core as the CPU backends' kernels take it: its matrix and its GEMM spec or convolution geometry. */
+export interface OutputCore extends ProductMatrix {
   /** The core's GEMM spec, or its convolution's geometry. */
   readonly form: { readonly dot: GemmSpec } | { readonly convolution: ConvGeometry };
 }
 
-/** Operand types an f32 product's GEMM may widen on the fly (WebGPU's: webgpu/gemm_tiles_wgsl.ts); the CPU backends' GEMMs read operands of the product's type only. */
-const HALF_OPERANDS: ReadonlySet<ElementType> = new Set<ElementType>(["f16", "bf16", "f32"]);
+type Core = { readonly core: Instruction<"dot"> | Instruction<"convolution">; readonly lhs: number; readonly rhs: number };
 
-/** The GEMM spec of an f32 dot whose operands are each f16, bf16 or f32 (summed in f32), or why not. */
-function halfOperandSpec(dot: Instruction<"dot">): GemmSpec | Declined {
-  const types = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
-  if (types[0] !== "f32" || !types.slice(1).every((t) => t !== undefined && HALF_OPERANDS.has(t))) return gemmSpecOfDot(dot);
-  const geometry = gemmGeometryOfDot(dot);
-  return "declined" in geometry ? geometry : { elementType: "f32", ...geometry };
-}
-
-/**
- * The one dot or convolution of an output fusion, when its kernel can take an epilogue.
- * `halfOperands`: the backend's GEMM reads f16 and bf16 operands of an f32 dot (WebGPU).
- */
-export function outputCore(fused: Computation, options: { readonly halfOperands?: boolean } = {}): OutputCore | Declined {
+/** The one dot or convolution of an output fusion, its operands parameters of the fusion, or why not. */
+function findCore(fused: Computation): Core | Declined {
   const cores = fused.instructions.filter((i) => i.opcode === "dot" || i.opcode === "convolution");
   if (cores.length !== 1) return { declined: `output fusion ${fused.name}: ${cores.length} dots or convolutions (one expected)` };
   const core = cores[0] as Instruction<"dot"> | Instruction<"convolution">;
   const [a, b] = core.operands;
   if (a?.opcode !== "parameter" || b?.opcode !== "parameter") return { declined: `output fusion ${fused.name}: the operands of ${core.name} must be parameters of the fusion` };
-  const lhs = (a as Instruction<"parameter">).attrs.number;
-  const rhs = (b as Instruction<"parameter">).attrs.number;
-  if (core.opcode === "dot") {
-    const spec = options.halfOperands === true ? halfOperandSpec(core as Instruction<"dot">) : gemmSpecOfDot(core as Instruction<"dot">);
+  return { core, lhs: (a as Instruction<"parameter">).attrs.number, rhs: (b as Instruction<"parameter">).attrs.number };
+}
+
+/** The one dot or convolution of an output fusion, when the CPU backends' kernels can take it with an epilogue (f32 or f64 throughout). */
+export function outputCore(fused: Computation): OutputCore | Declined {
+  const c = findCore(fused);
+  if ("declined" in c) return c;
+  if (c.core.opcode === "dot") {
+    const spec = gemmSpecOfDot(c.core as Instruction<"dot">);
     if ("declined" in spec) return spec;
-    return { core, lhs, rhs, rows: spec.batch * spec.m, cols: spec.n, form: { dot: spec } };
+    return { ...c, rows: spec.batch * spec.m, cols: spec.n, form: { dot: spec } };
   }
-  const g = convGeometry(core as Instruction<"convolution">);
+  const g = convGeometry(c.core as Instruction<"convolution">);
   if ("declined" in g) return g;
-  return { core, lhs, rhs, rows: convPixels(g), cols: g.o, form: { convolution: g } };
+  return { ...c, rows: convPixels(g), cols: g.o, form: { convolution: g } };
+}
+
+/**
+ * The one dot or convolution of an output fusion as a matrix, its element types left
+ * to a backend whose kernels check them (WebGPU: webgpu/gemm_tiles_wgsl.ts
+ * productStorage), or why not: a dot in GEMM form ((batch·m) x n), or a convolution of
+ * any number of spatial dimensions whose output is laid out [batch, spatial... in the
+ * dimension numbers' order, feature] (pixels x output features, as the WebGPU kernel
+ * numbers its rows and columns).
+ */
+export function productMatrix(fused: Computation): ProductMatrix | Declined {
+  const c = findCore(fused);
+  if ("declined" in c) return c;
+  if (c.core.opcode === "dot") {
+    const geometry = gemmGeometryOfDot(c.core as Instruction<"dot">);
+    if ("declined" in geometry) return geometry;
+    return { ...c, rows: geometry.batch * geometry.m, cols: geometry.n };
+  }
+  const conv = c.core as Instruction<"convolution">;
+  if (conv.shape.kind !== "array") return { declined: `convolution ${conv.name}: not an array` };
+  const dims = conv.shape.dimensions;
+  const dn = conv.attrs.dimensionNumbers;
+  const spatial = dn.outputSpatialDimensions;
+  if (dn.outputBatchDimension !== 0 || spatial.some((d, i) => d !== i + 1) || dn.outputFeatureDimension !== dims.length - 1) {
+    return { declined: `convolution ${conv.name}: its output is not laid out [batch, spatial..., feature] (the epilogue's rows and columns)` };
+  }
+  const features = dims[dims.length - 1]!;
+  return { ...c, rows: features === 0 ? 0 : dims.reduce((p, d) => p * d, 1) / features, cols: features };
 }
 
 /** The epilogue as a kernel graph over (row, col) of the product, ready to render. */
@@ -80,7 +105,7 @@ export interface EpiloguePlan {
 
 
 /** The epilogue of `fused` over its product's rows and columns, or why it cannot be one. */
-export function planEpilogue(fused: Computation, oc: OutputCore): EpiloguePlan | Declined {
+export function planEpilogue(fused: Computation, oc: ProductMatrix): EpiloguePlan | Declined {
   const ir = lowerEpilogue(fused, oc.core);
   if ("declined" in ir) return ir;
   const out = ir.outputs[0]!;

@@ -1,6 +1,7 @@
 // Dot canonicalization (XLA's DotDecomposer): rewrites every dot_general of f16, bf16,
 // f32 and f64 operands and result (the types some backend's GEMM kernels take: the CPU
-// backends' f32 and f64, WebGPU's halves too) into the one form the GEMM kernels take —
+// backends' f32 and f64, WebGPU's halves too; WebGPU's pipeline asks for the types its
+// kernels take, integers and f8 operands too: dotDecomposerFor) into the one form the GEMM kernels take —
 // lhs [batch..., M, K], rhs [batch..., K, N] — with
 // transposes that bring the batch, free and contracting dimensions into that order and
 // reshapes that merge the free and the contracting ones, then reshapes the [batch...,
@@ -29,10 +30,13 @@ function reshaped(f: InstructionFactory, x: Instruction, dimensions: number[], f
 /** The element types some backend's GEMM kernels take (operands and result). */
 const GEMM_TYPES: ReadonlySet<ElementType> = new Set<ElementType>(["f16", "bf16", "f32", "f64"]);
 
-function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[], f: InstructionFactory): Instruction | undefined {
+/** Whether a backend's GEMM kernels take a dot of these element types (operands, then result). */
+export type GemmTypes = (types: readonly ElementType[]) => boolean;
+
+function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[], f: InstructionFactory, takes: GemmTypes): Instruction | undefined {
   const [lhs, rhs] = operands;
   if (lhs === undefined || rhs === undefined || lhs.shape.kind !== "array" || rhs.shape.kind !== "array" || dot.shape.kind !== "array") return undefined;
-  if (![dot, lhs, rhs].every((x) => x.shape.kind === "array" && GEMM_TYPES.has(x.shape.elementType))) return undefined;
+  if (!takes([lhs.shape.elementType, rhs.shape.elementType, dot.shape.elementType])) return undefined;
   if (!("declined" in gemmGeometryOfDot(dot))) return undefined;
   const { lhsBatchDimensions: lb, rhsBatchDimensions: rb, lhsContractingDimensions: lc, rhsContractingDimensions: rc } = dot.attrs.dimensionNumbers;
   const ld = lhs.shape.dimensions;
@@ -55,10 +59,16 @@ function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[],
   return reshaped(f, product, [...dot.shape.dimensions], dot);
 }
 
-export const dotDecomposer: Pass = {
-  name: "dot-decomposer",
-  run(module: HloModule): HloModule {
-    return mapComputations(module, (c) => rebuild(c, (inst, operands, f) =>
-      inst.opcode === "dot" ? canonicalize(inst as Instruction<"dot">, operands, f) : undefined));
-  },
-};
+/** The decomposer of the dots whose element types `takes` accepts (the rest are left as they are). */
+export function dotDecomposerFor(takes: GemmTypes): Pass {
+  return {
+    name: "dot-decomposer",
+    run(module: HloModule): HloModule {
+      return mapComputations(module, (c) => rebuild(c, (inst, operands, f) =>
+        inst.opcode === "dot" ? canonicalize(inst as Instruction<"dot">, operands, f, takes) : undefined));
+    },
+  };
+}
+
+/** The decomposer of dots of the GEMM_TYPES, operands and result. */
+export const dotDecomposer: Pass = dotDecomposerFor((types) => types.every((t) => GEMM_TYPES.has(t)));

@@ -148,9 +148,10 @@ export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroup
  * its step's buffers are (lhs, rhs, out); as the core of an output fusion, the fusion's
  * operands then its result, with the epilogue rendered into the kernel's store
  * (epilogue_wgsl.ts).
- * Operands f32, f16 or bf16 (the halves widened exactly, accumulated in f32, as the
- * interpreter's dot and convolution do) with an f32, f16 or bf16 result (rounded once);
- * other types are declined (WGSL has no f64; integer products run on the host).
+ * Element types as gemm_tiles_wgsl.ts productStorage takes them: float operands (f32,
+ * halves, f8; 8- and 16-bit integers) widened exactly and summed in f32 to an f32, f16 or
+ * bf16 result (rounded once), integers summed in i32 (wrapping) to an integer result;
+ * the rest is declined (WGSL has no f64 nor 64-bit integers; an f8 result).
  */
 function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {
   const options = { memory: "device" as const, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };
@@ -175,16 +176,15 @@ function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { reado
 const elementTypeOf = (inst: Instruction): ElementType | undefined => (inst.shape.kind === "array" ? inst.shape.elementType : undefined);
 
 /**
- * A dot's GEMM and how its operands and result are stored: each operand and the result
- * f32, f16 or bf16 as the shape rules allow them (mixed float operands, a preferred
- * result type), the halves read as packed pairs and widened exactly, the sum in f32
- * (the spec's element type). Other types are declined: f64 (WGSL has none), integers
- * and the narrower floats run on the host.
+ * A dot's GEMM and how its operands and result are stored (productStorage: mixed
+ * float operands, a preferred result type, integers, f8 operands), or why the kernels
+ * take none (its host step's reason). The spec's element type is f32: the kernels read
+ * its geometry.
  */
 function dotGemm(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly types: { readonly lhsType: StorageType; readonly rhsType: StorageType; readonly outputType: StorageType } } | Declined {
-  const types = productStorage([dot.operands[0], dot.operands[1], dot].map((x) => (x === undefined ? undefined : elementTypeOf(x))));
-  if ("declined" in types) return { declined: `webgpu dot ${dot.name}: ${types.declined}` };
-  const [lhsType, rhsType, outputType] = types as [StorageType, StorageType, StorageType];
+  const storage = productStorage([dot.operands[0], dot.operands[1], dot].map((x) => (x === undefined ? undefined : elementTypeOf(x))));
+  if ("declined" in storage) return { declined: `webgpu dot ${dot.name}: ${storage.declined}` };
+  const [lhsType, rhsType, outputType] = storage.types as [StorageType, StorageType, StorageType];
   const geometry = gemmGeometryOfDot(dot);
   return "declined" in geometry ? geometry : { spec: { elementType: "f32", ...geometry }, types: { lhsType, rhsType, outputType } };
 }

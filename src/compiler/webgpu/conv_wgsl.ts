@@ -11,10 +11,11 @@
 // of spatial dimensions; window strides, low/high padding (negative too), base and
 // window dilation, window reversal, feature groups. Batch groups are declined.
 // Accumulation in f32 as in the tiled GEMM, over the depth in order (window positions
-// in the kernel's spatial order, input features fastest). Types: input and kernel each
-// f32, f16 or bf16 (halves as packed pairs, widened exactly, as for the GEMM), an f32,
-// f16 or bf16 result (a half result is rounded once from the f32 sum and stored by vec4s
-// or pairs of output features, so it needs them innermost, see convKernel).
+// in the kernel's spatial order, input features fastest). Types as for the GEMM
+// (gemm_tiles_wgsl.ts productStorage): floats summed in f32, an f32, f16 or bf16 result
+// (a half rounded once from the f32 sum); integers summed in i32, wrapping. A result
+// narrower than a word is stored by vec4s or pairs of output features where they are
+// innermost (see convKernel), else element by element on an atomic memory.
 
 import type { Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
@@ -23,8 +24,9 @@ import type { ConvGeometry } from "../kernel/conv_plan.js";
 import type { Declined } from "../kernel/declined.js";
 import { DEFAULT_SLOTS, type GpuEpilogue } from "./gemm_wgsl.js";
 import type { ArgumentSlots } from "./epilogue_wgsl.js";
+import { storageBytes } from "../../types/element_type.js";
 import {
-  defaultTile, DEVICE_MEMORY_DECLARATIONS, operandAccess, productStorage, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
+  defaultTile, deviceMemoryDeclarations, operandAccess, productStorage, productValue, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
   type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand,
 } from "./gemm_tiles_wgsl.js";
 
@@ -62,9 +64,9 @@ export function convWgslGeometry(conv: Instruction<"convolution">): ConvWgslGeom
   }
   const input = lhs.shape as ArrayShape, kernel = rhs.shape as ArrayShape, output = conv.shape as ArrayShape;
   const { featureGroupCount, batchGroupCount, window } = conv.attrs;
-  const types = productStorage([input.elementType, kernel.elementType, output.elementType]);
-  if ("declined" in types) return { declined: `webgpu convolution ${conv.name}: ${types.declined}` };
-  const [inputType, kernelType, outputType] = types as [StorageType, StorageType, StorageType];
+  const storage = productStorage([input.elementType, kernel.elementType, output.elementType]);
+  if ("declined" in storage) return { declined: `webgpu convolution ${conv.name}: ${storage.declined}` };
+  const [inputType, kernelType, outputType] = storage.types as [StorageType, StorageType, StorageType];
   if (batchGroupCount !== 1) return { declined: `webgpu convolution ${conv.name}: batch_group_count ${batchGroupCount} (only 1 is compiled)` };
   const dn = conv.attrs.dimensionNumbers;
   const is = rowMajorStrides(input.dimensions), ks = rowMajorStrides(kernel.dimensions), os = rowMajorStrides(output.dimensions);
@@ -176,6 +178,9 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const pixels = g.batch * product(g.outputSizes);
   const depth = cg * product(g.kernelSizes);
   const { inputType, kernelType, outputType } = g;
+  const storage = productStorage([inputType, kernelType, outputType]);
+  if ("declined" in storage) return { declined: `webgpu convolution: ${storage.declined}` };
+  const accumulator = storage.accumulator;
   const allowVectors = options.vectorLoads ?? true;
   const multipleOf4 = (xs: readonly number[]): boolean => xs.every((x) => x % 4 === 0);
   // Vectors of 4 input features (k fastest) when features are the input's unit-stride
@@ -185,17 +190,20 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const kernelVectors = allowVectors && g.kernel.outputFeature === 1 && og % 4 === 0 && multipleOf4([g.kernel.inputFeature, ...g.kernel.spatial]);
   const memory = options.memory ?? "bindings";
   const slots = options.slots ?? DEFAULT_SLOTS;
-  const x = operandAccess("lhs", slots.lhs, inputType, inputVectors, memory);
-  const w = operandAccess("rhs", slots.rhs, kernelType, kernelVectors, memory);
   const epilogue = options.epilogue;
   // Stored by vec4s of output features where they are unit-stride, a multiple of 4 per group, and every other stride keeps the vec4s aligned.
   const outVectors = epilogue === undefined && g.output.feature === 1 && og % 4 === 0 && multipleOf4([g.output.batch, ...g.output.spatial]);
-  // A half result, else, by pairs of output features: each word of the output two features of one pixel.
-  const outPairs = outputType !== "f32" && epilogue === undefined && g.output.feature === 1 && og % 2 === 0 && [g.output.batch, ...g.output.spatial].every((x) => x % 2 === 0);
-  if (outputType !== "f32" && !outVectors && !outPairs) {
-    return { declined: `webgpu convolution: the ${outputType} output is stored as packed pairs of output features: it needs features innermost, an even number per group, other strides even and no epilogue (ask for f32 and convert)` };
+  // A 2-byte result, else, by pairs of output features: each word of the output two features of one pixel.
+  const bytes = storageBytes(outputType);
+  const outPairs = bytes === 2 && epilogue === undefined && g.output.feature === 1 && og % 2 === 0 && [g.output.batch, ...g.output.spatial].every((x) => x % 2 === 0);
+  // Else a result narrower than a word element by element, through byte stores on an atomic memory.
+  const atomic = epilogue !== undefined ? epilogue.storesBytes === true : bytes < 4 && !outVectors && !outPairs;
+  if (atomic && memory !== "device") {
+    return { declined: `webgpu convolution: the ${outputType} output would be stored element by element, which needs memory "device" (its words atomic)` };
   }
-  const result = resultAccess(outputType, outVectors, memory, slots.out);
+  const x = operandAccess("lhs", slots.lhs, inputType, inputVectors, memory, accumulator, atomic);
+  const w = operandAccess("rhs", slots.rhs, kernelType, kernelVectors, memory, accumulator, atomic);
+  const result = resultAccess(outputType, outVectors, memory, slots.out, atomic);
   const outBytes = result.byteSize(maxElement(g, "output"));
 
   // gatherPatch(p, k, g): the im2col element; its position in the input, or none (padding, holes).
@@ -217,7 +225,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
     }
   }
   const patchFn = (name: string, type: string, read: string): string =>
-    `fn ${name}(p: u32, k: u32, grp: u32) -> ${type} {\n  let none = ${type}(0.0);\n  ${splitDepth(g, cg)}\n  ${pixelSplit.join(" ")}\n  ${position.join("\n  ")}\n  return ${read};\n}`;
+    `fn ${name}(p: u32, k: u32, grp: u32) -> ${type} {\n  let none = ${type}();\n  ${splitDepth(g, cg)}\n  ${pixelSplit.join(" ")}\n  ${position.join("\n  ")}\n  return ${read};\n}`;
   const weightAt = (): string => {
     const terms = [`c * ${u(g.kernel.inputFeature)}`, `(grp * ${u(og)} + j) * ${u(g.kernel.outputFeature)}`];
     for (let d = 0; d < rank; d++) terms.push(`w${d} * ${u(g.kernel.spatial[d]!)}`);
@@ -225,9 +233,9 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   };
   const weightFn = (name: string, type: string, read: (at: string) => string): string =>
     `fn ${name}(j: u32, k: u32, grp: u32) -> ${type} {\n  ${splitDepth(g, cg)}\n  return ${read(weightAt())};\n}`;
-  const functions = [patchFn("gatherPatch", "f32", x.scalar("at")), weightFn("kernelAt", "f32", w.scalar)];
-  if (inputVectors) functions.push(patchFn("gatherPatch4", "vec4<f32>", x.vector("at")));
-  if (kernelVectors) functions.push(weightFn("kernelAt4", "vec4<f32>", w.vector));
+  const functions = [patchFn("gatherPatch", accumulator, x.scalar("at")), weightFn("kernelAt", accumulator, w.scalar)];
+  if (inputVectors) functions.push(patchFn("gatherPatch4", `vec4<${accumulator}>`, x.vector("at")));
+  if (kernelVectors) functions.push(weightFn("kernelAt4", `vec4<${accumulator}>`, w.vector));
 
   const outIndex = (row: string, col: string, z: string): string => {
     const split: string[] = [];
@@ -242,7 +250,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   };
   const store = (value: string, row: string, col: string, z: string): string => {
     const index = outIndex(row, col, z);
-    return epilogue !== undefined ? epilogue.store({ value, row, col: `(${z} * ${u(og)} + ${col})`, index }) : result.store(index, value);
+    return epilogue !== undefined ? epilogue.store({ value: productValue(outputType, value), row, col: `(${z} * ${u(og)} + ${col})`, index }) : result.store(index, value);
   };
   const storeVector = !outVectors ? undefined : (value: string, row: string, col: string, z: string) => result.storeVector(outIndex(row, col, z), value);
   const storePair = !outPairs ? undefined : (value: string, row: string, col: string, z: string) => result.storePair(outIndex(row, col, z), value);
@@ -258,11 +266,11 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   for (const bd of bindings) {
     if (bd.byteSize > limits.maxStorageBufferBindingSize) return { declined: `webgpu convolution: binding ${bd.name} (${bd.byteSize} bytes) exceeds maxStorageBufferBindingSize ${limits.maxStorageBufferBindingSize}` };
   }
-  const declarations = [memory === "device" ? DEVICE_MEMORY_DECLARATIONS : "", storageHelpers([inputType, kernelType]), x.declaration, w.declaration, result.declaration, epilogue?.declarations ?? "", functions.join("\n")].filter((s) => s !== "").join("\n");
+  const declarations = [memory === "device" ? deviceMemoryDeclarations(atomic) : "", storageHelpers([inputType, kernelType]), x.declaration, w.declaration, epilogue === undefined || memory === "bindings" ? result.declaration : "", epilogue?.declarations ?? "", functions.join("\n")].filter((s) => s !== "").join("\n");
   const tile = options.tile ?? defaultTile(G, pixels, og, limits);
   if ("declined" in tile) return tile;
   const rendered = renderTiledProduct(
-    { count: G, rows: pixels, cols: og, depth, declarations, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}), ...(storePair !== undefined ? { storePair } : {}) },
+    { count: G, rows: pixels, cols: og, depth, declarations, accumulator, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}), ...(storePair !== undefined ? { storePair } : {}) },
     tile, limits, inputVectors, kernelVectors,
   );
   if ("declined" in rendered) return rendered;

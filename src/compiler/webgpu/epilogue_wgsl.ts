@@ -7,11 +7,11 @@
 // offsets of the fusion's argument slot, as a loop kernel reads them.
 //
 // Argument slots of an output fusion's step: the fusion's operands in parameter order,
-// then its result; the core's two operands are among them (OutputCore.lhs/rhs).
+// then its result; the core's two operands are among them (ProductMatrix.lhs/rhs).
 
 import type { Computation } from "../../ir/computation.js";
-import { decline, DeclinedError, type Declined } from "../kernel/declined.js";
-import { outputCore, planEpilogue, type EpiloguePlan, type OutputCore } from "../kernel/epilogue_plan.js";
+import { DeclinedError, type Declined } from "../kernel/declined.js";
+import { planEpilogue, productMatrix, type EpiloguePlan, type ProductMatrix } from "../kernel/epilogue_plan.js";
 import type { Node } from "../kernel/graph.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import type { EpilogueSite, GpuEpilogue } from "./gemm_wgsl.js";
@@ -27,7 +27,7 @@ export interface ArgumentSlots {
 
 /** An output fusion's core, its epilogue as WGSL, and the slots its kernel reads (or why it is not one). */
 export interface WgslOutputFusion {
-  readonly core: OutputCore;
+  readonly core: ProductMatrix;
   readonly epilogue: GpuEpilogue;
   readonly slots: ArgumentSlots;
 }
@@ -68,13 +68,15 @@ function renderEpilogue(plan: EpiloguePlan, slots: ArgumentSlots): GpuEpilogue {
     });
     const lines: string[] = [];
     values.emit(nodesOf(plan), lines, "    ");
-    if (ELEMENT_TYPES[plan.type].storageBytes !== 4) decline(`an epilogue result of ${plan.type} (the GEMM stores 4-byte elements)`);
     lines.push(`    ${storeAs(plan.type, address(slots.out, `i32(${site?.index ?? "0u"})`, plan.type), values.v(plan.root))}`);
     return { lines, values };
   };
   const probe = render(undefined);
+  // A result narrower than a word is stored a byte or two at a time: neighbouring invocations share its words, which are then atomic (wgsl_kernel.ts).
+  const storesBytes = ELEMENT_TYPES[plan.type].storageBytes < 4;
   return {
-    declarations: [WGSL_HELPERS, memoryHelpers(false), ...wgslMathSources(probe.values.math)].join("\n"),
+    declarations: [WGSL_HELPERS, memoryHelpers(storesBytes), ...wgslMathSources(probe.values.math)].join("\n"),
+    storesBytes,
     // xk_opaque (the zero that float constants go through, wgsl_values.ts) is read from the slot after the buffers, which the host leaves zero.
     store: (site) => ["{", `    xk_opaque = args[${slots.out + 1}u];`, ...render(site).lines, "  }"].join("\n"),
   };
@@ -82,8 +84,8 @@ function renderEpilogue(plan: EpiloguePlan, slots: ArgumentSlots): GpuEpilogue {
 
 /** The WGSL epilogue of output fusion `fused`, or why it has none (fusion then leaves the core and its epilogue as two kernels: program.ts). */
 export function wgslOutputFusion(fused: Computation): WgslOutputFusion | Declined {
-  // The GEMM widens f16 and bf16 operands of an f32 product (gemm_tiles_wgsl.ts), so their epilogues are its too.
-  const core = outputCore(fused, { halfOperands: true });
+  // The GEMM and convolution kernels take halves, integers and f8 (gemm_tiles_wgsl.ts productStorage; they decline what they do not), so their epilogues are theirs too.
+  const core = productMatrix(fused);
   if ("declined" in core) return core;
   const plan = planEpilogue(fused, core);
   if ("declined" in plan) return plan;

@@ -11,10 +11,14 @@
 // a transposition, a convolution's patch gathered on the fly) is the caller's: it gives
 // WGSL expressions. Accumulation is in f32, for each element of C in order of k, with
 // fused multiply-adds (the order, not the rounding, is fixed: fma may round once or twice
-// on a given GPU).
+// on a given GPU); an integer product's in i32, whose multiply-add wraps as two's
+// complement (WGSL's integer arithmetic), so its sum is exact modulo 2^32 and so modulo
+// 2^bits of any integer result of up to 32 bits, as the interpreter's wrapped steps give.
 
+import { ELEMENT_TYPES, storageBytes, type ElementType } from "../../types/element_type.js";
 import type { Declined } from "../kernel/declined.js";
-import { BF16_ROUNDING, F16_ROUNDING } from "./wgsl_values.js";
+import { memoryHelpers, storeAs } from "./wgsl_kernel.js";
+import { BF16_ROUNDING, F16_ROUNDING, wrap } from "./wgsl_values.js";
 
 /** The adapter's limits a kernel is sized by (the subset of GPUSupportedLimits it reads). */
 export interface GpuLimits {
@@ -134,25 +138,59 @@ export function defaultTile(count: number, rows: number, cols: number, limits: G
 }
 
 /**
- * How a kernel reads one operand from its binding: f32 (as array<f32>, or array<vec4<f32>>
- * when it reads vec4s), or a half (f16, bf16) packed two to a u32 (array<u32>,
- * array<vec2<u32>> for vec4s) and widened to f32 exactly: f16 with unpack2x16float,
- * which is core WGSL (no `shader-f16` feature needed), bf16 by shifting each half into
- * an f32's upper half (a bf16 is an f32 with 16 fewer significand bits).
+ * An operand's or result's element type as the kernels store it: f32 (a word each); f16
+ * and bf16 packed two to a u32 and widened to f32 exactly (f16 with unpack2x16float,
+ * which is core WGSL: no `shader-f16` feature needed; bf16 by shifting each half into an
+ * f32's upper half); the one-byte floats (f8, f6, f4: four to a word, widened to f32
+ * exactly on their bits, narrowFloatWidening); integers of up to 32 bits (a byte, two
+ * bytes or a word each, widened by shifts: sign-extended or zero-extended).
  */
-export type StorageType = "f32" | "f16" | "bf16";
+export type StorageType = ElementType;
 
-const isStorageType = (t: string | undefined): t is StorageType => t === "f32" || t === "f16" || t === "bf16";
+/** What a product sums in: f32 (float results) or i32 (integer results: wrapping multiply-adds). */
+export type Accumulator = "f32" | "i32";
 
-/** A product's element types (operands, then result) as the GEMM and convolution kernels store them, or why they take no such product (its host step's reason). */
-export function productStorage(types: readonly (string | undefined)[]): readonly StorageType[] | Declined {
-  if (types.every(isStorageType)) return types;
-  const why = types.some((t) => t === "f64" || t === "c128") ? "WGSL has no f64" : "the kernels take f32, f16 and bf16";
-  return { declined: `${types.slice(0, -1).join(" x ")} -> ${types.at(-1)} (${why}; it runs on the host)` };
+/** A product's storage types (operands, then result) and what it sums in. */
+export interface ProductStorage {
+  readonly types: readonly StorageType[];
+  readonly accumulator: Accumulator;
+}
+
+const isInteger = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "signed" || ELEMENT_TYPES[t].kind === "unsigned";
+const isByteFloat = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "float" && storageBytes(t) === 1;
+/** The result types the kernels round an f32 sum to. */
+const FLOAT_RESULTS: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "f16", "bf16"]);
+
+/** Why the kernels take no product of these types (operands, then result), or undefined. */
+function productTypesProblem(types: readonly (ElementType | undefined)[]): string | undefined {
+  if (types.some((t) => t === undefined)) return "operands and result must be arrays";
+  const all = types as ElementType[];
+  if (all.some((t) => t === "f64" || t === "c128")) return "WGSL has no f64";
+  if (all.some((t) => ELEMENT_TYPES[t].kind === "complex")) return "complex products are not compiled to WGSL";
+  if (all.some((t) => isInteger(t) && ELEMENT_TYPES[t].bitWidth > 32)) return "WGSL has no 64-bit integers";
+  if (all.some((t) => t === "pred")) return "pred products are not compiled to WGSL";
+  const result = all.at(-1)!, operands = all.slice(0, -1);
+  if (isInteger(result)) {
+    return operands.every(isInteger) ? undefined : "an integer result of float operands is not compiled to WGSL";
+  }
+  if (!FLOAT_RESULTS.has(result)) return `a ${result} result is not compiled to WGSL (the kernels round their f32 sum to f32, f16 or bf16)`;
+  for (const t of operands) {
+    // A 32-bit integer converted to f32 rounds (and WGSL's conversion leaves the rounding to the implementation).
+    if (isInteger(t) && ELEMENT_TYPES[t].bitWidth > 16) return `a ${t} operand of a float result is not compiled to WGSL (its conversion to f32 rounds)`;
+  }
+  return undefined;
+}
+
+/** A product's element types (operands, then result) as the GEMM and convolution kernels store them and what they sum in, or why they take no such product (its host step's reason). */
+export function productStorage(types: readonly (ElementType | undefined)[]): ProductStorage | Declined {
+  const why = productTypesProblem(types);
+  if (why !== undefined) return { declined: `${types.slice(0, -1).join(" x ")} -> ${types.at(-1)} (${why}; it runs on the host)` };
+  const all = types as ElementType[];
+  return { types: all, accumulator: isInteger(all.at(-1)!) ? "i32" : "f32" };
 }
 
 /** How each half type is widened: the WGSL function of a word to its two values (element 2i in x, 2i+1 in y: little-endian), and the helpers it needs. */
-const HALF_PAIRS: Record<Exclude<StorageType, "f32">, { readonly pair: string; readonly vector: string; readonly helpers: string }> = {
+const HALF_PAIRS: Record<"f16" | "bf16", { readonly pair: string; readonly vector: string; readonly helpers: string }> = {
   f16: {
     pair: "unpack2x16float",
     vector: "f16x4",
@@ -170,7 +208,51 @@ const HALF_PAIRS: Record<Exclude<StorageType, "f32">, { readonly pair: string; r
 
 /** The helper functions operands of these types read through (each once, however many operands share a type). */
 export function storageHelpers(types: readonly StorageType[]): string {
-  return [...new Set(types)].flatMap((t) => (t === "f32" ? [] : [HALF_PAIRS[t].helpers])).join("\n");
+  return [...new Set(types)].flatMap((t) => (t === "f16" || t === "bf16" ? [HALF_PAIRS[t].helpers] : isByteFloat(t) ? [narrowFloatWidening(t)] : [])).join("\n");
+}
+
+/**
+ * The WGSL function xk_widen_<t>(bits) -> f32 of a one-byte float type t (f8, f6, f4):
+ * its value exactly, from its format's fields (element_type.ts FloatFormat): a normal
+ * value's exponent and significand moved into an f32's; a subnormal one (exponent 0) as
+ * its significand times a power of two, a normal f32 for every such format (e8m0 has
+ * no subnormals: its exponent 0 is 2^-127, f32's subnormal, set on bits); NaN a quiet
+ * NaN, infinities as f32's.
+ */
+export function narrowFloatWidening(t: ElementType): string {
+  const { exponentBits: e, mantissaBits: m, exponentBias: bias, encoding } = ELEMENT_TYPES[t].float!;
+  const signed = encoding !== "e8m0";
+  const maxE = (1 << e) - 1, maxM = (1 << m) - 1;
+  const hex = (x: number): string => `0x${x.toString(16)}u`;
+  const lines = [
+    `fn xk_widen_${t}(r: u32) -> f32 {`,
+    `  let x = r & ${hex(2 ** (e + m + (signed ? 1 : 0)) - 1)};`,
+    `  let ex = (x >> ${m}u) & ${hex(maxE)};`,
+    `  let man = x & ${hex(maxM)};`,
+    `  let s = ${signed ? `(x >> ${e + m}u) << 31u` : "0u"};`,
+  ];
+  if (encoding === "ieee") lines.push(`  if (ex == ${hex(maxE)}) { return bitcast<f32>(s | select(0x7fc00000u, 0x7f800000u, man == 0u)); }`);
+  if (encoding === "fn") lines.push(`  if (ex == ${hex(maxE)} && man == ${hex(maxM)}) { return bitcast<f32>(s | 0x7fc00000u); }`);
+  // A NaN's bits are never a constant expression (WGSL rejects a NaN it evaluates when the shader is created): x's low bits go along as its payload.
+  if (encoding === "fnuz") lines.push(`  if (x == ${hex(2 ** (e + m))}) { return bitcast<f32>(0x7fc00000u | x); }`);
+  if (encoding === "e8m0") {
+    lines.push(`  if (ex == ${hex(maxE)}) { return bitcast<f32>(0x7fc00000u | x); }`);
+    lines.push(`  if (ex == 0u) { return bitcast<f32>(0x00400000u); }`);
+  } else {
+    // man x 2^(1 - bias - m), exactly: a small integer times a power of two, both normal f32s.
+    lines.push(`  if (ex == 0u) { return bitcast<f32>(s | bitcast<u32>(f32(man) * bitcast<f32>(${hex((127 + 1 - bias - m) << 23)}))); }`);
+  }
+  lines.push(`  return bitcast<f32>(s | ((ex + ${127 - bias}u) << 23u) | (man << ${23 - m}u));`, "}");
+  return lines.join("\n");
+}
+
+/** The value of integer or one-byte float type t from its bits `x` (a u32 expression; bits above t's are ignored) in the accumulator's type. */
+function widened(t: ElementType, accumulator: Accumulator, x: string): string {
+  if (isByteFloat(t)) return `xk_widen_${t}(${x})`;
+  const w = ELEMENT_TYPES[t].bitWidth;
+  const signedBits = w === 32 ? `bitcast<i32>(${x})` : ELEMENT_TYPES[t].kind === "signed"
+    ? `(bitcast<i32>((${x}) << ${32 - w}u) >> ${32 - w}u)` : `bitcast<i32>((${x}) & 0x${(2 ** w - 1).toString(16)}u)`;
+  return accumulator === "i32" ? signedBits : `f32(${signedBits})`;
 }
 
 export interface OperandAccess {
@@ -195,15 +277,57 @@ export interface OperandAccess {
  */
 export type KernelMemory = "bindings" | "device";
 
-/** The device memory's declarations (memory "device"); every operand's access reads through them. */
-export const DEVICE_MEMORY_DECLARATIONS = [
-  "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
+/**
+ * The device memory's declarations (memory "device"); every operand's access reads
+ * through them. `atomic`: its words are atomic (a kernel storing elements narrower than
+ * a word one by one, which neighbouring invocations share words of: wgsl_kernel.ts's
+ * loop kernels do the same), every access an atomic load or store.
+ */
+export const deviceMemoryDeclarations = (atomic: boolean): string => [
+  `@group(0) @binding(0) var<storage, read_write> mem: array<${atomic ? "atomic<u32>" : "u32"}>;`,
   "@group(0) @binding(1) var<storage, read> args: array<u32>;",
 ].join("\n");
 
-/** How operand `name` (argument slot or binding `slot`) is read (f32 words, or halves packed two to a word; their helpers from storageHelpers). */
-export function operandAccess(name: string, slot: number, type: StorageType, vectors: boolean, memory: KernelMemory = "bindings"): OperandAccess {
-  if (memory === "device") return deviceOperandAccess(name, slot, type, vectors);
+/** Word w (a u32 expression) of the array at argument slot `slot` in the device memory. */
+const memoryWord = (slot: number, w: string, atomic: boolean): string => (atomic ? `atomicLoad(&mem[(args[${slot}u] >> 2u) + ${w}])` : `mem[(args[${slot}u] >> 2u) + ${w}]`);
+
+/**
+ * An operand of integers or one-byte floats: element i is the (bytes)-wide field of its
+ * word, widened to the accumulator's type (widened); a vector of four reads the four
+ * elements (for one-byte elements one word, four fields).
+ */
+function packedOperandAccess(name: string, slot: number, type: StorageType, vectors: boolean, memory: KernelMemory, accumulator: Accumulator, atomic: boolean): OperandAccess {
+  const bytes = storageBytes(type);
+  const word = memory === "device" ? (w: string) => memoryWord(slot, w, atomic) : (w: string) => `${name}[${w}]`;
+  const perWord = 4 / bytes;
+  const field = bytes === 4 ? word("i") : `(${word(`(i >> ${Math.log2(perWord)}u)`)} >> ((i & ${perWord - 1}u) * ${8 * bytes}u))`;
+  const vec = `vec4<${accumulator}>`;
+  const lines = [
+    memory === "bindings" ? `@group(0) @binding(${slot}) var<storage, read> ${name}: array<u32>;` : "",
+    `fn ${name}At(i: u32) -> ${accumulator} { return ${widened(type, accumulator, field)}; }`,
+  ];
+  if (vectors) {
+    lines.push(bytes === 1
+      ? `fn ${name}At4(i: u32) -> ${vec} { let w = ${word("(i >> 2u)")}; return ${vec}(${[0, 8, 16, 24].map((b) => widened(type, accumulator, `(w >> ${b}u)`)).join(", ")}); }`
+      : `fn ${name}At4(i: u32) -> ${vec} { return ${vec}(${[0, 1, 2, 3].map((j) => `${name}At(i + ${j}u)`).join(", ")}); }`);
+  }
+  return {
+    declaration: lines.filter((x) => x !== "").join("\n"),
+    scalar: (i) => `${name}At(${i})`,
+    vector: (i) => (vectors ? `${name}At4(${i})` : (() => { throw new Error("operand declared without vectors"); })()),
+    byteSize: (e) => Math.max(4, Math.ceil((e * bytes) / 4) * 4),
+  };
+}
+
+/**
+ * How operand `name` (argument slot or binding `slot`) is read, in the accumulator's
+ * type: f32 words, halves packed two to a word (their helpers from storageHelpers),
+ * integers and one-byte floats by bytes of words (packedOperandAccess). `atomic`: the
+ * device memory is declared atomic (a result stored by bytes: deviceMemoryDeclarations).
+ */
+export function operandAccess(name: string, slot: number, type: StorageType, vectors: boolean, memory: KernelMemory = "bindings", accumulator: Accumulator = "f32", atomic = false): OperandAccess {
+  if (type !== "f32" && type !== "f16" && type !== "bf16") return packedOperandAccess(name, slot, type, vectors, memory, accumulator, atomic);
+  if (memory === "device") return deviceOperandAccess(name, slot, type, vectors, atomic);
   const head = `@group(0) @binding(${slot}) var<storage, read> ${name}`;
   if (type === "f32") {
     return vectors
@@ -232,10 +356,10 @@ export function operandAccess(name: string, slot: number, type: StorageType, vec
  * offset (args[slot], a byte offset aligned to 64), a vector as four words (or two
  * pairs of halves): the memory is one array of words for every kernel of the backend.
  */
-function deviceOperandAccess(name: string, slot: number, type: StorageType, vectors: boolean): OperandAccess {
-  const word = (w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]`;
+function deviceOperandAccess(name: string, slot: number, type: "f32" | "f16" | "bf16", vectors: boolean, atomic: boolean): OperandAccess {
+  const word = (w: string): string => memoryWord(slot, w, atomic);
   const f32 = type === "f32";
-  const half = f32 ? undefined : HALF_PAIRS[type];
+  const half = type === "f32" ? undefined : HALF_PAIRS[type];
   const declaration = [
     half === undefined ? `fn ${name}At(i: u32) -> f32 { return bitcast<f32>(${word("i")}); }`
       : `fn ${name}At(i: u32) -> f32 { return ${half.pair}(${word("(i >> 1u)")})[i & 1u]; }`,
@@ -250,14 +374,14 @@ function deviceOperandAccess(name: string, slot: number, type: StorageType, vect
   };
 }
 
-/** How a kernel stores its result: element by element (f32), or by vec4s (f32, or a half rounded once and packed), or a half by pairs. */
+/** How a kernel stores its result: element by element, by vec4s, or by pairs (a 2-byte type's word). */
 export interface ResultAccess {
   readonly declaration: string;
-  /** Statements storing f32 `value` at element `index` (f32 only). */
+  /** Statements storing accumulator `value` (f32 or i32) at element `index`, as the result's type (f32 bindings, or memory "device"). */
   store(index: string, value: string): string;
-  /** Statements storing vec4<f32> `value` at elements index .. index+3 (index a multiple of 4); only with vectors. */
+  /** Statements storing vec4 `value` at elements index .. index+3 (index a multiple of 4); only with vectors. */
   storeVector(index: string, value: string): string;
-  /** Statements storing vec2<f32> `value` at elements index, index+1 (index even: one word of a half result). */
+  /** Statements storing vec2 `value` at elements index, index+1 (index even: one word of a 2-byte result). */
   storePair(index: string, value: string): string;
   /** Bytes for `elements` elements as declared. */
   byteSize(elements: number): number;
@@ -270,7 +394,7 @@ export interface ResultAccess {
  * subnormals and out-of-range values to the implementation, and SwiftShader's gives NaN
  * for infinity and for values past 65520 and rounds some subnormals the other way.
  */
-const HALF_PACKING: Record<Exclude<StorageType, "f32">, string> = {
+const HALF_PACKING: Record<"f16" | "bf16", string> = {
   f16: `${F16_ROUNDING}
 fn xk_pack(v: vec2<f32>) -> u32 { return xk_f16_bits(v.x, false) | (xk_f16_bits(v.y, false) << 16u); }`,
   bf16: `${BF16_ROUNDING}
@@ -278,51 +402,84 @@ fn xk_pack(v: vec2<f32>) -> u32 { return xk_bf16_bits(v.x, false) | (xk_bf16_bit
 };
 
 /**
- * The result's access: binding 2 (`out`), or the device memory at args[slot] (see
- * KernelMemory). A half is stored by vectors or pairs only: a word holds two elements,
- * which one invocation must write together (WGSL has no 2-byte store, and a word
- * written by two invocations would need atomics).
+ * The product's value `acc` (its f32 or i32 sum) as the loop kernels hold a value of
+ * result type t (wgsl_values.ts): f32 itself, a half's bits rounded once (to nearest
+ * even, a NaN the positive quiet NaN), an integer wrapped to t's width (in i32 or u32).
  */
-export function resultAccess(type: StorageType, vectors: boolean, memory: KernelMemory = "bindings", slot = 2): ResultAccess {
-  const half = type !== "f32";
-  const byteSize = (e: number): number => (half ? Math.max(8, Math.ceil(e / 4) * 8) : vectors ? Math.max(16, Math.ceil(e / 4) * 16) : Math.max(4, 4 * e));
+export function productValue(t: StorageType, acc: string): string {
+  if (t === "f32") return acc;
+  if (t === "f16" || t === "bf16") return `xk_${t}_bits(${acc}, false)`;
+  return ELEMENT_TYPES[t].kind === "signed" ? wrap(t, acc) : wrap(t, `bitcast<u32>(${acc})`);
+}
+
+/**
+ * The result's access: binding 2 (`out`), or the device memory at args[slot] (see
+ * KernelMemory). f32 and 32-bit integers a word an element. A narrower result (a half,
+ * an 8- or 16-bit integer) by vectors or pairs where it can: a word holds two or four
+ * elements, which one invocation writes together; else (memory "device" only) element
+ * by element through the loop kernels' byte stores (storeAs), which need the memory
+ * atomic (`atomic`), other invocations owning the word's other bytes.
+ */
+export function resultAccess(type: StorageType, vectors: boolean, memory: KernelMemory = "bindings", slot = 2, atomic = false): ResultAccess {
+  const bytes = storageBytes(type);
+  const byteSize = (e: number): number => (bytes < 4 ? Math.max(8, Math.ceil((e * bytes) / 8) * 8) : vectors ? Math.max(16, Math.ceil(e / 4) * 16) : Math.max(4, 4 * e));
   const unsupported = (what: string) => (): string => { throw new Error(`a ${type} result is not stored ${what}`); };
-  // A half result is an array of words (each two elements) in either memory.
-  const word = memory === "device" ? (w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]` : (w: string): string => `out[${w}]`;
-  if (half) {
+  // Every result but f32 in bindings is an array of words, in either memory.
+  const at = (w: string): string => (memory === "device" ? `mem[(args[${slot}u] >> 2u) + ${w}]` : `out[${w}]`);
+  if (type === "f32" && memory === "bindings") {
     return {
-      declaration: [memory === "bindings" ? "@group(0) @binding(2) var<storage, read_write> out: array<u32>;" : "", HALF_PACKING[type]].filter((x) => x !== "").join("\n"),
-      store: unsupported("element by element"),
-      storeVector: (i, v) => `{ let w = (${i}) >> 1u; let x = ${v}; ${word("w")} = xk_pack(x.xy); ${word("w + 1u")} = xk_pack(x.zw); }`,
-      storePair: (i, v) => `${word(`((${i}) >> 1u)`)} = xk_pack(${v});`,
-      byteSize,
-    };
-  }
-  if (memory === "device") {
-    return {
-      declaration: "",
-      store: (i, v) => `${word(`(${i})`)} = bitcast<u32>(${v});`,
-      storeVector: (i, v) => `{ let w = ${i}; let x = bitcast<vec4<u32>>(${v}); ${[0, 1, 2, 3].map((j) => `${word(`w + ${j}u`)} = x[${j}];`).join(" ")} }`,
+      declaration: `@group(0) @binding(2) var<storage, read_write> out: array<${vectors ? "vec4<f32>" : "f32"}>;`,
+      store: (i, v) => `out[${i}] = ${v};`,
+      storeVector: (i, v) => `out[(${i}) >> 2u] = ${v};`,
       storePair: unsupported("by pairs"),
       byteSize,
     };
   }
+  if (type === "f32") {
+    return {
+      declaration: "",
+      store: (i, v) => `${at(`(${i})`)} = bitcast<u32>(${v});`,
+      storeVector: (i, v) => `{ let w = ${i}; let x = bitcast<vec4<u32>>(${v}); ${[0, 1, 2, 3].map((j) => `${at(`w + ${j}u`)} = x[${j}];`).join(" ")} }`,
+      storePair: unsupported("by pairs"),
+      byteSize,
+    };
+  }
+  const put = (w: string, v: string): string => (atomic ? `atomicStore(&${at(w)}, ${v});` : `${at(w)} = ${v};`);
+  const half = type === "f16" || type === "bf16";
+  // A lane's bits in its field of a word.
+  const field = (v: string, lane: number): string => {
+    const bits = half ? v : bytes === 4 ? `bitcast<u32>(${v})` : `(bitcast<u32>(${v}) & 0x${(2 ** (8 * bytes) - 1).toString(16)}u)`;
+    return lane === 0 ? bits : `(${bits} << ${8 * bytes * lane}u)`;
+  };
+  const pack = (x: string, lanes: readonly number[]): string => (half ? `xk_pack(${x}.${lanes.map((j) => "xyzw"[j]).join("")})` : lanes.map((j, n) => field(`${x}[${j}]`, n)).join(" | "));
+  const perWord = 4 / bytes;
+  const storeVector = (i: string, v: string): string => {
+    const words = [0, 1, 2, 3].slice(0, bytes).map((w) => put(`w + ${w}u`, pack("x", [0, 1, 2, 3].slice(w * perWord, (w + 1) * perWord))));
+    return `{ let w = (${i}) >> ${Math.log2(perWord)}u; let x = ${v}; ${words.join(" ")} }`;
+  };
+  const storePair = bytes !== 2 ? unsupported("by pairs") : (i: string, v: string) => `{ let x = ${v}; ${put(`((${i}) >> 1u)`, pack("x", [0, 1]))} }`;
+  // A word an element as it is; a narrower element through the loop kernels' byte stores.
+  const byElement = memory === "device" && atomic && bytes < 4;
+  const store = bytes === 4 ? (i: string, v: string) => put(`(${i})`, `bitcast<u32>(${v})`)
+    : !byElement ? unsupported("element by element (memory \"device\" with atomic words only)")
+    : (i: string, v: string) => storeAs(type, `(i32(args[${slot}u]) + i32(${i}) * ${bytes})`, productValue(type, v));
   return {
-    declaration: `@group(0) @binding(2) var<storage, read_write> out: array<${vectors ? "vec4<f32>" : "f32"}>;`,
-    store: (i, v) => `out[${i}] = ${v};`,
-    storeVector: (i, v) => `out[(${i}) >> 2u] = ${v};`,
-    storePair: unsupported("by pairs"),
-    byteSize,
+    declaration: [
+      memory === "bindings" ? "@group(0) @binding(2) var<storage, read_write> out: array<u32>;" : "",
+      half ? HALF_PACKING[type] : "",
+      byElement ? memoryHelpers(atomic) : "",
+    ].filter((x) => x !== "").join("\n"),
+    store, storeVector, storePair, byteSize,
   };
 }
 
 /** One operand of the tiled product as the tile loads see it. */
 export interface TileOperand {
-  /** f32 expression of the element at (outer, k) of product z (A: outer = row; B: outer = col), both in range. */
+  /** The element at (outer, k) of product z (A: outer = row; B: outer = col), both in range, in the accumulator's type. */
   scalar(outer: string, k: string, z: string): string;
   /** Which index runs along memory (consecutive invocations load consecutive elements). */
   readonly contiguous: "k" | "outer";
-  /** vec4<f32> of 4 elements consecutive along `contiguous`, the first index a multiple of 4 (undefined: scalar loads only). */
+  /** vec4 of 4 elements consecutive along `contiguous`, the first index a multiple of 4 (undefined: scalar loads only). */
   readonly vector?: (outer: string, k: string, z: string) => string;
 }
 
@@ -334,9 +491,11 @@ export interface TiledProduct {
   readonly depth: number;
   /** Module-scope WGSL: the bindings and any functions the expressions call. */
   readonly declarations: string;
+  /** What the product sums in (default f32); the operands' expressions and the stores' values are of its type. */
+  readonly accumulator?: Accumulator;
   readonly a: TileOperand;
   readonly b: TileOperand;
-  /** Statements storing f32 `value` at (row, col) of product z; row and col in range. */
+  /** Statements storing `value` (the accumulator's type) at (row, col) of product z; row and col in range. */
   store(value: string, row: string, col: string, z: string): string;
   /** Statements storing a vec4 at columns col .. col+3, all in range (only when cols % 4 == 0). */
   readonly storeVector?: (value: string, row: string, col: string, z: string) => string;
@@ -363,9 +522,9 @@ export function spreadDispatch(groups: number, limits: GpuLimits): [number, numb
 /** WGSL statements loading one operand's BK x outer slice into workgroup memory. */
 function tileLoad(
   op: TileOperand, which: "A" | "B", outerTile: number, depth: number, threads: number,
-  outer0: string, outerExtent: number, kExtent: number, vectorOk: boolean,
+  outer0: string, outerExtent: number, kExtent: number, vectorOk: boolean, arith: Arithmetic,
 ): string {
-  // Workgroup layout: tileA[k * BM + row], tileB[k * BN + col], both f32: no store ever
+  // Workgroup layout: tileA[k * BM + row], tileB[k * BN + col], both scalars: no store ever
   // writes one component of a vector (some WGSL translations turn that into a
   // read-modify-write of the whole vector, a race between invocations).
   const put = (kIndex: string, outerIndex: string, value: string): string => `tile${which}[(${kIndex}) * ${u(outerTile)} + ${outerIndex}] = ${value};`;
@@ -382,16 +541,30 @@ function tileLoad(
   body.push(`let gk = k0 + kl; let go = ${outer0} + ol;`);
   const inRange = `gk < ${u(kExtent)} && go < ${u(outerExtent)}`;
   if (width === 1) {
-    body.push(`var v = 0.0; if (${inRange}) { v = ${op.scalar("go", "gk", "z")}; }`);
+    body.push(`var v = ${arith.zero}; if (${inRange}) { v = ${op.scalar("go", "gk", "z")}; }`);
     body.push(put("kl", "ol", "v"));
   } else {
-    body.push(`var v = vec4<f32>(0.0); if (${inRange}) { v = ${op.vector!("go", "gk", "z")}; }`);
+    body.push(`var v = ${arith.vector}(${arith.zero}); if (${inRange}) { v = ${op.vector!("go", "gk", "z")}; }`);
     for (let j = 0; j < 4; j++) {
       body.push(vectorAlong === "k" ? put(`kl + ${u(j)}`, "ol", `v[${j}]`) : put("kl", `ol + ${u(j)}`, `v[${j}]`));
     }
   }
   return `    for (var i = li; i < ${u(loads)}; i = i + ${u(threads)}) {\n      ${body.join("\n      ")}\n    }`;
 }
+
+/** How the product's sums are written in WGSL for its accumulator. */
+interface Arithmetic {
+  readonly scalar: Accumulator;
+  readonly vector: string;
+  readonly zero: string;
+  /** acc + a * b, one step (f32: fused; i32: wrapping). */
+  madd(a: string, b: string, acc: string): string;
+}
+
+const ARITHMETIC: Record<Accumulator, Arithmetic> = {
+  f32: { scalar: "f32", vector: "vec4<f32>", zero: "0.0", madd: (a, b, acc) => `fma(${a}, ${b}, ${acc})` },
+  i32: { scalar: "i32", vector: "vec4<i32>", zero: "0i", madd: (a, b, acc) => `${acc} + ${a} * ${b}` },
+};
 
 /**
  * The WGSL of a tiled product, and its dispatch. `vectorA` / `vectorB`: whether the
@@ -409,10 +582,11 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   const dispatch = spreadDispatch(groups, limits);
   if ("declined" in dispatch) return dispatch;
   const acc = (i: number, v: number): string => `acc_${i}_${v}`;
+  const arith = ARITHMETIC[p.accumulator ?? "f32"];
   const lines: string[] = [];
   lines.push(p.declarations);
-  lines.push(`var<workgroup> tileA: array<f32, ${BK * BM}>;`);
-  lines.push(`var<workgroup> tileB: array<f32, ${BK * BN}>;`);
+  lines.push(`var<workgroup> tileA: array<${arith.scalar}, ${BK * BM}>;`);
+  lines.push(`var<workgroup> tileB: array<${arith.scalar}, ${BK * BN}>;`);
   lines.push("");
   lines.push(`@compute @workgroup_size(${TX}, ${TY}, 1)`);
   lines.push("fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(local_invocation_index) li: u32) {");
@@ -424,19 +598,19 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   lines.push(`  let z = group / ${u(tilesN * tilesM)};`);
   lines.push(`  let row0 = tileM * ${u(BM)};`);
   lines.push(`  let col0 = tileN * ${u(BN)};`);
-  for (let i = 0; i < RM; i++) for (let v = 0; v < NV; v++) lines.push(`  var ${acc(i, v)} = vec4<f32>(0.0);`);
+  for (let i = 0; i < RM; i++) for (let v = 0; v < NV; v++) lines.push(`  var ${acc(i, v)} = ${arith.vector}(${arith.zero});`);
   lines.push(`  for (var k0 = 0u; k0 < ${u(p.depth)}; k0 = k0 + ${u(BK)}) {`);
-  lines.push(tileLoad(p.a, "A", BM, BK, threads, "row0", p.rows, p.depth, vectorA));
-  lines.push(tileLoad(p.b, "B", BN, BK, threads, "col0", p.cols, p.depth, vectorB));
+  lines.push(tileLoad(p.a, "A", BM, BK, threads, "row0", p.rows, p.depth, vectorA, arith));
+  lines.push(tileLoad(p.b, "B", BN, BK, threads, "col0", p.cols, p.depth, vectorB, arith));
   lines.push("    workgroupBarrier();");
   lines.push(`    for (var kk = 0u; kk < ${u(BK)}; kk = kk + 1u) {`);
   for (let v = 0; v < NV; v++) {
     lines.push(`      let bAt_${v} = kk * ${u(BN)} + (lid.x * ${u(NV)} + ${u(v)}) * 4u;`);
-    lines.push(`      let b_${v} = vec4<f32>(tileB[bAt_${v}], tileB[bAt_${v} + 1u], tileB[bAt_${v} + 2u], tileB[bAt_${v} + 3u]);`);
+    lines.push(`      let b_${v} = ${arith.vector}(tileB[bAt_${v}], tileB[bAt_${v} + 1u], tileB[bAt_${v} + 2u], tileB[bAt_${v} + 3u]);`);
   }
   for (let i = 0; i < RM; i++) {
-    lines.push(`      let a_${i} = vec4<f32>(tileA[kk * ${u(BM)} + lid.y * ${u(RM)} + ${u(i)}]);`);
-    for (let v = 0; v < NV; v++) lines.push(`      ${acc(i, v)} = fma(a_${i}, b_${v}, ${acc(i, v)});`);
+    lines.push(`      let a_${i} = ${arith.vector}(tileA[kk * ${u(BM)} + lid.y * ${u(RM)} + ${u(i)}]);`);
+    for (let v = 0; v < NV; v++) lines.push(`      ${acc(i, v)} = ${arith.madd(`a_${i}`, `b_${v}`, acc(i, v))};`);
   }
   lines.push("    }");
   lines.push("    workgroupBarrier();");
@@ -451,7 +625,7 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
         lines.push(`    if (${col} < ${u(p.cols)}) { ${p.storeVector(acc(i, v), `row_${i}`, col, "z")} }`);
       } else if (p.storePair !== undefined) {
         for (const j of [0, 2]) {
-          lines.push(`    if (${col} + ${u(j)} < ${u(p.cols)}) { ${p.storePair(`vec2<f32>(${acc(i, v)}[${j}], ${acc(i, v)}[${j + 1}])`, `row_${i}`, `${col} + ${u(j)}`, "z")} }`);
+          lines.push(`    if (${col} + ${u(j)} < ${u(p.cols)}) { ${p.storePair(`vec2<${arith.scalar}>(${acc(i, v)}[${j}], ${acc(i, v)}[${j + 1}])`, `row_${i}`, `${col} + ${u(j)}`, "z")} }`);
         }
       } else {
         for (let j = 0; j < 4; j++) {

@@ -7,14 +7,18 @@
 // - the skinny kernel (gemm_skinny_wgsl.ts) for m <= SKINNY_MAX_ROWS, and for n = 1 by
 //   computing C^T = B^T A^T (the same memory when n = 1).
 //
-// Element types: each operand f32, f16 or bf16, the halves stored packed two to a u32
-// and widened to f32 exactly (unpack2x16float; bf16 by shifts), accumulated in f32; the
-// result f32, or f16 or bf16 rounded once from the f32 sum, on bits, and stored by
-// vec4s or pairs of columns (the tiled kernel; n even, or one row: gemm_tiles_wgsl.ts
-// resultAccess). This needs no `shader-f16` feature, so it runs on every adapter; an
-// `array<f16>` variant for adapters with the feature is not written (none here has it
-// to test on). f64 is declined: WGSL has no f64. (The spec's elementType is the
-// accumulation's: f32 for every one of these.)
+// Element types (gemm_tiles_wgsl.ts productStorage): float operands f32, f16, bf16 or a
+// one-byte float (f8...), or integers of up to 16 bits, widened to f32 exactly and
+// summed in f32, the result f32, or f16 or bf16 rounded once from the f32 sum, on bits;
+// integer operands of an integer result (up to 32 bits each) widened by shifts and
+// summed in i32, wrapping, the result wrapped to its width. A result narrower than a
+// word is stored by vec4s or pairs of columns where a word's elements are one
+// invocation's (n a multiple of 4; a 2-byte type's n even, or one row), else element by
+// element through byte stores on an atomic memory (the tiled kernel, memory "device").
+// This needs no `shader-f16` feature, so it runs on every adapter; an `array<f16>`
+// variant for adapters with the feature is not written (none here has it to test on).
+// f64 and 64-bit integers are declined: WGSL has neither. (The spec's elementType is
+// f32 for every one of these: the geometry is what the kernels read of it.)
 //
 // Interface: bindings 0 (`lhs`, A), 1 (`rhs`, B), 2 (`out`, C), in bind group 0, each
 // from its operand's first element; an epilogue may declare more (3 and up). The
@@ -27,14 +31,15 @@ import type { Declined } from "../kernel/declined.js";
 import { checkGemmSpec, gemmKernelName, type GemmSpec } from "../kernel/gemm_plan.js";
 import type { ArgumentSlots } from "./epilogue_wgsl.js";
 import { renderSkinny, SKINNY_MAX_ROWS, skinnyLayout } from "./gemm_skinny_wgsl.js";
+import { storageBytes } from "../../types/element_type.js";
 import {
-  defaultTile, DEVICE_MEMORY_DECLARATIONS, operandAccess, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
+  defaultTile, deviceMemoryDeclarations, operandAccess, productStorage, productValue, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
   type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand,
 } from "./gemm_tiles_wgsl.js";
 
 /** What an epilogue's statements are given for one element of C. */
 export interface EpilogueSite {
-  /** The f32 accumulator (WGSL expression). */
+  /** The product's element as the loop kernels hold a value of its type (gemm_tiles_wgsl.ts productValue; WGSL expression). */
   readonly value: string;
   /** Row of C seen as a (batch·m) x n matrix, as kernel/epilogue_plan.ts sees a dot's product (u32 expression). */
   readonly row: string;
@@ -45,23 +50,25 @@ export interface EpilogueSite {
 
 /**
  * An output fusion's epilogue: statements that store the fused result of one element of
- * C (in `out`, declared `array<f32>` read_write at binding 2), in place of the plain
+ * C (memory "device": in the device memory at the result's slot), in place of the plain
  * store. Its declarations (module scope: more bindings from 3 up, functions) come first.
  */
 export interface GpuEpilogue {
   readonly declarations?: string;
   readonly bindings?: readonly GpuBinding[];
+  /** Whether its stores are of elements narrower than a word (the kernel then declares the device memory atomic). */
+  readonly storesBytes?: boolean;
   store(site: EpilogueSite): string;
 }
 
 export interface GemmWgslOptions {
-  /** How A is stored (default f32). f16, bf16: packed pairs, see the file comment. */
+  /** How A is stored (default f32). f16, bf16: packed pairs; integers and one-byte floats by bytes: see the file comment. */
   readonly lhsType?: StorageType;
   /** How B is stored (default f32). */
   readonly rhsType?: StorageType;
-  /** How C is stored (default f32). f16 and bf16 need the tiled kernel, no epilogue, and n even or a single row (batch·m = 1). */
+  /** How C is stored (default f32). Other types need the tiled kernel; narrower than a word, vectors or pairs (see the file comment) or memory "device". */
   readonly outputType?: StorageType;
-  /** Force a kernel (default: "skinny" for m <= 4 or n = 1 with an f32 output, else "tiled"). */
+  /** Force a kernel (default: "skinny" for m <= 4 or n = 1 with an f32 sum and result, else "tiled"). */
   readonly kind?: "tiled" | "skinny";
   /** The tiled kernel's tile (default: defaultTile; the tuner passes its candidates). */
   readonly tile?: GemmTile;
@@ -87,26 +94,34 @@ function declined(spec: GemmSpec, why: string): Declined {
 export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslOptions = {}): GpuKernel | Declined {
   const problem = checkGemmSpec(spec);
   if (problem !== undefined) throw new CompileError(`webgpu ${problem}`);
-  if (spec.elementType !== "f32") return declined(spec, "WGSL has no f64 (the webgpu backend takes f32, f16 and bf16 GEMMs)");
+  if (spec.elementType !== "f32") return declined(spec, "WGSL has no f64 (the webgpu backend's GEMMs sum in f32 or i32)");
   const lhsType = options.lhsType ?? "f32", rhsType = options.rhsType ?? "f32";
   const outputType = options.outputType ?? "f32";
+  const storage = productStorage([lhsType, rhsType, outputType]);
+  if ("declined" in storage) return declined(spec, storage.declined);
+  const accumulator = storage.accumulator;
   const { batch, m, n, k } = spec;
   const lhsT = spec.lhsTransposed === true, rhsT = spec.rhsTransposed === true;
   const memory = options.memory ?? "bindings";
-  if (outputType !== "f32") {
-    if (options.epilogue !== undefined) return declined(spec, `the ${outputType} output takes no epilogue (the epilogue stores f32 elements)`);
-    // A word of C holds two elements: with n odd a row's last element shares its word with the next row's first, another invocation's.
-    if (n % 2 !== 0 && batch * m > 1) return declined(spec, `the ${outputType} output is stored as packed pairs of columns: an odd n needs a single row (ask for f32 and convert)`);
-    if (options.kind === "skinny") return declined(spec, "the skinny kernel stores f32 only");
-  }
-  const kind = options.kind ?? (outputType === "f32" && (m <= SKINNY_MAX_ROWS || n === 1) ? "skinny" : "tiled");
+  const epilogue = options.epilogue;
+  const plain = outputType === "f32" && accumulator === "f32";
+  if (!plain && options.kind === "skinny") return declined(spec, "the skinny kernel sums and stores f32 only");
+  const kind = options.kind ?? (plain && (m <= SKINNY_MAX_ROWS || n === 1) ? "skinny" : "tiled");
+  // A result narrower than a word: by vec4s (n a multiple of 4) or, a 2-byte type, pairs
+  // of columns (n even, or one row: else a word would hold two rows' elements, two
+  // invocations'); else element by element, through byte stores on an atomic memory.
+  const bytes = storageBytes(outputType);
+  const outVectors = n % 4 === 0 && epilogue === undefined && (outputType !== "f32" || kind === "tiled");
+  const outPairs = bytes === 2 && epilogue === undefined && (n % 2 === 0 || batch * m === 1);
+  const atomic = epilogue !== undefined ? epilogue.storesBytes === true : bytes < 4 && !outVectors && !outPairs;
+  if (atomic && memory !== "device") return declined(spec, `the ${outputType} output would be stored element by element, which needs memory "device" (its words atomic)`);
   const allowVectors = options.vectorLoads ?? true;
   // Vector loads need the operand's contiguous extent to be a multiple of 4.
   const lhsVectors = allowVectors && (lhsT ? m : k) % 4 === 0;
   const rhsVectors = allowVectors && (rhsT ? k : n) % 4 === 0;
   const slots = options.slots ?? DEFAULT_SLOTS;
-  const lhs = operandAccess("lhs", slots.lhs, lhsType, lhsVectors, memory);
-  const rhs = operandAccess("rhs", slots.rhs, rhsType, rhsVectors, memory);
+  const lhs = operandAccess("lhs", slots.lhs, lhsType, lhsVectors, memory, accumulator, atomic);
+  const rhs = operandAccess("rhs", slots.rhs, rhsType, rhsVectors, memory, accumulator, atomic);
   // Element offsets of A(z, row, p) and B(z, p, col).
   const aAt = (row: string, p: string, z: string): string => (lhsT ? `${z} * ${u(m * k)} + (${p}) * ${u(m)} + ${row}` : `${z} * ${u(m * k)} + (${row}) * ${u(k)} + ${p}`);
   const bAt = (p: string, col: string, z: string): string => (rhsT ? `${z} * ${u(k * n)} + (${col}) * ${u(k)} + ${p}` : `${z} * ${u(k * n)} + (${p}) * ${u(n)} + ${col}`);
@@ -122,9 +137,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   };
 
   // The output and its store.
-  const epilogue = options.epilogue;
-  const outVectors = n % 4 === 0 && (outputType !== "f32" || (epilogue === undefined && kind === "tiled"));
-  const result = resultAccess(outputType, outVectors, memory, slots.out);
+  const result = resultAccess(outputType, outVectors, memory, slots.out, atomic);
   const outBytes = result.byteSize(batch * m * n);
   const site = (value: string, row: string, col: string, z: string): EpilogueSite => {
     const fullRow = `(${z} * ${u(m)} + ${row})`;
@@ -132,10 +145,10 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   };
   const store = (value: string, row: string, col: string, z: string): string => {
     const s = site(value, row, col, z);
-    return epilogue !== undefined ? epilogue.store(s) : result.store(s.index, value);
+    return epilogue !== undefined ? epilogue.store({ ...s, value: productValue(outputType, value) }) : result.store(s.index, value);
   };
   const storeVector = !outVectors ? undefined : (value: string, row: string, col: string, z: string) => result.storeVector(site(value, row, col, z).index, value);
-  const storePair = outputType === "f32" ? undefined : (value: string, row: string, col: string, z: string) => result.storePair(site(value, row, col, z).index, value);
+  const storePair = !outPairs ? undefined : (value: string, row: string, col: string, z: string) => result.storePair(site(value, row, col, z).index, value);
 
   const bindings: GpuBinding[] = [
     { binding: 0, name: "lhs", role: "lhs", access: "read", byteSize: lhs.byteSize(batch * m * k) },
@@ -146,7 +159,8 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   for (const bd of bindings) {
     if (bd.byteSize > limits.maxStorageBufferBindingSize) return declined(spec, `binding ${bd.name} (${bd.byteSize} bytes) exceeds maxStorageBufferBindingSize ${limits.maxStorageBufferBindingSize}`);
   }
-  const declarations = [memory === "device" ? DEVICE_MEMORY_DECLARATIONS : "", storageHelpers([lhsType, rhsType]), lhs.declaration, rhs.declaration, result.declaration, epilogue?.declarations ?? ""].filter((s) => s !== "").join("\n");
+  // In the device memory an epilogue declares the loop kernels' helpers its stores use (the result's would repeat them).
+  const declarations = [memory === "device" ? deviceMemoryDeclarations(atomic) : "", storageHelpers([lhsType, rhsType]), lhs.declaration, rhs.declaration, epilogue === undefined || memory === "bindings" ? result.declaration : "", epilogue?.declarations ?? ""].filter((s) => s !== "").join("\n");
   const flops = 2 * batch * m * n * k;
 
   if (kind === "skinny") {
@@ -179,7 +193,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const tile = options.tile ?? defaultTile(batch, m, n, limits);
   if ("declined" in tile) return declined(spec, tile.declined);
   const rendered = renderTiledProduct(
-    { count: batch, rows: m, cols: n, depth: k, declarations, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}), ...(storePair !== undefined ? { storePair } : {}) },
+    { count: batch, rows: m, cols: n, depth: k, declarations, accumulator, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}), ...(storePair !== undefined ? { storePair } : {}) },
     tile, limits, lhsVectors, rhsVectors,
   );
   if ("declined" in rendered) return declined(spec, rendered.declined);

@@ -34,7 +34,8 @@ import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 import { longSortWgsl, sortKernelWgsl } from "./sort_wgsl.js";
 import { fftPassesWgsl } from "./fft_wgsl.js";
 import { customCallKernelWgsl, PARAMETERIZED_KERNELS, type ParameterizedKernel } from "./linalg_wgsl.js";
-import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
+import { DEFAULT_GPU_LIMITS, productStorage, type GpuLimits } from "./gemm_tiles_wgsl.js";
+import { dotDecomposerFor } from "../passes/dot_decomposer.js";
 import { gpuControlAllowed, planGpuControl, type GpuControlPlan } from "./gpu_control.js";
 
 /**
@@ -107,6 +108,9 @@ function hostReason(inst: Instruction): string {
   return HOST_REASONS[inst.opcode]?.(inst) ?? `no WebGPU kernel for ${inst.opcode} yet`;
 }
 
+/** The dot decomposer of every dot the GEMM kernels take (integers, f8 and halves too), so that a dot whose batch or contracting dimensions are not in GEMM form still runs here. */
+const GPU_DOT_DECOMPOSER = dotDecomposerFor((types) => !isDeclined(productStorage(types)));
+
 /**
  * Verifies and optimizes `program` and lays it out as steps. Fusion asks the WGSL
  * generator what it lowers, and forms an output fusion where the GEMM or convolution
@@ -117,7 +121,8 @@ function hostReason(inst: Instruction): string {
 export function planGpuProgram(program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS, subgroups = false): GpuProgram {
   const input = withDonation(program instanceof HloModule ? program : new HloModule(program.name, program), options.donate);
   verifyModule(input);
-  const pipeline = moduleHasQuantization(input) ? QUANTIZED_PIPELINE : defaultPipeline(webgpuCapabilities(), { outputFusionProblem: (fused) => outputFusionProblem(fused, limits) });
+  const pipeline = moduleHasQuantization(input) ? QUANTIZED_PIPELINE
+    : defaultPipeline(webgpuCapabilities(), { outputFusionProblem: (fused) => outputFusionProblem(fused, limits) }, [], GPU_DOT_DECOMPOSER);
   const { module, log } = runPasses(input, options.passes ?? pipeline, {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),

@@ -344,7 +344,7 @@ test("f16 softmax, log-softmax and layer norm on the GPU: one kernel each, a row
   assert.equal(compareLeaf("bf16", { cls: "ulp", ulps: 1, eps: 0 }, bf16Softmax.want, bf16Softmax.got, tally), undefined);
 });
 
-test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 and rounds an f16 result once (on bits); what it cannot store runs on the host", { skip }, async () => {
+test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 and rounds an f16 result once (on bits); odd n and features stored element by element; epilogues on f16 products", { skip }, async () => {
   const random = rng(5);
   const halves = (dims: readonly number[]): Literal => Literal.fromValues("f16", dims, Array.from({ length: dims.reduce((p, d) => p * d, 1) }, () => random() * 4 - 2));
   const NHWC: ConvDimensionNumbers = {
@@ -356,19 +356,27 @@ test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 an
   const a = parameter(b, 0, arrayShape("f16", [37, 64]), "a");
   const w = parameter(b, 1, arrayShape("f16", [64, 32]), "w");
   const x = parameter(b, 2, arrayShape("f16", [1, 6, 6, 8]), "x");
-  const k = parameter(b, 3, arrayShape("f16", [3, 3, 8, 4]), "k");
+  const k = parameter(b, 3, arrayShape("f16", [3, 3, 8, 3]), "k");
   const narrow = parameter(b, 4, arrayShape("f16", [64, 5]), "narrow");
+  const bias = parameter(b, 5, arrayShape("f16", [5]), "bias");
+  const convBias = parameter(b, 6, arrayShape("f16", [3]), "convBias");
   const results = [
-    dot(a, w), dot(a, w, { preferredElementType: "f32" }), convGeneralDilated(x, k, [1, 1], [[0, 0], [0, 0]], [], [], NHWC, 1, 1),
-    // Five columns: the f16 result is stored by pairs of columns, a word each, and a word would hold two rows' elements, so this one runs on the host.
-    dot(a, narrow),
+    dot(a, w), dot(a, w, { preferredElementType: "f32" }),
+    // An f16 convolution's epilogue (bias, relu) in its kernel's store; three output
+    // features: a word of the result would hold two pixels' elements, so it is stored
+    // element by element (atomic halves).
+    max(add(convGeneralDilated(x, k, [1, 1], [[0, 0], [0, 0]], [], [], NHWC, 1, 1), convBias, [3]), 0),
+    // An f16 product's epilogue (bias, relu) in the GEMM's store, on the product rounded to
+    // f16 as the interpreter's; five columns in 37 rows, stored element by element.
+    max(add(dot(a, narrow), bias, [1]), 0),
   ];
-  const args = [halves([37, 64]), halves([64, 32]), halves([1, 6, 6, 8]), halves([3, 3, 8, 4]), halves([64, 5])];
+  const args = [halves([37, 64]), halves([64, 32]), halves([1, 6, 6, 8]), halves([3, 3, 8, 3]), halves([64, 5]), halves([5]), halves([3])];
   const { want, got, exe } = await both(b.build(tuple(b, results)), args);
   assert.match(exe.dump(), /from f16 to f16/);
   assert.match(exe.dump(), /from f16 to f32/);
-  assert.deepEqual(exe.stats.interpreted.map((s) => s.why).filter((why) => !/odd n needs a single row/.test(why)), [], "only the five-column dot is interpreted");
-  assert.equal(exe.stats.interpreted.length, 1);
+  assert.match(exe.dump(), /gemm 37x5x64 NN f32 from f16 to f16, tiled .*epilogue fused/);
+  assert.match(exe.dump(), /convolution .*tiled .*epilogue fused/);
+  assert.deepEqual(exe.stats.interpreted, [], "no host step");
   // The order of the sum is the interpreter's (k ascending), its f32 rounding may not be (fma): within one f16 rounding.
   results.forEach((_, j) => {
     const t = want.elements[j]!.elementType;
@@ -388,7 +396,7 @@ test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 an
 // operand's product may round apart from its sum (SwiftShader's fma): within
 // 2 γ_k Σ|a||b| of the interpreter's f32 sum, a bf16 result within that and both
 // sides' roundings.
-test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in f32, a bf16 result rounded once; bit for bit where the sums are exact; what it cannot store runs on the host", { skip }, async () => {
+test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in f32, a bf16 result rounded once (odd n stored element by element); bit for bit where the sums are exact", { skip }, async () => {
   const NHWC: ConvDimensionNumbers = {
     inputBatchDimension: 0, inputFeatureDimension: 3, inputSpatialDimensions: [1, 2],
     kernelInputFeatureDimension: 2, kernelOutputFeatureDimension: 3, kernelSpatialDimensions: [0, 1],
@@ -412,7 +420,7 @@ test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in 
     dotGeneral(p, keys, { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 2], lhsContractingDimensions: [3], rhsContractingDimensions: [1] }, { preferredElementType: "f32" }),
     // f32 activations times bf16 weights (the shape rules' mixed dot: an f32 result).
     dot(h, w),
-    // Five columns in 37 rows: a bf16 result is stored by pairs of columns, so this one runs on the host.
+    // Five columns in 37 rows: no word of the bf16 result is one invocation's, so it is stored element by element (atomic halves).
     dot(a, narrow),
   ];
   const depths = [64, 72, 16, 8, 64, 64];
@@ -423,8 +431,7 @@ test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in 
   try {
     const dump = exe.dump();
     for (const name of [/gemm 37x32x64 NN f32 from bf16 to f32, tiled .*epilogue fused/, /convolution .*tiled/, /gemm 6x5x8x16 NN f32 from bf16 to bf16, tiled/, /gemm 6x1x16x8 NN f32 from bf16 to f32, skinny/, /gemm 8x32x64 NN f32 from f32 x bf16 to f32, tiled/]) assert.match(dump, name);
-    assert.deepEqual(exe.stats.interpreted.map((s) => s.why).filter((why) => !/bf16 output is stored as packed pairs of columns: an odd n needs a single row/.test(why)), [], "only the five-column dot is interpreted");
-    assert.equal(exe.stats.interpreted.length, 1);
+    assert.deepEqual(exe.stats.interpreted, [], "no host step");
 
     const random = rng(41);
     const run = async (value: () => number) => {
@@ -484,15 +491,14 @@ test("a reduction the WGSL generator declines says why it runs on the host (an f
   assert.match(host[0]!.kind === "host" ? host[0]!.why : "", /reductions of f8e5m2 are not compiled/);
 });
 
-test("dots the GEMM kernels do not take run on the host, saying why: integers, f8 and f64 (a bf16 dot compiles)", () => {
+test("dots the GEMM kernels do not take run on the host, saying why: an f8 result and f64 (bf16 and s32 dots compile)", () => {
   const b = new XlaBuilder("host_dots");
   const operands = (["s32", "f8e4m3fn", "f64", "bf16"] as const).map((t, i) => parameter(b, i, arrayShape(t, [4, 8]), `x${i}`));
   tuple(b, operands.map((x) => dotGeneral(x, x, { lhsContractingDimensions: [1], rhsContractingDimensions: [1] })));
   const host = planGpuProgram(b.build(), {}).steps.flatMap((s) => (s.kind === "host" ? [s.why] : []));
   // Each reason names its instruction: "webgpu dot <name>: ...".
   assert.deepEqual(host.map((why) => why.replace(/^webgpu dot \S+: /, "")), [
-    "s32 x s32 -> s32 (the kernels take f32, f16 and bf16; it runs on the host)",
-    "f8e4m3fn x f8e4m3fn -> f8e4m3fn (the kernels take f32, f16 and bf16; it runs on the host)",
+    "f8e4m3fn x f8e4m3fn -> f8e4m3fn (a f8e4m3fn result is not compiled to WGSL (the kernels round their f32 sum to f32, f16 or bf16); it runs on the host)",
     "f64 x f64 -> f64 (WGSL has no f64; it runs on the host)",
   ]);
 });
