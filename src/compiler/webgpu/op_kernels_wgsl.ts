@@ -29,6 +29,7 @@ import type { ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { reducerKinds } from "../kernel/lower_fusion.js";
+import { WGSL_MUL_32X32 } from "./wgsl_int64.js";
 import { WGSL_HELPERS, WgslValues } from "./wgsl_values.js";
 import { COMBINE_OP, WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 
@@ -326,25 +327,16 @@ const THREEFRY_WGSL = `fn threefry(c0: u32, c1: u32, k0: u32, k1: u32) -> vec2<u
   return vec2<u32>(x0, x1);
 }`;
 
-/** Philox4x32 with 10 rounds (interpreter/kernels/prng.ts), and the 32x32-bit products as (high, low) words it needs. */
-const PHILOX_WGSL = `fn mulHiLo(a: u32, b: u32) -> vec2<u32> {
-  let al = a & 0xffffu;
-  let ah = a >> 16u;
-  let bl = b & 0xffffu;
-  let bh = b >> 16u;
-  let lh = al * bh;
-  let hl = ah * bl;
-  let mid = ((al * bl) >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);
-  return vec2<u32>(ah * bh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u), a * b);
-}
+/** Philox4x32 with 10 rounds (interpreter/kernels/prng.ts) on full 32x32-bit products. */
+const PHILOX_WGSL = `${WGSL_MUL_32X32}
 fn philox(counter: vec4<u32>, k0: u32, k1: u32) -> vec4<u32> {
   var x = counter;
   var key0 = k0;
   var key1 = k1;
   for (var round = 0u; round < 10u; round = round + 1u) {
-    let a = mulHiLo(0xd2511f53u, x.x);
-    let b = mulHiLo(0xcd9e8d57u, x.z);
-    x = vec4<u32>(b.x ^ x.y ^ key0, b.y, a.x ^ x.w ^ key1, a.y);
+    let a = xk_mul32x32(0xd2511f53u, x.x);
+    let b = xk_mul32x32(0xcd9e8d57u, x.z);
+    x = vec4<u32>(b.y ^ x.y ^ key0, b.x, a.y ^ x.w ^ key1, a.x);
     key0 = key0 + 0x9e3779b9u;
     key1 = key1 + 0xbb67ae85u;
   }

@@ -114,6 +114,19 @@ export const lowWord = (holder: string, x: string): string => (holder === "i32" 
 /** The value's two words, for a load (from two words) or a store (to two). */
 export const int64Words = (lo: string, hi: string): string => `vec2<u32>(${lo}, ${hi})`;
 
+/** The full product of two words as (low, high) words, from their 16-bit halves (every partial product fits a word): the 64-bit multiply's and Philox's (op_kernels_wgsl.ts). */
+export const WGSL_MUL_32X32 = String.raw`fn xk_mul32x32(a: u32, b: u32) -> vec2<u32> {
+  let a0 = a & 0xffffu;
+  let a1 = a >> 16u;
+  let b0 = b & 0xffffu;
+  let b1 = b >> 16u;
+  let p00 = a0 * b0;
+  let p01 = a0 * b1;
+  let p10 = a1 * b0;
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}`;
+
 /** The WGSL functions the renderings above call, once per kernel that has 64-bit integer ops (after wgsl_values.ts WGSL_HELPERS, whose xk_u32_to_f32 and xk_int_to_f32_odd_u32 they call). */
 export const WGSL_INT64 = String.raw`// 64-bit integers as vec2<u32> (x the low word, y the high word): webgpu/wgsl_int64.ts.
 fn xk_add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
@@ -124,18 +137,7 @@ fn xk_sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
   return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
 }
 fn xk_neg64(a: vec2<u32>) -> vec2<u32> { return xk_sub64(vec2<u32>(0u), a); }
-// The full product of two words, from their 16-bit halves: every partial product fits a word.
-fn xk_mul32x32(a: u32, b: u32) -> vec2<u32> {
-  let a0 = a & 0xffffu;
-  let a1 = a >> 16u;
-  let b0 = b & 0xffffu;
-  let b1 = b >> 16u;
-  let p00 = a0 * b0;
-  let p01 = a0 * b1;
-  let p10 = a1 * b0;
-  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
-  return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
-}
+${WGSL_MUL_32X32}
 // Modulo 2^64: the cross terms reach the high word only.
 fn xk_mul64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
   let p = xk_mul32x32(a.x, b.x);
