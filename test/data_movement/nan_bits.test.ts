@@ -1,15 +1,16 @@
 // Data movement keeps every bit pattern: a signalling NaN (quiet bit clear) and NaN
 // payloads come out of transpose, slice, dynamic slices, concatenate, pad, reverse,
-// broadcast, select and gather as they went in, as XLA copies them. A Float32Array
-// element read into a JS number is widened to f64, which quiets a signalling NaN on
-// x86, so a kernel that moves f32 values through numbers fails here. The narrow floats
+// broadcast, select and gather as they went in, as XLA copies them; so does real of a
+// real operand, which is the operand. A Float32Array element read into a JS number is
+// widened to f64, which quiets a signalling NaN on x86, so a kernel that moves f32
+// values through numbers fails here. The narrow floats
 // (f16, bf16, the f8 types) keep theirs too: a compiled kernel that selects them as
 // values decoded to f32 and encodes the result gives the type's quiet NaN instead.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   Literal, XlaBuilder, add, arrayShape, bitcastConvertLiteral, bitcastConvertType, broadcast, concatInDim, constantLiteral, constantR0, dynamicSlice,
-  dynamicUpdateSlice, gather, pad, parameter, reshape, rev, select, slice, transpose, type ElementType, type XlaOp,
+  dynamicUpdateSlice, gather, pad, parameter, real, reshape, rev, select, slice, transpose, type ElementType, type XlaOp,
 } from "../../src/index.js";
 import { evaluate } from "../support/backend.js";
 
@@ -32,6 +33,8 @@ const CASES: Record<string, (x: XlaOp, b: XlaBuilder, t: ElementType) => XlaOp> 
   reverse: (x) => rev(x, [0]),
   broadcast: (x) => broadcast(x, [2]),
   select: (x) => select(broadcast(constantR0(x.builder, "pred", true), [6]), x, rev(x, [0])),
+  // real of a real operand is the operand (StableHLO), not a value computed from it.
+  real: (x) => real(x),
   gather: (x, b) => gather(x, constantLiteral(b, Literal.from("s32", [[4], [0], [5], [1]])), {
     offsetDims: [], collapsedSliceDims: [0], startIndexMap: [0], indexVectorDim: 1,
   }, [1]),
@@ -78,7 +81,7 @@ for (const { type, bitsType, patterns, kept } of NARROW) {
   test(`data movement and select keep ${type} bit patterns (NaN payloads, signalling NaNs, -0)`, () => {
     // The cases a compiled kernel computes with selects (pad and concatenate pick elements
     // so), and transpose as a plain copy: few, so the webgpu run compiles few kernels.
-    for (const name of ["select", "pad", "concatenate", "dynamicUpdateSlice", "transpose"] as const) {
+    for (const name of ["select", "pad", "concatenate", "dynamicUpdateSlice", "transpose", "real"] as const) {
       const make = CASES[name]!;
       const b = new XlaBuilder(`${name}_${type}`);
       const bits = bitsOf(evaluate(b.build(make(parameter(b, 0, arrayShape(type, [6]), "x"), b, type)), [input]), bitsType);

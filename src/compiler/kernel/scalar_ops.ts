@@ -15,9 +15,9 @@ export const storedAsBits = (t: ElementType): boolean => ELEMENT_TYPES[t].kind =
 export const TOTAL = "_TOTAL";
 
 /**
- * Attribute of a select node that stands for a value, not a bit pattern (real of a real
- * operand, sign of f8e8m0fnu): the renderers give a NaN of a float type stored as bits
- * as the type's quiet NaN, as the interpreter computes them on values. HLO select is unmarked.
+ * Attribute of a select node that stands for a value, not a bit pattern (sign of a float
+ * stored as bits, legalize.ts): the renderers give a NaN of such a type as the type's quiet
+ * NaN, as the interpreter computes sign on values. HLO select is unmarked: it copies bits.
  */
 export const SELECT_OF_VALUES = "values";
 
@@ -43,8 +43,8 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
   imag: (g, inst) => g.constant(typeOf(inst), 0), // of a real operand (complex is rejected before)
   isFinite: unary("isFinite"), log: unary("log"), log1p: unary("log1p"), logistic: unary("logistic"),
   negate: unary("neg"), not: unary("not"), popcnt: unary("popcnt"),
-  // real of a real operand is the operand, as a value (SELECT_OF_VALUES).
-  real: (g, inst, [x]) => (storedAsBits(typeOf(inst)) ? g.op("select", typeOf(inst), [g.constant("pred", 1), x!, x!], SELECT_OF_VALUES) : x!),
+  // real of a real operand is the operand, bit for bit (complex is rejected before).
+  real: (_g, _inst, [x]) => x!,
   roundNearestAfz: unary("roundAfz"), roundNearestEven: unary("roundEven"), rsqrt: unary("rsqrt"), sign: unary("sign"),
   sin: unary("sin"), sqrt: unary("sqrt"), tan: unary("tan"), tanh: unary("tanh"),
   add: binary("add"), subtract: binary("sub"), multiply: binary("mul"), divide: binary("div"), remainder: binary("rem"),

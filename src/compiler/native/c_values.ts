@@ -130,7 +130,7 @@ export class CValues extends TextValueEmitter {
       case "fromIdx": return this.fromDouble(t as ElementType, `((double)${this.v(a!)})`, this.v(a!));
       case "select": {
         const pick = `(${this.v(a!)} ? ${this.v(b!)} : ${this.v(c!)})`;
-        // HLO select copies the chosen bits; a value select (SELECT_OF_VALUES: real, sign)
+        // HLO select copies the chosen bits; a value select (SELECT_OF_VALUES: sign)
         // gives a half NaN as the positive quiet NaN, as the interpreter computes it.
         if (isHalf(t) && n.attr === SELECT_OF_VALUES) return `${HALF[t]!.enc}(${HALF[t]!.dec}(${pick}), 0)`;
         checkCType(t);

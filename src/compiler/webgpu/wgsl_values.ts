@@ -198,7 +198,7 @@ export class WgslValues extends TextValueEmitter {
         wgslType(t);
         const pick = `select(${this.v(c!)}, ${this.v(b!)}, ${this.v(a!)} != 0u)`;
         if (!isNarrowFloat(t) || n.attr !== SELECT_OF_VALUES) return pick;
-        // HLO select copies the chosen bits; a value select (SELECT_OF_VALUES: real, sign)
+        // HLO select copies the chosen bits; a value select (SELECT_OF_VALUES: sign)
         // gives a half's NaN as the positive quiet NaN, as the interpreter computes it.
         const half = HALF[t];
         return half !== undefined ? `${half.bits}(${half.value}(${pick}), false)` : decline(`select of ${t} values is not compiled to WGSL`);

@@ -49,6 +49,14 @@ function unaryKernel<O extends UnaryOpcode>(opcode: O): Kernel<O> {
   return (inst, [x]) => mapUnary(resultShape(inst), x!, unaryScalarFn(opcode, x!.elementType));
 }
 
+/**
+ * real: of a complex operand its real parts; of a real operand the operand itself, bit for
+ * bit (StableHLO: `real(x) = x` where x is not complex), so a signalling NaN or a NaN's
+ * payload comes through as XLA passes it, where a trip through a JS number would quiet it.
+ */
+const realKernel: Kernel<"real"> = (inst, [x]) =>
+  ELEMENT_TYPES[x!.elementType].kind === "complex" ? mapUnary(resultShape(inst), x!, unaryScalarFn("real", x!.elementType)) : x!;
+
 function binaryKernel<O extends ScalarBinaryOpcode>(opcode: O): Kernel<O> {
   return (inst, [a, b]) => mapBinary(resultShape(inst), a!, b!, binaryScalarFn(opcode, a!.elementType));
 }
@@ -197,6 +205,7 @@ const complexKernel: Kernel<"complex"> = (inst, [re, imag]) =>
 
 export const elementwiseKernels: KernelTable<ElementwiseShapeOpcode> = {
   ...tableOf(UNARY_OPCODES, unaryKernel),
+  real: realKernel,
   ...tableOf(SCALAR_BINARY_OPCODES, binaryKernel),
   complex: complexKernel,
   compare: compareKernel,
