@@ -23,12 +23,12 @@
 // its own CPU clock; a figure is the product's FLOPs over the threads' CPU seconds
 // together (the rate per thread-CPU-second; one thread's figure is the same measure), and
 // the results of the split are checked equal, bit for bit, to the one-thread call's.
-// \`produced\`: before each call A's rows are written (the same values), as by the step
+// `produced`: before each call A's rows are written (the same values), as by the step
 // that computes them: at one thread all by that thread, split the first half of the rows
 // by each thread's own part (a step split by rows), so that each thread finds half of A
-// modified in the other core's caches, as in a program; \`produced=first\`: all of A by
+// modified in the other core's caches, as in a program; `produced=first`: all of A by
 // the first thread (as an unsplit step on the calling thread writes it).
-//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [nt] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main] [threads=2] [pair] [produced[=first]] [orders=columns,rows] [exe=PATH]
+//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [nt] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main] [threads=2] [pair] [produced[=first]] [exe=PATH]
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -38,7 +38,7 @@ import { pathToFileURL } from "node:url";
 import { anyGemmRoutine } from "../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily, type GemmFamilyName } from "../src/compiler/native/gemm_c_family.js";
 import { nativeToolchain } from "../src/compiler/native/toolchain.js";
-import { gemmTiling, packedBLength, packedBOf, planGemm, type GemmSchedule, type GemmSpec, type GemmTiling } from "../src/compiler/kernel/gemm_plan.js";
+import { gemmTiling, packedBLength, packedBOf, planGemm, type GemmSpec, type GemmTiling } from "../src/compiler/kernel/gemm_plan.js";
 
 const args = process.argv.slice(2);
 const toolchain = nativeToolchain();
@@ -68,16 +68,13 @@ if (baseDir !== undefined) {
   builds.unshift({ label: " (base)", plan: plan.planGemm, tilingOf: plan.gemmTiling, routineOf: gemmC.anyGemmRoutine });
 }
 
-// `orders=columns,rows`: each shape also timed with its packed schedule's units in each order (unitOrder), paired in one program.
-const orders = (args.find((a) => a.startsWith("orders="))?.slice(7).split(",") ?? [undefined]) as (GemmSchedule["unitOrder"] | undefined)[];
-const cases = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => tilings.flatMap((tiling) => orders.flatMap((order) => builds.map((build) => ({ m, k, n, tiling, order, build })))));
-const routines = cases.map(({ m, k, n, tiling, order, build }, i) => {
+const cases = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => tilings.flatMap((tiling) => builds.map((build) => ({ m, k, n, tiling, build }))));
+const routines = cases.map(({ m, k, n, tiling, build }, i) => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, rhsTransposed: bTransposed };
-  const planned = build.plan(spec, family.target, { ...build.tilingOf(spec, family.target), ...tiling });
-  const schedule = order !== undefined && planned.kind === "packed" ? { ...planned, unitOrder: order } : planned;
+  const schedule = build.plan(spec, family.target, { ...build.tilingOf(spec, family.target), ...tiling });
   const packed = packEachCall ? undefined : packedBOf(schedule);
   const routine = build.routineOf(schedule, family, `g${i}`, undefined, packed !== undefined);
-  const override = `${Object.keys(tiling).length > 0 ? ` ${JSON.stringify(tiling)}` : ""}${order !== undefined ? ` ${order} first` : ""}${build.label}`;
+  const override = `${Object.keys(tiling).length > 0 ? ` ${JSON.stringify(tiling)}` : ""}${build.label}`;
   return {
     i, m, n, k, routine, label: `${m}x${k}x${n} ${schedule.kind}${packed !== undefined ? ", B pre-packed" : ""}${override}`,
     bLength: packed !== undefined ? packedBLength(packed) : k * n,
@@ -87,7 +84,7 @@ const routines = cases.map(({ m, k, n, tiling, order, build }, i) => {
 const twoThreads = args.includes("threads=2");
 const pair = args.includes("pair");
 const produced = args.includes("produced") || args.includes("produced=first");
-// \`produced=first\`: all of A written by the first thread (a step before the product that ran unsplit, on the calling thread).
+// `produced=first`: all of A written by the first thread (a step before the product that ran unsplit, on the calling thread).
 const producedByFirst = args.includes("produced=first");
 // What each routine is timed as: one thread, split over two, two whole calls at once.
 const modes = [{ name: "1t", label: "" }, ...(twoThreads ? [{ name: "2t", label: ", 2 threads" }] : []), ...(pair ? [{ name: "pair", label: ", 2 calls at once" }] : [])];
@@ -192,7 +189,7 @@ ${timed.map(({ r, mode, row }) => {
     const reps = Math.max(1, Math.round(2e8 / flops));
     const e = r.routine.parallelExtent;
     const half = Math.floor(e / 2);
-    // \`produced\`: A's rows written before each call, the first half by the first thread and the rest by the second (at one thread all by it).
+    // `produced`: A's rows written before each call, the first half by the first thread and the rest by the second (at one thread all by it).
     const aBytes = r.m * r.k * 4;
     const aHalf = producedByFirst ? aBytes : Math.floor(r.m / 2) * r.k * 4;
     const call = mode.name === "1t"

@@ -239,16 +239,8 @@ export interface GemmSchedule {
   /** Columns of C one unit covers, and how many such chunks span n. */
   readonly chunk: number;
   readonly nChunks: number;
-  /** Units of work: (batch, chunk, row tile) for "packed" (or (batch, row tile, chunk), unitOrder), (batch, chunk) for "streamB" and "rowDots", in that order. */
+  /** Units of work: (batch, chunk, row tile) for "packed", (batch, chunk) for "streamB" and "rowDots", in that order. */
   readonly parallelExtent: number;
-  /**
-   * How a "packed" schedule orders its units, which decides what a contiguous range of
-   * them (a thread's share) covers: "columns", (batch, chunk, row tile), a thread takes
-   * whole chunks of columns, each of all the rows; "rows", (batch, row tile, chunk), a
-   * thread takes a band of row tiles across every chunk (see rowsFirst). Either way
-   * each element of C is computed by one unit, its sum in the same order.
-   */
-  readonly unitOrder: "columns" | "rows";
   /** Rough cost of one unit (multiply-adds x 2, plus bytes moved where they dominate). */
   readonly costPerUnit: number;
   /** Element strides of the stored operands: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine. */
@@ -276,22 +268,6 @@ export interface GemmSchedule {
   readonly productInScratch: boolean;
 }
 
-/**
- * Whether a "packed" schedule on an "l2-blocks" target orders its units rows first, so
- * that threads split the rows of C rather than its columns: each thread then reads only
- * its band of rows of A and writes only that band of C, the rows a step split by rows
- * (layer norms, bias and activation loops) computed or will read on the same thread,
- * and both threads walk the same panels of B. Split by columns, every thread read all of
- * A, half of it just written by the other core: 128 x 768 x N products ran 15-17% slower
- * per thread-CPU-second at two threads than at one so (bench/gemm_c_probe.js threads=2
- * produced, Zen 5, 2026-12-01, docs/benchmarks.md "The native GEMM at two threads,
- * session 44"), and the prefill's products 9-12% in the program. Where B is packed by
- * each call, each thread packs every panel of B it reads: on AVX-512 ... (measured below).
- * Needs more than one chunk (else the orders are the same) and more than one row tile.
- */
-export const rowsFirst = (target: GemmTarget, mTiles: number, nChunks: number): boolean =>
-  target.blocking === "l2-blocks" && mTiles > 1 && nChunks > 1;
-
 /** Whether a packed kernel with blocks of kc finishes a product of depth k in one block. */
 export const productFitsOneBlock = (k: number, kc: number): boolean => k <= kc;
 
@@ -314,7 +290,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     const chunk = Math.max(roundUp(Math.ceil(n / MIN_UNITS), ROW_DOT_COLUMNS), roundUp(Math.ceil(4096 / (k * es)), ROW_DOT_COLUMNS));
     const nChunks = Math.max(1, Math.ceil(n / chunk));
     return {
-      spec, kind: "rowDots", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, unitOrder: "columns",
+      spec, kind: "rowDots", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks,
       costPerUnit: 2 * m * Math.min(chunk, n) * k,
       sweepRows: 0, ...strides, kBlocks: 1, productInScratch: false,
     };
@@ -328,7 +304,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     const nChunks = Math.max(1, Math.ceil(n / chunk));
     const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * es : 2 * m * Math.min(chunk, n) * k;
     return {
-      spec, kind: "streamB", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, unitOrder: "columns", costPerUnit,
+      spec, kind: "streamB", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, costPerUnit,
       sweepRows: rowPanels ? (m === 1 ? 8 : 2) : (m === 1 ? 8 : 4),
       ...strides, kBlocks: 1, productInScratch: false,
     };
@@ -354,7 +330,6 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
   return {
     spec, kind: "packed", tiling, lanes, nr, mTiles, chunk, nChunks,
     parallelExtent: batch * nChunks * mTiles,
-    unitOrder: k > 0 && rowsFirst(target, mTiles, nChunks) ? "rows" : "columns",
     costPerUnit: 2 * mr * Math.min(chunk, Math.max(n, 1)) * Math.max(k, 1),
     ...strides,
     sweepRows: 0,

@@ -19,16 +19,9 @@
 // here and NEON), the blocks added in order of k.
 //
 // Work split: parallelExtent counts (batch, block of columns, tile of mr rows) in that
-// order, or (batch, tile of rows, block of columns) where the schedule orders rows first
-// (unitOrder "rows", kernel/gemm_plan.ts rowsFirst: every product of more than one
-// tile of rows and one block of columns on these targets); a call on [begin, end) runs
-// its units block of columns after block, each over the tiles of rows it holds there,
-// and packs the blocks of B (and of A) its units need itself, in its own scratch. Rows
-// first, two threads on one matrix each take a band of rows across all the columns:
-// each reads and packs only its rows of A (rows a step split the same way wrote on that
-// thread) and writes only its rows of C, and both read every panel of B (packing it
-// each, where B is not pre-packed). Columns first, each would take half of the blocks
-// of columns and read all of A.
+// order; a call on [begin, end) packs the blocks of B its units need itself (in its own
+// scratch), so two threads on one matrix each pack only their half of B when the
+// columns make two blocks.
 //
 // A few rows of A (m <= GEMV_MAX_ROWS) stream B instead of packing it, which would copy
 // B once for a single use: B stored by rows is swept row after row (gemvRoutine,
@@ -121,7 +114,6 @@ export function gemmRoutine(
   schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false, prepackedB = false,
 ): GemmRoutine {
   const { spec, nr, mTiles, chunk, nChunks, parallelExtent, aRow, aK, bK, bLine } = schedule;
-  const rowsOrder = schedule.unitOrder === "rows";
   const t = spec.elementType === "f32" ? "float" : "double";
   const es = spec.elementType === "f32" ? 4 : 8;
   const { batch, m, n, k } = spec;
@@ -173,16 +165,9 @@ static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, i
   ${t} *ap = (${t} *)(scratch + ${bPanelBytes});
   ${t} *tile = (${t} *)(scratch + ${bPanelBytes + aPanelBytes});${keepProduct ? `
   ${t} *prod = (${t} *)(scratch + ${bPanelBytes + aPanelBytes + tileBytes});` : ""}
-  ${rowsOrder
-    ? `/* Units (batch, row tile, chunk): unit (bi·${mTiles} + t)·${nChunks} + chunk; the call's tiles of each chunk [lo, hi), chunk after chunk. */
-  for (int64_t slice = begin / ${mTiles * nChunks} * ${nChunks}; slice < ${batch * nChunks} && slice / ${nChunks} * ${mTiles * nChunks} < end; slice++) {
-    int64_t first = slice / ${nChunks} * ${mTiles * nChunks} + slice % ${nChunks};
-    int64_t lo = begin > first ? (begin - first + ${nChunks - 1}) / ${nChunks} : 0;
-    int64_t hi = end > first ? (end - first + ${nChunks - 1}) / ${nChunks} : 0; if (hi > ${mTiles}) hi = ${mTiles};`
-    : `/* Units (batch, chunk, row tile): slice = batch·${nChunks} + chunk holds units [slice·${mTiles}, (slice + 1)·${mTiles}). */
   for (int64_t slice = begin / ${Math.max(mTiles, 1)}; slice < ${batch * nChunks} && slice * ${mTiles} < end; slice++) {
     int64_t lo = begin - slice * ${mTiles}; if (lo < 0) lo = 0;
-    int64_t hi = end - slice * ${mTiles}; if (hi > ${mTiles}) hi = ${mTiles};`}
+    int64_t hi = end - slice * ${mTiles}; if (hi > ${mTiles}) hi = ${mTiles};
     if (lo >= hi) continue;
     int64_t bi = slice / ${nChunks};
     int64_t c0 = (slice % ${nChunks}) * ${chunk};

@@ -75,8 +75,6 @@ export function emitGemmKernel(
   const name = gemmKernelName(spec) + (epilogue === undefined ? "" : " with epilogue") + (packed === undefined ? "" : " (B pre-packed)");
   if (schedule.kind === "streamB") return emitGemvKernel(schedule, target, name, epilogue);
   const { mTiles, chunk, nChunks, parallelExtent, costPerUnit } = schedule;
-  // Row panels' units are tiles of rows across all the columns unless there are few of them (planGemm never orders them rows first).
-  if (schedule.unitOrder !== "columns") throw new Error(`${name}: the WebAssembly kernel orders its units (batch, chunk, row tile)`);
   // Byte strides of the stored operands: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine.
   const layout: GemmRowsLayout = {
     type, n, k, aRow: schedule.aRow * es, aK: schedule.aK * es, bK: schedule.bK * es, bLine: schedule.bLine * es, prepackedB: packed !== undefined,
