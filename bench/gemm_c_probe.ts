@@ -27,8 +27,10 @@
 // that computes them: at one thread all by that thread, split the first half of the rows
 // by each thread's own part (a step split by rows), so that each thread finds half of A
 // modified in the other core's caches, as in a program; `produced=first`: all of A by
-// the first thread (as an unsplit step on the calling thread writes it).
-//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [nt] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main] [threads=2] [pair] [produced[=first]] [exe=PATH]
+// the first thread (as an unsplit step on the calling thread writes it). `consumed`: C's
+// rows written before each call, half by each thread (at one thread all by it), as a
+// step split by rows leaves the memory a program's product then writes over.
+//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [nt] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main] [threads=2] [pair] [produced[=first]] [consumed] [exe=PATH]
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -86,6 +88,7 @@ const pair = args.includes("pair");
 const produced = args.includes("produced") || args.includes("produced=first");
 // `produced=first`: all of A written by the first thread (a step before the product that ran unsplit, on the calling thread).
 const producedByFirst = args.includes("produced=first");
+const consumed = args.includes("consumed");
 // What each routine is timed as: one thread, split over two, two whole calls at once.
 const modes = [{ name: "1t", label: "" }, ...(twoThreads ? [{ name: "2t", label: ", 2 threads" }] : []), ...(pair ? [{ name: "pair", label: ", 2 calls at once" }] : [])];
 const timed = routines.flatMap((r) => modes.map((mode, j) => ({ r, mode, row: 1 + r.i * modes.length + j })));
@@ -124,7 +127,7 @@ static void flush1(void) { for (size_t i = 0; i < (4u << 20); i += 64) flushBuff
 static int byValue(const void *x, const void *y) { double a = *(const double *)x, b = *(const double *)y; return a < b ? -1 : a > b; }
 /* One call's part on one thread; the second thread's is handed over by a spinning handshake (generation numbers), as the glue's pool does. */
 typedef void (*gemmFn)(uint8_t *, uint8_t *, uint8_t *, uint8_t *, int64_t, int64_t);
-typedef struct { gemmFn f; uint8_t *a, *b, *c, *s; int64_t begin, end; double cpu; uint8_t *write; int64_t writeBytes; } Part;
+typedef struct { gemmFn f; uint8_t *a, *b, *c, *s; int64_t begin, end; double cpu; uint8_t *write; int64_t writeBytes; uint8_t *writeC; int64_t writeCBytes; } Part;
 /* \`produced\`: a line of each 64 bytes of [p, p + bytes) stored (the same value), as a step before the product writes its rows of A: those lines then sit modified in this core's caches. */
 static void produce(uint8_t *p, int64_t bytes) { for (int64_t i = 0; i < bytes; i += 64) *(volatile float *)(p + i) = *(float *)(p + i); }
 static Part second;
@@ -139,6 +142,7 @@ static void *worker(void *unused) {
     if (second.f == NULL) return NULL;
     if (coldCalls) flush1();
     produce(second.write, second.writeBytes);
+    produce(second.writeC, second.writeCBytes);
     atomic_store(&ready, gen);
     spinUntil(&started, gen);
     runPart(&second);
@@ -159,6 +163,7 @@ static double together(Part first, Part two) {
   atomic_store(&handed, gen);
   if (coldCalls) flush();
   produce(first.write, first.writeBytes);
+  produce(first.writeC, first.writeCBytes);
   spinUntil(&ready, gen);
   double w0 = wallSeconds();
   atomic_store(&started, gen);
@@ -192,11 +197,14 @@ ${timed.map(({ r, mode, row }) => {
     // `produced`: A's rows written before each call, the first half by the first thread and the rest by the second (at one thread all by it).
     const aBytes = r.m * r.k * 4;
     const aHalf = producedByFirst ? aBytes : Math.floor(r.m / 2) * r.k * 4;
+    // `consumed`: C's rows written before each call as a step split by rows leaves the memory the product then writes over (half by each thread).
+    const cBytes = r.m * r.n * 4;
+    const cHalf = Math.floor(r.m / 2) * r.n * 4;
     const call = mode.name === "1t"
-      ? `${cold ? "flush(); " : ""}${produced ? `produce(a${r.i}, ${aBytes}); ` : ""}double t0 = cpuSeconds(); g${r.i}_gemm(a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${e}); t += cpuSeconds() - t0;`
+      ? `${cold ? "flush(); " : ""}${produced ? `produce(a${r.i}, ${aBytes}); ` : ""}${consumed ? `produce(c${r.i}, ${cBytes}); ` : ""}double t0 = cpuSeconds(); g${r.i}_gemm(a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${e}); t += cpuSeconds() - t0;`
       : mode.name === "2t"
-        ? `t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${half}, 0, ${produced ? `a${r.i}, ${aHalf}` : "0, 0"} }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${half}, ${e}, 0, ${produced ? `a${r.i} + ${aHalf}, ${aBytes - aHalf}` : "0, 0"} });`
-        : `t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${e}, 0, ${produced ? `a${r.i}, ${aBytes}` : "0, 0"} }, (Part){ g${r.i}_gemm, a${r.i}_1, b${r.i}_1, c${r.i}_1, s${r.i}_1, 0, ${e}, 0, ${produced ? `a${r.i}_1, ${aBytes}` : "0, 0"} });`;
+        ? `t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${half}, 0, ${produced ? `a${r.i}, ${aHalf}` : "0, 0"}, ${consumed ? `c${r.i}, ${cHalf}` : "0, 0"} }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${half}, ${e}, 0, ${produced ? `a${r.i} + ${aHalf}, ${aBytes - aHalf}` : "0, 0"}, ${consumed ? `c${r.i} + ${cHalf}, ${cBytes - cHalf}` : "0, 0"} });`
+        : `t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${e}, 0, ${produced ? `a${r.i}, ${aBytes}` : "0, 0"}, ${consumed ? `c${r.i}, ${cBytes}` : "0, 0"} }, (Part){ g${r.i}_gemm, a${r.i}_1, b${r.i}_1, c${r.i}_1, s${r.i}_1, 0, ${e}, 0, ${produced ? `a${r.i}_1, ${aBytes}` : "0, 0"}, ${consumed ? `c${r.i}_1, ${cBytes}` : "0, 0"} });`;
     const work = mode.name === "pair" ? 2 * flops : flops;
     return `    { double t = 0; togetherWall = 0; for (int q = 0; q < ${reps}; q++) { double before = t, wallBefore = togetherWall; ${call}
         if (calls[${row}] < CALLS) { callRate[${row}][calls[${row}]] = ${work}.0 / (t - before) / 1e9; callOverlap[${row}][calls[${row}]++] = togetherWall > wallBefore ? (t - before) / (togetherWall - wallBefore) : 1; } }
