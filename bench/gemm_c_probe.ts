@@ -15,7 +15,22 @@
 // program's parameter is (the encoder's weights), instead of packed once. `nt` (with
 // packB): B is stored [n][k] (a transposed right operand: attention's keys). x86-64 with
 // AVX2 only (the peak loop is AVX2). Shapes are M x K x N.
-//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [nt] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main]
+// `threads=2`: each routine is also timed split over two threads as the glue's pool
+// splits a call (thread p runs units [extent·p/2, extent·(p+1)/2): its own two of the
+// four ranges), started together by a spinning handshake, and `pair` times two whole
+// calls at once, one per thread, each on its own copies of A, B and C (what sharing the
+// caches and the memory costs two threads that share no work). Each thread is timed by
+// its own CPU clock; a figure is the product's FLOPs over the threads' CPU seconds
+// together (the rate per thread-CPU-second; one thread's figure is the same measure), and
+// the results of the split are checked equal, bit for bit, to the one-thread call's.
+// `produced`: before each call A's rows are written (the same values), as by the step
+// that computes them: at one thread all by that thread, split the first half of the rows
+// by each thread's own part (a step split by rows), so that each thread finds half of A
+// modified in the other core's caches, as in a program; `produced=first`: all of A by
+// the first thread (as an unsplit step on the calling thread writes it). `consumed`: C's
+// rows written before each call, half by each thread (at one thread all by it), as a
+// step split by rows leaves the memory a program's product then writes over.
+//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [nt] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main] [threads=2] [pair] [produced[=first]] [consumed] [exe=PATH]
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -68,13 +83,27 @@ const routines = cases.map(({ m, k, n, tiling, build }, i) => {
   };
 });
 
+const twoThreads = args.includes("threads=2");
+const pair = args.includes("pair");
+const produced = args.includes("produced") || args.includes("produced=first");
+// `produced=first`: all of A written by the first thread (a step before the product that ran unsplit, on the calling thread).
+const producedByFirst = args.includes("produced=first");
+const consumed = args.includes("consumed");
+// What each routine is timed as: one thread, split over two, two whole calls at once.
+const modes = [{ name: "1t", label: "" }, ...(twoThreads ? [{ name: "2t", label: ", 2 threads" }] : []), ...(pair ? [{ name: "pair", label: ", 2 calls at once" }] : [])];
+const timed = routines.flatMap((r) => modes.map((mode, j) => ({ r, mode, row: 1 + r.i * modes.length + j })));
+
 const source = `#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sched.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <immintrin.h>
 static double cpuSeconds(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+static double wallSeconds(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 /* 12 independent chains (the FMA's latency 4 x 2 pipes needs 8), distinct starting values so that the compiler cannot merge them. */
 __attribute__((noinline, target("avx2,fma"))) static float peakLoop(int64_t iterations) {
   __m256 ${Array.from({ length: 12 }, (_, j) => `x${j} = _mm256_set1_ps(${(1 + j / 100).toFixed(2)}f)`).join(", ")};
@@ -91,39 +120,125 @@ static float *filled(size_t n) {
   for (size_t i = 0; i < n; i++) p[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
   return p;
 }
-static char *flushBuffer;
+static char *flushBuffer, *flushBuffer1;
 static void flush(void) { for (size_t i = 0; i < (64u << 20); i += 64) flushBuffer[i]++; }
+/* The second thread's own caches (its L2 is private): 4 MiB written. */
+static void flush1(void) { for (size_t i = 0; i < (4u << 20); i += 64) flushBuffer1[i]++; }
 static int byValue(const void *x, const void *y) { double a = *(const double *)x, b = *(const double *)y; return a < b ? -1 : a > b; }
+/* One call's part on one thread; the second thread's is handed over by a spinning handshake (generation numbers), as the glue's pool does. */
+typedef void (*gemmFn)(uint8_t *, uint8_t *, uint8_t *, uint8_t *, int64_t, int64_t);
+typedef struct { gemmFn f; uint8_t *a, *b, *c, *s; int64_t begin, end; double cpu; uint8_t *write; int64_t writeBytes; uint8_t *writeC; int64_t writeCBytes; } Part;
+/* \`produced\`: a line of each 64 bytes of [p, p + bytes) stored (the same value), as a step before the product writes its rows of A: those lines then sit modified in this core's caches. */
+static void produce(uint8_t *p, int64_t bytes) { for (int64_t i = 0; i < bytes; i += 64) *(volatile float *)(p + i) = *(float *)(p + i); }
+static Part second;
+static int coldCalls = ${cold ? 1 : 0};
+static _Atomic int handed, ready, started, finished;
+static void spinUntil(_Atomic int *x, int v) { for (int i = 1; atomic_load(x) != v; i++) { _mm_pause(); if (i % 256 == 0) sched_yield(); } }
+static void runPart(Part *p) { double t0 = cpuSeconds(); if (p->begin < p->end) p->f(p->a, p->b, p->c, p->s, p->begin, p->end); p->cpu = cpuSeconds() - t0; }
+static void *worker(void *unused) {
+  (void)unused;
+  for (int gen = 1;; gen++) {
+    spinUntil(&handed, gen);
+    if (second.f == NULL) return NULL;
+    if (coldCalls) flush1();
+    produce(second.write, second.writeBytes);
+    produce(second.writeC, second.writeCBytes);
+    atomic_store(&ready, gen);
+    spinUntil(&started, gen);
+    runPart(&second);
+    atomic_store(&finished, gen);
+  }
+}
+static int generation;
+/* Wall seconds of the calls run together so far (from the start signal to the later part's end). */
+static double togetherWall;
+/* Each call's rate and CPU / wall (one thread's calls: 1), for the calls whose two threads ran at once. */
+#define CALLS (ROUNDS * 8)
+static double callRate[${timed.length + 1}][${rounds * 8}], callOverlap[${timed.length + 1}][${rounds * 8}];
+static int calls[${timed.length + 1}];
+/* Runs first on this thread and second on the worker, together: their CPU seconds summed. */
+static double together(Part first, Part two) {
+  int gen = ++generation;
+  second = two;
+  atomic_store(&handed, gen);
+  if (coldCalls) flush();
+  produce(first.write, first.writeBytes);
+  produce(first.writeC, first.writeCBytes);
+  spinUntil(&ready, gen);
+  double w0 = wallSeconds();
+  atomic_store(&started, gen);
+  runPart(&first);
+  spinUntil(&finished, gen);
+  togetherWall += wallSeconds() - w0;
+  return first.cpu + second.cpu;
+}
 #define ROUNDS ${rounds}
-#define KERNELS ${routines.length}
+#define ROWS ${timed.length}
 int main(void) {
-  static double rate[KERNELS + 1][ROUNDS];
+  static double rate[ROWS + 1][ROUNDS], overlap[ROWS + 1][ROUNDS];
   float sink = 0;
   flushBuffer = malloc(64u << 20); memset(flushBuffer, 1, 64u << 20);
-${routines.map((r) => `  uint8_t *a${r.i} = (uint8_t *)filled(${r.m * r.k}), *b${r.i} = (uint8_t *)filled(${r.bLength}), *c${r.i} = (uint8_t *)filled(${r.m * r.n}), *s${r.i} = (uint8_t *)filled(${Math.ceil(r.routine.scratchBytes / 4) + 16});`).join("\n")}
+  flushBuffer1 = malloc(4u << 20); memset(flushBuffer1, 1, 4u << 20);
+  pthread_t thread; pthread_create(&thread, NULL, worker, NULL);
+${routines.map((r) => `  uint8_t *a${r.i} = (uint8_t *)filled(${r.m * r.k}), *b${r.i} = (uint8_t *)filled(${r.bLength}), *c${r.i} = (uint8_t *)filled(${r.m * r.n}), *s${r.i} = (uint8_t *)filled(${Math.ceil(r.routine.scratchBytes / 4) + 16});
+  uint8_t *a${r.i}_1 = (uint8_t *)filled(${r.m * r.k}), *b${r.i}_1 = (uint8_t *)filled(${r.bLength}), *c${r.i}_1 = (uint8_t *)filled(${r.m * r.n}), *s${r.i}_1 = (uint8_t *)filled(${Math.ceil(r.routine.scratchBytes / 4) + 16});
+  uint8_t *ref${r.i} = malloc(${r.m * r.n * 4});
+  g${r.i}_gemm(a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${r.routine.parallelExtent}); memcpy(ref${r.i}, c${r.i}, ${r.m * r.n * 4});${twoThreads ? `
+  memset(c${r.i}, 0xff, ${r.m * r.n * 4});
+  together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${Math.floor(r.routine.parallelExtent / 2)} }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${Math.floor(r.routine.parallelExtent / 2)}, ${r.routine.parallelExtent} });
+  if (memcmp(ref${r.i}, c${r.i}, ${r.m * r.n * 4}) != 0) { printf("%s: two threads' product differs from one thread's\\n", ${JSON.stringify(r.label)}); return 1; }` : ""}`).join("\n")}
   for (int round = 0; round < ROUNDS; round++) {
-    double t0 = cpuSeconds(); sink += peakLoop(2000000); rate[0][round] = 2.0 * 2000000 * 12 * 8 / (cpuSeconds() - t0) / 1e9;
-${routines.map((r) => {
+    double t0 = cpuSeconds(); sink += peakLoop(2000000); rate[0][round] = 2.0 * 2000000 * 12 * 8 / (cpuSeconds() - t0) / 1e9; overlap[0][round] = 1;
+${timed.map(({ r, mode, row }) => {
     const flops = 2 * r.m * r.n * r.k;
     const reps = Math.max(1, Math.round(2e8 / flops));
-    return `    { double t = 0; for (int q = 0; q < ${reps}; q++) { ${cold ? "flush(); " : ""}double t0 = cpuSeconds(); g${r.i}_gemm(a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${r.routine.parallelExtent}); t += cpuSeconds() - t0; }
-      rate[${r.i + 1}][round] = ${flops}.0 * ${reps} / t / 1e9; }`;
+    const e = r.routine.parallelExtent;
+    const half = Math.floor(e / 2);
+    // `produced`: A's rows written before each call, the first half by the first thread and the rest by the second (at one thread all by it).
+    const aBytes = r.m * r.k * 4;
+    const aHalf = producedByFirst ? aBytes : Math.floor(r.m / 2) * r.k * 4;
+    // `consumed`: C's rows written before each call as a step split by rows leaves the memory the product then writes over (half by each thread).
+    const cBytes = r.m * r.n * 4;
+    const cHalf = Math.floor(r.m / 2) * r.n * 4;
+    const call = mode.name === "1t"
+      ? `${cold ? "flush(); " : ""}${produced ? `produce(a${r.i}, ${aBytes}); ` : ""}${consumed ? `produce(c${r.i}, ${cBytes}); ` : ""}double t0 = cpuSeconds(); g${r.i}_gemm(a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${e}); t += cpuSeconds() - t0;`
+      : mode.name === "2t"
+        ? `t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${half}, 0, ${produced ? `a${r.i}, ${aHalf}` : "0, 0"}, ${consumed ? `c${r.i}, ${cHalf}` : "0, 0"} }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${half}, ${e}, 0, ${produced ? `a${r.i} + ${aHalf}, ${aBytes - aHalf}` : "0, 0"}, ${consumed ? `c${r.i} + ${cHalf}, ${cBytes - cHalf}` : "0, 0"} });`
+        : `t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${e}, 0, ${produced ? `a${r.i}, ${aBytes}` : "0, 0"}, ${consumed ? `c${r.i}, ${cBytes}` : "0, 0"} }, (Part){ g${r.i}_gemm, a${r.i}_1, b${r.i}_1, c${r.i}_1, s${r.i}_1, 0, ${e}, 0, ${produced ? `a${r.i}_1, ${aBytes}` : "0, 0"}, ${consumed ? `c${r.i}_1, ${cBytes}` : "0, 0"} });`;
+    const work = mode.name === "pair" ? 2 * flops : flops;
+    return `    { double t = 0; togetherWall = 0; for (int q = 0; q < ${reps}; q++) { double before = t, wallBefore = togetherWall; ${call}
+        if (calls[${row}] < CALLS) { callRate[${row}][calls[${row}]] = ${work}.0 / (t - before) / 1e9; callOverlap[${row}][calls[${row}]++] = togetherWall > wallBefore ? (t - before) / (togetherWall - wallBefore) : 1; } }
+      rate[${row}][round] = ${work}.0 * ${reps} / t / 1e9; overlap[${row}][round] = togetherWall > 0 ? t / togetherWall : 1; }`;
   }).join("\n")}
   }
-  const char *labels[KERNELS + 1] = { "f32 FMA peak (12 chains)", ${routines.map((r) => JSON.stringify(r.label)).join(", ")} };
-  for (int i = 0; i <= KERNELS; i++) qsort(rate[i], ROUNDS, sizeof(double), byValue);
-  for (int i = 0; i <= KERNELS; i++)
-    printf("%-52s best %6.1f  median %6.1f GFLOP/s  %5.1f%% / %5.1f%% of peak\\n", labels[i], rate[i][ROUNDS - 1], rate[i][ROUNDS / 2],
-      100 * rate[i][ROUNDS - 1] / rate[0][ROUNDS - 1], 100 * rate[i][ROUNDS / 2] / rate[0][ROUNDS - 1]);
+  second.f = NULL; atomic_store(&handed, ++generation); pthread_join(thread, NULL);
+  const char *labels[ROWS + 1] = { "f32 FMA peak (12 chains)", ${timed.map(({ r, mode }) => JSON.stringify(r.label + mode.label)).join(", ")} };
+  for (int i = 0; i <= ROWS; i++) { qsort(rate[i], ROUNDS, sizeof(double), byValue); qsort(overlap[i], ROUNDS, sizeof(double), byValue); }
+  /* CPU / wall: the two threads' CPU seconds over the wall time they took together (2: always on two cores at once; 1: taking turns on one). */
+  for (int i = 0; i <= ROWS; i++)
+    printf("%-64s best %6.1f  median %6.1f GFLOP/s  %5.1f%% / %5.1f%% of peak  CPU/wall %.2f\\n", labels[i], rate[i][ROUNDS - 1], rate[i][ROUNDS / 2],
+      100 * rate[i][ROUNDS - 1] / rate[0][ROUNDS - 1], 100 * rate[i][ROUNDS / 2] / rate[0][ROUNDS - 1], overlap[i][ROUNDS / 2]);
+  /* The calls whose two threads were on two cores at once (CPU / wall at least 1.8): what sharing the caches and the memory costs, which calls taking turns on one core do not show. */
+  printf("calls run on two cores at once (CPU / wall >= 1.8), GFLOP/s per thread-CPU second:\\n");
+  for (int i = 1; i <= ROWS; i++) {
+    double r[CALLS]; int n = 0;
+    for (int c = 0; c < calls[i]; c++) if (callOverlap[i][c] >= 1.8) r[n++] = callRate[i][c];
+    if (n == 0 || overlap[i][ROUNDS - 1] == 1) continue;
+    qsort(r, n, sizeof(double), byValue);
+    printf("%-64s %3d of %3d calls  best %6.1f  median %6.1f GFLOP/s\\n", labels[i], n, calls[i], r[n - 1], r[n / 2]);
+  }
   return sink == 12345.f;
 }
 `;
 
+// `exe=PATH`: the program is built at PATH and not run (to run it by itself, e.g. under another scheduling policy).
+const exePath = args.find((a) => a.startsWith("exe="))?.slice(4);
 const dir = mkdtempSync(join(tmpdir(), "xlats-gemm-probe-"));
 try {
   writeFileSync(join(dir, "probe.c"), source);
   const flags = toolchain.flags.filter((f) => f !== "-fPIC");
-  execFileSync(toolchain.cc, [...flags, join(dir, "probe.c"), "-o", join(dir, "probe")], { stdio: "inherit" });
+  execFileSync(toolchain.cc, [...flags, join(dir, "probe.c"), "-o", exePath ?? join(dir, "probe")], { stdio: "inherit" });
+  if (exePath !== undefined) process.exit(0);
   console.log(`family ${family.name}; ${rounds} rounds${cold ? ", caches flushed before every call" : ""}${packEachCall ? `, B${bTransposed ? " stored [n][k]" : ""} packed by each call` : ""}; per CPU second of the thread`);
   process.stdout.write(execFileSync(join(dir, "probe"), { encoding: "utf8" }));
 } finally {

@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { emitGemmC, packsBInTiles, readsAInPlace } from "../../../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily } from "../../../src/compiler/native/gemm_c_family.js";
-import { gemmSpecOfDot, planGemm, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
+import { gemmSpecOfDot, packB, planGemm, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "../../../src/compiler/native/kernel.js";
 import { ALWAYS_PARALLEL_COST, MIN_PARALLEL_COST, SPLIT_TRIALS } from "../../../src/compiler/native/glue.js";
 import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder } from "../../../src/index.js";
@@ -167,6 +167,69 @@ test("native gemm: split ranges and the module's threads compute the same produc
     cases.push(gemmCase(spec, emitGemmC(spec, cpu, `t2_${i}`), { threads: 2 }));
   });
   runAndCheck(cases, "native gemm splits");
+});
+
+test("native gemm: each unit alone writes its own part of C, with the whole call's bits; the parts tile C once; any cut and the pool give the same bits", { skip }, () => {
+  // What a split of the units may not change (the pool's ranges, its threads): every
+  // element of C is computed by exactly one unit, none lost or computed twice, its sum in
+  // the same order of k whichever call runs it. Each unit runs alone over C filled with
+  // NaN bit patterns (all bytes 0xff, which no product of finite operands is): what it
+  // wrote is its part. Shapes whose units meet across chunks of columns, with a last tile
+  // of fewer rows (128 = 9·14 + 2 = 21·6 + 2 = 16·8), two blocks of k, a batch, B stored
+  // [n][k], f64, and B pre-packed as a constant's is.
+  const cpu = nativeCpu();
+  const specs: GemmSpec[] = [
+    { elementType: "f32", batch: 1, m: 128, n: 1000, k: 300 },
+    { elementType: "f32", batch: 2, m: 30, n: 700, k: 40, rhsTransposed: true },
+    { elementType: "f64", batch: 1, m: 50, n: 300, k: 140 },
+  ];
+  for (const family of runnableFamilies(cpu)) {
+    // Every kernel of a family in one module; each unit of each alone, then cuts and the pool.
+    const runs = specs.flatMap((spec, si) => [false, true].map((constantB) => {
+      const kernel = emitGemmC(spec, cpu, `u_${family.name}_${si}_${constantB ? "p" : "b"}`, family, constantB);
+      if ("declined" in kernel) throw new Error(kernel.declined);
+      const extent = kernel.parallelExtent;
+      const { a, b } = gemmCase(spec, kernel);
+      const bOperand = kernel.packedOperand === undefined ? b : packB(b, kernel.packedOperand.layout);
+      const cuts = (parts: number): [number, number][] => {
+        const points = [0, ...Array.from({ length: parts - 1 }, () => Math.floor(random() * (extent + 1))).sort((x, y) => x - y), extent];
+        return points.slice(1).map((end, i) => [points[i]!, end]);
+      };
+      const ranges: [number, number][][] = [[[0, extent]], ...Array.from({ length: extent }, (_, u): [number, number][] => [[u, u + 1]]), cuts(2), cuts(3), cuts(5)];
+      const resultBytes = [spec.batch * spec.m * spec.n * a.BYTES_PER_ELEMENT];
+      const cases = [
+        ...ranges.map((r): NativeCase => ({ kernel, operands: [a, bOperand], resultBytes, ranges: r })),
+        { kernel, operands: [a, bOperand], resultBytes, threads: 2 },
+      ];
+      return { kernel, extent, ranges, cases, es: a.BYTES_PER_ELEMENT };
+    }));
+    const all = runNativeCases(runs.flatMap((r) => r.cases), `gemm units ${family.name}`).map((r) => r[0]!);
+    let at = 0;
+    for (const { kernel, extent, ranges, cases, es } of runs) {
+      const results = all.slice(at, at + cases.length);
+      at += cases.length;
+      const whole = results[0]!;
+      const written = (bytes: Uint8Array, e: number): boolean => bytes.subarray(e * es, (e + 1) * es).some((x) => x !== 0xff);
+      const same = (x: Uint8Array, y: Uint8Array, e: number): boolean => x.subarray(e * es, (e + 1) * es).every((v, i) => v === y[e * es + i]);
+      const elements = whole.length / es;
+      const count = new Uint8Array(elements);
+      for (let u = 0; u < extent; u++) {
+        const part = results[1 + u]!;
+        for (let e = 0; e < elements; e++) {
+          if (!written(part, e)) continue;
+          count[e]!++;
+          if (!same(part, whole, e)) assert.fail(`${kernel.name}: unit ${u} alone gives element ${e} other bits than the whole call`);
+        }
+      }
+      const twice = count.findIndex((c) => c > 1), never = count.findIndex((c) => c === 0);
+      assert.equal(twice, -1, `${kernel.name}: element ${twice} written by ${count[twice]} units`);
+      assert.equal(never, -1, `${kernel.name}: element ${never} written by no unit`);
+      results.slice(1 + extent).forEach((r, i) => {
+        const label = i < 3 ? `cut ${JSON.stringify(ranges[1 + extent + i])}` : "the pool's two threads";
+        for (let e = 0; e < elements; e++) if (!same(r, whole, e)) assert.fail(`${kernel.name}: ${label} gives element ${e} other bits than one call`);
+      });
+    }
+  }
 });
 
 test("native gemm: a few rows of A, streamed (B by rows) and as row dots (B stored [n][k]), every family, splits and threads", { skip }, () => {

@@ -18,6 +18,8 @@ export interface NativeCase {
   /** Consecutive calls over the extent (default 1), or `threads` for one call through the module's pool. */
   readonly splits?: number;
   readonly threads?: number;
+  /** Instead: calls over exactly these ranges of units, in order, each with its own scratch (a unit alone, units left out). */
+  readonly ranges?: readonly (readonly [number, number])[];
 }
 
 /** Why the native tests cannot run here (no C compiler), or undefined. */
@@ -57,34 +59,35 @@ function buildWith(kernels: Parameters<typeof buildNativeModuleSync>[0], name: s
  * Each case's results (bytes), in order; `extraFlags`: compiler flags added to the
  * backend's (the module is built apart); `sameKernel`: the cases share one kernel (the
  * first case's), run once per case (a kernel's calls in turn, as a program's steps).
+ * Cases given one kernel object share its one entry in the module (their operands the
+ * same sizes).
  */
 export function runNativeCases(cases: readonly NativeCase[], name: string, extraFlags: readonly string[] = [], sameKernel = false): Uint8Array[][] {
-  const module = buildWith((sameKernel ? cases.slice(0, 1) : cases).map((c) => ({
+  const entries = sameKernel ? cases.slice(0, 1) : cases.filter((c, i) => cases.findIndex((d) => d.kernel === c.kernel) === i);
+  const module = buildWith(entries.map((c) => ({
     kernel: c.kernel, bufferBytes: [...c.operands.map((o) => o.byteLength), ...c.resultBytes],
   })), name, extraFlags);
-  return cases.map((c, index) => {
-    const k = sameKernel ? 0 : index;
+  return cases.map((c) => {
+    const k = sameKernel ? 0 : entries.findIndex((e) => e.kernel === c.kernel);
     const splits = c.splits ?? 1;
     const threads = c.threads ?? 1;
+    const extent = c.kernel.parallelExtent;
+    const ranges = c.ranges ?? Array.from({ length: splits }, (_, s) => [Math.floor((extent * s) / splits), Math.floor((extent * (s + 1)) / splits)] as const);
     let offset = BUFFER_ALIGNMENT;
     const place = (bytes: number): number => { const at = offset; offset = alignUp(offset + Math.max(bytes, 1)); return at; };
     const operandAt = c.operands.map((o) => place(o.byteLength));
     const resultAt = c.resultBytes.map(place);
-    const scratchAt = Array.from({ length: Math.max(splits, threads) }, () => place(c.kernel.scratchBytes));
+    const scratchAt = Array.from({ length: Math.max(ranges.length, threads) }, () => place(c.kernel.scratchBytes));
     const memory = new WebAssembly.Memory({ initial: Math.ceil(offset / 65536) + 1, maximum: MEMORY_MAX_PAGES });
     const bytes = new Uint8Array(memory.buffer);
     c.operands.forEach((o, i) => bytes.set(new Uint8Array(o.buffer, o.byteOffset, o.byteLength), operandAt[i]));
     // Results start as NaN bit patterns, so a kernel must write every element.
     resultAt.forEach((at, i) => bytes.fill(0xff, at, at + c.resultBytes[i]!));
     const pointers = new Uint32Array([...operandAt, ...resultAt]);
-    const extent = c.kernel.parallelExtent;
     if (threads > 1) {
       module.run(k, memory, pointers, 0, extent, threads, new Uint32Array(scratchAt));
     } else {
-      for (let s = 0; s < splits; s++) {
-        const begin = Math.floor((extent * s) / splits), end = Math.floor((extent * (s + 1)) / splits);
-        module.run(k, memory, pointers, begin, end, 1, new Uint32Array([scratchAt[s]!]));
-      }
+      ranges.forEach(([begin, end], s) => module.run(k, memory, pointers, begin, end, 1, new Uint32Array([scratchAt[s]!])));
     }
     return resultAt.map((at, i) => bytes.slice(at, at + c.resultBytes[i]!));
   });
