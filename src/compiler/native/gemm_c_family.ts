@@ -146,7 +146,7 @@ const vectorExtensions = (rows: number, vectors: number): FamilyCode => {
 };
 
 const CODE: Record<GemmFamilyName, FamilyCode> = {
-  avx512: x86(512, 14, "avx512f"),
+  avx512: x86(512, 14, "avx512f", { rowTails: true }),
   avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8, prefetchSteps: 64, rowTails: true, tilesPackB: true }),
   neon: vectorExtensions(8, 3),
   portable: vectorExtensions(4, 2),

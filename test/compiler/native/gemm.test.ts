@@ -71,26 +71,28 @@ test("native gemm: every family, f32 and f64, edge shapes and transposes vs a do
   runAndCheck(cases, "native gemm shapes");
 });
 
-test("native gemm: the avx2 family's A packer, prefetch and row tails, every tail of rows, against a double-precision reference", { skip }, () => {
-  // m = 12..17: whole tiles of 6 rows and a last tile of 0 to 5; k around multiples of 8
-  // (the packer's 8-step blocks, then element by element) and across a block of kc = 256;
-  // n a whole panel of 16 and a part of one; A row-major (the packer's case) and transposed.
-  const family = familyByName("avx2");
-  if (!runnableFamilies(nativeCpu()).some((f) => f.name === "avx2")) return;
+test("native gemm: the avx2 family's A packer and prefetch, and every family's row tails, every tail of rows, against a double-precision reference", { skip }, () => {
+  // m = 2 tiles .. 3 tiles - 1 of the family's rows (avx2 6, avx512 14): a last tile of
+  // 0 to mr - 1 rows; k around multiples of 8 (the packer's 8-step blocks, then element by
+  // element) and across a block of kc = 256; n a whole panel (16 or 32 columns) and a part
+  // of one; A row-major (the packer's case) and transposed.
   const cases: GemmCase[] = [];
   let i = 0;
-  for (const m of [12, 13, 14, 15, 16, 17]) {
-    for (const [n, k] of [[16, 8], [37, 23], [32, 264], [16, 7]] as const) {
-      for (const lhsTransposed of [false, true]) {
-        const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, lhsTransposed };
-        cases.push(gemmCase(spec, emitGemmC(spec, nativeCpu(), `g_tail_${i++}`, family)));
+  for (const family of runnableFamilies(nativeCpu()).filter((f) => f.name === "avx2" || f.name === "avx512")) {
+    const mr = family.target.tileRows, nr = family.target.tileVectors * family.target.vectorBytes / 4;
+    for (let m = 2 * mr; m < 3 * mr; m++) {
+      for (const [n, k] of [[nr, 8], [2 * nr + 5, 23], [2 * nr, 264], [nr, 7]] as const) {
+        for (const lhsTransposed of [false, true]) {
+          const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, lhsTransposed };
+          cases.push(gemmCase(spec, emitGemmC(spec, nativeCpu(), `g_tail_${i++}`, family)));
+        }
       }
     }
   }
-  runAndCheck(cases, "native gemm avx2 tails");
+  runAndCheck(cases, "native gemm tails");
 });
 
-test("native gemm: only the avx2 family packs A by transposes, prefetches B and has row tails (AVX-512's code as it was)", () => {
+test("native gemm: only the avx2 family packs A by transposes and prefetches B; avx2 and avx512 have row tails", () => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m: 64, n: 64, k: 64 };
   const source = (name: "avx2" | "avx512"): string => {
     const kernel = emitGemmC(spec, nativeCpu(), "g", familyByName(name));
@@ -98,10 +100,13 @@ test("native gemm: only the avx2 family packs A by transposes, prefetches B and 
     return kernel.c.source;
   };
   const avx2 = source("avx2"), avx512 = source("avx512");
-  for (const part of ["g_pack_a8(", "_mm_prefetch(", "g_micro4("]) {
+  for (const part of ["g_pack_a8(", "_mm_prefetch("]) {
     assert.ok(avx2.includes(part), `avx2 has ${part}`);
     assert.ok(!avx512.includes(part), `avx512 has no ${part}`);
   }
+  // 64 rows: 10 tiles of 6 and one of 4 (avx2), 4 tiles of 14 and one of 8 (avx512), each last one by a microkernel of its rows.
+  assert.ok(avx2.includes("g_micro4(kl, ai, bpanel, ci + j"), "avx2's tail of 4 rows");
+  assert.ok(avx512.includes("g_micro8(kl, ai, bpanel, ci + j"), "avx512's tail of 8 rows");
 });
 
 test("native gemm: A read in place up to 4 panels of B (attention's p·V), packed past them (q·Kᵀ, weights); keys stored [n][k] packed by transposes", () => {
