@@ -64,7 +64,7 @@ interface FamilyCode {
   readonly splat: (type: GemmElement, vt: string, x: string) => string;
   readonly fma: (type: GemmElement, a: string, b: string, c: string) => string;
   readonly add: (type: GemmElement, a: string, b: string) => string;
-  /** The family's eight-step A packer for f32 (aPackSource), if it has one. */
+  /** The family's eight-step A packer for f32 (aPackSource), if it has one; with dstStride, 8 rows at most. */
   readonly packA8?: (prefix: string, mr: number, attribute: string, dstStride?: number) => string;
   /** Steps of k ahead of the one it computes that the convolution's microkernel prefetches B's panel; the GEMM's prefetches the next panel instead (none of either if undefined). */
   readonly prefetchSteps?: number;
@@ -101,6 +101,24 @@ const avxPackA8 = (p: string, mr: number, attribute: string, dstStride = mr): st
   _mm256_storeu_ps(dst + ${5 * dstStride}, _mm256_permute2f128_ps(s1, s5, 0x31));
   _mm256_storeu_ps(dst + ${6 * dstStride}, _mm256_permute2f128_ps(s2, s6, 0x31));
   _mm256_maskstore_ps(dst + ${7 * dstStride}, _mm256_setr_epi32(${rows.map(lane).join(", ")}), _mm256_permute2f128_ps(s3, s7, 0x31));
+}`;
+};
+
+/**
+ * avxPackA8 for tiles of 9 to 16 rows (AVX-512's 14): the rows past the eighth packed
+ * first (`<prefix>_hi_pack_a8`, at dst + 8), whose unmasked stores spill into the next
+ * step's first lanes, then the first eight (`<prefix>_lo_pack_a8`), whose stores
+ * overwrite those spills; the last step's stores are masked, so nothing is written past
+ * dst + 7 * dstStride + mr. Up to 8 rows: avxPackA8 itself.
+ */
+const avxPackA8Rows = (p: string, mr: number, attribute: string, dstStride = mr): string => {
+  if (mr <= 8) return avxPackA8(p, mr, attribute, dstStride);
+  if (mr > 16) throw new Error(`pack_a8: ${mr} rows (at most 16)`);
+  return `${avxPackA8(`${p}_hi`, mr - 8, attribute, dstStride)}
+${avxPackA8(`${p}_lo`, 8, attribute, dstStride)}
+static ${attribute} inline void ${p}_pack_a8(const float *restrict src, int64_t stride, float *restrict dst) {
+  ${p}_hi_pack_a8(src + 8 * stride, stride, dst + 8);
+  ${p}_lo_pack_a8(src, stride, dst);
 }`;
 };
 
@@ -146,8 +164,8 @@ const vectorExtensions = (rows: number, vectors: number): FamilyCode => {
 };
 
 const CODE: Record<GemmFamilyName, FamilyCode> = {
-  avx512: x86(512, 14, "avx512f", { rowTails: true }),
-  avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8, prefetchSteps: 64, rowTails: true, tilesPackB: true }),
+  avx512: x86(512, 14, "avx512f", { packA8: avxPackA8Rows, rowTails: true }),
+  avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8Rows, prefetchSteps: 64, rowTails: true, tilesPackB: true }),
   neon: vectorExtensions(8, 3),
   portable: vectorExtensions(4, 2),
 };
@@ -167,13 +185,13 @@ export function gemmFamily(cpu: NativeCpu): GemmFamily {
 
 /**
  * The family's helper packing 8 steps of k of mr rows of f32 at once
- * (`<prefix>_pack_a8(src, stride, dst)`, see avxPackA8) and the attribute its caller
- * needs to inline it, or undefined where A is packed element by element (the other
- * families, f64, tiles of more than 8 rows).
+ * (`<prefix>_pack_a8(src, stride, dst)`, see avxPackA8 and avxPackA8Rows) and the
+ * attribute its caller needs to inline it, or undefined where A is packed element by
+ * element (the other families, f64, tiles of more than 16 rows).
  */
 export function aPackSource(family: GemmFamily, type: GemmElement, prefix: string, mr: number): { helper: string; attribute: string } | undefined {
   const code = CODE[family.name];
-  return code.packA8 !== undefined && type === "f32" && mr <= 8 ? { helper: code.packA8(prefix, mr, code.attribute), attribute: code.attribute } : undefined;
+  return code.packA8 !== undefined && type === "f32" && mr <= 16 ? { helper: code.packA8(prefix, mr, code.attribute), attribute: code.attribute } : undefined;
 }
 
 /**

@@ -92,7 +92,7 @@ test("native gemm: the avx2 family's A packer and prefetch, and every family's r
   runAndCheck(cases, "native gemm tails");
 });
 
-test("native gemm: only the avx2 family packs A by transposes and prefetches B; avx2 and avx512 have row tails", () => {
+test("native gemm: only the avx2 family prefetches B; avx2 and avx512 pack A by transposes and have row tails", () => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m: 64, n: 64, k: 64 };
   const source = (name: "avx2" | "avx512"): string => {
     const kernel = emitGemmC(spec, nativeCpu(), "g", familyByName(name));
@@ -100,10 +100,12 @@ test("native gemm: only the avx2 family packs A by transposes and prefetches B; 
     return kernel.c.source;
   };
   const avx2 = source("avx2"), avx512 = source("avx512");
-  for (const part of ["g_pack_a8(", "_mm_prefetch("]) {
-    assert.ok(avx2.includes(part), `avx2 has ${part}`);
-    assert.ok(!avx512.includes(part), `avx512 has no ${part}`);
-  }
+  assert.ok(avx2.includes("_mm_prefetch("), "avx2 prefetches");
+  assert.ok(!avx512.includes("_mm_prefetch("), "avx512 does not");
+  // A's 6 rows by one 8 x 8 transpose a block of 8 steps; AVX-512's 14 by two, the 6 rows past the eighth first.
+  assert.ok(avx2.includes("g_pack_a8(a + i0 * 64 + p0 + pv, 64, dst + pv * 6)") && !avx2.includes("g_hi_pack_a8("), "avx2 packs A 8 steps at a time");
+  assert.ok(avx512.includes("g_pack_a8(a + i0 * 64 + p0 + pv, 64, dst + pv * 14)") && avx512.includes("g_hi_pack_a8(src + 8 * stride, stride, dst + 8);\n  g_lo_pack_a8(src, stride, dst);"),
+    "avx512 packs A's 14 rows as 6 then 8");
   // 64 rows: 10 tiles of 6 and one of 4 (avx2), 4 tiles of 14 and one of 8 (avx512), each last one by a microkernel of its rows.
   assert.ok(avx2.includes("g_micro4(kl, ai, bpanel, ci + j"), "avx2's tail of 4 rows");
   assert.ok(avx512.includes("g_micro8(kl, ai, bpanel, ci + j"), "avx512's tail of 8 rows");
