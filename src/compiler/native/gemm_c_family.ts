@@ -226,15 +226,19 @@ export function bColumnsPackSource(family: GemmFamily, type: GemmElement, prefix
  */
 export function microkernelSource(
   family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows, prefetchPanel = false, packsB = false,
+  panels: 1 | 2 = 1,
 ): string {
   const code = CODE[family.name];
   const t = type === "f32" ? "float" : "double";
   const mr = rows;
   if (packsB && (prefetchPanel || rows !== code.rows)) throw new Error("microkernel: a tile packing B is a whole tile, and prefetches its own source");
-  const name = packsB ? `${prefix}_micro_pb` : rows === code.rows ? `${prefix}_micro` : `${prefix}_micro${rows}`;
-  const nv = code.vectors;
+  if (panels === 2 && (packsB || aRowStride !== undefined || rows === code.rows)) throw new Error("microkernel: two panels at once only for a row tail");
+  const name = packsB ? `${prefix}_micro_pb` : rows === code.rows ? `${prefix}_micro` : `${prefix}_micro${rows}${panels === 2 ? "w" : ""}`;
+  // A panel's vectors (nr columns); two panels: twice as many, the second panel's from bn (kl steps further).
+  const panelVectors = code.vectors;
+  const nv = panelVectors * panels;
   const lanes = code.vectorBytes / (type === "f32" ? 4 : 8);
-  const nr = nv * lanes;
+  const nr = panelVectors * lanes;
   const v = code.vec(prefix, type);
   const accs: string[] = [];
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) accs.push(`c_${r}_${j}`);
@@ -245,17 +249,21 @@ export function microkernelSource(
   lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, ${bParam}, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf, int64_t pfs` : ""}${packsB ? `, const ${t} *restrict src, int64_t ldb` : ""}) {`);
   lines.push(`  ${v} ${accs.map((x) => `${x} = ${code.zero(type, v)}`).join(", ")};`);
   if (prefetches && prefetchPanel) for (let r = 0; r < mr; r++) lines.push(`  __builtin_prefetch(c + ${r} * ldc, 1);`);
+  if (panels === 2) lines.push(`  const ${t} *restrict bn = b + kl * ${nr};`);
   // One step of k: nr columns of B loaded, each row's broadcast of A times them added to its accumulators.
   const step = (prefetch: string | undefined): void => {
     if (prefetch !== undefined) lines.push(`    _mm_prefetch((const char *)(${prefetch}), _MM_HINT_T0);`);
-    for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `${packsB ? "src" : "b"} + ${j * lanes}`)};`);
+    for (let j = 0; j < nv; j++) {
+      const from = j < panelVectors ? `${packsB ? "src" : "b"} + ${j * lanes}` : `bn + ${(j - panelVectors) * lanes}`;
+      lines.push(`    ${v} b${j} = ${code.load(type, v, from)};`);
+    }
     if (packsB) for (let j = 0; j < nv; j++) lines.push(`    ${code.store(type, `b + ${j * lanes}`, `b${j}`)};`);
     for (let r = 0; r < mr; r++) {
       lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${aRowStride === undefined ? r : r * aRowStride}]`)};`);
       for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
       lines.push("    }");
     }
-    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};${packsB ? " src += ldb;" : ""}`);
+    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};${packsB ? " src += ldb;" : ""}${panels === 2 ? ` bn += ${nr};` : ""}`);
   };
   if (prefetches && prefetchPanel) {
     // The first npf steps each prefetch a line of pf (a share of the next panel), the rest none.
@@ -298,4 +306,25 @@ export const prefetchesB = (family: GemmFamily): boolean => CODE[family.name].pr
 export function rowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number): string | undefined {
   const code = CODE[family.name];
   return code.rowTails === true && rows >= 1 && rows < code.rows ? microkernelSource(family, type, prefix, undefined, rows, true) : undefined;
+}
+
+/** Vector registers of a family's register file (the x86 families' AVX-512 has 32, AVX2 16; NEON 32; the portable one assumes 16). */
+export const familyRegisters = (family: GemmFamily): number => (family.name === "avx512" || family.name === "neon" ? 32 : 16);
+
+/** Independent chains of fused multiply-adds that keep two FMA units of 4 cycles' latency busy. */
+const FMA_CHAINS = 8;
+
+/**
+ * Where a row tail has too few accumulators to hide the FMA's latency (rows x vectors
+ * below FMA_CHAINS: the 2-row tail of 128 rows in tiles of 6 or 14, 4 accumulators, ran
+ * at half the rate of a whole tile) and twice its accumulators and B vectors still fit the
+ * registers: `<prefix>_micro<rows>w(kl, a, b, c, ldc, acc[, pf, npf, pfs])`, the tail
+ * over two adjacent panels of B (the second kl·nr elements after the first), 2·nr columns
+ * of C, each element summed in the same order as by `<prefix>_micro<rows>`. Else undefined.
+ */
+export function wideRowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number): string | undefined {
+  const code = CODE[family.name];
+  const fits = 2 * rows * code.vectors + 2 * code.vectors + 1 <= familyRegisters(family);
+  return rowTailSource(family, type, prefix, rows) !== undefined && rows * code.vectors < FMA_CHAINS && fits
+    ? microkernelSource(family, type, prefix, undefined, rows, true, false, 2) : undefined;
 }

@@ -73,7 +73,7 @@ test("native gemm: every family, f32 and f64, edge shapes and transposes vs a do
 
 test("native gemm: the avx2 family's A packer and prefetch, and every family's row tails, every tail of rows, against a double-precision reference", { skip }, () => {
   // m = 2 tiles .. 3 tiles - 1 of the family's rows (avx2 6, avx512 14): a last tile of
-  // 0 to mr - 1 rows; k around multiples of 8 (the packer's 8-step blocks, then element by
+  // 0 to mr - 1 rows (the fewest over two panels at once); k around multiples of 8 (the packer's 8-step blocks, then element by
   // element) and across a block of kc = 256; n a whole panel (16 or 32 columns) and a part
   // of one; A row-major (the packer's case) and transposed.
   const cases: GemmCase[] = [];
@@ -81,7 +81,8 @@ test("native gemm: the avx2 family's A packer and prefetch, and every family's r
   for (const family of runnableFamilies(nativeCpu()).filter((f) => f.name === "avx2" || f.name === "avx512")) {
     const mr = family.target.tileRows, nr = family.target.tileVectors * family.target.vectorBytes / 4;
     for (let m = 2 * mr; m < 3 * mr; m++) {
-      for (const [n, k] of [[nr, 8], [2 * nr + 5, 23], [2 * nr, 264], [nr, 7]] as const) {
+      // n: 1, 2 and 3 whole panels, and 2 and a part (tails of 1-3 rows take whole panels in pairs, wideRowTailSource).
+      for (const [n, k] of [[nr, 8], [2 * nr + 5, 23], [2 * nr, 264], [nr, 7], [3 * nr, 9]] as const) {
         for (const lhsTransposed of [false, true]) {
           const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, lhsTransposed };
           cases.push(gemmCase(spec, emitGemmC(spec, nativeCpu(), `g_tail_${i++}`, family)));
@@ -109,6 +110,16 @@ test("native gemm: only the avx2 family prefetches B; avx2 and avx512 pack A by 
   // 64 rows: 10 tiles of 6 and one of 4 (avx2), 4 tiles of 14 and one of 8 (avx512), each last one by a microkernel of its rows.
   assert.ok(avx2.includes("g_micro4(kl, ai, bpanel, ci + j"), "avx2's tail of 4 rows");
   assert.ok(avx512.includes("g_micro8(kl, ai, bpanel, ci + j"), "avx512's tail of 8 rows");
+  assert.ok(!avx512.includes("g_micro8w(") && !avx2.includes("g_micro4w("), "enough accumulators: one panel at a time");
+  // 128 rows: a tail of 2 (both families), 4 accumulators over one panel, 8 over two.
+  const wide = (name: "avx2" | "avx512", constantB: boolean): string => {
+    const kernel = emitGemmC({ ...spec, m: 128, n: 128 }, nativeCpu(), "g", familyByName(name), constantB);
+    if ("declined" in kernel) throw new Error(kernel.declined);
+    return kernel.c.source;
+  };
+  assert.ok(wide("avx512", false).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx512: the 2-row tail over two panels");
+  assert.ok(wide("avx2", true).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx2, B pre-packed: the 2-row tail over two panels");
+  assert.ok(!wide("avx2", false).includes("g_micro2w("), "avx2, B packed by the tiles: the next panel is not packed yet");
 });
 
 test("native gemm: A read in place up to 4 panels of B (attention's p·V), packed past them (q·Kᵀ, weights); keys stored [n][k] packed by transposes", () => {
