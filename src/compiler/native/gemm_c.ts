@@ -40,7 +40,7 @@ import {
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
 import {
-  aPackSource, bColumnsPackSource, familyRegisters, gemmFamily, microkernelSource, prefetchesB, rowTailSource, tilesPackB, wideRowTailSource, type GemmFamily,
+  aPackSource, bColumnsPackSource, familyRegisters, firstVectorSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, tilesPackB, wideRowTailSource, type GemmFamily,
 } from "./gemm_c_family.js";
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
@@ -143,12 +143,18 @@ export function gemmRoutine(
   // A tail of few rows over two panels at once (wideRowTailSource), where the next panel is packed before the tail reads it (not by the tiles).
   const wideTail = tilePacks ? undefined : wideRowTailSource(family, spec.elementType, p, tailRows);
   const inPlace = readsAInPlace(schedule);
+  // The last panel of C's columns no wider than a vector (n mod nr in 1..lanes): its tiles computed for that vector only (firstVectorSource).
+  const lanes = schedule.lanes;
+  const narrow = n % nr >= 1 && n % nr <= lanes ? firstVectorSource(family, spec.elementType, p) : undefined;
+  const narrowInPlace = narrow !== undefined && inPlace ? firstVectorSource(family, spec.elementType, `${p}_d`, aRow) : undefined;
   const source = `
 ${microkernelSource(family, spec.elementType, p, undefined, undefined, true)}
 ${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow)}
 ` : ""}${tilePacks ? `${microkernelSource(family, spec.elementType, p, inPlace ? aRow : undefined, undefined, false, true)}
 ` : ""}${rowTail === undefined ? "" : `${rowTail}
 `}${wideTail === undefined ? "" : `${wideTail}
+`}${narrow === undefined ? "" : `${narrow}
+`}${narrowInPlace === undefined ? "" : `${narrowInPlace}
 `}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine, bK === 1 && bLine !== 1 ? bColumnsPackSource(family, spec.elementType, `${p}_b`, nr) : undefined)}
 ${packA8 === undefined ? "" : `${packA8.helper}
 `}/* A(i0.., p0..) -> one panel of ${mr} rows, k-major, zero past row i0 + rows. */
@@ -213,7 +219,8 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
               if (((j - c0) / ${nr}) % 2 == 1) continue;
               if (j + ${2 * nr} <= c1) ${p}_micro${tailRows}w(kl, ai, bpanel, ci + j, ${n}, acc${pf}); else `}${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${n}, acc${pf});
             }`} else {
-              ${inPlace ? `if (rows == ${mr}) ${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else ` : ""}${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
+              ${narrow === undefined ? "" : `if (cols <= ${lanes}) { ${narrowInPlace === undefined ? "" : `if (rows == ${mr}) ${p}_d_micro_v1(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else `}${p}_micro_v1(kl, ai, bpanel, tile, ${nr}, 0); }
+              else `}${inPlace ? `if (rows == ${mr}) ${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else ` : ""}${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
               for (int64_t r = 0; r < rows; r++) {
                 ${t} *crow = ci + r * ${n} + j;
                 if (acc) for (int64_t q = 0; q < cols; q++) crow[q] += tile[r * ${nr} + q];

@@ -226,30 +226,32 @@ export function bColumnsPackSource(family: GemmFamily, type: GemmElement, prefix
  */
 export function microkernelSource(
   family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows, prefetchPanel = false, packsB = false,
-  panels: 1 | 2 = 1,
+  width: MicrokernelWidth = "panel",
 ): string {
   const code = CODE[family.name];
   const t = type === "f32" ? "float" : "double";
   const mr = rows;
   if (packsB && (prefetchPanel || rows !== code.rows)) throw new Error("microkernel: a tile packing B is a whole tile, and prefetches its own source");
-  if (panels === 2 && (packsB || aRowStride !== undefined || rows === code.rows)) throw new Error("microkernel: two panels at once only for a row tail");
-  const name = packsB ? `${prefix}_micro_pb` : rows === code.rows ? `${prefix}_micro` : `${prefix}_micro${rows}${panels === 2 ? "w" : ""}`;
-  // A panel's vectors (nr columns); two panels: twice as many, the second panel's from bn (kl steps further).
+  if (width === "twoPanels" && (packsB || aRowStride !== undefined || rows === code.rows)) throw new Error("microkernel: two panels at once only for a row tail");
+  if (width === "firstVector" && (packsB || prefetchPanel)) throw new Error("microkernel: a panel's first vector only without packing or prefetching B");
+  const suffix = width === "twoPanels" ? "w" : width === "firstVector" ? "_v1" : "";
+  const name = packsB ? `${prefix}_micro_pb` : `${prefix}_micro${rows === code.rows ? "" : rows}${suffix}`;
+  // A panel's vectors (nr columns); two panels: twice as many, the second panel's from bn (kl steps further); or its first only.
   const panelVectors = code.vectors;
-  const nv = panelVectors * panels;
+  const nv = width === "twoPanels" ? 2 * panelVectors : width === "firstVector" ? 1 : panelVectors;
   const lanes = code.vectorBytes / (type === "f32" ? 4 : 8);
   const nr = panelVectors * lanes;
   const v = code.vec(prefix, type);
   const accs: string[] = [];
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) accs.push(`c_${r}_${j}`);
   const lines: string[] = [];
-  if (rows === code.rows) lines.push(code.head(prefix, type));
+  if (rows === code.rows && width === "panel") lines.push(code.head(prefix, type));
   const prefetches = code.prefetchSteps !== undefined;
   const bParam = packsB ? `${t} *restrict b` : `const ${t} *restrict b`;
   lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, ${bParam}, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf, int64_t pfs` : ""}${packsB ? `, const ${t} *restrict src, int64_t ldb` : ""}) {`);
   lines.push(`  ${v} ${accs.map((x) => `${x} = ${code.zero(type, v)}`).join(", ")};`);
   if (prefetches && prefetchPanel) for (let r = 0; r < mr; r++) lines.push(`  __builtin_prefetch(c + ${r} * ldc, 1);`);
-  if (panels === 2) lines.push(`  const ${t} *restrict bn = b + kl * ${nr};`);
+  if (width === "twoPanels") lines.push(`  const ${t} *restrict bn = b + kl * ${nr};`);
   // One step of k: nr columns of B loaded, each row's broadcast of A times them added to its accumulators.
   const step = (prefetch: string | undefined): void => {
     if (prefetch !== undefined) lines.push(`    _mm_prefetch((const char *)(${prefetch}), _MM_HINT_T0);`);
@@ -263,7 +265,7 @@ export function microkernelSource(
       for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
       lines.push("    }");
     }
-    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};${packsB ? " src += ldb;" : ""}${panels === 2 ? ` bn += ${nr};` : ""}`);
+    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};${packsB ? " src += ldb;" : ""}${width === "twoPanels" ? ` bn += ${nr};` : ""}`);
   };
   if (prefetches && prefetchPanel) {
     // The first npf steps each prefetch a line of pf (a share of the next panel), the rest none.
@@ -285,6 +287,25 @@ export function microkernelSource(
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) lines.push(`  ${code.store(type, `c + ${r} * ldc + ${j * lanes}`, `c_${r}_${j}`)};`);
   lines.push("}");
   return lines.join("\n");
+}
+
+/**
+ * The columns of C a microkernel computes: a panel of B's (nr); two adjacent panels'
+ * (wideRowTailSource); or only a panel's first vector (firstVectorSource).
+ */
+export type MicrokernelWidth = "panel" | "twoPanels" | "firstVector";
+
+/**
+ * For a panel of which only the first vector's columns are C's (the last panel of a
+ * narrow product: the MLP's 64 x 1024 x 10, 10 of avx512's 32 columns), on families of
+ * more than one vector a panel: `<prefix>_micro_v1(kl, a, b, c, ldc, acc)` (and with
+ * `aRowStride`, A's rows read in place, `<prefix>_micro_v1` of the given prefix), the
+ * whole tile of rows times that vector only, into c (ldc apart), each element summed
+ * in the same order as by the whole panel's microkernel. Else undefined.
+ */
+export function firstVectorSource(family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number): string | undefined {
+  return CODE[family.name].vectors > 1 && CODE[family.name].rowTails === true
+    ? microkernelSource(family, type, prefix, aRowStride, undefined, false, false, "firstVector") : undefined;
 }
 
 /** Steps of k ahead that a tile packing B (microkernelSource's `packsB`) prefetches its source rows. */
@@ -326,5 +347,5 @@ export function wideRowTailSource(family: GemmFamily, type: GemmElement, prefix:
   const code = CODE[family.name];
   const fits = 2 * rows * code.vectors + 2 * code.vectors + 1 <= familyRegisters(family);
   return rowTailSource(family, type, prefix, rows) !== undefined && rows * code.vectors < FMA_CHAINS && fits
-    ? microkernelSource(family, type, prefix, undefined, rows, true, false, 2) : undefined;
+    ? microkernelSource(family, type, prefix, undefined, rows, true, false, "twoPanels") : undefined;
 }

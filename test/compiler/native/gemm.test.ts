@@ -81,8 +81,9 @@ test("native gemm: the avx2 family's A packer and prefetch, and every family's r
   for (const family of runnableFamilies(nativeCpu()).filter((f) => f.name === "avx2" || f.name === "avx512")) {
     const mr = family.target.tileRows, nr = family.target.tileVectors * family.target.vectorBytes / 4;
     for (let m = 2 * mr; m < 3 * mr; m++) {
-      // n: 1, 2 and 3 whole panels, and 2 and a part (tails of 1-3 rows take whole panels in pairs, wideRowTailSource).
-      for (const [n, k] of [[nr, 8], [2 * nr + 5, 23], [2 * nr, 264], [nr, 7], [3 * nr, 9]] as const) {
+      // n: 1, 2 and 3 whole panels, and 2 and a part (tails of 1-3 rows take whole panels in pairs, wideRowTailSource);
+      // a last panel of at most a vector's columns (firstVectorSource): 2 panels and 5 columns, 10 columns (A read in place, or packed where transposed).
+      for (const [n, k] of [[nr, 8], [2 * nr + 5, 23], [2 * nr, 264], [nr, 7], [3 * nr, 9], [10, 40]] as const) {
         for (const lhsTransposed of [false, true]) {
           const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, lhsTransposed };
           cases.push(gemmCase(spec, emitGemmC(spec, nativeCpu(), `g_tail_${i++}`, family)));
@@ -120,6 +121,16 @@ test("native gemm: only the avx2 family prefetches B; avx2 and avx512 pack A by 
   assert.ok(wide("avx512", false).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx512: the 2-row tail over two panels");
   assert.ok(wide("avx2", true).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx2, B pre-packed: the 2-row tail over two panels");
   assert.ok(!wide("avx2", false).includes("g_micro2w("), "avx2, B packed by the tiles: the next panel is not packed yet");
+  // The MLP's last layer, 64 x 1024 x 10: 10 columns of a panel of 32 (avx512) or 16 (avx2), one vector's worth; 64 x 1024 x 32: none.
+  const narrow = (name: "avx2" | "avx512", n: number): string => {
+    const kernel = emitGemmC({ ...spec, k: 1024, n }, nativeCpu(), "g", familyByName(name), true);
+    if ("declined" in kernel) throw new Error(kernel.declined);
+    return kernel.c.source;
+  };
+  assert.ok(narrow("avx512", 10).includes("if (cols <= 16) { if (rows == 14) g_d_micro_v1(kl, a + i * 1024 + p0, bpanel, tile, 32, 0); else g_micro_v1(kl, ai,"), "avx512: one vector of 16");
+  assert.ok(!narrow("avx2", 10).includes("g_micro_v1("), "avx2: 10 columns are more than a vector of 8");
+  assert.ok(narrow("avx2", 8).includes("g_micro_v1("), "avx2: 8 columns are one");
+  assert.ok(!narrow("avx512", 32).includes("g_micro_v1("), "whole panels");
 });
 
 test("native gemm: A read in place up to 4 panels of B (attention's p·V), packed past them (q·Kᵀ, weights); keys stored [n][k] packed by transposes", () => {
