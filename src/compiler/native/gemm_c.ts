@@ -12,7 +12,10 @@
 // steps (a broadcast of A and nr/lanes loads of B per step, fused multiply-adds). So
 // each panel of B is read from memory once per block of rows, once per call when m
 // fits one block (GPT-2's prefill, 128 rows; the MLP's batch of 64), however cold B is. Panels are zero-padded, so the microkernel
-// always computes whole tiles; tiles past the edges of C go through a tile buffer.
+// always computes whole tiles; tiles past the edges of C go through a tile buffer, except
+// the last tile of rows where the family has microkernels of fewer rows (rowTailSource,
+// wideRowTailSource), and a last panel of at most a vector's columns is computed for that
+// vector only (firstVectorSource).
 //
 // Accumulation: in the element type, for each element of C sequentially over k within
 // a block of kc steps (fused multiply-add where the family has it: every x86 family

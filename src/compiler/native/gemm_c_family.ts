@@ -36,6 +36,14 @@
 //   vectors stored into the panel on their way to the FMAs (microkernelSource's packsB,
 //   gemm_c.ts's packsBInTiles), instead of in a pass over the block of columns before
 //   the tiles.
+// What the avx512 family shares of those since session 44, measured on a Zen 5 (AVX-512
+// with 512-bit units): the row tails, and A packed by transposes (two of 8 x 8 for its 14
+// rows, avxPackA8Rows): the MLP's 64 x 1024 x 1024 146-148 -> 166 GFLOP/s median, the
+// prefill's 128 x 3072 x 768 156-161 -> 178 (docs/benchmarks.md, "The native programs at
+// one thread, session 44"). It does not prefetch: there pre-packed B ran as fast cold as
+// hot. Both x86 families run a tail of too few accumulators over two panels
+// (wideRowTailSource) and a last panel of at most a vector's columns for that vector
+// only (firstVectorSource).
 // A prefetch is a hint: one past the end of B touches nothing and never faults.
 
 import type { GemmElement, GemmTarget } from "../kernel/gemm_plan.js";
@@ -222,7 +230,9 @@ export function bColumnsPackSource(family: GemmFamily, type: GemmElement, prefix
  * B read from where it lies (step p's nr columns at src + p·ldb) and each step's vectors
  * also stored into the panel at b (nr per step), so that the first tile of a block of
  * rows packs the panel of B the others then read (gemm_c.ts); where the family
- * prefetches, PACK_AHEAD steps ahead in src.
+ * prefetches, PACK_AHEAD steps ahead in src. `width` (MicrokernelWidth): the tile's
+ * columns, a panel's (nr), two adjacent panels' (a row tail, `<prefix>_micro<rows>w`) or
+ * the panel's first vector only (`<prefix>_micro_v1`).
  */
 export function microkernelSource(
   family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows, prefetchPanel = false, packsB = false,
