@@ -12,7 +12,10 @@
 // steps (a broadcast of A and nr/lanes loads of B per step, fused multiply-adds). So
 // each panel of B is read from memory once per block of rows, once per call when m
 // fits one block (GPT-2's prefill, 128 rows; the MLP's batch of 64), however cold B is. Panels are zero-padded, so the microkernel
-// always computes whole tiles; tiles past the edges of C go through a tile buffer.
+// always computes whole tiles; tiles past the edges of C go through a tile buffer, except
+// the last tile of rows where the family has microkernels of fewer rows (rowTailSource,
+// wideRowTailSource), and a last panel of at most a vector's columns is computed for that
+// vector only (firstVectorSource).
 //
 // Accumulation: in the element type, for each element of C sequentially over k within
 // a block of kc steps (fused multiply-add where the family has it: every x86 family
@@ -39,7 +42,9 @@ import {
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
-import { aPackSource, bColumnsPackSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, tilesPackB, type GemmFamily } from "./gemm_c_family.js";
+import {
+  aPackSource, bColumnsPackSource, familyRegisters, firstVectorSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, tilesPackB, wideRowTailSource, type GemmFamily,
+} from "./gemm_c_family.js";
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 
@@ -136,14 +141,23 @@ export function gemmRoutine(
   const prefetch = prefetchesB(family);
   const pf = prefetch ? ", pf, share, pfs" : "";
   const rowTail = rowTailSource(family, spec.elementType, p, tailRows);
-  const inPlace = readsAInPlace(schedule);
   // B stored by rows, packed by the call: each panel packed by the first tile of rows that reads it (packsBInTiles).
   const tilePacks = !prepackedB && k > 0 && packsBInTiles(schedule, family);
+  // A tail of few rows over two panels at once (wideRowTailSource), where the next panel is packed before the tail reads it (not by the tiles).
+  const wideTail = tilePacks ? undefined : wideRowTailSource(family, spec.elementType, p, tailRows);
+  const inPlace = readsAInPlace(schedule);
+  // The last panel of C's columns no wider than a vector (n mod nr in 1..lanes): its tiles computed for that vector only (firstVectorSource).
+  const lanes = schedule.lanes;
+  const narrow = n % nr >= 1 && n % nr <= lanes ? firstVectorSource(family, spec.elementType, p) : undefined;
+  const narrowInPlace = narrow !== undefined && inPlace ? firstVectorSource(family, spec.elementType, `${p}_d`, aRow) : undefined;
   const source = `
 ${microkernelSource(family, spec.elementType, p, undefined, undefined, true)}
 ${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow)}
 ` : ""}${tilePacks ? `${microkernelSource(family, spec.elementType, p, inPlace ? aRow : undefined, undefined, false, true)}
 ` : ""}${rowTail === undefined ? "" : `${rowTail}
+`}${wideTail === undefined ? "" : `${wideTail}
+`}${narrow === undefined ? "" : `${narrow}
+`}${narrowInPlace === undefined ? "" : `${narrowInPlace}
 `}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine, bK === 1 && bLine !== 1 ? bColumnsPackSource(family, spec.elementType, `${p}_b`, nr) : undefined)}
 ${packA8 === undefined ? "" : `${packA8.helper}
 `}/* A(i0.., p0..) -> one panel of ${mr} rows, k-major, zero past row i0 + rows. */
@@ -204,9 +218,12 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
             } else if (` : ""}rows == ${mr} && cols == ${nr}) {
               ${inPlace ? `${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc);` : `${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});`}
             }${rowTail === undefined ? "" : ` else if (rows == ${tailRows} && cols == ${nr}) {
-              ${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${n}, acc${pf});
+              ${wideTail === undefined ? "" : `/* Panels in pairs from c0: an even panel with a whole next one computes both, the next one nothing. */
+              if (((j - c0) / ${nr}) % 2 == 1) continue;
+              if (j + ${2 * nr} <= c1) ${p}_micro${tailRows}w(kl, ai, bpanel, ci + j, ${n}, acc${pf}); else `}${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${n}, acc${pf});
             }`} else {
-              ${inPlace ? `if (rows == ${mr}) ${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else ` : ""}${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
+              ${narrow === undefined ? "" : `if (cols <= ${lanes}) { ${narrowInPlace === undefined ? "" : `if (rows == ${mr}) ${p}_d_micro_v1(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else `}${p}_micro_v1(kl, ai, bpanel, tile, ${nr}, 0); }
+              else `}${inPlace ? `if (rows == ${mr}) ${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else ` : ""}${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
               for (int64_t r = 0; r < rows; r++) {
                 ${t} *crow = ci + r * ${n} + j;
                 if (acc) for (int64_t q = 0; q < cols; q++) crow[q] += tile[r * ${nr} + q];
@@ -299,9 +316,6 @@ ${finish === undefined ? "" : `      { int64_t c1 = c0 + w, fr0 = 0, fr1 = ${m};
 `;
   return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit };
 }
-
-/** Vector registers of a family's register file (the x86 families' AVX-512 has 32, AVX2 16; NEON 32; the portable one assumes 16). */
-const familyRegisters = (family: GemmFamily): number => (family.name === "avx512" || family.name === "neon" ? 32 : 16);
 
 /**
  * The kernel of a few rows of A against B stored [n][k] (schedule kind "rowDots"):

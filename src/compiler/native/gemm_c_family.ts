@@ -36,6 +36,14 @@
 //   vectors stored into the panel on their way to the FMAs (microkernelSource's packsB,
 //   gemm_c.ts's packsBInTiles), instead of in a pass over the block of columns before
 //   the tiles.
+// What the avx512 family shares of those since session 44, measured on a Zen 5 (AVX-512
+// with 512-bit units): the row tails, and A packed by transposes (two of 8 x 8 for its 14
+// rows, avxPackA8Rows): the MLP's 64 x 1024 x 1024 146-148 -> 166 GFLOP/s median, the
+// prefill's 128 x 3072 x 768 156-161 -> 178 (docs/benchmarks.md, "The native programs at
+// one thread, session 44"). It does not prefetch: there pre-packed B ran as fast cold as
+// hot. Both x86 families run a tail of too few accumulators over two panels
+// (wideRowTailSource) and a last panel of at most a vector's columns for that vector
+// only (firstVectorSource).
 // A prefetch is a hint: one past the end of B touches nothing and never faults.
 
 import type { GemmElement, GemmTarget } from "../kernel/gemm_plan.js";
@@ -64,7 +72,7 @@ interface FamilyCode {
   readonly splat: (type: GemmElement, vt: string, x: string) => string;
   readonly fma: (type: GemmElement, a: string, b: string, c: string) => string;
   readonly add: (type: GemmElement, a: string, b: string) => string;
-  /** The family's eight-step A packer for f32 (aPackSource), if it has one. */
+  /** The family's eight-step A packer for f32 (aPackSource), if it has one; with dstStride, 8 rows at most. */
   readonly packA8?: (prefix: string, mr: number, attribute: string, dstStride?: number) => string;
   /** Steps of k ahead of the one it computes that the convolution's microkernel prefetches B's panel; the GEMM's prefetches the next panel instead (none of either if undefined). */
   readonly prefetchSteps?: number;
@@ -101,6 +109,24 @@ const avxPackA8 = (p: string, mr: number, attribute: string, dstStride = mr): st
   _mm256_storeu_ps(dst + ${5 * dstStride}, _mm256_permute2f128_ps(s1, s5, 0x31));
   _mm256_storeu_ps(dst + ${6 * dstStride}, _mm256_permute2f128_ps(s2, s6, 0x31));
   _mm256_maskstore_ps(dst + ${7 * dstStride}, _mm256_setr_epi32(${rows.map(lane).join(", ")}), _mm256_permute2f128_ps(s3, s7, 0x31));
+}`;
+};
+
+/**
+ * avxPackA8 for tiles of 9 to 16 rows (AVX-512's 14): the rows past the eighth packed
+ * first (`<prefix>_hi_pack_a8`, at dst + 8), whose unmasked stores spill into the next
+ * step's first lanes, then the first eight (`<prefix>_lo_pack_a8`), whose stores
+ * overwrite those spills; the last step's stores are masked, so nothing is written past
+ * dst + 7 * dstStride + mr. Up to 8 rows: avxPackA8 itself.
+ */
+const avxPackA8Rows = (p: string, mr: number, attribute: string, dstStride = mr): string => {
+  if (mr <= 8) return avxPackA8(p, mr, attribute, dstStride);
+  if (mr > 16) throw new Error(`pack_a8: ${mr} rows (at most 16)`);
+  return `${avxPackA8(`${p}_hi`, mr - 8, attribute, dstStride)}
+${avxPackA8(`${p}_lo`, 8, attribute, dstStride)}
+static ${attribute} inline void ${p}_pack_a8(const float *restrict src, int64_t stride, float *restrict dst) {
+  ${p}_hi_pack_a8(src + 8 * stride, stride, dst + 8);
+  ${p}_lo_pack_a8(src, stride, dst);
 }`;
 };
 
@@ -146,8 +172,8 @@ const vectorExtensions = (rows: number, vectors: number): FamilyCode => {
 };
 
 const CODE: Record<GemmFamilyName, FamilyCode> = {
-  avx512: x86(512, 14, "avx512f"),
-  avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8, prefetchSteps: 64, rowTails: true, tilesPackB: true }),
+  avx512: x86(512, 14, "avx512f", { packA8: avxPackA8Rows, rowTails: true }),
+  avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8Rows, prefetchSteps: 64, rowTails: true, tilesPackB: true }),
   neon: vectorExtensions(8, 3),
   portable: vectorExtensions(4, 2),
 };
@@ -167,13 +193,13 @@ export function gemmFamily(cpu: NativeCpu): GemmFamily {
 
 /**
  * The family's helper packing 8 steps of k of mr rows of f32 at once
- * (`<prefix>_pack_a8(src, stride, dst)`, see avxPackA8) and the attribute its caller
- * needs to inline it, or undefined where A is packed element by element (the other
- * families, f64, tiles of more than 8 rows).
+ * (`<prefix>_pack_a8(src, stride, dst)`, see avxPackA8 and avxPackA8Rows) and the
+ * attribute its caller needs to inline it, or undefined where A is packed element by
+ * element (the other families, f64, tiles of more than 16 rows).
  */
 export function aPackSource(family: GemmFamily, type: GemmElement, prefix: string, mr: number): { helper: string; attribute: string } | undefined {
   const code = CODE[family.name];
-  return code.packA8 !== undefined && type === "f32" && mr <= 8 ? { helper: code.packA8(prefix, mr, code.attribute), attribute: code.attribute } : undefined;
+  return code.packA8 !== undefined && type === "f32" && mr <= 16 ? { helper: code.packA8(prefix, mr, code.attribute), attribute: code.attribute } : undefined;
 }
 
 /**
@@ -204,40 +230,52 @@ export function bColumnsPackSource(family: GemmFamily, type: GemmElement, prefix
  * B read from where it lies (step p's nr columns at src + p·ldb) and each step's vectors
  * also stored into the panel at b (nr per step), so that the first tile of a block of
  * rows packs the panel of B the others then read (gemm_c.ts); where the family
- * prefetches, PACK_AHEAD steps ahead in src.
+ * prefetches, PACK_AHEAD steps ahead in src. `width` (MicrokernelWidth): the tile's
+ * columns, a panel's (nr), two adjacent panels' (a row tail, `<prefix>_micro<rows>w`) or
+ * the panel's first vector only (`<prefix>_micro_v1`).
  */
 export function microkernelSource(
   family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows, prefetchPanel = false, packsB = false,
+  width: MicrokernelWidth = "panel",
 ): string {
   const code = CODE[family.name];
   const t = type === "f32" ? "float" : "double";
   const mr = rows;
   if (packsB && (prefetchPanel || rows !== code.rows)) throw new Error("microkernel: a tile packing B is a whole tile, and prefetches its own source");
-  const name = packsB ? `${prefix}_micro_pb` : rows === code.rows ? `${prefix}_micro` : `${prefix}_micro${rows}`;
-  const nv = code.vectors;
+  if (width === "twoPanels" && (packsB || aRowStride !== undefined || rows === code.rows)) throw new Error("microkernel: two panels at once only for a row tail");
+  if (width === "firstVector" && (packsB || prefetchPanel)) throw new Error("microkernel: a panel's first vector only without packing or prefetching B");
+  const suffix = width === "twoPanels" ? "w" : width === "firstVector" ? "_v1" : "";
+  const name = packsB ? `${prefix}_micro_pb` : `${prefix}_micro${rows === code.rows ? "" : rows}${suffix}`;
+  // A panel's vectors (nr columns); two panels: twice as many, the second panel's from bn (kl steps further); or its first only.
+  const panelVectors = code.vectors;
+  const nv = width === "twoPanels" ? 2 * panelVectors : width === "firstVector" ? 1 : panelVectors;
   const lanes = code.vectorBytes / (type === "f32" ? 4 : 8);
-  const nr = nv * lanes;
+  const nr = panelVectors * lanes;
   const v = code.vec(prefix, type);
   const accs: string[] = [];
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) accs.push(`c_${r}_${j}`);
   const lines: string[] = [];
-  if (rows === code.rows) lines.push(code.head(prefix, type));
+  if (rows === code.rows && width === "panel") lines.push(code.head(prefix, type));
   const prefetches = code.prefetchSteps !== undefined;
   const bParam = packsB ? `${t} *restrict b` : `const ${t} *restrict b`;
   lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, ${bParam}, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf, int64_t pfs` : ""}${packsB ? `, const ${t} *restrict src, int64_t ldb` : ""}) {`);
   lines.push(`  ${v} ${accs.map((x) => `${x} = ${code.zero(type, v)}`).join(", ")};`);
   if (prefetches && prefetchPanel) for (let r = 0; r < mr; r++) lines.push(`  __builtin_prefetch(c + ${r} * ldc, 1);`);
+  if (width === "twoPanels") lines.push(`  const ${t} *restrict bn = b + kl * ${nr};`);
   // One step of k: nr columns of B loaded, each row's broadcast of A times them added to its accumulators.
   const step = (prefetch: string | undefined): void => {
     if (prefetch !== undefined) lines.push(`    _mm_prefetch((const char *)(${prefetch}), _MM_HINT_T0);`);
-    for (let j = 0; j < nv; j++) lines.push(`    ${v} b${j} = ${code.load(type, v, `${packsB ? "src" : "b"} + ${j * lanes}`)};`);
+    for (let j = 0; j < nv; j++) {
+      const from = j < panelVectors ? `${packsB ? "src" : "b"} + ${j * lanes}` : `bn + ${(j - panelVectors) * lanes}`;
+      lines.push(`    ${v} b${j} = ${code.load(type, v, from)};`);
+    }
     if (packsB) for (let j = 0; j < nv; j++) lines.push(`    ${code.store(type, `b + ${j * lanes}`, `b${j}`)};`);
     for (let r = 0; r < mr; r++) {
       lines.push(`    { ${v} ar = ${code.splat(type, v, `a[${aRowStride === undefined ? r : r * aRowStride}]`)};`);
       for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
       lines.push("    }");
     }
-    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};${packsB ? " src += ldb;" : ""}`);
+    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};${packsB ? " src += ldb;" : ""}${width === "twoPanels" ? ` bn += ${nr};` : ""}`);
   };
   if (prefetches && prefetchPanel) {
     // The first npf steps each prefetch a line of pf (a share of the next panel), the rest none.
@@ -261,6 +299,25 @@ export function microkernelSource(
   return lines.join("\n");
 }
 
+/**
+ * The columns of C a microkernel computes: a panel of B's (nr); two adjacent panels'
+ * (wideRowTailSource); or only a panel's first vector (firstVectorSource).
+ */
+export type MicrokernelWidth = "panel" | "twoPanels" | "firstVector";
+
+/**
+ * For a panel of which only the first vector's columns are C's (the last panel of a
+ * narrow product: the MLP's 64 x 1024 x 10, 10 of avx512's 32 columns), on families of
+ * more than one vector a panel: `<prefix>_micro_v1(kl, a, b, c, ldc, acc)` (and with
+ * `aRowStride`, A's rows read in place, `<prefix>_micro_v1` of the given prefix), the
+ * whole tile of rows times that vector only, into c (ldc apart), each element summed
+ * in the same order as by the whole panel's microkernel. Else undefined.
+ */
+export function firstVectorSource(family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number): string | undefined {
+  return CODE[family.name].vectors > 1 && CODE[family.name].rowTails === true
+    ? microkernelSource(family, type, prefix, aRowStride, undefined, false, false, "firstVector") : undefined;
+}
+
 /** Steps of k ahead that a tile packing B (microkernelSource's `packsB`) prefetches its source rows. */
 const PACK_AHEAD = 16;
 
@@ -280,4 +337,25 @@ export const prefetchesB = (family: GemmFamily): boolean => CODE[family.name].pr
 export function rowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number): string | undefined {
   const code = CODE[family.name];
   return code.rowTails === true && rows >= 1 && rows < code.rows ? microkernelSource(family, type, prefix, undefined, rows, true) : undefined;
+}
+
+/** Vector registers of a family's register file (the x86 families' AVX-512 has 32, AVX2 16; NEON 32; the portable one assumes 16). */
+export const familyRegisters = (family: GemmFamily): number => (family.name === "avx512" || family.name === "neon" ? 32 : 16);
+
+/** Independent chains of fused multiply-adds that keep two FMA units of 4 cycles' latency busy. */
+const FMA_CHAINS = 8;
+
+/**
+ * Where a row tail has too few accumulators to hide the FMA's latency (rows x vectors
+ * below FMA_CHAINS: the 2-row tail of 128 rows in tiles of 6 or 14, 4 accumulators, ran
+ * at half the rate of a whole tile) and twice its accumulators and B vectors still fit the
+ * registers: `<prefix>_micro<rows>w(kl, a, b, c, ldc, acc[, pf, npf, pfs])`, the tail
+ * over two adjacent panels of B (the second kl·nr elements after the first), 2·nr columns
+ * of C, each element summed in the same order as by `<prefix>_micro<rows>`. Else undefined.
+ */
+export function wideRowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number): string | undefined {
+  const code = CODE[family.name];
+  const fits = 2 * rows * code.vectors + 2 * code.vectors + 1 <= familyRegisters(family);
+  return rowTailSource(family, type, prefix, rows) !== undefined && rows * code.vectors < FMA_CHAINS && fits
+    ? microkernelSource(family, type, prefix, undefined, rows, true, false, "twoPanels") : undefined;
 }

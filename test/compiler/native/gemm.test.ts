@@ -71,26 +71,30 @@ test("native gemm: every family, f32 and f64, edge shapes and transposes vs a do
   runAndCheck(cases, "native gemm shapes");
 });
 
-test("native gemm: the avx2 family's A packer, prefetch and row tails, every tail of rows, against a double-precision reference", { skip }, () => {
-  // m = 12..17: whole tiles of 6 rows and a last tile of 0 to 5; k around multiples of 8
-  // (the packer's 8-step blocks, then element by element) and across a block of kc = 256;
-  // n a whole panel of 16 and a part of one; A row-major (the packer's case) and transposed.
-  const family = familyByName("avx2");
-  if (!runnableFamilies(nativeCpu()).some((f) => f.name === "avx2")) return;
+test("native gemm: the avx2 family's A packer and prefetch, and every family's row tails, every tail of rows, against a double-precision reference", { skip }, () => {
+  // m = 2 tiles .. 3 tiles - 1 of the family's rows (avx2 6, avx512 14): a last tile of
+  // 0 to mr - 1 rows (the fewest over two panels at once); k around multiples of 8 (the packer's 8-step blocks, then element by
+  // element) and across a block of kc = 256; n a whole panel (16 or 32 columns) and a part
+  // of one; A row-major (the packer's case) and transposed.
   const cases: GemmCase[] = [];
   let i = 0;
-  for (const m of [12, 13, 14, 15, 16, 17]) {
-    for (const [n, k] of [[16, 8], [37, 23], [32, 264], [16, 7]] as const) {
-      for (const lhsTransposed of [false, true]) {
-        const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, lhsTransposed };
-        cases.push(gemmCase(spec, emitGemmC(spec, nativeCpu(), `g_tail_${i++}`, family)));
+  for (const family of runnableFamilies(nativeCpu()).filter((f) => f.name === "avx2" || f.name === "avx512")) {
+    const mr = family.target.tileRows, nr = family.target.tileVectors * family.target.vectorBytes / 4;
+    for (let m = 2 * mr; m < 3 * mr; m++) {
+      // n: 1, 2 and 3 whole panels, and 2 and a part (tails of 1-3 rows take whole panels in pairs, wideRowTailSource);
+      // a last panel of at most a vector's columns (firstVectorSource): 2 panels and 5 columns, 10 columns (A read in place, or packed where transposed).
+      for (const [n, k] of [[nr, 8], [2 * nr + 5, 23], [2 * nr, 264], [nr, 7], [3 * nr, 9], [10, 40]] as const) {
+        for (const lhsTransposed of [false, true]) {
+          const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, lhsTransposed };
+          cases.push(gemmCase(spec, emitGemmC(spec, nativeCpu(), `g_tail_${i++}`, family)));
+        }
       }
     }
   }
-  runAndCheck(cases, "native gemm avx2 tails");
+  runAndCheck(cases, "native gemm tails");
 });
 
-test("native gemm: only the avx2 family packs A by transposes, prefetches B and has row tails (AVX-512's code as it was)", () => {
+test("native gemm: only the avx2 family prefetches B; avx2 and avx512 pack A by transposes and have row tails", () => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m: 64, n: 64, k: 64 };
   const source = (name: "avx2" | "avx512"): string => {
     const kernel = emitGemmC(spec, nativeCpu(), "g", familyByName(name));
@@ -98,10 +102,35 @@ test("native gemm: only the avx2 family packs A by transposes, prefetches B and 
     return kernel.c.source;
   };
   const avx2 = source("avx2"), avx512 = source("avx512");
-  for (const part of ["g_pack_a8(", "_mm_prefetch(", "g_micro4("]) {
-    assert.ok(avx2.includes(part), `avx2 has ${part}`);
-    assert.ok(!avx512.includes(part), `avx512 has no ${part}`);
-  }
+  assert.ok(avx2.includes("_mm_prefetch("), "avx2 prefetches");
+  assert.ok(!avx512.includes("_mm_prefetch("), "avx512 does not");
+  // A's 6 rows by one 8 x 8 transpose a block of 8 steps; AVX-512's 14 by two, the 6 rows past the eighth first.
+  assert.ok(avx2.includes("g_pack_a8(a + i0 * 64 + p0 + pv, 64, dst + pv * 6)") && !avx2.includes("g_hi_pack_a8("), "avx2 packs A 8 steps at a time");
+  assert.ok(avx512.includes("g_pack_a8(a + i0 * 64 + p0 + pv, 64, dst + pv * 14)") && avx512.includes("g_hi_pack_a8(src + 8 * stride, stride, dst + 8);\n  g_lo_pack_a8(src, stride, dst);"),
+    "avx512 packs A's 14 rows as 6 then 8");
+  // 64 rows: 10 tiles of 6 and one of 4 (avx2), 4 tiles of 14 and one of 8 (avx512), each last one by a microkernel of its rows.
+  assert.ok(avx2.includes("g_micro4(kl, ai, bpanel, ci + j"), "avx2's tail of 4 rows");
+  assert.ok(avx512.includes("g_micro8(kl, ai, bpanel, ci + j"), "avx512's tail of 8 rows");
+  assert.ok(!avx512.includes("g_micro8w(") && !avx2.includes("g_micro4w("), "enough accumulators: one panel at a time");
+  // 128 rows: a tail of 2 (both families), 4 accumulators over one panel, 8 over two.
+  const wide = (name: "avx2" | "avx512", constantB: boolean): string => {
+    const kernel = emitGemmC({ ...spec, m: 128, n: 128 }, nativeCpu(), "g", familyByName(name), constantB);
+    if ("declined" in kernel) throw new Error(kernel.declined);
+    return kernel.c.source;
+  };
+  assert.ok(wide("avx512", false).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx512: the 2-row tail over two panels");
+  assert.ok(wide("avx2", true).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx2, B pre-packed: the 2-row tail over two panels");
+  assert.ok(!wide("avx2", false).includes("g_micro2w("), "avx2, B packed by the tiles: the next panel is not packed yet");
+  // The MLP's last layer, 64 x 1024 x 10: 10 columns of a panel of 32 (avx512) or 16 (avx2), one vector's worth; 64 x 1024 x 32: none.
+  const narrow = (name: "avx2" | "avx512", n: number): string => {
+    const kernel = emitGemmC({ ...spec, k: 1024, n }, nativeCpu(), "g", familyByName(name), true);
+    if ("declined" in kernel) throw new Error(kernel.declined);
+    return kernel.c.source;
+  };
+  assert.ok(narrow("avx512", 10).includes("if (cols <= 16) { if (rows == 14) g_d_micro_v1(kl, a + i * 1024 + p0, bpanel, tile, 32, 0); else g_micro_v1(kl, ai,"), "avx512: one vector of 16");
+  assert.ok(!narrow("avx2", 10).includes("g_micro_v1("), "avx2: 10 columns are more than a vector of 8");
+  assert.ok(narrow("avx2", 8).includes("g_micro_v1("), "avx2: 8 columns are one");
+  assert.ok(!narrow("avx512", 32).includes("g_micro_v1("), "whole panels");
 });
 
 test("native gemm: A read in place up to 4 panels of B (attention's p·V), packed past them (q·Kᵀ, weights); keys stored [n][k] packed by transposes", () => {
