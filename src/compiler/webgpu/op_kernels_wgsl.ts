@@ -1,4 +1,4 @@
-// Gather, dynamic-update-slice, scatter, reduce-window and RNG bits as WGSL kernels of the WebGPU backend:
+// Gather, dynamic-update-slice, scatter, reduce-window, RNG bits and bitcast-convert as WGSL kernels of the WebGPU backend:
 // one invocation an element of the result (StableHLO's definitions, as the
 // interpreter's kernels compute them: interpreter/kernels/gather_scatter.ts, dynamic.ts,
 // reduction.ts, prng.ts).
@@ -9,14 +9,16 @@
 //   not wired here). Start indices of any integer type, clamped as the spec says.
 // - Scatter of one input: an invocation per result element scans the updates in order
 //   (deterministic, duplicates combined as the interpreter does; see scatterKernelWgsl).
-// - Reduce-window of one f32, s32 or u32 input whose reducer is one binary op (add,
-//   mul, max, min, and, or): the window's elements combined in the interpreter's order
-//   (row-major over the window, padding and base-dilation holes feeding the init
+// - Reduce-window of one f32, s32, u32, s64 or u64 input whose reducer is one binary op
+//   (add, mul, max, min, and, or): the window's elements combined in the interpreter's
+//   order (row-major over the window, padding and base-dilation holes feeding the init
 //   value), with the WGSL renderer's ops (wgsl_values.ts: XLA's NaN and -0 rules for
-//   max and min), so bit-exact with the interpreter.
+//   max and min; wgsl_int64.ts's word pairs for s64 and u64), so bit-exact with the
+//   interpreter.
 // - RngBitGenerator with THREE_FRY (Threefry2x32) and PHILOX or DEFAULT (Philox4x32):
 //   each element encrypts the counter of its block, as interpreter/kernels/prng.ts lays
 //   the blocks out.
+// - Bitcast-convert between types that fill their bytes: a copy of the operand's words.
 //
 // Memory as the loop kernels see it (wgsl_kernel.ts): binding 0 is the device's one
 // memory, u32 words; binding 1 the byte offsets of the operands, then the result.
@@ -29,9 +31,9 @@ import type { ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { reducerKinds } from "../kernel/lower_fusion.js";
-import { WGSL_MUL_32X32 } from "./wgsl_int64.js";
-import { WGSL_HELPERS, WgslValues } from "./wgsl_values.js";
-import { COMBINE_OP, WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
+import { INT64_HOLDER, int64Words, WGSL_MUL_32X32 } from "./wgsl_int64.js";
+import { WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
+import { COMBINE_OP, copyKernelWgsl, WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 
 export const u = (x: number): string => `${x}u`;
 const i32 = (x: number): string => `${x}i`;
@@ -168,12 +170,61 @@ export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSli
   return elementKernel(operand, 2 + rank, index, [...body, ...copyWords(words, 2 + rank)], maxWorkgroupsPerDimension);
 }
 
-/** The 32-bit types reduce-window and scatter compute on, and how a word of memory becomes one. */
-export const WORD_VALUE: Partial<Record<ElementType, (word: string) => string>> = {
-  f32: (w) => `bitcast<f32>(${w})`,
-  s32: (w) => `bitcast<i32>(${w})`,
-  u32: (w) => w,
+/**
+ * Bitcast-convert between element types that fill their bytes (8-, 16-, 32-, 64- and
+ * 128-bit types): in the default layout every array has (layout_assignment.ts) an
+ * element's bits are its bytes in little-endian order and the elements lie in row-major
+ * order, so the result's bytes are the operand's, whatever the shapes (f32[n] to
+ * u8[n, 4], c128 to c64[2], f64 to s64): a copy of the words. Types whose bits do not
+ * fill their bytes (pred, the 2-, 4- and 6-bit types, each a byte here) would need their
+ * bits packed or spread: declined.
+ */
+export function bitcastConvertKernelWgsl(inst: Instruction<"bitcastConvert">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  const operand = inst.operands[0]!.shape as ArrayShape;
+  const shape = inst.shape as ArrayShape;
+  for (const t of [operand.elementType, shape.elementType]) {
+    const { bitWidth, storageBytes } = ELEMENT_TYPES[t];
+    if (bitWidth !== storageBytes * 8) return { declined: `webgpu bitcast-convert: ${t} elements are ${bitWidth} bits in ${storageBytes} byte${storageBytes === 1 ? "" : "s"} (the kernel copies bytes; packing or spreading bits is not written)` };
+  }
+  if (tooLarge([operand, shape])) return { declined: "webgpu bitcast-convert: an operand of 2 GiB or more" };
+  const bytes = product(shape.dimensions) * ELEMENT_TYPES[shape.elementType].storageBytes;
+  return { ...copyKernelWgsl(bytes, maxWorkgroupsPerDimension), what: `bitcast-convert ${operand.elementType} -> ${shape.elementType}: a copy of ${bytes} bytes` };
+}
+
+/**
+ * An element of a type the kernels of this file compute on (reduce-window, scatter,
+ * select-and-scatter, a sort's comparator): its words in memory, the WGSL type holding
+ * it (s64 and u64 as wgsl_int64.ts's word pairs), its value read from a word offset and
+ * the statement storing one there.
+ */
+export interface ComputedElement {
+  readonly words: number;
+  readonly wgslType: string;
+  /** The value whose first word is at word offset `at` (a u32 expression without side effects). */
+  load(at: string): string;
+  /** A statement storing value `v` at word offset `at`. */
+  store(at: string, v: string): string;
+}
+
+const oneWord = (wgslType: string, load: (word: string) => string, bits: (v: string) => string): ComputedElement =>
+  ({ words: 1, wgslType, load: (at) => load(`mem[${at}]`), store: (at, v) => `mem[${at}] = ${bits(v)};` });
+const wordPair: ComputedElement = {
+  words: 2, wgslType: INT64_HOLDER,
+  load: (at) => int64Words(`mem[${at}]`, `mem[(${at}) + 1u]`),
+  store: (at, v) => `mem[${at}] = ${v}.x; mem[(${at}) + 1u] = ${v}.y;`,
 };
+
+/** The element types those kernels compute on, each as it is held. */
+export const COMPUTED_ELEMENT: Partial<Record<ElementType, ComputedElement>> = {
+  f32: oneWord("f32", (w) => `bitcast<f32>(${w})`, (v) => `bitcast<u32>(${v})`),
+  s32: oneWord("i32", (w) => `bitcast<i32>(${w})`, (v) => `bitcast<u32>(${v})`),
+  u32: oneWord("u32", (w) => w, (v) => v),
+  s64: wordPair,
+  u64: wordPair,
+};
+
+/** What the kernels computing on elements say they take. */
+export const COMPUTED_TYPES = "f32, s32, u32, s64 and u64";
 
 /** Element pairs (result elements times update positions) above which a scatter's scanning kernel is declined. */
 const SCATTER_SCAN_LIMIT = 2 ** 28;
@@ -207,18 +258,19 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
   if (typeof index !== "string") return { declined: `webgpu scatter: ${index.declined}` };
   const root = toApply.root;
   const replace = root.opcode === "parameter" && (root as Instruction<"parameter">).attrs.number === 1;
-  const value = WORD_VALUE[t];
-  let words = 1;
-  let combine = "";
+  const element = COMPUTED_ELEMENT[t];
+  let words: number;
+  let combine: Combine | undefined;
   if (replace) {
     const w = elementWords(t, "scatter");
     if (typeof w !== "number") return w;
     words = w;
   } else {
-    if (value === undefined) return { declined: `webgpu scatter combining ${t} values (the WGSL kernel combines f32, s32 and u32, and replaces 4- and 8-byte elements)` };
+    if (element === undefined) return { declined: `webgpu scatter combining ${t} values (the WGSL kernel combines ${COMPUTED_TYPES}, and replaces 4- and 8-byte elements)` };
     const c = combineExpression(toApply, t, "scatter");
-    if (typeof c !== "string") return c;
+    if ("declined" in c) return c;
     combine = c;
+    words = element.words;
   }
   const inDims = input.dimensions;
   const scatterDims = updDims.slice(0, updDims.length - windowCount);
@@ -233,7 +285,7 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
   const updStrides = rowMajorStrides(updDims);
   // Past any index that can land in the input (dims are under 2^29 elements), and far from i32's ends.
   const far = 2 ** 30;
-  const body = replace ? [`  var src = (args[0u] >> 2u) + i * ${u(words)};`] : [`  var acc = ${value!(`mem[(args[0u] >> 2u) + i]`)};`];
+  const body = combine === undefined ? [`  var src = (args[0u] >> 2u) + i * ${u(words)};`] : [`  var acc = ${element!.load(`(args[0u] >> 2u) + i * ${u(words)}`)};`];
   body.push(`  for (var p = 0u; p < ${u(positions)}; p = p + 1u) {`, "    var rest = p;");
   for (let k = scatterDims.length - 1; k >= 0; k--) body.push(`    let q${k} = rest % ${u(scatterDims[k]!)}; rest = rest / ${u(scatterDims[k]!)};`);
   body.push(`    let at = args[1u] + ${otherIndexDims.map((d, k) => `q${k} * ${u(indexStrides[d]! * indexBytes)}`).join(" + ") || "0u"};`);
@@ -259,11 +311,11 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
     }
   });
   body.push(`    if (${inside.join(" && ") || "true"}) {`, `      let upd = (args[2u] >> 2u) + (${updateAt.join(" + ") || "0u"}) * ${u(words)};`);
-  if (replace) body.push("      src = upd;");
-  else body.push(`      let v = ${value!("mem[upd]")};`, `      acc = ${combine};`);
+  if (combine === undefined) body.push("      src = upd;");
+  else body.push(`      let v = ${element!.load("upd")};`, `      acc = ${combine.expression};`);
   body.push("    }", "  }");
-  const store = replace ? copyWords(words, 3) : [`  mem[(args[3u] >> 2u) + i] = ${t === "u32" ? "acc" : "bitcast<u32>(acc)"};`];
-  return elementKernel(input, 3, `${WGSL_HELPERS}\n${index}`, [...body, ...store], maxWorkgroupsPerDimension);
+  const store = combine === undefined ? copyWords(words, 3) : [`  ${element!.store(`(args[3u] >> 2u) + i * ${u(words)}`, "acc")}`];
+  return elementKernel(input, 3, [WGSL_HELPERS, ...wgslMathSources(combine?.math ?? new Set()), index].join("\n"), [...body, ...store], maxWorkgroupsPerDimension);
 }
 
 export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
@@ -271,14 +323,15 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
   const base = inst.operands[0]!.shape as ArrayShape;
   const shape = inst.shape as ArrayShape;
   const t = base.elementType;
-  const value = WORD_VALUE[t];
-  if (value === undefined) return { declined: `webgpu reduce-window on ${t} (the WGSL kernel takes f32, s32 and u32)` };
+  const element = COMPUTED_ELEMENT[t];
+  if (element === undefined) return { declined: `webgpu reduce-window on ${t} (the WGSL kernel takes ${COMPUTED_TYPES})` };
   if (tooLarge([base, shape])) return { declined: "webgpu reduce-window: an operand of 2 GiB or more" };
   const combine = combineExpression(inst.attrs.toApply, t, "reduce-window");
-  if (typeof combine !== "string") return combine;
+  if ("declined" in combine) return combine;
   const window = inst.attrs.window;
   const strides = rowMajorStrides(base.dimensions);
-  const body = [`  var acc = ${value("mem[args[1u] >> 2u]")};`, `  for (var wi = 0u; wi < ${u(product(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
+  const words = element.words;
+  const body = [`  var acc = ${element.load("args[1u] >> 2u")};`, `  for (var wi = 0u; wi < ${u(product(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
   // Row-major over the window: its last dimension fastest.
   for (let d = window.length - 1; d >= 0; d--) body.push(`    let k${d} = wr % ${u(window[d]!.size)}; wr = wr / ${u(window[d]!.size)};`);
   window.forEach((w, d) => {
@@ -286,17 +339,25 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
     body.push(`    let p${d} = i32(o${d} * ${u(w.stride)} + ${k} * ${u(w.windowDilation)}) - ${i32(w.paddingLow)};`);
     body.push(`    if (p${d} < 0i || p${d} % ${i32(w.baseDilation)} != 0i || p${d} / ${i32(w.baseDilation)} >= ${i32(base.dimensions[d]!)}) { inside = false; } else { at = at + u32(p${d} / ${i32(w.baseDilation)}) * ${u(strides[d]!)}; }`);
   });
-  body.push(`    var v = ${value("mem[args[1u] >> 2u]")};`, `    if (inside) { v = ${value("mem[(args[0u] >> 2u) + at]")}; }`, `    acc = ${combine};`, "  }");
-  body.push(`  mem[(args[2u] >> 2u) + i] = ${t === "u32" ? "acc" : "bitcast<u32>(acc)"};`);
-  return elementKernel(shape, 2, WGSL_HELPERS, body, maxWorkgroupsPerDimension);
+  body.push(`    var v = ${element.load("args[1u] >> 2u")};`, `    if (inside) { v = ${element.load(`(args[0u] >> 2u) + at * ${u(words)}`)}; }`, `    acc = ${combine.expression};`, "  }");
+  body.push(`  ${element.store(`(args[2u] >> 2u) + i * ${u(words)}`, "acc")}`);
+  return elementKernel(shape, 2, [WGSL_HELPERS, ...wgslMathSources(combine.math)].join("\n"), body, maxWorkgroupsPerDimension);
 }
 
-/** The WGSL expression combining `acc` and `v` (values of t) as `toApply` does: one binary op of its two parameters, or why not. */
-export function combineExpression(toApply: Computation, t: ElementType, op: string): string | Declined {
+/** The WGSL expression combining `acc` and `v` (values of t), and the math functions it calls (wgsl_int64.ts's for s64 and u64: wgslMathSources). */
+export interface Combine {
+  readonly expression: string;
+  readonly math: ReadonlySet<WgslMathName>;
+}
+
+/** How `toApply` combines `acc` and `v`: one binary op of its two parameters, or why not. */
+export function combineExpression(toApply: Computation, t: ElementType, op: string): Combine | Declined {
   const kinds = reducerKinds(toApply, [t]);
   if (typeof kinds === "string") return { declined: `webgpu ${op}: ${kinds}` };
   try {
-    return new WgslValues(new KernelGraph(), NO_NODES).binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
+    const values = new WgslValues(new KernelGraph(), NO_NODES);
+    const expression = values.binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
+    return { expression, math: values.math };
   } catch (e) {
     if (e instanceof DeclinedError) return { declined: `webgpu ${op}: ${e.message}` };
     throw e;

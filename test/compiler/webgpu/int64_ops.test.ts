@@ -1,0 +1,100 @@
+// The WebGPU op kernels on s64 and u64 (webgpu/op_kernels_wgsl.ts, select_scatter_wgsl.ts,
+// sort_wgsl.ts: each element a pair of 32-bit words, computed on by wgsl_int64.ts), and
+// bitcast-convert as a copy of bytes, against the interpreter bit for bit: sorts keyed
+// by 64-bit integers (signed and unsigned, values that differ only in the high or only
+// in the low word, ties kept in order), scatters and reduce-windows combining them,
+// select-and-scatter on them, bitcasts that change the shape or go through f64, f8 and
+// complex. Each program must run without a host step (checkSame), so each test fails
+// if its op falls back to the host.
+//
+// Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
+// driver is installed (as webgpu.test.ts).
+
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { webgpuSkip } from "./gpu_available.js";
+import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
+import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import { parseStableHlo } from "../../../src/index.js";
+import { checkSame, chunk, scatter, selectAndScatter, sort } from "./op_programs.js";
+
+const skip = webgpuSkip;
+
+after(() => releaseGpu());
+
+const S64_MIN = "-9223372036854775808";
+const S64_MAX = "9223372036854775807";
+const U64_MAX = "18446744073709551615";
+/** 18 s64 keys: the bounds, ±1, 0, values a word apart (2^32 ± 1, -2^32), equal high words, ties. */
+const S64_KEYS = [S64_MAX, "-1", "0", S64_MIN, "4294967296", "4294967295", "-4294967296", "1", "4294967297", "-4294967295", "1", S64_MIN, "-1", "9223372032559808512", "2147483648", "-2147483648", "0", "4294967295"];
+/** 18 u64 keys: 0, the top, patterns with the high bit set (which signed order would put first), ties. */
+const U64_KEYS = ["9223372036854775808", "0", U64_MAX, "4294967296", "4294967295", "1", "18446744069414584320", "9223372036854775807", "4294967296", "0", "18446744073709551614", "2", "4294967297", U64_MAX, "9223372036854775809", "8589934591", "1", "4294967295"];
+
+test("sort keyed by s64 and u64: ascending and descending, by lanes (strided too), the positions carried show ties kept in order", { skip }, async () => {
+  const positions = `dense<[${chunk(Array.from({ length: 18 }, (_, k) => String(k)), 6)}]> : tensor<3x6xi32>`;
+  const keys = (values: readonly string[], t: string): string => `dense<[${chunk(values, 6)}]> : tensor<3x6x${t}>`;
+  await checkSame(sort(["3x6xi64", "3x6xi32"], 1, "LT, A, B, SIGNED", true), [keys(S64_KEYS, "i64"), positions]);
+  await checkSame(sort(["3x6xi64", "3x6xi32"], 0, "GT, A, B, SIGNED", true), [keys(S64_KEYS, "i64"), positions]);
+  await checkSame(sort(["3x6xui64", "3x6xi32"], 1, "LT, A, B, UNSIGNED", true), [keys(U64_KEYS, "ui64"), positions]);
+  // A 64-bit operand carried by an f32 key.
+  const floats = `dense<[${chunk(Array.from({ length: 18 }, (_, k) => String(((k * 7) % 5) - 2)), 6)}]> : tensor<3x6xf32>`;
+  await checkSame(sort(["3x6xf32", "3x6xui64"], 1, "LT, A, B, TOTALORDER", true), [floats, keys(U64_KEYS, "ui64")]);
+});
+
+test("scatter combining s64 (add with duplicates that carry between the words) and u64 (max with the high bit set); reduce-window of s64 sums and u64 minima", { skip }, async () => {
+  const dims = "update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1";
+  const indices = "dense<[[1], [3], [1], [0], [7], [1], [-1]]> : tensor<7x1xi32>";
+  const add = scatter({ x: "5xi64", i: "7x1xi32", u: "7xi64", t: "i64" }, dims, "%s = stablehlo.add %a, %b : T\n    stablehlo.return %s : T");
+  await checkSame(add, [`dense<[${S64_MAX}, 4294967295, -1, ${S64_MIN}, 5]> : tensor<5xi64>`, indices, `dense<[1, 1, 4294967295, -1, 9, ${S64_MIN}, 3]> : tensor<7xi64>`]);
+  const max = scatter({ x: "5xui64", i: "7x1xi32", u: "7xui64", t: "ui64" }, dims, "%s = stablehlo.maximum %a, %b : T\n    stablehlo.return %s : T");
+  await checkSame(max, [`dense<[1, 4294967296, 0, 7, ${U64_MAX}]> : tensor<5xui64>`, indices, `dense<[9223372036854775808, 4294967295, 4294967297, 2, 3, 9223372036854775807, 8]> : tensor<7xui64>`]);
+  const window = (t: string, op: string, init: string): string => `func.func @main(%x: tensor<3x6x${t}>) -> tensor<2x3x${t}> {
+  %init = stablehlo.constant dense<${init}> : tensor<${t}>
+  %0 = "stablehlo.reduce_window"(%x, %init) ({
+  ^bb0(%a: tensor<${t}>, %b: tensor<${t}>):
+    %m = stablehlo.${op} %a, %b : tensor<${t}>
+    stablehlo.return %m : tensor<${t}>
+  }) {window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 1, 2>, padding = dense<[[0, 0], [1, 0]]> : tensor<2x2xi64>} : (tensor<3x6x${t}>, tensor<${t}>) -> tensor<2x3x${t}>
+  return %0 : tensor<2x3x${t}>
+}`;
+  await checkSame(window("i64", "add", "4294967295"), [`dense<[${chunk(S64_KEYS, 6)}]> : tensor<3x6xi64>`]);
+  await checkSame(window("ui64", "minimum", U64_MAX), [`dense<[${chunk(U64_KEYS, 6)}]> : tensor<3x6xui64>`]);
+});
+
+test("select-and-scatter on s64: the largest of each window by GE (ties keep the first), sources summed with carries", { skip }, async () => {
+  const operand = Array.from({ length: 42 }, (_, k) => S64_KEYS[k % S64_KEYS.length]!);
+  const source = Array.from({ length: 12 }, (_, k) => (k % 3 === 0 ? "4294967295" : String(k * 1000000007 - 5000000000)));
+  await checkSame(...selectAndScatter("i64", "GE", operand, source));
+});
+
+test("bitcast-convert that changes the shape or goes through f64, f8 and complex runs as a copy of bytes, NaN payloads kept", { skip }, async () => {
+  const bitcast = (from: string, to: string): string => `func.func @main(%x: tensor<${from}>) -> tensor<${to}> {
+  %0 = stablehlo.bitcast_convert %x : (tensor<${from}>) -> tensor<${to}>
+  return %0 : tensor<${to}>
+}`;
+  await checkSame(bitcast("3xf32", "3x4xui8"), ["dense<[1.5, 0x7FC00123, -0.0]> : tensor<3xf32>"]);
+  await checkSame(bitcast("2x4xi16", "2xf64"), ["dense<[[0, 0, 0, 16368], [1, -1, 32767, -32768]]> : tensor<2x4xi16>"]);
+  await checkSame(bitcast("2xcomplex<f64>", "2x2xcomplex<f32>"), ["dense<[(1.0e300, -0.0), (0x7FF8000000000123, 2.5)]> : tensor<2xcomplex<f64>>"]);
+  await checkSame(bitcast("5xf8E4M3FN", "5xi8"), ["dense<[448.0, -1.0, 0x7F, 0.015625, -0.0]> : tensor<5xf8E4M3FN>"]);
+  await checkSame(bitcast("3x2xui32", "3xi64"), ["dense<[[4294967295, 2147483647], [0, 2147483648], [1, 4294967295]]> : tensor<3x2xui32>"]);
+});
+
+test("the plan (no GPU needed): 64-bit sorts, scatters, reduce-windows and byte bitcasts are kernels; a bitcast of packed bits stays on the host, saying why", () => {
+  const program = parseStableHlo(`func.func @main(%k: tensor<4x8xi64>, %v: tensor<4x8xui64>, %b: tensor<2xui8>) -> (tensor<4x8xi64>, tensor<4x8xui64>, tensor<2x8xui8>, tensor<2x2xui32>) {
+  %0:2 = "stablehlo.sort"(%k, %v) ({
+  ^bb0(%a0: tensor<i64>, %b0: tensor<i64>, %a1: tensor<ui64>, %b1: tensor<ui64>):
+    %p = stablehlo.compare GT, %a0, %b0, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }) {dimension = 1 : i64, is_stable = true} : (tensor<4x8xi64>, tensor<4x8xui64>) -> (tensor<4x8xi64>, tensor<4x8xui64>)
+  %1 = stablehlo.bitcast_convert %b : (tensor<2xui8>) -> tensor<2x8xi1>
+  %2 = stablehlo.convert %1 : (tensor<2x8xi1>) -> tensor<2x8xui8>
+  %3 = stablehlo.bitcast_convert %0#0 : (tensor<4x8xi64>) -> tensor<4x8x2xui32>
+  %4 = stablehlo.slice %3 [0:2, 0:2, 0:1] : (tensor<4x8x2xui32>) -> tensor<2x2x1xui32>
+  %5 = stablehlo.reshape %4 : (tensor<2x2x1xui32>) -> tensor<2x2xui32>
+  return %0#0, %0#1, %2, %5 : tensor<4x8xi64>, tensor<4x8xui64>, tensor<2x8xui8>, tensor<2x2xui32>
+}`);
+  const plan = planGpuProgram(program, {});
+  const hosts = plan.steps.flatMap((s) => (s.kind === "host" ? [`${s.instruction.opcode}: ${s.why}`] : []));
+  assert.equal(hosts.length, 1, hosts.join("\n"));
+  assert.match(hosts[0]!, /^bitcastConvert: webgpu bitcast-convert: pred elements are 1 bits in 1 byte \(the kernel copies bytes/);
+});
