@@ -18,7 +18,8 @@
 // - RngBitGenerator with THREE_FRY (Threefry2x32) and PHILOX or DEFAULT (Philox4x32):
 //   each element encrypts the counter of its block, as interpreter/kernels/prng.ts lays
 //   the blocks out.
-// - Bitcast-convert between types that fill their bytes: a copy of the operand's words.
+// - Bitcast-convert: a copy of the operand's words between types that fill their bytes,
+//   the bits gathered a result word an invocation where pred or a sub-byte type is one.
 //
 // Memory as the loop kernels see it (wgsl_kernel.ts): binding 0 is the device's one
 // memory, u32 words; binding 1 the byte offsets of the operands, then the result.
@@ -27,7 +28,7 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { complementDims } from "../../ir/shape/dim_checks.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { rowMajorStrides } from "../../types/index_util.js";
-import type { ArrayShape } from "../../types/shape.js";
+import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { reducerKinds } from "../kernel/lower_fusion.js";
@@ -170,25 +171,73 @@ export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSli
   return elementKernel(operand, 2 + rank, index, [...body, ...copyWords(words, 2 + rank)], maxWorkgroupsPerDimension);
 }
 
+/** Whether t's bits fill its bytes (8-, 16-, 32-, 64- and 128-bit types): not pred and the 2-, 4- and 6-bit types, each a byte here. */
+const fillsBytes = (t: ElementType): boolean => ELEMENT_TYPES[t].bitWidth === ELEMENT_TYPES[t].storageBytes * 8;
+
 /**
- * Bitcast-convert between element types that fill their bytes (8-, 16-, 32-, 64- and
- * 128-bit types): in the default layout every array has (layout_assignment.ts) an
- * element's bits are its bytes in little-endian order and the elements lie in row-major
- * order, so the result's bytes are the operand's, whatever the shapes (f32[n] to
- * u8[n, 4], c128 to c64[2], f64 to s64): a copy of the words. Types whose bits do not
- * fill their bytes (pred, the 2-, 4- and 6-bit types, each a byte here) would need their
- * bits packed or spread: declined.
+ * Bitcast-convert, bit-exact (interpreter/kernels: the operand's elements' bits as one
+ * little-endian stream, cut into the result's elements). In the default layout every
+ * array has (layout_assignment.ts) the elements lie in row-major order, so between types
+ * that fill their bytes the result's bytes are the operand's, whatever the shapes (f32[n]
+ * to u8[n, 4], c128 to c64[2], f64 to s64): a copy of the words. A type that does not
+ * (pred, the 2-, 4- and 6-bit types) is a byte an element here, its bits the byte's low
+ * ones (a signed one's sign-extended, a pred's 0 or 1): an invocation a word of the
+ * result gathers the word's bits from the stream, element by element on such an
+ * operand, and stores such a result's elements a byte each, four to the word (no two
+ * invocations share one).
  */
 export function bitcastConvertKernelWgsl(inst: Instruction<"bitcastConvert">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const operand = inst.operands[0]!.shape as ArrayShape;
   const shape = inst.shape as ArrayShape;
-  for (const t of [operand.elementType, shape.elementType]) {
-    const { bitWidth, storageBytes } = ELEMENT_TYPES[t];
-    if (bitWidth !== storageBytes * 8) return { declined: `webgpu bitcast-convert: ${t} elements are ${bitWidth} bits in ${storageBytes} byte${storageBytes === 1 ? "" : "s"} (the kernel copies bytes; packing or spreading bits is not written)` };
+  const [from, to] = [operand.elementType, shape.elementType];
+  const bytes = product(shape.dimensions) * ELEMENT_TYPES[to].storageBytes;
+  const what = `bitcast-convert ${from} -> ${to}`;
+  if (fillsBytes(from) && fillsBytes(to)) {
+    if (tooLarge([operand, shape])) return { declined: "webgpu bitcast-convert: an operand of 2 GiB or more" };
+    return { ...copyKernelWgsl(bytes, maxWorkgroupsPerDimension), what: `${what}: a copy of ${bytes} bytes` };
   }
-  if (tooLarge([operand, shape])) return { declined: "webgpu bitcast-convert: an operand of 2 GiB or more" };
-  const bytes = product(shape.dimensions) * ELEMENT_TYPES[shape.elementType].storageBytes;
-  return { ...copyKernelWgsl(bytes, maxWorkgroupsPerDimension), what: `bitcast-convert ${operand.elementType} -> ${shape.elementType}: a copy of ${bytes} bytes` };
+  const bits = product(shape.dimensions) * ELEMENT_TYPES[to].bitWidth;
+  // Bit positions in the stream are u32s.
+  if (bits >= 2 ** 32 || tooLarge([operand, shape])) return { declined: "webgpu bitcast-convert of packed bits: 2^32 bits or more" };
+  const fw = ELEMENT_TYPES[from].bitWidth;
+  const tw = ELEMENT_TYPES[to].bitWidth;
+  const stream = fillsBytes(from)
+    // Straight from memory: the bits at p, and the next word's where they cross into it.
+    ? `fn streamBits(p: u32, n: u32) -> u32 {
+  let w = (args[0u] >> 2u) + (p >> 5u);
+  let s = p & 31u;
+  var v = mem[w] >> s;
+  if (s != 0u && s + n > 32u) { v = v | (mem[w + 1u] << (32u - s)); }
+  return select(v & ((1u << n) - 1u), v, n == 32u);
+}`
+    : `fn operandElement(e: u32) -> u32 {
+  let b = (mem[(args[0u] >> 2u) + (e >> 2u)] >> ((e & 3u) * 8u)) & 0xffu;
+  return ${from === "pred" ? "select(0u, 1u, b != 0u)" : `b & ${u(2 ** fw - 1)}`};
+}
+fn streamBits(p: u32, n: u32) -> u32 {
+  var v = 0u;
+  var q = 0u;
+  while (q < n) {
+    let off = (p + q) % ${u(fw)};
+    let take = min(${u(fw)} - off, n - q);
+    v = v | (((operandElement((p + q) / ${u(fw)}) >> off) & ((1u << take) - 1u)) << q);
+    q = q + take;
+  }
+  return v;
+}`;
+  const out = "(args[1u] >> 2u) + i";
+  let body: string[];
+  if (fillsBytes(to)) {
+    body = [`  mem[${out}] = streamBits(32u * i, min(32u, ${u(bits)} - 32u * i));`];
+  } else {
+    const count = product(shape.dimensions);
+    const signed = ELEMENT_TYPES[to].kind === "signed";
+    const byte = (v: string): string => (signed ? `(bitcast<u32>(bitcast<i32>(${v} << ${u(32 - tw)}) >> ${u(32 - tw)}) & 0xffu)` : v);
+    body = ["  var word = 0u;", "  for (var k = 0u; k < 4u; k = k + 1u) {", "    let e = 4u * i + k;",
+      `    if (e < ${u(count)}) { word = word | (${byte(`streamBits(e * ${u(tw)}, ${u(tw)})`)} << (8u * k)); }`, "  }", `  mem[${out}] = word;`];
+  }
+  const kernel = elementKernel(arrayShape("u32", [Math.ceil(bytes / 4)]), 1, stream, body, maxWorkgroupsPerDimension);
+  return { ...kernel, what: `${what}: ${fillsBytes(from) ? "" : `${from} elements gathered into `}${Math.ceil(bytes / 4)} words of ${fillsBytes(to) ? "bits" : `${to} elements`}` };
 }
 
 /**

@@ -1,10 +1,10 @@
 // The WebGPU op kernels on s64 and u64 (webgpu/op_kernels_wgsl.ts, select_scatter_wgsl.ts,
 // sort_wgsl.ts: each element a pair of 32-bit words, computed on by wgsl_int64.ts), and
-// bitcast-convert as a copy of bytes, against the interpreter bit for bit: sorts keyed
+// bitcast-convert (a copy of bytes, or packed bits gathered), against the interpreter bit for bit: sorts keyed
 // by 64-bit integers (signed and unsigned, values that differ only in the high or only
 // in the low word, ties kept in order), scatters and reduce-windows combining them,
-// select-and-scatter on them, bitcasts that change the shape or go through f64, f8 and
-// complex. Each program must run without a host step (checkSame), so each test fails
+// select-and-scatter on them, bitcasts that change the shape, go through f64, f8 and
+// complex, or pack and spread pred and sub-byte elements. Each program must run without a host step (checkSame), so each test fails
 // if its op falls back to the host.
 //
 // Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
@@ -79,7 +79,24 @@ test("bitcast-convert that changes the shape or goes through f64, f8 and complex
   await checkSame(bitcast("3x2xui32", "3xi64"), ["dense<[[4294967295, 2147483647], [0, 2147483648], [1, 4294967295]]> : tensor<3x2xui32>"]);
 });
 
-test("the plan (no GPU needed): 64-bit sorts, scatters, reduce-windows and byte bitcasts are kernels; a bitcast of packed bits stays on the host, saying why", () => {
+test("bitcast-convert of packed bits (pred, s4, u2, f4, f6): gathered a word of the result at a time, bit-exact, sign-extended where signed", { skip }, async () => {
+  const bitcast = (from: string, to: string): string => `func.func @main(%x: tensor<${from}>) -> tensor<${to}> {
+  %0 = stablehlo.bitcast_convert %x : (tensor<${from}>) -> tensor<${to}>
+  return %0 : tensor<${to}>
+}`;
+  const bits = (n: number, seed: number): string[] => Array.from({ length: n }, (_, k) => (((k * 7 + seed) * 2654435761) >>> 13) % 2 === 1 ? "true" : "false");
+  await checkSame(bitcast("3xui8", "3x8xi1"), ["dense<[129, 0, 254]> : tensor<3xui8>"]);
+  await checkSame(bitcast("2x64xi1", "2xi64"), [`dense<[${chunk(bits(128, 3), 64)}]> : tensor<2x64xi1>`]);
+  await checkSame(bitcast("5x2xi4", "5xi8"), ["dense<[[-8, 7], [-1, 0], [3, -5], [1, -1], [7, -8]]> : tensor<5x2xi4>"]);
+  await checkSame(bitcast("3xi8", "3x2xi4"), ["dense<[-128, 127, -2]> : tensor<3xi8>"]);
+  await checkSame(bitcast("2xi32", "2x16xui2"), ["dense<[305419896, -2]> : tensor<2xi32>"]);
+  await checkSame(bitcast("3x16xui2", "3xf32"), [`dense<[${chunk(Array.from({ length: 48 }, (_, k) => String((k * 5 + 1) % 4)), 16)}]> : tensor<3x16xui2>`]);
+  await checkSame(bitcast("3x2xf4E2M1FN", "3xui8"), ["dense<[[0.5, 6.0], [-0.0, -3.0], [1.5, 0.0]]> : tensor<3x2xf4E2M1FN>"]);
+  await checkSame(bitcast("4xf6E2M3FN", "4xf6E3M2FN"), ["dense<[7.5, -0.125, 0.0, -7.5]> : tensor<4xf6E2M3FN>"]);
+  await checkSame(bitcast("1x128xi1", "1xcomplex<f64>"), [`dense<[[${bits(128, 5).join(", ")}]]> : tensor<1x128xi1>`]);
+});
+
+test("the plan (no GPU needed): 64-bit sorts, scatters, reduce-windows and bitcasts of bytes and of packed bits are kernels, no host step", () => {
   const program = parseStableHlo(`func.func @main(%k: tensor<4x8xi64>, %v: tensor<4x8xui64>, %b: tensor<2xui8>) -> (tensor<4x8xi64>, tensor<4x8xui64>, tensor<2x8xui8>, tensor<2x2xui32>) {
   %0:2 = "stablehlo.sort"(%k, %v) ({
   ^bb0(%a0: tensor<i64>, %b0: tensor<i64>, %a1: tensor<ui64>, %b1: tensor<ui64>):
@@ -94,7 +111,9 @@ test("the plan (no GPU needed): 64-bit sorts, scatters, reduce-windows and byte 
   return %0#0, %0#1, %2, %5 : tensor<4x8xi64>, tensor<4x8xui64>, tensor<2x8xui8>, tensor<2x2xui32>
 }`);
   const plan = planGpuProgram(program, {});
-  const hosts = plan.steps.flatMap((s) => (s.kind === "host" ? [`${s.instruction.opcode}: ${s.why}`] : []));
-  assert.equal(hosts.length, 1, hosts.join("\n"));
-  assert.match(hosts[0]!, /^bitcastConvert: webgpu bitcast-convert: pred elements are 1 bits in 1 byte \(the kernel copies bytes/);
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), []);
+  const what = plan.kernels.map((k) => k.what ?? "");
+  assert.ok(what.some((w) => /^sort of 4 lanes of 8/.test(w)), what.join("\n"));
+  assert.ok(what.includes("bitcast-convert u8 -> pred: 4 words of pred elements"), what.join("\n"));
+  assert.ok(what.includes("bitcast-convert s64 -> u32: a copy of 256 bytes"), what.join("\n"));
 });
