@@ -2,11 +2,11 @@
 // one invocation an element of the result (StableHLO's definitions, as the
 // interpreter's kernels compute them: interpreter/kernels/gather_scatter.ts, dynamic.ts,
 // reduction.ts, prng.ts).
-// - Gather and dynamic-update-slice find the element they copy and copy its words:
-//   pure data movement, so bit-exact for every element type of 4 or 8 bytes (f64 and
-//   64-bit integers too: they are only copied); 1- and 2-byte elements are declined
-//   (neighbouring invocations would share a word: the loop kernels' atomic stores are
-//   not wired here). Start indices of any integer type, clamped as the spec says.
+// - Gather and dynamic-update-slice find the element they copy and copy its bytes:
+//   pure data movement, so bit-exact for every element type (f64 and 64-bit integers
+//   too: they are only copied); 1- and 2-byte elements an invocation a result word (its
+//   elements' bytes gathered, so no two invocations share a word). Start indices of any
+//   integer type, clamped as the spec says.
 // - Scatter of one input: an invocation per result element scans the updates in order
 //   (deterministic, duplicates combined as the interpreter does; see scatterKernelWgsl).
 // - Reduce-window of one f32, s32, u32, s64 or u64 input whose reducer is one binary op
@@ -81,6 +81,13 @@ export function elementWords(t: ElementType, op: string): number | Declined {
 const copyWords = (words: number, result: number): string[] =>
   Array.from({ length: words }, (_, w) => `  mem[(args[${result}u] >> 2u) + i * ${u(words)} + ${u(w)}] = mem[src + ${u(w)}];`);
 
+/** Statements splitting element `i` of an array of `dims` into its multi-index o0.. (row-major). */
+function splitIndex(dims: readonly number[]): string[] {
+  const split: string[] = ["  var rest = i;"];
+  for (let d = dims.length - 1; d >= 0; d--) split.push(`  let o${d} = rest % ${u(dims[d]!)}; rest = rest / ${u(dims[d]!)};`);
+  return split;
+}
+
 /**
  * The kernel around `body` (WGSL statements given the element `i` of the result and its
  * multi-index o0.., which store it), for a result of `shape` at argument slot `result`.
@@ -90,8 +97,7 @@ export function elementKernel(shape: ArrayShape, result: number, functions: stri
   const count = product(dims);
   const groups = Math.max(1, Math.ceil(count / WORKGROUP_SIZE));
   const groupsX = Math.min(groups, maxWorkgroupsPerDimension);
-  const split: string[] = ["  var rest = i;"];
-  for (let d = dims.length - 1; d >= 0; d--) split.push(`  let o${d} = rest % ${u(dims[d]!)}; rest = rest / ${u(dims[d]!)};`);
+  const split = splitIndex(dims);
   const source = [
     "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
     "@group(0) @binding(1) var<storage, read> args: array<u32>;",
@@ -107,14 +113,39 @@ export function elementKernel(shape: ArrayShape, result: number, functions: stri
   return { source, buffers: result + 1, units: count, invocationsPerUnit: 1, workgroups: [groupsX, Math.ceil(groups / groupsX)] };
 }
 
+/**
+ * A kernel copying to each element `i` of a result of `shape` (at argument slot
+ * `result`) the element of `bytes` bytes at byte address `srcByte`, which `body` sets
+ * (given i and its multi-index o0..). Elements of 4 or 8 bytes are copied word by word,
+ * an invocation an element; 1- and 2-byte elements (which share words) an invocation a
+ * result word, gathering its 4 or 2 elements' bytes from wherever they lie, so that no
+ * two invocations write one word.
+ */
+function copyElementsKernel(shape: ArrayShape, result: number, functions: string, body: readonly string[], bytes: number, maxWorkgroupsPerDimension: number): WgslKernel {
+  if (bytes % 4 === 0) return elementKernel(shape, result, functions, [...body, "  let src = srcByte >> 2u;", ...copyWords(bytes / 4, result)], maxWorkgroupsPerDimension);
+  const count = product(shape.dimensions);
+  const perWord = 4 / bytes;
+  const source = ["fn sourceByte(i: u32) -> u32 {", ...splitIndex(shape.dimensions), ...body, "  return srcByte;", "}"].join("\n");
+  const words = Math.ceil(count / perWord);
+  return elementKernel(arrayShape("u32", [words]), result, `${functions}\n${source}`, [
+    "  var word = 0u;",
+    `  for (var k = 0u; k < ${u(perWord)}; k = k + 1u) {`,
+    `    let e = i * ${u(perWord)} + k;`,
+    `    if (e < ${u(count)}) {`,
+    "      let a = sourceByte(e);",
+    `      word = word | (((mem[a >> 2u] >> ((a & 3u) * 8u)) & ${u(2 ** (8 * bytes) - 1)}) << (k * ${u(8 * bytes)}));`,
+    "    }",
+    "  }",
+    `  mem[(args[${u(result)}] >> 2u) + i] = word;`,
+  ], maxWorkgroupsPerDimension);
+}
+
 /** Too large for the kernels' u32 word offsets. */
 export const tooLarge = (shapes: readonly ArrayShape[]): boolean => shapes.some((s) => product(s.dimensions) * ELEMENT_TYPES[s.elementType].storageBytes >= 2 ** 31);
 
 export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const [operand, indices] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape];
   const shape = inst.shape as ArrayShape;
-  const words = elementWords(shape.elementType, "gather");
-  if (typeof words !== "number") return words;
   if (tooLarge([operand, indices, shape])) return { declined: "webgpu gather: an operand of 2 GiB or more" };
   const index = clampedIndexFunction(indices.elementType);
   if (typeof index !== "string") return index;
@@ -142,14 +173,13 @@ export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDi
   dn.offsetDims.forEach((outDim, k) => full[offsetOperandDims[k]!]!.push(`o${outDim}`));
   const strides = rowMajorStrides(opDims);
   const terms = full.flatMap((xs, d) => (xs.length === 0 ? [] : [`(${xs.join(" + ")}) * ${u(strides[d]!)}`]));
-  body.push(`  let src = (args[0u] >> 2u) + (${terms.join(" + ") || "0u"}) * ${u(words)};`);
-  return elementKernel(shape, 2, index, [...body, ...copyWords(words, 2)], maxWorkgroupsPerDimension);
+  const bytes = ELEMENT_TYPES[shape.elementType].storageBytes;
+  body.push(`  let srcByte = args[0u] + (${terms.join(" + ") || "0u"}) * ${u(bytes)};`);
+  return copyElementsKernel(shape, 2, index, body, bytes, maxWorkgroupsPerDimension);
 }
 
 export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSlice">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const [operand, update, ...starts] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape, ...ArrayShape[]];
-  const words = elementWords(operand.elementType, "dynamic-update-slice");
-  if (typeof words !== "number") return words;
   if (tooLarge([operand, update])) return { declined: "webgpu dynamic-update-slice: an operand of 2 GiB or more" };
   const types = new Set(starts.map((s) => s.elementType));
   if (types.size > 1) return { declined: "webgpu dynamic-update-slice: start indices of different types" };
@@ -165,10 +195,11 @@ export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSli
   });
   const strides = rowMajorStrides(update.dimensions);
   const updateAt = operand.dimensions.map((_, d) => `(o${d} - s${d}) * ${u(strides[d]!)}`).join(" + ") || "0u";
-  body.push(`  var src = (args[0u] >> 2u) + i * ${u(words)};`);
+  const bytes = ELEMENT_TYPES[operand.elementType].storageBytes;
+  body.push(`  var srcByte = args[0u] + i * ${u(bytes)};`);
   // Every element of an empty update is outside; a rank-0 update replaces the only element.
-  if (product(update.dimensions) > 0) body.push(`  if (${inside.join(" && ") || "true"}) { src = (args[1u] >> 2u) + (${updateAt}) * ${u(words)}; }`);
-  return elementKernel(operand, 2 + rank, index, [...body, ...copyWords(words, 2 + rank)], maxWorkgroupsPerDimension);
+  if (product(update.dimensions) > 0) body.push(`  if (${inside.join(" && ") || "true"}) { srcByte = args[1u] + (${updateAt}) * ${u(bytes)}; }`);
+  return copyElementsKernel(operand, 2 + rank, index, body, bytes, maxWorkgroupsPerDimension);
 }
 
 /** Whether t's bits fill its bytes (8-, 16-, 32-, 64- and 128-bit types): not pred and the 2-, 4- and 6-bit types, each a byte here. */

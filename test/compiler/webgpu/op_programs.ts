@@ -1,5 +1,5 @@
 // What the op-kernel tests of the WebGPU backend share (op_kernels.test.ts,
-// int64_ops.test.ts): a StableHLO program run on webgpu with no host step and compared
+// op_kernel_types.test.ts): a StableHLO program run on webgpu with no host step and compared
 // with the interpreter bit for bit, and the texts of the programs they run.
 
 import assert from "node:assert/strict";

@@ -1,11 +1,13 @@
-// The WebGPU op kernels on s64 and u64 (webgpu/op_kernels_wgsl.ts, select_scatter_wgsl.ts,
-// sort_wgsl.ts: each element a pair of 32-bit words, computed on by wgsl_int64.ts), and
-// bitcast-convert (a copy of bytes, or packed bits gathered), against the interpreter bit for bit: sorts keyed
-// by 64-bit integers (signed and unsigned, values that differ only in the high or only
-// in the low word, ties kept in order), scatters and reduce-windows combining them,
-// select-and-scatter on them, bitcasts that change the shape, go through f64, f8 and
-// complex, or pack and spread pred and sub-byte elements. Each program must run without a host step (checkSame), so each test fails
-// if its op falls back to the host.
+// The WebGPU op kernels on element types other than 32-bit words, against the
+// interpreter bit for bit: s64 and u64 (webgpu/op_kernels_wgsl.ts, select_scatter_wgsl.ts,
+// sort_wgsl.ts: each element a pair of 32-bit words, computed on by wgsl_int64.ts) in
+// sorts (signed and unsigned keys, values that differ only in the high or only in the
+// low word, ties kept in order), scatters and reduce-windows combining them and
+// select-and-scatter on them; bitcast-convert (a copy of bytes, or packed bits gathered:
+// shapes that change, f64, f8, complex, pred and sub-byte elements); gathers and
+// dynamic-update-slices of 1- and 2-byte elements (a result word an invocation). Each
+// program must run without a host step (checkSame), so each test fails if its op falls
+// back to the host.
 //
 // Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
 // driver is installed (as webgpu.test.ts).
@@ -95,6 +97,30 @@ test("bitcast-convert of packed bits (pred, s4, u2, f4, f6): gathered a word of 
   await checkSame(bitcast("4xf6E2M3FN", "4xf6E3M2FN"), ["dense<[7.5, -0.125, 0.0, -7.5]> : tensor<4xf6E2M3FN>"]);
   await checkSame(bitcast("1x128xi1", "1xcomplex<f64>"), [`dense<[[${bits(128, 5).join(", ")}]]> : tensor<1x128xi1>`]);
 });
+
+test("gather and dynamic-update-slice of bf16, f16, s8 and pred elements: a result word an invocation, starts clamped, NaN payloads copied", { skip }, async () => {
+  const gather = (t: string, indices: string): [string, string[]] => [`func.func @main(%x: tensor<7x5x${t}>, %i: tensor<3x1xi32>) -> tensor<3x3x${t}> {
+  %0 = "stablehlo.gather"(%x, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 3>} : (tensor<7x5x${t}>, tensor<3x1xi32>) -> tensor<3x3x${t}>
+  return %0 : tensor<3x3x${t}>
+}`, [`dense<[${chunk(values(t, 35), 5)}]> : tensor<7x5x${t}>`, `dense<${indices}> : tensor<3x1xi32>`]];
+  const dus = (t: string): [string, string[]] => [`func.func @main(%x: tensor<3x7x${t}>, %u: tensor<2x3x${t}>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<3x7x${t}> {
+  %0 = stablehlo.dynamic_update_slice %x, %u, %i, %j : (tensor<3x7x${t}>, tensor<2x3x${t}>, tensor<i32>, tensor<i32>) -> tensor<3x7x${t}>
+  return %0 : tensor<3x7x${t}>
+}`, [`dense<[${chunk(values(t, 21), 7)}]> : tensor<3x7x${t}>`, `dense<[${chunk(values(t, 6).reverse(), 3)}]> : tensor<2x3x${t}>`, "dense<5> : tensor<i32>", "dense<3> : tensor<i32>"]];
+  for (const t of ["bf16", "f16", "i8", "i1"]) {
+    await checkSame(...gather(t, "[[6], [-2], [3]]"));
+    await checkSame(...dus(t));
+  }
+});
+
+/** n distinct-looking values of t as MLIR literals (a NaN with a payload and -0 among the floats). */
+function values(t: string, n: number): string[] {
+  return Array.from({ length: n }, (_, k) => {
+    if (t === "i1") return k % 3 === 0 ? "true" : "false";
+    if (t === "i8") return String(((k * 37) % 256) - 128);
+    return k === 4 ? (t === "bf16" ? "0x7FC3" : "0x7E05") : k === 9 ? "-0.0" : ((k * 0.375) - 3).toFixed(3);
+  });
+}
 
 test("the plan (no GPU needed): 64-bit sorts, scatters, reduce-windows and bitcasts of bytes and of packed bits are kernels, no host step", () => {
   const program = parseStableHlo(`func.func @main(%k: tensor<4x8xi64>, %v: tensor<4x8xui64>, %b: tensor<2xui8>) -> (tensor<4x8xi64>, tensor<4x8xui64>, tensor<2x8xui8>, tensor<2x2xui32>) {
