@@ -14,6 +14,7 @@
 // This module is also the worker's script: loaded in a worker with `workerData.role`
 // set, it serves requests; imported anywhere else it only exports startSyncBackend and runSync.
 
+import { appendFileSync } from "node:fs";
 import { isMainThread, MessageChannel, receiveMessageOnPort, Worker, workerData, type MessagePort } from "node:worker_threads";
 import { compile, type BackendName } from "../src/compiler/index.js";
 import { evaluate as interpret, type EvaluateOptions } from "../src/interpreter/evaluate.js";
@@ -196,6 +197,7 @@ function callbacks(request: Request, port: MessagePort, flags: Int32Array): Pick
 async function answer(request: Request, port: MessagePort, flags: Int32Array): Promise<Outcome<SerializedLiteral>> {
   try {
     const executable = await compile(deserializeComputation(request.program), { backend: request.backend });
+    if (HOST_STEP_LOG !== undefined && "stats" in executable) logHostSteps(HOST_STEP_LOG, executable.stats);
     try {
       const result = await executable.run(request.args.map(deserializeLiteral), { ...request.options, ...callbacks(request, port, flags) });
       return { ok: true, value: serializeLiteral(result) };
@@ -205,6 +207,19 @@ async function answer(request: Request, port: MessagePort, flags: Int32Array): P
   } catch (e) {
     return { ok: false, error: toWireError(e) };
   }
+}
+
+/**
+ * XLATS_HOST_STEP_LOG names a file to which each program the worker compiles appends a
+ * line (JSON: its kernels, and its host steps' opcodes and reasons), to count what a
+ * rerun of the op suites leaves on the host (docs/backends.md, the webgpu backend).
+ */
+const HOST_STEP_LOG = process.env["XLATS_HOST_STEP_LOG"];
+
+function logHostSteps(file: string, stats: unknown): void {
+  const { kernels, interpreted } = stats as { kernels?: number; interpreted?: readonly { opcode?: string; why: string }[] };
+  const line = { kernels, host: (interpreted ?? []).map(({ opcode, why }) => ({ opcode, why })) };
+  appendFileSync(file, `${JSON.stringify(line)}\n`);
 }
 
 const setup = isMainThread ? undefined : (workerData as Partial<WorkerSetup> | undefined);

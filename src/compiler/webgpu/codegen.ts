@@ -26,7 +26,7 @@ import { gemmGeometryOfDot, gemmKernelName, type GemmSpec } from "../kernel/gemm
 import { storageBytes, type ElementType } from "../../types/element_type.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
-import { dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
+import { bitcastConvertKernelWgsl, dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
 import { selectAndScatterKernelWgsl } from "./select_scatter_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
@@ -218,6 +218,8 @@ export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction, limits: GpuL
   reduceWindow: (inst) => reduceWindowKernelWgsl(inst as Instruction<"reduceWindow">, MAX_WORKGROUPS_PER_DIMENSION),
   selectAndScatter: (inst) => selectAndScatterKernelWgsl(inst as Instruction<"selectAndScatter">, MAX_WORKGROUPS_PER_DIMENSION),
   rngBitGenerator: (inst) => rngBitGeneratorKernelWgsl(inst as Instruction<"rngBitGenerator">, MAX_WORKGROUPS_PER_DIMENSION),
+  // One fusion did not take (its shape changes, or a type the fusions do not compute on: f64, f8, complex).
+  bitcastConvert: (inst) => bitcastConvertKernelWgsl(inst as Instruction<"bitcastConvert">, MAX_WORKGROUPS_PER_DIMENSION),
 };
 
 let capabilities: LoweringCapabilities | undefined;

@@ -162,8 +162,8 @@ async function pipelineFor(device: GpuDevice, source: string, name: string, layo
 
 export interface WebGpuStats {
   readonly kernels: number;
-  /** Host steps, nested ones named by their path ("body/x"), with the reason. */
-  readonly interpreted: readonly { readonly name: string; readonly why: string }[];
+  /** Host steps, nested ones named by their path ("body/x"), with their opcode and the reason. */
+  readonly interpreted: readonly { readonly name: string; readonly opcode: string; readonly why: string }[];
   /** Bytes of the arena and constants the program keeps in device memory. */
   readonly peakBytes: number;
   /** Milliseconds compile took (passes, WGSL, pipelines). */
@@ -247,7 +247,7 @@ export class WebGpuExecutable {
       gpu.device.queue.writeBuffer(buffer, 0, words);
       this.control = { buffer, gate };
     }
-    const interpreted = steps.flatMap(({ step, path }) => (step.kind === "host" ? [{ name: path + step.name, why: step.why }] : []));
+    const interpreted = steps.flatMap(({ step, path }) => (step.kind === "host" ? [{ name: path + step.name, opcode: step.instruction.opcode, why: step.why }] : []));
     const subgroupKernels = program.kernels.filter((k) => k.subgroups === true).length;
     this.stats = { kernels: program.kernels.length, interpreted, peakBytes: bytes, compileMs, adapter: gpu.description, subgroupKernels };
   }

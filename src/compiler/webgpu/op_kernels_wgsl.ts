@@ -1,22 +1,25 @@
-// Gather, dynamic-update-slice, scatter, reduce-window and RNG bits as WGSL kernels of the WebGPU backend:
+// Gather, dynamic-update-slice, scatter, reduce-window, RNG bits and bitcast-convert as WGSL kernels of the WebGPU backend:
 // one invocation an element of the result (StableHLO's definitions, as the
 // interpreter's kernels compute them: interpreter/kernels/gather_scatter.ts, dynamic.ts,
 // reduction.ts, prng.ts).
-// - Gather and dynamic-update-slice find the element they copy and copy its words:
-//   pure data movement, so bit-exact for every element type of 4 or 8 bytes (f64 and
-//   64-bit integers too: they are only copied); 1- and 2-byte elements are declined
-//   (neighbouring invocations would share a word: the loop kernels' atomic stores are
-//   not wired here). Start indices of any integer type, clamped as the spec says.
+// - Gather and dynamic-update-slice find the element they copy and copy its bytes:
+//   pure data movement, so bit-exact for every element type (f64 and 64-bit integers
+//   too: they are only copied); 1- and 2-byte elements an invocation a result word (its
+//   elements' bytes gathered, so no two invocations share a word). Start indices of any
+//   integer type, clamped as the spec says.
 // - Scatter of one input: an invocation per result element scans the updates in order
 //   (deterministic, duplicates combined as the interpreter does; see scatterKernelWgsl).
-// - Reduce-window of one f32, s32 or u32 input whose reducer is one binary op (add,
-//   mul, max, min, and, or): the window's elements combined in the interpreter's order
-//   (row-major over the window, padding and base-dilation holes feeding the init
+// - Reduce-window of one f32, s32, u32, s64 or u64 input whose reducer is one binary op
+//   (add, mul, max, min, and, or): the window's elements combined in the interpreter's
+//   order (row-major over the window, padding and base-dilation holes feeding the init
 //   value), with the WGSL renderer's ops (wgsl_values.ts: XLA's NaN and -0 rules for
-//   max and min), so bit-exact with the interpreter.
+//   max and min; wgsl_int64.ts's word pairs for s64 and u64), so bit-exact with the
+//   interpreter.
 // - RngBitGenerator with THREE_FRY (Threefry2x32) and PHILOX or DEFAULT (Philox4x32):
 //   each element encrypts the counter of its block, as interpreter/kernels/prng.ts lays
 //   the blocks out.
+// - Bitcast-convert: a copy of the operand's words between types that fill their bytes,
+//   the bits gathered a result word an invocation where pred or a sub-byte type is one.
 //
 // Memory as the loop kernels see it (wgsl_kernel.ts): binding 0 is the device's one
 // memory, u32 words; binding 1 the byte offsets of the operands, then the result.
@@ -25,13 +28,13 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { complementDims } from "../../ir/shape/dim_checks.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { rowMajorStrides } from "../../types/index_util.js";
-import type { ArrayShape } from "../../types/shape.js";
+import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { reducerKinds } from "../kernel/lower_fusion.js";
-import { WGSL_MUL_32X32 } from "./wgsl_int64.js";
-import { WGSL_HELPERS, WgslValues } from "./wgsl_values.js";
-import { COMBINE_OP, WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
+import { INT64_HOLDER, int64Words, WGSL_MUL_32X32 } from "./wgsl_int64.js";
+import { WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
+import { COMBINE_OP, copyKernelWgsl, WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 
 export const u = (x: number): string => `${x}u`;
 const i32 = (x: number): string => `${x}i`;
@@ -78,6 +81,13 @@ export function elementWords(t: ElementType, op: string): number | Declined {
 const copyWords = (words: number, result: number): string[] =>
   Array.from({ length: words }, (_, w) => `  mem[(args[${result}u] >> 2u) + i * ${u(words)} + ${u(w)}] = mem[src + ${u(w)}];`);
 
+/** Statements splitting element `i` of an array of `dims` into its multi-index o0.. (row-major). */
+function splitIndex(dims: readonly number[]): string[] {
+  const split: string[] = ["  var rest = i;"];
+  for (let d = dims.length - 1; d >= 0; d--) split.push(`  let o${d} = rest % ${u(dims[d]!)}; rest = rest / ${u(dims[d]!)};`);
+  return split;
+}
+
 /**
  * The kernel around `body` (WGSL statements given the element `i` of the result and its
  * multi-index o0.., which store it), for a result of `shape` at argument slot `result`.
@@ -87,8 +97,7 @@ export function elementKernel(shape: ArrayShape, result: number, functions: stri
   const count = product(dims);
   const groups = Math.max(1, Math.ceil(count / WORKGROUP_SIZE));
   const groupsX = Math.min(groups, maxWorkgroupsPerDimension);
-  const split: string[] = ["  var rest = i;"];
-  for (let d = dims.length - 1; d >= 0; d--) split.push(`  let o${d} = rest % ${u(dims[d]!)}; rest = rest / ${u(dims[d]!)};`);
+  const split = splitIndex(dims);
   const source = [
     "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
     "@group(0) @binding(1) var<storage, read> args: array<u32>;",
@@ -104,14 +113,39 @@ export function elementKernel(shape: ArrayShape, result: number, functions: stri
   return { source, buffers: result + 1, units: count, invocationsPerUnit: 1, workgroups: [groupsX, Math.ceil(groups / groupsX)] };
 }
 
+/**
+ * A kernel copying to each element `i` of a result of `shape` (at argument slot
+ * `result`) the element of `bytes` bytes at byte address `srcByte`, which `body` sets
+ * (given i and its multi-index o0..). Elements of 4 or 8 bytes are copied word by word,
+ * an invocation an element; 1- and 2-byte elements (which share words) an invocation a
+ * result word, gathering its 4 or 2 elements' bytes from wherever they lie, so that no
+ * two invocations write one word.
+ */
+function copyElementsKernel(shape: ArrayShape, result: number, functions: string, body: readonly string[], bytes: number, maxWorkgroupsPerDimension: number): WgslKernel {
+  if (bytes % 4 === 0) return elementKernel(shape, result, functions, [...body, "  let src = srcByte >> 2u;", ...copyWords(bytes / 4, result)], maxWorkgroupsPerDimension);
+  const count = product(shape.dimensions);
+  const perWord = 4 / bytes;
+  const source = ["fn sourceByte(i: u32) -> u32 {", ...splitIndex(shape.dimensions), ...body, "  return srcByte;", "}"].join("\n");
+  const words = Math.ceil(count / perWord);
+  return elementKernel(arrayShape("u32", [words]), result, `${functions}\n${source}`, [
+    "  var word = 0u;",
+    `  for (var k = 0u; k < ${u(perWord)}; k = k + 1u) {`,
+    `    let e = i * ${u(perWord)} + k;`,
+    `    if (e < ${u(count)}) {`,
+    "      let a = sourceByte(e);",
+    `      word = word | (((mem[a >> 2u] >> ((a & 3u) * 8u)) & ${u(2 ** (8 * bytes) - 1)}) << (k * ${u(8 * bytes)}));`,
+    "    }",
+    "  }",
+    `  mem[(args[${u(result)}] >> 2u) + i] = word;`,
+  ], maxWorkgroupsPerDimension);
+}
+
 /** Too large for the kernels' u32 word offsets. */
 export const tooLarge = (shapes: readonly ArrayShape[]): boolean => shapes.some((s) => product(s.dimensions) * ELEMENT_TYPES[s.elementType].storageBytes >= 2 ** 31);
 
 export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const [operand, indices] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape];
   const shape = inst.shape as ArrayShape;
-  const words = elementWords(shape.elementType, "gather");
-  if (typeof words !== "number") return words;
   if (tooLarge([operand, indices, shape])) return { declined: "webgpu gather: an operand of 2 GiB or more" };
   const index = clampedIndexFunction(indices.elementType);
   if (typeof index !== "string") return index;
@@ -139,14 +173,13 @@ export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDi
   dn.offsetDims.forEach((outDim, k) => full[offsetOperandDims[k]!]!.push(`o${outDim}`));
   const strides = rowMajorStrides(opDims);
   const terms = full.flatMap((xs, d) => (xs.length === 0 ? [] : [`(${xs.join(" + ")}) * ${u(strides[d]!)}`]));
-  body.push(`  let src = (args[0u] >> 2u) + (${terms.join(" + ") || "0u"}) * ${u(words)};`);
-  return elementKernel(shape, 2, index, [...body, ...copyWords(words, 2)], maxWorkgroupsPerDimension);
+  const bytes = ELEMENT_TYPES[shape.elementType].storageBytes;
+  body.push(`  let srcByte = args[0u] + (${terms.join(" + ") || "0u"}) * ${u(bytes)};`);
+  return copyElementsKernel(shape, 2, index, body, bytes, maxWorkgroupsPerDimension);
 }
 
 export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSlice">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const [operand, update, ...starts] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape, ...ArrayShape[]];
-  const words = elementWords(operand.elementType, "dynamic-update-slice");
-  if (typeof words !== "number") return words;
   if (tooLarge([operand, update])) return { declined: "webgpu dynamic-update-slice: an operand of 2 GiB or more" };
   const types = new Set(starts.map((s) => s.elementType));
   if (types.size > 1) return { declined: "webgpu dynamic-update-slice: start indices of different types" };
@@ -162,18 +195,116 @@ export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSli
   });
   const strides = rowMajorStrides(update.dimensions);
   const updateAt = operand.dimensions.map((_, d) => `(o${d} - s${d}) * ${u(strides[d]!)}`).join(" + ") || "0u";
-  body.push(`  var src = (args[0u] >> 2u) + i * ${u(words)};`);
+  const bytes = ELEMENT_TYPES[operand.elementType].storageBytes;
+  body.push(`  var srcByte = args[0u] + i * ${u(bytes)};`);
   // Every element of an empty update is outside; a rank-0 update replaces the only element.
-  if (product(update.dimensions) > 0) body.push(`  if (${inside.join(" && ") || "true"}) { src = (args[1u] >> 2u) + (${updateAt}) * ${u(words)}; }`);
-  return elementKernel(operand, 2 + rank, index, [...body, ...copyWords(words, 2 + rank)], maxWorkgroupsPerDimension);
+  if (product(update.dimensions) > 0) body.push(`  if (${inside.join(" && ") || "true"}) { srcByte = args[1u] + (${updateAt}) * ${u(bytes)}; }`);
+  return copyElementsKernel(operand, 2 + rank, index, body, bytes, maxWorkgroupsPerDimension);
 }
 
-/** The 32-bit types reduce-window and scatter compute on, and how a word of memory becomes one. */
-export const WORD_VALUE: Partial<Record<ElementType, (word: string) => string>> = {
-  f32: (w) => `bitcast<f32>(${w})`,
-  s32: (w) => `bitcast<i32>(${w})`,
-  u32: (w) => w,
+/** Whether t's bits fill its bytes (8-, 16-, 32-, 64- and 128-bit types): not pred and the 2-, 4- and 6-bit types, each a byte here. */
+const fillsBytes = (t: ElementType): boolean => ELEMENT_TYPES[t].bitWidth === ELEMENT_TYPES[t].storageBytes * 8;
+
+/**
+ * Bitcast-convert, bit-exact (interpreter/kernels: the operand's elements' bits as one
+ * little-endian stream, cut into the result's elements). In the default layout every
+ * array has (layout_assignment.ts) the elements lie in row-major order, so between types
+ * that fill their bytes the result's bytes are the operand's, whatever the shapes (f32[n]
+ * to u8[n, 4], c128 to c64[2], f64 to s64): a copy of the words. A type that does not
+ * (pred, the 2-, 4- and 6-bit types) is a byte an element here, its bits the byte's low
+ * ones (a signed one's sign-extended, a pred's 0 or 1): an invocation a word of the
+ * result gathers the word's bits from the stream, element by element on such an
+ * operand, and stores such a result's elements a byte each, four to the word (no two
+ * invocations share one).
+ */
+export function bitcastConvertKernelWgsl(inst: Instruction<"bitcastConvert">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+  const operand = inst.operands[0]!.shape as ArrayShape;
+  const shape = inst.shape as ArrayShape;
+  const [from, to] = [operand.elementType, shape.elementType];
+  const bytes = product(shape.dimensions) * ELEMENT_TYPES[to].storageBytes;
+  const what = `bitcast-convert ${from} -> ${to}`;
+  if (fillsBytes(from) && fillsBytes(to)) {
+    if (tooLarge([operand, shape])) return { declined: "webgpu bitcast-convert: an operand of 2 GiB or more" };
+    return { ...copyKernelWgsl(bytes, maxWorkgroupsPerDimension), what: `${what}: a copy of ${bytes} bytes` };
+  }
+  const bits = product(shape.dimensions) * ELEMENT_TYPES[to].bitWidth;
+  // Bit positions in the stream are u32s.
+  if (bits >= 2 ** 32 || tooLarge([operand, shape])) return { declined: "webgpu bitcast-convert of packed bits: 2^32 bits or more" };
+  const fw = ELEMENT_TYPES[from].bitWidth;
+  const tw = ELEMENT_TYPES[to].bitWidth;
+  const stream = fillsBytes(from)
+    // Straight from memory: the bits at p, and the next word's where they cross into it.
+    ? `fn streamBits(p: u32, n: u32) -> u32 {
+  let w = (args[0u] >> 2u) + (p >> 5u);
+  let s = p & 31u;
+  var v = mem[w] >> s;
+  if (s != 0u && s + n > 32u) { v = v | (mem[w + 1u] << (32u - s)); }
+  return select(v & ((1u << n) - 1u), v, n == 32u);
+}`
+    : `fn operandElement(e: u32) -> u32 {
+  let b = (mem[(args[0u] >> 2u) + (e >> 2u)] >> ((e & 3u) * 8u)) & 0xffu;
+  return ${from === "pred" ? "select(0u, 1u, b != 0u)" : `b & ${u(2 ** fw - 1)}`};
+}
+fn streamBits(p: u32, n: u32) -> u32 {
+  var v = 0u;
+  var q = 0u;
+  while (q < n) {
+    let off = (p + q) % ${u(fw)};
+    let take = min(${u(fw)} - off, n - q);
+    v = v | (((operandElement((p + q) / ${u(fw)}) >> off) & ((1u << take) - 1u)) << q);
+    q = q + take;
+  }
+  return v;
+}`;
+  const out = "(args[1u] >> 2u) + i";
+  let body: string[];
+  if (fillsBytes(to)) {
+    body = [`  mem[${out}] = streamBits(32u * i, min(32u, ${u(bits)} - 32u * i));`];
+  } else {
+    const count = product(shape.dimensions);
+    const signed = ELEMENT_TYPES[to].kind === "signed";
+    const byte = (v: string): string => (signed ? `(bitcast<u32>(bitcast<i32>(${v} << ${u(32 - tw)}) >> ${u(32 - tw)}) & 0xffu)` : v);
+    body = ["  var word = 0u;", "  for (var k = 0u; k < 4u; k = k + 1u) {", "    let e = 4u * i + k;",
+      `    if (e < ${u(count)}) { word = word | (${byte(`streamBits(e * ${u(tw)}, ${u(tw)})`)} << (8u * k)); }`, "  }", `  mem[${out}] = word;`];
+  }
+  const kernel = elementKernel(arrayShape("u32", [Math.ceil(bytes / 4)]), 1, stream, body, maxWorkgroupsPerDimension);
+  return { ...kernel, what: `${what}: ${fillsBytes(from) ? "" : `${from} elements gathered into `}${Math.ceil(bytes / 4)} words of ${fillsBytes(to) ? "bits" : `${to} elements`}` };
+}
+
+/**
+ * An element of a type the kernels of this file compute on (reduce-window, scatter,
+ * select-and-scatter, a sort's comparator): its words in memory, the WGSL type holding
+ * it (s64 and u64 as wgsl_int64.ts's word pairs), its value read from a word offset and
+ * the statement storing one there.
+ */
+export interface ComputedElement {
+  readonly words: number;
+  readonly wgslType: string;
+  /** The value whose first word is at word offset `at` (a u32 expression without side effects). */
+  load(at: string): string;
+  /** A statement storing value `v` at word offset `at`. */
+  store(at: string, v: string): string;
+}
+
+const oneWord = (wgslType: string, load: (word: string) => string, bits: (v: string) => string): ComputedElement =>
+  ({ words: 1, wgslType, load: (at) => load(`mem[${at}]`), store: (at, v) => `mem[${at}] = ${bits(v)};` });
+const wordPair: ComputedElement = {
+  words: 2, wgslType: INT64_HOLDER,
+  load: (at) => int64Words(`mem[${at}]`, `mem[(${at}) + 1u]`),
+  store: (at, v) => `mem[${at}] = ${v}.x; mem[(${at}) + 1u] = ${v}.y;`,
 };
+
+/** The element types those kernels compute on, each as it is held. */
+export const COMPUTED_ELEMENT: Partial<Record<ElementType, ComputedElement>> = {
+  f32: oneWord("f32", (w) => `bitcast<f32>(${w})`, (v) => `bitcast<u32>(${v})`),
+  s32: oneWord("i32", (w) => `bitcast<i32>(${w})`, (v) => `bitcast<u32>(${v})`),
+  u32: oneWord("u32", (w) => w, (v) => v),
+  s64: wordPair,
+  u64: wordPair,
+};
+
+/** What the kernels computing on elements say they take. */
+export const COMPUTED_TYPES = "f32, s32, u32, s64 and u64";
 
 /** Element pairs (result elements times update positions) above which a scatter's scanning kernel is declined. */
 const SCATTER_SCAN_LIMIT = 2 ** 28;
@@ -207,18 +338,19 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
   if (typeof index !== "string") return { declined: `webgpu scatter: ${index.declined}` };
   const root = toApply.root;
   const replace = root.opcode === "parameter" && (root as Instruction<"parameter">).attrs.number === 1;
-  const value = WORD_VALUE[t];
-  let words = 1;
-  let combine = "";
+  const element = COMPUTED_ELEMENT[t];
+  let words: number;
+  let combine: Combine | undefined;
   if (replace) {
     const w = elementWords(t, "scatter");
     if (typeof w !== "number") return w;
     words = w;
   } else {
-    if (value === undefined) return { declined: `webgpu scatter combining ${t} values (the WGSL kernel combines f32, s32 and u32, and replaces 4- and 8-byte elements)` };
+    if (element === undefined) return { declined: `webgpu scatter combining ${t} values (the WGSL kernel combines ${COMPUTED_TYPES}, and replaces 4- and 8-byte elements)` };
     const c = combineExpression(toApply, t, "scatter");
-    if (typeof c !== "string") return c;
+    if ("declined" in c) return c;
     combine = c;
+    words = element.words;
   }
   const inDims = input.dimensions;
   const scatterDims = updDims.slice(0, updDims.length - windowCount);
@@ -233,7 +365,7 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
   const updStrides = rowMajorStrides(updDims);
   // Past any index that can land in the input (dims are under 2^29 elements), and far from i32's ends.
   const far = 2 ** 30;
-  const body = replace ? [`  var src = (args[0u] >> 2u) + i * ${u(words)};`] : [`  var acc = ${value!(`mem[(args[0u] >> 2u) + i]`)};`];
+  const body = combine === undefined ? [`  var src = (args[0u] >> 2u) + i * ${u(words)};`] : [`  var acc = ${element!.load(`(args[0u] >> 2u) + i * ${u(words)}`)};`];
   body.push(`  for (var p = 0u; p < ${u(positions)}; p = p + 1u) {`, "    var rest = p;");
   for (let k = scatterDims.length - 1; k >= 0; k--) body.push(`    let q${k} = rest % ${u(scatterDims[k]!)}; rest = rest / ${u(scatterDims[k]!)};`);
   body.push(`    let at = args[1u] + ${otherIndexDims.map((d, k) => `q${k} * ${u(indexStrides[d]! * indexBytes)}`).join(" + ") || "0u"};`);
@@ -259,11 +391,11 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
     }
   });
   body.push(`    if (${inside.join(" && ") || "true"}) {`, `      let upd = (args[2u] >> 2u) + (${updateAt.join(" + ") || "0u"}) * ${u(words)};`);
-  if (replace) body.push("      src = upd;");
-  else body.push(`      let v = ${value!("mem[upd]")};`, `      acc = ${combine};`);
+  if (combine === undefined) body.push("      src = upd;");
+  else body.push(`      let v = ${element!.load("upd")};`, `      acc = ${combine.expression};`);
   body.push("    }", "  }");
-  const store = replace ? copyWords(words, 3) : [`  mem[(args[3u] >> 2u) + i] = ${t === "u32" ? "acc" : "bitcast<u32>(acc)"};`];
-  return elementKernel(input, 3, `${WGSL_HELPERS}\n${index}`, [...body, ...store], maxWorkgroupsPerDimension);
+  const store = combine === undefined ? copyWords(words, 3) : [`  ${element!.store(`(args[3u] >> 2u) + i * ${u(words)}`, "acc")}`];
+  return elementKernel(input, 3, [WGSL_HELPERS, ...wgslMathSources(combine?.math ?? new Set()), index].join("\n"), [...body, ...store], maxWorkgroupsPerDimension);
 }
 
 export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
@@ -271,14 +403,15 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
   const base = inst.operands[0]!.shape as ArrayShape;
   const shape = inst.shape as ArrayShape;
   const t = base.elementType;
-  const value = WORD_VALUE[t];
-  if (value === undefined) return { declined: `webgpu reduce-window on ${t} (the WGSL kernel takes f32, s32 and u32)` };
+  const element = COMPUTED_ELEMENT[t];
+  if (element === undefined) return { declined: `webgpu reduce-window on ${t} (the WGSL kernel takes ${COMPUTED_TYPES})` };
   if (tooLarge([base, shape])) return { declined: "webgpu reduce-window: an operand of 2 GiB or more" };
   const combine = combineExpression(inst.attrs.toApply, t, "reduce-window");
-  if (typeof combine !== "string") return combine;
+  if ("declined" in combine) return combine;
   const window = inst.attrs.window;
   const strides = rowMajorStrides(base.dimensions);
-  const body = [`  var acc = ${value("mem[args[1u] >> 2u]")};`, `  for (var wi = 0u; wi < ${u(product(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
+  const words = element.words;
+  const body = [`  var acc = ${element.load("args[1u] >> 2u")};`, `  for (var wi = 0u; wi < ${u(product(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
   // Row-major over the window: its last dimension fastest.
   for (let d = window.length - 1; d >= 0; d--) body.push(`    let k${d} = wr % ${u(window[d]!.size)}; wr = wr / ${u(window[d]!.size)};`);
   window.forEach((w, d) => {
@@ -286,17 +419,25 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
     body.push(`    let p${d} = i32(o${d} * ${u(w.stride)} + ${k} * ${u(w.windowDilation)}) - ${i32(w.paddingLow)};`);
     body.push(`    if (p${d} < 0i || p${d} % ${i32(w.baseDilation)} != 0i || p${d} / ${i32(w.baseDilation)} >= ${i32(base.dimensions[d]!)}) { inside = false; } else { at = at + u32(p${d} / ${i32(w.baseDilation)}) * ${u(strides[d]!)}; }`);
   });
-  body.push(`    var v = ${value("mem[args[1u] >> 2u]")};`, `    if (inside) { v = ${value("mem[(args[0u] >> 2u) + at]")}; }`, `    acc = ${combine};`, "  }");
-  body.push(`  mem[(args[2u] >> 2u) + i] = ${t === "u32" ? "acc" : "bitcast<u32>(acc)"};`);
-  return elementKernel(shape, 2, WGSL_HELPERS, body, maxWorkgroupsPerDimension);
+  body.push(`    var v = ${element.load("args[1u] >> 2u")};`, `    if (inside) { v = ${element.load(`(args[0u] >> 2u) + at * ${u(words)}`)}; }`, `    acc = ${combine.expression};`, "  }");
+  body.push(`  ${element.store(`(args[2u] >> 2u) + i * ${u(words)}`, "acc")}`);
+  return elementKernel(shape, 2, [WGSL_HELPERS, ...wgslMathSources(combine.math)].join("\n"), body, maxWorkgroupsPerDimension);
 }
 
-/** The WGSL expression combining `acc` and `v` (values of t) as `toApply` does: one binary op of its two parameters, or why not. */
-export function combineExpression(toApply: Computation, t: ElementType, op: string): string | Declined {
+/** The WGSL expression combining `acc` and `v` (values of t), and the math functions it calls (wgsl_int64.ts's for s64 and u64: wgslMathSources). */
+export interface Combine {
+  readonly expression: string;
+  readonly math: ReadonlySet<WgslMathName>;
+}
+
+/** How `toApply` combines `acc` and `v`: one binary op of its two parameters, or why not. */
+export function combineExpression(toApply: Computation, t: ElementType, op: string): Combine | Declined {
   const kinds = reducerKinds(toApply, [t]);
   if (typeof kinds === "string") return { declined: `webgpu ${op}: ${kinds}` };
   try {
-    return new WgslValues(new KernelGraph(), NO_NODES).binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
+    const values = new WgslValues(new KernelGraph(), NO_NODES);
+    const expression = values.binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
+    return { expression, math: values.math };
   } catch (e) {
     if (e instanceof DeclinedError) return { declined: `webgpu ${op}: ${e.message}` };
     throw e;

@@ -16,14 +16,14 @@ import type { ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { lowerScalarBody } from "../kernel/lower_fusion.js";
-import { combineExpression, elementKernel, product, tooLarge, u, WORD_VALUE } from "./op_kernels_wgsl.js";
-import { WGSL_HELPERS, WgslValues, wgslMathSources } from "./wgsl_values.js";
+import { combineExpression, COMPUTED_ELEMENT, COMPUTED_TYPES, elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
+import { WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 
 const i32 = (x: number): string => `${x}i`;
 
 /** `fn keepFirst(a: T, b: T) -> bool`: the select computation on two values of t. */
-function selectFunction(select: Computation, t: ElementType, wgslT: string): string | Declined {
+function selectFunction(select: Computation, t: ElementType, wgslT: string): { source: string; math: ReadonlySet<WgslMathName> } | Declined {
   const g = new KernelGraph();
   const params = [0, 1].map((k) => g.op("rin", t, [], k));
   const results = lowerScalarBody(g, select, params);
@@ -41,30 +41,30 @@ function selectFunction(select: Computation, t: ElementType, wgslT: string): str
     throw e;
   }
   const result = g.node(results[0]!).type === "cond" ? values.v(results[0]!) : `${values.v(results[0]!)} != 0u`;
-  return [...wgslMathSources(values.math), `fn keepFirst(a: ${wgslT}, b: ${wgslT}) -> bool {`, ...lines, `  return ${result};`, "}"].join("\n");
+  return { source: [`fn keepFirst(a: ${wgslT}, b: ${wgslT}) -> bool {`, ...lines, `  return ${result};`, "}"].join("\n"), math: values.math };
 }
 
 /** Select-and-scatter of `inst` over its operand, source and init value, then its result; or why not. */
 export function selectAndScatterKernelWgsl(inst: Instruction<"selectAndScatter">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const [operand, source] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape];
   const t = operand.elementType;
-  const value = WORD_VALUE[t];
-  if (value === undefined) return { declined: `webgpu select-and-scatter on ${t} (the WGSL kernel takes f32, s32 and u32)` };
+  const element = COMPUTED_ELEMENT[t];
+  if (element === undefined) return { declined: `webgpu select-and-scatter on ${t} (the WGSL kernel takes ${COMPUTED_TYPES})` };
   if (tooLarge([operand, source])) return { declined: "webgpu select-and-scatter: an operand of 2 GiB or more" };
   const window = inst.attrs.window;
   if (window.some((w) => w.windowDilation !== 1 || w.baseDilation !== 1 || w.windowReversal)) {
     return { declined: "webgpu select-and-scatter: a dilated or reversed window" };
   }
   const combine = combineExpression(inst.attrs.scatter, t, "select-and-scatter");
-  if (typeof combine !== "string") return combine;
-  const wgslT = t === "f32" ? "f32" : t === "s32" ? "i32" : "u32";
-  const keep = selectFunction(inst.attrs.select, t, wgslT);
-  if (typeof keep !== "string") return keep;
+  if ("declined" in combine) return combine;
+  const keep = selectFunction(inst.attrs.select, t, element.wgslType);
+  if ("declined" in keep) return keep;
   const dims = operand.dimensions;
   const opStrides = rowMajorStrides(dims);
   const srcStrides = rowMajorStrides(source.dimensions);
   const size = product(window.map((w) => w.size));
-  const body = [`  var acc = ${value("mem[args[2u] >> 2u]")};`];
+  const words = element.words;
+  const body = [`  var acc = ${element.load("args[2u] >> 2u")};`];
   // The windows holding element o: window offset k in reverse row-major order gives their sources in row-major order.
   body.push(`  for (var wr = 0u; wr < ${u(size)}; wr = wr + 1u) {`, `    var r = ${u(size - 1)} - wr;`, "    var valid = true;", "    var s = 0u;");
   for (let d = window.length - 1; d >= 0; d--) body.push(`    let k${d} = r % ${u(window[d]!.size)}; r = r / ${u(window[d]!.size)};`);
@@ -74,7 +74,7 @@ export function selectAndScatterKernelWgsl(inst: Instruction<"selectAndScatter">
     body.push(`    if (n${d} < 0i || n${d} % ${i32(w.stride)} != 0i || s${d} >= ${i32(source.dimensions[d]!)}) { valid = false; } else { s = s + u32(s${d}) * ${u(srcStrides[d]!)}; }`);
   });
   // Window s's selected element, as the interpreter picks it.
-  body.push("    if (valid) {", "      var selected = -1i;", `      var kept = ${value("0u")};`, `      for (var j = 0u; j < ${u(size)}; j = j + 1u) {`, "        var q = j;", "        var inside = true;", "        var at = 0u;");
+  body.push("    if (valid) {", "      var selected = -1i;", `      var kept = acc;`, `      for (var j = 0u; j < ${u(size)}; j = j + 1u) {`, "        var q = j;", "        var inside = true;", "        var at = 0u;");
   for (let d = window.length - 1; d >= 0; d--) body.push(`        let c${d} = q % ${u(window[d]!.size)}; q = q / ${u(window[d]!.size)};`);
   window.forEach((w, d) => {
     body.push(`        let p${d} = s${d} * ${i32(w.stride)} + i32(c${d}) - ${i32(w.paddingLow)};`);
@@ -82,17 +82,17 @@ export function selectAndScatterKernelWgsl(inst: Instruction<"selectAndScatter">
   });
   body.push(
     "        if (inside) {",
-    `          let x = ${value("mem[(args[0u] >> 2u) + at]")};`,
+    `          let x = ${element.load(`(args[0u] >> 2u) + at * ${u(words)}`)};`,
     "          if (selected < 0i || !keepFirst(kept, x)) { selected = i32(at); kept = x; }",
     "        }",
     "      }",
     "      if (selected == i32(i)) {",
-    `        let v = ${value("mem[(args[1u] >> 2u) + s]")};`,
-    `        acc = ${combine};`,
+    `        let v = ${element.load(`(args[1u] >> 2u) + s * ${u(words)}`)};`,
+    `        acc = ${combine.expression};`,
     "      }",
     "    }",
     "  }",
-    `  mem[(args[3u] >> 2u) + i] = ${t === "u32" ? "acc" : "bitcast<u32>(acc)"};`,
+    `  ${element.store(`(args[3u] >> 2u) + i * ${u(words)}`, "acc")}`,
   );
-  return elementKernel(operand, 3, `${WGSL_HELPERS}\n${keep}`, body, maxWorkgroupsPerDimension);
+  return elementKernel(operand, 3, [WGSL_HELPERS, ...wgslMathSources(new Set([...combine.math, ...keep.math])), keep.source].join("\n"), body, maxWorkgroupsPerDimension);
 }

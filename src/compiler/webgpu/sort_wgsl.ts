@@ -23,7 +23,7 @@ import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { lowerScalarBody } from "../kernel/lower_fusion.js";
-import { elementKernel, elementWords, product, tooLarge, u, WORD_VALUE } from "./op_kernels_wgsl.js";
+import { COMPUTED_ELEMENT, COMPUTED_TYPES, elementKernel, elementWords, product, tooLarge, u } from "./op_kernels_wgsl.js";
 import { WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
@@ -44,9 +44,9 @@ function comparatorFunction(inst: Instruction<"sort">, stride: number): { source
   const leaf = (p: number): string => {
     const k = p >> 1;
     const t = operands[k]!.elementType;
-    const value = WORD_VALUE[t];
-    if (value === undefined) throw new DeclinedError(`webgpu sort: the comparator compares ${t} values (the kernel compares f32, s32 and u32)`);
-    return `${value(`mem[(args[${u(k)}] >> 2u) + base + ${p % 2 === 0 ? "x" : "y"} * ${u(stride)}]`)}`;
+    const element = COMPUTED_ELEMENT[t];
+    if (element === undefined) throw new DeclinedError(`webgpu sort: the comparator compares ${t} values (the kernel compares ${COMPUTED_TYPES})`);
+    return element.load(`(args[${u(k)}] >> 2u) + (base + ${p % 2 === 0 ? "x" : "y"} * ${u(stride)}) * ${u(element.words)}`);
   };
   const values = new WgslValues(g, {
     load: () => { throw new Error("a comparator loads nothing"); },

@@ -12,8 +12,8 @@ import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
-import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { parseMlirLiteral, parseStableHlo } from "../../../src/index.js";
+import { checkSame, chunk, scatter, selectAndScatter, sort } from "./op_programs.js";
 
 const hasDriver = process.env["VK_ICD_FILENAMES"] !== undefined || existsSync("/usr/lib/chromium/vk_swiftshader_icd.json");
 const hasPackage = await import("webgpu" as string).then(() => true, () => false);
@@ -21,42 +21,12 @@ const skip = !hasPackage && !hasDriver ? "neither the webgpu package nor a Vulka
 
 after(() => releaseGpu());
 
-/** Runs `text` on webgpu with `args` (MLIR literals): no host step, the interpreter's bits in every result. */
-async function checkSame(text: string, args: readonly string[]): Promise<void> {
-  const computation = parseStableHlo(text).entry;
-  const literals = args.map((a) => parseMlirLiteral(a));
-  const exe = await compile(computation, { backend: "webgpu" });
-  try {
-    assert.deepEqual(exe.stats.interpreted, [], exe.dump());
-    const got = await exe.run(literals);
-    const want = evaluate(computation, literals);
-    const bytes = (l: typeof got): Uint8Array => {
-      const d = l.toDefaultLayout().data;
-      return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
-    };
-    const wants = want.arrayLeaves();
-    got.arrayLeaves().forEach((leaf, k) => {
-      assert.deepEqual(leaf.values(), wants[k]!.values(), exe.dump());
-      // NaN payloads and signed zeros too.
-      assert.deepEqual(bytes(leaf), bytes(wants[k]!));
-    });
-  } finally {
-    exe.delete();
-  }
-}
-
 /** Rows of a 6x4 f32 operand gathered by 4 start indices of `indexType`: 3 columns of each. */
 const gatherRows = (indexType: string, indices: string): [string, string[]] => [`func.func @main(%x: tensor<6x4xf32>, %i: tensor<4x1x${indexType}>) -> tensor<4x3xf32> {
   %0 = "stablehlo.gather"(%x, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 3>} : (tensor<6x4xf32>, tensor<4x1x${indexType}>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }`, [`dense<[${chunk(Array.from({ length: 24 }, (_, k) => (k * 0.37 - 3).toFixed(2)), 4)}]> : tensor<6x4xf32>`, `dense<${indices}> : tensor<4x1x${indexType}>`]];
 
-/** MLIR nested list text of `xs` in rows of `n`. */
-function chunk(xs: readonly string[], n: number): string {
-  const rows: string[] = [];
-  for (let k = 0; k < xs.length; k += n) rows.push(`[${xs.slice(k, k + n).join(", ")}]`);
-  return rows.join(", ");
-}
 
 test("gather: rows by index, out-of-range starts clamped, for s32, i8, u64 and s64 indices", { skip }, async () => {
   await checkSame(...gatherRows("i32", "[[2], [-7], [5], [0]]"));
@@ -131,17 +101,6 @@ test("rng-bit-generator PHILOX: u32 and f32 with a u64[3] state (the counter car
   await checkSame(rng("DEFAULT", 2, "i32", "2x5"), ["dense<[9876543210, 4294967295]> : tensor<2xui64>"]);
 });
 
-/** A scatter of `x` (XxT) by indices (IxI) and updates (UxT) whose update computation is `body` over %a (the current value) and %b (the update). */
-const scatter = (shapes: { x: string; i: string; u: string; t: string }, dims: string, body: string): string => {
-  const scalar = `tensor<${shapes.t}>`;
-  return `func.func @main(%x: tensor<${shapes.x}>, %i: tensor<${shapes.i}>, %u: tensor<${shapes.u}>) -> tensor<${shapes.x}> {
-  %0 = "stablehlo.scatter"(%x, %i, %u) ({
-  ^bb0(%a: ${scalar}, %b: ${scalar}):
-    ${body.replaceAll("T", scalar)}
-  }) {scatter_dimension_numbers = #stablehlo.scatter<${dims}>, indices_are_sorted = false, unique_indices = false} : (tensor<${shapes.x}>, tensor<${shapes.i}>, tensor<${shapes.u}>) -> tensor<${shapes.x}>
-  return %0 : tensor<${shapes.x}>
-}`;
-};
 
 test("scatter: f32 add and min with duplicate indices (the interpreter's order), windows partly or wholly out of range skipped element by element, NaN and -0", { skip }, async () => {
   // 2x3 windows into rows of a 6x3 input: row 1 twice, -1 and 5 half outside, 9 and -9 wholly outside.
@@ -169,21 +128,6 @@ test("scatter: replace of f64 (the last duplicate wins, NaN payloads copied) and
   await checkSame(max, [`dense<[${chunk(Array.from({ length: 12 }, (_, k) => String(k * 3 - 20)), 4)}]> : tensor<3x4xi32>`, indices, "dense<[2147483647, -5, -2147483648, 9, 10]> : tensor<5xi32>"]);
 });
 
-/** A sort of `operands` (their tensor types) along `dimension`, the comparator comparing the first operand's %a and %b by `compare`. */
-const sort = (operands: readonly string[], dimension: number, compare: string, stable: boolean): string => {
-  const params = operands.flatMap((t, k) => [`%a${k}: tensor<${t.split("x").pop()}>`, `%b${k}: tensor<${t.split("x").pop()}>`]).join(", ");
-  const types = operands.map((t) => `tensor<${t}>`).join(", ");
-  const args = operands.map((_, k) => `%x${k}: tensor<${operands[k]}>`).join(", ");
-  const key = `tensor<${operands[0]!.split("x").pop()}>`;
-  return `func.func @main(${args}) -> (${types}) {
-  %0:${operands.length} = "stablehlo.sort"(${operands.map((_, k) => `%x${k}`).join(", ")}) ({
-  ^bb0(${params}):
-    %p = stablehlo.compare ${compare.replace("A", "%a0").replace("B", "%b0")} : (${key}, ${key}) -> tensor<i1>
-    stablehlo.return %p : tensor<i1>
-  }) {dimension = ${dimension} : i64, is_stable = ${stable}} : (${types}) -> (${types})
-  return ${operands.map((_, k) => `%0#${k}`).join(", ")} : ${types}
-}`;
-};
 
 test("sort: f32 keys by TOTALORDER (NaNs of both signs, -0 below +0) and by FLOAT (-0 and +0 tied, kept in order), with s32 and f64 operands carried, stable", { skip }, async () => {
   const keys = `dense<[${chunk(["3.0", "-0.0", "0x7FC00000", "1.5", "0.0", "-2.0", "0xFFC00000", "1.5", "-0.0", "3.0", "0.0", "-2.0", "1.5", "0xFF800000", "0x7F800000", "-0.0", "0.0", "1.5", "-0.0", "7.0", "0.0"], 7)}]> : tensor<3x7xf32>`;
@@ -267,20 +211,6 @@ test("a program with quantized types: no fusion, its quantized ops on the host w
   }
 });
 
-/** A select-and-scatter of a 6x7 operand of `t` by 3x3 windows, stride 2, padding 1 (overlapping windows), select `dir`, scatter add. */
-const selectAndScatter = (t: string, dir: string, operand: readonly string[], source: readonly string[]): [string, string[]] => [`func.func @main(%x: tensor<6x7x${t}>, %s: tensor<3x4x${t}>) -> tensor<6x7x${t}> {
-  %init = stablehlo.constant dense<${t === "f32" ? "0.5" : "3"}> : tensor<${t}>
-  %0 = "stablehlo.select_and_scatter"(%x, %s, %init) ({
-    ^bb0(%a: tensor<${t}>, %b: tensor<${t}>):
-      %c = stablehlo.compare ${dir}, %a, %b : (tensor<${t}>, tensor<${t}>) -> tensor<i1>
-      stablehlo.return %c : tensor<i1>
-  }, {
-    ^bb0(%a: tensor<${t}>, %b: tensor<${t}>):
-      %c = stablehlo.add %a, %b : tensor<${t}>
-      stablehlo.return %c : tensor<${t}>
-  }) {window_dimensions = array<i64: 3, 3>, window_strides = array<i64: 2, 2>, padding = dense<[[1, 1], [1, 1]]> : tensor<2x2xi64>} : (tensor<6x7x${t}>, tensor<3x4x${t}>, tensor<${t}>) -> tensor<6x7x${t}>
-  return %0 : tensor<6x7x${t}>
-}`, [`dense<[${chunk(operand, 7)}]> : tensor<6x7x${t}>`, `dense<[${chunk(source, 4)}]> : tensor<3x4x${t}>`]];
 
 test("select-and-scatter runs as a kernel, bit-exact with the interpreter: overlapping windows, padding, ties (GE keeps the first, GT the last), NaN, -0", { skip }, async () => {
   // Ties every few elements (k % 5), a NaN and a -0 in the f32 operand; sources that do not sum exactly in another order.
