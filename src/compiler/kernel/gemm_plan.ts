@@ -250,10 +250,13 @@ export interface GemmSchedule {
   readonly bLine: number;
   /**
    * "streamB": rows of B one sweep over a chunk of C multiplies in (WebAssembly: each
-   * column vector keeps sweepRows B vectors, m·sweepRows broadcasts of A and one
-   * accumulator in registers; C: that many rows added to each element in one pass, in
+   * step keeps m·sweepRows broadcasts of A in registers, and a sweep of one row takes a
+   * 64-byte line of B a step; C: that many rows added to each element in one pass, in
    * order of k, its compiler vectorizing the loop: 8 for one row of A, whose weights
-   * come from memory 10-15% faster as 8 streams than as 4, measured cold, 2026-11-30);
+   * come from memory 10-15% faster as 8 streams than as 4, measured cold, 2026-11-30).
+   * WebAssembly's one row of A sweeps one row of B at a time: B then comes from memory
+   * as one stream, which V8's code read 15-25% faster than 8 streams of one vector a
+   * step (2, 3 or 4 streams were slower still), measured cold, 2026-12-01.
    * 0 for "packed" and "rowDots".
    */
   readonly sweepRows: number;
@@ -305,7 +308,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * es : 2 * m * Math.min(chunk, n) * k;
     return {
       spec, kind: "streamB", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, costPerUnit,
-      sweepRows: rowPanels ? (m === 1 ? 8 : 2) : (m === 1 ? 8 : 4),
+      sweepRows: rowPanels ? (m === 1 ? 1 : 2) : (m === 1 ? 8 : 4),
       ...strides, kBlocks: 1, productInScratch: false,
     };
   }

@@ -46,14 +46,22 @@ function finishKernel(name: string, module: ModuleBuilder, operandCount: number,
 /** The most bytes of C one sweep over B's rows accumulates into (it stays in L1 beside the rows of B streaming by). */
 const MERGED_C_BYTES = 16 * 1024;
 
+/**
+ * Column vectors one step of a sweep of a single row of B covers: a 64-byte line of B a
+ * step, each vector its own accumulator. With several rows a sweep, one vector a step
+ * (their broadcasts already fill the registers).
+ */
+const LINE_VECTORS = 4;
+
 /** run(a, b, c, begin, end); with an epilogue, run(operand0, ..., operandN-1, c, begin, end), a and b among the operands. */
 export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name: string, epilogue?: KernelEpilogue): WasmKernel {
   const { spec, chunk, nChunks } = schedule;
   const type = spec.elementType;
   const { bytes: es, lanes } = elementInfo(type);
   const { m, n, k } = spec;
-  // Live per column vector: rowsPerSweep B vectors, m * rowsPerSweep splats, 1 accumulator.
+  // Live per step: m * rowsPerSweep splats, stepVectors accumulators (and the B vector being multiplied).
   const rowsPerSweep = schedule.sweepRows;
+  const stepVectors = rowsPerSweep === 1 ? LINE_VECTORS : 1;
   // A(i, p) at a + i*aRow + p*aK (bytes).
   const aRow = schedule.aRow * es;
   const aK = schedule.aK * es;
@@ -70,9 +78,26 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
   module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
     const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
     const [c, begin, end] = [nOps, nOps + 1, nOps + 2];
-    const [u, bi, c0, c1, vEnd, pa, pb, pc, kb, j, q, rest, merged] = Array.from({ length: 13 }, () => f.local("i32"));
+    const [u, bi, c0, c1, vEnd, stepEnd, pa, pb, pc, kb, j, q, rest, merged] = Array.from({ length: 14 }, () => f.local("i32"));
     const s = Array.from({ length: m * rowsPerSweep }, () => f.local("v128"));
-    const acc = f.local("v128");
+    const acc = Array.from({ length: stepVectors }, () => f.local("v128"));
+    // Columns [j, j + vectors·lanes) of each row of C plus `rows` rows of B from q; then q and j past them.
+    const columnStep = (rows: number, vectors: number): void => {
+      for (let i = 0; i < m; i++) {
+        for (let v = 0; v < vectors; v++) f.localGet(j).v128Load(i * n * es + 16 * v).localSet(acc[v]!);
+        // Each element's products are added in order of k, as the vector-at-a-time form does.
+        for (let r = 0; r < rows; r++) {
+          for (let v = 0; v < vectors; v++) {
+            f.localGet(acc[v]!).localGet(s[i * rowsPerSweep + r]!).localGet(q).v128Load(r * n * es + 16 * v);
+            vMulAdd(f);
+            f.localSet(acc[v]!);
+          }
+        }
+        for (let v = 0; v < vectors; v++) f.localGet(j).localGet(acc[v]!).v128Store(i * n * es + 16 * v);
+      }
+      f.localGet(q).i32Const(16 * vectors).i32Add().localSet(q);
+      f.localGet(j).i32Const(16 * vectors).i32Add().localSet(j);
+    };
     // One sweep over columns [c0, c1) adding `rows` rows of B from row kb.
     const sweep = (rows: number): void => {
       for (let i = 0; i < m; i++) {
@@ -85,19 +110,8 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
       // pb = b(batch) + (kb*n + c0)*es, pc = c(batch) + c0*es
       f.localGet(pb).localGet(kb).i32Const(n * es).i32Mul().i32Add().localGet(c0).i32Const(es).i32Mul().i32Add().localSet(q);
       f.localGet(pc).localGet(c0).i32Const(es).i32Mul().i32Add().localSet(j);
-      forRange(f, rest, { local: c0 }, { local: vEnd }, lanes, () => {
-        for (let i = 0; i < m; i++) {
-          f.localGet(j).v128Load(i * n * es).localSet(acc);
-          for (let r = 0; r < rows; r++) {
-            f.localGet(acc).localGet(s[i * rowsPerSweep + r]!).localGet(q).v128Load(r * n * es);
-            vMulAdd(f);
-            f.localSet(acc);
-          }
-          f.localGet(j).localGet(acc).v128Store(i * n * es);
-        }
-        f.localGet(q).i32Const(16).i32Add().localSet(q);
-        f.localGet(j).i32Const(16).i32Add().localSet(j);
-      });
+      if (stepVectors > 1) forRange(f, rest, { local: c0 }, { local: stepEnd }, stepVectors * lanes, () => columnStep(rows, stepVectors));
+      forRange(f, rest, { local: stepVectors > 1 ? stepEnd : c0 }, { local: vEnd }, lanes, () => columnStep(rows, 1));
       // Columns past the last whole vector, one by one.
       forRange(f, rest, { local: vEnd }, { local: c1 }, 1, () => {
         for (let i = 0; i < m; i++) {
@@ -134,6 +148,8 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
       setMinU(f, c1, { local: c1 }, { local: rest });
       f.localGet(c1).localGet(c0).i32Add().localSet(c1);
       f.localGet(c1).localGet(c0).i32Sub().i32Const(lanes).i32DivU().i32Const(lanes).i32Mul().localGet(c0).i32Add().localSet(vEnd);
+      const stepColumns = stepVectors * lanes;
+      f.localGet(c1).localGet(c0).i32Sub().i32Const(stepColumns).i32DivU().i32Const(stepColumns).i32Mul().localGet(c0).i32Add().localSet(stepEnd);
       f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add().localSet(pa);
       f.localGet(b).localGet(bi).i32Const(k * n * es).i32Mul().i32Add().localSet(pb);
       f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localSet(pc);
