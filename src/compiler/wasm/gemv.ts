@@ -1,6 +1,8 @@
 // Products with a few rows of A (m <= GEMV_MAX_ROWS, B stored [k][n]): each row of C
-// gets c += a[p] * B[p][..] row after row of B ("axpy" order), several rows of B per
-// sweep over a chunk of the m rows of C that stays in L1. B is read once, in order, so the kernel runs at memory bandwidth; the
+// gets c += a[p] * B[p][..] row after row of B ("axpy" order), the schedule's sweepRows
+// rows of B per sweep over a chunk of the m rows of C that stays in L1 (one row for one
+// row of A, a 64-byte line of it a step: B then streams from memory as one run). B is
+// read once, in order, so the kernel runs at memory bandwidth; the
 // packed GEMM would copy B first (its panels would be used only once) and walk it
 // column panel by column panel (a TLB miss per row when rows are 4 KiB or longer).
 //
@@ -52,6 +54,7 @@ const MERGED_C_BYTES = 16 * 1024;
  * (their broadcasts already fill the registers).
  */
 const LINE_VECTORS = 4;
+const stepVectorsOf = (rows: number): number => (rows === 1 ? LINE_VECTORS : 1);
 
 /** run(a, b, c, begin, end); with an epilogue, run(operand0, ..., operandN-1, c, begin, end), a and b among the operands. */
 export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name: string, epilogue?: KernelEpilogue): WasmKernel {
@@ -59,9 +62,12 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
   const type = spec.elementType;
   const { bytes: es, lanes } = elementInfo(type);
   const { m, n, k } = spec;
-  // Live per step: m * rowsPerSweep splats, stepVectors accumulators (and the B vector being multiplied).
-  const rowsPerSweep = schedule.sweepRows;
-  const stepVectors = rowsPerSweep === 1 ? LINE_VECTORS : 1;
+  // Rows of B a sweep: sweepRowsWhole where a call's columns are whole rows of B (B then
+  // one contiguous run), sweepRows where they are part of each row. Live per step: m
+  // splats a row of the sweep, its step's accumulators (and the B vector being multiplied).
+  const { sweepRows, sweepRowsWhole } = schedule;
+  const rowsPerSweep = Math.max(sweepRows, sweepRowsWhole);
+  const maxStepVectors = Math.max(stepVectorsOf(sweepRows), stepVectorsOf(sweepRowsWhole));
   // A(i, p) at a + i*aRow + p*aK (bytes).
   const aRow = schedule.aRow * es;
   const aK = schedule.aK * es;
@@ -80,7 +86,7 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
     const [c, begin, end] = [nOps, nOps + 1, nOps + 2];
     const [u, bi, c0, c1, vEnd, stepEnd, pa, pb, pc, kb, j, q, rest, merged] = Array.from({ length: 14 }, () => f.local("i32"));
     const s = Array.from({ length: m * rowsPerSweep }, () => f.local("v128"));
-    const acc = Array.from({ length: stepVectors }, () => f.local("v128"));
+    const acc = Array.from({ length: maxStepVectors }, () => f.local("v128"));
     // Columns [j, j + vectors·lanes) of each row of C plus `rows` rows of B from q; then q and j past them.
     const columnStep = (rows: number, vectors: number): void => {
       for (let i = 0; i < m; i++) {
@@ -98,8 +104,8 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
       f.localGet(q).i32Const(16 * vectors).i32Add().localSet(q);
       f.localGet(j).i32Const(16 * vectors).i32Add().localSet(j);
     };
-    // One sweep over columns [c0, c1) adding `rows` rows of B from row kb.
-    const sweep = (rows: number): void => {
+    // One sweep over columns [c0, c1) adding `rows` rows of B from row kb, stepVectors at a time (stepEnd: where those steps end).
+    const sweep = (rows: number, stepVectors: number): void => {
       for (let i = 0; i < m; i++) {
         for (let r = 0; r < rows; r++) {
           f.localGet(pa).localGet(kb).i32Const(aK).i32Mul().i32Add();
@@ -133,6 +139,18 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
         f.localGet(j).i32Const(es).i32Add().localSet(j);
       });
     };
+    // All of k in sweeps of `rows` rows (the last sweep shorter where rows does not divide k).
+    const sweeps = (rows: number): void => {
+      const stepVectors = stepVectorsOf(rows);
+      const stepColumns = stepVectors * lanes;
+      f.localGet(c1).localGet(c0).i32Sub().i32Const(stepColumns).i32DivU().i32Const(stepColumns).i32Mul().localGet(c0).i32Add().localSet(stepEnd);
+      const full = k - (k % rows);
+      forRange(f, kb, 0, full, rows, () => sweep(rows, stepVectors));
+      if (k % rows !== 0) {
+        f.i32Const(full).localSet(kb);
+        sweep(k % rows, stepVectors);
+      }
+    };
     const mergeable = Math.max(1, Math.floor(MERGED_C_BYTES / (m * chunk * es)));
     forRange(f, u, { local: begin }, { local: end }, 1, () => {
       f.localGet(u).i32Const(nChunks).i32DivU().localSet(bi);
@@ -148,8 +166,6 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
       setMinU(f, c1, { local: c1 }, { local: rest });
       f.localGet(c1).localGet(c0).i32Add().localSet(c1);
       f.localGet(c1).localGet(c0).i32Sub().i32Const(lanes).i32DivU().i32Const(lanes).i32Mul().localGet(c0).i32Add().localSet(vEnd);
-      const stepColumns = stepVectors * lanes;
-      f.localGet(c1).localGet(c0).i32Sub().i32Const(stepColumns).i32DivU().i32Const(stepColumns).i32Mul().localGet(c0).i32Add().localSet(stepEnd);
       f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add().localSet(pa);
       f.localGet(b).localGet(bi).i32Const(k * n * es).i32Mul().i32Add().localSet(pb);
       f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localSet(pc);
@@ -158,11 +174,13 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
         f.localGet(pc).localGet(c0).i32Const(es).i32Mul().i32Add().i32Const(i * n * es).i32Add();
         f.i32Const(0).localGet(c1).localGet(c0).i32Sub().i32Const(es).i32Mul().memoryFill();
       }
-      const full = k - (k % rowsPerSweep);
-      forRange(f, kb, 0, full, rowsPerSweep, () => sweep(rowsPerSweep));
-      if (k % rowsPerSweep !== 0) {
-        f.i32Const(full).localSet(kb);
-        sweep(k % rowsPerSweep);
+      if (sweepRowsWhole === sweepRows) sweeps(sweepRows);
+      else {
+        f.localGet(c1).localGet(c0).i32Sub().i32Const(n).i32Eq().if();
+        sweeps(sweepRowsWhole);
+        f.else();
+        sweeps(sweepRows);
+        f.end();
       }
       if (epi !== undefined) {
         for (let x = 0; x < nOps; x++) f.localGet(x);

@@ -225,11 +225,13 @@ test("gemm kernels of dot_general forms match the interpreter", () => {
 
 test("gemm: one row of A streaming B stored [k][n] adds each element's products in order of k, mul + add: bit for bit the interpreter's stablehlo-reference sums", () => {
   const target = detectWasmTarget();
-  // Widths that end in whole 64-byte lines of B only, in a single vector after them, in
-  // scalars, or in both; depths off any unroll; batches; calls on disjoint ranges.
+  // Calls over whole rows of B (one row a sweep, a line a step) and over part of each
+  // (calls on disjoint ranges, as threads make them; rows wider than a call merges: eight
+  // rows a sweep); widths that end in whole lines only, in a single vector after them, in
+  // scalars, or in both; depths off either sweep; batches.
   const cases: [number, number, number, "f32" | "f64", number][] = [
-    [1, 3072, 40, "f32", 1], [1, 1030, 29, "f32", 3], [2, 23, 17, "f32", 2], [1, 3, 5, "f32", 1], [3, 64, 9, "f32", 4],
-    [1, 300, 50, "f32", 5], [1, 37, 31, "f64", 2], [2, 1030, 7, "f64", 3],
+    [1, 3072, 40, "f32", 1], [1, 1030, 29, "f32", 1], [1, 1030, 29, "f32", 3], [2, 23, 17, "f32", 2], [1, 3, 5, "f32", 1],
+    [3, 64, 9, "f32", 4], [1, 300, 50, "f32", 5], [1, 4100, 11, "f32", 1], [1, 37, 31, "f64", 1], [1, 37, 31, "f64", 2], [2, 1030, 7, "f64", 3],
   ];
   for (const [batch, n, k, type, splits] of cases) {
     const { computation, dot } = dotOf(batch > 1 ? [batch, 1, k] : [1, k], batch > 1 ? [batch, k, n] : [k, n], batch > 1
