@@ -1,8 +1,9 @@
 // Products with a few rows of A (m <= GEMV_MAX_ROWS, B stored [k][n]): each row of C
-// gets c += a[p] * B[p][..] row after row of B ("axpy" order), the schedule's sweepRows
-// rows of B per sweep over a chunk of the m rows of C that stays in L1 (one row for one
-// row of A, a 64-byte line of it a step: B then streams from memory as one run). B is
-// read once, in order, so the kernel runs at memory bandwidth; the
+// gets c += a[p] * B[p][..] row after row of B ("axpy" order), several rows of B per
+// sweep over a chunk of the m rows of C that stays in L1: the schedule's sweepRowsWhole
+// where a call's columns are whole rows of B (for one row of A, one row a sweep, a
+// 64-byte line of it a step: B streams from memory as one run), its sweepRows where they
+// are part of each row. B is read once, in order, so the kernel runs at memory bandwidth; the
 // packed GEMM would copy B first (its panels would be used only once) and walk it
 // column panel by column panel (a TLB miss per row when rows are 4 KiB or longer).
 //
