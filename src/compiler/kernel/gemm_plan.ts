@@ -250,13 +250,23 @@ export interface GemmSchedule {
   readonly bLine: number;
   /**
    * "streamB": rows of B one sweep over a chunk of C multiplies in (WebAssembly: each
-   * column vector keeps sweepRows B vectors, m·sweepRows broadcasts of A and one
-   * accumulator in registers; C: that many rows added to each element in one pass, in
+   * step keeps m·sweepRows broadcasts of A in registers, and a sweep of one row takes a
+   * 64-byte line of B a step; C: that many rows added to each element in one pass, in
    * order of k, its compiler vectorizing the loop: 8 for one row of A, whose weights
-   * come from memory 10-15% faster as 8 streams than as 4, measured cold, 2026-11-30);
+   * come from memory 10-15% faster as 8 streams than as 4, measured cold, 2026-11-30).
    * 0 for "packed" and "rowDots".
    */
   readonly sweepRows: number;
+  /**
+   * "streamB": rows of B a sweep where a call's columns are whole rows of B, so that B is
+   * one contiguous run (one thread, or a batch a thread); else sweepRows. WebAssembly's
+   * one row of A: 1, a 64-byte line a step, B read as one stream, which V8's code read
+   * from memory 15-25% faster than 8 streams of one vector a step (2, 3 or 4 streams were
+   * slower still); on part of each row (threads sharing the columns) one stream a call
+   * read runs of a few KiB with jumps between them, at half the speed of 8 streams
+   * (measured cold, 2026-12-01). 0 for "packed" and "rowDots".
+   */
+  readonly sweepRowsWhole: number;
   /** Blocks of k C is accumulated over (1: each element of C written once, in one pass). */
   readonly kBlocks: number;
   /**
@@ -292,7 +302,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     return {
       spec, kind: "rowDots", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks,
       costPerUnit: 2 * m * Math.min(chunk, n) * k,
-      sweepRows: 0, ...strides, kBlocks: 1, productInScratch: false,
+      sweepRows: 0, sweepRowsWhole: 0, ...strides, kBlocks: 1, productInScratch: false,
     };
   }
   if (streamsB(spec, target)) {
@@ -306,6 +316,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     return {
       spec, kind: "streamB", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, costPerUnit,
       sweepRows: rowPanels ? (m === 1 ? 8 : 2) : (m === 1 ? 8 : 4),
+      sweepRowsWhole: rowPanels ? (m === 1 ? 1 : 2) : (m === 1 ? 8 : 4),
       ...strides, kBlocks: 1, productInScratch: false,
     };
   }
@@ -333,6 +344,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     costPerUnit: 2 * mr * Math.min(chunk, Math.max(n, 1)) * Math.max(k, 1),
     ...strides,
     sweepRows: 0,
+    sweepRowsWhole: 0,
     kBlocks: Math.max(1, Math.ceil(k / tiling.kc)),
     productInScratch: productFitsOneBlock(k, tiling.kc) && (rowPanels || k >= 1),
   };

@@ -1,6 +1,9 @@
 // Products with a few rows of A (m <= GEMV_MAX_ROWS, B stored [k][n]): each row of C
 // gets c += a[p] * B[p][..] row after row of B ("axpy" order), several rows of B per
-// sweep over a chunk of the m rows of C that stays in L1. B is read once, in order, so the kernel runs at memory bandwidth; the
+// sweep over a chunk of the m rows of C that stays in L1: the schedule's sweepRowsWhole
+// where a call's columns are whole rows of B (for one row of A, one row a sweep, a
+// 64-byte line of it a step: B streams from memory as one run), its sweepRows where they
+// are part of each row. B is read once, in order, so the kernel runs at memory bandwidth; the
 // packed GEMM would copy B first (its panels would be used only once) and walk it
 // column panel by column panel (a TLB miss per row when rows are 4 KiB or longer).
 //
@@ -46,14 +49,26 @@ function finishKernel(name: string, module: ModuleBuilder, operandCount: number,
 /** The most bytes of C one sweep over B's rows accumulates into (it stays in L1 beside the rows of B streaming by). */
 const MERGED_C_BYTES = 16 * 1024;
 
+/**
+ * Column vectors one step of a sweep of a single row of B covers: a 64-byte line of B a
+ * step, each vector its own accumulator. With several rows a sweep, one vector a step
+ * (their broadcasts already fill the registers).
+ */
+const LINE_VECTORS = 4;
+const stepVectorsOf = (rows: number): number => (rows === 1 ? LINE_VECTORS : 1);
+
 /** run(a, b, c, begin, end); with an epilogue, run(operand0, ..., operandN-1, c, begin, end), a and b among the operands. */
 export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name: string, epilogue?: KernelEpilogue): WasmKernel {
   const { spec, chunk, nChunks } = schedule;
   const type = spec.elementType;
   const { bytes: es, lanes } = elementInfo(type);
   const { m, n, k } = spec;
-  // Live per column vector: rowsPerSweep B vectors, m * rowsPerSweep splats, 1 accumulator.
-  const rowsPerSweep = schedule.sweepRows;
+  // Rows of B a sweep: sweepRowsWhole where a call's columns are whole rows of B (B then
+  // one contiguous run), sweepRows where they are part of each row. Live per step: m
+  // splats a row of the sweep, its step's accumulators (and the B vector being multiplied).
+  const { sweepRows, sweepRowsWhole } = schedule;
+  const rowsPerSweep = Math.max(sweepRows, sweepRowsWhole);
+  const maxStepVectors = Math.max(stepVectorsOf(sweepRows), stepVectorsOf(sweepRowsWhole));
   // A(i, p) at a + i*aRow + p*aK (bytes).
   const aRow = schedule.aRow * es;
   const aK = schedule.aK * es;
@@ -70,11 +85,28 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
   module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
     const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
     const [c, begin, end] = [nOps, nOps + 1, nOps + 2];
-    const [u, bi, c0, c1, vEnd, pa, pb, pc, kb, j, q, rest, merged] = Array.from({ length: 13 }, () => f.local("i32"));
+    const [u, bi, c0, c1, vEnd, stepEnd, pa, pb, pc, kb, j, q, rest, merged] = Array.from({ length: 14 }, () => f.local("i32"));
     const s = Array.from({ length: m * rowsPerSweep }, () => f.local("v128"));
-    const acc = f.local("v128");
-    // One sweep over columns [c0, c1) adding `rows` rows of B from row kb.
-    const sweep = (rows: number): void => {
+    const acc = Array.from({ length: maxStepVectors }, () => f.local("v128"));
+    // Columns [j, j + vectors·lanes) of each row of C plus `rows` rows of B from q; then q and j past them.
+    const columnStep = (rows: number, vectors: number): void => {
+      for (let i = 0; i < m; i++) {
+        for (let v = 0; v < vectors; v++) f.localGet(j).v128Load(i * n * es + 16 * v).localSet(acc[v]!);
+        // Each element's products are added in order of k, as the vector-at-a-time form does.
+        for (let r = 0; r < rows; r++) {
+          for (let v = 0; v < vectors; v++) {
+            f.localGet(acc[v]!).localGet(s[i * rowsPerSweep + r]!).localGet(q).v128Load(r * n * es + 16 * v);
+            vMulAdd(f);
+            f.localSet(acc[v]!);
+          }
+        }
+        for (let v = 0; v < vectors; v++) f.localGet(j).localGet(acc[v]!).v128Store(i * n * es + 16 * v);
+      }
+      f.localGet(q).i32Const(16 * vectors).i32Add().localSet(q);
+      f.localGet(j).i32Const(16 * vectors).i32Add().localSet(j);
+    };
+    // One sweep over columns [c0, c1) adding `rows` rows of B from row kb, stepVectors at a time (stepEnd: where those steps end).
+    const sweep = (rows: number, stepVectors: number): void => {
       for (let i = 0; i < m; i++) {
         for (let r = 0; r < rows; r++) {
           f.localGet(pa).localGet(kb).i32Const(aK).i32Mul().i32Add();
@@ -85,19 +117,8 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
       // pb = b(batch) + (kb*n + c0)*es, pc = c(batch) + c0*es
       f.localGet(pb).localGet(kb).i32Const(n * es).i32Mul().i32Add().localGet(c0).i32Const(es).i32Mul().i32Add().localSet(q);
       f.localGet(pc).localGet(c0).i32Const(es).i32Mul().i32Add().localSet(j);
-      forRange(f, rest, { local: c0 }, { local: vEnd }, lanes, () => {
-        for (let i = 0; i < m; i++) {
-          f.localGet(j).v128Load(i * n * es).localSet(acc);
-          for (let r = 0; r < rows; r++) {
-            f.localGet(acc).localGet(s[i * rowsPerSweep + r]!).localGet(q).v128Load(r * n * es);
-            vMulAdd(f);
-            f.localSet(acc);
-          }
-          f.localGet(j).localGet(acc).v128Store(i * n * es);
-        }
-        f.localGet(q).i32Const(16).i32Add().localSet(q);
-        f.localGet(j).i32Const(16).i32Add().localSet(j);
-      });
+      if (stepVectors > 1) forRange(f, rest, { local: c0 }, { local: stepEnd }, stepVectors * lanes, () => columnStep(rows, stepVectors));
+      forRange(f, rest, { local: stepVectors > 1 ? stepEnd : c0 }, { local: vEnd }, lanes, () => columnStep(rows, 1));
       // Columns past the last whole vector, one by one.
       forRange(f, rest, { local: vEnd }, { local: c1 }, 1, () => {
         for (let i = 0; i < m; i++) {
@@ -118,6 +139,18 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
         f.localGet(q).i32Const(es).i32Add().localSet(q);
         f.localGet(j).i32Const(es).i32Add().localSet(j);
       });
+    };
+    // All of k in sweeps of `rows` rows (the last sweep shorter where rows does not divide k).
+    const sweeps = (rows: number): void => {
+      const stepVectors = stepVectorsOf(rows);
+      const stepColumns = stepVectors * lanes;
+      f.localGet(c1).localGet(c0).i32Sub().i32Const(stepColumns).i32DivU().i32Const(stepColumns).i32Mul().localGet(c0).i32Add().localSet(stepEnd);
+      const full = k - (k % rows);
+      forRange(f, kb, 0, full, rows, () => sweep(rows, stepVectors));
+      if (k % rows !== 0) {
+        f.i32Const(full).localSet(kb);
+        sweep(k % rows, stepVectors);
+      }
     };
     const mergeable = Math.max(1, Math.floor(MERGED_C_BYTES / (m * chunk * es)));
     forRange(f, u, { local: begin }, { local: end }, 1, () => {
@@ -142,11 +175,13 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
         f.localGet(pc).localGet(c0).i32Const(es).i32Mul().i32Add().i32Const(i * n * es).i32Add();
         f.i32Const(0).localGet(c1).localGet(c0).i32Sub().i32Const(es).i32Mul().memoryFill();
       }
-      const full = k - (k % rowsPerSweep);
-      forRange(f, kb, 0, full, rowsPerSweep, () => sweep(rowsPerSweep));
-      if (k % rowsPerSweep !== 0) {
-        f.i32Const(full).localSet(kb);
-        sweep(k % rowsPerSweep);
+      if (sweepRowsWhole === sweepRows) sweeps(sweepRows);
+      else {
+        f.localGet(c1).localGet(c0).i32Sub().i32Const(n).i32Eq().if();
+        sweeps(sweepRowsWhole);
+        f.else();
+        sweeps(sweepRows);
+        f.end();
       }
       if (epi !== undefined) {
         for (let x = 0; x < nOps; x++) f.localGet(x);

@@ -222,3 +222,40 @@ test("gemm kernels of dot_general forms match the interpreter", () => {
     want.forEach((w, i) => assert.ok(Math.abs(got[i]! - w) <= 1e-5 * Math.max(1, Math.abs(w)), `${kernel.name} element ${i}: ${got[i]} vs ${w}`));
   }
 });
+
+test("gemm: one row of A streaming B stored [k][n] adds each element's products in order of k, mul + add: bit for bit the interpreter's stablehlo-reference sums", () => {
+  const target = detectWasmTarget();
+  // Calls over whole rows of B (one row a sweep, a line a step) and over part of each
+  // (calls on disjoint ranges, as threads make them; rows wider than a call merges: eight
+  // rows a sweep); widths that end in whole lines only, in a single vector after them, in
+  // scalars, or in both; depths off either sweep; batches.
+  const cases: [number, number, number, "f32" | "f64", number][] = [
+    [1, 3072, 40, "f32", 1], [1, 1030, 29, "f32", 1], [1, 1030, 29, "f32", 3], [2, 23, 17, "f32", 2], [1, 3, 5, "f32", 1],
+    [3, 64, 9, "f32", 4], [1, 300, 50, "f32", 5], [1, 4100, 11, "f32", 1], [1, 37, 31, "f64", 1], [1, 37, 31, "f64", 2], [2, 1030, 7, "f64", 3],
+  ];
+  for (const [batch, n, k, type, splits] of cases) {
+    const { computation, dot } = dotOf(batch > 1 ? [batch, 1, k] : [1, k], batch > 1 ? [batch, k, n] : [k, n], batch > 1
+      ? { lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [1] }
+      : { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }, type);
+    const spec = gemmSpecOfDot(dot);
+    if ("declined" in spec) throw new Error(spec.declined);
+    const F = type === "f32" ? Float32Array : Float64Array;
+    // Values whose products and sums round (not small integers), so that any other order or a fused step shows.
+    const a = new F(batch * k).map(() => random() * 2 - 1);
+    const b = new F(batch * k * n).map(() => random() * 2 - 1);
+    const kernel = emitGemmKernel(spec, target);
+    if (isDeclined(kernel)) throw new Error(kernel.declined);
+    assert.doesNotMatch(kernel.name, /row dots/);
+    const want = evaluate(computation, [Literal.fromValues(type, batch > 1 ? [batch, 1, k] : [1, k], a), Literal.fromValues(type, batch > 1 ? [batch, k, n] : [k, n], b)],
+      { accumulation: "stablehlo-reference" }).toNumbers();
+    const [bytes] = runKernel(kernel, target, [a, b], [want.length * F.BYTES_PER_ELEMENT], splits);
+    const got = [...new F(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, want.length)];
+    const differ = got.flatMap((g, i) => (Object.is(g, want[i]) ? [] : [i]));
+    assert.equal(differ.length, 0, `${kernel.name}: ${differ.length} element(s) differ, first ${differ[0]}: ${got[differ[0]!]} vs ${want[differ[0]!]}`);
+    if (n === 3072) {
+      // The comparison sees one rounding: the interpreter's fused steps (its default) give other bits here.
+      const fused = evaluate(computation, [Literal.fromValues(type, [1, k], a), Literal.fromValues(type, [k, n], b)]).toNumbers();
+      assert.ok(fused.some((x, i) => !Object.is(x, got[i])), "fused multiply-adds would differ somewhere");
+    }
+  }
+});
