@@ -4,42 +4,18 @@
 
 import assert from "node:assert/strict";
 import {
-  arrayShape, encodeFloatBits, Literal, parameter, XlaBuilder, type Computation, type ElementType, type NestedValues, type Scalar, type XlaOp,
+  arrayShape, encodeFloatBits, Literal, parameter, XlaBuilder, type ElementType, type NestedValues, type Scalar, type XlaOp,
 } from "../../src/index.js";
-import { evaluate, evaluateBatched } from "../support/backend.js";
-
-/** The computation `build(params...)`, a parameter for each of `args`, and its root. */
-function program(build: (...params: XlaOp[]) => XlaOp, args: readonly Literal[]): { computation: Computation; root: XlaOp } {
-  const b = new XlaBuilder("test");
-  const params = args.map((a, i) => parameter(b, i, a.shape));
-  const root = build(...params);
-  return { computation: b.build(root), root };
-}
-
-function checkedShape(result: Literal, root: XlaOp): Literal {
-  assert.deepEqual(result.shape, root.shape, "kernel result shape must equal the inferred shape");
-  return result;
-}
+import { evaluate } from "../support/backend.js";
 
 /** Runs `build(params...)` on `args` (each becomes a parameter) and returns the result. */
 export function run(build: (...params: XlaOp[]) => XlaOp, ...args: Literal[]): Literal {
-  const { computation, root } = program(build, args);
-  return checkedShape(evaluate(computation, args), root);
-}
-
-/**
- * `run` of every case's program (`programOf(c)`: its `build` and `args`), the programs all
- * built first and compiled a batch at a time (evaluateBatched); `check(c, result)` asserts
- * on each result, in order.
- */
-export function runEach<C>(
-  cases: readonly C[], programOf: (c: C) => { build: (...params: XlaOp[]) => XlaOp; args: Literal[] }, check: (c: C, result: Literal) => void,
-): void {
-  const built = cases.map((c) => {
-    const { build, args } = programOf(c);
-    return { c, args, ...program(build, args) };
-  });
-  evaluateBatched(built, (b) => [b.computation], (b, evaluate) => check(b.c, checkedShape(evaluate(0, b.args), b.root)));
+  const b = new XlaBuilder("test");
+  const params = args.map((a, i) => parameter(b, i, a.shape));
+  const root = build(...params);
+  const result = evaluate(b.build(root), args);
+  assert.deepEqual(result.shape, root.shape, "kernel result shape must equal the inferred shape");
+  return result;
 }
 
 export const lit = (type: ElementType, nested: NestedValues): Literal => Literal.from(type, nested);

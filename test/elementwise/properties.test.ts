@@ -7,8 +7,8 @@ import {
   add, and, broadcastInDim, div, exp, Literal, log1p, max, min, mul, or, rem, roundToFloatType, shiftLeft, sin, sqrt, sub,
   xor, type XlaOp,
 } from "../../src/index.js";
-import { run, runEach } from "./helpers.js";
-import { compiled } from "../support/backend.js";
+import { run } from "./helpers.js";
+import { compiled, runEach } from "../support/backend.js";
 import { rng } from "../support/prng.js";
 import { ulpDistance } from "../support/ulp.js";
 

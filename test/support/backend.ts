@@ -13,6 +13,8 @@ import { BACKENDS } from "../../src/compiler/backends.js";
 import { runSync, startSyncBackend } from "../../tools/sync_backend.js";
 import { evaluate as interpret, type EvaluateOptions } from "../../src/interpreter/evaluate.js";
 import type { Computation } from "../../src/ir/computation.js";
+import { XlaBuilder, parameter, type XlaOp } from "../../src/index.js";
+import assert from "node:assert/strict";
 import { liftConstants, type LiftedProgram } from "../../src/check/lift_constants.js";
 import type { Literal } from "../../src/types/literal.js";
 
@@ -121,4 +123,26 @@ export function evaluateBatched<C>(
       batch.delete();
     }
   }
+}
+
+/**
+ * Each case's program (`programOf(c)`: `build(params...)`, a parameter for each of `args`)
+ * built first, then all of them evaluated on their `args`, compiled a batch at a time
+ * (evaluateBatched); every result's shape must be the root's inferred one, and
+ * `check(c, result)` asserts the rest, in order.
+ */
+export function runEach<C>(
+  cases: readonly C[], programOf: (c: C) => { build: (...params: XlaOp[]) => XlaOp; args: readonly Literal[] }, check: (c: C, result: Literal) => void,
+): void {
+  const built = cases.map((c) => {
+    const { build, args } = programOf(c);
+    const b = new XlaBuilder("test");
+    const root = build(...args.map((a, i) => parameter(b, i, a.shape)));
+    return { c, args, root, computation: b.build(root) };
+  });
+  evaluateBatched(built, (b) => [b.computation], (b, evaluate) => {
+    const result = evaluate(0, b.args);
+    assert.deepEqual(result.shape, b.root.shape, "the result's shape must be the inferred one");
+    check(b.c, result);
+  });
 }
