@@ -27,11 +27,12 @@ export function nativeLoadSync(program: CompiledProgram, threads: number): Nativ
  * kernels, as nativeLoadSync's.
  */
 export function nativeLoadManySync(programs: readonly CompiledProgram[], threads: number): (NativeLoad | undefined)[] {
-  const withKernels = programs.map((program) => ({ kernels: builds(program), name: program.moduleName })).filter((p) => p.kernels.length > 0);
+  const all = programs.map((program) => ({ kernels: builds(program), name: program.moduleName }));
+  const withKernels = all.filter((p) => p.kernels.length > 0);
   const name = withKernels.length === 1 ? withKernels[0]!.name : `${withKernels.length} programs (${withKernels.map((p) => p.name).slice(0, 3).join(", ")}${withKernels.length > 3 ? ", ..." : ""})`;
   const modules = withKernels.length === 0 ? [] : buildNativeModulesSync(withKernels, name);
   let next = 0;
-  return programs.map((program) => (builds(program).length === 0 ? undefined : { module: modules[next++]!, threads }));
+  return all.map((p) => (p.kernels.length === 0 ? undefined : { module: modules[next++]!, threads }));
 }
 
 /** nativeLoadSync, with the compiler run asynchronously. */
