@@ -51,6 +51,8 @@ export interface CpuCodegen<Name extends string> {
   /** Loads a planned program in this process, on `device`. */
   compile(planned: Planned, device: WasmDevice, options: CompileOptions): Promise<Executable>;
   compileSync(planned: Planned, device: WasmDevice, options: CompileOptions): Executable;
+  /** compileSync of several planned programs, their native modules built as one (absent: each compiled alone). */
+  compileManySync?(planned: readonly Planned[], device: WasmDevice, options: CompileOptions): Executable[];
 }
 
 /** What the host sends every device (structured-clone safe): the program, planned once. */
@@ -166,6 +168,11 @@ export function cpuBackend<Name extends string>(codegen: CpuCodegen<Name>): Comp
       return codegen.compile(planned(module, options, device), device, options);
     },
     compileSync: compileHere,
+    compileManySync: (modules, options) => {
+      const device = options.device ?? defaultDevice();
+      if (codegen.compileManySync === undefined) return modules.map((m) => codegen.compileSync(planned(m, options, device), device, options));
+      return codegen.compileManySync(modules.map((m) => planned(m, options, device)), device, options);
+    },
     host: hostBackend(codegen),
     device: deviceBackend(codegen),
     // Synchronous, so the synchronous check runner can use it too: kernels are small

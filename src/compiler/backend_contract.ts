@@ -144,4 +144,10 @@ export interface CompilerBackend<Name extends string = string, Exe = unknown, Ta
   compile(module: HloModule, options: CompileOptions): Promise<Exe>;
   /** compile, synchronously (Node and workers; absent where the backend cannot). */
   compileSync?(module: HloModule, options: CompileOptions): Exe;
+  /**
+   * compileSync of several modules, their native code built together where the backend
+   * builds any (one C compiler run for all: compileManySync in index.ts); absent where
+   * the backend does not compile synchronously.
+   */
+  compileManySync?(modules: readonly HloModule[], options: CompileOptions): Exe[];
 }

@@ -90,3 +90,22 @@ export function compileSync<B extends BackendName = typeof DEFAULT_BACKEND>(
   if (backend.compileSync === undefined) throw new CompileError(`the ${name} backend compiles only asynchronously: use compile`);
   return backend.compileSync(asModule(program), options) as ExecutableOf<B>;
 }
+
+/**
+ * `compileSync` of several programs at once, with the same options: the same
+ * executables, but on the native backend their C kernels are built as one module, in
+ * one run of the C compiler, whose start, prelude and link then cost once for all of
+ * them instead of once a program (docs/backends.md, "Build time"). For a caller with
+ * many small programs at hand (a test's cases); a program that fails to compile fails
+ * the whole call.
+ */
+export function compileManySync<B extends BackendName = typeof DEFAULT_BACKEND>(
+  programs: readonly (Computation | HloModule)[], options: CompileOptions & { readonly backend?: B } = {},
+): ExecutableOf<B>[] {
+  const name = options.backend ?? DEFAULT_BACKEND;
+  const backend = backendNamed(name);
+  if (backend.compileSync === undefined) throw new CompileError(`the ${name} backend compiles only asynchronously: use compile`);
+  const modules = programs.map(asModule);
+  if (backend.compileManySync !== undefined) return backend.compileManySync(modules, options) as ExecutableOf<B>[];
+  return modules.map((m) => backend.compileSync!(m, options) as ExecutableOf<B>);
+}

@@ -8,7 +8,7 @@ import {
   xor, type XlaOp,
 } from "../../src/index.js";
 import { run } from "./helpers.js";
-import { compiled } from "../support/backend.js";
+import { compiled, runEach } from "../support/backend.js";
 import { rng } from "../support/prng.js";
 import { ulpDistance } from "../support/ulp.js";
 
@@ -50,7 +50,7 @@ function* indices(dims: readonly number[]): Generator<number[]> {
 
 test("random s32 binary ops with random seed-003 broadcasting match a scalar reference", () => {
   const r = rng(3);
-  for (let iter = 0; iter < 300; iter++) {
+  const cases = Array.from({ length: 300 }, () => {
     const rank = Math.floor(r() * 4);
     const out = Array.from({ length: rank }, () => 1 + Math.floor(r() * 3));
     // The higher-rank operand: each dimension kept or made degenerate.
@@ -63,9 +63,12 @@ test("random s32 binary ops with random seed-003 broadcasting match a scalar ref
     const small = Literal.fromValues("s32", smallDims, Array.from({ length: smallDims.reduce((a, b) => a * b, 1) }, () => randomInt32(r)));
     const [name, op, ref] = I32_OPS[Math.floor(r() * I32_OPS.length)]!;
     const smallFirst = r() < 0.5;
-    const sameRank = map.length === rank;
-    const dims = sameRank ? undefined : map;
-    const got = smallFirst ? run((a, b) => op(a, b, dims), small, big) : run((a, b) => op(a, b, dims), big, small);
+    return { bigDims, smallDims, map, result, big, small, name, op, ref, smallFirst };
+  });
+  runEach(cases, ({ map, big, small, op, smallFirst }) => {
+    const dims = map.length === big.dimensions.length ? undefined : map;
+    return { build: (a, b) => op(a, b, dims), args: smallFirst ? [small, big] : [big, small] };
+  }, ({ bigDims, smallDims, map, result, big, small, name, ref, smallFirst }, got) => {
     assert.deepEqual(got.dimensions, result, `${name} dims`);
     const bigVals = big.values() as number[];
     const smallVals = small.values() as number[];
@@ -76,12 +79,12 @@ test("random s32 binary ops with random seed-003 broadcasting match a scalar ref
       const want = smallFirst ? ref(sv, bv) : ref(bv, sv);
       assert.equal(gotVals[rowMajor(result, idx)], want, `${name}(${smallFirst ? [sv, bv] : [bv, sv]}) at [${idx}]`);
     }
-  }
+  });
 });
 
 test("random broadcastInDim: output[idx] = operand[idx mapped through broadcast_dimensions]", () => {
   const r = rng(7);
-  for (let iter = 0; iter < 200; iter++) {
+  const cases = Array.from({ length: 200 }, () => {
     const outRank = Math.floor(r() * 5);
     const out = Array.from({ length: outRank }, () => Math.floor(r() * 4));
     // Any set of distinct output dimensions, in any order (StableHLO allows transposing maps).
@@ -92,15 +95,16 @@ test("random broadcastInDim: output[idx] = operand[idx mapped through broadcast_
     }
     const opDims = chosen.map((d) => (r() < 0.3 ? 1 : out[d]!));
     const n = opDims.reduce((a, b) => a * b, 1);
-    const x = Literal.fromValues("f32", opDims, Array.from({ length: n }, (_, i) => i + 0.5));
-    const got = run((v) => broadcastInDim(v, out, chosen), x);
+    return { out, chosen, opDims, x: Literal.fromValues("f32", opDims, Array.from({ length: n }, (_, i) => i + 0.5)) };
+  });
+  runEach(cases, ({ out, chosen, x }) => ({ build: (v) => broadcastInDim(v, out, chosen), args: [x] }), ({ out, chosen, opDims, x }, got) => {
     const xs = x.toNumbers();
     const gs = got.toNumbers();
     for (const idx of indices(out)) {
       const src = rowMajor(opDims, chosen.map((d, k) => (opDims[k] === 1 ? 0 : idx[d]!)));
       assert.equal(gs[rowMajor(out, idx)], xs[src]);
     }
-  }
+  });
 });
 
 test("random unary float ops on f32/f16/bf16 equal the double result rounded once to the type", () => {

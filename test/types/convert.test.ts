@@ -6,7 +6,7 @@ import {
   ELEMENT_TYPE_NAMES, ELEMENT_TYPES, Literal, ShapeError, XlaBuilder, constantLiteral, convertElementType, convertLiteral,
   convertScalar, decodeFloatBits, parameter, arrayShape, type ElementType, type Scalar,
 } from "../../src/index.js";
-import { evaluate } from "../support/backend.js";
+import { evaluate, runEach } from "../support/backend.js";
 import { rawData, runUnary } from "./helpers.js";
 
 const convert = (t: ElementType, values: Scalar[], to: ElementType): Scalar[] =>
@@ -188,19 +188,17 @@ test("property: every pair of element types converts, and the result has the inf
       : [-4.25, -1, 1.75, 7];
     samples[t] = Literal.fromValues(t, [2, 2], raw).values();
   }
-  for (const from of ELEMENT_TYPE_NAMES) {
-    for (const to of ELEMENT_TYPE_NAMES) {
-      const out = runUnary(Literal.fromValues(from, [2, 2], samples[from]!), (x) => convertElementType(x, to));
-      assert.equal(out.elementType, to);
-      // Agrees with the scalar function, element by element.
-      const expected = samples[from]!.map((v) => convertScalar(v, from, to));
-      out.values().forEach((v, i) => {
-        const e = expected[i]!;
-        if (typeof v === "number" && Number.isNaN(v)) assert.ok(Number.isNaN(e as number), `${from}->${to}`);
-        else assert.deepEqual(v, e, `${from}->${to} element ${i}`);
-      });
-    }
-  }
+  const pairs = ELEMENT_TYPE_NAMES.flatMap((from) => ELEMENT_TYPE_NAMES.map((to) => ({ from, to })));
+  runEach(pairs, ({ from, to }) => ({ build: (x) => convertElementType(x, to), args: [Literal.fromValues(from, [2, 2], samples[from]!)] }), ({ from, to }, out) => {
+    assert.equal(out.elementType, to);
+    // Agrees with the scalar function, element by element.
+    const expected = samples[from]!.map((v) => convertScalar(v, from, to));
+    out.values().forEach((v, i) => {
+      const e = expected[i]!;
+      if (typeof v === "number" && Number.isNaN(v)) assert.ok(Number.isNaN(e as number), `${from}->${to}`);
+      else assert.deepEqual(v, e, `${from}->${to} element ${i}`);
+    });
+  });
 });
 
 test("property: a float converted to a wider float and back is unchanged", () => {

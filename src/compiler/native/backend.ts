@@ -8,7 +8,7 @@ import { cpuBackend } from "../backend.js";
 import { loadProgram, loadProgramSync } from "../executable.js";
 import { NATIVE_ROUTINE_OPCODES } from "../routines.js";
 import { cpuThreads } from "../wasm/features.js";
-import { nativeBuildSync, nativeLoad, nativeLoadBuilt, nativeLoadSync } from "./program_module.js";
+import { nativeBuildSync, nativeLoad, nativeLoadBuilt, nativeLoadManySync, nativeLoadSync } from "./program_module.js";
 import { nativeToolchain } from "./toolchain.js";
 import { nativeCapabilities } from "./capabilities.js";
 
@@ -35,6 +35,10 @@ export const nativeEntry = cpuBackend({
   },
   compileSync: (planned, device, options) =>
     loadProgramSync(planned.program, device, planned.log, undefined, nativeLoadSync(planned.program, options.threads ?? 1), planned.module),
+  compileManySync: (planned, device, options) => {
+    const loads = nativeLoadManySync(planned.map((p) => p.program), options.threads ?? 1);
+    return planned.map((p, i) => loadProgramSync(p.program, device, p.log, undefined, loads[i], p.module));
+  },
 });
 
 /** The host half (`prepare`: plans once, builds the module once, ships both) and the device half (`load`: loads them). */

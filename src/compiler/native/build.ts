@@ -66,6 +66,26 @@ export function buildNativeModuleSync(kernels: readonly NativeKernelBuild[], nam
   return new NativeModule(loadModule(built), kernels, built, name);
 }
 
+/**
+ * The modules of several programs' kernels (`programs[i]`: program i's kernels and name)
+ * built as one: one translation unit and one compiler run (its start, the prelude's
+ * parse and the link are most of a small module's build: docs/backends.md, "Build
+ * time"), each program's kernels in turn in its table. Returns each program's view of
+ * it, in order; `name` names the batch in errors.
+ */
+export function buildNativeModulesSync(programs: readonly { readonly kernels: readonly NativeKernelBuild[]; readonly name: string }[], name: string): NativeModule[] {
+  const t = toolchainOrThrow(name);
+  const parts = nativeModuleParts(programs.flatMap((p) => p.kernels));
+  const built = buildModuleSync(t, parts.kernels, name, parts.glue);
+  const exports = loadModule(built);
+  let base = 0;
+  return programs.map((p) => {
+    const m = new NativeModule(exports, p.kernels, built, p.name, { base });
+    base += p.kernels.length;
+    return m;
+  });
+}
+
 /** buildNativeModuleSync without blocking while the compiler runs. */
 export async function buildNativeModule(kernels: readonly NativeKernelBuild[], name: string): Promise<NativeModule> {
   const t = toolchainOrThrow(name);
@@ -87,15 +107,24 @@ export class NativeModule implements CallListRunner {
   /** The fault that stopped one of its kernels: every later call raises it again. */
   poisoned: NativeFaultError | undefined;
 
-  constructor(private readonly exports: NativeModuleExports, readonly kernels: readonly NativeKernelBuild[], readonly built: BuiltModule, readonly program = "program") {
-    if (exports.kernels !== kernels.length) throw new ExecutionError(`${built.path}: the module has ${exports.kernels} kernels, expected ${kernels.length}`);
+  /** Where the program's kernels start in the module's table: kernel k of the program is the module's base + k. */
+  private readonly base: number;
+
+  /**
+   * `shared`: the module holds several programs' kernels, each's in turn
+   * (buildNativeModulesSync), this program's from `shared.base`; absent, its own alone.
+   */
+  constructor(private readonly exports: NativeModuleExports, readonly kernels: readonly NativeKernelBuild[], readonly built: BuiltModule, readonly program = "program", shared?: { readonly base: number }) {
+    this.base = shared?.base ?? 0;
+    const fits = shared === undefined ? exports.kernels === kernels.length : exports.kernels >= this.base + kernels.length;
+    if (!fits) throw new ExecutionError(`${built.path}: the module has ${exports.kernels} kernels, expected ${shared === undefined ? "" : "at least "}${this.base + kernels.length}`);
   }
 
   /** Calls the module's run for kernel k, turning a fault into a NativeFaultError that poisons the module. */
   private call(k: number, memory: WebAssembly.Memory, pointers: Uint32Array, begin: number, end: number, threads: number, scratch: Uint32Array): void {
     if (this.poisoned !== undefined) throw this.poisoned;
     try {
-      this.exports.run(k, this.bytes(memory), pointers, begin, end, threads, scratch);
+      this.exports.run(this.base + k, this.bytes(memory), pointers, begin, end, threads, scratch);
     } catch (e) {
       throw this.poisonOnFault(e, k);
     }
@@ -107,7 +136,7 @@ export class NativeModule implements CallListRunner {
    * are, on the placement's threads and scratch.
    */
   prepareCalls(groups: readonly CallGroup[], placement: KernelPlacement): PreparedCalls {
-    const { calls, pointerAt } = encodeCalls(groups);
+    const { calls, pointerAt } = encodeCalls(this.base === 0 ? groups : groups.map((g) => ({ ...g, members: g.members.map((m) => ({ ...m, kernel: this.base + m.kernel })) })));
     const scratch = Uint32Array.from(placement.scratchOffsets);
     const { memory, threads } = placement;
     return {
@@ -117,7 +146,7 @@ export class NativeModule implements CallListRunner {
         try {
           this.exports.runCalls(this.bytes(memory), calls, threads, scratch, times ?? null);
         } catch (e) {
-          throw this.poisonOnFault(e, calls[0]!);
+          throw this.poisonOnFault(e, calls[0]! - this.base);
         }
       },
     };

@@ -8,7 +8,7 @@ import type { CompiledProgram } from "../program.js";
 import type { NativeLoad } from "../executable.js";
 import { isProgramNativeKernel } from "../routines.js";
 import { CompileError } from "../../types/errors.js";
-import { buildNativeModule, buildNativeModuleSync, NativeModule, nativeModuleParts, toolchainOrThrow, type NativeKernelBuild } from "./build.js";
+import { buildNativeModule, buildNativeModuleSync, buildNativeModulesSync, NativeModule, nativeModuleParts, toolchainOrThrow, type NativeKernelBuild } from "./build.js";
 import { buildModuleSync, loadModule, type BuiltModule } from "./toolchain.js";
 
 function builds(program: CompiledProgram): NativeKernelBuild[] {
@@ -19,6 +19,20 @@ function builds(program: CompiledProgram): NativeKernelBuild[] {
 export function nativeLoadSync(program: CompiledProgram, threads: number): NativeLoad | undefined {
   const b = builds(program);
   return b.length === 0 ? undefined : { module: buildNativeModuleSync(b, program.moduleName), threads };
+}
+
+/**
+ * The native modules of several programs built as one (buildNativeModulesSync), each
+ * program's kernels to run on `threads` threads: undefined for a program without C
+ * kernels, as nativeLoadSync's.
+ */
+export function nativeLoadManySync(programs: readonly CompiledProgram[], threads: number): (NativeLoad | undefined)[] {
+  const all = programs.map((program) => ({ kernels: builds(program), name: program.moduleName }));
+  const withKernels = all.filter((p) => p.kernels.length > 0);
+  const name = withKernels.length === 1 ? withKernels[0]!.name : `${withKernels.length} programs (${withKernels.map((p) => p.name).slice(0, 3).join(", ")}${withKernels.length > 3 ? ", ..." : ""})`;
+  const modules = withKernels.length === 0 ? [] : buildNativeModulesSync(withKernels, name);
+  let next = 0;
+  return all.map((p) => (p.kernels.length === 0 ? undefined : { module: modules[next++]!, threads }));
 }
 
 /** nativeLoadSync, with the compiler run asynchronously. */

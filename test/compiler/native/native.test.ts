@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compile, compileSync } from "../../../src/compiler/index.js";
+import { compile, compileManySync, compileSync } from "../../../src/compiler/index.js";
 import { buildNativeModuleSync } from "../../../src/compiler/native/build.js";
 import { PRELUDE } from "../../../src/compiler/native/prelude.js";
 import { linkerCommand, nativeBuildStats, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
@@ -312,6 +312,48 @@ ENTRY e {
     } finally {
       exe.delete();
     }
+  }
+});
+
+test("programs compiled together (compileManySync) share one module, built by one compiler run, and each runs as if compiled alone", (t) => {
+  if (!needsCompiler(t)) return;
+  const [rows, cols] = [40, 96];
+  const elementwise = (op: string): string =>
+    `HloModule ${op}\nENTRY e {\n  a = f32[${rows},${cols}] parameter(0)\n  b = f32[${rows},${cols}] parameter(1)\n  m = f32[${rows},${cols}] ${op}(a, b)\n  ROOT r = f32[${rows},${cols}] tanh(m)\n}\n`;
+  const f8 = `HloModule f8\nENTRY e {\n  a = f8e4m3fn[16] parameter(0)\n  ROOT r = f8e4m3fn[16] add(a, a)\n}\n`;
+  // The softmax's kernels run as a row group from a call list: after the first program's
+  // kernels in the shared module, so its calls must name the module's kernels, not the program's.
+  const modules = [parseHlo(elementwise("add")), parseHlo(SOFTMAX(rows, cols)), parseHlo(f8), parseHlo(elementwise("multiply"))];
+  const x = literal("f32", [rows, cols], Array.from({ length: rows * cols }, () => (random() - 0.5) * 8));
+  const y = literal("f32", [rows, cols], Array.from({ length: rows * cols }, () => (random() - 0.5) * 8));
+  const q = literal("f8e4m3fn", [16], Array.from({ length: 16 }, (_, i) => i / 4));
+  const args = [[x, y], [x], [q], [x, y]];
+  const before = nativeBuildStats.compiled + nativeBuildStats.cacheHits;
+  const exes = compileManySync(modules, { backend: "native", passes: separateFusionsPipeline() });
+  try {
+    assert.equal(nativeBuildStats.compiled + nativeBuildStats.cacheHits - before, 1, "one module built or found for the four programs");
+    const paths = exes.map((e) => e.stats.native?.path);
+    assert.equal(paths[2], undefined, "the f8 program has no C kernels");
+    assert.ok(paths[0] !== undefined && paths[1] === paths[0] && paths[3] === paths[0], `one module: ${paths.join(", ")}`);
+    const group = exes[1]!.program.steps[0]!;
+    assert.ok(group.kind === "group", exes[1]!.dump());
+    const close = (p: unknown, r: unknown): boolean => Math.abs((p as number) - (r as number)) <= 1e-5 * Math.max(1, Math.abs(p as number));
+    for (let run = 0; run < 2; run++) {
+      exes.forEach((exe, i) => {
+        exe.kernelTimes = new Float64Array(2 * exe.program.kernels.length);
+        const alone = compileSync(modules[i]!, { backend: "native", passes: separateFusionsPipeline() });
+        try {
+          const got = exe.run(args[i]!);
+          assert.equal(firstDifference(alone.run(args[i]!), got), undefined, `program ${i}: as compiled alone`);
+          assert.equal(firstDifference(evaluate(modules[i]!.entry, args[i]!), got, close), undefined, `program ${i}: as the interpreter`);
+        } finally {
+          alone.delete();
+        }
+      });
+    }
+    assert.ok(group.kind === "group" && group.steps.every((k) => exes[1]!.kernelTimes![2 * k.kernel]! > 0), "the softmax's row group ran from its call list");
+  } finally {
+    for (const exe of exes) exe.delete();
   }
 });
 
