@@ -32,7 +32,9 @@
 // toolchain calls once the glue is loaded, installs the handler. The pool
 // starts its threads on first use; the calling thread does the first part; its threads
 // spin briefly after their part before they sleep, so that the next kernel of a program
-// finds them awake. A call stays on the calling thread when it finds the pool busy with
+// finds them awake, and longer while a call list with a split call ahead holds the pool
+// (runCalls; xk_pool_hold). A row group of runCalls is split as one call, each thread
+// running its rows through every kernel. A call stays on the calling thread when it finds the pool busy with
 // another caller, when its work is small, or when its kernel has measured that the
 // split does not pay (MIN_PARALLEL_COST). Before installGuard, kernels run on the
 // calling thread, unguarded.
@@ -70,11 +72,13 @@ export interface GlueKernel {
  * core and joining it costs about a microsecond with the pool's threads spinning, more
  * when its data sits in the caller's cache. Work from ALWAYS_PARALLEL_COST (about half
  * a millisecond) is always split. Between the two, each kernel of a module measures
- * itself, on calls over its whole extent: its first 2 × SPLIT_TRIALS such calls
- * alternate between the calling thread alone and the split, and later calls take the
- * faster of the two best times (so that two threads are never slower than one where
- * the split does not pay, whatever the cost units say); every SPLIT_RETRY_CALLS calls it
- * measures again, as the machine's load changes.
+ * itself (a row group of runCalls: its first kernel, for the group): its first
+ * 2 × SPLIT_TRIALS calls alternate between the calling thread alone and the split, and
+ * later calls take the faster of the two best times per unit (so that two threads are
+ * never slower than one where the split does not pay, whatever the cost units say:
+ * on two cores, a step reading rows that a split product wrote half on each core reads
+ * half of them from the other core's cache, at about half the rate, 2026-12-01); every
+ * SPLIT_RETRY_CALLS calls it measures again, as the machine's load changes.
  */
 export const MIN_PARALLEL_COST = 1 << 18;
 export const ALWAYS_PARALLEL_COST = 1 << 26;
@@ -663,6 +667,8 @@ static inline int64_t xk_process_cpu_ns(void) {
 typedef struct {
   const xk_program_t *m; uint8_t *mem; size_t mem_length; const uint32_t *scratch; size_t ns; double *times;
   const uint32_t *member0; uint32_t members; int64_t rows, block;
+  /* Parts the group was split into (1: run whole, its calls perhaps split one by one). */
+  int parts;
   _Atomic int taken[XK_MAX_THREADS * XK_RANGES_PER_PART];
   /* The first failure: its status (XK_OK: none), kernel and message; the other parts stop at their next call. */
   _Atomic int status; int32_t failed_kernel; char message[256];
@@ -724,7 +730,9 @@ static void xk_group_rows(xk_group *gr, int p, int32_t threads, int64_t b0, int6
         int none = XK_OK;
         if (atomic_compare_exchange_strong(&gr->status, &none, XK_BAD_CALL)) {
           gr->failed_kernel = k;
-          memcpy(gr->message, message, sizeof message);
+          /* The call ran on one thread of a split group: which of the group's parts it was. */
+          if (gr->parts > 1) snprintf(gr->message, sizeof gr->message, "%.180s (part %d of %d of a row group split over threads)", message, p, gr->parts);
+          else memcpy(gr->message, message, sizeof message);
           atomic_store(&gr->status, status);
         }
         return;
@@ -834,7 +842,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
       if ((calls[p + 2] & 1) || e->scratch > 0) scratched = 1;
       p += 3 + (size_t)e->buffers * ((calls[p + 2] & 1) ? 2 : 1);
     }
-    gr.member0 = calls + first; gr.members = members; gr.rows = rows; gr.block = block; gr.spent = NULL;
+    gr.member0 = calls + first; gr.members = members; gr.rows = rows; gr.block = block; gr.spent = NULL; gr.parts = 1;
     atomic_store(&gr.status, XK_OK);
     /* A group of several kernels, or of one in blocks, is split as one call (as the
        WebAssembly pool's runGroup): each thread runs its rows block by block through every
@@ -856,6 +864,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
       int64_t c0 = times != NULL ? xk_process_cpu_ns() : 0;
       if (xk_trace_on < 0) xk_trace_on = getenv("XLATS_POOL_TRACE") != NULL;
       if (xk_trace_on) { memset(gr.trace, 0, sizeof gr.trace); gr.t0 = t0 = xk_now_ns(); }
+      gr.parts = parts;
       if (parts > 1) parts = xk_guard->parallel(xk_group_part, &gr, parts);
       else xk_group_part(&gr, 0, 1);
       if (trial >= 0 && parts == asked && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], trial, xk_now_ns() - t0, rows);
