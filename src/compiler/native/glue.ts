@@ -431,6 +431,16 @@ static inline int64_t xk_thread_cpu_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The end of an XLATS_POOL_TRACE line: each part's timeline. */
+static void xk_trace_parts(const xk_part_trace *trace, int parts) {
+  for (int p = 0; p < parts; p++) {
+    const xk_part_trace *t = &trace[p];
+    fprintf(stderr, " | part %d %.1f-%.1f us cpu %.1f us units %lld ranges %llx core %lld", p, t->start / 1e3, t->end / 1e3, t->cpu / 1e3,
+      (long long)t->units, (unsigned long long)t->ranges, (long long)t->core);
+  }
+  fprintf(stderr, "\n");
+}
+
 /* Ranges a call is cut into, per part: a part that starts late leaves its ranges to the others. */
 #define XK_RANGES_PER_PART 2
 
@@ -511,12 +521,7 @@ static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers
   else *parts = g->parallel(xk_job_part, &j, *parts);
   if (xk_trace_on && *parts > 1) {
     fprintf(stderr, "xk_pool_trace %s units [%lld, %lld) of %lld, %.1f us", k->name, (long long)begin, (long long)end, (long long)k->extent, (xk_now_ns() - j.t0) / 1e3);
-    for (int p = 0; p < *parts; p++) {
-      const xk_part_trace *t = &j.trace[p];
-      fprintf(stderr, " | part %d %.1f-%.1f us cpu %.1f us units %lld ranges %llx core %lld", p, t->start / 1e3, t->end / 1e3, t->cpu / 1e3,
-        (long long)t->units, (unsigned long long)t->ranges, (long long)t->core);
-    }
-    fprintf(stderr, "\n");
+    xk_trace_parts(j.trace, *parts);
   }
   for (int p = 0; p < *parts; p++) if (j.faults[p].sig != 0) return j.faults[p];
   return j.faults[0];
@@ -679,7 +684,7 @@ typedef struct {
 } xk_group;
 
 /* Whether a group may be split as one call (not one kernel over its whole extent: see runCalls). */
-static int xk_guard_splits_group(int32_t threads, uint32_t members, int64_t rows, int64_t block) {
+static int xk_splits_group(int32_t threads, uint32_t members, int64_t rows, int64_t block) {
   return xk_guard != NULL && threads > 1 && rows > 1 && members >= 1 && (members > 1 || block < rows);
 }
 
@@ -768,12 +773,7 @@ static void xk_group_part(void *ctx, int p, int parts) {
 static void xk_group_trace(const xk_group *gr, int parts) {
   fprintf(stderr, "xk_pool_trace %s group of %u kernels, rows [0, %lld) in blocks of %lld, %.1f us", gr->m->table[gr->member0[0]].name, gr->members,
     (long long)gr->rows, (long long)gr->block, (xk_now_ns() - gr->t0) / 1e3);
-  for (int p = 0; p < parts; p++) {
-    const xk_part_trace *t = &gr->trace[p];
-    fprintf(stderr, " | part %d %.1f-%.1f us cpu %.1f us units %lld ranges %llx core %lld", p, t->start / 1e3, t->end / 1e3, t->cpu / 1e3,
-      (long long)t->units, (unsigned long long)t->ranges, (long long)t->core);
-  }
-  fprintf(stderr, "\n");
+  xk_trace_parts(gr->trace, parts);
 }
 
 /* runCalls(memory: Uint8Array, calls: Uint32Array, threads, scratch: Uint32Array, times: Float64Array | null):
@@ -822,7 +822,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
       if (calls[at + 2] == 1 && block >= rows && xk_guard != NULL && xk_would_split(&m->split[calls[p]], cost, xk_group_parts(threads, rows, e->scratch > 0, ns))) hold_until = g;
       p += 3 + n;
     }
-    if (xk_guard_splits_group(threads, calls[at + 2], rows, block) && xk_would_split(&m->split[calls[at + 3]], cost, xk_group_parts(threads, rows, scratched, ns))) hold_until = g;
+    if (xk_splits_group(threads, calls[at + 2], rows, block) && xk_would_split(&m->split[calls[at + 3]], cost, xk_group_parts(threads, rows, scratched, ns))) hold_until = g;
     at = p;
   }
   at = 2;
@@ -850,7 +850,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
        its own (parts of a few microseconds, each a hand-off: GPT-2's layer norms and
        heads' transposes ran 2x slower at two threads so, 2026-12-01). One kernel over its
        whole extent is split by xk_checked_run (its trace, its own scratch per thread). */
-    int parts = 1, trial = -1, whole = xk_guard_splits_group(threads, members, rows, block);
+    int parts = 1, trial = -1, whole = xk_splits_group(threads, members, rows, block);
     if (whole) parts = xk_decide(&m->split[calls[first]], cost, xk_group_parts(threads, rows, scratched, ns), &trial);
     int64_t t0 = trial >= 0 || times != NULL ? xk_now_ns() : 0;
     if (parts <= 1) {
