@@ -49,7 +49,11 @@ for (const threads of threadCounts) {
   const perRun = new Map<string, Time>();
   const names = new Map<number, string>();
   for (const s of exe.program.steps) {
-    for (const k of s.kind === "kernel" ? [s] : s.kind === "group" ? s.steps : []) names.set(k.kernel, `${k.name} ${exe.program.kernels[k.kernel]!.name}`);
+    for (const k of s.kind === "kernel" ? [s] : s.kind === "group" ? s.steps : []) {
+      // The C symbol too (where the kernel has one): XLATS_POOL_TRACE names kernels by it.
+      const kernel = exe.program.kernels[k.kernel] as { name: string; c?: { symbol: string } };
+      names.set(k.kernel, `${k.name} ${kernel.name}${kernel.c === undefined ? "" : ` ${kernel.c.symbol}`}`);
+    }
   }
   // The C kernels run from call lists, which time each call themselves (the executable's
   // kernelTimes); the WebAssembly ones run from their loaded entries (a private field: this
@@ -106,7 +110,7 @@ for (let r = 0; r < rounds; r++) {
 const sum = (s: Timed, of: keyof Time): number => [...s.best.values()].reduce((a, b) => a + b[of], 0);
 const kernelSteps = setups[0]!.exe.program.steps.filter((s) => s.kind === "kernel").length;
 console.log(`${describe(w)} on ${backend}: ${setups[0]!.exe.program.steps.length} steps (${kernelSteps} kernels); best run ${setups.map((s) => `${s.total.toFixed(0)} us at ${s.threads} thread(s)`).join(", ")} (sum of steps' best wall times ${setups.map((s) => sum(s, "wall").toFixed(0)).join(" / ")}); best run's CPU time ${setups.map((s) => s.totalCpu.toFixed(0)).join(" / ")} us (sum of steps' best ${setups.map((s) => sum(s, "cpu").toFixed(0)).join(" / ")}); least wall time outside the kernel steps in a run ${setups.map((s) => s.outside.toFixed(0)).join(" / ")} us`);
-console.log(`wall (us) at ${threadCounts.join(", ")} thread(s); CPU (us, every thread's) at ${threadCounts[0]}; GFLOP/s of GEMMs (wall each, CPU at ${threadCounts[0]})`);
+console.log(`wall (us) at ${threadCounts.join(", ")} thread(s); CPU (us, every thread's) at ${threadCounts.join(", ")}; GFLOP/s of GEMMs (wall each, CPU at ${threadCounts[0]})`);
 /** Floating-point operations of a GEMM kernel named "gemm [b x]m x n x k ...", else undefined. */
 const gemmFlops = (name: string): number | undefined => {
   const g = /gemm (?:(\d+)x)?(\d+)x(\d+)x(\d+) /.exec(name);
@@ -117,7 +121,8 @@ for (const [name, first] of rows) {
   const times = setups.map((s) => s.best.get(name)?.wall ?? NaN);
   const flops = gemmFlops(name);
   const rates = flops === undefined ? "" : `${[...times, first.cpu].map((t) => (flops / t / 1e3).toFixed(0).padStart(4)).join(" ")} GF/s  `;
-  console.log(`${times.map((t) => t.toFixed(1).padStart(9)).join(" ")} ${first.cpu.toFixed(0).padStart(7)}  ${rates.padEnd(24)}${name}`);
+  const cpus = setups.map((s) => (s.best.get(name)?.cpu ?? NaN).toFixed(0).padStart(7)).join(" ");
+  console.log(`${times.map((t) => t.toFixed(1).padStart(9)).join(" ")} ${cpus}  ${rates.padEnd(24)}${name}`);
 }
 for (const s of setups) { s.args.forEach((a) => a.delete()); s.exe.delete(); }
 await device.close();

@@ -32,7 +32,9 @@
 // toolchain calls once the glue is loaded, installs the handler. The pool
 // starts its threads on first use; the calling thread does the first part; its threads
 // spin briefly after their part before they sleep, so that the next kernel of a program
-// finds them awake. A call stays on the calling thread when it finds the pool busy with
+// finds them awake, and longer while a call list with a split call ahead holds the pool
+// (runCalls; xk_pool_hold). A row group of runCalls is split as one call, each thread
+// running its rows through every kernel. A call stays on the calling thread when it finds the pool busy with
 // another caller, when its work is small, or when its kernel has measured that the
 // split does not pay (MIN_PARALLEL_COST). Before installGuard, kernels run on the
 // calling thread, unguarded.
@@ -70,11 +72,13 @@ export interface GlueKernel {
  * core and joining it costs about a microsecond with the pool's threads spinning, more
  * when its data sits in the caller's cache. Work from ALWAYS_PARALLEL_COST (about half
  * a millisecond) is always split. Between the two, each kernel of a module measures
- * itself, on calls over its whole extent: its first 2 × SPLIT_TRIALS such calls
- * alternate between the calling thread alone and the split, and later calls take the
- * faster of the two best times (so that two threads are never slower than one where
- * the split does not pay, whatever the cost units say); every SPLIT_RETRY_CALLS calls it
- * measures again, as the machine's load changes.
+ * itself (a row group of runCalls: its first kernel, for the group): its first
+ * 2 × SPLIT_TRIALS calls alternate between the calling thread alone and the split, and
+ * later calls take the faster of the two best times per unit (so that two threads are
+ * never slower than one where the split does not pay, whatever the cost units say:
+ * on two cores, a step reading rows that a split product wrote half on each core reads
+ * half of them from the other core's cache, at about half the rate, 2026-12-01); every
+ * SPLIT_RETRY_CALLS calls it measures again, as the machine's load changes.
  */
 export const MIN_PARALLEL_COST = 1 << 18;
 export const ALWAYS_PARALLEL_COST = 1 << 26;
@@ -123,6 +127,8 @@ typedef struct {
      parts claim their work from ctx as they go, so the caller's part does what no other
      took (a thread the system left waiting for a core delays nothing). */
   int (*parallel)(xk_part_fn part, void *ctx, int parts);
+  /* Holds the pool awake (on = 1) until the matching hold(0): a split call is coming. */
+  void (*hold)(int on);
 } xk_guard_api;
 
 typedef struct {
@@ -210,6 +216,12 @@ const POOL = String.raw`
    6), a thread spinning for the other would otherwise keep the core from it until the
    scheduler's next tick, a millisecond or more. */
 #define XK_SPIN_NS 100000
+/* The spin while a caller holds the pool awake (xk_pool_hold): its list of calls has a
+   split call ahead, after unsplit steps that may outlast XK_SPIN_NS (the residual add and
+   layer norm before GPT-2's qkv and fc products: the worker slept and started those
+   products 60 us late, 2026-12-01). Bounded, so that a long run of unsplit steps burns at
+   most this much of the other core. */
+#define XK_HOLD_SPIN_NS 1000000
 #define XK_WAIT_SPIN_NS 2000000
 #define XK_SPIN_CHECK 256
 #if defined(__x86_64__) || defined(__i386__)
@@ -234,9 +246,26 @@ typedef struct {
   _Atomic int active;          /* workers inside the current call's part */
   _Atomic int sleepers;        /* workers asleep on go */
   _Atomic int caller_asleep;   /* the caller asleep on done */
+  _Atomic int holds;           /* callers holding the pool awake (xk_pool_hold) */
+  _Atomic uint32_t nudges;     /* wake-ups without a call (under mu), from xk_pool_hold */
   xk_part_fn part; void *ctx;
 } xk_pool_t;
-static xk_pool_t xk_pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, 0 };
+static xk_pool_t xk_pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+
+/* A caller about to make split calls holds the pool awake (on = 1) until its last one
+   has ended (on = 0): the workers then spin up to XK_HOLD_SPIN_NS between calls, and
+   sleeping ones are woken now, so that their wake-up overlaps the caller's unsplit
+   steps instead of delaying its first split call. */
+static void xk_pool_hold(int on) {
+  if (!on) { atomic_fetch_sub(&xk_pool.holds, 1); return; }
+  atomic_fetch_add(&xk_pool.holds, 1);
+  if (atomic_load(&xk_pool.sleepers) > 0) {
+    pthread_mutex_lock(&xk_pool.mu);
+    atomic_fetch_add(&xk_pool.nudges, 1);
+    pthread_cond_broadcast(&xk_pool.go);
+    pthread_mutex_unlock(&xk_pool.mu);
+  }
+}
 
 static void *xk_worker(void *arg) {
   int index = (int)(intptr_t)arg;
@@ -253,22 +282,26 @@ static void *xk_worker(void *arg) {
   for (;;) {
     uint64_t word = atomic_load_explicit(&xk_pool.call, memory_order_acquire);
     if ((word >> 16) == seen) {
-      int64_t until = xk_now_ns() + XK_SPIN_NS;
+      int64_t since = xk_now_ns();
       for (int i = 1; (word >> 16) == seen; i++) {
         xk_relax();
         if (i % XK_SPIN_CHECK == 0) {
-          if (xk_now_ns() > until) break;
+          if (xk_now_ns() - since > (atomic_load_explicit(&xk_pool.holds, memory_order_relaxed) > 0 ? XK_HOLD_SPIN_NS : XK_SPIN_NS)) break;
           sched_yield();
         }
         word = atomic_load_explicit(&xk_pool.call, memory_order_acquire);
       }
       if ((word >> 16) == seen) {
-        /* Asleep: the caller, having published the call, wakes the sleepers it counts. */
+        /* Asleep: the caller, having published the call, wakes the sleepers it counts; a
+           hold (xk_pool_hold) wakes them to spin again. */
         pthread_mutex_lock(&xk_pool.mu);
         atomic_fetch_add(&xk_pool.sleepers, 1);
-        while (((word = atomic_load(&xk_pool.call)) >> 16) == seen) pthread_cond_wait(&xk_pool.go, &xk_pool.mu);
+        uint32_t nudged = atomic_load(&xk_pool.nudges);
+        while (((word = atomic_load(&xk_pool.call)) >> 16) == seen && atomic_load(&xk_pool.nudges) == nudged) pthread_cond_wait(&xk_pool.go, &xk_pool.mu);
         atomic_fetch_sub(&xk_pool.sleepers, 1);
         pthread_mutex_unlock(&xk_pool.mu);
+        /* Woken by a hold, not a call: spin again (never a second part of a call already seen). */
+        if ((word >> 16) == seen) continue;
       }
     }
     seen = word >> 16;
@@ -338,7 +371,7 @@ static int xk_parallel(xk_part_fn part, void *ctx, int parts) {
   return parts;
 }
 
-static const xk_guard_api xk_guard_own = { xk_guard_enter, xk_guard_leave, xk_parallel };
+static const xk_guard_api xk_guard_own = { xk_guard_enter, xk_guard_leave, xk_parallel, xk_pool_hold };
 static pthread_once_t xk_guard_once = PTHREAD_ONCE_INIT;
 static int xk_guard_ok;
 static void xk_guard_install(void) {
@@ -398,6 +431,16 @@ static inline int64_t xk_thread_cpu_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The end of an XLATS_POOL_TRACE line: each part's timeline. */
+static void xk_trace_parts(const xk_part_trace *trace, int parts) {
+  for (int p = 0; p < parts; p++) {
+    const xk_part_trace *t = &trace[p];
+    fprintf(stderr, " | part %d %.1f-%.1f us cpu %.1f us units %lld ranges %llx core %lld", p, t->start / 1e3, t->end / 1e3, t->cpu / 1e3,
+      (long long)t->units, (unsigned long long)t->ranges, (long long)t->core);
+  }
+  fprintf(stderr, "\n");
+}
+
 /* Ranges a call is cut into, per part: a part that starts late leaves its ranges to the others. */
 #define XK_RANGES_PER_PART 2
 
@@ -418,6 +461,22 @@ typedef struct {
   xk_part_trace trace[XK_MAX_THREADS];
 } xk_job;
 
+/* Part p's next ranges, of parts × XK_RANGES_PER_PART (*i: its cursor, from 0): its own
+   first, adjacent ones claimed together, then any left. 0 when none is left, else 1 with
+   the ranges [*first, *last]. */
+static int xk_claim(_Atomic int *taken, int p, int parts, int *i, int *first, int *last) {
+  int ranges = parts * XK_RANGES_PER_PART;
+  for (; *i < ranges; (*i)++) {
+    int r = (p * XK_RANGES_PER_PART + *i) % ranges, l = r;
+    if (atomic_exchange(&taken[r], 1)) continue;
+    while (*i + 1 < XK_RANGES_PER_PART && !atomic_exchange(&taken[l + 1], 1)) { (*i)++; l++; }
+    (*i)++;
+    *first = r; *last = l;
+    return 1;
+  }
+  return 0;
+}
+
 static void xk_job_part(void *ctx, int p, int parts) {
   xk_job *j = (xk_job *)ctx;
   const xk_entry *k = j->k;
@@ -425,14 +484,11 @@ static void xk_job_part(void *ctx, int p, int parts) {
   xk_fault f = { 0, NULL, p };
   memcpy(args, j->pointers, (size_t)k->buffers * sizeof(uint32_t));
   if (k->scratch > 0) args[k->buffers] = j->scratch[p];
-  int ranges = parts * XK_RANGES_PER_PART;
+  int ranges = parts * XK_RANGES_PER_PART, i = 0, r, last;
   int64_t n = j->end - j->begin;
   xk_part_trace t = { 0, 0, 0, 0, 0, -1 };
   if (xk_trace_on) { t.start = xk_now_ns() - j->t0; t.cpu = xk_thread_cpu_ns(); }
-  for (int i = 0; i < ranges && f.sig == 0; i++) {
-    int r = (p * XK_RANGES_PER_PART + i) % ranges, last = r;
-    if (atomic_exchange(&j->taken[r], 1)) continue;
-    while (i + 1 < XK_RANGES_PER_PART && !atomic_exchange(&j->taken[last + 1], 1)) { i++; last++; }
+  while (f.sig == 0 && xk_claim(j->taken, p, parts, &i, &r, &last)) {
     int64_t b = j->begin + n * r / ranges, e = j->begin + n * (last + 1) / ranges;
     if (b < e) f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
     t.units += e - b;
@@ -465,12 +521,7 @@ static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers
   else *parts = g->parallel(xk_job_part, &j, *parts);
   if (xk_trace_on && *parts > 1) {
     fprintf(stderr, "xk_pool_trace %s units [%lld, %lld) of %lld, %.1f us", k->name, (long long)begin, (long long)end, (long long)k->extent, (xk_now_ns() - j.t0) / 1e3);
-    for (int p = 0; p < *parts; p++) {
-      const xk_part_trace *t = &j.trace[p];
-      fprintf(stderr, " | part %d %.1f-%.1f us cpu %.1f us units %lld ranges %llx core %lld", p, t->start / 1e3, t->end / 1e3, t->cpu / 1e3,
-        (long long)t->units, (unsigned long long)t->ranges, (long long)t->core);
-    }
-    fprintf(stderr, "\n");
+    xk_trace_parts(j.trace, *parts);
   }
   for (int p = 0; p < *parts; p++) if (j.faults[p].sig != 0) return j.faults[p];
   return j.faults[0];
@@ -495,6 +546,36 @@ static int xk_u32_array(napi_env env, napi_value v, uint32_t **data, size_t *len
 #define XK_BAD_CALL 1
 #define XK_FAULTED 2
 
+/* Split or not (see MIN_PARALLEL_COST in glue.ts): the parts to run a call (or a row group)
+   of cost units cost with, at most parts, by the split timings st; *trial: which way
+   this call is timed (-1: not timed). */
+static int xk_decide(xk_split_stats *st, double cost, int parts, int *trial) {
+  *trial = -1;
+  if (parts <= 1 || cost < ${MIN_PARALLEL_COST}.0) return 1;
+  if (cost >= ${ALWAYS_PARALLEL_COST}.0) return parts;
+  uint32_t phase = atomic_fetch_add_explicit(&st->calls, 1, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
+  if (phase == 0) { atomic_store_explicit(&st->best[0], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->best[1], INT64_MAX, memory_order_relaxed); }
+  if (phase < ${2 * SPLIT_TRIALS}) *trial = (int)(phase & 1);
+  int split = *trial >= 0 ? *trial : atomic_load_explicit(&st->best[1], memory_order_relaxed) < atomic_load_explicit(&st->best[0], memory_order_relaxed);
+  return split ? parts : 1;
+}
+
+/* Whether xk_decide would split such a call now, without counting it: for the pool's hold. */
+static int xk_would_split(xk_split_stats *st, double cost, int parts) {
+  if (parts <= 1 || cost < ${MIN_PARALLEL_COST}.0) return 0;
+  if (cost >= ${ALWAYS_PARALLEL_COST}.0) return 1;
+  if (atomic_load_explicit(&st->calls, memory_order_relaxed) % ${SPLIT_RETRY_CALLS} < ${2 * SPLIT_TRIALS}) return 1;
+  return atomic_load_explicit(&st->best[1], memory_order_relaxed) < atomic_load_explicit(&st->best[0], memory_order_relaxed);
+}
+
+/* A timed call's time, per unit (ns × 1024 / units), so that calls over part of the
+   extent (a row group's blocks, the last one shorter) compare with whole ones. */
+static void xk_record(xk_split_stats *st, int trial, int64_t took, int64_t units) {
+  int64_t per = took * 1024 / (units > 0 ? units : 1);
+  _Atomic int64_t *best = &st->best[trial];
+  if (per < atomic_load_explicit(best, memory_order_relaxed)) atomic_store_explicit(best, per, memory_order_relaxed);
+}
+
 /* Checks a call of kernel k on units [begin, end), its buffers at pointers[0 .. buffers),
    against the memory's length, decides its split over at most threads threads (see
    MIN_PARALLEL_COST in glue.ts) and runs it: XK_OK, or XK_BAD_CALL / XK_FAULTED with what
@@ -510,18 +591,8 @@ static int xk_checked_run(const xk_program_t *m, int32_t k, uint8_t *mem, size_t
   if (end - begin < parts) parts = (int)(end - begin);
   if (e->scratch > 0 && ns < (size_t)parts) parts = (int)ns;
   if (parts < 1) parts = 1;
-  /* Split or not (see MIN_PARALLEL_COST in glue.ts); trial: which way this call is timed (-1: not timed). */
-  int trial = -1;
-  double cost = (double)(end - begin) * e->cost;
-  if (parts > 1 && cost < ${MIN_PARALLEL_COST}.0) parts = 1;
-  if (parts > 1 && cost < ${ALWAYS_PARALLEL_COST}.0 && begin == 0 && end == e->extent) {
-    xk_split_stats *st = &m->split[k];
-    uint32_t phase = atomic_fetch_add_explicit(&st->calls, 1, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
-    if (phase == 0) { atomic_store_explicit(&st->best[0], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->best[1], INT64_MAX, memory_order_relaxed); }
-    if (phase < ${2 * SPLIT_TRIALS}) trial = (int)(phase & 1);
-    int split = trial >= 0 ? trial : atomic_load_explicit(&st->best[1], memory_order_relaxed) < atomic_load_explicit(&st->best[0], memory_order_relaxed);
-    if (!split) parts = 1;
-  }
+  int trial;
+  parts = xk_decide(&m->split[k], (double)(end - begin) * e->cost, parts, &trial);
   /* Bounds, from the kernel's declared access; offsets wrap at 2^32 as in wasm32. */
   for (int32_t i = 0; i < e->buffers; i++) {
     uint64_t rb = e->row_bytes[i], lo, hi;
@@ -554,11 +625,7 @@ static int xk_checked_run(const xk_program_t *m, int32_t k, uint8_t *mem, size_t
     int64_t t0 = trial >= 0 ? xk_now_ns() : 0;
     xk_fault f = xk_run(e, mem, pointers, scratch, begin, end, &parts);
     /* A trial counts when it ran as asked (the pool may have been busy with another caller). */
-    if (trial >= 0 && parts == asked && f.sig == 0) {
-      int64_t took = xk_now_ns() - t0;
-      _Atomic int64_t *best = &m->split[k].best[trial];
-      if (took < atomic_load_explicit(best, memory_order_relaxed)) atomic_store_explicit(best, took, memory_order_relaxed);
-    }
+    if (trial >= 0 && parts == asked && f.sig == 0) xk_record(&m->split[k], trial, xk_now_ns() - t0, end - begin);
     if (f.sig != 0) {
       const char *what = f.sig == SIGSEGV ? "SIGSEGV (invalid memory access)" : f.sig == SIGBUS ? "SIGBUS (bus error)"
         : f.sig == SIGFPE ? "SIGFPE (arithmetic fault)" : "SIGILL (illegal instruction)";
@@ -595,6 +662,120 @@ static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
   return status == XK_OK ? NULL : xk_throw(env, status, message);
 }
 
+static inline int64_t xk_process_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One row group of runCalls: its kernels' calls (member0 .. members) in order on each block of rows. */
+typedef struct {
+  const xk_program_t *m; uint8_t *mem; size_t mem_length; const uint32_t *scratch; size_t ns; double *times;
+  const uint32_t *member0; uint32_t members; int64_t rows, block;
+  /* Parts the group was split into (1: run whole, its calls perhaps split one by one). */
+  int parts;
+  _Atomic int taken[XK_MAX_THREADS * XK_RANGES_PER_PART];
+  /* The first failure: its status (XK_OK: none), kernel and message; the other parts stop at their next call. */
+  _Atomic int status; int32_t failed_kernel; char message[256];
+  /* Split and timed: per kernel, the calling thread's wall time and every part's CPU time, in ns. */
+  int64_t *spent;
+  int64_t t0;
+  xk_part_trace trace[XK_MAX_THREADS];
+} xk_group;
+
+/* Whether a group may be split as one call (not one kernel over its whole extent: see runCalls). */
+static int xk_splits_group(int32_t threads, uint32_t members, int64_t rows, int64_t block) {
+  return xk_guard != NULL && threads > 1 && rows > 1 && members >= 1 && (members > 1 || block < rows);
+}
+
+/* The most parts a call over rows units may take: threads, and one scratch range a part where it uses scratch. */
+static int xk_group_parts(int32_t threads, int64_t rows, int scratched, size_t ns) {
+  int64_t parts = threads < XK_MAX_THREADS ? threads : XK_MAX_THREADS;
+  if (rows < parts) parts = rows;
+  if (scratched && (int64_t)ns < parts) parts = (int64_t)ns;
+  return parts < 1 ? 1 : (int)parts;
+}
+
+/* Runs rows [b0, e0) of the group in blocks on part p (its scratch range scratch[p]), each
+   call over at most threads threads; a failure is recorded in the group. */
+static void xk_group_rows(xk_group *gr, int p, int32_t threads, int64_t b0, int64_t e0) {
+  const xk_program_t *m = gr->m;
+  char message[256];
+  for (int64_t b = b0; b < e0; b += gr->block) {
+    int64_t e = e0 - b < gr->block ? e0 : b + gr->block;
+    const uint32_t *c = gr->member0;
+    for (uint32_t i = 0; i < gr->members; i++) {
+      if (atomic_load_explicit(&gr->status, memory_order_relaxed) != XK_OK) return;
+      int32_t k = (int32_t)c[0];
+      uint32_t slot = c[1], flags = c[2];
+      int32_t n = m->table[k].buffers;
+      const uint32_t *pointers = c + 3;
+      uint32_t args[XK_MAX_ARGS];
+      /* A buffer holding one block of rows: its offset in the part's scratch, moved back by the
+         block's first row (wrapping at 2^32, as the kernel's own arithmetic) so that the block's rows land in it. */
+      if (flags & 1) {
+        const uint32_t *row_bytes = pointers + n;
+        for (int32_t q = 0; q < n; q++) args[q] = row_bytes[q] == 0 ? pointers[q] : gr->scratch[p] + pointers[q] - (uint32_t)((uint64_t)b * row_bytes[q]);
+        pointers = args;
+      }
+      int64_t w0 = 0, c0 = 0;
+      if (gr->times != NULL) { w0 = xk_now_ns(); c0 = gr->spent == NULL ? xk_process_cpu_ns() : xk_thread_cpu_ns(); }
+      int status = xk_checked_run(m, k, gr->mem, gr->mem_length, pointers, gr->scratch + (gr->ns > (size_t)p ? p : 0), gr->ns > (size_t)p ? gr->ns - (size_t)p : 0, b, e, threads, message, sizeof message);
+      /* The CPU clock read first: its system call counts to the call's wall time too (as it did before groups were split). */
+      if (gr->times != NULL && gr->spent == NULL) {
+        int64_t c1 = xk_process_cpu_ns();
+        gr->times[2 * slot] += (double)(xk_now_ns() - w0);
+        gr->times[2 * slot + 1] += (double)(c1 - c0);
+      } else if (gr->times != NULL) {
+        int64_t *t = gr->spent + 2 * i;
+        __atomic_fetch_add(&t[1], xk_thread_cpu_ns() - c0, __ATOMIC_RELAXED);
+        if (p == 0) t[0] += xk_now_ns() - w0;
+      }
+      if (status != XK_OK) {
+        int none = XK_OK;
+        if (atomic_compare_exchange_strong(&gr->status, &none, XK_BAD_CALL)) {
+          gr->failed_kernel = k;
+          /* The call ran on one thread of a split group: which of the group's parts it was. */
+          if (gr->parts > 1) snprintf(gr->message, sizeof gr->message, "%.180s (part %d of %d of a row group split over threads)", message, p, gr->parts);
+          else memcpy(gr->message, message, sizeof message);
+          atomic_store(&gr->status, status);
+        }
+        return;
+      }
+      c += 3 + (size_t)n * ((flags & 1) ? 2 : 1);
+    }
+  }
+}
+
+/* Part p of a split group: ranges of rows claimed as xk_job_part claims units. */
+static void xk_group_part(void *ctx, int p, int parts) {
+  xk_group *gr = (xk_group *)ctx;
+  int ranges = parts * XK_RANGES_PER_PART, i = 0, r, last;
+  xk_part_trace t = { 0, 0, 0, 0, 0, -1 };
+  if (xk_trace_on) { t.start = xk_now_ns() - gr->t0; t.cpu = xk_thread_cpu_ns(); }
+  while (atomic_load_explicit(&gr->status, memory_order_relaxed) == XK_OK && xk_claim(gr->taken, p, parts, &i, &r, &last)) {
+    int64_t b = gr->rows * r / ranges, e = gr->rows * (last + 1) / ranges;
+    xk_group_rows(gr, p, 1, b, e);
+    t.units += e - b;
+    if (last < 63) t.ranges |= ((INT64_C(2) << last) - 1) & ~((INT64_C(1) << r) - 1);
+  }
+  if (xk_trace_on) {
+    t.end = xk_now_ns() - gr->t0;
+    t.cpu = xk_thread_cpu_ns() - t.cpu;
+#ifdef __linux__
+    t.core = sched_getcpu();
+#endif
+    gr->trace[p] = t;
+  }
+}
+
+/* XLATS_POOL_TRACE's line for a split group, as xk_run's for a call: its first kernel, its kernels, its rows. */
+static void xk_group_trace(const xk_group *gr, int parts) {
+  fprintf(stderr, "xk_pool_trace %s group of %u kernels, rows [0, %lld) in blocks of %lld, %.1f us", gr->m->table[gr->member0[0]].name, gr->members,
+    (long long)gr->rows, (long long)gr->block, (xk_now_ns() - gr->t0) / 1e3);
+  xk_trace_parts(gr->trace, parts);
+}
+
 /* runCalls(memory: Uint8Array, calls: Uint32Array, threads, scratch: Uint32Array, times: Float64Array | null):
    a list of kernel calls in one crossing (the executor's runs of consecutive C kernel
    steps; see encodeCalls in glue.ts for the layout). Each call is checked and split as
@@ -620,9 +801,14 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
   if (nc < 2) return xk_fail(env, "runCalls: no call list");
   /* The list is checked as it is read: a short or inconsistent one is a RangeError before its first call. */
   size_t at = 2;
+  /* The last group that will be split, if any: the pool is held awake until it has run (xk_pool_hold). */
+  int64_t hold_until = -1;
   for (uint32_t g = 0; g < calls[1]; g++) {
     if (at + 3 > nc || calls[at + 1] == 0) return xk_fail(env, "runCalls: a malformed group");
     size_t p = at + 3;
+    int64_t rows = calls[at], block = calls[at + 1];
+    double cost = 0;
+    int scratched = 0;
     for (uint32_t i = 0; i < calls[at + 2]; i++) {
       if (p + 3 > nc || calls[p] >= (uint32_t)m->count) return xk_fail(env, "runCalls: a malformed call");
       const xk_entry *e = &m->table[calls[p]];
@@ -630,49 +816,82 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
       if (e->buffers > XK_MAX_ARGS || p + 3 + n > nc) return xk_fail(env, "runCalls: a malformed call");
       if (times != NULL && 2 * (size_t)calls[p + 1] + 1 >= nt) return xk_fail(env, "runCalls: a call's time slot is outside times");
       if ((calls[p + 2] & 1) && ns < 1) return xk_fail(env, "runCalls: block buffers need scratch");
+      cost += (double)rows * e->cost;
+      if ((calls[p + 2] & 1) || e->scratch > 0) scratched = 1;
+      /* One kernel over its whole extent: xk_checked_run decides its split (its own scratch per part). */
+      if (calls[at + 2] == 1 && block >= rows && xk_guard != NULL && xk_would_split(&m->split[calls[p]], cost, xk_group_parts(threads, rows, e->scratch > 0, ns))) hold_until = g;
       p += 3 + n;
     }
+    if (xk_splits_group(threads, calls[at + 2], rows, block) && xk_would_split(&m->split[calls[at + 3]], cost, xk_group_parts(threads, rows, scratched, ns))) hold_until = g;
     at = p;
   }
   at = 2;
+  if (hold_until >= 0) xk_guard->hold(1);
+  xk_group gr;
+  gr.m = m; gr.mem = (uint8_t *)mem; gr.mem_length = mem_length; gr.scratch = scratch; gr.ns = ns; gr.times = times;
   for (uint32_t g = 0; g < calls[1]; g++) {
     int64_t rows = calls[at], block = calls[at + 1];
     uint32_t members = calls[at + 2];
     size_t first = at + 3, p = first;
-    for (int64_t b = 0; b < rows; b += block) {
-      int64_t e = rows - b < block ? rows : b + block;
-      p = first;
-      for (uint32_t i = 0; i < members; i++) {
-        int32_t k = (int32_t)calls[p];
-        uint32_t slot = calls[p + 1], flags = calls[p + 2];
-        int32_t n = m->table[k].buffers;
-        const uint32_t *pointers = calls + p + 3;
-        uint32_t args[XK_MAX_ARGS];
-        /* A buffer holding one block of rows: its offset in thread 0's scratch, moved back by the
-           block's first row (wrapping at 2^32, as the kernel's own arithmetic) so that the block's rows land in it. */
-        if (flags & 1) {
-          const uint32_t *row_bytes = pointers + n;
-          for (int32_t q = 0; q < n; q++) args[q] = row_bytes[q] == 0 ? pointers[q] : scratch[0] + pointers[q] - (uint32_t)((uint64_t)b * row_bytes[q]);
-          pointers = args;
+    /* The group's cost, and whether it uses scratch (block buffers, or a kernel's own). */
+    double cost = 0;
+    int scratched = 0;
+    for (uint32_t i = 0; i < members; i++) {
+      const xk_entry *e = &m->table[calls[p]];
+      cost += (double)rows * e->cost;
+      if ((calls[p + 2] & 1) || e->scratch > 0) scratched = 1;
+      p += 3 + (size_t)e->buffers * ((calls[p + 2] & 1) ? 2 : 1);
+    }
+    gr.member0 = calls + first; gr.members = members; gr.rows = rows; gr.block = block; gr.spent = NULL; gr.parts = 1;
+    atomic_store(&gr.status, XK_OK);
+    /* A group of several kernels, or of one in blocks, is split as one call (as the
+       WebAssembly pool's runGroup): each thread runs its rows block by block through every
+       kernel, and reads rows it wrote itself, instead of every block being a split call of
+       its own (parts of a few microseconds, each a hand-off: GPT-2's layer norms and
+       heads' transposes ran 2x slower at two threads so, 2026-12-01). One kernel over its
+       whole extent is split by xk_checked_run (its trace, its own scratch per thread). */
+    int parts = 1, trial = -1, whole = xk_splits_group(threads, members, rows, block);
+    if (whole) parts = xk_decide(&m->split[calls[first]], cost, xk_group_parts(threads, rows, scratched, ns), &trial);
+    int64_t t0 = trial >= 0 || times != NULL ? xk_now_ns() : 0;
+    if (parts <= 1) {
+      /* Decided whole, the group's calls are not split one by one either. */
+      xk_group_rows(&gr, 0, whole ? 1 : threads, 0, rows);
+    } else {
+      int asked = parts;
+      for (int r = 0; r < parts * XK_RANGES_PER_PART; r++) atomic_init(&gr.taken[r], 0);
+      gr.spent = NULL;
+      if (times != NULL && (gr.spent = calloc(2 * (size_t)members, sizeof(int64_t))) == NULL) parts = 1;
+      int64_t c0 = times != NULL ? xk_process_cpu_ns() : 0;
+      if (xk_trace_on < 0) xk_trace_on = getenv("XLATS_POOL_TRACE") != NULL;
+      if (xk_trace_on) { memset(gr.trace, 0, sizeof gr.trace); gr.t0 = t0 = xk_now_ns(); }
+      gr.parts = parts;
+      if (parts > 1) parts = xk_guard->parallel(xk_group_part, &gr, parts);
+      else xk_group_part(&gr, 0, 1);
+      if (trial >= 0 && parts == asked && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], trial, xk_now_ns() - t0, rows);
+      if (xk_trace_on && parts > 1) xk_group_trace(&gr, parts);
+      trial = -1;
+      if (gr.spent != NULL) {
+        /* Each kernel's wall time of the calling thread's part and CPU time of every part; the
+           rest of the group's (handing parts out, waiting for them) counts to its last kernel. */
+        int64_t wall = xk_now_ns() - t0, cpu = xk_process_cpu_ns() - c0;
+        const uint32_t *c = gr.member0;
+        for (uint32_t i = 0; i < members; i++) {
+          times[2 * c[1]] += (double)gr.spent[2 * i];
+          times[2 * c[1] + 1] += (double)gr.spent[2 * i + 1];
+          wall -= gr.spent[2 * i]; cpu -= gr.spent[2 * i + 1];
+          if (i + 1 == members) { times[2 * c[1]] += (double)wall; times[2 * c[1] + 1] += (double)cpu; }
+          c += 3 + (size_t)m->table[c[0]].buffers * ((c[2] & 1) ? 2 : 1);
         }
-        int64_t w0 = 0, c0 = 0;
-        struct timespec ts;
-        if (times != NULL) { w0 = xk_now_ns(); clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); c0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec; }
-        int status = xk_checked_run(m, k, (uint8_t *)mem, mem_length, pointers, scratch, ns, b, e, threads, message, sizeof message);
-        if (times != NULL) {
-          clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-          times[2 * slot] += (double)(xk_now_ns() - w0);
-          times[2 * slot + 1] += (double)((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - c0);
-        }
-        if (status != XK_OK) {
-          calls[0] = (uint32_t)k;
-          return xk_throw(env, status, message);
-        }
-        p += 3 + (size_t)n * ((flags & 1) ? 2 : 1);
+        free(gr.spent);
       }
     }
-    /* A group of no rows ran nothing: its members are skipped all the same. */
-    if (rows == 0) for (uint32_t i = 0; i < members; i++) p += 3 + (size_t)m->table[calls[p]].buffers * ((calls[p + 2] & 1) ? 2 : 1);
+    if (trial >= 0 && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], trial, xk_now_ns() - t0, rows);
+    if (atomic_load(&gr.status) != XK_OK) {
+      if (hold_until >= (int64_t)g) xk_guard->hold(0);
+      calls[0] = (uint32_t)gr.failed_kernel;
+      return xk_throw(env, atomic_load(&gr.status), gr.message);
+    }
+    if (hold_until == (int64_t)g) xk_guard->hold(0);
     at = p;
   }
   return NULL;

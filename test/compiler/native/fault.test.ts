@@ -87,6 +87,25 @@ test("a fault on a pool thread is reported to the caller, after every thread has
   assert.equal(firstRange[extent / 4 - 1], extent / 4 - 1);
 });
 
+test("a fault in a row group split over the pool names the kernel and the group's part, after every part has finished", (t) => {
+  if (!needsCompiler(t)) return;
+  const extent = 1 << 16;
+  // Two kernels over the same rows in blocks, costly enough that the group always splits as one call.
+  const cost = ALWAYS_PARALLEL_COST / extent;
+  const m = buildTestModule([testKernel("group_fault", NULL_STORE_PAST_FIRST_PART, extent, cost), testKernel("group_fine", "", extent, cost)], "grouped_program");
+  const mem = new WebAssembly.Memory({ initial: 8 });
+  const members = [{ kernel: 1, timeSlot: 0, pointers: [64] }, { kernel: 0, timeSlot: 1, pointers: [64] }];
+  const calls = m.prepareCalls([{ rows: extent, block: extent / 8, members }], { memory: mem, threads: 2, scratchOffsets: [] });
+  assert.throws(() => calls.run(), (e: Error) => {
+    assert.ok(e instanceof NativeFaultError && e.kernel === "group_fault", String(e));
+    assert.match(e.message, /SIGSEGV \(invalid memory access\) at address 0x10, .*\(part [01] of 2 of a row group split over threads\)/);
+    return true;
+  });
+  // The group's first block, which does not fault, ran through both kernels.
+  const firstBlock = new Float32Array(mem.buffer, 64, extent / 8);
+  assert.equal(firstBlock[extent / 8 - 1], extent / 8 - 1);
+});
+
 // (module (memory 1) (func (export "f") (result i32) (i32.load (i32.const 0x80000000))))
 const OUT_OF_BOUNDS = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7f, 3, 2, 1, 0, 5, 3, 1, 0, 1, 7, 5, 1, 1, 0x66, 0, 0,

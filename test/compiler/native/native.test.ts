@@ -4,13 +4,14 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, compileManySync, compileSync } from "../../../src/compiler/index.js";
 import { buildNativeModuleSync } from "../../../src/compiler/native/build.js";
+import { ALWAYS_PARALLEL_COST } from "../../../src/compiler/native/glue.js";
 import { PRELUDE } from "../../../src/compiler/native/prelude.js";
 import { linkerCommand, nativeBuildStats, nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 import { isProgramNativeKernel } from "../../../src/compiler/routines.js";
@@ -354,6 +355,27 @@ test("programs compiled together (compileManySync) share one module, built by on
     assert.ok(group.kind === "group" && group.steps.every((k) => exes[1]!.kernelTimes![2 * k.kernel]! > 0), "the softmax's row group ran from its call list");
   } finally {
     for (const exe of exes) exe.delete();
+
+test("a row group is split as one call: each thread runs whole rows through every kernel, every row once, one thread's bits", async (t) => {
+  if (!needsCompiler(t)) return;
+  const child = fileURLToPath(new URL("./row_group_trace_child.js", import.meta.url));
+  const r = spawnSync(process.execPath, [child], { env: { ...process.env, XLATS_POOL_TRACE: "1" }, encoding: "utf8", timeout: 300_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const { rows, block, members, cost, same } = JSON.parse(r.stdout) as { rows: number; block: number; members: number; cost: number; same: boolean };
+  assert.ok(same, "two threads gave other bits than one");
+  assert.ok(cost >= ALWAYS_PARALLEL_COST && block < rows && members === 3, `cost ${cost}, block ${block} of ${rows} rows, ${members} kernels`);
+  // One line per run (not one per block: the group is one split call).
+  const lines = r.stderr.split("\n").filter((l) => l.startsWith("xk_pool_trace ") && l.includes(" group of "));
+  assert.equal(lines.length, 3, r.stderr);
+  for (const line of lines) {
+    assert.match(line, new RegExp(`group of 3 kernels, rows \\[0, ${rows}\\) in blocks of ${block}, [\\d.]+ us`));
+    const parts = [...line.matchAll(/\| part (\d) ([\d.]+)-([\d.]+) us cpu ([\d.]+) us units (\d+) ranges ([0-9a-f]+) core (-?\d+)/g)];
+    assert.equal(parts.length, 2, line);
+    // Each of the 2 x 2 ranges of rows ran on exactly one part; the parts' rows add up to the group's.
+    const masks = parts.map((p) => parseInt(p[6]!, 16));
+    assert.equal(masks[0]! & masks[1]!, 0, line);
+    assert.equal(masks[0]! | masks[1]!, 0xf, line);
+    assert.equal(parts.reduce((sum, p) => sum + Number(p[5]), 0), rows, line);
   }
 });
 
