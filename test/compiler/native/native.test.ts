@@ -355,6 +355,8 @@ test("programs compiled together (compileManySync) share one module, built by on
     assert.ok(group.kind === "group" && group.steps.every((k) => exes[1]!.kernelTimes![2 * k.kernel]! > 0), "the softmax's row group ran from its call list");
   } finally {
     for (const exe of exes) exe.delete();
+  }
+});
 
 test("a row group is split as one call: each thread runs whole rows through every kernel, every row once, one thread's bits", async (t) => {
   if (!needsCompiler(t)) return;
