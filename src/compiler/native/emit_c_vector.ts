@@ -16,7 +16,8 @@
 // along the row, + - * / min max abs neg sqrt rsqrt, the transcendentals of
 // VECTOR_MATH, and selects by a pred loaded along the row (a masked softmax's mask: in
 // the scalar form GCC vectorized its exp with two multiplies that underflow on every
-// masked element, an assist each on Zen 5; vscalefps takes none). Anything else raises DeclinedError, and the kernel keeps its scalar form only.
+// masked element, an assist each on Zen 5; vscalefps takes none). Anything else raises
+// DeclinedError, and the kernel keeps its scalar form only.
 
 import type { KernelGraph, Node } from "../kernel/graph.js";
 import { approximationName, type ApproximationName } from "../kernel/approximations.js";
