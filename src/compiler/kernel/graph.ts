@@ -14,6 +14,7 @@
 // into one affine offset, and a kernel loop over [2048, 2048] collapse into one.
 
 import type { ElementType } from "../../types/element_type.js";
+import { appendAll } from "../../types/arrays.js";
 
 /** Condition on indices (in-bounds tests of pad and concatenate). */
 export type NodeType = ElementType | "idx" | "cond";
@@ -95,6 +96,16 @@ export class KernelGraph {
 
   node(id: number): Node {
     return this.nodes[id]!;
+  }
+
+  /** A copy to build trial nodes in: a node built in both is the same id in both (hash-consing). */
+  clone(): KernelGraph {
+    const c = new KernelGraph();
+    appendAll(c.nodes, this.nodes);
+    appendAll(c.ranges, this.ranges);
+    for (const [k, v] of this.byKey) c.byKey.set(k, v);
+    for (const [k, v] of this.varSizes) c.varSizes.set(k, v);
+    return c;
   }
 
   range(id: number): Range {

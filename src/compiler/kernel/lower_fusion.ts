@@ -123,6 +123,11 @@ class Lowering {
   core: { readonly inst: Instruction; readonly operand: number } | undefined;
   /** What each load node reads (for signOf). */
   readonly loads = new Map<number, LoadIndex>();
+  /**
+   * Rebuilding a producer's expression (rowMaxOf): the instructions of its computation that
+   * this fusion reads as operands (by operand number); any other parameter fails.
+   */
+  substitutes: ReadonlyMap<Instruction, number> | undefined;
 
   constructor(readonly comp: Computation, readonly g: KernelGraph = new KernelGraph(), readonly maxima: readonly RowMaximum[] = []) {}
 
@@ -136,15 +141,50 @@ class Lowering {
     return v;
   }
 
+  /**
+   * For signOf at domain index `idx`: each max accumulator → the value it reduces, and
+   * the load of each row maximum of a producer's expression (RowMaximum's value) at
+   * idx's row → that expression at idx, rebuilt in a copy of the graph (hash-consing
+   * gives an existing node's id only when this fusion computes the same expression from
+   * the same operands; a new id, which no node here has, otherwise).
+   */
+  private rowMaxOf(idx: readonly number[]): ReadonlyMap<number, number> {
+    const pairs = new Map(this.maxAccums);
+    for (const m of this.maxima) {
+      if (m.value === undefined || arrayOf(m.value.inst).dimensions.length !== idx.length) continue;
+      const scratch = this.g.clone();
+      const maxShape = arrayOf(this.comp.parameters[m.max]!);
+      const kept = idx.filter((_, d) => !m.dims.includes(d));
+      if (kept.length !== maxShape.dimensions.length) continue;
+      const maxLoad = scratch.load(m.max, maxShape.elementType, rowMajorOffset(scratch, kept, maxShape.dimensions));
+      const rebuild = new Lowering(m.value.computation, scratch);
+      rebuild.substitutes = m.value.operands;
+      let value: number;
+      try {
+        value = rebuild.at(m.value.inst, idx);
+      } catch (e) {
+        if (e instanceof Fail) continue;
+        throw e;
+      }
+      if (maxLoad < this.g.nodes.length && value < this.g.nodes.length) pairs.set(maxLoad, value);
+    }
+    return pairs;
+  }
+
   private lower(inst: Instruction, idx: readonly number[]): number {
     const g = this.g;
     const opcode: Opcode = inst.opcode;
     if (inst === this.core?.inst) return g.load(this.core.operand, arrayOf(inst).elementType, rowMajorOffset(g, idx, arrayOf(inst).dimensions));
+    if (this.substitutes !== undefined) {
+      const operand = this.substitutes.get(inst);
+      if (operand !== undefined) return g.load(operand, arrayOf(inst).elementType, rowMajorOffset(g, idx, arrayOf(inst).dimensions));
+      if (opcode === "parameter") return fail(`${inst.name}: not read by the fusion`);
+    }
     if (inst.shape.kind === "array") checkType(inst.shape.elementType, inst.name);
     for (const o of inst.operands) if (o.shape.kind === "array") checkType(o.shape.elementType, o.name);
     if (FUSIBLE_ELEMENTWISE.has(opcode)) {
       const args = inst.operands.map((o) => this.at(o, arrayOf(o).dimensions.length === 0 ? [] : idx));
-      if (opcode === "exp" && signOf(g, args[0]!, this.loads, this.maxima, this.maxAccums) === "nonPositive") {
+      if (opcode === "exp" && signOf(g, args[0]!, this.loads, this.maxima, this.rowMaxOf(idx)) === "nonPositive") {
         return g.op("exp", arrayOf(inst).elementType, args, EXP_OF_NON_POSITIVE);
       }
       const r = SCALAR_OPS[opcode as FusibleElementwiseOpcode](g, inst, args);

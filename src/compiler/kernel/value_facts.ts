@@ -5,39 +5,72 @@
 // exp(x - max) subtracts from each element the maximum of its own row, computed by the
 // fusion that produces that operand (an XLA row max: a reduce with a max reducer).
 
-import { binaryReducerOpcode, type Instruction } from "../../ir/computation.js";
+import { binaryReducerOpcode, type Computation, type Instruction } from "../../ir/computation.js";
 import { constantValue, type KernelGraph } from "./graph.js";
 
-/** Operand `max` of a fusion holds, at each index of the kept dimensions, the maximum over `dims` of operand `of`. */
+/**
+ * Operand `max` of a fusion holds, at each index of the kept dimensions, the maximum over
+ * `dims` of either operand `of`, or `value`: an expression of the fusion that produced
+ * the maxima (the reduce's input in `computation`), whose parameters and outputs the
+ * fusion reads as its operands (`operands`: instruction of `computation` → operand
+ * number). GPT-2's masked softmax is the second kind: one fusion computes
+ * select(mask, x·scale, -1e9), its row max and the mask; the next computes the same
+ * select from x and that mask and subtracts the max (lower_fusion.ts rebuilds the
+ * expression in its own graph to see that it is the same).
+ */
 export interface RowMaximum {
   readonly max: number;
-  readonly of: number;
+  readonly of?: number;
+  readonly value?: { readonly computation: Computation; readonly inst: Instruction; readonly operands: ReadonlyMap<Instruction, number> };
   readonly dims: readonly number[];
 }
 
-/** The maximum reduce that an operand of a fusion is, if it is one: a reduce, or a fusion (or its tuple element) whose root is one, of its own parameter. */
-function maximumOf(operand: Instruction): { readonly of: Instruction; readonly dims: readonly number[] } | undefined {
+/** What a row maximum is of: a reduce with a max reducer, or a fusion's (or its tuple element's) root reduce, and its input. */
+interface MaximumOf {
+  readonly dims: readonly number[];
+  /** The reduce's input when it is an operand of the producer (a reduce, or a fusion's parameter): that operand. */
+  readonly of?: Instruction;
+  /** The reduce's input inside a producing fusion's computation otherwise. */
+  readonly value?: { readonly producer: Instruction<"fusion">; readonly inst: Instruction };
+}
+
+/** The maximum reduce that an operand of a fusion is, if it is one. */
+function maximumOf(operand: Instruction): MaximumOf | undefined {
   let producer = operand;
   let element = -1;
   if (producer.opcode === "getTupleElement") {
     element = (producer as Instruction<"getTupleElement">).attrs.index;
     producer = producer.operands[0]!;
   }
-  let reduce: Instruction | undefined = producer;
-  let inputs: readonly Instruction[] = producer.operands;
-  if (producer.opcode === "fusion") {
-    const root = (producer as Instruction<"fusion">).attrs.calledComputation.root;
-    reduce = element >= 0 ? (root.opcode === "tuple" ? root.operands[element] : undefined) : root;
-    // The reduce's input must be a parameter of the fused computation: the fusion's operand.
-    const input = reduce?.operands[0];
-    inputs = input?.opcode === "parameter" ? [producer.operands[(input as Instruction<"parameter">).attrs.number]!] : [];
-  } else if (element >= 0) {
-    return undefined;
-  }
-  if (reduce?.opcode !== "reduce" || reduce.operands.length !== 2 || inputs[0] === undefined) return undefined;
+  if (producer.opcode !== "fusion" && element >= 0) return undefined;
+  const root = producer.opcode === "fusion" ? (producer as Instruction<"fusion">).attrs.calledComputation.root : undefined;
+  const reduce = root === undefined ? producer : element >= 0 ? (root.opcode === "tuple" ? root.operands[element] : undefined) : root;
+  if (reduce?.opcode !== "reduce" || reduce.operands.length !== 2) return undefined;
   const r = reduce as Instruction<"reduce">;
   if (binaryReducerOpcode(r.attrs.toApply) !== "maximum") return undefined;
-  return { of: inputs[0], dims: r.attrs.dimensions };
+  const input = reduce.operands[0]!;
+  if (root === undefined) return { of: input, dims: r.attrs.dimensions };
+  // In a fusion: the operand a parameter stands for, or the expression itself.
+  if (input.opcode === "parameter") return { of: producer.operands[(input as Instruction<"parameter">).attrs.number]!, dims: r.attrs.dimensions };
+  return { value: { producer: producer as Instruction<"fusion">, inst: input }, dims: r.attrs.dimensions };
+}
+
+/**
+ * The operands of fusion `inst` by what they stand for in `producer`'s computation: its
+ * parameters (`inst` reads the same value) and the elements of its root tuple (`inst`
+ * reads them as tuple elements of `producer`).
+ */
+function producerOperands(inst: Instruction<"fusion">, producer: Instruction<"fusion">): Map<Instruction, number> {
+  const comp = producer.attrs.calledComputation;
+  const out = new Map<Instruction, number>();
+  inst.operands.forEach((o, k) => {
+    const p = producer.operands.indexOf(o);
+    if (p >= 0) out.set(comp.parameters[p]!, k);
+    if (o.opcode === "getTupleElement" && o.operands[0] === producer && comp.root.opcode === "tuple") {
+      out.set(comp.root.operands[(o as Instruction<"getTupleElement">).attrs.index]!, k);
+    }
+  });
+  return out;
 }
 
 /** The row maxima among the operands of fusion `inst` (softmax's max, read by its exp(x - max) fusion). */
@@ -46,6 +79,11 @@ export function rowMaxima(inst: Instruction<"fusion">): RowMaximum[] {
   inst.operands.forEach((operand, max) => {
     const m = maximumOf(operand);
     if (m === undefined) return;
+    if (m.value !== undefined) {
+      const { producer, inst: value } = m.value;
+      out.push({ max, dims: m.dims, value: { computation: producer.attrs.calledComputation, inst: value, operands: producerOperands(inst, producer) } });
+      return;
+    }
     inst.operands.forEach((o, of) => { if (o === m.of) out.push({ max, of, dims: m.dims }); });
   });
   return out;
@@ -62,19 +100,22 @@ export type Sign = "nonPositive" | "nonNegative";
 /**
  * Whether node `id` is never positive (or never negative): NaN is allowed either way,
  * since the consumers pass it through. `loads` says what each load node reads, for the
- * row maxima.
+ * row maxima of operands; `rowMaxOf` maps a node that is a row's maximum (a max
+ * reduction's accumulator, or the load of a maximum of an expression at that row) to
+ * the node of the value it is the maximum of.
  */
 export function signOf(
   g: KernelGraph, id: number, loads: ReadonlyMap<number, LoadIndex>, maxima: readonly RowMaximum[],
-  maxAccums: ReadonlyMap<number, number> = new Map(),
+  rowMaxOf: ReadonlyMap<number, number> = new Map(),
 ): Sign | undefined {
   const memo = new Map<number, Sign | undefined>();
   const flip = (s: Sign | undefined): Sign | undefined => (s === "nonPositive" ? "nonNegative" : s === "nonNegative" ? "nonPositive" : undefined);
   const both = (a: Sign | undefined, b: Sign | undefined): Sign | undefined => (a === b ? a : undefined);
   const below = (a: number, b: number): boolean => {
     // a ≤ b when b is the maximum of a's own row: a max reduction of a in the same fusion
-    // (a row pipeline), or an operand that holds the row maxima of a's operand.
-    if (maxAccums.get(b) === a) return true;
+    // (a row pipeline), the maximum of a's expression at a's row, or an operand that
+    // holds the row maxima of a's operand.
+    if (rowMaxOf.get(b) === a) return true;
     const la = loads.get(a);
     const lb = loads.get(b);
     if (la === undefined || lb === undefined) return false;

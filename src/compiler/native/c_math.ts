@@ -232,6 +232,8 @@ static inline xk_vf xk_vldexp(xk_vf p, xk_vf n) { return (xk_vf)_mm512_scalef_ps
 static inline xk_vf xk_vsel(xk_vi m, xk_vf a, xk_vf b) {
   return (xk_vf)_mm512_mask_blend_ps(_mm512_test_epi32_mask((__m512i)m, (__m512i)m), (__m512)b, (__m512)a);
 }
+/* Sixteen pred bytes (0 or 1) as xk_vsel's lanes. */
+static inline xk_vi xk_vloadpred(const uint8_t *p) { return (xk_vi)_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p)); }
 static inline xk_vu xk_vseli(xk_vi m, xk_vu a, xk_vu b) {
   return (xk_vu)_mm512_mask_blend_epi32(_mm512_test_epi32_mask((__m512i)m, (__m512i)m), (__m512i)b, (__m512i)a);
 }
@@ -287,6 +289,11 @@ static inline xk_vf xk_vsel(xk_vi m, xk_vf a, xk_vf b) {
   return r.f;
 }
 static inline xk_vu xk_vseli(xk_vi m, xk_vu a, xk_vu b) { return (xk_vu)xk_vsel(m, (xk_vf)a, (xk_vf)b); }
+static inline xk_vi xk_vloadpred(const uint8_t *p) {
+  xk_vh r;
+  for (int k = 0; k < 2; k++) r.n[k] = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 8 * k)));
+  return r.i;
+}
 static inline void xk_vstream(float *p, xk_vf v) { xk_vh x = { .f = v }; _mm256_stream_ps(p, x.h[0]); _mm256_stream_ps(p + 8, x.h[1]); }
 #endif
 static inline xk_vf xk_vmaxf(xk_vf a, xk_vf b) { return xk_vextremum(a, b, 1); }

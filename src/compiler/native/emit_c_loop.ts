@@ -32,7 +32,7 @@ import { hasVectorForm, STREAM_MIN_BYTES, VECTOR_MIN_ELEMENTS, VectorValues, vec
 export const NATIVE_VECTOR_TARGET: VectorTarget = {
   vectorBytes: 64,
   laneBytes: (t) => (t === "f64" || t === "s64" || t === "u64" ? 8 : 4),
-  vectorizable: (_g, n) => hasVectorForm(n),
+  vectorizable: (g, n) => hasVectorForm(g, n),
   storesVector: (t) => t === "f32",
   unroll: { copies: 1, maxBody: 0 },
   minVectorElements: VECTOR_MIN_ELEMENTS,
@@ -111,7 +111,8 @@ class CKernelPrinter extends KernelTextPrinter {
 
   private vectorLoad(n: Node): string | undefined {
     const r = this.k.rowLoads.get(n.id);
-    return r === undefined || r.stride !== 1 || n.type !== "f32" ? undefined : `xk_vload(${r.pointer} + ${this.at})`;
+    if (r === undefined || r.stride !== 1) return undefined;
+    return n.type === "f32" ? `xk_vload(${r.pointer} + ${this.at})` : n.type === "pred" ? `xk_vloadpred(${r.pointer} + ${this.at})` : undefined;
   }
 
   protected own(st: Stmt, indent: string): void {

@@ -13,8 +13,11 @@
 // give the same bits.
 //
 // Only what keeps that promise cheaply is written here: f32 values, loads contiguous
-// along the row, + - * / min max abs neg sqrt rsqrt, and the transcendentals of
-// VECTOR_MATH. Anything else raises DeclinedError, and the kernel keeps its scalar form only.
+// along the row, + - * / min max abs neg sqrt rsqrt, the transcendentals of
+// VECTOR_MATH, and selects by a pred loaded along the row (a masked softmax's mask: in
+// the scalar form GCC vectorized its exp with two multiplies that underflow on every
+// masked element, an assist each on Zen 5; vscalefps takes none). Anything else raises
+// DeclinedError, and the kernel keeps its scalar form only.
 
 import type { KernelGraph, Node } from "../kernel/graph.js";
 import { approximationName, type ApproximationName } from "../kernel/approximations.js";
@@ -31,10 +34,19 @@ const VECTOR_MATH = new Set<ApproximationName | undefined>(["exp", "expNonPositi
 /** The other ops with a vector form here (VectorValues.expr). */
 const VECTOR_OPS = new Set(["load", "add", "sub", "mul", "div", "max", "min", "neg", "abs", "sqrt", "rsqrt"]);
 
-/** Whether VectorValues writes node n on sixteen lanes (a load only where it is contiguous, which its caller checks). */
-export function hasVectorForm(n: Node): boolean {
-  return n.type === "f32" && (VECTOR_OPS.has(n.op) || VECTOR_MATH.has(approximationName(n)));
+/**
+ * Whether VectorValues writes node n on sixteen lanes (a load only where it is
+ * contiguous, which its caller checks): f32 values, pred loads, and f32 selects by a pred
+ * load.
+ */
+export function hasVectorForm(g: KernelGraph, n: Node): boolean {
+  if (n.type === "pred") return n.op === "load";
+  if (n.type !== "f32") return false;
+  if (n.op === "select") return isPredLoad(g.node(n.args[0]!));
+  return VECTOR_OPS.has(n.op) || VECTOR_MATH.has(approximationName(n));
 }
+
+const isPredLoad = (n: Node): boolean => n.op === "load" && n.type === "pred";
 
 /** Outputs at least this large are written by streaming stores where a kernel has its vector form (they would only evict its inputs from the caches). */
 export const STREAM_MIN_BYTES = 8 << 20;
@@ -66,8 +78,14 @@ export class VectorValues {
     for (const id of ids) {
       const n = this.g.node(id);
       if (n.type === "idx" || n.type === "cond") continue;
-      if (n.type !== "f32") decline(`${n.op} of ${n.type} along the row has no vector form`);
       const name = `${this.prefix}${id}`;
+      if (isPredLoad(n)) {
+        // A mask for xk_vsel: each lane nonzero where the byte is.
+        out.push(`const xk_vi ${name} = ${this.load(n) ?? decline("a pred load that is not contiguous along the row")};`);
+        this.names.set(id, name);
+        continue;
+      }
+      if (n.type !== "f32") decline(`${n.op} of ${n.type} along the row has no vector form`);
       out.push(`const xk_vf ${name} = ${this.expr(n)};`);
       this.names.set(id, name);
     }
@@ -98,6 +116,12 @@ export class VectorValues {
       case "abs": return `xk_vabs(${x()})`;
       case "sqrt": return `xk_vsqrt(${x()})`;
       case "rsqrt": return `(xk_vsplat(1.0f) / xk_vsqrt(${x()}))`;
+      case "select": {
+        // The mask must vary along the row (a loaded pred); a row's one pred stays scalar.
+        const mask = isPredLoad(this.g.node(a!)) ? this.names.get(a!) : undefined;
+        if (mask === undefined) return decline("a select by a pred that is not loaded along the row");
+        return `xk_vsel(${mask}, ${y()}, ${this.operand(n.args[2]!)})`;
+      }
       default: break;
     }
     const op = approximationName(n);

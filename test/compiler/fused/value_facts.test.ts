@@ -14,6 +14,7 @@ import { rowMaxima, type RowMaximum } from "../../../src/compiler/kernel/value_f
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { rng } from "../../support/prng.js";
+import { parseHlo } from "../../../src/text/hlo/index.js";
 import { separateFusionsPipeline } from "../../support/pipelines.js";
 import { runKernel, SCALAR_TARGET, TARGET, ulpDistance } from "./harness.js";
 
@@ -105,4 +106,84 @@ test("softmax's exp fusion learns that its first operand is the row maximum of i
   const facts = fusions.map((f) => rowMaxima(f));
   assert.deepEqual(facts.filter((f) => f.length > 0), [[{ max: 0, of: 1, dims: [1] }]], exe.dump());
   exe.delete();
+});
+
+/**
+ * GPT-2's masked softmax after fusion: the first fusion computes select(causal mask,
+ * x·0.125, -1e9), its row max, and the mask (a second output); the second reads x, the
+ * mask and the max, and computes select(mask, x·`scale`, -1e9) - max. The exp there is
+ * of a non-positive value only when it is the same select (scale 0.125).
+ */
+function maskedSoftmaxModule(scale: string): string {
+  return `HloModule masked_softmax
+
+%max_f32 (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %m = f32[] maximum(f32[] %a, f32[] %b)
+}
+
+%fused_max (p0: f32[2,8,8]) -> (f32[2,8], pred[2,8,8]) {
+  %i0 = s32[2,8,8]{2,1,0} iota(), iota_dimension=2
+  %i1 = s32[2,8,8]{2,1,0} iota(), iota_dimension=1
+  %mask = pred[2,8,8]{2,1,0} compare(s32[2,8,8]{2,1,0} %i0, s32[2,8,8]{2,1,0} %i1), direction=LE
+  %c0 = f32[] constant(0.125)
+  %b0 = f32[2,8,8]{2,1,0} broadcast(f32[] %c0), dimensions={}
+  %p0 = f32[2,8,8]{2,1,0} parameter(0)
+  %s0 = f32[2,8,8]{2,1,0} multiply(f32[2,8,8]{2,1,0} %p0, f32[2,8,8]{2,1,0} %b0)
+  %c1 = f32[] constant(-1000000000)
+  %b1 = f32[2,8,8]{2,1,0} broadcast(f32[] %c1), dimensions={}
+  %sel = f32[2,8,8]{2,1,0} select(pred[2,8,8]{2,1,0} %mask, f32[2,8,8]{2,1,0} %s0, f32[2,8,8]{2,1,0} %b1)
+  %ninf = f32[] constant(-inf)
+  %r = f32[2,8]{1,0} reduce(f32[2,8,8]{2,1,0} %sel, f32[] %ninf), dimensions={2}, to_apply=%max_f32
+  ROOT %t = (f32[2,8]{1,0}, pred[2,8,8]{2,1,0}) tuple(f32[2,8]{1,0} %r, pred[2,8,8]{2,1,0} %mask)
+}
+
+%fused_exp (q0: f32[2,8,8], q1: pred[2,8,8], q2: f32[2,8]) -> f32[2,8,8] {
+  %c2 = f32[] constant(${scale})
+  %b2 = f32[2,8,8]{2,1,0} broadcast(f32[] %c2), dimensions={}
+  %q0 = f32[2,8,8]{2,1,0} parameter(0)
+  %s1 = f32[2,8,8]{2,1,0} multiply(f32[2,8,8]{2,1,0} %q0, f32[2,8,8]{2,1,0} %b2)
+  %c3 = f32[] constant(-1000000000)
+  %b3 = f32[2,8,8]{2,1,0} broadcast(f32[] %c3), dimensions={}
+  %q1 = pred[2,8,8]{2,1,0} parameter(1)
+  %sel1 = f32[2,8,8]{2,1,0} select(pred[2,8,8]{2,1,0} %q1, f32[2,8,8]{2,1,0} %s1, f32[2,8,8]{2,1,0} %b3)
+  %q2 = f32[2,8]{1,0} parameter(2)
+  %bm = f32[2,8,8]{2,1,0} broadcast(f32[2,8]{1,0} %q2), dimensions={0,1}
+  %d = f32[2,8,8]{2,1,0} subtract(f32[2,8,8]{2,1,0} %sel1, f32[2,8,8]{2,1,0} %bm)
+  ROOT %e = f32[2,8,8]{2,1,0} exponential(f32[2,8,8]{2,1,0} %d)
+}
+
+ENTRY %main (x: f32[2,8,8]) -> f32[2,8,8] {
+  %x = f32[2,8,8]{2,1,0} parameter(0)
+  %f0 = (f32[2,8]{1,0}, pred[2,8,8]{2,1,0}) fusion(f32[2,8,8]{2,1,0} %x), kind=kInput, calls=%fused_max
+  %max = f32[2,8]{1,0} get-tuple-element((f32[2,8]{1,0}, pred[2,8,8]{2,1,0}) %f0), index=0
+  %mask = pred[2,8,8]{2,1,0} get-tuple-element((f32[2,8]{1,0}, pred[2,8,8]{2,1,0}) %f0), index=1
+  ROOT %f1 = f32[2,8,8]{2,1,0} fusion(f32[2,8,8]{2,1,0} %x, pred[2,8,8]{2,1,0} %mask, f32[2,8]{1,0} %max), kind=kLoop, calls=%fused_exp
+}
+`;
+}
+
+test("a row max of an expression (GPT-2's masked, scaled scores) bounds the same expression in the next fusion, and only it", () => {
+  for (const [scale, want] of [["0.125", true], ["0.25", false]] as const) {
+    const module = parseHlo(maskedSoftmaxModule(scale));
+    const consumer = module.entry.root as Instruction<"fusion">;
+    const maxima = rowMaxima(consumer);
+    assert.equal(maxima.length, 1);
+    assert.equal(maxima[0]!.max, 2);
+    assert.deepEqual(maxima[0]!.dims, [2]);
+    assert.deepEqual(expForms(consumer.attrs.calledComputation, maxima), [want], `scale ${scale}`);
+    // The kernels built with the fact give the interpreter's values within exp's bound.
+    const x = Literal.fromStorage(arrayShape("f32", [2, 8, 8]), Float32Array.from({ length: 128 }, (_, i) => Math.sin(i * 7.3) * 60));
+    const expected = evaluate(module.entry, [x]).values() as number[];
+    for (const target of [TARGET, SCALAR_TARGET]) {
+      const producer = consumer.operands[1]!.operands[0]!;
+      const computed = evaluate((producer as Instruction<"fusion">).attrs.calledComputation, [x]);
+      const [max, mask] = computed.elements;
+      const k = emitFusionKernel(consumer.attrs.calledComputation, target, "fused_exp", maxima);
+      if (isDeclined(k)) assert.fail(k.declined);
+      const got = runKernel(k, target, consumer.attrs.calledComputation, [x, mask!, max!])[0]!.values() as number[];
+      got.forEach((g, i) => assert.ok(ulpDistance("f32", g, expected[i]!) <= 3, `element ${i}: ${g}, expected ${expected[i]} (scale ${scale}, simd ${target.simd})`));
+    }
+  }
 });

@@ -9,7 +9,8 @@ import { buildModuleSync, loadModule, nativeToolchain } from "../../../src/compi
 import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES } from "../../../src/compiler/wasm/kernel.js";
 import { familyByName, type GemmFamily, type GemmFamilyName } from "../../../src/compiler/native/gemm_c_family.js";
 
-export type ElementArray = Float32Array | Float64Array;
+// (Uint8Array: pred operands, one byte an element.)
+export type ElementArray = Float32Array | Float64Array | Uint8Array;
 
 export interface NativeCase {
   readonly kernel: NativeKernel;

@@ -283,6 +283,57 @@ ENTRY e {
 }
 `;
 
+/**
+ * GPT-2's masked softmax with its mask an operand (the first fusion's second output in
+ * the program): select(mask, x·0.125, -1e9), its row max, exp, sum and divide. Every
+ * masked element's exp underflows to 0.
+ */
+const MASKED_SOFTMAX = (rows: number, cols: number): string => `HloModule m
+${REDUCERS("f32")}ENTRY e {
+  x = f32[${rows},${cols}] parameter(0)
+  mask = pred[${rows},${cols}] parameter(1)
+  k = f32[] constant(0.125)
+  kb = f32[${rows},${cols}] broadcast(k), dimensions={}
+  xs = f32[${rows},${cols}] multiply(x, kb)
+  low = f32[] constant(-1000000000)
+  lowb = f32[${rows},${cols}] broadcast(low), dimensions={}
+  sel = f32[${rows},${cols}] select(mask, xs, lowb)
+  ninf = f32[] constant(-inf)
+  z = f32[] constant(0)
+  m = f32[${rows}] reduce(sel, ninf), dimensions={1}, to_apply=max
+  mb = f32[${rows},${cols}] broadcast(m), dimensions={0}
+  d = f32[${rows},${cols}] subtract(sel, mb)
+  ex = f32[${rows},${cols}] exponential(d)
+  s = f32[${rows}] reduce(ex, z), dimensions={1}, to_apply=add
+  sb = f32[${rows},${cols}] broadcast(s), dimensions={0}
+  ROOT y = f32[${rows},${cols}] divide(ex, sb)
+}
+`;
+
+/** select(mask, exp(x), -x) elementwise over n f32 (a loop kernel). */
+const MASKED_EXP = (n: number): string => `HloModule m
+ENTRY e {
+  x = f32[${n}] parameter(0)
+  mask = pred[${n}] parameter(1)
+  ex = f32[${n}] exponential(x)
+  nx = f32[${n}] negate(x)
+  ROOT y = f32[${n}] select(mask, ex, nx)
+}
+`;
+
+test("the masked softmax (a pred operand) matches the interpreter, on one thread and split across threads", (t) => {
+  if (!needsCompiler(t)) return;
+  for (const [rows, cols, threads] of [[7, 5, 1], [160, 130, 1], [384, 128, 2]] as const) {
+    const x = Literal.fromValues("f32", [rows, cols], Array.from({ length: rows * cols }, () => (random() - 0.5) * 60));
+    // Causal rows, and a last row with everything masked (softmax of -1e9s: uniform).
+    const mask = Literal.fromValues("pred", [rows, cols], Array.from({ length: rows * cols }, (_, i) => i < (rows - 1) * cols && i % cols <= Math.floor(i / cols) % cols));
+    const r = run(MASKED_SOFTMAX(rows, cols), [x, mask], threads);
+    assert.match(r.dump, /C xk_reduce_/);
+    const d = firstDifference(r.want, r.got, close(cols, 0));
+    assert.equal(d, undefined, `masked softmax ${rows}x${cols} on ${threads} thread(s): ${d}`);
+  }
+});
+
 test("the vector form of row pipelines and loops gives the scalar form's bits (AVX-512 builds against -mno-avx512f builds; loops on AVX2 against -mno-avx2)", (t) => {
   const skip = nativeSkipReason();
   if (skip !== undefined) { t.skip(skip); return; }
@@ -316,8 +367,17 @@ test("the vector form of row pipelines and loops gives the scalar form's bits (A
   const [er, ec] = [200, 100];
   const ex = rowValues(er * ec);
   const emax = Float32Array.from({ length: er }, (_, r) => ex.subarray(r * ec, (r + 1) * ec).reduce((a, b) => (Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.max(a, b)), -Infinity));
+  // Causal masks (row r keeps columns <= r mod cols, the last rows all or nothing) and a random one.
+  const [mr, mc] = [160, 130];
+  const causal = Uint8Array.from({ length: mr * mc }, (_, i) => {
+    const r = Math.floor(i / mc);
+    return r >= mr - 2 ? r & 1 : Number(i % mc <= r % mc);
+  });
+  const me = 20007;
   const cases = [
-    ...programs.map(([name, text, x]) => ({ name, text, operands: [x], maxima: [] })),
+    ...programs.map(([name, text, x]) => ({ name, text, operands: [x] as (Float32Array | Uint8Array)[], maxima: [] })),
+    { name: "masked softmax 160x130", text: MASKED_SOFTMAX(mr, mc), operands: [rowValues(mr * mc), causal], maxima: [] },
+    { name: "masked exp 20007", text: MASKED_EXP(me), operands: [rowValues(me), Uint8Array.from({ length: me }, () => Number(random() < 0.5))], maxima: [] },
     { name: "tanh(a*b+c) 2M", text: TANH_FMA(n), operands: abc, maxima: [] },
     { name: "exp(x - row max) loop", text: EXP_MINUS_MAX(er, ec), operands: [ex, emax], maxima: [{ max: 1, of: 0, dims: [1] }] },
   ].map(({ name, text, operands, maxima }) => {
@@ -331,6 +391,9 @@ test("the vector form of row pipelines and loops gives the scalar form's bits (A
     if (c !== undefined) assert.match(c.kernel.c.source, /xk_vstream/, `${name} streams its output`);
   }
   assert.match(cases.find((c) => c.name === "exp(x - row max) loop")!.kernel.c.source, /xk_vldexp/, "exp of values <= 0 scales by ldexp");
+  // The masks are read sixteen bytes at a time (the row pipeline's only on AVX-512).
+  for (const c of cases.filter((x) => x.name.startsWith("masked"))) assert.match(c.kernel.c.source, /xk_vloadpred\(/, `${c.name} loads its mask as vectors`);
+  assert.equal(cases.filter((x) => x.name.startsWith("masked")).length, avx512 ? 2 : 1);
   for (const [name, text, x] of avx512 ? reductions : []) {
     const kernel = emitFusionKernelC(parseHlo(text).entry, name.replace(/\W/g, "_"));
     if ("declined" in kernel) throw new Error(`${name}: ${kernel.declined}`);
