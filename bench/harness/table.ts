@@ -233,7 +233,7 @@ export function buildCeiling(plan: readonly PlannedWorkload[], cells: readonly C
   const peakAt = (t: number): number => Math.max(...measured.map((m) => m.byThreads.get(t) ?? 0));
   const probes = threadCounts.map((t) => `${t} thread${t > 1 ? "s" : ""} ${measured.map((m) => fmt(m.byThreads.get(t) ?? 0)).join(" / ")}`);
   const lines = [
-    `FMA peak (a C loop of independent AVX2 FMAs, GFLOP/s, at the start / end of the sitting): ${probes.join("; ")}.`,
+    `FMA peak (a C loop of independent FMAs on the widest vectors the machine has, GFLOP/s, at the start / end of the sitting): ${probes.join("; ")}.`,
     "",
     "| GEMM-bound program | threads | peak GFLOP/s | xlats-native GFLOP/s (of peak) | ort-node GFLOP/s (of peak) | most xlats-native could lead ort-node |",
     "|---|---|---|---|---|---|",
