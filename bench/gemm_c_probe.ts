@@ -1,8 +1,9 @@
 // The native GEMM against the core's peak (not a test): one C program, built with the
 // native backend's compiler and flags, that times in turn, round after round, a loop of
-// 12 independent `_mm256_fmadd_ps` chains (the f32 FMA peak of an AVX2 core; its figure
-// is the ceiling) and the packed GEMM routine of each shape (B pre-packed, as a model's
-// weights are), keeping each one's best and median GFLOP/s per CPU second of the thread
+// 12 independent FMA chains on the family's vectors (the f32 FMA peak of the core, 512-bit
+// for the avx512 family, else AVX2's; its figure is the ceiling) and the packed GEMM
+// routine of each shape (B pre-packed, as a model's weights are), keeping each one's best
+// and median GFLOP/s per CPU second of the thread
 // (CLOCK_THREAD_CPUTIME_ID: on a loaded machine, the time it computed, not the time it
 // waited for a core). `cold`: the caches are flushed (64 MiB written) before every call,
 // as a program's weights are cold when each layer runs. `family=` picks the microkernel
@@ -47,6 +48,10 @@ const toolchain = nativeToolchain();
 if (typeof toolchain === "string") throw new Error(toolchain);
 const familyArg = args.find((a) => a.startsWith("family="))?.slice(7) as GemmFamilyName | undefined;
 const family = familyArg !== undefined ? familyByName(familyArg) : gemmFamily(toolchain.cpu);
+/** The peak row's FMA loop on the family's vectors: 16 lanes for avx512 (8 read half its ceiling), else AVX2's 8. */
+const peak = family.name === "avx512"
+  ? { vec: "__m512", p: "_mm512", lanes: 16, target: "avx512f" }
+  : { vec: "__m256", p: "_mm256", lanes: 8, target: "avx2,fma" };
 const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 20);
 const cold = args.includes("cold");
 const packEachCall = args.includes("packB");
@@ -104,15 +109,15 @@ const source = `#include <stdint.h>
 #include <immintrin.h>
 static double cpuSeconds(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 static double wallSeconds(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
-/* 12 independent chains (the FMA's latency 4 x 2 pipes needs 8), distinct starting values so that the compiler cannot merge them. */
-__attribute__((noinline, target("avx2,fma"))) static float peakLoop(int64_t iterations) {
-  __m256 ${Array.from({ length: 12 }, (_, j) => `x${j} = _mm256_set1_ps(${(1 + j / 100).toFixed(2)}f)`).join(", ")};
-  const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
+/* 12 independent chains (the FMA's latency 4 x 2 pipes needs 8), distinct starting values so that the compiler cannot merge them; ${peak.lanes} lanes. */
+__attribute__((noinline, target("${peak.target}"))) static float peakLoop(int64_t iterations) {
+  ${peak.vec} ${Array.from({ length: 12 }, (_, j) => `x${j} = ${peak.p}_set1_ps(${(1 + j / 100).toFixed(2)}f)`).join(", ")};
+  const ${peak.vec} m = ${peak.p}_set1_ps(0.999999f), a = ${peak.p}_set1_ps(1e-7f);
   for (int64_t i = 0; i < iterations; i++) {
-    ${Array.from({ length: 12 }, (_, j) => `x${j} = _mm256_fmadd_ps(x${j}, m, a);`).join(" ")}
+    ${Array.from({ length: 12 }, (_, j) => `x${j} = ${peak.p}_fmadd_ps(x${j}, m, a);`).join(" ")}
   }
-  __m256 s = ${Array.from({ length: 12 }, (_, j) => `x${j}`).reduce((acc, x) => `_mm256_add_ps(${acc}, ${x})`)};
-  float out[8]; _mm256_storeu_ps(out, s); return out[0];
+  ${peak.vec} s = ${Array.from({ length: 12 }, (_, j) => `x${j}`).reduce((acc, x) => `${peak.p}_add_ps(${acc}, ${x})`)};
+  float out[${peak.lanes}]; ${peak.p}_storeu_ps(out, s); return out[0];
 }
 ${routines.map((r) => r.routine.source).join("\n")}
 static float *filled(size_t n) {
@@ -188,7 +193,7 @@ ${routines.map((r) => `  uint8_t *a${r.i} = (uint8_t *)filled(${r.m * r.k}), *b$
   together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${Math.floor(r.routine.parallelExtent / 2)} }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${Math.floor(r.routine.parallelExtent / 2)}, ${r.routine.parallelExtent} });
   if (memcmp(ref${r.i}, c${r.i}, ${r.m * r.n * 4}) != 0) { printf("%s: two threads' product differs from one thread's\\n", ${JSON.stringify(r.label)}); return 1; }` : ""}`).join("\n")}
   for (int round = 0; round < ROUNDS; round++) {
-    double t0 = cpuSeconds(); sink += peakLoop(2000000); rate[0][round] = 2.0 * 2000000 * 12 * 8 / (cpuSeconds() - t0) / 1e9; overlap[0][round] = 1;
+    double t0 = cpuSeconds(); sink += peakLoop(2000000); rate[0][round] = 2.0 * 2000000 * 12 * ${peak.lanes} / (cpuSeconds() - t0) / 1e9; overlap[0][round] = 1;
 ${timed.map(({ r, mode, row }) => {
     const flops = 2 * r.m * r.n * r.k;
     const reps = Math.max(1, Math.round(2e8 / flops));
