@@ -431,6 +431,26 @@ static inline int64_t xk_thread_cpu_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A part's timeline: begun (times from the call's start t0), ranges [r, last] run, ended into *out. */
+static inline xk_part_trace xk_trace_begin(int64_t t0) {
+  xk_part_trace t = { 0, 0, 0, 0, 0, -1 };
+  if (xk_trace_on) { t.start = xk_now_ns() - t0; t.cpu = xk_thread_cpu_ns(); }
+  return t;
+}
+static inline void xk_trace_ran(xk_part_trace *t, int r, int last, int64_t units) {
+  t->units += units;
+  if (last < 63) t->ranges |= ((INT64_C(2) << last) - 1) & ~((INT64_C(1) << r) - 1);
+}
+static inline void xk_trace_end(xk_part_trace *t, int64_t t0, xk_part_trace *out) {
+  if (!xk_trace_on) return;
+  t->end = xk_now_ns() - t0;
+  t->cpu = xk_thread_cpu_ns() - t->cpu;
+#ifdef __linux__
+  t->core = sched_getcpu();
+#endif
+  *out = *t;
+}
+
 /* The end of an XLATS_POOL_TRACE line: each part's timeline. */
 static void xk_trace_parts(const xk_part_trace *trace, int parts) {
   for (int p = 0; p < parts; p++) {
@@ -486,23 +506,14 @@ static void xk_job_part(void *ctx, int p, int parts) {
   if (k->scratch > 0) args[k->buffers] = j->scratch[p];
   int ranges = parts * XK_RANGES_PER_PART, i = 0, r, last;
   int64_t n = j->end - j->begin;
-  xk_part_trace t = { 0, 0, 0, 0, 0, -1 };
-  if (xk_trace_on) { t.start = xk_now_ns() - j->t0; t.cpu = xk_thread_cpu_ns(); }
+  xk_part_trace t = xk_trace_begin(j->t0);
   while (f.sig == 0 && xk_claim(j->taken, p, parts, &i, &r, &last)) {
     int64_t b = j->begin + n * r / ranges, e = j->begin + n * (last + 1) / ranges;
     if (b < e) f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
-    t.units += e - b;
-    if (last < 63) t.ranges |= ((INT64_C(2) << last) - 1) & ~((INT64_C(1) << r) - 1);
+    xk_trace_ran(&t, r, last, e - b);
   }
   j->faults[p] = f;
-  if (xk_trace_on) {
-    t.end = xk_now_ns() - j->t0;
-    t.cpu = xk_thread_cpu_ns() - t.cpu;
-#ifdef __linux__
-    t.core = sched_getcpu();
-#endif
-    j->trace[p] = t;
-  }
+  xk_trace_end(&t, j->t0, &j->trace[p]);
 }
 
 /* Runs k on [begin, end) over *parts threads (this one included) of the process's pool;
@@ -696,6 +707,32 @@ static int xk_group_parts(int32_t threads, int64_t rows, int scratched, size_t n
   return parts < 1 ? 1 : (int)parts;
 }
 
+/* Words of one call of a checked list: kernel, time slot, flags, its pointers (and with block buffers, their row bytes). */
+static inline size_t xk_call_words(const xk_program_t *m, const uint32_t *c) {
+  return 3 + (size_t)m->table[c[0]].buffers * ((c[2] & 1) ? 2 : 1);
+}
+
+/* Words of a group's calls (member0: its first; checked already). */
+static size_t xk_group_length(const xk_program_t *m, const uint32_t *member0, uint32_t members) {
+  const uint32_t *c = member0;
+  for (uint32_t i = 0; i < members; i++) c += xk_call_words(m, c);
+  return (size_t)(c - member0);
+}
+
+/* A group's cost units (its rows through every kernel), and whether it uses scratch (block buffers, or a kernel's own). */
+static double xk_group_cost(const xk_program_t *m, const uint32_t *member0, uint32_t members, int64_t rows, int *scratched) {
+  double cost = 0;
+  *scratched = 0;
+  const uint32_t *c = member0;
+  for (uint32_t i = 0; i < members; i++) {
+    const xk_entry *e = &m->table[c[0]];
+    cost += (double)rows * e->cost;
+    if ((c[2] & 1) || e->scratch > 0) *scratched = 1;
+    c += xk_call_words(m, c);
+  }
+  return cost;
+}
+
 /* Runs rows [b0, e0) of the group in blocks on part p (its scratch range scratch[p]), each
    call over at most threads threads; a failure is recorded in the group. */
 static void xk_group_rows(xk_group *gr, int p, int32_t threads, int64_t b0, int64_t e0) {
@@ -742,7 +779,7 @@ static void xk_group_rows(xk_group *gr, int p, int32_t threads, int64_t b0, int6
         }
         return;
       }
-      c += 3 + (size_t)n * ((flags & 1) ? 2 : 1);
+      c += xk_call_words(m, c);
     }
   }
 }
@@ -751,22 +788,13 @@ static void xk_group_rows(xk_group *gr, int p, int32_t threads, int64_t b0, int6
 static void xk_group_part(void *ctx, int p, int parts) {
   xk_group *gr = (xk_group *)ctx;
   int ranges = parts * XK_RANGES_PER_PART, i = 0, r, last;
-  xk_part_trace t = { 0, 0, 0, 0, 0, -1 };
-  if (xk_trace_on) { t.start = xk_now_ns() - gr->t0; t.cpu = xk_thread_cpu_ns(); }
+  xk_part_trace t = xk_trace_begin(gr->t0);
   while (atomic_load_explicit(&gr->status, memory_order_relaxed) == XK_OK && xk_claim(gr->taken, p, parts, &i, &r, &last)) {
     int64_t b = gr->rows * r / ranges, e = gr->rows * (last + 1) / ranges;
     xk_group_rows(gr, p, 1, b, e);
-    t.units += e - b;
-    if (last < 63) t.ranges |= ((INT64_C(2) << last) - 1) & ~((INT64_C(1) << r) - 1);
+    xk_trace_ran(&t, r, last, e - b);
   }
-  if (xk_trace_on) {
-    t.end = xk_now_ns() - gr->t0;
-    t.cpu = xk_thread_cpu_ns() - t.cpu;
-#ifdef __linux__
-    t.core = sched_getcpu();
-#endif
-    gr->trace[p] = t;
-  }
+  xk_trace_end(&t, gr->t0, &gr->trace[p]);
 }
 
 /* XLATS_POOL_TRACE's line for a split group, as xk_run's for a call: its first kernel, its kernels, its rows. */
@@ -807,22 +835,21 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
     if (at + 3 > nc || calls[at + 1] == 0) return xk_fail(env, "runCalls: a malformed group");
     size_t p = at + 3;
     int64_t rows = calls[at], block = calls[at + 1];
-    double cost = 0;
-    int scratched = 0;
-    for (uint32_t i = 0; i < calls[at + 2]; i++) {
+    uint32_t members = calls[at + 2];
+    for (uint32_t i = 0; i < members; i++) {
       if (p + 3 > nc || calls[p] >= (uint32_t)m->count) return xk_fail(env, "runCalls: a malformed call");
       const xk_entry *e = &m->table[calls[p]];
       size_t n = (size_t)e->buffers * ((calls[p + 2] & 1) ? 2 : 1);
       if (e->buffers > XK_MAX_ARGS || p + 3 + n > nc) return xk_fail(env, "runCalls: a malformed call");
       if (times != NULL && 2 * (size_t)calls[p + 1] + 1 >= nt) return xk_fail(env, "runCalls: a call's time slot is outside times");
       if ((calls[p + 2] & 1) && ns < 1) return xk_fail(env, "runCalls: block buffers need scratch");
-      cost += (double)rows * e->cost;
-      if ((calls[p + 2] & 1) || e->scratch > 0) scratched = 1;
-      /* One kernel over its whole extent: xk_checked_run decides its split (its own scratch per part). */
-      if (calls[at + 2] == 1 && block >= rows && xk_guard != NULL && xk_would_split(&m->split[calls[p]], cost, xk_group_parts(threads, rows, e->scratch > 0, ns))) hold_until = g;
       p += 3 + n;
     }
-    if (xk_splits_group(threads, calls[at + 2], rows, block) && xk_would_split(&m->split[calls[at + 3]], cost, xk_group_parts(threads, rows, scratched, ns))) hold_until = g;
+    int scratched;
+    double cost = xk_group_cost(m, calls + at + 3, members, rows, &scratched);
+    /* One kernel over its whole extent: xk_checked_run decides its split (its own scratch per part). */
+    if (members == 1 && block >= rows && xk_guard != NULL && xk_would_split(&m->split[calls[at + 3]], cost, xk_group_parts(threads, rows, m->table[calls[at + 3]].scratch > 0, ns))) hold_until = g;
+    if (xk_splits_group(threads, members, rows, block) && xk_would_split(&m->split[calls[at + 3]], cost, xk_group_parts(threads, rows, scratched, ns))) hold_until = g;
     at = p;
   }
   at = 2;
@@ -832,16 +859,10 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
   for (uint32_t g = 0; g < calls[1]; g++) {
     int64_t rows = calls[at], block = calls[at + 1];
     uint32_t members = calls[at + 2];
-    size_t first = at + 3, p = first;
-    /* The group's cost, and whether it uses scratch (block buffers, or a kernel's own). */
-    double cost = 0;
-    int scratched = 0;
-    for (uint32_t i = 0; i < members; i++) {
-      const xk_entry *e = &m->table[calls[p]];
-      cost += (double)rows * e->cost;
-      if ((calls[p + 2] & 1) || e->scratch > 0) scratched = 1;
-      p += 3 + (size_t)e->buffers * ((calls[p + 2] & 1) ? 2 : 1);
-    }
+    size_t first = at + 3;
+    int scratched;
+    double cost = xk_group_cost(m, calls + first, members, rows, &scratched);
+    size_t p = first + xk_group_length(m, calls + first, members);
     gr.member0 = calls + first; gr.members = members; gr.rows = rows; gr.block = block; gr.spent = NULL; gr.parts = 1;
     atomic_store(&gr.status, XK_OK);
     /* A group of several kernels, or of one in blocks, is split as one call (as the
@@ -880,7 +901,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
           times[2 * c[1] + 1] += (double)gr.spent[2 * i + 1];
           wall -= gr.spent[2 * i]; cpu -= gr.spent[2 * i + 1];
           if (i + 1 == members) { times[2 * c[1]] += (double)wall; times[2 * c[1] + 1] += (double)cpu; }
-          c += 3 + (size_t)m->table[c[0]].buffers * ((c[2] & 1) ? 2 : 1);
+          c += xk_call_words(m, c);
         }
         free(gr.spent);
       }

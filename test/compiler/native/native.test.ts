@@ -23,7 +23,7 @@ import { Literal } from "../../../src/types/literal.js";
 import { firstDifference } from "../literal_compare.js";
 import { ulpDistance } from "../../support/ulp.js";
 import { rng } from "../../support/prng.js";
-import { needsCompiler, SOFTMAX } from "./native_support.js";
+import { needsCompiler, SOFTMAX, tracedParts } from "./native_support.js";
 import { separateFusionsPipeline } from "../../support/pipelines.js";
 
 
@@ -371,13 +371,8 @@ test("a row group is split as one call: each thread runs whole rows through ever
   assert.equal(lines.length, 3, r.stderr);
   for (const line of lines) {
     assert.match(line, new RegExp(`group of 3 kernels, rows \\[0, ${rows}\\) in blocks of ${block}, [\\d.]+ us`));
-    const parts = [...line.matchAll(/\| part (\d) ([\d.]+)-([\d.]+) us cpu ([\d.]+) us units (\d+) ranges ([0-9a-f]+) core (-?\d+)/g)];
-    assert.equal(parts.length, 2, line);
     // Each of the 2 x 2 ranges of rows ran on exactly one part; the parts' rows add up to the group's.
-    const masks = parts.map((p) => parseInt(p[6]!, 16));
-    assert.equal(masks[0]! & masks[1]!, 0, line);
-    assert.equal(masks[0]! | masks[1]!, 0xf, line);
-    assert.equal(parts.reduce((sum, p) => sum + Number(p[5]), 0), rows, line);
+    tracedParts(line, rows);
   }
 });
 

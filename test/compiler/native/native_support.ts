@@ -1,7 +1,8 @@
 // What the native backend's tests share: the skip where no C compiler builds modules,
-// and the HLO programs several of them run.
+// the HLO programs several of them run, and the check of the pool's trace lines.
 
 import type { TestContext } from "node:test";
+import assert from "node:assert/strict";
 import { nativeToolchain } from "../../../src/compiler/native/toolchain.js";
 
 /** Skips the test (saying why) where no C compiler builds modules; true where one does. */
@@ -33,3 +34,19 @@ ${REDUCERS("f32")}ENTRY e {
   ROOT y = f32[${rows},${cols}] divide(ex, sb)
 }
 `;
+
+/**
+ * The two parts of an XLATS_POOL_TRACE line of a call split over two threads, checked:
+ * each of the 2 x 2 ranges ran on exactly one part, and the parts' units add up to `total`
+ * (the call's units, or a group's rows). Each part's match: index, start, end, cpu, units,
+ * ranges (hex), core.
+ */
+export function tracedParts(line: string, total: number): RegExpMatchArray[] {
+  const parts = [...line.matchAll(/\| part (\d) ([\d.]+)-([\d.]+) us cpu ([\d.]+) us units (\d+) ranges ([0-9a-f]+) core (-?\d+)/g)];
+  assert.equal(parts.length, 2, line);
+  const masks = parts.map((p) => parseInt(p[6]!, 16));
+  assert.equal(masks[0]! & masks[1]!, 0, line);
+  assert.equal(masks[0]! | masks[1]!, 0xf, line);
+  assert.equal(parts.reduce((sum, p) => sum + Number(p[5]), 0), total, line);
+  return parts;
+}
