@@ -60,10 +60,7 @@ export function toolchainOrThrow(name: string): Toolchain {
 
 /** Builds (or loads from the cache) the module of `kernels`; `name` names the program in errors. */
 export function buildNativeModuleSync(kernels: readonly NativeKernelBuild[], name: string): NativeModule {
-  const t = toolchainOrThrow(name);
-  const parts = nativeModuleParts(kernels);
-  const built = buildModuleSync(t, parts.kernels, name, parts.glue);
-  return new NativeModule(loadModule(built), kernels, built, name);
+  return buildNativeModulesSync([{ kernels, name }], name)[0]!;
 }
 
 /**
@@ -80,7 +77,7 @@ export function buildNativeModulesSync(programs: readonly { readonly kernels: re
   const exports = loadModule(built);
   let base = 0;
   return programs.map((p) => {
-    const m = new NativeModule(exports, p.kernels, built, p.name, { base });
+    const m = new NativeModule(exports, p.kernels, built, p.name, programs.length === 1 ? undefined : { base });
     base += p.kernels.length;
     return m;
   });
