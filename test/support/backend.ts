@@ -48,12 +48,17 @@ export function evaluate(computation: Computation, args: readonly Literal[], opt
   if (asyncOnly) return runSync(testBackend, lifted.computation, lifted.args, options);
   const executable = compileSync(lifted.computation, { backend: testBackend });
   try {
-    const result = executable.run(lifted.args, options);
-    if (result instanceof Promise) throw new Error(`the ${testBackend} backend runs asynchronously: the synchronous op tests do not run on it`);
-    return result;
+    return runHere(executable, lifted.args, options);
   } finally {
     executable.delete();
   }
+}
+
+/** Runs a synchronously compiled executable, whose run must not be asynchronous. */
+function runHere(executable: ExecutableOf<BackendName>, args: readonly Literal[], options: EvaluateOptions): Literal {
+  const result = executable.run(args, options);
+  if (result instanceof Promise) throw new Error(`the ${testBackend} backend runs asynchronously: the synchronous op tests do not run on it`);
+  return result;
 }
 
 /**
@@ -81,9 +86,7 @@ class EvaluationBatch {
   evaluate(i: number, args: readonly Literal[], options: EvaluateOptions = {}): Literal {
     const executable = this.executables[i];
     if (executable === undefined) return evaluate(this.computations[i]!, args, options);
-    const result = executable.run([...args, ...this.lifted[i]!.args], options);
-    if (result instanceof Promise) throw new Error(`the ${testBackend} backend runs asynchronously: the synchronous op tests do not run on it`);
-    return result;
+    return runHere(executable, [...args, ...this.lifted[i]!.args], options);
   }
 
   delete(): void {
