@@ -152,11 +152,14 @@ const SHALLOW_K = 32;
  * the unit's columns just after its last block of k, while the block is in L2, on the
  * core that computed it. At two threads a split product writes half of each row of C on
  * each core, and a loop kernel after it reads half of every row from the other core's
- * cache: the MLP's bias + ReLU took 8 us at one thread and 12-14 at two. Fused, paired
- * in one process (medians, 2026-12-01, Zen 5, docs/benchmarks.md "Epilogues and
- * consumers at two threads, session 45"): the MLP 1-3% faster at one thread and 2-3% at
- * two, GPT-2's prefill 2% at both, the encoder 4-5% at both; the layer norm after a
- * residual add fused so became one row pipeline (the add no longer merges with it).
+ * cache: the MLP's bias + ReLU took 8 us at one thread and 11-14 at two. Fused, paired
+ * with main in one process (medians of whole runs, 2026-12-01, Zen 5, docs/benchmarks.md
+ * "Epilogues and consumers at two threads, session 45"): the encoder 3-5% faster at one
+ * and two threads, the MLP -2 to +1%, GPT-2's prefill within 1% (its GELU is bound by
+ * its arithmetic wherever it runs); nothing measured slower at either count, so the
+ * rule does not depend on the thread count (which the plan does not know). A residual
+ * add fused so no longer merges with the layer norm after it, which becomes one row
+ * pipeline.
  */
 function costProblem(oc: OutputCore, target: GemmTarget): string | undefined {
   if (target.blocking === "l2-blocks") return undefined;
