@@ -35,6 +35,12 @@ export interface LoweringCapabilities {
    * backends' rule, schedule_reduce.ts rowPipelineDeclined.
    */
   canLowerRowPipeline?(fused: Computation, ir: FusedKernelIR): true | Declined;
+  /**
+   * Why the target's GEMM or convolution kernel would not take `fused` as an output
+   * fusion (passes/output_fusion.ts), or undefined; absent: the fusion options' check,
+   * else the WebAssembly kernels' (wasm/epilogue.ts outputFusionProblem).
+   */
+  outputFusionProblem?(fused: Computation): string | undefined;
 }
 
 /** Elements of a probe's non-scalar values: enough for a vector body, unrolled, and a scalar tail. */

@@ -138,21 +138,31 @@ const SHALLOW_K = 32;
 
 /**
  * When an epilogue inside the kernel costs more than the loop kernel it saves, measured
- * on the benchmarks (on the WebAssembly kernels): a product computed over several
- * blocks of k goes to memory and back between them anyway; a deep product that fits in
- * cache is read back from there at a fraction of the GEMM's time, while the epilogue's
- * work inside the GEMM's loop nest costs more (the encoder's bias + relu and residual
- * adds: 2-4% of their GEMMs, against 1-3% for their loop kernels). Shallow products
- * (the MLP's backward pass, k = 10) and products past the cache (its 784 x 512 weight
- * update) gain. Over several blocks of k the epilogue would run on the last block only,
- * which both C and wasm kernels support, but it did not pay where it would apply: GPT-2's
- * bias + GELU after 128x768 · 768x3072 (k in 3 blocks, a 1.5 MB product) and a bias +
- * relu in its place measured within ±2% fused or not on both backends (paired, CPU
- * time, best and lower quartile, 2026-11-30, docs/benchmarks.md): C accumulates the
- * product in memory between blocks anyway, and the GELU's loop kernel is bound by its
- * arithmetic, not by reading the product.
+ * on the benchmarks on the WebAssembly kernels ("row-panels"): a product computed over
+ * several blocks of k goes to memory and back between them anyway; a deep product that
+ * fits in cache is read back from there at a fraction of the GEMM's time, while the
+ * epilogue's work inside the GEMM's loop nest costs more (the encoder's bias + relu and
+ * residual adds: 2-4% of their GEMMs, against 1-3% for their loop kernels). Shallow
+ * products (the MLP's backward pass, k = 10) and products past the cache (its 784 x 512
+ * weight update) gain. Over several blocks of k the epilogue runs on the last block
+ * only; GPT-2's bias + GELU after 128x768 · 768x3072 (k in 3 blocks) measured within ±2%
+ * fused or not (paired, CPU time, 2026-11-30, docs/benchmarks.md).
+ *
+ * The C kernels ("l2-blocks") take every epilogue: theirs runs on a block of mc rows x
+ * the unit's columns just after its last block of k, while the block is in L2, on the
+ * core that computed it. At two threads a split product writes half of each row of C on
+ * each core, and a loop kernel after it reads half of every row from the other core's
+ * cache: the MLP's bias + ReLU took 8 us at one thread and 11-14 at two. Fused, paired
+ * with main in one process (medians of whole runs, 2026-12-01, Zen 5, docs/benchmarks.md
+ * "Epilogues and consumers at two threads, session 45"): the encoder 3-5% faster at one
+ * and two threads, the MLP -2 to +1%, GPT-2's prefill within 1% (its GELU is bound by
+ * its arithmetic wherever it runs); nothing measured slower at either count, so the
+ * rule does not depend on the thread count (which the plan does not know). A residual
+ * add fused so no longer merges with the layer norm after it, which becomes one row
+ * pipeline.
  */
 function costProblem(oc: OutputCore, target: GemmTarget): string | undefined {
+  if (target.blocking === "l2-blocks") return undefined;
   const shape = oc.core.shape;
   const bytes = shape.kind === "array" ? oc.rows * oc.cols * storageBytes(shape.elementType) : 0;
   let k: number, blocks: number, streams: boolean;

@@ -223,7 +223,7 @@ export interface FusionOptions {
   readonly rowFusion?: boolean;
   /** What the target lowers (default: every op is fused as if it could be, as for the interpreter). */
   readonly capabilities?: LoweringCapabilities;
-  /** Why the target's kernel would not take an output fusion, or undefined (default: the CPU backends' check and cost rule, wasm/epilogue.ts). */
+  /** Why the target's kernel would not take an output fusion, or undefined (default: the capabilities' check, else the WebAssembly kernels' check and cost rule, wasm/epilogue.ts). */
   readonly outputFusionProblem?: (fused: Computation) => string | undefined;
 }
 
@@ -231,7 +231,8 @@ function fuseComputation(c: Computation, ctx: PassContext, passName: string, opt
   const groups = formGroups(c, ctx, passName, options.capabilities);
   if (groups.size === 0) return c;
   const position = new Map(c.instructions.map((inst, i) => [inst, i]));
-  formOutputFusions(c, groups, ctx, passName, (g) => fusedComputation({ groups: [g] }, position).computation, options.outputFusionProblem);
+  const problem = options.outputFusionProblem ?? options.capabilities?.outputFusionProblem;
+  formOutputFusions(c, groups, ctx, passName, (g) => fusedComputation({ groups: [g] }, position).computation, problem);
   const units = formUnits(c, groups, ctx, passName);
   const factory = factoryFor(c);
   const replaced = new Map<Instruction, Instruction>();

@@ -18,6 +18,7 @@
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { planOutputFusion, renderOutputFusion, type EpiloguePlan } from "../kernel/epilogue_plan.js";
+import type { GemmTarget } from "../kernel/gemm_plan.js";
 import { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { elementInfo, WASM_GEMM_TARGET, type TileRegisters } from "./gemm_microkernel.js";
 import { ValueEmitter } from "./emit_values.js";
@@ -45,10 +46,12 @@ const CHECK_TARGET: WasmTarget = { simd: true, relaxedSimd: false, sharedMemory:
  * Why the WebAssembly backend cannot (or, by the plan's cost rule, should not) compile
  * `fused` as an output fusion, or undefined when it can: the plan for its kernels
  * (planOutputFusion), then whether its value emitters have code for every op of the
- * epilogue.
+ * epilogue. `target`: the kernels the cost rule is asked about (the native backend's
+ * C kernels, native/capabilities.ts; the WebAssembly kernel stays their fallback, so
+ * its emitters are asked either way).
  */
-export function outputFusionProblem(fused: Computation): string | undefined {
-  const planned = planOutputFusion(fused, WASM_GEMM_TARGET);
+export function outputFusionProblem(fused: Computation, target: GemmTarget = WASM_GEMM_TARGET): string | undefined {
+  const planned = planOutputFusion(fused, target);
   if ("declined" in planned) return planned.declined;
   const added = orDeclined(() => addEpilogueFunction(new ModuleBuilder(), planned.epilogue, CHECK_TARGET));
   return "declined" in added ? added.declined : undefined;

@@ -4,10 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Literal, XlaBuilder, add, arrayShape, broadcastInDim, constantR0, convGeneralDilated, dot, dotGeneral, evaluate, max, mul, parameter, tanh,
+  Literal, XlaBuilder, add, arrayShape, broadcastInDim, constantR0, convGeneralDilated, dot, dotGeneral, evaluate, max, mul, parameter, tanh, tuple,
   type Computation, type ConvDimensionNumbers, type ElementType, type XlaOp,
 } from "../../../src/index.js";
-import { compile } from "../../../src/compiler/index.js";
+import { compile, compileManySync, type Executable } from "../../../src/compiler/index.js";
 import { InstructionFactory } from "../../../src/ir/factory.js";
 import { makeDotDimensionNumbers } from "../../../src/builder/linalg.js";
 import { rng } from "../../support/prng.js";
@@ -130,5 +130,65 @@ test("a native output fusion written over an operand its epilogue reads keeps th
     const placeOf = (re: RegExp): string => /-> temp\d+@(\d+)/.exec(step(re))![1]!;
     assert.equal(placeOf(new RegExp(`\\(gemm ${m}x${n}x5 `)), placeOf(/with epilogue/), "written in place");
     assert.match(step(/with epilogue/), /C xk_outfusion_/);
+  }
+});
+
+/**
+ * A dense layer's epilogue over `p` (the product, [m, n]): bias + relu, a residual add,
+ * or bias + tanh. Each op rounds once, so the epilogue applied to the same product gives
+ * the same bits wherever it runs (tanh: on the same C code, the loop kernel's and the
+ * epilogue's printer being one).
+ */
+function epilogueOf(b: XlaBuilder, kind: "relu" | "residual" | "tanh", p: XlaOp, t: ElementType, m: number, n: number, first: number): XlaOp {
+  if (kind === "residual") return add(parameter(b, first, arrayShape(t, [m, n])), p);
+  const y = add(p, broadcastInDim(parameter(b, first, arrayShape(t, [n])), [m, n], [1]));
+  return kind === "relu" ? max(y, constantR0(b, t, 0)) : tanh(y);
+}
+
+test("native: the fusion pass fuses epilogues over products of several blocks of k and products in cache, the same bits as the product's own kernel and a loop kernel", { skip }, () => {
+  // k 200: one block, a product in cache (the WebAssembly kernels' cost rule declines it,
+  // output_fusion.test.ts); 300 and 784: 2 and 4 blocks of k (the last short), edge tiles
+  // and a last tile of fewer rows; f64 with its blocks of 128; on two threads the split
+  // product's epilogue runs on each core's part.
+  const cases = [
+    ["f32", 16, 200, 64, "relu", 1], ["f32", 33, 300, 65, "residual", 2], ["f32", 64, 784, 130, "relu", 2],
+    ["f32", 30, 520, 40, "tanh", 1], ["f64", 21, 300, 37, "relu", 2],
+  ] as const;
+  const programs = cases.map(([t, m, k, n, kind, threads]) => {
+    const name = `${kind}_${t}_${m}x${k}x${n}_${threads}t`;
+    const fusedProgram = new XlaBuilder(`layer_${name}`);
+    const x = parameter(fusedProgram, 0, arrayShape(t, [m, k]));
+    const w = parameter(fusedProgram, 1, arrayShape(t, [k, n]));
+    const fused = fusedProgram.build(epilogueOf(fusedProgram, kind, dot(x, w), t, m, n, 2));
+    // The same layer with the product also returned: the product keeps its own GEMM kernel and the epilogue is a loop kernel.
+    const apart = new XlaBuilder(`apart_${name}`);
+    const product = dot(parameter(apart, 0, arrayShape(t, [m, k])), parameter(apart, 1, arrayShape(t, [k, n])));
+    const separate = apart.build(tuple(apart, [product, epilogueOf(apart, kind, product, t, m, n, 2)]));
+    const onProduct = new XlaBuilder(`epilogue_${name}`);
+    const epilogue = onProduct.build(epilogueOf(onProduct, kind, parameter(onProduct, 0, arrayShape(t, [m, n])), t, m, n, 1));
+    return { name, t, kind, threads, fused, separate, epilogue };
+  });
+  // The programs of each thread count built as one module (compileManySync).
+  const exes = new Map<object, Executable>();
+  for (const threads of [1, 2]) {
+    const mine = programs.filter((p) => p.threads === threads);
+    const built = compileManySync(mine.flatMap((p) => [p.fused, p.separate]), { backend: "native", threads });
+    mine.forEach((p, i) => { exes.set(p.fused, built[2 * i]!); exes.set(p.separate, built[2 * i + 1]!); });
+  }
+  for (const { name, t, kind, fused, separate, epilogue } of programs) {
+    const exe = exes.get(fused)!, apartExe = exes.get(separate)!;
+    assert.ok(exe.log.some((e) => /is the core of/.test(e.message)), exe.dump());
+    assert.match(exe.dump(), /C xk_outfusion_/, exe.dump());
+    assert.match(apartExe.dump(), /not fusing .*also read by/);
+    const args = fused.parameters.map((p) => randomLiteral(t, p.shape.kind === "array" ? p.shape.dimensions : []));
+    const got = exe.run(args).toNumbers();
+    const [p, loop] = apartExe.run(args).elements;
+    const loopValues = loop!.toNumbers();
+    // The epilogue on the interpreter over the C kernel's product: one rounding per op, so the same bits (relu, residual).
+    const want = kind === "tanh" ? loopValues : evaluate(epilogue, [p!, args[2]!]).toNumbers();
+    assert.equal(got.length, want.length);
+    for (let i = 0; i < want.length; i++) {
+      if (!Object.is(got[i], want[i]) || !Object.is(loopValues[i], want[i])) assert.fail(`${name} element ${i}: fused ${got[i]}, loop kernel ${loopValues[i]}, epilogue over the product ${want[i]}`);
+    }
   }
 });
