@@ -388,23 +388,6 @@ export function packedBOf(schedule: GemmSchedule, blockColumns = schedule.chunk)
   return { elementType: spec.elementType, batch: spec.batch, k: spec.k, n: spec.n, nr, kc: schedule.tiling.kc, chunk, blockColumns, bK, bLine };
 }
 
-/**
- * The layout of B for a "streamB" schedule whose B is packed once (a constant or a weight,
- * the C kernels): each chunk of columns stored whole, k rows of `chunk` columns one after
- * the other (PackedB with panels of a whole chunk and one block of k), zero past column n.
- * A call's consecutive units then read one contiguous run of B, however the threads cut
- * them: B as stored gives each of two threads half of every row, runs of a few KiB with
- * jumps between them, which the hardware prefetch follows worse than one run (two cores
- * read 9.4 MB as halves of rows at 48-71 GB/s, as halves of columns at 37-56, under load,
- * 2026-12-01). The same multiply-adds in the same order as B as stored: the same bits.
- * Undefined where one chunk spans n (nothing to gain) or the schedule does not stream B.
- */
-export function chunkedBOf(schedule: GemmSchedule): PackedB | undefined {
-  const { spec, kind, chunk, nChunks, bK, bLine } = schedule;
-  if (kind !== "streamB" || nChunks < 2 || spec.k === 0 || spec.n === 0 || spec.batch === 0) return undefined;
-  return { elementType: spec.elementType, batch: spec.batch, k: spec.k, n: spec.n, nr: chunk, kc: spec.k, chunk, blockColumns: chunk, bK, bLine };
-}
-
 /** Elements of B in the packed layout. */
 export function packedBLength(l: PackedB): number {
   return l.batch * l.k * roundUp(l.n, l.nr);

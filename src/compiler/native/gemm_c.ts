@@ -38,7 +38,7 @@
 
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, chunkedBOf, gemmElementBytes, gemmKernelName, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec, type PackedB,
+  checkGemmSpec, gemmElementBytes, gemmKernelName, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec,
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
@@ -318,68 +318,6 @@ ${finish === undefined ? "" : `      { int64_t c1 = c0 + w, fr0 = 0, fr1 = ${m};
 }
 
 /**
- * The streaming kernel on B packed chunk by chunk (chunkedBOf: a constant or a weight),
- * units as gemvRoutine's: each chunk of columns is k rows of `chunk` elements, one
- * contiguous run, read row after row. The chunk's columns go in blocks of whole vectors,
- * as many as the family's registers hold for the m rows' accumulators (AVX-512, one row
- * of A: a chunk of up to 240 columns in one block), so C stays in registers over all of k and B
- * is read in order, once. Each element sums a(i, p)·B(p, j) from zero in order of p, a
- * product then an add, as gemvRoutine's passes do (the build does not contract them):
- * the same bits as B as stored. Columns past n (the last chunk's padding, zeros) are
- * computed and not stored.
- */
-function chunkedGemvRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string): GemmRoutine {
-  const { spec, chunk, nChunks, aRow, aK } = schedule;
-  const t = spec.elementType === "f32" ? "float" : "double";
-  const { m, n, k } = spec;
-  const vectorBytes = family.target.vectorBytes;
-  const lanes = vectorBytes / gemmElementBytes(spec.elementType);
-  if (chunk % lanes !== 0) throw new Error(`chunked gemv: chunks of ${chunk} columns are not whole vectors of ${lanes}`);
-  const p = prefix;
-  const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
-  // Vectors a block keeps: m accumulators each, one vector of B each, and A's broadcast.
-  const perBlock = Math.max(1, Math.floor((familyRegisters(family) - 1) / (m + 1)));
-  const vectors = chunk / lanes;
-  const blocks: { q: number; nv: number }[] = [];
-  for (let v = 0; v < vectors; v += perBlock) blocks.push({ q: v * lanes, nv: Math.min(perBlock, vectors - v) });
-  const block = ({ q, nv }: { q: number; nv: number }): string => `    {
-      ${p}_v ${range(m).flatMap((i) => range(nv).map((v) => `s${i}_${v} = {0}`)).join(", ")};
-      for (int64_t p = 0; p < ${k}; p++) {
-        const ${t} *bp = bt + p * ${chunk} + ${q};
-        ${range(nv).map((v) => `${p}_v v${v} = ${p}_load(bp + ${v * lanes});`).join(" ")}
-${range(m).map((i) => `        { ${t} x = a[${i} * ${aRow} + p * ${aK}]; ${range(nv).map((v) => `s${i}_${v} = s${i}_${v} + x * v${v};`).join(" ")} }`).join("\n")}
-      }
-      if (${q + nv * lanes} <= w) {
-${range(m).map((i) => `        ${range(nv).map((v) => `__builtin_memcpy(c + ${i * n} + c0 + ${q + v * lanes}, &s${i}_${v}, sizeof(${p}_v));`).join(" ")}`).join("\n")}
-      } else {
-        ${t} part[${m}][${nv * lanes}];
-${range(m).map((i) => `        ${range(nv).map((v) => `__builtin_memcpy(part[${i}] + ${v * lanes}, &s${i}_${v}, sizeof(${p}_v));`).join(" ")}`).join("\n")}
-        for (int64_t j = ${q}; j < w && j < ${q + nv * lanes}; j++) {
-${range(m).map((i) => `          c[${i * n} + c0 + j] = part[${i}][j - ${q}];`).join("\n")}
-        }
-      }
-    }`;
-  const source = `
-typedef ${t} ${p}_v __attribute__((vector_size(${vectorBytes})));
-static inline ${p}_v ${p}_load(const ${t} *x) { ${p}_v v; __builtin_memcpy(&v, x, sizeof v); return v; }
-static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
-  (void)scratch;
-  for (int64_t u = begin; u < end; u++) {
-    int64_t bi = u / ${nChunks};
-    int64_t c0 = (u % ${nChunks}) * ${chunk};
-    int64_t w = c0 + ${chunk} < ${n} ? ${chunk} : ${n} - c0;
-    const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
-    const ${t} *bt = (const ${t} *)b8 + bi * ${k * nChunks * chunk} + c0 * ${k};
-    ${t} *c = (${t} *)c8 + bi * ${m * n};
-${blocks.map(block).join("\n")}
-${finish === undefined ? "" : `    { int64_t c1 = c0 + w, fr0 = 0, fr1 = ${m}; ${finish} }`}
-  }
-}
-`;
-  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit };
-}
-
-/**
  * The kernel of a few rows of A against B stored [n][k] (schedule kind "rowDots"):
  * units are (batch, chunk of columns); each element of C is the dot product of a row
  * of A and a row of B, both contiguous. Groups of g rows of B are read together (each
@@ -449,19 +387,12 @@ ${finish === undefined ? "" : `    { int64_t fr0 = 0, fr1 = ${m}; ${finish} }`}
 }
 
 /**
- * The layout a C kernel of `schedule` reads a B packed once in (a constant or a weight):
- * the panels of a packed schedule, the chunks of a streaming one; undefined: B as stored.
- */
-export const prepackedBOf = (schedule: GemmSchedule): PackedB | undefined =>
-  schedule.kind === "streamB" ? chunkedBOf(schedule) : packedBOf(schedule);
-
-/**
  * The GEMM routine (packed, streaming or of row dots) of a schedule planned for `family`;
- * `prepackedB`: B comes in prepackedBOf(schedule)'s layout (not for row dots).
+ * `prepackedB`: B comes in packedBOf(schedule)'s layout (a packed schedule's only).
  */
 export function anyGemmRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, prepackedB = false): GemmRoutine {
   switch (schedule.kind) {
-    case "streamB": return prepackedB ? chunkedGemvRoutine(schedule, family, prefix, finish) : gemvRoutine(schedule, prefix, finish);
+    case "streamB": return gemvRoutine(schedule, prefix, finish);
     case "rowDots": return rowDotsRoutine(schedule, family, prefix, finish);
     case "packed": return gemmRoutine(schedule, family, prefix, finish, false, prepackedB);
   }
@@ -529,7 +460,7 @@ export function emitGemmC(
   const problem = checkGemmSpec(spec);
   if (problem !== undefined) return { declined: problem };
   const schedule = planGemm(spec, family.target);
-  const packed = constantB ? prepackedBOf(schedule) : undefined;
+  const packed = constantB ? packedBOf(schedule) : undefined;
   const name = `${gemmKernelName(spec)} ${family.name}${packed !== undefined ? " (B pre-packed)" : ""}`;
   const sym = symbol ?? SYM;
   const r = anyGemmRoutine(schedule, family, sym, undefined, packed !== undefined);
