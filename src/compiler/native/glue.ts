@@ -78,12 +78,21 @@ export interface GlueKernel {
  * never slower than one where the split does not pay, whatever the cost units say:
  * on two cores, a step reading rows that a split product wrote half on each core reads
  * half of them from the other core's cache, at about half the rate, 2026-12-01); every
- * SPLIT_RETRY_CALLS calls it measures again, as the machine's load changes.
+ * SPLIT_RETRY_CALLS calls it measures again, as the machine's load changes. A split
+ * trial in which no other thread ran any of the work (its threads had no core in time:
+ * the calling thread then claims every range itself) measured no split and does not
+ * count; until a split trial has counted, every SPLIT_UNSEEN_RETRY-th call tries the
+ * split again. (Counted, such trials timed the split as the calling thread alone plus
+ * the hand-off, and the kernel stayed alone for the next 4096 calls: at load 15,
+ * GPT-2's decode at two threads ran its products of 768 x 3072 weights on one thread
+ * for good after its first eight calls, 2026-12-01. A split the other threads miss
+ * costs about the hand-off; one not tried where they would come costs half the call.)
  */
 export const MIN_PARALLEL_COST = 1 << 18;
 export const ALWAYS_PARALLEL_COST = 1 << 26;
 export const SPLIT_TRIALS = 4;
 export const SPLIT_RETRY_CALLS = 4096;
+export const SPLIT_UNSEEN_RETRY = 16;
 
 /**
  * The call list runCalls reads: [0] (written on an error: the module's kernel whose call
@@ -476,6 +485,8 @@ typedef struct {
   const xk_entry *k; uint8_t *mem; const uint32_t *pointers; const uint32_t *scratch; int64_t begin, end;
   _Atomic int taken[XK_MAX_THREADS * XK_RANGES_PER_PART];
   xk_fault faults[XK_MAX_THREADS];
+  /* Parts other than the calling thread's that ran any units. */
+  _Atomic int helped;
   /* XLATS_POOL_TRACE: when the call began, and each part's timeline (xk_part_trace). */
   int64_t t0;
   xk_part_trace trace[XK_MAX_THREADS];
@@ -512,15 +523,18 @@ static void xk_job_part(void *ctx, int p, int parts) {
     if (b < e) f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
     xk_trace_ran(&t, r, last, e - b);
   }
+  if (p > 0 && t.units > 0) atomic_fetch_add(&j->helped, 1);
   j->faults[p] = f;
   xk_trace_end(&t, j->t0, &j->trace[p]);
 }
 
 /* Runs k on [begin, end) over *parts threads (this one included) of the process's pool;
-   *parts becomes the number that ran. Every part runs to its end (or its fault) before
-   this returns the fault of the first part that faulted, if any. */
-static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int *parts) {
+   *parts becomes the number that ran, *helped the number of them besides this thread
+   that ran any units. Every part runs to its end (or its fault) before this returns the
+   fault of the first part that faulted, if any. */
+static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers, const uint32_t *scratch, int64_t begin, int64_t end, int *parts, int *helped) {
   xk_job j;
+  atomic_init(&j.helped, 0);
   j.k = k; j.mem = mem; j.pointers = pointers; j.scratch = scratch; j.begin = begin; j.end = end;
   const xk_guard_api *g = xk_guard;
   if (g == NULL || *parts <= 1) *parts = 1;
@@ -534,6 +548,7 @@ static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers
     fprintf(stderr, "xk_pool_trace %s units [%lld, %lld) of %lld, %.1f us", k->name, (long long)begin, (long long)end, (long long)k->extent, (xk_now_ns() - j.t0) / 1e3);
     xk_trace_parts(j.trace, *parts);
   }
+  *helped = atomic_load(&j.helped);
   for (int p = 0; p < *parts; p++) if (j.faults[p].sig != 0) return j.faults[p];
   return j.faults[0];
 }
@@ -567,6 +582,7 @@ static int xk_decide(xk_split_stats *st, double cost, int parts, int *trial) {
   uint32_t phase = atomic_fetch_add_explicit(&st->calls, 1, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
   if (phase == 0) { atomic_store_explicit(&st->best[0], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->best[1], INT64_MAX, memory_order_relaxed); }
   if (phase < ${2 * SPLIT_TRIALS}) *trial = (int)(phase & 1);
+  else if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->best[1], memory_order_relaxed) == INT64_MAX) *trial = 1;
   int split = *trial >= 0 ? *trial : atomic_load_explicit(&st->best[1], memory_order_relaxed) < atomic_load_explicit(&st->best[0], memory_order_relaxed);
   return split ? parts : 1;
 }
@@ -575,7 +591,9 @@ static int xk_decide(xk_split_stats *st, double cost, int parts, int *trial) {
 static int xk_would_split(xk_split_stats *st, double cost, int parts) {
   if (parts <= 1 || cost < ${MIN_PARALLEL_COST}.0) return 0;
   if (cost >= ${ALWAYS_PARALLEL_COST}.0) return 1;
-  if (atomic_load_explicit(&st->calls, memory_order_relaxed) % ${SPLIT_RETRY_CALLS} < ${2 * SPLIT_TRIALS}) return 1;
+  uint32_t phase = atomic_load_explicit(&st->calls, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
+  if (phase < ${2 * SPLIT_TRIALS}) return 1;
+  if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->best[1], memory_order_relaxed) == INT64_MAX) return 1;
   return atomic_load_explicit(&st->best[1], memory_order_relaxed) < atomic_load_explicit(&st->best[0], memory_order_relaxed);
 }
 
@@ -632,11 +650,12 @@ static int xk_checked_run(const xk_program_t *m, int32_t k, uint8_t *mem, size_t
     }
   }
   if (end > begin) {
-    int asked = parts;
+    int asked = parts, helped = 0;
     int64_t t0 = trial >= 0 ? xk_now_ns() : 0;
-    xk_fault f = xk_run(e, mem, pointers, scratch, begin, end, &parts);
-    /* A trial counts when it ran as asked (the pool may have been busy with another caller). */
-    if (trial >= 0 && parts == asked && f.sig == 0) xk_record(&m->split[k], trial, xk_now_ns() - t0, end - begin);
+    xk_fault f = xk_run(e, mem, pointers, scratch, begin, end, &parts, &helped);
+    /* A trial counts when it ran as asked (the pool may have been busy with another
+       caller), a split one when every other part ran some of the units. */
+    if (trial >= 0 && parts == asked && (trial == 0 || helped == parts - 1) && f.sig == 0) xk_record(&m->split[k], trial, xk_now_ns() - t0, end - begin);
     if (f.sig != 0) {
       const char *what = f.sig == SIGSEGV ? "SIGSEGV (invalid memory access)" : f.sig == SIGBUS ? "SIGBUS (bus error)"
         : f.sig == SIGFPE ? "SIGFPE (arithmetic fault)" : "SIGILL (illegal instruction)";
@@ -683,8 +702,9 @@ static inline int64_t xk_process_cpu_ns(void) {
 typedef struct {
   const xk_program_t *m; uint8_t *mem; size_t mem_length; const uint32_t *scratch; size_t ns; double *times;
   const uint32_t *member0; uint32_t members; int64_t rows, block;
-  /* Parts the group was split into (1: run whole, its calls perhaps split one by one). */
+  /* Parts the group was split into (1: run whole, its calls perhaps split one by one), and those besides the calling thread's that ran any rows. */
   int parts;
+  _Atomic int helped;
   _Atomic int taken[XK_MAX_THREADS * XK_RANGES_PER_PART];
   /* The first failure: its status (XK_OK: none), kernel and message; the other parts stop at their next call. */
   _Atomic int status; int32_t failed_kernel; char message[256];
@@ -794,6 +814,7 @@ static void xk_group_part(void *ctx, int p, int parts) {
     xk_group_rows(gr, p, 1, b, e);
     xk_trace_ran(&t, r, last, e - b);
   }
+  if (p > 0 && t.units > 0) atomic_fetch_add(&gr->helped, 1);
   xk_trace_end(&t, gr->t0, &gr->trace[p]);
 }
 
@@ -886,9 +907,10 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
       if (xk_trace_on < 0) xk_trace_on = getenv("XLATS_POOL_TRACE") != NULL;
       if (xk_trace_on) { memset(gr.trace, 0, sizeof gr.trace); gr.t0 = t0 = xk_now_ns(); }
       gr.parts = parts;
+      atomic_store(&gr.helped, 0);
       if (parts > 1) parts = xk_guard->parallel(xk_group_part, &gr, parts);
       else xk_group_part(&gr, 0, 1);
-      if (trial >= 0 && parts == asked && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], trial, xk_now_ns() - t0, rows);
+      if (trial >= 0 && parts == asked && (trial == 0 || atomic_load(&gr.helped) == parts - 1) && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], trial, xk_now_ns() - t0, rows);
       if (xk_trace_on && parts > 1) xk_group_trace(&gr, parts);
       trial = -1;
       if (gr.spent != NULL) {

@@ -6,7 +6,7 @@ import { emitGemmC, packsBInTiles, readsAInPlace } from "../../../src/compiler/n
 import { familyByName, gemmFamily } from "../../../src/compiler/native/gemm_c_family.js";
 import { gemmSpecOfDot, packB, planGemm, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "../../../src/compiler/native/kernel.js";
-import { ALWAYS_PARALLEL_COST, MIN_PARALLEL_COST, SPLIT_TRIALS } from "../../../src/compiler/native/glue.js";
+import { ALWAYS_PARALLEL_COST, MIN_PARALLEL_COST, SPLIT_TRIALS, SPLIT_UNSEEN_RETRY } from "../../../src/compiler/native/glue.js";
 import { arrayShape, dotGeneral, Literal, parameter, XlaBuilder } from "../../../src/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import type { Instruction } from "../../../src/ir/computation.js";
@@ -318,6 +318,28 @@ test("native gemm: XLATS_POOL_TRACE prints each split call's parts, which ran ev
     const parts = tracedParts(line, units);
     for (const p of parts) if (Number(p[5]) > 0) assert.ok(Number(p[3]) >= Number(p[2]), line);
   }
+});
+
+test("native gemm: a split trial no other thread helped does not count, and the split is tried again", { skip }, (t) => {
+  // The child pinned to one core at a real-time priority: the pool's thread never runs
+  // while the caller computes, so every split call is the caller's alone. Such trials
+  // once counted as the split's time (the caller's plus the hand-off), and the kernel
+  // then either stayed alone or split on every call (4 or 64 split calls here); now
+  // they do not count, and every SPLIT_UNSEEN_RETRY-th call tries again: the 4 trials
+  // of the first 2 × SPLIT_TRIALS calls and calls 16, 32 and 48.
+  const pinned = ["taskset", "-c", "0", "chrt", "-f", "1"];
+  if (spawnSync(pinned[0]!, [...pinned.slice(1), "true"]).status !== 0) { t.skip("taskset or chrt -f is not available here"); return; }
+  const calls = 64;
+  const child = fileURLToPath(new URL("./split_trial_child.js", import.meta.url));
+  const r = spawnSync(pinned[0]!, [...pinned.slice(1), process.execPath, child, String(calls)], { env: { ...process.env, XLATS_POOL_TRACE: "1" }, encoding: "utf8", timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const { units, cost, ok } = JSON.parse(r.stdout) as { units: number; cost: number; ok: boolean };
+  assert.ok(ok, "a product is wrong");
+  assert.ok(cost >= MIN_PARALLEL_COST && cost < ALWAYS_PARALLEL_COST, `cost ${cost}: not a measured decision`);
+  const lines = r.stderr.split("\n").filter((l) => l.startsWith("xk_pool_trace split_trial "));
+  for (const line of lines) assert.equal(tracedParts(line, units)[1]![5], "0", `the pool's thread ran units on the pinned core: ${line}`);
+  const retries = Math.floor((calls - 1) / SPLIT_UNSEEN_RETRY) - Math.floor((2 * SPLIT_TRIALS - 1) / SPLIT_UNSEEN_RETRY);
+  assert.equal(lines.length, SPLIT_TRIALS + retries, r.stderr.slice(0, 2000));
 });
 
 test("native gemm: the schedules of a few rows stream B or take row dots, never pack", () => {
