@@ -60,16 +60,121 @@ function convertReal(g: KernelGraph, x: number, to: ElementType): number {
   return from === to && (to === "f32" || to === "f64") ? x : g.op("convert", to, [x]);
 }
 
+/** The real and imaginary parts of complex operand i (nodes of its component type). */
+const parts = (g: KernelGraph, x: ComplexOperands, i: number): [number, number] => [x.part(i, g.iconst(0)), x.part(i, g.iconst(1))];
+
+/**
+ * fma(a, b, c) in f32 (a, b, c f32 nodes) as the interpreter's fmaF32: a·b is exact in
+ * f64, so the sum a·b + c rounded to odd in f64 and then to nearest in f32 is the
+ * correctly rounded fused result (Boldo and Melquiond: 53 ≥ 24 + 2). Rounding to odd:
+ * s = a·b + c rounded to nearest, its error e from TwoSum; an inexact s whose last bit
+ * is 0 steps one pattern toward the exact sum (+1 away from zero, where e has s's sign,
+ * else -1). An infinite or NaN s gives a NaN e, neither positive nor negative: s stays.
+ * Every op is one IEEE operation, the same on every target (no contraction: the C
+ * backend compiles with -ffp-contract=off); a target without f64 (WGSL) declines.
+ */
+function fmaF32(g: KernelGraph, a: number, b: number, c: number): number {
+  const wide = (x: number): number => g.op("convert", "f64", [x]);
+  const f64 = (op: "add" | "sub" | "mul", x: number, y: number): number => g.op(op, "f64", [x, y]);
+  const compare = (dir: string, x: number, y: number): number => g.op("compare", "pred", [x, y], dir);
+  const p = f64("mul", wide(a), wide(b));
+  const q = wide(c);
+  const sum = f64("add", p, q);
+  const back = f64("sub", sum, p);
+  const error = f64("add", f64("sub", p, f64("sub", sum, back)), f64("sub", q, back));
+  const zero = g.constant("f64", 0);
+  const errorPositive = compare("GT", error, zero);
+  const inexact = g.op("or", "pred", [errorPositive, compare("LT", error, zero)]);
+  const bits = g.op("bitcast", "s64", [sum]);
+  const even = compare("EQ", g.op("and", "s64", [bits, g.constant("s64", 1n)]), g.constant("s64", 0n));
+  const towardZero = g.op("xor", "pred", [errorPositive, compare("GT", sum, zero)]);
+  const step = g.op("select", "s64", [towardZero, g.constant("s64", -1n), g.constant("s64", 1n)]);
+  const adjust = g.op("select", "s64", [g.op("and", "pred", [inexact, even]), step, g.constant("s64", 0n)]);
+  return g.op("convert", "f32", [g.op("bitcast", "f64", [g.op("add", "s64", [bits, adjust])])]);
+}
+
+/**
+ * The multiply op's complex product (complex_math.ts complexMultiplyOf): re = fma(ar, br,
+ * -fl(ai·bi)), im = fma(ar, bi, fl(ai·br)), each product and fma in the component type.
+ * c64 only: c128's fma in f64 has no exact form here yet.
+ */
+const complexMultiply: ComplexLowering = (g, inst, x, k) => {
+  if (componentType(elementTypeOf(inst)) !== "f32") return { declined: "complex multiply of c128 (each part an f64 fused multiply-add) runs on the interpreter" };
+  const [ar, ai] = parts(g, x, 0);
+  const [br, bi] = parts(g, x, 1);
+  const f32 = (op: "mul", u: number, v: number): number => g.op(op, "f32", [u, v]);
+  const re = fmaF32(g, ar, br, g.op("neg", "f32", [f32("mul", ai, bi)]));
+  const im = fmaF32(g, ar, bi, f32("mul", ai, br));
+  return pick(g, k!, re, im);
+};
+
+/**
+ * The divide op's complex quotient as the interpreter's cDiv (complex_math.ts), for c64
+ * in f64 and rounded to f32 once, as the interpreter does: Smith's method (each of its
+ * four cases computed, the one that applies selected), then, where it gives NaN in both
+ * parts from operands without a NaN, C99's recovery: a zero divisor gives infinities,
+ * an infinite dividend over a finite divisor infinities, a finite dividend over an
+ * infinite divisor zeros.
+ */
+const complexDivide: ComplexLowering = (g, inst, x, k) => {
+  const t = componentType(elementTypeOf(inst));
+  const wide = (v: number): number => (t === "f64" ? v : g.op("convert", "f64", [v]));
+  const [ar, ai] = parts(g, x, 0).map(wide) as [number, number];
+  const [br, bi] = parts(g, x, 1).map(wide) as [number, number];
+  const op = (o: "add" | "sub" | "mul" | "div", u: number, v: number): number => g.op(o, "f64", [u, v]);
+  const neg = (u: number): number => g.op("neg", "f64", [u]);
+  const compare = (dir: string, u: number, v: number): number => g.op("compare", "pred", [u, v], dir);
+  const and = (u: number, v: number): number => g.op("and", "pred", [u, v]);
+  const or = (u: number, v: number): number => g.op("or", "pred", [u, v]);
+  const not = (u: number): number => g.op("not", "pred", [u]);
+  const select = (c: number, u: number, v: number): number => g.op("select", "f64", [c, u, v]);
+  const pair = (c: number, u: readonly [number, number], v: readonly [number, number]): [number, number] => [select(c, u[0], v[0]), select(c, u[1], v[1])];
+  const zero = g.constant("f64", 0);
+  const isNaN = (u: number): number => compare("NE", u, u);
+  const isInfinite = (u: number): number => compare("EQ", g.op("abs", "f64", [u]), g.constant("f64", Infinity));
+  const signBit = (u: number): number => compare("LT", g.op("bitcast", "s64", [u]), g.constant("s64", 0n));
+  // Smith's method: by a real divisor, by an imaginary one, then by the larger part's ratio.
+  const byReal: [number, number] = [op("div", ar, br), op("div", ai, br)];
+  const byImag: [number, number] = [op("div", ai, bi), op("div", neg(ar), bi)];
+  const r1 = op("div", bi, br);
+  const d1 = op("add", br, op("mul", bi, r1));
+  const reLarger: [number, number] = [op("div", op("add", ar, op("mul", ai, r1)), d1), op("div", op("sub", ai, op("mul", ar, r1)), d1)];
+  const r2 = op("div", br, bi);
+  const d2 = op("add", op("mul", br, r2), bi);
+  const imLarger: [number, number] = [op("div", op("add", op("mul", ar, r2), ai), d2), op("div", op("sub", op("mul", ai, r2), ar), d2)];
+  const ratio = pair(compare("GE", g.op("abs", "f64", [br]), g.op("abs", "f64", [bi])), reLarger, imLarger);
+  const q = pair(compare("EQ", bi, zero), byReal, pair(compare("EQ", br, zero), byImag, ratio));
+  // The recovery, where q is NaN in both parts and no operand part is NaN.
+  const recover = and(and(isNaN(q[0]), isNaN(q[1])), not(or(or(isNaN(ar), isNaN(ai)), or(isNaN(br), isNaN(bi)))));
+  // unit(v): ±1 for an infinite v, else a zero of v's sign.
+  const unit = (v: number): number => select(isInfinite(v), select(signBit(v), g.constant("f64", -1), g.constant("f64", 1)), select(signBit(v), g.constant("f64", -0), zero));
+  const infinity = g.constant("f64", Infinity);
+  const scale = select(signBit(br), g.constant("f64", -Infinity), infinity);
+  const byZero: [number, number] = [op("mul", scale, ar), op("mul", scale, ai)];
+  const [ux, uy] = [unit(ar), unit(ai)];
+  const infiniteOverFinite: [number, number] = [
+    op("mul", infinity, op("add", op("mul", ux, br), op("mul", uy, bi))), op("mul", infinity, op("sub", op("mul", uy, br), op("mul", ux, bi))),
+  ];
+  const [vx, vy] = [unit(br), unit(bi)];
+  const finiteOverInfinite: [number, number] = [
+    op("mul", zero, op("add", op("mul", ar, vx), op("mul", ai, vy))), op("mul", zero, op("sub", op("mul", ai, vx), op("mul", ar, vy))),
+  ];
+  const finite = (u: number, v: number): number => not(or(or(isInfinite(u), isNaN(u)), or(isInfinite(v), isNaN(v))));
+  const infinite = (u: number, v: number): number => or(isInfinite(u), isInfinite(v));
+  const recovered = pair(and(compare("EQ", br, zero), compare("EQ", bi, zero)), byZero,
+    pair(and(infinite(ar, ai), finite(br, bi)), infiniteOverFinite,
+      pair(and(infinite(br, bi), finite(ar, ai)), finiteOverInfinite, q)));
+  const [re, im] = pair(recover, recovered, q).map((v) => (t === "f64" ? v : g.op("convert", t, [v])));
+  return pick(g, k!, re!, im!);
+};
+
 const componentwise = (op: "add" | "sub"): ComplexLowering => (g, inst, x, k) => g.op(op, componentType(elementTypeOf(inst)), [x.part(0, k!), x.part(1, k!)]);
 const declined = (why: string): ComplexLowering => () => ({ declined: why });
 const interpreted = (what: string): ComplexLowering => declined(`complex ${what} runs on the interpreter`);
 
 export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLowering>> = {
-  // Not written out yet: the interpreter computes these in double with special cases
-  // (Smith's division with C99's recovery of infinities, hypot) or, for multiply, with one
-  // fused rounding per part (complex_math.ts complexMultiplyOf).
-  multiply: interpreted("multiply (each part one fused multiply-add)"),
-  divide: interpreted("divide (Smith's method in double, C99's recovery of infinities)"),
+  // Not written out: the interpreter's Math.hypot in double, whose rounding is the engine's own.
+  multiply: complexMultiply, divide: complexDivide,
   abs: interpreted("abs (hypot in double)"),
   add: componentwise("add"), subtract: componentwise("sub"),
   negate: (g, inst, x, k) => g.op("neg", componentType(elementTypeOf(inst)), [x.part(0, k!)]),
