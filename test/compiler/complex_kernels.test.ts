@@ -4,8 +4,8 @@
 // subnormals, the largest and smallest magnitudes), bit for bit (NaN payloads aside,
 // which the interpreter does not promise). Each test also checks where the op ran: a
 // kernel with no interpreted step where the backend compiles it, the interpreter where
-// it declines (WGSL has no f64: c128, and c64's multiply and divide, which are computed
-// in f64), so a fallback, or a new kernel, fails the test until its expectation changes.
+// it declines (WGSL has no f64: c128, and c64's multiply, divide and abs, which are
+// computed in f64), so a fallback, or a new kernel, fails the test until its expectation changes.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -104,8 +104,18 @@ interface Case {
 const ALL: readonly Backend[] = ["wasm", "native", "webgpu"];
 const CPU: readonly Backend[] = ["wasm", "native"];
 
+/** Parts of many magnitudes, both signs (a fixed sequence: a failure repeats). */
+function spread(t: "c64" | "c128", n: number): { re: number; im: number }[] {
+  const round = partType(t) === "f32" ? Math.fround : (x: number): number => x;
+  const span = partType(t) === "f32" ? 140 : 1000;
+  let seed = 12345;
+  const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const part = (): number => round((next() - 0.5) * 2 ** Math.floor(next() * span - span / 2));
+  return Array.from({ length: n }, () => ({ re: part(), im: part() }));
+}
+
 function unaryCase(name: string, t: "c64" | "c128", op: string, result: string, compiled: readonly Backend[]): Case {
-  const v = edgeValues(t, EDGES.f32.length);
+  const v = [...edgeValues(t, EDGES.f32.length), ...spread(t, 4000)];
   const T = `tensor<${v.length}x${mlirPart(t)}>`;
   const R = `tensor<${v.length}x${result}>`;
   return {
@@ -137,6 +147,7 @@ function casesOf(t: "c64" | "c128"): Case[] {
     binaryCase(`${t} compare EQ`, t, "stablehlo.compare EQ,", "i1", gpu),
     binaryCase(`${t} compare NE`, t, "stablehlo.compare NE,", "i1", gpu),
     unaryCase(`${t} negate`, t, "stablehlo.negate", c, gpu),
+    unaryCase(`${t} abs`, t, "stablehlo.abs", p, CPU),
     unaryCase(`${t} real`, t, "stablehlo.real", p, gpu),
     unaryCase(`${t} imag`, t, "stablehlo.imag", p, gpu),
     unaryCase(`${t} convert to ${other}`, t, "stablehlo.convert", mlirPart(other), CPU),
