@@ -504,28 +504,32 @@ function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedK
   const checkShapes = (shapes: readonly (typeof rootShapes)[number][], dims: readonly number[]): void => {
     for (const s of shapes) {
       if (s.kind !== "array") fail("fusion outputs must be arrays");
-      else if (!sameDims(s.dimensions, dims)) fail("outputs of a multi-output fusion must have one shape");
+      else if (!sameDims(realView(s).dims, dims)) fail("outputs of a multi-output fusion must have one shape");
     }
   };
   if (reduces.size === 0) {
-    const outShape = rootShapes[0]?.kind === "array" ? rootShapes[0].dimensions : fail("fusion root is not an array");
-    checkShapes(rootShapes, outShape);
     // Complex outputs: the domain is their real view's, the trailing dimension of 2 each
     // element's component (complex_ops.ts), so every output must be complex.
-    const complex = roots.some(isComplexArray);
-    if (complex && !roots.every(isComplexArray)) fail("a fusion's outputs are all complex or all real");
-    const domain = complex ? [...outShape, 2] : outShape;
+    if (roots.some(isComplexArray) && !roots.every(isComplexArray)) fail("a fusion's outputs are all complex or all real");
+    const domain = rootShapes[0]?.kind === "array" ? realView(rootShapes[0]).dims : fail("fusion root is not an array");
+    checkShapes(rootShapes, domain);
     const vars = domain.map((n, i) => g.variable(i, n));
     const outputs = roots.map((r) => ({ ...realView(arrayOf(r)), value: low.at(r, vars) }));
     return { graph: g, inputs, domain, outputs };
   }
   // An input fusion: every reduce reads one input shape and reduces the same dimensions;
   // in instruction order, so a reduce that reads another's result comes after it.
-  if ([...reduces].some((r) => r.operands.some(isComplexArray)) || roots.some(isComplexArray)) fail("complex reductions are not fused yet");
+  // Complex sums reduce the real view of their operands (complex_ops.ts): the trailing
+  // dimension of 2 is kept, and each part is summed as the interpreter's complex add
+  // sums it, part by part. Then every reduce and every output of the fusion is complex.
+  const complex = [...reduces].some((r) => r.operands.some(isComplexArray));
+  if (complex !== roots.some(isComplexArray) || (complex && ![...reduces, ...roots].every((r) => r.operands.every(isComplexArray) && isComplexArray(r)))) {
+    fail("a fusion's reductions and outputs are all complex or all real");
+  }
   const order = new Map(fused.instructions.map((inst, i) => [inst, i]));
   const list = [...reduces].sort((a, b) => order.get(a)! - order.get(b)!);
   const first = list[0] as Instruction<"reduce">;
-  const domain = arrayOf(first.operands[0]!).dimensions;
+  const domain = realView(arrayOf(first.operands[0]!)).dims;
   const dims = [...first.attrs.dimensions].sort((a, b) => a - b);
   const kept = domain.map((_, i) => i).filter((i) => !dims.includes(i));
   const domainVars = domain.map((n, i) => g.variable(i, n));
@@ -537,16 +541,18 @@ function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedK
     const r = inst as Instruction<"reduce">;
     const rd = [...r.attrs.dimensions].sort((a, b) => a - b);
     const n = r.operands.length / 2;
-    const inDims = arrayOf(r.operands[0]!).dimensions;
+    const inDims = realView(arrayOf(r.operands[0]!)).dims;
     if (inDims.length !== domain.length || inDims.some((x, i) => x !== domain[i]) || rd.join() !== dims.join()) {
       fail("the reduces of one fusion must share their input shape and dimensions");
     }
-    const types = r.operands.slice(0, n).map((o) => arrayOf(o).elementType);
+    const types = r.operands.slice(0, n).map((o) => componentType(arrayOf(o).elementType));
     const kinds = reducerKinds(r.attrs.toApply, types);
+    if (complex && (typeof kinds === "string" || kinds.some((kind) => kind !== "add"))) fail(`${r.name}: complex reductions other than sums are not fused`);
     const body = typeof kinds === "string" ? genericReducer(g, r.attrs.toApply, types, reductions.length) : undefined;
     const accs: number[] = [];
     for (let k = 0; k < n; k++) {
-      const init = low.at(r.operands[n + k]!, []);
+      // A complex init value is read at the output's part (its trailing variable).
+      const init = low.at(r.operands[n + k]!, complex ? [outVars[outVars.length - 1]!] : []);
       const value = low.at(r.operands[k]!, domainVars);
       accs.push(g.accum(reductions.length, types[k]!));
       if (body === undefined && (kinds as ReducerKind[])[k] === "max") low.maxAccums.set(accs[k]!, value);
@@ -568,7 +574,7 @@ function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedK
     if (r.opcode === "reduce" && r.shape.kind === "tuple") {
       for (const value of low.accums.get(r)!) outputs.push({ type: g.node(value).type as ElementType, dims: outShape, value });
     } else {
-      outputs.push({ type: arrayOf(r).elementType, dims: outShape, value: low.at(r, outVars) });
+      outputs.push({ type: componentType(arrayOf(r).elementType), dims: outShape, value: low.at(r, outVars) });
     }
   }
   return { graph: g, inputs, domain, reduce: { dims, reductions }, outputs };
