@@ -203,7 +203,31 @@ function casesOf(t: "c64" | "c128"): Case[] {
 function sumCases(t: "c64" | "c128"): Case[] {
   const c = mlirPart(t);
   const shapes: [number[], number[], number[]][] = [[[8, 300], [1], [8]], [[300, 8], [0], [8]], [[1000], [0], []], [[6, 20, 7], [0, 2], [20]]];
-  return shapes.map(([dims, reduced, out]) => {
+  const R = 16, C = 300;
+  const T = `tensor<${R}x${C}x${c}>`, S = `tensor<${R}x${c}>`;
+  const rows = Literal.fromValues(t, [R, C], Array.from({ length: R * C }, (_, i) => ({ re: Math.sin(i), im: Math.cos(3 * i) })) as never);
+  const pipelines: Case[] = [
+    {
+      name: `${t} negate stored and summed by one kernel (a multi-output reduction)`, compiled: t === "c64" ? ALL : CPU, sumTerms: C, args: [rows],
+      text: `func.func @main(%x: ${T}) -> (${T}, ${S}) {
+  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<${c}>
+  %e = stablehlo.negate %x : ${T}
+  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (${T}, tensor<${c}>) -> ${S}
+  return %e, %s : ${T}, ${S}
+}`,
+    },
+    {
+      name: `${t} x - sum(x) along rows`, compiled: t === "c64" ? ALL : CPU, sumTerms: C, args: [rows],
+      text: `func.func @main(%x: ${T}) -> (${T}, ${S}) {
+  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<${c}>
+  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (${T}, tensor<${c}>) -> ${S}
+  %b = stablehlo.broadcast_in_dim %s, dims = [0] : (${S}) -> ${T}
+  %d = stablehlo.subtract %x, %b : ${T}
+  return %d, %s : ${T}, ${S}
+}`,
+    },
+  ];
+  return [...pipelines, ...shapes.map(([dims, reduced, out]) => {
     const n = dims.reduce((a, b) => a * b, 1);
     const T = `tensor<${dims.join("x")}x${c}>`;
     const O = `tensor<${out.map((d) => `${d}x`).join("")}${c}>`;
@@ -219,7 +243,7 @@ function sumCases(t: "c64" | "c128"): Case[] {
   return %o : ${O}
 }`,
     };
-  });
+  })];
 }
 
 /** Index ops and constants on complex values in one fusion: the component index must travel through each. */

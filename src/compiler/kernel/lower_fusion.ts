@@ -198,8 +198,12 @@ class Lowering {
     /** Operand o at index oi: component k of it, where it is complex. */
     const read = (o: Instruction, oi: readonly number[]): number => (isComplexArray(o) ? this.at(o, [...oi, k!]) : this.at(o, oi));
     if (FUSIBLE_ELEMENTWISE.has(opcode) && (complex || inst.operands.some(isComplexArray))) {
-      const at = (o: Instruction): number[] => (arrayOf(o).dimensions.length === 0 ? [] : [...base]);
-      const operands = { part: (i: number, c: number) => (isComplexArray(inst.operands[i]!) ? this.at(inst.operands[i]!, [...at(inst.operands[i]!), c]) : this.at(inst.operands[i]!, at(inst.operands[i]!))) };
+      const part = (i: number, c: number): number => {
+        const o = inst.operands[i]!;
+        const oi = arrayOf(o).dimensions.length === 0 ? [] : base; // a rank-0 operand stands for every element
+        return isComplexArray(o) ? this.at(o, [...oi, c]) : this.at(o, oi);
+      };
+      const operands = { part };
       const r = COMPLEX_OPS[opcode as FusibleElementwiseOpcode](g, inst, operands, k);
       return typeof r === "number" ? legalize(g, r) : fail(`${inst.name}: ${r.declined}`);
     }
@@ -566,8 +570,8 @@ function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedK
   for (const r of roots) {
     // A full-shape root: stored from the reduction's loop, or, when it reads reductions
     // along its rows (softmax's e / sum), from a later pass over the row (row pipeline).
-    if (r.opcode !== "reduce" && r.shape.kind === "array" && sameDims(r.shape.dimensions, domain) && outShape.length !== domain.length) {
-      outputs.push({ type: r.shape.elementType, dims: domain, value: low.at(r, domainVars), full: true });
+    if (r.opcode !== "reduce" && r.shape.kind === "array" && sameDims(realView(r.shape).dims, domain) && outShape.length !== domain.length) {
+      outputs.push({ type: componentType(r.shape.elementType), dims: domain, value: low.at(r, domainVars), full: true });
       continue;
     }
     checkShapes(r.opcode === "reduce" && r.shape.kind === "tuple" ? r.shape.elements : [r.shape], outShape);
