@@ -15,14 +15,14 @@
 // Every form here reproduces the interpreter's (interpreter/kernels/complex_math.ts,
 // elementwise.ts, types/convert.ts) bit for bit: c64's parts are computed in double there
 // and rounded to f32 once, which for one add, subtract or negate is the f32 operation
-// itself. The table is total, so a new elementwise opcode says how its complex form
+// itself (abs: as V8 computes the interpreter's Math.hypot, see complexAbs). The table is total, so a new elementwise opcode says how its complex form
 // fuses; an op declined here runs alone on the interpreter, with the reason given.
 
 import type { Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, realComponentType, type ElementType } from "../../types/element_type.js";
 import type { Declined } from "./declined.js";
 import type { KernelGraph } from "./graph.js";
-import type { FusibleElementwiseOpcode } from "./scalar_ops.js";
+import { typeOf, type FusibleElementwiseOpcode } from "./scalar_ops.js";
 
 export const isComplexType = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "complex";
 
@@ -37,11 +37,6 @@ export interface ComplexOperands {
  * the value of a real `inst` that reads complex operands; or says why it does not.
  */
 export type ComplexLowering = (g: KernelGraph, inst: Instruction, operands: ComplexOperands, k: number | undefined) => number | Declined;
-
-const elementTypeOf = (inst: Instruction): ElementType => {
-  if (inst.shape.kind !== "array") throw new Error(`${inst.name}: not an array`);
-  return inst.shape.elementType;
-};
 
 /** The type of a complex instruction's components, or a real instruction's own type. */
 export const componentType = (t: ElementType): ElementType => (isComplexType(t) ? realComponentType(t) : t);
@@ -99,7 +94,7 @@ function fmaF32(g: KernelGraph, a: number, b: number, c: number): number {
  * c64 only: c128's fma in f64 has no exact form here yet.
  */
 const complexMultiply: ComplexLowering = (g, inst, x, k) => {
-  if (componentType(elementTypeOf(inst)) !== "f32") return { declined: "complex multiply of c128 (each part an f64 fused multiply-add) runs on the interpreter" };
+  if (componentType(typeOf(inst)) !== "f32") return { declined: "complex multiply of c128 (each part an f64 fused multiply-add) runs on the interpreter" };
   const [ar, ai] = parts(g, x, 0);
   const [br, bi] = parts(g, x, 1);
   const f32 = (op: "mul", u: number, v: number): number => g.op(op, "f32", [u, v]);
@@ -117,7 +112,7 @@ const complexMultiply: ComplexLowering = (g, inst, x, k) => {
  * infinite divisor zeros.
  */
 const complexDivide: ComplexLowering = (g, inst, x, k) => {
-  const t = componentType(elementTypeOf(inst));
+  const t = componentType(typeOf(inst));
   const wide = (v: number): number => (t === "f64" ? v : g.op("convert", "f64", [v]));
   const [ar, ai] = parts(g, x, 0).map(wide) as [number, number];
   const [br, bi] = parts(g, x, 1).map(wide) as [number, number];
@@ -177,7 +172,7 @@ const complexDivide: ComplexLowering = (g, inst, x, k) => {
  * another engine's hypot may round differently, and the interpreter with it.
  */
 const complexAbs: ComplexLowering = (g, inst, x) => {
-  const t = elementTypeOf(inst);
+  const t = typeOf(inst);
   const wide = (v: number): number => (t === "f64" ? v : g.op("convert", "f64", [v]));
   const [re, im] = parts(g, x, 0).map((v) => g.op("abs", "f64", [wide(v)])) as [number, number];
   const compare = (dir: string, u: number, v: number): number => g.op("compare", "pred", [u, v], dir);
@@ -194,21 +189,21 @@ const complexAbs: ComplexLowering = (g, inst, x) => {
   return t === "f64" ? r : g.op("convert", t, [r]);
 };
 
-const componentwise = (op: "add" | "sub"): ComplexLowering => (g, inst, x, k) => g.op(op, componentType(elementTypeOf(inst)), [x.part(0, k!), x.part(1, k!)]);
+const componentwise = (op: "add" | "sub"): ComplexLowering => (g, inst, x, k) => g.op(op, componentType(typeOf(inst)), [x.part(0, k!), x.part(1, k!)]);
 const declined = (why: string): ComplexLowering => () => ({ declined: why });
 const interpreted = (what: string): ComplexLowering => declined(`complex ${what} runs on the interpreter`);
 
 export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLowering>> = {
   multiply: complexMultiply, divide: complexDivide, abs: complexAbs,
   add: componentwise("add"), subtract: componentwise("sub"),
-  negate: (g, inst, x, k) => g.op("neg", componentType(elementTypeOf(inst)), [x.part(0, k!)]),
+  negate: (g, inst, x, k) => g.op("neg", componentType(typeOf(inst)), [x.part(0, k!)]),
   real: (g, _inst, x) => x.part(0, g.iconst(0)),
   imag: (g, _inst, x) => x.part(0, g.iconst(1)),
   complex: (g, _inst, x, k) => pick(g, k!, x.part(0, k!), x.part(1, k!)),
   // The chosen operand's component, bit for bit (the interpreter copies both slots).
   select: (g, inst, x, k) => {
     const [a, b] = [x.part(1, k!), x.part(2, k!)];
-    return a === b ? a : g.op("select", componentType(elementTypeOf(inst)), [x.part(0, k!), a, b]);
+    return a === b ? a : g.op("select", componentType(typeOf(inst)), [x.part(0, k!), a, b]);
   },
   // The interpreter's complex compare: both parts equal (NaN in either part: not equal).
   compare: (g, inst, x) => {
@@ -221,8 +216,8 @@ export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLower
   // imaginary part; complex → complex: part by part; complex → real: the real part
   // converted as a real value of the component type.
   convert: (g, inst, x, k) => {
-    const from = elementTypeOf(inst.operands[0]!);
-    const to = elementTypeOf(inst);
+    const from = typeOf(inst.operands[0]!);
+    const to = typeOf(inst);
     if (!isComplexType(to)) return convertReal(g, x.part(0, g.iconst(0)), to);
     const c = componentType(to);
     if (isComplexType(from)) return convertReal(g, x.part(0, k!), c);

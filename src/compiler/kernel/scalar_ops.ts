@@ -26,7 +26,8 @@ export type FusibleElementwiseOpcode = Exclude<ElementwiseOpcode, "broadcastInDi
 /** Builds the node of `inst` from its operands' nodes (same index), or says why it cannot. */
 export type ScalarLowering = (g: KernelGraph, inst: Instruction, args: readonly number[]) => number | Declined;
 
-const typeOf = (inst: Instruction): ElementType => {
+/** The element type of array instruction `inst`. */
+export const typeOf = (inst: Instruction): ElementType => {
   if (inst.shape.kind !== "array") throw new Error(`${inst.name}: not an array`);
   return inst.shape.elementType;
 };
