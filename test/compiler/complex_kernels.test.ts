@@ -275,6 +275,24 @@ function indexCase(): Case {
   };
 }
 
+/** Reshape and dynamic slice of complex values, with a scalar complex constant broadcast and a scalar predicate. */
+function reshapeCase(): Case {
+  const x = Array.from({ length: 24 }, (_, i) => ({ re: i / 4 - 2, im: i % 3 === 0 ? -0 : 1 / (i + 1) }));
+  return {
+    name: "c64 reshape, dynamic slice, a broadcast scalar constant and a scalar predicate in one fusion", compiled: ALL, arithmetic: true,
+    args: [Literal.fromValues("c64", [4, 6], x as never), Literal.fromValues("s32", [], [1]), Literal.fromValues("s32", [], [7]), Literal.fromValues("pred", [], [false])],
+    text: `func.func @main(%x: tensor<4x6xcomplex<f32>>, %i: tensor<i32>, %j: tensor<i32>, %p: tensor<i1>) -> tensor<3x4xcomplex<f32>> {
+  %r = stablehlo.reshape %x : (tensor<4x6xcomplex<f32>>) -> tensor<6x4xcomplex<f32>>
+  %d = stablehlo.dynamic_slice %r, %i, %j, sizes = [3, 4] : (tensor<6x4xcomplex<f32>>, tensor<i32>, tensor<i32>) -> tensor<3x4xcomplex<f32>>
+  %c = stablehlo.constant dense<(0.75, -1.25)> : tensor<complex<f32>>
+  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<complex<f32>>) -> tensor<3x4xcomplex<f32>>
+  %a = stablehlo.add %d, %b : tensor<3x4xcomplex<f32>>
+  %s = stablehlo.select %p, %d, %a : (tensor<i1>, tensor<3x4xcomplex<f32>>, tensor<3x4xcomplex<f32>>) -> tensor<3x4xcomplex<f32>>
+  return %s : tensor<3x4xcomplex<f32>>
+}`,
+  };
+}
+
 async function runOn(backend: Backend, c: Case): Promise<void> {
   const module = parseStableHlo(c.text);
   const want = evaluate(module.entry, c.args);
@@ -303,7 +321,7 @@ async function runOn(backend: Backend, c: Case): Promise<void> {
 }
 
 for (const backend of BACKENDS) {
-  for (const c of [...casesOf("c64"), ...casesOf("c128"), ...sumCases("c64"), ...sumCases("c128"), indexCase()]) {
+  for (const c of [...casesOf("c64"), ...casesOf("c128"), ...sumCases("c64"), ...sumCases("c128"), indexCase(), reshapeCase()]) {
     test(`${backend}: ${c.name}`, async () => runOn(backend, c));
   }
 }
