@@ -5,7 +5,7 @@
 // which the interpreter does not promise; sums within a reassociated sum's bound). Each
 // test also checks where the op ran: a kernel with no interpreted step where the
 // backend compiles it, the interpreter where it declines (WGSL has no f64: c128, and
-// c64's multiply, divide and abs, which are computed in f64), so a fallback, or a new
+// c64's multiply, divide, abs and sign, which are computed in f64), so a fallback, or a new
 // kernel, fails the test until its expectation changes.
 
 import { test } from "node:test";
@@ -154,6 +154,7 @@ function casesOf(t: "c64" | "c128"): Case[] {
     binaryCase(`${t} compare NE`, t, "stablehlo.compare NE,", "i1", gpu),
     unaryCase(`${t} negate`, t, "stablehlo.negate", c, gpu),
     unaryCase(`${t} abs`, t, "stablehlo.abs", p, CPU),
+    unaryCase(`${t} sign`, t, "stablehlo.sign", c, CPU),
     unaryCase(`${t} real`, t, "stablehlo.real", p, gpu),
     unaryCase(`${t} imag`, t, "stablehlo.imag", p, gpu),
     unaryCase(`${t} convert to ${other}`, t, "stablehlo.convert", mlirPart(other), CPU),

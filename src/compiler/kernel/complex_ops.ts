@@ -164,29 +164,72 @@ const complexDivide: ComplexLowering = (g, inst, x, k) => {
 };
 
 /**
- * |z| as the interpreter's Math.hypot(re, im) in double (c64: rounded to f32 once), in
- * the form V8 computes it: an infinite part gives +inf (beside a NaN too), else a NaN
- * part NaN, else with m the larger magnitude, 0 where m is 0, sqrt((|re|/m)² + (|im|/m)²)·m
- * (V8's Kahan-compensated sum of two terms has no compensation to add). That form was
- * checked against Math.hypot on 3M random pairs, every one the same bits (Node 20);
- * another engine's hypot may round differently, and the interpreter with it.
+ * Math.hypot(x, y) of f64 nodes, in the form V8 computes it: an infinite operand gives
+ * +inf (beside a NaN too), else a NaN operand NaN, else with m the larger magnitude, 0
+ * where m is 0, sqrt((|x|/m)² + (|y|/m)²)·m (V8's Kahan-compensated sum of two terms has
+ * no compensation to add). That form was checked against Math.hypot on 3M random pairs,
+ * every one the same bits (Node 20); another engine's hypot may round differently, and
+ * the interpreter with it.
  */
-const complexAbs: ComplexLowering = (g, inst, x) => {
-  const t = typeOf(inst);
-  const wide = (v: number): number => (t === "f64" ? v : g.op("convert", "f64", [v]));
-  const [re, im] = parts(g, x, 0).map((v) => g.op("abs", "f64", [wide(v)])) as [number, number];
+function hypot(g: KernelGraph, x: number, y: number): number {
+  const [a, b] = [g.op("abs", "f64", [x]), g.op("abs", "f64", [y])];
   const compare = (dir: string, u: number, v: number): number => g.op("compare", "pred", [u, v], dir);
   const or = (u: number, v: number): number => g.op("or", "pred", [u, v]);
   const select = (c: number, u: number, v: number): number => g.op("select", "f64", [c, u, v]);
   const infinity = g.constant("f64", Infinity);
   const zero = g.constant("f64", 0);
-  const m = g.op("max", "f64", [re, im]);
-  const [p, q] = [g.op("div", "f64", [re, m]), g.op("div", "f64", [im, m])];
+  const m = g.op("max", "f64", [a, b]);
+  const [p, q] = [g.op("div", "f64", [a, m]), g.op("div", "f64", [b, m])];
   const sum = g.op("add", "f64", [g.op("mul", "f64", [p, p]), g.op("mul", "f64", [q, q])]);
   const scaled = g.op("mul", "f64", [g.op("sqrt", "f64", [sum]), m]);
-  const r = select(or(compare("EQ", re, infinity), compare("EQ", im, infinity)), infinity,
-    select(or(compare("NE", re, re), compare("NE", im, im)), g.constant("f64", NaN), select(compare("EQ", m, zero), zero, scaled)));
+  return select(or(compare("EQ", a, infinity), compare("EQ", b, infinity)), infinity,
+    select(or(compare("NE", a, a), compare("NE", b, b)), g.constant("f64", NaN), select(compare("EQ", m, zero), zero, scaled)));
+}
+
+/** The parts of complex operand i in f64 (c64's widened exactly). */
+const wideParts = (g: KernelGraph, x: ComplexOperands, i: number): [number, number] =>
+  parts(g, x, i).map((v) => (g.node(v).type === "f64" ? v : g.op("convert", "f64", [v]))) as [number, number];
+
+/** |z| as the interpreter's Math.hypot(re, im) in double (c64: rounded to f32 once). */
+const complexAbs: ComplexLowering = (g, inst, x) => {
+  const t = typeOf(inst);
+  const r = hypot(g, ...wideParts(g, x, 0));
   return t === "f64" ? r : g.op("convert", t, [r]);
+};
+
+/**
+ * sign(z) as the interpreter's cSign, in double (c64 rounded once): NaN in both parts
+ * where either part is NaN, z itself where it is zero, z / |z|, and where |z| is
+ * infinite the direction of the infinite parts (each infinite part ±1, each finite
+ * one a zero of its sign) over its own hypot.
+ */
+const complexSign: ComplexLowering = (g, inst, x, k) => {
+  const t = componentType(typeOf(inst));
+  const [re, im] = wideParts(g, x, 0);
+  const compare = (dir: string, u: number, v: number): number => g.op("compare", "pred", [u, v], dir);
+  const or = (u: number, v: number): number => g.op("or", "pred", [u, v]);
+  const and = (u: number, v: number): number => g.op("and", "pred", [u, v]);
+  const select = (c: number, u: number, v: number): number => g.op("select", "f64", [c, u, v]);
+  const div = (u: number, v: number): number => g.op("div", "f64", [u, v]);
+  const zero = g.constant("f64", 0);
+  const infinity = g.constant("f64", Infinity);
+  const m = hypot(g, re, im);
+  // Math.sign(v) · 0 for a finite v: a zero of v's sign; Math.sign(v) for an infinite one.
+  const direction = (v: number): number => {
+    const negative = compare("LT", g.op("bitcast", "s64", [v]), g.constant("s64", 0n));
+    const infinite = compare("EQ", g.op("abs", "f64", [v]), infinity);
+    return select(infinite, select(negative, g.constant("f64", -1), g.constant("f64", 1)), select(negative, g.constant("f64", -0), zero));
+  };
+  const [dr, di] = [direction(re), direction(im)];
+  const n = hypot(g, dr, di);
+  const infinite = compare("EQ", m, infinity);
+  const nan = or(compare("NE", re, re), compare("NE", im, im));
+  const isZero = and(compare("EQ", re, zero), compare("EQ", im, zero));
+  const part = (v: number, d: number): number => {
+    const r = select(nan, g.constant("f64", NaN), select(isZero, v, select(infinite, div(d, n), div(v, m))));
+    return t === "f64" ? r : g.op("convert", t, [r]);
+  };
+  return pick(g, k!, part(re, dr), part(im, di));
 };
 
 const componentwise = (op: "add" | "sub"): ComplexLowering => (g, inst, x, k) => g.op(op, componentType(typeOf(inst)), [x.part(0, k!), x.part(1, k!)]);
@@ -230,7 +273,7 @@ export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLower
   floor: declined("floor of complex numbers"), isFinite: declined("is-finite of complex numbers"), log: interpreted("log"),
   log1p: interpreted("log1p"), logistic: interpreted("logistic"), not: declined("not of complex numbers"),
   popcnt: declined("popcnt of complex numbers"), roundNearestAfz: declined("round of complex numbers"),
-  roundNearestEven: declined("round of complex numbers"), rsqrt: interpreted("rsqrt"), sign: interpreted("sign (z / |z| in double)"),
+  roundNearestEven: declined("round of complex numbers"), rsqrt: interpreted("rsqrt"), sign: complexSign,
   sin: interpreted("sin"), sqrt: interpreted("sqrt"), tan: interpreted("tan"), tanh: interpreted("tanh"),
   remainder: declined("remainder of complex numbers"), power: interpreted("power"), maximum: interpreted("maximum"),
   minimum: interpreted("minimum"), and: declined("and of complex numbers"), or: declined("or of complex numbers"),
