@@ -18,13 +18,15 @@ import { Computation, type Instruction } from "../../ir/computation.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { decodeFloatBits, encodeFloatBits } from "../../types/float_codec.js";
+import type { Scalar } from "../../types/literal.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
 import type { Declined } from "./declined.js";
 import { EXP_OF_NON_POSITIVE, KernelGraph } from "./graph.js";
 import { legalIndex, legalize } from "./legalize.js";
 import { signOf, type LoadIndex, type RowMaximum } from "./value_facts.js";
-import { SCALAR_OPS, type FusibleElementwiseOpcode } from "./scalar_ops.js";
+import { SCALAR_OPS, storedAsBits, type FusibleElementwiseOpcode } from "./scalar_ops.js";
+import { COMPLEX_OPS, componentType, isComplexType, pick } from "./complex_ops.js";
 import { appendAll } from "../../types/arrays.js";
 
 export type ReducerKind = "add" | "mul" | "max" | "min" | "and" | "or";
@@ -102,9 +104,13 @@ const MAX_INLINE_CONSTANT = 16;
 
 const FUSIBLE_ELEMENTWISE = new Set<string>(Object.keys(SCALAR_OPS));
 
-function checkType(t: ElementType, where: string): void {
-  const kind = ELEMENT_TYPES[t].kind;
-  if (kind === "complex") fail(`${where}: complex types are not fused yet`);
+const isComplexArray = (inst: Instruction): boolean => inst.shape.kind === "array" && isComplexType(inst.shape.elementType);
+
+/** A kernel input or output of `shape`: a complex array as the real array of its components (complex_ops.ts). */
+function realView(shape: ArrayShape): { type: ElementType; dims: readonly number[] } {
+  return isComplexType(shape.elementType)
+    ? { type: componentType(shape.elementType), dims: [...shape.dimensions, 2] }
+    : { type: shape.elementType, dims: shape.dimensions };
 }
 
 class Lowering {
@@ -131,6 +137,7 @@ class Lowering {
 
   constructor(readonly comp: Computation, readonly g: KernelGraph = new KernelGraph(), readonly maxima: readonly RowMaximum[] = []) {}
 
+  /** The node of `inst` at `idx` (a complex `inst`: its component idx[rank], complex_ops.ts). */
   at(inst: Instruction, idx: readonly number[]): number {
     const key = `${inst.id}:${idx.join(",")}`;
     let v = this.memo.get(key);
@@ -174,14 +181,32 @@ class Lowering {
   private lower(inst: Instruction, idx: readonly number[]): number {
     const g = this.g;
     const opcode: Opcode = inst.opcode;
+    const complex = isComplexArray(inst);
+    if (complex && (inst === this.core?.inst || this.substitutes !== undefined || this.paramNodes !== undefined)) {
+      return fail(`${inst.name}: complex values fuse only as arrays of a fusion`);
+    }
     if (inst === this.core?.inst) return g.load(this.core.operand, arrayOf(inst).elementType, rowMajorOffset(g, idx, arrayOf(inst).dimensions));
     if (this.substitutes !== undefined) {
       const operand = this.substitutes.get(inst);
       if (operand !== undefined) return g.load(operand, arrayOf(inst).elementType, rowMajorOffset(g, idx, arrayOf(inst).dimensions));
       if (opcode === "parameter") return fail(`${inst.name}: not read by the fusion`);
     }
-    if (inst.shape.kind === "array") checkType(inst.shape.elementType, inst.name);
-    for (const o of inst.operands) if (o.shape.kind === "array") checkType(o.shape.elementType, o.name);
+    // A complex instruction is asked for one component k at a time: idx is its index, then k.
+    const rank = inst.shape.kind === "array" ? inst.shape.dimensions.length : 0;
+    const k = complex ? idx[rank]! : undefined;
+    const base = complex ? idx.slice(0, rank) : idx;
+    /** Operand o at index oi: component k of it, where it is complex. */
+    const read = (o: Instruction, oi: readonly number[]): number => (isComplexArray(o) ? this.at(o, [...oi, k!]) : this.at(o, oi));
+    if (FUSIBLE_ELEMENTWISE.has(opcode) && (complex || inst.operands.some(isComplexArray))) {
+      const part = (i: number, c: number): number => {
+        const o = inst.operands[i]!;
+        const oi = arrayOf(o).dimensions.length === 0 ? [] : base; // a rank-0 operand stands for every element
+        return isComplexArray(o) ? this.at(o, [...oi, c]) : this.at(o, oi);
+      };
+      const operands = { part };
+      const r = COMPLEX_OPS[opcode as FusibleElementwiseOpcode](g, inst, operands, k);
+      return typeof r === "number" ? legalize(g, r) : fail(`${inst.name}: ${r.declined}`);
+    }
     if (FUSIBLE_ELEMENTWISE.has(opcode)) {
       const args = inst.operands.map((o) => this.at(o, arrayOf(o).dimensions.length === 0 ? [] : idx));
       if (opcode === "exp" && signOf(g, args[0]!, this.loads, this.maxima, this.rowMaxOf(idx)) === "nonPositive") {
@@ -206,76 +231,70 @@ class Lowering {
       return accs[k]!;
     }
     const shape = arrayOf(inst);
+    // The type of the nodes of `inst`: a complex one's components.
+    const t = componentType(shape.elementType);
     switch (opcode) {
       case "parameter": {
         if (this.paramNodes !== undefined) return this.paramNodes[(inst as Instruction<"parameter">).attrs.number]!;
         const operand = (inst as Instruction<"parameter">).attrs.number;
-        const load = g.load(operand, shape.elementType, rowMajorOffset(g, idx, shape.dimensions));
-        if (!this.loads.has(load)) this.loads.set(load, { operand, index: idx });
+        const load = g.load(operand, t, rowMajorOffset(g, idx, realView(shape).dims));
+        if (!complex && !this.loads.has(load)) this.loads.set(load, { operand, index: idx });
         return load;
       }
       case "constant": {
         const lit = (inst as Instruction<"constant">).attrs.literal;
         const values = lit.values();
-        const first = values[0];
-        if (first === undefined || typeof first === "object") return fail(`${inst.name}: unsupported constant`);
-        const t = shape.elementType;
-        // A node's value (a number) makes the positive quiet NaN: a float stored as bits
-        // (f16, bf16, f8/f6/f4) whose NaN constant has a sign or another payload stays out.
-        if (ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64") {
-          const quiet = encodeFloatBits(t, NaN);
-          if (Array.from(lit.data as Uint8Array | Uint16Array).some((b) => b !== quiet && Number.isNaN(decodeFloatBits(t, b)))) {
-            return fail(`${inst.name}: a NaN constant of ${t} other than the positive quiet NaN`);
+        if (!complex) {
+          // A node's value (a number) makes the positive quiet NaN: a float stored as bits
+          // (f16, bf16, f8/f6/f4) whose NaN constant has a sign or another payload stays out.
+          if (storedAsBits(t)) {
+            const quiet = encodeFloatBits(t, NaN);
+            if (Array.from(lit.data as Uint8Array | Uint16Array).some((b) => b !== quiet && Number.isNaN(decodeFloatBits(t, b)))) {
+              return fail(`${inst.name}: a NaN constant of ${t} other than the positive quiet NaN`);
+            }
           }
+          return constantAt(g, inst.name, values, t, idx, shape.dimensions);
         }
-        const asNode = (v: (typeof values)[number]): number =>
-          g.constant(t, typeof v === "boolean" ? (v ? 1 : 0) : (v as number | bigint));
-        const same = values.every((v) => v === first || (typeof v === "number" && Number.isNaN(v) && Number.isNaN(first as number)));
-        if (same && !(typeof first === "number" && first === 0 && values.some((v) => !Object.is(v, first)))) return asNode(first);
-        // A small table: a chain of selects on the linear index (larger constants
-        // should stay operands of the fusion).
-        if (values.length > MAX_INLINE_CONSTANT) return fail(`${inst.name}: array constants of more than ${MAX_INLINE_CONSTANT} elements are not fused`);
-        const linear = rowMajorOffset(g, idx, shape.dimensions);
-        let result = asNode(values[values.length - 1]!);
-        for (let k = values.length - 2; k >= 0; k--) {
-          result = g.op("select", t, [g.condToPred(g.eq(linear, g.iconst(k))), asNode(values[k]!), result]);
-        }
-        return result;
+        const part = (c: number): number =>
+          constantAt(g, inst.name, values.map((v) => (typeof v === "object" ? (c === 0 ? v.re : v.im) : fail(`${inst.name}: unsupported constant`))), t, base, shape.dimensions);
+        const kn = g.node(k!);
+        return kn.op === "iconst" ? part(kn.attr as number) : pick(g, k!, part(0), part(1));
       }
       case "iota": {
+        if (complex) return fail(`${inst.name}: iota of complex numbers is not fused`);
         const d = (inst as Instruction<"iota">).attrs.iotaDimension;
-        return g.fromIdx(shape.elementType, idx[d]!);
+        return g.fromIdx(t, base[d]!);
       }
       case "broadcastInDim": {
         const operand = inst.operands[0]!;
         const od = arrayOf(operand).dimensions;
         const bd = (inst as Instruction<"broadcastInDim">).attrs.broadcastDimensions;
-        return this.at(operand, od.map((n, i) => (n === 1 ? g.iconst(0) : idx[bd[i]!]!)));
+        return read(operand, od.map((n, i) => (n === 1 ? g.iconst(0) : base[bd[i]!]!)));
       }
       case "reshape": {
         const operand = inst.operands[0]!;
-        return this.at(operand, unlinearize(g, rowMajorOffset(g, idx, shape.dimensions), arrayOf(operand).dimensions));
+        return read(operand, unlinearize(g, rowMajorOffset(g, base, shape.dimensions), arrayOf(operand).dimensions));
       }
       case "transpose": {
         const perm = (inst as Instruction<"transpose">).attrs.permutation;
         const operandIdx = new Array<number>(perm.length);
-        perm.forEach((p, i) => { operandIdx[p] = idx[i]!; });
-        return this.at(inst.operands[0]!, operandIdx);
+        perm.forEach((p, i) => { operandIdx[p] = base[i]!; });
+        return read(inst.operands[0]!, operandIdx);
       }
       case "slice": {
         const { startIndices, strides } = (inst as Instruction<"slice">).attrs;
-        return this.at(inst.operands[0]!, idx.map((x, i) => g.addConst(g.mul(x, strides[i]!), startIndices[i]!)));
+        return read(inst.operands[0]!, base.map((x, i) => g.addConst(g.mul(x, strides[i]!), startIndices[i]!)));
       }
       case "reverse": {
         const dims = (inst as Instruction<"reverse">).attrs.dimensions;
-        return this.at(inst.operands[0]!, idx.map((x, i) => (dims.includes(i) ? g.addConst(g.mul(x, -1), shape.dimensions[i]! - 1) : x)));
+        return read(inst.operands[0]!, base.map((x, i) => (dims.includes(i) ? g.addConst(g.mul(x, -1), shape.dimensions[i]! - 1) : x)));
       }
       case "pad": {
         const { edgePaddingLow, interiorPadding } = (inst as Instruction<"pad">).attrs;
         const operand = inst.operands[0]!;
         const od = arrayOf(operand).dimensions;
         let valid = g.ctrue();
-        const operandIdx = idx.map((x, i) => {
+        const operandIdx = base.map((x, i) => {
           const s = interiorPadding[i]! + 1;
           const q = g.addConst(x, -edgePaddingLow[i]!);
           const hi = Math.max(0, (od[i]! - 1) * s);
@@ -284,11 +303,11 @@ class Lowering {
           if (s > 1) valid = g.cand(valid, g.eq(g.mod(qc, s), g.iconst(0)));
           return g.div(qc, s);
         });
-        const padValue = this.at(inst.operands[1]!, []);
+        const padValue = read(inst.operands[1]!, []);
         if (od.some((n) => n === 0)) return padValue;
-        const inside = this.at(operand, operandIdx);
+        const inside = read(operand, operandIdx);
         if (g.node(valid).op === "ctrue") return inside;
-        return g.op("select", shape.elementType, [g.condToPred(valid), inside, padValue]);
+        return g.op("select", t, [g.condToPred(valid), inside, padValue]);
       }
       case "concatenate": {
         const d = (inst as Instruction<"concatenate">).attrs.dimension;
@@ -301,13 +320,13 @@ class Lowering {
         }
         const partAt = (j: number): number => {
           const n = arrayOf(parts[j]!).dimensions[d]!;
-          const local = g.clamp(g.addConst(idx[d]!, -offsets[j]!), 0, n - 1);
-          return this.at(parts[j]!, idx.map((x, i) => (i === d ? local : x)));
+          const local = g.clamp(g.addConst(base[d]!, -offsets[j]!), 0, n - 1);
+          return read(parts[j]!, base.map((x, i) => (i === d ? local : x)));
         };
         let result = partAt(parts.length - 1);
         for (let j = parts.length - 2; j >= 0; j--) {
-          const cond = g.lt(idx[d]!, g.iconst(offsets[j + 1]!));
-          result = g.node(cond).op === "ctrue" ? partAt(j) : g.op("select", shape.elementType, [g.condToPred(cond), partAt(j), result]);
+          const cond = g.lt(base[d]!, g.iconst(offsets[j + 1]!));
+          result = g.node(cond).op === "ctrue" ? partAt(j) : g.op("select", t, [g.condToPred(cond), partAt(j), result]);
         }
         return result;
       }
@@ -315,11 +334,11 @@ class Lowering {
         const operand = inst.operands[0]!;
         const od = arrayOf(operand).dimensions;
         const sizes = (inst as Instruction<"dynamicSlice">).attrs.sliceSizes;
-        return this.at(operand, idx.map((x, i) => {
+        return read(operand, base.map((x, i) => {
           const startInst = inst.operands[1 + i]!;
-          const t = arrayOf(startInst).elementType;
-          if (ELEMENT_TYPES[t].kind !== "signed" && ELEMENT_TYPES[t].kind !== "unsigned") fail(`${inst.name}: start index of type ${t}`);
-          const start = g.clamp(legalIndex(g, this.at(startInst, [])), 0, od[i]! - sizes[i]!);
+          const st = arrayOf(startInst).elementType;
+          if (ELEMENT_TYPES[st].kind !== "signed" && ELEMENT_TYPES[st].kind !== "unsigned") fail(`${inst.name}: start index of type ${st}`);
+          const start = g.clamp(legalIndex(g, read(startInst, [])), 0, od[i]! - sizes[i]!);
           return g.add(start, x);
         }));
       }
@@ -327,6 +346,24 @@ class Lowering {
         return fail(`${inst.name}: ${opcode} is not fusible`);
     }
   }
+}
+
+/** Constant `values` (of an array of type t and dimensions dims, row-major) at `idx`: one node, or a small table of them. */
+function constantAt(g: KernelGraph, name: string, values: readonly Scalar[], t: ElementType, idx: readonly number[], dims: readonly number[]): number {
+  const first = values[0];
+  if (first === undefined || typeof first === "object") return fail(`${name}: unsupported constant`);
+  const asNode = (v: Scalar): number => g.constant(t, typeof v === "boolean" ? (v ? 1 : 0) : (v as number | bigint));
+  const same = values.every((v) => v === first || (typeof v === "number" && Number.isNaN(v) && Number.isNaN(first as number)));
+  if (same && !(typeof first === "number" && first === 0 && values.some((v) => !Object.is(v, first)))) return asNode(first);
+  // A small table: a chain of selects on the linear index (larger constants
+  // should stay operands of the fusion).
+  if (values.length > MAX_INLINE_CONSTANT) return fail(`${name}: array constants of more than ${MAX_INLINE_CONSTANT} elements are not fused`);
+  const linear = rowMajorOffset(g, idx, dims);
+  let result = asNode(values[values.length - 1]!);
+  for (let k = values.length - 2; k >= 0; k--) {
+    result = g.op("select", t, [g.condToPred(g.eq(linear, g.iconst(k))), asNode(values[k]!), result]);
+  }
+  return result;
 }
 
 /** The row-major linear index of multi-index `idx` in `dims`. */
@@ -447,7 +484,8 @@ export function lowerEpilogue(fused: Computation, core: Instruction): FusedKerne
     low.core = { inst: core, operand: fused.parameters.length };
     const g = low.g;
     const out = arrayOf(fused.root);
-    const inputs = [...fused.parameters, core].map((p) => ({ type: arrayOf(p).elementType, dims: arrayOf(p).dimensions }));
+    if (isComplexArray(fused.root) || isComplexArray(core)) fail("complex epilogues are not fused");
+    const inputs = [...fused.parameters, core].map((p) => realView(arrayOf(p)));
     const vars = out.dimensions.map((n, i) => g.variable(i, n));
     return { graph: g, inputs, domain: out.dimensions, outputs: [{ type: out.elementType, dims: out.dimensions, value: low.at(fused.root, vars) }] };
   } catch (e) {
@@ -461,10 +499,7 @@ function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedK
   const g = low.g;
   const root = fused.root;
   const roots = root.opcode === "tuple" ? root.operands : [root];
-  const inputs: KernelInput[] = fused.parameters.map((p) => {
-    const s = arrayOf(p);
-    return { type: s.elementType, dims: s.dimensions };
-  });
+  const inputs: KernelInput[] = fused.parameters.map((p) => realView(arrayOf(p)));
   const reduces = new Set<Instruction>();
   const seen = new Set<Instruction>();
   for (const r of roots) collectReduces(r, reduces, seen);
@@ -473,22 +508,32 @@ function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedK
   const checkShapes = (shapes: readonly (typeof rootShapes)[number][], dims: readonly number[]): void => {
     for (const s of shapes) {
       if (s.kind !== "array") fail("fusion outputs must be arrays");
-      else if (!sameDims(s.dimensions, dims)) fail("outputs of a multi-output fusion must have one shape");
+      else if (!sameDims(realView(s).dims, dims)) fail("outputs of a multi-output fusion must have one shape");
     }
   };
   if (reduces.size === 0) {
-    const outShape = rootShapes[0]?.kind === "array" ? rootShapes[0].dimensions : fail("fusion root is not an array");
-    checkShapes(rootShapes, outShape);
-    const vars = outShape.map((n, i) => g.variable(i, n));
-    const outputs = roots.map((r) => ({ type: arrayOf(r).elementType, dims: outShape, value: low.at(r, vars) }));
-    return { graph: g, inputs, domain: outShape, outputs };
+    // Complex outputs: the domain is their real view's, the trailing dimension of 2 each
+    // element's component (complex_ops.ts), so every output must be complex.
+    if (roots.some(isComplexArray) && !roots.every(isComplexArray)) fail("a fusion's outputs are all complex or all real");
+    const domain = rootShapes[0]?.kind === "array" ? realView(rootShapes[0]).dims : fail("fusion root is not an array");
+    checkShapes(rootShapes, domain);
+    const vars = domain.map((n, i) => g.variable(i, n));
+    const outputs = roots.map((r) => ({ ...realView(arrayOf(r)), value: low.at(r, vars) }));
+    return { graph: g, inputs, domain, outputs };
   }
   // An input fusion: every reduce reads one input shape and reduces the same dimensions;
   // in instruction order, so a reduce that reads another's result comes after it.
+  // Complex sums reduce the real view of their operands (complex_ops.ts): the trailing
+  // dimension of 2 is kept, and each part is summed as the interpreter's complex add
+  // sums it, part by part. Then every reduce and every output of the fusion is complex.
+  const complex = [...reduces].some((r) => r.operands.some(isComplexArray));
+  if (complex !== roots.some(isComplexArray) || (complex && ![...reduces, ...roots].every((r) => r.operands.every(isComplexArray) && isComplexArray(r)))) {
+    fail("a fusion's reductions and outputs are all complex or all real");
+  }
   const order = new Map(fused.instructions.map((inst, i) => [inst, i]));
   const list = [...reduces].sort((a, b) => order.get(a)! - order.get(b)!);
   const first = list[0] as Instruction<"reduce">;
-  const domain = arrayOf(first.operands[0]!).dimensions;
+  const domain = realView(arrayOf(first.operands[0]!)).dims;
   const dims = [...first.attrs.dimensions].sort((a, b) => a - b);
   const kept = domain.map((_, i) => i).filter((i) => !dims.includes(i));
   const domainVars = domain.map((n, i) => g.variable(i, n));
@@ -500,16 +545,18 @@ function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedK
     const r = inst as Instruction<"reduce">;
     const rd = [...r.attrs.dimensions].sort((a, b) => a - b);
     const n = r.operands.length / 2;
-    const inDims = arrayOf(r.operands[0]!).dimensions;
+    const inDims = realView(arrayOf(r.operands[0]!)).dims;
     if (inDims.length !== domain.length || inDims.some((x, i) => x !== domain[i]) || rd.join() !== dims.join()) {
       fail("the reduces of one fusion must share their input shape and dimensions");
     }
-    const types = r.operands.slice(0, n).map((o) => arrayOf(o).elementType);
+    const types = r.operands.slice(0, n).map((o) => componentType(arrayOf(o).elementType));
     const kinds = reducerKinds(r.attrs.toApply, types);
+    if (complex && (typeof kinds === "string" || kinds.some((kind) => kind !== "add"))) fail(`${r.name}: complex reductions other than sums are not fused`);
     const body = typeof kinds === "string" ? genericReducer(g, r.attrs.toApply, types, reductions.length) : undefined;
     const accs: number[] = [];
     for (let k = 0; k < n; k++) {
-      const init = low.at(r.operands[n + k]!, []);
+      // A complex init value is read at the output's part (its trailing variable).
+      const init = low.at(r.operands[n + k]!, complex ? [outVars[outVars.length - 1]!] : []);
       const value = low.at(r.operands[k]!, domainVars);
       accs.push(g.accum(reductions.length, types[k]!));
       if (body === undefined && (kinds as ReducerKind[])[k] === "max") low.maxAccums.set(accs[k]!, value);
@@ -523,15 +570,15 @@ function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedK
   for (const r of roots) {
     // A full-shape root: stored from the reduction's loop, or, when it reads reductions
     // along its rows (softmax's e / sum), from a later pass over the row (row pipeline).
-    if (r.opcode !== "reduce" && r.shape.kind === "array" && sameDims(r.shape.dimensions, domain) && outShape.length !== domain.length) {
-      outputs.push({ type: r.shape.elementType, dims: domain, value: low.at(r, domainVars), full: true });
+    if (r.opcode !== "reduce" && r.shape.kind === "array" && sameDims(realView(r.shape).dims, domain) && outShape.length !== domain.length) {
+      outputs.push({ type: componentType(r.shape.elementType), dims: domain, value: low.at(r, domainVars), full: true });
       continue;
     }
     checkShapes(r.opcode === "reduce" && r.shape.kind === "tuple" ? r.shape.elements : [r.shape], outShape);
     if (r.opcode === "reduce" && r.shape.kind === "tuple") {
       for (const value of low.accums.get(r)!) outputs.push({ type: g.node(value).type as ElementType, dims: outShape, value });
     } else {
-      outputs.push({ type: arrayOf(r).elementType, dims: outShape, value: low.at(r, outVars) });
+      outputs.push({ type: componentType(arrayOf(r).elementType), dims: outShape, value: low.at(r, outVars) });
     }
   }
   return { graph: g, inputs, domain, reduce: { dims, reductions }, outputs };

@@ -26,7 +26,8 @@ export type FusibleElementwiseOpcode = Exclude<ElementwiseOpcode, "broadcastInDi
 /** Builds the node of `inst` from its operands' nodes (same index), or says why it cannot. */
 export type ScalarLowering = (g: KernelGraph, inst: Instruction, args: readonly number[]) => number | Declined;
 
-const typeOf = (inst: Instruction): ElementType => {
+/** The element type of array instruction `inst`. */
+export const typeOf = (inst: Instruction): ElementType => {
   if (inst.shape.kind !== "array") throw new Error(`${inst.name}: not an array`);
   return inst.shape.elementType;
 };
@@ -40,10 +41,10 @@ const chloInterpreted = declined("CHLO special functions run on the interpreter"
 export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowering>> = {
   abs: unary("abs"), cbrt: unary("cbrt"), ceil: unary("ceil"), clz: unary("clz"), cos: unary("cos"), erf: unary("erf"),
   exp: unary("exp"), expm1: unary("expm1"), floor: unary("floor"),
-  imag: (g, inst) => g.constant(typeOf(inst), 0), // of a real operand (complex is rejected before)
+  imag: (g, inst) => g.constant(typeOf(inst), 0), // of a real operand (complex ones: complex_ops.ts)
   isFinite: unary("isFinite"), log: unary("log"), log1p: unary("log1p"), logistic: unary("logistic"),
   negate: unary("neg"), not: unary("not"), popcnt: unary("popcnt"),
-  // real of a real operand is the operand, bit for bit (complex is rejected before).
+  // real of a real operand is the operand, bit for bit (complex ones: complex_ops.ts).
   real: (_g, _inst, [x]) => x!,
   roundNearestAfz: unary("roundAfz"), roundNearestEven: unary("roundEven"), rsqrt: unary("rsqrt"), sign: unary("sign"),
   sin: unary("sin"), sqrt: unary("sqrt"), tan: unary("tan"), tanh: unary("tanh"),
@@ -52,7 +53,8 @@ export const SCALAR_OPS: Readonly<Record<FusibleElementwiseOpcode, ScalarLowerin
   xor: binary("xor"), shiftLeft: binary("shl"), shiftRightArithmetic: binary("shrA"), shiftRightLogical: binary("shrL"),
   atan2: binary("atan2"),
   acos: chloInterpreted, acosh: chloInterpreted, asin: chloInterpreted, asinh: chloInterpreted, atan: chloInterpreted, atanh: chloInterpreted, cosh: chloInterpreted, sinh: chloInterpreted, lgamma: chloInterpreted, digamma: chloInterpreted, erfInv: chloInterpreted, erfc: chloInterpreted, besselI1e: chloInterpreted, polygamma: chloInterpreted, zeta: chloInterpreted, nextAfter: chloInterpreted,
-  complex: declined("complex numbers are not fused yet"),
+  // Its result is complex: lower_fusion.ts lowers it through complex_ops.ts, never here.
+  complex: declined("complex results lower through complex_ops.ts"),
   compare: (g, inst, [a, b]) => {
     const { direction, compareType } = (inst as Instruction<"compare">).attrs;
     const t = typeOf(inst.operands[0]!);

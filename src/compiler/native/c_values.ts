@@ -6,8 +6,9 @@
 // (uint16_t), decoded to double for arithmetic and encoded back once per op, as the
 // interpreter computes (in double, rounding each op's result through the literal
 // codec). Loads, selects of bit patterns and bitcasts copy patterns exactly. The 8-, 6-
-// and 4-bit floats and complex numbers are not compiled to C (DeclinedError: the WebAssembly
-// kernel runs instead).
+// and 4-bit floats are not compiled to C (DeclinedError: the WebAssembly kernel runs
+// instead). Complex numbers reach a graph as their real and imaginary parts
+// (kernel/complex_ops.ts), never as complex values.
 
 import { bitWidth, ELEMENT_TYPES, integerRange, isSignedInt, type ElementType } from "../../types/element_type.js";
 import { encodeFloatBits } from "../../types/float_codec.js";
@@ -48,7 +49,7 @@ export function cType(t: NodeType): string {
       if (t === "f64") return "double";
       if (isHalf(t)) return "uint16_t";
       return decline(`${t} is not compiled to C (the WebAssembly kernel runs it)`);
-    case "complex": return decline("complex numbers are not compiled to C");
+    case "complex": return decline("complex values are not compiled to C (a fusion computes on their parts)");
   }
 }
 

@@ -218,7 +218,7 @@ export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction, limits: GpuL
   reduceWindow: (inst) => reduceWindowKernelWgsl(inst as Instruction<"reduceWindow">, MAX_WORKGROUPS_PER_DIMENSION),
   selectAndScatter: (inst) => selectAndScatterKernelWgsl(inst as Instruction<"selectAndScatter">, MAX_WORKGROUPS_PER_DIMENSION),
   rngBitGenerator: (inst) => rngBitGeneratorKernelWgsl(inst as Instruction<"rngBitGenerator">, MAX_WORKGROUPS_PER_DIMENSION),
-  // One fusion did not take (its shape changes, or a type the fusions do not compute on: f64, f8, complex).
+  // One fusion did not take (its shape changes, or a type the fusions do not compute on: f64, f8, c128).
   bitcastConvert: (inst) => bitcastConvertKernelWgsl(inst as Instruction<"bitcastConvert">, MAX_WORKGROUPS_PER_DIMENSION),
 };
 
