@@ -222,12 +222,14 @@ test("weight-only dots, C kernels: AVX2 and portable builds, split calls and two
   };
   const cases: { kernel: NativeKernel; operands: Float32Array[]; want: number[]; bound: number[]; label: string; splits?: number; threads?: number }[] = [];
   const specs: [m: number, k: number, n: number, transposed: boolean][] = [[1, 100, 2600, false], [3, 37, 21, false], [2, 75, 50, true], [4, 9, 13, true]];
-  for (const cpu of [machine, portable]) {
+  // On an AVX-512 machine, its AVX2 build too (the stream kernel's intrinsics are chosen per family).
+  const avx2: NativeCpu | undefined = machine.avx512f ? { ...machine, avx512f: false } : undefined;
+  for (const cpu of [machine, ...(avx2 === undefined ? [] : [avx2]), portable]) {
     for (const [m, k, n, transposed] of specs) {
       for (const weight of ["s8", "bf16"] as const) {
         const scaled = weight === "s8";
         const dot: WeightOnlyDot = { spec: { elementType: "f32", batch: 1, m, n, k, rhsTransposed: transposed }, weight, scale: scaled ? "weights" : "none" };
-        const kernel = emitWeightOnlyGemvC(dot, cpu, `wo_${cpu.arch}_${m}_${weight}`);
+        const kernel = emitWeightOnlyGemvC(dot, cpu, `wo_${cpu.arch}_${cpu.avx512f}_${m}_${weight}`);
         if ("declined" in kernel) throw new Error(kernel.declined);
         const x = Float32Array.from({ length: m * k }, () => random() * 2 - 1);
         const stored = weight === "s8" ? Int8Array.from({ length: k * n }, () => Math.floor(random() * 255) - 127)
@@ -249,7 +251,7 @@ test("weight-only dots, C kernels: AVX2 and portable builds, split calls and two
           }
         }
         const operands = [x, bytesOf(stored), ...(scaled ? [s] : [])];
-        const label = `${cpu.arch} ${weight} ${m}x${k}x${n} ${transposed ? "W[n][k]" : "W[k][n]"}`;
+        const label = `${kernel.name} ${weight} ${m}x${k}x${n} ${transposed ? "W[n][k]" : "W[k][n]"}`;
         cases.push({ kernel, operands, want, bound, label, splits: 3 }, { kernel, operands, want, bound, label: `${label}, 2 threads`, threads: 2 });
       }
     }

@@ -48,7 +48,7 @@ export function emitWeightOnlyGemvKernel(dot: WeightOnlyDot, target: WasmTarget,
   const nOps = scaled ? 3 : 2;
   module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
     if (schedule.kind === "rowDots") rowDots(f, schedule, nOps);
-    else streamRows(f, schedule, nOps);
+    else streamRows(f, schedule, nOps, target);
   });
   const label = `${gemmKernelName(dot.spec)} ${dot.weight} weights${scaled ? `, scale on the ${dot.scale}` : ""} (${schedule.kind === "rowDots" ? "row dots" : "stream"})`;
   return {
@@ -184,58 +184,110 @@ function rowDots(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number)
 }
 
 /**
- * B stored [k][n]: each row of C gets c += a[p]·W[p][..] for `sweep` rows of W at a
- * time, over the unit's columns eight at a time (one vector of weights, two of C per
- * row of A), then the columns past the last whole eight one by one; C is zeroed first
- * and scaled last. A call sweeps its units of one batch as one range of columns, in
- * tiles of streamTileColumns (forUnits). Accumulation: each element of C in order of k.
+ * Byte masks for i8x16.swizzle that widen stored weights into i32 lanes, in order:
+ * int8, mask q puts weight 4q + l in the top byte of lane l (zeros below: the lane is
+ * w·2²⁴, signed, exact); bf16, mask q puts weight 4q + l in the top half (the lane is
+ * the f32 the bf16 stands for). Index 0x80 gives 0 in both swizzles.
  */
-function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number): void {
+function widenMasks(weight: NarrowWeight): Uint8Array[] {
+  const wb = narrowWeightBytes(weight);
+  return range(16 / wb / 4).map((q) =>
+    Uint8Array.from(range(16), (b) => (b % 4 < 4 - wb ? 0x80 : (4 * q + (b >> 2)) * wb + (b % 4) - (4 - wb))));
+}
+
+const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
+
+/** 2⁻²⁴: an int8 weight widened by widenMasks is w·2²⁴, so the activations multiplying it are scaled by this first. */
+const INT8_TOP_BYTE = 2 ** -24;
+
+/**
+ * B stored [k][n]: each row of C gets c += a[p]·W[p][..] for `sweep` rows of W at a
+ * time, over the tile's columns `step` at a time (vectors of C held in registers across
+ * the sweep's rows), then the columns past the last whole step one by one; C is zeroed
+ * first and scaled last. A call sweeps its units of one batch as one range of columns,
+ * in tiles of streamTileColumns (forUnits). Accumulation: each element of C in order of k.
+ *
+ * The widening takes one swizzle per four weights (widenMasks): an int8 weight lands in
+ * the top byte of an i32 lane, one convert makes it w·2²⁴ (exact), and the activation
+ * it multiplies was scaled by 2⁻²⁴ once per sweep: the product is a·w exactly as the
+ * real numbers go, so it rounds as a·w does (a power of two commutes with rounding; only
+ * |a| < 2⁻¹⁰² loses bits to subnormals, an absolute error under 2⁻¹⁴²·|w| a product);
+ * the weights are not scaled instead, as a·w·2²⁴ overflows where a·w does not. A bf16
+ * weight lands in the top half: its f32, no convert. With relaxed SIMD the product and
+ * the sum are one relaxed_madd (fused where the engine fuses). Session 44's widening,
+ * load8x8_s and two extends and two converts per eight int8 weights, streamed 0.34-0.39
+ * of a plain read of the bytes.
+ */
+function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number, target: WasmTarget): void {
   const { dot } = schedule;
   const { m, n, k } = dot.spec;
+  const s8 = dot.weight === "s8";
   const wb = narrowWeightBytes(dot.weight);
   const wLine = n * wb;
   const cRow = n * 4;
-  const sweepRows = m === 1 ? 8 : 2;
+  // Columns a step: 16 (four vectors of C a row of A) for one or two rows, else 8.
+  const step = m <= 2 ? NARROW_COLUMN_VECTOR : NARROW_COLUMN_VECTOR / 2;
+  const vectors = step / 4;
+  const sweepRows = m === 1 ? 8 : m === 2 ? 4 : 2;
+  const masks = widenMasks(dot.weight).map((bytes) => {
+    const l = f.local("v128");
+    f.v128Const(bytes).localSet(l);
+    return l;
+  });
   const splats = Array.from({ length: m * sweepRows }, () => f.local("v128"));
-  const accLo = Array.from({ length: m }, () => f.local("v128"));
-  const accHi = Array.from({ length: m }, () => f.local("v128"));
-  const [wLo, wHi, tmp] = [f.local("v128"), f.local("v128"), f.local("v128")];
+  const acc = Array.from({ length: m * vectors }, () => f.local("v128"));
+  const [raw, wide] = [f.local("v128"), f.local("v128")];
   const [kb, vEnd, wAt, cAt, j] = Array.from({ length: 5 }, () => f.local("i32"));
   const tile = streamTileColumns(dot);
+  const swizzle = (): void => void (target.relaxedSimd ? f.i8x16RelaxedSwizzle() : f.i8x16Swizzle());
+  // acc += splat·wide
+  const madd = (a: number, splat: number): void => {
+    if (target.relaxedSimd) f.localGet(splat).localGet(wide).localGet(a).f32x4RelaxedMadd().localSet(a);
+    else f.localGet(a).localGet(splat).localGet(wide).f32x4Mul().f32x4Add().localSet(a);
+  };
+  // Weights per load: 16 bytes, or 8 (v128.load64_zero) where a step of int8 is 8 columns.
+  const loadBytes = Math.min(16, step * wb);
   forUnits(f, schedule, nOps, ({ pa, pb, pc, c0, c1 }) => {
     const sweep = (rows: number): void => {
       for (let i = 0; i < m; i++) {
-        for (let r = 0; r < rows; r++) f.localGet(pa).localGet(kb).i32Const(4).i32Mul().i32Add().v128Load32Splat(i * k * 4 + r * 4).localSet(splats[i * sweepRows + r]!);
+        for (let r = 0; r < rows; r++) {
+          f.localGet(pa).localGet(kb).i32Const(4).i32Mul().i32Add().v128Load32Splat(i * k * 4 + r * 4);
+          if (s8) f.f32x4Const(INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE).f32x4Mul();
+          f.localSet(splats[i * sweepRows + r]!);
+        }
       }
       f.localGet(pb).localGet(kb).i32Const(wLine).i32Mul().i32Add().localGet(c0).i32Const(wb).i32Mul().i32Add().localSet(wAt);
       f.localGet(pc).localGet(c0).i32Const(4).i32Mul().i32Add().localSet(cAt);
-      forRange(f, j, { local: c0 }, { local: vEnd }, NARROW_COLUMN_VECTOR, () => {
-        for (let i = 0; i < m; i++) {
-          f.localGet(cAt).v128Load(i * cRow, 4).localSet(accLo[i]!);
-          f.localGet(cAt).v128Load(i * cRow + 16, 4).localSet(accHi[i]!);
-        }
+      forRange(f, j, { local: c0 }, { local: vEnd }, step, () => {
+        for (let i = 0; i < m; i++) for (let v = 0; v < vectors; v++) f.localGet(cAt).v128Load(i * cRow + v * 16, 4).localSet(acc[i * vectors + v]!);
         for (let r = 0; r < rows; r++) {
-          widenEight(f, dot.weight, wAt, r * wLine, tmp, wLo, wHi);
-          for (let i = 0; i < m; i++) {
-            const s = splats[i * sweepRows + r]!;
-            f.localGet(accLo[i]!).localGet(s).localGet(wLo).f32x4Mul().f32x4Add().localSet(accLo[i]!);
-            f.localGet(accHi[i]!).localGet(s).localGet(wHi).f32x4Mul().f32x4Add().localSet(accHi[i]!);
+          for (let v = 0; v < vectors; v++) {
+            const perLoad = loadBytes / wb / 4;
+            if (v % perLoad === 0) {
+              const offset = r * wLine + (v / perLoad) * loadBytes;
+              f.localGet(wAt);
+              if (loadBytes === 16) f.v128Load(offset, 1); else f.v128Load64Zero(offset, 1);
+              f.localSet(raw);
+            }
+            f.localGet(raw).localGet(masks[v % perLoad]!);
+            swizzle();
+            if (s8) f.f32x4ConvertI32x4S();
+            f.localSet(wide);
+            for (let i = 0; i < m; i++) madd(acc[i * vectors + v]!, splats[i * sweepRows + r]!);
           }
         }
-        for (let i = 0; i < m; i++) {
-          f.localGet(cAt).localGet(accLo[i]!).v128Store(i * cRow, 4);
-          f.localGet(cAt).localGet(accHi[i]!).v128Store(i * cRow + 16, 4);
-        }
-        f.localGet(wAt).i32Const(NARROW_COLUMN_VECTOR * wb).i32Add().localSet(wAt);
-        f.localGet(cAt).i32Const(NARROW_COLUMN_VECTOR * 4).i32Add().localSet(cAt);
+        for (let i = 0; i < m; i++) for (let v = 0; v < vectors; v++) f.localGet(cAt).localGet(acc[i * vectors + v]!).v128Store(i * cRow + v * 16, 4);
+        f.localGet(wAt).i32Const(step * wb).i32Add().localSet(wAt);
+        f.localGet(cAt).i32Const(step * 4).i32Add().localSet(cAt);
       });
+      // The columns past the last whole step, with the splat's lane (scaled as the vectors' are) and the weight widened alike.
       forRange(f, j, { local: vEnd }, { local: c1 }, 1, () => {
         for (let i = 0; i < m; i++) {
           f.localGet(cAt).localGet(cAt).f32Load(i * cRow);
           for (let r = 0; r < rows; r++) {
             f.localGet(splats[i * sweepRows + r]!).f32x4ExtractLane(0).localGet(wAt);
-            widenOne(f, dot.weight, r * wLine);
+            if (s8) f.i32Load8S(r * wLine).i32Const(24).i32Shl().f32ConvertI32S();
+            else widenOne(f, dot.weight, r * wLine);
             f.f32Mul().f32Add();
           }
           f.f32Store(i * cRow);
@@ -244,7 +296,7 @@ function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: numb
         f.localGet(cAt).i32Const(4).i32Add().localSet(cAt);
       });
     };
-    f.localGet(c1).localGet(c0).i32Sub().i32Const(NARROW_COLUMN_VECTOR).i32DivU().i32Const(NARROW_COLUMN_VECTOR).i32Mul().localGet(c0).i32Add().localSet(vEnd);
+    f.localGet(c1).localGet(c0).i32Sub().i32Const(step).i32DivU().i32Const(step).i32Mul().localGet(c0).i32Add().localSet(vEnd);
     for (let i = 0; i < m; i++) {
       f.localGet(pc).localGet(c0).i32Const(4).i32Mul().i32Add().i32Const(i * cRow).i32Add();
       f.i32Const(0).localGet(c1).localGet(c0).i32Sub().i32Const(4).i32Mul().memoryFill();
