@@ -221,38 +221,66 @@ const INT8_TOP_BYTE = 2 ** -24;
 function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number, target: WasmTarget): void {
   const { dot } = schedule;
   const { m, n, k } = dot.spec;
-  const s8 = dot.weight === "s8";
   const wb = narrowWeightBytes(dot.weight);
   const wLine = n * wb;
   const cRow = n * 4;
-  // Columns a step: 16 (four vectors of C a row of A) for one or two rows, else 8.
-  const step = m <= 2 ? NARROW_COLUMN_VECTOR : NARROW_COLUMN_VECTOR / 2;
+  const swizzles = target.relaxedSimd;
+  // int8 widened into the top byte: the activations scaled by 2⁻²⁴ (see above).
+  const topByte = swizzles && dot.weight === "s8";
+  // Columns a step: 16 (four vectors of C) for one row of A with the swizzles, else 8.
+  const step = m === 1 && swizzles ? NARROW_COLUMN_VECTOR : NARROW_COLUMN_VECTOR / 2;
   const vectors = step / 4;
-  const sweepRows = m === 1 ? 8 : m === 2 ? 4 : 2;
-  const masks = widenMasks(dot.weight).map((bytes) => {
+  // Weights a load: 16 bytes, or 8 where a step of int8 is 8 columns or load8x8_s loads them.
+  const loadBytes = !swizzles && dot.weight === "s8" ? 8 : Math.min(16, step * wb);
+  const perLoad = loadBytes / wb / 4;
+  // Rows a sweep, so that the accumulators, the rows' splats and the masks stay within
+  // 16 registers (V8 spills the rest, reloading them at every use).
+  const sweepRows = m === 1 ? (swizzles ? 4 : 8) : 2;
+  const masks = swizzles ? widenMasks(dot.weight).slice(0, perLoad).map((bytes) => {
     const l = f.local("v128");
     f.v128Const(bytes).localSet(l);
     return l;
-  });
+  }) : [];
   const splats = Array.from({ length: m * sweepRows }, () => f.local("v128"));
   const acc = Array.from({ length: m * vectors }, () => f.local("v128"));
   const [raw, wide] = [f.local("v128"), f.local("v128")];
   const [kb, vEnd, wAt, cAt, j] = Array.from({ length: 5 }, () => f.local("i32"));
   const tile = streamTileColumns(dot);
-  const swizzle = (): void => void (target.relaxedSimd ? f.i8x16RelaxedSwizzle() : f.i8x16Swizzle());
   // acc += splat·wide
   const madd = (a: number, splat: number): void => {
     if (target.relaxedSimd) f.localGet(splat).localGet(wide).localGet(a).f32x4RelaxedMadd().localSet(a);
     else f.localGet(a).localGet(splat).localGet(wide).f32x4Mul().f32x4Add().localSet(a);
   };
-  // Weights per load: 16 bytes, or 8 (v128.load64_zero) where a step of int8 is 8 columns.
-  const loadBytes = Math.min(16, step * wb);
+  /** Vector `v` of the step's weights in row `r` of the sweep, widened into `wide`. */
+  const widen = (r: number, v: number): void => {
+    const offset = r * wLine + Math.floor(v / perLoad) * loadBytes;
+    if (v % perLoad === 0) {
+      f.localGet(wAt);
+      if (!swizzles && dot.weight === "s8") f.v128Load8x8S(offset, 1);
+      else if (loadBytes === 16) f.v128Load(offset, 1);
+      else f.v128Load64Zero(offset, 1);
+      f.localSet(raw);
+    }
+    f.localGet(raw);
+    if (swizzles) {
+      f.localGet(masks[v % perLoad]!).i8x16RelaxedSwizzle();
+      if (dot.weight === "s8") f.f32x4ConvertI32x4S();
+    } else if (dot.weight === "s8") {
+      // load8x8_s brought eight weights as i16 lanes.
+      if (v % 2 === 0) f.i32x4ExtendLowI16x8S(); else f.i32x4ExtendHighI16x8S();
+      f.f32x4ConvertI32x4S();
+    } else {
+      if (v % 2 === 0) f.i32x4ExtendLowI16x8U(); else f.i32x4ExtendHighI16x8U();
+      f.i32Const(16).i32x4Shl();
+    }
+    f.localSet(wide);
+  };
   forUnits(f, schedule, nOps, ({ pa, pb, pc, c0, c1 }) => {
     const sweep = (rows: number): void => {
       for (let i = 0; i < m; i++) {
         for (let r = 0; r < rows; r++) {
           f.localGet(pa).localGet(kb).i32Const(4).i32Mul().i32Add().v128Load32Splat(i * k * 4 + r * 4);
-          if (s8) f.f32x4Const(INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE).f32x4Mul();
+          if (topByte) f.f32x4Const(INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE).f32x4Mul();
           f.localSet(splats[i * sweepRows + r]!);
         }
       }
@@ -262,17 +290,7 @@ function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: numb
         for (let i = 0; i < m; i++) for (let v = 0; v < vectors; v++) f.localGet(cAt).v128Load(i * cRow + v * 16, 4).localSet(acc[i * vectors + v]!);
         for (let r = 0; r < rows; r++) {
           for (let v = 0; v < vectors; v++) {
-            const perLoad = loadBytes / wb / 4;
-            if (v % perLoad === 0) {
-              const offset = r * wLine + (v / perLoad) * loadBytes;
-              f.localGet(wAt);
-              if (loadBytes === 16) f.v128Load(offset, 1); else f.v128Load64Zero(offset, 1);
-              f.localSet(raw);
-            }
-            f.localGet(raw).localGet(masks[v % perLoad]!);
-            swizzle();
-            if (s8) f.f32x4ConvertI32x4S();
-            f.localSet(wide);
+            widen(r, v);
             for (let i = 0; i < m; i++) madd(acc[i * vectors + v]!, splats[i * sweepRows + r]!);
           }
         }
@@ -286,7 +304,7 @@ function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: numb
           f.localGet(cAt).localGet(cAt).f32Load(i * cRow);
           for (let r = 0; r < rows; r++) {
             f.localGet(splats[i * sweepRows + r]!).f32x4ExtractLane(0).localGet(wAt);
-            if (s8) f.i32Load8S(r * wLine).i32Const(24).i32Shl().f32ConvertI32S();
+            if (topByte) f.i32Load8S(r * wLine).i32Const(24).i32Shl().f32ConvertI32S();
             else widenOne(f, dot.weight, r * wLine);
             f.f32Mul().f32Add();
           }
