@@ -6,8 +6,10 @@
 //   of int8 (bf16) weights is widened by __builtin_convertvector (bf16: to u32, shifted
 //   left 16 and reinterpreted), multiplied into m x g accumulators, summed at the end;
 //   a group's g rows one from each of g equal parts of the unit's rows;
-// - weights [k][n] (stream): a tile of each row of C on the stack, four rows of W
-//   added per pass (c += a·(float)w), which the compiler vectorizes along the row.
+// - weights [k][n] (stream): a tile of each row of C on the stack, rows of W added per
+//   pass (c += a·(float)w): on x86-64 in AVX-512 or AVX2 intrinsics (streamIsa), a
+//   fused multiply-add per weight after its widening; elsewhere a loop over the tile
+//   that the compiler vectorizes.
 // The per-column scale multiplies each element of C once, after its sum over k. Both
 // widenings are exact (|int8| <= 128; bf16 is f32's top half).
 //
@@ -16,7 +18,7 @@
 
 import type { Declined } from "../kernel/declined.js";
 import { gemmKernelName } from "../kernel/gemm_plan.js";
-import { planWeightOnlyDot, streamTileColumns, weightOnlyProblem, type WeightOnlyDot, type WeightOnlySchedule } from "../kernel/weight_only_dot.js";
+import { narrowWeightBytes, planWeightOnlyDot, streamTileColumns, weightOnlyProblem, type WeightOnlyDot, type WeightOnlySchedule } from "../kernel/weight_only_dot.js";
 import { SYM as P, symbolize } from "./c_source.js";
 import { gemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
@@ -161,8 +163,12 @@ export function streamIsa(cpu: NativeCpu): StreamIsa | undefined {
  * the m rows, then scaled into C. With `isa`, the pass is written in intrinsics: per
  * step of columns, C's vectors loaded once, then a multiply-add per row of the pass
  * (a vector of each row of A's broadcast values, set once a pass), `unroll` vectors a
- * step so that as many sums run at once; without, one loop over the tile that the
- * compiler vectorizes as it can.
+ * step so that as many sums run at once, and each line of W the next pass reads
+ * prefetched (a hint: past W's end it touches nothing, never faults). The hardware
+ * prefetchers follow eight interleaved runs of a few KiB poorly: without the hint
+ * (gemv_probe-style C bench, cold weights, CPU time, load 6-9, 2026-12-01) int8 streamed
+ * at 0.53-0.74 of a plain read of its bytes and bf16 at 0.69-0.85; with it 0.76-0.94 and
+ * 0.82-0.91. Without `isa`, one loop over the tile that the compiler vectorizes as it can.
  */
 function streamC(s: WeightOnlySchedule, isa: StreamIsa | undefined): string {
   const { dot, chunk, nChunks } = s;
@@ -173,6 +179,7 @@ function streamC(s: WeightOnlySchedule, isa: StreamIsa | undefined): string {
   const A = (i: number, p: string): string => `a[${i * k} + ${p}]`;
   const attr = isa === undefined ? "" : `${isa.attribute} `;
   const rows = isa === undefined ? 4 : m === 1 ? 8 : 4;
+  const wb = narrowWeightBytes(dot.weight);
   const portablePass = (count: number, at: (r: number) => string): string => `{
         ${range(count).map((r) => `const ${W} *restrict w${r} = b + (${at(r)}) * ${n} + c0;`).join(" ")}
         const float ${range(m).flatMap((i) => range(count).map((r) => `a${i}_${r} = ${A(i, at(r))}`)).join(", ")};
@@ -185,7 +192,10 @@ ${range(m).map((i) => `          acc${i}[j] = ${range(count).reduce((sum, r) => 
     const unroll = m === 1 ? 4 : m === 2 ? 2 : 1;
     const step = (u: number): string => {
       const sums = range(m).flatMap((i) => range(u).map((q) => [i, q] as const));
+      // One prefetch a line of each row's weights, a pass ahead (the same columns `count` rows on).
+      const lines = range(Math.ceil((u * v.lanes * wb) / 64)).map((l) => l * (64 / wb));
       return `{
+          ${range(count).flatMap((r) => lines.map((l) => `_mm_prefetch((const char *)(w${r} + j + ${l + count * n}), _MM_HINT_T0);`)).join(" ")}
           ${v.vec} ${sums.map(([i, q]) => `s${i}_${q} = ${v.load(`acc${i} + j + ${q * v.lanes}`)}`).join(", ")};
 ${range(count).map((r) => `          { ${range(u).map((q) => `const ${v.vec} v${q} = ${v.widen(dot.weight, `w${r} + j + ${q * v.lanes}`)};`).join(" ")} ${sums.map(([i, q]) => `s${i}_${q} = ${v.fma(`a${i}_${r}`, `v${q}`, `s${i}_${q}`)};`).join(" ")} }`).join("\n")}
           ${sums.map(([i, q]) => `${v.store(`acc${i} + j + ${q * v.lanes}`, `s${i}_${q}`)};`).join(" ")}

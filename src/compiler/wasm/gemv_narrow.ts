@@ -1,11 +1,12 @@
 // The GEMV kernels for weight-only dots (kernel/weight_only_dot.ts): 1 to 4 rows of f32
 // activations against weights stored as int8 or bf16, widened to f32 in registers, so
 // the weights stream in at 1/4 (int8) or 1/2 (bf16) of the f32 kernels' bytes. The
-// loops are those of wasm/gemv.ts's f32 kernels, with eight weights per step:
-// - int8: v128.load8x8_s brings 8 weights as i16 lanes, i32x4.extend_low/high_i16x8_s
-//   and f32x4.convert_i32x4_s make two f32 vectors (exact: |w| <= 128);
-// - bf16: v128.load brings 8 weights, i32x4.extend_low/high_i16x8_u and a shift left
-//   by 16 put each in the high half of an f32 (the bits of bf16 are f32's top 16: exact).
+// loops are those of wasm/gemv.ts's f32 kernels. Widening, exact in every form:
+// - plain SIMD: int8 by v128.load8x8_s (8 weights as i16 lanes), i32x4.extend_low/high_i16x8_s
+//   and f32x4.convert_i32x4_s; bf16 by i32x4.extend_low/high_i16x8_u and a shift left by
+//   16 (the bits of bf16 are f32's top 16);
+// - relaxed SIMD, the stream kernel (B stored [k][n]): one i8x16.relaxed_swizzle per four
+//   weights (streamRows says how), fewer instructions per byte, relaxed_madd.
 // The per-column scale multiplies each element of C once, after its sum over k.
 //
 // run(x, w, c, begin, end), or run(x, w, scale, c, begin, end); units are (batch, chunk
