@@ -2,11 +2,11 @@
 // activations against weights stored as int8 or bf16, widened to f32 in registers, so
 // the weights stream in at 1/4 (int8) or 1/2 (bf16) of the f32 kernels' bytes. The
 // loops are those of wasm/gemv.ts's f32 kernels. Widening, exact in every form:
-// - plain SIMD: int8 by v128.load8x8_s (8 weights as i16 lanes), i32x4.extend_low/high_i16x8_s
-//   and f32x4.convert_i32x4_s; bf16 by i32x4.extend_low/high_i16x8_u and a shift left by
-//   16 (the bits of bf16 are f32's top 16);
-// - relaxed SIMD, the stream kernel (B stored [k][n]): one i8x16.relaxed_swizzle per four
-//   weights (streamRows says how), fewer instructions per byte, relaxed_madd.
+// int8 by v128.load8x8_s (8 weights as i16 lanes), i32x4.extend_low/high_i16x8_s and
+// f32x4.convert_i32x4_s, or, in the stream kernel (B stored [k][n]) with relaxed SIMD,
+// one i8x16.relaxed_swizzle per four weights (streamRows says how); bf16 by
+// i32x4.extend_low/high_i16x8_u and a shift left by 16 (the bits of bf16 are f32's top
+// 16). The stream kernel multiplies and adds in one relaxed_madd where detected.
 // The per-column scale multiplies each element of C once, after its sum over k.
 //
 // run(x, w, c, begin, end), or run(x, w, scale, c, begin, end); units are (batch, chunk
@@ -185,20 +185,13 @@ function rowDots(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number)
 }
 
 /**
- * Byte masks for i8x16.swizzle that widen stored weights into i32 lanes, in order:
- * int8, mask q puts weight 4q + l in the top byte of lane l (zeros below: the lane is
- * w·2²⁴, signed, exact); bf16, mask q puts weight 4q + l in the top half (the lane is
- * the f32 the bf16 stands for). Index 0x80 gives 0 in both swizzles.
+ * Byte masks for i8x16.relaxed_swizzle widening int8 weights into i32 lanes, in order:
+ * mask q puts weight 4q + l in the top byte of lane l, zeros below (index 0x80 gives 0),
+ * so the lane is w·2²⁴, signed, exact.
  */
-function widenMasks(weight: NarrowWeight): Uint8Array[] {
-  const wb = narrowWeightBytes(weight);
-  return range(16 / wb / 4).map((q) =>
-    Uint8Array.from(range(16), (b) => (b % 4 < 4 - wb ? 0x80 : (4 * q + (b >> 2)) * wb + (b % 4) - (4 - wb))));
-}
+const INT8_TOP_BYTE_MASKS: readonly Uint8Array[] = [0, 1, 2, 3].map((q) => Uint8Array.from({ length: 16 }, (_, b) => (b % 4 === 3 ? 4 * q + (b >> 2) : 0x80)));
 
-const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
-
-/** 2⁻²⁴: an int8 weight widened by widenMasks is w·2²⁴, so the activations multiplying it are scaled by this first. */
+/** 2⁻²⁴: an int8 weight widened by INT8_TOP_BYTE_MASKS is w·2²⁴, so the activations multiplying it are scaled by this first. */
 const INT8_TOP_BYTE = 2 ** -24;
 
 /**
@@ -208,16 +201,20 @@ const INT8_TOP_BYTE = 2 ** -24;
  * first and scaled last. A call sweeps its units of one batch as one range of columns,
  * in tiles of streamTileColumns (forUnits). Accumulation: each element of C in order of k.
  *
- * The widening takes one swizzle per four weights (widenMasks): an int8 weight lands in
- * the top byte of an i32 lane, one convert makes it w·2²⁴ (exact), and the activation
- * it multiplies was scaled by 2⁻²⁴ once per sweep: the product is a·w exactly as the
- * real numbers go, so it rounds as a·w does (a power of two commutes with rounding; only
- * |a| < 2⁻¹⁰² loses bits to subnormals, an absolute error under 2⁻¹⁴²·|w| a product);
- * the weights are not scaled instead, as a·w·2²⁴ overflows where a·w does not. A bf16
- * weight lands in the top half: its f32, no convert. With relaxed SIMD the product and
- * the sum are one relaxed_madd (fused where the engine fuses). Session 44's widening,
- * load8x8_s and two extends and two converts per eight int8 weights, streamed 0.34-0.39
- * of a plain read of the bytes.
+ * With relaxed SIMD, int8 weights are widened by one swizzle per four (INT8_TOP_BYTE_MASKS):
+ * each lands in the top byte of an i32 lane, one convert makes it w·2²⁴ (exact), and the
+ * activation it multiplies was scaled by 2⁻²⁴ once per sweep: the product is a·w exactly
+ * as the real numbers go, so it rounds as a·w does (a power of two commutes with
+ * rounding; only |a| < 2⁻¹⁰² loses bits to subnormals, an absolute error under
+ * 2⁻¹⁴²·|w| a product); the weights are not scaled instead, as a·w·2²⁴ overflows where
+ * a·w does not. Product and sum are then one relaxed_madd (fused where the engine
+ * fuses). Sixteen columns a step and four rows a sweep keep the masks, splats and
+ * accumulators within V8's 16 registers. Without relaxed SIMD, i8x16.swizzle costs V8 a
+ * saturating add besides the shuffle (its indices are not known to be in range), and
+ * the extends of session 44 were as fast: load8x8_s, two extends and two converts per
+ * eight weights, eight columns a step, eight rows a sweep. bf16 takes the extends and a
+ * shift (the swizzle into the top half was 1.3x faster with the weights in cache but
+ * 0.84-0.91x cold, four rows a sweep against eight), with relaxed_madd where detected.
  */
 function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number, target: WasmTarget): void {
   const { dot } = schedule;
@@ -225,9 +222,8 @@ function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: numb
   const wb = narrowWeightBytes(dot.weight);
   const wLine = n * wb;
   const cRow = n * 4;
-  const swizzles = target.relaxedSimd;
-  // int8 widened into the top byte: the activations scaled by 2⁻²⁴ (see above).
-  const topByte = swizzles && dot.weight === "s8";
+  // With relaxed SIMD, int8 widened into the top byte, the activations scaled by 2⁻²⁴ (see above).
+  const swizzles = target.relaxedSimd && dot.weight === "s8";
   // Columns a step: 16 (four vectors of C) for one row of A with the swizzles, else 8.
   const step = m === 1 && swizzles ? NARROW_COLUMN_VECTOR : NARROW_COLUMN_VECTOR / 2;
   const vectors = step / 4;
@@ -237,7 +233,7 @@ function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: numb
   // Rows a sweep, so that the accumulators, the rows' splats and the masks stay within
   // 16 registers (V8 spills the rest, reloading them at every use).
   const sweepRows = m === 1 ? (swizzles ? 4 : 8) : 2;
-  const masks = swizzles ? widenMasks(dot.weight).slice(0, perLoad).map((bytes) => {
+  const masks = swizzles ? INT8_TOP_BYTE_MASKS.slice(0, perLoad).map((bytes) => {
     const l = f.local("v128");
     f.v128Const(bytes).localSet(l);
     return l;
@@ -265,7 +261,7 @@ function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: numb
     f.localGet(raw);
     if (swizzles) {
       f.localGet(masks[v % perLoad]!).i8x16RelaxedSwizzle();
-      if (dot.weight === "s8") f.f32x4ConvertI32x4S();
+      f.f32x4ConvertI32x4S();
     } else if (dot.weight === "s8") {
       // load8x8_s brought eight weights as i16 lanes.
       if (v % 2 === 0) f.i32x4ExtendLowI16x8S(); else f.i32x4ExtendHighI16x8S();
@@ -281,7 +277,7 @@ function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: numb
       for (let i = 0; i < m; i++) {
         for (let r = 0; r < rows; r++) {
           f.localGet(pa).localGet(kb).i32Const(4).i32Mul().i32Add().v128Load32Splat(i * k * 4 + r * 4);
-          if (topByte) f.f32x4Const(INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE).f32x4Mul();
+          if (swizzles) f.f32x4Const(INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE).f32x4Mul();
           f.localSet(splats[i * sweepRows + r]!);
         }
       }
@@ -305,7 +301,7 @@ function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: numb
           f.localGet(cAt).localGet(cAt).f32Load(i * cRow);
           for (let r = 0; r < rows; r++) {
             f.localGet(splats[i * sweepRows + r]!).f32x4ExtractLane(0).localGet(wAt);
-            if (topByte) f.i32Load8S(r * wLine).i32Const(24).i32Shl().f32ConvertI32S();
+            if (swizzles) f.i32Load8S(r * wLine).i32Const(24).i32Shl().f32ConvertI32S();
             else widenOne(f, dot.weight, r * wLine);
             f.f32Mul().f32Add();
           }
