@@ -2,7 +2,7 @@
 // matrix, timed beside a plain read of the same bytes (a sum over the matrix) in
 // interleaved rounds, so the ratio compares both at the same moment of a shared
 // machine's load. Figures are GB/s of weights read (the best of the rounds).
-//   node dist/bench/gemv_probe.js [backend=native|wasm] [threads=1] [rounds=30] [f64] [cold]
+//   node dist/bench/gemv_probe.js [backend=native|wasm] [threads=1] [rounds=30] [f64] [cold] [shapes=all|decode] [narrow=0|1|only] [cpu]
 // The shapes: GPT-2-small decode projections (x·W with W [k][n], and W stored [n][k] as
 // a linear layer's weight), a 4096 x 4096 matrix (64 MiB, past the caches), and the
 // attention of one token over a cache of 128: q·Kᵀ [12,1,64] x [12,128,64] and
@@ -16,8 +16,14 @@
 // not fit the caches): each weight matrix has copies, at least COLD_BYTES in all, and
 // every call takes the next copy (the dot's rotation, then the read's over the same
 // copies, alternately), so that each call's bytes were last touched COLD_BYTES ago.
-// Figures are the median call of the rounds (a cold call varies more than a warm one);
-// f32 weights only.
+// Figures are the median call of the rounds (a cold call varies more than a warm one).
+// Cold int8 and bf16 weights rotate over their own copies (as many bytes in all), each
+// beside a plain read rotating over f32 arrays of the same bytes.
+// `shapes=decode`: only the GPT-2-small decode step's four products, x·W with W [k][n]
+// (768x768, 768x2304, 768x3072, 3072x768). `narrow=only`: the int8 and bf16 weights
+// without the f32 ones (their time beside the f32 weights' then not printed). `cpu`
+// (one thread): calls timed by the process's CPU time (process.cpuUsage), not wall time,
+// which a loaded machine's preemptions lengthen.
 
 import {
   XlaBuilder, arrayShape, broadcastInDim, convertElementType, parameter, dotGeneral, Literal, compile, mul, WasmDevice,
@@ -33,13 +39,26 @@ const rounds = Number(arg("rounds", "30"));
 const type = args.includes("f64") ? "f64" : "f32";
 const es = type === "f32" ? 4 : 8;
 const cold = args.includes("cold");
-const narrow = arg("narrow", "1") !== "0" && type === "f32" && !cold;
+const narrow = arg("narrow", "1") !== "0" && type === "f32";
+const narrowOnly = narrow && arg("narrow", "1") === "only";
+const shapeSet = arg("shapes", "all") as "all" | "decode";
+const cpuTime = args.includes("cpu");
+if (cpuTime && threads !== 1) throw new Error("gemv_probe: `cpu` times one thread (the process's CPU time sums the threads')");
+/** Milliseconds of wall time, or with `cpu` of the process's CPU time. */
+const clock = cpuTime ? (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; } : (): number => performance.now();
 /** Bytes of weight copies a cold call rotates over: twice the last-level cache of the machines measured (32 MiB), and more. */
 const COLD_BYTES = 80 << 20;
 
 interface Case { readonly label: string; readonly lhs: number[]; readonly rhs: number[]; readonly contract: [number, number]; readonly batchDims: number }
 
-const cases: Case[] = [
+const decodeCases: Case[] = [
+  { label: "x·W 1x768 · 768x768", lhs: [1, 768], rhs: [768, 768], contract: [1, 0], batchDims: 0 },
+  { label: "x·W 1x768 · 768x2304", lhs: [1, 768], rhs: [768, 2304], contract: [1, 0], batchDims: 0 },
+  { label: "x·W 1x768 · 768x3072", lhs: [1, 768], rhs: [768, 3072], contract: [1, 0], batchDims: 0 },
+  { label: "x·W 1x3072 · 3072x768", lhs: [1, 3072], rhs: [3072, 768], contract: [1, 0], batchDims: 0 },
+];
+
+const allCases: Case[] = [
   { label: "x·W 1x768 · 768x3072", lhs: [1, 768], rhs: [768, 3072], contract: [1, 0], batchDims: 0 },
   { label: "x·Wᵀ 1x768 · (3072x768)ᵀ", lhs: [1, 768], rhs: [3072, 768], contract: [1, 1], batchDims: 0 },
   { label: "x·W 1x3072 · 3072x768", lhs: [1, 3072], rhs: [3072, 768], contract: [1, 0], batchDims: 0 },
@@ -52,6 +71,7 @@ const cases: Case[] = [
   { label: "p·V 12x1x128 · 12x128x64", lhs: [12, 1, 128], rhs: [12, 128, 64], contract: [2, 1], batchDims: 1 },
 ];
 
+const cases = shapeSet === "decode" ? decodeCases : allCases;
 const count = (dims: readonly number[]): number => dims.reduce((p, d) => p * d, 1);
 
 /** Weights as stored: the probe's type, int8 with a per-column scale, or bf16. */
@@ -84,15 +104,15 @@ const options = backend === "native" ? { device, backend: "native" as const, thr
 const values = (n: number, seed: number): number[] => Array.from({ length: n }, (_, i) => Math.sin(i * 0.37 + seed));
 
 interface Timed { readonly exe: Executable; readonly args: DeviceArray[]; best: number }
-const timed = async (program: Computation, inputs: { dims: readonly number[]; data: number[]; type?: ElementType }[]): Promise<Timed> => {
+const timed = async (program: Computation, inputs: readonly Input[]): Promise<Timed> => {
   const exe = await compile(program, options);
   const argsOnDevice = inputs.map((i) => device.bufferFromLiteral(Literal.fromValues(i.type ?? type, i.dims, i.data)));
   return { exe, args: argsOnDevice, best: Infinity };
 };
 const once = (t: Timed): void => {
-  const t0 = performance.now();
+  const t0 = clock();
   for (const out of t.exe.execute(t.args)) out.delete();
-  t.best = Math.min(t.best, performance.now() - t0);
+  t.best = Math.min(t.best, clock() - t0);
 };
 
 /** Cold calls: the weights (argument `weightArg`) replaced by the next of `copies` on every call; `best` ends as the median call. */
@@ -100,29 +120,59 @@ interface ColdTimed extends Timed { readonly copies: DeviceArray[]; readonly wei
 const rotation = (t: ColdTimed): void => {
   for (const copy of t.copies) {
     const callArgs = t.args.map((a, i) => (i === t.weightArg ? copy : a));
-    const t0 = performance.now();
+    const t0 = clock();
     for (const out of t.exe.execute(callArgs)) out.delete();
-    t.times.push(performance.now() - t0);
+    t.times.push(clock() - t0);
   }
 };
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
-async function coldCase(c: Case): Promise<void> {
-  const x = values(count(c.lhs), 1), w = values(count(c.rhs), 2);
-  const bytes = count(c.rhs) * es;
-  const nCopies = Math.max(2, Math.ceil(COLD_BYTES / bytes) + 1);
-  const copies = Array.from({ length: nCopies }, () => device.bufferFromLiteral(Literal.fromValues(type, c.rhs, w)));
-  const dot: ColdTimed = { ...(await timed(dotProgram(c), [{ dims: c.lhs, data: x }, { dims: c.rhs, data: w }])), copies, weightArg: 1, times: [] };
-  const read: ColdTimed = { ...(await timed(sumProgram(c.rhs), [{ dims: c.rhs, data: w }])), copies, weightArg: 0, times: [] };
-  for (let r = 0; r < rounds; r++) { rotation(dot); rotation(read); }
-  dot.best = median(dot.times);
-  read.best = median(read.times);
-  console.log(line(`${c.label} (${nCopies} copies)`, bytes, dot, read));
-  for (const t of [dot, read]) { for (const a of t.args) a.delete(); t.exe.delete(); }
-  for (const copy of copies) copy.delete();
+interface Input { readonly dims: readonly number[]; readonly data: number[]; readonly type?: ElementType }
+
+/** The dot's inputs with weights stored `weights` (the weights at index 1), and the bytes of those weights. */
+function dotInputs(c: Case, weights: Weights, x: number[], w: number[]): { inputs: Input[]; bytes: number } {
+  if (weights === "plain") return { inputs: [{ dims: c.lhs, data: x }, { dims: c.rhs, data: w }], bytes: count(c.rhs) * es };
+  const n = c.rhs[1 - c.contract[1]]!;
+  const scale = Array.from({ length: n }, (_, j) => 0.01 * (1 + (j % 7)));
+  const stored: Input = { dims: c.rhs, data: weights === "s8" ? w.map((v) => Math.round(v * 127)) : w, type: weights };
+  return {
+    inputs: [{ dims: c.lhs, data: x }, stored, ...(weights === "s8" ? [{ dims: [n], data: scale, type: "f32" as const }] : [])],
+    bytes: count(c.rhs) * (weights === "s8" ? 1 : 2),
+  };
 }
 
-console.log(`${backend}, ${threads} thread(s), ${type}, ${cold ? `cold weights (copies of >= ${COLD_BYTES >> 20} MiB in all), median call of ${rounds} rotations` : `best of ${rounds} interleaved rounds`}`);
+const weightKinds = (c: Case): Weights[] =>
+  [...(narrowOnly ? [] : ["plain" as const]), ...(narrow && c.batchDims === 0 ? (["s8", "bf16"] as const) : [])];
+const weightLabel = (c: Case, weights: Weights): string => (weights === "plain" ? c.label : `  ${weights === "s8" ? "int8 + scale" : "bf16"}${narrowOnly ? ` ${c.label}` : ""}`);
+
+async function coldCase(c: Case): Promise<void> {
+  const x = values(count(c.lhs), 1), w = values(count(c.rhs), 2);
+  const measured: { label: string; bytes: number; dot: ColdTimed; read: ColdTimed; copies: DeviceArray[] }[] = [];
+  for (const weights of weightKinds(c)) {
+    const { inputs, bytes } = dotInputs(c, weights, x, w);
+    const nCopies = Math.max(2, Math.ceil(COLD_BYTES / bytes) + 1);
+    const stored = inputs[1]!;
+    const same = weights === "plain" ? c.rhs : [bytes / es];
+    const copies = Array.from({ length: nCopies }, () => device.bufferFromLiteral(Literal.fromValues(stored.type ?? type, stored.dims, stored.data)));
+    const readCopies = weights === "plain" ? copies : Array.from({ length: nCopies }, () => device.bufferFromLiteral(Literal.fromValues(type, same, values(count(same), 3))));
+    const dot: ColdTimed = { ...(await timed(dotProgram(c, weights), inputs)), copies, weightArg: 1, times: [] };
+    const read: ColdTimed = { ...(await timed(sumProgram(same), [{ dims: same, data: values(count(same), 3) }])), copies: readCopies, weightArg: 0, times: [] };
+    measured.push({ label: `${weightLabel(c, weights)} (${nCopies} copies)`, bytes, dot, read, copies: weights === "plain" ? copies : [...copies, ...readCopies] });
+  }
+  for (let r = 0; r < rounds; r++) for (const p of measured) { rotation(p.dot); rotation(p.read); }
+  const base = measured.find((p) => p.label.startsWith(c.label))?.dot;
+  for (const p of measured) {
+    p.dot.best = median(p.dot.times);
+    p.read.best = median(p.read.times);
+  }
+  for (const p of measured) console.log(line(p.label, p.bytes, p.dot, p.read, p.dot === base ? undefined : base));
+  for (const p of measured) {
+    for (const t of [p.dot, p.read]) { for (const a of t.args) a.delete(); t.exe.delete(); }
+    for (const copy of p.copies) copy.delete();
+  }
+}
+
+console.log(`${backend}, ${threads} thread(s), ${type}, ${cpuTime ? "CPU time, " : ""}${cold ? `cold weights (copies of >= ${COLD_BYTES >> 20} MiB in all), median call of ${rounds} rotations` : `best of ${rounds} interleaved rounds`}`);
 const line = (label: string, bytes: number, dot: Timed, read: Timed, base?: Timed): string => {
   const gbs = (ms: number): string => (bytes / ms / 1e6).toFixed(1);
   return `${label.padEnd(34)} dot ${(dot.best * 1000).toFixed(1).padStart(7)} us ${gbs(dot.best).padStart(6)} GB/s | read ${(read.best * 1000).toFixed(1).padStart(7)} us ${
@@ -131,25 +181,15 @@ const line = (label: string, bytes: number, dot: Timed, read: Timed, base?: Time
 for (const c of cold ? cases.filter((c) => c.batchDims === 0) : cases) {
   if (cold) { await coldCase(c); continue; }
   const x = values(count(c.lhs), 1), w = values(count(c.rhs), 2);
-  const dot = await timed(dotProgram(c), [{ dims: c.lhs, data: x }, { dims: c.rhs, data: w }]);
-  const read = await timed(sumProgram(c.rhs), [{ dims: c.rhs, data: w }]);
-  const pairs: { label: string; bytes: number; dot: Timed; read: Timed }[] = [{ label: c.label, bytes: count(c.rhs) * es, dot, read }];
-  if (narrow && c.batchDims === 0) {
-    const n = c.rhs[1 - c.contract[1]]!;
-    const scale = Array.from({ length: n }, (_, j) => 0.01 * (1 + (j % 7)));
-    const q = w.map((v) => Math.round(v * 127));
-    for (const weights of ["s8", "bf16"] as const) {
-      const bytes = count(c.rhs) * (weights === "s8" ? 1 : 2);
-      const inputs = [{ dims: c.lhs, data: x }, { dims: c.rhs, data: weights === "s8" ? q : w, type: weights }, ...(weights === "s8" ? [{ dims: [n], data: scale, type: "f32" as const }] : [])];
-      const same = [bytes / es];
-      pairs.push({
-        label: `  ${weights === "s8" ? "int8 + scale" : "bf16"}`, bytes,
-        dot: await timed(dotProgram(c, weights), inputs), read: await timed(sumProgram(same), [{ dims: same, data: values(bytes / es, 3) }]),
-      });
-    }
+  const pairs: { label: string; bytes: number; dot: Timed; read: Timed }[] = [];
+  for (const weights of weightKinds(c)) {
+    const { inputs, bytes } = dotInputs(c, weights, x, w);
+    const same = [bytes / es];
+    pairs.push({ label: weightLabel(c, weights), bytes, dot: await timed(dotProgram(c, weights), inputs), read: await timed(sumProgram(same), [{ dims: same, data: values(count(same), 3) }]) });
   }
+  const base = narrowOnly ? undefined : pairs[0]!.dot;
   for (let r = 0; r < rounds; r++) for (const p of pairs) { once(p.dot); once(p.read); once(p.dot); }
-  for (const p of pairs) console.log(line(p.label, p.bytes, p.dot, p.read, p.dot === dot ? undefined : dot));
+  for (const p of pairs) console.log(line(p.label, p.bytes, p.dot, p.read, p.dot === base ? undefined : base));
   for (const p of pairs) for (const t of [p.dot, p.read]) { for (const a of t.args) a.delete(); t.exe.delete(); }
 }
 await device.close();

@@ -32,6 +32,8 @@ const RERUN: Record<string, "all" | readonly string[]> = {
   "fused/row_pipeline.test.js": ["softmax is one fusion", "softmax and log-softmax (f32, f64) match", "a softmax over the leading dimension"],
   // Left out: 1-4 rows against B stored [n][k] (dot products of rows), gemmSpecOfDot (compiles nothing).
   "wasm/gemm.test.js": ["gemm f32: ", "gemm f64: ", "gemm: other tilings", "gemm: relaxed_madd by default", "gemm: a constant B", "gemm: k = 0", "gemm kernels of dot_general"],
+  // Left out: the C kernels (no WebAssembly).
+  "weight_only_dot.test.js": ["weight-only dots on wasm", "weight-only dots: a scale along k", "weight-only dots: a threaded wasm device", "weight-only dots, WebAssembly kernels"],
   // Left out: layer norm, and the column shift that forms no group.
   "row_groups.test.js": ["softmax runs as one row group", "the arena temporaries", "a group's kernel does not write in place", "a loop body's softmax"],
 };

@@ -16,6 +16,9 @@ import { compile, WasmDevice } from "../../src/compiler/index.js";
 import type { Instruction } from "../../src/ir/computation.js";
 import type { WeightOnlyDot } from "../../src/compiler/kernel/weight_only_dot.js";
 import { emitWeightOnlyGemvC } from "../../src/compiler/native/gemv_narrow_c.js";
+import { emitWeightOnlyGemvKernel } from "../../src/compiler/wasm/gemv_narrow.js";
+import { detectWasmTarget } from "../../src/compiler/wasm/features.js";
+import { runKernel } from "./wasm/kernel_harness.js";
 import type { NativeCpu, NativeKernel } from "../../src/compiler/native/kernel.js";
 import { nativeCpu, nativeSkipReason, runNativeCases, type NativeCase } from "./native/gemm_harness.js";
 import { rng } from "../support/prng.js";
@@ -208,48 +211,89 @@ test("weight-only dots: a threaded wasm device splits the units (stream and row 
   }
 });
 
-// The C kernels on their own, through the native test harness: the machine's build and the
-// portable one (no AVX2: the widening as a loop over lanes), the units in three
-// consecutive calls and through the module's pool of two threads, against a float64
-// dequantize-then-dot.
-test("weight-only dots, C kernels: AVX2 and portable builds, split calls and two threads, vs float64", { skip: nativeSkip }, () => {
-  const machine = nativeCpu();
-  const portable: NativeCpu = { arch: "other", avx2: false, fma: false, avx512f: false, neon: false };
-  const bytesOf = (a: Int8Array | Uint16Array): Float32Array => {
-    const out = new Float32Array(Math.ceil(a.byteLength / 4));
-    new Uint8Array(out.buffer).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
-    return out;
-  };
-  const cases: { kernel: NativeKernel; operands: Float32Array[]; want: number[]; bound: number[]; label: string; splits?: number; threads?: number }[] = [];
-  const specs: [m: number, k: number, n: number, transposed: boolean][] = [[1, 100, 2600, false], [3, 37, 21, false], [2, 75, 50, true], [4, 9, 13, true]];
-  for (const cpu of [machine, portable]) {
+/** Stored weights' bytes as a Float32Array (the harnesses place operands by their bytes). */
+const bytesOf = (a: Int8Array | Uint16Array): Float32Array => {
+  const out = new Float32Array(Math.ceil(a.byteLength / 4));
+  new Uint8Array(out.buffer).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+  return out;
+};
+
+/** A random weight-only dot, its operands (x, stored w, the scale for int8) and its float64 dequantize-then-dot with the bound (k+2)·u·Σ|x·w·s|. */
+function kernelCase(m: number, k: number, n: number, transposed: boolean, weight: "s8" | "bf16") {
+  const scaled = weight === "s8";
+  const dot: WeightOnlyDot = { spec: { elementType: "f32", batch: 1, m, n, k, rhsTransposed: transposed }, weight, scale: scaled ? "weights" : "none" };
+  const x = Float32Array.from({ length: m * k }, () => random() * 2 - 1);
+  const stored = weight === "s8" ? Int8Array.from({ length: k * n }, () => Math.floor(random() * 255) - 127)
+    : Uint16Array.from({ length: k * n }, () => new Uint32Array(Float32Array.of(random() * 4 - 2).buffer)[0]! >>> 16);
+  const widen = (e: number): number => (weight === "s8" ? stored[e]! : new Float32Array(Uint32Array.of(stored[e]! << 16).buffer)[0]!);
+  const s = Float32Array.from({ length: n }, () => 2 ** (random() * 6 - 8));
+  const want: number[] = [], bound: number[] = [];
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let sum = 0, mag = 0;
+      for (let p = 0; p < k; p++) {
+        const term = x[i * k + p]! * widen(transposed ? j * k + p : p * n + j);
+        sum += term;
+        mag += Math.abs(term);
+      }
+      const sc = scaled ? s[j]! : 1;
+      want.push(sum * sc);
+      bound.push((k + 2) * 2 ** -24 * mag * sc + 1e-30);
+    }
+  }
+  const shape = `${m}x${k}x${n} ${transposed ? "W[n][k]" : "W[k][n]"}`;
+  return { dot, shape, operands: [x, bytesOf(stored), ...(scaled ? [s] : [])], want, bound };
+}
+
+/** Fails at the first element of `got` farther from `want` than its bound. */
+function assertWithin(got: Float32Array, want: readonly number[], bound: readonly number[], label: string): void {
+  want.forEach((v, e) => {
+    if (!(Math.abs(got[e]! - v) <= bound[e]!)) assert.fail(`${label}: element ${e} is ${got[e]}, want ${v} (bound ${bound[e]})`);
+  });
+}
+
+// The WebAssembly kernels on their own, for plain SIMD (widening by extends) and, where
+// this engine validates it, relaxed SIMD (one swizzle per four weights, int8 into the top
+// byte with the activations scaled by 2⁻²⁴, relaxed_madd); tails of columns (n not a
+// multiple of the step) and of rows (k not a multiple of the sweep), the units in three
+// consecutive calls, against a float64 dequantize-then-dot.
+test("weight-only dots, WebAssembly kernels: plain and relaxed SIMD, tails of columns and rows, split calls, vs float64", () => {
+  const detected = detectWasmTarget();
+  const targets = [{ ...detected, relaxedSimd: false }, ...(detected.relaxedSimd ? [detected] : [])];
+  const specs: [m: number, k: number, n: number, transposed: boolean][] = [
+    [1, 103, 2600, false], [1, 6, 45, false], [2, 37, 21, false], [3, 11, 40, false], [4, 9, 13, false], [1, 75, 50, true], [4, 21, 13, true],
+  ];
+  for (const target of targets) {
     for (const [m, k, n, transposed] of specs) {
       for (const weight of ["s8", "bf16"] as const) {
-        const scaled = weight === "s8";
-        const dot: WeightOnlyDot = { spec: { elementType: "f32", batch: 1, m, n, k, rhsTransposed: transposed }, weight, scale: scaled ? "weights" : "none" };
-        const kernel = emitWeightOnlyGemvC(dot, cpu, `wo_${cpu.arch}_${m}_${weight}`);
+        const c = kernelCase(m, k, n, transposed, weight);
+        const kernel = emitWeightOnlyGemvKernel(c.dot, target, "wo");
         if ("declined" in kernel) throw new Error(kernel.declined);
-        const x = Float32Array.from({ length: m * k }, () => random() * 2 - 1);
-        const stored = weight === "s8" ? Int8Array.from({ length: k * n }, () => Math.floor(random() * 255) - 127)
-          : Uint16Array.from({ length: k * n }, () => new Uint32Array(Float32Array.of(random() * 4 - 2).buffer)[0]! >>> 16);
-        const widen = (e: number): number => (weight === "s8" ? stored[e]! : new Float32Array(Uint32Array.of(stored[e]! << 16).buffer)[0]!);
-        const s = Float32Array.from({ length: n }, () => 2 ** (random() * 6 - 8));
-        const want: number[] = [], bound: number[] = [];
-        for (let i = 0; i < m; i++) {
-          for (let j = 0; j < n; j++) {
-            let sum = 0, mag = 0;
-            for (let p = 0; p < k; p++) {
-              const term = x[i * k + p]! * widen(transposed ? j * k + p : p * n + j);
-              sum += term;
-              mag += Math.abs(term);
-            }
-            const sc = scaled ? s[j]! : 1;
-            want.push(sum * sc);
-            bound.push((k + 2) * 2 ** -24 * mag * sc + 1e-30);
-          }
-        }
-        const operands = [x, bytesOf(stored), ...(scaled ? [s] : [])];
-        const label = `${cpu.arch} ${weight} ${m}x${k}x${n} ${transposed ? "W[n][k]" : "W[k][n]"}`;
+        const [bytes] = runKernel(kernel, target, c.operands, [c.want.length * 4], 3);
+        assertWithin(new Float32Array(bytes!.buffer, bytes!.byteOffset, c.want.length), c.want, c.bound, `${target.relaxedSimd ? "relaxed" : "plain"} ${kernel.name} ${c.shape}`);
+      }
+    }
+  }
+});
+
+// The C kernels on their own, through the native test harness: the machine's build, on an
+// AVX-512 machine its AVX2 build too (the stream kernel's intrinsics are chosen per
+// family), and the portable one (no AVX2: the widening as a loop over lanes), the units
+// in three consecutive calls and through the module's pool of two threads, against a
+// float64 dequantize-then-dot.
+test("weight-only dots, C kernels: AVX-512, AVX2 and portable builds, split calls and two threads, vs float64", { skip: nativeSkip }, () => {
+  const machine = nativeCpu();
+  const avx2: NativeCpu | undefined = machine.avx512f ? { ...machine, avx512f: false } : undefined;
+  const portable: NativeCpu = { arch: "other", avx2: false, fma: false, avx512f: false, neon: false };
+  const cases: { kernel: NativeKernel; operands: Float32Array[]; want: number[]; bound: number[]; label: string; splits?: number; threads?: number }[] = [];
+  const specs: [m: number, k: number, n: number, transposed: boolean][] = [[1, 100, 2600, false], [3, 37, 21, false], [2, 75, 50, true], [4, 9, 13, true]];
+  for (const cpu of [machine, ...(avx2 === undefined ? [] : [avx2]), portable]) {
+    for (const [m, k, n, transposed] of specs) {
+      for (const weight of ["s8", "bf16"] as const) {
+        const { dot, shape, operands, want, bound } = kernelCase(m, k, n, transposed, weight);
+        const kernel = emitWeightOnlyGemvC(dot, cpu, `wo_${cpu.arch}_${cpu.avx512f}_${m}_${weight}`);
+        if ("declined" in kernel) throw new Error(kernel.declined);
+        const label = `${kernel.name} ${shape}`;
         cases.push({ kernel, operands, want, bound, label, splits: 3 }, { kernel, operands, want, bound, label: `${label}, 2 threads`, threads: 2 });
       }
     }
@@ -259,9 +303,6 @@ test("weight-only dots, C kernels: AVX2 and portable builds, split calls and two
   })), "weight_only_gemv");
   cases.forEach((c, ci) => {
     const bytes = results[ci]![0]!;
-    const got = new Float32Array(bytes.buffer, bytes.byteOffset, c.want.length);
-    c.want.forEach((v, e) => {
-      if (!(Math.abs(got[e]! - v) <= c.bound[e]!)) assert.fail(`${c.label}: element ${e} is ${got[e]}, want ${v} (bound ${c.bound[e]})`);
-    });
+    assertWithin(new Float32Array(bytes.buffer, bytes.byteOffset, c.want.length), c.want, c.bound, c.label);
   });
 });

@@ -167,8 +167,8 @@ export interface WeightOnlySchedule {
   readonly costPerUnit: number;
 }
 
-/** Columns the stream kernels take as one vector (8 narrow weights widen to two f32 vectors of 4). */
-export const NARROW_COLUMN_VECTOR = 8;
+/** Columns the stream kernels take a step (16 int8 weights, one 16-byte load, widen to four f32 vectors of 4). */
+export const NARROW_COLUMN_VECTOR = 16;
 
 /**
  * Columns of C the stream kernels sweep at a time (a multiple of NARROW_COLUMN_VECTOR):

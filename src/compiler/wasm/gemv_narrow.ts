@@ -1,11 +1,12 @@
 // The GEMV kernels for weight-only dots (kernel/weight_only_dot.ts): 1 to 4 rows of f32
 // activations against weights stored as int8 or bf16, widened to f32 in registers, so
 // the weights stream in at 1/4 (int8) or 1/2 (bf16) of the f32 kernels' bytes. The
-// loops are those of wasm/gemv.ts's f32 kernels, with eight weights per step:
-// - int8: v128.load8x8_s brings 8 weights as i16 lanes, i32x4.extend_low/high_i16x8_s
-//   and f32x4.convert_i32x4_s make two f32 vectors (exact: |w| <= 128);
-// - bf16: v128.load brings 8 weights, i32x4.extend_low/high_i16x8_u and a shift left
-//   by 16 put each in the high half of an f32 (the bits of bf16 are f32's top 16: exact).
+// loops are those of wasm/gemv.ts's f32 kernels. Widening, exact in every form:
+// int8 by v128.load8x8_s (8 weights as i16 lanes), i32x4.extend_low/high_i16x8_s and
+// f32x4.convert_i32x4_s, or, in the stream kernel (B stored [k][n]) with relaxed SIMD,
+// one i8x16.relaxed_swizzle per four weights (streamRows says how); bf16 by
+// i32x4.extend_low/high_i16x8_u and a shift left by 16 (the bits of bf16 are f32's top
+// 16). The stream kernel multiplies and adds in one relaxed_madd where detected.
 // The per-column scale multiplies each element of C once, after its sum over k.
 //
 // run(x, w, c, begin, end), or run(x, w, scale, c, begin, end); units are (batch, chunk
@@ -48,7 +49,7 @@ export function emitWeightOnlyGemvKernel(dot: WeightOnlyDot, target: WasmTarget,
   const nOps = scaled ? 3 : 2;
   module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
     if (schedule.kind === "rowDots") rowDots(f, schedule, nOps);
-    else streamRows(f, schedule, nOps);
+    else streamRows(f, schedule, nOps, target);
   });
   const label = `${gemmKernelName(dot.spec)} ${dot.weight} weights${scaled ? `, scale on the ${dot.scale}` : ""} (${schedule.kind === "rowDots" ? "row dots" : "stream"})`;
   return {
@@ -184,58 +185,124 @@ function rowDots(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number)
 }
 
 /**
- * B stored [k][n]: each row of C gets c += a[p]·W[p][..] for `sweep` rows of W at a
- * time, over the unit's columns eight at a time (one vector of weights, two of C per
- * row of A), then the columns past the last whole eight one by one; C is zeroed first
- * and scaled last. A call sweeps its units of one batch as one range of columns, in
- * tiles of streamTileColumns (forUnits). Accumulation: each element of C in order of k.
+ * Byte masks for i8x16.relaxed_swizzle widening int8 weights into i32 lanes, in order:
+ * mask q puts weight 4q + l in the top byte of lane l, zeros below (index 0x80 gives 0),
+ * so the lane is w·2²⁴, signed, exact.
  */
-function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number): void {
+const INT8_TOP_BYTE_MASKS: readonly Uint8Array[] = [0, 1, 2, 3].map((q) => Uint8Array.from({ length: 16 }, (_, b) => (b % 4 === 3 ? 4 * q + (b >> 2) : 0x80)));
+
+/** 2⁻²⁴: an int8 weight widened by INT8_TOP_BYTE_MASKS is w·2²⁴, so the activations multiplying it are scaled by this first. */
+const INT8_TOP_BYTE = 2 ** -24;
+
+/**
+ * B stored [k][n]: each row of C gets c += a[p]·W[p][..] for `sweep` rows of W at a
+ * time, over the tile's columns `step` at a time (vectors of C held in registers across
+ * the sweep's rows), then the columns past the last whole step one by one; C is zeroed
+ * first and scaled last. A call sweeps its units of one batch as one range of columns,
+ * in tiles of streamTileColumns (forUnits). Accumulation: each element of C in order of k.
+ *
+ * With relaxed SIMD, int8 weights are widened by one swizzle per four (INT8_TOP_BYTE_MASKS):
+ * each lands in the top byte of an i32 lane, one convert makes it w·2²⁴ (exact), and the
+ * activation it multiplies was scaled by 2⁻²⁴ once per sweep: the product is a·w exactly
+ * as the real numbers go, so it rounds as a·w does (a power of two commutes with
+ * rounding; only |a| < 2⁻¹⁰² loses bits to subnormals, an absolute error under
+ * 2⁻¹⁴²·|w| a product); the weights are not scaled instead, as a·w·2²⁴ overflows where
+ * a·w does not. Product and sum are then one relaxed_madd (fused where the engine
+ * fuses). Sixteen columns a step and four rows a sweep keep the masks, splats and
+ * accumulators within V8's 16 registers. Without relaxed SIMD, i8x16.swizzle costs V8 a
+ * saturating add besides the shuffle (its indices are not known to be in range), and
+ * the extends of session 44 were as fast: load8x8_s, two extends and two converts per
+ * eight weights, eight columns a step, eight rows a sweep. bf16 takes the extends and a
+ * shift (the swizzle into the top half was 1.3x faster with the weights in cache but
+ * 0.84-0.91x cold, four rows a sweep against eight), with relaxed_madd where detected.
+ */
+function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: number, target: WasmTarget): void {
   const { dot } = schedule;
   const { m, n, k } = dot.spec;
   const wb = narrowWeightBytes(dot.weight);
   const wLine = n * wb;
   const cRow = n * 4;
-  const sweepRows = m === 1 ? 8 : 2;
+  // With relaxed SIMD, int8 widened into the top byte, the activations scaled by 2⁻²⁴ (see above).
+  const swizzles = target.relaxedSimd && dot.weight === "s8";
+  // Columns a step: 16 (four vectors of C) for one row of A with the swizzles, else 8.
+  const step = m === 1 && swizzles ? NARROW_COLUMN_VECTOR : NARROW_COLUMN_VECTOR / 2;
+  const vectors = step / 4;
+  // Weights a load: 16 bytes, or 8 where a step of int8 is 8 columns or load8x8_s loads them.
+  const loadBytes = !swizzles && dot.weight === "s8" ? 8 : Math.min(16, step * wb);
+  const perLoad = loadBytes / wb / 4;
+  // Rows a sweep, so that the accumulators, the rows' splats and the masks stay within
+  // 16 registers (V8 spills the rest, reloading them at every use).
+  const sweepRows = m === 1 ? (swizzles ? 4 : 8) : 2;
+  const masks = swizzles ? INT8_TOP_BYTE_MASKS.slice(0, perLoad).map((bytes) => {
+    const l = f.local("v128");
+    f.v128Const(bytes).localSet(l);
+    return l;
+  }) : [];
   const splats = Array.from({ length: m * sweepRows }, () => f.local("v128"));
-  const accLo = Array.from({ length: m }, () => f.local("v128"));
-  const accHi = Array.from({ length: m }, () => f.local("v128"));
-  const [wLo, wHi, tmp] = [f.local("v128"), f.local("v128"), f.local("v128")];
+  const acc = Array.from({ length: m * vectors }, () => f.local("v128"));
+  const [raw, wide] = [f.local("v128"), f.local("v128")];
   const [kb, vEnd, wAt, cAt, j] = Array.from({ length: 5 }, () => f.local("i32"));
   const tile = streamTileColumns(dot);
+  // acc += splat·wide
+  const madd = (a: number, splat: number): void => {
+    if (target.relaxedSimd) f.localGet(splat).localGet(wide).localGet(a).f32x4RelaxedMadd().localSet(a);
+    else f.localGet(a).localGet(splat).localGet(wide).f32x4Mul().f32x4Add().localSet(a);
+  };
+  /** Vector `v` of the step's weights in row `r` of the sweep, widened into `wide`. */
+  const widen = (r: number, v: number): void => {
+    const offset = r * wLine + Math.floor(v / perLoad) * loadBytes;
+    if (v % perLoad === 0) {
+      f.localGet(wAt);
+      if (!swizzles && dot.weight === "s8") f.v128Load8x8S(offset, 1);
+      else if (loadBytes === 16) f.v128Load(offset, 1);
+      else f.v128Load64Zero(offset, 1);
+      f.localSet(raw);
+    }
+    f.localGet(raw);
+    if (swizzles) {
+      f.localGet(masks[v % perLoad]!).i8x16RelaxedSwizzle();
+      f.f32x4ConvertI32x4S();
+    } else if (dot.weight === "s8") {
+      // load8x8_s brought eight weights as i16 lanes.
+      if (v % 2 === 0) f.i32x4ExtendLowI16x8S(); else f.i32x4ExtendHighI16x8S();
+      f.f32x4ConvertI32x4S();
+    } else {
+      if (v % 2 === 0) f.i32x4ExtendLowI16x8U(); else f.i32x4ExtendHighI16x8U();
+      f.i32Const(16).i32x4Shl();
+    }
+    f.localSet(wide);
+  };
   forUnits(f, schedule, nOps, ({ pa, pb, pc, c0, c1 }) => {
     const sweep = (rows: number): void => {
       for (let i = 0; i < m; i++) {
-        for (let r = 0; r < rows; r++) f.localGet(pa).localGet(kb).i32Const(4).i32Mul().i32Add().v128Load32Splat(i * k * 4 + r * 4).localSet(splats[i * sweepRows + r]!);
+        for (let r = 0; r < rows; r++) {
+          f.localGet(pa).localGet(kb).i32Const(4).i32Mul().i32Add().v128Load32Splat(i * k * 4 + r * 4);
+          if (swizzles) f.f32x4Const(INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE, INT8_TOP_BYTE).f32x4Mul();
+          f.localSet(splats[i * sweepRows + r]!);
+        }
       }
       f.localGet(pb).localGet(kb).i32Const(wLine).i32Mul().i32Add().localGet(c0).i32Const(wb).i32Mul().i32Add().localSet(wAt);
       f.localGet(pc).localGet(c0).i32Const(4).i32Mul().i32Add().localSet(cAt);
-      forRange(f, j, { local: c0 }, { local: vEnd }, NARROW_COLUMN_VECTOR, () => {
-        for (let i = 0; i < m; i++) {
-          f.localGet(cAt).v128Load(i * cRow, 4).localSet(accLo[i]!);
-          f.localGet(cAt).v128Load(i * cRow + 16, 4).localSet(accHi[i]!);
-        }
+      forRange(f, j, { local: c0 }, { local: vEnd }, step, () => {
+        for (let i = 0; i < m; i++) for (let v = 0; v < vectors; v++) f.localGet(cAt).v128Load(i * cRow + v * 16, 4).localSet(acc[i * vectors + v]!);
         for (let r = 0; r < rows; r++) {
-          widenEight(f, dot.weight, wAt, r * wLine, tmp, wLo, wHi);
-          for (let i = 0; i < m; i++) {
-            const s = splats[i * sweepRows + r]!;
-            f.localGet(accLo[i]!).localGet(s).localGet(wLo).f32x4Mul().f32x4Add().localSet(accLo[i]!);
-            f.localGet(accHi[i]!).localGet(s).localGet(wHi).f32x4Mul().f32x4Add().localSet(accHi[i]!);
+          for (let v = 0; v < vectors; v++) {
+            widen(r, v);
+            for (let i = 0; i < m; i++) madd(acc[i * vectors + v]!, splats[i * sweepRows + r]!);
           }
         }
-        for (let i = 0; i < m; i++) {
-          f.localGet(cAt).localGet(accLo[i]!).v128Store(i * cRow, 4);
-          f.localGet(cAt).localGet(accHi[i]!).v128Store(i * cRow + 16, 4);
-        }
-        f.localGet(wAt).i32Const(NARROW_COLUMN_VECTOR * wb).i32Add().localSet(wAt);
-        f.localGet(cAt).i32Const(NARROW_COLUMN_VECTOR * 4).i32Add().localSet(cAt);
+        for (let i = 0; i < m; i++) for (let v = 0; v < vectors; v++) f.localGet(cAt).localGet(acc[i * vectors + v]!).v128Store(i * cRow + v * 16, 4);
+        f.localGet(wAt).i32Const(step * wb).i32Add().localSet(wAt);
+        f.localGet(cAt).i32Const(step * 4).i32Add().localSet(cAt);
       });
+      // The columns past the last whole step, with the splat's lane (scaled as the vectors' are) and the weight widened alike.
       forRange(f, j, { local: vEnd }, { local: c1 }, 1, () => {
         for (let i = 0; i < m; i++) {
           f.localGet(cAt).localGet(cAt).f32Load(i * cRow);
           for (let r = 0; r < rows; r++) {
             f.localGet(splats[i * sweepRows + r]!).f32x4ExtractLane(0).localGet(wAt);
-            widenOne(f, dot.weight, r * wLine);
+            if (swizzles) f.i32Load8S(r * wLine).i32Const(24).i32Shl().f32ConvertI32S();
+            else widenOne(f, dot.weight, r * wLine);
             f.f32Mul().f32Add();
           }
           f.f32Store(i * cRow);
@@ -244,7 +311,7 @@ function streamRows(f: FunctionBuilder, schedule: WeightOnlySchedule, nOps: numb
         f.localGet(cAt).i32Const(4).i32Add().localSet(cAt);
       });
     };
-    f.localGet(c1).localGet(c0).i32Sub().i32Const(NARROW_COLUMN_VECTOR).i32DivU().i32Const(NARROW_COLUMN_VECTOR).i32Mul().localGet(c0).i32Add().localSet(vEnd);
+    f.localGet(c1).localGet(c0).i32Sub().i32Const(step).i32DivU().i32Const(step).i32Mul().localGet(c0).i32Add().localSet(vEnd);
     for (let i = 0; i < m; i++) {
       f.localGet(pc).localGet(c0).i32Const(4).i32Mul().i32Add().i32Const(i * cRow).i32Add();
       f.i32Const(0).localGet(c1).localGet(c0).i32Sub().i32Const(4).i32Mul().memoryFill();
