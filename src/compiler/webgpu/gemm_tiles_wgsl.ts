@@ -19,6 +19,7 @@ import { ELEMENT_TYPES, storageBytes, type ElementType } from "../../types/eleme
 import type { Declined } from "../kernel/declined.js";
 import { memoryHelpers, storeAs } from "./wgsl_kernel.js";
 import { BF16_ROUNDING, F16_ROUNDING, wrap } from "./wgsl_values.js";
+import { isByteFloat, narrowFloatWidening } from "./wgsl_narrow_float.js";
 
 /** The adapter's limits a kernel is sized by (the subset of GPUSupportedLimits it reads). */
 export interface GpuLimits {
@@ -157,7 +158,6 @@ export interface ProductStorage {
 }
 
 const isInteger = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "signed" || ELEMENT_TYPES[t].kind === "unsigned";
-const isByteFloat = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "float" && storageBytes(t) === 1;
 /** The result types the kernels round an f32 sum to. */
 const FLOAT_RESULTS: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "f16", "bf16"]);
 
@@ -206,44 +206,14 @@ const HALF_PAIRS: Record<"f16" | "bf16", { readonly pair: string; readonly vecto
   },
 };
 
-/** The helper functions operands of these types read through (each once, however many operands share a type). */
-export function storageHelpers(types: readonly StorageType[]): string {
-  return [...new Set(types)].flatMap((t) => (t === "f16" || t === "bf16" ? [HALF_PAIRS[t].helpers] : isByteFloat(t) ? [narrowFloatWidening(t)] : [])).join("\n");
-}
-
 /**
- * The WGSL function xk_widen_<t>(bits) -> f32 of a one-byte float type t (f8, f6, f4):
- * its value exactly, from its format's fields (element_type.ts FloatFormat): a normal
- * value's exponent and significand moved into an f32's; a subnormal one (exponent 0) as
- * its significand times a power of two, a normal f32 for every such format (e8m0 has
- * no subnormals: its exponent 0 is 2^-127, f32's subnormal, set on bits); NaN a quiet
- * NaN, infinities as f32's.
+ * The helper functions operands of these types read through (each once, however many
+ * operands share a type), but those `declared` (an epilogue's declarations) defines
+ * already: its values may widen the same one-byte floats (wgsl_narrow_float.ts).
  */
-export function narrowFloatWidening(t: ElementType): string {
-  const { exponentBits: e, mantissaBits: m, exponentBias: bias, encoding } = ELEMENT_TYPES[t].float!;
-  const signed = encoding !== "e8m0";
-  const maxE = (1 << e) - 1, maxM = (1 << m) - 1;
-  const hex = (x: number): string => `0x${x.toString(16)}u`;
-  const lines = [
-    `fn xk_widen_${t}(r: u32) -> f32 {`,
-    `  let x = r & ${hex(2 ** (e + m + (signed ? 1 : 0)) - 1)};`,
-    `  let ex = (x >> ${m}u) & ${hex(maxE)};`,
-    `  let man = x & ${hex(maxM)};`,
-    `  let s = ${signed ? `(x >> ${e + m}u) << 31u` : "0u"};`,
-  ];
-  if (encoding === "ieee") lines.push(`  if (ex == ${hex(maxE)}) { return bitcast<f32>(s | select(0x7fc00000u, 0x7f800000u, man == 0u)); }`);
-  if (encoding === "fn") lines.push(`  if (ex == ${hex(maxE)} && man == ${hex(maxM)}) { return bitcast<f32>(s | 0x7fc00000u); }`);
-  // A NaN's bits are never a constant expression (WGSL rejects a NaN it evaluates when the shader is created): x's low bits go along as its payload.
-  if (encoding === "fnuz") lines.push(`  if (x == ${hex(2 ** (e + m))}) { return bitcast<f32>(0x7fc00000u | x); }`);
-  if (encoding === "e8m0") {
-    lines.push(`  if (ex == ${hex(maxE)}) { return bitcast<f32>(0x7fc00000u | x); }`);
-    lines.push(`  if (ex == 0u) { return bitcast<f32>(0x00400000u); }`);
-  } else {
-    // man x 2^(1 - bias - m), exactly: a small integer times a power of two, both normal f32s.
-    lines.push(`  if (ex == 0u) { return bitcast<f32>(s | bitcast<u32>(f32(man) * bitcast<f32>(${hex((127 + 1 - bias - m) << 23)}))); }`);
-  }
-  lines.push(`  return bitcast<f32>(s | ((ex + ${127 - bias}u) << 23u) | (man << ${23 - m}u));`, "}");
-  return lines.join("\n");
+export function storageHelpers(types: readonly StorageType[], declared = ""): string {
+  const widening = (t: ElementType): string[] => (declared.includes(`fn xk_widen_${t}(`) ? [] : [narrowFloatWidening(t)]);
+  return [...new Set(types)].flatMap((t) => (t === "f16" || t === "bf16" ? [HALF_PAIRS[t].helpers] : isByteFloat(t) ? widening(t) : [])).join("\n");
 }
 
 /** The value of integer or one-byte float type t from its bits `x` (a u32 expression; bits above t's are ignored) in the accumulator's type. */
