@@ -77,9 +77,10 @@ interface Half {
    */
   readonly fields?: { readonly infinity: string; readonly nan: string };
   /**
-   * Ops computed by a helper of WGSL_HELPERS on the patterns (fn(bits...) -> u32) that
+   * Ops computed by a helper on the patterns (fn(bits...) -> u32): of WGSL_HELPERS, that
    * keeps subnormals out of f32 arithmetic (bf16: +, -, ×, ÷ and sqrt exact, rsqrt as
-   * f16's); the other ops: in f32 on the values.
+   * f16's); of wgsl_narrow_float.ts, a byte float's exact ÷ (WGSL's f32 division may be
+   * off by ulps); the other ops: in f32 on the values.
    */
   readonly helpers?: Readonly<Record<string, string>>;
   /**
