@@ -102,7 +102,6 @@ export function conformanceTest(backend: BackendName): void {
     assert.deepEqual(fixed, [], "these cases pass now: remove them from expected_failures.ts");
     if (counted !== undefined) {
       const least = MIN_KERNELS[backend as Exclude<BackendName, "interpreter">];
-      console.log(`GPUF8 kernels ${counted.kernels()}`);
       assert.ok(counted.kernels() >= least, `${counted.kernels()} kernels compiled on ${backend}, expected at least ${least}: are the constants folded again?`);
     }
     assert.ok(documentation().includes(totals), `docs/conformance.md must state the conformance totals: "${totals}"`);
