@@ -11,6 +11,8 @@
 // arithmetic beyond what is exact on bits stays on the host, saying why. Each program is
 // checked to run with no host step, so that a fallback fails the test. The math
 // functions are compared within one ulp of the format (f32's approximations, rounded).
+// And an f8 dot whose epilogue converts an f8 bias: the GEMM's operands and the
+// epilogue's values widen through one definition of the format's function.
 //
 // Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
 // driver is installed (as webgpu.test.ts).
@@ -19,7 +21,7 @@ import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { both, webgpuSkip } from "./gpu_available.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
-import { XlaBuilder, parameter, binaryOp, unaryOp, compare, convertElementType, tuple } from "../../../src/index.js";
+import { XlaBuilder, parameter, binaryOp, unaryOp, compare, convertElementType, tuple, add, dotGeneral } from "../../../src/index.js";
 import type { XlaOp } from "../../../src/builder/xla_builder.js";
 import type { BinaryOpcode, UnaryOpcode } from "../../../src/ir/opcodes.js";
 import { ELEMENT_TYPES, ELEMENT_TYPE_NAMES, type ElementType } from "../../../src/types/element_type.js";
@@ -159,4 +161,22 @@ test("byte float math functions: f32's approximations rounded to the format, wit
       assert.equal(compareLeaf(t, { cls: "ulp", ulps: 1, eps: 0 }, want.elements[k]!.values(), got.elements[k]!.values(), tally), undefined, `${t} ${name}`);
     });
   }
+});
+
+test("an f8 dot whose epilogue converts an f8 bias: one kernel, the format's widening defined once (the GEMM's and the epilogue's), bit for bit", { skip }, async () => {
+  const t: ElementType = "f8e4m3fn";
+  const b = new XlaBuilder("f8_dot_bias");
+  const x = parameter(b, 0, arrayShape(t, [16, 32]), "x");
+  const w = parameter(b, 1, arrayShape(t, [32, 24]), "w");
+  const bias = parameter(b, 2, arrayShape(t, [16, 24]), "bias");
+  const d = dotGeneral(x, w, { lhsContractingDimensions: [1], rhsContractingDimensions: [0], lhsBatchDimensions: [], rhsBatchDimensions: [] }, { preferredElementType: "f32" });
+  // Values in [0.5, 2) with 3-bit significands: every sum is exact in f32, so any order gives the interpreter's bits.
+  const args = [[16, 32], [32, 24], [16, 24]].map(([m, k], j) => {
+    const lit = Literal.zeros(arrayShape(t, [m!, k!]));
+    for (let i = 0; i < m! * k!; i++) lit.data[i] = 0x30 + ((i * 29 + j * 7) % 16);
+    return lit;
+  });
+  const { want, got, exe } = await both(b.build(add(d, convertElementType(bias, "f32"))), args);
+  assert.match(exe.dump(), /1 kernel\(s\), 0 host step\(s\)/);
+  assert.equal(bitDifference(want, got, args), undefined);
 });
