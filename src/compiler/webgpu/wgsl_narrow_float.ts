@@ -21,7 +21,7 @@
 //
 // Every value of these formats but f8e8m0fnu's is an f32 normal or zero (the smallest,
 // f8e5m2fnuz's 2^-17), and so is every exact sum, difference and product of two of them,
-// and every quotient (between 2^-51 and 2^33): +, - and × in f32 are correctly rounded
+// and every quotient (between 2^-33 and 2^33): +, - and × in f32 are correctly rounded
 // (WGSL's accuracy), and one f32 rounding then one to a format of at most 5 significant
 // bits is the interpreter's one rounding (24 >= 2·5 + 2: Figueroa's double rounding
 // bound; in the format's subnormal range an inexact sum or product cannot fall, since
@@ -160,7 +160,7 @@ function narrowFloatDivision(t: ElementType): string {
     "  let my = ((ay & 0x7fffffu) | 0x800000u) >> 19u;",
     `  let n = mx << ${quotientBits}u;`,
     "  let q = (n / my) | select(0u, 1u, n % my != 0u);",
-    // q · 2^(ex - ey - 20): q below 2^21, the power of two and the product f32 normals (the exponents differ by at most 33), so exact.
+    // q · 2^(ex - ey - 20): q below 2^21, the power of two and the product f32 normals (the exponents differ by at most 32), so exact.
     `  let scale = bitcast<f32>(u32(i32(ax >> 23u) - i32(ay >> 23u) + ${127 - quotientBits}) << 23u);`,
     `  return xk_round_${t}(bitcast<f32>(bitcast<u32>(f32(q) * scale) | select(0u, 0x80000000u, neg)), false);`,
     "}",
