@@ -27,8 +27,9 @@
 // bound; in the format's subnormal range an inexact sum or product cannot fall, since
 // the exact one is a multiple of the step small enough for f32). sqrt and rsqrt are
 // computed in f32 within a few ulps: the root (or its reciprocal) of such a value is
-// never a midpoint of the format, and an inexact one is more than 2^-16 of itself from
-// every midpoint, far beyond f32's error. The math functions are f32's, rounded: within
+// never a midpoint of the format, and an inexact one is at least 2^-18 of itself from
+// every midpoint (x·m² - 1 for a midpoint m of p + 1 bits has at most 3p + 2, p <= 5),
+// far beyond f32's few ulps (about 2^-22). The math functions are f32's, rounded: within
 // their bounds plus the rounding. f8e8m0fnu (powers of two from 2^-127 to 2^127) has no
 // such room: its sums and products leave f32's range or meet its subnormals, so only
 // what is exact on bits is compiled for it (converts, compares, selects, maxima and
