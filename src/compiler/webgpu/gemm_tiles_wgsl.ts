@@ -19,7 +19,7 @@ import { ELEMENT_TYPES, storageBytes, type ElementType } from "../../types/eleme
 import type { Declined } from "../kernel/declined.js";
 import { memoryHelpers, storeAs } from "./wgsl_kernel.js";
 import { BF16_ROUNDING, F16_ROUNDING, wrap } from "./wgsl_values.js";
-import { isByteFloat, narrowFloatWidening } from "./wgsl_narrow_float.js";
+import { isByteFloat, narrowFloatSource, narrowFloatWidening } from "./wgsl_narrow_float.js";
 
 /** The adapter's limits a kernel is sized by (the subset of GPUSupportedLimits it reads). */
 export interface GpuLimits {
@@ -158,8 +158,8 @@ export interface ProductStorage {
 }
 
 const isInteger = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "signed" || ELEMENT_TYPES[t].kind === "unsigned";
-/** The result types the kernels round an f32 sum to. */
-const FLOAT_RESULTS: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "f16", "bf16"]);
+/** The result types the kernels round an f32 sum to: f32, the halves and the one-byte floats (wgsl_narrow_float.ts's rounding). */
+const isFloatResult = (t: ElementType): boolean => t === "f32" || t === "f16" || t === "bf16" || isByteFloat(t);
 
 /** Why the kernels take no product of these types (operands, then result), or undefined. */
 function productTypesProblem(types: readonly (ElementType | undefined)[]): string | undefined {
@@ -173,7 +173,7 @@ function productTypesProblem(types: readonly (ElementType | undefined)[]): strin
   if (isInteger(result)) {
     return operands.every(isInteger) ? undefined : "an integer result of float operands is not compiled to WGSL";
   }
-  if (!FLOAT_RESULTS.has(result)) return `a ${result} result is not compiled to WGSL (the kernels round their f32 sum to f32, f16 or bf16)`;
+  if (!isFloatResult(result)) return `a ${result} result is not compiled to WGSL (the kernels round their f32 sum to f32, f16, bf16 or a one-byte float)`;
   for (const t of operands) {
     // A 32-bit integer converted to f32 rounds (and WGSL's conversion leaves the rounding to the implementation).
     if (isInteger(t) && ELEMENT_TYPES[t].bitWidth > 16) return `a ${t} operand of a float result is not compiled to WGSL (its conversion to f32 rounds)`;
@@ -208,12 +208,15 @@ const HALF_PAIRS: Record<"f16" | "bf16", { readonly pair: string; readonly vecto
 
 /**
  * The helper functions operands of these types read through (each once, however many
- * operands share a type), but those `declared` (an epilogue's declarations) defines
- * already: its values may widen the same one-byte floats (wgsl_narrow_float.ts).
+ * operands share a type) and a one-byte float result is rounded by (its format's
+ * functions, wgsl_narrow_float.ts), but those `declared` (an epilogue's declarations)
+ * defines already: its values may compute on the same one-byte floats.
  */
-export function storageHelpers(types: readonly StorageType[], declared = ""): string {
-  const widening = (t: ElementType): string[] => (declared.includes(`fn xk_widen_${t}(`) ? [] : [narrowFloatWidening(t)]);
-  return [...new Set(types)].flatMap((t) => (t === "f16" || t === "bf16" ? [HALF_PAIRS[t].helpers] : isByteFloat(t) ? widening(t) : [])).join("\n");
+export function storageHelpers(types: readonly StorageType[], declared = "", result?: StorageType): string {
+  const rounded = result !== undefined && isByteFloat(result) && !declared.includes(`fn xk_round_${result}(`) ? result : undefined;
+  const widening = (t: ElementType): string[] => (declared.includes(`fn xk_widen_${t}(`) || t === rounded ? [] : [narrowFloatWidening(t)]);
+  const operands = [...new Set(types)].flatMap((t) => (t === "f16" || t === "bf16" ? [HALF_PAIRS[t].helpers] : isByteFloat(t) ? widening(t) : []));
+  return [...operands, ...(rounded !== undefined ? [narrowFloatSource(rounded)] : [])].join("\n");
 }
 
 /** The value of integer or one-byte float type t from its bits `x` (a u32 expression; bits above t's are ignored) in the accumulator's type. */
@@ -379,6 +382,7 @@ fn xk_pack(v: vec2<f32>) -> u32 { return xk_bf16_bits(v.x, false) | (xk_bf16_bit
 export function productValue(t: StorageType, acc: string): string {
   if (t === "f32") return acc;
   if (t === "f16" || t === "bf16") return `xk_${t}_bits(${acc}, false)`;
+  if (isByteFloat(t)) return `xk_round_${t}(${acc}, false)`;
   return ELEMENT_TYPES[t].kind === "signed" ? wrap(t, acc) : wrap(t, `bitcast<u32>(${acc})`);
 }
 
@@ -418,7 +422,7 @@ export function resultAccess(type: StorageType, vectors: boolean, memory: Kernel
   const half = type === "f16" || type === "bf16";
   // A lane's bits in its field of a word.
   const field = (v: string, lane: number): string => {
-    const bits = half ? v : bytes === 4 ? `bitcast<u32>(${v})` : `(bitcast<u32>(${v}) & 0x${(2 ** (8 * bytes) - 1).toString(16)}u)`;
+    const bits = half ? v : isByteFloat(type) ? productValue(type, v) : bytes === 4 ? `bitcast<u32>(${v})` : `(bitcast<u32>(${v}) & 0x${(2 ** (8 * bytes) - 1).toString(16)}u)`;
     return lane === 0 ? bits : `(${bits} << ${8 * bytes * lane}u)`;
   };
   const pack = (x: string, lanes: readonly number[]): string => (half ? `xk_pack(${x}.${lanes.map((j) => "xyzw"[j]).join("")})` : lanes.map((j, n) => field(`${x}[${j}]`, n)).join(" | "));
