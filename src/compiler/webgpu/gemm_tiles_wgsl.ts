@@ -143,7 +143,7 @@ export function defaultTile(count: number, rows: number, cols: number, limits: G
  * and bf16 packed two to a u32 and widened to f32 exactly (f16 with unpack2x16float,
  * which is core WGSL: no `shader-f16` feature needed; bf16 by shifting each half into an
  * f32's upper half); the one-byte floats (f8, f6, f4: four to a word, widened to f32
- * exactly on their bits, narrowFloatWidening); integers of up to 32 bits (a byte, two
+ * exactly on their bits, narrowFloatWidening; a result rounded on bits, xk_round_<t>); integers of up to 32 bits (a byte, two
  * bytes or a word each, widened by shifts: sign-extended or zero-extended).
  */
 export type StorageType = ElementType;

@@ -12,7 +12,8 @@
 //  - xk_round_<t>(x: f32, keep_nan_sign) -> u32: x rounded to nearest even on its bits
 //    (normal range: the f32's kept bits with the carry running into the exponent;
 //    below the format's smallest normal: x's significand shifted to the format's fixed
-//    step), then the codec's rules for what the format cannot hold.
+//    step), then the codec's rules for what the format cannot hold. The GEMM and
+//    convolution kernels round a one-byte float result's f32 sum through it.
 //  - xk_div_<t>(a, b) -> u32: the quotient, exact: its significands' quotient on
 //    integers, rounded to odd (a nonzero remainder sets the last bit) at 20 bits, so
 //    the one rounding to the format after it is the correctly rounded quotient. WGSL's
