@@ -149,9 +149,10 @@ export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroup
  * operands then its result, with the epilogue rendered into the kernel's store
  * (epilogue_wgsl.ts).
  * Element types as gemm_tiles_wgsl.ts productStorage takes them: float operands (f32,
- * halves, f8; 8- and 16-bit integers) widened exactly and summed in f32 to an f32, f16 or
- * bf16 result (rounded once), integers summed in i32 (wrapping) to an integer result;
- * the rest is declined (WGSL has no f64 nor 64-bit integers; an f8 result).
+ * halves, f8; 8- and 16-bit integers) widened exactly and summed in f32 to an f32, f16,
+ * bf16 or one-byte float result (rounded once), integers summed in i32 (wrapping) to an
+ * integer result; the rest is declined (WGSL has no f64 nor 64-bit integers; pred;
+ * s32 or u32 operands of a float result).
  */
 function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {
   const options = { memory: "device" as const, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };

@@ -266,7 +266,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   for (const bd of bindings) {
     if (bd.byteSize > limits.maxStorageBufferBindingSize) return { declined: `webgpu convolution: binding ${bd.name} (${bd.byteSize} bytes) exceeds maxStorageBufferBindingSize ${limits.maxStorageBufferBindingSize}` };
   }
-  const declarations = [memory === "device" ? deviceMemoryDeclarations(atomic) : "", storageHelpers([inputType, kernelType]), x.declaration, w.declaration, epilogue === undefined || memory === "bindings" ? result.declaration : "", epilogue?.declarations ?? "", functions.join("\n")].filter((s) => s !== "").join("\n");
+  const declarations = [memory === "device" ? deviceMemoryDeclarations(atomic) : "", storageHelpers([inputType, kernelType], epilogue?.declarations, outputType), x.declaration, w.declaration, epilogue === undefined || memory === "bindings" ? result.declaration : "", epilogue?.declarations ?? "", functions.join("\n")].filter((s) => s !== "").join("\n");
   const tile = options.tile ?? defaultTile(G, pixels, og, limits);
   if ("declined" in tile) return tile;
   const rendered = renderTiledProduct(

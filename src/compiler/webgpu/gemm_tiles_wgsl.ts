@@ -19,6 +19,7 @@ import { ELEMENT_TYPES, storageBytes, type ElementType } from "../../types/eleme
 import type { Declined } from "../kernel/declined.js";
 import { memoryHelpers, storeAs } from "./wgsl_kernel.js";
 import { BF16_ROUNDING, F16_ROUNDING, wrap } from "./wgsl_values.js";
+import { isByteFloat, narrowFloatSource, narrowFloatWidening } from "./wgsl_narrow_float.js";
 
 /** The adapter's limits a kernel is sized by (the subset of GPUSupportedLimits it reads). */
 export interface GpuLimits {
@@ -142,7 +143,7 @@ export function defaultTile(count: number, rows: number, cols: number, limits: G
  * and bf16 packed two to a u32 and widened to f32 exactly (f16 with unpack2x16float,
  * which is core WGSL: no `shader-f16` feature needed; bf16 by shifting each half into an
  * f32's upper half); the one-byte floats (f8, f6, f4: four to a word, widened to f32
- * exactly on their bits, narrowFloatWidening); integers of up to 32 bits (a byte, two
+ * exactly on their bits, narrowFloatWidening; a result rounded on bits, xk_round_<t>); integers of up to 32 bits (a byte, two
  * bytes or a word each, widened by shifts: sign-extended or zero-extended).
  */
 export type StorageType = ElementType;
@@ -157,9 +158,8 @@ export interface ProductStorage {
 }
 
 const isInteger = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "signed" || ELEMENT_TYPES[t].kind === "unsigned";
-const isByteFloat = (t: ElementType): boolean => ELEMENT_TYPES[t].kind === "float" && storageBytes(t) === 1;
-/** The result types the kernels round an f32 sum to. */
-const FLOAT_RESULTS: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "f16", "bf16"]);
+/** The result types the kernels round an f32 sum to: f32, the halves and the one-byte floats (wgsl_narrow_float.ts's rounding). */
+const isFloatResult = (t: ElementType): boolean => t === "f32" || t === "f16" || t === "bf16" || isByteFloat(t);
 
 /** Why the kernels take no product of these types (operands, then result), or undefined. */
 function productTypesProblem(types: readonly (ElementType | undefined)[]): string | undefined {
@@ -173,7 +173,7 @@ function productTypesProblem(types: readonly (ElementType | undefined)[]): strin
   if (isInteger(result)) {
     return operands.every(isInteger) ? undefined : "an integer result of float operands is not compiled to WGSL";
   }
-  if (!FLOAT_RESULTS.has(result)) return `a ${result} result is not compiled to WGSL (the kernels round their f32 sum to f32, f16 or bf16)`;
+  if (!isFloatResult(result)) return `a ${result} result is not compiled to WGSL (the kernels round their f32 sum to f32, f16, bf16 or a one-byte float)`;
   for (const t of operands) {
     // A 32-bit integer converted to f32 rounds (and WGSL's conversion leaves the rounding to the implementation).
     if (isInteger(t) && ELEMENT_TYPES[t].bitWidth > 16) return `a ${t} operand of a float result is not compiled to WGSL (its conversion to f32 rounds)`;
@@ -206,44 +206,17 @@ const HALF_PAIRS: Record<"f16" | "bf16", { readonly pair: string; readonly vecto
   },
 };
 
-/** The helper functions operands of these types read through (each once, however many operands share a type). */
-export function storageHelpers(types: readonly StorageType[]): string {
-  return [...new Set(types)].flatMap((t) => (t === "f16" || t === "bf16" ? [HALF_PAIRS[t].helpers] : isByteFloat(t) ? [narrowFloatWidening(t)] : [])).join("\n");
-}
-
 /**
- * The WGSL function xk_widen_<t>(bits) -> f32 of a one-byte float type t (f8, f6, f4):
- * its value exactly, from its format's fields (element_type.ts FloatFormat): a normal
- * value's exponent and significand moved into an f32's; a subnormal one (exponent 0) as
- * its significand times a power of two, a normal f32 for every such format (e8m0 has
- * no subnormals: its exponent 0 is 2^-127, f32's subnormal, set on bits); NaN a quiet
- * NaN, infinities as f32's.
+ * The helper functions operands of these types read through (each once, however many
+ * operands share a type) and a one-byte float result is rounded by (its format's
+ * functions, wgsl_narrow_float.ts), but those `declared` (an epilogue's declarations)
+ * defines already: its values may compute on the same one-byte floats.
  */
-export function narrowFloatWidening(t: ElementType): string {
-  const { exponentBits: e, mantissaBits: m, exponentBias: bias, encoding } = ELEMENT_TYPES[t].float!;
-  const signed = encoding !== "e8m0";
-  const maxE = (1 << e) - 1, maxM = (1 << m) - 1;
-  const hex = (x: number): string => `0x${x.toString(16)}u`;
-  const lines = [
-    `fn xk_widen_${t}(r: u32) -> f32 {`,
-    `  let x = r & ${hex(2 ** (e + m + (signed ? 1 : 0)) - 1)};`,
-    `  let ex = (x >> ${m}u) & ${hex(maxE)};`,
-    `  let man = x & ${hex(maxM)};`,
-    `  let s = ${signed ? `(x >> ${e + m}u) << 31u` : "0u"};`,
-  ];
-  if (encoding === "ieee") lines.push(`  if (ex == ${hex(maxE)}) { return bitcast<f32>(s | select(0x7fc00000u, 0x7f800000u, man == 0u)); }`);
-  if (encoding === "fn") lines.push(`  if (ex == ${hex(maxE)} && man == ${hex(maxM)}) { return bitcast<f32>(s | 0x7fc00000u); }`);
-  // A NaN's bits are never a constant expression (WGSL rejects a NaN it evaluates when the shader is created): x's low bits go along as its payload.
-  if (encoding === "fnuz") lines.push(`  if (x == ${hex(2 ** (e + m))}) { return bitcast<f32>(0x7fc00000u | x); }`);
-  if (encoding === "e8m0") {
-    lines.push(`  if (ex == ${hex(maxE)}) { return bitcast<f32>(0x7fc00000u | x); }`);
-    lines.push(`  if (ex == 0u) { return bitcast<f32>(0x00400000u); }`);
-  } else {
-    // man x 2^(1 - bias - m), exactly: a small integer times a power of two, both normal f32s.
-    lines.push(`  if (ex == 0u) { return bitcast<f32>(s | bitcast<u32>(f32(man) * bitcast<f32>(${hex((127 + 1 - bias - m) << 23)}))); }`);
-  }
-  lines.push(`  return bitcast<f32>(s | ((ex + ${127 - bias}u) << 23u) | (man << ${23 - m}u));`, "}");
-  return lines.join("\n");
+export function storageHelpers(types: readonly StorageType[], declared = "", result?: StorageType): string {
+  const rounded = result !== undefined && isByteFloat(result) && !declared.includes(`fn xk_round_${result}(`) ? result : undefined;
+  const widening = (t: ElementType): string[] => (declared.includes(`fn xk_widen_${t}(`) || t === rounded ? [] : [narrowFloatWidening(t)]);
+  const operands = [...new Set(types)].flatMap((t) => (t === "f16" || t === "bf16" ? [HALF_PAIRS[t].helpers] : isByteFloat(t) ? widening(t) : []));
+  return [...operands, ...(rounded !== undefined ? [narrowFloatSource(rounded)] : [])].join("\n");
 }
 
 /** The value of integer or one-byte float type t from its bits `x` (a u32 expression; bits above t's are ignored) in the accumulator's type. */
@@ -409,6 +382,7 @@ fn xk_pack(v: vec2<f32>) -> u32 { return xk_bf16_bits(v.x, false) | (xk_bf16_bit
 export function productValue(t: StorageType, acc: string): string {
   if (t === "f32") return acc;
   if (t === "f16" || t === "bf16") return `xk_${t}_bits(${acc}, false)`;
+  if (isByteFloat(t)) return `xk_round_${t}(${acc}, false)`;
   return ELEMENT_TYPES[t].kind === "signed" ? wrap(t, acc) : wrap(t, `bitcast<u32>(${acc})`);
 }
 
@@ -448,7 +422,7 @@ export function resultAccess(type: StorageType, vectors: boolean, memory: Kernel
   const half = type === "f16" || type === "bf16";
   // A lane's bits in its field of a word.
   const field = (v: string, lane: number): string => {
-    const bits = half ? v : bytes === 4 ? `bitcast<u32>(${v})` : `(bitcast<u32>(${v}) & 0x${(2 ** (8 * bytes) - 1).toString(16)}u)`;
+    const bits = half ? v : isByteFloat(type) ? productValue(type, v) : bytes === 4 ? `bitcast<u32>(${v})` : `(bitcast<u32>(${v}) & 0x${(2 ** (8 * bytes) - 1).toString(16)}u)`;
     return lane === 0 ? bits : `(${bits} << ${8 * bytes * lane}u)`;
   };
   const pack = (x: string, lanes: readonly number[]): string => (half ? `xk_pack(${x}.${lanes.map((j) => "xyzw"[j]).join("")})` : lanes.map((j, n) => field(`${x}[${j}]`, n)).join(" | "));

@@ -160,7 +160,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
     if (bd.byteSize > limits.maxStorageBufferBindingSize) return declined(spec, `binding ${bd.name} (${bd.byteSize} bytes) exceeds maxStorageBufferBindingSize ${limits.maxStorageBufferBindingSize}`);
   }
   // In the device memory an epilogue declares the loop kernels' helpers its stores use (the result's would repeat them).
-  const declarations = [memory === "device" ? deviceMemoryDeclarations(atomic) : "", storageHelpers([lhsType, rhsType]), lhs.declaration, rhs.declaration, epilogue === undefined || memory === "bindings" ? result.declaration : "", epilogue?.declarations ?? ""].filter((s) => s !== "").join("\n");
+  const declarations = [memory === "device" ? deviceMemoryDeclarations(atomic) : "", storageHelpers([lhsType, rhsType], epilogue?.declarations, outputType), lhs.declaration, rhs.declaration, epilogue === undefined || memory === "bindings" ? result.declaration : "", epilogue?.declarations ?? ""].filter((s) => s !== "").join("\n");
   const flops = 2 * batch * m * n * k;
 
   if (kind === "skinny") {

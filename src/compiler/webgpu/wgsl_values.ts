@@ -23,8 +23,12 @@
 // (the math functions, remainder, pow, atan2) are computed in f32 under f32's licence
 // below, but for sin, tan, tanh, expm1 and log1p of a subnormal: the operand itself.
 // bf16 and f16 convert (to and from each other, f32, the integers and pred), compare (on
-// bits) and select here; the 8-, 6- and 4-bit floats' converts and arithmetic decline
-// (DeclinedError): their ops run on the host.
+// bits) and select here. The 8-, 6- and 4-bit floats are held and computed on the same
+// way, through functions of each format (wgsl_narrow_float.ts: decoded exactly on bits,
+// rounded on bits with the literal codec's rules, ÷ exact on integers); their compares,
+// maxima, minima, isFinite and tests against zero read the exactly decoded f32's
+// pattern; f8e8m0fnu's arithmetic but what is exact on bits declines (its ops run on
+// the host).
 //
 // WGSL leaves NaN and infinity behaviour to the implementation, and lets it flush f32
 // subnormals to zero in any float operation (SwiftShader does, compares included), so
@@ -45,6 +49,7 @@ import { approximationName, isTrig, type ApproximationName, type TrigName } from
 import { WGSL_POW2, wgslFloat, wgslMathFunction, wgslMathSource } from "./wgsl_math.js";
 import { wgslTrigFunction, wgslTrigSources } from "./wgsl_trig.js";
 import { isBinaryMath, wgslBinaryMathFunction, wgslBinaryMathSources, type BinaryMathName } from "./wgsl_binary_math.js";
+import { E8M0_EXACT_OPS, integerOverflowLosesSign, isByteFloat, narrowFloatSource } from "./wgsl_narrow_float.js";
 import { f32ToInt64, INT64_HOLDER, int64Binary, int64Compare, int64Const, int64ToF32, int64Unary, isInt64, lowWord, widenToInt64, WGSL_INT64 } from "./wgsl_int64.js";
 
 const kindOf = (t: ElementType) => ELEMENT_TYPES[t].kind;
@@ -52,20 +57,30 @@ const kindOf = (t: ElementType) => ELEMENT_TYPES[t].kind;
 /** Floats held as bit patterns here: every float but f32 and f64. */
 const isNarrowFloat = (t: NodeType): boolean => t !== "idx" && t !== "cond" && ELEMENT_TYPES[t].kind === "float" && t !== "f32" && t !== "f64";
 
-/** How a half (f16, bf16) held as bits is converted and computed on: its WGSL_HELPERS to f32 and back, and its bits' exponent field all ones. */
+/**
+ * How a float held as bits (f16, bf16, and the byte floats of wgsl_narrow_float.ts) is
+ * converted and computed on: its functions to f32 and back, and (f16, bf16) its
+ * pattern's fields.
+ */
 interface Half {
   /** fn(bits: u32) -> f32: the value, exactly. */
   readonly value: string;
   /** fn(x: f32, keep_nan_sign: bool) -> u32: x rounded to nearest even (a NaN the positive quiet one, or with x's sign). */
   readonly bits: string;
-  /** The magnitude bits (pattern & 0x7fff) of infinity: above it, NaN. */
-  readonly infinity: string;
-  /** The positive quiet NaN, the interpreter's NaN result of an op. */
-  readonly nan: string;
   /**
-   * Ops computed by a helper of WGSL_HELPERS on the patterns (fn(bits...) -> u32) that
+   * f16's and bf16's sign-and-magnitude fields (sign 0x8000), on which compares,
+   * maxima, minima and isFinite read the pattern itself: the magnitude bits (pattern &
+   * 0x7fff) of infinity (above it, NaN) and the positive quiet NaN (the interpreter's
+   * NaN result of an op). Undefined for the byte floats, whose patterns have no common
+   * layout (fnuz's NaN is the pattern of -0, f8e8m0fnu has no sign): those ops read
+   * their exactly decoded f32's pattern.
+   */
+  readonly fields?: { readonly infinity: string; readonly nan: string };
+  /**
+   * Ops computed by a helper on the patterns (fn(bits...) -> u32): of WGSL_HELPERS, that
    * keeps subnormals out of f32 arithmetic (bf16: +, -, ×, ÷ and sqrt exact, rsqrt as
-   * f16's); the other ops: in f32 on the values.
+   * f16's); of wgsl_narrow_float.ts, a byte float's exact ÷ (WGSL's f32 division may be
+   * off by ulps); the other ops: in f32 on the values.
    */
   readonly helpers?: Readonly<Record<string, string>>;
   /**
@@ -77,14 +92,28 @@ interface Half {
 
 const HALF: Readonly<Partial<Record<NodeType, Half>>> = {
   // Every f16 value and every intermediate f32 result of an op on f16 values is an f32 normal (or zero): nothing for a flush to zero to touch.
-  f16: { value: "xk_f16_value", bits: "xk_f16_bits", infinity: "0x7c00u", nan: "0x7e00u" },
+  f16: { value: "xk_f16_value", bits: "xk_f16_bits", fields: { infinity: "0x7c00u", nan: "0x7e00u" } },
   // bf16 subnormals are f32 subnormals: +, -, ×, ÷, sqrt and rsqrt go through helpers safe from a flush to zero.
   bf16: {
-    value: "xk_bf16_value", bits: "xk_bf16_bits", infinity: "0x7f80u", nan: "0x7fc0u",
+    value: "xk_bf16_value", bits: "xk_bf16_bits", fields: { infinity: "0x7f80u", nan: "0x7fc0u" },
     helpers: { add: "xk_bf16_add", sub: "xk_bf16_sub", mul: "xk_bf16_mul", div: "xk_bf16_div", sqrt: "xk_bf16_sqrt", rsqrt: "xk_bf16_rsqrt" },
     subnormalIsSelf: new Set(["sin", "tan", "tanh", "expm1", "log1p"]),
   },
 };
+
+const byteFloatHalves = new Map<ElementType, Half>();
+
+/** The Half of t: f16's or bf16's, a byte float's (its division exact: wgsl_narrow_float.ts), or undefined. */
+function halfOf(t: NodeType): Half | undefined {
+  if (!isByteFloat(t)) return HALF[t];
+  const b = t as ElementType;
+  let half = byteFloatHalves.get(b);
+  if (half === undefined) {
+    half = { value: `xk_widen_${b}`, bits: `xk_round_${b}`, ...(ELEMENT_TYPES[b].float!.encoding === "e8m0" ? {} : { helpers: { div: `xk_div_${b}` } }) };
+    byteFloatHalves.set(b, half);
+  }
+  return half;
+}
 
 /** A float's bits as compares read them: its pattern (u32) from the held value, and the masks of its fields. */
 interface FloatFields {
@@ -96,13 +125,9 @@ interface FloatFields {
 }
 
 const F32_FIELDS: FloatFields = { pattern: (x) => `bitcast<u32>(${x})`, sign: "0x80000000u", magnitude: "0x7fffffffu", infinity: "0x7f800000u" };
-const halfFields = (half: Half): FloatFields => ({ pattern: (x) => x, sign: "0x8000u", magnitude: "0x7fffu", infinity: half.infinity });
-
-/** The half of type t whose arithmetic is computed here (in f32, or by its helpers), or undefined where t is not a narrow float; another narrow float declines, saying why. */
-function computedHalf(t: NodeType, op: string): Half | undefined {
-  if (!isNarrowFloat(t)) return undefined;
-  return HALF[t] ?? decline(`${op} on ${t} is not compiled to WGSL (its bits are loaded and stored, not computed on)`);
-}
+/** The fields compares read of a float held as bits: f16's and bf16's own; a byte float's exactly decoded f32's. */
+const halfFields = (half: Half): FloatFields =>
+  half.fields !== undefined ? { pattern: (x) => x, sign: "0x8000u", magnitude: "0x7fffu", infinity: half.fields.infinity } : { ...F32_FIELDS, pattern: (x) => F32_FIELDS.pattern(`${half.value}(${x})`) };
 
 /** The f32 code `compute` writes for an op on half type t; where it declines, the reason names t. */
 function inF32(t: NodeType, compute: () => string): string {
@@ -154,8 +179,15 @@ export function wgslConst(t: ElementType, value: number | bigint): string {
   return kindOf(t) === "signed" ? `bitcast<i32>(0x${v.toString(16)}u)` : `0x${v.toString(16)}u`;
 }
 
-/** A math function a kernel calls: a shared approximation (wgsl_math.ts), sin, cos, tan (wgsl_trig.ts), pow, atan2, fmod, integer power (wgsl_binary_math.ts), or the 64-bit integer functions (wgsl_int64.ts). */
-export type WgslMathName = ApproximationName | TrigName | BinaryMathName | typeof INT64_FUNCTIONS;
+/**
+ * A math function a kernel calls: a shared approximation (wgsl_math.ts), sin, cos, tan
+ * (wgsl_trig.ts), pow, atan2, fmod, integer power (wgsl_binary_math.ts), the 64-bit
+ * integer functions (wgsl_int64.ts), or a byte float's functions (wgsl_narrow_float.ts,
+ * by its type's name).
+ */
+export type WgslMathName = ApproximationName | TrigName | BinaryMathName | typeof INT64_FUNCTIONS | ElementType;
+
+const isTypeName = (n: WgslMathName): n is ElementType => Object.hasOwn(ELEMENT_TYPES, n);
 
 /** The name under which a kernel asks for wgsl_int64.ts's functions. */
 const INT64_FUNCTIONS = "int64";
@@ -163,11 +195,12 @@ const INT64_FUNCTIONS = "int64";
 /** The WGSL sources of the math functions in `names`, to go before the kernel. */
 export function wgslMathSources(names: ReadonlySet<WgslMathName>): string[] {
   const all = [...names];
-  const approximations = all.filter((n): n is ApproximationName => !isTrig(n) && !isBinaryMath(n) && n !== INT64_FUNCTIONS);
+  const approximations = all.filter((n): n is ApproximationName => !isTrig(n) && !isBinaryMath(n) && n !== INT64_FUNCTIONS && !isTypeName(n));
   // xk_pow2, once: the trigonometric reduction and pow scale by it.
   const pow2 = all.some((n) => isTrig(n) || n === "pow") ? [WGSL_POW2] : [];
   const int64 = names.has(INT64_FUNCTIONS) ? [WGSL_INT64] : [];
-  return [...approximations.map(wgslMathSource), ...pow2, ...wgslTrigSources(all.filter(isTrig)), ...wgslBinaryMathSources(all.filter(isBinaryMath)), ...int64];
+  const byteFloats = all.filter(isTypeName).map(narrowFloatSource);
+  return [...approximations.map(wgslMathSource), ...pow2, ...wgslTrigSources(all.filter(isTrig)), ...wgslBinaryMathSources(all.filter(isBinaryMath)), ...int64, ...byteFloats];
 }
 
 /** The WGSL values of one kernel: each node's variable, and the math functions the kernel calls. */
@@ -176,6 +209,26 @@ export class WgslValues extends TextValueEmitter {
   readonly math = new Set<WgslMathName>();
 
   protected typeName(t: NodeType): string { return wgslType(t); }
+
+  /** The Half of t (halfOf), whose functions a byte float's kernel then carries. */
+  private half(t: NodeType): Half | undefined {
+    if (isByteFloat(t)) this.math.add(t as ElementType);
+    return halfOf(t);
+  }
+
+  /**
+   * The half of type t whose arithmetic op is computed here (in f32, or by its helpers),
+   * or undefined where t is not a float held as bits; f8e8m0fnu's ops that are not exact
+   * on bits decline, saying why.
+   */
+  private computedHalf(t: NodeType, op: string): Half | undefined {
+    if (!isNarrowFloat(t)) return undefined;
+    if (op === "reducePrecision") return decline(`reducePrecision on ${t} is not compiled to WGSL (kernel/legalize.ts writes it out for f16, f32 and f64 only)`);
+    if (t === "f8e8m0fnu" && !E8M0_EXACT_OPS.has(op)) {
+      return decline(`${op} on f8e8m0fnu is not compiled to WGSL (its values, 2^-127 to 2^127, meet f32's subnormals and overflow in f32 arithmetic)`);
+    }
+    return this.half(t);
+  }
   protected declare(type: string, name: string, value: string): string { return `let ${name}: ${type} = ${value};`; }
   protected indexLiteral(k: number): string { return `${k}`; }
   protected condAsIndex(e: string): string { return `select(0, 1, ${e})`; }
@@ -200,20 +253,22 @@ export class WgslValues extends TextValueEmitter {
         if (!isNarrowFloat(t) || n.attr !== SELECT_OF_VALUES) return pick;
         // HLO select copies the chosen bits; a value select (SELECT_OF_VALUES: sign)
         // gives a half's NaN as the positive quiet NaN, as the interpreter computes it.
-        const half = HALF[t];
-        return half !== undefined ? `${half.bits}(${half.value}(${pick}), false)` : decline(`select of ${t} values is not compiled to WGSL`);
+        const half = this.half(t)!;
+        return `${half.bits}(${half.value}(${pick}), false)`;
       }
       case "convert": return this.convert(a!, t as ElementType);
       case "bitcast": return this.bitcast(a!, t as ElementType);
       case "compare": return this.compare(n);
       case "isFinite": {
-        // Of f16 and bf16 (legalize.ts writes f32's as a bit test): the exponent field not all ones.
-        const half = HALF[this.g.node(a!).type];
-        return half !== undefined ? `select(0u, 1u, (${this.v(a!)} & 0x7fffu) < ${half.infinity})` : decline(`isFinite of ${this.g.node(a!).type}`);
+        // Of the floats held as bits (legalize.ts writes f32's as a bit test): the exponent field not all ones.
+        const half = this.half(this.g.node(a!).type);
+        if (half === undefined) return decline(`isFinite of ${this.g.node(a!).type}`);
+        const fields = halfFields(half);
+        return `select(0u, 1u, (${fields.pattern(this.v(a!))} & ${fields.magnitude}) < ${fields.infinity})`;
       }
       default: break;
     }
-    const half = computedHalf(t, n.op);
+    const half = this.computedHalf(t, n.op);
     if (n.args.length === 1) {
       const helper = half?.helpers?.[n.op];
       if (helper !== undefined) return `${helper}(${this.v(a!)})`;
@@ -231,9 +286,8 @@ export class WgslValues extends TextValueEmitter {
 
   private fromIdx(t: ElementType, x: string): string {
     if (t === "f32") return `f32(${x})`;
-    const half = HALF[t];
+    const half = this.half(t);
     if (half !== undefined) return `${half.bits}(xk_int_to_f32_odd_i32(${x}), false)`;
-    if (isNarrowFloat(t)) return decline(`iota of ${t} is not compiled to WGSL`);
     if (isInt64(t)) return widenToInt64("i32", x);
     const w = wgslType(t);
     return wrap(t, w === "i32" ? x : `u32(${x})`);
@@ -250,12 +304,14 @@ export class WgslValues extends TextValueEmitter {
     const x = this.v(a);
     wgslType(from);
     wgslType(to);
-    const fromHalf = HALF[from];
-    const toHalf = HALF[to];
-    if ((isNarrowFloat(from) && fromHalf === undefined) || (isNarrowFloat(to) && toHalf === undefined)) return decline(`convert ${from} -> ${to} is not compiled to WGSL`);
     if (from === to) return x;
+    const fromHalf = this.half(from);
+    const toHalf = this.half(to);
     if (to === "pred") {
-      if (fromHalf !== undefined) return `select(0u, 1u, (${x} & 0x7fffu) != 0u)`;
+      if (fromHalf !== undefined) {
+        const fields = halfFields(fromHalf);
+        return `select(0u, 1u, (${fields.pattern(x)} & ${fields.magnitude}) != 0u)`;
+      }
       if (isInt64(from)) return `select(0u, 1u, any(${x} != vec2<u32>(0u)))`;
       return from === "f32" ? `select(0u, 1u, (bitcast<u32>(${x}) & 0x7fffffffu) != 0u)` : `select(0u, 1u, ${x} != ${wgslType(from) === "i32" ? "0" : "0u"})`;
     }
@@ -266,7 +322,9 @@ export class WgslValues extends TextValueEmitter {
       // One rounding, to nearest even: of a float's f32 value (a NaN keeps its sign, as
       // the interpreter's convert), or of an integer's rounded to odd (xk_int_to_f32_odd).
       if (fromFloat) return `${toHalf.bits}(${value}, true)`;
-      return `${toHalf.bits}(${isInt64(from) ? int64ToF32(from, x, true) : `xk_int_to_f32_odd_${wgslType(from)}(${x})`}, false)`;
+      const rounded = `${toHalf.bits}(${isInt64(from) ? int64ToF32(from, x, true) : `xk_int_to_f32_odd_${wgslType(from)}(${x})`}, false)`;
+      // An integer's negative overflow to f8e4m3fn's -NaN is the positive NaN there (integerOverflowLosesSign): rounded again through its value.
+      return isByteFloat(to) && integerOverflowLosesSign(to) ? `${toHalf.bits}(${toHalf.value}(${rounded}), false)` : rounded;
     }
     if (fromFloat) {
       if (to === "f32") return value;
@@ -288,6 +346,8 @@ export class WgslValues extends TextValueEmitter {
   private bitcast(a: number, to: ElementType): string {
     const from = this.g.node(a).type as ElementType;
     const x = this.v(a);
+    // legalize.ts's total-order key of a float narrower than a word: its pattern, zero-extended to s32 (held so already).
+    if (isNarrowFloat(from) && bitWidth(from) < 32 && to === "s32") return `bitcast<i32>(${x})`;
     if (bitWidth(from) !== bitWidth(to)) return decline(`bitcast ${from} -> ${to}`);
     // Narrow floats and integers of one width share their holder's bits (u32 patterns, or i32 sign-extended).
     const holder = (t: ElementType): string => (isNarrowFloat(t) ? "u32" : wgslType(t));
@@ -300,8 +360,7 @@ export class WgslValues extends TextValueEmitter {
     const [a, b] = n.args as [number, number];
     const at = this.g.node(a).type as ElementType;
     wgslType(at);
-    const half = HALF[at];
-    if (isNarrowFloat(at) && half === undefined) return decline(`compare of ${at} is not compiled to WGSL`);
+    const half = this.half(at);
     const attr = n.attr as string;
     const dir = attr.slice(0, 2);
     const op = COMPARE_OPERATOR[dir]!;
@@ -315,6 +374,8 @@ export class WgslValues extends TextValueEmitter {
     // as an integer key, -0 and +0 one key (IEEE) or -0 below +0 and the NaNs outermost
     // (total order, legalize.ts TOTAL_ORDER_KEPT; f32's is written as integer compares there).
     const total = attr.endsWith(TOTAL);
+    // A byte float's total order is its own pattern's (legalize.ts writes it out), not its f32's.
+    if (total && half !== undefined && half.fields === undefined) return decline(`a total-order compare of ${at} (legalize.ts writes it on the patterns)`);
     const [x, y] = [float.pattern(this.v(a)), float.pattern(this.v(b))];
     const magnitude = (p: string): string => `(${p} & ${float.magnitude})`;
     const key = (p: string): string => `select(i32${magnitude(p)}, ${total ? "-1 - " : "-"}i32${magnitude(p)}, (${p} & ${float.sign}) != 0u)`;
@@ -375,9 +436,13 @@ export class WgslValues extends TextValueEmitter {
   /** x op y in type t (also a reducer's combine). */
   binary(op: string, t: ElementType, x: string, y: string): string {
     wgslType(t);
-    const half = computedHalf(t, op);
-    // XLA's maximum and minimum of halves on their patterns (one of the operands, or the NaN): no decode, no rounding (a reduction's tree combines by them).
-    if (half !== undefined && (op === "max" || op === "min")) return `xk_${op}h(${x}, ${y}, ${half.infinity}, ${half.nan})`;
+    const half = this.computedHalf(t, op);
+    if (half !== undefined && (op === "max" || op === "min")) {
+      // XLA's maximum and minimum of halves on their patterns (one of the operands, or the NaN): no decode, no rounding (a reduction's tree combines by them).
+      if (half.fields !== undefined) return `xk_${op}h(${x}, ${y}, ${half.fields.infinity}, ${half.fields.nan})`;
+      // Of byte floats on their exact f32 values' bits (xk_maxf: no float operation), the operand's pattern back or the positive NaN.
+      return `${half.bits}(xk_${op}f(${half.value}(${x}), ${half.value}(${y})), false)`;
+    }
     const helper = half?.helpers?.[op];
     if (helper !== undefined) return `${helper}(${x}, ${y})`;
     // A half: computed in f32 on its values, rounded back to the half.
