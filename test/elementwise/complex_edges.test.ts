@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cLog, cLog1p, cSqrt } from "../../src/interpreter/kernels/complex_math.js";
+import { cAbs, cLog, cLog1p, cSqrt, hypot2 } from "../../src/interpreter/kernels/complex_math.js";
 
 const c = (re: number, im: number) => ({ re, im });
 function close(actual: number, expected: number, what: string, rel = 4e-16): void {
@@ -42,4 +42,26 @@ test("complex sqrt: subnormal and huge inputs keep their digits", () => {
   const mh = Math.sqrt(1.7e308) * 2 ** 0.25;
   close(h.re, mh * Math.cos(Math.PI / 8), "sqrt re (huge)", 1e-15);
   close(h.im, mh * Math.sin(Math.PI / 8), "sqrt im (huge)", 1e-15);
+});
+
+test("hypot2 (complex abs): IEEE's special cases, no overflow or underflow, within two ulps of the exact value", () => {
+  assert.equal(hypot2(Infinity, NaN), Infinity);
+  assert.equal(hypot2(NaN, -Infinity), Infinity);
+  assert.ok(Number.isNaN(hypot2(NaN, 0)));
+  assert.equal(hypot2(-0, 0), 0);
+  assert.equal(hypot2(3, -4), 5);
+  close(hypot2(1e308, 1e308), 1e308 * Math.SQRT2, "at 1e308(1+i)", 2.3e-16);
+  close(hypot2(3e-320, 4e-320), 5e-320, "among subnormals", 1e-3); // 5e-320 itself is rounded to a subnormal's grid
+  assert.equal(cAbs(c(-5e-324, 0)), 5e-324);
+  // Against the exact value: the square root of the squares' sum as a bigint, for
+  // integer operands below 2^26 (their squares and sum exact in a double).
+  let seed = 12345;
+  const next = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 2 ** 26;
+  for (let i = 0; i < 2000; i++) {
+    const x = next() + 1, y = next();
+    const exact = Math.sqrt(x * x + y * y); // correctly rounded: x² + y² < 2^53
+    const got = hypot2(x, y);
+    const ulp = 2 ** (Math.floor(Math.log2(exact)) - 52);
+    assert.ok(Math.abs(got - exact) <= 2 * ulp, `hypot2(${x}, ${y}) = ${got}, exact ${exact}`);
+  }
 });

@@ -15,7 +15,7 @@
 // Every form here reproduces the interpreter's (interpreter/kernels/complex_math.ts,
 // elementwise.ts, types/convert.ts) bit for bit: c64's parts are computed in double there
 // and rounded to f32 once, which for one add, subtract or negate is the f32 operation
-// itself (abs: as V8 computes the interpreter's Math.hypot, see complexAbs). The table is total, so a new elementwise opcode says how its complex form
+// itself (abs: the interpreter's hypot2, see complexAbs). The table is total, so a new elementwise opcode says how its complex form
 // fuses; an op declined here runs alone on the interpreter, with the reason given.
 
 import type { Instruction } from "../../ir/computation.js";
@@ -164,12 +164,10 @@ const complexDivide: ComplexLowering = (g, inst, x, k) => {
 };
 
 /**
- * Math.hypot(x, y) of f64 nodes, in the form V8 computes it: an infinite operand gives
- * +inf (beside a NaN too), else a NaN operand NaN, else with m the larger magnitude, 0
- * where m is 0, sqrt((|x|/m)² + (|y|/m)²)·m (V8's Kahan-compensated sum of two terms has
- * no compensation to add). That form was checked against Math.hypot on 3M random pairs,
- * every one the same bits (Node 20); another engine's hypot may round differently, and
- * the interpreter with it.
+ * The interpreter's hypot2(x, y) (interpreter/kernels/complex_math.ts) of f64 nodes, the
+ * same operations in the same order: +inf where either is infinite (beside a NaN too),
+ * else NaN where either is NaN, else with m the larger magnitude 0 where m is 0 and
+ * sqrt((|x|/m)² + (|y|/m)²)·m otherwise.
  */
 function hypot(g: KernelGraph, x: number, y: number): number {
   const [a, b] = [g.op("abs", "f64", [x]), g.op("abs", "f64", [y])];
@@ -190,7 +188,7 @@ function hypot(g: KernelGraph, x: number, y: number): number {
 const wideParts = (g: KernelGraph, x: ComplexOperands, i: number): [number, number] =>
   parts(g, x, i).map((v) => (g.node(v).type === "f64" ? v : g.op("convert", "f64", [v]))) as [number, number];
 
-/** |z| as the interpreter's Math.hypot(re, im) in double (c64: rounded to f32 once). */
+/** |z| as the interpreter's hypot2(re, im) in double (c64: rounded to f32 once). */
 const complexAbs: ComplexLowering = (g, inst, x) => {
   const t = typeOf(inst);
   const r = hypot(g, ...wideParts(g, x, 0));

@@ -32,7 +32,25 @@ export function complexMultiplyOf(component: "f32" | "f64"): (a: Complex, b: Com
 }
 
 export const cNeg = (a: Complex): Complex => c(-a.re, -a.im);
-export const cAbs = (a: Complex): number => Math.hypot(a.re, a.im);
+/**
+ * √(x² + y²) without needless overflow or underflow, in one fixed form: +∞ where either
+ * is infinite (beside a NaN too), else NaN where either is NaN, else, with m the larger
+ * magnitude, 0 where m is 0 and m·√((|x|/m)² + (|y|/m)²) otherwise. Written out, not
+ * Math.hypot, whose rounding each JS engine chooses (this is V8's form for two arguments),
+ * so that complex abs and sign give the same bits in every engine and the compiled
+ * kernels (kernel/complex_ops.ts) can build the same operations.
+ */
+export function hypot2(x: number, y: number): number {
+  const a = Math.abs(x), b = Math.abs(y);
+  if (a === Infinity || b === Infinity) return Infinity;
+  if (Number.isNaN(a) || Number.isNaN(b)) return NaN;
+  const m = Math.max(a, b);
+  if (m === 0) return 0;
+  const p = a / m, q = b / m;
+  return Math.sqrt(p * p + q * q) * m;
+}
+
+export const cAbs = (a: Complex): number => hypot2(a.re, a.im);
 export const cIsNaN = (a: Complex): boolean => Number.isNaN(a.re) || Number.isNaN(a.im);
 
 /**
@@ -300,7 +318,7 @@ export function cSign(z: Complex): Complex {
     // Direction of an infinite value: scale the infinite parts to ±1 and the others to 0.
     const re = Number.isFinite(z.re) ? 0 * Math.sign(z.re) : Math.sign(z.re);
     const im = Number.isFinite(z.im) ? 0 * Math.sign(z.im) : Math.sign(z.im);
-    const n = Math.hypot(re, im);
+    const n = hypot2(re, im);
     return c(re / n, im / n);
   }
   return c(z.re / m, z.im / m);
