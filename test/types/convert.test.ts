@@ -129,6 +129,16 @@ test("float to float: target rounding and special values", () => {
   assert.deepEqual(convert("f4e2m1fn", [6, -0.5], "f16"), [6, -0.5]);
 });
 
+test("a negative integer beyond f8e4m3fn's range converts to its negative NaN (0xff, as ml_dtypes)", () => {
+  // 448 is the largest finite value; 464, halfway to the NaN pattern's 480, ties to 448's even
+  // significand; beyond it the value overflows to NaN with the integer's sign.
+  for (const t of ["s16", "s32", "s64"] as const) {
+    const values = [-1000, 1000, -465, -464, -500, 464].map((v) => (t === "s64" ? BigInt(v) : v));
+    const out = runUnary(Literal.fromValues(t, [values.length], values), (x) => convertElementType(x, "f8e4m3fn"));
+    assert.deepEqual(rawData(out), [0xff, 0x7f, 0xff, 0xfe, 0xff, 0x7e], t);
+  }
+});
+
 test("NaN signs survive a conversion (f32 -NaN to f8e4m3fn is 0xff)", () => {
   const negNaN = new Float32Array(new Uint32Array([0xffc00000, 0x7fc00000]).buffer);
   const src = Literal.fromStorage(arrayShape("f32", [2]), negNaN);

@@ -12,7 +12,7 @@ import type { Demote } from "./emit_pow.js";
 import { scalarF32Ops, vectorF32Ops } from "./math.js";
 import type { FloatOps } from "../kernel/approximations.js";
 import { isNarrowFloat, narrowFormat, positiveNaN, roundNarrow } from "./narrow_float.js";
-import { isFloatType, roundF16, roundF16x4 } from "./wasm_types.js";
+import { roundF16, roundF16x4 } from "./wasm_types.js";
 
 /** Ops whose bf16/f16 result needs no rounding (they return one of their inputs, or an exact value). */
 const BF16_EXACT = new Set(["load", "const", "select", "bitcast", "abs", "neg", "max", "min", "ceil", "floor", "roundEven", "roundAfz", "accum"]);
@@ -65,20 +65,13 @@ export const E8M0_F64_OPS = new Set(["mul", "div", "pow"]);
 
 /**
  * Rounds node n's f32 result on the stack to its narrow float type. A convert keeps a
- * NaN's sign, as the interpreter's does, but from an integer: there the only NaN is an
- * fn format's overflow, which the interpreter's convert stores as the positive NaN
- * (the sign it copies is the source's NaN's, and an integer has none).
+ * NaN's sign, as the interpreter's does; from an integer the only NaN is an fn format's
+ * overflow, signed as the integer (f8e4m3fn: -1000 gives 0xff).
  */
-function roundToNarrow(f: FunctionBuilder, g: KernelGraph, n: Node, o: FloatOps, local: "f32" | "v128"): void {
-  const t = n.type as ElementType;
+function roundToNarrow(f: FunctionBuilder, n: Node, o: FloatOps, local: "f32" | "v128"): void {
   const x = f.local(local);
   f.localSet(x);
-  const fromInteger = n.op === "convert" && !isFloatType(g.node(n.args[0]!).type);
-  roundNarrow(o, t, x, n.op === "convert");
-  if (fromInteger && narrowFormat(t)!.encoding === "fn") {
-    f.localSet(x);
-    positiveNaN(o, x);
-  }
+  roundNarrow(o, n.type as ElementType, x, n.op === "convert");
 }
 
 /** Rounds node n's result (on the stack, scalar or vector) to its type, where that is held in an f32 but narrower. */
@@ -98,5 +91,5 @@ export function roundResult(f: FunctionBuilder, g: KernelGraph, n: Node, vector:
     f.localSet(x);
     positiveNaN(o, x);
   }
-  if (isNarrowFloat(t) && !narrowExact(n)) roundToNarrow(f, g, n, o, local);
+  if (isNarrowFloat(t) && !narrowExact(n)) roundToNarrow(f, n, o, local);
 }

@@ -37,7 +37,7 @@
 // minima, abs, negation, the roundings to integers).
 
 import { ELEMENT_TYPES, storageBytes, type ElementType } from "../../types/element_type.js";
-import { decodeFloatBits, encodeFloatBits, maxFiniteValue } from "../../types/float_codec.js";
+import { encodeFloatBits, maxFiniteValue } from "../../types/float_codec.js";
 import type { NodeType } from "../kernel/graph.js";
 
 /** Whether t is one of the floats stored one to a byte (f8, f6, f4). */
@@ -51,16 +51,6 @@ export function narrowFloatSource(t: ElementType): string {
   const parts = [narrowFloatWidening(t), narrowFloatRounding(t)];
   if (ELEMENT_TYPES[t].float!.encoding !== "e8m0") parts.push(narrowFloatDivision(t));
   return parts.join("\n");
-}
-
-/**
- * Whether byte float t's negative overflow is a NaN with its sign bit (f8e4m3fn's), which
- * the interpreter's convert from an integer gives as the positive NaN: it rounds through
- * the value (types/convert.ts: roundToFloatType, a NaN's sign lost), then encodes that.
- */
-export function integerOverflowLosesSign(t: ElementType): boolean {
-  const overflow = encodeFloatBits(t, -Infinity);
-  return Number.isNaN(decodeFloatBits(t, overflow)) && overflow !== encodeFloatBits(t, NaN);
 }
 
 const hex = (x: number): string => `0x${(x >>> 0).toString(16)}u`;

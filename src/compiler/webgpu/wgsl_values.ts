@@ -49,7 +49,7 @@ import { approximationName, isTrig, type ApproximationName, type TrigName } from
 import { WGSL_POW2, wgslFloat, wgslMathFunction, wgslMathSource } from "./wgsl_math.js";
 import { wgslTrigFunction, wgslTrigSources } from "./wgsl_trig.js";
 import { isBinaryMath, wgslBinaryMathFunction, wgslBinaryMathSources, type BinaryMathName } from "./wgsl_binary_math.js";
-import { E8M0_EXACT_OPS, integerOverflowLosesSign, isByteFloat, narrowFloatSource } from "./wgsl_narrow_float.js";
+import { E8M0_EXACT_OPS, isByteFloat, narrowFloatSource } from "./wgsl_narrow_float.js";
 import { f32ToInt64, INT64_HOLDER, int64Binary, int64Compare, int64Const, int64ToF32, int64Unary, isInt64, lowWord, widenToInt64, WGSL_INT64 } from "./wgsl_int64.js";
 
 const kindOf = (t: ElementType) => ELEMENT_TYPES[t].kind;
@@ -322,9 +322,8 @@ export class WgslValues extends TextValueEmitter {
       // One rounding, to nearest even: of a float's f32 value (a NaN keeps its sign, as
       // the interpreter's convert), or of an integer's rounded to odd (xk_int_to_f32_odd).
       if (fromFloat) return `${toHalf.bits}(${value}, true)`;
-      const rounded = `${toHalf.bits}(${isInt64(from) ? int64ToF32(from, x, true) : `xk_int_to_f32_odd_${wgslType(from)}(${x})`}, false)`;
-      // An integer's negative overflow to f8e4m3fn's -NaN is the positive NaN there (integerOverflowLosesSign): rounded again through its value.
-      return isByteFloat(to) && integerOverflowLosesSign(to) ? `${toHalf.bits}(${toHalf.value}(${rounded}), false)` : rounded;
+      // A negative integer beyond f8e4m3fn's range rounds to its negative NaN (the sign of the f32).
+      return `${toHalf.bits}(${isInt64(from) ? int64ToF32(from, x, true) : `xk_int_to_f32_odd_${wgslType(from)}(${x})`}, false)`;
     }
     if (fromFloat) {
       if (to === "f32") return value;
