@@ -49,16 +49,16 @@ export function convertLiteral(lit: Literal, to: ElementType): Literal {
   const count = storageElementCount(shape);
   const out = allocateStorage(to, count);
   const fromFloat = isFloat(from) || isComplex(from);
-  const toFloat = isFloat(to) || isComplex(to);
+  const intoFloat = isFloat(to) || isComplex(to);
   for (let i = 0; i < count; i++) {
     const x = lit.readLinear(i);
     const v = convertScalar(x, from, to);
     writeStorage(to, out, i, v);
-    if (fromFloat && toFloat) copyNaNSigns(v, from, lit.data, to, out, i);
+    if (fromFloat && intoFloat) copyNaNSigns(v, from, lit.data, to, out, i);
     // An integer has no NaN, but a negative one beyond f8e4m3fn's range converts to its
     // negative NaN (0xff, as ml_dtypes converts the integer's float value), which the
     // value NaN does not show.
-    else if (toFloat && (typeof x === "number" || typeof x === "bigint") && x < 0 && Number.isNaN(typeof v === "object" ? v.re : v)) {
+    else if (intoFloat && (typeof x === "number" || typeof x === "bigint") && x < 0 && Number.isNaN(typeof v === "object" ? v.re : v)) {
       writeNegativeNaN(to, out, i, false);
     }
   }
