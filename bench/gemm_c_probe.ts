@@ -157,6 +157,8 @@ static void *worker(void *unused) {
 static int generation;
 /* Wall seconds of the calls run together so far (from the start signal to the later part's end). */
 static double togetherWall;
+/* Each part's CPU seconds in the calls run together so far (part 0: the calling thread, 1: the worker). */
+static double partCpu[2];
 /* Each call's rate and CPU / wall (one thread's calls: 1), for the calls whose two threads ran at once. */
 #define CALLS (ROUNDS * 8)
 static double callRate[${timed.length + 1}][${rounds * 8}], callOverlap[${timed.length + 1}][${rounds * 8}];
@@ -175,12 +177,13 @@ static double together(Part first, Part two) {
   runPart(&first);
   spinUntil(&finished, gen);
   togetherWall += wallSeconds() - w0;
+  partCpu[0] += first.cpu; partCpu[1] += second.cpu;
   return first.cpu + second.cpu;
 }
 #define ROUNDS ${rounds}
 #define ROWS ${timed.length}
 int main(void) {
-  static double rate[ROWS + 1][ROUNDS], overlap[ROWS + 1][ROUNDS];
+  static double rate[ROWS + 1][ROUNDS], overlap[ROWS + 1][ROUNDS], part0[ROWS + 1][ROUNDS], part1[ROWS + 1][ROUNDS], wall[ROWS + 1][ROUNDS];
   float sink = 0;
   flushBuffer = malloc(64u << 20); memset(flushBuffer, 1, 64u << 20);
   flushBuffer1 = malloc(4u << 20); memset(flushBuffer1, 1, 4u << 20);
@@ -211,18 +214,26 @@ ${timed.map(({ r, mode, row }) => {
         ? `t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${half}, 0, ${produced ? `a${r.i}, ${aHalf}` : "0, 0"}, ${consumed ? `c${r.i}, ${cHalf}` : "0, 0"} }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${half}, ${e}, 0, ${produced ? `a${r.i} + ${aHalf}, ${aBytes - aHalf}` : "0, 0"}, ${consumed ? `c${r.i} + ${cHalf}, ${cBytes - cHalf}` : "0, 0"} });`
         : `t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${e}, 0, ${produced ? `a${r.i}, ${aBytes}` : "0, 0"}, ${consumed ? `c${r.i}, ${cBytes}` : "0, 0"} }, (Part){ g${r.i}_gemm, a${r.i}_1, b${r.i}_1, c${r.i}_1, s${r.i}_1, 0, ${e}, 0, ${produced ? `a${r.i}_1, ${aBytes}` : "0, 0"}, ${consumed ? `c${r.i}_1, ${cBytes}` : "0, 0"} });`;
     const work = mode.name === "pair" ? 2 * flops : flops;
-    return `    { double t = 0; togetherWall = 0; for (int q = 0; q < ${reps}; q++) { double before = t, wallBefore = togetherWall; ${call}
+    return `    { double t = 0; togetherWall = 0; partCpu[0] = partCpu[1] = 0; for (int q = 0; q < ${reps}; q++) { double before = t, wallBefore = togetherWall; ${call}
         if (calls[${row}] < CALLS) { callRate[${row}][calls[${row}]] = ${work}.0 / (t - before) / 1e9; callOverlap[${row}][calls[${row}]++] = togetherWall > wallBefore ? (t - before) / (togetherWall - wallBefore) : 1; } }
-      rate[${row}][round] = ${work}.0 * ${reps} / t / 1e9; overlap[${row}][round] = togetherWall > 0 ? t / togetherWall : 1; }`;
+      rate[${row}][round] = ${work}.0 * ${reps} / t / 1e9; overlap[${row}][round] = togetherWall > 0 ? t / togetherWall : 1;
+      part0[${row}][round] = partCpu[0] * 1e6 / ${reps}; part1[${row}][round] = partCpu[1] * 1e6 / ${reps}; wall[${row}][round] = (togetherWall > 0 ? togetherWall : t) * 1e6 / ${reps}; }`;
   }).join("\n")}
   }
   second.f = NULL; atomic_store(&handed, ++generation); pthread_join(thread, NULL);
   const char *labels[ROWS + 1] = { "f32 FMA peak (12 chains)", ${timed.map(({ r, mode }) => JSON.stringify(r.label + mode.label)).join(", ")} };
-  for (int i = 0; i <= ROWS; i++) { qsort(rate[i], ROUNDS, sizeof(double), byValue); qsort(overlap[i], ROUNDS, sizeof(double), byValue); }
+  for (int i = 0; i <= ROWS; i++) {
+    qsort(rate[i], ROUNDS, sizeof(double), byValue); qsort(overlap[i], ROUNDS, sizeof(double), byValue);
+    qsort(part0[i], ROUNDS, sizeof(double), byValue); qsort(part1[i], ROUNDS, sizeof(double), byValue); qsort(wall[i], ROUNDS, sizeof(double), byValue);
+  }
   /* CPU / wall: the two threads' CPU seconds over the wall time they took together (2: always on two cores at once; 1: taking turns on one). */
   for (int i = 0; i <= ROWS; i++)
     printf("%-64s best %6.1f  median %6.1f GFLOP/s  %5.1f%% / %5.1f%% of peak  CPU/wall %.2f\\n", labels[i], rate[i][ROUNDS - 1], rate[i][ROUNDS / 2],
       100 * rate[i][ROUNDS - 1] / rate[0][ROUNDS - 1], 100 * rate[i][ROUNDS / 2] / rate[0][ROUNDS - 1], overlap[i][ROUNDS / 2]);
+  /* Where two threads ran one call: each part's CPU time a call (the calling thread's, the worker's) against the call's wall time, medians, us. */
+  printf("split calls, medians a call: CPU of part 0 (calling thread) and part 1 (worker), wall (us):\\n");
+  for (int i = 1; i <= ROWS; i++) if (part1[i][ROUNDS - 1] > 0 && overlap[i][ROUNDS - 1] != 1)
+    printf("%-64s part 0 %8.1f  part 1 %8.1f  wall %8.1f\\n", labels[i], part0[i][ROUNDS / 2], part1[i][ROUNDS / 2], wall[i][ROUNDS / 2]);
   /* The calls whose two threads were on two cores at once (CPU / wall at least 1.8): what sharing the caches and the memory costs, which calls taking turns on one core do not show. */
   printf("calls run on two cores at once (CPU / wall >= 1.8), GFLOP/s per thread-CPU second:\\n");
   for (int i = 1; i <= ROWS; i++) {

@@ -278,6 +278,25 @@ export interface GemmSchedule {
   readonly productInScratch: boolean;
 }
 
+/**
+ * Units a call split over threads hands out together when its threads balance the work
+ * as they go (each starts on its own share of the units and takes smaller and smaller
+ * pieces of it, and a thread done early takes pieces from the end of another's share),
+ * or 0: each thread runs its own share as one range. Cores differ in speed under load
+ * (on the 2-core Zen 5 VM, the core that takes the disk's interrupts ran the MLP's
+ * products 10-25% slower per CPU second than the other, 2026-12-01), and a static half
+ * each left the faster thread idle for that long. A "packed" kernel reading B
+ * pre-packed: any unit (each call packs A for its own row tiles only, as one call
+ * would); packing B itself: a chunk's row tiles (each call packs the B blocks of the
+ * chunks it touches, so a piece that cut a chunk would pack it again). The streaming
+ * kernels ("streamB", "rowDots"): 0 (a call's columns are read as one run of B's rows,
+ * which a cut into pieces would break into shorter ones).
+ */
+export function balanceGrain(schedule: GemmSchedule, prepackedB: boolean): number {
+  if (schedule.kind !== "packed") return 0;
+  return prepackedB || schedule.spec.k === 0 ? 1 : Math.max(1, schedule.mTiles);
+}
+
 /** Whether a packed kernel with blocks of kc finishes a product of depth k in one block. */
 export const productFitsOneBlock = (k: number, kc: number): boolean => k <= kc;
 

@@ -38,7 +38,7 @@
 
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, gemmElementBytes, gemmKernelName, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec,
+  balanceGrain, checkGemmSpec, gemmElementBytes, gemmKernelName, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec,
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
@@ -59,6 +59,8 @@ export interface GemmRoutine {
   readonly parallelExtent: number;
   readonly scratchBytes: number;
   readonly costPerUnit: number;
+  /** Units a split call's threads hand out together as they balance its work (balanceGrain; 0: a static share each). */
+  readonly balanceGrain: number;
 }
 
 /**
@@ -239,7 +241,7 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
   }
 }
 `;
-  return { source, parallelExtent, scratchBytes, costPerUnit: schedule.costPerUnit };
+  return { source, parallelExtent, scratchBytes, costPerUnit: schedule.costPerUnit, balanceGrain: balanceGrain(schedule, prepackedB) };
 }
 
 /**
@@ -314,7 +316,7 @@ ${finish === undefined ? "" : `      { int64_t c1 = c0 + w, fr0 = 0, fr1 = ${m};
   }
 }
 `;
-  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit };
+  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit, balanceGrain: balanceGrain(schedule, false) };
 }
 
 /**
@@ -383,7 +385,7 @@ ${finish === undefined ? "" : `    { int64_t fr0 = 0, fr1 = ${m}; ${finish} }`}
   }
 }
 `;
-  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit };
+  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit, balanceGrain: balanceGrain(schedule, false) };
 }
 
 /**
@@ -477,6 +479,7 @@ void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
     scratchBytes: r.scratchBytes,
     parallelExtent: r.parallelExtent,
     costPerUnit: r.costPerUnit,
+    balanceGrain: r.balanceGrain,
     ...(packed !== undefined ? { packedOperand: { operand: 1, layout: packed } } : {}),
   };
 }

@@ -62,6 +62,8 @@ export interface GlueKernel {
   readonly scratchBytes: number;
   readonly parallelExtent: number;
   readonly costPerUnit: number;
+  /** Units a split call's threads hand out together as they balance it (NativeKernel's balanceGrain); 0: a static share each. */
+  readonly balanceGrain: number;
 }
 
 /**
@@ -429,7 +431,8 @@ typedef struct { int sig; void *addr; int part; } xk_fault;
 /* XLATS_POOL_TRACE set in the environment: every call split over threads prints a line
    to stderr, the kernel, its units, its wall time, and per part (thread) when it began
    and ended (microseconds from the call's start), the thread's CPU time in it, the units
-   and ranges (a bit each) it ran and the core it ended on (-1: unknown); a part that did
+   and ranges (a bit each; of a balanced call, xk_balances, the parts' shares it took
+   units from) it ran and the core it ended on (-1: unknown); a part that did
    not start before the call closed reads all zeros. A timeline, where wall time alone
    on a loaded machine says nothing (docs/benchmarks.md, session 43). */
 typedef struct { int64_t start, end, cpu, units, ranges, core; } xk_part_trace;
@@ -484,6 +487,9 @@ static void xk_trace_parts(const xk_part_trace *trace, int parts) {
 typedef struct {
   const xk_entry *k; uint8_t *mem; const uint32_t *pointers; const uint32_t *scratch; int64_t begin, end;
   _Atomic int taken[XK_MAX_THREADS * XK_RANGES_PER_PART];
+  /* A balanced call (xk_balances): part q's share of the units, those of its static split,
+     unclaimed between offsets front (the low 32 bits) and back (the high 32) from its first unit. */
+  _Atomic uint64_t share[XK_MAX_THREADS];
   xk_fault faults[XK_MAX_THREADS];
   /* Parts other than the calling thread's that ran any units. */
   _Atomic int helped;
@@ -508,6 +514,43 @@ static int xk_claim(_Atomic int *taken, int p, int parts, int *i, int *first, in
   return 0;
 }
 
+/* Whether a call of k over n units is balanced as it runs (the kernel's grain, gemm_plan.ts's
+   balanceGrain): each part takes pieces of its own share from the front, half of what is
+   left of it each time (in whole grains of units, counted from unit 0, where the share
+   allows), and a part whose share is gone takes half of what is left of another's from
+   its back, until no share has any left. Cores run at different speeds under load (one
+   takes the interrupts, another process shares it): a static half each left the faster
+   thread waiting up to a quarter of the call (the MLP's products, 2026-12-01). Shares'
+   offsets are 32-bit: a call of 2^31 units or more keeps the static ranges. */
+static inline int xk_balances(const xk_entry *k, int64_t n) { return k->grain > 0 && n < (INT64_C(1) << 31); }
+
+/* The first unit of part q's share (its static split's). */
+static inline int64_t xk_share_first(const xk_job *j, int q, int parts) { return j->begin + (j->end - j->begin) * q / parts; }
+
+/* A piece of part q's share: from its front for its owner, else from its back. 0 when none is left; else 1 with the units [*b, *e). */
+static int xk_take(xk_job *j, int q, int parts, int owner, int64_t *b, int64_t *e) {
+  int64_t lo = xk_share_first(j, q, parts), g = j->k->grain;
+  uint64_t w = atomic_load_explicit(&j->share[q], memory_order_relaxed);
+  for (;;) {
+    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32);
+    if (front >= back) return 0;
+    int64_t half = (back - front + 1) / 2, cut;
+    if (owner) {
+      cut = ((lo + front + half + g - 1) / g) * g - lo;
+      if (cut > back) cut = back;
+    } else {
+      cut = ((lo + back - half) / g) * g - lo;
+      if (cut < front) cut = front;
+    }
+    uint64_t next = owner ? ((w & ~(uint64_t)0xffffffffu) | (uint64_t)cut) : (((uint64_t)cut << 32) | (uint64_t)front);
+    if (atomic_compare_exchange_weak_explicit(&j->share[q], &w, next, memory_order_acq_rel, memory_order_relaxed)) {
+      *b = lo + (owner ? front : cut);
+      *e = lo + (owner ? cut : back);
+      return 1;
+    }
+  }
+}
+
 static void xk_job_part(void *ctx, int p, int parts) {
   xk_job *j = (xk_job *)ctx;
   const xk_entry *k = j->k;
@@ -518,7 +561,18 @@ static void xk_job_part(void *ctx, int p, int parts) {
   int ranges = parts * XK_RANGES_PER_PART, i = 0, r, last;
   int64_t n = j->end - j->begin;
   xk_part_trace t = xk_trace_begin(j->t0);
-  while (f.sig == 0 && xk_claim(j->taken, p, parts, &i, &r, &last)) {
+  if (parts > 1 && xk_balances(k, n)) {
+    /* Its own share first, then the others' (the next part's first); the trace's bits: the shares it ran units of. */
+    for (int s = 0; s < parts && f.sig == 0; s++) {
+      int q = (p + s) % parts;
+      int64_t b, e;
+      while (f.sig == 0 && xk_take(j, q, parts, s == 0, &b, &e)) {
+        f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
+        xk_trace_ran(&t, q, q, e - b);
+      }
+    }
+  }
+  else while (f.sig == 0 && xk_claim(j->taken, p, parts, &i, &r, &last)) {
     int64_t b = j->begin + n * r / ranges, e = j->begin + n * (last + 1) / ranges;
     if (b < e) f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
     xk_trace_ran(&t, r, last, e - b);
@@ -540,6 +594,9 @@ static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers
   if (g == NULL || *parts <= 1) *parts = 1;
   memset(j.faults, 0, sizeof j.faults);
   for (int r = 0; r < *parts * XK_RANGES_PER_PART; r++) atomic_init(&j.taken[r], 0);
+  if (*parts > 1 && xk_balances(k, end - begin)) {
+    for (int q = 0; q < *parts; q++) atomic_init(&j.share[q], (uint64_t)(xk_share_first(&j, q + 1, *parts) - xk_share_first(&j, q, *parts)) << 32);
+  }
   if (xk_trace_on < 0) xk_trace_on = getenv("XLATS_POOL_TRACE") != NULL;
   if (xk_trace_on) { memset(j.trace, 0, sizeof j.trace); j.t0 = xk_now_ns(); }
   if (*parts == 1) xk_job_part(&j, 0, 1);
@@ -997,7 +1054,7 @@ NAPI_MODULE_INIT() {
 `;
 
 /** The version of what the glue and a program module agree on (SHARED_TYPES): the glue loads only program modules of its own version. */
-export const GLUE_ABI = "xlats-native-7";
+export const GLUE_ABI = "xlats-native-8";
 
 /**
  * What the glue and a program module agree on: a kernel's table entry, its split
@@ -1010,6 +1067,8 @@ typedef void (*xk_fn)(uint8_t *, const uint32_t *, int64_t, int64_t);
 typedef struct {
   xk_fn fn; const char *name; int32_t buffers; int64_t scratch; int64_t extent; double cost;
   const uint64_t *bytes; const uint64_t *row_bytes;
+  /* Units a balanced split hands out together (xk_balances); 0: a static share a thread. */
+  int64_t grain;
 } xk_entry;
 /* Each kernel's timings of the calling thread alone (best[0]) and split (best[1]), in ns. */
 typedef struct { _Atomic uint32_t calls; _Atomic int64_t best[2]; } xk_split_stats;
@@ -1048,9 +1107,9 @@ export function glueTableSource(kernels: readonly GlueKernel[]): string {
     lines.push(`static const uint64_t xk_rows_${i}[] = { ${list(k.buffers.map((b) => b.rowBytes))} };`);
   });
   const entries = kernels.map((k, i) =>
-    `  { ${k.symbol}, ${JSON.stringify(k.symbol)}, ${k.buffers.length}, ${k.scratchBytes}, ${k.parallelExtent}, ${k.costPerUnit}, xk_bytes_${i}, xk_rows_${i} },`);
+    `  { ${k.symbol}, ${JSON.stringify(k.symbol)}, ${k.buffers.length}, ${k.scratchBytes}, ${k.parallelExtent}, ${k.costPerUnit}, xk_bytes_${i}, xk_rows_${i}, ${k.balanceGrain} },`);
   // A module with no kernels (the toolchain's probe) still has a valid table.
-  if (entries.length === 0) entries.push("  { 0, \"\", 0, 0, 0, 0, 0, 0 },");
+  if (entries.length === 0) entries.push("  { 0, \"\", 0, 0, 0, 0, 0, 0, 0 },");
   lines.push(`static const xk_entry xk_table[] = {\n${entries.join("\n")}\n};`);
   lines.push(`static xk_split_stats xk_split[${Math.max(1, kernels.length)}];`);
   lines.push(`const xk_program_t xk_program = { ${JSON.stringify(GLUE_ABI)}, ${kernels.length}, xk_table, xk_split };`);

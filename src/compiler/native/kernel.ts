@@ -49,6 +49,12 @@ export interface CKernelSource {
 /** A kernel as C: the WebAssembly kernel's description with C source in place of the module's bytes. */
 export interface NativeKernel extends Omit<WasmKernel, "bytes"> {
   readonly c: CKernelSource;
+  /**
+   * Units the glue's threads hand out together when they balance a split call as they
+   * go (kernel/gemm_plan.ts, balanceGrain); absent or 0: each thread runs its own share
+   * of the units as one range (claiming the rest only where another thread never started).
+   */
+  readonly balanceGrain?: number;
 }
 
 export function isNativeKernel(k: WasmKernel | NativeKernel): k is NativeKernel {

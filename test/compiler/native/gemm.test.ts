@@ -307,16 +307,46 @@ test("native gemm: XLATS_POOL_TRACE prints each split call's parts, which ran ev
   const child = fileURLToPath(new URL("./pool_trace_child.js", import.meta.url));
   const r = spawnSync(process.execPath, [child], { env: { ...process.env, XLATS_POOL_TRACE: "1" }, encoding: "utf8", timeout: 120_000 });
   assert.equal(r.status, 0, r.stderr);
-  const { units, cost, ok } = JSON.parse(r.stdout) as { units: number; cost: number; ok: boolean };
+  const { units, grain, cost, ok } = JSON.parse(r.stdout) as { units: number; grain: number; cost: number; ok: boolean };
   assert.ok(ok, "the split product is wrong");
   assert.ok(cost >= ALWAYS_PARALLEL_COST && units >= 4, `cost ${cost}, ${units} units: not always split`);
   const lines = r.stderr.split("\n").filter((l) => l.startsWith("xk_pool_trace pool_trace "));
   assert.equal(lines.length, 3, r.stderr);
   for (const line of lines) {
     assert.match(line, new RegExp(`units \\[0, ${units}\\) of ${units}, [\\d.]+ us`));
-    // Each of the 2 x 2 ranges ran on exactly one part; the parts' units add up to the call's.
-    const parts = tracedParts(line, units);
+    // The parts' units add up to the call's: each of the 2 x 2 ranges ran on exactly one part, or
+    // (B packed by the call: its threads balance it in whole chunks) each part's share ran.
+    const parts = tracedParts(line, units, grain > 0);
     for (const p of parts) if (Number(p[5]) > 0) assert.ok(Number(p[3]) >= Number(p[2]), line);
+  }
+});
+
+test("native gemm: a balanced split of few rows (B pre-packed) runs every unit once, on two cores or one, with one thread's bits", { skip }, (t) => {
+  // The MLP's kind of product: its two threads take pieces of their shares and of each
+  // other's as they go (balanceGrain 1). Unpinned, the threads share the units however
+  // the cores run them; pinned to one core at a real-time priority, the pool's thread
+  // never runs while the caller computes, so the caller takes its own share and then
+  // the other's from its back, piece by piece. Either way every unit must run exactly
+  // once: one skipped leaves C's NaN patterns (the bits differ), one run twice adds to
+  // the traced units.
+  const child = fileURLToPath(new URL("./balanced_split_child.js", import.meta.url));
+  const pinned = ["taskset", "-c", "0", "chrt", "-f", "1"];
+  const canPin = spawnSync(pinned[0]!, [...pinned.slice(1), "true"]).status === 0;
+  if (!canPin) t.diagnostic("taskset or chrt -f is not available here: the pinned run is left out");
+  for (const pin of canPin ? [false, true] : [false]) {
+    const command = pin ? [...pinned, process.execPath] : [process.execPath];
+    const r = spawnSync(command[0]!, [...command.slice(1), child, "8"], { env: { ...process.env, XLATS_POOL_TRACE: "1" }, encoding: "utf8", timeout: 120_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const { units, grain, cost, same } = JSON.parse(r.stdout) as { units: number; grain: number; cost: number; same: boolean };
+    assert.ok(same, `two threads gave other bits than one${pin ? " (pinned)" : ""}`);
+    assert.ok(grain === 1 && cost >= ALWAYS_PARALLEL_COST && units >= 8, `grain ${grain}, cost ${cost}, ${units} units`);
+    const lines = r.stderr.split("\n").filter((l) => l.startsWith("xk_pool_trace balanced_split "));
+    assert.equal(lines.length, 8, r.stderr);
+    for (const line of lines) {
+      const parts = tracedParts(line, units, true);
+      // Pinned, the caller ran every unit, its own share's and the other's.
+      if (pin) assert.ok(parts[0]![5] === String(units) && parts[0]![6] === "3" && parts[1]![5] === "0", line);
+    }
   }
 });
 
