@@ -17,8 +17,12 @@
 // packB): B is stored [n][k] (a transposed right operand: attention's keys). x86-64 with
 // AVX2 only (the peak loop is AVX2). Shapes are M x K x N.
 // `threads=2`: each routine is also timed split over two threads as the glue's pool
-// splits a call (thread p runs units [extent·p/2, extent·(p+1)/2): its own two of the
-// four ranges), started together by a spinning handshake, and `pair` times two whole
+// splits a call: balanced as it runs where the routine has a balanceGrain (the glue's
+// BALANCE: each thread takes pieces of its half of the units, then of the other's;
+// "balanced" in the label), else thread p runs units [extent·p/2, extent·(p+1)/2) (its
+// own two of the four ranges; `static`: so for every routine, as a base build's without
+// a grain), started together by a spinning handshake; each part's CPU time a call and
+// the call's wall time are printed (medians). `pair` times two whole
 // calls at once, one per thread, each on its own copies of A, B and C (what sharing the
 // caches and the memory costs two threads that share no work). Each thread is timed by
 // its own CPU clock; a figure is the product's FLOPs over the threads' CPU seconds
@@ -31,7 +35,7 @@
 // the first thread (as an unsplit step on the calling thread writes it). `consumed`: C's
 // rows written before each call, half by each thread (at one thread all by it), as a
 // step split by rows leaves the memory a program's product then writes over.
-//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [nt] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main] [threads=2] [pair] [produced[=first]] [consumed] [exe=PATH]
+//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [nt] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main] [threads=2] [static] [pair] [produced[=first]] [consumed] [exe=PATH]
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -41,6 +45,7 @@ import { pathToFileURL } from "node:url";
 import { anyGemmRoutine } from "../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily, type GemmFamilyName } from "../src/compiler/native/gemm_c_family.js";
 import { nativeToolchain } from "../src/compiler/native/toolchain.js";
+import { BALANCE } from "../src/compiler/native/glue.js";
 import { gemmTiling, packedBLength, packedBOf, planGemm, type GemmSpec, type GemmTiling } from "../src/compiler/kernel/gemm_plan.js";
 
 const args = process.argv.slice(2);
@@ -75,6 +80,8 @@ if (baseDir !== undefined) {
   builds.unshift({ label: " (base)", plan: plan.planGemm, tilingOf: plan.gemmTiling, routineOf: gemmC.anyGemmRoutine });
 }
 
+const twoThreads = args.includes("threads=2");
+const staticSplit = args.includes("static");
 const cases = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => tilings.flatMap((tiling) => builds.map((build) => ({ m, k, n, tiling, build }))));
 const routines = cases.map(({ m, k, n, tiling, build }, i) => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, rhsTransposed: bTransposed };
@@ -82,13 +89,14 @@ const routines = cases.map(({ m, k, n, tiling, build }, i) => {
   const packed = packEachCall ? undefined : packedBOf(schedule);
   const routine = build.routineOf(schedule, family, `g${i}`, undefined, packed !== undefined);
   const override = `${Object.keys(tiling).length > 0 ? ` ${JSON.stringify(tiling)}` : ""}${build.label}`;
+  // The glue's split: balanced where the routine has a grain (this build's; `static`: the static halves instead).
+  const grain = staticSplit ? 0 : (routine as { balanceGrain?: number }).balanceGrain ?? 0;
   return {
-    i, m, n, k, routine, label: `${m}x${k}x${n} ${schedule.kind}${packed !== undefined ? ", B pre-packed" : ""}${override}`,
+    i, m, n, k, routine, grain, label: `${m}x${k}x${n} ${schedule.kind}${packed !== undefined ? ", B pre-packed" : ""}${twoThreads && grain > 0 ? ", balanced" : ""}${override}`,
     bLength: packed !== undefined ? packedBLength(packed) : k * n,
   };
 });
 
-const twoThreads = args.includes("threads=2");
 const pair = args.includes("pair");
 const produced = args.includes("produced") || args.includes("produced=first");
 // `produced=first`: all of A written by the first thread (a step before the product that ran unsplit, on the calling thread).
@@ -132,14 +140,25 @@ static void flush1(void) { for (size_t i = 0; i < (4u << 20); i += 64) flushBuff
 static int byValue(const void *x, const void *y) { double a = *(const double *)x, b = *(const double *)y; return a < b ? -1 : a > b; }
 /* One call's part on one thread; the second thread's is handed over by a spinning handshake (generation numbers), as the glue's pool does. */
 typedef void (*gemmFn)(uint8_t *, uint8_t *, uint8_t *, uint8_t *, int64_t, int64_t);
-typedef struct { gemmFn f; uint8_t *a, *b, *c, *s; int64_t begin, end; double cpu; uint8_t *write; int64_t writeBytes; uint8_t *writeC; int64_t writeCBytes; } Part;
+typedef struct { gemmFn f; uint8_t *a, *b, *c, *s; int64_t begin, end; double cpu; uint8_t *write; int64_t writeBytes; uint8_t *writeC; int64_t writeCBytes; int64_t grain; int index; } Part;
+/* A balanced split (a routine with a balanceGrain): the glue's own pieces and shares (glue.ts, BALANCE), set up before each call. */
+#define XK_MAX_THREADS 2
+${BALANCE}
+static xk_shares shares;
 /* \`produced\`: a line of each 64 bytes of [p, p + bytes) stored (the same value), as a step before the product writes its rows of A: those lines then sit modified in this core's caches. */
 static void produce(uint8_t *p, int64_t bytes) { for (int64_t i = 0; i < bytes; i += 64) *(volatile float *)(p + i) = *(float *)(p + i); }
 static Part second;
 static int coldCalls = ${cold ? 1 : 0};
 static _Atomic int handed, ready, started, finished;
 static void spinUntil(_Atomic int *x, int v) { for (int i = 1; atomic_load(x) != v; i++) { _mm_pause(); if (i % 256 == 0) sched_yield(); } }
-static void runPart(Part *p) { double t0 = cpuSeconds(); if (p->begin < p->end) p->f(p->a, p->b, p->c, p->s, p->begin, p->end); p->cpu = cpuSeconds() - t0; }
+static void runPart(Part *p) {
+  double t0 = cpuSeconds();
+  if (p->grain > 0) {
+    /* As the glue's parts: its own share's pieces, then the other's. */
+    for (int s = 0; s < 2; s++) { int64_t b, e; while (xk_take(&shares, (p->index + s) % 2, s == 0, &b, &e)) p->f(p->a, p->b, p->c, p->s, b, e); }
+  } else if (p->begin < p->end) p->f(p->a, p->b, p->c, p->s, p->begin, p->end);
+  p->cpu = cpuSeconds() - t0;
+}
 static void *worker(void *unused) {
   (void)unused;
   for (int gen = 1;; gen++) {
@@ -182,6 +201,9 @@ static double together(Part first, Part two) {
 }
 #define ROUNDS ${rounds}
 #define ROWS ${timed.length}
+/* The rows of split calls (2 threads), and each row's routine's one-thread row. */
+static const int splitRow[ROWS + 1] = { 0, ${timed.map(({ mode }) => (mode.name === "2t" ? 1 : 0)).join(", ")} };
+static const int oneThreadRow[ROWS + 1] = { 0, ${timed.map(({ r }) => 1 + r.i * modes.length).join(", ")} };
 int main(void) {
   static double rate[ROWS + 1][ROUNDS], overlap[ROWS + 1][ROUNDS], part0[ROWS + 1][ROUNDS], part1[ROWS + 1][ROUNDS], wall[ROWS + 1][ROUNDS];
   float sink = 0;
@@ -193,7 +215,7 @@ ${routines.map((r) => `  uint8_t *a${r.i} = (uint8_t *)filled(${r.m * r.k}), *b$
   uint8_t *ref${r.i} = malloc(${r.m * r.n * 4});
   g${r.i}_gemm(a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${r.routine.parallelExtent}); memcpy(ref${r.i}, c${r.i}, ${r.m * r.n * 4});${twoThreads ? `
   memset(c${r.i}, 0xff, ${r.m * r.n * 4});
-  together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${Math.floor(r.routine.parallelExtent / 2)} }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${Math.floor(r.routine.parallelExtent / 2)}, ${r.routine.parallelExtent} });
+  ${r.grain > 0 ? `xk_shares_init(&shares, 0, ${r.routine.parallelExtent}, 2, ${r.grain}); ` : ""}together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${Math.floor(r.routine.parallelExtent / 2)}, .grain = ${r.grain}, .index = 0 }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${Math.floor(r.routine.parallelExtent / 2)}, ${r.routine.parallelExtent}, .grain = ${r.grain}, .index = 1 });
   if (memcmp(ref${r.i}, c${r.i}, ${r.m * r.n * 4}) != 0) { printf("%s: two threads' product differs from one thread's\\n", ${JSON.stringify(r.label)}); return 1; }` : ""}`).join("\n")}
   for (int round = 0; round < ROUNDS; round++) {
     double t0 = cpuSeconds(); sink += peakLoop(2000000); rate[0][round] = 2.0 * 2000000 * 12 * ${peak.lanes} / (cpuSeconds() - t0) / 1e9; overlap[0][round] = 1;
@@ -211,7 +233,7 @@ ${timed.map(({ r, mode, row }) => {
     const call = mode.name === "1t"
       ? `${cold ? "flush(); " : ""}${produced ? `produce(a${r.i}, ${aBytes}); ` : ""}${consumed ? `produce(c${r.i}, ${cBytes}); ` : ""}double t0 = cpuSeconds(); g${r.i}_gemm(a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${e}); t += cpuSeconds() - t0;`
       : mode.name === "2t"
-        ? `t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${half}, 0, ${produced ? `a${r.i}, ${aHalf}` : "0, 0"}, ${consumed ? `c${r.i}, ${cHalf}` : "0, 0"} }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${half}, ${e}, 0, ${produced ? `a${r.i} + ${aHalf}, ${aBytes - aHalf}` : "0, 0"}, ${consumed ? `c${r.i} + ${cHalf}, ${cBytes - cHalf}` : "0, 0"} });`
+        ? `${r.grain > 0 ? `xk_shares_init(&shares, 0, ${e}, 2, ${r.grain}); ` : ""}t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${half}, 0, ${produced ? `a${r.i}, ${aHalf}` : "0, 0"}, ${consumed ? `c${r.i}, ${cHalf}` : "0, 0"}, ${r.grain}, 0 }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${half}, ${e}, 0, ${produced ? `a${r.i} + ${aHalf}, ${aBytes - aHalf}` : "0, 0"}, ${consumed ? `c${r.i} + ${cHalf}, ${cBytes - cHalf}` : "0, 0"}, ${r.grain}, 1 });`
         : `t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${e}, 0, ${produced ? `a${r.i}, ${aBytes}` : "0, 0"}, ${consumed ? `c${r.i}, ${cBytes}` : "0, 0"} }, (Part){ g${r.i}_gemm, a${r.i}_1, b${r.i}_1, c${r.i}_1, s${r.i}_1, 0, ${e}, 0, ${produced ? `a${r.i}_1, ${aBytes}` : "0, 0"}, ${consumed ? `c${r.i}_1, ${cBytes}` : "0, 0"} });`;
     const work = mode.name === "pair" ? 2 * flops : flops;
     return `    { double t = 0; togetherWall = 0; partCpu[0] = partCpu[1] = 0; for (int q = 0; q < ${reps}; q++) { double before = t, wallBefore = togetherWall; ${call}
@@ -231,9 +253,9 @@ ${timed.map(({ r, mode, row }) => {
     printf("%-64s best %6.1f  median %6.1f GFLOP/s  %5.1f%% / %5.1f%% of peak  CPU/wall %.2f\\n", labels[i], rate[i][ROUNDS - 1], rate[i][ROUNDS / 2],
       100 * rate[i][ROUNDS - 1] / rate[0][ROUNDS - 1], 100 * rate[i][ROUNDS / 2] / rate[0][ROUNDS - 1], overlap[i][ROUNDS / 2]);
   /* Where two threads ran one call: each part's CPU time a call (the calling thread's, the worker's) against the call's wall time, medians, us. */
-  printf("split calls, medians a call: CPU of part 0 (calling thread) and part 1 (worker), wall (us):\\n");
-  for (int i = 1; i <= ROWS; i++) if (part1[i][ROUNDS - 1] > 0 && overlap[i][ROUNDS - 1] != 1)
-    printf("%-64s part 0 %8.1f  part 1 %8.1f  wall %8.1f\\n", labels[i], part0[i][ROUNDS / 2], part1[i][ROUNDS / 2], wall[i][ROUNDS / 2]);
+  printf("split calls, medians a call: CPU of part 0 (calling thread) and part 1 (worker), wall (us); the one-thread call's time over it:\\n");
+  for (int i = 1; i <= ROWS; i++) if (splitRow[i])
+    printf("%-64s part 0 %8.1f  part 1 %8.1f  wall %8.1f  1t/this %.2f\\n", labels[i], part0[i][ROUNDS / 2], part1[i][ROUNDS / 2], wall[i][ROUNDS / 2], wall[oneThreadRow[i]][ROUNDS / 2] / wall[i][ROUNDS / 2]);
   /* The calls whose two threads were on two cores at once (CPU / wall at least 1.8): what sharing the caches and the memory costs, which calls taking turns on one core do not show. */
   printf("calls run on two cores at once (CPU / wall >= 1.8), GFLOP/s per thread-CPU second:\\n");
   for (int i = 1; i <= ROWS; i++) {

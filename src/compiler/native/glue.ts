@@ -399,6 +399,54 @@ static void xk_guard_install(void) {
 static const xk_guard_api *xk_guard;
 `;
 
+/**
+ * A split call balanced as it runs (the glue's, for kernels with a balanceGrain; also
+ * bench/gemm_c_probe.ts's, so that it times the split the glue makes): each of `parts`
+ * threads has a share of the units [begin, end), its static split's; a thread takes
+ * pieces of its own share from the front, half of what is left of it each time, then
+ * half of what is left of another's from its back, until no share has any left. Pieces
+ * are whole grains of units, counted from unit 0, where the share allows (a packed GEMM
+ * that packs B itself: whole chunks). Needs stdatomic.h and stdint.h, and
+ * XK_MAX_THREADS.
+ */
+export const BALANCE = String.raw`
+/* Part q's share unclaimed between offsets front (the low 32 bits) and back (the high 32) from its first unit. */
+typedef struct { int64_t begin, end, grain; int parts; _Atomic uint64_t share[XK_MAX_THREADS]; } xk_shares;
+
+/* The first unit of part q's share (its static split's). */
+static inline int64_t xk_share_first(const xk_shares *s, int q) { return s->begin + (s->end - s->begin) * q / s->parts; }
+
+/* Units [begin, end) (fewer than 2^31) in parts shares of grain. */
+static void xk_shares_init(xk_shares *s, int64_t begin, int64_t end, int parts, int64_t grain) {
+  s->begin = begin; s->end = end; s->parts = parts; s->grain = grain;
+  for (int q = 0; q < parts; q++) atomic_init(&s->share[q], (uint64_t)(xk_share_first(s, q + 1) - xk_share_first(s, q)) << 32);
+}
+
+/* A piece of part q's share: from its front for its owner, else from its back. 0 when none is left; else 1 with the units [*b, *e). */
+static int xk_take(xk_shares *s, int q, int owner, int64_t *b, int64_t *e) {
+  int64_t lo = xk_share_first(s, q), g = s->grain;
+  uint64_t w = atomic_load_explicit(&s->share[q], memory_order_relaxed);
+  for (;;) {
+    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32);
+    if (front >= back) return 0;
+    int64_t half = (back - front + 1) / 2, cut;
+    if (owner) {
+      cut = ((lo + front + half + g - 1) / g) * g - lo;
+      if (cut > back) cut = back;
+    } else {
+      cut = ((lo + back - half) / g) * g - lo;
+      if (cut < front) cut = front;
+    }
+    uint64_t next = owner ? ((w & ~(uint64_t)0xffffffffu) | (uint64_t)cut) : (((uint64_t)cut << 32) | (uint64_t)front);
+    if (atomic_compare_exchange_weak_explicit(&s->share[q], &w, next, memory_order_acq_rel, memory_order_relaxed)) {
+      *b = lo + (owner ? front : cut);
+      *e = lo + (owner ? cut : back);
+      return 1;
+    }
+  }
+}
+`;
+
 const KERNELS = String.raw`
 #define XK_MAX_ARGS 512
 
@@ -487,9 +535,8 @@ static void xk_trace_parts(const xk_part_trace *trace, int parts) {
 typedef struct {
   const xk_entry *k; uint8_t *mem; const uint32_t *pointers; const uint32_t *scratch; int64_t begin, end;
   _Atomic int taken[XK_MAX_THREADS * XK_RANGES_PER_PART];
-  /* A balanced call (xk_balances): part q's share of the units, those of its static split,
-     unclaimed between offsets front (the low 32 bits) and back (the high 32) from its first unit. */
-  _Atomic uint64_t share[XK_MAX_THREADS];
+  /* A balanced call's shares (xk_balances). */
+  xk_shares shares;
   xk_fault faults[XK_MAX_THREADS];
   /* Parts other than the calling thread's that ran any units. */
   _Atomic int helped;
@@ -514,42 +561,12 @@ static int xk_claim(_Atomic int *taken, int p, int parts, int *i, int *first, in
   return 0;
 }
 
-/* Whether a call of k over n units is balanced as it runs (the kernel's grain, gemm_plan.ts's
-   balanceGrain): each part takes pieces of its own share from the front, half of what is
-   left of it each time (in whole grains of units, counted from unit 0, where the share
-   allows), and a part whose share is gone takes half of what is left of another's from
-   its back, until no share has any left. Cores run at different speeds under load (one
-   takes the interrupts, another process shares it): a static half each left the faster
-   thread waiting up to a quarter of the call (the MLP's products, 2026-12-01). Shares'
-   offsets are 32-bit: a call of 2^31 units or more keeps the static ranges. */
+/* Whether a call of k over n units is balanced as it runs (BALANCE; the kernel's grain,
+   gemm_plan.ts's balanceGrain): cores run at different speeds under load (one takes the
+   interrupts, another process shares it), and a static half each left the faster thread
+   waiting up to a quarter of the call (the MLP's products, 2026-12-01). Shares' offsets
+   are 32-bit: a call of 2^31 units or more keeps the static ranges. */
 static inline int xk_balances(const xk_entry *k, int64_t n) { return k->grain > 0 && n < (INT64_C(1) << 31); }
-
-/* The first unit of part q's share (its static split's). */
-static inline int64_t xk_share_first(const xk_job *j, int q, int parts) { return j->begin + (j->end - j->begin) * q / parts; }
-
-/* A piece of part q's share: from its front for its owner, else from its back. 0 when none is left; else 1 with the units [*b, *e). */
-static int xk_take(xk_job *j, int q, int parts, int owner, int64_t *b, int64_t *e) {
-  int64_t lo = xk_share_first(j, q, parts), g = j->k->grain;
-  uint64_t w = atomic_load_explicit(&j->share[q], memory_order_relaxed);
-  for (;;) {
-    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32);
-    if (front >= back) return 0;
-    int64_t half = (back - front + 1) / 2, cut;
-    if (owner) {
-      cut = ((lo + front + half + g - 1) / g) * g - lo;
-      if (cut > back) cut = back;
-    } else {
-      cut = ((lo + back - half) / g) * g - lo;
-      if (cut < front) cut = front;
-    }
-    uint64_t next = owner ? ((w & ~(uint64_t)0xffffffffu) | (uint64_t)cut) : (((uint64_t)cut << 32) | (uint64_t)front);
-    if (atomic_compare_exchange_weak_explicit(&j->share[q], &w, next, memory_order_acq_rel, memory_order_relaxed)) {
-      *b = lo + (owner ? front : cut);
-      *e = lo + (owner ? cut : back);
-      return 1;
-    }
-  }
-}
 
 static void xk_job_part(void *ctx, int p, int parts) {
   xk_job *j = (xk_job *)ctx;
@@ -566,7 +583,7 @@ static void xk_job_part(void *ctx, int p, int parts) {
     for (int s = 0; s < parts && f.sig == 0; s++) {
       int q = (p + s) % parts;
       int64_t b, e;
-      while (f.sig == 0 && xk_take(j, q, parts, s == 0, &b, &e)) {
+      while (f.sig == 0 && xk_take(&j->shares, q, s == 0, &b, &e)) {
         f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
         xk_trace_ran(&t, q, q, e - b);
       }
@@ -594,9 +611,7 @@ static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers
   if (g == NULL || *parts <= 1) *parts = 1;
   memset(j.faults, 0, sizeof j.faults);
   for (int r = 0; r < *parts * XK_RANGES_PER_PART; r++) atomic_init(&j.taken[r], 0);
-  if (*parts > 1 && xk_balances(k, end - begin)) {
-    for (int q = 0; q < *parts; q++) atomic_init(&j.share[q], (uint64_t)(xk_share_first(&j, q + 1, *parts) - xk_share_first(&j, q, *parts)) << 32);
-  }
+  if (*parts > 1 && xk_balances(k, end - begin)) xk_shares_init(&j.shares, begin, end, *parts, k->grain);
   if (xk_trace_on < 0) xk_trace_on = getenv("XLATS_POOL_TRACE") != NULL;
   if (xk_trace_on) { memset(j.trace, 0, sizeof j.trace); j.t0 = xk_now_ns(); }
   if (*parts == 1) xk_job_part(&j, 0, 1);
@@ -1095,7 +1110,7 @@ export function glueModuleSource(): string {
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
-#include <string.h>`, SHARED_TYPES, GUARD, POOL, KERNELS, `#define XK_ABI ${JSON.stringify(GLUE_ABI)}`, ENTRY].join("\n");
+#include <string.h>`, SHARED_TYPES, GUARD, POOL, BALANCE, KERNELS, `#define XK_ABI ${JSON.stringify(GLUE_ABI)}`, ENTRY].join("\n");
 }
 
 /** A program module's own part of the glue: its kernels' table, after their definitions, as the exported `xk_program`. */
