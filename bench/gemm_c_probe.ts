@@ -17,7 +17,7 @@
 // packB): B is stored [n][k] (a transposed right operand: attention's keys). x86-64 with
 // AVX2 only (the peak loop is AVX2). Shapes are M x K x N.
 // `threads=2`: each routine is also timed split over two threads as the glue's pool
-// splits a call: balanced as it runs where the routine has a balanceGrain (the glue's
+// splits a call: balanced as it runs where the routine has a balance (the glue's
 // BALANCE: each thread takes pieces of its half of the units, then of the other's;
 // "balanced" in the label), else thread p runs units [extent·p/2, extent·(p+1)/2) (its
 // own two of the four ranges; `static`: so for every routine, as a base build's without
@@ -90,9 +90,11 @@ const routines = cases.map(({ m, k, n, tiling, build }, i) => {
   const routine = build.routineOf(schedule, family, `g${i}`, undefined, packed !== undefined);
   const override = `${Object.keys(tiling).length > 0 ? ` ${JSON.stringify(tiling)}` : ""}${build.label}`;
   // The glue's split: balanced where the routine has a grain (this build's; `static`: the static halves instead).
-  const grain = staticSplit ? 0 : (routine as { balanceGrain?: number }).balanceGrain ?? 0;
+  const balance = (routine as { balance?: { grain: number; cutsGrain: boolean } }).balance;
+  const grain = staticSplit ? 0 : balance?.grain ?? 0;
+  const cuts = balance?.cutsGrain === true ? 1 : 0;
   return {
-    i, m, n, k, routine, grain, label: `${m}x${k}x${n} ${schedule.kind}${packed !== undefined ? ", B pre-packed" : ""}${twoThreads && grain > 0 ? ", balanced" : ""}${override}`,
+    i, m, n, k, routine, grain, cuts, label: `${m}x${k}x${n} ${schedule.kind}${packed !== undefined ? ", B pre-packed" : ""}${twoThreads && grain > 0 ? `, balanced${cuts ? " (cut)" : ""}` : ""}${override}`,
     bLength: packed !== undefined ? packedBLength(packed) : k * n,
   };
 });
@@ -215,7 +217,7 @@ ${routines.map((r) => `  uint8_t *a${r.i} = (uint8_t *)filled(${r.m * r.k}), *b$
   uint8_t *ref${r.i} = malloc(${r.m * r.n * 4});
   g${r.i}_gemm(a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${r.routine.parallelExtent}); memcpy(ref${r.i}, c${r.i}, ${r.m * r.n * 4});${twoThreads ? `
   memset(c${r.i}, 0xff, ${r.m * r.n * 4});
-  ${r.grain > 0 ? `xk_shares_init(&shares, 0, ${r.routine.parallelExtent}, 2, ${r.grain}); ` : ""}together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${Math.floor(r.routine.parallelExtent / 2)}, .grain = ${r.grain}, .index = 0 }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${Math.floor(r.routine.parallelExtent / 2)}, ${r.routine.parallelExtent}, .grain = ${r.grain}, .index = 1 });
+  ${r.grain > 0 ? `xk_shares_init(&shares, 0, ${r.routine.parallelExtent}, 2, ${r.grain}, ${r.cuts}); ` : ""}together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${Math.floor(r.routine.parallelExtent / 2)}, .grain = ${r.grain}, .index = 0 }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${Math.floor(r.routine.parallelExtent / 2)}, ${r.routine.parallelExtent}, .grain = ${r.grain}, .index = 1 });
   if (memcmp(ref${r.i}, c${r.i}, ${r.m * r.n * 4}) != 0) { printf("%s: two threads' product differs from one thread's\\n", ${JSON.stringify(r.label)}); return 1; }` : ""}`).join("\n")}
   for (int round = 0; round < ROUNDS; round++) {
     double t0 = cpuSeconds(); sink += peakLoop(2000000); rate[0][round] = 2.0 * 2000000 * 12 * ${peak.lanes} / (cpuSeconds() - t0) / 1e9; overlap[0][round] = 1;
@@ -233,7 +235,7 @@ ${timed.map(({ r, mode, row }) => {
     const call = mode.name === "1t"
       ? `${cold ? "flush(); " : ""}${produced ? `produce(a${r.i}, ${aBytes}); ` : ""}${consumed ? `produce(c${r.i}, ${cBytes}); ` : ""}double t0 = cpuSeconds(); g${r.i}_gemm(a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${e}); t += cpuSeconds() - t0;`
       : mode.name === "2t"
-        ? `${r.grain > 0 ? `xk_shares_init(&shares, 0, ${e}, 2, ${r.grain}); ` : ""}t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${half}, 0, ${produced ? `a${r.i}, ${aHalf}` : "0, 0"}, ${consumed ? `c${r.i}, ${cHalf}` : "0, 0"}, ${r.grain}, 0 }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${half}, ${e}, 0, ${produced ? `a${r.i} + ${aHalf}, ${aBytes - aHalf}` : "0, 0"}, ${consumed ? `c${r.i} + ${cHalf}, ${cBytes - cHalf}` : "0, 0"}, ${r.grain}, 1 });`
+        ? `${r.grain > 0 ? `xk_shares_init(&shares, 0, ${e}, 2, ${r.grain}, ${r.cuts}); ` : ""}t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${half}, 0, ${produced ? `a${r.i}, ${aHalf}` : "0, 0"}, ${consumed ? `c${r.i}, ${cHalf}` : "0, 0"}, ${r.grain}, 0 }, (Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}_1, ${half}, ${e}, 0, ${produced ? `a${r.i} + ${aHalf}, ${aBytes - aHalf}` : "0, 0"}, ${consumed ? `c${r.i} + ${cHalf}, ${cBytes - cHalf}` : "0, 0"}, ${r.grain}, 1 });`
         : `t += together((Part){ g${r.i}_gemm, a${r.i}, b${r.i}, c${r.i}, s${r.i}, 0, ${e}, 0, ${produced ? `a${r.i}, ${aBytes}` : "0, 0"}, ${consumed ? `c${r.i}, ${cBytes}` : "0, 0"} }, (Part){ g${r.i}_gemm, a${r.i}_1, b${r.i}_1, c${r.i}_1, s${r.i}_1, 0, ${e}, 0, ${produced ? `a${r.i}_1, ${aBytes}` : "0, 0"}, ${consumed ? `c${r.i}_1, ${cBytes}` : "0, 0"} });`;
     const work = mode.name === "pair" ? 2 * flops : flops;
     return `    { double t = 0; togetherWall = 0; partCpu[0] = partCpu[1] = 0; for (int q = 0; q < ${reps}; q++) { double before = t, wallBefore = togetherWall; ${call}

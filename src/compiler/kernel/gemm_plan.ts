@@ -279,23 +279,31 @@ export interface GemmSchedule {
 }
 
 /**
- * Units a call split over threads hands out together when its threads balance the work
- * as they go (each starts on its own share of the units and takes smaller and smaller
- * pieces of it, and a thread done early takes pieces from the end of another's share),
- * or 0: each thread runs its own share as one range. Cores differ in speed under load
- * (on the 2-core Zen 5 VM, the core that takes the disk's interrupts ran the MLP's
- * products 10-25% slower per CPU second than the other, 2026-12-01), and a static half
- * each left the faster thread idle for that long. A "packed" kernel reading B
- * pre-packed: any unit (each call packs A for its own row tiles only, as one call
- * would); packing B itself: a chunk's row tiles (each call packs the B blocks of the
- * chunks it touches, so a piece that cut a chunk would pack it again). The streaming
- * kernels ("streamB", "rowDots"): 0 (a call's columns are read as one run of B's rows,
- * which a cut into pieces would break into shorter ones).
+ * How the threads of a split call share its units as it runs (the native glue's
+ * BALANCE): each starts on its own share (its static split's) and a thread done early
+ * takes units from the end of another's, since cores differ in speed under load (on the
+ * 2-core Zen 5 VM, the core that took the disk's interrupts ran the MLP's products
+ * 10-25% slower per CPU second than the other, 2026-12-01, and a static half each left
+ * the faster thread idle for that long). `grain`: units a piece keeps together where it
+ * can, a "packed" kernel's row tiles of one chunk of columns, since every call reads (or
+ * packs) the B block of each chunk it touches; 0 for the streaming kernels ("streamB",
+ * "rowDots": a call's columns are read as one run of B's rows, which pieces would cut
+ * short), which keep a static share each. `cutsGrain`: a thread's last chunk, and the
+ * units taken from another's, may be cut into pieces of row tiles: B pre-packed and a
+ * chunk's B (all of k) at most BALANCE_CUT_MAX_B_BYTES, so that the piece that reads
+ * it again finds it in L2. Cut so, GPT-2's 128 x 3072 x 768 (a chunk's B 4.5 MiB)
+ * computed 7-10% less per thread-CPU-second at two threads; B packed by each call would
+ * be packed again.
  */
-export function balanceGrain(schedule: GemmSchedule, prepackedB: boolean): number {
-  if (schedule.kind !== "packed") return 0;
-  return prepackedB || schedule.spec.k === 0 ? 1 : Math.max(1, schedule.mTiles);
+export function gemmBalance(schedule: GemmSchedule, prepackedB: boolean): { readonly grain: number; readonly cutsGrain: boolean } {
+  if (schedule.kind !== "packed") return { grain: 0, cutsGrain: false };
+  const { spec, chunk } = schedule;
+  const chunkB = Math.min(chunk, spec.n) * spec.k * gemmElementBytes(spec.elementType);
+  return { grain: Math.max(1, schedule.mTiles), cutsGrain: prepackedB && spec.k > 0 && chunkB <= BALANCE_CUT_MAX_B_BYTES };
 }
+
+/** Bytes of a chunk's B (all of k) up to which its row tiles are cut into pieces (gemmBalance): the L2 of the machines measured. */
+export const BALANCE_CUT_MAX_B_BYTES = 1 << 20;
 
 /** Whether a packed kernel with blocks of kc finishes a product of depth k in one block. */
 export const productFitsOneBlock = (k: number, kc: number): boolean => k <= kc;

@@ -60,7 +60,7 @@ export function emitOutputFusionC(
     // In place, the caller's argument list moves the product (args[n]) and puts the result after it.
     const epi = epilogueSource(plan, inPlace ? n + 1 : n);
     const call = (rows: string): string => `${SYM}_epi(mem, args, ${rows}, c0, c1);`;
-    let routine: { source: string; parallelExtent: number; scratchBytes: number; costPerUnit: number; balanceGrain?: number };
+    let routine: { source: string; parallelExtent: number; scratchBytes: number; costPerUnit: number; balance?: { readonly grain: number; readonly cutsGrain: boolean } };
     let coreName: string;
     let entry: string;
     let packed: PackedB | undefined;
@@ -111,7 +111,7 @@ void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
       scratchBytes: routine.scratchBytes,
       parallelExtent: routine.parallelExtent,
       costPerUnit: routine.costPerUnit,
-      ...(routine.balanceGrain !== undefined && routine.balanceGrain > 0 ? { balanceGrain: routine.balanceGrain } : {}),
+      ...(routine.balance !== undefined && routine.balance.grain > 0 ? { balance: routine.balance } : {}),
       ...(packed !== undefined ? { packedOperand: { operand: oc.rhs, layout: packed } } : {}),
     };
   });

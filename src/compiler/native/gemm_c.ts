@@ -38,7 +38,7 @@
 
 import type { Declined } from "../kernel/declined.js";
 import {
-  balanceGrain, checkGemmSpec, gemmElementBytes, gemmKernelName, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec,
+  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec,
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
@@ -59,8 +59,8 @@ export interface GemmRoutine {
   readonly parallelExtent: number;
   readonly scratchBytes: number;
   readonly costPerUnit: number;
-  /** Units a split call's threads hand out together as they balance its work (balanceGrain; 0: a static share each). */
-  readonly balanceGrain: number;
+  /** How a split call's threads balance its units (gemmBalance: grain 0, a static share each). */
+  readonly balance: { readonly grain: number; readonly cutsGrain: boolean };
 }
 
 /**
@@ -241,7 +241,7 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
   }
 }
 `;
-  return { source, parallelExtent, scratchBytes, costPerUnit: schedule.costPerUnit, balanceGrain: balanceGrain(schedule, prepackedB) };
+  return { source, parallelExtent, scratchBytes, costPerUnit: schedule.costPerUnit, balance: gemmBalance(schedule, prepackedB) };
 }
 
 /**
@@ -316,7 +316,7 @@ ${finish === undefined ? "" : `      { int64_t c1 = c0 + w, fr0 = 0, fr1 = ${m};
   }
 }
 `;
-  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit, balanceGrain: balanceGrain(schedule, false) };
+  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit, balance: gemmBalance(schedule, false) };
 }
 
 /**
@@ -385,7 +385,7 @@ ${finish === undefined ? "" : `    { int64_t fr0 = 0, fr1 = ${m}; ${finish} }`}
   }
 }
 `;
-  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit, balanceGrain: balanceGrain(schedule, false) };
+  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit, balance: gemmBalance(schedule, false) };
 }
 
 /**
@@ -479,7 +479,7 @@ void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
     scratchBytes: r.scratchBytes,
     parallelExtent: r.parallelExtent,
     costPerUnit: r.costPerUnit,
-    balanceGrain: r.balanceGrain,
+    ...(r.balance.grain > 0 ? { balance: r.balance } : {}),
     ...(packed !== undefined ? { packedOperand: { operand: 1, layout: packed } } : {}),
   };
 }

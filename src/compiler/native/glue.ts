@@ -62,8 +62,8 @@ export interface GlueKernel {
   readonly scratchBytes: number;
   readonly parallelExtent: number;
   readonly costPerUnit: number;
-  /** Units a split call's threads hand out together as they balance it (NativeKernel's balanceGrain); 0: a static share each. */
-  readonly balanceGrain: number;
+  /** How a split call's threads balance it (NativeKernel's balance); grain 0: a static share each. */
+  readonly balance: { readonly grain: number; readonly cutsGrain: boolean };
 }
 
 /**
@@ -400,25 +400,27 @@ static const xk_guard_api *xk_guard;
 `;
 
 /**
- * A split call balanced as it runs (the glue's, for kernels with a balanceGrain; also
+ * A split call balanced as it runs (the glue's, for kernels with a balance; also
  * bench/gemm_c_probe.ts's, so that it times the split the glue makes): each of `parts`
- * threads has a share of the units [begin, end), its static split's; a thread takes
- * pieces of its own share from the front, half of what is left of it each time, then
- * half of what is left of another's from its back, until no share has any left. Pieces
- * are whole grains of units, counted from unit 0, where the share allows (a packed GEMM
- * that packs B itself: whole chunks). Needs stdatomic.h and stdint.h, and
- * XK_MAX_THREADS.
+ * threads has a share of the units [begin, end), its static split's. A thread takes its
+ * own share from the front a grain at a time (grains counted from unit 0: a packed
+ * GEMM's chunk of columns, whose B block each call reads or packs once), then half of
+ * what is left of another's from its back, in whole grains where more than one is left.
+ * Where the kernel allows grains to be cut (B pre-packed and in L2, gemmBalance), a
+ * thread's last grain is taken two thirds at a time, so that a thread done early finds
+ * units to take, and another's units are taken half at a time whatever the grains.
+ * Needs stdatomic.h and stdint.h, and XK_MAX_THREADS.
  */
 export const BALANCE = String.raw`
 /* Part q's share unclaimed between offsets front (the low 32 bits) and back (the high 32) from its first unit. */
-typedef struct { int64_t begin, end, grain; int parts; _Atomic uint64_t share[XK_MAX_THREADS]; } xk_shares;
+typedef struct { int64_t begin, end, grain; int parts, cuts; _Atomic uint64_t share[XK_MAX_THREADS]; } xk_shares;
 
 /* The first unit of part q's share (its static split's). */
 static inline int64_t xk_share_first(const xk_shares *s, int q) { return s->begin + (s->end - s->begin) * q / s->parts; }
 
-/* Units [begin, end) (fewer than 2^31) in parts shares of grain. */
-static void xk_shares_init(xk_shares *s, int64_t begin, int64_t end, int parts, int64_t grain) {
-  s->begin = begin; s->end = end; s->parts = parts; s->grain = grain;
+/* Units [begin, end) (fewer than 2^31) in parts shares, pieces of grain units (cuts: the last ones cut). */
+static void xk_shares_init(xk_shares *s, int64_t begin, int64_t end, int parts, int64_t grain, int cuts) {
+  s->begin = begin; s->end = end; s->parts = parts; s->grain = grain; s->cuts = cuts;
   for (int q = 0; q < parts; q++) atomic_init(&s->share[q], (uint64_t)(xk_share_first(s, q + 1) - xk_share_first(s, q)) << 32);
 }
 
@@ -427,15 +429,16 @@ static int xk_take(xk_shares *s, int q, int owner, int64_t *b, int64_t *e) {
   int64_t lo = xk_share_first(s, q), g = s->grain;
   uint64_t w = atomic_load_explicit(&s->share[q], memory_order_relaxed);
   for (;;) {
-    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32);
-    if (front >= back) return 0;
-    int64_t half = (back - front + 1) / 2, cut;
+    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32), left = back - front, cut;
+    if (left <= 0) return 0;
     if (owner) {
-      cut = ((lo + front + half + g - 1) / g) * g - lo;
-      if (cut > back) cut = back;
+      /* To the next grain's start; in the last grain, two thirds of what is left where grains are cut. */
+      cut = ((lo + front) / g + 1) * g - lo;
+      if (cut >= back) cut = s->cuts ? front + (2 * left + 2) / 3 : back;
     } else {
-      cut = ((lo + back - half) / g) * g - lo;
-      if (cut < front) cut = front;
+      /* Half of what is left, from a grain's start where that leaves the owner any (else all of it), or cut anywhere. */
+      cut = back - (left + 1) / 2;
+      if (!s->cuts) { cut = ((lo + cut) / g) * g - lo; if (cut < front) cut = front; }
     }
     uint64_t next = owner ? ((w & ~(uint64_t)0xffffffffu) | (uint64_t)cut) : (((uint64_t)cut << 32) | (uint64_t)front);
     if (atomic_compare_exchange_weak_explicit(&s->share[q], &w, next, memory_order_acq_rel, memory_order_relaxed)) {
@@ -562,7 +565,7 @@ static int xk_claim(_Atomic int *taken, int p, int parts, int *i, int *first, in
 }
 
 /* Whether a call of k over n units is balanced as it runs (BALANCE; the kernel's grain,
-   gemm_plan.ts's balanceGrain): cores run at different speeds under load (one takes the
+   gemm_plan.ts's gemmBalance): cores run at different speeds under load (one takes the
    interrupts, another process shares it), and a static half each left the faster thread
    waiting up to a quarter of the call (the MLP's products, 2026-12-01). Shares' offsets
    are 32-bit: a call of 2^31 units or more keeps the static ranges. */
@@ -611,7 +614,7 @@ static xk_fault xk_run(const xk_entry *k, uint8_t *mem, const uint32_t *pointers
   if (g == NULL || *parts <= 1) *parts = 1;
   memset(j.faults, 0, sizeof j.faults);
   for (int r = 0; r < *parts * XK_RANGES_PER_PART; r++) atomic_init(&j.taken[r], 0);
-  if (*parts > 1 && xk_balances(k, end - begin)) xk_shares_init(&j.shares, begin, end, *parts, k->grain);
+  if (*parts > 1 && xk_balances(k, end - begin)) xk_shares_init(&j.shares, begin, end, *parts, k->grain, k->cuts);
   if (xk_trace_on < 0) xk_trace_on = getenv("XLATS_POOL_TRACE") != NULL;
   if (xk_trace_on) { memset(j.trace, 0, sizeof j.trace); j.t0 = xk_now_ns(); }
   if (*parts == 1) xk_job_part(&j, 0, 1);
@@ -1082,8 +1085,9 @@ typedef void (*xk_fn)(uint8_t *, const uint32_t *, int64_t, int64_t);
 typedef struct {
   xk_fn fn; const char *name; int32_t buffers; int64_t scratch; int64_t extent; double cost;
   const uint64_t *bytes; const uint64_t *row_bytes;
-  /* Units a balanced split hands out together (xk_balances); 0: a static share a thread. */
-  int64_t grain;
+  /* Units a balanced split's pieces keep together where they can (xk_balances; 0: a static
+     share a thread), and whether a thread's last grain may be cut (BALANCE). */
+  int64_t grain; int32_t cuts;
 } xk_entry;
 /* Each kernel's timings of the calling thread alone (best[0]) and split (best[1]), in ns. */
 typedef struct { _Atomic uint32_t calls; _Atomic int64_t best[2]; } xk_split_stats;
@@ -1122,9 +1126,9 @@ export function glueTableSource(kernels: readonly GlueKernel[]): string {
     lines.push(`static const uint64_t xk_rows_${i}[] = { ${list(k.buffers.map((b) => b.rowBytes))} };`);
   });
   const entries = kernels.map((k, i) =>
-    `  { ${k.symbol}, ${JSON.stringify(k.symbol)}, ${k.buffers.length}, ${k.scratchBytes}, ${k.parallelExtent}, ${k.costPerUnit}, xk_bytes_${i}, xk_rows_${i}, ${k.balanceGrain} },`);
+    `  { ${k.symbol}, ${JSON.stringify(k.symbol)}, ${k.buffers.length}, ${k.scratchBytes}, ${k.parallelExtent}, ${k.costPerUnit}, xk_bytes_${i}, xk_rows_${i}, ${k.balance.grain}, ${k.balance.cutsGrain ? 1 : 0} },`);
   // A module with no kernels (the toolchain's probe) still has a valid table.
-  if (entries.length === 0) entries.push("  { 0, \"\", 0, 0, 0, 0, 0, 0, 0 },");
+  if (entries.length === 0) entries.push("  { 0, \"\", 0, 0, 0, 0, 0, 0, 0, 0 },");
   lines.push(`static const xk_entry xk_table[] = {\n${entries.join("\n")}\n};`);
   lines.push(`static xk_split_stats xk_split[${Math.max(1, kernels.length)}];`);
   lines.push(`const xk_program_t xk_program = { ${JSON.stringify(GLUE_ABI)}, ${kernels.length}, xk_table, xk_split };`);

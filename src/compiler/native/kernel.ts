@@ -50,11 +50,12 @@ export interface CKernelSource {
 export interface NativeKernel extends Omit<WasmKernel, "bytes"> {
   readonly c: CKernelSource;
   /**
-   * Units the glue's threads hand out together when they balance a split call as they
-   * go (kernel/gemm_plan.ts, balanceGrain); absent or 0: each thread runs its own share
-   * of the units as one range (claiming the rest only where another thread never started).
+   * How the glue's threads balance a split call as they go (kernel/gemm_plan.ts,
+   * gemmBalance: the units a piece keeps together where it can, and whether a thread's
+   * last grain may be cut); absent: each thread runs its own share of the units as one
+   * range (claiming the rest only where another thread never started).
    */
-  readonly balanceGrain?: number;
+  readonly balance?: { readonly grain: number; readonly cutsGrain: boolean };
 }
 
 export function isNativeKernel(k: WasmKernel | NativeKernel): k is NativeKernel {

@@ -1,6 +1,7 @@
 // Run by gemm.test.ts in a fresh process with XLATS_POOL_TRACE set (the glue reads it
 // once per process), pinned or not: the MLP's kind of product, 64 rows of A against B
-// pre-packed, whose split threads balance the call as they go (balanceGrain 1), costly
+// pre-packed, whose split threads balance the call as they go, cutting chunks into row tiles
+// (gemmBalance: B pre-packed, a chunk's B in L2), costly
 // enough to be split whenever two threads are asked for (ALWAYS_PARALLEL_COST). Run once
 // on one thread, then `calls` times over the pool's two threads. Prints the kernel's
 // units, grain and cost, and whether every split call gave the one-thread call's bits;
@@ -24,4 +25,4 @@ const results = runNativeCases([one, ...Array.from({ length: calls }, () => ({ .
 const [want] = results[0]!;
 // The harness fills C with NaN patterns before each call: a unit no thread ran leaves them.
 const same = results.slice(1).every(([got]) => got!.length === want!.length && got!.every((x, i) => x === want![i]));
-process.stdout.write(JSON.stringify({ units: kernel.parallelExtent, grain: kernel.balanceGrain ?? 0, cost: kernel.parallelExtent * kernel.costPerUnit, same }));
+process.stdout.write(JSON.stringify({ units: kernel.parallelExtent, grain: kernel.balance?.grain ?? 0, cuts: kernel.balance?.cutsGrain === true, cost: kernel.parallelExtent * kernel.costPerUnit, same }));

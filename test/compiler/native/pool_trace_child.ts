@@ -16,4 +16,4 @@ const c = { kernel, operands: [a, b], resultBytes: [spec.m * spec.n * 4], thread
 const results = runNativeCases([c, c, c], "native pool trace", [], true);
 // Every element is 512 * 0.5, exactly, on whichever thread computed it.
 const ok = results.every(([bytes]) => new Float32Array(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, bytes!.byteLength / 4).every((x) => x === 256));
-process.stdout.write(JSON.stringify({ units: kernel.parallelExtent, grain: kernel.balanceGrain ?? 0, cost: kernel.parallelExtent * kernel.costPerUnit, ok }));
+process.stdout.write(JSON.stringify({ units: kernel.parallelExtent, grain: kernel.balance?.grain ?? 0, cost: kernel.parallelExtent * kernel.costPerUnit, ok }));
