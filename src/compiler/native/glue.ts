@@ -582,9 +582,11 @@ static void xk_job_part(void *ctx, int p, int parts) {
   int64_t n = j->end - j->begin;
   xk_part_trace t = xk_trace_begin(j->t0);
   if (parts > 1 && xk_balances(k, n)) {
-    /* Its own share first, then the others' (the next part's first); the trace's bits: the shares it ran units of. */
-    for (int s = 0; s < parts && f.sig == 0; s++) {
-      int q = (p + s) % parts;
+    /* Its own share first, then the others' (the next part's first), every share the call was
+       cut into (the pool may have run fewer parts than it was asked for); the trace's bits: the
+       shares it ran units of. */
+    for (int s = 0; s < j->shares.parts && f.sig == 0; s++) {
+      int q = (p + s) % j->shares.parts;
       int64_t b, e;
       while (f.sig == 0 && xk_take(&j->shares, q, s == 0, &b, &e)) {
         f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
