@@ -295,14 +295,20 @@ export interface GemmSchedule {
  * computed 7-10% less per thread-CPU-second at two threads; B packed by each call would
  * be packed again.
  */
-export function gemmBalance(schedule: GemmSchedule, prepackedB: boolean): { readonly grain: number; readonly cutsGrain: boolean } {
+export function gemmBalance(schedule: GemmSchedule, prepackedB: boolean): SplitBalance {
   if (schedule.kind !== "packed") return { grain: 0, cutsGrain: false };
   const { spec, chunk } = schedule;
   const chunkB = Math.min(chunk, spec.n) * spec.k * gemmElementBytes(spec.elementType);
   return { grain: Math.max(1, schedule.mTiles), cutsGrain: prepackedB && spec.k > 0 && chunkB <= BALANCE_CUT_MAX_B_BYTES };
 }
 
-/** Bytes of a chunk's B (all of k) up to which its row tiles are cut into pieces (gemmBalance): the L2 of the machines measured. */
+/** How a split call's threads share its units as they go (gemmBalance); grain 0: a static share each. */
+export interface SplitBalance {
+  readonly grain: number;
+  readonly cutsGrain: boolean;
+}
+
+/** Bytes of a chunk's B (all of k) up to which its row tiles are cut into pieces (gemmBalance): the L2 of the Zen 5 measured (1 MiB). */
 export const BALANCE_CUT_MAX_B_BYTES = 1 << 20;
 
 /** Whether a packed kernel with blocks of kc finishes a product of depth k in one block. */

@@ -21,7 +21,7 @@ import type { Computation } from "../../ir/computation.js";
 import { epilogueKernel } from "../kernel/loop_kernel.js";
 import { renderOutputFusion, type EpiloguePlan } from "../kernel/epilogue_plan.js";
 import { planConv } from "../kernel/conv_plan.js";
-import { checkGemmSpec, packedBOf, planGemm, type PackedB } from "../kernel/gemm_plan.js";
+import { checkGemmSpec, packedBOf, planGemm, type PackedB, type SplitBalance } from "../kernel/gemm_plan.js";
 import { SYM, symbolize } from "./c_source.js";
 import { checkCType } from "./c_values.js";
 import type { Declined } from "../kernel/declined.js";
@@ -60,7 +60,7 @@ export function emitOutputFusionC(
     // In place, the caller's argument list moves the product (args[n]) and puts the result after it.
     const epi = epilogueSource(plan, inPlace ? n + 1 : n);
     const call = (rows: string): string => `${SYM}_epi(mem, args, ${rows}, c0, c1);`;
-    let routine: { source: string; parallelExtent: number; scratchBytes: number; costPerUnit: number; balance?: { readonly grain: number; readonly cutsGrain: boolean } };
+    let routine: { source: string; parallelExtent: number; scratchBytes: number; costPerUnit: number; balance?: SplitBalance };
     let coreName: string;
     let entry: string;
     let packed: PackedB | undefined;

@@ -38,7 +38,7 @@
 
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec,
+  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec, type SplitBalance,
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
@@ -60,7 +60,7 @@ export interface GemmRoutine {
   readonly scratchBytes: number;
   readonly costPerUnit: number;
   /** How a split call's threads balance its units (gemmBalance: grain 0, a static share each). */
-  readonly balance: { readonly grain: number; readonly cutsGrain: boolean };
+  readonly balance: SplitBalance;
 }
 
 /**

@@ -52,6 +52,7 @@
 // seeing them.
 
 import type { CallGroup } from "../backend_contract.js";
+import type { SplitBalance } from "../kernel/gemm_plan.js";
 import { appendAll } from "../../types/arrays.js";
 
 /** What the glue knows of one kernel, to check its calls and split its work. */
@@ -63,7 +64,7 @@ export interface GlueKernel {
   readonly parallelExtent: number;
   readonly costPerUnit: number;
   /** How a split call's threads balance it (NativeKernel's balance); grain 0: a static share each. */
-  readonly balance: { readonly grain: number; readonly cutsGrain: boolean };
+  readonly balance: SplitBalance;
 }
 
 /**

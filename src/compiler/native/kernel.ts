@@ -27,6 +27,7 @@
 // helpers), and names everything it defines at file scope with its symbol as prefix,
 // so the kernels of one program compile together as one translation unit.
 
+import type { SplitBalance } from "../kernel/gemm_plan.js";
 import type { WasmKernel } from "../wasm/kernel.js";
 
 /** What the C code generators know about the machine the module is built for (detected at run time). */
@@ -55,7 +56,7 @@ export interface NativeKernel extends Omit<WasmKernel, "bytes"> {
    * last grain may be cut); absent: each thread runs its own share of the units as one
    * range (claiming the rest only where another thread never started).
    */
-  readonly balance?: { readonly grain: number; readonly cutsGrain: boolean };
+  readonly balance?: SplitBalance;
 }
 
 export function isNativeKernel(k: WasmKernel | NativeKernel): k is NativeKernel {
