@@ -202,15 +202,6 @@ function schedule(c: Computation, units: readonly Unit[]): (Instruction | Unit)[
       else list.push(n);
     }
   }
-  // A fusion that reads nothing (a causal mask from iotas) runs just before its first
-  // user rather than where the program wrote it: its buffer lives no longer than it must,
-  // and a row kernel followed by its reader over the same rows runs with it as one row
-  // group, each thread through the same rows (the mask read back on the core that wrote it).
-  for (const n of position.keys()) {
-    if (!("groups" in n) || reads(n).length > 0) continue;
-    const first = Math.min(...(users.get(n) ?? []).map((u) => position.get(u)!));
-    if (Number.isFinite(first)) position.set(n, first - 0.5);
-  }
   const ready = [...position.keys()].filter((n) => waiting.get(n) === 0);
   const out: (Instruction | Unit)[] = [];
   while (ready.length > 0) {

@@ -11,8 +11,7 @@
 //   value (layer norm's mean and mean of squares) become one loop with two
 //   accumulators.
 //
-// A value computed from no array (iotas and scalars) is not taken as a second output
-// (readsNoArray). A merge is refused when it would create a cycle (a value outside the merged fusion
+// A merge is refused when it would create a cycle (a value outside the merged fusion
 // that reads one of its outputs and feeds it), when the reductions differ in shape
 // or reduced dimensions, or when a full-shape output would go with a reduction over
 // non-adjacent dimensions (the emitter walks the domain as (row, reduced, rest)).
@@ -49,19 +48,6 @@ export function externalOperands(g: Group): Instruction[] {
   const out = new Set<Instruction>();
   for (const m of g.members) for (const o of m.operands) if (!g.members.has(o)) out.add(o);
   return [...out];
-}
-
-/**
- * Whether a group computes its value from no array (iotas and scalars only: a causal
- * mask). Stored from its own kernel it costs only its writes, as from a reduction's, so
- * the reduction gains nothing by taking it as a second output, and would lose: row
- * fusion (row_fusion.ts) merges a producer into a consumer that alone reads it, so a
- * reduction that also outputs a value other fusions read stays a kernel of its own
- * (GPT-2's first softmax: its row max and mask in one kernel, the exp, sum and divide
- * in another, where the second block's softmax, reading the mask, was one).
- */
-function readsNoArray(g: Group): boolean {
-  return externalOperands(g).every((o) => dimsOf(o).length === 0);
 }
 
 /** The reduction's input shape and reduced dimensions, as a comparable key. */
@@ -163,10 +149,6 @@ export function formUnits(c: Computation, groups: ReadonlyMap<Instruction, Group
     for (const o of externalOperands(g)) {
       const producer = groups.get(o);
       if (producer === undefined || isReduce(producer)) continue;
-      if (readsNoArray(producer)) {
-        ctx.log(passName, `multi-output: not merging ${describe(unitOf.get(producer)!)} into ${describe(unitOf.get(g)!)}: ${o.name} reads no array`);
-        continue;
-      }
       tryMerge(unitOf.get(producer)!, unitOf.get(g)!, `${g.root.name} reduces ${o.name}, which is also stored`);
     }
   }
