@@ -105,12 +105,17 @@ export interface Collapsed {
   readonly split: boolean;
 }
 
+/** Inner loops shorter than this collapse over an iota's dimension rather than keep it out (a loop over a few elements costs more than the iota's division). */
+const MIN_IOTA_RUN = 16;
+
 /** Runs shorter than this stay a gather: a loop over a few elements costs more than it saves. */
 const MIN_SPLIT_RUN = 8;
 
 /**
  * Collapses domain dimensions [k, n) of a loop nest into one inner loop, for the
- * smallest k that keeps every load's offset affine in the inner variable.
+ * smallest k that keeps every load's offset and every iota's index affine in the inner
+ * variable with an inner loop of MIN_IOTA_RUN or more, else for the smallest that keeps
+ * every load's offset affine.
  * `roots` are the nodes to keep; `extraVars` maps other variables (reduction output
  * variables) unchanged. Where even the last dimension alone reads some operand out of
  * order, it is split at the longest run (a divisor of it, at least MIN_SPLIT_RUN) that
@@ -119,15 +124,26 @@ const MIN_SPLIT_RUN = 8;
  */
 export function collapseDomain(g: KernelGraph, domain: readonly number[], roots: readonly number[]): Collapsed {
   const r = domain.length;
-  const affine = (c: Collapsed): boolean => reachable(c.graph, c.roots).every((id) => {
+  const affineIn = (c: Collapsed, ops: readonly string[]): boolean => reachable(c.graph, c.roots).every((id) => {
     const n = c.graph.node(id);
-    return n.op !== "load" || splitAffine(c.graph, n.args[0]!, c.innerVar) !== undefined;
+    return !ops.includes(n.op) || splitAffine(c.graph, n.args[0]!, c.innerVar) !== undefined;
   });
+  const affine = (c: Collapsed): boolean => affineIn(c, ["load"]);
+  // Iotas too, where the inner loop stays at least MIN_IOTA_RUN long: an iota of a
+  // collapsed dimension is a division and a remainder of the inner index per element,
+  // which no vector form takes (GPT-2's causal mask over [12,128,128] as a loop kernel of
+  // its own, collapsed whole: 25 us of CPU; in rows of 128 that compare a lane iota with
+  // the row's index: 8, 2026-12-01).
+  let loadsAffine: Collapsed | undefined;
   for (let k = 0; k < Math.max(1, r) - 1; k++) {
     const c = collapseAt(g, domain, roots, k);
-    if (affine(c)) return c;
+    if (!affine(c)) continue;
+    loadsAffine ??= c;
+    if (c.inner < MIN_IOTA_RUN) break;
+    if (affineIn(c, ["fromIdx"])) return c;
   }
   const last = collapseAt(g, domain, roots, Math.max(1, r) - 1);
+  if (loadsAffine !== undefined && !(last.inner >= MIN_IOTA_RUN && affineIn(last, ["load", "fromIdx"]))) return loadsAffine;
   if (r === 0 || affine(last)) return last;
   const d = domain[r - 1]!;
   for (let run = Math.floor(d / 2); run >= MIN_SPLIT_RUN; run--) {

@@ -187,6 +187,34 @@ test("a transpose back from heads is copied in runs: its last dimension splits w
   checkFusion(c, [randomLiteral("f32", [4, 5, 3], 7)]);
 });
 
+test("an iota of the domain keeps its dimension out of the inner loop: rows of the last dimension, the iota affine in them", () => {
+  // A causal mask, j <= i over [H, S, S], and the mask selecting a parameter's elements: no
+  // load would stop the whole domain collapsing into one loop, where each iota is a
+  // division and a remainder of the inner index; the inner loop is the last dimension,
+  // where iota j is the loop variable and iota i the row's. A wrong collapse (or a wrong
+  // iota in it) gives another mask: the kernel is checked against the interpreter.
+  for (const [h, s] of [[3, 16], [2, 37]] as const) {
+    const causal = (selects: boolean): ReturnType<XlaBuilder["build"]> => {
+      const b = new XlaBuilder("causal");
+      const iotaOf = (dim: number): XlaOp => iota(b, arrayShape("s32", [h, s, s]), dim);
+      const mask = lt(iotaOf(2), add(iotaOf(1), broadcastInDim(constantR0(b, "s32", 1), [h, s, s], [])));
+      if (!selects) return b.build(mask);
+      return b.build(select(mask, parameter(b, 0, arrayShape("f32", [h, s, s])), broadcastInDim(constantR0(b, "f32", -1e9), [h, s, s], [])));
+    };
+    for (const selects of [false, true]) {
+      const c = causal(selects);
+      const ir = lowerFusion(c);
+      assert.ok(!("declined" in ir));
+      const col = collapseDomain(ir.graph, ir.domain, ir.outputs.map((o) => o.value));
+      assert.deepEqual([col.outer, col.inner, col.split], [[h, s], s, false], `${h}x${s}x${s}`);
+      const iotas = reachable(col.graph, col.roots).filter((id) => col.graph.node(id).op === "fromIdx");
+      assert.ok(iotas.length > 0 && iotas.every((id) => splitAffine(col.graph, col.graph.node(id).args[0]!, col.innerVar) !== undefined));
+      const args = selects ? [randomLiteral("f32", [h, s, s], h * s)] : [];
+      for (const target of [TARGET, SCALAR_TARGET]) checkFusion(c, args, {}, target);
+    }
+  }
+});
+
 test("unsupported cases say why", () => {
   const bc = new XlaBuilder("big_constant");
   const y = parameter(bc, 0, arrayShape("f32", [40]));
