@@ -58,6 +58,7 @@ import { GET, IS_ZERO, MAGNITUDE, gamma, grid, header, householderReflector, mat
 import { syevd } from "./eigh_wgsl.js";
 import { gehrd, sytrd } from "./householder_wgsl.js";
 import { gtsv } from "./tridiagonal_wgsl.js";
+import { SVD_KERNELS } from "./svd_wgsl.js";
 
 export type { ParameterizedKernel } from "./matrix_kernel_wgsl.js";
 
@@ -623,6 +624,10 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
   ["lapack_sgehrd_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: gehrd }],
   ["lapack_sgtsv_ffi", { platform: "cpu", operands: "f32", rank: 1, kernel: gtsv }],
   ...["cu", "hip"].map((prefix) => [`${prefix}sparse_gtsv2_ffi`, { platform: "gpu", operands: "f32", rank: 1, kernel: gtsv }] as const),
+  ...(["gesdd", "gesvd"] as const).map((routine) => [`lapack_s${routine}_ffi`, { platform: "cpu", operands: "f32", rank: 2, kernel: SVD_KERNELS.lapack }] as const),
+  ...([["cusolver_gesvd_ffi", SVD_KERNELS.gesvd], ["hipsolver_gesvd_ffi", SVD_KERNELS.gesvd], ["hipsolver_gesdd_ffi", SVD_KERNELS.gesdd],
+    ["cusolver_gesvdj_ffi", SVD_KERNELS.gesvdj], ["hipsolver_gesvdj_ffi", SVD_KERNELS.gesvdj], ["cusolver_gesvdp_ffi", SVD_KERNELS.gesvdj]] as const)
+    .map(([target, kernel]) => [target, { platform: "gpu", operands: "f32", rank: 2, kernel }] as const),
   ["Qr", { platform: "gpu", operands: "f32", rank: 2, kernel: geqrf }],
   ["ProductOfElementaryHouseholderReflectors", { platform: "gpu", operands: "f32", rank: 2, kernel: orgqr }],
   ...["cu", "hip"].map((prefix) => [`${prefix}_lu_pivots_to_permutation`, { platform: "gpu", operands: "s32", rank: 1, kernel: pivotsToPermutation }] as const),
@@ -637,7 +642,7 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
 export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
   const { target, backendConfig } = inst.attrs;
   const entry = LAPACK_KERNELS.get(target);
-  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr, ?syevd, ?sytrd, ?gehrd, ?gtsv (gtsv2) and lu_pivots_to_permutation have WGSL kernels)` };
+  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr, ?syevd, ?sytrd, ?gehrd, ?gtsv (gtsv2), the SVDs (?gesdd, ?gesvd, gesvdj, gesvdp) and lu_pivots_to_permutation have WGSL kernels)` };
   if (entry === undefined) return host;
   const operands = inst.operands.map((o) => o.shape);
   const results = arrayLeaves(inst.shape);
