@@ -1,9 +1,11 @@
 // Cholesky and triangular solve as WGSL kernels of the WebGPU backend, in f32 (WGSL has
 // no f64; f64, f16 and complex matrices run on the host), the LAPACK custom calls that
 // are the same computations (?potrf, ?trsm), and LU, QR and Q as jaxlib's ?getrf,
-// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below), and
-// the symmetric eigenproblem ?syevd (eigh_wgsl.ts); one
-// table of custom-call targets (LAPACK_KERNELS). The interpreter is the
+// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below), the
+// symmetric eigenproblem ?syevd (eigh_wgsl.ts), the Householder reductions ?gehrd and
+// ?sytrd (householder_wgsl.ts), the tridiagonal solve ?gtsv and gtsv2
+// (tridiagonal_wgsl.ts) and the SVDs (svd_wgsl.ts); one table of custom-call targets
+// (LAPACK_KERNELS). The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
 // rounds once, its triangular solve runs XLA's expansion in f32; the GPU computes in f32
 // by the textbook column sweep and substitution, within the bounds docs/numerics.md

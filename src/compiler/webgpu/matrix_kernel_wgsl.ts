@@ -1,8 +1,10 @@
 // What the WebGPU linear-algebra kernels share (linalg_wgsl.ts: Cholesky, triangular
-// solve, LU, QR; eigh_wgsl.ts: the symmetric eigenproblem): a workgroup per matrix of a
-// batch over the one storage buffer of words, the step's parameter words, the rounding
-// bound γ_k, and the WGSL helpers they declare (an f32 word, its magnitude bits, a sum
-// over the workgroup).
+// solve, LU, QR; eigh_wgsl.ts: the symmetric eigenproblem; householder_wgsl.ts: the
+// Hessenberg and tridiagonal reductions; tridiagonal_wgsl.ts: gtsv; svd_wgsl.ts: the
+// SVD): a workgroup per matrix of a batch over the one storage buffer of words, the
+// step's parameter words (and a work buffer where the results have no room), the
+// rounding bound γ_k, and the WGSL helpers they declare (an f32 word, its magnitude bits,
+// a sum over the workgroup, slarfg's reflector).
 
 import type { FfiCall } from "../../interpreter/lapack/ffi.js";
 import { shapeToString, type ArrayShape } from "../../types/shape.js";

@@ -251,7 +251,8 @@ function svdKernel(batch: number, order: number, limits: GpuLimits, maxPerDimens
 /**
  * An SVD target of `formOf`'s form: buffers (a, then the five results, then the work
  * buffer). The form is read as the registry reads it (a ShapeError: the host runs it and
- * reports); min(m, n) past MAX_SVD_ORDER, or 0, runs on the host.
+ * reports); min(m, n) past MAX_SVD_ORDER runs on the host. An empty A (N = 0) has no
+ * sweep: U is the completion of no columns, the identity, as the interpreter's.
  */
 const svd = (formOf: SvdFormOf): LapackKernel => (call, [a, ...more], results, limits, maxPerDimension) => {
   const dims = a!.dimensions, [m, n] = dims.slice(-2) as [number, number], batch = dims.slice(0, -2);
@@ -263,7 +264,7 @@ const svd = (formOf: SvdFormOf): LapackKernel => (call, [a, ...more], results, l
   const f32 = (d: readonly number[]): string => shapeToString(arrayShape("f32", [...batch, ...d]));
   if (more.length !== 0 || results.length !== 5 || shapeToString(results[0]!) !== shapeToString(a!) || shapeToString(results[1]!) !== f32([k]) || shapeToString(results[4]!) !== shapeToString(arrayShape("s32", batch))) return undefined;
   if (shaped ? shapeToString(results[form.uSlot]!) !== f32(uDims) || shapeToString(results[vSlot]!) !== f32(vDims) : [2, 3].some((i) => results[i]!.elementType !== "f32")) return undefined;
-  if (k === 0 || k > MAX_SVD_ORDER) return { declined: `custom call ${call.target}: ${k === 0 ? "an empty matrix" : `min(m, n) = ${k}`} runs on the host (the GPU's Jacobi kernel takes min(m, n) from 1 to ${MAX_SVD_ORDER}, one workgroup a matrix)` };
+  if (k > MAX_SVD_ORDER) return { declined: `custom call ${call.target}: min(m, n) = ${k} runs on the host (the GPU's Jacobi kernel takes min(m, n) up to ${MAX_SVD_ORDER}, one workgroup a matrix)` };
   // U' (M × U's columns) and V' (N×N): U and V of A (tall), or of Aᵀ: V and U of A (wide); the right slot holds Vᴴ (its transpose) or V.
   const ucols = form.full ? M : N;
   // Element (i, j) of V at i·rs + j·cs of the right slot: V (n × its columns) row-major, or Vᴴ (its rows × n) read transposed.

@@ -8,8 +8,8 @@
 // pairs; a V returned transposed, or in the other slot, fails it); a's copy bit for bit;
 // vectors off: zeros, as the interpreter's. Tall, wide and square, full and reduced,
 // batch dims and none; a rank-deficient matrix (exact zero singular values: U completed),
-// a zero matrix, a matrix times 1e30, a NaN (NaN results, info 1), 1x1, and min(m, n) = 70
-// (a workgroup of 64).
+// a zero matrix, a matrix times 1e30, a NaN (NaN results, info 1), 1x1, min(m, n) = 70
+// (a workgroup of 64), and empty matrices (3x0 and 0x2: the full U and V the identity).
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
@@ -59,6 +59,9 @@ const CASES: readonly Case[] = [
   lapack([4], 6, 4, "A"),
   lapack([2], 1, 1, "S"),
   lapack([], 80, 70, "S"),
+  // Empty: U (full) the identity.
+  lapack([2], 3, 0, "A", "lapack_sgesvd_ffi"),
+  lapack([1], 0, 2, "A"),
 ];
 
 function shapes(c: Case): { u: number[]; v: number[]; types: string[] } {
@@ -167,6 +170,9 @@ ${lines.join("\n")}
   assert.deepEqual(got[sAt]!.slice(4, 8), [0, 0, 0, 0]);
   assert.deepEqual(got[sAt + 1]!.slice(36, 72), Array.from({ length: 36 }, (_, e) => (e % 7 === 0 ? 1 : 0)));
   assert.deepEqual(got[sAt + 3], [0, 0, 0, 1]);
+  // 3x0: U = I₃ twice; 0x2: Vᴴ = I₂.
+  assert.deepEqual(got[5 * 12 + 2], [1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1]);
+  assert.deepEqual(got[5 * 13 + 3], [1, 0, 0, 1]);
 });
 
 test("the plan (no GPU needed): f32 SVDs are kernels with their sizes and form as step parameters and a work buffer; past MAX_SVD_ORDER, f64, or an attribute the registry refuses, they run on the host, saying why", () => {
