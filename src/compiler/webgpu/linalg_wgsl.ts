@@ -652,7 +652,10 @@ export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: Gp
   if (operands.length === 0 || operands.some((o) => o.kind !== "array" || o.elementType !== entry.operands) || (operands[0] as ArrayShape).dimensions.length < entry.rank || tooLarge([...operands as ArrayShape[], ...results])) return host;
   try {
     const call = new FfiCall(target, entry.platform === "cpu" ? "s" : undefined, [], inst.shape, parseAttributeDictionary(backendConfig.trim().startsWith("{") ? backendConfig : "", target), entry.platform);
-    return entry.kernel(call, operands as ArrayShape[], results, limits, maxPerDimension) ?? host;
+    const compiled = entry.kernel(call, operands as ArrayShape[], results, limits, maxPerDimension) ?? host;
+    // A word offset into the work buffer must fit a u32, as every buffer's does.
+    if ("workspaceBytes" in compiled && (compiled.workspaceBytes ?? 0) >= 2 ** 31) return { declined: `custom call ${target}: a work buffer of 2 GiB or more` };
+    return compiled;
   } catch (e) {
     // An attribute the registry refuses: it says so when the host step runs.
     if (e instanceof ShapeError) return host;

@@ -175,14 +175,17 @@ ${lines.join("\n")}
   assert.deepEqual(got[5 * 13 + 3], [1, 0, 0, 1]);
 });
 
-test("the plan (no GPU needed): f32 SVDs are kernels with their sizes and form as step parameters and a work buffer; past MAX_SVD_ORDER, f64, or an attribute the registry refuses, they run on the host, saying why", () => {
+test("the plan (no GPU needed): f32 SVDs are kernels with their sizes and form as step parameters and a work buffer; past MAX_SVD_ORDER, with a work buffer of 2 GiB or more, f64, or an attribute the registry refuses, they run on the host, saying why", () => {
   const big = MAX_SVD_ORDER + 1;
-  const plan = planGpuProgram(parseStableHlo(`func.func @main(%a: tensor<3x6x4xf32>, %w: tensor<2x4xf32>, %b: tensor<${big}x${big}xf32>, %d: tensor<4x4xf64>) -> (tensor<3x4xf32>, tensor<3x4x4xf32>, tensor<${big}xf32>, tensor<4xf64>, tensor<2xf32>) {
+  // 4096 matrices of 256x256: 1 GiB, but G and V of each make a work buffer of 2 GiB or more.
+  const many = "tensor<4096x256x256xf32>";
+  const plan = planGpuProgram(parseStableHlo(`func.func @main(%a: tensor<3x6x4xf32>, %w: tensor<2x4xf32>, %b: tensor<${big}x${big}xf32>, %d: tensor<4x4xf64>, %m: ${many}) -> (tensor<3x4xf32>, tensor<3x4x4xf32>, tensor<${big}xf32>, tensor<4xf64>, tensor<2xf32>, tensor<4096x256xf32>) {
   %0:5 = stablehlo.custom_call @lapack_sgesdd_ffi(%a) {mhlo.backend_config = {mode = 83 : ui8}} : (tensor<3x6x4xf32>) -> (tensor<3x6x4xf32>, tensor<3x4xf32>, tensor<3x6x4xf32>, tensor<3x4x4xf32>, tensor<3xi32>)
   %1:5 = stablehlo.custom_call @lapack_sgesvd_ffi(%b) {mhlo.backend_config = {mode = 78 : ui8}} : (tensor<${big}x${big}xf32>) -> (tensor<${big}x${big}xf32>, tensor<${big}xf32>, tensor<1xf32>, tensor<1xf32>, tensor<i32>)
   %2:5 = stablehlo.custom_call @lapack_dgesdd_ffi(%d) {mhlo.backend_config = {mode = 78 : ui8}} : (tensor<4x4xf64>) -> (tensor<4x4xf64>, tensor<4xf64>, tensor<1xf64>, tensor<1xf64>, tensor<i32>)
   %3:5 = stablehlo.custom_call @cusolver_gesvd_ffi(%w) {mhlo.backend_config = {compute_uv = true, full_matrices = false, transposed = false}} : (tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2xf32>, tensor<2x2xf32>, tensor<2x4xf32>, tensor<i32>)
-  return %0#1, %0#3, %1#1, %2#1, %3#1 : tensor<3x4xf32>, tensor<3x4x4xf32>, tensor<${big}xf32>, tensor<4xf64>, tensor<2xf32>
+  %4:5 = stablehlo.custom_call @lapack_sgesdd_ffi(%m) {mhlo.backend_config = {mode = 83 : ui8}} : (${many}) -> (${many}, tensor<4096x256xf32>, ${many}, ${many}, tensor<4096xi32>)
+  return %0#1, %0#3, %1#1, %2#1, %3#1, %4#1 : tensor<3x4xf32>, tensor<3x4x4xf32>, tensor<${big}xf32>, tensor<4xf64>, tensor<2xf32>, tensor<4096x256xf32>
 }`), {});
   const dump = dumpGpuProgram(plan);
   assert.match(dump, /SVD of 3 f32 matrix\(es\), one-sided Jacobi, an invocation a pair of columns, the sizes and form parameters, 3 workgroups of 32/);
@@ -191,9 +194,10 @@ test("the plan (no GPU needed): f32 SVDs are kernels with their sizes and form a
   assert.deepEqual(kernels.map((s) => s.parameters), [[6, 4, 1, 4, 1, 3, 4, 1, 24, 4, 1, 4, 16, 4, 72, 48]]);
   assert.equal(kernels[0]!.buffers.length, 7);
   const hosts = plan.steps.flatMap((s) => (s.kind === "host" ? [s.why] : []));
-  assert.equal(hosts.length, 3);
+  assert.equal(hosts.length, 4);
   assert.match(hosts[0]!, new RegExp(`lapack_sgesvd_ffi: min\\(m, n\\) = ${big} runs on the host`));
   assert.match(hosts[1]!, /^custom call lapack_dgesdd_ffi: the interpreter's registry runs it/);
   // cuSOLVER's gesvd needs m >= n (jaxlib transposes a wide matrix): the registry reports it on the host.
   assert.match(hosts[2]!, /^custom call cusolver_gesvd_ffi: the interpreter's registry runs it/);
+  assert.equal(hosts[3], "custom call lapack_sgesdd_ffi: a work buffer of 2 GiB or more");
 });
