@@ -90,7 +90,7 @@ function svdKernel(batch: number, order: number, limits: GpuLimits, maxPerDimens
     // Without vectors, results 2 and 3 are zeros: each workgroup clears its share of the whole buffers (their shapes may be any).
     "  if (!vectors) {",
     ...[[3, 14], [4, 15]].flatMap(([buffer, words]) => [
-      `    let share${buffer} = (${p(words!)} + ${u(batch - 1)}) / ${u(batch)};`,
+      `    let share${buffer} = (${p(words!)} + ${u(Math.max(batch - 1, 0))}) / ${u(Math.max(batch, 1))};`,
       `    for (var e = b * share${buffer} + lid.x; e < min((b + 1u) * share${buffer}, ${p(words!)}); e = e + ${s}) { mem[(args[${buffer}] >> 2u) + e] = 0u; }`,
     ]),
     "  }",
