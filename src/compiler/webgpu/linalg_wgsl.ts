@@ -1,9 +1,11 @@
 // Cholesky and triangular solve as WGSL kernels of the WebGPU backend, in f32 (WGSL has
 // no f64; f64, f16 and complex matrices run on the host), the LAPACK custom calls that
 // are the same computations (?potrf, ?trsm), and LU, QR and Q as jaxlib's ?getrf,
-// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below), and
-// the symmetric eigenproblem ?syevd (eigh_wgsl.ts); one
-// table of custom-call targets (LAPACK_KERNELS). The interpreter is the
+// ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below), the
+// symmetric eigenproblem ?syevd (eigh_wgsl.ts), the Householder reductions ?gehrd and
+// ?sytrd (householder_wgsl.ts), the tridiagonal solve ?gtsv and gtsv2
+// (tridiagonal_wgsl.ts) and the SVDs (svd_wgsl.ts); one table of custom-call targets
+// (LAPACK_KERNELS). The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
 // rounds once, its triangular solve runs XLA's expansion in f32; the GPU computes in f32
 // by the textbook column sweep and substitution, within the bounds docs/numerics.md
@@ -54,8 +56,11 @@ import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
 import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 import { MAX_WORKGROUPS_PER_DIMENSION } from "./codegen.js";
-import { GET, IS_ZERO, MAGNITUDE, gamma, grid, header, matrixWorkgroupSize, parameterWord, perMatrixKernel, workgroupSum, resultsAre, type LapackKernel, type ParameterizedKernel } from "./matrix_kernel_wgsl.js";
+import { GET, IS_ZERO, MAGNITUDE, gamma, grid, header, householderReflector, matrixWorkgroupSize, parameterWord, perMatrixKernel, reflectorFunctions, resultsAre, type LapackKernel, type ParameterizedKernel } from "./matrix_kernel_wgsl.js";
 import { syevd } from "./eigh_wgsl.js";
+import { gehrd, sytrd } from "./householder_wgsl.js";
+import { gtsv } from "./tridiagonal_wgsl.js";
+import { SVD_KERNELS } from "./svd_wgsl.js";
 
 export type { ParameterizedKernel } from "./matrix_kernel_wgsl.js";
 
@@ -437,40 +442,7 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     `  for (var e = lid.x; e < m * n; e = e + ${s}) { mem[r + e] = mem[(args[0] >> 2u) + b * m * n + e]; }`,
     "  storageBarrier();",
     "  for (var i = 0u; i < min(m, n); i = i + 1u) {",
-    // x's largest magnitude (on the bits: a NaN is above every number and wins), then Σ (x_q / big)², each over the workgroup.
-    "    var most = 0u;",
-    `    for (var q = i + 1u + lid.x; q < m; q = q + ${s}) { most = max(most, xk_magnitude(mem[r + q * n + i])); }`,
-    "    atomicMax(&xk_key, most);",
-    "    workgroupBarrier();",
-    "    let big = bitcast<f32>(atomicLoad(&xk_key));",
-    "    var part = 0.0;",
-    "    if (!xk_zero(big)) {",
-    `      for (var q = i + 1u + lid.x; q < m; q = q + ${s}) { let y = xk_get(r + q * n + i) / big; part = part + y * y; }`,
-    "    }",
-    ...workgroupSum("part", size),
-    "    if (lid.x == 0u) {",
-    "      atomicStore(&xk_key, 0u);",
-    "      let alpha = xk_get(r + i * n + i);",
-    "      let xnorm = big * sqrt(xk_sums[0]);",
-    "      var t = 0.0;",
-    "      var scale = 0.0;",
-    "      if (!xk_zero(xnorm)) {",
-    "        let top = max(abs(alpha), xnorm);",
-    "        let norm = top * sqrt((alpha / top) * (alpha / top) + (xnorm / top) * (xnorm / top));",
-    "        let beta = select(norm, -norm, alpha >= 0.0);",
-    "        t = (beta - alpha) / beta;",
-    "        scale = 1.0 / (alpha - beta);",
-    "        mem[r + i * n + i] = bitcast<u32>(beta);",
-    "      }",
-    "      mem[tau + i] = bitcast<u32>(t);",
-    "      xk_reflector = vec2<f32>(t, scale);",
-    "    }",
-    "    let h = workgroupUniformLoad(&xk_reflector);",
-    "    if (!xk_zero(h.x)) {",
-    `      for (var q = i + 1u + lid.x; q < m; q = q + ${s}) { mem[r + q * n + i] = bitcast<u32>(xk_get(r + q * n + i) * h.y); }`,
-    "    }",
-    // v's entries, which every column reads, are in device memory.
-    "    storageBarrier();",
+    ...householderReflector(size, "r + i * n + i", (q) => `r + ${q} * n + i`, "i + 1u", "m", "tau + i"),
     "    if (!xk_zero(h.x)) {",
     `      for (var c = i + 1u + lid.x; c < n; c = c + ${s}) {`,
     "        var w = xk_get(r + i * n + c);",
@@ -485,7 +457,7 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(3, size, batch, [GET, IS_ZERO, MAGNITUDE, "var<workgroup> xk_reflector: vec2<f32>;", "var<workgroup> xk_key: atomic<u32>;", `var<workgroup> xk_sums: array<f32, ${size}>;`], body,
+  return perMatrixKernel(3, size, batch, reflectorFunctions(size), body,
     `?geqrf of ${batch} f32 matrix(es), Householder, the sizes parameters`, maxPerDimension);
 }
 
@@ -635,8 +607,8 @@ const pivotsToPermutation: LapackKernel = (_call, [pivots, ...more], results, _l
   return { kernel: pivotsToPermutationKernel(product(batch), maxPerDimension), parameters: [k, n] };
 };
 
-/** Whose FFI a target follows, its operands' element type, and its kernel. */
-interface LapackEntry { readonly platform: FfiPlatform; readonly operands: "f32" | "s32"; readonly kernel: LapackKernel }
+/** Whose FFI a target follows, its operands' element type, operand 0's least rank (a matrix, or a vector: pivots, a diagonal), and its kernel. */
+interface LapackEntry { readonly platform: FfiPlatform; readonly operands: "f32" | "s32"; readonly rank: 1 | 2; readonly kernel: LapackKernel }
 
 /**
  * The LAPACK-style custom calls that run as these kernels, by target: jaxlib's CPU
@@ -646,14 +618,21 @@ interface LapackEntry { readonly platform: FfiPlatform; readonly operands: "f32"
  * pivots' (s32).
  */
 const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackEntry>([
-  ...([["potrf", potrf], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr], ["ormqr", ormqr], ["syevd", syevd]] as const).flatMap(([routine, kernel]) => [
-    [`lapack_s${routine}_ffi`, { platform: "cpu", operands: "f32", kernel }] as const,
-    ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: "f32", kernel }] as const),
+  ...([["potrf", potrf], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr], ["ormqr", ormqr], ["syevd", syevd], ["sytrd", sytrd]] as const).flatMap(([routine, kernel]) => [
+    [`lapack_s${routine}_ffi`, { platform: "cpu", operands: "f32", rank: 2, kernel }] as const,
+    ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: "f32", rank: 2, kernel }] as const),
   ]),
-  ["lapack_strsm_ffi", { platform: "cpu", operands: "f32", kernel: trsm }],
-  ["Qr", { platform: "gpu", operands: "f32", kernel: geqrf }],
-  ["ProductOfElementaryHouseholderReflectors", { platform: "gpu", operands: "f32", kernel: orgqr }],
-  ...["cu", "hip"].map((prefix) => [`${prefix}_lu_pivots_to_permutation`, { platform: "gpu", operands: "s32", kernel: pivotsToPermutation }] as const),
+  ["lapack_strsm_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: trsm }],
+  ["lapack_sgehrd_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: gehrd }],
+  ["lapack_sgtsv_ffi", { platform: "cpu", operands: "f32", rank: 1, kernel: gtsv }],
+  ...["cu", "hip"].map((prefix) => [`${prefix}sparse_gtsv2_ffi`, { platform: "gpu", operands: "f32", rank: 1, kernel: gtsv }] as const),
+  ...(["gesdd", "gesvd"] as const).map((routine) => [`lapack_s${routine}_ffi`, { platform: "cpu", operands: "f32", rank: 2, kernel: SVD_KERNELS.lapack }] as const),
+  ...([["cusolver_gesvd_ffi", SVD_KERNELS.gesvd], ["hipsolver_gesvd_ffi", SVD_KERNELS.gesvd], ["hipsolver_gesdd_ffi", SVD_KERNELS.gesdd],
+    ["cusolver_gesvdj_ffi", SVD_KERNELS.gesvdj], ["hipsolver_gesvdj_ffi", SVD_KERNELS.gesvdj], ["cusolver_gesvdp_ffi", SVD_KERNELS.gesvdj]] as const)
+    .map(([target, kernel]) => [target, { platform: "gpu", operands: "f32", rank: 2, kernel }] as const),
+  ["Qr", { platform: "gpu", operands: "f32", rank: 2, kernel: geqrf }],
+  ["ProductOfElementaryHouseholderReflectors", { platform: "gpu", operands: "f32", rank: 2, kernel: orgqr }],
+  ...["cu", "hip"].map((prefix) => [`${prefix}_lu_pivots_to_permutation`, { platform: "gpu", operands: "s32", rank: 1, kernel: pivotsToPermutation }] as const),
 ]);
 
 /**
@@ -665,16 +644,18 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
 export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
   const { target, backendConfig } = inst.attrs;
   const entry = LAPACK_KERNELS.get(target);
-  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr, ?syevd and lu_pivots_to_permutation have WGSL kernels)` };
+  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr, ?syevd, ?sytrd, ?gehrd, ?gtsv (gtsv2), the SVDs (?gesdd, ?gesvd, gesvdj, gesvdp) and lu_pivots_to_permutation have WGSL kernels)` };
   if (entry === undefined) return host;
   const operands = inst.operands.map((o) => o.shape);
   const results = arrayLeaves(inst.shape);
-  // Operand 0 is a batch of matrices (of pivot vectors); each routine checks the others' shapes against it.
-  const rank = entry.operands === "s32" ? 1 : 2;
-  if (operands.length === 0 || operands.some((o) => o.kind !== "array" || o.elementType !== entry.operands) || (operands[0] as ArrayShape).dimensions.length < rank || tooLarge([...operands as ArrayShape[], ...results])) return host;
+  // Operand 0 is a batch of matrices (of pivot vectors, of diagonals); each routine checks the others' shapes against it.
+  if (operands.length === 0 || operands.some((o) => o.kind !== "array" || o.elementType !== entry.operands) || (operands[0] as ArrayShape).dimensions.length < entry.rank || tooLarge([...operands as ArrayShape[], ...results])) return host;
   try {
     const call = new FfiCall(target, entry.platform === "cpu" ? "s" : undefined, [], inst.shape, parseAttributeDictionary(backendConfig.trim().startsWith("{") ? backendConfig : "", target), entry.platform);
-    return entry.kernel(call, operands as ArrayShape[], results, limits, maxPerDimension) ?? host;
+    const compiled = entry.kernel(call, operands as ArrayShape[], results, limits, maxPerDimension) ?? host;
+    // A word offset into the work buffer must fit a u32, as every buffer's does.
+    if ("workspaceBytes" in compiled && (compiled.workspaceBytes ?? 0) >= 2 ** 31) return { declined: `custom call ${target}: a work buffer of 2 GiB or more` };
+    return compiled;
   } catch (e) {
     // An attribute the registry refuses: it says so when the host step runs.
     if (e instanceof ShapeError) return host;

@@ -1,8 +1,10 @@
 // What the WebGPU linear-algebra kernels share (linalg_wgsl.ts: Cholesky, triangular
-// solve, LU, QR; eigh_wgsl.ts: the symmetric eigenproblem): a workgroup per matrix of a
-// batch over the one storage buffer of words, the step's parameter words, the rounding
-// bound γ_k, and the WGSL helpers they declare (an f32 word, its magnitude bits, a sum
-// over the workgroup).
+// solve, LU, QR; eigh_wgsl.ts: the symmetric eigenproblem; householder_wgsl.ts: the
+// Hessenberg and tridiagonal reductions; tridiagonal_wgsl.ts: gtsv; svd_wgsl.ts: the
+// SVD): a workgroup per matrix of a batch over the one storage buffer of words, the
+// step's parameter words (and a work buffer where the results have no room), the
+// rounding bound γ_k, and the WGSL helpers they declare (an f32 word, its magnitude bits,
+// a sum over the workgroup, slarfg's reflector).
 
 import type { FfiCall } from "../../interpreter/lapack/ffi.js";
 import { shapeToString, type ArrayShape } from "../../types/shape.js";
@@ -18,6 +20,12 @@ export const gamma = (k: number): number => (k * 2 ** -24) / (1 - k * 2 ** -24);
 export interface ParameterizedKernel {
   readonly kernel: WgslKernel;
   readonly parameters: readonly number[];
+  /**
+   * Bytes of a work buffer the step binds after the results, live for the step alone:
+   * for a routine whose results leave no room for its work (gtsv2 returns x alone, but
+   * the elimination's U must be kept for the back substitution).
+   */
+  readonly workspaceBytes?: number;
 }
 
 /** The bindings: the memory's words, and the step's argument slot (the buffers' byte offsets, a zero, the parameter words). */
@@ -93,6 +101,63 @@ export function workgroupSum(value: string, size: number): string[] {
     );
   }
   return lines;
+}
+
+/** The WGSL a kernel that calls householderReflector declares (with a workgroup of `size`). */
+export const reflectorFunctions = (size: number): string[] => [
+  GET, IS_ZERO, MAGNITUDE, "var<workgroup> xk_reflector: vec2<f32>;", "var<workgroup> xk_key: atomic<u32>;", `var<workgroup> xk_sums: array<f32, ${size}>;`,
+];
+
+/**
+ * The lines (inside a loop body) that make an elementary reflector over the workgroup of
+ * `size` as LAPACK's slarfg (the interpreter's householder): α the word at `alpha`, x the
+ * words x(q) for q in [first, end) (WGSL expressions). ‖x‖ is scaled by its largest
+ * magnitude (no overflow or underflow of the squares): that magnitude by an atomicMax of
+ * the bits (a NaN is above every number and wins), the sum of squares by each
+ * invocation's q in order, then a tree (workgroupSum); invocation 0 forms the rest.
+ * x = 0 gives tau = 0 and leaves α and x; else β = -sign(α)·‖(α, x)‖ (α ≥ 0, -0
+ * included, gives -), tau = (β - α)/β, α's word becomes β and x scales by 1/(α - β)
+ * (v(1:), its leading 1 implicit). tau is stored at `tau`. Leaves `h` = (tau, 1/(α - β)),
+ * a uniform value, and ends with a storageBarrier (v is read by every invocation next).
+ */
+export function householderReflector(size: number, alpha: string, x: (q: string) => string, first: string, end: string, tau: string): string[] {
+  const s = u(size);
+  return [
+    "    var most = 0u;",
+    `    for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { most = max(most, xk_magnitude(mem[${x("q")}])); }`,
+    "    atomicMax(&xk_key, most);",
+    "    workgroupBarrier();",
+    "    let big = bitcast<f32>(atomicLoad(&xk_key));",
+    "    var part = 0.0;",
+    "    if (!xk_zero(big)) {",
+    `      for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { let y = xk_get(${x("q")}) / big; part = part + y * y; }`,
+    "    }",
+    ...workgroupSum("part", size),
+    "    if (lid.x == 0u) {",
+    // Every invocation read the largest before the sum's barriers.
+    "      atomicStore(&xk_key, 0u);",
+    `      let alpha = xk_get(${alpha});`,
+    "      let xnorm = big * sqrt(xk_sums[0]);",
+    "      var t = 0.0;",
+    "      var scale = 0.0;",
+    "      if (!xk_zero(xnorm)) {",
+    "        let top = max(abs(alpha), xnorm);",
+    "        let norm = top * sqrt((alpha / top) * (alpha / top) + (xnorm / top) * (xnorm / top));",
+    "        let beta = select(norm, -norm, alpha >= 0.0);",
+    "        t = (beta - alpha) / beta;",
+    "        scale = 1.0 / (alpha - beta);",
+    `        mem[${alpha}] = bitcast<u32>(beta);`,
+    "      }",
+    `      mem[${tau}] = bitcast<u32>(t);`,
+    "      xk_reflector = vec2<f32>(t, scale);",
+    "    }",
+    "    let h = workgroupUniformLoad(&xk_reflector);",
+    "    if (!xk_zero(h.x)) {",
+    `      for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { mem[${x("q")}] = bitcast<u32>(xk_get(${x("q")}) * h.y); }`,
+    "    }",
+    // v's entries, which every invocation reads next, are in device memory.
+    "    storageBarrier();",
+  ];
 }
 
 /** A LAPACK custom call on f32 as one of these kernels, given the call (its attributes read as the interpreter's registry reads them) and its shapes; undefined: the shapes are not the routine's (the registry reports them, on the host); Declined: the host runs a call the kernel could not take, saying why. */

@@ -282,6 +282,9 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
     const operands = operandLists.flat();
     use(operands);
     const results = newTemps(inst.shape);
+    // A routine's work buffer, bound after the results: live for this step alone.
+    const workspaceBytes = "workspaceBytes" in compiled ? compiled.workspaceBytes : undefined;
+    const workspace: Location[] = workspaceBytes === undefined ? [] : [{ space: "temp", index: temps.push({ bytes: Math.ceil(workspaceBytes / 64) * 64, defined: steps.length, lastUse: steps.length }) - 1 }];
     // A loop fusion's invocation reads an operand read element for element at the elements it writes, and nothing else there: it may write over it.
     if (inst.opcode === "fusion" && (inst as Instruction<"fusion">).attrs.kind === "loop" && results.length === 1) {
       operandLists.forEach((ls, i) => {
@@ -290,7 +293,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
         if (readsElementForElement((inst as Instruction<"fusion">).attrs.calledComputation, i)) overParameter.push({ step: steps.length, result: results[0]!.index, leaf: l.index });
       });
     }
-    steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results], ...(parameters !== undefined ? { parameters } : {}) });
+    steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results, ...workspace], ...(parameters !== undefined ? { parameters } : {}) });
     leaves.set(inst, results);
   }
 

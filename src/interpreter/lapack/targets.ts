@@ -209,7 +209,7 @@ function writeNaN(matrix: ResultArray, vector: ResultArray, b: number, size: num
  * slots hold U and the right vectors, whether those are V or LAPACK's Vᴴ, and whether
  * the vector results keep their shapes when no vectors are computed.
  */
-interface SvdForm {
+export interface SvdForm {
   readonly vectors: boolean;
   readonly full: boolean;
   readonly uSlot: 2 | 3;
@@ -260,10 +260,13 @@ function svdCall(call: FfiCall, form: SvdForm): Literal[] {
   return slots;
 }
 
+/** An SVD target's form, read from its attributes (checked against the m×n matrix): the one reading the registry and the WebGPU kernel share. */
+export type SvdFormOf = (call: FfiCall, m: number, n: number) => SvdForm;
+
 /** ?gesdd / ?gesvd: mode A (full), S (reduced) or N (values only). */
-const svdTarget: Routine = (call) => {
+export const lapackSvdForm: SvdFormOf = (call) => {
   const mode = call.char("mode", "ASN");
-  return svdCall(call, { vectors: mode !== "N", full: mode === "A", uSlot: 2, rightAsV: false, shapedWithoutVectors: false });
+  return { vectors: mode !== "N", full: mode === "A", uSlot: 2, rightAsV: false, shapedWithoutVectors: false };
 };
 
 /**
@@ -272,18 +275,23 @@ const svdTarget: Routine = (call) => {
  * as values, slot 2 holds Vᴴ and slot 3 holds U. cuSOLVER's gesvd needs m >= n, so
  * jaxlib transposes exactly the wide matrices for it (`tallOnly`); gesdd takes any shape.
  */
-const gpuSvdTarget = (tallOnly: boolean): Routine => (call) => {
+export const gpuSvdForm = (tallOnly: boolean): SvdFormOf => (call, m, n) => {
   const transposed = call.bool("transposed");
-  const [m, n] = call.operand(0, KIND_TYPE[call.kind], 2).dims as [number, number];
   if (tallOnly && (transposed ? m > n : m < n)) {
     call.fail("attribute transposed", `is ${transposed} for a ${m}×${n} matrix: the solver needs ${transposed ? "m <= n" : "m >= n"} (jaxlib transposes exactly the wide matrices)`);
   }
-  return svdCall(call, { vectors: call.bool("compute_uv"), full: call.bool("full_matrices"), uSlot: transposed ? 3 : 2, rightAsV: false, shapedWithoutVectors: false });
+  return { vectors: call.bool("compute_uv"), full: call.bool("full_matrices"), uSlot: transposed ? 3 : 2, rightAsV: false, shapedWithoutVectors: false };
 };
 
 /** The GPU's gesvdj / gesvdp: V itself (not Vᴴ), and U and V allocated at full size even without vectors. */
-const gpuSvdjTarget: Routine = (call) =>
-  svdCall(call, { vectors: call.bool("compute_uv"), full: call.bool("full_matrices"), uSlot: 2, rightAsV: true, shapedWithoutVectors: true });
+export const gpuSvdjForm: SvdFormOf = (call) =>
+  ({ vectors: call.bool("compute_uv"), full: call.bool("full_matrices"), uSlot: 2, rightAsV: true, shapedWithoutVectors: true });
+
+/** The SVD target of a form. */
+const svdTarget = (form: SvdFormOf): Routine => (call) => {
+  const [m, n] = call.operand(0, KIND_TYPE[call.kind], 2).dims as [number, number];
+  return svdCall(call, form(call, m, n));
+};
 
 /** ?sytrd / ?hetrd: (a with reflectors, d, e, tau, info). */
 const sytrdTarget: Routine = (call) => {
@@ -467,8 +475,8 @@ const ROUTINES: readonly (readonly [string, readonly LapackKind[], Routine])[] =
   ["?gtsv", ["s", "d", "c", "z"], gtsvTarget],
   ["?syevd", ["s", "d"], eighTarget],
   ["?heevd", ["c", "z"], eighTarget],
-  ["?gesdd", ["s", "d", "c", "z"], svdTarget],
-  ["?gesvd", ["s", "d", "c", "z"], svdTarget],
+  ["?gesdd", ["s", "d", "c", "z"], svdTarget(lapackSvdForm)],
+  ["?gesvd", ["s", "d", "c", "z"], svdTarget(lapackSvdForm)],
   ["?sytrd", ["s", "d"], sytrdTarget],
   ["?hetrd", ["c", "z"], sytrdTarget],
   ["?gehrd", ["s", "d", "c", "z"], gehrdTarget],
@@ -526,11 +534,11 @@ const GPU_ROUTINES: readonly (readonly [string, Routine, readonly ("cu" | "hip")
   ["solver_ormqr_ffi", ormqrTarget, ["cu", "hip"]],
   ["solver_potrf_ffi", potrfTarget, ["cu", "hip"]],
   ["solver_syevd_ffi", eighTarget, ["cu", "hip"]],
-  ["solver_gesvd_ffi", gpuSvdTarget(true), ["cu", "hip"]],
+  ["solver_gesvd_ffi", svdTarget(gpuSvdForm(true)), ["cu", "hip"]],
   // ROCm's divide and conquer takes gesvd's attributes (jaxlib passes transposed = false).
-  ["solver_gesdd_ffi", gpuSvdTarget(false), ["hip"]],
-  ["solver_gesvdj_ffi", gpuSvdjTarget, ["cu", "hip"]],
-  ["solver_gesvdp_ffi", gpuSvdjTarget, ["cu"]],
+  ["solver_gesdd_ffi", svdTarget(gpuSvdForm(false)), ["hip"]],
+  ["solver_gesvdj_ffi", svdTarget(gpuSvdjForm), ["cu", "hip"]],
+  ["solver_gesvdp_ffi", svdTarget(gpuSvdjForm), ["cu"]],
   ["solver_sytrd_ffi", sytrdTarget, ["cu", "hip"]],
   ["solver_geev_ffi", gpuGeevTarget, ["cu"]],
   ["sparse_gtsv2_ffi", gtsvTarget, ["cu", "hip"]],

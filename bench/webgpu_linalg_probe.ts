@@ -1,0 +1,93 @@
+// The WebGPU backend's LAPACK kernels against the host step they replace (the
+// interpreter's registry, which a host step runs), timed paired in one process: the
+// executable's run (its transfers included) and the interpreter's evaluation of the same
+// program alternate, round after round; wall and process CPU time (process.cpuUsage) a
+// run. Calls: ?gtsv of 256 systems of order 64, ?gehrd and ?sytrd of 16 matrices of
+// 64x64, ?gesdd (reduced) of 16 of 64x64. Run: node dist/bench/webgpu_linalg_probe.js
+// [rounds] [only]
+
+import { loadavg } from "node:os";
+import { compile } from "../src/compiler/index.js";
+import { releaseGpu } from "../src/compiler/webgpu/adapter.js";
+import { evaluate } from "../src/interpreter/evaluate.js";
+import { parseStableHlo } from "../src/index.js";
+import { Literal } from "../src/types/literal.js";
+
+const rounds = Number(process.argv[2] ?? 8);
+const only = process.argv[3];
+
+const t = (dims: readonly number[], e = "f32"): string => `tensor<${dims.join("x")}x${e}>`;
+const m64 = t([16, 64, 64]);
+
+/** name -> (program text, operand shapes). */
+const CALLS: Record<string, { text: string; operands: number[][] }> = {
+  gtsv: {
+    text: `func.func @main(%dl: ${t([256, 64])}, %d: ${t([256, 64])}, %du: ${t([256, 64])}, %b: ${t([256, 64, 1])}) -> ${t([256, 64, 1])} {
+  %0:5 = stablehlo.custom_call @lapack_sgtsv_ffi(%dl, %d, %du, %b) : (${t([256, 64])}, ${t([256, 64])}, ${t([256, 64])}, ${t([256, 64, 1])}) -> (${t([256, 64])}, ${t([256, 64])}, ${t([256, 64])}, ${t([256, 64, 1])}, ${t([256], "i32")})
+  return %0#3 : ${t([256, 64, 1])}
+}`,
+    operands: [[256, 64], [256, 64], [256, 64], [256, 64, 1]],
+  },
+  gehrd: {
+    text: `func.func @main(%a: ${m64}) -> ${m64} {
+  %0:3 = stablehlo.custom_call @lapack_sgehrd_ffi(%a) {mhlo.backend_config = {high = 64 : i32, low = 1 : i32}} : (${m64}) -> (${m64}, ${t([16, 63])}, ${t([16], "i32")})
+  return %0#0 : ${m64}
+}`,
+    operands: [[16, 64, 64]],
+  },
+  sytrd: {
+    text: `func.func @main(%a: ${m64}) -> ${m64} {
+  %0:5 = stablehlo.custom_call @lapack_ssytrd_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8}} : (${m64}) -> (${m64}, ${t([16, 64])}, ${t([16, 63])}, ${t([16, 63])}, ${t([16], "i32")})
+  return %0#0 : ${m64}
+}`,
+    operands: [[16, 64, 64]],
+  },
+  gesdd: {
+    text: `func.func @main(%a: ${m64}) -> ${t([16, 64])} {
+  %0:5 = stablehlo.custom_call @lapack_sgesdd_ffi(%a) {mhlo.backend_config = {mode = 83 : ui8}} : (${m64}) -> (${m64}, ${t([16, 64])}, ${m64}, ${m64}, ${t([16], "i32")})
+  return %0#1 : ${t([16, 64])}
+}`,
+    operands: [[16, 64, 64]],
+  },
+};
+
+let seed = 12345;
+const random = (): number => {
+  seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+  return seed / 2 ** 31 - 1;
+};
+
+/** Process CPU milliseconds since `from` (every thread's: SwiftShader's workers included). */
+const cpuSince = (from: NodeJS.CpuUsage): number => {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1000;
+};
+
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+for (const [name, { text, operands }] of Object.entries(CALLS)) {
+  if (only !== undefined && name !== only) continue;
+  const program = parseStableHlo(text).entry;
+  const args = operands.map((dims) => Literal.fromValues("f32", dims, Array.from({ length: dims.reduce((p, x) => p * x, 1) }, () => Math.fround(random()))));
+  const compileStart = performance.now();
+  const exe = await compile(program, { backend: "webgpu" });
+  const compileMs = performance.now() - compileStart;
+  if (exe.stats.interpreted.length !== 0) throw new Error(`${name}: a host step: ${exe.dump()}`);
+  await exe.run(args);
+  const times = { gpu: [] as number[], gpuCpu: [] as number[], host: [] as number[], hostCpu: [] as number[] };
+  for (let r = 0; r < rounds; r++) {
+    let cpu = process.cpuUsage(), start = performance.now();
+    await exe.run(args);
+    times.gpu.push(performance.now() - start);
+    times.gpuCpu.push(cpuSince(cpu));
+    cpu = process.cpuUsage();
+    start = performance.now();
+    evaluate(program, args);
+    times.host.push(performance.now() - start);
+    times.hostCpu.push(cpuSince(cpu));
+  }
+  exe.delete();
+  const f = (xs: readonly number[]): string => `best ${Math.min(...xs).toFixed(0)} / median ${median(xs).toFixed(0)} ms`;
+  console.log(`${name}: kernel ${f(times.gpu)} (CPU median ${median(times.gpuCpu).toFixed(0)} ms); interpreter ${f(times.host)} (CPU median ${median(times.hostCpu).toFixed(0)} ms); pipeline ${compileMs.toFixed(0)} ms; load ${loadavg()[0]!.toFixed(1)}`);
+}
+releaseGpu();

@@ -1,0 +1,190 @@
+// The Householder reductions to Hessenberg and to tridiagonal form as WGSL kernels of the
+// WebGPU backend (f32): jaxlib's lapack_sgehrd_ffi (a -> a with H and the reflectors,
+// tau, info) and lapack_ssytrd_ffi, cusolver_sytrd_ffi, hipsolver_sytrd_ffi (a -> a
+// with the reflectors, d, e, tau, info), in LAPACK's compact form as the interpreter's
+// registry gives them (interpreter/lapack/nonsymmetric.ts gehrd, hermitian.ts sytrd: in
+// doubles, rounded once). Each is a workgroup a matrix, like ?geqrf's kernel
+// (linalg_wgsl.ts): for column i the workgroup makes the reflector as slarfg
+// (householderReflector: β = -sign(α)·‖(α, x)‖, tau = (β - α)/β, v(1:) = x/(α - β),
+// the signs the interpreter's), then applies it, an invocation a row or a column;
+// every decision reaches the invocations through workgroupUniformLoad, so the barriers
+// stay in uniform control flow. A reflector with tau = 0 is skipped, as the
+// interpreter's. The sizes (and ?gehrd's ilo/ihi, ?sytrd's triangle) are step
+// parameters: a batch count's sizes that take one workgroup size share a pipeline.
+
+import { arrayShape, type ArrayShape } from "../../types/shape.js";
+import type { GpuLimits } from "./gemm_tiles_wgsl.js";
+import { product, u } from "./op_kernels_wgsl.js";
+import type { WgslKernel } from "./wgsl_kernel.js";
+import { gamma, householderReflector, matrixWorkgroupSize, parameterWord, perMatrixKernel, reflectorFunctions, resultsAre, workgroupSum, type LapackKernel } from "./matrix_kernel_wgsl.js";
+
+/**
+ * The stated backward error of the GPU's reductions of an n×n f32 matrix A (no
+ * underflow): with Q̂ the float64 product of the GPU's reflectors and R̂ the reduced form
+ * it leaves (Hessenberg Ĥ, or tridiagonal T̂ from d and e), ‖A - Q̂R̂Q̂ᵀ‖_F ≤
+ * reductionBackwardBound(n)·‖A‖_F (Higham, Thm 19.4 and §19.3 applied from both sides:
+ * γ̃_{n²} = γ_{cn²}; c = 16, twice QR's 8, for the reflections on the right too).
+ */
+export const reductionBackwardBound = (n: number): number => gamma(16 * n * n);
+
+/**
+ * ?gehrd of a batch of n×n f32 matrices: buffers (a, h, tau, info), parameter words n,
+ * ilo and ihi (LAPACK's, 1-based). H and the reflectors are built in the result (a copy
+ * of A), tau is 0 outside [ilo - 1, ihi - 1). For i from ilo - 1 while i + 1 < ihi: the
+ * reflector of column i over rows i+1..ihi-1 (β at (i+1, i), v below), then A·H on rows
+ * 0..ihi-1, columns i+1..ihi-1 (an invocation a row: w = a_row·v, a_row -= tau·w·vᵀ), then
+ * Hᵀ·A on rows i+1..ihi-1, columns i+1..n-1 (an invocation a column), the interpreter's
+ * order. Neither reads what it writes elsewhere: v is in column i, which neither updates.
+ */
+function gehrdKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const dims = a.dimensions;
+  const size = matrixWorkgroupSize(dims.at(-1)!, limits);
+  const s = u(size);
+  const body = [
+    `  let n = ${parameterWord(4, 0)};`,
+    `  let ilo = ${parameterWord(4, 1)};`,
+    `  let ihi = ${parameterWord(4, 2)};`,
+    "  let r = (args[1] >> 2u) + b * n * n;",
+    "  let m = max(n, 1u) - 1u;",
+    "  let tau = (args[2] >> 2u) + b * m;",
+    `  for (var e = lid.x; e < n * n; e = e + ${s}) { mem[r + e] = mem[(args[0] >> 2u) + b * n * n + e]; }`,
+    `  for (var e = lid.x; e < m; e = e + ${s}) { mem[tau + e] = 0u; }`,
+    "  storageBarrier();",
+    "  for (var i = ilo - 1u; i + 1u < ihi; i = i + 1u) {",
+    ...householderReflector(size, "r + (i + 1u) * n + i", (q) => `r + ${q} * n + i`, "i + 2u", "ihi", "tau + i"),
+    "    if (!xk_zero(h.x)) {",
+    `      for (var row = lid.x; row < ihi; row = row + ${s}) {`,
+    "        var w = xk_get(r + row * n + i + 1u);",
+    "        for (var c = i + 2u; c < ihi; c = c + 1u) { w = w + xk_get(r + row * n + c) * xk_get(r + c * n + i); }",
+    "        let tw = h.x * w;",
+    "        mem[r + row * n + i + 1u] = bitcast<u32>(xk_get(r + row * n + i + 1u) - tw);",
+    "        for (var c = i + 2u; c < ihi; c = c + 1u) { mem[r + row * n + c] = bitcast<u32>(xk_get(r + row * n + c) - xk_get(r + c * n + i) * tw); }",
+    "      }",
+    "    }",
+    // The columns' sums read every row this wrote.
+    "    storageBarrier();",
+    "    if (!xk_zero(h.x)) {",
+    `      for (var c = i + 1u + lid.x; c < n; c = c + ${s}) {`,
+    "        var w = xk_get(r + (i + 1u) * n + c);",
+    "        for (var q = i + 2u; q < ihi; q = q + 1u) { w = w + xk_get(r + q * n + i) * xk_get(r + q * n + c); }",
+    "        let tw = h.x * w;",
+    "        mem[r + (i + 1u) * n + c] = bitcast<u32>(xk_get(r + (i + 1u) * n + c) - tw);",
+    "        for (var q = i + 2u; q < ihi; q = q + 1u) { mem[r + q * n + c] = bitcast<u32>(xk_get(r + q * n + c) - xk_get(r + q * n + i) * tw); }",
+    "      }",
+    "    }",
+    // The next column, which the next reflector reads, is in device memory.
+    "    storageBarrier();",
+    "  }",
+    "  if (lid.x == 0u) { mem[(args[3] >> 2u) + b] = 0u; }",
+  ];
+  const batch = product(dims.slice(0, -2));
+  return perMatrixKernel(4, size, batch, reflectorFunctions(size), body, `?gehrd of ${batch} f32 matrix(es), Householder, the sizes and ilo/ihi parameters`, maxPerDimension);
+}
+
+/**
+ * ?sytrd of a batch of n×n f32 symmetric matrices: buffers (a, out, d, e, tau, info),
+ * parameter words n and lower (1 or 0). The result is a copy of A whose named triangle
+ * the reduction works in (the other keeps A's, as LAPACK's). Upper is the lower
+ * reduction of W = P·A·P, P the index reversal (the interpreter's sytrd: the same
+ * arithmetic as LAPACK's loop from the last column), d, e and tau read back reversed:
+ * W(i, j) is A(n-1-i, n-1-j), and only W's lower triangle is read or written (xk_sym
+ * reads the symmetric entry from it). For column i: the reflector of W(i+1.., i) (β at
+ * (i+1, i) is e_i), d_i = W(i, i); then the two-sided update of the trailing block as
+ * ?sytd2 does it: p = tau·W·v (an invocation a row), α = -(tau/2)·pᵀv (a sum over the
+ * workgroup), w = p + α·v, W -= v·wᵀ + w·vᵀ on the lower triangle (an invocation a
+ * column). p and w are kept in d's words for rows past i, which are d's only later.
+ */
+function sytrdKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const dims = a.dimensions;
+  const size = matrixWorkgroupSize(dims.at(-1)!, limits);
+  const s = u(size);
+  const body = [
+    `  let n = ${parameterWord(6, 0)};`,
+    "  xk_n = n;",
+    `  xk_lower = ${parameterWord(6, 1)} != 0u;`,
+    "  let r = (args[1] >> 2u) + b * n * n;",
+    "  xk_r = r;",
+    "  let d = (args[2] >> 2u) + b * n;",
+    "  let m = max(n, 1u) - 1u;",
+    "  let e = (args[3] >> 2u) + b * m;",
+    "  let tau = (args[4] >> 2u) + b * m;",
+    `  for (var k = lid.x; k < n * n; k = k + ${s}) { mem[r + k] = mem[(args[0] >> 2u) + b * n * n + k]; }`,
+    "  storageBarrier();",
+    "  for (var i = 0u; i + 1u < n; i = i + 1u) {",
+    ...householderReflector(size, "xk_w(i + 1u, i)", (q) => `xk_w(${q}, i)`, "i + 2u", "n", "xk_at(tau, i, m)"),
+    "    if (lid.x == 0u) {",
+    "      mem[xk_at(e, i, m)] = mem[xk_w(i + 1u, i)];",
+    "      mem[xk_at(d, i, n)] = mem[xk_w(i, i)];",
+    "    }",
+    "    if (!xk_zero(h.x)) {",
+    `      for (var row = i + 1u + lid.x; row < n; row = row + ${s}) {`,
+    "        var p = xk_sym(row, i + 1u);",
+    "        for (var c = i + 2u; c < n; c = c + 1u) { p = p + xk_sym(row, c) * xk_get(xk_w(c, i)); }",
+    "        mem[xk_at(d, row, n)] = bitcast<u32>(h.x * p);",
+    "      }",
+    "    }",
+    "    var pv = 0.0;",
+    "    if (!xk_zero(h.x)) {",
+    `      for (var row = i + 1u + lid.x; row < n; row = row + ${s}) { pv = pv + xk_get(xk_at(d, row, n)) * xk_v(i, row); }`,
+    "    }",
+    // The p words an invocation reads here are its own.
+    ...workgroupSum("pv", size),
+    "    let alpha = -0.5 * h.x * xk_sums[0];",
+    "    if (!xk_zero(h.x)) {",
+    `      for (var row = i + 1u + lid.x; row < n; row = row + ${s}) { mem[xk_at(d, row, n)] = bitcast<u32>(xk_get(xk_at(d, row, n)) + alpha * xk_v(i, row)); }`,
+    "    }",
+    // w, which every column reads, is in device memory.
+    "    storageBarrier();",
+    "    if (!xk_zero(h.x)) {",
+    `      for (var c = i + 1u + lid.x; c < n; c = c + ${s}) {`,
+    "        let vc = xk_v(i, c);",
+    "        let wc = xk_get(xk_at(d, c, n));",
+    "        for (var row = c; row < n; row = row + 1u) {",
+    "          let at = xk_w(row, c);",
+    "          mem[at] = bitcast<u32>(xk_get(at) - (xk_v(i, row) * wc + xk_get(xk_at(d, row, n)) * vc));",
+    "        }",
+    "      }",
+    "    }",
+    // The next column, which the next reflector reads, is in device memory.
+    "    storageBarrier();",
+    "  }",
+    "  if (lid.x == 0u) {",
+    "    if (n > 0u) { mem[xk_at(d, n - 1u, n)] = mem[xk_w(n - 1u, n - 1u)]; }",
+    "    mem[(args[5] >> 2u) + b] = 0u;",
+    "  }",
+  ];
+  const functions = [
+    ...reflectorFunctions(size),
+    "var<private> xk_n: u32;",
+    "var<private> xk_r: u32;",
+    "var<private> xk_lower: bool;",
+    // W(i, j)'s word: A's (i, j), or (n-1-i, n-1-j) for an upper triangle.
+    "fn xk_w(i: u32, j: u32) -> u32 { return select(xk_r + (xk_n - 1u - i) * xk_n + xk_n - 1u - j, xk_r + i * xk_n + j, xk_lower); }",
+    "fn xk_sym(i: u32, j: u32) -> f32 { return xk_get(xk_w(max(i, j), min(i, j))); }",
+    // Entry k of a vector of `len` (d, e, tau) in W's order.
+    "fn xk_at(base: u32, k: u32, len: u32) -> u32 { return select(base + len - 1u - k, base + k, xk_lower); }",
+    // v of reflector i at row q > i: its leading 1 at i + 1, then column i below.
+    "fn xk_v(i: u32, q: u32) -> f32 { return select(xk_get(xk_w(q, i)), 1.0, q == i + 1u); }",
+  ];
+  const batch = product(dims.slice(0, -2));
+  return perMatrixKernel(6, size, batch, functions, body, `?sytrd of ${batch} f32 matrix(es), Householder, the n and triangle parameters`, maxPerDimension);
+}
+
+/** ?gehrd (lapack_sgehrd_ffi): buffers (a, h, tau, info); the attributes low and high are LAPACK's ilo and ihi. */
+export const gehrd: LapackKernel = (call, [a, ...more], results, limits, maxPerDimension) => {
+  const dims = a!.dimensions, n = dims.at(-1)!, batch = dims.slice(0, -2);
+  const ilo = call.int("low", 1), ihi = call.int("high", n);
+  if (more.length !== 0 || dims.at(-2) !== n || (n > 0 && !(1 <= ilo && ilo <= Math.max(ihi, 1) && ihi <= n))) return undefined;
+  if (!resultsAre(results, [a!, arrayShape("f32", [...batch, Math.max(n - 1, 0)]), arrayShape("s32", batch)])) return undefined;
+  // An empty matrix reduces nothing (its low and high need not be words).
+  return { kernel: gehrdKernel(a!, limits, maxPerDimension), parameters: n === 0 ? [0, 1, 0] : [n, ilo, ihi] };
+};
+
+/** ?sytrd (lapack_ssytrd_ffi, cusolver_sytrd_ffi, hipsolver_sytrd_ffi): buffers (a, out, d, e, tau, info). */
+export const sytrd: LapackKernel = (call, [a, ...more], results, limits, maxPerDimension) => {
+  const lower = call.lower();
+  const dims = a!.dimensions, n = dims.at(-1)!, batch = dims.slice(0, -2), m = Math.max(n - 1, 0);
+  const vector = (k: number): ArrayShape => arrayShape("f32", [...batch, k]);
+  if (more.length !== 0 || dims.at(-2) !== n || !resultsAre(results, [a!, vector(n), vector(m), vector(m), arrayShape("s32", batch)])) return undefined;
+  return { kernel: sytrdKernel(a!, limits, maxPerDimension), parameters: [n, lower ? 1 : 0] };
+};
