@@ -48,9 +48,10 @@
 // (docs/benchmarks.md, "The AVX-512 GEMM on Zen 5, session 46"): its loop is 2 loads of
 // B, 14 broadcasts of A and 28 FMAs a step in 31 zmm registers, no spills, and alone in
 // L1 it runs at 94-97% of the peak; inside the routine its whole tiles run at 87-89%, and
-// packing A and the last tile of rows take 3-8% and 5-10% of the time. Tiles of 12 x 32,
-// 10 x 32, 8 x 48 and 6 x 64, prefetches of C, A or the next panel of B, and packing the
-// last tile by transposes measured within that sitting's noise (about 5%) or slower.
+// packing A and the last tile of rows take 3-8% and 5-10% of the time (A is since packed
+// once a call, gemm_c.ts's keepsPackedA). Tiles of 12 x 32, 10 x 32, 8 x 48 and 6 x 64,
+// prefetches of C, A or the next panel of B, and packing the last tile by transposes
+// measured within that sitting's noise (about 5%) or slower.
 // A prefetch is a hint: one past the end of B touches nothing and never faults.
 
 import type { GemmElement, GemmTarget } from "../kernel/gemm_plan.js";
