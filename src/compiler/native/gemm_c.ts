@@ -108,10 +108,10 @@ const KEPT_A_MAX_BYTES = 2 << 20;
  * reuses it for each later block of columns of the same batch whose tiles of rows it
  * packed. The products are the same, bit for bit. Packing A took 8% of the MLP's 64 x
  * 1024 x 1024 at one thread (four blocks of 256 columns, so that two threads get 16
- * units); packed once, paired with packing per block in one process (Zen 5, load 12-15,
- * 2026-12-01, docs/benchmarks.md, "The AVX-512 GEMM on Zen 5, session 46"): +2-10% in
- * three tables of a C harness, -2 to +3% in bench/gemm_c_probe.ts, within the noise in
- * the program.
+ * units); packed once (Zen 5, 2026-12-01, main and this alternating under chrt -f 5,
+ * docs/benchmarks.md, "The AVX-512 GEMM on Zen 5, session 46"): that step of the MLP
+ * 3-12% less time at one thread in four pairs of five, 8-16% at two threads in all five;
+ * the prefill 0-2.5%.
  */
 export function keepsPackedA(schedule: GemmSchedule, mc: number, inPlace = readsAInPlace(schedule)): boolean {
   const { spec, mTiles, nChunks, tiling } = schedule;
