@@ -10,7 +10,7 @@
 // family (one this CPU runs; default: its best); `tiling=` overrides the schedule's tile
 // and blocking, and a JSON list of overrides times each shape under each in turn (paired
 // comparisons: `tiling=[{},{"mc":6}]`, the schedule's rows of A against one tile's).
-// `base=DIR`: each shape is timed first with the routine and schedule of the build of
+// `base=DIR`: each shape is timed first with the routine, schedule and family tile of the build of
 // another checkout at DIR (its dist/, e.g. main's), then with this one's (before/after
 // in one program). `packB`: B is a plain operand that each call packs itself, as a
 // program's parameter is (the encoder's weights), instead of packed once. `nt` (with
@@ -43,7 +43,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { anyGemmRoutine } from "../src/compiler/native/gemm_c.js";
-import { familyByName, gemmFamily, type GemmFamilyName } from "../src/compiler/native/gemm_c_family.js";
+import { familyByName, gemmFamily, type GemmFamily, type GemmFamilyName } from "../src/compiler/native/gemm_c_family.js";
 import { nativeToolchain } from "../src/compiler/native/toolchain.js";
 import { BALANCE } from "../src/compiler/native/glue.js";
 import { gemmTiling, packedBLength, packedBOf, planGemm, type GemmSpec, type GemmTiling } from "../src/compiler/kernel/gemm_plan.js";
@@ -70,14 +70,20 @@ const defaults: [number, number, number][] = [
   [128, 768, 2304], [128, 768, 768], [128, 768, 3072], [128, 3072, 768],
 ];
 
-interface Build { readonly label: string; readonly plan: typeof planGemm; readonly tilingOf: typeof gemmTiling; readonly routineOf: typeof anyGemmRoutine }
+interface Build {
+  readonly label: string; readonly plan: typeof planGemm; readonly tilingOf: typeof gemmTiling; readonly routineOf: typeof anyGemmRoutine;
+  /** The family as that build defines it (its tile), of the same name. */
+  readonly family: GemmFamily;
+}
 const baseDir = args.find((a) => a.startsWith("base="))?.slice(5);
-const builds: Build[] = [{ label: "", plan: planGemm, tilingOf: gemmTiling, routineOf: anyGemmRoutine }];
+const builds: Build[] = [{ label: "", plan: planGemm, tilingOf: gemmTiling, routineOf: anyGemmRoutine, family }];
 if (baseDir !== undefined) {
   const from = (file: string): string => pathToFileURL(resolve(baseDir, "dist/src/compiler", file)).href;
   const gemmC = (await import(from("native/gemm_c.js"))) as { anyGemmRoutine: typeof anyGemmRoutine };
   const plan = (await import(from("kernel/gemm_plan.js"))) as { planGemm: typeof planGemm; gemmTiling: typeof gemmTiling };
-  builds.unshift({ label: " (base)", plan: plan.planGemm, tilingOf: plan.gemmTiling, routineOf: gemmC.anyGemmRoutine });
+  // The base's own family: its schedule and microkernels must agree on the tile, which may differ from this build's.
+  const baseFamily = ((await import(from("native/gemm_c_family.js"))) as { familyByName: typeof familyByName }).familyByName(family.name);
+  builds.unshift({ label: " (base)", plan: plan.planGemm, tilingOf: plan.gemmTiling, routineOf: gemmC.anyGemmRoutine, family: baseFamily });
 }
 
 const twoThreads = args.includes("threads=2");
@@ -85,9 +91,9 @@ const staticSplit = args.includes("static");
 const cases = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => tilings.flatMap((tiling) => builds.map((build) => ({ m, k, n, tiling, build }))));
 const routines = cases.map(({ m, k, n, tiling, build }, i) => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, rhsTransposed: bTransposed };
-  const schedule = build.plan(spec, family.target, { ...build.tilingOf(spec, family.target), ...tiling });
+  const schedule = build.plan(spec, build.family.target, { ...build.tilingOf(spec, build.family.target), ...tiling });
   const packed = packEachCall ? undefined : packedBOf(schedule);
-  const routine = build.routineOf(schedule, family, `g${i}`, undefined, packed !== undefined);
+  const routine = build.routineOf(schedule, build.family, `g${i}`, undefined, packed !== undefined);
   const override = `${Object.keys(tiling).length > 0 ? ` ${JSON.stringify(tiling)}` : ""}${build.label}`;
   // The glue's split: balanced where the routine has a grain (this build's; `static`: the static halves instead).
   const balance = (routine as { balance?: { grain: number; cutsGrain: boolean } }).balance;

@@ -6,7 +6,8 @@
 // kc steps of k, B is packed into nr-column panels (scratch, or packed once where B is
 // a constant; on avx2, B stored by rows is packed a panel at a time by the first tile
 // of rows that reads it, packsBInTiles), then for each block of mc rows of C
-// (tiling.mc), A is packed into mr-row panels (the mc x kc block stays in L2), and
+// (tiling.mc), A is packed into mr-row panels (the mc x kc block stays in L2; where the
+// rows are one block, once a call for all its blocks of columns, keepsPackedA), and
 // each panel of B in turn (kc x nr, in L1) is multiplied with every panel of A of the
 // block: a microkernel keeps the mr x nr tile of C in vector registers over the kc
 // steps (a broadcast of A and nr/lanes loads of B per step, fused multiply-adds). So
@@ -98,6 +99,28 @@ export function packsBInTiles(schedule: GemmSchedule, family: GemmFamily): boole
   return tilesPackB(family) && schedule.kind === "packed" && schedule.bLine === 1;
 }
 
+/** Most bytes of packed A a call keeps for all its blocks of columns (keepsPackedA): the MLP's 64 x 1024 (256 KiB), GPT-2's 128 x 3072 (1.5 MiB). */
+const KEPT_A_MAX_BYTES = 2 << 20;
+
+/**
+ * Whether the packed kernel packs A once a call, every block of k of its rows kept in
+ * scratch at its own place, instead of again for each block of columns (chunk) it
+ * computes: where its rows are one block of mc, A is packed (not read in place), there
+ * are several blocks of columns, and the packed A is at most KEPT_A_MAX_BYTES. A call
+ * reuses it for each later block of columns of the same batch whose tiles of rows it
+ * packed. The products are the same, bit for bit. Packing A took 8% of the MLP's 64 x
+ * 1024 x 1024 at one thread (four blocks of 256 columns, so that two threads get 16
+ * units); packed once (Zen 5, 2026-12-01, main and this alternating under chrt -f 5,
+ * docs/benchmarks.md, "The AVX-512 GEMM on Zen 5, session 46"): that step of the MLP
+ * 3-12% less time at one thread in four pairs of five, 8-16% at two threads in all five;
+ * the prefill 0-2.5%.
+ */
+export function keepsPackedA(schedule: GemmSchedule, mc: number, inPlace = readsAInPlace(schedule)): boolean {
+  const { spec, mTiles, nChunks, tiling } = schedule;
+  return schedule.kind === "packed" && spec.k > 0 && !inPlace && nChunks > 1 && mc >= mTiles * tiling.mr
+    && mTiles * tiling.mr * spec.k * gemmElementBytes(spec.elementType) <= KEPT_A_MAX_BYTES;
+}
+
 /** Whether the packed kernel reads A's whole tiles in place (a last tile of fewer rows is packed, as before). */
 export function readsAInPlace(schedule: GemmSchedule): boolean {
   return schedule.kind === "packed" && schedule.aK === 1 && Math.ceil(Math.min(schedule.chunk, schedule.spec.n) / schedule.nr) <= IN_PLACE_A_MAX_PANELS;
@@ -130,7 +153,10 @@ export function gemmRoutine(
   if (mc % mr !== 0) throw new Error(`gemm ${spec.m}x${spec.n}x${spec.k}: a block of ${mc} rows is not whole tiles of ${mr}`);
   // With B pre-packed (packedBOf's layout), the kernel reads its panels in place.
   const bPanelBytes = prepackedB ? 0 : roundUp(kc * roundUp(chunk, nr) * es, 64);
-  const aPanelBytes = roundUp(kc * mc * es, 64);
+  const inPlace = readsAInPlace(schedule);
+  // A packed once a call for all its blocks of columns (keepsPackedA), each block of k at its own place.
+  const keepA = keepsPackedA(schedule, mc, inPlace);
+  const aPanelBytes = roundUp((keepA ? mTiles * mr * k : kc * mc) * es, 64);
   const tileBytes = roundUp(mr * nr * es, 64);
   if (keepProduct && !(schedule.productInScratch && finish !== undefined)) throw new Error(`gemm ${m}x${n}x${k}: the product is kept in scratch only with k in one block and a finish`);
   const productBytes = keepProduct ? roundUp(mc * n * es, 64) : 0;
@@ -147,7 +173,6 @@ export function gemmRoutine(
   const tilePacks = !prepackedB && k > 0 && packsBInTiles(schedule, family);
   // A tail of few rows over two panels at once (wideRowTailSource), where the next panel is packed before the tail reads it (not by the tiles).
   const wideTail = tilePacks ? undefined : wideRowTailSource(family, spec.elementType, p, tailRows);
-  const inPlace = readsAInPlace(schedule);
   // The last panel of C's columns no wider than a vector (n mod nr in 1..lanes): its tiles computed for that vector only (firstVectorSource).
   const lanes = schedule.lanes;
   const narrow = n % nr >= 1 && n % nr <= lanes ? firstVectorSource(family, spec.elementType, p) : undefined;
@@ -179,7 +204,9 @@ static ${packA8 === undefined ? "" : `${packA8.attribute} `}void ${p}_pack_a(con
 static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
   ${prepackedB ? `const ${t} *bp;` : `${t} *bp = (${t} *)scratch;`}
   ${t} *ap = (${t} *)(scratch + ${bPanelBytes});
-  ${t} *tile = (${t} *)(scratch + ${bPanelBytes + aPanelBytes});${keepProduct ? `
+  ${t} *tile = (${t} *)(scratch + ${bPanelBytes + aPanelBytes});${keepA ? `
+  /* The batch and the tiles of rows [plo, phi) whose A is packed in ap, every block of k (none yet). */
+  int64_t pbi = -1, plo = 0, phi = 0;` : ""}${keepProduct ? `
   ${t} *prod = (${t} *)(scratch + ${bPanelBytes + aPanelBytes + tileBytes});` : ""}
   for (int64_t slice = begin / ${Math.max(mTiles, 1)}; slice < ${batch * nChunks} && slice * ${mTiles} < end; slice++) {
     int64_t lo = begin - slice * ${mTiles}; if (lo < 0) lo = 0;
@@ -189,7 +216,9 @@ static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, i
     int64_t c0 = (slice % ${nChunks}) * ${chunk};
     int64_t c1 = c0 + ${chunk} < ${n} ? c0 + ${chunk} : ${n};
     int64_t r0 = lo * ${mr}, r1 = hi * ${mr} < ${m} ? hi * ${mr} : ${m};
-    const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
+    const ${t} *a = (const ${t} *)a8 + bi * ${m * k};${keepA ? `
+    int packA = !(bi == pbi && lo >= plo && hi <= phi);
+    if (packA) { pbi = bi; plo = lo; phi = hi; }` : ""}
 ${prepackedB ? "" : `    const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
 `}    ${t} *c = (${t} *)c8 + bi * ${m * n};
 ${k === 0
@@ -200,7 +229,10 @@ ${k === 0
       ${prepackedB ? `bp = (const ${t} *)b8 + bi * ${k * roundUp(n, nr)} + c0 * ${k} + p0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : tilePacks ? "/* Packed panel by panel below, by the first block of rows. */" : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
       for (int64_t ib = r0; ib < r1; ib += ${mc}) {
         int64_t ie = ib + ${mc} < r1 ? ib + ${mc} : r1;
-        for (int64_t i = ib; i < ie; i += ${mr}) ${inPlace ? `if (ie - i < ${mr}) ` : ""}${p}_pack_a(a, ap + (i - ib) * kl, i, ie - i < ${mr} ? ie - i : ${mr}, p0, kl);
+        /* The block's packed A: tile i's panel at apb + (i - a0) * kl. */
+        ${t} *apb = ${keepA ? `ap + p0 * ${mTiles * mr}` : "ap"};
+        int64_t a0 = ${keepA ? `plo * ${mr}` : "ib"};
+        ${keepA ? "if (packA) " : ""}for (int64_t i = ib; i < ie; i += ${mr}) ${inPlace ? `if (ie - i < ${mr}) ` : ""}${p}_pack_a(a, apb + (i - a0) * kl, i, ie - i < ${mr} ? ie - i : ${mr}, p0, kl);
         for (int64_t j = c0; j < c1; j += ${nr}) {
           int64_t cols = c1 - j < ${nr} ? c1 - j : ${nr};
           ${tilePacks ? "" : "const "}${t} *bpanel = bp + (j - c0) * kl;
@@ -213,7 +245,7 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
           const int64_t pfs = ${tilePacks ? bK : nr};
 ` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${prefetch ? `, pf += share * pfs` : ""}) {
             int64_t rows = ie - i < ${mr} ? ie - i : ${mr};
-            const ${t} *ai = ap + (i - ib) * kl;
+            const ${t} *ai = apb + (i - a0) * kl;
             ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${n}`};
             if (${tilePacks ? `packing && i == ib) {
               ${p}_micro_pb(kl, ${inPlace ? `a + i * ${aRow} + p0` : "ai"}, bpanel, ci + j, ${n}, acc, b + p0 * ${bK} + j, ${bK});

@@ -44,6 +44,17 @@
 // hot. Both x86 families run a tail of too few accumulators over two panels
 // (wideRowTailSource) and a last panel of at most a vector's columns for that vector
 // only (firstVectorSource).
+// Session 46 measured the avx512 kernel against its FMA peak on the Zen 5 and kept it
+// (docs/benchmarks.md, "The AVX-512 GEMM on Zen 5, session 46"): its loop is 2 loads of
+// B, 14 broadcasts of A and 28 FMAs a step in 31 zmm registers, no spills, and alone in
+// L1 it runs at 94-97% of the peak; inside the routine its whole tiles run at 87-89%, and
+// packing A and the last tile of rows take 3-8% and 5-10% of the time (A is since packed
+// once a call, gemm_c.ts's keepsPackedA). Tiles of 12 x 32, 10 x 32, 8 x 48 and 6 x 64,
+// prefetches of C, A or the next panel of B, and packing the last tile by transposes
+// measured within that sitting's noise (about 5%) or slower; at real-time priority, at
+// its end, 8 x 48 (8 rows x 3 vectors: no row tail at 64 or 128 rows) read 0-7% faster
+// than 14 x 32 on the prefill's shapes, not yet adopted (n = 64 or 128 leaves a part of
+// a 48-column panel).
 // A prefetch is a hint: one past the end of B touches nothing and never faults.
 
 import type { GemmElement, GemmTarget } from "../kernel/gemm_plan.js";

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { emitGemmC, packsBInTiles, readsAInPlace } from "../../../src/compiler/native/gemm_c.js";
+import { emitGemmC, keepsPackedA, packsBInTiles, readsAInPlace } from "../../../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily } from "../../../src/compiler/native/gemm_c_family.js";
 import { gemmSpecOfDot, packB, planGemm, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "../../../src/compiler/native/kernel.js";
@@ -132,6 +132,24 @@ test("native gemm: only the avx2 family prefetches B; avx2 and avx512 pack A by 
   assert.ok(!narrow("avx2", 10).includes("g_micro_v1("), "avx2: 10 columns are more than a vector of 8");
   assert.ok(narrow("avx2", 8).includes("g_micro_v1("), "avx2: 8 columns are one");
   assert.ok(!narrow("avx512", 32).includes("g_micro_v1("), "whole panels");
+});
+
+test("native gemm: A packed once a call where its rows are one block and its columns several (keepsPackedA), else for each block of columns", () => {
+  const family = familyByName("avx512");
+  const spec = (m: number, n: number, k: number): GemmSpec => ({ elementType: "f32", batch: 1, m, n, k });
+  const keeps = (s: GemmSpec): boolean => {
+    const schedule = planGemm(s, family.target);
+    return keepsPackedA(schedule, Math.min(schedule.tiling.mc ?? schedule.tiling.mr, schedule.mTiles * schedule.tiling.mr));
+  };
+  assert.ok(keeps(spec(64, 1024, 1024)), "the MLP's 64 x 1024 x 1024: four blocks of 256 columns");
+  assert.ok(keeps(spec(128, 768, 3072)) && keeps(spec(128, 3072, 768)), "the prefill's products (A of 128 x 3072: 1.7 MiB)");
+  assert.ok(!keeps(spec(1024, 1024, 1024)), "rows in several blocks of mc");
+  assert.ok(!keeps(spec(128, 32, 768)), "one block of columns: nothing to reuse");
+  assert.ok(!keeps(spec(128, 768, 8192)), "A of 128 x 8192 (4.5 MiB packed) is packed again for each block of columns");
+  const kernel = emitGemmC(spec(64, 1024, 1024), nativeCpu(), "g", family, true);
+  if ("declined" in kernel) throw new Error(kernel.declined);
+  assert.ok(kernel.c.source.includes("if (packA) for (int64_t i = ib; i < ie; i += 14) g_pack_a(a, apb + (i - a0) * kl,"), "packed only when its tiles are not packed yet");
+  assert.ok(kernel.scratchBytes >= 70 * 1024 * 4, "scratch holds A's every block of k");
 });
 
 test("native gemm: A read in place up to 4 panels of B (attention's p·V), packed past them (q·Kᵀ, weights); keys stored [n][k] packed by transposes", () => {
