@@ -17,7 +17,8 @@
 // (p, q) is rotated when |g_pᵀg_q| > tol·‖g_p‖‖g_q‖, tol = (2n + 16)·2^-24 (above the
 // f32 dot product's own error, so a converged pair is not rotated again by noise), by
 // the angle that makes them orthogonal (ζ = (‖g_q‖² - ‖g_p‖²)/(2g_pᵀg_q),
-// t = sign(ζ)/(|ζ| + √(1 + ζ²)), c = 1/√(1 + t²), s = c·t). A sweep visits every pair
+// t = sign(ζ)/(|ζ| + √(1 + ζ²)) without squaring a large ζ, c = 1/√(1 + t²), s = c·t;
+// the SVD kernel's sweeps too: oneSidedJacobiSweeps). A sweep visits every pair
 // once in n' - 1 rounds of n'/2 disjoint pairs (n' = n rounded up to even, the round
 // robin of a tournament: position 0 fixed, the others turning), an invocation a pair,
 // as cuSOLVER's syevj rotates disjoint pairs in parallel; a sweep without a rotation
@@ -31,7 +32,7 @@ import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { product, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
-import { GET, MAGNITUDE, gamma, matrixWorkgroupSize, parameterWord, perMatrixKernel, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
+import { GET, MAGNITUDE, gamma, matrixWorkgroupSize, oneSidedJacobiSweeps, parameterWord, perMatrixKernel, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
 /** Sweeps before the kernel reports info = 1 (LAPACK's sgesvj allows 30). */
 const MAX_SWEEPS = 30;
@@ -103,55 +104,7 @@ function eighKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): 
     "  }",
     "  storageBarrier();",
     // Sweeps of round-robin rounds, until one rotates nothing.
-    "  let even = n + (n & 1u);",
-    "  let tol = f32(2u * n + 16u) * 5.9604645e-8;",
-    "  var converged = false;",
-    `  for (var sweep = 0u; sweep < ${u(MAX_SWEEPS)}; sweep = sweep + 1u) {`,
-    "    for (var turn = 0u; turn + 1u < even; turn = turn + 1u) {",
-    `      for (var k = lid.x; k < even / 2u; k = k + ${s}) {`,
-    "        let x = select(1u + (k - 1u + turn) % (even - 1u), 0u, k == 0u);",
-    "        let y = 1u + (even - 2u - k + turn) % (even - 1u);",
-    "        let p = min(x, y);",
-    "        let q = max(x, y);",
-    "        if (q < n) {",
-    "          var alpha = 0.0;",
-    "          var beta = 0.0;",
-    "          var gamma = 0.0;",
-    "          for (var i = 0u; i < n; i = i + 1u) {",
-    "            let gp = xk_get(g + i * n + p);",
-    "            let gq = xk_get(g + i * n + q);",
-    "            alpha = alpha + gp * gp;",
-    "            beta = beta + gq * gq;",
-    "            gamma = gamma + gp * gq;",
-    "          }",
-    "          if (abs(gamma) > tol * sqrt(alpha) * sqrt(beta)) {",
-    "            atomicOr(&xk_rotated, 1u);",
-    "            let zeta = (beta - alpha) / (2.0 * gamma);",
-    "            let t = select(-1.0, 1.0, zeta >= 0.0) / (abs(zeta) + sqrt(1.0 + zeta * zeta));",
-    "            let c = 1.0 / sqrt(1.0 + t * t);",
-    "            let sn = c * t;",
-    "            for (var i = 0u; i < n; i = i + 1u) {",
-    "              let gp = xk_get(g + i * n + p);",
-    "              let gq = xk_get(g + i * n + q);",
-    "              mem[g + i * n + p] = bitcast<u32>(c * gp - sn * gq);",
-    "              mem[g + i * n + q] = bitcast<u32>(sn * gp + c * gq);",
-    "            }",
-    "          }",
-    "        }",
-    "      }",
-    // The next round's pairs read columns this one wrote.
-    "      storageBarrier();",
-    "    }",
-    "    workgroupBarrier();",
-    "    if (lid.x == 0u) {",
-    "      xk_word = atomicLoad(&xk_rotated);",
-    "      atomicStore(&xk_rotated, 0u);",
-    "    }",
-    "    if (workgroupUniformLoad(&xk_word) == 0u) {",
-    "      converged = true;",
-    "      break;",
-    "    }",
-    "  }",
+    ...oneSidedJacobiSweeps(size, MAX_SWEEPS, "g", "n", "n"),
     // λ_j = (‖g_j‖ - σ)·2^e and v_j = g_j / ‖g_j‖, an invocation a column.
     `  for (var j = lid.x; j < n; j = j + ${s}) {`,
     "    var sum = 0.0;",

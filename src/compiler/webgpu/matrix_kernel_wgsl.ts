@@ -4,7 +4,7 @@
 // SVD): a workgroup per matrix of a batch over the one storage buffer of words, the
 // step's parameter words (and a work buffer where the results have no room), the
 // rounding bound γ_k, and the WGSL helpers they declare (an f32 word, its magnitude bits,
-// a sum over the workgroup, slarfg's reflector).
+// a sum over the workgroup, slarfg's reflector, the one-sided Jacobi sweeps).
 
 import type { FfiCall } from "../../interpreter/lapack/ffi.js";
 import { shapeToString, type ArrayShape } from "../../types/shape.js";
@@ -167,3 +167,75 @@ const shapesText = (xs: readonly ArrayShape[]): string => xs.map((x) => shapeToS
 /** The results are exactly these shapes. */
 export const resultsAre = (results: readonly ArrayShape[], want: readonly ArrayShape[]): boolean => shapesText(results) === shapesText(want);
 
+
+/**
+ * Sweeps of one-sided Jacobi rotations (Hestenes) over the columns of the rows x cols
+ * matrix at word `g` (row-major), as WGSL lines of a kernel body (the SVD's and eigh's,
+ * which declare `xk_rotated` (atomic) and `xk_word` in workgroup memory): round-robin
+ * rounds of disjoint pairs (p, q), an invocation a pair, a storageBarrier between rounds;
+ * a pair whose inner product γ exceeds tol·√α·√β (α, β the columns' squared norms, tol
+ * (2·rows + 16)·2^-24) is rotated by the angle that makes it zero, with
+ * t = sign(ζ)/(|ζ| + √(1 + ζ²)) formed without squaring a large ζ (columns of very
+ * different norms), and the same rotation is applied to the columns of `also` (the SVD's
+ * V) where given. Sets `converged` (declared here) when a sweep rotates nothing; at most
+ * maxSweeps sweeps.
+ */
+export function oneSidedJacobiSweeps(size: number, maxSweeps: number, g: string, rows: string, cols: string, also?: { readonly base: string; readonly rows: string }): string[] {
+  const s = u(size);
+  const rotate = (base: string, height: string, x: string, y: string): string[] => [
+    `            for (var i = 0u; i < ${height}; i = i + 1u) {`,
+    `              let ${x} = xk_get(${base} + i * ${cols} + p);`,
+    `              let ${y} = xk_get(${base} + i * ${cols} + q);`,
+    `              mem[${base} + i * ${cols} + p] = bitcast<u32>(c * ${x} - sn * ${y});`,
+    `              mem[${base} + i * ${cols} + q] = bitcast<u32>(sn * ${x} + c * ${y});`,
+    "            }",
+  ];
+  return [
+    `  let even = ${cols} + (${cols} & 1u);`,
+    `  let tol = f32(2u * ${rows} + 16u) * 5.9604645e-8;`,
+    "  var converged = false;",
+    `  for (var sweep = 0u; sweep < ${u(maxSweeps)}; sweep = sweep + 1u) {`,
+    "    for (var turn = 0u; turn + 1u < even; turn = turn + 1u) {",
+    `      for (var k = lid.x; k < even / 2u; k = k + ${s}) {`,
+    "        let x = select(1u + (k - 1u + turn) % (even - 1u), 0u, k == 0u);",
+    "        let y = 1u + (even - 2u - k + turn) % (even - 1u);",
+    "        let p = min(x, y);",
+    "        let q = max(x, y);",
+    `        if (q < ${cols}) {`,
+    "          var alpha = 0.0;",
+    "          var beta = 0.0;",
+    "          var gamma = 0.0;",
+    `          for (var i = 0u; i < ${rows}; i = i + 1u) {`,
+    `            let gp = xk_get(${g} + i * ${cols} + p);`,
+    `            let gq = xk_get(${g} + i * ${cols} + q);`,
+    "            alpha = alpha + gp * gp;",
+    "            beta = beta + gq * gq;",
+    "            gamma = gamma + gp * gq;",
+    "          }",
+    "          if (abs(gamma) > tol * sqrt(alpha) * sqrt(beta)) {",
+    "            atomicOr(&xk_rotated, 1u);",
+    "            let zeta = (beta - alpha) / (2.0 * gamma);",
+    "            let az = abs(zeta);",
+    "            let t = select(-1.0, 1.0, zeta >= 0.0) / select(az + sqrt(1.0 + az * az), az * (1.0 + sqrt(1.0 + (1.0 / az) * (1.0 / az))), az > 1.0);",
+    "            let c = 1.0 / sqrt(1.0 + t * t);",
+    "            let sn = c * t;",
+    ...rotate(g, rows, "gp", "gq"),
+    ...(also === undefined ? [] : rotate(also.base, also.rows, "vp", "vq")),
+    "          }",
+    "        }",
+    "      }",
+    // The next round's pairs read columns this one wrote.
+    "      storageBarrier();",
+    "    }",
+    "    workgroupBarrier();",
+    "    if (lid.x == 0u) {",
+    "      xk_word = atomicLoad(&xk_rotated);",
+    "      atomicStore(&xk_rotated, 0u);",
+    "    }",
+    "    if (workgroupUniformLoad(&xk_word) == 0u) {",
+    "      converged = true;",
+    "      break;",
+    "    }",
+    "  }",
+  ];
+}

@@ -33,7 +33,7 @@ import { gpuSvdForm, gpuSvdjForm, lapackSvdForm, type SvdFormOf } from "../../in
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { product, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
-import { GET, IS_ZERO, MAGNITUDE, gamma, matrixWorkgroupSize, parameterWord, perMatrixKernel, workgroupSum, type LapackKernel } from "./matrix_kernel_wgsl.js";
+import { GET, IS_ZERO, MAGNITUDE, gamma, matrixWorkgroupSize, oneSidedJacobiSweeps, parameterWord, perMatrixKernel, workgroupSum, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
 /** Sweeps before the kernel reports info = 1 (LAPACK's sgesvj allows 30). */
 const MAX_SWEEPS = 30;
@@ -115,64 +115,8 @@ function svdKernel(batch: number, order: number, limits: GpuLimits, maxPerDimens
     `  for (var e = lid.x; e < M * N; e = e + ${s}) { mem[g + e] = bitcast<u32>(ldexp(xk_get(a + (e / N) * rsA + (e % N) * csA), -ex)); }`,
     `  for (var e = lid.x; e < N * N; e = e + ${s}) { mem[v + e] = bitcast<u32>(select(0.0, 1.0, e / N == e % N)); }`,
     "  storageBarrier();",
-    // Sweeps of round-robin rounds, until one rotates nothing.
-    "  let even = N + (N & 1u);",
-    "  let tol = f32(2u * M + 16u) * 5.9604645e-8;",
-    "  var converged = false;",
-    `  for (var sweep = 0u; sweep < ${u(MAX_SWEEPS)}; sweep = sweep + 1u) {`,
-    "    for (var turn = 0u; turn + 1u < even; turn = turn + 1u) {",
-    `      for (var k = lid.x; k < even / 2u; k = k + ${s}) {`,
-    "        let x = select(1u + (k - 1u + turn) % (even - 1u), 0u, k == 0u);",
-    "        let y = 1u + (even - 2u - k + turn) % (even - 1u);",
-    "        let p = min(x, y);",
-    "        let q = max(x, y);",
-    "        if (q < N) {",
-    "          var alpha = 0.0;",
-    "          var beta = 0.0;",
-    "          var gamma = 0.0;",
-    "          for (var i = 0u; i < M; i = i + 1u) {",
-    "            let gp = xk_get(g + i * N + p);",
-    "            let gq = xk_get(g + i * N + q);",
-    "            alpha = alpha + gp * gp;",
-    "            beta = beta + gq * gq;",
-    "            gamma = gamma + gp * gq;",
-    "          }",
-    "          if (abs(gamma) > tol * sqrt(alpha) * sqrt(beta)) {",
-    "            atomicOr(&xk_rotated, 1u);",
-    "            let zeta = (beta - alpha) / (2.0 * gamma);",
-    // t = sign(ζ)/(|ζ| + √(1 + ζ²)), without squaring a large ζ (columns of very different norms).
-    "            let az = abs(zeta);",
-    "            let t = select(-1.0, 1.0, zeta >= 0.0) / select(az + sqrt(1.0 + az * az), az * (1.0 + sqrt(1.0 + (1.0 / az) * (1.0 / az))), az > 1.0);",
-    "            let c = 1.0 / sqrt(1.0 + t * t);",
-    "            let sn = c * t;",
-    "            for (var i = 0u; i < M; i = i + 1u) {",
-    "              let gp = xk_get(g + i * N + p);",
-    "              let gq = xk_get(g + i * N + q);",
-    "              mem[g + i * N + p] = bitcast<u32>(c * gp - sn * gq);",
-    "              mem[g + i * N + q] = bitcast<u32>(sn * gp + c * gq);",
-    "            }",
-    "            for (var i = 0u; i < N; i = i + 1u) {",
-    "              let vp = xk_get(v + i * N + p);",
-    "              let vq = xk_get(v + i * N + q);",
-    "              mem[v + i * N + p] = bitcast<u32>(c * vp - sn * vq);",
-    "              mem[v + i * N + q] = bitcast<u32>(sn * vp + c * vq);",
-    "            }",
-    "          }",
-    "        }",
-    "      }",
-    // The next round's pairs read columns this one wrote.
-    "      storageBarrier();",
-    "    }",
-    "    workgroupBarrier();",
-    "    if (lid.x == 0u) {",
-    "      xk_word = atomicLoad(&xk_rotated);",
-    "      atomicStore(&xk_rotated, 0u);",
-    "    }",
-    "    if (workgroupUniformLoad(&xk_word) == 0u) {",
-    "      converged = true;",
-    "      break;",
-    "    }",
-    "  }",
+    // Sweeps of round-robin rounds, until one rotates nothing (V rotated with G).
+    ...oneSidedJacobiSweeps(size, MAX_SWEEPS, "g", "M", "N", { base: "v", rows: "N" }),
     // The norms, then each column's place: the larger norms before it, ties to the lower index.
     `  for (var j = lid.x; j < N; j = j + ${s}) {`,
     "    var sum = 0.0;",
