@@ -62,7 +62,13 @@ function shardEntries(files: readonly string[], count: number, dir: string): str
   files.forEach((file, i) => shards[i % shards.length]!.push(file));
   return shards.map((shard, i) => {
     const entry = join(dir, `rerun-${i + 1}-of-${shards.length}.mjs`);
-    writeFileSync(entry, shard.map((file) => `await import(${JSON.stringify(pathToFileURL(file).href)});\n`).join(""));
+    // A file that throws while it loads fails as a test of its own, and the next files still run.
+    writeFileSync(entry, [
+      `import { test } from "node:test";`,
+      `for (const file of ${JSON.stringify(shard.map((file) => pathToFileURL(file).href))}) {`,
+      `  try { await import(file); } catch (error) { test(\`\${file}: the test file loads\`, () => { throw error; }); }`,
+      `}`,
+    ].join("\n") + "\n");
     return entry;
   });
 }
