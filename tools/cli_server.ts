@@ -10,7 +10,9 @@
 // per request.
 //
 // The server is a worker thread (startCliServer), so a command that never returns cannot
-// hang the caller's thread: close() terminates it.
+// hang the caller's thread: close() terminates it. The CLI's own tests (test/cli/helpers.ts)
+// run their commands the same way: their helper is synchronous, so it starts the server
+// with startCliServerSync, which blocks until the worker listens.
 //
 // This module is also the worker's script: loaded in a worker with `workerData.role`
 // set, it serves; imported anywhere else it only exports startCliServer.
@@ -20,6 +22,7 @@ import { createServer } from "node:net";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { runCli } from "../src/cli/cli.js";
 import { nodeFiles } from "../src/cli/node_io.js";
+import { prepareDawnEnvironment } from "../src/compiler/webgpu/node_gpu.js";
 
 const ROLE = "xlats-cli-server";
 
@@ -43,6 +46,8 @@ export interface CliServer {
 
 /** Starts the server on the Unix socket `socket` (a path that must not exist yet); resolves once it accepts connections. */
 export function startCliServer(socket: string): Promise<CliServer> {
+  // A worker's process.env is a copy the Vulkan loader never reads: Dawn's variables are set here.
+  prepareDawnEnvironment();
   const worker = new Worker(new URL(import.meta.url), { workerData: { role: ROLE, socket } });
   return new Promise((resolve, reject) => {
     worker.once("error", reject);
@@ -59,6 +64,25 @@ export function startCliServer(socket: string): Promise<CliServer> {
   });
 }
 
+/** How long startCliServerSync waits for the worker to listen: its start loads the CLI's dispatch only. */
+const SYNC_START_MS = 60_000;
+
+/**
+ * startCliServer for a caller that cannot await (a synchronous test helper): returns once
+ * the server listens on `socket`, waiting on a shared word the worker sets (1 listening, 2
+ * failed); an Error when it does not listen within a minute. The worker is
+ * unreferenced: it ends with the process, which it does not keep alive.
+ */
+export function startCliServerSync(socket: string): void {
+  prepareDawnEnvironment();
+  const ready = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(new URL(import.meta.url), { workerData: { role: ROLE, socket, ready } });
+  worker.unref();
+  const waited = Atomics.wait(ready, 0, 0, SYNC_START_MS);
+  if (waited === "timed-out") throw new Error(`cli_server: the server did not listen on ${socket} within ${SYNC_START_MS / 1000} s`);
+  if (Atomics.load(ready, 0) !== 1) throw new Error(`cli_server: the server could not listen on ${socket}`);
+}
+
 async function answer(request: CliRequest): Promise<CliReply> {
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -70,7 +94,12 @@ async function answer(request: CliRequest): Promise<CliReply> {
   return { code, stdout: stdout.join(""), stderr: stderr.join("") };
 }
 
-function serve(socket: string): void {
+function serve(socket: string, ready: Int32Array | undefined): void {
+  const signal = (state: number): void => {
+    if (ready === undefined) return;
+    Atomics.store(ready, 0, state);
+    Atomics.notify(ready, 0);
+  };
   // Half-open: a client ends its side once its request is sent, and waits for the answer.
   const server = createServer({ allowHalfOpen: true }, (connection) => {
     const chunks: Buffer[] = [];
@@ -89,7 +118,19 @@ function serve(socket: string): void {
         .then((r) => connection.end(JSON.stringify(r)));
     });
   });
-  server.listen(socket, () => parentPort!.postMessage("listening"));
+  // An error before listening (the socket's path taken) ends the worker: startCliServer's
+  // promise rejects with it, startCliServerSync's wait ends at once.
+  server.once("error", (e) => {
+    signal(2);
+    throw e;
+  });
+  server.listen(socket, () => {
+    parentPort!.postMessage("listening");
+    signal(1);
+  });
 }
 
-if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) serve((workerData as { socket: string }).socket);
+if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) {
+  const data = workerData as { socket: string; ready?: Int32Array };
+  serve(data.socket, data.ready);
+}

@@ -9,9 +9,15 @@
 // every pipeline compiles in software: `npm test` reruns there the folders of
 // ASYNC_DEFAULT_TESTS, every op-test folder; the differential test runs when it is named
 // (npm run test:webgpu).
+// The files run a few to a process (shardEntries): a process per file spent about 0.9 s of
+// CPU on each file's start (Node, the library's modules, the backend's setup: a compiled
+// backend's worker, Dawn) before its first test, more than many files' tests take.
 
 import { spawnSync } from "node:child_process";
-import { availableParallelism } from "node:os";
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { BACKEND_NAMES, BACKENDS, type BackendName } from "../src/compiler/backends.js";
 
 /** The tests every backend reruns: the op tests, which compare with independently known values, and the random-program differential test. */
@@ -30,6 +36,42 @@ const OP_TESTS = [
  * "Testing a backend".
  */
 const ASYNC_DEFAULT_TESTS = OP_TESTS.filter((t) => t !== "dist/test/compiler/differential.test.js");
+
+/** The test files of `paths`, in order: a file itself, a folder's `*.test.js` files at any depth (its other modules are the tests' helpers). */
+function testFiles(paths: readonly string[]): string[] {
+  return paths.flatMap((path) => {
+    if (!statSync(path).isDirectory()) return [resolve(path)];
+    return readdirSync(path).sort().flatMap((name) => {
+      const inner = join(path, name);
+      return statSync(inner).isDirectory() ? testFiles([inner]) : name.endsWith(".test.js") ? [resolve(inner)] : [];
+    });
+  });
+}
+
+/**
+ * The files dealt in turn into `count` entry modules written in `dir`, each importing its
+ * files one after the other: `node --test` runs each entry in a process of its own, so a
+ * rerun starts `count` processes instead of one per file, and each file's tests run as in
+ * their own process (the same backend from XLATS_TEST_BACKEND; the op-test files set no
+ * process-wide state; seed001's root `before`, which starts its client, runs before its
+ * tests, and root `after` hooks at the process's end). The default run (`node --test
+ * dist/test/`) still runs every file alone.
+ */
+function shardEntries(files: readonly string[], count: number, dir: string): string[] {
+  const shards = Array.from({ length: Math.min(count, files.length) }, (): string[] => []);
+  files.forEach((file, i) => shards[i % shards.length]!.push(file));
+  return shards.map((shard, i) => {
+    const entry = join(dir, `rerun-${i + 1}-of-${shards.length}.mjs`);
+    // A file that throws while it loads fails as a test of its own, and the next files still run.
+    writeFileSync(entry, [
+      `import { test } from "node:test";`,
+      `for (const file of ${JSON.stringify(shard.map((file) => pathToFileURL(file).href))}) {`,
+      `  try { await import(file); } catch (error) { test(\`\${file}: the test file loads\`, () => { throw error; }); }`,
+      `}`,
+    ].join("\n") + "\n");
+    return entry;
+  });
+}
 
 const asked = process.argv.slice(2);
 for (const name of asked) {
@@ -72,7 +114,14 @@ for (const name of names) {
   const tests = !asyncOnly(name) ? OP_TESTS
     : asked.length > 0 ? OP_TESTS.filter((t) => t !== "dist/test/compiler/differential.test.js") : ASYNC_DEFAULT_TESTS;
   if (asyncOnly(name) && asked.length === 0) process.stdout.write(`test:${name}: the op suites of ${tests.length} folders and files (all of them: npm run test:${name})\n`);
-  const r = spawnSync(process.execPath, [concurrency, "--test", ...tests], { stdio: "inherit", env: { ...process.env, XLATS_TEST_BACKEND: name } });
-  if (r.status !== 0) status = r.status ?? 1;
+  // Two entries a file slot: a long file's shard does not leave the other slots idle at the end.
+  const dir = mkdtempSync(join(tmpdir(), "xlats-rerun-"));
+  try {
+    const entries = shardEntries(testFiles(tests), 2 * Math.max(2, availableParallelism()), dir);
+    const r = spawnSync(process.execPath, [concurrency, "--test", ...entries], { stdio: "inherit", env: { ...process.env, XLATS_TEST_BACKEND: name } });
+    if (r.status !== 0) status = r.status ?? 1;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 process.exit(status);

@@ -1,5 +1,6 @@
 // --backend for `xlats run` and `xlats test`, and `xlats compile`: through the built
-// command (spawned: only the built-in backends exist there), and through runCli in this
+// command (test/cli/helpers.ts: its server's worker has its own modules, where only the
+// built-in backends exist), and through runCli in this
 // process with backends registered at run time (async_backend.ts, and a test backend
 // with a compileAndDump hook).
 
@@ -29,7 +30,7 @@ const CHECKS = `func.func @main() {
 }
 `;
 
-/** What the spawned command knows: the built-in backends only. */
+/** What the command knows: the built-in backends only. */
 const BUILT_IN = Object.keys(BACKENDS).join(", ");
 
 test("an unknown --backend is a usage error listing the known backends (run, test, compile)", () => {

@@ -1,4 +1,4 @@
-// The built `xlats` command, spawned on small files: exit codes and output. These
+// The built `xlats` command (test/cli/helpers.ts) on small files: exit codes and output. These
 // cases need only the HLO text module (parameters and constants).
 
 import { strict as assert } from "node:assert";

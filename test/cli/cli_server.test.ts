@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import { startCliServer } from "../../tools/cli_server.js";
-import { tempFiles, xlats } from "./helpers.js";
+import { tempFiles, xlatsProcess } from "./helpers.js";
 
 // dist/test/cli/cli_server.test.js → dist/tools/cli_client.js
 const CLIENT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tools", "cli_client.js");
@@ -33,7 +33,7 @@ test("the client answers as xlats does: output, errors and exit codes; relative 
   try {
     const sub = join(dir, "sub");
     const printed = client(socket, sub, "print", "add.mlir");
-    assert.deepEqual(printed, xlats("print", join(sub, "add.mlir")));
+    assert.deepEqual(printed, xlatsProcess("print", join(sub, "add.mlir")));
     assert.equal(printed.code, 0);
     assert.match(printed.stdout, /stablehlo\.add/);
     // The server runs commands one after another and in turn: a run, then bad input (1) and bad usage (2).

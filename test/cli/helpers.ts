@@ -1,15 +1,55 @@
-// Spawning the built CLI on files written to a fresh temporary directory.
+// The built CLI on files written to a fresh temporary directory: `xlats(...)` runs a
+// command as `xlats` does, through tools/cli_server.ts (one server, a worker thread of the
+// test's process, which loads the CLI's modules once; each call starts tools/cli_client.ts,
+// a bare Node, as Shardy's lit tests do), and `xlatsProcess(...)` spawns the command
+// itself. A fresh `xlats` spends most of a small command's CPU loading its modules (0.6-1 s
+// for a `run`), which the CLI tests paid at every call; the server answers with the same
+// runCli and file access (tools/cli_server.ts), which test/cli/cli_server.test.ts compares
+// with the spawned command. What only the process does (src/cli/main.ts: `run --timeout`'s
+// supervision, $XLATS_MAX_DEVICES, a closed stdout pipe) is tested on the spawned command:
+// `xlats` itself spawns it for a supervised run and for no arguments at all (the client's
+// own usage line would answer that).
 
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startCliServerSync } from "../../tools/cli_server.js";
+import { runTimeout } from "../../src/cli/cli.js";
 
-// dist/test/cli/helpers.js → dist/src/cli/main.js
+// dist/test/cli/helpers.js → dist/src/cli/main.js, dist/tools/cli_client.js
 export const CLI = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "src", "cli", "main.js");
+const CLIENT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tools", "cli_client.js");
 
-export function xlats(...args: string[]): { code: number; stdout: string; stderr: string } {
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The server's socket, the server started at the first call (it ends with this process). */
+let socket: string | undefined;
+
+function serverSocket(): string {
+  if (socket === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), "xlats-cli-server-"));
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+    startCliServerSync(join(dir, "xlats.sock"));
+    socket = join(dir, "xlats.sock");
+  }
+  return socket;
+}
+
+/** `xlats ARGS...` as the command answers it: run by this process's server, or spawned where main.ts acts (above). */
+export function xlats(...args: string[]): CliResult {
+  if (args.length === 0 || runTimeout(args) !== undefined) return xlatsProcess(...args);
+  const r = spawnSync(process.execPath, [CLIENT, serverSocket(), ...args], { encoding: "utf8", timeout: 30_000 });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** `xlats ARGS...` spawned: for what src/cli/main.ts does around the command. */
+export function xlatsProcess(...args: string[]): CliResult {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 30_000 });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
@@ -22,4 +62,3 @@ export function tempFiles(files: Record<string, string>): string {
   }
   return dir;
 }
-

@@ -1,5 +1,5 @@
-// `xlats shardings`: the command on small programs written here, spawned as a user runs
-// it (and once in-process, for the terminal-color switch).
+// `xlats shardings`: the command on small programs written here, run as the CLI tests run
+// commands (test/cli/helpers.ts), and once through runCli here, for the terminal-color switch.
 
 import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
