@@ -48,6 +48,7 @@
 import type { Instruction } from "../../ir/computation.js";
 import { parseAttributeDictionary } from "../../interpreter/attribute_dictionary.js";
 import { FfiCall, type FfiPlatform } from "../../interpreter/lapack/ffi.js";
+import { F32_SVD_TARGETS } from "../../interpreter/lapack/targets.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { ShapeError } from "../../types/errors.js";
 import { arrayShape, arrayLeaves, shapeToString, type ArrayShape } from "../../types/shape.js";
@@ -60,7 +61,7 @@ import { GET, IS_ZERO, MAGNITUDE, gamma, grid, header, householderReflector, mat
 import { syevd } from "./eigh_wgsl.js";
 import { gehrd, sytrd } from "./householder_wgsl.js";
 import { gtsv } from "./tridiagonal_wgsl.js";
-import { SVD_KERNELS } from "./svd_wgsl.js";
+import { svdOfForm } from "./svd_wgsl.js";
 
 export type { ParameterizedKernel } from "./matrix_kernel_wgsl.js";
 
@@ -626,10 +627,7 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
   ["lapack_sgehrd_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: gehrd }],
   ["lapack_sgtsv_ffi", { platform: "cpu", operands: "f32", rank: 1, kernel: gtsv }],
   ...["cu", "hip"].map((prefix) => [`${prefix}sparse_gtsv2_ffi`, { platform: "gpu", operands: "f32", rank: 1, kernel: gtsv }] as const),
-  ...(["gesdd", "gesvd"] as const).map((routine) => [`lapack_s${routine}_ffi`, { platform: "cpu", operands: "f32", rank: 2, kernel: SVD_KERNELS.lapack }] as const),
-  ...([["cusolver_gesvd_ffi", SVD_KERNELS.gesvd], ["hipsolver_gesvd_ffi", SVD_KERNELS.gesvd], ["hipsolver_gesdd_ffi", SVD_KERNELS.gesdd],
-    ["cusolver_gesvdj_ffi", SVD_KERNELS.gesvdj], ["hipsolver_gesvdj_ffi", SVD_KERNELS.gesvdj], ["cusolver_gesvdp_ffi", SVD_KERNELS.gesvdj]] as const)
-    .map(([target, kernel]) => [target, { platform: "gpu", operands: "f32", rank: 2, kernel }] as const),
+  ...F32_SVD_TARGETS.map(([target, form]) => [target, { platform: target.startsWith("lapack_") ? "cpu" : "gpu", operands: "f32", rank: 2, kernel: svdOfForm(form) }] as const),
   ["Qr", { platform: "gpu", operands: "f32", rank: 2, kernel: geqrf }],
   ["ProductOfElementaryHouseholderReflectors", { platform: "gpu", operands: "f32", rank: 2, kernel: orgqr }],
   ...["cu", "hip"].map((prefix) => [`${prefix}_lu_pivots_to_permutation`, { platform: "gpu", operands: "s32", rank: 1, kernel: pivotsToPermutation }] as const),

@@ -29,7 +29,7 @@
 // registry's; without vectors the vector results are zeros (LAPACK leaves them).
 
 import { arrayShape, shapeToString } from "../../types/shape.js";
-import { gpuSvdForm, gpuSvdjForm, lapackSvdForm, type SvdFormOf } from "../../interpreter/lapack/targets.js";
+import type { SvdFormOf } from "../../interpreter/lapack/targets.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { product, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
@@ -193,12 +193,13 @@ function svdKernel(batch: number, order: number, limits: GpuLimits, maxPerDimens
 }
 
 /**
- * An SVD target of `formOf`'s form: buffers (a, then the five results, then the work
+ * The kernel of the SVD targets of `formOf`'s form (which targets: targets.ts's
+ * F32_SVD_TARGETS): buffers (a, then the five results, then the work
  * buffer). The form is read as the registry reads it (a ShapeError: the host runs it and
  * reports); min(m, n) past MAX_SVD_ORDER runs on the host. An empty A (N = 0) has no
  * sweep: U is the completion of no columns, the identity, as the interpreter's.
  */
-const svd = (formOf: SvdFormOf): LapackKernel => (call, [a, ...more], results, limits, maxPerDimension) => {
+export const svdOfForm = (formOf: SvdFormOf): LapackKernel => (call, [a, ...more], results, limits, maxPerDimension) => {
   const dims = a!.dimensions, [m, n] = dims.slice(-2) as [number, number], batch = dims.slice(0, -2);
   const form = formOf(call, m, n);
   const k = Math.min(m, n), tall = m >= n, M = Math.max(m, n), N = k;
@@ -226,12 +227,3 @@ const svd = (formOf: SvdFormOf): LapackKernel => (call, [a, ...more], results, l
   const count = product(batch);
   return { kernel: svdKernel(count, k, limits, maxPerDimension), parameters, workspaceBytes: 4 * count * (M * N + N * N + 2 * N + M) };
 };
-
-/** The SVD targets that run as this kernel, by routine: jaxlib's CPU ones and the GPU ones by the form of their results. */
-export const SVD_KERNELS = {
-  lapack: svd(lapackSvdForm),
-  gesvd: svd(gpuSvdForm(true)),
-  gesdd: svd(gpuSvdForm(false)),
-  gesvdj: svd(gpuSvdjForm),
-};
-

@@ -264,7 +264,7 @@ function svdCall(call: FfiCall, form: SvdForm): Literal[] {
 export type SvdFormOf = (call: FfiCall, m: number, n: number) => SvdForm;
 
 /** ?gesdd / ?gesvd: mode A (full), S (reduced) or N (values only). */
-export const lapackSvdForm: SvdFormOf = (call) => {
+const lapackSvdForm: SvdFormOf = (call) => {
   const mode = call.char("mode", "ASN");
   return { vectors: mode !== "N", full: mode === "A", uSlot: 2, rightAsV: false, shapedWithoutVectors: false };
 };
@@ -275,7 +275,7 @@ export const lapackSvdForm: SvdFormOf = (call) => {
  * as values, slot 2 holds Vᴴ and slot 3 holds U. cuSOLVER's gesvd needs m >= n, so
  * jaxlib transposes exactly the wide matrices for it (`tallOnly`); gesdd takes any shape.
  */
-export const gpuSvdForm = (tallOnly: boolean): SvdFormOf => (call, m, n) => {
+const gpuSvdForm = (tallOnly: boolean): SvdFormOf => (call, m, n) => {
   const transposed = call.bool("transposed");
   if (tallOnly && (transposed ? m > n : m < n)) {
     call.fail("attribute transposed", `is ${transposed} for a ${m}×${n} matrix: the solver needs ${transposed ? "m <= n" : "m >= n"} (jaxlib transposes exactly the wide matrices)`);
@@ -284,7 +284,7 @@ export const gpuSvdForm = (tallOnly: boolean): SvdFormOf => (call, m, n) => {
 };
 
 /** The GPU's gesvdj / gesvdp: V itself (not Vᴴ), and U and V allocated at full size even without vectors. */
-export const gpuSvdjForm: SvdFormOf = (call) =>
+const gpuSvdjForm: SvdFormOf = (call) =>
   ({ vectors: call.bool("compute_uv"), full: call.bool("full_matrices"), uSlot: 2, rightAsV: true, shapedWithoutVectors: true });
 
 /** The SVD target of a form. */
@@ -523,6 +523,25 @@ function target(name: string, kind: LapackKind | undefined, platform: FfiPlatfor
   return [name, { run }];
 }
 
+/** jaxlib's GPU SVD targets by name after the platform prefix, with the form of their results (GPU_ROUTINES runs each as svdTarget). */
+const GPU_SVD_FORMS: readonly (readonly [string, SvdFormOf, readonly ("cu" | "hip")[]])[] = [
+  ["solver_gesvd_ffi", gpuSvdForm(true), ["cu", "hip"]],
+  // ROCm's divide and conquer takes gesvd's attributes (jaxlib passes transposed = false).
+  ["solver_gesdd_ffi", gpuSvdForm(false), ["hip"]],
+  ["solver_gesvdj_ffi", gpuSvdjForm, ["cu", "hip"]],
+  ["solver_gesvdp_ffi", gpuSvdjForm, ["cu"]],
+];
+
+/**
+ * The SVD targets that take f32 matrices, by full name, with their form: jaxlib's CPU
+ * lapack_sgesdd_ffi and lapack_sgesvd_ffi, and the GPU ones (whose names carry no type).
+ * The one list the registry's and the WebGPU kernel's (svd_wgsl.ts) targets come from.
+ */
+export const F32_SVD_TARGETS: readonly (readonly [string, SvdFormOf])[] = [
+  ...["gesdd", "gesvd"].map((routine) => [`lapack_s${routine}_ffi`, lapackSvdForm] as const),
+  ...GPU_SVD_FORMS.flatMap(([name, form, prefixes]) => prefixes.map((prefix) => [`${prefix}${name}`, form] as const)),
+];
+
 /**
  * jaxlib's GPU targets by name after the platform prefix (`cu` for CUDA, `hip` for ROCm):
  * one per routine, every type; a few exist on one platform only.
@@ -534,11 +553,7 @@ const GPU_ROUTINES: readonly (readonly [string, Routine, readonly ("cu" | "hip")
   ["solver_ormqr_ffi", ormqrTarget, ["cu", "hip"]],
   ["solver_potrf_ffi", potrfTarget, ["cu", "hip"]],
   ["solver_syevd_ffi", eighTarget, ["cu", "hip"]],
-  ["solver_gesvd_ffi", svdTarget(gpuSvdForm(true)), ["cu", "hip"]],
-  // ROCm's divide and conquer takes gesvd's attributes (jaxlib passes transposed = false).
-  ["solver_gesdd_ffi", svdTarget(gpuSvdForm(false)), ["hip"]],
-  ["solver_gesvdj_ffi", svdTarget(gpuSvdjForm), ["cu", "hip"]],
-  ["solver_gesvdp_ffi", svdTarget(gpuSvdjForm), ["cu"]],
+  ...GPU_SVD_FORMS.map(([name, form, prefixes]) => [name, svdTarget(form), prefixes] as const),
   ["solver_sytrd_ffi", sytrdTarget, ["cu", "hip"]],
   ["solver_geev_ffi", gpuGeevTarget, ["cu"]],
   ["sparse_gtsv2_ffi", gtsvTarget, ["cu", "hip"]],
