@@ -10,7 +10,7 @@
 // `xlats` itself spawns it for a supervised run and for no arguments at all (the client's
 // own usage line would answer that).
 
-import { spawnSync } from "node:child_process";
+import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -21,6 +21,13 @@ import { runTimeout } from "../../src/cli/cli.js";
 // dist/test/cli/helpers.js → dist/src/cli/main.js, dist/tools/cli_client.js
 export const CLI = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "src", "cli", "main.js");
 const CLIENT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tools", "cli_client.js");
+
+/**
+ * How long one command may take before it is killed (and the result says so). Generous: the
+ * tests' commands take well under a second alone, but CI's machines are shared, and at a load
+ * of 15 two of them once took over 30 s; a hang still ends, with this named in stderr.
+ */
+const CALL_LIMIT_MS = 120_000;
 
 export interface CliResult {
   code: number;
@@ -44,14 +51,19 @@ function serverSocket(): string {
 /** `xlats ARGS...` as the command answers it: run by this process's server, or spawned where main.ts acts (above). */
 export function xlats(...args: string[]): CliResult {
   if (args.length === 0 || runTimeout(args) !== undefined) return xlatsProcess(...args);
-  const r = spawnSync(process.execPath, [CLIENT, serverSocket(), ...args], { encoding: "utf8", timeout: 30_000 });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  return answer(spawnSync(process.execPath, [CLIENT, serverSocket(), ...args], { encoding: "utf8", timeout: CALL_LIMIT_MS }), args);
 }
 
 /** `xlats ARGS...` spawned: for what src/cli/main.ts does around the command. */
 export function xlatsProcess(...args: string[]): CliResult {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 30_000 });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  return answer(spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: CALL_LIMIT_MS }), args);
+}
+
+/** A finished call's result; one killed at CALL_LIMIT_MS says so in its stderr, so a failing test names the cause. */
+function answer(r: SpawnSyncReturns<string>, args: readonly string[]): CliResult {
+  const killed = r.error !== undefined || r.signal !== null;
+  const why = killed ? `\n[test helper: \`xlats ${args.join(" ")}\` ${r.error?.message ?? `killed by ${r.signal}`} (limit ${CALL_LIMIT_MS / 1000} s)]` : "";
+  return { code: r.status ?? -1, stdout: r.stdout ?? "", stderr: (r.stderr ?? "") + why };
 }
 
 export function tempFiles(files: Record<string, string>): string {
