@@ -106,7 +106,7 @@ export function parseCachesOverride(text: string): Found | string {
     const [name, size, extra] = item.split("=");
     const key = names[name?.trim().toLowerCase() ?? ""];
     const bytes = size === undefined ? undefined : parseCacheSize(size);
-    const problem = extra !== undefined || key === undefined ? `\`${item}\` is not l1d=SIZE or l2=SIZE`
+    const problem = size === undefined || extra !== undefined || key === undefined ? `\`${item}\` is not l1d=SIZE or l2=SIZE`
       : bytes === undefined ? `\`${size}\` is not a size (bytes, or a whole number with K or M)`
       : !inRange(key, bytes) ? `${name}=${size} lies outside ${CACHE_RANGES[key].map(showBytes).join(" to ")}`
       : undefined;
