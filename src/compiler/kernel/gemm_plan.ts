@@ -329,10 +329,10 @@ export interface GemmSchedule {
  * "rowDots": a call's columns are read as one run of B's rows, which pieces would cut
  * short), which keep a static share each. `cutsGrain`: a thread's last chunk, and the
  * units taken from another's, may be cut into pieces of row tiles: B pre-packed and a
- * chunk's B (all of k) at most the L2 of the caches it is planned for, so that the piece
- * that reads it again finds it there (the Zen 5 measured: 1 MiB). Cut so, GPT-2's 128 x 3072 x 768 (a chunk's B 4.5 MiB)
- * computed 7-10% less per thread-CPU-second at two threads; B packed by each call would
- * be packed again.
+ * chunk's B (all of k) at most the L2 it is planned for (schedule.caches; the Zen 5
+ * measured: 1 MiB), so that the piece that reads it again finds it there. Cut so, GPT-2's
+ * 128 x 3072 x 768 (a chunk's B 4.5 MiB) computed 7-10% less per thread-CPU-second at two
+ * threads; B packed by each call would be packed again.
  */
 export function gemmBalance(schedule: GemmSchedule, prepackedB: boolean): SplitBalance {
   if (schedule.kind !== "packed") return { grain: 0, cutsGrain: false };

@@ -79,7 +79,7 @@ export function sysfsCaches(entries: readonly SysfsCacheEntry[]): Found {
 /** The sizes in `getconf -a`'s output (glibc's LEVEL1_DCACHE_SIZE and LEVEL2_CACHE_SIZE, from cpuid), sane ones only (0 where it does not know). */
 export function getconfCaches(output: string): Found {
   const value = (name: string): number | undefined => {
-    const m = new RegExp(`^${name}\\s+(\\d+)\\s*$`, "m").exec(output);
+    const m = new RegExp(`^${name}[ \\t]+(\\d+)[ \\t]*$`, "m").exec(output);
     return m === null ? undefined : Number(m[1]);
   };
   return saneSizes({ l1dBytes: value("LEVEL1_DCACHE_SIZE"), l2Bytes: value("LEVEL2_CACHE_SIZE") });
@@ -88,7 +88,7 @@ export function getconfCaches(output: string): Found {
 /** The sizes in `sysctl hw.l1dcachesize hw.l2cachesize`'s output (macOS: `name: bytes` lines), sane ones only. */
 export function sysctlCaches(output: string): Found {
   const value = (name: string): number | undefined => {
-    const m = new RegExp(`^hw\\.${name}\\s*[:=]\\s*(\\d+)\\s*$`, "m").exec(output);
+    const m = new RegExp(`^hw\\.${name}[ \\t]*[:=][ \\t]*(\\d+)[ \\t]*$`, "m").exec(output);
     return m === null ? undefined : Number(m[1]);
   };
   return saneSizes({ l1dBytes: value("l1dcachesize"), l2Bytes: value("l2cachesize") });

@@ -197,8 +197,10 @@ export function familyByName(name: GemmFamilyName, caches?: CpuCaches): GemmFami
 
 /** The best family the CPU runs, blocked for its caches. */
 export function gemmFamily(cpu: NativeCpu): GemmFamily {
-  const name: GemmFamilyName = cpu.arch === "x86_64" && cpu.avx512f ? "avx512" : cpu.arch === "x86_64" && cpu.avx2 && cpu.fma ? "avx2" : cpu.neon ? "neon" : "portable";
-  return familyByName(name, cpu.caches);
+  if (cpu.arch === "x86_64" && cpu.avx512f) return familyByName("avx512", cpu.caches);
+  if (cpu.arch === "x86_64" && cpu.avx2 && cpu.fma) return familyByName("avx2", cpu.caches);
+  if (cpu.neon) return familyByName("neon", cpu.caches);
+  return familyByName("portable", cpu.caches);
 }
 
 /**
