@@ -18,16 +18,16 @@ if (typeof t === "string") {
   process.stdout.write(JSON.stringify({ unavailable: t }));
 } else {
   const random = rng(47);
-  // 197 rows (past one block of A at every L2 here but 2 MiB), k 700 (three blocks of 256, five of 160), n 600.
+  // 100 rows (three blocks of A at a 256 KiB L2), k 600 (three blocks of 256, four of 160), n 300 (three chunks at 256 KiB).
   const products = (["f32", "f64"] as const).map((type) => {
     const module = parseHlo(`HloModule caches_${type}
 ENTRY e {
-  a = ${type}[197,700] parameter(0)
-  b = ${type}[700,600] parameter(1)
-  ROOT r = ${type}[197,600] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  a = ${type}[100,600] parameter(0)
+  b = ${type}[600,300] parameter(1)
+  ROOT r = ${type}[100,300] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
 `);
-    const args = [[197, 700], [700, 600]].map((dims) => Literal.fromValues(type, dims, Array.from({ length: dims[0]! * dims[1]! }, () => random() * 2 - 1)));
+    const args = [[100, 600], [600, 300]].map((dims) => Literal.fromValues(type, dims, Array.from({ length: dims[0]! * dims[1]! }, () => random() * 2 - 1)));
     const want = evaluate(module.entry, args);
     const exe = compileSync(module, { backend: "native", threads: 2 });
     try {
