@@ -145,7 +145,7 @@ export function planConv(g: ConvGeometry, target: GemmTarget, tilingOverride?: P
   const pixelBlock = mr * Math.max(1, Math.round(64 / mr));
   const caches = targetCaches(target);
   const blockBytes = l2BlockBytes(caches);
-  const kc = kDepth * roundUp(o, nr) * es <= blockBytes ? kDepth : Math.max(1, Math.min(kDepth, depthBlock(g.type, caches)));
+  const kc = kDepth * roundUp(o, nr) * es <= blockBytes ? kDepth : Math.max(1, Math.min(kDepth, depthBlock(g.type, caches, nr)));
   const nc = kc === kDepth ? roundUp(o, nr) : roundUp(Math.min(o, Math.floor(blockBytes / (kc * es))), nr);
   const tiling = { mr, nrVectors: target.tileVectors, kc, nc, ...tilingOverride };
   return {

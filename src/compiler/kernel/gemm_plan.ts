@@ -225,15 +225,24 @@ export const l2BlockBytes = (caches: CpuCaches): number => Math.floor(caches.l2B
 export const l2ABlockBytes = (caches: CpuCaches): number => Math.floor((caches.l2Bytes * 3) / 16);
 
 /**
- * Depth of a block of k (elements), so that a kc x nr panel of B stays in L1: each of
- * its columns takes kc·es = L1d / 48 bytes, rounded down to 64 (whole lines; 16 f32 or 8
- * f64 steps). On a 48 KiB L1d that is 1 KiB (kc 256 f32, 128 f64, measured best on Zen 5
- * and AVX2's Zen 3, docs/benchmarks.md), where the widest panel, avx512's 32 f32 (or 16
- * f64) columns, fills two thirds of L1d (f64: a third), beside A's tile streaming
- * through.
+ * The most bytes of one column of a panel of B (kc·es): kc 256 f32, 128 f64, measured best
+ * on Zen 5 (48 KiB L1d) and on AVX2's Zen 3 (32 KiB), where kc 336 or 512 measured no
+ * better (docs/benchmarks.md, "Cache sizes detected, session 47" and session 46).
  */
-export const depthBlock = (type: GemmElement, caches: CpuCaches): number =>
-  Math.max(64, Math.floor(caches.l1dBytes / 48 / 64) * 64) / gemmElementBytes(type);
+const MAX_DEPTH_BYTES = 1024;
+
+/**
+ * Depth of a block of k (elements), so that a kc x nr panel of B stays in L1: the panel
+ * of the target's nr columns in at most two thirds of L1d, beside A's tile streaming
+ * through, and kc·es at most MAX_DEPTH_BYTES, rounded down to 64 bytes (whole lines: 16
+ * f32 or 8 f64 steps). avx512's 32 f32 columns fill two thirds of a 48 KiB L1d at kc
+ * 256; on 32 KiB they get kc 160; avx2's 16 columns keep 256 there.
+ */
+export const depthBlock = (type: GemmElement, caches: CpuCaches, nr: number): number => {
+  const es = gemmElementBytes(type);
+  const panelFits = Math.floor((2 * caches.l1dBytes) / 3 / (nr * es)) * es;
+  return Math.max(64, Math.floor(Math.min(MAX_DEPTH_BYTES, panelFits) / 64) * 64) / es;
+};
 
 /** The tiling of a spec on a target: its register tile; a kc x nr B panel stays in L1 and the kc x nc block in L2. */
 export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
@@ -241,10 +250,10 @@ export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
   const nr = target.tileVectors * vectorLanes(target, type);
   if (target.blocking === "row-panels") {
     const mr = Math.max(1, Math.min(target.tileRows, spec.m));
-    return { mr, nrVectors: target.tileVectors, kc: depthBlock(type, MEASURED_CACHES), nc: roundUp(Math.min(512, Math.max(spec.n, 1)), nr) };
+    return { mr, nrVectors: target.tileVectors, kc: depthBlock(type, MEASURED_CACHES, nr), nc: roundUp(Math.min(512, Math.max(spec.n, 1)), nr) };
   }
   const caches = targetCaches(target);
-  const kc = Math.max(1, Math.min(spec.k, depthBlock(type, caches)));
+  const kc = Math.max(1, Math.min(spec.k, depthBlock(type, caches, nr)));
   const es = gemmElementBytes(type);
   const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.floor(l2BlockBytes(caches) / (kc * es))), nr);
   const mr = target.tileRows;

@@ -22,8 +22,9 @@ const avx512 = (caches?: CpuCaches): GemmTarget => familyByName("avx512", caches
 
 test("gemm caches: the sizes measured on give the blocks measured best (kc 256 / 128, nc 512, mc 182 rows of 14, B cut at 1 MiB)", () => {
   assert.deepEqual(MEASURED_CACHES, { l1dBytes: 48 * KiB, l2Bytes: 1 * MiB });
-  assert.equal(depthBlock("f32", MEASURED_CACHES), 256);
-  assert.equal(depthBlock("f64", MEASURED_CACHES), 128);
+  assert.equal(depthBlock("f32", MEASURED_CACHES, 32), 256);
+  assert.equal(depthBlock("f64", MEASURED_CACHES, 16), 128);
+  assert.equal(depthBlock("f32", MEASURED_CACHES, 16), 256);
   assert.equal(l2BlockBytes(MEASURED_CACHES), 512 * KiB);
   assert.equal(l2ABlockBytes(MEASURED_CACHES), 192 * KiB);
   // A family without sizes blocks as one given the measured ones.
@@ -43,10 +44,15 @@ test("gemm caches: L2 scales the blocks of packed B and A, L1d the depth", () =>
   assert.deepEqual(at({ l2Bytes: 256 * KiB }), { mr: 14, nrVectors: 2, kc: 256, nc: 128, mc: 42 });
   assert.deepEqual(at({ l2Bytes: 512 * KiB }), { mr: 14, nrVectors: 2, kc: 256, nc: 256, mc: 84 });
   assert.deepEqual(at({ l2Bytes: 2 * MiB }), { mr: 14, nrVectors: 2, kc: 256, nc: 1024, mc: 378 });
-  // kc·es = L1d / 48, rounded down to 64 bytes: 32 KiB -> 640 bytes (160 f32, 80 f64).
+  // The panel of B (kc x nr) in two thirds of L1d, kc·es at most 1 KiB, in whole lines: on 32 KiB
+  // avx512's 32 f32 columns get kc 160 (20 KiB), its 16 f64 columns and avx2's 16 f32 the 1 KiB.
   assert.deepEqual(at({ l1dBytes: 32 * KiB }), { mr: 14, nrVectors: 2, kc: 160, nc: 832, mc: 294 });
-  assert.equal(depthBlock("f64", { ...MEASURED_CACHES, l1dBytes: 32 * KiB }), 80);
-  assert.equal(depthBlock("f32", { ...MEASURED_CACHES, l1dBytes: 64 * KiB }), 336);
+  const l1d32 = { ...MEASURED_CACHES, l1dBytes: 32 * KiB };
+  assert.equal(depthBlock("f64", l1d32, 16), 128);
+  assert.equal(gemmTiling(big, familyByName("avx2", l1d32).target).kc, 256);
+  assert.equal(depthBlock("f32", { ...MEASURED_CACHES, l1dBytes: 16 * KiB }, 32), 80);
+  // A larger L1d does not deepen the blocks past 1 KiB a column (kc 336 measured no better).
+  assert.equal(depthBlock("f32", { ...MEASURED_CACHES, l1dBytes: 128 * KiB }, 32), 256);
   // GPT-2's 128 rows stay one block of A down to a 1 MiB L2, and split into two at 512 KiB.
   assert.equal(gemmTiling(spec(128, 768, 3072), avx512({ ...MEASURED_CACHES, l2Bytes: 512 * KiB })).mc, 84);
   // WebAssembly's row panels keep their fixed blocks whatever sizes a target names.
@@ -72,8 +78,9 @@ test("gemm caches: every size in the sane ranges keeps the loop nest's invariant
             const nr = t.nrVectors * target.vectorBytes / es;
             const where = `${name} ${elementType} ${s.m}x${s.k}x${s.n} L1d ${l1dBytes} L2 ${l2Bytes}`;
             assert.ok(Number.isInteger(t.kc) && t.kc >= 1 && t.kc <= Math.max(s.k, 1), `${where}: kc ${t.kc}`);
-            // A kc x nr panel of B fits in two thirds of L1d.
+            // A kc x nr panel of B fits in two thirds of L1d, each column at most 1 KiB.
             assert.ok(t.kc * nr * es <= (2 * l1dBytes) / 3, `${where}: a panel of ${t.kc} x ${nr} in L1d`);
+            assert.ok(t.kc * es <= 1024, `${where}: kc ${t.kc}`);
             assert.ok(t.nc % nr === 0 && t.nc >= nr, `${where}: nc ${t.nc}`);
             assert.ok(t.nc === nr || t.kc * (t.nc - nr) * es < l2Bytes / 2, `${where}: the block of B ${t.kc} x ${t.nc} past half of L2`);
             assert.ok(t.mc !== undefined && t.mc % t.mr === 0 && t.mc >= t.mr, `${where}: mc ${t.mc}`);
