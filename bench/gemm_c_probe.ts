@@ -35,7 +35,10 @@
 // the first thread (as an unsplit step on the calling thread writes it). `consumed`: C's
 // rows written before each call, half by each thread (at one thread all by it), as a
 // step split by rows leaves the memory a program's product then writes over.
-//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [nt] [family=avx2] ['tiling={"nc":256}'] [base=/path/to/main] [threads=2] [static] [pair] [produced[=first]] [consumed] [exe=PATH]
+// `caches=`: this build's schedules blocked for other cache sizes (native/cpu_caches.ts),
+// a list of $XLATS_NATIVE_CPU_CACHES's values separated by `;`, each over the detected
+// sizes, every shape timed under each in turn (`'caches=l2=512K;l2=1M;l2=2M'`).
+//   node dist/bench/gemm_c_probe.js [1024x1024x1024 64x784x1024 ...] [rounds=20] [cold] [packB] [nt] [family=avx2] ['tiling={"nc":256}'] ['caches=l2=512K;l2=2M'] [base=/path/to/main] [threads=2] [static] [pair] [produced[=first]] [consumed] [exe=PATH]
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -45,14 +48,22 @@ import { pathToFileURL } from "node:url";
 import { anyGemmRoutine } from "../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily, type GemmFamily, type GemmFamilyName } from "../src/compiler/native/gemm_c_family.js";
 import { nativeToolchain } from "../src/compiler/native/toolchain.js";
+import { parseCachesOverride } from "../src/compiler/native/cpu_caches.js";
 import { BALANCE } from "../src/compiler/native/glue.js";
-import { gemmTiling, packedBLength, packedBOf, planGemm, type GemmSpec, type GemmTiling } from "../src/compiler/kernel/gemm_plan.js";
+import { gemmTiling, packedBLength, packedBOf, planGemm, targetCaches, type GemmSpec, type GemmTiling } from "../src/compiler/kernel/gemm_plan.js";
 
 const args = process.argv.slice(2);
 const toolchain = nativeToolchain();
 if (typeof toolchain === "string") throw new Error(toolchain);
 const familyArg = args.find((a) => a.startsWith("family="))?.slice(7) as GemmFamilyName | undefined;
-const family = familyArg !== undefined ? familyByName(familyArg) : gemmFamily(toolchain.cpu);
+const family = familyArg !== undefined ? familyByName(familyArg, toolchain.cpu.caches) : gemmFamily(toolchain.cpu);
+// This build's family blocked for each `caches=` entry (the detected sizes where there is none).
+const cachesArg = args.find((a) => a.startsWith("caches="))?.slice(7);
+const cacheVariants = cachesArg === undefined ? [{ label: "", family }] : cachesArg.split(";").map((text) => {
+  const sizes = parseCachesOverride(text);
+  if (typeof sizes === "string") throw new Error(sizes);
+  return { label: ` [${text}]`, family: familyByName(family.name, { ...targetCaches(family.target), ...sizes }) };
+});
 /** The peak row's FMA loop on the family's vectors: 16 lanes for avx512 (8 read half its ceiling), else AVX2's 8. */
 const peak = family.name === "avx512"
   ? { vec: "__m512", p: "_mm512", lanes: 16, target: "avx512f" }
@@ -88,13 +99,16 @@ if (baseDir !== undefined) {
 
 const twoThreads = args.includes("threads=2");
 const staticSplit = args.includes("static");
-const cases = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => tilings.flatMap((tiling) => builds.map((build) => ({ m, k, n, tiling, build }))));
+const cases = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => tilings.flatMap((tiling) => cacheVariants.flatMap((variant) => builds.map((build) => ({
+  m, k, n, tiling, build: build.label === "" ? { ...build, label: variant.label, family: variant.family } : build,
+})))));
 const routines = cases.map(({ m, k, n, tiling, build }, i) => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, rhsTransposed: bTransposed };
   const schedule = build.plan(spec, build.family.target, { ...build.tilingOf(spec, build.family.target), ...tiling });
   const packed = packEachCall ? undefined : packedBOf(schedule);
   const routine = build.routineOf(schedule, build.family, `g${i}`, undefined, packed !== undefined);
-  const override = `${Object.keys(tiling).length > 0 ? ` ${JSON.stringify(tiling)}` : ""}${build.label}`;
+  const blocks = cachesArg === undefined ? "" : ` kc ${schedule.tiling.kc} nc ${schedule.tiling.nc} mc ${schedule.tiling.mc} chunk ${schedule.chunk}`;
+  const override = `${Object.keys(tiling).length > 0 ? ` ${JSON.stringify(tiling)}` : ""}${build.label}${blocks}`;
   // The glue's split: balanced where the routine has a grain (this build's; `static`: the static halves instead).
   const balance = (routine as { balance?: { grain: number; cutsGrain: boolean } }).balance;
   const grain = staticSplit ? 0 : balance?.grain ?? 0;
@@ -285,7 +299,8 @@ try {
   const flags = toolchain.flags.filter((f) => f !== "-fPIC");
   execFileSync(toolchain.cc, [...flags, join(dir, "probe.c"), "-o", exePath ?? join(dir, "probe")], { stdio: "inherit" });
   if (exePath !== undefined) process.exit(0);
-  console.log(`family ${family.name}; ${rounds} rounds${cold ? ", caches flushed before every call" : ""}${packEachCall ? `, B${bTransposed ? " stored [n][k]" : ""} packed by each call` : ""}; per CPU second of the thread`);
+  const { l1dBytes, l2Bytes } = targetCaches(family.target);
+  console.log(`family ${family.name}; caches detected: L1d ${l1dBytes} (${toolchain.cachesFrom.l1dBytes}), L2 ${l2Bytes} (${toolchain.cachesFrom.l2Bytes}); ${rounds} rounds${cold ? ", caches flushed before every call" : ""}${packEachCall ? `, B${bTransposed ? " stored [n][k]" : ""} packed by each call` : ""}; per CPU second of the thread`);
   process.stdout.write(execFileSync(join(dir, "probe"), { encoding: "utf8" }));
 } finally {
   rmSync(dir, { recursive: true, force: true });

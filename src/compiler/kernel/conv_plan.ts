@@ -19,7 +19,9 @@ import type { Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
 import type { Declined } from "./declined.js";
-import { depthBlock, gemmElementBytes, gemmTiling, L2_BLOCK_BYTES, productFitsOneBlock, vectorLanes, type GemmElement, type GemmTarget, type GemmTiling } from "./gemm_plan.js";
+import {
+  depthBlock, gemmElementBytes, gemmTiling, l2BlockBytes, productFitsOneBlock, targetCaches, vectorLanes, type GemmElement, type GemmTarget, type GemmTiling,
+} from "./gemm_plan.js";
 
 /** The geometry of a supported convolution, in elements. */
 export interface ConvGeometry {
@@ -125,7 +127,7 @@ export function planConv(g: ConvGeometry, target: GemmTarget, tilingOverride?: P
     // block while the kernel matrix fits in L2 (no reloads of the output).
     const pixelBlock = 64;
     const base = gemmTiling({ elementType: g.type, batch: 1, m: Math.min(pixels, pixelBlock), n: o, k: kDepth }, target);
-    const planned = { ...base, kc: kDepth * o * es <= L2_BLOCK_BYTES ? Math.max(kDepth, 1) : base.kc };
+    const planned = { ...base, kc: kDepth * o * es <= l2BlockBytes(targetCaches(target)) ? Math.max(kDepth, 1) : base.kc };
     const tiling = { ...planned, ...tilingOverride };
     return {
       geometry: g, pixels, kDepth, pixelBlock, patchRow: kDepth, tiling, nr: tiling.nrVectors * lanes,
@@ -141,8 +143,10 @@ export function planConv(g: ConvGeometry, target: GemmTarget, tilingOverride?: P
   const mr = target.tileRows;
   const nr = target.tileVectors * lanes;
   const pixelBlock = mr * Math.max(1, Math.round(64 / mr));
-  const kc = kDepth * roundUp(o, nr) * es <= L2_BLOCK_BYTES ? kDepth : Math.max(1, Math.min(kDepth, depthBlock(g.type)));
-  const nc = kc === kDepth ? roundUp(o, nr) : roundUp(Math.min(o, Math.floor(L2_BLOCK_BYTES / (kc * es))), nr);
+  const caches = targetCaches(target);
+  const blockBytes = l2BlockBytes(caches);
+  const kc = kDepth * roundUp(o, nr) * es <= blockBytes ? kDepth : Math.max(1, Math.min(kDepth, depthBlock(g.type, caches, nr)));
+  const nc = kc === kDepth ? roundUp(o, nr) : roundUp(Math.min(o, Math.floor(blockBytes / (kc * es))), nr);
   const tiling = { mr, nrVectors: target.tileVectors, kc, nc, ...tilingOverride };
   return {
     geometry: g, pixels, kDepth, pixelBlock, patchRow: roundUp(kDepth, 16 / es), tiling, nr,

@@ -156,10 +156,34 @@ export interface GemmTarget {
    *   kc at most 256 (f64: 128) and at most k; a GEMM packs A mc rows at a time (the
    *   block in L2, 192 KiB) and computes each panel of B against all of them; a
    *   convolution keeps its block of B in L2, its pixels about 64 at a time (whole
-   *   tiles), its patch rows padded to 16 bytes.
+   *   tiles), its patch rows padded to 16 bytes. (The sizes are those of MEASURED_CACHES;
+   *   the blocks scale with `caches`.)
    */
   readonly blocking: "row-panels" | "l2-blocks";
+  /**
+   * The caches of one core the "l2-blocks" kernels block for (the native backend's,
+   * detected where it runs: native/cpu_caches.ts); absent: MEASURED_CACHES. The
+   * "row-panels" kernels (WebAssembly, which cannot ask the machine) keep their fixed sizes.
+   */
+  readonly caches?: CpuCaches;
 }
+
+/** Sizes in bytes of a core's level 1 data cache and level 2 cache (its own, or its share). */
+export interface CpuCaches {
+  readonly l1dBytes: number;
+  readonly l2Bytes: number;
+}
+
+/**
+ * The caches of the machine the blocking was measured best on (the 2-core Zen 5 VM of
+ * sessions 44-46: 48 KiB L1d, 1 MiB L2 a core): the sizes a target without its own
+ * (WebAssembly) or whose detection failed is blocked for, and from which each block
+ * below scales.
+ */
+export const MEASURED_CACHES: CpuCaches = { l1dBytes: 48 << 10, l2Bytes: 1 << 20 };
+
+/** The caches a target's kernels block for. */
+export const targetCaches = (target: GemmTarget): CpuCaches => target.caches ?? MEASURED_CACHES;
 
 /** Tile shape and cache blocking of one GEMM kernel (all sizes in elements). */
 export interface GemmTiling {
@@ -190,14 +214,35 @@ export interface GemmTiling {
 /** Elements of one vector register. */
 export const vectorLanes = (target: GemmTarget, type: GemmElement): number => target.vectorBytes / gemmElementBytes(type);
 
-/** Bytes of packed B (kc x nc) an "l2-blocks" kernel's unit of columns spans (a convolution's block of B, which it keeps in L2). */
-export const L2_BLOCK_BYTES = 512 * 1024;
+/** Bytes of packed B (kc x nc) an "l2-blocks" kernel's unit of columns spans (a convolution's block of B, which it keeps in L2): half of L2 (512 KiB of 1 MiB). */
+export const l2BlockBytes = (caches: CpuCaches): number => Math.floor(caches.l2Bytes / 2);
 
-/** Bytes of packed A (mc x kc) an "l2-blocks" GEMM keeps in L2, beside the tiles of C it updates: a bit over a third of a 512 KiB L2. */
-export const L2_A_BLOCK_BYTES = 192 * 1024;
+/**
+ * Bytes of packed A (mc x kc) an "l2-blocks" GEMM keeps in L2, beside the block of B
+ * and the tiles of C it updates: 3/16 of L2 (192 KiB of 1 MiB; mc 182 rows of 14 at kc
+ * 256, so that GPT-2's 128 rows are one block).
+ */
+export const l2ABlockBytes = (caches: CpuCaches): number => Math.floor((caches.l2Bytes * 3) / 16);
 
-/** Depth of a block of k (elements): a kc x nr panel of B stays in L1. */
-export const depthBlock = (type: GemmElement): number => (type === "f32" ? 256 : 128);
+/**
+ * The most bytes of one column of a panel of B (kc·es): kc 256 f32, 128 f64, measured best
+ * on Zen 5 (48 KiB L1d) and on AVX2's Zen 3 (32 KiB), where kc 336 or 512 measured no
+ * better (docs/benchmarks.md, "Cache sizes detected, session 47" and session 46).
+ */
+const MAX_DEPTH_BYTES = 1024;
+
+/**
+ * Depth of a block of k (elements), so that a kc x nr panel of B stays in L1: the panel
+ * of the target's nr columns in at most two thirds of L1d, beside A's tile streaming
+ * through, and kc·es at most MAX_DEPTH_BYTES, rounded down to 64 bytes (whole lines: 16
+ * f32 or 8 f64 steps). avx512's 32 f32 columns fill two thirds of a 48 KiB L1d at kc
+ * 256; on 32 KiB they get kc 160; avx2's 16 columns keep 256 there.
+ */
+export const depthBlock = (type: GemmElement, caches: CpuCaches, nr: number): number => {
+  const es = gemmElementBytes(type);
+  const panelFits = Math.floor((2 * caches.l1dBytes) / 3 / (nr * es)) * es;
+  return Math.max(64, Math.floor(Math.min(MAX_DEPTH_BYTES, panelFits) / 64) * 64) / es;
+};
 
 /** The tiling of a spec on a target: its register tile; a kc x nr B panel stays in L1 and the kc x nc block in L2. */
 export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
@@ -205,13 +250,14 @@ export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
   const nr = target.tileVectors * vectorLanes(target, type);
   if (target.blocking === "row-panels") {
     const mr = Math.max(1, Math.min(target.tileRows, spec.m));
-    return { mr, nrVectors: target.tileVectors, kc: depthBlock(type), nc: roundUp(Math.min(512, Math.max(spec.n, 1)), nr) };
+    return { mr, nrVectors: target.tileVectors, kc: depthBlock(type, MEASURED_CACHES, nr), nc: roundUp(Math.min(512, Math.max(spec.n, 1)), nr) };
   }
-  const kc = Math.max(1, Math.min(spec.k, depthBlock(type)));
+  const caches = targetCaches(target);
+  const kc = Math.max(1, Math.min(spec.k, depthBlock(type, caches, nr)));
   const es = gemmElementBytes(type);
-  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.floor(L2_BLOCK_BYTES / (kc * es))), nr);
+  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.floor(l2BlockBytes(caches) / (kc * es))), nr);
   const mr = target.tileRows;
-  const mc = mr * Math.max(1, Math.min(Math.ceil(spec.m / mr), Math.floor(L2_A_BLOCK_BYTES / (kc * es * mr))));
+  const mc = mr * Math.max(1, Math.min(Math.ceil(spec.m / mr), Math.floor(l2ABlockBytes(caches) / (kc * es * mr))));
   return { mr, nrVectors: target.tileVectors, kc, nc, mc };
 }
 
@@ -230,6 +276,8 @@ export interface GemmSchedule {
   readonly kind: "packed" | "streamB" | "rowDots";
   /** The packed kernel's tile and blocking (of the target's default tile for "streamB"). */
   readonly tiling: GemmTiling;
+  /** The caches it is planned for (the target's, targetCaches). */
+  readonly caches: CpuCaches;
   /** Elements of one vector. */
   readonly lanes: number;
   /** Columns of a tile: tiling.nrVectors x lanes. */
@@ -290,16 +338,16 @@ export interface GemmSchedule {
  * "rowDots": a call's columns are read as one run of B's rows, which pieces would cut
  * short), which keep a static share each. `cutsGrain`: a thread's last chunk, and the
  * units taken from another's, may be cut into pieces of row tiles: B pre-packed and a
- * chunk's B (all of k) at most BALANCE_CUT_MAX_B_BYTES, so that the piece that reads
- * it again finds it in L2. Cut so, GPT-2's 128 x 3072 x 768 (a chunk's B 4.5 MiB)
- * computed 7-10% less per thread-CPU-second at two threads; B packed by each call would
- * be packed again.
+ * chunk's B (all of k) at most the L2 it is planned for (schedule.caches; the Zen 5
+ * measured: 1 MiB), so that the piece that reads it again finds it there. Cut so, GPT-2's
+ * 128 x 3072 x 768 (a chunk's B 4.5 MiB) computed 7-10% less per thread-CPU-second at two
+ * threads; B packed by each call would be packed again.
  */
 export function gemmBalance(schedule: GemmSchedule, prepackedB: boolean): SplitBalance {
   if (schedule.kind !== "packed") return { grain: 0, cutsGrain: false };
   const { spec, chunk } = schedule;
   const chunkB = Math.min(chunk, spec.n) * spec.k * gemmElementBytes(spec.elementType);
-  return { grain: Math.max(1, schedule.mTiles), cutsGrain: prepackedB && spec.k > 0 && chunkB <= BALANCE_CUT_MAX_B_BYTES };
+  return { grain: Math.max(1, schedule.mTiles), cutsGrain: prepackedB && spec.k > 0 && chunkB <= schedule.caches.l2Bytes };
 }
 
 /** How a split call's threads share its units as they go (gemmBalance); grain 0: a static share each. */
@@ -307,9 +355,6 @@ export interface SplitBalance {
   readonly grain: number;
   readonly cutsGrain: boolean;
 }
-
-/** Bytes of a chunk's B (all of k) up to which its row tiles are cut into pieces (gemmBalance): the L2 of the Zen 5 measured (1 MiB). */
-export const BALANCE_CUT_MAX_B_BYTES = 1 << 20;
 
 /** Whether a packed kernel with blocks of kc finishes a product of depth k in one block. */
 export const productFitsOneBlock = (k: number, kc: number): boolean => k <= kc;
@@ -327,13 +372,14 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
   };
   const rowPanels = target.blocking === "row-panels";
   const es = gemmElementBytes(spec.elementType);
+  const caches = targetCaches(target);
   if (dotsRows(spec, target)) {
     // Units of whole groups of columns, at least 16 units when n allows, each reading at
     // least 4 KiB of B (smaller units cost more in calls than they give threads).
     const chunk = Math.max(roundUp(Math.ceil(n / MIN_UNITS), ROW_DOT_COLUMNS), roundUp(Math.ceil(4096 / (k * es)), ROW_DOT_COLUMNS));
     const nChunks = Math.max(1, Math.ceil(n / chunk));
     return {
-      spec, kind: "rowDots", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks,
+      spec, kind: "rowDots", tiling, caches, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks,
       costPerUnit: 2 * m * Math.min(chunk, n) * k,
       sweepRows: 0, sweepRowsWhole: 0, ...strides, kBlocks: 1, productInScratch: false,
     };
@@ -347,7 +393,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     const nChunks = Math.max(1, Math.ceil(n / chunk));
     const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * es : 2 * m * Math.min(chunk, n) * k;
     return {
-      spec, kind: "streamB", tiling, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, costPerUnit,
+      spec, kind: "streamB", tiling, caches, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, costPerUnit,
       sweepRows: rowPanels ? (m === 1 ? 8 : 2) : (m === 1 ? 8 : 4),
       sweepRowsWhole: rowPanels ? (m === 1 ? 1 : 2) : (m === 1 ? 8 : 4),
       ...strides, kBlocks: 1, productInScratch: false,
@@ -372,7 +418,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
   }
   const nChunks = n === 0 ? 1 : Math.ceil(n / chunk);
   return {
-    spec, kind: "packed", tiling, lanes, nr, mTiles, chunk, nChunks,
+    spec, kind: "packed", tiling, caches, lanes, nr, mTiles, chunk, nChunks,
     parallelExtent: batch * nChunks * mTiles,
     costPerUnit: 2 * mr * Math.min(chunk, Math.max(n, 1)) * Math.max(k, 1),
     ...strides,

@@ -57,7 +57,7 @@
 // a 48-column panel).
 // A prefetch is a hint: one past the end of B touches nothing and never faults.
 
-import type { GemmElement, GemmTarget } from "../kernel/gemm_plan.js";
+import type { CpuCaches, GemmElement, GemmTarget } from "../kernel/gemm_plan.js";
 import type { NativeCpu } from "./kernel.js";
 
 export type GemmFamilyName = "avx512" | "avx2" | "neon" | "portable";
@@ -189,17 +189,18 @@ const CODE: Record<GemmFamilyName, FamilyCode> = {
   portable: vectorExtensions(4, 2),
 };
 
-export function familyByName(name: GemmFamilyName): GemmFamily {
+/** The family of a name, its blocks made for `caches` (absent: MEASURED_CACHES). */
+export function familyByName(name: GemmFamilyName, caches?: CpuCaches): GemmFamily {
   const code = CODE[name];
-  return { name, target: { vectorBytes: code.vectorBytes, tileRows: code.rows, tileVectors: code.vectors, blocking: "l2-blocks" } };
+  return { name, target: { vectorBytes: code.vectorBytes, tileRows: code.rows, tileVectors: code.vectors, blocking: "l2-blocks", ...(caches === undefined ? {} : { caches }) } };
 }
 
-/** The best family the CPU runs. */
+/** The best family the CPU runs, blocked for its caches. */
 export function gemmFamily(cpu: NativeCpu): GemmFamily {
-  if (cpu.arch === "x86_64" && cpu.avx512f) return familyByName("avx512");
-  if (cpu.arch === "x86_64" && cpu.avx2 && cpu.fma) return familyByName("avx2");
-  if (cpu.neon) return familyByName("neon");
-  return familyByName("portable");
+  if (cpu.arch === "x86_64" && cpu.avx512f) return familyByName("avx512", cpu.caches);
+  if (cpu.arch === "x86_64" && cpu.avx2 && cpu.fma) return familyByName("avx2", cpu.caches);
+  if (cpu.neon) return familyByName("neon", cpu.caches);
+  return familyByName("portable", cpu.caches);
 }
 
 /**

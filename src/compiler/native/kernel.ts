@@ -27,7 +27,7 @@
 // helpers), and names everything it defines at file scope with its symbol as prefix,
 // so the kernels of one program compile together as one translation unit.
 
-import type { SplitBalance } from "../kernel/gemm_plan.js";
+import type { CpuCaches, SplitBalance } from "../kernel/gemm_plan.js";
 import type { WasmKernel } from "../wasm/kernel.js";
 
 /** What the C code generators know about the machine the module is built for (detected at run time). */
@@ -38,6 +38,8 @@ export interface NativeCpu {
   readonly fma: boolean;
   readonly avx512f: boolean;
   readonly neon: boolean;
+  /** The sizes of a core's caches, which the GEMM's blocks scale with (native/cpu_caches.ts); absent: kernel/gemm_plan.ts's MEASURED_CACHES. */
+  readonly caches?: CpuCaches;
 }
 
 export interface CKernelSource {

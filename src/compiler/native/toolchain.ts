@@ -28,13 +28,17 @@ import { GLUE_ABI, glueModuleSource, glueTableSource } from "./glue.js";
 import { LIBRARY_FUNCTIONS, PRELUDE } from "./prelude.js";
 import { cacheMaxBytes, checkCacheDir, entryProblem, findEntry, markInUse, storeEntry, sweepIfDue } from "./cache.js";
 import { nodeBuiltins, type NodeBuiltins } from "./node.js";
+import { detectCaches, type DetectedCaches } from "./cpu_caches.js";
 
 export interface Toolchain {
   /** The compiler command (`$CC` or `cc`). */
   readonly cc: string;
   /** Its `--version` first line and target triple: part of every cache key. */
   readonly version: string;
+  /** The CPU's features and cache sizes (detectCpu). */
   readonly cpu: NativeCpu;
+  /** Where each of cpu.caches's sizes came from (cpu_caches.ts). */
+  readonly cachesFrom: DetectedCaches["from"];
   /** Flags of every compilation (the code generators rely on them: no -ffast-math, so NaN and infinity semantics hold; no contraction into FMA, so each op rounds as the interpreter's; -fwrapv, so signed integers wrap). */
   readonly flags: readonly string[];
   /** Flags that link the glue (a shared object that Node loads). */
@@ -124,7 +128,9 @@ function detect(node: NodeBuiltins): Toolchain | string {
   } catch {
     return `no C compiler: \`${cc} --version\` failed (set $CC to a C compiler)`;
   }
-  const cpu = detectCpu(node);
+  const detected = detectCpu(node);
+  if (typeof detected === "string") return detected;
+  const { cpu, cachesFrom } = detected;
   const includeDir = headersDir(node);
   if (includeDir === undefined) return "the node-api-headers package is not installed";
   // -Werror=implicit-function-declaration: the prelude declares the C library functions
@@ -140,7 +146,7 @@ function detect(node: NodeBuiltins): Toolchain | string {
   const programLink = darwin ? { flags: linkFlags, libraries: [] } : { flags: ["-shared", "-nostdlib"], libraries: ["-lgcc"] };
   const dir = cacheDir(node);
   checkCacheDir(node, dir);
-  return { cc, version, cpu, flags, linkFlags, programLink, cacheDir: dir, cacheMaxBytes: cacheMaxBytes(process.env), includeDir };
+  return { cc, version, cpu, cachesFrom, flags, linkFlags, programLink, cacheDir: dir, cacheMaxBytes: cacheMaxBytes(process.env), includeDir };
 }
 
 function headersDir(node: NodeBuiltins): string | undefined {
@@ -164,8 +170,15 @@ function cacheDir(node: NodeBuiltins): string {
   return path.join(base, "xlats", "native");
 }
 
-/** The CPU's features, from /proc/cpuinfo on Linux x86_64; aarch64 always has NEON. */
-export function detectCpu(node: NodeBuiltins): NativeCpu {
+/**
+ * The CPU's features, from /proc/cpuinfo on Linux x86_64 (aarch64 always has NEON), and
+ * its cache sizes (cpu_caches.ts), or why $XLATS_NATIVE_CPU_CACHES is wrong. The sizes
+ * are not part of the cache keys: the blocks they give are numbers in a program's C
+ * source, which keys its module.
+ */
+export function detectCpu(node: NodeBuiltins): { cpu: NativeCpu; cachesFrom: DetectedCaches["from"] } | string {
+  const caches = detectCaches(node);
+  if (typeof caches === "string") return caches;
   const arch = node.process.arch === "x64" ? "x86_64" : node.process.arch === "arm64" ? "aarch64" : node.process.arch;
   let flags = new Set<string>();
   if (arch === "x86_64" && node.process.platform === "linux") {
@@ -177,7 +190,10 @@ export function detectCpu(node: NodeBuiltins): NativeCpu {
       // No cpuinfo: the portable code only.
     }
   }
-  return { arch, avx2: flags.has("avx2"), fma: flags.has("fma"), avx512f: flags.has("avx512f"), neon: arch === "aarch64" };
+  return {
+    cpu: { arch, avx2: flags.has("avx2"), fma: flags.has("fma"), avx512f: flags.has("avx512f"), neon: arch === "aarch64", caches: caches.caches },
+    cachesFrom: caches.from,
+  };
 }
 
 function cpuKey(cpu: NativeCpu): string {

@@ -36,12 +36,12 @@ export function nativeCpu(): NativeCpu {
   return t.cpu;
 }
 
-/** Every family this machine runs: the vector-extension ones everywhere, AVX2 and AVX-512 where the CPU has them. */
+/** Every family this machine runs, blocked for its caches: the vector-extension ones everywhere, AVX2 and AVX-512 where the CPU has them. */
 export function runnableFamilies(cpu: NativeCpu): GemmFamily[] {
   const names: GemmFamilyName[] = ["portable", "neon"];
   if (cpu.arch === "x86_64" && cpu.avx2 && cpu.fma) names.push("avx2");
   if (cpu.arch === "x86_64" && cpu.avx512f) names.push("avx512");
-  return names.map(familyByName);
+  return names.map((name) => familyByName(name, cpu.caches));
 }
 
 const alignUp = (x: number): number => Math.ceil(x / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT;
