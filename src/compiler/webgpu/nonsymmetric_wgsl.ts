@@ -307,7 +307,8 @@ fn xk_schur() -> u32 {
   var sum = 0.0;
   if (big > 0.0) { for (var e = 0u; e < n * n; e = e + 1u) { let y = xk_get(xk_hr + e) / big; sum = sum + y * y; } }
   var scale = big * sqrt(sum);
-  if (scale == 0.0) { scale = 1.0; }
+  // 0 or NaN: 1, as the interpreter's ‖H‖ || 1 (on the bits: 0 - 1 wraps past every finite or infinite magnitude).
+  if (xk_magnitude(bitcast<u32>(scale)) - 1u >= 0x7f800000u) { scale = 1.0; }
   var hi = i32(n) - 1;
   var iter = 0u;
   var total = 0u;
