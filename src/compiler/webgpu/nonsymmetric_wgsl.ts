@@ -53,7 +53,7 @@ import type { FfiCall } from "../../interpreter/lapack/ffi.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { product, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
-import { GET, MAGNITUDE, gamma, grid, header, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
+import { GET, MAGNITUDE, clearShare, gamma, grid, header, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
 /** Iterations of the QR algorithm a matrix may take, per eigenvalue (the interpreter's and ?lahqr's 30). */
 const MAX_ITERATIONS_PER_EIGENVALUE = 30;
@@ -525,10 +525,7 @@ function nonsymmetricKernel(form: Form, batch: number, limits: GpuLimits, maxPer
   const p = (k: number): string => `args[${buffers + 1 + k}]`;
   const at = (buffer: number): string => `(args[${buffer}] >> 2u)`;
   // Each invocation clears its matrix's share of a result's words (the result's shape may be any when it is not computed).
-  const clear = (buffer: number, words: string): string[] => [
-    `  let share${buffer} = (${words} + ${u(Math.max(batch - 1, 0))}) / ${u(Math.max(batch, 1))};`,
-    `  for (var e = b * share${buffer}; e < min((b + 1u) * share${buffer}, ${words}); e = e + 1u) { mem[${at(buffer)} + e] = 0u; }`,
-  ];
+  const clear = (buffer: number, words: string): string[] => clearShare(buffer, words, batch, "0u", "1u");
   const common = [
     "  let n = p0;",
     "  xk_n = n;",
