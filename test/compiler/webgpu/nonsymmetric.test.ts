@@ -9,7 +9,7 @@
 // (‖A v - λ v‖ ≤ β‖A‖_F, ‖uᴴA - λ uᴴ‖ likewise), unit norm, its largest entry real and
 // positive, a conjugate pair's vectors conjugate; info as the interpreter's. Random
 // matrices, complex pairs (rotation blocks), repeated eigenvalues, triangular and
-// Hessenberg input, the zero matrix, n = 1 and 2, 40 (gees) and 24 (geev), entries near
+// Hessenberg input, the zero matrix, n = 1 and 2, 40 (gees), 24 and 64 (geev), entries near
 // 3e30, batches; NaN and Inf: geev's info -4 and zeros, gees's the interpreter's result
 // entry for entry as NaN, zero or a number (info n where nothing deflates; an Inf on the
 // diagonal that deflates at once; a NaN in a zero matrix that stays put).
@@ -109,6 +109,7 @@ const CASES: readonly Case[] = [
   { what: "right vectors only", target: "geevR", batch: [3], n: 5, values: random(18, 5) },
   { what: "zero", target: "geev", batch: [1], n: 3, values: () => new Array<number>(9).fill(0) },
   { what: "random n = 24", target: "geev", batch: [], n: 24, values: random(17, 24) },
+  { what: "random n = 64, the largest order", target: "geev", batch: [], n: 64, values: random(19, 64) },
   { what: "random", target: "gpu", batch: [3], n: 5, values: random(21, 5) },
   { what: "complex pairs", target: "gpu", batch: [3], n: 4, values: () => similar(blocks([[1, 2], [0.5, -1]]), 22) },
   { what: "random", target: "hybrid", batch: [3], n: 4, values: random(31, 4) },
