@@ -33,10 +33,11 @@
 //   5. (geev) Each 2×2 block rotated to complex upper-triangular form by its eigenvector,
 //      Z with it; then each eigenvector by back substitution on the triangle (right:
 //      upward; left: downward, conjugated), a divisor smaller than
-//      smin = max(ulp·|λ|, ulp·‖T‖_F, the least normal) replaced by smin, as the
-//      interpreter's; the partial solution is scaled down by 2^-64 whenever an entry passes
-//      2^64 (a near-defective T would overflow f32 where the interpreter's doubles do not;
-//      the direction is unchanged); v = Z x normalized to unit 2-norm with its largest
+//      smin = max(ulp·|λ|, ulp·‖T‖_F, the least normal f32) replaced by smin, as the
+//      interpreter's (its least is f64's least subnormal: WGSL may flush f32's); the
+//      partial solution is scaled down by 2^-64 whenever an entry passes 2^64 (a
+//      defective T grows it as smin^-k, past f32's range where the interpreter's doubles
+//      are not; the direction is unchanged; tested on a Jordan block); v = Z x normalized to unit 2-norm with its largest
 //      entry (the first of equal ones) real and positive; a real eigenvalue's vector real,
 //      a conjugate pair's second vector the conjugate of the first.
 // A matrix with an Inf or NaN: geev gives info = -4 and zeros (jaxlib's check, the
@@ -45,8 +46,10 @@
 // (NaN wherever the iteration spreads them, usually everything on and above the
 // sub-diagonal and info = n when no deflation test passes), as IEEE arithmetic gives it;
 // WGSL lets an implementation assume finite values, so that agreement is the
-// platform's (SwiftShader's holds, tested), not the kernel's promise. Results a routine leaves unwritten
-// (Z without vectors, unwanted vl/vr) are zeros, as the registry's.
+// platform's (SwiftShader's holds, tested), not the kernel's promise; the zero tests on
+// such data read the bits (WGSL's != on f32 may be ordered: false for a NaN). Results a
+// routine leaves unwritten (Z without vectors, unwanted vl/vr) are zeros, as the
+// registry's.
 
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { FfiCall } from "../../interpreter/lapack/ffi.js";

@@ -8,7 +8,7 @@
 // vectors: Bauer-Fike for a simple eigenvalue), each eigenvector by its residual
 // (‖A v - λ v‖ ≤ β‖A‖_F, ‖uᴴA - λ uᴴ‖ likewise), unit norm, its largest entry real and
 // positive, a conjugate pair's vectors conjugate; info as the interpreter's. Random
-// matrices, complex pairs (rotation blocks), repeated eigenvalues, triangular and
+// matrices, complex pairs (rotation blocks), repeated eigenvalues, a Jordan block, triangular and
 // Hessenberg input, the zero matrix, n = 1 and 2, 40 (gees), 24 and 64 (geev), entries near
 // 3e30, batches; NaN and Inf: geev's info -4 and zeros, gees's the interpreter's result
 // entry for entry as NaN, zero or a number (info n where nothing deflates; an Inf on the
@@ -106,6 +106,8 @@ const CASES: readonly Case[] = [
   { what: "complex pairs", target: "geev", batch: [1], n: 7, values: () => similar(blocks([[1, 2], [-0.5, 0.75], 3, [2, 0.25]]), 14) },
   { what: "repeated eigenvalues", target: "geev", batch: [1], n: 6, values: () => similar(diag([2, 2, 2, -1, -1, 0.5]), 15) },
   { what: "upper triangular", target: "geev", batch: [1], n: 5, values: (s) => random(16, 5)(s).map((x, e) => (Math.floor(e / 5) > e % 5 ? 0 : x)) },
+  // Defective: every divisor of the back substitution is smin, so the partial solution grows as smin^-k (past f32's range without the kernel's rescaling).
+  { what: "a Jordan block", target: "geev", batch: [1], n: 12, values: () => Array.from({ length: 144 }, (_, e) => (Math.floor(e / 12) === e % 12 ? 2 : (e % 12) === Math.floor(e / 12) + 1 ? 1 : 0)) },
   { what: "right vectors only", target: "geevR", batch: [3], n: 5, values: random(18, 5) },
   { what: "zero", target: "geev", batch: [1], n: 3, values: () => new Array<number>(9).fill(0) },
   { what: "random n = 24", target: "geev", batch: [], n: 24, values: random(17, 24) },
