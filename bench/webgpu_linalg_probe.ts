@@ -3,7 +3,8 @@
 // executable's run (its transfers included) and the interpreter's evaluation of the same
 // program alternate, round after round; wall and process CPU time (process.cpuUsage) a
 // run. Calls: ?gtsv of 256 systems of order 64, ?gehrd and ?sytrd of 16 matrices of
-// 64x64, ?gesdd (reduced) of 16 of 64x64. Run: node dist/bench/webgpu_linalg_probe.js
+// 64x64, ?gesdd (reduced) of 16 of 64x64, ?gees (Schur vectors) and ?geev (right
+// vectors) of 16 of 32x32 and of 16 of 64x64. Run: node dist/bench/webgpu_linalg_probe.js
 // [rounds] [only]
 
 import { loadavg } from "node:os";
@@ -18,6 +19,30 @@ const only = process.argv[3];
 
 const t = (dims: readonly number[], e = "f32"): string => `tensor<${dims.join("x")}x${e}>`;
 const m64 = t([16, 64, 64]);
+
+/** ?gees with Schur vectors of 16 n×n matrices: (T, Z). */
+const gees = (n: number): { text: string; operands: number[][] } => {
+  const m = t([16, n, n]);
+  return {
+    text: `func.func @main(%a: ${m}) -> (${m}, ${m}) {
+  %0:6 = stablehlo.custom_call @lapack_sgees_ffi(%a) {mhlo.backend_config = {mode = 86 : ui8, sort = 78 : ui8}} : (${m}) -> (${m}, ${m}, ${t([16, n])}, ${t([16, n])}, ${t([16], "i32")}, ${t([16], "i32")})
+  return %0#0, %0#1 : ${m}, ${m}
+}`,
+    operands: [[16, n, n]],
+  };
+};
+
+/** ?geev with right vectors of 16 n×n matrices: (wr, wi, vr). */
+const geev = (n: number): { text: string; operands: number[][] } => {
+  const m = t([16, n, n]), c = t([16, n, n], "complex<f32>");
+  return {
+    text: `func.func @main(%a: ${m}) -> (${t([16, n])}, ${t([16, n])}, ${c}) {
+  %0:5 = stablehlo.custom_call @lapack_sgeev_ffi(%a) {mhlo.backend_config = {compute_left = 78 : ui8, compute_right = 86 : ui8}} : (${m}) -> (${t([16, n])}, ${t([16, n])}, ${c}, ${c}, ${t([16], "i32")})
+  return %0#0, %0#1, %0#3 : ${t([16, n])}, ${t([16, n])}, ${c}
+}`,
+    operands: [[16, n, n]],
+  };
+};
 
 /** name -> (program text, operand shapes). */
 const CALLS: Record<string, { text: string; operands: number[][] }> = {
@@ -49,6 +74,10 @@ const CALLS: Record<string, { text: string; operands: number[][] }> = {
 }`,
     operands: [[16, 64, 64]],
   },
+  gees32: gees(32),
+  geev32: geev(32),
+  gees64: gees(64),
+  geev64: geev(64),
 };
 
 let seed = 12345;

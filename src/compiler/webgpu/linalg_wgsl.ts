@@ -4,7 +4,8 @@
 // ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below), the
 // symmetric eigenproblem ?syevd (eigh_wgsl.ts), the Householder reductions ?gehrd and
 // ?sytrd (householder_wgsl.ts), the tridiagonal solve ?gtsv and gtsv2
-// (tridiagonal_wgsl.ts) and the SVDs (svd_wgsl.ts); one table of custom-call targets
+// (tridiagonal_wgsl.ts), the SVDs (svd_wgsl.ts) and the nonsymmetric eigenproblem ?gees,
+// ?geev (nonsymmetric_wgsl.ts); one table of custom-call targets
 // (LAPACK_KERNELS). The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
 // rounds once, its triangular solve runs XLA's expansion in f32; the GPU computes in f32
@@ -60,6 +61,7 @@ import { MAX_WORKGROUPS_PER_DIMENSION } from "./codegen.js";
 import { GET, IS_ZERO, MAGNITUDE, gamma, grid, header, householderReflector, matrixWorkgroupSize, parameterWord, perMatrixKernel, reflectorFunctions, resultsAre, type LapackKernel, type ParameterizedKernel } from "./matrix_kernel_wgsl.js";
 import { syevd } from "./eigh_wgsl.js";
 import { gehrd, sytrd } from "./householder_wgsl.js";
+import { gees, geev, gpuGeev } from "./nonsymmetric_wgsl.js";
 import { gtsv } from "./tridiagonal_wgsl.js";
 import { svdOfForm } from "./svd_wgsl.js";
 
@@ -626,6 +628,10 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
   ["lapack_strsm_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: trsm }],
   ["lapack_sgehrd_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: gehrd }],
   ["lapack_sgtsv_ffi", { platform: "cpu", operands: "f32", rank: 1, kernel: gtsv }],
+  ["lapack_sgees_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: gees }],
+  ["lapack_sgeev_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: geev }],
+  ["cusolver_geev_ffi", { platform: "gpu", operands: "f32", rank: 2, kernel: gpuGeev }],
+  ...["cu", "hip"].map((prefix) => [`${prefix}hybrid_eig_real`, { platform: "gpu", operands: "f32", rank: 2, kernel: geev }] as const),
   ...["cu", "hip"].map((prefix) => [`${prefix}sparse_gtsv2_ffi`, { platform: "gpu", operands: "f32", rank: 1, kernel: gtsv }] as const),
   ...F32_SVD_TARGETS.map(([target, form]) => [target, { platform: target.startsWith("lapack_") ? "cpu" : "gpu", operands: "f32", rank: 2, kernel: svdOfForm(form) }] as const),
   ["Qr", { platform: "gpu", operands: "f32", rank: 2, kernel: geqrf }],
@@ -642,7 +648,7 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
 export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
   const { target, backendConfig } = inst.attrs;
   const entry = LAPACK_KERNELS.get(target);
-  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr, ?syevd, ?sytrd, ?gehrd, ?gtsv (gtsv2), the SVDs (?gesdd, ?gesvd, gesvdj, gesvdp) and lu_pivots_to_permutation have WGSL kernels)` };
+  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr, ?syevd, ?sytrd, ?gehrd, ?gees, ?geev (and the GPU's geev and hybrid eig), ?gtsv (gtsv2), the SVDs (?gesdd, ?gesvd, gesvdj, gesvdp) and lu_pivots_to_permutation have WGSL kernels)` };
   if (entry === undefined) return host;
   const operands = inst.operands.map((o) => o.shape);
   const results = arrayLeaves(inst.shape);

@@ -1,7 +1,7 @@
 // What the WebGPU linear-algebra kernels share (linalg_wgsl.ts: Cholesky, triangular
 // solve, LU, QR; eigh_wgsl.ts: the symmetric eigenproblem; householder_wgsl.ts: the
 // Hessenberg and tridiagonal reductions; tridiagonal_wgsl.ts: gtsv; svd_wgsl.ts: the
-// SVD): a workgroup per matrix of a batch over the one storage buffer of words, the
+// SVD; nonsymmetric_wgsl.ts, an invocation a matrix: gees and geev): a workgroup per matrix of a batch over the one storage buffer of words, the
 // step's parameter words (and a work buffer where the results have no room), the
 // rounding bound γ_k, and the WGSL helpers they declare (an f32 word, its magnitude bits,
 // a sum over the workgroup, slarfg's reflector, the one-sided Jacobi sweeps).
@@ -157,6 +157,19 @@ export function householderReflector(size: number, alpha: string, x: (q: string)
     "    }",
     // v's entries, which every invocation reads next, are in device memory.
     "    storageBarrier();",
+  ];
+}
+
+/**
+ * The lines that zero matrix `b`'s share of the `words` (a WGSL expression) of buffer
+ * `buffer`, a batch of `batch` splitting the buffer evenly: a result a routine leaves
+ * unwritten, whose shape may be any (the SVD's U and V without vectors, geev's unwanted
+ * side). The words from `first` in steps of `step` (a workgroup's invocations, or one).
+ */
+export function clearShare(buffer: number, words: string, batch: number, first: string, step: string): string[] {
+  return [
+    `  let share${buffer} = (${words} + ${u(Math.max(batch - 1, 0))}) / ${u(Math.max(batch, 1))};`,
+    `  for (var e = b * share${buffer} + ${first}; e < min((b + 1u) * share${buffer}, ${words}); e = e + ${step}) { mem[(args[${buffer}] >> 2u) + e] = 0u; }`,
   ];
 }
 

@@ -33,7 +33,7 @@ import type { SvdFormOf } from "../../interpreter/lapack/targets.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { product, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
-import { GET, IS_ZERO, MAGNITUDE, gamma, matrixWorkgroupSize, oneSidedJacobiSweeps, parameterWord, perMatrixKernel, workgroupSum, type LapackKernel } from "./matrix_kernel_wgsl.js";
+import { GET, IS_ZERO, MAGNITUDE, clearShare, gamma, matrixWorkgroupSize, oneSidedJacobiSweeps, parameterWord, perMatrixKernel, workgroupSum, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
 /** Sweeps before the kernel reports info = 1 (LAPACK's sgesvj allows 30). */
 const MAX_SWEEPS = 30;
@@ -89,10 +89,7 @@ function svdKernel(batch: number, order: number, limits: GpuLimits, maxPerDimens
     `  for (var e = lid.x; e < M * N; e = e + ${s}) { mem[(args[1] >> 2u) + b * M * N + e] = mem[a + e]; }`,
     // Without vectors, results 2 and 3 are zeros: each workgroup clears its share of the whole buffers (their shapes may be any).
     "  if (!vectors) {",
-    ...[[3, 14], [4, 15]].flatMap(([buffer, words]) => [
-      `    let share${buffer} = (${p(words!)} + ${u(Math.max(batch - 1, 0))}) / ${u(Math.max(batch, 1))};`,
-      `    for (var e = b * share${buffer} + lid.x; e < min((b + 1u) * share${buffer}, ${p(words!)}); e = e + ${s}) { mem[(args[${buffer}] >> 2u) + e] = 0u; }`,
-    ]),
+    ...[[3, 14], [4, 15]].flatMap(([buffer, words]) => clearShare(buffer!, p(words!), batch, "lid.x", s).map((line) => `  ${line}`)),
     "  }",
     // The largest magnitude (on the bits: a NaN is above +∞).
     "  var most = 0u;",
