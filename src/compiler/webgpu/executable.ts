@@ -183,6 +183,8 @@ export interface WebGpuRunStats {
   readonly dispatches: number;
   readonly readbacks: number;
   readonly readbackBytes: number;
+  /** Batches of a GPU-driven loop encoded again because a loop nested in it needed more bodies than were encoded (gpu_control.ts). */
+  readonly reencodedBatches: number;
 }
 
 /**
@@ -206,6 +208,7 @@ class RunState {
   dispatches = 0;
   readbacks = 0;
   readbackBytes = 0;
+  reencodedBatches = 0;
 
   constructor(private readonly device: GpuDevice, readonly options: EvaluateOptions) {
     this.encoder = device.createCommandEncoder();
@@ -350,7 +353,7 @@ export class WebGpuExecutable {
         const run = new RunState(this.gpu.device, options);
         await this.runList(this.program, args.map((a) => a.offset), outputOffsets, this.region, run);
         run.flush();
-        this.lastRun = { dispatches: run.dispatches, readbacks: run.readbacks, readbackBytes: run.readbackBytes };
+        this.lastRun = { dispatches: run.dispatches, readbacks: run.readbacks, readbackBytes: run.readbackBytes, reencodedBatches: run.reencodedBatches };
       } catch (e) {
         failure = e;
       }
@@ -469,6 +472,7 @@ export class WebGpuExecutable {
       bodies += ran;
       aborted = abortedBy !== 0;
       if (aborted) {
+        run.reencodedBatches++;
         const stopped = this.program.control.loopsByWord.get(abortedBy - 1);
         if (stopped === undefined) throw new ExecutionError(`${this.program.module.name}: a loop's batch stopped for an unknown loop (word ${abortedBy - 1}; a bug of gpu_control.ts)`);
         const more = 2 * this.unrollOf(stopped);
@@ -696,12 +700,12 @@ export function dumpGpuProgram(program: GpuProgram, adapter?: string): string {
     const output = program.outputAliases.indexOf(leaf);
     lines.push(`// donated parameter${leaf}: ${output < 0 ? "no output (freed after the run)" : `holds output${output}`}`);
   });
-  dumpSteps(program, program, "", lines);
+  dumpSteps(program, program, "", lines, false);
   return lines.join("\n");
 }
 
-/** The steps of a list, a nested list's indented under its control-flow step. */
-function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines: string[]): void {
+/** The steps of a list, a nested list's indented under its control-flow step; `inGpuLoop`: the list lies in a GPU-driven loop. */
+function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines: string[], inGpuLoop: boolean): void {
   for (const s of list.steps) {
     switch (s.kind) {
       case "kernel": {
@@ -715,11 +719,12 @@ function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines
       case "host": lines.push(`${indent}host ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(locationText).join("+")).join(", ")} -> ${s.results.map(locationText).join(", ")}`); break;
       case "while": case "conditional": {
         // What the host reads back to decide (the one readback control flow makes), or that the GPU decides.
-        const reads = controlReadText(program.control, s);
+        const reads = controlReadText(program.control, s, inGpuLoop);
         lines.push(`${indent}${describeControlFlow(s, locationText)}${reads}`);
+        const inside = inGpuLoop || (s.kind === "while" && program.control.loops.has(s));
         for (const { role, list: nested } of nestedLists(s)) {
           lines.push(`${indent}  ${role} ${nested.name} (nested steps, arena ${nested.arenaBytes} bytes):`);
-          dumpSteps(program, nested, `${indent}    `, lines);
+          dumpSteps(program, nested, `${indent}    `, lines, inside);
         }
         break;
       }

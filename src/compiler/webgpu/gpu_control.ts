@@ -395,24 +395,31 @@ export const GATE_WGSL = [
   `}`,
 ].join("\n");
 
-/** What dump() says a while loop or conditional reads back to decide, and for one the host decides why. */
-export function controlReadText(plan: GpuControlPlan, step: GpuStep): string {
+/**
+ * What dump() says a while loop or conditional reads back to decide, and for one the
+ * host decides why; `inGpuLoop`: it is printed inside a GPU-driven loop (where a loop
+ * is unrolled, and a conditional holding one decided on the GPU).
+ */
+export function controlReadText(plan: GpuControlPlan, step: GpuStep, inGpuLoop: boolean): string {
   if (step.kind === "while") {
     const loop = plan.loops.get(step);
     if (loop === undefined) return `; the host reads the predicate back once an iteration (1 element): ${plan.hostDecided.get(step) ?? "not planned"}`;
     const which = loop.conditionUngated ? "its body's kernels (the condition's, one workgroup each, directly)" : "its kernels";
+    if (inGpuLoop) {
+      return `; unrolled into the enclosing GPU-driven loop's batch: an enter gate, ${FIRST_UNROLL} iterations each time it is reached (doubled when too few: ` +
+        `the batch is then encoded again), ${which} dispatched indirectly with the counts its gates write (${loop.region.shapes.length} workgroup shape(s)), ` +
+        `an exit gate (and the copies out of its second state buffers, where it ran an odd number of bodies); nothing read back of its own`;
+    }
     const cap = batchCap(iterationDispatches(step, () => FIRST_UNROLL));
     const nests = loop.nestsLoops
       ? ` and one more (whether a loop in it needed more bodies than encoded: that batch is then encoded again from the iteration it stopped in)` : "";
-    const inside = loop.nested
-      ? `; inside a GPU-driven loop, unrolled into its batch: gates on entry and exit, ${FIRST_UNROLL} bodies encoded each time it is reached (doubled when too few), nothing read back of its own` : "";
     return `; GPU-driven: batches of 1, 2, 4, ... up to ${cap} iterations, ${which} dispatched indirectly with the counts a gate kernel writes ` +
-      `from the predicate (${loop.region.shapes.length} workgroup shape(s)); the host reads back one u32 a batch (the bodies run)${nests}${inside}`;
+      `from the predicate (${loop.region.shapes.length} workgroup shape(s)); the host reads back one u32 a batch (the bodies run)${nests}`;
   }
   if (step.kind !== "conditional" || step.selector === undefined) return "";
   const c = plan.conditionals.get(step);
   if (c === undefined) return `; the host reads the selector back (1 element): ${plan.hostDecided.get(step) ?? "not planned"}`;
-  const where = c.holdsLoop ? "inside a GPU-driven loop (its branches hold loops; elsewhere the host reads the selector back, 1 element)" : "";
-  return `; decided on the GPU${where === "" ? "" : ` ${where}`}: a gate kernel reads the selector and writes the workgroup counts of the branch it picks (zeros for the others); ` +
+  if (c.holdsLoop && !inGpuLoop) return `; the host reads the selector back (1 element): a branch holds a loop, decided on the GPU inside a GPU-driven loop only (outside one, the loop needs a read to end anyway)`;
+  return `; decided on the GPU: a gate kernel reads the selector and writes the workgroup counts of the branch it picks (zeros for the others); ` +
     `all ${c.regions.length} branches' kernels are dispatched indirectly; nothing is read back`;
 }
