@@ -1,0 +1,183 @@
+// Loops nested in a GPU-driven loop (gpu_control.ts): unrolled into the outer loop's
+// batches, gated by their own regions, nothing of theirs read back; the outer loop's
+// one read a batch carries its count and its abort word (a nested loop that needed more
+// bodies than were encoded: the batch is encoded again with twice as many). Every
+// result is compared bit for bit with the interpreter's (integers, and sums of exact
+// f32 values), and where it is known independently with that; the reads are checked
+// through executable.lastRun: every read is a batch's 8 bytes (count and abort word),
+// so a nested loop that read its pred (1 byte) or its own count (4 bytes) back fails.
+//
+// Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
+// driver is installed (as webgpu.test.ts).
+
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { gpuLoopBatches, webgpuSkip } from "./gpu_available.js";
+import { compile } from "../../../src/compiler/index.js";
+import type { WebGpuExecutable } from "../../../src/compiler/webgpu/executable.js";
+import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
+import { evaluate } from "../../../src/interpreter/evaluate.js";
+import { Literal } from "../../../src/types/literal.js";
+import { parseHlo } from "../../../src/text/hlo/index.js";
+import type { HloModule } from "../../../src/ir/computation.js";
+import { firstDifference } from "../literal_compare.js";
+
+const skip = webgpuSkip;
+
+after(() => releaseGpu());
+
+const C = Array.from({ length: 10 }, (_, k) => 0.25 * (k + 1) - 1);
+const V = Literal.fromValues("f32", [10], C.map((c) => -2 * c + 0));
+
+/** Runs `exe` and the interpreter on `args`; asserts they agree bit for bit; the result's leaves. */
+async function runChecked(exe: WebGpuExecutable, module: HloModule, args: readonly Literal[], what: string): Promise<Literal[]> {
+  const want = evaluate(module.entry, args);
+  const got = await exe.run(args);
+  const wantLeaves = want.shape.kind === "tuple" ? want.elements : [want];
+  const gotLeaves = got.shape.kind === "tuple" ? [...got.elements] : [got];
+  assert.equal(gotLeaves.length, wantLeaves.length);
+  gotLeaves.forEach((g, i) => {
+    const difference = firstDifference(g, wantLeaves[i]!);
+    assert.equal(difference, undefined, `${what} result ${i}: ${difference}`);
+  });
+  return gotLeaves;
+}
+
+/** Asserts that every read of the last run was a GPU-driven batch's count and abort word (8 bytes), and returns the reads. */
+function batchReadsOnly(exe: WebGpuExecutable, what: string): number {
+  const { readbacks, readbackBytes } = exe.lastRun!;
+  assert.equal(readbackBytes, 8 * readbacks, `${what}: ${readbacks} reads of ${readbackBytes} bytes, not each a batch's count and abort word`);
+  return readbacks;
+}
+
+/** The outer loop's batch cap dump() states (its nested loops encoded for their first 8 bodies). */
+const batchCapOf = (exe: WebGpuExecutable): number => Number(/^while \S+: .*GPU-driven: batches of 1, 2, 4, \.\.\. up to (\d+) iterations/m.exec(exe.dump())![1]);
+
+// Two fori-style loops: i < n outer, j < m inner, where m is the parameter `inner` or (`trips` "by index") (5 i) mod 67.
+// The inner body adds 7 i + j to an s32 sum and a constant vector to an f32[10] (both in the outer state: the inner loop's state is the outer body's result).
+function fori(trips: "parameter" | "by index"): string {
+  const m = trips === "parameter" ? `m = s32[] get-tuple-element(p), index=2`
+    : `five = s32[] constant(5)\n  i5 = s32[] multiply(i, five)\n  k67 = s32[] constant(67)\n  m = s32[] remainder(i5, k67)`;
+  return `HloModule fori_${trips === "parameter" ? "fixed" : "by_index"}
+
+inner_cond {
+  p = (s32[], s32[], s32[], s32[], f32[10]) parameter(0)
+  j = s32[] get-tuple-element(p), index=0
+  m = s32[] get-tuple-element(p), index=1
+  ROOT lt = pred[] compare(j, m), direction=LT
+}
+
+inner_body {
+  p = (s32[], s32[], s32[], s32[], f32[10]) parameter(0)
+  j = s32[] get-tuple-element(p), index=0
+  m = s32[] get-tuple-element(p), index=1
+  i = s32[] get-tuple-element(p), index=2
+  s = s32[] get-tuple-element(p), index=3
+  v = f32[10] get-tuple-element(p), index=4
+  one = s32[] constant(1)
+  j1 = s32[] add(j, one)
+  seven = s32[] constant(7)
+  i7 = s32[] multiply(i, seven)
+  d = s32[] add(i7, j)
+  s1 = s32[] add(s, d)
+  c = f32[10] constant({${C.join(", ")}})
+  v1 = f32[10] add(v, c)
+  ROOT t = (s32[], s32[], s32[], s32[], f32[10]) tuple(j1, m, i, s1, v1)
+}
+
+outer_cond {
+  p = (s32[], s32[], s32[], s32[], f32[10]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] get-tuple-element(p), index=1
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+outer_body {
+  p = (s32[], s32[], s32[], s32[], f32[10]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] get-tuple-element(p), index=1
+  mi = s32[] get-tuple-element(p), index=2
+  s = s32[] get-tuple-element(p), index=3
+  v = f32[10] get-tuple-element(p), index=4
+  ${m}
+  z = s32[] constant(0)
+  t0 = (s32[], s32[], s32[], s32[], f32[10]) tuple(z, m, i, s, v)
+  w = (s32[], s32[], s32[], s32[], f32[10]) while(t0), condition=inner_cond, body=inner_body
+  s1 = s32[] get-tuple-element(w), index=3
+  v1 = f32[10] get-tuple-element(w), index=4
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = (s32[], s32[], s32[], s32[], f32[10]) tuple(i1, n, mi, s1, v1)
+}
+
+ENTRY main {
+  n = s32[] parameter(0)
+  m = s32[] parameter(1)
+  v = f32[10] parameter(2)
+  z = s32[] constant(0)
+  t = (s32[], s32[], s32[], s32[], f32[10]) tuple(z, n, m, z, v)
+  ROOT w = (s32[], s32[], s32[], s32[], f32[10]) while(t), condition=outer_cond, body=outer_body
+}
+`;
+}
+
+/** The s32 sum and the bodies run of fori: sum over i < n, j < m(i) of 7 i + j. */
+function foriExpected(n: number, m: (i: number) => number): { sum: number; bodies: number } {
+  let sum = 0;
+  let bodies = 0;
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < m(i); j++) sum = (sum + 7 * i + j) | 0;
+    bodies += Math.max(0, m(i));
+  }
+  return { sum, bodies };
+}
+
+test("nested fori loops, trip counts 0, 1, 63, 64, 65 and 200 at both levels: the interpreter's bits, only the outer batches' reads", { skip, timeout: 300_000 }, async () => {
+  const module = parseHlo(fori("parameter"));
+  const exe = await compile(module, { backend: "webgpu" });
+  try {
+    assert.match(exe.dump(), /^\s+while \S+: .*unrolled into the enclosing GPU-driven loop's batch/m);
+    const cap = batchCapOf(exe);
+    const trips = [0, 1, 63, 64, 65, 200];
+    // First, inner loops of at most 8 bodies (as first encoded): the outer loop's batches exactly. Then each level over
+    // every count with the other at 3, and 65 and 64 (odd and even, past 64) against 200.
+    const pairs = [[65, 0], [65, 1], [200, 1], ...trips.map((n) => [n, 3]), ...trips.map((m) => [3, m]), [200, 65], [64, 200]] as const;
+    for (const [n, m] of pairs) {
+      const what = `n=${n} m=${m}`;
+      const got = await runChecked(exe, module, [Literal.scalar("s32", n), Literal.scalar("s32", m), V], what);
+      const { sum, bodies } = foriExpected(n, () => m);
+      assert.equal(got[0]!.readLinear(0), Math.max(0, n), what);
+      assert.equal(got[3]!.readLinear(0), sum, what);
+      assert.deepEqual(got[4]!.values(), C.map((c) => -2 * c + 0 + bodies * c), what);
+      const reads = batchReadsOnly(exe, what);
+      const { reencodedBatches } = exe.lastRun!;
+      if (m <= 1) assert.equal(reads, gpuLoopBatches(n, cap), what);
+      // At most one read a batch (at least one outer iteration each) and one a batch encoded again; the inner loop reading back would make at least one an outer iteration more.
+      assert.ok(reads <= Math.max(1, n) + reencodedBatches + 1, `${what}: ${reads} reads`);
+    }
+    // The unroll kept from the runs before: 200 inner bodies fit, nothing is encoded again.
+    await runChecked(exe, module, [Literal.scalar("s32", 5), Literal.scalar("s32", 200), V], "again");
+    assert.equal(exe.lastRun!.reencodedBatches, 0);
+    batchReadsOnly(exe, "again");
+  } finally {
+    exe.delete();
+  }
+});
+
+test("an inner loop whose trip count depends on the outer index ((5 i) mod 67): the interpreter's bits; the unroll grows, then nothing is encoded again", { skip, timeout: 300_000 }, async () => {
+  const module = parseHlo(fori("by index"));
+  const exe = await compile(module, { backend: "webgpu" });
+  try {
+    for (const round of [0, 1]) {
+      const what = `round ${round}`;
+      const got = await runChecked(exe, module, [Literal.scalar("s32", 24), Literal.scalar("s32", 0), V], what);
+      const { sum } = foriExpected(24, (i) => (5 * i) % 67);
+      assert.equal(got[3]!.readLinear(0), sum, what);
+      batchReadsOnly(exe, what);
+      // First run: 8 bodies are too few for i = 2 (m = 10), 16 for i = 4, 32 for i = 7, 64 for i = 13; the second needs no more.
+      assert.equal(exe.lastRun!.reencodedBatches, round === 0 ? 4 : 0, what);
+    }
+  } finally {
+    exe.delete();
+  }
+});
