@@ -46,7 +46,7 @@ import {
   type WhileStep,
 } from "../control_flow.js";
 import {
-  abortOffset, batchCap, bodiesOffset, conditionalGateArguments, controlReadText, controlTemplates, enterGateArguments, exitGateArguments, FIRST_UNROLL, GATE_MODE, GATE_WGSL,
+  batchCap, batchReport, conditionalGateArguments, controlReadText, controlTemplates, enterGateArguments, exitGateArguments, FIRST_UNROLL, GATE_MODE, GATE_WGSL,
   iterationDispatches, loopGateArguments, MAX_ITERATION_DISPATCHES, type GateRegion, type GpuConditional, type GpuLoop,
 } from "./gpu_control.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
@@ -451,15 +451,18 @@ export class WebGpuExecutable {
     const encode = (r: NestedRun<GpuStepList>, region: GateRegion | undefined, inBody: boolean): Promise<void> =>
       this.runList(r.list, r.parameters, r.outputs, r.arena, run, { region, root: { loop, inBody } });
     let bodies = 0;
-    let aborted = loop.nestsLoops;
+    const report = batchReport(loop);
+    // The most bodies each nested loop ran in a batch, plus one (zero: not reached).
+    const reached = loop.reported.map(() => 0);
+    // The rest of the loop, its pred read back once an iteration (its nested loops then roots of their own).
+    const onHost = (): Promise<number> =>
+      hostIterations(s, bodies % 2, { run: (nested, p, o, a) => this.runList(nested, p, o, a, run), scalar: (shape, offset) => this.readBack(shape, [offset], run) });
     for (let batch = 1; ; batch *= 2) {
       const dispatches = iterationDispatches(step, this.unrollOf);
-      if (dispatches > MAX_ITERATION_DISPATCHES) {
-        return hostIterations(s, bodies % 2, { run: (nested, p, o, a) => this.runList(nested, p, o, a, run), scalar: (shape, offset) => this.readBack(shape, [offset], run) });
-      }
+      if (dispatches > MAX_ITERATION_DISPATCHES) return onHost();
       batch = Math.min(batch, batchCap(dispatches));
-      // The abort word a nested loop sets: zero before the loop's first batch and after an abort (the last batch read it back complete).
-      if (aborted) this.gpu.device.queue.writeBuffer(this.control!.buffer, abortOffset(loop), new Uint32Array(1));
+      // What the nested loops report (their bodies, the abort word): zero before each batch (the one before was read back complete).
+      if (loop.nestsLoops) this.gpu.device.queue.writeBuffer(this.control!.buffer, report.word * 4, new Uint32Array(report.words));
       for (let i = 0; i < batch; i++) {
         const { condition, body } = s.runs[(bodies + i) % 2]!;
         // A batch starts while the loop runs: its first condition needs no gate.
@@ -467,20 +470,32 @@ export class WebGpuExecutable {
         this.gate(loopGateArguments(loop, s.predicate, i > 0 ? GATE_MODE.continue : GATE_MODE.fresh, undefined, loop), run);
         await encode(body, loop.region, true);
       }
-      const { ran, abortedBy } = await this.readBodies(loop, run);
+      const words = await this.readReport(loop, run);
+      const reported = loop.reported.length;
+      const ran = words[loop.nestsLoops ? reported + 1 : 0]!;
+      const abortedBy = loop.nestsLoops ? words[reported + 2]! : 0;
       if (ran > batch) throw new ExecutionError(`${this.program.module.name}: a loop's gate counted ${ran} bodies in a batch of ${batch} (a bug of gpu_control.ts)`);
       bodies += ran;
-      aborted = abortedBy !== 0;
-      if (aborted) {
+      if (abortedBy === 0) loop.reported.forEach((_, i) => (reached[i] = Math.max(reached[i]!, words[i]!)));
+      else {
         run.reencodedBatches++;
         const stopped = this.program.control.loopsByWord.get(abortedBy - 1);
         if (stopped === undefined) throw new ExecutionError(`${this.program.module.name}: a loop's batch stopped for an unknown loop (word ${abortedBy - 1}; a bug of gpu_control.ts)`);
         const more = 2 * this.unrollOf(stopped);
         // Kept only below the cap: a run that needs more falls back to the host for this loop, not every later run.
         if (iterationDispatches(step, (w) => (w === stopped ? more : this.unrollOf(w))) <= MAX_ITERATION_DISPATCHES) this.unroll.set(stopped, more);
-        else return hostIterations(s, bodies % 2, { run: (nested, p, o, a) => this.runList(nested, p, o, a, run), scalar: (shape, offset) => this.readBack(shape, [offset], run) });
+        else return onHost();
         batch /= 2;
-      } else if (ran < batch) return bodies % 2;
+      }
+      if (abortedBy === 0 && ran < batch) {
+        // Each nested loop reached is encoded, the next time this loop runs, for a quarter more than the most bodies it ran (FIRST_UNROLL at least), where
+        // that is fewer: its count shrinks between runs of the loop, never within one (where a small batch would make the next too few again).
+        loop.reported.forEach((w, i) => {
+          const fit = Math.max(FIRST_UNROLL, Math.ceil(1.25 * (reached[i]! - 1)));
+          if (reached[i]! > 0 && fit < this.unrollOf(w)) this.unroll.set(w, fit);
+        });
+        return bodies % 2;
+      }
     }
   }
 
@@ -504,7 +519,7 @@ export class WebGpuExecutable {
       this.gate(loopGateArguments(loop, s.predicate, GATE_MODE.continue, encoding.region, root.loop), run);
       if (i < k) await this.runList(body.list, body.parameters, body.outputs, body.arena, run, inside);
     }
-    this.gate(exitGateArguments(loop, encoding.region, root.loop, root.inBody), run);
+    this.gate(exitGateArguments(step, loop, encoding.region, root.loop, root.inBody), run);
     for (const c of s.copiesOut(1)) copy(c, loop.copyOut!);
   }
 
@@ -533,16 +548,18 @@ export class WebGpuExecutable {
   }
 
   /**
-   * The bodies a GPU-driven loop ran in its last batch, and (where it nests loops) its
-   * abort word: one read of one or two u32 once the batch has run.
+   * What a GPU-driven loop's last batch reports (gpu_control.ts batchReport): the bodies
+   * it ran and, where it nests loops, the most bodies each ran and the abort word; one
+   * read once the batch has run.
    */
-  private async readBodies(loop: GpuLoop, run: RunState): Promise<{ ran: number; abortedBy: number }> {
+  private async readReport(loop: GpuLoop, run: RunState): Promise<Uint32Array> {
     run.flush();
-    const words = new Uint32Array(loop.nestsLoops ? 2 : 1);
+    const report = batchReport(loop);
+    const words = new Uint32Array(report.words);
     run.readbacks++;
     run.readbackBytes += words.byteLength;
-    await readGpuBuffer(this.gpu.device, this.control!.buffer, bodiesOffset(loop), new Uint8Array(words.buffer));
-    return { ran: words[0]!, abortedBy: words[1] ?? 0 };
+    await readGpuBuffer(this.gpu.device, this.control!.buffer, report.word * 4, new Uint8Array(words.buffer));
+    return words;
   }
 
   /** Encodes one kernel over buffers at `offsets` into the run's compute pass; with `gate`, with the region's live counts for its shape. */

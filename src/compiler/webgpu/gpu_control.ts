@@ -129,6 +129,12 @@ export interface GpuLoop {
   readonly conditionUngated: boolean;
   /** Whether a loop lies in its condition or body (at any depth): then as a root its batches also read the abort word back. */
   readonly nestsLoops: boolean;
+  /**
+   * The loops that lie in it (at any depth), whose exit gates write, where it is their
+   * root, the most bodies they ran in its batch (plus one: zero is not reached) to the
+   * words just before its region, in this order: read back with its count.
+   */
+  readonly reported: readonly WhileStep<GpuStepList>[];
   /** Whether it lies inside a GPU-driven loop (somewhere: a computation may be called from several places), where it is unrolled. */
   readonly nested: boolean;
 }
@@ -167,6 +173,15 @@ const kernelsOf = (list: GpuStepList): number[] => list.steps.flatMap((s) => (s.
 /** Whether a loop lies in a list, at any depth. */
 const holdsLoop = (list: GpuStepList): boolean =>
   list.steps.some((s) => s.kind === "while" || (s.kind === "conditional" && s.branches.some(holdsLoop)));
+
+/** The loops in a list, at any depth, each once. */
+const loopsIn = (list: GpuStepList, found = new Set<WhileStep<GpuStepList>>()): Set<WhileStep<GpuStepList>> => {
+  for (const s of list.steps) {
+    if (s.kind === "while") found.add(s);
+    if (s.kind === "while" || s.kind === "conditional") for (const { list: n } of nestedLists(s)) loopsIn(n, found);
+  }
+  return found;
+};
 
 /** The leaves of a loop's state that have second buffers (copied out where it ends at odd parity). */
 const doubled = (step: WhileStep<GpuStepList>): number[] =>
@@ -271,11 +286,14 @@ export function planGpuControl(
         const condition = kernelsOf(step.condition);
         const conditionUngated = condition.length === step.condition.steps.length && condition.every((k) => kernels[k]!.workgroups[0] * kernels[k]!.workgroups[1] === 1);
         const isNested = nested.has(step);
+        const reported = [...loopsIn(step.condition), ...loopsIn(step.body)];
+        // The words of the most bodies each loop in it ran, just before its region's flag: read back with its count and abort word in one read.
+        controlWords += reported.length;
         const copies = isNested ? step.bytes.map((b) => copyKernels.get(b)!) : [];
         const loopRegion = region([...copies, ...kernelsOf(step.body), ...(conditionUngated ? [] : condition)]);
         const out = doubled(step);
         const copyOut = isNested && out.length > 0 ? region(out.map((j) => copyKernels.get(step.bytes[j]!)!)) : undefined;
-        loops.set(step, { region: loopRegion, copyOut, conditionUngated, nestsLoops: holdsLoop(step.condition) || holdsLoop(step.body), nested: isNested });
+        loops.set(step, { region: loopRegion, copyOut, conditionUngated, nestsLoops: reported.length > 0, reported, nested: isNested });
         loopsByWord.set(loopRegion.word, step);
       } else {
         // The verifier admits a pred or an s32 selector only (ir/shape/control.ts).
@@ -303,11 +321,14 @@ export function controlTemplates(plan: GpuControlPlan): Uint32Array {
   return words;
 }
 
-/** The byte offset of what the host reads back after a root loop's batch: the bodies it ran, then (where it nests loops) its abort word. */
-export const bodiesOffset = (loop: GpuLoop): number => (loop.region.word + 1) * 4;
-
-/** The byte offset of a root loop's abort word (zeroed by the host before a batch that follows an abort, and when the loop starts). */
-export const abortOffset = (loop: GpuLoop): number => (loop.region.word + 2) * 4;
+/**
+ * The words the host reads back after a root loop's batch, from word `word`: the bodies
+ * it ran; where it nests loops, its report before them (the most bodies each nested
+ * loop ran, plus one), and its flag and abort word around the count (the report's last
+ * three words: flag, count, abort). Those are zeroed by the host before each batch.
+ */
+export const batchReport = (loop: GpuLoop): { readonly word: number; readonly words: number } =>
+  (loop.nestsLoops ? { word: loop.region.word - loop.reported.length, words: loop.reported.length + 3 } : { word: loop.region.word + 1, words: 1 });
 
 /** The abort word gates under a root loop read (none outside a GPU-driven loop). */
 const abortWord = (root: GpuLoop | undefined): number => (root === undefined ? NONE : root.region.word + 2);
@@ -324,9 +345,18 @@ export const loopGateArguments = (loop: GpuLoop, predicate: number, mode: number
 export const enterGateArguments = (loop: GpuLoop, parent: GateRegion | undefined, root: GpuLoop): number[] =>
   [0, SELECTOR_KIND.pred, parent?.word ?? NONE, GATE_MODE.enter, loop.region.word, 1, abortWord(root)];
 
-/** The words of a nested loop's exit gate's argument slot; `inRootBody`: it lies in its root's body (an abort takes the root's iteration off its count). */
-export const exitGateArguments = (loop: GpuLoop, parent: GateRegion | undefined, root: GpuLoop, inRootBody: boolean): number[] =>
-  [0, SELECTOR_KIND.pred, parent?.word ?? NONE, GATE_MODE.exit, loop.region.word, 1, abortWord(root), loop.copyOut?.word ?? NONE, inRootBody ? root.region.word + 1 : NONE];
+/**
+ * The words of a nested loop's exit gate's argument slot; `inRootBody`: it lies in its
+ * root's body (an abort takes the root's iteration off its count); the word of the root's
+ * report it writes its bodies to.
+ */
+export function exitGateArguments(step: WhileStep<GpuStepList>, loop: GpuLoop, parent: GateRegion | undefined, root: GpuLoop, inRootBody: boolean): number[] {
+  const reported = root.reported.indexOf(step);
+  return [
+    0, SELECTOR_KIND.pred, parent?.word ?? NONE, GATE_MODE.exit, loop.region.word, 1, abortWord(root), loop.copyOut?.word ?? NONE,
+    inRootBody ? root.region.word + 1 : NONE, reported < 0 ? NONE : root.region.word - root.reported.length + reported,
+  ];
+}
 
 /** The words of a conditional's gate's argument slot: its selector at byte `selector`; `parent`, the region the conditional itself lies in, if gated; `root`, the GPU-driven loop whose batch it is in, if any. */
 export const conditionalGateArguments = (c: GpuConditional, selector: number, parent: GateRegion | undefined, root: GpuLoop | undefined): number[] =>
@@ -342,7 +372,8 @@ export const conditionalGateArguments = (c: GpuConditional, selector: number, pa
  * a loop has only region 0) and that stays off once off. An exit gate reads its loop's
  * flag and count (from word args[4]): still on, it writes the loop's word plus one to
  * the abort word and takes one off the count at word args[8] (NONE: none); off, it
- * turns the copy-out region at word args[7] (NONE: none) on for an odd count.
+ * turns the copy-out region at word args[7] (NONE: none) on for an odd count and, where
+ * the loop was reached, keeps at word args[9] (NONE: none) the most bodies run plus one.
  */
 export const GATE_WGSL = [
   `@group(0) @binding(0) var<storage, read> mem: array<u32>;`,
@@ -376,6 +407,9 @@ export const GATE_WGSL = [
   `    }`,
   `    if (args[7] != ${NONE}u) {`,
   `      set_region(args[7], live && !over && (control[first + 1u] & 1u) != 0u);`,
+  `    }`,
+  `    if (args[9] != ${NONE}u && live && !over) {`,
+  `      control[args[9]] = max(control[args[9]], control[first + 1u] + 1u);`,
   `    }`,
   `    return;`,
   `  }`,
