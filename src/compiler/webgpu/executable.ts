@@ -11,7 +11,8 @@
 // interpreter's kernel on them and writes its results into the device's memory), a
 // while loop's count of bodies run, once a batch of iterations, where the GPU drives
 // the loop (gpu_control.ts: a gate kernel turns each pred into the workgroup counts the
-// next kernels are dispatched with), else its predicate (one pred, once an iteration:
+// next kernels are dispatched with; loops nested in it are unrolled into its batch, and
+// the same read carries their report), else its predicate (one pred, once an iteration:
 // the host decides whether to run the body's kernels), and the selector (one pred or
 // s32) of a conditional the host decides; one the GPU decides reads nothing back (a
 // gate kernel turns the selector into the workgroup counts of every branch's kernels,
@@ -488,10 +489,10 @@ export class WebGpuExecutable {
         batch /= 2;
       }
       if (abortedBy === 0 && ran < batch) {
-        // Each nested loop reached is encoded, the next time this loop runs, for a quarter more than the most bodies it ran (FIRST_UNROLL at least), where
-        // that is fewer: its count shrinks between runs of the loop, never within one (where a small batch would make the next too few again).
+        // Each nested loop reached is encoded, the next time this loop runs, for a quarter more than the most bodies it ran (one at least), where that
+        // is fewer: its count shrinks between runs of the loop, never within one (where a small batch would make the next too few again).
         loop.reported.forEach((w, i) => {
-          const fit = Math.max(FIRST_UNROLL, Math.ceil(1.25 * (reached[i]! - 1)));
+          const fit = Math.max(1, Math.ceil(1.25 * (reached[i]! - 1)));
           if (reached[i]! > 0 && fit < this.unrollOf(w)) this.unroll.set(w, fit);
         });
         return bodies % 2;

@@ -30,9 +30,13 @@
 // the rest of the batch does nothing of the root's (a kernel after the nested loop in
 // the same iteration may still run: it writes only that iteration's temporaries and
 // next state, never the state it read, as a body on the GPU never writes its
-// parameters). The host reads the abort word with the count (one 8-byte read a
-// batch), doubles that loop's K and encodes the batch again from the iteration that
-// stopped. K starts at FIRST_UNROLL and is kept by the executable across runs; where
+// parameters). The host reads the abort word with the count (one read a batch, which
+// also carries, for each nested loop, the most bodies it ran, written by its exit
+// gate), doubles that loop's K and encodes the batch again from the iteration that
+// stopped. K starts at FIRST_UNROLL and is kept by the executable across runs; once
+// the root loop ends, each nested loop's K becomes a quarter more than the most bodies
+// it ran, where that is fewer (within a run of the root it only grows: a small batch
+// would otherwise make the next one too few again). Where
 // an iteration of the root would need more than MAX_ITERATION_DISPATCHES dispatches,
 // the root reads its pred back once an iteration for the rest of that loop, its nested
 // loops then being root loops of their own (one read a batch).
@@ -75,7 +79,7 @@ import type { WgslKernel } from "./wgsl_kernel.js";
 const MAX_BATCH = 64;
 /** Dispatches a batch encodes at most (a loop of many kernels an iteration gets smaller batches). */
 const BATCH_DISPATCHES = 2048;
-/** Bodies a nested loop is first encoded for each time it is reached (doubled each time it needs more). */
+/** Bodies a nested loop is first encoded for each time it is reached (doubled each time it needs more, fitted to what it ran after its root loop ends). */
 export const FIRST_UNROLL = 8;
 /**
  * Dispatches one iteration of a root loop may encode, its nested loops unrolled; a root
@@ -169,10 +173,6 @@ export function gpuControlAllowed(): boolean {
 
 /** The kernels a list dispatches itself (kernel and copy steps), by program kernel index: not its loops' or conditionals' (regions of their own). */
 const kernelsOf = (list: GpuStepList): number[] => list.steps.flatMap((s) => (s.kind === "kernel" || s.kind === "copy" ? [s.kernel] : []));
-
-/** Whether a loop lies in a list, at any depth. */
-const holdsLoop = (list: GpuStepList): boolean =>
-  list.steps.some((s) => s.kind === "while" || (s.kind === "conditional" && s.branches.some(holdsLoop)));
 
 /** The loops in a list, at any depth, each once. */
 const loopsIn = (list: GpuStepList, found = new Set<WhileStep<GpuStepList>>()): Set<WhileStep<GpuStepList>> => {
@@ -298,7 +298,7 @@ export function planGpuControl(
       } else {
         // The verifier admits a pred or an s32 selector only (ir/shape/control.ts).
         conditionals.set(step, {
-          selector: step.selector!.shape.elementType === "pred" ? "pred" : "s32", regions: step.branches.map((b) => region(kernelsOf(b))), holdsLoop: step.branches.some(holdsLoop),
+          selector: step.selector!.shape.elementType === "pred" ? "pred" : "s32", regions: step.branches.map((b) => region(kernelsOf(b))), holdsLoop: step.branches.some((b) => loopsIn(b).size > 0),
         });
       }
     }
