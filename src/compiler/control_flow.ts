@@ -329,7 +329,7 @@ export async function runControlFlowAsync<L extends NestedList>(
 }
 
 /**
- * A loop's iterations from parity `k` on, its pred read back once an iteration; resolves
+ * A loop's iterations from parity `from` on, its pred read back once an iteration; resolves
  * to the parity the state ended at. (The GPU executable also goes on so with a loop it
  * drove until then: gpu_control.ts.)
  */

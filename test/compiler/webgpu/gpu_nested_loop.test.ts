@@ -285,6 +285,35 @@ test("a while_loop in a conditional's branch inside a loop: the conditional deci
   }
 });
 
+// The same conditional outside any loop: the host reads its selector (one pred), then the loop in the branch taken runs GPU-driven.
+const BRANCH_AT_TOP = IN_BRANCH.replace(/outer_cond \{[\s\S]*$/, `ENTRY main {
+  q = pred[] parameter(0)
+  i = s32[] parameter(1)
+  v = f32[10] parameter(2)
+  a = (s32[], f32[10]) tuple(i, v)
+  ROOT v1 = f32[10] conditional(q, a, a), true_computation=spin, false_computation=flip
+}
+`).replace("HloModule loop_in_branch", "HloModule loop_in_branch_at_top");
+
+test("a conditional holding a loop outside any loop: its selector read back (one pred), the loop in the branch taken GPU-driven", { skip }, async () => {
+  const module = parseHlo(BRANCH_AT_TOP);
+  const exe = await compile(module, { backend: "webgpu" });
+  try {
+    assert.match(exe.dump(), /^conditional \(pred\[\] \S+\) \S+: .*the host reads the selector back \(1 element\): a branch holds a loop/m);
+    for (const [q, i] of [[true, 0], [true, 7], [false, 7]] as const) {
+      const what = `q=${q} i=${i}`;
+      await runChecked(exe, module, [Literal.scalar("pred", q), Literal.scalar("s32", i), V], what);
+      const { readbacks, readbackBytes } = exe.lastRun!;
+      // The pred, then (branch 0) the loop's batches of 3 i bodies, a u32 each.
+      const batches = q ? gpuLoopBatches(3 * i) : 0;
+      assert.equal(readbacks, 1 + batches, what);
+      assert.equal(readbackBytes, 1 + 4 * batches, what);
+    }
+  } finally {
+    exe.delete();
+  }
+});
+
 // Three levels, and a loop in the outer condition: while (count to i) < n { for j < n2 { for l < j + i { acc += l } } }.
 const THREE_LEVELS = `HloModule three_levels
 
