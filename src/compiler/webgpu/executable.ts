@@ -238,7 +238,7 @@ export class WebGpuExecutable {
   private bindGroups: { generation: number; buffer: GpuBuffer; kernel: GpuBindGroup; gate: GpuBindGroup | undefined } | undefined;
   /** The words of the loops and conditionals decided on the GPU (gpu_control.ts), with the gate's pipeline; absent where the program has none. */
   private readonly control: { readonly buffer: GpuBuffer; readonly gate: GpuComputePipeline } | undefined;
-  /** Bodies each nested loop is encoded for, where it needed more than FIRST_UNROLL (gpu_control.ts). */
+  /** Bodies each nested loop is encoded for, where not FIRST_UNROLL (gpu_control.ts: doubled where too few, fitted once its root loop ends). */
   private readonly unroll = new Map<WhileStep<GpuStepList>, number>();
   private deleted = false;
   /** The run in progress (runs of one executable wait for one another). */
@@ -436,7 +436,7 @@ export class WebGpuExecutable {
     }
   }
 
-  /** The bodies a nested loop is encoded for each time it is reached (gpu_control.ts; kept across runs, doubled when too few). */
+  /** The bodies a nested loop is encoded for each time it is reached (gpu_control.ts; kept across runs). */
   private readonly unrollOf = (w: WhileStep<GpuStepList>): number => this.unroll.get(w) ?? FIRST_UNROLL;
 
   /**
@@ -486,6 +486,7 @@ export class WebGpuExecutable {
         // Kept only below the cap: a run that needs more falls back to the host for this loop, not every later run.
         if (iterationDispatches(step, (w) => (w === stopped ? more : this.unrollOf(w))) <= MAX_ITERATION_DISPATCHES) this.unroll.set(stopped, more);
         else return onHost();
+        // The batch is encoded again with as many iterations (the loop's doubling undone).
         batch /= 2;
       }
       if (abortedBy === 0 && ran < batch) {
